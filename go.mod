@@ -1,0 +1,3 @@
+module onic
+
+go 1.26

@@ -1,0 +1,389 @@
+package tlp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// TLP holds the decoded fields of one Transaction Layer Packet. Decode fills
+// it from wire bytes without allocating (Prefixes and Data are views into the
+// decoded buffer); AppendBinary encodes it. A TLP is reused across Decode
+// calls; every field is overwritten.
+//
+// Which fields mean something depends on the kind (see Kind): a field that
+// the kind does not carry is zero after Decode and ignored by AppendBinary.
+type TLP struct {
+	Fmt  Fmt   // 3-bit Fmt field
+	Type uint8 // 5-bit Type field (for messages, bits 2:0 are the routing subfield)
+
+	TC     uint8  // traffic class, 0-7
+	Tag    uint16 // 10-bit tag (T9, T8 and the 8-bit Tag field)
+	Attr   Attr   // IDO, RO, NS
+	LN     bool   // Lightweight Notification
+	TH     bool   // TLP Processing Hints present
+	TD     bool   // TLP Digest (ECRC) present
+	EP     bool   // poisoned
+	AT     uint8  // Address Type, 0-3
+	Length uint16 // DW count 1-1024 where the kind defines Length; the raw field (0-1023) for Msg and Cpl/CplLk, where it is reserved
+
+	RequesterID ID    // requests and completions
+	CompleterID ID    // completions: the completer; configuration requests: the target bus/device/function
+	FirstBE     uint8 // First DW Byte Enables (requests)
+	LastBE      uint8 // Last DW Byte Enables (requests)
+	Address     uint64
+	PH          uint8 // Processing Hint, the two low bits of the address DW
+
+	Register uint16 // configuration register byte offset, 0-4092, a multiple of 4
+
+	Status       Status // completion status
+	BCM          bool   // Byte Count Modified
+	ByteCount    uint16 // remaining byte count, 1-4096
+	LowerAddress uint8  // 7-bit lower address of the first enabled byte
+
+	MessageCode uint8
+	// MessageData holds header bytes 8-15 of a message not routed by
+	// address (for ID routing, bytes 0-1 are the destination ID).
+	MessageData [8]byte
+
+	Prefixes []byte // TLP prefixes, whole DWs, in wire order
+	Data     []byte // payload, Length*4 bytes for kinds with data
+	Digest   uint32 // ECRC DW as received (big-endian), when TD is set
+
+	hdr Header // the decoded header bytes, for reserved-bit and ECRC checks
+}
+
+// Kind returns the kind given by Fmt and Type.
+func (t *TLP) Kind() Kind { return KindOf(t.Fmt, t.Type) }
+
+// Routing returns the routing subfield of a message.
+func (t *TLP) Routing() Routing { return Routing(t.Type & 7) }
+
+// DestinationID returns the target of a message routed by ID.
+func (t *TLP) DestinationID() ID { return ID(binary.BigEndian.Uint16(t.MessageData[:2])) }
+
+// SetDestinationID sets the target of a message routed by ID.
+func (t *TLP) SetDestinationID(id ID) { binary.BigEndian.PutUint16(t.MessageData[:2], uint16(id)) }
+
+// SteeringTag returns the 8-bit Steering Tag of a memory request with TH
+// set: it replaces the Tag field in posted writes and the byte enables in
+// reads and atomics (PCIe Base Specification 5.0 §2.2.7.1).
+func (t *TLP) SteeringTag() uint8 {
+	if t.Kind() == MWr {
+		return uint8(t.Tag)
+	}
+	return t.LastBE<<4 | t.FirstBE
+}
+
+// HeaderLen is the header length in bytes, without prefixes.
+func (t *TLP) HeaderLen() int { return t.Fmt.HeaderLen() }
+
+// Len is the encoded length in bytes: prefixes, header, payload and digest.
+func (t *TLP) Len() int {
+	n := len(t.Prefixes) + t.Fmt.HeaderLen() + len(t.Data)
+	if t.TD {
+		n += 4
+	}
+	return n
+}
+
+// Decode parses one TLP from b: any prefixes, the header, the payload and the
+// digest. b must hold exactly one TLP. It checks only what it needs to find
+// the parts (a reserved Fmt/Type, truncation, a payload that does not match
+// Length); Validate checks the rest of the specification's rules. Decode
+// does not copy: Prefixes, Data and the header view keep referring to b.
+func (t *TLP) Decode(b []byte) error {
+	off := 0
+	for off < len(b) && Fmt(b[off]>>5) == FmtPrefix {
+		off += 4
+	}
+	if off+4 > len(b) {
+		*t = TLP{}
+		if off > len(b) {
+			return ruleErr(ErrTruncatedHeader, len(b), "TLP prefix needs 4 bytes, have %d", len(b)-(off-4))
+		}
+		return ruleErr(ErrTruncatedHeader, len(b), "%d bytes after %d prefix bytes, need at least 4", len(b)-off, off)
+	}
+	h := Header(b[off:])
+	f := h.Fmt()
+	k := KindOf(f, h.Type())
+	if k == KindInvalid {
+		*t = TLP{}
+		return ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(f), h.Type())
+	}
+	hl := f.HeaderLen()
+	if len(h) < hl {
+		*t = TLP{}
+		return ruleErr(ErrTruncatedHeader, len(b), "%s needs a %d-byte header, have %d", k, hl, len(h))
+	}
+	*t = TLP{
+		Fmt: f, Type: h.Type(),
+		TC: h.TC(), Tag: h.Tag(), Attr: h.Attr(),
+		LN: h.LN(), TH: h.TH(), TD: h.TD(), EP: h.EP(), AT: h.AT(),
+		Prefixes: b[:off:off],
+		hdr:      h[:hl:hl],
+	}
+	if k.lengthDefined() {
+		t.Length = h.Length()
+	} else {
+		t.Length = h.LengthField()
+	}
+	switch k.Class() {
+	case ClassMemory, ClassIO, ClassAtomic:
+		t.RequesterID = h.RequesterID()
+		t.FirstBE, t.LastBE = h.FirstBE(), h.LastBE()
+		t.Address, t.PH = h.Address(), h.PH()
+	case ClassConfig:
+		t.RequesterID = h.RequesterID()
+		t.FirstBE, t.LastBE = h.FirstBE(), h.LastBE()
+		t.CompleterID = h.CompleterID()
+		t.Register = h.Register()
+	case ClassMessage:
+		t.RequesterID = h.RequesterID()
+		t.MessageCode = h.MessageCode()
+		if t.Routing() == RouteByAddress {
+			t.Address = binary.BigEndian.Uint64(h[8:])
+		} else {
+			copy(t.MessageData[:], h[8:16])
+		}
+	case ClassCompletion:
+		t.CompleterID = h.CompleterID()
+		t.RequesterID = h.RequesterID()
+		t.Status, t.BCM, t.ByteCount = h.Status(), h.BCM(), h.ByteCount()
+		t.LowerAddress = h.LowerAddress()
+	}
+	need := 0
+	if f.HasData() {
+		need = int(t.Length) * 4
+	}
+	dig := 0
+	if t.TD {
+		dig = 4
+	}
+	rest := len(h) - hl
+	switch {
+	case rest < need+dig:
+		what := "payload"
+		if rest >= need {
+			what = "ECRC digest"
+		}
+		return ruleErr(ErrTruncatedPayload, len(b), "%s with Length %d and TD=%d needs %d bytes after the header, have %d (%s cut short)",
+			k, t.Length, b2u(t.TD), need+dig, rest, what)
+	case rest > need+dig:
+		return ruleErr(ErrLengthMismatch, off+hl+need+dig, "%s with Length %d and TD=%d takes %d bytes after the header, have %d",
+			k, t.Length, b2u(t.TD), need+dig, rest)
+	}
+	t.Data = h[hl : hl+need : hl+need]
+	if t.TD {
+		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
+	}
+	return nil
+}
+
+// AppendBinary appends the encoded TLP to b and returns the extended slice.
+// It fails, leaving b's contents unchanged, when a field does not fit its
+// bit width or contradicts the kind (see Check). When TD is set it computes
+// the ECRC; Digest is ignored. AppendBinary allocates only if b must grow.
+func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
+	if err := t.checkRanges(); err != nil {
+		return b, err
+	}
+	k := t.Kind()
+	hl := t.Fmt.HeaderLen()
+	start := len(b)
+	n := t.Len()
+	b = slices.Grow(b, n)[:start+n]
+	out := b[start:]
+	copy(out, t.Prefixes)
+	h := Header(out[len(t.Prefixes) : len(t.Prefixes)+hl])
+	clear(h)
+	h.SetFmtType(t.Fmt, t.Type)
+	h.SetTC(t.TC)
+	h.SetAttr(t.Attr)
+	h.SetFlags(t.LN, t.TH, t.TD, t.EP)
+	h.SetAT(t.AT)
+	h.SetLength(t.Length)
+	h.SetTag(t.Tag)
+	switch k.Class() {
+	case ClassMemory, ClassIO, ClassAtomic:
+		h.SetRequesterID(t.RequesterID)
+		h.SetBE(t.FirstBE, t.LastBE)
+		h.SetAddress(t.Address, t.PH)
+	case ClassConfig:
+		h.SetRequesterID(t.RequesterID)
+		h.SetBE(t.FirstBE, t.LastBE)
+		h.SetCompleterID(t.CompleterID)
+		h.SetRegister(t.Register)
+	case ClassMessage:
+		h.SetRequesterID(t.RequesterID)
+		h.SetMessageCode(t.MessageCode)
+		if t.Routing() == RouteByAddress {
+			binary.BigEndian.PutUint64(h[8:], t.Address)
+		} else {
+			copy(h[8:16], t.MessageData[:])
+		}
+	case ClassCompletion:
+		h.SetCompleterID(t.CompleterID)
+		h.SetRequesterID(t.RequesterID)
+		h.SetCompletion(t.Status, t.BCM, t.ByteCount)
+		h.SetLowerAddress(t.LowerAddress)
+	}
+	p := len(t.Prefixes) + hl
+	copy(out[p:], t.Data)
+	if t.TD {
+		crc := ecrc(t.Prefixes, h, t.Data)
+		binary.BigEndian.PutUint32(out[p+len(t.Data):], crc)
+	}
+	return b, nil
+}
+
+// MarshalBinary encodes the TLP into a new slice.
+func (t *TLP) MarshalBinary() ([]byte, error) { return t.AppendBinary(make([]byte, 0, t.Len())) }
+
+// checkRanges rejects field values that cannot be encoded: they do not fit
+// their bit width or contradict the kind.
+func (t *TLP) checkRanges() error {
+	k := t.Kind()
+	if t.Fmt > 7 || t.Type > 31 || k == KindInvalid {
+		return ruleErr(ErrReservedFmtType, -1, "Fmt %03bb Type %05bb is reserved", uint8(t.Fmt), t.Type)
+	}
+	if len(t.Prefixes)%4 != 0 {
+		return ruleErr(ErrFieldRange, -1, "prefixes are %d bytes, not whole DWs", len(t.Prefixes))
+	}
+	for i := 0; i < len(t.Prefixes); i += 4 {
+		if Fmt(t.Prefixes[i]>>5) != FmtPrefix {
+			return ruleErr(ErrFieldRange, -1, "prefix DW %d does not start with Fmt 100b", i/4)
+		}
+	}
+	switch {
+	case t.TC > 7:
+		return rangeErr("tc", uint64(t.TC), 7)
+	case t.Tag > 1023:
+		return rangeErr("tag", uint64(t.Tag), 1023)
+	case t.Attr > 7:
+		return rangeErr("attr", uint64(t.Attr), 7)
+	case t.AT > 3:
+		return rangeErr("at", uint64(t.AT), 3)
+	case t.PH > 3:
+		return rangeErr("ph", uint64(t.PH), 3)
+	case t.FirstBE > 15:
+		return rangeErr("first_be", uint64(t.FirstBE), 15)
+	case t.LastBE > 15:
+		return rangeErr("last_be", uint64(t.LastBE), 15)
+	case t.Status > 7:
+		return rangeErr("status", uint64(t.Status), 7)
+	case t.LowerAddress > 127:
+		return rangeErr("lower_address", uint64(t.LowerAddress), 127)
+	}
+	if k.lengthDefined() {
+		if t.Length < 1 || t.Length > 1024 {
+			return ruleErr(ErrFieldRange, -1, "length %d DW is outside 1-1024", t.Length)
+		}
+	} else if t.Length > 1023 {
+		return rangeErr("length", uint64(t.Length), 1023)
+	}
+	if k.HasData() {
+		if len(t.Data) != int(t.Length)*4 {
+			return ruleErr(ErrLengthMismatch, -1, "%s with Length %d DW needs %d data bytes, have %d", k, t.Length, int(t.Length)*4, len(t.Data))
+		}
+	} else if len(t.Data) != 0 {
+		return ruleErr(ErrLengthMismatch, -1, "%s carries no data, have %d data bytes", k, len(t.Data))
+	}
+	switch k.Class() {
+	case ClassMemory, ClassIO, ClassAtomic:
+		if !t.Fmt.Is4DW() && t.Address > 0xFFFFFFFF {
+			return ruleErr(ErrFieldRange, -1, "address %#x does not fit the 32-bit format of a 3 DW header", t.Address)
+		}
+		if t.Address&3 != 0 {
+			return ruleErr(ErrFieldRange, -1, "address %#x is not DW aligned (bits 1:0 carry PH)", t.Address)
+		}
+	case ClassConfig:
+		if t.Register > 4095 || t.Register&3 != 0 {
+			return ruleErr(ErrFieldRange, -1, "register offset %#x is not a DW offset below 4096", t.Register)
+		}
+	case ClassCompletion:
+		if t.ByteCount < 1 || t.ByteCount > 4096 {
+			return ruleErr(ErrFieldRange, -1, "byte count %d is outside 1-4096", t.ByteCount)
+		}
+	}
+	return nil
+}
+
+func rangeErr(field string, v, max uint64) error {
+	return ruleErr(ErrFieldRange, -1, "%s %d exceeds its maximum %d", field, v, max)
+}
+
+// String returns a one-line readable summary of the TLP (the format of
+// `onic tlp decode --text`).
+func (t *TLP) String() string { return string(t.AppendText(nil)) }
+
+// AppendText appends the one-line summary to b.
+func (t *TLP) AppendText(b []byte) []byte {
+	k := t.Kind()
+	b = append(b, k.String()...)
+	if k.Class() == ClassMemory || k.Class() == ClassAtomic {
+		if t.Fmt.Is4DW() {
+			b = append(b, "64"...)
+		} else {
+			b = append(b, "32"...)
+		}
+	}
+	if k.Class() == ClassMessage {
+		b = fmt.Appendf(b, " %s code=%#02x(%s)", t.Routing(), t.MessageCode, MessageName(t.MessageCode))
+	}
+	switch k.Class() {
+	case ClassCompletion:
+		b = fmt.Appendf(b, " cpl=%s req=%s tag=%#x %s bc=%d la=%#02x", t.CompleterID, t.RequesterID, t.Tag, t.Status, t.ByteCount, t.LowerAddress)
+		if t.BCM {
+			b = append(b, " bcm"...)
+		}
+	case ClassConfig:
+		b = fmt.Appendf(b, " req=%s tag=%#x dst=%s reg=%#03x be=%x", t.RequesterID, t.Tag, t.CompleterID, t.Register, t.FirstBE)
+	case ClassMessage:
+		b = fmt.Appendf(b, " req=%s tag=%#x", t.RequesterID, t.Tag)
+		switch t.Routing() {
+		case RouteByAddress:
+			b = fmt.Appendf(b, " addr=%#x", t.Address)
+		case RouteByID:
+			b = fmt.Appendf(b, " dst=%s", t.DestinationID())
+		}
+	default:
+		b = fmt.Appendf(b, " req=%s tag=%#x addr=%#x be=%x/%x", t.RequesterID, t.Tag, t.Address, t.FirstBE, t.LastBE)
+		if t.TH {
+			b = fmt.Appendf(b, " ph=%d st=%#02x", t.PH, t.SteeringTag())
+		}
+	}
+	if k.lengthDefined() {
+		b = fmt.Appendf(b, " len=%d", t.Length)
+	}
+	if t.TC != 0 {
+		b = fmt.Appendf(b, " tc=%d", t.TC)
+	}
+	if t.Attr != 0 {
+		b = fmt.Appendf(b, " attr=%03b", uint8(t.Attr))
+	}
+	if t.AT != 0 {
+		b = fmt.Appendf(b, " at=%d", t.AT)
+	}
+	if t.EP {
+		b = append(b, " EP"...)
+	}
+	if t.LN {
+		b = append(b, " LN"...)
+	}
+	if t.TD {
+		b = fmt.Appendf(b, " ecrc=%08x", t.Digest)
+	}
+	if len(t.Prefixes) > 0 {
+		b = fmt.Appendf(b, " prefixes=%x", t.Prefixes)
+	}
+	if len(t.Data) > 0 {
+		const show = 16
+		if len(t.Data) <= show {
+			b = fmt.Appendf(b, " data=%x", t.Data)
+		} else {
+			b = fmt.Appendf(b, " data=%x…(%dB)", t.Data[:show], len(t.Data))
+		}
+	}
+	return b
+}
