@@ -100,9 +100,10 @@ func (s Status) String() string {
 	return "reserved(" + strconv.Itoa(int(s)) + ")"
 }
 
-// ParseStatus parses SC, UR, CRS or CA.
+// ParseStatus parses SC, UR, CRS, CA or reserved(n), the forms String
+// returns.
 func ParseStatus(s string) (Status, bool) {
-	for _, v := range [...]Status{StatusSC, StatusUR, StatusCRS, StatusCA} {
+	for v := Status(0); v < 8; v++ {
 		if v.String() == s {
 			return v, true
 		}

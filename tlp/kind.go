@@ -7,11 +7,11 @@ type Fmt uint8
 
 // The Fmt encodings of PCIe Base Specification 5.0 §2.2.1.
 const (
-	Fmt3DW       Fmt = 0b000 // 3 DW header, no data
-	Fmt4DW       Fmt = 0b001 // 4 DW header, no data
-	Fmt3DWData   Fmt = 0b010 // 3 DW header, with data
-	Fmt4DWData   Fmt = 0b011 // 4 DW header, with data
-	FmtPrefix    Fmt = 0b100 // TLP prefix
+	Fmt3DW     Fmt = 0b000 // 3 DW header, no data
+	Fmt4DW     Fmt = 0b001 // 4 DW header, no data
+	Fmt3DWData Fmt = 0b010 // 3 DW header, with data
+	Fmt4DWData Fmt = 0b011 // 4 DW header, with data
+	FmtPrefix  Fmt = 0b100 // TLP prefix
 )
 
 // Is4DW reports whether the header is four DWs long.
@@ -238,15 +238,15 @@ type Routing uint8
 
 // Message routing subfield values (PCIe Base Specification 5.0 Table 2-18).
 const (
-	RouteToRC          Routing = 0b000 // routed to the Root Complex
-	RouteByAddress     Routing = 0b001 // routed by address
-	RouteByID          Routing = 0b010 // routed by ID
-	RouteBroadcast     Routing = 0b011 // broadcast from the Root Complex
-	RouteLocal         Routing = 0b100 // local, terminate at receiver
-	RouteGatherToRC    Routing = 0b101 // gathered and routed to the Root Complex
-	RouteReserved6     Routing = 0b110 // reserved, terminate at receiver
-	RouteReserved7     Routing = 0b111 // reserved, terminate at receiver
-	numRoutings                = 8
+	RouteToRC       Routing = 0b000 // routed to the Root Complex
+	RouteByAddress  Routing = 0b001 // routed by address
+	RouteByID       Routing = 0b010 // routed by ID
+	RouteBroadcast  Routing = 0b011 // broadcast from the Root Complex
+	RouteLocal      Routing = 0b100 // local, terminate at receiver
+	RouteGatherToRC Routing = 0b101 // gathered and routed to the Root Complex
+	RouteReserved6  Routing = 0b110 // reserved, terminate at receiver
+	RouteReserved7  Routing = 0b111 // reserved, terminate at receiver
+	numRoutings             = 8
 )
 
 var routingNames = [numRoutings]string{

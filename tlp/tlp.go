@@ -50,7 +50,8 @@ type TLP struct {
 	Data     []byte // payload, Length*4 bytes for kinds with data
 	Digest   uint32 // ECRC DW as received (big-endian), when TD is set
 
-	hdr Header // the decoded header bytes, for reserved-bit and ECRC checks
+	hdr        Header // the decoded header bytes, for reserved-bit and ECRC checks
+	keepDigest bool   // set by UnmarshalJSON for an explicit ecrc: encode Digest as is
 }
 
 // Kind returns the kind given by Fmt and Type.
@@ -182,8 +183,9 @@ func (t *TLP) Decode(b []byte) error {
 
 // AppendBinary appends the encoded TLP to b and returns the extended slice.
 // It fails, leaving b's contents unchanged, when a field does not fit its
-// bit width or contradicts the kind (see Check). When TD is set it computes
-// the ECRC; Digest is ignored. AppendBinary allocates only if b must grow.
+// bit width or contradicts the kind. When TD is set it computes the ECRC
+// and ignores Digest, unless the TLP was read from JSON with an explicit
+// ecrc. AppendBinary allocates only if b must grow.
 func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 	if err := t.checkRanges(); err != nil {
 		return b, err
@@ -231,7 +233,10 @@ func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 	p := len(t.Prefixes) + hl
 	copy(out[p:], t.Data)
 	if t.TD {
-		crc := ecrc(t.Prefixes, h, t.Data)
+		crc := t.Digest
+		if !t.keepDigest {
+			crc = ecrc(t.Prefixes, h, t.Data)
+		}
 		binary.BigEndian.PutUint32(out[p+len(t.Data):], crc)
 	}
 	return b, nil

@@ -1,8 +1,8 @@
 package tlp
 
 import (
-	"encoding/binary"
 	"hash/crc32"
+	"math/bits"
 )
 
 // Validate checks the TLP against the transaction-layer rules of the PCIe
@@ -238,14 +238,19 @@ func ecrc(prefixes, hdr, data []byte) uint32 {
 			crc = crc32.Update(crc, crc32.IEEETable, prefixes[i:i+4])
 		}
 	}
-	var dw0 [4]byte
-	copy(dw0[:], hdr[:4])
-	dw0[0] |= 0x01 // Type[0]
-	dw0[2] |= 0x40 // EP
-	crc = crc32.Update(crc, crc32.IEEETable, dw0[:])
-	crc = crc32.Update(crc, crc32.IEEETable, hdr[4:])
+	// The first header DW goes through a byte-wise update so the variant
+	// bits can be forced without copying it to a buffer that would escape.
+	c := ^crc
+	for i, x := range hdr[:4] {
+		switch i {
+		case 0:
+			x |= 0x01 // Type[0]
+		case 2:
+			x |= 0x40 // EP
+		}
+		c = crc32.IEEETable[byte(c)^x] ^ c>>8
+	}
+	crc = crc32.Update(^c, crc32.IEEETable, hdr[4:])
 	crc = crc32.Update(crc, crc32.IEEETable, data)
-	var le [4]byte
-	binary.LittleEndian.PutUint32(le[:], crc)
-	return binary.BigEndian.Uint32(le[:])
+	return bits.ReverseBytes32(crc)
 }

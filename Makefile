@@ -1,0 +1,70 @@
+# onic — the README's two commands are `make run` and `make test`; both pull
+# in what they need from `deps`, so they are the whole set-up on a fresh
+# Debian machine with Go.
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 30s
+BIN         := bin/onic
+
+# command:package pairs for the external tools the tests drive.
+TOOLS := iverilog:iverilog verilator:verilator yosys:yosys lspci:pciutils tshark:tshark
+
+.PHONY: all run test bench fuzz lint deps deps-go deps-tools build clean
+
+all: build
+
+## deps: Go modules, then the Debian packages of any missing tool (idempotent).
+deps: deps-go deps-tools
+
+deps-go:
+	$(GO) mod download
+
+deps-tools:
+	@missing=""; \
+	for pair in $(TOOLS); do \
+	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing:$$missing"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else \
+	  echo "external tools present: iverilog verilator yosys lspci tshark"; \
+	fi
+
+build: deps-go
+	$(GO) build -o $(BIN) ./cmd/onic
+
+## run: build onic and run its main job on the embedded default config.
+run: build
+	./$(BIN) demo --pcap bin/demo.pcap
+
+## test: every test (unit, property, fuzz seeds, CLI, external tools) plus lint.
+test: deps lint
+	$(GO) test -count=1 ./...
+
+## bench: every benchmark, with allocation counts.
+bench: deps-go
+	$(GO) test -run '^$$' -bench . -benchmem -count=$${COUNT:-1} ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 30s).
+fuzz: deps-go
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## lint: gofmt, go vet and staticcheck.
+lint: deps-go
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+clean:
+	rm -rf bin
