@@ -1,0 +1,48 @@
+// Package tools finds the external programs onic's tests drive (Icarus
+// Verilog, Verilator, Yosys, lspci, tshark) and applies the project's policy
+// when one is missing: with CI=true the test fails, otherwise it is skipped
+// with a message saying how to install it (`make deps`).
+package tools
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+// packages maps each command to the Debian package that provides it.
+var packages = map[string]string{
+	"iverilog":  "iverilog",
+	"vvp":       "iverilog",
+	"verilator": "verilator",
+	"yosys":     "yosys",
+	"lspci":     "pciutils",
+	"tshark":    "tshark",
+}
+
+// InCI reports whether the CI environment variable is set to a true value.
+func InCI() bool {
+	v, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && v
+}
+
+// Require returns the path of command name. If it is not installed the
+// test fails under CI=true and is skipped otherwise.
+func Require(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	pkg := packages[name]
+	if pkg == "" {
+		pkg = name
+	}
+	msg := name + " not found on PATH (Debian package " + pkg + "; `make deps` installs it)"
+	if InCI() {
+		t.Fatal(msg + "; CI=true makes a missing tool a failure")
+	}
+	t.Skip(msg)
+	return ""
+}

@@ -1,0 +1,114 @@
+package tlp
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/pcapgo"
+)
+
+// PcapSnapLen is the snapshot length onic's captures declare: large enough
+// for any TLP (4 prefixes, a 4 DW header, 4096 bytes of data and an ECRC)
+// with its pseudo-header, so no TLP is ever cut.
+const PcapSnapLen = 8192
+
+// PcapWriter writes TLPs to a pcap file with nanosecond timestamps on link
+// type LinkTypeONIC. Timestamps are simulated time since the epoch, so the
+// same run gives a byte-identical file.
+type PcapWriter struct {
+	w   *pcapgo.Writer
+	buf []byte
+}
+
+// NewPcapWriter writes the pcap file header to w.
+func NewPcapWriter(w io.Writer) (*PcapWriter, error) {
+	pw := pcapgo.NewWriterNanos(w)
+	if err := pw.WriteFileHeader(PcapSnapLen, LinkTypeONIC); err != nil {
+		return nil, fmt.Errorf("pcap: writing file header: %w", err)
+	}
+	return &PcapWriter{w: pw, buf: make([]byte, 0, 512)}, nil
+}
+
+// WriteTLP writes one record: the pseudo-header h and t encoded, at time at
+// after the start of the capture.
+func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
+	rec, err := t.AppendBinary(h.AppendTo(p.buf[:0]))
+	if err != nil {
+		return err
+	}
+	p.buf = rec
+	return p.write(at, rec)
+}
+
+// WriteRaw writes one record holding TLP bytes as they are, for recording
+// malformed TLPs seen on a link.
+func (p *PcapWriter) WriteRaw(at time.Duration, h TapHeader, raw []byte) error {
+	p.buf = append(h.AppendTo(p.buf[:0]), raw...)
+	return p.write(at, p.buf)
+}
+
+func (p *PcapWriter) write(at time.Duration, rec []byte) error {
+	if len(rec) > PcapSnapLen {
+		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", len(rec), PcapSnapLen)
+	}
+	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0).UTC().Add(at), CaptureLength: len(rec), Length: len(rec)}
+	return p.w.WritePacket(ci, rec)
+}
+
+// Record is one TLP read from a capture.
+type Record struct {
+	At  time.Duration // time since the capture's epoch
+	Tap TapHeader
+	Raw []byte // the TLP bytes; valid until the next call to Next
+}
+
+// PcapReader reads onic TLP captures.
+type PcapReader struct {
+	r *pcapgo.Reader
+	n int
+}
+
+// NewPcapReader reads the pcap file header from r and checks the link type.
+func NewPcapReader(r io.Reader) (*PcapReader, error) {
+	pr, err := pcapgo.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("pcap: %w", err)
+	}
+	if lt := pr.LinkType(); lt != LinkTypeONIC {
+		return nil, fmt.Errorf("pcap: link type %d, onic TLP captures use %d (LINKTYPE_USER0)", lt, LinkTypeONIC)
+	}
+	return &PcapReader{r: pr}, nil
+}
+
+// Next reads the next record and decodes its TLP into t. It returns io.EOF
+// after the last record. A record whose pseudo-header or TLP is malformed
+// returns the record with a non-nil error that names the record number;
+// the reader stays usable for the next record.
+func (p *PcapReader) Next(t *TLP) (Record, error) {
+	data, ci, err := p.r.ZeroCopyReadPacketData()
+	if err != nil {
+		if err == io.EOF {
+			return Record{}, io.EOF
+		}
+		return Record{}, fmt.Errorf("pcap record %d: %w", p.n+1, err)
+	}
+	p.n++
+	rec := Record{At: ci.Timestamp.Sub(time.Unix(0, 0))}
+	if ci.CaptureLength < ci.Length {
+		return rec, fmt.Errorf("pcap record %d: cut to %d of %d bytes", p.n, ci.CaptureLength, ci.Length)
+	}
+	h, err := ParseTapHeader(data)
+	if err != nil {
+		return rec, fmt.Errorf("pcap record %d: %w", p.n, err)
+	}
+	rec.Tap, rec.Raw = h, data[TapHeaderLen:]
+	if err := t.Decode(rec.Raw); err != nil {
+		return rec, fmt.Errorf("pcap record %d: %w", p.n, err)
+	}
+	return rec, nil
+}
+
+// Count returns the number of records read so far.
+func (p *PcapReader) Count() int { return p.n }

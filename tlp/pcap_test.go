@@ -1,0 +1,192 @@
+package tlp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+
+	"onic/testbenches/tools"
+)
+
+// writeVectors writes every valid vector to a capture, record i at i µs + 3 ns
+// on tap i, alternating direction.
+func writeVectors(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewPcapWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vectors {
+		var d TLP
+		if err := d.Decode(mustHex(t, v.hex)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTLP(time.Duration(i)*time.Microsecond+3, TapHeader{Direction: Direction(i & 1), Tap: uint16(100 + i)}, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func TestPcapRoundTrip(t *testing.T) {
+	data := writeVectors(t)
+	if again := writeVectors(t); !bytes.Equal(data, again) {
+		t.Fatal("the same TLPs gave two different captures")
+	}
+	r, err := NewPcapReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d TLP
+	for i, v := range vectors {
+		rec, err := r.Next(&d)
+		if err != nil {
+			t.Fatalf("record %d: %v", i+1, err)
+		}
+		if rec.At != time.Duration(i)*time.Microsecond+3 || rec.Tap.Tap != uint16(100+i) || rec.Tap.Direction != Direction(i&1) {
+			t.Fatalf("record %d: at %v tap %+v", i+1, rec.At, rec.Tap)
+		}
+		if !bytes.Equal(rec.Raw, mustHex(t, v.hex)) || !equalFields(&d, &v.want) {
+			t.Fatalf("record %d: got %x", i+1, rec.Raw)
+		}
+	}
+	if _, err := r.Next(&d); err != io.EOF {
+		t.Fatalf("after the last record: %v, want io.EOF", err)
+	}
+}
+
+func TestPcapMalformedRecordsKeepReaderUsable(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewPcapWriter(&buf)
+	good := TLP{Fmt: Fmt3DW, Length: 1, FirstBE: 0xF, Address: 0x100}
+	_ = w.WriteTLP(0, TapHeader{}, &good)
+	_ = w.WriteRaw(1, TapHeader{}, []byte{0x40, 0, 0, 2, 0, 0, 0, 0xF}) // truncated
+	_ = w.WriteTLP(2, TapHeader{Tap: 9}, &good)
+	r, err := NewPcapReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d TLP
+	if _, err := r.Next(&d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Next(&d); !errors.Is(err, ErrTruncatedHeader) || !strings.Contains(err.Error(), "pcap record 2") {
+		t.Fatalf("bad record: %v", err)
+	}
+	if rec, err := r.Next(&d); err != nil || rec.Tap.Tap != 9 {
+		t.Fatalf("record after a bad one: %+v %v", rec, err)
+	}
+}
+
+func TestPcapRejectsOtherLinkTypes(t *testing.T) {
+	data := writeVectors(t)
+	data[20] = 1 // LINKTYPE_ETHERNET in the little-endian file header
+	if _, err := NewPcapReader(bytes.NewReader(data)); err == nil || !strings.Contains(err.Error(), "link type 1") {
+		t.Fatalf("Ethernet capture accepted: %v", err)
+	}
+	if _, err := NewPcapReader(bytes.NewReader([]byte("not a pcap"))); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func TestGopacketNewPacket(t *testing.T) {
+	for _, v := range vectors {
+		raw := TapHeader{Direction: Upstream, Tap: 7}.AppendTo(nil)
+		raw = append(raw, mustHex(t, v.hex)...)
+		p := gopacket.NewPacket(raw, LinkTypeONIC, gopacket.Default)
+		if el := p.ErrorLayer(); el != nil {
+			t.Fatalf("%s: %v", v.name, el.Error())
+		}
+		tap, ok := p.Layer(LayerTypeTap).(*Tap)
+		if !ok || tap.Tap != 7 || tap.Direction != Upstream {
+			t.Fatalf("%s: tap layer %+v", v.name, p.Layer(LayerTypeTap))
+		}
+		l, ok := p.Layer(LayerTypeTLP).(*Layer)
+		if !ok || !equalFields(&l.TLP, &v.want) {
+			t.Fatalf("%s: TLP layer %+v", v.name, p.Layer(LayerTypeTLP))
+		}
+		if v.want.Kind().HasData() {
+			if app := p.ApplicationLayer(); app == nil || !bytes.Equal(app.Payload(), v.want.Data) {
+				t.Fatalf("%s: payload layer %v", v.name, app)
+			}
+		}
+	}
+	// A malformed TLP surfaces as gopacket's error layer naming the rule.
+	raw := append(TapHeader{}.AppendTo(nil), mustHex(t, "00000002 010005ff 00000ffc")...)
+	p := gopacket.NewPacket(raw, LinkTypeONIC, gopacket.Default)
+	if el := p.ErrorLayer(); el == nil || !errors.Is(el.Error(), ErrCross4K) {
+		t.Fatalf("4 KB crossing not reported: %v", el)
+	}
+}
+
+func TestDecodingLayerParser(t *testing.T) {
+	var tap Tap
+	var l Layer
+	var payload gopacket.Payload
+	parser := gopacket.NewDecodingLayerParser(LayerTypeTap, &tap, &l, &payload)
+	decoded := make([]gopacket.LayerType, 0, 4)
+	for _, v := range vectors {
+		raw := append(TapHeader{Tap: 3}.AppendTo(nil), mustHex(t, v.hex)...)
+		if err := parser.DecodeLayers(raw, &decoded); err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		if decoded[0] != LayerTypeTap || decoded[1] != LayerTypeTLP || !equalFields(&l.TLP, &v.want) {
+			t.Fatalf("%s: decoded %v %+v", v.name, decoded, l.TLP)
+		}
+		allocs := testing.AllocsPerRun(100, func() { _ = parser.DecodeLayers(raw, &decoded) })
+		if allocs != 0 {
+			t.Errorf("%s: DecodingLayerParser made %.1f allocs, want 0", v.name, allocs)
+		}
+	}
+}
+
+func TestSerializeLayer(t *testing.T) {
+	for _, v := range vectors {
+		l := Layer{TLP: v.want}
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, &l); err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		if !bytes.Equal(buf.Bytes(), mustHex(t, v.hex)) {
+			t.Fatalf("%s: serialized %x", v.name, buf.Bytes())
+		}
+	}
+}
+
+// TestTsharkReadsCapture has the real tshark read a capture and checks the
+// frame count, each frame's length, timestamp and link encapsulation.
+func TestTsharkReadsCapture(t *testing.T) {
+	tshark := tools.Require(t, "tshark")
+	path := filepath.Join(t.TempDir(), "vectors.pcap")
+	if err := os.WriteFile(path, writeVectors(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tshark, "-n", "-r", path, "-T", "fields",
+		"-e", "frame.number", "-e", "frame.len", "-e", "frame.time_epoch", "-e", "frame.protocols")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tshark: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(vectors) {
+		t.Fatalf("tshark saw %d frames, want %d:\n%s", len(lines), len(vectors), out)
+	}
+	for i, line := range lines {
+		f := strings.Split(line, "\t")
+		wantLen := TapHeaderLen + len(mustHex(t, vectors[i].hex))
+		wantTime := fmt.Sprintf("0.%06d003", i)
+		if len(f) != 4 || f[0] != fmt.Sprint(i+1) || f[1] != fmt.Sprint(wantLen) || f[2] != wantTime || !strings.HasPrefix(f[3], "user_dlt") {
+			t.Errorf("frame %d: tshark says %q; want length %d, time %s, user_dlt encapsulation", i+1, line, wantLen, wantTime)
+		}
+	}
+}
