@@ -134,6 +134,12 @@ type jsonTLP struct {
 	Prefixes      *string `json:"prefixes"`
 	Data          *string `json:"data"`
 	ECRC          *string `json:"ecrc"`
+
+	// Capture fields, written by `onic tlp decode --pcap`: accepted and
+	// ignored here (the CLI reads them for `encode --pcap`).
+	TimeNS    *int64  `json:"time_ns"`
+	Tap       *uint16 `json:"tap"`
+	Direction *string `json:"direction"`
 }
 
 // FieldError reports a JSON field that is malformed or does not apply to

@@ -392,3 +392,31 @@ func (t *TLP) AppendText(b []byte) []byte {
 	}
 	return b
 }
+
+// Size returns the length in bytes of the TLP that starts at b[0], as its
+// prefixes and first header DW announce (prefixes, header, Length DWs of
+// data for kinds with data, and the digest when TD is set). It reads only
+// the prefixes and DW0, so it frames a stream of back-to-back TLPs. It
+// fails if b ends before DW0 or the Fmt/Type is reserved.
+func Size(b []byte) (int, error) {
+	off := 0
+	for off < len(b) && Fmt(b[off]>>5) == FmtPrefix {
+		off += 4
+	}
+	if off+4 > len(b) {
+		return 0, ruleErr(ErrTruncatedHeader, len(b), "%d bytes end before the header's first DW", len(b))
+	}
+	h := Header(b[off:])
+	k := h.Kind()
+	if k == KindInvalid {
+		return 0, ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(h.Fmt()), h.Type())
+	}
+	n := off + h.HeaderLen()
+	if h.Fmt().HasData() {
+		n += int(h.Length()) * 4
+	}
+	if h.TD() {
+		n += 4
+	}
+	return n, nil
+}

@@ -1,0 +1,120 @@
+// Command onic is the toolchain and emulator for FPGA optical NICs. It has
+// one subcommand per area: `onic tlp` for the PCIe TLP codec (decode,
+// encode, demo); later areas (pcie, emu, hdl, kernel, fw) join it.
+//
+// Every command prints --help, takes --config FILE (YAML) and ONIC_*
+// environment overrides, and on bad input prints a single line naming the
+// problem to stderr and exits 1.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; without
+// it the module version or VCS revision from the build info is used.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with the given arguments and streams and returns the
+// process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+		fmt.Fprintf(stderr, "onic: %s\n", msg)
+		return 1
+	}
+	return 0
+}
+
+// newRootCmd builds the command tree. Each call gets its own viper instance,
+// so tests can run commands side by side.
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	v := viper.New()
+	v.SetEnvPrefix("ONIC")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	v.AutomaticEnv()
+
+	root := &cobra.Command{
+		Use:   "onic",
+		Short: "Toolchain and emulator for FPGA optical NICs (O-NICs)",
+		Long: `onic is the toolchain and emulator for FPGA optical NICs: PCIe over optical
+ports through a MEMS switch, with an FPGA PCIe manager and in-network kernels.
+
+Areas:
+  tlp     PCIe Transaction Layer Packets: decode, encode, demo
+
+Configuration: --config FILE (YAML); environment variables ONIC_<AREA>_<VERB>_<FLAG>
+override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg, _ := cmd.Flags().GetString("config"); cfg != "" {
+				v.SetConfigFile(cfg)
+				if err := v.ReadInConfig(); err != nil {
+					return fmt.Errorf("config %s: %v", cfg, err)
+				}
+			}
+			return nil
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().String("config", "", "YAML configuration file")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(newTLPCmd(v))
+	return root
+}
+
+// bindFlags makes each of cmd's local flags readable through v under
+// "<prefix>.<flag>", so a config file or ONIC_<PREFIX>_<FLAG> can set it.
+func bindFlags(v *viper.Viper, cmd *cobra.Command, prefix string) {
+	cmd.LocalFlags().VisitAll(func(f *pflagFlag) {
+		_ = v.BindPFlag(prefix+"."+f.Name, f)
+	})
+}
+
+// areaRunE is the RunE of an area command (such as `onic tlp`): with no
+// verb it prints help; an unknown verb is an error.
+func areaRunE(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return cmd.Help()
+}
