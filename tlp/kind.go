@@ -187,7 +187,9 @@ const (
 	ClassAtomic           // FetchAdd, Swap, CAS
 )
 
-var kindClass = [numKinds]Class{
+// kindClass is indexed by any uint8 so lookups need no bounds check; kinds
+// past numKinds map to ClassNone.
+var kindClass = [256]Class{
 	MRd: ClassMemory, MRdLk: ClassMemory, MWr: ClassMemory,
 	IORd: ClassIO, IOWr: ClassIO,
 	CfgRd0: ClassConfig, CfgWr0: ClassConfig, CfgRd1: ClassConfig, CfgWr1: ClassConfig,

@@ -100,6 +100,10 @@ type Error struct {
 	Detail string
 }
 
+// ruleErr is kept out of line: it runs only on the error path, and inlining
+// it would bloat the checks that run on every TLP.
+//
+//go:noinline
 func ruleErr(r Rule, off int, format string, args ...any) error {
 	return &Error{Rule: r, Offset: off, Detail: fmt.Sprintf(format, args...)}
 }

@@ -105,53 +105,76 @@ func (t *TLP) Decode(b []byte) error {
 		}
 		return ruleErr(ErrTruncatedHeader, len(b), "%d bytes after %d prefix bytes, need at least 4", len(b)-off, off)
 	}
-	h := Header(b[off:])
-	f := h.Fmt()
-	k := KindOf(f, h.Type())
+	h := b[off:]
+	dw0 := binary.BigEndian.Uint32(h)
+	f, typ := Fmt(dw0>>29), uint8(dw0>>24)&31
+	k := kindTable[f][typ]
 	if k == KindInvalid {
 		*t = TLP{}
-		return ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(f), h.Type())
+		return ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(f), typ)
 	}
-	hl := f.HeaderLen()
+	hl := 12 + 4*int(f&1)
 	if len(h) < hl {
 		*t = TLP{}
 		return ruleErr(ErrTruncatedHeader, len(b), "%s needs a %d-byte header, have %d", k, hl, len(h))
 	}
-	*t = TLP{
-		Fmt: f, Type: h.Type(),
-		TC: h.TC(), Tag: h.Tag(), Attr: h.Attr(),
-		LN: h.LN(), TH: h.TH(), TD: h.TD(), EP: h.EP(), AT: h.AT(),
-		Prefixes: b[:off:off],
-		hdr:      h[:hl:hl],
+	dw1 := binary.BigEndian.Uint32(h[4:])
+	dw2 := binary.BigEndian.Uint32(h[8:])
+
+	// Assign every field, so a reused TLP keeps nothing from its last use.
+	// (A struct literal here would be built in a temporary and copied,
+	// which costs more than the rest of Decode together.)
+	t.Fmt, t.Type = f, typ
+	t.TC = uint8(dw0>>20) & 7
+	t.Attr = Attr(dw0>>16&4 | dw0>>12&3)
+	t.LN, t.TH = dw0&(1<<17) != 0, dw0&(1<<16) != 0
+	t.TD, t.EP = dw0&(1<<15) != 0, dw0&(1<<14) != 0
+	t.AT = uint8(dw0>>10) & 3
+	length := uint16(dw0) & 0x3FF
+	if length == 0 && k.lengthDefined() {
+		length = 1024
 	}
-	if k.lengthDefined() {
-		t.Length = h.Length()
-	} else {
-		t.Length = h.LengthField()
-	}
-	switch k.Class() {
+	t.Length = length
+	tagHi := uint16(dw0>>14&0x200 | dw0>>11&0x100) // T9 (bit 23), T8 (bit 19)
+	t.Prefixes = b[:off:off]
+	t.hdr = h[:hl:hl]
+	t.keepDigest = false
+	t.CompleterID, t.Register = 0, 0
+	t.Status, t.BCM, t.ByteCount, t.LowerAddress = 0, false, 0, 0
+	t.MessageCode, t.MessageData = 0, [8]byte{}
+	t.FirstBE, t.LastBE, t.Address, t.PH = 0, 0, 0, 0
+	t.RequesterID = ID(dw1 >> 16)
+	t.Tag = tagHi | uint16(dw1>>8)&0xFF
+	switch kindClass[k] {
 	case ClassMemory, ClassIO, ClassAtomic:
-		t.RequesterID = h.RequesterID()
-		t.FirstBE, t.LastBE = h.FirstBE(), h.LastBE()
-		t.Address, t.PH = h.Address(), h.PH()
+		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
+		if f&1 != 0 {
+			dw3 := binary.BigEndian.Uint32(h[12:])
+			t.Address, t.PH = uint64(dw2)<<32|uint64(dw3&^3), uint8(dw3)&3
+		} else {
+			t.Address, t.PH = uint64(dw2&^3), uint8(dw2)&3
+		}
 	case ClassConfig:
-		t.RequesterID = h.RequesterID()
-		t.FirstBE, t.LastBE = h.FirstBE(), h.LastBE()
-		t.CompleterID = h.CompleterID()
-		t.Register = h.Register()
+		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
+		t.CompleterID = ID(dw2 >> 16)
+		t.Register = uint16(dw2>>8&15)<<8 | uint16(dw2&0xFC)
 	case ClassMessage:
-		t.RequesterID = h.RequesterID()
-		t.MessageCode = h.MessageCode()
-		if t.Routing() == RouteByAddress {
+		t.MessageCode = uint8(dw1)
+		if Routing(typ&7) == RouteByAddress {
 			t.Address = binary.BigEndian.Uint64(h[8:])
 		} else {
-			copy(t.MessageData[:], h[8:16])
+			t.MessageData = [8]byte(h[8:16])
 		}
 	case ClassCompletion:
-		t.CompleterID = h.CompleterID()
-		t.RequesterID = h.RequesterID()
-		t.Status, t.BCM, t.ByteCount = h.Status(), h.BCM(), h.ByteCount()
-		t.LowerAddress = h.LowerAddress()
+		t.CompleterID = ID(dw1 >> 16)
+		t.Status, t.BCM = Status(dw1>>13&7), dw1&(1<<12) != 0
+		t.ByteCount = uint16(dw1) & 0xFFF
+		if t.ByteCount == 0 {
+			t.ByteCount = 4096
+		}
+		t.RequesterID = ID(dw2 >> 16)
+		t.Tag = tagHi | uint16(dw2>>8)&0xFF
+		t.LowerAddress = uint8(dw2) & 0x7F
 	}
 	need := 0
 	if f.HasData() {
@@ -161,21 +184,23 @@ func (t *TLP) Decode(b []byte) error {
 	if t.TD {
 		dig = 4
 	}
+	t.Digest = 0
 	rest := len(h) - hl
-	switch {
-	case rest < need+dig:
-		what := "payload"
-		if rest >= need {
-			what = "ECRC digest"
+	if rest != need+dig {
+		t.Data = nil
+		if rest < need+dig {
+			what := "payload"
+			if rest >= need {
+				what = "ECRC digest"
+			}
+			return ruleErr(ErrTruncatedPayload, len(b), "%s with Length %d and TD=%d needs %d bytes after the header, have %d (%s cut short)",
+				k, t.Length, b2u(t.TD), need+dig, rest, what)
 		}
-		return ruleErr(ErrTruncatedPayload, len(b), "%s with Length %d and TD=%d needs %d bytes after the header, have %d (%s cut short)",
-			k, t.Length, b2u(t.TD), need+dig, rest, what)
-	case rest > need+dig:
 		return ruleErr(ErrLengthMismatch, off+hl+need+dig, "%s with Length %d and TD=%d takes %d bytes after the header, have %d",
 			k, t.Length, b2u(t.TD), need+dig, rest)
 	}
 	t.Data = h[hl : hl+need : hl+need]
-	if t.TD {
+	if dig != 0 {
 		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
 	}
 	return nil

@@ -15,8 +15,8 @@ import (
 // CRS completion answers a configuration request) are left to the receiver
 // model.
 func (t *TLP) Validate() error {
-	k := t.Kind()
-	if k == KindInvalid {
+	k := kindTable[t.Fmt&7][t.Type&31]
+	if k == KindInvalid || t.Fmt|Fmt(t.Type>>3) > 7 {
 		return ruleErr(ErrReservedFmtType, 0, "Fmt %03bb Type %05bb is reserved", uint8(t.Fmt), t.Type)
 	}
 	// A digest that does not match means no other field can be trusted, so
@@ -26,28 +26,29 @@ func (t *TLP) Validate() error {
 			return ruleErr(ErrECRC, len(t.Prefixes)+len(t.hdr)+len(t.Data), "digest is %08x, the TLP's ECRC is %08x", t.Digest, want)
 		}
 	}
-	if err := t.validatePrefixes(); err != nil {
-		return err
-	}
-	switch k.Class() {
-	case ClassMemory:
-		if err := t.validateAddress(); err != nil {
+	if len(t.Prefixes) != 0 {
+		if err := t.validatePrefixes(); err != nil {
 			return err
 		}
-		if err := t.validateBE(); err != nil {
+	}
+	c := kindClass[k]
+	switch c {
+	case ClassMemory:
+		if err := t.validateAddress(k); err != nil {
+			return err
+		}
+		if err := t.validateBE(k); err != nil {
 			return err
 		}
 		if int(t.Address&0xFFF)+int(t.Length)*4 > 4096 {
-			return ruleErr(ErrCross4K, -1, "%s at %#x with Length %d DW ends at %#x, past the 4 KB boundary %#x",
-				k, t.Address, t.Length, t.Address+uint64(t.Length)*4, (t.Address|0xFFF)+1)
+			return t.cross4KErr(k)
 		}
+		return nil // TH and AT are allowed; Length is defined
 	case ClassAtomic:
-		if err := t.validateAddress(); err != nil {
+		if err := t.validateAddress(k); err != nil {
 			return err
 		}
-		if err := t.validateAtomic(k); err != nil {
-			return err
-		}
+		return t.validateAtomic(k)
 	case ClassIO, ClassConfig:
 		if t.Length != 1 {
 			return ruleErr(ErrIOConfigLength, 2, "%s has Length %d DW", k, t.Length)
@@ -59,9 +60,10 @@ func (t *TLP) Validate() error {
 		if t.PH != 0 {
 			return ruleErr(ErrReservedBits, -1, "%s has address bits 1:0 = %02b", k, t.PH)
 		}
-		if t.hdr != nil && k.Class() == ClassConfig && (t.hdr[10]&0xF0 != 0 || t.hdr[11]&3 != 0) {
+		if t.hdr != nil && c == ClassConfig && (t.hdr[10]&0xF0 != 0 || t.hdr[11]&3 != 0) {
 			return ruleErr(ErrReservedBits, 10, "%s has reserved bits set in header bytes 10-11 (%02x %02x)", k, t.hdr[10], t.hdr[11])
 		}
+		return nil
 	case ClassCompletion:
 		if err := t.validateCompletion(k); err != nil {
 			return err
@@ -71,13 +73,15 @@ func (t *TLP) Validate() error {
 			return err
 		}
 	}
+	// Completions and messages: TH and AT are reserved, and so is Length
+	// where the kind carries no data.
 	if !k.lengthDefined() && t.Length != 0 {
 		return ruleErr(ErrReservedBits, 2, "%s has a reserved Length field of %d", k, t.Length)
 	}
-	if t.TH && k.Class() != ClassMemory && k.Class() != ClassAtomic {
+	if t.TH {
 		return ruleErr(ErrReservedBits, 1, "TH is set in a %s; only memory requests carry processing hints", k)
 	}
-	if t.AT != 0 && k.Class() != ClassMemory && k.Class() != ClassAtomic {
+	if t.AT != 0 {
 		return ruleErr(ErrReservedBits, 2, "AT is %d in a %s; it is reserved outside memory requests", t.AT, k)
 	}
 	return nil
@@ -97,14 +101,22 @@ func (t *TLP) validatePrefixes() error {
 	return nil
 }
 
-func (t *TLP) validateAddress() error {
-	if t.Fmt.Is4DW() && t.Address < 1<<32 {
-		return ruleErr(ErrAddress64, 8, "%s uses a 4 DW header for address %#x", t.Kind(), t.Address)
-	}
-	if !t.TH && t.PH != 0 {
-		return ruleErr(ErrReservedBits, -1, "PH is %02b while TH is 0", t.PH)
+func (t *TLP) validateAddress(k Kind) error {
+	if t.Fmt.Is4DW() && t.Address < 1<<32 || !t.TH && t.PH != 0 {
+		return t.addressErr(k)
 	}
 	return nil
+}
+
+// addressErr builds validateAddress's error out of line, so the check
+// itself stays small enough to inline.
+//
+//go:noinline
+func (t *TLP) addressErr(k Kind) error {
+	if t.Fmt.Is4DW() && t.Address < 1<<32 {
+		return ruleErr(ErrAddress64, 8, "%s uses a 4 DW header for address %#x", k, t.Address)
+	}
+	return ruleErr(ErrReservedBits, -1, "PH is %02b while TH is 0", t.PH)
 }
 
 // Contiguous byte-enable patterns: a First DW BE may only disable leading
@@ -116,30 +128,37 @@ const (
 
 // validateBE applies the First/Last DW Byte Enable rules of §2.2.5. With TH
 // set, a read's byte-enable fields carry the steering tag and are exempt.
-func (t *TLP) validateBE() error {
-	if t.TH && t.Kind() != MWr {
+func (t *TLP) validateBE(k Kind) error {
+	if t.TH && k != MWr {
 		return nil
 	}
 	if t.Length == 1 {
 		if t.LastBE != 0 {
-			return ruleErr(ErrLastBE, 7, "Length is 1 DW but Last DW BE is %04b", t.LastBE)
+			return t.beErr()
 		}
 		return nil
 	}
-	if t.FirstBE == 0 {
-		return ruleErr(ErrFirstBEZero, 7, "Length is %d DW but First DW BE is 0000b", t.Length)
-	}
-	if t.LastBE == 0 {
-		return ruleErr(ErrLastBE, 7, "Length is %d DW but Last DW BE is 0000b", t.Length)
-	}
-	if t.Length == 2 && t.Address&7 == 0 {
-		return nil // QW-aligned 2 DW requests may use any non-zero enables
-	}
-	if contigFirst&(1<<t.FirstBE) == 0 || contigLast&(1<<t.LastBE) == 0 {
-		return ruleErr(ErrBENonContiguous, 7, "Length %d DW at %#x with First DW BE %04b and Last DW BE %04b",
-			t.Length, t.Address, t.FirstBE, t.LastBE)
+	if t.FirstBE == 0 || t.LastBE == 0 ||
+		!(t.Length == 2 && t.Address&7 == 0) && (contigFirst&(1<<t.FirstBE) == 0 || contigLast&(1<<t.LastBE) == 0) {
+		return t.beErr()
 	}
 	return nil
+}
+
+// beErr names the byte-enable rule a request breaks.
+//
+//go:noinline
+func (t *TLP) beErr() error {
+	switch {
+	case t.Length == 1:
+		return ruleErr(ErrLastBE, 7, "Length is 1 DW but Last DW BE is %04b", t.LastBE)
+	case t.FirstBE == 0:
+		return ruleErr(ErrFirstBEZero, 7, "Length is %d DW but First DW BE is 0000b", t.Length)
+	case t.LastBE == 0:
+		return ruleErr(ErrLastBE, 7, "Length is %d DW but Last DW BE is 0000b", t.Length)
+	}
+	return ruleErr(ErrBENonContiguous, 7, "Length %d DW at %#x with First DW BE %04b and Last DW BE %04b",
+		t.Length, t.Address, t.FirstBE, t.LastBE)
 }
 
 func (t *TLP) validateAtomic(k Kind) error {
@@ -253,4 +272,10 @@ func ecrc(prefixes, hdr, data []byte) uint32 {
 	crc = crc32.Update(^c, crc32.IEEETable, hdr[4:])
 	crc = crc32.Update(crc, crc32.IEEETable, data)
 	return bits.ReverseBytes32(crc)
+}
+
+//go:noinline
+func (t *TLP) cross4KErr(k Kind) error {
+	return ruleErr(ErrCross4K, -1, "%s at %#x with Length %d DW ends at %#x, past the 4 KB boundary %#x",
+		k, t.Address, t.Length, t.Address+uint64(t.Length)*4, (t.Address|0xFFF)+1)
 }
