@@ -211,31 +211,17 @@ func runDemo(w io.Writer, c demoConfig) error {
 	} else {
 		fmt.Fprintf(w, "wrote %d TLPs to a capture; reading them back:\n", n)
 	}
-	rf, err := os.Open(path)
+	// Read the capture back with the decoder `onic tlp decode --pcap
+	// --text` uses: every TLP is decoded and checked against the rules.
+	out := bufio.NewWriter(w)
+	dec := decodeOpts{text: true, out: out, errw: w}
+	err = dec.decodePcap(path)
+	out.Flush()
 	if err != nil {
-		return err
-	}
-	defer rf.Close()
-	r, err := tlp.NewPcapReader(bufio.NewReader(rf))
-	if err != nil {
-		return err
-	}
-	var t tlp.TLP
-	for {
-		rec, err := r.Next(&t)
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			err = t.Validate()
-		}
-		if err != nil {
-			return fmt.Errorf("demo capture record %d: %v", r.Count(), err)
-		}
-		fmt.Fprintf(w, "  %9.3fus %-4s %s\n", float64(rec.At)/1e3, rec.Tap.Direction, t.String())
+		return fmt.Errorf("demo capture: %v", err)
 	}
 	fmt.Fprintf(w, "%d TLPs read back and checked: %d payload bytes in %d wire bytes (%.1f%% before %s line coding)\n",
-		r.Count(), dataBytes, wireBytes, 100*float64(dataBytes)/float64(max(wireBytes, 1)), lineCode(c.gen))
+		n, dataBytes, wireBytes, 100*float64(dataBytes)/float64(max(wireBytes, 1)), lineCode(c.gen))
 	return nil
 }
 
