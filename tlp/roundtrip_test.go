@@ -154,3 +154,26 @@ func TestDecodeValidateAllocs(t *testing.T) {
 		t.Errorf("Chunks/Completions: %.1f allocs, want 0", allocs)
 	}
 }
+
+// TestMemoryFastPathAgrees checks memoryOK, Validate's one-expression test
+// for memory requests, against the rule-by-rule checks of memoryErr over
+// random field values.
+func TestMemoryFastPathAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 200000; i++ {
+		k := []Kind{MRd, MRdLk, MWr}[r.IntN(3)]
+		x := randomTLP(r, k)
+		if r.IntN(2) == 0 {
+			x.Address &= 0xFFFFFFFF
+		}
+		if r.IntN(2) == 0 {
+			x.PH = 0
+		}
+		if r.IntN(2) == 0 {
+			x.Length = uint16(1 + r.IntN(3))
+		}
+		if x.memoryOK(k) != (x.memoryErr(k) == nil) {
+			t.Fatalf("%s: memoryOK %v but memoryErr %v for %+v", k, x.memoryOK(k), x.memoryErr(k), x)
+		}
+	}
+}

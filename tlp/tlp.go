@@ -18,40 +18,42 @@ type TLP struct {
 	Type uint8 // 5-bit Type field (for messages, bits 2:0 are the routing subfield)
 
 	TC     uint8  // traffic class, 0-7
-	Tag    uint16 // 10-bit tag (T9, T8 and the 8-bit Tag field)
 	Attr   Attr   // IDO, RO, NS
 	LN     bool   // Lightweight Notification
 	TH     bool   // TLP Processing Hints present
 	TD     bool   // TLP Digest (ECRC) present
 	EP     bool   // poisoned
 	AT     uint8  // Address Type, 0-3
+	Tag    uint16 // 10-bit tag (T9, T8 and the 8-bit Tag field)
 	Length uint16 // DW count 1-1024 where the kind defines Length; the raw field (0-1023) for Msg and Cpl/CplLk, where it is reserved
 
-	RequesterID ID    // requests and completions
-	CompleterID ID    // completions: the completer; configuration requests: the target bus/device/function
-	FirstBE     uint8 // First DW Byte Enables (requests)
-	LastBE      uint8 // Last DW Byte Enables (requests)
-	Address     uint64
-	PH          uint8 // Processing Hint, the two low bits of the address DW
+	RequesterID ID // requests and completions
 
-	Register uint16 // configuration register byte offset, 0-4092, a multiple of 4
+	// The fields below depend on the kind. They are laid out together so
+	// Decode can clear the ones a kind does not carry in a few wide stores.
 
+	FirstBE      uint8  // First DW Byte Enables (requests)
+	LastBE       uint8  // Last DW Byte Enables (requests)
+	PH           uint8  // Processing Hint, the two low bits of the address DW
 	Status       Status // completion status
 	BCM          bool   // Byte Count Modified
-	ByteCount    uint16 // remaining byte count, 1-4096
 	LowerAddress uint8  // 7-bit lower address of the first enabled byte
-
-	MessageCode uint8
+	MessageCode  uint8
+	CompleterID  ID     // completions: the completer; configuration requests: the target bus/device/function
+	Register     uint16 // configuration register byte offset, 0-4092, a multiple of 4
+	ByteCount    uint16 // remaining byte count, 1-4096
 	// MessageData holds header bytes 8-15 of a message not routed by
 	// address (for ID routing, bytes 0-1 are the destination ID).
 	MessageData [8]byte
+	Address     uint64
 
 	Prefixes []byte // TLP prefixes, whole DWs, in wire order
 	Data     []byte // payload, Length*4 bytes for kinds with data
 	Digest   uint32 // ECRC DW as received (big-endian), when TD is set
 
-	hdr        Header // the decoded header bytes, for reserved-bit and ECRC checks
-	keepDigest bool   // set by UnmarshalJSON for an explicit ecrc: encode Digest as is
+	hdrLen     uint8    // 12 or 16 after Decode; 0 for a TLP built from fields
+	keepDigest bool     // set by UnmarshalJSON for an explicit ecrc: encode Digest as is
+	hdr        [16]byte // a copy of the decoded header, for reserved-bit and ECRC checks
 }
 
 // Kind returns the kind given by Fmt and Type.
@@ -99,24 +101,15 @@ func (t *TLP) Decode(b []byte) error {
 		off += 4
 	}
 	if off+4 > len(b) {
-		*t = TLP{}
-		if off > len(b) {
-			return ruleErr(ErrTruncatedHeader, len(b), "TLP prefix needs 4 bytes, have %d", len(b)-(off-4))
-		}
-		return ruleErr(ErrTruncatedHeader, len(b), "%d bytes after %d prefix bytes, need at least 4", len(b)-off, off)
+		return t.decodeErr(b)
 	}
 	h := b[off:]
 	dw0 := binary.BigEndian.Uint32(h)
 	f, typ := Fmt(dw0>>29), uint8(dw0>>24)&31
 	k := kindTable[f][typ]
-	if k == KindInvalid {
-		*t = TLP{}
-		return ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(f), typ)
-	}
 	hl := 12 + 4*int(f&1)
-	if len(h) < hl {
-		*t = TLP{}
-		return ruleErr(ErrTruncatedHeader, len(b), "%s needs a %d-byte header, have %d", k, hl, len(h))
+	if k == KindInvalid || len(h) < hl {
+		return t.decodeErr(b)
 	}
 	dw1 := binary.BigEndian.Uint32(h[4:])
 	dw2 := binary.BigEndian.Uint32(h[8:])
@@ -137,12 +130,17 @@ func (t *TLP) Decode(b []byte) error {
 	t.Length = length
 	tagHi := uint16(dw0>>14&0x200 | dw0>>11&0x100) // T9 (bit 23), T8 (bit 19)
 	t.Prefixes = b[:off:off]
-	t.hdr = h[:hl:hl]
+	if f&1 != 0 {
+		t.hdr = [16]byte(h[:16])
+	} else {
+		t.hdr = [16]byte{}
+		*(*[12]byte)(t.hdr[:12]) = [12]byte(h[:12])
+	}
+	t.hdrLen = uint8(hl)
 	t.keepDigest = false
-	t.CompleterID, t.Register = 0, 0
-	t.Status, t.BCM, t.ByteCount, t.LowerAddress = 0, false, 0, 0
-	t.MessageCode, t.MessageData = 0, [8]byte{}
-	t.FirstBE, t.LastBE, t.Address, t.PH = 0, 0, 0, 0
+	t.FirstBE, t.LastBE, t.PH, t.Status, t.BCM, t.LowerAddress, t.MessageCode = 0, 0, 0, 0, false, 0, 0
+	t.CompleterID, t.Register, t.ByteCount = 0, 0, 0
+	t.MessageData, t.Address = [8]byte{}, 0
 	t.RequesterID = ID(dw1 >> 16)
 	t.Tag = tagHi | uint16(dw1>>8)&0xFF
 	switch kindClass[k] {
@@ -185,25 +183,65 @@ func (t *TLP) Decode(b []byte) error {
 		dig = 4
 	}
 	t.Digest = 0
-	rest := len(h) - hl
-	if rest != need+dig {
+	if len(h)-hl != need+dig {
 		t.Data = nil
-		if rest < need+dig {
-			what := "payload"
-			if rest >= need {
-				what = "ECRC digest"
-			}
-			return ruleErr(ErrTruncatedPayload, len(b), "%s with Length %d and TD=%d needs %d bytes after the header, have %d (%s cut short)",
-				k, t.Length, b2u(t.TD), need+dig, rest, what)
-		}
-		return ruleErr(ErrLengthMismatch, off+hl+need+dig, "%s with Length %d and TD=%d takes %d bytes after the header, have %d",
-			k, t.Length, b2u(t.TD), need+dig, rest)
+		return t.decodeErr(b)
 	}
 	t.Data = h[hl : hl+need : hl+need]
 	if dig != 0 {
 		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
 	}
 	return nil
+}
+
+// decodeErr works out why Decode rejected b and returns that error. It is
+// kept out of Decode so the hot path carries no error formatting. The
+// header fields Decode already filled stay (the caller may inspect a TLP
+// whose payload is cut short); a TLP without a usable header is zeroed.
+//
+//go:noinline
+func (t *TLP) decodeErr(b []byte) error {
+	off := 0
+	for off < len(b) && Fmt(b[off]>>5) == FmtPrefix {
+		off += 4
+	}
+	if off+4 > len(b) {
+		*t = TLP{}
+		if off > len(b) {
+			return ruleErr(ErrTruncatedHeader, len(b), "TLP prefix needs 4 bytes, have %d", len(b)-(off-4))
+		}
+		return ruleErr(ErrTruncatedHeader, len(b), "%d bytes after %d prefix bytes, need at least 4", len(b)-off, off)
+	}
+	h := Header(b[off:])
+	f, typ := h.Fmt(), h.Type()
+	k := KindOf(f, typ)
+	if k == KindInvalid {
+		*t = TLP{}
+		return ruleErr(ErrReservedFmtType, off, "Fmt %03bb Type %05bb is reserved", uint8(f), typ)
+	}
+	hl := f.HeaderLen()
+	if len(h) < hl {
+		*t = TLP{}
+		return ruleErr(ErrTruncatedHeader, len(b), "%s needs a %d-byte header, have %d", k, hl, len(h))
+	}
+	need, dig := 0, 0
+	if f.HasData() {
+		need = int(h.Length()) * 4
+	}
+	if h.TD() {
+		dig = 4
+	}
+	rest := len(h) - hl
+	if rest < need+dig {
+		what := "payload"
+		if rest >= need {
+			what = "ECRC digest"
+		}
+		return ruleErr(ErrTruncatedPayload, len(b), "%s with Length %d and TD=%d needs %d bytes after the header, have %d (%s cut short)",
+			k, t.Length, b2u(t.TD), need+dig, rest, what)
+	}
+	return ruleErr(ErrLengthMismatch, off+hl+need+dig, "%s with Length %d and TD=%d takes %d bytes after the header, have %d",
+		k, t.Length, b2u(t.TD), need+dig, rest)
 }
 
 // AppendBinary appends the encoded TLP to b and returns the extended slice.

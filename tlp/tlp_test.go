@@ -119,7 +119,7 @@ func TestVectors(t *testing.T) {
 // alike.
 func equalFields(a, b *TLP) bool {
 	x, y := *a, *b
-	x.hdr, y.hdr = nil, nil
+	x.hdr, y.hdr, x.hdrLen, y.hdrLen = [16]byte{}, [16]byte{}, 0, 0
 	x.keepDigest, y.keepDigest = false, false
 	if !bytes.Equal(x.Data, y.Data) || !bytes.Equal(x.Prefixes, y.Prefixes) {
 		return false
