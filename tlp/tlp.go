@@ -143,8 +143,8 @@ func (t *TLP) Decode(b []byte) error {
 	t.MessageData, t.Address = [8]byte{}, 0
 	t.RequesterID = ID(dw1 >> 16)
 	t.Tag = tagHi | uint16(dw1>>8)&0xFF
-	switch kindClass[k] {
-	case ClassMemory, ClassIO, ClassAtomic:
+	c := kindClass[k]
+	if c == ClassMemory || c == ClassIO || c == ClassAtomic { // the bulk of traffic: tested first
 		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
 		if f&1 != 0 {
 			dw3 := binary.BigEndian.Uint32(h[12:])
@@ -152,6 +152,33 @@ func (t *TLP) Decode(b []byte) error {
 		} else {
 			t.Address, t.PH = uint64(dw2&^3), uint8(dw2)&3
 		}
+	} else {
+		t.decodeOther(c, h, typ, dw1, dw2, tagHi)
+	}
+	need := 0
+	if f.HasData() {
+		need = int(t.Length) * 4
+	}
+	dig := 0
+	if t.TD {
+		dig = 4
+	}
+	t.Digest = 0
+	if len(h)-hl != need+dig {
+		t.Data = nil
+		return t.decodeErr(b)
+	}
+	t.Data = h[hl : hl+need : hl+need]
+	if dig != 0 {
+		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
+	}
+	return nil
+}
+
+// decodeOther fills the fields of configuration requests, messages and
+// completions.
+func (t *TLP) decodeOther(c Class, h []byte, typ uint8, dw1, dw2 uint32, tagHi uint16) {
+	switch c {
 	case ClassConfig:
 		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
 		t.CompleterID = ID(dw2 >> 16)
@@ -174,24 +201,6 @@ func (t *TLP) Decode(b []byte) error {
 		t.Tag = tagHi | uint16(dw2>>8)&0xFF
 		t.LowerAddress = uint8(dw2) & 0x7F
 	}
-	need := 0
-	if f.HasData() {
-		need = int(t.Length) * 4
-	}
-	dig := 0
-	if t.TD {
-		dig = 4
-	}
-	t.Digest = 0
-	if len(h)-hl != need+dig {
-		t.Data = nil
-		return t.decodeErr(b)
-	}
-	t.Data = h[hl : hl+need : hl+need]
-	if dig != 0 {
-		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
-	}
-	return nil
 }
 
 // decodeErr works out why Decode rejected b and returns that error. It is
