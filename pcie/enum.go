@@ -153,6 +153,13 @@ func (h *Hierarchy) Enumerate() error {
 		rw[k].base = base
 	}
 	assign(h.Root, wins)
+	// Functions integrated in the root complex have no link above them:
+	// they run at the largest MPS they support.
+	for _, f := range h.Root.Funcs {
+		if off := f.capOffset(CapPCIe, false); off != 0 {
+			setMPS(f, off, 128<<(f.Space.Read32(off+4)&7))
+		}
+	}
 	h.MPS = map[string]int{}
 	for _, rp := range h.Root.Children {
 		mps := 4096
@@ -163,18 +170,24 @@ func (h *Hierarchy) Enumerate() error {
 				}
 			}
 		})
-		enc, _ := encodeSize(mps)
 		walk(rp, func(n *Node) {
 			for _, f := range n.Funcs {
 				if off := f.capOffset(CapPCIe, false); off != 0 {
-					ctl := uint32(f.Space.Read16(off + 8))
-					f.Space.Write(off+8, 2, ctl&^0x00E0|uint32(enc)<<5)
+					setMPS(f, off, mps)
 				}
 			}
 		})
 		h.MPS[rp.Name] = mps
 	}
 	return nil
+}
+
+// setMPS writes the MPS field of Device Control (PCI Express capability at
+// off) through a configuration write.
+func setMPS(f *Function, off, mps int) {
+	enc, _ := encodeSize(mps)
+	ctl := uint32(f.Space.Read16(off + 8))
+	f.Space.Write(off+8, 2, ctl&^0x00E0|uint32(enc)<<5)
 }
 
 // number assigns bus numbers below bridge n, which sits on bus bus.
