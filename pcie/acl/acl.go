@@ -1,0 +1,252 @@
+// Package acl is the O-NIC PCIe manager's security check: which requester
+// may touch which addresses, through which egress. It follows VT-d's
+// shape — a requester ID (or ID range) selects a domain, a domain lists
+// address ranges with read and write permission at 4 KiB granularity — and
+// adds PCIe ACS-style controls: source validation (a requester ID must
+// belong to the link it arrived on) and egress control (a domain may only
+// send to the egresses it is given).
+//
+// An ACL is built once from a Config, checked completely (errors name the
+// field path); Check does not allocate.
+package acl
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// Page is the permission granularity.
+const Page = 4 << 10
+
+// Config describes the access-control rules.
+type Config struct {
+	// DenyStatus is the completion status of a denied non-posted request:
+	// UR (the default) or CA.
+	DenyStatus string         `mapstructure:"deny_status"`
+	Domains    []DomainConfig `mapstructure:"domains"`
+}
+
+// DomainConfig is one protection domain.
+type DomainConfig struct {
+	Name string `mapstructure:"name"`
+	// Requesters are IDs ("bb:dd.f") or inclusive ranges ("bb:dd.f-bb:dd.f").
+	Requesters []string      `mapstructure:"requesters"`
+	Ranges     []RangeConfig `mapstructure:"ranges"`
+	// Egress lists the egresses the domain may use (port-a, port-b,
+	// kernel:N, local, host); empty allows all.
+	Egress []string `mapstructure:"egress"`
+}
+
+// RangeConfig is an address range with permissions. Base and Size are
+// multiples of 4 KiB.
+type RangeConfig struct {
+	Base  uint64 `mapstructure:"base"`
+	Size  uint64 `mapstructure:"size"`
+	Read  bool   `mapstructure:"read"`
+	Write bool   `mapstructure:"write"`
+}
+
+// Rule names why a request was denied.
+type Rule uint8
+
+// Denial rules.
+const (
+	Allowed       Rule = iota
+	NoDomain           // the requester belongs to no domain
+	NoRange            // the address is in none of the domain's ranges
+	ReadDenied         // the range is not readable
+	WriteDenied        // the range is not writable
+	EgressDenied       // the domain may not use the egress
+	SourceInvalid      // the requester ID does not belong to the ingress link
+	numRules
+)
+
+var ruleNames = [numRules]string{"allowed", "no-domain", "no-range", "read-denied", "write-denied", "egress-denied", "source-invalid"}
+
+// String returns a short name such as "write-denied".
+func (r Rule) String() string {
+	if r < numRules {
+		return ruleNames[r]
+	}
+	return fmt.Sprintf("rule(%d)", r)
+}
+
+type span struct {
+	base, end   uint64 // end exclusive
+	read, write bool
+}
+
+type domain struct {
+	name   string
+	spans  []span   // sorted, non-overlapping
+	bases  []uint64 // spans[i].base, dense for the search
+	egress uint32   // bit per egress: 0 port A, 1 port B, 2 local, 3 host, 8+N kernel N; all ones = any
+}
+
+// ACL is a built, checked access-control table.
+type ACL struct {
+	byReq      [1 << 16]uint16 // requester ID -> domain index + 1 (0: none)
+	domains    []domain
+	DenyStatus tlp.Status
+}
+
+func egressBit(e ntb.Egress) uint32 {
+	switch e.Kind {
+	case ntb.EgressPortA:
+		return 1 << 0
+	case ntb.EgressPortB:
+		return 1 << 1
+	case ntb.EgressLocal:
+		return 1 << 2
+	case ntb.EgressHost:
+		return 1 << 3
+	case ntb.EgressKernel:
+		return 1 << (8 + e.Slot)
+	}
+	return 0
+}
+
+// Build checks c and builds the ACL. kernelSlots bounds kernel egresses.
+func Build(c Config, kernelSlots int) (*ACL, error) {
+	a := &ACL{DenyStatus: tlp.StatusUR}
+	switch c.DenyStatus {
+	case "", "UR":
+	case "CA":
+		a.DenyStatus = tlp.StatusCA
+	default:
+		return nil, fmt.Errorf("deny_status: %q must be UR or CA", c.DenyStatus)
+	}
+	if len(c.Domains) > 0xFFFE {
+		return nil, fmt.Errorf("domains: %d domains, at most 65534", len(c.Domains))
+	}
+	for di, dc := range c.Domains {
+		p := fmt.Sprintf("domains[%d]", di)
+		d := domain{name: dc.Name, egress: ^uint32(0)}
+		if d.name == "" {
+			d.name = p
+		}
+		for ri, r := range dc.Requesters {
+			lo, hi, err := parseIDRange(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s.requesters[%d]: %v", p, ri, err)
+			}
+			for id := int(lo); id <= int(hi); id++ {
+				if prev := a.byReq[id]; prev != 0 {
+					return nil, fmt.Errorf("%s.requesters[%d]: %s already belongs to domain %s", p, ri, tlp.ID(id), a.domains[prev-1].name)
+				}
+			}
+			for id := int(lo); id <= int(hi); id++ {
+				a.byReq[id] = uint16(di + 1)
+			}
+		}
+		for ri, r := range dc.Ranges {
+			rp := fmt.Sprintf("%s.ranges[%d]", p, ri)
+			if r.Size == 0 || r.Base%Page != 0 || r.Size%Page != 0 {
+				return nil, fmt.Errorf("%s: base %#x and size %#x must be non-zero multiples of 4 KiB", rp, r.Base, r.Size)
+			}
+			if r.Base+r.Size < r.Base {
+				return nil, fmt.Errorf("%s: base %#x plus size %#x wraps past 2^64", rp, r.Base, r.Size)
+			}
+			if !r.Read && !r.Write {
+				return nil, fmt.Errorf("%s: grants neither read nor write", rp)
+			}
+			d.spans = append(d.spans, span{r.Base, r.Base + r.Size, r.Read, r.Write})
+		}
+		sort.Slice(d.spans, func(i, j int) bool { return d.spans[i].base < d.spans[j].base })
+		for i := 1; i < len(d.spans); i++ {
+			if d.spans[i].base < d.spans[i-1].end {
+				return nil, fmt.Errorf("%s.ranges: %#x-%#x overlaps %#x-%#x", p, d.spans[i].base, d.spans[i].end-1, d.spans[i-1].base, d.spans[i-1].end-1)
+			}
+		}
+		for _, sp := range d.spans {
+			d.bases = append(d.bases, sp.base)
+		}
+		if len(dc.Egress) > 0 {
+			d.egress = 0
+			for ei, e := range dc.Egress {
+				eg, err := ntb.ParseEgress(e, kernelSlots)
+				if err != nil {
+					return nil, fmt.Errorf("%s.egress[%d]: %v", p, ei, err)
+				}
+				d.egress |= egressBit(eg)
+			}
+		}
+		a.domains = append(a.domains, d)
+	}
+	return a, nil
+}
+
+func parseIDRange(s string) (tlp.ID, tlp.ID, error) {
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err := tlp.ParseID(strings.TrimSpace(a))
+	if err != nil {
+		return 0, 0, err
+	}
+	hi := lo
+	if isRange {
+		if hi, err = tlp.ParseID(strings.TrimSpace(b)); err != nil {
+			return 0, 0, err
+		}
+		if hi < lo {
+			return 0, 0, fmt.Errorf("range %s runs backwards", s)
+		}
+	}
+	return lo, hi, nil
+}
+
+// Verdict is the result of a check.
+type Verdict struct {
+	Rule   Rule // Allowed or why not
+	Domain int  // domain index, -1 if none
+}
+
+// Check decides whether requester req may access size bytes (at least 1)
+// at addr, for writing or reading, through egress e. The whole access must
+// lie in one range. It does not allocate.
+func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Verdict {
+	di := int(a.byReq[req]) - 1
+	if di < 0 {
+		return Verdict{NoDomain, -1}
+	}
+	d := &a.domains[di]
+	if d.egress&egressBit(e) == 0 {
+		return Verdict{EgressDenied, di}
+	}
+	// Branch-free search for the last span starting at or before addr.
+	bases := d.bases
+	n := len(bases)
+	if n == 0 {
+		return Verdict{NoRange, di}
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if bases[base+half] <= addr {
+			base += half
+		}
+		n -= half
+	}
+	s := &d.spans[base]
+	if addr < s.base || addr >= s.end || size-1 > s.end-1-addr {
+		return Verdict{NoRange, di}
+	}
+	if write && !s.write {
+		return Verdict{WriteDenied, di}
+	}
+	if !write && !s.read {
+		return Verdict{ReadDenied, di}
+	}
+	return Verdict{Allowed, di}
+}
+
+// DomainName returns the name of domain i.
+func (a *ACL) DomainName(i int) string {
+	if i < 0 || i >= len(a.domains) {
+		return ""
+	}
+	return a.domains[i].name
+}

@@ -1,0 +1,131 @@
+package acl
+
+import (
+	"strings"
+	"testing"
+
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+var (
+	portA = ntb.Egress{Kind: ntb.EgressPortA}
+	portB = ntb.Egress{Kind: ntb.EgressPortB}
+	local = ntb.Egress{Kind: ntb.EgressLocal}
+)
+
+func id(s string) tlp.ID {
+	x, err := tlp.ParseID(s)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func testACL(t testing.TB) *ACL {
+	a, err := Build(Config{Domains: []DomainConfig{
+		{Name: "host", Requesters: []string{"00:00.0"}, Ranges: []RangeConfig{
+			{Base: 0x1000_0000, Size: 0x1000_0000, Read: true, Write: true},
+			{Base: 0x8000_0000, Size: 0x1000, Read: true},
+			{Base: 0x9000_0000, Size: 0x2000, Write: true},
+		}},
+		{Name: "gpu", Requesters: []string{"05:00.0-05:00.7"}, Ranges: []RangeConfig{{Base: 0x1000_0000, Size: 0x1000, Read: true, Write: true}},
+			Egress: []string{"port-b"}},
+	}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCheck(t *testing.T) {
+	a := testACL(t)
+	for _, tc := range []struct {
+		name  string
+		req   string
+		addr  uint64
+		size  uint64
+		write bool
+		e     ntb.Egress
+		rule  Rule
+	}{
+		{"in range", "00:00.0", 0x1000_0000, 4, true, portA, Allowed},
+		{"last byte of a range", "00:00.0", 0x1FFF_FFFF, 1, false, portA, Allowed},
+		{"one past the range", "00:00.0", 0x2000_0000, 4, false, portA, NoRange},
+		{"straddles the end", "00:00.0", 0x1FFF_FFFC, 8, true, portA, NoRange},
+		{"below every range", "00:00.0", 0x0FFF_FFFC, 4, false, portA, NoRange},
+		{"write to read-only", "00:00.0", 0x8000_0000, 4, true, portA, WriteDenied},
+		{"read of read-only", "00:00.0", 0x8000_0FFC, 4, false, portA, Allowed},
+		{"read of write-only", "00:00.0", 0x9000_1000, 4, false, portA, ReadDenied},
+		{"requester with no domain", "06:00.0", 0x1000_0000, 4, false, portA, NoDomain},
+		{"ID range, last function", "05:00.7", 0x1000_0000, 4, false, portB, Allowed},
+		{"egress not allowed", "05:00.0", 0x1000_0000, 4, false, portA, EgressDenied},
+		{"egress local not allowed", "05:00.1", 0x1000_0000, 4, false, local, EgressDenied},
+	} {
+		v := a.Check(id(tc.req), tc.addr, tc.size, tc.write, tc.e)
+		if v.Rule != tc.rule {
+			t.Errorf("%s: %s, want %s", tc.name, v.Rule, tc.rule)
+		}
+	}
+	if a.DenyStatus != tlp.StatusUR {
+		t.Error("default deny status is not UR")
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{DenyStatus: "SC"}, `deny_status: "SC" must be UR or CA`},
+		{Config{Domains: []DomainConfig{{Requesters: []string{"zz"}}}}, "domains[0].requesters[0]"},
+		{Config{Domains: []DomainConfig{{Requesters: []string{"05:00.3-05:00.1"}}}}, "runs backwards"},
+		{Config{Domains: []DomainConfig{{Name: "a", Requesters: []string{"01:00.0"}}, {Requesters: []string{"00:1f.7-01:00.0"}}}}, "domains[1].requesters[0]: 01:00.0 already belongs to domain a"},
+		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0x800, Size: 0x1000, Read: true}}}}}, "domains[0].ranges[0]: base 0x800 and size 0x1000 must be non-zero multiples of 4 KiB"},
+		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0x1000, Size: 0x1000}}}}}, "grants neither read nor write"},
+		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0, Size: 0x2000, Read: true}, {Base: 0x1000, Size: 0x1000, Read: true}}}}}, "domains[0].ranges: 0x1000-0x1fff overlaps 0x0-0x1fff"},
+		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0xFFFF_FFFF_FFFF_F000, Size: 0x2000, Read: true}}}}}, "wraps"},
+		{Config{Domains: []DomainConfig{{Egress: []string{"kernel:9"}}}}, "domains[0].egress[0]"},
+	} {
+		_, err := Build(tc.c, 4)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.c, err, tc.want)
+		}
+	}
+	a, err := Build(Config{DenyStatus: "CA"}, 4)
+	if err != nil || a.DenyStatus != tlp.StatusCA {
+		t.Errorf("deny_status CA: %v %v", a, err)
+	}
+}
+
+func TestCheckAllocs(t *testing.T) {
+	a := testACL(t)
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(id("00:00.0"), 0x1000_0000, 4, true, portA) }); n != 0 {
+		t.Errorf("Check made %.1f allocs", n)
+	}
+}
+
+// BenchmarkCheck64Ranges checks addresses spread over a domain of 64 ranges.
+func BenchmarkCheck64Ranges(b *testing.B) {
+	var rs []RangeConfig
+	for i := 0; i < 64; i++ {
+		rs = append(rs, RangeConfig{Base: uint64(i) << 24, Size: 1 << 23, Read: true, Write: i%2 == 0})
+	}
+	a, err := Build(Config{Domains: []DomainConfig{{Requesters: []string{"00:00.0-00:1f.7"}, Ranges: rs}}}, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var addrs [256]uint64
+	for i := range addrs {
+		addrs[i] = uint64(i*37%64)<<24 | uint64(i*4096)
+	}
+	b.ReportAllocs()
+	i, n := 0, 0
+	for b.Loop() {
+		if a.Check(tlp.ID(i&0xFF), addrs[i&255], 64, false, portA).Rule == Allowed {
+			n++
+		}
+		i++
+	}
+	_ = n
+}

@@ -1,0 +1,345 @@
+// Package manager is the decision an O-NIC's PCIe manager takes for every
+// TLP: security check, address and requester-ID translation, and egress
+// (optical port A or B, a kernel slot, local registers, or the host link).
+// The emulator runs it per TLP and the RTL generator fills its tables from
+// the same ntb and acl code.
+//
+// Every TLP gets exactly one Outcome: forwarded (to one egress, or two for
+// a multicast write), completed with an error status, or dropped — each
+// with a named reason. Failures follow the specification and SmartIO's
+// NTB behaviour: a posted write that misses or is denied is dropped and
+// counted; a non-posted request completes with UR (or CA for denials when
+// configured), so a read returns all ones.
+package manager
+
+import (
+	"fmt"
+
+	"onic/pcie"
+	"onic/pcie/acl"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// Ingress is where a TLP entered the O-NIC.
+type Ingress uint8
+
+// Ingresses.
+const (
+	FromHost  Ingress = iota // the host-facing PCIe link
+	FromPortA                // optical port A
+	FromPortB                // optical port B
+)
+
+// Config is the manager's part of the firmware spec.
+type Config struct {
+	Translation ntb.Config `mapstructure:"translation"`
+	Access      acl.Config `mapstructure:"access"`
+	// RegisterBAR is the BAR of the O-NIC's own registers (default 0).
+	RegisterBAR int `mapstructure:"register_bar"`
+}
+
+// Action is what happens to a TLP.
+type Action uint8
+
+// Actions.
+const (
+	Forward  Action = iota // sent on to Egress (and Second)
+	Complete               // answered with a completion of Status
+	Drop                   // discarded (posted requests, unexpected completions)
+)
+
+var actionNames = [...]string{"forward", "complete", "drop"}
+
+// String returns "forward", "complete" or "drop".
+func (a Action) String() string { return actionNames[a%3] }
+
+// Reason says why a TLP got its outcome.
+type Reason uint8
+
+// Reasons.
+const (
+	OK                   Reason = iota
+	NotForUs                    // the address is in none of the O-NIC's BARs
+	WindowMiss                  // in a translation BAR but in no window or LUT entry
+	MappingDisabled             // the window or LUT entry is not enabled
+	PortDown                    // the egress port is down and nothing takes over
+	Denied                      // the security check refused it (see Outcome.Deny)
+	NoProxyID                   // the requester has no entry in the requester-ID table
+	UnexpectedCompletion        // a completion nobody is waiting for
+	Unsupported                 // a request the O-NIC does not implement (I/O)
+	numReasons
+)
+
+var reasonNames = [numReasons]string{"ok", "not-for-us", "window-miss", "mapping-disabled", "port-down", "denied",
+	"no-proxy-id", "unexpected-completion", "unsupported"}
+
+// String returns a short name such as "window-miss".
+func (r Reason) String() string {
+	if r < numReasons {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("reason(%d)", r)
+}
+
+// Reasons lists every reason in order (for reports).
+func Reasons() []Reason {
+	rs := make([]Reason, numReasons)
+	for i := range rs {
+		rs[i] = Reason(i)
+	}
+	return rs
+}
+
+// Outcome is the manager's decision for one TLP.
+type Outcome struct {
+	Action    Action
+	Reason    Reason
+	Deny      acl.Rule // for Reason Denied
+	Egress    ntb.Egress
+	Address   uint64 // after translation
+	Requester tlp.ID // after requester-ID translation
+	// Second is the multicast copy (Kind EgressNone when there is none).
+	Second        ntb.Egress
+	SecondAddress uint64
+	Status        tlp.Status // for Action Complete
+}
+
+// Event records a denial.
+type Event struct {
+	Requester tlp.ID
+	Address   uint64
+	Rule      acl.Rule
+	Ingress   Ingress
+}
+
+// EventRing is the number of most recent denials kept.
+const EventRing = 64
+
+type bar struct {
+	base, size uint64
+	present    bool
+}
+
+// Manager holds an O-NIC's tables and counters.
+type Manager struct {
+	tables *ntb.Tables
+	access *acl.ACL
+	fn     *pcie.Function
+	self   tlp.ID
+	regBAR int
+	bars   [6]bar
+	// PortDown says, per port (0 A, 1 B), whether the optical link is down.
+	PortDown [2]bool
+	counts   [numReasons]uint64
+	events   [EventRing]Event
+	nEvents  uint64
+	hit      ntb.Hit // scratch for lookups
+}
+
+// New checks c against the O-NIC's host-facing function f (its BARs) and
+// builds the manager. self is f's routing ID after enumeration.
+func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
+	var sizes [6]uint64
+	for i, b := range f.BARs {
+		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
+			sizes[i] = b.Size
+		}
+	}
+	if c.RegisterBAR < 0 || c.RegisterBAR > 5 || sizes[c.RegisterBAR] == 0 {
+		return nil, fmt.Errorf("register_bar: %d is not a memory BAR of %s", c.RegisterBAR, f.Name)
+	}
+	tab, err := ntb.Build(c.Translation, sizes)
+	if err != nil {
+		return nil, fmt.Errorf("translation.%v", err)
+	}
+	slots := c.Translation.KernelSlots
+	if slots == 0 {
+		slots = 4
+	}
+	a, err := acl.Build(c.Access, slots)
+	if err != nil {
+		return nil, fmt.Errorf("access.%v", err)
+	}
+	m := &Manager{tables: tab, access: a, fn: f, self: self, regBAR: c.RegisterBAR}
+	m.SyncBARs()
+	return m, nil
+}
+
+// SyncBARs re-reads where the BARs are from the function's configuration
+// space; call it after enumeration or whenever software moves them.
+func (m *Manager) SyncBARs() {
+	for i, b := range m.fn.BARs {
+		m.bars[i] = bar{}
+		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
+			m.bars[i] = bar{base: m.fn.BARAddress(i), size: b.Size, present: true}
+		}
+	}
+}
+
+// Tables returns the translation tables (to change mappings at run time).
+func (m *Manager) Tables() *ntb.Tables { return m.tables }
+
+// Count returns how many TLPs got reason r.
+func (m *Manager) Count(r Reason) uint64 { return m.counts[r] }
+
+// Events returns the most recent denials, oldest first.
+func (m *Manager) Events() []Event {
+	n := min(m.nEvents, EventRing)
+	out := make([]Event, 0, n)
+	for i := m.nEvents - n; i < m.nEvents; i++ {
+		out = append(out, m.events[i%EventRing])
+	}
+	return out
+}
+
+// fail decides a refused TLP: posted requests are dropped, non-posted ones
+// complete with status, completions are dropped.
+func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
+	m.counts[r]++
+	*o = Outcome{Action: Drop, Reason: r, Requester: t.RequesterID}
+	if t.Kind().IsNonPosted() {
+		o.Action, o.Status = Complete, status
+	}
+}
+
+func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Outcome) {
+	m.events[m.nEvents%EventRing] = Event{Requester: t.RequesterID, Address: addr, Rule: rule, Ingress: in}
+	m.nEvents++
+	m.fail(t, Denied, m.access.DenyStatus, o)
+	o.Deny = rule
+}
+
+// forward records a TLP sent on to egress e at address addr.
+func (m *Manager) forward(o *Outcome, e ntb.Egress, addr uint64, req tlp.ID) {
+	m.counts[OK]++
+	o.Action, o.Reason, o.Deny, o.Status = Forward, OK, acl.Allowed, 0
+	o.Egress, o.Address, o.Requester = e, addr, req
+	o.Second, o.SecondAddress = ntb.Egress{}, 0
+}
+
+// accessSize is the number of bytes a request touches, for the security
+// check: its payload or requested length.
+func accessSize(t *tlp.TLP) uint64 {
+	if t.Length == 0 {
+		return 4
+	}
+	return uint64(t.Length) * 4
+}
+
+// Process decides, into o, what happens to t, which entered through in.
+// It does not allocate. (It fills a caller's Outcome rather than returning
+// one: returning the struct would cost more than the decision.)
+func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
+	k := t.Kind()
+	c := k.Class()
+	local := ntb.Egress{Kind: ntb.EgressLocal}
+	if in != FromHost {
+		m.fromPort(t, in, c, o)
+		return
+	}
+	switch c {
+	case tlp.ClassConfig, tlp.ClassMessage:
+		m.forward(o, local, 0, t.RequesterID)
+		return
+	case tlp.ClassCompletion:
+		if t.RequesterID == m.self {
+			m.forward(o, local, 0, t.RequesterID)
+		} else {
+			m.fail(t, UnexpectedCompletion, 0, o)
+		}
+		return
+	case tlp.ClassMemory, tlp.ClassAtomic:
+	default:
+		m.fail(t, Unsupported, tlp.StatusUR, o)
+		return
+	}
+	// Memory requests and AtomicOps: which BAR?
+	bi := -1
+	var off uint64
+	for i := range m.bars {
+		b := &m.bars[i]
+		if b.present && t.Address-b.base < b.size && t.Address >= b.base {
+			bi, off = i, t.Address-b.base
+			break
+		}
+	}
+	if bi < 0 {
+		m.fail(t, NotForUs, tlp.StatusUR, o)
+		return
+	}
+	write := k.HasData()
+	size := accessSize(t)
+	if bi == m.regBAR {
+		if v := m.access.Check(t.RequesterID, off, size, write, local); v.Rule != acl.Allowed {
+			m.deny(t, in, off, v.Rule, o)
+			return
+		}
+		m.forward(o, local, off, t.RequesterID)
+		return
+	}
+	h := &m.hit
+	m.tables.Lookup(bi, off, m.PortDown, h)
+	switch {
+	case !h.Found():
+		m.fail(t, WindowMiss, tlp.StatusUR, o)
+		return
+	case !h.Enabled():
+		m.fail(t, MappingDisabled, tlp.StatusUR, o)
+		return
+	case h.Egress.IsPort() && m.PortDown[portIdx(h.Egress)]:
+		m.fail(t, PortDown, tlp.StatusUR, o)
+		return
+	}
+	if v := m.access.Check(t.RequesterID, h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {
+		m.deny(t, in, h.Translated, v.Rule, o)
+		return
+	}
+	req := t.RequesterID
+	if h.Egress.IsPort() {
+		p, ok := m.tables.ProxyID(req)
+		if !ok {
+			m.fail(t, NoProxyID, tlp.StatusUR, o)
+			return
+		}
+		req = p
+	}
+	m.forward(o, h.Egress, h.Translated, req)
+	if h.Second.Kind != ntb.EgressNone && write && !m.PortDown[portIdx(h.Second)] {
+		o.Second, o.SecondAddress = h.Second, h.SecondAddr
+	}
+}
+
+func portIdx(e ntb.Egress) int {
+	if e.Kind == ntb.EgressPortB {
+		return 1
+	}
+	return 0
+}
+
+// fromPort handles TLPs arriving from an optical port: completions find
+// their local requester through the requester-ID table; requests (a
+// remote device's DMA into this host, already translated by the far side)
+// are checked and passed to the host link.
+func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
+	host := ntb.Egress{Kind: ntb.EgressHost}
+	switch c {
+	case tlp.ClassCompletion:
+		local, ok := m.tables.LocalID(t.RequesterID)
+		if !ok {
+			m.fail(t, UnexpectedCompletion, 0, o)
+			return
+		}
+		m.forward(o, host, 0, local)
+	case tlp.ClassMemory, tlp.ClassAtomic:
+		if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
+			m.deny(t, in, t.Address, v.Rule, o)
+			return
+		}
+		m.forward(o, host, t.Address, t.RequesterID)
+	case tlp.ClassConfig, tlp.ClassMessage:
+		m.forward(o, ntb.Egress{Kind: ntb.EgressLocal}, 0, t.RequesterID)
+	default:
+		m.fail(t, Unsupported, tlp.StatusUR, o)
+	}
+}
