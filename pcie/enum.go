@@ -3,6 +3,8 @@ package pcie
 import (
 	"fmt"
 	"sort"
+
+	"onic/tlp"
 )
 
 // Hierarchy is a PCIe hierarchy under one root complex.
@@ -311,6 +313,29 @@ func (f *Function) Windows() (io, mem, pref Range) {
 	pref = Range{uint64(s.Read16(0x24)&0xFFF0)<<16 | uint64(s.Read32(0x28))<<32,
 		uint64(s.Read16(0x26)&0xFFF0)<<16 | 0xFFFFF | uint64(s.Read32(0x2C))<<32}
 	return io, mem, pref
+}
+
+// Config issues configuration request req from the root complex and
+// returns the completion, as the host sees it: routed by ID through the
+// enumerated hierarchy, answered by the target function (CplD, Cpl, or CRS
+// while it is not ready), or completed with UR by the last bridge on the
+// way when no function exists at that ID.
+func (h *Hierarchy) Config(req *tlp.TLP) (tlp.TLP, error) {
+	if c := req.Kind().Class(); c != tlp.ClassConfig {
+		return tlp.TLP{}, fmt.Errorf("config: %s is not a configuration request", req.Kind())
+	}
+	r, err := h.Route(h.Root, req)
+	if err != nil {
+		return tlp.TLP{}, err
+	}
+	if r.Status != tlp.StatusSC || r.Target == nil || r.Host {
+		last := r.Path[len(r.Path)-1]
+		if r.Host && r.Target == h.Root {
+			return h.Root.Funcs[0].HandleConfig(req, h.Root.ID(0)), nil
+		}
+		return Completion(req, last.ID(0), tlp.StatusUR, nil), nil
+	}
+	return r.Target.Funcs[r.Func].HandleConfig(req, r.Target.ID(r.Func)), nil
 }
 
 // BusRange returns a bridge's secondary and subordinate bus numbers.

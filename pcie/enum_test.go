@@ -315,3 +315,92 @@ func TestTreeGolden(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "tree-default.txt"), b.String())
 }
+
+// TestACSRouting enables ACS controls on a switch downstream port through
+// its ACS Control register and checks what they do to routing.
+func TestACSRouting(t *testing.T) {
+	h := defaultHierarchy(t)
+	onic0 := h.Find("onic0")
+	dp0 := h.Find("sw0.dp0").Bridge()
+	acs := dp0.capOffset(ExtCapACS, true)
+	setACS := func(v uint16) { dp0.Space.Write(acs+6, 2, uint32(v)) }
+
+	// P2P request redirect: onic0 -> gpu0 goes up to the root complex.
+	setACS(ACSRequestRedirect)
+	r, _ := h.Route(onic0, memReq(tlp.MWr, 0x50_0000_1000, onic0.ID(0)))
+	if got := names(r.Path); got != "onic0 > sw0.dp0 > sw0 > rp0 > host0 > rp0 > sw0 > sw0.dp2 > gpu0" || !r.Redirected || r.Target.Name != "gpu0" {
+		t.Errorf("redirected P2P: %s (redirected %v)", got, r.Redirected)
+	}
+	// Completions are not redirected by the request control...
+	cpl := &tlp.TLP{Fmt: tlp.Fmt3DW, Type: 0xA, RequesterID: tlp.NewID(5, 0, 0), ByteCount: 4}
+	if r, _ := h.Route(onic0, cpl); names(r.Path) != "onic0 > sw0.dp0 > sw0 > sw0.dp2 > gpu0" {
+		t.Errorf("completion with only request redirect: %s", names(r.Path))
+	}
+	// ...but by the completion control.
+	setACS(ACSCompletionRedirect)
+	if r, _ := h.Route(onic0, cpl); !r.Redirected || r.Target.Name != "gpu0" {
+		t.Errorf("completion redirect: %s", names(r.Path))
+	}
+	// DMA to host memory is unaffected.
+	setACS(ACSRequestRedirect | ACSCompletionRedirect)
+	if r, _ := h.Route(onic0, memReq(tlp.MWr, 0x1000, onic0.ID(0))); !r.Host || r.Redirected {
+		t.Errorf("host DMA under redirect: %s", names(r.Path))
+	}
+	// Source validation: a request whose requester ID is not behind the
+	// port is blocked there.
+	setACS(ACSSourceValidation)
+	r, _ = h.Route(onic0, memReq(tlp.MWr, 0x1000, tlp.NewID(5, 0, 0)))
+	if !r.ACSViolation || r.Status != tlp.StatusUR || names(r.Path) != "onic0 > sw0.dp0" {
+		t.Errorf("spoofed requester: %s %v %s", names(r.Path), r.ACSViolation, r.Status)
+	}
+	if r, _ := h.Route(onic0, memReq(tlp.MWr, 0x1000, onic0.ID(0))); r.ACSViolation || !r.Host {
+		t.Errorf("genuine requester blocked: %s", names(r.Path))
+	}
+	// The controls only act where the capability advertises them: a write
+	// of bits the port does not have is ignored.
+	setACS(0xFFFF)
+	if got := dp0.Space.Read16(acs + 6); got != dp0.Space.Read16(acs+4) {
+		t.Errorf("ACS Control %#x accepts bits the capability %#x lacks", got, dp0.Space.Read16(acs+4))
+	}
+}
+
+// TestHierarchyConfig reads and writes configuration space through the
+// hierarchy as the host does, including UR for absent functions and CRS.
+func TestHierarchyConfig(t *testing.T) {
+	h := defaultHierarchy(t)
+	cfg := func(k tlp.Kind, id string, reg uint16, data []byte) *tlp.TLP {
+		x, _ := tlp.ParseID(id)
+		f, typ, _ := tlp.FmtType(k, false, 0)
+		return &tlp.TLP{Fmt: f, Type: typ, Length: 1, FirstBE: 0xF, CompleterID: x, Register: reg, Data: data, Tag: 7}
+	}
+	c, err := h.Config(cfg(tlp.CfgRd1, "05:00.1", 0, nil))
+	if err != nil || c.Kind() != tlp.CplD || c.CompleterID != tlp.NewID(5, 0, 1) || c.Data[2] != 0x01 || c.Data[3] != 0x03 {
+		t.Fatalf("read of gpu0 audio IDs: %v %v", &c, err)
+	}
+	c, _ = h.Config(cfg(tlp.CfgRd1, "05:00.2", 0, nil))
+	if c.Kind() != tlp.Cpl || c.Status != tlp.StatusUR || c.CompleterID != tlp.NewID(5, 0, 0) {
+		t.Errorf("absent function: %v", &c)
+	}
+	c, _ = h.Config(cfg(tlp.CfgRd1, "09:00.0", 0, nil))
+	if c.Status != tlp.StatusUR {
+		t.Errorf("absent bus: %v", &c)
+	}
+	c, _ = h.Config(cfg(tlp.CfgRd0, "00:00.0", 0, nil))
+	if c.Kind() != tlp.CplD || c.Data[0] != 0xCE {
+		t.Errorf("host bridge: %v", &c)
+	}
+	// A write through the hierarchy lands in the device.
+	if c, _ := h.Config(cfg(tlp.CfgWr1, "06:00.0", 0x3C, []byte{0x2A, 0, 0, 0})); c.Kind() != tlp.Cpl || c.Status != tlp.StatusSC {
+		t.Fatalf("write: %v", &c)
+	}
+	if got := h.Find("nvme0").Funcs[0].Space.Read8(0x3C); got != 0x2A {
+		t.Errorf("interrupt line %#x after the write", got)
+	}
+	h.Find("nvme0").Funcs[0].Ready = false
+	if c, _ := h.Config(cfg(tlp.CfgRd1, "06:00.0", 0, nil)); c.Status != tlp.StatusCRS {
+		t.Errorf("not ready: %v", &c)
+	}
+	if _, err := h.Config(memReq(tlp.MRd, 0x1000, 0)); err == nil {
+		t.Error("a memory read accepted as a configuration request")
+	}
+}

@@ -23,8 +23,28 @@ type Route struct {
 	Broadcast []*Node
 	// Status is what the requester sees: SC when the TLP reaches a target,
 	// UR when the routing ends without one (an address or ID that nothing
-	// below the last bridge claims, or an absent function).
+	// below the last bridge claims, or an absent function), or when a
+	// port's ACS source validation blocks it.
 	Status tlp.Status
+	// ACSViolation reports that source validation blocked the TLP at the
+	// last node of Path.
+	ACSViolation bool
+	// Redirected reports that an ACS P2P redirect sent a peer-to-peer TLP
+	// up to the root complex instead of turning at a switch.
+	Redirected bool
+}
+
+// acsControl returns the ACS Control register of a port, or 0.
+func acsControl(n *Node) uint16 {
+	br := n.Bridge()
+	if br == nil {
+		return 0
+	}
+	off := br.capOffset(ExtCapACS, true)
+	if off == 0 {
+		return 0
+	}
+	return br.Space.Read16(off + 6)
 }
 
 // claims reports whether node n, or something below it, is the target of
@@ -133,6 +153,7 @@ func (h *Hierarchy) Route(src *Node, t *tlp.TLP) (Route, error) {
 	// Up: from the source, look at each ancestor's bus for a claimant.
 	from := src
 	var down *Node
+	redirect := false // an ACS redirect is carrying the TLP up to the root
 	for anc := src; anc != nil; anc = anc.Parent {
 		if anc != src {
 			rt.Path = append(rt.Path, anc)
@@ -140,11 +161,33 @@ func (h *Hierarchy) Route(src *Node, t *tlp.TLP) (Route, error) {
 		if anc == src && src.Kind != RootComplexNode {
 			continue // a device does not route to itself across its link
 		}
+		if anc.Kind == RootPortNode || anc.Kind == SwitchDownNode {
+			// The TLP entered this port from below (from its secondary side).
+			acs := acsControl(anc)
+			if acs&ACSSourceValidation != 0 && t.Kind().IsRequest() {
+				sec, sub := anc.Bridge().BusRange()
+				if b := t.RequesterID.Bus(); b < sec || b > sub {
+					rt.Status, rt.ACSViolation = tlp.StatusUR, true
+					return rt, nil
+				}
+			}
+			isCpl := t.Kind().Class() == tlp.ClassCompletion
+			if anc.Kind == SwitchDownNode && (!isCpl && acs&ACSRequestRedirect != 0 || isCpl && acs&ACSCompletionRedirect != 0) {
+				redirect = true
+			}
+		}
 		for _, c := range anc.Children {
-			if c != from && claims(c, t, byID, id) {
+			// A redirected TLP may turn back down the root port it came
+			// up through: the root complex routes it like any other.
+			hairpin := redirect && anc.Kind == RootComplexNode
+			if (c != from || hairpin) && claims(c, t, byID, id) {
 				down = c
 				break
 			}
+		}
+		if down != nil && redirect && anc.Kind == SwitchUpNode {
+			// Peer-to-peer inside the switch is redirected upstream.
+			down, rt.Redirected = nil, true
 		}
 		if down != nil {
 			break
