@@ -310,3 +310,30 @@ func Completion(req *tlp.TLP, completer tlp.ID, status tlp.Status, data []byte) 
 	}
 	return c
 }
+
+// StandIn returns a new function that presents itself to software exactly
+// as f does — IDs, class, BAR sizes and flags, capabilities, register
+// access — but with its BARs unassigned and decoding off, as after reset.
+// An O-NIC shows such a function to its host for a device it borrows
+// through an optical port (SmartIO's device lending); the host enumerates
+// it like any other.
+func (f *Function) StandIn(name string) *Function {
+	s := *f.Space
+	s.capNames = append([]CapInfo(nil), f.Space.capNames...)
+	c := &Function{Name: name, Space: &s, Bridge: f.Bridge, BARs: f.BARs, Ready: true}
+	for i := 0; i < 6; i++ {
+		off := 0x10 + 4*i
+		if i > 0 && f.BARs[i-1].Kind == BARMem64 {
+			s.Set32(off, 0) // upper half of a 64-bit BAR
+			continue
+		}
+		s.b[off] &= 0xF // keep the flag bits, clear the address
+		s.b[off+1], s.b[off+2], s.b[off+3] = 0, 0, 0
+	}
+	s.Set16(0x04, 0)
+	return c
+}
+
+// CapOffset returns the offset of the first capability with the given ID
+// (an extended capability ID when extended is set), or 0.
+func (f *Function) CapOffset(id uint16, extended bool) int { return f.capOffset(id, extended) }

@@ -121,6 +121,16 @@ type bar struct {
 	present    bool
 }
 
+// standIn is a function the O-NIC presents to its host for a device
+// behind an optical port: each of its BARs is a window onto the device's
+// BAR at the same offset.
+type standIn struct {
+	fn     *pcie.Function
+	bars   [6]bar
+	remote [6]uint64
+	port   ntb.Egress
+}
+
 // Manager holds an O-NIC's tables and counters.
 type Manager struct {
 	tables *ntb.Tables
@@ -135,6 +145,25 @@ type Manager struct {
 	events   [EventRing]Event
 	nEvents  uint64
 	hit      ntb.Hit // scratch for lookups
+	standIns []standIn
+}
+
+// AddStandIn registers f, a stand-in function the O-NIC presents for a
+// lent device (see pcie.Function.StandIn): accesses to f's BARs go through
+// port to the device's BARs, which the lender's enumeration put at
+// remoteBARs. Call SyncBARs after the host has enumerated f.
+func (m *Manager) AddStandIn(f *pcie.Function, remoteBARs [6]uint64, port ntb.Egress) error {
+	if !port.IsPort() {
+		return fmt.Errorf("stand-in %s: egress %s is not an optical port", f.Name, port)
+	}
+	for i, b := range f.BARs {
+		if (b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64) && remoteBARs[i]%b.Size != 0 {
+			return fmt.Errorf("stand-in %s: remote BAR%d at %#x is not aligned to its size %#x", f.Name, i, remoteBARs[i], b.Size)
+		}
+	}
+	m.standIns = append(m.standIns, standIn{fn: f, remote: remoteBARs, port: port})
+	m.SyncBARs()
+	return nil
 }
 
 // New checks c against the O-NIC's host-facing function f (its BARs) and
@@ -169,10 +198,17 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 // SyncBARs re-reads where the BARs are from the function's configuration
 // space; call it after enumeration or whenever software moves them.
 func (m *Manager) SyncBARs() {
-	for i, b := range m.fn.BARs {
-		m.bars[i] = bar{}
+	syncBARs(m.fn, &m.bars)
+	for i := range m.standIns {
+		syncBARs(m.standIns[i].fn, &m.standIns[i].bars)
+	}
+}
+
+func syncBARs(f *pcie.Function, bars *[6]bar) {
+	for i, b := range f.BARs {
+		bars[i] = bar{}
 		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
-			m.bars[i] = bar{base: m.fn.BARAddress(i), size: b.Size, present: true}
+			bars[i] = bar{base: f.BARAddress(i), size: b.Size, present: true}
 		}
 	}
 }
@@ -264,12 +300,12 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 			break
 		}
 	}
-	if bi < 0 {
-		m.fail(t, NotForUs, tlp.StatusUR, o)
-		return
-	}
 	write := k.HasData()
 	size := accessSize(t)
+	if bi < 0 {
+		m.processStandIn(t, in, write, size, o)
+		return
+	}
 	if bi == m.regBAR {
 		if v := m.access.Check(t.RequesterID, off, size, write, local); v.Rule != acl.Allowed {
 			m.deny(t, in, off, v.Rule, o)
@@ -308,6 +344,37 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 	if h.Second.Kind != ntb.EgressNone && write && !m.PortDown[portIdx(h.Second)] {
 		o.Second, o.SecondAddress = h.Second, h.SecondAddr
 	}
+}
+
+// processStandIn handles an access to a stand-in's BAR, or fails it as
+// not for us.
+func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64, o *Outcome) {
+	for si := range m.standIns {
+		sd := &m.standIns[si]
+		for i := range sd.bars {
+			b := &sd.bars[i]
+			if !b.present || t.Address < b.base || t.Address-b.base >= b.size {
+				continue
+			}
+			if m.PortDown[portIdx(sd.port)] {
+				m.fail(t, PortDown, tlp.StatusUR, o)
+				return
+			}
+			addr := sd.remote[i] + (t.Address - b.base)
+			if v := m.access.Check(t.RequesterID, addr, size, write, sd.port); v.Rule != acl.Allowed {
+				m.deny(t, in, addr, v.Rule, o)
+				return
+			}
+			p, ok := m.tables.ProxyID(t.RequesterID)
+			if !ok {
+				m.fail(t, NoProxyID, tlp.StatusUR, o)
+				return
+			}
+			m.forward(o, sd.port, addr, p)
+			return
+		}
+	}
+	m.fail(t, NotForUs, tlp.StatusUR, o)
 }
 
 func portIdx(e ntb.Egress) int {
