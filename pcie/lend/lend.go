@@ -44,6 +44,13 @@ type Loan struct {
 	// the lender's domain (the lender's O-NIC).
 	Proxy tlp.ID
 	MSI   MSIWindow
+
+	// MSI-X: where the stand-in's vector table is, and the addresses the
+	// host has programmed into it (a shadow, since entries are written a
+	// DW at a time).
+	msixBAR    int
+	msixOff    uint64
+	msixShadow [][2]uint32
 }
 
 // New checks that the stand-in presents the device and the MSI window is
@@ -56,7 +63,87 @@ func New(standIn, device *pcie.Function, deviceID, proxy tlp.ID, msi MSIWindow) 
 	if msi.Size == 0 || msi.HostBase%4 != 0 || msi.RemoteBase%4 != 0 {
 		return nil, fmt.Errorf("loan %s: MSI window needs a non-zero size and DW-aligned bases", standIn.Name)
 	}
-	return &Loan{StandIn: standIn, Device: device, DeviceID: deviceID, Proxy: proxy, MSI: msi}, nil
+	l := &Loan{StandIn: standIn, Device: device, DeviceID: deviceID, Proxy: proxy, MSI: msi, msixBAR: -1}
+	if off := standIn.CapOffset(pcie.CapMSIX, false); off != 0 {
+		n := int(standIn.Space.Read16(off+2)&0x7FF) + 1
+		tbl := standIn.Space.Read32(off + 4)
+		l.msixBAR, l.msixOff = int(tbl&7), uint64(tbl&^7)
+		l.msixShadow = make([][2]uint32, n)
+	}
+	return l, nil
+}
+
+// remote maps a host MSI address into the lender's domain.
+func (l *Loan) remote(host uint64) (uint64, error) {
+	if host < l.MSI.HostBase || host-l.MSI.HostBase >= l.MSI.Size {
+		return 0, fmt.Errorf("loan %s: MSI address %#x is outside the MSI window %#x-%#x", l.StandIn.Name, host, l.MSI.HostBase, l.MSI.HostBase+l.MSI.Size-1)
+	}
+	return l.MSI.RemoteBase + (host - l.MSI.HostBase), nil
+}
+
+// RewriteMSIX rewrites, in place, the payload of a memory write at offset
+// off of the stand-in's BAR bar before it is forwarded to the device:
+// message addresses written into the MSI-X table are mapped through the
+// MSI window, like MSI's. Writes elsewhere are left alone. An address
+// outside the window is an error, and data is then left unchanged.
+func (l *Loan) RewriteMSIX(bar int, off uint64, data []byte) error {
+	if bar != l.msixBAR || len(data)%4 != 0 || off%4 != 0 {
+		return nil
+	}
+	end := l.msixOff + uint64(len(l.msixShadow))*16
+	if off+uint64(len(data)) <= l.msixOff || off >= end {
+		return nil
+	}
+	// Apply the write to the shadow, then rewrite the address DWs it holds.
+	type fix struct {
+		pos   int // byte position in data
+		entry int
+		hi    bool
+	}
+	var fixes []fix
+	for p := 0; p < len(data); p += 4 {
+		a := off + uint64(p)
+		if a < l.msixOff || a >= end {
+			continue
+		}
+		e, w := int((a-l.msixOff)/16), int((a-l.msixOff)%16/4)
+		if w < 2 {
+			l.msixShadow[e][w] = binary.LittleEndian.Uint32(data[p:])
+			fixes = append(fixes, fix{p, e, w == 1})
+		}
+	}
+	for _, f := range fixes {
+		host := uint64(l.msixShadow[f.entry][0]) | uint64(l.msixShadow[f.entry][1])<<32
+		r, err := l.remote(host)
+		if err != nil {
+			return err
+		}
+		dw := uint32(r)
+		if f.hi {
+			dw = uint32(r >> 32)
+		}
+		binary.LittleEndian.PutUint32(data[f.pos:], dw)
+	}
+	return nil
+}
+
+// DeviceAddress maps an address in one of the stand-in's BARs, as the
+// borrowing host sees it, to the same place in the lent device's BAR in
+// the lender's domain. A driver gives a device lent by the same lender
+// this address, so peer-to-peer traffic between the two stays inside the
+// lender's hierarchy and takes the shortest path there, never crossing
+// the optical ports.
+func (l *Loan) DeviceAddress(hostAddr uint64) (uint64, bool) {
+	for i, b := range l.StandIn.BARs {
+		if b.Kind != pcie.BARMem32 && b.Kind != pcie.BARMem64 {
+			continue
+		}
+		base := l.StandIn.BARAddress(i)
+		if hostAddr >= base && hostAddr-base < b.Size {
+			return l.Device.BARAddress(i) + (hostAddr - base), true
+		}
+	}
+	return 0, false
 }
 
 // Config answers a configuration request the host sent to the stand-in
@@ -83,10 +170,10 @@ func (l *Loan) Config(req *tlp.TLP, self tlp.ID) (cpl tlp.TLP, fwd *tlp.TLP, err
 			if is64 {
 				host |= uint64(l.StandIn.Space.Read32(msi+8)) << 32
 			}
-			if host-l.MSI.HostBase >= l.MSI.Size || host < l.MSI.HostBase {
-				return cpl, nil, fmt.Errorf("loan %s: MSI address %#x is outside the MSI window %#x-%#x", l.StandIn.Name, host, l.MSI.HostBase, l.MSI.HostBase+l.MSI.Size-1)
+			remote, err := l.remote(host)
+			if err != nil {
+				return cpl, nil, err
 			}
-			remote := l.MSI.RemoteBase + (host - l.MSI.HostBase)
 			dw := uint32(remote)
 			if reg == msi+8 {
 				dw = uint32(remote >> 32)

@@ -271,3 +271,82 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("misaligned remote BAR: %v", err)
 	}
 }
+
+// TestMSIX lends host B's NVMe controller, whose MSI-X table is in BAR0,
+// and checks that table writes are rewritten through the MSI window.
+func TestMSIX(t *testing.T) {
+	hB := must(pcie.Build(pcie.TopologyConfig{Name: "hostB", RootPorts: []pcie.PortConfig{
+		{Name: "b.rp0", Device: &pcie.DeviceConfig{Name: "onicB", Kind: "onic"}},
+		{Name: "b.rp1", Device: &pcie.DeviceConfig{Name: "nvmeB", Kind: "nvme"}},
+	}}))
+	if err := hB.Enumerate(); err != nil {
+		t.Fatal(err)
+	}
+	dev := hB.Find("nvmeB").Funcs[0]
+	si := dev.StandIn("nvmeB (lent)")
+	si.Space.Write(0x10, 4, 0xD000_0000) // where host A put it
+	si.Space.Write(0x14, 4, 0)
+	l := must(New(si, dev, hB.Find("nvmeB").ID(0), 0, MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0x40_0000_0000}))
+	// Entry 3 of the table at BAR0+0x2000: address low, high, data.
+	entry := uint64(0x2000 + 3*16)
+	low := []byte{0x00, 0x20, 0xE0, 0xFE} // 0xfee02000
+	if err := l.RewriteMSIX(0, entry, low); err != nil {
+		t.Fatal(err)
+	}
+	if got := uint32(low[0]) | uint32(low[1])<<8 | uint32(low[2])<<16 | uint32(low[3])<<24; got != 0x0000_2000 {
+		t.Errorf("address low rewritten to %#x, want 0x2000", got)
+	}
+	// A whole-entry write: address high (0) becomes the window's high half;
+	// the data DW is untouched.
+	full := []byte{0x00, 0x30, 0xE0, 0xFE, 0, 0, 0, 0, 0x55, 0, 0, 0, 0, 0, 0, 0}
+	if err := l.RewriteMSIX(0, 0x2000, full); err != nil {
+		t.Fatal(err)
+	}
+	if full[0] != 0 || full[1] != 0x30 || full[2] != 0 || full[3] != 0 || full[4] != 0x40 || full[8] != 0x55 {
+		t.Errorf("entry 0 rewritten to % x", full)
+	}
+	// Writes outside the table are left alone; addresses outside the window fail.
+	other := []byte{1, 2, 3, 4}
+	if err := l.RewriteMSIX(0, 0x100, other); err != nil || other[0] != 1 {
+		t.Errorf("doorbell write changed: % x %v", other, err)
+	}
+	if err := l.RewriteMSIX(0, 0x2000, []byte{0, 0, 0, 0x10}); err == nil {
+		t.Error("an MSI-X address outside the window was accepted")
+	}
+}
+
+// TestPeerToPeerShortestPath lends two devices of host B to host A. When
+// one DMAs into the other, the driver gives it the peer's address in the
+// lender's domain (DeviceAddress), so the write stays in host B.
+func TestPeerToPeerShortestPath(t *testing.T) {
+	hB := must(pcie.Build(pcie.TopologyConfig{Name: "hostB", RootPorts: []pcie.PortConfig{
+		{Name: "b.rp0", Device: &pcie.DeviceConfig{Name: "onicB", Kind: "onic"}},
+		{Name: "b.rp1", Device: &pcie.DeviceConfig{Name: "swB", Kind: "switch", Ports: []pcie.PortConfig{
+			{Name: "swB.0", Device: &pcie.DeviceConfig{Name: "gpuB", Kind: "gpu"}},
+			{Name: "swB.1", Device: &pcie.DeviceConfig{Name: "nvmeB", Kind: "nvme"}},
+		}}},
+	}}))
+	if err := hB.Enumerate(); err != nil {
+		t.Fatal(err)
+	}
+	gpuB, nvmeB := hB.Find("gpuB"), hB.Find("nvmeB")
+	si := nvmeB.Funcs[0].StandIn("nvmeB (lent)")
+	si.Space.Write(0x10, 4, 0xD010_0000) // host A's assignment
+	si.Space.Write(0x14, 4, 0)
+	l := must(New(si, nvmeB.Funcs[0], nvmeB.ID(0), 0, MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0x40_0000_0000}))
+	doorbell, ok := l.DeviceAddress(0xD010_1008)
+	if !ok || doorbell != nvmeB.Funcs[0].BARAddress(0)+0x1008 {
+		t.Fatalf("DeviceAddress = %#x %v", doorbell, ok)
+	}
+	r, _ := hB.Route(gpuB, memTLP(tlp.MWr, doorbell, gpuB.ID(0)))
+	var path []string
+	for _, n := range r.Path {
+		path = append(path, n.Name)
+	}
+	if got := strings.Join(path, " > "); got != "gpuB > swB.0 > swB > swB.1 > nvmeB" {
+		t.Errorf("peer write takes %s; want the turn at host B's switch", got)
+	}
+	if _, ok := l.DeviceAddress(0xD000_0000); ok {
+		t.Error("an address outside the stand-in's BARs resolved")
+	}
+}
