@@ -187,11 +187,11 @@ func TestMSIWindow(t *testing.T) {
 	}
 	const hostMSI = 0xFEE0_1000
 	for _, wr := range []*tlp.TLP{
-		cfgWr(msi+4, hostMSI),                 // address, low
-		cfgWr(msi+8, 0),                       // address, high
-		cfgWr(msi+12, 0x4021),                 // data
-		cfgWr(msi, uint32(0x0001)<<16|0x0000), // enable MSI (control is bytes 2-3)
-		cfgWr(0x18, 0xFFFFFFFF),               // a BAR write stays local
+		cfgWr(msi+4, hostMSI),   // address, low
+		cfgWr(msi+8, 0),         // address, high
+		cfgWr(msi+12, 0x4021),   // data
+		cfgWr(msi, 1<<16),       // enable MSI (Message Control is bytes 2-3)
+		cfgWr(0x18, 0xFFFFFFFF), // a BAR write stays local
 	} {
 		cpl, fwd, err := w.loan.Config(wr, w.standInID)
 		if err != nil || cpl.Status != tlp.StatusSC {
