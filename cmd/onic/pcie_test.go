@@ -116,6 +116,18 @@ func TestPCIeDumpLspci(t *testing.T) {
 	if t.Failed() {
 		t.Logf("lspci printed:\n%s", text)
 	}
+	// The sizes a dump cannot carry are on '#' lines next to it.
+	dump, _ := os.ReadFile(path)
+	for _, want := range []string{
+		"# BAR0 mem64 size 0x10000 at 0xc1100000",
+		"# BAR2 mem64 prefetchable size 0x400000000 at 0x4000000000",
+		"# BAR4 mem64 prefetchable size 0x2000000 at 0x4400000000",
+		"# BAR1 mem64 prefetchable size 0x400000000 at 0x5000000000",
+	} {
+		if !strings.Contains(string(dump), want) {
+			t.Errorf("dump lacks %q", want)
+		}
+	}
 	// Selecting by name and by ID.
 	code, out2, _ := onic(t, "", "pcie", "dump", "gpu0")
 	if code != 0 || !strings.HasPrefix(out2, "05:00.0 ") || !strings.Contains(out2, "\n05:00.1 ") {
