@@ -76,6 +76,7 @@ ports through a MEMS switch, with an FPGA PCIe manager and in-network kernels.
 Areas:
   tlp     PCIe Transaction Layer Packets: decode, encode, demo
   pcie    PCIe model: enumerate a topology, tree, configuration-space dumps
+  emu     emulator: linkbench (one PCIe link)
 
 Configuration: --config FILE (YAML); environment variables ONIC_<AREA>_<VERB>_<FLAG>
 override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
@@ -99,7 +100,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newTLPCmd(v), newPCIeCmd(v))
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v))
 	return root
 }
 

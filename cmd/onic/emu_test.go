@@ -1,0 +1,40 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestLinkbenchCLI(t *testing.T) {
+	code, out, errs := onic(t, "", "emu", "linkbench", "--gen", "3", "--lanes", "16", "--mps", "256", "--op", "read", "--size", "65536")
+	if code != 0 || !strings.Contains(out, "effective payload") || !strings.Contains(out, "(13.8") {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = onic(t, "", "emu", "linkbench", "--op", "write", "--size", "4096", "--json")
+	var rep map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("--json: exit %d %s %q", code, errs, out)
+	}
+	eff, model := rep["effective_gbps"].(float64), rep["model_gbps"].(float64)
+	if eff < 100 || eff > 126 || eff/model < 0.97 || eff/model > 1.03 {
+		t.Errorf("effective %v, model %v", eff, model)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gen", "7"}, "gen 7"},
+		{[]string{"--lanes", "12"}, "lanes 12"},
+		{[]string{"--op", "copy"}, `op "copy"`},
+		{[]string{"--mps", "300"}, "mps 300"},
+		{[]string{"--size", "0"}, "size 0"},
+		{[]string{"--memory-ns", "-1"}, "--memory-ns -1"},
+		{[]string{"--rcb", "32"}, "rcb 32"},
+	} {
+		code, _, errs := onic(t, "", append([]string{"emu", "linkbench"}, tc.args...)...)
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
+		}
+	}
+}

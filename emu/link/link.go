@@ -1,0 +1,476 @@
+// Package link models one PCIe link, both directions, at TLP and DLLP
+// granularity: generation and width with their line codes (in the symbol
+// time), per-TLP framing, SKP ordered sets, Ack and UpdateFC DLLPs at the
+// specification's recommended rates, credit-based flow control with finite
+// receive buffers that stall the sender, a replay buffer released by Acks,
+// and propagation delay. See docs/emu.md for what is and is not modelled.
+package link
+
+import (
+	"fmt"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+// Class is a flow-control class.
+type Class uint8
+
+// Flow-control classes.
+const (
+	Posted Class = iota
+	NonPosted
+	Completion
+	numClasses
+)
+
+var classNames = [numClasses]string{"posted", "non-posted", "completion"}
+
+// String returns "posted", "non-posted" or "completion".
+func (c Class) String() string { return classNames[c%numClasses] }
+
+// ClassOf returns the flow-control class of a TLP kind.
+func ClassOf(k tlp.Kind) Class {
+	switch {
+	case k.IsPosted():
+		return Posted
+	case k.IsRequest():
+		return NonPosted
+	}
+	return Completion
+}
+
+// Packet is a TLP crossing the link.
+type Packet struct {
+	Class   Class
+	Bytes   int    // TLP bytes: prefixes, header, payload, digest
+	Payload int    // data bytes, for data credits
+	Arg     uint64 // the sender's cookie, handed to the receiver
+	TLP     *tlp.TLP
+}
+
+// Credits are receive-buffer sizes in flow-control credits: one header
+// credit per TLP, one data credit per 16 bytes. Zero means infinite, as
+// root complexes and endpoints advertise for completions.
+type Credits struct {
+	PH, PD, NPH, NPD, CplH, CplD int
+}
+
+// DefaultCredits: 64 headers and 16 KiB of posted data, 64 non-posted
+// headers and 1 KiB of their data, infinite completions.
+var DefaultCredits = Credits{PH: 64, PD: 1024, NPH: 64, NPD: 64}
+
+// Config describes a link.
+type Config struct {
+	Gen   tlp.Gen
+	Lanes int
+	// MPS selects the Ack and UpdateFC timing (the tables are by MPS).
+	MPS int
+	// Propagation is the flight time in each direction.
+	Propagation sim.Time
+	// Credits are the receive buffers at each end (DefaultCredits if zero).
+	Credits Credits
+	// ReplayBytes is each transmitter's replay buffer (default 16 KiB): a
+	// TLP waits while the unacknowledged bytes would exceed it.
+	ReplayBytes int
+	// RxDelay is how long a receiver holds a TLP before freeing its
+	// buffer credits.
+	RxDelay sim.Time
+}
+
+// Receiver takes TLPs as they arrive at one end of a link.
+type Receiver interface {
+	// Receive is called when p has arrived at end side (0 or 1).
+	Receive(l *Link, side int, p *Packet)
+}
+
+// Stats counts what one direction carried.
+type Stats struct {
+	TLPs, TLPBytes, PayloadBytes uint64
+	Acks, UpdateFCs, SKPs        uint64
+	BusySymbols                  int64
+	CreditStalls, ReplayStalls   uint64 // times the transmitter had TLPs but could not send
+}
+
+type itemKind uint8
+
+const (
+	itemTLP itemKind = iota
+	itemAck
+	itemFC
+	itemSKP
+)
+
+type item struct {
+	kind    itemKind
+	p       *Packet
+	seq     uint64 // TLP sequence number, or the acked sequence number
+	class   Class
+	hdr, pd int64 // UpdateFC credits returned
+}
+
+// ring is a FIFO of items that grows as needed and then stops allocating.
+type ring struct {
+	buf        []item
+	head, size int
+}
+
+func (r *ring) push(it item) {
+	if r.size == len(r.buf) {
+		nb := make([]item, max(16, 2*len(r.buf)))
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = it
+	r.size++
+}
+
+func (r *ring) front() *item { return &r.buf[r.head] }
+
+func (r *ring) pop() item {
+	it := r.buf[r.head]
+	r.buf[r.head] = item{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return it
+}
+
+// dir is one direction: the transmitter at end `from` and the receiver at
+// the other end.
+type dir struct {
+	// transmitter
+	queue    [numClasses]ring
+	rr       int
+	busy     bool
+	nextSym  int64 // first free symbol time
+	sinceSKP int64 // symbol times sent since the last SKP ordered set
+	limitH   [numClasses]int64
+	limitD   [numClasses]int64
+	usedH    [numClasses]int64
+	usedD    [numClasses]int64
+	seq      uint64 // last TLP sequence number sent
+	replay   ring   // unacknowledged TLPs: seq and bytes
+	unacked  int64
+	ackOut   bool   // an Ack to send on this direction
+	ackSeq   uint64 // for TLPs received by this direction's transmitter end
+	fcOut    [numClasses]bool
+	fcH, fcD [numClasses]int64 // credits to return on this direction
+	flight   ring              // items on the wire, in order
+	stalled  bool
+	// receiver (the far end) for TLPs of this direction
+	rxSeq    uint64
+	ackArmed bool
+	fcArmed  [numClasses]bool
+	rxUsedH  [numClasses]int64
+	rxUsedD  [numClasses]int64
+	Stats    Stats
+}
+
+// Link is a PCIe link between end 0 and end 1.
+type Link struct {
+	s        *sim.Sim
+	cfg      Config
+	p64      int64 // symbol period times 64, in ps
+	ackSym   int64
+	fcSym    int64
+	skpEvery int64
+	skpLen   int64
+	bufH     [numClasses]int64 // receive buffer sizes (0: infinite)
+	bufD     [numClasses]int64
+	dirs     [2]dir
+	rx       [2]Receiver
+}
+
+// Event kinds, in the low byte of an event's argument; bit 8 is the
+// direction, bits 9-10 the class.
+const (
+	evTxDone = iota
+	evArrive
+	evAckTimer
+	evFCTimer
+	evFree
+)
+
+// New builds a link in s, delivering TLPs that arrive at end 0 to rx0 and
+// at end 1 to rx1. It checks the configuration.
+func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
+	if !c.Gen.Valid() {
+		return nil, fmt.Errorf("link: gen %d: must be 1 to 5", c.Gen)
+	}
+	switch c.Lanes {
+	case 1, 2, 4, 8, 16:
+	default:
+		return nil, fmt.Errorf("link: lanes %d: must be 1, 2, 4, 8 or 16", c.Lanes)
+	}
+	if err := tlp.CheckSize("link: mps", c.MPS); err != nil {
+		return nil, err
+	}
+	if c.Propagation < 0 || c.RxDelay < 0 {
+		return nil, fmt.Errorf("link: propagation and rx_delay must not be negative")
+	}
+	if c.Credits == (Credits{}) {
+		c.Credits = DefaultCredits
+	}
+	if c.ReplayBytes == 0 {
+		c.ReplayBytes = 16 << 10
+	}
+	if c.ReplayBytes < 4096+64 {
+		return nil, fmt.Errorf("link: replay_bytes %d cannot hold one maximal TLP", c.ReplayBytes)
+	}
+	cr := c.Credits
+	for _, v := range []int{cr.PH, cr.PD, cr.NPH, cr.NPD, cr.CplH, cr.CplD} {
+		if v < 0 {
+			return nil, fmt.Errorf("link: credits must not be negative")
+		}
+	}
+	if cr.PD != 0 && cr.PD < c.MPS/16 || cr.CplD != 0 && cr.CplD < c.MPS/16 {
+		return nil, fmt.Errorf("link: data credits must hold at least one MPS-sized payload (%d credits)", c.MPS/16)
+	}
+	l := &Link{s: s, cfg: c, p64: symbolPeriod64(c.Gen), rx: [2]Receiver{rx0, rx1},
+		ackSym: AckLatency(c.Gen, c.Lanes, c.MPS), fcSym: UpdateFCLatency(c.Gen, c.Lanes, c.MPS)}
+	l.skpEvery, l.skpLen = skipParams(c.Gen)
+	l.bufH = [numClasses]int64{int64(cr.PH), int64(cr.NPH), int64(cr.CplH)}
+	l.bufD = [numClasses]int64{int64(cr.PD), int64(cr.NPD), int64(cr.CplD)}
+	for d := range l.dirs {
+		l.dirs[d].limitH = l.bufH // the initial advertisement: the whole buffer
+		l.dirs[d].limitD = l.bufD
+	}
+	return l, nil
+}
+
+// Config returns the link's configuration.
+func (l *Link) Config() Config { return l.cfg }
+
+// Stats returns what the transmitter at end side has sent.
+func (l *Link) Stats(side int) Stats { return l.dirs[side].Stats }
+
+// SymbolTime returns the time of symbol k (k*period, rounded up to a ps).
+func (l *Link) SymbolTime(k int64) sim.Time { return sim.Time((k*l.p64 + 63) / 64) }
+
+// symbolAt returns the first symbol whose (rounded-up) time is at or after
+// t: the smallest k with SymbolTime(k) >= t. It is exact at the times
+// SymbolTime produces, so back-to-back transmissions lose no symbol.
+func (l *Link) symbolAt(t sim.Time) int64 {
+	if t <= 0 {
+		return 0
+	}
+	return (int64(t)-1)*64/l.p64 + 1
+}
+
+// Queued returns how many TLPs wait at end side's transmitter.
+func (l *Link) Queued(side int, c Class) int { return l.dirs[side].queue[c].size }
+
+// Send queues p for transmission from end side. TLPs of a class go in
+// order; classes are served round-robin as their credits allow.
+func (l *Link) Send(side int, p *Packet) {
+	d := &l.dirs[side]
+	d.queue[p.Class].push(item{kind: itemTLP, p: p})
+	l.kick(side)
+}
+
+func dataCredits(payload int) int64 { return int64(payload+15) / 16 }
+
+// next picks what transmitter side sends next: DLLPs first, then a TLP of
+// the next class round-robin whose credits and replay room allow it.
+func (l *Link) next(side int) (item, bool) {
+	d := &l.dirs[side]
+	if d.ackOut {
+		d.ackOut = false
+		return item{kind: itemAck, seq: d.ackSeq}, true
+	}
+	for c := Class(0); c < numClasses; c++ {
+		if d.fcOut[c] {
+			d.fcOut[c] = false
+			it := item{kind: itemFC, class: c, hdr: d.fcH[c], pd: d.fcD[c]}
+			d.fcH[c], d.fcD[c] = 0, 0
+			return it, true
+		}
+	}
+	waiting := false
+	for i := 0; i < int(numClasses); i++ {
+		c := Class((d.rr + i) % int(numClasses))
+		q := &d.queue[c]
+		if q.size == 0 {
+			continue
+		}
+		waiting = true
+		p := q.front().p
+		h, dc := int64(1), dataCredits(p.Payload)
+		if l.bufH[c] != 0 && d.usedH[c]+h > d.limitH[c] || l.bufD[c] != 0 && d.usedD[c]+dc > d.limitD[c] {
+			continue
+		}
+		if d.unacked+int64(p.Bytes+Framing) > int64(l.cfg.ReplayBytes) {
+			if !d.stalled {
+				d.Stats.ReplayStalls++
+				d.stalled = true
+			}
+			return item{}, false
+		}
+		q.pop()
+		d.usedH[c] += h
+		d.usedD[c] += dc
+		d.rr = (int(c) + 1) % int(numClasses)
+		d.seq++
+		return item{kind: itemTLP, p: p, seq: d.seq}, true
+	}
+	if waiting && !d.stalled {
+		d.Stats.CreditStalls++
+		d.stalled = true
+	}
+	return item{}, false
+}
+
+// kick starts the transmitter at end side if it is idle and has work.
+func (l *Link) kick(side int) {
+	d := &l.dirs[side]
+	if d.busy {
+		return
+	}
+	start := max(d.nextSym, l.symbolAt(l.s.Now()))
+	var it item
+	if d.sinceSKP >= l.skpEvery {
+		it = item{kind: itemSKP}
+	} else {
+		var ok bool
+		if it, ok = l.next(side); !ok {
+			return
+		}
+	}
+	d.stalled = false
+	var bytes int64
+	switch it.kind {
+	case itemTLP:
+		bytes = int64(it.p.Bytes + Framing)
+		d.Stats.TLPs++
+		d.Stats.TLPBytes += uint64(it.p.Bytes)
+		d.Stats.PayloadBytes += uint64(it.p.Payload)
+		d.replay.push(item{seq: it.seq, hdr: bytes})
+		d.unacked += bytes
+	case itemAck:
+		bytes = DLLPBytes
+		d.Stats.Acks++
+	case itemFC:
+		bytes = DLLPBytes
+		d.Stats.UpdateFCs++
+	}
+	syms := (bytes + int64(l.cfg.Lanes) - 1) / int64(l.cfg.Lanes)
+	if it.kind == itemSKP {
+		syms = l.skpLen
+		d.sinceSKP = 0
+		d.Stats.SKPs++
+	} else {
+		d.sinceSKP += syms
+	}
+	d.Stats.BusySymbols += syms
+	d.nextSym = start + syms
+	d.busy = true
+	end := l.SymbolTime(d.nextSym)
+	l.s.At(end, l, evTxDone|uint64(side)<<8)
+	if it.kind != itemSKP {
+		d.flight.push(it)
+		l.s.At(end+l.cfg.Propagation, l, evArrive|uint64(side)<<8)
+	}
+}
+
+// Handle runs the link's events.
+func (l *Link) Handle(s *sim.Sim, arg uint64) {
+	side := int(arg >> 8 & 1)
+	c := Class(arg >> 9 & 3)
+	switch arg & 0xFF {
+	case evTxDone:
+		l.dirs[side].busy = false
+		l.kick(side)
+	case evArrive:
+		l.arrive(side)
+	case evAckTimer:
+		// The receiver at end side acknowledges what it has received; the
+		// Ack goes out on side's own transmitter.
+		rxDir := &l.dirs[1-side]
+		rxDir.ackArmed = false
+		tx := &l.dirs[side]
+		tx.ackOut, tx.ackSeq = true, rxDir.rxSeq
+		l.kick(side)
+	case evFCTimer:
+		rxDir := &l.dirs[1-side]
+		rxDir.fcArmed[c] = false
+		tx := &l.dirs[side]
+		if tx.fcH[c] != 0 || tx.fcD[c] != 0 {
+			tx.fcOut[c] = true
+			l.kick(side)
+		}
+	case evFree:
+		l.free(side, c, int64(arg>>16&0xFFFF))
+	}
+}
+
+// arrive handles the next item arriving at the far end of direction side.
+func (l *Link) arrive(side int) {
+	d := &l.dirs[side]
+	it := d.flight.pop()
+	far := 1 - side
+	switch it.kind {
+	case itemTLP:
+		p := it.p
+		d.rxSeq = it.seq
+		if !d.ackArmed {
+			d.ackArmed = true
+			l.s.At(l.SymbolTime(l.symbolAt(l.s.Now())+l.ackSym), l, evAckTimer|uint64(far)<<8)
+		}
+		d.rxUsedH[p.Class]++
+		d.rxUsedD[p.Class] += dataCredits(p.Payload)
+		if l.rx[far] != nil {
+			l.rx[far].Receive(l, far, p)
+		}
+		dc := dataCredits(p.Payload)
+		if l.cfg.RxDelay == 0 {
+			l.free(side, p.Class, dc)
+		} else {
+			l.s.After(l.cfg.RxDelay, l, evFree|uint64(side)<<8|uint64(p.Class)<<9|uint64(dc)<<16)
+		}
+	case itemAck:
+		// An Ack sent by end side acknowledges TLPs it received, which
+		// the transmitter at the far end holds for replay.
+		tx := &l.dirs[far]
+		for tx.replay.size > 0 && tx.replay.front().seq <= it.seq {
+			tx.unacked -= tx.replay.pop().hdr
+		}
+		l.kick(far)
+	case itemFC:
+		tx := &l.dirs[far]
+		tx.limitH[it.class] += it.hdr
+		tx.limitD[it.class] += it.pd
+		l.kick(far)
+	}
+}
+
+// free releases receive-buffer credits of a TLP that arrived on direction
+// side, and schedules their return: at once if the buffer had run full
+// (the sender may be waiting), else with the next UpdateFC.
+func (l *Link) free(side int, c Class, dc int64) {
+	d := &l.dirs[side]
+	far := 1 - side
+	wasFull := l.bufH[c] != 0 && d.rxUsedH[c] >= l.bufH[c] || l.bufD[c] != 0 && d.rxUsedD[c]+int64(l.cfg.MPS/16) > l.bufD[c]
+	d.rxUsedH[c]--
+	d.rxUsedD[c] -= dc
+	if l.bufH[c] == 0 && l.bufD[c] == 0 {
+		return // infinite credits: nothing to return
+	}
+	tx := &l.dirs[far]
+	if l.bufH[c] != 0 {
+		tx.fcH[c]++
+	}
+	if l.bufD[c] != 0 {
+		tx.fcD[c] += dc
+	}
+	if wasFull {
+		tx.fcOut[c] = true
+		l.kick(far)
+		return
+	}
+	if !d.fcArmed[c] {
+		d.fcArmed[c] = true
+		l.s.At(l.SymbolTime(l.symbolAt(l.s.Now())+l.fcSym), l, evFCTimer|uint64(far)<<8|uint64(c)<<9)
+	}
+}
