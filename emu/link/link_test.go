@@ -1,0 +1,157 @@
+package link
+
+import (
+	"strings"
+	"testing"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+type sink struct {
+	at   []sim.Time
+	pkts []*Packet
+}
+
+func (s *sink) Receive(l *Link, side int, p *Packet) {
+	s.at = append(s.at, l.s.Now())
+	s.pkts = append(s.pkts, p)
+}
+
+func newLink(t *testing.T, c Config) (*sim.Sim, *Link, *sink, *sink) {
+	t.Helper()
+	s := sim.New(0)
+	a, b := &sink{}, &sink{}
+	l, err := New(s, c, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, l, a, b
+}
+
+// TestSymbolClock: symbolAt inverts SymbolTime exactly, for every
+// generation, so back-to-back packets lose no symbol.
+func TestSymbolClock(t *testing.T) {
+	for g := tlp.Gen1; g <= tlp.Gen5; g++ {
+		_, l, _, _ := newLink(t, Config{Gen: g, Lanes: 16, MPS: 256})
+		for k := int64(0); k < 5000; k++ {
+			if got := l.symbolAt(l.SymbolTime(k)); got != k {
+				t.Fatalf("Gen%d: symbolAt(SymbolTime(%d)) = %d", g, k, got)
+			}
+		}
+	}
+}
+
+// TestOneTLP: a 256-byte MWr (16-byte header) on Gen3 x16 takes
+// ceil((16+256+8)/16) = 18 symbol times of 1.015625 ns, then 5 ns of
+// flight.
+func TestOneTLP(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Propagation: 5 * sim.Nanosecond})
+	l.Send(0, &Packet{Class: Posted, Bytes: 16 + 256, Payload: 256})
+	s.Run(sim.Microsecond)
+	want := sim.Time(18*1015625/1000+1) + 5*sim.Nanosecond // 18 symbols = 18281.25 ps, rounded up
+	if len(b.at) != 1 || b.at[0] != want {
+		t.Fatalf("arrived at %v, want %v", b.at, want)
+	}
+	// The receiver acknowledges it and returns its credits on the other
+	// direction; the data direction carried only the TLP.
+	st0, st1 := l.Stats(0), l.Stats(1)
+	if st0.TLPs != 1 || st0.Acks != 0 || st0.UpdateFCs != 0 || st1.Acks != 1 || st1.UpdateFCs != 1 {
+		t.Fatalf("stats: data %+v, reverse %+v", st0, st1)
+	}
+	if l.dirs[0].unacked != 0 || l.dirs[0].limitH[Posted] != 64+1 {
+		t.Fatalf("after the Ack and UpdateFC: unacked %d, PH limit %d", l.dirs[0].unacked, l.dirs[0].limitH[Posted])
+	}
+}
+
+// TestCreditsBlockUntilUpdateFC: with one posted header credit the second
+// TLP waits for the first one's UpdateFC.
+func TestCreditsBlockUntilUpdateFC(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 128, Propagation: 50 * sim.Nanosecond,
+		Credits: Credits{PH: 1, PD: 64, NPH: 8, NPD: 8}})
+	for range 3 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 16 + 64, Payload: 64})
+	}
+	s.Run(10 * sim.Microsecond)
+	if len(b.at) != 3 {
+		t.Fatalf("%d of 3 TLPs arrived", len(b.at))
+	}
+	gap := b.at[1] - b.at[0]
+	if gap < 100*sim.Nanosecond { // the UpdateFC's flight back plus the TLP's flight out
+		t.Fatalf("second TLP %v after the first: it did not wait for credits", gap)
+	}
+	if l.Stats(0).CreditStalls == 0 {
+		t.Error("no credit stall counted")
+	}
+}
+
+func TestOrderingAndClasses(t *testing.T) {
+	s, l, a, b := newLink(t, Config{Gen: tlp.Gen2, Lanes: 4, MPS: 256})
+	for i := range 5 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 20, Arg: uint64(i)})
+		l.Send(0, &Packet{Class: NonPosted, Bytes: 16, Arg: uint64(100 + i)})
+	}
+	l.Send(1, &Packet{Class: Completion, Bytes: 16 + 64, Payload: 64, Arg: 7})
+	s.Run(sim.Millisecond)
+	var posted, np []uint64
+	for _, p := range b.pkts {
+		if p.Class == Posted {
+			posted = append(posted, p.Arg)
+		} else {
+			np = append(np, p.Arg)
+		}
+	}
+	if len(posted) != 5 || len(np) != 5 || posted[4] != 4 || np[0] != 100 || np[4] != 104 {
+		t.Fatalf("order within classes lost: %v %v", posted, np)
+	}
+	for i := 1; i < len(posted); i++ {
+		if posted[i] < posted[i-1] {
+			t.Fatalf("posted reordered: %v", posted)
+		}
+	}
+	if len(a.pkts) != 1 || a.pkts[0].Arg != 7 {
+		t.Fatal("the completion did not cross the other way")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	s := sim.New(0)
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{Gen: 0, Lanes: 16, MPS: 256}, "gen 0"},
+		{Config{Gen: 3, Lanes: 3, MPS: 256}, "lanes 3"},
+		{Config{Gen: 3, Lanes: 16, MPS: 200}, "mps 200"},
+		{Config{Gen: 3, Lanes: 16, MPS: 256, Propagation: -1}, "negative"},
+		{Config{Gen: 3, Lanes: 16, MPS: 256, ReplayBytes: 1000}, "replay_bytes"},
+		{Config{Gen: 3, Lanes: 16, MPS: 256, Credits: Credits{PH: -1}}, "negative"},
+		{Config{Gen: 3, Lanes: 16, MPS: 512, Credits: Credits{PH: 8, PD: 16}}, "at least one MPS-sized payload"},
+	} {
+		if _, err := New(s, tc.c, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+type echo struct{ l *Link }
+
+func (e *echo) Receive(l *Link, side int, p *Packet) { l.Send(1-side, p) }
+
+// TestSteadyStateAllocs: once the queues have grown, moving TLPs and DLLPs
+// allocates nothing.
+func TestSteadyStateAllocs(t *testing.T) {
+	s := sim.New(0)
+	e := &echo{}
+	l, err := New(s, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256}, e, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 16 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256})
+	}
+	s.Run(20 * sim.Microsecond)
+	if a := testing.AllocsPerRun(20, func() { s.Run(s.Now() + sim.Microsecond) }); a != 0 {
+		t.Errorf("%.1f allocs per simulated microsecond", a)
+	}
+}
