@@ -134,7 +134,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-type echo struct{ l *Link }
+type echo struct{}
 
 func (e *echo) Receive(l *Link, side int, p *Packet) { l.Send(1-side, p) }
 
