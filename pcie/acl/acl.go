@@ -216,22 +216,13 @@ func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Ver
 	if d.egress&egressBit(e) == 0 {
 		return Verdict{EgressDenied, di}
 	}
-	// Branch-free search for the last span starting at or before addr.
-	bases := d.bases
-	n := len(bases)
-	if n == 0 {
+	// The last span starting at or before addr.
+	i := ntb.Floor(d.bases, addr)
+	if i < 0 {
 		return Verdict{NoRange, di}
 	}
-	base := 0
-	for n > 1 {
-		half := n >> 1
-		if bases[base+half] <= addr {
-			base += half
-		}
-		n -= half
-	}
-	s := &d.spans[base]
-	if addr < s.base || addr >= s.end || size-1 > s.end-1-addr {
+	s := &d.spans[i]
+	if addr >= s.end || size-1 > s.end-1-addr {
 		return Verdict{NoRange, di}
 	}
 	if write && !s.write {

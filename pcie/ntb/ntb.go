@@ -428,24 +428,15 @@ func (t *Tables) Lookup(bar int, off uint64, portDown [2]bool, h *Hit) {
 		h.Translated = e.Translated + (off-t.lutOff)&(1<<t.lutSh-1)
 		return
 	}
-	// Branch-free binary search for the last window starting at or before
-	// the key (BAR in the top bits, then the offset).
-	key := uint64(bar)<<61 | off
-	keys := t.keys
-	base, n := 0, len(keys)
-	if n == 0 {
+	// The last window starting at or before the key (BAR in the top bits,
+	// then the offset).
+	base := Floor(t.keys, uint64(bar)<<61|off)
+	if base < 0 {
 		h.Flags, h.Index, h.Egress, h.Translated = 0, -1, Egress{}, 0
 		return
 	}
-	for n > 1 {
-		half := n >> 1
-		if keys[base+half] <= key {
-			base += half
-		}
-		n -= half
-	}
 	w := &t.windows[base]
-	if keys[base] > key || w.BAR != bar || off-w.Offset >= w.Size {
+	if w.BAR != bar || off-w.Offset >= w.Size {
 		h.Flags, h.Index, h.Egress, h.Translated = 0, -1, Egress{}, 0
 		return
 	}
@@ -463,6 +454,30 @@ func (t *Tables) Lookup(bar int, off uint64, portDown [2]bool, h *Hit) {
 			h.Egress, h.Translated = w.Failover, w.FailoverAt+in
 		}
 	}
+}
+
+// Floor returns the index of the last element of sorted keys that is at
+// most k, or -1 if there is none. The search is branch-free (its
+// comparisons compile to conditional moves), which keeps lookups over
+// unpredictable addresses fast; the window table and the access-control
+// ranges both use it.
+func Floor(keys []uint64, k uint64) int {
+	n := len(keys)
+	if n == 0 {
+		return -1
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if keys[base+half] <= k {
+			base += half
+		}
+		n -= half
+	}
+	if keys[base] > k {
+		return -1
+	}
+	return base
 }
 
 func portIndex(e Egress) int {

@@ -236,3 +236,18 @@ func BenchmarkLookupLUT512(b *testing.B) {
 	}
 	_ = sink
 }
+
+func TestFloor(t *testing.T) {
+	keys := []uint64{10, 20, 20, 30}
+	for _, tc := range []struct {
+		k    uint64
+		want int
+	}{{0, -1}, {9, -1}, {10, 0}, {15, 0}, {20, 2}, {29, 2}, {30, 3}, {1 << 63, 3}} {
+		if got := Floor(keys, tc.k); got != tc.want {
+			t.Errorf("Floor(%d) = %d, want %d", tc.k, got, tc.want)
+		}
+	}
+	if Floor(nil, 5) != -1 {
+		t.Error("Floor of no keys")
+	}
+}
