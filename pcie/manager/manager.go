@@ -146,6 +146,10 @@ type Manager struct {
 	nEvents  uint64
 	hit      ntb.Hit // scratch for lookups
 	standIns []standIn
+	// remote records, per requester ID, the port (1 A, 2 B) its
+	// non-posted requests came in on, so completions from the host find
+	// their way back.
+	remote [1 << 16]uint8
 }
 
 // AddStandIn registers f, a stand-in function the O-NIC presents for a
@@ -279,9 +283,18 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		m.forward(o, local, 0, t.RequesterID)
 		return
 	case tlp.ClassCompletion:
-		if t.RequesterID == m.self {
+		switch {
+		case t.RequesterID == m.self:
 			m.forward(o, local, 0, t.RequesterID)
-		} else {
+		case m.remote[t.RequesterID] != 0:
+			// A completion for a remote requester goes back to the port
+			// its request came in on.
+			port := ntb.Egress{Kind: ntb.EgressPortA}
+			if m.remote[t.RequesterID] == 2 {
+				port.Kind = ntb.EgressPortB
+			}
+			m.forward(o, port, 0, t.RequesterID)
+		default:
 			m.fail(t, UnexpectedCompletion, 0, o)
 		}
 		return
@@ -402,6 +415,9 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 		if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
+		}
+		if t.Kind().IsNonPosted() {
+			m.remote[t.RequesterID] = uint8(in) // FromPortA = 1, FromPortB = 2
 		}
 		m.forward(o, host, t.Address, t.RequesterID)
 	case tlp.ClassConfig, tlp.ClassMessage:

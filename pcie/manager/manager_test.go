@@ -315,3 +315,25 @@ func BenchmarkProcessLUTRead(b *testing.B) {
 		m.Process(r, FromHost, &o)
 	}
 }
+
+// TestCompletionsReturnToTheirPort: a remote read that came in on port B is
+// answered by the host; its completion goes back out of port B.
+func TestCompletionsReturnToTheirPort(t *testing.T) {
+	m := testManager(t, nil)
+	var o Outcome
+	m.Process(req(tlp.MRd, 0x1_0000_1000, "20:00.3", 1), FromPortB, &o)
+	if o.Action != Forward || o.Egress.Kind != ntb.EgressHost {
+		t.Fatalf("remote read: %+v", o)
+	}
+	m.Process(cplTo("20:00.3"), FromHost, &o)
+	if o.Action != Forward || o.Egress.Kind != ntb.EgressPortB || o.Requester != tlp.NewID(0x20, 0, 3) {
+		t.Fatalf("its completion: %+v", o)
+	}
+	// A posted remote write teaches nothing: completions to that ID are
+	// still unexpected.
+	m.Process(req(tlp.MWr, 0x1_0000_1000, "20:00.4", 1), FromPortA, &o)
+	m.Process(cplTo("20:00.4"), FromHost, &o)
+	if o.Action != Drop || o.Reason != UnexpectedCompletion {
+		t.Fatalf("completion for a write's requester: %+v", o)
+	}
+}
