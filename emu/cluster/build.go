@@ -1,0 +1,335 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"onic/emu/link"
+	"onic/emu/sim"
+	"onic/pcie"
+	"onic/pcie/acl"
+	"onic/pcie/manager"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// Config describes a cluster and the traffic to run on it.
+type Config struct {
+	Name     string          `mapstructure:"name"`
+	Duration time.Duration   `mapstructure:"duration"` // simulated run length
+	Hosts    []HostConfig    `mapstructure:"hosts"`
+	ONICs    []ONICConfig    `mapstructure:"onics"`
+	Circuits []CircuitConfig `mapstructure:"circuits"` // MEMS circuits between O-NIC ports
+	Flows    []FlowConfig    `mapstructure:"flows"`
+}
+
+// HostConfig is a server and its PCIe link to its O-NIC.
+type HostConfig struct {
+	Name   string        `mapstructure:"name"`
+	Gen    int           `mapstructure:"gen"`   // default 3
+	Lanes  int           `mapstructure:"lanes"` // default 16
+	MPS    int           `mapstructure:"mps"`   // default 256
+	MRRS   int           `mapstructure:"mrrs"`  // default 512
+	RCB    int           `mapstructure:"rcb"`   // default 64
+	Memory time.Duration `mapstructure:"memory_latency"`
+}
+
+// ONICConfig is an O-NIC in a host.
+type ONICConfig struct {
+	Name string `mapstructure:"name"`
+	Host string `mapstructure:"host"`
+	// The manager pipeline: cycles per stage at ClockMHz.
+	ClockMHz        float64 `mapstructure:"clock_mhz"`
+	CheckCycles     int     `mapstructure:"check_cycles"`
+	TranslateCycles int     `mapstructure:"translate_cycles"`
+	RouteCycles     int     `mapstructure:"route_cycles"`
+	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
+	FibreM  [2]float64     `mapstructure:"fibre_m"`
+	Manager manager.Config `mapstructure:"manager"`
+}
+
+// CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
+type CircuitConfig struct {
+	A string `mapstructure:"a"`
+	B string `mapstructure:"b"`
+}
+
+// FlowConfig is a DMA engine in a host issuing transfers through its
+// O-NIC's direct windows (BAR2).
+type FlowConfig struct {
+	Name      string `mapstructure:"name"`
+	From      string `mapstructure:"from"`      // host
+	Op        string `mapstructure:"op"`        // write or read
+	Offset    uint64 `mapstructure:"offset"`    // where in BAR2 the transfers start
+	Span      uint64 `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
+	Size      int    `mapstructure:"size"`      // bytes per transfer
+	Transfers int    `mapstructure:"transfers"` // 0: as many as the run allows
+	Depth     int    `mapstructure:"depth"`     // transfers in flight (default 4)
+}
+
+func (h *HostConfig) defaults() {
+	if h.Gen == 0 {
+		h.Gen = 3
+	}
+	if h.Lanes == 0 {
+		h.Lanes = 16
+	}
+	if h.MPS == 0 {
+		h.MPS = 256
+	}
+	if h.MRRS == 0 {
+		h.MRRS = 512
+	}
+	if h.RCB == 0 {
+		h.RCB = 64
+	}
+	if h.Memory == 0 {
+		h.Memory = 300 * time.Nanosecond
+	}
+}
+
+func (o *ONICConfig) defaults() {
+	if o.ClockMHz == 0 {
+		o.ClockMHz = DefaultClockMHz
+	}
+	if o.CheckCycles == 0 {
+		o.CheckCycles = DefaultCheckCycles
+	}
+	if o.TranslateCycles == 0 {
+		o.TranslateCycles = DefaultTranslateCycles
+	}
+	if o.RouteCycles == 0 {
+		o.RouteCycles = DefaultRouteCycles
+	}
+}
+
+// Defaults of the O-NIC's PCIe manager pipeline, until the HDL generator
+// provides the real depth: 2 cycles of security check, 3 of translation,
+// 1 of routing, at 250 MHz (a 512-bit datapath at 250 MHz carries
+// 128 Gb/s, enough for one 126 Gb/s O-NIC; shared/REFERENCE.md).
+const (
+	DefaultClockMHz        = 250
+	DefaultCheckCycles     = 2
+	DefaultTranslateCycles = 3
+	DefaultRouteCycles     = 1
+	// FibreNsPerMetre is light's flight time in fibre (shared/REFERENCE.md).
+	FibreNsPerMetre = 4.9
+	// hostLinkPropagation is the flight time on a host's PCIe link (board
+	// traces and a riser, a few tens of centimetres).
+	hostLinkPropagation = 2 * sim.Nanosecond
+)
+
+func ps(d time.Duration) sim.Time { return sim.Time(d.Nanoseconds()) * sim.Nanosecond }
+
+// Build checks c and wires the cluster. Errors name the field path.
+func Build(c Config) (*Cluster, error) {
+	if c.Duration <= 0 {
+		return nil, fmt.Errorf("duration: %v must be positive", c.Duration)
+	}
+	if len(c.Hosts) == 0 {
+		return nil, fmt.Errorf("hosts: a cluster needs at least one host")
+	}
+	cl := &Cluster{s: sim.New(4096), cfg: c, why: map[string]uint64{}, links: map[*link.Link][2]func(*msg){}}
+	hosts := map[string]*hostNode{}
+	for i, hc := range c.Hosts {
+		p := fmt.Sprintf("hosts[%d]", i)
+		hc.defaults()
+		if hc.Name == "" {
+			return nil, fmt.Errorf("%s.name: every host needs a name", p)
+		}
+		if _, dup := hosts[hc.Name]; dup {
+			return nil, fmt.Errorf("%s.name: %q is already a host", p, hc.Name)
+		}
+		if hc.Memory < 0 {
+			return nil, fmt.Errorf("%s.memory_latency: %v must not be negative", p, hc.Memory)
+		}
+		if hc.RCB != 64 && hc.RCB != 128 {
+			return nil, fmt.Errorf("%s.rcb: %d must be 64 or 128", p, hc.RCB)
+		}
+		if err := tlp.CheckSize(p+".mrrs", hc.MRRS); err != nil {
+			return nil, err
+		}
+		h := &hostNode{c: cl, cfg: hc, id: tlp.NewID(0, 0, 0)}
+		hosts[hc.Name] = h
+		cl.hosts = append(cl.hosts, h)
+	}
+	onics := map[string]*onicNode{}
+	for i, oc := range c.ONICs {
+		p := fmt.Sprintf("onics[%d]", i)
+		oc.defaults()
+		if oc.Name == "" {
+			return nil, fmt.Errorf("%s.name: every O-NIC needs a name", p)
+		}
+		if _, dup := onics[oc.Name]; dup {
+			return nil, fmt.Errorf("%s.name: %q is already an O-NIC", p, oc.Name)
+		}
+		h := hosts[oc.Host]
+		if h == nil {
+			return nil, fmt.Errorf("%s.host: %q is not a host", p, oc.Host)
+		}
+		if h.onic != nil {
+			return nil, fmt.Errorf("%s.host: host %q already has O-NIC %q (one per host for now)", p, oc.Host, h.onic.cfg.Name)
+		}
+		if oc.ClockMHz < 0 || oc.CheckCycles < 0 || oc.TranslateCycles < 0 || oc.RouteCycles < 0 {
+			return nil, fmt.Errorf("%s: clock_mhz and the pipeline cycles must be positive", p)
+		}
+		for j, m := range oc.FibreM {
+			if m < 0 {
+				return nil, fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
+			}
+		}
+		o, err := buildONIC(cl, h, oc, p)
+		if err != nil {
+			return nil, err
+		}
+		onics[oc.Name] = o
+		cl.onics = append(cl.onics, o)
+	}
+	for _, h := range cl.hosts {
+		if h.onic == nil {
+			return nil, fmt.Errorf("hosts: host %q has no O-NIC", h.cfg.Name)
+		}
+	}
+	wired := map[string]string{}
+	for i, cc := range c.Circuits {
+		p := fmt.Sprintf("circuits[%d]", i)
+		var ends [2]*onicNode
+		var idx [2]int
+		for j, name := range []string{cc.A, cc.B} {
+			fp := p + [2]string{".a", ".b"}[j]
+			on, pn, ok := strings.Cut(name, ".")
+			o := onics[on]
+			if !ok || o == nil || (pn != "a" && pn != "b") {
+				return nil, fmt.Errorf("%s: %q is not an O-NIC port (want onic.a or onic.b)", fp, name)
+			}
+			if prev, used := wired[name]; used {
+				return nil, fmt.Errorf("%s: port %s is already wired in %s", fp, name, prev)
+			}
+			wired[name] = p
+			ends[j], idx[j] = o, int(pn[0]-'a')
+		}
+		if ends[0] == ends[1] {
+			return nil, fmt.Errorf("%s: a circuit joins two different O-NICs", p)
+		}
+		fibre := ends[0].cfg.FibreM[idx[0]] + ends[1].cfg.FibreM[idx[1]]
+		l, err := link.New(cl.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
+			Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))}, cl, cl)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", p, err)
+		}
+		for j := 0; j < 2; j++ {
+			ends[j].ports[idx[j]] = &port{l: l, side: j}
+		}
+		a, b := ends[0], ends[1]
+		ina, inb := ingress(idx[0]), ingress(idx[1])
+		cl.links[l] = [2]func(*msg){
+			func(m *msg) { a.enter(m, ina) },
+			func(m *msg) { b.enter(m, inb) },
+		}
+	}
+	names := map[string]bool{}
+	for i, fc := range c.Flows {
+		p := fmt.Sprintf("flows[%d]", i)
+		if fc.Name == "" || names[fc.Name] {
+			return nil, fmt.Errorf("%s.name: %q must be a unique non-empty name", p, fc.Name)
+		}
+		names[fc.Name] = true
+		h := hosts[fc.From]
+		if h == nil {
+			return nil, fmt.Errorf("%s.from: %q is not a host", p, fc.From)
+		}
+		if fc.Op != "write" && fc.Op != "read" {
+			return nil, fmt.Errorf("%s.op: %q must be write or read", p, fc.Op)
+		}
+		if fc.Size < 1 || fc.Size > 1<<24 {
+			return nil, fmt.Errorf("%s.size: %d must be 1 byte to 16 MiB", p, fc.Size)
+		}
+		if fc.Depth == 0 {
+			fc.Depth = 4
+		}
+		if fc.Span == 0 {
+			fc.Span = 256 << 20
+		}
+		if fc.Depth < 0 || fc.Transfers < 0 {
+			return nil, fmt.Errorf("%s: depth and transfers must not be negative", p)
+		}
+		bar2 := h.onic.fn.BARs[2].Size
+		if fc.Offset+fc.Span > bar2 || fc.Span < uint64((fc.Size+4095)&^4095) {
+			return nil, fmt.Errorf("%s: offset %#x and span %#x must fit one transfer and lie within the O-NIC's BAR2 (%#x bytes)", p, fc.Offset, fc.Span, bar2)
+		}
+		cl.flows = append(cl.flows, &flowState{c: cl, idx: i, cfg: fc, host: h, base: h.onic.fn.BARAddress(2) + fc.Offset})
+	}
+	return cl, nil
+}
+
+func ingress(port int) manager.Ingress {
+	if port == 1 {
+		return manager.FromPortB
+	}
+	return manager.FromPortA
+}
+
+// buildONIC enumerates host h's hierarchy (a root port holding the O-NIC),
+// builds the manager and the host link.
+func buildONIC(cl *Cluster, h *hostNode, oc ONICConfig, p string) (*onicNode, error) {
+	hier, err := pcie.Build(pcie.TopologyConfig{Name: h.cfg.Name, RootPorts: []pcie.PortConfig{
+		{Name: h.cfg.Name + ".rp0", Gen: h.cfg.Gen, Width: h.cfg.Lanes, Device: &pcie.DeviceConfig{Name: oc.Name, Kind: "onic"}},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	if err := hier.Enumerate(); err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	n := hier.Find(oc.Name)
+	fn := n.Funcs[0]
+	mgr, err := manager.New(oc.Manager, fn, n.ID(0))
+	if err != nil {
+		return nil, fmt.Errorf("%s.manager.%v", p, err)
+	}
+	cycles := oc.CheckCycles + oc.TranslateCycles + oc.RouteCycles
+	o := &onicNode{c: cl, cfg: oc, host: h, fn: fn, mgr: mgr, self: n.ID(0),
+		pipe: sim.Time(float64(cycles) * 1e6 / oc.ClockMHz)}
+	h.onic = o
+	l, err := link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
+		Propagation: hostLinkPropagation}, cl, cl)
+	if err != nil {
+		return nil, fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
+	}
+	h.link = l
+	cl.links[l] = [2]func(*msg){h.receive, func(m *msg) { o.enter(m, manager.FromHost) }}
+	return o, nil
+}
+
+// TwoParty is FLEET's two-party exchange: hosts A and B, each with an
+// O-NIC, port A of each joined by a MEMS circuit over 10 m of fibre a
+// side, each host writing 64 KiB transfers into the other's memory
+// through a 1 GiB window.
+func TwoParty() Config {
+	onic := func(name, host, proxy, remote string) ONICConfig {
+		return ONICConfig{Name: name, Host: host, FibreM: [2]float64{10, 10}, Manager: manager.Config{
+			Translation: ntb.Config{
+				Windows: []ntb.WindowConfig{{Name: "peer-memory", BAR: 2, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32}},
+				RID:     ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}},
+			},
+			Access: acl.Config{Domains: []acl.DomainConfig{
+				{Name: "host", Requesters: []string{"00:00.0"}, Egress: []string{"port-a"},
+					Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
+				{Name: "peer", Requesters: []string{remote}, Egress: []string{"host"},
+					Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
+			}},
+		}}
+	}
+	return Config{
+		Name:     "two-party",
+		Duration: 200 * time.Microsecond,
+		Hosts:    []HostConfig{{Name: "A"}, {Name: "B"}},
+		ONICs:    []ONICConfig{onic("onicA", "A", "10:00.0", "20:00.0-20:00.7"), onic("onicB", "B", "20:00.0", "10:00.0-10:00.7")},
+		Circuits: []CircuitConfig{{A: "onicA.a", B: "onicB.a"}},
+		Flows: []FlowConfig{
+			{Name: "A->B", From: "A", Op: "write", Size: 64 << 10},
+			{Name: "B->A", From: "B", Op: "write", Size: 64 << 10},
+		},
+	}
+}

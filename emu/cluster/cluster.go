@@ -1,0 +1,304 @@
+// Package cluster emulates O-NIC clusters at TLP granularity: hosts with
+// memory and DMA engines, each joined by a PCIe link to its O-NIC, whose
+// PCIe manager (security check, translation, routing) sends TLPs out of an
+// optical port, through a MEMS circuit, to another O-NIC and its host.
+//
+// Every request a host injects is accounted: delivered, completed with an
+// error status, denied by the security check, unsupported (a translation
+// miss), dropped with a named reason, or still in flight when the run
+// ends. The report proves the sum.
+package cluster
+
+import (
+	"onic/emu/link"
+	"onic/emu/sim"
+	"onic/pcie"
+	"onic/pcie/manager"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// Outcome is where an injected request ended.
+type Outcome uint8
+
+// Outcomes, in report order.
+const (
+	InFlight    Outcome = iota // not finished when the run ended
+	Delivered                  // a write reached memory; a read's data all came back
+	ErrorStatus                // a read completed with an error status for another reason
+	Denied                     // the security check refused it
+	Unsupported                // no window or LUT entry, or it was disabled
+	Dropped                    // dropped for another named reason
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"in flight", "delivered", "completed with error", "denied", "unsupported", "dropped"}
+
+// String returns the outcome's report name.
+func (o Outcome) String() string { return outcomeNames[o%numOutcomes] }
+
+// classify maps the manager's reason for failing a request to an outcome.
+func classify(r manager.Reason) Outcome {
+	switch r {
+	case manager.Denied:
+		return Denied
+	case manager.WindowMiss, manager.MappingDisabled:
+		return Unsupported
+	case manager.OK:
+		return ErrorStatus
+	}
+	return Dropped
+}
+
+// record is one injected request (a write TLP or a read request).
+type record struct {
+	flow     int32
+	transfer int32
+	outcome  Outcome
+	reason   manager.Reason // why it is being failed, if it is
+	left     int            // read bytes still to come back
+}
+
+// msg is a TLP moving through the cluster. Its index in Cluster.msgs is
+// the link packet's Arg, so events and links name it without pointers.
+type msg struct {
+	pkt  link.Packet
+	t    tlp.TLP
+	rec  int32 // the request it belongs to
+	from manager.Ingress
+	at   *onicNode
+	host *hostNode
+}
+
+// Event kinds, in the low 2 bits of an event argument; the message index
+// (or flow index) is above.
+const (
+	evPipeline = iota // an O-NIC's manager pipeline finished with a message
+	evMemory          // a host's memory read finished
+	evFeed            // a flow may issue more transfers
+)
+
+// Cluster is a running emulation.
+type Cluster struct {
+	s      *sim.Sim
+	cfg    Config
+	hosts  []*hostNode
+	onics  []*onicNode
+	links  map[*link.Link][2]func(*msg) // what receives at each end
+	flows  []*flowState
+	recs   []record
+	msgs   []*msg
+	free   []int
+	counts [numOutcomes]uint64
+	why    map[string]uint64 // failure reasons
+	tlps   uint64            // TLP arrivals at link ends
+}
+
+func (c *Cluster) newMsg() *msg {
+	var i int
+	if n := len(c.free); n > 0 {
+		i, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		c.msgs = append(c.msgs, new(msg))
+		i = len(c.msgs) - 1
+	}
+	m := c.msgs[i]
+	*m = msg{rec: -1}
+	m.pkt.Arg = uint64(i)
+	return m
+}
+
+func (c *Cluster) release(m *msg) { c.free = append(c.free, int(m.pkt.Arg)) }
+
+// settle records the final outcome of request r (once).
+func (c *Cluster) settle(r int32, o Outcome) {
+	if r < 0 {
+		return
+	}
+	rec := &c.recs[r]
+	if rec.outcome != InFlight {
+		return
+	}
+	rec.outcome = o
+	c.counts[o]++
+	if o != Delivered {
+		c.why[rec.reason.String()]++
+	}
+	c.flows[rec.flow].settled(rec.transfer, o == Delivered)
+}
+
+// send puts m on link l from end side, sizing the packet from its header.
+func send(l *link.Link, side int, m *msg) {
+	m.pkt.Class = link.ClassOf(m.t.Kind())
+	m.pkt.Bytes = m.t.HeaderLen()
+	m.pkt.Payload = 0
+	if m.t.Kind().HasData() {
+		m.pkt.Payload = int(m.t.Length) * 4
+		m.pkt.Bytes += m.pkt.Payload
+	}
+	l.Send(side, &m.pkt)
+}
+
+// Receive takes a TLP off a link end and hands it to what is wired there.
+func (c *Cluster) Receive(l *link.Link, side int, p *link.Packet) {
+	c.tlps++
+	c.links[l][side](c.msgs[p.Arg])
+}
+
+// Handle runs the cluster's events.
+func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
+	i := arg >> 2
+	switch arg & 3 {
+	case evPipeline:
+		m := c.msgs[i]
+		m.at.decide(m)
+	case evMemory:
+		m := c.msgs[i]
+		m.host.answerRead(m)
+	case evFeed:
+		c.flows[i].feed()
+	}
+}
+
+// hostNode is a server: memory and the root port of its link to its O-NIC.
+type hostNode struct {
+	c       *Cluster
+	cfg     HostConfig
+	id      tlp.ID
+	link    *link.Link // end 0 here, end 1 at the O-NIC
+	onic    *onicNode
+	written uint64
+}
+
+// onicNode is an O-NIC: end 1 of its host's link, the manager, two ports.
+type onicNode struct {
+	c     *Cluster
+	cfg   ONICConfig
+	host  *hostNode
+	fn    *pcie.Function
+	mgr   *manager.Manager
+	pipe  sim.Time
+	ports [2]*port
+	self  tlp.ID
+}
+
+// port is one optical port: one end of an optical link through the MEMS.
+type port struct {
+	l    *link.Link
+	side int
+}
+
+// enter starts m through the O-NIC's manager pipeline.
+func (o *onicNode) enter(m *msg, in manager.Ingress) {
+	m.from, m.at = in, o
+	o.c.s.After(o.pipe, o.c, evPipeline|m.pkt.Arg<<2)
+}
+
+// decide applies the manager's decision to m.
+func (o *onicNode) decide(m *msg) {
+	c := o.c
+	var out manager.Outcome
+	o.mgr.Process(&m.t, m.from, &out)
+	switch out.Action {
+	case manager.Forward:
+		switch out.Egress.Kind {
+		case ntb.EgressPortA, ntb.EgressPortB:
+			pt := o.ports[0]
+			if out.Egress.Kind == ntb.EgressPortB {
+				pt = o.ports[1]
+			}
+			if pt == nil { // no circuit on that port
+				c.fail(m, manager.PortDown)
+				return
+			}
+			if m.t.Kind().Class() != tlp.ClassCompletion {
+				m.t.Address = out.Address
+			}
+			m.t.RequesterID = out.Requester
+			send(pt.l, pt.side, m)
+		case ntb.EgressHost:
+			m.t.RequesterID = out.Requester
+			send(o.host.link, 1, m)
+		default: // local registers and kernel slots consume it
+			c.settle(m.rec, Delivered)
+			c.release(m)
+		}
+	case manager.Complete:
+		// The O-NIC answers the request itself, back the way it came.
+		if m.rec >= 0 {
+			c.recs[m.rec].reason = out.Reason
+		}
+		cpl := c.newMsg()
+		cpl.rec = m.rec
+		cpl.t = pcie.Completion(&m.t, o.self, out.Status, nil)
+		if m.from == manager.FromHost {
+			send(o.host.link, 1, cpl)
+		} else {
+			pt := o.ports[int(m.from)-1]
+			send(pt.l, pt.side, cpl)
+		}
+		c.release(m)
+	case manager.Drop:
+		c.fail(m, out.Reason)
+	}
+}
+
+// fail drops m for reason; the request it belongs to ends there.
+func (c *Cluster) fail(m *msg, r manager.Reason) {
+	if m.rec >= 0 {
+		c.recs[m.rec].reason = r
+		c.settle(m.rec, classify(r))
+	}
+	c.release(m)
+}
+
+// receive handles a TLP arriving at a host: completions of its own reads,
+// and remote writes and reads of its memory.
+func (h *hostNode) receive(m *msg) {
+	c := h.c
+	switch m.t.Kind().Class() {
+	case tlp.ClassCompletion:
+		r := &c.recs[m.rec]
+		if m.t.Status != tlp.StatusSC {
+			c.settle(m.rec, classify(r.reason))
+		} else {
+			n := min(int(m.t.ByteCount), int(m.t.Length)*4-int(m.t.LowerAddress&3))
+			c.flows[r.flow].bytesIn(n)
+			r.left -= n
+			if r.left <= 0 {
+				c.settle(m.rec, Delivered)
+			}
+		}
+		c.release(m)
+	case tlp.ClassMemory:
+		if m.t.Kind() == tlp.MWr {
+			n := int(m.t.Length) * 4
+			h.written += uint64(n)
+			if m.rec >= 0 {
+				c.flows[c.recs[m.rec].flow].bytesIn(n)
+			}
+			c.settle(m.rec, Delivered)
+			c.release(m)
+			return
+		}
+		m.host = h
+		c.s.After(ps(h.cfg.Memory), c, evMemory|m.pkt.Arg<<2)
+	default:
+		c.fail(m, manager.Unsupported)
+	}
+}
+
+// answerRead sends the completions of a read whose memory access is done.
+func (h *hostNode) answerRead(m *msg) {
+	c := h.c
+	rd := m.t
+	f, typ, _ := tlp.FmtType(tlp.CplD, false, 0)
+	for cp := range tlp.Completions(rd.Address, rd.Length, rd.FirstBE, rd.LastBE, h.cfg.RCB, h.cfg.MPS) {
+		cm := c.newMsg()
+		cm.rec = m.rec
+		cm.t = tlp.TLP{Fmt: f, Type: typ, Tag: rd.Tag, RequesterID: rd.RequesterID, CompleterID: h.id,
+			Length: cp.LengthDW, ByteCount: cp.ByteCount, LowerAddress: cp.LowerAddress}
+		send(h.link, 0, cm)
+	}
+	c.release(m)
+}

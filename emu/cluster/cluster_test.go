@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"onic/emu/linkbench"
+	"onic/tlp"
+)
+
+func run(t *testing.T, c Config) Report {
+	t.Helper()
+	r, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func balanced(t *testing.T, a Accounting) {
+	t.Helper()
+	if a.Delivered+a.ErrorStatus+a.Denied+a.Unsupported+a.Dropped+a.InFlight != a.Injected || a.Injected == 0 {
+		t.Fatalf("accounting: %+v", a)
+	}
+}
+
+// TestTwoPartyThroughput: each direction of the exchange is bounded by
+// its host links; the flows must reach within 3% of linkbench's model of
+// one Gen3 x16 link carrying the same writes (or reads).
+func TestTwoPartyThroughput(t *testing.T) {
+	for _, op := range []string{"write", "read"} {
+		c := TwoParty()
+		for i := range c.Flows {
+			c.Flows[i].Op = op
+		}
+		r := run(t, c)
+		balanced(t, r.Accounting)
+		model, err := linkbench.Model(linkbench.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Op: linkbench.Op(op), Size: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.Flows {
+			// The run counts from time zero, so the first transfer's
+			// pipeline fill costs a little: allow 6%.
+			if f.Gbps < 0.94*model.EffectiveGbps || f.Gbps > 1.01*model.EffectiveGbps {
+				t.Errorf("%s %s: %.2f Gb/s, one link's model %.2f", op, f.Name, f.Gbps, model.EffectiveGbps)
+			}
+			if f.Transfers < 30 || f.Failed != 0 || f.P50Ns <= 0 || f.MaxNs < f.P50Ns {
+				t.Errorf("%s %s: %+v", op, f.Name, f)
+			}
+		}
+		if r.Accounting.Delivered == 0 || r.Accounting.Denied+r.Accounting.Dropped+r.Accounting.Unsupported != 0 {
+			t.Errorf("%s: %+v", op, r.Accounting)
+		}
+	}
+}
+
+// TestDeniedAndUnsupported: a host whose domain is removed is denied;
+// transfers beyond the window are unsupported. Reads and writes both end
+// in the accounting with their reason.
+func TestDeniedAndUnsupported(t *testing.T) {
+	for _, op := range []string{"write", "read"} {
+		c := TwoParty()
+		c.Duration = 20 * time.Microsecond
+		c.ONICs[0].Manager.Access.Domains = c.ONICs[0].Manager.Access.Domains[1:] // host A has no domain
+		c.Flows[0].Op, c.Flows[1].Op = op, op
+		c.Flows[1].Offset = 2 << 30 // B's transfers miss B's only window
+		r := run(t, c)
+		balanced(t, r.Accounting)
+		a := r.Accounting
+		if a.Denied == 0 || a.Unsupported == 0 || a.Delivered != 0 {
+			t.Fatalf("%s: %+v", op, a)
+		}
+		if a.Reasons["denied"] != a.Denied || a.Reasons["window-miss"] != a.Unsupported {
+			t.Errorf("%s: reasons %v", op, a.Reasons)
+		}
+		for _, f := range r.Flows {
+			if f.Transfers != 0 || f.Failed == 0 || f.Gbps != 0 {
+				t.Errorf("%s %s: %+v", op, f.Name, f)
+			}
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	c := TwoParty()
+	c.Duration = 30 * time.Microsecond
+	c.Flows[1].Op = "read"
+	a, b := run(t, c), run(t, c)
+	a.Speed, b.Speed = Speed{}, Speed{}
+	var sa, sb strings.Builder
+	a.WriteText(&sa)
+	b.WriteText(&sb)
+	if sa.String() != sb.String() {
+		t.Fatalf("two runs differ:\n%s\n%s", sa.String(), sb.String())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Duration = 0 }, "duration"},
+		{func(c *Config) { c.Hosts = nil }, "hosts: a cluster needs"},
+		{func(c *Config) { c.Hosts[1].Name = "A" }, `hosts[1].name: "A" is already a host`},
+		{func(c *Config) { c.Hosts[0].Memory = -time.Nanosecond }, "hosts[0].memory_latency"},
+		{func(c *Config) { c.Hosts[0].RCB = 32 }, "hosts[0].rcb"},
+		{func(c *Config) { c.ONICs[1].Host = "C" }, `onics[1].host: "C" is not a host`},
+		{func(c *Config) { c.ONICs[1].Host = "A" }, `onics[1].host: host "A" already has O-NIC "onicA"`},
+		{func(c *Config) { c.ONICs[0].FibreM[1] = -3 }, "onics[0].fibre_m[1]"},
+		{func(c *Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0]: clock_mhz"},
+		{func(c *Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
+		{func(c *Config) { c.Circuits[0].B = "onicC.a" }, `circuits[0].b: "onicC.a" is not an O-NIC port`},
+		{func(c *Config) { c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.a", B: "onicB.b"}) }, "circuits[1].a: port onicA.a is already wired in circuits[0]"},
+		{func(c *Config) { c.Circuits[0].B = "onicA.b" }, "circuits[0]: a circuit joins two different O-NICs"},
+		{func(c *Config) { c.Flows[0].From = "Z" }, `flows[0].from: "Z" is not a host`},
+		{func(c *Config) { c.Flows[0].Op = "copy" }, `flows[0].op: "copy"`},
+		{func(c *Config) { c.Flows[0].Size = 0 }, "flows[0].size"},
+		{func(c *Config) { c.Flows[1].Name = "A->B" }, "flows[1].name"},
+		{func(c *Config) { c.Flows[0].Offset = 16 << 30 }, "flows[0]: offset"},
+	} {
+		c := TwoParty()
+		tc.mod(&c)
+		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// BenchmarkTwoParty measures the emulator on the two-party exchange of
+// 64 KiB writes at MPS 256: simulated TLPs (link crossings) per wall second.
+func BenchmarkTwoParty(b *testing.B) {
+	c := TwoParty()
+	var tlps uint64
+	for b.Loop() {
+		r, err := Run(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tlps += r.Speed.TLPs
+	}
+	b.ReportMetric(float64(tlps)/b.Elapsed().Seconds(), "TLPs/s")
+}

@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"slices"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+// flowState is a flow running: a host's DMA engine issuing transfers
+// through its O-NIC's direct windows.
+type flowState struct {
+	c         *Cluster
+	idx       int
+	cfg       FlowConfig
+	host      *hostNode
+	base      uint64 // host address of the flow's first transfer
+	issued    int
+	inflight  int
+	xfers     []xfer
+	latencies []sim.Time
+	bytes     uint64 // payload delivered
+	ok, bad   int    // transfers finished whole / with a failed request
+	tag       uint16
+}
+
+type xfer struct {
+	start  sim.Time
+	left   int // requests not yet settled
+	failed bool
+}
+
+// feed issues transfers while fewer than Depth are in flight.
+func (f *flowState) feed() {
+	c := f.c
+	for f.inflight < f.cfg.Depth && (f.cfg.Transfers == 0 || f.issued < f.cfg.Transfers) {
+		step := uint64((f.cfg.Size + 4095) &^ 4095)
+		addr := f.base + uint64(f.issued)*step%f.cfg.Span
+		xi := int32(len(f.xfers))
+		f.xfers = append(f.xfers, xfer{start: c.s.Now()})
+		x := &f.xfers[xi]
+		f.issued++
+		f.inflight++
+		max, kind := f.host.cfg.MPS, tlp.MWr
+		if f.cfg.Op == "read" {
+			max, kind = f.host.cfg.MRRS, tlp.MRd
+		}
+		for ch := range tlp.Chunks(addr, f.cfg.Size, max) {
+			r := int32(len(c.recs))
+			c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: ch.Size})
+			x.left++
+			m := c.newMsg()
+			m.rec = r
+			fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
+			m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: f.host.id, Tag: f.tag & 1023, Length: ch.LengthDW,
+				FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
+			f.tag++
+			send(f.host.link, 0, m)
+		}
+	}
+}
+
+// settled notes that one request of transfer xi has ended.
+func (f *flowState) settled(xi int32, ok bool) {
+	x := &f.xfers[xi]
+	if !ok {
+		x.failed = true
+	}
+	x.left--
+	if x.left > 0 {
+		return
+	}
+	f.inflight--
+	if x.failed {
+		f.bad++
+	} else {
+		f.ok++
+		f.latencies = append(f.latencies, f.c.s.Now()-x.start)
+	}
+	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<2)
+}
+
+func (f *flowState) bytesIn(n int) { f.bytes += uint64(n) }
+
+// percentiles returns p50, p99, p999 and max of the transfer latencies.
+func (f *flowState) percentiles() [4]sim.Time {
+	if len(f.latencies) == 0 {
+		return [4]sim.Time{}
+	}
+	l := slices.Clone(f.latencies)
+	slices.Sort(l)
+	at := func(q float64) sim.Time { return l[min(len(l)-1, int(q*float64(len(l))))] }
+	return [4]sim.Time{at(0.50), at(0.99), at(0.999), l[len(l)-1]}
+}

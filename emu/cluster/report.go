@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"onic/emu/sim"
+)
+
+// Report is what a run produced. Everything but Speed is a function of the
+// configuration alone: the same configuration gives the same report.
+type Report struct {
+	Scenario   string       `json:"scenario"`
+	SimulatedS float64      `json:"simulated_seconds"`
+	Flows      []FlowReport `json:"flows"`
+	Accounting Accounting   `json:"accounting"`
+	Speed      Speed        `json:"speed"`
+}
+
+// FlowReport is one flow's throughput and transfer latency.
+type FlowReport struct {
+	Name      string  `json:"name"`
+	Op        string  `json:"op"`
+	Transfers int     `json:"transfers"` // finished whole
+	Failed    int     `json:"failed"`    // finished with a failed request
+	Gbps      float64 `json:"gbps"`      // payload delivered over the run
+	P50Ns     float64 `json:"latency_p50_ns"`
+	P99Ns     float64 `json:"latency_p99_ns"`
+	P999Ns    float64 `json:"latency_p999_ns"`
+	MaxNs     float64 `json:"latency_max_ns"`
+}
+
+// Accounting is where every injected request ended. Injected equals the
+// sum of the others; Run fails if it does not.
+type Accounting struct {
+	Injected    uint64            `json:"injected"`
+	Delivered   uint64            `json:"delivered"`
+	ErrorStatus uint64            `json:"completed_with_error"`
+	Denied      uint64            `json:"denied"`
+	Unsupported uint64            `json:"unsupported"`
+	Dropped     uint64            `json:"dropped"`
+	InFlight    uint64            `json:"in_flight"`
+	Reasons     map[string]uint64 `json:"reasons,omitempty"`
+}
+
+// Speed is how fast the emulator ran (wall clock, so it varies).
+type Speed struct {
+	WallSeconds    float64 `json:"wall_seconds"`
+	Events         uint64  `json:"events"`
+	TLPs           uint64  `json:"tlps"`
+	TLPsPerSecond  float64 `json:"tlps_per_wall_second"`
+	SimulatedRatio float64 `json:"simulated_per_wall"`
+}
+
+// Run builds c, runs it for its duration and reports.
+func Run(c Config) (Report, error) {
+	cl, err := Build(c)
+	if err != nil {
+		return Report{}, err
+	}
+	return cl.Run()
+}
+
+// Run runs a built cluster for its configured duration and reports. It
+// fails if the accounting does not add up.
+func (cl *Cluster) Run() (Report, error) {
+	for _, f := range cl.flows {
+		f.feed()
+	}
+	start := time.Now()
+	cl.s.Run(ps(cl.cfg.Duration))
+	wall := time.Since(start).Seconds()
+
+	dur := float64(cl.cfg.Duration) / float64(time.Second)
+	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur}
+	for _, f := range cl.flows {
+		p := f.percentiles()
+		rep.Flows = append(rep.Flows, FlowReport{Name: f.cfg.Name, Op: f.cfg.Op, Transfers: f.ok, Failed: f.bad,
+			Gbps:  float64(f.bytes) * 8 / dur / 1e9,
+			P50Ns: ns(p[0]), P99Ns: ns(p[1]), P999Ns: ns(p[2]), MaxNs: ns(p[3])})
+	}
+	a := &rep.Accounting
+	a.Injected = uint64(len(cl.recs))
+	for _, r := range cl.recs {
+		if r.outcome == InFlight {
+			a.InFlight++
+		}
+	}
+	a.Delivered, a.ErrorStatus, a.Denied = cl.counts[Delivered], cl.counts[ErrorStatus], cl.counts[Denied]
+	a.Unsupported, a.Dropped = cl.counts[Unsupported], cl.counts[Dropped]
+	if len(cl.why) > 0 {
+		a.Reasons = cl.why
+	}
+	if sum := a.Delivered + a.ErrorStatus + a.Denied + a.Unsupported + a.Dropped + a.InFlight; sum != a.Injected {
+		return rep, fmt.Errorf("accounting does not add up: %d requests injected, %d accounted for", a.Injected, sum)
+	}
+	rep.Speed = Speed{WallSeconds: wall, Events: cl.s.Events(), TLPs: cl.tlps}
+	if wall > 0 {
+		rep.Speed.TLPsPerSecond = float64(cl.tlps) / wall
+		rep.Speed.SimulatedRatio = dur / wall
+	}
+	return rep, nil
+}
+
+func ns(t sim.Time) float64 { return float64(t) / float64(sim.Nanosecond) }
+
+// WriteText prints the report as tables.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "scenario %s: %s simulated\n\n", r.Scenario, sim.Time(r.SimulatedS*float64(sim.Second)))
+	fmt.Fprintf(w, "%-12s %-5s %9s %7s %10s %10s %10s %10s %10s\n", "flow", "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
+	for _, f := range r.Flows {
+		fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
+			nsString(f.P50Ns), nsString(f.P99Ns), nsString(f.P999Ns), nsString(f.MaxNs))
+	}
+	a := r.Accounting
+	fmt.Fprintf(w, "\naccounting: %d requests injected = %d delivered + %d completed with error + %d denied + %d unsupported + %d dropped + %d in flight\n",
+		a.Injected, a.Delivered, a.ErrorStatus, a.Denied, a.Unsupported, a.Dropped, a.InFlight)
+	if len(a.Reasons) > 0 {
+		var ks []string
+		for k := range a.Reasons {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(w, "  failure reasons:")
+		for _, k := range ks {
+			fmt.Fprintf(w, " %s %d", k, a.Reasons[k])
+		}
+		fmt.Fprintln(w)
+	}
+	s := r.Speed
+	fmt.Fprintf(w, "\nspeed: %d TLPs and %d events in %.3f s wall: %.2f M TLPs/s, %.4g simulated s per wall s\n",
+		s.TLPs, s.Events, s.WallSeconds, s.TLPsPerSecond/1e6, s.SimulatedRatio)
+}
+
+func nsString(v float64) string {
+	return sim.Time(v * float64(sim.Nanosecond)).String()
+}
