@@ -40,7 +40,7 @@ build: deps-go
 
 ## run: build onic and run its main job on the embedded default config.
 run: build
-	./$(BIN) tlp demo --pcap bin/demo.pcap
+	./$(BIN) emu run
 
 ## test: every test (unit, property, fuzz seeds, CLI, external tools) plus lint.
 test: deps lint

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/emu/cluster"
 	"onic/emu/linkbench"
 	"onic/emu/sim"
 	"onic/tlp"
@@ -15,14 +16,71 @@ import (
 func newEmuCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "emu",
-		Short: "Emulator: PCIe link benchmark (the cluster emulator comes next)",
-		Long: `The cycle-approximate emulator. Today: linkbench, which streams DMA over one
-simulated PCIe link. The timing model is described in docs/emu.md.`,
+		Short: "Emulator: run O-NIC cluster scenarios, benchmark one PCIe link",
+		Long: `The cycle-approximate emulator of O-NIC clusters: run a scenario (run,
+scenarios) or stream DMA over one simulated PCIe link (linkbench). The timing
+model is described in docs/emu.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: areaRunE,
 	}
-	c.AddCommand(newLinkbenchCmd(v))
+	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd())
 	return c
+}
+
+func newEmuRunCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run a scenario on an emulated O-NIC cluster and report",
+		Long: `Run a built-in scenario (see 'onic emu scenarios'; default two-party) on the
+emulated cluster: hosts, their PCIe links, O-NICs with the PCIe manager, optical
+links through MEMS circuits. The report gives per-flow throughput and transfer
+latency percentiles, the accounting of every injected request, and how fast the
+emulator ran (the only line that varies from run to run).`,
+		Example: `  onic emu run
+  onic emu run --scenario two-party-read --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
+			}
+			cfg, err := cluster.Lookup(v.GetString("emu.run.scenario"))
+			if err != nil {
+				return err
+			}
+			if d := v.GetDuration("emu.run.duration"); d != 0 {
+				if d < 0 {
+					return fmt.Errorf("--duration %v: must be positive", d)
+				}
+				cfg.Duration = d
+			}
+			rep, err := cluster.Run(cfg)
+			if err != nil {
+				return err
+			}
+			if v.GetBool("emu.run.json") {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+			}
+			rep.WriteText(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	c.Flags().String("scenario", "two-party", "built-in scenario to run")
+	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
+	c.Flags().Bool("json", false, "print the report as JSON")
+	bindFlags(v, c, "emu.run")
+	return c
+}
+
+func newEmuScenariosCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, s := range cluster.Scenarios() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-16s %s\n", s.Name, s.Description)
+			}
+			return nil
+		},
+	}
 }
 
 func newLinkbenchCmd(v *viper.Viper) *cobra.Command {

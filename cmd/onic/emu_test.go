@@ -38,3 +38,35 @@ func TestLinkbenchCLI(t *testing.T) {
 		}
 	}
 }
+
+func TestEmuRunCLI(t *testing.T) {
+	code, out, errs := onic(t, "", "emu", "run", "--duration", "30us")
+	if code != 0 || !strings.Contains(out, "scenario two-party") || !strings.Contains(out, "accounting:") || !strings.Contains(out, "A->B") {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = onic(t, "", "emu", "run", "--scenario", "two-party-read", "--duration", "30us", "--json")
+	var rep struct {
+		Flows      []struct{ Op string }
+		Accounting struct{ Injected, Delivered uint64 }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Flows) != 2 || rep.Flows[0].Op != "read" || rep.Accounting.Delivered == 0 {
+		t.Fatalf("--json: exit %d %s %q", code, errs, out)
+	}
+	code, out, _ = onic(t, "", "emu", "scenarios")
+	if code != 0 || !strings.HasPrefix(out, "two-party ") {
+		t.Fatalf("scenarios: %q", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"emu", "run", "--scenario", "nope"}, `no scenario "nope"`},
+		{[]string{"emu", "run", "--duration", "-5us"}, "--duration -5µs"},
+		{[]string{"emu", "run", "extra"}, "takes no arguments"},
+	} {
+		code, _, errs := onic(t, "", tc.args...)
+		if code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, errs)
+		}
+	}
+}

@@ -76,7 +76,7 @@ ports through a MEMS switch, with an FPGA PCIe manager and in-network kernels.
 Areas:
   tlp     PCIe Transaction Layer Packets: decode, encode, demo
   pcie    PCIe model: enumerate a topology, tree, configuration-space dumps
-  emu     emulator: linkbench (one PCIe link)
+  emu     emulator: run cluster scenarios, linkbench (one PCIe link)
 
 Configuration: --config FILE (YAML); environment variables ONIC_<AREA>_<VERB>_<FLAG>
 override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,

@@ -333,3 +333,36 @@ func TwoParty() Config {
 		},
 	}
 }
+
+// Scenario is a built-in scenario.
+type Scenario struct {
+	Name, Description string
+	Config            func() Config
+}
+
+// Scenarios lists the built-in scenarios, the default first.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{"two-party", "FLEET's two-party exchange: hosts A and B write 64 KiB transfers into each other's memory through their O-NICs and one MEMS circuit", TwoParty},
+		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
+			c := TwoParty()
+			c.Name = "two-party-read"
+			for i := range c.Flows {
+				c.Flows[i].Op = "read"
+			}
+			return c
+		}},
+	}
+}
+
+// Lookup returns the built-in scenario name.
+func Lookup(name string) (Config, error) {
+	var names []string
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			return s.Config(), nil
+		}
+		names = append(names, s.Name)
+	}
+	return Config{}, fmt.Errorf("no scenario %q (built in: %s)", name, strings.Join(names, ", "))
+}
