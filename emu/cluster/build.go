@@ -130,7 +130,7 @@ func Build(c Config) (*Cluster, error) {
 	if len(c.Hosts) == 0 {
 		return nil, fmt.Errorf("hosts: a cluster needs at least one host")
 	}
-	cl := &Cluster{s: sim.New(4096), cfg: c, why: map[string]uint64{}, links: map[*link.Link][2]func(*msg){}}
+	cl := &Cluster{s: sim.New(4096), cfg: c, why: map[string]uint64{}}
 	hosts := map[string]*hostNode{}
 	for i, hc := range c.Hosts {
 		p := fmt.Sprintf("hosts[%d]", i)
@@ -214,18 +214,13 @@ func Build(c Config) (*Cluster, error) {
 		}
 		fibre := ends[0].cfg.FibreM[idx[0]] + ends[1].cfg.FibreM[idx[1]]
 		l, err := link.New(cl.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
-			Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))}, cl, cl)
+			Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))},
+			onicEnd{ends[0], ingress(idx[0])}, onicEnd{ends[1], ingress(idx[1])})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", p, err)
 		}
 		for j := 0; j < 2; j++ {
 			ends[j].ports[idx[j]] = &port{l: l, side: j}
-		}
-		a, b := ends[0], ends[1]
-		ina, inb := ingress(idx[0]), ingress(idx[1])
-		cl.links[l] = [2]func(*msg){
-			func(m *msg) { a.enter(m, ina) },
-			func(m *msg) { b.enter(m, inb) },
 		}
 	}
 	names := map[string]bool{}
@@ -293,12 +288,11 @@ func buildONIC(cl *Cluster, h *hostNode, oc ONICConfig, p string) (*onicNode, er
 		pipe: sim.Time(float64(cycles) * 1e6 / oc.ClockMHz)}
 	h.onic = o
 	l, err := link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
-		Propagation: hostLinkPropagation}, cl, cl)
+		Propagation: hostLinkPropagation}, hostEnd{h}, onicEnd{o, manager.FromHost})
 	if err != nil {
 		return nil, fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
 	}
 	h.link = l
-	cl.links[l] = [2]func(*msg){h.receive, func(m *msg) { o.enter(m, manager.FromHost) }}
 	return o, nil
 }
 

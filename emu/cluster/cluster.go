@@ -73,9 +73,8 @@ type msg struct {
 // Event kinds, in the low 2 bits of an event argument; the message index
 // (or flow index) is above.
 const (
-	evPipeline = iota // an O-NIC's manager pipeline finished with a message
-	evMemory          // a host's memory read finished
-	evFeed            // a flow may issue more transfers
+	evMemory = iota // a host's memory read finished
+	evFeed          // a flow may issue more transfers
 )
 
 // Cluster is a running emulation.
@@ -84,7 +83,6 @@ type Cluster struct {
 	cfg    Config
 	hosts  []*hostNode
 	onics  []*onicNode
-	links  map[*link.Link][2]func(*msg) // what receives at each end
 	flows  []*flowState
 	recs   []record
 	msgs   []*msg
@@ -128,7 +126,10 @@ func (c *Cluster) settle(r int32, o Outcome) {
 }
 
 // send puts m on link l from end side, sizing the packet from its header.
-func send(l *link.Link, side int, m *msg) {
+func send(l *link.Link, side int, m *msg) { sendAt(l, side, m, 0) }
+
+// sendAt is send, not starting before ready.
+func sendAt(l *link.Link, side int, m *msg, ready sim.Time) {
 	m.pkt.Class = link.ClassOf(m.t.Kind())
 	m.pkt.Bytes = m.t.HeaderLen()
 	m.pkt.Payload = 0
@@ -136,22 +137,36 @@ func send(l *link.Link, side int, m *msg) {
 		m.pkt.Payload = int(m.t.Length) * 4
 		m.pkt.Bytes += m.pkt.Payload
 	}
-	l.Send(side, &m.pkt)
+	l.SendAt(side, &m.pkt, ready)
 }
 
-// Receive takes a TLP off a link end and hands it to what is wired there.
-func (c *Cluster) Receive(l *link.Link, side int, p *link.Packet) {
-	c.tlps++
-	c.links[l][side](c.msgs[p.Arg])
+// hostEnd is the host's end of its PCIe link.
+type hostEnd struct{ h *hostNode }
+
+// Receive hands a TLP arriving at the host to it.
+func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
+	e.h.c.tlps++
+	e.h.receive(e.h.c.msgs[p.Arg])
+}
+
+// onicEnd is an O-NIC's end of a link: its host link or an optical port.
+type onicEnd struct {
+	o  *onicNode
+	in manager.Ingress
+}
+
+// Receive runs a TLP arriving at the O-NIC through its manager.
+func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
+	e.o.c.tlps++
+	m := e.o.c.msgs[p.Arg]
+	m.from, m.at = e.in, e.o
+	e.o.decide(m)
 }
 
 // Handle runs the cluster's events.
 func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 	i := arg >> 2
 	switch arg & 3 {
-	case evPipeline:
-		m := c.msgs[i]
-		m.at.decide(m)
 	case evMemory:
 		m := c.msgs[i]
 		m.host.answerRead(m)
@@ -188,15 +203,12 @@ type port struct {
 	side int
 }
 
-// enter starts m through the O-NIC's manager pipeline.
-func (o *onicNode) enter(m *msg, in manager.Ingress) {
-	m.from, m.at = in, o
-	o.c.s.After(o.pipe, o.c, evPipeline|m.pkt.Arg<<2)
-}
-
-// decide applies the manager's decision to m.
+// decide runs m through the manager as it arrives and hands the result on
+// once the pipeline latency has passed: the decision depends only on m and
+// the tables, so taking it on arrival saves an event per TLP.
 func (o *onicNode) decide(m *msg) {
 	c := o.c
+	ready := c.s.Now() + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
 	switch out.Action {
@@ -215,10 +227,10 @@ func (o *onicNode) decide(m *msg) {
 				m.t.Address = out.Address
 			}
 			m.t.RequesterID = out.Requester
-			send(pt.l, pt.side, m)
+			sendAt(pt.l, pt.side, m, ready)
 		case ntb.EgressHost:
 			m.t.RequesterID = out.Requester
-			send(o.host.link, 1, m)
+			sendAt(o.host.link, 1, m, ready)
 		default: // local registers and kernel slots consume it
 			c.settle(m.rec, Delivered)
 			c.release(m)
@@ -232,10 +244,10 @@ func (o *onicNode) decide(m *msg) {
 		cpl.rec = m.rec
 		cpl.t = pcie.Completion(&m.t, o.self, out.Status, nil)
 		if m.from == manager.FromHost {
-			send(o.host.link, 1, cpl)
+			sendAt(o.host.link, 1, cpl, ready)
 		} else {
 			pt := o.ports[int(m.from)-1]
-			send(pt.l, pt.side, cpl)
+			sendAt(pt.l, pt.side, cpl, ready)
 		}
 		c.release(m)
 	case manager.Drop:

@@ -106,10 +106,12 @@ type item struct {
 	p       *Packet
 	seq     uint64 // TLP sequence number, or the acked sequence number
 	class   Class
-	hdr, pd int64 // UpdateFC credits returned
+	hdr, pd int64    // UpdateFC credits returned
+	ready   sim.Time // a queued TLP may not start before this
 }
 
 // ring is a FIFO of items that grows as needed and then stops allocating.
+// Its size is a power of two, so positions wrap with a mask.
 type ring struct {
 	buf        []item
 	head, size int
@@ -119,11 +121,11 @@ func (r *ring) push(it item) {
 	if r.size == len(r.buf) {
 		nb := make([]item, max(16, 2*len(r.buf)))
 		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = it
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = it
 	r.size++
 }
 
@@ -131,8 +133,8 @@ func (r *ring) front() *item { return &r.buf[r.head] }
 
 func (r *ring) pop() item {
 	it := r.buf[r.head]
-	r.buf[r.head] = item{}
-	r.head = (r.head + 1) % len(r.buf)
+	r.buf[r.head].p = nil // drop the packet reference
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
 	return it
 }
@@ -159,6 +161,7 @@ type dir struct {
 	fcH, fcD [numClasses]int64 // credits to return on this direction
 	flight   ring              // items on the wire, in order
 	stalled  bool
+	wakeAt   sim.Time // a wake-up is scheduled for this time (0: none)
 	// receiver (the far end) for TLPs of this direction
 	rxSeq    uint64
 	ackArmed bool
@@ -191,6 +194,7 @@ const (
 	evAckTimer
 	evFCTimer
 	evFree
+	evWake
 )
 
 // New builds a link in s, delivering TLPs that arrive at end 0 to rx0 and
@@ -264,9 +268,15 @@ func (l *Link) Queued(side int, c Class) int { return l.dirs[side].queue[c].size
 
 // Send queues p for transmission from end side. TLPs of a class go in
 // order; classes are served round-robin as their credits allow.
-func (l *Link) Send(side int, p *Packet) {
+func (l *Link) Send(side int, p *Packet) { l.SendAt(side, p, 0) }
+
+// SendAt queues p like Send, but it does not start before ready: a
+// component with a fixed processing latency hands its output over at once
+// instead of scheduling an event of its own. Ready times within a class
+// must not decrease.
+func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
 	d := &l.dirs[side]
-	d.queue[p.Class].push(item{kind: itemTLP, p: p})
+	d.queue[p.Class].push(item{kind: itemTLP, p: p, ready: ready})
 	l.kick(side)
 }
 
@@ -289,10 +299,18 @@ func (l *Link) next(side int) (item, bool) {
 		}
 	}
 	waiting := false
+	now := l.s.Now()
+	var wake sim.Time
 	for i := 0; i < int(numClasses); i++ {
 		c := Class((d.rr + i) % int(numClasses))
 		q := &d.queue[c]
 		if q.size == 0 {
+			continue
+		}
+		if r := q.front().ready; r > now {
+			if wake == 0 || r < wake {
+				wake = r
+			}
 			continue
 		}
 		waiting = true
@@ -318,6 +336,10 @@ func (l *Link) next(side int) (item, bool) {
 	if waiting && !d.stalled {
 		d.Stats.CreditStalls++
 		d.stalled = true
+	}
+	if wake != 0 && (d.wakeAt == 0 || wake < d.wakeAt) {
+		d.wakeAt = wake
+		l.s.At(wake, l, evWake|uint64(side)<<8)
 	}
 	return item{}, false
 }
@@ -402,6 +424,12 @@ func (l *Link) Handle(s *sim.Sim, arg uint64) {
 		}
 	case evFree:
 		l.free(side, c, int64(arg>>16&0xFFFF))
+	case evWake:
+		d := &l.dirs[side]
+		if d.wakeAt == s.Now() {
+			d.wakeAt = 0
+		}
+		l.kick(side)
 	}
 }
 
