@@ -161,7 +161,6 @@ type dir struct {
 	fcH, fcD [numClasses]int64 // credits to return on this direction
 	flight   ring              // items on the wire, in order
 	stalled  bool
-	wakeAt   sim.Time // a wake-up is scheduled for this time (0: none)
 	// receiver (the far end) for TLPs of this direction
 	rxSeq    uint64
 	ackArmed bool
@@ -194,7 +193,6 @@ const (
 	evAckTimer
 	evFCTimer
 	evFree
-	evWake
 )
 
 // New builds a link in s, delivering TLPs that arrive at end 0 to rx0 and
@@ -282,41 +280,38 @@ func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
 
 func dataCredits(payload int) int64 { return int64(payload+15) / 16 }
 
-// next picks what transmitter side sends next: DLLPs first, then a TLP of
-// the next class round-robin whose credits and replay room allow it.
-func (l *Link) next(side int) (item, bool) {
+// next picks what transmitter side sends next, at time at: DLLPs first,
+// then a TLP of the next class round-robin that is ready and whose credits
+// and replay room allow it. If no TLP is ready yet, the one that will be
+// ready first is committed now to start at its ready time (returned as
+// start; 0 means at once): deciding early saves a wake-up event, at the
+// price of a DLLP due meanwhile waiting one TLP.
+func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 	d := &l.dirs[side]
 	if d.ackOut {
 		d.ackOut = false
-		return item{kind: itemAck, seq: d.ackSeq}, true
+		return item{kind: itemAck, seq: d.ackSeq}, 0, true
 	}
 	for c := Class(0); c < numClasses; c++ {
 		if d.fcOut[c] {
 			d.fcOut[c] = false
 			it := item{kind: itemFC, class: c, hdr: d.fcH[c], pd: d.fcD[c]}
 			d.fcH[c], d.fcD[c] = 0, 0
-			return it, true
+			return it, 0, true
 		}
 	}
 	waiting := false
-	now := l.s.Now()
-	var wake sim.Time
+	best, bestReady := -1, sim.Time(0)
 	for i := 0; i < int(numClasses); i++ {
 		c := Class((d.rr + i) % int(numClasses))
 		q := &d.queue[c]
 		if q.size == 0 {
 			continue
 		}
-		if r := q.front().ready; r > now {
-			if wake == 0 || r < wake {
-				wake = r
-			}
-			continue
-		}
 		waiting = true
-		p := q.front().p
-		h, dc := int64(1), dataCredits(p.Payload)
-		if l.bufH[c] != 0 && d.usedH[c]+h > d.limitH[c] || l.bufD[c] != 0 && d.usedD[c]+dc > d.limitD[c] {
+		head := q.front()
+		p := head.p
+		if l.bufH[c] != 0 && d.usedH[c]+1 > d.limitH[c] || l.bufD[c] != 0 && d.usedD[c]+dataCredits(p.Payload) > d.limitD[c] {
 			continue
 		}
 		if d.unacked+int64(p.Bytes+Framing) > int64(l.cfg.ReplayBytes) {
@@ -324,43 +319,79 @@ func (l *Link) next(side int) (item, bool) {
 				d.Stats.ReplayStalls++
 				d.stalled = true
 			}
-			return item{}, false
+			return item{}, 0, false
 		}
-		q.pop()
-		d.usedH[c] += h
-		d.usedD[c] += dc
-		d.rr = (int(c) + 1) % int(numClasses)
-		d.seq++
-		return item{kind: itemTLP, p: p, seq: d.seq}, true
+		r := max(head.ready, at)
+		if best < 0 || r < bestReady {
+			best, bestReady = int(c), r
+			if r == at {
+				break // ready now: take it, round-robin order
+			}
+		}
 	}
-	if waiting && !d.stalled {
-		d.Stats.CreditStalls++
-		d.stalled = true
+	if best < 0 {
+		if waiting && !d.stalled {
+			d.Stats.CreditStalls++
+			d.stalled = true
+		}
+		return item{}, 0, false
 	}
-	if wake != 0 && (d.wakeAt == 0 || wake < d.wakeAt) {
-		d.wakeAt = wake
-		l.s.At(wake, l, evWake|uint64(side)<<8)
+	c := Class(best)
+	p := d.queue[c].pop().p
+	d.usedH[c]++
+	d.usedD[c] += dataCredits(p.Payload)
+	d.rr = (best + 1) % int(numClasses)
+	d.seq++
+	if bestReady == at {
+		bestReady = 0
 	}
-	return item{}, false
+	return item{kind: itemTLP, p: p, seq: d.seq}, bestReady, true
 }
 
-// kick starts the transmitter at end side if it is idle and has work.
+// burst is how many items a transmitter sends back to back per decision.
+// Deciding a short burst at once saves an event per item; a DLLP that
+// becomes due during a burst waits for its end (at most a few TLP times,
+// well inside the Ack and UpdateFC latencies).
+const burst = 4
+
+// kick starts the transmitter at end side if it is idle and has work: it
+// sends up to a burst of items back to back and schedules one event for
+// the end of the burst.
 func (l *Link) kick(side int) {
 	d := &l.dirs[side]
 	if d.busy {
 		return
 	}
-	start := max(d.nextSym, l.symbolAt(l.s.Now()))
-	var it item
-	if d.sinceSKP >= l.skpEvery {
-		it = item{kind: itemSKP}
-	} else {
-		var ok bool
-		if it, ok = l.next(side); !ok {
-			return
+	sym := max(d.nextSym, l.symbolAt(l.s.Now()))
+	sent := false
+	for n := 0; n < burst; n++ {
+		var it item
+		if d.sinceSKP >= l.skpEvery {
+			it = item{kind: itemSKP}
+		} else {
+			var start sim.Time
+			var ok bool
+			if it, start, ok = l.next(side, l.SymbolTime(sym)); !ok {
+				break
+			}
+			if start != 0 {
+				sym = max(sym, l.symbolAt(start))
+			}
 		}
+		d.stalled = false
+		sym = l.transmit(d, it, sym)
+		sent = true
 	}
-	d.stalled = false
+	if sent {
+		d.nextSym = sym
+		d.busy = true
+		l.s.At(l.SymbolTime(sym), l, evTxDone|uint64(side)<<8)
+	}
+}
+
+// transmit puts item it on the wire from symbol start and returns the
+// symbol after it, scheduling its arrival.
+func (l *Link) transmit(d *dir, it item, start int64) int64 {
 	var bytes int64
 	switch it.kind {
 	case itemTLP:
@@ -386,14 +417,16 @@ func (l *Link) kick(side int) {
 		d.sinceSKP += syms
 	}
 	d.Stats.BusySymbols += syms
-	d.nextSym = start + syms
-	d.busy = true
-	end := l.SymbolTime(d.nextSym)
-	l.s.At(end, l, evTxDone|uint64(side)<<8)
+	end := start + syms
 	if it.kind != itemSKP {
 		d.flight.push(it)
-		l.s.At(end+l.cfg.Propagation, l, evArrive|uint64(side)<<8)
+		side := 0
+		if d == &l.dirs[1] {
+			side = 1
+		}
+		l.s.At(l.SymbolTime(end)+l.cfg.Propagation, l, evArrive|uint64(side)<<8)
 	}
+	return end
 }
 
 // Handle runs the link's events.
@@ -424,12 +457,6 @@ func (l *Link) Handle(s *sim.Sim, arg uint64) {
 		}
 	case evFree:
 		l.free(side, c, int64(arg>>16&0xFFFF))
-	case evWake:
-		d := &l.dirs[side]
-		if d.wakeAt == s.Now() {
-			d.wakeAt = 0
-		}
-		l.kick(side)
 	}
 }
 
