@@ -183,6 +183,63 @@ type Link struct {
 	bufD     [numClasses]int64
 	dirs     [2]dir
 	rx       [2]Receiver
+	down     bool
+	epoch    uint64 // bumped when the link goes down: arrivals from before are lost
+	lost     LostFunc
+}
+
+// LostFunc is told about each TLP lost because the link went down while
+// it was on the wire or waiting to be sent from end side.
+type LostFunc func(side int, p *Packet)
+
+// OnLost sets what is told about TLPs the link loses when it goes down.
+func (l *Link) OnLost(f LostFunc) { l.lost = f }
+
+// Up reports whether the link is up.
+func (l *Link) Up() bool { return !l.down }
+
+// SetDown takes the link down (as when its optical circuit goes dark):
+// TLPs on the wire are lost, queued TLPs and DLLPs are discarded, and
+// nothing is sent until SetUp. Each lost TLP is reported to OnLost.
+func (l *Link) SetDown() {
+	if l.down {
+		return
+	}
+	l.down = true
+	l.epoch++
+	for side := range l.dirs {
+		d := &l.dirs[side]
+		for d.flight.size > 0 {
+			if it := d.flight.pop(); it.kind == itemTLP && l.lost != nil {
+				l.lost(side, it.p)
+			}
+		}
+		for c := range d.queue {
+			for d.queue[c].size > 0 {
+				if it := d.queue[c].pop(); l.lost != nil {
+					l.lost(side, it.p)
+				}
+			}
+		}
+	}
+}
+
+// SetUp brings the link back (DL_Up after training): flow control starts
+// again from the full advertised buffers, the replay buffers are empty,
+// and sending resumes.
+func (l *Link) SetUp() {
+	if !l.down {
+		return
+	}
+	l.down = false
+	for side := range l.dirs {
+		d := &l.dirs[side]
+		stats := d.Stats
+		next := d.nextSym
+		*d = dir{}
+		d.Stats, d.nextSym = stats, next
+		d.limitH, d.limitD = l.bufH, l.bufD
+	}
 }
 
 // Event kinds, in the low byte of an event's argument; bit 8 is the
@@ -273,6 +330,12 @@ func (l *Link) Send(side int, p *Packet) { l.SendAt(side, p, 0) }
 // instead of scheduling an event of its own. Ready times within a class
 // must not decrease.
 func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
+	if l.down {
+		if l.lost != nil {
+			l.lost(side, p)
+		}
+		return
+	}
 	d := &l.dirs[side]
 	d.queue[p.Class].push(item{kind: itemTLP, p: p, ready: ready})
 	l.kick(side)
@@ -359,7 +422,7 @@ const burst = 4
 // the end of the burst.
 func (l *Link) kick(side int) {
 	d := &l.dirs[side]
-	if d.busy {
+	if d.busy || l.down {
 		return
 	}
 	sym := max(d.nextSym, l.symbolAt(l.s.Now()))
@@ -385,7 +448,7 @@ func (l *Link) kick(side int) {
 	if sent {
 		d.nextSym = sym
 		d.busy = true
-		l.s.At(l.SymbolTime(sym), l, evTxDone|uint64(side)<<8)
+		l.s.At(l.SymbolTime(sym), l, evTxDone|uint64(side)<<8|l.epoch<<16)
 	}
 }
 
@@ -424,7 +487,7 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 		if d == &l.dirs[1] {
 			side = 1
 		}
-		l.s.At(l.SymbolTime(end)+l.cfg.Propagation, l, evArrive|uint64(side)<<8)
+		l.s.At(l.SymbolTime(end)+l.cfg.Propagation, l, evArrive|uint64(side)<<8|l.epoch<<16)
 	}
 	return end
 }
@@ -433,6 +496,12 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 func (l *Link) Handle(s *sim.Sim, arg uint64) {
 	side := int(arg >> 8 & 1)
 	c := Class(arg >> 9 & 3)
+	if k := arg & 0xFF; (k == evTxDone || k == evArrive) && arg>>16 != l.epoch&(1<<48-1) {
+		return // scheduled before the link went down: what it concerned is gone
+	}
+	if l.down && arg&0xFF != evTxDone {
+		return
+	}
 	switch arg & 0xFF {
 	case evTxDone:
 		l.dirs[side].busy = false

@@ -155,3 +155,33 @@ func TestSteadyStateAllocs(t *testing.T) {
 		t.Errorf("%.1f allocs per simulated microsecond", a)
 	}
 }
+
+// TestDownAndUp: TLPs on the wire and queued when the link goes down are
+// lost and reported; nothing is delivered while down; after SetUp sending
+// resumes with fresh credits.
+func TestDownAndUp(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Propagation: 100 * sim.Nanosecond})
+	var lost []uint64
+	l.OnLost(func(side int, p *Packet) { lost = append(lost, p.Arg) })
+	for i := range 10 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256, Arg: uint64(i)})
+	}
+	s.Run(50 * sim.Nanosecond) // two or three on the wire, none arrived
+	l.SetDown()
+	if len(lost) != 10 || len(b.pkts) != 0 || l.Up() {
+		t.Fatalf("after down: lost %v, delivered %d", lost, len(b.pkts))
+	}
+	l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256, Arg: 99})
+	s.Run(sim.Microsecond)
+	if len(lost) != 11 || len(b.pkts) != 0 {
+		t.Fatalf("a send while down: lost %v, delivered %d", lost, len(b.pkts))
+	}
+	l.SetUp()
+	for i := range 3 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256, Arg: uint64(100 + i)})
+	}
+	s.Run(2 * sim.Microsecond)
+	if len(b.pkts) != 3 || b.pkts[0].Arg != 100 || l.dirs[0].limitH[Posted] != 64+3 {
+		t.Fatalf("after up: delivered %d, PH limit %d", len(b.pkts), l.dirs[0].limitH[Posted])
+	}
+}
