@@ -20,9 +20,38 @@ type Config struct {
 	Duration time.Duration   `mapstructure:"duration"` // simulated run length
 	Hosts    []HostConfig    `mapstructure:"hosts"`
 	ONICs    []ONICConfig    `mapstructure:"onics"`
-	Circuits []CircuitConfig `mapstructure:"circuits"` // MEMS circuits between O-NIC ports
+	Circuits []CircuitConfig `mapstructure:"circuits"` // MEMS circuits at the start (already trained)
+	MEMS     MEMSConfig      `mapstructure:"mems"`
+	Phases   []PhaseConfig   `mapstructure:"phases"` // later circuit sets
 	Flows    []FlowConfig    `mapstructure:"flows"`
 }
+
+// MEMSConfig is the optical circuit switch.
+type MEMSConfig struct {
+	Ports int `mapstructure:"ports"` // default 384 (Polaris Series 7000, FLEET)
+	// Reconfig is how long a changed circuit stays dark (default 10 ms:
+	// Glimmerglass and Google OCS class MEMS switches).
+	Reconfig time.Duration `mapstructure:"reconfig"`
+	// BringUp is how long the two ends of a newly lit circuit take to
+	// train their optics and PCIe link (default 1 ms, an assumption: no
+	// public O-NIC figure exists; FLEET says it exceeds the MEMS time in
+	// the worst case).
+	BringUp time.Duration `mapstructure:"bring_up"`
+}
+
+// PhaseConfig switches the MEMS to a new set of circuits at a time.
+type PhaseConfig struct {
+	At       time.Duration   `mapstructure:"at"`
+	Circuits []CircuitConfig `mapstructure:"circuits"`
+}
+
+// Defaults of the MEMS switch.
+const (
+	DefaultMEMSPorts = 384
+	DefaultReconfig  = 10 * time.Millisecond
+	DefaultBringUp   = time.Millisecond
+	DefaultHoldTLPs  = 1024
+)
 
 // HostConfig is a server and its PCIe link to its O-NIC.
 type HostConfig struct {
@@ -47,6 +76,13 @@ type ONICConfig struct {
 	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
 	FibreM  [2]float64     `mapstructure:"fibre_m"`
 	Manager manager.Config `mapstructure:"manager"`
+	// DownPolicy is what happens to traffic for a port that is down when
+	// its window has no failover (a window with failover_egress uses the
+	// other port): "hold" it (default, up to HoldTLPs per port, sent when
+	// the port is back) or "fail" it (posted writes dropped, reads
+	// completed with UR).
+	DownPolicy string `mapstructure:"down_policy"`
+	HoldTLPs   int    `mapstructure:"hold_tlps"`
 }
 
 // CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
@@ -66,6 +102,10 @@ type FlowConfig struct {
 	Size      int    `mapstructure:"size"`      // bytes per transfer
 	Transfers int    `mapstructure:"transfers"` // 0: as many as the run allows
 	Depth     int    `mapstructure:"depth"`     // transfers in flight (default 4)
+	// Start and Stop bound when the flow issues transfers (Stop 0: until
+	// the end); transfers in flight at Stop finish.
+	Start time.Duration `mapstructure:"start"`
+	Stop  time.Duration `mapstructure:"stop"`
 }
 
 func (h *HostConfig) defaults() {
@@ -101,6 +141,12 @@ func (o *ONICConfig) defaults() {
 	}
 	if o.RouteCycles == 0 {
 		o.RouteCycles = DefaultRouteCycles
+	}
+	if o.DownPolicy == "" {
+		o.DownPolicy = "hold"
+	}
+	if o.HoldTLPs == 0 {
+		o.HoldTLPs = DefaultHoldTLPs
 	}
 }
 
@@ -179,6 +225,12 @@ func Build(c Config) (*Cluster, error) {
 				return nil, fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
 			}
 		}
+		if oc.DownPolicy != "hold" && oc.DownPolicy != "fail" {
+			return nil, fmt.Errorf("%s.down_policy: %q must be hold or fail", p, oc.DownPolicy)
+		}
+		if oc.HoldTLPs < 0 {
+			return nil, fmt.Errorf("%s.hold_tlps: %d must not be negative", p, oc.HoldTLPs)
+		}
 		o, err := buildONIC(cl, h, oc, p)
 		if err != nil {
 			return nil, err
@@ -191,37 +243,46 @@ func Build(c Config) (*Cluster, error) {
 			return nil, fmt.Errorf("hosts: host %q has no O-NIC", h.cfg.Name)
 		}
 	}
-	wired := map[string]string{}
-	for i, cc := range c.Circuits {
-		p := fmt.Sprintf("circuits[%d]", i)
-		var ends [2]*onicNode
-		var idx [2]int
-		for j, name := range []string{cc.A, cc.B} {
-			fp := p + [2]string{".a", ".b"}[j]
-			on, pn, ok := strings.Cut(name, ".")
-			o := onics[on]
-			if !ok || o == nil || (pn != "a" && pn != "b") {
-				return nil, fmt.Errorf("%s: %q is not an O-NIC port (want onic.a or onic.b)", fp, name)
-			}
-			if prev, used := wired[name]; used {
-				return nil, fmt.Errorf("%s: port %s is already wired in %s", fp, name, prev)
-			}
-			wired[name] = p
-			ends[j], idx[j] = o, int(pn[0]-'a')
+	if c.MEMS.Ports == 0 {
+		c.MEMS.Ports = DefaultMEMSPorts
+	}
+	if c.MEMS.Reconfig == 0 {
+		c.MEMS.Reconfig = DefaultReconfig
+	}
+	if c.MEMS.BringUp == 0 {
+		c.MEMS.BringUp = DefaultBringUp
+	}
+	if c.MEMS.Ports < 0 || c.MEMS.Reconfig < 0 || c.MEMS.BringUp < 0 {
+		return nil, fmt.Errorf("mems: ports, reconfig and bring_up must be positive")
+	}
+	if n := 2 * len(cl.onics); n > c.MEMS.Ports {
+		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
+	}
+	cl.cfg.MEMS = c.MEMS
+	for _, o := range cl.onics {
+		for i := range o.ports {
+			o.ports[i] = &port{o: o, idx: i}
 		}
-		if ends[0] == ends[1] {
-			return nil, fmt.Errorf("%s: a circuit joins two different O-NICs", p)
+	}
+	initial, err := cl.circuits(c.Circuits, "circuits", onics)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range initial {
+		cl.light(pr)
+	}
+	last := time.Duration(0)
+	for i, ph := range c.Phases {
+		p := fmt.Sprintf("phases[%d]", i)
+		if ph.At <= last {
+			return nil, fmt.Errorf("%s.at: %v must be after the previous phase (%v)", p, ph.At, last)
 		}
-		fibre := ends[0].cfg.FibreM[idx[0]] + ends[1].cfg.FibreM[idx[1]]
-		l, err := link.New(cl.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
-			Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))},
-			onicEnd{ends[0], ingress(idx[0])}, onicEnd{ends[1], ingress(idx[1])})
+		last = ph.At
+		pairs, err := cl.circuits(ph.Circuits, p+".circuits", onics)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", p, err)
+			return nil, err
 		}
-		for j := 0; j < 2; j++ {
-			ends[j].ports[idx[j]] = &port{l: l, side: j}
-		}
+		cl.phases = append(cl.phases, phase{at: ps(ph.At), pairs: pairs})
 	}
 	names := map[string]bool{}
 	for i, fc := range c.Flows {
@@ -246,8 +307,8 @@ func Build(c Config) (*Cluster, error) {
 		if fc.Span == 0 {
 			fc.Span = 256 << 20
 		}
-		if fc.Depth < 0 || fc.Transfers < 0 {
-			return nil, fmt.Errorf("%s: depth and transfers must not be negative", p)
+		if fc.Depth < 0 || fc.Transfers < 0 || fc.Start < 0 || fc.Stop < 0 || fc.Stop != 0 && fc.Stop <= fc.Start {
+			return nil, fmt.Errorf("%s: depth, transfers, start and stop must not be negative, and stop must be after start", p)
 		}
 		bar2 := h.onic.fn.BARs[2].Size
 		if fc.Offset+fc.Span > bar2 || fc.Span < uint64((fc.Size+4095)&^4095) {
@@ -256,6 +317,35 @@ func Build(c Config) (*Cluster, error) {
 		cl.flows = append(cl.flows, &flowState{c: cl, idx: i, cfg: fc, host: h, base: h.onic.fn.BARAddress(2) + fc.Offset})
 	}
 	return cl, nil
+}
+
+// circuits checks a circuit list and returns its port pairs.
+func (cl *Cluster) circuits(cs []CircuitConfig, path string, onics map[string]*onicNode) ([][2]*port, error) {
+	wired := map[*port]string{}
+	var out [][2]*port
+	for i, cc := range cs {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var ends [2]*port
+		for j, name := range []string{cc.A, cc.B} {
+			fp := p + [2]string{".a", ".b"}[j]
+			on, pn, ok := strings.Cut(name, ".")
+			o := onics[on]
+			if !ok || o == nil || (pn != "a" && pn != "b") {
+				return nil, fmt.Errorf("%s: %q is not an O-NIC port (want onic.a or onic.b)", fp, name)
+			}
+			pt := o.ports[pn[0]-'a']
+			if prev, used := wired[pt]; used {
+				return nil, fmt.Errorf("%s: port %s is already wired in %s", fp, name, prev)
+			}
+			wired[pt] = p
+			ends[j] = pt
+		}
+		if ends[0].o == ends[1].o {
+			return nil, fmt.Errorf("%s: a circuit joins two different O-NICs", p)
+		}
+		out = append(out, ends)
+	}
+	return out, nil
 }
 
 func ingress(port int) manager.Ingress {
@@ -296,30 +386,57 @@ func buildONIC(cl *Cluster, h *hostNode, oc ONICConfig, p string) (*onicNode, er
 	return o, nil
 }
 
+// peerONIC is an O-NIC whose 1 GiB window on port A leads to the memory
+// of whichever host is at the far end, with proxy ID proxy for its host
+// and remote requesters allowed into its host's memory.
+func peerONIC(name, host, proxy string, remote ...string) ONICConfig {
+	return ONICConfig{Name: name, Host: host, FibreM: [2]float64{10, 10}, Manager: manager.Config{
+		Translation: ntb.Config{
+			Windows: []ntb.WindowConfig{{Name: "peer-memory", BAR: 2, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32}},
+			RID:     ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}},
+		},
+		Access: acl.Config{Domains: []acl.DomainConfig{
+			{Name: "host", Requesters: []string{"00:00.0"}, Egress: []string{"port-a"},
+				Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
+			{Name: "peer", Requesters: remote, Egress: []string{"host"},
+				Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
+		}},
+	}}
+}
+
+// Phased is FLEET's phased exchange: host A writes to B, the software
+// quiesces the flow, the MEMS switches A's circuit from B to C, and A
+// writes to C — its first transfers held while the new circuit is dark
+// and training.
+func Phased() Config {
+	return Config{
+		Name:     "phased",
+		Duration: 100*time.Microsecond + DefaultReconfig + DefaultBringUp + 200*time.Microsecond,
+		Hosts:    []HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
+		ONICs: []ONICConfig{
+			peerONIC("onicA", "A", "10:00.0", "20:00.0-20:00.7", "30:00.0-30:00.7"),
+			peerONIC("onicB", "B", "20:00.0", "10:00.0-10:00.7"),
+			peerONIC("onicC", "C", "30:00.0", "10:00.0-10:00.7"),
+		},
+		Circuits: []CircuitConfig{{A: "onicA.a", B: "onicB.a"}},
+		Phases:   []PhaseConfig{{At: 100 * time.Microsecond, Circuits: []CircuitConfig{{A: "onicA.a", B: "onicC.a"}}}},
+		Flows: []FlowConfig{
+			{Name: "A->B", From: "A", Op: "write", Size: 64 << 10, Stop: 80 * time.Microsecond},
+			{Name: "A->C", From: "A", Op: "write", Size: 64 << 10, Start: 100 * time.Microsecond},
+		},
+	}
+}
+
 // TwoParty is FLEET's two-party exchange: hosts A and B, each with an
 // O-NIC, port A of each joined by a MEMS circuit over 10 m of fibre a
 // side, each host writing 64 KiB transfers into the other's memory
 // through a 1 GiB window.
 func TwoParty() Config {
-	onic := func(name, host, proxy, remote string) ONICConfig {
-		return ONICConfig{Name: name, Host: host, FibreM: [2]float64{10, 10}, Manager: manager.Config{
-			Translation: ntb.Config{
-				Windows: []ntb.WindowConfig{{Name: "peer-memory", BAR: 2, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32}},
-				RID:     ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}},
-			},
-			Access: acl.Config{Domains: []acl.DomainConfig{
-				{Name: "host", Requesters: []string{"00:00.0"}, Egress: []string{"port-a"},
-					Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
-				{Name: "peer", Requesters: []string{remote}, Egress: []string{"host"},
-					Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
-			}},
-		}}
-	}
 	return Config{
 		Name:     "two-party",
 		Duration: 200 * time.Microsecond,
 		Hosts:    []HostConfig{{Name: "A"}, {Name: "B"}},
-		ONICs:    []ONICConfig{onic("onicA", "A", "10:00.0", "20:00.0-20:00.7"), onic("onicB", "B", "20:00.0", "10:00.0-10:00.7")},
+		ONICs:    []ONICConfig{peerONIC("onicA", "A", "10:00.0", "20:00.0-20:00.7"), peerONIC("onicB", "B", "20:00.0", "10:00.0-10:00.7")},
 		Circuits: []CircuitConfig{{A: "onicA.a", B: "onicB.a"}},
 		Flows: []FlowConfig{
 			{Name: "A->B", From: "A", Op: "write", Size: 64 << 10},
@@ -338,6 +455,7 @@ type Scenario struct {
 func Scenarios() []Scenario {
 	return []Scenario{
 		{"two-party", "FLEET's two-party exchange: hosts A and B write 64 KiB transfers into each other's memory through their O-NICs and one MEMS circuit", TwoParty},
+		{"phased", "FLEET's phased exchange: A writes to B, the MEMS moves A's circuit to C (10 ms dark, 1 ms bring-up), A writes to C", Phased},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()
 			c.Name = "two-party-read"

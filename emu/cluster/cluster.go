@@ -75,7 +75,15 @@ type msg struct {
 const (
 	evMemory = iota // a host's memory read finished
 	evFeed          // a flow may issue more transfers
+	evPhase         // the MEMS switches to the next phase's circuits
+	evLit           // a circuit has finished reconfiguring and training
 )
+
+// phase is a later MEMS circuit set.
+type phase struct {
+	at    sim.Time
+	pairs [][2]*port
+}
 
 // Cluster is a running emulation.
 type Cluster struct {
@@ -84,6 +92,10 @@ type Cluster struct {
 	hosts  []*hostNode
 	onics  []*onicNode
 	flows  []*flowState
+	phases []phase
+	dark   [][2]*port // circuits being lit, by evLit index
+	stall  sim.Time   // time circuits spent dark or training
+	reconf int        // reconfigurations
 	recs   []record
 	msgs   []*msg
 	free   []int
@@ -109,7 +121,10 @@ func (c *Cluster) newMsg() *msg {
 func (c *Cluster) release(m *msg) { c.free = append(c.free, int(m.pkt.Arg)) }
 
 // settle records the final outcome of request r (once).
-func (c *Cluster) settle(r int32, o Outcome) {
+func (c *Cluster) settle(r int32, o Outcome) { c.settleWhy(r, o, "") }
+
+// settleWhy is settle with a reason that is not the manager's.
+func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 	if r < 0 {
 		return
 	}
@@ -120,7 +135,10 @@ func (c *Cluster) settle(r int32, o Outcome) {
 	rec.outcome = o
 	c.counts[o]++
 	if o != Delivered {
-		c.why[rec.reason.String()]++
+		if why == "" {
+			why = rec.reason.String()
+		}
+		c.why[why]++
 	}
 	c.flows[rec.flow].settled(rec.transfer, o == Delivered)
 }
@@ -172,7 +190,88 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		m.host.answerRead(m)
 	case evFeed:
 		c.flows[i].feed()
+	case evPhase:
+		c.reconfigure(c.phases[i].pairs)
+	case evLit:
+		c.light(c.dark[i])
 	}
+}
+
+// portState is an optical port's link state.
+type portState uint8
+
+const (
+	portDown     portState = iota // no circuit
+	portTraining                  // circuit lit, link training
+	portUp
+)
+
+// light joins two ports with an optical link and brings them up.
+func (c *Cluster) light(pr [2]*port) {
+	a, b := pr[0], pr[1]
+	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
+	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
+		Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))},
+		onicEnd{a.o, ingress(a.idx)}, onicEnd{b.o, ingress(b.idx)})
+	if err != nil {
+		panic(err) // the configuration is fixed and was checked by Build
+	}
+	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
+	for j, pt := range pr {
+		pt.l, pt.side, pt.peer, pt.state = l, j, pr[1-j], portUp
+		pt.o.mgr.PortDown[pt.idx] = false
+	}
+	for _, pt := range pr {
+		pt.flush()
+	}
+}
+
+// reconfigure switches the MEMS to a new circuit set: circuits that stay
+// stay up; circuits that go away go dark at once (their TLPs are lost);
+// new circuits light after the reconfiguration time and come up after
+// the bring-up time.
+func (c *Cluster) reconfigure(pairs [][2]*port) {
+	keep := map[*port]*port{}
+	for _, pr := range pairs {
+		keep[pr[0]], keep[pr[1]] = pr[1], pr[0]
+	}
+	for _, o := range c.onics {
+		for _, pt := range o.ports {
+			if pt.l != nil && keep[pt] != pt.peer {
+				l := pt.l
+				for _, end := range [2]*port{pt, pt.peer} {
+					end.l, end.peer, end.state = nil, nil, portDown
+					end.o.mgr.PortDown[end.idx] = true
+				}
+				l.SetDown()
+			}
+		}
+	}
+	wait := ps(c.cfg.MEMS.Reconfig + c.cfg.MEMS.BringUp)
+	changed := false
+	for _, pr := range pairs {
+		if pr[0].l != nil && pr[0].peer == pr[1] {
+			continue // unchanged circuit
+		}
+		changed = true
+		for _, pt := range pr {
+			pt.state = portTraining
+		}
+		c.dark = append(c.dark, pr)
+		c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<2)
+	}
+	if changed {
+		c.reconf++
+		c.stall += wait
+	}
+}
+
+// lose accounts a TLP lost with its link.
+func (c *Cluster) lose(m *msg) {
+	if m.rec >= 0 {
+		c.settleWhy(m.rec, Dropped, "link-down")
+	}
+	c.release(m)
 }
 
 // hostNode is a server: memory and the root port of its link to its O-NIC.
@@ -197,10 +296,42 @@ type onicNode struct {
 	self  tlp.ID
 }
 
-// port is one optical port: one end of an optical link through the MEMS.
+// port is one optical port: one end of an optical link through the MEMS
+// while it has a circuit.
 type port struct {
-	l    *link.Link
-	side int
+	o     *onicNode
+	idx   int
+	l     *link.Link // nil while it has no circuit
+	side  int
+	peer  *port
+	state portState
+	hold  []*msg // traffic held while the port is down
+}
+
+// flush sends the traffic held while the port was down.
+func (pt *port) flush() {
+	for _, m := range pt.hold {
+		send(pt.l, pt.side, m)
+	}
+	pt.hold = pt.hold[:0]
+}
+
+// toPort sends m out of port pt at ready, holding or failing it if the
+// port is down.
+func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
+	if pt.state == portUp {
+		sendAt(pt.l, pt.side, m, ready)
+		return
+	}
+	if o.cfg.DownPolicy == "hold" && len(pt.hold) < o.cfg.HoldTLPs {
+		pt.hold = append(pt.hold, m)
+		return
+	}
+	if m.rec >= 0 {
+		o.c.recs[m.rec].reason = manager.PortDown
+		o.c.settleWhy(m.rec, Dropped, "hold-buffer-full")
+	}
+	o.c.release(m)
 }
 
 // decide runs m through the manager as it arrives and hands the result on
@@ -211,6 +342,10 @@ func (o *onicNode) decide(m *msg) {
 	ready := c.s.Now() + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
+	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() {
+		// No failover took it: hold it at the port it was meant for.
+		out.Action = manager.Forward
+	}
 	switch out.Action {
 	case manager.Forward:
 		switch out.Egress.Kind {
@@ -219,15 +354,11 @@ func (o *onicNode) decide(m *msg) {
 			if out.Egress.Kind == ntb.EgressPortB {
 				pt = o.ports[1]
 			}
-			if pt == nil { // no circuit on that port
-				c.fail(m, manager.PortDown)
-				return
-			}
 			if m.t.Kind().Class() != tlp.ClassCompletion {
 				m.t.Address = out.Address
 			}
 			m.t.RequesterID = out.Requester
-			sendAt(pt.l, pt.side, m, ready)
+			o.toPort(pt, m, ready)
 		case ntb.EgressHost:
 			m.t.RequesterID = out.Requester
 			sendAt(o.host.link, 1, m, ready)
@@ -246,8 +377,7 @@ func (o *onicNode) decide(m *msg) {
 		if m.from == manager.FromHost {
 			sendAt(o.host.link, 1, cpl, ready)
 		} else {
-			pt := o.ports[int(m.from)-1]
-			sendAt(pt.l, pt.side, cpl, ready)
+			o.toPort(o.ports[int(m.from)-1], cpl, ready)
 		}
 		c.release(m)
 	case manager.Drop:

@@ -143,3 +143,71 @@ func BenchmarkTwoParty(b *testing.B) {
 	}
 	b.ReportMetric(float64(tlps)/b.Elapsed().Seconds(), "TLPs/s")
 }
+
+// TestPhased: after the MEMS moves A's circuit from B to C, A's traffic
+// to C is held while the circuit is dark and training, then delivered;
+// nothing is lost and the stall shows in the report and the latencies.
+func TestPhased(t *testing.T) {
+	r := run(t, Phased())
+	balanced(t, r.Accounting)
+	a := r.Accounting
+	if a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 {
+		t.Fatalf("losses: %+v", a)
+	}
+	if r.Reconfigurations != 1 || r.StallS < 0.0109 || r.StallS > 0.0111 {
+		t.Errorf("reconfigurations %d stall %g s", r.Reconfigurations, r.StallS)
+	}
+	ab, ac := r.Flows[0], r.Flows[1]
+	if ab.Transfers < 15 || ab.Gbps < 100 {
+		t.Errorf("A->B before the switch: %+v", ab)
+	}
+	if ac.Transfers < 30 || ac.MaxNs < 11e6 || ac.P50Ns > 1e5 {
+		t.Errorf("A->C: the first transfers should wait out the 11 ms stall, the rest not: %+v", ac)
+	}
+}
+
+// TestReconfigureUnderLoad: switching the circuit while traffic flows
+// loses what is on the wire (link-down); with the fail policy, traffic
+// for the dark port is dropped (port-down). The accounting still adds up.
+func TestReconfigureUnderLoad(t *testing.T) {
+	c := Phased()
+	c.Flows[0].Stop = 0 // A->B keeps writing into the reconfiguration
+	c.ONICs[0].DownPolicy = "fail"
+	c.Duration = 300 * time.Microsecond
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	if r.Accounting.Reasons["link-down"] == 0 || r.Accounting.Reasons["port-down"] == 0 {
+		t.Fatalf("reasons %v", r.Accounting.Reasons)
+	}
+	// A tiny hold buffer overflows.
+	c = Phased()
+	c.ONICs[0].HoldTLPs = 10
+	c.Duration = 300 * time.Microsecond
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if r.Accounting.Reasons["hold-buffer-full"] == 0 {
+		t.Fatalf("reasons %v", r.Accounting.Reasons)
+	}
+}
+
+func TestPhaseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Phases[0].At = 0 }, "phases[0].at"},
+		{func(c *Config) { c.Phases[0].Circuits[0].B = "onicZ.a" }, `phases[0].circuits[0].b: "onicZ.a"`},
+		{func(c *Config) {
+			c.Phases[0].Circuits = append(c.Phases[0].Circuits, CircuitConfig{A: "onicC.a", B: "onicB.a"})
+		}, "phases[0].circuits[1].a: port onicC.a is already wired in phases[0].circuits[0]"},
+		{func(c *Config) { c.MEMS.Ports = 4 }, "mems.ports: 6 O-NIC ports need more than the switch's 4"},
+		{func(c *Config) { c.ONICs[0].DownPolicy = "queue" }, `onics[0].down_policy: "queue"`},
+		{func(c *Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: depth, transfers, start and stop"},
+	} {
+		c := Phased()
+		tc.mod(&c)
+		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}

@@ -30,9 +30,13 @@ type xfer struct {
 	failed bool
 }
 
-// feed issues transfers while fewer than Depth are in flight.
+// feed issues transfers while fewer than Depth are in flight, between the
+// flow's start and stop times.
 func (f *flowState) feed() {
 	c := f.c
+	if c.s.Now() < ps(f.cfg.Start) || f.cfg.Stop != 0 && c.s.Now() >= ps(f.cfg.Stop) {
+		return
+	}
 	for f.inflight < f.cfg.Depth && (f.cfg.Transfers == 0 || f.issued < f.cfg.Transfers) {
 		step := uint64((f.cfg.Size + 4095) &^ 4095)
 		addr := f.base + uint64(f.issued)*step%f.cfg.Span

@@ -12,11 +12,15 @@ import (
 // Report is what a run produced. Everything but Speed is a function of the
 // configuration alone: the same configuration gives the same report.
 type Report struct {
-	Scenario   string       `json:"scenario"`
-	SimulatedS float64      `json:"simulated_seconds"`
-	Flows      []FlowReport `json:"flows"`
-	Accounting Accounting   `json:"accounting"`
-	Speed      Speed        `json:"speed"`
+	Scenario   string  `json:"scenario"`
+	SimulatedS float64 `json:"simulated_seconds"`
+	// Reconfigurations of the MEMS and the time circuits spent dark or
+	// training because of them.
+	Reconfigurations int          `json:"reconfigurations"`
+	StallS           float64      `json:"reconfiguration_stall_seconds"`
+	Flows            []FlowReport `json:"flows"`
+	Accounting       Accounting   `json:"accounting"`
+	Speed            Speed        `json:"speed"`
 }
 
 // FlowReport is one flow's throughput and transfer latency.
@@ -25,7 +29,7 @@ type FlowReport struct {
 	Op        string  `json:"op"`
 	Transfers int     `json:"transfers"` // finished whole
 	Failed    int     `json:"failed"`    // finished with a failed request
-	Gbps      float64 `json:"gbps"`      // payload delivered over the run
+	Gbps      float64 `json:"gbps"`      // payload delivered over the flow's active time (start to stop or the end)
 	P50Ns     float64 `json:"latency_p50_ns"`
 	P99Ns     float64 `json:"latency_p99_ns"`
 	P999Ns    float64 `json:"latency_p999_ns"`
@@ -67,18 +71,26 @@ func Run(c Config) (Report, error) {
 // fails if the accounting does not add up.
 func (cl *Cluster) Run() (Report, error) {
 	for _, f := range cl.flows {
-		f.feed()
+		if f.cfg.Start == 0 {
+			f.feed()
+		} else {
+			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<2)
+		}
+	}
+	for i, ph := range cl.phases {
+		cl.s.At(ph.at, cl, evPhase|uint64(i)<<2)
 	}
 	start := time.Now()
 	cl.s.Run(ps(cl.cfg.Duration))
 	wall := time.Since(start).Seconds()
 
 	dur := float64(cl.cfg.Duration) / float64(time.Second)
-	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur}
+	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
+		StallS: float64(cl.stall) / float64(sim.Second)}
 	for _, f := range cl.flows {
 		p := f.percentiles()
 		rep.Flows = append(rep.Flows, FlowReport{Name: f.cfg.Name, Op: f.cfg.Op, Transfers: f.ok, Failed: f.bad,
-			Gbps:  float64(f.bytes) * 8 / dur / 1e9,
+			Gbps:  float64(f.bytes) * 8 / f.activeSeconds(cl.cfg.Duration) / 1e9,
 			P50Ns: ns(p[0]), P99Ns: ns(p[1]), P999Ns: ns(p[2]), MaxNs: ns(p[3])})
 	}
 	a := &rep.Accounting
@@ -108,7 +120,11 @@ func ns(t sim.Time) float64 { return float64(t) / float64(sim.Nanosecond) }
 
 // WriteText prints the report as tables.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "scenario %s: %s simulated\n\n", r.Scenario, sim.Time(r.SimulatedS*float64(sim.Second)))
+	fmt.Fprintf(w, "scenario %s: %s simulated", r.Scenario, sim.Time(r.SimulatedS*float64(sim.Second)))
+	if r.Reconfigurations > 0 {
+		fmt.Fprintf(w, ", %d MEMS reconfiguration(s) stalling circuits for %s", r.Reconfigurations, sim.Time(r.StallS*float64(sim.Second)))
+	}
+	fmt.Fprintf(w, "\n\n")
 	fmt.Fprintf(w, "%-12s %-5s %9s %7s %10s %10s %10s %10s %10s\n", "flow", "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
 	for _, f := range r.Flows {
 		fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
@@ -136,4 +152,17 @@ func (r *Report) WriteText(w io.Writer) {
 
 func nsString(v float64) string {
 	return sim.Time(v * float64(sim.Nanosecond)).String()
+}
+
+// activeSeconds is how long the flow was allowed to inject: from its start
+// to its stop, or to the end of the run when it has no stop.
+func (f *flowState) activeSeconds(d time.Duration) float64 {
+	end := d
+	if f.cfg.Stop != 0 && f.cfg.Stop < end {
+		end = f.cfg.Stop
+	}
+	if end <= f.cfg.Start {
+		return float64(d) / float64(time.Second)
+	}
+	return float64(end-f.cfg.Start) / float64(time.Second)
 }

@@ -91,7 +91,9 @@ func Reasons() []Reason {
 	return rs
 }
 
-// Outcome is the manager's decision for one TLP.
+// Outcome is the manager's decision for one TLP. For a TLP failed with
+// PortDown, Egress, Address and Requester still say where it would have
+// gone.
 type Outcome struct {
 	Action    Action
 	Reason    Reason
@@ -338,6 +340,12 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		return
 	case h.Egress.IsPort() && m.PortDown[portIdx(h.Egress)]:
 		m.fail(t, PortDown, tlp.StatusUR, o)
+		// Say where it would have gone, for an emulator that holds
+		// traffic until the port is back.
+		o.Egress, o.Address = h.Egress, h.Translated
+		if p, ok := m.tables.ProxyID(t.RequesterID); ok {
+			o.Requester = p
+		}
 		return
 	}
 	if v := m.access.Check(t.RequesterID, h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {
