@@ -445,6 +445,34 @@ func TwoParty() Config {
 	}
 }
 
+// RingMulticast is FLEET's ring multicast to three receivers: sender S's
+// O-NIC sends out of port B to R1; R1's and R2's O-NICs keep a copy for
+// their host and relay each write out of their port B to the next; R3
+// only keeps it. (R3's port B closes the ring back to S's port A, unused:
+// a relay on every hop would send writes round forever.) A write is
+// delivered when all three hosts have it.
+func RingMulticast() Config {
+	sender := peerONIC("onicS", "S", "10:00.0", "40:00.0-40:00.7")
+	sender.Manager.Translation.Windows[0].Egress = "port-b"
+	sender.Manager.Access.Domains[0].Egress = []string{"port-b"}
+	relayer := func(name, host, proxy string) ONICConfig {
+		o := peerONIC(name, host, proxy, "10:00.0-10:00.7")
+		o.Manager.Relay = []manager.RelayConfig{{From: "port-a", Base: 1 << 32, Size: 1 << 30}}
+		o.Manager.Access.Domains[1].Egress = []string{"host", "port-b"}
+		return o
+	}
+	return Config{
+		Name:     "ring-multicast",
+		Duration: 200 * time.Microsecond,
+		Hosts:    []HostConfig{{Name: "S"}, {Name: "R1"}, {Name: "R2"}, {Name: "R3"}},
+		ONICs: []ONICConfig{sender, relayer("onic1", "R1", "20:00.0"), relayer("onic2", "R2", "30:00.0"),
+			peerONIC("onic3", "R3", "40:00.0", "10:00.0-10:00.7")},
+		Circuits: []CircuitConfig{{A: "onicS.b", B: "onic1.a"}, {A: "onic1.b", B: "onic2.a"},
+			{A: "onic2.b", B: "onic3.a"}, {A: "onic3.b", B: "onicS.a"}},
+		Flows: []FlowConfig{{Name: "S->R1,R2,R3", From: "S", Op: "write", Size: 64 << 10}},
+	}
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -456,6 +484,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{"two-party", "FLEET's two-party exchange: hosts A and B write 64 KiB transfers into each other's memory through their O-NICs and one MEMS circuit", TwoParty},
 		{"phased", "FLEET's phased exchange: A writes to B, the MEMS moves A's circuit to C (10 ms dark, 1 ms bring-up), A writes to C", Phased},
+		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()
 			c.Name = "two-party-read"

@@ -57,6 +57,7 @@ type record struct {
 	outcome  Outcome
 	reason   manager.Reason // why it is being failed, if it is
 	left     int            // read bytes still to come back
+	copies   int32          // multicast copies of a write still to arrive, besides the original
 }
 
 // msg is a TLP moving through the cluster. Its index in Cluster.msgs is
@@ -306,6 +307,7 @@ type port struct {
 	peer  *port
 	state portState
 	hold  []*msg // traffic held while the port is down
+	sent  uint64 // TLPs sent out of it
 }
 
 // flush sends the traffic held while the port was down.
@@ -313,6 +315,7 @@ func (pt *port) flush() {
 	for _, m := range pt.hold {
 		send(pt.l, pt.side, m)
 	}
+	pt.sent += uint64(len(pt.hold))
 	pt.hold = pt.hold[:0]
 }
 
@@ -320,6 +323,7 @@ func (pt *port) flush() {
 // port is down.
 func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	if pt.state == portUp {
+		pt.sent++
 		sendAt(pt.l, pt.side, m, ready)
 		return
 	}
@@ -348,12 +352,21 @@ func (o *onicNode) decide(m *msg) {
 	}
 	switch out.Action {
 	case manager.Forward:
+		if out.Second.IsPort() {
+			// A multicast or relayed write: a copy goes out of the other
+			// port, and the request is delivered when every copy is.
+			cp := c.newMsg()
+			cp.rec, cp.t = m.rec, m.t
+			cp.t.Address = out.SecondAddress
+			cp.t.RequesterID = out.Requester
+			if m.rec >= 0 {
+				c.recs[m.rec].copies++
+			}
+			o.toPort(o.ports[portOf(out.Second)], cp, ready)
+		}
 		switch out.Egress.Kind {
 		case ntb.EgressPortA, ntb.EgressPortB:
-			pt := o.ports[0]
-			if out.Egress.Kind == ntb.EgressPortB {
-				pt = o.ports[1]
-			}
+			pt := o.ports[portOf(out.Egress)]
 			if m.t.Kind().Class() != tlp.ClassCompletion {
 				m.t.Address = out.Address
 			}
@@ -417,7 +430,17 @@ func (h *hostNode) receive(m *msg) {
 			n := int(m.t.Length) * 4
 			h.written += uint64(n)
 			if m.rec >= 0 {
-				c.flows[c.recs[m.rec].flow].bytesIn(n)
+				// copies+1 messages of this request are on their way; the
+				// last one to arrive delivers the request.
+				r := &c.recs[m.rec]
+				if r.copies > 0 {
+					r.copies--
+					c.release(m)
+					return
+				}
+				if r.outcome == InFlight {
+					c.flows[r.flow].bytesIn(n)
+				}
 			}
 			c.settle(m.rec, Delivered)
 			c.release(m)
@@ -443,4 +466,12 @@ func (h *hostNode) answerRead(m *msg) {
 		send(h.link, 0, cm)
 	}
 	c.release(m)
+}
+
+// portOf is the port index (0 A, 1 B) of an optical egress.
+func portOf(e ntb.Egress) int {
+	if e.Kind == ntb.EgressPortB {
+		return 1
+	}
+	return 0
 }

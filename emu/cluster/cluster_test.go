@@ -211,3 +211,64 @@ func TestPhaseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRingMulticast: every byte S writes reaches R1, R2 and R3; R1 and R2
+// relay it and R3 does not; a write counts as delivered once all three
+// have it, so the flow's rate matches the slowest receiver's.
+func TestRingMulticast(t *testing.T) {
+	r := run(t, RingMulticast())
+	balanced(t, r.Accounting)
+	if r.Accounting.Delivered == 0 || r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
+		t.Fatalf("accounting %+v", r.Accounting)
+	}
+	f := r.Flows[0]
+	if f.Gbps < 100 || f.Failed != 0 {
+		t.Errorf("flow %+v", f)
+	}
+	got := map[string]HostReport{}
+	for _, h := range r.Hosts {
+		got[h.Name] = h
+	}
+	inFlight := r.Accounting.InFlight * 256
+	for _, name := range []string{"R1", "R2", "R3"} {
+		h := got[name]
+		if h.ReceivedBytes == 0 || h.ReceivedBytes+inFlight < got["R1"].ReceivedBytes {
+			t.Errorf("%s received %d bytes, R1 %d", name, h.ReceivedBytes, got["R1"].ReceivedBytes)
+		}
+	}
+	if got["R3"].ReceivedGbps < 0.99*f.Gbps-1 {
+		t.Errorf("R3 %.2f Gb/s, flow %.2f", got["R3"].ReceivedGbps, f.Gbps)
+	}
+	if r.ONICs[1].PortTLPs[1] == 0 || r.ONICs[2].PortTLPs[1] == 0 || r.ONICs[3].PortTLPs[1] != 0 {
+		t.Errorf("relays: %+v", r.ONICs)
+	}
+}
+
+// TestFailover: A's window fails over to port B when port A's circuit
+// goes away; the flow keeps going over port B without waiting, losing
+// only what was on the dropped link.
+func TestFailover(t *testing.T) {
+	c := TwoParty()
+	c.Flows = c.Flows[:1]
+	w := &c.ONICs[0].Manager.Translation.Windows[0]
+	w.FailoverEgress, w.FailoverTranslated = "port-b", 1<<32
+	c.ONICs[0].Manager.Access.Domains[0].Egress = []string{"port-a", "port-b"}
+	c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.b", B: "onicB.b"})
+	c.Phases = []PhaseConfig{{At: 50 * time.Microsecond, Circuits: []CircuitConfig{{A: "onicA.b", B: "onicB.b"}}}}
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	f := r.Flows[0]
+	if f.Gbps < 100 || f.MaxNs > 100e3 {
+		t.Errorf("flow after failover: %+v", f)
+	}
+	if r.Accounting.Reasons["link-down"] == 0 || r.ONICs[0].PortTLPs[0] == 0 || r.ONICs[0].PortTLPs[1] == 0 {
+		t.Errorf("reasons %v, onicA %+v", r.Accounting.Reasons, r.ONICs[0])
+	}
+	// Without the failover the same switch holds the traffic for good.
+	c.ONICs[0].Manager.Translation.Windows[0].FailoverEgress = ""
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if r.ONICs[0].PortTLPs[1] != 0 || r.Flows[0].Gbps > 60 {
+		t.Errorf("without failover: flow %+v, onicA %+v", r.Flows[0], r.ONICs[0])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"onic/emu/sim"
+	"onic/pcie/manager"
 )
 
 // Report is what a run produced. Everything but Speed is a function of the
@@ -19,6 +20,8 @@ type Report struct {
 	Reconfigurations int          `json:"reconfigurations"`
 	StallS           float64      `json:"reconfiguration_stall_seconds"`
 	Flows            []FlowReport `json:"flows"`
+	Hosts            []HostReport `json:"hosts"`
+	ONICs            []ONICReport `json:"onics"`
 	Accounting       Accounting   `json:"accounting"`
 	Speed            Speed        `json:"speed"`
 }
@@ -34,6 +37,21 @@ type FlowReport struct {
 	P99Ns     float64 `json:"latency_p99_ns"`
 	P999Ns    float64 `json:"latency_p999_ns"`
 	MaxNs     float64 `json:"latency_max_ns"`
+}
+
+// HostReport is what reached one host's memory from other hosts.
+type HostReport struct {
+	Name          string  `json:"name"`
+	ReceivedBytes uint64  `json:"received_bytes"` // remote writes into its memory
+	ReceivedGbps  float64 `json:"received_gbps"`  // over the whole run
+}
+
+// ONICReport is one O-NIC's counters: its manager's decisions by reason
+// (only those that occurred) and the TLPs sent out of each optical port.
+type ONICReport struct {
+	Name     string            `json:"name"`
+	Manager  map[string]uint64 `json:"manager"`
+	PortTLPs [2]uint64         `json:"port_tlps"` // sent out of port A, port B
 }
 
 // Accounting is where every injected request ended. Injected equals the
@@ -93,6 +111,19 @@ func (cl *Cluster) Run() (Report, error) {
 			Gbps:  float64(f.bytes) * 8 / f.activeSeconds(cl.cfg.Duration) / 1e9,
 			P50Ns: ns(p[0]), P99Ns: ns(p[1]), P999Ns: ns(p[2]), MaxNs: ns(p[3])})
 	}
+	for _, h := range cl.hosts {
+		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, ReceivedBytes: h.written,
+			ReceivedGbps: float64(h.written) * 8 / dur / 1e9})
+	}
+	for _, o := range cl.onics {
+		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
+		for _, r := range manager.Reasons() {
+			if n := o.mgr.Count(r); n > 0 {
+				or.Manager[r.String()] = n
+			}
+		}
+		rep.ONICs = append(rep.ONICs, or)
+	}
 	a := &rep.Accounting
 	a.Injected = uint64(len(cl.recs))
 	for _, r := range cl.recs {
@@ -129,6 +160,23 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, f := range r.Flows {
 		fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
 			nsString(f.P50Ns), nsString(f.P99Ns), nsString(f.P999Ns), nsString(f.MaxNs))
+	}
+	fmt.Fprintf(w, "\n%-12s %14s %10s\n", "host", "received B", "Gb/s")
+	for _, h := range r.Hosts {
+		fmt.Fprintf(w, "%-12s %14d %10.2f\n", h.Name, h.ReceivedBytes, h.ReceivedGbps)
+	}
+	fmt.Fprintf(w, "\n%-12s %10s %10s  %s\n", "O-NIC", "port A out", "port B out", "manager decisions")
+	for _, o := range r.ONICs {
+		var ks []string
+		for k := range o.Manager {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(w, "%-12s %10d %10d ", o.Name, o.PortTLPs[0], o.PortTLPs[1])
+		for _, k := range ks {
+			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
+		}
+		fmt.Fprintln(w)
 	}
 	a := r.Accounting
 	fmt.Fprintf(w, "\naccounting: %d requests injected = %d delivered + %d completed with error + %d denied + %d unsupported + %d dropped + %d in flight\n",

@@ -37,6 +37,28 @@ type Config struct {
 	Access      acl.Config `mapstructure:"access"`
 	// RegisterBAR is the BAR of the O-NIC's own registers (default 0).
 	RegisterBAR int `mapstructure:"register_bar"`
+	// Relay lists address ranges whose posted writes arriving from one
+	// optical port are also passed on, unchanged, out of the other: a
+	// ring multicast, where each O-NIC keeps a copy for its host and
+	// relays the write to the next.
+	Relay []RelayConfig `mapstructure:"relay"`
+}
+
+// RelayConfig is one relayed range: posted writes from port From
+// (port-a or port-b) to [Base, Base+Size) of this host's memory also go
+// out of the other port. The copy passes the security check again with
+// that port as its egress.
+type RelayConfig struct {
+	From string `mapstructure:"from"`
+	Base uint64 `mapstructure:"base"`
+	Size uint64 `mapstructure:"size"`
+}
+
+// relay is a checked RelayConfig.
+type relay struct {
+	from       Ingress
+	to         ntb.Egress
+	base, size uint64
 }
 
 // Action is what happens to a TLP.
@@ -68,11 +90,12 @@ const (
 	NoProxyID                   // the requester has no entry in the requester-ID table
 	UnexpectedCompletion        // a completion nobody is waiting for
 	Unsupported                 // a request the O-NIC does not implement (I/O)
+	RelayDenied                 // a relay copy was refused by the security check (the original went on)
 	numReasons
 )
 
 var reasonNames = [numReasons]string{"ok", "not-for-us", "window-miss", "mapping-disabled", "port-down", "denied",
-	"no-proxy-id", "unexpected-completion", "unsupported"}
+	"no-proxy-id", "unexpected-completion", "unsupported", "relay-denied"}
 
 // String returns a short name such as "window-miss".
 func (r Reason) String() string {
@@ -152,6 +175,7 @@ type Manager struct {
 	// non-posted requests came in on, so completions from the host find
 	// their way back.
 	remote [1 << 16]uint8
+	relays []relay
 }
 
 // AddStandIn registers f, a stand-in function the O-NIC presents for a
@@ -197,6 +221,22 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 		return nil, fmt.Errorf("access.%v", err)
 	}
 	m := &Manager{tables: tab, access: a, fn: f, self: self, regBAR: c.RegisterBAR}
+	for i, r := range c.Relay {
+		p := fmt.Sprintf("relay[%d]", i)
+		rl := relay{base: r.Base, size: r.Size}
+		switch r.From {
+		case "port-a":
+			rl.from, rl.to = FromPortA, ntb.Egress{Kind: ntb.EgressPortB}
+		case "port-b":
+			rl.from, rl.to = FromPortB, ntb.Egress{Kind: ntb.EgressPortA}
+		default:
+			return nil, fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
+		}
+		if r.Size == 0 || r.Base+r.Size < r.Base {
+			return nil, fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
+		}
+		m.relays = append(m.relays, rl)
+	}
 	m.SyncBARs()
 	return m, nil
 }
@@ -367,6 +407,26 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 	}
 }
 
+// relay adds a copy of the posted write t, which came in on in, out of
+// the other port if a relay range covers it. The copy is made even if
+// that port is down: what happens to it then is the caller's policy
+// (hold it or count it lost), never a silent skip.
+func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
+	size := accessSize(t)
+	for i := range m.relays {
+		r := &m.relays[i]
+		if r.from != in || t.Address < r.base || t.Address-r.base+size > r.size {
+			continue
+		}
+		if v := m.access.Check(t.RequesterID, t.Address, size, true, r.to); v.Rule != acl.Allowed {
+			m.counts[RelayDenied]++
+			return
+		}
+		o.Second, o.SecondAddress = r.to, t.Address
+		return
+	}
+}
+
 // processStandIn handles an access to a stand-in's BAR, or fails it as
 // not for us.
 func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64, o *Outcome) {
@@ -428,6 +488,9 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 			m.remote[t.RequesterID] = uint8(in) // FromPortA = 1, FromPortB = 2
 		}
 		m.forward(o, host, t.Address, t.RequesterID)
+		if t.Kind() == tlp.MWr {
+			m.relay(t, in, o)
+		}
 	case tlp.ClassConfig, tlp.ClassMessage:
 		m.forward(o, ntb.Egress{Kind: ntb.EgressLocal}, 0, t.RequesterID)
 	default:

@@ -337,3 +337,48 @@ func TestCompletionsReturnToTheirPort(t *testing.T) {
 		t.Fatalf("completion for a write's requester: %+v", o)
 	}
 }
+
+// TestRelay: a posted write from port A into a relay range goes to the
+// host and, as a copy, out of port B if the requester may use port B;
+// reads, other ports and other ranges are not relayed.
+func TestRelay(t *testing.T) {
+	relayed := func(c *Config) {
+		c.Relay = []RelayConfig{{From: "port-a", Base: 0x1_0000_0000, Size: 1 << 20}}
+		c.Access.Domains[2].Egress = []string{"host", "port-b"}
+	}
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		t      *tlp.TLP
+		in     Ingress
+		second ntb.EgressKind
+	}{
+		{"write in range", relayed, req(tlp.MWr, 0x1_0000_1000, "20:00.1", 4), FromPortA, ntb.EgressPortB},
+		{"write from the other port", relayed, req(tlp.MWr, 0x1_0000_1000, "20:00.1", 4), FromPortB, ntb.EgressNone},
+		{"write past the range", relayed, req(tlp.MWr, 0x1_000F_FFFC, "20:00.1", 4), FromPortA, ntb.EgressNone},
+		{"read in range", relayed, req(tlp.MRd, 0x1_0000_1000, "20:00.1", 4), FromPortA, ntb.EgressNone},
+		{"requester may not use port B", func(c *Config) {
+			relayed(c)
+			c.Access.Domains[2].Egress = []string{"host"}
+		}, req(tlp.MWr, 0x1_0000_1000, "20:00.1", 4), FromPortA, ntb.EgressNone},
+	} {
+		m := testManager(t, tc.mod)
+		var o Outcome
+		m.Process(tc.t, tc.in, &o)
+		if o.Action != Forward || o.Egress.Kind != ntb.EgressHost || o.Second.Kind != tc.second {
+			t.Errorf("%s: %+v", tc.name, o)
+		}
+		if tc.second != ntb.EgressNone && o.SecondAddress != tc.t.Address {
+			t.Errorf("%s: copy to %#x, want the same address", tc.name, o.SecondAddress)
+		}
+		if strings.HasPrefix(tc.name, "requester") && m.Count(RelayDenied) != 1 {
+			t.Errorf("%s: relay-denied count %d", tc.name, m.Count(RelayDenied))
+		}
+	}
+	f, self := onic0(t)
+	c := testConfig()
+	c.Relay = []RelayConfig{{From: "port-c", Size: 1}}
+	if _, err := New(c, f, self); err == nil || !strings.Contains(err.Error(), `relay[0].from: "port-c"`) {
+		t.Errorf("bad relay port: %v", err)
+	}
+}
