@@ -31,18 +31,29 @@ func newEmuRunCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run a scenario on an emulated O-NIC cluster and report",
-		Long: `Run a built-in scenario (see 'onic emu scenarios'; default two-party) on the
-emulated cluster: hosts, their PCIe links, O-NICs with the PCIe manager, optical
-links through MEMS circuits. The report gives per-flow throughput and transfer
+		Long: `Run a built-in scenario (see 'onic emu scenarios'; default two-party), or one
+written in YAML (--scenario-file; emu/cluster/scenarios/two-party.yaml is the default
+written out), on the emulated cluster: hosts, their PCIe links, O-NICs with the
+PCIe manager, optical links through MEMS circuits. The report gives per-flow throughput and transfer
 latency percentiles, the accounting of every injected request, and how fast the
 emulator ran (the only line that varies from run to run).`,
 		Example: `  onic emu run
-  onic emu run --scenario two-party-read --json`,
+  onic emu run --scenario two-party-read --json
+  onic emu run --scenario-file my-cluster.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
 			}
-			cfg, err := cluster.Lookup(v.GetString("emu.run.scenario"))
+			var cfg cluster.Config
+			var err error
+			if path := v.GetString("emu.run.scenario-file"); path != "" {
+				if cmd.Flags().Changed("scenario") {
+					return fmt.Errorf("--scenario-file and --scenario: give one or the other")
+				}
+				cfg, err = cluster.LoadFile(path)
+			} else {
+				cfg, err = cluster.Lookup(v.GetString("emu.run.scenario"))
+			}
 			if err != nil {
 				return err
 			}
@@ -64,6 +75,7 @@ emulator ran (the only line that varies from run to run).`,
 		},
 	}
 	c.Flags().String("scenario", "two-party", "built-in scenario to run")
+	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
 	c.Flags().Bool("json", false, "print the report as JSON")
 	bindFlags(v, c, "emu.run")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,10 +65,39 @@ func TestEmuRunCLI(t *testing.T) {
 		{[]string{"emu", "run", "--scenario", "nope"}, `no scenario "nope"`},
 		{[]string{"emu", "run", "--duration", "-5us"}, "--duration -5µs"},
 		{[]string{"emu", "run", "extra"}, "takes no arguments"},
+		{[]string{"emu", "run", "--scenario-file", "nope.yaml"}, "nope.yaml"},
+		{[]string{"emu", "run", "--scenario-file", "x.yaml", "--scenario", "phased"}, "give one or the other"},
 	} {
 		code, _, errs := onic(t, "", tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, %q", tc.args, code, errs)
 		}
+	}
+}
+
+// TestEmuRunConfig: a scenario in a YAML file runs like the built-in one;
+// a misspelt field is refused with one line naming the file and field.
+func TestEmuRunConfig(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "emu", "cluster", "scenarios", "two-party.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.yaml")
+	mine := strings.Replace(strings.Replace(string(src), "name: two-party", "name: mine", 1), "duration: 200us", "duration: 30us", 1)
+	if err := os.WriteFile(good, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := onic(t, "", "emu", "run", "--scenario-file", good)
+	if code != 0 || !strings.Contains(out, "scenario mine: 30us simulated") || !strings.Contains(out, "B->A") {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(mine, "flows:", "flowz:", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = onic(t, "", "emu", "run", "--scenario-file", bad)
+	if code != 1 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "flowz") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("misspelt field: exit %d, %q", code, errs)
 	}
 }

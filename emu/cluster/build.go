@@ -190,6 +190,15 @@ func Build(c Config) (*Cluster, error) {
 		if hc.Memory < 0 {
 			return nil, fmt.Errorf("%s.memory_latency: %v must not be negative", p, hc.Memory)
 		}
+		if hc.Gen < 1 || hc.Gen > 5 {
+			return nil, fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, hc.Gen)
+		}
+		if hc.Lanes < 1 || hc.Lanes > 16 || hc.Lanes&(hc.Lanes-1) != 0 {
+			return nil, fmt.Errorf("%s.lanes: %d is not a link width (1, 2, 4, 8 or 16)", p, hc.Lanes)
+		}
+		if err := tlp.CheckSize(p+".mps", hc.MPS); err != nil {
+			return nil, err
+		}
 		if hc.RCB != 64 && hc.RCB != 128 {
 			return nil, fmt.Errorf("%s.rcb: %d must be 64 or 128", p, hc.RCB)
 		}
@@ -427,23 +436,12 @@ func Phased() Config {
 	}
 }
 
-// TwoParty is FLEET's two-party exchange: hosts A and B, each with an
-// O-NIC, port A of each joined by a MEMS circuit over 10 m of fibre a
-// side, each host writing 64 KiB transfers into the other's memory
-// through a 1 GiB window.
-func TwoParty() Config {
-	return Config{
-		Name:     "two-party",
-		Duration: 200 * time.Microsecond,
-		Hosts:    []HostConfig{{Name: "A"}, {Name: "B"}},
-		ONICs:    []ONICConfig{peerONIC("onicA", "A", "10:00.0", "20:00.0-20:00.7"), peerONIC("onicB", "B", "20:00.0", "10:00.0-10:00.7")},
-		Circuits: []CircuitConfig{{A: "onicA.a", B: "onicB.a"}},
-		Flows: []FlowConfig{
-			{Name: "A->B", From: "A", Op: "write", Size: 64 << 10},
-			{Name: "B->A", From: "B", Op: "write", Size: 64 << 10},
-		},
-	}
-}
+// TwoParty is FLEET's two-party exchange, the default scenario: hosts A
+// and B, each with an O-NIC, port A of each joined by a MEMS circuit over
+// 10 m of fibre a side, each host writing 64 KiB transfers into the
+// other's memory through a 1 GiB window. It is written in YAML
+// (scenarios/two-party.yaml, embedded) as a model for writing scenarios.
+func TwoParty() Config { return embedded("two-party.yaml") }
 
 // RingMulticast is FLEET's ring multicast to three receivers: sender S's
 // O-NIC sends out of port B to R1; R1's and R2's O-NICs keep a copy for

@@ -1,0 +1,60 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadErrors: a YAML file with a misspelt field, a value of the wrong
+// type, bad syntax or a bad value is refused with one line naming the
+// file and the field.
+func TestLoadErrors(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("scenarios", "two-party.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"misspelt field", "duration: 200us", "duraton: 200us", "duraton"},
+		{"misspelt nested field", "fibre_m: [10, 10]           #", "fiber_m: [10, 10] #", "fiber_m"},
+		{"bad duration", "duration: 200us", "duration: soon", "duration"},
+		{"wrong type", "size: 65536}\n  - {name: B->A", "size: big}\n  - {name: B->A", "size"},
+		{"bad syntax", "circuits:\n", "circuits: [\n", "x.yaml"},
+		{"bad value", "{a: onicA.a, b: onicB.a}", "{a: onicA.a, b: onicQ.a}", `circuits[0].b: "onicQ.a" is not an O-NIC port`},
+		{"port wired twice", "{a: onicA.a, b: onicB.a}", "{a: onicA.a, b: onicB.a}\n  - {a: onicA.a, b: onicB.b}", "circuits[1].a: port onicA.a is already wired"},
+		{"zero rate", "- name: A  ", "- name: A\n    lanes: 3\n   ", "lanes"},
+	} {
+		src := strings.Replace(string(base), tc.from, tc.to, 1)
+		if src == string(base) {
+			t.Fatalf("%s: the edit did not apply", tc.name)
+		}
+		c, err := Load("x.yaml", strings.NewReader(src))
+		if err == nil {
+			_, err = Build(c)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestTwoPartyYAML: the embedded default is complete and loads to the
+// configuration its comments describe.
+func TestTwoPartyYAML(t *testing.T) {
+	c := TwoParty()
+	if c.Name != "two-party" || c.Duration.String() != "200µs" || len(c.Hosts) != 2 || len(c.ONICs) != 2 ||
+		len(c.Flows) != 2 || c.Flows[0].Size != 64<<10 || c.ONICs[1].FibreM != [2]float64{10, 10} ||
+		c.ONICs[0].Manager.Translation.Windows[0].Translated != 1<<32 ||
+		c.ONICs[1].Manager.Access.Domains[1].Requesters[0] != "10:00.0-10:00.7" {
+		t.Fatalf("%+v", c)
+	}
+	if _, err := Build(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(filepath.Join("scenarios", "missing.yaml")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
