@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -63,7 +65,24 @@ emulator ran (the only line that varies from run to run).`,
 				}
 				cfg.Duration = d
 			}
-			rep, err := cluster.Run(cfg)
+			cl, err := cluster.Build(cfg)
+			if err != nil {
+				return err
+			}
+			var finish func() error
+			if path := v.GetString("emu.run.pcap"); path != "" {
+				if finish, err = capture(cl, path, v.GetStringSlice("emu.run.tap")); err != nil {
+					return err
+				}
+			} else if len(v.GetStringSlice("emu.run.tap")) > 0 {
+				return fmt.Errorf("--tap: needs --pcap FILE to write to")
+			}
+			rep, err := cl.Run()
+			if finish != nil {
+				if ferr := finish(); err == nil {
+					err = ferr
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -78,6 +97,8 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
 	c.Flags().Bool("json", false, "print the report as JSON")
+	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file (format: docs/pcap.md)")
+	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as A.link,onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.run")
 	return c
 }
@@ -180,4 +201,29 @@ the same overheads is printed beside it.`,
 	f.Bool("json", false, "print a JSON report")
 	bindFlags(v, c, "emu.linkbench")
 	return c
+}
+
+// capture opens path and has cl capture TLPs at taps into it; finish
+// flushes and closes the file, and removes it if the run failed.
+func capture(cl *cluster.Cluster, path string, taps []string) (finish func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--pcap: %v", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := cl.Capture(w, taps); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("--tap: %v", err)
+	}
+	return func() error {
+		err := w.Flush()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--pcap %s: %v", path, err)
+		}
+		return nil
+	}, nil
 }

@@ -66,6 +66,8 @@ func TestEmuRunCLI(t *testing.T) {
 		{[]string{"emu", "run", "--duration", "-5us"}, "--duration -5µs"},
 		{[]string{"emu", "run", "extra"}, "takes no arguments"},
 		{[]string{"emu", "run", "--scenario-file", "nope.yaml"}, "nope.yaml"},
+		{[]string{"emu", "run", "--tap", "A.link"}, "--tap: needs --pcap"},
+		{[]string{"emu", "run", "--pcap", "/nonexistent/dir/x.pcap"}, "--pcap: open /nonexistent"},
 		{[]string{"emu", "run", "--scenario-file", "x.yaml", "--scenario", "phased"}, "give one or the other"},
 	} {
 		code, _, errs := onic(t, "", tc.args...)
@@ -99,5 +101,25 @@ func TestEmuRunConfig(t *testing.T) {
 	code, _, errs = onic(t, "", "emu", "run", "--scenario-file", bad)
 	if code != 1 || !strings.Contains(errs, "bad.yaml") || !strings.Contains(errs, "flowz") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("misspelt field: exit %d, %q", code, errs)
+	}
+}
+
+// TestEmuRunPcap: --pcap writes the chosen taps' TLPs, readable by onic
+// tlp decode; the report names the taps.
+func TestEmuRunPcap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.pcap")
+	code, out, errs := onic(t, "", "emu", "run", "--duration", "3us", "--pcap", path, "--tap", "onicB.port-a", "--json")
+	var rep struct{ Taps []string }
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Taps) != 6 || rep.Taps[4] != "onicB.port-a" {
+		t.Fatalf("exit %d %s %q", code, errs, out)
+	}
+	code, out, errs = onic(t, "", "tlp", "decode", "--pcap", path, "--text")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) < 10 || !strings.Contains(lines[0], "tap 4") || strings.Contains(out, "tap 0") {
+		t.Fatalf("decode: exit %d %s\n%s", code, errs, out)
+	}
+	code, _, errs = onic(t, "", "emu", "run", "--duration", "3us", "--pcap", path, "--tap", "A.lnk")
+	if code != 1 || !strings.Contains(errs, `tap "A.lnk"`) {
+		t.Errorf("unknown tap: exit %d %q", code, errs)
 	}
 }

@@ -205,7 +205,7 @@ func Build(c Config) (*Cluster, error) {
 		if err := tlp.CheckSize(p+".mrrs", hc.MRRS); err != nil {
 			return nil, err
 		}
-		h := &hostNode{c: cl, cfg: hc, id: tlp.NewID(0, 0, 0)}
+		h := &hostNode{c: cl, cfg: hc, id: tlp.NewID(0, 0, 0), tap: i}
 		hosts[hc.Name] = h
 		cl.hosts = append(cl.hosts, h)
 	}
@@ -268,9 +268,9 @@ func Build(c Config) (*Cluster, error) {
 		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
 	}
 	cl.cfg.MEMS = c.MEMS
-	for _, o := range cl.onics {
+	for j, o := range cl.onics {
 		for i := range o.ports {
-			o.ports[i] = &port{o: o, idx: i}
+			o.ports[i] = &port{o: o, idx: i, tap: len(cl.hosts) + 2*j + i}
 		}
 	}
 	initial, err := cl.circuits(c.Circuits, "circuits", onics)

@@ -56,7 +56,7 @@ type record struct {
 	transfer int32
 	outcome  Outcome
 	reason   manager.Reason // why it is being failed, if it is
-	left     int            // read bytes still to come back
+	left     int32          // read bytes still to come back
 	copies   int32          // multicast copies of a write still to arrive, besides the original
 }
 
@@ -88,21 +88,22 @@ type phase struct {
 
 // Cluster is a running emulation.
 type Cluster struct {
-	s      *sim.Sim
-	cfg    Config
-	hosts  []*hostNode
-	onics  []*onicNode
-	flows  []*flowState
-	phases []phase
-	dark   [][2]*port // circuits being lit, by evLit index
-	stall  sim.Time   // time circuits spent dark or training
-	reconf int        // reconfigurations
-	recs   []record
-	msgs   []*msg
-	free   []int
-	counts [numOutcomes]uint64
-	why    map[string]uint64 // failure reasons
-	tlps   uint64            // TLP arrivals at link ends
+	s       *sim.Sim
+	cfg     Config
+	hosts   []*hostNode
+	onics   []*onicNode
+	flows   []*flowState
+	phases  []phase
+	dark    [][2]*port // circuits being lit, by evLit index
+	stall   sim.Time   // time circuits spent dark or training
+	reconf  int        // reconfigurations
+	recs    []record
+	msgs    []*msg
+	free    []int
+	counts  [numOutcomes]uint64
+	why     map[string]uint64 // failure reasons
+	tlps    uint64            // TLP arrivals at link ends
+	capture *capture          // nil unless Capture was called
 }
 
 func (c *Cluster) newMsg() *msg {
@@ -164,8 +165,13 @@ type hostEnd struct{ h *hostNode }
 
 // Receive hands a TLP arriving at the host to it.
 func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
-	e.h.c.tlps++
-	e.h.receive(e.h.c.msgs[p.Arg])
+	c := e.h.c
+	c.tlps++
+	m := c.msgs[p.Arg]
+	if c.capture != nil {
+		c.record(e.h.tap, true, m)
+	}
+	e.h.receive(m)
 }
 
 // onicEnd is an O-NIC's end of a link: its host link or an optical port.
@@ -176,8 +182,16 @@ type onicEnd struct {
 
 // Receive runs a TLP arriving at the O-NIC through its manager.
 func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
-	e.o.c.tlps++
-	m := e.o.c.msgs[p.Arg]
+	c := e.o.c
+	c.tlps++
+	m := c.msgs[p.Arg]
+	if c.capture != nil {
+		if e.in == manager.FromHost {
+			c.record(e.o.host.tap, false, m)
+		} else {
+			c.record(e.o.ports[int(e.in)-1].tap, true, m)
+		}
+	}
 	m.from, m.at = e.in, e.o
 	e.o.decide(m)
 }
@@ -283,6 +297,7 @@ type hostNode struct {
 	link    *link.Link // end 0 here, end 1 at the O-NIC
 	onic    *onicNode
 	written uint64
+	tap     int // capture point of its link
 }
 
 // onicNode is an O-NIC: end 1 of its host's link, the manager, two ports.
@@ -308,6 +323,7 @@ type port struct {
 	state portState
 	hold  []*msg // traffic held while the port is down
 	sent  uint64 // TLPs sent out of it
+	tap   int    // capture point
 }
 
 // flush sends the traffic held while the port was down.
@@ -419,7 +435,7 @@ func (h *hostNode) receive(m *msg) {
 		} else {
 			n := min(int(m.t.ByteCount), int(m.t.Length)*4-int(m.t.LowerAddress&3))
 			c.flows[r.flow].bytesIn(n)
-			r.left -= n
+			r.left -= int32(n)
 			if r.left <= 0 {
 				c.settle(m.rec, Delivered)
 			}

@@ -51,7 +51,7 @@ func (f *flowState) feed() {
 		}
 		for ch := range tlp.Chunks(addr, f.cfg.Size, max) {
 			r := int32(len(c.recs))
-			c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: ch.Size})
+			c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size)})
 			x.left++
 			m := c.newMsg()
 			m.rec = r

@@ -23,7 +23,9 @@ type Report struct {
 	Hosts            []HostReport `json:"hosts"`
 	ONICs            []ONICReport `json:"onics"`
 	Accounting       Accounting   `json:"accounting"`
-	Speed            Speed        `json:"speed"`
+	// Taps names the capture points by tap number, when TLPs were captured.
+	Taps  []string `json:"taps,omitempty"`
+	Speed Speed    `json:"speed"`
 }
 
 // FlowReport is one flow's throughput and transfer latency.
@@ -101,6 +103,9 @@ func (cl *Cluster) Run() (Report, error) {
 	start := time.Now()
 	cl.s.Run(ps(cl.cfg.Duration))
 	wall := time.Since(start).Seconds()
+	if cl.capture != nil && cl.capture.err != nil {
+		return Report{}, cl.capture.err
+	}
 
 	dur := float64(cl.cfg.Duration) / float64(time.Second)
 	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
@@ -123,6 +128,9 @@ func (cl *Cluster) Run() (Report, error) {
 			}
 		}
 		rep.ONICs = append(rep.ONICs, or)
+	}
+	if cl.capture != nil {
+		rep.Taps = cl.Taps()
 	}
 	a := &rep.Accounting
 	a.Injected = uint64(len(cl.recs))

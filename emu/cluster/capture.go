@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+// Taps names the capture points of the cluster, indexed by tap number:
+// first each host's PCIe link ("A.link": downstream records arrive at the
+// O-NIC, upstream ones at the host), then each O-NIC's optical ports
+// ("onicA.port-a", "onicA.port-b": TLPs arriving at that port from the
+// MEMS, recorded as upstream, towards that O-NIC's host).
+func (cl *Cluster) Taps() []string {
+	var out []string
+	for _, h := range cl.hosts {
+		out = append(out, h.cfg.Name+".link")
+	}
+	for _, o := range cl.onics {
+		out = append(out, o.cfg.Name+".port-a", o.cfg.Name+".port-b")
+	}
+	return out
+}
+
+// capture records TLPs as they arrive at the chosen taps.
+type capture struct {
+	w    *tlp.PcapWriter
+	on   []bool // by tap number
+	err  error
+	zero []byte // payload bytes: the emulator does not model data contents
+}
+
+// Capture makes Run write every TLP arriving at the named taps (all of
+// them if taps is empty) to w as a pcap file in onic's TLP format
+// (docs/pcap.md), time-stamped with simulated time. Payloads are written
+// as zeros: the emulator carries sizes, not data.
+func (cl *Cluster) Capture(w io.Writer, taps []string) error {
+	all := cl.Taps()
+	on := make([]bool, len(all))
+	for _, name := range taps {
+		found := false
+		for i, n := range all {
+			if n == name {
+				on[i], found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("tap %q: no such capture point (taps: %v)", name, all)
+		}
+	}
+	if len(taps) == 0 {
+		for i := range on {
+			on[i] = true
+		}
+	}
+	pw, err := tlp.NewPcapWriter(w)
+	if err != nil {
+		return err
+	}
+	cl.capture = &capture{w: pw, on: on, zero: make([]byte, 4096)}
+	return nil
+}
+
+// record writes m, arriving now at tap, if that tap is on.
+func (cl *Cluster) record(tap int, up bool, m *msg) {
+	cp := cl.capture
+	if cp.err != nil || !cp.on[tap] {
+		return
+	}
+	t := m.t
+	if t.Kind().HasData() {
+		n := int(t.Length) * 4
+		if t.Length == 0 {
+			n = 4096
+		}
+		t.Data = cp.zero[:n]
+	}
+	dir := tlp.Downstream
+	if up {
+		dir = tlp.Upstream
+	}
+	at := time.Duration(cl.s.Now() / sim.Nanosecond)
+	if err := cp.w.WriteTLP(at, tlp.TapHeader{Direction: dir, Tap: uint16(tap)}, &t); err != nil {
+		cp.err = fmt.Errorf("capture at tap %d, %v: %w", tap, at, err)
+	}
+}

@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"onic/testbenches/tools"
+	"onic/tlp"
+)
+
+// captured runs c capturing at taps and returns the pcap bytes and report.
+func captured(t *testing.T, c Config, taps ...string) ([]byte, Report) {
+	t.Helper()
+	cl, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cl.Capture(&buf, taps); err != nil {
+		t.Fatal(err)
+	}
+	r, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), r
+}
+
+// TestCapture: with every tap on, each TLP arrival is one record, in time
+// order; the host link shows the host's own requests, the far O-NIC's
+// port shows them translated (proxy requester, far-side address); two
+// runs write identical bytes.
+func TestCapture(t *testing.T) {
+	c := TwoParty()
+	c.Duration = 5 * time.Microsecond
+	pc, r := captured(t, c)
+	if len(r.Taps) != 6 || r.Taps[0] != "A.link" || r.Taps[4] != "onicB.port-a" {
+		t.Fatalf("taps %v", r.Taps)
+	}
+	rd, err := tlp.NewPcapReader(bytes.NewReader(pc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Duration
+	seen := map[uint16]int{}
+	for {
+		var p tlp.TLP
+		rec, err := rd.Next(&p)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.At < last {
+			t.Fatalf("record %d at %v before %v", rd.Count(), rec.At, last)
+		}
+		last = rec.At
+		seen[rec.Tap.Tap]++
+		switch rec.Tap.Tap {
+		case 0: // A's link: downstream, A's writes into its O-NIC's BAR2;
+			// upstream, B's writes into A's memory as B's proxy
+			down := rec.Tap.Direction == tlp.Downstream && p.RequesterID == tlp.NewID(0, 0, 0) && p.Address>>32 == 0x40
+			up := rec.Tap.Direction == tlp.Upstream && p.RequesterID == tlp.NewID(0x20, 0, 0) && p.Address>>30 == 4
+			if p.Kind() != tlp.MWr || !down && !up {
+				t.Fatalf("A.link: %+v %v", rec.Tap, &p)
+			}
+			if up {
+				seen[100]++
+			}
+		case 4: // onicB's port A: A's writes as the far side sees them
+			if p.Kind() == tlp.MWr && (p.RequesterID != tlp.NewID(0x10, 0, 0) || p.Address>>30 != 4) {
+				t.Fatalf("onicB.port-a: %v", &p)
+			}
+		}
+	}
+	if uint64(rd.Count()) != r.Speed.TLPs || seen[0] == 0 || seen[4] == 0 || seen[1] == 0 || seen[100] == 0 {
+		t.Fatalf("%d records for %d arrivals; per tap %v", rd.Count(), r.Speed.TLPs, seen)
+	}
+	again, _ := captured(t, c)
+	if !bytes.Equal(pc, again) {
+		t.Error("two runs wrote different captures")
+	}
+	one, _ := captured(t, c, "onicA.port-a")
+	if len(one) == 0 || len(one) >= len(pc) {
+		t.Errorf("one tap: %d bytes of %d", len(one), len(pc))
+	}
+	cl, _ := Build(c)
+	if err := cl.Capture(io.Discard, []string{"A.lnk"}); err == nil || !strings.Contains(err.Error(), `tap "A.lnk"`) {
+		t.Errorf("unknown tap: %v", err)
+	}
+}
+
+// TestTsharkReadsEmulatorCapture: the real tshark, with onic's dissector,
+// reads an emulator capture: the same frames, taps and TLP kinds.
+func TestTsharkReadsEmulatorCapture(t *testing.T) {
+	tshark := tools.Require(t, "tshark")
+	c := TwoParty()
+	c.Duration = 2 * time.Microsecond
+	pc, r := captured(t, c)
+	path := filepath.Join(t.TempDir(), "emu.pcap")
+	if err := os.WriteFile(path, pc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(tshark, "-n", "-X", "lua_script:"+filepath.Join("..", "..", "tlp", "wireshark", "onic.lua"),
+		"-r", path, "-T", "fields", "-e", "onic.tap", "-e", "onic_tlp.kind").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if uint64(len(lines)) != r.Speed.TLPs {
+		t.Fatalf("tshark saw %d frames, the run %d arrivals", len(lines), r.Speed.TLPs)
+	}
+	rd, _ := tlp.NewPcapReader(bytes.NewReader(pc))
+	for i, line := range lines {
+		var p tlp.TLP
+		rec, err := rd.Next(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Join([]string{strconv.Itoa(int(rec.Tap.Tap)), p.Kind().String()}, "\t")
+		if line != want {
+			t.Fatalf("frame %d: tshark %q, onic %q", i+1, line, want)
+		}
+	}
+}
