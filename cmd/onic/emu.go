@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -77,7 +79,13 @@ emulator ran (the only line that varies from run to run).`,
 			} else if len(v.GetStringSlice("emu.run.tap")) > 0 {
 				return fmt.Errorf("--tap: needs --pcap FILE to write to")
 			}
+			if isTerminal(cmd.ErrOrStderr()) {
+				cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
+			}
 			rep, err := cl.Run()
+			if err == nil && v.GetString("emu.run.trace") != "" {
+				err = writeTrace(cl, v.GetString("emu.run.trace"))
+			}
 			if finish != nil {
 				if ferr := finish(); err == nil {
 					err = ferr
@@ -98,6 +106,7 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
 	c.Flags().Bool("json", false, "print the report as JSON")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file (format: docs/pcap.md)")
+	c.Flags().String("trace", "", "write a Chrome/Perfetto trace-event JSON file of the run (transfers, throughput, MEMS)")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as A.link,onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.run")
 	return c
@@ -226,4 +235,51 @@ func capture(cl *cluster.Cluster, path string, taps []string) (finish func() err
 		}
 		return nil
 	}, nil
+}
+
+// writeTrace writes cl's trace to path.
+func writeTrace(cl *cluster.Cluster, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--trace: %v", err)
+	}
+	err = cl.WriteTrace(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--trace %s: %v", path, err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal), where
+// progress is worth showing; files and pipes stay quiet.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter returns a progress function that rewrites one line on w
+// at most five times a wall-clock second and clears it at the end.
+func progressPrinter(w io.Writer) func(done, total time.Duration) {
+	start := time.Now()
+	var last time.Time
+	return func(done, total time.Duration) {
+		now := time.Now()
+		if done == total {
+			fmt.Fprint(w, "\r\033[K")
+			return
+		}
+		if now.Sub(last) < 200*time.Millisecond {
+			return
+		}
+		last = now
+		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %.1f s wall", done, total,
+			100*float64(done)/float64(total), now.Sub(start).Seconds())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLinkbenchCLI(t *testing.T) {
@@ -121,5 +122,41 @@ func TestEmuRunPcap(t *testing.T) {
 	code, _, errs = onic(t, "", "emu", "run", "--duration", "3us", "--pcap", path, "--tap", "A.lnk")
 	if code != 1 || !strings.Contains(errs, `tap "A.lnk"`) {
 		t.Errorf("unknown tap: exit %d %q", code, errs)
+	}
+}
+
+// TestEmuRunTrace: --trace writes trace-event JSON; output to a buffer (not
+// a terminal) has no progress line.
+func TestEmuRunTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	code, _, errs := onic(t, "", "emu", "run", "--duration", "5us", "--trace", path)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	raw, err := os.ReadFile(path)
+	var tr struct{ TraceEvents []map[string]any }
+	if err != nil || json.Unmarshal(raw, &tr) != nil || len(tr.TraceEvents) < 10 {
+		t.Fatalf("trace: %v %d events", err, len(tr.TraceEvents))
+	}
+	code, _, errs = onic(t, "", "emu", "run", "--duration", "5us", "--trace", "/nonexistent/t.json")
+	if code != 1 || !strings.Contains(errs, "--trace") {
+		t.Errorf("unwritable trace: exit %d %q", code, errs)
+	}
+}
+
+func TestProgressPrinter(t *testing.T) {
+	var b strings.Builder
+	p := progressPrinter(&b)
+	p(time.Millisecond, 10*time.Millisecond)
+	p(2*time.Millisecond, 10*time.Millisecond) // within 200 ms of the last: quiet
+	if strings.Count(b.String(), "simulated") != 1 || !strings.Contains(b.String(), "simulated 1ms of 10ms (10%)") {
+		t.Fatalf("%q", b.String())
+	}
+	p(10*time.Millisecond, 10*time.Millisecond)
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Errorf("the line is not cleared at the end: %q", b.String())
+	}
+	if isTerminal(&b) {
+		t.Error("a buffer is not a terminal")
 	}
 }

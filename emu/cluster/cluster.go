@@ -10,6 +10,8 @@
 package cluster
 
 import (
+	"time"
+
 	"onic/emu/link"
 	"onic/emu/sim"
 	"onic/pcie"
@@ -104,6 +106,15 @@ type Cluster struct {
 	why     map[string]uint64 // failure reasons
 	tlps    uint64            // TLP arrivals at link ends
 	capture *capture          // nil unless Capture was called
+	spans   []span            // circuits dark or training, for the trace
+	// progress, if set, hears how far Run is.
+	progress func(done, total time.Duration)
+}
+
+// span is a circuit's reconfiguration and bring-up, for the trace.
+type span struct {
+	name       string
+	start, end sim.Time
 }
 
 func (c *Cluster) newMsg() *msg {
@@ -273,6 +284,7 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 			pt.state = portTraining
 		}
 		c.dark = append(c.dark, pr)
+		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
 		c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<2)
 	}
 	if changed {
@@ -325,6 +337,9 @@ type port struct {
 	sent  uint64 // TLPs sent out of it
 	tap   int    // capture point
 }
+
+// name is the port's name in configurations, "onicA.a".
+func (pt *port) name() string { return pt.o.cfg.Name + "." + string(rune('a'+pt.idx)) }
 
 // flush sends the traffic held while the port was down.
 func (pt *port) flush() {

@@ -26,7 +26,8 @@ type flowState struct {
 
 type xfer struct {
 	start  sim.Time
-	left   int // requests not yet settled
+	end    sim.Time // when its last request settled (0 while in flight)
+	left   int      // requests not yet settled
 	failed bool
 }
 
@@ -75,6 +76,7 @@ func (f *flowState) settled(xi int32, ok bool) {
 		return
 	}
 	f.inflight--
+	x.end = f.c.s.Now()
 	if x.failed {
 		f.bad++
 	} else {

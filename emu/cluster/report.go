@@ -87,6 +87,14 @@ func Run(c Config) (Report, error) {
 	return cl.Run()
 }
 
+// ProgressSteps is how many times a run with a progress function reports.
+const ProgressSteps = 1000
+
+// OnProgress makes Run call f, ProgressSteps times in all, with the
+// simulated time reached and the run's length. The run's results do not
+// depend on it.
+func (cl *Cluster) OnProgress(f func(done, total time.Duration)) { cl.progress = f }
+
 // Run runs a built cluster for its configured duration and reports. It
 // fails if the accounting does not add up.
 func (cl *Cluster) Run() (Report, error) {
@@ -101,7 +109,21 @@ func (cl *Cluster) Run() (Report, error) {
 		cl.s.At(ph.at, cl, evPhase|uint64(i)<<2)
 	}
 	start := time.Now()
-	cl.s.Run(ps(cl.cfg.Duration))
+	end := ps(cl.cfg.Duration)
+	if cl.progress == nil {
+		cl.s.Run(end)
+	} else {
+		// Run in steps so the caller can show how far the run is.
+		step := max(end/ProgressSteps, 1)
+		for t := step; ; t += step {
+			t = min(t, end)
+			cl.s.Run(t)
+			cl.progress(time.Duration(t/sim.Nanosecond), cl.cfg.Duration)
+			if t == end {
+				break
+			}
+		}
+	}
 	wall := time.Since(start).Seconds()
 	if cl.capture != nil && cl.capture.err != nil {
 		return Report{}, cl.capture.err

@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"onic/emu/sim"
+)
+
+// TraceBuckets is how many intervals a run is cut into for the
+// throughput counters of the trace.
+const TraceBuckets = 100
+
+// WriteTrace writes what the finished run did as Chrome trace-event JSON,
+// which Perfetto (ui.perfetto.dev) and chrome://tracing open: one process
+// per host with a track per flow holding each transfer as a slice (from
+// issue to its last request settling; unfinished ones run to the end and
+// say so), a counter per flow of the payload it delivered per interval
+// (Gb/s), and a MEMS process with each circuit's reconfiguration and
+// bring-up. Times are simulated; the same run writes the same bytes.
+func (cl *Cluster) WriteTrace(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	first := true
+	ev := func(format string, a ...any) {
+		if !first {
+			bw.WriteString(",\n")
+		}
+		first = false
+		fmt.Fprintf(bw, format, a...)
+	}
+	var qb bytes.Buffer
+	enc := json.NewEncoder(&qb)
+	enc.SetEscapeHTML(false) // flow names such as "A->B" stay readable
+	q := func(s string) string {
+		qb.Reset()
+		enc.Encode(s)
+		return strings.TrimSuffix(qb.String(), "\n")
+	}
+	us := func(t sim.Time) string { return fmt.Sprintf("%d.%06d", t/sim.Microsecond, t%sim.Microsecond) }
+	end := ps(cl.cfg.Duration)
+	bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[` + "\n")
+	for i, h := range cl.hosts {
+		ev(`{"ph":"M","name":"process_name","pid":%d,"args":{"name":%s}}`, i+1, q("host "+h.cfg.Name))
+	}
+	mems := len(cl.hosts) + 1
+	ev(`{"ph":"M","name":"process_name","pid":%d,"args":{"name":"MEMS switch"}}`, mems)
+	bucket := max(end/TraceBuckets, 1)
+	for _, f := range cl.flows {
+		pid, tid := f.host.tap+1, f.idx+1
+		ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q(f.cfg.Name+" ("+f.cfg.Op+")"))
+		series := make([]uint64, (end+bucket-1)/bucket+1)
+		for n, x := range f.xfers {
+			stop, state := x.end, "ok"
+			switch {
+			case x.end == 0:
+				stop, state = end, "unfinished"
+			case x.failed:
+				state = "failed"
+			default:
+				series[x.end/bucket] += uint64(f.cfg.Size)
+			}
+			ev(`{"ph":"X","cat":"transfer","name":%s,"pid":%d,"tid":%d,"ts":%s,"dur":%s,"args":{"n":%d,"bytes":%d,"state":%q}}`,
+				q(f.cfg.Name), pid, tid, us(x.start), us(stop-x.start), n, f.cfg.Size, state)
+		}
+		for b, bytes := range series {
+			if sim.Time(b)*bucket >= end {
+				break
+			}
+			gbps := float64(bytes) * 8 / (float64(bucket) / float64(sim.Second)) / 1e9
+			ev(`{"ph":"C","name":%s,"pid":%d,"ts":%s,"args":{"Gbps":%.3f}}`, q(f.cfg.Name+" Gb/s"), pid, us(sim.Time(b)*bucket), gbps)
+		}
+	}
+	for _, s := range cl.spans {
+		ev(`{"ph":"X","cat":"mems","name":%s,"pid":%d,"tid":1,"ts":%s,"dur":%s,"args":{"reconfig_and_bring_up":true}}`,
+			q(s.name), mems, us(s.start), us(s.end-s.start))
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
