@@ -67,7 +67,7 @@ func TestEmuRunCLI(t *testing.T) {
 		{[]string{"emu", "run", "--duration", "-5us"}, "--duration -5µs"},
 		{[]string{"emu", "run", "extra"}, "takes no arguments"},
 		{[]string{"emu", "run", "--scenario-file", "nope.yaml"}, "nope.yaml"},
-		{[]string{"emu", "run", "--tap", "A.link"}, "--tap: needs --pcap"},
+		{[]string{"emu", "run", "--tap", "onicA.host"}, "--tap: needs --pcap"},
 		{[]string{"emu", "run", "--pcap", "/nonexistent/dir/x.pcap"}, "--pcap: open /nonexistent"},
 		{[]string{"emu", "run", "--scenario-file", "x.yaml", "--scenario", "phased"}, "give one or the other"},
 	} {

@@ -53,7 +53,8 @@ const (
 	DefaultHoldTLPs  = 1024
 )
 
-// HostConfig is a server and its PCIe link to its O-NIC.
+// HostConfig is a server and the PCIe links to its O-NICs (one root port
+// each, all alike).
 type HostConfig struct {
 	Name   string        `mapstructure:"name"`
 	Gen    int           `mapstructure:"gen"`   // default 3
@@ -62,6 +63,10 @@ type HostConfig struct {
 	MRRS   int           `mapstructure:"mrrs"`  // default 512
 	RCB    int           `mapstructure:"rcb"`   // default 64
 	Memory time.Duration `mapstructure:"memory_latency"`
+	// ONICsPerCPU is how many O-NICs share one CPU's root complex (default
+	// 3: FLEET's servers have 8 CPUs with three O-NICs each); a host with
+	// more O-NICs has more root complexes, each in its own PCI segment.
+	ONICsPerCPU int `mapstructure:"onics_per_cpu"`
 }
 
 // ONICConfig is an O-NIC in a host.
@@ -96,6 +101,8 @@ type CircuitConfig struct {
 type FlowConfig struct {
 	Name      string `mapstructure:"name"`
 	From      string `mapstructure:"from"`      // host
+	Via       string `mapstructure:"via"`       // which of its O-NICs (default: its first)
+	Group     string `mapstructure:"group"`     // flows of a group are also reported together
 	Op        string `mapstructure:"op"`        // write or read
 	Offset    uint64 `mapstructure:"offset"`    // where in BAR2 the transfers start
 	Span      uint64 `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
@@ -126,6 +133,9 @@ func (h *HostConfig) defaults() {
 	}
 	if h.Memory == 0 {
 		h.Memory = 300 * time.Nanosecond
+	}
+	if h.ONICsPerCPU == 0 {
+		h.ONICsPerCPU = 3
 	}
 }
 
@@ -199,13 +209,16 @@ func Build(c Config) (*Cluster, error) {
 		if err := tlp.CheckSize(p+".mps", hc.MPS); err != nil {
 			return nil, err
 		}
+		if hc.ONICsPerCPU < 1 || hc.ONICsPerCPU > 31 {
+			return nil, fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, hc.ONICsPerCPU)
+		}
 		if hc.RCB != 64 && hc.RCB != 128 {
 			return nil, fmt.Errorf("%s.rcb: %d must be 64 or 128", p, hc.RCB)
 		}
 		if err := tlp.CheckSize(p+".mrrs", hc.MRRS); err != nil {
 			return nil, err
 		}
-		h := &hostNode{c: cl, cfg: hc, id: tlp.NewID(0, 0, 0), tap: i}
+		h := &hostNode{c: cl, cfg: hc, idx: i, id: tlp.NewID(0, 0, 0)}
 		hosts[hc.Name] = h
 		cl.hosts = append(cl.hosts, h)
 	}
@@ -223,9 +236,6 @@ func Build(c Config) (*Cluster, error) {
 		if h == nil {
 			return nil, fmt.Errorf("%s.host: %q is not a host", p, oc.Host)
 		}
-		if h.onic != nil {
-			return nil, fmt.Errorf("%s.host: host %q already has O-NIC %q (one per host for now)", p, oc.Host, h.onic.cfg.Name)
-		}
 		if oc.ClockMHz < 0 || oc.CheckCycles < 0 || oc.TranslateCycles < 0 || oc.RouteCycles < 0 {
 			return nil, fmt.Errorf("%s: clock_mhz and the pipeline cycles must be positive", p)
 		}
@@ -240,16 +250,17 @@ func Build(c Config) (*Cluster, error) {
 		if oc.HoldTLPs < 0 {
 			return nil, fmt.Errorf("%s.hold_tlps: %d must not be negative", p, oc.HoldTLPs)
 		}
-		o, err := buildONIC(cl, h, oc, p)
-		if err != nil {
-			return nil, err
-		}
+		o := &onicNode{c: cl, cfg: oc, host: h, idx: i}
 		onics[oc.Name] = o
 		cl.onics = append(cl.onics, o)
+		h.onics = append(h.onics, o)
 	}
 	for _, h := range cl.hosts {
-		if h.onic == nil {
+		if len(h.onics) == 0 {
 			return nil, fmt.Errorf("hosts: host %q has no O-NIC", h.cfg.Name)
+		}
+		if err := buildHost(cl, h); err != nil {
+			return nil, err
 		}
 	}
 	if c.MEMS.Ports == 0 {
@@ -268,9 +279,9 @@ func Build(c Config) (*Cluster, error) {
 		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
 	}
 	cl.cfg.MEMS = c.MEMS
-	for j, o := range cl.onics {
+	for _, o := range cl.onics {
 		for i := range o.ports {
-			o.ports[i] = &port{o: o, idx: i, tap: len(cl.hosts) + 2*j + i}
+			o.ports[i] = &port{o: o, idx: i}
 		}
 	}
 	initial, err := cl.circuits(c.Circuits, "circuits", onics)
@@ -319,11 +330,17 @@ func Build(c Config) (*Cluster, error) {
 		if fc.Depth < 0 || fc.Transfers < 0 || fc.Start < 0 || fc.Stop < 0 || fc.Stop != 0 && fc.Stop <= fc.Start {
 			return nil, fmt.Errorf("%s: depth, transfers, start and stop must not be negative, and stop must be after start", p)
 		}
-		bar2 := h.onic.fn.BARs[2].Size
+		o := h.onics[0]
+		if fc.Via != "" {
+			if o = onics[fc.Via]; o == nil || o.host != h {
+				return nil, fmt.Errorf("%s.via: %q is not an O-NIC of host %q", p, fc.Via, fc.From)
+			}
+		}
+		bar2 := o.fn.BARs[2].Size
 		if fc.Offset+fc.Span > bar2 || fc.Span < uint64((fc.Size+4095)&^4095) {
 			return nil, fmt.Errorf("%s: offset %#x and span %#x must fit one transfer and lie within the O-NIC's BAR2 (%#x bytes)", p, fc.Offset, fc.Span, bar2)
 		}
-		cl.flows = append(cl.flows, &flowState{c: cl, idx: i, cfg: fc, host: h, base: h.onic.fn.BARAddress(2) + fc.Offset})
+		cl.flows = append(cl.flows, &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset})
 	}
 	return cl, nil
 }
@@ -364,35 +381,48 @@ func ingress(port int) manager.Ingress {
 	return manager.FromPortA
 }
 
-// buildONIC enumerates host h's hierarchy (a root port holding the O-NIC),
-// builds the manager and the host link.
-func buildONIC(cl *Cluster, h *hostNode, oc ONICConfig, p string) (*onicNode, error) {
-	hier, err := pcie.Build(pcie.TopologyConfig{Name: h.cfg.Name, RootPorts: []pcie.PortConfig{
-		{Name: h.cfg.Name + ".rp0", Gen: h.cfg.Gen, Width: h.cfg.Lanes, Device: &pcie.DeviceConfig{Name: oc.Name, Kind: "onic"}},
-	}})
+// buildHost enumerates host h's hierarchies (per CPU, a root complex
+// with a root port per O-NIC, in configuration order) and builds each
+// O-NIC's manager and host link.
+func buildHost(cl *Cluster, h *hostNode) error {
+	for first := 0; first < len(h.onics); first += h.cfg.ONICsPerCPU {
+		cpu := h.onics[first:min(first+h.cfg.ONICsPerCPU, len(h.onics))]
+		topo := pcie.TopologyConfig{Name: fmt.Sprintf("%s.cpu%d", h.cfg.Name, first/h.cfg.ONICsPerCPU)}
+		for k, o := range cpu {
+			topo.RootPorts = append(topo.RootPorts, pcie.PortConfig{Name: fmt.Sprintf("%s.rp%d", topo.Name, k),
+				Gen: h.cfg.Gen, Width: h.cfg.Lanes, Device: &pcie.DeviceConfig{Name: o.cfg.Name, Kind: "onic"}})
+		}
+		hier, err := pcie.Build(topo)
+		if err == nil {
+			err = hier.Enumerate()
+		}
+		if err != nil {
+			return fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
+		}
+		for _, o := range cpu {
+			if err := buildONIC(cl, h, o, hier.Find(o.cfg.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// buildONIC builds O-NIC o, enumerated as node n: its manager and host link.
+func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
+	var err error
+	o.fn, o.self = n.Funcs[0], n.ID(0)
+	if o.mgr, err = manager.New(o.cfg.Manager, o.fn, o.self); err != nil {
+		return fmt.Errorf("onics[%d].manager.%v", o.idx, err)
+	}
+	cycles := o.cfg.CheckCycles + o.cfg.TranslateCycles + o.cfg.RouteCycles
+	o.pipe = sim.Time(float64(cycles) * 1e6 / o.cfg.ClockMHz)
+	o.link, err = link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
+		Propagation: hostLinkPropagation}, hostEnd{h, o}, onicEnd{o, manager.FromHost})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p, err)
+		return fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
 	}
-	if err := hier.Enumerate(); err != nil {
-		return nil, fmt.Errorf("%s: %v", p, err)
-	}
-	n := hier.Find(oc.Name)
-	fn := n.Funcs[0]
-	mgr, err := manager.New(oc.Manager, fn, n.ID(0))
-	if err != nil {
-		return nil, fmt.Errorf("%s.manager.%v", p, err)
-	}
-	cycles := oc.CheckCycles + oc.TranslateCycles + oc.RouteCycles
-	o := &onicNode{c: cl, cfg: oc, host: h, fn: fn, mgr: mgr, self: n.ID(0),
-		pipe: sim.Time(float64(cycles) * 1e6 / oc.ClockMHz)}
-	h.onic = o
-	l, err := link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
-		Propagation: hostLinkPropagation}, hostEnd{h}, onicEnd{o, manager.FromHost})
-	if err != nil {
-		return nil, fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
-	}
-	h.link = l
-	return o, nil
+	return nil
 }
 
 // peerONIC is an O-NIC whose 1 GiB window on port A leads to the memory
@@ -471,6 +501,32 @@ func RingMulticast() Config {
 	}
 }
 
+// ThreeParty is FLEET's three-party exchange in units of one O-NIC
+// (126 Gb/s): server A exchanges data with B over units O-NIC pairs and
+// with C over unitsC pairs, each pair one MEMS circuit, both directions
+// writing 64 KiB transfers. FLEET's example, 2 Tb/s with B and 10 Tb/s
+// with C, is ThreeParty(16, 80): 192 O-NICs filling the 384-port switch.
+func ThreeParty(unitsB, unitsC int) Config {
+	c := Config{Name: "three-party", Duration: 100 * time.Microsecond,
+		Hosts: []HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}}}
+	// party adds units O-NIC pairs between A and peer, whose O-NICs show
+	// its requesters to A as proxy (bus:00.x).
+	party := func(peer string, units int, bus string) {
+		for k := range units {
+			near, far := fmt.Sprintf("a%s%d", peer, k), fmt.Sprintf("%s%d", strings.ToLower(peer), k)
+			c.ONICs = append(c.ONICs, peerONIC(near, "A", "10:00.0", bus+":00.0-"+bus+":00.7"),
+				peerONIC(far, peer, bus+":00.0", "10:00.0-10:00.7"))
+			c.Circuits = append(c.Circuits, CircuitConfig{A: near + ".a", B: far + ".a"})
+			c.Flows = append(c.Flows,
+				FlowConfig{Name: fmt.Sprintf("A->%s#%d", peer, k), Group: "A->" + peer, From: "A", Via: near, Op: "write", Size: 64 << 10},
+				FlowConfig{Name: fmt.Sprintf("%s->A#%d", peer, k), Group: peer + "->A", From: peer, Via: far, Op: "write", Size: 64 << 10})
+		}
+	}
+	party("B", unitsB, "20")
+	party("C", unitsC, "30")
+	return c
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -482,6 +538,7 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{"two-party", "FLEET's two-party exchange: hosts A and B write 64 KiB transfers into each other's memory through their O-NICs and one MEMS circuit", TwoParty},
 		{"phased", "FLEET's phased exchange: A writes to B, the MEMS moves A's circuit to C (10 ms dark, 1 ms bring-up), A writes to C", Phased},
+		{"three-party", "FLEET's three-party exchange: A exchanges 2 Tb/s with B and 10 Tb/s with C over 16 and 80 O-NIC pairs (192 O-NICs, 384 MEMS ports)", func() Config { return ThreeParty(16, 80) }},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

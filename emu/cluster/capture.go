@@ -10,20 +10,21 @@ import (
 )
 
 // Taps names the capture points of the cluster, indexed by tap number:
-// first each host's PCIe link ("A.link": downstream records arrive at the
-// O-NIC, upstream ones at the host), then each O-NIC's optical ports
-// ("onicA.port-a", "onicA.port-b": TLPs arriving at that port from the
-// MEMS, recorded as upstream, towards that O-NIC's host).
+// three per O-NIC, in configuration order: its host link
+// ("onicA.host": downstream records arrive at the O-NIC, upstream ones at
+// the host), then its optical ports ("onicA.port-a", "onicA.port-b": TLPs
+// arriving at that port from the MEMS, recorded as upstream, towards that
+// O-NIC's host).
 func (cl *Cluster) Taps() []string {
 	var out []string
-	for _, h := range cl.hosts {
-		out = append(out, h.cfg.Name+".link")
-	}
 	for _, o := range cl.onics {
-		out = append(out, o.cfg.Name+".port-a", o.cfg.Name+".port-b")
+		out = append(out, o.cfg.Name+".host", o.cfg.Name+".port-a", o.cfg.Name+".port-b")
 	}
 	return out
 }
+
+// tap is the tap number of O-NIC o's host link (where 0) or port where-1.
+func (o *onicNode) tap(where int) int { return 3*o.idx + where }
 
 // capture records TLPs as they arrive at the chosen taps.
 type capture struct {

@@ -41,7 +41,7 @@ func TestCapture(t *testing.T) {
 	c := TwoParty()
 	c.Duration = 5 * time.Microsecond
 	pc, r := captured(t, c)
-	if len(r.Taps) != 6 || r.Taps[0] != "A.link" || r.Taps[4] != "onicB.port-a" {
+	if len(r.Taps) != 6 || r.Taps[0] != "onicA.host" || r.Taps[4] != "onicB.port-a" {
 		t.Fatalf("taps %v", r.Taps)
 	}
 	rd, err := tlp.NewPcapReader(bytes.NewReader(pc))
@@ -65,12 +65,12 @@ func TestCapture(t *testing.T) {
 		last = rec.At
 		seen[rec.Tap.Tap]++
 		switch rec.Tap.Tap {
-		case 0: // A's link: downstream, A's writes into its O-NIC's BAR2;
+		case 0: // onicA.host: downstream, A's writes into its O-NIC's BAR2;
 			// upstream, B's writes into A's memory as B's proxy
 			down := rec.Tap.Direction == tlp.Downstream && p.RequesterID == tlp.NewID(0, 0, 0) && p.Address>>32 == 0x40
 			up := rec.Tap.Direction == tlp.Upstream && p.RequesterID == tlp.NewID(0x20, 0, 0) && p.Address>>30 == 4
 			if p.Kind() != tlp.MWr || !down && !up {
-				t.Fatalf("A.link: %+v %v", rec.Tap, &p)
+				t.Fatalf("onicA.host: %+v %v", rec.Tap, &p)
 			}
 			if up {
 				seen[100]++
@@ -93,7 +93,7 @@ func TestCapture(t *testing.T) {
 		t.Errorf("one tap: %d bytes of %d", len(one), len(pc))
 	}
 	cl, _ := Build(c)
-	if err := cl.Capture(io.Discard, []string{"A.lnk"}); err == nil || !strings.Contains(err.Error(), `tap "A.lnk"`) {
+	if err := cl.Capture(io.Discard, []string{"onicA.hots"}); err == nil || !strings.Contains(err.Error(), `tap "onicA.hots"`) {
 		t.Errorf("unknown tap: %v", err)
 	}
 }

@@ -171,8 +171,11 @@ func sendAt(l *link.Link, side int, m *msg, ready sim.Time) {
 	l.SendAt(side, &m.pkt, ready)
 }
 
-// hostEnd is the host's end of its PCIe link.
-type hostEnd struct{ h *hostNode }
+// hostEnd is the host's end of the link to O-NIC o.
+type hostEnd struct {
+	h *hostNode
+	o *onicNode
+}
 
 // Receive hands a TLP arriving at the host to it.
 func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
@@ -180,7 +183,7 @@ func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
 	c.tlps++
 	m := c.msgs[p.Arg]
 	if c.capture != nil {
-		c.record(e.h.tap, true, m)
+		c.record(e.o.tap(0), true, m)
 	}
 	e.h.receive(m)
 }
@@ -198,9 +201,9 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
 	m := c.msgs[p.Arg]
 	if c.capture != nil {
 		if e.in == manager.FromHost {
-			c.record(e.o.host.tap, false, m)
+			c.record(e.o.tap(0), false, m)
 		} else {
-			c.record(e.o.ports[int(e.in)-1].tap, true, m)
+			c.record(e.o.tap(int(e.in)), true, m)
 		}
 	}
 	m.from, m.at = e.in, e.o
@@ -301,22 +304,23 @@ func (c *Cluster) lose(m *msg) {
 	c.release(m)
 }
 
-// hostNode is a server: memory and the root port of its link to its O-NIC.
+// hostNode is a server: memory and a root port per O-NIC.
 type hostNode struct {
 	c       *Cluster
 	cfg     HostConfig
+	idx     int // in the configuration
 	id      tlp.ID
-	link    *link.Link // end 0 here, end 1 at the O-NIC
-	onic    *onicNode
+	onics   []*onicNode
 	written uint64
-	tap     int // capture point of its link
 }
 
-// onicNode is an O-NIC: end 1 of its host's link, the manager, two ports.
+// onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
 type onicNode struct {
 	c     *Cluster
 	cfg   ONICConfig
+	idx   int // in the configuration
 	host  *hostNode
+	link  *link.Link // to its host: end 0 at the host, end 1 here
 	fn    *pcie.Function
 	mgr   *manager.Manager
 	pipe  sim.Time
@@ -335,7 +339,6 @@ type port struct {
 	state portState
 	hold  []*msg // traffic held while the port is down
 	sent  uint64 // TLPs sent out of it
-	tap   int    // capture point
 }
 
 // name is the port's name in configurations, "onicA.a".
@@ -405,7 +408,7 @@ func (o *onicNode) decide(m *msg) {
 			o.toPort(pt, m, ready)
 		case ntb.EgressHost:
 			m.t.RequesterID = out.Requester
-			sendAt(o.host.link, 1, m, ready)
+			sendAt(o.link, 1, m, ready)
 		default: // local registers and kernel slots consume it
 			c.settle(m.rec, Delivered)
 			c.release(m)
@@ -419,7 +422,7 @@ func (o *onicNode) decide(m *msg) {
 		cpl.rec = m.rec
 		cpl.t = pcie.Completion(&m.t, o.self, out.Status, nil)
 		if m.from == manager.FromHost {
-			sendAt(o.host.link, 1, cpl, ready)
+			sendAt(o.link, 1, cpl, ready)
 		} else {
 			o.toPort(o.ports[int(m.from)-1], cpl, ready)
 		}
@@ -494,7 +497,7 @@ func (h *hostNode) answerRead(m *msg) {
 		cm.rec = m.rec
 		cm.t = tlp.TLP{Fmt: f, Type: typ, Tag: rd.Tag, RequesterID: rd.RequesterID, CompleterID: h.id,
 			Length: cp.LengthDW, ByteCount: cp.ByteCount, LowerAddress: cp.LowerAddress}
-		send(h.link, 0, cm)
+		send(m.at.link, 0, cm) // back over the link the read came in on
 	}
 	c.release(m)
 }

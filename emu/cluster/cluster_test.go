@@ -107,8 +107,11 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Hosts[1].Name = "A" }, `hosts[1].name: "A" is already a host`},
 		{func(c *Config) { c.Hosts[0].Memory = -time.Nanosecond }, "hosts[0].memory_latency"},
 		{func(c *Config) { c.Hosts[0].RCB = 32 }, "hosts[0].rcb"},
+		{func(c *Config) { c.Hosts[0].ONICsPerCPU = 40 }, "hosts[0].onics_per_cpu: 40"},
+		{func(c *Config) { c.Hosts[0].Lanes = 3 }, "hosts[0].lanes: 3"},
 		{func(c *Config) { c.ONICs[1].Host = "C" }, `onics[1].host: "C" is not a host`},
-		{func(c *Config) { c.ONICs[1].Host = "A" }, `onics[1].host: host "A" already has O-NIC "onicA"`},
+		{func(c *Config) { c.Flows[0].Via = "onicB" }, `flows[0].via: "onicB" is not an O-NIC of host "A"`},
+		{func(c *Config) { c.ONICs[1].Host = "A" }, `hosts: host "B" has no O-NIC`},
 		{func(c *Config) { c.ONICs[0].FibreM[1] = -3 }, "onics[0].fibre_m[1]"},
 		{func(c *Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0]: clock_mhz"},
 		{func(c *Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
@@ -270,5 +273,42 @@ func TestFailover(t *testing.T) {
 	balanced(t, r.Accounting)
 	if r.ONICs[0].PortTLPs[1] != 0 || r.Flows[0].Gbps > 60 {
 		t.Errorf("without failover: flow %+v, onicA %+v", r.Flows[0], r.ONICs[0])
+	}
+}
+
+// TestThreeParty: A exchanges with B and C over 2 and 10 O-NIC pairs (the
+// 2:10 ratio, scaled down); the groups add up their flows and keep the
+// ratio, and every pair runs at one host link's rate.
+func TestThreeParty(t *testing.T) {
+	c := ThreeParty(2, 10)
+	c.Duration = 60 * time.Microsecond
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	if len(r.ONICs) != 24 || len(r.Flows) != 24 || len(r.Groups) != 4 {
+		t.Fatalf("%d O-NICs, %d flows, groups %+v", len(r.ONICs), len(r.Flows), r.Groups)
+	}
+	g := map[string]FlowReport{}
+	for _, gr := range r.Groups {
+		g[gr.Name] = gr
+	}
+	for _, dir := range [][2]string{{"A->B", "A->C"}, {"B->A", "C->A"}} {
+		b, cc := g[dir[0]], g[dir[1]]
+		if ratio := cc.Gbps / b.Gbps; ratio < 4.95 || ratio > 5.05 || b.Gbps < 2*100 {
+			t.Errorf("%s %.1f Gb/s, %s %.1f Gb/s: ratio %.3f, want 5", dir[0], b.Gbps, dir[1], cc.Gbps, ratio)
+		}
+	}
+	var sum float64
+	for _, f := range r.Flows {
+		if strings.HasPrefix(f.Name, "A->C#") {
+			sum += f.Gbps
+		}
+	}
+	if d := sum - g["A->C"].Gbps; d > 1e-9 || d < -1e-9 {
+		t.Errorf("A->C group %.3f, its flows add to %.3f", g["A->C"].Gbps, sum)
+	}
+	var text strings.Builder
+	r.WriteText(&text)
+	if !strings.Contains(text.String(), "flow group") || !strings.Contains(text.String(), "(24 flows: --json lists each)") {
+		t.Errorf("text report:\n%s", text.String())
 	}
 }

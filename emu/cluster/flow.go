@@ -14,7 +14,8 @@ type flowState struct {
 	idx       int
 	cfg       FlowConfig
 	host      *hostNode
-	base      uint64 // host address of the flow's first transfer
+	onic      *onicNode // the O-NIC it goes through
+	base      uint64    // host address of the flow's first transfer
 	issued    int
 	inflight  int
 	xfers     []xfer
@@ -60,7 +61,7 @@ func (f *flowState) feed() {
 			m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: f.host.id, Tag: f.tag & 1023, Length: ch.LengthDW,
 				FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
 			f.tag++
-			send(f.host.link, 0, m)
+			send(f.onic.link, 0, m)
 		}
 	}
 }
@@ -89,11 +90,14 @@ func (f *flowState) settled(xi int32, ok bool) {
 func (f *flowState) bytesIn(n int) { f.bytes += uint64(n) }
 
 // percentiles returns p50, p99, p999 and max of the transfer latencies.
-func (f *flowState) percentiles() [4]sim.Time {
-	if len(f.latencies) == 0 {
+func (f *flowState) percentiles() [4]sim.Time { return percentiles(f.latencies) }
+
+// percentiles returns p50, p99, p999 and max of latencies.
+func percentiles(latencies []sim.Time) [4]sim.Time {
+	if len(latencies) == 0 {
 		return [4]sim.Time{}
 	}
-	l := slices.Clone(f.latencies)
+	l := slices.Clone(latencies)
 	slices.Sort(l)
 	at := func(q float64) sim.Time { return l[min(len(l)-1, int(q*float64(len(l))))] }
 	return [4]sim.Time{at(0.50), at(0.99), at(0.999), l[len(l)-1]}

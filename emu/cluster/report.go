@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,9 +21,12 @@ type Report struct {
 	Reconfigurations int          `json:"reconfigurations"`
 	StallS           float64      `json:"reconfiguration_stall_seconds"`
 	Flows            []FlowReport `json:"flows"`
-	Hosts            []HostReport `json:"hosts"`
-	ONICs            []ONICReport `json:"onics"`
-	Accounting       Accounting   `json:"accounting"`
+	// Groups sums the flows of each group (FlowConfig.Group): throughput
+	// added up, latency percentiles over all their transfers.
+	Groups     []FlowReport `json:"groups,omitempty"`
+	Hosts      []HostReport `json:"hosts"`
+	ONICs      []ONICReport `json:"onics"`
+	Accounting Accounting   `json:"accounting"`
 	// Taps names the capture points by tap number, when TLPs were captured.
 	Taps  []string `json:"taps,omitempty"`
 	Speed Speed    `json:"speed"`
@@ -34,7 +38,7 @@ type FlowReport struct {
 	Op        string  `json:"op"`
 	Transfers int     `json:"transfers"` // finished whole
 	Failed    int     `json:"failed"`    // finished with a failed request
-	Gbps      float64 `json:"gbps"`      // payload delivered over the flow's active time (start to stop or the end)
+	Gbps      float64 `json:"gbps"`      // payload delivered over the flow's active time (start to the end, or to its last transfer's end if it stops)
 	P50Ns     float64 `json:"latency_p50_ns"`
 	P99Ns     float64 `json:"latency_p99_ns"`
 	P999Ns    float64 `json:"latency_p999_ns"`
@@ -138,6 +142,32 @@ func (cl *Cluster) Run() (Report, error) {
 			Gbps:  float64(f.bytes) * 8 / f.activeSeconds(cl.cfg.Duration) / 1e9,
 			P50Ns: ns(p[0]), P99Ns: ns(p[1]), P999Ns: ns(p[2]), MaxNs: ns(p[3])})
 	}
+	var groups []string
+	members := map[string][]*flowState{}
+	for _, f := range cl.flows {
+		if g := f.cfg.Group; g != "" {
+			if members[g] == nil {
+				groups = append(groups, g)
+			}
+			members[g] = append(members[g], f)
+		}
+	}
+	for _, g := range groups {
+		gr := FlowReport{Name: g, Op: members[g][0].cfg.Op}
+		var lat []sim.Time
+		for _, f := range members[g] {
+			if f.cfg.Op != gr.Op {
+				gr.Op = "mixed"
+			}
+			gr.Transfers += f.ok
+			gr.Failed += f.bad
+			gr.Gbps += rep.Flows[slices.Index(cl.flows, f)].Gbps
+			lat = append(lat, f.latencies...)
+		}
+		p := percentiles(lat)
+		gr.P50Ns, gr.P99Ns, gr.P999Ns, gr.MaxNs = ns(p[0]), ns(p[1]), ns(p[2]), ns(p[3])
+		rep.Groups = append(rep.Groups, gr)
+	}
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, ReceivedBytes: h.written,
 			ReceivedGbps: float64(h.written) * 8 / dur / 1e9})
@@ -186,27 +216,30 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, ", %d MEMS reconfiguration(s) stalling circuits for %s", r.Reconfigurations, sim.Time(r.StallS*float64(sim.Second)))
 	}
 	fmt.Fprintf(w, "\n\n")
-	fmt.Fprintf(w, "%-12s %-5s %9s %7s %10s %10s %10s %10s %10s\n", "flow", "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
-	for _, f := range r.Flows {
-		fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
-			nsString(f.P50Ns), nsString(f.P99Ns), nsString(f.P999Ns), nsString(f.MaxNs))
+	table := func(title string, fs []FlowReport) {
+		fmt.Fprintf(w, "%-12s %-5s %9s %7s %10s %10s %10s %10s %10s\n", title, "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
+		for _, f := range fs {
+			fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
+				nsString(f.P50Ns), nsString(f.P99Ns), nsString(f.P999Ns), nsString(f.MaxNs))
+		}
+	}
+	if len(r.Groups) > 0 {
+		table("flow group", r.Groups)
+		fmt.Fprintln(w)
+	}
+	if len(r.Flows) <= TextRows {
+		table("flow", r.Flows)
+	} else {
+		fmt.Fprintf(w, "(%d flows: --json lists each)\n", len(r.Flows))
 	}
 	fmt.Fprintf(w, "\n%-12s %14s %10s\n", "host", "received B", "Gb/s")
 	for _, h := range r.Hosts {
 		fmt.Fprintf(w, "%-12s %14d %10.2f\n", h.Name, h.ReceivedBytes, h.ReceivedGbps)
 	}
-	fmt.Fprintf(w, "\n%-12s %10s %10s  %s\n", "O-NIC", "port A out", "port B out", "manager decisions")
-	for _, o := range r.ONICs {
-		var ks []string
-		for k := range o.Manager {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		fmt.Fprintf(w, "%-12s %10d %10d ", o.Name, o.PortTLPs[0], o.PortTLPs[1])
-		for _, k := range ks {
-			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
-		}
-		fmt.Fprintln(w)
+	if len(r.ONICs) > TextRows {
+		fmt.Fprintf(w, "\n(%d O-NICs: --json lists each one's counters)\n", len(r.ONICs))
+	} else {
+		r.writeONICs(w)
 	}
 	a := r.Accounting
 	fmt.Fprintf(w, "\naccounting: %d requests injected = %d delivered + %d completed with error + %d denied + %d unsupported + %d dropped + %d in flight\n",
@@ -232,15 +265,43 @@ func nsString(v float64) string {
 	return sim.Time(v * float64(sim.Nanosecond)).String()
 }
 
-// activeSeconds is how long the flow was allowed to inject: from its start
-// to its stop, or to the end of the run when it has no stop.
+// activeSeconds is how long the flow was active: from its start to the
+// end of the run or, if it stops, to when the last transfer it issued
+// finished (at least its stop time).
 func (f *flowState) activeSeconds(d time.Duration) float64 {
 	end := d
 	if f.cfg.Stop != 0 && f.cfg.Stop < end {
 		end = f.cfg.Stop
+		for _, x := range f.xfers {
+			if t := time.Duration(x.end / sim.Nanosecond); t > end {
+				end = t
+			}
+		}
+		end = min(end, d)
 	}
 	if end <= f.cfg.Start {
 		return float64(d) / float64(time.Second)
 	}
 	return float64(end-f.cfg.Start) / float64(time.Second)
+}
+
+// TextRows is the most flows or O-NICs the text report lists one by one;
+// beyond it, the JSON report has them.
+const TextRows = 16
+
+// writeONICs prints the O-NIC counters table.
+func (r *Report) writeONICs(w io.Writer) {
+	fmt.Fprintf(w, "\n%-12s %10s %10s  %s\n", "O-NIC", "port A out", "port B out", "manager decisions")
+	for _, o := range r.ONICs {
+		var ks []string
+		for k := range o.Manager {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(w, "%-12s %10d %10d ", o.Name, o.PortTLPs[0], o.PortTLPs[1])
+		for _, k := range ks {
+			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
+		}
+		fmt.Fprintln(w)
+	}
 }

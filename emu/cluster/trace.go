@@ -50,7 +50,7 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 	ev(`{"ph":"M","name":"process_name","pid":%d,"args":{"name":"MEMS switch"}}`, mems)
 	bucket := max(end/TraceBuckets, 1)
 	for _, f := range cl.flows {
-		pid, tid := f.host.tap+1, f.idx+1
+		pid, tid := f.host.idx+1, f.idx+1
 		ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q(f.cfg.Name+" ("+f.cfg.Op+")"))
 		series := make([]uint64, (end+bucket-1)/bucket+1)
 		for n, x := range f.xfers {
