@@ -56,7 +56,14 @@ const (
 // HostConfig is a server and the PCIe links to its O-NICs (one root port
 // each, all alike).
 type HostConfig struct {
-	Name   string        `mapstructure:"name"`
+	Name string `mapstructure:"name"`
+	// Kind is what the node is: a server (default), or a device in a
+	// device chassis with its own O-NIC (FLEET) — gpu (BAR memory that
+	// others read and write) or sensor (a data-acquisition card whose
+	// flows stream samples out, paced by rate_gbps). All have memory
+	// answering at memory_latency and may have flows; the kind names them
+	// in reports.
+	Kind   string        `mapstructure:"kind"`
 	Gen    int           `mapstructure:"gen"`   // default 3
 	Lanes  int           `mapstructure:"lanes"` // default 16
 	MPS    int           `mapstructure:"mps"`   // default 256
@@ -99,16 +106,19 @@ type CircuitConfig struct {
 // FlowConfig is a DMA engine in a host issuing transfers through its
 // O-NIC's direct windows (BAR2).
 type FlowConfig struct {
-	Name      string `mapstructure:"name"`
-	From      string `mapstructure:"from"`      // host
-	Via       string `mapstructure:"via"`       // which of its O-NICs (default: its first)
-	Group     string `mapstructure:"group"`     // flows of a group are also reported together
-	Op        string `mapstructure:"op"`        // write or read
-	Offset    uint64 `mapstructure:"offset"`    // where in BAR2 the transfers start
-	Span      uint64 `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
-	Size      int    `mapstructure:"size"`      // bytes per transfer
-	Transfers int    `mapstructure:"transfers"` // 0: as many as the run allows
-	Depth     int    `mapstructure:"depth"`     // transfers in flight (default 4)
+	Name  string `mapstructure:"name"`
+	From  string `mapstructure:"from"`  // host
+	Via   string `mapstructure:"via"`   // which of its O-NICs (default: its first)
+	Group string `mapstructure:"group"` // flows of a group are also reported together
+	// RateGbps paces the flow: transfers start no closer together than
+	// size*8/rate (a sensor's sample rate; 0: as fast as Depth allows).
+	RateGbps  float64 `mapstructure:"rate_gbps"`
+	Op        string  `mapstructure:"op"`        // write or read
+	Offset    uint64  `mapstructure:"offset"`    // where in BAR2 the transfers start
+	Span      uint64  `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
+	Size      int     `mapstructure:"size"`      // bytes per transfer
+	Transfers int     `mapstructure:"transfers"` // 0: as many as the run allows
+	Depth     int     `mapstructure:"depth"`     // transfers in flight (default 4)
 	// Start and Stop bound when the flow issues transfers (Stop 0: until
 	// the end); transfers in flight at Stop finish.
 	Start time.Duration `mapstructure:"start"`
@@ -136,6 +146,9 @@ func (h *HostConfig) defaults() {
 	}
 	if h.ONICsPerCPU == 0 {
 		h.ONICsPerCPU = 3
+	}
+	if h.Kind == "" {
+		h.Kind = "server"
 	}
 }
 
@@ -208,6 +221,9 @@ func Build(c Config) (*Cluster, error) {
 		}
 		if err := tlp.CheckSize(p+".mps", hc.MPS); err != nil {
 			return nil, err
+		}
+		if hc.Kind != "server" && hc.Kind != "gpu" && hc.Kind != "sensor" {
+			return nil, fmt.Errorf("%s.kind: %q must be server, gpu or sensor", p, hc.Kind)
 		}
 		if hc.ONICsPerCPU < 1 || hc.ONICsPerCPU > 31 {
 			return nil, fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, hc.ONICsPerCPU)
@@ -340,7 +356,14 @@ func Build(c Config) (*Cluster, error) {
 		if fc.Offset+fc.Span > bar2 || fc.Span < uint64((fc.Size+4095)&^4095) {
 			return nil, fmt.Errorf("%s: offset %#x and span %#x must fit one transfer and lie within the O-NIC's BAR2 (%#x bytes)", p, fc.Offset, fc.Span, bar2)
 		}
-		cl.flows = append(cl.flows, &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset})
+		if fc.RateGbps < 0 {
+			return nil, fmt.Errorf("%s.rate_gbps: %g must not be negative", p, fc.RateGbps)
+		}
+		fs := &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset}
+		if fc.RateGbps > 0 {
+			fs.gap = max(sim.Time(float64(fc.Size)*8/fc.RateGbps*float64(sim.Nanosecond)), 1)
+		}
+		cl.flows = append(cl.flows, fs)
 	}
 	return cl, nil
 }
@@ -527,6 +550,29 @@ func ThreeParty(unitsB, unitsC int) Config {
 	return c
 }
 
+// DirectGathering is FLEET's direct data gathering: n radar
+// data-acquisition cards in a device chassis, each with its own O-NIC,
+// stream 64 KiB blocks of samples at rateGbps each straight into server
+// A's memory, one MEMS circuit per card to one of A's O-NICs.
+func DirectGathering(n int, rateGbps float64) Config {
+	c := Config{Name: "direct-gathering", Duration: 200 * time.Microsecond, Hosts: []HostConfig{{Name: "A"}}}
+	for k := range n {
+		card, sensor, near := fmt.Sprintf("radar%d", k), fmt.Sprintf("onicR%d", k), fmt.Sprintf("onicA%d", k)
+		buf := uint64(1)<<32 + uint64(k)<<30 // the card's 1 GiB buffer in A's memory
+		c.Hosts = append(c.Hosts, HostConfig{Name: card, Kind: "sensor"})
+		so := peerONIC(sensor, card, "20:00.0", "10:00.0-10:00.7")
+		so.Manager.Translation.Windows[0].Translated = buf
+		so.Manager.Access.Domains[0].Ranges[0].Base = buf
+		ao := peerONIC(near, "A", "10:00.0", "20:00.0-20:00.7")
+		ao.Manager.Access.Domains[1].Ranges[0].Base = buf
+		c.ONICs = append(c.ONICs, ao, so)
+		c.Circuits = append(c.Circuits, CircuitConfig{A: sensor + ".a", B: near + ".a"})
+		c.Flows = append(c.Flows, FlowConfig{Name: card + "->A", Group: "radar->A", From: card, Op: "write",
+			Size: 64 << 10, RateGbps: rateGbps})
+	}
+	return c
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -539,6 +585,7 @@ func Scenarios() []Scenario {
 		{"two-party", "FLEET's two-party exchange: hosts A and B write 64 KiB transfers into each other's memory through their O-NICs and one MEMS circuit", TwoParty},
 		{"phased", "FLEET's phased exchange: A writes to B, the MEMS moves A's circuit to C (10 ms dark, 1 ms bring-up), A writes to C", Phased},
 		{"three-party", "FLEET's three-party exchange: A exchanges 2 Tb/s with B and 10 Tb/s with C over 16 and 80 O-NIC pairs (192 O-NICs, 384 MEMS ports)", func() Config { return ThreeParty(16, 80) }},
+		{"direct-gathering", "FLEET's direct data gathering: 8 radar acquisition cards, each with an O-NIC, stream 100 Gb/s each into server A's memory", func() Config { return DirectGathering(8, 100) }},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

@@ -73,13 +73,14 @@ type msg struct {
 	host *hostNode
 }
 
-// Event kinds, in the low 2 bits of an event argument; the message index
-// (or flow index) is above.
+// Event kinds, in the low evShift bits of an event argument; the message
+// index (or flow, phase or circuit index) is above.
 const (
 	evMemory = iota // a host's memory read finished
 	evFeed          // a flow may issue more transfers
 	evPhase         // the MEMS switches to the next phase's circuits
 	evLit           // a circuit has finished reconfiguring and training
+	evShift  = 3
 )
 
 // phase is a later MEMS circuit set.
@@ -212,8 +213,8 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
 
 // Handle runs the cluster's events.
 func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
-	i := arg >> 2
-	switch arg & 3 {
+	i := arg >> evShift
+	switch arg & (1<<evShift - 1) {
 	case evMemory:
 		m := c.msgs[i]
 		m.host.answerRead(m)
@@ -288,7 +289,7 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 		}
 		c.dark = append(c.dark, pr)
 		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
-		c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<2)
+		c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<evShift)
 	}
 	if changed {
 		c.reconf++
@@ -481,7 +482,7 @@ func (h *hostNode) receive(m *msg) {
 			return
 		}
 		m.host = h
-		c.s.After(ps(h.cfg.Memory), c, evMemory|m.pkt.Arg<<2)
+		c.s.After(ps(h.cfg.Memory), c, evMemory|m.pkt.Arg<<evShift)
 	default:
 		c.fail(m, manager.Unsupported)
 	}

@@ -108,6 +108,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Hosts[0].Memory = -time.Nanosecond }, "hosts[0].memory_latency"},
 		{func(c *Config) { c.Hosts[0].RCB = 32 }, "hosts[0].rcb"},
 		{func(c *Config) { c.Hosts[0].ONICsPerCPU = 40 }, "hosts[0].onics_per_cpu: 40"},
+		{func(c *Config) { c.Hosts[0].Kind = "toaster" }, `hosts[0].kind: "toaster"`},
 		{func(c *Config) { c.Hosts[0].Lanes = 3 }, "hosts[0].lanes: 3"},
 		{func(c *Config) { c.ONICs[1].Host = "C" }, `onics[1].host: "C" is not a host`},
 		{func(c *Config) { c.Flows[0].Via = "onicB" }, `flows[0].via: "onicB" is not an O-NIC of host "A"`},
@@ -310,5 +311,29 @@ func TestThreeParty(t *testing.T) {
 	r.WriteText(&text)
 	if !strings.Contains(text.String(), "flow group") || !strings.Contains(text.String(), "(24 flows: --json lists each)") {
 		t.Errorf("text report:\n%s", text.String())
+	}
+}
+
+// TestDirectGathering: paced sensor streams arrive at exactly their rate;
+// a rate above what the link carries is held to the link's rate.
+func TestDirectGathering(t *testing.T) {
+	r := run(t, DirectGathering(3, 60))
+	balanced(t, r.Accounting)
+	for _, f := range r.Flows {
+		if f.Gbps < 0.99*60 || f.Gbps > 1.01*60 || f.Failed != 0 {
+			t.Errorf("%+v: want 60 Gb/s", f)
+		}
+	}
+	if g := r.Groups[0]; g.Gbps < 0.99*180 || g.Gbps > 1.01*180 || r.Hosts[0].ReceivedGbps < 0.98*180 || r.Hosts[1].Kind != "sensor" {
+		t.Errorf("group %+v, hosts %+v", g, r.Hosts)
+	}
+	fast := run(t, DirectGathering(1, 500))
+	if g := fast.Flows[0].Gbps; g < 100 || g > 115 {
+		t.Errorf("500 Gb/s asked of one Gen3 x16 link: %.1f Gb/s", g)
+	}
+	c := DirectGathering(1, 10)
+	c.Flows[0].RateGbps = -1
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "flows[0].rate_gbps") {
+		t.Errorf("negative rate: %v", err)
 	}
 }

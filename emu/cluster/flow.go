@@ -23,6 +23,11 @@ type flowState struct {
 	bytes     uint64 // payload delivered
 	ok, bad   int    // transfers finished whole / with a failed request
 	tag       uint16
+	// Pacing (RateGbps): the earliest time of the next transfer, the gap
+	// between transfers, and whether a feed event is waiting for it.
+	next    sim.Time
+	gap     sim.Time
+	waiting bool
 }
 
 type xfer struct {
@@ -40,6 +45,18 @@ func (f *flowState) feed() {
 		return
 	}
 	for f.inflight < f.cfg.Depth && (f.cfg.Transfers == 0 || f.issued < f.cfg.Transfers) {
+		if f.gap > 0 {
+			now := c.s.Now()
+			if now < f.next {
+				if !f.waiting {
+					f.waiting = true
+					c.s.At(f.next, c, evFeed|uint64(f.idx)<<evShift)
+				}
+				return
+			}
+			f.waiting = false
+			f.next = max(f.next, now) + f.gap
+		}
 		step := uint64((f.cfg.Size + 4095) &^ 4095)
 		addr := f.base + uint64(f.issued)*step%f.cfg.Span
 		xi := int32(len(f.xfers))
@@ -84,7 +101,7 @@ func (f *flowState) settled(xi int32, ok bool) {
 		f.ok++
 		f.latencies = append(f.latencies, f.c.s.Now()-x.start)
 	}
-	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<2)
+	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<evShift)
 }
 
 func (f *flowState) bytesIn(n int) { f.bytes += uint64(n) }

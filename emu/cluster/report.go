@@ -48,6 +48,7 @@ type FlowReport struct {
 // HostReport is what reached one host's memory from other hosts.
 type HostReport struct {
 	Name          string  `json:"name"`
+	Kind          string  `json:"kind"`
 	ReceivedBytes uint64  `json:"received_bytes"` // remote writes into its memory
 	ReceivedGbps  float64 `json:"received_gbps"`  // over the whole run
 }
@@ -106,11 +107,11 @@ func (cl *Cluster) Run() (Report, error) {
 		if f.cfg.Start == 0 {
 			f.feed()
 		} else {
-			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<2)
+			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<evShift)
 		}
 	}
 	for i, ph := range cl.phases {
-		cl.s.At(ph.at, cl, evPhase|uint64(i)<<2)
+		cl.s.At(ph.at, cl, evPhase|uint64(i)<<evShift)
 	}
 	start := time.Now()
 	end := ps(cl.cfg.Duration)
@@ -169,7 +170,7 @@ func (cl *Cluster) Run() (Report, error) {
 		rep.Groups = append(rep.Groups, gr)
 	}
 	for _, h := range cl.hosts {
-		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, ReceivedBytes: h.written,
+		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
 			ReceivedGbps: float64(h.written) * 8 / dur / 1e9})
 	}
 	for _, o := range cl.onics {
@@ -232,9 +233,9 @@ func (r *Report) WriteText(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "(%d flows: --json lists each)\n", len(r.Flows))
 	}
-	fmt.Fprintf(w, "\n%-12s %14s %10s\n", "host", "received B", "Gb/s")
+	fmt.Fprintf(w, "\n%-12s %-6s %14s %10s\n", "host", "kind", "received B", "Gb/s")
 	for _, h := range r.Hosts {
-		fmt.Fprintf(w, "%-12s %14d %10.2f\n", h.Name, h.ReceivedBytes, h.ReceivedGbps)
+		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps)
 	}
 	if len(r.ONICs) > TextRows {
 		fmt.Fprintf(w, "\n(%d O-NICs: --json lists each one's counters)\n", len(r.ONICs))
