@@ -59,11 +59,13 @@ type HostConfig struct {
 	Name string `mapstructure:"name"`
 	// Kind is what the node is: a server (default), or a device in a
 	// device chassis with its own O-NIC (FLEET) — gpu (BAR memory that
-	// others read and write) or sensor (a data-acquisition card whose
-	// flows stream samples out, paced by rate_gbps). All have memory
-	// answering at memory_latency and may have flows; the kind names them
-	// in reports.
+	// others read and write), sensor (a data-acquisition card whose flows
+	// stream samples out, paced by rate_gbps) or nvme (a drive or RAID
+	// that serves nvme-read flows' commands). All have memory answering
+	// at memory_latency and may have flows; the kind names them in
+	// reports.
 	Kind   string        `mapstructure:"kind"`
+	NVMe   NVMeConfig    `mapstructure:"nvme"`  // kind nvme: its media
 	Gen    int           `mapstructure:"gen"`   // default 3
 	Lanes  int           `mapstructure:"lanes"` // default 16
 	MPS    int           `mapstructure:"mps"`   // default 256
@@ -110,6 +112,9 @@ type FlowConfig struct {
 	From  string `mapstructure:"from"`  // host
 	Via   string `mapstructure:"via"`   // which of its O-NICs (default: its first)
 	Group string `mapstructure:"group"` // flows of a group are also reported together
+	// NVMe places the queues and buffers of an nvme-read flow, whose
+	// window (at offset) leads to the device's doorbell.
+	NVMe NVMeQueues `mapstructure:"nvme"`
 	// RateGbps paces the flow: transfers start no closer together than
 	// size*8/rate (a sensor's sample rate; 0: as fast as Depth allows).
 	RateGbps  float64 `mapstructure:"rate_gbps"`
@@ -149,6 +154,12 @@ func (h *HostConfig) defaults() {
 	}
 	if h.Kind == "" {
 		h.Kind = "server"
+	}
+	if h.NVMe.MediaLatency == 0 {
+		h.NVMe.MediaLatency = DefaultMediaLatency
+	}
+	if h.NVMe.MediaGbps == 0 {
+		h.NVMe.MediaGbps = DefaultMediaGbps
 	}
 }
 
@@ -222,8 +233,11 @@ func Build(c Config) (*Cluster, error) {
 		if err := tlp.CheckSize(p+".mps", hc.MPS); err != nil {
 			return nil, err
 		}
-		if hc.Kind != "server" && hc.Kind != "gpu" && hc.Kind != "sensor" {
-			return nil, fmt.Errorf("%s.kind: %q must be server, gpu or sensor", p, hc.Kind)
+		if hc.Kind != "server" && hc.Kind != "gpu" && hc.Kind != "sensor" && hc.Kind != "nvme" {
+			return nil, fmt.Errorf("%s.kind: %q must be server, gpu, sensor or nvme", p, hc.Kind)
+		}
+		if hc.NVMe.MediaLatency < 0 || hc.NVMe.MediaGbps < 0 {
+			return nil, fmt.Errorf("%s.nvme: media_latency and media_gbps must not be negative", p)
 		}
 		if hc.ONICsPerCPU < 1 || hc.ONICsPerCPU > 31 {
 			return nil, fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, hc.ONICsPerCPU)
@@ -331,8 +345,8 @@ func Build(c Config) (*Cluster, error) {
 		if h == nil {
 			return nil, fmt.Errorf("%s.from: %q is not a host", p, fc.From)
 		}
-		if fc.Op != "write" && fc.Op != "read" {
-			return nil, fmt.Errorf("%s.op: %q must be write or read", p, fc.Op)
+		if fc.Op != "write" && fc.Op != "read" && fc.Op != "nvme-read" {
+			return nil, fmt.Errorf("%s.op: %q must be write, read or nvme-read", p, fc.Op)
 		}
 		if fc.Size < 1 || fc.Size > 1<<24 {
 			return nil, fmt.Errorf("%s.size: %d must be 1 byte to 16 MiB", p, fc.Size)
@@ -573,6 +587,25 @@ func DirectGathering(n int, rateGbps float64) Config {
 	return c
 }
 
+// NVMeGathering is FLEET's direct data gathering from stored data: server
+// A reads from n NVMe RAIDs in a device chassis, each behind its own
+// O-NIC with media delivering mediaGbps. A's driver keeps 32 commands of
+// 128 KiB in flight per RAID, its queues and buffers in its own memory;
+// each command is a doorbell write from A, a command fetch and the data
+// and completion-entry writes from the device.
+func NVMeGathering(n int, mediaGbps float64) Config {
+	c := Config{Name: "nvme-gathering", Duration: 600 * time.Microsecond, Hosts: []HostConfig{{Name: "A"}}}
+	for k := range n {
+		raid, near, far := fmt.Sprintf("nvme%d", k), fmt.Sprintf("onicA%d", k), fmt.Sprintf("onicN%d", k)
+		c.Hosts = append(c.Hosts, HostConfig{Name: raid, Kind: "nvme", NVMe: NVMeConfig{MediaGbps: mediaGbps}})
+		c.ONICs = append(c.ONICs, peerONIC(near, "A", "10:00.0", "20:00.0-20:00.7"), peerONIC(far, raid, "20:00.0", "10:00.0-10:00.7"))
+		c.Circuits = append(c.Circuits, CircuitConfig{A: near + ".a", B: far + ".a"})
+		c.Flows = append(c.Flows, FlowConfig{Name: raid + "->A", Group: "nvme->A", From: "A", Via: near, Op: "nvme-read",
+			Size: 128 << 10, Depth: 32, NVMe: NVMeQueues{SQ: 0, CQ: 1 << 20, Data: 16 << 20}})
+	}
+	return c
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -586,6 +619,7 @@ func Scenarios() []Scenario {
 		{"phased", "FLEET's phased exchange: A writes to B, the MEMS moves A's circuit to C (10 ms dark, 1 ms bring-up), A writes to C", Phased},
 		{"three-party", "FLEET's three-party exchange: A exchanges 2 Tb/s with B and 10 Tb/s with C over 16 and 80 O-NIC pairs (192 O-NICs, 384 MEMS ports)", func() Config { return ThreeParty(16, 80) }},
 		{"direct-gathering", "FLEET's direct data gathering: 8 radar acquisition cards, each with an O-NIC, stream 100 Gb/s each into server A's memory", func() Config { return DirectGathering(8, 100) }},
+		{"nvme-gathering", "FLEET's direct data gathering from storage: server A reads 128 KiB blocks from two NVMe RAIDs (100 Gb/s media each, 80 us latency), each behind its own O-NIC", func() Config { return NVMeGathering(2, 100) }},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

@@ -60,6 +60,7 @@ type record struct {
 	reason   manager.Reason // why it is being failed, if it is
 	left     int32          // read bytes still to come back
 	copies   int32          // multicast copies of a write still to arrive, besides the original
+	stage    stage          // what it is for in an NVMe command
 }
 
 // msg is a TLP moving through the cluster. Its index in Cluster.msgs is
@@ -80,6 +81,7 @@ const (
 	evFeed          // a flow may issue more transfers
 	evPhase         // the MEMS switches to the next phase's circuits
 	evLit           // a circuit has finished reconfiguring and training
+	evNVMe          // an NVMe command's data is ready
 	evShift  = 3
 )
 
@@ -91,23 +93,25 @@ type phase struct {
 
 // Cluster is a running emulation.
 type Cluster struct {
-	s       *sim.Sim
-	cfg     Config
-	hosts   []*hostNode
-	onics   []*onicNode
-	flows   []*flowState
-	phases  []phase
-	dark    [][2]*port // circuits being lit, by evLit index
-	stall   sim.Time   // time circuits spent dark or training
-	reconf  int        // reconfigurations
-	recs    []record
-	msgs    []*msg
-	free    []int
-	counts  [numOutcomes]uint64
-	why     map[string]uint64 // failure reasons
-	tlps    uint64            // TLP arrivals at link ends
-	capture *capture          // nil unless Capture was called
-	spans   []span            // circuits dark or training, for the trace
+	s        *sim.Sim
+	cfg      Config
+	hosts    []*hostNode
+	onics    []*onicNode
+	flows    []*flowState
+	phases   []phase
+	dark     [][2]*port // circuits being lit, by evLit index
+	stall    sim.Time   // time circuits spent dark or training
+	reconf   int        // reconfigurations
+	recs     []record
+	msgs     []*msg
+	free     []int
+	counts   [numOutcomes]uint64
+	why      map[string]uint64 // failure reasons
+	tlps     uint64            // TLP arrivals at link ends
+	capture  *capture          // nil unless Capture was called
+	spans    []span            // circuits dark or training, for the trace
+	cmds     []nvmeCmd         // NVMe commands waiting for their media
+	freeCmds []int
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -220,6 +224,8 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		m.host.answerRead(m)
 	case evFeed:
 		c.flows[i].feed()
+	case evNVMe:
+		c.pageRead(int(i))
 	case evPhase:
 		c.reconfigure(c.phases[i].pairs)
 	case evLit:
@@ -313,6 +319,8 @@ type hostNode struct {
 	id      tlp.ID
 	onics   []*onicNode
 	written uint64
+	// mediaFree is when an NVMe device's media can start the next read.
+	mediaFree sim.Time
 }
 
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
@@ -453,9 +461,15 @@ func (h *hostNode) receive(m *msg) {
 			c.settle(m.rec, classify(r.reason))
 		} else {
 			n := min(int(m.t.ByteCount), int(m.t.Length)*4-int(m.t.LowerAddress&3))
-			c.flows[r.flow].bytesIn(n)
+			f := c.flows[r.flow]
+			if !r.stage.control() {
+				f.bytesIn(n)
+			}
 			r.left -= int32(n)
 			if r.left <= 0 {
+				if r.stage == stFetch && r.outcome == InFlight {
+					h.fetched(f, r.transfer)
+				}
 				c.settle(m.rec, Delivered)
 			}
 		}
@@ -474,7 +488,18 @@ func (h *hostNode) receive(m *msg) {
 					return
 				}
 				if r.outcome == InFlight {
-					c.flows[r.flow].bytesIn(n)
+					f := c.flows[r.flow]
+					if !r.stage.control() {
+						f.bytesIn(n)
+					}
+					if r.stage == stDoorbell {
+						if h.cfg.Kind != "nvme" {
+							c.settleWhy(m.rec, Dropped, "doorbell-not-nvme")
+							c.release(m)
+							return
+						}
+						h.doorbell(f, r.transfer)
+					}
 				}
 			}
 			c.settle(m.rec, Delivered)

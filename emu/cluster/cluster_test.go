@@ -337,3 +337,37 @@ func TestDirectGathering(t *testing.T) {
 		t.Errorf("negative rate: %v", err)
 	}
 }
+
+// TestNVMe: an NVMe RAID behind an O-NIC serves commands at its media
+// rate with Little's-law queueing; one command at a time takes the media
+// latency plus its own transfer; a doorbell that reaches no NVMe device is
+// counted, not lost.
+func TestNVMe(t *testing.T) {
+	c := NVMeGathering(1, 100)
+	c.Duration = 2 * time.Millisecond
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	f := r.Flows[0]
+	if f.Gbps < 93 || f.Gbps > 100 || f.Failed != 0 {
+		t.Errorf("loaded: %+v, want just under the media's 100 Gb/s", f)
+	}
+	little := 32 * float64(128<<10) * 8 / 100e9 * 1e9 // ns
+	if f.P50Ns < 0.97*little || f.P50Ns > 1.05*little {
+		t.Errorf("loaded p50 %.0f ns, Little's law %.0f ns", f.P50Ns, little)
+	}
+	c.Flows[0].Depth = 1
+	r = run(t, c)
+	one := float64(80*time.Microsecond) + float64(128<<10)*8/100e9*1e9
+	if p := r.Flows[0].P50Ns; p < one || p > one+3000 {
+		t.Errorf("one at a time: p50 %.0f ns, media alone %.0f ns", p, one)
+	}
+	if r.Hosts[0].ReceivedBytes < uint64(r.Flows[0].Transfers)*128<<10 {
+		t.Errorf("A received %d bytes for %d commands", r.Hosts[0].ReceivedBytes, r.Flows[0].Transfers)
+	}
+	c.Hosts[1].Kind = "gpu"
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if r.Accounting.Reasons["doorbell-not-nvme"] == 0 || r.Flows[0].Transfers != 0 {
+		t.Errorf("doorbell to a GPU: %+v %+v", r.Accounting, r.Flows[0])
+	}
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"slices"
 
+	"onic/emu/link"
 	"onic/emu/sim"
 	"onic/tlp"
 )
@@ -61,25 +62,37 @@ func (f *flowState) feed() {
 		addr := f.base + uint64(f.issued)*step%f.cfg.Span
 		xi := int32(len(f.xfers))
 		f.xfers = append(f.xfers, xfer{start: c.s.Now()})
-		x := &f.xfers[xi]
 		f.issued++
 		f.inflight++
-		max, kind := f.host.cfg.MPS, tlp.MWr
-		if f.cfg.Op == "read" {
-			max, kind = f.host.cfg.MRRS, tlp.MRd
+		switch f.cfg.Op {
+		case "write":
+			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
+		case "read":
+			f.inject(xi, tlp.MRd, addr, f.cfg.Size, f.host.cfg.MRRS, stPlain, f.onic.link, f.host.id)
+		case "nvme-read":
+			// The driver has put the command in its submission queue (its
+			// own memory); ringing the doorbell is the one TLP it sends.
+			f.inject(xi, tlp.MWr, f.base, 4, f.host.cfg.MPS, stDoorbell, f.onic.link, f.host.id)
 		}
-		for ch := range tlp.Chunks(addr, f.cfg.Size, max) {
-			r := int32(len(c.recs))
-			c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size)})
-			x.left++
-			m := c.newMsg()
-			m.rec = r
-			fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
-			m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: f.host.id, Tag: f.tag & 1023, Length: ch.LengthDW,
-				FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
-			f.tag++
-			send(f.onic.link, 0, m)
-		}
+	}
+}
+
+// inject sends the requests of size bytes at addr (split at max and 4 KB)
+// for transfer xi from requester id over l, recording each.
+func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, id tlp.ID) {
+	c := f.c
+	x := &f.xfers[xi]
+	for ch := range tlp.Chunks(addr, size, max) {
+		r := int32(len(c.recs))
+		c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: st})
+		x.left++
+		m := c.newMsg()
+		m.rec = r
+		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
+		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
+			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
+		f.tag++
+		send(l, 0, m)
 	}
 }
 

@@ -218,9 +218,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n\n")
 	table := func(title string, fs []FlowReport) {
-		fmt.Fprintf(w, "%-12s %-5s %9s %7s %10s %10s %10s %10s %10s\n", title, "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
+		fmt.Fprintf(w, "%-12s %-9s %9s %7s %10s %10s %10s %10s %10s\n", title, "op", "transfers", "failed", "Gb/s", "p50", "p99", "p99.9", "max")
 		for _, f := range fs {
-			fmt.Fprintf(w, "%-12s %-5s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
+			fmt.Fprintf(w, "%-12s %-9s %9d %7d %10.2f %10s %10s %10s %10s\n", f.Name, f.Op, f.Transfers, f.Failed, f.Gbps,
 				nsString(f.P50Ns), nsString(f.P99Ns), nsString(f.P999Ns), nsString(f.MaxNs))
 		}
 	}

@@ -1,0 +1,120 @@
+package cluster
+
+import (
+	"time"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+// stage is what a request is for in an NVMe command, so the device and the
+// report know it: plain DMA, or one step of a command.
+type stage uint8
+
+const (
+	stPlain    stage = iota // a flow's read or write
+	stDoorbell              // the driver rings the submission-queue doorbell
+	stFetch                 // the device fetches the 64-byte command
+	stData                  // the device writes the data
+	stCQE                   // the device writes the 16-byte completion entry
+)
+
+// control says whether a stage moves commands rather than data; its
+// bytes do not count as the flow's payload.
+func (s stage) control() bool { return s == stDoorbell || s == stFetch || s == stCQE }
+
+// NVMeConfig is an NVMe device's media (kind nvme).
+type NVMeConfig struct {
+	// MediaLatency is from a command's fetch to its data being ready
+	// (default 80 µs: a NAND flash page read and the controller, an
+	// assumption for a datacentre TLC drive).
+	MediaLatency time.Duration `mapstructure:"media_latency"`
+	// MediaGbps is the most the media delivers (default 28 Gb/s, 3.5 GB/s:
+	// a Gen3 x4 drive; a RAID of several drives behind one O-NIC is more).
+	MediaGbps float64 `mapstructure:"media_gbps"`
+}
+
+// Defaults of an NVMe device.
+const (
+	DefaultMediaLatency = 80 * time.Microsecond
+	DefaultMediaGbps    = 28
+)
+
+// NVMeQueues places an nvme-read flow's queues and data, as offsets in the
+// device's (first) O-NIC's BAR2: the device reaches them through that
+// O-NIC's windows. Command i uses slot i mod depth of each.
+type NVMeQueues struct {
+	SQ   uint64 `mapstructure:"sq"`   // submission queue (64-byte entries)
+	CQ   uint64 `mapstructure:"cq"`   // completion queue (16-byte entries)
+	Data uint64 `mapstructure:"data"` // data buffers, size bytes (rounded up to 4 KiB) each
+}
+
+// nvmePage is the unit in which a device's media hands data to its DMA
+// engine: each page is written out as soon as the media has read it, so
+// the transfer overlaps the media time as in a real drive.
+const nvmePage = 4096
+
+// nvmeCmd is a command whose data the media is reading.
+type nvmeCmd struct {
+	dev   *hostNode
+	flow  *flowState
+	xi    int32
+	start sim.Time // when the media began this command
+	page  int      // pages written so far
+}
+
+// doorbell handles the doorbell write of transfer xi of flow f arriving
+// at NVMe device h: it fetches the command from the submission queue.
+func (h *hostNode) doorbell(f *flowState, xi int32) {
+	o := h.onics[0]
+	slot := uint64(xi) % uint64(f.cfg.Depth)
+	f.inject(xi, tlp.MRd, o.fn.BARAddress(2)+f.cfg.NVMe.SQ+64*slot, 64, h.cfg.MRRS, stFetch, o.link, h.id)
+}
+
+// pageTime is how long the media takes to read one page.
+func (h *hostNode) pageTime() sim.Time {
+	return sim.Time(nvmePage * 8 / h.cfg.NVMe.MediaGbps * float64(sim.Nanosecond))
+}
+
+// fetched starts the media read of the command just fetched: it begins
+// after the media latency, or later if the media is still busy with
+// earlier commands, and yields a page every pageTime. The transfer stays
+// open (one more pending step) until the last page is out.
+func (h *hostNode) fetched(f *flowState, xi int32) {
+	c := h.c
+	f.xfers[xi].left++
+	pages := (f.cfg.Size + nvmePage - 1) / nvmePage
+	start := max(c.s.Now()+ps(h.cfg.NVMe.MediaLatency), h.mediaFree)
+	h.mediaFree = start + sim.Time(pages)*h.pageTime()
+	i := len(c.cmds)
+	if n := len(c.freeCmds); n > 0 {
+		i, c.freeCmds = c.freeCmds[n-1], c.freeCmds[:n-1]
+	} else {
+		c.cmds = append(c.cmds, nvmeCmd{})
+	}
+	c.cmds[i] = nvmeCmd{dev: h, flow: f, xi: xi, start: start}
+	c.s.At(start+h.pageTime(), c, evNVMe|uint64(i)<<evShift)
+}
+
+// pageRead writes out the page the media has just read; after the last
+// page it writes the completion entry (posted writes stay in order, so
+// the entry lands after the data) and closes the media step.
+func (c *Cluster) pageRead(i int) {
+	cmd := &c.cmds[i]
+	h, f, xi := cmd.dev, cmd.flow, cmd.xi
+	o := h.onics[0]
+	slot := uint64(xi) % uint64(f.cfg.Depth)
+	bar := o.fn.BARAddress(2)
+	step := uint64((f.cfg.Size + 4095) &^ 4095)
+	off := cmd.page * nvmePage
+	n := min(nvmePage, f.cfg.Size-off)
+	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.Data+step*slot+uint64(off), n, h.cfg.MPS, stData, o.link, h.id)
+	cmd.page++
+	if off+n < f.cfg.Size {
+		c.s.At(cmd.start+sim.Time(cmd.page+1)*h.pageTime(), c, evNVMe|uint64(i)<<evShift)
+		return
+	}
+	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h.id)
+	c.freeCmds = append(c.freeCmds, i)
+	f.settled(xi, true)
+}
