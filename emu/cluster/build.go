@@ -97,6 +97,8 @@ type ONICConfig struct {
 	// completed with UR).
 	DownPolicy string `mapstructure:"down_policy"`
 	HoldTLPs   int    `mapstructure:"hold_tlps"`
+	// Kernels are the in-network kernels loaded in its slots.
+	Kernels []KernelConfig `mapstructure:"kernels"`
 }
 
 // CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
@@ -112,6 +114,10 @@ type FlowConfig struct {
 	From  string `mapstructure:"from"`  // host
 	Via   string `mapstructure:"via"`   // which of its O-NICs (default: its first)
 	Group string `mapstructure:"group"` // flows of a group are also reported together
+	// Forward makes the flow send on the data its host receives: a
+	// transfer starts only once its bytes have arrived (a pipeline
+	// stage), never more than the host has received.
+	Forward bool `mapstructure:"forward"`
 	// NVMe places the queues and buffers of an nvme-read flow, whose
 	// window (at offset) leads to the device's doorbell.
 	NVMe NVMeQueues `mapstructure:"nvme"`
@@ -373,7 +379,13 @@ func Build(c Config) (*Cluster, error) {
 		if fc.RateGbps < 0 {
 			return nil, fmt.Errorf("%s.rate_gbps: %g must not be negative", p, fc.RateGbps)
 		}
+		if fc.Forward && fc.Op != "write" {
+			return nil, fmt.Errorf("%s.forward: only a write flow can send on what its host receives", p)
+		}
 		fs := &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset}
+		if fc.Forward {
+			h.forwarders = append(h.forwarders, fs)
+		}
 		if fc.RateGbps > 0 {
 			fs.gap = max(sim.Time(float64(fc.Size)*8/fc.RateGbps*float64(sim.Nanosecond)), 1)
 		}
@@ -454,6 +466,11 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	}
 	cycles := o.cfg.CheckCycles + o.cfg.TranslateCycles + o.cfg.RouteCycles
 	o.pipe = sim.Time(float64(cycles) * 1e6 / o.cfg.ClockMHz)
+	for j, kc := range o.cfg.Kernels {
+		if err := o.loadKernel(kc, fmt.Sprintf("onics[%d].kernels[%d]", o.idx, j)); err != nil {
+			return err
+		}
+	}
 	o.link, err = link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
 		Propagation: hostLinkPropagation}, hostEnd{h, o}, onicEnd{o, manager.FromHost})
 	if err != nil {
@@ -606,6 +623,45 @@ func NVMeGathering(n int, mediaGbps float64) Config {
 	return c
 }
 
+// Pipeline is FLEET's NVMe -> GPU -> server A -> server C pipeline with an
+// in-flight FPGA transform. A's driver has the NVMe RAID read 128 KiB
+// blocks straight into the GPU's memory (the RAID's O-NIC: queues through
+// port A to A, data through port B to the GPU); the GPU sends on what it
+// receives to A; A sends on what it receives to C through a window into a
+// kernel slot of its O-NIC, whose transform kernel streams it out to C.
+// Every stage is a separate O-NIC hop through the MEMS.
+func Pipeline() Config {
+	nvmeONIC := peerONIC("onicN", "nvme", "20:00.0", "10:00.0-10:00.7")
+	nvmeONIC.Manager.Translation.Windows = append(nvmeONIC.Manager.Translation.Windows,
+		ntb.WindowConfig{Name: "gpu-memory", BAR: 2, Offset: 1 << 30, Size: 1 << 30, Egress: "port-b", Translated: 1 << 32})
+	nvmeONIC.Manager.Access.Domains[0].Egress = []string{"port-a", "port-b"}
+	gpuONIC := peerONIC("onicG", "gpu", "30:00.0", "20:00.0-20:00.7")
+	gpuONIC.Manager.Translation.Windows[0].Egress = "port-b"
+	gpuONIC.Manager.Access.Domains[0].Egress = []string{"port-b"}
+	fromGPU := peerONIC("onicA2", "A", "10:00.0", "30:00.0-30:00.7")
+	toC := peerONIC("onicA3", "A", "10:00.0", "40:00.0-40:00.7")
+	toC.Manager.Translation.Windows[0] = ntb.WindowConfig{Name: "transform", BAR: 2, Size: 1 << 30, Egress: "kernel:1"}
+	toC.Manager.Access.Domains[0].Egress = []string{"kernel:1"}
+	toC.Manager.Access.Domains[0].Ranges[0].Base = 0
+	toC.Kernels = []KernelConfig{{Slot: 1, Name: "transform", Egress: "port-a", Translated: 1 << 32}}
+	return Config{
+		Name:     "pipeline",
+		Duration: 600 * time.Microsecond,
+		Hosts: []HostConfig{{Name: "A"}, {Name: "C"}, {Name: "nvme", Kind: "nvme", NVMe: NVMeConfig{MediaGbps: 100}},
+			{Name: "gpu", Kind: "gpu"}},
+		ONICs: []ONICConfig{peerONIC("onicA1", "A", "10:00.0", "20:00.0-20:00.7"), fromGPU, toC,
+			peerONIC("onicC", "C", "40:00.0", "10:00.0-10:00.7"), nvmeONIC, gpuONIC},
+		Circuits: []CircuitConfig{{A: "onicA1.a", B: "onicN.a"}, {A: "onicN.b", B: "onicG.a"},
+			{A: "onicG.b", B: "onicA2.a"}, {A: "onicA3.a", B: "onicC.a"}},
+		Flows: []FlowConfig{
+			{Name: "nvme->gpu", From: "A", Via: "onicA1", Op: "nvme-read", Size: 128 << 10, Depth: 32,
+				NVMe: NVMeQueues{SQ: 0, CQ: 1 << 20, Data: 1 << 30}},
+			{Name: "gpu->A", From: "gpu", Op: "write", Size: 128 << 10, Forward: true},
+			{Name: "A->C", From: "A", Via: "onicA3", Op: "write", Size: 128 << 10, Forward: true},
+		},
+	}
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -620,6 +676,7 @@ func Scenarios() []Scenario {
 		{"three-party", "FLEET's three-party exchange: A exchanges 2 Tb/s with B and 10 Tb/s with C over 16 and 80 O-NIC pairs (192 O-NICs, 384 MEMS ports)", func() Config { return ThreeParty(16, 80) }},
 		{"direct-gathering", "FLEET's direct data gathering: 8 radar acquisition cards, each with an O-NIC, stream 100 Gb/s each into server A's memory", func() Config { return DirectGathering(8, 100) }},
 		{"nvme-gathering", "FLEET's direct data gathering from storage: server A reads 128 KiB blocks from two NVMe RAIDs (100 Gb/s media each, 80 us latency), each behind its own O-NIC", func() Config { return NVMeGathering(2, 100) }},
+		{"pipeline", "FLEET's NVMe -> GPU -> server A -> server C pipeline: an NVMe RAID reads into the GPU, which sends on to A, which sends on to C through a transform kernel in its O-NIC", Pipeline},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

@@ -321,6 +321,11 @@ type hostNode struct {
 	written uint64
 	// mediaFree is when an NVMe device's media can start the next read.
 	mediaFree sim.Time
+	// dataIn is the payload written into its memory (not control writes
+	// such as doorbells and completion entries); forwarders are its flows
+	// that send on what arrives.
+	dataIn     uint64
+	forwarders []*flowState
 }
 
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
@@ -335,6 +340,8 @@ type onicNode struct {
 	pipe  sim.Time
 	ports [2]*port
 	self  tlp.ID
+	// kernels by slot (nil: none loaded)
+	kernels [maxKernelSlots]*kernel
 }
 
 // port is one optical port: one end of an optical link through the MEMS
@@ -418,7 +425,14 @@ func (o *onicNode) decide(m *msg) {
 		case ntb.EgressHost:
 			m.t.RequesterID = out.Requester
 			sendAt(o.link, 1, m, ready)
-		default: // local registers and kernel slots consume it
+		case ntb.EgressKernel:
+			if k := o.kernels[out.Egress.Slot]; k != nil {
+				k.process(m, out.Address, ready)
+				return
+			}
+			c.settle(m.rec, Delivered) // no kernel loaded: the slot's registers take it
+			c.release(m)
+		default: // local registers consume it
 			c.settle(m.rec, Delivered)
 			c.release(m)
 		}
@@ -486,6 +500,14 @@ func (h *hostNode) receive(m *msg) {
 					r.copies--
 					c.release(m)
 					return
+				}
+				if !r.stage.control() {
+					h.dataIn += uint64(n)
+					for _, fw := range h.forwarders {
+						if fw.starved {
+							fw.feed()
+						}
+					}
 				}
 				if r.outcome == InFlight {
 					f := c.flows[r.flow]

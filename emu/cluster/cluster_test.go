@@ -371,3 +371,45 @@ func TestNVMe(t *testing.T) {
 		t.Errorf("doorbell to a GPU: %+v %+v", r.Accounting, r.Flows[0])
 	}
 }
+
+// TestPipeline: every stage of NVMe -> GPU -> A -> C runs near the NVMe
+// media rate, no stage sends more than it received, and everything A
+// sends to C passes through the transform kernel.
+func TestPipeline(t *testing.T) {
+	r := run(t, Pipeline())
+	balanced(t, r.Accounting)
+	if r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
+		t.Fatalf("accounting %+v", r.Accounting)
+	}
+	for _, f := range r.Flows {
+		if f.Gbps < 80 || f.Gbps > 100 || f.Failed != 0 {
+			t.Errorf("stage %+v", f)
+		}
+	}
+	got := map[string]uint64{}
+	for _, h := range r.Hosts {
+		got[h.Name] = h.ReceivedBytes
+	}
+	if !(got["C"] <= got["A"] && got["A"] <= got["gpu"]+16*uint64(r.Flows[0].Transfers)) || got["C"] == 0 {
+		t.Errorf("bytes along the pipeline: %v", got)
+	}
+	var a3 ONICReport
+	for _, o := range r.ONICs {
+		if o.Name == "onicA3" {
+			a3 = o
+		}
+	}
+	if a3.Kernels["transform"] == 0 || a3.Kernels["transform"] != a3.PortTLPs[0] {
+		t.Errorf("onicA3 %+v", a3)
+	}
+	c := Pipeline()
+	c.ONICs[2].Kernels[0].Egress = "port-c"
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2].kernels[0].egress") {
+		t.Errorf("bad kernel egress: %v", err)
+	}
+	c = Pipeline()
+	c.Flows[1].Op = "read"
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "flows[1].forward") {
+		t.Errorf("forwarding read: %v", err)
+	}
+}

@@ -29,6 +29,8 @@ type flowState struct {
 	next    sim.Time
 	gap     sim.Time
 	waiting bool
+	// starved says a forwarding flow is waiting for data to arrive.
+	starved bool
 }
 
 type xfer struct {
@@ -57,6 +59,15 @@ func (f *flowState) feed() {
 			}
 			f.waiting = false
 			f.next = max(f.next, now) + f.gap
+		}
+		if f.cfg.Forward {
+			// Send on only what has arrived: the next transfer's bytes
+			// must be in memory already.
+			if f.host.dataIn < uint64(f.issued+1)*uint64(f.cfg.Size) {
+				f.starved = true
+				return
+			}
+			f.starved = false
 		}
 		step := uint64((f.cfg.Size + 4095) &^ 4095)
 		addr := f.base + uint64(f.issued)*step%f.cfg.Span

@@ -59,6 +59,8 @@ type ONICReport struct {
 	Name     string            `json:"name"`
 	Manager  map[string]uint64 `json:"manager"`
 	PortTLPs [2]uint64         `json:"port_tlps"` // sent out of port A, port B
+	// Kernels counts the TLPs each loaded kernel processed, by name.
+	Kernels map[string]uint64 `json:"kernels,omitempty"`
 }
 
 // Accounting is where every injected request ended. Injected equals the
@@ -178,6 +180,14 @@ func (cl *Cluster) Run() (Report, error) {
 		for _, r := range manager.Reasons() {
 			if n := o.mgr.Count(r); n > 0 {
 				or.Manager[r.String()] = n
+			}
+		}
+		for _, k := range o.kernels {
+			if k != nil {
+				if or.Kernels == nil {
+					or.Kernels = map[string]uint64{}
+				}
+				or.Kernels[k.cfg.Name] = k.tlps
 			}
 		}
 		rep.ONICs = append(rep.ONICs, or)
@@ -302,6 +312,14 @@ func (r *Report) writeONICs(w io.Writer) {
 		fmt.Fprintf(w, "%-12s %10d %10d ", o.Name, o.PortTLPs[0], o.PortTLPs[1])
 		for _, k := range ks {
 			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
+		}
+		var kn []string
+		for k := range o.Kernels {
+			kn = append(kn, k)
+		}
+		sort.Strings(kn)
+		for _, k := range kn {
+			fmt.Fprintf(w, ", kernel %s %d", k, o.Kernels[k])
 		}
 		fmt.Fprintln(w)
 	}
