@@ -107,7 +107,7 @@ type item struct {
 	seq     uint64 // TLP sequence number, or the acked sequence number
 	class   Class
 	hdr, pd int64    // UpdateFC credits returned
-	ready   sim.Time // a queued TLP may not start before this
+	ready   sim.Time // queued: may not start before this; on the wire: arrives then
 }
 
 // ring is a FIFO of items that grows as needed and then stops allocating.
@@ -482,12 +482,17 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 	d.Stats.BusySymbols += syms
 	end := start + syms
 	if it.kind != itemSKP {
+		// Items arrive in the order they were sent, so only the first one
+		// on the wire has an event; arrive takes the rest in turn.
+		it.ready = l.SymbolTime(end) + l.cfg.Propagation
 		d.flight.push(it)
-		side := 0
-		if d == &l.dirs[1] {
-			side = 1
+		if d.flight.size == 1 {
+			side := 0
+			if d == &l.dirs[1] {
+				side = 1
+			}
+			l.s.At(it.ready, l, evArrive|uint64(side)<<8|l.epoch<<16)
 		}
-		l.s.At(l.SymbolTime(end)+l.cfg.Propagation, l, evArrive|uint64(side)<<8|l.epoch<<16)
 	}
 	return end
 }
@@ -508,6 +513,9 @@ func (l *Link) Handle(s *sim.Sim, arg uint64) {
 		l.kick(side)
 	case evArrive:
 		l.arrive(side)
+		if d := &l.dirs[side]; d.flight.size > 0 && !l.down {
+			l.s.At(d.flight.front().ready, l, evArrive|uint64(side)<<8|l.epoch<<16)
+		}
 	case evAckTimer:
 		// The receiver at end side acknowledges what it has received; the
 		// Ack goes out on side's own transmitter.
