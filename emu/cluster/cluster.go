@@ -326,7 +326,12 @@ type hostNode struct {
 	// that send on what arrives.
 	dataIn     uint64
 	forwarders []*flowState
+	interrupts uint64 // MSIs received
 }
+
+// msiBase is the x86 interrupt address range (0xFEE00000, 1 MiB): writes
+// there are MSIs, not memory writes.
+const msiBase = 0xFEE00000
 
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
 type onicNode struct {
@@ -491,7 +496,11 @@ func (h *hostNode) receive(m *msg) {
 	case tlp.ClassMemory:
 		if m.t.Kind() == tlp.MWr {
 			n := int(m.t.Length) * 4
-			h.written += uint64(n)
+			if m.t.Address&^0xFFFFF == msiBase {
+				h.interrupts++ // an MSI: the root complex raises it, memory is untouched
+			} else {
+				h.written += uint64(n)
+			}
 			if m.rec >= 0 {
 				// copies+1 messages of this request are on their way; the
 				// last one to arrive delivers the request.

@@ -17,11 +17,12 @@ const (
 	stFetch                 // the device fetches the 64-byte command
 	stData                  // the device writes the data
 	stCQE                   // the device writes the 16-byte completion entry
+	stMSI                   // the device signals the completion with an MSI
 )
 
 // control says whether a stage moves commands rather than data; its
 // bytes do not count as the flow's payload.
-func (s stage) control() bool { return s == stDoorbell || s == stFetch || s == stCQE }
+func (s stage) control() bool { return s != stPlain && s != stData }
 
 // NVMeConfig is an NVMe device's media (kind nvme).
 type NVMeConfig struct {
@@ -47,6 +48,10 @@ type NVMeQueues struct {
 	SQ   uint64 `mapstructure:"sq"`   // submission queue (64-byte entries)
 	CQ   uint64 `mapstructure:"cq"`   // completion queue (16-byte entries)
 	Data uint64 `mapstructure:"data"` // data buffers, size bytes (rounded up to 4 KiB) each
+	// MSI, if not 0, is where the device writes its MSI after each
+	// completion entry (a window to the host's 0xFEExxxxx interrupt
+	// range); 0: the driver polls its completion queue (SmartIO's does).
+	MSI uint64 `mapstructure:"msi"`
 }
 
 // nvmePage is the unit in which a device's media hands data to its DMA
@@ -115,6 +120,9 @@ func (c *Cluster) pageRead(i int) {
 		return
 	}
 	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h.id)
+	if f.cfg.NVMe.MSI != 0 {
+		f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.MSI, 4, h.cfg.MPS, stMSI, o.link, h.id)
+	}
 	c.freeCmds = append(c.freeCmds, i)
 	f.settled(xi, true)
 }

@@ -51,6 +51,7 @@ type HostReport struct {
 	Kind          string  `json:"kind"`
 	ReceivedBytes uint64  `json:"received_bytes"` // remote writes into its memory
 	ReceivedGbps  float64 `json:"received_gbps"`  // over the whole run
+	Interrupts    uint64  `json:"interrupts"`     // MSIs received
 }
 
 // ONICReport is one O-NIC's counters: its manager's decisions by reason
@@ -173,7 +174,7 @@ func (cl *Cluster) Run() (Report, error) {
 	}
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
-			ReceivedGbps: float64(h.written) * 8 / dur / 1e9})
+			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts})
 	}
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
@@ -243,9 +244,9 @@ func (r *Report) WriteText(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "(%d flows: --json lists each)\n", len(r.Flows))
 	}
-	fmt.Fprintf(w, "\n%-12s %-6s %14s %10s\n", "host", "kind", "received B", "Gb/s")
+	fmt.Fprintf(w, "\n%-12s %-6s %14s %10s %10s\n", "host", "kind", "received B", "Gb/s", "MSIs")
 	for _, h := range r.Hosts {
-		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps)
+		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f %10d\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps, h.Interrupts)
 	}
 	if len(r.ONICs) > TextRows {
 		fmt.Fprintf(w, "\n(%d O-NICs: --json lists each one's counters)\n", len(r.ONICs))
