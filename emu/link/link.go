@@ -110,40 +110,47 @@ type item struct {
 	ready   sim.Time // queued: may not start before this; on the wire: arrives then
 }
 
-// ring is a FIFO of items that grows as needed and then stops allocating.
-// Its size is a power of two, so positions wrap with a mask.
-type ring struct {
-	buf        []item
+// ring is a FIFO that grows as needed and then stops allocating. Its size
+// is a power of two, so positions wrap with a mask. Popped slots are not
+// cleared: a stale packet pointer only keeps alive a packet its owner
+// keeps anyway.
+type ring[T any] struct {
+	buf        []T
 	head, size int
 }
 
-func (r *ring) push(it item) {
+func (r *ring[T]) push(v T) {
 	if r.size == len(r.buf) {
-		nb := make([]item, max(16, 2*len(r.buf)))
+		nb := make([]T, max(16, 2*len(r.buf)))
 		for i := 0; i < r.size; i++ {
 			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.size)&(len(r.buf)-1)] = it
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
 	r.size++
 }
 
-func (r *ring) front() *item { return &r.buf[r.head] }
+func (r *ring[T]) front() *T { return &r.buf[r.head] }
 
-func (r *ring) pop() item {
-	it := r.buf[r.head]
-	r.buf[r.head].p = nil // drop the packet reference
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
-	return it
+	return v
+}
+
+// unacked is a TLP in a replay buffer: its sequence number and size.
+type unacked struct {
+	seq   uint64
+	bytes int64
 }
 
 // dir is one direction: the transmitter at end `from` and the receiver at
 // the other end.
 type dir struct {
 	// transmitter
-	queue    [numClasses]ring
+	queue    [numClasses]ring[item]
 	rr       int
 	busy     bool
 	nextSym  int64 // first free symbol time
@@ -152,14 +159,14 @@ type dir struct {
 	limitD   [numClasses]int64
 	usedH    [numClasses]int64
 	usedD    [numClasses]int64
-	seq      uint64 // last TLP sequence number sent
-	replay   ring   // unacknowledged TLPs: seq and bytes
+	seq      uint64        // last TLP sequence number sent
+	replay   ring[unacked] // unacknowledged TLPs
 	unacked  int64
 	ackOut   bool   // an Ack to send on this direction
 	ackSeq   uint64 // for TLPs received by this direction's transmitter end
 	fcOut    [numClasses]bool
 	fcH, fcD [numClasses]int64 // credits to return on this direction
-	flight   ring              // items on the wire, in order
+	flight   ring[item]        // items on the wire, in order
 	stalled  bool
 	// receiver (the far end) for TLPs of this direction
 	rxSeq    uint64
@@ -462,7 +469,7 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 		d.Stats.TLPs++
 		d.Stats.TLPBytes += uint64(it.p.Bytes)
 		d.Stats.PayloadBytes += uint64(it.p.Payload)
-		d.replay.push(item{seq: it.seq, hdr: bytes})
+		d.replay.push(unacked{seq: it.seq, bytes: bytes})
 		d.unacked += bytes
 	case itemAck:
 		bytes = DLLPBytes
@@ -566,7 +573,7 @@ func (l *Link) arrive(side int) {
 		// the transmitter at the far end holds for replay.
 		tx := &l.dirs[far]
 		for tx.replay.size > 0 && tx.replay.front().seq <= it.seq {
-			tx.unacked -= tx.replay.pop().hdr
+			tx.unacked -= tx.replay.pop().bytes
 		}
 		l.kick(far)
 	case itemFC:
