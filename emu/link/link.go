@@ -102,12 +102,12 @@ const (
 )
 
 type item struct {
-	kind    itemKind
 	p       *Packet
-	seq     uint64 // TLP sequence number, or the acked sequence number
-	class   Class
-	hdr, pd int64    // UpdateFC credits returned
+	seq     uint64   // TLP sequence number, or the acked sequence number
 	ready   sim.Time // queued: may not start before this; on the wire: arrives then
+	hdr, pd int32    // UpdateFC credits returned
+	kind    itemKind
+	class   Class
 }
 
 // ring is a FIFO that grows as needed and then stops allocating. Its size
@@ -365,7 +365,7 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 	for c := Class(0); c < numClasses; c++ {
 		if d.fcOut[c] {
 			d.fcOut[c] = false
-			it := item{kind: itemFC, class: c, hdr: d.fcH[c], pd: d.fcD[c]}
+			it := item{kind: itemFC, class: c, hdr: int32(d.fcH[c]), pd: int32(d.fcD[c])}
 			d.fcH[c], d.fcD[c] = 0, 0
 			return it, 0, true
 		}
@@ -578,8 +578,8 @@ func (l *Link) arrive(side int) {
 		l.kick(far)
 	case itemFC:
 		tx := &l.dirs[far]
-		tx.limitH[it.class] += it.hdr
-		tx.limitD[it.class] += it.pd
+		tx.limitH[it.class] += int64(it.hdr)
+		tx.limitD[it.class] += int64(it.pd)
 		l.kick(far)
 	}
 }
