@@ -60,8 +60,12 @@ type record struct {
 	reason   manager.Reason // why it is being failed, if it is
 	left     int32          // read bytes still to come back
 	copies   int32          // multicast copies of a write still to arrive, besides the original
+	refs     int32          // messages that belong to it; it is reused once settled and unreferenced
 	stage    stage          // what it is for in an NVMe command
 }
+
+// recFree marks a record slot that is free for reuse.
+const recFree = numOutcomes
 
 // msg is a TLP moving through the cluster. Its index in Cluster.msgs is
 // the link packet's Arg, so events and links name it without pointers.
@@ -102,7 +106,9 @@ type Cluster struct {
 	dark     [][2]*port // circuits being lit, by evLit index
 	stall    sim.Time   // time circuits spent dark or training
 	reconf   int        // reconfigurations
-	recs     []record
+	recs     []record   // requests, reused once settled: see newRec
+	freeRecs []int32
+	injected uint64 // requests injected
 	msgs     []*msg
 	free     []int
 	counts   [numOutcomes]uint64
@@ -136,7 +142,37 @@ func (c *Cluster) newMsg() *msg {
 	return m
 }
 
-func (c *Cluster) release(m *msg) { c.free = append(c.free, int(m.pkt.Arg)) }
+func (c *Cluster) release(m *msg) {
+	if m.rec >= 0 {
+		r := &c.recs[m.rec]
+		if r.refs--; r.refs == 0 && r.outcome != InFlight {
+			r.outcome = recFree
+			c.freeRecs = append(c.freeRecs, m.rec)
+		}
+	}
+	c.free = append(c.free, int(m.pkt.Arg))
+}
+
+// newRec starts accounting a new request, reusing a settled record's slot.
+func (c *Cluster) newRec(r record) int32 {
+	c.injected++
+	if n := len(c.freeRecs); n > 0 {
+		i := c.freeRecs[n-1]
+		c.freeRecs = c.freeRecs[:n-1]
+		c.recs[i] = r
+		return i
+	}
+	c.recs = append(c.recs, r)
+	return int32(len(c.recs) - 1)
+}
+
+// attach makes m part of request r.
+func (c *Cluster) attach(m *msg, r int32) {
+	m.rec = r
+	if r >= 0 {
+		c.recs[r].refs++
+	}
+}
 
 // settle records the final outcome of request r (once).
 func (c *Cluster) settle(r int32, o Outcome) { c.settleWhy(r, o, "") }
@@ -411,7 +447,8 @@ func (o *onicNode) decide(m *msg) {
 			// A multicast or relayed write: a copy goes out of the other
 			// port, and the request is delivered when every copy is.
 			cp := c.newMsg()
-			cp.rec, cp.t = m.rec, m.t
+			c.attach(cp, m.rec)
+			cp.t = m.t
 			cp.t.Address = out.SecondAddress
 			cp.t.RequesterID = out.Requester
 			if m.rec >= 0 {
@@ -447,7 +484,7 @@ func (o *onicNode) decide(m *msg) {
 			c.recs[m.rec].reason = out.Reason
 		}
 		cpl := c.newMsg()
-		cpl.rec = m.rec
+		c.attach(cpl, m.rec)
 		cpl.t = pcie.Completion(&m.t, o.self, out.Status, nil)
 		if m.from == manager.FromHost {
 			sendAt(o.link, 1, cpl, ready)
@@ -551,7 +588,7 @@ func (h *hostNode) answerRead(m *msg) {
 	f, typ, _ := tlp.FmtType(tlp.CplD, false, 0)
 	for cp := range tlp.Completions(rd.Address, rd.Length, rd.FirstBE, rd.LastBE, h.cfg.RCB, h.cfg.MPS) {
 		cm := c.newMsg()
-		cm.rec = m.rec
+		c.attach(cm, m.rec)
 		cm.t = tlp.TLP{Fmt: f, Type: typ, Tag: rd.Tag, RequesterID: rd.RequesterID, CompleterID: h.id,
 			Length: cp.LengthDW, ByteCount: cp.ByteCount, LowerAddress: cp.LowerAddress}
 		send(m.at.link, 0, cm) // back over the link the read came in on

@@ -443,3 +443,23 @@ func TestNVMeMSI(t *testing.T) {
 		t.Errorf("an MSI after the completion entry adds %.1f ns to a command", d)
 	}
 }
+
+// TestRecordsReused: settled requests' records are reused, so a long run
+// holds only about as many as are ever in flight, not one per request.
+func TestRecordsReused(t *testing.T) {
+	c := TwoParty()
+	c.Duration = time.Millisecond
+	cl, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	balanced(t, r.Accounting)
+	// 2 flows x 4 transfers x 256 TLPs in flight, and some settling.
+	if r.Accounting.Injected < 100_000 || len(cl.recs) > 4096 {
+		t.Errorf("%d requests injected, %d records held", r.Accounting.Injected, len(cl.recs))
+	}
+}

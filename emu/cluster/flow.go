@@ -94,11 +94,10 @@ func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, 
 	c := f.c
 	x := &f.xfers[xi]
 	for ch := range tlp.Chunks(addr, size, max) {
-		r := int32(len(c.recs))
-		c.recs = append(c.recs, record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: st})
+		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: st})
 		x.left++
 		m := c.newMsg()
-		m.rec = r
+		c.attach(m, r)
 		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
 		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
 			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}

@@ -197,7 +197,7 @@ func (cl *Cluster) Run() (Report, error) {
 		rep.Taps = cl.Taps()
 	}
 	a := &rep.Accounting
-	a.Injected = uint64(len(cl.recs))
+	a.Injected = cl.injected
 	for _, r := range cl.recs {
 		if r.outcome == InFlight {
 			a.InFlight++
