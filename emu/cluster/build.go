@@ -169,6 +169,57 @@ func (h *HostConfig) defaults() {
 	}
 }
 
+// check checks a host's values (after defaults); p is its field path.
+func (h *HostConfig) check(p string) error {
+	if h.Memory < 0 {
+		return fmt.Errorf("%s.memory_latency: %v must not be negative", p, h.Memory)
+	}
+	if h.Gen < 1 || h.Gen > 5 {
+		return fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, h.Gen)
+	}
+	if h.Lanes < 1 || h.Lanes > 16 || h.Lanes&(h.Lanes-1) != 0 {
+		return fmt.Errorf("%s.lanes: %d is not a link width (1, 2, 4, 8 or 16)", p, h.Lanes)
+	}
+	if err := tlp.CheckSize(p+".mps", h.MPS); err != nil {
+		return err
+	}
+	if h.Kind != "server" && h.Kind != "gpu" && h.Kind != "sensor" && h.Kind != "nvme" {
+		return fmt.Errorf("%s.kind: %q must be server, gpu, sensor or nvme", p, h.Kind)
+	}
+	if h.NVMe.MediaLatency < 0 || h.NVMe.MediaGbps < 0 {
+		return fmt.Errorf("%s.nvme: media_latency and media_gbps must not be negative", p)
+	}
+	if h.ONICsPerCPU < 1 || h.ONICsPerCPU > 31 {
+		return fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, h.ONICsPerCPU)
+	}
+	if h.RCB != 64 && h.RCB != 128 {
+		return fmt.Errorf("%s.rcb: %d must be 64 or 128", p, h.RCB)
+	}
+	if err := tlp.CheckSize(p+".mrrs", h.MRRS); err != nil {
+		return err
+	}
+	return nil
+}
+
+// check checks an O-NIC's own values (after defaults); p is its field path.
+func (o *ONICConfig) check(p string) error {
+	if o.ClockMHz < 0 || o.CheckCycles < 0 || o.TranslateCycles < 0 || o.RouteCycles < 0 {
+		return fmt.Errorf("%s: clock_mhz and the pipeline cycles must be positive", p)
+	}
+	for j, m := range o.FibreM {
+		if m < 0 {
+			return fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
+		}
+	}
+	if o.DownPolicy != "hold" && o.DownPolicy != "fail" {
+		return fmt.Errorf("%s.down_policy: %q must be hold or fail", p, o.DownPolicy)
+	}
+	if o.HoldTLPs < 0 {
+		return fmt.Errorf("%s.hold_tlps: %d must not be negative", p, o.HoldTLPs)
+	}
+	return nil
+}
+
 func (o *ONICConfig) defaults() {
 	if o.ClockMHz == 0 {
 		o.ClockMHz = DefaultClockMHz
@@ -227,31 +278,7 @@ func Build(c Config) (*Cluster, error) {
 		if _, dup := hosts[hc.Name]; dup {
 			return nil, fmt.Errorf("%s.name: %q is already a host", p, hc.Name)
 		}
-		if hc.Memory < 0 {
-			return nil, fmt.Errorf("%s.memory_latency: %v must not be negative", p, hc.Memory)
-		}
-		if hc.Gen < 1 || hc.Gen > 5 {
-			return nil, fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, hc.Gen)
-		}
-		if hc.Lanes < 1 || hc.Lanes > 16 || hc.Lanes&(hc.Lanes-1) != 0 {
-			return nil, fmt.Errorf("%s.lanes: %d is not a link width (1, 2, 4, 8 or 16)", p, hc.Lanes)
-		}
-		if err := tlp.CheckSize(p+".mps", hc.MPS); err != nil {
-			return nil, err
-		}
-		if hc.Kind != "server" && hc.Kind != "gpu" && hc.Kind != "sensor" && hc.Kind != "nvme" {
-			return nil, fmt.Errorf("%s.kind: %q must be server, gpu, sensor or nvme", p, hc.Kind)
-		}
-		if hc.NVMe.MediaLatency < 0 || hc.NVMe.MediaGbps < 0 {
-			return nil, fmt.Errorf("%s.nvme: media_latency and media_gbps must not be negative", p)
-		}
-		if hc.ONICsPerCPU < 1 || hc.ONICsPerCPU > 31 {
-			return nil, fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, hc.ONICsPerCPU)
-		}
-		if hc.RCB != 64 && hc.RCB != 128 {
-			return nil, fmt.Errorf("%s.rcb: %d must be 64 or 128", p, hc.RCB)
-		}
-		if err := tlp.CheckSize(p+".mrrs", hc.MRRS); err != nil {
+		if err := hc.check(p); err != nil {
 			return nil, err
 		}
 		h := &hostNode{c: cl, cfg: hc, idx: i, id: tlp.NewID(0, 0, 0)}
@@ -272,19 +299,8 @@ func Build(c Config) (*Cluster, error) {
 		if h == nil {
 			return nil, fmt.Errorf("%s.host: %q is not a host", p, oc.Host)
 		}
-		if oc.ClockMHz < 0 || oc.CheckCycles < 0 || oc.TranslateCycles < 0 || oc.RouteCycles < 0 {
-			return nil, fmt.Errorf("%s: clock_mhz and the pipeline cycles must be positive", p)
-		}
-		for j, m := range oc.FibreM {
-			if m < 0 {
-				return nil, fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
-			}
-		}
-		if oc.DownPolicy != "hold" && oc.DownPolicy != "fail" {
-			return nil, fmt.Errorf("%s.down_policy: %q must be hold or fail", p, oc.DownPolicy)
-		}
-		if oc.HoldTLPs < 0 {
-			return nil, fmt.Errorf("%s.hold_tlps: %d must not be negative", p, oc.HoldTLPs)
+		if err := oc.check(p); err != nil {
+			return nil, err
 		}
 		o := &onicNode{c: cl, cfg: oc, host: h, idx: i}
 		onics[oc.Name] = o
