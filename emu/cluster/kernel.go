@@ -41,7 +41,11 @@ type kernel struct {
 }
 
 func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
-	if kc.Slot < 0 || kc.Slot >= maxKernelSlots || kc.Slot >= o.cfg.Manager.Translation.KernelSlots && o.cfg.Manager.Translation.KernelSlots != 0 {
+	slots := o.cfg.Manager.Translation.KernelSlots
+	if slots == 0 {
+		slots = 4 // the translation tables' default
+	}
+	if kc.Slot < 0 || kc.Slot >= min(slots, maxKernelSlots) {
 		return fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC", p, kc.Slot)
 	}
 	if o.kernels[kc.Slot] != nil {

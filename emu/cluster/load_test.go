@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,4 +58,25 @@ func TestTwoPartyYAML(t *testing.T) {
 	if _, err := LoadFile(filepath.Join("scenarios", "missing.yaml")); err == nil {
 		t.Error("a missing file loaded")
 	}
+}
+
+// FuzzLoadBuild: whatever YAML comes in, loading and building either
+// succeed or return one-line errors; they never panic.
+func FuzzLoadBuild(f *testing.F) {
+	base, err := os.ReadFile(filepath.Join("scenarios", "two-party.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(base)
+	f.Add([]byte("duration: 1us\nhosts: [{name: A}]\nonics: [{name: o, host: A, kernels: [{slot: 9, egress: port-a}]}]\n"))
+	f.Add([]byte("duration: 1us\nhosts: [{name: A, kind: nvme}]\nflows: [{name: f, from: A, op: nvme-read, size: 4096}]\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		c, err := Load("fuzz.yaml", bytes.NewReader(src))
+		if err == nil {
+			_, err = Build(c)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error: %q", err)
+		}
+	})
 }
