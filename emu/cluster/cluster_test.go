@@ -410,6 +410,11 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("bad kernel egress: %v", err)
 	}
 	c = Pipeline()
+	c.ONICs[2].Kernels[0].Slot = 4 // the default 4 slots are 0-3
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2].kernels[0].slot: 4") {
+		t.Errorf("kernel beyond the slots: %v", err)
+	}
+	c = Pipeline()
 	c.Flows[1].Op = "read"
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "flows[1].forward") {
 		t.Errorf("forwarding read: %v", err)
