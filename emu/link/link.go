@@ -152,7 +152,8 @@ type dir struct {
 	// transmitter
 	queue    [numClasses]ring[item]
 	rr       int
-	busy     bool
+	busy     bool  // an evTxDone is due at nextSym, where the current burst ends
+	inBurst  int   // items in the burst ending at nextSym
 	nextSym  int64 // first free symbol time
 	sinceSKP int64 // symbol times sent since the last SKP ordered set
 	limitH   [numClasses]int64
@@ -418,23 +419,29 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 	return item{kind: itemTLP, p: p, seq: d.seq}, bestReady, true
 }
 
-// burst is how many items a transmitter sends back to back per decision.
-// Deciding a short burst at once saves an event per item; a DLLP that
+// burst is how many items a transmitter commits back to back: those
+// waiting when it starts and those that come while the burst is on the
+// wire. Committing a short burst saves an event per item; a DLLP that
 // becomes due during a burst waits for its end (at most a few TLP times,
 // well inside the Ack and UpdateFC latencies).
 const burst = 4
 
-// kick starts the transmitter at end side if it is idle and has work: it
-// sends up to a burst of items back to back and schedules one event for
-// the end of the burst.
+// kick starts the transmitter at end side if it has work: it sends up to
+// a burst of items back to back. Work that comes while a burst is on the
+// wire joins it if the burst has room; an event marks the end of a burst
+// only when the burst is full (more work may follow then), so a
+// transmitter fed one item at a time needs no events of its own.
 func (l *Link) kick(side int) {
 	d := &l.dirs[side]
 	if d.busy || l.down {
 		return
 	}
-	sym := max(d.nextSym, l.symbolAt(l.s.Now()))
-	sent := false
-	for n := 0; n < burst; n++ {
+	now := l.symbolAt(l.s.Now())
+	sym := d.nextSym
+	if now >= sym {
+		sym, d.inBurst = now, 0 // idle: a new burst
+	}
+	for d.inBurst < burst {
 		var it item
 		if d.sinceSKP >= l.skpEvery {
 			it = item{kind: itemSKP}
@@ -450,12 +457,12 @@ func (l *Link) kick(side int) {
 		}
 		d.stalled = false
 		sym = l.transmit(d, it, sym)
-		sent = true
+		d.inBurst++
 	}
-	if sent {
-		d.nextSym = sym
+	d.nextSym = max(d.nextSym, sym)
+	if d.inBurst == burst {
 		d.busy = true
-		l.s.At(l.SymbolTime(sym), l, evTxDone|uint64(side)<<8|l.epoch<<16)
+		l.s.At(l.SymbolTime(d.nextSym), l, evTxDone|uint64(side)<<8|l.epoch<<16)
 	}
 }
 
@@ -516,7 +523,8 @@ func (l *Link) Handle(s *sim.Sim, arg uint64) {
 	}
 	switch arg & 0xFF {
 	case evTxDone:
-		l.dirs[side].busy = false
+		d := &l.dirs[side]
+		d.busy, d.inBurst = false, 0
 		l.kick(side)
 	case evArrive:
 		l.arrive(side)
