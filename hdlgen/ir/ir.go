@@ -1,0 +1,554 @@
+// Package ir is onic's hardware intermediate representation: a flat
+// netlist of typed, sized signals built through a Module's methods, in the
+// spirit of Amaranth's netlist and CIRCT's core dialects.
+//
+// Widths are strict: operators never extend or truncate implicitly, and a
+// mismatch is an error. Errors do not stop the builder; they are collected
+// with the source position (file:line) of the builder call that caused
+// them, outside this package, and returned by Check, so a kernel author
+// sees every mistake at once and where it was made.
+package ir
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Op is what a node computes.
+type Op uint8
+
+// Ops. Operands are node indices; W is the node's width.
+const (
+	OpInput  Op = iota // a module input port
+	OpConst            // a constant (Const)
+	OpWire             // a named wire, driven once by Assign (Args[0] once driven)
+	OpReg              // a register on the module clock: Args[0] next, Args[1] enable (optional)
+	OpAdd              // wrapping add, equal widths
+	OpSub              // wrapping subtract, equal widths
+	OpAnd              // bitwise, equal widths
+	OpOr               //
+	OpXor              //
+	OpNot              // bitwise complement
+	OpEq               // 1 bit: equal
+	OpNe               // 1 bit: not equal
+	OpLtU              // 1 bit: unsigned less than
+	OpLtS              // 1 bit: signed less than
+	OpMux              // Args[0] (1 bit) ? Args[1] : Args[2]
+	OpSlice            // bits [Lo+W-1:Lo] of Args[0]
+	OpConcat           // Args[0] is the most significant part
+	OpZext             // zero-extend Args[0] to W
+	OpSext             // sign-extend Args[0] to W
+	OpRedOr            // 1 bit: OR of all bits
+	OpRedAnd           // 1 bit: AND of all bits
+	OpRedXor           // 1 bit: XOR of all bits (parity)
+)
+
+var opNames = [...]string{"input", "const", "wire", "reg", "add", "sub", "and", "or", "xor", "not", "eq", "ne",
+	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor"}
+
+// String returns the op's short name, used for temporaries ("add", "mux").
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", o)
+}
+
+// Pos is a place in a Go source file.
+type Pos struct {
+	File string
+	Line int
+}
+
+// String returns "file.go:12" (the file's base name).
+func (p Pos) String() string {
+	if p.File == "" {
+		return "?"
+	}
+	return fmt.Sprintf("%s:%d", filepath.Base(p.File), p.Line)
+}
+
+// Node is one signal of a module. Nodes are read through Module.Node; the
+// builder methods are the only way to make them.
+type Node struct {
+	Op    Op
+	W     int      // width in bits, at least 1
+	Args  []int    // operand node indices
+	Const []uint64 // OpConst: value, little-endian 64-bit words
+	Lo    int      // OpSlice: lowest bit
+	Name  string   // user's name (inputs, wires, registers; outputs name their driver via Ports)
+	Reset []uint64 // OpReg: value on reset
+	Pos   Pos      // the builder call that made it
+	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
+}
+
+// Port is a module port. Inputs are nodes; an output names the node that
+// drives it.
+type Port struct {
+	Name   string
+	Output bool
+	Node   int
+	Pos    Pos
+}
+
+// Value is a signal being built: a handle to a node of its module.
+type Value struct {
+	m  *Module
+	id int
+}
+
+// Width returns v's width (0 for the zero Value).
+func (v Value) Width() int {
+	if v.m == nil {
+		return 0
+	}
+	return v.m.nodes[v.id].W
+}
+
+// ID returns v's node index.
+func (v Value) ID() int { return v.id }
+
+// Module is a hardware module: ports, and the nodes that compute them on
+// one clock (clk) with a synchronous, active-high reset (rst).
+type Module struct {
+	name  string
+	nodes []Node
+	ports []Port
+	names map[string]Pos
+	errs  []error
+}
+
+// NewModule starts a module named name.
+func NewModule(name string) *Module {
+	return &Module{name: name, names: map[string]Pos{}}
+}
+
+// Name returns the module's name.
+func (m *Module) Name() string { return m.name }
+
+// Len returns the number of nodes.
+func (m *Module) Len() int { return len(m.nodes) }
+
+// Node returns node i (do not modify it).
+func (m *Module) Node(i int) *Node { return &m.nodes[i] }
+
+// Ports returns the ports in declaration order.
+func (m *Module) Ports() []Port { return m.ports }
+
+// Error is a mistake in building a module, at the builder call that made it.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// pkgDir is this package's source directory: frames from its non-test
+// files are the builder's own, the first other frame is the user's.
+var pkgDir = func() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Dir(f)
+}()
+
+// caller is the position of the first caller outside this package.
+func caller() Pos {
+	pcs := make([]uintptr, 16)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if filepath.Dir(f.File) != pkgDir || strings.HasSuffix(f.File, "_test.go") || !more {
+			return Pos{f.File, f.Line}
+		}
+	}
+}
+
+func (m *Module) errorf(p Pos, format string, a ...any) {
+	m.errs = append(m.errs, &Error{p, fmt.Sprintf(format, a...)})
+}
+
+// add appends a node and returns its Value.
+func (m *Module) add(n Node) Value {
+	m.nodes = append(m.nodes, n)
+	return Value{m, len(m.nodes) - 1}
+}
+
+// poison is what a failed builder call returns: a constant of the width
+// the call would have had (at least 1), so building can go on and every
+// error is reported.
+func (m *Module) poison(p Pos, w int) Value {
+	w = max(w, 1)
+	return m.add(Node{Op: OpConst, W: w, Const: make([]uint64, words(w)), Pos: p})
+}
+
+func words(w int) int { return (w + 63) / 64 }
+
+// own checks that vs belong to m.
+func (m *Module) own(p Pos, what string, vs ...Value) bool {
+	for _, v := range vs {
+		if v.m != m {
+			m.errorf(p, "%s: operand from another module or the zero Value", what)
+			return false
+		}
+	}
+	return true
+}
+
+// claim reserves a user name.
+func (m *Module) claim(p Pos, name string) bool {
+	if name == "" {
+		m.errorf(p, "a port, wire or register needs a name")
+		return false
+	}
+	if prev, dup := m.names[name]; dup {
+		m.errorf(p, "%q is already a name in module %s (at %s)", name, m.name, prev)
+		return false
+	}
+	m.names[name] = p
+	return true
+}
+
+// Input declares an input port of width w.
+func (m *Module) Input(name string, w int) Value {
+	p := caller()
+	if w < 1 {
+		m.errorf(p, "input %q: width %d must be at least 1", name, w)
+		return m.poison(p, 1)
+	}
+	if name == "clk" || name == "rst" {
+		m.errorf(p, "input %q: clk and rst are the module's clock and reset, declared for it", name)
+		return m.poison(p, w)
+	}
+	m.claim(p, name)
+	v := m.add(Node{Op: OpInput, W: w, Name: name, Pos: p})
+	m.ports = append(m.ports, Port{Name: name, Node: v.id, Pos: p})
+	return v
+}
+
+// Output declares an output port driven by v.
+func (m *Module) Output(name string, v Value) {
+	p := caller()
+	if !m.own(p, "output "+name, v) {
+		return
+	}
+	m.claim(p, name)
+	m.ports = append(m.ports, Port{Name: name, Output: true, Node: v.id, Pos: p})
+}
+
+// Const is a constant of width w and value val (which must fit).
+func (m *Module) Const(w int, val uint64) Value {
+	p := caller()
+	if w < 1 {
+		m.errorf(p, "constant: width %d must be at least 1", w)
+		return m.poison(p, 1)
+	}
+	if w < 64 && val>>w != 0 {
+		m.errorf(p, "constant %#x does not fit in %d bits", val, w)
+		return m.poison(p, w)
+	}
+	c := make([]uint64, words(w))
+	c[0] = val
+	return m.add(Node{Op: OpConst, W: w, Const: c, Pos: p})
+}
+
+// Wire declares a named wire of width w, to be driven once with Assign.
+func (m *Module) Wire(name string, w int) Value {
+	p := caller()
+	if w < 1 {
+		m.errorf(p, "wire %q: width %d must be at least 1", name, w)
+		return m.poison(p, 1)
+	}
+	m.claim(p, name)
+	return m.add(Node{Op: OpWire, W: w, Name: name, Pos: p})
+}
+
+// Assign drives wire w with v.
+func (m *Module) Assign(w, v Value) {
+	p := caller()
+	if !m.own(p, "assign", w, v) {
+		return
+	}
+	n := &m.nodes[w.id]
+	switch {
+	case n.Op != OpWire:
+		m.errorf(p, "assign: %s is not a wire", m.describe(w.id))
+	case len(n.Args) != 0:
+		m.errorf(p, "assign: wire %q is already driven (at %s)", n.Name, n.Drive)
+	case n.W != v.Width():
+		m.errorf(p, "assign: wire %q is %d bits, the value %d", n.Name, n.W, v.Width())
+	default:
+		n.Args, n.Drive = []int{v.id}, p
+	}
+}
+
+// Reg declares a register of width w that takes reset on rst; drive it
+// with SetNext (and optionally SetEnable).
+func (m *Module) Reg(name string, w int, reset uint64) Value {
+	p := caller()
+	if w < 1 {
+		m.errorf(p, "register %q: width %d must be at least 1", name, w)
+		return m.poison(p, 1)
+	}
+	if w < 64 && reset>>w != 0 {
+		m.errorf(p, "register %q: reset value %#x does not fit in %d bits", name, reset, w)
+		reset = 0
+	}
+	m.claim(p, name)
+	r := make([]uint64, words(w))
+	r[0] = reset
+	return m.add(Node{Op: OpReg, W: w, Name: name, Reset: r, Pos: p})
+}
+
+// SetNext sets what register r takes at each clock edge (when enabled).
+func (m *Module) SetNext(r, next Value) { m.setReg(caller(), r, next, 0) }
+
+// SetEnable makes register r load only when en (1 bit) is high.
+func (m *Module) SetEnable(r, en Value) { m.setReg(caller(), r, en, 1) }
+
+func (m *Module) setReg(p Pos, r, v Value, slot int) {
+	if !m.own(p, "register", r, v) {
+		return
+	}
+	n := &m.nodes[r.id]
+	what := [2]string{"next value", "enable"}[slot]
+	want := [2]int{n.W, 1}[slot]
+	switch {
+	case n.Op != OpReg:
+		m.errorf(p, "%s of %s: not a register", what, m.describe(r.id))
+	case v.Width() != want:
+		m.errorf(p, "register %q: %s is %d bits, want %d", n.Name, what, v.Width(), want)
+	default:
+		for len(n.Args) <= slot {
+			n.Args = append(n.Args, -1)
+		}
+		if n.Args[slot] >= 0 {
+			m.errorf(p, "register %q: %s is already set", n.Name, what)
+			return
+		}
+		n.Args[slot] = v.id
+		if slot == 0 {
+			n.Drive = p
+		}
+	}
+}
+
+// describe names node i for messages.
+func (m *Module) describe(i int) string {
+	n := &m.nodes[i]
+	if n.Name != "" {
+		return fmt.Sprintf("%s %q", n.Op, n.Name)
+	}
+	return fmt.Sprintf("%s (%s)", n.Op, n.Pos)
+}
+
+// binary builds an op on two equal-width operands, of width w (0: theirs).
+func (m *Module) binary(op Op, a, b Value, w int) Value {
+	p := caller()
+	if !m.own(p, op.String(), a, b) {
+		return m.poison(p, w)
+	}
+	if a.Width() != b.Width() {
+		m.errorf(p, "%s: operands are %d and %d bits; widths must be equal (extend or slice explicitly)", op, a.Width(), b.Width())
+		return m.poison(p, max(w, a.Width()))
+	}
+	if w == 0 {
+		w = a.Width()
+	}
+	return m.add(Node{Op: op, W: w, Args: []int{a.id, b.id}, Pos: p})
+}
+
+// Add is a+b, wrapping.
+func (m *Module) Add(a, b Value) Value { return m.binary(OpAdd, a, b, 0) }
+
+// Sub is a-b, wrapping.
+func (m *Module) Sub(a, b Value) Value { return m.binary(OpSub, a, b, 0) }
+
+// And is a&b.
+func (m *Module) And(a, b Value) Value { return m.binary(OpAnd, a, b, 0) }
+
+// Or is a|b.
+func (m *Module) Or(a, b Value) Value { return m.binary(OpOr, a, b, 0) }
+
+// Xor is a^b.
+func (m *Module) Xor(a, b Value) Value { return m.binary(OpXor, a, b, 0) }
+
+// Eq is a==b (1 bit).
+func (m *Module) Eq(a, b Value) Value { return m.binary(OpEq, a, b, 1) }
+
+// Ne is a!=b (1 bit).
+func (m *Module) Ne(a, b Value) Value { return m.binary(OpNe, a, b, 1) }
+
+// LtU is a<b as unsigned numbers (1 bit).
+func (m *Module) LtU(a, b Value) Value { return m.binary(OpLtU, a, b, 1) }
+
+// LtS is a<b as two's-complement numbers (1 bit).
+func (m *Module) LtS(a, b Value) Value { return m.binary(OpLtS, a, b, 1) }
+
+// unary builds an op on one operand, of width w (0: its width).
+func (m *Module) unary(op Op, a Value, w int) Value {
+	p := caller()
+	if !m.own(p, op.String(), a) {
+		return m.poison(p, w)
+	}
+	if w == 0 {
+		w = a.Width()
+	}
+	return m.add(Node{Op: op, W: w, Args: []int{a.id}, Pos: p})
+}
+
+// Not is ^a.
+func (m *Module) Not(a Value) Value { return m.unary(OpNot, a, 0) }
+
+// RedOr is |a (1 bit).
+func (m *Module) RedOr(a Value) Value { return m.unary(OpRedOr, a, 1) }
+
+// RedAnd is &a (1 bit).
+func (m *Module) RedAnd(a Value) Value { return m.unary(OpRedAnd, a, 1) }
+
+// RedXor is ^a, the parity (1 bit).
+func (m *Module) RedXor(a Value) Value { return m.unary(OpRedXor, a, 1) }
+
+// Mux is sel ? a : b, with sel 1 bit and a, b of equal widths.
+func (m *Module) Mux(sel, a, b Value) Value {
+	p := caller()
+	if !m.own(p, "mux", sel, a, b) {
+		return m.poison(p, a.Width())
+	}
+	if sel.Width() != 1 || a.Width() != b.Width() {
+		m.errorf(p, "mux: select is %d bits (want 1), choices %d and %d bits (want equal)", sel.Width(), a.Width(), b.Width())
+		return m.poison(p, a.Width())
+	}
+	return m.add(Node{Op: OpMux, W: a.Width(), Args: []int{sel.id, a.id, b.id}, Pos: p})
+}
+
+// Slice is bits [lo+w-1:lo] of a.
+func (m *Module) Slice(a Value, lo, w int) Value {
+	p := caller()
+	if !m.own(p, "slice", a) {
+		return m.poison(p, w)
+	}
+	if lo < 0 || w < 1 || lo+w > a.Width() {
+		m.errorf(p, "slice: bits [%d:%d] are outside a %d-bit value", lo+w-1, lo, a.Width())
+		return m.poison(p, w)
+	}
+	if lo == 0 && w == a.Width() {
+		return a
+	}
+	return m.add(Node{Op: OpSlice, W: w, Args: []int{a.id}, Lo: lo, Pos: p})
+}
+
+// Concat joins parts, the first the most significant.
+func (m *Module) Concat(parts ...Value) Value {
+	p := caller()
+	if len(parts) == 0 {
+		m.errorf(p, "concat: needs at least one part")
+		return m.poison(p, 1)
+	}
+	if !m.own(p, "concat", parts...) {
+		return m.poison(p, 1)
+	}
+	w := 0
+	args := make([]int, len(parts))
+	for i, v := range parts {
+		w += v.Width()
+		args[i] = v.id
+	}
+	return m.add(Node{Op: OpConcat, W: w, Args: args, Pos: p})
+}
+
+// extend builds a zero or sign extension to w.
+func (m *Module) extend(op Op, a Value, w int) Value {
+	p := caller()
+	if !m.own(p, op.String(), a) {
+		return m.poison(p, w)
+	}
+	if w < a.Width() {
+		m.errorf(p, "%s: cannot extend %d bits to %d (slice to narrow)", op, a.Width(), w)
+		return m.poison(p, w)
+	}
+	if w == a.Width() {
+		return a
+	}
+	return m.add(Node{Op: op, W: w, Args: []int{a.id}, Pos: p})
+}
+
+// Zext zero-extends a to w bits.
+func (m *Module) Zext(a Value, w int) Value { return m.extend(OpZext, a, w) }
+
+// Sext sign-extends a to w bits.
+func (m *Module) Sext(a Value, w int) Value { return m.extend(OpSext, a, w) }
+
+// Check returns every error made while building, then the structural
+// ones: wires never driven, registers without a next value, and
+// combinational loops (with the path around the loop).
+func (m *Module) Check() error {
+	errs := append([]error(nil), m.errs...)
+	for i := range m.nodes {
+		n := &m.nodes[i]
+		switch {
+		case n.Op == OpWire && len(n.Args) == 0:
+			errs = append(errs, &Error{n.Pos, fmt.Sprintf("wire %q is never driven", n.Name)})
+		case n.Op == OpReg && (len(n.Args) == 0 || n.Args[0] < 0):
+			errs = append(errs, &Error{n.Pos, fmt.Sprintf("register %q has no next value", n.Name)})
+		}
+	}
+	if len(errs) == 0 {
+		if err := m.loops(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loops finds a combinational cycle: registers break paths, everything
+// else passes its operands through.
+func (m *Module) loops() error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	colour := make([]uint8, len(m.nodes))
+	var stack []int
+	var visit func(i int) error
+	visit = func(i int) error {
+		colour[i] = grey
+		stack = append(stack, i)
+		if m.nodes[i].Op != OpReg {
+			for _, a := range m.nodes[i].Args {
+				switch colour[a] {
+				case grey:
+					start := 0
+					for k, s := range stack {
+						if s == a {
+							start = k
+						}
+					}
+					var path []string
+					for _, s := range stack[start:] {
+						path = append(path, m.describe(s))
+					}
+					return &Error{m.nodes[a].Pos, "combinational loop: " + strings.Join(path, " <- ") + " <- " + m.describe(a)}
+				case white:
+					if err := visit(a); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		colour[i] = black
+		return nil
+	}
+	for i := range m.nodes {
+		if colour[i] == white {
+			if err := visit(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

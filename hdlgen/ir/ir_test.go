@@ -1,0 +1,139 @@
+package ir
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// prev is the position of the line before its caller's: the builder call
+// whose error the caller expects.
+func prev() string {
+	_, f, l, _ := runtime.Caller(1)
+	return fmt.Sprintf("%s:%d", f[strings.LastIndex(f, "/")+1:], l-1)
+}
+
+// counter is an 8-bit counter with an enable: the smallest module with a
+// register, an adder, a constant and ports.
+func counter() *Module {
+	m := NewModule("counter")
+	en := m.Input("en", 1)
+	cnt := m.Reg("cnt", 8, 0)
+	m.SetNext(cnt, m.Add(cnt, m.Const(8, 1)))
+	m.SetEnable(cnt, en)
+	m.Output("count", cnt)
+	return m
+}
+
+func TestCounterChecks(t *testing.T) {
+	m := counter()
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Ports()) != 2 || m.Ports()[1].Name != "count" || !m.Ports()[1].Output {
+		t.Fatalf("ports %+v", m.Ports())
+	}
+	if n := m.Node(m.Ports()[1].Node); n.Op != OpReg || n.W != 8 || n.Name != "cnt" || !strings.HasPrefix(n.Pos.String(), "ir_test.go:") {
+		t.Fatalf("count is driven by %+v", n)
+	}
+}
+
+// TestErrors: each mistake is reported at the line of the builder call
+// that made it, and building goes on so all of them are reported.
+func TestErrors(t *testing.T) {
+	m := NewModule("bad")
+	a, b := m.Input("a", 8), m.Input("b", 4)
+	var want []string
+	m.Add(a, b)
+	want = append(want, prev()+": add: operands are 8 and 4 bits")
+	m.Slice(a, 6, 4)
+	want = append(want, prev()+": slice: bits [9:6] are outside a 8-bit value")
+	m.Const(4, 16)
+	want = append(want, prev()+": constant 0x10 does not fit in 4 bits")
+	m.Mux(a, a, a)
+	want = append(want, prev()+": mux: select is 8 bits")
+	m.Zext(a, 4)
+	want = append(want, prev()+": zext: cannot extend 8 bits to 4")
+	m.Input("a", 2)
+	want = append(want, prev()+`: "a" is already a name in module bad`)
+	w := m.Wire("w", 8)
+	m.Assign(w, a)
+	m.Assign(w, a)
+	want = append(want, prev()+`: assign: wire "w" is already driven`)
+	r := m.Reg("r", 8, 300)
+	want = append(want, prev()+`: register "r": reset value 0x12c does not fit in 8 bits`)
+	m.SetNext(r, b)
+	want = append(want, prev()+`: register "r": next value is 4 bits, want 8`)
+	m.Wire("floating", 3)
+	want = append(want, prev()+`: wire "floating" is never driven`)
+	other := NewModule("other").Input("x", 8)
+	m.Add(a, other)
+	want = append(want, prev()+": add: operand from another module")
+	err := m.Check()
+	if err == nil {
+		t.Fatal("no errors")
+	}
+	got := strings.Split(err.Error(), "\n")
+	if len(got) != len(want)+1 { // and r has no next value
+		t.Errorf("%d errors, want %d:\n%s", len(got), len(want)+1, err)
+	}
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			found = found || strings.HasPrefix(g, w)
+		}
+		if !found {
+			t.Errorf("missing %q in:\n%s", w, err)
+		}
+	}
+}
+
+// TestLoop: a combinational loop is reported with its path; a loop
+// through a register is fine.
+func TestLoop(t *testing.T) {
+	m := NewModule("loop")
+	a := m.Input("a", 4)
+	w := m.Wire("w", 4)
+	x := m.Xor(a, w)
+	m.Assign(w, m.Not(x))
+	m.Output("y", w)
+	err := m.Check()
+	if err == nil || !strings.Contains(err.Error(), "combinational loop") || !strings.Contains(err.Error(), `wire "w"`) {
+		t.Fatalf("got %v", err)
+	}
+	m = NewModule("ok")
+	r := m.Reg("r", 4, 0)
+	m.SetNext(r, m.Not(r))
+	m.Output("y", r)
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWidths: every operator's result width follows its rule, and the
+// identity slice and extension return their operand.
+func TestWidths(t *testing.T) {
+	m := NewModule("w")
+	a, b, s := m.Input("a", 8), m.Input("b", 8), m.Input("s", 1)
+	for _, tc := range []struct {
+		v    Value
+		want int
+	}{
+		{m.Add(a, b), 8}, {m.Sub(a, b), 8}, {m.And(a, b), 8}, {m.Or(a, b), 8}, {m.Xor(a, b), 8}, {m.Not(a), 8},
+		{m.Eq(a, b), 1}, {m.Ne(a, b), 1}, {m.LtU(a, b), 1}, {m.LtS(a, b), 1},
+		{m.RedOr(a), 1}, {m.RedAnd(a), 1}, {m.RedXor(a), 1},
+		{m.Mux(s, a, b), 8}, {m.Slice(a, 2, 3), 3}, {m.Concat(a, s, b), 17},
+		{m.Zext(a, 12), 12}, {m.Sext(a, 70), 70}, {m.Const(100, 5), 100},
+	} {
+		if tc.v.Width() != tc.want {
+			t.Errorf("%s: width %d, want %d", m.Node(tc.v.ID()).Op, tc.v.Width(), tc.want)
+		}
+	}
+	if m.Slice(a, 0, 8) != a || m.Zext(a, 8) != a {
+		t.Error("identity slice or extension made a node")
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
