@@ -1,0 +1,353 @@
+// Package verilog prints an hdlgen/ir module as Verilog-2005 that vendor
+// tools take without edits: `default_nettype none, ANSI ports one per
+// line, every constant sized, non-blocking assignments only in clocked
+// blocks, no initial blocks and nothing that varies between runs. Like
+// CIRCT's export, it works in passes — check the module, drop logic no
+// output needs, settle names, mark unused bits — and the printer at the
+// end only prints.
+package verilog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"onic/hdlgen/ir"
+)
+
+// Emit returns module m as Verilog, or m's build errors.
+func Emit(m *ir.Module) ([]byte, error) {
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	e := &emitter{m: m, nm: namer{used: map[string]bool{}}}
+	e.live()
+	e.names()
+	e.unusedBits()
+	return e.print(), nil
+}
+
+// emitter holds the passes' results for one module.
+type emitter struct {
+	m      *ir.Module
+	nm     namer
+	alive  []bool     // node is needed by an output
+	name   []string   // node's Verilog name ("" for inlined constants)
+	used   [][]uint64 // node's bits that something reads
+	clk    bool       // the module has live registers
+	ports  []string   // port names, in ir port order
+	unused []string   // pieces nothing reads, gathered into one sink
+}
+
+// live marks the nodes outputs depend on (through registers too).
+func (e *emitter) live() {
+	e.alive = make([]bool, e.m.Len())
+	var stack []int
+	for _, p := range e.m.Ports() {
+		if p.Output {
+			stack = append(stack, p.Node)
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e.alive[i] {
+			continue
+		}
+		e.alive[i] = true
+		n := e.m.Node(i)
+		if n.Op == ir.OpReg {
+			e.clk = true
+		}
+		for _, a := range n.Args {
+			if a >= 0 {
+				stack = append(stack, a)
+			}
+		}
+	}
+}
+
+// names gives ports their own names (clk and rst first), then named
+// wires and registers, then temporaries after their operation.
+func (e *emitter) names() {
+	e.name = make([]string, e.m.Len())
+	if e.clk {
+		e.nm.name("clk")
+		e.nm.name("rst")
+	} else {
+		e.nm.used["clk"], e.nm.used["rst"] = true, true // keep them free for later versions
+	}
+	for _, p := range e.m.Ports() {
+		name := e.nm.name(p.Name)
+		e.ports = append(e.ports, name)
+		if !p.Output {
+			e.name[p.Node] = name
+		}
+	}
+	for i := 0; i < e.m.Len(); i++ {
+		n := e.m.Node(i)
+		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg) {
+			e.name[i] = e.nm.name(n.Name)
+		}
+	}
+	for i := 0; i < e.m.Len(); i++ {
+		n := e.m.Node(i)
+		if e.alive[i] && e.name[i] == "" && n.Op != ir.OpConst {
+			e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
+		}
+	}
+}
+
+// unusedBits finds the bits of inputs and named signals that nothing
+// reads; they go to a sink named *unused*, which Verilator's lint knows
+// to be deliberate, so the output is clean under -Wall with no waivers.
+func (e *emitter) unusedBits() {
+	e.used = make([][]uint64, e.m.Len())
+	mark := func(i, lo, w int) {
+		if e.used[i] == nil {
+			e.used[i] = make([]uint64, (e.m.Node(i).W+63)/64)
+		}
+		for b := lo; b < lo+w; b++ {
+			e.used[i][b/64] |= 1 << (b % 64)
+		}
+	}
+	for i := 0; i < e.m.Len(); i++ {
+		n := e.m.Node(i)
+		if !e.alive[i] {
+			continue
+		}
+		for _, a := range n.Args {
+			switch {
+			case a < 0:
+			case n.Op == ir.OpSlice:
+				mark(a, n.Lo, n.W)
+			default:
+				mark(a, 0, e.m.Node(a).W)
+			}
+		}
+	}
+	for _, p := range e.m.Ports() {
+		if p.Output {
+			mark(p.Node, 0, e.m.Node(p.Node).W)
+		}
+	}
+	// Every named signal (inputs even when nothing reads them at all):
+	// gather the runs of bits nothing reads.
+	for i := 0; i < e.m.Len(); i++ {
+		if e.name[i] == "" {
+			continue
+		}
+		w := e.m.Node(i).W
+		for lo := 0; lo < w; lo++ {
+			if e.bitUsed(i, lo) {
+				continue
+			}
+			hi := lo
+			for hi+1 < w && !e.bitUsed(i, hi+1) {
+				hi++
+			}
+			e.unused = append(e.unused, e.bitsRef(i, lo, hi))
+			lo = hi
+		}
+	}
+}
+
+func (e *emitter) bitUsed(i, b int) bool {
+	return e.used[i] != nil && e.used[i][b/64]&(1<<(b%64)) != 0
+}
+
+// bitsRef is a reference to bits hi..lo of named node i.
+func (e *emitter) bitsRef(i, lo, hi int) string {
+	if lo == 0 && hi == e.m.Node(i).W-1 {
+		return e.name[i]
+	}
+	if lo == hi {
+		return fmt.Sprintf("%s[%d]", e.name[i], lo)
+	}
+	return fmt.Sprintf("%s[%d:%d]", e.name[i], hi, lo)
+}
+
+// literal is a sized hexadecimal constant of width w.
+func literal(w int, v []uint64) string {
+	top := len(v) - 1
+	for top > 0 && v[top] == 0 {
+		top--
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d'h%x", w, v[top])
+	for i := top - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "%016x", v[i])
+	}
+	return b.String()
+}
+
+// sliceConst is bits [lo, lo+w) of constant v.
+func sliceConst(v []uint64, lo, w int) []uint64 {
+	out := make([]uint64, (w+63)/64)
+	for b := 0; b < w; b++ {
+		if v[(lo+b)/64]>>((lo+b)%64)&1 != 0 {
+			out[b/64] |= 1 << (b % 64)
+		}
+	}
+	return out
+}
+
+// ref is how node i appears as an operand: its name, or its literal.
+func (e *emitter) ref(i int) string {
+	if n := e.m.Node(i); n.Op == ir.OpConst {
+		return literal(n.W, n.Const)
+	}
+	return e.name[i]
+}
+
+// expr is node i's defining expression.
+func (e *emitter) expr(i int) string {
+	n := e.m.Node(i)
+	a := func(k int) string { return e.ref(n.Args[k]) }
+	switch n.Op {
+	case ir.OpAdd:
+		return a(0) + " + " + a(1)
+	case ir.OpSub:
+		return a(0) + " - " + a(1)
+	case ir.OpAnd:
+		return a(0) + " & " + a(1)
+	case ir.OpOr:
+		return a(0) + " | " + a(1)
+	case ir.OpXor:
+		return a(0) + " ^ " + a(1)
+	case ir.OpNot:
+		return "~" + a(0)
+	case ir.OpEq:
+		return a(0) + " == " + a(1)
+	case ir.OpNe:
+		return a(0) + " != " + a(1)
+	case ir.OpLtU:
+		return a(0) + " < " + a(1)
+	case ir.OpLtS:
+		return "$signed(" + a(0) + ") < $signed(" + a(1) + ")"
+	case ir.OpMux:
+		return a(0) + " ? " + a(1) + " : " + a(2)
+	case ir.OpRedOr:
+		return "|" + a(0)
+	case ir.OpRedAnd:
+		return "&" + a(0)
+	case ir.OpRedXor:
+		return "^" + a(0)
+	case ir.OpSlice:
+		src := e.m.Node(n.Args[0])
+		if src.Op == ir.OpConst {
+			return literal(n.W, sliceConst(src.Const, n.Lo, n.W))
+		}
+		if n.W == 1 {
+			return fmt.Sprintf("%s[%d]", a(0), n.Lo)
+		}
+		return fmt.Sprintf("%s[%d:%d]", a(0), n.Lo+n.W-1, n.Lo)
+	case ir.OpConcat:
+		parts := make([]string, len(n.Args))
+		for k := range n.Args {
+			parts[k] = a(k)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case ir.OpZext:
+		return fmt.Sprintf("{%d'h0, %s}", n.W-e.m.Node(n.Args[0]).W, a(0))
+	case ir.OpSext:
+		w := e.m.Node(n.Args[0]).W
+		top := a(0)
+		if w > 1 {
+			top = fmt.Sprintf("%s[%d]", a(0), w-1)
+		}
+		return fmt.Sprintf("{{%d{%s}}, %s}", n.W-w, top, a(0))
+	case ir.OpWire:
+		return a(0)
+	}
+	panic(fmt.Sprintf("verilog: no expression for %s", n.Op)) // inputs, constants and registers are not expressions
+}
+
+// decl is a declaration's type and range: "wire [7:0]" or "reg".
+func decl(kind string, w int) string {
+	if w == 1 {
+		return kind
+	}
+	return fmt.Sprintf("%s [%d:0]", kind, w-1)
+}
+
+// print writes the module.
+func (e *emitter) print() []byte {
+	var b bytes.Buffer
+	m := e.m
+	fmt.Fprintf(&b, "// Code generated by onic hdlgen from module %s. DO NOT EDIT.\n\n", m.Name())
+	b.WriteString("`default_nettype none\n\n")
+	fmt.Fprintf(&b, "module %s (\n", legal(m.Name()))
+	var ports []string
+	if e.clk {
+		ports = append(ports, "    input  wire clk", "    input  wire rst")
+	}
+	for k, p := range m.Ports() {
+		dir := "input "
+		if p.Output {
+			dir = "output"
+		}
+		ports = append(ports, fmt.Sprintf("    %s %s %s", dir, decl("wire", m.Node(p.Node).W), e.ports[k]))
+	}
+	b.WriteString(strings.Join(ports, ",\n"))
+	b.WriteString("\n);\n")
+	// Declarations (registers, then wires, in node order), then the
+	// wires' continuous assignments: with every name declared first, the
+	// order of the assignments cannot matter.
+	var regs, wires []int
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		switch {
+		case !e.alive[i] || e.name[i] == "" || n.Op == ir.OpInput:
+		case n.Op == ir.OpReg:
+			regs = append(regs, i)
+		default:
+			wires = append(wires, i)
+		}
+	}
+	for _, i := range regs {
+		n := m.Node(i)
+		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("reg ", n.W), e.name[i], n.Pos)
+	}
+	for _, i := range wires {
+		n := m.Node(i)
+		comment := ""
+		if n.Op == ir.OpWire {
+			comment = " // " + n.Pos.String()
+		}
+		fmt.Fprintf(&b, "    %s %s;%s\n", decl("wire", n.W), e.name[i], comment)
+	}
+	var unused string
+	if len(e.unused) > 0 {
+		// A 1-bit AND of the pieces nothing reads, itself read by
+		// nothing: the name tells lint it is meant.
+		unused = e.nm.name("unused")
+		fmt.Fprintf(&b, "    wire %s;\n", unused)
+	}
+	b.WriteString("\n")
+	for _, i := range wires {
+		fmt.Fprintf(&b, "    assign %s = %s;\n", e.name[i], e.expr(i))
+	}
+	if unused != "" {
+		fmt.Fprintf(&b, "    assign %s = &{1'b0, %s};\n", unused, strings.Join(e.unused, ", "))
+	}
+	for _, i := range regs {
+		n := m.Node(i)
+		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n")
+		fmt.Fprintf(&b, "        if (rst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
+		if len(n.Args) > 1 && n.Args[1] >= 0 {
+			fmt.Fprintf(&b, " else if (%s) begin\n", e.ref(n.Args[1]))
+		} else {
+			b.WriteString(" else begin\n")
+		}
+		fmt.Fprintf(&b, "            %s <= %s;\n        end\n    end\n", e.name[i], e.ref(n.Args[0]))
+	}
+	b.WriteString("\n")
+	for k, p := range m.Ports() {
+		if p.Output {
+			fmt.Fprintf(&b, "    assign %s = %s;\n", e.ports[k], e.ref(p.Node))
+		}
+	}
+	b.WriteString("endmodule\n\n`default_nettype wire\n")
+	return b.Bytes()
+}
