@@ -44,10 +44,14 @@ const (
 	OpRedOr            // 1 bit: OR of all bits
 	OpRedAnd           // 1 bit: AND of all bits
 	OpRedXor           // 1 bit: XOR of all bits (parity)
+	OpMul              // unsigned product, W = the operands' widths summed
+	OpShl              // Args[0] shifted left by Args[1] (any width), zeros in
+	OpShr              // logical right shift by Args[1]
+	OpSar              // arithmetic right shift by Args[1] (copies of the sign bit in)
 )
 
 var opNames = [...]string{"input", "const", "wire", "reg", "add", "sub", "and", "or", "xor", "not", "eq", "ne",
-	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor"}
+	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor", "mul", "shl", "shr", "sar"}
 
 // String returns the op's short name, used for temporaries ("add", "mux").
 func (o Op) String() string {
@@ -480,6 +484,68 @@ func (m *Module) Zext(a Value, w int) Value { return m.extend(OpZext, a, w) }
 
 // Sext sign-extends a to w bits.
 func (m *Module) Sext(a Value, w int) Value { return m.extend(OpSext, a, w) }
+
+// Mul is the unsigned product a*b, as wide as a and b together (never
+// truncated).
+func (m *Module) Mul(a, b Value) Value {
+	p := caller()
+	if !m.own(p, "mul", a, b) {
+		return m.poison(p, a.Width()+b.Width())
+	}
+	return m.add(Node{Op: OpMul, W: a.Width() + b.Width(), Args: []int{a.id, b.id}, Pos: p})
+}
+
+// shiftBy builds a shift of a by the unsigned amount n.
+func (m *Module) shiftBy(op Op, a, n Value) Value {
+	p := caller()
+	if !m.own(p, op.String(), a, n) {
+		return m.poison(p, a.Width())
+	}
+	return m.add(Node{Op: op, W: a.Width(), Args: []int{a.id, n.id}, Pos: p})
+}
+
+// Shl is a shifted left by n bits (n unsigned, any width), zeros in.
+func (m *Module) Shl(a, n Value) Value { return m.shiftBy(OpShl, a, n) }
+
+// Shr is a shifted right by n bits, zeros in.
+func (m *Module) Shr(a, n Value) Value { return m.shiftBy(OpShr, a, n) }
+
+// Sar is a shifted right by n bits, copies of its sign bit in.
+func (m *Module) Sar(a, n Value) Value { return m.shiftBy(OpSar, a, n) }
+
+// ShlC is a shifted left by the constant n: wiring, no logic.
+func (m *Module) ShlC(a Value, n int) Value {
+	w := a.Width()
+	switch {
+	case n <= 0:
+		return a
+	case n >= w:
+		return m.Const(w, 0)
+	}
+	return m.Concat(m.Slice(a, 0, w-n), m.Const(n, 0))
+}
+
+// ShrC is a shifted right by the constant n, zeros in.
+func (m *Module) ShrC(a Value, n int) Value {
+	w := a.Width()
+	switch {
+	case n <= 0:
+		return a
+	case n >= w:
+		return m.Const(w, 0)
+	}
+	return m.Zext(m.Slice(a, n, w-n), w)
+}
+
+// SarC is a shifted right by the constant n, copies of the sign bit in.
+func (m *Module) SarC(a Value, n int) Value {
+	w := a.Width()
+	if n <= 0 {
+		return a
+	}
+	n = min(n, w-1)
+	return m.Sext(m.Slice(a, n, w-n), w)
+}
 
 // Check returns every error made while building, then the structural
 // ones: wires never driven, registers without a next value, and

@@ -125,12 +125,14 @@ func TestWidths(t *testing.T) {
 		{m.RedOr(a), 1}, {m.RedAnd(a), 1}, {m.RedXor(a), 1},
 		{m.Mux(s, a, b), 8}, {m.Slice(a, 2, 3), 3}, {m.Concat(a, s, b), 17},
 		{m.Zext(a, 12), 12}, {m.Sext(a, 70), 70}, {m.Const(100, 5), 100},
+		{m.Mul(a, s), 9}, {m.Shl(a, s), 8}, {m.Shr(a, b), 8}, {m.Sar(a, s), 8},
+		{m.ShlC(a, 3), 8}, {m.ShrC(a, 9), 8}, {m.SarC(a, 20), 8},
 	} {
 		if tc.v.Width() != tc.want {
 			t.Errorf("%s: width %d, want %d", m.Node(tc.v.ID()).Op, tc.v.Width(), tc.want)
 		}
 	}
-	if m.Slice(a, 0, 8) != a || m.Zext(a, 8) != a {
+	if m.Slice(a, 0, 8) != a || m.Zext(a, 8) != a || m.ShlC(a, 0) != a {
 		t.Error("identity slice or extension made a node")
 	}
 	if err := m.Check(); err != nil {

@@ -257,10 +257,28 @@ func (e *emitter) expr(i int) string {
 			top = fmt.Sprintf("%s[%d]", a(0), w-1)
 		}
 		return fmt.Sprintf("{{%d{%s}}, %s}", n.W-w, top, a(0))
+	case ir.OpMul:
+		// Operands extended to the product's width, so no tool warns
+		// about (or mis-sizes) the multiplication.
+		return e.extended(n.Args[0], n.W) + " * " + e.extended(n.Args[1], n.W)
+	case ir.OpShl:
+		return a(0) + " << " + a(1)
+	case ir.OpShr:
+		return a(0) + " >> " + a(1)
+	case ir.OpSar:
+		return "$unsigned($signed(" + a(0) + ") >>> " + a(1) + ")"
 	case ir.OpWire:
 		return a(0)
 	}
 	panic(fmt.Sprintf("verilog: no expression for %s", n.Op)) // inputs, constants and registers are not expressions
+}
+
+// extended is node i zero-extended to w bits.
+func (e *emitter) extended(i, w int) string {
+	if d := w - e.m.Node(i).W; d > 0 {
+		return fmt.Sprintf("{%d'h0, %s}", d, e.ref(i))
+	}
+	return e.ref(i)
 }
 
 // decl is a declaration's type and range: "wire [7:0]" or "reg".

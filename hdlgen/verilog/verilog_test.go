@@ -42,6 +42,9 @@ func ops() *ir.Module {
 	wide := m.Sext(m.Slice(a, 2, 5), 70)
 	m.Output("wide", m.Add(wide, m.Zext(m.Const(65, 1), 70)))
 	m.Output("konst", m.Slice(m.Concat(m.Const(4, 0xA), m.Const(4, 0x5)), 2, 4))
+	m.Output("prod", m.Mul(a, m.Slice(b, 0, 5)))
+	amt := m.Slice(b, 5, 3)
+	m.Output("shifts", m.Concat(m.Shl(a, amt), m.Shr(a, amt), m.Sar(a, amt), m.ShlC(a, 3), m.ShrC(a, 2), m.SarC(a, 7)))
 	m.Add(a, a) // dead: no output needs it
 	reg := m.Reg("reg", 8, 0x5A)
 	m.SetNext(reg, m.Zext(m.Slice(sum, 1, 3), 8))

@@ -14,9 +14,11 @@ module ops (
     output wire [3:0] low,
     output wire [69:0] wide,
     output wire [3:0] konst,
+    output wire [12:0] prod,
+    output wire [47:0] shifts,
     output wire [7:0] r
 );
-    reg  [7:0] reg_; // verilog_test.go:46
+    reg  [7:0] reg_; // verilog_test.go:49
     wire [7:0] add_4;
     wire [7:0] sub_5;
     wire [7:0] n_2fast; // verilog_test.go:36
@@ -41,8 +43,21 @@ module ops (
     wire [69:0] add_26;
     wire [7:0] concat_29;
     wire [3:0] slice_30;
+    wire [4:0] slice_31;
+    wire [12:0] mul_32;
     wire [2:0] slice_33;
-    wire [7:0] zext_34;
+    wire [7:0] shl_34;
+    wire [7:0] shr_35;
+    wire [7:0] sar_36;
+    wire [4:0] slice_37;
+    wire [7:0] concat_39;
+    wire [5:0] slice_40;
+    wire [7:0] zext_41;
+    wire slice_42;
+    wire [7:0] sext_43;
+    wire [47:0] concat_44;
+    wire [2:0] slice_47;
+    wire [7:0] zext_48;
     wire unused;
 
     assign add_4 = a + b;
@@ -69,15 +84,28 @@ module ops (
     assign add_26 = sext_23 + zext_25;
     assign concat_29 = {4'ha, 4'h5};
     assign slice_30 = concat_29[5:2];
-    assign slice_33 = add_4[3:1];
-    assign zext_34 = {5'h0, slice_33};
+    assign slice_31 = b[4:0];
+    assign mul_32 = {5'h0, a} * {8'h0, slice_31};
+    assign slice_33 = b[7:5];
+    assign shl_34 = a << slice_33;
+    assign shr_35 = a >> slice_33;
+    assign sar_36 = $unsigned($signed(a) >>> slice_33);
+    assign slice_37 = a[4:0];
+    assign concat_39 = {slice_37, 3'h0};
+    assign slice_40 = a[7:2];
+    assign zext_41 = {2'h0, slice_40};
+    assign slice_42 = a[7];
+    assign sext_43 = {{7{slice_42}}, slice_42};
+    assign concat_44 = {shl_34, shr_35, sar_36, concat_39, zext_41, sext_43};
+    assign slice_47 = add_4[3:1];
+    assign zext_48 = {5'h0, slice_47};
     assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
 
     always @(posedge clk) begin
         if (rst) begin
             reg_ <= 8'h5a;
         end else begin
-            reg_ <= zext_34;
+            reg_ <= zext_48;
         end
     end
 
@@ -86,6 +114,8 @@ module ops (
     assign low = slice_21;
     assign wide = add_26;
     assign konst = slice_30;
+    assign prod = mul_32;
+    assign shifts = concat_44;
     assign r = reg_;
 endmodule
 
