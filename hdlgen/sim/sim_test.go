@@ -1,0 +1,233 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"onic/hdlgen/ir"
+)
+
+// random builds a random module from seed: inputs, registers and ops of
+// random widths (up to 64 bits), every op and every register used.
+func random(seed uint64, ops int) *ir.Module {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	m := ir.NewModule("random")
+	var vals []ir.Value
+	for k := range 1 + rng.IntN(4) {
+		vals = append(vals, m.Input(fmt.Sprintf("in%d", k), 1+rng.IntN(64)))
+	}
+	var regs []ir.Value
+	for k := range rng.IntN(4) {
+		w := 1 + rng.IntN(64)
+		r := m.Reg(fmt.Sprintf("r%d", k), w, rng.Uint64()&(1<<w-1|(^uint64(0)*uint64(w/64))))
+		regs = append(regs, r)
+		vals = append(vals, r)
+	}
+	pick := func() ir.Value { return vals[rng.IntN(len(vals))] }
+	// fit makes v exactly w bits: slice or extend.
+	fit := func(v ir.Value, w int) ir.Value {
+		switch {
+		case v.Width() > w:
+			return m.Slice(v, rng.IntN(v.Width()-w+1), w)
+		case v.Width() < w && rng.IntN(2) == 0:
+			return m.Sext(v, w)
+		}
+		return m.Zext(v, w)
+	}
+	for range ops {
+		a := pick()
+		w := a.Width()
+		b := fit(pick(), w)
+		var v ir.Value
+		switch rng.IntN(20) {
+		case 0:
+			v = m.Add(a, b)
+		case 1:
+			v = m.Sub(a, b)
+		case 2:
+			v = m.And(a, b)
+		case 3:
+			v = m.Or(a, b)
+		case 4:
+			v = m.Xor(a, b)
+		case 5:
+			v = m.Not(a)
+		case 6:
+			v = m.Eq(a, b)
+		case 7:
+			v = m.Ne(a, b)
+		case 8:
+			v = m.LtU(a, b)
+		case 9:
+			v = m.LtS(a, b)
+		case 10:
+			v = m.Mux(fit(pick(), 1), a, b)
+		case 11:
+			lo := rng.IntN(w)
+			v = m.Slice(a, lo, 1+rng.IntN(w-lo))
+		case 12:
+			c := fit(pick(), 1+rng.IntN(64))
+			if a.Width()+c.Width() <= 64 {
+				v = m.Concat(a, c)
+			} else {
+				v = m.RedOr(c)
+			}
+		case 13:
+			v = m.RedAnd(a)
+		case 14:
+			v = m.RedXor(a)
+		case 15:
+			c := fit(pick(), max(1, min(64-w, 1+rng.IntN(32))))
+			if w+c.Width() <= 64 {
+				v = m.Mul(a, c)
+			} else {
+				v = m.Const(w, rng.Uint64()&(1<<w-1|(^uint64(0)*uint64(w/64))))
+			}
+		case 16:
+			v = m.Shl(a, fit(pick(), 1+rng.IntN(7)))
+		case 17:
+			v = m.Shr(a, fit(pick(), 1+rng.IntN(7)))
+		case 18:
+			v = m.Sar(a, fit(pick(), 1+rng.IntN(7)))
+		default:
+			v = m.Sext(a, w+rng.IntN(65-w))
+		}
+		vals = append(vals, v)
+	}
+	for _, r := range regs {
+		m.SetNext(r, fit(pick(), r.Width()))
+		if rng.IntN(2) == 0 {
+			m.SetEnable(r, fit(pick(), 1))
+		}
+	}
+	m.Output("out", vals[len(vals)-1])
+	return m
+}
+
+// differ runs module m in both simulators for cycles cycles of random
+// inputs (reset in the first) and reports the first node that differs.
+func differ(m *ir.Module, seed uint64, cycles int) error {
+	s, err := New(m)
+	if err != nil {
+		return err
+	}
+	r, err := NewReference(m)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var inputs []ir.Port
+	for _, p := range m.Ports() {
+		if !p.Output {
+			inputs = append(inputs, p)
+		}
+	}
+	for c := range cycles {
+		for _, p := range inputs {
+			v := rng.Uint64()
+			if err := s.Set(p.Name, v); err != nil {
+				return err
+			}
+			r.SetInput(p.Node, v)
+		}
+		for i := 0; i < m.Len(); i++ {
+			want := r.Value(i)
+			if !want.IsUint64() || want.Uint64() != s.Value(i) {
+				n := m.Node(i)
+				return fmt.Errorf("cycle %d, node %d (%s, %d bits, %s): compiled %#x, reference %#x", c, i, n.Op, n.W, n.Pos, s.Value(i), want)
+			}
+		}
+		s.SetReset(c == 0)
+		r.SetReset(c == 0)
+		s.Step()
+		r.Step()
+	}
+	return nil
+}
+
+// TestAgainstReference: the compiled simulator equals the reference
+// evaluator on 300 random modules of 40 operations, 30 cycles each.
+func TestAgainstReference(t *testing.T) {
+	for seed := range uint64(300) {
+		m := random(seed, 40)
+		if err := m.Check(); err != nil {
+			t.Fatalf("seed %d builds a bad module: %v", seed, err)
+		}
+		if err := differ(m, seed, 30); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// FuzzAgainstReference: the same over fuzzed seeds and sizes.
+func FuzzAgainstReference(f *testing.F) {
+	f.Add(uint64(1), uint8(10))
+	f.Add(uint64(77), uint8(120))
+	f.Fuzz(func(t *testing.T, seed uint64, ops uint8) {
+		m := random(seed, int(ops))
+		if err := m.Check(); err != nil {
+			t.Fatalf("seed %d builds a bad module: %v", seed, err)
+		}
+		if err := differ(m, seed, 20); err != nil {
+			t.Fatalf("seed %d, %d ops: %v", seed, ops, err)
+		}
+	})
+}
+
+// counter is an 8-bit counter with an enable.
+func counter() *ir.Module {
+	m := ir.NewModule("counter")
+	en := m.Input("en", 1)
+	cnt := m.Reg("cnt", 8, 0)
+	m.SetNext(cnt, m.Add(cnt, m.Const(8, 1)))
+	m.SetEnable(cnt, en)
+	m.Output("count", cnt)
+	return m
+}
+
+func TestCounter(t *testing.T) {
+	s, err := New(counter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	s.Set("en", 1)
+	for range 300 {
+		s.Step()
+	}
+	s.Set("en", 0)
+	s.Step()
+	if v, _ := s.Get("count"); v != 300%256 {
+		t.Fatalf("count %d after 300 enabled edges", v)
+	}
+	if err := s.Set("nope", 1); err == nil {
+		t.Error("set an input that does not exist")
+	}
+}
+
+// BenchmarkStep50 is one clock cycle of a 50-operation random module.
+func BenchmarkStep50(b *testing.B) {
+	s, err := New(random(7, 50))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Step()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mcycles/s")
+}
+
+// TestStepAllocs: a clock cycle allocates nothing.
+func TestStepAllocs(t *testing.T) {
+	s, err := New(random(7, 50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(1000, s.Step); n != 0 {
+		t.Fatalf("%v allocations per cycle", n)
+	}
+}
