@@ -44,6 +44,7 @@ type Sim struct {
 	outputs map[string]int32
 	rst     bool
 	cycles  uint64
+	vcd     *vcd // nil unless TraceVCD was called
 }
 
 // New compiles m.
@@ -279,6 +280,9 @@ func (s *Sim) Step() {
 	}
 	s.cycles++
 	s.eval()
+	if s.vcd != nil {
+		s.traceEdge()
+	}
 }
 
 // Cycles returns how many edges have been simulated.

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+
+	"onic/hdlgen/ir"
+)
+
+// vcd writes a Value Change Dump of the named signals: ports, wires and
+// registers, plus clk and rst.
+type vcd struct {
+	w      *bufio.Writer
+	nodes  []int32  // traced nodes
+	ids    []string // their VCD identifiers
+	last   []uint64
+	period uint64 // clock period in the timescale's units
+	rst    bool   // rst as last dumped
+	err    error
+}
+
+// TraceVCD starts writing a VCD of the simulation to w (for GTKWave and
+// the like): clk, rst and every port, wire and register, with a clock of
+// the given period in nanoseconds. Values are sampled after each rising
+// edge; the dump is buffered, and Flush writes it out. Call it before the
+// first Step.
+func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
+	if periodNs < 2 || periodNs%2 != 0 {
+		return fmt.Errorf("vcd: clock period %d ns must be even and at least 2", periodNs)
+	}
+	v := &vcd{w: bufio.NewWriter(w), period: periodNs}
+	m := s.m
+	// One identifier per traced node; a node with several names (a
+	// register that drives an output port) gets a $var for each.
+	names := map[int32][]string{}
+	var order []int32
+	add := func(i int32, name string) {
+		if names[i] == nil {
+			order = append(order, i)
+		}
+		names[i] = append(names[i], name)
+	}
+	for i := 0; i < m.Len(); i++ {
+		if n := m.Node(i); n.Name != "" {
+			add(int32(i), n.Name)
+		}
+	}
+	for _, p := range m.Ports() {
+		if p.Output {
+			add(int32(p.Node), p.Name)
+		}
+	}
+	fmt.Fprintf(v.w, "$version onic hdlgen/sim $end\n$timescale 1ns $end\n$scope module %s $end\n", m.Name())
+	fmt.Fprintf(v.w, "$var wire 1 ! clk $end\n$var wire 1 \" rst $end\n")
+	for k, i := range order {
+		id := vcdID(k + 2)
+		v.nodes, v.ids = append(v.nodes, i), append(v.ids, id)
+		for _, name := range names[i] {
+			fmt.Fprintf(v.w, "$var wire %d %s %s $end\n", m.Node(int(i)).W, id, name)
+		}
+	}
+	v.w.WriteString("$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\n0!\n")
+	fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
+	v.rst = s.rst
+	v.last = make([]uint64, len(v.nodes))
+	for k, i := range v.nodes {
+		v.last[k] = s.slots[i]
+		v.value(k, m.Node(int(i)))
+	}
+	v.w.WriteString("$end\n")
+	s.vcd = v
+	return v.w.Flush()
+}
+
+// vcdID is the k'th short identifier from the printable range ! to ~.
+func vcdID(k int) string {
+	var b []byte
+	for {
+		b = append(b, byte('!'+k%94))
+		k /= 94
+		if k == 0 {
+			return string(b)
+		}
+		k--
+	}
+}
+
+func (v *vcd) value(k int, n *ir.Node) {
+	if n.W == 1 {
+		fmt.Fprintf(v.w, "%d%s\n", v.last[k], v.ids[k])
+		return
+	}
+	fmt.Fprintf(v.w, "b%s %s\n", strconv.FormatUint(v.last[k], 2), v.ids[k])
+}
+
+// traceEdge records the rising edge just simulated, the values that
+// changed after it, and the falling edge half a period later.
+func (s *Sim) traceEdge() {
+	v := s.vcd
+	if v.err != nil {
+		return
+	}
+	t := s.cycles * v.period
+	fmt.Fprintf(v.w, "#%d\n1!\n", t)
+	if s.rst != v.rst {
+		v.rst = s.rst
+		fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
+	}
+	for k, i := range v.nodes {
+		if cur := s.slots[i]; cur != v.last[k] {
+			v.last[k] = cur
+			v.value(k, s.m.Node(int(i)))
+		}
+	}
+	fmt.Fprintf(v.w, "#%d\n0!\n", t+v.period/2)
+	if v.w.Buffered() > 64<<10 {
+		v.err = v.w.Flush()
+	}
+}
+
+// Flush writes out what the VCD has buffered and reports any write error.
+func (s *Sim) Flush() error {
+	if s.vcd == nil {
+		return nil
+	}
+	if s.vcd.err != nil {
+		return s.vcd.err
+	}
+	return s.vcd.w.Flush()
+}
