@@ -12,6 +12,7 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,36 +23,39 @@ type Op uint8
 
 // Ops. Operands are node indices; W is the node's width.
 const (
-	OpInput  Op = iota // a module input port
-	OpConst            // a constant (Const)
-	OpWire             // a named wire, driven once by Assign (Args[0] once driven)
-	OpReg              // a register on the module clock: Args[0] next, Args[1] enable (optional)
-	OpAdd              // wrapping add, equal widths
-	OpSub              // wrapping subtract, equal widths
-	OpAnd              // bitwise, equal widths
-	OpOr               //
-	OpXor              //
-	OpNot              // bitwise complement
-	OpEq               // 1 bit: equal
-	OpNe               // 1 bit: not equal
-	OpLtU              // 1 bit: unsigned less than
-	OpLtS              // 1 bit: signed less than
-	OpMux              // Args[0] (1 bit) ? Args[1] : Args[2]
-	OpSlice            // bits [Lo+W-1:Lo] of Args[0]
-	OpConcat           // Args[0] is the most significant part
-	OpZext             // zero-extend Args[0] to W
-	OpSext             // sign-extend Args[0] to W
-	OpRedOr            // 1 bit: OR of all bits
-	OpRedAnd           // 1 bit: AND of all bits
-	OpRedXor           // 1 bit: XOR of all bits (parity)
-	OpMul              // unsigned product, W = the operands' widths summed
-	OpShl              // Args[0] shifted left by Args[1] (any width), zeros in
-	OpShr              // logical right shift by Args[1]
-	OpSar              // arithmetic right shift by Args[1] (copies of the sign bit in)
+	OpInput    Op = iota // a module input port
+	OpConst              // a constant (Const)
+	OpWire               // a named wire, driven once by Assign (Args[0] once driven)
+	OpReg                // a register on the module clock: Args[0] next, Args[1] enable (optional)
+	OpAdd                // wrapping add, equal widths
+	OpSub                // wrapping subtract, equal widths
+	OpAnd                // bitwise, equal widths
+	OpOr                 //
+	OpXor                //
+	OpNot                // bitwise complement
+	OpEq                 // 1 bit: equal
+	OpNe                 // 1 bit: not equal
+	OpLtU                // 1 bit: unsigned less than
+	OpLtS                // 1 bit: signed less than
+	OpMux                // Args[0] (1 bit) ? Args[1] : Args[2]
+	OpSlice              // bits [Lo+W-1:Lo] of Args[0]
+	OpConcat             // Args[0] is the most significant part
+	OpZext               // zero-extend Args[0] to W
+	OpSext               // sign-extend Args[0] to W
+	OpRedOr              // 1 bit: OR of all bits
+	OpRedAnd             // 1 bit: AND of all bits
+	OpRedXor             // 1 bit: XOR of all bits (parity)
+	OpMul                // unsigned product, W = the operands' widths summed
+	OpShl                // Args[0] shifted left by Args[1] (any width), zeros in
+	OpShr                // logical right shift by Args[1]
+	OpSar                // arithmetic right shift by Args[1] (copies of the sign bit in)
+	OpMem                // a synchronous RAM of Depth words of W bits (no value of its own)
+	OpMemRead            // registered read: Args[0] memory, Args[1] address, Args[2] enable
+	OpMemWrite           // write port (no value): Args memory, address, data, enable, byte enables (or -1)
 )
 
 var opNames = [...]string{"input", "const", "wire", "reg", "add", "sub", "and", "or", "xor", "not", "eq", "ne",
-	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor", "mul", "shl", "shr", "sar"}
+	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor", "mul", "shl", "shr", "sar", "mem", "memread", "memwrite"}
 
 // String returns the op's short name, used for temporaries ("add", "mux").
 func (o Op) String() string {
@@ -83,6 +87,7 @@ type Node struct {
 	Args  []int    // operand node indices
 	Const []uint64 // OpConst: value, little-endian 64-bit words
 	Lo    int      // OpSlice: lowest bit
+	Depth int      // OpMem: words
 	Name  string   // user's name (inputs, wires, registers; outputs name their driver via Ports)
 	Reset []uint64 // OpReg: value on reset
 	Pos   Pos      // the builder call that made it
@@ -547,6 +552,83 @@ func (m *Module) SarC(a Value, n int) Value {
 	return m.Sext(m.Slice(a, n, w-n), w)
 }
 
+// Memory declares a synchronous RAM of depth words (a power of two, at
+// least 2) of w bits, with no reset: what FPGA block RAMs are. Read it
+// with ReadPort and write it with WritePort.
+func (m *Module) Memory(name string, depth, w int) Value {
+	p := caller()
+	if depth < 2 || depth&(depth-1) != 0 || w < 1 {
+		m.errorf(p, "memory %q: depth %d must be a power of two of at least 2, width %d at least 1", name, depth, w)
+		return m.poison(p, max(w, 1))
+	}
+	m.claim(p, name)
+	return m.add(Node{Op: OpMem, W: w, Depth: depth, Name: name, Pos: p})
+}
+
+// AddrBits is the address width of a memory of depth words.
+func AddrBits(depth int) int { return bits.Len(uint(depth - 1)) }
+
+// memArgs checks that mem is a memory and addr addresses it exactly.
+func (m *Module) memArgs(p Pos, what string, mem, addr Value) bool {
+	if !m.own(p, what, mem, addr) {
+		return false
+	}
+	n := &m.nodes[mem.id]
+	if n.Op != OpMem {
+		m.errorf(p, "%s: %s is not a memory", what, m.describe(mem.id))
+		return false
+	}
+	if want := AddrBits(n.Depth); addr.Width() != want {
+		m.errorf(p, "%s: memory %q of %d words takes a %d-bit address, not %d", what, n.Name, n.Depth, want, addr.Width())
+		return false
+	}
+	return true
+}
+
+// ReadPort reads mem at addr on each rising edge when en (1 bit) is high;
+// the word appears after the edge (a registered read) and holds
+// otherwise. A word written on the same edge reads as its old value
+// (read-first), never undefined.
+func (m *Module) ReadPort(mem, addr, en Value) Value {
+	p := caller()
+	if !m.memArgs(p, "read port", mem, addr) || !m.own(p, "read port", en) {
+		return m.poison(p, mem.Width())
+	}
+	if en.Width() != 1 {
+		m.errorf(p, "read port: enable is %d bits, want 1", en.Width())
+		return m.poison(p, mem.Width())
+	}
+	return m.add(Node{Op: OpMemRead, W: mem.Width(), Args: []int{mem.id, addr.id, en.id}, Pos: p})
+}
+
+// WritePort writes data to mem at addr on each rising edge when en is
+// high. With byteEn (one bit per byte of a word whose width is a multiple
+// of 8) only the enabled bytes change; pass the zero Value for whole-word
+// writes.
+func (m *Module) WritePort(mem, addr, data, en, byteEn Value) {
+	p := caller()
+	if !m.memArgs(p, "write port", mem, addr) || !m.own(p, "write port", data, en) {
+		return
+	}
+	n := &m.nodes[mem.id]
+	if data.Width() != n.W || en.Width() != 1 {
+		m.errorf(p, "write port: data is %d bits (memory %q: %d), enable %d bits (want 1)", data.Width(), n.Name, n.W, en.Width())
+		return
+	}
+	be := -1
+	if byteEn.m != nil {
+		if !m.own(p, "write port", byteEn) {
+			return
+		}
+		if n.W%8 != 0 || byteEn.Width() != n.W/8 {
+			m.errorf(p, "write port: byte enables are %d bits; memory %q of %d-bit words needs %d", byteEn.Width(), n.Name, n.W, n.W/8)
+			return
+		}
+		be = byteEn.id
+	}
+	m.add(Node{Op: OpMemWrite, W: 1, Args: []int{mem.id, addr.id, data.id, en.id, be}, Pos: p})
+}
+
 // Check returns every error made while building, then the structural
 // ones: wires never driven, registers without a next value, and
 // combinational loops (with the path around the loop).
@@ -583,7 +665,7 @@ func (m *Module) loops() error {
 	visit = func(i int) error {
 		colour[i] = grey
 		stack = append(stack, i)
-		if m.nodes[i].Op != OpReg {
+		if op := m.nodes[i].Op; op != OpReg && op != OpMemRead && op != OpMemWrite {
 			for _, a := range m.nodes[i].Args {
 				switch colour[a] {
 				case grey:

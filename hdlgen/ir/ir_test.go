@@ -139,3 +139,35 @@ func TestWidths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemoryErrors: memories need a power-of-two depth, exact address
+// widths, matching data and byte-enable widths.
+func TestMemoryErrors(t *testing.T) {
+	m := NewModule("mem")
+	a4, a3, d32, d8, one := m.Input("a4", 4), m.Input("a3", 3), m.Input("d32", 32), m.Input("d8", 8), m.Input("one", 1)
+	m.Memory("odd", 12, 8)
+	mem := m.Memory("ok", 16, 32)
+	m.ReadPort(mem, a3, one)
+	m.WritePort(mem, a4, d8, one, Value{})
+	m.WritePort(mem, a4, d32, one, a3)
+	m.ReadPort(d32, a4, one)
+	err := m.Check()
+	for _, want := range []string{
+		`memory "odd": depth 12 must be a power of two`,
+		`read port: memory "ok" of 16 words takes a 4-bit address, not 3`,
+		`write port: data is 8 bits (memory "ok": 32)`,
+		`write port: byte enables are 3 bits; memory "ok" of 32-bit words needs 4`,
+		`read port: input "d32" is not a memory`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+	m = NewModule("fine")
+	mem = m.Memory("ram", 16, 32)
+	m.WritePort(mem, m.Input("wa", 4), m.Input("wd", 32), m.Input("we", 1), m.Input("be", 4))
+	m.Output("q", m.ReadPort(mem, m.Input("ra", 4), m.Const(1, 1)))
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

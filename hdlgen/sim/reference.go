@@ -14,9 +14,10 @@ import (
 // 2^w), with no compilation, no levelisation and no 64-bit tricks.
 type Reference struct {
 	m     *ir.Module
-	in    map[int]*big.Int // input values
-	state map[int]*big.Int // register values
-	memo  map[int]*big.Int // this cycle's combinational values
+	in    map[int]*big.Int            // input values
+	state map[int]*big.Int            // register values
+	memo  map[int]*big.Int            // this cycle's combinational values
+	mems  map[int]map[string]*big.Int // memory node -> address -> word (absent: 0)
 	rst   bool
 }
 
@@ -25,7 +26,7 @@ func NewReference(m *ir.Module) (*Reference, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	r := &Reference{m: m, in: map[int]*big.Int{}, state: map[int]*big.Int{}}
+	r := &Reference{m: m, in: map[int]*big.Int{}, state: map[int]*big.Int{}, mems: map[int]map[string]*big.Int{}}
 	for i := 0; i < m.Len(); i++ {
 		n := m.Node(i)
 		switch n.Op {
@@ -33,6 +34,10 @@ func NewReference(m *ir.Module) (*Reference, error) {
 			r.in[i] = new(big.Int)
 		case ir.OpReg:
 			r.state[i] = words(n.Reset)
+		case ir.OpMemRead:
+			r.state[i] = new(big.Int)
+		case ir.OpMem:
+			r.mems[i] = map[string]*big.Int{}
 		}
 	}
 	return r, nil
@@ -89,10 +94,12 @@ func (r *Reference) Value(i int) *big.Int {
 	switch n.Op {
 	case ir.OpInput:
 		v = r.in[i]
-	case ir.OpReg:
+	case ir.OpReg, ir.OpMemRead:
 		v = r.state[i]
 	case ir.OpConst:
 		v = words(n.Const)
+	case ir.OpMem, ir.OpMemWrite:
+		v = new(big.Int) // no value of their own
 	case ir.OpWire, ir.OpZext:
 		v = arg(0)
 	case ir.OpAdd:
@@ -175,13 +182,28 @@ func (r *Reference) Value(i int) *big.Int {
 	return v
 }
 
+// word is memory mem's word at addr.
+func (r *Reference) word(mem int, addr *big.Int) *big.Int {
+	if w, ok := r.mems[mem][addr.String()]; ok {
+		return w
+	}
+	return new(big.Int)
+}
+
 // Step is one rising edge: registers take reset, their enabled next
-// value, or keep theirs.
+// value, or keep theirs; read ports take the addressed word as it was
+// before the edge; write ports then change their words.
 func (r *Reference) Step() {
 	next := map[int]*big.Int{}
 	for i, cur := range r.state {
 		n := r.m.Node(i)
 		switch {
+		case n.Op == ir.OpMemRead:
+			if r.Value(n.Args[2]).Sign() != 0 {
+				next[i] = r.word(n.Args[0], r.Value(n.Args[1]))
+			} else {
+				next[i] = cur
+			}
 		case r.rst:
 			next[i] = words(n.Reset)
 		case len(n.Args) < 2 || n.Args[1] < 0 || r.Value(n.Args[1]).Sign() != 0:
@@ -189,6 +211,28 @@ func (r *Reference) Step() {
 		default:
 			next[i] = cur
 		}
+	}
+	// Writes in node order, each from the values before the edge.
+	for i := 0; i < r.m.Len(); i++ {
+		n := r.m.Node(i)
+		if n.Op != ir.OpMemWrite || r.Value(n.Args[3]).Sign() == 0 {
+			continue
+		}
+		addr, data := r.Value(n.Args[1]), r.Value(n.Args[2])
+		w := new(big.Int).Set(r.word(n.Args[0], addr))
+		if n.Args[4] < 0 {
+			w.Set(data)
+		} else {
+			be := r.Value(n.Args[4])
+			for b := 0; b < r.m.Node(n.Args[0]).W/8; b++ {
+				if be.Bit(b) == 1 {
+					for k := 8 * b; k < 8*b+8; k++ {
+						w.SetBit(w, k, data.Bit(k))
+					}
+				}
+			}
+		}
+		r.mems[n.Args[0]][addr.String()] = w
 	}
 	r.state, r.memo = next, nil
 }

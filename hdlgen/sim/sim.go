@@ -26,6 +26,21 @@ type inst struct {
 	aw        uint8 // width of operand a
 }
 
+// memory is a RAM's words.
+type memory struct {
+	words []uint64
+}
+
+// readPort is a registered memory read; writePort a memory write.
+type readPort struct {
+	slot, mem, addr, en int32
+}
+
+type writePort struct {
+	mem, addr, data, en, be int32 // be -1: whole words
+	bytes                   int
+}
+
 // reg is a register's commit.
 type reg struct {
 	slot, next, en int32 // en -1: always
@@ -40,6 +55,10 @@ type Sim struct {
 	regs    []reg
 	staged  []uint64 // register next values, staged so all commit at once
 	parts   []int32  // concat operands, then their widths: see compile
+	mems    []memory
+	reads   []readPort
+	writes  []writePort
+	rstaged []uint64 // read ports' words, staged like registers
 	inputs  map[string]int32
 	outputs map[string]int32
 	rst     bool
@@ -76,7 +95,8 @@ func New(m *ir.Module) (*Sim, error) {
 		state[i] = 1
 		n := m.Node(i)
 		switch n.Op {
-		case ir.OpInput, ir.OpReg:
+		case ir.OpInput, ir.OpReg, ir.OpMem, ir.OpMemRead, ir.OpMemWrite:
+			// sources and sinks: operands are compiled through their own visits
 		case ir.OpConst:
 			s.slots[i] = n.Const[0]
 		default:
@@ -100,6 +120,24 @@ func New(m *ir.Module) (*Sim, error) {
 			s.slots[i] = r.reset
 		}
 	}
+	memOf := map[int]int32{}
+	for i := 0; i < m.Len(); i++ {
+		if n := m.Node(i); n.Op == ir.OpMem {
+			memOf[i] = int32(len(s.mems))
+			s.mems = append(s.mems, memory{words: make([]uint64, n.Depth)})
+		}
+	}
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		switch n.Op {
+		case ir.OpMemRead:
+			s.reads = append(s.reads, readPort{slot: int32(i), mem: memOf[n.Args[0]], addr: int32(n.Args[1]), en: int32(n.Args[2])})
+		case ir.OpMemWrite:
+			s.writes = append(s.writes, writePort{mem: memOf[n.Args[0]], addr: int32(n.Args[1]), data: int32(n.Args[2]),
+				en: int32(n.Args[3]), be: int32(n.Args[4]), bytes: m.Node(n.Args[0]).W / 8})
+		}
+	}
+	s.rstaged = make([]uint64, len(s.reads))
 	s.staged = make([]uint64, len(s.regs))
 	s.eval()
 	return s, nil
@@ -275,8 +313,36 @@ func (s *Sim) Step() {
 			s.staged[k] = v[r.slot]
 		}
 	}
+	// Memory reads see the words before this edge's writes (read-first).
+	for k := range s.reads {
+		p := &s.reads[k]
+		if v[p.en] != 0 {
+			s.rstaged[k] = s.mems[p.mem].words[v[p.addr]]
+		} else {
+			s.rstaged[k] = v[p.slot]
+		}
+	}
+	for k := range s.writes {
+		p := &s.writes[k]
+		if v[p.en] == 0 {
+			continue
+		}
+		word := &s.mems[p.mem].words[v[p.addr]]
+		if p.be < 0 {
+			*word = v[p.data]
+			continue
+		}
+		for b := 0; b < p.bytes; b++ {
+			if v[p.be]>>b&1 != 0 {
+				*word = *word&^(0xFF<<(8*b)) | v[p.data]&(0xFF<<(8*b))
+			}
+		}
+	}
 	for k := range s.regs {
 		v[s.regs[k].slot] = s.staged[k]
+	}
+	for k := range s.reads {
+		v[s.reads[k].slot] = s.rstaged[k]
 	}
 	s.cycles++
 	s.eval()

@@ -98,6 +98,23 @@ func random(seed uint64, ops int) *ir.Module {
 		}
 		vals = append(vals, v)
 	}
+	// Memories: a read port among the values, a write port (with byte
+	// enables when the word is whole bytes) driven from them.
+	for k := range rng.IntN(3) {
+		depth, w := 2<<rng.IntN(4), 1+rng.IntN(64)
+		if rng.IntN(2) == 0 {
+			w = 8 * (1 + rng.IntN(8))
+		}
+		mem := m.Memory(fmt.Sprintf("mem%d", k), depth, w)
+		ab := ir.AddrBits(depth)
+		var be ir.Value
+		if w%8 == 0 && rng.IntN(2) == 0 {
+			be = fit(pick(), w/8)
+		}
+		m.WritePort(mem, fit(pick(), ab), fit(pick(), w), fit(pick(), 1), be)
+		rd := m.ReadPort(mem, fit(pick(), ab), fit(pick(), 1))
+		vals = append(vals, rd, m.Xor(rd, fit(pick(), w)))
+	}
 	for _, r := range regs {
 		m.SetNext(r, fit(pick(), r.Width()))
 		if rng.IntN(2) == 0 {

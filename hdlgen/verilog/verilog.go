@@ -34,7 +34,8 @@ type emitter struct {
 	alive  []bool     // node is needed by an output
 	name   []string   // node's Verilog name ("" for inlined constants)
 	used   [][]uint64 // node's bits that something reads
-	clk    bool       // the module has live registers
+	clk    bool       // the module has live registers or memory ports
+	rst    bool       // the module has live registers (memories have no reset)
 	ports  []string   // port names, in ir port order
 	unused []string   // pieces nothing reads, gathered into one sink
 }
@@ -48,6 +49,12 @@ func (e *emitter) live() {
 			stack = append(stack, p.Node)
 		}
 	}
+	writes := map[int][]int{} // memory -> its write ports
+	for i := 0; i < e.m.Len(); i++ {
+		if n := e.m.Node(i); n.Op == ir.OpMemWrite {
+			writes[n.Args[0]] = append(writes[n.Args[0]], i)
+		}
+	}
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -56,8 +63,13 @@ func (e *emitter) live() {
 		}
 		e.alive[i] = true
 		n := e.m.Node(i)
-		if n.Op == ir.OpReg {
+		switch n.Op {
+		case ir.OpReg:
+			e.clk, e.rst = true, true
+		case ir.OpMemRead, ir.OpMemWrite:
 			e.clk = true
+		case ir.OpMem:
+			stack = append(stack, writes[i]...)
 		}
 		for _, a := range n.Args {
 			if a >= 0 {
@@ -71,12 +83,7 @@ func (e *emitter) live() {
 // wires and registers, then temporaries after their operation.
 func (e *emitter) names() {
 	e.name = make([]string, e.m.Len())
-	if e.clk {
-		e.nm.name("clk")
-		e.nm.name("rst")
-	} else {
-		e.nm.used["clk"], e.nm.used["rst"] = true, true // keep them free for later versions
-	}
+	e.nm.used["clk"], e.nm.used["rst"] = true, true // the clock and reset, declared or not
 	for _, p := range e.m.Ports() {
 		name := e.nm.name(p.Name)
 		e.ports = append(e.ports, name)
@@ -86,13 +93,13 @@ func (e *emitter) names() {
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.m.Node(i)
-		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg) {
+		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg || n.Op == ir.OpMem) {
 			e.name[i] = e.nm.name(n.Name)
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.m.Node(i)
-		if e.alive[i] && e.name[i] == "" && n.Op != ir.OpConst {
+		if e.alive[i] && e.name[i] == "" && n.Op != ir.OpConst && n.Op != ir.OpMemWrite {
 			e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
 		}
 	}
@@ -118,7 +125,7 @@ func (e *emitter) unusedBits() {
 		}
 		for _, a := range n.Args {
 			switch {
-			case a < 0:
+			case a < 0 || e.m.Node(a).Op == ir.OpMem:
 			case n.Op == ir.OpSlice:
 				mark(a, n.Lo, n.W)
 			default:
@@ -134,7 +141,7 @@ func (e *emitter) unusedBits() {
 	// Every named signal (inputs even when nothing reads them at all):
 	// gather the runs of bits nothing reads.
 	for i := 0; i < e.m.Len(); i++ {
-		if e.name[i] == "" {
+		if e.name[i] == "" || e.m.Node(i).Op == ir.OpMem {
 			continue
 		}
 		w := e.m.Node(i).W
@@ -273,6 +280,21 @@ func (e *emitter) expr(i int) string {
 	panic(fmt.Sprintf("verilog: no expression for %s", n.Op)) // inputs, constants and registers are not expressions
 }
 
+// field is bits [lo, lo+w) of node i as an operand: a folded literal for a
+// constant, the bare name for all of a 1-bit signal, else a part-select.
+func (e *emitter) field(i, lo, w int) string {
+	n := e.m.Node(i)
+	switch {
+	case n.Op == ir.OpConst:
+		return literal(w, sliceConst(n.Const, lo, w))
+	case lo == 0 && w == n.W:
+		return e.name[i]
+	case w == 1:
+		return fmt.Sprintf("%s[%d]", e.name[i], lo)
+	}
+	return fmt.Sprintf("%s[%d:%d]", e.name[i], lo+w-1, lo)
+}
+
 // extended is node i zero-extended to w bits.
 func (e *emitter) extended(i, w int) string {
 	if d := w - e.m.Node(i).W; d > 0 {
@@ -298,7 +320,10 @@ func (e *emitter) print() []byte {
 	fmt.Fprintf(&b, "module %s (\n", legal(m.Name()))
 	var ports []string
 	if e.clk {
-		ports = append(ports, "    input  wire clk", "    input  wire rst")
+		ports = append(ports, "    input  wire clk")
+	}
+	if e.rst {
+		ports = append(ports, "    input  wire rst")
 	}
 	for k, p := range m.Ports() {
 		dir := "input "
@@ -312,14 +337,18 @@ func (e *emitter) print() []byte {
 	// Declarations (registers, then wires, in node order), then the
 	// wires' continuous assignments: with every name declared first, the
 	// order of the assignments cannot matter.
-	var regs, wires []int
+	var regs, wires, clocked []int
 	for i := 0; i < m.Len(); i++ {
 		n := m.Node(i)
 		switch {
-		case !e.alive[i] || e.name[i] == "" || n.Op == ir.OpInput:
-		case n.Op == ir.OpReg:
+		case !e.alive[i] || n.Op == ir.OpInput:
+		case n.Op == ir.OpMemWrite:
+			clocked = append(clocked, i)
+		case n.Op == ir.OpMem:
+			fmt.Fprintf(&b, "    %s %s [0:%d]; // %s\n", decl("reg ", n.W), e.name[i], n.Depth-1, n.Pos)
+		case n.Op == ir.OpReg || n.Op == ir.OpMemRead:
 			regs = append(regs, i)
-		default:
+		case e.name[i] != "":
 			wires = append(wires, i)
 		}
 	}
@@ -351,6 +380,13 @@ func (e *emitter) print() []byte {
 	}
 	for _, i := range regs {
 		n := m.Node(i)
+		if n.Op == ir.OpMemRead {
+			// A registered read in its own block: it sees the word as it
+			// was before this edge's writes (read-first).
+			fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n            %s <= %s[%s];\n        end\n    end\n",
+				e.ref(n.Args[2]), e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
+			continue
+		}
 		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n")
 		fmt.Fprintf(&b, "        if (rst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
 		if len(n.Args) > 1 && n.Args[1] >= 0 {
@@ -359,6 +395,19 @@ func (e *emitter) print() []byte {
 			b.WriteString(" else begin\n")
 		}
 		fmt.Fprintf(&b, "            %s <= %s;\n        end\n    end\n", e.name[i], e.ref(n.Args[0]))
+	}
+	for _, i := range clocked {
+		n := m.Node(i)
+		mem, addr := e.name[n.Args[0]], e.ref(n.Args[1])
+		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n", e.ref(n.Args[3]))
+		if be := n.Args[4]; be < 0 {
+			fmt.Fprintf(&b, "            %s[%s] <= %s;\n", mem, addr, e.ref(n.Args[2]))
+		} else {
+			for k := 0; k < m.Node(n.Args[0]).W/8; k++ {
+				fmt.Fprintf(&b, "            if (%s) %s[%s][%d:%d] <= %s;\n", e.field(be, k, 1), mem, addr, 8*k+7, 8*k, e.field(n.Args[2], 8*k, 8))
+			}
+		}
+		b.WriteString("        end\n    end\n")
 	}
 	b.WriteString("\n")
 	for k, p := range m.Ports() {

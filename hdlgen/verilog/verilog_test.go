@@ -52,7 +52,7 @@ func ops() *ir.Module {
 	return m
 }
 
-var modules = []func() *ir.Module{counter, ops}
+var modules = []func() *ir.Module{counter, ops, ram}
 
 // write emits every module into dir as <name>.v and returns the paths.
 func write(t *testing.T, dir string) []string {
@@ -171,4 +171,20 @@ func TestEmitRefusesBadModules(t *testing.T) {
 	if _, err := Emit(m); err == nil || !strings.Contains(err.Error(), `wire "w" is never driven`) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// ram is a 16 x 32-bit memory with a byte-enabled write port and a
+// registered read port, and a small whole-word memory beside it.
+func ram() *ir.Module {
+	m := ir.NewModule("ram")
+	waddr, raddr := m.Input("waddr", 4), m.Input("raddr", 4)
+	data, be := m.Input("wdata", 32), m.Input("wbe", 4)
+	we, re := m.Input("we", 1), m.Input("re", 1)
+	mem := m.Memory("words", 16, 32)
+	m.WritePort(mem, waddr, data, we, be)
+	m.Output("rdata", m.ReadPort(mem, raddr, re))
+	flags := m.Memory("flags", 2, 8)
+	m.WritePort(flags, m.Slice(waddr, 0, 1), m.Slice(data, 0, 8), we, m.Slice(be, 0, 1))
+	m.Output("flag", m.ReadPort(flags, m.Slice(raddr, 0, 1), m.Const(1, 1)))
+	return m
 }
