@@ -90,6 +90,7 @@ type Node struct {
 	Depth int      // OpMem: words
 	Name  string   // user's name (inputs, wires, registers; outputs name their driver via Ports)
 	Reset []uint64 // OpReg: value on reset
+	Async bool     // OpReg: reset by arst, asynchronously (else by rst at an edge)
 	Pos   Pos      // the builder call that made it
 	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
 }
@@ -227,8 +228,8 @@ func (m *Module) Input(name string, w int) Value {
 		m.errorf(p, "input %q: width %d must be at least 1", name, w)
 		return m.poison(p, 1)
 	}
-	if name == "clk" || name == "rst" {
-		m.errorf(p, "input %q: clk and rst are the module's clock and reset, declared for it", name)
+	if name == "clk" || name == "rst" || name == "arst" {
+		m.errorf(p, "input %q: clk, rst and arst are the module's clock and resets, declared for it", name)
 		return m.poison(p, w)
 	}
 	m.claim(p, name)
@@ -296,7 +297,17 @@ func (m *Module) Assign(w, v Value) {
 // Reg declares a register of width w that takes reset on rst; drive it
 // with SetNext (and optionally SetEnable).
 func (m *Module) Reg(name string, w int, reset uint64) Value {
-	p := caller()
+	return m.reg(caller(), name, w, reset, false)
+}
+
+// RegAsync declares a register with an asynchronous reset: it takes reset
+// as soon as the module's arst input is high, without waiting for a clock
+// edge. Its reset input is arst, not rst, so no signal is used both ways.
+func (m *Module) RegAsync(name string, w int, reset uint64) Value {
+	return m.reg(caller(), name, w, reset, true)
+}
+
+func (m *Module) reg(p Pos, name string, w int, reset uint64, async bool) Value {
 	if w < 1 {
 		m.errorf(p, "register %q: width %d must be at least 1", name, w)
 		return m.poison(p, 1)
@@ -308,7 +319,7 @@ func (m *Module) Reg(name string, w int, reset uint64) Value {
 	m.claim(p, name)
 	r := make([]uint64, words(w))
 	r[0] = reset
-	return m.add(Node{Op: OpReg, W: w, Name: name, Reset: r, Pos: p})
+	return m.add(Node{Op: OpReg, W: w, Name: name, Reset: r, Async: async, Pos: p})
 }
 
 // SetNext sets what register r takes at each clock edge (when enabled).

@@ -19,6 +19,7 @@ type Reference struct {
 	memo  map[int]*big.Int            // this cycle's combinational values
 	mems  map[int]map[string]*big.Int // memory node -> address -> word (absent: 0)
 	rst   bool
+	arst  bool
 }
 
 // NewReference prepares m for reference evaluation, registers at reset.
@@ -73,6 +74,20 @@ func (r *Reference) SetInput(i int, v uint64) {
 
 // SetReset holds rst high or low for the next edges.
 func (r *Reference) SetReset(on bool) { r.rst = on }
+
+// SetAsyncReset drives arst: asynchronously reset registers hold their
+// reset value while it is high.
+func (r *Reference) SetAsyncReset(on bool) {
+	r.arst = on
+	if on {
+		for i := range r.state {
+			if n := r.m.Node(i); n.Op == ir.OpReg && n.Async {
+				r.state[i] = words(n.Reset)
+			}
+		}
+		r.memo = nil
+	}
+}
 
 // Value returns node i's value this cycle.
 func (r *Reference) Value(i int) *big.Int {
@@ -204,7 +219,7 @@ func (r *Reference) Step() {
 			} else {
 				next[i] = cur
 			}
-		case r.rst:
+		case n.Async && r.arst || !n.Async && r.rst:
 			next[i] = words(n.Reset)
 		case len(n.Args) < 2 || n.Args[1] < 0 || r.Value(n.Args[1]).Sign() != 0:
 			next[i] = r.Value(n.Args[0])

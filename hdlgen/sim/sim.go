@@ -45,6 +45,7 @@ type writePort struct {
 type reg struct {
 	slot, next, en int32 // en -1: always
 	reset          uint64
+	async          bool
 }
 
 // Sim simulates one module. It is not safe for concurrent use.
@@ -62,6 +63,7 @@ type Sim struct {
 	inputs  map[string]int32
 	outputs map[string]int32
 	rst     bool
+	arst    bool
 	cycles  uint64
 	vcd     *vcd // nil unless TraceVCD was called
 }
@@ -112,7 +114,7 @@ func New(m *ir.Module) (*Sim, error) {
 	}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
-			r := reg{slot: int32(i), next: int32(n.Args[0]), en: -1, reset: n.Reset[0]}
+			r := reg{slot: int32(i), next: int32(n.Args[0]), en: -1, reset: n.Reset[0], async: n.Async}
 			if len(n.Args) > 1 && n.Args[1] >= 0 {
 				r.en = int32(n.Args[1])
 			}
@@ -273,6 +275,20 @@ func parity(v uint64) uint64 {
 // SetReset holds the module's reset (rst) high or low for the next edges.
 func (s *Sim) SetReset(on bool) { s.rst = on }
 
+// SetAsyncReset drives arst: while it is high, registers with an
+// asynchronous reset hold their reset value, from this moment.
+func (s *Sim) SetAsyncReset(on bool) {
+	s.arst = on
+	if on {
+		for k := range s.regs {
+			if r := &s.regs[k]; r.async {
+				s.slots[r.slot] = r.reset
+			}
+		}
+		s.eval()
+	}
+}
+
 // Set drives input name with v (masked to its width) and updates the
 // combinational logic.
 func (s *Sim) Set(name string, v uint64) error {
@@ -305,7 +321,7 @@ func (s *Sim) Step() {
 	for k := range s.regs {
 		r := &s.regs[k]
 		switch {
-		case s.rst:
+		case r.async && s.arst || !r.async && s.rst:
 			s.staged[k] = r.reset
 		case r.en < 0 || v[r.en] != 0:
 			s.staged[k] = v[r.next]

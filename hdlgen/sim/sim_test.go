@@ -23,7 +23,13 @@ func random(seed uint64, ops int) *ir.Module {
 	var regs []ir.Value
 	for k := range rng.IntN(4) {
 		w := 1 + rng.IntN(64)
-		r := m.Reg(fmt.Sprintf("r%d", k), w, rng.Uint64()&(1<<w-1|(^uint64(0)*uint64(w/64))))
+		reset := rng.Uint64() & (1<<w - 1 | (^uint64(0) * uint64(w/64)))
+		var r ir.Value
+		if rng.IntN(3) == 0 {
+			r = m.RegAsync(fmt.Sprintf("r%d", k), w, reset)
+		} else {
+			r = m.Reg(fmt.Sprintf("r%d", k), w, reset)
+		}
 		regs = append(regs, r)
 		vals = append(vals, r)
 	}
@@ -160,6 +166,14 @@ func differ(m *ir.Module, seed uint64, cycles int) error {
 		}
 		s.SetReset(c == 0)
 		r.SetReset(c == 0)
+		arst := c == 0 || rng.IntN(10) == 0
+		s.SetAsyncReset(arst)
+		r.SetAsyncReset(arst)
+		for i := 0; i < m.Len(); i++ { // an asynchronous reset shows at once
+			if want := r.Value(i); !want.IsUint64() || want.Uint64() != s.Value(i) {
+				return fmt.Errorf("cycle %d, node %d after arst: compiled %#x, reference %#x", c, i, s.Value(i), want)
+			}
+		}
 		s.Step()
 		r.Step()
 	}

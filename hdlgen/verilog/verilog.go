@@ -35,7 +35,8 @@ type emitter struct {
 	name   []string   // node's Verilog name ("" for inlined constants)
 	used   [][]uint64 // node's bits that something reads
 	clk    bool       // the module has live registers or memory ports
-	rst    bool       // the module has live registers (memories have no reset)
+	rst    bool       // the module has live registers with a synchronous reset
+	arst   bool       // the module has live registers with an asynchronous reset
 	ports  []string   // port names, in ir port order
 	unused []string   // pieces nothing reads, gathered into one sink
 }
@@ -65,7 +66,12 @@ func (e *emitter) live() {
 		n := e.m.Node(i)
 		switch n.Op {
 		case ir.OpReg:
-			e.clk, e.rst = true, true
+			e.clk = true
+			if n.Async {
+				e.arst = true
+			} else {
+				e.rst = true
+			}
 		case ir.OpMemRead, ir.OpMemWrite:
 			e.clk = true
 		case ir.OpMem:
@@ -83,7 +89,7 @@ func (e *emitter) live() {
 // wires and registers, then temporaries after their operation.
 func (e *emitter) names() {
 	e.name = make([]string, e.m.Len())
-	e.nm.used["clk"], e.nm.used["rst"] = true, true // the clock and reset, declared or not
+	e.nm.used["clk"], e.nm.used["rst"], e.nm.used["arst"] = true, true, true // the clock and resets, declared or not
 	for _, p := range e.m.Ports() {
 		name := e.nm.name(p.Name)
 		e.ports = append(e.ports, name)
@@ -325,6 +331,9 @@ func (e *emitter) print() []byte {
 	if e.rst {
 		ports = append(ports, "    input  wire rst")
 	}
+	if e.arst {
+		ports = append(ports, "    input  wire arst")
+	}
 	for k, p := range m.Ports() {
 		dir := "input "
 		if p.Output {
@@ -387,8 +396,13 @@ func (e *emitter) print() []byte {
 				e.ref(n.Args[2]), e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
 			continue
 		}
-		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n")
-		fmt.Fprintf(&b, "        if (rst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
+		if n.Async {
+			fmt.Fprintf(&b, "\n    always @(posedge clk or posedge arst) begin\n")
+			fmt.Fprintf(&b, "        if (arst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
+		} else {
+			fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n")
+			fmt.Fprintf(&b, "        if (rst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
+		}
 		if len(n.Args) > 1 && n.Args[1] >= 0 {
 			fmt.Fprintf(&b, " else if (%s) begin\n", e.ref(n.Args[1]))
 		} else {

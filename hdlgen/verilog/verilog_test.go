@@ -49,6 +49,10 @@ func ops() *ir.Module {
 	reg := m.Reg("reg", 8, 0x5A)
 	m.SetNext(reg, m.Zext(m.Slice(sum, 1, 3), 8))
 	m.Output("r", reg)
+	held := m.RegAsync("held", 4, 0x9)
+	m.SetNext(held, m.Slice(diff, 4, 4))
+	m.SetEnable(held, sel)
+	m.Output("held_q", held)
 	return m
 }
 

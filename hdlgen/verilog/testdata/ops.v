@@ -5,6 +5,7 @@
 module ops (
     input  wire clk,
     input  wire rst,
+    input  wire arst,
     input  wire [7:0] a,
     input  wire [7:0] b,
     input  wire module_,
@@ -16,9 +17,11 @@ module ops (
     output wire [3:0] konst,
     output wire [12:0] prod,
     output wire [47:0] shifts,
-    output wire [7:0] r
+    output wire [7:0] r,
+    output wire [3:0] held_q
 );
     reg  [7:0] reg_; // verilog_test.go:49
+    reg  [3:0] held; // verilog_test.go:52
     wire [7:0] add_4;
     wire [7:0] sub_5;
     wire [7:0] n_2fast; // verilog_test.go:36
@@ -58,6 +61,7 @@ module ops (
     wire [47:0] concat_44;
     wire [2:0] slice_47;
     wire [7:0] zext_48;
+    wire [3:0] slice_50;
     wire unused;
 
     assign add_4 = a + b;
@@ -99,6 +103,7 @@ module ops (
     assign concat_44 = {shl_34, shr_35, sar_36, concat_39, zext_41, sext_43};
     assign slice_47 = add_4[3:1];
     assign zext_48 = {5'h0, slice_47};
+    assign slice_50 = sub_5[7:4];
     assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
 
     always @(posedge clk) begin
@@ -106,6 +111,14 @@ module ops (
             reg_ <= 8'h5a;
         end else begin
             reg_ <= zext_48;
+        end
+    end
+
+    always @(posedge clk or posedge arst) begin
+        if (arst) begin
+            held <= 4'h9;
+        end else if (module_) begin
+            held <= slice_50;
         end
     end
 
@@ -117,6 +130,7 @@ module ops (
     assign prod = mul_32;
     assign shifts = concat_44;
     assign r = reg_;
+    assign held_q = held;
 endmodule
 
 `default_nettype wire
