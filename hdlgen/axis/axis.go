@@ -1,0 +1,65 @@
+// Package axis builds AXI-Stream plumbing in hdlgen/ir modules: streams
+// with valid/ready backpressure, and pieces that are correct by
+// construction — a transfer happens on an edge exactly when valid and
+// ready are both high, nothing is lost, repeated or reordered.
+package axis
+
+import "onic/hdlgen/ir"
+
+// Stream is one AXI-Stream link inside a module: Data (tdata with any
+// sideband packed in) and Valid from the producer, and Ready, a wire the
+// consumer must drive (with m.Assign) and the producer reads.
+type Stream struct {
+	Data, Valid, Ready ir.Value
+}
+
+// New makes a stream of data and valid whose Ready (a new wire named
+// name_ready) the consumer will drive.
+func New(m *ir.Module, name string, data, valid ir.Value) Stream {
+	return Stream{Data: data, Valid: valid, Ready: m.Wire(name+"_ready", 1)}
+}
+
+// Input declares a stream arriving through the module's ports
+// name_tdata, name_tvalid (inputs) and name_tready (an output the module
+// drives through the returned Stream's Ready).
+func Input(m *ir.Module, name string, w int) Stream {
+	s := Stream{Data: m.Input(name+"_tdata", w), Valid: m.Input(name+"_tvalid", 1), Ready: m.Wire(name+"_ready", 1)}
+	m.Output(name+"_tready", s.Ready)
+	return s
+}
+
+// Output sends s out of the module through name_tdata, name_tvalid and
+// name_tready (an input that drives s.Ready).
+func Output(m *ir.Module, name string, s Stream) {
+	m.Output(name+"_tdata", s.Data)
+	m.Output(name+"_tvalid", s.Valid)
+	m.Assign(s.Ready, m.Input(name+"_tready", 1))
+}
+
+// Skid is a full-throughput register slice: it registers data, valid and
+// ready, so neither the forward nor the backward path of in reaches the
+// output combinationally, and it still moves one word per cycle. When the
+// consumer stalls, the word in flight waits in a second (skid) register.
+func Skid(m *ir.Module, name string, in Stream) Stream {
+	w := in.Data.Width()
+	outValid := m.Reg(name+"_valid", 1, 0)
+	outData := m.Reg(name+"_data", w, 0)
+	skidValid := m.Reg(name+"_skid_valid", 1, 0)
+	skidData := m.Reg(name+"_skid_data", w, 0)
+	out := Stream{Data: outData, Valid: outValid, Ready: m.Wire(name+"_out_ready", 1)}
+
+	// The input is ready while the skid register is empty: a register,
+	// so ready does not depend on the consumer within a cycle.
+	m.Assign(in.Ready, m.Not(skidValid))
+	// The output register may load when it is empty or being taken.
+	load := m.Or(out.Ready, m.Not(outValid))
+	m.SetNext(outValid, m.Mux(load, m.Or(skidValid, in.Valid), outValid))
+	m.SetNext(outData, m.Mux(skidValid, skidData, in.Data))
+	m.SetEnable(outData, load)
+	// A word accepted while the output is stalled goes to the skid
+	// register; the skid register empties whenever the output loads.
+	m.SetNext(skidValid, m.Mux(load, m.Const(1, 0), m.Or(skidValid, in.Valid)))
+	m.SetNext(skidData, in.Data)
+	m.SetEnable(skidData, m.And(m.Not(load), m.And(in.Valid, m.Not(skidValid))))
+	return out
+}
