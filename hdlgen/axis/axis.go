@@ -63,3 +63,36 @@ func Skid(m *ir.Module, name string, in Stream) Stream {
 	m.SetEnable(skidData, m.And(m.Not(load), m.And(in.Valid, m.Not(skidValid))))
 	return out
 }
+
+// FIFO buffers up to depth words (a power of two, at least 2) in a block
+// RAM, first-word-fall-through: the oldest word is on the output while
+// valid. The RAM is read one edge ahead, at the head the next edge leaves;
+// a word written into that very slot on the same edge (the FIFO was empty
+// or about to be) comes from a bypass register instead, since a RAM read
+// sees the slot's old contents.
+func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
+	w := in.Data.Width()
+	ab := ir.AddrBits(depth)
+	rptr := m.Reg(name+"_rptr", ab+1, 0) // one more bit than the address: full vs empty
+	wptr := m.Reg(name+"_wptr", ab+1, 0)
+	mem := m.Memory(name+"_mem", depth, w)
+	bypass := m.Reg(name+"_bypass", 1, 0)
+	bypassData := m.Reg(name+"_bypass_data", w, 0)
+
+	empty := m.Eq(rptr, wptr)
+	full := m.And(m.Ne(m.Slice(rptr, ab, 1), m.Slice(wptr, ab, 1)), m.Eq(m.Slice(rptr, 0, ab), m.Slice(wptr, 0, ab)))
+	out := Stream{Valid: m.Not(empty), Ready: m.Wire(name+"_out_ready", 1)}
+	m.Assign(in.Ready, m.Not(full))
+
+	push := m.And(in.Valid, m.Not(full))
+	pop := m.And(out.Valid, out.Ready)
+	rnext := m.Add(rptr, m.Zext(pop, ab+1))
+	m.SetNext(rptr, rnext)
+	m.SetNext(wptr, m.Add(wptr, m.Zext(push, ab+1)))
+	m.WritePort(mem, m.Slice(wptr, 0, ab), in.Data, push, ir.Value{})
+	head := m.ReadPort(mem, m.Slice(rnext, 0, ab), m.Const(1, 1))
+	m.SetNext(bypass, m.And(push, m.Eq(wptr, rnext)))
+	m.SetNext(bypassData, in.Data)
+	out.Data = m.Mux(bypass, bypassData, head)
+	return out
+}
