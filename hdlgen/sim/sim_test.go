@@ -13,9 +13,13 @@ import (
 
 // random builds a random module from seed: inputs, registers and ops of
 // random widths (up to 64 bits), every op and every register used.
-func random(seed uint64, ops int) *ir.Module {
+func random(seed uint64, ops int) *ir.Module { return randomModule(seed, ops, true) }
+
+// randomModule is random, with or without memories (whose uninitialised
+// contents an event simulator shows as x).
+func randomModule(seed uint64, ops int, mems bool) *ir.Module {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	m := ir.NewModule("random")
+	m := ir.NewModule(fmt.Sprintf("random%d", seed))
 	var vals []ir.Value
 	for k := range 1 + rng.IntN(4) {
 		vals = append(vals, m.Input(fmt.Sprintf("in%d", k), 1+rng.IntN(64)))
@@ -106,7 +110,7 @@ func random(seed uint64, ops int) *ir.Module {
 	}
 	// Memories: a read port among the values, a write port (with byte
 	// enables when the word is whole bytes) driven from them.
-	for k := range rng.IntN(3) {
+	for k := range rng.IntN(3) * b2i(mems) {
 		depth, w := 2<<rng.IntN(4), 1+rng.IntN(64)
 		if rng.IntN(2) == 0 {
 			w = 8 * (1 + rng.IntN(8))
@@ -129,6 +133,13 @@ func random(seed uint64, ops int) *ir.Module {
 	}
 	m.Output("out", vals[len(vals)-1])
 	return m
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // differ runs module m in both simulators for cycles cycles of random
