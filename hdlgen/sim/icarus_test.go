@@ -79,7 +79,9 @@ func stimulus(m *ir.Module, src string, seed uint64, cycles int) (string, []uint
 		return "", nil, err
 	}
 	rng := rand.New(rand.NewPCG(seed, 9))
-	has := func(port string) bool { return strings.Contains(src, "input  wire "+port+",") || strings.Contains(src, "input  wire "+port+"\n") }
+	has := func(port string) bool {
+		return strings.Contains(src, "input  wire "+port+",") || strings.Contains(src, "input  wire "+port+"\n")
+	}
 	var b strings.Builder
 	b.WriteString("`timescale 1ns/1ps\nmodule tb;\n    reg clk = 0, rst = 0, arst = 0;\n")
 	var conns []string
