@@ -1,0 +1,157 @@
+// Package check runs the vendor-neutral tools over generated Verilog:
+// Verilator's lint (-Wall, no waivers), Icarus Verilog (-g2005) and Yosys
+// synthesis for Xilinx 7-series, whose cell counts and longest
+// combinational path it reports per module.
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Resources is what Yosys's synth_xilinx made of one module.
+type Resources struct {
+	Module string `json:"module"`
+	LUT    int    `json:"lut"`    // LUT1-LUT6
+	FF     int    `json:"ff"`     // FDRE, FDSE, FDCE, FDPE
+	LUTRAM int    `json:"lutram"` // RAM32M, RAM64M and the like
+	BRAM   int    `json:"bram"`   // RAMB18E1, RAMB36E1
+	DSP    int    `json:"dsp"`    // DSP48E1
+	Carry  int    `json:"carry"`  // CARRY4
+	Depth  int    `json:"depth"`  // Yosys ltp -noff: the longest path between flip-flops and ports, as Yosys counts it
+}
+
+// Report is the result of checking a directory.
+type Report struct {
+	Files     []string    `json:"files"`
+	Verilator string      `json:"verilator"` // "clean" or the warnings
+	Icarus    string      `json:"icarus"`    // "clean" or the messages
+	Modules   []Resources `json:"modules"`
+	Clean     bool        `json:"clean"` // no lint or compile messages at all
+}
+
+// tool finds a program or says how to get it.
+func tool(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not installed (make deps installs it)", name)
+	}
+	return p, nil
+}
+
+// Dir checks every .v file in dir (one module per file, named after it).
+func Dir(dir string) (Report, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
+	if err != nil || len(files) == 0 {
+		return Report{}, fmt.Errorf("%s: no .v files", dir)
+	}
+	sort.Strings(files)
+	r := Report{Files: files, Clean: true}
+	verilator, err := tool("verilator")
+	if err != nil {
+		return r, err
+	}
+	var lint []string
+	for _, f := range files {
+		top := strings.TrimSuffix(filepath.Base(f), ".v")
+		args := append([]string{"--lint-only", "-Wall", "--top-module", top}, files...)
+		if out, err := exec.Command(verilator, args...).CombinedOutput(); err != nil || len(out) != 0 {
+			lint = append(lint, strings.TrimSpace(string(out)))
+		}
+	}
+	r.Verilator = verdict(lint)
+	iverilog, err := tool("iverilog")
+	if err != nil {
+		return r, err
+	}
+	tmp, err := os.MkdirTemp("", "onic-check")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(tmp)
+	args := append([]string{"-g2005", "-Wall", "-o", filepath.Join(tmp, "a.out")}, files...)
+	var icarus []string
+	if out, err := exec.Command(iverilog, args...).CombinedOutput(); err != nil || len(out) != 0 {
+		icarus = append(icarus, strings.TrimSpace(string(out)))
+	}
+	r.Icarus = verdict(icarus)
+	r.Clean = len(lint) == 0 && len(icarus) == 0
+	yosys, err := tool("yosys")
+	if err != nil {
+		return r, err
+	}
+	for _, f := range files {
+		res, err := synth(yosys, tmp, files, strings.TrimSuffix(filepath.Base(f), ".v"))
+		if err != nil {
+			return r, err
+		}
+		r.Modules = append(r.Modules, res)
+	}
+	return r, nil
+}
+
+func verdict(msgs []string) string {
+	if len(msgs) == 0 {
+		return "clean"
+	}
+	return strings.Join(msgs, "\n")
+}
+
+var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)`)
+
+// synth runs synth_xilinx on top and reads its cell counts and depth.
+func synth(yosys, tmp string, files []string, top string) (Resources, error) {
+	stat := filepath.Join(tmp, top+".json")
+	// -noiopad: the module is a core inside a design, not the FPGA top.
+	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -top %s; tee -q -o %s stat -json; ltp -noff",
+		strings.Join(files, " "), top, stat)
+	out, err := exec.Command(yosys, "-p", script).CombinedOutput()
+	if err != nil {
+		return Resources{}, fmt.Errorf("yosys on %s: %v\n%s", top, err, tail(string(out)))
+	}
+	var st struct {
+		Design struct {
+			Cells map[string]int `json:"num_cells_by_type"`
+		} `json:"design"`
+	}
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		return Resources{}, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return Resources{}, fmt.Errorf("yosys stat for %s: %v", top, err)
+	}
+	res := Resources{Module: top}
+	for cell, n := range st.Design.Cells {
+		switch {
+		case strings.HasPrefix(cell, "LUT"):
+			res.LUT += n
+		case strings.HasPrefix(cell, "FD"):
+			res.FF += n
+		case strings.HasPrefix(cell, "RAMB"):
+			res.BRAM += n
+		case strings.HasPrefix(cell, "RAM"):
+			res.LUTRAM += n
+		case strings.HasPrefix(cell, "DSP"):
+			res.DSP += n
+		case cell == "CARRY4":
+			res.Carry += n
+		}
+	}
+	if m := ltpRE.FindStringSubmatch(string(out)); m != nil {
+		res.Depth, _ = strconv.Atoi(m[1])
+	}
+	return res, nil
+}
+
+func tail(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-10):], "\n")
+}
