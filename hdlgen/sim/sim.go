@@ -5,8 +5,9 @@
 // thing by walking the netlist with big integers; tests and a fuzz target
 // hold the two equal, in the manner of Amaranth's simulators.
 //
-// This first version handles signals of up to 64 bits; wider signals are
-// refused with an error naming the signal.
+// Modules whose signals all fit in 64 bits run on a fast path, one slot
+// per signal; a module with a wider signal (a 512-bit tdata bus) runs on a
+// multi-word evaluator.
 package sim
 
 import (
@@ -65,7 +66,8 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	vcd     *vcd // nil unless TraceVCD was called
+	vcd     *vcd  // nil unless TraceVCD was called
+	w       *wide // the multi-word evaluator, for modules with signals over 64 bits
 }
 
 // New compiles m.
@@ -74,9 +76,10 @@ func New(m *ir.Module) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{m: m, slots: make([]uint64, m.Len()), inputs: map[string]int32{}, outputs: map[string]int32{}}
+	wideSignals := false
 	for i := 0; i < m.Len(); i++ {
-		if n := m.Node(i); n.W > 64 {
-			return nil, fmt.Errorf("%s: %s is %d bits; the simulator handles up to 64 so far", n.Pos, n.Op, n.W)
+		if n := m.Node(i); n.W > 64 && n.Op != ir.OpMemWrite {
+			wideSignals = true
 		}
 	}
 	for _, p := range m.Ports() {
@@ -141,6 +144,9 @@ func New(m *ir.Module) (*Sim, error) {
 	}
 	s.rstaged = make([]uint64, len(s.reads))
 	s.staged = make([]uint64, len(s.regs))
+	if wideSignals {
+		s.w = newWide(s)
+	}
 	s.eval()
 	return s, nil
 }
@@ -180,6 +186,10 @@ func (s *Sim) compile(i int) inst {
 
 // eval runs the combinational logic.
 func (s *Sim) eval() {
+	if s.w != nil {
+		s.w.eval(s)
+		return
+	}
 	v := s.slots
 	for k := range s.prog {
 		in := &s.prog[k]
@@ -282,7 +292,11 @@ func (s *Sim) SetAsyncReset(on bool) {
 	if on {
 		for k := range s.regs {
 			if r := &s.regs[k]; r.async {
-				s.slots[r.slot] = r.reset
+				if s.w != nil {
+					copy(s.w.get(int(r.slot)), s.m.Node(int(r.slot)).Reset)
+				} else {
+					s.slots[r.slot] = r.reset
+				}
 			}
 		}
 		s.eval()
@@ -291,32 +305,77 @@ func (s *Sim) SetAsyncReset(on bool) {
 
 // Set drives input name with v (masked to its width) and updates the
 // combinational logic.
-func (s *Sim) Set(name string, v uint64) error {
+func (s *Sim) Set(name string, v uint64) error { return s.SetWords(name, []uint64{v}) }
+
+// SetWords drives input name with a value given as 64-bit words, least
+// significant first (missing words are zero; bits beyond its width are
+// dropped), and updates the combinational logic.
+func (s *Sim) SetWords(name string, v []uint64) error {
 	i, ok := s.inputs[name]
 	if !ok {
 		return fmt.Errorf("module %s has no input %q", s.m.Name(), name)
 	}
-	s.slots[i] = v & mask(s.m.Node(int(i)).W)
+	w := s.m.Node(int(i)).W
+	if s.w != nil {
+		d := s.w.get(int(i))
+		clear(d)
+		copy(d, v)
+		topMask(d, w)
+	} else if len(v) > 0 {
+		s.slots[i] = v[0] & mask(w)
+	} else {
+		s.slots[i] = 0
+	}
 	s.eval()
 	return nil
 }
 
-// Get returns output name's value.
+// Get returns output name's value (its low 64 bits; GetWords has all).
 func (s *Sim) Get(name string) (uint64, error) {
 	i, ok := s.outputs[name]
 	if !ok {
 		return 0, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
 	}
-	return s.slots[i], nil
+	return s.Value(int(i)), nil
 }
 
-// Value returns node i's current value.
-func (s *Sim) Value(i int) uint64 { return s.slots[i] }
+// GetWords returns output name's value as 64-bit words, least
+// significant first (valid until the next Set or Step).
+func (s *Sim) GetWords(name string) ([]uint64, error) {
+	i, ok := s.outputs[name]
+	if !ok {
+		return nil, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
+	}
+	return s.ValueWords(int(i)), nil
+}
+
+// Value returns node i's current value (its low 64 bits).
+func (s *Sim) Value(i int) uint64 {
+	if s.w != nil {
+		return s.w.get(i)[0]
+	}
+	return s.slots[i]
+}
+
+// ValueWords returns node i's current value as words, least significant
+// first (valid until the next Set or Step).
+func (s *Sim) ValueWords(i int) []uint64 {
+	if s.w != nil {
+		return s.w.get(i)
+	}
+	return s.slots[i : i+1]
+}
 
 // Step is one rising clock edge: every register takes its reset value
 // (rst high), its next value (enabled) or keeps its own, all at once; then
 // the combinational logic settles.
 func (s *Sim) Step() {
+	if s.w != nil {
+		s.w.step(s)
+		s.cycles++
+		s.eval()
+		return
+	}
 	v := s.slots
 	for k := range s.regs {
 		r := &s.regs[k]

@@ -13,20 +13,20 @@ import (
 
 // random builds a random module from seed: inputs, registers and ops of
 // random widths (up to 64 bits), every op and every register used.
-func random(seed uint64, ops int) *ir.Module { return randomModule(seed, ops, true) }
+func random(seed uint64, ops int) *ir.Module { return randomModule(seed, ops, true, 64) }
 
 // randomModule is random, with or without memories (whose uninitialised
-// contents an event simulator shows as x).
-func randomModule(seed uint64, ops int, mems bool) *ir.Module {
+// contents an event simulator shows as x), with signals up to maxW bits.
+func randomModule(seed uint64, ops int, mems bool, maxW int) *ir.Module {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	m := ir.NewModule(fmt.Sprintf("random%d", seed))
 	var vals []ir.Value
 	for k := range 1 + rng.IntN(4) {
-		vals = append(vals, m.Input(fmt.Sprintf("in%d", k), 1+rng.IntN(64)))
+		vals = append(vals, m.Input(fmt.Sprintf("in%d", k), 1+rng.IntN(maxW)))
 	}
 	var regs []ir.Value
 	for k := range rng.IntN(4) {
-		w := 1 + rng.IntN(64)
+		w := 1 + rng.IntN(maxW)
 		reset := rng.Uint64() & (1<<w - 1 | (^uint64(0) * uint64(w/64)))
 		var r ir.Value
 		if rng.IntN(3) == 0 {
@@ -80,8 +80,8 @@ func randomModule(seed uint64, ops int, mems bool) *ir.Module {
 			lo := rng.IntN(w)
 			v = m.Slice(a, lo, 1+rng.IntN(w-lo))
 		case 12:
-			c := fit(pick(), 1+rng.IntN(64))
-			if a.Width()+c.Width() <= 64 {
+			c := fit(pick(), 1+rng.IntN(maxW))
+			if a.Width()+c.Width() <= maxW {
 				v = m.Concat(a, c)
 			} else {
 				v = m.RedOr(c)
@@ -91,8 +91,8 @@ func randomModule(seed uint64, ops int, mems bool) *ir.Module {
 		case 14:
 			v = m.RedXor(a)
 		case 15:
-			c := fit(pick(), max(1, min(64-w, 1+rng.IntN(32))))
-			if w+c.Width() <= 64 {
+			c := fit(pick(), max(1, min(maxW-w, 1+rng.IntN(32))))
+			if w+c.Width() <= maxW {
 				v = m.Mul(a, c)
 			} else {
 				v = m.Const(w, rng.Uint64()&(1<<w-1|(^uint64(0)*uint64(w/64))))
@@ -104,16 +104,16 @@ func randomModule(seed uint64, ops int, mems bool) *ir.Module {
 		case 18:
 			v = m.Sar(a, fit(pick(), 1+rng.IntN(7)))
 		default:
-			v = m.Sext(a, w+rng.IntN(65-w))
+			v = m.Sext(a, w+rng.IntN(maxW+1-w))
 		}
 		vals = append(vals, v)
 	}
 	// Memories: a read port among the values, a write port (with byte
 	// enables when the word is whole bytes) driven from them.
 	for k := range rng.IntN(3) * b2i(mems) {
-		depth, w := 2<<rng.IntN(4), 1+rng.IntN(64)
+		depth, w := 2<<rng.IntN(4), 1+rng.IntN(maxW)
 		if rng.IntN(2) == 0 {
-			w = 8 * (1 + rng.IntN(8))
+			w = 8 * (1 + rng.IntN(maxW/8))
 		}
 		mem := m.Memory(fmt.Sprintf("mem%d", k), depth, w)
 		ab := ir.AddrBits(depth)
@@ -169,10 +169,9 @@ func differ(m *ir.Module, seed uint64, cycles int) error {
 			r.SetInput(p.Node, v)
 		}
 		for i := 0; i < m.Len(); i++ {
-			want := r.Value(i)
-			if !want.IsUint64() || want.Uint64() != s.Value(i) {
+			if want, got := r.Value(i), words(s.ValueWords(i)); want.Cmp(got) != 0 {
 				n := m.Node(i)
-				return fmt.Errorf("cycle %d, node %d (%s, %d bits, %s): compiled %#x, reference %#x", c, i, n.Op, n.W, n.Pos, s.Value(i), want)
+				return fmt.Errorf("cycle %d, node %d (%s, %d bits, %s): compiled %#x, reference %#x", c, i, n.Op, n.W, n.Pos, got, want)
 			}
 		}
 		s.SetReset(c == 0)
@@ -181,8 +180,8 @@ func differ(m *ir.Module, seed uint64, cycles int) error {
 		s.SetAsyncReset(arst)
 		r.SetAsyncReset(arst)
 		for i := 0; i < m.Len(); i++ { // an asynchronous reset shows at once
-			if want := r.Value(i); !want.IsUint64() || want.Uint64() != s.Value(i) {
-				return fmt.Errorf("cycle %d, node %d after arst: compiled %#x, reference %#x", c, i, s.Value(i), want)
+			if want, got := r.Value(i), words(s.ValueWords(i)); want.Cmp(got) != 0 {
+				return fmt.Errorf("cycle %d, node %d after arst: compiled %#x, reference %#x", c, i, got, want)
 			}
 		}
 		s.Step()
@@ -205,12 +204,23 @@ func TestAgainstReference(t *testing.T) {
 	}
 }
 
+// TestWideAgainstReference: the multi-word evaluator equals the reference
+// on 200 random modules with signals up to 300 bits.
+func TestWideAgainstReference(t *testing.T) {
+	for seed := range uint64(200) {
+		m := randomModule(seed, 40, true, 300)
+		if err := differ(m, seed, 20); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
 // FuzzAgainstReference: the same over fuzzed seeds and sizes.
 func FuzzAgainstReference(f *testing.F) {
 	f.Add(uint64(1), uint8(10))
 	f.Add(uint64(77), uint8(120))
 	f.Fuzz(func(t *testing.T, seed uint64, ops uint8) {
-		m := random(seed, int(ops))
+		m := randomModule(seed, int(ops), true, []int{64, 300}[seed%2])
 		if err := m.Check(); err != nil {
 			t.Fatalf("seed %d builds a bad module: %v", seed, err)
 		}
@@ -266,14 +276,17 @@ func BenchmarkStep50(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mcycles/s")
 }
 
-// TestStepAllocs: a clock cycle allocates nothing.
+// TestStepAllocs: a clock cycle allocates nothing, on the 64-bit path
+// and on the multi-word one.
 func TestStepAllocs(t *testing.T) {
-	s, err := New(random(7, 50))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := testing.AllocsPerRun(1000, s.Step); n != 0 {
-		t.Fatalf("%v allocations per cycle", n)
+	for _, maxW := range []int{64, 300} {
+		s, err := New(randomModule(7, 50, true, maxW))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(1000, s.Step); n != 0 {
+			t.Fatalf("signals up to %d bits: %v allocations per cycle", maxW, n)
+		}
 	}
 }
 

@@ -30,6 +30,9 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 	if periodNs < 2 || periodNs%2 != 0 {
 		return fmt.Errorf("vcd: clock period %d ns must be even and at least 2", periodNs)
 	}
+	if s.w != nil {
+		return fmt.Errorf("vcd: module %s has signals over 64 bits, which the VCD writer does not handle yet", s.m.Name())
+	}
 	v := &vcd{w: bufio.NewWriter(w), period: periodNs}
 	m := s.m
 	// One identifier per traced node; a node with several names (a

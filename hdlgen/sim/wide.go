@@ -1,0 +1,325 @@
+package sim
+
+import (
+	"math/bits"
+
+	"onic/hdlgen/ir"
+)
+
+// wide is the multi-word evaluator, used when a module has a signal of
+// more than 64 bits (a 512-bit tdata bus, say): every signal occupies
+// (w+63)/64 consecutive words, least significant first, with the bits
+// above w kept zero.
+type wide struct {
+	off, nw []int    // node -> first word, word count
+	v       []uint64 // all words
+	staged  []uint64 // registers' and read ports' next words
+	mems    [][]uint64
+}
+
+func newWide(s *Sim) *wide {
+	m := s.m
+	w := &wide{off: make([]int, m.Len()), nw: make([]int, m.Len())}
+	total := 0
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		w.off[i], w.nw[i] = total, (n.W+63)/64
+		total += w.nw[i]
+	}
+	w.v = make([]uint64, total)
+	stagedLen := 0
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		switch n.Op {
+		case ir.OpConst:
+			copy(w.get(i), n.Const)
+		case ir.OpReg:
+			copy(w.get(i), n.Reset)
+			stagedLen += w.nw[i]
+		case ir.OpMemRead:
+			stagedLen += w.nw[i]
+		case ir.OpMem:
+			w.mems = append(w.mems, make([]uint64, n.Depth*w.nw[i]))
+		}
+	}
+	w.staged = make([]uint64, stagedLen)
+	return w
+}
+
+// get is node i's words.
+func (w *wide) get(i int) []uint64 { return w.v[w.off[i] : w.off[i]+w.nw[i]] }
+
+// topMask clears the bits of d above width.
+func topMask(d []uint64, width int) {
+	if r := width % 64; r != 0 {
+		d[len(d)-1] &= 1<<r - 1
+	}
+}
+
+// bitsAt reads 64 bits of src starting at bit pos (zeros past its end).
+func bitsAt(src []uint64, pos int) uint64 {
+	q, r := pos/64, uint(pos%64)
+	var lo, hi uint64
+	if q < len(src) {
+		lo = src[q]
+	}
+	if q+1 < len(src) {
+		hi = src[q+1]
+	}
+	if r == 0 {
+		return lo
+	}
+	return lo>>r | hi<<(64-r)
+}
+
+// signBit is bit width-1 of a.
+func signBit(a []uint64, width int) uint64 { return a[(width-1)/64] >> uint((width-1)%64) & 1 }
+
+// cmpU compares a and b (equal lengths) as unsigned numbers.
+func cmpU(a, b []uint64) int {
+	for k := len(a) - 1; k >= 0; k-- {
+		if a[k] != b[k] {
+			if a[k] < b[k] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// amount reads a shift amount, saturated to limit.
+func amount(a []uint64, limit int) int {
+	for _, x := range a[1:] {
+		if x != 0 {
+			return limit
+		}
+	}
+	if a[0] >= uint64(limit) {
+		return limit
+	}
+	return int(a[0])
+}
+
+// eval runs the combinational logic over words.
+func (w *wide) eval(s *Sim) {
+	m := s.m
+	for k := range s.prog {
+		in := &s.prog[k]
+		i := int(in.dst)
+		n := m.Node(i)
+		d := w.get(i)
+		a := w.get(n.Args[0])
+		aw := m.Node(n.Args[0]).W
+		switch n.Op {
+		case ir.OpWire, ir.OpZext:
+			clear(d)
+			copy(d, a)
+		case ir.OpAdd, ir.OpSub:
+			b := w.get(n.Args[1])
+			var c uint64
+			for j := range d {
+				if n.Op == ir.OpAdd {
+					d[j], c = bits.Add64(a[j], b[j], c)
+				} else {
+					d[j], c = bits.Sub64(a[j], b[j], c)
+				}
+			}
+		case ir.OpAnd, ir.OpOr, ir.OpXor:
+			b := w.get(n.Args[1])
+			for j := range d {
+				switch n.Op {
+				case ir.OpAnd:
+					d[j] = a[j] & b[j]
+				case ir.OpOr:
+					d[j] = a[j] | b[j]
+				default:
+					d[j] = a[j] ^ b[j]
+				}
+			}
+		case ir.OpNot:
+			for j := range d {
+				d[j] = ^a[j]
+			}
+		case ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS:
+			b := w.get(n.Args[1])
+			c := cmpU(a, b)
+			var r bool
+			switch n.Op {
+			case ir.OpEq:
+				r = c == 0
+			case ir.OpNe:
+				r = c != 0
+			case ir.OpLtU:
+				r = c < 0
+			default:
+				sa, sb := signBit(a, aw), signBit(b, aw)
+				r = sa > sb || sa == sb && c < 0
+			}
+			d[0] = b2u(r)
+		case ir.OpMux:
+			if a[0] != 0 {
+				copy(d, w.get(n.Args[1]))
+			} else {
+				copy(d, w.get(n.Args[2]))
+			}
+		case ir.OpSlice:
+			for j := range d {
+				d[j] = bitsAt(a, n.Lo+64*j)
+			}
+		case ir.OpConcat:
+			clear(d)
+			pos := n.W
+			for _, p := range n.Args {
+				pw := m.Node(p).W
+				pos -= pw
+				src := w.get(p)
+				for b := 0; b < pw; b += 64 {
+					chunk := bitsAt(src, b)
+					if pw-b < 64 {
+						chunk &= 1<<uint(pw-b) - 1
+					}
+					q, r := (pos+b)/64, uint((pos+b)%64)
+					d[q] |= chunk << r
+					if r != 0 && q+1 < len(d) {
+						d[q+1] |= chunk >> (64 - r)
+					}
+				}
+			}
+		case ir.OpSext:
+			clear(d)
+			copy(d, a)
+			if signBit(a, aw) == 1 {
+				for b := aw; b < n.W; b++ {
+					d[b/64] |= 1 << uint(b%64)
+				}
+			}
+		case ir.OpRedOr, ir.OpRedAnd, ir.OpRedXor:
+			ones := 0
+			any := false
+			for _, x := range a {
+				ones += bits.OnesCount64(x)
+				any = any || x != 0
+			}
+			switch n.Op {
+			case ir.OpRedOr:
+				d[0] = b2u(any)
+			case ir.OpRedAnd:
+				d[0] = b2u(ones == aw)
+			default:
+				d[0] = uint64(ones & 1)
+			}
+		case ir.OpMul:
+			b := w.get(n.Args[1])
+			clear(d)
+			for x := range a {
+				var carry uint64
+				for y := range b {
+					if x+y >= len(d) {
+						break
+					}
+					hi, lo := bits.Mul64(a[x], b[y])
+					var c1, c2 uint64
+					d[x+y], c1 = bits.Add64(d[x+y], lo, 0)
+					d[x+y], c2 = bits.Add64(d[x+y], carry, 0)
+					carry = hi + c1 + c2
+				}
+				if x+len(b) < len(d) {
+					d[x+len(b)] += carry
+				}
+			}
+		case ir.OpShl, ir.OpShr, ir.OpSar:
+			sh := amount(w.get(n.Args[1]), n.W)
+			fill := uint64(0)
+			if n.Op == ir.OpSar && signBit(a, n.W) == 1 {
+				fill = ^uint64(0)
+			}
+			for j := range d {
+				switch n.Op {
+				case ir.OpShl:
+					// bit b of d is bit b-sh of a
+					if lo := 64*j - sh; lo >= 0 {
+						d[j] = bitsAt(a, lo)
+					} else if lo > -64 {
+						d[j] = bitsAt(a, 0) << uint(-lo)
+					} else {
+						d[j] = 0
+					}
+				default:
+					d[j] = bitsAt(a, 64*j+sh)
+					// bits that came from beyond a's width take the fill
+					if over := 64*j + sh + 64 - n.W; over > 0 {
+						if over >= 64 {
+							d[j] = fill
+						} else {
+							d[j] = d[j]&(^uint64(0)>>uint(over)) | fill<<uint(64-over)
+						}
+					}
+				}
+			}
+		}
+		topMask(d, n.W)
+	}
+}
+
+// step is one rising edge over words (see Sim.Step).
+func (w *wide) step(s *Sim) {
+	m := s.m
+	off := 0
+	for k := range s.regs {
+		r := &s.regs[k]
+		n := m.Node(int(r.slot))
+		dst := w.staged[off : off+w.nw[r.slot]]
+		switch {
+		case r.async && s.arst || !r.async && s.rst:
+			copy(dst, n.Reset)
+		case r.en < 0 || w.get(int(r.en))[0] != 0:
+			copy(dst, w.get(int(r.next)))
+		default:
+			copy(dst, w.get(int(r.slot)))
+		}
+		off += len(dst)
+	}
+	for k := range s.reads {
+		p := &s.reads[k]
+		nw := w.nw[p.slot]
+		dst := w.staged[off : off+nw]
+		if w.get(int(p.en))[0] != 0 {
+			a := int(w.get(int(p.addr))[0])
+			copy(dst, w.mems[p.mem][a*nw:(a+1)*nw])
+		} else {
+			copy(dst, w.get(int(p.slot)))
+		}
+		off += nw
+	}
+	for k := range s.writes {
+		p := &s.writes[k]
+		if w.get(int(p.en))[0] == 0 {
+			continue
+		}
+		data := w.get(int(p.data))
+		nw := len(data)
+		a := int(w.get(int(p.addr))[0])
+		word := w.mems[p.mem][a*nw : (a+1)*nw]
+		if p.be < 0 {
+			copy(word, data)
+			continue
+		}
+		be := w.get(int(p.be))
+		for b := 0; b < p.bytes; b++ {
+			if be[b/64]>>uint(b%64)&1 != 0 {
+				q, r := b/8, uint(8*(b%8))
+				word[q] = word[q]&^(0xFF<<r) | data[q]&(0xFF<<r)
+			}
+		}
+	}
+	off = 0
+	for k := range s.regs {
+		r := s.regs[k].slot
+		off += copy(w.get(int(r)), w.staged[off:off+w.nw[r]])
+	}
+	for k := range s.reads {
+		r := s.reads[k].slot
+		off += copy(w.get(int(r)), w.staged[off:off+w.nw[r]])
+	}
+}
