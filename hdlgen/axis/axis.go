@@ -4,7 +4,11 @@
 // ready are both high, nothing is lost, repeated or reordered.
 package axis
 
-import "onic/hdlgen/ir"
+import (
+	"strconv"
+
+	"onic/hdlgen/ir"
+)
 
 // Stream is one AXI-Stream link inside a module: Data (tdata with any
 // sideband packed in) and Valid from the producer, and Ready, a wire the
@@ -94,5 +98,64 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 	m.SetNext(bypass, m.And(push, m.Eq(wptr, rnext)))
 	m.SetNext(bypassData, in.Data)
 	out.Data = m.Mux(bypass, bypassData, head)
+	return out
+}
+
+// Demux routes each word of in to outs[sel], where sel (as many bits as
+// it takes to number n outputs) travels with the word and must be stable
+// while in.Valid is high. It adds no register: a word moves when the
+// chosen output is ready.
+func Demux(m *ir.Module, name string, in Stream, sel ir.Value, n int) []Stream {
+	outs := make([]Stream, n)
+	ready := m.Const(1, 0)
+	for k := range outs {
+		hit := m.Eq(sel, m.Const(sel.Width(), uint64(k)))
+		outs[k] = Stream{Data: in.Data, Valid: m.And(in.Valid, hit), Ready: m.Wire(name+"_ready"+strconv.Itoa(k), 1)}
+		ready = m.Or(ready, m.And(hit, outs[k].Ready))
+	}
+	m.Assign(in.Ready, ready)
+	return outs
+}
+
+// Mux merges ins into one stream, word by word, round robin: the input
+// after the last one served that has a word goes next, so no input
+// starves. The grant is combinational over a registered pointer.
+func Mux(m *ir.Module, name string, ins []Stream) Stream {
+	n := len(ins)
+	pb := max(ir.AddrBits(max(n, 2)), 1)
+	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last
+	// grant[k]: input k is the first with a word, counting from last+1.
+	grant := make([]ir.Value, n)
+	for k := range ins {
+		g := m.Const(1, 0)
+		for start := range n { // when last == start, the order is start+1, start+2, ...
+			// k wins if it is valid and no input between start+1 and k is.
+			win := ins[k].Valid
+			for j := 1; j < n; j++ {
+				idx := (start + j) % n
+				if idx == k {
+					break
+				}
+				win = m.And(win, m.Not(ins[idx].Valid))
+			}
+			g = m.Or(g, m.And(m.Eq(last, m.Const(pb, uint64(start))), win))
+		}
+		grant[k] = g
+	}
+	data := ins[0].Data
+	valid := m.Const(1, 0)
+	for k := range ins {
+		valid = m.Or(valid, ins[k].Valid)
+		if k > 0 {
+			data = m.Mux(grant[k], ins[k].Data, data)
+		}
+	}
+	out := Stream{Data: data, Valid: valid, Ready: m.Wire(name+"_out_ready", 1)}
+	next := last
+	for k := range ins {
+		m.Assign(ins[k].Ready, m.And(out.Ready, grant[k]))
+		next = m.Mux(m.And(grant[k], out.Ready), m.Const(pb, uint64(k)), next)
+	}
+	m.SetNext(last, next)
 	return out
 }
