@@ -374,6 +374,9 @@ func (s *Sim) Step() {
 		s.w.step(s)
 		s.cycles++
 		s.eval()
+		if s.vcd != nil {
+			s.traceEdge()
+		}
 		return
 	}
 	v := s.slots

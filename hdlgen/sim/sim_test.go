@@ -322,3 +322,25 @@ func TestVCD(t *testing.T) {
 		t.Error("an odd period was accepted")
 	}
 }
+
+// TestVCDWide: a 100-bit register dumps as one binary value with all its
+// bits.
+func TestVCDWide(t *testing.T) {
+	m := ir.NewModule("wide")
+	r := m.Reg("r", 100, 0)
+	m.SetNext(r, m.Not(r))
+	m.Output("q", r)
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := s.TraceVCD(&b, 10); err != nil {
+		t.Fatal(err)
+	}
+	s.Step()
+	s.Flush()
+	if !strings.Contains(b.String(), "$var wire 100 # r $end") || !strings.Contains(b.String(), "b"+strings.Repeat("1", 100)+" #\n") {
+		t.Fatalf("%s", b.String())
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"onic/hdlgen/ir"
 )
@@ -13,11 +15,11 @@ import (
 // registers, plus clk and rst.
 type vcd struct {
 	w      *bufio.Writer
-	nodes  []int32  // traced nodes
-	ids    []string // their VCD identifiers
-	last   []uint64
-	period uint64 // clock period in the timescale's units
-	rst    bool   // rst as last dumped
+	nodes  []int32    // traced nodes
+	ids    []string   // their VCD identifiers
+	last   [][]uint64 // their words as last dumped
+	period uint64     // clock period in the timescale's units
+	rst    bool       // rst as last dumped
 	err    error
 }
 
@@ -29,9 +31,6 @@ type vcd struct {
 func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 	if periodNs < 2 || periodNs%2 != 0 {
 		return fmt.Errorf("vcd: clock period %d ns must be even and at least 2", periodNs)
-	}
-	if s.w != nil {
-		return fmt.Errorf("vcd: module %s has signals over 64 bits, which the VCD writer does not handle yet", s.m.Name())
 	}
 	v := &vcd{w: bufio.NewWriter(w), period: periodNs}
 	m := s.m
@@ -67,9 +66,9 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 	v.w.WriteString("$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\n0!\n")
 	fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
 	v.rst = s.rst
-	v.last = make([]uint64, len(v.nodes))
+	v.last = make([][]uint64, len(v.nodes))
 	for k, i := range v.nodes {
-		v.last[k] = s.slots[i]
+		v.last[k] = append([]uint64(nil), s.ValueWords(int(i))...)
 		v.value(k, m.Node(int(i)))
 	}
 	v.w.WriteString("$end\n")
@@ -91,11 +90,24 @@ func vcdID(k int) string {
 }
 
 func (v *vcd) value(k int, n *ir.Node) {
+	words := v.last[k]
 	if n.W == 1 {
-		fmt.Fprintf(v.w, "%d%s\n", v.last[k], v.ids[k])
+		fmt.Fprintf(v.w, "%d%s\n", words[0], v.ids[k])
 		return
 	}
-	fmt.Fprintf(v.w, "b%s %s\n", strconv.FormatUint(v.last[k], 2), v.ids[k])
+	// Binary, most significant word first, without leading zeros.
+	top := len(words) - 1
+	for top > 0 && words[top] == 0 {
+		top--
+	}
+	v.w.WriteByte('b')
+	v.w.WriteString(strconv.FormatUint(words[top], 2))
+	for j := top - 1; j >= 0; j-- {
+		s := strconv.FormatUint(words[j], 2)
+		v.w.WriteString(strings.Repeat("0", 64-len(s)))
+		v.w.WriteString(s)
+	}
+	fmt.Fprintf(v.w, " %s\n", v.ids[k])
 }
 
 // traceEdge records the rising edge just simulated, the values that
@@ -112,8 +124,8 @@ func (s *Sim) traceEdge() {
 		fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
 	}
 	for k, i := range v.nodes {
-		if cur := s.slots[i]; cur != v.last[k] {
-			v.last[k] = cur
+		if cur := s.ValueWords(int(i)); !slices.Equal(cur, v.last[k]) {
+			copy(v.last[k], cur)
 			v.value(k, s.m.Node(int(i)))
 		}
 	}
