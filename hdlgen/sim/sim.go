@@ -66,8 +66,9 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	vcd     *vcd  // nil unless TraceVCD was called
-	w       *wide // the multi-word evaluator, for modules with signals over 64 bits
+	rep     []int32 // 64-bit path: the slot holding each node's value (wires and zero-extensions share their operand's)
+	vcd     *vcd    // nil unless TraceVCD was called
+	w       *wide   // the multi-word evaluator, for modules with signals over 64 bits
 }
 
 // New compiles m.
@@ -89,6 +90,20 @@ func New(m *ir.Module) (*Sim, error) {
 			s.inputs[p.Name] = int32(p.Node)
 		}
 	}
+	// On the 64-bit path a wire or a zero-extension is its operand's value:
+	// it shares the operand's slot and costs no instruction.
+	s.rep = make([]int32, m.Len())
+	for i := 0; i < m.Len(); i++ {
+		s.rep[i] = int32(i)
+		if n := m.Node(i); !wideSignals && (n.Op == ir.OpWire || n.Op == ir.OpZext) {
+			s.rep[i] = int32(n.Args[0])
+		}
+	}
+	for i := range s.rep { // follow chains (a wire may be driven by a later node; Check ruled out loops)
+		for s.rep[i] != s.rep[s.rep[i]] {
+			s.rep[i] = s.rep[s.rep[i]]
+		}
+	}
 	// Levelise: every combinational node after its operands; registers,
 	// inputs and constants are sources.
 	state := make([]uint8, m.Len()) // 0 new, 1 visiting, 2 done
@@ -108,7 +123,9 @@ func New(m *ir.Module) (*Sim, error) {
 			for _, a := range n.Args {
 				visit(a)
 			}
-			s.prog = append(s.prog, s.compile(i))
+			if s.rep[i] == int32(i) {
+				s.prog = append(s.prog, s.compile(i))
+			}
 		}
 		state[i] = 2
 	}
@@ -117,9 +134,9 @@ func New(m *ir.Module) (*Sim, error) {
 	}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
-			r := reg{slot: int32(i), next: int32(n.Args[0]), en: -1, reset: n.Reset[0], async: n.Async}
+			r := reg{slot: int32(i), next: s.rep[n.Args[0]], en: -1, reset: n.Reset[0], async: n.Async}
 			if len(n.Args) > 1 && n.Args[1] >= 0 {
-				r.en = int32(n.Args[1])
+				r.en = s.rep[n.Args[1]]
 			}
 			s.regs = append(s.regs, r)
 			s.slots[i] = r.reset
@@ -136,10 +153,14 @@ func New(m *ir.Module) (*Sim, error) {
 		n := m.Node(i)
 		switch n.Op {
 		case ir.OpMemRead:
-			s.reads = append(s.reads, readPort{slot: int32(i), mem: memOf[n.Args[0]], addr: int32(n.Args[1]), en: int32(n.Args[2])})
+			s.reads = append(s.reads, readPort{slot: int32(i), mem: memOf[n.Args[0]], addr: s.rep[n.Args[1]], en: s.rep[n.Args[2]]})
 		case ir.OpMemWrite:
-			s.writes = append(s.writes, writePort{mem: memOf[n.Args[0]], addr: int32(n.Args[1]), data: int32(n.Args[2]),
-				en: int32(n.Args[3]), be: int32(n.Args[4]), bytes: m.Node(n.Args[0]).W / 8})
+			be := int32(-1)
+			if n.Args[4] >= 0 {
+				be = s.rep[n.Args[4]]
+			}
+			s.writes = append(s.writes, writePort{mem: memOf[n.Args[0]], addr: s.rep[n.Args[1]], data: s.rep[n.Args[2]],
+				en: s.rep[n.Args[3]], be: be, bytes: m.Node(n.Args[0]).W / 8})
 		}
 	}
 	s.rstaged = make([]uint64, len(s.reads))
@@ -163,14 +184,14 @@ func (s *Sim) compile(i int) inst {
 	n := s.m.Node(i)
 	in := inst{op: n.Op, dst: int32(i), mask: mask(n.W), a: -1, b: -1, c: -1}
 	if len(n.Args) > 0 {
-		in.a = int32(n.Args[0])
+		in.a = s.rep[n.Args[0]]
 		in.aw = uint8(s.m.Node(n.Args[0]).W)
 	}
 	if len(n.Args) > 1 {
-		in.b = int32(n.Args[1])
+		in.b = s.rep[n.Args[1]]
 	}
 	if len(n.Args) > 2 {
-		in.c = int32(n.Args[2])
+		in.c = s.rep[n.Args[2]]
 	}
 	switch n.Op {
 	case ir.OpSlice:
@@ -178,7 +199,7 @@ func (s *Sim) compile(i int) inst {
 	case ir.OpConcat:
 		in.b, in.c = int32(len(s.parts)), int32(len(n.Args))
 		for _, a := range n.Args {
-			s.parts = append(s.parts, int32(a), int32(s.m.Node(a).W))
+			s.parts = append(s.parts, s.rep[a], int32(s.m.Node(a).W))
 		}
 	}
 	return in
@@ -354,7 +375,7 @@ func (s *Sim) Value(i int) uint64 {
 	if s.w != nil {
 		return s.w.get(i)[0]
 	}
-	return s.slots[i]
+	return s.slots[s.rep[i]]
 }
 
 // ValueWords returns node i's current value as words, least significant
@@ -363,7 +384,8 @@ func (s *Sim) ValueWords(i int) []uint64 {
 	if s.w != nil {
 		return s.w.get(i)
 	}
-	return s.slots[i : i+1]
+	r := s.rep[i]
+	return s.slots[r : r+1]
 }
 
 // Step is one rising clock edge: every register takes its reset value
