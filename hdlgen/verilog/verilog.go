@@ -129,6 +129,9 @@ func (e *emitter) unusedBits() {
 		if !e.alive[i] {
 			continue
 		}
+		if e.alwaysFalse(i) {
+			continue // printed as a constant: reads nothing
+		}
 		for _, a := range n.Args {
 			switch {
 			case a < 0 || e.m.Node(a).Op == ir.OpMem:
@@ -235,6 +238,9 @@ func (e *emitter) expr(i int) string {
 	case ir.OpNe:
 		return a(0) + " != " + a(1)
 	case ir.OpLtU:
+		if e.alwaysFalse(i) {
+			return "1'h0" // x < 0: lint rightly calls the comparison constant
+		}
 		return a(0) + " < " + a(1)
 	case ir.OpLtS:
 		return "$signed(" + a(0) + ") < $signed(" + a(1) + ")"
@@ -299,6 +305,25 @@ func (e *emitter) field(i, lo, w int) string {
 		return fmt.Sprintf("%s[%d]", e.name[i], lo)
 	}
 	return fmt.Sprintf("%s[%d:%d]", e.name[i], lo+w-1, lo)
+}
+
+// alwaysFalse reports whether node i is an unsigned comparison with zero
+// on the right, x < 0, which is never true.
+func (e *emitter) alwaysFalse(i int) bool {
+	n := e.m.Node(i)
+	if n.Op != ir.OpLtU {
+		return false
+	}
+	b := e.m.Node(n.Args[1])
+	if b.Op != ir.OpConst {
+		return false
+	}
+	for _, w := range b.Const {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // extended is node i zero-extended to w bits.

@@ -45,7 +45,8 @@ func ops() *ir.Module {
 	m.Output("prod", m.Mul(a, m.Slice(b, 0, 5)))
 	amt := m.Slice(b, 5, 3)
 	m.Output("shifts", m.Concat(m.Shl(a, amt), m.Shr(a, amt), m.Sar(a, amt), m.ShlC(a, 3), m.ShrC(a, 2), m.SarC(a, 7)))
-	m.Add(a, a) // dead: no output needs it
+	m.Output("never", m.LtU(b, m.Const(8, 0))) // printed as 1'h0: lint calls x < 0 constant
+	m.Add(a, a)                                // dead: no output needs it
 	reg := m.Reg("reg", 8, 0x5A)
 	m.SetNext(reg, m.Zext(m.Slice(sum, 1, 3), 8))
 	m.Output("r", reg)

@@ -82,9 +82,10 @@ type span struct {
 
 type domain struct {
 	name   string
-	spans  []span   // sorted, non-overlapping
-	bases  []uint64 // spans[i].base, dense for the search
-	egress uint32   // bit per egress: 0 port A, 1 port B, 2 local, 3 host, 8+N kernel N; all ones = any
+	reqs   [][2]tlp.ID // requester ID ranges, inclusive, as configured
+	spans  []span      // sorted, non-overlapping
+	bases  []uint64    // spans[i].base, dense for the search
+	egress uint32      // bit per egress: 0 port A, 1 port B, 2 local, 3 host, 8+N kernel N; all ones = any
 }
 
 // ACL is a built, checked access-control table.
@@ -142,6 +143,7 @@ func Build(c Config, kernelSlots int) (*ACL, error) {
 			for id := int(lo); id <= int(hi); id++ {
 				a.byReq[id] = uint16(di + 1)
 			}
+			d.reqs = append(d.reqs, [2]tlp.ID{lo, hi})
 		}
 		for ri, r := range dc.Ranges {
 			rp := fmt.Sprintf("%s.ranges[%d]", p, ri)
@@ -233,6 +235,39 @@ func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Ver
 	}
 	return Verdict{Allowed, di}
 }
+
+// Span is an address range of a domain: [Base, End) with its rights.
+type Span struct {
+	Base, End   uint64
+	Read, Write bool
+}
+
+// Domain is a read-only view of a checked domain, for building the
+// hardware check from the same tables.
+type Domain struct {
+	Name       string
+	Requesters [][2]tlp.ID // inclusive requester ID ranges
+	Spans      []Span      // sorted, non-overlapping
+	// Egress has a bit per egress the domain may use (see EgressBit);
+	// all ones when it may use any.
+	Egress uint32
+}
+
+// Domains returns a copy of the checked domains, in configuration order.
+func (a *ACL) Domains() []Domain {
+	out := make([]Domain, len(a.domains))
+	for i, d := range a.domains {
+		out[i] = Domain{Name: d.name, Requesters: append([][2]tlp.ID(nil), d.reqs...), Egress: d.egress}
+		for _, s := range d.spans {
+			out[i].Spans = append(out[i].Spans, Span{s.base, s.end, s.read, s.write})
+		}
+	}
+	return out
+}
+
+// EgressBit is the bit of Domain.Egress that stands for e: 0 port A, 1
+// port B, 2 local registers, 3 host, 8+N kernel slot N.
+func EgressBit(e ntb.Egress) uint32 { return egressBit(e) }
 
 // DomainName returns the name of domain i.
 func (a *ACL) DomainName(i int) string {

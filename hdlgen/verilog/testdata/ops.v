@@ -17,11 +17,12 @@ module ops (
     output wire [3:0] konst,
     output wire [12:0] prod,
     output wire [47:0] shifts,
+    output wire never,
     output wire [7:0] r,
     output wire [3:0] held_q
 );
-    reg  [7:0] reg_; // verilog_test.go:49
-    reg  [3:0] held; // verilog_test.go:52
+    reg  [7:0] reg_; // verilog_test.go:50
+    reg  [3:0] held; // verilog_test.go:53
     wire [7:0] add_4;
     wire [7:0] sub_5;
     wire [7:0] n_2fast; // verilog_test.go:36
@@ -59,9 +60,10 @@ module ops (
     wire slice_42;
     wire [7:0] sext_43;
     wire [47:0] concat_44;
-    wire [2:0] slice_47;
-    wire [7:0] zext_48;
-    wire [3:0] slice_50;
+    wire ltu_46;
+    wire [2:0] slice_49;
+    wire [7:0] zext_50;
+    wire [3:0] slice_52;
     wire unused;
 
     assign add_4 = a + b;
@@ -101,16 +103,17 @@ module ops (
     assign slice_42 = a[7];
     assign sext_43 = {{7{slice_42}}, slice_42};
     assign concat_44 = {shl_34, shr_35, sar_36, concat_39, zext_41, sext_43};
-    assign slice_47 = add_4[3:1];
-    assign zext_48 = {5'h0, slice_47};
-    assign slice_50 = sub_5[7:4];
+    assign ltu_46 = 1'h0;
+    assign slice_49 = add_4[3:1];
+    assign zext_50 = {5'h0, slice_49};
+    assign slice_52 = sub_5[7:4];
     assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
 
     always @(posedge clk) begin
         if (rst) begin
             reg_ <= 8'h5a;
         end else begin
-            reg_ <= zext_48;
+            reg_ <= zext_50;
         end
     end
 
@@ -118,7 +121,7 @@ module ops (
         if (arst) begin
             held <= 4'h9;
         end else if (module_) begin
-            held <= slice_50;
+            held <= slice_52;
         end
     end
 
@@ -129,6 +132,7 @@ module ops (
     assign konst = slice_30;
     assign prod = mul_32;
     assign shifts = concat_44;
+    assign never = ltu_46;
     assign r = reg_;
     assign held_q = held;
 endmodule
