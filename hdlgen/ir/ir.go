@@ -15,6 +15,7 @@ import (
 	"math/bits"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -638,6 +639,109 @@ func (m *Module) WritePort(mem, addr, data, en, byteEn Value) {
 		be = byteEn.id
 	}
 	m.add(Node{Op: OpMemWrite, W: 1, Args: []int{mem.id, addr.id, data.id, en.id, be}, Pos: p})
+}
+
+// Inline copies sub's logic into m — the way to use one module inside
+// another: sub's wires, registers and memories get their names prefixed
+// with prefix and an underscore, its inputs are driven by inputs (by
+// input name; every one must be given, at its width), and its outputs are
+// returned by name. The copied nodes keep the source positions of sub's
+// builder calls, so generated comments still point there. Mistakes are
+// recorded at the caller's line, like every other builder error.
+func (m *Module) Inline(prefix string, sub *Module, inputs map[string]Value) map[string]Value {
+	p := caller()
+	outs := map[string]Value{}
+	if err := sub.Check(); err != nil {
+		m.errorf(p, "inline %s: module %s has errors: %v", prefix, sub.name, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return outs
+	}
+	// Where each of sub's nodes lands in m: inputs at the values given
+	// (or a poison constant, after an error), everything else at new
+	// nodes appended in sub's order.
+	at := make([]int, len(sub.nodes))
+	given := 0
+	for i := range sub.nodes {
+		n := &sub.nodes[i]
+		if n.Op != OpInput {
+			continue
+		}
+		v, ok := inputs[n.Name]
+		switch {
+		case !ok:
+			m.errorf(p, "inline %s: input %q of %s is not connected", prefix, n.Name, sub.name)
+			v = m.poison(p, n.W)
+		case !m.own(p, "inline "+prefix, v):
+			v = m.poison(p, n.W)
+		case v.Width() != n.W:
+			m.errorf(p, "inline %s: input %q of %s is %d bits, the value %d", prefix, n.Name, sub.name, n.W, v.Width())
+		default:
+			given++
+		}
+		at[i] = v.id
+	}
+	if given != len(inputs) {
+		for name := range sortedKeys(inputs) {
+			if sub.inputIndex(name) < 0 {
+				m.errorf(p, "inline %s: %s has no input %q", prefix, sub.name, name)
+			}
+		}
+	}
+	next := len(m.nodes)
+	for i := range sub.nodes {
+		if sub.nodes[i].Op != OpInput {
+			at[i], next = next, next+1
+		}
+	}
+	for i := range sub.nodes {
+		n := sub.nodes[i]
+		if n.Op == OpInput {
+			continue
+		}
+		n.Args = append([]int(nil), n.Args...)
+		for k, a := range n.Args {
+			if a >= 0 {
+				n.Args[k] = at[a]
+			}
+		}
+		if n.Name != "" {
+			n.Name = prefix + "_" + n.Name
+			m.claim(p, n.Name)
+		}
+		m.nodes = append(m.nodes, n)
+	}
+	for _, port := range sub.ports {
+		if port.Output {
+			outs[port.Name] = Value{m, at[port.Node]}
+		}
+	}
+	return outs
+}
+
+// inputIndex is the node of sub's input name, or -1.
+func (m *Module) inputIndex(name string) int {
+	for _, p := range m.ports {
+		if !p.Output && p.Name == name {
+			return p.Node
+		}
+	}
+	return -1
+}
+
+// sortedKeys yields the keys of vs in order, so errors come out the same
+// every time.
+func sortedKeys(vs map[string]Value) func(func(string) bool) {
+	keys := make([]string, 0, len(vs))
+	for k := range vs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return func(yield func(string) bool) {
+		for _, k := range keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 // Check returns every error made while building, then the structural

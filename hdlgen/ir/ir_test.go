@@ -171,3 +171,41 @@ func TestMemoryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestInline: a counter inlined twice runs as two counters with prefixed
+// names; wiring mistakes are reported at the caller's line.
+func TestInline(t *testing.T) {
+	top := NewModule("top")
+	en := top.Input("en", 1)
+	a := top.Inline("c0", counter(), map[string]Value{"en": en})
+	b := top.Inline("c1", counter(), map[string]Value{"en": top.Not(en)})
+	top.Output("a", a["count"])
+	top.Output("b", b["count"])
+	if err := top.Check(); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for i := 0; i < top.Len(); i++ {
+		names[top.Node(i).Name] = true
+	}
+	if !names["c0_cnt"] || !names["c1_cnt"] || names["cnt"] {
+		t.Errorf("names %v", names)
+	}
+	bad := NewModule("bad")
+	x := bad.Input("x", 4)
+	var want []string
+	bad.Inline("c", counter(), map[string]Value{})
+	want = append(want, prev()+`: inline c: input "en" of counter is not connected`)
+	bad.Inline("d", counter(), map[string]Value{"en": x})
+	want = append(want, prev()+`: inline d: input "en" of counter is 1 bits, the value 4`)
+	bad.Inline("e", counter(), map[string]Value{"en": bad.Slice(x, 0, 1), "enable": x})
+	want = append(want, prev()+`: inline e: counter has no input "enable"`)
+	bad.Inline("c", counter(), map[string]Value{"en": bad.Slice(x, 1, 1)})
+	want = append(want, prev()+`: "c_cnt" is already a name in module bad`)
+	err := bad.Check()
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in %v", w, err)
+		}
+	}
+}

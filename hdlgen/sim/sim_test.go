@@ -344,3 +344,31 @@ func TestVCDWide(t *testing.T) {
 		t.Fatalf("%s", b.String())
 	}
 }
+
+// TestInlined: two inlined counters count on their own.
+func TestInlined(t *testing.T) {
+	m := ir.NewModule("pair")
+	en := m.Input("en", 1)
+	m.Output("up", m.Inline("up", counter(), map[string]ir.Value{"en": en})["count"])
+	m.Output("down", m.Inline("down", counter(), map[string]ir.Value{"en": m.Not(en)})["count"])
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	s.Set("en", 1)
+	for range 7 {
+		s.Step()
+	}
+	s.Set("en", 0)
+	for range 3 {
+		s.Step()
+	}
+	up, _ := s.Get("up")
+	down, _ := s.Get("down")
+	if up != 7 || down != 3 {
+		t.Fatalf("up %d, down %d; want 7 and 3", up, down)
+	}
+}

@@ -57,7 +57,17 @@ func ops() *ir.Module {
 	return m
 }
 
-var modules = []func() *ir.Module{counter, ops, ram}
+// pair inlines two counters, one counting when en is high, the other
+// when it is low.
+func pair() *ir.Module {
+	m := ir.NewModule("pair")
+	en := m.Input("en", 1)
+	m.Output("up", m.Inline("up", counter(), map[string]ir.Value{"en": en})["count"])
+	m.Output("down", m.Inline("down", counter(), map[string]ir.Value{"en": m.Not(en)})["count"])
+	return m
+}
+
+var modules = []func() *ir.Module{counter, ops, ram, pair}
 
 // write emits every module into dir as <name>.v and returns the paths.
 func write(t *testing.T, dir string) []string {

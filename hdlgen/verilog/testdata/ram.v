@@ -13,10 +13,10 @@ module ram (
     output wire [31:0] rdata,
     output wire [7:0] flag
 );
-    reg  [31:0] words [0:15]; // verilog_test.go:188
-    reg  [7:0] flags [0:1]; // verilog_test.go:191
-    reg  [31:0] memread_8; // verilog_test.go:190
-    reg  [7:0] memread_16; // verilog_test.go:193
+    reg  [31:0] words [0:15]; // verilog_test.go:198
+    reg  [7:0] flags [0:1]; // verilog_test.go:201
+    reg  [31:0] memread_8; // verilog_test.go:200
+    reg  [7:0] memread_16; // verilog_test.go:203
     wire slice_10;
     wire [7:0] slice_11;
     wire slice_12;
