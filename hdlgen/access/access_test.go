@@ -2,17 +2,13 @@ package access
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
-	"onic/hdlgen/verilog"
 	"onic/pcie/acl"
 	"onic/pcie/ntb"
-	"onic/testbenches/tools"
+	"onic/testbenches/verilator"
 	"onic/tlp"
 )
 
@@ -109,17 +105,4 @@ func b(v bool) uint64 {
 }
 
 // TestVerilog: the check is clean under Verilator -Wall.
-func TestVerilog(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	src, err := verilog.Emit(module(t, table(t).Domains()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "access_check.v")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(verilator, "--lint-only", "-Wall", p).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
+func TestVerilog(t *testing.T) { verilator.Lint(t, module(t, table(t).Domains())) }

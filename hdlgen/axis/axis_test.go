@@ -2,15 +2,11 @@ package axis
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
-	"onic/hdlgen/verilog"
-	"onic/testbenches/tools"
+	"onic/testbenches/verilator"
 )
 
 // skidModule passes stream s through n skid buffers to stream m.
@@ -61,9 +57,7 @@ func TestFIFOFullAndThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	reset(s)
 	s.Set("s_tvalid", 1)
 	s.Set("m_tready", 0)
 	taken := 0
@@ -88,9 +82,7 @@ func run(t *testing.T, mod *ir.Module, cycles int, pValid, pReady float64, seed 
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(seed, 3))
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	reset(s)
 	var got []uint64
 	seq, valid := uint64(0), false
 	get := func(name string) uint64 { v, _ := s.Get(name); return v }
@@ -147,20 +139,7 @@ func TestSkidThroughput(t *testing.T) {
 
 // TestVerilog: the generated Verilog is clean under Verilator -Wall.
 func TestVerilog(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	for _, mod := range []*ir.Module{skidModule(2), fifoModule(16), muxModule(), demuxModule()} {
-		v, err := verilog.Emit(mod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), mod.Name()+".v")
-		if err := os.WriteFile(p, v, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(verilator, "--lint-only", "-Wall", p).CombinedOutput(); err != nil || len(out) != 0 {
-			t.Errorf("%s: %v\n%s", mod.Name(), err, out)
-		}
-	}
+	verilator.Lint(t, skidModule(2), fifoModule(16), muxModule(), demuxModule())
 }
 
 // TestMux: three sources of numbered words, valid at random and held,
@@ -175,9 +154,7 @@ func TestMux(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(5, 5))
-		s.SetReset(true)
-		s.Step()
-		s.SetReset(false)
+		reset(s)
 		var seq [3]uint64
 		var valid [3]bool
 		var got []uint64
@@ -284,4 +261,11 @@ func demuxModule() *ir.Module {
 		Output(mod, "m"+string(rune('0'+k)), o)
 	}
 	return mod
+}
+
+// reset holds rst high for one edge, as a testbench does first.
+func reset(s *sim.Sim) {
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
 }

@@ -246,9 +246,7 @@ func TestCounter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	reset(s)
 	s.Set("en", 1)
 	for range 300 {
 		s.Step()
@@ -302,9 +300,7 @@ func TestVCD(t *testing.T) {
 	if err := s.TraceVCD(&b, 10); err != nil {
 		t.Fatal(err)
 	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	reset(s)
 	s.Set("en", 1)
 	for range 3 {
 		s.Step()
@@ -355,9 +351,7 @@ func TestInlined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	reset(s)
 	s.Set("en", 1)
 	for range 7 {
 		s.Step()
@@ -371,4 +365,11 @@ func TestInlined(t *testing.T) {
 	if up != 7 || down != 3 {
 		t.Fatalf("up %d, down %d; want 7 and 3", up, down)
 	}
+}
+
+// reset holds rst high for one edge, as a testbench does first.
+func reset(s *Sim) {
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
 }

@@ -4,15 +4,13 @@ import (
 	"bufio"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
-	"onic/hdlgen/verilog"
-	"onic/testbenches/tools"
+	"onic/testbenches/verilator"
 	"onic/tlp"
 )
 
@@ -122,17 +120,4 @@ func b(v bool) uint64 {
 }
 
 // TestVerilog: the decoder is clean under Verilator -Wall.
-func TestVerilog(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	src, err := verilog.Emit(decoder())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "tlp_hdr_decode.v")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(verilator, "--lint-only", "-Wall", p).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
+func TestVerilog(t *testing.T) { verilator.Lint(t, decoder()) }

@@ -2,16 +2,12 @@ package translate
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
-	"onic/hdlgen/verilog"
 	"onic/pcie/ntb"
-	"onic/testbenches/tools"
+	"onic/testbenches/verilator"
 )
 
 // tables is a set of windows like an O-NIC's: several sizes in BAR2,
@@ -87,17 +83,4 @@ func TestAgainstTables(t *testing.T) {
 }
 
 // TestVerilog: the lookup is clean under Verilator -Wall.
-func TestVerilog(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	src, err := verilog.Emit(module(t, tables(t).Windows()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "window_lookup.v")
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(verilator, "--lint-only", "-Wall", p).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
+func TestVerilog(t *testing.T) { verilator.Lint(t, module(t, tables(t).Windows())) }
