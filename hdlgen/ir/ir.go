@@ -815,3 +815,131 @@ func (m *Module) loops() error {
 	}
 	return nil
 }
+
+// ROM is words[idx]: a read-only table of w-bit constants (idx past the
+// end reads 0), built as a balanced tree of multiplexers over the bits of
+// idx, most significant first, in which a subtree whose words are all
+// equal becomes one constant. A table of n distinct words therefore costs
+// at most n-1 multiplexers and log2(len(words)) levels of logic.
+func (m *Module) ROM(idx Value, w int, words []uint64) Value {
+	p := caller()
+	if !m.own(p, "rom", idx) {
+		return m.poison(p, w)
+	}
+	if w < 1 || w > 64 {
+		m.errorf(p, "rom: width %d must be 1 to 64", w)
+		return m.poison(p, w)
+	}
+	for i, v := range words {
+		if w < 64 && v>>w != 0 {
+			m.errorf(p, "rom: word %d (%#x) does not fit in %d bits", i, v, w)
+			return m.poison(p, w)
+		}
+	}
+	if idx.Width() < 64 && len(words) > 1<<idx.Width() {
+		m.errorf(p, "rom: %d words cannot be indexed by %d bits", len(words), idx.Width())
+		return m.poison(p, w)
+	}
+	word := func(i int) uint64 {
+		if i < len(words) {
+			return words[i]
+		}
+		return 0
+	}
+	cst := func(v uint64) Value {
+		return m.add(Node{Op: OpConst, W: w, Const: []uint64{v}, Pos: p})
+	}
+	var tree func(bit, lo int) Value
+	tree = func(bit, lo int) Value {
+		// The words lo .. lo+2^bit-1, selected by idx[bit-1:0].
+		n := 1 << bit
+		same := true
+		for i := lo + 1; i < lo+n && same; i++ {
+			same = word(i) == word(lo)
+		}
+		if same || lo >= len(words) {
+			return cst(word(lo))
+		}
+		sel := m.add(Node{Op: OpSlice, W: 1, Args: []int{idx.id}, Lo: bit - 1, Pos: p})
+		hi := tree(bit-1, lo+n/2)
+		low := tree(bit-1, lo)
+		return m.add(Node{Op: OpMux, W: w, Args: []int{sel.id, hi.id, low.id}, Pos: p})
+	}
+	bits := min(AddrBits(max(len(words), 1)), idx.Width())
+	v := tree(bits, 0)
+	if bits < idx.Width() && len(words) > 0 {
+		// Indexes with any higher bit set read 0.
+		high := m.add(Node{Op: OpSlice, W: idx.Width() - bits, Args: []int{idx.id}, Lo: bits, Pos: p})
+		any := m.add(Node{Op: OpRedOr, W: 1, Args: []int{high.id}, Pos: p})
+		v = m.add(Node{Op: OpMux, W: w, Args: []int{any.id, cst(0).id, v.id}, Pos: p})
+	}
+	return v
+}
+
+// Pick is the value of vals whose select in sels is set, or zero if none
+// is — for selects of which at most one can be set (the windows an
+// address can fall in, the entries of a table it can match). It is an
+// OR over AND-masked choices, built as a balanced tree, so its depth
+// grows with the log of the number of choices where a priority chain of
+// multiplexers would grow linearly. With more than one select set the
+// result is the OR of their values.
+func (m *Module) Pick(sels, vals []Value) Value {
+	p := caller()
+	if len(sels) != len(vals) || len(vals) == 0 {
+		m.errorf(p, "pick: %d selects for %d values (want equal, at least 1)", len(sels), len(vals))
+		return m.poison(p, 1)
+	}
+	w := vals[0].Width()
+	terms := make([]Value, len(vals))
+	for i := range vals {
+		if !m.own(p, "pick", sels[i], vals[i]) {
+			return m.poison(p, w)
+		}
+		if sels[i].Width() != 1 || vals[i].Width() != w {
+			m.errorf(p, "pick: choice %d has a %d-bit select and a %d-bit value (want 1 and %d)", i, sels[i].Width(), vals[i].Width(), w)
+			return m.poison(p, w)
+		}
+		zero := m.add(Node{Op: OpConst, W: w, Const: make([]uint64, words(w)), Pos: p})
+		terms[i] = m.add(Node{Op: OpMux, W: w, Args: []int{sels[i].id, vals[i].id, zero.id}, Pos: p})
+	}
+	for len(terms) > 1 {
+		next := terms[:0:0]
+		for i := 0; i+1 < len(terms); i += 2 {
+			next = append(next, m.add(Node{Op: OpOr, W: w, Args: []int{terms[i].id, terms[i+1].id}, Pos: p}))
+		}
+		if len(terms)%2 == 1 {
+			next = append(next, terms[len(terms)-1])
+		}
+		terms = next
+	}
+	return terms[0]
+}
+
+// Any is the OR of 1-bit values, as a balanced tree (0 for none).
+func (m *Module) Any(vs ...Value) Value {
+	p := caller()
+	if len(vs) == 0 {
+		return m.add(Node{Op: OpConst, W: 1, Const: []uint64{0}, Pos: p})
+	}
+	for i, v := range vs {
+		if !m.own(p, "any", v) {
+			return m.poison(p, 1)
+		}
+		if v.Width() != 1 {
+			m.errorf(p, "any: value %d is %d bits (want 1)", i, v.Width())
+			return m.poison(p, 1)
+		}
+	}
+	terms := append([]Value(nil), vs...)
+	for len(terms) > 1 {
+		next := terms[:0:0]
+		for i := 0; i+1 < len(terms); i += 2 {
+			next = append(next, m.add(Node{Op: OpOr, W: 1, Args: []int{terms[i].id, terms[i+1].id}, Pos: p}))
+		}
+		if len(terms)%2 == 1 {
+			next = append(next, terms[len(terms)-1])
+		}
+		terms = next
+	}
+	return terms[0]
+}

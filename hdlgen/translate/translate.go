@@ -3,7 +3,9 @@
 // (pcie/ntb.Tables): one comparator per window on the BAR and the offset
 // bits above the window's size, and the far-side address made by putting
 // the window's translated base above the offset bits within it. Windows
-// never overlap (ntb refuses that), so at most one matches.
+// never overlap (ntb refuses that), so at most one matches, and the
+// result is a one-hot selection (an OR tree) rather than a priority
+// chain: its depth grows with the log of the number of windows.
 package translate
 
 import (
@@ -21,40 +23,79 @@ type Result struct {
 	Egress     ir.Value // ntb.EgressKind (3 bits)
 	Slot       ir.Value // kernel slot for kernel egress (8 bits)
 	Translated ir.Value // the far-side address (64 bits)
+	// The window's second port (failover or multicast copy).
+	HasSecond        ir.Value // 1: the window names a second port
+	Multicast        ir.Value // 1: writes go to both ports (else: failover)
+	SecondEgress     ir.Value // ntb.EgressKind (3 bits) of the second port
+	SecondTranslated ir.Value // the far-side address through it (64 bits)
 }
 
 // Windows builds the lookup of off (64 bits, the offset within BAR bar,
-// 3 bits) in ws, a table from ntb.Tables.Windows. Window contents are
-// constants of this design; reprogramming them at run time through
-// AXI-Lite is still to come.
-func Windows(m *ir.Module, bar, off ir.Value, ws []ntb.Window) (Result, error) {
+// 3 bits) in ws, a table from ntb.Tables.Windows. enabled has one bit
+// per window (bit k for ws[k]), so software can turn windows on and off
+// at run time (ntb.Tables.SetWindowEnabled); the rest of each window is
+// a constant of the design.
+func Windows(m *ir.Module, bar, off, enabled ir.Value, ws []ntb.Window) (Result, error) {
 	if bar.Width() != 3 || off.Width() != 64 {
 		return Result{}, fmt.Errorf("translate: bar must be 3 bits and off 64, not %d and %d", bar.Width(), off.Width())
 	}
 	if len(ws) > 64 {
 		return Result{}, fmt.Errorf("translate: %d windows; the index has 6 bits", len(ws))
 	}
-	zero := func(w int) ir.Value { return m.Const(w, 0) }
-	r := Result{Found: zero(1), Enabled: zero(1), Index: zero(6), Egress: zero(3), Slot: zero(8), Translated: zero(64)}
+	if len(ws) == 0 {
+		zero := func(w int) ir.Value { return m.Const(w, 0) }
+		return Result{Found: zero(1), Enabled: zero(1), Index: zero(6), Egress: zero(3), Slot: zero(8), Translated: zero(64),
+			HasSecond: zero(1), Multicast: zero(1), SecondEgress: zero(3), SecondTranslated: zero(64)}, nil
+	}
+	if enabled.Width() != len(ws) {
+		return Result{}, fmt.Errorf("translate: %d enable bits for %d windows", enabled.Width(), len(ws))
+	}
+	var hits []ir.Value
+	var index, egress, slot, translated, second, multicast, secondEgress, secondAt []ir.Value
 	for k, w := range ws {
 		sh := sizeShift(w.Size)
 		hit := m.Eq(bar, m.Const(3, uint64(w.BAR)))
 		if sh < 64 {
 			hit = m.And(hit, m.Eq(m.Slice(off, sh, 64-sh), m.Const(64-sh, w.Offset>>sh)))
 		}
-		translated := m.Const(64, w.Translated)
-		if sh > 0 {
-			translated = m.Concat(m.Const(64-sh, w.Translated>>sh), m.Slice(off, 0, sh))
+		hits = append(hits, hit)
+		place := func(base uint64) ir.Value {
+			if sh == 0 {
+				return m.Const(64, base)
+			}
+			return m.Concat(m.Const(64-sh, base>>sh), m.Slice(off, 0, sh))
 		}
-		pick := func(cur ir.Value, v ir.Value) ir.Value { return m.Mux(hit, v, cur) }
-		r.Found = pick(r.Found, m.Const(1, 1))
-		r.Enabled = pick(r.Enabled, m.Const(1, b(w.Enabled)))
-		r.Index = pick(r.Index, m.Const(6, uint64(k)))
-		r.Egress = pick(r.Egress, m.Const(3, uint64(w.Egress.Kind)))
-		r.Slot = pick(r.Slot, m.Const(8, uint64(w.Egress.Slot)))
-		r.Translated = pick(r.Translated, translated)
+		index = append(index, m.Const(6, uint64(k)))
+		egress = append(egress, m.Const(3, uint64(w.Egress.Kind)))
+		slot = append(slot, m.Const(8, uint64(w.Egress.Slot)))
+		translated = append(translated, place(w.Translated))
+		second = append(second, m.Const(1, b(w.Failover.Kind != ntb.EgressNone)))
+		multicast = append(multicast, m.Const(1, b(w.Multicast)))
+		secondEgress = append(secondEgress, m.Const(3, uint64(w.Failover.Kind)))
+		secondAt = append(secondAt, place(w.FailoverAt))
 	}
-	return r, nil
+	ens := make([]ir.Value, len(ws))
+	for k := range ws {
+		ens[k] = m.Slice(enabled, k, 1)
+	}
+	return Result{
+		Found: m.Any(hits...), Enabled: m.Pick(hits, ens), Index: m.Pick(hits, index),
+		Egress: m.Pick(hits, egress), Slot: m.Pick(hits, slot), Translated: m.Pick(hits, translated),
+		HasSecond: m.Pick(hits, second), Multicast: m.Pick(hits, multicast),
+		SecondEgress: m.Pick(hits, secondEgress), SecondTranslated: m.Pick(hits, secondAt),
+	}, nil
+}
+
+// Enables is the reset value of the enable bits Windows takes: bit k set
+// when ws[k] is enabled.
+func Enables(ws []ntb.Window) uint64 {
+	var v uint64
+	for k, w := range ws {
+		if w.Enabled {
+			v |= 1 << k
+		}
+	}
+	return v
 }
 
 // sizeShift is log2 of a window size (a power of two).
