@@ -332,6 +332,17 @@ func (s *Sim) Set(name string, v uint64) error { return s.SetWords(name, []uint6
 // significant first (missing words are zero; bits beyond its width are
 // dropped), and updates the combinational logic.
 func (s *Sim) SetWords(name string, v []uint64) error {
+	if err := s.Drive(name, v); err != nil {
+		return err
+	}
+	s.eval()
+	return nil
+}
+
+// Drive is SetWords without the update: it drives input name and leaves
+// the combinational logic as it was until Settle (or Step). A testbench
+// that changes many inputs per cycle drives them all and settles once.
+func (s *Sim) Drive(name string, v []uint64) error {
 	i, ok := s.inputs[name]
 	if !ok {
 		return fmt.Errorf("module %s has no input %q", s.m.Name(), name)
@@ -347,9 +358,11 @@ func (s *Sim) SetWords(name string, v []uint64) error {
 	} else {
 		s.slots[i] = 0
 	}
-	s.eval()
 	return nil
 }
+
+// Settle updates the combinational logic after Drive.
+func (s *Sim) Settle() { s.eval() }
 
 // Get returns output name's value (its low 64 bits; GetWords has all).
 func (s *Sim) Get(name string) (uint64, error) {

@@ -526,3 +526,29 @@ func (t *Tables) LocalID(proxy tlp.ID) (tlp.ID, bool) {
 	}
 	return t.rid[i], true
 }
+
+// LUTView is a read-only copy of the LUT window and its entries, for
+// building the hardware table from the emulator's.
+type LUTView struct {
+	BAR       int
+	Offset    uint64 // in the BAR, aligned to EntrySize
+	EntrySize uint64 // a power of two
+	Entries   []LUTEntry
+}
+
+// LUT returns a copy of the LUT window (no entries: there is none).
+func (t *Tables) LUT() LUTView {
+	if t.lutSize == 0 {
+		return LUTView{}
+	}
+	return LUTView{BAR: t.lutBAR, Offset: t.lutOff, EntrySize: uint64(1) << t.lutSh, Entries: append([]LUTEntry(nil), t.lut...)}
+}
+
+// RID returns the requester-ID table: proxy ID base+i stands for
+// locals[i] on the far side.
+func (t *Tables) RID() (base tlp.ID, locals []tlp.ID) {
+	return t.proxy, append([]tlp.ID(nil), t.rid...)
+}
+
+// KernelSlots is the number of kernel slots the tables were built for.
+func (t *Tables) KernelSlots() int { return t.slots }

@@ -1,0 +1,772 @@
+// Package manager generates the O-NIC's PCIe manager as hdlgen/ir: the
+// hardware twin of pcie/manager, built from the same firmware
+// configuration and the same checked tables (pcie/ntb, pcie/acl) the
+// emulator runs, and held equal to it TLP by TLP by co-simulation
+// (testbenches/cosim).
+//
+// The module sits on the host-facing side of the O-NIC. TLPs from the
+// host's PCIe core arrive on a generic TLP stream — a 128-bit header
+// sideband with the start-of-packet beat, 256 or 512 bits of data per
+// beat with a keep bit per DW, start and end of packet, and the BAR the
+// core decoded — the shape of the generic TLP buses of open FPGA NICs,
+// independent of the vendor's PCIe core. Each TLP goes through
+//
+//	input register slice
+//	stage 1: header decode, kind table, BAR offset, LUT read, requester-ID table
+//	stage 2: direct windows and LUT entry, failover and multicast, port state
+//	stage 3: access check (pcie/acl domains)
+//	stage 4: decision (pcie/manager.Process order) and header rewrite
+//	router: port A, port B, kernel slot, local registers, or a UR/CA
+//	        completion back to the host; posted TLPs that fail are dropped
+//	output register slices
+//
+// one beat per cycle when nothing stalls. Every TLP is counted under the
+// reason pcie/manager gives it; the counters, the window enables and the
+// LUT are on an AXI-Lite register interface (see Registers).
+package manager
+
+import (
+	"fmt"
+	"math/bits"
+
+	"onic/hdlgen/access"
+	"onic/hdlgen/axis"
+	"onic/hdlgen/ir"
+	"onic/hdlgen/tlphdr"
+	"onic/hdlgen/translate"
+	"onic/pcie/acl"
+	pmgr "onic/pcie/manager"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// Config is what the generator needs: the manager part of the firmware
+// spec, the sizes of the O-NIC function's BARs, and the data path width.
+type Config struct {
+	// Name is the Verilog module name (default "onic_pcie_manager").
+	Name    string
+	Manager pmgr.Config
+	// BARs are the sizes of the function's memory BARs (0: no BAR), as
+	// pcie.Function.BARs has them; BARs are aligned to their size, so an
+	// offset is the address's low bits.
+	BARs [6]uint64
+	// DataWidth is the TLP data path in bits: 256 or 512 (default 512).
+	DataWidth int
+	// ClockMHz is the clock the design is meant for (default 250); it is
+	// written into the constraints and used to turn cycles into time.
+	ClockMHz float64
+}
+
+// Design is a generated manager and what the toolchain reports about it.
+type Design struct {
+	Module *ir.Module
+	// Depth is the latency in cycles from a beat entering s_host to it
+	// leaving on an output, when nothing stalls; II is the initiation
+	// interval (cycles between beats the pipeline accepts).
+	Depth, II int
+	ClockMHz  float64
+	DataWidth int
+	Windows   []ntb.Window
+	LUT       ntb.LUTView
+	// Registers is the AXI-Lite register map.
+	Registers []Register
+	// Reasons are the counters, in register order.
+	Reasons []pmgr.Reason
+}
+
+// Pipeline stages between the input and output register slices.
+const stages = 4
+
+// Register is one 32-bit register of the AXI-Lite interface.
+type Register struct {
+	Name   string
+	Offset uint32
+	Access string // "RO", "RW" or "WO"
+	Reset  uint32
+	Doc    string
+}
+
+// Fixed register offsets.
+const (
+	RegID        = 0x000
+	RegVersion   = 0x004
+	RegCaps      = 0x008
+	RegStatus    = 0x00C
+	RegWinEnLo   = 0x010
+	RegWinEnHi   = 0x014
+	RegLUTIndex  = 0x020
+	RegLUTAddrLo = 0x024
+	RegLUTAddrHi = 0x028
+	RegLUTCtrl   = 0x02C
+	RegLUTCommit = 0x030
+	RegCount0    = 0x100 // + 4 * reason
+	// IDValue is "ONIC" in ASCII.
+	IDValue = 0x4F4E4943
+	// VersionValue is the register map's version, major.minor in 16 bits each.
+	VersionValue = 0x0001_0000
+)
+
+// Egress numbers of the ntb package as 3-bit codes.
+const (
+	kindPortA  = uint64(ntb.EgressPortA)
+	kindPortB  = uint64(ntb.EgressPortB)
+	kindKernel = uint64(ntb.EgressKernel)
+	kindLocal  = uint64(ntb.EgressLocal)
+)
+
+// Decision actions as 2-bit codes (pcie/manager.Action values).
+const (
+	actForward  = uint64(pmgr.Forward)
+	actComplete = uint64(pmgr.Complete)
+	actDrop     = uint64(pmgr.Drop)
+)
+
+// Kind-table bits: one entry per (Fmt, Type), from the tlp package.
+const (
+	kMemAtomic = 1 << iota // memory request or AtomicOp
+	kCfgMsg                // configuration request or message
+	kCpl                   // completion
+	kNonPosted             // answered by a completion
+	kData                  // carries a payload
+	kMRd                   // MRd or MRdLk (a failed one reports its byte count)
+	kLock                  // MRdLk (answered by CplLk)
+	kindBits   = iota
+)
+
+// KindTable is the generator's table of TLP kinds, indexed by Fmt<<5 |
+// Type, built from tlp.KindOf so the hardware classifies every header
+// exactly as the emulator does — reserved encodings included.
+func KindTable() []uint64 {
+	t := make([]uint64, 256)
+	for i := range t {
+		k := tlp.KindOf(tlp.Fmt(i>>5), uint8(i&31))
+		var v uint64
+		switch k.Class() {
+		case tlp.ClassMemory, tlp.ClassAtomic:
+			v |= kMemAtomic
+		case tlp.ClassConfig, tlp.ClassMessage:
+			v |= kCfgMsg
+		case tlp.ClassCompletion:
+			v |= kCpl
+		}
+		if k.IsNonPosted() {
+			v |= kNonPosted
+		}
+		if k.HasData() {
+			v |= kData
+		}
+		if k == tlp.MRd || k == tlp.MRdLk {
+			v |= kMRd
+		}
+		if k == tlp.MRdLk {
+			v |= kLock
+		}
+		t[i] = v
+	}
+	return t
+}
+
+// Build generates the manager for c.
+func Build(c Config) (*Design, error) {
+	if c.Name == "" {
+		c.Name = "onic_pcie_manager"
+	}
+	if c.DataWidth == 0 {
+		c.DataWidth = 512
+	}
+	if c.DataWidth != 256 && c.DataWidth != 512 {
+		return nil, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+	}
+	if c.ClockMHz == 0 {
+		c.ClockMHz = 250
+	}
+	if c.ClockMHz < 0 {
+		return nil, fmt.Errorf("clock_mhz: %g must be positive", c.ClockMHz)
+	}
+	for i, s := range c.BARs {
+		if s != 0 && bits.OnesCount64(s) != 1 {
+			return nil, fmt.Errorf("bars[%d]: size %#x is not a power of two", i, s)
+		}
+	}
+	if r := c.Manager.RegisterBAR; r < 0 || r > 5 || c.BARs[r] == 0 {
+		return nil, fmt.Errorf("register_bar: %d is not a memory BAR", r)
+	}
+	if len(c.Manager.Relay) > 0 {
+		return nil, fmt.Errorf("relay: relayed ranges act on TLPs from the optical ports, which this host-side pipeline does not handle yet")
+	}
+	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
+	if err != nil {
+		return nil, fmt.Errorf("translation.%v", err)
+	}
+	a, err := acl.Build(c.Manager.Access, tab.KernelSlots())
+	if err != nil {
+		return nil, fmt.Errorf("access.%v", err)
+	}
+	if tab.KernelSlots() > 24 {
+		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
+	}
+	d := &Design{Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
+		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons()}
+	g := &gen{c: c, d: d, m: ir.NewModule(c.Name), tab: tab, acl: a}
+	g.build()
+	if err := g.m.Check(); err != nil {
+		return nil, err
+	}
+	d.Module = g.m
+	return d, nil
+}
+
+// gen holds the generator's state while it builds.
+type gen struct {
+	c   Config
+	d   *Design
+	m   *ir.Module
+	tab *ntb.Tables
+	acl *acl.ACL
+}
+
+// beat is one stage's copy of a TLP beat.
+type beat struct {
+	valid, hdr, bar, data, keep, sop, eop ir.Value
+}
+
+// stageReg registers b into stage name, loading when adv is high.
+func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
+	m := g.m
+	r := func(field string, v ir.Value) ir.Value {
+		x := m.Reg(name+"_"+field, v.Width(), 0)
+		m.SetNext(x, v)
+		m.SetEnable(x, adv)
+		return x
+	}
+	return beat{valid: r("valid", b.valid), hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
+		keep: r("keep", b.keep), sop: r("sop", b.sop), eop: r("eop", b.eop)}
+}
+
+// reg is a register loaded with v when en is high.
+func (g *gen) reg(name string, v, en ir.Value) ir.Value {
+	x := g.m.Reg(name, v.Width(), 0)
+	g.m.SetNext(x, v)
+	g.m.SetEnable(x, en)
+	return x
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (g *gen) build() {
+	m, c, d := g.m, g.c, g.d
+	W := c.DataWidth
+	K := W / 32
+	k1 := func(v uint64) ir.Value { return m.Const(1, v) }
+	one, zero := k1(1), k1(0)
+
+	selfID := m.Input("self_id", 16)
+	portDown := m.Input("port_down", 2)
+
+	// AXI-Lite register interface.
+	ax := g.axiLite()
+
+	// LUT: a block RAM filled from the configuration after reset.
+	lut := g.d.LUT
+	hasLUT := len(lut.Entries) > 0
+	var lutSh, lutAB, lutW int
+	initDone := one
+	if hasLUT {
+		lutSh = bits.TrailingZeros64(lut.EntrySize)
+		lutAB = max(ir.AddrBits(len(lut.Entries)), 1)
+		lutW = 1 + 3 + 8 + (64 - lutSh)
+		initDone = m.Reg("lut_init_done", 1, 0)
+	}
+
+	// The input stream, held back while the LUT is being filled.
+	hostValid := m.Input("s_host_tlp_valid", 1)
+	in := beat{valid: m.And(hostValid, initDone), hdr: m.Input("s_host_tlp_hdr", 128), bar: m.Input("s_host_tlp_bar", 3),
+		data: m.Input("s_host_tlp_data", W), keep: m.Input("s_host_tlp_keep", K),
+		sop: m.Input("s_host_tlp_sop", 1), eop: m.Input("s_host_tlp_eop", 1)}
+	packed := m.Concat(in.hdr, in.bar, in.data, in.keep, in.sop, in.eop)
+	inS := axis.New(m, "in", packed, in.valid)
+	m.Output("s_host_tlp_ready", m.And(inS.Ready, initDone))
+	sk := axis.Skid(m, "in_slice", inS)
+	unpack := func(v, valid ir.Value) beat {
+		at := v.Width()
+		take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
+		return beat{valid: valid, hdr: take(128), bar: take(3), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
+	}
+	b0 := unpack(sk.Data, sk.Valid)
+
+	// The pipeline advances as a whole when its last stage is empty or
+	// the router has finished with it.
+	adv := m.Wire("adv", 1)
+	m.Assign(sk.Ready, adv)
+
+	// Stage 1: decode, classify, BAR offset, LUT read, requester IDs.
+	f0 := tlphdr.Decode(m, b0.hdr)
+	kind0 := m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable())
+	var masks, present []uint64
+	for _, s := range c.BARs {
+		masks = append(masks, max(s, 1)-1)
+		present = append(present, b2u(s != 0))
+	}
+	off0 := m.And(f0.Address, m.ROM(b0.bar, 64, masks))
+	barOK0 := m.ROM(b0.bar, 1, present)
+	regHit0 := m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR)))
+	size0 := m.Concat(m.Eq(f0.Length, m.Const(10, 0)), f0.Length, m.Const(2, 0)) // 4 * DWs, 13 bits
+	inLUT0, lutIdx0 := zero, m.Const(1, 0)
+	if hasLUT {
+		page := m.Slice(off0, lutSh, 64-lutSh)
+		first := lut.Offset >> lutSh
+		rel := m.Sub(page, m.Const(64-lutSh, first))
+		inLUT0 = m.And(m.Eq(b0.bar, m.Const(3, uint64(lut.BAR))),
+			m.And(m.Not(m.LtU(page, m.Const(64-lutSh, first))), m.LtU(rel, m.Const(64-lutSh, uint64(len(lut.Entries))))))
+		lutIdx0 = m.Slice(rel, 0, lutAB)
+	}
+	proxyBase, locals := g.tab.RID()
+	var ridHits, ridIDs []ir.Value
+	for i, id := range locals {
+		ridHits = append(ridHits, m.Eq(f0.Requester, m.Const(16, uint64(id))))
+		ridIDs = append(ridIDs, m.Const(16, uint64(proxyBase)+uint64(i)))
+	}
+	proxyOK0, proxy0 := m.Any(ridHits...), m.Const(16, 0)
+	if len(ridHits) > 0 {
+		proxy0 = m.Pick(ridHits, ridIDs)
+	}
+
+	s1 := g.stageReg("s1", b0, adv)
+	kind1 := g.reg("s1_kind", kind0, adv)
+	off1 := g.reg("s1_off", off0, adv)
+	barOK1 := g.reg("s1_bar_ok", barOK0, adv)
+	regHit1 := g.reg("s1_reg_hit", regHit0, adv)
+	size1 := g.reg("s1_size", size0, adv)
+	inLUT1 := g.reg("s1_in_lut", inLUT0, adv)
+	proxyOK1 := g.reg("s1_proxy_ok", proxyOK0, adv)
+	proxy1 := g.reg("s1_proxy", proxy0, adv)
+	var lutQ ir.Value
+	if hasLUT {
+		mem := m.Memory("lut", 1<<lutAB, lutW)
+		lutQ = m.ReadPort(mem, lutIdx0, adv)
+		// After reset the table is written from the configuration, one
+		// entry per cycle; then software may rewrite entries.
+		var rom []uint64
+		for _, e := range lut.Entries {
+			rom = append(rom, lutWord(e, lutSh))
+		}
+		initIdx := m.Reg("lut_init_idx", lutAB, 0)
+		last := m.Eq(initIdx, m.Const(lutAB, uint64(len(lut.Entries)-1)))
+		m.SetNext(initIdx, m.Add(initIdx, m.Const(lutAB, 1)))
+		m.SetEnable(initIdx, m.Not(initDone))
+		m.SetNext(initDone, m.Or(initDone, last))
+		staged := m.Concat(m.Slice(ax.lutCtrl, 0, 1), m.Slice(ax.lutCtrl, 1, 3), m.Slice(ax.lutCtrl, 8, 8),
+			m.Slice(m.Concat(ax.lutAddrHi, ax.lutAddrLo), lutSh, 64-lutSh))
+		m.WritePort(mem, m.Mux(initDone, m.Slice(ax.lutIndex, 0, lutAB), initIdx),
+			m.Mux(initDone, staged, m.ROM(initIdx, lutW, rom)), m.Or(m.Not(initDone), ax.lutCommit), ir.Value{})
+	}
+	m.Assign(ax.initDone, initDone)
+
+	// Stage 2: translation.
+	ws := d.Windows
+	var enables ir.Value
+	if len(ws) > 0 {
+		enables = m.Slice(m.Concat(ax.winEnHi, ax.winEnLo), 0, len(ws))
+	}
+	tr, err := translate.Windows(m, s1.bar, off1, enables, ws)
+	if err != nil {
+		m.Output("generator_error", m.Const(1, 0)) // unreachable: Build checked the tables
+		return
+	}
+	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
+	downOf := func(eg ir.Value) ir.Value { // the port eg names is down (0 for non-ports)
+		return m.Or(m.And(m.Eq(eg, m.Const(3, kindPortA)), m.Slice(portDown, 0, 1)),
+			m.And(m.Eq(eg, m.Const(3, kindPortB)), m.Slice(portDown, 1, 1)))
+	}
+	// A window with a failover port uses it while its own port is down.
+	failover := m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), downOf(tr.Egress))
+	egress = m.Mux(failover, tr.SecondEgress, egress)
+	addr = m.Mux(failover, tr.SecondTranslated, addr)
+	multicast := m.And(tr.HasSecond, tr.Multicast)
+	if hasLUT {
+		lutEn := m.Slice(lutQ, lutW-1, 1)
+		lutEg := m.Slice(lutQ, lutW-4, 3)
+		lutSlot := m.Slice(lutQ, lutW-12, 8)
+		lutAddr := m.Concat(m.Slice(lutQ, 0, 64-lutSh), m.Slice(off1, 0, lutSh))
+		found = m.Or(found, inLUT1)
+		enabled = m.Mux(inLUT1, lutEn, enabled)
+		egress = m.Mux(inLUT1, lutEg, egress)
+		slot = m.Mux(inLUT1, lutSlot, slot)
+		addr = m.Mux(inLUT1, lutAddr, addr)
+		multicast = m.And(multicast, m.Not(inLUT1))
+	}
+	s2 := g.stageReg("s2", s1, adv)
+	kind2 := g.reg("s2_kind", kind1, adv)
+	off2 := g.reg("s2_off", off1, adv)
+	barOK2 := g.reg("s2_bar_ok", barOK1, adv)
+	regHit2 := g.reg("s2_reg_hit", regHit1, adv)
+	size2 := g.reg("s2_size", size1, adv)
+	proxyOK2 := g.reg("s2_proxy_ok", proxyOK1, adv)
+	proxy2 := g.reg("s2_proxy", proxy1, adv)
+	found2 := g.reg("s2_found", found, adv)
+	enabled2 := g.reg("s2_enabled", enabled, adv)
+	egress2 := g.reg("s2_egress", egress, adv)
+	slot2 := g.reg("s2_slot", slot, adv)
+	addr2 := g.reg("s2_addr", addr, adv)
+	down2 := g.reg("s2_down", downOf(egress), adv)
+	second2 := g.reg("s2_second", multicast, adv)
+	secondEg2 := g.reg("s2_second_egress", tr.SecondEgress, adv)
+	secondAt2 := g.reg("s2_second_addr", tr.SecondTranslated, adv)
+	secondDown2 := g.reg("s2_second_down", downOf(tr.SecondEgress), adv)
+
+	// Stage 3: the access check, on the BAR offset for the O-NIC's own
+	// registers and on the translated address otherwise.
+	chkAddr := m.Mux(regHit2, off2, addr2)
+	kernelBit := m.Add(m.Slice(slot2, 0, 5), m.Const(5, 8))
+	egBit := m.Pick([]ir.Value{
+		m.Eq(egress2, m.Const(3, kindPortA)), m.Eq(egress2, m.Const(3, kindPortB)),
+		m.Eq(egress2, m.Const(3, kindLocal)), m.Eq(egress2, m.Const(3, kindKernel)),
+	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
+	egBit = m.Mux(regHit2, m.Const(5, 2), egBit)
+	write2 := m.Slice(kind2, 4, 1) // kData
+	v, err := access.Check(m, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit, g.acl.Domains())
+	if err != nil {
+		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed above
+		return
+	}
+	s3 := g.stageReg("s3", s2, adv)
+	kind3 := g.reg("s3_kind", kind2, adv)
+	off3 := g.reg("s3_off", off2, adv)
+	barOK3 := g.reg("s3_bar_ok", barOK2, adv)
+	regHit3 := g.reg("s3_reg_hit", regHit2, adv)
+	proxyOK3 := g.reg("s3_proxy_ok", proxyOK2, adv)
+	proxy3 := g.reg("s3_proxy", proxy2, adv)
+	found3 := g.reg("s3_found", found2, adv)
+	enabled3 := g.reg("s3_enabled", enabled2, adv)
+	egress3 := g.reg("s3_egress", egress2, adv)
+	slot3 := g.reg("s3_slot", slot2, adv)
+	addr3 := g.reg("s3_addr", addr2, adv)
+	down3 := g.reg("s3_down", down2, adv)
+	second3 := g.reg("s3_second", second2, adv)
+	secondEg3 := g.reg("s3_second_egress", secondEg2, adv)
+	secondAt3 := g.reg("s3_second_addr", secondAt2, adv)
+	secondDown3 := g.reg("s3_second_down", secondDown2, adv)
+	rule3 := g.reg("s3_rule", v.Rule, adv)
+
+	// Stage 4: the decision, in the order pcie/manager.Process takes it.
+	f3 := tlphdr.Decode(m, s3.hdr)
+	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
+	memAtomic, cfgMsg, isCpl := bit(kind3, kMemAtomic), bit(kind3, kCfgMsg), bit(kind3, kCpl)
+	nonPosted, hasData := bit(kind3, kNonPosted), bit(kind3, kData)
+	allowed := m.Eq(rule3, m.Const(3, uint64(acl.Allowed)))
+	isPort := m.Or(m.Eq(egress3, m.Const(3, kindPortA)), m.Eq(egress3, m.Const(3, kindPortB)))
+	type outcome struct{ reason, egress, slot, addr, req ir.Value }
+	r4 := func(r pmgr.Reason) ir.Value { return m.Const(4, uint64(r)) }
+	eg := func(k uint64) ir.Value { return m.Const(3, k) }
+	req3 := f3.Requester
+	// Evaluated last to first: the first condition that holds wins.
+	o := outcome{r4(pmgr.OK), egress3, slot3, addr3, m.Mux(isPort, proxy3, req3)}
+	choose := func(cond ir.Value, alt outcome) {
+		o = outcome{m.Mux(cond, alt.reason, o.reason), m.Mux(cond, alt.egress, o.egress), m.Mux(cond, alt.slot, o.slot),
+			m.Mux(cond, alt.addr, o.addr), m.Mux(cond, alt.req, o.req)}
+	}
+	fail := func(r pmgr.Reason) outcome { return outcome{r4(r), eg(0), m.Const(8, 0), m.Const(64, 0), req3} }
+	local := func(a ir.Value) outcome { return outcome{r4(pmgr.OK), eg(kindLocal), m.Const(8, 0), a, req3} }
+	selfHit := m.Eq(req3, selfID)
+	choose(m.And(isPort, m.Not(proxyOK3)), fail(pmgr.NoProxyID))
+	choose(m.Not(allowed), fail(pmgr.Denied))
+	choose(down3, fail(pmgr.PortDown))
+	choose(m.Not(enabled3), fail(pmgr.MappingDisabled))
+	choose(m.Not(found3), fail(pmgr.WindowMiss))
+	choose(m.And(regHit3, allowed), local(off3))
+	choose(m.And(regHit3, m.Not(allowed)), fail(pmgr.Denied))
+	choose(m.Not(barOK3), fail(pmgr.NotForUs))
+	choose(m.Not(memAtomic), fail(pmgr.Unsupported))
+	choose(m.And(isCpl, selfHit), local(m.Const(64, 0)))
+	choose(m.And(isCpl, m.Not(selfHit)), fail(pmgr.UnexpectedCompletion))
+	choose(cfgMsg, local(m.Const(64, 0)))
+
+	ok := m.Eq(o.reason, r4(pmgr.OK))
+	action := m.Mux(ok, m.Const(2, actForward), m.Mux(nonPosted, m.Const(2, actComplete), m.Const(2, actDrop)))
+	status := m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(g.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
+	// The multicast copy: a write through a multicast window whose second
+	// port is up.
+	viaWindow := m.And(m.And(ok, memAtomic), m.And(barOK3, m.Not(regHit3)))
+	second := m.And(m.And(viaWindow, second3), m.And(hasData, m.Not(secondDown3)))
+	// Memory requests leave with the translated address and requester;
+	// everything else as it came.
+	hdrP := m.Mux(memAtomic, rewrite(m, s3.hdr, o.addr, o.req), s3.hdr)
+	hdrS := rewrite(m, s3.hdr, secondAt3, o.req)
+	cpl := completion(m, s3.hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock))
+
+	// The decision is taken on a packet's first beat and kept for the
+	// rest of it.
+	take := m.And(adv, m.And(s3.valid, s3.sop))
+	s4 := g.stageReg("s4", s3, adv)
+	act4 := g.reg("s4_action", action, take)
+	reason4 := g.reg("s4_reason", o.reason, take)
+	egress4 := g.reg("s4_egress", o.egress, take)
+	slot4 := g.reg("s4_slot", o.slot, take)
+	second4 := g.reg("s4_second", second, take)
+	secondEg4 := g.reg("s4_second_egress", secondEg3, take)
+	hdrP4 := g.reg("s4_hdr_primary", hdrP, take)
+	hdrS4 := g.reg("s4_hdr_second", hdrS, take)
+	cpl4 := g.reg("s4_cpl_hdr", cpl, take)
+
+	// The router: a beat leaves on every output it is for; a multicast
+	// beat waits until both ports have taken it, and an output that took
+	// it early is not offered it again.
+	fwd := m.Eq(act4, m.Const(2, actForward))
+	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, m.Const(3, k)) }
+	type route struct {
+		name string
+		to   ir.Value
+		data ir.Value
+	}
+	toA := m.Or(m.And(fwd, is(egress4, kindPortA)), m.And(second4, is(secondEg4, kindPortA)))
+	toB := m.Or(m.And(fwd, is(egress4, kindPortB)), m.And(second4, is(secondEg4, kindPortB)))
+	hdrA := m.Mux(is(egress4, kindPortA), hdrP4, hdrS4)
+	hdrB := m.Mux(is(egress4, kindPortB), hdrP4, hdrS4)
+	tail := m.Concat(s4.data, s4.keep, s4.sop, s4.eop)
+	routes := []route{
+		{"m_port_a", toA, m.Concat(hdrA, tail)},
+		{"m_port_b", toB, m.Concat(hdrB, tail)},
+		{"m_kernel", m.And(fwd, is(egress4, kindKernel)), m.Concat(slot4, hdrP4, tail)},
+		{"m_local", m.And(fwd, is(egress4, kindLocal)), m.Concat(hdrP4, tail)},
+		{"m_cpl", m.And(m.Eq(act4, m.Const(2, actComplete)), s4.sop), cpl4},
+	}
+	done := one
+	for _, r := range routes {
+		sent := m.Reg(r.name+"_sent", 1, 0)
+		valid := m.And(m.And(s4.valid, r.to), m.Not(sent))
+		st := axis.New(m, r.name+"_in", r.data, valid)
+		took := m.And(valid, st.Ready)
+		done = m.And(done, m.Or(m.Not(r.to), m.Or(sent, took)))
+		m.SetNext(sent, m.Mux(adv, zero, m.Or(sent, took)))
+		out := axis.Skid(m, r.name+"_slice", st)
+		g.output(r.name, out, W, K)
+	}
+	m.Assign(adv, m.Or(m.Not(s4.valid), done))
+
+	// Counters: every TLP under its reason, when its first beat leaves.
+	fire := m.And(adv, m.And(s4.valid, s4.sop))
+	var counts []ir.Value
+	for _, r := range d.Reasons {
+		cnt := m.Reg("count_"+regName(r.String()), 32, 0)
+		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
+		m.SetEnable(cnt, m.And(fire, m.Eq(reason4, r4(r))))
+		counts = append(counts, cnt)
+	}
+	g.axiRead(ax, portDown, counts)
+}
+
+// lutWord packs a LUT entry as the table stores it: enabled, egress kind
+// (3 bits), kernel slot (8 bits), translated base above the entry size.
+func lutWord(e ntb.LUTEntry, sh int) uint64 {
+	return b2u(e.Enabled)<<(63-sh+12) | uint64(e.Egress.Kind)<<(64-sh+8) | uint64(e.Egress.Slot)<<(64-sh) | e.Translated>>sh
+}
+
+// rewrite puts addr and req into a memory request header, choosing the
+// 3-DW form for addresses below 4 GiB and the 4-DW form above, as the
+// specification requires (§2.2.4.1); the processing hint stays.
+func rewrite(m *ir.Module, hdr, addr, req ir.Value) ir.Value {
+	fourDW := m.Slice(hdr, 125, 1)
+	ph := m.Mux(fourDW, m.Slice(hdr, 0, 2), m.Slice(hdr, 32, 2))
+	high := m.RedOr(m.Slice(addr, 32, 32))
+	dw0 := m.Concat(m.Slice(hdr, 126, 2), high, m.Slice(hdr, 96, 29))
+	dw1 := m.Concat(req, m.Slice(hdr, 64, 16))
+	long := m.Concat(dw0, dw1, m.Slice(addr, 32, 32), m.Slice(addr, 2, 30), ph)
+	short := m.Concat(dw0, dw1, m.Slice(addr, 2, 30), ph, m.Const(32, 0))
+	return m.Mux(high, long, short)
+}
+
+// completion builds the header of the completion that answers the
+// request in hdr with status, as pcie.Completion does: Cpl (CplLk for a
+// locked read), the request's TC, attributes and tag, completer self,
+// Byte Count 4 and Lower Address 0 — except that a failed memory read
+// reports the bytes it would have returned and the address of the first
+// (§2.2.9, Tables 2-40 and 2-41). It is 96 bits, DW0 on top.
+func completion(m *ir.Module, hdr, self, status, mrd, lock ir.Value) ir.Value {
+	f := tlphdr.Decode(m, hdr)
+	leadTab := make([]uint64, 16)
+	hiTab := make([]uint64, 16)
+	trailTab := make([]uint64, 16)
+	for be := range 16 {
+		for leadTab[be] = 0; leadTab[be] < 4 && be>>leadTab[be]&1 == 0; leadTab[be]++ {
+		}
+		if leadTab[be] == 4 {
+			leadTab[be] = 0
+		}
+		for hiTab[be] = 3; be != 0 && be>>hiTab[be]&1 == 0; hiTab[be]-- {
+		}
+		for trailTab[be] = 0; trailTab[be] < 4 && be<<trailTab[be]&8 == 0; trailTab[be]++ {
+		}
+	}
+	lead := m.ROM(f.FirstBE, 3, leadTab)
+	single := m.Eq(f.Length, m.Const(10, 1))
+	noBE := m.Eq(f.FirstBE, m.Const(4, 0))
+	lead12 := m.Zext(lead, 12)
+	oneDW := m.Sub(m.Add(m.Zext(m.ROM(f.FirstBE, 2, hiTab), 12), m.Const(12, 1)), lead12)
+	oneDW = m.Mux(noBE, m.Const(12, 1), oneDW)
+	many := m.Sub(m.Sub(m.Concat(f.Length, m.Const(2, 0)), lead12), m.Zext(m.ROM(f.LastBE, 3, trailTab), 12))
+	bc := m.Mux(mrd, m.Mux(single, oneDW, many), m.Const(12, 4))
+	la := m.Mux(mrd, m.Concat(m.Slice(f.Address, 2, 5), m.Slice(lead, 0, 2)), m.Const(7, 0))
+	typ := m.Mux(lock, m.Const(5, 0b01011), m.Const(5, 0b01010))
+	tag := f.Tag
+	dw0 := m.Concat(m.Const(3, 0), typ, m.Slice(tag, 9, 1), f.TC, m.Slice(tag, 8, 1), m.Slice(f.Attr, 2, 1),
+		m.Const(2, 0), m.Const(2, 0), m.Slice(f.Attr, 0, 2), m.Const(2, 0), m.Const(10, 0))
+	dw1 := m.Concat(self, status, m.Const(1, 0), bc)
+	dw2 := m.Concat(f.Requester, m.Slice(tag, 0, 8), m.Const(1, 0), la)
+	return m.Concat(dw0, dw1, dw2)
+}
+
+// output sends stream s of route name out of the module.
+func (g *gen) output(name string, s axis.Stream, W, K int) {
+	m := g.m
+	v := s.Data
+	at := v.Width()
+	take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
+	if name == "m_cpl" {
+		m.Output(name+"_tlp_hdr", v)
+	} else {
+		if name == "m_kernel" {
+			m.Output(name+"_slot", take(8))
+		}
+		m.Output(name+"_tlp_hdr", take(128))
+		m.Output(name+"_tlp_data", take(W))
+		m.Output(name+"_tlp_keep", take(K))
+		m.Output(name+"_tlp_sop", take(1))
+		m.Output(name+"_tlp_eop", take(1))
+	}
+	m.Output(name+"_tlp_valid", s.Valid)
+	m.Assign(s.Ready, m.Input(name+"_tlp_ready", 1))
+}
+
+// regName makes a reason name ("window-miss") a register name.
+func regName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '-' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// lite is the AXI-Lite interface's registers and strobes.
+type lite struct {
+	winEnLo, winEnHi                        ir.Value
+	lutIndex, lutAddrLo, lutAddrHi, lutCtrl ir.Value
+	lutCommit                               ir.Value // 1 for the cycle a LUT_COMMIT write is accepted
+	initDone                                ir.Value // wire: the LUT has been filled
+	araddr, arvalid, rready, rvalid, rdata  ir.Value
+}
+
+// axiLite builds the write side of the AXI-Lite slave (12-bit byte
+// addresses, 32-bit data, write strobes honoured) and its registers.
+// Writes complete with OKAY; writes to read-only or unmapped addresses
+// are ignored.
+func (g *gen) axiLite() lite {
+	m := g.m
+	awaddr := m.Input("s_axil_awaddr", 12)
+	awvalid := m.Input("s_axil_awvalid", 1)
+	wdata := m.Input("s_axil_wdata", 32)
+	wstrb := m.Input("s_axil_wstrb", 4)
+	wvalid := m.Input("s_axil_wvalid", 1)
+	bready := m.Input("s_axil_bready", 1)
+	bvalid := m.Reg("axil_bvalid", 1, 0)
+	accept := m.And(m.And(awvalid, wvalid), m.Not(bvalid))
+	m.Output("s_axil_awready", accept)
+	m.Output("s_axil_wready", accept)
+	m.SetNext(bvalid, m.Mux(accept, m.Const(1, 1), m.And(bvalid, m.Not(bready))))
+	m.Output("s_axil_bvalid", bvalid)
+	m.Output("s_axil_bresp", m.Const(2, 0))
+	var mask []ir.Value
+	for i := 3; i >= 0; i-- {
+		s := m.Slice(wstrb, i, 1)
+		mask = append(mask, m.Concat(s, s, s, s, s, s, s, s))
+	}
+	bytes := m.Concat(mask...)
+	writes := func(off uint32) ir.Value {
+		return m.And(accept, m.Eq(m.Slice(awaddr, 2, 10), m.Const(10, uint64(off>>2))))
+	}
+	rw := func(name string, off uint32, reset uint64) ir.Value {
+		r := m.Reg(name, 32, reset)
+		m.SetNext(r, m.Or(m.And(r, m.Not(bytes)), m.And(wdata, bytes)))
+		m.SetEnable(r, writes(off))
+		return r
+	}
+	en := translate.Enables(g.d.Windows)
+	l := lite{
+		winEnLo: rw("win_en_lo", RegWinEnLo, en&0xFFFF_FFFF), winEnHi: rw("win_en_hi", RegWinEnHi, en>>32),
+		lutIndex: rw("lut_index", RegLUTIndex, 0), lutAddrLo: rw("lut_addr_lo", RegLUTAddrLo, 0),
+		lutAddrHi: rw("lut_addr_hi", RegLUTAddrHi, 0), lutCtrl: rw("lut_ctrl", RegLUTCtrl, 0),
+		lutCommit: writes(RegLUTCommit), initDone: m.Wire("init_done", 1),
+		araddr: m.Input("s_axil_araddr", 12), arvalid: m.Input("s_axil_arvalid", 1), rready: m.Input("s_axil_rready", 1),
+		rvalid: m.Reg("axil_rvalid", 1, 0), rdata: m.Reg("axil_rdata", 32, 0),
+	}
+	g.d.Registers = []Register{
+		{"ID", RegID, "RO", IDValue, `"ONIC" in ASCII: the register block is there`},
+		{"VERSION", RegVersion, "RO", VersionValue, "register map version, major in [31:16], minor in [15:0]"},
+		{"CAPS", RegCaps, "RO", g.caps(), "[7:0] direct windows, [17:8] LUT entries, [31:24] data path width in DWs"},
+		{"STATUS", RegStatus, "RO", 0, "[0] LUT filled from the configuration (TLPs are accepted from then on), [2:1] port_down (B, A)"},
+		{"WIN_EN_LO", RegWinEnLo, "RW", uint32(en), "enable bit of direct windows 0-31 (window order of the generated README)"},
+		{"WIN_EN_HI", RegWinEnHi, "RW", uint32(en >> 32), "enable bit of direct windows 32-63"},
+		{"LUT_INDEX", RegLUTIndex, "RW", 0, "LUT entry LUT_COMMIT writes"},
+		{"LUT_ADDR_LO", RegLUTAddrLo, "RW", 0, "translated base [31:0] of the entry (bits below the entry size are ignored)"},
+		{"LUT_ADDR_HI", RegLUTAddrHi, "RW", 0, "translated base [63:32]"},
+		{"LUT_CTRL", RegLUTCtrl, "RW", 0, "[0] enabled, [3:1] egress (1 port A, 2 port B, 3 kernel, 4 local), [15:8] kernel slot"},
+		{"LUT_COMMIT", RegLUTCommit, "WO", 0, "any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX; TLPs see it two cycles later"},
+	}
+	for i, r := range g.d.Reasons {
+		g.d.Registers = append(g.d.Registers, Register{"COUNT_" + upper(regName(r.String())), RegCount0 + 4*uint32(i), "RO", 0,
+			fmt.Sprintf("TLPs whose outcome had reason %q (wraps at 2^32)", r.String())})
+	}
+	return l
+}
+
+// caps is the CAPS register's value.
+func (g *gen) caps() uint32 {
+	return uint32(len(g.d.Windows)) | uint32(len(g.d.LUT.Entries))<<8 | uint32(g.c.DataWidth/32)<<24
+}
+
+// axiRead builds the read side: one read in flight, answered the cycle
+// after its address is accepted; unmapped addresses read 0.
+func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
+	m := g.m
+	accept := m.And(l.arvalid, m.Not(l.rvalid))
+	m.Output("s_axil_arready", m.Not(l.rvalid))
+	word := m.Slice(l.araddr, 2, 10)
+	values := map[uint32]ir.Value{
+		RegID: m.Const(32, IDValue), RegVersion: m.Const(32, VersionValue), RegCaps: m.Const(32, uint64(g.caps())),
+		RegStatus:  m.Zext(m.Concat(portDown, l.initDone), 32),
+		RegWinEnLo: l.winEnLo, RegWinEnHi: l.winEnHi, RegLUTIndex: l.lutIndex,
+		RegLUTAddrLo: l.lutAddrLo, RegLUTAddrHi: l.lutAddrHi, RegLUTCtrl: l.lutCtrl,
+	}
+	for i, c := range counts {
+		values[RegCount0+4*uint32(i)] = c
+	}
+	var hits, vals []ir.Value
+	for _, r := range g.d.Registers {
+		if v, ok := values[r.Offset]; ok {
+			hits = append(hits, m.Eq(word, m.Const(10, uint64(r.Offset>>2))))
+			vals = append(vals, v)
+		}
+	}
+	m.SetNext(l.rdata, m.Pick(hits, vals))
+	m.SetEnable(l.rdata, accept)
+	m.SetNext(l.rvalid, m.Mux(accept, m.Const(1, 1), m.And(l.rvalid, m.Not(l.rready))))
+	m.Output("s_axil_rvalid", l.rvalid)
+	m.Output("s_axil_rdata", l.rdata)
+	m.Output("s_axil_rresp", m.Const(2, 0))
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}

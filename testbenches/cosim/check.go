@@ -1,0 +1,294 @@
+package cosim
+
+import (
+	"bytes"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"onic/hdlgen/manager"
+	"onic/pcie"
+	pmgr "onic/pcie/manager"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// packet is one TLP as it left (or should leave) an output.
+type packet struct {
+	hdr     []byte // 12 or 16 bytes
+	payload []byte
+	slot    int // kernel output only
+	op      int // the stimulus step that sent it (expected packets)
+}
+
+// Result is what a check found.
+type Result struct {
+	TLPs    int            // TLPs sent
+	Packets map[string]int // packets out of each output
+	Reads   int            // register reads compared
+}
+
+// Expect runs st's steps through the model and returns the packets each
+// output must carry, in order, and the register reads' values.
+func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
+	mdl := b.model()
+	want := map[string][]packet{}
+	var reads []uint32
+	en := enables(b.Design.Windows)
+	winLo, winHi := uint32(en), uint32(en>>32)
+	var lutIndex, lutLo, lutHi, lutCtrl uint32
+	var portDown uint32
+	var o pmgr.Outcome
+	for i := range st.Ops {
+		op := &st.Ops[i]
+		switch op.Kind {
+		case OpTLP:
+			mdl.Process(op.TLP, pmgr.FromHost, &o)
+			if err := b.expectTLP(want, op, i, &o); err != nil {
+				return nil, nil, err
+			}
+		case OpPortDown:
+			portDown = op.Data
+			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
+		case OpWriteReg:
+			var mask uint32
+			for k := range 4 {
+				if op.Strb>>k&1 != 0 {
+					mask |= 0xFF << (8 * k)
+				}
+			}
+			upd := func(r *uint32) { *r = *r&^mask | op.Data&mask }
+			switch op.Addr {
+			case manager.RegWinEnLo:
+				upd(&winLo)
+			case manager.RegWinEnHi:
+				upd(&winHi)
+			case manager.RegLUTIndex:
+				upd(&lutIndex)
+			case manager.RegLUTAddrLo:
+				upd(&lutLo)
+			case manager.RegLUTAddrHi:
+				upd(&lutHi)
+			case manager.RegLUTCtrl:
+				upd(&lutCtrl)
+			case manager.RegLUTCommit:
+				e := ntb.LUTEntry{Enabled: lutCtrl&1 != 0, Egress: ntb.Egress{Kind: ntb.EgressKind(lutCtrl >> 1 & 7), Slot: uint8(lutCtrl >> 8)},
+					Translated: (uint64(lutHi)<<32 | uint64(lutLo)) &^ (b.Design.LUT.EntrySize - 1)}
+				if err := mdl.Tables().SetLUTEntry(int(lutIndex), e); err != nil {
+					return nil, nil, fmt.Errorf("step %d: %v", i, err)
+				}
+			}
+			for k := range b.Design.Windows {
+				mdl.Tables().SetWindowEnabled(k, (uint64(winHi)<<32|uint64(winLo))>>k&1 != 0)
+			}
+		case OpReadReg:
+			v := uint32(0)
+			switch a := op.Addr; {
+			case a == manager.RegID:
+				v = manager.IDValue
+			case a == manager.RegVersion:
+				v = manager.VersionValue
+			case a == manager.RegCaps:
+				v = b.Design.Registers[2].Reset
+			case a == manager.RegStatus:
+				v = 1 | portDown<<1
+			case a == manager.RegWinEnLo:
+				v = winLo
+			case a == manager.RegWinEnHi:
+				v = winHi
+			case a == manager.RegLUTIndex:
+				v = lutIndex
+			case a == manager.RegLUTAddrLo:
+				v = lutLo
+			case a == manager.RegLUTAddrHi:
+				v = lutHi
+			case a == manager.RegLUTCtrl:
+				v = lutCtrl
+			case a >= manager.RegCount0 && int(a-manager.RegCount0)/4 < len(b.Design.Reasons):
+				v = uint32(mdl.Count(b.Design.Reasons[(a-manager.RegCount0)/4]))
+			}
+			reads = append(reads, v)
+		}
+	}
+	return want, reads, nil
+}
+
+// expectTLP adds what the model's outcome o for op sends out.
+func (b *Bench) expectTLP(want map[string][]packet, op *Op, i int, o *pmgr.Outcome) error {
+	hl := 12 + 4*int(op.Raw[0]>>5&1)
+	t := op.TLP
+	c := t.Kind().Class()
+	mem := c == tlp.ClassMemory || c == tlp.ClassAtomic
+	out := func(e ntb.Egress, addr uint64) error {
+		p := packet{hdr: op.Raw[:hl], payload: op.Raw[hl:], op: i}
+		if mem {
+			u := *t
+			u.Address, u.RequesterID = addr, o.Requester
+			f, typ, _ := tlp.FmtType(t.Kind(), addr >= 1<<32, 0)
+			u.Fmt, u.Type = f, typ
+			raw, err := u.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("step %d: re-encoding the model's %s: %v", i, t.Kind(), err)
+			}
+			p.hdr = raw[:u.HeaderLen()]
+		}
+		name := map[ntb.EgressKind]string{ntb.EgressPortA: "A", ntb.EgressPortB: "B", ntb.EgressKernel: "K", ntb.EgressLocal: "L"}[e.Kind]
+		if name == "" {
+			return fmt.Errorf("step %d: the model sends a host TLP to %s", i, e)
+		}
+		if name == "K" {
+			p.slot = int(e.Slot)
+		}
+		want[name] = append(want[name], p)
+		return nil
+	}
+	switch o.Action {
+	case pmgr.Forward:
+		if err := out(o.Egress, o.Address); err != nil {
+			return err
+		}
+		if o.Second.Kind != ntb.EgressNone {
+			return out(o.Second, o.SecondAddress)
+		}
+	case pmgr.Complete:
+		cpl := pcie.Completion(t, Self, o.Status, nil)
+		raw, err := cpl.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("step %d: encoding the model's completion: %v", i, err)
+		}
+		want["C"] = append(want["C"], packet{hdr: raw, op: i})
+	}
+	return nil
+}
+
+// parse turns a trace's log into the packets of each output and the
+// register reads.
+func (b *Bench) parse(log []string) (map[string][]packet, []uint32, error) {
+	W := b.Design.DataWidth
+	K := W / 32
+	got := map[string][]packet{}
+	open := map[string]*packet{}
+	var reads []uint32
+	for _, line := range log {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, nil, fmt.Errorf("log line %q: want cycle, output, value", line)
+		}
+		v, ok := new(big.Int).SetString(f[2], 16)
+		if !ok {
+			return nil, nil, fmt.Errorf("log line %q: bad hex", line)
+		}
+		field := func(lo, w int) *big.Int {
+			x := new(big.Int).Rsh(v, uint(lo))
+			return x.And(x, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(w)), big.NewInt(1)))
+		}
+		name := f[1]
+		switch name {
+		case "R":
+			reads = append(reads, uint32(v.Uint64()))
+			continue
+		case "C":
+			h := field(0, 96).FillBytes(make([]byte, 12))
+			got["C"] = append(got["C"], packet{hdr: h})
+			continue
+		}
+		eop := field(0, 1).Sign() != 0
+		sop := field(1, 1).Sign() != 0
+		keep := field(2, K).Uint64()
+		data := field(2+K, W).FillBytes(make([]byte, W/8)) // big-endian: byte 0 is the top
+		hdr := field(2+K+W, 128).FillBytes(make([]byte, 16))
+		slot := 0
+		if name == "K" {
+			slot = int(field(2+K+W+128, 8).Int64())
+		}
+		if sop {
+			if open[name] != nil {
+				return nil, nil, fmt.Errorf("cycle %s: output %s starts a packet inside another", f[0], name)
+			}
+			hl := 12 + 4*int(hdr[0]>>5&1)
+			if hl == 12 && !bytes.Equal(hdr[12:], make([]byte, 4)) {
+				return nil, nil, fmt.Errorf("cycle %s: output %s: 3-DW header with a non-zero DW3 %x", f[0], name, hdr[12:])
+			}
+			open[name] = &packet{hdr: hdr[:hl], slot: slot}
+		}
+		p := open[name]
+		if p == nil {
+			return nil, nil, fmt.Errorf("cycle %s: output %s: a beat outside any packet", f[0], name)
+		}
+		for dw := range K {
+			if keep>>dw&1 == 0 {
+				continue
+			}
+			for k := range 4 {
+				p.payload = append(p.payload, data[W/8-1-(4*dw+k)])
+			}
+		}
+		if eop {
+			got[name] = append(got[name], *p)
+			open[name] = nil
+		}
+	}
+	for name, p := range open {
+		if p != nil {
+			return nil, nil, fmt.Errorf("output %s: a packet never ended", name)
+		}
+	}
+	return got, reads, nil
+}
+
+// Check compares a trace's outputs with the model, TLP by TLP.
+func (b *Bench) Check(st *Stimulus, tr *Trace) (Result, error) {
+	want, wantReads, err := b.Expect(st)
+	if err != nil {
+		return Result{}, err
+	}
+	got, reads, err := b.parse(tr.Log)
+	if err != nil {
+		return Result{}, fmt.Errorf("seed %d: %v", st.Seed, err)
+	}
+	r := Result{Packets: map[string]int{}}
+	for _, op := range st.Ops {
+		if op.Kind == OpTLP {
+			r.TLPs++
+		}
+	}
+	for _, rt := range routes {
+		n := rt.name
+		w, g := want[n], got[n]
+		for i := range min(len(w), len(g)) {
+			if err := same(w[i], g[i]); err != nil {
+				return r, fmt.Errorf("seed %d: output %s, packet %d (step %d, %s): %v", st.Seed, n, i, w[i].op, st.Ops[w[i].op].TLP, err)
+			}
+		}
+		if len(w) != len(g) {
+			return r, fmt.Errorf("seed %d: output %s carried %d packets, the model %d", st.Seed, n, len(g), len(w))
+		}
+		r.Packets[n] = len(g)
+	}
+	if len(reads) != len(wantReads) {
+		return r, fmt.Errorf("seed %d: %d register reads answered, want %d", st.Seed, len(reads), len(wantReads))
+	}
+	for i := range reads {
+		if reads[i] != wantReads[i] {
+			reg := b.Design.Registers[i]
+			return r, fmt.Errorf("seed %d: register %s (%#x) reads %#x, the model %#x", st.Seed, reg.Name, reg.Offset, reads[i], wantReads[i])
+		}
+	}
+	r.Reads = len(reads)
+	return r, nil
+}
+
+// same compares a packet with the expected one.
+func same(w, g packet) error {
+	if !bytes.Equal(w.hdr, g.hdr) {
+		return fmt.Errorf("header %x, want %x", g.hdr, w.hdr)
+	}
+	if !bytes.Equal(w.payload, g.payload) {
+		return fmt.Errorf("payload of %d bytes differs from the %d sent", len(g.payload), len(w.payload))
+	}
+	if w.slot != g.slot {
+		return fmt.Errorf("kernel slot %d, want %d", g.slot, w.slot)
+	}
+	return nil
+}
+
