@@ -291,4 +291,3 @@ func same(w, g packet) error {
 	}
 	return nil
 }
-

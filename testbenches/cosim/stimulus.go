@@ -89,11 +89,11 @@ type OpKind uint8
 
 // Stimulus steps.
 const (
-	OpTLP       OpKind = iota // send a TLP from the host
-	OpDrain                   // stop sending until everything has left (all outputs ready)
-	OpPortDown                // set port_down (A bit 0, B bit 1)
-	OpWriteReg                // an AXI-Lite write
-	OpReadReg                 // an AXI-Lite read
+	OpTLP      OpKind = iota // send a TLP from the host
+	OpDrain                  // stop sending until everything has left (all outputs ready)
+	OpPortDown               // set port_down (A bit 0, B bit 1)
+	OpWriteReg               // an AXI-Lite write
+	OpReadReg                // an AXI-Lite read
 )
 
 // Op is one step of a stimulus.
