@@ -10,7 +10,7 @@ BIN         := bin/onic
 # command:package pairs for the external tools the tests drive.
 TOOLS := iverilog:iverilog verilator:verilator yosys:yosys lspci:pciutils tshark:tshark
 
-.PHONY: all run test bench fuzz lint deps deps-go deps-tools build clean
+.PHONY: all run test bench fuzz soak lint deps deps-go deps-tools build clean
 
 all: build
 
@@ -58,6 +58,16 @@ fuzz: deps-go
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## soak: long co-simulation of the generated PCIe manager against the
+## emulator's model (SOAK_SEEDS seeds of SOAK_TLPS TLPs per configuration in
+## the IR simulator, SOAK_HDL of them also under Icarus and Verilator).
+SOAK_SEEDS ?= 300
+SOAK_TLPS  ?= 2000
+SOAK_HDL   ?= 10
+soak: deps
+	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
+	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

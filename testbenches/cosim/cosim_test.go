@@ -10,21 +10,30 @@ import (
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
+	"onic/testbenches/tools"
 )
 
 var (
-	seedFlag = flag.Uint64("seed", 0, "run only this seed")
-	tlpsFlag = flag.Int("tlps", 400, "TLPs per seed")
+	seedFlag  = flag.Uint64("seed", 0, "run only this seed (a failing test prints the command line)")
+	tlpsFlag  = flag.Int("tlps", 400, "TLPs per seed")
+	seedsFlag = flag.Int("seeds", 8, "seeds per configuration for the IR simulation (make soak raises it)")
+	hdlFlag   = flag.Int("hdl-seeds", 1, "seeds per configuration replayed in Icarus and Verilator")
 )
 
-// defaultBench is the manager of the default scenario's first O-NIC.
-func defaultBench(t testing.TB, width int) *Bench {
+// benches are the configurations under test: the default scenario's
+// O-NIC on a 512-bit path, and richConfig on a 256-bit one.
+func benches(t testing.TB) map[string]*Bench {
+	return map[string]*Bench{"default": defaultBench(t, 512), "rich": bench(t, richConfig(), 256)}
+}
+
+// bench generates c on an O-NIC function like the emulator's.
+func bench(t testing.TB, mc pmgr.Config, width int) *Bench {
 	t.Helper()
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manager.Config{Manager: cluster.TwoParty().ONICs[0].Manager, DataWidth: width}
+	c := manager.Config{Manager: mc, DataWidth: width}
 	for i, b := range f.BARs {
 		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
 			c.BARs[i] = b.Size
@@ -37,24 +46,85 @@ func defaultBench(t testing.TB, width int) *Bench {
 	return b
 }
 
-func TestCosimSim(t *testing.T) {
-	b := defaultBench(t, 512)
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+// seeds lists the seeds to run: -seed alone, or first, first+1, ...
+func seeds(first uint64, n int) []uint64 {
 	if *seedFlag != 0 {
-		seeds = []uint64{*seedFlag}
+		return []uint64{*seedFlag}
 	}
-	for _, seed := range seeds {
-		st := b.Generate(seed, *tlpsFlag)
-		tr, err := b.Run(st, 200000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := b.Check(st, tr)
-		if err != nil {
-			t.Fatalf("%v (re-run: go test ./testbenches/cosim -run TestCosimSim -seed %d)", err, seed)
-		}
-		t.Logf("seed %d: %d TLPs in %d cycles, out %v, %d register reads", seed, r.TLPs, len(tr.Inputs), r.Packets, r.Reads)
+	var s []uint64
+	for i := range n {
+		s = append(s, first+uint64(i))
 	}
+	return s
+}
+
+// TestCosim drives random streams through the IR simulation of each
+// configuration's manager and checks every TLP out, and the counters,
+// against the emulator's manager model.
+func TestCosim(t *testing.T) {
+	for _, name := range []string{"default", "rich"} {
+		b := benches(t)[name]
+		for _, seed := range seeds(1000, *seedsFlag) {
+			st := b.Generate(seed, *tlpsFlag)
+			tr, err := b.Run(st, 1_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := b.Check(st, tr)
+			if err != nil {
+				t.Fatalf("%s: %v\n(re-run: go test ./testbenches/cosim -run TestCosim/ -seed %d)", name, err, seed)
+			}
+			t.Logf("%s seed %d: %d TLPs in %d cycles (offer %d%%, ready %v%%), out %v, %d register reads",
+				name, seed, r.TLPs, len(tr.Inputs), st.Offer, st.Ready, r.Packets, r.Reads)
+		}
+	}
+}
+
+// TestCosimHDL replays IR-simulation runs into the emitted Verilog under
+// Icarus and Verilator: both must log exactly the same transfers on the
+// same cycles, and their logs pass the same check against the model.
+func TestCosimHDL(t *testing.T) {
+	iverilog, vvp := tools.Require(t, "iverilog"), tools.Require(t, "vvp")
+	verilator := tools.Require(t, "verilator")
+	for _, name := range []string{"default", "rich"} {
+		b := benches(t)[name]
+		for _, seed := range seeds(2000, *hdlFlag) {
+			st := b.Generate(seed, *tlpsFlag)
+			tr, err := b.Run(st, 1_000_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := b.Testbench(dir, tr); err != nil {
+				t.Fatal(err)
+			}
+			top := b.Design.Module.Name()
+			for _, tool := range []string{"icarus", "verilator"} {
+				var log []string
+				if tool == "icarus" {
+					log, err = Icarus(dir, iverilog, vvp, top)
+				} else {
+					log, err = Verilator(dir, verilator, top)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := SameLog(tool, tr.Log, log); err != nil {
+					t.Fatalf("%s seed %d: %v", name, seed, err)
+				}
+				r, err := b.Check(st, &Trace{Log: log})
+				if err != nil {
+					t.Fatalf("%s under %s: %v\n(re-run: go test ./testbenches/cosim -run TestCosimHDL -seed %d)", name, tool, err, seed)
+				}
+				t.Logf("%s seed %d under %s: %d TLPs, %d cycles, %d transfers logged, out %v", name, seed, tool, r.TLPs, len(tr.Inputs), len(log), r.Packets)
+			}
+		}
+	}
+}
+
+// defaultBench is the manager of the default scenario's first O-NIC.
+func defaultBench(t testing.TB, width int) *Bench {
+	return bench(t, cluster.TwoParty().ONICs[0].Manager, width)
 }
 
 // richConfig uses every kind of table entry: windows to both ports (with
@@ -102,38 +172,5 @@ func richConfig() pmgr.Config {
 			{Name: "devices", Requesters: []string{"01:00.0-02:00.7"}, Egress: []string{"port-b", "local"},
 				Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 64 << 20, Write: true}, {Base: 0, Size: 64 << 10, Read: true}}},
 		}},
-	}
-}
-
-func TestCosimSimRich(t *testing.T) {
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := manager.Config{Manager: richConfig(), DataWidth: 256}
-	for i, b := range f.BARs {
-		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
-			c.BARs[i] = b.Size
-		}
-	}
-	b, err := NewBench(c, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeds := []uint64{11, 12, 13, 14, 15, 16, 17, 18}
-	if *seedFlag != 0 {
-		seeds = []uint64{*seedFlag}
-	}
-	for _, seed := range seeds {
-		st := b.Generate(seed, *tlpsFlag)
-		tr, err := b.Run(st, 200000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := b.Check(st, tr)
-		if err != nil {
-			t.Fatalf("%v (re-run: go test ./testbenches/cosim -run TestCosimSimRich -seed %d)", err, seed)
-		}
-		t.Logf("seed %d: %d TLPs in %d cycles, out %v, %d register reads", seed, r.TLPs, len(tr.Inputs), r.Packets, r.Reads)
 	}
 }

@@ -100,7 +100,9 @@ func (b *Bench) Run(st *Stimulus, maxCycles int) (*Trace, error) {
 		if cyc >= maxCycles {
 			return tr, fmt.Errorf("cosim: seed %d: not finished after %d cycles (op %d of %d)", st.Seed, maxCycles, d.op, len(st.Ops))
 		}
-		done := d.drive(cyc)
+		if d.drive(cyc) {
+			break
+		}
 		// Inputs of this cycle.
 		var vals [][]uint64
 		var ws []int
@@ -119,9 +121,6 @@ func (b *Bench) Run(st *Stimulus, maxCycles int) (*Trace, error) {
 		s.SetReset(d.in["rst"][0] != 0)
 		s.Settle()
 		tr.Inputs = append(tr.Inputs, hexOf(vals, ws))
-		if done {
-			break
-		}
 		d.observe(cyc, tr)
 		s.Step()
 	}
