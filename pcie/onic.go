@@ -64,6 +64,10 @@ func DecodeONICInfo(b []byte) (ONICInfo, error) {
 	}, nil
 }
 
+// DefaultONICWindowBytes is the size of an O-NIC's direct-window BAR
+// (BAR2) in the default topology.
+const DefaultONICWindowBytes = 16 << 30
+
 // DefaultONICInfo is the default O-NIC: two optical ports of 16 wavelengths
 // carrying Gen3 x16 (FLEET Phase 1), four kernel slots, and translation
 // resources sized like a Microchip Switchtec NTB: 6 direct windows, a LUT

@@ -295,7 +295,7 @@ func buildDevice(dc DeviceConfig, path string, portGen, portWidth int, names map
 			n.Children = append(n.Children, dp)
 		}
 	case "onic":
-		f, err := NewONIC(dc.Name, DefaultONICInfo, 16<<30)
+		f, err := NewONIC(dc.Name, DefaultONICInfo, DefaultONICWindowBytes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}

@@ -9,11 +9,127 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/emu/cluster"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
+	"onic/hdlgen/vendor"
 	"onic/hdlgen/verilog"
+	"onic/pcie"
 )
+
+func newHDLGenCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "gen",
+		Short: "Generate the PCIe manager of an O-NIC: Verilog, file list, XDC, Vivado Tcl, register map, README",
+		Long: `Generates the O-NIC's PCIe manager (docs/hdl.md) from the same configuration the
+emulator runs: the manager section of an O-NIC in a scenario (the default
+scenario's first O-NIC unless --scenario-file and --onic say otherwise), or the
+'large' sizing preset (64 windows, a 512-entry LUT, 64 access ranges). Writes
+the .v file, files.f, an XDC constraints template, build.tcl (Vivado
+non-project), the register map as a C header and Markdown, and a README into
+--out. The output is the same byte for byte every time for the same input.
+('onic emu run' takes the same YAML with the same --scenario-file flag; the
+root --config flag is the CLI's own defaults file.)`,
+		Example: `  onic hdl gen --out rtl
+  onic hdl gen --scenario-file my-cluster.yaml --onic onicB --width 256 --out rtl-b
+  onic hdl gen --preset large --out rtl-large
+  onic hdl check rtl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
+			}
+			cfg, source, err := genConfig(v)
+			if err != nil {
+				return err
+			}
+			d, err := manager.Build(cfg)
+			if err != nil {
+				return err
+			}
+			paths, err := vendor.Write(v.GetString("hdl.gen.out"), d, vendor.Options{Part: v.GetString("hdl.gen.part"), Source: source})
+			if err != nil {
+				return fmt.Errorf("--out: %v", err)
+			}
+			w := cmd.OutOrStdout()
+			for _, p := range paths {
+				fmt.Fprintln(w, p)
+			}
+			fmt.Fprintf(w, "%s: %d-bit data path at %g MHz, latency %d cycles (%g ns), II %d; %d windows, %d LUT entries\n",
+				d.Module.Name(), d.DataWidth, d.ClockMHz, d.Depth, float64(d.Depth)*1000/d.ClockMHz, d.II, len(d.Windows), len(d.LUT.Entries))
+			return nil
+		},
+	}
+	c.Flags().String("out", "rtl", "directory to write the files to")
+	c.Flags().String("scenario-file", "", "scenario YAML whose O-NIC to generate (format: docs/emu.md); default: the built-in default scenario")
+	c.Flags().String("onic", "", "which O-NIC of the scenario (default: the first)")
+	c.Flags().String("preset", "", "generate a built-in configuration instead: 'large' (64 windows, 512 LUT entries, 64 access ranges)")
+	c.Flags().Int("width", 512, "TLP data path width in bits: 256 or 512")
+	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
+	c.Flags().String("part", vendor.DefaultPart, "FPGA part for build.tcl")
+	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
+	bindFlags(v, c, "hdl.gen")
+	return c
+}
+
+// genConfig is the generator's input as the flags choose it, and a
+// description of where it came from.
+func genConfig(v *viper.Viper) (manager.Config, string, error) {
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		return manager.Config{}, "", err
+	}
+	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: manager.BARSizes(f), DataWidth: v.GetInt("hdl.gen.width"),
+		ClockMHz: v.GetFloat64("hdl.gen.clock")}
+	if c.DataWidth != 256 && c.DataWidth != 512 {
+		return c, "", fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
+	}
+	if c.ClockMHz < 0 {
+		return c, "", fmt.Errorf("--clock %g: must be positive", c.ClockMHz)
+	}
+	switch p := v.GetString("hdl.gen.preset"); p {
+	case "":
+	case "large":
+		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" {
+			return c, "", fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
+		}
+		c.Manager = manager.Large()
+		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", nil
+	default:
+		return c, "", fmt.Errorf("--preset %q: the only preset is 'large'", p)
+	}
+	var cfg cluster.Config
+	source := "the default scenario"
+	if path := v.GetString("hdl.gen.scenario-file"); path != "" {
+		if cfg, err = cluster.LoadFile(path); err != nil {
+			return c, "", err
+		}
+		source = filepath.Base(path)
+	} else {
+		cfg = cluster.TwoParty()
+	}
+	if len(cfg.ONICs) == 0 {
+		return c, "", fmt.Errorf("%s: the scenario has no O-NICs", source)
+	}
+	o := cfg.ONICs[0]
+	if name := v.GetString("hdl.gen.onic"); name != "" {
+		found := false
+		for _, x := range cfg.ONICs {
+			if x.Name == name {
+				o, found = x, true
+			}
+		}
+		if !found {
+			return c, "", fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
+		}
+	}
+	if c.ClockMHz == 0 {
+		c.ClockMHz = o.ClockMHz
+	}
+	c.Manager = o.Manager
+	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), nil
+}
 
 func newHDLCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
@@ -22,12 +138,12 @@ func newHDLCmd(v *viper.Viper) *cobra.Command {
 		Long: `Hardware generation (docs/hdl.md). 'onic hdl demo' writes the Verilog of the
 AXI-Stream building blocks; 'onic hdl check DIR' runs Verilator's lint, Icarus
 and Yosys synthesis for Xilinx 7-series over a directory of Verilog files and
-reports each module's resources. The PCIe manager generator ('onic hdl gen')
-comes with issue 5.`,
+reports each module's resources. 'onic hdl gen' writes the O-NIC's PCIe manager
+for an O-NIC of a scenario, with its constraints, Vivado script and register map.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: areaRunE,
 	}
-	c.AddCommand(newHDLDemoCmd(v), newHDLCheckCmd(v))
+	c.AddCommand(newHDLGenCmd(v), newHDLDemoCmd(v), newHDLCheckCmd(v))
 	return c
 }
 

@@ -25,7 +25,11 @@ type Resources struct {
 	BRAM   int    `json:"bram"`   // RAMB18E1, RAMB36E1
 	DSP    int    `json:"dsp"`    // DSP48E1
 	Carry  int    `json:"carry"`  // CARRY4
-	Depth  int    `json:"depth"`  // Yosys ltp -noff: the longest path between flip-flops and ports, as Yosys counts it
+	// Depth is the logic depth in LUT levels: the longest path between
+	// flip-flops, memories and ports after a generic 6-input LUT mapping
+	// (abc -lut 6, then ltp -noff). It is measured on that mapping
+	// because ltp cannot tell vendor flip-flop cells from logic.
+	Depth int `json:"depth"`
 }
 
 // Report is the result of checking a directory.
@@ -110,7 +114,7 @@ var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)
 func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 	stat := filepath.Join(tmp, top+".json")
 	// -noiopad: the module is a core inside a design, not the FPGA top.
-	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -top %s; tee -q -o %s stat -json; ltp -noff",
+	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -top %s; tee -q -o %s stat -json",
 		strings.Join(files, " "), top, stat)
 	out, err := exec.Command(yosys, "-p", script).CombinedOutput()
 	if err != nil {
@@ -145,9 +149,19 @@ func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 			res.Carry += n
 		}
 	}
-	if m := ltpRE.FindStringSubmatch(string(out)); m != nil {
-		res.Depth, _ = strconv.Atoi(m[1])
+	// Logic depth on a generic LUT6 mapping, flip-flops kept as Yosys's own
+	// cells (which ltp -noff leaves out) and memories as single cells.
+	depth := fmt.Sprintf("read_verilog %s; hierarchy -top %s; proc; flatten; opt; wreduce; memory -nomap; opt; techmap; opt; abc -lut 6; opt_clean; ltp -noff",
+		strings.Join(files, " "), top)
+	out, err = exec.Command(yosys, "-p", depth).CombinedOutput()
+	if err != nil {
+		return Resources{}, fmt.Errorf("yosys (depth) on %s: %v\n%s", top, err, tail(string(out)))
 	}
+	m := ltpRE.FindStringSubmatch(string(out))
+	if m == nil {
+		return Resources{}, fmt.Errorf("yosys (depth) on %s: no longest path in its output", top)
+	}
+	res.Depth, _ = strconv.Atoi(m[1])
 	return res, nil
 }
 

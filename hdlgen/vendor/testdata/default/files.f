@@ -1,0 +1,1 @@
+onic_pcie_manager.v

@@ -1,0 +1,85 @@
+package vendor
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"onic/emu/cluster"
+	"onic/hdlgen/manager"
+	"onic/pcie"
+	pmgr "onic/pcie/manager"
+	"onic/testbenches/golden"
+	"onic/testbenches/tools"
+)
+
+func design(t testing.TB, c pmgr.Config) *manager.Design {
+	t.Helper()
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := manager.Build(manager.Config{Manager: c, BARs: manager.BARSizes(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestGolden: every file generated for the default scenario's O-NIC
+// matches its golden copy (go test -update rewrites them), and a second
+// generation is byte-identical.
+func TestGolden(t *testing.T) {
+	d := design(t, cluster.TwoParty().ONICs[0].Manager)
+	o := Options{Source: "the default scenario (two-party), O-NIC onicA"}
+	fs, err := Files(d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range fs {
+		golden.Check(t, filepath.Join("testdata", "default", f.Name), string(f.Data))
+		if string(again[i].Data) != string(f.Data) {
+			t.Errorf("%s differs between two generations", f.Name)
+		}
+		if strings.Contains(string(f.Data), "/work/") || strings.Contains(string(f.Data), os.Getenv("HOME")+"/") {
+			t.Errorf("%s names a path of this machine", f.Name)
+		}
+	}
+}
+
+// TestTools: the generated Verilog of the default and the large
+// configuration passes Verilator -Wall and Icarus without a message, and
+// the C header compiles.
+func TestTools(t *testing.T) {
+	verilator := tools.Require(t, "verilator")
+	iverilog := tools.Require(t, "iverilog")
+	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large()} {
+		dir := t.TempDir()
+		paths, err := Write(dir, design(t, c), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := paths[0]
+		if out, err := exec.Command(verilator, "--lint-only", "-Wall", v).CombinedOutput(); err != nil || len(out) != 0 {
+			t.Errorf("%s: verilator: %v\n%s", name, err, out)
+		}
+		if out, err := exec.Command(iverilog, "-g2005", "-Wall", "-o", filepath.Join(dir, "a.out"), v).CombinedOutput(); err != nil || len(out) != 0 {
+			t.Errorf("%s: iverilog: %v\n%s", name, err, out)
+		}
+		if cc, err := exec.LookPath("cc"); err == nil {
+			src := filepath.Join(dir, "use.c")
+			os.WriteFile(src, []byte("#include \"onic_pcie_manager_regs.h\"\nint main(void) { return ONIC_PCIE_MANAGER_COUNT_OK == 0x100u ? 0 : 1; }\n"), 0o644)
+			if out, err := exec.Command(cc, "-Wall", "-Werror", "-I", dir, "-o", filepath.Join(dir, "use"), src).CombinedOutput(); err != nil {
+				t.Errorf("%s: the register header does not compile: %v\n%s", name, err, out)
+			} else if err := exec.Command(filepath.Join(dir, "use")).Run(); err != nil {
+				t.Errorf("%s: COUNT_OK is not at 0x100", name)
+			}
+		}
+	}
+}
