@@ -7,6 +7,7 @@ import (
 
 	"onic/emu/link"
 	"onic/emu/sim"
+	hdlmanager "onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
@@ -82,11 +83,11 @@ type HostConfig struct {
 type ONICConfig struct {
 	Name string `mapstructure:"name"`
 	Host string `mapstructure:"host"`
-	// The manager pipeline: cycles per stage at ClockMHz.
-	ClockMHz        float64 `mapstructure:"clock_mhz"`
-	CheckCycles     int     `mapstructure:"check_cycles"`
-	TranslateCycles int     `mapstructure:"translate_cycles"`
-	RouteCycles     int     `mapstructure:"route_cycles"`
+	// The manager pipeline: its clock, and its latency in cycles — by
+	// default the depth of the RTL onic generates for it
+	// (hdlgen/manager.Depth), so the emulator's timing is the hardware's.
+	ClockMHz       float64 `mapstructure:"clock_mhz"`
+	PipelineCycles int     `mapstructure:"pipeline_cycles"`
 	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
 	FibreM  [2]float64     `mapstructure:"fibre_m"`
 	Manager manager.Config `mapstructure:"manager"`
@@ -203,8 +204,8 @@ func (h *HostConfig) check(p string) error {
 
 // check checks an O-NIC's own values (after defaults); p is its field path.
 func (o *ONICConfig) check(p string) error {
-	if o.ClockMHz < 0 || o.CheckCycles < 0 || o.TranslateCycles < 0 || o.RouteCycles < 0 {
-		return fmt.Errorf("%s: clock_mhz and the pipeline cycles must be positive", p)
+	if o.ClockMHz < 0 || o.PipelineCycles < 0 {
+		return fmt.Errorf("%s: clock_mhz and pipeline_cycles must be positive", p)
 	}
 	for j, m := range o.FibreM {
 		if m < 0 {
@@ -224,14 +225,8 @@ func (o *ONICConfig) defaults() {
 	if o.ClockMHz == 0 {
 		o.ClockMHz = DefaultClockMHz
 	}
-	if o.CheckCycles == 0 {
-		o.CheckCycles = DefaultCheckCycles
-	}
-	if o.TranslateCycles == 0 {
-		o.TranslateCycles = DefaultTranslateCycles
-	}
-	if o.RouteCycles == 0 {
-		o.RouteCycles = DefaultRouteCycles
+	if o.PipelineCycles == 0 {
+		o.PipelineCycles = hdlmanager.Depth
 	}
 	if o.DownPolicy == "" {
 		o.DownPolicy = "hold"
@@ -241,15 +236,13 @@ func (o *ONICConfig) defaults() {
 	}
 }
 
-// Defaults of the O-NIC's PCIe manager pipeline, until the HDL generator
-// provides the real depth: 2 cycles of security check, 3 of translation,
-// 1 of routing, at 250 MHz (a 512-bit datapath at 250 MHz carries
-// 128 Gb/s, enough for one 126 Gb/s O-NIC; shared/REFERENCE.md).
+// DefaultClockMHz is the clock of the O-NIC's PCIe manager: a 512-bit
+// data path at 250 MHz carries 128 Gb/s, enough for one 126 Gb/s O-NIC
+// (shared/REFERENCE.md). The generated manager takes a beat per cycle
+// (hdlgen/manager.II), so at this clock it never limits a Gen3 x16 link
+// and the emulator models it as latency alone.
 const (
-	DefaultClockMHz        = 250
-	DefaultCheckCycles     = 2
-	DefaultTranslateCycles = 3
-	DefaultRouteCycles     = 1
+	DefaultClockMHz = 250
 	// FibreNsPerMetre is light's flight time in fibre (shared/REFERENCE.md).
 	FibreNsPerMetre = 4.9
 	// hostLinkPropagation is the flight time on a host's PCIe link (board
@@ -480,8 +473,7 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	if o.mgr, err = manager.New(o.cfg.Manager, o.fn, o.self); err != nil {
 		return fmt.Errorf("onics[%d].manager.%v", o.idx, err)
 	}
-	cycles := o.cfg.CheckCycles + o.cfg.TranslateCycles + o.cfg.RouteCycles
-	o.pipe = sim.Time(float64(cycles) * 1e6 / o.cfg.ClockMHz)
+	o.pipe = sim.Time(float64(o.cfg.PipelineCycles) * 1e6 / o.cfg.ClockMHz)
 	for j, kc := range o.cfg.Kernels {
 		if err := o.loadKernel(kc, fmt.Sprintf("onics[%d].kernels[%d]", o.idx, j)); err != nil {
 			return err

@@ -77,6 +77,16 @@ type Design struct {
 // Pipeline stages between the input and output register slices.
 const stages = 4
 
+// Depth is the generated manager's latency in cycles, from a beat on
+// s_host_tlp to the same beat on an output when nothing stalls: the input
+// slice, four stages and the output slice. II is its initiation interval:
+// it takes a beat every cycle. The emulator's manager model uses both
+// (emu/cluster), and a test measures them on the generated design.
+const (
+	Depth = stages + 2
+	II    = 1
+)
+
 // Register is one 32-bit register of the AXI-Lite interface.
 type Register struct {
 	Name   string
@@ -205,7 +215,7 @@ func Build(c Config) (*Design, error) {
 	if tab.KernelSlots() > 24 {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
 	}
-	d := &Design{Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
+	d := &Design{Depth: Depth, II: II, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
 		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons()}
 	g := &gen{c: c, d: d, m: ir.NewModule(c.Name), tab: tab, acl: a}
 	g.build()
