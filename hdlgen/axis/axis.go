@@ -159,3 +159,103 @@ func Mux(m *ir.Module, name string, ins []Stream) Stream {
 	m.SetNext(last, next)
 	return out
 }
+
+// Packet streams. A packet stream's Data carries the end-of-packet flag
+// (tlast) in its top bit above the payload: {last, word} for a narrow
+// stream, and {last, keep, words} for a wide one, where keep has a bit per
+// narrow word (the words in use, always from word 0 up) and word 0 is the
+// least significant.
+
+// Upsize packs n words of a narrow packet stream ({last, word}) into one
+// wide word ({last, keep, n words}), first word lowest. A packet's last
+// wide word carries fewer words when the packet ends early, so packets
+// stay packets. The output is registered; the stream moves a narrow word
+// per cycle while the consumer keeps up.
+func Upsize(m *ir.Module, name string, in Stream, n int) Stream {
+	w := in.Data.Width() - 1
+	ib := max(ir.AddrBits(n), 1)
+	word, last := m.Slice(in.Data, 0, w), m.Slice(in.Data, w, 1)
+	idx := m.Reg(name+"_idx", ib, 0)
+	acc := make([]ir.Value, n-1)
+	for k := range acc {
+		acc[k] = m.Reg(name+"_word"+strconv.Itoa(k), w, 0)
+	}
+	outValid := m.Reg(name+"_valid", 1, 0)
+	outData := m.Reg(name+"_data", 1+n+n*w, 0)
+	out := Stream{Data: outData, Valid: outValid, Ready: m.Wire(name+"_out_ready", 1)}
+
+	// A word completes a wide word when it fills the last slot or ends the
+	// packet; it then needs the output register free.
+	completes := m.Or(m.Eq(idx, m.Const(ib, uint64(n-1))), last)
+	free := m.Or(m.Not(outValid), out.Ready)
+	m.Assign(in.Ready, m.Or(m.Not(completes), free))
+	take := m.And(in.Valid, in.Ready)
+	load := m.And(take, completes)
+	for k := range acc {
+		m.SetNext(acc[k], word)
+		m.SetEnable(acc[k], m.And(take, m.Eq(idx, m.Const(ib, uint64(k)))))
+	}
+	m.SetNext(idx, m.Mux(completes, m.Const(ib, 0), m.Add(idx, m.Const(ib, 1))))
+	m.SetEnable(idx, take)
+	// Slot k of the wide word: an earlier word, this one, or nothing.
+	var parts []ir.Value
+	var keep []ir.Value
+	for k := n - 1; k >= 0; k-- {
+		here := m.Eq(idx, m.Const(ib, uint64(k)))
+		slot := m.Mux(here, word, m.Const(w, 0))
+		before := m.Const(1, 0) // the last slot has no earlier word
+		if k < n-1 {
+			before = m.LtU(m.Const(ib, uint64(k)), idx)
+			slot = m.Mux(before, acc[k], slot)
+		}
+		parts = append(parts, slot)
+		keep = append(keep, m.Or(here, before))
+	}
+	m.SetNext(outData, m.Concat(append([]ir.Value{last}, append(keep, parts...)...)...))
+	m.SetEnable(outData, load)
+	m.SetNext(outValid, m.Or(load, m.And(outValid, m.Not(out.Ready))))
+	return out
+}
+
+// Downsize splits each wide word of a packet stream ({last, keep, n
+// words}) into its kept narrow words ({last, word}), word 0 first; last
+// is set on the final kept word of a wide word that ends a packet. A wide
+// word with no word kept is dropped. The input is taken as its last word
+// leaves, so a stream of full wide words moves a narrow word per cycle.
+func Downsize(m *ir.Module, name string, in Stream, n int) Stream {
+	w := (in.Data.Width() - 1 - n) / n
+	ib := max(ir.AddrBits(n), 1)
+	hold := m.Reg(name+"_hold", in.Data.Width(), 0)
+	holdValid := m.Reg(name+"_hold_valid", 1, 0)
+	idx := m.Reg(name+"_idx", ib, 0)
+	keep := m.Slice(hold, n*w, n)
+	last := m.Slice(hold, n*w+n, 1)
+	// The final kept word: the highest keep bit.
+	final := m.Const(ib, 0)
+	for k := 1; k < n; k++ {
+		final = m.Mux(m.Slice(keep, k, 1), m.Const(ib, uint64(k)), final)
+	}
+	var words []ir.Value
+	for k := range n {
+		words = append(words, m.Slice(hold, k*w, w))
+	}
+	word := words[0]
+	for k := 1; k < n; k++ {
+		word = m.Mux(m.Eq(idx, m.Const(ib, uint64(k))), words[k], word)
+	}
+	atFinal := m.Eq(idx, final)
+	empty := m.Not(m.RedOr(keep))
+	out := Stream{Data: m.Concat(m.And(last, atFinal), word), Valid: m.And(holdValid, m.Not(empty)),
+		Ready: m.Wire(name+"_out_ready", 1)}
+	// Done with the held word: its final word leaves, or it keeps nothing.
+	done := m.Or(m.And(out.Valid, m.And(out.Ready, atFinal)), m.And(holdValid, empty))
+	m.Assign(in.Ready, m.Or(m.Not(holdValid), done))
+	take := m.And(in.Valid, in.Ready)
+	m.SetNext(hold, in.Data)
+	m.SetEnable(hold, take)
+	m.SetNext(holdValid, m.Or(take, m.And(holdValid, m.Not(done))))
+	step := m.And(out.Valid, out.Ready)
+	m.SetNext(idx, m.Mux(m.Or(take, done), m.Const(ib, 0), m.Add(idx, m.Const(ib, 1))))
+	m.SetEnable(idx, m.Or(step, take))
+	return out
+}
