@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"onic/hdlgen/ir"
+	"onic/testbenches/golden"
+)
+
+//go:generate go test -run TestStep50Source -update .
+
+// TestStep50Source: step50_gen_test.go is GoSource's output for the
+// benchmark module (go test -run TestStep50Source -update rewrites it).
+func TestStep50Source(t *testing.T) {
+	src, err := GoSource(random(7, 50), "sim", "step50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "step50_gen_test.go", string(src))
+}
+
+// inputsFor draws cycles cycles of random values for m's inputs.
+func inputsFor(m *ir.Module, seed uint64, cycles int) [][]uint64 {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	var ins []ir.Port
+	for _, p := range m.Ports() {
+		if !p.Output {
+			ins = append(ins, p)
+		}
+	}
+	out := make([][]uint64, cycles)
+	for c := range out {
+		for _, p := range ins {
+			out[c] = append(out[c], rng.Uint64()&mask(m.Node(p.Node).W))
+		}
+	}
+	return out
+}
+
+// interpret runs m on in with the interpreter and prints its outputs.
+func interpret(t *testing.T, m *ir.Module, in [][]uint64) string {
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for c, vals := range in {
+		k := 0
+		for _, p := range m.Ports() {
+			if !p.Output {
+				s.Drive(p.Name, []uint64{vals[k]})
+				k++
+			}
+		}
+		s.SetReset(c%37 == 0)
+		s.Settle()
+		for _, p := range m.Ports() {
+			if p.Output {
+				v, _ := s.Get(p.Name)
+				fmt.Fprintf(&b, "%d %s %x\n", c, p.Name, v)
+			}
+		}
+		s.Step()
+	}
+	return b.String()
+}
+
+// TestStep50Compiled: the checked-in generated simulator of the
+// benchmark module agrees with the interpreter on every output of 5000
+// cycles.
+func TestStep50Compiled(t *testing.T) {
+	m := random(7, 50)
+	in := inputsFor(m, 1, 5000)
+	x := Newstep50()
+	var b strings.Builder
+	for c, vals := range in {
+		k := 0
+		for _, p := range m.Ports() {
+			if !p.Output {
+				x.S[step50Index[p.Name]] = vals[k]
+				k++
+			}
+		}
+		x.Rst = c%37 == 0
+		x.Eval()
+		for _, p := range m.Ports() {
+			if p.Output {
+				fmt.Fprintf(&b, "%d %s %x\n", c, p.Name, x.S[step50Index[p.Name]])
+			}
+		}
+		x.Step()
+	}
+	if got, want := b.String(), interpret(t, m, in); got != want {
+		t.Fatalf("generated code and interpreter differ:\n%s", golden.Diff(want, got))
+	}
+}
+
+// TestGoSourceRandom generates code for random modules (with memories
+// and both resets' registers), builds it with the go command and
+// requires every output of every cycle to equal the interpreter's.
+func TestGoSourceRandom(t *testing.T) {
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Fatalf("the go command is needed to build generated code: %v", err)
+	}
+	dir := t.TempDir()
+	var main strings.Builder
+	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
+	var want strings.Builder
+	const n, cycles = 25, 300
+	for k := range n {
+		m := randomModule(uint64(100+k), 40, true, 64)
+		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("mod%d.go", k)), src, 0o644)
+		in := inputsFor(m, uint64(k), cycles)
+		fmt.Fprintf(&main, "{\nx := Newmod%d()\nin := [][]uint64{", k)
+		for _, vals := range in {
+			main.WriteString("{")
+			for _, v := range vals {
+				fmt.Fprintf(&main, "%#x,", v)
+			}
+			main.WriteString("},")
+		}
+		main.WriteString("}\nfor c, vals := range in {\n_ = vals\n")
+		j := 0
+		for _, p := range m.Ports() {
+			if !p.Output {
+				fmt.Fprintf(&main, "x.S[mod%dIndex[%q]] = vals[%d]\n", k, p.Name, j)
+				j++
+			}
+		}
+		main.WriteString("x.Rst = c%37 == 0\nx.Eval()\n")
+		for _, p := range m.Ports() {
+			if p.Output {
+				fmt.Fprintf(&main, "fmt.Printf(\"%%d %s %%x\\n\", c, x.S[mod%dIndex[%q]])\n", p.Name, k, p.Name)
+			}
+		}
+		main.WriteString("x.Step()\n}\n}\n")
+		want.WriteString(interpret(t, m, in))
+	}
+	main.WriteString("}\n")
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(main.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module gen\n\ngo 1.26\n"), 0o644)
+	cmd := exec.Command(goBin, "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, out)
+	}
+	if got := string(out); got != want.String() {
+		t.Fatalf("generated code and interpreter differ:\n%s", golden.Diff(want.String(), got))
+	}
+}
+
+// BenchmarkStep50Compiled is BenchmarkStep50's module run by the code
+// GoSource generated for it.
+func BenchmarkStep50Compiled(b *testing.B) {
+	x := Newstep50()
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Step()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mcycles/s")
+}
+
+// TestStep50CompiledAllocs: a generated Step allocates nothing.
+func TestStep50CompiledAllocs(t *testing.T) {
+	x := Newstep50()
+	if n := testing.AllocsPerRun(1000, x.Step); n != 0 {
+		t.Fatalf("%v allocations per cycle", n)
+	}
+}
+
+// TestGoSourceWide: modules with signals over 64 bits are refused with a
+// clear error.
+func TestGoSourceWide(t *testing.T) {
+	m := ir.NewModule("wide")
+	m.Output("y", m.Input("a", 100))
+	if _, err := GoSource(m, "p", "t"); err == nil || !strings.Contains(err.Error(), "over 64 bits") {
+		t.Fatalf("got %v", err)
+	}
+}
