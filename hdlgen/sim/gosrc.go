@@ -150,6 +150,19 @@ func (s *Sim) goExpr(in inst) string {
 	cond := func(c string) string {
 		return fmt.Sprintf("if %s { v[%d] = 1 } else { v[%d] = 0 }", c, in.dst, in.dst)
 	}
+	if in.b == in.a { // the same signal on both sides: fold
+		switch in.op {
+		case ir.OpXor, ir.OpSub, ir.OpNe, ir.OpLtU, ir.OpLtS:
+			return "0"
+		case ir.OpAnd, ir.OpOr:
+			return a
+		case ir.OpEq:
+			return "1"
+		}
+	}
+	if in.op == ir.OpMux && in.b == in.c {
+		return bv
+	}
 	switch in.op {
 	case ir.OpWire, ir.OpZext:
 		return a

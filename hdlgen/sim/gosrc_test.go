@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -106,8 +105,8 @@ func TestStep50Compiled(t *testing.T) {
 // and both resets' registers), builds it with the go command and
 // requires every output of every cycle to equal the interpreter's.
 func TestGoSourceRandom(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
 		t.Fatalf("the go command is needed to build generated code: %v", err)
 	}
 	dir := t.TempDir()

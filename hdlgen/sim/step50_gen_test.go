@@ -40,18 +40,14 @@ func Newstep50() *step50 {
 func (x *step50) Eval() {
 	v := &x.S
 	_ = v
-	v[2] = (v[1] ^ v[1]) & 0xffff
+	v[2] = (0) & 0xffff
 	v[3] = (v[0] >> 4) & 0xffff
 	v[4] = (v[1] | v[3]) & 0xffff
 	v[5] = (v[0] >> 41) & 0xffff
 	v[6] = (v[4] + v[5]) & 0xffff
 	v[7] = (v[2] >> 6) & 0x1
 	v[8] = (uint64((int64(v[4]<<48) >> 48) >> v[7])) & 0xffff
-	if v[4] < v[4] {
-		v[9] = 1
-	} else {
-		v[9] = 0
-	}
+	v[9] = (0) & 0x1
 	v[10] = (v[8] >> 6) & 0x7
 	v[11] = (uint64((int64(v[8]<<48) >> 48) >> v[10])) & 0xffff
 	v[12] = (uint64((int64(v[2]<<48) >> 48))) & 0x3fffffffffff
