@@ -117,14 +117,10 @@ func Demux(m *ir.Module, name string, in Stream, sel ir.Value, n int) []Stream {
 	return outs
 }
 
-// Mux merges ins into one stream, word by word, round robin: the input
-// after the last one served that has a word goes next, so no input
-// starves. The grant is combinational over a registered pointer.
-func Mux(m *ir.Module, name string, ins []Stream) Stream {
-	n := len(ins)
-	pb := max(ir.AddrBits(max(n, 2)), 1)
-	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last
-	// grant[k]: input k is the first with a word, counting from last+1.
+// roundRobin is, per input, whether it is the first with a word counting
+// from the one after last.
+func roundRobin(m *ir.Module, last ir.Value, ins []Stream) []ir.Value {
+	n, pb := len(ins), last.Width()
 	grant := make([]ir.Value, n)
 	for k := range ins {
 		g := m.Const(1, 0)
@@ -142,6 +138,17 @@ func Mux(m *ir.Module, name string, ins []Stream) Stream {
 		}
 		grant[k] = g
 	}
+	return grant
+}
+
+// Mux merges ins into one stream, word by word, round robin: the input
+// after the last one served that has a word goes next, so no input
+// starves. The grant is combinational over a registered pointer.
+func Mux(m *ir.Module, name string, ins []Stream) Stream {
+	n := len(ins)
+	pb := max(ir.AddrBits(max(n, 2)), 1)
+	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last
+	grant := roundRobin(m, last, ins)
 	data := ins[0].Data
 	valid := m.Const(1, 0)
 	for k := range ins {
@@ -257,5 +264,40 @@ func Downsize(m *ir.Module, name string, in Stream, n int) Stream {
 	step := m.And(out.Valid, out.Ready)
 	m.SetNext(idx, m.Mux(m.Or(take, done), m.Const(ib, 0), m.Add(idx, m.Const(ib, 1))))
 	m.SetEnable(idx, m.Or(step, take))
+	return out
+}
+
+// PacketMux merges packet streams ({last, word}, see Upsize) into one,
+// packet by packet: the input after the last one served that has a word
+// starts a packet, and keeps the output until its word with last has
+// gone, so packets never interleave. Like Mux, no input starves.
+func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
+	n := len(ins)
+	pb := max(ir.AddrBits(max(n, 2)), 1)
+	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last (or serving)
+	busy := m.Reg(name+"_busy", 1, 0)            // inside a packet of input last
+	rr := roundRobin(m, last, ins)
+	grant := make([]ir.Value, n)
+	for k := range ins {
+		mine := m.Eq(last, m.Const(pb, uint64(k)))
+		grant[k] = m.Mux(busy, m.And(mine, ins[k].Valid), rr[k])
+	}
+	data, valid := ins[0].Data, m.Const(1, 0)
+	for k := range ins {
+		valid = m.Or(valid, grant[k])
+		if k > 0 {
+			data = m.Mux(grant[k], ins[k].Data, data)
+		}
+	}
+	out := Stream{Data: data, Valid: valid, Ready: m.Wire(name+"_out_ready", 1)}
+	next := last
+	for k := range ins {
+		m.Assign(ins[k].Ready, m.And(out.Ready, grant[k]))
+		next = m.Mux(m.And(grant[k], out.Ready), m.Const(pb, uint64(k)), next)
+	}
+	moved := m.And(valid, out.Ready)
+	end := m.Slice(data, data.Width()-1, 1)
+	m.SetNext(last, next)
+	m.SetNext(busy, m.Mux(moved, m.Not(end), busy))
 	return out
 }
