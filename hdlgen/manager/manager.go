@@ -253,6 +253,37 @@ func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
 		keep: r("keep", b.keep), sop: r("sop", b.sop), eop: r("eop", b.eop)}
 }
 
+// tlpState is what the pipeline knows about a TLP besides its beat,
+// registered from stage to stage as it is worked out.
+type tlpState struct {
+	// Stage 1: kind-table bits, BAR offset and whether it is a BAR, the
+	// register BAR, access size, LUT hit, proxy requester ID.
+	kind, off, barOK, regHit, size, inLUT, proxyOK, proxy ir.Value
+	// Stage 2: the translation.
+	found, enabled, egress, slot, addr, down, second, secondEg, secondAt, secondDown ir.Value
+	// Stage 3: the access check's rule.
+	rule ir.Value
+}
+
+// carry registers every known field of t into stage st (registers named
+// st_field), loading when adv is high.
+func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
+	for _, f := range []struct {
+		name string
+		v    *ir.Value
+	}{
+		{"kind", &t.kind}, {"off", &t.off}, {"bar_ok", &t.barOK}, {"reg_hit", &t.regHit}, {"size", &t.size},
+		{"in_lut", &t.inLUT}, {"proxy_ok", &t.proxyOK}, {"proxy", &t.proxy}, {"found", &t.found}, {"enabled", &t.enabled},
+		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
+		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
+	} {
+		if *f.v != (ir.Value{}) {
+			*f.v = g.reg(st+"_"+f.name, *f.v, adv)
+		}
+	}
+	return t
+}
+
 // reg is a register loaded with v when en is high.
 func (g *gen) reg(name string, v, en ir.Value) ir.Value {
 	x := g.m.Reg(name, v.Width(), 0)
@@ -347,14 +378,9 @@ func (g *gen) build() {
 	}
 
 	s1 := g.stageReg("s1", b0, adv)
-	kind1 := g.reg("s1_kind", kind0, adv)
-	off1 := g.reg("s1_off", off0, adv)
-	barOK1 := g.reg("s1_bar_ok", barOK0, adv)
-	regHit1 := g.reg("s1_reg_hit", regHit0, adv)
-	size1 := g.reg("s1_size", size0, adv)
-	inLUT1 := g.reg("s1_in_lut", inLUT0, adv)
-	proxyOK1 := g.reg("s1_proxy_ok", proxyOK0, adv)
-	proxy1 := g.reg("s1_proxy", proxy0, adv)
+	t1 := g.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
+		proxyOK: proxyOK0, proxy: proxy0}, adv)
+	off1, inLUT1 := t1.off, t1.inLUT
 	var lutQ ir.Value
 	if hasLUT {
 		mem := m.Memory("lut", 1<<lutAB, lutW)
@@ -411,23 +437,11 @@ func (g *gen) build() {
 		multicast = m.And(multicast, m.Not(inLUT1))
 	}
 	s2 := g.stageReg("s2", s1, adv)
-	kind2 := g.reg("s2_kind", kind1, adv)
-	off2 := g.reg("s2_off", off1, adv)
-	barOK2 := g.reg("s2_bar_ok", barOK1, adv)
-	regHit2 := g.reg("s2_reg_hit", regHit1, adv)
-	size2 := g.reg("s2_size", size1, adv)
-	proxyOK2 := g.reg("s2_proxy_ok", proxyOK1, adv)
-	proxy2 := g.reg("s2_proxy", proxy1, adv)
-	found2 := g.reg("s2_found", found, adv)
-	enabled2 := g.reg("s2_enabled", enabled, adv)
-	egress2 := g.reg("s2_egress", egress, adv)
-	slot2 := g.reg("s2_slot", slot, adv)
-	addr2 := g.reg("s2_addr", addr, adv)
-	down2 := g.reg("s2_down", downOf(egress), adv)
-	second2 := g.reg("s2_second", multicast, adv)
-	secondEg2 := g.reg("s2_second_egress", tr.SecondEgress, adv)
-	secondAt2 := g.reg("s2_second_addr", tr.SecondTranslated, adv)
-	secondDown2 := g.reg("s2_second_down", downOf(tr.SecondEgress), adv)
+	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, downOf(egress)
+	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, downOf(tr.SecondEgress)
+	t1.inLUT = ir.Value{} // used up
+	t2 := g.carry("s2", t1, adv)
+	kind2, off2, regHit2, size2, egress2, slot2, addr2 := t2.kind, t2.off, t2.regHit, t2.size, t2.egress, t2.slot, t2.addr
 
 	// Stage 3: the access check, on the BAR offset for the O-NIC's own
 	// registers and on the translated address otherwise.
@@ -445,23 +459,11 @@ func (g *gen) build() {
 		return
 	}
 	s3 := g.stageReg("s3", s2, adv)
-	kind3 := g.reg("s3_kind", kind2, adv)
-	off3 := g.reg("s3_off", off2, adv)
-	barOK3 := g.reg("s3_bar_ok", barOK2, adv)
-	regHit3 := g.reg("s3_reg_hit", regHit2, adv)
-	proxyOK3 := g.reg("s3_proxy_ok", proxyOK2, adv)
-	proxy3 := g.reg("s3_proxy", proxy2, adv)
-	found3 := g.reg("s3_found", found2, adv)
-	enabled3 := g.reg("s3_enabled", enabled2, adv)
-	egress3 := g.reg("s3_egress", egress2, adv)
-	slot3 := g.reg("s3_slot", slot2, adv)
-	addr3 := g.reg("s3_addr", addr2, adv)
-	down3 := g.reg("s3_down", down2, adv)
-	second3 := g.reg("s3_second", second2, adv)
-	secondEg3 := g.reg("s3_second_egress", secondEg2, adv)
-	secondAt3 := g.reg("s3_second_addr", secondAt2, adv)
-	secondDown3 := g.reg("s3_second_down", secondDown2, adv)
-	rule3 := g.reg("s3_rule", v.Rule, adv)
+	t2.rule, t2.size = v.Rule, ir.Value{}
+	t3 := g.carry("s3", t2, adv)
+	kind3, off3, barOK3, regHit3, proxyOK3, proxy3 := t3.kind, t3.off, t3.barOK, t3.regHit, t3.proxyOK, t3.proxy
+	found3, enabled3, egress3, slot3, addr3, down3 := t3.found, t3.enabled, t3.egress, t3.slot, t3.addr, t3.down
+	second3, secondEg3, secondAt3, secondDown3, rule3 := t3.second, t3.secondEg, t3.secondAt, t3.secondDown, t3.rule
 
 	// Stage 4: the decision, in the order pcie/manager.Process takes it.
 	f3 := tlphdr.Decode(m, s3.hdr)

@@ -65,15 +65,15 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:687
-    reg  [31:0] win_en_lo; // manager.go:704
-    reg  [31:0] win_en_hi; // manager.go:704
-    reg  [31:0] lut_index; // manager.go:704
-    reg  [31:0] lut_addr_lo; // manager.go:704
-    reg  [31:0] lut_addr_hi; // manager.go:704
-    reg  [31:0] lut_ctrl; // manager.go:704
-    reg  axil_rvalid; // manager.go:716
-    reg  [31:0] axil_rdata; // manager.go:716
+    reg  axil_bvalid; // manager.go:689
+    reg  [31:0] win_en_lo; // manager.go:706
+    reg  [31:0] win_en_hi; // manager.go:706
+    reg  [31:0] lut_index; // manager.go:706
+    reg  [31:0] lut_addr_lo; // manager.go:706
+    reg  [31:0] lut_addr_hi; // manager.go:706
+    reg  [31:0] lut_ctrl; // manager.go:706
+    reg  axil_rvalid; // manager.go:718
+    reg  [31:0] axil_rdata; // manager.go:718
     reg  in_slice_valid; // axis.go:49
     reg  [660:0] in_slice_data; // axis.go:50
     reg  in_slice_skid_valid; // axis.go:51
@@ -85,108 +85,108 @@ module onic_pcie_manager (
     reg  [15:0] s1_keep; // manager.go:247
     reg  s1_sop; // manager.go:247
     reg  s1_eop; // manager.go:247
-    reg  [6:0] s1_kind; // manager.go:258
-    reg  [63:0] s1_off; // manager.go:258
-    reg  s1_bar_ok; // manager.go:258
-    reg  s1_reg_hit; // manager.go:258
-    reg  [12:0] s1_size; // manager.go:258
-    reg  s1_proxy_ok; // manager.go:258
-    reg  [15:0] s1_proxy; // manager.go:258
+    reg  [6:0] s1_kind; // manager.go:289
+    reg  [63:0] s1_off; // manager.go:289
+    reg  s1_bar_ok; // manager.go:289
+    reg  s1_reg_hit; // manager.go:289
+    reg  [12:0] s1_size; // manager.go:289
+    reg  s1_proxy_ok; // manager.go:289
+    reg  [15:0] s1_proxy; // manager.go:289
     reg  s2_valid; // manager.go:247
     reg  [127:0] s2_hdr; // manager.go:247
     reg  [511:0] s2_data; // manager.go:247
     reg  [15:0] s2_keep; // manager.go:247
     reg  s2_sop; // manager.go:247
     reg  s2_eop; // manager.go:247
-    reg  [6:0] s2_kind; // manager.go:258
-    reg  [63:0] s2_off; // manager.go:258
-    reg  s2_bar_ok; // manager.go:258
-    reg  s2_reg_hit; // manager.go:258
-    reg  [12:0] s2_size; // manager.go:258
-    reg  s2_proxy_ok; // manager.go:258
-    reg  [15:0] s2_proxy; // manager.go:258
-    reg  s2_found; // manager.go:258
-    reg  s2_enabled; // manager.go:258
-    reg  [2:0] s2_egress; // manager.go:258
-    reg  [7:0] s2_slot; // manager.go:258
-    reg  [63:0] s2_addr; // manager.go:258
-    reg  s2_down; // manager.go:258
-    reg  s2_second; // manager.go:258
-    reg  [2:0] s2_second_egress; // manager.go:258
-    reg  [63:0] s2_second_addr; // manager.go:258
-    reg  s2_second_down; // manager.go:258
+    reg  [6:0] s2_kind; // manager.go:289
+    reg  [63:0] s2_off; // manager.go:289
+    reg  s2_bar_ok; // manager.go:289
+    reg  s2_reg_hit; // manager.go:289
+    reg  [12:0] s2_size; // manager.go:289
+    reg  s2_proxy_ok; // manager.go:289
+    reg  [15:0] s2_proxy; // manager.go:289
+    reg  s2_found; // manager.go:289
+    reg  s2_enabled; // manager.go:289
+    reg  [2:0] s2_egress; // manager.go:289
+    reg  [7:0] s2_slot; // manager.go:289
+    reg  [63:0] s2_addr; // manager.go:289
+    reg  s2_down; // manager.go:289
+    reg  s2_second; // manager.go:289
+    reg  [2:0] s2_second_egress; // manager.go:289
+    reg  [63:0] s2_second_addr; // manager.go:289
+    reg  s2_second_down; // manager.go:289
     reg  s3_valid; // manager.go:247
     reg  [127:0] s3_hdr; // manager.go:247
     reg  [511:0] s3_data; // manager.go:247
     reg  [15:0] s3_keep; // manager.go:247
     reg  s3_sop; // manager.go:247
     reg  s3_eop; // manager.go:247
-    reg  [6:0] s3_kind; // manager.go:258
-    reg  [63:0] s3_off; // manager.go:258
-    reg  s3_bar_ok; // manager.go:258
-    reg  s3_reg_hit; // manager.go:258
-    reg  s3_proxy_ok; // manager.go:258
-    reg  [15:0] s3_proxy; // manager.go:258
-    reg  s3_found; // manager.go:258
-    reg  s3_enabled; // manager.go:258
-    reg  [2:0] s3_egress; // manager.go:258
-    reg  [7:0] s3_slot; // manager.go:258
-    reg  [63:0] s3_addr; // manager.go:258
-    reg  s3_down; // manager.go:258
-    reg  s3_second; // manager.go:258
-    reg  [2:0] s3_second_egress; // manager.go:258
-    reg  [63:0] s3_second_addr; // manager.go:258
-    reg  s3_second_down; // manager.go:258
-    reg  [2:0] s3_rule; // manager.go:258
+    reg  [6:0] s3_kind; // manager.go:289
+    reg  [63:0] s3_off; // manager.go:289
+    reg  s3_bar_ok; // manager.go:289
+    reg  s3_reg_hit; // manager.go:289
+    reg  s3_proxy_ok; // manager.go:289
+    reg  [15:0] s3_proxy; // manager.go:289
+    reg  s3_found; // manager.go:289
+    reg  s3_enabled; // manager.go:289
+    reg  [2:0] s3_egress; // manager.go:289
+    reg  [7:0] s3_slot; // manager.go:289
+    reg  [63:0] s3_addr; // manager.go:289
+    reg  s3_down; // manager.go:289
+    reg  s3_second; // manager.go:289
+    reg  [2:0] s3_second_egress; // manager.go:289
+    reg  [63:0] s3_second_addr; // manager.go:289
+    reg  s3_second_down; // manager.go:289
+    reg  [2:0] s3_rule; // manager.go:289
     reg  s4_valid; // manager.go:247
     reg  [511:0] s4_data; // manager.go:247
     reg  [15:0] s4_keep; // manager.go:247
     reg  s4_sop; // manager.go:247
     reg  s4_eop; // manager.go:247
-    reg  [1:0] s4_action; // manager.go:258
-    reg  [3:0] s4_reason; // manager.go:258
-    reg  [2:0] s4_egress; // manager.go:258
-    reg  [7:0] s4_slot; // manager.go:258
-    reg  s4_second; // manager.go:258
-    reg  [2:0] s4_second_egress; // manager.go:258
-    reg  [127:0] s4_hdr_primary; // manager.go:258
-    reg  [127:0] s4_hdr_second; // manager.go:258
-    reg  [95:0] s4_cpl_hdr; // manager.go:258
-    reg  m_port_a_sent; // manager.go:550
+    reg  [1:0] s4_action; // manager.go:289
+    reg  [3:0] s4_reason; // manager.go:289
+    reg  [2:0] s4_egress; // manager.go:289
+    reg  [7:0] s4_slot; // manager.go:289
+    reg  s4_second; // manager.go:289
+    reg  [2:0] s4_second_egress; // manager.go:289
+    reg  [127:0] s4_hdr_primary; // manager.go:289
+    reg  [127:0] s4_hdr_second; // manager.go:289
+    reg  [95:0] s4_cpl_hdr; // manager.go:289
+    reg  m_port_a_sent; // manager.go:552
     reg  m_port_a_slice_valid; // axis.go:49
     reg  [657:0] m_port_a_slice_data; // axis.go:50
     reg  m_port_a_slice_skid_valid; // axis.go:51
     reg  [657:0] m_port_a_slice_skid_data; // axis.go:52
-    reg  m_port_b_sent; // manager.go:550
+    reg  m_port_b_sent; // manager.go:552
     reg  m_port_b_slice_valid; // axis.go:49
     reg  [657:0] m_port_b_slice_data; // axis.go:50
     reg  m_port_b_slice_skid_valid; // axis.go:51
     reg  [657:0] m_port_b_slice_skid_data; // axis.go:52
-    reg  m_kernel_sent; // manager.go:550
+    reg  m_kernel_sent; // manager.go:552
     reg  m_kernel_slice_valid; // axis.go:49
     reg  [665:0] m_kernel_slice_data; // axis.go:50
     reg  m_kernel_slice_skid_valid; // axis.go:51
     reg  [665:0] m_kernel_slice_skid_data; // axis.go:52
-    reg  m_local_sent; // manager.go:550
+    reg  m_local_sent; // manager.go:552
     reg  m_local_slice_valid; // axis.go:49
     reg  [657:0] m_local_slice_data; // axis.go:50
     reg  m_local_slice_skid_valid; // axis.go:51
     reg  [657:0] m_local_slice_skid_data; // axis.go:52
-    reg  m_cpl_sent; // manager.go:550
+    reg  m_cpl_sent; // manager.go:552
     reg  m_cpl_slice_valid; // axis.go:49
     reg  [95:0] m_cpl_slice_data; // axis.go:50
     reg  m_cpl_slice_skid_valid; // axis.go:51
     reg  [95:0] m_cpl_slice_skid_data; // axis.go:52
-    reg  [31:0] count_ok; // manager.go:565
-    reg  [31:0] count_not_for_us; // manager.go:565
-    reg  [31:0] count_window_miss; // manager.go:565
-    reg  [31:0] count_mapping_disabled; // manager.go:565
-    reg  [31:0] count_port_down; // manager.go:565
-    reg  [31:0] count_denied; // manager.go:565
-    reg  [31:0] count_no_proxy_id; // manager.go:565
-    reg  [31:0] count_unexpected_completion; // manager.go:565
-    reg  [31:0] count_unsupported; // manager.go:565
-    reg  [31:0] count_relay_denied; // manager.go:565
+    reg  [31:0] count_ok; // manager.go:567
+    reg  [31:0] count_not_for_us; // manager.go:567
+    reg  [31:0] count_window_miss; // manager.go:567
+    reg  [31:0] count_mapping_disabled; // manager.go:567
+    reg  [31:0] count_port_down; // manager.go:567
+    reg  [31:0] count_denied; // manager.go:567
+    reg  [31:0] count_no_proxy_id; // manager.go:567
+    reg  [31:0] count_unexpected_completion; // manager.go:567
+    reg  [31:0] count_unsupported; // manager.go:567
+    reg  [31:0] count_relay_denied; // manager.go:567
     wire and_11;
     wire not_12;
     wire and_13;
@@ -244,7 +244,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:714
+    wire init_done; // manager.go:716
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -268,7 +268,7 @@ module onic_pcie_manager (
     wire [15:0] slice_124;
     wire slice_125;
     wire slice_126;
-    wire adv; // manager.go:314
+    wire adv; // manager.go:345
     wire [2:0] slice_128;
     wire [4:0] slice_129;
     wire [9:0] slice_139;
@@ -425,20 +425,20 @@ module onic_pcie_manager (
     wire [2:0] mux_402;
     wire [63:0] mux_403;
     wire and_404;
-    wire eq_425;
-    wire slice_426;
-    wire and_427;
-    wire eq_429;
-    wire slice_430;
-    wire and_431;
-    wire or_432;
-    wire eq_438;
-    wire slice_439;
-    wire and_440;
-    wire eq_442;
-    wire slice_443;
-    wire and_444;
-    wire or_445;
+    wire eq_413;
+    wire slice_414;
+    wire and_415;
+    wire eq_417;
+    wire slice_418;
+    wire and_419;
+    wire or_420;
+    wire eq_422;
+    wire slice_423;
+    wire and_424;
+    wire eq_426;
+    wire slice_427;
+    wire and_428;
+    wire or_429;
     wire [63:0] mux_447;
     wire [4:0] slice_448;
     wire [4:0] add_450;
@@ -1261,20 +1261,20 @@ module onic_pcie_manager (
     assign mux_402 = and_401 ? mux_387 : mux_377;
     assign mux_403 = and_401 ? mux_389 : mux_381;
     assign and_404 = mux_383 & mux_385;
-    assign eq_425 = mux_402 == 3'h1;
-    assign slice_426 = port_down[0];
-    assign and_427 = eq_425 & slice_426;
-    assign eq_429 = mux_402 == 3'h2;
-    assign slice_430 = port_down[1];
-    assign and_431 = eq_429 & slice_430;
-    assign or_432 = and_427 | and_431;
-    assign eq_438 = mux_387 == 3'h1;
-    assign slice_439 = port_down[0];
-    assign and_440 = eq_438 & slice_439;
-    assign eq_442 = mux_387 == 3'h2;
-    assign slice_443 = port_down[1];
-    assign and_444 = eq_442 & slice_443;
-    assign or_445 = and_440 | and_444;
+    assign eq_413 = mux_402 == 3'h1;
+    assign slice_414 = port_down[0];
+    assign and_415 = eq_413 & slice_414;
+    assign eq_417 = mux_402 == 3'h2;
+    assign slice_418 = port_down[1];
+    assign and_419 = eq_417 & slice_418;
+    assign or_420 = and_415 | and_419;
+    assign eq_422 = mux_387 == 3'h1;
+    assign slice_423 = port_down[0];
+    assign and_424 = eq_422 & slice_423;
+    assign eq_426 = mux_387 == 3'h2;
+    assign slice_427 = port_down[1];
+    assign and_428 = eq_426 & slice_427;
+    assign or_429 = and_424 | and_428;
     assign mux_447 = s2_reg_hit ? s2_off : s2_addr;
     assign slice_448 = s2_slot[4:0];
     assign add_450 = slice_448 + 5'h8;
@@ -2223,7 +2223,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_down <= 1'h0;
         end else if (adv) begin
-            s2_down <= or_432;
+            s2_down <= or_420;
         end
     end
 
@@ -2255,7 +2255,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second_down <= 1'h0;
         end else if (adv) begin
-            s2_second_down <= or_445;
+            s2_second_down <= or_429;
         end
     end
 
