@@ -28,6 +28,7 @@ package manager
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"onic/hdlgen/access"
 	"onic/hdlgen/axis"
@@ -564,7 +565,7 @@ func (g *gen) build() {
 	fire := m.And(adv, m.And(s4.valid, s4.sop))
 	var counts []ir.Value
 	for _, r := range d.Reasons {
-		cnt := m.Reg("count_"+regName(r.String()), 32, 0)
+		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
 		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
 		m.SetEnable(cnt, m.And(fire, m.Eq(reason4, r4(r))))
 		counts = append(counts, cnt)
@@ -654,17 +655,6 @@ func (g *gen) output(name string, s axis.Stream, W, K int) {
 	m.Assign(s.Ready, m.Input(name+"_tlp_ready", 1))
 }
 
-// regName makes a reason name ("window-miss") a register name.
-func regName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '-' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // lite is the AXI-Lite interface's registers and strobes.
 type lite struct {
 	winEnLo, winEnHi                        ir.Value
@@ -731,7 +721,7 @@ func (g *gen) axiLite() lite {
 		{"LUT_COMMIT", RegLUTCommit, "WO", 0, "any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX; TLPs see it two cycles later"},
 	}
 	for i, r := range g.d.Reasons {
-		g.d.Registers = append(g.d.Registers, Register{"COUNT_" + upper(regName(r.String())), RegCount0 + 4*uint32(i), "RO", 0,
+		g.d.Registers = append(g.d.Registers, Register{"COUNT_" + strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), RegCount0 + 4*uint32(i), "RO", 0,
 			fmt.Sprintf("TLPs whose outcome had reason %q (wraps at 2^32)", r.String())})
 	}
 	return l
@@ -771,14 +761,4 @@ func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
 	m.Output("s_axil_rvalid", l.rvalid)
 	m.Output("s_axil_rdata", l.rdata)
 	m.Output("s_axil_rresp", m.Const(2, 0))
-}
-
-func upper(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'a' && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-	}
-	return string(b)
 }

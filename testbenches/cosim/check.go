@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"onic/hdlgen/manager"
+	"onic/hdlgen/translate"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -34,7 +35,7 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 	mdl := b.model()
 	want := map[string][]packet{}
 	var reads []uint32
-	en := enables(b.Design.Windows)
+	en := translate.Enables(b.Design.Windows)
 	winLo, winHi := uint32(en), uint32(en>>32)
 	var lutIndex, lutLo, lutHi, lutCtrl uint32
 	var portDown uint32

@@ -33,12 +33,7 @@ func bench(t testing.TB, mc pmgr.Config, width int) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manager.Config{Manager: mc, DataWidth: width}
-	for i, b := range f.BARs {
-		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
-			c.BARs[i] = b.Size
-		}
-	}
+	c := manager.Config{Manager: mc, DataWidth: width, BARs: manager.BARSizes(f)}
 	b, err := NewBench(c, f)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 
 	"onic/hdlgen/manager"
+	"onic/hdlgen/translate"
 	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
@@ -158,7 +159,7 @@ type gen struct {
 func (g *gen) control() []Op {
 	d := g.b.Design
 	if !g.init {
-		g.en, g.init = enables(d.Windows), true
+		g.en, g.init = translate.Enables(d.Windows), true
 	}
 	switch g.rng.IntN(3) {
 	case 0:
@@ -192,17 +193,6 @@ func (g *gen) control() []Op {
 		{Kind: OpWriteReg, Addr: manager.RegLUTCtrl, Data: ctrl, Strb: 0xF},
 		{Kind: OpWriteReg, Addr: manager.RegLUTCommit, Data: 1, Strb: 0xF},
 	}
-}
-
-// enables is the window enable mask of ws.
-func enables(ws []ntb.Window) uint64 {
-	var v uint64
-	for k, w := range ws {
-		if w.Enabled {
-			v |= 1 << k
-		}
-	}
-	return v
 }
 
 // requester picks a requester ID: one a domain names, one with a proxy

@@ -65,128 +65,128 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:689
-    reg  [31:0] win_en_lo; // manager.go:706
-    reg  [31:0] win_en_hi; // manager.go:706
-    reg  [31:0] lut_index; // manager.go:706
-    reg  [31:0] lut_addr_lo; // manager.go:706
-    reg  [31:0] lut_addr_hi; // manager.go:706
-    reg  [31:0] lut_ctrl; // manager.go:706
-    reg  axil_rvalid; // manager.go:718
-    reg  [31:0] axil_rdata; // manager.go:718
+    reg  axil_bvalid; // manager.go:679
+    reg  [31:0] win_en_lo; // manager.go:696
+    reg  [31:0] win_en_hi; // manager.go:696
+    reg  [31:0] lut_index; // manager.go:696
+    reg  [31:0] lut_addr_lo; // manager.go:696
+    reg  [31:0] lut_addr_hi; // manager.go:696
+    reg  [31:0] lut_ctrl; // manager.go:696
+    reg  axil_rvalid; // manager.go:708
+    reg  [31:0] axil_rdata; // manager.go:708
     reg  in_slice_valid; // axis.go:49
     reg  [660:0] in_slice_data; // axis.go:50
     reg  in_slice_skid_valid; // axis.go:51
     reg  [660:0] in_slice_skid_data; // axis.go:52
-    reg  s1_valid; // manager.go:247
-    reg  [127:0] s1_hdr; // manager.go:247
-    reg  [2:0] s1_bar; // manager.go:247
-    reg  [511:0] s1_data; // manager.go:247
-    reg  [15:0] s1_keep; // manager.go:247
-    reg  s1_sop; // manager.go:247
-    reg  s1_eop; // manager.go:247
-    reg  [6:0] s1_kind; // manager.go:289
-    reg  [63:0] s1_off; // manager.go:289
-    reg  s1_bar_ok; // manager.go:289
-    reg  s1_reg_hit; // manager.go:289
-    reg  [12:0] s1_size; // manager.go:289
-    reg  s1_proxy_ok; // manager.go:289
-    reg  [15:0] s1_proxy; // manager.go:289
-    reg  s2_valid; // manager.go:247
-    reg  [127:0] s2_hdr; // manager.go:247
-    reg  [511:0] s2_data; // manager.go:247
-    reg  [15:0] s2_keep; // manager.go:247
-    reg  s2_sop; // manager.go:247
-    reg  s2_eop; // manager.go:247
-    reg  [6:0] s2_kind; // manager.go:289
-    reg  [63:0] s2_off; // manager.go:289
-    reg  s2_bar_ok; // manager.go:289
-    reg  s2_reg_hit; // manager.go:289
-    reg  [12:0] s2_size; // manager.go:289
-    reg  s2_proxy_ok; // manager.go:289
-    reg  [15:0] s2_proxy; // manager.go:289
-    reg  s2_found; // manager.go:289
-    reg  s2_enabled; // manager.go:289
-    reg  [2:0] s2_egress; // manager.go:289
-    reg  [7:0] s2_slot; // manager.go:289
-    reg  [63:0] s2_addr; // manager.go:289
-    reg  s2_down; // manager.go:289
-    reg  s2_second; // manager.go:289
-    reg  [2:0] s2_second_egress; // manager.go:289
-    reg  [63:0] s2_second_addr; // manager.go:289
-    reg  s2_second_down; // manager.go:289
-    reg  s3_valid; // manager.go:247
-    reg  [127:0] s3_hdr; // manager.go:247
-    reg  [511:0] s3_data; // manager.go:247
-    reg  [15:0] s3_keep; // manager.go:247
-    reg  s3_sop; // manager.go:247
-    reg  s3_eop; // manager.go:247
-    reg  [6:0] s3_kind; // manager.go:289
-    reg  [63:0] s3_off; // manager.go:289
-    reg  s3_bar_ok; // manager.go:289
-    reg  s3_reg_hit; // manager.go:289
-    reg  s3_proxy_ok; // manager.go:289
-    reg  [15:0] s3_proxy; // manager.go:289
-    reg  s3_found; // manager.go:289
-    reg  s3_enabled; // manager.go:289
-    reg  [2:0] s3_egress; // manager.go:289
-    reg  [7:0] s3_slot; // manager.go:289
-    reg  [63:0] s3_addr; // manager.go:289
-    reg  s3_down; // manager.go:289
-    reg  s3_second; // manager.go:289
-    reg  [2:0] s3_second_egress; // manager.go:289
-    reg  [63:0] s3_second_addr; // manager.go:289
-    reg  s3_second_down; // manager.go:289
-    reg  [2:0] s3_rule; // manager.go:289
-    reg  s4_valid; // manager.go:247
-    reg  [511:0] s4_data; // manager.go:247
-    reg  [15:0] s4_keep; // manager.go:247
-    reg  s4_sop; // manager.go:247
-    reg  s4_eop; // manager.go:247
-    reg  [1:0] s4_action; // manager.go:289
-    reg  [3:0] s4_reason; // manager.go:289
-    reg  [2:0] s4_egress; // manager.go:289
-    reg  [7:0] s4_slot; // manager.go:289
-    reg  s4_second; // manager.go:289
-    reg  [2:0] s4_second_egress; // manager.go:289
-    reg  [127:0] s4_hdr_primary; // manager.go:289
-    reg  [127:0] s4_hdr_second; // manager.go:289
-    reg  [95:0] s4_cpl_hdr; // manager.go:289
-    reg  m_port_a_sent; // manager.go:552
+    reg  s1_valid; // manager.go:248
+    reg  [127:0] s1_hdr; // manager.go:248
+    reg  [2:0] s1_bar; // manager.go:248
+    reg  [511:0] s1_data; // manager.go:248
+    reg  [15:0] s1_keep; // manager.go:248
+    reg  s1_sop; // manager.go:248
+    reg  s1_eop; // manager.go:248
+    reg  [6:0] s1_kind; // manager.go:290
+    reg  [63:0] s1_off; // manager.go:290
+    reg  s1_bar_ok; // manager.go:290
+    reg  s1_reg_hit; // manager.go:290
+    reg  [12:0] s1_size; // manager.go:290
+    reg  s1_proxy_ok; // manager.go:290
+    reg  [15:0] s1_proxy; // manager.go:290
+    reg  s2_valid; // manager.go:248
+    reg  [127:0] s2_hdr; // manager.go:248
+    reg  [511:0] s2_data; // manager.go:248
+    reg  [15:0] s2_keep; // manager.go:248
+    reg  s2_sop; // manager.go:248
+    reg  s2_eop; // manager.go:248
+    reg  [6:0] s2_kind; // manager.go:290
+    reg  [63:0] s2_off; // manager.go:290
+    reg  s2_bar_ok; // manager.go:290
+    reg  s2_reg_hit; // manager.go:290
+    reg  [12:0] s2_size; // manager.go:290
+    reg  s2_proxy_ok; // manager.go:290
+    reg  [15:0] s2_proxy; // manager.go:290
+    reg  s2_found; // manager.go:290
+    reg  s2_enabled; // manager.go:290
+    reg  [2:0] s2_egress; // manager.go:290
+    reg  [7:0] s2_slot; // manager.go:290
+    reg  [63:0] s2_addr; // manager.go:290
+    reg  s2_down; // manager.go:290
+    reg  s2_second; // manager.go:290
+    reg  [2:0] s2_second_egress; // manager.go:290
+    reg  [63:0] s2_second_addr; // manager.go:290
+    reg  s2_second_down; // manager.go:290
+    reg  s3_valid; // manager.go:248
+    reg  [127:0] s3_hdr; // manager.go:248
+    reg  [511:0] s3_data; // manager.go:248
+    reg  [15:0] s3_keep; // manager.go:248
+    reg  s3_sop; // manager.go:248
+    reg  s3_eop; // manager.go:248
+    reg  [6:0] s3_kind; // manager.go:290
+    reg  [63:0] s3_off; // manager.go:290
+    reg  s3_bar_ok; // manager.go:290
+    reg  s3_reg_hit; // manager.go:290
+    reg  s3_proxy_ok; // manager.go:290
+    reg  [15:0] s3_proxy; // manager.go:290
+    reg  s3_found; // manager.go:290
+    reg  s3_enabled; // manager.go:290
+    reg  [2:0] s3_egress; // manager.go:290
+    reg  [7:0] s3_slot; // manager.go:290
+    reg  [63:0] s3_addr; // manager.go:290
+    reg  s3_down; // manager.go:290
+    reg  s3_second; // manager.go:290
+    reg  [2:0] s3_second_egress; // manager.go:290
+    reg  [63:0] s3_second_addr; // manager.go:290
+    reg  s3_second_down; // manager.go:290
+    reg  [2:0] s3_rule; // manager.go:290
+    reg  s4_valid; // manager.go:248
+    reg  [511:0] s4_data; // manager.go:248
+    reg  [15:0] s4_keep; // manager.go:248
+    reg  s4_sop; // manager.go:248
+    reg  s4_eop; // manager.go:248
+    reg  [1:0] s4_action; // manager.go:290
+    reg  [3:0] s4_reason; // manager.go:290
+    reg  [2:0] s4_egress; // manager.go:290
+    reg  [7:0] s4_slot; // manager.go:290
+    reg  s4_second; // manager.go:290
+    reg  [2:0] s4_second_egress; // manager.go:290
+    reg  [127:0] s4_hdr_primary; // manager.go:290
+    reg  [127:0] s4_hdr_second; // manager.go:290
+    reg  [95:0] s4_cpl_hdr; // manager.go:290
+    reg  m_port_a_sent; // manager.go:553
     reg  m_port_a_slice_valid; // axis.go:49
     reg  [657:0] m_port_a_slice_data; // axis.go:50
     reg  m_port_a_slice_skid_valid; // axis.go:51
     reg  [657:0] m_port_a_slice_skid_data; // axis.go:52
-    reg  m_port_b_sent; // manager.go:552
+    reg  m_port_b_sent; // manager.go:553
     reg  m_port_b_slice_valid; // axis.go:49
     reg  [657:0] m_port_b_slice_data; // axis.go:50
     reg  m_port_b_slice_skid_valid; // axis.go:51
     reg  [657:0] m_port_b_slice_skid_data; // axis.go:52
-    reg  m_kernel_sent; // manager.go:552
+    reg  m_kernel_sent; // manager.go:553
     reg  m_kernel_slice_valid; // axis.go:49
     reg  [665:0] m_kernel_slice_data; // axis.go:50
     reg  m_kernel_slice_skid_valid; // axis.go:51
     reg  [665:0] m_kernel_slice_skid_data; // axis.go:52
-    reg  m_local_sent; // manager.go:552
+    reg  m_local_sent; // manager.go:553
     reg  m_local_slice_valid; // axis.go:49
     reg  [657:0] m_local_slice_data; // axis.go:50
     reg  m_local_slice_skid_valid; // axis.go:51
     reg  [657:0] m_local_slice_skid_data; // axis.go:52
-    reg  m_cpl_sent; // manager.go:552
+    reg  m_cpl_sent; // manager.go:553
     reg  m_cpl_slice_valid; // axis.go:49
     reg  [95:0] m_cpl_slice_data; // axis.go:50
     reg  m_cpl_slice_skid_valid; // axis.go:51
     reg  [95:0] m_cpl_slice_skid_data; // axis.go:52
-    reg  [31:0] count_ok; // manager.go:567
-    reg  [31:0] count_not_for_us; // manager.go:567
-    reg  [31:0] count_window_miss; // manager.go:567
-    reg  [31:0] count_mapping_disabled; // manager.go:567
-    reg  [31:0] count_port_down; // manager.go:567
-    reg  [31:0] count_denied; // manager.go:567
-    reg  [31:0] count_no_proxy_id; // manager.go:567
-    reg  [31:0] count_unexpected_completion; // manager.go:567
-    reg  [31:0] count_unsupported; // manager.go:567
-    reg  [31:0] count_relay_denied; // manager.go:567
+    reg  [31:0] count_ok; // manager.go:568
+    reg  [31:0] count_not_for_us; // manager.go:568
+    reg  [31:0] count_window_miss; // manager.go:568
+    reg  [31:0] count_mapping_disabled; // manager.go:568
+    reg  [31:0] count_port_down; // manager.go:568
+    reg  [31:0] count_denied; // manager.go:568
+    reg  [31:0] count_no_proxy_id; // manager.go:568
+    reg  [31:0] count_unexpected_completion; // manager.go:568
+    reg  [31:0] count_unsupported; // manager.go:568
+    reg  [31:0] count_relay_denied; // manager.go:568
     wire and_11;
     wire not_12;
     wire and_13;
@@ -244,7 +244,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:716
+    wire init_done; // manager.go:706
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -268,7 +268,7 @@ module onic_pcie_manager (
     wire [15:0] slice_124;
     wire slice_125;
     wire slice_126;
-    wire adv; // manager.go:345
+    wire adv; // manager.go:346
     wire [2:0] slice_128;
     wire [4:0] slice_129;
     wire [9:0] slice_139;
