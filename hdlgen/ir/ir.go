@@ -53,10 +53,12 @@ const (
 	OpMem                // a synchronous RAM of Depth words of W bits (no value of its own)
 	OpMemRead            // registered read: Args[0] memory, Args[1] address, Args[2] enable
 	OpMemWrite           // write port (no value): Args memory, address, data, enable, byte enables (or -1)
+	OpInstance           // an instance of module Sub (no value): Args its inputs, in Sub's input port order
+	OpInstOut            // output Port of an instance: Args[0] the instance, then the inputs the output follows combinationally
 )
 
 var opNames = [...]string{"input", "const", "wire", "reg", "add", "sub", "and", "or", "xor", "not", "eq", "ne",
-	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor", "mul", "shl", "shr", "sar", "mem", "memread", "memwrite"}
+	"ltu", "lts", "mux", "slice", "concat", "zext", "sext", "redor", "redand", "redxor", "mul", "shl", "shr", "sar", "mem", "memread", "memwrite", "inst", "instout"}
 
 // String returns the op's short name, used for temporaries ("add", "mux").
 func (o Op) String() string {
@@ -94,6 +96,8 @@ type Node struct {
 	Async bool     // OpReg: reset by arst, asynchronously (else by rst at an edge)
 	Pos   Pos      // the builder call that made it
 	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
+	Sub   *Module  // OpInstance: the module instanced (Name is the instance's name)
+	Port  int      // OpInstOut: the index of the output in Sub's Ports
 }
 
 // Port is a module port. Inputs are nodes; an output names the node that
@@ -359,6 +363,10 @@ func (m *Module) setReg(p Pos, r, v Value, slot int) {
 // describe names node i for messages.
 func (m *Module) describe(i int) string {
 	n := &m.nodes[i]
+	if n.Op == OpInstOut {
+		inst := &m.nodes[n.Args[0]]
+		return fmt.Sprintf("output %q of instance %q", inst.Sub.ports[n.Port].Name, inst.Name)
+	}
 	if n.Name != "" {
 		return fmt.Sprintf("%s %q", n.Op, n.Name)
 	}
@@ -658,34 +666,7 @@ func (m *Module) Inline(prefix string, sub *Module, inputs map[string]Value) map
 	// Where each of sub's nodes lands in m: inputs at the values given
 	// (or a poison constant, after an error), everything else at new
 	// nodes appended in sub's order.
-	at := make([]int, len(sub.nodes))
-	given := 0
-	for i := range sub.nodes {
-		n := &sub.nodes[i]
-		if n.Op != OpInput {
-			continue
-		}
-		v, ok := inputs[n.Name]
-		switch {
-		case !ok:
-			m.errorf(p, "inline %s: input %q of %s is not connected", prefix, n.Name, sub.name)
-			v = m.poison(p, n.W)
-		case !m.own(p, "inline "+prefix, v):
-			v = m.poison(p, n.W)
-		case v.Width() != n.W:
-			m.errorf(p, "inline %s: input %q of %s is %d bits, the value %d", prefix, n.Name, sub.name, n.W, v.Width())
-		default:
-			given++
-		}
-		at[i] = v.id
-	}
-	if given != len(inputs) {
-		for name := range sortedKeys(inputs) {
-			if sub.inputIndex(name) < 0 {
-				m.errorf(p, "inline %s: %s has no input %q", prefix, sub.name, name)
-			}
-		}
-	}
+	at := m.connect(p, "inline "+prefix, sub, inputs)
 	next := len(m.nodes)
 	for i := range sub.nodes {
 		if sub.nodes[i].Op != OpInput {
@@ -780,8 +761,15 @@ func (m *Module) loops() error {
 	visit = func(i int) error {
 		colour[i] = grey
 		stack = append(stack, i)
-		if op := m.nodes[i].Op; op != OpReg && op != OpMemRead && op != OpMemWrite {
-			for _, a := range m.nodes[i].Args {
+		// Registers, memory ports and instances break paths; an
+		// instance's output follows only the inputs its module passes
+		// through combinationally.
+		if op := m.nodes[i].Op; op != OpReg && op != OpMemRead && op != OpMemWrite && op != OpInstance {
+			args := m.nodes[i].Args
+			if op == OpInstOut {
+				args = args[1:]
+			}
+			for _, a := range args {
 				switch colour[a] {
 				case grey:
 					start := 0

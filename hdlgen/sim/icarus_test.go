@@ -34,30 +34,42 @@ func TestIcarusAgainstSim(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dut, tbf, exe := filepath.Join(dir, m.Name()+".v"), filepath.Join(dir, "tb.v"), filepath.Join(dir, "sim")
+		dut := filepath.Join(dir, m.Name()+".v")
 		os.WriteFile(dut, src, 0o644)
-		os.WriteFile(tbf, []byte(tb), 0o644)
-		if out, err := exec.Command(iverilog, "-g2005", "-o", exe, tbf, dut).CombinedOutput(); err != nil {
-			t.Fatalf("seed %d: iverilog: %v\n%s", seed, err, out)
-		}
-		out, err := exec.Command(vvp, "-n", exe).Output()
-		if err != nil {
-			t.Fatalf("seed %d: vvp: %v", seed, err)
-		}
-		got := strings.Fields(string(out))
-		if len(got) != len(want) {
-			t.Fatalf("seed %d: Icarus printed %d values, the simulator %d", seed, len(got), len(want))
-		}
-		// Before the first (reset) edge, registers are x in Verilog (the
-		// simulator starts them at their reset value): compare from the
-		// second cycle on.
-		for i := len(outputs(m)); i < len(want); i++ {
-			v, ok := new(big.Int).SetString(got[i], 16)
-			if !ok || v.Cmp(want[i]) != 0 {
-				t.Fatalf("seed %d: value %d (cycle %d): Icarus %s, simulator %#x\n%s", seed, i, i/len(outputs(m)), got[i], want[i], src)
-			}
+		if err := runIcarus(iverilog, vvp, dir, tb, m, want, dut); err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, src)
 		}
 	}
+}
+
+// runIcarus compiles the testbench tb with the design's files in Icarus,
+// runs it and compares what it prints with the simulator's outputs want.
+// Before the first (reset) edge, registers are x in Verilog (the simulator
+// starts them at their reset value), so the comparison starts at the
+// second cycle.
+func runIcarus(iverilog, vvp, dir, tb string, m *ir.Module, want []*big.Int, files ...string) error {
+	tbf, exe := filepath.Join(dir, "tb.v"), filepath.Join(dir, "sim")
+	if err := os.WriteFile(tbf, []byte(tb), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-o", exe, tbf}, files...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("iverilog: %v\n%s", err, out)
+	}
+	out, err := exec.Command(vvp, "-n", exe).Output()
+	if err != nil {
+		return fmt.Errorf("vvp: %v", err)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != len(want) {
+		return fmt.Errorf("Icarus printed %d values, the simulator %d", len(got), len(want))
+	}
+	for i := len(outputs(m)); i < len(want); i++ {
+		v, ok := new(big.Int).SetString(got[i], 16)
+		if !ok || v.Cmp(want[i]) != 0 {
+			return fmt.Errorf("value %d (cycle %d): Icarus %s, simulator %#x", i, i/len(outputs(m)), got[i], want[i])
+		}
+	}
+	return nil
 }
 
 func outputs(m *ir.Module) []ir.Port {

@@ -20,6 +20,7 @@ type Reference struct {
 	mems  map[int]map[string]*big.Int // memory node -> address -> word (absent: 0)
 	rst   bool
 	arst  bool
+	at    []int // where each node of the module given went in the flattened one (nil: not flattened)
 }
 
 // NewReference prepares m for reference evaluation, registers at reset.
@@ -27,7 +28,8 @@ func NewReference(m *ir.Module) (*Reference, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	r := &Reference{m: m, in: map[int]*big.Int{}, state: map[int]*big.Int{}, mems: map[int]map[string]*big.Int{}}
+	m, at := ir.Flatten(m)
+	r := &Reference{m: m, at: at, in: map[int]*big.Int{}, state: map[int]*big.Int{}, mems: map[int]map[string]*big.Int{}}
 	for i := 0; i < m.Len(); i++ {
 		n := m.Node(i)
 		switch n.Op {
@@ -66,8 +68,17 @@ func toSigned(v *big.Int, w int) *big.Int {
 	return new(big.Int).Set(v)
 }
 
+// node maps a node of the module given to NewReference to its own.
+func (r *Reference) node(i int) int {
+	if r.at != nil {
+		return r.at[i]
+	}
+	return i
+}
+
 // SetInput drives input node i.
 func (r *Reference) SetInput(i int, v uint64) {
+	i = r.node(i)
 	r.in[i] = mod(new(big.Int).SetUint64(v), r.m.Node(i).W)
 	r.memo = nil
 }
@@ -90,7 +101,10 @@ func (r *Reference) SetAsyncReset(on bool) {
 }
 
 // Value returns node i's value this cycle.
-func (r *Reference) Value(i int) *big.Int {
+func (r *Reference) Value(i int) *big.Int { return r.value(r.node(i)) }
+
+// value is the value of node i of the flattened module.
+func (r *Reference) value(i int) *big.Int {
 	if r.memo == nil {
 		r.memo = map[int]*big.Int{}
 	}
@@ -98,7 +112,7 @@ func (r *Reference) Value(i int) *big.Int {
 		return v
 	}
 	n := r.m.Node(i)
-	arg := func(k int) *big.Int { return r.Value(n.Args[k]) }
+	arg := func(k int) *big.Int { return r.value(n.Args[k]) }
 	bit := func(b bool) *big.Int {
 		if b {
 			return big.NewInt(1)
@@ -214,15 +228,15 @@ func (r *Reference) Step() {
 		n := r.m.Node(i)
 		switch {
 		case n.Op == ir.OpMemRead:
-			if r.Value(n.Args[2]).Sign() != 0 {
-				next[i] = r.word(n.Args[0], r.Value(n.Args[1]))
+			if r.value(n.Args[2]).Sign() != 0 {
+				next[i] = r.word(n.Args[0], r.value(n.Args[1]))
 			} else {
 				next[i] = cur
 			}
 		case n.Async && r.arst || !n.Async && r.rst:
 			next[i] = words(n.Reset)
-		case len(n.Args) < 2 || n.Args[1] < 0 || r.Value(n.Args[1]).Sign() != 0:
-			next[i] = r.Value(n.Args[0])
+		case len(n.Args) < 2 || n.Args[1] < 0 || r.value(n.Args[1]).Sign() != 0:
+			next[i] = r.value(n.Args[0])
 		default:
 			next[i] = cur
 		}
@@ -230,15 +244,15 @@ func (r *Reference) Step() {
 	// Writes in node order, each from the values before the edge.
 	for i := 0; i < r.m.Len(); i++ {
 		n := r.m.Node(i)
-		if n.Op != ir.OpMemWrite || r.Value(n.Args[3]).Sign() == 0 {
+		if n.Op != ir.OpMemWrite || r.value(n.Args[3]).Sign() == 0 {
 			continue
 		}
-		addr, data := r.Value(n.Args[1]), r.Value(n.Args[2])
+		addr, data := r.value(n.Args[1]), r.value(n.Args[2])
 		w := new(big.Int).Set(r.word(n.Args[0], addr))
 		if n.Args[4] < 0 {
 			w.Set(data)
 		} else {
-			be := r.Value(n.Args[4])
+			be := r.value(n.Args[4])
 			for b := 0; b < r.m.Node(n.Args[0]).W/8; b++ {
 				if be.Bit(b) == 1 {
 					for k := 8 * b; k < 8*b+8; k++ {

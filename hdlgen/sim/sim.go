@@ -69,14 +69,17 @@ type Sim struct {
 	rep     []int32 // 64-bit path: the slot holding each node's value (wires and zero-extensions share their operand's)
 	vcd     *vcd    // nil unless TraceVCD was called
 	w       *wide   // the multi-word evaluator, for modules with signals over 64 bits
+	at      []int   // where each node of the module given to New went in the flattened one (nil: not flattened)
 }
 
-// New compiles m.
+// New compiles m. Instances are flattened first (ir.Flatten), so a
+// hierarchy simulates as one netlist; Value still takes m's node indices.
 func New(m *ir.Module) (*Sim, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	s := &Sim{m: m, slots: make([]uint64, m.Len()), inputs: map[string]int32{}, outputs: map[string]int32{}}
+	m, at := ir.Flatten(m)
+	s := &Sim{m: m, at: at, slots: make([]uint64, m.Len()), inputs: map[string]int32{}, outputs: map[string]int32{}}
 	wideSignals := false
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.W > 64 && n.Op != ir.OpMemWrite {
@@ -370,7 +373,7 @@ func (s *Sim) Get(name string) (uint64, error) {
 	if !ok {
 		return 0, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
 	}
-	return s.Value(int(i)), nil
+	return s.valueWords(int(i))[0], nil
 }
 
 // GetWords returns output name's value as 64-bit words, least
@@ -380,20 +383,26 @@ func (s *Sim) GetWords(name string) ([]uint64, error) {
 	if !ok {
 		return nil, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
 	}
-	return s.ValueWords(int(i)), nil
+	return s.valueWords(int(i)), nil
+}
+
+// node maps a node of the module given to New to the simulated one.
+func (s *Sim) node(i int) int {
+	if s.at != nil {
+		return s.at[i]
+	}
+	return i
 }
 
 // Value returns node i's current value (its low 64 bits).
-func (s *Sim) Value(i int) uint64 {
-	if s.w != nil {
-		return s.w.get(i)[0]
-	}
-	return s.slots[s.rep[i]]
-}
+func (s *Sim) Value(i int) uint64 { return s.valueWords(s.node(i))[0] }
 
 // ValueWords returns node i's current value as words, least significant
 // first (valid until the next Set or Step).
-func (s *Sim) ValueWords(i int) []uint64 {
+func (s *Sim) ValueWords(i int) []uint64 { return s.valueWords(s.node(i)) }
+
+// valueWords is the value of node i of the simulated (flattened) module.
+func (s *Sim) valueWords(i int) []uint64 {
 	if s.w != nil {
 		return s.w.get(i)
 	}

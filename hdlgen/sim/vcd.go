@@ -68,7 +68,7 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 	v.rst = s.rst
 	v.last = make([][]uint64, len(v.nodes))
 	for k, i := range v.nodes {
-		v.last[k] = append([]uint64(nil), s.ValueWords(int(i))...)
+		v.last[k] = append([]uint64(nil), s.valueWords(int(i))...)
 		v.value(k, m.Node(int(i)))
 	}
 	v.w.WriteString("$end\n")
@@ -124,7 +124,7 @@ func (s *Sim) traceEdge() {
 		fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
 	}
 	for k, i := range v.nodes {
-		if cur := s.ValueWords(int(i)); !slices.Equal(cur, v.last[k]) {
+		if cur := s.valueWords(int(i)); !slices.Equal(cur, v.last[k]) {
 			copy(v.last[k], cur)
 			v.value(k, s.m.Node(int(i)))
 		}

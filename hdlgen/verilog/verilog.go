@@ -10,39 +10,116 @@ package verilog
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"onic/hdlgen/ir"
 )
 
-// Emit returns module m as Verilog, or m's build errors.
+// Emit returns module m as Verilog, or m's build errors. Only m itself is
+// printed: the modules it instances are referred to by name (EmitDesign
+// prints them too).
 func Emit(m *ir.Module) ([]byte, error) {
+	e, err := newDesign().analyse(m)
+	if err != nil {
+		return nil, err
+	}
+	return e.print(), nil
+}
+
+// File is one module of a design as Verilog.
+type File struct {
+	Module string // the module's Verilog name
+	Name   string // the file's name: the module's name and ".v"
+	Source []byte
+}
+
+// EmitDesign returns m and every module it instances, at any depth, one
+// file per module: m first, then the others in the order they are first
+// met (depth first). A module instanced many times is printed once. Two
+// different modules with the same name are an error unless they print
+// the same, as a module built twice by the same code does.
+func EmitDesign(m *ir.Module) ([]File, error) {
+	d := newDesign()
+	var files []File
+	from := map[string]*ir.Module{}
+	var walk func(m *ir.Module) error
+	walk = func(m *ir.Module) error {
+		e, err := d.analyse(m)
+		if err != nil {
+			return err
+		}
+		name := legal(m.Name())
+		src := e.print()
+		if prev, ok := from[name]; ok {
+			for _, f := range files {
+				if f.Module == name && !bytes.Equal(f.Source, src) {
+					return fmt.Errorf("verilog: two different modules are named %s (built as %q and %q)", name, prev.Name(), m.Name())
+				}
+			}
+			return nil
+		}
+		from[name] = m
+		files = append(files, File{Module: name, Name: name + ".v", Source: src})
+		for _, sub := range e.subs {
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(m); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// design holds the analysis of each module met while emitting, so an
+// instance can name its module's ports and know its clock and resets.
+type design struct {
+	em map[*ir.Module]*emitter
+}
+
+func newDesign() *design { return &design{em: map[*ir.Module]*emitter{}} }
+
+// analyse runs every pass but printing on m (once per module).
+func (d *design) analyse(m *ir.Module) (*emitter, error) {
+	if e, ok := d.em[m]; ok {
+		return e, nil
+	}
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	e := &emitter{m: m, nm: namer{used: map[string]bool{}}}
-	e.live()
+	e := &emitter{m: m, d: d, nm: namer{used: map[string]bool{}}}
+	d.em[m] = e
+	if err := e.live(); err != nil {
+		return nil, err
+	}
 	e.names()
 	e.unusedBits()
-	return e.print(), nil
+	return e, nil
 }
 
 // emitter holds the passes' results for one module.
 type emitter struct {
 	m      *ir.Module
+	d      *design
 	nm     namer
-	alive  []bool     // node is needed by an output
-	name   []string   // node's Verilog name ("" for inlined constants)
-	used   [][]uint64 // node's bits that something reads
-	clk    bool       // the module has live registers or memory ports
-	rst    bool       // the module has live registers with a synchronous reset
-	arst   bool       // the module has live registers with an asynchronous reset
-	ports  []string   // port names, in ir port order
-	unused []string   // pieces nothing reads, gathered into one sink
+	alive  []bool       // node is needed by an output
+	name   []string     // node's Verilog name ("" for inlined constants)
+	used   [][]uint64   // node's bits that something reads
+	clk    bool         // the module has live registers or memory ports
+	rst    bool         // the module has live registers with a synchronous reset
+	arst   bool         // the module has live registers with an asynchronous reset
+	ports  []string     // port names, in ir port order
+	unused []string     // pieces nothing reads, gathered into one sink
+	subs   []*ir.Module // modules of live instances, each once, in node order
 }
 
-// live marks the nodes outputs depend on (through registers too).
-func (e *emitter) live() {
+// live marks the nodes outputs depend on (through registers too). A live
+// instance has all its outputs connected, and brings the clock and resets
+// its module needs.
+func (e *emitter) live() error {
 	e.alive = make([]bool, e.m.Len())
 	var stack []int
 	for _, p := range e.m.Ports() {
@@ -51,9 +128,13 @@ func (e *emitter) live() {
 		}
 	}
 	writes := map[int][]int{} // memory -> its write ports
+	outs := map[int][]int{}   // instance -> its outputs
 	for i := 0; i < e.m.Len(); i++ {
-		if n := e.m.Node(i); n.Op == ir.OpMemWrite {
+		switch n := e.m.Node(i); n.Op {
+		case ir.OpMemWrite:
 			writes[n.Args[0]] = append(writes[n.Args[0]], i)
+		case ir.OpInstOut:
+			outs[n.Args[0]] = append(outs[n.Args[0]], i)
 		}
 	}
 	for len(stack) > 0 {
@@ -76,6 +157,13 @@ func (e *emitter) live() {
 			e.clk = true
 		case ir.OpMem:
 			stack = append(stack, writes[i]...)
+		case ir.OpInstance:
+			se, err := e.d.analyse(n.Sub)
+			if err != nil {
+				return fmt.Errorf("%s: instance %s: %w", n.Pos, n.Name, err)
+			}
+			e.clk, e.rst, e.arst = e.clk || se.clk, e.rst || se.rst, e.arst || se.arst
+			stack = append(stack, outs[i]...)
 		}
 		for _, a := range n.Args {
 			if a >= 0 {
@@ -83,6 +171,12 @@ func (e *emitter) live() {
 			}
 		}
 	}
+	for i := 0; i < e.m.Len(); i++ {
+		if n := e.m.Node(i); e.alive[i] && n.Op == ir.OpInstance && !slices.Contains(e.subs, n.Sub) {
+			e.subs = append(e.subs, n.Sub)
+		}
+	}
+	return nil
 }
 
 // names gives ports their own names (clk and rst first), then named
@@ -99,15 +193,21 @@ func (e *emitter) names() {
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.m.Node(i)
-		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg || n.Op == ir.OpMem) {
+		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg || n.Op == ir.OpMem || n.Op == ir.OpInstance) {
 			e.name[i] = e.nm.name(n.Name)
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.m.Node(i)
-		if e.alive[i] && e.name[i] == "" && n.Op != ir.OpConst && n.Op != ir.OpMemWrite {
-			e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
+		if !e.alive[i] || e.name[i] != "" || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
+			continue
 		}
+		if n.Op == ir.OpInstOut {
+			inst := e.m.Node(n.Args[0])
+			e.name[i] = e.nm.name(inst.Name + "_" + inst.Sub.Ports()[n.Port].Name)
+			continue
+		}
+		e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
 	}
 }
 
@@ -134,7 +234,7 @@ func (e *emitter) unusedBits() {
 		}
 		for _, a := range n.Args {
 			switch {
-			case a < 0 || e.m.Node(a).Op == ir.OpMem:
+			case a < 0 || e.m.Node(a).Op == ir.OpMem || e.m.Node(a).Op == ir.OpInstance:
 			case n.Op == ir.OpSlice:
 				mark(a, n.Lo, n.W)
 			default:
@@ -150,7 +250,7 @@ func (e *emitter) unusedBits() {
 	// Every named signal (inputs even when nothing reads them at all):
 	// gather the runs of bits nothing reads.
 	for i := 0; i < e.m.Len(); i++ {
-		if e.name[i] == "" || e.m.Node(i).Op == ir.OpMem {
+		if op := e.m.Node(i).Op; e.name[i] == "" || op == ir.OpMem || op == ir.OpInstance {
 			continue
 		}
 		w := e.m.Node(i).W
@@ -371,11 +471,15 @@ func (e *emitter) print() []byte {
 	// Declarations (registers, then wires, in node order), then the
 	// wires' continuous assignments: with every name declared first, the
 	// order of the assignments cannot matter.
-	var regs, wires, clocked []int
+	var regs, wires, clocked, insts, instOuts []int
 	for i := 0; i < m.Len(); i++ {
 		n := m.Node(i)
 		switch {
 		case !e.alive[i] || n.Op == ir.OpInput:
+		case n.Op == ir.OpInstance:
+			insts = append(insts, i)
+		case n.Op == ir.OpInstOut:
+			instOuts = append(instOuts, i)
 		case n.Op == ir.OpMemWrite:
 			clocked = append(clocked, i)
 		case n.Op == ir.OpMem:
@@ -398,6 +502,10 @@ func (e *emitter) print() []byte {
 		}
 		fmt.Fprintf(&b, "    %s %s;%s\n", decl("wire", n.W), e.name[i], comment)
 	}
+	for _, i := range instOuts {
+		n := m.Node(i)
+		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("wire", n.W), e.name[i], n.Pos)
+	}
 	var unused string
 	if len(e.unused) > 0 {
 		// A 1-bit AND of the pieces nothing reads, itself read by
@@ -411,6 +519,9 @@ func (e *emitter) print() []byte {
 	}
 	if unused != "" {
 		fmt.Fprintf(&b, "    assign %s = &{1'b0, %s};\n", unused, strings.Join(e.unused, ", "))
+	}
+	for _, i := range insts {
+		e.instance(&b, i, instOuts)
 	}
 	for _, i := range regs {
 		n := m.Node(i)
@@ -456,4 +567,36 @@ func (e *emitter) print() []byte {
 	}
 	b.WriteString("endmodule\n\n`default_nettype wire\n")
 	return b.Bytes()
+}
+
+// instance prints instance node i: its module's clock and resets, then
+// every port by name in the module's order.
+func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
+	n := e.m.Node(i)
+	se := e.d.em[n.Sub]
+	var conns []string
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{{se.clk, "clk"}, {se.rst, "rst"}, {se.arst, "arst"}} {
+		if c.on {
+			conns = append(conns, fmt.Sprintf("        .%s(%s)", c.name, c.name))
+		}
+	}
+	in := 0
+	for k, p := range n.Sub.Ports() {
+		var sig string
+		if p.Output {
+			for _, o := range instOuts {
+				if on := e.m.Node(o); on.Args[0] == i && on.Port == k {
+					sig = e.name[o]
+				}
+			}
+		} else {
+			sig = e.ref(n.Args[in])
+			in++
+		}
+		conns = append(conns, fmt.Sprintf("        .%s(%s)", se.ports[k], sig))
+	}
+	fmt.Fprintf(b, "\n    %s %s ( // %s\n%s\n    );\n", legal(n.Sub.Name()), e.name[i], n.Pos, strings.Join(conns, ",\n"))
 }

@@ -1,5 +1,6 @@
-// Package verilator lints generated modules in tests: each module is
-// emitted as Verilog into a file named after it and must pass
+// Package verilator lints generated modules in tests: each module and
+// the modules it instances are emitted as Verilog, one file per module
+// named after it, and must pass
 // `verilator --lint-only -Wall` without a single message. A missing
 // Verilator skips the test, or fails it under CI=true (testbenches/tools).
 package verilator
@@ -15,21 +16,26 @@ import (
 	"onic/testbenches/tools"
 )
 
-// Lint emits each module and requires Verilator's lint to print nothing.
+// Lint emits each module with the modules it instances (one file per
+// module) and requires Verilator's lint of each design to print nothing.
 func Lint(t testing.TB, modules ...*ir.Module) {
 	t.Helper()
 	bin := tools.Require(t, "verilator")
-	dir := t.TempDir()
 	for _, m := range modules {
-		src, err := verilog.Emit(m)
+		files, err := verilog.EmitDesign(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, m.Name()+".v")
-		if err := os.WriteFile(p, src, 0o644); err != nil {
-			t.Fatal(err)
+		dir := t.TempDir()
+		args := []string{"--lint-only", "-Wall", "--top-module", files[0].Module}
+		for _, f := range files {
+			p := filepath.Join(dir, f.Name)
+			if err := os.WriteFile(p, f.Source, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, p)
 		}
-		if out, err := exec.Command(bin, "--lint-only", "-Wall", p).CombinedOutput(); err != nil || len(out) != 0 {
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil || len(out) != 0 {
 			t.Errorf("%s: %v\n%s", m.Name(), err, out)
 		}
 	}
