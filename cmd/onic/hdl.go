@@ -215,9 +215,13 @@ the lint or the compile printed anything.`,
 				}
 			} else {
 				fmt.Fprintf(w, "verilator -Wall: %s\niverilog -g2005: %s\n\n", r.Verilator, r.Icarus)
-				fmt.Fprintf(w, "%-20s %6s %6s %6s %6s %6s %6s %6s\n", "module", "LUT", "FF", "LUTRAM", "BRAM", "DSP", "CARRY4", "depth")
+				nw := len("module")
 				for _, m := range r.Modules {
-					fmt.Fprintf(w, "%-20s %6d %6d %6d %6d %6d %6d %6d\n", m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.DSP, m.Carry, m.Depth)
+					nw = max(nw, len(m.Module))
+				}
+				fmt.Fprintf(w, "%-*s %6s %6s %6s %6s %6s %6s %6s\n", nw, "module", "LUT", "FF", "LUTRAM", "BRAM", "DSP", "CARRY4", "depth")
+				for _, m := range r.Modules {
+					fmt.Fprintf(w, "%-*s %6d %6d %6d %6d %6d %6d %6d\n", nw, m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.DSP, m.Carry, m.Depth)
 				}
 			}
 			if !r.Clean {

@@ -59,12 +59,12 @@ func TestHDLGen(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, out, errs := onic(t, "", "hdl", "gen", "--out", dir)
-	if code != 0 || strings.Count(out, dir) != 7 || !strings.Contains(out, "latency 6 cycles (24 ns), II 1; 1 windows") {
+	if code != 0 || strings.Count(out, dir) != 13 || !strings.Contains(out, "latency 6 cycles (24 ns), II 1; 1 windows") {
 		t.Fatalf("gen: exit %d %s %q", code, errs, out)
 	}
 	again := t.TempDir()
 	onic(t, "", "hdl", "gen", "--out", again)
-	for _, f := range []string{"onic_pcie_manager.v", "files.f", "onic_pcie_manager.xdc", "build.tcl", "onic_pcie_manager_regs.h", "registers.md", "README.md"} {
+	for _, f := range []string{"onic_pcie_manager.v", "onic_pcie_manager_windows.v", "onic_pcie_manager_access.v", "onic_axis_skid_661.v", "files.f", "onic_pcie_manager.xdc", "build.tcl", "onic_pcie_manager_regs.h", "registers.md", "README.md"} {
 		a, err1 := os.ReadFile(filepath.Join(dir, f))
 		b, err2 := os.ReadFile(filepath.Join(again, f))
 		if err1 != nil || err2 != nil || string(a) != string(b) {
@@ -79,10 +79,25 @@ func TestHDLGen(t *testing.T) {
 			LUT, FF, Depth int
 		}
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.Clean || len(r.Modules) != 1 || r.Modules[0].LUT == 0 || r.Modules[0].Depth == 0 {
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.Clean || len(r.Modules) != 7 {
 		t.Fatalf("check: exit %d %s %q", code, errs, out)
 	}
-	t.Logf("default manager: %+v", r.Modules[0])
+	// Each module is synthesised with what it instances, so the top's
+	// figures are the whole design's and cover each submodule's.
+	top := map[string]int{}
+	for _, m := range r.Modules {
+		top[m.Module] = m.LUT
+		if m.Module == "onic_pcie_manager" && (m.LUT == 0 || m.Depth == 0) {
+			t.Fatalf("check: the top has no LUTs or depth: %+v", m)
+		}
+		if strings.HasPrefix(m.Module, "onic_axis_skid") && m.FF == 0 {
+			t.Errorf("%s has no flip-flops", m.Module)
+		}
+	}
+	if top["onic_pcie_manager"] <= top["onic_pcie_manager_access"]+top["onic_pcie_manager_windows"] {
+		t.Errorf("the top's LUTs (%d) do not cover the access check's and the windows' (%v)", top["onic_pcie_manager"], top)
+	}
+	t.Logf("default manager: %+v", r.Modules)
 
 	scen := filepath.Join(t.TempDir(), "s.yaml")
 	src, err := os.ReadFile("../../emu/cluster/scenarios/two-party.yaml")

@@ -73,3 +73,25 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 	verdict = m.Mux(found, verdict, rule(acl.NoDomain))
 	return Verdict{Rule: verdict, Found: found, Domain: index}, nil
 }
+
+// Module is Check as a module of its own, named name, to be used through
+// Instance: inputs req (16 bits), addr (64), size (13), write (1) and
+// egress_bit (5); outputs rule (3), found (1) and domain (16).
+func Module(name string, ds []acl.Domain) (*ir.Module, error) {
+	m := ir.NewModule(name)
+	v, err := Check(m, m.Input("req", 16), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds)
+	if err != nil {
+		return nil, err
+	}
+	m.Output("rule", v.Rule)
+	m.Output("found", v.Found)
+	m.Output("domain", v.Domain)
+	return m, m.Check()
+}
+
+// Instance places sub, made by Module, in m as instance name and returns
+// its verdict.
+func Instance(m *ir.Module, name string, sub *ir.Module, req, addr, size, write, egressBit ir.Value) Verdict {
+	out := m.Instance(name, sub, map[string]ir.Value{"req": req, "addr": addr, "size": size, "write": write, "egress_bit": egressBit})
+	return Verdict{Rule: out["rule"], Found: out["found"], Domain: out["domain"]}
+}

@@ -301,3 +301,23 @@ func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 	m.SetNext(busy, m.Mux(moved, m.Not(end), busy))
 	return out
 }
+
+// SkidModule is Skid as a module of its own for w-bit words, to be used
+// through Instance: stream ports s (in) and m (out). Its name carries the
+// width (onic_axis_skid_<w>), so a design has one such module per width
+// however many slices it instances.
+func SkidModule(w int) *ir.Module {
+	m := ir.NewModule("onic_axis_skid_" + strconv.Itoa(w))
+	Output(m, "m", Skid(m, "slice", Input(m, "s", w)))
+	return m
+}
+
+// Instance places sub, a module with an input stream s and an output
+// stream m (SkidModule), in m as instance name: in feeds s, and the
+// returned stream is what comes out of m (drive its Ready).
+func Instance(m *ir.Module, name string, sub *ir.Module, in Stream) Stream {
+	ready := m.Wire(name+"_m_ready", 1)
+	out := m.Instance(name, sub, map[string]ir.Value{"s_tdata": in.Data, "s_tvalid": in.Valid, "m_tready": ready})
+	m.Assign(in.Ready, out["s_tready"])
+	return Stream{Data: out["m_tdata"], Valid: out["m_tvalid"], Ready: ready}
+}

@@ -6,17 +6,23 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// Resources is what Yosys's synth_xilinx made of one module.
+// Resources is what Yosys's synth_xilinx made of one module with
+// everything it instances, flattened first (as Vivado's default
+// -flatten_hierarchy rebuilt does), so logic is optimised across module
+// boundaries and a top's figures are the whole design's.
 type Resources struct {
 	Module string `json:"module"`
 	LUT    int    `json:"lut"`    // LUT1-LUT6
@@ -91,14 +97,38 @@ func Dir(dir string) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	for _, f := range files {
-		res, err := synth(yosys, tmp, files, strings.TrimSuffix(filepath.Base(f), ".v"))
-		if err != nil {
-			return r, err
-		}
-		r.Modules = append(r.Modules, res)
+	// One Yosys run per module, as many at once as there are CPUs: a
+	// design's submodules are small beside its top, so they mostly run
+	// while the top is being synthesised.
+	r.Modules = make([]Resources, len(files))
+	errs := make([]error, len(files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				r.Modules[i], errs[i] = synth(yosys, tmp, files, strings.TrimSuffix(filepath.Base(files[i]), ".v"))
+			}
+		}()
 	}
-	return r, nil
+	// Largest files first, so the long runs start at once.
+	order := make([]int, len(files))
+	size := make([]int64, len(files))
+	for i, f := range files {
+		order[i] = i
+		if st, err := os.Stat(f); err == nil {
+			size[i] = st.Size()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
+	for _, i := range order {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return r, errors.Join(errs...)
 }
 
 func verdict(msgs []string) string {
@@ -114,7 +144,7 @@ var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)
 func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 	stat := filepath.Join(tmp, top+".json")
 	// -noiopad: the module is a core inside a design, not the FPGA top.
-	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -top %s; tee -q -o %s stat -json",
+	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -flatten -top %s; tee -q -o %s stat -json",
 		strings.Join(files, " "), top, stat)
 	out, err := exec.Command(yosys, "-p", script).CombinedOutput()
 	if err != nil {

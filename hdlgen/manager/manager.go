@@ -333,7 +333,7 @@ func (g *gen) build() {
 	packed := m.Concat(in.hdr, in.bar, in.data, in.keep, in.sop, in.eop)
 	inS := axis.New(m, "in", packed, in.valid)
 	m.Output("s_host_tlp_ready", m.And(inS.Ready, initDone))
-	sk := axis.Skid(m, "in_slice", inS)
+	sk := axis.Instance(m, "in_slice", axis.SkidModule(packed.Width()), inS)
 	unpack := func(v, valid ir.Value) beat {
 		at := v.Width()
 		take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
@@ -410,11 +410,12 @@ func (g *gen) build() {
 	if len(ws) > 0 {
 		enables = m.Slice(m.Concat(ax.winEnHi, ax.winEnLo), 0, len(ws))
 	}
-	tr, err := translate.Windows(m, s1.bar, off1, enables, ws)
+	winMod, err := translate.Module(c.Name+"_windows", ws)
 	if err != nil {
 		m.Output("generator_error", m.Const(1, 0)) // unreachable: Build checked the tables
 		return
 	}
+	tr := translate.Instance(m, "windows", winMod, s1.bar, off1, enables)
 	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
 	downOf := func(eg ir.Value) ir.Value { // the port eg names is down (0 for non-ports)
 		return m.Or(m.And(m.Eq(eg, m.Const(3, kindPortA)), m.Slice(portDown, 0, 1)),
@@ -454,11 +455,12 @@ func (g *gen) build() {
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
 	egBit = m.Mux(regHit2, m.Const(5, 2), egBit)
 	write2 := m.Slice(kind2, 4, 1) // kData
-	v, err := access.Check(m, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit, g.acl.Domains())
+	accMod, err := access.Module(c.Name+"_access", g.acl.Domains())
 	if err != nil {
-		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed above
+		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed
 		return
 	}
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit)
 	s3 := g.stageReg("s3", s2, adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	t3 := g.carry("s3", t2, adv)
@@ -556,7 +558,7 @@ func (g *gen) build() {
 		took := m.And(valid, st.Ready)
 		done = m.And(done, m.Or(m.Not(r.to), m.Or(sent, took)))
 		m.SetNext(sent, m.Mux(adv, zero, m.Or(sent, took)))
-		out := axis.Skid(m, r.name+"_slice", st)
+		out := axis.Instance(m, r.name+"_slice", axis.SkidModule(r.data.Width()), st)
 		g.output(r.name, out, W, K)
 	}
 	m.Assign(adv, m.Or(m.Not(s4.valid), done))

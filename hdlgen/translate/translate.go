@@ -114,3 +114,53 @@ func b(v bool) uint64 {
 	}
 	return 0
 }
+
+// ports lists r's fields with their port names, in a fixed order.
+func (r *Result) ports() []struct {
+	name string
+	v    *ir.Value
+} {
+	return []struct {
+		name string
+		v    *ir.Value
+	}{{"found", &r.Found}, {"enabled", &r.Enabled}, {"index", &r.Index}, {"egress", &r.Egress}, {"slot", &r.Slot},
+		{"translated", &r.Translated}, {"has_second", &r.HasSecond}, {"multicast", &r.Multicast},
+		{"second_egress", &r.SecondEgress}, {"second_translated", &r.SecondTranslated}}
+}
+
+// Module is the lookup of Windows as a module of its own, named name, to
+// be used through Instance: inputs bar (3 bits), off (64) and, when there
+// are windows, window_en (one bit per window); one output per Result
+// field, in snake case (found, enabled, index, ..., second_translated).
+func Module(name string, ws []ntb.Window) (*ir.Module, error) {
+	m := ir.NewModule(name)
+	bar, off := m.Input("bar", 3), m.Input("off", 64)
+	var en ir.Value
+	if len(ws) > 0 {
+		en = m.Input("window_en", len(ws))
+	}
+	r, err := Windows(m, bar, off, en, ws)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range r.ports() {
+		m.Output(p.name, *p.v)
+	}
+	return m, m.Check()
+}
+
+// Instance places sub, made by Module, in m as instance name and returns
+// its outputs as a Result. enabled is the zero Value when sub has no
+// windows.
+func Instance(m *ir.Module, name string, sub *ir.Module, bar, off, enabled ir.Value) Result {
+	in := map[string]ir.Value{"bar": bar, "off": off}
+	if enabled.Width() > 0 {
+		in["window_en"] = enabled
+	}
+	out := m.Instance(name, sub, in)
+	var r Result
+	for _, p := range r.ports() {
+		*p.v = out[p.name]
+	}
+	return r
+}

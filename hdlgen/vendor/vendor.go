@@ -42,19 +42,24 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		o.Part = DefaultPart
 	}
 	name := d.Module.Name()
-	src, err := verilog.Emit(d.Module)
+	mods, err := verilog.EmitDesign(d.Module)
 	if err != nil {
 		return nil, err
 	}
-	return []File{
-		{name + ".v", src},
-		{"files.f", []byte(name + ".v\n")},
-		{name + ".xdc", xdc(d)},
-		{"build.tcl", tcl(d, o)},
-		{name + "_regs.h", header(d)},
-		{"registers.md", markdown(d)},
-		{"README.md", readme(d, o)},
-	}, nil
+	var fs []File
+	var vs []string
+	for _, f := range mods {
+		fs = append(fs, File{f.Name, f.Source})
+		vs = append(vs, f.Name)
+	}
+	return append(fs,
+		File{"files.f", []byte(strings.Join(vs, "\n") + "\n")},
+		File{name + ".xdc", xdc(d)},
+		File{"build.tcl", tcl(d, o, vs)},
+		File{name + "_regs.h", header(d)},
+		File{"registers.md", markdown(d)},
+		File{"README.md", readme(d, o, vs)},
+	), nil
 }
 
 // Write writes d's files into dir (created if needed) and returns their
@@ -120,7 +125,7 @@ func xdc(d *manager.Design) []byte {
 	return []byte(b.String())
 }
 
-func tcl(d *manager.Design, o Options) []byte {
+func tcl(d *manager.Design, o Options, sources []string) []byte {
 	name := d.Module.Name()
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
@@ -130,7 +135,9 @@ func tcl(d *manager.Design, o Options) []byte {
 	w("# writes utilisation and timing reports next to this script.")
 	w("set dir [file dirname [file normalize [info script]]]")
 	w("set part %s", o.Part)
-	w("read_verilog [file join $dir %s.v]", name)
+	for _, f := range sources {
+		w("read_verilog [file join $dir %s]", f)
+	}
 	w("read_xdc -mode out_of_context [file join $dir %s.xdc]", name)
 	w("synth_design -top %s -part $part -mode out_of_context", name)
 	w("opt_design")
@@ -205,7 +212,7 @@ func markdown(d *manager.Design) []byte {
 	return []byte(b.String())
 }
 
-func readme(d *manager.Design, o Options) []byte {
+func readme(d *manager.Design, o Options, sources []string) []byte {
 	name := d.Module.Name()
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
@@ -232,7 +239,11 @@ func readme(d *manager.Design, o Options) []byte {
 	w("")
 	w("## Files")
 	w("")
-	w("- `%s.v`: the design (Verilog-2005, one module); `files.f` lists it.", name)
+	w("- `%s.v`: the top module (Verilog-2005), and one file per module it instances", name)
+	w("  (`files.f` lists them all):")
+	for _, f := range sources[1:] {
+		w("  - `%s`: %s", f, moduleDoc(name, strings.TrimSuffix(f, ".v")))
+	}
 	w("- `%s.xdc`: clock and interface constraints template.", name)
 	w("- `build.tcl`: Vivado non-project build (`vivado -mode batch -source build.tcl`), part %s.", o.Part)
 	w("- `%s_regs.h`, `registers.md`: the AXI-Lite register map.", name)
@@ -296,4 +307,17 @@ func readme(d *manager.Design, o Options) []byte {
 	}
 	w("%s.", strings.Join(rs, ", "))
 	return []byte(b.String())
+}
+
+// moduleDoc says what a module of the manager's design is.
+func moduleDoc(top, mod string) string {
+	switch {
+	case mod == top+"_windows":
+		return "the direct-window lookup (one comparator per window, one-hot selection)"
+	case mod == top+"_access":
+		return "the security check (requester domains, egress rights, ranges)"
+	case strings.HasPrefix(mod, "onic_axis_skid_"):
+		return "a full-throughput AXI-Stream register slice of " + strings.TrimPrefix(mod, "onic_axis_skid_") + "-bit words"
+	}
+	return "a submodule"
 }

@@ -65,11 +65,20 @@ func TestTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := paths[0]
-		if out, err := exec.Command(verilator, "--lint-only", "-Wall", v).CombinedOutput(); err != nil || len(out) != 0 {
+		var vs []string
+		for _, p := range paths {
+			if strings.HasSuffix(p, ".v") {
+				vs = append(vs, p)
+			}
+		}
+		if len(vs) < 4 {
+			t.Fatalf("%s: %d Verilog files; want the top, windows, access and skid modules", name, len(vs))
+		}
+		lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_pcie_manager"}, vs...)
+		if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
 			t.Errorf("%s: verilator: %v\n%s", name, err, out)
 		}
-		if out, err := exec.Command(iverilog, "-g2005", "-Wall", "-o", filepath.Join(dir, "a.out"), v).CombinedOutput(); err != nil || len(out) != 0 {
+		if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
 			t.Errorf("%s: iverilog: %v\n%s", name, err, out)
 		}
 		if cc, err := exec.LookPath("cc"); err == nil {

@@ -93,13 +93,12 @@ func TestCosimHDL(t *testing.T) {
 			if err := b.Testbench(dir, tr); err != nil {
 				t.Fatal(err)
 			}
-			top := b.Design.Module.Name()
 			for _, tool := range []string{"icarus", "verilator"} {
 				var log []string
 				if tool == "icarus" {
-					log, err = Icarus(dir, iverilog, vvp, top)
+					log, err = Icarus(dir, iverilog, vvp)
 				} else {
-					log, err = Verilator(dir, verilator, top)
+					log, err = Verilator(dir, verilator)
 				}
 				if err != nil {
 					t.Fatal(err)

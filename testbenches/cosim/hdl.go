@@ -18,11 +18,18 @@ import (
 // exactly like the IR simulation's.
 func (b *Bench) Testbench(dir string, tr *Trace) error {
 	m := b.Design.Module
-	src, err := verilog.Emit(m)
+	files, err := verilog.EmitDesign(m)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, m.Name()+".v"), src, 0o644); err != nil {
+	var names []string
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+			return err
+		}
+		names = append(names, f.Name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "design.f"), []byte(strings.Join(names, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "in.hex"), []byte(strings.Join(tr.Inputs, "\n")+"\n"), 0o644); err != nil {
@@ -96,8 +103,14 @@ func (b *Bench) Testbench(dir string, tr *Trace) error {
 
 // Icarus runs the testbench in dir (written by Testbench) under Icarus
 // Verilog and returns its log.
-func Icarus(dir, iverilog, vvp, top string) ([]string, error) {
-	if out, err := exec.Command(iverilog, "-g2005", "-o", filepath.Join(dir, "tb.vvp"), filepath.Join(dir, "tb.v"), filepath.Join(dir, top+".v")).CombinedOutput(); err != nil {
+func Icarus(dir, iverilog, vvp string) ([]string, error) {
+	files, err := designFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	compile := exec.Command(iverilog, append([]string{"-g2005", "-o", "tb.vvp", "tb.v"}, files...)...)
+	compile.Dir = dir
+	if out, err := compile.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("iverilog: %v\n%s", err, out)
 	}
 	cmd := exec.Command(vvp, "-n", "tb.vvp")
@@ -110,9 +123,13 @@ func Icarus(dir, iverilog, vvp, top string) ([]string, error) {
 
 // Verilator builds the testbench in dir with Verilator (--binary
 // --timing) and runs it, returning its log.
-func Verilator(dir, verilator, top string) ([]string, error) {
-	cmd := exec.Command(verilator, "--binary", "--timing", "-j", "2", "-O2", "--x-assign", "fast", "--top-module", "tb",
-		"-Mdir", "obj_dir", "-o", "tb", "tb.v", top+".v")
+func Verilator(dir, verilator string) ([]string, error) {
+	files, err := designFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(verilator, append([]string{"--binary", "--timing", "-j", "2", "-O2", "--x-assign", "fast", "--top-module", "tb",
+		"-Mdir", "obj_dir", "-o", "tb", "tb.v"}, files...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("verilator: %v\n%s", err, tail(out))
@@ -160,4 +177,14 @@ func SameLog(what string, want, got []string) error {
 		return fmt.Errorf("%s: %d log lines, the IR simulation's %d", what, len(got), len(want))
 	}
 	return nil
+}
+
+// designFiles lists the design's Verilog files in dir, from the design.f
+// Testbench wrote (names relative to dir).
+func designFiles(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "design.f"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(b)), nil
 }

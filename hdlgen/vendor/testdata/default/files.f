@@ -1,1 +1,7 @@
 onic_pcie_manager.v
+onic_axis_skid_661.v
+onic_pcie_manager_windows.v
+onic_pcie_manager_access.v
+onic_axis_skid_658.v
+onic_axis_skid_666.v
+onic_axis_skid_96.v

@@ -65,19 +65,15 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:679
-    reg  [31:0] win_en_lo; // manager.go:696
-    reg  [31:0] win_en_hi; // manager.go:696
-    reg  [31:0] lut_index; // manager.go:696
-    reg  [31:0] lut_addr_lo; // manager.go:696
-    reg  [31:0] lut_addr_hi; // manager.go:696
-    reg  [31:0] lut_ctrl; // manager.go:696
-    reg  axil_rvalid; // manager.go:708
-    reg  [31:0] axil_rdata; // manager.go:708
-    reg  in_slice_valid; // axis.go:49
-    reg  [660:0] in_slice_data; // axis.go:50
-    reg  in_slice_skid_valid; // axis.go:51
-    reg  [660:0] in_slice_skid_data; // axis.go:52
+    reg  axil_bvalid; // manager.go:681
+    reg  [31:0] win_en_lo; // manager.go:698
+    reg  [31:0] win_en_hi; // manager.go:698
+    reg  [31:0] lut_index; // manager.go:698
+    reg  [31:0] lut_addr_lo; // manager.go:698
+    reg  [31:0] lut_addr_hi; // manager.go:698
+    reg  [31:0] lut_ctrl; // manager.go:698
+    reg  axil_rvalid; // manager.go:710
+    reg  [31:0] axil_rdata; // manager.go:710
     reg  s1_valid; // manager.go:248
     reg  [127:0] s1_hdr; // manager.go:248
     reg  [2:0] s1_bar; // manager.go:248
@@ -152,41 +148,21 @@ module onic_pcie_manager (
     reg  [127:0] s4_hdr_primary; // manager.go:290
     reg  [127:0] s4_hdr_second; // manager.go:290
     reg  [95:0] s4_cpl_hdr; // manager.go:290
-    reg  m_port_a_sent; // manager.go:553
-    reg  m_port_a_slice_valid; // axis.go:49
-    reg  [657:0] m_port_a_slice_data; // axis.go:50
-    reg  m_port_a_slice_skid_valid; // axis.go:51
-    reg  [657:0] m_port_a_slice_skid_data; // axis.go:52
-    reg  m_port_b_sent; // manager.go:553
-    reg  m_port_b_slice_valid; // axis.go:49
-    reg  [657:0] m_port_b_slice_data; // axis.go:50
-    reg  m_port_b_slice_skid_valid; // axis.go:51
-    reg  [657:0] m_port_b_slice_skid_data; // axis.go:52
-    reg  m_kernel_sent; // manager.go:553
-    reg  m_kernel_slice_valid; // axis.go:49
-    reg  [665:0] m_kernel_slice_data; // axis.go:50
-    reg  m_kernel_slice_skid_valid; // axis.go:51
-    reg  [665:0] m_kernel_slice_skid_data; // axis.go:52
-    reg  m_local_sent; // manager.go:553
-    reg  m_local_slice_valid; // axis.go:49
-    reg  [657:0] m_local_slice_data; // axis.go:50
-    reg  m_local_slice_skid_valid; // axis.go:51
-    reg  [657:0] m_local_slice_skid_data; // axis.go:52
-    reg  m_cpl_sent; // manager.go:553
-    reg  m_cpl_slice_valid; // axis.go:49
-    reg  [95:0] m_cpl_slice_data; // axis.go:50
-    reg  m_cpl_slice_skid_valid; // axis.go:51
-    reg  [95:0] m_cpl_slice_skid_data; // axis.go:52
-    reg  [31:0] count_ok; // manager.go:568
-    reg  [31:0] count_not_for_us; // manager.go:568
-    reg  [31:0] count_window_miss; // manager.go:568
-    reg  [31:0] count_mapping_disabled; // manager.go:568
-    reg  [31:0] count_port_down; // manager.go:568
-    reg  [31:0] count_denied; // manager.go:568
-    reg  [31:0] count_no_proxy_id; // manager.go:568
-    reg  [31:0] count_unexpected_completion; // manager.go:568
-    reg  [31:0] count_unsupported; // manager.go:568
-    reg  [31:0] count_relay_denied; // manager.go:568
+    reg  m_port_a_sent; // manager.go:555
+    reg  m_port_b_sent; // manager.go:555
+    reg  m_kernel_sent; // manager.go:555
+    reg  m_local_sent; // manager.go:555
+    reg  m_cpl_sent; // manager.go:555
+    reg  [31:0] count_ok; // manager.go:570
+    reg  [31:0] count_not_for_us; // manager.go:570
+    reg  [31:0] count_window_miss; // manager.go:570
+    reg  [31:0] count_mapping_disabled; // manager.go:570
+    reg  [31:0] count_port_down; // manager.go:570
+    reg  [31:0] count_denied; // manager.go:570
+    reg  [31:0] count_no_proxy_id; // manager.go:570
+    reg  [31:0] count_unexpected_completion; // manager.go:570
+    reg  [31:0] count_unsupported; // manager.go:570
+    reg  [31:0] count_relay_denied; // manager.go:570
     wire and_11;
     wire not_12;
     wire and_13;
@@ -244,783 +220,668 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:706
+    wire init_done; // manager.go:708
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
     wire and_102;
-    wire in_slice_out_ready; // axis.go:53
-    wire not_108;
-    wire not_109;
-    wire or_110;
-    wire or_111;
-    wire mux_112;
-    wire [660:0] mux_113;
-    wire or_115;
-    wire mux_116;
-    wire not_117;
-    wire not_118;
-    wire and_119;
-    wire and_120;
-    wire [127:0] slice_121;
-    wire [2:0] slice_122;
-    wire [511:0] slice_123;
-    wire [15:0] slice_124;
-    wire slice_125;
-    wire slice_126;
+    wire in_slice_m_ready; // axis.go:319
+    wire [127:0] slice_108;
+    wire [2:0] slice_109;
+    wire [511:0] slice_110;
+    wire [15:0] slice_111;
+    wire slice_112;
+    wire slice_113;
     wire adv; // manager.go:346
-    wire [2:0] slice_128;
-    wire [4:0] slice_129;
-    wire [9:0] slice_139;
-    wire slice_140;
-    wire [3:0] slice_145;
-    wire eq_147;
-    wire [15:0] slice_148;
-    wire [15:0] slice_149;
-    wire [15:0] mux_150;
-    wire [29:0] slice_157;
-    wire [31:0] concat_159;
-    wire [63:0] zext_160;
-    wire [31:0] slice_161;
-    wire [29:0] slice_162;
-    wire [63:0] concat_164;
-    wire [63:0] mux_165;
-    wire [7:0] concat_166;
-    wire slice_167;
-    wire slice_169;
-    wire slice_170;
-    wire slice_171;
-    wire slice_172;
-    wire [6:0] mux_175;
+    wire [2:0] slice_115;
+    wire [4:0] slice_116;
+    wire [9:0] slice_126;
+    wire slice_127;
+    wire [3:0] slice_132;
+    wire eq_134;
+    wire [15:0] slice_135;
+    wire [15:0] slice_136;
+    wire [15:0] mux_137;
+    wire [29:0] slice_144;
+    wire [31:0] concat_146;
+    wire [63:0] zext_147;
+    wire [31:0] slice_148;
+    wire [29:0] slice_149;
+    wire [63:0] concat_151;
+    wire [63:0] mux_152;
+    wire [7:0] concat_153;
+    wire slice_154;
+    wire slice_156;
+    wire slice_157;
+    wire slice_158;
+    wire slice_159;
+    wire [6:0] mux_162;
+    wire slice_163;
+    wire slice_164;
+    wire slice_165;
+    wire slice_166;
+    wire [6:0] mux_169;
+    wire [6:0] mux_171;
+    wire [6:0] mux_173;
+    wire slice_174;
     wire slice_176;
-    wire slice_177;
     wire slice_178;
-    wire slice_179;
+    wire [6:0] mux_181;
     wire [6:0] mux_182;
+    wire [6:0] mux_183;
     wire [6:0] mux_184;
-    wire [6:0] mux_186;
-    wire slice_187;
+    wire [6:0] mux_185;
+    wire slice_186;
+    wire slice_188;
     wire slice_189;
+    wire slice_190;
     wire slice_191;
     wire [6:0] mux_194;
-    wire [6:0] mux_195;
     wire [6:0] mux_196;
-    wire [6:0] mux_197;
-    wire [6:0] mux_198;
-    wire slice_199;
-    wire slice_201;
+    wire slice_197;
+    wire [6:0] mux_200;
+    wire [6:0] mux_201;
     wire slice_202;
     wire slice_203;
-    wire slice_204;
-    wire [6:0] mux_207;
-    wire [6:0] mux_209;
-    wire slice_210;
-    wire [6:0] mux_213;
-    wire [6:0] mux_214;
-    wire slice_215;
-    wire slice_216;
+    wire [6:0] mux_206;
+    wire slice_207;
+    wire slice_208;
+    wire [6:0] mux_211;
+    wire slice_212;
+    wire [6:0] mux_215;
+    wire [6:0] mux_216;
+    wire [6:0] mux_217;
+    wire [6:0] mux_218;
     wire [6:0] mux_219;
-    wire slice_220;
+    wire [6:0] mux_220;
     wire slice_221;
-    wire [6:0] mux_224;
-    wire slice_225;
-    wire [6:0] mux_228;
-    wire [6:0] mux_229;
-    wire [6:0] mux_230;
-    wire [6:0] mux_231;
-    wire [6:0] mux_232;
-    wire [6:0] mux_233;
-    wire slice_234;
-    wire slice_235;
-    wire slice_236;
+    wire slice_222;
+    wire slice_223;
+    wire [6:0] mux_226;
+    wire slice_227;
+    wire slice_229;
+    wire slice_231;
+    wire slice_233;
+    wire [6:0] mux_236;
+    wire [6:0] mux_237;
+    wire [6:0] mux_238;
     wire [6:0] mux_239;
-    wire slice_240;
-    wire slice_242;
+    wire [6:0] mux_240;
+    wire slice_241;
+    wire slice_243;
     wire slice_244;
     wire slice_246;
     wire [6:0] mux_249;
     wire [6:0] mux_250;
-    wire [6:0] mux_251;
-    wire [6:0] mux_252;
-    wire [6:0] mux_253;
-    wire slice_254;
+    wire slice_251;
+    wire slice_252;
+    wire [6:0] mux_255;
     wire slice_256;
     wire slice_257;
-    wire slice_259;
-    wire [6:0] mux_262;
-    wire [6:0] mux_263;
-    wire slice_264;
-    wire slice_265;
+    wire [6:0] mux_260;
+    wire slice_261;
+    wire [6:0] mux_264;
+    wire [6:0] mux_265;
+    wire [6:0] mux_266;
+    wire [6:0] mux_267;
     wire [6:0] mux_268;
-    wire slice_269;
-    wire slice_270;
-    wire [6:0] mux_273;
-    wire slice_274;
-    wire [6:0] mux_277;
-    wire [6:0] mux_278;
-    wire [6:0] mux_279;
-    wire [6:0] mux_280;
-    wire [6:0] mux_281;
-    wire [6:0] mux_282;
-    wire [6:0] mux_283;
-    wire [6:0] mux_284;
+    wire [6:0] mux_269;
+    wire [6:0] mux_270;
+    wire [6:0] mux_271;
+    wire slice_272;
+    wire slice_273;
+    wire slice_275;
+    wire [63:0] mux_278;
+    wire [63:0] mux_279;
+    wire slice_280;
+    wire slice_281;
+    wire [63:0] mux_284;
     wire slice_285;
-    wire slice_286;
-    wire slice_288;
-    wire [63:0] mux_291;
-    wire [63:0] mux_292;
+    wire [63:0] mux_288;
+    wire [63:0] mux_289;
+    wire [63:0] mux_290;
+    wire [63:0] and_291;
+    wire slice_292;
     wire slice_293;
-    wire slice_294;
-    wire [63:0] mux_297;
-    wire slice_298;
-    wire [63:0] mux_301;
-    wire [63:0] mux_302;
-    wire [63:0] mux_303;
-    wire [63:0] and_304;
+    wire slice_295;
+    wire mux_298;
+    wire mux_299;
+    wire slice_300;
+    wire slice_301;
+    wire mux_304;
     wire slice_305;
-    wire slice_306;
-    wire slice_308;
-    wire mux_311;
-    wire mux_312;
-    wire slice_313;
-    wire slice_314;
-    wire mux_317;
-    wire slice_318;
-    wire mux_321;
-    wire mux_322;
-    wire mux_323;
-    wire eq_325;
-    wire eq_327;
-    wire [12:0] concat_329;
-    wire eq_332;
-    wire [15:0] mux_336;
-    wire [63:0] concat_352;
-    wire slice_353;
+    wire mux_308;
+    wire mux_309;
+    wire mux_310;
+    wire eq_312;
+    wire eq_314;
+    wire [12:0] concat_316;
+    wire eq_319;
+    wire [15:0] mux_323;
+    wire [63:0] concat_339;
+    wire slice_340;
+    wire not_352;
+    wire and_353;
     wire eq_355;
-    wire [33:0] slice_356;
-    wire eq_358;
-    wire and_359;
-    wire [29:0] slice_364;
-    wire [63:0] concat_365;
-    wire [29:0] slice_370;
-    wire [63:0] concat_371;
-    wire mux_373;
-    wire [2:0] mux_377;
-    wire [7:0] mux_379;
-    wire [63:0] mux_381;
-    wire mux_383;
-    wire mux_385;
-    wire [2:0] mux_387;
-    wire [63:0] mux_389;
-    wire not_390;
-    wire and_391;
-    wire eq_393;
-    wire slice_394;
-    wire and_395;
-    wire eq_397;
-    wire slice_398;
-    wire and_399;
-    wire or_400;
-    wire and_401;
-    wire [2:0] mux_402;
-    wire [63:0] mux_403;
-    wire and_404;
-    wire eq_413;
-    wire slice_414;
-    wire and_415;
-    wire eq_417;
-    wire slice_418;
-    wire and_419;
-    wire or_420;
-    wire eq_422;
-    wire slice_423;
-    wire and_424;
-    wire eq_426;
-    wire slice_427;
-    wire and_428;
-    wire or_429;
-    wire [63:0] mux_447;
-    wire [4:0] slice_448;
-    wire [4:0] add_450;
-    wire eq_452;
-    wire eq_454;
-    wire eq_456;
-    wire eq_458;
-    wire [4:0] mux_463;
-    wire [4:0] mux_465;
-    wire [4:0] mux_467;
-    wire [4:0] mux_469;
-    wire [4:0] or_470;
-    wire [4:0] or_471;
-    wire [4:0] or_472;
-    wire [4:0] mux_474;
-    wire slice_475;
-    wire [15:0] slice_476;
-    wire [63:0] zext_479;
-    wire [63:0] sub_481;
-    wire ltu_484;
-    wire not_485;
-    wire ltu_487;
-    wire not_488;
-    wire and_489;
-    wire or_490;
-    wire [31:0] shr_492;
-    wire slice_493;
-    wire ltu_496;
-    wire not_497;
-    wire ltu_498;
-    wire and_499;
-    wire [63:0] sub_501;
-    wire [63:0] sub_502;
-    wire ltu_503;
-    wire not_504;
-    wire and_505;
-    wire or_506;
-    wire or_507;
-    wire or_508;
-    wire mux_509;
-    wire mux_512;
-    wire mux_513;
-    wire mux_514;
-    wire mux_515;
-    wire ltu_517;
-    wire not_518;
-    wire ltu_520;
-    wire not_521;
-    wire and_522;
-    wire or_523;
-    wire [31:0] shr_525;
-    wire slice_526;
-    wire ltu_529;
-    wire not_530;
-    wire ltu_531;
-    wire and_532;
-    wire [63:0] sub_534;
-    wire [63:0] sub_535;
-    wire ltu_536;
-    wire not_537;
-    wire and_538;
-    wire or_539;
-    wire or_540;
-    wire or_541;
-    wire mux_542;
-    wire mux_545;
-    wire mux_546;
-    wire mux_547;
-    wire mux_548;
-    wire mux_549;
-    wire [2:0] mux_552;
-    wire [2:0] mux_554;
+    wire slice_356;
+    wire and_357;
+    wire eq_359;
+    wire slice_360;
+    wire and_361;
+    wire or_362;
+    wire and_363;
+    wire [2:0] mux_364;
+    wire [63:0] mux_365;
+    wire and_366;
+    wire eq_375;
+    wire slice_376;
+    wire and_377;
+    wire eq_379;
+    wire slice_380;
+    wire and_381;
+    wire or_382;
+    wire eq_384;
+    wire slice_385;
+    wire and_386;
+    wire eq_388;
+    wire slice_389;
+    wire and_390;
+    wire or_391;
+    wire [63:0] mux_409;
+    wire [4:0] slice_410;
+    wire [4:0] add_412;
+    wire eq_414;
+    wire eq_416;
+    wire eq_418;
+    wire eq_420;
+    wire [4:0] mux_425;
+    wire [4:0] mux_427;
+    wire [4:0] mux_429;
+    wire [4:0] mux_431;
+    wire [4:0] or_432;
+    wire [4:0] or_433;
+    wire [4:0] or_434;
+    wire [4:0] mux_436;
+    wire slice_437;
+    wire [15:0] slice_438;
+    wire [3:0] slice_484;
+    wire eq_486;
+    wire [15:0] slice_487;
+    wire [15:0] slice_488;
+    wire [15:0] mux_489;
+    wire slice_505;
+    wire slice_506;
+    wire slice_507;
+    wire slice_508;
+    wire slice_509;
+    wire eq_511;
+    wire eq_513;
+    wire eq_515;
+    wire or_516;
+    wire [15:0] mux_518;
+    wire eq_519;
+    wire not_520;
+    wire and_521;
+    wire [3:0] mux_526;
+    wire [2:0] mux_527;
+    wire [7:0] mux_528;
+    wire [63:0] mux_529;
+    wire [15:0] mux_530;
+    wire not_531;
+    wire [3:0] mux_536;
+    wire [2:0] mux_537;
+    wire [7:0] mux_538;
+    wire [63:0] mux_539;
+    wire [15:0] mux_540;
+    wire [3:0] mux_545;
+    wire [2:0] mux_546;
+    wire [7:0] mux_547;
+    wire [63:0] mux_548;
+    wire [15:0] mux_549;
+    wire not_550;
+    wire [3:0] mux_555;
     wire [2:0] mux_556;
-    wire [2:0] mux_558;
-    wire [2:0] mux_560;
-    wire [3:0] slice_602;
-    wire eq_604;
-    wire [15:0] slice_605;
-    wire [15:0] slice_606;
-    wire [15:0] mux_607;
-    wire slice_623;
-    wire slice_624;
-    wire slice_625;
-    wire slice_626;
-    wire slice_627;
-    wire eq_629;
-    wire eq_631;
-    wire eq_633;
-    wire or_634;
-    wire [15:0] mux_636;
-    wire eq_637;
-    wire not_638;
-    wire and_639;
-    wire [3:0] mux_644;
-    wire [2:0] mux_645;
-    wire [7:0] mux_646;
-    wire [63:0] mux_647;
-    wire [15:0] mux_648;
-    wire not_649;
-    wire [3:0] mux_654;
-    wire [2:0] mux_655;
-    wire [7:0] mux_656;
-    wire [63:0] mux_657;
-    wire [15:0] mux_658;
-    wire [3:0] mux_663;
-    wire [2:0] mux_664;
-    wire [7:0] mux_665;
-    wire [63:0] mux_666;
-    wire [15:0] mux_667;
-    wire not_668;
-    wire [3:0] mux_673;
-    wire [2:0] mux_674;
-    wire [7:0] mux_675;
-    wire [63:0] mux_676;
-    wire [15:0] mux_677;
-    wire not_678;
-    wire [3:0] mux_683;
-    wire [2:0] mux_684;
-    wire [7:0] mux_685;
-    wire [63:0] mux_686;
-    wire [15:0] mux_687;
-    wire and_688;
-    wire [3:0] mux_692;
-    wire [2:0] mux_693;
-    wire [7:0] mux_694;
-    wire [63:0] mux_695;
-    wire [15:0] mux_696;
-    wire not_697;
-    wire and_698;
-    wire [3:0] mux_703;
-    wire [2:0] mux_704;
-    wire [7:0] mux_705;
-    wire [63:0] mux_706;
-    wire [15:0] mux_707;
-    wire not_708;
-    wire [3:0] mux_713;
-    wire [2:0] mux_714;
-    wire [7:0] mux_715;
-    wire [63:0] mux_716;
-    wire [15:0] mux_717;
-    wire not_718;
-    wire [3:0] mux_723;
-    wire [2:0] mux_724;
-    wire [7:0] mux_725;
-    wire [63:0] mux_726;
-    wire [15:0] mux_727;
-    wire and_728;
-    wire [3:0] mux_733;
-    wire [2:0] mux_734;
-    wire [7:0] mux_735;
+    wire [7:0] mux_557;
+    wire [63:0] mux_558;
+    wire [15:0] mux_559;
+    wire not_560;
+    wire [3:0] mux_565;
+    wire [2:0] mux_566;
+    wire [7:0] mux_567;
+    wire [63:0] mux_568;
+    wire [15:0] mux_569;
+    wire and_570;
+    wire [3:0] mux_574;
+    wire [2:0] mux_575;
+    wire [7:0] mux_576;
+    wire [63:0] mux_577;
+    wire [15:0] mux_578;
+    wire not_579;
+    wire and_580;
+    wire [3:0] mux_585;
+    wire [2:0] mux_586;
+    wire [7:0] mux_587;
+    wire [63:0] mux_588;
+    wire [15:0] mux_589;
+    wire not_590;
+    wire [3:0] mux_595;
+    wire [2:0] mux_596;
+    wire [7:0] mux_597;
+    wire [63:0] mux_598;
+    wire [15:0] mux_599;
+    wire not_600;
+    wire [3:0] mux_605;
+    wire [2:0] mux_606;
+    wire [7:0] mux_607;
+    wire [63:0] mux_608;
+    wire [15:0] mux_609;
+    wire and_610;
+    wire [3:0] mux_615;
+    wire [2:0] mux_616;
+    wire [7:0] mux_617;
+    wire [63:0] mux_618;
+    wire [15:0] mux_619;
+    wire not_620;
+    wire and_621;
+    wire [3:0] mux_626;
+    wire [2:0] mux_627;
+    wire [7:0] mux_628;
+    wire [63:0] mux_629;
+    wire [15:0] mux_630;
+    wire [3:0] mux_635;
+    wire [2:0] mux_636;
+    wire [7:0] mux_637;
+    wire [63:0] mux_638;
+    wire [15:0] mux_639;
+    wire eq_641;
+    wire [1:0] mux_645;
+    wire [1:0] mux_646;
+    wire eq_648;
+    wire [2:0] mux_651;
+    wire and_652;
+    wire not_653;
+    wire and_654;
+    wire and_655;
+    wire and_656;
+    wire not_657;
+    wire and_658;
+    wire and_659;
+    wire slice_660;
+    wire [1:0] slice_661;
+    wire [1:0] slice_662;
+    wire [1:0] mux_663;
+    wire [31:0] slice_664;
+    wire redor_665;
+    wire [1:0] slice_666;
+    wire [28:0] slice_667;
+    wire [31:0] concat_668;
+    wire [15:0] slice_669;
+    wire [31:0] concat_670;
+    wire [31:0] slice_671;
+    wire [29:0] slice_672;
+    wire [127:0] concat_673;
+    wire [29:0] slice_674;
+    wire [127:0] concat_676;
+    wire [127:0] mux_677;
+    wire [127:0] mux_678;
+    wire slice_679;
+    wire [1:0] slice_680;
+    wire [1:0] slice_681;
+    wire [1:0] mux_682;
+    wire [31:0] slice_683;
+    wire redor_684;
+    wire [1:0] slice_685;
+    wire [28:0] slice_686;
+    wire [31:0] concat_687;
+    wire [15:0] slice_688;
+    wire [31:0] concat_689;
+    wire [31:0] slice_690;
+    wire [29:0] slice_691;
+    wire [127:0] concat_692;
+    wire [29:0] slice_693;
+    wire [127:0] concat_695;
+    wire [127:0] mux_696;
+    wire slice_697;
+    wire slice_698;
+    wire [2:0] slice_701;
+    wire slice_702;
+    wire [1:0] slice_703;
+    wire [2:0] concat_704;
+    wire [9:0] slice_710;
+    wire slice_711;
+    wire [3:0] slice_714;
+    wire [3:0] slice_715;
+    wire [3:0] slice_716;
+    wire eq_718;
+    wire [15:0] slice_719;
+    wire [15:0] slice_720;
+    wire [15:0] mux_721;
+    wire slice_722;
+    wire slice_723;
+    wire [7:0] slice_724;
+    wire [7:0] slice_725;
+    wire [7:0] mux_726;
+    wire [9:0] concat_727;
+    wire [29:0] slice_728;
+    wire [31:0] concat_730;
+    wire [63:0] zext_731;
+    wire [31:0] slice_732;
+    wire [29:0] slice_733;
+    wire [63:0] concat_735;
     wire [63:0] mux_736;
-    wire [15:0] mux_737;
-    wire not_738;
-    wire and_739;
-    wire [3:0] mux_744;
-    wire [2:0] mux_745;
-    wire [7:0] mux_746;
-    wire [63:0] mux_747;
-    wire [15:0] mux_748;
-    wire [3:0] mux_753;
-    wire [2:0] mux_754;
-    wire [7:0] mux_755;
-    wire [63:0] mux_756;
-    wire [15:0] mux_757;
-    wire eq_759;
-    wire [1:0] mux_763;
-    wire [1:0] mux_764;
-    wire eq_766;
+    wire slice_737;
+    wire slice_738;
+    wire slice_739;
+    wire slice_740;
+    wire [2:0] mux_743;
+    wire slice_744;
+    wire [2:0] mux_747;
+    wire [2:0] mux_748;
+    wire slice_749;
+    wire slice_750;
+    wire [2:0] mux_753;
+    wire slice_754;
+    wire [2:0] mux_757;
+    wire [2:0] mux_758;
+    wire [2:0] mux_759;
+    wire slice_760;
+    wire slice_761;
+    wire slice_762;
+    wire [2:0] mux_765;
+    wire slice_766;
     wire [2:0] mux_769;
-    wire and_770;
-    wire not_771;
-    wire and_772;
-    wire and_773;
-    wire and_774;
-    wire not_775;
-    wire and_776;
-    wire and_777;
-    wire slice_778;
-    wire [1:0] slice_779;
-    wire [1:0] slice_780;
-    wire [1:0] mux_781;
-    wire [31:0] slice_782;
-    wire redor_783;
-    wire [1:0] slice_784;
-    wire [28:0] slice_785;
-    wire [31:0] concat_786;
-    wire [15:0] slice_787;
-    wire [31:0] concat_788;
-    wire [31:0] slice_789;
-    wire [29:0] slice_790;
-    wire [127:0] concat_791;
-    wire [29:0] slice_792;
-    wire [127:0] concat_794;
-    wire [127:0] mux_795;
-    wire [127:0] mux_796;
-    wire slice_797;
-    wire [1:0] slice_798;
-    wire [1:0] slice_799;
-    wire [1:0] mux_800;
-    wire [31:0] slice_801;
-    wire redor_802;
-    wire [1:0] slice_803;
-    wire [28:0] slice_804;
-    wire [31:0] concat_805;
-    wire [15:0] slice_806;
-    wire [31:0] concat_807;
-    wire [31:0] slice_808;
-    wire [29:0] slice_809;
-    wire [127:0] concat_810;
-    wire [29:0] slice_811;
-    wire [127:0] concat_813;
-    wire [127:0] mux_814;
-    wire slice_815;
-    wire slice_816;
-    wire [2:0] slice_819;
-    wire slice_820;
-    wire [1:0] slice_821;
-    wire [2:0] concat_822;
-    wire [9:0] slice_828;
-    wire slice_829;
-    wire [3:0] slice_832;
-    wire [3:0] slice_833;
-    wire [3:0] slice_834;
-    wire eq_836;
-    wire [15:0] slice_837;
-    wire [15:0] slice_838;
-    wire [15:0] mux_839;
-    wire slice_840;
-    wire slice_841;
-    wire [7:0] slice_842;
-    wire [7:0] slice_843;
-    wire [7:0] mux_844;
-    wire [9:0] concat_845;
-    wire [29:0] slice_846;
-    wire [31:0] concat_848;
-    wire [63:0] zext_849;
-    wire [31:0] slice_850;
-    wire [29:0] slice_851;
-    wire [63:0] concat_853;
-    wire [63:0] mux_854;
-    wire slice_855;
-    wire slice_856;
-    wire slice_857;
-    wire slice_858;
-    wire [2:0] mux_861;
-    wire slice_862;
-    wire [2:0] mux_865;
-    wire [2:0] mux_866;
-    wire slice_867;
-    wire slice_868;
-    wire [2:0] mux_871;
-    wire slice_872;
-    wire [2:0] mux_875;
-    wire [2:0] mux_876;
-    wire [2:0] mux_877;
-    wire slice_878;
-    wire slice_879;
-    wire slice_880;
-    wire [2:0] mux_883;
-    wire slice_884;
-    wire [2:0] mux_887;
-    wire [2:0] mux_888;
-    wire slice_889;
-    wire slice_890;
-    wire [2:0] mux_893;
-    wire [2:0] mux_895;
-    wire [2:0] mux_896;
-    wire [2:0] mux_897;
-    wire eq_899;
+    wire [2:0] mux_770;
+    wire slice_771;
+    wire slice_772;
+    wire [2:0] mux_775;
+    wire [2:0] mux_777;
+    wire [2:0] mux_778;
+    wire [2:0] mux_779;
+    wire eq_781;
+    wire eq_783;
+    wire [11:0] zext_784;
+    wire slice_785;
+    wire slice_787;
+    wire slice_789;
+    wire slice_791;
+    wire [1:0] mux_794;
+    wire [1:0] mux_795;
+    wire [1:0] mux_796;
+    wire [1:0] mux_797;
+    wire [11:0] zext_798;
+    wire [11:0] add_800;
+    wire [11:0] sub_801;
+    wire [11:0] mux_803;
+    wire [11:0] concat_805;
+    wire [11:0] sub_806;
+    wire slice_807;
+    wire slice_809;
+    wire slice_811;
+    wire slice_813;
+    wire [2:0] mux_816;
+    wire [2:0] mux_817;
+    wire [2:0] mux_818;
+    wire [2:0] mux_819;
+    wire [11:0] zext_820;
+    wire [11:0] sub_821;
+    wire [11:0] mux_822;
+    wire [11:0] mux_824;
+    wire [4:0] slice_825;
+    wire [1:0] slice_826;
+    wire [6:0] concat_827;
+    wire [6:0] mux_829;
+    wire [4:0] mux_832;
+    wire slice_834;
+    wire slice_835;
+    wire slice_836;
+    wire [1:0] slice_839;
+    wire [31:0] concat_842;
+    wire [31:0] concat_844;
+    wire [7:0] slice_845;
+    wire [31:0] concat_847;
+    wire [95:0] concat_848;
+    wire and_849;
+    wire and_850;
+    wire eq_868;
+    wire eq_870;
+    wire and_871;
+    wire eq_873;
+    wire and_874;
+    wire or_875;
+    wire eq_877;
+    wire and_878;
+    wire eq_880;
+    wire and_881;
+    wire or_882;
+    wire eq_884;
+    wire [127:0] mux_885;
+    wire eq_887;
+    wire [127:0] mux_888;
+    wire [529:0] concat_889;
+    wire [657:0] concat_890;
+    wire [657:0] concat_891;
+    wire eq_893;
+    wire and_894;
+    wire [665:0] concat_895;
+    wire eq_897;
+    wire and_898;
+    wire [657:0] concat_899;
     wire eq_901;
-    wire [11:0] zext_902;
-    wire slice_903;
-    wire slice_905;
-    wire slice_907;
-    wire slice_909;
-    wire [1:0] mux_912;
-    wire [1:0] mux_913;
-    wire [1:0] mux_914;
-    wire [1:0] mux_915;
-    wire [11:0] zext_916;
-    wire [11:0] add_918;
-    wire [11:0] sub_919;
-    wire [11:0] mux_921;
-    wire [11:0] concat_923;
-    wire [11:0] sub_924;
-    wire slice_925;
-    wire slice_927;
-    wire slice_929;
-    wire slice_931;
-    wire [2:0] mux_934;
-    wire [2:0] mux_935;
-    wire [2:0] mux_936;
-    wire [2:0] mux_937;
-    wire [11:0] zext_938;
-    wire [11:0] sub_939;
-    wire [11:0] mux_940;
-    wire [11:0] mux_942;
-    wire [4:0] slice_943;
-    wire [1:0] slice_944;
-    wire [6:0] concat_945;
-    wire [6:0] mux_947;
-    wire [4:0] mux_950;
-    wire slice_952;
-    wire slice_953;
-    wire slice_954;
-    wire [1:0] slice_957;
-    wire [31:0] concat_960;
-    wire [31:0] concat_962;
-    wire [7:0] slice_963;
-    wire [31:0] concat_965;
-    wire [95:0] concat_966;
-    wire and_967;
-    wire and_968;
-    wire eq_986;
-    wire eq_988;
-    wire and_989;
-    wire eq_991;
-    wire and_992;
-    wire or_993;
-    wire eq_995;
-    wire and_996;
-    wire eq_998;
-    wire and_999;
-    wire or_1000;
-    wire eq_1002;
-    wire [127:0] mux_1003;
-    wire eq_1005;
-    wire [127:0] mux_1006;
-    wire [529:0] concat_1007;
-    wire [657:0] concat_1008;
-    wire [657:0] concat_1009;
-    wire eq_1011;
-    wire and_1012;
-    wire [665:0] concat_1013;
-    wire eq_1015;
-    wire and_1016;
-    wire [657:0] concat_1017;
-    wire eq_1019;
-    wire and_1020;
-    wire and_1022;
-    wire not_1023;
-    wire and_1024;
+    wire and_902;
+    wire and_904;
+    wire not_905;
+    wire and_906;
     wire m_port_a_in_ready; // axis.go:23
-    wire and_1026;
-    wire not_1027;
-    wire or_1028;
-    wire or_1029;
-    wire and_1030;
-    wire or_1031;
-    wire mux_1032;
-    wire m_port_a_slice_out_ready; // axis.go:53
-    wire not_1038;
-    wire not_1039;
-    wire or_1040;
-    wire or_1041;
-    wire mux_1042;
-    wire [657:0] mux_1043;
-    wire or_1045;
-    wire mux_1046;
-    wire not_1047;
-    wire not_1048;
-    wire and_1049;
-    wire and_1050;
-    wire [127:0] slice_1051;
-    wire [511:0] slice_1052;
-    wire [15:0] slice_1053;
-    wire slice_1054;
-    wire slice_1055;
-    wire and_1058;
-    wire not_1059;
-    wire and_1060;
+    wire and_908;
+    wire not_909;
+    wire or_910;
+    wire or_911;
+    wire and_912;
+    wire or_913;
+    wire mux_914;
+    wire m_port_a_slice_m_ready; // axis.go:319
+    wire [127:0] slice_920;
+    wire [511:0] slice_921;
+    wire [15:0] slice_922;
+    wire slice_923;
+    wire slice_924;
+    wire and_927;
+    wire not_928;
+    wire and_929;
     wire m_port_b_in_ready; // axis.go:23
-    wire and_1062;
-    wire not_1063;
-    wire or_1064;
-    wire or_1065;
-    wire and_1066;
-    wire or_1067;
-    wire mux_1068;
-    wire m_port_b_slice_out_ready; // axis.go:53
-    wire not_1074;
-    wire not_1075;
-    wire or_1076;
-    wire or_1077;
-    wire mux_1078;
-    wire [657:0] mux_1079;
-    wire or_1081;
-    wire mux_1082;
-    wire not_1083;
-    wire not_1084;
-    wire and_1085;
-    wire and_1086;
-    wire [127:0] slice_1087;
-    wire [511:0] slice_1088;
-    wire [15:0] slice_1089;
-    wire slice_1090;
-    wire slice_1091;
-    wire and_1094;
-    wire not_1095;
-    wire and_1096;
+    wire and_931;
+    wire not_932;
+    wire or_933;
+    wire or_934;
+    wire and_935;
+    wire or_936;
+    wire mux_937;
+    wire m_port_b_slice_m_ready; // axis.go:319
+    wire [127:0] slice_943;
+    wire [511:0] slice_944;
+    wire [15:0] slice_945;
+    wire slice_946;
+    wire slice_947;
+    wire and_950;
+    wire not_951;
+    wire and_952;
     wire m_kernel_in_ready; // axis.go:23
-    wire and_1098;
-    wire not_1099;
-    wire or_1100;
-    wire or_1101;
-    wire and_1102;
-    wire or_1103;
-    wire mux_1104;
-    wire m_kernel_slice_out_ready; // axis.go:53
-    wire not_1110;
-    wire not_1111;
-    wire or_1112;
-    wire or_1113;
-    wire mux_1114;
-    wire [665:0] mux_1115;
-    wire or_1117;
-    wire mux_1118;
-    wire not_1119;
-    wire not_1120;
-    wire and_1121;
-    wire and_1122;
-    wire [7:0] slice_1123;
-    wire [127:0] slice_1124;
-    wire [511:0] slice_1125;
-    wire [15:0] slice_1126;
-    wire slice_1127;
-    wire slice_1128;
-    wire and_1131;
-    wire not_1132;
-    wire and_1133;
+    wire and_954;
+    wire not_955;
+    wire or_956;
+    wire or_957;
+    wire and_958;
+    wire or_959;
+    wire mux_960;
+    wire m_kernel_slice_m_ready; // axis.go:319
+    wire [7:0] slice_966;
+    wire [127:0] slice_967;
+    wire [511:0] slice_968;
+    wire [15:0] slice_969;
+    wire slice_970;
+    wire slice_971;
+    wire and_974;
+    wire not_975;
+    wire and_976;
     wire m_local_in_ready; // axis.go:23
-    wire and_1135;
-    wire not_1136;
-    wire or_1137;
-    wire or_1138;
-    wire and_1139;
-    wire or_1140;
-    wire mux_1141;
-    wire m_local_slice_out_ready; // axis.go:53
-    wire not_1147;
-    wire not_1148;
-    wire or_1149;
-    wire or_1150;
-    wire mux_1151;
-    wire [657:0] mux_1152;
-    wire or_1154;
-    wire mux_1155;
-    wire not_1156;
-    wire not_1157;
-    wire and_1158;
-    wire and_1159;
-    wire [127:0] slice_1160;
-    wire [511:0] slice_1161;
-    wire [15:0] slice_1162;
-    wire slice_1163;
-    wire slice_1164;
-    wire and_1167;
-    wire not_1168;
-    wire and_1169;
+    wire and_978;
+    wire not_979;
+    wire or_980;
+    wire or_981;
+    wire and_982;
+    wire or_983;
+    wire mux_984;
+    wire m_local_slice_m_ready; // axis.go:319
+    wire [127:0] slice_990;
+    wire [511:0] slice_991;
+    wire [15:0] slice_992;
+    wire slice_993;
+    wire slice_994;
+    wire and_997;
+    wire not_998;
+    wire and_999;
     wire m_cpl_in_ready; // axis.go:23
-    wire and_1171;
-    wire not_1172;
-    wire or_1173;
-    wire or_1174;
-    wire and_1175;
-    wire or_1176;
-    wire mux_1177;
-    wire m_cpl_slice_out_ready; // axis.go:53
-    wire not_1183;
-    wire not_1184;
-    wire or_1185;
-    wire or_1186;
-    wire mux_1187;
-    wire [95:0] mux_1188;
-    wire or_1190;
-    wire mux_1191;
-    wire not_1192;
-    wire not_1193;
-    wire and_1194;
-    wire and_1195;
-    wire not_1197;
-    wire or_1198;
-    wire and_1199;
-    wire and_1200;
-    wire [31:0] add_1203;
-    wire eq_1205;
-    wire and_1206;
-    wire [31:0] add_1209;
-    wire eq_1211;
-    wire and_1212;
-    wire [31:0] add_1215;
-    wire eq_1217;
-    wire and_1218;
-    wire [31:0] add_1221;
-    wire eq_1223;
-    wire and_1224;
-    wire [31:0] add_1227;
-    wire eq_1229;
-    wire and_1230;
-    wire [31:0] add_1233;
-    wire eq_1235;
-    wire and_1236;
-    wire [31:0] add_1239;
-    wire eq_1241;
-    wire and_1242;
-    wire [31:0] add_1245;
-    wire eq_1247;
-    wire and_1248;
-    wire [31:0] add_1251;
-    wire eq_1253;
-    wire and_1254;
-    wire [31:0] add_1257;
-    wire eq_1259;
-    wire and_1260;
-    wire not_1261;
-    wire and_1262;
-    wire not_1263;
-    wire [9:0] slice_1264;
-    wire [2:0] concat_1268;
-    wire [31:0] zext_1269;
-    wire eq_1271;
-    wire eq_1273;
-    wire eq_1275;
-    wire eq_1277;
-    wire eq_1279;
-    wire eq_1281;
-    wire eq_1283;
-    wire eq_1285;
-    wire eq_1287;
-    wire eq_1289;
-    wire eq_1291;
-    wire eq_1293;
-    wire eq_1295;
-    wire eq_1297;
-    wire eq_1299;
-    wire eq_1301;
-    wire eq_1303;
-    wire eq_1305;
-    wire eq_1307;
-    wire eq_1309;
-    wire [31:0] mux_1311;
-    wire [31:0] mux_1313;
-    wire [31:0] mux_1315;
-    wire [31:0] mux_1317;
-    wire [31:0] mux_1319;
-    wire [31:0] mux_1321;
-    wire [31:0] mux_1323;
-    wire [31:0] mux_1325;
-    wire [31:0] mux_1327;
-    wire [31:0] mux_1329;
-    wire [31:0] mux_1331;
-    wire [31:0] mux_1333;
-    wire [31:0] mux_1335;
-    wire [31:0] mux_1337;
-    wire [31:0] mux_1339;
-    wire [31:0] mux_1341;
-    wire [31:0] mux_1343;
-    wire [31:0] mux_1345;
-    wire [31:0] mux_1347;
-    wire [31:0] mux_1349;
-    wire [31:0] or_1350;
-    wire [31:0] or_1351;
-    wire [31:0] or_1352;
-    wire [31:0] or_1353;
-    wire [31:0] or_1354;
-    wire [31:0] or_1355;
-    wire [31:0] or_1356;
-    wire [31:0] or_1357;
-    wire [31:0] or_1358;
-    wire [31:0] or_1359;
-    wire [31:0] or_1360;
-    wire [31:0] or_1361;
-    wire [31:0] or_1362;
-    wire [31:0] or_1363;
-    wire [31:0] or_1364;
-    wire [31:0] or_1365;
-    wire [31:0] or_1366;
-    wire [31:0] or_1367;
-    wire [31:0] or_1368;
-    wire not_1370;
-    wire and_1371;
-    wire mux_1372;
+    wire and_1001;
+    wire not_1002;
+    wire or_1003;
+    wire or_1004;
+    wire and_1005;
+    wire or_1006;
+    wire mux_1007;
+    wire m_cpl_slice_m_ready; // axis.go:319
+    wire not_1014;
+    wire or_1015;
+    wire and_1016;
+    wire and_1017;
+    wire [31:0] add_1020;
+    wire eq_1022;
+    wire and_1023;
+    wire [31:0] add_1026;
+    wire eq_1028;
+    wire and_1029;
+    wire [31:0] add_1032;
+    wire eq_1034;
+    wire and_1035;
+    wire [31:0] add_1038;
+    wire eq_1040;
+    wire and_1041;
+    wire [31:0] add_1044;
+    wire eq_1046;
+    wire and_1047;
+    wire [31:0] add_1050;
+    wire eq_1052;
+    wire and_1053;
+    wire [31:0] add_1056;
+    wire eq_1058;
+    wire and_1059;
+    wire [31:0] add_1062;
+    wire eq_1064;
+    wire and_1065;
+    wire [31:0] add_1068;
+    wire eq_1070;
+    wire and_1071;
+    wire [31:0] add_1074;
+    wire eq_1076;
+    wire and_1077;
+    wire not_1078;
+    wire and_1079;
+    wire not_1080;
+    wire [9:0] slice_1081;
+    wire [2:0] concat_1085;
+    wire [31:0] zext_1086;
+    wire eq_1088;
+    wire eq_1090;
+    wire eq_1092;
+    wire eq_1094;
+    wire eq_1096;
+    wire eq_1098;
+    wire eq_1100;
+    wire eq_1102;
+    wire eq_1104;
+    wire eq_1106;
+    wire eq_1108;
+    wire eq_1110;
+    wire eq_1112;
+    wire eq_1114;
+    wire eq_1116;
+    wire eq_1118;
+    wire eq_1120;
+    wire eq_1122;
+    wire eq_1124;
+    wire eq_1126;
+    wire [31:0] mux_1128;
+    wire [31:0] mux_1130;
+    wire [31:0] mux_1132;
+    wire [31:0] mux_1134;
+    wire [31:0] mux_1136;
+    wire [31:0] mux_1138;
+    wire [31:0] mux_1140;
+    wire [31:0] mux_1142;
+    wire [31:0] mux_1144;
+    wire [31:0] mux_1146;
+    wire [31:0] mux_1148;
+    wire [31:0] mux_1150;
+    wire [31:0] mux_1152;
+    wire [31:0] mux_1154;
+    wire [31:0] mux_1156;
+    wire [31:0] mux_1158;
+    wire [31:0] mux_1160;
+    wire [31:0] mux_1162;
+    wire [31:0] mux_1164;
+    wire [31:0] mux_1166;
+    wire [31:0] or_1167;
+    wire [31:0] or_1168;
+    wire [31:0] or_1169;
+    wire [31:0] or_1170;
+    wire [31:0] or_1171;
+    wire [31:0] or_1172;
+    wire [31:0] or_1173;
+    wire [31:0] or_1174;
+    wire [31:0] or_1175;
+    wire [31:0] or_1176;
+    wire [31:0] or_1177;
+    wire [31:0] or_1178;
+    wire [31:0] or_1179;
+    wire [31:0] or_1180;
+    wire [31:0] or_1181;
+    wire [31:0] or_1182;
+    wire [31:0] or_1183;
+    wire [31:0] or_1184;
+    wire [31:0] or_1185;
+    wire not_1187;
+    wire and_1188;
+    wire mux_1189;
+    wire in_slice_s_tready; // axis.go:320
+    wire [660:0] in_slice_m_tdata; // axis.go:320
+    wire in_slice_m_tvalid; // axis.go:320
+    wire windows_found; // translate.go:160
+    wire windows_enabled; // translate.go:160
+    wire [5:0] windows_index; // translate.go:160
+    wire [2:0] windows_egress; // translate.go:160
+    wire [7:0] windows_slot; // translate.go:160
+    wire [63:0] windows_translated; // translate.go:160
+    wire windows_has_second; // translate.go:160
+    wire windows_multicast; // translate.go:160
+    wire [2:0] windows_second_egress; // translate.go:160
+    wire [63:0] windows_second_translated; // translate.go:160
+    wire [2:0] access_rule; // access.go:95
+    wire access_found; // access.go:95
+    wire [15:0] access_domain; // access.go:95
+    wire m_port_a_slice_s_tready; // axis.go:320
+    wire [657:0] m_port_a_slice_m_tdata; // axis.go:320
+    wire m_port_a_slice_m_tvalid; // axis.go:320
+    wire m_port_b_slice_s_tready; // axis.go:320
+    wire [657:0] m_port_b_slice_m_tdata; // axis.go:320
+    wire m_port_b_slice_m_tvalid; // axis.go:320
+    wire m_kernel_slice_s_tready; // axis.go:320
+    wire [665:0] m_kernel_slice_m_tdata; // axis.go:320
+    wire m_kernel_slice_m_tvalid; // axis.go:320
+    wire m_local_slice_s_tready; // axis.go:320
+    wire [657:0] m_local_slice_m_tdata; // axis.go:320
+    wire m_local_slice_m_tvalid; // axis.go:320
+    wire m_cpl_slice_s_tready; // axis.go:320
+    wire [95:0] m_cpl_slice_m_tdata; // axis.go:320
+    wire m_cpl_slice_m_tvalid; // axis.go:320
     wire unused;
 
     assign and_11 = s_axil_awvalid & s_axil_wvalid;
@@ -1083,781 +944,728 @@ module onic_pcie_manager (
     assign init_done = 1'h1;
     assign and_93 = s_host_tlp_valid & 1'h1;
     assign concat_100 = {s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop};
-    assign in_ready = not_108;
+    assign in_ready = in_slice_s_tready;
     assign and_102 = in_ready & 1'h1;
-    assign in_slice_out_ready = adv;
-    assign not_108 = ~in_slice_skid_valid;
-    assign not_109 = ~in_slice_valid;
-    assign or_110 = in_slice_out_ready | not_109;
-    assign or_111 = in_slice_skid_valid | and_93;
-    assign mux_112 = or_110 ? or_111 : in_slice_valid;
-    assign mux_113 = in_slice_skid_valid ? in_slice_skid_data : concat_100;
-    assign or_115 = in_slice_skid_valid | and_93;
-    assign mux_116 = or_110 ? 1'h0 : or_115;
-    assign not_117 = ~or_110;
-    assign not_118 = ~in_slice_skid_valid;
-    assign and_119 = and_93 & not_118;
-    assign and_120 = not_117 & and_119;
-    assign slice_121 = in_slice_data[660:533];
-    assign slice_122 = in_slice_data[532:530];
-    assign slice_123 = in_slice_data[529:18];
-    assign slice_124 = in_slice_data[17:2];
-    assign slice_125 = in_slice_data[1];
-    assign slice_126 = in_slice_data[0];
-    assign adv = or_1198;
-    assign slice_128 = slice_121[127:125];
-    assign slice_129 = slice_121[124:120];
-    assign slice_139 = slice_121[105:96];
-    assign slice_140 = slice_121[125];
-    assign slice_145 = slice_121[124:121];
-    assign eq_147 = slice_145 == 4'h5;
-    assign slice_148 = slice_121[63:48];
-    assign slice_149 = slice_121[95:80];
-    assign mux_150 = eq_147 ? slice_148 : slice_149;
-    assign slice_157 = slice_121[63:34];
-    assign concat_159 = {slice_157, 2'h0};
-    assign zext_160 = {32'h0, concat_159};
-    assign slice_161 = slice_121[63:32];
-    assign slice_162 = slice_121[31:2];
-    assign concat_164 = {slice_161, slice_162, 2'h0};
-    assign mux_165 = slice_140 ? concat_164 : zext_160;
-    assign concat_166 = {slice_128, slice_129};
-    assign slice_167 = concat_166[7];
-    assign slice_169 = concat_166[6];
-    assign slice_170 = concat_166[5];
-    assign slice_171 = concat_166[4];
-    assign slice_172 = concat_166[3];
-    assign mux_175 = slice_172 ? 7'h0 : 7'h12;
-    assign slice_176 = concat_166[3];
-    assign slice_177 = concat_166[2];
-    assign slice_178 = concat_166[1];
-    assign slice_179 = concat_166[0];
-    assign mux_182 = slice_179 ? 7'h0 : 7'h19;
-    assign mux_184 = slice_178 ? mux_182 : 7'h19;
-    assign mux_186 = slice_177 ? mux_184 : 7'h0;
-    assign slice_187 = concat_166[2];
-    assign slice_189 = concat_166[1];
-    assign slice_191 = concat_166[0];
-    assign mux_194 = slice_191 ? 7'h0 : 7'h11;
-    assign mux_195 = slice_189 ? 7'h0 : mux_194;
-    assign mux_196 = slice_187 ? 7'h0 : mux_195;
-    assign mux_197 = slice_176 ? mux_186 : mux_196;
-    assign mux_198 = slice_171 ? mux_175 : mux_197;
-    assign slice_199 = concat_166[4];
-    assign slice_201 = concat_166[3];
-    assign slice_202 = concat_166[2];
-    assign slice_203 = concat_166[1];
-    assign slice_204 = concat_166[0];
-    assign mux_207 = slice_204 ? 7'h0 : 7'h19;
-    assign mux_209 = slice_203 ? mux_207 : 7'h19;
-    assign slice_210 = concat_166[1];
-    assign mux_213 = slice_210 ? 7'h14 : 7'h0;
-    assign mux_214 = slice_202 ? mux_209 : mux_213;
-    assign slice_215 = concat_166[2];
-    assign slice_216 = concat_166[1];
-    assign mux_219 = slice_216 ? 7'h0 : 7'h1a;
-    assign slice_220 = concat_166[1];
-    assign slice_221 = concat_166[0];
-    assign mux_224 = slice_221 ? 7'h0 : 7'h18;
-    assign slice_225 = concat_166[0];
-    assign mux_228 = slice_225 ? 7'h0 : 7'h11;
-    assign mux_229 = slice_220 ? mux_224 : mux_228;
-    assign mux_230 = slice_215 ? mux_219 : mux_229;
-    assign mux_231 = slice_201 ? mux_214 : mux_230;
-    assign mux_232 = slice_199 ? 7'h0 : mux_231;
-    assign mux_233 = slice_170 ? mux_198 : mux_232;
-    assign slice_234 = concat_166[5];
-    assign slice_235 = concat_166[4];
-    assign slice_236 = concat_166[3];
-    assign mux_239 = slice_236 ? 7'h0 : 7'h2;
-    assign slice_240 = concat_166[3];
-    assign slice_242 = concat_166[2];
-    assign slice_244 = concat_166[1];
-    assign slice_246 = concat_166[0];
-    assign mux_249 = slice_246 ? 7'h69 : 7'h29;
+    assign in_slice_m_ready = adv;
+    assign slice_108 = in_slice_m_tdata[660:533];
+    assign slice_109 = in_slice_m_tdata[532:530];
+    assign slice_110 = in_slice_m_tdata[529:18];
+    assign slice_111 = in_slice_m_tdata[17:2];
+    assign slice_112 = in_slice_m_tdata[1];
+    assign slice_113 = in_slice_m_tdata[0];
+    assign adv = or_1015;
+    assign slice_115 = slice_108[127:125];
+    assign slice_116 = slice_108[124:120];
+    assign slice_126 = slice_108[105:96];
+    assign slice_127 = slice_108[125];
+    assign slice_132 = slice_108[124:121];
+    assign eq_134 = slice_132 == 4'h5;
+    assign slice_135 = slice_108[63:48];
+    assign slice_136 = slice_108[95:80];
+    assign mux_137 = eq_134 ? slice_135 : slice_136;
+    assign slice_144 = slice_108[63:34];
+    assign concat_146 = {slice_144, 2'h0};
+    assign zext_147 = {32'h0, concat_146};
+    assign slice_148 = slice_108[63:32];
+    assign slice_149 = slice_108[31:2];
+    assign concat_151 = {slice_148, slice_149, 2'h0};
+    assign mux_152 = slice_127 ? concat_151 : zext_147;
+    assign concat_153 = {slice_115, slice_116};
+    assign slice_154 = concat_153[7];
+    assign slice_156 = concat_153[6];
+    assign slice_157 = concat_153[5];
+    assign slice_158 = concat_153[4];
+    assign slice_159 = concat_153[3];
+    assign mux_162 = slice_159 ? 7'h0 : 7'h12;
+    assign slice_163 = concat_153[3];
+    assign slice_164 = concat_153[2];
+    assign slice_165 = concat_153[1];
+    assign slice_166 = concat_153[0];
+    assign mux_169 = slice_166 ? 7'h0 : 7'h19;
+    assign mux_171 = slice_165 ? mux_169 : 7'h19;
+    assign mux_173 = slice_164 ? mux_171 : 7'h0;
+    assign slice_174 = concat_153[2];
+    assign slice_176 = concat_153[1];
+    assign slice_178 = concat_153[0];
+    assign mux_181 = slice_178 ? 7'h0 : 7'h11;
+    assign mux_182 = slice_176 ? 7'h0 : mux_181;
+    assign mux_183 = slice_174 ? 7'h0 : mux_182;
+    assign mux_184 = slice_163 ? mux_173 : mux_183;
+    assign mux_185 = slice_158 ? mux_162 : mux_184;
+    assign slice_186 = concat_153[4];
+    assign slice_188 = concat_153[3];
+    assign slice_189 = concat_153[2];
+    assign slice_190 = concat_153[1];
+    assign slice_191 = concat_153[0];
+    assign mux_194 = slice_191 ? 7'h0 : 7'h19;
+    assign mux_196 = slice_190 ? mux_194 : 7'h19;
+    assign slice_197 = concat_153[1];
+    assign mux_200 = slice_197 ? 7'h14 : 7'h0;
+    assign mux_201 = slice_189 ? mux_196 : mux_200;
+    assign slice_202 = concat_153[2];
+    assign slice_203 = concat_153[1];
+    assign mux_206 = slice_203 ? 7'h0 : 7'h1a;
+    assign slice_207 = concat_153[1];
+    assign slice_208 = concat_153[0];
+    assign mux_211 = slice_208 ? 7'h0 : 7'h18;
+    assign slice_212 = concat_153[0];
+    assign mux_215 = slice_212 ? 7'h0 : 7'h11;
+    assign mux_216 = slice_207 ? mux_211 : mux_215;
+    assign mux_217 = slice_202 ? mux_206 : mux_216;
+    assign mux_218 = slice_188 ? mux_201 : mux_217;
+    assign mux_219 = slice_186 ? 7'h0 : mux_218;
+    assign mux_220 = slice_157 ? mux_185 : mux_219;
+    assign slice_221 = concat_153[5];
+    assign slice_222 = concat_153[4];
+    assign slice_223 = concat_153[3];
+    assign mux_226 = slice_223 ? 7'h0 : 7'h2;
+    assign slice_227 = concat_153[3];
+    assign slice_229 = concat_153[2];
+    assign slice_231 = concat_153[1];
+    assign slice_233 = concat_153[0];
+    assign mux_236 = slice_233 ? 7'h69 : 7'h29;
+    assign mux_237 = slice_231 ? 7'h0 : mux_236;
+    assign mux_238 = slice_229 ? 7'h0 : mux_237;
+    assign mux_239 = slice_227 ? 7'h0 : mux_238;
+    assign mux_240 = slice_222 ? mux_226 : mux_239;
+    assign slice_241 = concat_153[4];
+    assign slice_243 = concat_153[3];
+    assign slice_244 = concat_153[2];
+    assign slice_246 = concat_153[1];
+    assign mux_249 = slice_246 ? 7'h4 : 7'h0;
     assign mux_250 = slice_244 ? 7'h0 : mux_249;
-    assign mux_251 = slice_242 ? 7'h0 : mux_250;
-    assign mux_252 = slice_240 ? 7'h0 : mux_251;
-    assign mux_253 = slice_235 ? mux_239 : mux_252;
-    assign slice_254 = concat_166[4];
-    assign slice_256 = concat_166[3];
-    assign slice_257 = concat_166[2];
-    assign slice_259 = concat_166[1];
-    assign mux_262 = slice_259 ? 7'h4 : 7'h0;
-    assign mux_263 = slice_257 ? 7'h0 : mux_262;
-    assign slice_264 = concat_166[2];
-    assign slice_265 = concat_166[1];
-    assign mux_268 = slice_265 ? 7'h0 : 7'ha;
-    assign slice_269 = concat_166[1];
-    assign slice_270 = concat_166[0];
-    assign mux_273 = slice_270 ? 7'h0 : 7'h8;
-    assign slice_274 = concat_166[0];
-    assign mux_277 = slice_274 ? 7'h69 : 7'h29;
-    assign mux_278 = slice_269 ? mux_273 : mux_277;
-    assign mux_279 = slice_264 ? mux_268 : mux_278;
-    assign mux_280 = slice_256 ? mux_263 : mux_279;
-    assign mux_281 = slice_254 ? 7'h0 : mux_280;
-    assign mux_282 = slice_234 ? mux_253 : mux_281;
-    assign mux_283 = slice_169 ? mux_233 : mux_282;
-    assign mux_284 = slice_167 ? 7'h0 : mux_283;
-    assign slice_285 = slice_122[2];
-    assign slice_286 = slice_122[1];
-    assign slice_288 = slice_122[0];
-    assign mux_291 = slice_288 ? 64'h0 : 64'h1ffffff;
-    assign mux_292 = slice_286 ? 64'h0 : mux_291;
-    assign slice_293 = slice_122[1];
-    assign slice_294 = slice_122[0];
-    assign mux_297 = slice_294 ? 64'h0 : 64'h3ffffffff;
-    assign slice_298 = slice_122[0];
-    assign mux_301 = slice_298 ? 64'h0 : 64'hffff;
-    assign mux_302 = slice_293 ? mux_297 : mux_301;
-    assign mux_303 = slice_285 ? mux_292 : mux_302;
-    assign and_304 = mux_165 & mux_303;
-    assign slice_305 = slice_122[2];
-    assign slice_306 = slice_122[1];
-    assign slice_308 = slice_122[0];
-    assign mux_311 = slice_308 ? 1'h0 : 1'h1;
-    assign mux_312 = slice_306 ? 1'h0 : mux_311;
-    assign slice_313 = slice_122[1];
-    assign slice_314 = slice_122[0];
-    assign mux_317 = slice_314 ? 1'h0 : 1'h1;
-    assign slice_318 = slice_122[0];
-    assign mux_321 = slice_318 ? 1'h0 : 1'h1;
-    assign mux_322 = slice_313 ? mux_317 : mux_321;
-    assign mux_323 = slice_305 ? mux_312 : mux_322;
-    assign eq_325 = slice_122 == 3'h0;
-    assign eq_327 = slice_139 == 10'h0;
-    assign concat_329 = {eq_327, slice_139, 2'h0};
-    assign eq_332 = mux_150 == 16'h0;
-    assign mux_336 = eq_332 ? 16'h1000 : 16'h0;
-    assign concat_352 = {win_en_hi, win_en_lo};
-    assign slice_353 = concat_352[0];
-    assign eq_355 = s1_bar == 3'h2;
-    assign slice_356 = s1_off[63:30];
-    assign eq_358 = slice_356 == 34'h0;
-    assign and_359 = eq_355 & eq_358;
-    assign slice_364 = s1_off[29:0];
-    assign concat_365 = {34'h4, slice_364};
-    assign slice_370 = s1_off[29:0];
-    assign concat_371 = {34'h0, slice_370};
-    assign mux_373 = and_359 ? slice_353 : 1'h0;
-    assign mux_377 = and_359 ? 3'h1 : 3'h0;
-    assign mux_379 = and_359 ? 8'h0 : 8'h0;
-    assign mux_381 = and_359 ? concat_365 : 64'h0;
-    assign mux_383 = and_359 ? 1'h0 : 1'h0;
-    assign mux_385 = and_359 ? 1'h0 : 1'h0;
-    assign mux_387 = and_359 ? 3'h0 : 3'h0;
-    assign mux_389 = and_359 ? concat_371 : 64'h0;
-    assign not_390 = ~mux_385;
-    assign and_391 = mux_383 & not_390;
-    assign eq_393 = mux_377 == 3'h1;
-    assign slice_394 = port_down[0];
-    assign and_395 = eq_393 & slice_394;
-    assign eq_397 = mux_377 == 3'h2;
-    assign slice_398 = port_down[1];
-    assign and_399 = eq_397 & slice_398;
-    assign or_400 = and_395 | and_399;
-    assign and_401 = and_391 & or_400;
-    assign mux_402 = and_401 ? mux_387 : mux_377;
-    assign mux_403 = and_401 ? mux_389 : mux_381;
-    assign and_404 = mux_383 & mux_385;
-    assign eq_413 = mux_402 == 3'h1;
-    assign slice_414 = port_down[0];
-    assign and_415 = eq_413 & slice_414;
-    assign eq_417 = mux_402 == 3'h2;
-    assign slice_418 = port_down[1];
-    assign and_419 = eq_417 & slice_418;
-    assign or_420 = and_415 | and_419;
-    assign eq_422 = mux_387 == 3'h1;
-    assign slice_423 = port_down[0];
-    assign and_424 = eq_422 & slice_423;
-    assign eq_426 = mux_387 == 3'h2;
-    assign slice_427 = port_down[1];
-    assign and_428 = eq_426 & slice_427;
-    assign or_429 = and_424 | and_428;
-    assign mux_447 = s2_reg_hit ? s2_off : s2_addr;
-    assign slice_448 = s2_slot[4:0];
-    assign add_450 = slice_448 + 5'h8;
-    assign eq_452 = s2_egress == 3'h1;
-    assign eq_454 = s2_egress == 3'h2;
-    assign eq_456 = s2_egress == 3'h4;
-    assign eq_458 = s2_egress == 3'h3;
-    assign mux_463 = eq_452 ? 5'h0 : 5'h0;
-    assign mux_465 = eq_454 ? 5'h1 : 5'h0;
-    assign mux_467 = eq_456 ? 5'h2 : 5'h0;
-    assign mux_469 = eq_458 ? add_450 : 5'h0;
-    assign or_470 = mux_463 | mux_465;
-    assign or_471 = mux_467 | mux_469;
-    assign or_472 = or_470 | or_471;
-    assign mux_474 = s2_reg_hit ? 5'h2 : or_472;
-    assign slice_475 = s2_kind[4];
-    assign slice_476 = s2_hdr[95:80];
-    assign zext_479 = {51'h0, s2_size};
-    assign sub_481 = zext_479 - 64'h1;
-    assign ltu_484 = 1'h0;
-    assign not_485 = ~ltu_484;
-    assign ltu_487 = 16'h0 < slice_476;
-    assign not_488 = ~ltu_487;
-    assign and_489 = not_485 & not_488;
-    assign or_490 = 1'h0 | and_489;
-    assign shr_492 = 32'h1 >> mux_474;
-    assign slice_493 = shr_492[0];
-    assign ltu_496 = mux_447 < 64'h100000000;
-    assign not_497 = ~ltu_496;
-    assign ltu_498 = mux_447 < 64'h140000000;
-    assign and_499 = not_497 & ltu_498;
-    assign sub_501 = 64'h140000000 - 64'h1;
-    assign sub_502 = sub_501 - mux_447;
-    assign ltu_503 = sub_502 < sub_481;
-    assign not_504 = ~ltu_503;
-    assign and_505 = and_499 & not_504;
-    assign or_506 = 1'h0 | and_505;
-    assign or_507 = 1'h0 | and_505;
-    assign or_508 = 1'h0 | and_505;
-    assign mux_509 = or_490 ? 1'h1 : 1'h0;
-    assign mux_512 = or_490 ? slice_493 : 1'h0;
-    assign mux_513 = or_490 ? or_506 : 1'h0;
-    assign mux_514 = or_490 ? or_507 : 1'h0;
-    assign mux_515 = or_490 ? or_508 : 1'h0;
-    assign ltu_517 = slice_476 < 16'h2000;
-    assign not_518 = ~ltu_517;
-    assign ltu_520 = 16'h2007 < slice_476;
-    assign not_521 = ~ltu_520;
-    assign and_522 = not_518 & not_521;
-    assign or_523 = 1'h0 | and_522;
-    assign shr_525 = 32'h8 >> mux_474;
-    assign slice_526 = shr_525[0];
-    assign ltu_529 = mux_447 < 64'h100000000;
-    assign not_530 = ~ltu_529;
-    assign ltu_531 = mux_447 < 64'h140000000;
-    assign and_532 = not_530 & ltu_531;
-    assign sub_534 = 64'h140000000 - 64'h1;
-    assign sub_535 = sub_534 - mux_447;
-    assign ltu_536 = sub_535 < sub_481;
-    assign not_537 = ~ltu_536;
-    assign and_538 = and_532 & not_537;
-    assign or_539 = 1'h0 | and_538;
-    assign or_540 = 1'h0 | and_538;
-    assign or_541 = 1'h0 | and_538;
-    assign mux_542 = or_523 ? 1'h1 : mux_509;
-    assign mux_545 = or_523 ? slice_526 : mux_512;
-    assign mux_546 = or_523 ? or_539 : mux_513;
-    assign mux_547 = or_523 ? or_540 : mux_514;
-    assign mux_548 = or_523 ? or_541 : mux_515;
-    assign mux_549 = slice_475 ? mux_548 : mux_547;
-    assign mux_552 = slice_475 ? 3'h4 : 3'h3;
-    assign mux_554 = mux_549 ? 3'h0 : mux_552;
-    assign mux_556 = mux_546 ? mux_554 : 3'h2;
-    assign mux_558 = mux_545 ? mux_556 : 3'h5;
-    assign mux_560 = mux_542 ? mux_558 : 3'h1;
-    assign slice_602 = s3_hdr[124:121];
-    assign eq_604 = slice_602 == 4'h5;
-    assign slice_605 = s3_hdr[63:48];
-    assign slice_606 = s3_hdr[95:80];
-    assign mux_607 = eq_604 ? slice_605 : slice_606;
-    assign slice_623 = s3_kind[0];
-    assign slice_624 = s3_kind[1];
-    assign slice_625 = s3_kind[2];
-    assign slice_626 = s3_kind[3];
-    assign slice_627 = s3_kind[4];
-    assign eq_629 = s3_rule == 3'h0;
-    assign eq_631 = s3_egress == 3'h1;
-    assign eq_633 = s3_egress == 3'h2;
-    assign or_634 = eq_631 | eq_633;
-    assign mux_636 = or_634 ? s3_proxy : mux_607;
-    assign eq_637 = mux_607 == self_id;
-    assign not_638 = ~s3_proxy_ok;
-    assign and_639 = or_634 & not_638;
-    assign mux_644 = and_639 ? 4'h6 : 4'h0;
-    assign mux_645 = and_639 ? 3'h0 : s3_egress;
-    assign mux_646 = and_639 ? 8'h0 : s3_slot;
-    assign mux_647 = and_639 ? 64'h0 : s3_addr;
-    assign mux_648 = and_639 ? mux_607 : mux_636;
-    assign not_649 = ~eq_629;
-    assign mux_654 = not_649 ? 4'h5 : mux_644;
-    assign mux_655 = not_649 ? 3'h0 : mux_645;
-    assign mux_656 = not_649 ? 8'h0 : mux_646;
-    assign mux_657 = not_649 ? 64'h0 : mux_647;
-    assign mux_658 = not_649 ? mux_607 : mux_648;
-    assign mux_663 = s3_down ? 4'h4 : mux_654;
-    assign mux_664 = s3_down ? 3'h0 : mux_655;
-    assign mux_665 = s3_down ? 8'h0 : mux_656;
-    assign mux_666 = s3_down ? 64'h0 : mux_657;
-    assign mux_667 = s3_down ? mux_607 : mux_658;
-    assign not_668 = ~s3_enabled;
-    assign mux_673 = not_668 ? 4'h3 : mux_663;
-    assign mux_674 = not_668 ? 3'h0 : mux_664;
-    assign mux_675 = not_668 ? 8'h0 : mux_665;
-    assign mux_676 = not_668 ? 64'h0 : mux_666;
-    assign mux_677 = not_668 ? mux_607 : mux_667;
-    assign not_678 = ~s3_found;
-    assign mux_683 = not_678 ? 4'h2 : mux_673;
-    assign mux_684 = not_678 ? 3'h0 : mux_674;
-    assign mux_685 = not_678 ? 8'h0 : mux_675;
-    assign mux_686 = not_678 ? 64'h0 : mux_676;
-    assign mux_687 = not_678 ? mux_607 : mux_677;
-    assign and_688 = s3_reg_hit & eq_629;
-    assign mux_692 = and_688 ? 4'h0 : mux_683;
-    assign mux_693 = and_688 ? 3'h4 : mux_684;
-    assign mux_694 = and_688 ? 8'h0 : mux_685;
-    assign mux_695 = and_688 ? s3_off : mux_686;
-    assign mux_696 = and_688 ? mux_607 : mux_687;
-    assign not_697 = ~eq_629;
-    assign and_698 = s3_reg_hit & not_697;
-    assign mux_703 = and_698 ? 4'h5 : mux_692;
-    assign mux_704 = and_698 ? 3'h0 : mux_693;
-    assign mux_705 = and_698 ? 8'h0 : mux_694;
-    assign mux_706 = and_698 ? 64'h0 : mux_695;
-    assign mux_707 = and_698 ? mux_607 : mux_696;
-    assign not_708 = ~s3_bar_ok;
-    assign mux_713 = not_708 ? 4'h1 : mux_703;
-    assign mux_714 = not_708 ? 3'h0 : mux_704;
-    assign mux_715 = not_708 ? 8'h0 : mux_705;
-    assign mux_716 = not_708 ? 64'h0 : mux_706;
-    assign mux_717 = not_708 ? mux_607 : mux_707;
-    assign not_718 = ~slice_623;
-    assign mux_723 = not_718 ? 4'h8 : mux_713;
-    assign mux_724 = not_718 ? 3'h0 : mux_714;
-    assign mux_725 = not_718 ? 8'h0 : mux_715;
-    assign mux_726 = not_718 ? 64'h0 : mux_716;
-    assign mux_727 = not_718 ? mux_607 : mux_717;
-    assign and_728 = slice_625 & eq_637;
-    assign mux_733 = and_728 ? 4'h0 : mux_723;
-    assign mux_734 = and_728 ? 3'h4 : mux_724;
-    assign mux_735 = and_728 ? 8'h0 : mux_725;
-    assign mux_736 = and_728 ? 64'h0 : mux_726;
-    assign mux_737 = and_728 ? mux_607 : mux_727;
-    assign not_738 = ~eq_637;
-    assign and_739 = slice_625 & not_738;
-    assign mux_744 = and_739 ? 4'h7 : mux_733;
-    assign mux_745 = and_739 ? 3'h0 : mux_734;
-    assign mux_746 = and_739 ? 8'h0 : mux_735;
-    assign mux_747 = and_739 ? 64'h0 : mux_736;
-    assign mux_748 = and_739 ? mux_607 : mux_737;
-    assign mux_753 = slice_624 ? 4'h0 : mux_744;
-    assign mux_754 = slice_624 ? 3'h4 : mux_745;
-    assign mux_755 = slice_624 ? 8'h0 : mux_746;
-    assign mux_756 = slice_624 ? 64'h0 : mux_747;
-    assign mux_757 = slice_624 ? mux_607 : mux_748;
-    assign eq_759 = mux_753 == 4'h0;
-    assign mux_763 = slice_626 ? 2'h1 : 2'h2;
-    assign mux_764 = eq_759 ? 2'h0 : mux_763;
-    assign eq_766 = mux_753 == 4'h5;
-    assign mux_769 = eq_766 ? 3'h1 : 3'h1;
-    assign and_770 = eq_759 & slice_623;
-    assign not_771 = ~s3_reg_hit;
-    assign and_772 = s3_bar_ok & not_771;
-    assign and_773 = and_770 & and_772;
-    assign and_774 = and_773 & s3_second;
-    assign not_775 = ~s3_second_down;
-    assign and_776 = slice_627 & not_775;
-    assign and_777 = and_774 & and_776;
-    assign slice_778 = s3_hdr[125];
-    assign slice_779 = s3_hdr[1:0];
-    assign slice_780 = s3_hdr[33:32];
-    assign mux_781 = slice_778 ? slice_779 : slice_780;
-    assign slice_782 = mux_756[63:32];
-    assign redor_783 = |slice_782;
-    assign slice_784 = s3_hdr[127:126];
-    assign slice_785 = s3_hdr[124:96];
-    assign concat_786 = {slice_784, redor_783, slice_785};
-    assign slice_787 = s3_hdr[79:64];
-    assign concat_788 = {mux_757, slice_787};
-    assign slice_789 = mux_756[63:32];
-    assign slice_790 = mux_756[31:2];
-    assign concat_791 = {concat_786, concat_788, slice_789, slice_790, mux_781};
-    assign slice_792 = mux_756[31:2];
-    assign concat_794 = {concat_786, concat_788, slice_792, mux_781, 32'h0};
-    assign mux_795 = redor_783 ? concat_791 : concat_794;
-    assign mux_796 = slice_623 ? mux_795 : s3_hdr;
-    assign slice_797 = s3_hdr[125];
-    assign slice_798 = s3_hdr[1:0];
-    assign slice_799 = s3_hdr[33:32];
-    assign mux_800 = slice_797 ? slice_798 : slice_799;
-    assign slice_801 = s3_second_addr[63:32];
-    assign redor_802 = |slice_801;
-    assign slice_803 = s3_hdr[127:126];
-    assign slice_804 = s3_hdr[124:96];
-    assign concat_805 = {slice_803, redor_802, slice_804};
-    assign slice_806 = s3_hdr[79:64];
-    assign concat_807 = {mux_757, slice_806};
-    assign slice_808 = s3_second_addr[63:32];
-    assign slice_809 = s3_second_addr[31:2];
-    assign concat_810 = {concat_805, concat_807, slice_808, slice_809, mux_800};
-    assign slice_811 = s3_second_addr[31:2];
-    assign concat_813 = {concat_805, concat_807, slice_811, mux_800, 32'h0};
-    assign mux_814 = redor_802 ? concat_810 : concat_813;
-    assign slice_815 = s3_kind[5];
-    assign slice_816 = s3_kind[6];
-    assign slice_819 = s3_hdr[118:116];
-    assign slice_820 = s3_hdr[114];
-    assign slice_821 = s3_hdr[109:108];
-    assign concat_822 = {slice_820, slice_821};
-    assign slice_828 = s3_hdr[105:96];
-    assign slice_829 = s3_hdr[125];
-    assign slice_832 = s3_hdr[71:68];
-    assign slice_833 = s3_hdr[67:64];
-    assign slice_834 = s3_hdr[124:121];
-    assign eq_836 = slice_834 == 4'h5;
-    assign slice_837 = s3_hdr[63:48];
-    assign slice_838 = s3_hdr[95:80];
-    assign mux_839 = eq_836 ? slice_837 : slice_838;
-    assign slice_840 = s3_hdr[119];
-    assign slice_841 = s3_hdr[115];
-    assign slice_842 = s3_hdr[47:40];
-    assign slice_843 = s3_hdr[79:72];
-    assign mux_844 = eq_836 ? slice_842 : slice_843;
-    assign concat_845 = {slice_840, slice_841, mux_844};
-    assign slice_846 = s3_hdr[63:34];
-    assign concat_848 = {slice_846, 2'h0};
-    assign zext_849 = {32'h0, concat_848};
-    assign slice_850 = s3_hdr[63:32];
-    assign slice_851 = s3_hdr[31:2];
-    assign concat_853 = {slice_850, slice_851, 2'h0};
-    assign mux_854 = slice_829 ? concat_853 : zext_849;
-    assign slice_855 = slice_833[3];
-    assign slice_856 = slice_833[2];
-    assign slice_857 = slice_833[1];
-    assign slice_858 = slice_833[0];
-    assign mux_861 = slice_858 ? 3'h0 : 3'h1;
-    assign slice_862 = slice_833[0];
-    assign mux_865 = slice_862 ? 3'h0 : 3'h2;
-    assign mux_866 = slice_857 ? mux_861 : mux_865;
-    assign slice_867 = slice_833[1];
-    assign slice_868 = slice_833[0];
-    assign mux_871 = slice_868 ? 3'h0 : 3'h1;
-    assign slice_872 = slice_833[0];
-    assign mux_875 = slice_872 ? 3'h0 : 3'h3;
-    assign mux_876 = slice_867 ? mux_871 : mux_875;
-    assign mux_877 = slice_856 ? mux_866 : mux_876;
-    assign slice_878 = slice_833[2];
-    assign slice_879 = slice_833[1];
-    assign slice_880 = slice_833[0];
-    assign mux_883 = slice_880 ? 3'h0 : 3'h1;
-    assign slice_884 = slice_833[0];
-    assign mux_887 = slice_884 ? 3'h0 : 3'h2;
-    assign mux_888 = slice_879 ? mux_883 : mux_887;
-    assign slice_889 = slice_833[1];
-    assign slice_890 = slice_833[0];
-    assign mux_893 = slice_890 ? 3'h0 : 3'h1;
-    assign mux_895 = slice_889 ? mux_893 : 3'h0;
-    assign mux_896 = slice_878 ? mux_888 : mux_895;
-    assign mux_897 = slice_855 ? mux_877 : mux_896;
-    assign eq_899 = slice_828 == 10'h1;
-    assign eq_901 = slice_833 == 4'h0;
-    assign zext_902 = {9'h0, mux_897};
-    assign slice_903 = slice_833[3];
-    assign slice_905 = slice_833[2];
-    assign slice_907 = slice_833[1];
-    assign slice_909 = slice_833[0];
-    assign mux_912 = slice_909 ? 2'h0 : 2'h3;
-    assign mux_913 = slice_907 ? 2'h1 : mux_912;
-    assign mux_914 = slice_905 ? 2'h2 : mux_913;
-    assign mux_915 = slice_903 ? 2'h3 : mux_914;
-    assign zext_916 = {10'h0, mux_915};
-    assign add_918 = zext_916 + 12'h1;
-    assign sub_919 = add_918 - zext_902;
-    assign mux_921 = eq_901 ? 12'h1 : sub_919;
-    assign concat_923 = {slice_828, 2'h0};
-    assign sub_924 = concat_923 - zext_902;
-    assign slice_925 = slice_832[3];
-    assign slice_927 = slice_832[2];
-    assign slice_929 = slice_832[1];
-    assign slice_931 = slice_832[0];
-    assign mux_934 = slice_931 ? 3'h3 : 3'h4;
-    assign mux_935 = slice_929 ? 3'h2 : mux_934;
-    assign mux_936 = slice_927 ? 3'h1 : mux_935;
-    assign mux_937 = slice_925 ? 3'h0 : mux_936;
-    assign zext_938 = {9'h0, mux_937};
-    assign sub_939 = sub_924 - zext_938;
-    assign mux_940 = eq_899 ? mux_921 : sub_939;
-    assign mux_942 = slice_815 ? mux_940 : 12'h4;
-    assign slice_943 = mux_854[6:2];
-    assign slice_944 = mux_897[1:0];
-    assign concat_945 = {slice_943, slice_944};
-    assign mux_947 = slice_815 ? concat_945 : 7'h0;
-    assign mux_950 = slice_816 ? 5'hb : 5'ha;
-    assign slice_952 = concat_845[9];
-    assign slice_953 = concat_845[8];
-    assign slice_954 = concat_822[2];
-    assign slice_957 = concat_822[1:0];
-    assign concat_960 = {3'h0, mux_950, slice_952, slice_819, slice_953, slice_954, 2'h0, 2'h0, slice_957, 2'h0, 10'h0};
-    assign concat_962 = {self_id, mux_769, 1'h0, mux_942};
-    assign slice_963 = concat_845[7:0];
-    assign concat_965 = {mux_839, slice_963, 1'h0, mux_947};
-    assign concat_966 = {concat_960, concat_962, concat_965};
-    assign and_967 = s3_valid & s3_sop;
-    assign and_968 = adv & and_967;
-    assign eq_986 = s4_action == 2'h0;
-    assign eq_988 = s4_egress == 3'h1;
-    assign and_989 = eq_986 & eq_988;
-    assign eq_991 = s4_second_egress == 3'h1;
-    assign and_992 = s4_second & eq_991;
-    assign or_993 = and_989 | and_992;
-    assign eq_995 = s4_egress == 3'h2;
-    assign and_996 = eq_986 & eq_995;
-    assign eq_998 = s4_second_egress == 3'h2;
-    assign and_999 = s4_second & eq_998;
-    assign or_1000 = and_996 | and_999;
-    assign eq_1002 = s4_egress == 3'h1;
-    assign mux_1003 = eq_1002 ? s4_hdr_primary : s4_hdr_second;
-    assign eq_1005 = s4_egress == 3'h2;
-    assign mux_1006 = eq_1005 ? s4_hdr_primary : s4_hdr_second;
-    assign concat_1007 = {s4_data, s4_keep, s4_sop, s4_eop};
-    assign concat_1008 = {mux_1003, concat_1007};
-    assign concat_1009 = {mux_1006, concat_1007};
-    assign eq_1011 = s4_egress == 3'h3;
-    assign and_1012 = eq_986 & eq_1011;
-    assign concat_1013 = {s4_slot, s4_hdr_primary, concat_1007};
-    assign eq_1015 = s4_egress == 3'h4;
-    assign and_1016 = eq_986 & eq_1015;
-    assign concat_1017 = {s4_hdr_primary, concat_1007};
-    assign eq_1019 = s4_action == 2'h1;
-    assign and_1020 = eq_1019 & s4_sop;
-    assign and_1022 = s4_valid & or_993;
-    assign not_1023 = ~m_port_a_sent;
-    assign and_1024 = and_1022 & not_1023;
-    assign m_port_a_in_ready = not_1038;
-    assign and_1026 = and_1024 & m_port_a_in_ready;
-    assign not_1027 = ~or_993;
-    assign or_1028 = m_port_a_sent | and_1026;
-    assign or_1029 = not_1027 | or_1028;
-    assign and_1030 = 1'h1 & or_1029;
-    assign or_1031 = m_port_a_sent | and_1026;
-    assign mux_1032 = adv ? 1'h0 : or_1031;
-    assign m_port_a_slice_out_ready = m_port_a_tlp_ready;
-    assign not_1038 = ~m_port_a_slice_skid_valid;
-    assign not_1039 = ~m_port_a_slice_valid;
-    assign or_1040 = m_port_a_slice_out_ready | not_1039;
-    assign or_1041 = m_port_a_slice_skid_valid | and_1024;
-    assign mux_1042 = or_1040 ? or_1041 : m_port_a_slice_valid;
-    assign mux_1043 = m_port_a_slice_skid_valid ? m_port_a_slice_skid_data : concat_1008;
-    assign or_1045 = m_port_a_slice_skid_valid | and_1024;
-    assign mux_1046 = or_1040 ? 1'h0 : or_1045;
-    assign not_1047 = ~or_1040;
-    assign not_1048 = ~m_port_a_slice_skid_valid;
-    assign and_1049 = and_1024 & not_1048;
-    assign and_1050 = not_1047 & and_1049;
-    assign slice_1051 = m_port_a_slice_data[657:530];
-    assign slice_1052 = m_port_a_slice_data[529:18];
-    assign slice_1053 = m_port_a_slice_data[17:2];
-    assign slice_1054 = m_port_a_slice_data[1];
-    assign slice_1055 = m_port_a_slice_data[0];
-    assign and_1058 = s4_valid & or_1000;
-    assign not_1059 = ~m_port_b_sent;
-    assign and_1060 = and_1058 & not_1059;
-    assign m_port_b_in_ready = not_1074;
-    assign and_1062 = and_1060 & m_port_b_in_ready;
-    assign not_1063 = ~or_1000;
-    assign or_1064 = m_port_b_sent | and_1062;
-    assign or_1065 = not_1063 | or_1064;
-    assign and_1066 = and_1030 & or_1065;
-    assign or_1067 = m_port_b_sent | and_1062;
-    assign mux_1068 = adv ? 1'h0 : or_1067;
-    assign m_port_b_slice_out_ready = m_port_b_tlp_ready;
-    assign not_1074 = ~m_port_b_slice_skid_valid;
-    assign not_1075 = ~m_port_b_slice_valid;
-    assign or_1076 = m_port_b_slice_out_ready | not_1075;
-    assign or_1077 = m_port_b_slice_skid_valid | and_1060;
-    assign mux_1078 = or_1076 ? or_1077 : m_port_b_slice_valid;
-    assign mux_1079 = m_port_b_slice_skid_valid ? m_port_b_slice_skid_data : concat_1009;
-    assign or_1081 = m_port_b_slice_skid_valid | and_1060;
-    assign mux_1082 = or_1076 ? 1'h0 : or_1081;
-    assign not_1083 = ~or_1076;
-    assign not_1084 = ~m_port_b_slice_skid_valid;
-    assign and_1085 = and_1060 & not_1084;
-    assign and_1086 = not_1083 & and_1085;
-    assign slice_1087 = m_port_b_slice_data[657:530];
-    assign slice_1088 = m_port_b_slice_data[529:18];
-    assign slice_1089 = m_port_b_slice_data[17:2];
-    assign slice_1090 = m_port_b_slice_data[1];
-    assign slice_1091 = m_port_b_slice_data[0];
-    assign and_1094 = s4_valid & and_1012;
-    assign not_1095 = ~m_kernel_sent;
-    assign and_1096 = and_1094 & not_1095;
-    assign m_kernel_in_ready = not_1110;
-    assign and_1098 = and_1096 & m_kernel_in_ready;
-    assign not_1099 = ~and_1012;
-    assign or_1100 = m_kernel_sent | and_1098;
-    assign or_1101 = not_1099 | or_1100;
-    assign and_1102 = and_1066 & or_1101;
-    assign or_1103 = m_kernel_sent | and_1098;
-    assign mux_1104 = adv ? 1'h0 : or_1103;
-    assign m_kernel_slice_out_ready = m_kernel_tlp_ready;
-    assign not_1110 = ~m_kernel_slice_skid_valid;
-    assign not_1111 = ~m_kernel_slice_valid;
-    assign or_1112 = m_kernel_slice_out_ready | not_1111;
-    assign or_1113 = m_kernel_slice_skid_valid | and_1096;
-    assign mux_1114 = or_1112 ? or_1113 : m_kernel_slice_valid;
-    assign mux_1115 = m_kernel_slice_skid_valid ? m_kernel_slice_skid_data : concat_1013;
-    assign or_1117 = m_kernel_slice_skid_valid | and_1096;
-    assign mux_1118 = or_1112 ? 1'h0 : or_1117;
-    assign not_1119 = ~or_1112;
-    assign not_1120 = ~m_kernel_slice_skid_valid;
-    assign and_1121 = and_1096 & not_1120;
-    assign and_1122 = not_1119 & and_1121;
-    assign slice_1123 = m_kernel_slice_data[665:658];
-    assign slice_1124 = m_kernel_slice_data[657:530];
-    assign slice_1125 = m_kernel_slice_data[529:18];
-    assign slice_1126 = m_kernel_slice_data[17:2];
-    assign slice_1127 = m_kernel_slice_data[1];
-    assign slice_1128 = m_kernel_slice_data[0];
-    assign and_1131 = s4_valid & and_1016;
-    assign not_1132 = ~m_local_sent;
-    assign and_1133 = and_1131 & not_1132;
-    assign m_local_in_ready = not_1147;
-    assign and_1135 = and_1133 & m_local_in_ready;
-    assign not_1136 = ~and_1016;
-    assign or_1137 = m_local_sent | and_1135;
-    assign or_1138 = not_1136 | or_1137;
-    assign and_1139 = and_1102 & or_1138;
-    assign or_1140 = m_local_sent | and_1135;
-    assign mux_1141 = adv ? 1'h0 : or_1140;
-    assign m_local_slice_out_ready = m_local_tlp_ready;
-    assign not_1147 = ~m_local_slice_skid_valid;
-    assign not_1148 = ~m_local_slice_valid;
-    assign or_1149 = m_local_slice_out_ready | not_1148;
-    assign or_1150 = m_local_slice_skid_valid | and_1133;
-    assign mux_1151 = or_1149 ? or_1150 : m_local_slice_valid;
-    assign mux_1152 = m_local_slice_skid_valid ? m_local_slice_skid_data : concat_1017;
-    assign or_1154 = m_local_slice_skid_valid | and_1133;
-    assign mux_1155 = or_1149 ? 1'h0 : or_1154;
-    assign not_1156 = ~or_1149;
-    assign not_1157 = ~m_local_slice_skid_valid;
-    assign and_1158 = and_1133 & not_1157;
-    assign and_1159 = not_1156 & and_1158;
-    assign slice_1160 = m_local_slice_data[657:530];
-    assign slice_1161 = m_local_slice_data[529:18];
-    assign slice_1162 = m_local_slice_data[17:2];
-    assign slice_1163 = m_local_slice_data[1];
-    assign slice_1164 = m_local_slice_data[0];
-    assign and_1167 = s4_valid & and_1020;
-    assign not_1168 = ~m_cpl_sent;
-    assign and_1169 = and_1167 & not_1168;
-    assign m_cpl_in_ready = not_1183;
-    assign and_1171 = and_1169 & m_cpl_in_ready;
-    assign not_1172 = ~and_1020;
-    assign or_1173 = m_cpl_sent | and_1171;
-    assign or_1174 = not_1172 | or_1173;
-    assign and_1175 = and_1139 & or_1174;
-    assign or_1176 = m_cpl_sent | and_1171;
-    assign mux_1177 = adv ? 1'h0 : or_1176;
-    assign m_cpl_slice_out_ready = m_cpl_tlp_ready;
-    assign not_1183 = ~m_cpl_slice_skid_valid;
-    assign not_1184 = ~m_cpl_slice_valid;
-    assign or_1185 = m_cpl_slice_out_ready | not_1184;
-    assign or_1186 = m_cpl_slice_skid_valid | and_1169;
-    assign mux_1187 = or_1185 ? or_1186 : m_cpl_slice_valid;
-    assign mux_1188 = m_cpl_slice_skid_valid ? m_cpl_slice_skid_data : s4_cpl_hdr;
-    assign or_1190 = m_cpl_slice_skid_valid | and_1169;
-    assign mux_1191 = or_1185 ? 1'h0 : or_1190;
-    assign not_1192 = ~or_1185;
-    assign not_1193 = ~m_cpl_slice_skid_valid;
-    assign and_1194 = and_1169 & not_1193;
-    assign and_1195 = not_1192 & and_1194;
-    assign not_1197 = ~s4_valid;
-    assign or_1198 = not_1197 | and_1175;
-    assign and_1199 = s4_valid & s4_sop;
-    assign and_1200 = adv & and_1199;
-    assign add_1203 = count_ok + 32'h1;
-    assign eq_1205 = s4_reason == 4'h0;
-    assign and_1206 = and_1200 & eq_1205;
-    assign add_1209 = count_not_for_us + 32'h1;
-    assign eq_1211 = s4_reason == 4'h1;
-    assign and_1212 = and_1200 & eq_1211;
-    assign add_1215 = count_window_miss + 32'h1;
-    assign eq_1217 = s4_reason == 4'h2;
-    assign and_1218 = and_1200 & eq_1217;
-    assign add_1221 = count_mapping_disabled + 32'h1;
-    assign eq_1223 = s4_reason == 4'h3;
-    assign and_1224 = and_1200 & eq_1223;
-    assign add_1227 = count_port_down + 32'h1;
-    assign eq_1229 = s4_reason == 4'h4;
-    assign and_1230 = and_1200 & eq_1229;
-    assign add_1233 = count_denied + 32'h1;
-    assign eq_1235 = s4_reason == 4'h5;
-    assign and_1236 = and_1200 & eq_1235;
-    assign add_1239 = count_no_proxy_id + 32'h1;
-    assign eq_1241 = s4_reason == 4'h6;
-    assign and_1242 = and_1200 & eq_1241;
-    assign add_1245 = count_unexpected_completion + 32'h1;
-    assign eq_1247 = s4_reason == 4'h7;
-    assign and_1248 = and_1200 & eq_1247;
-    assign add_1251 = count_unsupported + 32'h1;
-    assign eq_1253 = s4_reason == 4'h8;
-    assign and_1254 = and_1200 & eq_1253;
-    assign add_1257 = count_relay_denied + 32'h1;
-    assign eq_1259 = s4_reason == 4'h9;
-    assign and_1260 = and_1200 & eq_1259;
-    assign not_1261 = ~axil_rvalid;
-    assign and_1262 = s_axil_arvalid & not_1261;
-    assign not_1263 = ~axil_rvalid;
-    assign slice_1264 = s_axil_araddr[11:2];
-    assign concat_1268 = {port_down, init_done};
-    assign zext_1269 = {29'h0, concat_1268};
-    assign eq_1271 = slice_1264 == 10'h0;
-    assign eq_1273 = slice_1264 == 10'h1;
-    assign eq_1275 = slice_1264 == 10'h2;
-    assign eq_1277 = slice_1264 == 10'h3;
-    assign eq_1279 = slice_1264 == 10'h4;
-    assign eq_1281 = slice_1264 == 10'h5;
-    assign eq_1283 = slice_1264 == 10'h8;
-    assign eq_1285 = slice_1264 == 10'h9;
-    assign eq_1287 = slice_1264 == 10'ha;
-    assign eq_1289 = slice_1264 == 10'hb;
-    assign eq_1291 = slice_1264 == 10'h40;
-    assign eq_1293 = slice_1264 == 10'h41;
-    assign eq_1295 = slice_1264 == 10'h42;
-    assign eq_1297 = slice_1264 == 10'h43;
-    assign eq_1299 = slice_1264 == 10'h44;
-    assign eq_1301 = slice_1264 == 10'h45;
-    assign eq_1303 = slice_1264 == 10'h46;
-    assign eq_1305 = slice_1264 == 10'h47;
-    assign eq_1307 = slice_1264 == 10'h48;
-    assign eq_1309 = slice_1264 == 10'h49;
-    assign mux_1311 = eq_1271 ? 32'h4f4e4943 : 32'h0;
-    assign mux_1313 = eq_1273 ? 32'h10000 : 32'h0;
-    assign mux_1315 = eq_1275 ? 32'h10000001 : 32'h0;
-    assign mux_1317 = eq_1277 ? zext_1269 : 32'h0;
-    assign mux_1319 = eq_1279 ? win_en_lo : 32'h0;
-    assign mux_1321 = eq_1281 ? win_en_hi : 32'h0;
-    assign mux_1323 = eq_1283 ? lut_index : 32'h0;
-    assign mux_1325 = eq_1285 ? lut_addr_lo : 32'h0;
-    assign mux_1327 = eq_1287 ? lut_addr_hi : 32'h0;
-    assign mux_1329 = eq_1289 ? lut_ctrl : 32'h0;
-    assign mux_1331 = eq_1291 ? count_ok : 32'h0;
-    assign mux_1333 = eq_1293 ? count_not_for_us : 32'h0;
-    assign mux_1335 = eq_1295 ? count_window_miss : 32'h0;
-    assign mux_1337 = eq_1297 ? count_mapping_disabled : 32'h0;
-    assign mux_1339 = eq_1299 ? count_port_down : 32'h0;
-    assign mux_1341 = eq_1301 ? count_denied : 32'h0;
-    assign mux_1343 = eq_1303 ? count_no_proxy_id : 32'h0;
-    assign mux_1345 = eq_1305 ? count_unexpected_completion : 32'h0;
-    assign mux_1347 = eq_1307 ? count_unsupported : 32'h0;
-    assign mux_1349 = eq_1309 ? count_relay_denied : 32'h0;
-    assign or_1350 = mux_1311 | mux_1313;
-    assign or_1351 = mux_1315 | mux_1317;
-    assign or_1352 = mux_1319 | mux_1321;
-    assign or_1353 = mux_1323 | mux_1325;
-    assign or_1354 = mux_1327 | mux_1329;
-    assign or_1355 = mux_1331 | mux_1333;
-    assign or_1356 = mux_1335 | mux_1337;
-    assign or_1357 = mux_1339 | mux_1341;
-    assign or_1358 = mux_1343 | mux_1345;
-    assign or_1359 = mux_1347 | mux_1349;
-    assign or_1360 = or_1350 | or_1351;
-    assign or_1361 = or_1352 | or_1353;
-    assign or_1362 = or_1354 | or_1355;
-    assign or_1363 = or_1356 | or_1357;
-    assign or_1364 = or_1358 | or_1359;
-    assign or_1365 = or_1360 | or_1361;
-    assign or_1366 = or_1362 | or_1363;
-    assign or_1367 = or_1365 | or_1366;
-    assign or_1368 = or_1367 | or_1364;
-    assign not_1370 = ~s_axil_rready;
-    assign and_1371 = axil_rvalid & not_1370;
-    assign mux_1372 = and_1262 ? 1'h1 : and_1371;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_352[63:1], shr_492[31:1], shr_525[31:1], s3_second_addr[1:0], mux_756[1:0], mux_854[1:0], mux_854[63:7]};
+    assign slice_251 = concat_153[2];
+    assign slice_252 = concat_153[1];
+    assign mux_255 = slice_252 ? 7'h0 : 7'ha;
+    assign slice_256 = concat_153[1];
+    assign slice_257 = concat_153[0];
+    assign mux_260 = slice_257 ? 7'h0 : 7'h8;
+    assign slice_261 = concat_153[0];
+    assign mux_264 = slice_261 ? 7'h69 : 7'h29;
+    assign mux_265 = slice_256 ? mux_260 : mux_264;
+    assign mux_266 = slice_251 ? mux_255 : mux_265;
+    assign mux_267 = slice_243 ? mux_250 : mux_266;
+    assign mux_268 = slice_241 ? 7'h0 : mux_267;
+    assign mux_269 = slice_221 ? mux_240 : mux_268;
+    assign mux_270 = slice_156 ? mux_220 : mux_269;
+    assign mux_271 = slice_154 ? 7'h0 : mux_270;
+    assign slice_272 = slice_109[2];
+    assign slice_273 = slice_109[1];
+    assign slice_275 = slice_109[0];
+    assign mux_278 = slice_275 ? 64'h0 : 64'h1ffffff;
+    assign mux_279 = slice_273 ? 64'h0 : mux_278;
+    assign slice_280 = slice_109[1];
+    assign slice_281 = slice_109[0];
+    assign mux_284 = slice_281 ? 64'h0 : 64'h3ffffffff;
+    assign slice_285 = slice_109[0];
+    assign mux_288 = slice_285 ? 64'h0 : 64'hffff;
+    assign mux_289 = slice_280 ? mux_284 : mux_288;
+    assign mux_290 = slice_272 ? mux_279 : mux_289;
+    assign and_291 = mux_152 & mux_290;
+    assign slice_292 = slice_109[2];
+    assign slice_293 = slice_109[1];
+    assign slice_295 = slice_109[0];
+    assign mux_298 = slice_295 ? 1'h0 : 1'h1;
+    assign mux_299 = slice_293 ? 1'h0 : mux_298;
+    assign slice_300 = slice_109[1];
+    assign slice_301 = slice_109[0];
+    assign mux_304 = slice_301 ? 1'h0 : 1'h1;
+    assign slice_305 = slice_109[0];
+    assign mux_308 = slice_305 ? 1'h0 : 1'h1;
+    assign mux_309 = slice_300 ? mux_304 : mux_308;
+    assign mux_310 = slice_292 ? mux_299 : mux_309;
+    assign eq_312 = slice_109 == 3'h0;
+    assign eq_314 = slice_126 == 10'h0;
+    assign concat_316 = {eq_314, slice_126, 2'h0};
+    assign eq_319 = mux_137 == 16'h0;
+    assign mux_323 = eq_319 ? 16'h1000 : 16'h0;
+    assign concat_339 = {win_en_hi, win_en_lo};
+    assign slice_340 = concat_339[0];
+    assign not_352 = ~windows_multicast;
+    assign and_353 = windows_has_second & not_352;
+    assign eq_355 = windows_egress == 3'h1;
+    assign slice_356 = port_down[0];
+    assign and_357 = eq_355 & slice_356;
+    assign eq_359 = windows_egress == 3'h2;
+    assign slice_360 = port_down[1];
+    assign and_361 = eq_359 & slice_360;
+    assign or_362 = and_357 | and_361;
+    assign and_363 = and_353 & or_362;
+    assign mux_364 = and_363 ? windows_second_egress : windows_egress;
+    assign mux_365 = and_363 ? windows_second_translated : windows_translated;
+    assign and_366 = windows_has_second & windows_multicast;
+    assign eq_375 = mux_364 == 3'h1;
+    assign slice_376 = port_down[0];
+    assign and_377 = eq_375 & slice_376;
+    assign eq_379 = mux_364 == 3'h2;
+    assign slice_380 = port_down[1];
+    assign and_381 = eq_379 & slice_380;
+    assign or_382 = and_377 | and_381;
+    assign eq_384 = windows_second_egress == 3'h1;
+    assign slice_385 = port_down[0];
+    assign and_386 = eq_384 & slice_385;
+    assign eq_388 = windows_second_egress == 3'h2;
+    assign slice_389 = port_down[1];
+    assign and_390 = eq_388 & slice_389;
+    assign or_391 = and_386 | and_390;
+    assign mux_409 = s2_reg_hit ? s2_off : s2_addr;
+    assign slice_410 = s2_slot[4:0];
+    assign add_412 = slice_410 + 5'h8;
+    assign eq_414 = s2_egress == 3'h1;
+    assign eq_416 = s2_egress == 3'h2;
+    assign eq_418 = s2_egress == 3'h4;
+    assign eq_420 = s2_egress == 3'h3;
+    assign mux_425 = eq_414 ? 5'h0 : 5'h0;
+    assign mux_427 = eq_416 ? 5'h1 : 5'h0;
+    assign mux_429 = eq_418 ? 5'h2 : 5'h0;
+    assign mux_431 = eq_420 ? add_412 : 5'h0;
+    assign or_432 = mux_425 | mux_427;
+    assign or_433 = mux_429 | mux_431;
+    assign or_434 = or_432 | or_433;
+    assign mux_436 = s2_reg_hit ? 5'h2 : or_434;
+    assign slice_437 = s2_kind[4];
+    assign slice_438 = s2_hdr[95:80];
+    assign slice_484 = s3_hdr[124:121];
+    assign eq_486 = slice_484 == 4'h5;
+    assign slice_487 = s3_hdr[63:48];
+    assign slice_488 = s3_hdr[95:80];
+    assign mux_489 = eq_486 ? slice_487 : slice_488;
+    assign slice_505 = s3_kind[0];
+    assign slice_506 = s3_kind[1];
+    assign slice_507 = s3_kind[2];
+    assign slice_508 = s3_kind[3];
+    assign slice_509 = s3_kind[4];
+    assign eq_511 = s3_rule == 3'h0;
+    assign eq_513 = s3_egress == 3'h1;
+    assign eq_515 = s3_egress == 3'h2;
+    assign or_516 = eq_513 | eq_515;
+    assign mux_518 = or_516 ? s3_proxy : mux_489;
+    assign eq_519 = mux_489 == self_id;
+    assign not_520 = ~s3_proxy_ok;
+    assign and_521 = or_516 & not_520;
+    assign mux_526 = and_521 ? 4'h6 : 4'h0;
+    assign mux_527 = and_521 ? 3'h0 : s3_egress;
+    assign mux_528 = and_521 ? 8'h0 : s3_slot;
+    assign mux_529 = and_521 ? 64'h0 : s3_addr;
+    assign mux_530 = and_521 ? mux_489 : mux_518;
+    assign not_531 = ~eq_511;
+    assign mux_536 = not_531 ? 4'h5 : mux_526;
+    assign mux_537 = not_531 ? 3'h0 : mux_527;
+    assign mux_538 = not_531 ? 8'h0 : mux_528;
+    assign mux_539 = not_531 ? 64'h0 : mux_529;
+    assign mux_540 = not_531 ? mux_489 : mux_530;
+    assign mux_545 = s3_down ? 4'h4 : mux_536;
+    assign mux_546 = s3_down ? 3'h0 : mux_537;
+    assign mux_547 = s3_down ? 8'h0 : mux_538;
+    assign mux_548 = s3_down ? 64'h0 : mux_539;
+    assign mux_549 = s3_down ? mux_489 : mux_540;
+    assign not_550 = ~s3_enabled;
+    assign mux_555 = not_550 ? 4'h3 : mux_545;
+    assign mux_556 = not_550 ? 3'h0 : mux_546;
+    assign mux_557 = not_550 ? 8'h0 : mux_547;
+    assign mux_558 = not_550 ? 64'h0 : mux_548;
+    assign mux_559 = not_550 ? mux_489 : mux_549;
+    assign not_560 = ~s3_found;
+    assign mux_565 = not_560 ? 4'h2 : mux_555;
+    assign mux_566 = not_560 ? 3'h0 : mux_556;
+    assign mux_567 = not_560 ? 8'h0 : mux_557;
+    assign mux_568 = not_560 ? 64'h0 : mux_558;
+    assign mux_569 = not_560 ? mux_489 : mux_559;
+    assign and_570 = s3_reg_hit & eq_511;
+    assign mux_574 = and_570 ? 4'h0 : mux_565;
+    assign mux_575 = and_570 ? 3'h4 : mux_566;
+    assign mux_576 = and_570 ? 8'h0 : mux_567;
+    assign mux_577 = and_570 ? s3_off : mux_568;
+    assign mux_578 = and_570 ? mux_489 : mux_569;
+    assign not_579 = ~eq_511;
+    assign and_580 = s3_reg_hit & not_579;
+    assign mux_585 = and_580 ? 4'h5 : mux_574;
+    assign mux_586 = and_580 ? 3'h0 : mux_575;
+    assign mux_587 = and_580 ? 8'h0 : mux_576;
+    assign mux_588 = and_580 ? 64'h0 : mux_577;
+    assign mux_589 = and_580 ? mux_489 : mux_578;
+    assign not_590 = ~s3_bar_ok;
+    assign mux_595 = not_590 ? 4'h1 : mux_585;
+    assign mux_596 = not_590 ? 3'h0 : mux_586;
+    assign mux_597 = not_590 ? 8'h0 : mux_587;
+    assign mux_598 = not_590 ? 64'h0 : mux_588;
+    assign mux_599 = not_590 ? mux_489 : mux_589;
+    assign not_600 = ~slice_505;
+    assign mux_605 = not_600 ? 4'h8 : mux_595;
+    assign mux_606 = not_600 ? 3'h0 : mux_596;
+    assign mux_607 = not_600 ? 8'h0 : mux_597;
+    assign mux_608 = not_600 ? 64'h0 : mux_598;
+    assign mux_609 = not_600 ? mux_489 : mux_599;
+    assign and_610 = slice_507 & eq_519;
+    assign mux_615 = and_610 ? 4'h0 : mux_605;
+    assign mux_616 = and_610 ? 3'h4 : mux_606;
+    assign mux_617 = and_610 ? 8'h0 : mux_607;
+    assign mux_618 = and_610 ? 64'h0 : mux_608;
+    assign mux_619 = and_610 ? mux_489 : mux_609;
+    assign not_620 = ~eq_519;
+    assign and_621 = slice_507 & not_620;
+    assign mux_626 = and_621 ? 4'h7 : mux_615;
+    assign mux_627 = and_621 ? 3'h0 : mux_616;
+    assign mux_628 = and_621 ? 8'h0 : mux_617;
+    assign mux_629 = and_621 ? 64'h0 : mux_618;
+    assign mux_630 = and_621 ? mux_489 : mux_619;
+    assign mux_635 = slice_506 ? 4'h0 : mux_626;
+    assign mux_636 = slice_506 ? 3'h4 : mux_627;
+    assign mux_637 = slice_506 ? 8'h0 : mux_628;
+    assign mux_638 = slice_506 ? 64'h0 : mux_629;
+    assign mux_639 = slice_506 ? mux_489 : mux_630;
+    assign eq_641 = mux_635 == 4'h0;
+    assign mux_645 = slice_508 ? 2'h1 : 2'h2;
+    assign mux_646 = eq_641 ? 2'h0 : mux_645;
+    assign eq_648 = mux_635 == 4'h5;
+    assign mux_651 = eq_648 ? 3'h1 : 3'h1;
+    assign and_652 = eq_641 & slice_505;
+    assign not_653 = ~s3_reg_hit;
+    assign and_654 = s3_bar_ok & not_653;
+    assign and_655 = and_652 & and_654;
+    assign and_656 = and_655 & s3_second;
+    assign not_657 = ~s3_second_down;
+    assign and_658 = slice_509 & not_657;
+    assign and_659 = and_656 & and_658;
+    assign slice_660 = s3_hdr[125];
+    assign slice_661 = s3_hdr[1:0];
+    assign slice_662 = s3_hdr[33:32];
+    assign mux_663 = slice_660 ? slice_661 : slice_662;
+    assign slice_664 = mux_638[63:32];
+    assign redor_665 = |slice_664;
+    assign slice_666 = s3_hdr[127:126];
+    assign slice_667 = s3_hdr[124:96];
+    assign concat_668 = {slice_666, redor_665, slice_667};
+    assign slice_669 = s3_hdr[79:64];
+    assign concat_670 = {mux_639, slice_669};
+    assign slice_671 = mux_638[63:32];
+    assign slice_672 = mux_638[31:2];
+    assign concat_673 = {concat_668, concat_670, slice_671, slice_672, mux_663};
+    assign slice_674 = mux_638[31:2];
+    assign concat_676 = {concat_668, concat_670, slice_674, mux_663, 32'h0};
+    assign mux_677 = redor_665 ? concat_673 : concat_676;
+    assign mux_678 = slice_505 ? mux_677 : s3_hdr;
+    assign slice_679 = s3_hdr[125];
+    assign slice_680 = s3_hdr[1:0];
+    assign slice_681 = s3_hdr[33:32];
+    assign mux_682 = slice_679 ? slice_680 : slice_681;
+    assign slice_683 = s3_second_addr[63:32];
+    assign redor_684 = |slice_683;
+    assign slice_685 = s3_hdr[127:126];
+    assign slice_686 = s3_hdr[124:96];
+    assign concat_687 = {slice_685, redor_684, slice_686};
+    assign slice_688 = s3_hdr[79:64];
+    assign concat_689 = {mux_639, slice_688};
+    assign slice_690 = s3_second_addr[63:32];
+    assign slice_691 = s3_second_addr[31:2];
+    assign concat_692 = {concat_687, concat_689, slice_690, slice_691, mux_682};
+    assign slice_693 = s3_second_addr[31:2];
+    assign concat_695 = {concat_687, concat_689, slice_693, mux_682, 32'h0};
+    assign mux_696 = redor_684 ? concat_692 : concat_695;
+    assign slice_697 = s3_kind[5];
+    assign slice_698 = s3_kind[6];
+    assign slice_701 = s3_hdr[118:116];
+    assign slice_702 = s3_hdr[114];
+    assign slice_703 = s3_hdr[109:108];
+    assign concat_704 = {slice_702, slice_703};
+    assign slice_710 = s3_hdr[105:96];
+    assign slice_711 = s3_hdr[125];
+    assign slice_714 = s3_hdr[71:68];
+    assign slice_715 = s3_hdr[67:64];
+    assign slice_716 = s3_hdr[124:121];
+    assign eq_718 = slice_716 == 4'h5;
+    assign slice_719 = s3_hdr[63:48];
+    assign slice_720 = s3_hdr[95:80];
+    assign mux_721 = eq_718 ? slice_719 : slice_720;
+    assign slice_722 = s3_hdr[119];
+    assign slice_723 = s3_hdr[115];
+    assign slice_724 = s3_hdr[47:40];
+    assign slice_725 = s3_hdr[79:72];
+    assign mux_726 = eq_718 ? slice_724 : slice_725;
+    assign concat_727 = {slice_722, slice_723, mux_726};
+    assign slice_728 = s3_hdr[63:34];
+    assign concat_730 = {slice_728, 2'h0};
+    assign zext_731 = {32'h0, concat_730};
+    assign slice_732 = s3_hdr[63:32];
+    assign slice_733 = s3_hdr[31:2];
+    assign concat_735 = {slice_732, slice_733, 2'h0};
+    assign mux_736 = slice_711 ? concat_735 : zext_731;
+    assign slice_737 = slice_715[3];
+    assign slice_738 = slice_715[2];
+    assign slice_739 = slice_715[1];
+    assign slice_740 = slice_715[0];
+    assign mux_743 = slice_740 ? 3'h0 : 3'h1;
+    assign slice_744 = slice_715[0];
+    assign mux_747 = slice_744 ? 3'h0 : 3'h2;
+    assign mux_748 = slice_739 ? mux_743 : mux_747;
+    assign slice_749 = slice_715[1];
+    assign slice_750 = slice_715[0];
+    assign mux_753 = slice_750 ? 3'h0 : 3'h1;
+    assign slice_754 = slice_715[0];
+    assign mux_757 = slice_754 ? 3'h0 : 3'h3;
+    assign mux_758 = slice_749 ? mux_753 : mux_757;
+    assign mux_759 = slice_738 ? mux_748 : mux_758;
+    assign slice_760 = slice_715[2];
+    assign slice_761 = slice_715[1];
+    assign slice_762 = slice_715[0];
+    assign mux_765 = slice_762 ? 3'h0 : 3'h1;
+    assign slice_766 = slice_715[0];
+    assign mux_769 = slice_766 ? 3'h0 : 3'h2;
+    assign mux_770 = slice_761 ? mux_765 : mux_769;
+    assign slice_771 = slice_715[1];
+    assign slice_772 = slice_715[0];
+    assign mux_775 = slice_772 ? 3'h0 : 3'h1;
+    assign mux_777 = slice_771 ? mux_775 : 3'h0;
+    assign mux_778 = slice_760 ? mux_770 : mux_777;
+    assign mux_779 = slice_737 ? mux_759 : mux_778;
+    assign eq_781 = slice_710 == 10'h1;
+    assign eq_783 = slice_715 == 4'h0;
+    assign zext_784 = {9'h0, mux_779};
+    assign slice_785 = slice_715[3];
+    assign slice_787 = slice_715[2];
+    assign slice_789 = slice_715[1];
+    assign slice_791 = slice_715[0];
+    assign mux_794 = slice_791 ? 2'h0 : 2'h3;
+    assign mux_795 = slice_789 ? 2'h1 : mux_794;
+    assign mux_796 = slice_787 ? 2'h2 : mux_795;
+    assign mux_797 = slice_785 ? 2'h3 : mux_796;
+    assign zext_798 = {10'h0, mux_797};
+    assign add_800 = zext_798 + 12'h1;
+    assign sub_801 = add_800 - zext_784;
+    assign mux_803 = eq_783 ? 12'h1 : sub_801;
+    assign concat_805 = {slice_710, 2'h0};
+    assign sub_806 = concat_805 - zext_784;
+    assign slice_807 = slice_714[3];
+    assign slice_809 = slice_714[2];
+    assign slice_811 = slice_714[1];
+    assign slice_813 = slice_714[0];
+    assign mux_816 = slice_813 ? 3'h3 : 3'h4;
+    assign mux_817 = slice_811 ? 3'h2 : mux_816;
+    assign mux_818 = slice_809 ? 3'h1 : mux_817;
+    assign mux_819 = slice_807 ? 3'h0 : mux_818;
+    assign zext_820 = {9'h0, mux_819};
+    assign sub_821 = sub_806 - zext_820;
+    assign mux_822 = eq_781 ? mux_803 : sub_821;
+    assign mux_824 = slice_697 ? mux_822 : 12'h4;
+    assign slice_825 = mux_736[6:2];
+    assign slice_826 = mux_779[1:0];
+    assign concat_827 = {slice_825, slice_826};
+    assign mux_829 = slice_697 ? concat_827 : 7'h0;
+    assign mux_832 = slice_698 ? 5'hb : 5'ha;
+    assign slice_834 = concat_727[9];
+    assign slice_835 = concat_727[8];
+    assign slice_836 = concat_704[2];
+    assign slice_839 = concat_704[1:0];
+    assign concat_842 = {3'h0, mux_832, slice_834, slice_701, slice_835, slice_836, 2'h0, 2'h0, slice_839, 2'h0, 10'h0};
+    assign concat_844 = {self_id, mux_651, 1'h0, mux_824};
+    assign slice_845 = concat_727[7:0];
+    assign concat_847 = {mux_721, slice_845, 1'h0, mux_829};
+    assign concat_848 = {concat_842, concat_844, concat_847};
+    assign and_849 = s3_valid & s3_sop;
+    assign and_850 = adv & and_849;
+    assign eq_868 = s4_action == 2'h0;
+    assign eq_870 = s4_egress == 3'h1;
+    assign and_871 = eq_868 & eq_870;
+    assign eq_873 = s4_second_egress == 3'h1;
+    assign and_874 = s4_second & eq_873;
+    assign or_875 = and_871 | and_874;
+    assign eq_877 = s4_egress == 3'h2;
+    assign and_878 = eq_868 & eq_877;
+    assign eq_880 = s4_second_egress == 3'h2;
+    assign and_881 = s4_second & eq_880;
+    assign or_882 = and_878 | and_881;
+    assign eq_884 = s4_egress == 3'h1;
+    assign mux_885 = eq_884 ? s4_hdr_primary : s4_hdr_second;
+    assign eq_887 = s4_egress == 3'h2;
+    assign mux_888 = eq_887 ? s4_hdr_primary : s4_hdr_second;
+    assign concat_889 = {s4_data, s4_keep, s4_sop, s4_eop};
+    assign concat_890 = {mux_885, concat_889};
+    assign concat_891 = {mux_888, concat_889};
+    assign eq_893 = s4_egress == 3'h3;
+    assign and_894 = eq_868 & eq_893;
+    assign concat_895 = {s4_slot, s4_hdr_primary, concat_889};
+    assign eq_897 = s4_egress == 3'h4;
+    assign and_898 = eq_868 & eq_897;
+    assign concat_899 = {s4_hdr_primary, concat_889};
+    assign eq_901 = s4_action == 2'h1;
+    assign and_902 = eq_901 & s4_sop;
+    assign and_904 = s4_valid & or_875;
+    assign not_905 = ~m_port_a_sent;
+    assign and_906 = and_904 & not_905;
+    assign m_port_a_in_ready = m_port_a_slice_s_tready;
+    assign and_908 = and_906 & m_port_a_in_ready;
+    assign not_909 = ~or_875;
+    assign or_910 = m_port_a_sent | and_908;
+    assign or_911 = not_909 | or_910;
+    assign and_912 = 1'h1 & or_911;
+    assign or_913 = m_port_a_sent | and_908;
+    assign mux_914 = adv ? 1'h0 : or_913;
+    assign m_port_a_slice_m_ready = m_port_a_tlp_ready;
+    assign slice_920 = m_port_a_slice_m_tdata[657:530];
+    assign slice_921 = m_port_a_slice_m_tdata[529:18];
+    assign slice_922 = m_port_a_slice_m_tdata[17:2];
+    assign slice_923 = m_port_a_slice_m_tdata[1];
+    assign slice_924 = m_port_a_slice_m_tdata[0];
+    assign and_927 = s4_valid & or_882;
+    assign not_928 = ~m_port_b_sent;
+    assign and_929 = and_927 & not_928;
+    assign m_port_b_in_ready = m_port_b_slice_s_tready;
+    assign and_931 = and_929 & m_port_b_in_ready;
+    assign not_932 = ~or_882;
+    assign or_933 = m_port_b_sent | and_931;
+    assign or_934 = not_932 | or_933;
+    assign and_935 = and_912 & or_934;
+    assign or_936 = m_port_b_sent | and_931;
+    assign mux_937 = adv ? 1'h0 : or_936;
+    assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
+    assign slice_943 = m_port_b_slice_m_tdata[657:530];
+    assign slice_944 = m_port_b_slice_m_tdata[529:18];
+    assign slice_945 = m_port_b_slice_m_tdata[17:2];
+    assign slice_946 = m_port_b_slice_m_tdata[1];
+    assign slice_947 = m_port_b_slice_m_tdata[0];
+    assign and_950 = s4_valid & and_894;
+    assign not_951 = ~m_kernel_sent;
+    assign and_952 = and_950 & not_951;
+    assign m_kernel_in_ready = m_kernel_slice_s_tready;
+    assign and_954 = and_952 & m_kernel_in_ready;
+    assign not_955 = ~and_894;
+    assign or_956 = m_kernel_sent | and_954;
+    assign or_957 = not_955 | or_956;
+    assign and_958 = and_935 & or_957;
+    assign or_959 = m_kernel_sent | and_954;
+    assign mux_960 = adv ? 1'h0 : or_959;
+    assign m_kernel_slice_m_ready = m_kernel_tlp_ready;
+    assign slice_966 = m_kernel_slice_m_tdata[665:658];
+    assign slice_967 = m_kernel_slice_m_tdata[657:530];
+    assign slice_968 = m_kernel_slice_m_tdata[529:18];
+    assign slice_969 = m_kernel_slice_m_tdata[17:2];
+    assign slice_970 = m_kernel_slice_m_tdata[1];
+    assign slice_971 = m_kernel_slice_m_tdata[0];
+    assign and_974 = s4_valid & and_898;
+    assign not_975 = ~m_local_sent;
+    assign and_976 = and_974 & not_975;
+    assign m_local_in_ready = m_local_slice_s_tready;
+    assign and_978 = and_976 & m_local_in_ready;
+    assign not_979 = ~and_898;
+    assign or_980 = m_local_sent | and_978;
+    assign or_981 = not_979 | or_980;
+    assign and_982 = and_958 & or_981;
+    assign or_983 = m_local_sent | and_978;
+    assign mux_984 = adv ? 1'h0 : or_983;
+    assign m_local_slice_m_ready = m_local_tlp_ready;
+    assign slice_990 = m_local_slice_m_tdata[657:530];
+    assign slice_991 = m_local_slice_m_tdata[529:18];
+    assign slice_992 = m_local_slice_m_tdata[17:2];
+    assign slice_993 = m_local_slice_m_tdata[1];
+    assign slice_994 = m_local_slice_m_tdata[0];
+    assign and_997 = s4_valid & and_902;
+    assign not_998 = ~m_cpl_sent;
+    assign and_999 = and_997 & not_998;
+    assign m_cpl_in_ready = m_cpl_slice_s_tready;
+    assign and_1001 = and_999 & m_cpl_in_ready;
+    assign not_1002 = ~and_902;
+    assign or_1003 = m_cpl_sent | and_1001;
+    assign or_1004 = not_1002 | or_1003;
+    assign and_1005 = and_982 & or_1004;
+    assign or_1006 = m_cpl_sent | and_1001;
+    assign mux_1007 = adv ? 1'h0 : or_1006;
+    assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
+    assign not_1014 = ~s4_valid;
+    assign or_1015 = not_1014 | and_1005;
+    assign and_1016 = s4_valid & s4_sop;
+    assign and_1017 = adv & and_1016;
+    assign add_1020 = count_ok + 32'h1;
+    assign eq_1022 = s4_reason == 4'h0;
+    assign and_1023 = and_1017 & eq_1022;
+    assign add_1026 = count_not_for_us + 32'h1;
+    assign eq_1028 = s4_reason == 4'h1;
+    assign and_1029 = and_1017 & eq_1028;
+    assign add_1032 = count_window_miss + 32'h1;
+    assign eq_1034 = s4_reason == 4'h2;
+    assign and_1035 = and_1017 & eq_1034;
+    assign add_1038 = count_mapping_disabled + 32'h1;
+    assign eq_1040 = s4_reason == 4'h3;
+    assign and_1041 = and_1017 & eq_1040;
+    assign add_1044 = count_port_down + 32'h1;
+    assign eq_1046 = s4_reason == 4'h4;
+    assign and_1047 = and_1017 & eq_1046;
+    assign add_1050 = count_denied + 32'h1;
+    assign eq_1052 = s4_reason == 4'h5;
+    assign and_1053 = and_1017 & eq_1052;
+    assign add_1056 = count_no_proxy_id + 32'h1;
+    assign eq_1058 = s4_reason == 4'h6;
+    assign and_1059 = and_1017 & eq_1058;
+    assign add_1062 = count_unexpected_completion + 32'h1;
+    assign eq_1064 = s4_reason == 4'h7;
+    assign and_1065 = and_1017 & eq_1064;
+    assign add_1068 = count_unsupported + 32'h1;
+    assign eq_1070 = s4_reason == 4'h8;
+    assign and_1071 = and_1017 & eq_1070;
+    assign add_1074 = count_relay_denied + 32'h1;
+    assign eq_1076 = s4_reason == 4'h9;
+    assign and_1077 = and_1017 & eq_1076;
+    assign not_1078 = ~axil_rvalid;
+    assign and_1079 = s_axil_arvalid & not_1078;
+    assign not_1080 = ~axil_rvalid;
+    assign slice_1081 = s_axil_araddr[11:2];
+    assign concat_1085 = {port_down, init_done};
+    assign zext_1086 = {29'h0, concat_1085};
+    assign eq_1088 = slice_1081 == 10'h0;
+    assign eq_1090 = slice_1081 == 10'h1;
+    assign eq_1092 = slice_1081 == 10'h2;
+    assign eq_1094 = slice_1081 == 10'h3;
+    assign eq_1096 = slice_1081 == 10'h4;
+    assign eq_1098 = slice_1081 == 10'h5;
+    assign eq_1100 = slice_1081 == 10'h8;
+    assign eq_1102 = slice_1081 == 10'h9;
+    assign eq_1104 = slice_1081 == 10'ha;
+    assign eq_1106 = slice_1081 == 10'hb;
+    assign eq_1108 = slice_1081 == 10'h40;
+    assign eq_1110 = slice_1081 == 10'h41;
+    assign eq_1112 = slice_1081 == 10'h42;
+    assign eq_1114 = slice_1081 == 10'h43;
+    assign eq_1116 = slice_1081 == 10'h44;
+    assign eq_1118 = slice_1081 == 10'h45;
+    assign eq_1120 = slice_1081 == 10'h46;
+    assign eq_1122 = slice_1081 == 10'h47;
+    assign eq_1124 = slice_1081 == 10'h48;
+    assign eq_1126 = slice_1081 == 10'h49;
+    assign mux_1128 = eq_1088 ? 32'h4f4e4943 : 32'h0;
+    assign mux_1130 = eq_1090 ? 32'h10000 : 32'h0;
+    assign mux_1132 = eq_1092 ? 32'h10000001 : 32'h0;
+    assign mux_1134 = eq_1094 ? zext_1086 : 32'h0;
+    assign mux_1136 = eq_1096 ? win_en_lo : 32'h0;
+    assign mux_1138 = eq_1098 ? win_en_hi : 32'h0;
+    assign mux_1140 = eq_1100 ? lut_index : 32'h0;
+    assign mux_1142 = eq_1102 ? lut_addr_lo : 32'h0;
+    assign mux_1144 = eq_1104 ? lut_addr_hi : 32'h0;
+    assign mux_1146 = eq_1106 ? lut_ctrl : 32'h0;
+    assign mux_1148 = eq_1108 ? count_ok : 32'h0;
+    assign mux_1150 = eq_1110 ? count_not_for_us : 32'h0;
+    assign mux_1152 = eq_1112 ? count_window_miss : 32'h0;
+    assign mux_1154 = eq_1114 ? count_mapping_disabled : 32'h0;
+    assign mux_1156 = eq_1116 ? count_port_down : 32'h0;
+    assign mux_1158 = eq_1118 ? count_denied : 32'h0;
+    assign mux_1160 = eq_1120 ? count_no_proxy_id : 32'h0;
+    assign mux_1162 = eq_1122 ? count_unexpected_completion : 32'h0;
+    assign mux_1164 = eq_1124 ? count_unsupported : 32'h0;
+    assign mux_1166 = eq_1126 ? count_relay_denied : 32'h0;
+    assign or_1167 = mux_1128 | mux_1130;
+    assign or_1168 = mux_1132 | mux_1134;
+    assign or_1169 = mux_1136 | mux_1138;
+    assign or_1170 = mux_1140 | mux_1142;
+    assign or_1171 = mux_1144 | mux_1146;
+    assign or_1172 = mux_1148 | mux_1150;
+    assign or_1173 = mux_1152 | mux_1154;
+    assign or_1174 = mux_1156 | mux_1158;
+    assign or_1175 = mux_1160 | mux_1162;
+    assign or_1176 = mux_1164 | mux_1166;
+    assign or_1177 = or_1167 | or_1168;
+    assign or_1178 = or_1169 | or_1170;
+    assign or_1179 = or_1171 | or_1172;
+    assign or_1180 = or_1173 | or_1174;
+    assign or_1181 = or_1175 | or_1176;
+    assign or_1182 = or_1177 | or_1178;
+    assign or_1183 = or_1179 | or_1180;
+    assign or_1184 = or_1182 | or_1183;
+    assign or_1185 = or_1184 | or_1181;
+    assign not_1187 = ~s_axil_rready;
+    assign and_1188 = axil_rvalid & not_1187;
+    assign mux_1189 = and_1079 ? 1'h1 : and_1188;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], mux_638[1:0], mux_736[1:0], mux_736[63:7]};
+
+    onic_axis_skid_661 in_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(concat_100),
+        .s_tvalid(and_93),
+        .s_tready(in_slice_s_tready),
+        .m_tdata(in_slice_m_tdata),
+        .m_tvalid(in_slice_m_tvalid),
+        .m_tready(in_slice_m_ready)
+    );
+
+    onic_pcie_manager_windows windows ( // translate.go:160
+        .bar(s1_bar),
+        .off(s1_off),
+        .window_en(slice_340),
+        .found(windows_found),
+        .enabled(windows_enabled),
+        .index(windows_index),
+        .egress(windows_egress),
+        .slot(windows_slot),
+        .translated(windows_translated),
+        .has_second(windows_has_second),
+        .multicast(windows_multicast),
+        .second_egress(windows_second_egress),
+        .second_translated(windows_second_translated)
+    );
+
+    onic_pcie_manager_access access ( // access.go:95
+        .req(slice_438),
+        .addr(mux_409),
+        .size(s2_size),
+        .write(slice_437),
+        .egress_bit(mux_436),
+        .rule(access_rule),
+        .found(access_found),
+        .domain(access_domain)
+    );
+
+    onic_axis_skid_658 m_port_a_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(concat_890),
+        .s_tvalid(and_906),
+        .s_tready(m_port_a_slice_s_tready),
+        .m_tdata(m_port_a_slice_m_tdata),
+        .m_tvalid(m_port_a_slice_m_tvalid),
+        .m_tready(m_port_a_slice_m_ready)
+    );
+
+    onic_axis_skid_658 m_port_b_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(concat_891),
+        .s_tvalid(and_929),
+        .s_tready(m_port_b_slice_s_tready),
+        .m_tdata(m_port_b_slice_m_tdata),
+        .m_tvalid(m_port_b_slice_m_tvalid),
+        .m_tready(m_port_b_slice_m_ready)
+    );
+
+    onic_axis_skid_666 m_kernel_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(concat_895),
+        .s_tvalid(and_952),
+        .s_tready(m_kernel_slice_s_tready),
+        .m_tdata(m_kernel_slice_m_tdata),
+        .m_tvalid(m_kernel_slice_m_tvalid),
+        .m_tready(m_kernel_slice_m_ready)
+    );
+
+    onic_axis_skid_658 m_local_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(concat_899),
+        .s_tvalid(and_976),
+        .s_tready(m_local_slice_s_tready),
+        .m_tdata(m_local_slice_m_tdata),
+        .m_tvalid(m_local_slice_m_tvalid),
+        .m_tready(m_local_slice_m_ready)
+    );
+
+    onic_axis_skid_96 m_cpl_slice ( // axis.go:320
+        .clk(clk),
+        .rst(rst),
+        .s_tdata(s4_cpl_hdr),
+        .s_tvalid(and_999),
+        .s_tready(m_cpl_slice_s_tready),
+        .m_tdata(m_cpl_slice_m_tdata),
+        .m_tvalid(m_cpl_slice_m_tvalid),
+        .m_tready(m_cpl_slice_m_ready)
+    );
 
     always @(posedge clk) begin
         if (rst) begin
@@ -1919,47 +1727,15 @@ module onic_pcie_manager (
         if (rst) begin
             axil_rvalid <= 1'h0;
         end else begin
-            axil_rvalid <= mux_1372;
+            axil_rvalid <= mux_1189;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             axil_rdata <= 32'h0;
-        end else if (and_1262) begin
-            axil_rdata <= or_1368;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            in_slice_valid <= 1'h0;
-        end else begin
-            in_slice_valid <= mux_112;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            in_slice_data <= 661'h0;
-        end else if (or_110) begin
-            in_slice_data <= mux_113;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            in_slice_skid_valid <= 1'h0;
-        end else begin
-            in_slice_skid_valid <= mux_116;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            in_slice_skid_data <= 661'h0;
-        end else if (and_120) begin
-            in_slice_skid_data <= concat_100;
+        end else if (and_1079) begin
+            axil_rdata <= or_1185;
         end
     end
 
@@ -1967,7 +1743,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_valid <= 1'h0;
         end else if (adv) begin
-            s1_valid <= in_slice_valid;
+            s1_valid <= in_slice_m_tvalid;
         end
     end
 
@@ -1975,7 +1751,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_hdr <= 128'h0;
         end else if (adv) begin
-            s1_hdr <= slice_121;
+            s1_hdr <= slice_108;
         end
     end
 
@@ -1983,7 +1759,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_bar <= 3'h0;
         end else if (adv) begin
-            s1_bar <= slice_122;
+            s1_bar <= slice_109;
         end
     end
 
@@ -1991,7 +1767,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_data <= 512'h0;
         end else if (adv) begin
-            s1_data <= slice_123;
+            s1_data <= slice_110;
         end
     end
 
@@ -1999,7 +1775,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_keep <= 16'h0;
         end else if (adv) begin
-            s1_keep <= slice_124;
+            s1_keep <= slice_111;
         end
     end
 
@@ -2007,7 +1783,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_sop <= 1'h0;
         end else if (adv) begin
-            s1_sop <= slice_125;
+            s1_sop <= slice_112;
         end
     end
 
@@ -2015,7 +1791,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_eop <= 1'h0;
         end else if (adv) begin
-            s1_eop <= slice_126;
+            s1_eop <= slice_113;
         end
     end
 
@@ -2023,7 +1799,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_kind <= 7'h0;
         end else if (adv) begin
-            s1_kind <= mux_284;
+            s1_kind <= mux_271;
         end
     end
 
@@ -2031,7 +1807,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_off <= 64'h0;
         end else if (adv) begin
-            s1_off <= and_304;
+            s1_off <= and_291;
         end
     end
 
@@ -2039,7 +1815,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_bar_ok <= 1'h0;
         end else if (adv) begin
-            s1_bar_ok <= mux_323;
+            s1_bar_ok <= mux_310;
         end
     end
 
@@ -2047,7 +1823,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_reg_hit <= 1'h0;
         end else if (adv) begin
-            s1_reg_hit <= eq_325;
+            s1_reg_hit <= eq_312;
         end
     end
 
@@ -2055,7 +1831,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_size <= 13'h0;
         end else if (adv) begin
-            s1_size <= concat_329;
+            s1_size <= concat_316;
         end
     end
 
@@ -2063,7 +1839,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_proxy_ok <= 1'h0;
         end else if (adv) begin
-            s1_proxy_ok <= eq_332;
+            s1_proxy_ok <= eq_319;
         end
     end
 
@@ -2071,7 +1847,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_proxy <= 16'h0;
         end else if (adv) begin
-            s1_proxy <= mux_336;
+            s1_proxy <= mux_323;
         end
     end
 
@@ -2183,7 +1959,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_found <= 1'h0;
         end else if (adv) begin
-            s2_found <= and_359;
+            s2_found <= windows_found;
         end
     end
 
@@ -2191,7 +1967,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_enabled <= 1'h0;
         end else if (adv) begin
-            s2_enabled <= mux_373;
+            s2_enabled <= windows_enabled;
         end
     end
 
@@ -2199,7 +1975,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_egress <= 3'h0;
         end else if (adv) begin
-            s2_egress <= mux_402;
+            s2_egress <= mux_364;
         end
     end
 
@@ -2207,7 +1983,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_slot <= 8'h0;
         end else if (adv) begin
-            s2_slot <= mux_379;
+            s2_slot <= windows_slot;
         end
     end
 
@@ -2215,7 +1991,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_addr <= 64'h0;
         end else if (adv) begin
-            s2_addr <= mux_403;
+            s2_addr <= mux_365;
         end
     end
 
@@ -2223,7 +1999,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_down <= 1'h0;
         end else if (adv) begin
-            s2_down <= or_420;
+            s2_down <= or_382;
         end
     end
 
@@ -2231,7 +2007,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second <= 1'h0;
         end else if (adv) begin
-            s2_second <= and_404;
+            s2_second <= and_366;
         end
     end
 
@@ -2239,7 +2015,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second_egress <= 3'h0;
         end else if (adv) begin
-            s2_second_egress <= mux_387;
+            s2_second_egress <= windows_second_egress;
         end
     end
 
@@ -2247,7 +2023,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second_addr <= 64'h0;
         end else if (adv) begin
-            s2_second_addr <= mux_389;
+            s2_second_addr <= windows_second_translated;
         end
     end
 
@@ -2255,7 +2031,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second_down <= 1'h0;
         end else if (adv) begin
-            s2_second_down <= or_429;
+            s2_second_down <= or_391;
         end
     end
 
@@ -2439,7 +2215,7 @@ module onic_pcie_manager (
         if (rst) begin
             s3_rule <= 3'h0;
         end else if (adv) begin
-            s3_rule <= mux_560;
+            s3_rule <= access_rule;
         end
     end
 
@@ -2486,47 +2262,47 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_action <= 2'h0;
-        end else if (and_968) begin
-            s4_action <= mux_764;
+        end else if (and_850) begin
+            s4_action <= mux_646;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_reason <= 4'h0;
-        end else if (and_968) begin
-            s4_reason <= mux_753;
+        end else if (and_850) begin
+            s4_reason <= mux_635;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_egress <= 3'h0;
-        end else if (and_968) begin
-            s4_egress <= mux_754;
+        end else if (and_850) begin
+            s4_egress <= mux_636;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_slot <= 8'h0;
-        end else if (and_968) begin
-            s4_slot <= mux_755;
+        end else if (and_850) begin
+            s4_slot <= mux_637;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second <= 1'h0;
-        end else if (and_968) begin
-            s4_second <= and_777;
+        end else if (and_850) begin
+            s4_second <= and_659;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second_egress <= 3'h0;
-        end else if (and_968) begin
+        end else if (and_850) begin
             s4_second_egress <= s3_second_egress;
         end
     end
@@ -2534,24 +2310,24 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_primary <= 128'h0;
-        end else if (and_968) begin
-            s4_hdr_primary <= mux_796;
+        end else if (and_850) begin
+            s4_hdr_primary <= mux_678;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_second <= 128'h0;
-        end else if (and_968) begin
-            s4_hdr_second <= mux_814;
+        end else if (and_850) begin
+            s4_hdr_second <= mux_696;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_cpl_hdr <= 96'h0;
-        end else if (and_968) begin
-            s4_cpl_hdr <= concat_966;
+        end else if (and_850) begin
+            s4_cpl_hdr <= concat_848;
         end
     end
 
@@ -2559,39 +2335,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_a_sent <= 1'h0;
         end else begin
-            m_port_a_sent <= mux_1032;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_a_slice_valid <= 1'h0;
-        end else begin
-            m_port_a_slice_valid <= mux_1042;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_a_slice_data <= 658'h0;
-        end else if (or_1040) begin
-            m_port_a_slice_data <= mux_1043;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_a_slice_skid_valid <= 1'h0;
-        end else begin
-            m_port_a_slice_skid_valid <= mux_1046;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_a_slice_skid_data <= 658'h0;
-        end else if (and_1050) begin
-            m_port_a_slice_skid_data <= concat_1008;
+            m_port_a_sent <= mux_914;
         end
     end
 
@@ -2599,39 +2343,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_b_sent <= 1'h0;
         end else begin
-            m_port_b_sent <= mux_1068;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_b_slice_valid <= 1'h0;
-        end else begin
-            m_port_b_slice_valid <= mux_1078;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_b_slice_data <= 658'h0;
-        end else if (or_1076) begin
-            m_port_b_slice_data <= mux_1079;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_b_slice_skid_valid <= 1'h0;
-        end else begin
-            m_port_b_slice_skid_valid <= mux_1082;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_port_b_slice_skid_data <= 658'h0;
-        end else if (and_1086) begin
-            m_port_b_slice_skid_data <= concat_1009;
+            m_port_b_sent <= mux_937;
         end
     end
 
@@ -2639,39 +2351,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_kernel_sent <= 1'h0;
         end else begin
-            m_kernel_sent <= mux_1104;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_kernel_slice_valid <= 1'h0;
-        end else begin
-            m_kernel_slice_valid <= mux_1114;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_kernel_slice_data <= 666'h0;
-        end else if (or_1112) begin
-            m_kernel_slice_data <= mux_1115;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_kernel_slice_skid_valid <= 1'h0;
-        end else begin
-            m_kernel_slice_skid_valid <= mux_1118;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_kernel_slice_skid_data <= 666'h0;
-        end else if (and_1122) begin
-            m_kernel_slice_skid_data <= concat_1013;
+            m_kernel_sent <= mux_960;
         end
     end
 
@@ -2679,39 +2359,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_local_sent <= 1'h0;
         end else begin
-            m_local_sent <= mux_1141;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_local_slice_valid <= 1'h0;
-        end else begin
-            m_local_slice_valid <= mux_1151;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_local_slice_data <= 658'h0;
-        end else if (or_1149) begin
-            m_local_slice_data <= mux_1152;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_local_slice_skid_valid <= 1'h0;
-        end else begin
-            m_local_slice_skid_valid <= mux_1155;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_local_slice_skid_data <= 658'h0;
-        end else if (and_1159) begin
-            m_local_slice_skid_data <= concat_1017;
+            m_local_sent <= mux_984;
         end
     end
 
@@ -2719,119 +2367,87 @@ module onic_pcie_manager (
         if (rst) begin
             m_cpl_sent <= 1'h0;
         end else begin
-            m_cpl_sent <= mux_1177;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_cpl_slice_valid <= 1'h0;
-        end else begin
-            m_cpl_slice_valid <= mux_1187;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_cpl_slice_data <= 96'h0;
-        end else if (or_1185) begin
-            m_cpl_slice_data <= mux_1188;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_cpl_slice_skid_valid <= 1'h0;
-        end else begin
-            m_cpl_slice_skid_valid <= mux_1191;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (rst) begin
-            m_cpl_slice_skid_data <= 96'h0;
-        end else if (and_1195) begin
-            m_cpl_slice_skid_data <= s4_cpl_hdr;
+            m_cpl_sent <= mux_1007;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_ok <= 32'h0;
-        end else if (and_1206) begin
-            count_ok <= add_1203;
+        end else if (and_1023) begin
+            count_ok <= add_1020;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_not_for_us <= 32'h0;
-        end else if (and_1212) begin
-            count_not_for_us <= add_1209;
+        end else if (and_1029) begin
+            count_not_for_us <= add_1026;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_window_miss <= 32'h0;
-        end else if (and_1218) begin
-            count_window_miss <= add_1215;
+        end else if (and_1035) begin
+            count_window_miss <= add_1032;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_mapping_disabled <= 32'h0;
-        end else if (and_1224) begin
-            count_mapping_disabled <= add_1221;
+        end else if (and_1041) begin
+            count_mapping_disabled <= add_1038;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_port_down <= 32'h0;
-        end else if (and_1230) begin
-            count_port_down <= add_1227;
+        end else if (and_1047) begin
+            count_port_down <= add_1044;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_denied <= 32'h0;
-        end else if (and_1236) begin
-            count_denied <= add_1233;
+        end else if (and_1053) begin
+            count_denied <= add_1050;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_no_proxy_id <= 32'h0;
-        end else if (and_1242) begin
-            count_no_proxy_id <= add_1239;
+        end else if (and_1059) begin
+            count_no_proxy_id <= add_1056;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unexpected_completion <= 32'h0;
-        end else if (and_1248) begin
-            count_unexpected_completion <= add_1245;
+        end else if (and_1065) begin
+            count_unexpected_completion <= add_1062;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unsupported <= 32'h0;
-        end else if (and_1254) begin
-            count_unsupported <= add_1251;
+        end else if (and_1071) begin
+            count_unsupported <= add_1068;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_relay_denied <= 32'h0;
-        end else if (and_1260) begin
-            count_relay_denied <= add_1257;
+        end else if (and_1077) begin
+            count_relay_denied <= add_1074;
         end
     end
 
@@ -2840,34 +2456,34 @@ module onic_pcie_manager (
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
     assign s_host_tlp_ready = and_102;
-    assign m_port_a_tlp_hdr = slice_1051;
-    assign m_port_a_tlp_data = slice_1052;
-    assign m_port_a_tlp_keep = slice_1053;
-    assign m_port_a_tlp_sop = slice_1054;
-    assign m_port_a_tlp_eop = slice_1055;
-    assign m_port_a_tlp_valid = m_port_a_slice_valid;
-    assign m_port_b_tlp_hdr = slice_1087;
-    assign m_port_b_tlp_data = slice_1088;
-    assign m_port_b_tlp_keep = slice_1089;
-    assign m_port_b_tlp_sop = slice_1090;
-    assign m_port_b_tlp_eop = slice_1091;
-    assign m_port_b_tlp_valid = m_port_b_slice_valid;
-    assign m_kernel_slot = slice_1123;
-    assign m_kernel_tlp_hdr = slice_1124;
-    assign m_kernel_tlp_data = slice_1125;
-    assign m_kernel_tlp_keep = slice_1126;
-    assign m_kernel_tlp_sop = slice_1127;
-    assign m_kernel_tlp_eop = slice_1128;
-    assign m_kernel_tlp_valid = m_kernel_slice_valid;
-    assign m_local_tlp_hdr = slice_1160;
-    assign m_local_tlp_data = slice_1161;
-    assign m_local_tlp_keep = slice_1162;
-    assign m_local_tlp_sop = slice_1163;
-    assign m_local_tlp_eop = slice_1164;
-    assign m_local_tlp_valid = m_local_slice_valid;
-    assign m_cpl_tlp_hdr = m_cpl_slice_data;
-    assign m_cpl_tlp_valid = m_cpl_slice_valid;
-    assign s_axil_arready = not_1263;
+    assign m_port_a_tlp_hdr = slice_920;
+    assign m_port_a_tlp_data = slice_921;
+    assign m_port_a_tlp_keep = slice_922;
+    assign m_port_a_tlp_sop = slice_923;
+    assign m_port_a_tlp_eop = slice_924;
+    assign m_port_a_tlp_valid = m_port_a_slice_m_tvalid;
+    assign m_port_b_tlp_hdr = slice_943;
+    assign m_port_b_tlp_data = slice_944;
+    assign m_port_b_tlp_keep = slice_945;
+    assign m_port_b_tlp_sop = slice_946;
+    assign m_port_b_tlp_eop = slice_947;
+    assign m_port_b_tlp_valid = m_port_b_slice_m_tvalid;
+    assign m_kernel_slot = slice_966;
+    assign m_kernel_tlp_hdr = slice_967;
+    assign m_kernel_tlp_data = slice_968;
+    assign m_kernel_tlp_keep = slice_969;
+    assign m_kernel_tlp_sop = slice_970;
+    assign m_kernel_tlp_eop = slice_971;
+    assign m_kernel_tlp_valid = m_kernel_slice_m_tvalid;
+    assign m_local_tlp_hdr = slice_990;
+    assign m_local_tlp_data = slice_991;
+    assign m_local_tlp_keep = slice_992;
+    assign m_local_tlp_sop = slice_993;
+    assign m_local_tlp_eop = slice_994;
+    assign m_local_tlp_valid = m_local_slice_m_tvalid;
+    assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
+    assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
+    assign s_axil_arready = not_1080;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;
