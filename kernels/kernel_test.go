@@ -1,0 +1,213 @@
+package kernels
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"onic/testbenches/verilator"
+)
+
+// edges are the element values every kernel is tried on: zero, one,
+// minus one, the signed limits, and for floats the specials (infinities,
+// NaNs, subnormals, ties for rounding, the largest finite values).
+func edges(e Elem) []uint64 {
+	lo, hi := minMax(e.Bits)
+	mask := uint64(1)<<e.Bits - 1
+	vs := []uint64{0, 1, mask, lo, hi, lo + 1, hi - 1, mask >> 1, 2}
+	switch e.Name {
+	case "fp32":
+		vs = append(vs, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7FFFFFFF, // inf, NaNs
+			0x00000001, 0x00400000, 0x807FFFFF, 0x00008000, 0x00018000, // subnormals, ties at the bottom
+			0x3F808000, 0x3F818000, 0x3F80FFFF, 0x3F807FFF, // ties to even (down, up), above and below half
+			0x7F7FFFFF, 0x7F7F8000, 0x7F7F7FFF, 0xFF7FFFFF, 0x80000000) // round into infinity or not; -0
+	case "bf16":
+		vs = append(vs, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x0001, 0x8001, 0x7F7F)
+	}
+	return vs
+}
+
+// packet is n random elements of e, a quarter of them edge values.
+func packet(rng *rand.Rand, e Elem, n int) []byte {
+	ed := edges(e)
+	var b []byte
+	for range n {
+		v := rng.Uint64() & (1<<e.Bits - 1)
+		if rng.IntN(4) == 0 {
+			v = ed[rng.IntN(len(ed))]
+		}
+		b = putLE(b, v, e.Bytes())
+	}
+	return b
+}
+
+// TestLibraryAgainstReference: every built-in kernel, simulated from its
+// IR under random backpressure, gives exactly what its reference function
+// gives — on empty packets, a single element, lengths that leave the last
+// beat partly kept, several beats, and every pair of edge values.
+func TestLibraryAgainstReference(t *testing.T) {
+	for _, k := range Library() {
+		t.Run(k.Name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(len(k.Name))))
+			// Every pair of edge values, in one packet per input.
+			ed := edges(k.In)
+			var pairs [2][]byte
+			for _, a := range ed {
+				for _, b := range ed {
+					pairs[0] = putLE(pairs[0], a, k.In.Bytes())
+					pairs[1] = putLE(pairs[1], b, k.In.Bytes())
+				}
+			}
+			cases := [][][]byte{pairs[:k.Inputs]}
+			for _, n := range []int{0, 1, k.Lanes - 1, k.Lanes, k.Lanes + 1, 3*k.Lanes + 5, 40 * k.Lanes} {
+				var in [][]byte
+				for range k.Inputs {
+					in = append(in, packet(rng, k.In, n))
+				}
+				cases = append(cases, in)
+			}
+			for ci, in := range cases {
+				want, err := k.Reference(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tr := range []Traffic{Full, {Offer: 0.6, Ready: 0.5, Seed: uint64(ci)}, {Offer: 0.2, Ready: 0.9, Seed: uint64(ci) + 99}} {
+					got, st, err := k.Run(in, tr)
+					if err != nil {
+						t.Fatalf("case %d %+v: %v", ci, tr, err)
+					}
+					if !bytes.Equal(got, want) {
+						t.Fatalf("case %d (%d bytes) %+v: simulator and reference differ at byte %d\n sim %x\n ref %x", ci, len(in[0]), tr, firstDiff(got, want), got, want)
+					}
+					if beatsIn := max(1, (len(in[0])+k.InBits()/8-1)/(k.InBits()/8)); st.InBeats != beatsIn || st.OutBeats != beatsIn {
+						t.Fatalf("case %d: %d beats in, %d out; want %d each", ci, st.InBeats, st.OutBeats, beatsIn)
+					}
+				}
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestThroughput: back to back, every kernel takes a beat per cycle and
+// its first result leaves one cycle after its first beat arrives.
+func TestThroughput(t *testing.T) {
+	for _, k := range Library() {
+		rng := rand.New(rand.NewPCG(2, 2))
+		var in [][]byte
+		for range k.Inputs {
+			in = append(in, packet(rng, k.In, 64*k.Lanes))
+		}
+		_, st, err := k.Run(in, Full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Latency() != 1 || st.LastOut-st.FirstOut != 63 || st.InStalls != 0 {
+			t.Errorf("%s: latency %d, 64 beats out over %d cycles, %d stalls; want 1, 63, 0", k.Name, st.Latency(), st.LastOut-st.FirstOut, st.InStalls)
+		}
+	}
+}
+
+// TestBF16Exhaustive: the IR conversion fp32 -> bf16 equals the
+// arithmetic reference on every fp32 whose low 12 bits take a few
+// rounding-relevant patterns — all 2^20 sign/exponent/high-mantissa
+// combinations — through the simulator, 16 lanes a beat.
+func TestBF16Exhaustive(t *testing.T) {
+	k, err := Lookup("fp32-to-bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []byte
+	for hi := uint32(0); hi < 1<<20; hi++ {
+		for _, low := range []uint32{0x000, 0x800, 0x801, 0x7FF} {
+			x := hi<<12 | low
+			in = putLE(in, uint64(x), 4)
+		}
+	}
+	got, _, err := k.Run([][]byte{in}, Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(in)/4; i++ {
+		x := uint32(le(in[4*i : 4*i+4]))
+		if g, w := uint16(le(got[2*i:2*i+2])), refBF16(x); g != w {
+			t.Fatalf("fp32 %#08x (%g): IR %#04x, reference %#04x", x, math.Float32frombits(x), g, w)
+		}
+	}
+}
+
+// TestRefBF16 pins the reference itself to hand-worked values.
+func TestRefBF16(t *testing.T) {
+	for _, c := range []struct {
+		x    uint32
+		want uint16
+	}{
+		{0x3F800000, 0x3F80}, // 1.0
+		{0x3F808000, 0x3F80}, // 1 + 2^-8: a tie, to even (down)
+		{0x3F818000, 0x3F82}, // 1 + 3*2^-8: a tie, to even (up)
+		{0x3F808001, 0x3F81}, // just above the tie
+		{0x7F7FFFFF, 0x7F80}, // largest fp32 rounds to infinity
+		{0x7F7F7FFF, 0x7F7F}, // stays finite
+		{0x00000001, 0x0000}, // the smallest subnormal rounds to zero
+		{0x80000001, 0x8000}, // and keeps its sign
+		{0x00008000, 0x0000}, // a tie at the bottom: to even, zero
+		{0x00018000, 0x0002}, // a tie: to even, up
+		{0x7F800001, 0x7FC0}, // a signalling NaN whose payload is all below bf16: still a NaN
+		{0xFF800000, 0xFF80}, // -inf
+	} {
+		if got := refBF16(c.x); got != c.want {
+			t.Errorf("refBF16(%#08x) = %#04x, want %#04x", c.x, got, c.want)
+		}
+	}
+}
+
+// TestVerilatorLint: every kernel's Verilog is clean under -Wall.
+func TestVerilatorLint(t *testing.T) {
+	for _, k := range Library() {
+		m, err := k.Module()
+		if err != nil {
+			t.Fatal(err)
+		}
+		verilator.Lint(t, m)
+	}
+}
+
+// TestBadKernels: a kernel description with a mistake is an error naming
+// the kernel and the field.
+func TestBadKernels(t *testing.T) {
+	ok := *library[0]
+	for _, c := range []struct {
+		edit func(k *Kernel)
+		want string
+	}{
+		{func(k *Kernel) { k.Name = "" }, "no name"},
+		{func(k *Kernel) { k.Inputs = 3 }, "inputs: 3"},
+		{func(k *Kernel) { k.Lanes = 0 }, "lanes: 0"},
+		{func(k *Kernel) { k.Lanes = 64 }, "lanes: 64 lanes of int32 make a beat of 2048 bits"},
+		{func(k *Kernel) { k.Ref = nil }, "ref: no reference"},
+		{func(k *Kernel) { k.Out = Int16 }, "lane: int16 element is 16 bits, the value 32"},
+	} {
+		k := ok
+		c.edit(&k)
+		_, err := k.Module()
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+	if _, err := Lookup("nope"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("sum-int32")) {
+		t.Errorf("Lookup: %v", err)
+	}
+	k := *library[0]
+	if _, err := k.Reference([][]byte{{1, 2, 3}, {1, 2, 3}}); err == nil {
+		t.Error("a packet of 3 bytes of int32 accepted")
+	}
+}

@@ -1,0 +1,233 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"onic/hdlgen/ir"
+	"onic/hdlgen/sim"
+)
+
+// Traffic sets how a run offers beats and takes results: each input
+// offers its next beat in a cycle with probability Offer, and the output
+// is ready with probability Ready (1 and 1: back to back). A beat once
+// offered is held, unchanged, until taken, as AXI-Stream requires.
+type Traffic struct {
+	Offer, Ready float64
+	Seed         uint64
+}
+
+// Full is back-to-back traffic: every input always offers, the output is
+// always ready.
+var Full = Traffic{Offer: 1, Ready: 1}
+
+// Stats is what a run measured.
+type Stats struct {
+	Cycles    int // clock edges until the output's last beat left
+	InBeats   int // beats taken from input 0
+	OutBeats  int // beats sent on the output
+	FirstIn   int // cycle of the first input beat taken
+	FirstOut  int // cycle of the first output beat sent
+	LastOut   int // cycle of the last output beat sent
+	InStalls  int // cycles input 0 offered a beat the kernel did not take
+	OutStalls int // cycles the output offered a beat the consumer did not take
+}
+
+// Latency is the cycles from the first beat in to the first beat out.
+func (s Stats) Latency() int { return s.FirstOut - s.FirstIn }
+
+// beats cuts a packet into beats of n bytes, each with its keep mask.
+func beats(p []byte, n int) (data [][]byte, keep [][]bool) {
+	for off := 0; off < len(p) || off == 0; off += n {
+		d, k := make([]byte, n), make([]bool, n)
+		for i := 0; i < n && off+i < len(p); i++ {
+			d[i], k[i] = p[off+i], true
+		}
+		data, keep = append(data, d), append(keep, k)
+		if len(p) == 0 {
+			break
+		}
+	}
+	return data, keep
+}
+
+// words packs bytes (and garbage where keep is false, if rng is not nil)
+// into little-endian 64-bit words.
+func words(b []byte, keep []bool, rng *rand.Rand) []uint64 {
+	w := make([]uint64, (len(b)+7)/8)
+	for i, c := range b {
+		if !keep[i] && rng != nil {
+			c = byte(rng.Uint32())
+		}
+		w[i/8] |= uint64(c) << (8 * (i % 8))
+	}
+	return w
+}
+
+// maskWords is a keep mask as words.
+func maskWords(keep []bool) []uint64 {
+	w := make([]uint64, (len(keep)+63)/64)
+	for i, k := range keep {
+		if k {
+			w[i/64] |= 1 << (i % 64)
+		}
+	}
+	return w
+}
+
+// Run simulates the kernel's module on one packet per input under the
+// given traffic and returns the output packet's present bytes. An empty
+// packet is one beat with no bytes kept.
+func (k *Kernel) Run(in [][]byte, t Traffic) ([]byte, Stats, error) {
+	m, err := k.Module()
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	return k.run(m, in, t, nil)
+}
+
+// Recorder receives, each cycle, the value of every input port of the
+// module (in port order) before the clock edge — what a replay testbench
+// applies — and whether an output beat moved.
+type Recorder func(cycle int, inputs []ir.Port, values [][]uint64)
+
+// run drives module m (the kernel's) as Run does, telling rec each
+// cycle's inputs.
+func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte, Stats, error) {
+	if len(in) != k.Inputs {
+		return nil, Stats{}, fmt.Errorf("kernel %s: %d input packets for %d inputs", k.Name, len(in), k.Inputs)
+	}
+	s, err := sim.New(m)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	rng := rand.New(rand.NewPCG(t.Seed, 0x6b65726e))
+	nb := k.InBits() / 8
+	type src struct {
+		data    [][]byte
+		keep    [][]bool
+		next    int
+		offered bool
+		payload []uint64
+	}
+	srcs := make([]*src, len(in))
+	for i, p := range in {
+		d, kp := beats(p, nb)
+		srcs[i] = &src{data: d, keep: kp}
+	}
+	var ports []ir.Port
+	for _, p := range m.Ports() {
+		if !p.Output {
+			ports = append(ports, p)
+		}
+	}
+	values := make([][]uint64, len(ports))
+	set := func(name string, v []uint64) {
+		for i, p := range ports {
+			if p.Name == name {
+				values[i] = v
+			}
+		}
+		s.SetWords(name, v)
+	}
+	st := Stats{FirstIn: -1, FirstOut: -1}
+	var out []byte
+	ob := k.OutBits() / 8
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	limit := 1000 + 200*len(srcs[0].data)
+	if t.Offer > 0 && t.Ready > 0 {
+		limit = int(float64(limit) / min(t.Offer, t.Ready))
+	}
+	for c := 0; ; c++ {
+		if c > limit {
+			return out, st, fmt.Errorf("kernel %s: no last beat after %d cycles (%d of %d beats in)", k.Name, c, srcs[0].next, len(srcs[0].data))
+		}
+		for i, sr := range srcs {
+			p := fmt.Sprintf("s%d_", i)
+			if !sr.offered && sr.next < len(sr.data) && rng.Float64() < t.Offer {
+				sr.offered = true
+				sr.payload = words(sr.data[sr.next], sr.keep[sr.next], rng)
+			}
+			if sr.offered {
+				last := uint64(0)
+				if sr.next == len(sr.data)-1 {
+					last = 1
+				}
+				set(p+"tdata", sr.payload)
+				set(p+"tkeep", maskWords(sr.keep[sr.next]))
+				set(p+"tlast", []uint64{last})
+				set(p+"tvalid", []uint64{1})
+			} else {
+				set(p+"tdata", randWords(rng, 8*nb))
+				set(p+"tkeep", randWords(rng, nb))
+				set(p+"tlast", []uint64{rng.Uint64() & 1})
+				set(p+"tvalid", []uint64{0})
+			}
+		}
+		ready := uint64(0)
+		if rng.Float64() < t.Ready {
+			ready = 1
+		}
+		set("m_tready", []uint64{ready})
+		if rec != nil {
+			rec(c, ports, values)
+		}
+		// Transfers on this edge.
+		for i, sr := range srcs {
+			r, _ := s.Get(fmt.Sprintf("s%d_tready", i))
+			switch {
+			case sr.offered && r == 1:
+				sr.offered = false
+				sr.next++
+				if i == 0 {
+					st.InBeats++
+					if st.FirstIn < 0 {
+						st.FirstIn = c
+					}
+				}
+			case sr.offered && i == 0:
+				st.InStalls++
+			}
+		}
+		valid, _ := s.Get("m_tvalid")
+		done := false
+		if valid == 1 && ready == 0 {
+			st.OutStalls++
+		}
+		if valid == 1 && ready == 1 {
+			data, _ := s.GetWords("m_tdata")
+			keep, _ := s.GetWords("m_tkeep")
+			last, _ := s.Get("m_tlast")
+			for b := range ob {
+				if keep[b/64]>>(b%64)&1 == 1 {
+					out = append(out, byte(data[b/8]>>(8*(b%8))))
+				}
+			}
+			st.OutBeats++
+			if st.FirstOut < 0 {
+				st.FirstOut = c
+			}
+			st.LastOut = c
+			done = last == 1
+		}
+		s.Step()
+		if done {
+			st.Cycles = c + 1
+			return out, st, nil
+		}
+	}
+}
+
+// randWords is a random value of n bits, as words.
+func randWords(rng *rand.Rand, n int) []uint64 {
+	w := make([]uint64, (n+63)/64)
+	for i := range w {
+		w[i] = rng.Uint64()
+	}
+	if n%64 != 0 {
+		w[len(w)-1] &= 1<<(n%64) - 1
+	}
+	return w
+}
