@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
@@ -83,7 +84,7 @@ func (k *Kernel) Run(in [][]byte, t Traffic) ([]byte, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	return k.run(m, in, t, nil)
+	return k.run(m, in, t, nil, nil)
 }
 
 // Recorder receives, each cycle, the value of every input port of the
@@ -92,8 +93,9 @@ func (k *Kernel) Run(in [][]byte, t Traffic) ([]byte, Stats, error) {
 type Recorder func(cycle int, inputs []ir.Port, values [][]uint64)
 
 // run drives module m (the kernel's) as Run does, telling rec each
-// cycle's inputs.
-func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte, Stats, error) {
+// cycle's inputs and, if log is not nil, appending a line per cycle in
+// the format of the replay testbench (see RunRTL).
+func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]string) ([]byte, Stats, error) {
 	if len(in) != k.Inputs {
 		return nil, Stats{}, fmt.Errorf("kernel %s: %d input packets for %d inputs", k.Name, len(in), k.Inputs)
 	}
@@ -175,6 +177,11 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte
 			rec(c, ports, values)
 		}
 		// Transfers on this edge.
+		var line strings.Builder
+		for i := range srcs {
+			r, _ := s.Get(fmt.Sprintf("s%d_tready", i))
+			fmt.Fprintf(&line, "%d", r)
+		}
 		for i, sr := range srcs {
 			r, _ := s.Get(fmt.Sprintf("s%d_tready", i))
 			switch {
@@ -192,6 +199,7 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte
 			}
 		}
 		valid, _ := s.Get("m_tvalid")
+		fmt.Fprintf(&line, " %d", valid)
 		done := false
 		if valid == 1 && ready == 0 {
 			st.OutStalls++
@@ -200,6 +208,7 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte
 			data, _ := s.GetWords("m_tdata")
 			keep, _ := s.GetWords("m_tkeep")
 			last, _ := s.Get("m_tlast")
+			fmt.Fprintf(&line, " %s %s %d", hexWords(data, 8*ob), hexWords(keep, ob), last)
 			for b := range ob {
 				if keep[b/64]>>(b%64)&1 == 1 {
 					out = append(out, byte(data[b/8]>>(8*(b%8))))
@@ -211,6 +220,9 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder) ([]byte
 			}
 			st.LastOut = c
 			done = last == 1
+		}
+		if log != nil {
+			*log = append(*log, line.String())
 		}
 		s.Step()
 		if done {
