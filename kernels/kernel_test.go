@@ -10,39 +10,6 @@ import (
 	"onic/testbenches/verilator"
 )
 
-// edges are the element values every kernel is tried on: zero, one,
-// minus one, the signed limits, and for floats the specials (infinities,
-// NaNs, subnormals, ties for rounding, the largest finite values).
-func edges(e Elem) []uint64 {
-	lo, hi := minMax(e.Bits)
-	mask := uint64(1)<<e.Bits - 1
-	vs := []uint64{0, 1, mask, lo, hi, lo + 1, hi - 1, mask >> 1, 2}
-	switch e.Name {
-	case "fp32":
-		vs = append(vs, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7FFFFFFF, // inf, NaNs
-			0x00000001, 0x00400000, 0x807FFFFF, 0x00008000, 0x00018000, // subnormals, ties at the bottom
-			0x3F808000, 0x3F818000, 0x3F80FFFF, 0x3F807FFF, // ties to even (down, up), above and below half
-			0x7F7FFFFF, 0x7F7F8000, 0x7F7F7FFF, 0xFF7FFFFF, 0x80000000) // round into infinity or not; -0
-	case "bf16":
-		vs = append(vs, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x0001, 0x8001, 0x7F7F)
-	}
-	return vs
-}
-
-// packet is n random elements of e, a quarter of them edge values.
-func packet(rng *rand.Rand, e Elem, n int) []byte {
-	ed := edges(e)
-	var b []byte
-	for range n {
-		v := rng.Uint64() & (1<<e.Bits - 1)
-		if rng.IntN(4) == 0 {
-			v = ed[rng.IntN(len(ed))]
-		}
-		b = putLE(b, v, e.Bytes())
-	}
-	return b
-}
-
 // TestLibraryAgainstReference: every built-in kernel, simulated from its
 // IR under random backpressure, gives exactly what its reference function
 // gives — on empty packets, a single element, lengths that leave the last
@@ -88,15 +55,6 @@ func TestLibraryAgainstReference(t *testing.T) {
 			}
 		})
 	}
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // TestThroughput: back to back, every kernel takes a beat per cycle and
@@ -248,5 +206,22 @@ func TestRTLReplay(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: the replayed run's output is not the reference's", k.Name)
 		}
+	}
+}
+
+// TestVerify: Verify passes every built-in with both RTL tools, and says
+// so in its verdict with the measured timing; a kernel whose reference
+// disagrees with its body fails it.
+func TestVerify(t *testing.T) {
+	tools.Require(t, "iverilog")
+	k, _ := Lookup("sum-int8-sat")
+	v := k.Verify(7, []string{"icarus"})
+	if !v.OK() || v.Cases != 7 || v.Latency != 1 || v.Interval != 1 || v.BytesPerCycle != 64 {
+		t.Fatalf("%+v", v)
+	}
+	bad := *k
+	bad.Ref = func(in []uint64) uint64 { return (in[0] + in[1]) & 0xFF } // wrapping, not saturating
+	if v := bad.Verify(7, nil); v.OK() || v.Sim == "ok" {
+		t.Fatalf("a wrong reference passed: %+v", v)
 	}
 }

@@ -100,7 +100,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v))
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v))
 	return root
 }
 

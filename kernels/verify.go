@@ -1,0 +1,139 @@
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+)
+
+// edges are the element values every kernel is tried on: zero, one,
+// minus one, the signed limits, and for floats the specials (infinities,
+// NaNs, subnormals, ties for rounding, the largest finite values).
+func edges(e Elem) []uint64 {
+	lo, hi := minMax(e.Bits)
+	mask := uint64(1)<<e.Bits - 1
+	vs := []uint64{0, 1, mask, lo, hi, lo + 1, hi - 1, mask >> 1, 2}
+	switch e.Name {
+	case "fp32":
+		vs = append(vs, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7FFFFFFF, // inf, NaNs
+			0x00000001, 0x00400000, 0x807FFFFF, 0x00008000, 0x00018000, // subnormals, ties at the bottom
+			0x3F808000, 0x3F818000, 0x3F80FFFF, 0x3F807FFF, // ties to even (down, up), above and below half
+			0x7F7FFFFF, 0x7F7F8000, 0x7F7F7FFF, 0xFF7FFFFF, 0x80000000) // round into infinity or not; -0
+	case "bf16":
+		vs = append(vs, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x0001, 0x8001, 0x7F7F)
+	}
+	return vs
+}
+
+// packet is n random elements of e, a quarter of them edge values.
+func packet(rng *rand.Rand, e Elem, n int) []byte {
+	ed := edges(e)
+	var b []byte
+	for range n {
+		v := rng.Uint64() & (1<<e.Bits - 1)
+		if rng.IntN(4) == 0 {
+			v = ed[rng.IntN(len(ed))]
+		}
+		b = putLE(b, v, e.Bytes())
+	}
+	return b
+}
+
+// Verdict is what Verify found for one kernel.
+type Verdict struct {
+	Kernel   string            `json:"kernel"`
+	Cases    int               `json:"cases"`     // packets tried against the reference
+	Sim      string            `json:"simulator"` // "ok" or the first difference from the reference
+	RTL      map[string]string `json:"rtl"`       // per tool: "ok" or the first cycle that differs
+	Latency  int               `json:"latency_cycles"`
+	Interval float64           `json:"interval_cycles"` // cycles per beat, back to back
+	// BytesPerCycle is the input bytes taken per cycle back to back.
+	BytesPerCycle float64 `json:"bytes_per_cycle"`
+}
+
+// OK reports whether every check passed.
+func (v Verdict) OK() bool {
+	if v.Sim != "ok" {
+		return false
+	}
+	for _, r := range v.RTL {
+		if r != "ok" {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify holds the kernel to its reference: the simulator on packets of
+// random and edge-value elements (empty, one element, partial last beats,
+// many beats) under random backpressure, then each RTL tool in tools
+// ("icarus", "verilator") replaying one such run cycle by cycle (work
+// files in temporary directories). It also measures latency and
+// throughput back to back.
+func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
+	v := Verdict{Kernel: k.Name, Sim: "ok", RTL: map[string]string{}}
+	rng := rand.New(rand.NewPCG(seed, 0x76))
+	mk := func(n int) [][]byte {
+		var in [][]byte
+		for range k.Inputs {
+			in = append(in, packet(rng, k.In, n))
+		}
+		return in
+	}
+	for ci, n := range []int{0, 1, k.Lanes - 1, k.Lanes + 1, 3*k.Lanes + 5, 20 * k.Lanes, 64 * k.Lanes} {
+		in := mk(n)
+		want, err := k.Reference(in)
+		if err != nil {
+			v.Sim = err.Error()
+			return v
+		}
+		tr := Traffic{Offer: 0.3 + 0.7*rng.Float64(), Ready: 0.3 + 0.7*rng.Float64(), Seed: seed + uint64(ci)}
+		if ci == 6 {
+			tr = Full
+		}
+		got, st, err := k.Run(in, tr)
+		v.Cases++
+		switch {
+		case err != nil:
+			v.Sim = err.Error()
+			return v
+		case !bytes.Equal(got, want):
+			v.Sim = fmt.Sprintf("%d elements: byte %d differs from the reference", n, firstDiff(got, want))
+			return v
+		}
+		if ci == 6 {
+			v.Latency = st.Latency()
+			v.Interval = float64(st.LastOut-st.FirstOut) / float64(max(st.OutBeats-1, 1))
+			v.BytesPerCycle = float64(k.InBits()/8) / v.Interval
+		}
+	}
+	for _, tool := range tools {
+		dir, err := os.MkdirTemp("", "onic-kernel-")
+		if err != nil {
+			v.RTL[tool] = err.Error()
+			continue
+		}
+		r, err := k.RunRTL(mk(5*k.Lanes+3), Traffic{Offer: 0.7, Ready: 0.6, Seed: seed}, tool, dir)
+		os.RemoveAll(dir)
+		switch {
+		case err != nil:
+			v.RTL[tool] = err.Error()
+		case r.Diff() != "":
+			v.RTL[tool] = r.Diff()
+		default:
+			v.RTL[tool] = "ok"
+		}
+	}
+	return v
+}
+
+// firstDiff is the index of the first byte where a and b differ.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
