@@ -17,7 +17,7 @@ func ExampleKernel_Run() {
 	b := []byte{100, 0xFF, 10} // 100, -1, 10
 	ref, _ := k.Reference([][]byte{a, b})
 	hw, st, _ := k.Run([][]byte{a, b}, kernels.Full)
-	fmt.Printf("reference % d\nsimulated % d\nlatency %d cycle\n", ref, hw, st.Latency())
+	fmt.Printf("reference %d\nsimulated %d\nlatency %d cycle\n", ref, hw, st.Latency())
 	// Output:
 	// reference [127 128 15]
 	// simulated [127 128 15]
