@@ -178,12 +178,9 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 		}
 		// Transfers on this edge.
 		var line strings.Builder
-		for i := range srcs {
-			r, _ := s.Get(fmt.Sprintf("s%d_tready", i))
-			fmt.Fprintf(&line, "%d", r)
-		}
 		for i, sr := range srcs {
 			r, _ := s.Get(fmt.Sprintf("s%d_tready", i))
+			fmt.Fprintf(&line, "%d", r)
 			switch {
 			case sr.offered && r == 1:
 				sr.offered = false

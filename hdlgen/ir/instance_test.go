@@ -45,16 +45,7 @@ func TestInstanceErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("no errors")
 	}
-	got := strings.Split(err.Error(), "\n")
-	for _, w := range want {
-		found := false
-		for _, g := range got {
-			found = found || strings.HasPrefix(g, w)
-		}
-		if !found {
-			t.Errorf("missing error %q in\n%v", w, err)
-		}
-	}
+	requireErrors(t, err, want)
 }
 
 // TestInstanceLoops: feeding an instance's output back to its input is a

@@ -78,6 +78,13 @@ func TestErrors(t *testing.T) {
 	if len(got) != len(want)+1 { // and r has no next value
 		t.Errorf("%d errors, want %d:\n%s", len(got), len(want)+1, err)
 	}
+	requireErrors(t, err, want)
+}
+
+// requireErrors fails t for each of want that begins no line of err.
+func requireErrors(t *testing.T, err error, want []string) {
+	t.Helper()
+	got := strings.Split(err.Error(), "\n")
 	for _, w := range want {
 		found := false
 		for _, g := range got {
