@@ -21,6 +21,7 @@ type Elem struct {
 
 // The element types.
 var (
+	U8    = Elem{Name: "u8", Bits: 8} // bytes, for kernels over a byte stream
 	Int8  = Elem{Name: "int8", Bits: 8, Signed: true}
 	Int16 = Elem{Name: "int16", Bits: 16, Signed: true}
 	Int32 = Elem{Name: "int32", Bits: 32, Signed: true}

@@ -14,34 +14,115 @@ package kernels
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
 )
 
-// Kernel describes an in-network kernel.
+// Kernel describes an in-network kernel. Its body is either Lane (an
+// elementwise kernel: one function applied to every lane, the framework
+// doing everything else) or Body (a beat-level kernel: it sees whole
+// beats, keeps state, and decides per step what leaves), never both.
 type Kernel struct {
 	Name    string // a lower-case identifier with dashes: "sum-int32"
 	Version string // semantic version of this kernel's behaviour
 	Doc     string // one sentence for `onic kernel list`
+	// Params are the constants the kernel was built with, for listings
+	// and the generated files' headers (a kernel with other constants is
+	// another Kernel value, made by the same Go constructor).
+	Params []Param
 
 	In    Elem // element type of the inputs
 	Out   Elem // element type of the output (the zero Elem: In)
-	Lanes int  // elements per beat
+	Lanes int  // elements per input beat
+	// OutLanes is the number of output elements per beat (0: Lanes).
+	OutLanes int
 	// Inputs is the number of input streams: 1, or 2 to combine what
 	// arrives on the two optical ports. Two inputs carry packets of the
 	// same length, paired beat by beat; the output ends where input 0's
-	// packet ends, and an element is present where it is in both.
+	// packet ends.
 	Inputs int
 
 	// Lane builds one output element from one element of each input (an
-	// elementwise kernel): the same function is applied to every lane.
+	// elementwise kernel): the same function is applied to every lane,
+	// and an output element is present where it is in every input.
 	Lane func(m *ir.Module, in []ir.Value) ir.Value
-	// Ref is the reference: the output element, as a bit pattern, for
-	// the input elements' bit patterns. It is plain Go, written without
-	// the IR, and defines what the kernel means.
+	// Ref is an elementwise kernel's reference: the output element, as a
+	// bit pattern, for the input elements' bit patterns. It is plain Go,
+	// written without the IR, and defines what the kernel means.
 	Ref func(in []uint64) uint64
+
+	// Body builds a beat-level kernel's step (see Step).
+	Body func(s *Step)
+	// RefPacket is a beat-level kernel's reference: the output packet's
+	// bytes for the input packets' bytes, in plain Go.
+	RefPacket func(in [][]byte) ([]byte, error)
+	// Sample, if set, makes n-element input packets for tests when random
+	// elements would not exercise the kernel (records that match a
+	// filter, packets that end in a correct CRC). Its packets must be
+	// accepted by RefPacket.
+	Sample func(rng *rand.Rand, n int) [][]byte
+}
+
+// Param is one constant a kernel was built with.
+type Param struct {
+	Name, Value string
+}
+
+// Beat is one AXI-Stream beat inside a kernel: tdata, tkeep (a bit per
+// byte) and tlast.
+type Beat struct {
+	Data, Keep, Last ir.Value
+}
+
+// Step is what a beat-level body works with. The framework offers the
+// body the input beats (one per input, paired) every cycle; a step
+// happens in a cycle when every input has a beat and, if the step emits,
+// the output can take one. In a step the body's Out beat leaves if Emit
+// is 1, and the input beats are consumed unless Again is 1 (then the body
+// sees them again in the next step: how a kernel sends more beats than it
+// takes, such as a trailer that does not fit). Registers the body keeps
+// change on Go() or Next().
+type Step struct {
+	M  *ir.Module
+	In []Beat // the beats on offer, one per input
+
+	// Set by the body.
+	Out   Beat     // the output beat (data of OutBits, keep of OutBits/8)
+	Emit  ir.Value // 1 bit: the step sends Out (unset: every step does)
+	Again ir.Value // 1 bit: the step keeps the input beats (unset: never)
+
+	goW, nextW, first ir.Value
+}
+
+// Go is 1 in a cycle a step happens.
+func (s *Step) Go() ir.Value {
+	if s.goW.Width() == 0 {
+		s.goW = s.M.Wire("step_go", 1)
+	}
+	return s.goW
+}
+
+// Next is 1 in a cycle the input beats are consumed: Go and not Again.
+func (s *Step) Next() ir.Value {
+	if s.nextW.Width() == 0 {
+		s.nextW = s.M.Wire("step_next", 1)
+	}
+	return s.nextW
+}
+
+// First is 1 while the input beats on offer are the first of their
+// packets.
+func (s *Step) First() ir.Value {
+	if s.first.Width() == 0 {
+		mid := s.M.Reg("in_packet", 1, 0) // a packet has begun and not ended
+		s.M.SetNext(mid, s.M.Not(s.In[0].Last))
+		s.M.SetEnable(mid, s.Next())
+		s.first = s.M.Not(mid)
+	}
+	return s.first
 }
 
 // out is the output element type.
@@ -52,11 +133,19 @@ func (k *Kernel) out() Elem {
 	return k.Out
 }
 
-// InBits and OutBits are the widths of an input and the output beat.
+// outLanes is the number of output elements per beat.
+func (k *Kernel) outLanes() int {
+	if k.OutLanes == 0 {
+		return k.Lanes
+	}
+	return k.OutLanes
+}
+
+// InBits is the width of an input beat's tdata.
 func (k *Kernel) InBits() int { return k.Lanes * k.In.Bits }
 
 // OutBits is the width of the output beat's tdata.
-func (k *Kernel) OutBits() int { return k.Lanes * k.out().Bits }
+func (k *Kernel) OutBits() int { return k.outLanes() * k.out().Bits }
 
 // validate checks the description.
 func (k *Kernel) validate() error {
@@ -67,69 +156,89 @@ func (k *Kernel) validate() error {
 		return fmt.Errorf("kernel %s: in: element type %q is not whole bytes", k.Name, k.In.Name)
 	case k.out().Bits%8 != 0:
 		return fmt.Errorf("kernel %s: out: element type %q is not whole bytes", k.Name, k.out().Name)
-	case k.Lanes < 1 || k.InBits() > 1024 || k.OutBits() > 1024:
-		return fmt.Errorf("kernel %s: lanes: %d lanes of %s make a beat of %d bits (1 to 1024)", k.Name, k.Lanes, k.In, k.InBits())
+	case k.Lanes < 1 || k.InBits() > 1024 || k.OutBits() > 1024 || k.OutLanes < 0:
+		return fmt.Errorf("kernel %s: lanes: %d lanes of %s in and %d of %s out make beats of %d and %d bits (1 to 1024)",
+			k.Name, k.Lanes, k.In, k.outLanes(), k.out(), k.InBits(), k.OutBits())
 	case k.Inputs != 1 && k.Inputs != 2:
 		return fmt.Errorf("kernel %s: inputs: %d (want 1 or 2)", k.Name, k.Inputs)
-	case k.Lane == nil:
-		return fmt.Errorf("kernel %s: lane: no body", k.Name)
-	case k.Ref == nil:
+	case (k.Lane == nil) == (k.Body == nil):
+		return fmt.Errorf("kernel %s: body: set exactly one of Lane (elementwise) and Body (beat-level)", k.Name)
+	case k.Lane != nil && k.Ref == nil && k.RefPacket == nil:
 		return fmt.Errorf("kernel %s: ref: no reference function", k.Name)
+	case k.Lane != nil && k.outLanes() != k.Lanes:
+		return fmt.Errorf("kernel %s: out lanes: an elementwise kernel has as many output lanes as input lanes (%d, not %d)", k.Name, k.Lanes, k.outLanes())
+	case k.Body != nil && k.RefPacket == nil:
+		return fmt.Errorf("kernel %s: ref packet: a beat-level kernel needs a packet reference function", k.Name)
 	}
 	return nil
 }
 
 // Module builds the kernel's hardware: input ports s0_* (and s1_*), the
 // output m_*, each an AXI-Stream with tdata, tkeep, tlast, tvalid and
-// tready. Beats are joined (a beat moves in when every input has one and
-// the output can take it), the lanes computed, and the result registered
-// in a full-throughput register slice. The module is named after the
-// kernel ("sum-int32" becomes onic_kernel_sum_int32).
+// tready. Steps happen as Step describes, and the output is registered in
+// a full-throughput register slice. The module is named after the kernel
+// ("sum-int32" becomes onic_kernel_sum_int32).
 func (k *Kernel) Module() (*ir.Module, error) {
 	if err := k.validate(); err != nil {
 		return nil, err
 	}
 	m := ir.NewModule("onic_kernel_" + ident(k.Name))
 	wi, wo := k.InBits(), k.OutBits()
-	type input struct{ data, keep, last, valid, ready ir.Value }
-	ins := make([]input, k.Inputs)
-	for i := range ins {
+	s := &Step{M: m}
+	var valids, readies []ir.Value
+	for i := range k.Inputs {
 		p := fmt.Sprintf("s%d", i)
-		ins[i] = input{data: m.Input(p+"_tdata", wi), keep: m.Input(p+"_tkeep", wi/8), last: m.Input(p+"_tlast", 1),
-			valid: m.Input(p+"_tvalid", 1), ready: m.Wire(p+"_ready", 1)}
-		m.Output(p+"_tready", ins[i].ready)
+		s.In = append(s.In, Beat{Data: m.Input(p+"_tdata", wi), Keep: m.Input(p+"_tkeep", wi/8), Last: m.Input(p+"_tlast", 1)})
+		valids = append(valids, m.Input(p+"_tvalid", 1))
+		readies = append(readies, m.Wire(p+"_ready", 1))
+		m.Output(p+"_tready", readies[i])
 	}
-	eo := k.out()
-	var lanes, keeps []ir.Value
-	for l := k.Lanes - 1; l >= 0; l-- { // most significant first, for Concat
-		var elems []ir.Value
-		present := m.Const(1, 1)
-		for _, in := range ins {
-			elems = append(elems, m.Slice(in.data, l*k.In.Bits, k.In.Bits))
-			present = m.And(present, m.Slice(in.keep, l*k.In.Bytes(), 1))
+	if k.Lane != nil {
+		if err := k.lanes(s); err != nil {
+			return nil, err
 		}
-		v := k.Lane(m, elems)
-		if err := eo.check(v); err != nil {
-			return nil, fmt.Errorf("kernel %s: lane: %v", k.Name, err)
-		}
-		lanes = append(lanes, v)
-		for range eo.Bytes() {
-			keeps = append(keeps, present)
-		}
+	} else {
+		k.Body(s)
+	}
+	o := s.Out
+	switch {
+	case o.Data.Width() != wo || o.Keep.Width() != wo/8 || o.Last.Width() != 1:
+		return nil, fmt.Errorf("kernel %s: body: output beat of data %d, keep %d and last %d bits; want %d, %d and 1",
+			k.Name, o.Data.Width(), o.Keep.Width(), o.Last.Width(), wo, wo/8)
+	case s.Emit.Width() > 1 || s.Again.Width() > 1:
+		return nil, fmt.Errorf("kernel %s: body: emit and again are 1 bit, not %d and %d", k.Name, s.Emit.Width(), s.Again.Width())
 	}
 	all := m.Const(1, 1)
-	for _, in := range ins {
-		all = m.And(all, in.valid)
+	for _, v := range valids {
+		all = m.And(all, v)
 	}
-	res := axis.New(m, "res", m.Concat(ins[0].last, m.Concat(keeps...), m.Concat(lanes...)), all)
-	for i, in := range ins {
+	outValid := all
+	if s.Emit.Width() == 1 {
+		outValid = m.And(all, s.Emit)
+	}
+	res := axis.New(m, "res", m.Concat(o.Last, o.Keep, o.Data), outValid)
+	space := res.Ready // room for what this step sends
+	if s.Emit.Width() == 1 {
+		space = m.Or(res.Ready, m.Not(s.Emit))
+	}
+	take := space // the inputs are consumed (given every input has a beat)
+	if s.Again.Width() == 1 {
+		take = m.And(space, m.Not(s.Again))
+	}
+	for i, r := range readies {
 		others := m.Const(1, 1)
-		for j, o := range ins {
+		for j, v := range valids {
 			if j != i {
-				others = m.And(others, o.valid)
+				others = m.And(others, v)
 			}
 		}
-		m.Assign(in.ready, m.And(res.Ready, others))
+		m.Assign(r, m.And(take, others))
+	}
+	if s.goW.Width() == 1 {
+		m.Assign(s.goW, m.And(all, space))
+	}
+	if s.nextW.Width() == 1 {
+		m.Assign(s.nextW, m.And(all, take))
 	}
 	out := axis.Skid(m, "out", res)
 	m.Output("m_tdata", m.Slice(out.Data, 0, wo))
@@ -143,6 +252,32 @@ func (k *Kernel) Module() (*ir.Module, error) {
 	return m, nil
 }
 
+// lanes is the body of an elementwise kernel: Lane on every lane, an
+// element present where it is in every input, the packet ending with
+// input 0's.
+func (k *Kernel) lanes(s *Step) error {
+	m, eo := s.M, k.out()
+	var lanes, keeps []ir.Value
+	for l := k.Lanes - 1; l >= 0; l-- { // most significant first, for Concat
+		var elems []ir.Value
+		present := m.Const(1, 1)
+		for _, in := range s.In {
+			elems = append(elems, m.Slice(in.Data, l*k.In.Bits, k.In.Bits))
+			present = m.And(present, m.Slice(in.Keep, l*k.In.Bytes(), 1))
+		}
+		v := k.Lane(m, elems)
+		if err := eo.check(v); err != nil {
+			return fmt.Errorf("kernel %s: lane: %v", k.Name, err)
+		}
+		lanes = append(lanes, v)
+		for range eo.Bytes() {
+			keeps = append(keeps, present)
+		}
+	}
+	s.Out = Beat{Data: m.Concat(lanes...), Keep: m.Concat(keeps...), Last: s.In[0].Last}
+	return nil
+}
+
 // Reference computes the kernel's output packet from its input packets
 // (little-endian element bytes) with the reference function alone. Two
 // inputs pair element by element; input 0 sets the length, and an element
@@ -154,6 +289,9 @@ func (k *Kernel) Reference(in [][]byte) ([]byte, error) {
 	}
 	if len(in) != k.Inputs {
 		return nil, fmt.Errorf("kernel %s: %d input packets for %d inputs", k.Name, len(in), k.Inputs)
+	}
+	if k.RefPacket != nil {
+		return k.RefPacket(in)
 	}
 	eb, ob := k.In.Bytes(), k.out().Bytes()
 	for i, p := range in {

@@ -9,6 +9,7 @@ import (
 // The built-in elementwise kernels. Beats are 512 bits on the input side,
 // the width of the manager's data path.
 func init() {
+	register(CRC32C(false, 64), CRC32C(true, 64))
 	register(
 		&Kernel{Name: "sum-int32", Version: "1.0.0", Doc: "elementwise sum of two int32 streams, wrapping (an allreduce step across the two ports)",
 			In: Int32, Lanes: 16, Inputs: 2,

@@ -40,6 +40,19 @@ func packet(rng *rand.Rand, e Elem, n int) []byte {
 	return b
 }
 
+// sample is an input packet per input of n elements: the kernel's own
+// Sample if it has one, else random and edge-value elements.
+func (k *Kernel) sample(rng *rand.Rand, n int) [][]byte {
+	if k.Sample != nil {
+		return k.Sample(rng, n)
+	}
+	var in [][]byte
+	for range k.Inputs {
+		in = append(in, packet(rng, k.In, n))
+	}
+	return in
+}
+
 // Verdict is what Verify found for one kernel.
 type Verdict struct {
 	Kernel   string            `json:"kernel"`
@@ -47,7 +60,7 @@ type Verdict struct {
 	Sim      string            `json:"simulator"` // "ok" or the first difference from the reference
 	RTL      map[string]string `json:"rtl"`       // per tool: "ok" or the first cycle that differs
 	Latency  int               `json:"latency_cycles"`
-	Interval float64           `json:"interval_cycles"` // cycles per beat, back to back
+	Interval float64           `json:"interval_cycles"` // cycles per input beat, back to back
 	// BytesPerCycle is the input bytes taken per cycle back to back.
 	BytesPerCycle float64 `json:"bytes_per_cycle"`
 }
@@ -74,13 +87,7 @@ func (v Verdict) OK() bool {
 func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
 	v := Verdict{Kernel: k.Name, Sim: "ok", RTL: map[string]string{}}
 	rng := rand.New(rand.NewPCG(seed, 0x76))
-	mk := func(n int) [][]byte {
-		var in [][]byte
-		for range k.Inputs {
-			in = append(in, packet(rng, k.In, n))
-		}
-		return in
-	}
+	mk := func(n int) [][]byte { return k.sample(rng, n) }
 	for ci, n := range []int{0, 1, k.Lanes - 1, k.Lanes + 1, 3*k.Lanes + 5, 20 * k.Lanes, 64 * k.Lanes} {
 		in := mk(n)
 		want, err := k.Reference(in)
@@ -104,8 +111,11 @@ func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
 		}
 		if ci == 6 {
 			v.Latency = st.Latency()
-			v.Interval = float64(st.LastOut-st.FirstOut) / float64(max(st.OutBeats-1, 1))
-			v.BytesPerCycle = float64(k.InBits()/8) / v.Interval
+			// Over a long packet: cycles per input beat, and input bytes
+			// per cycle, from the first beat out to the last.
+			span := float64(st.LastOut - st.FirstOut + 1)
+			v.Interval = span / float64(st.InBeats)
+			v.BytesPerCycle = float64(len(in[0])) / span
 		}
 	}
 	for _, tool := range tools {

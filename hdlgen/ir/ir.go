@@ -931,3 +931,21 @@ func (m *Module) Any(vs ...Value) Value {
 	}
 	return terms[0]
 }
+
+// ConstWords is a constant of width w whose value is given as
+// little-endian 64-bit words (for constants wider than 64 bits); bits
+// beyond w must be zero.
+func (m *Module) ConstWords(w int, val []uint64) Value {
+	p := caller()
+	if w < 1 || len(val) > words(w) {
+		m.errorf(p, "constant: %d words do not make a value of %d bits", len(val), w)
+		return m.poison(p, max(w, 1))
+	}
+	c := make([]uint64, words(w))
+	copy(c, val)
+	if w%64 != 0 && c[len(c)-1]>>(w%64) != 0 {
+		m.errorf(p, "constant does not fit in %d bits", w)
+		return m.poison(p, w)
+	}
+	return m.add(Node{Op: OpConst, W: w, Const: c, Pos: p})
+}
