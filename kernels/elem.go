@@ -17,6 +17,14 @@ type Elem struct {
 	Bits   int    // 8, 16 or 32
 	Signed bool   // two's complement integers (and fixed point)
 	Float  bool   // an IEEE 754 binary32 or bfloat16 bit pattern
+	Frac   int    // fixed point: bits after the binary point (see Fixed)
+}
+
+// Fixed is the signed fixed-point type Qm.n (Arm's convention): m
+// integer bits including the sign, n fraction bits, m+n of 8, 16 or 32;
+// the element x stands for x / 2^n.
+func Fixed(m, n int) Elem {
+	return Elem{Name: fmt.Sprintf("q%d.%d", m, n), Bits: m + n, Signed: true, Frac: n}
 }
 
 // The element types.

@@ -9,7 +9,8 @@ import (
 // The built-in elementwise kernels. Beats are 512 bits on the input side,
 // the width of the manager's data path.
 func init() {
-	register(CRC32C(false, 64), CRC32C(true, 64))
+	register(CRC32C(false, 64), CRC32C(true, 64), must(Filter(DefaultFilter, 64)),
+		must(BlockSum(Fixed(8, 24))), Scale(0x18000))
 	register(
 		&Kernel{Name: "sum-int32", Version: "1.0.0", Doc: "elementwise sum of two int32 streams, wrapping (an allreduce step across the two ports)",
 			In: Int32, Lanes: 16, Inputs: 2,
@@ -41,6 +42,19 @@ func init() {
 				return uint64(math.Float32bits(float32(float64(f))))
 			}},
 	)
+}
+
+// DefaultFilter is the library's filter: 16-byte records (a timestamp
+// and a reading, say) of which those whose 32-bit reading at offset 8 is
+// at least 2^31 pass.
+var DefaultFilter = FilterSpec{Record: 16, Offset: 8, Width: 4, Op: "ge", Value: 0x8000_0000}
+
+// must is k, for library kernels whose parameters are known good.
+func must(k *Kernel, err error) *Kernel {
+	if err != nil {
+		panic(err)
+	}
+	return k
 }
 
 // satSum is the saturating sum of two streams of e, lanes to a beat.

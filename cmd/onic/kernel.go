@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -40,16 +41,24 @@ func newKernelListCmd() *cobra.Command {
 		Short: "List the built-in kernels",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-14s %-7s %-6s %-13s %5s %10s  %s\n", "kernel", "version", "inputs", "elements", "lanes", "beat bits", "what it does")
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
+			fmt.Fprintln(w, "kernel\tversion\tinputs\telements\tlanes\tbeat bits\twhat it does")
 			for _, k := range kernels.Library() {
 				types := k.In.Name
 				if k.Out.Name != "" && k.Out != k.In {
 					types += "->" + k.Out.Name
 				}
-				fmt.Fprintf(w, "%-14s %-7s %-6d %-13s %5d %10d  %s\n", k.Name, k.Version, k.Inputs, types, k.Lanes, k.InBits(), k.Doc)
+				doc := k.Doc
+				if len(k.Params) > 0 {
+					var ps []string
+					for _, p := range k.Params {
+						ps = append(ps, p.Name+"="+p.Value)
+					}
+					doc += " [" + strings.Join(ps, " ") + "]"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", k.Name, k.Version, k.Inputs, types, k.Lanes, k.InBits(), doc)
 			}
-			return nil
+			return w.Flush()
 		},
 	}
 }
