@@ -152,8 +152,12 @@ Exits 1 if any check fails.`,
 			failed := 0
 			w := cmd.OutOrStdout()
 			asJSON := v.GetBool("kernel.test.json")
+			nw := len("kernel") // rows are printed as each kernel finishes: size the name column first
+			for _, k := range ks {
+				nw = max(nw, len(k.Name))
+			}
 			if !asJSON {
-				fmt.Fprintf(w, "%-14s %5s %-10s %-10s %-10s %7s %8s %10s\n", "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc")
+				fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc")
 			}
 			for _, k := range ks {
 				vd := k.Verify(seed, rtl)
@@ -173,7 +177,7 @@ Exits 1 if any check fails.`,
 					}
 					return "FAIL"
 				}
-				fmt.Fprintf(w, "%-14s %5d %-10s %-10s %-10s %7d %8.2f %10.1f\n", k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle)
+				fmt.Fprintf(w, "%-*s %5d %-10s %-10s %-10s %7d %8.2f %10.1f\n", nw, k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle)
 				for _, t := range []string{"simulator", "icarus", "verilator"} {
 					msg := vd.Sim
 					if t != "simulator" {
