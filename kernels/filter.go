@@ -7,15 +7,36 @@ import (
 	"onic/hdlgen/ir"
 )
 
-// FilterSpec says which records a filter kernel passes: a stream of
-// fixed-size records, each holding an unsigned little-endian field that
-// is compared with a constant.
+// Field is where a record kernel looks: a stream of fixed-size records
+// (aligned to beats), each holding an unsigned little-endian field.
+type Field struct {
+	Record int // bytes per record: a power of two from 4 to the beat size
+	Offset int // byte offset of the field in the record
+	Width  int // bytes of the field: 1, 2, 4 or 8
+}
+
+// check validates the field for beats of beat bytes.
+func (f Field) check(beat int) error {
+	switch {
+	case f.Record < 4 || f.Record > beat || f.Record&(f.Record-1) != 0:
+		return fmt.Errorf("record: %d bytes (a power of two from 4 to %d)", f.Record, beat)
+	case f.Width != 1 && f.Width != 2 && f.Width != 4 && f.Width != 8:
+		return fmt.Errorf("width: %d bytes (1, 2, 4 or 8)", f.Width)
+	case f.Offset < 0 || f.Offset+f.Width > f.Record:
+		return fmt.Errorf("offset: a %d-byte field at %d is outside a %d-byte record", f.Width, f.Offset, f.Record)
+	}
+	return nil
+}
+
+// get reads the field of a record.
+func (f Field) get(rec []byte) uint64 { return le(rec[f.Offset : f.Offset+f.Width]) }
+
+// FilterSpec says which records a filter kernel passes: those whose
+// field compares with a constant as Op says.
 type FilterSpec struct {
-	Record int    // bytes per record: a power of two from 4 to the beat size
-	Offset int    // byte offset of the field in the record
-	Width  int    // bytes of the field: 1, 2, 4 or 8
-	Op     string // "eq", "ne", "lt" or "ge" (unsigned): pass when field Op Value
-	Value  uint64
+	Field
+	Op    string // "eq", "ne", "lt" or "ge" (unsigned): pass when field Op Value
+	Value uint64
 }
 
 // pass says whether a record's field passes.
@@ -34,13 +55,10 @@ func (f FilterSpec) pass(v uint64) bool {
 
 // check validates the spec for beats of beat bytes.
 func (f FilterSpec) check(beat int) error {
+	if err := f.Field.check(beat); err != nil {
+		return err
+	}
 	switch {
-	case f.Record < 4 || f.Record > beat || f.Record&(f.Record-1) != 0:
-		return fmt.Errorf("record: %d bytes (a power of two from 4 to %d)", f.Record, beat)
-	case f.Width != 1 && f.Width != 2 && f.Width != 4 && f.Width != 8:
-		return fmt.Errorf("width: %d bytes (1, 2, 4 or 8)", f.Width)
-	case f.Offset < 0 || f.Offset+f.Width > f.Record:
-		return fmt.Errorf("offset: a %d-byte field at %d is outside a %d-byte record", f.Width, f.Offset, f.Record)
 	case f.Op != "eq" && f.Op != "ne" && f.Op != "lt" && f.Op != "ge":
 		return fmt.Errorf("op: %q (eq, ne, lt or ge)", f.Op)
 	case f.Width < 8 && f.Value>>(8*f.Width) != 0:
@@ -102,7 +120,7 @@ func Filter(spec FilterSpec, beat int) (*Kernel, error) {
 			p := in[0]
 			for off := 0; off+spec.Record <= len(p); off += spec.Record {
 				rec := p[off : off+spec.Record]
-				if spec.pass(le(rec[spec.Offset : spec.Offset+spec.Width])) {
+				if spec.pass(spec.get(rec)) {
 					out = append(out, rec...)
 				}
 			}

@@ -64,6 +64,11 @@ type Kernel struct {
 	// filter, packets that end in a correct CRC). Its packets must be
 	// accepted by RefPacket.
 	Sample func(rng *rand.Rand, n int) [][]byte
+	// RefRegs, for a kernel with an AXI-Lite register interface (ports
+	// s_axil_*, 12-bit byte addresses, 32-bit data), is the reference for
+	// what reads return after the input packets have gone through: the
+	// registers tests read back, by address, with their values.
+	RefRegs func(in [][]byte) (map[uint32]uint32, error)
 }
 
 // Param is one constant a kernel was built with.
@@ -93,6 +98,7 @@ type Step struct {
 	Out   Beat     // the output beat (data of OutBits, keep of OutBits/8)
 	Emit  ir.Value // 1 bit: the step sends Out (unset: every step does)
 	Again ir.Value // 1 bit: the step keeps the input beats (unset: never)
+	Hold  ir.Value // 1 bit: no step this cycle, whatever is on offer (unset: never)
 
 	goW, nextW, first ir.Value
 }
@@ -205,12 +211,15 @@ func (k *Kernel) Module() (*ir.Module, error) {
 	case o.Data.Width() != wo || o.Keep.Width() != wo/8 || o.Last.Width() != 1:
 		return nil, fmt.Errorf("kernel %s: body: output beat of data %d, keep %d and last %d bits; want %d, %d and 1",
 			k.Name, o.Data.Width(), o.Keep.Width(), o.Last.Width(), wo, wo/8)
-	case s.Emit.Width() > 1 || s.Again.Width() > 1:
-		return nil, fmt.Errorf("kernel %s: body: emit and again are 1 bit, not %d and %d", k.Name, s.Emit.Width(), s.Again.Width())
+	case s.Emit.Width() > 1 || s.Again.Width() > 1 || s.Hold.Width() > 1:
+		return nil, fmt.Errorf("kernel %s: body: emit, again and hold are 1 bit, not %d, %d and %d", k.Name, s.Emit.Width(), s.Again.Width(), s.Hold.Width())
 	}
 	all := m.Const(1, 1)
 	for _, v := range valids {
 		all = m.And(all, v)
+	}
+	if s.Hold.Width() == 1 {
+		all = m.And(all, m.Not(s.Hold))
 	}
 	outValid := all
 	if s.Emit.Width() == 1 {
@@ -224,6 +233,9 @@ func (k *Kernel) Module() (*ir.Module, error) {
 	take := space // the inputs are consumed (given every input has a beat)
 	if s.Again.Width() == 1 {
 		take = m.And(space, m.Not(s.Again))
+	}
+	if s.Hold.Width() == 1 {
+		take = m.And(take, m.Not(s.Hold))
 	}
 	for i, r := range readies {
 		others := m.Const(1, 1)

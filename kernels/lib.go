@@ -10,7 +10,7 @@ import (
 // the width of the manager's data path.
 func init() {
 	register(CRC32C(false, 64), CRC32C(true, 64), must(Filter(DefaultFilter, 64)),
-		must(BlockSum(Fixed(8, 24))), Scale(0x18000))
+		must(BlockSum(Fixed(8, 24))), Scale(0x18000), must(Histogram(DefaultHist, 64)))
 	register(
 		&Kernel{Name: "sum-int32", Version: "1.0.0", Doc: "elementwise sum of two int32 streams, wrapping (an allreduce step across the two ports)",
 			In: Int32, Lanes: 16, Inputs: 2,
@@ -47,7 +47,11 @@ func init() {
 // DefaultFilter is the library's filter: 16-byte records (a timestamp
 // and a reading, say) of which those whose 32-bit reading at offset 8 is
 // at least 2^31 pass.
-var DefaultFilter = FilterSpec{Record: 16, Offset: 8, Width: 4, Op: "ge", Value: 0x8000_0000}
+var DefaultFilter = FilterSpec{Field: Field{Record: 16, Offset: 8, Width: 4}, Op: "ge", Value: 0x8000_0000}
+
+// DefaultHist is the library's histogram: 16-byte records counted into
+// 256 bins by the top byte of the 16-bit field at offset 8.
+var DefaultHist = HistSpec{Field: Field{Record: 16, Offset: 8, Width: 2}, Shift: 8, Bins: 256}
 
 // must is k, for library kernels whose parameters are known good.
 func must(k *Kernel, err error) *Kernel {

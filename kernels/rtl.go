@@ -172,6 +172,10 @@ func (k *Kernel) testbench(m *ir.Module, ports []ir.Port, n int) string {
 		ready = "s0_tready, s1_tready"
 	}
 	w("            $fwrite(fd, \"%%b %%b\", {%s}, m_tvalid);", ready)
+	if hasPort(m, "s_axil_araddr") {
+		w("            $fwrite(fd, \" r%%b\", s_axil_rvalid);")
+		w("            if (s_axil_rvalid) $fwrite(fd, \" %%h\", s_axil_rdata);")
+	}
 	w("            if (m_tvalid && m_tready) $fwrite(fd, \" %%h %%h %%b\", m_tdata, m_tkeep, m_tlast);")
 	w("            $fwrite(fd, \"\\n\");")
 	w("            clk = 1'b1; #1; clk = 1'b0;")

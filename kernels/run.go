@@ -2,7 +2,9 @@ package kernels
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"onic/hdlgen/ir"
@@ -30,8 +32,11 @@ type Stats struct {
 	FirstIn   int // cycle of the first input beat taken
 	FirstOut  int // cycle of the first output beat sent
 	LastOut   int // cycle of the last output beat sent
-	InStalls  int // cycles input 0 offered a beat the kernel did not take
+	InStalls  int // cycles input 0 offered a beat the kernel did not take, from its first beat on
 	OutStalls int // cycles the output offered a beat the consumer did not take
+	// Regs are the AXI-Lite registers read back after the packet (the
+	// addresses of the kernel's RefRegs), by address.
+	Regs map[uint32]uint32
 }
 
 // Latency is the cycles from the first beat in to the first beat out.
@@ -133,6 +138,7 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 		s.SetWords(name, v)
 	}
 	st := Stats{FirstIn: -1, FirstOut: -1}
+	lite := hasPort(m, "s_axil_araddr")
 	var out []byte
 	ob := k.OutBits() / 8
 	s.SetReset(true)
@@ -173,6 +179,9 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 			ready = 1
 		}
 		set("m_tready", []uint64{ready})
+		if lite {
+			idleLite(set)
+		}
 		if rec != nil {
 			rec(c, ports, values)
 		}
@@ -191,12 +200,15 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 						st.FirstIn = c
 					}
 				}
-			case sr.offered && i == 0:
+			case sr.offered && i == 0 && st.FirstIn >= 0:
 				st.InStalls++
 			}
 		}
 		valid, _ := s.Get("m_tvalid")
 		fmt.Fprintf(&line, " %d", valid)
+		if lite {
+			liteLog(&line, s)
+		}
 		done := false
 		if valid == 1 && ready == 0 {
 			st.OutStalls++
@@ -224,9 +236,84 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 		s.Step()
 		if done {
 			st.Cycles = c + 1
-			return out, st, nil
+			if lite && k.RefRegs != nil {
+				st.Regs, err = k.readBack(s, in, set, rec, ports, values, log, c+1)
+			}
+			return out, st, err
 		}
 	}
+}
+
+// idleLite drives an AXI-Lite interface with no transaction, ready for
+// responses.
+func idleLite(set func(string, []uint64)) {
+	for _, p := range []string{"s_axil_awaddr", "s_axil_awvalid", "s_axil_wdata", "s_axil_wstrb", "s_axil_wvalid", "s_axil_araddr", "s_axil_arvalid"} {
+		set(p, []uint64{0})
+	}
+	set("s_axil_bready", []uint64{1})
+	set("s_axil_rready", []uint64{1})
+}
+
+// liteLog appends a cycle's AXI-Lite read channel to a log line: " r"
+// and rvalid, and the data when valid.
+func liteLog(line *strings.Builder, s *sim.Sim) {
+	rv, _ := s.Get("s_axil_rvalid")
+	fmt.Fprintf(line, " r%d", rv)
+	if rv == 1 {
+		rd, _ := s.Get("s_axil_rdata")
+		fmt.Fprintf(line, " %08x", rd)
+	}
+}
+
+// readBack reads the registers of the kernel's RefRegs over AXI-Lite,
+// one read at a time in address order, from cycle c0 on, logging and
+// recording each cycle as run does.
+func (k *Kernel) readBack(s *sim.Sim, in [][]byte, set func(string, []uint64), rec Recorder, ports []ir.Port, values [][]uint64, log *[]string, c0 int) (map[uint32]uint32, error) {
+	ref, err := k.RefRegs(in)
+	if err != nil {
+		return nil, err
+	}
+	addrs := slices.Sorted(maps.Keys(ref))
+	got := map[uint32]uint32{}
+	i, asked := 0, false
+	for c := c0; i < len(addrs); c++ {
+		if c > c0+16*len(addrs)+16 {
+			return got, fmt.Errorf("kernel %s: AXI-Lite read of %#x not answered", k.Name, addrs[i])
+		}
+		for j := range k.Inputs {
+			set(fmt.Sprintf("s%d_tvalid", j), []uint64{0})
+		}
+		set("m_tready", []uint64{1})
+		idleLite(set)
+		if !asked {
+			set("s_axil_araddr", []uint64{uint64(addrs[i])})
+			set("s_axil_arvalid", []uint64{1})
+		}
+		if rec != nil {
+			rec(c, ports, values)
+		}
+		var line strings.Builder
+		for j := range k.Inputs {
+			r, _ := s.Get(fmt.Sprintf("s%d_tready", j))
+			fmt.Fprintf(&line, "%d", r)
+		}
+		v, _ := s.Get("m_tvalid")
+		fmt.Fprintf(&line, " %d", v)
+		liteLog(&line, s)
+		if log != nil {
+			*log = append(*log, line.String())
+		}
+		if ar, _ := s.Get("s_axil_arready"); !asked && ar == 1 {
+			asked = true
+		}
+		if rv, _ := s.Get("s_axil_rvalid"); rv == 1 {
+			rd, _ := s.Get("s_axil_rdata")
+			got[addrs[i]] = uint32(rd)
+			i, asked = i+1, false
+		}
+		s.Step()
+	}
+	return got, nil
 }
 
 // randWords is a random value of n bits, as words.
@@ -239,4 +326,14 @@ func randWords(rng *rand.Rand, n int) []uint64 {
 		w[len(w)-1] &= 1<<(n%64) - 1
 	}
 	return w
+}
+
+// hasPort says whether m has a port named name.
+func hasPort(m *ir.Module, name string) bool {
+	for _, p := range m.Ports() {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -3,8 +3,10 @@ package kernels
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 )
 
 // edges are the element values every kernel is tried on: zero, one,
@@ -109,6 +111,10 @@ func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
 			v.Sim = fmt.Sprintf("%d elements: byte %d differs from the reference", n, firstDiff(got, want))
 			return v
 		}
+		if d := k.regsDiff(in, st.Regs); d != "" {
+			v.Sim = fmt.Sprintf("%d elements: %s", n, d)
+			return v
+		}
 		if ci == 6 {
 			v.Latency = st.Latency()
 			// Over a long packet: cycles per input beat, and input bytes
@@ -146,4 +152,22 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// regsDiff compares registers read back after a run with the kernel's
+// RefRegs ("" when equal, or the kernel has none).
+func (k *Kernel) regsDiff(in [][]byte, got map[uint32]uint32) string {
+	if k.RefRegs == nil {
+		return ""
+	}
+	want, err := k.RefRegs(in)
+	if err != nil {
+		return err.Error()
+	}
+	for _, a := range slices.Sorted(maps.Keys(want)) {
+		if g, ok := got[a]; !ok || g != want[a] {
+			return fmt.Sprintf("register %#x reads %#x, the reference says %#x", a, g, want[a])
+		}
+	}
+	return ""
 }
