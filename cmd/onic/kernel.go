@@ -31,7 +31,7 @@ Verilog (Icarus, Verilator) to the simulator, cycle by cycle.`,
 			return cmd.Help()
 		},
 	}
-	c.AddCommand(newKernelListCmd(), newKernelGenCmd(v), newKernelTestCmd(v))
+	c.AddCommand(newKernelListCmd(), newKernelNewCmd(v), newKernelGenCmd(v), newKernelTestCmd(v))
 	return c
 }
 
