@@ -246,3 +246,25 @@ func mustLookup(t *testing.T, name string) *Kernel {
 	}
 	return k
 }
+
+// TestProfile: the measured timing of kernels whose timing is known —
+// one beat a cycle, latency 1, output as big as the input, or half for
+// fp32 to bf16 — and the CRC's extra beat per packet.
+func TestProfile(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		perBeat  float64
+		outPerIn float64
+	}{
+		{"sum-int32", 1, 1}, {"fp32-to-bf16", 1, 0.5}, {"bf16-to-fp32", 1, 2},
+		{"crc32c-append", 65.0 / 64, 4100.0 / 4096}, {"quantize-mxint8", 1, 33.0 / 64},
+	} {
+		p, err := mustLookup(t, c.name).Profile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Latency != 1 || p.CyclesPerBeat != c.perBeat || p.OutPerIn != c.outPerIn || p.BeatBytes != 64 {
+			t.Errorf("%s: %+v, want latency 1, %g cycles a beat, %g out per in", c.name, p, c.perBeat, c.outPerIn)
+		}
+	}
+}

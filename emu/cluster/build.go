@@ -636,7 +636,8 @@ func NVMeGathering(n int, mediaGbps float64) Config {
 // blocks straight into the GPU's memory (the RAID's O-NIC: queues through
 // port A to A, data through port B to the GPU); the GPU sends on what it
 // receives to A; A sends on what it receives to C through a window into a
-// kernel slot of its O-NIC, whose transform kernel streams it out to C.
+// kernel slot of its O-NIC, whose kernel converts it from fp32 to bf16
+// (activations sent on at half the bytes) and streams it out to C.
 // Every stage is a separate O-NIC hop through the MEMS.
 func Pipeline() Config {
 	nvmeONIC := peerONIC("onicN", "nvme", "20:00.0", "10:00.0-10:00.7")
@@ -651,7 +652,7 @@ func Pipeline() Config {
 	toC.Manager.Translation.Windows[0] = ntb.WindowConfig{Name: "transform", BAR: 2, Size: 1 << 30, Egress: "kernel:1"}
 	toC.Manager.Access.Domains[0].Egress = []string{"kernel:1"}
 	toC.Manager.Access.Domains[0].Ranges[0].Base = 0
-	toC.Kernels = []KernelConfig{{Slot: 1, Name: "transform", Egress: "port-a", Translated: 1 << 32}}
+	toC.Kernels = []KernelConfig{{Slot: 1, Name: "fp32-to-bf16", Egress: "port-a", Translated: 1 << 32}}
 	return Config{
 		Name:     "pipeline",
 		Duration: 600 * time.Microsecond,
@@ -684,7 +685,7 @@ func Scenarios() []Scenario {
 		{"three-party", "FLEET's three-party exchange: A exchanges 2 Tb/s with B and 10 Tb/s with C over 16 and 80 O-NIC pairs (192 O-NICs, 384 MEMS ports)", func() Config { return ThreeParty(16, 80) }},
 		{"direct-gathering", "FLEET's direct data gathering: 8 radar acquisition cards, each with an O-NIC, stream 100 Gb/s each into server A's memory", func() Config { return DirectGathering(8, 100) }},
 		{"nvme-gathering", "FLEET's direct data gathering from storage: server A reads 128 KiB blocks from two NVMe RAIDs (100 Gb/s media each, 80 us latency), each behind its own O-NIC", func() Config { return NVMeGathering(2, 100) }},
-		{"pipeline", "FLEET's NVMe -> GPU -> server A -> server C pipeline: an NVMe RAID reads into the GPU, which sends on to A, which sends on to C through a transform kernel in its O-NIC", Pipeline},
+		{"pipeline", "FLEET's NVMe -> GPU -> server A -> server C pipeline: an NVMe RAID reads into the GPU, which sends on to A, which sends on to C through its O-NIC's fp32-to-bf16 kernel", Pipeline},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

@@ -383,6 +383,9 @@ type onicNode struct {
 	self  tlp.ID
 	// kernels by slot (nil: none loaded)
 	kernels [maxKernelSlots]*kernel
+	// stalled is when the manager can take TLPs again after a kernel's
+	// full input buffer stopped it.
+	stalled sim.Time
 }
 
 // port is one optical port: one end of an optical link through the MEMS
@@ -434,7 +437,7 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 // the tables, so taking it on arrival saves an event per TLP.
 func (o *onicNode) decide(m *msg) {
 	c := o.c
-	ready := c.s.Now() + o.pipe
+	ready := max(c.s.Now(), o.stalled) + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
 	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() {

@@ -60,8 +60,8 @@ type ONICReport struct {
 	Name     string            `json:"name"`
 	Manager  map[string]uint64 `json:"manager"`
 	PortTLPs [2]uint64         `json:"port_tlps"` // sent out of port A, port B
-	// Kernels counts the TLPs each loaded kernel processed, by name.
-	Kernels map[string]uint64 `json:"kernels,omitempty"`
+	// Kernels is what each loaded kernel did, by slot.
+	Kernels []KernelReport `json:"kernels,omitempty"`
 }
 
 // Accounting is where every injected request ended. Injected equals the
@@ -185,10 +185,7 @@ func (cl *Cluster) Run() (Report, error) {
 		}
 		for _, k := range o.kernels {
 			if k != nil {
-				if or.Kernels == nil {
-					or.Kernels = map[string]uint64{}
-				}
-				or.Kernels[k.cfg.Name] = k.tlps
+				or.Kernels = append(or.Kernels, k.report())
 			}
 		}
 		rep.ONICs = append(rep.ONICs, or)
@@ -314,14 +311,16 @@ func (r *Report) writeONICs(w io.Writer) {
 		for _, k := range ks {
 			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
 		}
-		var kn []string
-		for k := range o.Kernels {
-			kn = append(kn, k)
-		}
-		sort.Strings(kn)
-		for _, k := range kn {
-			fmt.Fprintf(w, ", kernel %s %d", k, o.Kernels[k])
-		}
 		fmt.Fprintln(w)
+	}
+	for _, o := range r.ONICs {
+		for _, k := range o.Kernels {
+			how := "opaque: configured timing"
+			if k.Simulated {
+				how = "timed by its cycle simulation"
+			}
+			fmt.Fprintf(w, "  kernel %s in %s slot %d (%s): %d TLPs, %d B in, %d B out, %.1f Gb/s in, pipeline %d cycles, mean latency %.1f ns, manager stalled %.1f ns\n",
+				k.Name, o.Name, k.Slot, how, k.TLPs, k.BytesIn, k.BytesOut, k.GbpsIn, k.LatencyCycles, k.MeanLatencyNs, k.StallNs)
+		}
 	}
 }

@@ -565,16 +565,18 @@ func (l *Link) arrive(side int) {
 			d.ackArmed = true
 			l.s.At(l.SymbolTime(l.symbolAt(l.s.Now())+l.ackSym), l, evAckTimer|uint64(far)<<8)
 		}
-		d.rxUsedH[p.Class]++
-		d.rxUsedD[p.Class] += dataCredits(p.Payload)
+		// The receiver may reuse p (send it on, resized) before it
+		// returns: take its credits first.
+		dc, class := dataCredits(p.Payload), p.Class
+		d.rxUsedH[class]++
+		d.rxUsedD[class] += dc
 		if l.rx[far] != nil {
 			l.rx[far].Receive(l, far, p)
 		}
-		dc := dataCredits(p.Payload)
 		if l.cfg.RxDelay == 0 {
-			l.free(side, p.Class, dc)
+			l.free(side, class, dc)
 		} else {
-			l.s.After(l.cfg.RxDelay, l, evFree|uint64(side)<<8|uint64(p.Class)<<9|uint64(dc)<<16)
+			l.s.After(l.cfg.RxDelay, l, evFree|uint64(side)<<8|uint64(class)<<9|uint64(dc)<<16)
 		}
 	case itemAck:
 		// An Ack sent by end side acknowledges TLPs it received, which
