@@ -671,6 +671,36 @@ func Pipeline() Config {
 	}
 }
 
+// Allreduce is one step of an allreduce across an O-NIC's two ports (as
+// SwitchML and ATP aggregate gradients in the network, here in FLEET's
+// O-NIC): hosts A and B each write 64 KiB blocks of int32 gradients to C;
+// A's arrive on port A of C's O-NIC, B's on port B, both into its
+// kernel_in range, where the sum-int32 kernel in slot 0 adds them element
+// by element and writes the sums into C's memory. Each write ends when
+// the sum it went into is in C's memory, so the faster sender waits for
+// the slower one, as in any synchronous allreduce.
+func Allreduce() Config {
+	onicC := peerONIC("onicC", "C", "30:00.0", "10:00.0-10:00.7", "20:00.0-20:00.7")
+	onicC.Manager.Access.Domains[1].Egress = []string{"kernel:0"}
+	onicC.Manager.KernelIn = []manager.KernelInConfig{
+		{From: "port-a", Base: 1 << 32, Size: 1 << 30, Slot: 0},
+		{From: "port-b", Base: 1 << 32, Size: 1 << 30, Slot: 0},
+	}
+	onicC.Kernels = []KernelConfig{{Slot: 0, Name: "sum-int32", Egress: "host", Translated: 2 << 32}}
+	return Config{
+		Name:     "allreduce",
+		Duration: 200 * time.Microsecond,
+		Hosts:    []HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
+		ONICs: []ONICConfig{peerONIC("onicA", "A", "10:00.0", "30:00.0-30:00.7"),
+			peerONIC("onicB", "B", "20:00.0", "30:00.0-30:00.7"), onicC},
+		Circuits: []CircuitConfig{{A: "onicA.a", B: "onicC.a"}, {A: "onicB.a", B: "onicC.b"}},
+		Flows: []FlowConfig{
+			{Name: "A->C", From: "A", Op: "write", Size: 64 << 10},
+			{Name: "B->C", From: "B", Op: "write", Size: 64 << 10},
+		},
+	}
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -686,6 +716,7 @@ func Scenarios() []Scenario {
 		{"direct-gathering", "FLEET's direct data gathering: 8 radar acquisition cards, each with an O-NIC, stream 100 Gb/s each into server A's memory", func() Config { return DirectGathering(8, 100) }},
 		{"nvme-gathering", "FLEET's direct data gathering from storage: server A reads 128 KiB blocks from two NVMe RAIDs (100 Gb/s media each, 80 us latency), each behind its own O-NIC", func() Config { return NVMeGathering(2, 100) }},
 		{"pipeline", "FLEET's NVMe -> GPU -> server A -> server C pipeline: an NVMe RAID reads into the GPU, which sends on to A, which sends on to C through its O-NIC's fp32-to-bf16 kernel", Pipeline},
+		{"allreduce", "an allreduce step across an O-NIC's two ports: A's and B's int32 gradients meet in C's O-NIC, whose sum-int32 kernel writes their sum into C's memory", Allreduce},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

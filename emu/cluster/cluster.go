@@ -62,6 +62,10 @@ type record struct {
 	copies   int32          // multicast copies of a write still to arrive, besides the original
 	refs     int32          // messages that belong to it; it is reused once settled and unreferenced
 	stage    stage          // what it is for in an NVMe command
+	// join is 1 + a request that ends with this one (0: none): a write
+	// a two-input kernel combined with this one, whose data reached its
+	// destination inside this one's.
+	join int32
 }
 
 // recFree marks a record slot that is free for reuse.
@@ -143,14 +147,21 @@ func (c *Cluster) newMsg() *msg {
 }
 
 func (c *Cluster) release(m *msg) {
-	if m.rec >= 0 {
-		r := &c.recs[m.rec]
-		if r.refs--; r.refs == 0 && r.outcome != InFlight {
-			r.outcome = recFree
-			c.freeRecs = append(c.freeRecs, m.rec)
-		}
-	}
+	c.unref(m.rec)
 	c.free = append(c.free, int(m.pkt.Arg))
+}
+
+// unref drops a reference to request r (none if r < 0), freeing its slot
+// once it is settled and unreferenced.
+func (c *Cluster) unref(r int32) {
+	if r < 0 {
+		return
+	}
+	rec := &c.recs[r]
+	if rec.refs--; rec.refs == 0 && rec.outcome != InFlight {
+		rec.outcome = recFree
+		c.freeRecs = append(c.freeRecs, r)
+	}
 }
 
 // newRec starts accounting a new request, reusing a settled record's slot.
@@ -194,7 +205,16 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 		}
 		c.why[why]++
 	}
+	j, reason := rec.join-1, rec.reason
+	rec.join = 0
+	// (settled may start new requests, growing c.recs: rec is stale after.)
 	c.flows[rec.flow].settled(rec.transfer, o == Delivered)
+	if j >= 0 {
+		// The joined request ends the same way, for the same reason.
+		c.recs[j].reason = reason
+		c.settleWhy(j, o, why)
+		c.unref(j)
+	}
 }
 
 // send puts m on link l from end side, sizing the packet from its header.
@@ -562,6 +582,11 @@ func (h *hostNode) receive(m *msg) {
 					f := c.flows[r.flow]
 					if !r.stage.control() {
 						f.bytesIn(n)
+					}
+					if j := r.join - 1; j >= 0 && !c.recs[j].stage.control() {
+						// A write a kernel combined with this one: its
+						// data arrived in these bytes too.
+						c.flows[c.recs[j].flow].bytesIn(n)
 					}
 					if r.stage == stDoorbell {
 						if h.cfg.Kind != "nvme" {

@@ -502,8 +502,91 @@ func TestKernelBackpressure(t *testing.T) {
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "timed by its cycle simulation") {
 		t.Errorf("cycles for a library kernel: %v", err)
 	}
-	c.ONICs[2].Kernels[0] = KernelConfig{Slot: 1, Name: "sum-int32", Egress: "port-a"}
-	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "combines two streams") {
-		t.Errorf("two-input kernel: %v", err)
+}
+
+// TestAllreduce: A's and B's writes meet in C's sum-int32 kernel, pair by
+// pair; both senders run at the host-link rate, each write ends when its
+// sum is in C's memory, C receives half the bytes the kernel took in, and
+// nothing is dropped or left unpaired beyond the writes in flight.
+func TestAllreduce(t *testing.T) {
+	r := run(t, Allreduce())
+	balanced(t, r.Accounting)
+	if r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
+		t.Fatalf("accounting %+v", r.Accounting)
+	}
+	for _, f := range r.Flows {
+		if f.Gbps < 100 || f.Failed != 0 || f.Transfers < 30 {
+			t.Errorf("flow %+v", f)
+		}
+	}
+	if r.Flows[0].Transfers != r.Flows[1].Transfers {
+		t.Errorf("A and B completed %d and %d transfers: a pair ends together", r.Flows[0].Transfers, r.Flows[1].Transfers)
+	}
+	k := r.ONICs[2].Kernels[0]
+	if k.Name != "sum-int32" || k.Inputs != 2 || k.TLPs == 0 || k.BytesIn != 2*k.BytesOut || k.GbpsIn < 200 ||
+		k.LatencyCycles != 1 || k.StallNs != 0 || k.Dropped != nil || k.PairPeakBytes == 0 || k.PairPeakBytes > 64<<10 {
+		t.Errorf("kernel %+v", k)
+	}
+	// (What the kernel sent last is still on C's host link.)
+	if c := r.Hosts[2]; c.ReceivedBytes > k.BytesOut || c.ReceivedBytes+8<<10 < k.BytesOut || r.Hosts[0].ReceivedBytes != 0 {
+		t.Errorf("C received %d B, the kernel sent %d B", c.ReceivedBytes, k.BytesOut)
+	}
+
+	// B sends at 40 Gb/s: A's writes wait for B's, and A is held to B's
+	// rate by its writes ending with their sums.
+	c := Allreduce()
+	c.Flows[1].RateGbps = 40
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	k = r.ONICs[2].Kernels[0]
+	if a := r.Flows[0]; a.Gbps > 42 || a.Gbps < 30 || k.MeanPairWaitNs < 1000 || k.Dropped != nil {
+		t.Errorf("slow B: A %+v, kernel %+v", a, k)
+	}
+
+	// A pair buffer smaller than A's lead drops A's writes, counted.
+	c.ONICs[2].Kernels[0].PairBufferKiB = 1
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if k := r.ONICs[2].Kernels[0]; k.Dropped["kernel-pair-buffer-full"] == 0 || r.Accounting.Reasons["kernel-pair-buffer-full"] != k.Dropped["kernel-pair-buffer-full"] {
+		t.Errorf("small pair buffer: kernel %+v, accounting %+v", k, r.Accounting)
+	}
+
+	// Writes of different lengths cannot pair: B's 1000-byte transfers
+	// end in a 232-byte write where A has a 256-byte one.
+	c = Allreduce()
+	c.Flows[1].Size = 1000
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if k := r.ONICs[2].Kernels[0]; k.Dropped["kernel-pair-length"] == 0 {
+		t.Errorf("mismatched lengths: kernel %+v", k)
+	}
+
+	// A's host writing straight into the kernel is not one of its inputs.
+	c = Allreduce()
+	c.ONICs[2].Kernels[0].Sources = []string{"host", "port-b"}
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if k := r.ONICs[2].Kernels[0]; k.Dropped["kernel-not-an-input"] == 0 || r.Flows[0].Transfers != 0 {
+		t.Errorf("writes from an ingress that is not an input: kernel %+v", k)
+	}
+
+	for _, tc := range []struct {
+		mod  func(*KernelConfig)
+		want string
+	}{
+		{func(k *KernelConfig) { k.Sources = []string{"port-a"} }, `kernels[0].sources: kernel "sum-int32" has two inputs; name two sources, not 1`},
+		{func(k *KernelConfig) { k.Sources = []string{"port-a", "port-c"} }, `kernels[0].sources[1]: "port-c" must be host, port-a or port-b`},
+		{func(k *KernelConfig) { k.Sources = []string{"port-a", "port-a"} }, "kernels[0].sources[1]: port-a feeds input 0 already"},
+		{func(k *KernelConfig) { k.PairBufferKiB = -1 }, "kernels[0].pair_buffer_kib: -1"},
+		{func(k *KernelConfig) { k.Egress = "nowhere" }, `kernels[0].egress: "nowhere" must be port-a, port-b or host`},
+		{func(k *KernelConfig) {
+			*k = KernelConfig{Name: "fp32-to-bf16", Egress: "host", Sources: []string{"port-a"}}
+		}, "kernels[0]: sources and pair_buffer_kib are for two-input kernels"},
+	} {
+		c := Allreduce()
+		tc.mod(&c.ONICs[2].Kernels[0])
+		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2]."+tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
 	}
 }

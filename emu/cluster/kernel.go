@@ -14,13 +14,21 @@ import (
 const maxKernelSlots = 16
 
 // KernelConfig binds an in-network kernel to an O-NIC's kernel slot; the
-// windows whose egress is "kernel:SLOT" feed it. The posted writes it
-// receives pass through it and leave out of an optical port.
+// windows whose egress is "kernel:SLOT", and the manager's kernel_in
+// ranges naming the slot, feed it. The posted writes it receives pass
+// through it and leave out of an optical port or into the host's memory.
 //
 // A kernel of onic's library (onic kernel list) is timed by its own cycle
 // simulation (kernels.Profile): its latency, its cycles per 64-byte beat
 // and its output bytes per input byte, in the O-NIC's clock. Any other
 // name is an opaque kernel timed by Cycles and Gbps.
+//
+// A two-input kernel (sum-int32 and the other combiners) pairs its
+// inputs' writes in arrival order, the way its two AXI-Stream inputs pair
+// packets: the n-th write into input 0 with the n-th into input 1, which
+// must have the same length. The combined write goes out at Translated
+// plus input 0's offset. A write waiting for its partner waits in a pair
+// buffer; the two requests end together, when the combined write does.
 type KernelConfig struct {
 	Slot int    `mapstructure:"slot"`
 	Name string `mapstructure:"name"`
@@ -34,17 +42,34 @@ type KernelConfig struct {
 	// backlog beyond it stalls the PCIe manager, and with it every TLP
 	// the O-NIC handles, until the kernel catches up.
 	BufferBeats int `mapstructure:"buffer_beats"`
-	// Egress (port-a or port-b) and Translated: its output goes out of
-	// that port to Translated plus the offset the window gave.
+	// Egress (port-a, port-b or host) and Translated: its output goes
+	// out of that port, or into the O-NIC's host's memory, at Translated
+	// plus the offset the window or kernel_in range gave.
 	Egress     string `mapstructure:"egress"`
 	Translated uint64 `mapstructure:"translated"`
+	// Sources are a two-input kernel's inputs in order: where writes for
+	// input 0 and input 1 enter the O-NIC (host, port-a or port-b;
+	// default port-a then port-b, the FLEET allreduce step).
+	Sources []string `mapstructure:"sources"`
+	// PairBufferKiB bounds what a two-input kernel holds per input while
+	// writes wait for their partners (default 1024). A write that does
+	// not fit is dropped and counted: real hardware would hold it back
+	// at its port instead, so size it for the streams' skew.
+	PairBufferKiB int `mapstructure:"pair_buffer_kib"`
+}
+
+// half is a two-input kernel's write waiting for its partner.
+type half struct {
+	m     *msg
+	addr  uint64
+	ready sim.Time
 }
 
 // kernel is a loaded kernel.
 type kernel struct {
 	o       *onicNode
 	cfg     KernelConfig
-	port    int
+	port    int // egress port, or -1 for the host
 	prof    kernels.Profile
 	library bool     // timed by its cycle simulation
 	cycle   float64  // picoseconds per cycle of the O-NIC's clock
@@ -52,11 +77,32 @@ type kernel struct {
 	buffer  sim.Time // how long a backlog its input buffer absorbs
 	free    sim.Time // when it can take the next TLP
 
+	inputs int
+	side   [3]int8   // input by manager.Ingress (-1: not an input)
+	queue  [2][]half // writes waiting for a partner, oldest at head[i]
+	head   [2]int
+	queued [2]int // bytes in queue
+	limit  int    // bytes a queue may hold
+
 	tlps, bytesIn, bytesOut uint64
 	first, last             sim.Time // first TLP in, last TLP out
 	latency                 sim.Time // summed over TLPs: ready at its input to out
 	stall                   sim.Time // the manager stalled by a full input buffer
+	pairWait                sim.Time // summed over pairs: the first write's wait for the second
+	peak                    int      // most bytes waiting in a pair queue
+	dropped                 [numKernelDrops]uint64
 }
+
+// Why a kernel drops a write.
+const (
+	dropNotInput   = iota // a two-input kernel's write from an ingress that is not one of its sources
+	dropPairFull          // the pair buffer could not take it
+	dropPairLength        // its partner had another length
+	dropNotWrite          // not a posted write
+	numKernelDrops
+)
+
+var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair-buffer-full", "kernel-pair-length", "kernel-not-a-write"}
 
 func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 	slots := o.cfg.Manager.Translation.KernelSlots
@@ -80,9 +126,7 @@ func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 		if kc.Cycles != 0 || kc.Gbps != 0 {
 			return fmt.Errorf("%s: kernel %q is timed by its cycle simulation; cycles and gbps are for opaque kernels", p, kc.Name)
 		}
-		if lk.Inputs != 1 {
-			return fmt.Errorf("%s.name: kernel %q combines two streams; the emulator's kernel slots take one", p, kc.Name)
-		}
+		k.inputs = lk.Inputs
 		if k.prof, err = lk.Profile(); err != nil {
 			return fmt.Errorf("%s: %v", p, err)
 		}
@@ -105,28 +149,145 @@ func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 	case "port-a":
 	case "port-b":
 		k.port = 1
+	case "host":
+		k.port = -1
 	default:
-		return fmt.Errorf("%s.egress: %q must be port-a or port-b", p, kc.Egress)
+		return fmt.Errorf("%s.egress: %q must be port-a, port-b or host", p, kc.Egress)
+	}
+	k.side = [3]int8{-1, -1, -1}
+	if k.inputs == 2 {
+		src := kc.Sources
+		if src == nil {
+			src = []string{"port-a", "port-b"}
+		}
+		if len(src) != 2 {
+			return fmt.Errorf("%s.sources: kernel %q has two inputs; name two sources, not %d", p, kc.Name, len(src))
+		}
+		for i, s := range src {
+			var in manager.Ingress
+			switch s {
+			case "host":
+				in = manager.FromHost
+			case "port-a":
+				in = manager.FromPortA
+			case "port-b":
+				in = manager.FromPortB
+			default:
+				return fmt.Errorf("%s.sources[%d]: %q must be host, port-a or port-b", p, i, s)
+			}
+			if k.side[in] >= 0 {
+				return fmt.Errorf("%s.sources[%d]: %s feeds input %d already", p, i, s, k.side[in])
+			}
+			k.side[in] = int8(i)
+		}
+		if kc.PairBufferKiB < 0 {
+			return fmt.Errorf("%s.pair_buffer_kib: %d must be positive", p, kc.PairBufferKiB)
+		}
+		if kc.PairBufferKiB == 0 {
+			kc.PairBufferKiB = 1024
+		}
+		k.limit = kc.PairBufferKiB << 10
+		k.cfg = kc
+	} else {
+		k.inputs = 1
+		if kc.Sources != nil || kc.PairBufferKiB != 0 {
+			return fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %q has one input", p, kc.Name)
+		}
 	}
 	o.kernels[kc.Slot] = k
 	return nil
 }
 
 // process runs m, sent to the kernel at window address addr, through the
-// kernel and out of its port: it waits for the kernel, takes its beats'
-// cycles, and leaves after the pipeline latency, as long as the kernel's
-// output makes it. A wait longer than the input buffer absorbs stalls the
-// manager. Only posted writes stream through kernels.
+// kernel: a one-input kernel takes it at once, a two-input kernel when its
+// partner from the other input is there too. Only posted writes stream
+// through kernels.
 func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 	o := k.o
 	if m.t.Kind() != tlp.MWr {
-		o.c.fail(m, manager.Unsupported)
+		k.drop(m, dropNotWrite)
 		return
 	}
-	proxy, ok := o.mgr.Tables().ProxyID(m.t.RequesterID)
-	if !ok {
-		o.c.fail(m, manager.NoProxyID)
+	if k.inputs == 1 {
+		k.run(m, addr, ready)
 		return
+	}
+	side := k.side[m.from]
+	if side < 0 {
+		k.drop(m, dropNotInput)
+		return
+	}
+	other := 1 - side
+	if k.head[other] == len(k.queue[other]) {
+		// The first of its pair: it waits for its partner.
+		n := int(m.t.Length) * 4
+		if k.queued[side]+n > k.limit {
+			k.drop(m, dropPairFull)
+			return
+		}
+		k.queue[side] = append(k.queue[side], half{m: m, addr: addr, ready: ready})
+		k.queued[side] += n
+		k.peak = max(k.peak, k.queued[side])
+		return
+	}
+	h := k.queue[other][k.head[other]]
+	k.queue[other][k.head[other]] = half{}
+	if k.head[other]++; k.head[other] == len(k.queue[other]) {
+		k.queue[other], k.head[other] = k.queue[other][:0], 0
+	}
+	k.queued[other] -= int(h.m.t.Length) * 4
+	if h.m.t.Length != m.t.Length {
+		k.drop(h.m, dropPairLength)
+		k.drop(m, dropPairLength)
+		return
+	}
+	k.pairWait += ready - h.ready
+	if side == 1 {
+		addr = h.addr // the output goes where input 0's write was going
+	}
+	// The two requests end together, when the combined write does.
+	switch {
+	case m.rec >= 0 && h.m.rec >= 0:
+		o.c.recs[h.m.rec].refs++
+		o.c.recs[m.rec].join = h.m.rec + 1
+	case h.m.rec >= 0:
+		o.c.settle(h.m.rec, Delivered)
+	}
+	o.c.release(h.m)
+	k.run(m, addr, ready)
+}
+
+// drop fails m, counting why.
+func (k *kernel) drop(m *msg, why int) {
+	k.dropped[why]++
+	if m.rec >= 0 {
+		k.o.c.recs[m.rec].reason = manager.Unsupported
+		k.o.c.settleWhy(m.rec, Dropped, kernelDropNames[why])
+	}
+	k.o.c.release(m)
+}
+
+// run streams m's payload (and its partner's, alongside, for a two-input
+// kernel) through the kernel and sends the result on: it waits for the
+// kernel, takes its beats' cycles, and leaves after the pipeline latency,
+// as long as the kernel's output makes it. A wait longer than the input
+// buffer absorbs stalls the manager.
+func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
+	o := k.o
+	req := o.self
+	if k.port >= 0 {
+		// Out of a port, it carries its requester's proxy ID, as any
+		// write from this host does; a write from the other port keeps
+		// its own, as a relayed one does.
+		req = m.t.RequesterID
+		if m.from == manager.FromHost {
+			p, ok := o.mgr.Tables().ProxyID(m.t.RequesterID)
+			if !ok {
+				o.c.fail(m, manager.NoProxyID)
+				return
+			}
+			req = p
+		}
 	}
 	n := int(m.t.Length) * 4
 	start := max(ready, k.free)
@@ -147,7 +308,7 @@ func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 	}
 	k.last = out
 	k.tlps++
-	k.bytesIn += uint64(n)
+	k.bytesIn += uint64(n * k.inputs)
 	outBytes := max(4, int(math.Ceil(float64(n)*k.prof.OutPerIn)))
 	k.bytesOut += uint64(outBytes)
 	k.latency += out - ready
@@ -155,7 +316,7 @@ func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 	// none bigger than the write that came in (so within the MPS it
 	// obeyed): a kernel that grows its data sends more writes.
 	m.t.Address = k.cfg.Translated + addr
-	m.t.RequesterID = proxy
+	m.t.RequesterID = req
 	m.t.FirstBE = 0xF
 	for off := n; off < outBytes; off += n {
 		cp := o.c.newMsg()
@@ -167,11 +328,20 @@ func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 		if m.rec >= 0 {
 			o.c.recs[m.rec].copies++
 		}
-		o.toPort(o.ports[k.port], cp, out)
+		k.send(cp, out)
 	}
 	m.t.Length = uint16((min(n, outBytes) + 3) / 4)
 	m.t.LastBE = lastBE(m.t.Length)
-	o.toPort(o.ports[k.port], m, out)
+	k.send(m, out)
+}
+
+// send sends the kernel's output m on at ready.
+func (k *kernel) send(m *msg, ready sim.Time) {
+	if k.port < 0 {
+		sendAt(k.o.link, 1, m, ready)
+		return
+	}
+	k.o.toPort(k.o.ports[k.port], m, ready)
 }
 
 // lastBE is the last DW byte enables of a whole-DW write of n DWs.
@@ -184,26 +354,49 @@ func lastBE(n uint16) uint8 {
 
 // KernelReport is what a kernel in a slot did.
 type KernelReport struct {
-	Name          string  `json:"name"`
-	Slot          int     `json:"slot"`
-	Simulated     bool    `json:"simulated"` // timed by its cycle simulation (else opaque)
+	Name      string `json:"name"`
+	Slot      int    `json:"slot"`
+	Simulated bool   `json:"simulated"` // timed by its cycle simulation (else opaque)
+	Inputs    int    `json:"inputs"`
+	// TLPs are the writes it streamed through (pairs of them for a
+	// two-input kernel); BytesIn counts both inputs.
 	TLPs          uint64  `json:"tlps"`
 	BytesIn       uint64  `json:"bytes_in"`
 	BytesOut      uint64  `json:"bytes_out"`
 	GbpsIn        float64 `json:"gbps_in"`         // payload in over its active time, first TLP in to last out
+	GbpsOut       float64 `json:"gbps_out"`        // payload out over the same time
 	LatencyCycles int     `json:"latency_cycles"`  // its pipeline
-	MeanLatencyNs float64 `json:"mean_latency_ns"` // per TLP: at its input to out, waiting included
+	MeanLatencyNs float64 `json:"mean_latency_ns"` // per TLP: at its input (the later of a pair) to out, waiting included
 	StallNs       float64 `json:"manager_stall_ns"`
+	// MeanPairWaitNs is how long the first write of a pair waited for the
+	// second; PairPeakBytes the most one input held waiting.
+	MeanPairWaitNs float64 `json:"mean_pair_wait_ns"`
+	PairPeakBytes  int     `json:"pair_peak_bytes"`
+	// Dropped counts the writes it refused, by reason.
+	Dropped map[string]uint64 `json:"dropped,omitempty"`
 }
 
 // report is the kernel's report.
 func (k *kernel) report() KernelReport {
-	r := KernelReport{Name: k.cfg.Name, Slot: k.cfg.Slot, Simulated: k.library, TLPs: k.tlps, BytesIn: k.bytesIn, BytesOut: k.bytesOut,
-		LatencyCycles: k.prof.Latency, StallNs: float64(k.stall) / float64(sim.Nanosecond)}
+	r := KernelReport{Name: k.cfg.Name, Slot: k.cfg.Slot, Simulated: k.library, Inputs: k.inputs, TLPs: k.tlps, BytesIn: k.bytesIn, BytesOut: k.bytesOut,
+		LatencyCycles: k.prof.Latency, StallNs: float64(k.stall) / float64(sim.Nanosecond), PairPeakBytes: k.peak}
 	if k.tlps > 0 {
 		r.MeanLatencyNs = float64(k.latency) / float64(k.tlps) / float64(sim.Nanosecond)
+		if k.inputs == 2 {
+			r.MeanPairWaitNs = float64(k.pairWait) / float64(k.tlps) / float64(sim.Nanosecond)
+		}
 		if span := k.last - k.first; span > 0 {
-			r.GbpsIn = float64(k.bytesIn) * 8 / (float64(span) / float64(sim.Second)) / 1e9
+			sec := float64(span) / float64(sim.Second)
+			r.GbpsIn = float64(k.bytesIn) * 8 / sec / 1e9
+			r.GbpsOut = float64(k.bytesOut) * 8 / sec / 1e9
+		}
+	}
+	for i, n := range k.dropped {
+		if n > 0 {
+			if r.Dropped == nil {
+				r.Dropped = map[string]uint64{}
+			}
+			r.Dropped[kernelDropNames[i]] = n
 		}
 	}
 	return r

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -319,8 +320,19 @@ func (r *Report) writeONICs(w io.Writer) {
 			if k.Simulated {
 				how = "timed by its cycle simulation"
 			}
-			fmt.Fprintf(w, "  kernel %s in %s slot %d (%s): %d TLPs, %d B in, %d B out, %.1f Gb/s in, pipeline %d cycles, mean latency %.1f ns, manager stalled %.1f ns\n",
-				k.Name, o.Name, k.Slot, how, k.TLPs, k.BytesIn, k.BytesOut, k.GbpsIn, k.LatencyCycles, k.MeanLatencyNs, k.StallNs)
+			what := "TLPs"
+			if k.Inputs == 2 {
+				what = "pairs of TLPs"
+			}
+			fmt.Fprintf(w, "  kernel %s in %s slot %d (%s): %d %s, %d B in, %d B out, %.1f Gb/s in, %.1f Gb/s out, pipeline %d cycles, mean latency %.1f ns, manager stalled %.1f ns",
+				k.Name, o.Name, k.Slot, how, k.TLPs, what, k.BytesIn, k.BytesOut, k.GbpsIn, k.GbpsOut, k.LatencyCycles, k.MeanLatencyNs, k.StallNs)
+			if k.Inputs == 2 {
+				fmt.Fprintf(w, ", mean pair wait %.1f ns, pair buffer peak %d B", k.MeanPairWaitNs, k.PairPeakBytes)
+			}
+			for _, d := range slices.Sorted(maps.Keys(k.Dropped)) {
+				fmt.Fprintf(w, ", dropped %s %d", d, k.Dropped[d])
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

@@ -205,6 +205,9 @@ func Build(c Config) (*Design, error) {
 	if len(c.Manager.Relay) > 0 {
 		return nil, fmt.Errorf("relay: relayed ranges act on TLPs from the optical ports, which this host-side pipeline does not handle yet")
 	}
+	if len(c.Manager.KernelIn) > 0 {
+		return nil, fmt.Errorf("kernel_in: steered ranges act on TLPs from the optical ports, which this host-side pipeline does not handle yet")
+	}
 	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
 	if err != nil {
 		return nil, fmt.Errorf("translation.%v", err)

@@ -42,6 +42,22 @@ type Config struct {
 	// ring multicast, where each O-NIC keeps a copy for its host and
 	// relays the write to the next.
 	Relay []RelayConfig `mapstructure:"relay"`
+	// KernelIn lists address ranges whose posted writes arriving from an
+	// optical port go into a kernel slot instead of the host: how data
+	// from the two ports meets in a two-input kernel (an allreduce step),
+	// or how a one-input kernel transforms what arrives.
+	KernelIn []KernelInConfig `mapstructure:"kernel_in"`
+}
+
+// KernelInConfig is one range steered into a kernel: posted writes from
+// port From (port-a or port-b) to [Base, Base+Size) of this host's
+// address space go to kernel slot Slot at offset address-Base. They pass
+// the security check with that slot as their egress.
+type KernelInConfig struct {
+	From string `mapstructure:"from"`
+	Base uint64 `mapstructure:"base"`
+	Size uint64 `mapstructure:"size"`
+	Slot int    `mapstructure:"slot"`
 }
 
 // RelayConfig is one relayed range: posted writes from port From
@@ -58,6 +74,13 @@ type RelayConfig struct {
 type relay struct {
 	from       Ingress
 	to         ntb.Egress
+	base, size uint64
+}
+
+// kernelIn is a checked KernelInConfig.
+type kernelIn struct {
+	from       Ingress
+	slot       ntb.Egress
 	base, size uint64
 }
 
@@ -174,8 +197,9 @@ type Manager struct {
 	// remote records, per requester ID, the port (1 A, 2 B) its
 	// non-posted requests came in on, so completions from the host find
 	// their way back.
-	remote [1 << 16]uint8
-	relays []relay
+	remote   [1 << 16]uint8
+	relays   []relay
+	kernelIn []kernelIn
 }
 
 // AddStandIn registers f, a stand-in function the O-NIC presents for a
@@ -236,6 +260,31 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 			return nil, fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
 		}
 		m.relays = append(m.relays, rl)
+	}
+	for i, r := range c.KernelIn {
+		p := fmt.Sprintf("kernel_in[%d]", i)
+		ki := kernelIn{base: r.Base, size: r.Size}
+		switch r.From {
+		case "port-a":
+			ki.from = FromPortA
+		case "port-b":
+			ki.from = FromPortB
+		default:
+			return nil, fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
+		}
+		if r.Size == 0 || r.Base+r.Size < r.Base {
+			return nil, fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
+		}
+		if r.Slot < 0 || r.Slot >= slots {
+			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot (0 to %d)", p, r.Slot, slots-1)
+		}
+		for j, o := range m.kernelIn {
+			if o.from == ki.from && ki.base < o.base+o.size && o.base < ki.base+ki.size {
+				return nil, fmt.Errorf("%s: overlaps kernel_in[%d] from the same port", p, j)
+			}
+		}
+		ki.slot = ntb.Egress{Kind: ntb.EgressKernel, Slot: uint8(r.Slot)}
+		m.kernelIn = append(m.kernelIn, ki)
 	}
 	m.SyncBARs()
 	return m, nil
@@ -468,7 +517,8 @@ func portIdx(e ntb.Egress) int {
 // fromPort handles TLPs arriving from an optical port: completions find
 // their local requester through the requester-ID table; requests (a
 // remote device's DMA into this host, already translated by the far side)
-// are checked and passed to the host link.
+// are checked and passed to the host link, or, for posted writes into a
+// kernel_in range, to its kernel slot.
 func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 	host := ntb.Egress{Kind: ntb.EgressHost}
 	switch c {
@@ -480,6 +530,20 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 		}
 		m.forward(o, host, 0, local)
 	case tlp.ClassMemory, tlp.ClassAtomic:
+		if t.Kind() == tlp.MWr {
+			for i := range m.kernelIn {
+				ki := &m.kernelIn[i]
+				if ki.from != in || t.Address < ki.base || t.Address-ki.base >= ki.size {
+					continue
+				}
+				if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), true, ki.slot); v.Rule != acl.Allowed {
+					m.deny(t, in, t.Address, v.Rule, o)
+					return
+				}
+				m.forward(o, ki.slot, t.Address-ki.base, t.RequesterID)
+				return
+			}
+		}
 		if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return

@@ -382,3 +382,59 @@ func TestRelay(t *testing.T) {
 		t.Errorf("bad relay port: %v", err)
 	}
 }
+
+// TestKernelIn: posted writes from a port into a kernel_in range go to its
+// slot at their offset in the range, if the security check lets the
+// requester reach that slot; everything else goes to the host as before.
+func TestKernelIn(t *testing.T) {
+	steered := func(c *Config) {
+		c.KernelIn = []KernelInConfig{{From: "port-a", Base: 0x2_0000_0000, Size: 1 << 20, Slot: 2},
+			{From: "port-b", Base: 0x2_0000_0000, Size: 1 << 20, Slot: 2}}
+		c.Access.Domains[2].Egress = []string{"host", "kernel:2"}
+	}
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		t      *tlp.TLP
+		in     Ingress
+		action Action
+		egress ntb.Egress
+		addr   uint64
+	}{
+		{"write from port A", steered, req(tlp.MWr, 0x2_0000_1000, "20:00.1", 4), FromPortA, Forward, ntb.Egress{Kind: ntb.EgressKernel, Slot: 2}, 0x1000},
+		{"write from port B", steered, req(tlp.MWr, 0x2_0000_1040, "20:00.1", 4), FromPortB, Forward, ntb.Egress{Kind: ntb.EgressKernel, Slot: 2}, 0x1040},
+		{"write below the range", steered, req(tlp.MWr, 0x1_FFFF_F000, "20:00.1", 4), FromPortA, Forward, ntb.Egress{Kind: ntb.EgressHost}, 0x1_FFFF_F000},
+		{"write past the range", steered, req(tlp.MWr, 0x2_0010_0000, "20:00.1", 4), FromPortA, Forward, ntb.Egress{Kind: ntb.EgressHost}, 0x2_0010_0000},
+		{"read in range goes to the host", steered, req(tlp.MRd, 0x2_0000_1000, "20:00.1", 4), FromPortA, Forward, ntb.Egress{Kind: ntb.EgressHost}, 0x2_0000_1000},
+		{"requester may not reach the slot", func(c *Config) {
+			steered(c)
+			c.Access.Domains[2].Egress = []string{"host"}
+		}, req(tlp.MWr, 0x2_0000_1000, "20:00.1", 4), FromPortA, Drop, ntb.Egress{}, 0},
+	} {
+		m := testManager(t, tc.mod)
+		var o Outcome
+		m.Process(tc.t, tc.in, &o)
+		if o.Action != tc.action || (tc.action == Forward && (o.Egress != tc.egress || o.Address != tc.addr)) {
+			t.Errorf("%s: %+v", tc.name, o)
+		}
+		if tc.action == Drop && o.Reason != Denied {
+			t.Errorf("%s: reason %v, want denied", tc.name, o.Reason)
+		}
+	}
+	f, self := onic0(t)
+	for _, tc := range []struct {
+		k    KernelInConfig
+		want string
+	}{
+		{KernelInConfig{From: "host", Size: 1}, `kernel_in[1].from: "host" must be port-a or port-b`},
+		{KernelInConfig{From: "port-a", Base: 1 << 40}, "kernel_in[1].size: 0x0 at 0x10000000000 is empty"},
+		{KernelInConfig{From: "port-a", Size: 1, Slot: 4}, "kernel_in[1].slot: 4 is not a kernel slot (0 to 3)"},
+		{KernelInConfig{From: "port-a", Base: 0x2_000F_0000, Size: 1 << 20}, "kernel_in[1]: overlaps kernel_in[0]"},
+	} {
+		c := testConfig()
+		c.KernelIn = []KernelInConfig{{From: "port-a", Base: 0x2_0000_0000, Size: 1 << 20}, tc.k}
+		if _, err := New(c, f, self); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
