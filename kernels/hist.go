@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"onic/hdlgen/axil"
 	"onic/hdlgen/ir"
 )
 
@@ -96,19 +97,9 @@ func histBody(s *Step, spec HistSpec, beat int) {
 	ab := ir.AddrBits(spec.Bins)
 	lanes := beat / spec.Record
 
-	// AXI-Lite writes: only CTRL does anything.
-	awaddr, awvalid := m.Input("s_axil_awaddr", 12), m.Input("s_axil_awvalid", 1)
-	wdata, wstrb, wvalid := m.Input("s_axil_wdata", 32), m.Input("s_axil_wstrb", 4), m.Input("s_axil_wvalid", 1)
-	bready := m.Input("s_axil_bready", 1)
-	bvalid := m.Reg("axil_bvalid", 1, 0)
-	wAccept := m.And(m.And(awvalid, wvalid), m.Not(bvalid))
-	m.Output("s_axil_awready", wAccept)
-	m.Output("s_axil_wready", wAccept)
-	m.SetNext(bvalid, m.Mux(wAccept, m.Const(1, 1), m.And(bvalid, m.Not(bready))))
-	m.Output("s_axil_bvalid", bvalid)
-	m.Output("s_axil_bresp", m.Const(2, 0))
-	clearReq := m.And(m.And(wAccept, m.Eq(m.Slice(awaddr, 2, 10), m.Const(10, HistCtrl>>2))),
-		m.And(m.Slice(wstrb, 0, 1), m.Slice(wdata, 0, 1)))
+	// AXI-Lite: a write to CTRL clears; reads return the bins and status.
+	lite := axil.New(m, 12)
+	clearReq := m.And(lite.Written(HistCtrl), m.Slice(lite.WData, 0, 1))
 
 	// The clear sweep, from reset on.
 	clearing := m.Reg("clearing", 1, 1)
@@ -118,12 +109,7 @@ func histBody(s *Step, spec HistSpec, beat int) {
 	m.SetNext(idx, m.Mux(clearReq, m.Const(ab, 0), m.Mux(clearing, m.Add(idx, m.Const(ab, 1)), idx)))
 	s.Hold = clearing
 
-	// AXI-Lite reads.
-	araddr, arvalid, rready := m.Input("s_axil_araddr", 12), m.Input("s_axil_arvalid", 1), m.Input("s_axil_rready", 1)
-	rvalid := m.Reg("axil_rvalid", 1, 0)
-	rAccept := m.And(arvalid, m.Not(rvalid))
-	m.Output("s_axil_arready", m.Not(rvalid))
-	m.SetNext(rvalid, m.Mux(rAccept, m.Const(1, 1), m.And(rvalid, m.Not(rready))))
+	rAccept, araddr := lite.Read, lite.RAddr
 	readBin := m.Eq(m.Slice(araddr, 10, 2), m.Const(2, HistBin0>>10))
 	binAddr := m.Slice(araddr, 2, ab)
 
@@ -157,18 +143,11 @@ func histBody(s *Step, spec HistSpec, beat int) {
 	}
 	m.SetNext(records, m.Mux(clearing, m.Const(32, 0), m.Add(records, counted)))
 
-	regSel := m.Reg("axil_read_bin", 1, 0)
-	m.SetNext(regSel, readBin)
-	m.SetEnable(regSel, rAccept)
-	word := m.Slice(araddr, 2, 10)
-	regVal := m.Reg("axil_reg", 32, 0)
-	m.SetNext(regVal, m.Pick(
-		[]ir.Value{m.Eq(word, m.Const(10, HistStatus>>2)), m.Eq(word, m.Const(10, HistRecords>>2)), m.Eq(word, m.Const(10, HistBins>>2))},
+	regSel := lite.Hold("axil_read_bin", readBin)
+	regVal := lite.Hold("axil_reg", m.Pick(
+		[]ir.Value{lite.At(araddr, HistStatus), lite.At(araddr, HistRecords), lite.At(araddr, HistBins)},
 		[]ir.Value{m.Zext(clearing, 32), records, m.Const(32, uint64(spec.Bins))}))
-	m.SetEnable(regVal, rAccept)
-	m.Output("s_axil_rvalid", rvalid)
-	m.Output("s_axil_rdata", m.Mux(regSel, sum, regVal))
-	m.Output("s_axil_rresp", m.Const(2, 0))
+	lite.Reply(m.Mux(regSel, sum, regVal))
 
 	s.Out = in
 }
