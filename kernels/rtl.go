@@ -95,6 +95,14 @@ func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool, dir string) (Replay, error
 	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(k.testbench(m, ports, len(vecs))), 0o644); err != nil {
 		return r, err
 	}
+	r.RTL, err = simulate(tool, dir, srcs)
+	return r, err
+}
+
+// simulate builds testbench tb.v with the design's sources srcs in dir
+// with tool ("icarus" or "verilator"), runs it, and returns the lines of
+// the out.log it writes.
+func simulate(tool, dir string, srcs []string) ([]string, error) {
 	var cmds [][]string
 	switch tool {
 	case "icarus":
@@ -103,21 +111,20 @@ func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool, dir string) (Replay, error
 		cmds = [][]string{append([]string{"verilator", "--binary", "--timing", "-j", "2", "--top-module", "tb", "-Mdir", "obj_dir", "-o", "tb", "tb.v"}, srcs...),
 			{filepath.Join(dir, "obj_dir", "tb")}}
 	default:
-		return r, fmt.Errorf("tool %q: want icarus or verilator", tool)
+		return nil, fmt.Errorf("tool %q: want icarus or verilator", tool)
 	}
 	for _, c := range cmds {
 		cmd := exec.Command(c[0], c[1:]...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return r, fmt.Errorf("%s: %v\n%s", c[0], err, tail(out))
+			return nil, fmt.Errorf("%s: %v\n%s", c[0], err, tail(out))
 		}
 	}
 	log, err := os.ReadFile(filepath.Join(dir, "out.log"))
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	r.RTL = strings.Split(strings.TrimRight(string(log), "\n"), "\n")
-	return r, nil
+	return strings.Split(strings.TrimRight(string(log), "\n"), "\n"), nil
 }
 
 func tail(b []byte) string {

@@ -1,0 +1,529 @@
+package kernels
+
+import (
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"onic/hdlgen/ir"
+	"onic/hdlgen/sim"
+	"onic/hdlgen/verilog"
+)
+
+// Task is one task for a kernel's task shell: its packets, each with a
+// payload per input.
+type Task struct {
+	Tag     uint16
+	Packets [][][]byte // [packet][input]
+}
+
+// The addresses the task harness programs: where records and MSI-X
+// messages go.
+const (
+	taskCplAddr = 0x0000_0012_3456_7000
+	taskMSIAddr = 0x0000_0000_FEE0_1000
+	taskMSIData = 0x0000_0041
+)
+
+// TaskRun is what running tasks through a kernel's task shell produced.
+type TaskRun struct {
+	Out     []byte       // every byte the kernel sent, in order
+	Records []TaskRecord // the completion records, in order
+	// Regs are the shell's registers read back over AXI-Lite after each
+	// task, by offset.
+	Regs []map[uint32]uint32
+	// Late is, per task, whether the MSI-X message came strictly after
+	// the record (as it must).
+	Late []bool
+	// Refused counts doorbells the harness rang while a task ran, which
+	// the shell must refuse (STATUS error bit) without disturbing it.
+	Refused int
+	// Log has a line per cycle: every output port, with stream, record
+	// and interrupt payloads shown only while valid.
+	Log  []string
+	vecs []string
+	in   []ir.Port
+}
+
+// liteOp is one AXI-Lite access of the task harness.
+type liteOp struct {
+	write      bool
+	addr, data uint32
+}
+
+// RunTask runs tasks through the kernel's task shell (TaskModule) in the
+// cycle simulator under traffic t: it registers the kernel (enable and
+// interrupts on, record and MSI-X addresses), and for each task offers its
+// packets before ringing the doorbell (the shell must not take them
+// early), sets ARG0 to the task's input-0 bytes, rings once more while
+// the task runs (refused), collects what leaves, the record and the
+// interrupt, and reads every register back.
+func (k *Kernel) RunTask(tasks []Task, t Traffic) (TaskRun, error) {
+	m, err := k.TaskModule()
+	if err != nil {
+		return TaskRun{}, err
+	}
+	s, err := sim.New(m)
+	if err != nil {
+		return TaskRun{}, err
+	}
+	var run TaskRun
+	for _, p := range m.Ports() {
+		if !p.Output {
+			run.in = append(run.in, p)
+		}
+	}
+	values := make([][]uint64, len(run.in))
+	set := func(name string, v []uint64) {
+		for i, p := range run.in {
+			if p.Name == name {
+				values[i] = v
+				if err := s.SetWords(name, v); err != nil {
+					panic(err) // a harness bug: every name here is a port
+				}
+				return
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(t.Seed, 0x7461736b))
+	nb := k.InBits() / 8
+	ob := k.OutBits() / 8
+	bit := func(p float64) uint64 {
+		if rng.Float64() < p {
+			return 1
+		}
+		return 0
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	kaxil := hasPort(m, "s_kaxil_araddr")
+	cycle := 0
+	// step applies one cycle: the streams as given, the AXI-Lite op (if
+	// any), the handshake readies at random; it logs, records and steps,
+	// and reports what the cycle transferred.
+	type xfer struct {
+		taken    []bool // per input
+		outData  []uint64
+		outKeep  []uint64
+		outLast  bool
+		outValid bool
+		liteDone bool
+		rdata    uint32
+		cpl      []uint64
+		irq      bool
+		ready    bool
+		arTaken  bool
+	}
+	step := func(offer []bool, beat [][]uint64, keep [][]uint64, last []bool, op *liteOp, liteStarted bool) xfer {
+		for i := range k.Inputs {
+			p := fmt.Sprintf("s%d_", i)
+			if offer[i] {
+				set(p+"tdata", beat[i])
+				set(p+"tkeep", keep[i])
+				l := uint64(0)
+				if last[i] {
+					l = 1
+				}
+				set(p+"tlast", []uint64{l})
+				set(p+"tvalid", []uint64{1})
+			} else {
+				set(p+"tdata", randWords(rng, 8*nb))
+				set(p+"tkeep", randWords(rng, nb))
+				set(p+"tlast", []uint64{rng.Uint64() & 1})
+				set(p+"tvalid", []uint64{0})
+			}
+		}
+		x := xfer{ready: bit(t.Ready) == 1}
+		r := uint64(0)
+		if x.ready {
+			r = 1
+		}
+		set("m_tready", []uint64{r})
+		set("m_cpl_ready", []uint64{bit(t.Ready)})
+		set("m_irq_ready", []uint64{bit(t.Ready)})
+		idleLite(set)
+		if kaxil {
+			for _, p := range []string{"s_kaxil_awaddr", "s_kaxil_awvalid", "s_kaxil_wdata", "s_kaxil_wstrb", "s_kaxil_wvalid", "s_kaxil_araddr", "s_kaxil_arvalid"} {
+				set(p, []uint64{0})
+			}
+			set("s_kaxil_bready", []uint64{1})
+			set("s_kaxil_rready", []uint64{1})
+		}
+		if op != nil && !liteStarted {
+			if op.write {
+				set("s_axil_awaddr", []uint64{uint64(op.addr)})
+				set("s_axil_awvalid", []uint64{1})
+				set("s_axil_wdata", []uint64{uint64(op.data)})
+				set("s_axil_wstrb", []uint64{0xF})
+				set("s_axil_wvalid", []uint64{1})
+			} else {
+				set("s_axil_araddr", []uint64{uint64(op.addr)})
+				set("s_axil_arvalid", []uint64{1})
+			}
+		}
+		run.record(m, values)
+		run.Log = append(run.Log, logOutputs(m, s))
+		for i := range k.Inputs {
+			rd, _ := s.Get(fmt.Sprintf("s%d_tready", i))
+			x.taken = append(x.taken, offer[i] && rd == 1)
+		}
+		if v, _ := s.Get("m_tvalid"); v == 1 && x.ready {
+			x.outValid = true
+			// (Copies: the simulator's words change with the next step.)
+			d, _ := s.GetWords("m_tdata")
+			kp, _ := s.GetWords("m_tkeep")
+			x.outData, x.outKeep = slices.Clone(d), slices.Clone(kp)
+			l, _ := s.Get("m_tlast")
+			x.outLast = l == 1
+		}
+		if v, _ := s.Get("m_cpl_valid"); v == 1 && values[portIndex(run.in, "m_cpl_ready")][0] == 1 {
+			d, _ := s.GetWords("m_cpl_data")
+			x.cpl = slices.Clone(d)
+			if a, _ := s.Get("m_cpl_addr"); a != taskCplAddr {
+				x.cpl = nil // reported below as a missing record
+			}
+		}
+		if v, _ := s.Get("m_irq_valid"); v == 1 && values[portIndex(run.in, "m_irq_ready")][0] == 1 {
+			a, _ := s.Get("m_irq_addr")
+			d, _ := s.Get("m_irq_data")
+			x.irq = a == taskMSIAddr && d == taskMSIData
+		}
+		if op != nil && !op.write && !liteStarted {
+			ar, _ := s.Get("s_axil_arready")
+			x.arTaken = ar == 1
+		}
+		if op != nil {
+			if op.write {
+				aw, _ := s.Get("s_axil_awready")
+				x.liteDone = aw == 1
+			} else if rv, _ := s.Get("s_axil_rvalid"); rv == 1 && liteStarted {
+				rd, _ := s.Get("s_axil_rdata")
+				x.liteDone, x.rdata = true, uint32(rd)
+			}
+		}
+		s.Step()
+		cycle++
+		return x
+	}
+	// lite runs AXI-Lite ops one after another with the streams idle
+	// but offering (offer), returning the read data.
+	none := make([]bool, k.Inputs)
+	lite := func(ops []liteOp) ([]uint32, error) {
+		var got []uint32
+		for _, op := range ops {
+			started := false
+			for n := 0; ; n++ {
+				if n > 64 {
+					return nil, fmt.Errorf("kernel %s: task shell: AXI-Lite access to %#x not answered", k.Name, op.addr)
+				}
+				x := step(none, nil, nil, nil, &op, started)
+				if !op.write && !started {
+					// (step sampled arready before the edge.)
+					started = x.arTaken
+					continue
+				}
+				if x.liteDone {
+					if !op.write {
+						got = append(got, x.rdata)
+					}
+					break
+				}
+			}
+		}
+		return got, nil
+	}
+	regs := []uint32{TaskKernelID, TaskInfo, TaskCtrl, TaskStatus, TaskCplLo, TaskCplHi, TaskMSILo, TaskMSIHi, TaskMSIData,
+		TaskArg0, TaskArg1, TaskArg2, TaskArg3, TaskDoorbell, TaskCycles, TaskBytesIn, TaskBytesOut, TaskPackets,
+		TaskStallsIn, TaskStallsOut, TaskCount}
+	if _, err := lite([]liteOp{{true, TaskCtrl, 3}, {true, TaskCplLo, taskCplAddr & 0xFFFFFFFF}, {true, TaskCplHi, taskCplAddr >> 32},
+		{true, TaskMSILo, taskMSIAddr & 0xFFFFFFFF}, {true, TaskMSIHi, taskMSIAddr >> 32}, {true, TaskMSIData, taskMSIData}}); err != nil {
+		return run, err
+	}
+	for ti, task := range tasks {
+		// Every input's beats, packet after packet.
+		type src struct {
+			data     [][]byte
+			keep     [][]bool
+			last     []bool
+			next     int
+			offered  bool
+			pay, msk []uint64
+		}
+		srcs := make([]*src, k.Inputs)
+		arg0 := 0
+		for i := range srcs {
+			srcs[i] = &src{}
+			for _, p := range task.Packets {
+				if len(p) != k.Inputs {
+					return run, fmt.Errorf("kernel %s: task %d: a packet has %d inputs, want %d", k.Name, ti, len(p), k.Inputs)
+				}
+				d, kp := beats(p[i], nb)
+				srcs[i].data = append(srcs[i].data, d...)
+				srcs[i].keep = append(srcs[i].keep, kp...)
+				for j := range d {
+					srcs[i].last = append(srcs[i].last, j == len(d)-1)
+				}
+				if i == 0 {
+					arg0 += len(p[0])
+				}
+			}
+		}
+		offer := func() ([]bool, [][]uint64, [][]uint64, []bool) {
+			o := make([]bool, k.Inputs)
+			var bs, ks [][]uint64
+			var ls []bool
+			for i, sr := range srcs {
+				if !sr.offered && sr.next < len(sr.data) && rng.Float64() < t.Offer {
+					sr.offered = true
+					sr.pay = words(sr.data[sr.next], sr.keep[sr.next], rng)
+					sr.msk = maskWords(sr.keep[sr.next])
+				}
+				o[i] = sr.offered
+				bs, ks = append(bs, sr.pay), append(ks, sr.msk)
+				ls = append(ls, sr.offered && sr.last[sr.next])
+			}
+			return o, bs, ks, ls
+		}
+		advance := func(x xfer) {
+			for i, sr := range srcs {
+				if x.taken[i] {
+					sr.offered = false
+					sr.next++
+				}
+			}
+			if x.outValid {
+				for b := range ob {
+					if x.outKeep[b/64]>>(b%64)&1 == 1 {
+						run.Out = append(run.Out, byte(x.outData[b/8]>>(8*(b%8))))
+					}
+				}
+			}
+		}
+		// Offer data before the doorbell: nothing may be taken.
+		for range 3 {
+			o, bs, ks, ls := offer()
+			x := step(o, bs, ks, ls, nil, false)
+			for i := range x.taken {
+				if x.taken[i] {
+					return run, fmt.Errorf("kernel %s: task shell took a beat on input %d before the doorbell", k.Name, i)
+				}
+			}
+		}
+		if _, err := lite([]liteOp{{true, TaskArg0, uint32(arg0)}, {true, TaskDoorbell, uint32(task.Tag)}}); err != nil {
+			return run, err
+		}
+		var rec []uint64
+		cplAt, irqAt, rang := -1, -1, false
+		for n := 0; ; n++ {
+			if n > 2000+400*len(srcs[0].data) {
+				return run, fmt.Errorf("kernel %s: task %d (tag %d): no completion after %d cycles (%d of %d beats in)", k.Name, ti, task.Tag, n, srcs[0].next, len(srcs[0].data))
+			}
+			var op *liteOp
+			if !rang && srcs[0].next > 0 {
+				// A second doorbell while the task runs.
+				op = &liteOp{true, TaskDoorbell, 0xBEEF}
+			}
+			o, bs, ks, ls := offer()
+			x := step(o, bs, ks, ls, op, false)
+			advance(x)
+			if op != nil && x.liteDone {
+				rang = true
+				run.Refused++
+			}
+			if x.cpl != nil {
+				rec, cplAt = x.cpl, cycle
+			}
+			if x.irq {
+				irqAt = cycle
+			}
+			if cplAt >= 0 && irqAt >= 0 {
+				break
+			}
+		}
+		b := make([]byte, 0, TaskRecordBytes)
+		for _, w := range rec {
+			b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24), byte(w>>32), byte(w>>40), byte(w>>48), byte(w>>56))
+		}
+		r, err := ParseTaskRecord(b)
+		if err != nil {
+			return run, fmt.Errorf("kernel %s: task %d: %v", k.Name, ti, err)
+		}
+		run.Records = append(run.Records, r)
+		run.Late = append(run.Late, irqAt > cplAt)
+		var ops []liteOp
+		for _, a := range regs {
+			ops = append(ops, liteOp{addr: a})
+		}
+		got, err := lite(ops)
+		if err != nil {
+			return run, err
+		}
+		rm := map[uint32]uint32{}
+		for i, a := range regs {
+			rm[a] = got[i]
+		}
+		run.Regs = append(run.Regs, rm)
+	}
+	return run, nil
+}
+
+// portIndex is the index of the input port name in ports.
+func portIndex(ports []ir.Port, name string) int {
+	for i, p := range ports {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// record keeps this cycle's inputs, bit-exact, for the replay.
+func (r *TaskRun) record(m *ir.Module, values [][]uint64) {
+	v := new(big.Int)
+	for i, p := range r.in {
+		w := m.Node(p.Node).W
+		part := new(big.Int)
+		for j := len(values[i]) - 1; j >= 0; j-- {
+			part.Lsh(part, 64).Or(part, new(big.Int).SetUint64(values[i][j]))
+		}
+		v.Lsh(v, uint(w)).Or(v, part)
+	}
+	total := 0
+	for _, p := range r.in {
+		total += m.Node(p.Node).W
+	}
+	r.vecs = append(r.vecs, fmt.Sprintf("%0*x", (total+3)/4, v))
+}
+
+// validOf names the valid bit that qualifies an output port's value in
+// the logs ("" for one that is always shown).
+func validOf(name string) string {
+	switch {
+	case name == "m_tdata" || name == "m_tkeep" || name == "m_tlast":
+		return "m_tvalid"
+	case strings.HasSuffix(name, "axil_rdata"):
+		return strings.TrimSuffix(name, "rdata") + "rvalid"
+	case name == "m_cpl_addr" || name == "m_cpl_data":
+		return "m_cpl_valid"
+	case name == "m_irq_addr" || name == "m_irq_data":
+		return "m_irq_valid"
+	}
+	return ""
+}
+
+// logOutputs is a cycle's log line: every output port in hex, "-" for a
+// payload whose valid bit is low.
+func logOutputs(m *ir.Module, s *sim.Sim) string {
+	var parts []string
+	for _, p := range m.Ports() {
+		if !p.Output {
+			continue
+		}
+		if v := validOf(p.Name); v != "" {
+			if x, _ := s.Get(v); x == 0 {
+				parts = append(parts, "-")
+				continue
+			}
+		}
+		w, _ := s.GetWords(p.Name)
+		parts = append(parts, hexWords(w, m.Node(p.Node).W))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ReplayTask replays run's inputs into the task shell's Verilog with
+// Verilator in dir and returns both logs (see Replay).
+func (k *Kernel) ReplayTask(run TaskRun, dir string) (Replay, error) {
+	r := Replay{Sim: run.Log}
+	m, err := k.TaskModule()
+	if err != nil {
+		return r, err
+	}
+	files, err := verilog.EmitDesign(m)
+	if err != nil {
+		return r, err
+	}
+	var srcs []string
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+			return r, err
+		}
+		srcs = append(srcs, f.Name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in.hex"), []byte(strings.Join(run.vecs, "\n")+"\n"), 0o644); err != nil {
+		return r, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(taskBench(m, run.in, len(run.vecs))), 0o644); err != nil {
+		return r, err
+	}
+	r.RTL, err = simulate("verilator", dir, srcs)
+	return r, err
+}
+
+// taskBench is the replay testbench of a task shell: inputs from in.hex
+// a cycle at a time, every output logged as logOutputs does.
+func taskBench(m *ir.Module, in []ir.Port, n int) string {
+	iw := 0
+	for _, p := range in {
+		iw += m.Node(p.Node).W
+	}
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
+	w("// Replay testbench generated by onic for %s.", m.Name())
+	w("`timescale 1ns / 1ps")
+	w("module tb;")
+	w("    reg clk = 1'b0;")
+	w("    reg rst = 1'b1;")
+	w("    reg [%d:0] vec [0:%d];", iw-1, n-1)
+	w("    reg [%d:0] cur = %d'h0;", iw-1, iw)
+	w("    integer c;")
+	w("    integer fd;")
+	conns := []string{".clk(clk)", ".rst(rst)"}
+	hi := iw
+	for _, p := range in {
+		pw := m.Node(p.Node).W
+		w("    wire [%d:0] %s = cur[%d:%d];", pw-1, p.Name, hi-1, hi-pw)
+		hi -= pw
+		conns = append(conns, fmt.Sprintf(".%s(%s)", p.Name, p.Name))
+	}
+	var outs []ir.Port
+	for _, p := range m.Ports() {
+		if p.Output {
+			w("    wire [%d:0] %s;", m.Node(p.Node).W-1, p.Name)
+			conns = append(conns, fmt.Sprintf(".%s(%s)", p.Name, p.Name))
+			outs = append(outs, p)
+		}
+	}
+	w("    %s dut (%s);", m.Name(), strings.Join(conns, ", "))
+	w("    initial begin")
+	w("        $readmemh(\"in.hex\", vec);")
+	w("        fd = $fopen(\"out.log\", \"w\");")
+	w("        #1 clk = 1'b1; #1 clk = 1'b0; rst = 1'b0;")
+	w("        for (c = 0; c < %d; c = c + 1) begin", n)
+	w("            cur = vec[c];")
+	w("            #1;")
+	for i, p := range outs {
+		sep := " "
+		if i == 0 {
+			sep = ""
+		}
+		if v := validOf(p.Name); v != "" {
+			w("            if (%s) $fwrite(fd, \"%s%%h\", %s); else $fwrite(fd, \"%s-\");", v, sep, p.Name, sep)
+		} else {
+			w("            $fwrite(fd, \"%s%%h\", %s);", sep, p.Name)
+		}
+	}
+	w("            $fwrite(fd, \"\\n\");")
+	w("            clk = 1'b1; #1; clk = 1'b0;")
+	w("        end")
+	w("        $fclose(fd);")
+	w("        $finish;")
+	w("    end")
+	w("endmodule")
+	return b.String()
+}
