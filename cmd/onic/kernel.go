@@ -65,8 +65,12 @@ func newKernelListCmd() *cobra.Command {
 
 func newKernelGenCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
-		Use:     "gen NAME",
-		Short:   "Write a kernel's Verilog (one file per module) and a file list",
+		Use:   "gen NAME",
+		Short: "Write a kernel's Verilog in its task shell (one file per module) and a file list",
+		Long: `Writes the kernel in its task shell, onic_task_<name> (the host's register
+interface: identity, enable, doorbell with arguments, completion record and
+MSI-X request ports, per-task counters; docs/kernels.md), with the kernel
+itself, onic_kernel_<name>, as a submodule; --bare writes the kernel alone.`,
 		Example: "  onic kernel gen sum-int32 --out rtl-sum\n  onic hdl check rtl-sum",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,7 +78,11 @@ func newKernelGenCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := k.Module()
+			build := k.TaskModule
+			if v.GetBool("kernel.gen.bare") {
+				build = k.Module
+			}
+			m, err := build()
 			if err != nil {
 				return err
 			}
@@ -104,6 +112,7 @@ func newKernelGenCmd(v *viper.Viper) *cobra.Command {
 		},
 	}
 	c.Flags().String("out", "rtl", "directory to write the Verilog to")
+	c.Flags().Bool("bare", false, "write the kernel without its task shell")
 	bindFlags(v, c, "kernel.gen")
 	return c
 }

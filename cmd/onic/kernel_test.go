@@ -28,6 +28,13 @@ func TestKernelCLI(t *testing.T) {
 	if src, err := os.ReadFile(filepath.Join(dir, "onic_kernel_sum_int8_sat.v")); err != nil || !strings.Contains(string(src), "module onic_kernel_sum_int8_sat (") {
 		t.Fatalf("gen wrote %v", err)
 	}
+	if src, err := os.ReadFile(filepath.Join(dir, "onic_task_sum_int8_sat.v")); err != nil || !strings.Contains(string(src), "onic_kernel_sum_int8_sat kernel (") {
+		t.Fatalf("gen wrote no task shell around the kernel: %v", err)
+	}
+	bare := t.TempDir()
+	if code, out, errs = onic(t, "", "kernel", "gen", "sum-int8-sat", "--bare", "--out", bare); code != 0 || strings.Contains(out, "onic_task_") {
+		t.Fatalf("gen --bare: exit %d %s %q", code, errs, out)
+	}
 	code, out, errs = onic(t, "", "kernel", "test", "sum-int8-sat", "--rtl", "icarus", "--json")
 	var vs []struct {
 		Kernel        string
