@@ -44,6 +44,15 @@ const (
 	// s_kaxil_* straight through to them, at their own addresses.
 )
 
+// TaskPage is the offset in the O-NIC's register BAR (BAR0, 64 KiB) of
+// the task shell of kernel slot slot: a 4 KiB page per slot from 0x1000,
+// every other page, after the PCIe manager's registers at 0x0000.
+func TaskPage(slot int) uint64 { return 0x1000 + 0x2000*uint64(slot) }
+
+// KernelPage is the offset in BAR0 of the registers of the kernel in slot
+// slot itself (its s_kaxil_* interface), the page after its task shell's.
+func KernelPage(slot int) uint64 { return TaskPage(slot) + 0x1000 }
+
 // TaskRecordBytes is the size of a completion record.
 const TaskRecordBytes = 32
 

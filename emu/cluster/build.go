@@ -122,10 +122,13 @@ type FlowConfig struct {
 	// NVMe places the queues and buffers of an nvme-read flow, whose
 	// window (at offset) leads to the device's doorbell.
 	NVMe NVMeQueues `mapstructure:"nvme"`
+	// Task is a task flow's kernel: each transfer is one task of the
+	// kernel in that slot of the flow's O-NIC (op task).
+	Task TaskFlowConfig `mapstructure:"task"`
 	// RateGbps paces the flow: transfers start no closer together than
 	// size*8/rate (a sensor's sample rate; 0: as fast as Depth allows).
 	RateGbps  float64 `mapstructure:"rate_gbps"`
-	Op        string  `mapstructure:"op"`        // write or read
+	Op        string  `mapstructure:"op"`        // write, read, nvme-read or task
 	Offset    uint64  `mapstructure:"offset"`    // where in BAR2 the transfers start
 	Span      uint64  `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
 	Size      int     `mapstructure:"size"`      // bytes per transfer
@@ -360,8 +363,16 @@ func Build(c Config) (*Cluster, error) {
 		if h == nil {
 			return nil, fmt.Errorf("%s.from: %q is not a host", p, fc.From)
 		}
-		if fc.Op != "write" && fc.Op != "read" && fc.Op != "nvme-read" {
-			return nil, fmt.Errorf("%s.op: %q must be write, read or nvme-read", p, fc.Op)
+		if fc.Op != "write" && fc.Op != "read" && fc.Op != "nvme-read" && fc.Op != "task" {
+			return nil, fmt.Errorf("%s.op: %q must be write, read, nvme-read or task", p, fc.Op)
+		}
+		if fc.Op == "task" {
+			if fc.Depth == 0 {
+				fc.Depth = 1
+			}
+			if fc.Depth != 1 {
+				return nil, fmt.Errorf("%s.depth: %d: a kernel's task shell runs one task at a time", p, fc.Depth)
+			}
 		}
 		if fc.Size < 1 || fc.Size > 1<<24 {
 			return nil, fmt.Errorf("%s.size: %d must be 1 byte to 16 MiB", p, fc.Size)
@@ -390,6 +401,11 @@ func Build(c Config) (*Cluster, error) {
 		}
 		if fc.Forward && fc.Op != "write" {
 			return nil, fmt.Errorf("%s.forward: only a write flow can send on what its host receives", p)
+		}
+		if fc.Op == "task" {
+			if err := o.taskFlow(fc.Task, p+".task"); err != nil {
+				return nil, err
+			}
 		}
 		fs := &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset}
 		if fc.Forward {
@@ -701,6 +717,28 @@ func Allreduce() Config {
 	}
 }
 
+// Offload is a host using its O-NIC's FPGA as an accelerator, the way
+// FLEET's runtime drives an FPGA processor: A's driver runs tasks of 256
+// KiB on the fp32-to-bf16 kernel in slot 1 — ARG0 and a doorbell written
+// to the slot's task shell, the fp32 data written through a window into
+// the slot, the bf16 result written back into A's memory, then the
+// shell's completion record and an MSI-X interrupt. One task at a time.
+func Offload() Config {
+	o := peerONIC("onicA", "A", "10:00.0")
+	o.Manager.Translation.Windows[0] = ntb.WindowConfig{Name: "offload", BAR: 2, Size: 1 << 30, Egress: "kernel:1"}
+	o.Manager.Access.Domains = o.Manager.Access.Domains[:1]
+	o.Manager.Access.Domains[0].Egress = []string{"kernel:1", "local"}
+	o.Manager.Access.Domains[0].Ranges = []acl.RangeConfig{{Base: 0, Size: 1 << 30, Read: true, Write: true}}
+	o.Kernels = []KernelConfig{{Slot: 1, Name: "fp32-to-bf16", Egress: "host", Translated: 2 << 32}}
+	return Config{
+		Name:     "offload",
+		Duration: 200 * time.Microsecond,
+		Hosts:    []HostConfig{{Name: "A"}},
+		ONICs:    []ONICConfig{o},
+		Flows:    []FlowConfig{{Name: "A tasks", From: "A", Op: "task", Size: 256 << 10, Task: TaskFlowConfig{Slot: 1}}},
+	}
+}
+
 // Scenario is a built-in scenario.
 type Scenario struct {
 	Name, Description string
@@ -717,6 +755,7 @@ func Scenarios() []Scenario {
 		{"nvme-gathering", "FLEET's direct data gathering from storage: server A reads 128 KiB blocks from two NVMe RAIDs (100 Gb/s media each, 80 us latency), each behind its own O-NIC", func() Config { return NVMeGathering(2, 100) }},
 		{"pipeline", "FLEET's NVMe -> GPU -> server A -> server C pipeline: an NVMe RAID reads into the GPU, which sends on to A, which sends on to C through its O-NIC's fp32-to-bf16 kernel", Pipeline},
 		{"allreduce", "an allreduce step across an O-NIC's two ports: A's and B's int32 gradients meet in C's O-NIC, whose sum-int32 kernel writes their sum into C's memory", Allreduce},
+		{"offload", "a host drives its O-NIC's fp32-to-bf16 kernel as an accelerator: tasks launched by doorbell, data in and out over the host link, a completion record and an MSI-X interrupt per task", Offload},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

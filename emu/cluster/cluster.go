@@ -498,6 +498,9 @@ func (o *onicNode) decide(m *msg) {
 			c.settle(m.rec, Delivered) // no kernel loaded: the slot's registers take it
 			c.release(m)
 		default: // local registers consume it
+			if m.t.Kind() == tlp.MWr && out.Egress.Kind == ntb.EgressLocal {
+				o.registerWrite(out.Address, m, ready)
+			}
 			c.settle(m.rec, Delivered)
 			c.release(m)
 		}

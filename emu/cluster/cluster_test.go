@@ -590,3 +590,57 @@ func TestAllreduce(t *testing.T) {
 		}
 	}
 }
+
+// TestOffload: the host drives its O-NIC's kernel through the task shell:
+// every task is launched by its doorbell, converts its 256 KiB at the
+// kernel's rate, and ends with a completion record and then an MSI-X
+// interrupt in the host; polling drops the interrupts; data with no task
+// running is refused and counted; bad task flows are one-line errors.
+func TestOffload(t *testing.T) {
+	r := run(t, Offload())
+	balanced(t, r.Accounting)
+	f, a, k := r.Flows[0], r.Hosts[0], r.ONICs[0].Kernels[0]
+	if f.Transfers < 9 || f.Failed != 0 || a.Interrupts < uint64(f.Transfers) || a.Interrupts > uint64(f.Transfers)+1 {
+		t.Errorf("flow %+v, %d MSIs", f, a.Interrupts)
+	}
+	// 256 KiB at 64 bytes a cycle at 250 MHz is 16.4 us; the host link
+	// (about 110 Gb/s of writes) is slower: 19 us.
+	if k.Tasks != uint64(a.Interrupts) || k.TasksRefused != 0 || k.MeanTaskNs < 16_400 || k.MeanTaskNs > 20_000 || k.Dropped != nil {
+		t.Errorf("kernel %+v", k)
+	}
+	if f.P50Ns < k.MeanTaskNs || f.P50Ns > k.MeanTaskNs+2000 {
+		t.Errorf("a task takes %.0f ns at the host, %.0f ns in the shell", f.P50Ns, k.MeanTaskNs)
+	}
+
+	c := Offload()
+	c.Flows[0].Task.Poll = true
+	r = run(t, c)
+	if r.Hosts[0].Interrupts != 0 || r.Flows[0].Transfers < 9 {
+		t.Errorf("polled: %+v %+v", r.Hosts[0], r.Flows[0])
+	}
+
+	c = Offload()
+	c.Flows[0].Transfers = 1
+	c.Flows = append(c.Flows, FlowConfig{Name: "stray", From: "A", Op: "write", Size: 4096, Start: 100 * time.Microsecond, Transfers: 2})
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if k := r.ONICs[0].Kernels[0]; k.Tasks != 1 || k.Dropped["kernel-no-task"] != 32 || r.Flows[1].Failed != 2 {
+		t.Errorf("writes with no task: kernel %+v, flow %+v", k, r.Flows[1])
+	}
+
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Flows[0].Depth = 2 }, "flows[0].depth: 2: a kernel's task shell runs one task at a time"},
+		{func(c *Config) { c.Flows[0].Task.Slot = 2 }, "flows[0].task.slot: 2 holds no kernel on onicA"},
+		{func(c *Config) { c.Flows[0].Task.Record = 0xFEE00040 }, "flows[0].task.record: 0xfee00040 is in the interrupt range"},
+		{func(c *Config) { c.ONICs[0].Kernels[0].Name = "sum-int32" }, `flows[0].task.slot: kernel "sum-int32" has two inputs`},
+	} {
+		c := Offload()
+		tc.mod(&c)
+		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}

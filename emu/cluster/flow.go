@@ -5,6 +5,7 @@ import (
 
 	"onic/emu/link"
 	"onic/emu/sim"
+	"onic/kernels"
 	"onic/tlp"
 )
 
@@ -80,6 +81,14 @@ func (f *flowState) feed() {
 			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
 		case "read":
 			f.inject(xi, tlp.MRd, addr, f.cfg.Size, f.host.cfg.MRRS, stPlain, f.onic.link, f.host.id)
+		case "task":
+			// ARG0 (the task's length) and the doorbell, then the data:
+			// posted writes in order on the host link, so the task shell
+			// has its task before the first byte.
+			page := f.onic.fn.BARAddress(0) + kernels.TaskPage(f.cfg.Task.Slot)
+			f.inject(xi, tlp.MWr, page+kernels.TaskArg0, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MWr, page+kernels.TaskDoorbell, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
 		case "nvme-read":
 			// The driver has put the command in its submission queue (its
 			// own memory); ringing the doorbell is the one TLP it sends.
@@ -91,6 +100,11 @@ func (f *flowState) feed() {
 // inject sends the requests of size bytes at addr (split at max and 4 KB)
 // for transfer xi from requester id over l, recording each.
 func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, id tlp.ID) {
+	f.injectAt(xi, kind, addr, size, max, st, l, 0, id, 0)
+}
+
+// injectAt is inject from end side of l, not before ready.
+func (f *flowState) injectAt(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, side int, id tlp.ID, ready sim.Time) {
 	c := f.c
 	x := &f.xfers[xi]
 	for ch := range tlp.Chunks(addr, size, max) {
@@ -102,7 +116,7 @@ func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, 
 		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
 			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
 		f.tag++
-		send(l, 0, m)
+		sendAt(l, side, m, ready)
 	}
 }
 

@@ -58,6 +58,105 @@ type KernelConfig struct {
 	PairBufferKiB int `mapstructure:"pair_buffer_kib"`
 }
 
+// TaskFlowConfig is what a task flow (op task) drives: the kernel in slot
+// Slot of the flow's O-NIC, through its task shell's registers in BAR0
+// (kernels.TaskPage). Each transfer is a task: the host writes ARG0 (the
+// task's length: the transfer size) and rings the doorbell, then writes
+// the task's data into the O-NIC's window to the slot; when the kernel
+// has taken it all and the last output has left, the shell writes its
+// 32-byte completion record to Record in the host's memory and then the
+// MSI-X message (unless Poll: the driver polls the record). The transfer
+// ends when the last of these lands.
+type TaskFlowConfig struct {
+	Slot   int    `mapstructure:"slot"`
+	Record uint64 `mapstructure:"record"` // host address of the completion record (default 0x7000_0000)
+	Poll   bool   `mapstructure:"poll"`
+}
+
+// task is the task a kernel's shell is running.
+type task struct {
+	active   bool
+	flow     *flowState
+	xi       int32
+	cfg      TaskFlowConfig
+	start    sim.Time // the doorbell reached the shell
+	want, in int      // bytes: the task's length (ARG0), taken so far
+	stall    sim.Time // the kernel's manager stall when it began
+}
+
+// taskFlow makes the kernel in tc's slot task-driven for a task flow.
+func (o *onicNode) taskFlow(tc TaskFlowConfig, p string) error {
+	if tc.Slot < 0 || tc.Slot >= maxKernelSlots || o.kernels[tc.Slot] == nil {
+		return fmt.Errorf("%s.slot: %d holds no kernel on %s", p, tc.Slot, o.cfg.Name)
+	}
+	if tc.Record&^0xFFFFF == msiBase {
+		return fmt.Errorf("%s.record: %#x is in the interrupt range", p, tc.Record)
+	}
+	k := o.kernels[tc.Slot]
+	if k.inputs != 1 {
+		return fmt.Errorf("%s.slot: kernel %q has two inputs; a task flow feeds one", p, k.cfg.Name)
+	}
+	k.tasked = true
+	return nil
+}
+
+// taskReg handles a register write m to the task shell of the kernel at
+// offset off of its page, at ready: ARG0 sets the next task's length (the
+// emulator carries no payloads: it is the transfer size, as the flow's
+// driver writes it) and the doorbell launches the task, unless one is
+// running (refused, as the shell's error bit says).
+func (k *kernel) taskReg(off uint64, m *msg, ready sim.Time) {
+	c := k.o.c
+	if m.rec < 0 {
+		return
+	}
+	r := &c.recs[m.rec]
+	f := c.flows[r.flow]
+	switch off {
+	case kernels.TaskArg0:
+		k.arg0 = f.cfg.Size
+	case kernels.TaskDoorbell:
+		if k.task.active {
+			k.refused++
+			return
+		}
+		k.task = task{active: true, flow: f, xi: r.transfer, cfg: f.cfg.Task, start: ready, want: k.arg0, stall: k.stall}
+		if k.task.cfg.Record == 0 {
+			k.task.cfg.Record = 0x7000_0000
+		}
+		if k.arg0 == 0 {
+			k.finish(ready)
+		}
+	}
+}
+
+// registerWrite handles a write m to offset off of the O-NIC's register
+// BAR: the task shells' pages go to their kernels.
+func (o *onicNode) registerWrite(off uint64, m *msg, ready sim.Time) {
+	for slot, k := range o.kernels {
+		if page := kernels.TaskPage(slot); k != nil && k.tasked && off >= page && off-page < 0x1000 {
+			k.taskReg(off-page, m, ready)
+			return
+		}
+	}
+}
+
+// finish ends the running task at t, when its last output has left: the
+// shell writes the completion record and then the MSI-X message to the
+// host, as the flow's transfer's last requests.
+func (k *kernel) finish(t sim.Time) {
+	o, ts := k.o, &k.task
+	f := ts.flow
+	f.injectAt(ts.xi, tlp.MWr, ts.cfg.Record, kernels.TaskRecordBytes, o.host.cfg.MPS, stTaskRecord, o.link, 1, o.self, t)
+	if !ts.cfg.Poll {
+		f.injectAt(ts.xi, tlp.MWr, msiBase, 4, o.host.cfg.MPS, stMSI, o.link, 1, o.self, t)
+	}
+	k.tasks++
+	k.taskTime += t - ts.start
+	k.taskStall += k.stall - ts.stall
+	ts.active = false
+}
+
 // half is a two-input kernel's write waiting for its partner.
 type half struct {
 	m     *msg
@@ -91,6 +190,13 @@ type kernel struct {
 	pairWait                sim.Time // summed over pairs: the first write's wait for the second
 	peak                    int      // most bytes waiting in a pair queue
 	dropped                 [numKernelDrops]uint64
+
+	// Task-driven (a task flow feeds it): data moves only within tasks.
+	tasked              bool
+	task                task
+	arg0                int
+	tasks, refused      uint64
+	taskTime, taskStall sim.Time
 }
 
 // Why a kernel drops a write.
@@ -99,10 +205,11 @@ const (
 	dropPairFull          // the pair buffer could not take it
 	dropPairLength        // its partner had another length
 	dropNotWrite          // not a posted write
+	dropNoTask            // data for a task-driven kernel with no task running
 	numKernelDrops
 )
 
-var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair-buffer-full", "kernel-pair-length", "kernel-not-a-write"}
+var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair-buffer-full", "kernel-pair-length", "kernel-not-a-write", "kernel-no-task"}
 
 func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 	slots := o.cfg.Manager.Translation.KernelSlots
@@ -209,6 +316,11 @@ func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 		return
 	}
 	if k.inputs == 1 {
+		if k.tasked && !k.task.active {
+			// (The shell would hold it back; the emulator counts it.)
+			k.drop(m, dropNoTask)
+			return
+		}
 		k.run(m, addr, ready)
 		return
 	}
@@ -333,6 +445,11 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 	m.t.Length = uint16((min(n, outBytes) + 3) / 4)
 	m.t.LastBE = lastBE(m.t.Length)
 	k.send(m, out)
+	if k.tasked {
+		if k.task.in += n; k.task.in >= k.task.want {
+			k.finish(out)
+		}
+	}
 }
 
 // send sends the kernel's output m on at ready.
@@ -374,6 +491,13 @@ type KernelReport struct {
 	PairPeakBytes  int     `json:"pair_peak_bytes"`
 	// Dropped counts the writes it refused, by reason.
 	Dropped map[string]uint64 `json:"dropped,omitempty"`
+	// Tasks a task flow ran on it (its task shell), doorbells refused
+	// while one ran, the mean time from doorbell to completion record,
+	// and the mean time per task the manager stalled for it.
+	Tasks           uint64  `json:"tasks,omitempty"`
+	TasksRefused    uint64  `json:"tasks_refused,omitempty"`
+	MeanTaskNs      float64 `json:"mean_task_ns,omitempty"`
+	MeanTaskStallNs float64 `json:"mean_task_stall_ns,omitempty"`
 }
 
 // report is the kernel's report.
@@ -390,6 +514,11 @@ func (k *kernel) report() KernelReport {
 			r.GbpsIn = float64(k.bytesIn) * 8 / sec / 1e9
 			r.GbpsOut = float64(k.bytesOut) * 8 / sec / 1e9
 		}
+	}
+	if k.tasks > 0 {
+		r.Tasks, r.TasksRefused = k.tasks, k.refused
+		r.MeanTaskNs = float64(k.taskTime) / float64(k.tasks) / float64(sim.Nanosecond)
+		r.MeanTaskStallNs = float64(k.taskStall) / float64(k.tasks) / float64(sim.Nanosecond)
 	}
 	for i, n := range k.dropped {
 		if n > 0 {

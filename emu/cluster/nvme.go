@@ -12,12 +12,14 @@ import (
 type stage uint8
 
 const (
-	stPlain    stage = iota // a flow's read or write
-	stDoorbell              // the driver rings the submission-queue doorbell
-	stFetch                 // the device fetches the 64-byte command
-	stData                  // the device writes the data
-	stCQE                   // the device writes the 16-byte completion entry
-	stMSI                   // the device signals the completion with an MSI
+	stPlain      stage = iota // a flow's read or write
+	stDoorbell                // the driver rings the submission-queue doorbell
+	stFetch                   // the device fetches the 64-byte command
+	stData                    // the device writes the data
+	stCQE                     // the device writes the 16-byte completion entry
+	stMSI                     // the device signals the completion with an MSI
+	stTaskReg                 // the host writes a kernel's task register (ARG0, the doorbell)
+	stTaskRecord              // a kernel's task shell writes its completion record
 )
 
 // control says whether a stage moves commands rather than data; its

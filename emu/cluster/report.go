@@ -329,6 +329,10 @@ func (r *Report) writeONICs(w io.Writer) {
 			if k.Inputs == 2 {
 				fmt.Fprintf(w, ", mean pair wait %.1f ns, pair buffer peak %d B", k.MeanPairWaitNs, k.PairPeakBytes)
 			}
+			if k.Tasks > 0 {
+				fmt.Fprintf(w, ", %d tasks (mean %.1f ns doorbell to completion record, manager stalled %.1f ns per task, %d doorbells refused)",
+					k.Tasks, k.MeanTaskNs, k.MeanTaskStallNs, k.TasksRefused)
+			}
 			for _, d := range slices.Sorted(maps.Keys(k.Dropped)) {
 				fmt.Fprintf(w, ", dropped %s %d", d, k.Dropped[d])
 			}
