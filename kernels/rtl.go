@@ -61,42 +61,54 @@ func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool, dir string) (Replay, error
 	var ports []ir.Port
 	rec := func(c int, ps []ir.Port, values [][]uint64) {
 		ports = ps
-		// The ports side by side, bit-exact, the first at the top.
-		v, total := new(big.Int), 0
-		for i, p := range ps {
-			w := m.Node(p.Node).W
-			part := new(big.Int)
-			for j := len(values[i]) - 1; j >= 0; j-- {
-				part.Lsh(part, 64).Or(part, new(big.Int).SetUint64(values[i][j]))
-			}
-			v.Lsh(v, uint(w)).Or(v, part)
-			total += w
-		}
-		vecs = append(vecs, fmt.Sprintf("%0*x", (total+3)/4, v))
+		vecs = append(vecs, vector(m, ps, values))
 	}
 	var r Replay
 	if _, _, err := k.run(m, in, t, rec, &r.Sim); err != nil {
 		return r, err
 	}
+	r.RTL, err = replayIn(tool, dir, m, vecs, k.testbench(m, ports, len(vecs)))
+	return r, err
+}
+
+// replayIn writes m's Verilog, the input vectors (a line per cycle) and
+// the testbench bench into dir, runs them under tool and returns the
+// testbench's log lines.
+func replayIn(tool, dir string, m *ir.Module, vecs []string, bench string) ([]string, error) {
 	files, err := verilog.EmitDesign(m)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	var srcs []string
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
-			return r, err
+			return nil, err
 		}
 		srcs = append(srcs, f.Name)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "in.hex"), []byte(strings.Join(vecs, "\n")+"\n"), 0o644); err != nil {
-		return r, err
+		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(k.testbench(m, ports, len(vecs))), 0o644); err != nil {
-		return r, err
+	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(bench), 0o644); err != nil {
+		return nil, err
 	}
-	r.RTL, err = simulate(tool, dir, srcs)
-	return r, err
+	return simulate(tool, dir, srcs)
+}
+
+// vector is one cycle's input vector for a replay: the ports' values
+// side by side, bit-exact, the first at the top, in hex.
+func vector(m *ir.Module, ports []ir.Port, values [][]uint64) string {
+	v, total := new(big.Int), 0
+	for i, p := range ports {
+		w := m.Node(p.Node).W
+		part := new(big.Int)
+		for j := len(values[i]) - 1; j >= 0; j-- {
+			part.Lsh(part, 64).Or(part, new(big.Int).SetUint64(values[i][j]))
+		}
+		v.Lsh(v, uint(w)).Or(v, part)
+		total += w
+	}
+	return fmt.Sprintf("%0*x", (total+3)/4, v)
 }
 
 // simulate builds testbench tb.v with the design's sources srcs in dir

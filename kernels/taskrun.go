@@ -2,16 +2,12 @@ package kernels
 
 import (
 	"fmt"
-	"math/big"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
-	"onic/hdlgen/verilog"
 )
 
 // Task is one task for a kernel's task shell: its packets, each with a
@@ -384,20 +380,7 @@ func portIndex(ports []ir.Port, name string) int {
 
 // record keeps this cycle's inputs, bit-exact, for the replay.
 func (r *TaskRun) record(m *ir.Module, values [][]uint64) {
-	v := new(big.Int)
-	for i, p := range r.in {
-		w := m.Node(p.Node).W
-		part := new(big.Int)
-		for j := len(values[i]) - 1; j >= 0; j-- {
-			part.Lsh(part, 64).Or(part, new(big.Int).SetUint64(values[i][j]))
-		}
-		v.Lsh(v, uint(w)).Or(v, part)
-	}
-	total := 0
-	for _, p := range r.in {
-		total += m.Node(p.Node).W
-	}
-	r.vecs = append(r.vecs, fmt.Sprintf("%0*x", (total+3)/4, v))
+	r.vecs = append(r.vecs, vector(m, r.in, values))
 }
 
 // validOf names the valid bit that qualifies an output port's value in
@@ -444,24 +427,7 @@ func (k *Kernel) ReplayTask(run TaskRun, dir string) (Replay, error) {
 	if err != nil {
 		return r, err
 	}
-	files, err := verilog.EmitDesign(m)
-	if err != nil {
-		return r, err
-	}
-	var srcs []string
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
-			return r, err
-		}
-		srcs = append(srcs, f.Name)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "in.hex"), []byte(strings.Join(run.vecs, "\n")+"\n"), 0o644); err != nil {
-		return r, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(taskBench(m, run.in, len(run.vecs))), 0o644); err != nil {
-		return r, err
-	}
-	r.RTL, err = simulate("verilator", dir, srcs)
+	r.RTL, err = replayIn("verilator", dir, m, run.vecs, taskBench(m, run.in, len(run.vecs)))
 	return r, err
 }
 
