@@ -159,19 +159,9 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 				sr.payload = words(sr.data[sr.next], sr.keep[sr.next], rng)
 			}
 			if sr.offered {
-				last := uint64(0)
-				if sr.next == len(sr.data)-1 {
-					last = 1
-				}
-				set(p+"tdata", sr.payload)
-				set(p+"tkeep", maskWords(sr.keep[sr.next]))
-				set(p+"tlast", []uint64{last})
-				set(p+"tvalid", []uint64{1})
+				driveBeat(set, p, sr.payload, maskWords(sr.keep[sr.next]), sr.next == len(sr.data)-1)
 			} else {
-				set(p+"tdata", randWords(rng, 8*nb))
-				set(p+"tkeep", randWords(rng, nb))
-				set(p+"tlast", []uint64{rng.Uint64() & 1})
-				set(p+"tvalid", []uint64{0})
+				driveIdle(set, p, rng, nb)
 			}
 		}
 		ready := uint64(0)
@@ -242,6 +232,27 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 			return out, st, err
 		}
 	}
+}
+
+// driveBeat offers a beat on the AXI-Stream input named by prefix p.
+func driveBeat(set func(string, []uint64), p string, data, keep []uint64, last bool) {
+	l := uint64(0)
+	if last {
+		l = 1
+	}
+	set(p+"tdata", data)
+	set(p+"tkeep", keep)
+	set(p+"tlast", []uint64{l})
+	set(p+"tvalid", []uint64{1})
+}
+
+// driveIdle offers nothing on input p, with garbage on the unqualified
+// signals (nb bytes of data), as AXI-Stream allows.
+func driveIdle(set func(string, []uint64), p string, rng *rand.Rand, nb int) {
+	set(p+"tdata", randWords(rng, 8*nb))
+	set(p+"tkeep", randWords(rng, nb))
+	set(p+"tlast", []uint64{rng.Uint64() & 1})
+	set(p+"tvalid", []uint64{0})
 }
 
 // idleLite drives an AXI-Lite interface with no transaction, ready for

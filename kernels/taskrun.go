@@ -119,19 +119,9 @@ func (k *Kernel) RunTask(tasks []Task, t Traffic) (TaskRun, error) {
 		for i := range k.Inputs {
 			p := fmt.Sprintf("s%d_", i)
 			if offer[i] {
-				set(p+"tdata", beat[i])
-				set(p+"tkeep", keep[i])
-				l := uint64(0)
-				if last[i] {
-					l = 1
-				}
-				set(p+"tlast", []uint64{l})
-				set(p+"tvalid", []uint64{1})
+				driveBeat(set, p, beat[i], keep[i], last[i])
 			} else {
-				set(p+"tdata", randWords(rng, 8*nb))
-				set(p+"tkeep", randWords(rng, nb))
-				set(p+"tlast", []uint64{rng.Uint64() & 1})
-				set(p+"tvalid", []uint64{0})
+				driveIdle(set, p, rng, nb)
 			}
 		}
 		x := xfer{ready: bit(t.Ready) == 1}
