@@ -111,8 +111,12 @@ func byteMask(m *ir.Module, keep ir.Value) ir.Value {
 // through and appends a trailer of tb bytes after the packet's last byte:
 // into the last beat when it has room, else into one more beat (the last
 // input beat is then stepped twice, with Again). The input's keep must be
-// a prefix; n is its count of kept bytes (7 bits, from crcFold).
-func appendTrailer(s *Step, trailer, n ir.Value, tb int) {
+// a prefix; n is its count of kept bytes (7 bits, from crcFold). A
+// non-zero pre (1 bit) marks a step that only looks at the beat: nothing
+// is sent, the beat is kept and the trailer state does not move — a
+// kernel that registers something before it can make the trailer uses it
+// (pass ir.Value{} for none).
+func appendTrailer(s *Step, trailer, n, pre ir.Value, tb int) {
 	m, in := s.M, s.In[0]
 	nb := in.Keep.Width()
 	w := 8 * (nb + tb)
@@ -123,7 +127,11 @@ func appendTrailer(s *Step, trailer, n ir.Value, tb int) {
 	spill := m.RedOr(m.Slice(keep, nb, tb)) // the trailer runs into one more beat
 	tail := m.Reg("tail", 1, 0)             // stepping the last beat the second time
 	m.SetNext(tail, m.Not(tail))
-	m.SetEnable(tail, m.And(s.Go(), m.Or(tail, m.And(in.Last, spill))))
+	step := s.Go()
+	if pre.Width() != 0 {
+		step = m.And(step, m.Not(pre))
+	}
+	m.SetEnable(tail, m.And(step, m.Or(tail, m.And(in.Last, spill))))
 	last := in.Last
 	// A last beat whose trailer spills: first its own bytes, not last.
 	first := m.And(in.Last, m.And(spill, m.Not(tail)))
@@ -137,6 +145,10 @@ func appendTrailer(s *Step, trailer, n ir.Value, tb int) {
 		Last: m.And(last, m.Not(first)),
 	}
 	s.Again = first
+	if pre.Width() != 0 {
+		s.Emit = m.Not(pre)
+		s.Again = m.Or(first, pre)
+	}
 }
 
 // CRC32C makes a kernel over a byte stream (one input, beats of beat
@@ -164,13 +176,26 @@ func CRC32C(check bool, beat int) *Kernel {
 			m.SetNext(reg, m.Mux(in.Last, m.Const(32, crc32cInit), c))
 			m.SetEnable(reg, s.Next())
 			if !check {
-				appendTrailer(s, m.Xor(c, m.Const(32, crc32cInit)), n, tb)
+				appendTrailer(s, m.Xor(c, m.Const(32, crc32cInit)), n, ir.Value{}, tb)
 				return
 			}
+			// The last beat is stepped once more than it would be: the
+			// first step only folds it into fin, the next compares fin
+			// with the residue. The fold's XOR trees and the compare are
+			// then two paths, not one (one cycle per packet; Yosys's abc
+			// did not finish the single cone, and it would not meet the
+			// port's clock).
+			held := m.Reg("held", 1, 0) // the last beat is folded into fin
+			pre := m.And(in.Last, m.Not(held))
+			m.SetNext(held, m.Not(s.Next()))
+			m.SetEnable(held, m.And(s.Go(), in.Last))
+			fin := m.Reg("fin", 32, 0)
+			m.SetNext(fin, c)
+			m.SetEnable(fin, m.And(s.Go(), pre))
 			// At least four bytes: a later beat, or a first with four.
 			long := m.Or(m.Not(s.First()), m.Slice(in.Keep, 3, 1))
-			good := m.And(long, m.Eq(c, m.Const(32, uint64(residue))))
-			appendTrailer(s, m.Zext(m.Not(good), 8), n, tb)
+			good := m.And(long, m.Eq(fin, m.Const(32, uint64(residue))))
+			appendTrailer(s, m.Zext(m.Not(good), 8), n, pre, tb)
 		},
 		RefPacket: func(in [][]byte) ([]byte, error) {
 			p := in[0]
