@@ -131,6 +131,27 @@ func Dir(dir string) (Report, error) {
 	return r, errors.Join(errs...)
 }
 
+// Synth runs Yosys's synthesis alone (no lint, no compile) of module top
+// over every .v file in dir: the resources a design takes, for a caller
+// that checked the Verilog already.
+func Synth(dir, top string) (Resources, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
+	if err != nil || len(files) == 0 {
+		return Resources{}, fmt.Errorf("%s: no .v files", dir)
+	}
+	sort.Strings(files)
+	yosys, err := tool("yosys")
+	if err != nil {
+		return Resources{}, err
+	}
+	tmp, err := os.MkdirTemp("", "onic-synth")
+	if err != nil {
+		return Resources{}, err
+	}
+	defer os.RemoveAll(tmp)
+	return synth(yosys, tmp, files, top)
+}
+
 func verdict(msgs []string) string {
 	if len(msgs) == 0 {
 		return "clean"

@@ -1,0 +1,270 @@
+package firmware
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"onic/testbenches/tools"
+)
+
+// The tests share one Yosys cache, so the filter kernel is synthesised
+// once per run.
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+	built     *Image
+	buildErr  error
+)
+
+// testImage builds testdata/onic-a.yaml (once) and returns a copy.
+func testImage(t testing.TB) *Image {
+	t.Helper()
+	tools.Require(t, "yosys")
+	cacheOnce.Do(func() {
+		cacheDir, buildErr = os.MkdirTemp("", "onic-fw-cache")
+		if buildErr != nil {
+			return
+		}
+		var s Spec
+		if s, buildErr = LoadSpecFile("testdata/onic-a.yaml"); buildErr != nil {
+			return
+		}
+		built, buildErr = Build(s, Yosys(cacheDir))
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	b, err := built.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cacheDir != "" {
+		os.RemoveAll(cacheDir)
+	}
+	os.Exit(code)
+}
+
+// key makes a deterministic key pair.
+func key(seed byte) (ed25519.PublicKey, ed25519.PrivateKey) {
+	k := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))
+	return k.Public().(ed25519.PublicKey), k
+}
+
+func marshal(t testing.TB, im *Image) []byte {
+	t.Helper()
+	b, err := im.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLoadSpecErrors(t *testing.T) {
+	good, err := os.ReadFile("testdata/onic-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{"name: onic-a", "name: Onic A", "name \"Onic A\""},
+		{"version: 1.0.0", "version: \"1.0\"", "version \"1.0\": want a semantic version"},
+		{"part: xcvu9p-flga2104-2L-e", "part: xc7a35t-cpg236-1", "target.part: \"xc7a35t-cpg236-1\": unknown device \"xc7a35t\""},
+		{"target:\n", "target:\n  family: kintex-ultrascale+\n", "target.family \"kintex-ultrascale+\": part xcvu9p-flga2104-2L-e is virtex-ultrascale+"},
+		{"width: 512", "width: 128", "width 128: must be 256 or 512"},
+		{"  - slot: 1\n", "  - slot: 2\n", "slots[1].slot 2: the manager has kernel slots 0-1"},
+		{"  - slot: 1\n", "  - slot: 0\n", "slots[1].slot 0: given twice"},
+		{"kernel: filter", "kernel: fft", "slots[0].kernel: "},
+		{"region: {lut: 40000, ff: 80000, bram: 60, dsp: 120}\n    kernel", "region: {lut: 0}\n    kernel", "slots[0].region: want lut > 0"},
+		{"bram: 60, dsp: 120}\n    kernel", "bram: 2150, dsp: 120}\n    kernel", "slots: the regions together need more than xcvu9p has (bram 2210 > 2160)"},
+		{"slots: [1]", "slots: [3]", "tenants[0].slots[0] 3: no such slot"},
+		{"- name: ml", "- name: operator", "tenants[0].name \"operator\""},
+		{"clock_mhz: 250", "clock_mz: 250", "clock_mz"},
+	} {
+		src := strings.Replace(string(good), c.old, c.new, 1)
+		if src == string(good) {
+			t.Fatalf("%q is not in the spec", c.old)
+		}
+		_, err := LoadSpec("spec.yaml", strings.NewReader(src))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "spec.yaml: ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s -> %s: got %v, want one line with %q", c.old, c.new, err, c.want)
+		}
+	}
+}
+
+// TestBuild: the image is the same bytes every time, parses back to the
+// same manifest, spec and payloads, and its sizes follow the part.
+func TestBuild(t *testing.T) {
+	im := testImage(t)
+	s, err := LoadSpecFile("testdata/onic-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Build(s, Yosys(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(marshal(t, im), marshal(t, again)) {
+		t.Fatal("two builds of one spec differ")
+	}
+	back, err := Parse(marshal(t, again))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Manifest, again.Manifest) || !reflect.DeepEqual(back.Payloads, again.Payloads) {
+		t.Fatal("the image does not parse back to itself")
+	}
+	got, err := back.Spec()
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Fatalf("spec payload: %v\n got %+v\nwant %+v", err, got, s)
+	}
+	m := back.Manifest
+	vu9p, _ := LookupPart("xcvu9p")
+	if m.FullBytes != 76_450_000 || !m.FullEstimated {
+		t.Errorf("full bytes %d (estimated %v), want VU9P's 611.6 Mb = 76450000", m.FullBytes, m.FullEstimated)
+	}
+	// 40000 LUTs of 1182240 is the largest share (3.38%) of 155387 frames.
+	if want := int64(5258) * FrameBytes; m.Slots[0].Bytes != want || m.Slots[1].Bytes != want || vu9p.Frames() != 155387 {
+		t.Errorf("slot bytes %d, %d; frames %d; want %d and 155387", m.Slots[0].Bytes, m.Slots[1].Bytes, vu9p.Frames(), want)
+	}
+	f := m.Slots[0]
+	if f.Kernel != "filter" || f.NeedSource != "yosys synth_xilinx" || f.Need.LUT < 500 || f.Need.FF < 500 || m.Slots[1].Kernel != "" {
+		t.Errorf("slots: %+v", m.Slots)
+	}
+	if ok, why := f.Need.Fits(f.Region); !ok {
+		t.Errorf("filter does not fit its region: %s", why)
+	}
+	if m.ManagerDepth != 6 || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
+		t.Errorf("manifest: depth %d, static %q, family %q", m.ManagerDepth, m.Static, m.Family)
+	}
+}
+
+// TestParseRefuses: truncated, extended, corrupted and re-labelled images
+// are refused with the right error, never a panic.
+func TestParseRefuses(t *testing.T) {
+	im := testImage(t)
+	b := marshal(t, im)
+	for n := 0; n < len(b); n += 1 + n/64 {
+		if _, err := Parse(b[:n]); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("truncated to %d of %d bytes: %v", n, len(b), err)
+		}
+	}
+	if _, err := Parse(append(bytes.Clone(b), 0xc0)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a byte after the image: %v", err)
+	}
+	// Flip a byte in the middle of every payload.
+	for i, p := range im.Payloads {
+		at := bytes.Index(b, p) + len(p)/2
+		c := bytes.Clone(b)
+		c[at] ^= 0x20
+		if _, err := Parse(c); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("payload %s changed: %v", im.Manifest.Payloads[i].Name, err)
+		}
+	}
+	// A payload swapped for another of the same size is caught by hash.
+	c := &Image{Manifest: im.Manifest, raw: im.raw, Payloads: slicesClone(im.Payloads)}
+	c.Payloads[2] = bytes.Repeat([]byte{'x'}, len(c.Payloads[2]))
+	if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("replaced payload: %v", err)
+	}
+	// A manifest whose static identity was edited.
+	c = &Image{Manifest: im.Manifest, Payloads: im.Payloads}
+	c.Manifest.Static = strings.Repeat("0", 64)
+	c.seal()
+	if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("edited static identity: %v", err)
+	}
+	// Huge counts in a tiny file.
+	for _, h := range [][]byte{
+		{0x81, 0xa8, 'p', 'a', 'y', 'l', 'o', 'a', 'd', 's', 0xdd, 0xff, 0xff, 0xff, 0xff},
+		{0x81, 0xaa, 's', 'i', 'g', 'n', 'a', 't', 'u', 'r', 'e', 's', 0xdd, 0x7f, 0xff, 0xff, 0xff},
+		{0xdf, 0xff, 0xff, 0xff, 0xff},
+	} {
+		if _, err := Parse(h); !errors.Is(err, ErrMalformed) {
+			t.Errorf("% x: %v", h, err)
+		}
+	}
+}
+
+func slicesClone(p [][]byte) [][]byte { return append([][]byte(nil), p...) }
+
+// TestSign: signatures verify, name their key, are replaced on re-signing
+// and fail after any change to the manifest.
+func TestSign(t *testing.T) {
+	im := testImage(t)
+	_, dev := key(1)
+	_, ops := key(2)
+	im.Sign(dev)
+	im.Sign(ops)
+	im.Sign(dev)
+	keys, err := im.Signers()
+	if err != nil || len(keys) != 2 || !keys[0].Equal(dev.Public()) || !keys[1].Equal(ops.Public()) {
+		t.Fatalf("signers %v, %v", keys, err)
+	}
+	back, err := Parse(marshal(t, im))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Signers(); err != nil {
+		t.Fatal(err)
+	}
+	back.raw = bytes.Replace(back.raw, []byte("onic-a"), []byte("onic-b"), 1)
+	if _, err := back.Signers(); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Fatalf("changed manifest: %v", err)
+	}
+	// Keys round trip through PEM, in the form openssl writes.
+	pub, priv, err := GenerateKey(rand.NewChaCha8([32]byte{7}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := ParsePrivateKey(MarshalPrivateKey(priv))
+	if err != nil || !p2.Equal(priv) {
+		t.Fatal(err)
+	}
+	q2, err := ParsePublicKey(MarshalPublicKey(pub))
+	if err != nil || !q2.Equal(pub) || !strings.HasPrefix(string(MarshalPublicKey(pub)), "-----BEGIN PUBLIC KEY-----\n") {
+		t.Fatal(err)
+	}
+	if _, err := ParsePublicKey(MarshalPrivateKey(priv)); err == nil {
+		t.Error("a private key read as a public one")
+	}
+}
+
+// TestCosts: the cost model's arithmetic on the documented defaults.
+func TestCosts(t *testing.T) {
+	vu9p, _ := LookupPart("xcvu9p-flga2104-2L-e")
+	ku15p, _ := LookupPart("XCKU15P-ffve1517-2-e")
+	b := Board{}.WithDefaults(vu9p)
+	full := b.FullCost(vu9p.FullBytes(), true)
+	// 76.45 MB at 500 MB/s is 152.9 ms; then 100 ms + 1 s + 1 ms.
+	if full.Load != 152900*time.Microsecond || full.Total != full.Load+1101*time.Millisecond {
+		t.Errorf("full %+v", full)
+	}
+	if p := b.PartialCost(0, 2_500_000, true); p.Load != 5*time.Millisecond || p.Total != p.Load || p.LinkDown != 0 {
+		t.Errorf("partial on a 3-die part: %+v, want 2.5 MB at 500 MB/s = 5 ms", p)
+	}
+	if p := (Board{}).WithDefaults(ku15p).PartialCost(0, 2_500_000, true); p.Load != 3125*time.Microsecond {
+		t.Errorf("partial on one die: %v, want 2.5 MB at 800 MB/s", p.Load)
+	}
+	if p := (Board{ICAPMBps: 5}).WithDefaults(vu9p).PartialCost(0, 2_500_000, false); p.Load != 500*time.Millisecond {
+		t.Errorf("MCAP at 5 MB/s: %v", p.Load)
+	}
+	if got := vu9p.RegionBytes(Resources{LUT: 1, BRAM: 2160}); got != vu9p.Frames()*FrameBytes {
+		t.Errorf("a region with every BRAM: %d bytes, want the whole device's frames", got)
+	}
+}

@@ -1,0 +1,387 @@
+package firmware
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"onic/hdlgen/check"
+	hmgr "onic/hdlgen/manager"
+	"onic/hdlgen/vendor"
+	"onic/hdlgen/verilog"
+	"onic/kernels"
+	"onic/pcie"
+)
+
+// Image is a firmware image: its manifest, the signatures over it and
+// its payloads, in the manifest's order.
+type Image struct {
+	Manifest   Manifest
+	Signatures []Signature
+	Payloads   [][]byte
+	raw        []byte // the manifest's bytes, what the signatures cover
+}
+
+// Measurer returns what a design takes: top is the module, files its
+// Verilog. source names the measurement in the manifest.
+type Measurer func(top string, files []verilog.File) (need Resources, source string, err error)
+
+// Yosys is a Measurer running Yosys's synth_xilinx (hdlgen/check). It
+// keeps each result in cacheDir under the SHA-256 of the Verilog, so an
+// unchanged kernel is synthesised once (empty cacheDir: no cache).
+func Yosys(cacheDir string) Measurer {
+	return func(top string, files []verilog.File) (Resources, string, error) {
+		const source = "yosys synth_xilinx"
+		h := sha256.New()
+		for _, f := range files {
+			fmt.Fprintf(h, "%s %d\n", f.Name, len(f.Source))
+			h.Write(f.Source)
+		}
+		key := filepath.Join(cacheDir, top+"-"+hex.EncodeToString(h.Sum(nil))[:32]+".json")
+		if cacheDir != "" {
+			if b, err := os.ReadFile(key); err == nil {
+				var r Resources
+				if json.Unmarshal(b, &r) == nil {
+					return r, source, nil
+				}
+			}
+		}
+		dir, err := os.MkdirTemp("", "onic-fw")
+		if err != nil {
+			return Resources{}, "", err
+		}
+		defer os.RemoveAll(dir)
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+				return Resources{}, "", err
+			}
+		}
+		cr, err := check.Synth(dir, top)
+		if err != nil {
+			return Resources{}, "", err
+		}
+		r := Resources{LUT: cr.LUT + cr.LUTRAM, FF: cr.FF, BRAM: cr.BRAM, DSP: cr.DSP}
+		if cacheDir != "" && os.MkdirAll(cacheDir, 0o755) == nil {
+			b, _ := json.Marshal(r)
+			_ = os.WriteFile(key, b, 0o644) // a cache that cannot be written is only slower
+		}
+		return r, source, nil
+	}
+}
+
+// DefaultCacheDir is where the CLI keeps Yosys results: onic/synth in the
+// user's cache directory.
+func DefaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "onic", "synth")
+}
+
+// Build makes an unsigned image of a checked spec: the spec, the PCIe
+// manager's generated RTL and vendor files (the static region), and each
+// bound kernel in its task shell, measured by measure, with bitstream
+// sizes estimated from the part until real bitstreams are attached
+// (Attach). The same spec gives the same bytes.
+func Build(s Spec, measure Measurer) (*Image, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	part, _ := LookupPart(s.Target.Part) // Check found it
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		return nil, err
+	}
+	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %v", err)
+	}
+	static, err := vendor.Files(d, vendor.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %v", err)
+	}
+	im := &Image{Manifest: Manifest{Format: FormatVersion, Kind: KindImage, Name: s.Name, Version: s.Version,
+		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
+		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz}}
+	im.add("spec.json", PayloadSpec, -1, s.canonical())
+	for _, fl := range static {
+		im.add("static/"+fl.Name, PayloadRTL, -1, fl.Data)
+	}
+	im.Manifest.Static = im.staticID()
+	for _, sl := range s.Slots {
+		sm := SlotManifest{Slot: sl.Slot, Region: sl.Region, Bytes: part.RegionBytes(sl.Region), Estimated: true}
+		if sl.Kernel != "" {
+			k, _ := kernels.Lookup(sl.Kernel) // Check found it
+			m, err := k.TaskModule()
+			if err != nil {
+				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+			}
+			files, err := verilog.EmitDesign(m)
+			if err != nil {
+				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+			}
+			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
+			if measure != nil {
+				if sm.Need, sm.NeedSource, err = measure(m.Name(), files); err != nil {
+					return nil, fmt.Errorf("slots[%d] %s: measuring: %v", sl.Slot, k.Name, err)
+				}
+			}
+			for _, fl := range files {
+				im.add(fmt.Sprintf("slot%d/%s", sl.Slot, fl.Name), PayloadRTL, sl.Slot, fl.Source)
+			}
+		}
+		im.Manifest.Slots = append(im.Manifest.Slots, sm)
+	}
+	for _, t := range s.Tenants {
+		im.Manifest.Tenants = append(im.Manifest.Tenants, TenantGrant{Name: t.Name, Slots: slices.Clone(t.Slots)})
+	}
+	im.seal()
+	return im, nil
+}
+
+// add appends a payload and its record.
+func (im *Image) add(name, kind string, slot int, b []byte) {
+	h := sha256.Sum256(b)
+	im.Manifest.Payloads = append(im.Manifest.Payloads, PayloadRecord{Name: name, Kind: kind, Slot: slot, Size: int64(len(b)), SHA256: h[:]})
+	im.Payloads = append(im.Payloads, b)
+}
+
+// staticID is the static region's identity: the part and the static
+// RTL payloads' names and hashes.
+func (im *Image) staticID() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "part %s\n", strings.ToLower(im.Manifest.Part))
+	for _, p := range im.Manifest.Payloads {
+		if p.Slot == -1 && p.Kind == PayloadRTL {
+			fmt.Fprintf(h, "%s %x\n", p.Name, p.SHA256)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// seal encodes the manifest; any signatures are over an older one and
+// are dropped.
+func (im *Image) seal() {
+	raw, err := im.Manifest.MarshalMsg(nil)
+	if err != nil { // only for values msgp cannot encode; a Manifest has none
+		panic(err)
+	}
+	im.raw, im.Signatures = raw, nil
+}
+
+// Payload returns the payload named name.
+func (im *Image) Payload(name string) ([]byte, bool) {
+	for i, p := range im.Manifest.Payloads {
+		if p.Name == name {
+			return im.Payloads[i], true
+		}
+	}
+	return nil, false
+}
+
+// Spec is the image's firmware spec (an image kind only).
+func (im *Image) Spec() (Spec, error) {
+	b, ok := im.Payload("spec.json")
+	if !ok {
+		return Spec{}, errors.New("the image has no spec.json payload")
+	}
+	return parseSpec(b)
+}
+
+// SlotEntry returns slot n's entry.
+func (m *Manifest) SlotEntry(n int) (SlotManifest, bool) {
+	for _, s := range m.Slots {
+		if s.Slot == n {
+			return s, true
+		}
+	}
+	return SlotManifest{}, false
+}
+
+// Attach adds a vendor bitstream to the image, for slot n (its partial
+// bitstream) or the whole device (n == -1), replacing one attached
+// before; the sizes in the manifest become the bitstream's. The
+// manifest changes, so the image must be signed again.
+func (im *Image) Attach(n int, bit []byte) error {
+	if len(bit) == 0 {
+		return errors.New("the bitstream is empty")
+	}
+	name := "full.bit"
+	if n >= 0 {
+		name = fmt.Sprintf("slot%d.bit", n)
+		i := slices.IndexFunc(im.Manifest.Slots, func(s SlotManifest) bool { return s.Slot == n })
+		if i < 0 {
+			return fmt.Errorf("slot %d: the image has no such slot", n)
+		}
+		im.Manifest.Slots[i].Bytes, im.Manifest.Slots[i].Estimated = int64(len(bit)), false
+	} else {
+		if im.Manifest.Kind != KindImage {
+			return errors.New("a full bitstream belongs in an image, not a kernel image")
+		}
+		im.Manifest.FullBytes, im.Manifest.FullEstimated = int64(len(bit)), false
+	}
+	if i := slices.IndexFunc(im.Manifest.Payloads, func(p PayloadRecord) bool { return p.Name == name }); i >= 0 {
+		im.Manifest.Payloads = slices.Delete(im.Manifest.Payloads, i, i+1)
+		im.Payloads = slices.Delete(im.Payloads, i, i+1)
+	}
+	im.add(name, PayloadBitstream, n, bit)
+	im.seal()
+	return nil
+}
+
+// KernelImage is the kernel image of slot n: that slot's entry and
+// payloads, bound to this image's static region, to load by partial
+// reconfiguration. It is unsigned.
+func (im *Image) KernelImage(n int) (*Image, error) {
+	if im.Manifest.Kind != KindImage {
+		return nil, errors.New("not an image")
+	}
+	sl, ok := im.Manifest.SlotEntry(n)
+	if !ok || sl.Kernel == "" {
+		return nil, fmt.Errorf("slot %d: the image has no kernel there", n)
+	}
+	m := im.Manifest
+	k := &Image{Manifest: Manifest{Format: FormatVersion, Kind: KindKernel, Name: sl.Kernel, Version: sl.KernelVersion,
+		Part: m.Part, Family: m.Family, Static: m.Static, ClockMHz: m.ClockMHz, Slots: []SlotManifest{sl}}}
+	for i, p := range m.Payloads {
+		if p.Slot == n {
+			k.add(p.Name, p.Kind, p.Slot, im.Payloads[i])
+		}
+	}
+	k.seal()
+	return k, nil
+}
+
+// MarshalBinary is the image file.
+func (im *Image) MarshalBinary() ([]byte, error) {
+	e := envelope{Magic: Magic, Manifest: im.raw, Signatures: im.Signatures, Payloads: im.Payloads}
+	return e.MarshalMsg(nil)
+}
+
+// ErrMalformed is wrapped by every error Parse returns for bytes that are
+// not a well-formed image.
+var ErrMalformed = errors.New("malformed image")
+
+// ErrCorrupt is wrapped by Parse's errors for a payload whose size or
+// SHA-256 differs from the manifest's.
+var ErrCorrupt = errors.New("corrupted payload")
+
+// Parse reads an image file and checks everything that needs no key: the
+// envelope and manifest decode completely with nothing left over, the
+// format version is this one, the manifest is consistent, and every
+// payload has the size and SHA-256 the manifest gives. Signatures are
+// checked by Signers and the loader.
+func Parse(b []byte) (*Image, error) {
+	var e envelope
+	rest, err := e.UnmarshalMsg(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the envelope", ErrMalformed, len(rest))
+	}
+	if e.Magic != Magic {
+		return nil, fmt.Errorf("%w: magic %q, want %q", ErrMalformed, e.Magic, Magic)
+	}
+	im := &Image{Signatures: e.Signatures, Payloads: e.Payloads, raw: e.Manifest}
+	rest, err = im.Manifest.UnmarshalMsg(e.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest: %v", ErrMalformed, err)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the manifest", ErrMalformed, len(rest))
+	}
+	m := &im.Manifest
+	if m.Format != FormatVersion {
+		return nil, fmt.Errorf("%w: manifest format %d; this onic reads %d", ErrMalformed, m.Format, FormatVersion)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %v", ErrMalformed, err)
+	}
+	if len(e.Payloads) != len(m.Payloads) {
+		return nil, fmt.Errorf("%w: %d payloads, the manifest lists %d", ErrMalformed, len(e.Payloads), len(m.Payloads))
+	}
+	for i, p := range m.Payloads {
+		h := sha256.Sum256(e.Payloads[i])
+		switch {
+		case int64(len(e.Payloads[i])) != p.Size:
+			return nil, fmt.Errorf("%w: %s: %d bytes, the manifest says %d", ErrCorrupt, p.Name, len(e.Payloads[i]), p.Size)
+		case !bytes.Equal(h[:], p.SHA256):
+			return nil, fmt.Errorf("%w: %s: SHA-256 %x, the manifest says %x", ErrCorrupt, p.Name, h[:8], p.SHA256[:min(8, len(p.SHA256))])
+		}
+	}
+	if m.Kind == KindImage {
+		if _, err := im.Spec(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if id := im.staticID(); id != m.Static {
+			return nil, fmt.Errorf("%w: static identity %.16s does not match the static payloads (%.16s)", ErrMalformed, m.Static, id)
+		}
+	}
+	return im, nil
+}
+
+// ReadFile reads and parses an image file.
+func ReadFile(path string) (*Image, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	im, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return im, nil
+}
+
+// check is the manifest's own consistency.
+func (m *Manifest) check() error {
+	if m.Kind != KindImage && m.Kind != KindKernel {
+		return fmt.Errorf("kind %q: want %q or %q", m.Kind, KindImage, KindKernel)
+	}
+	if !semver.MatchString(m.Version) {
+		return fmt.Errorf("version %q: not a semantic version", m.Version)
+	}
+	if _, err := LookupPart(m.Part); err != nil {
+		return fmt.Errorf("part: %v", err)
+	}
+	if len(m.Static) != 64 {
+		return fmt.Errorf("static %q: want a hex SHA-256", m.Static)
+	}
+	if m.Kind == KindKernel && (len(m.Slots) != 1 || m.Slots[0].Kernel == "") {
+		return fmt.Errorf("a kernel image has one slot with a kernel (it has %d)", len(m.Slots))
+	}
+	slots := map[int]bool{}
+	for _, s := range m.Slots {
+		if slots[s.Slot] || s.Slot < 0 {
+			return fmt.Errorf("slot %d: negative or listed twice", s.Slot)
+		}
+		slots[s.Slot] = true
+		if s.Bytes < 0 {
+			return fmt.Errorf("slot %d: bytes %d", s.Slot, s.Bytes)
+		}
+	}
+	names := map[string]bool{}
+	for _, p := range m.Payloads {
+		switch {
+		case names[p.Name]:
+			return fmt.Errorf("payload %q listed twice", p.Name)
+		case p.Kind != PayloadSpec && p.Kind != PayloadRTL && p.Kind != PayloadBitstream:
+			return fmt.Errorf("payload %q: kind %q", p.Name, p.Kind)
+		case p.Slot != -1 && !slots[p.Slot]:
+			return fmt.Errorf("payload %q: slot %d is not in the manifest", p.Name, p.Slot)
+		case len(p.SHA256) != sha256.Size:
+			return fmt.Errorf("payload %q: SHA-256 of %d bytes", p.Name, len(p.SHA256))
+		}
+		names[p.Name] = true
+	}
+	return nil
+}

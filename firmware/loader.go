@@ -1,0 +1,274 @@
+package firmware
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// OperatorRole is the trust-store role that may load whole images and
+// any slot; every other role is a tenant's name.
+const OperatorRole = "operator"
+
+// Trust is the loader's trust store: the keys it accepts and what each
+// may load. It belongs to whoever runs the O-NICs, never to an image.
+type Trust struct {
+	Keys []TrustedKey `mapstructure:"keys"`
+}
+
+// TrustedKey is one accepted key.
+type TrustedKey struct {
+	Name string `mapstructure:"name"`
+	// Key is a PEM public key file (relative to the trust file) or the
+	// raw 32-byte key in base64.
+	Key string `mapstructure:"key"`
+	// Role is "operator" or a tenant named in the running image.
+	Role string `mapstructure:"role"`
+	pub  ed25519.PublicKey
+}
+
+// LoadTrust reads a trust store from YAML; key files are found relative
+// to dir.
+func LoadTrust(name string, r io.Reader, dir string) (Trust, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(r); err != nil {
+		return Trust{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	}
+	var t Trust
+	if err := v.UnmarshalExact(&t); err != nil {
+		return Trust{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	}
+	for i := range t.Keys {
+		k := &t.Keys[i]
+		at := fmt.Sprintf("%s: keys[%d]", name, i)
+		if k.Name == "" || k.Role == "" {
+			return Trust{}, fmt.Errorf("%s: name and role are required", at)
+		}
+		if raw, err := base64.StdEncoding.DecodeString(k.Key); err == nil && len(raw) == ed25519.PublicKeySize {
+			k.pub = raw
+			continue
+		}
+		p := k.Key
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		pub, err := ReadPublicKey(p)
+		if err != nil {
+			return Trust{}, fmt.Errorf("%s.key: %v", at, err)
+		}
+		k.pub = pub
+	}
+	return t, nil
+}
+
+// LoadTrustFile reads a trust store file.
+func LoadTrustFile(path string) (Trust, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Trust{}, err
+	}
+	return LoadTrust(path, bytes.NewReader(b), filepath.Dir(path))
+}
+
+// Add trusts a key in a role.
+func (t *Trust) Add(name, role string, pub ed25519.PublicKey) {
+	t.Keys = append(t.Keys, TrustedKey{Name: name, Role: role, Key: base64.StdEncoding.EncodeToString(pub), pub: pub})
+}
+
+// lookup finds a key's entries.
+func (t *Trust) lookup(pub ed25519.PublicKey) []TrustedKey {
+	var out []TrustedKey
+	for _, k := range t.Keys {
+		if k.pub.Equal(pub) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Backend is what the loader programs: one O-NIC. The emulator's is
+// emu/cluster's; a board backend (JTAG, ICAP or MCAP programming, a hot
+// reset and a rescan) implements the same calls.
+type Backend interface {
+	// Part is the FPGA part on the board.
+	Part() string
+	// Board is the board's reconfiguration figures (zero fields:
+	// defaults).
+	Board() Board
+	// Running is the image the O-NIC runs, nil before the first.
+	Running() *Image
+	// Full replaces the whole image: it costs c and takes the O-NIC out
+	// for c.Total.
+	Full(im *Image, c Cost) error
+	// Partial replaces the kernel in k's slot with k's (a kernel image):
+	// it costs c and takes only that slot out.
+	Partial(k *Image, c Cost) error
+}
+
+// Refusal reasons: every error Load returns for an image it will not
+// load wraps one of these (or ErrMalformed, ErrCorrupt).
+var (
+	ErrUnsigned  = errors.New("unsigned image")
+	ErrSignature = errors.New("bad signature")
+	ErrUntrusted = errors.New("signer not trusted")
+	ErrTarget    = errors.New("wrong target")
+	ErrFit       = errors.New("kernel does not fit its region")
+)
+
+// Loader deploys images to one O-NIC after checking them.
+type Loader struct {
+	Trust   Trust
+	Backend Backend
+}
+
+// Deployment is what a load did.
+type Deployment struct {
+	Kind    string `json:"kind"` // image or kernel
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Signer  string `json:"signer"` // the trusted key's name
+	Role    string `json:"role"`
+	Cost    Cost   `json:"cost"`
+}
+
+// Load checks an image file and deploys it. Everything is checked before
+// the backend is touched, so a refused image leaves the O-NIC as it was:
+// it must parse and match its hashes; carry signatures that all verify,
+// one by a key the trust store gives the right (an operator for a whole
+// image; an operator or a tenant the running image lets load that slot
+// for a kernel image); be built for the board's part (and a kernel image
+// for the running static region); and every kernel must fit its region.
+func (l *Loader) Load(b []byte) (Deployment, error) {
+	im, err := Parse(b)
+	if err != nil {
+		return Deployment{}, err
+	}
+	return l.LoadImage(im)
+}
+
+// LoadImage is Load of a parsed image.
+func (l *Loader) LoadImage(im *Image) (Deployment, error) {
+	m := &im.Manifest
+	if len(im.Signatures) == 0 {
+		return Deployment{}, fmt.Errorf("%w: %s %s carries no signature (onic fw build --key)", ErrUnsigned, m.Name, m.Version)
+	}
+	signers, err := im.Signers()
+	if err != nil {
+		return Deployment{}, fmt.Errorf("%w: %v", ErrSignature, err)
+	}
+	if want, got := deviceOf(l.Backend.Part()), deviceOf(m.Part); want != got {
+		return Deployment{}, fmt.Errorf("%w: the image is for %s, the board has %s", ErrTarget, m.Part, l.Backend.Part())
+	}
+	running := l.Backend.Running()
+	var slot SlotManifest
+	var region Resources
+	if m.Kind == KindKernel {
+		slot = m.Slots[0]
+		if running == nil {
+			return Deployment{}, fmt.Errorf("%w: a kernel image needs a running image to load into", ErrTarget)
+		}
+		if m.Static != running.Manifest.Static {
+			return Deployment{}, fmt.Errorf("%w: kernel %s was built for static region %.12s, the O-NIC runs %.12s (%s %s)",
+				ErrTarget, m.Name, m.Static, running.Manifest.Static, running.Manifest.Name, running.Manifest.Version)
+		}
+		rs, ok := running.Manifest.SlotEntry(slot.Slot)
+		if !ok {
+			return Deployment{}, fmt.Errorf("%w: the running image has no slot %d", ErrTarget, slot.Slot)
+		}
+		region = rs.Region
+	}
+	// Who may load it.
+	var signer TrustedKey
+	var why []string
+	for _, pub := range signers {
+		entries := l.Trust.lookup(pub)
+		if len(entries) == 0 {
+			why = append(why, "key "+KeyID(pub)+" is not in the trust store")
+		}
+		for _, e := range entries {
+			switch {
+			case e.Role == OperatorRole:
+				signer = e
+			case m.Kind == KindImage:
+				why = append(why, fmt.Sprintf("%s (tenant %s) may load kernels, not whole images", e.Name, e.Role))
+			case running.Manifest.tenantMay(e.Role, slot.Slot):
+				signer = e
+			default:
+				why = append(why, fmt.Sprintf("%s: tenant %s may not load slot %d", e.Name, e.Role, slot.Slot))
+			}
+			if signer.Name != "" {
+				break
+			}
+		}
+		if signer.Name != "" {
+			break
+		}
+	}
+	if signer.Name == "" {
+		return Deployment{}, fmt.Errorf("%w: %s", ErrUntrusted, strings.Join(why, "; "))
+	}
+	// What it needs.
+	board := l.Backend.Board()
+	if err := board.Check(); err != nil {
+		return Deployment{}, fmt.Errorf("board: %v", err)
+	}
+	part, _ := LookupPart(m.Part) // Parse checked it
+	board = board.WithDefaults(part)
+	d := Deployment{Kind: m.Kind, Name: m.Name, Version: m.Version, Signer: signer.Name, Role: signer.Role}
+	if m.Kind == KindKernel {
+		if err := fits(slot, region); err != nil {
+			return Deployment{}, err
+		}
+		d.Cost = board.PartialCost(slot.Slot, slot.Bytes, slot.Estimated)
+		return d, l.Backend.Partial(im, d.Cost)
+	}
+	for _, s := range m.Slots {
+		if s.Kernel != "" {
+			if err := fits(s, s.Region); err != nil {
+				return Deployment{}, err
+			}
+		}
+	}
+	d.Cost = board.FullCost(m.FullBytes, m.FullEstimated)
+	return d, l.Backend.Full(im, d.Cost)
+}
+
+// fits checks a slot's kernel against a region.
+func fits(s SlotManifest, region Resources) error {
+	if s.NeedSource == "" {
+		return fmt.Errorf("%w: slot %d: %s's resources were never measured (build with synthesis)", ErrFit, s.Slot, s.Kernel)
+	}
+	if ok, why := s.Need.Fits(region); !ok {
+		return fmt.Errorf("%w: slot %d: %s needs %s", ErrFit, s.Slot, s.Kernel, why)
+	}
+	return nil
+}
+
+// tenantMay reports whether the manifest lets tenant load slot n.
+func (m *Manifest) tenantMay(tenant string, n int) bool {
+	for _, t := range m.Tenants {
+		if t.Name == tenant {
+			for _, s := range t.Slots {
+				if s == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// deviceOf is a part name's device, lower case.
+func deviceOf(part string) string {
+	d, _, _ := strings.Cut(strings.ToLower(part), "-")
+	return d
+}

@@ -1,0 +1,246 @@
+// Package firmware is what gets deployed to an O-NIC and how: the
+// firmware spec (target part, PCIe manager tables, reconfigurable slots
+// and the kernels bound to them, tenants), the signed image built from it
+// (an msgp manifest plus payloads), the loader that checks an image
+// before anything running is touched, the reflash-cost model, and the
+// residency planner (package firmware/plan). docs/firmware.md specifies
+// the image format and the cost model with their sources.
+package firmware
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+
+	"github.com/spf13/viper"
+
+	"onic/kernels"
+	"onic/pcie/manager"
+)
+
+// Spec is a firmware spec: everything an image is built from. It is read
+// from YAML (LoadSpec); every field is in docs/firmware.md.
+type Spec struct {
+	Name    string `mapstructure:"name" json:"name"`
+	Version string `mapstructure:"version" json:"version"` // semantic version, MAJOR.MINOR.PATCH
+	Target  Target `mapstructure:"target" json:"target"`
+	// ClockMHz and Width are the PCIe manager's clock and TLP data path
+	// (defaults 250 and 512).
+	ClockMHz float64        `mapstructure:"clock_mhz" json:"clock_mhz"`
+	Width    int            `mapstructure:"width" json:"width"`
+	Manager  manager.Config `mapstructure:"manager" json:"manager"`
+	Slots    []SlotSpec     `mapstructure:"slots" json:"slots"`
+	Tenants  []TenantSpec   `mapstructure:"tenants" json:"tenants"`
+}
+
+// Target is the FPGA the image is for.
+type Target struct {
+	// Part is the full part name (xcvu9p-flga2104-2L-e); its device
+	// (xcvu9p) must be one firmware.Parts knows.
+	Part string `mapstructure:"part" json:"part"`
+	// Family defaults to the part's (virtex-ultrascale+, ...); given, it
+	// must agree.
+	Family string `mapstructure:"family" json:"family"`
+}
+
+// Fits reports whether r fits in region, and if not the first resource
+// that does not.
+func (r Resources) Fits(region Resources) (bool, string) {
+	for _, c := range []struct {
+		name      string
+		need, has int
+	}{{"lut", r.LUT, region.LUT}, {"ff", r.FF, region.FF}, {"bram", r.BRAM, region.BRAM}, {"dsp", r.DSP, region.DSP}} {
+		if c.need > c.has {
+			return false, fmt.Sprintf("%s %d > %d", c.name, c.need, c.has)
+		}
+	}
+	return true, ""
+}
+
+// SlotSpec is a reconfigurable slot: its region (a pblock, given by the
+// resources it holds) and the kernel bound to it, with where the kernel's
+// output goes in the emulator (the fields of emu/cluster's kernel config).
+type SlotSpec struct {
+	Slot   int       `mapstructure:"slot" json:"slot"`
+	Region Resources `mapstructure:"region" json:"region"`
+	// Kernel is a library kernel's name (onic kernel list); empty: the
+	// slot is left empty.
+	Kernel        string   `mapstructure:"kernel" json:"kernel,omitempty"`
+	Egress        string   `mapstructure:"egress" json:"egress,omitempty"`
+	Translated    uint64   `mapstructure:"translated" json:"translated,omitempty"`
+	Sources       []string `mapstructure:"sources" json:"sources,omitempty"`
+	PairBufferKiB int      `mapstructure:"pair_buffer_kib" json:"pair_buffer_kib,omitempty"`
+}
+
+// TenantSpec names a tenant and the slots its keys may load kernels
+// into. Which keys belong to a tenant is the loader's trust store's
+// business, not the image's: an image cannot vouch for itself.
+type TenantSpec struct {
+	Name  string `mapstructure:"name" json:"name"`
+	Slots []int  `mapstructure:"slots" json:"slots"`
+}
+
+// Spec defaults.
+const (
+	DefaultClockMHz = 250
+	DefaultWidth    = 512
+)
+
+// LoadSpec reads a spec from YAML; name labels the errors. Unknown fields
+// are errors. The spec is checked (Check) and its defaults filled in.
+func LoadSpec(name string, r io.Reader) (Spec, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(r); err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	}
+	var s Spec
+	if err := v.UnmarshalExact(&s); err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	}
+	if err := s.Check(); err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", name, err)
+	}
+	return s, nil
+}
+
+// LoadSpecFile is LoadSpec from a file.
+func LoadSpecFile(path string) (Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	return LoadSpec(path, bytes.NewReader(b))
+}
+
+// oneLine puts a decoder's multi-line error on one line.
+func oneLine(err error) string {
+	return string(regexp.MustCompile(`\s*\n\s*\*?\s*`).ReplaceAll([]byte(err.Error()), []byte("; ")))
+}
+
+var (
+	semver   = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+	nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+)
+
+// Check fills in defaults and checks every field, naming the first bad
+// one by its path (slots[1].kernel).
+func (s *Spec) Check() error {
+	if !nameRule.MatchString(s.Name) {
+		return fmt.Errorf("name %q: want 1-64 of a-z 0-9 . _ -, starting with a letter or digit", s.Name)
+	}
+	if !semver.MatchString(s.Version) {
+		return fmt.Errorf("version %q: want a semantic version MAJOR.MINOR.PATCH", s.Version)
+	}
+	p, err := LookupPart(s.Target.Part)
+	if err != nil {
+		return fmt.Errorf("target.part: %v", err)
+	}
+	switch s.Target.Family {
+	case "":
+		s.Target.Family = p.Family
+	case p.Family:
+	default:
+		return fmt.Errorf("target.family %q: part %s is %s", s.Target.Family, s.Target.Part, p.Family)
+	}
+	if s.ClockMHz == 0 {
+		s.ClockMHz = DefaultClockMHz
+	}
+	if s.ClockMHz < 0 || s.ClockMHz > 1000 {
+		return fmt.Errorf("clock_mhz %g: want (0, 1000]", s.ClockMHz)
+	}
+	if s.Width == 0 {
+		s.Width = DefaultWidth
+	}
+	if s.Width != 256 && s.Width != 512 {
+		return fmt.Errorf("width %d: must be 256 or 512", s.Width)
+	}
+	nslots := s.Manager.Translation.KernelSlots
+	if nslots == 0 {
+		nslots = 4 // ntb's default
+	}
+	var total Resources
+	seen := map[int]bool{}
+	for i, sl := range s.Slots {
+		at := fmt.Sprintf("slots[%d]", i)
+		if sl.Slot < 0 || sl.Slot >= nslots {
+			return fmt.Errorf("%s.slot %d: the manager has kernel slots 0-%d (manager.translation.kernel_slots)", at, sl.Slot, nslots-1)
+		}
+		if seen[sl.Slot] {
+			return fmt.Errorf("%s.slot %d: given twice", at, sl.Slot)
+		}
+		seen[sl.Slot] = true
+		r := sl.Region
+		if r.LUT <= 0 || r.FF < 0 || r.BRAM < 0 || r.DSP < 0 {
+			return fmt.Errorf("%s.region: want lut > 0 and ff, bram, dsp >= 0 (got %+v)", at, r)
+		}
+		total.LUT += r.LUT
+		total.FF += r.FF
+		total.BRAM += r.BRAM
+		total.DSP += r.DSP
+		if sl.Kernel != "" {
+			if _, err := kernels.Lookup(sl.Kernel); err != nil {
+				return fmt.Errorf("%s.kernel: %v", at, err)
+			}
+		}
+	}
+	if ok, why := total.Fits(p.Resources); !ok {
+		return fmt.Errorf("slots: the regions together need more than %s has (%s)", p.Device, why)
+	}
+	names := map[string]bool{}
+	for i, t := range s.Tenants {
+		at := fmt.Sprintf("tenants[%d]", i)
+		if !nameRule.MatchString(t.Name) || t.Name == OperatorRole {
+			return fmt.Errorf("%s.name %q: want 1-64 of a-z 0-9 . _ - (and not %q)", at, t.Name, OperatorRole)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("%s.name %q: given twice", at, t.Name)
+		}
+		names[t.Name] = true
+		for j, sl := range t.Slots {
+			if !seen[sl] {
+				return fmt.Errorf("%s.slots[%d] %d: no such slot in slots", at, j, sl)
+			}
+		}
+	}
+	slices.SortFunc(s.Slots, func(a, b SlotSpec) int { return a.Slot - b.Slot })
+	return nil
+}
+
+// Slot returns the spec of slot n.
+func (s *Spec) Slot(n int) (SlotSpec, bool) {
+	for _, sl := range s.Slots {
+		if sl.Slot == n {
+			return sl, true
+		}
+	}
+	return SlotSpec{}, false
+}
+
+// canonical is the spec's JSON: the payload an image carries it in, the
+// same bytes for the same spec.
+func (s *Spec) canonical() []byte {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil { // a Spec has only plain fields
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// parseSpec reads a spec payload back.
+func parseSpec(b []byte) (Spec, error) {
+	var s Spec
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("spec payload: %v", err)
+	}
+	if err := s.Check(); err != nil {
+		return Spec{}, fmt.Errorf("spec payload: %v", err)
+	}
+	return s, nil
+}
