@@ -2,6 +2,7 @@ package firmware
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -181,4 +182,61 @@ func (b Board) PartialCost(slot int, n int64, estimated bool) Cost {
 	c := Cost{Kind: "partial", Slot: slot, Bytes: n, Estimated: estimated, Load: transfer(n, b.ICAPMBps)}
 	c.Total = c.Load
 	return c
+}
+
+// CostTable is what deploying an image costs on a board: the full
+// reconfiguration and each slot's kernel by partial reconfiguration.
+// Planners that place tasks across O-NICs read it as JSON.
+type CostTable struct {
+	Image   string       `json:"image"`
+	Version string       `json:"version"`
+	Part    string       `json:"part"`
+	Board   Board        `json:"board"`
+	Full    *Cost        `json:"full,omitempty"` // an image's (not a kernel image's)
+	Kernels []KernelCost `json:"kernels"`
+}
+
+// KernelCost is one slot's kernel and its partial reconfiguration.
+type KernelCost struct {
+	Kernel string `json:"kernel"` // empty: the empty slot
+	Cost   Cost   `json:"cost"`
+}
+
+// CostTableOf prices an image on board b (zero fields: defaults).
+func CostTableOf(im *Image, b Board) (CostTable, error) {
+	if err := b.Check(); err != nil {
+		return CostTable{}, fmt.Errorf("board: %v", err)
+	}
+	m := &im.Manifest
+	p, err := LookupPart(m.Part)
+	if err != nil {
+		return CostTable{}, err
+	}
+	b = b.WithDefaults(p)
+	t := CostTable{Image: m.Name, Version: m.Version, Part: m.Part, Board: b}
+	if m.Kind == KindImage {
+		c := b.FullCost(m.FullBytes, m.FullEstimated)
+		t.Full = &c
+	}
+	for _, s := range m.Slots {
+		t.Kernels = append(t.Kernels, KernelCost{Kernel: s.Kernel, Cost: b.PartialCost(s.Slot, s.Bytes, s.Estimated)})
+	}
+	return t, nil
+}
+
+// WriteText writes the table for people.
+func (t CostTable) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%s %s on %s (configuration port %g MB/s, ICAP %g MB/s)\n", t.Image, t.Version, t.Part, t.Board.ConfigMBps, t.Board.ICAPMBps)
+	if t.Full != nil {
+		c := t.Full
+		fmt.Fprintf(w, "full reflash   %12d bytes  %v load + %v link down + %v rescan + %v optical = %v\n",
+			c.Bytes, c.Load, c.LinkDown, c.Rescan, c.Optical, c.Total)
+	}
+	for _, k := range t.Kernels {
+		name := k.Kernel
+		if name == "" {
+			name = "(empty)"
+		}
+		fmt.Fprintf(w, "slot %d %-16s %12d bytes  %v (partial; the host link stays up)\n", k.Cost.Slot, name, k.Cost.Bytes, k.Cost.Total)
+	}
 }

@@ -84,8 +84,8 @@ func (t *Trust) Add(name, role string, pub ed25519.PublicKey) {
 	t.Keys = append(t.Keys, TrustedKey{Name: name, Role: role, Key: base64.StdEncoding.EncodeToString(pub), pub: pub})
 }
 
-// lookup finds a key's entries.
-func (t *Trust) lookup(pub ed25519.PublicKey) []TrustedKey {
+// Lookup finds the entries of a key.
+func (t *Trust) Lookup(pub ed25519.PublicKey) []TrustedKey {
 	var out []TrustedKey
 	for _, k := range t.Keys {
 		if k.pub.Equal(pub) {
@@ -190,7 +190,7 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 	var signer TrustedKey
 	var why []string
 	for _, pub := range signers {
-		entries := l.Trust.lookup(pub)
+		entries := l.Trust.Lookup(pub)
 		if len(entries) == 0 {
 			why = append(why, "key "+KeyID(pub)+" is not in the trust store")
 		}

@@ -77,6 +77,9 @@ Areas:
   tlp     PCIe Transaction Layer Packets: decode, encode, demo
   pcie    PCIe model: enumerate a topology, tree, configuration-space dumps
   emu     emulator: run cluster scenarios, linkbench (one PCIe link)
+  hdl     Verilog generation: the PCIe manager, checks with Verilator/Icarus/Yosys
+  kernel  in-network kernels: list, new, test, gen
+  fw      firmware images: keygen, build, sign, inspect, verify, diff, pack, costs
 
 Configuration: --config FILE (YAML); environment variables ONIC_<AREA>_<VERB>_<FLAG>
 override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
@@ -100,7 +103,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v))
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v))
 	return root
 }
 

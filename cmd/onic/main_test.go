@@ -225,7 +225,9 @@ func TestExplicitECRCIsKept(t *testing.T) {
 }
 
 func TestHelpEverywhere(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"tlp", "--help"}, {"tlp", "decode", "--help"}, {"tlp", "encode", "--help"}, {"tlp", "demo", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"tlp", "--help"}, {"tlp", "decode", "--help"}, {"tlp", "encode", "--help"}, {"tlp", "demo", "--help"},
+		{"fw", "--help"}, {"fw", "keygen", "--help"}, {"fw", "build", "--help"}, {"fw", "sign", "--help"}, {"fw", "inspect", "--help"},
+		{"fw", "verify", "--help"}, {"fw", "diff", "--help"}, {"fw", "pack", "--help"}, {"fw", "costs", "--help"}} {
 		code, out, errs := onic(t, "", args...)
 		if code != 0 || !strings.Contains(out, "Usage:") || errs != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)

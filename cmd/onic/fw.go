@@ -1,0 +1,404 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"onic/firmware"
+)
+
+func newFWCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fw",
+		Short: "Firmware images: keys, build, sign, inspect, verify, diff, pack, costs, plan",
+		Long: `A firmware image is what is deployed to an O-NIC: the PCIe manager (the static
+region) and the kernels in its reconfigurable slots, built from a firmware spec
+(YAML), described by an msgp manifest listing every payload with its SHA-256,
+and signed with ed25519 developer keys (docs/firmware.md). The loader checks
+all of it against a trust store before touching a running O-NIC.`,
+		Example: `  onic fw keygen --out ops
+  onic fw build spec.yaml --key ops.key --out onic-a.onicfw
+  onic fw inspect onic-a.onicfw
+  onic fw verify onic-a.onicfw --trust trust.yaml`,
+		RunE: areaRunE,
+	}
+	c.AddCommand(newFWKeygenCmd(v), newFWBuildCmd(v), newFWSignCmd(v), newFWInspectCmd(v), newFWVerifyCmd(v),
+		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v))
+	return c
+}
+
+func newFWKeygenCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "keygen",
+		Short: "Make an ed25519 developer key pair: NAME.key (private, mode 0600) and NAME.pub",
+		Long: `Writes NAME.key (PKCS #8 PEM, readable only by you) and NAME.pub (PKIX PEM), the
+forms 'openssl genpkey -algorithm ed25519' and 'openssl pkey -pubout' write.
+Existing files are never overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			name := v.GetString("fw.keygen.out")
+			if name == "" {
+				return errors.New("--out: name the key files")
+			}
+			pub, priv, err := firmware.GenerateKey(rand.Reader)
+			if err != nil {
+				return err
+			}
+			for _, f := range []struct {
+				path string
+				data []byte
+				mode os.FileMode
+			}{{name + ".key", firmware.MarshalPrivateKey(priv), 0o600}, {name + ".pub", firmware.MarshalPublicKey(pub), 0o644}} {
+				fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.mode)
+				if err != nil {
+					return fmt.Errorf("--out: %v", err)
+				}
+				_, err = fh.Write(f.data)
+				if cerr := fh.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("--out: %v", err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), f.path)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key id %s\n", firmware.KeyID(pub))
+			return nil
+		},
+	}
+	c.Flags().String("out", "", "base name of the key files")
+	bindFlags(v, c, "fw.keygen")
+	return c
+}
+
+// signWith signs im with each key file in paths.
+func signWith(im *firmware.Image, paths []string) error {
+	for _, p := range paths {
+		k, err := firmware.ReadPrivateKey(p)
+		if err != nil {
+			return fmt.Errorf("--key: %v", err)
+		}
+		im.Sign(k)
+	}
+	return nil
+}
+
+// writeImage writes an image file.
+func writeImage(cmd *cobra.Command, im *firmware.Image, path string) error {
+	if path == "" {
+		return errors.New("--out: name the image file")
+	}
+	b, err := im.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("--out: %v", err)
+	}
+	sig := "unsigned (sign it with onic fw sign)"
+	if n := len(im.Signatures); n > 0 {
+		sig = fmt.Sprintf("%d signature(s)", n)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %s %s, %d payloads, %d bytes, %s\n", path, im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version, len(im.Payloads), len(b), sig)
+	return nil
+}
+
+func newFWBuildCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "build SPEC.yaml",
+		Short: "Build a firmware image from a spec: manager RTL, kernels in their task shells, measured by Yosys",
+		Long: `Builds the image of a firmware spec (docs/firmware.md): the spec itself, the PCIe
+manager's Verilog and vendor files (the static region), and each slot's kernel
+in its task shell, whose resources Yosys synth_xilinx measures (results are
+kept in the user's cache directory, keyed by the Verilog's SHA-256). Bitstream
+sizes are estimated from the part until 'onic fw pack' attaches real ones.
+--key signs it (repeat for several keys); --kernel-slot N writes the kernel
+image of slot N instead, for loading into a running image by partial
+reconfiguration. The same spec gives the same bytes.`,
+		Example: "  onic fw build spec.yaml --key ops.key --out onic-a.onicfw\n  onic fw build spec.yaml --kernel-slot 1 --key alice.key --out filter.onicfw",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := firmware.LoadSpecFile(args[0])
+			if err != nil {
+				return err
+			}
+			cache := firmware.DefaultCacheDir()
+			if v.GetBool("fw.build.no-cache") {
+				cache = ""
+			}
+			im, err := firmware.Build(s, firmware.Yosys(cache))
+			if err != nil {
+				return fmt.Errorf("%s: %v", args[0], err)
+			}
+			if n := v.GetInt("fw.build.kernel-slot"); n >= 0 {
+				if im, err = im.KernelImage(n); err != nil {
+					return fmt.Errorf("--kernel-slot: %v", err)
+				}
+			}
+			if err := signWith(im, v.GetStringSlice("fw.build.key")); err != nil {
+				return err
+			}
+			return writeImage(cmd, im, v.GetString("fw.build.out"))
+		},
+	}
+	c.Flags().String("out", "", "image file to write")
+	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
+	c.Flags().Int("kernel-slot", -1, "write the kernel image of this slot instead of the whole image")
+	c.Flags().Bool("no-cache", false, "synthesise every kernel again instead of using cached results")
+	bindFlags(v, c, "fw.build")
+	return c
+}
+
+func newFWSignCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "sign IMAGE",
+		Short: "Add signatures to an image (an operator countersigning a developer's image)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := im.Signers(); err != nil {
+				return fmt.Errorf("%s: %v", args[0], err)
+			}
+			keys := v.GetStringSlice("fw.sign.key")
+			if len(keys) == 0 {
+				return errors.New("--key: give a private key file")
+			}
+			if err := signWith(im, keys); err != nil {
+				return err
+			}
+			out := v.GetString("fw.sign.out")
+			if out == "" {
+				out = args[0]
+			}
+			return writeImage(cmd, im, out)
+		},
+	}
+	c.Flags().String("out", "", "image file to write (default: IMAGE, in place)")
+	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
+	bindFlags(v, c, "fw.sign")
+	return c
+}
+
+func newFWInspectCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "inspect IMAGE",
+		Short: "Print an image's manifest, payloads and signatures (--json for the manifest as JSON)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if v.GetBool("fw.inspect.json") {
+				out := struct {
+					Manifest   firmware.Manifest    `json:"manifest"`
+					Signatures []firmware.Signature `json:"signatures"`
+				}{im.Manifest, im.Signatures}
+				e := json.NewEncoder(cmd.OutOrStdout())
+				e.SetIndent("", "  ")
+				return e.Encode(out)
+			}
+			im.Describe(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	c.Flags().Bool("json", false, "print JSON")
+	bindFlags(v, c, "fw.inspect")
+	return c
+}
+
+func newFWVerifyCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "verify IMAGE",
+		Short: "Check an image's structure, payload hashes and signatures, and who may load it",
+		Long: `Checks that IMAGE parses, every payload matches its size and SHA-256, and every
+signature verifies. With --trust (the loader's trust store) it also says which
+trusted key signed it and in what role; with --pub, that the key signed it.
+Exits 1 on any failure.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			signers, err := im.Signers()
+			if err != nil {
+				return fmt.Errorf("%s: %v", args[0], err)
+			}
+			if len(signers) == 0 {
+				return fmt.Errorf("%s: unsigned", args[0])
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: %s %s %s: %d payloads match their hashes; %d signature(s) verify\n", args[0], im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version, len(im.Payloads), len(signers))
+			if p := v.GetString("fw.verify.pub"); p != "" {
+				pub, err := firmware.ReadPublicKey(p)
+				if err != nil {
+					return fmt.Errorf("--pub: %v", err)
+				}
+				found := false
+				for _, s := range signers {
+					found = found || s.Equal(pub)
+				}
+				if !found {
+					return fmt.Errorf("--pub: key %s did not sign %s", firmware.KeyID(pub), args[0])
+				}
+				fmt.Fprintf(w, "signed by %s (%s)\n", firmware.KeyID(pub), p)
+			}
+			if p := v.GetString("fw.verify.trust"); p != "" {
+				t, err := firmware.LoadTrustFile(p)
+				if err != nil {
+					return fmt.Errorf("--trust: %v", err)
+				}
+				var who []string
+				for _, s := range signers {
+					for _, k := range t.Lookup(s) {
+						who = append(who, k.Name+" ("+k.Role+")")
+					}
+				}
+				if len(who) == 0 {
+					return fmt.Errorf("%s: no signer is in %s", args[0], p)
+				}
+				fmt.Fprintf(w, "trusted signers: %s\n", strings.Join(who, ", "))
+			}
+			return nil
+		},
+	}
+	c.Flags().String("trust", "", "the loader's trust store (YAML)")
+	c.Flags().String("pub", "", "a public key that must have signed the image")
+	bindFlags(v, c, "fw.verify")
+	return c
+}
+
+func newFWDiffCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff A B",
+		Short: "Show what changed between two images: manifest lines, - for A and + for B",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := firmware.ReadFile(args[1])
+			if err != nil {
+				return err
+			}
+			d := firmware.Diff(a, b)
+			if d == "" {
+				d = "the images are the same\n"
+			}
+			fmt.Fprint(cmd.OutOrStdout(), d)
+			return nil
+		},
+	}
+}
+
+func newFWPackCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "pack IMAGE --bitstream FILE --slot N|full",
+		Short: "Attach a vendor bitstream to an image (a slot's partial one, or the full one)",
+		Long: `Adds a bitstream from the vendor tools to IMAGE as a payload (replacing one
+attached before); the manifest's bitstream size becomes the file's, so reflash
+costs use it instead of the estimate. The manifest changes, so the old
+signatures are dropped: sign again with --key.`,
+		Example: "  onic fw pack onic-a.onicfw --bitstream slot0_filter_partial.bit --slot 0 --key ops.key --out onic-a-packed.onicfw",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			slot := -1
+			switch s := v.GetString("fw.pack.slot"); s {
+			case "full":
+			case "":
+				return errors.New("--slot: give a slot number or 'full'")
+			default:
+				if slot, err = strconv.Atoi(s); err != nil || slot < 0 {
+					return fmt.Errorf("--slot %q: a slot number or 'full'", s)
+				}
+			}
+			path := v.GetString("fw.pack.bitstream")
+			if path == "" {
+				return errors.New("--bitstream: name the bitstream file")
+			}
+			bit, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("--bitstream: %v", err)
+			}
+			if err := im.Attach(slot, bit); err != nil {
+				return fmt.Errorf("--slot: %v", err)
+			}
+			if err := signWith(im, v.GetStringSlice("fw.pack.key")); err != nil {
+				return err
+			}
+			out := v.GetString("fw.pack.out")
+			if out == "" {
+				out = args[0]
+			}
+			return writeImage(cmd, im, out)
+		},
+	}
+	c.Flags().String("bitstream", "", "bitstream file (.bit or .bin)")
+	c.Flags().String("slot", "", "slot number, or 'full' for the full bitstream")
+	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
+	c.Flags().String("out", "", "image file to write (default: IMAGE, in place)")
+	bindFlags(v, c, "fw.pack")
+	return c
+}
+
+func newFWCostsCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "costs IMAGE",
+		Short: "The reflash cost of an image and of each kernel in it, for planners (--json)",
+		Long: `Prints what deploying IMAGE costs on a board: the full reconfiguration (load over
+the configuration port, PCIe link down and retrain, rescan, optical bring-up)
+and each slot's partial reconfiguration over ICAP. Board figures default to
+docs/firmware.md's and are overridden with --config (fw.costs.board.*) or
+the flags.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			var b firmware.Board
+			if err := v.UnmarshalKey("fw.costs.board", &b); err != nil {
+				return fmt.Errorf("fw.costs.board: %v", err)
+			}
+			if x := v.GetFloat64("fw.costs.icap-mbps"); x != 0 {
+				b.ICAPMBps = x
+			}
+			if x := v.GetFloat64("fw.costs.config-mbps"); x != 0 {
+				b.ConfigMBps = x
+			}
+			t, err := firmware.CostTableOf(im, b)
+			if err != nil {
+				return err
+			}
+			if v.GetBool("fw.costs.json") {
+				e := json.NewEncoder(cmd.OutOrStdout())
+				e.SetIndent("", "  ")
+				return e.Encode(t)
+			}
+			t.WriteText(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	c.Flags().Bool("json", false, "print JSON")
+	c.Flags().Float64("icap-mbps", 0, "partial reconfiguration port, MB/s (default 800; 500 on multi-die parts)")
+	c.Flags().Float64("config-mbps", 0, "full configuration port, MB/s (default 500)")
+	bindFlags(v, c, "fw.costs")
+	return c
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"onic/firmware"
+	"onic/testbenches/tools"
+)
+
+// TestFirmwareCLI: keygen, build, sign, verify, inspect, pack, diff and
+// costs from the command line, and the one-line refusals on bad files.
+func TestFirmwareCLI(t *testing.T) {
+	tools.Require(t, "yosys")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	at := func(n string) string { return filepath.Join(dir, n) }
+	must := func(args ...string) string {
+		t.Helper()
+		code, out, errs := onic(t, "", args...)
+		if code != 0 || errs != "" {
+			t.Fatalf("onic %s: exit %d, %s", strings.Join(args, " "), code, errs)
+		}
+		return out
+	}
+	refuse := func(want string, args ...string) {
+		t.Helper()
+		code, _, errs := onic(t, "", args...)
+		if code != 1 || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("onic %s: exit %d, stderr %q; want one line with %q", strings.Join(args, " "), code, errs, want)
+		}
+	}
+	must("fw", "keygen", "--out", at("dev"))
+	must("fw", "keygen", "--out", at("ops"))
+	refuse("file exists", "fw", "keygen", "--out", at("ops"))
+	if st, err := os.Stat(at("ops.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("ops.key: %v %v", st.Mode(), err)
+	}
+	spec := "../../firmware/testdata/onic-a.yaml"
+	must("fw", "build", spec, "--key", at("dev.key"), "--out", at("a.onicfw"))
+	must("fw", "build", spec, "--out", at("b.onicfw"))
+	if a, b := read(t, at("a.onicfw")), read(t, at("b.onicfw")); len(a) <= len(b) {
+		t.Error("a signed image is no larger than an unsigned one")
+	}
+	refuse("unsigned", "fw", "verify", at("b.onicfw"))
+	must("fw", "sign", at("a.onicfw"), "--key", at("ops.key"))
+	trust := "keys:\n  - {name: ops, key: ops.pub, role: operator}\n  - {name: dev, key: dev.pub, role: ml}\n"
+	if err := os.WriteFile(at("trust.yaml"), []byte(trust), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := must("fw", "verify", at("a.onicfw"), "--trust", at("trust.yaml"), "--pub", at("dev.pub"))
+	if !strings.Contains(out, "2 signature(s) verify") || !strings.Contains(out, "trusted signers: dev (ml), ops (operator)") {
+		t.Errorf("verify: %s", out)
+	}
+	var doc struct {
+		Manifest   firmware.Manifest
+		Signatures []firmware.Signature
+	}
+	if err := json.Unmarshal([]byte(must("fw", "inspect", at("a.onicfw"), "--json")), &doc); err != nil || doc.Manifest.Name != "onic-a" || len(doc.Signatures) != 2 {
+		t.Fatalf("inspect --json: %v %+v", err, doc.Manifest)
+	}
+	text := must("fw", "inspect", at("a.onicfw"))
+	if !strings.Contains(text, "slot 0     filter 1.0.0") || strings.Count(text, ": verifies") != 2 {
+		t.Errorf("inspect:\n%s", text)
+	}
+	// Attach a partial bitstream: sizes change, signatures must be redone.
+	if err := os.WriteFile(at("slot0.bit"), make([]byte, 1_000_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must("fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "0", "--key", at("ops.key"), "--out", at("c.onicfw"))
+	refuse("no such slot", "fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "7", "--out", at("d.onicfw"))
+	diff := must("fw", "diff", at("a.onicfw"), at("c.onicfw"))
+	for _, want := range []string{
+		"-slot 0     region lut 40000 ff 80000 bram 60 dsp 120, partial bitstream 2586936 bytes (estimated from the part)",
+		"+slot 0     region lut 40000 ff 80000 bram 60 dsp 120, partial bitstream 1000000 bytes (attached bitstream)",
+		"+payload    slot0.bit ",
+		"-signature  key ",
+	} {
+		if !strings.Contains(diff, "\n"+want) && !strings.HasPrefix(diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if d := must("fw", "diff", at("a.onicfw"), at("a.onicfw")); d != "the images are the same\n" {
+		t.Errorf("self diff: %q", d)
+	}
+	var costs firmware.CostTable
+	if err := json.Unmarshal([]byte(must("fw", "costs", at("c.onicfw"), "--json", "--icap-mbps", "100")), &costs); err != nil {
+		t.Fatal(err)
+	}
+	if k := costs.Kernels[0]; k.Kernel != "filter" || k.Cost.Bytes != 1_000_000 || k.Cost.Total.Milliseconds() != 10 || costs.Full.Total.Milliseconds() != 1253 {
+		t.Errorf("costs: %+v full %+v", costs.Kernels, costs.Full)
+	}
+	// Damaged files: one line each, naming the file and the problem.
+	b := read(t, at("c.onicfw"))
+	if err := os.WriteFile(at("trunc.onicfw"), b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refuse("trunc.onicfw: malformed image", "fw", "inspect", at("trunc.onicfw"))
+	b[len(b)-100] ^= 1 // in the last payload, the bitstream
+	if err := os.WriteFile(at("bad.onicfw"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refuse("bad.onicfw: corrupted payload: slot0.bit", "fw", "verify", at("bad.onicfw"))
+	refuse("unknown device", "fw", "build", "--out", at("x.onicfw"), writeSpec(t, dir, strings.Replace(string(read(t, spec)), "xcvu9p", "xc7z020", 1)))
+}
+
+func read(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeSpec(t *testing.T, dir, src string) string {
+	p := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
