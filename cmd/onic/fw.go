@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"onic/firmware"
+	"onic/firmware/plan"
 )
 
 func newFWCmd(v *viper.Viper) *cobra.Command {
@@ -31,7 +32,7 @@ all of it against a trust store before touching a running O-NIC.`,
 		RunE: areaRunE,
 	}
 	c.AddCommand(newFWKeygenCmd(v), newFWBuildCmd(v), newFWSignCmd(v), newFWInspectCmd(v), newFWVerifyCmd(v),
-		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v))
+		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v), newFWPlanCmd(v))
 	return c
 }
 
@@ -400,5 +401,86 @@ the flags.`,
 	c.Flags().Float64("icap-mbps", 0, "partial reconfiguration port, MB/s (default 800; 500 on multi-die parts)")
 	c.Flags().Float64("config-mbps", 0, "full configuration port, MB/s (default 500)")
 	bindFlags(v, c, "fw.costs")
+	return c
+}
+
+func newFWPlanCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "plan TRACE.yaml",
+		Short: "Plan which kernels each O-NIC keeps in its slots for a task trace, and the reflash time",
+		Long: `Reads a task trace (docs/firmware.md: per O-NIC a slot count and a sequence of
+tasks, each needing one kernel, with optional start times and durations; and
+each kernel's load time) and prints a load/evict plan and its total reflash
+time. Policies: optimal (offline minimum total reflash time, by min-cost flow),
+lru, cost-aware (Landlord, online); 'all' (default) compares the three.
+--costs takes the load times from 'onic fw costs --json' output instead.`,
+		Example: "  onic fw plan trace.yaml\n  onic fw plan trace.yaml --policy optimal --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := plan.LoadTraceFile(args[0])
+			if err != nil {
+				return err
+			}
+			loads := t.Loads()
+			if p := v.GetString("fw.plan.costs"); p != "" {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return fmt.Errorf("--costs: %v", err)
+				}
+				var ct firmware.CostTable
+				if err := json.Unmarshal(b, &ct); err != nil {
+					return fmt.Errorf("--costs %s: %v", p, err)
+				}
+				for _, k := range ct.Kernels {
+					if k.Kernel != "" {
+						loads[k.Kernel] = k.Cost.Total
+					}
+				}
+			}
+			policies := []string{v.GetString("fw.plan.policy")}
+			if policies[0] == "all" {
+				policies = plan.Policies
+			}
+			var all []plan.ONICPlan
+			for _, p := range policies {
+				r, err := plan.PlanTrace(t, p, loads)
+				if err != nil {
+					return fmt.Errorf("%s: %v", args[0], err)
+				}
+				all = append(all, r...)
+			}
+			w := cmd.OutOrStdout()
+			if v.GetBool("fw.plan.json") {
+				e := json.NewEncoder(w)
+				e.SetIndent("", "  ")
+				return e.Encode(all)
+			}
+			fmt.Fprintf(w, "%-12s %-10s %6s %6s %6s %14s %14s %14s\n", "onic", "policy", "tasks", "slots", "loads", "reflash", "stall", "end")
+			for _, r := range all {
+				fmt.Fprintf(w, "%-12s %-10s %6d %6d %6d %14v %14v %14v\n", r.ONIC, r.Policy, len(r.Steps), r.Slots, r.Loads, r.Reflash, r.Stall, r.End)
+			}
+			if v.GetBool("fw.plan.steps") {
+				for _, r := range all {
+					fmt.Fprintf(w, "\n%s, %s:\n", r.ONIC, r.Policy)
+					for _, s := range r.Steps {
+						what := "hit"
+						if !s.Hit {
+							what = "load"
+							if s.Evict != "" {
+								what += ", evicting " + s.Evict
+							}
+						}
+						fmt.Fprintf(w, "  task %-5d %-16s slot %d  %-28s ready %v stall %v\n", s.Task, s.Kernel, s.Slot, what, s.Ready, s.Stall)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().String("policy", "all", "optimal, lru, cost-aware or all")
+	c.Flags().Bool("json", false, "print the plans as JSON (steps, per-task stall, totals)")
+	c.Flags().Bool("steps", false, "print every task's step too")
+	c.Flags().String("costs", "", "load times from 'onic fw costs --json' output")
+	bindFlags(v, c, "fw.plan")
 	return c
 }

@@ -123,3 +123,38 @@ func writeSpec(t *testing.T, dir, src string) string {
 	}
 	return p
 }
+
+// TestFirmwarePlanCLI: onic fw plan on the example trace: the optimum
+// beats LRU on onicA, JSON carries every step, bad traces are one line.
+func TestFirmwarePlanCLI(t *testing.T) {
+	trace := "../../firmware/testdata/trace.yaml"
+	code, out, errs := onic(t, "", "fw", "plan", trace)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"onicA        optimal         9      2      7           58ms", "onicA        lru             9      2      9           98ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	code, out, _ = onic(t, "", "fw", "plan", trace, "--policy", "optimal", "--json")
+	var plans []struct {
+		ONIC    string
+		Reflash int64 `json:"reflash_ns"`
+		Steps   []struct {
+			Stall int64 `json:"stall_ns"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &plans); code != 0 || err != nil || len(plans) != 2 || len(plans[0].Steps) != 9 || plans[1].Reflash != 29_200_000 {
+		t.Fatalf("--json: exit %d, %v, %+v", code, err, plans)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(bad, []byte("onics:\n  - {name: x, slots: 1, tasks: [{kernel: nope}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = onic(t, "", "fw", "plan", bad)
+	if code != 1 || !strings.Contains(errs, "onics[0] (x): tasks[0]: kernel \"nope\" has no load time") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("bad trace: exit %d %q", code, errs)
+	}
+}
