@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"onic/firmware"
+	"onic/hdlgen/vendor"
 	"strings"
 	"time"
 
@@ -100,6 +102,14 @@ type ONICConfig struct {
 	HoldTLPs   int    `mapstructure:"hold_tlps"`
 	// Kernels are the in-network kernels loaded in its slots.
 	Kernels []KernelConfig `mapstructure:"kernels"`
+	// Part is its FPGA (default xcvu9p-flga2104-2L-e) and Board its
+	// reconfiguration figures (docs/firmware.md; zero fields: defaults),
+	// for firmware deployed to it. ReflashPolicy is what happens to
+	// traffic that meets a reflash: "hold" it (default, up to HoldTLPs)
+	// until the O-NIC or slot is back, or "fail" it.
+	Part          string         `mapstructure:"part"`
+	Board         firmware.Board `mapstructure:"board"`
+	ReflashPolicy string         `mapstructure:"reflash_policy"`
 }
 
 // CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
@@ -221,6 +231,15 @@ func (o *ONICConfig) check(p string) error {
 	if o.HoldTLPs < 0 {
 		return fmt.Errorf("%s.hold_tlps: %d must not be negative", p, o.HoldTLPs)
 	}
+	if o.ReflashPolicy != "hold" && o.ReflashPolicy != "fail" {
+		return fmt.Errorf("%s.reflash_policy: %q must be hold or fail", p, o.ReflashPolicy)
+	}
+	if _, err := firmware.LookupPart(o.Part); err != nil {
+		return fmt.Errorf("%s.part: %v", p, err)
+	}
+	if err := o.Board.Check(); err != nil {
+		return fmt.Errorf("%s.board.%v", p, err)
+	}
 	return nil
 }
 
@@ -236,6 +255,12 @@ func (o *ONICConfig) defaults() {
 	}
 	if o.HoldTLPs == 0 {
 		o.HoldTLPs = DefaultHoldTLPs
+	}
+	if o.ReflashPolicy == "" {
+		o.ReflashPolicy = "hold"
+	}
+	if o.Part == "" {
+		o.Part = vendor.DefaultPart
 	}
 }
 

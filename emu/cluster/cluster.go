@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"onic/firmware"
 	"time"
 
 	"onic/emu/link"
@@ -85,12 +86,14 @@ type msg struct {
 // Event kinds, in the low evShift bits of an event argument; the message
 // index (or flow, phase or circuit index) is above.
 const (
-	evMemory = iota // a host's memory read finished
-	evFeed          // a flow may issue more transfers
-	evPhase         // the MEMS switches to the next phase's circuits
-	evLit           // a circuit has finished reconfiguring and training
-	evNVMe          // an NVMe command's data is ready
-	evShift  = 3
+	evMemory    = iota // a host's memory read finished
+	evFeed             // a flow may issue more transfers
+	evPhase            // the MEMS switches to the next phase's circuits
+	evLit              // a circuit has finished reconfiguring and training
+	evNVMe             // an NVMe command's data is ready
+	evDeploy           // the loader runs for a deployment
+	evReflashed        // an O-NIC or slot has finished reflashing
+	evShift     = 3
 )
 
 // phase is a later MEMS circuit set.
@@ -122,6 +125,7 @@ type Cluster struct {
 	spans    []span            // circuits dark or training, for the trace
 	cmds     []nvmeCmd         // NVMe commands waiting for their media
 	freeCmds []int
+	deploys  []deployment // firmware loads, by evDeploy index
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -286,6 +290,10 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		c.reconfigure(c.phases[i].pairs)
 	case evLit:
 		c.light(c.dark[i])
+	case evDeploy:
+		c.deploy(int(i))
+	case evReflashed:
+		c.reflashed(i)
 	}
 }
 
@@ -406,6 +414,16 @@ type onicNode struct {
 	// stalled is when the manager can take TLPs again after a kernel's
 	// full input buffer stopped it.
 	stalled sim.Time
+	// Firmware (deploy.go): the image it runs, reflashes under way, what
+	// was deployed, and what replaced managers and kernels did.
+	running     *firmware.Image
+	full        *reflash
+	slotFlash   [maxKernelSlots]*reflash
+	deploys     []DeployReport
+	pastCounts  map[manager.Reason]uint64
+	pastKernels []KernelReport
+	reflashTime sim.Time
+	slotTime    [maxKernelSlots]sim.Time
 }
 
 // port is one optical port: one end of an optical link through the MEMS
@@ -457,6 +475,10 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 // the tables, so taking it on arrival saves an event per TLP.
 func (o *onicNode) decide(m *msg) {
 	c := o.c
+	if o.full != nil {
+		o.hold(o.full, m, 0)
+		return
+	}
 	ready := max(c.s.Now(), o.stalled) + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
@@ -491,6 +513,10 @@ func (o *onicNode) decide(m *msg) {
 			m.t.RequesterID = out.Requester
 			sendAt(o.link, 1, m, ready)
 		case ntb.EgressKernel:
+			if r := o.slotFlash[out.Egress.Slot]; r != nil {
+				o.hold(r, m, out.Address)
+				return
+			}
 			if k := o.kernels[out.Egress.Slot]; k != nil {
 				k.process(m, out.Address, ready)
 				return

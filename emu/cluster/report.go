@@ -61,8 +61,15 @@ type ONICReport struct {
 	Name     string            `json:"name"`
 	Manager  map[string]uint64 `json:"manager"`
 	PortTLPs [2]uint64         `json:"port_tlps"` // sent out of port A, port B
-	// Kernels is what each loaded kernel did, by slot.
+	// Kernels is what each loaded kernel did, by slot: first those a
+	// reflash replaced, then those loaded at the end.
 	Kernels []KernelReport `json:"kernels,omitempty"`
+	// Deploys are the firmware loads tried (deploy.go); ReflashNs is the
+	// time the whole O-NIC spent in full reflashes and SlotReflashNs each
+	// slot's in partial ones, up to the end of the run.
+	Deploys       []DeployReport `json:"deploys,omitempty"`
+	ReflashNs     float64        `json:"reflash_ns,omitempty"`
+	SlotReflashNs []float64      `json:"slot_reflash_ns,omitempty"`
 }
 
 // Accounting is where every injected request ended. Injected equals the
@@ -116,6 +123,9 @@ func (cl *Cluster) Run() (Report, error) {
 	}
 	for i, ph := range cl.phases {
 		cl.s.At(ph.at, cl, evPhase|uint64(i)<<evShift)
+	}
+	for i, d := range cl.deploys {
+		cl.s.At(d.at, cl, evDeploy|uint64(i)<<evShift)
 	}
 	start := time.Now()
 	end := ps(cl.cfg.Duration)
@@ -180,8 +190,18 @@ func (cl *Cluster) Run() (Report, error) {
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
 		for _, r := range manager.Reasons() {
-			if n := o.mgr.Count(r); n > 0 {
+			if n := o.mgr.Count(r) + o.pastCounts[r]; n > 0 {
 				or.Manager[r.String()] = n
+			}
+		}
+		or.Kernels = append(or.Kernels, o.pastKernels...)
+		or.Deploys, or.ReflashNs = o.deploys, ns(o.reflashing(-1))
+		for n := range o.slotTime {
+			if t := o.reflashing(n); t > 0 {
+				for len(or.SlotReflashNs) <= n {
+					or.SlotReflashNs = append(or.SlotReflashNs, 0)
+				}
+				or.SlotReflashNs[n] = ns(t)
 			}
 		}
 		for _, k := range o.kernels {
@@ -335,6 +355,27 @@ func (r *Report) writeONICs(w io.Writer) {
 			}
 			for _, d := range slices.Sorted(maps.Keys(k.Dropped)) {
 				fmt.Fprintf(w, ", dropped %s %d", d, k.Dropped[d])
+			}
+			fmt.Fprintln(w)
+		}
+		for _, d := range o.Deploys {
+			if d.Outcome != "loaded" {
+				fmt.Fprintf(w, "  deploy %s at %s: refused: %s\n", d.File, nsString(d.AtNs), d.Error)
+				continue
+			}
+			where := "whole O-NIC"
+			if d.Kind == "partial" {
+				where = fmt.Sprintf("slot %d", d.Slot)
+			}
+			fmt.Fprintf(w, "  deploy %s at %s: %s signed by %s, %s reflash of the %s, %d B, out %s; %d TLPs held, %d failed\n",
+				d.File, nsString(d.AtNs), d.Image, d.Signer, d.Kind, where, d.Bytes, nsString(d.ReflashNs), d.Held, d.Failed)
+		}
+		if o.ReflashNs > 0 || len(o.SlotReflashNs) > 0 {
+			fmt.Fprintf(w, "  %s reflashing: whole O-NIC %s", o.Name, nsString(o.ReflashNs))
+			for n, t := range o.SlotReflashNs {
+				if t > 0 {
+					fmt.Fprintf(w, ", slot %d %s", n, nsString(t))
+				}
 			}
 			fmt.Fprintln(w)
 		}

@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"onic/emu/sim"
+	"onic/firmware"
+	"onic/pcie/manager"
+)
+
+// Firmware deployment in simulated time. An O-NIC is a firmware.Backend:
+// the loader checks an image at the time Deploy gives and, if it takes
+// it, the O-NIC reflashes for the cost model's time. A full reflash takes
+// the whole O-NIC out: every TLP that reaches it meanwhile (from its host
+// or either optical port) is held, up to hold_tlps, and run through the
+// new image's manager when it is back, or failed, per reflash_policy. A
+// partial reflash takes only its slot out: TLPs for that slot are held or
+// failed the same way while the rest of the O-NIC carries on. A refused
+// image changes nothing; the report lists it with the loader's reason.
+
+// deployment is one scheduled load.
+type deployment struct {
+	o     *onicNode
+	at    sim.Time
+	name  string
+	image []byte
+	trust firmware.Trust
+}
+
+// reflash is a reconfiguration under way.
+type reflash struct {
+	im    *firmware.Image
+	cost  firmware.Cost
+	start sim.Time
+	until sim.Time
+	// full: the new manager and spec; partial: the slot's new kernel.
+	mgr  *manager.Manager
+	spec firmware.Spec
+	ks   [maxKernelSlots]*kernel // the kernels it loads, built and checked when it starts
+	held []heldMsg
+	rep  int // index in the O-NIC's Deploys
+}
+
+// heldMsg is a TLP waiting out a reflash; addr is a slot's offset.
+type heldMsg struct {
+	m    *msg
+	addr uint64
+}
+
+// DeployReport is one deployment and what became of it.
+type DeployReport struct {
+	AtNs    float64 `json:"at_ns"`
+	File    string  `json:"file"`
+	Outcome string  `json:"outcome"` // loaded or refused
+	Error   string  `json:"error,omitempty"`
+	Kind    string  `json:"kind,omitempty"` // full or partial
+	Slot    int     `json:"slot"`
+	Image   string  `json:"image,omitempty"` // name and version
+	Signer  string  `json:"signer,omitempty"`
+	Bytes   int64   `json:"bytes,omitempty"`
+	// ReflashNs is the time the O-NIC (full) or the slot (partial) was
+	// out; Held and Failed are the TLPs that met it.
+	ReflashNs float64 `json:"reflash_ns,omitempty"`
+	Held      uint64  `json:"held,omitempty"`
+	Failed    uint64  `json:"failed,omitempty"`
+}
+
+// Deploy schedules the loader to load an image file (name labels it) into
+// O-NIC onic at simulated time at, checked against trust. Call it after
+// Build and before Run. Whether the image is taken is decided then, as on
+// hardware; the report says what happened.
+func (c *Cluster) Deploy(onic string, at time.Duration, name string, image []byte, trust firmware.Trust) error {
+	for _, o := range c.onics {
+		if o.cfg.Name == onic {
+			if at < 0 || at > c.cfg.Duration {
+				return fmt.Errorf("deploy %s at %v: outside the run (0 to %v)", name, at, c.cfg.Duration)
+			}
+			c.deploys = append(c.deploys, deployment{o: o, at: ps(at), name: name, image: image, trust: trust})
+			return nil
+		}
+	}
+	return fmt.Errorf("deploy %s: %q is not an O-NIC", name, onic)
+}
+
+// deploy runs the loader for deployment i.
+func (c *Cluster) deploy(i int) {
+	d := &c.deploys[i]
+	o := d.o
+	o.deploys = append(o.deploys, DeployReport{AtNs: ns(c.s.Now()), File: d.name, Slot: -1})
+	rep := &o.deploys[len(o.deploys)-1]
+	l := firmware.Loader{Trust: d.trust, Backend: o}
+	dep, err := l.Load(d.image)
+	if err != nil {
+		rep.Outcome, rep.Error = "refused", err.Error()
+		return
+	}
+	rep.Outcome, rep.Kind, rep.Slot = "loaded", dep.Cost.Kind, dep.Cost.Slot
+	rep.Image, rep.Signer, rep.Bytes = dep.Name+" "+dep.Version, dep.Signer, dep.Cost.Bytes
+	rep.ReflashNs = ns(ps(dep.Cost.Total))
+}
+
+// Part is the O-NIC's FPGA (firmware.Backend).
+func (o *onicNode) Part() string { return o.cfg.Part }
+
+// Board is its reconfiguration figures (firmware.Backend).
+func (o *onicNode) Board() firmware.Board { return o.cfg.Board }
+
+// Running is the image it runs (firmware.Backend): nil until one is
+// deployed; the scenario's own manager configuration is not an image.
+func (o *onicNode) Running() *firmware.Image { return o.running }
+
+var errBusy = errors.New("the O-NIC is reflashing")
+
+// Full starts a full reflash (firmware.Backend). It builds the new
+// manager first, so an image whose tables the emulator cannot take is
+// refused with nothing changed.
+func (o *onicNode) Full(im *firmware.Image, cost firmware.Cost) error {
+	if o.full != nil || o.anySlotReflashing() {
+		return errBusy
+	}
+	spec, err := im.Spec()
+	if err != nil {
+		return err
+	}
+	mgr, err := manager.New(spec.Manager, o.fn, o.self)
+	if err != nil {
+		return fmt.Errorf("manager: %v", err)
+	}
+	var kcs []KernelConfig
+	for _, sl := range spec.Slots {
+		if sl.Kernel != "" {
+			kcs = append(kcs, kernelConfig(sl))
+		}
+	}
+	ks, err := o.buildKernels(spec.Manager, kcs)
+	if err != nil {
+		return err
+	}
+	o.full = &reflash{im: im, cost: cost, mgr: mgr, spec: spec, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
+	o.c.s.At(o.full.until, o.c, evReflashed|uint64(o.idx)*(maxKernelSlots+1)<<evShift)
+	return nil
+}
+
+// Partial starts a slot's partial reflash (firmware.Backend).
+func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
+	n := cost.Slot
+	if o.full != nil || n < 0 || n >= maxKernelSlots || o.slotFlash[n] != nil {
+		return errBusy
+	}
+	spec, err := o.running.Spec()
+	if err != nil {
+		return err
+	}
+	sl, _ := spec.Slot(n)
+	kc := kernelConfig(sl)
+	kc.Name = k.Manifest.Slots[0].Kernel
+	ks, err := o.buildKernels(o.cfg.Manager, []KernelConfig{kc})
+	if err != nil {
+		return err
+	}
+	o.slotFlash[n] = &reflash{im: k, cost: cost, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
+	o.c.s.At(o.slotFlash[n].until, o.c, evReflashed|(uint64(o.idx)*(maxKernelSlots+1)+uint64(n)+1)<<evShift)
+	return nil
+}
+
+// buildKernels builds kernels as they would load under manager
+// configuration mc, without touching the O-NIC: a configuration the
+// emulator cannot run is refused before a reflash starts.
+func (o *onicNode) buildKernels(mc manager.Config, kcs []KernelConfig) ([maxKernelSlots]*kernel, error) {
+	scratch := *o
+	scratch.cfg.Manager = mc
+	scratch.kernels = [maxKernelSlots]*kernel{}
+	for _, kc := range kcs {
+		if err := scratch.loadKernel(kc, fmt.Sprintf("slot %d", kc.Slot)); err != nil {
+			return scratch.kernels, err
+		}
+	}
+	for _, k := range scratch.kernels {
+		if k != nil {
+			k.o = o
+		}
+	}
+	return scratch.kernels, nil
+}
+
+func (o *onicNode) anySlotReflashing() bool {
+	for _, r := range o.slotFlash {
+		if r != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// kernelConfig is the emulator's kernel configuration of a spec's slot.
+func kernelConfig(s firmware.SlotSpec) KernelConfig {
+	return KernelConfig{Slot: s.Slot, Name: s.Kernel, Egress: s.Egress, Translated: s.Translated,
+		Sources: s.Sources, PairBufferKiB: s.PairBufferKiB}
+}
+
+// reflashing is the time the O-NIC (n < 0) or slot n has spent
+// reflashing by now, a reflash still under way included.
+func (o *onicNode) reflashing(n int) sim.Time {
+	if n < 0 {
+		t := o.reflashTime
+		if o.full != nil {
+			t += o.c.s.Now() - o.full.start
+		}
+		return t
+	}
+	t := o.slotTime[n]
+	if r := o.slotFlash[n]; r != nil {
+		t += o.c.s.Now() - r.start
+	}
+	return t
+}
+
+// hold keeps m (for slot offset addr) until reflash r ends, or fails it.
+func (o *onicNode) hold(r *reflash, m *msg, addr uint64) {
+	rep := &o.deploys[r.rep]
+	if o.cfg.ReflashPolicy == "hold" && len(r.held) < o.cfg.HoldTLPs {
+		r.held = append(r.held, heldMsg{m, addr})
+		rep.Held++
+		return
+	}
+	rep.Failed++
+	if m.rec >= 0 {
+		o.c.settleWhy(m.rec, Dropped, "reflashing")
+	}
+	o.c.release(m)
+}
+
+// reflashed ends a reflash: event argument i is the O-NIC's index times
+// (maxKernelSlots+1) plus 0 for a full reflash or 1 + the slot.
+func (c *Cluster) reflashed(i uint64) {
+	o := c.onics[i/(maxKernelSlots+1)]
+	n := int(i%(maxKernelSlots+1)) - 1
+	if n < 0 {
+		r := o.full
+		o.full = nil
+		if o.pastCounts == nil {
+			o.pastCounts = map[manager.Reason]uint64{}
+		}
+		for _, reason := range manager.Reasons() {
+			o.pastCounts[reason] += o.mgr.Count(reason)
+		}
+		r.mgr.PortDown = o.mgr.PortDown
+		o.mgr = r.mgr
+		o.cfg.Manager = r.spec.Manager
+		o.pipe = sim.Time(float64(r.im.Manifest.ManagerDepth) * 1e6 / r.im.Manifest.ClockMHz)
+		for j, k := range o.kernels {
+			if k != nil {
+				o.pastKernels = append(o.pastKernels, k.report())
+				o.kernels[j] = nil
+			}
+		}
+		o.kernels = r.ks
+		o.running = r.im
+		o.reflashTime += ps(r.cost.Total)
+		for _, h := range r.held {
+			o.decide(h.m)
+		}
+		return
+	}
+	r := o.slotFlash[n]
+	o.slotFlash[n] = nil
+	if k := o.kernels[n]; k != nil {
+		o.pastKernels = append(o.pastKernels, k.report())
+		o.kernels[n] = nil
+	}
+	o.kernels[n] = r.ks[n]
+	o.slotTime[n] += ps(r.cost.Total)
+	for _, h := range r.held {
+		o.kernels[n].process(h.m, h.addr, c.s.Now())
+	}
+}
