@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"onic/emu/cluster"
 	"onic/emu/linkbench"
 	"onic/emu/sim"
+	"onic/firmware"
 	"onic/tlp"
 )
 
@@ -43,7 +46,8 @@ latency percentiles, the accounting of every injected request, and how fast the
 emulator ran (the only line that varies from run to run).`,
 		Example: `  onic emu run
   onic emu run --scenario two-party-read --json
-  onic emu run --scenario-file my-cluster.yaml`,
+  onic emu run --scenario-file my-cluster.yaml
+  onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
@@ -69,6 +73,9 @@ emulator ran (the only line that varies from run to run).`,
 			}
 			cl, err := cluster.Build(cfg)
 			if err != nil {
+				return err
+			}
+			if err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust")); err != nil {
 				return err
 			}
 			var finish func() error
@@ -101,6 +108,8 @@ emulator ran (the only line that varies from run to run).`,
 			return nil
 		},
 	}
+	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
+	c.Flags().String("trust", "", "the loader's trust store for --deploy (YAML, docs/firmware.md)")
 	c.Flags().String("scenario", "two-party", "built-in scenario to run")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
@@ -282,4 +291,42 @@ func progressPrinter(w io.Writer) func(done, total time.Duration) {
 		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %.1f s wall", done, total,
 			100*float64(done)/float64(total), now.Sub(start).Seconds())
 	}
+}
+
+// deployFlags schedules the --deploy images, checked against --trust.
+func deployFlags(cl *cluster.Cluster, deploys []string, trustPath string) error {
+	if len(deploys) == 0 {
+		if trustPath != "" {
+			return fmt.Errorf("--trust: needs --deploy")
+		}
+		return nil
+	}
+	if trustPath == "" {
+		return fmt.Errorf("--deploy: needs --trust FILE, the keys the loader accepts")
+	}
+	trust, err := firmware.LoadTrustFile(trustPath)
+	if err != nil {
+		return fmt.Errorf("--trust: %v", err)
+	}
+	for _, d := range deploys {
+		onic, rest, ok := strings.Cut(d, "=")
+		if !ok || onic == "" || rest == "" {
+			return fmt.Errorf("--deploy %q: want ONIC=IMAGE[@TIME]", d)
+		}
+		file, at := rest, time.Duration(0)
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			file = rest[:i]
+			if at, err = time.ParseDuration(rest[i+1:]); err != nil {
+				return fmt.Errorf("--deploy %q: time: %v", d, err)
+			}
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--deploy: %v", err)
+		}
+		if err := cl.Deploy(onic, at, filepath.Base(file), b, trust); err != nil {
+			return fmt.Errorf("--deploy: %v", err)
+		}
+	}
+	return nil
 }

@@ -93,6 +93,44 @@ func TestFirmwareCLI(t *testing.T) {
 	if k := costs.Kernels[0]; k.Kernel != "filter" || k.Cost.Bytes != 1_000_000 || k.Cost.Total.Milliseconds() != 10 || costs.Full.Total.Milliseconds() != 1253 {
 		t.Errorf("costs: %+v full %+v", costs.Kernels, costs.Full)
 	}
+	// Build -> sign -> verify -> load -> run: the image goes into onicA of
+	// the two-party scenario at 50 µs (on a board fast enough to finish
+	// within the run), an unsigned one is refused at 100 µs.
+	scen := strings.Replace(string(read(t, "../../emu/cluster/scenarios/two-party.yaml")), "    host: A\n",
+		"    host: A\n    board: {config_mbps: 3822500, link_down: 1us, rescan: 1us, optical_bring_up: 1us}\n    hold_tlps: 8192\n", 1)
+	if err := os.WriteFile(at("scen.yaml"), []byte(scen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		ONICs []struct {
+			Name    string
+			Deploys []struct {
+				Outcome, Kind, Signer, Image, Error string
+				ReflashNs                            float64 `json:"reflash_ns"`
+				Held                                 uint64
+			}
+			ReflashNs float64 `json:"reflash_ns"`
+			Kernels   []struct{ Name string }
+		}
+	}
+	runOut := must("emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"),
+		"--deploy", "onicA="+at("a.onicfw")+"@50us", "--deploy", "onicA="+at("b.onicfw")+"@100us")
+	if err := json.Unmarshal([]byte(runOut), &rep); err != nil {
+		t.Fatal(err)
+	}
+	o := rep.ONICs[0]
+	if len(o.Deploys) != 2 || o.Deploys[0].Outcome != "loaded" || o.Deploys[0].Kind != "full" || o.Deploys[0].Signer != "ops" ||
+		o.Deploys[0].Held == 0 || o.ReflashNs != 23000 || o.Deploys[1].Outcome != "refused" || !strings.Contains(o.Deploys[1].Error, "unsigned") ||
+		len(o.Kernels) != 1 || o.Kernels[0].Name != "filter" {
+		t.Errorf("emu run with deploys: %+v", o)
+	}
+	runText := must("emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"), "--deploy", "onicA="+at("a.onicfw")+"@50us")
+	if !strings.Contains(runText, "a.onicfw at 50us: onic-a 1.0.0 signed by ops, full reflash of the whole O-NIC") {
+		t.Errorf("text report lacks the deploy:\n%s", runText)
+	}
+	refuse("needs --trust", "emu", "run", "--deploy", "onicA="+at("a.onicfw"))
+	refuse("is not an O-NIC", "emu", "run", "--trust", at("trust.yaml"), "--deploy", "onicZ="+at("a.onicfw"))
+
 	// Damaged files: one line each, naming the file and the problem.
 	b := read(t, at("c.onicfw"))
 	if err := os.WriteFile(at("trunc.onicfw"), b[:len(b)/2], 0o644); err != nil {
