@@ -106,8 +106,8 @@ func TestFirmwareCLI(t *testing.T) {
 			Name    string
 			Deploys []struct {
 				Outcome, Kind, Signer, Image, Error string
-				ReflashNs                            float64 `json:"reflash_ns"`
-				Held                                 uint64
+				ReflashNs                           float64 `json:"reflash_ns"`
+				Held                                uint64
 			}
 			ReflashNs float64 `json:"reflash_ns"`
 			Kernels   []struct{ Name string }
