@@ -1,4 +1,4 @@
-package vendor
+package vendor_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/hdlgen/manager"
+	"onic/hdlgen/vendor"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/testbenches/golden"
@@ -33,12 +34,12 @@ func design(t testing.TB, c pmgr.Config) *manager.Design {
 // generation is byte-identical.
 func TestGolden(t *testing.T) {
 	d := design(t, cluster.TwoParty().ONICs[0].Manager)
-	o := Options{Source: "the default scenario (two-party), O-NIC onicA"}
-	fs, err := Files(d, o)
+	o := vendor.Options{Source: "the default scenario (two-party), O-NIC onicA"}
+	fs, err := vendor.Files(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
+	again, err := vendor.Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestTools(t *testing.T) {
 	iverilog := tools.Require(t, "iverilog")
 	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large()} {
 		dir := t.TempDir()
-		paths, err := Write(dir, design(t, c), Options{})
+		paths, err := vendor.Write(dir, design(t, c), vendor.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
