@@ -118,13 +118,12 @@ func LoadSpecFile(path string) (Spec, error) {
 }
 
 // oneLine puts a decoder's multi-line error on one line.
-func oneLine(err error) string {
-	return string(regexp.MustCompile(`\s*\n\s*\*?\s*`).ReplaceAll([]byte(err.Error()), []byte("; ")))
-}
+func oneLine(err error) string { return lineBreaks.ReplaceAllString(err.Error(), "; ") }
 
 var (
-	semver   = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-	nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	lineBreaks = regexp.MustCompile(`\s*\n\s*\*?\s*`)
+	semver     = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+	nameRule   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
 // Check fills in defaults and checks every field, naming the first bad

@@ -66,9 +66,9 @@ func LoadTraceFile(path string) (Trace, error) {
 	return LoadTrace(path, bytes.NewReader(b))
 }
 
-func oneLine(err error) string {
-	return regexp.MustCompile(`\s*\n\s*\*?\s*`).ReplaceAllString(err.Error(), "; ")
-}
+var lineBreaks = regexp.MustCompile(`\s*\n\s*\*?\s*`)
+
+func oneLine(err error) string { return lineBreaks.ReplaceAllString(err.Error(), "; ") }
 
 // Loads is the kernels' load times as Plan takes them.
 func (t Trace) Loads() map[string]time.Duration {
