@@ -17,6 +17,7 @@ import (
 	"onic/emu/linkbench"
 	"onic/emu/sim"
 	"onic/firmware"
+	"onic/firmware/plan"
 	"onic/tlp"
 )
 
@@ -47,7 +48,8 @@ emulator ran (the only line that varies from run to run).`,
 		Example: `  onic emu run
   onic emu run --scenario two-party-read --json
   onic emu run --scenario-file my-cluster.yaml
-  onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml`,
+  onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml
+  onic emu run --deploy onicA=onic-a.onicfw --replay plan.json@30ms --replay-kernels filter-0.onicfw,hist-1.onicfw --trust trust.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
@@ -75,7 +77,11 @@ emulator ran (the only line that varies from run to run).`,
 			if err != nil {
 				return err
 			}
-			if err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust")); err != nil {
+			trust, err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust"), v.GetString("emu.run.replay") != "")
+			if err != nil {
+				return err
+			}
+			if err := replayFlags(cl, v.GetString("emu.run.replay"), v.GetString("emu.run.replay-policy"), v.GetStringSlice("emu.run.replay-kernels"), trust); err != nil {
 				return err
 			}
 			var finish func() error
@@ -109,7 +115,10 @@ emulator ran (the only line that varies from run to run).`,
 		},
 	}
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
-	c.Flags().String("trust", "", "the loader's trust store for --deploy (YAML, docs/firmware.md)")
+	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
+	c.Flags().String("replay", "", "replay a residency plan ('onic fw plan --json' output) from a simulated time: PLAN.json[@TIME]")
+	c.Flags().String("replay-policy", "", "the policy whose plan --replay takes, when the file holds several")
+	c.Flags().StringSlice("replay-kernels", nil, "kernel images (onic fw build --kernel-slot) the replayed plan loads, one per kernel and slot")
 	c.Flags().String("scenario", "two-party", "built-in scenario to run")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
@@ -293,39 +302,105 @@ func progressPrinter(w io.Writer) func(done, total time.Duration) {
 	}
 }
 
-// deployFlags schedules the --deploy images, checked against --trust.
-func deployFlags(cl *cluster.Cluster, deploys []string, trustPath string) error {
-	if len(deploys) == 0 {
-		if trustPath != "" {
-			return fmt.Errorf("--trust: needs --deploy")
-		}
-		return nil
-	}
+// deployFlags schedules the --deploy images, checked against --trust,
+// and returns the trust store (needed: a replay needs it too).
+func deployFlags(cl *cluster.Cluster, deploys []string, trustPath string, needed bool) (firmware.Trust, error) {
 	if trustPath == "" {
-		return fmt.Errorf("--deploy: needs --trust FILE, the keys the loader accepts")
+		switch {
+		case len(deploys) > 0:
+			return firmware.Trust{}, fmt.Errorf("--deploy: needs --trust FILE, the keys the loader accepts")
+		case needed:
+			return firmware.Trust{}, fmt.Errorf("--replay: needs --trust FILE, the keys the loader accepts")
+		}
+		return firmware.Trust{}, nil
+	}
+	if len(deploys) == 0 && !needed {
+		return firmware.Trust{}, fmt.Errorf("--trust: needs --deploy or --replay")
 	}
 	trust, err := firmware.LoadTrustFile(trustPath)
 	if err != nil {
-		return fmt.Errorf("--trust: %v", err)
+		return firmware.Trust{}, fmt.Errorf("--trust: %v", err)
 	}
 	for _, d := range deploys {
 		onic, rest, ok := strings.Cut(d, "=")
 		if !ok || onic == "" || rest == "" {
-			return fmt.Errorf("--deploy %q: want ONIC=IMAGE[@TIME]", d)
+			return firmware.Trust{}, fmt.Errorf("--deploy %q: want ONIC=IMAGE[@TIME]", d)
 		}
-		file, at := rest, time.Duration(0)
-		if i := strings.LastIndex(rest, "@"); i >= 0 {
-			file = rest[:i]
-			if at, err = time.ParseDuration(rest[i+1:]); err != nil {
-				return fmt.Errorf("--deploy %q: time: %v", d, err)
-			}
+		file, at, err := fileAt(rest)
+		if err != nil {
+			return firmware.Trust{}, fmt.Errorf("--deploy %q: %v", d, err)
 		}
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return fmt.Errorf("--deploy: %v", err)
+			return firmware.Trust{}, fmt.Errorf("--deploy: %v", err)
 		}
 		if err := cl.Deploy(onic, at, filepath.Base(file), b, trust); err != nil {
-			return fmt.Errorf("--deploy: %v", err)
+			return firmware.Trust{}, fmt.Errorf("--deploy: %v", err)
+		}
+	}
+	return trust, nil
+}
+
+// fileAt splits FILE[@TIME].
+func fileAt(s string) (string, time.Duration, error) {
+	i := strings.LastIndex(s, "@")
+	if i < 0 {
+		return s, 0, nil
+	}
+	at, err := time.ParseDuration(s[i+1:])
+	if err != nil {
+		return "", 0, fmt.Errorf("time: %v", err)
+	}
+	return s[:i], at, nil
+}
+
+// replayFlags schedules the plans of --replay (one per O-NIC; policy
+// picks one when the file compares several) with the --replay-kernels.
+func replayFlags(cl *cluster.Cluster, arg, policy string, kernelFiles []string, trust firmware.Trust) error {
+	if arg == "" {
+		if len(kernelFiles) > 0 || policy != "" {
+			return fmt.Errorf("--replay-kernels and --replay-policy: need --replay PLAN.json")
+		}
+		return nil
+	}
+	file, at, err := fileAt(arg)
+	if err != nil {
+		return fmt.Errorf("--replay %q: %v", arg, err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--replay: %v", err)
+	}
+	var plans []plan.ONICPlan
+	if err := json.Unmarshal(b, &plans); err != nil {
+		return fmt.Errorf("--replay %s: not 'onic fw plan --json' output: %v", file, err)
+	}
+	chosen := map[string]plan.ONICPlan{}
+	var order []string
+	for _, p := range plans {
+		if policy != "" && p.Policy != policy {
+			continue
+		}
+		if q, ok := chosen[p.ONIC]; ok {
+			return fmt.Errorf("--replay %s: %s has plans by %s and by %s; pick one with --replay-policy", file, p.ONIC, q.Policy, p.Policy)
+		}
+		chosen[p.ONIC] = p
+		order = append(order, p.ONIC)
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("--replay %s: no plan (policy %q)", file, policy)
+	}
+	var kernels []cluster.KernelFile
+	for _, f := range kernelFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("--replay-kernels: %v", err)
+		}
+		kernels = append(kernels, cluster.KernelFile{Name: filepath.Base(f), Bytes: b})
+	}
+	for _, o := range order {
+		if err := cl.Replay(chosen[o], at, kernels, trust); err != nil {
+			return fmt.Errorf("--replay %s: %v", file, err)
 		}
 	}
 	return nil

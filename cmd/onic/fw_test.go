@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"onic/emu/cluster"
 	"onic/firmware"
 	"onic/testbenches/tools"
 )
@@ -97,7 +98,7 @@ func TestFirmwareCLI(t *testing.T) {
 	// the two-party scenario at 50 µs (on a board fast enough to finish
 	// within the run), an unsigned one is refused at 100 µs.
 	scen := strings.Replace(string(read(t, "../../emu/cluster/scenarios/two-party.yaml")), "    host: A\n",
-		"    host: A\n    board: {config_mbps: 3822500, link_down: 1us, rescan: 1us, optical_bring_up: 1us}\n    hold_tlps: 8192\n", 1)
+		"    host: A\n    board: {config_mbps: 3822500, icap_mbps: 258693.6, link_down: 1us, rescan: 1us, optical_bring_up: 1us}\n    hold_tlps: 8192\n", 1)
 	if err := os.WriteFile(at("scen.yaml"), []byte(scen), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +129,38 @@ func TestFirmwareCLI(t *testing.T) {
 	if !strings.Contains(runText, "a.onicfw at 50us: onic-a 1.0.0 signed by ops, full reflash of the whole O-NIC") {
 		t.Errorf("text report lacks the deploy:\n%s", runText)
 	}
+	// Costs -> plan -> replay: the board's kernel costs feed the planner,
+	// whose plan the emulator replays with kernel images from fw build.
+	must("fw", "build", spec, "--kernel-slot", "0", "--key", at("ops.key"), "--out", at("k0.onicfw"))
+	if err := os.WriteFile(at("costs.json"), []byte(must("fw", "costs", at("a.onicfw"), "--json", "--icap-mbps", "258693.6")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := "onics:\n  - name: onicA\n    slots: 1\n    tasks: [{kernel: filter, duration: 5us}, {kernel: filter, duration: 5us}]\n"
+	if err := os.WriteFile(at("trace.yaml"), []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(at("plan.json"), []byte(must("fw", "plan", at("trace.yaml"), "--costs", at("costs.json"), "--json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refuse("has plans by optimal and by lru; pick one with --replay-policy", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
+		"--deploy", "onicA="+at("a.onicfw")+"@50us", "--replay", at("plan.json")+"@80us", "--replay-kernels", at("k0.onicfw"))
+	var replayed struct {
+		ONICs []struct {
+			Replays []cluster.ReplayReport
+		}
+	}
+	runOut = must("emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"), "--deploy", "onicA="+at("a.onicfw")+"@50us",
+		"--replay", at("plan.json")+"@80us", "--replay-policy", "optimal", "--replay-kernels", at("k0.onicfw"))
+	if err := json.Unmarshal([]byte(runOut), &replayed); err != nil {
+		t.Fatal(err)
+	}
+	if rs := replayed.ONICs[0].Replays; len(rs) != 1 || rs[0].Loads != 1 || rs[0].Loaded != 1 || rs[0].PlanReflashNs != 10000 || rs[0].ReflashNs != 10000 || rs[0].LateNs != 0 {
+		t.Errorf("replay: %+v", rs)
+	}
+	refuse("steps[0] loads filter into slot 0: no kernel image", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
+		"--replay", at("plan.json"), "--replay-policy", "lru")
+	refuse("--replay: needs --trust", "emu", "run", "--replay", at("plan.json"))
+	refuse("not 'onic fw plan --json' output", "emu", "run", "--trust", at("trust.yaml"), "--replay", at("trust.yaml"))
 	refuse("needs --trust", "emu", "run", "--deploy", "onicA="+at("a.onicfw"))
 	refuse("is not an O-NIC", "emu", "run", "--trust", at("trust.yaml"), "--deploy", "onicZ="+at("a.onicfw"))
 

@@ -420,6 +420,7 @@ type onicNode struct {
 	full        *reflash
 	slotFlash   [maxKernelSlots]*reflash
 	deploys     []DeployReport
+	replays     []ReplayReport
 	pastCounts  map[manager.Reason]uint64
 	pastKernels []KernelReport
 	reflashTime sim.Time

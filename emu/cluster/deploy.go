@@ -27,6 +27,7 @@ type deployment struct {
 	name  string
 	image []byte
 	trust firmware.Trust
+	step  replayStep // when it replays a plan's load (replay.go)
 }
 
 // reflash is a reconfiguration under way.
@@ -88,17 +89,29 @@ func (c *Cluster) Deploy(onic string, at time.Duration, name string, image []byt
 func (c *Cluster) deploy(i int) {
 	d := &c.deploys[i]
 	o := d.o
+	if d.step.replay > 0 {
+		if until, ok := o.busy(); ok { // the plan reconfigures one slot at a time
+			c.s.At(until, c, evDeploy|uint64(i)<<evShift)
+			return
+		}
+	}
 	o.deploys = append(o.deploys, DeployReport{AtNs: ns(c.s.Now()), File: d.name, Slot: -1})
 	rep := &o.deploys[len(o.deploys)-1]
 	l := firmware.Loader{Trust: d.trust, Backend: o}
 	dep, err := l.Load(d.image)
 	if err != nil {
 		rep.Outcome, rep.Error = "refused", err.Error()
+		if d.step.replay > 0 {
+			o.replayed(d.step, rep)
+		}
 		return
 	}
 	rep.Outcome, rep.Kind, rep.Slot = "loaded", dep.Cost.Kind, dep.Cost.Slot
 	rep.Image, rep.Signer, rep.Bytes = dep.Name+" "+dep.Version, dep.Signer, dep.Cost.Bytes
 	rep.ReflashNs = ns(ps(dep.Cost.Total))
+	if d.step.replay > 0 {
+		o.replayed(d.step, rep)
+	}
 }
 
 // Part is the O-NIC's FPGA (firmware.Backend).

@@ -68,6 +68,7 @@ type ONICReport struct {
 	// time the whole O-NIC spent in full reflashes and SlotReflashNs each
 	// slot's in partial ones, up to the end of the run.
 	Deploys       []DeployReport `json:"deploys,omitempty"`
+	Replays       []ReplayReport `json:"replays,omitempty"` // residency plans replayed (replay.go)
 	ReflashNs     float64        `json:"reflash_ns,omitempty"`
 	SlotReflashNs []float64      `json:"slot_reflash_ns,omitempty"`
 }
@@ -195,7 +196,7 @@ func (cl *Cluster) Run() (Report, error) {
 			}
 		}
 		or.Kernels = append(or.Kernels, o.pastKernels...)
-		or.Deploys, or.ReflashNs = o.deploys, ns(o.reflashing(-1))
+		or.Deploys, or.Replays, or.ReflashNs = o.deploys, o.replays, ns(o.reflashing(-1))
 		for n := range o.slotTime {
 			if t := o.reflashing(n); t > 0 {
 				for len(or.SlotReflashNs) <= n {
@@ -369,6 +370,10 @@ func (r *Report) writeONICs(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  deploy %s at %s: %s signed by %s, %s reflash of the %s, %d B, out %s; %d TLPs held, %d failed\n",
 				d.File, nsString(d.AtNs), d.Image, d.Signer, d.Kind, where, d.Bytes, nsString(d.ReflashNs), d.Held, d.Failed)
+		}
+		for _, r := range o.Replays {
+			fmt.Fprintf(w, "  replayed %s plan (%d tasks) from %s: %d of %d loads taken, %d refused; reflash %s (planned %s); last load ready %s after the plan\n",
+				r.Policy, r.Tasks, nsString(r.AtNs), r.Loaded, r.Loads, r.Refused, nsString(r.ReflashNs), nsString(r.PlanReflashNs), nsString(r.LateNs))
 		}
 		if o.ReflashNs > 0 || len(o.SlotReflashNs) > 0 {
 			fmt.Fprintf(w, "  %s reflashing: whole O-NIC %s", o.Name, nsString(o.ReflashNs))
