@@ -498,6 +498,7 @@ func buildHost(cl *Cluster, h *hostNode) error {
 		if err != nil {
 			return fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
 		}
+		h.hiers = append(h.hiers, hier)
 		for _, o := range cpu {
 			if err := buildONIC(cl, h, o, hier.Find(o.cfg.Name)); err != nil {
 				return err

@@ -126,6 +126,7 @@ type Cluster struct {
 	cmds     []nvmeCmd         // NVMe commands waiting for their media
 	freeCmds []int
 	deploys  []deployment // firmware loads, by evDeploy index
+	started  bool         // Start has run
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -391,6 +392,10 @@ type hostNode struct {
 	dataIn     uint64
 	forwarders []*flowState
 	interrupts uint64 // MSIs received
+	// hiers are its PCI segments' hierarchies (one per CPU), and soft the
+	// software driving it from outside, if any (software.go).
+	hiers []*pcie.Hierarchy
+	soft  *Software
 }
 
 // msiBase is the x86 interrupt address range (0xFEE00000, 1 MiB): writes
@@ -425,6 +430,7 @@ type onicNode struct {
 	pastKernels []KernelReport
 	reflashTime sim.Time
 	slotTime    [maxKernelSlots]sim.Time
+	regs        regFile // register BAR state (regs.go)
 }
 
 // port is one optical port: one end of an optical link through the MEMS
@@ -525,8 +531,21 @@ func (o *onicNode) decide(m *msg) {
 			c.settle(m.rec, Delivered) // no kernel loaded: the slot's registers take it
 			c.release(m)
 		default: // local registers consume it
-			if m.t.Kind() == tlp.MWr && out.Egress.Kind == ntb.EgressLocal {
-				o.registerWrite(out.Address, m, ready)
+			if out.Egress.Kind == ntb.EgressLocal {
+				switch m.t.Kind() {
+				case tlp.MWr:
+					o.regWrite(out.Address, &m.t)
+					o.registerWrite(out.Address, m, ready)
+				case tlp.MRd:
+					// Registers answer reads: the request is delivered
+					// when its completion reaches the host.
+					cpl := c.newMsg()
+					c.attach(cpl, m.rec)
+					cpl.t = o.regRead(out.Address, &m.t)
+					sendAt(o.link, 1, cpl, ready)
+					c.release(m)
+					return
+				}
 			}
 			c.settle(m.rec, Delivered)
 			c.release(m)
@@ -566,6 +585,10 @@ func (h *hostNode) receive(m *msg) {
 	switch m.t.Kind().Class() {
 	case tlp.ClassCompletion:
 		r := &c.recs[m.rec]
+		if h.soft != nil {
+			done := m.t.Status != tlp.StatusSC || int(r.left) <= min(int(m.t.ByteCount), int(m.t.Length)*4-int(m.t.LowerAddress&3))
+			h.soft.completion(m, done)
+		}
 		if m.t.Status != tlp.StatusSC {
 			c.settle(m.rec, classify(r.reason))
 		} else {
@@ -588,8 +611,14 @@ func (h *hostNode) receive(m *msg) {
 			n := int(m.t.Length) * 4
 			if m.t.Address&^0xFFFFF == msiBase {
 				h.interrupts++ // an MSI: the root complex raises it, memory is untouched
+				if h.soft != nil {
+					h.soft.interrupt(&m.t)
+				}
 			} else {
 				h.written += uint64(n)
+				if h.soft != nil {
+					h.soft.memWrite(&m.t)
+				}
 			}
 			if m.rec >= 0 {
 				// copies+1 messages of this request are on their way; the
@@ -649,6 +678,9 @@ func (h *hostNode) answerRead(m *msg) {
 		c.attach(cm, m.rec)
 		cm.t = tlp.TLP{Fmt: f, Type: typ, Tag: rd.Tag, RequesterID: rd.RequesterID, CompleterID: h.id,
 			Length: cp.LengthDW, ByteCount: cp.ByteCount, LowerAddress: cp.LowerAddress}
+		if h.soft != nil {
+			cm.t.Data = h.soft.completionData(&rd, cp.ByteCount, cp.LengthDW)
+		}
 		send(m.at.link, 0, cm) // back over the link the read came in on
 	}
 	c.release(m)

@@ -32,6 +32,9 @@ type flowState struct {
 	waiting bool
 	// starved says a forwarding flow is waiting for data to arrive.
 	starved bool
+	// soft: the requests of software outside the emulator (software.go),
+	// not a traffic generator.
+	soft bool
 }
 
 type xfer struct {

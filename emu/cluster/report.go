@@ -115,19 +115,7 @@ func (cl *Cluster) OnProgress(f func(done, total time.Duration)) { cl.progress =
 // Run runs a built cluster for its configured duration and reports. It
 // fails if the accounting does not add up.
 func (cl *Cluster) Run() (Report, error) {
-	for _, f := range cl.flows {
-		if f.cfg.Start == 0 {
-			f.feed()
-		} else {
-			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<evShift)
-		}
-	}
-	for i, ph := range cl.phases {
-		cl.s.At(ph.at, cl, evPhase|uint64(i)<<evShift)
-	}
-	for i, d := range cl.deploys {
-		cl.s.At(d.at, cl, evDeploy|uint64(i)<<evShift)
-	}
+	cl.Start()
 	start := time.Now()
 	end := ps(cl.cfg.Duration)
 	if cl.progress == nil {
@@ -144,18 +132,62 @@ func (cl *Cluster) Run() (Report, error) {
 			}
 		}
 	}
-	wall := time.Since(start).Seconds()
+	return cl.report(cl.cfg.Duration, time.Since(start).Seconds())
+}
+
+// Start schedules what the configuration starts: flows, MEMS phases and
+// deployments. Run calls it; a caller stepping the cluster itself
+// (Advance) calls it once first. Later calls do nothing.
+func (cl *Cluster) Start() {
+	if cl.started {
+		return
+	}
+	cl.started = true
+	for _, f := range cl.flows {
+		if f.soft {
+			continue
+		}
+		if f.cfg.Start == 0 {
+			f.feed()
+		} else {
+			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<evShift)
+		}
+	}
+	for i, ph := range cl.phases {
+		cl.s.At(ph.at, cl, evPhase|uint64(i)<<evShift)
+	}
+	for i, d := range cl.deploys {
+		cl.s.At(d.at, cl, evDeploy|uint64(i)<<evShift)
+	}
+}
+
+// Advance runs the events up to simulated time until (Start first).
+func (cl *Cluster) Advance(until time.Duration) {
+	cl.Start()
+	cl.s.Run(ps(until))
+}
+
+// Now is the simulated time reached.
+func (cl *Cluster) Now() time.Duration { return time.Duration(cl.s.Now() / sim.Nanosecond) }
+
+// Report reports a stepped cluster up to now; wall is the wall-clock
+// seconds it ran, for the speed figures.
+func (cl *Cluster) Report(wall float64) (Report, error) { return cl.report(cl.Now(), wall) }
+
+// report is the report of a run of length d (at least 1 ns).
+func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
+	d = max(d, time.Nanosecond)
 	if cl.capture != nil && cl.capture.err != nil {
 		return Report{}, cl.capture.err
 	}
 
-	dur := float64(cl.cfg.Duration) / float64(time.Second)
+	dur := float64(d) / float64(time.Second)
 	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
 		StallS: float64(cl.stall) / float64(sim.Second)}
 	for _, f := range cl.flows {
 		p := f.percentiles()
 		rep.Flows = append(rep.Flows, FlowReport{Name: f.cfg.Name, Op: f.cfg.Op, Transfers: f.ok, Failed: f.bad,
-			Gbps:  float64(f.bytes) * 8 / f.activeSeconds(cl.cfg.Duration) / 1e9,
+			Gbps:  float64(f.bytes) * 8 / f.activeSeconds(d) / 1e9,
 			P50Ns: ns(p[0]), P99Ns: ns(p[1]), P999Ns: ns(p[2]), MaxNs: ns(p[3])})
 	}
 	var groups []string

@@ -1,0 +1,405 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"onic/emu/sim"
+	"onic/pcie"
+	"onic/tlp"
+)
+
+// Software drives a host from outside the emulator: the software of that
+// host (a driver or test program behind the host interface, emu/hostif)
+// reads and writes configuration space through the host's enumerated
+// hierarchy, accesses device memory (MMIO) with TLPs over the host's
+// PCIe links, gives devices a window of DMA-able memory, and hears the
+// interrupts devices send. Its accesses are the requests of a flow named
+// HOST.software, so they are accounted and timed in the report like any
+// other traffic.
+//
+// A Software and its cluster belong to one goroutine.
+type Software struct {
+	c    *Cluster
+	h    *hostNode
+	f    *flowState
+	mem  []byte // DMA memory at base (a shared mapping)
+	base uint64
+	// reads in flight, by the record of each of their requests.
+	reads map[int32]softReq
+	// OnRead hears each read finish; OnInterrupt each MSI/MSI-X message.
+	// Both run inside the emulator's event loop.
+	OnRead      func(ReadResult)
+	OnInterrupt func(Interrupt)
+	// Counters of what went wrong with the software's accesses.
+	MasterAborts uint64 // accesses no device claimed
+	gone         bool
+}
+
+// ReadResult is a finished MMIO read. Data is all-ones when Status is not
+// successful, as a CPU sees it.
+type ReadResult struct {
+	ID     uint64
+	Status tlp.Status
+	Data   []byte
+	// Latency is from issue to the last completion.
+	Latency time.Duration
+}
+
+// Interrupt is an MSI or MSI-X message a device wrote to the host.
+type Interrupt struct {
+	At      time.Duration
+	Address uint64
+	Data    uint32
+	From    tlp.ID
+}
+
+// softReq is one request of a read: the read and where the request's
+// bytes end.
+type softReq struct {
+	rd  *softRead
+	end uint64
+}
+
+// softRead is a read being answered.
+type softRead struct {
+	id     uint64
+	addr   uint64
+	data   []byte
+	left   int // requests not yet complete
+	status tlp.Status
+	start  sim.Time
+}
+
+// Attach hands host name to software: from now on its accesses come from
+// the returned Software. mem is the host's DMA memory, at physical
+// address base; device writes there land in mem and device reads come
+// from it (elsewhere writes are counted and reads return zeros, as the
+// emulator carries no data for its own traffic). A host has one software
+// at a time.
+func (c *Cluster) Attach(name string, base uint64, mem []byte) (*Software, error) {
+	for _, h := range c.hosts {
+		if h.cfg.Name != name {
+			continue
+		}
+		if h.soft != nil {
+			return nil, fmt.Errorf("host %s: already driven by other software", name)
+		}
+		if base+uint64(len(mem)) < base {
+			return nil, fmt.Errorf("host %s: memory at %#x of %d bytes wraps", name, base, len(mem))
+		}
+		s := &Software{c: c, h: h, mem: mem, base: base, reads: map[int32]softReq{}}
+		s.f = c.softFlow(h)
+		h.soft = s
+		return s, nil
+	}
+	return nil, fmt.Errorf("host %q: not in the topology", name)
+}
+
+// softFlow is host h's software flow, made the first time.
+func (c *Cluster) softFlow(h *hostNode) *flowState {
+	for _, f := range c.flows {
+		if f.host == h && f.soft {
+			return f
+		}
+	}
+	f := &flowState{c: c, idx: len(c.flows), cfg: FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true}
+	c.flows = append(c.flows, f)
+	return f
+}
+
+// Detach releases the host: requests in flight finish and are accounted
+// as usual, but the software hears no more of them, and devices no
+// longer touch its memory.
+func (s *Software) Detach() {
+	if s.gone {
+		return
+	}
+	s.gone = true
+	s.h.soft = nil
+	s.mem = nil
+	for r := range s.reads {
+		delete(s.reads, r)
+	}
+}
+
+// Host is the host's name.
+func (s *Software) Host() string { return s.h.cfg.Name }
+
+// Segments is the number of PCI segments (one per CPU's root complex).
+func (s *Software) Segments() int { return len(s.h.hiers) }
+
+// errDetached is the error of any call after Detach.
+var errDetached = errors.New("the software has detached from its host")
+
+// ConfigRead reads size (1, 2 or 4) bytes of configuration register reg
+// of function id in PCI segment seg, as the root complex's ECAM does: a
+// configuration request routed through the hierarchy. An absent
+// function reads all-ones.
+func (s *Software) ConfigRead(seg int, id tlp.ID, reg, size int) (uint32, tlp.Status, error) {
+	cpl, err := s.config(seg, id, reg, size, 0, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	if cpl.Status != tlp.StatusSC || len(cpl.Data) < 4 {
+		return 1<<(8*size) - 1, cpl.Status, nil
+	}
+	v := binary.LittleEndian.Uint32(cpl.Data) >> (8 * (reg & 3))
+	if size < 4 {
+		v &= 1<<(8*size) - 1
+	}
+	return v, cpl.Status, nil
+}
+
+// ConfigWrite writes size bytes of v to configuration register reg of
+// function id. A write that moves an O-NIC's BARs takes effect in its
+// manager at once.
+func (s *Software) ConfigWrite(seg int, id tlp.ID, reg, size int, v uint32) (tlp.Status, error) {
+	cpl, err := s.config(seg, id, reg, size, v, true)
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range s.h.onics {
+		o.mgr.SyncBARs()
+	}
+	return cpl.Status, nil
+}
+
+func (s *Software) config(seg int, id tlp.ID, reg, size int, v uint32, write bool) (tlp.TLP, error) {
+	if s.gone {
+		return tlp.TLP{}, errDetached
+	}
+	if seg < 0 || seg >= len(s.h.hiers) {
+		return tlp.TLP{}, fmt.Errorf("segment %d: host %s has %d", seg, s.h.cfg.Name, len(s.h.hiers))
+	}
+	if (size != 1 && size != 2 && size != 4) || reg < 0 || reg+size > 4096 || reg%size != 0 {
+		return tlp.TLP{}, fmt.Errorf("config access of %d bytes at %#x: want 1, 2 or 4 bytes, naturally aligned, below 4096", size, reg)
+	}
+	kind := tlp.CfgRd1
+	if write {
+		kind = tlp.CfgWr1
+	}
+	if id.Bus() == 0 {
+		kind -= tlp.CfgRd1 - tlp.CfgRd0
+	}
+	f, typ, _ := tlp.FmtType(kind, false, 0)
+	sh := reg & 3
+	req := tlp.TLP{Fmt: f, Type: typ, Length: 1, FirstBE: uint8((1<<size - 1) << sh), CompleterID: id, Register: uint16(reg &^ 3)}
+	if write {
+		req.Data = binary.LittleEndian.AppendUint32(nil, v<<(8*sh))
+	}
+	return s.h.hiers[seg].Config(&req)
+}
+
+// Write issues a posted write of data at physical address addr now
+// (at most 4096 bytes, not crossing a 4 KB boundary), as the CPU's stores
+// to device memory: MWr TLPs of at most MPS bytes over the link to the
+// O-NIC whose BAR claims addr. An address no device claims is a master
+// abort: the write is dropped and counted.
+func (s *Software) Write(addr uint64, data []byte) error {
+	o, err := s.route(addr, len(data))
+	if err != nil || o == nil {
+		return err
+	}
+	xi := s.xfer()
+	s.inject(xi, o, tlp.MWr, addr, len(data), s.h.cfg.MPS, func(_ int32, ch tlp.Chunk) []byte {
+		b := make([]byte, int(ch.LengthDW)*4)
+		copy(b[ch.Addr&3:], data[ch.Offset:ch.Offset+ch.Size])
+		return b
+	})
+	return nil
+}
+
+// Read issues a read of n bytes at addr now (at most 4096, not crossing
+// a 4 KB boundary); OnRead hears it finish with id. A master abort
+// finishes at once with status UR and all-ones data.
+func (s *Software) Read(id uint64, addr uint64, n int) error {
+	o, err := s.route(addr, n)
+	if err != nil {
+		return err
+	}
+	rd := &softRead{id: id, addr: addr, data: make([]byte, n), start: s.c.s.Now()}
+	if o == nil {
+		rd.status = tlp.StatusUR
+		s.finish(rd)
+		return nil
+	}
+	xi := s.xfer()
+	s.inject(xi, o, tlp.MRd, addr, n, s.h.cfg.MRRS, func(r int32, ch tlp.Chunk) []byte {
+		rd.left++
+		s.reads[r] = softReq{rd, ch.Addr + uint64(ch.Size)}
+		return nil
+	})
+	return nil
+}
+
+// route finds the O-NIC whose BARs claim [addr, addr+n): nil for none
+// (a master abort, counted).
+func (s *Software) route(addr uint64, n int) (*onicNode, error) {
+	if s.gone {
+		return nil, errDetached
+	}
+	if n < 1 || n > 4096 || addr/4096 != (addr+uint64(n)-1)/4096 {
+		return nil, fmt.Errorf("access of %d bytes at %#x: want 1 to 4096 bytes within one 4 KB page", n, addr)
+	}
+	for _, o := range s.h.onics {
+		for i := range 6 {
+			b, size := o.fn.BARAddress(i), o.fn.SizeBAR(i)
+			if size > 0 && b != 0 && addr >= b && addr-b+uint64(n) <= size {
+				return o, nil
+			}
+		}
+	}
+	s.MasterAborts++
+	return nil, nil
+}
+
+// xfer starts a transfer of the software flow: one access.
+func (s *Software) xfer() int32 {
+	f := s.f
+	f.xfers = append(f.xfers, xfer{start: s.c.s.Now()})
+	f.issued++
+	f.inflight++
+	return int32(len(f.xfers) - 1)
+}
+
+// inject sends the requests of an access over o's link, each with the
+// payload data gives it (told the request's record).
+func (s *Software) inject(xi int32, o *onicNode, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
+	c, f := s.c, s.f
+	x := &f.xfers[xi]
+	for ch := range tlp.Chunks(addr, size, max) {
+		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: stPlain})
+		x.left++
+		m := c.newMsg()
+		c.attach(m, r)
+		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
+		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: s.h.id, Tag: f.tag & 1023, Length: ch.LengthDW,
+			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3, Data: data(r, ch)}
+		f.tag++
+		send(o.link, 0, m)
+	}
+}
+
+// completion takes a completion m for one of the software's reads, the
+// last of its request if done. Call it before the request is settled:
+// the record still holds the bytes the request was waiting for.
+func (s *Software) completion(m *msg, done bool) {
+	q, ok := s.reads[m.rec]
+	if !ok {
+		return
+	}
+	rd := q.rd
+	if m.t.Status != tlp.StatusSC {
+		rd.status = m.t.Status
+	} else if m.t.Data != nil {
+		// This completion's bytes are the last ByteCount of the request.
+		lo := int(m.t.LowerAddress & 3)
+		n := min(int(m.t.ByteCount), len(m.t.Data)-lo)
+		if off := int(q.end - uint64(m.t.ByteCount) - rd.addr); n > 0 && off >= 0 && off < len(rd.data) {
+			copy(rd.data[off:], m.t.Data[lo:lo+n])
+		}
+	}
+	if done {
+		delete(s.reads, m.rec)
+		if rd.left--; rd.left == 0 {
+			s.finish(rd)
+		}
+	}
+}
+
+// finish reports a read.
+func (s *Software) finish(rd *softRead) {
+	if rd.status != tlp.StatusSC {
+		for i := range rd.data {
+			rd.data[i] = 0xFF
+		}
+	}
+	if s.OnRead != nil {
+		s.OnRead(ReadResult{ID: rd.id, Status: rd.status, Data: rd.data, Latency: time.Duration((s.c.s.Now() - rd.start) / sim.Nanosecond)})
+	}
+}
+
+// memWrite puts a device's write into the DMA memory, if it falls there.
+func (s *Software) memWrite(t *tlp.TLP) {
+	if t.Data == nil || t.Length == 0 {
+		return
+	}
+	// The bytes the byte enables select.
+	first, last := t.FirstBE, t.LastBE
+	n := int(t.Length)
+	for i := 0; i < n*4 && i < len(t.Data); i++ {
+		be := uint8(0xF)
+		switch {
+		case i < 4:
+			be = first
+		case i >= (n-1)*4 && n > 1:
+			be = last
+		}
+		if be>>(i&3)&1 == 0 {
+			continue
+		}
+		if a := t.Address + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
+			s.mem[a-s.base] = t.Data[i]
+		}
+	}
+}
+
+// memRead is the data of n bytes of host memory at addr: the DMA
+// memory's where it lies, zeros elsewhere.
+func (s *Software) memRead(addr uint64, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		if a := addr + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
+			b[i] = s.mem[a-s.base]
+		}
+	}
+	return b
+}
+
+// interrupt reports an MSI or MSI-X write.
+func (s *Software) interrupt(t *tlp.TLP) {
+	if s.OnInterrupt == nil {
+		return
+	}
+	var d uint32
+	if len(t.Data) >= 4 {
+		d = binary.LittleEndian.Uint32(t.Data)
+	}
+	s.OnInterrupt(Interrupt{At: s.c.Now(), Address: t.Address, Data: d, From: t.RequesterID})
+}
+
+// ONICFunction returns the function the host sees for O-NIC name, for
+// tests and tools (nil if the host has no such O-NIC).
+func (s *Software) ONICFunction(name string) *pcie.Function {
+	for _, o := range s.h.onics {
+		if o.cfg.Name == name {
+			return o.fn
+		}
+	}
+	return nil
+}
+
+// completionData is the payload of a completion of read rd that carries
+// the last byteCount bytes of it in lengthDW DWs, from the DMA memory.
+func (s *Software) completionData(rd *tlp.TLP, byteCount uint16, lengthDW uint16) []byte {
+	total, _ := tlp.ReadByteCount(rd.Address, rd.Length, rd.FirstBE, rd.LastBE)
+	start := rd.Address + uint64(firstByte(rd.FirstBE)) + uint64(total-int(byteCount))
+	b := make([]byte, int(lengthDW)*4)
+	lo := int(start & 3)
+	copy(b[lo:], s.memRead(start, min(int(byteCount), len(b)-lo)))
+	return b
+}
+
+// firstByte is the offset in its DW of the first byte a first-DW byte
+// enable selects (0 for none).
+func firstByte(be uint8) int {
+	for i := range 4 {
+		if be>>i&1 != 0 {
+			return i
+		}
+	}
+	return 0
+}

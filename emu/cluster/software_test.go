@@ -1,0 +1,267 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	hmgr "onic/hdlgen/manager"
+	"onic/pcie"
+	"onic/pcie/acl"
+	"onic/pcie/ntb"
+	"onic/tlp"
+)
+
+// softConfig is the two-party cluster without traffic generators, each
+// host's root complex allowed to its O-NIC's registers, and onicA with a
+// four-entry LUT in BAR4 (all entries off).
+func softConfig() Config {
+	c := TwoParty()
+	c.Flows = nil
+	for i := range c.ONICs {
+		d := &c.ONICs[i].Manager.Access.Domains[0]
+		d.Egress = append(d.Egress, "local")
+		d.Ranges = append(d.Ranges, acl.RangeConfig{Base: 0, Size: 64 << 10, Read: true, Write: true})
+	}
+	c.ONICs[0].Manager.Translation.LUT = ntb.LUTConfig{BAR: 4, Entries: 4, EntrySize: 64 << 10}
+	return c
+}
+
+// softRig is a cluster with software on both hosts; reads land in done.
+type softRig struct {
+	t    *testing.T
+	cl   *Cluster
+	a, b *Software
+	done map[uint64]ReadResult
+	irqs []Interrupt
+}
+
+func newSoftRig(t *testing.T) *softRig {
+	t.Helper()
+	cl, err := Build(softConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &softRig{t: t, cl: cl, done: map[uint64]ReadResult{}}
+	if r.a, err = cl.Attach("A", 1<<32, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if r.b, err = cl.Attach("B", 1<<32, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Software{r.a, r.b} {
+		s.OnRead = func(rr ReadResult) { r.done[rr.ID] = rr }
+		s.OnInterrupt = func(i Interrupt) { r.irqs = append(r.irqs, i) }
+	}
+	cl.Start()
+	return r
+}
+
+// read reads n bytes at addr from s and runs the emulator until the data
+// is back.
+func (r *softRig) read(s *Software, addr uint64, n int) ReadResult {
+	r.t.Helper()
+	id := uint64(len(r.done) + 1000)
+	if err := s.Read(id, addr, n); err != nil {
+		r.t.Fatal(err)
+	}
+	for step := 0; step < 1000; step++ {
+		if rr, ok := r.done[id]; ok {
+			return rr
+		}
+		r.cl.Advance(r.cl.Now() + time.Microsecond)
+	}
+	r.t.Fatalf("read of %d bytes at %#x never finished", n, addr)
+	return ReadResult{}
+}
+
+func (r *softRig) reg(s *Software, bar0, off uint64) uint32 {
+	r.t.Helper()
+	rr := r.read(s, bar0+off, 4)
+	return binary.LittleEndian.Uint32(rr.Data)
+}
+
+func (r *softRig) write(s *Software, addr uint64, data []byte) {
+	r.t.Helper()
+	if err := s.Write(addr, data); err != nil {
+		r.t.Fatal(err)
+	}
+	r.cl.Advance(r.cl.Now() + 5*time.Microsecond)
+}
+
+// TestSoftwareEnumerates: software finds the O-NIC by scanning
+// configuration space as an OS does and sizes its BARs the standard way.
+func TestSoftwareEnumerates(t *testing.T) {
+	r := newSoftRig(t)
+	var found tlp.ID
+	n := 0
+	for bus := range 256 {
+		for dev := range 32 {
+			id := tlp.NewID(uint8(bus), uint8(dev), 0)
+			v, _, err := r.a.ConfigRead(0, id, 0, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v == 0xFFFFFFFF {
+				continue
+			}
+			n++
+			if v == uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
+				found = id
+			}
+		}
+	}
+	fn := r.a.ONICFunction("onicA")
+	if found == 0 || n < 2 {
+		t.Fatalf("scan found %d functions, the O-NIC at %v", n, found)
+	}
+	// Size BAR0 (64-bit): write all ones, read back, restore.
+	lo, _, _ := r.a.ConfigRead(0, found, 0x10, 4)
+	hi, _, _ := r.a.ConfigRead(0, found, 0x14, 4)
+	if uint64(hi)<<32|uint64(lo&^0xF) != fn.BARAddress(0) {
+		t.Fatalf("BAR0 reads %#x %#x, the function has it at %#x", hi, lo, fn.BARAddress(0))
+	}
+	if _, err := r.a.ConfigWrite(0, found, 0x10, 4, 0xFFFFFFFF); err != nil {
+		t.Fatal(err)
+	}
+	sz, _, _ := r.a.ConfigRead(0, found, 0x10, 4)
+	if size := ^(sz &^ 0xF) + 1; size != 64<<10 {
+		t.Errorf("BAR0 sizes to %#x", size)
+	}
+	if _, err := r.a.ConfigWrite(0, found, 0x10, 4, lo); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := r.a.ConfigWrite(0, found, 0x10, 3, 0); st != 0 {
+		t.Error("a 3-byte config write was taken")
+	}
+	if _, err := r.a.ConfigWrite(0, found, 0x10, 3, 0); err == nil {
+		t.Error("a 3-byte config write is not an error")
+	}
+	if _, _, err := r.a.ConfigRead(3, found, 0, 4); err == nil {
+		t.Error("segment 3 of a one-segment host is not an error")
+	}
+}
+
+// TestSoftwareMMIO: register reads come back with the register map's
+// values, a peer's writes through the window land in the other host's
+// DMA memory byte for byte, reads through the window return that memory,
+// and failures look as on hardware: a master abort and a window miss
+// read all-ones, a denied access is counted.
+func TestSoftwareMMIO(t *testing.T) {
+	r := newSoftRig(t)
+	barA := r.a.ONICFunction("onicA").BARAddress(0)
+	barB2 := r.b.ONICFunction("onicB").BARAddress(2)
+	if id := r.reg(r.a, barA, hmgr.RegID); id != hmgr.IDValue {
+		t.Fatalf("ID register reads %#x", id)
+	}
+	if caps := r.reg(r.a, barA, hmgr.RegCaps); caps != 1|4<<8|16<<24 {
+		t.Errorf("CAPS reads %#x", caps)
+	}
+	// B writes 100 bytes at an odd offset through its window; they land
+	// in A's memory at 4 GiB + the offset, and nothing else changes.
+	msg := bytes.Repeat([]byte("onic!"), 20)
+	r.write(r.b, barB2+0x1003, msg)
+	memA := r.a.mem
+	if !bytes.Equal(memA[0x1003:0x1003+100], msg) || memA[0x1002] != 0 || memA[0x1003+100] != 0 {
+		t.Fatalf("A's memory after B's write: % x", memA[0x1000:0x1070])
+	}
+	// B reads it back through the window, 2 KB across RCB boundaries.
+	copy(memA[0x2000:], bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 300))
+	rr := r.read(r.b, barB2+0x2001, 2047)
+	if rr.Status != tlp.StatusSC || !bytes.Equal(rr.Data, memA[0x2001:0x2001+2047]) {
+		t.Fatalf("read back through the window: status %v, % x...", rr.Status, rr.Data[:16])
+	}
+	if rr.Latency < 500*time.Nanosecond { // 300 ns of memory and 40 m of fibre at least
+		t.Errorf("a remote read took %v", rr.Latency)
+	}
+	// A master abort: nothing claims the address.
+	if err := r.a.Read(1, 0x10, 4); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.done[1]; d.Status != tlp.StatusUR || binary.LittleEndian.Uint32(d.Data) != 0xFFFFFFFF || r.a.MasterAborts != 1 {
+		t.Errorf("master abort: %+v, %d counted", d, r.a.MasterAborts)
+	}
+	// A LUT entry that is off: UR, all-ones, counted as mapping-disabled.
+	barA4 := r.a.ONICFunction("onicA").BARAddress(4)
+	if rr := r.read(r.a, barA4+0x10, 8); rr.Status != tlp.StatusUR || !bytes.Equal(rr.Data, bytes.Repeat([]byte{0xFF}, 8)) {
+		t.Errorf("read through a disabled LUT entry: %+v", rr)
+	}
+	if n := r.reg(r.a, barA, hmgr.RegCount0+4*uint64(3)); n != 1 {
+		t.Errorf("COUNT_MAPPING_DISABLED reads %d", n)
+	}
+	// Program LUT entry 1 to port A at 8 GiB, outside the domain's
+	// ranges: the access is then denied by the security check.
+	for _, w := range [][2]uint64{{hmgr.RegLUTIndex, 1}, {hmgr.RegLUTAddrLo, 0}, {hmgr.RegLUTAddrHi, 2}, {hmgr.RegLUTCtrl, 1 | uint64(ntb.EgressPortA)<<1}, {hmgr.RegLUTCommit, 1}} {
+		r.write(r.a, barA+w[0], binary.LittleEndian.AppendUint32(nil, uint32(w[1])))
+	}
+	if e := r.cl.onics[0].mgr.Tables().LUT().Entries[1]; !e.Enabled || e.Egress.Kind != ntb.EgressPortA || e.Translated != 2<<32 {
+		t.Fatalf("LUT entry 1 after programming: %+v", e)
+	}
+	if rr := r.read(r.a, barA4+64<<10+8, 4); rr.Status != tlp.StatusUR {
+		t.Errorf("denied read: %+v", rr)
+	}
+	if n := r.reg(r.a, barA, hmgr.RegCount0+4*uint64(5)); n != 1 {
+		t.Errorf("COUNT_DENIED reads %d", n)
+	}
+	// Window enables: turn window 0 off through WIN_EN_LO; B's write
+	// then misses, the write is dropped and nothing lands.
+	barB := r.b.ONICFunction("onicB").BARAddress(0)
+	r.write(r.b, barB+hmgr.RegWinEnLo, []byte{0, 0, 0, 0})
+	if v := r.reg(r.b, barB, hmgr.RegWinEnLo); v != 0 {
+		t.Errorf("WIN_EN_LO reads %#x after clearing it", v)
+	}
+	r.write(r.b, barB2+0x3000, []byte{9, 9, 9, 9})
+	if memA[0x3000] != 0 {
+		t.Error("a write through a disabled window landed")
+	}
+	rep, err := r.cl.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var soft *FlowReport
+	for i := range rep.Flows {
+		if rep.Flows[i].Name == "B.software" {
+			soft = &rep.Flows[i]
+		}
+	}
+	if soft == nil || soft.Op != "software" || soft.Transfers == 0 || rep.Accounting.InFlight != 0 {
+		t.Errorf("report: %+v, accounting %+v", soft, rep.Accounting)
+	}
+}
+
+// TestSoftwareDetach: a host's software detaching mid-read releases the
+// host (another may attach), the read still ends and is accounted, and
+// nothing touches the old memory after.
+func TestSoftwareDetach(t *testing.T) {
+	r := newSoftRig(t)
+	barB2 := r.b.ONICFunction("onicB").BARAddress(2)
+	if err := r.b.Read(7, barB2, 4096); err != nil {
+		t.Fatal(err)
+	}
+	old := r.b.mem
+	r.b.Detach()
+	if err := r.b.Write(barB2, []byte{1}); err == nil {
+		t.Error("a detached software could still write")
+	}
+	r.write(r.a, r.a.ONICFunction("onicA").BARAddress(2), []byte{1, 2, 3, 4})
+	r.cl.Advance(r.cl.Now() + 20*time.Microsecond)
+	if _, ok := r.done[7]; ok {
+		t.Error("a detached software heard its read finish")
+	}
+	if old[0] != 0 {
+		t.Error("a write landed in a detached software's memory")
+	}
+	b2, err := r.cl.Attach("B", 0, make([]byte, 4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b2
+	if _, err := r.cl.Attach("B", 0, nil); err == nil {
+		t.Error("two softwares on one host")
+	}
+	rep, err := r.cl.Report(0)
+	if err != nil || rep.Accounting.InFlight != 0 || rep.Accounting.Delivered != rep.Accounting.Injected {
+		t.Errorf("accounting after detaching: %+v %v", rep.Accounting, err)
+	}
+}
