@@ -577,6 +577,12 @@ func Phased() Config {
 // (scenarios/two-party.yaml, embedded) as a model for writing scenarios.
 func TwoParty() Config { return embedded("two-party.yaml") }
 
+// HostInterface is the cluster onic emu serve gives its clients by
+// default: the two-party cluster without traffic generators, each host's
+// software allowed to its O-NIC's registers, each O-NIC with a 16-entry
+// LUT (scenarios/host-interface.yaml).
+func HostInterface() Config { return embedded("host-interface.yaml") }
+
 // RingMulticast is FLEET's ring multicast to three receivers: sender S's
 // O-NIC sends out of port B to R1; R1's and R2's O-NICs keep a copy for
 // their host and relay each write out of their port B to the next; R3
@@ -783,6 +789,7 @@ func Scenarios() []Scenario {
 		{"allreduce", "an allreduce step across an O-NIC's two ports: A's and B's int32 gradients meet in C's O-NIC, whose sum-int32 kernel writes their sum into C's memory", Allreduce},
 		{"offload", "a host drives its O-NIC's fp32-to-bf16 kernel as an accelerator: tasks launched by doorbell, data in and out over the host link, a completion record and an MSI-X interrupt per task", Offload},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
+		{"host-interface", "the two-party cluster with no traffic generators, for onic emu serve: the hosts' software is its clients", HostInterface},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()
 			c.Name = "two-party-read"

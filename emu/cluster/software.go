@@ -403,3 +403,11 @@ func firstByte(be uint8) int {
 	}
 	return 0
 }
+
+// Stop makes a running Advance return after the current event (for
+// callbacks that need the caller to act, such as OnRead).
+func (c *Cluster) Stop() { c.s.Stop() }
+
+// Idle reports whether nothing is scheduled: time would pass with
+// nothing happening.
+func (c *Cluster) Idle() bool { return c.s.Pending() == 0 }
