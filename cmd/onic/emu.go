@@ -31,7 +31,7 @@ model is described in docs/emu.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: areaRunE,
 	}
-	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd())
+	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd(), newEmuServeCmd(v))
 	return c
 }
 

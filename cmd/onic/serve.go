@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"onic/emu/cluster"
+	"onic/emu/hostif"
+)
+
+func newEmuServeCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve --socket PATH",
+		Short: "Serve an emulated cluster to external host software (drivers, firmware tests) over a Unix socket",
+		Long: `Runs the emulator as a server: each client that connects to --socket plays
+the software of one host of the cluster (docs/hostif.md has the protocol;
+emu/hostif has the Go client, emu/hostif/c the C one). Clients enumerate
+through configuration space, access device memory with TLPs that take the
+emulated path, share a file of DMA memory with the devices, and wait for
+interrupts and simulated time.
+
+The cluster is --config (a scenario YAML, docs/emu.md) or, by default, the
+host-interface scenario: hosts A and B with peered O-NICs and no traffic
+generators. In lock-step mode (the default) simulated time passes only while
+every client waits, so a session is reproducible; --mode free lets it pass
+with the wall clock at --rate. On SIGINT or SIGTERM the server stops and
+prints the cluster's report (--json for JSON).`,
+		Example: `  onic emu serve --socket /tmp/onic.sock
+  onic emu serve --config my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			socket := v.GetString("emu.serve.socket")
+			if socket == "" {
+				return fmt.Errorf("--socket: required: the Unix socket path to serve on")
+			}
+			cfg := cluster.HostInterface()
+			if path := v.GetString("emu.serve.config"); path != "" {
+				var err error
+				if cfg, err = cluster.LoadFile(path); err != nil {
+					return err
+				}
+			}
+			cl, err := cluster.Build(cfg)
+			if err != nil {
+				return err
+			}
+			srv, err := hostif.New(cl, hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate")})
+			if err != nil {
+				return fmt.Errorf("--%v", err)
+			}
+			if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+				os.Remove(socket) // a stale socket from a server that is gone
+			}
+			ln, err := net.Listen("unix", socket)
+			if err != nil {
+				return fmt.Errorf("--socket: %v", err)
+			}
+			defer os.Remove(socket)
+			parent := cmd.Context()
+			if parent == nil {
+				parent = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %s on %s (%s mode)\n", cfg.Name, socket, v.GetString("emu.serve.mode"))
+			start := time.Now()
+			if err := srv.Serve(ctx, ln); err != nil {
+				return err
+			}
+			rep, err := cl.Report(time.Since(start).Seconds())
+			if err != nil {
+				return err
+			}
+			st := srv.Stats()
+			fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %d connections, %d requests (%d answered with an error), %d clients dropped\n",
+				st.Connections, st.Requests, st.Errors, st.Dropped)
+			if v.GetBool("emu.serve.json") {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+			}
+			rep.WriteText(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	c.Flags().String("socket", "", "Unix socket to serve on (required)")
+	c.Flags().String("config", "", "cluster and scenario YAML (default: the host-interface scenario)")
+	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
+	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
+	c.Flags().Bool("json", false, "print the report at the end as JSON")
+	bindFlags(v, c, "emu.serve")
+	return c
+}

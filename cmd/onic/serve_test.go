@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"onic/emu/hostif"
+	"onic/pcie"
+	"onic/tlp"
+)
+
+// TestEmuServe: onic emu serve serves the host-interface cluster to a
+// client, stops on SIGINT and reports what the client did.
+func TestEmuServe(t *testing.T) {
+	dir, err := os.MkdirTemp("", "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	socket := filepath.Join(dir, "s")
+	type result struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errs := onic(t, "", "emu", "serve", "--socket", socket)
+		done <- result{code, out, errs}
+	}()
+	var c *hostif.Client
+	for i := 0; ; i++ {
+		if c, err = hostif.Dial(socket, hostif.ClientOptions{Host: "A", MemBytes: 4096, MemBase: 1 << 32}); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("no server on %s: %v", socket, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	v, _, err := c.ConfigRead(0, tlp.NewID(1, 0, 0), 0, 4)
+	if err != nil || v != uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
+		t.Errorf("config read of 01:00.0: %#x %v", v, err)
+	}
+	lo, _, _ := c.ConfigRead(0, tlp.NewID(1, 0, 0), 0x10, 4)
+	hi, _, _ := c.ConfigRead(0, tlp.NewID(1, 0, 0), 0x14, 4)
+	if id, err := c.Read32(uint64(hi)<<32 | uint64(lo&^0xF)); err != nil || id != 0x4F4E4943 {
+		t.Errorf("ID register: %#x %v", id, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.errs, "1 connections") || !strings.Contains(r.out, "A.software") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errs)
+	}
+	if _, err := os.Stat(socket); err == nil {
+		t.Error("the socket outlived the server")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"emu", "serve"}, "--socket: required"},
+		{[]string{"emu", "serve", "--socket", socket, "--mode", "fast"}, `mode "fast": want lockstep or free`},
+		{[]string{"emu", "serve", "--socket", socket, "--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
+	} {
+		code, _, errs := onic(t, "", tc.args...)
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("onic %s: exit %d, %q; want one line with %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+}
