@@ -18,11 +18,10 @@ import (
 // gives the offsets; reads of anything else return 0 and writes to it are
 // ignored, as on the AXI-Lite bus.
 
-// msixTableOff and msixPBAOff are where pcie.NewONIC puts the MSI-X
-// table and PBA in BAR0; msixVectors is its size.
+// msixTableOff is where pcie.NewONIC puts the MSI-X table in BAR0 and
+// msixVectors its size. (The PBA, at 0xC000, reads 0: nothing pending.)
 const (
 	msixTableOff = 0x8000
-	msixPBAOff   = 0xC000
 	msixVectors  = 64
 )
 
