@@ -8,7 +8,10 @@ FUZZTIME    ?= 30s
 BIN         := bin/onic
 
 # command:package pairs for the external tools the tests drive.
-TOOLS := iverilog:iverilog verilator:verilator yosys:yosys lspci:pciutils tshark:tshark
+TOOLS := iverilog:iverilog verilator:verilator yosys:yosys lspci:pciutils tshark:tshark gcc:gcc
+# header:package pairs for the C libraries the C host-interface client
+# (emu/hostif/c) builds against.
+HEADERS := /usr/include/msgpack.h:libmsgpack-dev
 
 .PHONY: all run test bench fuzz soak lint deps deps-go deps-tools build clean
 
@@ -26,13 +29,16 @@ deps-tools:
 	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
+	for pair in $(HEADERS); do \
+	  [ -e $${pair%%:*} ] || missing="$$missing $${pair##*:}"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  echo "installing:$$missing"; \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else \
-	  echo "external tools present: iverilog verilator yosys lspci tshark"; \
+	  echo "external tools present: iverilog verilator yosys lspci tshark gcc msgpack-c"; \
 	fi
 
 build: deps-go

@@ -16,6 +16,18 @@ const (
 	ONICVSECRev  = 1
 )
 
+// Layout of the O-NIC's register BAR (BAR0, 64 KiB): the PCIe manager's
+// registers from 0, kernel task shells from 0x1000 (package kernels), the
+// MSI-X table and its pending-bit array.
+const (
+	ONICRegBAR          = 0
+	ONICWindowBAR       = 2
+	ONICLUTBAR          = 4
+	ONICMSIXTableOffset = 0x8000
+	ONICMSIXPBAOffset   = 0xC000
+	ONICMSIXVectors     = 64
+)
+
 // ONICInfo is what an O-NIC tells software about itself through its
 // vendor-specific extended capability (layout in docs/pcie.md).
 type ONICInfo struct {
@@ -91,9 +103,9 @@ func NewONIC(name string, info ONICInfo, windowBytes uint64) (*Function, error) 
 		Class: 0x028000, SubsystemVendorID: ONICVendorID, SubsystemID: ONICDeviceID,
 		InterruptPin: 1,
 		BARs: [6]BAR{
-			0: {Kind: BARMem64, Size: 64 << 10},
-			2: {Kind: BARMem64, Prefetchable: true, Size: windowBytes},
-			4: {Kind: BARMem64, Prefetchable: true, Size: lutBytes},
+			ONICRegBAR:    {Kind: BARMem64, Size: 64 << 10},
+			ONICWindowBAR: {Kind: BARMem64, Prefetchable: true, Size: windowBytes},
+			ONICLUTBAR:    {Kind: BARMem64, Prefetchable: true, Size: lutBytes},
 		},
 	})
 	if err != nil {
@@ -103,7 +115,7 @@ func NewONIC(name string, info ONICInfo, windowBytes uint64) (*Function, error) 
 		f.AddPM,
 		func() (int, error) { return f.AddMSI(MSIConfig{Vectors: 32, Addr64: true, PerVectorMasking: true}) },
 		func() (int, error) {
-			return f.AddMSIX(MSIXConfig{Vectors: 64, TableBAR: 0, TableOffset: 0x8000, PBABAR: 0, PBAOffset: 0xC000})
+			return f.AddMSIX(MSIXConfig{Vectors: ONICMSIXVectors, TableBAR: ONICRegBAR, TableOffset: ONICMSIXTableOffset, PBABAR: ONICRegBAR, PBAOffset: ONICMSIXPBAOffset})
 		},
 		func() (int, error) {
 			return f.AddPCIe(PCIeConfig{Type: PortEndpoint, MaxPayload: 1024, MaxSpeed: tlp.Gen3, MaxWidth: 16,

@@ -19,10 +19,10 @@ import (
 // ignored, as on the AXI-Lite bus.
 
 // msixTableOff is where pcie.NewONIC puts the MSI-X table in BAR0 and
-// msixVectors its size. (The PBA, at 0xC000, reads 0: nothing pending.)
+// msixVectors its size. (The PBA reads 0: nothing pending.)
 const (
-	msixTableOff = 0x8000
-	msixVectors  = 64
+	msixTableOff = pcie.ONICMSIXTableOffset
+	msixVectors  = pcie.ONICMSIXVectors
 )
 
 // regFile is the register state that is not the manager's tables.

@@ -14,6 +14,8 @@ import (
 
 	"onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
+	"onic/kernels"
+	"onic/pcie"
 	"onic/pcie/ntb"
 )
 
@@ -183,6 +185,32 @@ func header(d *manager.Design) []byte {
 	}{{"PORT_A", ntb.EgressPortA}, {"PORT_B", ntb.EgressPortB}, {"KERNEL", ntb.EgressKernel}, {"LOCAL", ntb.EgressLocal}} {
 		w("#define %s_EGRESS_%s %du", p, e.n, e.k)
 	}
+	w("")
+	w("/* The O-NIC's PCI function: identity and BARs (docs/pcie.md). */")
+	w("#define %s_VENDOR_ID 0x%04Xu", p, pcie.ONICVendorID)
+	w("#define %s_DEVICE_ID 0x%04Xu", p, pcie.ONICDeviceID)
+	w("#define %s_REG_BAR %d /* these registers, the task shells, MSI-X */", p, pcie.ONICRegBAR)
+	w("#define %s_WINDOW_BAR %d /* the direct translation windows */", p, pcie.ONICWindowBAR)
+	w("#define %s_LUT_BAR %d /* the LUT window */", p, pcie.ONICLUTBAR)
+	w("#define %s_MSIX_TABLE 0x%04Xu /* in REG_BAR: 16 bytes per vector */", p, pcie.ONICMSIXTableOffset)
+	w("#define %s_MSIX_PBA 0x%04Xu", p, pcie.ONICMSIXPBAOffset)
+	w("#define %s_MSIX_VECTORS %du", p, pcie.ONICMSIXVectors)
+	w("")
+	w("/* Kernel task shells in REG_BAR (docs/kernels.md): slot s's at TASK_PAGE(s). */")
+	w("#define %s_TASK_PAGE(s) (0x%04Xu + 0x%04Xu * (unsigned)(s))", p, kernels.TaskPage(0), kernels.TaskPage(1)-kernels.TaskPage(0))
+	for _, r := range []struct {
+		n   string
+		off uint32
+	}{{"KERNEL_ID", kernels.TaskKernelID}, {"INFO", kernels.TaskInfo}, {"CTRL", kernels.TaskCtrl}, {"STATUS", kernels.TaskStatus},
+		{"CPL_LO", kernels.TaskCplLo}, {"CPL_HI", kernels.TaskCplHi}, {"MSI_LO", kernels.TaskMSILo}, {"MSI_HI", kernels.TaskMSIHi},
+		{"MSI_DATA", kernels.TaskMSIData}, {"ARG0", kernels.TaskArg0}, {"ARG1", kernels.TaskArg1}, {"ARG2", kernels.TaskArg2},
+		{"ARG3", kernels.TaskArg3}, {"DOORBELL", kernels.TaskDoorbell}, {"CYCLES", kernels.TaskCycles}, {"BYTES_IN", kernels.TaskBytesIn},
+		{"BYTES_OUT", kernels.TaskBytesOut}, {"PACKETS", kernels.TaskPackets}, {"STALLS_IN", kernels.TaskStallsIn},
+		{"STALLS_OUT", kernels.TaskStallsOut}, {"COUNT", kernels.TaskCount}} {
+		w("#define %s_TASK_%s 0x%02Xu", p, r.n, r.off)
+	}
+	w("#define %s_TASK_RECORD_BYTES %du", p, kernels.TaskRecordBytes)
+	w("#define %s_TASK_DONE 0x%08Xu /* completion record word 0 */", p, uint32(kernels.TaskDone))
 	w("")
 	w("#endif /* %s */", guard)
 	return []byte(b.String())

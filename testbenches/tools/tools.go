@@ -1,7 +1,8 @@
 // Package tools finds the external programs onic's tests drive (Icarus
-// Verilog, Verilator, Yosys, lspci, tshark) and applies the project's policy
-// when one is missing: with CI=true the test fails, otherwise it is skipped
-// with a message saying how to install it (`make deps`).
+// Verilog, Verilator, Yosys, lspci, tshark, gcc and the msgpack-c headers)
+// and applies the project's policy when one is missing: with CI=true the
+// test fails, otherwise it is skipped with a message saying how to
+// install it (`make deps`).
 package tools
 
 import (
@@ -19,6 +20,7 @@ var packages = map[string]string{
 	"yosys":     "yosys",
 	"lspci":     "pciutils",
 	"tshark":    "tshark",
+	"gcc":       "gcc",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.
@@ -45,4 +47,19 @@ func Require(t testing.TB, name string) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// RequireFile is Require for a file a Debian package installs (a C
+// header, a library): path must exist, else the test fails under CI=true
+// and is skipped otherwise.
+func RequireFile(t testing.TB, path, pkg string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	msg := path + " not found (Debian package " + pkg + "; `make deps` installs it)"
+	if InCI() {
+		t.Fatal(msg + "; CI=true makes a missing tool a failure")
+	}
+	t.Skip(msg)
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -31,14 +32,35 @@ func (f *fakeTB) Skip(args ...any)  { f.skipped = true; f.msg = args[0].(string)
 // require runs Require on a fake in its own goroutine and reports how it
 // ended.
 func require(name string) *fakeTB {
+	return ending(func(f *fakeTB) { Require(f, name) })
+}
+
+// ending runs call on a fake in its own goroutine and reports how it
+// ended.
+func ending(call func(*fakeTB)) *fakeTB {
 	f := &fakeTB{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Require(f, name)
+		call(f)
 	}()
 	<-done
 	return f
+}
+
+func TestRequireFile(t *testing.T) {
+	const missing = "/nonexistent/onic-no-such-header.h"
+	t.Setenv("CI", "true")
+	if f := ending(func(f *fakeTB) { RequireFile(f, missing, "libx-dev") }); !f.failed || !strings.Contains(f.msg, "libx-dev") {
+		t.Errorf("CI=true: a missing file must fail the test naming its package (failed=%v msg=%q)", f.failed, f.msg)
+	}
+	t.Setenv("CI", "")
+	if f := ending(func(f *fakeTB) { RequireFile(f, missing, "libx-dev") }); !f.skipped || f.failed {
+		t.Errorf("outside CI: a missing file must skip the test (failed=%v skipped=%v)", f.failed, f.skipped)
+	}
+	if f := ending(func(f *fakeTB) { RequireFile(f, "/", "base-files") }); f.failed || f.skipped {
+		t.Errorf("an existing file ended the test: %q", f.msg)
+	}
 }
 
 func TestRequireMissingTool(t *testing.T) {
