@@ -103,7 +103,7 @@ const (
 
 type item struct {
 	p       *Packet
-	seq     uint64   // TLP sequence number, or the acked sequence number
+	seq     uint64   // TLP sequence number, the acked sequence number, or (queued) the order it was queued in
 	ready   sim.Time // queued: may not start before this; on the wire: arrives then
 	hdr, pd int32    // UpdateFC credits returned
 	kind    itemKind
@@ -161,6 +161,7 @@ type dir struct {
 	usedH    [numClasses]int64
 	usedD    [numClasses]int64
 	seq      uint64        // last TLP sequence number sent
+	queued   uint64        // TLPs queued so far: a queued item's order stamp
 	replay   ring[unacked] // unacknowledged TLPs
 	unacked  int64
 	ackOut   bool   // an Ack to send on this direction
@@ -345,7 +346,8 @@ func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
 		return
 	}
 	d := &l.dirs[side]
-	d.queue[p.Class].push(item{kind: itemTLP, p: p, ready: ready})
+	d.queued++
+	d.queue[p.Class].push(item{kind: itemTLP, p: p, ready: ready, seq: d.queued})
 	l.kick(side)
 }
 
@@ -382,6 +384,12 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 		waiting = true
 		head := q.front()
 		p := head.p
+		if c != Posted && d.queue[Posted].size != 0 && d.queue[Posted].front().seq < head.seq {
+			// PCIe ordering (Base Spec 5.0 Table 2-39): a request or
+			// completion must not pass a posted write queued before it;
+			// posted writes may pass both (so nothing deadlocks).
+			continue
+		}
 		if l.bufH[c] != 0 && d.usedH[c]+1 > d.limitH[c] || l.bufD[c] != 0 && d.usedD[c]+dataCredits(p.Payload) > d.limitD[c] {
 			continue
 		}

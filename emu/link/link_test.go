@@ -185,3 +185,42 @@ func TestDownAndUp(t *testing.T) {
 		t.Fatalf("after up: delivered %d, PH limit %d", len(b.pkts), l.dirs[0].limitH[Posted])
 	}
 }
+
+// TestReadsDoNotPassWrites: PCIe's ordering rules (Base Spec 5.0 Table
+// 2-39) on one direction. With posted credits for one write at a time, a
+// read or completion queued behind writes waits for every one of them
+// (the flush-by-read-back that drivers rely on), while a write queued
+// behind reads that lack credits passes them.
+func TestReadsDoNotPassWrites(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 128, Propagation: 50 * sim.Nanosecond,
+		Credits: Credits{PH: 1, PD: 64, NPH: 8, NPD: 8}})
+	for i := range 3 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 16 + 64, Payload: 64, Arg: uint64(i)})
+	}
+	l.Send(0, &Packet{Class: NonPosted, Bytes: 16, Arg: 10})
+	l.Send(0, &Packet{Class: Completion, Bytes: 16 + 4, Payload: 4, Arg: 20})
+	s.Run(10 * sim.Microsecond)
+	var got []uint64
+	for _, p := range b.pkts {
+		got = append(got, p.Arg)
+	}
+	if len(got) != 5 || got[0] != 0 || got[1] != 1 || got[2] != 2 {
+		t.Fatalf("arrival order %v: the read or completion passed a write", got)
+	}
+
+	// Writes pass reads stuck for credits.
+	s, l, _, b = newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 128, Propagation: 50 * sim.Nanosecond,
+		Credits: Credits{PH: 8, PD: 64, NPH: 1, NPD: 8}})
+	for i := range 3 {
+		l.Send(0, &Packet{Class: NonPosted, Bytes: 16, Arg: uint64(10 + i)})
+	}
+	l.Send(0, &Packet{Class: Posted, Bytes: 16 + 64, Payload: 64, Arg: 0})
+	s.Run(10 * sim.Microsecond)
+	got = got[:0]
+	for _, p := range b.pkts {
+		got = append(got, p.Arg)
+	}
+	if len(got) != 4 || got[0] != 10 || got[1] != 0 {
+		t.Fatalf("arrival order %v: the write did not pass the reads waiting for credits", got)
+	}
+}
