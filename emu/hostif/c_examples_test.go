@@ -1,0 +1,162 @@
+package hostif_test
+
+// The C client of the host interface (c/onic_host.h, c/onic_host.c) and
+// its example programs (c/examples): these tests build them with gcc
+// against msgpack-c and run them against `onic emu serve`, started by the
+// test from a freshly built onic binary.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"onic/testbenches/tools"
+)
+
+// session is a built onic, the examples and a running server.
+type session struct {
+	t              *testing.T
+	dir, onic      string
+	socket         string
+	srv            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	exited         chan error
+}
+
+// goTool is the go command that runs the tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// build compiles onic, generates the register header and builds the
+// example programs (warnings are errors).
+func build(t *testing.T, examples ...string) *session {
+	gcc := tools.Require(t, "gcc")
+	tools.RequireFile(t, "/usr/include/msgpack.h", "libmsgpack-dev")
+	s := &session{t: t, dir: t.TempDir()}
+	s.onic = filepath.Join(s.dir, "onic")
+	run(t, goTool(), "build", "-o", s.onic, "onic/cmd/onic")
+	hdl := filepath.Join(s.dir, "hdl")
+	run(t, s.onic, "hdl", "gen", "--scenario-file", "../cluster/scenarios/host-interface.yaml", "--out", hdl)
+	for _, ex := range examples {
+		run(t, gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Ic", "-I", hdl,
+			"c/onic_host.c", filepath.Join("c/examples", ex+".c"), "-lmsgpackc", "-o", filepath.Join(s.dir, ex))
+	}
+	return s
+}
+
+// serve starts onic emu serve with args and waits for its socket.
+func (s *session) serve(args ...string) {
+	t := s.t
+	s.socket = filepath.Join(s.dir, "onic.sock")
+	s.srv = exec.Command(s.onic, append([]string{"emu", "serve", "--socket", s.socket, "--json"}, args...)...)
+	s.srv.Stdout, s.srv.Stderr = &s.stdout, &s.stderr
+	if err := s.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.exited = make(chan error, 1)
+	go func() { s.exited <- s.srv.Wait() }()
+	t.Cleanup(func() {
+		if s.srv.ProcessState == nil {
+			s.srv.Process.Kill()
+			<-s.exited
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(s.socket); err == nil {
+			return
+		}
+		select {
+		case err := <-s.exited:
+			t.Fatalf("onic emu serve exited: %v\n%s", err, s.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("onic emu serve made no socket in 20 s\n%s", s.stderr.String())
+		}
+	}
+}
+
+// example runs one example program against the server; it must pass.
+func (s *session) example(name string, args ...string) string {
+	t := s.t
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(s.dir, name), append([]string{s.socket}, args...)...).CombinedOutput()
+	t.Logf("%s:\n%s", name, out)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s\nserver:\n%s", name, err, out, s.stderr.String())
+	}
+	select {
+	case err := <-s.exited:
+		t.Fatalf("the server stopped after %s: %v\n%s", name, err, s.stderr.String())
+	default:
+	}
+	return string(out)
+}
+
+// report stops the server (SIGINT) and returns its JSON report.
+func (s *session) report() map[string]any {
+	t := s.t
+	s.srv.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Fatalf("onic emu serve: %v\n%s", err, s.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("onic emu serve did not stop on SIGINT")
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(s.stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, s.stdout.String())
+	}
+	return rep
+}
+
+// TestDenied: the negative example sees every refusal as hardware shows
+// it, and the server serves on: the same program passes twice on one
+// server, and the server's report accounts for every software TLP.
+func TestDenied(t *testing.T) {
+	s := build(t, "denied")
+	s.serve()
+	first := s.example("denied")
+	second := s.example("denied")
+	if !strings.Contains(first, "denied: PASS") || !strings.Contains(second, "denied: PASS") {
+		t.Errorf("no PASS line")
+	}
+	rep := s.report()
+	if !strings.Contains(s.stderr.String(), "2 connections") {
+		t.Errorf("server stats: %s", s.stderr.String())
+	}
+	flows, _ := rep["flows"].([]any)
+	found := false
+	for _, f := range flows {
+		if m, _ := f.(map[string]any); m["name"] == "A.software" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no A.software flow in the report: %v", rep["flows"])
+	}
+}
