@@ -69,6 +69,8 @@ func build(t *testing.T, examples ...string) *session {
 func (s *session) serve(args ...string) {
 	t := s.t
 	s.socket = filepath.Join(s.dir, "onic.sock")
+	s.stdout.Reset()
+	s.stderr.Reset()
 	s.srv = exec.Command(s.onic, append([]string{"emu", "serve", "--socket", s.socket, "--json"}, args...)...)
 	s.srv.Stdout, s.srv.Stderr = &s.stdout, &s.stderr
 	if err := s.srv.Start(); err != nil {
@@ -159,4 +161,48 @@ func TestDenied(t *testing.T) {
 	if !found {
 		t.Errorf("no A.software flow in the report: %v", rep["flows"])
 	}
+}
+
+// TestPeerDMA: the first example — a peer's write across optical port A
+// into host A's DMA buffer, then the MSI-X interrupt — passes, and twice
+// on fresh servers gives the same output (lock-step is reproducible).
+func TestPeerDMA(t *testing.T) {
+	s := build(t, "peer_dma")
+	var outs, reps []string
+	for range 2 {
+		s.serve()
+		out := s.example("peer_dma")
+		if !strings.Contains(out, "peer_dma: PASS") {
+			t.Fatalf("no PASS line")
+		}
+		rep := s.report()
+		hosts, _ := rep["hosts"].([]any)
+		if a, _ := hosts[0].(map[string]any); a["received_bytes"] != 4096.0 || a["interrupts"] != 1.0 {
+			t.Errorf("host A in the report: %v", a)
+		}
+		delete(rep, "speed") // wall-clock figures
+		b, _ := json.Marshal(rep)
+		outs, reps = append(outs, out), append(reps, string(b))
+	}
+	// The two processes' lines interleave as the OS schedules them; each
+	// host's own lines, and the server's report, must not change.
+	for _, who := range []string{"A:", "B:"} {
+		if x, y := linesOf(outs[0], who), linesOf(outs[1], who); x != y {
+			t.Errorf("two lock-step runs differ for %s\n%s\n%s", who, x, y)
+		}
+	}
+	if reps[0] != reps[1] {
+		t.Errorf("two lock-step runs' reports differ:\n%s\n%s", reps[0], reps[1])
+	}
+}
+
+// linesOf is the lines of out that start with prefix.
+func linesOf(out, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

@@ -1,7 +1,7 @@
 package hostif
 
 //go:generate go tool msgp -file proto.go -o proto_gen.go -tests=false
-//msgp:limit arrays:1024 maps:32
+//msgp:limit arrays:8192 maps:32
 
 // Version is the protocol version a hello carries; the server refuses
 // any other.

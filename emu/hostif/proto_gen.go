@@ -8,7 +8,7 @@ import (
 
 // Size limits for msgp deserialization
 const (
-	zf29ce768limitArrays = 1024
+	zf29ce768limitArrays = 8192
 	zf29ce768limitMaps   = 32
 )
 

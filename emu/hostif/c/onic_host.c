@@ -171,11 +171,11 @@ static int call(onic_host *h)
 	h->have_reply = 1;
 	if (msgpack_unpack_next(&h->reply, h->frame, n, &off) != MSGPACK_UNPACK_SUCCESS || h->reply.data.type != MSGPACK_OBJECT_MAP)
 		return fail(h, "reply is not a MessagePack map");
-	if (field_u64(h, "seq") != h->seq)
-		return fail(h, "reply %llu to request %llu", (unsigned long long)field_u64(h, "seq"), (unsigned long long)h->seq);
 	const msgpack_object *e = field(h, "err");
 	if (e && e->type == MSGPACK_OBJECT_STR && e->via.str.size > 0)
 		return fail(h, "server: %.*s", (int)e->via.str.size, e->via.str.ptr);
+	if (field_u64(h, "seq") != h->seq)
+		return fail(h, "reply %llu to request %llu", (unsigned long long)field_u64(h, "seq"), (unsigned long long)h->seq);
 	h->err[0] = 0;
 	return 0;
 }
