@@ -15,6 +15,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/hostif"
+	"onic/firmware"
 )
 
 func newEmuServeCmd(v *viper.Viper) *cobra.Command {
@@ -26,7 +27,8 @@ the software of one host of the cluster (docs/hostif.md has the protocol;
 emu/hostif has the Go client, emu/hostif/c the C one). Clients enumerate
 through configuration space, access device memory with TLPs that take the
 emulated path, share a file of DMA memory with the devices, and wait for
-interrupts and simulated time.
+interrupts and simulated time. With --trust, clients may also hand the
+loader of their host's O-NIC firmware images (load), checked against it.
 
 The cluster is --config (a scenario YAML, docs/emu.md) or, by default, the
 host-interface scenario: hosts A and B with peered O-NICs and no traffic
@@ -53,7 +55,15 @@ prints the cluster's report (--json for JSON).`,
 			if err != nil {
 				return err
 			}
-			srv, err := hostif.New(cl, hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate")})
+			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate")}
+			if path := v.GetString("emu.serve.trust"); path != "" {
+				tr, err := firmware.LoadTrustFile(path)
+				if err != nil {
+					return fmt.Errorf("--trust: %v", err)
+				}
+				opt.Trust = &tr
+			}
+			srv, err := hostif.New(cl, opt)
 			if err != nil {
 				return fmt.Errorf("--%v", err)
 			}
@@ -95,6 +105,7 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
 	c.Flags().Bool("json", false, "print the report at the end as JSON")
+	c.Flags().String("trust", "", "the loader's trust store (YAML, docs/firmware.md) for clients' load requests; without it loads are refused")
 	bindFlags(v, c, "emu.serve")
 	return c
 }

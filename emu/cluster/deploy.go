@@ -289,3 +289,31 @@ func (c *Cluster) reflashed(i uint64) {
 		o.kernels[n].process(h.m, h.addr, c.s.Now())
 	}
 }
+
+// Load has the loader load image (name labels it) into O-NIC onic of the
+// software's host (empty: its first) now, checked against trust, as the
+// host's software asks its O-NIC's loader to. It returns what the loader
+// did and when the reflash ends (now, for a refused image); a refused
+// image is also an error naming the rule. Loads are in the report.
+func (s *Software) Load(onic, name string, image []byte, trust firmware.Trust) (DeployReport, time.Duration, error) {
+	var o *onicNode
+	for _, x := range s.h.onics {
+		if x.cfg.Name == onic || onic == "" && o == nil {
+			o = x
+		}
+	}
+	switch {
+	case s.gone:
+		return DeployReport{}, 0, errDetached
+	case o == nil:
+		return DeployReport{}, 0, fmt.Errorf("load %s: host %s has no O-NIC %q", name, s.h.cfg.Name, onic)
+	}
+	c := s.c
+	c.deploys = append(c.deploys, deployment{o: o, at: c.s.Now(), name: name, image: image, trust: trust})
+	c.deploy(len(c.deploys) - 1)
+	rep := o.deploys[len(o.deploys)-1]
+	if rep.Outcome != "loaded" {
+		return rep, s.c.Now(), fmt.Errorf("load %s: refused: %s", name, rep.Error)
+	}
+	return rep, s.c.Now() + time.Duration(rep.ReflashNs), nil
+}

@@ -82,6 +82,7 @@ type task struct {
 	start    sim.Time // the doorbell reached the shell
 	want, in int      // bytes: the task's length (ARG0), taken so far
 	stall    sim.Time // the kernel's manager stall when it began
+	soft     bool     // launched by host software through the shell's registers
 }
 
 // taskFlow makes the kernel in tc's slot task-driven for a task flow.
@@ -133,6 +134,16 @@ func (k *kernel) taskReg(off uint64, m *msg, ready sim.Time) {
 // registerWrite handles a write m to offset off of the O-NIC's register
 // BAR: the task shells' pages go to their kernels.
 func (o *onicNode) registerWrite(off uint64, m *msg, ready sim.Time) {
+	if m.t.Data != nil {
+		// Software's writes carry their values (a task flow's carry
+		// none): the shells' registers take them.
+		eachDW(off, &m.t, func(a uint64, v, mask uint32) {
+			if k, reg := o.shellAt(a); k != nil {
+				k.shellWrite(reg, v, mask, ready)
+			}
+		})
+		return
+	}
 	for slot, k := range o.kernels {
 		if page := kernels.TaskPage(slot); k != nil && k.tasked && off >= page && off-page < 0x1000 {
 			k.taskReg(off-page, m, ready)
@@ -145,6 +156,10 @@ func (o *onicNode) registerWrite(off uint64, m *msg, ready sim.Time) {
 // shell writes the completion record and then the MSI-X message to the
 // host, as the flow's transfer's last requests.
 func (k *kernel) finish(t sim.Time) {
+	if k.task.soft {
+		k.softFinish(t)
+		return
+	}
 	o, ts := k.o, &k.task
 	f := ts.flow
 	f.injectAt(ts.xi, tlp.MWr, ts.cfg.Record, kernels.TaskRecordBytes, o.host.cfg.MPS, stTaskRecord, o.link, 1, o.self, t)
@@ -194,6 +209,7 @@ type kernel struct {
 	// Task-driven (a task flow feeds it): data moves only within tasks.
 	tasked              bool
 	task                task
+	sh                  shell // the task shell's registers, as software drives them
 	arg0                int
 	tasks, refused      uint64
 	taskTime, taskStall sim.Time
@@ -316,7 +332,7 @@ func (k *kernel) process(m *msg, addr uint64, ready sim.Time) {
 		return
 	}
 	if k.inputs == 1 {
-		if k.tasked && !k.task.active {
+		if (k.tasked || k.sh.ctrl&1 != 0) && !k.task.active {
 			// (The shell would hold it back; the emulator counts it.)
 			k.drop(m, dropNoTask)
 			return
@@ -430,6 +446,7 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 	m.t.Address = k.cfg.Translated + addr
 	m.t.RequesterID = req
 	m.t.FirstBE = 0xF
+	m.t.Data = nil // the emulator times kernels; it does not compute their output bytes
 	for off := n; off < outBytes; off += n {
 		cp := o.c.newMsg()
 		o.c.attach(cp, m.rec)
@@ -445,7 +462,12 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 	m.t.Length = uint16((min(n, outBytes) + 3) / 4)
 	m.t.LastBE = lastBE(m.t.Length)
 	k.send(m, out)
-	if k.tasked {
+	if k.task.active && (k.tasked || k.task.soft) {
+		if k.task.soft {
+			k.sh.bytesIn += uint32(n * k.inputs)
+			k.sh.bytesOut += uint32(outBytes)
+			k.sh.packets++
+		}
 		if k.task.in += n; k.task.in >= k.task.want {
 			k.finish(out)
 		}

@@ -128,28 +128,15 @@ func (o *onicNode) barWord(off uint64) uint32 {
 	case off >= msixTableOff && off < msixTableOff+uint64(len(o.regs.msix)):
 		return binary.LittleEndian.Uint32(o.regs.msix[off-msixTableOff:])
 	}
+	if k, reg := o.shellAt(off); k != nil {
+		return k.shellRead(reg)
+	}
 	return 0 // the PBA (nothing pending) and unmapped space
 }
 
 // regWrite takes a write t to the register BAR at offset off.
 func (o *onicNode) regWrite(off uint64, t *tlp.TLP) {
-	n := int(t.Length)
-	base := off &^ 3
-	for i := 0; i < n && 4*i+4 <= len(t.Data); i++ {
-		be := uint8(0xF)
-		switch {
-		case i == 0:
-			be = t.FirstBE
-		case i == n-1:
-			be = t.LastBE
-		}
-		var mask uint32
-		for b := range 4 {
-			if be>>b&1 != 0 {
-				mask |= 0xFF << (8 * b)
-			}
-		}
-		v, a := binary.LittleEndian.Uint32(t.Data[4*i:]), base+uint64(4*i)
+	eachDW(off, t, func(a uint64, v, mask uint32) {
 		switch {
 		case a < 0x1000:
 			o.setReg32(a, v, mask)
@@ -157,5 +144,5 @@ func (o *onicNode) regWrite(off uint64, t *tlp.TLP) {
 			w := o.regs.msix[a-msixTableOff:]
 			binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)&^mask|v&mask)
 		}
-	}
+	})
 }

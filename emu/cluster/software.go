@@ -203,12 +203,7 @@ func (s *Software) Write(addr uint64, data []byte) error {
 	if err != nil || o == nil {
 		return err
 	}
-	xi := s.xfer()
-	s.inject(xi, o, tlp.MWr, addr, len(data), s.h.cfg.MPS, func(_ int32, ch tlp.Chunk) []byte {
-		b := make([]byte, int(ch.LengthDW)*4)
-		copy(b[ch.Addr&3:], data[ch.Offset:ch.Offset+ch.Size])
-		return b
-	})
+	s.inject(s.xfer(), o, tlp.MWr, addr, len(data), s.h.cfg.MPS, payload(data))
 	return nil
 }
 
@@ -268,6 +263,12 @@ func (s *Software) xfer() int32 {
 // inject sends the requests of an access over o's link, each with the
 // payload data gives it (told the request's record).
 func (s *Software) inject(xi int32, o *onicNode, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
+	s.injectAt(xi, o, 0, s.h.id, 0, kind, addr, size, max, data)
+}
+
+// injectAt is inject from end side of o's link (1: the O-NIC's) as
+// requester id, not before ready.
+func (s *Software) injectAt(xi int32, o *onicNode, side int, id tlp.ID, ready sim.Time, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
 	c, f := s.c, s.f
 	x := &f.xfers[xi]
 	for ch := range tlp.Chunks(addr, size, max) {
@@ -276,10 +277,26 @@ func (s *Software) inject(xi int32, o *onicNode, kind tlp.Kind, addr uint64, siz
 		m := c.newMsg()
 		c.attach(m, r)
 		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
-		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: s.h.id, Tag: f.tag & 1023, Length: ch.LengthDW,
+		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
 			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3, Data: data(r, ch)}
 		f.tag++
-		send(o.link, 0, m)
+		sendAt(o.link, side, m, ready)
+	}
+}
+
+// deviceWrite has O-NIC o write data to this host's memory at addr at
+// ready (a task shell's completion record or MSI-X message), accounted
+// as a transfer of the software's flow.
+func (s *Software) deviceWrite(o *onicNode, addr uint64, data []byte, ready sim.Time) {
+	s.injectAt(s.xfer(), o, 1, o.self, ready, tlp.MWr, addr, len(data), s.h.cfg.MPS, payload(data))
+}
+
+// payload gives each write request its bytes of data, in whole DWs.
+func payload(data []byte) func(int32, tlp.Chunk) []byte {
+	return func(_ int32, ch tlp.Chunk) []byte {
+		b := make([]byte, int(ch.LengthDW)*4)
+		copy(b[ch.Addr&3:], data[ch.Offset:ch.Offset+ch.Size])
+		return b
 	}
 }
 

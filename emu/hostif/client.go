@@ -224,3 +224,12 @@ func (c *Client) Now() (time.Duration, error) {
 	r, err := c.call(Request{Op: OpTime})
 	return time.Duration(r.Now), err
 }
+
+// Load hands the firmware image file at path (a path the server can read)
+// to the loader of O-NIC onic of the client's host (empty: its first) and
+// waits, in simulated time, until the reflash is over. The reply says
+// what was loaded (Kind, Slot, Image, Signer, ReflashNs); a refused image
+// is an error naming the rule.
+func (c *Client) Load(onic, path string) (Reply, error) {
+	return c.call(Request{Op: OpLoad, ONIC: onic, Path: path})
+}

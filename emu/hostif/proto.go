@@ -21,6 +21,7 @@ const (
 	OpAdvance   = "advance"    // let simulated time pass
 	OpWaitIRQ   = "wait_irq"   // wait for an interrupt, up to a timeout
 	OpTime      = "time"       // read simulated time
+	OpLoad      = "load"       // the loader: deploy a firmware image to the host's O-NIC
 	OpBye       = "bye"        // release the host
 )
 
@@ -45,6 +46,10 @@ type Request struct {
 	Data []byte `msg:"data,omitempty"` // mmio_write
 	// advance, wait_irq: simulated nanoseconds
 	Ns uint64 `msg:"ns,omitempty"`
+	// load: the image file (a path the server can read) and which of the
+	// host's O-NICs (empty: its first)
+	Path string `msg:"path,omitempty"`
+	ONIC string `msg:"onic,omitempty"`
 }
 
 // Reply answers one Request. Err is empty on success.
@@ -69,6 +74,14 @@ type Reply struct {
 	// because the queue was full.
 	IRQs []IRQ  `msg:"irqs,omitempty"`
 	Lost uint64 `msg:"lost,omitempty"`
+	// load: what the loader did — "full" or "kernel", the kernel slot
+	// (-1 for a full image), the image's name and version, the signer's
+	// key, and how long the O-NIC or slot was out.
+	Kind      string `msg:"kind,omitempty"`
+	Slot      int    `msg:"slot,omitempty"`
+	Image     string `msg:"image,omitempty"`
+	Signer    string `msg:"signer,omitempty"`
+	ReflashNs uint64 `msg:"reflash_ns,omitempty"`
 }
 
 // IRQ is an MSI or MSI-X message the host received.

@@ -332,6 +332,36 @@ func (z *Reply) DecodeMsg(dc *msgp.Reader) (err error) {
 				err = msgp.WrapError(err, "Lost")
 				return
 			}
+		case "kind":
+			z.Kind, err = dc.ReadString()
+			if err != nil {
+				err = msgp.WrapError(err, "Kind")
+				return
+			}
+		case "slot":
+			z.Slot, err = dc.ReadInt()
+			if err != nil {
+				err = msgp.WrapError(err, "Slot")
+				return
+			}
+		case "image":
+			z.Image, err = dc.ReadString()
+			if err != nil {
+				err = msgp.WrapError(err, "Image")
+				return
+			}
+		case "signer":
+			z.Signer, err = dc.ReadString()
+			if err != nil {
+				err = msgp.WrapError(err, "Signer")
+				return
+			}
+		case "reflash_ns":
+			z.ReflashNs, err = dc.ReadUint64()
+			if err != nil {
+				err = msgp.WrapError(err, "ReflashNs")
+				return
+			}
 		default:
 			err = dc.Skip()
 			if err != nil {
@@ -346,8 +376,8 @@ func (z *Reply) DecodeMsg(dc *msgp.Reader) (err error) {
 // EncodeMsg implements msgp.Encodable
 func (z *Reply) EncodeMsg(en *msgp.Writer) (err error) {
 	// check for omitted fields
-	zb0001Len := uint32(13)
-	var zb0001Mask uint16 /* 13 bits */
+	zb0001Len := uint32(18)
+	var zb0001Mask uint32 /* 18 bits */
 	_ = zb0001Mask
 	if z.Err == "" {
 		zb0001Len--
@@ -389,8 +419,28 @@ func (z *Reply) EncodeMsg(en *msgp.Writer) (err error) {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
+	if z.Kind == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2000
+	}
+	if z.Slot == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4000
+	}
+	if z.Image == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.Signer == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
+	if z.ReflashNs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
 	// variable map header, size zb0001Len
-	err = en.Append(0x80 | uint8(zb0001Len))
+	err = en.WriteMapHeader(zb0001Len)
 	if err != nil {
 		return
 	}
@@ -580,6 +630,66 @@ func (z *Reply) EncodeMsg(en *msgp.Writer) (err error) {
 				return
 			}
 		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// write "kind"
+			err = en.Append(0xa4, 0x6b, 0x69, 0x6e, 0x64)
+			if err != nil {
+				return
+			}
+			err = en.WriteString(z.Kind)
+			if err != nil {
+				err = msgp.WrapError(err, "Kind")
+				return
+			}
+		}
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// write "slot"
+			err = en.Append(0xa4, 0x73, 0x6c, 0x6f, 0x74)
+			if err != nil {
+				return
+			}
+			err = en.WriteInt(z.Slot)
+			if err != nil {
+				err = msgp.WrapError(err, "Slot")
+				return
+			}
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// write "image"
+			err = en.Append(0xa5, 0x69, 0x6d, 0x61, 0x67, 0x65)
+			if err != nil {
+				return
+			}
+			err = en.WriteString(z.Image)
+			if err != nil {
+				err = msgp.WrapError(err, "Image")
+				return
+			}
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// write "signer"
+			err = en.Append(0xa6, 0x73, 0x69, 0x67, 0x6e, 0x65, 0x72)
+			if err != nil {
+				return
+			}
+			err = en.WriteString(z.Signer)
+			if err != nil {
+				err = msgp.WrapError(err, "Signer")
+				return
+			}
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// write "reflash_ns"
+			err = en.Append(0xaa, 0x72, 0x65, 0x66, 0x6c, 0x61, 0x73, 0x68, 0x5f, 0x6e, 0x73)
+			if err != nil {
+				return
+			}
+			err = en.WriteUint64(z.ReflashNs)
+			if err != nil {
+				err = msgp.WrapError(err, "ReflashNs")
+				return
+			}
+		}
 	}
 	return
 }
@@ -588,8 +698,8 @@ func (z *Reply) EncodeMsg(en *msgp.Writer) (err error) {
 func (z *Reply) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(13)
-	var zb0001Mask uint16 /* 13 bits */
+	zb0001Len := uint32(18)
+	var zb0001Mask uint32 /* 18 bits */
 	_ = zb0001Mask
 	if z.Err == "" {
 		zb0001Len--
@@ -631,8 +741,28 @@ func (z *Reply) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
+	if z.Kind == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2000
+	}
+	if z.Slot == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x4000
+	}
+	if z.Image == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.Signer == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
+	if z.ReflashNs == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
 	// variable map header, size zb0001Len
-	o = append(o, 0x80|uint8(zb0001Len))
+	o = msgp.AppendMapHeader(o, zb0001Len)
 
 	// skip if no fields are to be emitted
 	if zb0001Len != 0 {
@@ -706,6 +836,31 @@ func (z *Reply) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "lost"
 			o = append(o, 0xa4, 0x6c, 0x6f, 0x73, 0x74)
 			o = msgp.AppendUint64(o, z.Lost)
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// string "kind"
+			o = append(o, 0xa4, 0x6b, 0x69, 0x6e, 0x64)
+			o = msgp.AppendString(o, z.Kind)
+		}
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// string "slot"
+			o = append(o, 0xa4, 0x73, 0x6c, 0x6f, 0x74)
+			o = msgp.AppendInt(o, z.Slot)
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// string "image"
+			o = append(o, 0xa5, 0x69, 0x6d, 0x61, 0x67, 0x65)
+			o = msgp.AppendString(o, z.Image)
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "signer"
+			o = append(o, 0xa6, 0x73, 0x69, 0x67, 0x6e, 0x65, 0x72)
+			o = msgp.AppendString(o, z.Signer)
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "reflash_ns"
+			o = append(o, 0xaa, 0x72, 0x65, 0x66, 0x6c, 0x61, 0x73, 0x68, 0x5f, 0x6e, 0x73)
+			o = msgp.AppendUint64(o, z.ReflashNs)
 		}
 	}
 	return
@@ -883,6 +1038,36 @@ func (z *Reply) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Lost")
 				return
 			}
+		case "kind":
+			z.Kind, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Kind")
+				return
+			}
+		case "slot":
+			z.Slot, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Slot")
+				return
+			}
+		case "image":
+			z.Image, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Image")
+				return
+			}
+		case "signer":
+			z.Signer, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Signer")
+				return
+			}
+		case "reflash_ns":
+			z.ReflashNs, bts, err = msgp.ReadUint64Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ReflashNs")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -897,7 +1082,7 @@ func (z *Reply) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Reply) Msgsize() (s int) {
-	s = 1 + 4 + msgp.Uint64Size + 3 + msgp.StringPrefixSize + len(z.Op) + 4 + msgp.StringPrefixSize + len(z.Err) + 4 + msgp.Uint64Size + 8 + msgp.Uint32Size + 5 + msgp.StringPrefixSize + len(z.Mode) + 9 + msgp.Uint16Size + 6 + msgp.Uint32Size + 7 + msgp.Uint8Size + 5 + msgp.BytesPrefixSize + len(z.Data) + 11 + msgp.Uint64Size + 5 + msgp.ArrayHeaderSize + (len(z.IRQs) * (14 + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint32Size)) + 5 + msgp.Uint64Size
+	s = 3 + 4 + msgp.Uint64Size + 3 + msgp.StringPrefixSize + len(z.Op) + 4 + msgp.StringPrefixSize + len(z.Err) + 4 + msgp.Uint64Size + 8 + msgp.Uint32Size + 5 + msgp.StringPrefixSize + len(z.Mode) + 9 + msgp.Uint16Size + 6 + msgp.Uint32Size + 7 + msgp.Uint8Size + 5 + msgp.BytesPrefixSize + len(z.Data) + 11 + msgp.Uint64Size + 5 + msgp.ArrayHeaderSize + (len(z.IRQs) * (14 + msgp.Uint64Size + msgp.Uint64Size + msgp.Uint32Size)) + 5 + msgp.Uint64Size + 5 + msgp.StringPrefixSize + len(z.Kind) + 5 + msgp.IntSize + 6 + msgp.StringPrefixSize + len(z.Image) + 7 + msgp.StringPrefixSize + len(z.Signer) + 11 + msgp.Uint64Size
 	return
 }
 
@@ -1016,6 +1201,18 @@ func (z *Request) DecodeMsg(dc *msgp.Reader) (err error) {
 				err = msgp.WrapError(err, "Ns")
 				return
 			}
+		case "path":
+			z.Path, err = dc.ReadString()
+			if err != nil {
+				err = msgp.WrapError(err, "Path")
+				return
+			}
+		case "onic":
+			z.ONIC, err = dc.ReadString()
+			if err != nil {
+				err = msgp.WrapError(err, "ONIC")
+				return
+			}
 		default:
 			err = dc.Skip()
 			if err != nil {
@@ -1030,8 +1227,8 @@ func (z *Request) DecodeMsg(dc *msgp.Reader) (err error) {
 // EncodeMsg implements msgp.Encodable
 func (z *Request) EncodeMsg(en *msgp.Writer) (err error) {
 	// check for omitted fields
-	zb0001Len := uint32(15)
-	var zb0001Mask uint16 /* 15 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.Version == 0 {
 		zb0001Len--
@@ -1085,8 +1282,16 @@ func (z *Request) EncodeMsg(en *msgp.Writer) (err error) {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
+	if z.Path == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.ONIC == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
 	// variable map header, size zb0001Len
-	err = en.Append(0x80 | uint8(zb0001Len))
+	err = en.WriteMapHeader(zb0001Len)
 	if err != nil {
 		return
 	}
@@ -1269,6 +1474,30 @@ func (z *Request) EncodeMsg(en *msgp.Writer) (err error) {
 				return
 			}
 		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// write "path"
+			err = en.Append(0xa4, 0x70, 0x61, 0x74, 0x68)
+			if err != nil {
+				return
+			}
+			err = en.WriteString(z.Path)
+			if err != nil {
+				err = msgp.WrapError(err, "Path")
+				return
+			}
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// write "onic"
+			err = en.Append(0xa4, 0x6f, 0x6e, 0x69, 0x63)
+			if err != nil {
+				return
+			}
+			err = en.WriteString(z.ONIC)
+			if err != nil {
+				err = msgp.WrapError(err, "ONIC")
+				return
+			}
+		}
 	}
 	return
 }
@@ -1277,8 +1506,8 @@ func (z *Request) EncodeMsg(en *msgp.Writer) (err error) {
 func (z *Request) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(15)
-	var zb0001Mask uint16 /* 15 bits */
+	zb0001Len := uint32(17)
+	var zb0001Mask uint32 /* 17 bits */
 	_ = zb0001Mask
 	if z.Version == 0 {
 		zb0001Len--
@@ -1332,8 +1561,16 @@ func (z *Request) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x4000
 	}
+	if z.Path == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.ONIC == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
 	// variable map header, size zb0001Len
-	o = append(o, 0x80|uint8(zb0001Len))
+	o = msgp.AppendMapHeader(o, zb0001Len)
 
 	// skip if no fields are to be emitted
 	if zb0001Len != 0 {
@@ -1407,6 +1644,16 @@ func (z *Request) MarshalMsg(b []byte) (o []byte, err error) {
 			// string "ns"
 			o = append(o, 0xa2, 0x6e, 0x73)
 			o = msgp.AppendUint64(o, z.Ns)
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// string "path"
+			o = append(o, 0xa4, 0x70, 0x61, 0x74, 0x68)
+			o = msgp.AppendString(o, z.Path)
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "onic"
+			o = append(o, 0xa4, 0x6f, 0x6e, 0x69, 0x63)
+			o = msgp.AppendString(o, z.ONIC)
 		}
 	}
 	return
@@ -1540,6 +1787,18 @@ func (z *Request) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Ns")
 				return
 			}
+		case "path":
+			z.Path, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "Path")
+				return
+			}
+		case "onic":
+			z.ONIC, bts, err = msgp.ReadStringBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ONIC")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -1554,6 +1813,6 @@ func (z *Request) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Request) Msgsize() (s int) {
-	s = 1 + 4 + msgp.Uint64Size + 3 + msgp.StringPrefixSize + len(z.Op) + 8 + msgp.Uint32Size + 5 + msgp.StringPrefixSize + len(z.Host) + 9 + msgp.StringPrefixSize + len(z.MemPath) + 9 + msgp.Uint64Size + 8 + msgp.Uint16Size + 4 + msgp.Uint16Size + 4 + msgp.Uint16Size + 5 + msgp.Uint8Size + 6 + msgp.Uint32Size + 5 + msgp.Uint64Size + 4 + msgp.Uint32Size + 5 + msgp.BytesPrefixSize + len(z.Data) + 3 + msgp.Uint64Size
+	s = 3 + 4 + msgp.Uint64Size + 3 + msgp.StringPrefixSize + len(z.Op) + 8 + msgp.Uint32Size + 5 + msgp.StringPrefixSize + len(z.Host) + 9 + msgp.StringPrefixSize + len(z.MemPath) + 9 + msgp.Uint64Size + 8 + msgp.Uint16Size + 4 + msgp.Uint16Size + 4 + msgp.Uint16Size + 5 + msgp.Uint8Size + 6 + msgp.Uint32Size + 5 + msgp.Uint64Size + 4 + msgp.Uint32Size + 5 + msgp.BytesPrefixSize + len(z.Data) + 3 + msgp.Uint64Size + 5 + msgp.StringPrefixSize + len(z.Path) + 5 + msgp.StringPrefixSize + len(z.ONIC)
 	return
 }

@@ -16,11 +16,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"onic/emu/cluster"
+	"onic/firmware"
 	"onic/tlp"
 )
 
@@ -53,6 +55,9 @@ type Options struct {
 	// MaxMemory is the largest DMA memory file a client may share
 	// (default 1 GiB).
 	MaxMemory int64
+	// Trust is the loader's trust store for load requests; without one
+	// every load is refused.
+	Trust *firmware.Trust
 }
 
 func (o *Options) defaults() error {
@@ -127,6 +132,7 @@ type client struct {
 	irqs     []IRQ
 	lost     uint64
 	gone     bool
+	loaded   Reply // a load's reply, sent when its reflash ends
 }
 
 // New makes a server for cl, a built cluster.
@@ -340,6 +346,8 @@ func (s *Server) handle(e event) {
 		}
 		c.wait, c.deadline = &req, s.cl.Now()+wait
 		s.irqReady(c)
+	case OpLoad:
+		s.load(c, req)
 	case OpTime:
 		s.reply(c, Reply{Seq: req.Seq, Op: req.Op})
 	case OpBye:
@@ -441,6 +449,32 @@ func (s *Server) config(c *client, req Request) {
 	s.reply(c, Reply{Seq: req.Seq, Op: req.Op, Status: uint8(st)})
 }
 
+// load runs the loader for c's host's O-NIC; the reply waits for the
+// reflash to end, in simulated time.
+func (s *Server) load(c *client, req Request) {
+	if s.opt.Trust == nil {
+		s.reply(c, errReply(req, "load: the server has no trust store (onic emu serve --trust FILE)"))
+		return
+	}
+	if req.Path == "" {
+		s.reply(c, errReply(req, "load: no path: name the image file"))
+		return
+	}
+	b, err := os.ReadFile(req.Path)
+	if err != nil {
+		s.reply(c, errReply(req, "load: %v", err))
+		return
+	}
+	rep, until, err := c.soft.Load(req.ONIC, filepath.Base(req.Path), b, *s.opt.Trust)
+	if err != nil {
+		s.reply(c, errReply(req, "%v", err))
+		return
+	}
+	c.loaded = Reply{Seq: req.Seq, Op: req.Op, Kind: rep.Kind, Slot: rep.Slot, Image: rep.Image, Signer: rep.Signer, ReflashNs: uint64(rep.ReflashNs)}
+	c.wait, c.deadline = &req, until
+	s.expire()
+}
+
 // irqReady answers c's wait_irq if it has interrupts queued.
 func (s *Server) irqReady(c *client) bool {
 	if c.wait == nil || c.wait.Op != OpWaitIRQ || len(c.irqs) == 0 {
@@ -458,8 +492,12 @@ func (s *Server) irqReady(c *client) bool {
 func (s *Server) expire() {
 	now := s.cl.Now()
 	for _, c := range s.clients {
-		if w := c.wait; w != nil && (w.Op == OpAdvance || w.Op == OpWaitIRQ) && now >= c.deadline {
+		if w := c.wait; w != nil && (w.Op == OpAdvance || w.Op == OpWaitIRQ || w.Op == OpLoad) && now >= c.deadline {
 			c.wait = nil
+			if w.Op == OpLoad {
+				s.reply(c, c.loaded)
+				continue
+			}
 			s.reply(c, Reply{Seq: w.Seq, Op: w.Op})
 		}
 	}

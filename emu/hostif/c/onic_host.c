@@ -408,12 +408,10 @@ int onic_now(onic_host *h, uint64_t *now_ns)
 	return 0;
 }
 
-int onic_load(onic_host *h, const char *onic, const void *image, size_t len, int *slot, uint64_t *reflash_ns)
+int onic_load(onic_host *h, const char *onic, const char *path, int *slot, uint64_t *reflash_ns)
 {
-	if (len > MAX_FRAME - 256)
-		return fail(h, "load: image of %zu bytes does not fit a message (at most %u)", len, MAX_FRAME - 256);
 	begin(h, "load", onic ? 2 : 1);
-	kv_bin(h, "data", image, len);
+	kv_str(h, "path", path);
 	if (onic)
 		kv_str(h, "onic", onic);
 	if (call(h) < 0)

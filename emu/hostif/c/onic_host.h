@@ -119,13 +119,15 @@ int onic_wait_irq(onic_host *h, uint64_t timeout_ns, onic_irq *irqs, size_t max,
 /* onic_now reads simulated time in nanoseconds. */
 int onic_now(onic_host *h, uint64_t *now_ns);
 
-/* onic_load hands a firmware image (the bytes of a file `onic fw build`
- * or `onic kernel image` wrote) to the loader of the host's O-NIC (onic
- * names it; NULL: the host's first). The reply comes when the loader has
- * decided and, if it took the image, the reflash is over: *slot is the
- * kernel slot it went to (-1: a full image) and *reflash_ns how long the
- * O-NIC or slot was out. A refused image is an error naming the rule. */
-int onic_load(onic_host *h, const char *onic, const void *image, size_t len, int *slot, uint64_t *reflash_ns);
+/* onic_load hands the firmware image file at path (one `onic fw build`
+ * wrote; a path the server can read) to the loader of the host's O-NIC
+ * onic (NULL: the host's first). The server must have a trust store
+ * (onic emu serve --trust). The reply comes when the loader has decided
+ * and, if it took the image, the reflash is over in simulated time: *slot
+ * is the kernel slot it went to (-1: a full image) and *reflash_ns how
+ * long the O-NIC or slot was out. A refused image is an error naming the
+ * rule. slot and reflash_ns may be NULL. */
+int onic_load(onic_host *h, const char *onic, const char *path, int *slot, uint64_t *reflash_ns);
 
 #ifdef __cplusplus
 }
