@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/hostif"
+	"onic/kernels"
 	"onic/testbenches/tools"
 )
 
@@ -205,4 +208,65 @@ func linesOf(out, prefix string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestKernelTask: the second example — the loader takes the O-NIC image
+// and a tenant's kernel image, a task runs through slot 1's task shell,
+// and the completion record, the MSI-X message and the profiling counters
+// agree. The images are built and signed here with onic fw.
+func TestKernelTask(t *testing.T) {
+	s := build(t, "kernel_task")
+	at := func(f string) string { return filepath.Join(s.dir, f) }
+	run(t, s.onic, "fw", "keygen", "--out", at("ops"))
+	run(t, s.onic, "fw", "keygen", "--out", at("dev"))
+	trust := "keys:\n  - {name: ops, key: ops.pub, role: operator}\n  - {name: dev, key: dev.pub, role: ml}\n"
+	if err := os.WriteFile(at("trust.yaml"), []byte(trust), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile("c/examples/kernel_task.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tenant's kernel: slot 1 with a kernel, the same static region.
+	slot1 := "  - slot: 1\n    region: {lut: 40000, ff: 80000, bram: 60, dsp: 120}\n"
+	if !strings.Contains(string(spec), slot1) {
+		t.Fatal("kernel_task.yaml: slot 1 is not as the test expects")
+	}
+	if err := os.WriteFile(at("kernel.yaml"), []byte(strings.Replace(string(spec), slot1, slot1+"    kernel: filter\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, s.onic, "fw", "build", "c/examples/kernel_task.yaml", "--key", at("ops.key"), "--out", at("full.onicfw"))
+	run(t, s.onic, "fw", "build", at("kernel.yaml"), "--kernel-slot", "1", "--key", at("dev.key"), "--out", at("k1.onicfw"))
+	s.serve("--trust", at("trust.yaml"))
+	out := s.example("kernel_task", at("full.onicfw"), at("k1.onicfw"))
+	lk, err := kernels.Lookup("filter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf("kernel id 0x%08x", lk.ID()), "kernel_task: PASS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// A load the trust store does not allow is refused, and the server
+	// serves on: the tenant's key may not load the whole O-NIC.
+	run(t, s.onic, "fw", "build", "c/examples/kernel_task.yaml", "--key", at("dev.key"), "--out", at("tenant-full.onicfw"))
+	c, err := hostif.Dial(s.socket, hostif.ClientOptions{Host: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load("", at("tenant-full.onicfw")); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a tenant-signed O-NIC image: %v", err)
+	}
+	if _, err := c.Load("onicB", at("k1.onicfw")); err == nil || !strings.Contains(err.Error(), "no O-NIC") {
+		t.Errorf("loading another host's O-NIC: %v", err)
+	}
+	c.Close()
+	rep := s.report()
+	onics, _ := rep["onics"].([]any)
+	a, _ := onics[0].(map[string]any)
+	deploys, _ := a["deploys"].([]any)
+	if len(deploys) != 3 {
+		t.Errorf("onicA's deploys in the report: %v", a["deploys"])
+	}
 }

@@ -20,7 +20,7 @@
 static const char *example_name = "example";
 
 /* die ends the program with a one-line message (and the client's error). */
-static void die(onic_host *h, const char *f, ...)
+static inline void die(onic_host *h, const char *f, ...)
 {
 	va_list ap;
 	fprintf(stderr, "%s: ", example_name);
@@ -47,14 +47,14 @@ typedef struct {
 	uint64_t bar[6], size[6]; /* 64-bit BARs at their even index */
 } onic_dev;
 
-static uint32_t cfg_rd(onic_host *h, int seg, uint16_t bdf, int reg, int size)
+static inline uint32_t cfg_rd(onic_host *h, int seg, uint16_t bdf, int reg, int size)
 {
 	uint32_t v;
 	check(h, onic_cfg_read(h, seg, bdf, reg, size, &v, NULL) == 0, "cfg_read %02x:%02x.%x +%#x", bdf >> 8, bdf >> 3 & 31, bdf & 7, reg);
 	return v;
 }
 
-static void cfg_wr(onic_host *h, int seg, uint16_t bdf, int reg, int size, uint32_t v)
+static inline void cfg_wr(onic_host *h, int seg, uint16_t bdf, int reg, int size, uint32_t v)
 {
 	check(h, onic_cfg_write(h, seg, bdf, reg, size, v, NULL) == 0, "cfg_write %02x:%02x.%x +%#x", bdf >> 8, bdf >> 3 & 31, bdf & 7, reg);
 }
@@ -62,7 +62,7 @@ static void cfg_wr(onic_host *h, int seg, uint16_t bdf, int reg, int size, uint3
 /* size_bars sizes the 64-bit memory BARs of d the way Linux does: memory
  * decoding off, all-ones written, the mask read back, the address put
  * back, decoding on again. */
-static void size_bars(onic_host *h, onic_dev *d)
+static inline void size_bars(onic_host *h, onic_dev *d)
 {
 	uint32_t cmd = cfg_rd(h, d->seg, d->bdf, 0x04, 2);
 	cfg_wr(h, d->seg, d->bdf, 0x04, 2, cmd & ~2u);
@@ -86,7 +86,7 @@ static void size_bars(onic_host *h, onic_dev *d)
 
 /* scan walks bus bus of segment seg and the buses behind its bridges,
  * looking for the O-NIC by vendor and device ID. */
-static int scan(onic_host *h, int seg, int bus, onic_dev *d, int depth)
+static inline int scan(onic_host *h, int seg, int bus, onic_dev *d, int depth)
 {
 	for (int dev = 0; dev < 32; dev++) {
 		for (int fn = 0; fn < 8; fn++) {
@@ -117,7 +117,7 @@ static int scan(onic_host *h, int seg, int bus, onic_dev *d, int depth)
 
 /* find_onic enumerates every segment of the host and returns its first
  * O-NIC with its BARs sized. */
-static onic_dev find_onic(onic_host *h)
+static inline onic_dev find_onic(onic_host *h)
 {
 	onic_dev d = {0};
 	for (int seg = 0; seg < onic_host_segments(h); seg++) {
@@ -134,7 +134,7 @@ static onic_dev find_onic(onic_host *h)
  * description capability (a vendor-specific extended capability, ID
  * 0x000B, VSEC ID 1; body layout in docs/pcie.md), found by walking the
  * extended capability list from 0x100. */
-static uint64_t lut_entry_bytes(onic_host *h, const onic_dev *d)
+static inline uint64_t lut_entry_bytes(onic_host *h, const onic_dev *d)
 {
 	for (int off = 0x100, n = 0; off >= 0x100 && n < 64; n++) {
 		uint32_t hdr = cfg_rd(h, d->seg, d->bdf, off, 4);
@@ -146,7 +146,7 @@ static uint64_t lut_entry_bytes(onic_host *h, const onic_dev *d)
 	return 0;
 }
 
-static uint32_t rd32(onic_host *h, uint64_t addr)
+static inline uint32_t rd32(onic_host *h, uint64_t addr)
 {
 	uint32_t v;
 	int st;
@@ -155,14 +155,14 @@ static uint32_t rd32(onic_host *h, uint64_t addr)
 	return v;
 }
 
-static void wr32(onic_host *h, uint64_t addr, uint32_t v)
+static inline void wr32(onic_host *h, uint64_t addr, uint32_t v)
 {
 	check(h, onic_write32(h, addr, v) == 0, "write %#llx", (unsigned long long)addr);
 }
 
 /* lut_map points LUT entry i at translated address addr through egress
  * (REG(EGRESS_*)), through the register map's LUT programming registers. */
-static void lut_map(onic_host *h, uint64_t bar0, unsigned i, uint64_t addr, unsigned egress)
+static inline void lut_map(onic_host *h, uint64_t bar0, unsigned i, uint64_t addr, unsigned egress)
 {
 	wr32(h, bar0 + REG(LUT_INDEX), i);
 	wr32(h, bar0 + REG(LUT_ADDR_LO), (uint32_t)addr);
