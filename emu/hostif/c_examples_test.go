@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,12 +33,13 @@ type session struct {
 	exited         chan error
 }
 
-// goTool is the go command that runs the tests.
+// goTool is the go command that runs the tests: on PATH, or the one
+// `make` names in $GO.
 func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
+	if g := os.Getenv("GO"); g != "" {
+		return g
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go"
 }
 
 func run(t *testing.T, name string, args ...string) string {
