@@ -22,15 +22,42 @@ import (
 
 // shell is the task shell's register state.
 type shell struct {
-	ctrl, cplLo, cplHi, msiLo, msiHi, msiData uint32
-	args                                      [4]uint32
-	tag                                       uint16
-	done, refused                             bool
+	settings
+	tag           uint16
+	done, refused bool
 	// The running or last software task.
 	start, end                 sim.Time
 	bytesIn, bytesOut, packets uint32
 	stall                      sim.Time // k.stall when it began
 	stalled                    sim.Time // the manager's stall over the task, once it ended
+}
+
+// settings are the shell's read-write registers, which software sets
+// before a doorbell and which outlive the task.
+type settings struct {
+	ctrl, cplLo, cplHi, msiLo, msiHi, msiData uint32
+	args                                      [4]uint32
+}
+
+// reg is the read-write register at offset reg, or nil.
+func (s *settings) reg(reg uint64) *uint32 {
+	switch reg {
+	case kernels.TaskCtrl:
+		return &s.ctrl
+	case kernels.TaskCplLo:
+		return &s.cplLo
+	case kernels.TaskCplHi:
+		return &s.cplHi
+	case kernels.TaskMSILo:
+		return &s.msiLo
+	case kernels.TaskMSIHi:
+		return &s.msiHi
+	case kernels.TaskMSIData:
+		return &s.msiData
+	case kernels.TaskArg0, kernels.TaskArg1, kernels.TaskArg2, kernels.TaskArg3:
+		return &s.args[(reg-kernels.TaskArg0)/4]
+	}
+	return nil
 }
 
 // shellAt finds the kernel whose task page holds BAR0 offset off and the
@@ -59,6 +86,9 @@ func (k *kernel) shellRead(reg uint64) uint32 {
 	if running {
 		end, stall = now, k.stall-sh.stall
 	}
+	if p := sh.settings.reg(reg); p != nil {
+		return *p
+	}
 	switch reg {
 	case kernels.TaskKernelID:
 		if lk, err := kernels.Lookup(k.cfg.Name); err == nil {
@@ -72,8 +102,6 @@ func (k *kernel) shellRead(reg uint64) uint32 {
 			v |= uint32(k.prof.BeatBytes)&0xFF<<8 | min(out, 0xFF)<<16 | min(uint32(k.prof.Latency), 0xFF)<<24
 		}
 		return v
-	case kernels.TaskCtrl:
-		return sh.ctrl
 	case kernels.TaskStatus:
 		var v uint32
 		if running {
@@ -86,18 +114,6 @@ func (k *kernel) shellRead(reg uint64) uint32 {
 			v |= 4
 		}
 		return v | uint32(sh.tag)<<16
-	case kernels.TaskCplLo:
-		return sh.cplLo
-	case kernels.TaskCplHi:
-		return sh.cplHi
-	case kernels.TaskMSILo:
-		return sh.msiLo
-	case kernels.TaskMSIHi:
-		return sh.msiHi
-	case kernels.TaskMSIData:
-		return sh.msiData
-	case kernels.TaskArg0, kernels.TaskArg1, kernels.TaskArg2, kernels.TaskArg3:
-		return sh.args[(reg-kernels.TaskArg0)/4]
 	case kernels.TaskCycles:
 		return k.cycles(end - sh.start)
 	case kernels.TaskBytesIn:
@@ -118,37 +134,25 @@ func (k *kernel) shellRead(reg uint64) uint32 {
 // ready (when the write has passed the manager).
 func (k *kernel) shellWrite(reg uint64, v, mask uint32, ready sim.Time) {
 	sh := &k.sh
-	merge := func(p *uint32) { *p = *p&^mask | v&mask }
-	switch reg {
-	case kernels.TaskCtrl:
-		merge(&sh.ctrl)
-	case kernels.TaskCplLo:
-		merge(&sh.cplLo)
-		sh.cplLo &^= kernels.TaskRecordBytes - 1
-	case kernels.TaskCplHi:
-		merge(&sh.cplHi)
-	case kernels.TaskMSILo:
-		merge(&sh.msiLo)
-	case kernels.TaskMSIHi:
-		merge(&sh.msiHi)
-	case kernels.TaskMSIData:
-		merge(&sh.msiData)
-	case kernels.TaskArg0, kernels.TaskArg1, kernels.TaskArg2, kernels.TaskArg3:
-		merge(&sh.args[(reg-kernels.TaskArg0)/4])
-	case kernels.TaskDoorbell:
-		if k.task.active || sh.ctrl&1 == 0 || k.inputs != 1 {
-			// Busy, not enabled, or a two-input kernel (the shell feeds
-			// one input): refused, as the error bit says.
-			sh.refused = true
-			k.refused++
-			return
-		}
-		*sh = shell{ctrl: sh.ctrl, cplLo: sh.cplLo, cplHi: sh.cplHi, msiLo: sh.msiLo, msiHi: sh.msiHi, msiData: sh.msiData,
-			args: sh.args, tag: uint16(v), start: ready, stall: k.stall}
-		k.task = task{active: true, soft: true, start: ready, want: int(sh.args[0]), stall: k.stall}
-		if k.task.want == 0 {
-			k.finish(ready)
-		}
+	if p := sh.settings.reg(reg); p != nil {
+		*p = *p&^mask | v&mask
+		sh.cplLo &^= kernels.TaskRecordBytes - 1 // the record is 32-byte aligned
+		return
+	}
+	if reg != kernels.TaskDoorbell {
+		return // read-only and unmapped offsets ignore writes
+	}
+	if k.task.active || sh.ctrl&1 == 0 || k.inputs != 1 {
+		// Busy, not enabled, or a two-input kernel (the shell feeds one
+		// input): refused, as the error bit says.
+		sh.refused = true
+		k.refused++
+		return
+	}
+	*sh = shell{settings: sh.settings, tag: uint16(v), start: ready, stall: k.stall}
+	k.task = task{active: true, soft: true, start: ready, want: int(sh.args[0]), stall: k.stall}
+	if k.task.want == 0 {
+		k.finish(ready)
 	}
 }
 
