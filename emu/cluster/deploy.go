@@ -261,6 +261,7 @@ func (c *Cluster) reflashed(i uint64) {
 		}
 		r.mgr.PortDown = o.mgr.PortDown
 		o.mgr = r.mgr
+		o.resetRegs()
 		o.cfg.Manager = r.spec.Manager
 		o.pipe = sim.Time(float64(r.im.Manifest.ManagerDepth) * 1e6 / r.im.Manifest.ClockMHz)
 		for j, k := range o.kernels {

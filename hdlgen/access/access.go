@@ -2,8 +2,10 @@
 // same checked tables the emulator's manager uses (pcie/acl): which
 // domain a requester ID belongs to, whether that domain may use the
 // egress, and whether the whole access lies in one of its ranges with the
-// right to read or write it. The answer is an acl.Rule, so the hardware
-// and the emulator can be compared verdict for verdict.
+// right to read or write it — in a configured range or in one of the
+// run-time rule slots software programs (acl.RuleSlot). The answer is an
+// acl.Rule, so the hardware and the emulator can be compared verdict for
+// verdict.
 package access
 
 import (
@@ -20,13 +22,34 @@ type Verdict struct {
 	Domain ir.Value // its index (16 bits), when found
 }
 
+// Slot is one run-time rule slot's registers as the check reads them
+// (acl.RuleSlot): Enabled, Read and Write (1 bit each), Domain (16 bits),
+// Page (52 bits: the base address over 4 KiB) and Pages (32 bits).
+type Slot struct {
+	Enabled, Read, Write, Domain, Page, Pages ir.Value
+}
+
+// Slot field widths.
+const (
+	domainBits = 16
+	pageBits   = 52
+	pagesBits  = 32
+)
+
 // Check builds the check of an access by req (16 bits) of size bytes
 // (13 bits, 1 to 4096) at addr (64 bits), write (1 bit), through the
 // egress whose acl.EgressBit number is egressBit (5 bits), against ds
-// (acl.ACL.Domains). Domain contents are constants of the design.
-func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Domain) (Verdict, error) {
+// (acl.ACL.Domains) and the rule slots. Domain contents are constants of
+// the design; slots are registers software writes.
+func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Domain, slots []Slot) (Verdict, error) {
 	if req.Width() != 16 || addr.Width() != 64 || size.Width() != 13 || write.Width() != 1 || egressBit.Width() != 5 {
 		return Verdict{}, fmt.Errorf("access: want req 16, addr 64, size 13, write 1 and egress 5 bits")
+	}
+	for i, s := range slots {
+		if s.Enabled.Width() != 1 || s.Read.Width() != 1 || s.Write.Width() != 1 || s.Domain.Width() != domainBits ||
+			s.Page.Width() != pageBits || s.Pages.Width() != pagesBits {
+			return Verdict{}, fmt.Errorf("access: slot %d: want enabled, read, write 1, domain 16, page 52 and pages 32 bits", i)
+		}
 	}
 	if len(ds) > 0xFFFF {
 		return Verdict{}, fmt.Errorf("access: %d domains do not fit a 16-bit index", len(ds))
@@ -64,6 +87,19 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 		index = pick(index, m.Const(16, uint64(di)))
 		egressOK, inRange, canRead, canWrite = pick(egressOK, eg), pick(inRange, hit), pick(canRead, rd), pick(canWrite, wr)
 	}
+	// A slot holds the access when it is on, belongs to the requester's
+	// domain, and addr-base < length and length-(addr-base) >= size.
+	size64 := m.Zext(size, 64)
+	for _, s := range slots {
+		base := m.Concat(s.Page, m.Const(12, 0))
+		n := m.Zext(m.Concat(s.Pages, m.Const(12, 0)), 64)
+		off := m.Sub(addr, base)
+		holds := m.And(m.And(s.Enabled, m.Eq(s.Domain, index)),
+			m.And(geU(addr, base), m.And(m.LtU(off, n), geU(m.Sub(n, off), size64))))
+		inRange = m.Or(inRange, holds)
+		canRead = m.Or(canRead, m.And(holds, s.Read))
+		canWrite = m.Or(canWrite, m.And(holds, s.Write))
+	}
 	rule := func(r acl.Rule) ir.Value { return m.Const(3, uint64(r)) }
 	allowed := m.Mux(write, canWrite, canRead)
 	denied := m.Mux(write, rule(acl.WriteDenied), rule(acl.ReadDenied))
@@ -76,10 +112,22 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 
 // Module is Check as a module of its own, named name, to be used through
 // Instance: inputs req (16 bits), addr (64), size (13), write (1) and
-// egress_bit (5); outputs rule (3), found (1) and domain (16).
-func Module(name string, ds []acl.Domain) (*ir.Module, error) {
+// egress_bit (5), and with slots > 0 the slots packed, slot i in the i-th
+// field of rule_en, rule_read, rule_write (1 bit each), rule_domain (16),
+// rule_page (52) and rule_pages (32); outputs rule (3), found (1) and
+// domain (16).
+func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 	m := ir.NewModule(name)
-	v, err := Check(m, m.Input("req", 16), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds)
+	var ss []Slot
+	if slots > 0 {
+		en, rd, wr := m.Input("rule_en", slots), m.Input("rule_read", slots), m.Input("rule_write", slots)
+		dom, page, pages := m.Input("rule_domain", domainBits*slots), m.Input("rule_page", pageBits*slots), m.Input("rule_pages", pagesBits*slots)
+		for i := range slots {
+			ss = append(ss, Slot{Enabled: m.Slice(en, i, 1), Read: m.Slice(rd, i, 1), Write: m.Slice(wr, i, 1),
+				Domain: m.Slice(dom, domainBits*i, domainBits), Page: m.Slice(page, pageBits*i, pageBits), Pages: m.Slice(pages, pagesBits*i, pagesBits)})
+		}
+	}
+	v, err := Check(m, m.Input("req", 16), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds, ss)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +137,20 @@ func Module(name string, ds []acl.Domain) (*ir.Module, error) {
 	return m, m.Check()
 }
 
-// Instance places sub, made by Module, in m as instance name and returns
-// its verdict.
-func Instance(m *ir.Module, name string, sub *ir.Module, req, addr, size, write, egressBit ir.Value) Verdict {
-	out := m.Instance(name, sub, map[string]ir.Value{"req": req, "addr": addr, "size": size, "write": write, "egress_bit": egressBit})
+// Instance places sub, made by Module with len(slots) slots, in m as
+// instance name and returns its verdict.
+func Instance(m *ir.Module, name string, sub *ir.Module, req, addr, size, write, egressBit ir.Value, slots []Slot) Verdict {
+	in := map[string]ir.Value{"req": req, "addr": addr, "size": size, "write": write, "egress_bit": egressBit}
+	if len(slots) > 0 {
+		var en, rd, wr, dom, page, pages []ir.Value
+		for i := len(slots) - 1; i >= 0; i-- { // Concat puts its first operand on top
+			s := slots[i]
+			en, rd, wr = append(en, s.Enabled), append(rd, s.Read), append(wr, s.Write)
+			dom, page, pages = append(dom, s.Domain), append(page, s.Page), append(pages, s.Pages)
+		}
+		in["rule_en"], in["rule_read"], in["rule_write"] = m.Concat(en...), m.Concat(rd...), m.Concat(wr...)
+		in["rule_domain"], in["rule_page"], in["rule_pages"] = m.Concat(dom...), m.Concat(page...), m.Concat(pages...)
+	}
+	out := m.Instance(name, sub, in)
 	return Verdict{Rule: out["rule"], Found: out["found"], Domain: out["domain"]}
 }

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -28,22 +29,21 @@ func table(t testing.TB) *acl.ACL {
 			Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 1 << 30, Read: true, Write: true}}},
 		{Name: "remote", Requesters: []string{"20:00.0-20:00.7"}, Egress: []string{"host"},
 			Ranges: []acl.RangeConfig{{Base: 0x1_0000_0000, Size: 16 << 30, Read: true, Write: true}}},
-	}}, 4)
+	}, RuleSlots: slots}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
+// slots is the number of run-time rule slots the tests give the check.
+const slots = 4
+
 func module(t testing.TB, ds []acl.Domain) *ir.Module {
-	m := ir.NewModule("access_check")
-	v, err := Check(m, m.Input("req", 16), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress", 5), ds)
+	m, err := Module("access_check", ds, slots)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Output("rule", v.Rule)
-	m.Output("found", v.Found)
-	m.Output("domain", v.Domain)
 	return m
 }
 
@@ -51,8 +51,11 @@ var egresses = []ntb.Egress{{Kind: ntb.EgressPortA}, {Kind: ntb.EgressPortB}, {K
 	{Kind: ntb.EgressHost}, {Kind: ntb.EgressKernel, Slot: 2}, {Kind: ntb.EgressKernel, Slot: 3}}
 
 // TestAgainstACL: 30,000 accesses — requesters in and out of domains,
-// addresses at and across range edges, sizes 1 to 4096, reads and writes,
-// every egress — get the same verdict from the RTL as from acl.Check.
+// addresses at and across range and rule-slot edges, sizes 1 to 4096,
+// reads and writes, every egress, with the slots reprogrammed every 100
+// accesses (on and off, any domain, overlapping configured ranges or
+// not, up to the top of the address space) — get the same verdict from
+// the RTL as from acl.Check.
 func TestAgainstACL(t *testing.T) {
 	a := table(t)
 	ds := a.Domains()
@@ -62,14 +65,22 @@ func TestAgainstACL(t *testing.T) {
 	}
 	reqs := []tlp.ID{0x0000, 0x0010, 0x0500, 0x0501, 0x0502, 0x2000, 0x2007, 0x2008, 0x1234}
 	rng := rand.New(rand.NewPCG(8, 8))
+	var enabled int
 	for i := range 30000 {
+		if i%100 == 0 {
+			enabled = program(t, s, a, rng)
+		}
 		req := reqs[rng.IntN(len(reqs))]
 		var addr uint64
 		d := ds[rng.IntN(len(ds))]
 		sp := d.Spans[rng.IntN(len(d.Spans))]
+		if rng.IntN(3) == 0 { // a slot's edges instead
+			r := a.RuleSlot(rng.IntN(slots))
+			sp = acl.Span{Base: r.Base, End: r.Base + uint64(r.Pages)*acl.Page}
+		}
 		switch rng.IntN(3) {
 		case 0:
-			addr = sp.Base + rng.Uint64N(sp.End-sp.Base)
+			addr = sp.Base + rng.Uint64N(max(sp.End-sp.Base, 1))
 		case 1:
 			addr = sp.End - 4096 + rng.Uint64N(8192)
 		default:
@@ -87,14 +98,52 @@ func TestAgainstACL(t *testing.T) {
 		for acl.EgressBit(e)>>bit != 1 {
 			bit++
 		}
-		s.Set("egress", bit)
+		s.Set("egress_bit", bit)
 		rule, _ := s.Get("rule")
 		dom, _ := s.Get("domain")
 		if acl.Rule(rule) != want.Rule || want.Domain >= 0 && dom != uint64(want.Domain) {
-			t.Fatalf("%d: %s %#x+%d write=%v %s: RTL %s (domain %d), acl %s (domain %d)", i, req, addr, size, write, e,
-				acl.Rule(rule), dom, want.Rule, want.Domain)
+			t.Fatalf("%d: %s %#x+%d write=%v %s (%d slots on): RTL %s (domain %d), acl %s (domain %d)", i, req, addr, size, write, e,
+				enabled, acl.Rule(rule), dom, want.Rule, want.Domain)
 		}
 	}
+}
+
+// program writes random rules into every slot of a and the same into the
+// simulated check's slot inputs; it returns how many are on.
+func program(t *testing.T, s *sim.Sim, a *acl.ACL, rng *rand.Rand) int {
+	t.Helper()
+	bases := []uint64{0, 0x7000_0000, 0x8000_0000, 0xD000_0000, 0x1_0000_0000, 0x4_0000_0000, 0xFFFF_FFFF_FFFF_0000}
+	var en, rd, wr uint64
+	dom, page, pages := new(big.Int), new(big.Int), new(big.Int)
+	on := 0
+	for i := range slots {
+		r := acl.RuleSlot{Enabled: rng.IntN(3) != 0, Read: rng.IntN(2) == 0, Write: rng.IntN(2) == 0,
+			Domain: uint16(rng.IntN(4)), Base: bases[rng.IntN(len(bases))] + uint64(rng.IntN(64))*acl.Page,
+			Pages: []uint32{0, 1, 2, 16, 1 << 18, 0xFFFF_FFFF}[rng.IntN(6)]}
+		if err := a.SetRuleSlot(i, r); err != nil {
+			t.Fatal(err)
+		}
+		en |= b(r.Enabled) << i
+		rd |= b(r.Read) << i
+		wr |= b(r.Write) << i
+		dom.Or(dom, new(big.Int).Lsh(big.NewInt(int64(r.Domain)), uint(16*i)))
+		page.Or(page, new(big.Int).Lsh(new(big.Int).SetUint64(r.Base>>12), uint(52*i)))
+		pages.Or(pages, new(big.Int).Lsh(new(big.Int).SetUint64(uint64(r.Pages)), uint(32*i)))
+		on += int(b(r.Enabled))
+	}
+	s.Set("rule_en", en)
+	s.Set("rule_read", rd)
+	s.Set("rule_write", wr)
+	for name, v := range map[string]*big.Int{"rule_domain": dom, "rule_page": page, "rule_pages": pages} {
+		var w []uint64
+		for x := new(big.Int).Set(v); x.Sign() > 0; x.Rsh(x, 64) {
+			w = append(w, new(big.Int).And(x, new(big.Int).SetUint64(^uint64(0))).Uint64())
+		}
+		if err := s.SetWords(name, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return on
 }
 
 func b(v bool) uint64 {

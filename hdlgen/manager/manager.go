@@ -73,6 +73,11 @@ type Design struct {
 	Registers []Register
 	// Reasons are the counters, in register order.
 	Reasons []pmgr.Reason
+	// Domains are the access domains' names, in configuration order: the
+	// index ACL_CTRL's domain field takes. RuleSlots is the number of
+	// access rule slots (0: no ACL_* registers).
+	Domains   []string
+	RuleSlots int
 }
 
 // Pipeline stages between the input and output register slices.
@@ -110,11 +115,19 @@ const (
 	RegLUTAddrHi = 0x028
 	RegLUTCtrl   = 0x02C
 	RegLUTCommit = 0x030
+	// The run-time access rules (present when the configuration has
+	// access.rule_slots): staging registers and a commit, like the LUT's.
+	RegACLIndex  = 0x040
+	RegACLBaseLo = 0x044
+	RegACLBaseHi = 0x048
+	RegACLPages  = 0x04C
+	RegACLCtrl   = 0x050
+	RegACLCommit = 0x054
 	RegCount0    = 0x100 // + 4 * reason
 	// IDValue is "ONIC" in ASCII.
 	IDValue = 0x4F4E4943
 	// VersionValue is the register map's version, major.minor in 16 bits each.
-	VersionValue = 0x0001_0000
+	VersionValue = 0x0001_0001
 )
 
 // Egress numbers of the ntb package as 3-bit codes.
@@ -220,7 +233,10 @@ func Build(c Config) (*Design, error) {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
 	}
 	d := &Design{Depth: Depth, II: II, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
-		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons()}
+		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons(), RuleSlots: a.RuleSlots()}
+	for _, dom := range a.Domains() {
+		d.Domains = append(d.Domains, dom.Name)
+	}
 	g := &gen{c: c, d: d, m: ir.NewModule(c.Name), tab: tab, acl: a}
 	g.build()
 	if err := g.m.Check(); err != nil {
@@ -403,7 +419,8 @@ func (g *gen) build() {
 		staged := m.Concat(m.Slice(ax.lutCtrl, 0, 1), m.Slice(ax.lutCtrl, 1, 3), m.Slice(ax.lutCtrl, 8, 8),
 			m.Slice(m.Concat(ax.lutAddrHi, ax.lutAddrLo), lutSh, 64-lutSh))
 		m.WritePort(mem, m.Mux(initDone, m.Slice(ax.lutIndex, 0, lutAB), initIdx),
-			m.Mux(initDone, staged, m.ROM(initIdx, lutW, rom)), m.Or(m.Not(initDone), ax.lutCommit), ir.Value{})
+			m.Mux(initDone, staged, m.ROM(initIdx, lutW, rom)),
+			m.Or(m.Not(initDone), m.And(ax.lutCommit, m.LtU(ax.lutIndex, m.Const(32, uint64(len(lut.Entries)))))), ir.Value{})
 	}
 	m.Assign(ax.initDone, initDone)
 
@@ -458,12 +475,12 @@ func (g *gen) build() {
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
 	egBit = m.Mux(regHit2, m.Const(5, 2), egBit)
 	write2 := m.Slice(kind2, 4, 1) // kData
-	accMod, err := access.Module(c.Name+"_access", g.acl.Domains())
+	accMod, err := access.Module(c.Name+"_access", g.acl.Domains(), g.acl.RuleSlots())
 	if err != nil {
 		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed
 		return
 	}
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit)
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit, g.ruleSlots(ax))
 	s3 := g.stageReg("s3", s2, adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	t3 := g.carry("s3", t2, adv)
@@ -578,6 +595,24 @@ func (g *gen) build() {
 	g.axiRead(ax, portDown, counts)
 }
 
+// ruleSlots builds the run-time access rules' registers: slot i takes
+// the ACL staging registers when ACL_COMMIT is written with ACL_INDEX i,
+// and the check sees it from the next cycle on.
+func (g *gen) ruleSlots(l lite) []access.Slot {
+	m := g.m
+	var out []access.Slot
+	for i := range g.acl.RuleSlots() {
+		load := m.And(l.aclCommit, m.Eq(l.aclIndex, m.Const(32, uint64(i))))
+		r := func(field string, v ir.Value) ir.Value { return g.reg(fmt.Sprintf("acl_rule%d_%s", i, field), v, load) }
+		out = append(out, access.Slot{
+			Enabled: r("en", m.Slice(l.aclCtrl, 0, 1)), Read: r("read", m.Slice(l.aclCtrl, 1, 1)), Write: r("write", m.Slice(l.aclCtrl, 2, 1)),
+			Domain: r("domain", m.Slice(l.aclCtrl, 16, 16)), Page: r("page", m.Concat(l.aclBaseHi, m.Slice(l.aclBaseLo, 12, 20))),
+			Pages: r("pages", l.aclPages),
+		})
+	}
+	return out
+}
+
 // lutWord packs a LUT entry as the table stores it: enabled, egress kind
 // (3 bits), kernel slot (8 bits), translated base above the entry size.
 func lutWord(e ntb.LUTEntry, sh int) uint64 {
@@ -665,6 +700,9 @@ type lite struct {
 	winEnLo, winEnHi                        ir.Value
 	lutIndex, lutAddrLo, lutAddrHi, lutCtrl ir.Value
 	lutCommit                               ir.Value // 1 for the cycle a LUT_COMMIT write is accepted
+	aclIndex, aclBaseLo, aclBaseHi          ir.Value // the rule slots' staging registers (with slots only)
+	aclPages, aclCtrl                       ir.Value
+	aclCommit                               ir.Value // 1 for the cycle an ACL_COMMIT write is accepted
 	initDone                                ir.Value // wire: the LUT has been filled
 	araddr, arvalid, rready, rvalid, rdata  ir.Value
 }
@@ -715,7 +753,7 @@ func (g *gen) axiLite() lite {
 	g.d.Registers = []Register{
 		{"ID", RegID, "RO", IDValue, `"ONIC" in ASCII: the register block is there`},
 		{"VERSION", RegVersion, "RO", VersionValue, "register map version, major in [31:16], minor in [15:0]"},
-		{"CAPS", RegCaps, "RO", g.caps(), "[7:0] direct windows, [17:8] LUT entries, [31:24] data path width in DWs"},
+		{"CAPS", RegCaps, "RO", g.caps(), "[7:0] direct windows, [17:8] LUT entries, [23:18] access rule slots, [31:24] data path width in DWs"},
 		{"STATUS", RegStatus, "RO", 0, "[0] LUT filled from the configuration (TLPs are accepted from then on), [2:1] port_down (B, A)"},
 		{"WIN_EN_LO", RegWinEnLo, "RW", uint32(en), "enable bit of direct windows 0-31 (window order of the generated README)"},
 		{"WIN_EN_HI", RegWinEnHi, "RW", uint32(en >> 32), "enable bit of direct windows 32-63"},
@@ -723,7 +761,19 @@ func (g *gen) axiLite() lite {
 		{"LUT_ADDR_LO", RegLUTAddrLo, "RW", 0, "translated base [31:0] of the entry (bits below the entry size are ignored)"},
 		{"LUT_ADDR_HI", RegLUTAddrHi, "RW", 0, "translated base [63:32]"},
 		{"LUT_CTRL", RegLUTCtrl, "RW", 0, "[0] enabled, [3:1] egress (1 port A, 2 port B, 3 kernel, 4 local), [15:8] kernel slot"},
-		{"LUT_COMMIT", RegLUTCommit, "WO", 0, "any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX; TLPs see it two cycles later"},
+		{"LUT_COMMIT", RegLUTCommit, "WO", 0, "any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX (an index past the table writes nothing); TLPs see it two cycles later"},
+	}
+	if n := g.acl.RuleSlots(); n > 0 {
+		l.aclIndex, l.aclBaseLo, l.aclBaseHi = rw("acl_index", RegACLIndex, 0), rw("acl_base_lo", RegACLBaseLo, 0), rw("acl_base_hi", RegACLBaseHi, 0)
+		l.aclPages, l.aclCtrl, l.aclCommit = rw("acl_pages", RegACLPages, 0), rw("acl_ctrl", RegACLCtrl, 0), writes(RegACLCommit)
+		g.d.Registers = append(g.d.Registers,
+			Register{"ACL_INDEX", RegACLIndex, "RW", 0, fmt.Sprintf("access rule slot ACL_COMMIT writes (0-%d)", n-1)},
+			Register{"ACL_BASE_LO", RegACLBaseLo, "RW", 0, "base address [31:12] of the rule's range (bits [11:0] are ignored: rules cover whole 4 KiB pages)"},
+			Register{"ACL_BASE_HI", RegACLBaseHi, "RW", 0, "base address [63:32]"},
+			Register{"ACL_PAGES", RegACLPages, "RW", 0, "length of the range in 4 KiB pages"},
+			Register{"ACL_CTRL", RegACLCtrl, "RW", 0, "[0] enabled, [1] read, [2] write, [31:16] domain (configuration order of access.domains)"},
+			Register{"ACL_COMMIT", RegACLCommit, "WO", 0, "any write stores ACL_BASE_HI/LO, ACL_PAGES and ACL_CTRL into slot ACL_INDEX (an index past the slots writes nothing); TLPs see it the next cycle"},
+		)
 	}
 	for i, r := range g.d.Reasons {
 		g.d.Registers = append(g.d.Registers, Register{"COUNT_" + strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), RegCount0 + 4*uint32(i), "RO", 0,
@@ -734,7 +784,13 @@ func (g *gen) axiLite() lite {
 
 // caps is the CAPS register's value.
 func (g *gen) caps() uint32 {
-	return uint32(len(g.d.Windows)) | uint32(len(g.d.LUT.Entries))<<8 | uint32(g.c.DataWidth/32)<<24
+	return Caps(len(g.d.Windows), len(g.d.LUT.Entries), g.acl.RuleSlots(), g.c.DataWidth)
+}
+
+// Caps is the CAPS register of a manager with that many direct windows,
+// LUT entries and access rule slots and a data path of dataWidth bits.
+func Caps(windows, lutEntries, ruleSlots, dataWidth int) uint32 {
+	return uint32(windows)&0xFF | uint32(lutEntries)&0x3FF<<8 | uint32(ruleSlots)&0x3F<<18 | uint32(dataWidth/32)<<24
 }
 
 // axiRead builds the read side: one read in flight, answered the cycle
@@ -749,6 +805,10 @@ func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
 		RegStatus:  m.Zext(m.Concat(portDown, l.initDone), 32),
 		RegWinEnLo: l.winEnLo, RegWinEnHi: l.winEnHi, RegLUTIndex: l.lutIndex,
 		RegLUTAddrLo: l.lutAddrLo, RegLUTAddrHi: l.lutAddrHi, RegLUTCtrl: l.lutCtrl,
+	}
+	if g.acl.RuleSlots() > 0 {
+		values[RegACLIndex], values[RegACLBaseLo], values[RegACLBaseHi] = l.aclIndex, l.aclBaseLo, l.aclBaseHi
+		values[RegACLPages], values[RegACLCtrl] = l.aclPages, l.aclCtrl
 	}
 	for i, c := range counts {
 		values[RegCount0+4*uint32(i)] = c

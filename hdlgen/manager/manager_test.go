@@ -139,3 +139,71 @@ func TestKindTable(t *testing.T) {
 	check(0b001, 0b10000, kCfgMsg, true)          // Msg
 	check(0b111, 0b11111, kMemAtomic|kCfgMsg|kCpl|kNonPosted|kData, false)
 }
+
+// TestRegisterMap: the access rule registers are in the map exactly when
+// the configuration has rule slots, CAPS counts them, and the Go model
+// of the block (Regs) reads CAPS as the map has it and turns an
+// ACL_COMMIT into the rule the emulator's check applies.
+func TestRegisterMap(t *testing.T) {
+	for _, slots := range []int{0, 3} {
+		mc := oneWindow()
+		mc.Access.RuleSlots = slots
+		d, err := Build(Config{Manager: mc, BARs: defaultBARs(t), DataWidth: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs := map[string]Register{}
+		for _, r := range d.Registers {
+			regs[r.Name] = r
+		}
+		_, hasACL := regs["ACL_COMMIT"]
+		if hasACL != (slots > 0) {
+			t.Errorf("%d slots: ACL_COMMIT in the map is %v", slots, hasACL)
+		}
+		caps := regs["CAPS"].Reset
+		if caps&0xFF != 1 || caps>>8&0x3FF != 4 || caps>>18&0x3F != uint32(slots) || caps>>24 != 8 {
+			t.Errorf("%d slots: CAPS %#x", slots, caps)
+		}
+		mgr, err := pmgr.New(mc, mustONIC(t), 0x0300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := NewRegs(mgr, 256)
+		if m.Read(RegCaps) != caps || m.Read(RegVersion) != VersionValue || m.Read(RegWinEnLo) != 1 {
+			t.Errorf("%d slots: model reads CAPS %#x VERSION %#x WIN_EN_LO %#x", slots, m.Read(RegCaps), m.Read(RegVersion), m.Read(RegWinEnLo))
+		}
+		// Grant the host read access to 0x2_0000_5000-0x2_0000_6fff through slot 2.
+		for _, w := range [][2]uint32{{RegACLIndex, 2}, {RegACLBaseLo, 0x0000_5ABC}, {RegACLBaseHi, 2}, {RegACLPages, 2}, {RegACLCtrl, 0b011}, {RegACLCommit, 0}} {
+			m.Write(w[0], w[1], 0xFFFF_FFFF)
+		}
+		portA := ntb.Egress{Kind: ntb.EgressPortA}
+		v := mgr.Access().Check(0, 0x2_0000_6FFC, 4, false, portA)
+		if want := map[bool]acl.Rule{false: acl.NoRange, true: acl.Allowed}[slots > 0]; v.Rule != want {
+			t.Errorf("%d slots: after the commit a read in the rule is %s, want %s", slots, v.Rule, want)
+		}
+		if slots > 0 {
+			if got := mgr.Access().RuleSlot(2); got.Base != 0x2_0000_5000 || got.Pages != 2 || !got.Read || got.Write || got.Domain != 0 {
+				t.Errorf("slot 2 is %+v", got)
+			}
+			if m.Read(RegACLBaseLo) != 0x5ABC || m.Read(RegACLCtrl) != 0b011 {
+				t.Error("the staging registers do not read back as written")
+			}
+			m.Write(RegACLIndex, 7, 0xFFFF_FFFF) // past the slots
+			m.Write(RegACLCtrl, 0, 0x0000_00FF)
+			m.Write(RegACLCommit, 0, 0)
+			if !mgr.Access().RuleSlot(2).Enabled {
+				t.Error("a commit to index 7 changed slot 2")
+			}
+		} else if m.Read(RegACLBaseLo) != 0 {
+			t.Error("without slots, ACL_BASE_LO reads back a value")
+		}
+	}
+}
+
+func mustONIC(t testing.TB) *pcie.Function {
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -155,6 +155,21 @@ func tcl(d *manager.Design, o Options, sources []string) []byte {
 // ident is a register name as a C identifier prefix.
 func ident(name string) string { return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) }
 
+// cIdent turns a configuration name into the tail of a C identifier:
+// upper case, anything but letters and digits as '_'.
+func cIdent(name string) string {
+	b := []byte(strings.ToUpper(name))
+	for i, c := range b {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
 func header(d *manager.Design) []byte {
 	name := d.Module.Name()
 	guard := strings.ToUpper(name) + "_REGS_H"
@@ -184,6 +199,25 @@ func header(d *manager.Design) []byte {
 		k ntb.EgressKind
 	}{{"PORT_A", ntb.EgressPortA}, {"PORT_B", ntb.EgressPortB}, {"KERNEL", ntb.EgressKernel}, {"LOCAL", ntb.EgressLocal}} {
 		w("#define %s_EGRESS_%s %du", p, e.n, e.k)
+	}
+	if d.RuleSlots > 0 {
+		w("")
+		w("/* Access rules (ACL_* registers): ACL_CTRL fields, and the domains a rule names, in configuration order. */")
+		w("#define %s_ACL_RULE_SLOTS %du", p, d.RuleSlots)
+		w("#define %s_ACL_PAGE 4096u /* rules cover whole pages */", p)
+		w("#define %s_ACL_CTRL_ENABLED 0x1u", p)
+		w("#define %s_ACL_CTRL_READ 0x2u", p)
+		w("#define %s_ACL_CTRL_WRITE 0x4u", p)
+		w("#define %s_ACL_CTRL_DOMAIN_SHIFT 16", p)
+		seen := map[string]bool{}
+		for i, n := range d.Domains {
+			id := cIdent(n)
+			if seen[id] {
+				id = fmt.Sprintf("%s_%d", id, i)
+			}
+			seen[id] = true
+			w("#define %s_DOMAIN_%s %du /* %s */", p, id, i, strings.ReplaceAll(n, "*/", "* /"))
+		}
 	}
 	w("")
 	w("/* The O-NIC's PCI function: identity and BARs (docs/pcie.md). */")
@@ -237,6 +271,21 @@ func markdown(d *manager.Design) []byte {
 	w("write its bit in WIN_EN_LO/HI. Both take effect for TLPs arriving two")
 	w("cycles after the write completes; the emulator's equivalents are")
 	w("ntb.Tables.SetLUTEntry and SetWindowEnabled.")
+	if d.RuleSlots > 0 {
+		w("")
+		w("Granting access at run time: write ACL_INDEX (a slot, 0-%d), ACL_BASE_LO/HI", d.RuleSlots-1)
+		w("(a 4 KiB-aligned address), ACL_PAGES (the length in pages) and ACL_CTRL")
+		w("(enabled, read, write, and the domain's index), then any value to ACL_COMMIT;")
+		w("TLPs checked from the next cycle on see the rule. A rule adds to the")
+		w("configured ranges of its domain: an access is allowed when a configured")
+		w("range or an enabled rule of the requester's domain holds all of it with the")
+		w("right it needs. Writing the slot again with ACL_CTRL's enable bit clear")
+		w("revokes it. The emulator's equivalent is acl.ACL.SetRuleSlot. Domains:")
+		w("")
+		for i, n := range d.Domains {
+			w("- %d: %s", i, n)
+		}
+	}
 	return []byte(b.String())
 }
 

@@ -54,13 +54,38 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenRuleSlots: the register header and register document of an
+// O-NIC with access rule slots (the host-interface scenario's onicA)
+// carry the ACL registers, their fields and the domains' indices.
+func TestGoldenRuleSlots(t *testing.T) {
+	c := cluster.HostInterface().ONICs[0].Manager
+	if c.Access.RuleSlots == 0 {
+		t.Fatal("the host-interface scenario's O-NIC has no rule slots")
+	}
+	fs, err := vendor.Files(design(t, c), vendor.Options{Source: "the host-interface scenario, O-NIC onicA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fs {
+		if strings.HasSuffix(f.Name, ".h") || f.Name == "registers.md" {
+			golden.Check(t, filepath.Join("testdata", "rule-slots", f.Name), string(f.Data))
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d of the files are the header and the register document, want 2", n)
+	}
+}
+
 // TestTools: the generated Verilog of the default and the large
-// configuration passes Verilator -Wall and Icarus without a message, and
-// the C header compiles.
+// configuration, and of one with access rule slots, passes Verilator -Wall
+// and Icarus without a message, and the C header compiles.
 func TestTools(t *testing.T) {
 	verilator := tools.Require(t, "verilator")
 	iverilog := tools.Require(t, "iverilog")
-	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large()} {
+	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large(),
+		"rule-slots": cluster.HostInterface().ONICs[0].Manager} {
 		dir := t.TempDir()
 		paths, err := vendor.Write(dir, design(t, c), vendor.Options{})
 		if err != nil {

@@ -28,6 +28,38 @@ type Config struct {
 	// UR (the default) or CA.
 	DenyStatus string         `mapstructure:"deny_status"`
 	Domains    []DomainConfig `mapstructure:"domains"`
+	// RuleSlots is the number of run-time rules software may program
+	// through the register map (0 to MaxRuleSlots; 0, the default, gives
+	// none): each adds one range with its rights to one domain, on top of
+	// the configured ranges (see RuleSlot).
+	RuleSlots int `mapstructure:"rule_slots"`
+}
+
+// MaxRuleSlots bounds Config.RuleSlots (the CAPS register has 6 bits for
+// it, and each slot is three 64-bit comparisons in the hardware check).
+const MaxRuleSlots = 32
+
+// RuleSlot is a run-time access rule: while Enabled, requesters of
+// domain Domain may access [Base, Base+Pages*4 KiB) with the rights Read
+// and Write grant. An access is allowed when a configured range or an
+// enabled slot of the requester's domain holds all of it with the right
+// it needs; it is NoRange when none holds it, and ReadDenied or
+// WriteDenied when those that hold it lack the right.
+type RuleSlot struct {
+	Enabled     bool
+	Read, Write bool
+	Domain      uint16
+	Base        uint64 // a multiple of 4 KiB
+	Pages       uint32 // length in 4 KiB pages
+}
+
+// holds reports whether the slot holds size bytes at addr (as the
+// hardware computes it: no wrap past 2^64 is possible because the
+// offset is taken from Base).
+func (s *RuleSlot) holds(addr, size uint64) bool {
+	n := uint64(s.Pages) * Page
+	off := addr - s.Base
+	return addr >= s.Base && off < n && n-off >= size
 }
 
 // DomainConfig is one protection domain.
@@ -93,6 +125,8 @@ type ACL struct {
 	byReq      [1 << 16]uint16 // requester ID -> domain index + 1 (0: none)
 	domains    []domain
 	DenyStatus tlp.Status
+	slots      []RuleSlot
+	active     int // enabled slots: 0 keeps Check on its configured-ranges path
 }
 
 func egressBit(e ntb.Egress) uint32 {
@@ -121,6 +155,10 @@ func Build(c Config, kernelSlots int) (*ACL, error) {
 	default:
 		return nil, fmt.Errorf("deny_status: %q must be UR or CA", c.DenyStatus)
 	}
+	if c.RuleSlots < 0 || c.RuleSlots > MaxRuleSlots {
+		return nil, fmt.Errorf("rule_slots: %d must be 0 to %d", c.RuleSlots, MaxRuleSlots)
+	}
+	a.slots = make([]RuleSlot, c.RuleSlots)
 	if len(c.Domains) > 0xFFFE {
 		return nil, fmt.Errorf("domains: %d domains, at most 65534", len(c.Domains))
 	}
@@ -219,21 +257,59 @@ func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Ver
 		return Verdict{EgressDenied, di}
 	}
 	// The last span starting at or before addr.
-	i := ntb.Floor(d.bases, addr)
-	if i < 0 {
-		return Verdict{NoRange, di}
+	hit, rd, wr := false, false, false
+	if i := ntb.Floor(d.bases, addr); i >= 0 {
+		s := &d.spans[i]
+		if addr < s.end && size-1 <= s.end-1-addr {
+			hit, rd, wr = true, s.read, s.write
+		}
 	}
-	s := &d.spans[i]
-	if addr >= s.end || size-1 > s.end-1-addr {
-		return Verdict{NoRange, di}
+	if a.active > 0 {
+		for j := range a.slots {
+			if s := &a.slots[j]; s.Enabled && int(s.Domain) == di && s.holds(addr, size) {
+				hit, rd, wr = true, rd || s.Read, wr || s.Write
+			}
+		}
 	}
-	if write && !s.write {
+	switch {
+	case !hit:
+		return Verdict{NoRange, di}
+	case write && !wr:
 		return Verdict{WriteDenied, di}
-	}
-	if !write && !s.read {
+	case !write && !rd:
 		return Verdict{ReadDenied, di}
 	}
 	return Verdict{Allowed, di}
+}
+
+// RuleSlots returns the number of run-time rule slots.
+func (a *ACL) RuleSlots() int { return len(a.slots) }
+
+// RuleSlot returns slot i (the zero RuleSlot when i is out of range).
+func (a *ACL) RuleSlot(i int) RuleSlot {
+	if i < 0 || i >= len(a.slots) {
+		return RuleSlot{}
+	}
+	return a.slots[i]
+}
+
+// SetRuleSlot replaces slot i with r, as software does through the
+// register map. Checks from then on see it.
+func (a *ACL) SetRuleSlot(i int, r RuleSlot) error {
+	if i < 0 || i >= len(a.slots) {
+		return fmt.Errorf("rule slot %d: the ACL has %d", i, len(a.slots))
+	}
+	if r.Base%Page != 0 {
+		return fmt.Errorf("rule slot %d: base %#x is not a multiple of 4 KiB", i, r.Base)
+	}
+	if a.slots[i].Enabled {
+		a.active--
+	}
+	if r.Enabled {
+		a.active++
+	}
+	a.slots[i] = r
+	return nil
 }
 
 // Span is an address range of a domain: [Base, End) with its rights.

@@ -86,6 +86,8 @@ func TestBuildErrors(t *testing.T) {
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0, Size: 0x2000, Read: true}, {Base: 0x1000, Size: 0x1000, Read: true}}}}}, "domains[0].ranges: 0x1000-0x1fff overlaps 0x0-0x1fff"},
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0xFFFF_FFFF_FFFF_F000, Size: 0x2000, Read: true}}}}}, "wraps"},
 		{Config{Domains: []DomainConfig{{Egress: []string{"kernel:9"}}}}, "domains[0].egress[0]"},
+		{Config{RuleSlots: 33}, "rule_slots: 33 must be 0 to 32"},
+		{Config{RuleSlots: -1}, "rule_slots: -1"},
 	} {
 		_, err := Build(tc.c, 4)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -95,6 +97,74 @@ func TestBuildErrors(t *testing.T) {
 	a, err := Build(Config{DenyStatus: "CA"}, 4)
 	if err != nil || a.DenyStatus != tlp.StatusCA {
 		t.Errorf("deny_status CA: %v %v", a, err)
+	}
+}
+
+// TestRuleSlots programs run-time rules on top of the configured ranges:
+// a slot adds a range to one domain only, its rights add to a configured
+// range's, and turning it off takes them away again.
+func TestRuleSlots(t *testing.T) {
+	c := Config{RuleSlots: 4, Domains: []DomainConfig{
+		{Name: "host", Requesters: []string{"00:00.0"}, Ranges: []RangeConfig{{Base: 0x8000_0000, Size: 0x1000, Read: true}}},
+		{Name: "peer", Requesters: []string{"05:00.0"}},
+	}}
+	a, err := Build(c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, peer := id("00:00.0"), id("05:00.0")
+	type probe struct {
+		req   tlp.ID
+		addr  uint64
+		size  uint64
+		write bool
+		rule  Rule
+	}
+	check := func(step string, ps []probe) {
+		t.Helper()
+		for _, p := range ps {
+			if v := a.Check(p.req, p.addr, p.size, p.write, portA); v.Rule != p.rule {
+				t.Errorf("%s: %s %#x+%d write=%v: %s, want %s", step, p.req, p.addr, p.size, p.write, v.Rule, p.rule)
+			}
+		}
+	}
+	check("no slot", []probe{{peer, 0x1_0000_0000, 4, true, NoRange}, {host, 0x8000_0000, 4, true, WriteDenied}})
+	set := func(i int, r RuleSlot) {
+		t.Helper()
+		if err := a.SetRuleSlot(i, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(2, RuleSlot{Enabled: true, Write: true, Domain: 1, Base: 0x1_0000_0000, Pages: 2})
+	check("peer may write two pages", []probe{
+		{peer, 0x1_0000_0000, 4096, true, Allowed},
+		{peer, 0x1_0000_1FFC, 4, true, Allowed},
+		{peer, 0x1_0000_1FFC, 8, true, NoRange}, // runs past the slot
+		{peer, 0x1_0000_2000, 4, true, NoRange},
+		{peer, 0x0_FFFF_FFFC, 4, true, NoRange},
+		{peer, 0x1_0000_0000, 4, false, ReadDenied},
+		{host, 0x1_0000_0000, 4, true, NoRange}, // another domain's slot
+	})
+	set(0, RuleSlot{Enabled: true, Write: true, Domain: 0, Base: 0x8000_0000, Pages: 1})
+	check("host's read-only range made writable", []probe{{host, 0x8000_0000, 4, true, Allowed}, {host, 0x8000_0FFC, 4, false, Allowed}})
+	set(0, RuleSlot{Write: true, Domain: 0, Base: 0x8000_0000, Pages: 1})
+	set(2, RuleSlot{})
+	check("slots off", []probe{{peer, 0x1_0000_0000, 4, true, NoRange}, {host, 0x8000_0000, 4, true, WriteDenied}})
+	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 16})
+	check("slot at the top of the address space", []probe{{peer, 0xFFFF_FFFF_FFFF_FFFC, 4, false, Allowed}, {peer, 0, 4, false, NoRange}})
+	if a.RuleSlots() != 4 || a.RuleSlot(3).Pages != 16 || a.RuleSlot(9) != (RuleSlot{}) {
+		t.Errorf("slots read back wrong: %d %+v", a.RuleSlots(), a.RuleSlot(3))
+	}
+	for _, bad := range []struct {
+		i int
+		r RuleSlot
+	}{{4, RuleSlot{}}, {-1, RuleSlot{}}, {1, RuleSlot{Base: 0x800}}} {
+		if err := a.SetRuleSlot(bad.i, bad.r); err == nil {
+			t.Errorf("SetRuleSlot(%d, %+v) accepted", bad.i, bad.r)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, 0xFFFF_FFFF_FFFF_F000, 4, false, portA) }); n != 0 {
+		t.Errorf("Check with slots made %.1f allocs", n)
 	}
 }
 

@@ -311,6 +311,10 @@ func syncBARs(f *pcie.Function, bars *[6]bar) {
 // Tables returns the translation tables (to change mappings at run time).
 func (m *Manager) Tables() *ntb.Tables { return m.tables }
 
+// Access returns the manager's access-control tables, whose run-time rule
+// slots software programs through the register map.
+func (m *Manager) Access() *acl.ACL { return m.access }
+
 // Count returns how many TLPs got reason r.
 func (m *Manager) Count(r Reason) uint64 { return m.counts[r] }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"onic/hdlgen/manager"
-	"onic/hdlgen/translate"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -35,10 +34,7 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 	mdl := b.model()
 	want := map[string][]packet{}
 	var reads []uint32
-	en := translate.Enables(b.Design.Windows)
-	winLo, winHi := uint32(en), uint32(en>>32)
-	var lutIndex, lutLo, lutHi, lutCtrl uint32
-	var portDown uint32
+	regs := manager.NewRegs(mdl, b.Design.DataWidth)
 	var o pmgr.Outcome
 	for i := range st.Ops {
 		op := &st.Ops[i]
@@ -49,7 +45,6 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 				return nil, nil, err
 			}
 		case OpPortDown:
-			portDown = op.Data
 			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
 		case OpWriteReg:
 			var mask uint32
@@ -58,57 +53,9 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 					mask |= 0xFF << (8 * k)
 				}
 			}
-			upd := func(r *uint32) { *r = *r&^mask | op.Data&mask }
-			switch op.Addr {
-			case manager.RegWinEnLo:
-				upd(&winLo)
-			case manager.RegWinEnHi:
-				upd(&winHi)
-			case manager.RegLUTIndex:
-				upd(&lutIndex)
-			case manager.RegLUTAddrLo:
-				upd(&lutLo)
-			case manager.RegLUTAddrHi:
-				upd(&lutHi)
-			case manager.RegLUTCtrl:
-				upd(&lutCtrl)
-			case manager.RegLUTCommit:
-				e := ntb.LUTEntry{Enabled: lutCtrl&1 != 0, Egress: ntb.Egress{Kind: ntb.EgressKind(lutCtrl >> 1 & 7), Slot: uint8(lutCtrl >> 8)},
-					Translated: (uint64(lutHi)<<32 | uint64(lutLo)) &^ (b.Design.LUT.EntrySize - 1)}
-				if err := mdl.Tables().SetLUTEntry(int(lutIndex), e); err != nil {
-					return nil, nil, fmt.Errorf("step %d: %v", i, err)
-				}
-			}
-			for k := range b.Design.Windows {
-				mdl.Tables().SetWindowEnabled(k, (uint64(winHi)<<32|uint64(winLo))>>k&1 != 0)
-			}
+			regs.Write(op.Addr, op.Data, mask)
 		case OpReadReg:
-			v := uint32(0)
-			switch a := op.Addr; {
-			case a == manager.RegID:
-				v = manager.IDValue
-			case a == manager.RegVersion:
-				v = manager.VersionValue
-			case a == manager.RegCaps:
-				v = b.Design.Registers[2].Reset
-			case a == manager.RegStatus:
-				v = 1 | portDown<<1
-			case a == manager.RegWinEnLo:
-				v = winLo
-			case a == manager.RegWinEnHi:
-				v = winHi
-			case a == manager.RegLUTIndex:
-				v = lutIndex
-			case a == manager.RegLUTAddrLo:
-				v = lutLo
-			case a == manager.RegLUTAddrHi:
-				v = lutHi
-			case a == manager.RegLUTCtrl:
-				v = lutCtrl
-			case a >= manager.RegCount0 && int(a-manager.RegCount0)/4 < len(b.Design.Reasons):
-				v = uint32(mdl.Count(b.Design.Reasons[(a-manager.RegCount0)/4]))
-			}
-			reads = append(reads, v)
+			reads = append(reads, regs.Read(op.Addr))
 		}
 	}
 	return want, reads, nil

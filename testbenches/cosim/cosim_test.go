@@ -126,7 +126,8 @@ func defaultBench(t testing.TB, width int) *Bench {
 // local registers, a disabled window, failover and multicast windows, a
 // LUT with entries of every egress and unmapped ones, a requester-ID
 // table, domains with partial, read-only and write-only ranges, egress
-// limits, and CA for denials.
+// limits, CA for denials, and four access rule slots (the only grants a
+// tenant domain has).
 func richConfig() pmgr.Config {
 	return pmgr.Config{
 		Translation: ntb.Config{
@@ -149,9 +150,9 @@ func richConfig() pmgr.Config {
 				{Index: 6, Egress: "local", Translated: 0},
 				{Index: 47, Egress: "port-a", Translated: 0xFFFF_0000},
 			}},
-			RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0", "01:00.0", "02:00.3"}},
+			RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0", "01:00.0", "02:00.3", "03:00.1"}},
 		},
-		Access: acl.Config{DenyStatus: "CA", Domains: []acl.DomainConfig{
+		Access: acl.Config{DenyStatus: "CA", RuleSlots: 4, Domains: []acl.DomainConfig{
 			{Name: "host", Requesters: []string{"00:00.0-00:1f.7"}, Egress: []string{"port-a", "port-b", "kernel:2", "kernel:1", "local"},
 				Ranges: []acl.RangeConfig{
 					{Base: 1 << 32, Size: 512 << 20, Read: true, Write: true},
@@ -165,6 +166,7 @@ func richConfig() pmgr.Config {
 				}},
 			{Name: "devices", Requesters: []string{"01:00.0-02:00.7"}, Egress: []string{"port-b", "local"},
 				Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 64 << 20, Write: true}, {Base: 0, Size: 64 << 10, Read: true}}},
+			{Name: "tenant", Requesters: []string{"03:00.0-03:00.7"}, Egress: []string{"port-a", "port-b", "local"}}, // rule slots only
 		}},
 	}
 }

@@ -2,8 +2,9 @@
 // against the manager model the emulator runs (pcie/manager): it drives
 // random TLP streams — well-formed, malformed, denied, missing every
 // table, back to back, with random valid/ready backpressure on every
-// interface, and with ports going down, windows switched off and LUT
-// entries rewritten over AXI-Lite between bursts — through the IR cycle
+// interface, and with ports going down, windows switched off, LUT
+// entries rewritten and access rules written over AXI-Lite between
+// bursts — through the IR cycle
 // simulator, records every input of every cycle, replays that record into
 // the emitted Verilog under Icarus and Verilator, and checks, for each of
 // the three, every TLP that leaves against the model: which output, the
@@ -43,6 +44,7 @@ type Bench struct {
 	fn     *pcie.Function
 	ds     []acl.Domain
 	rid    []tlp.ID
+	slots  int // access rule slots
 }
 
 // NewBench generates the design for c and prepares the model's function
@@ -73,7 +75,7 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 		return nil, err
 	}
 	_, rid := mdl.Tables().RID()
-	return &Bench{Config: c, Design: d, fn: f, ds: a.Domains(), rid: rid}, nil
+	return &Bench{Config: c, Design: d, fn: f, ds: a.Domains(), rid: rid, slots: a.RuleSlots()}, nil
 }
 
 // model returns a fresh model (counters zero, tables as configured).
@@ -130,6 +132,9 @@ func (b *Bench) Generate(seed uint64, n int) *Stimulus {
 		s.Ready = [5]int{100, 100, 100, 100, 100}
 	}
 	g := gen{b: b, rng: rng}
+	for range 2 * b.slots { // software sets up its access rules first
+		s.Ops = append(s.Ops, g.rule()...)
+	}
 	for len(s.Ops) < n {
 		if rng.IntN(60) == 0 {
 			s.Ops = append(s.Ops, Op{Kind: OpDrain})
@@ -147,21 +152,27 @@ func (b *Bench) Generate(seed uint64, n int) *Stimulus {
 
 // gen draws random steps.
 type gen struct {
-	b    *Bench
-	rng  *rand.Rand
-	down uint32
-	en   uint64 // window enables as software last wrote them
-	init bool
+	b     *Bench
+	rng   *rand.Rand
+	down  uint32
+	en    uint64 // window enables as software last wrote them
+	init  bool
+	rules []acl.RuleSlot // the access rule slots as software last wrote them
 }
 
 // control is a random change made between bursts: a port going down or
-// up, a window switched, a LUT entry rewritten.
+// up, a window switched, a LUT entry rewritten, an access rule written.
 func (g *gen) control() []Op {
 	d := g.b.Design
 	if !g.init {
 		g.en, g.init = translate.Enables(d.Windows), true
+		g.rules = make([]acl.RuleSlot, g.b.slots)
 	}
-	switch g.rng.IntN(3) {
+	switch g.rng.IntN(4) {
+	case 3:
+		if g.b.slots > 0 {
+			return g.rule()
+		}
 	case 0:
 		g.down = uint32(g.rng.IntN(4))
 		return []Op{{Kind: OpPortDown, Data: g.down}}
@@ -180,6 +191,9 @@ func (g *gen) control() []Op {
 		return nil
 	}
 	i := g.rng.IntN(len(d.LUT.Entries))
+	if g.rng.IntN(16) == 0 {
+		i += len(d.LUT.Entries) // past the table: writes nothing
+	}
 	eg := []uint32{1, 2, 3, 4}[g.rng.IntN(4)]
 	ctrl := uint32(g.rng.IntN(2)) | eg<<1
 	if eg == 3 {
@@ -193,6 +207,60 @@ func (g *gen) control() []Op {
 		{Kind: OpWriteReg, Addr: manager.RegLUTCtrl, Data: ctrl, Strb: 0xF},
 		{Kind: OpWriteReg, Addr: manager.RegLUTCommit, Data: 1, Strb: 0xF},
 	}
+}
+
+// rule writes an access rule slot: for a domain (or an index past them),
+// over a translation target, a configured range or the register BAR, on
+// or off, with any rights; sometimes into an index past the slots, and
+// sometimes with only some bytes of a staging register written.
+func (g *gen) rule() []Op {
+	if !g.init {
+		g.en, g.init = translate.Enables(g.b.Design.Windows), true
+		g.rules = make([]acl.RuleSlot, g.b.slots)
+	}
+	r := g.rng
+	var bases []uint64 // mostly where translations land, so rules decide
+	for _, w := range g.b.Design.Windows {
+		bases = append(bases, w.Translated, w.Translated, w.FailoverAt)
+	}
+	for _, e := range g.b.Design.LUT.Entries {
+		if e.Enabled {
+			bases = append(bases, e.Translated)
+		}
+	}
+	if r.IntN(3) == 0 {
+		for _, d := range g.b.ds {
+			for _, sp := range d.Spans {
+				bases = append(bases, sp.Base, sp.End)
+			}
+		}
+		bases = append(bases, 0, r.Uint64()>>r.IntN(40))
+	}
+	base := bases[r.IntN(len(bases))]&^(acl.Page-1) + uint64(r.IntN(24)-4)*acl.Page
+	rs := acl.RuleSlot{Enabled: r.IntN(4) != 0, Read: r.IntN(2) == 0, Write: r.IntN(3) != 0,
+		Domain: uint16(r.IntN(max(len(g.b.ds), 1))), Base: base, Pages: []uint32{0, 1, 2, 16, 256, 1 << 20}[r.IntN(6)]}
+	if r.IntN(8) == 0 {
+		rs.Domain = uint16(len(g.b.ds) + r.IntN(3)) // no such domain: the rule never applies
+	}
+	i := r.IntN(g.b.slots)
+	if r.IntN(16) == 0 {
+		i = g.b.slots + r.IntN(4) // past the slots: writes nothing
+	} else {
+		g.rules[i] = rs
+	}
+	ctrl := uint32(b2u(rs.Enabled) | b2u(rs.Read)<<1 | b2u(rs.Write)<<2 | uint64(rs.Domain)<<16)
+	lo := uint32(base) | uint32(r.IntN(acl.Page)) // the low bits are ignored
+	ops := []Op{
+		{Kind: OpWriteReg, Addr: manager.RegACLIndex, Data: uint32(i), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: manager.RegACLBaseLo, Data: lo, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: manager.RegACLBaseHi, Data: uint32(base >> 32), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: manager.RegACLPages, Data: rs.Pages, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: manager.RegACLCtrl, Data: ctrl, Strb: 0xF},
+	}
+	if r.IntN(4) == 0 { // rewrite the domain byte alone
+		ops = append(ops, Op{Kind: OpWriteReg, Addr: manager.RegACLCtrl, Data: ctrl, Strb: 0x4})
+	}
+	return append(ops, Op{Kind: OpWriteReg, Addr: manager.RegACLCommit, Data: 0, Strb: uint8(r.IntN(16))})
 }
 
 // requester picks a requester ID: one a domain names, one with a proxy
@@ -228,8 +296,15 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 	if len(g.b.ds) == 0 {
 		return 0, 0, false
 	}
-	d := g.b.ds[r.IntN(len(g.b.ds))]
-	if len(d.Requesters) == 0 || len(d.Spans) == 0 {
+	di := r.IntN(len(g.b.ds))
+	d := g.b.ds[di]
+	spans := d.Spans
+	for _, rs := range g.rules { // and the rule slots software gave it
+		if rs.Enabled && int(rs.Domain) == di && rs.Pages > 0 && rs.Base+uint64(rs.Pages)*acl.Page > rs.Base {
+			spans = append(spans[:len(spans):len(spans)], acl.Span{Base: rs.Base, End: rs.Base + uint64(rs.Pages)*acl.Page, Read: rs.Read, Write: rs.Write})
+		}
+	}
+	if len(d.Requesters) == 0 || len(spans) == 0 {
 		return 0, 0, false
 	}
 	req := d.Requesters[r.IntN(len(d.Requesters))]
@@ -241,7 +316,10 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 			}
 		}
 	}
-	sp := d.Spans[r.IntN(len(d.Spans))]
+	sp := spans[r.IntN(len(spans))]
+	if n := len(spans) - len(d.Spans); n > 0 && r.IntN(2) == 0 {
+		sp = spans[len(d.Spans)+r.IntN(n)] // one of the rule slots
+	}
 	type target struct {
 		bar            int
 		off, size, xlt uint64

@@ -171,4 +171,22 @@ static inline void lut_map(onic_host *h, uint64_t bar0, unsigned i, uint64_t add
 	wr32(h, bar0 + REG(LUT_COMMIT), 1);
 }
 
+#ifdef ONIC_PCIE_MANAGER_ACL_COMMIT
+/* acl_rule writes access rule slot i of the O-NIC whose registers are at
+ * bar0: requesters of domain (REG(DOMAIN_*)) get rights (REG(ACL_CTRL_READ)
+ * and/or REG(ACL_CTRL_WRITE)) on the pages holding [addr, addr+len); rights
+ * 0 revokes the slot. */
+static inline void acl_rule(onic_host *h, uint64_t bar0, unsigned i, unsigned domain, uint64_t addr, uint64_t len,
+			    uint32_t rights)
+{
+	uint64_t page = REG(ACL_PAGE), base = addr & ~(page - 1);
+	wr32(h, bar0 + REG(ACL_INDEX), i);
+	wr32(h, bar0 + REG(ACL_BASE_LO), (uint32_t)base);
+	wr32(h, bar0 + REG(ACL_BASE_HI), (uint32_t)(base >> 32));
+	wr32(h, bar0 + REG(ACL_PAGES), (uint32_t)((addr + len - base + page - 1) / page));
+	wr32(h, bar0 + REG(ACL_CTRL), (rights ? REG(ACL_CTRL_ENABLED) | rights : 0) | domain << REG(ACL_CTRL_DOMAIN_SHIFT));
+	wr32(h, bar0 + REG(ACL_COMMIT), 1);
+}
+#endif
+
 #endif

@@ -4,10 +4,14 @@
  *
  * The program plays both hosts: it forks, the parent is A (the receiver)
  * and the child B (the peer), each with its own connection. A enumerates,
- * finds its O-NIC, sizes and maps its BARs, allocates its DMA buffer (the
- * shared memory at 4 GiB), and programs vector 0 of its O-NIC's MSI-X
- * table; it hands the buffer's address and the vector's message to B, as
- * NTB drivers publish them through scratchpads. B enumerates its own
+ * finds its O-NIC, sizes and maps its BARs, allocates its DMA buffer (in
+ * the shared memory at 4 GiB, past the 64 KiB mailbox the firmware lets
+ * the peer use), programs vector 0 of its O-NIC's MSI-X table, and grants
+ * the peer's domain write access to the buffer and to its interrupt page
+ * through two of its O-NIC's access rule slots (ACL_* registers) — without
+ * them its O-NIC would deny B's writes. It hands the buffer's address and
+ * the vector's message to B, as NTB drivers publish them through
+ * scratchpads. B enumerates its own
  * O-NIC and programs two LUT entries through the register map —
  * translation windows out of port A onto A's buffer and onto A's interrupt
  * page — then writes 4 KiB of data and the interrupt message through
@@ -27,7 +31,7 @@
 #include "example.h"
 
 #define BUF_BASE 0x100000000ull /* A's DMA memory: 4 GiB, where B's window leads */
-#define BUF_OFF 0x2000u         /* the buffer within it */
+#define BUF_OFF 0x20000u        /* the buffer within it: past the peer's mailbox */
 #define BUF_LEN 4096u
 #define MSI_ADDR 0xfee01000ull /* vector 0's message: local APIC 1 */
 #define MSI_DATA 0x4041u
@@ -129,6 +133,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	/* Access rules: the peer may write the buffer and the interrupt page. */
+	acl_rule(h, bar0, 0, REG(DOMAIN_PEER), BUF_BASE + BUF_OFF, BUF_LEN, REG(ACL_CTRL_WRITE));
+	acl_rule(h, bar0, 1, REG(DOMAIN_PEER), MSI_ADDR, 4, REG(ACL_CTRL_WRITE));
+	check(h, rd32(h, bar0 + REG(ACL_PAGES)) == 1, "ACL_PAGES reads %u, want 1", rd32(h, bar0 + REG(ACL_PAGES)));
+	printf("A: rule slots 0 and 1 let the peer write its buffer at %#llx and its interrupt page\n",
+	       (unsigned long long)(BUF_BASE + BUF_OFF));
 	handover ho = {.buf = BUF_BASE + BUF_OFF, .msi_addr = MSI_ADDR, .msi_data = MSI_DATA};
 	if (write(a2b[1], &ho, sizeof ho) != sizeof ho)
 		die(h, "handover pipe");
@@ -146,6 +156,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < BUF_LEN; i++)
 		check(h, buf[i] == pattern(i), "byte %u of the buffer is %#x, want %#x", i, buf[i], pattern(i));
 	printf("A: all %u bytes arrived\n", BUF_LEN);
+	uint32_t denied = rd32(h, bar0 + REG(COUNT_DENIED));
+	check(h, denied == 0, "A's O-NIC denied %u TLPs", denied);
 	if (onic_host_close(h) < 0)
 		die(NULL, "bye");
 	int st;

@@ -65,104 +65,104 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:684
-    reg  [31:0] win_en_lo; // manager.go:701
-    reg  [31:0] win_en_hi; // manager.go:701
-    reg  [31:0] lut_index; // manager.go:701
-    reg  [31:0] lut_addr_lo; // manager.go:701
-    reg  [31:0] lut_addr_hi; // manager.go:701
-    reg  [31:0] lut_ctrl; // manager.go:701
-    reg  axil_rvalid; // manager.go:713
-    reg  [31:0] axil_rdata; // manager.go:713
-    reg  s1_valid; // manager.go:251
-    reg  [127:0] s1_hdr; // manager.go:251
-    reg  [2:0] s1_bar; // manager.go:251
-    reg  [511:0] s1_data; // manager.go:251
-    reg  [15:0] s1_keep; // manager.go:251
-    reg  s1_sop; // manager.go:251
-    reg  s1_eop; // manager.go:251
-    reg  [6:0] s1_kind; // manager.go:293
-    reg  [63:0] s1_off; // manager.go:293
-    reg  s1_bar_ok; // manager.go:293
-    reg  s1_reg_hit; // manager.go:293
-    reg  [12:0] s1_size; // manager.go:293
-    reg  s1_proxy_ok; // manager.go:293
-    reg  [15:0] s1_proxy; // manager.go:293
-    reg  s2_valid; // manager.go:251
-    reg  [127:0] s2_hdr; // manager.go:251
-    reg  [511:0] s2_data; // manager.go:251
-    reg  [15:0] s2_keep; // manager.go:251
-    reg  s2_sop; // manager.go:251
-    reg  s2_eop; // manager.go:251
-    reg  [6:0] s2_kind; // manager.go:293
-    reg  [63:0] s2_off; // manager.go:293
-    reg  s2_bar_ok; // manager.go:293
-    reg  s2_reg_hit; // manager.go:293
-    reg  [12:0] s2_size; // manager.go:293
-    reg  s2_proxy_ok; // manager.go:293
-    reg  [15:0] s2_proxy; // manager.go:293
-    reg  s2_found; // manager.go:293
-    reg  s2_enabled; // manager.go:293
-    reg  [2:0] s2_egress; // manager.go:293
-    reg  [7:0] s2_slot; // manager.go:293
-    reg  [63:0] s2_addr; // manager.go:293
-    reg  s2_down; // manager.go:293
-    reg  s2_second; // manager.go:293
-    reg  [2:0] s2_second_egress; // manager.go:293
-    reg  [63:0] s2_second_addr; // manager.go:293
-    reg  s2_second_down; // manager.go:293
-    reg  s3_valid; // manager.go:251
-    reg  [127:0] s3_hdr; // manager.go:251
-    reg  [511:0] s3_data; // manager.go:251
-    reg  [15:0] s3_keep; // manager.go:251
-    reg  s3_sop; // manager.go:251
-    reg  s3_eop; // manager.go:251
-    reg  [6:0] s3_kind; // manager.go:293
-    reg  [63:0] s3_off; // manager.go:293
-    reg  s3_bar_ok; // manager.go:293
-    reg  s3_reg_hit; // manager.go:293
-    reg  s3_proxy_ok; // manager.go:293
-    reg  [15:0] s3_proxy; // manager.go:293
-    reg  s3_found; // manager.go:293
-    reg  s3_enabled; // manager.go:293
-    reg  [2:0] s3_egress; // manager.go:293
-    reg  [7:0] s3_slot; // manager.go:293
-    reg  [63:0] s3_addr; // manager.go:293
-    reg  s3_down; // manager.go:293
-    reg  s3_second; // manager.go:293
-    reg  [2:0] s3_second_egress; // manager.go:293
-    reg  [63:0] s3_second_addr; // manager.go:293
-    reg  s3_second_down; // manager.go:293
-    reg  [2:0] s3_rule; // manager.go:293
-    reg  s4_valid; // manager.go:251
-    reg  [511:0] s4_data; // manager.go:251
-    reg  [15:0] s4_keep; // manager.go:251
-    reg  s4_sop; // manager.go:251
-    reg  s4_eop; // manager.go:251
-    reg  [1:0] s4_action; // manager.go:293
-    reg  [3:0] s4_reason; // manager.go:293
-    reg  [2:0] s4_egress; // manager.go:293
-    reg  [7:0] s4_slot; // manager.go:293
-    reg  s4_second; // manager.go:293
-    reg  [2:0] s4_second_egress; // manager.go:293
-    reg  [127:0] s4_hdr_primary; // manager.go:293
-    reg  [127:0] s4_hdr_second; // manager.go:293
-    reg  [95:0] s4_cpl_hdr; // manager.go:293
-    reg  m_port_a_sent; // manager.go:558
-    reg  m_port_b_sent; // manager.go:558
-    reg  m_kernel_sent; // manager.go:558
-    reg  m_local_sent; // manager.go:558
-    reg  m_cpl_sent; // manager.go:558
-    reg  [31:0] count_ok; // manager.go:573
-    reg  [31:0] count_not_for_us; // manager.go:573
-    reg  [31:0] count_window_miss; // manager.go:573
-    reg  [31:0] count_mapping_disabled; // manager.go:573
-    reg  [31:0] count_port_down; // manager.go:573
-    reg  [31:0] count_denied; // manager.go:573
-    reg  [31:0] count_no_proxy_id; // manager.go:573
-    reg  [31:0] count_unexpected_completion; // manager.go:573
-    reg  [31:0] count_unsupported; // manager.go:573
-    reg  [31:0] count_relay_denied; // manager.go:573
+    reg  axil_bvalid; // manager.go:722
+    reg  [31:0] win_en_lo; // manager.go:739
+    reg  [31:0] win_en_hi; // manager.go:739
+    reg  [31:0] lut_index; // manager.go:739
+    reg  [31:0] lut_addr_lo; // manager.go:739
+    reg  [31:0] lut_addr_hi; // manager.go:739
+    reg  [31:0] lut_ctrl; // manager.go:739
+    reg  axil_rvalid; // manager.go:751
+    reg  [31:0] axil_rdata; // manager.go:751
+    reg  s1_valid; // manager.go:267
+    reg  [127:0] s1_hdr; // manager.go:267
+    reg  [2:0] s1_bar; // manager.go:267
+    reg  [511:0] s1_data; // manager.go:267
+    reg  [15:0] s1_keep; // manager.go:267
+    reg  s1_sop; // manager.go:267
+    reg  s1_eop; // manager.go:267
+    reg  [6:0] s1_kind; // manager.go:309
+    reg  [63:0] s1_off; // manager.go:309
+    reg  s1_bar_ok; // manager.go:309
+    reg  s1_reg_hit; // manager.go:309
+    reg  [12:0] s1_size; // manager.go:309
+    reg  s1_proxy_ok; // manager.go:309
+    reg  [15:0] s1_proxy; // manager.go:309
+    reg  s2_valid; // manager.go:267
+    reg  [127:0] s2_hdr; // manager.go:267
+    reg  [511:0] s2_data; // manager.go:267
+    reg  [15:0] s2_keep; // manager.go:267
+    reg  s2_sop; // manager.go:267
+    reg  s2_eop; // manager.go:267
+    reg  [6:0] s2_kind; // manager.go:309
+    reg  [63:0] s2_off; // manager.go:309
+    reg  s2_bar_ok; // manager.go:309
+    reg  s2_reg_hit; // manager.go:309
+    reg  [12:0] s2_size; // manager.go:309
+    reg  s2_proxy_ok; // manager.go:309
+    reg  [15:0] s2_proxy; // manager.go:309
+    reg  s2_found; // manager.go:309
+    reg  s2_enabled; // manager.go:309
+    reg  [2:0] s2_egress; // manager.go:309
+    reg  [7:0] s2_slot; // manager.go:309
+    reg  [63:0] s2_addr; // manager.go:309
+    reg  s2_down; // manager.go:309
+    reg  s2_second; // manager.go:309
+    reg  [2:0] s2_second_egress; // manager.go:309
+    reg  [63:0] s2_second_addr; // manager.go:309
+    reg  s2_second_down; // manager.go:309
+    reg  s3_valid; // manager.go:267
+    reg  [127:0] s3_hdr; // manager.go:267
+    reg  [511:0] s3_data; // manager.go:267
+    reg  [15:0] s3_keep; // manager.go:267
+    reg  s3_sop; // manager.go:267
+    reg  s3_eop; // manager.go:267
+    reg  [6:0] s3_kind; // manager.go:309
+    reg  [63:0] s3_off; // manager.go:309
+    reg  s3_bar_ok; // manager.go:309
+    reg  s3_reg_hit; // manager.go:309
+    reg  s3_proxy_ok; // manager.go:309
+    reg  [15:0] s3_proxy; // manager.go:309
+    reg  s3_found; // manager.go:309
+    reg  s3_enabled; // manager.go:309
+    reg  [2:0] s3_egress; // manager.go:309
+    reg  [7:0] s3_slot; // manager.go:309
+    reg  [63:0] s3_addr; // manager.go:309
+    reg  s3_down; // manager.go:309
+    reg  s3_second; // manager.go:309
+    reg  [2:0] s3_second_egress; // manager.go:309
+    reg  [63:0] s3_second_addr; // manager.go:309
+    reg  s3_second_down; // manager.go:309
+    reg  [2:0] s3_rule; // manager.go:309
+    reg  s4_valid; // manager.go:267
+    reg  [511:0] s4_data; // manager.go:267
+    reg  [15:0] s4_keep; // manager.go:267
+    reg  s4_sop; // manager.go:267
+    reg  s4_eop; // manager.go:267
+    reg  [1:0] s4_action; // manager.go:309
+    reg  [3:0] s4_reason; // manager.go:309
+    reg  [2:0] s4_egress; // manager.go:309
+    reg  [7:0] s4_slot; // manager.go:309
+    reg  s4_second; // manager.go:309
+    reg  [2:0] s4_second_egress; // manager.go:309
+    reg  [127:0] s4_hdr_primary; // manager.go:309
+    reg  [127:0] s4_hdr_second; // manager.go:309
+    reg  [95:0] s4_cpl_hdr; // manager.go:309
+    reg  m_port_a_sent; // manager.go:575
+    reg  m_port_b_sent; // manager.go:575
+    reg  m_kernel_sent; // manager.go:575
+    reg  m_local_sent; // manager.go:575
+    reg  m_cpl_sent; // manager.go:575
+    reg  [31:0] count_ok; // manager.go:590
+    reg  [31:0] count_not_for_us; // manager.go:590
+    reg  [31:0] count_window_miss; // manager.go:590
+    reg  [31:0] count_mapping_disabled; // manager.go:590
+    reg  [31:0] count_port_down; // manager.go:590
+    reg  [31:0] count_denied; // manager.go:590
+    reg  [31:0] count_no_proxy_id; // manager.go:590
+    reg  [31:0] count_unexpected_completion; // manager.go:590
+    reg  [31:0] count_unsupported; // manager.go:590
+    reg  [31:0] count_relay_denied; // manager.go:590
     wire and_11;
     wire not_12;
     wire and_13;
@@ -220,7 +220,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:711
+    wire init_done; // manager.go:749
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -232,7 +232,7 @@ module onic_pcie_manager (
     wire [15:0] slice_111;
     wire slice_112;
     wire slice_113;
-    wire adv; // manager.go:349
+    wire adv; // manager.go:365
     wire [2:0] slice_115;
     wire [4:0] slice_116;
     wire [9:0] slice_126;
@@ -864,9 +864,9 @@ module onic_pcie_manager (
     wire windows_multicast; // translate.go:160
     wire [2:0] windows_second_egress; // translate.go:160
     wire [63:0] windows_second_translated; // translate.go:160
-    wire [2:0] access_rule; // access.go:95
-    wire access_found; // access.go:95
-    wire [15:0] access_domain; // access.go:95
+    wire [2:0] access_rule; // access.go:154
+    wire access_found; // access.go:154
+    wire [15:0] access_domain; // access.go:154
     wire m_port_a_slice_s_tready; // axis.go:320
     wire [657:0] m_port_a_slice_m_tdata; // axis.go:320
     wire m_port_a_slice_m_tvalid; // axis.go:320
@@ -1531,7 +1531,7 @@ module onic_pcie_manager (
     assign eq_1124 = slice_1081 == 10'h48;
     assign eq_1126 = slice_1081 == 10'h49;
     assign mux_1128 = eq_1088 ? 32'h4f4e4943 : 32'h0;
-    assign mux_1130 = eq_1090 ? 32'h10000 : 32'h0;
+    assign mux_1130 = eq_1090 ? 32'h10001 : 32'h0;
     assign mux_1132 = eq_1092 ? 32'h10000001 : 32'h0;
     assign mux_1134 = eq_1094 ? zext_1086 : 32'h0;
     assign mux_1136 = eq_1096 ? win_en_lo : 32'h0;
@@ -1601,7 +1601,7 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // access.go:95
+    onic_pcie_manager_access access ( // access.go:154
         .req(slice_438),
         .addr(mux_409),
         .size(s2_size),

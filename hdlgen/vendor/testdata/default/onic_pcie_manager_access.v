@@ -66,12 +66,12 @@ module onic_pcie_manager_access (
     wire mux_74;
     wire mux_75;
     wire mux_76;
-    wire mux_77;
-    wire [2:0] mux_80;
-    wire [2:0] mux_82;
-    wire [2:0] mux_84;
-    wire [2:0] mux_86;
-    wire [2:0] mux_88;
+    wire mux_78;
+    wire [2:0] mux_81;
+    wire [2:0] mux_83;
+    wire [2:0] mux_85;
+    wire [2:0] mux_87;
+    wire [2:0] mux_89;
     wire unused;
 
     assign zext_7 = {51'h0, size};
@@ -128,15 +128,15 @@ module onic_pcie_manager_access (
     assign mux_74 = or_51 ? or_67 : mux_41;
     assign mux_75 = or_51 ? or_68 : mux_42;
     assign mux_76 = or_51 ? or_69 : mux_43;
-    assign mux_77 = write ? mux_76 : mux_75;
-    assign mux_80 = write ? 3'h4 : 3'h3;
-    assign mux_82 = mux_77 ? 3'h0 : mux_80;
-    assign mux_84 = mux_74 ? mux_82 : 3'h2;
-    assign mux_86 = mux_73 ? mux_84 : 3'h5;
-    assign mux_88 = mux_70 ? mux_86 : 3'h1;
+    assign mux_78 = write ? mux_76 : mux_75;
+    assign mux_81 = write ? 3'h4 : 3'h3;
+    assign mux_83 = mux_78 ? 3'h0 : mux_81;
+    assign mux_85 = mux_74 ? mux_83 : 3'h2;
+    assign mux_87 = mux_73 ? mux_85 : 3'h5;
+    assign mux_89 = mux_70 ? mux_87 : 3'h1;
     assign unused = &{1'b0, shr_20[31:1], shr_53[31:1]};
 
-    assign rule = mux_88;
+    assign rule = mux_89;
     assign found = mux_70;
     assign domain = mux_72;
 endmodule

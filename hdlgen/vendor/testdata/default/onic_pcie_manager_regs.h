@@ -7,7 +7,7 @@
 #define ONIC_PCIE_MANAGER_ID 0x000u
 /* VERSION, RO: register map version, major in [31:16], minor in [15:0] */
 #define ONIC_PCIE_MANAGER_VERSION 0x004u
-/* CAPS, RO: [7:0] direct windows, [17:8] LUT entries, [31:24] data path width in DWs */
+/* CAPS, RO: [7:0] direct windows, [17:8] LUT entries, [23:18] access rule slots, [31:24] data path width in DWs */
 #define ONIC_PCIE_MANAGER_CAPS 0x008u
 /* STATUS, RO: [0] LUT filled from the configuration (TLPs are accepted from then on), [2:1] port_down (B, A) */
 #define ONIC_PCIE_MANAGER_STATUS 0x00Cu
@@ -23,7 +23,7 @@
 #define ONIC_PCIE_MANAGER_LUT_ADDR_HI 0x028u
 /* LUT_CTRL, RW: [0] enabled, [3:1] egress (1 port A, 2 port B, 3 kernel, 4 local), [15:8] kernel slot */
 #define ONIC_PCIE_MANAGER_LUT_CTRL 0x02Cu
-/* LUT_COMMIT, WO: any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX; TLPs see it two cycles later */
+/* LUT_COMMIT, WO: any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX (an index past the table writes nothing); TLPs see it two cycles later */
 #define ONIC_PCIE_MANAGER_LUT_COMMIT 0x030u
 /* COUNT_OK, RO: TLPs whose outcome had reason "ok" (wraps at 2^32) */
 #define ONIC_PCIE_MANAGER_COUNT_OK 0x100u
@@ -47,7 +47,7 @@
 #define ONIC_PCIE_MANAGER_COUNT_RELAY_DENIED 0x124u
 
 #define ONIC_PCIE_MANAGER_ID_VALUE 0x4F4E4943u
-#define ONIC_PCIE_MANAGER_VERSION_VALUE 0x00010000u
+#define ONIC_PCIE_MANAGER_VERSION_VALUE 0x00010001u
 #define ONIC_PCIE_MANAGER_COUNTERS 10u
 
 /* LUT_CTRL fields. */
