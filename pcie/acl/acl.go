@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"onic/pcie/idmap"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
@@ -122,7 +123,7 @@ type domain struct {
 
 // ACL is a built, checked access-control table.
 type ACL struct {
-	byReq      [1 << 16]uint16 // requester ID -> domain index + 1 (0: none)
+	byReq      idmap.Map[uint16] // requester ID -> domain index + 1 (0: none)
 	domains    []domain
 	DenyStatus tlp.Status
 	slots      []RuleSlot
@@ -174,12 +175,12 @@ func Build(c Config, kernelSlots int) (*ACL, error) {
 				return nil, fmt.Errorf("%s.requesters[%d]: %v", p, ri, err)
 			}
 			for id := int(lo); id <= int(hi); id++ {
-				if prev := a.byReq[id]; prev != 0 {
+				if prev := a.byReq.Get(tlp.ID(id)); prev != 0 {
 					return nil, fmt.Errorf("%s.requesters[%d]: %s already belongs to domain %s", p, ri, tlp.ID(id), a.domains[prev-1].name)
 				}
 			}
 			for id := int(lo); id <= int(hi); id++ {
-				a.byReq[id] = uint16(di + 1)
+				a.byReq.Set(tlp.ID(id), uint16(di+1))
 			}
 			d.reqs = append(d.reqs, [2]tlp.ID{lo, hi})
 		}
@@ -248,7 +249,7 @@ type Verdict struct {
 // at addr, for writing or reading, through egress e. The whole access must
 // lie in one range. It does not allocate.
 func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Verdict {
-	di := int(a.byReq[req]) - 1
+	di := int(a.byReq.Get(req)) - 1
 	if di < 0 {
 		return Verdict{NoDomain, -1}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"onic/pcie"
 	"onic/pcie/acl"
+	"onic/pcie/idmap"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
@@ -197,7 +198,7 @@ type Manager struct {
 	// remote records, per requester ID, the port (1 A, 2 B) its
 	// non-posted requests came in on, so completions from the host find
 	// their way back.
-	remote   [1 << 16]uint8
+	remote   idmap.Map[uint8]
 	relays   []relay
 	kernelIn []kernelIn
 }
@@ -381,11 +382,11 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		switch {
 		case t.RequesterID == m.self:
 			m.forward(o, local, 0, t.RequesterID)
-		case m.remote[t.RequesterID] != 0:
+		case m.remote.Get(t.RequesterID) != 0:
 			// A completion for a remote requester goes back to the port
 			// its request came in on.
 			port := ntb.Egress{Kind: ntb.EgressPortA}
-			if m.remote[t.RequesterID] == 2 {
+			if m.remote.Get(t.RequesterID) == 2 {
 				port.Kind = ntb.EgressPortB
 			}
 			m.forward(o, port, 0, t.RequesterID)
@@ -553,7 +554,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 			return
 		}
 		if t.Kind().IsNonPosted() {
-			m.remote[t.RequesterID] = uint8(in) // FromPortA = 1, FromPortB = 2
+			m.remote.Set(t.RequesterID, uint8(in)) // FromPortA = 1, FromPortB = 2
 		}
 		m.forward(o, host, t.Address, t.RequesterID)
 		if t.Kind() == tlp.MWr {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"onic/pcie/idmap"
 	"onic/tlp"
 )
 
@@ -177,8 +178,8 @@ type Tables struct {
 	lutOff  uint64
 	lutSize uint64
 	lutSh   uint8
-	rid     []tlp.ID        // proxy index -> local ID
-	ridFast [1 << 16]uint16 // local ID -> proxy index + 1 (0: none)
+	rid     []tlp.ID          // proxy index -> local ID
+	ridFast idmap.Map[uint16] // local ID -> proxy index + 1 (0: none)
 	proxy   tlp.ID
 	slots   int
 }
@@ -369,10 +370,10 @@ func (t *Tables) buildRID(c RIDConfig) error {
 		if err != nil {
 			return fmt.Errorf("rid.map[%d]: %v", i, err)
 		}
-		if t.ridFast[id] != 0 {
+		if t.ridFast.Get(id) != 0 {
 			return fmt.Errorf("rid.map[%d]: %s is mapped twice", i, id)
 		}
-		t.ridFast[id] = uint16(i) + 1
+		t.ridFast.Set(id, uint16(i)+1)
 		t.rid = append(t.rid, id)
 	}
 	return nil
@@ -510,7 +511,7 @@ func (t *Tables) SetLUTEntry(i int, e LUTEntry) error {
 // ProxyID returns the proxy ID a local requester uses on the far side, and
 // whether the requester is in the table. It does not allocate.
 func (t *Tables) ProxyID(local tlp.ID) (tlp.ID, bool) {
-	i := t.ridFast[local]
+	i := t.ridFast.Get(local)
 	if i == 0 {
 		return 0, false
 	}
