@@ -160,14 +160,20 @@ type gen struct {
 	rules []acl.RuleSlot // the access rule slots as software last wrote them
 }
 
+// start gives the generator software's view of the registers after
+// reset, once.
+func (g *gen) start() {
+	if !g.init {
+		g.en, g.init = translate.Enables(g.b.Design.Windows), true
+		g.rules = make([]acl.RuleSlot, g.b.slots)
+	}
+}
+
 // control is a random change made between bursts: a port going down or
 // up, a window switched, a LUT entry rewritten, an access rule written.
 func (g *gen) control() []Op {
 	d := g.b.Design
-	if !g.init {
-		g.en, g.init = translate.Enables(d.Windows), true
-		g.rules = make([]acl.RuleSlot, g.b.slots)
-	}
+	g.start()
 	switch g.rng.IntN(4) {
 	case 3:
 		if g.b.slots > 0 {
@@ -214,10 +220,7 @@ func (g *gen) control() []Op {
 // or off, with any rights; sometimes into an index past the slots, and
 // sometimes with only some bytes of a staging register written.
 func (g *gen) rule() []Op {
-	if !g.init {
-		g.en, g.init = translate.Enables(g.b.Design.Windows), true
-		g.rules = make([]acl.RuleSlot, g.b.slots)
-	}
+	g.start()
 	r := g.rng
 	var bases []uint64 // mostly where translations land, so rules decide
 	for _, w := range g.b.Design.Windows {
