@@ -27,6 +27,23 @@ func ExampleTLP_Decode() {
 	// Output: MWr 01:00.0 4275830800 [17 34 51 68]
 }
 
+// Decode and check received TLPs in one call each: a memory write that
+// crosses a 4 KB boundary decodes, but is refused with the rule it breaks.
+func ExampleTLP_DecodeValidate() {
+	var t tlp.TLP
+	for _, h := range []string{
+		"400000010100050ffedc001011223344",         // MWr, 1 DW at 0xfedc0010
+		"40000002010005ff00000ffc1122334455667788", // MWr, 2 DW at 0xffc
+	} {
+		b, _ := hex.DecodeString(h)
+		err := t.DecodeValidate(b)
+		fmt.Println(t.Kind(), t.Length, errors.Is(err, tlp.ErrCross4K))
+	}
+	// Output:
+	// MWr 1 false
+	// MWr 2 true
+}
+
 // Build a TLP from fields and encode it, appending to a buffer.
 func ExampleTLP_AppendBinary() {
 	f, typ, _ := tlp.FmtType(tlp.MRd, false, 0)

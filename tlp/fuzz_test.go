@@ -15,14 +15,16 @@ func addVectorSeeds(f *testing.F) {
 }
 
 // FuzzDecode: Decode and Validate never panic, never read past the input
-// (the race-free bounds checks of Go would panic), and a TLP that decodes
-// and validates encodes back to exactly the input bytes.
+// (the race-free bounds checks of Go would panic), a TLP that decodes and
+// validates encodes back to exactly the input bytes, and DecodeValidate
+// agrees with Decode followed by Validate (checkFused).
 func FuzzDecode(f *testing.F) {
 	addVectorSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Decode a copy with no spare capacity so an overread cannot hide
 		// in the slice's tail.
 		in := append(make([]byte, 0, len(b)), b...)
+		checkFused(t, in)
 		var d TLP
 		if err := d.Decode(in); err != nil {
 			if _, ok := err.(*Error); !ok {

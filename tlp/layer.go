@@ -69,14 +69,20 @@ func (l *Layer) NextLayerType() gopacket.LayerType {
 // TLP that decodes but breaks a rule is still available in l, and the error
 // names the rule. It does not allocate for a valid TLP.
 func (l *Layer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if err := l.Decode(data); err != nil {
-		if e, ok := err.(*Error); ok && (e.Rule == ErrTruncatedHeader || e.Rule == ErrTruncatedPayload) {
-			df.SetTruncated()
+	done, valid := l.decodeMemory(data) // DecodeValidate, keeping the two errors apart
+	if !done {
+		if err := l.decodeAny(data); err != nil {
+			if e, ok := err.(*Error); ok && (e.Rule == ErrTruncatedHeader || e.Rule == ErrTruncatedPayload) {
+				df.SetTruncated()
+			}
+			l.contents = data
+			return err
 		}
-		l.contents = data
-		return err
 	}
 	l.contents = data[:len(l.Prefixes)+l.HeaderLen()]
+	if valid {
+		return nil
+	}
 	return l.Validate()
 }
 

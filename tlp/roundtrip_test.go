@@ -140,6 +140,14 @@ func TestDecodeValidateAllocs(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: Decode+Validate made %.1f allocs, want 0", v.name, allocs)
 		}
+		allocs = testing.AllocsPerRun(200, func() {
+			if d.DecodeValidate(b) != nil {
+				panic("vector stopped validating")
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: DecodeValidate made %.1f allocs, want 0", v.name, allocs)
+		}
 	}
 	var n int
 	allocs := testing.AllocsPerRun(100, func() {
@@ -155,23 +163,35 @@ func TestDecodeValidateAllocs(t *testing.T) {
 	}
 }
 
+// randomRequest returns a random memory request (MRd, MRdLk or MWr) biased
+// toward the edges of the memory rules: about half have a 32-bit address,
+// no processing hint, or a length of 1-3 DWs.
+func randomRequest(r *rand.Rand) TLP {
+	k := []Kind{MRd, MRdLk, MWr}[r.IntN(3)]
+	x := randomTLP(r, k)
+	if r.IntN(2) == 0 {
+		x.Address &= 0xFFFFFFFF
+	}
+	if r.IntN(2) == 0 {
+		x.PH = 0
+	}
+	if r.IntN(2) == 0 {
+		x.Length = uint16(1 + r.IntN(3))
+		if k.HasData() {
+			x.Data = make([]byte, 4*int(x.Length))
+		}
+	}
+	return x
+}
+
 // TestMemoryFastPathAgrees checks memoryOK, Validate's one-expression test
 // for memory requests, against the rule-by-rule checks of memoryErr over
 // random field values.
 func TestMemoryFastPathAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 200000; i++ {
-		k := []Kind{MRd, MRdLk, MWr}[r.IntN(3)]
-		x := randomTLP(r, k)
-		if r.IntN(2) == 0 {
-			x.Address &= 0xFFFFFFFF
-		}
-		if r.IntN(2) == 0 {
-			x.PH = 0
-		}
-		if r.IntN(2) == 0 {
-			x.Length = uint16(1 + r.IntN(3))
-		}
+		x := randomRequest(r)
+		k := x.Kind()
 		if x.memoryOK(k) != (x.memoryErr(k) == nil) {
 			t.Fatalf("%s: memoryOK %v but memoryErr %v for %+v", k, x.memoryOK(k), x.memoryErr(k), x)
 		}

@@ -96,6 +96,106 @@ func (t *TLP) Len() int {
 // Length); Validate checks the rest of the specification's rules. Decode
 // does not copy: Prefixes, Data and the header view keep referring to b.
 func (t *TLP) Decode(b []byte) error {
+	if done, _ := t.decodeMemory(b); done {
+		return nil
+	}
+	return t.decodeAny(b)
+}
+
+// DecodeValidate decodes b as Decode does and then checks the TLP as
+// Validate does, returning the first error of the two. For a memory request
+// without prefixes or digest (the bulk of traffic) the rules are checked on
+// the header words as they are decoded, so the pair costs little more than
+// Decode alone; every other TLP goes through Validate. The result is always
+// that of Decode followed by Validate (a test proves it).
+func (t *TLP) DecodeValidate(b []byte) error {
+	done, valid := t.decodeMemory(b)
+	if !done {
+		if err := t.decodeAny(b); err != nil {
+			return err
+		}
+	}
+	if valid {
+		return nil
+	}
+	return t.Validate()
+}
+
+// decodeMemory is Decode's straight path for a memory request (MRd, MRdLk,
+// MWr) without prefixes whose length matches its header. done is false,
+// and t untouched, for any other b. valid reports whether the request also
+// has no digest and passes Validate's memory rules (memoryOK, computed here
+// on the header words).
+func (t *TLP) decodeMemory(b []byte) (done, valid bool) {
+	if len(b) < 12 {
+		return false, false
+	}
+	dw0 := binary.BigEndian.Uint32(b)
+	f := Fmt(dw0 >> 29)
+	k := kindTable[f][dw0>>24&31]
+	if kindClass[k] != ClassMemory {
+		return false, false
+	}
+	length := dw0 & 0x3FF
+	if length == 0 {
+		length = 1024
+	}
+	hl := 12 + 4*int(f&1)
+	n := hl + 4*int(dw0>>15&1) // header and digest
+	if f&2 != 0 {
+		n += 4 * int(length)
+	}
+	if len(b) != n {
+		return false, false
+	}
+	dw1 := binary.BigEndian.Uint32(b[4:])
+	dw2 := binary.BigEndian.Uint32(b[8:])
+	hi, lo := uint32(0), dw2 // address bits 63:32, and 31:2 with PH
+	if f&1 != 0 {
+		hi, lo = dw2, binary.BigEndian.Uint32(b[12:16])
+		t.hdr = [16]byte(b[:16])
+	} else {
+		t.hdr = [16]byte{}
+		*(*[12]byte)(t.hdr[:12]) = [12]byte(b[:12])
+	}
+	fbe, lbe := uint8(dw1)&15, uint8(dw1>>4)&15
+	th := dw0&(1<<16) != 0
+	valid = dw0&(1<<15) == 0 && (f&1 == 0 || hi != 0) && (th || lo&3 == 0) &&
+		(th && k != MWr ||
+			length == 1 && lbe == 0 ||
+			length > 1 && fbe != 0 && lbe != 0 &&
+				(length == 2 && lo&4 == 0 || contigFirst&(1<<fbe) != 0 && contigLast&(1<<lbe) != 0)) &&
+		lo&0xFFC+length*4 <= 4096
+	t.Fmt, t.Type = f, uint8(dw0>>24)&31
+	t.TC = uint8(dw0>>20) & 7
+	t.Attr = Attr(dw0>>16&4 | dw0>>12&3)
+	t.LN, t.TH = dw0&(1<<17) != 0, dw0&(1<<16) != 0
+	t.TD, t.EP = dw0&(1<<15) != 0, dw0&(1<<14) != 0
+	t.AT = uint8(dw0>>10) & 3
+	t.Length = uint16(length)
+	t.Tag = uint16(dw0>>14&0x200|dw0>>11&0x100) | uint16(dw1>>8)&0xFF
+	t.RequesterID = ID(dw1 >> 16)
+	t.FirstBE, t.LastBE, t.PH = fbe, lbe, uint8(lo)&3
+	t.Status, t.BCM, t.LowerAddress, t.MessageCode = 0, false, 0, 0
+	t.CompleterID, t.Register, t.ByteCount = 0, 0, 0
+	t.MessageData = [8]byte{}
+	t.Address = uint64(hi)<<32 | uint64(lo&^3)
+	t.Prefixes = b[:0:0]
+	t.hdrLen = uint8(hl)
+	t.keepDigest = false
+	end := n
+	t.Digest = 0
+	if dw0&(1<<15) != 0 {
+		end -= 4
+		t.Digest = binary.BigEndian.Uint32(b[end:])
+	}
+	t.Data = b[hl:end:end]
+
+	return true, valid
+}
+
+// decodeAny is Decode for any TLP.
+func (t *TLP) decodeAny(b []byte) error {
 	off := 0
 	for off < len(b) && Fmt(b[off]>>5) == FmtPrefix {
 		off += 4
