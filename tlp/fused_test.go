@@ -42,7 +42,7 @@ func checkFused(t *testing.T, b []byte) {
 	t.Helper()
 	var general, straight, two, fused TLP
 	generalErr := general.decodeAny(b)
-	done, valid := straight.decodeMemory(b)
+	done, valid := straight.decodeMemory(b, true)
 	if done {
 		if generalErr != nil {
 			t.Fatalf("%x: straight path decoded what the general one rejects (%v)", b, generalErr)
@@ -106,7 +106,7 @@ func TestDecodeValidateAgrees(t *testing.T) {
 			t.Fatalf("%+v does not encode: %v", x, err)
 		}
 		var d TLP
-		if done, valid := d.decodeMemory(b); done && valid {
+		if done, valid := d.decodeMemory(b, true); done && valid {
 			straight++
 		}
 		checkFused(t, b)

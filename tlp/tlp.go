@@ -96,7 +96,7 @@ func (t *TLP) Len() int {
 // Length); Validate checks the rest of the specification's rules. Decode
 // does not copy: Prefixes, Data and the header view keep referring to b.
 func (t *TLP) Decode(b []byte) error {
-	if done, _ := t.decodeMemory(b); done {
+	if done, _ := t.decodeMemory(b, false); done {
 		return nil
 	}
 	return t.decodeAny(b)
@@ -109,7 +109,7 @@ func (t *TLP) Decode(b []byte) error {
 // Decode alone; every other TLP goes through Validate. The result is always
 // that of Decode followed by Validate (a test proves it).
 func (t *TLP) DecodeValidate(b []byte) error {
-	done, valid := t.decodeMemory(b)
+	done, valid := t.decodeMemory(b, true)
 	if !done {
 		if err := t.decodeAny(b); err != nil {
 			return err
@@ -123,10 +123,11 @@ func (t *TLP) DecodeValidate(b []byte) error {
 
 // decodeMemory is Decode's straight path for a memory request (MRd, MRdLk,
 // MWr) without prefixes whose length matches its header. done is false,
-// and t untouched, for any other b. valid reports whether the request also
-// has no digest and passes Validate's memory rules (memoryOK, computed here
-// on the header words).
-func (t *TLP) decodeMemory(b []byte) (done, valid bool) {
+// and t untouched, for any other b. With check set, valid reports whether
+// the request also has no digest and passes Validate's memory rules
+// (memoryOK, worked out here on the header words); Decode leaves check off
+// so as not to pay for it.
+func (t *TLP) decodeMemory(b []byte, check bool) (done, valid bool) {
 	if len(b) < 12 {
 		return false, false
 	}
@@ -160,12 +161,14 @@ func (t *TLP) decodeMemory(b []byte) (done, valid bool) {
 	}
 	fbe, lbe := uint8(dw1)&15, uint8(dw1>>4)&15
 	th := dw0&(1<<16) != 0
-	valid = dw0&(1<<15) == 0 && (f&1 == 0 || hi != 0) && (th || lo&3 == 0) &&
-		(th && k != MWr ||
-			length == 1 && lbe == 0 ||
-			length > 1 && fbe != 0 && lbe != 0 &&
-				(length == 2 && lo&4 == 0 || contigFirst&(1<<fbe) != 0 && contigLast&(1<<lbe) != 0)) &&
-		lo&0xFFC+length*4 <= 4096
+	if check {
+		valid = dw0&(1<<15) == 0 && (f&1 == 0 || hi != 0) && (lo&3 == 0 || th) &&
+			lo&0xFFC+length*4 <= 4096 &&
+			(length > 1 && contiguousBE[uint8(dw1)] ||
+				th && k != MWr ||
+				length == 1 && lbe == 0 ||
+				length == 2 && lo&4 == 0 && fbe != 0 && lbe != 0)
+	}
 	t.Fmt, t.Type = f, uint8(dw0>>24)&31
 	t.TC = uint8(dw0>>20) & 7
 	t.Attr = Attr(dw0>>16&4 | dw0>>12&3)
@@ -190,9 +193,19 @@ func (t *TLP) decodeMemory(b []byte) (done, valid bool) {
 		t.Digest = binary.BigEndian.Uint32(b[end:])
 	}
 	t.Data = b[hl:end:end]
-
 	return true, valid
 }
+
+// contiguousBE[lbe<<4|fbe] reports whether the First and Last DW Byte
+// Enables are both contiguous (§2.2.5; 0000b is not among the contiguous
+// patterns), as a request longer than one DW needs them unless it is a
+// QW-aligned 2 DW request.
+var contiguousBE = func() (tab [256]bool) {
+	for i := range tab {
+		tab[i] = contigFirst&(1<<(i&15)) != 0 && contigLast&(1<<(i>>4)) != 0
+	}
+	return tab
+}()
 
 // decodeAny is Decode for any TLP.
 func (t *TLP) decodeAny(b []byte) error {
