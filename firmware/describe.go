@@ -16,7 +16,7 @@ func (im *Image) Describe(w io.Writer) {
 	fmt.Fprintf(w, "target     %s (%s)\n", m.Part, m.Family)
 	fmt.Fprintf(w, "static     %s\n", m.Static)
 	if m.Kind == KindImage {
-		fmt.Fprintf(w, "manager    %d cycles at %g MHz\n", m.ManagerDepth, m.ClockMHz)
+		fmt.Fprintf(w, "manager    %d cycles at %g MHz, %d-bit data path\n", m.ManagerDepth, m.ClockMHz, m.DataWidth)
 		fmt.Fprintf(w, "full       %d bytes%s\n", m.FullBytes, estimated(m.FullEstimated))
 	}
 	for _, s := range m.Slots {

@@ -110,7 +110,7 @@ func Build(s Spec, measure Measurer) (*Image, error) {
 	}
 	im := &Image{Manifest: Manifest{Format: FormatVersion, Kind: KindImage, Name: s.Name, Version: s.Version,
 		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
-		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz}}
+		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
 	im.add("spec.json", PayloadSpec, -1, s.canonical())
 	for _, fl := range static {
 		im.add("static/"+fl.Name, PayloadRTL, -1, fl.Data)
@@ -355,6 +355,10 @@ func (m *Manifest) check() error {
 	}
 	if len(m.Static) != 64 {
 		return fmt.Errorf("static %q: want a hex SHA-256", m.Static)
+	}
+	if m.Kind == KindImage && (m.ManagerDepth <= 0 || !(m.ClockMHz > 0) || m.DataWidth != 256 && m.DataWidth != 512) {
+		return fmt.Errorf("manager: %d cycles at %g MHz, %d-bit data path: want a positive depth and clock and 256 or 512 bits",
+			m.ManagerDepth, m.ClockMHz, m.DataWidth)
 	}
 	if m.Kind == KindKernel && (len(m.Slots) != 1 || m.Slots[0].Kernel == "") {
 		return fmt.Errorf("a kernel image has one slot with a kernel (it has %d)", len(m.Slots))

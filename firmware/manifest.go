@@ -13,7 +13,9 @@ package firmware
 // manifest covers the payloads too.
 
 // FormatVersion is the manifest format this onic writes and reads.
-const FormatVersion = 1
+// Format 2 added data_width; a format 1 image does not say its manager's
+// data path, so it is refused (rebuild it).
+const FormatVersion = 2
 
 // Magic is the envelope's first field, naming the format.
 const Magic = "onic-firmware"
@@ -51,9 +53,11 @@ type Manifest struct {
 	FullBytes     int64 `msg:"full_bytes" json:"full_bytes"`
 	FullEstimated bool  `msg:"full_estimated" json:"full_estimated"`
 	// ManagerDepth is the generated manager's pipeline latency in cycles
-	// at ClockMHz.
+	// at ClockMHz, and DataWidth its TLP data path in bits (256 or 512):
+	// it takes one beat of that width per cycle.
 	ManagerDepth int             `msg:"manager_depth" json:"manager_depth"`
 	ClockMHz     float64         `msg:"clock_mhz" json:"clock_mhz"`
+	DataWidth    int             `msg:"data_width" json:"data_width"`
 	Slots        []SlotManifest  `msg:"slots" json:"slots"`
 	Tenants      []TenantGrant   `msg:"tenants" json:"tenants"`
 	Payloads     []PayloadRecord `msg:"payloads" json:"payloads"`

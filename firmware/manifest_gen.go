@@ -100,6 +100,12 @@ func (z *Manifest) DecodeMsg(dc *msgp.Reader) (err error) {
 				err = msgp.WrapError(err, "ClockMHz")
 				return
 			}
+		case "data_width":
+			z.DataWidth, err = dc.ReadInt()
+			if err != nil {
+				err = msgp.WrapError(err, "DataWidth")
+				return
+			}
 		case "slots":
 			var zb0002 uint32
 			zb0002, err = dc.ReadArrayHeader()
@@ -232,9 +238,9 @@ func (z *Manifest) DecodeMsg(dc *msgp.Reader) (err error) {
 
 // EncodeMsg implements msgp.Encodable
 func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
-	// map header, size 14
+	// map header, size 15
 	// write "format"
-	err = en.Append(0x8e, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
+	err = en.Append(0x8f, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
 	if err != nil {
 		return
 	}
@@ -343,6 +349,16 @@ func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
 		err = msgp.WrapError(err, "ClockMHz")
 		return
 	}
+	// write "data_width"
+	err = en.Append(0xaa, 0x64, 0x61, 0x74, 0x61, 0x5f, 0x77, 0x69, 0x64, 0x74, 0x68)
+	if err != nil {
+		return
+	}
+	err = en.WriteInt(z.DataWidth)
+	if err != nil {
+		err = msgp.WrapError(err, "DataWidth")
+		return
+	}
 	// write "slots"
 	err = en.Append(0xa5, 0x73, 0x6c, 0x6f, 0x74, 0x73)
 	if err != nil {
@@ -423,9 +439,9 @@ func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Manifest) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 14
+	// map header, size 15
 	// string "format"
-	o = append(o, 0x8e, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
+	o = append(o, 0x8f, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
 	o = msgp.AppendInt(o, z.Format)
 	// string "kind"
 	o = append(o, 0xa4, 0x6b, 0x69, 0x6e, 0x64)
@@ -457,6 +473,9 @@ func (z *Manifest) MarshalMsg(b []byte) (o []byte, err error) {
 	// string "clock_mhz"
 	o = append(o, 0xa9, 0x63, 0x6c, 0x6f, 0x63, 0x6b, 0x5f, 0x6d, 0x68, 0x7a)
 	o = msgp.AppendFloat64(o, z.ClockMHz)
+	// string "data_width"
+	o = append(o, 0xaa, 0x64, 0x61, 0x74, 0x61, 0x5f, 0x77, 0x69, 0x64, 0x74, 0x68)
+	o = msgp.AppendInt(o, z.DataWidth)
 	// string "slots"
 	o = append(o, 0xa5, 0x73, 0x6c, 0x6f, 0x74, 0x73)
 	o = msgp.AppendArrayHeader(o, uint32(len(z.Slots)))
@@ -581,6 +600,12 @@ func (z *Manifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.ClockMHz, bts, err = msgp.ReadFloat64Bytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ClockMHz")
+				return
+			}
+		case "data_width":
+			z.DataWidth, bts, err = msgp.ReadIntBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "DataWidth")
 				return
 			}
 		case "slots":
@@ -716,7 +741,7 @@ func (z *Manifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Manifest) Msgsize() (s int) {
-	s = 1 + 7 + msgp.IntSize + 5 + msgp.StringPrefixSize + len(z.Kind) + 5 + msgp.StringPrefixSize + len(z.Name) + 8 + msgp.StringPrefixSize + len(z.Version) + 5 + msgp.StringPrefixSize + len(z.Part) + 7 + msgp.StringPrefixSize + len(z.Family) + 7 + msgp.StringPrefixSize + len(z.Static) + 11 + msgp.Int64Size + 15 + msgp.BoolSize + 14 + msgp.IntSize + 10 + msgp.Float64Size + 6 + msgp.ArrayHeaderSize
+	s = 1 + 7 + msgp.IntSize + 5 + msgp.StringPrefixSize + len(z.Kind) + 5 + msgp.StringPrefixSize + len(z.Name) + 8 + msgp.StringPrefixSize + len(z.Version) + 5 + msgp.StringPrefixSize + len(z.Part) + 7 + msgp.StringPrefixSize + len(z.Family) + 7 + msgp.StringPrefixSize + len(z.Static) + 11 + msgp.Int64Size + 15 + msgp.BoolSize + 14 + msgp.IntSize + 10 + msgp.Float64Size + 11 + msgp.IntSize + 6 + msgp.ArrayHeaderSize
 	for za0001 := range z.Slots {
 		s += z.Slots[za0001].Msgsize()
 	}

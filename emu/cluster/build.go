@@ -85,11 +85,15 @@ type HostConfig struct {
 type ONICConfig struct {
 	Name string `mapstructure:"name"`
 	Host string `mapstructure:"host"`
-	// The manager pipeline: its clock, and its latency in cycles — by
+	// The manager pipeline: its clock, its latency in cycles — by
 	// default the depth of the RTL onic generates for it
-	// (hdlgen/manager.Depth), so the emulator's timing is the hardware's.
+	// (hdlgen/manager.Depth), so the emulator's timing is the hardware's —
+	// and its data path width in bits (256 or 512, default 512): each
+	// ingress takes one beat of that width per cycle, so a TLP occupies
+	// it for max(1, payload/width) cycles.
 	ClockMHz       float64 `mapstructure:"clock_mhz"`
 	PipelineCycles int     `mapstructure:"pipeline_cycles"`
+	DataWidth      int     `mapstructure:"data_width"`
 	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
 	FibreM  [2]float64     `mapstructure:"fibre_m"`
 	Manager manager.Config `mapstructure:"manager"`
@@ -220,6 +224,9 @@ func (o *ONICConfig) check(p string) error {
 	if o.ClockMHz < 0 || o.PipelineCycles < 0 {
 		return fmt.Errorf("%s: clock_mhz and pipeline_cycles must be positive", p)
 	}
+	if o.DataWidth != 256 && o.DataWidth != 512 {
+		return fmt.Errorf("%s.data_width: %d bits must be 256 or 512 (the widths hdlgen/manager generates)", p, o.DataWidth)
+	}
 	for j, m := range o.FibreM {
 		if m < 0 {
 			return fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
@@ -250,6 +257,9 @@ func (o *ONICConfig) defaults() {
 	if o.PipelineCycles == 0 {
 		o.PipelineCycles = hdlmanager.Depth
 	}
+	if o.DataWidth == 0 {
+		o.DataWidth = DefaultDataWidth
+	}
 	if o.DownPolicy == "" {
 		o.DownPolicy = "hold"
 	}
@@ -264,13 +274,15 @@ func (o *ONICConfig) defaults() {
 	}
 }
 
-// DefaultClockMHz is the clock of the O-NIC's PCIe manager: a 512-bit
-// data path at 250 MHz carries 128 Gb/s, enough for one 126 Gb/s O-NIC
-// (shared/REFERENCE.md). The generated manager takes a beat per cycle
-// (hdlgen/manager.II), so at this clock it never limits a Gen3 x16 link
-// and the emulator models it as latency alone.
+// DefaultClockMHz and DefaultDataWidth are the O-NIC's PCIe manager: a
+// 512-bit data path at 250 MHz carries 128 Gb/s, enough for one 126 Gb/s
+// O-NIC link (shared/REFERENCE.md). The generated manager takes a beat
+// per cycle (hdlgen/manager.II), so at these settings it does not limit
+// a Gen3 x16 link; at a lower clock or 256 bits it does, and the
+// emulator models that (onicNode.decide).
 const (
-	DefaultClockMHz = 250
+	DefaultClockMHz  = 250
+	DefaultDataWidth = 512
 	// FibreNsPerMetre is light's flight time in fibre (shared/REFERENCE.md).
 	FibreNsPerMetre = 4.9
 	// hostLinkPropagation is the flight time on a host's PCIe link (board
@@ -515,8 +527,8 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	if o.mgr, err = manager.New(o.cfg.Manager, o.fn, o.self); err != nil {
 		return fmt.Errorf("onics[%d].manager.%v", o.idx, err)
 	}
+	o.setPipeline(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
 	o.resetRegs()
-	o.pipe = sim.Time(float64(o.cfg.PipelineCycles) * 1e6 / o.cfg.ClockMHz)
 	for j, kc := range o.cfg.Kernels {
 		if err := o.loadKernel(kc, fmt.Sprintf("onics[%d].kernels[%d]", o.idx, j)); err != nil {
 			return err

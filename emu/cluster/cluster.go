@@ -244,7 +244,7 @@ type hostEnd struct {
 }
 
 // Receive hands a TLP arriving at the host to it.
-func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
+func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 	c := e.h.c
 	c.tlps++
 	m := c.msgs[p.Arg]
@@ -252,6 +252,7 @@ func (e hostEnd) Receive(l *link.Link, side int, p *link.Packet) {
 		c.record(e.o.tap(0), true, m)
 	}
 	e.h.receive(m)
+	return 0
 }
 
 // onicEnd is an O-NIC's end of a link: its host link or an optical port.
@@ -261,7 +262,7 @@ type onicEnd struct {
 }
 
 // Receive runs a TLP arriving at the O-NIC through its manager.
-func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
+func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 	c := e.o.c
 	c.tlps++
 	m := c.msgs[p.Arg]
@@ -273,7 +274,7 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) {
 		}
 	}
 	m.from, m.at = e.in, e.o
-	e.o.decide(m)
+	return e.o.decide(m)
 }
 
 // Handle runs the cluster's events.
@@ -404,16 +405,22 @@ const msiBase = 0xFEE00000
 
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
 type onicNode struct {
-	c     *Cluster
-	cfg   ONICConfig
-	idx   int // in the configuration
-	host  *hostNode
-	link  *link.Link // to its host: end 0 at the host, end 1 here
-	fn    *pcie.Function
-	mgr   *manager.Manager
-	pipe  sim.Time
-	ports [2]*port
-	self  tlp.ID
+	c    *Cluster
+	cfg  ONICConfig
+	idx  int // in the configuration
+	host *hostNode
+	link *link.Link // to its host: end 0 at the host, end 1 here
+	fn   *pcie.Function
+	mgr  *manager.Manager
+	// The manager pipeline (setPipeline): latency, clock period, data
+	// path width, and per ingress (manager.Ingress) when it has taken
+	// every beat it was given.
+	pipe      sim.Time
+	cyclePS   float64
+	dataWidth int
+	inBusy    [3]sim.Time
+	ports     [2]*port
+	self      tlp.ID
 	// kernels by slot (nil: none loaded)
 	kernels [maxKernelSlots]*kernel
 	// stalled is when the manager can take TLPs again after a kernel's
@@ -477,16 +484,40 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	o.c.release(m)
 }
 
+// setPipeline sets the manager pipeline's latency in cycles, clock and
+// data path width (from the configuration, or a deployed image's
+// manifest).
+func (o *onicNode) setPipeline(cycles int, clockMHz float64, width int) {
+	o.cyclePS = 1e6 / clockMHz
+	o.pipe = sim.Time(float64(cycles) * 1e6 / clockMHz)
+	o.dataWidth = width
+}
+
 // decide runs m through the manager as it arrives and hands the result on
 // once the pipeline latency has passed: the decision depends only on m and
 // the tables, so taking it on arrival saves an event per TLP.
-func (o *onicNode) decide(m *msg) {
+//
+// Each ingress feeds the pipeline one data-path-wide beat per cycle
+// (hdlgen/manager: the header rides a sideband with the first beat), so
+// m starts when the TLPs before it from the same ingress have gone in
+// and occupies it for max(1, ceil(payload bits / width)) cycles. decide
+// returns how long m waits for that, which its link keeps it in the
+// receive buffer for: a busy manager withholds credits from the sender.
+func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	c := o.c
 	if o.full != nil {
 		o.hold(o.full, m, 0)
-		return
+		return 0
 	}
-	ready := max(c.s.Now(), o.stalled) + o.pipe
+	now := c.s.Now()
+	start := max(now, o.inBusy[m.from])
+	wait = start - now
+	beats := 1
+	if m.t.Kind().HasData() {
+		beats = max(1, (int(m.t.Length)*32+o.dataWidth-1)/o.dataWidth)
+	}
+	o.inBusy[m.from] = start + sim.Time(float64(beats)*o.cyclePS+0.5)
+	ready := max(start, o.stalled) + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
 	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() {
@@ -567,6 +598,7 @@ func (o *onicNode) decide(m *msg) {
 	case manager.Drop:
 		c.fail(m, out.Reason)
 	}
+	return wait
 }
 
 // fail drops m for reason; the request it belongs to ends there.

@@ -220,6 +220,7 @@ func TestPhaseErrors(t *testing.T) {
 		}, "phases[0].circuits[1].a: port onicC.a is already wired in phases[0].circuits[0]"},
 		{func(c *Config) { c.MEMS.Ports = 4 }, "mems.ports: 6 O-NIC ports need more than the switch's 4"},
 		{func(c *Config) { c.ONICs[0].DownPolicy = "queue" }, `onics[0].down_policy: "queue"`},
+		{func(c *Config) { c.ONICs[1].DataWidth = 128 }, "onics[1].data_width: 128 bits must be 256 or 512"},
 		{func(c *Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: depth, transfers, start and stop"},
 	} {
 		c := Phased()
@@ -476,37 +477,45 @@ func TestNVMeMSI(t *testing.T) {
 func TestRecordsReused(t *testing.T) {
 	c := TwoParty()
 	c.Duration = time.Millisecond
-	cl, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := cl.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	balanced(t, r.Accounting)
+	cl, r := runCluster(t, c)
 	// 2 flows x 4 transfers x 256 TLPs in flight, and some settling.
 	if r.Accounting.Injected < 100_000 || len(cl.recs) > 4096 {
 		t.Errorf("%d requests injected, %d records held", r.Accounting.Injected, len(cl.recs))
 	}
 }
 
-// TestKernelBackpressure: with onicA3 clocked at 100 MHz its kernel takes
-// 64 bytes a cycle, 51.2 Gb/s, less than the ~85 Gb/s arriving: its input
-// buffer fills, the manager stalls, and what reaches C is held to the
-// kernel's rate instead of queueing without bound.
+// TestKernelBackpressure: an opaque kernel in onicA3 that takes 40 Gb/s,
+// less than the ~85 Gb/s arriving, fills its input buffer and stalls the
+// manager, and what reaches C is held to the kernel's rate instead of
+// queueing without bound. Clocked at 100 MHz instead, the O-NIC's 512-bit
+// manager itself takes 51.2 Gb/s, which paces the library kernel (64
+// bytes a cycle at the same clock) so that it never stalls.
 func TestKernelBackpressure(t *testing.T) {
 	c := Pipeline()
-	c.ONICs[2].ClockMHz = 100
+	c.ONICs[2].Kernels[0] = KernelConfig{Slot: 1, Name: "slow-transform", Gbps: 40, Egress: "port-a", Translated: 1 << 32}
 	r := run(t, c)
 	balanced(t, r.Accounting)
 	k := r.ONICs[2].Kernels[0]
-	if k.GbpsIn < 45 || k.GbpsIn > 51.3 || k.StallNs < 100_000 {
-		t.Errorf("kernel %+v", k)
+	if k.GbpsIn < 35 || k.GbpsIn > 40.1 || k.StallNs < 100_000 {
+		t.Errorf("40 Gb/s kernel %+v", k)
+	}
+	for _, f := range r.Flows {
+		if f.Name == "A->C" && (f.Gbps > 40.1 || f.Gbps < 30) {
+			t.Errorf("A->C at %.1f Gb/s: not held to the kernel's 40 Gb/s", f.Gbps)
+		}
+	}
+
+	c = Pipeline()
+	c.ONICs[2].ClockMHz = 100
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	k = r.ONICs[2].Kernels[0]
+	if k.GbpsIn < 45 || k.GbpsIn > 51.3 || k.StallNs != 0 {
+		t.Errorf("kernel behind a 100 MHz manager %+v", k)
 	}
 	for _, f := range r.Flows {
 		if f.Name == "A->C" && (f.Gbps > 25.7 || f.Gbps < 20) {
-			t.Errorf("A->C at %.1f Gb/s: not held to the kernel's 51.2 Gb/s in, half out", f.Gbps)
+			t.Errorf("A->C at %.1f Gb/s: not held to the manager's 51.2 Gb/s in, half out", f.Gbps)
 		}
 	}
 	c = Pipeline()

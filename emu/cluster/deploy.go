@@ -147,7 +147,7 @@ func (o *onicNode) Full(im *firmware.Image, cost firmware.Cost) error {
 			kcs = append(kcs, kernelConfig(sl))
 		}
 	}
-	ks, err := o.buildKernels(spec.Manager, kcs)
+	ks, err := o.buildKernels(spec.Manager, im.Manifest.ClockMHz, kcs)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 	sl, _ := spec.Slot(n)
 	kc := kernelConfig(sl)
 	kc.Name = k.Manifest.Slots[0].Kernel
-	ks, err := o.buildKernels(o.cfg.Manager, []KernelConfig{kc})
+	ks, err := o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, []KernelConfig{kc})
 	if err != nil {
 		return err
 	}
@@ -179,11 +179,12 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 }
 
 // buildKernels builds kernels as they would load under manager
-// configuration mc, without touching the O-NIC: a configuration the
-// emulator cannot run is refused before a reflash starts.
-func (o *onicNode) buildKernels(mc manager.Config, kcs []KernelConfig) ([maxKernelSlots]*kernel, error) {
+// configuration mc at clock clockMHz, without touching the O-NIC: a
+// configuration the emulator cannot run is refused before a reflash
+// starts.
+func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, kcs []KernelConfig) ([maxKernelSlots]*kernel, error) {
 	scratch := *o
-	scratch.cfg.Manager = mc
+	scratch.cfg.Manager, scratch.cfg.ClockMHz = mc, clockMHz
 	scratch.kernels = [maxKernelSlots]*kernel{}
 	for _, kc := range kcs {
 		if err := scratch.loadKernel(kc, fmt.Sprintf("slot %d", kc.Slot)); err != nil {
@@ -261,9 +262,11 @@ func (c *Cluster) reflashed(i uint64) {
 		}
 		r.mgr.PortDown = o.mgr.PortDown
 		o.mgr = r.mgr
-		o.resetRegs()
 		o.cfg.Manager = r.spec.Manager
-		o.pipe = sim.Time(float64(r.im.Manifest.ManagerDepth) * 1e6 / r.im.Manifest.ClockMHz)
+		mf := &r.im.Manifest
+		o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
+		o.setPipeline(mf.ManagerDepth, mf.ClockMHz, mf.DataWidth)
+		o.resetRegs()
 		for j, k := range o.kernels {
 			if k != nil {
 				o.pastKernels = append(o.pastKernels, k.report())

@@ -80,8 +80,12 @@ type Config struct {
 
 // Receiver takes TLPs as they arrive at one end of a link.
 type Receiver interface {
-	// Receive is called when p has arrived at end side (0 or 1).
-	Receive(l *Link, side int, p *Packet)
+	// Receive is called when p has arrived at end side (0 or 1). It
+	// returns how long p stays in the end's receive buffer beyond the
+	// link's RxDelay: 0 when the receiver takes it at once, longer when
+	// whatever drains the buffer is busy. The TLP's credits are freed
+	// after that, so a slow receiver holds its sender back.
+	Receive(l *Link, side int, p *Packet) (hold sim.Time)
 }
 
 // Stats counts what one direction carried.
@@ -578,13 +582,14 @@ func (l *Link) arrive(side int) {
 		dc, class := dataCredits(p.Payload), p.Class
 		d.rxUsedH[class]++
 		d.rxUsedD[class] += dc
+		var hold sim.Time
 		if l.rx[far] != nil {
-			l.rx[far].Receive(l, far, p)
+			hold = l.rx[far].Receive(l, far, p)
 		}
-		if l.cfg.RxDelay == 0 {
+		if hold = max(hold, 0) + l.cfg.RxDelay; hold == 0 {
 			l.free(side, class, dc)
 		} else {
-			l.s.After(l.cfg.RxDelay, l, evFree|uint64(side)<<8|uint64(class)<<9|uint64(dc)<<16)
+			l.s.After(hold, l, evFree|uint64(side)<<8|uint64(class)<<9|uint64(dc)<<16)
 		}
 	case itemAck:
 		// An Ack sent by end side acknowledges TLPs it received, which

@@ -11,11 +11,13 @@ import (
 type sink struct {
 	at   []sim.Time
 	pkts []*Packet
+	hold sim.Time // how long each TLP stays in the receive buffer
 }
 
-func (s *sink) Receive(l *Link, side int, p *Packet) {
+func (s *sink) Receive(l *Link, side int, p *Packet) sim.Time {
 	s.at = append(s.at, l.s.Now())
 	s.pkts = append(s.pkts, p)
+	return s.hold
 }
 
 func newLink(t *testing.T, c Config) (*sim.Sim, *Link, *sink, *sink) {
@@ -85,6 +87,39 @@ func TestCreditsBlockUntilUpdateFC(t *testing.T) {
 	}
 }
 
+// TestReceiverHoldThrottles: a receiver that keeps each TLP in its buffer
+// for 1 us (Receive's hold) lets through only as many TLPs per hold as
+// the buffer has header credits, the sender counts credit stalls, and a
+// receiver that holds nothing takes the same TLPs several times faster.
+func TestReceiverHoldThrottles(t *testing.T) {
+	run := func(hold sim.Time) (sim.Time, Stats) {
+		s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
+			Credits: Credits{PH: 4, PD: 64, NPH: 8, NPD: 8}})
+		b.hold = hold
+		for range 40 {
+			l.Send(0, &Packet{Class: Posted, Bytes: 16 + 256, Payload: 256})
+		}
+		s.Run(sim.Second)
+		if len(b.at) != 40 {
+			t.Fatalf("hold %v: %d of 40 TLPs arrived", hold, len(b.at))
+		}
+		return b.at[39], l.Stats(0)
+	}
+	fast, fastStats := run(0)
+	slow, slowStats := run(sim.Microsecond)
+	// 40 TLPs, 4 buffered per hold: at least 9 holds before the last
+	// one arrives.
+	if slow < 9*sim.Microsecond || slow > 11*sim.Microsecond {
+		t.Fatalf("with a 1 us hold and 4 credits the 40th TLP arrived at %v, want 9-11 us", slow)
+	}
+	if fast > 3*sim.Microsecond { // four credits and UpdateFC round trips slow it a little
+		t.Fatalf("without a hold the 40th TLP arrived at %v, want under 3 us", fast)
+	}
+	if slowStats.CreditStalls <= fastStats.CreditStalls {
+		t.Fatalf("credit stalls: %d with the hold, %d without", slowStats.CreditStalls, fastStats.CreditStalls)
+	}
+}
+
 func TestOrderingAndClasses(t *testing.T) {
 	s, l, a, b := newLink(t, Config{Gen: tlp.Gen2, Lanes: 4, MPS: 256})
 	for i := range 5 {
@@ -136,7 +171,7 @@ func TestConfigErrors(t *testing.T) {
 
 type echo struct{}
 
-func (e *echo) Receive(l *Link, side int, p *Packet) { l.Send(1-side, p) }
+func (e *echo) Receive(l *Link, side int, p *Packet) sim.Time { l.Send(1-side, p); return 0 }
 
 // TestSteadyStateAllocs: once the queues have grown, moving TLPs and DLLPs
 // allocates nothing.

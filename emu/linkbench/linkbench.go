@@ -260,8 +260,9 @@ func (b *bench) feed() {
 	}
 }
 
-// Receive handles a TLP arriving at either end.
-func (b *bench) Receive(l *link.Link, side int, p *link.Packet) {
+// Receive handles a TLP arriving at either end; both ends take TLPs at
+// once.
+func (b *bench) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 	kind, val := p.Arg&0xFF, int(p.Arg>>8)
 	b.pool = append(b.pool, p)
 	switch kind {
@@ -282,6 +283,7 @@ func (b *bench) Receive(l *link.Link, side int, p *link.Packet) {
 			b.feed()
 		}
 	}
+	return 0
 }
 
 func (b *bench) count(side, n int) {

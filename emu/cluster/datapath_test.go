@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"onic/firmware"
+	hmgr "onic/hdlgen/manager"
+)
+
+// runCluster builds and runs c, returning the cluster for a look inside.
+func runCluster(t *testing.T, c Config) (*Cluster, Report) {
+	t.Helper()
+	cl, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	balanced(t, r.Accounting)
+	return cl, r
+}
+
+// TestManagerDataPath: the manager takes one data-path-wide beat per cycle
+// from each ingress. At the default 512 bits and 250 MHz (128 Gb/s) it
+// does not limit a Gen3 x16 exchange; with onicA at 256 bits, or at
+// 512 bits and 125 MHz, both directions through onicA (its host ingress
+// for A->B, its port ingress for B->A) are held to 64 Gb/s of 256-byte
+// writes (8 beats of 32 bytes, or 4 of 64, per 32 ns), and the manager's
+// backlog holds A's host link back through its credits instead of
+// queueing without bound.
+func TestManagerDataPath(t *testing.T) {
+	base, br := runCluster(t, TwoParty())
+	for _, f := range br.Flows {
+		if f.Gbps < 105 {
+			t.Fatalf("default manager: %s at %.1f Gb/s", f.Name, f.Gbps)
+		}
+	}
+	baseStalls := base.onics[0].link.Stats(0).CreditStalls
+	for name, mod := range map[string]func(*ONICConfig){
+		"256 bits at 250 MHz": func(o *ONICConfig) { o.DataWidth = 256 },
+		"512 bits at 125 MHz": func(o *ONICConfig) { o.ClockMHz = 125 },
+	} {
+		c := TwoParty()
+		mod(&c.ONICs[0])
+		cl, r := runCluster(t, c)
+		for _, f := range r.Flows {
+			if f.Gbps > 64.01 || f.Gbps < 60 {
+				t.Errorf("%s: %s at %.2f Gb/s, want just under 64", name, f.Name, f.Gbps)
+			}
+		}
+		t.Logf("%s: A->B %.2f Gb/s, B->A %.2f Gb/s, %d credit stalls on A's host link (%d by default)",
+			name, r.Flows[0].Gbps, r.Flows[1].Gbps, cl.onics[0].link.Stats(0).CreditStalls, baseStalls)
+		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || st < 10*baseStalls {
+			t.Errorf("%s: A's host link stalled for credits %d times (%d with the default manager)", name, st, baseStalls)
+		}
+		if got := cl.onics[0].regs.block.Read(hmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
+			t.Errorf("%s: CAPS says %d DWs of data path", name, got)
+		}
+	}
+}
+
+// TestDeployedDataPath: a full reflash with an image built for a 256-bit
+// manager makes the O-NIC's pipeline and its CAPS register 256 bits wide
+// (the width comes from the image's manifest), and its traffic slows to
+// what that path carries.
+func TestDeployedDataPath(t *testing.T) {
+	ops, _, _, trust := deployKeys()
+	spec := onicASpec(t, "")
+	spec.Width = 256
+	if err := spec.Check(); err != nil {
+		t.Fatal(err)
+	}
+	im, err := firmware.Build(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Manifest.DataWidth != 256 {
+		t.Fatalf("manifest data width %d", im.Manifest.DataWidth)
+	}
+	c := TwoParty()
+	c.ONICs[0].Board = fastBoard
+	c.Duration = 400 * time.Microsecond
+	cl, err := Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cl.onics[0].regs.block.Read(hmgr.RegCaps) >> 24; got != 16 {
+		t.Fatalf("before the reflash CAPS says %d DWs of data path, want 16", got)
+	}
+	if err := cl.Deploy("onicA", 50*time.Microsecond, "file", imageFile(t, im, ops), trust); err != nil {
+		t.Fatal(err)
+	}
+	r, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	balanced(t, r.Accounting)
+	o := cl.onics[0]
+	if d := r.ONICs[0].Deploys; len(d) != 1 || d[0].Outcome != "loaded" {
+		t.Fatalf("deploys %+v", d)
+	}
+	if o.dataWidth != 256 || o.regs.block.Read(hmgr.RegCaps)>>24 != 8 {
+		t.Errorf("after the reflash: %d-bit pipeline, CAPS %#x", o.dataWidth, o.regs.block.Read(hmgr.RegCaps))
+	}
+	t.Logf("A->B %.1f Gb/s, B->A %.1f Gb/s", r.Flows[0].Gbps, r.Flows[1].Gbps)
+	// 50 us at ~110 Gb/s, 23 us out, then ~327 us at 64: about 70 Gb/s.
+	if f := r.Flows[0]; f.Gbps > 80 || f.Gbps < 60 {
+		t.Errorf("A->B at %.1f Gb/s over a run that is mostly at 256 bits", f.Gbps)
+	}
+}
