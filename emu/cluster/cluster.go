@@ -419,8 +419,13 @@ type onicNode struct {
 	cyclePS   float64
 	dataWidth int
 	inBusy    [3]sim.Time
-	ports     [2]*port
-	self      tlp.ID
+	// What the pipeline did: busy time per ingress, and the TLPs that
+	// waited for it (count, total and longest wait).
+	busyTime         [3]sim.Time
+	waited           uint64
+	waitSum, waitMax sim.Time
+	ports            [2]*port
+	self             tlp.ID
 	// kernels by slot (nil: none loaded)
 	kernels [maxKernelSlots]*kernel
 	// stalled is when the manager can take TLPs again after a kernel's
@@ -516,7 +521,14 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	if m.t.Kind().HasData() {
 		beats = max(1, (int(m.t.Length)*32+o.dataWidth-1)/o.dataWidth)
 	}
-	o.inBusy[m.from] = start + sim.Time(float64(beats)*o.cyclePS+0.5)
+	occ := sim.Time(float64(beats)*o.cyclePS + 0.5)
+	o.inBusy[m.from] = start + occ
+	o.busyTime[m.from] += occ
+	if wait > 0 {
+		o.waited++
+		o.waitSum += wait
+		o.waitMax = max(o.waitMax, wait)
+	}
 	ready := max(start, o.stalled) + o.pipe
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,11 @@ func TestManagerDataPath(t *testing.T) {
 			t.Fatalf("default manager: %s at %.1f Gb/s", f.Name, f.Gbps)
 		}
 	}
+	for _, o := range br.ONICs {
+		if o.Pipeline != nil {
+			t.Fatalf("default manager: %s reports TLPs held back: %+v", o.Name, *o.Pipeline)
+		}
+	}
 	baseStalls := base.onics[0].link.Stats(0).CreditStalls
 	for name, mod := range map[string]func(*ONICConfig){
 		"256 bits at 250 MHz": func(o *ONICConfig) { o.DataWidth = 256 },
@@ -55,6 +61,18 @@ func TestManagerDataPath(t *testing.T) {
 			name, r.Flows[0].Gbps, r.Flows[1].Gbps, cl.onics[0].link.Stats(0).CreditStalls, baseStalls)
 		if st := cl.onics[0].link.Stats(0).CreditStalls; st < 1000 || st < 10*baseStalls {
 			t.Errorf("%s: A's host link stalled for credits %d times (%d with the default manager)", name, st, baseStalls)
+		}
+		// The report says the manager was the bottleneck, for both
+		// directions, and names its data path.
+		p := r.ONICs[0].Pipeline
+		if p == nil || p.Waited == 0 || p.MaxWaitNs < p.MeanWaitNs || p.Busy[0] < 0.95 || p.Busy[1] < 0.95 || p.Busy[2] != 0 ||
+			float64(p.DataWidth)*p.ClockMHz != 64000 || r.ONICs[1].Pipeline != nil {
+			t.Errorf("%s: pipeline report %+v (onicB: %+v)", name, p, r.ONICs[1].Pipeline)
+		}
+		var text strings.Builder
+		r.WriteText(&text)
+		if !strings.Contains(text.String(), "manager of onicA (") || !strings.Contains(text.String(), "TLPs back") {
+			t.Errorf("%s: the text report does not show the manager holding TLPs back:\n%s", name, text.String())
 		}
 		if got := cl.onics[0].regs.block.Read(hmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
 			t.Errorf("%s: CAPS says %d DWs of data path", name, got)

@@ -71,6 +71,22 @@ type ONICReport struct {
 	Replays       []ReplayReport `json:"replays,omitempty"` // residency plans replayed (replay.go)
 	ReflashNs     float64        `json:"reflash_ns,omitempty"`
 	SlotReflashNs []float64      `json:"slot_reflash_ns,omitempty"`
+	// Pipeline is present when the manager's data path held TLPs back:
+	// it was the bottleneck somewhere in the run.
+	Pipeline *PipelineReport `json:"pipeline,omitempty"`
+}
+
+// PipelineReport is how busy an O-NIC's manager pipeline was: its data
+// path (at the end of the run), how many TLPs waited for it and how long,
+// and the fraction of the run each ingress (host, port A, port B) kept it
+// busy.
+type PipelineReport struct {
+	DataWidth  int        `json:"data_width"`
+	ClockMHz   float64    `json:"clock_mhz"`
+	Waited     uint64     `json:"waited"`
+	MeanWaitNs float64    `json:"mean_wait_ns"`
+	MaxWaitNs  float64    `json:"max_wait_ns"`
+	Busy       [3]float64 `json:"busy"`
 }
 
 // Accounting is where every injected request ended. Injected equals the
@@ -242,6 +258,14 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 				or.Kernels = append(or.Kernels, k.report())
 			}
 		}
+		if o.waited > 0 {
+			pr := &PipelineReport{DataWidth: o.dataWidth, ClockMHz: 1e6 / o.cyclePS, Waited: o.waited,
+				MeanWaitNs: ns(o.waitSum) / float64(o.waited), MaxWaitNs: ns(o.waitMax)}
+			for i, b := range o.busyTime {
+				pr.Busy[i] = min(1, float64(b)/float64(ps(d)))
+			}
+			or.Pipeline = pr
+		}
 		rep.ONICs = append(rep.ONICs, or)
 	}
 	if cl.capture != nil {
@@ -366,6 +390,12 @@ func (r *Report) writeONICs(w io.Writer) {
 			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
 		}
 		fmt.Fprintln(w)
+	}
+	for _, o := range r.ONICs {
+		if p := o.Pipeline; p != nil {
+			fmt.Fprintf(w, "  manager of %s (%d-bit data path at %g MHz) held %d TLPs back: mean wait %.1f ns, longest %.1f ns; busy %.1f%% from the host, %.1f%% from port A, %.1f%% from port B\n",
+				o.Name, p.DataWidth, p.ClockMHz, p.Waited, p.MeanWaitNs, p.MaxWaitNs, 100*p.Busy[0], 100*p.Busy[1], 100*p.Busy[2])
+		}
 	}
 	for _, o := range r.ONICs {
 		for _, k := range o.Kernels {

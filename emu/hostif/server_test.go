@@ -3,6 +3,7 @@ package hostif
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -147,7 +148,11 @@ func TestLockStep(t *testing.T) {
 			t.Errorf("accounting: %+v", r.Accounting)
 		}
 		r.Speed = cluster.Speed{}
-		reports = append(reports, fmt.Sprintf("%+v", r))
+		js, err := json.Marshal(r) // by value: the report holds pointers
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, string(js))
 	}
 	if runs[0] != runs[1] || reports[0] != reports[1] {
 		t.Errorf("two lock-step runs differ:\n%s\n%s", runs[0], runs[1])
