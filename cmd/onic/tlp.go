@@ -229,10 +229,11 @@ func (o *decodeOpts) decodeOne(src source, s string) error {
 	if err != nil {
 		return o.fail(src, err)
 	}
-	if err := o.t.Decode(b); err != nil {
-		return o.fail(src, err)
+	decode := o.t.DecodeValidate
+	if o.lax {
+		decode = o.t.Decode
 	}
-	if err := o.check(); err != nil {
+	if err := decode(b); err != nil {
 		return o.fail(src, err)
 	}
 	o.emit(nil)
