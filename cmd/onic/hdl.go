@@ -33,7 +33,7 @@ non-project), the register map as a C header and Markdown, and a README into
 ('onic emu run' takes the same YAML with the same --scenario-file flag; the
 root --config flag is the CLI's own defaults file.)`,
 		Example: `  onic hdl gen --out rtl
-  onic hdl gen --scenario-file my-cluster.yaml --onic onicB --width 256 --out rtl-b
+  onic hdl gen --scenario-file my-cluster.yaml --onic onicB --out rtl-b
   onic hdl gen --preset large --out rtl-large
   onic hdl check rtl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +65,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().String("scenario-file", "", "scenario YAML whose O-NIC to generate (format: docs/emu.md); default: the built-in default scenario")
 	c.Flags().String("onic", "", "which O-NIC of the scenario (default: the first)")
 	c.Flags().String("preset", "", "generate a built-in configuration instead: 'large' (64 windows, 512 LUT entries, 64 access ranges)")
-	c.Flags().Int("width", 512, "TLP data path width in bits: 256 or 512")
+	c.Flags().Int("width", 0, "TLP data path width in bits, 256 or 512 (default: the O-NIC's data_width, else 512)")
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", vendor.DefaultPart, "FPGA part for build.tcl")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
@@ -82,7 +82,7 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 	}
 	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: manager.BARSizes(f), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
-	if c.DataWidth != 256 && c.DataWidth != 512 {
+	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
 		return c, "", fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
 	}
 	if c.ClockMHz < 0 {
@@ -126,6 +126,9 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 	}
 	if c.ClockMHz == 0 {
 		c.ClockMHz = o.ClockMHz
+	}
+	if c.DataWidth == 0 {
+		c.DataWidth = o.DataWidth // the emulator times the O-NIC at this width
 	}
 	c.Manager = o.Manager
 	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -104,10 +105,20 @@ func TestHDLGen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// onicB gets a 256-bit manager in the scenario: gen follows it (the
+	// emulator times that O-NIC at 256 bits), and --width overrides it.
+	src = bytes.Replace(src, []byte("  - name: onicB\n"), []byte("  - name: onicB\n    data_width: 256\n"), 1)
+	if !bytes.Contains(src, []byte("data_width: 256")) {
+		t.Fatal("two-party.yaml has no onicB entry to edit")
+	}
 	os.WriteFile(scen, src, 0o644)
-	code, out, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--width", "256", "--out", t.TempDir())
+	code, out, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(out, "256-bit data path") {
-		t.Errorf("scenario file: exit %d %s %q", code, errs, out)
+		t.Errorf("scenario file with data_width 256: exit %d %s %q", code, errs, out)
+	}
+	code, out, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--width", "512", "--out", t.TempDir())
+	if code != 0 || !strings.Contains(out, "512-bit data path") {
+		t.Errorf("--width 512 over data_width 256: exit %d %s %q", code, errs, out)
 	}
 	code, out, errs = onic(t, "", "hdl", "gen", "--preset", "large", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(out, "64 windows, 512 LUT entries") {
