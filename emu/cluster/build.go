@@ -527,7 +527,7 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	if o.mgr, err = manager.New(o.cfg.Manager, o.fn, o.self); err != nil {
 		return fmt.Errorf("onics[%d].manager.%v", o.idx, err)
 	}
-	o.setPipeline(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
+	o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
 	o.resetRegs()
 	for j, kc := range o.cfg.Kernels {
 		if err := o.loadKernel(kc, fmt.Sprintf("onics[%d].kernels[%d]", o.idx, j)); err != nil {

@@ -412,20 +412,10 @@ type onicNode struct {
 	link *link.Link // to its host: end 0 at the host, end 1 here
 	fn   *pcie.Function
 	mgr  *manager.Manager
-	// The manager pipeline (setPipeline): latency, clock period, data
-	// path width, and per ingress (manager.Ingress) when it has taken
-	// every beat it was given.
-	pipe      sim.Time
-	cyclePS   float64
-	dataWidth int
-	inBusy    [3]sim.Time
-	// What the pipeline did: busy time per ingress, and the TLPs that
-	// waited for it (count, total and longest wait).
-	busyTime         [3]sim.Time
-	waited           uint64
-	waitSum, waitMax sim.Time
-	ports            [2]*port
-	self             tlp.ID
+	// pl times the manager (pipeline.go).
+	pl    pipeline
+	ports [2]*port
+	self  tlp.ID
 	// kernels by slot (nil: none loaded)
 	kernels [maxKernelSlots]*kernel
 	// stalled is when the manager can take TLPs again after a kernel's
@@ -489,25 +479,14 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	o.c.release(m)
 }
 
-// setPipeline sets the manager pipeline's latency in cycles, clock and
-// data path width (from the configuration, or a deployed image's
-// manifest).
-func (o *onicNode) setPipeline(cycles int, clockMHz float64, width int) {
-	o.cyclePS = 1e6 / clockMHz
-	o.pipe = sim.Time(float64(cycles) * 1e6 / clockMHz)
-	o.dataWidth = width
-}
-
 // decide runs m through the manager as it arrives and hands the result on
 // once the pipeline latency has passed: the decision depends only on m and
 // the tables, so taking it on arrival saves an event per TLP.
 //
-// Each ingress feeds the pipeline one data-path-wide beat per cycle
-// (hdlgen/manager: the header rides a sideband with the first beat), so
-// m starts when the TLPs before it from the same ingress have gone in
-// and occupies it for max(1, ceil(payload bits / width)) cycles. decide
-// returns how long m waits for that, which its link keeps it in the
-// receive buffer for: a busy manager withholds credits from the sender.
+// m enters the pipeline once the TLPs before it from its ingress have
+// (pipeline.take). decide returns how long m waits for that, which its
+// link keeps it in the receive buffer for: a busy manager withholds
+// credits from the sender.
 func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	c := o.c
 	if o.full != nil {
@@ -515,21 +494,13 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 		return 0
 	}
 	now := c.s.Now()
-	start := max(now, o.inBusy[m.from])
-	wait = start - now
-	beats := 1
+	payload := 0
 	if m.t.Kind().HasData() {
-		beats = max(1, (int(m.t.Length)*32+o.dataWidth-1)/o.dataWidth)
+		payload = int(m.t.Length) * 4
 	}
-	occ := sim.Time(float64(beats)*o.cyclePS + 0.5)
-	o.inBusy[m.from] = start + occ
-	o.busyTime[m.from] += occ
-	if wait > 0 {
-		o.waited++
-		o.waitSum += wait
-		o.waitMax = max(o.waitMax, wait)
-	}
-	ready := max(start, o.stalled) + o.pipe
+	start := o.pl.take(m.from, payload, now)
+	wait = start - now
+	ready := max(start, o.stalled) + o.pl.latency
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
 	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() {

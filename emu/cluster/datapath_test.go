@@ -120,8 +120,8 @@ func TestDeployedDataPath(t *testing.T) {
 	if d := r.ONICs[0].Deploys; len(d) != 1 || d[0].Outcome != "loaded" {
 		t.Fatalf("deploys %+v", d)
 	}
-	if o.dataWidth != 256 || o.regs.block.Read(hmgr.RegCaps)>>24 != 8 {
-		t.Errorf("after the reflash: %d-bit pipeline, CAPS %#x", o.dataWidth, o.regs.block.Read(hmgr.RegCaps))
+	if o.pl.width != 256 || o.regs.block.Read(hmgr.RegCaps)>>24 != 8 {
+		t.Errorf("after the reflash: %d-bit pipeline, CAPS %#x", o.pl.width, o.regs.block.Read(hmgr.RegCaps))
 	}
 	t.Logf("A->B %.1f Gb/s, B->A %.1f Gb/s", r.Flows[0].Gbps, r.Flows[1].Gbps)
 	// 50 us at ~110 Gb/s, 23 us out, then ~327 us at 64: about 70 Gb/s.

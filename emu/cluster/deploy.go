@@ -265,7 +265,7 @@ func (c *Cluster) reflashed(i uint64) {
 		o.cfg.Manager = r.spec.Manager
 		mf := &r.im.Manifest
 		o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
-		o.setPipeline(mf.ManagerDepth, mf.ClockMHz, mf.DataWidth)
+		o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
 		o.resetRegs()
 		for j, k := range o.kernels {
 			if k != nil {

@@ -35,7 +35,7 @@ type regFile struct {
 // resetRegs gives the register block of a freshly started (or reflashed)
 // manager; the MSI-X table, in the PCIe core's BAR logic, keeps what the
 // driver wrote.
-func (o *onicNode) resetRegs() { o.regs.block = hmgr.NewRegs(o.mgr, o.dataWidth) }
+func (o *onicNode) resetRegs() { o.regs.block = hmgr.NewRegs(o.mgr, o.pl.width) }
 
 // regRead answers a read t of the register BAR at offset off: a CplD
 // with the registers' bytes.

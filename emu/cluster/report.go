@@ -258,14 +258,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 				or.Kernels = append(or.Kernels, k.report())
 			}
 		}
-		if o.waited > 0 {
-			pr := &PipelineReport{DataWidth: o.dataWidth, ClockMHz: 1e6 / o.cyclePS, Waited: o.waited,
-				MeanWaitNs: ns(o.waitSum) / float64(o.waited), MaxWaitNs: ns(o.waitMax)}
-			for i, b := range o.busyTime {
-				pr.Busy[i] = min(1, float64(b)/float64(ps(d)))
-			}
-			or.Pipeline = pr
-		}
+		or.Pipeline = o.pl.report(d)
 		rep.ONICs = append(rep.ONICs, or)
 	}
 	if cl.capture != nil {
