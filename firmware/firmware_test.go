@@ -149,8 +149,13 @@ func TestBuild(t *testing.T) {
 	if ok, why := f.Need.Fits(f.Region); !ok {
 		t.Errorf("filter does not fit its region: %s", why)
 	}
-	if m.ManagerDepth != 6 || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
-		t.Errorf("manifest: depth %d, static %q, family %q", m.ManagerDepth, m.Static, m.Family)
+	if m.ManagerDepth != 6 || m.DataWidth != s.Width || s.Width != DefaultWidth || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
+		t.Errorf("manifest: depth %d, data width %d (spec %d), static %q, family %q", m.ManagerDepth, m.DataWidth, s.Width, m.Static, m.Family)
+	}
+	var text strings.Builder
+	back.Describe(&text)
+	if !strings.Contains(text.String(), "manager    6 cycles at 250 MHz, 512-bit data path\n") {
+		t.Errorf("describe:\n%s", text.String())
 	}
 }
 
@@ -188,6 +193,22 @@ func TestParseRefuses(t *testing.T) {
 	c.seal()
 	if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrMalformed) {
 		t.Errorf("edited static identity: %v", err)
+	}
+	// A manifest of an earlier format, or one whose manager has no data
+	// path width, depth or clock.
+	for name, edit := range map[string]func(*Manifest){
+		"format 1":     func(m *Manifest) { m.Format = 1 },
+		"no width":     func(m *Manifest) { m.DataWidth = 0 },
+		"width 128":    func(m *Manifest) { m.DataWidth = 128 },
+		"depth 0":      func(m *Manifest) { m.ManagerDepth = 0 },
+		"negative clk": func(m *Manifest) { m.ClockMHz = -250 },
+	} {
+		c = &Image{Manifest: im.Manifest, Payloads: im.Payloads}
+		edit(&c.Manifest)
+		c.seal()
+		if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrMalformed) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 	// Huge counts in a tiny file.
 	for _, h := range [][]byte{
