@@ -41,7 +41,9 @@ func sameDecode(a, b *TLP) string {
 func checkFused(t *testing.T, b []byte) {
 	t.Helper()
 	var general, straight, two, fused TLP
-	generalErr := general.decodeAny(b)
+	generalOnly = true
+	generalErr := general.Decode(b)
+	generalOnly = false
 	done, valid := straight.decodeMemory(b, true)
 	if done {
 		if generalErr != nil {

@@ -69,9 +69,12 @@ func (l *Layer) NextLayerType() gopacket.LayerType {
 // TLP that decodes but breaks a rule is still available in l, and the error
 // names the rule. It does not allocate for a valid TLP.
 func (l *Layer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	done, valid := l.decodeMemory(data, true) // DecodeValidate, keeping the two errors apart
+	var done, valid bool // DecodeValidate, keeping the two errors apart
+	if mayBeMemory(data) && !generalOnly {
+		done, valid = l.decodeMemory(data, true)
+	}
 	if !done {
-		if err := l.decodeAny(data); err != nil {
+		if err := l.Decode(data); err != nil {
 			if e, ok := err.(*Error); ok && (e.Rule == ErrTruncatedHeader || e.Rule == ErrTruncatedPayload) {
 				df.SetTruncated()
 			}
