@@ -71,9 +71,13 @@ fuzz: deps-go
 SOAK_SEEDS ?= 300
 SOAK_TLPS  ?= 2000
 SOAK_HDL   ?= 10
+## Then the host-interface server's memory bound over 100 k connection
+## cycles and 1 M register writes (docs/hostif.md).
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestBoundedMemory' ./emu/hostif -v \
+	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

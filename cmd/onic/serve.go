@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"onic/emu/cluster"
 	"onic/emu/hostif"
 	"onic/firmware"
+	"onic/internal/readfile"
 )
 
 func newEmuServeCmd(v *viper.Viper) *cobra.Command {
@@ -55,7 +58,23 @@ prints the cluster's report (--json for JSON).`,
 			if err != nil {
 				return err
 			}
-			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate")}
+			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
+				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout")}
+			if opt.MaxClients < 1 || opt.MaxClients > 4096 {
+				return fmt.Errorf("--max-clients %d: want 1 to 4096", opt.MaxClients)
+			}
+			if opt.FrameTimeout < time.Millisecond || opt.FrameTimeout > time.Hour {
+				return fmt.Errorf("--frame-timeout %v: want 1ms to 1h", opt.FrameTimeout)
+			}
+			if opt.MaxInFlight, err = byteSize(v.GetString("emu.serve.max-inflight"), 1<<10, 1<<34); err != nil {
+				return fmt.Errorf("--max-inflight: %v", err)
+			}
+			if opt.MaxImage, err = byteSize(v.GetString("emu.serve.max-image"), 1<<10, 1<<34); err != nil {
+				return fmt.Errorf("--max-image: %v", err)
+			}
+			if opt.MaxMemory, err = byteSize(v.GetString("emu.serve.max-memory"), 4<<10, 1<<40); err != nil {
+				return fmt.Errorf("--max-memory: %v", err)
+			}
 			if path := v.GetString("emu.serve.trust"); path != "" {
 				tr, err := firmware.LoadTrustFile(path)
 				if err != nil {
@@ -68,7 +87,13 @@ prints the cluster's report (--json for JSON).`,
 				return fmt.Errorf("--%v", err)
 			}
 			if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
-				os.Remove(socket) // a stale socket from a server that is gone
+				// A socket file is left by a server that is gone, or in use
+				// by one that is not: only the first may be replaced.
+				if conn, err := net.DialTimeout("unix", socket, time.Second); err == nil {
+					conn.Close()
+					return fmt.Errorf("--socket %s: a server is listening there already", socket)
+				}
+				os.Remove(socket)
 			}
 			ln, err := net.Listen("unix", socket)
 			if err != nil {
@@ -105,7 +130,33 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
 	c.Flags().Bool("json", false, "print the report at the end as JSON")
+	c.Flags().Int("max-clients", 64, "most connections served at once; one more is told the server is full")
+	c.Flags().String("max-inflight", "64MiB", "most bytes of partly received frames held across all clients")
+	c.Flags().Duration("frame-timeout", 10*time.Second, "how long a frame's body may take to arrive after its length")
+	c.Flags().String("max-image", "256MiB", "largest image file a client's load may name")
+	c.Flags().String("max-memory", "1GiB", "largest DMA memory file a client may share")
 	c.Flags().String("trust", "", "the loader's trust store (YAML, docs/firmware.md) for clients' load requests; without it loads are refused")
 	bindFlags(v, c, "emu.serve")
 	return c
+}
+
+// byteSize parses a byte count with a unit (B, KiB, MiB, GiB; KB, MB, GB
+// as powers of ten) between lo and hi bytes.
+func byteSize(s string, lo, hi int64) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n < 0 || n > hi/u.mult || n*u.mult < lo {
+			return 0, fmt.Errorf("%q: want a whole number of bytes from %s to %s, with a unit (B, KiB, MiB, GiB)", s, readfile.Size(lo), readfile.Size(hi))
+		}
+		return n * u.mult, nil
+	}
+	return 0, fmt.Errorf("%q: a size needs a unit: B, KiB, MiB or GiB", s)
 }

@@ -41,6 +41,12 @@ func TestEmuServe(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// A second server on the same path is refused (its probe is the
+	// first server's second connection) and leaves the first's
+	// socket alone.
+	if code, _, errs := onic(t, "", "emu", "serve", "--socket", socket); code == 0 || !strings.Contains(errs, "a server is listening there already") {
+		t.Errorf("a second server on %s: exit %d, %s", socket, code, errs)
+	}
 	v, _, err := c.ConfigRead(0, tlp.NewID(1, 0, 0), 0, 4)
 	if err != nil || v != uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
 		t.Errorf("config read of 01:00.0: %#x %v", v, err)
@@ -57,7 +63,7 @@ func TestEmuServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.code != 0 || !strings.Contains(r.errs, "1 connections") || !strings.Contains(r.out, "A.software") {
+	if r.code != 0 || !strings.Contains(r.errs, "2 connections") || !strings.Contains(r.out, "A.software") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errs)
 	}
 	if _, err := os.Stat(socket); err == nil {
@@ -68,6 +74,10 @@ func TestEmuServe(t *testing.T) {
 		want string
 	}{
 		{[]string{"emu", "serve"}, "--socket: required"},
+		{[]string{"emu", "serve", "--socket", socket, "--max-clients", "0"}, "--max-clients 0: want 1 to 4096"},
+		{[]string{"emu", "serve", "--socket", socket, "--max-inflight", "5"}, "a size needs a unit"},
+		{[]string{"emu", "serve", "--socket", socket, "--max-image", "1TiB"}, "--max-image"},
+		{[]string{"emu", "serve", "--socket", socket, "--frame-timeout", "0s"}, "--frame-timeout 0s: want 1ms to 1h"},
 		{[]string{"emu", "serve", "--socket", socket, "--mode", "fast"}, `mode "fast": want lockstep or free`},
 		{[]string{"emu", "serve", "--socket", socket, "--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 	} {

@@ -290,7 +290,17 @@ const (
 	hostLinkPropagation = 2 * sim.Nanosecond
 )
 
-func ps(d time.Duration) sim.Time { return sim.Time(d.Nanoseconds()) * sim.Nanosecond }
+// Durations past MaxTime saturate at sim.Forever.
+func ps(d time.Duration) sim.Time {
+	if d >= MaxTime {
+		return sim.Forever
+	}
+	return sim.Time(d.Nanoseconds()) * sim.Nanosecond
+}
+
+// MaxTime is the end of simulated time as a duration (about 106 days, the
+// engine's picosecond clock's range): later deadlines are refused.
+const MaxTime = time.Duration(sim.Forever / sim.Nanosecond)
 
 // Build checks c and wires the cluster. Errors name the field path.
 func Build(c Config) (*Cluster, error) {

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"maps"
+	"math/bits"
 	"slices"
 
 	"onic/emu/link"
@@ -33,8 +35,12 @@ type flowState struct {
 	// starved says a forwarding flow is waiting for data to arrive.
 	starved bool
 	// soft: the requests of software outside the emulator (software.go),
-	// not a traffic generator.
+	// not a traffic generator. A software flow lasts as long as a server
+	// runs, so it keeps bounded state: finished transfers' slots are
+	// reused (free) and latencies go into a histogram (hist).
 	soft bool
+	free []int32
+	hist *latencyHist
 }
 
 type xfer struct {
@@ -139,7 +145,14 @@ func (f *flowState) settled(xi int32, ok bool) {
 		f.bad++
 	} else {
 		f.ok++
-		f.latencies = append(f.latencies, f.c.s.Now()-x.start)
+		if f.hist != nil {
+			f.hist.add(f.c.s.Now() - x.start)
+		} else {
+			f.latencies = append(f.latencies, f.c.s.Now()-x.start)
+		}
+	}
+	if f.soft {
+		f.free = append(f.free, xi)
 	}
 	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<evShift)
 }
@@ -147,7 +160,12 @@ func (f *flowState) settled(xi int32, ok bool) {
 func (f *flowState) bytesIn(n int) { f.bytes += uint64(n) }
 
 // percentiles returns p50, p99, p999 and max of the transfer latencies.
-func (f *flowState) percentiles() [4]sim.Time { return percentiles(f.latencies) }
+func (f *flowState) percentiles() [4]sim.Time {
+	if f.hist != nil {
+		return f.hist.percentiles()
+	}
+	return percentiles(f.latencies)
+}
 
 // percentiles returns p50, p99, p999 and max of latencies.
 func percentiles(latencies []sim.Time) [4]sim.Time {
@@ -158,4 +176,68 @@ func percentiles(latencies []sim.Time) [4]sim.Time {
 	slices.Sort(l)
 	at := func(q float64) sim.Time { return l[min(len(l)-1, int(q*float64(len(l))))] }
 	return [4]sim.Time{at(0.50), at(0.99), at(0.999), l[len(l)-1]}
+}
+
+// latencyHist holds latencies in bounded memory: the first
+// exactLatencies exactly, then in log-linear buckets, exact below 128 ps
+// and 64 per power of two above (within 1/64 of the value; the maximum
+// stays exact). It holds at most a few thousand buckets whatever the
+// count.
+type latencyHist struct {
+	exact  []sim.Time
+	counts map[uint32]uint64
+	n      uint64
+	max    sim.Time
+}
+
+// exactLatencies is how many latencies a latencyHist keeps exactly.
+const exactLatencies = 4096
+
+func histKey(t sim.Time) uint32 {
+	v := uint64(max(t, 0))
+	shift := max(0, bits.Len64(v)-7)
+	return uint32(shift)<<7 | uint32(v>>shift)
+}
+
+// histValue is the middle of key's bucket.
+func histValue(k uint32) sim.Time {
+	shift, m := k>>7, uint64(k&127)
+	return sim.Time(m<<shift + (uint64(1)<<shift)/2)
+}
+
+func (h *latencyHist) add(t sim.Time) {
+	h.n++
+	h.max = max(h.max, t)
+	if h.counts == nil {
+		if len(h.exact) < exactLatencies {
+			h.exact = append(h.exact, t)
+			return
+		}
+		h.counts = map[uint32]uint64{}
+		for _, e := range h.exact {
+			h.counts[histKey(e)]++
+		}
+		h.exact = nil
+	}
+	h.counts[histKey(t)]++
+}
+
+// percentiles returns p50, p99, p999 and max, as percentiles does for
+// the latencies themselves.
+func (h *latencyHist) percentiles() [4]sim.Time {
+	if h.counts == nil {
+		return percentiles(h.exact)
+	}
+	keys := slices.Sorted(maps.Keys(h.counts))
+	at := func(q float64) sim.Time {
+		rank := min(h.n-1, uint64(q*float64(h.n)))
+		var seen uint64
+		for _, k := range keys {
+			if seen += h.counts[k]; seen > rank {
+				return min(histValue(k), h.max)
+			}
+		}
+		return h.max
+	}
+	return [4]sim.Time{at(0.50), at(0.99), at(0.999), h.max}
 }

@@ -177,10 +177,19 @@ func (cl *Cluster) Start() {
 	}
 }
 
-// Advance runs the events up to simulated time until (Start first).
+// Advance runs the events up to simulated time until (Start first); a
+// time past MaxTime is taken as MaxTime.
 func (cl *Cluster) Advance(until time.Duration) {
 	cl.Start()
 	cl.s.Run(ps(until))
+}
+
+// AdvanceLimit is Advance that returns after at most n events; it reports
+// whether it reached until (or a callback stopped it), so a caller can
+// check for other work and call again.
+func (cl *Cluster) AdvanceLimit(until time.Duration, n int) bool {
+	cl.Start()
+	return cl.s.RunLimit(ps(until), n)
 }
 
 // Now is the simulated time reached.

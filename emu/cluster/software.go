@@ -33,6 +33,11 @@ type Software struct {
 	// Both run inside the emulator's event loop.
 	OnRead      func(ReadResult)
 	OnInterrupt func(Interrupt)
+	// OnMemFault hears that the DMA memory faulted (the file behind a
+	// shared mapping shrank, say): from then on devices no longer touch it.
+	// It runs inside the emulator's event loop, once. Faults are caught
+	// only on a goroutine that has called debug.SetPanicOnFault(true).
+	OnMemFault func(error)
 	// Counters of what went wrong with the software's accesses.
 	MasterAborts uint64 // accesses no device claimed
 	gone         bool
@@ -105,7 +110,7 @@ func (c *Cluster) softFlow(h *hostNode) *flowState {
 			return f
 		}
 	}
-	f := &flowState{c: c, idx: len(c.flows), cfg: FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true}
+	f := &flowState{c: c, idx: len(c.flows), cfg: FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}}
 	c.flows = append(c.flows, f)
 	return f
 }
@@ -254,9 +259,15 @@ func (s *Software) route(addr uint64, n int) (*onicNode, error) {
 // xfer starts a transfer of the software flow: one access.
 func (s *Software) xfer() int32 {
 	f := s.f
-	f.xfers = append(f.xfers, xfer{start: s.c.s.Now()})
 	f.issued++
 	f.inflight++
+	if n := len(f.free); n > 0 {
+		xi := f.free[n-1]
+		f.free = f.free[:n-1]
+		f.xfers[xi] = xfer{start: s.c.s.Now()}
+		return xi
+	}
+	f.xfers = append(f.xfers, xfer{start: s.c.s.Now()})
 	return int32(len(f.xfers) - 1)
 }
 
@@ -341,39 +352,67 @@ func (s *Software) finish(rd *softRead) {
 
 // memWrite puts a device's write into the DMA memory, if it falls there.
 func (s *Software) memWrite(t *tlp.TLP) {
-	if t.Data == nil || t.Length == 0 {
+	if t.Data == nil || t.Length == 0 || s.mem == nil {
 		return
 	}
-	// The bytes the byte enables select.
-	first, last := t.FirstBE, t.LastBE
-	n := int(t.Length)
-	for i := 0; i < n*4 && i < len(t.Data); i++ {
-		be := uint8(0xF)
-		switch {
-		case i < 4:
-			be = first
-		case i >= (n-1)*4 && n > 1:
-			be = last
+	s.guard(func() {
+		// The bytes the byte enables select.
+		first, last := t.FirstBE, t.LastBE
+		n := int(t.Length)
+		for i := 0; i < n*4 && i < len(t.Data); i++ {
+			be := uint8(0xF)
+			switch {
+			case i < 4:
+				be = first
+			case i >= (n-1)*4 && n > 1:
+				be = last
+			}
+			if be>>(i&3)&1 == 0 {
+				continue
+			}
+			if a := t.Address + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
+				s.mem[a-s.base] = t.Data[i]
+			}
 		}
-		if be>>(i&3)&1 == 0 {
-			continue
-		}
-		if a := t.Address + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
-			s.mem[a-s.base] = t.Data[i]
-		}
-	}
+	})
 }
 
 // memRead is the data of n bytes of host memory at addr: the DMA
 // memory's where it lies, zeros elsewhere.
 func (s *Software) memRead(addr uint64, n int) []byte {
 	b := make([]byte, n)
-	for i := range b {
-		if a := addr + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
-			b[i] = s.mem[a-s.base]
-		}
+	if s.mem == nil {
+		return b
 	}
+	s.guard(func() {
+		for i := range b {
+			if a := addr + uint64(i); a >= s.base && a-s.base < uint64(len(s.mem)) {
+				b[i] = s.mem[a-s.base]
+			}
+		}
+	})
 	return b
+}
+
+// guard runs f, an access to the DMA memory. A memory fault in it (with
+// debug.SetPanicOnFault on) ends the memory's use: the access is lost,
+// the software hears OnMemFault, and devices no longer touch the memory.
+// Any other panic goes on up.
+func (s *Software) guard(f func()) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		s.mem = nil
+		if s.OnMemFault != nil {
+			s.OnMemFault(fmt.Errorf("DMA memory faulted (%v): was its file truncated?", r))
+		}
+	}()
+	f()
 }
 
 // interrupt reports an MSI or MSI-X write.

@@ -12,17 +12,23 @@ package hostif
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"onic/emu/cluster"
 	"onic/firmware"
+	"onic/internal/readfile"
 	"onic/tlp"
 )
 
@@ -55,6 +61,19 @@ type Options struct {
 	// MaxMemory is the largest DMA memory file a client may share
 	// (default 1 GiB).
 	MaxMemory int64
+	// MaxClients is how many connections the server holds at once
+	// (default 64); one more is told so and closed.
+	MaxClients int
+	// MaxInFlight is how many bytes of partly received frames the server
+	// holds across all clients (default 64 MiB); a frame that would pass
+	// it ends its connection with an error.
+	MaxInFlight int64
+	// FrameTimeout is how long a frame's body may take to arrive once its
+	// length has (default 10 s); a slower client is dropped.
+	FrameTimeout time.Duration
+	// MaxImage is the largest image file a load may name (default
+	// DefaultMaxImage).
+	MaxImage int64
 	// Trust is the loader's trust store for load requests; without one
 	// every load is refused.
 	Trust *firmware.Trust
@@ -86,15 +105,43 @@ func (o *Options) defaults() error {
 	if o.MaxMemory <= 0 {
 		o.MaxMemory = 1 << 30
 	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 64
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 64 << 20
+	}
+	if o.FrameTimeout <= 0 {
+		o.FrameTimeout = 10 * time.Second
+	}
+	if o.MaxImage <= 0 {
+		o.MaxImage = DefaultMaxImage
+	}
 	return nil
 }
+
+// DefaultMaxImage is the default cap on a loaded image file: a whole
+// image for the largest UltraScale+ parts is under 200 MB.
+const DefaultMaxImage = 256 << 20
+
+// Bounds on what a reply echoes of a request: an error message, and the
+// op name, are cut to these lengths, so no reply grows with bad input.
+const (
+	maxErrText = 512
+	maxOpText  = 32
+)
+
+// sliceEvents is how many emulator events the server runs before it looks
+// for a stop signal again.
+const sliceEvents = 1 << 14
 
 // Stats count what the server saw.
 type Stats struct {
 	Connections uint64 `json:"connections"`
 	Requests    uint64 `json:"requests"`
 	Errors      uint64 `json:"errors"`  // requests answered with an error
-	Dropped     uint64 `json:"dropped"` // clients dropped as stuck or for a bad frame
+	Dropped     uint64 `json:"dropped"` // clients dropped as stuck, slow, or for a bad frame or memory
+	Refused     uint64 `json:"refused"` // connections refused at MaxClients
 }
 
 // Server serves one cluster to clients.
@@ -106,16 +153,30 @@ type Server struct {
 	clients []*client     // in connection order
 	stats   Stats
 	nextID  int
-	mu      sync.Mutex // guards conns, for Close
+	mu      sync.Mutex // guards conns, for Close, and refused
 	conns   map[net.Conn]bool
+	refused uint64
+	swept   bool // no client in clients is gone
+	// inFlight counts the bytes of frames being received or waiting for
+	// the loop, across all clients (at most MaxInFlight).
+	inFlight atomic.Int64
 }
 
 // event is what a connection's reader hands the server's loop.
 type event struct {
-	c   *client
+	c      *client
+	req    Request
+	err    error // a frame that would not decode
+	eof    bool  // the connection ended
+	charge int64 // bytes of inFlight the event holds
+	image  *imageRead
+}
+
+// imageRead is a load's image file, read off the loop.
+type imageRead struct {
 	req Request
-	err error // a frame that would not decode
-	eof bool  // the connection ended
+	b   []byte
+	err error
 }
 
 // client is one connection.
@@ -133,6 +194,8 @@ type client struct {
 	lost     uint64
 	gone     bool
 	loaded   Reply // a load's reply, sent when its reflash ends
+	reading  bool  // a load's image file is being read: time must not pass
+	fault    error // the DMA memory faulted: the session ends
 }
 
 // New makes a server for cl, a built cluster.
@@ -150,6 +213,10 @@ func (s *Server) Stats() Stats { return s.stats }
 // releases every client and returns. The cluster is the caller's again
 // after (for its report).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// A client's DMA memory is a file it shares: if it shrinks, a device
+	// write into it faults. That must end the client's session, not the
+	// server (cluster.Software.OnMemFault).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	s.cl.Start()
 	go func() {
 		for {
@@ -158,8 +225,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				return
 			}
 			s.mu.Lock()
-			s.conns[conn] = true
+			full := len(s.conns) >= s.opt.MaxClients
+			if full {
+				s.refused++
+			} else {
+				s.conns[conn] = true
+			}
 			s.mu.Unlock()
+			if full {
+				go s.refuse(conn)
+				continue
+			}
 			c := &client{conn: conn, out: make(chan []byte, 16)}
 			go s.write(c)
 			go s.read(c)
@@ -176,6 +252,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		for _, c := range s.clients {
 			s.release(c)
 		}
+		s.mu.Lock()
+		s.stats.Refused = s.refused
+		s.mu.Unlock()
 	}()
 	var tick <-chan time.Time
 	var wallStart time.Time
@@ -186,8 +265,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		tick, wallStart, simStart = t.C, time.Now(), s.cl.Now()
 	}
 	for {
+		s.sweep()
 		if s.opt.Mode == LockStep && s.allWaiting() {
+			// Only a stop is looked for while time passes: a request
+			// arriving now waits, so the session stays reproducible.
+			select {
+			case <-ctx.Done():
+				return nil
+			default:
+			}
 			s.run()
+			s.faults()
 			continue
 		}
 		select {
@@ -195,14 +283,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return nil
 		case e := <-s.in:
 			s.handle(e)
+			s.inFlight.Add(-e.charge)
 		case now := <-tick:
 			target := simStart + time.Duration(float64(now.Sub(wallStart))*s.opt.Rate)
 			if target > s.cl.Now() {
-				s.cl.Advance(target)
+				s.cl.AdvanceLimit(min(target, cluster.MaxTime), sliceEvents)
 			}
 			s.expire()
+			s.faults()
 		}
 	}
+}
+
+// refuse tells a connection over MaxClients so, and closes it.
+func (s *Server) refuse(conn net.Conn) {
+	defer conn.Close()
+	r := Reply{Err: fmt.Sprintf("server full: it serves at most %d connections (onic emu serve --max-clients)", s.opt.MaxClients)}
+	b, _ := r.MarshalMsg(make([]byte, 4, 128))
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	conn.SetWriteDeadline(time.Now().Add(time.Second))
+	conn.Write(b)
 }
 
 // read decodes c's frames into events.
@@ -221,13 +321,28 @@ func (s *Server) read(c *client) {
 			s.send(event{c: c, eof: true})
 			return
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(c.conn, b); err != nil {
+		// The frame's bytes count against MaxInFlight from now until the
+		// loop has handled it, and must come within FrameTimeout.
+		charge := int64(n)
+		if s.inFlight.Add(charge) > s.opt.MaxInFlight {
+			s.inFlight.Add(-charge)
+			s.send(event{c: c, err: fmt.Errorf("frame of %d bytes: the server holds %d bytes of frames at most (onic emu serve --max-inflight)", n, s.opt.MaxInFlight)})
 			s.send(event{c: c, eof: true})
 			return
 		}
+		c.conn.SetReadDeadline(time.Now().Add(s.opt.FrameTimeout))
+		b := make([]byte, n)
+		if _, err := io.ReadFull(c.conn, b); err != nil {
+			s.inFlight.Add(-charge)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.send(event{c: c, err: fmt.Errorf("frame of %d bytes: not all there after %v", n, s.opt.FrameTimeout)})
+			}
+			s.send(event{c: c, eof: true})
+			return
+		}
+		c.conn.SetReadDeadline(time.Time{})
 		var req Request
-		ev := event{c: c, req: req}
+		ev := event{c: c, req: req, charge: charge}
 		if rest, err := req.UnmarshalMsg(b); err != nil {
 			ev.err = fmt.Errorf("malformed message: %v", err)
 		} else if len(rest) != 0 {
@@ -236,6 +351,7 @@ func (s *Server) read(c *client) {
 			ev.req = req
 		}
 		if !s.send(ev) {
+			s.inFlight.Add(-charge)
 			return
 		}
 	}
@@ -271,10 +387,19 @@ func (s *Server) reply(c *client, r Reply) {
 		return
 	}
 	r.Now = uint64(s.cl.Now())
+	r.Op = clip(r.Op, maxOpText)
 	if r.Err != "" {
 		s.stats.Errors++
+		r.Err = clip(r.Err, maxErrText)
 	}
 	b, _ := r.MarshalMsg(make([]byte, 4, 64+len(r.Data)))
+	if len(b)-4 > MaxFrame {
+		// Nothing a client asks for is this big; refuse rather than send
+		// a frame the client must reject.
+		r = Reply{Seq: r.Seq, Op: r.Op, Now: r.Now, Err: fmt.Sprintf("reply of %d bytes: more than the %d-byte frame limit", len(b)-4, MaxFrame)}
+		s.stats.Errors++
+		b, _ = r.MarshalMsg(b[:4])
+	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	select {
 	case c.out <- b:
@@ -286,6 +411,15 @@ func (s *Server) reply(c *client, r Reply) {
 
 func errReply(req Request, f string, a ...any) Reply {
 	return Reply{Seq: req.Seq, Op: req.Op, Err: fmt.Sprintf(f, a...)}
+}
+
+// clip cuts s to at most n bytes (marking the cut), so a reply never
+// echoes unbounded input.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:n], ""), len(s))
 }
 
 // handle acts on one event.
@@ -303,6 +437,9 @@ func (s *Server) handle(e event) {
 	switch {
 	case e.eof:
 		s.release(c)
+		return
+	case e.image != nil:
+		s.loadImage(c, e.image)
 		return
 	case e.err != nil:
 		s.stats.Requests++
@@ -336,16 +473,21 @@ func (s *Server) handle(e event) {
 			c.wait = nil
 			s.reply(c, errReply(req, "mmio_read: %v", err))
 		}
-	case OpAdvance:
-		c.wait, c.deadline = &req, s.cl.Now()+time.Duration(req.Ns)
-		s.expire()
-	case OpWaitIRQ:
-		wait := time.Duration(req.Ns)
-		if wait == 0 {
-			wait = s.opt.MaxWait
+	case OpAdvance, OpWaitIRQ:
+		wait := req.Ns
+		if wait == 0 && req.Op == OpWaitIRQ {
+			wait = uint64(s.opt.MaxWait)
 		}
-		c.wait, c.deadline = &req, s.cl.Now()+wait
-		s.irqReady(c)
+		if left := cluster.MaxTime - s.cl.Now(); wait > uint64(left) {
+			s.reply(c, errReply(req, "%s: ns %d: past the end of simulated time (%d ns from now)", req.Op, req.Ns, int64(left)))
+			return
+		}
+		c.wait, c.deadline = &req, s.cl.Now()+time.Duration(wait)
+		if req.Op == OpAdvance {
+			s.expire()
+		} else {
+			s.irqReady(c)
+		}
 	case OpLoad:
 		s.load(c, req)
 	case OpTime:
@@ -354,7 +496,7 @@ func (s *Server) handle(e event) {
 		s.reply(c, Reply{Seq: req.Seq, Op: req.Op})
 		s.release(c)
 	default:
-		s.reply(c, errReply(req, "unknown op %q", req.Op))
+		s.reply(c, errReply(req, "unknown op %q", clip(req.Op, maxOpText)))
 	}
 }
 
@@ -394,6 +536,10 @@ func (s *Server) hello(c *client, req Request) {
 		s.reply(c, Reply{Seq: w.Seq, Op: w.Op, Status: uint8(r.Status), Data: r.Data, LatencyNs: uint64(r.Latency)})
 		s.cl.Stop()
 	}
+	soft.OnMemFault = func(err error) {
+		c.fault = err
+		s.cl.Stop()
+	}
 	soft.OnInterrupt = func(i cluster.Interrupt) {
 		if len(c.irqs) == s.opt.IRQQueue {
 			c.irqs = c.irqs[1:]
@@ -409,7 +555,8 @@ func (s *Server) hello(c *client, req Request) {
 
 // mapFile maps a client's shared-memory file.
 func (s *Server) mapFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	// O_NONBLOCK: a FIFO is refused below, not waited on.
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -460,12 +607,26 @@ func (s *Server) load(c *client, req Request) {
 		s.reply(c, errReply(req, "load: no path: name the image file"))
 		return
 	}
-	b, err := os.ReadFile(req.Path)
-	if err != nil {
-		s.reply(c, errReply(req, "load: %v", err))
+	// The file is read off the loop (a slow disk stalls only this
+	// client); until it is, the client counts as busy, not waiting, so
+	// simulated time does not pass.
+	c.wait, c.reading = &req, true
+	max := s.opt.MaxImage
+	go func() {
+		b, err := readfile.Read(req.Path, max)
+		s.send(event{c: c, image: &imageRead{req: req, b: b, err: err}})
+	}()
+}
+
+// loadImage hands a load's image, now read, to the loader.
+func (s *Server) loadImage(c *client, im *imageRead) {
+	c.reading, c.wait = false, nil
+	req := im.req
+	if im.err != nil {
+		s.reply(c, errReply(req, "load: %v", im.err))
 		return
 	}
-	rep, until, err := c.soft.Load(req.ONIC, filepath.Base(req.Path), b, *s.opt.Trust)
+	rep, until, err := c.soft.Load(req.ONIC, filepath.Base(req.Path), im.b, *s.opt.Trust)
 	if err != nil {
 		s.reply(c, errReply(req, "%v", err))
 		return
@@ -473,6 +634,25 @@ func (s *Server) load(c *client, req Request) {
 	c.loaded = Reply{Seq: req.Seq, Op: req.Op, Kind: rep.Kind, Slot: rep.Slot, Image: rep.Image, Signer: rep.Signer, ReflashNs: uint64(rep.ReflashNs)}
 	c.wait, c.deadline = &req, until
 	s.expire()
+}
+
+// faults ends the sessions of clients whose DMA memory faulted: the
+// request they wait on (or, if none, an unasked reply with sequence 0)
+// gets the error, and the others go on.
+func (s *Server) faults() {
+	for _, c := range s.clients {
+		if c.fault == nil || c.gone {
+			continue
+		}
+		r := Reply{Err: fmt.Sprintf("session ended: %v", c.fault)}
+		if w := c.wait; w != nil {
+			r.Seq, r.Op = w.Seq, w.Op
+			c.wait = nil
+		}
+		s.reply(c, r)
+		s.stats.Dropped++
+		s.release(c)
+	}
 }
 
 // irqReady answers c's wait_irq if it has interrupts queued.
@@ -492,7 +672,7 @@ func (s *Server) irqReady(c *client) bool {
 func (s *Server) expire() {
 	now := s.cl.Now()
 	for _, c := range s.clients {
-		if w := c.wait; w != nil && (w.Op == OpAdvance || w.Op == OpWaitIRQ || w.Op == OpLoad) && now >= c.deadline {
+		if w := c.wait; w != nil && !c.reading && (w.Op == OpAdvance || w.Op == OpWaitIRQ || w.Op == OpLoad) && now >= c.deadline {
 			c.wait = nil
 			if w.Op == OpLoad {
 				s.reply(c, c.loaded)
@@ -509,7 +689,7 @@ func (s *Server) allWaiting() bool {
 	n := 0
 	for _, c := range s.clients {
 		if c.hello && !c.gone {
-			if c.wait == nil {
+			if c.wait == nil || c.reading {
 				return false
 			}
 			n++
@@ -530,10 +710,12 @@ func (s *Server) run() {
 	if target < 0 {
 		// Only reads are waiting: their completions are coming; give them
 		// at most MaxWait.
-		target = s.cl.Now() + s.opt.MaxWait
+		target = min(s.cl.Now(), cluster.MaxTime-s.opt.MaxWait) + s.opt.MaxWait
 	}
 	before := s.cl.Now()
-	s.cl.Advance(target)
+	if !s.cl.AdvanceLimit(target, sliceEvents) {
+		return // more to run: the loop looks for a stop first
+	}
 	s.expire()
 	if s.cl.Now() == before && s.allWaiting() && s.cl.Idle() {
 		// Nothing can answer them: fail the reads (they cannot happen).
@@ -564,4 +746,15 @@ func (s *Server) release(c *client) {
 	s.mu.Lock()
 	delete(s.conns, c.conn)
 	s.mu.Unlock()
+	s.swept = false
+}
+
+// sweep forgets the clients that are gone (what must be reported of
+// them, their accesses, is the cluster's). The loop calls it between
+// events, never while it walks the clients.
+func (s *Server) sweep() {
+	if !s.swept {
+		s.clients = slices.DeleteFunc(s.clients, func(c *client) bool { return c.gone })
+		s.swept = true
+	}
 }

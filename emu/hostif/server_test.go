@@ -24,7 +24,15 @@ import (
 // returns the cluster's report.
 func serve(t *testing.T, opt Options) (socket string, stop func() cluster.Report) {
 	t.Helper()
-	cl, err := cluster.Build(cluster.HostInterface())
+	socket, stop, _ = serveConfig(t, cluster.HostInterface(), opt)
+	return socket, stop
+}
+
+// serveConfig is serve for a cluster configuration; it also returns the
+// server, for tests that look at its state.
+func serveConfig(t *testing.T, cfg cluster.Config, opt Options) (socket string, stop func() cluster.Report, srv *Server) {
+	t.Helper()
+	cl, err := cluster.Build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +40,7 @@ func serve(t *testing.T, opt Options) (socket string, stop func() cluster.Report
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv = s
 	dir, err := os.MkdirTemp("", "hostif")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +59,14 @@ func serve(t *testing.T, opt Options) (socket string, stop func() cluster.Report
 		if !stopped {
 			stopped = true
 			cancel()
-			if err := <-done; err != nil {
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Second):
+				t.Errorf("the server took more than 1 s to stop")
+				err = <-done
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -61,7 +77,7 @@ func serve(t *testing.T, opt Options) (socket string, stop func() cluster.Report
 		return r
 	}
 	t.Cleanup(func() { stop() })
-	return socket, stop
+	return socket, stop, srv
 }
 
 func dial(t *testing.T, socket, host string, mem int) *Client {

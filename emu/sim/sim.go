@@ -15,6 +15,10 @@ type Time int64
 
 // Units of simulated time.
 const (
+	// Forever is the end of simulated time (about 106 days): no event is
+	// later, and times past it are taken as it.
+	Forever Time = 1<<63 - 1
+
 	Picosecond  Time = 1
 	Nanosecond  Time = 1000
 	Microsecond Time = 1000 * Nanosecond
@@ -104,8 +108,20 @@ func (s *Sim) At(t Time, h Handler, arg uint64) {
 	s.up(len(s.heap) - 1)
 }
 
-// After schedules h to handle arg d after now.
-func (s *Sim) After(d Time, h Handler, arg uint64) { s.At(s.now+d, h, arg) }
+// After schedules h to handle arg d after now (at Forever if that is
+// later).
+func (s *Sim) After(d Time, h Handler, arg uint64) { s.At(s.Add(d), h, arg) }
+
+// Add is now+d, saturating at Forever (and at now for a negative d).
+func (s *Sim) Add(d Time) Time {
+	if d <= 0 {
+		return s.now
+	}
+	if d > Forever-s.now {
+		return Forever
+	}
+	return s.now + d
+}
 
 // Stop makes Run return after the current event.
 func (s *Sim) Stop() { s.stop = true }
@@ -124,6 +140,27 @@ func (s *Sim) Run(until Time) {
 	if !s.stop && until > s.now {
 		s.now = until
 	}
+}
+
+// RunLimit is Run that also returns after n events, so a caller can stay
+// responsive during a long run; it reports whether the run reached until
+// (or was stopped) rather than running out of its n events.
+func (s *Sim) RunLimit(until Time, n int) bool {
+	s.stop = false
+	for len(s.heap) > 0 && !s.stop {
+		if s.heap[0].at > until {
+			break
+		}
+		if n <= 0 {
+			return false
+		}
+		n--
+		s.runTop()
+	}
+	if !s.stop && until > s.now {
+		s.now = until
+	}
+	return true
 }
 
 // Step runs the next event, if any, and reports whether it ran one.

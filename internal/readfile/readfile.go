@@ -1,0 +1,96 @@
+// Package readfile reads the files onic is handed — scenarios, specs,
+// images, keys, trust stores, captures — with the checks every such read
+// needs: the path must name a regular file (not a FIFO that would block,
+// nor a device such as /dev/zero that never ends), no larger than a limit
+// the caller documents. Opening never blocks: a FIFO is refused, not
+// waited on.
+package readfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// Open opens path for reading if it is a regular file of at most limit
+// bytes, and returns it with its size. The error names the path and the
+// rule it breaks.
+func Open(path string, limit int64) (*os.File, int64, error) {
+	// O_NONBLOCK: opening a FIFO with no writer returns at once instead
+	// of waiting; it is then refused as not a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, kind(st.Mode()))
+	}
+	if st.Size() > limit {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %d bytes, more than the %s allowed", path, st.Size(), Size(limit))
+	}
+	return f, st.Size(), nil
+}
+
+// Read reads the whole of path, a regular file of at most limit bytes. A
+// file that grows past the limit while it is read is refused too.
+func Read(path string, limit int64) ([]byte, error) {
+	f, size, err := Open(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("%s: more than the %s allowed (it grew while read)", path, Size(limit))
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// Size formats a byte count the way limits are documented: "64 MiB".
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return m.Type().String()
+}
