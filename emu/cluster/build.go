@@ -56,6 +56,28 @@ const (
 	DefaultHoldTLPs  = 1024
 )
 
+// Limits on configuration values whose cost grows with the value (memory
+// or events), and on physical quantities outside any real O-NIC. Build
+// refuses a value past them, naming the field and the range.
+const (
+	MaxHosts          = 1024
+	MaxONICs          = 1024
+	MaxFlows          = 4096
+	MaxPhases         = 4096
+	MaxMEMSPorts      = 4096
+	MaxDepth          = 4096          // a flow's transfers in flight
+	MaxHoldTLPs       = 1 << 20       // TLPs an O-NIC port holds while down
+	MaxFibreM         = 100_000.0     // metres of fibre (100 km)
+	MaxClockMHz       = 1000.0        // the manager's clock
+	MinClockMHz       = 1.0           //
+	MaxPipelineCycles = 4096          // the manager's pipeline depth
+	MinRateGbps       = 0.001         // a paced flow's rate
+	MaxRateGbps       = 10_000.0      //
+	MaxMediaGbps      = 10_000.0      // an NVMe drive's media rate
+	MaxLatency        = time.Second   // memory and media latencies
+	MaxMEMSTime       = time.Minute   // reconfiguration and bring-up
+)
+
 // HostConfig is a server and the PCIe links to its O-NICs (one root port
 // each, all alike).
 type HostConfig struct {
@@ -189,8 +211,8 @@ func (h *HostConfig) defaults() {
 
 // check checks a host's values (after defaults); p is its field path.
 func (h *HostConfig) check(p string) error {
-	if h.Memory < 0 {
-		return fmt.Errorf("%s.memory_latency: %v must not be negative", p, h.Memory)
+	if h.Memory < 0 || h.Memory > MaxLatency {
+		return fmt.Errorf("%s.memory_latency: %v must be 0 to %v", p, h.Memory, MaxLatency)
 	}
 	if h.Gen < 1 || h.Gen > 5 {
 		return fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, h.Gen)
@@ -204,8 +226,11 @@ func (h *HostConfig) check(p string) error {
 	if h.Kind != "server" && h.Kind != "gpu" && h.Kind != "sensor" && h.Kind != "nvme" {
 		return fmt.Errorf("%s.kind: %q must be server, gpu, sensor or nvme", p, h.Kind)
 	}
-	if h.NVMe.MediaLatency < 0 || h.NVMe.MediaGbps < 0 {
-		return fmt.Errorf("%s.nvme: media_latency and media_gbps must not be negative", p)
+	if h.NVMe.MediaLatency < 0 || h.NVMe.MediaLatency > MaxLatency {
+		return fmt.Errorf("%s.nvme.media_latency: %v must be 0 to %v", p, h.NVMe.MediaLatency, MaxLatency)
+	}
+	if !(h.NVMe.MediaGbps > 0 && h.NVMe.MediaGbps <= MaxMediaGbps) {
+		return fmt.Errorf("%s.nvme.media_gbps: %g must be above 0 and at most %g", p, h.NVMe.MediaGbps, MaxMediaGbps)
 	}
 	if h.ONICsPerCPU < 1 || h.ONICsPerCPU > 31 {
 		return fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, h.ONICsPerCPU)
@@ -221,22 +246,25 @@ func (h *HostConfig) check(p string) error {
 
 // check checks an O-NIC's own values (after defaults); p is its field path.
 func (o *ONICConfig) check(p string) error {
-	if o.ClockMHz < 0 || o.PipelineCycles < 0 {
-		return fmt.Errorf("%s: clock_mhz and pipeline_cycles must be positive", p)
+	if !(o.ClockMHz >= MinClockMHz && o.ClockMHz <= MaxClockMHz) {
+		return fmt.Errorf("%s.clock_mhz: %g must be %g to %g MHz", p, o.ClockMHz, MinClockMHz, MaxClockMHz)
+	}
+	if o.PipelineCycles < 1 || o.PipelineCycles > MaxPipelineCycles {
+		return fmt.Errorf("%s.pipeline_cycles: %d must be 1 to %d", p, o.PipelineCycles, MaxPipelineCycles)
 	}
 	if o.DataWidth != 256 && o.DataWidth != 512 {
 		return fmt.Errorf("%s.data_width: %d bits must be 256 or 512 (the widths hdlgen/manager generates)", p, o.DataWidth)
 	}
 	for j, m := range o.FibreM {
-		if m < 0 {
-			return fmt.Errorf("%s.fibre_m[%d]: %g metres is negative", p, j, m)
+		if !(m >= 0 && m <= MaxFibreM) {
+			return fmt.Errorf("%s.fibre_m[%d]: %g metres must be 0 to %g", p, j, m, MaxFibreM)
 		}
 	}
 	if o.DownPolicy != "hold" && o.DownPolicy != "fail" {
 		return fmt.Errorf("%s.down_policy: %q must be hold or fail", p, o.DownPolicy)
 	}
-	if o.HoldTLPs < 0 {
-		return fmt.Errorf("%s.hold_tlps: %d must not be negative", p, o.HoldTLPs)
+	if o.HoldTLPs < 1 || o.HoldTLPs > MaxHoldTLPs {
+		return fmt.Errorf("%s.hold_tlps: %d must be 1 to %d", p, o.HoldTLPs, MaxHoldTLPs)
 	}
 	if o.ReflashPolicy != "hold" && o.ReflashPolicy != "fail" {
 		return fmt.Errorf("%s.reflash_policy: %q must be hold or fail", p, o.ReflashPolicy)
@@ -307,8 +335,19 @@ func Build(c Config) (*Cluster, error) {
 	if c.Duration <= 0 {
 		return nil, fmt.Errorf("duration: %v must be positive", c.Duration)
 	}
+	if c.Duration > MaxTime {
+		return nil, fmt.Errorf("duration: %v is past the end of simulated time (%v)", c.Duration, MaxTime)
+	}
 	if len(c.Hosts) == 0 {
 		return nil, fmt.Errorf("hosts: a cluster needs at least one host")
+	}
+	for _, n := range []struct {
+		field    string
+		got, max int
+	}{{"hosts", len(c.Hosts), MaxHosts}, {"onics", len(c.ONICs), MaxONICs}, {"flows", len(c.Flows), MaxFlows}, {"phases", len(c.Phases), MaxPhases}} {
+		if n.got > n.max {
+			return nil, fmt.Errorf("%s: %d of them, more than the %d allowed", n.field, n.got, n.max)
+		}
 	}
 	cl := &Cluster{s: sim.New(4096), cfg: c, why: map[string]uint64{}}
 	hosts := map[string]*hostNode{}
@@ -367,8 +406,11 @@ func Build(c Config) (*Cluster, error) {
 	if c.MEMS.BringUp == 0 {
 		c.MEMS.BringUp = DefaultBringUp
 	}
-	if c.MEMS.Ports < 0 || c.MEMS.Reconfig < 0 || c.MEMS.BringUp < 0 {
-		return nil, fmt.Errorf("mems: ports, reconfig and bring_up must be positive")
+	if c.MEMS.Ports < 0 || c.MEMS.Ports > MaxMEMSPorts {
+		return nil, fmt.Errorf("mems.ports: %d must be 1 to %d", c.MEMS.Ports, MaxMEMSPorts)
+	}
+	if c.MEMS.Reconfig < 0 || c.MEMS.Reconfig > MaxMEMSTime || c.MEMS.BringUp < 0 || c.MEMS.BringUp > MaxMEMSTime {
+		return nil, fmt.Errorf("mems: reconfig %v and bring_up %v must be 0 to %v", c.MEMS.Reconfig, c.MEMS.BringUp, MaxMEMSTime)
 	}
 	if n := 2 * len(cl.onics); n > c.MEMS.Ports {
 		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
@@ -391,6 +433,9 @@ func Build(c Config) (*Cluster, error) {
 		p := fmt.Sprintf("phases[%d]", i)
 		if ph.At <= last {
 			return nil, fmt.Errorf("%s.at: %v must be after the previous phase (%v)", p, ph.At, last)
+		}
+		if ph.At > MaxTime {
+			return nil, fmt.Errorf("%s.at: %v is past the end of simulated time (%v)", p, ph.At, MaxTime)
 		}
 		last = ph.At
 		pairs, err := cl.circuits(ph.Circuits, p+".circuits", onics)
@@ -430,8 +475,11 @@ func Build(c Config) (*Cluster, error) {
 		if fc.Span == 0 {
 			fc.Span = 256 << 20
 		}
-		if fc.Depth < 0 || fc.Transfers < 0 || fc.Start < 0 || fc.Stop < 0 || fc.Stop != 0 && fc.Stop <= fc.Start {
-			return nil, fmt.Errorf("%s: depth, transfers, start and stop must not be negative, and stop must be after start", p)
+		if fc.Depth < 1 || fc.Depth > MaxDepth {
+			return nil, fmt.Errorf("%s.depth: %d must be 1 to %d", p, fc.Depth, MaxDepth)
+		}
+		if fc.Transfers < 0 || fc.Start < 0 || fc.Stop < 0 || fc.Stop != 0 && fc.Stop <= fc.Start || fc.Start > MaxTime || fc.Stop > MaxTime {
+			return nil, fmt.Errorf("%s: transfers, start and stop must not be negative, stop must be after start, and both within simulated time", p)
 		}
 		o := h.onics[0]
 		if fc.Via != "" {
@@ -443,8 +491,8 @@ func Build(c Config) (*Cluster, error) {
 		if fc.Offset+fc.Span > bar2 || fc.Span < uint64((fc.Size+4095)&^4095) {
 			return nil, fmt.Errorf("%s: offset %#x and span %#x must fit one transfer and lie within the O-NIC's BAR2 (%#x bytes)", p, fc.Offset, fc.Span, bar2)
 		}
-		if fc.RateGbps < 0 {
-			return nil, fmt.Errorf("%s.rate_gbps: %g must not be negative", p, fc.RateGbps)
+		if fc.RateGbps != 0 && !(fc.RateGbps >= MinRateGbps && fc.RateGbps <= MaxRateGbps) {
+			return nil, fmt.Errorf("%s.rate_gbps: %g must be %g to %g (or left out: unpaced)", p, fc.RateGbps, MinRateGbps, MaxRateGbps)
 		}
 		if fc.Forward && fc.Op != "write" {
 			return nil, fmt.Errorf("%s.forward: only a write flow can send on what its host receives", p)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +117,24 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Flows[0].Via = "onicB" }, `flows[0].via: "onicB" is not an O-NIC of host "A"`},
 		{func(c *Config) { c.ONICs[1].Host = "A" }, `hosts: host "B" has no O-NIC`},
 		{func(c *Config) { c.ONICs[0].FibreM[1] = -3 }, "onics[0].fibre_m[1]"},
-		{func(c *Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0]: clock_mhz"},
+		{func(c *Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0].clock_mhz: -1 must be 1 to 1000 MHz"},
+		// Values that used to panic, exhaust memory or mean something else.
+		{func(c *Config) { c.ONICs[0].FibreM[0] = 1e30 }, "onics[0].fibre_m[0]: 1e+30 metres must be 0 to 100000"},
+		{func(c *Config) { c.ONICs[0].FibreM[0] = math.NaN() }, "onics[0].fibre_m[0]: NaN"},
+		{func(c *Config) { c.ONICs[0].FibreM[1] = math.Inf(1) }, "onics[0].fibre_m[1]: +Inf"},
+		{func(c *Config) { c.ONICs[0].ClockMHz = math.NaN() }, "onics[0].clock_mhz: NaN"},
+		{func(c *Config) { c.ONICs[0].ClockMHz = 1e-9 }, "onics[0].clock_mhz: 1e-09"},
+		{func(c *Config) { c.ONICs[0].ClockMHz = 1e12 }, "onics[0].clock_mhz: 1e+12"},
+		{func(c *Config) { c.ONICs[0].PipelineCycles = 1e15 }, "onics[0].pipeline_cycles: 1000000000000000 must be 1 to 4096"},
+		{func(c *Config) { c.ONICs[0].HoldTLPs = 1 << 30 }, "onics[0].hold_tlps"},
+		{func(c *Config) { c.Flows[0].Depth = 1e5 }, "flows[0].depth: 100000 must be 1 to 4096"},
+		{func(c *Config) { c.Flows[0].Depth = 1e9 }, "flows[0].depth: 1000000000"},
+		{func(c *Config) { c.Flows[0].RateGbps = math.NaN() }, "flows[0].rate_gbps: NaN"},
+		{func(c *Config) { c.Flows[0].RateGbps = 1e-300 }, "flows[0].rate_gbps: 1e-300 must be 0.001 to 10000"},
+		{func(c *Config) { c.Flows = make([]FlowConfig, 1e6) }, "flows: 1000000 of them, more than the 4096 allowed"},
+		{func(c *Config) { c.Hosts[0].NVMe.MediaGbps = math.Inf(1) }, "hosts[0].nvme.media_gbps"},
+		{func(c *Config) { c.Duration = 1 << 62 }, "duration: "},
+		{func(c *Config) { c.MEMS.Ports = 1e9 }, "mems.ports"},
 		{func(c *Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
 		{func(c *Config) { c.Circuits[0].B = "onicC.a" }, `circuits[0].b: "onicC.a" is not an O-NIC port`},
 		{func(c *Config) { c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.a", B: "onicB.b"}) }, "circuits[1].a: port onicA.a is already wired in circuits[0]"},
@@ -221,7 +239,7 @@ func TestPhaseErrors(t *testing.T) {
 		{func(c *Config) { c.MEMS.Ports = 4 }, "mems.ports: 6 O-NIC ports need more than the switch's 4"},
 		{func(c *Config) { c.ONICs[0].DownPolicy = "queue" }, `onics[0].down_policy: "queue"`},
 		{func(c *Config) { c.ONICs[1].DataWidth = 128 }, "onics[1].data_width: 128 bits must be 256 or 512"},
-		{func(c *Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: depth, transfers, start and stop"},
+		{func(c *Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: transfers, start and stop"},
 	} {
 		c := Phased()
 		tc.mod(&c)

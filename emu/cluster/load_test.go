@@ -27,6 +27,16 @@ func TestLoadErrors(t *testing.T) {
 		{"bad value", "{a: onicA.a, b: onicB.a}", "{a: onicA.a, b: onicQ.a}", `circuits[0].b: "onicQ.a" is not an O-NIC port`},
 		{"port wired twice", "{a: onicA.a, b: onicB.a}", "{a: onicA.a, b: onicB.a}\n  - {a: onicA.a, b: onicB.b}", "circuits[1].a: port onicA.a is already wired"},
 		{"zero rate", "- name: A  ", "- name: A\n    lanes: 3\n   ", "lanes"},
+		// Values that used to be read as something else.
+		{"bare duration", "duration: 200us", "duration: 2000", "duration: 2000 has no unit: write a duration with one (ns, us, ms or s)"},
+		{"bare fraction duration", "duration: 200us", "duration: 2.5", "2.5 has no unit"},
+		{"bare reconfig", "duration: 200us", "duration: 200us\nmems: {reconfig: 500}", "500 has no unit"},
+		{"fraction size", "size: 65536}\n  - {name: B->A", "size: 4096.7}\n  - {name: B->A", "4096.7 is not a whole number"},
+		{"zero lanes", "- name: A  ", "- name: A\n    lanes: 0\n   ", "hosts[0].lanes: 0 is not a value here: leave the field out for its default"},
+		{"NaN rate", "size: 65536}\n  - {name: B->A", "size: 65536, rate_gbps: .nan}\n  - {name: B->A", "NaN is not a finite number"},
+		{"infinite fibre", "fibre_m: [10, 10]           #", "fibre_m: [.inf, 10] #", "+Inf is not a finite number"},
+		{"huge fibre", "fibre_m: [10, 10]           #", "fibre_m: [1e30, 10] #", "fibre_m[0]: 1e+30 metres must be 0 to 100000"},
+		{"tiny rate", "size: 65536}\n  - {name: B->A", "size: 65536, rate_gbps: 1e-300}\n  - {name: B->A", "rate_gbps: 1e-300 must be"},
 	} {
 		src := strings.Replace(string(base), tc.from, tc.to, 1)
 		if src == string(base) {
@@ -57,6 +67,14 @@ func TestTwoPartyYAML(t *testing.T) {
 	}
 	if _, err := LoadFile(filepath.Join("scenarios", "missing.yaml")); err == nil {
 		t.Error("a missing file loaded")
+	}
+	for path, want := range map[string]string{"/dev/zero": "not a regular file", "scenarios": "not a regular file"} {
+		if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadFile(%s): %v, want %q", path, err, want)
+		}
+	}
+	if _, err := Load("big.yaml", strings.NewReader("#"+strings.Repeat(" ", MaxScenarioBytes))); err == nil || !strings.Contains(err.Error(), "more than the 4 MiB") {
+		t.Errorf("a 4 MiB scenario: %v", err)
 	}
 }
 
