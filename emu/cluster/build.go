@@ -65,17 +65,20 @@ const (
 	MaxFlows          = 4096
 	MaxPhases         = 4096
 	MaxMEMSPorts      = 4096
-	MaxDepth          = 4096          // a flow's transfers in flight
-	MaxHoldTLPs       = 1 << 20       // TLPs an O-NIC port holds while down
-	MaxFibreM         = 100_000.0     // metres of fibre (100 km)
-	MaxClockMHz       = 1000.0        // the manager's clock
-	MinClockMHz       = 1.0           //
-	MaxPipelineCycles = 4096          // the manager's pipeline depth
-	MinRateGbps       = 0.001         // a paced flow's rate
-	MaxRateGbps       = 10_000.0      //
-	MaxMediaGbps      = 10_000.0      // an NVMe drive's media rate
-	MaxLatency        = time.Second   // memory and media latencies
-	MaxMEMSTime       = time.Minute   // reconfiguration and bring-up
+	MaxDepth          = 4096        // a flow's transfers in flight
+	MaxHoldTLPs       = 1 << 20     // TLPs an O-NIC port holds while down
+	MaxFibreM         = 100_000.0   // metres of fibre (100 km)
+	MaxClockMHz       = 1000.0      // the manager's clock
+	MinClockMHz       = 1.0         //
+	MaxPipelineCycles = 4096        // the manager's pipeline depth
+	MinRateGbps       = 0.001       // a paced flow's rate
+	MaxRateGbps       = 10_000.0    //
+	MaxMediaGbps      = 10_000.0    // an NVMe drive's media rate
+	MaxLatency        = time.Second // memory and media latencies
+	MaxMEMSTime       = time.Minute // reconfiguration and bring-up
+	MaxKernelCycles   = 1 << 20     // an opaque kernel's latency
+	MaxBufferBeats    = 1 << 20     // a kernel's input buffer
+	MaxPairBufferKiB  = 1 << 20     // a two-input kernel's pair buffer (1 GiB)
 )
 
 // HostConfig is a server and the PCIe links to its O-NICs (one root port
@@ -418,7 +421,9 @@ func Build(c Config) (*Cluster, error) {
 	cl.cfg.MEMS = c.MEMS
 	for _, o := range cl.onics {
 		for i := range o.ports {
+			// Dark until a circuit lights it: the manager knows.
 			o.ports[i] = &port{o: o, idx: i}
+			o.mgr.PortDown[i] = true
 		}
 	}
 	initial, err := cl.circuits(c.Circuits, "circuits", onics)

@@ -473,8 +473,12 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		return
 	}
 	if m.rec >= 0 {
+		why := "hold-buffer-full"
+		if o.cfg.DownPolicy == "fail" {
+			why = "port-down" // nothing is held under fail
+		}
 		o.c.recs[m.rec].reason = manager.PortDown
-		o.c.settleWhy(m.rec, Dropped, "hold-buffer-full")
+		o.c.settleWhy(m.rec, Dropped, why)
 	}
 	o.c.release(m)
 }
@@ -605,7 +609,14 @@ func (h *hostNode) receive(m *msg) {
 			h.soft.completion(m, done)
 		}
 		if m.t.Status != tlp.StatusSC {
-			c.settle(m.rec, classify(r.reason))
+			// The read completed, with an error status: not dropped,
+			// whatever failed it (denied and unsupported keep their own
+			// outcomes).
+			o := classify(r.reason)
+			if o == Dropped {
+				o = ErrorStatus
+			}
+			c.settle(m.rec, o)
 		} else {
 			n := min(int(m.t.ByteCount), int(m.t.Length)*4-int(m.t.LowerAddress&3))
 			f := c.flows[r.flow]

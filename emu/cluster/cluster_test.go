@@ -135,6 +135,13 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Hosts[0].NVMe.MediaGbps = math.Inf(1) }, "hosts[0].nvme.media_gbps"},
 		{func(c *Config) { c.Duration = 1 << 62 }, "duration: "},
 		{func(c *Config) { c.MEMS.Ports = 1e9 }, "mems.ports"},
+		{func(c *Config) { c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Name: "sum-int23", Egress: "host"}} },
+			`onics[1].kernels[0].name: no kernel "sum-int23" (built in: [`},
+		{func(c *Config) {
+			c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Name: "sum-int32", Opaque: true, Egress: "host"}}
+		}, `onics[1].kernels[0].opaque: "sum-int32" is a library kernel`},
+		{func(c *Config) { c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Opaque: true, Egress: "host"}} },
+			"onics[1].kernels[0].name: an opaque kernel needs a name"},
 		{func(c *Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
 		{func(c *Config) { c.Circuits[0].B = "onicC.a" }, `circuits[0].b: "onicC.a" is not an O-NIC port`},
 		{func(c *Config) { c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.a", B: "onicB.b"}) }, "circuits[1].a: port onicA.a is already wired in circuits[0]"},
@@ -214,6 +221,33 @@ func TestReconfigureUnderLoad(t *testing.T) {
 	balanced(t, r.Accounting)
 	if r.Accounting.Reasons["link-down"] == 0 || r.Accounting.Reasons["port-down"] == 0 {
 		t.Fatalf("reasons %v", r.Accounting.Reasons)
+	}
+	if r.Accounting.Reasons["hold-buffer-full"] != 0 {
+		t.Errorf("under down_policy fail nothing is held, but %d TLPs are labelled hold-buffer-full", r.Accounting.Reasons["hold-buffer-full"])
+	}
+	// Reads for a port that was never lit, under fail, complete with an
+	// error status (UR) at once: not dropped, and not held (docs/emu.md).
+	c = TwoParty()
+	c.Circuits = nil
+	for i := range c.ONICs {
+		c.ONICs[i].DownPolicy = "fail"
+	}
+	for i := range c.Flows {
+		c.Flows[i].Op = "read"
+	}
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if a := r.Accounting; a.Injected == 0 || a.ErrorStatus+a.InFlight != a.Injected || a.Reasons["port-down"] != a.ErrorStatus {
+		t.Errorf("reads for a dark port under fail: %+v, want every one completed with error (port-down)", a)
+	}
+	// Writes there are posted: dropped, with reason port-down.
+	for i := range c.Flows {
+		c.Flows[i].Op = "write"
+	}
+	r = run(t, c)
+	balanced(t, r.Accounting)
+	if a := r.Accounting; a.Injected == 0 || a.Dropped+a.InFlight != a.Injected || a.Reasons["port-down"] != a.Dropped {
+		t.Errorf("writes for a dark port under fail: %+v, want every one dropped (port-down)", a)
 	}
 	// A tiny hold buffer overflows.
 	c = Phased()
@@ -510,7 +544,7 @@ func TestRecordsReused(t *testing.T) {
 // bytes a cycle at the same clock) so that it never stalls.
 func TestKernelBackpressure(t *testing.T) {
 	c := Pipeline()
-	c.ONICs[2].Kernels[0] = KernelConfig{Slot: 1, Name: "slow-transform", Gbps: 40, Egress: "port-a", Translated: 1 << 32}
+	c.ONICs[2].Kernels[0] = KernelConfig{Slot: 1, Name: "slow-transform", Opaque: true, Gbps: 40, Egress: "port-a", Translated: 1 << 32}
 	r := run(t, c)
 	balanced(t, r.Accounting)
 	k := r.ONICs[2].Kernels[0]

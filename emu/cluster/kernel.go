@@ -32,6 +32,10 @@ const maxKernelSlots = 16
 type KernelConfig struct {
 	Slot int    `mapstructure:"slot"`
 	Name string `mapstructure:"name"`
+	// Opaque says the kernel is not in the library: Name only labels it,
+	// and its timing is Cycles and Gbps. Without it a name not in the
+	// library is an error, so a misspelt name is not a made-up kernel.
+	Opaque bool `mapstructure:"opaque"`
 	// Cycles is an opaque kernel's pipeline latency in the O-NIC's clock
 	// (default 64).
 	Cycles int `mapstructure:"cycles"`
@@ -238,14 +242,32 @@ func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 	if o.kernels[kc.Slot] != nil {
 		return fmt.Errorf("%s.slot: slot %d already holds kernel %q", p, kc.Slot, o.kernels[kc.Slot].cfg.Name)
 	}
-	if kc.Cycles < 0 || kc.Gbps < 0 || kc.BufferBeats < 0 {
-		return fmt.Errorf("%s: cycles, gbps and buffer_beats must be positive", p)
+	if kc.Cycles < 0 || kc.Cycles > MaxKernelCycles {
+		return fmt.Errorf("%s.cycles: %d must be 1 to %d", p, kc.Cycles, MaxKernelCycles)
+	}
+	if kc.Gbps != 0 && !(kc.Gbps >= MinRateGbps && kc.Gbps <= MaxRateGbps) {
+		return fmt.Errorf("%s.gbps: %g must be %g to %g", p, kc.Gbps, MinRateGbps, MaxRateGbps)
+	}
+	if kc.BufferBeats < 0 || kc.BufferBeats > MaxBufferBeats {
+		return fmt.Errorf("%s.buffer_beats: %d must be 1 to %d", p, kc.BufferBeats, MaxBufferBeats)
+	}
+	if kc.PairBufferKiB < 0 || kc.PairBufferKiB > MaxPairBufferKiB {
+		return fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", p, kc.PairBufferKiB, MaxPairBufferKiB)
 	}
 	if kc.BufferBeats == 0 {
 		kc.BufferBeats = 4
 	}
 	k := &kernel{o: o, cfg: kc, cycle: 1e6 / o.cfg.ClockMHz, first: -1}
-	if lk, err := kernels.Lookup(kc.Name); err == nil {
+	lk, err := kernels.Lookup(kc.Name)
+	switch {
+	case kc.Opaque && kc.Name == "":
+		return fmt.Errorf("%s.name: an opaque kernel needs a name to label it", p)
+	case kc.Opaque && err == nil:
+		return fmt.Errorf("%s.opaque: %q is a library kernel, timed by its cycle simulation; drop opaque, or name the opaque kernel differently", p, kc.Name)
+	case !kc.Opaque && err != nil:
+		return fmt.Errorf("%s.name: %v; for a kernel with configured timing say opaque: true", p, err)
+	}
+	if !kc.Opaque {
 		if kc.Cycles != 0 || kc.Gbps != 0 {
 			return fmt.Errorf("%s: kernel %q is timed by its cycle simulation; cycles and gbps are for opaque kernels", p, kc.Name)
 		}

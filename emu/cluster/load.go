@@ -114,6 +114,7 @@ var defaultedFields = map[string]bool{
 	"gen": true, "lanes": true, "mps": true, "mrrs": true, "rcb": true, "onics_per_cpu": true,
 	"clock_mhz": true, "pipeline_cycles": true, "data_width": true, "hold_tlps": true,
 	"ports": true, "depth": true, "span": true, "buffer_beats": true, "media_gbps": true,
+	"cycles": true, "gbps": true, "pair_buffer_kib": true,
 }
 
 // explicitZeros finds a defaulted field set to 0 in settings (viper's
