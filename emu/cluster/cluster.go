@@ -546,7 +546,8 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 				k.process(m, out.Address, ready)
 				return
 			}
-			c.settle(m.rec, Delivered) // no kernel loaded: the slot's registers take it
+			// No kernel in the slot: nothing takes the data.
+			c.settleWhy(m.rec, Dropped, "empty-slot")
 			c.release(m)
 		default: // local registers consume it
 			if out.Egress.Kind == ntb.EgressLocal {

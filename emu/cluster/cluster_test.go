@@ -717,3 +717,43 @@ func TestOffload(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveredLanded: "delivered" means the bytes reached their
+// destination. In every built-in scenario, a write flow that finished
+// transfers has bytes landed in some host's memory; and a window into a
+// kernel slot that holds no kernel drops its writes as empty-slot
+// instead of calling them delivered.
+func TestDeliveredLanded(t *testing.T) {
+	for _, sc := range Scenarios() {
+		c := sc.Config()
+		c.Duration = min(c.Duration, 300*time.Microsecond)
+		cl, err := Build(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Run(); err != nil {
+			t.Fatalf("%s: %v", sc.Name, err)
+		}
+		for _, f := range cl.flows {
+			if f.cfg.Op == "write" && f.ok > 0 && f.bytes == 0 {
+				t.Errorf("%s: flow %s finished %d transfers but no byte of them landed", sc.Name, f.cfg.Name, f.ok)
+			}
+		}
+	}
+	c := Pipeline()
+	for i := range c.ONICs {
+		for j := range c.ONICs[i].Kernels {
+			c.ONICs[i].Kernels[j].Slot = 3 // the window feeds kernel:1
+		}
+	}
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	if r.Accounting.Reasons["empty-slot"] == 0 {
+		t.Errorf("writes into an empty slot: reasons %v", r.Accounting.Reasons)
+	}
+	for _, f := range r.Flows {
+		if f.Name == "A->C" && f.Transfers != 0 {
+			t.Errorf("A->C through an empty slot: %d transfers delivered", f.Transfers)
+		}
+	}
+}
