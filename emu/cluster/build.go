@@ -430,6 +430,9 @@ func Build(c Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cl.relayLoop(initial, "circuits"); err != nil {
+		return nil, err
+	}
 	for _, pr := range initial {
 		cl.light(pr)
 	}
@@ -445,6 +448,9 @@ func Build(c Config) (*Cluster, error) {
 		last = ph.At
 		pairs, err := cl.circuits(ph.Circuits, p+".circuits", onics)
 		if err != nil {
+			return nil, err
+		}
+		if err := cl.relayLoop(pairs, p+".circuits"); err != nil {
 			return nil, err
 		}
 		cl.phases = append(cl.phases, phase{at: ps(ph.At), pairs: pairs})
@@ -517,6 +523,65 @@ func Build(c Config) (*Cluster, error) {
 		cl.flows = append(cl.flows, fs)
 	}
 	return cl, nil
+}
+
+// relayLoop refuses a circuit set (named path) under which relayed
+// writes would go round for ever: an O-NIC relays writes from one port
+// out of the other, unchanged in address, so a ring of relays whose
+// ranges all cover some address would circulate a write there without
+// end.
+func (cl *Cluster) relayLoop(pairs [][2]*port, path string) error {
+	peer := map[*port]*port{}
+	for _, pr := range pairs {
+		peer[pr[0]], peer[pr[1]] = pr[1], pr[0]
+	}
+	type hop struct {
+		o    *onicNode
+		in   int // the port a write arrives on
+		from string
+	}
+	var walk func(start, at hop, lo, hi uint64, route []string, depth int) error
+	walk = func(start, at hop, lo, hi uint64, route []string, depth int) error {
+		if depth > 2*len(cl.onics) {
+			return nil
+		}
+		for _, r := range at.o.cfg.Manager.Relay {
+			in := 0
+			if r.From == "port-b" {
+				in = 1
+			}
+			if in != at.in || r.Size == 0 || r.Base+r.Size < r.Base {
+				continue
+			}
+			l, h := max(lo, r.Base), min(hi, r.Base+r.Size)
+			if l >= h {
+				continue
+			}
+			here := fmt.Sprintf("%s.%s", at.o.cfg.Name, r.From)
+			next := peer[at.o.ports[1-in]]
+			if next == nil {
+				continue
+			}
+			nh := hop{next.o, next.idx, ""}
+			if nh.o == start.o && nh.in == start.in {
+				return fmt.Errorf("%s: relayed writes to %#x-%#x would go round for ever (%s -> %s.%s): break the ring of relays", path, l, h-1,
+					strings.Join(append(route, here), " -> "), nh.o.cfg.Name, [2]string{"port-a", "port-b"}[nh.in])
+			}
+			if err := walk(start, nh, l, h, append(route, here), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, o := range cl.onics {
+		for in := range 2 {
+			h := hop{o: o, in: in}
+			if err := walk(h, h, 0, ^uint64(0), nil, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // circuits checks a circuit list and returns its port pairs.

@@ -8,6 +8,7 @@ import (
 
 	"onic/emu/linkbench"
 	"onic/pcie/acl"
+	"onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
@@ -755,5 +756,45 @@ func TestDeliveredLanded(t *testing.T) {
 		if f.Name == "A->C" && f.Transfers != 0 {
 			t.Errorf("A->C through an empty slot: %d transfers delivered", f.Transfers)
 		}
+	}
+}
+
+// TestAfterEnd: a phase or flow start past the end of the run is an
+// error, not silently ignored.
+func TestAfterEnd(t *testing.T) {
+	c := Phased()
+	c.Phases[0].At = c.Duration + time.Microsecond
+	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "phases[0].at: ") || !strings.Contains(err.Error(), "would never happen") {
+		t.Errorf("a phase after the end: %v", err)
+	}
+	c = TwoParty()
+	c.Flows[1].Start = c.Duration
+	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "flows[1].start") {
+		t.Errorf("a flow starting at the end: %v", err)
+	}
+}
+
+// TestRelayLoop: a ring of relays that would circulate writes for ever
+// is refused at build; the FLEET ring (whose last O-NIC keeps but does
+// not relay) is not.
+func TestRelayLoop(t *testing.T) {
+	if _, err := Build(RingMulticast()); err != nil {
+		t.Fatal(err)
+	}
+	// R3 relays on to S, and S relays what comes back on to R1: round.
+	c := RingMulticast()
+	for _, o := range []*ONICConfig{&c.ONICs[3], &c.ONICs[0]} {
+		o.Manager.Relay = []manager.RelayConfig{{From: "port-a", Base: 1 << 32, Size: 1 << 30}}
+	}
+	last := &c.ONICs[3]
+	_, err := Build(c)
+	if err == nil || !strings.Contains(err.Error(), "would go round for ever") {
+		t.Fatalf("a ring of relays: %v", err)
+	}
+	t.Log(err)
+	// Ranges that do not overlap round the ring are no loop.
+	last.Manager.Relay[0].Base = 8 << 30
+	if _, err := Build(c); err != nil {
+		t.Errorf("relays with disjoint ranges: %v", err)
 	}
 }

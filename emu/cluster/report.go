@@ -130,7 +130,14 @@ func (cl *Cluster) OnProgress(f func(done, total time.Duration)) { cl.progress =
 
 // Run runs a built cluster for its configured duration and reports. It
 // fails if the accounting does not add up.
+//
+// Anything scheduled at or after the end of the run — a MEMS phase, a
+// flow's start, a deployment — would silently not happen, so Run refuses
+// it.
 func (cl *Cluster) Run() (Report, error) {
+	if err := cl.afterEnd(); err != nil {
+		return Report{}, err
+	}
 	cl.Start()
 	start := time.Now()
 	end := ps(cl.cfg.Duration)
@@ -175,6 +182,28 @@ func (cl *Cluster) Start() {
 	for i, d := range cl.deploys {
 		cl.s.At(d.at, cl, evDeploy|uint64(i)<<evShift)
 	}
+}
+
+// afterEnd names the first thing the configuration schedules at or after
+// the end of the run.
+func (cl *Cluster) afterEnd() error {
+	d := cl.cfg.Duration
+	for i, ph := range cl.cfg.Phases {
+		if ph.At >= d {
+			return fmt.Errorf("phases[%d].at: %v is not before the end of the run (duration %v): the phase would never happen", i, ph.At, d)
+		}
+	}
+	for i, f := range cl.flows {
+		if !f.soft && f.cfg.Start >= d {
+			return fmt.Errorf("flows[%d].start: %v is not before the end of the run (duration %v): the flow would never start", i, f.cfg.Start, d)
+		}
+	}
+	for _, dp := range cl.deploys {
+		if dp.at >= ps(d) {
+			return fmt.Errorf("deploy %s: at %v, not before the end of the run (duration %v): it would never load", dp.name, time.Duration(dp.at/sim.Nanosecond), d)
+		}
+	}
+	return nil
 }
 
 // Advance runs the events up to simulated time until (Start first); a
