@@ -16,6 +16,7 @@ import (
 	hmgr "onic/hdlgen/manager"
 	"onic/hdlgen/vendor"
 	"onic/hdlgen/verilog"
+	"onic/internal/readfile"
 	"onic/kernels"
 	"onic/pcie"
 )
@@ -329,9 +330,14 @@ func Parse(b []byte) (*Image, error) {
 	return im, nil
 }
 
-// ReadFile reads and parses an image file.
+// MaxImageFile is the largest image file ReadFile reads: a whole
+// bitstream for the largest UltraScale+ parts is under 200 MB.
+const MaxImageFile = 256 << 20
+
+// ReadFile reads and parses an image file, a regular file of at most
+// MaxImageFile bytes.
 func ReadFile(path string) (*Image, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxImageFile)
 	if err != nil {
 		return nil, err
 	}

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/viper"
+
+	"onic/internal/readfile"
 )
 
 // OperatorRole is the trust-store role that may load whole images and
@@ -47,12 +48,17 @@ func LoadTrust(name string, r io.Reader, dir string) (Trust, error) {
 	if err := v.UnmarshalExact(&t); err != nil {
 		return Trust{}, fmt.Errorf("%s: %v", name, oneLine(err))
 	}
+	names := map[string]int{}
 	for i := range t.Keys {
 		k := &t.Keys[i]
 		at := fmt.Sprintf("%s: keys[%d]", name, i)
 		if k.Name == "" || k.Role == "" {
 			return Trust{}, fmt.Errorf("%s: name and role are required", at)
 		}
+		if j, dup := names[k.Name]; dup {
+			return Trust{}, fmt.Errorf("%s.name: %q is already keys[%d]: a name must say which key signed", at, k.Name, j)
+		}
+		names[k.Name] = i
 		if raw, err := base64.StdEncoding.DecodeString(k.Key); err == nil && len(raw) == ed25519.PublicKeySize {
 			k.pub = raw
 			continue
@@ -70,9 +76,13 @@ func LoadTrust(name string, r io.Reader, dir string) (Trust, error) {
 	return t, nil
 }
 
-// LoadTrustFile reads a trust store file.
+// MaxTrustFile is the largest trust store file LoadTrustFile reads.
+const MaxTrustFile = 1 << 20
+
+// LoadTrustFile reads a trust store file, a regular file of at most
+// MaxTrustFile bytes.
 func LoadTrustFile(path string) (Trust, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxTrustFile)
 	if err != nil {
 		return Trust{}, err
 	}

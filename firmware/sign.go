@@ -9,7 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"onic/internal/readfile"
 )
 
 // SignContext prefixes the manifest's bytes in every signature, so an
@@ -76,10 +77,14 @@ func ParsePublicKey(b []byte) (ed25519.PublicKey, error) {
 	return ek, nil
 }
 
-// ReadPrivateKey and ReadPublicKey read key files, naming the file in
-// their errors.
+// MaxKeyFile is the largest key file onic reads: a PEM ed25519 key is
+// under 200 bytes.
+const MaxKeyFile = 64 << 10
+
+// ReadPrivateKey and ReadPublicKey read key files (regular files of at
+// most MaxKeyFile bytes), naming the file in their errors.
 func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxKeyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
 
 // ReadPublicKey reads a public key file.
 func ReadPublicKey(path string) (ed25519.PublicKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxKeyFile)
 	if err != nil {
 		return nil, err
 	}

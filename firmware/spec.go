@@ -12,12 +12,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 
 	"github.com/spf13/viper"
 
+	"onic/internal/readfile"
 	"onic/kernels"
 	"onic/pcie/manager"
 )
@@ -108,9 +108,13 @@ func LoadSpec(name string, r io.Reader) (Spec, error) {
 	return s, nil
 }
 
-// LoadSpecFile is LoadSpec from a file.
+// MaxSpecFile is the largest spec file LoadSpecFile reads.
+const MaxSpecFile = 4 << 20
+
+// LoadSpecFile is LoadSpec from a file, a regular file of at most
+// MaxSpecFile bytes.
 func LoadSpecFile(path string) (Spec, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxSpecFile)
 	if err != nil {
 		return Spec{}, err
 	}

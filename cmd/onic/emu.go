@@ -18,6 +18,7 @@ import (
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/firmware/plan"
+	"onic/internal/readfile"
 	"onic/tlp"
 )
 
@@ -330,7 +331,7 @@ func deployFlags(cl *cluster.Cluster, deploys []string, trustPath string, needed
 		if err != nil {
 			return firmware.Trust{}, fmt.Errorf("--deploy %q: %v", d, err)
 		}
-		b, err := os.ReadFile(file)
+		b, err := readfile.Read(file, firmware.MaxImageFile)
 		if err != nil {
 			return firmware.Trust{}, fmt.Errorf("--deploy: %v", err)
 		}
@@ -367,7 +368,7 @@ func replayFlags(cl *cluster.Cluster, arg, policy string, kernelFiles []string, 
 	if err != nil {
 		return fmt.Errorf("--replay %q: %v", arg, err)
 	}
-	b, err := os.ReadFile(file)
+	b, err := readfile.Read(file, plan.MaxTraceFile)
 	if err != nil {
 		return fmt.Errorf("--replay: %v", err)
 	}
@@ -392,7 +393,7 @@ func replayFlags(cl *cluster.Cluster, arg, policy string, kernelFiles []string, 
 	}
 	var kernels []cluster.KernelFile
 	for _, f := range kernelFiles {
-		b, err := os.ReadFile(f)
+		b, err := readfile.Read(f, firmware.MaxImageFile)
 		if err != nil {
 			return fmt.Errorf("--replay-kernels: %v", err)
 		}

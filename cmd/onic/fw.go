@@ -14,6 +14,7 @@ import (
 
 	"onic/firmware"
 	"onic/firmware/plan"
+	"onic/internal/readfile"
 )
 
 func newFWCmd(v *viper.Viper) *cobra.Command {
@@ -334,7 +335,7 @@ signatures are dropped: sign again with --key.`,
 			if path == "" {
 				return errors.New("--bitstream: name the bitstream file")
 			}
-			bit, err := os.ReadFile(path)
+			bit, err := readfile.Read(path, firmware.MaxImageFile)
 			if err != nil {
 				return fmt.Errorf("--bitstream: %v", err)
 			}
@@ -423,7 +424,7 @@ lru, cost-aware (Landlord, online); 'all' (default) compares the three.
 			}
 			loads := t.Loads()
 			if p := v.GetString("fw.plan.costs"); p != "" {
-				b, err := os.ReadFile(p)
+				b, err := readfile.Read(p, plan.MaxTraceFile)
 				if err != nil {
 					return fmt.Errorf("--costs: %v", err)
 				}

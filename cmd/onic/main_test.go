@@ -143,6 +143,12 @@ func TestBadInput(t *testing.T) {
 		{"demo bad gen", "", []string{"tlp", "demo", "--gen", "7"}, []string{"--gen 7"}},
 		{"demo bad mps", "", []string{"tlp", "demo", "--mps", "100"}, []string{"--mps 100"}},
 		{"missing config", "", []string{"--config", "/nonexistent.yaml", "tlp", "decode", "00000001 0100050f 00001000"}, []string{"config /nonexistent.yaml"}},
+		// Files that are not regular files are refused by name, never read
+		// for ever.
+		{"device as scenario", "", []string{"emu", "run", "--scenario-file", "/dev/zero"}, []string{"/dev/zero: not a regular file"}},
+		{"device as image", "", []string{"fw", "inspect", "/dev/zero"}, []string{"/dev/zero: not a regular file"}},
+		{"device as key", "", []string{"fw", "verify", "--pub", "/dev/zero", "/dev/null"}, []string{"not a regular file"}},
+		{"device as trust store", "", []string{"emu", "run", "--deploy", "onicA=x.img", "--trust", "/dev/zero"}, []string{"--trust: /dev/zero: not a regular file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := onic(t, tc.stdin, tc.args...)

@@ -120,9 +120,9 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// DefaultMaxImage is the default cap on a loaded image file: a whole
-// image for the largest UltraScale+ parts is under 200 MB.
-const DefaultMaxImage = 256 << 20
+// DefaultMaxImage is the default cap on a loaded image file, the
+// loader's own (firmware.MaxImageFile).
+const DefaultMaxImage = firmware.MaxImageFile
 
 // Bounds on what a reply echoes of a request: an error message, and the
 // op name, are cut to these lengths, so no reply grows with bad input.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"time"
 
 	"github.com/spf13/viper"
+
+	"onic/internal/readfile"
 )
 
 // Trace is a planner's input (YAML, docs/firmware.md): the load time of
@@ -57,9 +58,13 @@ func LoadTrace(name string, r io.Reader) (Trace, error) {
 	return t, nil
 }
 
-// LoadTraceFile is LoadTrace from a file.
+// MaxTraceFile is the largest trace file LoadTraceFile reads.
+const MaxTraceFile = 64 << 20
+
+// LoadTraceFile is LoadTrace from a file, a regular file of at most
+// MaxTraceFile bytes.
 func LoadTraceFile(path string) (Trace, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, MaxTraceFile)
 	if err != nil {
 		return Trace{}, err
 	}
