@@ -341,20 +341,26 @@ func (s *Server) read(c *client) {
 			return
 		}
 		c.conn.SetReadDeadline(time.Time{})
-		var req Request
-		ev := event{c: c, req: req, charge: charge}
-		if rest, err := req.UnmarshalMsg(b); err != nil {
-			ev.err = fmt.Errorf("malformed message: %v", err)
-		} else if len(rest) != 0 {
-			ev.err = fmt.Errorf("malformed message: %d bytes after it", len(rest))
-		} else {
-			ev.req = req
-		}
+		ev := event{c: c, charge: charge}
+		ev.req, ev.err = decodeRequest(b)
 		if !s.send(ev) {
 			s.inFlight.Add(-charge)
 			return
 		}
 	}
+}
+
+// decodeRequest decodes one frame's body: exactly one request message.
+func decodeRequest(b []byte) (Request, error) {
+	var req Request
+	rest, err := req.UnmarshalMsg(b)
+	switch {
+	case err != nil:
+		return Request{}, fmt.Errorf("malformed message: %v", err)
+	case len(rest) != 0:
+		return Request{}, fmt.Errorf("malformed message: %d bytes after it", len(rest))
+	}
+	return req, nil
 }
 
 // send hands the loop an event, unless the server has stopped.

@@ -601,8 +601,17 @@ func (g *gen) build() {
 func (g *gen) ruleSlots(l lite) []access.Slot {
 	m := g.m
 	var out []access.Slot
+	if g.acl.RuleSlots() == 0 {
+		return nil
+	}
+	// A commit that names no domain, or whose pages pass 2^64 (the range
+	// would wrap to address 0), writes nothing, as acl.SetRuleSlot.
+	domainOK := m.LtU(m.Slice(l.aclCtrl, 16, 16), m.Const(16, uint64(len(g.acl.Domains()))))
+	end := m.Add(m.Zext(m.Concat(l.aclBaseHi, m.Slice(l.aclBaseLo, 12, 20)), 53), m.Zext(l.aclPages, 53))
+	fits := m.LtU(end, m.Const(53, 1<<52+1))
+	valid := m.And(domainOK, fits)
 	for i := range g.acl.RuleSlots() {
-		load := m.And(l.aclCommit, m.Eq(l.aclIndex, m.Const(32, uint64(i))))
+		load := m.And(m.And(l.aclCommit, valid), m.Eq(l.aclIndex, m.Const(32, uint64(i))))
 		r := func(field string, v ir.Value) ir.Value { return g.reg(fmt.Sprintf("acl_rule%d_%s", i, field), v, load) }
 		out = append(out, access.Slot{
 			Enabled: r("en", m.Slice(l.aclCtrl, 0, 1)), Read: r("read", m.Slice(l.aclCtrl, 1, 1)), Write: r("write", m.Slice(l.aclCtrl, 2, 1)),

@@ -283,6 +283,12 @@ func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Ver
 	return Verdict{Allowed, di}
 }
 
+// SlotFits reports whether pages 4 KiB pages from base (a multiple of
+// 4 KiB) end at or below 2^64.
+func SlotFits(base uint64, pages uint32) bool {
+	return uint64(pages) <= (1<<52)-base/Page
+}
+
 // RuleSlots returns the number of run-time rule slots.
 func (a *ACL) RuleSlots() int { return len(a.slots) }
 
@@ -295,13 +301,22 @@ func (a *ACL) RuleSlot(i int) RuleSlot {
 }
 
 // SetRuleSlot replaces slot i with r, as software does through the
-// register map. Checks from then on see it.
+// register map. Checks from then on see it. A slot must be one the ACL
+// has, page-aligned, end at or below 2^64 (a range past it would wrap to
+// address 0) and name a domain that exists; otherwise the slot is left
+// as it was (the register map's commit writes nothing).
 func (a *ACL) SetRuleSlot(i int, r RuleSlot) error {
 	if i < 0 || i >= len(a.slots) {
 		return fmt.Errorf("rule slot %d: the ACL has %d", i, len(a.slots))
 	}
 	if r.Base%Page != 0 {
 		return fmt.Errorf("rule slot %d: base %#x is not a multiple of 4 KiB", i, r.Base)
+	}
+	if !SlotFits(r.Base, r.Pages) {
+		return fmt.Errorf("rule slot %d: %d pages at %#x pass 2^64", i, r.Pages, r.Base)
+	}
+	if int(r.Domain) >= len(a.domains) {
+		return fmt.Errorf("rule slot %d: domain %d: the ACL has %d", i, r.Domain, len(a.domains))
 	}
 	if a.slots[i].Enabled {
 		a.active--

@@ -150,19 +150,30 @@ func TestRuleSlots(t *testing.T) {
 	set(0, RuleSlot{Write: true, Domain: 0, Base: 0x8000_0000, Pages: 1})
 	set(2, RuleSlot{})
 	check("slots off", []probe{{peer, 0x1_0000_0000, 4, true, NoRange}, {host, 0x8000_0000, 4, true, WriteDenied}})
-	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 16})
+	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_E000, Pages: 2})
 	check("slot at the top of the address space", []probe{{peer, 0xFFFF_FFFF_FFFF_FFFC, 4, false, Allowed}, {peer, 0, 4, false, NoRange}})
-	if a.RuleSlots() != 4 || a.RuleSlot(3).Pages != 16 || a.RuleSlot(9) != (RuleSlot{}) {
+	if a.RuleSlots() != 4 || a.RuleSlot(3).Pages != 2 || a.RuleSlot(9) != (RuleSlot{}) {
 		t.Errorf("slots read back wrong: %d %+v", a.RuleSlots(), a.RuleSlot(3))
 	}
 	for _, bad := range []struct {
 		i int
 		r RuleSlot
-	}{{4, RuleSlot{}}, {-1, RuleSlot{}}, {1, RuleSlot{Base: 0x800}}} {
+	}{
+		{4, RuleSlot{}}, {-1, RuleSlot{}}, {1, RuleSlot{Base: 0x800}},
+		// Past 2^64: an 8-byte access at 2^64-4 would wrap to address 0.
+		{3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 2}},
+		// A domain the ACL does not have.
+		{3, RuleSlot{Enabled: true, Read: true, Domain: 7, Base: 0x1000, Pages: 1}},
+	} {
 		if err := a.SetRuleSlot(bad.i, bad.r); err == nil {
 			t.Errorf("SetRuleSlot(%d, %+v) accepted", bad.i, bad.r)
 		}
 	}
+	if a.RuleSlot(3).Base != 0xFFFF_FFFF_FFFF_E000 {
+		t.Errorf("refused commits changed slot 3: %+v", a.RuleSlot(3))
+	}
+	// Up to 2^64 exactly is no wrap.
+	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 1})
 	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, 0xFFFF_FFFF_FFFF_F000, 4, false, portA) }); n != 0 {
 		t.Errorf("Check with slots made %.1f allocs", n)
 	}

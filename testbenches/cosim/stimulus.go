@@ -243,12 +243,19 @@ func (g *gen) rule() []Op {
 	rs := acl.RuleSlot{Enabled: r.IntN(4) != 0, Read: r.IntN(2) == 0, Write: r.IntN(3) != 0,
 		Domain: uint16(r.IntN(max(len(g.b.ds), 1))), Base: base, Pages: []uint32{0, 1, 2, 16, 256, 1 << 20}[r.IntN(6)]}
 	if r.IntN(8) == 0 {
-		rs.Domain = uint16(len(g.b.ds) + r.IntN(3)) // no such domain: the rule never applies
+		rs.Domain = uint16(len(g.b.ds) + r.IntN(3)) // no such domain: the commit writes nothing
+	}
+	if r.IntN(8) == 0 {
+		// At the top of the address space: with more pages than are left
+		// below 2^64 the range would wrap, and the commit writes nothing.
+		base = -uint64(r.IntN(4)+1) * acl.Page
+		rs.Base, rs.Pages = base, uint32(r.IntN(8))
 	}
 	i := r.IntN(g.b.slots)
-	if r.IntN(16) == 0 {
+	switch {
+	case r.IntN(16) == 0:
 		i = g.b.slots + r.IntN(4) // past the slots: writes nothing
-	} else {
+	case int(rs.Domain) < len(g.b.ds) && acl.SlotFits(rs.Base, rs.Pages):
 		g.rules[i] = rs
 	}
 	ctrl := uint32(b2u(rs.Enabled) | b2u(rs.Read)<<1 | b2u(rs.Write)<<2 | uint64(rs.Domain)<<16)
