@@ -680,9 +680,9 @@ func peerONIC(name, host, proxy string, remote ...string) ONICConfig {
 			RID:     ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}},
 		},
 		Access: acl.Config{Domains: []acl.DomainConfig{
-			{Name: "host", Requesters: []string{"00:00.0"}, Egress: []string{"port-a"},
+			{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a"},
 				Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
-			{Name: "peer", Requesters: remote, Egress: []string{"host"},
+			{Name: "peer", Requesters: remote, Ingress: []string{"port-a"}, Egress: []string{"host"},
 				Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
 		}},
 	}}
@@ -869,8 +869,16 @@ func Pipeline() Config {
 // the sum it went into is in C's memory, so the faster sender waits for
 // the slower one, as in any synchronous allreduce.
 func Allreduce() Config {
-	onicC := peerONIC("onicC", "C", "30:00.0", "10:00.0-10:00.7", "20:00.0-20:00.7")
-	onicC.Manager.Access.Domains[1].Egress = []string{"kernel:0"}
+	// A's O-NIC is behind port A, B's behind port B: each peer's IDs are
+	// trusted only on its own port.
+	onicC := peerONIC("onicC", "C", "30:00.0", "10:00.0-10:00.7")
+	peerB := onicC.Manager.Access.Domains[1]
+	peerB.Name, peerB.Requesters, peerB.Ingress = "peer-b", []string{"20:00.0-20:00.7"}, []string{"port-b"}
+	onicC.Manager.Access.Domains = append(onicC.Manager.Access.Domains, peerB)
+	onicC.Manager.Access.Domains[1].Name = "peer-a"
+	for i := 1; i <= 2; i++ {
+		onicC.Manager.Access.Domains[i].Egress = []string{"kernel:0"}
+	}
 	onicC.Manager.KernelIn = []manager.KernelInConfig{
 		{From: "port-a", Base: 1 << 32, Size: 1 << 30, Slot: 0},
 		{From: "port-b", Base: 1 << 32, Size: 1 << 30, Slot: 0},

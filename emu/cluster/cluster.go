@@ -429,6 +429,7 @@ type onicNode struct {
 	deploys     []DeployReport
 	replays     []ReplayReport
 	pastCounts  map[manager.Reason]uint64
+	pastDenials [8]uint64 // denials by acl.Rule before a full reflash
 	pastKernels []KernelReport
 	reflashTime sim.Time
 	slotTime    [maxKernelSlots]sim.Time

@@ -325,6 +325,7 @@ func TestFailover(t *testing.T) {
 	w := &c.ONICs[0].Manager.Translation.Windows[0]
 	w.FailoverEgress, w.FailoverTranslated = "port-b", 1<<32
 	c.ONICs[0].Manager.Access.Domains[0].Egress = []string{"port-a", "port-b"}
+	c.ONICs[1].Manager.Access.Domains[1].Ingress = []string{"port-a", "port-b"} // A is behind both of B's ports
 	c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.b", B: "onicB.b"})
 	c.Phases = []PhaseConfig{{At: 50 * time.Microsecond, Circuits: []CircuitConfig{{A: "onicA.b", B: "onicB.b"}}}}
 	r := run(t, c)
@@ -796,5 +797,34 @@ func TestRelayLoop(t *testing.T) {
 	last.Manager.Relay[0].Base = 8 << 30
 	if _, err := Build(c); err != nil {
 		t.Errorf("relays with disjoint ranges: %v", err)
+	}
+}
+
+// TestForgedRequester: an O-NIC behind B's port B that presents A's
+// proxy IDs (A's peer is behind B's port A) does not get A's rights in
+// B's memory: its writes are refused as source-invalid, and B receives
+// only A's bytes.
+func TestForgedRequester(t *testing.T) {
+	c := TwoParty()
+	c.Hosts = append(c.Hosts, HostConfig{Name: "M"})
+	c.ONICs = append(c.ONICs, peerONIC("onicM", "M", "10:00.0", "20:00.0-20:00.7")) // A's proxy ID
+	c.Circuits = append(c.Circuits, CircuitConfig{A: "onicM.a", B: "onicB.b"})
+	c.Flows = append(c.Flows, FlowConfig{Name: "M->B", From: "M", Op: "write", Size: 4096})
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	var bM, bA FlowReport
+	for _, f := range r.Flows {
+		switch f.Name {
+		case "M->B":
+			bM = f
+		case "A->B":
+			bA = f
+		}
+	}
+	if bM.Transfers != 0 || bA.Transfers == 0 {
+		t.Errorf("forged writes delivered: M->B %+v, A->B %+v", bM, bA)
+	}
+	if n := r.ONICs[1].Manager["denied:source-invalid"]; n == 0 || r.Accounting.Denied < n {
+		t.Errorf("onicB counted %d source-invalid; accounting %+v; manager %v", n, r.Accounting, r.ONICs[1].Manager)
 	}
 }

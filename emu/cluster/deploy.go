@@ -7,6 +7,7 @@ import (
 
 	"onic/emu/sim"
 	"onic/firmware"
+	"onic/pcie/acl"
 	"onic/pcie/manager"
 )
 
@@ -259,6 +260,9 @@ func (c *Cluster) reflashed(i uint64) {
 		}
 		for _, reason := range manager.Reasons() {
 			o.pastCounts[reason] += o.mgr.Count(reason)
+		}
+		for _, rule := range acl.Denials() {
+			o.pastDenials[rule&7] += o.mgr.Denials(rule)
 		}
 		r.mgr.PortDown = o.mgr.PortDown
 		o.mgr = r.mgr

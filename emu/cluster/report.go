@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"onic/emu/sim"
+	"onic/pcie/acl"
 	"onic/pcie/manager"
 )
 
@@ -279,6 +280,11 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 		for _, r := range manager.Reasons() {
 			if n := o.mgr.Count(r) + o.pastCounts[r]; n > 0 {
 				or.Manager[r.String()] = n
+			}
+		}
+		for _, r := range acl.Denials() { // denied, by the rule that refused
+			if n := o.mgr.Denials(r) + o.pastDenials[r&7]; n > 0 {
+				or.Manager["denied:"+r.String()] = n
 			}
 		}
 		or.Kernels = append(or.Kernels, o.pastKernels...)

@@ -36,14 +36,15 @@ const (
 	pagesBits  = 32
 )
 
-// Check builds the check of an access by req (16 bits) of size bytes
-// (13 bits, 1 to 4096) at addr (64 bits), write (1 bit), through the
-// egress whose acl.EgressBit number is egressBit (5 bits), against ds
-// (acl.ACL.Domains) and the rule slots. Domain contents are constants of
-// the design; slots are registers software writes.
-func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Domain, slots []Slot) (Verdict, error) {
-	if req.Width() != 16 || addr.Width() != 64 || size.Width() != 13 || write.Width() != 1 || egressBit.Width() != 5 {
-		return Verdict{}, fmt.Errorf("access: want req 16, addr 64, size 13, write 1 and egress 5 bits")
+// Check builds the check of an access by req (16 bits), arriving from
+// ingress (2 bits, an acl.Ingress), of size bytes (13 bits, 1 to 4096) at
+// addr (64 bits), write (1 bit), through the egress whose acl.EgressBit
+// number is egressBit (5 bits), against ds (acl.ACL.Domains) and the rule
+// slots. Domain contents are constants of the design; slots are
+// registers software writes.
+func Check(m *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, ds []acl.Domain, slots []Slot) (Verdict, error) {
+	if req.Width() != 16 || ingress.Width() != 2 || addr.Width() != 64 || size.Width() != 13 || write.Width() != 1 || egressBit.Width() != 5 {
+		return Verdict{}, fmt.Errorf("access: want req 16, ingress 2, addr 64, size 13, write 1 and egress 5 bits")
 	}
 	for i, s := range slots {
 		if s.Enabled.Width() != 1 || s.Read.Width() != 1 || s.Write.Width() != 1 || s.Domain.Width() != domainBits ||
@@ -60,14 +61,16 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 	last := m.Sub(m.Zext(size, 64), m.Const(64, 1)) // size-1
 
 	found, index := zero, m.Const(16, 0)
-	egressOK, inRange, canRead, canWrite := zero, zero, zero, zero
+	sourceOK, egressOK, inRange, canRead, canWrite := zero, zero, zero, zero, zero
 	for di, d := range ds {
 		in := zero
 		for _, r := range d.Requesters {
 			in = m.Or(in, m.And(geU(req, m.Const(16, uint64(r[0]))), geU(m.Const(16, uint64(r[1])), req)))
 		}
-		// The domain's egress mask, one bit per egress number.
+		// The domain's egress mask, one bit per egress number, and its
+		// ingress mask, one bit per ingress.
 		eg := m.Slice(m.Shr(m.Const(32, uint64(d.Egress)), egressBit), 0, 1)
+		src := m.Slice(m.Shr(m.Const(4, uint64(d.Ingress)), ingress), 0, 1)
 		hit, rd, wr := zero, zero, zero
 		for _, s := range d.Spans {
 			end := m.Const(64, s.End)
@@ -85,7 +88,7 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 		pick := func(cur, v ir.Value) ir.Value { return m.Mux(in, v, cur) }
 		found = pick(found, one)
 		index = pick(index, m.Const(16, uint64(di)))
-		egressOK, inRange, canRead, canWrite = pick(egressOK, eg), pick(inRange, hit), pick(canRead, rd), pick(canWrite, wr)
+		sourceOK, egressOK, inRange, canRead, canWrite = pick(sourceOK, src), pick(egressOK, eg), pick(inRange, hit), pick(canRead, rd), pick(canWrite, wr)
 	}
 	// A slot holds the access when it is on, belongs to the requester's
 	// domain, and addr-base < length and length-(addr-base) >= size.
@@ -106,13 +109,14 @@ func Check(m *ir.Module, req, addr, size, write, egressBit ir.Value, ds []acl.Do
 	verdict := m.Mux(allowed, rule(acl.Allowed), denied)
 	verdict = m.Mux(inRange, verdict, rule(acl.NoRange))
 	verdict = m.Mux(egressOK, verdict, rule(acl.EgressDenied))
+	verdict = m.Mux(sourceOK, verdict, rule(acl.SourceInvalid))
 	verdict = m.Mux(found, verdict, rule(acl.NoDomain))
 	return Verdict{Rule: verdict, Found: found, Domain: index}, nil
 }
 
 // Module is Check as a module of its own, named name, to be used through
-// Instance: inputs req (16 bits), addr (64), size (13), write (1) and
-// egress_bit (5), and with slots > 0 the slots packed, slot i in the i-th
+// Instance: inputs req (16 bits), ingress (2), addr (64), size (13),
+// write (1) and egress_bit (5), and with slots > 0 the slots packed, slot i in the i-th
 // field of rule_en, rule_read, rule_write (1 bit each), rule_domain (16),
 // rule_page (52) and rule_pages (32); outputs rule (3), found (1) and
 // domain (16).
@@ -127,7 +131,7 @@ func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 				Domain: m.Slice(dom, domainBits*i, domainBits), Page: m.Slice(page, pageBits*i, pageBits), Pages: m.Slice(pages, pagesBits*i, pagesBits)})
 		}
 	}
-	v, err := Check(m, m.Input("req", 16), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds, ss)
+	v, err := Check(m, m.Input("req", 16), m.Input("ingress", 2), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds, ss)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +143,8 @@ func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 
 // Instance places sub, made by Module with len(slots) slots, in m as
 // instance name and returns its verdict.
-func Instance(m *ir.Module, name string, sub *ir.Module, req, addr, size, write, egressBit ir.Value, slots []Slot) Verdict {
-	in := map[string]ir.Value{"req": req, "addr": addr, "size": size, "write": write, "egress_bit": egressBit}
+func Instance(m *ir.Module, name string, sub *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, slots []Slot) Verdict {
+	in := map[string]ir.Value{"req": req, "ingress": ingress, "addr": addr, "size": size, "write": write, "egress_bit": egressBit}
 	if len(slots) > 0 {
 		var en, rd, wr, dom, page, pages []ir.Value
 		for i := len(slots) - 1; i >= 0; i-- { // Concat puts its first operand on top

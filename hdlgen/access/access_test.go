@@ -19,15 +19,15 @@ import (
 func table(t testing.TB) *acl.ACL {
 	t.Helper()
 	a, err := acl.Build(acl.Config{Domains: []acl.DomainConfig{
-		{Name: "host", Requesters: []string{"00:00.0", "00:02.0"}, Ranges: []acl.RangeConfig{
+		{Name: "host", Requesters: []string{"00:00.0", "00:02.0"}, Ingress: []string{"host"}, Ranges: []acl.RangeConfig{
 			{Base: 0, Size: 1 << 20, Read: true, Write: true},
 			{Base: 0x7000_0000, Size: 64 << 10, Read: true},
 			{Base: 0x8000_0000, Size: 1 << 30, Read: true, Write: true},
 			{Base: 0xD000_0000, Size: 4 << 10, Write: true},
 		}},
-		{Name: "gpu", Requesters: []string{"05:00.0-05:00.1"}, Egress: []string{"port-b", "kernel:2"},
+		{Name: "gpu", Requesters: []string{"05:00.0-05:00.1"}, Ingress: []string{"host"}, Egress: []string{"port-b", "kernel:2"},
 			Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 1 << 30, Read: true, Write: true}}},
-		{Name: "remote", Requesters: []string{"20:00.0-20:00.7"}, Egress: []string{"host"},
+		{Name: "remote", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-a", "port-b"}, Egress: []string{"host"},
 			Ranges: []acl.RangeConfig{{Base: 0x1_0000_0000, Size: 16 << 30, Read: true, Write: true}}},
 	}, RuleSlots: slots}, 4)
 	if err != nil {
@@ -66,6 +66,7 @@ func TestAgainstACL(t *testing.T) {
 	reqs := []tlp.ID{0x0000, 0x0010, 0x0500, 0x0501, 0x0502, 0x2000, 0x2007, 0x2008, 0x1234}
 	rng := rand.New(rand.NewPCG(8, 8))
 	var enabled int
+	seen := map[acl.Rule]int{}
 	for i := range 30000 {
 		if i%100 == 0 {
 			enabled = program(t, s, a, rng)
@@ -89,8 +90,10 @@ func TestAgainstACL(t *testing.T) {
 		size := 1 + rng.Uint64N(4096)
 		write := rng.IntN(2) == 0
 		e := egresses[rng.IntN(len(egresses))]
-		want := a.Check(req, addr, size, write, e)
+		in := acl.Ingress(rng.IntN(3))
+		want := a.Check(req, in, addr, size, write, e)
 		s.Set("req", uint64(req))
+		s.Set("ingress", uint64(in))
 		s.Set("addr", addr)
 		s.Set("size", size)
 		s.Set("write", b(write))
@@ -102,8 +105,14 @@ func TestAgainstACL(t *testing.T) {
 		rule, _ := s.Get("rule")
 		dom, _ := s.Get("domain")
 		if acl.Rule(rule) != want.Rule || want.Domain >= 0 && dom != uint64(want.Domain) {
-			t.Fatalf("%d: %s %#x+%d write=%v %s (%d slots on): RTL %s (domain %d), acl %s (domain %d)", i, req, addr, size, write, e,
+			t.Fatalf("%d: %s from %s %#x+%d write=%v %s (%d slots on): RTL %s (domain %d), acl %s (domain %d)", i, req, in, addr, size, write, e,
 				enabled, acl.Rule(rule), dom, want.Rule, want.Domain)
+		}
+		seen[want.Rule]++
+	}
+	for r := acl.Allowed; r <= acl.SourceInvalid; r++ {
+		if seen[r] == 0 {
+			t.Errorf("no access was %s: the stimulus misses a verdict (%v)", r, seen)
 		}
 	}
 }

@@ -480,7 +480,10 @@ func (g *gen) build() {
 		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed
 		return
 	}
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), chkAddr, size2, write2, egBit, g.ruleSlots(ax))
+	// This manager's TLPs all come from the host link: a requester ID of a
+	// domain bound to an optical port is forged here (source-invalid).
+	fromHost := m.Const(2, uint64(acl.FromHost))
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), fromHost, chkAddr, size2, write2, egBit, g.ruleSlots(ax))
 	s3 := g.stageReg("s3", s2, adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	t3 := g.carry("s3", t2, adv)

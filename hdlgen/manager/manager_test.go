@@ -27,7 +27,7 @@ func oneWindow() pmgr.Config {
 		Windows: []ntb.WindowConfig{{Name: "w", BAR: 2, Size: 1 << 20, Egress: "port-a", Translated: 1 << 32}},
 		LUT:     ntb.LUTConfig{BAR: 4, Entries: 4, Map: []ntb.LUTEntryConfig{{Index: 1, Egress: "port-b", Translated: 0x10_0000}}},
 		RID:     ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0"}},
-	}, Access: acl.Config{Domains: []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"},
+	}, Access: acl.Config{Domains: []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"},
 		Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 20, Read: true, Write: true}}}}}}
 }
 
@@ -177,7 +177,7 @@ func TestRegisterMap(t *testing.T) {
 			m.Write(w[0], w[1], 0xFFFF_FFFF)
 		}
 		portA := ntb.Egress{Kind: ntb.EgressPortA}
-		v := mgr.Access().Check(0, 0x2_0000_6FFC, 4, false, portA)
+		v := mgr.Access().Check(0, acl.FromHost, 0x2_0000_6FFC, 4, false, portA)
 		if want := map[bool]acl.Rule{false: acl.NoRange, true: acl.Allowed}[slots > 0]; v.Rule != want {
 			t.Errorf("%d slots: after the commit a read in the rule is %s, want %s", slots, v.Rule, want)
 		}

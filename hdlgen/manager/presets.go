@@ -51,7 +51,7 @@ func Large() pmgr.Config {
 		t.RID.Map = append(t.RID.Map, fmt.Sprintf("%02x:00.%d", i/8, i%8))
 	}
 	for d := range 8 {
-		dc := acl.DomainConfig{Name: fmt.Sprintf("d%d", d), Requesters: []string{fmt.Sprintf("%02x:00.0-%02x:1f.7", d, d)},
+		dc := acl.DomainConfig{Name: fmt.Sprintf("d%d", d), Requesters: []string{fmt.Sprintf("%02x:00.0-%02x:1f.7", d, d)}, Ingress: []string{"host"},
 			Egress: []string{"port-a", "port-b", "kernel:0", "kernel:1", "local"}}
 		for r := range 8 {
 			k := d*8 + r

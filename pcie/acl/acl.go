@@ -12,6 +12,7 @@ package acl
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,6 +73,33 @@ type DomainConfig struct {
 	// Egress lists the egresses the domain may use (port-a, port-b,
 	// kernel:N, local, host); empty allows all.
 	Egress []string `mapstructure:"egress"`
+	// Ingress lists where the domain's requesters may arrive from (host,
+	// port-a, port-b): a request from another ingress with one of their
+	// IDs is forged and refused as SourceInvalid. Required: a peer's ID
+	// is only trustworthy on the link the peer is behind.
+	Ingress []string `mapstructure:"ingress"`
+}
+
+// Ingress is where a request entered the O-NIC (pcie/manager.Ingress
+// has the same numbering).
+type Ingress uint8
+
+// Ingresses.
+const (
+	FromHost  Ingress = iota // the host-facing PCIe link
+	FromPortA                // optical port A
+	FromPortB                // optical port B
+	numIngresses
+)
+
+var ingressNames = [numIngresses]string{"host", "port-a", "port-b"}
+
+// String returns the ingress's configuration name, "port-a".
+func (i Ingress) String() string {
+	if i < numIngresses {
+		return ingressNames[i]
+	}
+	return fmt.Sprintf("ingress(%d)", i)
 }
 
 // RangeConfig is an address range with permissions. Base and Size are
@@ -98,6 +126,16 @@ const (
 	numRules
 )
 
+// Denials lists the rules that refuse an access (every rule but
+// Allowed), in order.
+func Denials() []Rule {
+	out := make([]Rule, 0, numRules-1)
+	for r := NoDomain; r < numRules; r++ {
+		out = append(out, r)
+	}
+	return out
+}
+
 var ruleNames = [numRules]string{"allowed", "no-domain", "no-range", "read-denied", "write-denied", "egress-denied", "source-invalid"}
 
 // String returns a short name such as "write-denied".
@@ -114,11 +152,12 @@ type span struct {
 }
 
 type domain struct {
-	name   string
-	reqs   [][2]tlp.ID // requester ID ranges, inclusive, as configured
-	spans  []span      // sorted, non-overlapping
-	bases  []uint64    // spans[i].base, dense for the search
-	egress uint32      // bit per egress: 0 port A, 1 port B, 2 local, 3 host, 8+N kernel N; all ones = any
+	name    string
+	reqs    [][2]tlp.ID // requester ID ranges, inclusive, as configured
+	spans   []span      // sorted, non-overlapping
+	bases   []uint64    // spans[i].base, dense for the search
+	egress  uint32      // bit per egress: 0 port A, 1 port B, 2 local, 3 host, 8+N kernel N; all ones = any
+	ingress uint8       // bit per Ingress its requesters may arrive from
 }
 
 // ACL is a built, checked access-control table.
@@ -206,6 +245,16 @@ func Build(c Config, kernelSlots int) (*ACL, error) {
 		for _, sp := range d.spans {
 			d.bases = append(d.bases, sp.base)
 		}
+		if len(dc.Ingress) == 0 {
+			return nil, fmt.Errorf("%s.ingress: say where this domain's requesters arrive from (host, port-a or port-b): an ID is only trusted on its own link", p)
+		}
+		for ii, s := range dc.Ingress {
+			in := slices.Index(ingressNames[:], s)
+			if in < 0 {
+				return nil, fmt.Errorf("%s.ingress[%d]: %q must be host, port-a or port-b", p, ii, s)
+			}
+			d.ingress |= 1 << in
+		}
 		if len(dc.Egress) > 0 {
 			d.egress = 0
 			for ei, e := range dc.Egress {
@@ -245,15 +294,20 @@ type Verdict struct {
 	Domain int  // domain index, -1 if none
 }
 
-// Check decides whether requester req may access size bytes (at least 1)
-// at addr, for writing or reading, through egress e. The whole access must
-// lie in one range. It does not allocate.
-func (a *ACL) Check(req tlp.ID, addr, size uint64, write bool, e ntb.Egress) Verdict {
+// Check decides whether requester req, arriving from ingress in, may
+// access size bytes (at least 1) at addr, for writing or reading, through
+// egress e. The requester's domain must accept requests from in (else
+// SourceInvalid: a forged ID), and the whole access must lie in one
+// range. It does not allocate.
+func (a *ACL) Check(req tlp.ID, in Ingress, addr, size uint64, write bool, e ntb.Egress) Verdict {
 	di := int(a.byReq.Get(req)) - 1
 	if di < 0 {
 		return Verdict{NoDomain, -1}
 	}
 	d := &a.domains[di]
+	if d.ingress>>in&1 == 0 {
+		return Verdict{SourceInvalid, di}
+	}
 	if d.egress&egressBit(e) == 0 {
 		return Verdict{EgressDenied, di}
 	}
@@ -343,13 +397,15 @@ type Domain struct {
 	// Egress has a bit per egress the domain may use (see EgressBit);
 	// all ones when it may use any.
 	Egress uint32
+	// Ingress has a bit per Ingress its requesters may arrive from.
+	Ingress uint8
 }
 
 // Domains returns a copy of the checked domains, in configuration order.
 func (a *ACL) Domains() []Domain {
 	out := make([]Domain, len(a.domains))
 	for i, d := range a.domains {
-		out[i] = Domain{Name: d.name, Requesters: append([][2]tlp.ID(nil), d.reqs...), Egress: d.egress}
+		out[i] = Domain{Name: d.name, Requesters: append([][2]tlp.ID(nil), d.reqs...), Egress: d.egress, Ingress: d.ingress}
 		for _, s := range d.spans {
 			out[i].Spans = append(out[i].Spans, Span{s.base, s.end, s.read, s.write})
 		}

@@ -24,18 +24,63 @@ func id(s string) tlp.ID {
 
 func testACL(t testing.TB) *ACL {
 	a, err := Build(Config{Domains: []DomainConfig{
-		{Name: "host", Requesters: []string{"00:00.0"}, Ranges: []RangeConfig{
+		{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Ranges: []RangeConfig{
 			{Base: 0x1000_0000, Size: 0x1000_0000, Read: true, Write: true},
 			{Base: 0x8000_0000, Size: 0x1000, Read: true},
 			{Base: 0x9000_0000, Size: 0x2000, Write: true},
 		}},
-		{Name: "gpu", Requesters: []string{"05:00.0-05:00.7"}, Ranges: []RangeConfig{{Base: 0x1000_0000, Size: 0x1000, Read: true, Write: true}},
+		{Name: "gpu", Requesters: []string{"05:00.0-05:00.7"}, Ingress: []string{"host"}, Ranges: []RangeConfig{{Base: 0x1000_0000, Size: 0x1000, Read: true, Write: true}},
 			Egress: []string{"port-b"}},
 	}}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestSourceValidation: a domain's requester IDs are trusted only from
+// the ingresses it names: the same ID from elsewhere is forged.
+func TestSourceValidation(t *testing.T) {
+	a, err := Build(Config{Domains: []DomainConfig{
+		{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Ranges: []RangeConfig{{Base: 0, Size: 1 << 30, Read: true, Write: true}}},
+		{Name: "peer-a", Requesters: []string{"10:00.0-10:00.7"}, Ingress: []string{"port-a"}, Ranges: []RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}},
+		{Name: "peer-b", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-b"}, Ranges: []RangeConfig{{Base: 2 << 32, Size: 1 << 30, Read: true, Write: true}}},
+	}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ntb.Egress{Kind: ntb.EgressHost}
+	for _, tc := range []struct {
+		req  string
+		in   Ingress
+		addr uint64
+		rule Rule
+	}{
+		{"10:00.1", FromPortA, 1 << 32, Allowed},
+		{"10:00.1", FromPortB, 1 << 32, SourceInvalid}, // A's peer's ID arriving on port B
+		{"10:00.1", FromHost, 1 << 32, SourceInvalid},
+		{"20:00.0", FromPortB, 2 << 32, Allowed},
+		{"20:00.0", FromPortA, 2 << 32, SourceInvalid},
+		{"00:00.0", FromPortA, 0, SourceInvalid}, // the local root complex's ID from outside
+		{"00:00.0", FromHost, 0, Allowed},
+		{"30:00.0", FromPortA, 0, NoDomain},
+	} {
+		if v := a.Check(id(tc.req), tc.in, tc.addr, 4, true, host); v.Rule != tc.rule {
+			t.Errorf("%s from %s: %s, want %s", tc.req, tc.in, v.Rule, tc.rule)
+		}
+	}
+	for _, tc := range []struct {
+		ingress []string
+		want    string
+	}{
+		{nil, "domains[0].ingress: say where this domain's requesters arrive from"},
+		{[]string{"port-c"}, `domains[0].ingress[0]: "port-c" must be host, port-a or port-b`},
+	} {
+		_, err := Build(Config{Domains: []DomainConfig{{Requesters: []string{"00:00.0"}, Ingress: tc.ingress}}}, 4)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ingress %q: %v, want %q", tc.ingress, err, tc.want)
+		}
+	}
 }
 
 func TestCheck(t *testing.T) {
@@ -62,7 +107,7 @@ func TestCheck(t *testing.T) {
 		{"egress not allowed", "05:00.0", 0x1000_0000, 4, false, portA, EgressDenied},
 		{"egress local not allowed", "05:00.1", 0x1000_0000, 4, false, local, EgressDenied},
 	} {
-		v := a.Check(id(tc.req), tc.addr, tc.size, tc.write, tc.e)
+		v := a.Check(id(tc.req), FromHost, tc.addr, tc.size, tc.write, tc.e)
 		if v.Rule != tc.rule {
 			t.Errorf("%s: %s, want %s", tc.name, v.Rule, tc.rule)
 		}
@@ -80,12 +125,12 @@ func TestBuildErrors(t *testing.T) {
 		{Config{DenyStatus: "SC"}, `deny_status: "SC" must be UR or CA`},
 		{Config{Domains: []DomainConfig{{Requesters: []string{"zz"}}}}, "domains[0].requesters[0]"},
 		{Config{Domains: []DomainConfig{{Requesters: []string{"05:00.3-05:00.1"}}}}, "runs backwards"},
-		{Config{Domains: []DomainConfig{{Name: "a", Requesters: []string{"01:00.0"}}, {Requesters: []string{"00:1f.7-01:00.0"}}}}, "domains[1].requesters[0]: 01:00.0 already belongs to domain a"},
+		{Config{Domains: []DomainConfig{{Name: "a", Requesters: []string{"01:00.0"}, Ingress: []string{"host"}}, {Requesters: []string{"00:1f.7-01:00.0"}}}}, "domains[1].requesters[0]: 01:00.0 already belongs to domain a"},
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0x800, Size: 0x1000, Read: true}}}}}, "domains[0].ranges[0]: base 0x800 and size 0x1000 must be non-zero multiples of 4 KiB"},
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0x1000, Size: 0x1000}}}}}, "grants neither read nor write"},
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0, Size: 0x2000, Read: true}, {Base: 0x1000, Size: 0x1000, Read: true}}}}}, "domains[0].ranges: 0x1000-0x1fff overlaps 0x0-0x1fff"},
 		{Config{Domains: []DomainConfig{{Ranges: []RangeConfig{{Base: 0xFFFF_FFFF_FFFF_F000, Size: 0x2000, Read: true}}}}}, "wraps"},
-		{Config{Domains: []DomainConfig{{Egress: []string{"kernel:9"}}}}, "domains[0].egress[0]"},
+		{Config{Domains: []DomainConfig{{Ingress: []string{"host"}, Egress: []string{"kernel:9"}}}}, "domains[0].egress[0]"},
 		{Config{RuleSlots: 33}, "rule_slots: 33 must be 0 to 32"},
 		{Config{RuleSlots: -1}, "rule_slots: -1"},
 	} {
@@ -105,8 +150,8 @@ func TestBuildErrors(t *testing.T) {
 // range's, and turning it off takes them away again.
 func TestRuleSlots(t *testing.T) {
 	c := Config{RuleSlots: 4, Domains: []DomainConfig{
-		{Name: "host", Requesters: []string{"00:00.0"}, Ranges: []RangeConfig{{Base: 0x8000_0000, Size: 0x1000, Read: true}}},
-		{Name: "peer", Requesters: []string{"05:00.0"}},
+		{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Ranges: []RangeConfig{{Base: 0x8000_0000, Size: 0x1000, Read: true}}},
+		{Name: "peer", Requesters: []string{"05:00.0"}, Ingress: []string{"port-a"}},
 	}}
 	a, err := Build(c, 4)
 	if err != nil {
@@ -123,7 +168,11 @@ func TestRuleSlots(t *testing.T) {
 	check := func(step string, ps []probe) {
 		t.Helper()
 		for _, p := range ps {
-			if v := a.Check(p.req, p.addr, p.size, p.write, portA); v.Rule != p.rule {
+			in := FromHost
+			if p.req == peer {
+				in = FromPortA // where the peer's domain may come from
+			}
+			if v := a.Check(p.req, in, p.addr, p.size, p.write, portA); v.Rule != p.rule {
 				t.Errorf("%s: %s %#x+%d write=%v: %s, want %s", step, p.req, p.addr, p.size, p.write, v.Rule, p.rule)
 			}
 		}
@@ -174,14 +223,14 @@ func TestRuleSlots(t *testing.T) {
 	}
 	// Up to 2^64 exactly is no wrap.
 	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 1})
-	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, 0xFFFF_FFFF_FFFF_F000, 4, false, portA) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, FromPortA, 0xFFFF_FFFF_FFFF_F000, 4, false, portA) }); n != 0 {
 		t.Errorf("Check with slots made %.1f allocs", n)
 	}
 }
 
 func TestCheckAllocs(t *testing.T) {
 	a := testACL(t)
-	if n := testing.AllocsPerRun(100, func() { _ = a.Check(id("00:00.0"), 0x1000_0000, 4, true, portA) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(id("00:00.0"), FromHost, 0x1000_0000, 4, true, portA) }); n != 0 {
 		t.Errorf("Check made %.1f allocs", n)
 	}
 }
@@ -192,7 +241,7 @@ func BenchmarkCheck64Ranges(b *testing.B) {
 	for i := 0; i < 64; i++ {
 		rs = append(rs, RangeConfig{Base: uint64(i) << 24, Size: 1 << 23, Read: true, Write: i%2 == 0})
 	}
-	a, err := Build(Config{Domains: []DomainConfig{{Requesters: []string{"00:00.0-00:1f.7"}, Ranges: rs}}}, 4)
+	a, err := Build(Config{Domains: []DomainConfig{{Requesters: []string{"00:00.0-00:1f.7"}, Ingress: []string{"host"}, Ranges: rs}}}, 4)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +252,7 @@ func BenchmarkCheck64Ranges(b *testing.B) {
 	b.ReportAllocs()
 	i, n := 0, 0
 	for b.Loop() {
-		if a.Check(tlp.ID(i&0xFF), addrs[i&255], 64, false, portA).Rule == Allowed {
+		if a.Check(tlp.ID(i&0xFF), FromHost, addrs[i&255], 64, false, portA).Rule == Allowed {
 			n++
 		}
 		i++

@@ -74,9 +74,9 @@ func newWorld(t *testing.T) *world {
 			RID:     ntb.RIDConfig{ProxyBase: w.deviceProxy.String(), Map: []string{w.gpuB.ID(0).String()}},
 		},
 		Access: acl.Config{Domains: []acl.DomainConfig{
-			{Name: "gpu", Requesters: []string{w.gpuB.ID(0).String()}, Egress: []string{"port-a"},
+			{Name: "gpu", Requesters: []string{w.gpuB.ID(0).String()}, Ingress: []string{"host"}, Egress: []string{"port-a"},
 				Ranges: []acl.RangeConfig{{Base: w.msiHost, Size: 1 << 20, Write: true}}},
-			{Name: "borrower", Requesters: []string{w.borrowerProxy.String()}, Egress: []string{"host"},
+			{Name: "borrower", Requesters: []string{w.borrowerProxy.String()}, Ingress: []string{"port-a"}, Egress: []string{"host"},
 				Ranges: []acl.RangeConfig{{Base: w.lenderBARs[1], Size: 16 << 30, Read: true, Write: true}}},
 		}},
 	}, w.onicB.Funcs[0], w.onicB.ID(0)))
@@ -86,9 +86,9 @@ func newWorld(t *testing.T) *world {
 	w.mA = must(manager.New(manager.Config{
 		Translation: ntb.Config{RID: ntb.RIDConfig{ProxyBase: w.borrowerProxy.String(), Map: []string{"00:00.0"}}},
 		Access: acl.Config{Domains: []acl.DomainConfig{
-			{Name: "host", Requesters: []string{"00:00.0"}, Egress: []string{"port-a"},
+			{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a"},
 				Ranges: []acl.RangeConfig{{Base: w.lenderBARs[1], Size: 16 << 30, Read: true, Write: true}}},
-			{Name: "lent-gpu", Requesters: []string{w.deviceProxy.String()}, Egress: []string{"host"},
+			{Name: "lent-gpu", Requesters: []string{w.deviceProxy.String()}, Ingress: []string{"port-a"}, Egress: []string{"host"},
 				Ranges: []acl.RangeConfig{{Base: w.msiHost, Size: 1 << 20, Write: true}}},
 		}},
 	}, w.onicA.Funcs[0], w.onicA.ID(0)))

@@ -27,9 +27,9 @@ type Ingress uint8
 
 // Ingresses.
 const (
-	FromHost  Ingress = iota // the host-facing PCIe link
-	FromPortA                // optical port A
-	FromPortB                // optical port B
+	FromHost  = Ingress(acl.FromHost)  // the host-facing PCIe link
+	FromPortA = Ingress(acl.FromPortA) // optical port A
+	FromPortB = Ingress(acl.FromPortB) // optical port B
 )
 
 // Config is the manager's part of the firmware spec.
@@ -191,6 +191,7 @@ type Manager struct {
 	// PortDown says, per port (0 A, 1 B), whether the optical link is down.
 	PortDown [2]bool
 	counts   [numReasons]uint64
+	denials  [8]uint64 // Denied TLPs by acl.Rule
 	events   [EventRing]Event
 	nEvents  uint64
 	hit      ntb.Hit // scratch for lookups
@@ -319,6 +320,10 @@ func (m *Manager) Access() *acl.ACL { return m.access }
 // Count returns how many TLPs got reason r.
 func (m *Manager) Count(r Reason) uint64 { return m.counts[r] }
 
+// Denials returns how many TLPs were Denied by access rule r (the
+// Denied count split by why: source-invalid, no-range, ...).
+func (m *Manager) Denials(r acl.Rule) uint64 { return m.denials[r&7] }
+
 // Events returns the most recent denials, oldest first.
 func (m *Manager) Events() []Event {
 	n := min(m.nEvents, EventRing)
@@ -340,6 +345,7 @@ func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
 }
 
 func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Outcome) {
+	m.denials[rule&7]++
 	m.events[m.nEvents%EventRing] = Event{Requester: t.RequesterID, Address: addr, Rule: rule, Ingress: in}
 	m.nEvents++
 	m.fail(t, Denied, m.access.DenyStatus, o)
@@ -416,7 +422,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		return
 	}
 	if bi == m.regBAR {
-		if v := m.access.Check(t.RequesterID, off, size, write, local); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), off, size, write, local); v.Rule != acl.Allowed {
 			m.deny(t, in, off, v.Rule, o)
 			return
 		}
@@ -442,7 +448,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		}
 		return
 	}
-	if v := m.access.Check(t.RequesterID, h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {
+	if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {
 		m.deny(t, in, h.Translated, v.Rule, o)
 		return
 	}
@@ -472,7 +478,7 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 		if r.from != in || t.Address < r.base || t.Address-r.base+size > r.size {
 			continue
 		}
-		if v := m.access.Check(t.RequesterID, t.Address, size, true, r.to); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, size, true, r.to); v.Rule != acl.Allowed {
 			m.counts[RelayDenied]++
 			return
 		}
@@ -496,7 +502,7 @@ func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64
 				return
 			}
 			addr := sd.remote[i] + (t.Address - b.base)
-			if v := m.access.Check(t.RequesterID, addr, size, write, sd.port); v.Rule != acl.Allowed {
+			if v := m.access.Check(t.RequesterID, acl.Ingress(in), addr, size, write, sd.port); v.Rule != acl.Allowed {
 				m.deny(t, in, addr, v.Rule, o)
 				return
 			}
@@ -541,7 +547,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				if ki.from != in || t.Address < ki.base || t.Address-ki.base >= ki.size {
 					continue
 				}
-				if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), true, ki.slot); v.Rule != acl.Allowed {
+				if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), true, ki.slot); v.Rule != acl.Allowed {
 					m.deny(t, in, t.Address, v.Rule, o)
 					return
 				}
@@ -549,7 +555,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				return
 			}
 		}
-		if v := m.access.Check(t.RequesterID, t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
 		}

@@ -35,7 +35,7 @@ func testConfig() Config {
 			RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0", "05:00.0"}},
 		},
 		Access: acl.Config{Domains: []acl.DomainConfig{
-			{Name: "host", Requesters: []string{"00:00.0", "00:02.0"}, Ranges: []acl.RangeConfig{
+			{Name: "host", Requesters: []string{"00:00.0", "00:02.0"}, Ingress: []string{"host"}, Ranges: []acl.RangeConfig{
 				{Base: 0, Size: 1 << 20, Read: true, Write: true}, // local registers and kernel offsets
 				{Base: 0x7000_0000, Size: 64 << 10, Read: true},
 				{Base: 0x8000_0000, Size: 1 << 30, Read: true, Write: true},
@@ -45,9 +45,9 @@ func testConfig() Config {
 				{Base: 0x31_0000_0000, Size: 16 << 20, Read: true, Write: true},
 				{Base: 0x50_0000_0000, Size: 4 << 30, Read: true, Write: true},
 			}},
-			{Name: "gpu", Requesters: []string{"05:00.0-05:00.1"}, Egress: []string{"port-b"},
+			{Name: "gpu", Requesters: []string{"05:00.0-05:00.1"}, Ingress: []string{"host"}, Egress: []string{"port-b"},
 				Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 1 << 30, Read: true, Write: true}}},
-			{Name: "remote", Requesters: []string{"20:00.0-20:00.7"}, Egress: []string{"host"},
+			{Name: "remote", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-a", "port-b"}, Egress: []string{"host"},
 				Ranges: []acl.RangeConfig{{Base: 0x1_0000_0000, Size: 16 << 30, Read: true, Write: true}}},
 		}},
 	}

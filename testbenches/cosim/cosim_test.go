@@ -59,8 +59,10 @@ func seeds(first uint64, n int) []uint64 {
 func TestCosim(t *testing.T) {
 	for _, name := range []string{"default", "rich"} {
 		b := benches(t)[name]
+		forged := 0
 		for _, seed := range seeds(1000, *seedsFlag) {
 			st := b.Generate(seed, *tlpsFlag)
+			forged += sourceInvalid(b, st)
 			tr, err := b.Run(st, 1_000_000)
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +74,23 @@ func TestCosim(t *testing.T) {
 			t.Logf("%s seed %d: %d TLPs in %d cycles (offer %d%%, ready %v%%), out %v, %d register reads",
 				name, seed, r.TLPs, len(tr.Inputs), st.Offer, st.Ready, r.Packets, r.Reads)
 		}
+		if name == "rich" && forged == 0 {
+			t.Errorf("%s: no TLP carried a forged requester ID (source-invalid): the stimulus misses source validation", name)
+		}
 	}
+}
+
+// sourceInvalid is how many of st's TLPs the model refuses as carrying a
+// requester ID that may not come from the host link.
+func sourceInvalid(b *Bench, st *Stimulus) int {
+	mdl := b.model()
+	var o pmgr.Outcome
+	for i := range st.Ops {
+		if op := &st.Ops[i]; op.Kind == OpTLP {
+			mdl.Process(op.TLP, pmgr.FromHost, &o)
+		}
+	}
+	return int(mdl.Denials(acl.SourceInvalid))
 }
 
 // TestCosimHDL replays IR-simulation runs into the emitted Verilog under
@@ -153,7 +171,7 @@ func richConfig() pmgr.Config {
 			RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0", "01:00.0", "02:00.3", "03:00.1"}},
 		},
 		Access: acl.Config{DenyStatus: "CA", RuleSlots: 4, Domains: []acl.DomainConfig{
-			{Name: "host", Requesters: []string{"00:00.0-00:1f.7"}, Egress: []string{"port-a", "port-b", "kernel:2", "kernel:1", "local"},
+			{Name: "host", Requesters: []string{"00:00.0-00:1f.7"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b", "kernel:2", "kernel:1", "local"},
 				Ranges: []acl.RangeConfig{
 					{Base: 1 << 32, Size: 512 << 20, Read: true, Write: true},
 					{Base: 0x8000_0000, Size: 64 << 20, Read: true},
@@ -164,9 +182,15 @@ func richConfig() pmgr.Config {
 					{Base: 0x4_0000_0000, Size: 64 << 10, Read: true, Write: true},
 					{Base: 0xB000_0000, Size: 64 << 10, Write: true},
 				}},
-			{Name: "devices", Requesters: []string{"01:00.0-02:00.7"}, Egress: []string{"port-b", "local"},
+			{Name: "devices", Requesters: []string{"01:00.0-02:00.7"}, Ingress: []string{"host"}, Egress: []string{"port-b", "local"},
 				Ranges: []acl.RangeConfig{{Base: 0x8000_0000, Size: 64 << 20, Write: true}, {Base: 0, Size: 64 << 10, Read: true}}},
-			{Name: "tenant", Requesters: []string{"03:00.0-03:00.7"}, Egress: []string{"port-a", "port-b", "local"}}, // rule slots only
+			{Name: "tenant", Requesters: []string{"03:00.0-03:00.7"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b", "local"}}, // rule slots only
+			// The peers behind the ports: their IDs on the host link are
+			// forged (source-invalid), whatever the ranges would allow.
+			{Name: "peer-a", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-a"}, Egress: []string{"port-a", "host", "local"},
+				Ranges: []acl.RangeConfig{{Base: 1 << 32, Size: 512 << 20, Read: true, Write: true}, {Base: 0, Size: 4 << 20, Read: true, Write: true}}},
+			{Name: "peer-b", Requesters: []string{"30:00.0-30:00.7"}, Ingress: []string{"port-b"}, Egress: []string{"port-b", "host", "local"},
+				Ranges: []acl.RangeConfig{{Base: 0x9000_0000, Size: 16 << 20, Read: true, Write: true}}},
 		}},
 	}
 }

@@ -65,15 +65,15 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:731
-    reg  [31:0] win_en_lo; // manager.go:748
-    reg  [31:0] win_en_hi; // manager.go:748
-    reg  [31:0] lut_index; // manager.go:748
-    reg  [31:0] lut_addr_lo; // manager.go:748
-    reg  [31:0] lut_addr_hi; // manager.go:748
-    reg  [31:0] lut_ctrl; // manager.go:748
-    reg  axil_rvalid; // manager.go:760
-    reg  [31:0] axil_rdata; // manager.go:760
+    reg  axil_bvalid; // manager.go:734
+    reg  [31:0] win_en_lo; // manager.go:751
+    reg  [31:0] win_en_hi; // manager.go:751
+    reg  [31:0] lut_index; // manager.go:751
+    reg  [31:0] lut_addr_lo; // manager.go:751
+    reg  [31:0] lut_addr_hi; // manager.go:751
+    reg  [31:0] lut_ctrl; // manager.go:751
+    reg  axil_rvalid; // manager.go:763
+    reg  [31:0] axil_rdata; // manager.go:763
     reg  s1_valid; // manager.go:267
     reg  [127:0] s1_hdr; // manager.go:267
     reg  [2:0] s1_bar; // manager.go:267
@@ -148,21 +148,21 @@ module onic_pcie_manager (
     reg  [127:0] s4_hdr_primary; // manager.go:309
     reg  [127:0] s4_hdr_second; // manager.go:309
     reg  [95:0] s4_cpl_hdr; // manager.go:309
-    reg  m_port_a_sent; // manager.go:575
-    reg  m_port_b_sent; // manager.go:575
-    reg  m_kernel_sent; // manager.go:575
-    reg  m_local_sent; // manager.go:575
-    reg  m_cpl_sent; // manager.go:575
-    reg  [31:0] count_ok; // manager.go:590
-    reg  [31:0] count_not_for_us; // manager.go:590
-    reg  [31:0] count_window_miss; // manager.go:590
-    reg  [31:0] count_mapping_disabled; // manager.go:590
-    reg  [31:0] count_port_down; // manager.go:590
-    reg  [31:0] count_denied; // manager.go:590
-    reg  [31:0] count_no_proxy_id; // manager.go:590
-    reg  [31:0] count_unexpected_completion; // manager.go:590
-    reg  [31:0] count_unsupported; // manager.go:590
-    reg  [31:0] count_relay_denied; // manager.go:590
+    reg  m_port_a_sent; // manager.go:578
+    reg  m_port_b_sent; // manager.go:578
+    reg  m_kernel_sent; // manager.go:578
+    reg  m_local_sent; // manager.go:578
+    reg  m_cpl_sent; // manager.go:578
+    reg  [31:0] count_ok; // manager.go:593
+    reg  [31:0] count_not_for_us; // manager.go:593
+    reg  [31:0] count_window_miss; // manager.go:593
+    reg  [31:0] count_mapping_disabled; // manager.go:593
+    reg  [31:0] count_port_down; // manager.go:593
+    reg  [31:0] count_denied; // manager.go:593
+    reg  [31:0] count_no_proxy_id; // manager.go:593
+    reg  [31:0] count_unexpected_completion; // manager.go:593
+    reg  [31:0] count_unsupported; // manager.go:593
+    reg  [31:0] count_relay_denied; // manager.go:593
     wire and_11;
     wire not_12;
     wire and_13;
@@ -220,7 +220,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:758
+    wire init_done; // manager.go:761
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -403,433 +403,432 @@ module onic_pcie_manager (
     wire [4:0] or_434;
     wire [4:0] mux_436;
     wire slice_437;
-    wire [15:0] slice_438;
-    wire [3:0] slice_484;
-    wire eq_486;
-    wire [15:0] slice_487;
+    wire [15:0] slice_439;
+    wire [3:0] slice_485;
+    wire eq_487;
     wire [15:0] slice_488;
-    wire [15:0] mux_489;
-    wire slice_505;
+    wire [15:0] slice_489;
+    wire [15:0] mux_490;
     wire slice_506;
     wire slice_507;
     wire slice_508;
     wire slice_509;
-    wire eq_511;
-    wire eq_513;
-    wire eq_515;
-    wire or_516;
-    wire [15:0] mux_518;
-    wire eq_519;
-    wire not_520;
-    wire and_521;
-    wire [3:0] mux_526;
-    wire [2:0] mux_527;
-    wire [7:0] mux_528;
-    wire [63:0] mux_529;
-    wire [15:0] mux_530;
-    wire not_531;
-    wire [3:0] mux_536;
-    wire [2:0] mux_537;
-    wire [7:0] mux_538;
-    wire [63:0] mux_539;
-    wire [15:0] mux_540;
-    wire [3:0] mux_545;
-    wire [2:0] mux_546;
-    wire [7:0] mux_547;
-    wire [63:0] mux_548;
-    wire [15:0] mux_549;
-    wire not_550;
-    wire [3:0] mux_555;
-    wire [2:0] mux_556;
-    wire [7:0] mux_557;
-    wire [63:0] mux_558;
-    wire [15:0] mux_559;
-    wire not_560;
-    wire [3:0] mux_565;
-    wire [2:0] mux_566;
-    wire [7:0] mux_567;
-    wire [63:0] mux_568;
-    wire [15:0] mux_569;
-    wire and_570;
-    wire [3:0] mux_574;
-    wire [2:0] mux_575;
-    wire [7:0] mux_576;
-    wire [63:0] mux_577;
-    wire [15:0] mux_578;
-    wire not_579;
-    wire and_580;
-    wire [3:0] mux_585;
-    wire [2:0] mux_586;
-    wire [7:0] mux_587;
-    wire [63:0] mux_588;
-    wire [15:0] mux_589;
-    wire not_590;
-    wire [3:0] mux_595;
-    wire [2:0] mux_596;
-    wire [7:0] mux_597;
-    wire [63:0] mux_598;
-    wire [15:0] mux_599;
-    wire not_600;
-    wire [3:0] mux_605;
-    wire [2:0] mux_606;
-    wire [7:0] mux_607;
-    wire [63:0] mux_608;
-    wire [15:0] mux_609;
-    wire and_610;
-    wire [3:0] mux_615;
-    wire [2:0] mux_616;
-    wire [7:0] mux_617;
-    wire [63:0] mux_618;
-    wire [15:0] mux_619;
-    wire not_620;
-    wire and_621;
-    wire [3:0] mux_626;
-    wire [2:0] mux_627;
-    wire [7:0] mux_628;
-    wire [63:0] mux_629;
-    wire [15:0] mux_630;
-    wire [3:0] mux_635;
-    wire [2:0] mux_636;
-    wire [7:0] mux_637;
-    wire [63:0] mux_638;
-    wire [15:0] mux_639;
-    wire eq_641;
-    wire [1:0] mux_645;
+    wire slice_510;
+    wire eq_512;
+    wire eq_514;
+    wire eq_516;
+    wire or_517;
+    wire [15:0] mux_519;
+    wire eq_520;
+    wire not_521;
+    wire and_522;
+    wire [3:0] mux_527;
+    wire [2:0] mux_528;
+    wire [7:0] mux_529;
+    wire [63:0] mux_530;
+    wire [15:0] mux_531;
+    wire not_532;
+    wire [3:0] mux_537;
+    wire [2:0] mux_538;
+    wire [7:0] mux_539;
+    wire [63:0] mux_540;
+    wire [15:0] mux_541;
+    wire [3:0] mux_546;
+    wire [2:0] mux_547;
+    wire [7:0] mux_548;
+    wire [63:0] mux_549;
+    wire [15:0] mux_550;
+    wire not_551;
+    wire [3:0] mux_556;
+    wire [2:0] mux_557;
+    wire [7:0] mux_558;
+    wire [63:0] mux_559;
+    wire [15:0] mux_560;
+    wire not_561;
+    wire [3:0] mux_566;
+    wire [2:0] mux_567;
+    wire [7:0] mux_568;
+    wire [63:0] mux_569;
+    wire [15:0] mux_570;
+    wire and_571;
+    wire [3:0] mux_575;
+    wire [2:0] mux_576;
+    wire [7:0] mux_577;
+    wire [63:0] mux_578;
+    wire [15:0] mux_579;
+    wire not_580;
+    wire and_581;
+    wire [3:0] mux_586;
+    wire [2:0] mux_587;
+    wire [7:0] mux_588;
+    wire [63:0] mux_589;
+    wire [15:0] mux_590;
+    wire not_591;
+    wire [3:0] mux_596;
+    wire [2:0] mux_597;
+    wire [7:0] mux_598;
+    wire [63:0] mux_599;
+    wire [15:0] mux_600;
+    wire not_601;
+    wire [3:0] mux_606;
+    wire [2:0] mux_607;
+    wire [7:0] mux_608;
+    wire [63:0] mux_609;
+    wire [15:0] mux_610;
+    wire and_611;
+    wire [3:0] mux_616;
+    wire [2:0] mux_617;
+    wire [7:0] mux_618;
+    wire [63:0] mux_619;
+    wire [15:0] mux_620;
+    wire not_621;
+    wire and_622;
+    wire [3:0] mux_627;
+    wire [2:0] mux_628;
+    wire [7:0] mux_629;
+    wire [63:0] mux_630;
+    wire [15:0] mux_631;
+    wire [3:0] mux_636;
+    wire [2:0] mux_637;
+    wire [7:0] mux_638;
+    wire [63:0] mux_639;
+    wire [15:0] mux_640;
+    wire eq_642;
     wire [1:0] mux_646;
-    wire eq_648;
-    wire [2:0] mux_651;
-    wire and_652;
-    wire not_653;
-    wire and_654;
+    wire [1:0] mux_647;
+    wire eq_649;
+    wire [2:0] mux_652;
+    wire and_653;
+    wire not_654;
     wire and_655;
     wire and_656;
-    wire not_657;
-    wire and_658;
+    wire and_657;
+    wire not_658;
     wire and_659;
-    wire slice_660;
-    wire [1:0] slice_661;
+    wire and_660;
+    wire slice_661;
     wire [1:0] slice_662;
-    wire [1:0] mux_663;
-    wire [31:0] slice_664;
-    wire redor_665;
-    wire [1:0] slice_666;
-    wire [28:0] slice_667;
-    wire [31:0] concat_668;
-    wire [15:0] slice_669;
-    wire [31:0] concat_670;
-    wire [31:0] slice_671;
-    wire [29:0] slice_672;
-    wire [127:0] concat_673;
-    wire [29:0] slice_674;
-    wire [127:0] concat_676;
-    wire [127:0] mux_677;
+    wire [1:0] slice_663;
+    wire [1:0] mux_664;
+    wire [31:0] slice_665;
+    wire redor_666;
+    wire [1:0] slice_667;
+    wire [28:0] slice_668;
+    wire [31:0] concat_669;
+    wire [15:0] slice_670;
+    wire [31:0] concat_671;
+    wire [31:0] slice_672;
+    wire [29:0] slice_673;
+    wire [127:0] concat_674;
+    wire [29:0] slice_675;
+    wire [127:0] concat_677;
     wire [127:0] mux_678;
-    wire slice_679;
-    wire [1:0] slice_680;
+    wire [127:0] mux_679;
+    wire slice_680;
     wire [1:0] slice_681;
-    wire [1:0] mux_682;
-    wire [31:0] slice_683;
-    wire redor_684;
-    wire [1:0] slice_685;
-    wire [28:0] slice_686;
-    wire [31:0] concat_687;
-    wire [15:0] slice_688;
-    wire [31:0] concat_689;
-    wire [31:0] slice_690;
-    wire [29:0] slice_691;
-    wire [127:0] concat_692;
-    wire [29:0] slice_693;
-    wire [127:0] concat_695;
-    wire [127:0] mux_696;
-    wire slice_697;
+    wire [1:0] slice_682;
+    wire [1:0] mux_683;
+    wire [31:0] slice_684;
+    wire redor_685;
+    wire [1:0] slice_686;
+    wire [28:0] slice_687;
+    wire [31:0] concat_688;
+    wire [15:0] slice_689;
+    wire [31:0] concat_690;
+    wire [31:0] slice_691;
+    wire [29:0] slice_692;
+    wire [127:0] concat_693;
+    wire [29:0] slice_694;
+    wire [127:0] concat_696;
+    wire [127:0] mux_697;
     wire slice_698;
-    wire [2:0] slice_701;
-    wire slice_702;
-    wire [1:0] slice_703;
-    wire [2:0] concat_704;
-    wire [9:0] slice_710;
-    wire slice_711;
-    wire [3:0] slice_714;
+    wire slice_699;
+    wire [2:0] slice_702;
+    wire slice_703;
+    wire [1:0] slice_704;
+    wire [2:0] concat_705;
+    wire [9:0] slice_711;
+    wire slice_712;
     wire [3:0] slice_715;
     wire [3:0] slice_716;
-    wire eq_718;
-    wire [15:0] slice_719;
+    wire [3:0] slice_717;
+    wire eq_719;
     wire [15:0] slice_720;
-    wire [15:0] mux_721;
-    wire slice_722;
+    wire [15:0] slice_721;
+    wire [15:0] mux_722;
     wire slice_723;
-    wire [7:0] slice_724;
+    wire slice_724;
     wire [7:0] slice_725;
-    wire [7:0] mux_726;
-    wire [9:0] concat_727;
-    wire [29:0] slice_728;
-    wire [31:0] concat_730;
-    wire [63:0] zext_731;
-    wire [31:0] slice_732;
-    wire [29:0] slice_733;
-    wire [63:0] concat_735;
-    wire [63:0] mux_736;
-    wire slice_737;
+    wire [7:0] slice_726;
+    wire [7:0] mux_727;
+    wire [9:0] concat_728;
+    wire [29:0] slice_729;
+    wire [31:0] concat_731;
+    wire [63:0] zext_732;
+    wire [31:0] slice_733;
+    wire [29:0] slice_734;
+    wire [63:0] concat_736;
+    wire [63:0] mux_737;
     wire slice_738;
     wire slice_739;
     wire slice_740;
-    wire [2:0] mux_743;
-    wire slice_744;
-    wire [2:0] mux_747;
+    wire slice_741;
+    wire [2:0] mux_744;
+    wire slice_745;
     wire [2:0] mux_748;
-    wire slice_749;
+    wire [2:0] mux_749;
     wire slice_750;
-    wire [2:0] mux_753;
-    wire slice_754;
-    wire [2:0] mux_757;
+    wire slice_751;
+    wire [2:0] mux_754;
+    wire slice_755;
     wire [2:0] mux_758;
     wire [2:0] mux_759;
-    wire slice_760;
+    wire [2:0] mux_760;
     wire slice_761;
     wire slice_762;
-    wire [2:0] mux_765;
-    wire slice_766;
-    wire [2:0] mux_769;
+    wire slice_763;
+    wire [2:0] mux_766;
+    wire slice_767;
     wire [2:0] mux_770;
-    wire slice_771;
+    wire [2:0] mux_771;
     wire slice_772;
-    wire [2:0] mux_775;
-    wire [2:0] mux_777;
+    wire slice_773;
+    wire [2:0] mux_776;
     wire [2:0] mux_778;
     wire [2:0] mux_779;
-    wire eq_781;
-    wire eq_783;
-    wire [11:0] zext_784;
-    wire slice_785;
-    wire slice_787;
-    wire slice_789;
-    wire slice_791;
-    wire [1:0] mux_794;
+    wire [2:0] mux_780;
+    wire eq_782;
+    wire eq_784;
+    wire [11:0] zext_785;
+    wire slice_786;
+    wire slice_788;
+    wire slice_790;
+    wire slice_792;
     wire [1:0] mux_795;
     wire [1:0] mux_796;
     wire [1:0] mux_797;
-    wire [11:0] zext_798;
-    wire [11:0] add_800;
-    wire [11:0] sub_801;
-    wire [11:0] mux_803;
-    wire [11:0] concat_805;
-    wire [11:0] sub_806;
-    wire slice_807;
-    wire slice_809;
-    wire slice_811;
-    wire slice_813;
-    wire [2:0] mux_816;
+    wire [1:0] mux_798;
+    wire [11:0] zext_799;
+    wire [11:0] add_801;
+    wire [11:0] sub_802;
+    wire [11:0] mux_804;
+    wire [11:0] concat_806;
+    wire [11:0] sub_807;
+    wire slice_808;
+    wire slice_810;
+    wire slice_812;
+    wire slice_814;
     wire [2:0] mux_817;
     wire [2:0] mux_818;
     wire [2:0] mux_819;
-    wire [11:0] zext_820;
-    wire [11:0] sub_821;
-    wire [11:0] mux_822;
-    wire [11:0] mux_824;
-    wire [4:0] slice_825;
-    wire [1:0] slice_826;
-    wire [6:0] concat_827;
-    wire [6:0] mux_829;
-    wire [4:0] mux_832;
-    wire slice_834;
+    wire [2:0] mux_820;
+    wire [11:0] zext_821;
+    wire [11:0] sub_822;
+    wire [11:0] mux_823;
+    wire [11:0] mux_825;
+    wire [4:0] slice_826;
+    wire [1:0] slice_827;
+    wire [6:0] concat_828;
+    wire [6:0] mux_830;
+    wire [4:0] mux_833;
     wire slice_835;
     wire slice_836;
-    wire [1:0] slice_839;
-    wire [31:0] concat_842;
-    wire [31:0] concat_844;
-    wire [7:0] slice_845;
-    wire [31:0] concat_847;
-    wire [95:0] concat_848;
-    wire and_849;
+    wire slice_837;
+    wire [1:0] slice_840;
+    wire [31:0] concat_843;
+    wire [31:0] concat_845;
+    wire [7:0] slice_846;
+    wire [31:0] concat_848;
+    wire [95:0] concat_849;
     wire and_850;
-    wire eq_868;
-    wire eq_870;
-    wire and_871;
-    wire eq_873;
-    wire and_874;
-    wire or_875;
-    wire eq_877;
-    wire and_878;
-    wire eq_880;
-    wire and_881;
-    wire or_882;
-    wire eq_884;
-    wire [127:0] mux_885;
-    wire eq_887;
-    wire [127:0] mux_888;
-    wire [529:0] concat_889;
-    wire [657:0] concat_890;
+    wire and_851;
+    wire eq_869;
+    wire eq_871;
+    wire and_872;
+    wire eq_874;
+    wire and_875;
+    wire or_876;
+    wire eq_878;
+    wire and_879;
+    wire eq_881;
+    wire and_882;
+    wire or_883;
+    wire eq_885;
+    wire [127:0] mux_886;
+    wire eq_888;
+    wire [127:0] mux_889;
+    wire [529:0] concat_890;
     wire [657:0] concat_891;
-    wire eq_893;
-    wire and_894;
-    wire [665:0] concat_895;
-    wire eq_897;
-    wire and_898;
-    wire [657:0] concat_899;
-    wire eq_901;
-    wire and_902;
-    wire and_904;
-    wire not_905;
-    wire and_906;
+    wire [657:0] concat_892;
+    wire eq_894;
+    wire and_895;
+    wire [665:0] concat_896;
+    wire eq_898;
+    wire and_899;
+    wire [657:0] concat_900;
+    wire eq_902;
+    wire and_903;
+    wire and_905;
+    wire not_906;
+    wire and_907;
     wire m_port_a_in_ready; // axis.go:23
-    wire and_908;
-    wire not_909;
-    wire or_910;
+    wire and_909;
+    wire not_910;
     wire or_911;
-    wire and_912;
-    wire or_913;
-    wire mux_914;
+    wire or_912;
+    wire and_913;
+    wire or_914;
+    wire mux_915;
     wire m_port_a_slice_m_ready; // axis.go:319
-    wire [127:0] slice_920;
-    wire [511:0] slice_921;
-    wire [15:0] slice_922;
-    wire slice_923;
+    wire [127:0] slice_921;
+    wire [511:0] slice_922;
+    wire [15:0] slice_923;
     wire slice_924;
-    wire and_927;
-    wire not_928;
-    wire and_929;
+    wire slice_925;
+    wire and_928;
+    wire not_929;
+    wire and_930;
     wire m_port_b_in_ready; // axis.go:23
-    wire and_931;
-    wire not_932;
-    wire or_933;
+    wire and_932;
+    wire not_933;
     wire or_934;
-    wire and_935;
-    wire or_936;
-    wire mux_937;
+    wire or_935;
+    wire and_936;
+    wire or_937;
+    wire mux_938;
     wire m_port_b_slice_m_ready; // axis.go:319
-    wire [127:0] slice_943;
-    wire [511:0] slice_944;
-    wire [15:0] slice_945;
-    wire slice_946;
+    wire [127:0] slice_944;
+    wire [511:0] slice_945;
+    wire [15:0] slice_946;
     wire slice_947;
-    wire and_950;
-    wire not_951;
-    wire and_952;
+    wire slice_948;
+    wire and_951;
+    wire not_952;
+    wire and_953;
     wire m_kernel_in_ready; // axis.go:23
-    wire and_954;
-    wire not_955;
-    wire or_956;
+    wire and_955;
+    wire not_956;
     wire or_957;
-    wire and_958;
-    wire or_959;
-    wire mux_960;
+    wire or_958;
+    wire and_959;
+    wire or_960;
+    wire mux_961;
     wire m_kernel_slice_m_ready; // axis.go:319
-    wire [7:0] slice_966;
-    wire [127:0] slice_967;
-    wire [511:0] slice_968;
-    wire [15:0] slice_969;
-    wire slice_970;
+    wire [7:0] slice_967;
+    wire [127:0] slice_968;
+    wire [511:0] slice_969;
+    wire [15:0] slice_970;
     wire slice_971;
-    wire and_974;
-    wire not_975;
-    wire and_976;
+    wire slice_972;
+    wire and_975;
+    wire not_976;
+    wire and_977;
     wire m_local_in_ready; // axis.go:23
-    wire and_978;
-    wire not_979;
-    wire or_980;
+    wire and_979;
+    wire not_980;
     wire or_981;
-    wire and_982;
-    wire or_983;
-    wire mux_984;
+    wire or_982;
+    wire and_983;
+    wire or_984;
+    wire mux_985;
     wire m_local_slice_m_ready; // axis.go:319
-    wire [127:0] slice_990;
-    wire [511:0] slice_991;
-    wire [15:0] slice_992;
-    wire slice_993;
+    wire [127:0] slice_991;
+    wire [511:0] slice_992;
+    wire [15:0] slice_993;
     wire slice_994;
-    wire and_997;
-    wire not_998;
-    wire and_999;
+    wire slice_995;
+    wire and_998;
+    wire not_999;
+    wire and_1000;
     wire m_cpl_in_ready; // axis.go:23
-    wire and_1001;
-    wire not_1002;
-    wire or_1003;
+    wire and_1002;
+    wire not_1003;
     wire or_1004;
-    wire and_1005;
-    wire or_1006;
-    wire mux_1007;
+    wire or_1005;
+    wire and_1006;
+    wire or_1007;
+    wire mux_1008;
     wire m_cpl_slice_m_ready; // axis.go:319
-    wire not_1014;
-    wire or_1015;
-    wire and_1016;
+    wire not_1015;
+    wire or_1016;
     wire and_1017;
-    wire [31:0] add_1020;
-    wire eq_1022;
-    wire and_1023;
-    wire [31:0] add_1026;
-    wire eq_1028;
-    wire and_1029;
-    wire [31:0] add_1032;
-    wire eq_1034;
-    wire and_1035;
-    wire [31:0] add_1038;
-    wire eq_1040;
-    wire and_1041;
-    wire [31:0] add_1044;
-    wire eq_1046;
-    wire and_1047;
-    wire [31:0] add_1050;
-    wire eq_1052;
-    wire and_1053;
-    wire [31:0] add_1056;
-    wire eq_1058;
-    wire and_1059;
-    wire [31:0] add_1062;
-    wire eq_1064;
-    wire and_1065;
-    wire [31:0] add_1068;
-    wire eq_1070;
-    wire and_1071;
-    wire [31:0] add_1074;
-    wire eq_1076;
-    wire and_1077;
-    wire not_1078;
-    wire and_1079;
-    wire not_1080;
-    wire [9:0] slice_1081;
-    wire [2:0] concat_1085;
-    wire [31:0] zext_1086;
-    wire eq_1088;
-    wire eq_1090;
-    wire eq_1092;
-    wire eq_1094;
-    wire eq_1096;
-    wire eq_1098;
-    wire eq_1100;
-    wire eq_1102;
-    wire eq_1104;
-    wire eq_1106;
-    wire eq_1108;
-    wire eq_1110;
-    wire eq_1112;
-    wire eq_1114;
-    wire eq_1116;
-    wire eq_1118;
-    wire eq_1120;
-    wire eq_1122;
-    wire eq_1124;
-    wire eq_1126;
-    wire [31:0] mux_1128;
-    wire [31:0] mux_1130;
-    wire [31:0] mux_1132;
-    wire [31:0] mux_1134;
-    wire [31:0] mux_1136;
-    wire [31:0] mux_1138;
-    wire [31:0] mux_1140;
-    wire [31:0] mux_1142;
-    wire [31:0] mux_1144;
-    wire [31:0] mux_1146;
-    wire [31:0] mux_1148;
-    wire [31:0] mux_1150;
-    wire [31:0] mux_1152;
-    wire [31:0] mux_1154;
-    wire [31:0] mux_1156;
-    wire [31:0] mux_1158;
-    wire [31:0] mux_1160;
-    wire [31:0] mux_1162;
-    wire [31:0] mux_1164;
-    wire [31:0] mux_1166;
-    wire [31:0] or_1167;
+    wire and_1018;
+    wire [31:0] add_1021;
+    wire eq_1023;
+    wire and_1024;
+    wire [31:0] add_1027;
+    wire eq_1029;
+    wire and_1030;
+    wire [31:0] add_1033;
+    wire eq_1035;
+    wire and_1036;
+    wire [31:0] add_1039;
+    wire eq_1041;
+    wire and_1042;
+    wire [31:0] add_1045;
+    wire eq_1047;
+    wire and_1048;
+    wire [31:0] add_1051;
+    wire eq_1053;
+    wire and_1054;
+    wire [31:0] add_1057;
+    wire eq_1059;
+    wire and_1060;
+    wire [31:0] add_1063;
+    wire eq_1065;
+    wire and_1066;
+    wire [31:0] add_1069;
+    wire eq_1071;
+    wire and_1072;
+    wire [31:0] add_1075;
+    wire eq_1077;
+    wire and_1078;
+    wire not_1079;
+    wire and_1080;
+    wire not_1081;
+    wire [9:0] slice_1082;
+    wire [2:0] concat_1086;
+    wire [31:0] zext_1087;
+    wire eq_1089;
+    wire eq_1091;
+    wire eq_1093;
+    wire eq_1095;
+    wire eq_1097;
+    wire eq_1099;
+    wire eq_1101;
+    wire eq_1103;
+    wire eq_1105;
+    wire eq_1107;
+    wire eq_1109;
+    wire eq_1111;
+    wire eq_1113;
+    wire eq_1115;
+    wire eq_1117;
+    wire eq_1119;
+    wire eq_1121;
+    wire eq_1123;
+    wire eq_1125;
+    wire eq_1127;
+    wire [31:0] mux_1129;
+    wire [31:0] mux_1131;
+    wire [31:0] mux_1133;
+    wire [31:0] mux_1135;
+    wire [31:0] mux_1137;
+    wire [31:0] mux_1139;
+    wire [31:0] mux_1141;
+    wire [31:0] mux_1143;
+    wire [31:0] mux_1145;
+    wire [31:0] mux_1147;
+    wire [31:0] mux_1149;
+    wire [31:0] mux_1151;
+    wire [31:0] mux_1153;
+    wire [31:0] mux_1155;
+    wire [31:0] mux_1157;
+    wire [31:0] mux_1159;
+    wire [31:0] mux_1161;
+    wire [31:0] mux_1163;
+    wire [31:0] mux_1165;
+    wire [31:0] mux_1167;
     wire [31:0] or_1168;
     wire [31:0] or_1169;
     wire [31:0] or_1170;
@@ -848,9 +847,10 @@ module onic_pcie_manager (
     wire [31:0] or_1183;
     wire [31:0] or_1184;
     wire [31:0] or_1185;
-    wire not_1187;
-    wire and_1188;
-    wire mux_1189;
+    wire [31:0] or_1186;
+    wire not_1188;
+    wire and_1189;
+    wire mux_1190;
     wire in_slice_s_tready; // axis.go:320
     wire [660:0] in_slice_m_tdata; // axis.go:320
     wire in_slice_m_tvalid; // axis.go:320
@@ -864,9 +864,9 @@ module onic_pcie_manager (
     wire windows_multicast; // translate.go:160
     wire [2:0] windows_second_egress; // translate.go:160
     wire [63:0] windows_second_translated; // translate.go:160
-    wire [2:0] access_rule; // access.go:154
-    wire access_found; // access.go:154
-    wire [15:0] access_domain; // access.go:154
+    wire [2:0] access_rule; // access.go:158
+    wire access_found; // access.go:158
+    wire [15:0] access_domain; // access.go:158
     wire m_port_a_slice_s_tready; // axis.go:320
     wire [657:0] m_port_a_slice_m_tdata; // axis.go:320
     wire m_port_a_slice_m_tvalid; // axis.go:320
@@ -953,7 +953,7 @@ module onic_pcie_manager (
     assign slice_111 = in_slice_m_tdata[17:2];
     assign slice_112 = in_slice_m_tdata[1];
     assign slice_113 = in_slice_m_tdata[0];
-    assign adv = or_1015;
+    assign adv = or_1016;
     assign slice_115 = slice_108[127:125];
     assign slice_116 = slice_108[124:120];
     assign slice_126 = slice_108[105:96];
@@ -1124,455 +1124,455 @@ module onic_pcie_manager (
     assign or_434 = or_432 | or_433;
     assign mux_436 = s2_reg_hit ? 5'h2 : or_434;
     assign slice_437 = s2_kind[4];
-    assign slice_438 = s2_hdr[95:80];
-    assign slice_484 = s3_hdr[124:121];
-    assign eq_486 = slice_484 == 4'h5;
-    assign slice_487 = s3_hdr[63:48];
-    assign slice_488 = s3_hdr[95:80];
-    assign mux_489 = eq_486 ? slice_487 : slice_488;
-    assign slice_505 = s3_kind[0];
-    assign slice_506 = s3_kind[1];
-    assign slice_507 = s3_kind[2];
-    assign slice_508 = s3_kind[3];
-    assign slice_509 = s3_kind[4];
-    assign eq_511 = s3_rule == 3'h0;
-    assign eq_513 = s3_egress == 3'h1;
-    assign eq_515 = s3_egress == 3'h2;
-    assign or_516 = eq_513 | eq_515;
-    assign mux_518 = or_516 ? s3_proxy : mux_489;
-    assign eq_519 = mux_489 == self_id;
-    assign not_520 = ~s3_proxy_ok;
-    assign and_521 = or_516 & not_520;
-    assign mux_526 = and_521 ? 4'h6 : 4'h0;
-    assign mux_527 = and_521 ? 3'h0 : s3_egress;
-    assign mux_528 = and_521 ? 8'h0 : s3_slot;
-    assign mux_529 = and_521 ? 64'h0 : s3_addr;
-    assign mux_530 = and_521 ? mux_489 : mux_518;
-    assign not_531 = ~eq_511;
-    assign mux_536 = not_531 ? 4'h5 : mux_526;
-    assign mux_537 = not_531 ? 3'h0 : mux_527;
-    assign mux_538 = not_531 ? 8'h0 : mux_528;
-    assign mux_539 = not_531 ? 64'h0 : mux_529;
-    assign mux_540 = not_531 ? mux_489 : mux_530;
-    assign mux_545 = s3_down ? 4'h4 : mux_536;
-    assign mux_546 = s3_down ? 3'h0 : mux_537;
-    assign mux_547 = s3_down ? 8'h0 : mux_538;
-    assign mux_548 = s3_down ? 64'h0 : mux_539;
-    assign mux_549 = s3_down ? mux_489 : mux_540;
-    assign not_550 = ~s3_enabled;
-    assign mux_555 = not_550 ? 4'h3 : mux_545;
-    assign mux_556 = not_550 ? 3'h0 : mux_546;
-    assign mux_557 = not_550 ? 8'h0 : mux_547;
-    assign mux_558 = not_550 ? 64'h0 : mux_548;
-    assign mux_559 = not_550 ? mux_489 : mux_549;
-    assign not_560 = ~s3_found;
-    assign mux_565 = not_560 ? 4'h2 : mux_555;
-    assign mux_566 = not_560 ? 3'h0 : mux_556;
-    assign mux_567 = not_560 ? 8'h0 : mux_557;
-    assign mux_568 = not_560 ? 64'h0 : mux_558;
-    assign mux_569 = not_560 ? mux_489 : mux_559;
-    assign and_570 = s3_reg_hit & eq_511;
-    assign mux_574 = and_570 ? 4'h0 : mux_565;
-    assign mux_575 = and_570 ? 3'h4 : mux_566;
-    assign mux_576 = and_570 ? 8'h0 : mux_567;
-    assign mux_577 = and_570 ? s3_off : mux_568;
-    assign mux_578 = and_570 ? mux_489 : mux_569;
-    assign not_579 = ~eq_511;
-    assign and_580 = s3_reg_hit & not_579;
-    assign mux_585 = and_580 ? 4'h5 : mux_574;
-    assign mux_586 = and_580 ? 3'h0 : mux_575;
-    assign mux_587 = and_580 ? 8'h0 : mux_576;
-    assign mux_588 = and_580 ? 64'h0 : mux_577;
-    assign mux_589 = and_580 ? mux_489 : mux_578;
-    assign not_590 = ~s3_bar_ok;
-    assign mux_595 = not_590 ? 4'h1 : mux_585;
-    assign mux_596 = not_590 ? 3'h0 : mux_586;
-    assign mux_597 = not_590 ? 8'h0 : mux_587;
-    assign mux_598 = not_590 ? 64'h0 : mux_588;
-    assign mux_599 = not_590 ? mux_489 : mux_589;
-    assign not_600 = ~slice_505;
-    assign mux_605 = not_600 ? 4'h8 : mux_595;
-    assign mux_606 = not_600 ? 3'h0 : mux_596;
-    assign mux_607 = not_600 ? 8'h0 : mux_597;
-    assign mux_608 = not_600 ? 64'h0 : mux_598;
-    assign mux_609 = not_600 ? mux_489 : mux_599;
-    assign and_610 = slice_507 & eq_519;
-    assign mux_615 = and_610 ? 4'h0 : mux_605;
-    assign mux_616 = and_610 ? 3'h4 : mux_606;
-    assign mux_617 = and_610 ? 8'h0 : mux_607;
-    assign mux_618 = and_610 ? 64'h0 : mux_608;
-    assign mux_619 = and_610 ? mux_489 : mux_609;
-    assign not_620 = ~eq_519;
-    assign and_621 = slice_507 & not_620;
-    assign mux_626 = and_621 ? 4'h7 : mux_615;
-    assign mux_627 = and_621 ? 3'h0 : mux_616;
-    assign mux_628 = and_621 ? 8'h0 : mux_617;
-    assign mux_629 = and_621 ? 64'h0 : mux_618;
-    assign mux_630 = and_621 ? mux_489 : mux_619;
-    assign mux_635 = slice_506 ? 4'h0 : mux_626;
-    assign mux_636 = slice_506 ? 3'h4 : mux_627;
-    assign mux_637 = slice_506 ? 8'h0 : mux_628;
-    assign mux_638 = slice_506 ? 64'h0 : mux_629;
-    assign mux_639 = slice_506 ? mux_489 : mux_630;
-    assign eq_641 = mux_635 == 4'h0;
-    assign mux_645 = slice_508 ? 2'h1 : 2'h2;
-    assign mux_646 = eq_641 ? 2'h0 : mux_645;
-    assign eq_648 = mux_635 == 4'h5;
-    assign mux_651 = eq_648 ? 3'h1 : 3'h1;
-    assign and_652 = eq_641 & slice_505;
-    assign not_653 = ~s3_reg_hit;
-    assign and_654 = s3_bar_ok & not_653;
-    assign and_655 = and_652 & and_654;
-    assign and_656 = and_655 & s3_second;
-    assign not_657 = ~s3_second_down;
-    assign and_658 = slice_509 & not_657;
-    assign and_659 = and_656 & and_658;
-    assign slice_660 = s3_hdr[125];
-    assign slice_661 = s3_hdr[1:0];
-    assign slice_662 = s3_hdr[33:32];
-    assign mux_663 = slice_660 ? slice_661 : slice_662;
-    assign slice_664 = mux_638[63:32];
-    assign redor_665 = |slice_664;
-    assign slice_666 = s3_hdr[127:126];
-    assign slice_667 = s3_hdr[124:96];
-    assign concat_668 = {slice_666, redor_665, slice_667};
-    assign slice_669 = s3_hdr[79:64];
-    assign concat_670 = {mux_639, slice_669};
-    assign slice_671 = mux_638[63:32];
-    assign slice_672 = mux_638[31:2];
-    assign concat_673 = {concat_668, concat_670, slice_671, slice_672, mux_663};
-    assign slice_674 = mux_638[31:2];
-    assign concat_676 = {concat_668, concat_670, slice_674, mux_663, 32'h0};
-    assign mux_677 = redor_665 ? concat_673 : concat_676;
-    assign mux_678 = slice_505 ? mux_677 : s3_hdr;
-    assign slice_679 = s3_hdr[125];
-    assign slice_680 = s3_hdr[1:0];
-    assign slice_681 = s3_hdr[33:32];
-    assign mux_682 = slice_679 ? slice_680 : slice_681;
-    assign slice_683 = s3_second_addr[63:32];
-    assign redor_684 = |slice_683;
-    assign slice_685 = s3_hdr[127:126];
-    assign slice_686 = s3_hdr[124:96];
-    assign concat_687 = {slice_685, redor_684, slice_686};
-    assign slice_688 = s3_hdr[79:64];
-    assign concat_689 = {mux_639, slice_688};
-    assign slice_690 = s3_second_addr[63:32];
-    assign slice_691 = s3_second_addr[31:2];
-    assign concat_692 = {concat_687, concat_689, slice_690, slice_691, mux_682};
-    assign slice_693 = s3_second_addr[31:2];
-    assign concat_695 = {concat_687, concat_689, slice_693, mux_682, 32'h0};
-    assign mux_696 = redor_684 ? concat_692 : concat_695;
-    assign slice_697 = s3_kind[5];
-    assign slice_698 = s3_kind[6];
-    assign slice_701 = s3_hdr[118:116];
-    assign slice_702 = s3_hdr[114];
-    assign slice_703 = s3_hdr[109:108];
-    assign concat_704 = {slice_702, slice_703};
-    assign slice_710 = s3_hdr[105:96];
-    assign slice_711 = s3_hdr[125];
-    assign slice_714 = s3_hdr[71:68];
-    assign slice_715 = s3_hdr[67:64];
-    assign slice_716 = s3_hdr[124:121];
-    assign eq_718 = slice_716 == 4'h5;
-    assign slice_719 = s3_hdr[63:48];
-    assign slice_720 = s3_hdr[95:80];
-    assign mux_721 = eq_718 ? slice_719 : slice_720;
-    assign slice_722 = s3_hdr[119];
-    assign slice_723 = s3_hdr[115];
-    assign slice_724 = s3_hdr[47:40];
-    assign slice_725 = s3_hdr[79:72];
-    assign mux_726 = eq_718 ? slice_724 : slice_725;
-    assign concat_727 = {slice_722, slice_723, mux_726};
-    assign slice_728 = s3_hdr[63:34];
-    assign concat_730 = {slice_728, 2'h0};
-    assign zext_731 = {32'h0, concat_730};
-    assign slice_732 = s3_hdr[63:32];
-    assign slice_733 = s3_hdr[31:2];
-    assign concat_735 = {slice_732, slice_733, 2'h0};
-    assign mux_736 = slice_711 ? concat_735 : zext_731;
-    assign slice_737 = slice_715[3];
-    assign slice_738 = slice_715[2];
-    assign slice_739 = slice_715[1];
-    assign slice_740 = slice_715[0];
-    assign mux_743 = slice_740 ? 3'h0 : 3'h1;
-    assign slice_744 = slice_715[0];
-    assign mux_747 = slice_744 ? 3'h0 : 3'h2;
-    assign mux_748 = slice_739 ? mux_743 : mux_747;
-    assign slice_749 = slice_715[1];
-    assign slice_750 = slice_715[0];
-    assign mux_753 = slice_750 ? 3'h0 : 3'h1;
-    assign slice_754 = slice_715[0];
-    assign mux_757 = slice_754 ? 3'h0 : 3'h3;
-    assign mux_758 = slice_749 ? mux_753 : mux_757;
-    assign mux_759 = slice_738 ? mux_748 : mux_758;
-    assign slice_760 = slice_715[2];
-    assign slice_761 = slice_715[1];
-    assign slice_762 = slice_715[0];
-    assign mux_765 = slice_762 ? 3'h0 : 3'h1;
-    assign slice_766 = slice_715[0];
-    assign mux_769 = slice_766 ? 3'h0 : 3'h2;
-    assign mux_770 = slice_761 ? mux_765 : mux_769;
-    assign slice_771 = slice_715[1];
-    assign slice_772 = slice_715[0];
-    assign mux_775 = slice_772 ? 3'h0 : 3'h1;
-    assign mux_777 = slice_771 ? mux_775 : 3'h0;
-    assign mux_778 = slice_760 ? mux_770 : mux_777;
-    assign mux_779 = slice_737 ? mux_759 : mux_778;
-    assign eq_781 = slice_710 == 10'h1;
-    assign eq_783 = slice_715 == 4'h0;
-    assign zext_784 = {9'h0, mux_779};
-    assign slice_785 = slice_715[3];
-    assign slice_787 = slice_715[2];
-    assign slice_789 = slice_715[1];
-    assign slice_791 = slice_715[0];
-    assign mux_794 = slice_791 ? 2'h0 : 2'h3;
-    assign mux_795 = slice_789 ? 2'h1 : mux_794;
-    assign mux_796 = slice_787 ? 2'h2 : mux_795;
-    assign mux_797 = slice_785 ? 2'h3 : mux_796;
-    assign zext_798 = {10'h0, mux_797};
-    assign add_800 = zext_798 + 12'h1;
-    assign sub_801 = add_800 - zext_784;
-    assign mux_803 = eq_783 ? 12'h1 : sub_801;
-    assign concat_805 = {slice_710, 2'h0};
-    assign sub_806 = concat_805 - zext_784;
-    assign slice_807 = slice_714[3];
-    assign slice_809 = slice_714[2];
-    assign slice_811 = slice_714[1];
-    assign slice_813 = slice_714[0];
-    assign mux_816 = slice_813 ? 3'h3 : 3'h4;
-    assign mux_817 = slice_811 ? 3'h2 : mux_816;
-    assign mux_818 = slice_809 ? 3'h1 : mux_817;
-    assign mux_819 = slice_807 ? 3'h0 : mux_818;
-    assign zext_820 = {9'h0, mux_819};
-    assign sub_821 = sub_806 - zext_820;
-    assign mux_822 = eq_781 ? mux_803 : sub_821;
-    assign mux_824 = slice_697 ? mux_822 : 12'h4;
-    assign slice_825 = mux_736[6:2];
-    assign slice_826 = mux_779[1:0];
-    assign concat_827 = {slice_825, slice_826};
-    assign mux_829 = slice_697 ? concat_827 : 7'h0;
-    assign mux_832 = slice_698 ? 5'hb : 5'ha;
-    assign slice_834 = concat_727[9];
-    assign slice_835 = concat_727[8];
-    assign slice_836 = concat_704[2];
-    assign slice_839 = concat_704[1:0];
-    assign concat_842 = {3'h0, mux_832, slice_834, slice_701, slice_835, slice_836, 2'h0, 2'h0, slice_839, 2'h0, 10'h0};
-    assign concat_844 = {self_id, mux_651, 1'h0, mux_824};
-    assign slice_845 = concat_727[7:0];
-    assign concat_847 = {mux_721, slice_845, 1'h0, mux_829};
-    assign concat_848 = {concat_842, concat_844, concat_847};
-    assign and_849 = s3_valid & s3_sop;
-    assign and_850 = adv & and_849;
-    assign eq_868 = s4_action == 2'h0;
-    assign eq_870 = s4_egress == 3'h1;
-    assign and_871 = eq_868 & eq_870;
-    assign eq_873 = s4_second_egress == 3'h1;
-    assign and_874 = s4_second & eq_873;
-    assign or_875 = and_871 | and_874;
-    assign eq_877 = s4_egress == 3'h2;
-    assign and_878 = eq_868 & eq_877;
-    assign eq_880 = s4_second_egress == 3'h2;
-    assign and_881 = s4_second & eq_880;
-    assign or_882 = and_878 | and_881;
-    assign eq_884 = s4_egress == 3'h1;
-    assign mux_885 = eq_884 ? s4_hdr_primary : s4_hdr_second;
-    assign eq_887 = s4_egress == 3'h2;
-    assign mux_888 = eq_887 ? s4_hdr_primary : s4_hdr_second;
-    assign concat_889 = {s4_data, s4_keep, s4_sop, s4_eop};
-    assign concat_890 = {mux_885, concat_889};
-    assign concat_891 = {mux_888, concat_889};
-    assign eq_893 = s4_egress == 3'h3;
-    assign and_894 = eq_868 & eq_893;
-    assign concat_895 = {s4_slot, s4_hdr_primary, concat_889};
-    assign eq_897 = s4_egress == 3'h4;
-    assign and_898 = eq_868 & eq_897;
-    assign concat_899 = {s4_hdr_primary, concat_889};
-    assign eq_901 = s4_action == 2'h1;
-    assign and_902 = eq_901 & s4_sop;
-    assign and_904 = s4_valid & or_875;
-    assign not_905 = ~m_port_a_sent;
-    assign and_906 = and_904 & not_905;
+    assign slice_439 = s2_hdr[95:80];
+    assign slice_485 = s3_hdr[124:121];
+    assign eq_487 = slice_485 == 4'h5;
+    assign slice_488 = s3_hdr[63:48];
+    assign slice_489 = s3_hdr[95:80];
+    assign mux_490 = eq_487 ? slice_488 : slice_489;
+    assign slice_506 = s3_kind[0];
+    assign slice_507 = s3_kind[1];
+    assign slice_508 = s3_kind[2];
+    assign slice_509 = s3_kind[3];
+    assign slice_510 = s3_kind[4];
+    assign eq_512 = s3_rule == 3'h0;
+    assign eq_514 = s3_egress == 3'h1;
+    assign eq_516 = s3_egress == 3'h2;
+    assign or_517 = eq_514 | eq_516;
+    assign mux_519 = or_517 ? s3_proxy : mux_490;
+    assign eq_520 = mux_490 == self_id;
+    assign not_521 = ~s3_proxy_ok;
+    assign and_522 = or_517 & not_521;
+    assign mux_527 = and_522 ? 4'h6 : 4'h0;
+    assign mux_528 = and_522 ? 3'h0 : s3_egress;
+    assign mux_529 = and_522 ? 8'h0 : s3_slot;
+    assign mux_530 = and_522 ? 64'h0 : s3_addr;
+    assign mux_531 = and_522 ? mux_490 : mux_519;
+    assign not_532 = ~eq_512;
+    assign mux_537 = not_532 ? 4'h5 : mux_527;
+    assign mux_538 = not_532 ? 3'h0 : mux_528;
+    assign mux_539 = not_532 ? 8'h0 : mux_529;
+    assign mux_540 = not_532 ? 64'h0 : mux_530;
+    assign mux_541 = not_532 ? mux_490 : mux_531;
+    assign mux_546 = s3_down ? 4'h4 : mux_537;
+    assign mux_547 = s3_down ? 3'h0 : mux_538;
+    assign mux_548 = s3_down ? 8'h0 : mux_539;
+    assign mux_549 = s3_down ? 64'h0 : mux_540;
+    assign mux_550 = s3_down ? mux_490 : mux_541;
+    assign not_551 = ~s3_enabled;
+    assign mux_556 = not_551 ? 4'h3 : mux_546;
+    assign mux_557 = not_551 ? 3'h0 : mux_547;
+    assign mux_558 = not_551 ? 8'h0 : mux_548;
+    assign mux_559 = not_551 ? 64'h0 : mux_549;
+    assign mux_560 = not_551 ? mux_490 : mux_550;
+    assign not_561 = ~s3_found;
+    assign mux_566 = not_561 ? 4'h2 : mux_556;
+    assign mux_567 = not_561 ? 3'h0 : mux_557;
+    assign mux_568 = not_561 ? 8'h0 : mux_558;
+    assign mux_569 = not_561 ? 64'h0 : mux_559;
+    assign mux_570 = not_561 ? mux_490 : mux_560;
+    assign and_571 = s3_reg_hit & eq_512;
+    assign mux_575 = and_571 ? 4'h0 : mux_566;
+    assign mux_576 = and_571 ? 3'h4 : mux_567;
+    assign mux_577 = and_571 ? 8'h0 : mux_568;
+    assign mux_578 = and_571 ? s3_off : mux_569;
+    assign mux_579 = and_571 ? mux_490 : mux_570;
+    assign not_580 = ~eq_512;
+    assign and_581 = s3_reg_hit & not_580;
+    assign mux_586 = and_581 ? 4'h5 : mux_575;
+    assign mux_587 = and_581 ? 3'h0 : mux_576;
+    assign mux_588 = and_581 ? 8'h0 : mux_577;
+    assign mux_589 = and_581 ? 64'h0 : mux_578;
+    assign mux_590 = and_581 ? mux_490 : mux_579;
+    assign not_591 = ~s3_bar_ok;
+    assign mux_596 = not_591 ? 4'h1 : mux_586;
+    assign mux_597 = not_591 ? 3'h0 : mux_587;
+    assign mux_598 = not_591 ? 8'h0 : mux_588;
+    assign mux_599 = not_591 ? 64'h0 : mux_589;
+    assign mux_600 = not_591 ? mux_490 : mux_590;
+    assign not_601 = ~slice_506;
+    assign mux_606 = not_601 ? 4'h8 : mux_596;
+    assign mux_607 = not_601 ? 3'h0 : mux_597;
+    assign mux_608 = not_601 ? 8'h0 : mux_598;
+    assign mux_609 = not_601 ? 64'h0 : mux_599;
+    assign mux_610 = not_601 ? mux_490 : mux_600;
+    assign and_611 = slice_508 & eq_520;
+    assign mux_616 = and_611 ? 4'h0 : mux_606;
+    assign mux_617 = and_611 ? 3'h4 : mux_607;
+    assign mux_618 = and_611 ? 8'h0 : mux_608;
+    assign mux_619 = and_611 ? 64'h0 : mux_609;
+    assign mux_620 = and_611 ? mux_490 : mux_610;
+    assign not_621 = ~eq_520;
+    assign and_622 = slice_508 & not_621;
+    assign mux_627 = and_622 ? 4'h7 : mux_616;
+    assign mux_628 = and_622 ? 3'h0 : mux_617;
+    assign mux_629 = and_622 ? 8'h0 : mux_618;
+    assign mux_630 = and_622 ? 64'h0 : mux_619;
+    assign mux_631 = and_622 ? mux_490 : mux_620;
+    assign mux_636 = slice_507 ? 4'h0 : mux_627;
+    assign mux_637 = slice_507 ? 3'h4 : mux_628;
+    assign mux_638 = slice_507 ? 8'h0 : mux_629;
+    assign mux_639 = slice_507 ? 64'h0 : mux_630;
+    assign mux_640 = slice_507 ? mux_490 : mux_631;
+    assign eq_642 = mux_636 == 4'h0;
+    assign mux_646 = slice_509 ? 2'h1 : 2'h2;
+    assign mux_647 = eq_642 ? 2'h0 : mux_646;
+    assign eq_649 = mux_636 == 4'h5;
+    assign mux_652 = eq_649 ? 3'h1 : 3'h1;
+    assign and_653 = eq_642 & slice_506;
+    assign not_654 = ~s3_reg_hit;
+    assign and_655 = s3_bar_ok & not_654;
+    assign and_656 = and_653 & and_655;
+    assign and_657 = and_656 & s3_second;
+    assign not_658 = ~s3_second_down;
+    assign and_659 = slice_510 & not_658;
+    assign and_660 = and_657 & and_659;
+    assign slice_661 = s3_hdr[125];
+    assign slice_662 = s3_hdr[1:0];
+    assign slice_663 = s3_hdr[33:32];
+    assign mux_664 = slice_661 ? slice_662 : slice_663;
+    assign slice_665 = mux_639[63:32];
+    assign redor_666 = |slice_665;
+    assign slice_667 = s3_hdr[127:126];
+    assign slice_668 = s3_hdr[124:96];
+    assign concat_669 = {slice_667, redor_666, slice_668};
+    assign slice_670 = s3_hdr[79:64];
+    assign concat_671 = {mux_640, slice_670};
+    assign slice_672 = mux_639[63:32];
+    assign slice_673 = mux_639[31:2];
+    assign concat_674 = {concat_669, concat_671, slice_672, slice_673, mux_664};
+    assign slice_675 = mux_639[31:2];
+    assign concat_677 = {concat_669, concat_671, slice_675, mux_664, 32'h0};
+    assign mux_678 = redor_666 ? concat_674 : concat_677;
+    assign mux_679 = slice_506 ? mux_678 : s3_hdr;
+    assign slice_680 = s3_hdr[125];
+    assign slice_681 = s3_hdr[1:0];
+    assign slice_682 = s3_hdr[33:32];
+    assign mux_683 = slice_680 ? slice_681 : slice_682;
+    assign slice_684 = s3_second_addr[63:32];
+    assign redor_685 = |slice_684;
+    assign slice_686 = s3_hdr[127:126];
+    assign slice_687 = s3_hdr[124:96];
+    assign concat_688 = {slice_686, redor_685, slice_687};
+    assign slice_689 = s3_hdr[79:64];
+    assign concat_690 = {mux_640, slice_689};
+    assign slice_691 = s3_second_addr[63:32];
+    assign slice_692 = s3_second_addr[31:2];
+    assign concat_693 = {concat_688, concat_690, slice_691, slice_692, mux_683};
+    assign slice_694 = s3_second_addr[31:2];
+    assign concat_696 = {concat_688, concat_690, slice_694, mux_683, 32'h0};
+    assign mux_697 = redor_685 ? concat_693 : concat_696;
+    assign slice_698 = s3_kind[5];
+    assign slice_699 = s3_kind[6];
+    assign slice_702 = s3_hdr[118:116];
+    assign slice_703 = s3_hdr[114];
+    assign slice_704 = s3_hdr[109:108];
+    assign concat_705 = {slice_703, slice_704};
+    assign slice_711 = s3_hdr[105:96];
+    assign slice_712 = s3_hdr[125];
+    assign slice_715 = s3_hdr[71:68];
+    assign slice_716 = s3_hdr[67:64];
+    assign slice_717 = s3_hdr[124:121];
+    assign eq_719 = slice_717 == 4'h5;
+    assign slice_720 = s3_hdr[63:48];
+    assign slice_721 = s3_hdr[95:80];
+    assign mux_722 = eq_719 ? slice_720 : slice_721;
+    assign slice_723 = s3_hdr[119];
+    assign slice_724 = s3_hdr[115];
+    assign slice_725 = s3_hdr[47:40];
+    assign slice_726 = s3_hdr[79:72];
+    assign mux_727 = eq_719 ? slice_725 : slice_726;
+    assign concat_728 = {slice_723, slice_724, mux_727};
+    assign slice_729 = s3_hdr[63:34];
+    assign concat_731 = {slice_729, 2'h0};
+    assign zext_732 = {32'h0, concat_731};
+    assign slice_733 = s3_hdr[63:32];
+    assign slice_734 = s3_hdr[31:2];
+    assign concat_736 = {slice_733, slice_734, 2'h0};
+    assign mux_737 = slice_712 ? concat_736 : zext_732;
+    assign slice_738 = slice_716[3];
+    assign slice_739 = slice_716[2];
+    assign slice_740 = slice_716[1];
+    assign slice_741 = slice_716[0];
+    assign mux_744 = slice_741 ? 3'h0 : 3'h1;
+    assign slice_745 = slice_716[0];
+    assign mux_748 = slice_745 ? 3'h0 : 3'h2;
+    assign mux_749 = slice_740 ? mux_744 : mux_748;
+    assign slice_750 = slice_716[1];
+    assign slice_751 = slice_716[0];
+    assign mux_754 = slice_751 ? 3'h0 : 3'h1;
+    assign slice_755 = slice_716[0];
+    assign mux_758 = slice_755 ? 3'h0 : 3'h3;
+    assign mux_759 = slice_750 ? mux_754 : mux_758;
+    assign mux_760 = slice_739 ? mux_749 : mux_759;
+    assign slice_761 = slice_716[2];
+    assign slice_762 = slice_716[1];
+    assign slice_763 = slice_716[0];
+    assign mux_766 = slice_763 ? 3'h0 : 3'h1;
+    assign slice_767 = slice_716[0];
+    assign mux_770 = slice_767 ? 3'h0 : 3'h2;
+    assign mux_771 = slice_762 ? mux_766 : mux_770;
+    assign slice_772 = slice_716[1];
+    assign slice_773 = slice_716[0];
+    assign mux_776 = slice_773 ? 3'h0 : 3'h1;
+    assign mux_778 = slice_772 ? mux_776 : 3'h0;
+    assign mux_779 = slice_761 ? mux_771 : mux_778;
+    assign mux_780 = slice_738 ? mux_760 : mux_779;
+    assign eq_782 = slice_711 == 10'h1;
+    assign eq_784 = slice_716 == 4'h0;
+    assign zext_785 = {9'h0, mux_780};
+    assign slice_786 = slice_716[3];
+    assign slice_788 = slice_716[2];
+    assign slice_790 = slice_716[1];
+    assign slice_792 = slice_716[0];
+    assign mux_795 = slice_792 ? 2'h0 : 2'h3;
+    assign mux_796 = slice_790 ? 2'h1 : mux_795;
+    assign mux_797 = slice_788 ? 2'h2 : mux_796;
+    assign mux_798 = slice_786 ? 2'h3 : mux_797;
+    assign zext_799 = {10'h0, mux_798};
+    assign add_801 = zext_799 + 12'h1;
+    assign sub_802 = add_801 - zext_785;
+    assign mux_804 = eq_784 ? 12'h1 : sub_802;
+    assign concat_806 = {slice_711, 2'h0};
+    assign sub_807 = concat_806 - zext_785;
+    assign slice_808 = slice_715[3];
+    assign slice_810 = slice_715[2];
+    assign slice_812 = slice_715[1];
+    assign slice_814 = slice_715[0];
+    assign mux_817 = slice_814 ? 3'h3 : 3'h4;
+    assign mux_818 = slice_812 ? 3'h2 : mux_817;
+    assign mux_819 = slice_810 ? 3'h1 : mux_818;
+    assign mux_820 = slice_808 ? 3'h0 : mux_819;
+    assign zext_821 = {9'h0, mux_820};
+    assign sub_822 = sub_807 - zext_821;
+    assign mux_823 = eq_782 ? mux_804 : sub_822;
+    assign mux_825 = slice_698 ? mux_823 : 12'h4;
+    assign slice_826 = mux_737[6:2];
+    assign slice_827 = mux_780[1:0];
+    assign concat_828 = {slice_826, slice_827};
+    assign mux_830 = slice_698 ? concat_828 : 7'h0;
+    assign mux_833 = slice_699 ? 5'hb : 5'ha;
+    assign slice_835 = concat_728[9];
+    assign slice_836 = concat_728[8];
+    assign slice_837 = concat_705[2];
+    assign slice_840 = concat_705[1:0];
+    assign concat_843 = {3'h0, mux_833, slice_835, slice_702, slice_836, slice_837, 2'h0, 2'h0, slice_840, 2'h0, 10'h0};
+    assign concat_845 = {self_id, mux_652, 1'h0, mux_825};
+    assign slice_846 = concat_728[7:0];
+    assign concat_848 = {mux_722, slice_846, 1'h0, mux_830};
+    assign concat_849 = {concat_843, concat_845, concat_848};
+    assign and_850 = s3_valid & s3_sop;
+    assign and_851 = adv & and_850;
+    assign eq_869 = s4_action == 2'h0;
+    assign eq_871 = s4_egress == 3'h1;
+    assign and_872 = eq_869 & eq_871;
+    assign eq_874 = s4_second_egress == 3'h1;
+    assign and_875 = s4_second & eq_874;
+    assign or_876 = and_872 | and_875;
+    assign eq_878 = s4_egress == 3'h2;
+    assign and_879 = eq_869 & eq_878;
+    assign eq_881 = s4_second_egress == 3'h2;
+    assign and_882 = s4_second & eq_881;
+    assign or_883 = and_879 | and_882;
+    assign eq_885 = s4_egress == 3'h1;
+    assign mux_886 = eq_885 ? s4_hdr_primary : s4_hdr_second;
+    assign eq_888 = s4_egress == 3'h2;
+    assign mux_889 = eq_888 ? s4_hdr_primary : s4_hdr_second;
+    assign concat_890 = {s4_data, s4_keep, s4_sop, s4_eop};
+    assign concat_891 = {mux_886, concat_890};
+    assign concat_892 = {mux_889, concat_890};
+    assign eq_894 = s4_egress == 3'h3;
+    assign and_895 = eq_869 & eq_894;
+    assign concat_896 = {s4_slot, s4_hdr_primary, concat_890};
+    assign eq_898 = s4_egress == 3'h4;
+    assign and_899 = eq_869 & eq_898;
+    assign concat_900 = {s4_hdr_primary, concat_890};
+    assign eq_902 = s4_action == 2'h1;
+    assign and_903 = eq_902 & s4_sop;
+    assign and_905 = s4_valid & or_876;
+    assign not_906 = ~m_port_a_sent;
+    assign and_907 = and_905 & not_906;
     assign m_port_a_in_ready = m_port_a_slice_s_tready;
-    assign and_908 = and_906 & m_port_a_in_ready;
-    assign not_909 = ~or_875;
-    assign or_910 = m_port_a_sent | and_908;
-    assign or_911 = not_909 | or_910;
-    assign and_912 = 1'h1 & or_911;
-    assign or_913 = m_port_a_sent | and_908;
-    assign mux_914 = adv ? 1'h0 : or_913;
+    assign and_909 = and_907 & m_port_a_in_ready;
+    assign not_910 = ~or_876;
+    assign or_911 = m_port_a_sent | and_909;
+    assign or_912 = not_910 | or_911;
+    assign and_913 = 1'h1 & or_912;
+    assign or_914 = m_port_a_sent | and_909;
+    assign mux_915 = adv ? 1'h0 : or_914;
     assign m_port_a_slice_m_ready = m_port_a_tlp_ready;
-    assign slice_920 = m_port_a_slice_m_tdata[657:530];
-    assign slice_921 = m_port_a_slice_m_tdata[529:18];
-    assign slice_922 = m_port_a_slice_m_tdata[17:2];
-    assign slice_923 = m_port_a_slice_m_tdata[1];
-    assign slice_924 = m_port_a_slice_m_tdata[0];
-    assign and_927 = s4_valid & or_882;
-    assign not_928 = ~m_port_b_sent;
-    assign and_929 = and_927 & not_928;
+    assign slice_921 = m_port_a_slice_m_tdata[657:530];
+    assign slice_922 = m_port_a_slice_m_tdata[529:18];
+    assign slice_923 = m_port_a_slice_m_tdata[17:2];
+    assign slice_924 = m_port_a_slice_m_tdata[1];
+    assign slice_925 = m_port_a_slice_m_tdata[0];
+    assign and_928 = s4_valid & or_883;
+    assign not_929 = ~m_port_b_sent;
+    assign and_930 = and_928 & not_929;
     assign m_port_b_in_ready = m_port_b_slice_s_tready;
-    assign and_931 = and_929 & m_port_b_in_ready;
-    assign not_932 = ~or_882;
-    assign or_933 = m_port_b_sent | and_931;
-    assign or_934 = not_932 | or_933;
-    assign and_935 = and_912 & or_934;
-    assign or_936 = m_port_b_sent | and_931;
-    assign mux_937 = adv ? 1'h0 : or_936;
+    assign and_932 = and_930 & m_port_b_in_ready;
+    assign not_933 = ~or_883;
+    assign or_934 = m_port_b_sent | and_932;
+    assign or_935 = not_933 | or_934;
+    assign and_936 = and_913 & or_935;
+    assign or_937 = m_port_b_sent | and_932;
+    assign mux_938 = adv ? 1'h0 : or_937;
     assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
-    assign slice_943 = m_port_b_slice_m_tdata[657:530];
-    assign slice_944 = m_port_b_slice_m_tdata[529:18];
-    assign slice_945 = m_port_b_slice_m_tdata[17:2];
-    assign slice_946 = m_port_b_slice_m_tdata[1];
-    assign slice_947 = m_port_b_slice_m_tdata[0];
-    assign and_950 = s4_valid & and_894;
-    assign not_951 = ~m_kernel_sent;
-    assign and_952 = and_950 & not_951;
+    assign slice_944 = m_port_b_slice_m_tdata[657:530];
+    assign slice_945 = m_port_b_slice_m_tdata[529:18];
+    assign slice_946 = m_port_b_slice_m_tdata[17:2];
+    assign slice_947 = m_port_b_slice_m_tdata[1];
+    assign slice_948 = m_port_b_slice_m_tdata[0];
+    assign and_951 = s4_valid & and_895;
+    assign not_952 = ~m_kernel_sent;
+    assign and_953 = and_951 & not_952;
     assign m_kernel_in_ready = m_kernel_slice_s_tready;
-    assign and_954 = and_952 & m_kernel_in_ready;
-    assign not_955 = ~and_894;
-    assign or_956 = m_kernel_sent | and_954;
-    assign or_957 = not_955 | or_956;
-    assign and_958 = and_935 & or_957;
-    assign or_959 = m_kernel_sent | and_954;
-    assign mux_960 = adv ? 1'h0 : or_959;
+    assign and_955 = and_953 & m_kernel_in_ready;
+    assign not_956 = ~and_895;
+    assign or_957 = m_kernel_sent | and_955;
+    assign or_958 = not_956 | or_957;
+    assign and_959 = and_936 & or_958;
+    assign or_960 = m_kernel_sent | and_955;
+    assign mux_961 = adv ? 1'h0 : or_960;
     assign m_kernel_slice_m_ready = m_kernel_tlp_ready;
-    assign slice_966 = m_kernel_slice_m_tdata[665:658];
-    assign slice_967 = m_kernel_slice_m_tdata[657:530];
-    assign slice_968 = m_kernel_slice_m_tdata[529:18];
-    assign slice_969 = m_kernel_slice_m_tdata[17:2];
-    assign slice_970 = m_kernel_slice_m_tdata[1];
-    assign slice_971 = m_kernel_slice_m_tdata[0];
-    assign and_974 = s4_valid & and_898;
-    assign not_975 = ~m_local_sent;
-    assign and_976 = and_974 & not_975;
+    assign slice_967 = m_kernel_slice_m_tdata[665:658];
+    assign slice_968 = m_kernel_slice_m_tdata[657:530];
+    assign slice_969 = m_kernel_slice_m_tdata[529:18];
+    assign slice_970 = m_kernel_slice_m_tdata[17:2];
+    assign slice_971 = m_kernel_slice_m_tdata[1];
+    assign slice_972 = m_kernel_slice_m_tdata[0];
+    assign and_975 = s4_valid & and_899;
+    assign not_976 = ~m_local_sent;
+    assign and_977 = and_975 & not_976;
     assign m_local_in_ready = m_local_slice_s_tready;
-    assign and_978 = and_976 & m_local_in_ready;
-    assign not_979 = ~and_898;
-    assign or_980 = m_local_sent | and_978;
-    assign or_981 = not_979 | or_980;
-    assign and_982 = and_958 & or_981;
-    assign or_983 = m_local_sent | and_978;
-    assign mux_984 = adv ? 1'h0 : or_983;
+    assign and_979 = and_977 & m_local_in_ready;
+    assign not_980 = ~and_899;
+    assign or_981 = m_local_sent | and_979;
+    assign or_982 = not_980 | or_981;
+    assign and_983 = and_959 & or_982;
+    assign or_984 = m_local_sent | and_979;
+    assign mux_985 = adv ? 1'h0 : or_984;
     assign m_local_slice_m_ready = m_local_tlp_ready;
-    assign slice_990 = m_local_slice_m_tdata[657:530];
-    assign slice_991 = m_local_slice_m_tdata[529:18];
-    assign slice_992 = m_local_slice_m_tdata[17:2];
-    assign slice_993 = m_local_slice_m_tdata[1];
-    assign slice_994 = m_local_slice_m_tdata[0];
-    assign and_997 = s4_valid & and_902;
-    assign not_998 = ~m_cpl_sent;
-    assign and_999 = and_997 & not_998;
+    assign slice_991 = m_local_slice_m_tdata[657:530];
+    assign slice_992 = m_local_slice_m_tdata[529:18];
+    assign slice_993 = m_local_slice_m_tdata[17:2];
+    assign slice_994 = m_local_slice_m_tdata[1];
+    assign slice_995 = m_local_slice_m_tdata[0];
+    assign and_998 = s4_valid & and_903;
+    assign not_999 = ~m_cpl_sent;
+    assign and_1000 = and_998 & not_999;
     assign m_cpl_in_ready = m_cpl_slice_s_tready;
-    assign and_1001 = and_999 & m_cpl_in_ready;
-    assign not_1002 = ~and_902;
-    assign or_1003 = m_cpl_sent | and_1001;
-    assign or_1004 = not_1002 | or_1003;
-    assign and_1005 = and_982 & or_1004;
-    assign or_1006 = m_cpl_sent | and_1001;
-    assign mux_1007 = adv ? 1'h0 : or_1006;
+    assign and_1002 = and_1000 & m_cpl_in_ready;
+    assign not_1003 = ~and_903;
+    assign or_1004 = m_cpl_sent | and_1002;
+    assign or_1005 = not_1003 | or_1004;
+    assign and_1006 = and_983 & or_1005;
+    assign or_1007 = m_cpl_sent | and_1002;
+    assign mux_1008 = adv ? 1'h0 : or_1007;
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
-    assign not_1014 = ~s4_valid;
-    assign or_1015 = not_1014 | and_1005;
-    assign and_1016 = s4_valid & s4_sop;
-    assign and_1017 = adv & and_1016;
-    assign add_1020 = count_ok + 32'h1;
-    assign eq_1022 = s4_reason == 4'h0;
-    assign and_1023 = and_1017 & eq_1022;
-    assign add_1026 = count_not_for_us + 32'h1;
-    assign eq_1028 = s4_reason == 4'h1;
-    assign and_1029 = and_1017 & eq_1028;
-    assign add_1032 = count_window_miss + 32'h1;
-    assign eq_1034 = s4_reason == 4'h2;
-    assign and_1035 = and_1017 & eq_1034;
-    assign add_1038 = count_mapping_disabled + 32'h1;
-    assign eq_1040 = s4_reason == 4'h3;
-    assign and_1041 = and_1017 & eq_1040;
-    assign add_1044 = count_port_down + 32'h1;
-    assign eq_1046 = s4_reason == 4'h4;
-    assign and_1047 = and_1017 & eq_1046;
-    assign add_1050 = count_denied + 32'h1;
-    assign eq_1052 = s4_reason == 4'h5;
-    assign and_1053 = and_1017 & eq_1052;
-    assign add_1056 = count_no_proxy_id + 32'h1;
-    assign eq_1058 = s4_reason == 4'h6;
-    assign and_1059 = and_1017 & eq_1058;
-    assign add_1062 = count_unexpected_completion + 32'h1;
-    assign eq_1064 = s4_reason == 4'h7;
-    assign and_1065 = and_1017 & eq_1064;
-    assign add_1068 = count_unsupported + 32'h1;
-    assign eq_1070 = s4_reason == 4'h8;
-    assign and_1071 = and_1017 & eq_1070;
-    assign add_1074 = count_relay_denied + 32'h1;
-    assign eq_1076 = s4_reason == 4'h9;
-    assign and_1077 = and_1017 & eq_1076;
-    assign not_1078 = ~axil_rvalid;
-    assign and_1079 = s_axil_arvalid & not_1078;
-    assign not_1080 = ~axil_rvalid;
-    assign slice_1081 = s_axil_araddr[11:2];
-    assign concat_1085 = {port_down, init_done};
-    assign zext_1086 = {29'h0, concat_1085};
-    assign eq_1088 = slice_1081 == 10'h0;
-    assign eq_1090 = slice_1081 == 10'h1;
-    assign eq_1092 = slice_1081 == 10'h2;
-    assign eq_1094 = slice_1081 == 10'h3;
-    assign eq_1096 = slice_1081 == 10'h4;
-    assign eq_1098 = slice_1081 == 10'h5;
-    assign eq_1100 = slice_1081 == 10'h8;
-    assign eq_1102 = slice_1081 == 10'h9;
-    assign eq_1104 = slice_1081 == 10'ha;
-    assign eq_1106 = slice_1081 == 10'hb;
-    assign eq_1108 = slice_1081 == 10'h40;
-    assign eq_1110 = slice_1081 == 10'h41;
-    assign eq_1112 = slice_1081 == 10'h42;
-    assign eq_1114 = slice_1081 == 10'h43;
-    assign eq_1116 = slice_1081 == 10'h44;
-    assign eq_1118 = slice_1081 == 10'h45;
-    assign eq_1120 = slice_1081 == 10'h46;
-    assign eq_1122 = slice_1081 == 10'h47;
-    assign eq_1124 = slice_1081 == 10'h48;
-    assign eq_1126 = slice_1081 == 10'h49;
-    assign mux_1128 = eq_1088 ? 32'h4f4e4943 : 32'h0;
-    assign mux_1130 = eq_1090 ? 32'h10001 : 32'h0;
-    assign mux_1132 = eq_1092 ? 32'h10000001 : 32'h0;
-    assign mux_1134 = eq_1094 ? zext_1086 : 32'h0;
-    assign mux_1136 = eq_1096 ? win_en_lo : 32'h0;
-    assign mux_1138 = eq_1098 ? win_en_hi : 32'h0;
-    assign mux_1140 = eq_1100 ? lut_index : 32'h0;
-    assign mux_1142 = eq_1102 ? lut_addr_lo : 32'h0;
-    assign mux_1144 = eq_1104 ? lut_addr_hi : 32'h0;
-    assign mux_1146 = eq_1106 ? lut_ctrl : 32'h0;
-    assign mux_1148 = eq_1108 ? count_ok : 32'h0;
-    assign mux_1150 = eq_1110 ? count_not_for_us : 32'h0;
-    assign mux_1152 = eq_1112 ? count_window_miss : 32'h0;
-    assign mux_1154 = eq_1114 ? count_mapping_disabled : 32'h0;
-    assign mux_1156 = eq_1116 ? count_port_down : 32'h0;
-    assign mux_1158 = eq_1118 ? count_denied : 32'h0;
-    assign mux_1160 = eq_1120 ? count_no_proxy_id : 32'h0;
-    assign mux_1162 = eq_1122 ? count_unexpected_completion : 32'h0;
-    assign mux_1164 = eq_1124 ? count_unsupported : 32'h0;
-    assign mux_1166 = eq_1126 ? count_relay_denied : 32'h0;
-    assign or_1167 = mux_1128 | mux_1130;
-    assign or_1168 = mux_1132 | mux_1134;
-    assign or_1169 = mux_1136 | mux_1138;
-    assign or_1170 = mux_1140 | mux_1142;
-    assign or_1171 = mux_1144 | mux_1146;
-    assign or_1172 = mux_1148 | mux_1150;
-    assign or_1173 = mux_1152 | mux_1154;
-    assign or_1174 = mux_1156 | mux_1158;
-    assign or_1175 = mux_1160 | mux_1162;
-    assign or_1176 = mux_1164 | mux_1166;
-    assign or_1177 = or_1167 | or_1168;
-    assign or_1178 = or_1169 | or_1170;
-    assign or_1179 = or_1171 | or_1172;
-    assign or_1180 = or_1173 | or_1174;
-    assign or_1181 = or_1175 | or_1176;
-    assign or_1182 = or_1177 | or_1178;
-    assign or_1183 = or_1179 | or_1180;
-    assign or_1184 = or_1182 | or_1183;
-    assign or_1185 = or_1184 | or_1181;
-    assign not_1187 = ~s_axil_rready;
-    assign and_1188 = axil_rvalid & not_1187;
-    assign mux_1189 = and_1079 ? 1'h1 : and_1188;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], mux_638[1:0], mux_736[1:0], mux_736[63:7]};
+    assign not_1015 = ~s4_valid;
+    assign or_1016 = not_1015 | and_1006;
+    assign and_1017 = s4_valid & s4_sop;
+    assign and_1018 = adv & and_1017;
+    assign add_1021 = count_ok + 32'h1;
+    assign eq_1023 = s4_reason == 4'h0;
+    assign and_1024 = and_1018 & eq_1023;
+    assign add_1027 = count_not_for_us + 32'h1;
+    assign eq_1029 = s4_reason == 4'h1;
+    assign and_1030 = and_1018 & eq_1029;
+    assign add_1033 = count_window_miss + 32'h1;
+    assign eq_1035 = s4_reason == 4'h2;
+    assign and_1036 = and_1018 & eq_1035;
+    assign add_1039 = count_mapping_disabled + 32'h1;
+    assign eq_1041 = s4_reason == 4'h3;
+    assign and_1042 = and_1018 & eq_1041;
+    assign add_1045 = count_port_down + 32'h1;
+    assign eq_1047 = s4_reason == 4'h4;
+    assign and_1048 = and_1018 & eq_1047;
+    assign add_1051 = count_denied + 32'h1;
+    assign eq_1053 = s4_reason == 4'h5;
+    assign and_1054 = and_1018 & eq_1053;
+    assign add_1057 = count_no_proxy_id + 32'h1;
+    assign eq_1059 = s4_reason == 4'h6;
+    assign and_1060 = and_1018 & eq_1059;
+    assign add_1063 = count_unexpected_completion + 32'h1;
+    assign eq_1065 = s4_reason == 4'h7;
+    assign and_1066 = and_1018 & eq_1065;
+    assign add_1069 = count_unsupported + 32'h1;
+    assign eq_1071 = s4_reason == 4'h8;
+    assign and_1072 = and_1018 & eq_1071;
+    assign add_1075 = count_relay_denied + 32'h1;
+    assign eq_1077 = s4_reason == 4'h9;
+    assign and_1078 = and_1018 & eq_1077;
+    assign not_1079 = ~axil_rvalid;
+    assign and_1080 = s_axil_arvalid & not_1079;
+    assign not_1081 = ~axil_rvalid;
+    assign slice_1082 = s_axil_araddr[11:2];
+    assign concat_1086 = {port_down, init_done};
+    assign zext_1087 = {29'h0, concat_1086};
+    assign eq_1089 = slice_1082 == 10'h0;
+    assign eq_1091 = slice_1082 == 10'h1;
+    assign eq_1093 = slice_1082 == 10'h2;
+    assign eq_1095 = slice_1082 == 10'h3;
+    assign eq_1097 = slice_1082 == 10'h4;
+    assign eq_1099 = slice_1082 == 10'h5;
+    assign eq_1101 = slice_1082 == 10'h8;
+    assign eq_1103 = slice_1082 == 10'h9;
+    assign eq_1105 = slice_1082 == 10'ha;
+    assign eq_1107 = slice_1082 == 10'hb;
+    assign eq_1109 = slice_1082 == 10'h40;
+    assign eq_1111 = slice_1082 == 10'h41;
+    assign eq_1113 = slice_1082 == 10'h42;
+    assign eq_1115 = slice_1082 == 10'h43;
+    assign eq_1117 = slice_1082 == 10'h44;
+    assign eq_1119 = slice_1082 == 10'h45;
+    assign eq_1121 = slice_1082 == 10'h46;
+    assign eq_1123 = slice_1082 == 10'h47;
+    assign eq_1125 = slice_1082 == 10'h48;
+    assign eq_1127 = slice_1082 == 10'h49;
+    assign mux_1129 = eq_1089 ? 32'h4f4e4943 : 32'h0;
+    assign mux_1131 = eq_1091 ? 32'h10001 : 32'h0;
+    assign mux_1133 = eq_1093 ? 32'h10000001 : 32'h0;
+    assign mux_1135 = eq_1095 ? zext_1087 : 32'h0;
+    assign mux_1137 = eq_1097 ? win_en_lo : 32'h0;
+    assign mux_1139 = eq_1099 ? win_en_hi : 32'h0;
+    assign mux_1141 = eq_1101 ? lut_index : 32'h0;
+    assign mux_1143 = eq_1103 ? lut_addr_lo : 32'h0;
+    assign mux_1145 = eq_1105 ? lut_addr_hi : 32'h0;
+    assign mux_1147 = eq_1107 ? lut_ctrl : 32'h0;
+    assign mux_1149 = eq_1109 ? count_ok : 32'h0;
+    assign mux_1151 = eq_1111 ? count_not_for_us : 32'h0;
+    assign mux_1153 = eq_1113 ? count_window_miss : 32'h0;
+    assign mux_1155 = eq_1115 ? count_mapping_disabled : 32'h0;
+    assign mux_1157 = eq_1117 ? count_port_down : 32'h0;
+    assign mux_1159 = eq_1119 ? count_denied : 32'h0;
+    assign mux_1161 = eq_1121 ? count_no_proxy_id : 32'h0;
+    assign mux_1163 = eq_1123 ? count_unexpected_completion : 32'h0;
+    assign mux_1165 = eq_1125 ? count_unsupported : 32'h0;
+    assign mux_1167 = eq_1127 ? count_relay_denied : 32'h0;
+    assign or_1168 = mux_1129 | mux_1131;
+    assign or_1169 = mux_1133 | mux_1135;
+    assign or_1170 = mux_1137 | mux_1139;
+    assign or_1171 = mux_1141 | mux_1143;
+    assign or_1172 = mux_1145 | mux_1147;
+    assign or_1173 = mux_1149 | mux_1151;
+    assign or_1174 = mux_1153 | mux_1155;
+    assign or_1175 = mux_1157 | mux_1159;
+    assign or_1176 = mux_1161 | mux_1163;
+    assign or_1177 = mux_1165 | mux_1167;
+    assign or_1178 = or_1168 | or_1169;
+    assign or_1179 = or_1170 | or_1171;
+    assign or_1180 = or_1172 | or_1173;
+    assign or_1181 = or_1174 | or_1175;
+    assign or_1182 = or_1176 | or_1177;
+    assign or_1183 = or_1178 | or_1179;
+    assign or_1184 = or_1180 | or_1181;
+    assign or_1185 = or_1183 | or_1184;
+    assign or_1186 = or_1185 | or_1182;
+    assign not_1188 = ~s_axil_rready;
+    assign and_1189 = axil_rvalid & not_1188;
+    assign mux_1190 = and_1080 ? 1'h1 : and_1189;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], mux_639[1:0], mux_737[1:0], mux_737[63:7]};
 
     onic_axis_skid_661 in_slice ( // axis.go:320
         .clk(clk),
@@ -1601,8 +1601,9 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // access.go:154
-        .req(slice_438),
+    onic_pcie_manager_access access ( // access.go:158
+        .req(slice_439),
+        .ingress(2'h0),
         .addr(mux_409),
         .size(s2_size),
         .write(slice_437),
@@ -1615,8 +1616,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_a_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_890),
-        .s_tvalid(and_906),
+        .s_tdata(concat_891),
+        .s_tvalid(and_907),
         .s_tready(m_port_a_slice_s_tready),
         .m_tdata(m_port_a_slice_m_tdata),
         .m_tvalid(m_port_a_slice_m_tvalid),
@@ -1626,8 +1627,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_b_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_891),
-        .s_tvalid(and_929),
+        .s_tdata(concat_892),
+        .s_tvalid(and_930),
         .s_tready(m_port_b_slice_s_tready),
         .m_tdata(m_port_b_slice_m_tdata),
         .m_tvalid(m_port_b_slice_m_tvalid),
@@ -1637,8 +1638,8 @@ module onic_pcie_manager (
     onic_axis_skid_666 m_kernel_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_895),
-        .s_tvalid(and_952),
+        .s_tdata(concat_896),
+        .s_tvalid(and_953),
         .s_tready(m_kernel_slice_s_tready),
         .m_tdata(m_kernel_slice_m_tdata),
         .m_tvalid(m_kernel_slice_m_tvalid),
@@ -1648,8 +1649,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_local_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_899),
-        .s_tvalid(and_976),
+        .s_tdata(concat_900),
+        .s_tvalid(and_977),
         .s_tready(m_local_slice_s_tready),
         .m_tdata(m_local_slice_m_tdata),
         .m_tvalid(m_local_slice_m_tvalid),
@@ -1660,7 +1661,7 @@ module onic_pcie_manager (
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),
-        .s_tvalid(and_999),
+        .s_tvalid(and_1000),
         .s_tready(m_cpl_slice_s_tready),
         .m_tdata(m_cpl_slice_m_tdata),
         .m_tvalid(m_cpl_slice_m_tvalid),
@@ -1727,15 +1728,15 @@ module onic_pcie_manager (
         if (rst) begin
             axil_rvalid <= 1'h0;
         end else begin
-            axil_rvalid <= mux_1189;
+            axil_rvalid <= mux_1190;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             axil_rdata <= 32'h0;
-        end else if (and_1079) begin
-            axil_rdata <= or_1185;
+        end else if (and_1080) begin
+            axil_rdata <= or_1186;
         end
     end
 
@@ -2262,47 +2263,47 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_action <= 2'h0;
-        end else if (and_850) begin
-            s4_action <= mux_646;
+        end else if (and_851) begin
+            s4_action <= mux_647;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_reason <= 4'h0;
-        end else if (and_850) begin
-            s4_reason <= mux_635;
+        end else if (and_851) begin
+            s4_reason <= mux_636;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_egress <= 3'h0;
-        end else if (and_850) begin
-            s4_egress <= mux_636;
+        end else if (and_851) begin
+            s4_egress <= mux_637;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_slot <= 8'h0;
-        end else if (and_850) begin
-            s4_slot <= mux_637;
+        end else if (and_851) begin
+            s4_slot <= mux_638;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second <= 1'h0;
-        end else if (and_850) begin
-            s4_second <= and_659;
+        end else if (and_851) begin
+            s4_second <= and_660;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second_egress <= 3'h0;
-        end else if (and_850) begin
+        end else if (and_851) begin
             s4_second_egress <= s3_second_egress;
         end
     end
@@ -2310,24 +2311,24 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_primary <= 128'h0;
-        end else if (and_850) begin
-            s4_hdr_primary <= mux_678;
+        end else if (and_851) begin
+            s4_hdr_primary <= mux_679;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_second <= 128'h0;
-        end else if (and_850) begin
-            s4_hdr_second <= mux_696;
+        end else if (and_851) begin
+            s4_hdr_second <= mux_697;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_cpl_hdr <= 96'h0;
-        end else if (and_850) begin
-            s4_cpl_hdr <= concat_848;
+        end else if (and_851) begin
+            s4_cpl_hdr <= concat_849;
         end
     end
 
@@ -2335,7 +2336,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_a_sent <= 1'h0;
         end else begin
-            m_port_a_sent <= mux_914;
+            m_port_a_sent <= mux_915;
         end
     end
 
@@ -2343,7 +2344,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_b_sent <= 1'h0;
         end else begin
-            m_port_b_sent <= mux_937;
+            m_port_b_sent <= mux_938;
         end
     end
 
@@ -2351,7 +2352,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_kernel_sent <= 1'h0;
         end else begin
-            m_kernel_sent <= mux_960;
+            m_kernel_sent <= mux_961;
         end
     end
 
@@ -2359,7 +2360,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_local_sent <= 1'h0;
         end else begin
-            m_local_sent <= mux_984;
+            m_local_sent <= mux_985;
         end
     end
 
@@ -2367,87 +2368,87 @@ module onic_pcie_manager (
         if (rst) begin
             m_cpl_sent <= 1'h0;
         end else begin
-            m_cpl_sent <= mux_1007;
+            m_cpl_sent <= mux_1008;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_ok <= 32'h0;
-        end else if (and_1023) begin
-            count_ok <= add_1020;
+        end else if (and_1024) begin
+            count_ok <= add_1021;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_not_for_us <= 32'h0;
-        end else if (and_1029) begin
-            count_not_for_us <= add_1026;
+        end else if (and_1030) begin
+            count_not_for_us <= add_1027;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_window_miss <= 32'h0;
-        end else if (and_1035) begin
-            count_window_miss <= add_1032;
+        end else if (and_1036) begin
+            count_window_miss <= add_1033;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_mapping_disabled <= 32'h0;
-        end else if (and_1041) begin
-            count_mapping_disabled <= add_1038;
+        end else if (and_1042) begin
+            count_mapping_disabled <= add_1039;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_port_down <= 32'h0;
-        end else if (and_1047) begin
-            count_port_down <= add_1044;
+        end else if (and_1048) begin
+            count_port_down <= add_1045;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_denied <= 32'h0;
-        end else if (and_1053) begin
-            count_denied <= add_1050;
+        end else if (and_1054) begin
+            count_denied <= add_1051;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_no_proxy_id <= 32'h0;
-        end else if (and_1059) begin
-            count_no_proxy_id <= add_1056;
+        end else if (and_1060) begin
+            count_no_proxy_id <= add_1057;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unexpected_completion <= 32'h0;
-        end else if (and_1065) begin
-            count_unexpected_completion <= add_1062;
+        end else if (and_1066) begin
+            count_unexpected_completion <= add_1063;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unsupported <= 32'h0;
-        end else if (and_1071) begin
-            count_unsupported <= add_1068;
+        end else if (and_1072) begin
+            count_unsupported <= add_1069;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_relay_denied <= 32'h0;
-        end else if (and_1077) begin
-            count_relay_denied <= add_1074;
+        end else if (and_1078) begin
+            count_relay_denied <= add_1075;
         end
     end
 
@@ -2456,34 +2457,34 @@ module onic_pcie_manager (
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
     assign s_host_tlp_ready = and_102;
-    assign m_port_a_tlp_hdr = slice_920;
-    assign m_port_a_tlp_data = slice_921;
-    assign m_port_a_tlp_keep = slice_922;
-    assign m_port_a_tlp_sop = slice_923;
-    assign m_port_a_tlp_eop = slice_924;
+    assign m_port_a_tlp_hdr = slice_921;
+    assign m_port_a_tlp_data = slice_922;
+    assign m_port_a_tlp_keep = slice_923;
+    assign m_port_a_tlp_sop = slice_924;
+    assign m_port_a_tlp_eop = slice_925;
     assign m_port_a_tlp_valid = m_port_a_slice_m_tvalid;
-    assign m_port_b_tlp_hdr = slice_943;
-    assign m_port_b_tlp_data = slice_944;
-    assign m_port_b_tlp_keep = slice_945;
-    assign m_port_b_tlp_sop = slice_946;
-    assign m_port_b_tlp_eop = slice_947;
+    assign m_port_b_tlp_hdr = slice_944;
+    assign m_port_b_tlp_data = slice_945;
+    assign m_port_b_tlp_keep = slice_946;
+    assign m_port_b_tlp_sop = slice_947;
+    assign m_port_b_tlp_eop = slice_948;
     assign m_port_b_tlp_valid = m_port_b_slice_m_tvalid;
-    assign m_kernel_slot = slice_966;
-    assign m_kernel_tlp_hdr = slice_967;
-    assign m_kernel_tlp_data = slice_968;
-    assign m_kernel_tlp_keep = slice_969;
-    assign m_kernel_tlp_sop = slice_970;
-    assign m_kernel_tlp_eop = slice_971;
+    assign m_kernel_slot = slice_967;
+    assign m_kernel_tlp_hdr = slice_968;
+    assign m_kernel_tlp_data = slice_969;
+    assign m_kernel_tlp_keep = slice_970;
+    assign m_kernel_tlp_sop = slice_971;
+    assign m_kernel_tlp_eop = slice_972;
     assign m_kernel_tlp_valid = m_kernel_slice_m_tvalid;
-    assign m_local_tlp_hdr = slice_990;
-    assign m_local_tlp_data = slice_991;
-    assign m_local_tlp_keep = slice_992;
-    assign m_local_tlp_sop = slice_993;
-    assign m_local_tlp_eop = slice_994;
+    assign m_local_tlp_hdr = slice_991;
+    assign m_local_tlp_data = slice_992;
+    assign m_local_tlp_keep = slice_993;
+    assign m_local_tlp_sop = slice_994;
+    assign m_local_tlp_eop = slice_995;
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign s_axil_arready = not_1080;
+    assign s_axil_arready = not_1081;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;
