@@ -102,3 +102,23 @@ func FuzzLoadTrust(f *testing.F) {
 		}
 	})
 }
+
+// TestSpecStrict: a spec's numbers are read as strictly as a scenario's:
+// NaN, a fraction or an explicit 0 for a defaulted field is an error.
+func TestSpecStrict(t *testing.T) {
+	base, err := os.ReadFile("testdata/onic-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ to, want string }{
+		{"clock_mhz: .nan", "clock_mhz: NaN is not a finite number"},
+		{"clock_mhz: 0", "clock_mhz: 0 is not a value here"},
+		{"clock_mhz: 2.5e2\nwidth: 511.5", "width: 511.5 is not a whole number"},
+	} {
+		src := strings.Replace(string(base), "clock_mhz: 250\nwidth: 512", tc.to, 1)
+		_, err := LoadSpec("s.yaml", strings.NewReader(src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}

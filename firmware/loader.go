@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/viper"
-
 	"onic/internal/readfile"
+	"onic/internal/yamlcfg"
 )
 
 // OperatorRole is the trust-store role that may load whole images and
@@ -39,14 +38,9 @@ type TrustedKey struct {
 // LoadTrust reads a trust store from YAML; key files are found relative
 // to dir.
 func LoadTrust(name string, r io.Reader, dir string) (Trust, error) {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(r); err != nil {
-		return Trust{}, fmt.Errorf("%s: %v", name, oneLine(err))
-	}
 	var t Trust
-	if err := v.UnmarshalExact(&t); err != nil {
-		return Trust{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	if err := yamlcfg.Decode(name, r, &t, yamlcfg.Options{MaxBytes: MaxTrustFile}); err != nil {
+		return Trust{}, err
 	}
 	names := map[string]int{}
 	for i := range t.Keys {

@@ -15,9 +15,8 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/spf13/viper"
-
 	"onic/internal/readfile"
+	"onic/internal/yamlcfg"
 	"onic/kernels"
 	"onic/pcie/manager"
 )
@@ -93,20 +92,19 @@ const (
 // LoadSpec reads a spec from YAML; name labels the errors. Unknown fields
 // are errors. The spec is checked (Check) and its defaults filled in.
 func LoadSpec(name string, r io.Reader) (Spec, error) {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(r); err != nil {
-		return Spec{}, fmt.Errorf("%s: %v", name, oneLine(err))
-	}
 	var s Spec
-	if err := v.UnmarshalExact(&s); err != nil {
-		return Spec{}, fmt.Errorf("%s: %v", name, oneLine(err))
+	if err := yamlcfg.Decode(name, r, &s, yamlcfg.Options{MaxBytes: MaxSpecFile, Defaulted: specDefaulted}); err != nil {
+		return Spec{}, err
 	}
 	if err := s.Check(); err != nil {
 		return Spec{}, fmt.Errorf("%s: %v", name, err)
 	}
 	return s, nil
 }
+
+// specDefaulted are the spec's fields whose default is not zero: an
+// explicit 0 there is refused.
+var specDefaulted = map[string]bool{"clock_mhz": true, "width": true, "data_width": true}
 
 // MaxSpecFile is the largest spec file LoadSpecFile reads.
 const MaxSpecFile = 4 << 20
@@ -121,13 +119,9 @@ func LoadSpecFile(path string) (Spec, error) {
 	return LoadSpec(path, bytes.NewReader(b))
 }
 
-// oneLine puts a decoder's multi-line error on one line.
-func oneLine(err error) string { return lineBreaks.ReplaceAllString(err.Error(), "; ") }
-
 var (
-	lineBreaks = regexp.MustCompile(`\s*\n\s*\*?\s*`)
-	semver     = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-	nameRule   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	semver   = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+	nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 )
 
 // Check fills in defaults and checks every field, naming the first bad
@@ -153,7 +147,7 @@ func (s *Spec) Check() error {
 	if s.ClockMHz == 0 {
 		s.ClockMHz = DefaultClockMHz
 	}
-	if s.ClockMHz < 0 || s.ClockMHz > 1000 {
+	if !(s.ClockMHz > 0 && s.ClockMHz <= 1000) {
 		return fmt.Errorf("clock_mhz %g: want (0, 1000]", s.ClockMHz)
 	}
 	if s.Width == 0 {

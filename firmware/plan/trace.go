@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"time"
 
-	"github.com/spf13/viper"
-
 	"onic/internal/readfile"
+	"onic/internal/yamlcfg"
 )
 
 // Trace is a planner's input (YAML, docs/firmware.md): the load time of
@@ -36,14 +34,9 @@ type ONICTrace struct {
 // LoadTrace reads a trace; name labels its errors. Unknown fields are
 // errors.
 func LoadTrace(name string, r io.Reader) (Trace, error) {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(r); err != nil {
-		return Trace{}, fmt.Errorf("%s: %s", name, oneLine(err))
-	}
 	var t Trace
-	if err := v.UnmarshalExact(&t); err != nil {
-		return Trace{}, fmt.Errorf("%s: %s", name, oneLine(err))
+	if err := yamlcfg.Decode(name, r, &t, yamlcfg.Options{MaxBytes: MaxTraceFile}); err != nil {
+		return Trace{}, err
 	}
 	if len(t.ONICs) == 0 {
 		return Trace{}, fmt.Errorf("%s: onics: the trace has none", name)
@@ -70,10 +63,6 @@ func LoadTraceFile(path string) (Trace, error) {
 	}
 	return LoadTrace(path, bytes.NewReader(b))
 }
-
-var lineBreaks = regexp.MustCompile(`\s*\n\s*\*?\s*`)
-
-func oneLine(err error) string { return lineBreaks.ReplaceAllString(err.Error(), "; ") }
 
 // Loads is the kernels' load times as Plan takes them.
 func (t Trace) Loads() map[string]time.Duration {

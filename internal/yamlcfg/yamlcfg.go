@@ -1,0 +1,185 @@
+// Package yamlcfg decodes onic's YAML files — scenarios, firmware specs,
+// trust stores, kernel traces — into their Go types strictly, the same
+// way for every file:
+//
+//   - an unknown field is an error (a misspelt field is not silently left
+//     at its default);
+//   - a duration needs a unit ("2us", not 2000: a bare number would
+//     otherwise be read as nanoseconds);
+//   - a whole-number field refuses a fraction (4096.7 is not 4096);
+//   - NaN and infinities are refused;
+//   - a field whose default is not zero refuses an explicit 0 (leave it
+//     out for the default), for the field names the caller lists;
+//   - the input is at most a size the caller documents.
+//
+// Errors are one line, led by the file's name and the field's path.
+package yamlcfg
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"onic/internal/readfile"
+)
+
+// Options say what a file may hold besides its type's fields.
+type Options struct {
+	// MaxBytes bounds the input (required: every file has a limit).
+	MaxBytes int64
+	// Defaulted names the fields (by key, at any depth) whose default is
+	// not zero, so that an explicit 0 there is refused.
+	Defaulted map[string]bool
+}
+
+// Decode reads YAML from r into out (a pointer to a struct with
+// mapstructure tags); name labels the errors.
+func Decode(name string, r io.Reader, out any, o Options) error {
+	b, err := io.ReadAll(io.LimitReader(r, o.MaxBytes+1))
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	if int64(len(b)) > o.MaxBytes {
+		return fmt.Errorf("%s: more than the %s allowed", name, readfile.Size(o.MaxBytes))
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("%s: %s", name, OneLine(err))
+	}
+	if err := explicitZeros(v.AllSettings(), "", o.Defaulted); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(strictValues, mapstructure.StringToSliceHookFunc(",")))
+	if err := v.UnmarshalExact(out, hook); err != nil {
+		return fmt.Errorf("%s: %s", name, OneLine(err))
+	}
+	return nil
+}
+
+// DecodeFile is Decode from the file at path, a regular file of at most
+// o.MaxBytes.
+func DecodeFile(path string, out any, o Options) error {
+	b, err := readfile.Read(path, o.MaxBytes)
+	if err != nil {
+		return err
+	}
+	return Decode(path, bytes.NewReader(b), out, o)
+}
+
+var (
+	quotedField = regexp.MustCompile(`^'([^']*)' (.*)$`)
+	decoderHead = []string{"decoding failed due to the following error(s):", "error(s) decoding:"}
+)
+
+// OneLine puts a YAML or decoder error, often a multi-line list, on one
+// line, each item as "field.path: message".
+func OneLine(err error) string {
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "*"))
+		for _, head := range decoderHead {
+			l = strings.TrimSpace(strings.TrimPrefix(l, head))
+		}
+		if m := quotedField.FindStringSubmatch(l); m != nil {
+			l = m[1] + ": " + m[2]
+			if m[1] == "" {
+				l = m[2] // the top level
+			}
+		}
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// strictValues is the decoder's hook for values that would otherwise be
+// converted silently: bare numbers as durations, fractions as whole
+// numbers, NaN and infinities.
+func strictValues(from, to reflect.Type, data any) (any, error) {
+	if to == durationType {
+		switch d := data.(type) {
+		case string:
+			t, err := time.ParseDuration(strings.TrimSpace(d))
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a duration: want a number with a unit (ns, us, ms or s), e.g. 2us", d)
+			}
+			return t, nil
+		case int, int64, uint64, float64:
+			if fmt.Sprint(d) == "0" {
+				return time.Duration(0), nil
+			}
+			return nil, fmt.Errorf("%v has no unit: write a duration with one (ns, us, ms or s), e.g. %vns", d, d)
+		}
+		return data, nil
+	}
+	f, isFloat := data.(float64)
+	if !isFloat {
+		return data, nil
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("%g is not a finite number", f)
+	}
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+			return nil, fmt.Errorf("%g is not a whole number", f)
+		}
+	}
+	return data, nil
+}
+
+// explicitZeros finds a defaulted field set to 0 in settings (viper's
+// nested maps and lists); path is the field path so far.
+func explicitZeros(settings any, path string, defaulted map[string]bool) error {
+	switch v := settings.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if defaulted[k] && isZero(v[k]) {
+				return fmt.Errorf("%s: 0 is not a value here: leave the field out for its default", p)
+			}
+			if err := explicitZeros(v[k], p, defaulted); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := explicitZeros(e, fmt.Sprintf("%s[%d]", path, i), defaulted); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func isZero(v any) bool {
+	switch n := v.(type) {
+	case int:
+		return n == 0
+	case int64:
+		return n == 0
+	case uint64:
+		return n == 0
+	case float64:
+		return n == 0
+	}
+	return false
+}
