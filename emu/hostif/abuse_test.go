@@ -16,6 +16,8 @@ import (
 
 	"onic/emu/cluster"
 	"onic/firmware"
+	"onic/pcie"
+	"onic/tlp"
 )
 
 // The bounded-memory test's sizes: a tenth of the documented soak in
@@ -26,14 +28,18 @@ var (
 )
 
 // healthy checks that a well-behaved client is served: it says hello as
-// host, lets time pass and leaves.
+// host, reads its O-NIC's vendor and device IDs and the time, and leaves.
 func healthy(t *testing.T, socket, host string) {
 	t.Helper()
 	c, err := Dial(socket, ClientOptions{Host: host, MemBytes: 4096, MemBase: 1 << 32})
 	if err != nil {
 		t.Fatalf("a well-behaved client after the abuse: %v", err)
 	}
-	if _, err := c.Advance(time.Microsecond); err != nil {
+	v, _, err := c.ConfigRead(0, tlp.NewID(1, 0, 0), 0, 4)
+	if err != nil || v != uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
+		t.Fatalf("a well-behaved client after the abuse: config read %#x %v", v, err)
+	}
+	if _, err := c.Now(); err != nil {
 		t.Fatalf("a well-behaved client after the abuse: %v", err)
 	}
 	if err := c.Close(); err != nil {
@@ -114,6 +120,7 @@ func TestHugeDeadline(t *testing.T) {
 		t.Errorf("advance past the end of time: %+v", rep)
 	}
 	conn.Close()
+	healthy(t, socket, "B")
 	stop() // within 1 s, or stop fails the test
 }
 
