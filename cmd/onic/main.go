@@ -8,14 +8,18 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"onic/internal/readfile"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; without
@@ -88,8 +92,18 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg, _ := cmd.Flags().GetString("config"); cfg != "" {
-				v.SetConfigFile(cfg)
-				if err := v.ReadInConfig(); err != nil {
+				// A regular file of at most 1 MiB, of the kind its
+				// extension says (YAML without one).
+				b, err := readfile.Read(cfg, 1<<20)
+				if err != nil {
+					return fmt.Errorf("config %v", err)
+				}
+				kind := strings.TrimPrefix(filepath.Ext(cfg), ".")
+				if kind == "" || kind == "yml" {
+					kind = "yaml"
+				}
+				v.SetConfigType(kind)
+				if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
 					return fmt.Errorf("config %s: %v", cfg, err)
 				}
 			}

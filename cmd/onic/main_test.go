@@ -149,6 +149,8 @@ func TestBadInput(t *testing.T) {
 		{"device as image", "", []string{"fw", "inspect", "/dev/zero"}, []string{"/dev/zero: not a regular file"}},
 		{"device as key", "", []string{"fw", "verify", "--pub", "/dev/zero", "/dev/null"}, []string{"not a regular file"}},
 		{"device as trust store", "", []string{"emu", "run", "--deploy", "onicA=x.img", "--trust", "/dev/zero"}, []string{"--trust: /dev/zero: not a regular file"}},
+		{"device as config", "", []string{"--config", "/dev/zero", "pcie", "tree"}, []string{"config /dev/zero: not a regular file"}},
+		{"device as topology", "", []string{"pcie", "tree", "--topology", "/dev/zero"}, []string{"topology /dev/zero: not a regular file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := onic(t, tc.stdin, tc.args...)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/internal/yamlcfg"
 	"onic/pcie"
 	"onic/tlp"
 )
@@ -29,20 +30,17 @@ GPU-like and an NVMe-like endpoint. The topology format is in docs/pcie.md.`,
 	return c
 }
 
+// maxTopologyFile is the largest topology file onic reads.
+const maxTopologyFile = 4 << 20
+
 // loadHierarchy reads the topology file (or takes the default), builds and
 // enumerates it.
 func loadHierarchy(path string) (*pcie.Hierarchy, error) {
 	cfg := pcie.DefaultTopology()
 	if path != "" {
-		tv := viper.New()
-		tv.SetConfigFile(path)
-		tv.SetConfigType("yaml")
-		if err := tv.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("topology %s: %v", path, err)
-		}
 		cfg = pcie.TopologyConfig{}
-		if err := tv.UnmarshalExact(&cfg); err != nil {
-			return nil, fmt.Errorf("topology %s: %s", path, oneLine(err.Error()))
+		if err := yamlcfg.DecodeFile(path, &cfg, yamlcfg.Options{MaxBytes: maxTopologyFile}); err != nil {
+			return nil, fmt.Errorf("topology %v", err)
 		}
 	}
 	h, err := pcie.Build(cfg)
@@ -60,18 +58,6 @@ func topologyName(path string) string {
 		return "(default)"
 	}
 	return path
-}
-
-// oneLine folds mapstructure's multi-line error lists into one line.
-func oneLine(s string) string {
-	var parts []string
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*"))
-		if l != "" && !strings.HasSuffix(l, "error(s) decoding:") && !strings.HasPrefix(l, "decoding failed due to") {
-			parts = append(parts, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 func newPCIeTreeCmd(v *viper.Viper) *cobra.Command {

@@ -55,7 +55,7 @@ func TestPCIeBadTopology(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, want string
 	}{
-		{"type", "root_ports:\n  - name: rp0\n    gen: three\n", "'root_ports[0].gen'"},
+		{"type", "root_ports:\n  - name: rp0\n    gen: three\n", "root_ports[0].gen: "},
 		{"unknown key", "root_ports:\n  - name: rp0\n    colour: red\n", "invalid keys: colour"},
 		{"unknown kind", "root_ports:\n  - device: {name: x, kind: fpga}\n", `root_ports[0].device.kind: "fpga" is not a device kind`},
 		{"no ports", "name: h\n", "root_ports: a root complex needs at least one root port"},

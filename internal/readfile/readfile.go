@@ -7,6 +7,7 @@
 package readfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,10 @@ func Open(path string, limit int64) (*os.File, int64, error) {
 	// of waiting; it is then refused as not a regular file.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%s: %w", path, pe.Err) // "x.yaml: no such file or directory"
+		}
 		return nil, 0, err
 	}
 	st, err := f.Stat()
