@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"onic/internal/readfile"
 )
@@ -52,16 +52,23 @@ func Decode(name string, r io.Reader, out any, o Options) error {
 	if int64(len(b)) > o.MaxBytes {
 		return fmt.Errorf("%s: more than the %s allowed", name, readfile.Size(o.MaxBytes))
 	}
-	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+	var tree map[string]any
+	if err := yaml.Unmarshal(b, &tree); err != nil {
 		return fmt.Errorf("%s: %s", name, OneLine(err))
 	}
-	if err := explicitZeros(v.AllSettings(), "", o.Defaulted); err != nil {
+	if err := explicitZeros(tree, "", o.Defaulted); err != nil {
 		return fmt.Errorf("%s: %v", name, err)
 	}
-	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(strictValues, mapstructure.StringToSliceHookFunc(",")))
-	if err := v.UnmarshalExact(out, hook); err != nil {
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook:       mapstructure.ComposeDecodeHookFunc(strictValues, mapstructure.StringToSliceHookFunc(",")),
+		ErrorUnused:      true, // unknown fields are errors
+		WeaklyTypedInput: true, // "0x100" for a number, as YAML users write addresses
+		Result:           out,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err) // out is not a pointer: a bug in the caller
+	}
+	if err := d.Decode(tree); err != nil {
 		return fmt.Errorf("%s: %s", name, OneLine(err))
 	}
 	return nil
