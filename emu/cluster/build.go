@@ -2,14 +2,13 @@ package cluster
 
 import (
 	"fmt"
-	"onic/firmware"
-	"onic/hdlgen/vendor"
 	"strings"
 	"time"
 
 	"onic/emu/link"
 	"onic/emu/sim"
-	hdlmanager "onic/hdlgen/manager"
+	"onic/firmware"
+	"onic/hdlgen/vendor"
 	"onic/pcie"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
@@ -286,7 +285,7 @@ func (o *ONICConfig) defaults() {
 		o.ClockMHz = DefaultClockMHz
 	}
 	if o.PipelineCycles == 0 {
-		o.PipelineCycles = hdlmanager.Depth
+		o.PipelineCycles = manager.Depth
 	}
 	if o.DataWidth == 0 {
 		o.DataWidth = DefaultDataWidth

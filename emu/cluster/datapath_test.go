@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"onic/firmware"
-	hmgr "onic/hdlgen/manager"
+	pmgr "onic/pcie/manager"
 )
 
 // runCluster builds and runs c, returning the cluster for a look inside.
@@ -74,7 +74,7 @@ func TestManagerDataPath(t *testing.T) {
 		if !strings.Contains(text.String(), "manager of onicA (") || !strings.Contains(text.String(), "TLPs back") {
 			t.Errorf("%s: the text report does not show the manager holding TLPs back:\n%s", name, text.String())
 		}
-		if got := cl.onics[0].regs.block.Read(hmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
+		if got := cl.onics[0].regs.block.Read(pmgr.RegCaps) >> 24; got != uint32(c.ONICs[0].DataWidth/32) && c.ONICs[0].DataWidth != 0 {
 			t.Errorf("%s: CAPS says %d DWs of data path", name, got)
 		}
 	}
@@ -105,7 +105,7 @@ func TestDeployedDataPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cl.onics[0].regs.block.Read(hmgr.RegCaps) >> 24; got != 16 {
+	if got := cl.onics[0].regs.block.Read(pmgr.RegCaps) >> 24; got != 16 {
 		t.Fatalf("before the reflash CAPS says %d DWs of data path, want 16", got)
 	}
 	if err := cl.Deploy("onicA", 50*time.Microsecond, "file", imageFile(t, im, ops), trust); err != nil {
@@ -120,8 +120,8 @@ func TestDeployedDataPath(t *testing.T) {
 	if d := r.ONICs[0].Deploys; len(d) != 1 || d[0].Outcome != "loaded" {
 		t.Fatalf("deploys %+v", d)
 	}
-	if o.pl.width != 256 || o.regs.block.Read(hmgr.RegCaps)>>24 != 8 {
-		t.Errorf("after the reflash: %d-bit pipeline, CAPS %#x", o.pl.width, o.regs.block.Read(hmgr.RegCaps))
+	if o.pl.width != 256 || o.regs.block.Read(pmgr.RegCaps)>>24 != 8 {
+		t.Errorf("after the reflash: %d-bit pipeline, CAPS %#x", o.pl.width, o.regs.block.Read(pmgr.RegCaps))
 	}
 	t.Logf("A->B %.1f Gb/s, B->A %.1f Gb/s", r.Flows[0].Gbps, r.Flows[1].Gbps)
 	// 50 us at ~110 Gb/s, 23 us out, then ~327 us at 64: about 70 Gb/s.

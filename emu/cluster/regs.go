@@ -3,8 +3,8 @@ package cluster
 import (
 	"encoding/binary"
 
-	hmgr "onic/hdlgen/manager"
 	"onic/pcie"
+	pmgr "onic/pcie/manager"
 	"onic/tlp"
 )
 
@@ -28,14 +28,14 @@ const (
 // generated RTL's behaviour, hdlgen/manager.Regs, bound to the running
 // manager) and the MSI-X table.
 type regFile struct {
-	block *hmgr.Regs
+	block *pmgr.Regs
 	msix  [msixVectors * 16]byte
 }
 
 // resetRegs gives the register block of a freshly started (or reflashed)
 // manager; the MSI-X table, in the PCIe core's BAR logic, keeps what the
 // driver wrote.
-func (o *onicNode) resetRegs() { o.regs.block = hmgr.NewRegs(o.mgr, o.pl.width) }
+func (o *onicNode) resetRegs() { o.regs.block = pmgr.NewRegs(o.mgr, o.pl.width) }
 
 // regRead answers a read t of the register BAR at offset off: a CplD
 // with the registers' bytes.

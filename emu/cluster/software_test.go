@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	hmgr "onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
+	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
@@ -152,10 +152,10 @@ func TestSoftwareMMIO(t *testing.T) {
 	r := newSoftRig(t)
 	barA := r.a.ONICFunction("onicA").BARAddress(0)
 	barB2 := r.b.ONICFunction("onicB").BARAddress(2)
-	if id := r.reg(r.a, barA, hmgr.RegID); id != hmgr.IDValue {
+	if id := r.reg(r.a, barA, pmgr.RegID); id != pmgr.IDValue {
 		t.Fatalf("ID register reads %#x", id)
 	}
-	if caps := r.reg(r.a, barA, hmgr.RegCaps); caps != 1|4<<8|16<<24 {
+	if caps := r.reg(r.a, barA, pmgr.RegCaps); caps != 1|4<<8|16<<24 {
 		t.Errorf("CAPS reads %#x", caps)
 	}
 	// B writes 100 bytes at an odd offset through its window; they land
@@ -187,12 +187,12 @@ func TestSoftwareMMIO(t *testing.T) {
 	if rr := r.read(r.a, barA4+0x10, 8); rr.Status != tlp.StatusUR || !bytes.Equal(rr.Data, bytes.Repeat([]byte{0xFF}, 8)) {
 		t.Errorf("read through a disabled LUT entry: %+v", rr)
 	}
-	if n := r.reg(r.a, barA, hmgr.RegCount0+4*uint64(3)); n != 1 {
+	if n := r.reg(r.a, barA, pmgr.RegCount0+4*uint64(3)); n != 1 {
 		t.Errorf("COUNT_MAPPING_DISABLED reads %d", n)
 	}
 	// Program LUT entry 1 to port A at 8 GiB, outside the domain's
 	// ranges: the access is then denied by the security check.
-	for _, w := range [][2]uint64{{hmgr.RegLUTIndex, 1}, {hmgr.RegLUTAddrLo, 0}, {hmgr.RegLUTAddrHi, 2}, {hmgr.RegLUTCtrl, 1 | uint64(ntb.EgressPortA)<<1}, {hmgr.RegLUTCommit, 1}} {
+	for _, w := range [][2]uint64{{pmgr.RegLUTIndex, 1}, {pmgr.RegLUTAddrLo, 0}, {pmgr.RegLUTAddrHi, 2}, {pmgr.RegLUTCtrl, 1 | uint64(ntb.EgressPortA)<<1}, {pmgr.RegLUTCommit, 1}} {
 		r.write(r.a, barA+w[0], binary.LittleEndian.AppendUint32(nil, uint32(w[1])))
 	}
 	if e := r.cl.onics[0].mgr.Tables().LUT().Entries[1]; !e.Enabled || e.Egress.Kind != ntb.EgressPortA || e.Translated != 2<<32 {
@@ -201,14 +201,14 @@ func TestSoftwareMMIO(t *testing.T) {
 	if rr := r.read(r.a, barA4+64<<10+8, 4); rr.Status != tlp.StatusUR {
 		t.Errorf("denied read: %+v", rr)
 	}
-	if n := r.reg(r.a, barA, hmgr.RegCount0+4*uint64(5)); n != 1 {
+	if n := r.reg(r.a, barA, pmgr.RegCount0+4*uint64(5)); n != 1 {
 		t.Errorf("COUNT_DENIED reads %d", n)
 	}
 	// Window enables: turn window 0 off through WIN_EN_LO; B's write
 	// then misses, the write is dropped and nothing lands.
 	barB := r.b.ONICFunction("onicB").BARAddress(0)
-	r.write(r.b, barB+hmgr.RegWinEnLo, []byte{0, 0, 0, 0})
-	if v := r.reg(r.b, barB, hmgr.RegWinEnLo); v != 0 {
+	r.write(r.b, barB+pmgr.RegWinEnLo, []byte{0, 0, 0, 0})
+	if v := r.reg(r.b, barB, pmgr.RegWinEnLo); v != 0 {
 		t.Errorf("WIN_EN_LO reads %#x after clearing it", v)
 	}
 	r.write(r.b, barB2+0x3000, []byte{9, 9, 9, 9})

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"onic/emu/cluster"
-	hmgr "onic/hdlgen/manager"
 	"onic/pcie"
+	pmgr "onic/pcie/manager"
 	"onic/tlp"
 )
 
@@ -127,7 +127,7 @@ func exchange(t *testing.T, socket string) string {
 	msg := []byte("sixteen bytes!!!")
 	logs := make(chan string, 2)
 	go func() {
-		id, err := a.Read32(barA + hmgr.RegID)
+		id, err := a.Read32(barA + pmgr.RegID)
 		t1, _ := a.Now()
 		if _, err2 := a.Advance(10 * time.Microsecond); err == nil {
 			err = err2

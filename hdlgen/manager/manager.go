@@ -70,7 +70,7 @@ type Design struct {
 	Windows   []ntb.Window
 	LUT       ntb.LUTView
 	// Registers is the AXI-Lite register map.
-	Registers []Register
+	Registers []pmgr.Register
 	// Reasons are the counters, in register order.
 	Reasons []pmgr.Reason
 	// Domains are the access domains' names, in configuration order: the
@@ -80,55 +80,10 @@ type Design struct {
 	RuleSlots int
 }
 
-// Pipeline stages between the input and output register slices.
-const stages = 4
-
-// Depth is the generated manager's latency in cycles, from a beat on
-// s_host_tlp to the same beat on an output when nothing stalls: the input
-// slice, four stages and the output slice. II is its initiation interval:
-// it takes a beat every cycle. The emulator's manager model uses both
-// (emu/cluster), and a test measures them on the generated design.
-const (
-	Depth = stages + 2
-	II    = 1
-)
-
-// Register is one 32-bit register of the AXI-Lite interface.
-type Register struct {
-	Name   string
-	Offset uint32
-	Access string // "RO", "RW" or "WO"
-	Reset  uint32
-	Doc    string
-}
-
-// Fixed register offsets.
-const (
-	RegID        = 0x000
-	RegVersion   = 0x004
-	RegCaps      = 0x008
-	RegStatus    = 0x00C
-	RegWinEnLo   = 0x010
-	RegWinEnHi   = 0x014
-	RegLUTIndex  = 0x020
-	RegLUTAddrLo = 0x024
-	RegLUTAddrHi = 0x028
-	RegLUTCtrl   = 0x02C
-	RegLUTCommit = 0x030
-	// The run-time access rules (present when the configuration has
-	// access.rule_slots): staging registers and a commit, like the LUT's.
-	RegACLIndex  = 0x040
-	RegACLBaseLo = 0x044
-	RegACLBaseHi = 0x048
-	RegACLPages  = 0x04C
-	RegACLCtrl   = 0x050
-	RegACLCommit = 0x054
-	RegCount0    = 0x100 // + 4 * reason
-	// IDValue is "ONIC" in ASCII.
-	IDValue = 0x4F4E4943
-	// VersionValue is the register map's version, major.minor in 16 bits each.
-	VersionValue = 0x0001_0001
-)
+// Pipeline stages between the input and output register slices: the
+// contract's depth (pcie/manager.Depth) less the two slices. TestLatency
+// measures the generated design against the contract.
+const stages = pmgr.Depth - 2
 
 // Egress numbers of the ntb package as 3-bit codes.
 const (
@@ -232,7 +187,7 @@ func Build(c Config) (*Design, error) {
 	if tab.KernelSlots() > 24 {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
 	}
-	d := &Design{Depth: Depth, II: II, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
+	d := &Design{Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
 		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons(), RuleSlots: a.RuleSlots()}
 	for _, dom := range a.Domains() {
 		d.Domains = append(d.Domains, dom.Name)
@@ -753,56 +708,26 @@ func (g *gen) axiLite() lite {
 		m.SetEnable(r, writes(off))
 		return r
 	}
-	en := translate.Enables(g.d.Windows)
+	en := ntb.Enables(g.d.Windows)
 	l := lite{
-		winEnLo: rw("win_en_lo", RegWinEnLo, en&0xFFFF_FFFF), winEnHi: rw("win_en_hi", RegWinEnHi, en>>32),
-		lutIndex: rw("lut_index", RegLUTIndex, 0), lutAddrLo: rw("lut_addr_lo", RegLUTAddrLo, 0),
-		lutAddrHi: rw("lut_addr_hi", RegLUTAddrHi, 0), lutCtrl: rw("lut_ctrl", RegLUTCtrl, 0),
-		lutCommit: writes(RegLUTCommit), initDone: m.Wire("init_done", 1),
+		winEnLo: rw("win_en_lo", pmgr.RegWinEnLo, en&0xFFFF_FFFF), winEnHi: rw("win_en_hi", pmgr.RegWinEnHi, en>>32),
+		lutIndex: rw("lut_index", pmgr.RegLUTIndex, 0), lutAddrLo: rw("lut_addr_lo", pmgr.RegLUTAddrLo, 0),
+		lutAddrHi: rw("lut_addr_hi", pmgr.RegLUTAddrHi, 0), lutCtrl: rw("lut_ctrl", pmgr.RegLUTCtrl, 0),
+		lutCommit: writes(pmgr.RegLUTCommit), initDone: m.Wire("init_done", 1),
 		araddr: m.Input("s_axil_araddr", 12), arvalid: m.Input("s_axil_arvalid", 1), rready: m.Input("s_axil_rready", 1),
 		rvalid: m.Reg("axil_rvalid", 1, 0), rdata: m.Reg("axil_rdata", 32, 0),
 	}
-	g.d.Registers = []Register{
-		{"ID", RegID, "RO", IDValue, `"ONIC" in ASCII: the register block is there`},
-		{"VERSION", RegVersion, "RO", VersionValue, "register map version, major in [31:16], minor in [15:0]"},
-		{"CAPS", RegCaps, "RO", g.caps(), "[7:0] direct windows, [17:8] LUT entries, [23:18] access rule slots, [31:24] data path width in DWs"},
-		{"STATUS", RegStatus, "RO", 0, "[0] LUT filled from the configuration (TLPs are accepted from then on), [2:1] port_down (B, A)"},
-		{"WIN_EN_LO", RegWinEnLo, "RW", uint32(en), "enable bit of direct windows 0-31 (window order of the generated README)"},
-		{"WIN_EN_HI", RegWinEnHi, "RW", uint32(en >> 32), "enable bit of direct windows 32-63"},
-		{"LUT_INDEX", RegLUTIndex, "RW", 0, "LUT entry LUT_COMMIT writes"},
-		{"LUT_ADDR_LO", RegLUTAddrLo, "RW", 0, "translated base [31:0] of the entry (bits below the entry size are ignored)"},
-		{"LUT_ADDR_HI", RegLUTAddrHi, "RW", 0, "translated base [63:32]"},
-		{"LUT_CTRL", RegLUTCtrl, "RW", 0, "[0] enabled, [3:1] egress (1 port A, 2 port B, 3 kernel, 4 local), [15:8] kernel slot"},
-		{"LUT_COMMIT", RegLUTCommit, "WO", 0, "any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX (an index past the table writes nothing); TLPs see it two cycles later"},
-	}
 	if n := g.acl.RuleSlots(); n > 0 {
-		l.aclIndex, l.aclBaseLo, l.aclBaseHi = rw("acl_index", RegACLIndex, 0), rw("acl_base_lo", RegACLBaseLo, 0), rw("acl_base_hi", RegACLBaseHi, 0)
-		l.aclPages, l.aclCtrl, l.aclCommit = rw("acl_pages", RegACLPages, 0), rw("acl_ctrl", RegACLCtrl, 0), writes(RegACLCommit)
-		g.d.Registers = append(g.d.Registers,
-			Register{"ACL_INDEX", RegACLIndex, "RW", 0, fmt.Sprintf("access rule slot ACL_COMMIT writes (0-%d)", n-1)},
-			Register{"ACL_BASE_LO", RegACLBaseLo, "RW", 0, "base address [31:12] of the rule's range (bits [11:0] are ignored: rules cover whole 4 KiB pages)"},
-			Register{"ACL_BASE_HI", RegACLBaseHi, "RW", 0, "base address [63:32]"},
-			Register{"ACL_PAGES", RegACLPages, "RW", 0, "length of the range in 4 KiB pages"},
-			Register{"ACL_CTRL", RegACLCtrl, "RW", 0, "[0] enabled, [1] read, [2] write, [31:16] domain (configuration order of access.domains)"},
-			Register{"ACL_COMMIT", RegACLCommit, "WO", 0, "any write stores ACL_BASE_HI/LO, ACL_PAGES and ACL_CTRL into slot ACL_INDEX (an index past the slots writes nothing); TLPs see it the next cycle"},
-		)
+		l.aclIndex, l.aclBaseLo, l.aclBaseHi = rw("acl_index", pmgr.RegACLIndex, 0), rw("acl_base_lo", pmgr.RegACLBaseLo, 0), rw("acl_base_hi", pmgr.RegACLBaseHi, 0)
+		l.aclPages, l.aclCtrl, l.aclCommit = rw("acl_pages", pmgr.RegACLPages, 0), rw("acl_ctrl", pmgr.RegACLCtrl, 0), writes(pmgr.RegACLCommit)
 	}
-	for i, r := range g.d.Reasons {
-		g.d.Registers = append(g.d.Registers, Register{"COUNT_" + strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), RegCount0 + 4*uint32(i), "RO", 0,
-			fmt.Sprintf("TLPs whose outcome had reason %q (wraps at 2^32)", r.String())})
-	}
+	g.d.Registers = pmgr.RegisterMap(g.d.Windows, len(g.d.LUT.Entries), g.acl.RuleSlots(), g.c.DataWidth)
 	return l
 }
 
 // caps is the CAPS register's value.
 func (g *gen) caps() uint32 {
-	return Caps(len(g.d.Windows), len(g.d.LUT.Entries), g.acl.RuleSlots(), g.c.DataWidth)
-}
-
-// Caps is the CAPS register of a manager with that many direct windows,
-// LUT entries and access rule slots and a data path of dataWidth bits.
-func Caps(windows, lutEntries, ruleSlots, dataWidth int) uint32 {
-	return uint32(windows)&0xFF | uint32(lutEntries)&0x3FF<<8 | uint32(ruleSlots)&0x3F<<18 | uint32(dataWidth/32)<<24
+	return pmgr.Caps(len(g.d.Windows), len(g.d.LUT.Entries), g.acl.RuleSlots(), g.c.DataWidth)
 }
 
 // axiRead builds the read side: one read in flight, answered the cycle
@@ -813,17 +738,17 @@ func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
 	m.Output("s_axil_arready", m.Not(l.rvalid))
 	word := m.Slice(l.araddr, 2, 10)
 	values := map[uint32]ir.Value{
-		RegID: m.Const(32, IDValue), RegVersion: m.Const(32, VersionValue), RegCaps: m.Const(32, uint64(g.caps())),
-		RegStatus:  m.Zext(m.Concat(portDown, l.initDone), 32),
-		RegWinEnLo: l.winEnLo, RegWinEnHi: l.winEnHi, RegLUTIndex: l.lutIndex,
-		RegLUTAddrLo: l.lutAddrLo, RegLUTAddrHi: l.lutAddrHi, RegLUTCtrl: l.lutCtrl,
+		pmgr.RegID: m.Const(32, pmgr.IDValue), pmgr.RegVersion: m.Const(32, pmgr.VersionValue), pmgr.RegCaps: m.Const(32, uint64(g.caps())),
+		pmgr.RegStatus:  m.Zext(m.Concat(portDown, l.initDone), 32),
+		pmgr.RegWinEnLo: l.winEnLo, pmgr.RegWinEnHi: l.winEnHi, pmgr.RegLUTIndex: l.lutIndex,
+		pmgr.RegLUTAddrLo: l.lutAddrLo, pmgr.RegLUTAddrHi: l.lutAddrHi, pmgr.RegLUTCtrl: l.lutCtrl,
 	}
 	if g.acl.RuleSlots() > 0 {
-		values[RegACLIndex], values[RegACLBaseLo], values[RegACLBaseHi] = l.aclIndex, l.aclBaseLo, l.aclBaseHi
-		values[RegACLPages], values[RegACLCtrl] = l.aclPages, l.aclCtrl
+		values[pmgr.RegACLIndex], values[pmgr.RegACLBaseLo], values[pmgr.RegACLBaseHi] = l.aclIndex, l.aclBaseLo, l.aclBaseHi
+		values[pmgr.RegACLPages], values[pmgr.RegACLCtrl] = l.aclPages, l.aclCtrl
 	}
 	for i, c := range counts {
-		values[RegCount0+4*uint32(i)] = c
+		values[pmgr.RegCount0+4*uint32(i)] = c
 	}
 	var hits, vals []ir.Value
 	for _, r := range g.d.Registers {

@@ -86,18 +86,6 @@ func Windows(m *ir.Module, bar, off, enabled ir.Value, ws []ntb.Window) (Result,
 	}, nil
 }
 
-// Enables is the reset value of the enable bits Windows takes: bit k set
-// when ws[k] is enabled.
-func Enables(ws []ntb.Window) uint64 {
-	var v uint64
-	for k, w := range ws {
-		if w.Enabled {
-			v |= 1 << k
-		}
-	}
-	return v
-}
-
 // sizeShift is log2 of a window size (a power of two).
 func sizeShift(size uint64) int {
 	n := 0

@@ -60,7 +60,7 @@ func TestAgainstTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(4, 4))
-	en := Enables(ws)
+	en := ntb.Enables(ws)
 	for i := range 20000 {
 		if rng.IntN(100) == 0 { // software turns a window on or off
 			k := rng.IntN(len(ws))

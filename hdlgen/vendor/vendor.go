@@ -16,6 +16,7 @@ import (
 	"onic/hdlgen/verilog"
 	"onic/kernels"
 	"onic/pcie"
+	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 )
 
@@ -186,8 +187,8 @@ func header(d *manager.Design) []byte {
 		w("#define %s_%s 0x%03Xu", p, ident(r.Name), r.Offset)
 	}
 	w("")
-	w("#define %s_ID_VALUE 0x%08Xu", p, uint32(manager.IDValue))
-	w("#define %s_VERSION_VALUE 0x%08Xu", p, uint32(manager.VersionValue))
+	w("#define %s_ID_VALUE 0x%08Xu", p, uint32(pmgr.IDValue))
+	w("#define %s_VERSION_VALUE 0x%08Xu", p, uint32(pmgr.VersionValue))
 	w("#define %s_COUNTERS %du", p, len(d.Reasons))
 	w("")
 	w("/* LUT_CTRL fields. */")

@@ -553,3 +553,15 @@ func (t *Tables) RID() (base tlp.ID, locals []tlp.ID) {
 
 // KernelSlots is the number of kernel slots the tables were built for.
 func (t *Tables) KernelSlots() int { return t.slots }
+
+// Enables is the reset value of the window enable bits (the register map's WIN_EN_LO/HI): bit k set
+// when ws[k] is enabled.
+func Enables(ws []Window) uint64 {
+	var v uint64
+	for k, w := range ws {
+		if w.Enabled {
+			v |= 1 << k
+		}
+	}
+	return v
+}

@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"strings"
 
-	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -34,7 +33,7 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 	mdl := b.model()
 	want := map[string][]packet{}
 	var reads []uint32
-	regs := manager.NewRegs(mdl, b.Design.DataWidth)
+	regs := pmgr.NewRegs(mdl, b.Design.DataWidth)
 	var o pmgr.Outcome
 	for i := range st.Ops {
 		op := &st.Ops[i]

@@ -21,7 +21,6 @@ import (
 	"math/rand/v2"
 
 	"onic/hdlgen/manager"
-	"onic/hdlgen/translate"
 	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
@@ -164,7 +163,7 @@ type gen struct {
 // reset, once.
 func (g *gen) start() {
 	if !g.init {
-		g.en, g.init = translate.Enables(g.b.Design.Windows), true
+		g.en, g.init = ntb.Enables(g.b.Design.Windows), true
 		g.rules = make([]acl.RuleSlot, g.b.slots)
 	}
 }
@@ -189,8 +188,8 @@ func (g *gen) control() []Op {
 			if g.rng.IntN(3) == 0 {
 				strb = uint8(1 + g.rng.IntN(15)) // only some bytes change
 			}
-			return []Op{{Kind: OpWriteReg, Addr: manager.RegWinEnLo, Data: uint32(g.en), Strb: strb},
-				{Kind: OpWriteReg, Addr: manager.RegWinEnHi, Data: uint32(g.en >> 32), Strb: 0xF}}
+			return []Op{{Kind: OpWriteReg, Addr: pmgr.RegWinEnLo, Data: uint32(g.en), Strb: strb},
+				{Kind: OpWriteReg, Addr: pmgr.RegWinEnHi, Data: uint32(g.en >> 32), Strb: 0xF}}
 		}
 	}
 	if len(d.LUT.Entries) == 0 {
@@ -207,11 +206,11 @@ func (g *gen) control() []Op {
 	}
 	at := g.rng.Uint64N(1<<40) &^ (d.LUT.EntrySize - 1)
 	return []Op{
-		{Kind: OpWriteReg, Addr: manager.RegLUTIndex, Data: uint32(i), Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegLUTAddrLo, Data: uint32(at), Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegLUTAddrHi, Data: uint32(at >> 32), Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegLUTCtrl, Data: ctrl, Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegLUTCommit, Data: 1, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegLUTIndex, Data: uint32(i), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegLUTAddrLo, Data: uint32(at), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegLUTAddrHi, Data: uint32(at >> 32), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegLUTCtrl, Data: ctrl, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegLUTCommit, Data: 1, Strb: 0xF},
 	}
 }
 
@@ -261,16 +260,16 @@ func (g *gen) rule() []Op {
 	ctrl := uint32(b2u(rs.Enabled) | b2u(rs.Read)<<1 | b2u(rs.Write)<<2 | uint64(rs.Domain)<<16)
 	lo := uint32(base) | uint32(r.IntN(acl.Page)) // the low bits are ignored
 	ops := []Op{
-		{Kind: OpWriteReg, Addr: manager.RegACLIndex, Data: uint32(i), Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegACLBaseLo, Data: lo, Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegACLBaseHi, Data: uint32(base >> 32), Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegACLPages, Data: rs.Pages, Strb: 0xF},
-		{Kind: OpWriteReg, Addr: manager.RegACLCtrl, Data: ctrl, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegACLIndex, Data: uint32(i), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegACLBaseLo, Data: lo, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegACLBaseHi, Data: uint32(base >> 32), Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegACLPages, Data: rs.Pages, Strb: 0xF},
+		{Kind: OpWriteReg, Addr: pmgr.RegACLCtrl, Data: ctrl, Strb: 0xF},
 	}
 	if r.IntN(4) == 0 { // rewrite the domain byte alone
-		ops = append(ops, Op{Kind: OpWriteReg, Addr: manager.RegACLCtrl, Data: ctrl, Strb: 0x4})
+		ops = append(ops, Op{Kind: OpWriteReg, Addr: pmgr.RegACLCtrl, Data: ctrl, Strb: 0x4})
 	}
-	return append(ops, Op{Kind: OpWriteReg, Addr: manager.RegACLCommit, Data: 0, Strb: uint8(r.IntN(16))})
+	return append(ops, Op{Kind: OpWriteReg, Addr: pmgr.RegACLCommit, Data: 0, Strb: uint8(r.IntN(16))})
 }
 
 // requester picks a requester ID: one a domain names, one with a proxy
