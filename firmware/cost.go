@@ -40,6 +40,11 @@ var Parts = []Part{
 	{Device: "xcau25p", Family: "artix-ultrascale+", Resources: Resources{LUT: 141000, FF: 282000, BRAM: 300, DSP: 1200}, FullBits: 117_700_000, Dies: 1},
 }
 
+// DefaultPart is the O-NIC's reference FPGA: an UltraScale+ part with
+// PCIe Gen3 x16 hard blocks, as on the VCU118 board. Scenarios, specs and
+// onic hdl gen use it when no part is named.
+const DefaultPart = "xcvu9p-flga2104-2L-e"
+
 // LookupPart finds the device of a full part name (xcvu9p-flga2104-2L-e).
 func LookupPart(part string) (Part, error) {
 	dev, _, _ := strings.Cut(strings.ToLower(part), "-")

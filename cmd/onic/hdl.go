@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"onic/emu/cluster"
+	"onic/firmware"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
@@ -67,7 +68,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().String("preset", "", "generate a built-in configuration instead: 'large' (64 windows, 512 LUT entries, 64 access ranges)")
 	c.Flags().Int("width", 0, "TLP data path width in bits, 256 or 512 (default: the O-NIC's data_width, else 512)")
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
-	c.Flags().String("part", vendor.DefaultPart, "FPGA part for build.tcl")
+	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
 	bindFlags(v, c, "hdl.gen")
 	return c

@@ -8,7 +8,6 @@ import (
 	"onic/emu/link"
 	"onic/emu/sim"
 	"onic/firmware"
-	"onic/hdlgen/vendor"
 	"onic/pcie"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
@@ -300,7 +299,7 @@ func (o *ONICConfig) defaults() {
 		o.ReflashPolicy = "hold"
 	}
 	if o.Part == "" {
-		o.Part = vendor.DefaultPart
+		o.Part = firmware.DefaultPart
 	}
 }
 

@@ -22,16 +22,12 @@ import (
 
 // Options are the choices that are not part of the design.
 type Options struct {
-	// Part is the FPGA part the Vivado script builds for (default
-	// xcvu9p-flga2104-2L-e, an UltraScale+ part with PCIe Gen3 x16 hard
-	// blocks, as on the VCU118 board).
+	// Part is the FPGA part the Vivado script builds for (required;
+	// firmware.DefaultPart is the O-NIC's reference part).
 	Part string
 	// Source names the configuration the design came from, for the README.
 	Source string
 }
-
-// DefaultPart is the default Options.Part.
-const DefaultPart = "xcvu9p-flga2104-2L-e"
 
 // File is one generated file.
 type File struct {
@@ -42,7 +38,7 @@ type File struct {
 // Files returns the generated files of d, in a fixed order.
 func Files(d *manager.Design, o Options) ([]File, error) {
 	if o.Part == "" {
-		o.Part = DefaultPart
+		return nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
 	}
 	name := d.Module.Name()
 	mods, err := verilog.EmitDesign(d.Module)

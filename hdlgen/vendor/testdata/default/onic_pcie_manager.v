@@ -65,104 +65,104 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:734
-    reg  [31:0] win_en_lo; // manager.go:751
-    reg  [31:0] win_en_hi; // manager.go:751
-    reg  [31:0] lut_index; // manager.go:751
-    reg  [31:0] lut_addr_lo; // manager.go:751
-    reg  [31:0] lut_addr_hi; // manager.go:751
-    reg  [31:0] lut_ctrl; // manager.go:751
-    reg  axil_rvalid; // manager.go:763
-    reg  [31:0] axil_rdata; // manager.go:763
-    reg  s1_valid; // manager.go:267
-    reg  [127:0] s1_hdr; // manager.go:267
-    reg  [2:0] s1_bar; // manager.go:267
-    reg  [511:0] s1_data; // manager.go:267
-    reg  [15:0] s1_keep; // manager.go:267
-    reg  s1_sop; // manager.go:267
-    reg  s1_eop; // manager.go:267
-    reg  [6:0] s1_kind; // manager.go:309
-    reg  [63:0] s1_off; // manager.go:309
-    reg  s1_bar_ok; // manager.go:309
-    reg  s1_reg_hit; // manager.go:309
-    reg  [12:0] s1_size; // manager.go:309
-    reg  s1_proxy_ok; // manager.go:309
-    reg  [15:0] s1_proxy; // manager.go:309
-    reg  s2_valid; // manager.go:267
-    reg  [127:0] s2_hdr; // manager.go:267
-    reg  [511:0] s2_data; // manager.go:267
-    reg  [15:0] s2_keep; // manager.go:267
-    reg  s2_sop; // manager.go:267
-    reg  s2_eop; // manager.go:267
-    reg  [6:0] s2_kind; // manager.go:309
-    reg  [63:0] s2_off; // manager.go:309
-    reg  s2_bar_ok; // manager.go:309
-    reg  s2_reg_hit; // manager.go:309
-    reg  [12:0] s2_size; // manager.go:309
-    reg  s2_proxy_ok; // manager.go:309
-    reg  [15:0] s2_proxy; // manager.go:309
-    reg  s2_found; // manager.go:309
-    reg  s2_enabled; // manager.go:309
-    reg  [2:0] s2_egress; // manager.go:309
-    reg  [7:0] s2_slot; // manager.go:309
-    reg  [63:0] s2_addr; // manager.go:309
-    reg  s2_down; // manager.go:309
-    reg  s2_second; // manager.go:309
-    reg  [2:0] s2_second_egress; // manager.go:309
-    reg  [63:0] s2_second_addr; // manager.go:309
-    reg  s2_second_down; // manager.go:309
-    reg  s3_valid; // manager.go:267
-    reg  [127:0] s3_hdr; // manager.go:267
-    reg  [511:0] s3_data; // manager.go:267
-    reg  [15:0] s3_keep; // manager.go:267
-    reg  s3_sop; // manager.go:267
-    reg  s3_eop; // manager.go:267
-    reg  [6:0] s3_kind; // manager.go:309
-    reg  [63:0] s3_off; // manager.go:309
-    reg  s3_bar_ok; // manager.go:309
-    reg  s3_reg_hit; // manager.go:309
-    reg  s3_proxy_ok; // manager.go:309
-    reg  [15:0] s3_proxy; // manager.go:309
-    reg  s3_found; // manager.go:309
-    reg  s3_enabled; // manager.go:309
-    reg  [2:0] s3_egress; // manager.go:309
-    reg  [7:0] s3_slot; // manager.go:309
-    reg  [63:0] s3_addr; // manager.go:309
-    reg  s3_down; // manager.go:309
-    reg  s3_second; // manager.go:309
-    reg  [2:0] s3_second_egress; // manager.go:309
-    reg  [63:0] s3_second_addr; // manager.go:309
-    reg  s3_second_down; // manager.go:309
-    reg  [2:0] s3_rule; // manager.go:309
-    reg  s4_valid; // manager.go:267
-    reg  [511:0] s4_data; // manager.go:267
-    reg  [15:0] s4_keep; // manager.go:267
-    reg  s4_sop; // manager.go:267
-    reg  s4_eop; // manager.go:267
-    reg  [1:0] s4_action; // manager.go:309
-    reg  [3:0] s4_reason; // manager.go:309
-    reg  [2:0] s4_egress; // manager.go:309
-    reg  [7:0] s4_slot; // manager.go:309
-    reg  s4_second; // manager.go:309
-    reg  [2:0] s4_second_egress; // manager.go:309
-    reg  [127:0] s4_hdr_primary; // manager.go:309
-    reg  [127:0] s4_hdr_second; // manager.go:309
-    reg  [95:0] s4_cpl_hdr; // manager.go:309
-    reg  m_port_a_sent; // manager.go:578
-    reg  m_port_b_sent; // manager.go:578
-    reg  m_kernel_sent; // manager.go:578
-    reg  m_local_sent; // manager.go:578
-    reg  m_cpl_sent; // manager.go:578
-    reg  [31:0] count_ok; // manager.go:593
-    reg  [31:0] count_not_for_us; // manager.go:593
-    reg  [31:0] count_window_miss; // manager.go:593
-    reg  [31:0] count_mapping_disabled; // manager.go:593
-    reg  [31:0] count_port_down; // manager.go:593
-    reg  [31:0] count_denied; // manager.go:593
-    reg  [31:0] count_no_proxy_id; // manager.go:593
-    reg  [31:0] count_unexpected_completion; // manager.go:593
-    reg  [31:0] count_unsupported; // manager.go:593
-    reg  [31:0] count_relay_denied; // manager.go:593
+    reg  axil_bvalid; // manager.go:689
+    reg  [31:0] win_en_lo; // manager.go:706
+    reg  [31:0] win_en_hi; // manager.go:706
+    reg  [31:0] lut_index; // manager.go:706
+    reg  [31:0] lut_addr_lo; // manager.go:706
+    reg  [31:0] lut_addr_hi; // manager.go:706
+    reg  [31:0] lut_ctrl; // manager.go:706
+    reg  axil_rvalid; // manager.go:718
+    reg  [31:0] axil_rdata; // manager.go:718
+    reg  s1_valid; // manager.go:222
+    reg  [127:0] s1_hdr; // manager.go:222
+    reg  [2:0] s1_bar; // manager.go:222
+    reg  [511:0] s1_data; // manager.go:222
+    reg  [15:0] s1_keep; // manager.go:222
+    reg  s1_sop; // manager.go:222
+    reg  s1_eop; // manager.go:222
+    reg  [6:0] s1_kind; // manager.go:264
+    reg  [63:0] s1_off; // manager.go:264
+    reg  s1_bar_ok; // manager.go:264
+    reg  s1_reg_hit; // manager.go:264
+    reg  [12:0] s1_size; // manager.go:264
+    reg  s1_proxy_ok; // manager.go:264
+    reg  [15:0] s1_proxy; // manager.go:264
+    reg  s2_valid; // manager.go:222
+    reg  [127:0] s2_hdr; // manager.go:222
+    reg  [511:0] s2_data; // manager.go:222
+    reg  [15:0] s2_keep; // manager.go:222
+    reg  s2_sop; // manager.go:222
+    reg  s2_eop; // manager.go:222
+    reg  [6:0] s2_kind; // manager.go:264
+    reg  [63:0] s2_off; // manager.go:264
+    reg  s2_bar_ok; // manager.go:264
+    reg  s2_reg_hit; // manager.go:264
+    reg  [12:0] s2_size; // manager.go:264
+    reg  s2_proxy_ok; // manager.go:264
+    reg  [15:0] s2_proxy; // manager.go:264
+    reg  s2_found; // manager.go:264
+    reg  s2_enabled; // manager.go:264
+    reg  [2:0] s2_egress; // manager.go:264
+    reg  [7:0] s2_slot; // manager.go:264
+    reg  [63:0] s2_addr; // manager.go:264
+    reg  s2_down; // manager.go:264
+    reg  s2_second; // manager.go:264
+    reg  [2:0] s2_second_egress; // manager.go:264
+    reg  [63:0] s2_second_addr; // manager.go:264
+    reg  s2_second_down; // manager.go:264
+    reg  s3_valid; // manager.go:222
+    reg  [127:0] s3_hdr; // manager.go:222
+    reg  [511:0] s3_data; // manager.go:222
+    reg  [15:0] s3_keep; // manager.go:222
+    reg  s3_sop; // manager.go:222
+    reg  s3_eop; // manager.go:222
+    reg  [6:0] s3_kind; // manager.go:264
+    reg  [63:0] s3_off; // manager.go:264
+    reg  s3_bar_ok; // manager.go:264
+    reg  s3_reg_hit; // manager.go:264
+    reg  s3_proxy_ok; // manager.go:264
+    reg  [15:0] s3_proxy; // manager.go:264
+    reg  s3_found; // manager.go:264
+    reg  s3_enabled; // manager.go:264
+    reg  [2:0] s3_egress; // manager.go:264
+    reg  [7:0] s3_slot; // manager.go:264
+    reg  [63:0] s3_addr; // manager.go:264
+    reg  s3_down; // manager.go:264
+    reg  s3_second; // manager.go:264
+    reg  [2:0] s3_second_egress; // manager.go:264
+    reg  [63:0] s3_second_addr; // manager.go:264
+    reg  s3_second_down; // manager.go:264
+    reg  [2:0] s3_rule; // manager.go:264
+    reg  s4_valid; // manager.go:222
+    reg  [511:0] s4_data; // manager.go:222
+    reg  [15:0] s4_keep; // manager.go:222
+    reg  s4_sop; // manager.go:222
+    reg  s4_eop; // manager.go:222
+    reg  [1:0] s4_action; // manager.go:264
+    reg  [3:0] s4_reason; // manager.go:264
+    reg  [2:0] s4_egress; // manager.go:264
+    reg  [7:0] s4_slot; // manager.go:264
+    reg  s4_second; // manager.go:264
+    reg  [2:0] s4_second_egress; // manager.go:264
+    reg  [127:0] s4_hdr_primary; // manager.go:264
+    reg  [127:0] s4_hdr_second; // manager.go:264
+    reg  [95:0] s4_cpl_hdr; // manager.go:264
+    reg  m_port_a_sent; // manager.go:533
+    reg  m_port_b_sent; // manager.go:533
+    reg  m_kernel_sent; // manager.go:533
+    reg  m_local_sent; // manager.go:533
+    reg  m_cpl_sent; // manager.go:533
+    reg  [31:0] count_ok; // manager.go:548
+    reg  [31:0] count_not_for_us; // manager.go:548
+    reg  [31:0] count_window_miss; // manager.go:548
+    reg  [31:0] count_mapping_disabled; // manager.go:548
+    reg  [31:0] count_port_down; // manager.go:548
+    reg  [31:0] count_denied; // manager.go:548
+    reg  [31:0] count_no_proxy_id; // manager.go:548
+    reg  [31:0] count_unexpected_completion; // manager.go:548
+    reg  [31:0] count_unsupported; // manager.go:548
+    reg  [31:0] count_relay_denied; // manager.go:548
     wire and_11;
     wire not_12;
     wire and_13;
@@ -220,7 +220,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:761
+    wire init_done; // manager.go:716
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -232,7 +232,7 @@ module onic_pcie_manager (
     wire [15:0] slice_111;
     wire slice_112;
     wire slice_113;
-    wire adv; // manager.go:365
+    wire adv; // manager.go:320
     wire [2:0] slice_115;
     wire [4:0] slice_116;
     wire [9:0] slice_126;
@@ -854,16 +854,16 @@ module onic_pcie_manager (
     wire in_slice_s_tready; // axis.go:320
     wire [660:0] in_slice_m_tdata; // axis.go:320
     wire in_slice_m_tvalid; // axis.go:320
-    wire windows_found; // translate.go:160
-    wire windows_enabled; // translate.go:160
-    wire [5:0] windows_index; // translate.go:160
-    wire [2:0] windows_egress; // translate.go:160
-    wire [7:0] windows_slot; // translate.go:160
-    wire [63:0] windows_translated; // translate.go:160
-    wire windows_has_second; // translate.go:160
-    wire windows_multicast; // translate.go:160
-    wire [2:0] windows_second_egress; // translate.go:160
-    wire [63:0] windows_second_translated; // translate.go:160
+    wire windows_found; // translate.go:148
+    wire windows_enabled; // translate.go:148
+    wire [5:0] windows_index; // translate.go:148
+    wire [2:0] windows_egress; // translate.go:148
+    wire [7:0] windows_slot; // translate.go:148
+    wire [63:0] windows_translated; // translate.go:148
+    wire windows_has_second; // translate.go:148
+    wire windows_multicast; // translate.go:148
+    wire [2:0] windows_second_egress; // translate.go:148
+    wire [63:0] windows_second_translated; // translate.go:148
     wire [2:0] access_rule; // access.go:158
     wire access_found; // access.go:158
     wire [15:0] access_domain; // access.go:158
@@ -1585,7 +1585,7 @@ module onic_pcie_manager (
         .m_tready(in_slice_m_ready)
     );
 
-    onic_pcie_manager_windows windows ( // translate.go:160
+    onic_pcie_manager_windows windows ( // translate.go:148
         .bar(s1_bar),
         .off(s1_off),
         .window_en(slice_340),
