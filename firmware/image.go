@@ -14,7 +14,7 @@ import (
 
 	"onic/hdlgen/check"
 	hmgr "onic/hdlgen/manager"
-	"onic/hdlgen/vendor"
+	"onic/hdlgen/bundle"
 	"onic/hdlgen/verilog"
 	"onic/internal/readfile"
 	"onic/kernels"
@@ -105,7 +105,7 @@ func Build(s Spec, measure Measurer) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
-	static, err := vendor.Files(d, vendor.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
+	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
-	"onic/hdlgen/vendor"
+	"onic/hdlgen/bundle"
 	"onic/hdlgen/verilog"
 	"onic/pcie"
 )
@@ -49,7 +49,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return err
 			}
-			paths, err := vendor.Write(v.GetString("hdl.gen.out"), d, vendor.Options{Part: v.GetString("hdl.gen.part"), Source: source})
+			paths, err := bundle.Write(v.GetString("hdl.gen.out"), d, bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source})
 			if err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}

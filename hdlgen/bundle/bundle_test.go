@@ -1,4 +1,4 @@
-package vendor_test
+package bundle_test
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"onic/emu/cluster"
 	"onic/firmware"
 	"onic/hdlgen/manager"
-	"onic/hdlgen/vendor"
+	"onic/hdlgen/bundle"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/testbenches/golden"
@@ -35,12 +35,12 @@ func design(t testing.TB, c pmgr.Config) *manager.Design {
 // generation is byte-identical.
 func TestGolden(t *testing.T) {
 	d := design(t, cluster.TwoParty().ONICs[0].Manager)
-	o := vendor.Options{Part: firmware.DefaultPart, Source: "the default scenario (two-party), O-NIC onicA"}
-	fs, err := vendor.Files(d, o)
+	o := bundle.Options{Part: firmware.DefaultPart, Source: "the default scenario (two-party), O-NIC onicA"}
+	fs, err := bundle.Files(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := vendor.Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
+	again, err := bundle.Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestGoldenRuleSlots(t *testing.T) {
 	if c.Access.RuleSlots == 0 {
 		t.Fatal("the host-interface scenario's O-NIC has no rule slots")
 	}
-	fs, err := vendor.Files(design(t, c), vendor.Options{Part: firmware.DefaultPart, Source: "the host-interface scenario, O-NIC onicA"})
+	fs, err := bundle.Files(design(t, c), bundle.Options{Part: firmware.DefaultPart, Source: "the host-interface scenario, O-NIC onicA"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestTools(t *testing.T) {
 	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large(),
 		"rule-slots": cluster.HostInterface().ONICs[0].Manager} {
 		dir := t.TempDir()
-		paths, err := vendor.Write(dir, design(t, c), vendor.Options{Part: firmware.DefaultPart})
+		paths, err := bundle.Write(dir, design(t, c), bundle.Options{Part: firmware.DefaultPart})
 		if err != nil {
 			t.Fatal(err)
 		}

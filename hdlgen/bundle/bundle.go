@@ -1,10 +1,10 @@
-// Package vendor writes what an FPGA engineer takes to the vendor tools
+// Package bundle writes what an FPGA engineer takes to the vendor tools
 // along with a generated PCIe manager: the Verilog, a file list, an XDC
 // constraints template, a Vivado non-project build script, the register
 // map as a C header and as Markdown, and a README. Every file is a pure
 // function of the design, byte for byte: no dates, no paths of the
 // machine that generated it.
-package vendor
+package bundle
 
 import (
 	"fmt"
