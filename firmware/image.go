@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
 	hmgr "onic/hdlgen/manager"
-	"onic/hdlgen/bundle"
 	"onic/hdlgen/verilog"
 	"onic/internal/readfile"
 	"onic/kernels"

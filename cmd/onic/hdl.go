@@ -12,10 +12,10 @@ import (
 	"onic/emu/cluster"
 	"onic/firmware"
 	"onic/hdlgen/axis"
+	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
-	"onic/hdlgen/bundle"
 	"onic/hdlgen/verilog"
 	"onic/pcie"
 )

@@ -9,8 +9,8 @@ import (
 
 	"onic/emu/cluster"
 	"onic/firmware"
-	"onic/hdlgen/manager"
 	"onic/hdlgen/bundle"
+	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/testbenches/golden"
