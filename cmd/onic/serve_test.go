@@ -89,3 +89,44 @@ func TestEmuServe(t *testing.T) {
 		}
 	}
 }
+
+// TestEmuServeSIGTERM: SIGTERM stops a lock-step server within a second
+// while its client waits on a long run of a busy cluster (the two-party
+// scenario's traffic), and the report still comes out.
+func TestEmuServeSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "s")
+	done := make(chan string, 1)
+	go func() {
+		_, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--config", filepath.Join("..", "..", "emu", "cluster", "scenarios", "two-party.yaml"))
+		done <- out + errs
+	}()
+	var c *hostif.Client
+	var err error
+	for i := 0; ; i++ {
+		if c, err = hostif.Dial(socket, hostif.ClientOptions{Host: "A"}); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("no server on %s: %v", socket, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	go c.Advance(time.Second) // a simulated second of traffic: minutes of wall time
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case out := <-done:
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("the server took %v to stop", d)
+		}
+		if !strings.Contains(out, "A->B") || !strings.Contains(out, "accounting:") {
+			t.Errorf("no report after SIGTERM:\n%s", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not stop the server")
+	}
+}
