@@ -1,4 +1,4 @@
-package firmware
+package firmware_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"onic/firmware"
+	"onic/firmware/build"
 	"onic/testbenches/tools"
 )
 
@@ -20,12 +22,12 @@ import (
 var (
 	cacheOnce sync.Once
 	cacheDir  string
-	built     *Image
+	built     *firmware.Image
 	buildErr  error
 )
 
 // testImage builds testdata/onic-a.yaml (once) and returns a copy.
-func testImage(t testing.TB) *Image {
+func testImage(t testing.TB) *firmware.Image {
 	t.Helper()
 	tools.Require(t, "yosys")
 	cacheOnce.Do(func() {
@@ -33,11 +35,11 @@ func testImage(t testing.TB) *Image {
 		if buildErr != nil {
 			return
 		}
-		var s Spec
-		if s, buildErr = LoadSpecFile("testdata/onic-a.yaml"); buildErr != nil {
+		var s firmware.Spec
+		if s, buildErr = firmware.LoadSpecFile("testdata/onic-a.yaml"); buildErr != nil {
 			return
 		}
-		built, buildErr = Build(s, Yosys(cacheDir))
+		built, buildErr = build.Build(s, build.Yosys(cacheDir))
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -46,7 +48,7 @@ func testImage(t testing.TB) *Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := Parse(b)
+	im, err := firmware.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func key(seed byte) (ed25519.PublicKey, ed25519.PrivateKey) {
 	return k.Public().(ed25519.PublicKey), k
 }
 
-func marshal(t testing.TB, im *Image) []byte {
+func marshal(t testing.TB, im *firmware.Image) []byte {
 	t.Helper()
 	b, err := im.MarshalBinary()
 	if err != nil {
@@ -100,7 +102,7 @@ func TestLoadSpecErrors(t *testing.T) {
 		if src == string(good) {
 			t.Fatalf("%q is not in the spec", c.old)
 		}
-		_, err := LoadSpec("spec.yaml", strings.NewReader(src))
+		_, err := firmware.LoadSpec("spec.yaml", strings.NewReader(src))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "spec.yaml: ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s -> %s: got %v, want one line with %q", c.old, c.new, err, c.want)
 		}
@@ -111,18 +113,18 @@ func TestLoadSpecErrors(t *testing.T) {
 // same manifest, spec and payloads, and its sizes follow the part.
 func TestBuild(t *testing.T) {
 	im := testImage(t)
-	s, err := LoadSpecFile("testdata/onic-a.yaml")
+	s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Build(s, Yosys(cacheDir))
+	again, err := build.Build(s, build.Yosys(cacheDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(marshal(t, im), marshal(t, again)) {
 		t.Fatal("two builds of one spec differ")
 	}
-	back, err := Parse(marshal(t, again))
+	back, err := firmware.Parse(marshal(t, again))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +136,12 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("spec payload: %v\n got %+v\nwant %+v", err, got, s)
 	}
 	m := back.Manifest
-	vu9p, _ := LookupPart("xcvu9p")
+	vu9p, _ := firmware.LookupPart("xcvu9p")
 	if m.FullBytes != 76_450_000 || !m.FullEstimated {
 		t.Errorf("full bytes %d (estimated %v), want VU9P's 611.6 Mb = 76450000", m.FullBytes, m.FullEstimated)
 	}
 	// 40000 LUTs of 1182240 is the largest share (3.38%) of 155387 frames.
-	if want := int64(5258) * FrameBytes; m.Slots[0].Bytes != want || m.Slots[1].Bytes != want || vu9p.Frames() != 155387 {
+	if want := int64(5258) * firmware.FrameBytes; m.Slots[0].Bytes != want || m.Slots[1].Bytes != want || vu9p.Frames() != 155387 {
 		t.Errorf("slot bytes %d, %d; frames %d; want %d and 155387", m.Slots[0].Bytes, m.Slots[1].Bytes, vu9p.Frames(), want)
 	}
 	f := m.Slots[0]
@@ -149,7 +151,7 @@ func TestBuild(t *testing.T) {
 	if ok, why := f.Need.Fits(f.Region); !ok {
 		t.Errorf("filter does not fit its region: %s", why)
 	}
-	if m.ManagerDepth != 6 || m.DataWidth != s.Width || s.Width != DefaultWidth || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
+	if m.ManagerDepth != 6 || m.DataWidth != s.Width || s.Width != firmware.DefaultWidth || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
 		t.Errorf("manifest: depth %d, data width %d (spec %d), static %q, family %q", m.ManagerDepth, m.DataWidth, s.Width, m.Static, m.Family)
 	}
 	var text strings.Builder
@@ -165,11 +167,11 @@ func TestParseRefuses(t *testing.T) {
 	im := testImage(t)
 	b := marshal(t, im)
 	for n := 0; n < len(b); n += 1 + n/64 {
-		if _, err := Parse(b[:n]); !errors.Is(err, ErrMalformed) {
+		if _, err := firmware.Parse(b[:n]); !errors.Is(err, firmware.ErrMalformed) {
 			t.Fatalf("truncated to %d of %d bytes: %v", n, len(b), err)
 		}
 	}
-	if _, err := Parse(append(bytes.Clone(b), 0xc0)); !errors.Is(err, ErrMalformed) {
+	if _, err := firmware.Parse(append(bytes.Clone(b), 0xc0)); !errors.Is(err, firmware.ErrMalformed) {
 		t.Errorf("a byte after the image: %v", err)
 	}
 	// Flip a byte in the middle of every payload.
@@ -177,36 +179,37 @@ func TestParseRefuses(t *testing.T) {
 		at := bytes.Index(b, p) + len(p)/2
 		c := bytes.Clone(b)
 		c[at] ^= 0x20
-		if _, err := Parse(c); !errors.Is(err, ErrCorrupt) {
+		if _, err := firmware.Parse(c); !errors.Is(err, firmware.ErrCorrupt) {
 			t.Errorf("payload %s changed: %v", im.Manifest.Payloads[i].Name, err)
 		}
 	}
 	// A payload swapped for another of the same size is caught by hash.
-	c := &Image{Manifest: im.Manifest, raw: im.raw, Payloads: slicesClone(im.Payloads)}
+	c := &firmware.Image{Manifest: im.Manifest, Payloads: slicesClone(im.Payloads)}
+	c.SetRaw(im.Raw())
 	c.Payloads[2] = bytes.Repeat([]byte{'x'}, len(c.Payloads[2]))
-	if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrCorrupt) {
+	if _, err := firmware.Parse(marshal(t, c)); !errors.Is(err, firmware.ErrCorrupt) {
 		t.Errorf("replaced payload: %v", err)
 	}
 	// A manifest whose static identity was edited.
-	c = &Image{Manifest: im.Manifest, Payloads: im.Payloads}
+	c = &firmware.Image{Manifest: im.Manifest, Payloads: im.Payloads}
 	c.Manifest.Static = strings.Repeat("0", 64)
-	c.seal()
-	if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrMalformed) {
+	c.Seal()
+	if _, err := firmware.Parse(marshal(t, c)); !errors.Is(err, firmware.ErrMalformed) {
 		t.Errorf("edited static identity: %v", err)
 	}
 	// A manifest of an earlier format, or one whose manager has no data
 	// path width, depth or clock.
-	for name, edit := range map[string]func(*Manifest){
-		"format 1":     func(m *Manifest) { m.Format = 1 },
-		"no width":     func(m *Manifest) { m.DataWidth = 0 },
-		"width 128":    func(m *Manifest) { m.DataWidth = 128 },
-		"depth 0":      func(m *Manifest) { m.ManagerDepth = 0 },
-		"negative clk": func(m *Manifest) { m.ClockMHz = -250 },
+	for name, edit := range map[string]func(*firmware.Manifest){
+		"format 1":     func(m *firmware.Manifest) { m.Format = 1 },
+		"no width":     func(m *firmware.Manifest) { m.DataWidth = 0 },
+		"width 128":    func(m *firmware.Manifest) { m.DataWidth = 128 },
+		"depth 0":      func(m *firmware.Manifest) { m.ManagerDepth = 0 },
+		"negative clk": func(m *firmware.Manifest) { m.ClockMHz = -250 },
 	} {
-		c = &Image{Manifest: im.Manifest, Payloads: im.Payloads}
+		c = &firmware.Image{Manifest: im.Manifest, Payloads: im.Payloads}
 		edit(&c.Manifest)
-		c.seal()
-		if _, err := Parse(marshal(t, c)); !errors.Is(err, ErrMalformed) || strings.Contains(err.Error(), "\n") {
+		c.Seal()
+		if _, err := firmware.Parse(marshal(t, c)); !errors.Is(err, firmware.ErrMalformed) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -216,7 +219,7 @@ func TestParseRefuses(t *testing.T) {
 		{0x81, 0xaa, 's', 'i', 'g', 'n', 'a', 't', 'u', 'r', 'e', 's', 0xdd, 0x7f, 0xff, 0xff, 0xff},
 		{0xdf, 0xff, 0xff, 0xff, 0xff},
 	} {
-		if _, err := Parse(h); !errors.Is(err, ErrMalformed) {
+		if _, err := firmware.Parse(h); !errors.Is(err, firmware.ErrMalformed) {
 			t.Errorf("% x: %v", h, err)
 		}
 	}
@@ -237,40 +240,40 @@ func TestSign(t *testing.T) {
 	if err != nil || len(keys) != 2 || !keys[0].Equal(dev.Public()) || !keys[1].Equal(ops.Public()) {
 		t.Fatalf("signers %v, %v", keys, err)
 	}
-	back, err := Parse(marshal(t, im))
+	back, err := firmware.Parse(marshal(t, im))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := back.Signers(); err != nil {
 		t.Fatal(err)
 	}
-	back.raw = bytes.Replace(back.raw, []byte("onic-a"), []byte("onic-b"), 1)
+	back.SetRaw(bytes.Replace(back.Raw(), []byte("onic-a"), []byte("onic-b"), 1))
 	if _, err := back.Signers(); err == nil || !strings.Contains(err.Error(), "does not verify") {
 		t.Fatalf("changed manifest: %v", err)
 	}
 	// Keys round trip through PEM, in the form openssl writes.
-	pub, priv, err := GenerateKey(rand.NewChaCha8([32]byte{7}))
+	pub, priv, err := firmware.GenerateKey(rand.NewChaCha8([32]byte{7}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := ParsePrivateKey(MarshalPrivateKey(priv))
+	p2, err := firmware.ParsePrivateKey(firmware.MarshalPrivateKey(priv))
 	if err != nil || !p2.Equal(priv) {
 		t.Fatal(err)
 	}
-	q2, err := ParsePublicKey(MarshalPublicKey(pub))
-	if err != nil || !q2.Equal(pub) || !strings.HasPrefix(string(MarshalPublicKey(pub)), "-----BEGIN PUBLIC KEY-----\n") {
+	q2, err := firmware.ParsePublicKey(firmware.MarshalPublicKey(pub))
+	if err != nil || !q2.Equal(pub) || !strings.HasPrefix(string(firmware.MarshalPublicKey(pub)), "-----BEGIN PUBLIC KEY-----\n") {
 		t.Fatal(err)
 	}
-	if _, err := ParsePublicKey(MarshalPrivateKey(priv)); err == nil {
+	if _, err := firmware.ParsePublicKey(firmware.MarshalPrivateKey(priv)); err == nil {
 		t.Error("a private key read as a public one")
 	}
 }
 
 // TestCosts: the cost model's arithmetic on the documented defaults.
 func TestCosts(t *testing.T) {
-	vu9p, _ := LookupPart("xcvu9p-flga2104-2L-e")
-	ku15p, _ := LookupPart("XCKU15P-ffve1517-2-e")
-	b := Board{}.WithDefaults(vu9p)
+	vu9p, _ := firmware.LookupPart("xcvu9p-flga2104-2L-e")
+	ku15p, _ := firmware.LookupPart("XCKU15P-ffve1517-2-e")
+	b := firmware.Board{}.WithDefaults(vu9p)
 	full := b.FullCost(vu9p.FullBytes(), true)
 	// 76.45 MB at 500 MB/s is 152.9 ms; then 100 ms + 1 s + 1 ms.
 	if full.Load != 152900*time.Microsecond || full.Total != full.Load+1101*time.Millisecond {
@@ -279,13 +282,13 @@ func TestCosts(t *testing.T) {
 	if p := b.PartialCost(0, 2_500_000, true); p.Load != 5*time.Millisecond || p.Total != p.Load || p.LinkDown != 0 {
 		t.Errorf("partial on a 3-die part: %+v, want 2.5 MB at 500 MB/s = 5 ms", p)
 	}
-	if p := (Board{}).WithDefaults(ku15p).PartialCost(0, 2_500_000, true); p.Load != 3125*time.Microsecond {
+	if p := (firmware.Board{}).WithDefaults(ku15p).PartialCost(0, 2_500_000, true); p.Load != 3125*time.Microsecond {
 		t.Errorf("partial on one die: %v, want 2.5 MB at 800 MB/s", p.Load)
 	}
-	if p := (Board{ICAPMBps: 5}).WithDefaults(vu9p).PartialCost(0, 2_500_000, false); p.Load != 500*time.Millisecond {
+	if p := (firmware.Board{ICAPMBps: 5}).WithDefaults(vu9p).PartialCost(0, 2_500_000, false); p.Load != 500*time.Millisecond {
 		t.Errorf("MCAP at 5 MB/s: %v", p.Load)
 	}
-	if got := vu9p.RegionBytes(Resources{LUT: 1, BRAM: 2160}); got != vu9p.Frames()*FrameBytes {
+	if got := vu9p.RegionBytes(firmware.Resources{LUT: 1, BRAM: 2160}); got != vu9p.Frames()*firmware.FrameBytes {
 		t.Errorf("a region with every BRAM: %d bytes, want the whole device's frames", got)
 	}
 }

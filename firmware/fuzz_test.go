@@ -1,19 +1,22 @@
-package firmware
+package firmware_test
 
 import (
 	"bytes"
 	"testing"
+
+	"onic/firmware"
+	"onic/firmware/build"
 )
 
 // FuzzParse: no input makes Parse panic or allocate beyond its input's
 // size, and an input it accepts marshals back to the same bytes.
 func FuzzParse(f *testing.F) {
-	s, err := LoadSpecFile("testdata/onic-a.yaml")
+	s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
 	if err != nil {
 		f.Fatal(err)
 	}
 	s.Slots[0].Kernel = "" // no kernel: no Yosys, and a small seed
-	im, err := Build(s, nil)
+	im, err := build.Build(s, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -27,7 +30,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(seed[:len(seed)/3])
 	f.Add([]byte{0x84, 0xa5, 'm', 'a', 'g', 'i', 'c', 0xad})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		im, err := Parse(b)
+		im, err := firmware.Parse(b)
 		if err != nil {
 			return
 		}
@@ -35,7 +38,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Parse(out)
+		back, err := firmware.Parse(out)
 		if err != nil {
 			t.Fatalf("a parsed image does not parse after marshalling: %v", err)
 		}

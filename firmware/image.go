@@ -4,21 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"onic/hdlgen/bundle"
-	"onic/hdlgen/check"
-	hmgr "onic/hdlgen/manager"
-	"onic/hdlgen/verilog"
 	"onic/internal/readfile"
-	"onic/kernels"
-	"onic/pcie"
 )
 
 // Image is a firmware image: its manifest, the signatures over it and
@@ -30,134 +21,17 @@ type Image struct {
 	raw        []byte // the manifest's bytes, what the signatures cover
 }
 
-// Measurer returns what a design takes: top is the module, files its
-// Verilog. source names the measurement in the manifest.
-type Measurer func(top string, files []verilog.File) (need Resources, source string, err error)
-
-// Yosys is a Measurer running Yosys's synth_xilinx (hdlgen/check). It
-// keeps each result in cacheDir under the SHA-256 of the Verilog, so an
-// unchanged kernel is synthesised once (empty cacheDir: no cache).
-func Yosys(cacheDir string) Measurer {
-	return func(top string, files []verilog.File) (Resources, string, error) {
-		const source = "yosys synth_xilinx"
-		h := sha256.New()
-		for _, f := range files {
-			fmt.Fprintf(h, "%s %d\n", f.Name, len(f.Source))
-			h.Write(f.Source)
-		}
-		key := filepath.Join(cacheDir, top+"-"+hex.EncodeToString(h.Sum(nil))[:32]+".json")
-		if cacheDir != "" {
-			if b, err := os.ReadFile(key); err == nil {
-				var r Resources
-				if json.Unmarshal(b, &r) == nil {
-					return r, source, nil
-				}
-			}
-		}
-		dir, err := os.MkdirTemp("", "onic-fw")
-		if err != nil {
-			return Resources{}, "", err
-		}
-		defer os.RemoveAll(dir)
-		for _, f := range files {
-			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
-				return Resources{}, "", err
-			}
-		}
-		cr, err := check.Synth(dir, top)
-		if err != nil {
-			return Resources{}, "", err
-		}
-		r := Resources{LUT: cr.LUT + cr.LUTRAM, FF: cr.FF, BRAM: cr.BRAM, DSP: cr.DSP}
-		if cacheDir != "" && os.MkdirAll(cacheDir, 0o755) == nil {
-			b, _ := json.Marshal(r)
-			_ = os.WriteFile(key, b, 0o644) // a cache that cannot be written is only slower
-		}
-		return r, source, nil
-	}
-}
-
-// DefaultCacheDir is where the CLI keeps Yosys results: onic/synth in the
-// user's cache directory.
-func DefaultCacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "onic", "synth")
-}
-
-// Build makes an unsigned image of a checked spec: the spec, the PCIe
-// manager's generated RTL and vendor files (the static region), and each
-// bound kernel in its task shell, measured by measure, with bitstream
-// sizes estimated from the part until real bitstreams are attached
-// (Attach). The same spec gives the same bytes.
-func Build(s Spec, measure Measurer) (*Image, error) {
-	if err := s.Check(); err != nil {
-		return nil, err
-	}
-	part, _ := LookupPart(s.Target.Part) // Check found it
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
-	if err != nil {
-		return nil, err
-	}
-	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager})
-	if err != nil {
-		return nil, fmt.Errorf("manager: %v", err)
-	}
-	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
-	if err != nil {
-		return nil, fmt.Errorf("manager: %v", err)
-	}
-	im := &Image{Manifest: Manifest{Format: FormatVersion, Kind: KindImage, Name: s.Name, Version: s.Version,
-		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
-		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
-	im.add("spec.json", PayloadSpec, -1, s.canonical())
-	for _, fl := range static {
-		im.add("static/"+fl.Name, PayloadRTL, -1, fl.Data)
-	}
-	im.Manifest.Static = im.staticID()
-	for _, sl := range s.Slots {
-		sm := SlotManifest{Slot: sl.Slot, Region: sl.Region, Bytes: part.RegionBytes(sl.Region), Estimated: true}
-		if sl.Kernel != "" {
-			k, _ := kernels.Lookup(sl.Kernel) // Check found it
-			m, err := k.TaskModule()
-			if err != nil {
-				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
-			}
-			files, err := verilog.EmitDesign(m)
-			if err != nil {
-				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
-			}
-			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
-			if measure != nil {
-				if sm.Need, sm.NeedSource, err = measure(m.Name(), files); err != nil {
-					return nil, fmt.Errorf("slots[%d] %s: measuring: %v", sl.Slot, k.Name, err)
-				}
-			}
-			for _, fl := range files {
-				im.add(fmt.Sprintf("slot%d/%s", sl.Slot, fl.Name), PayloadRTL, sl.Slot, fl.Source)
-			}
-		}
-		im.Manifest.Slots = append(im.Manifest.Slots, sm)
-	}
-	for _, t := range s.Tenants {
-		im.Manifest.Tenants = append(im.Manifest.Tenants, TenantGrant{Name: t.Name, Slots: slices.Clone(t.Slots)})
-	}
-	im.seal()
-	return im, nil
-}
-
-// add appends a payload and its record.
-func (im *Image) add(name, kind string, slot int, b []byte) {
+// AddPayload appends a payload and its record to the manifest (a build
+// tool assembling an image; Seal afterwards).
+func (im *Image) AddPayload(name, kind string, slot int, b []byte) {
 	h := sha256.Sum256(b)
 	im.Manifest.Payloads = append(im.Manifest.Payloads, PayloadRecord{Name: name, Kind: kind, Slot: slot, Size: int64(len(b)), SHA256: h[:]})
 	im.Payloads = append(im.Payloads, b)
 }
 
-// staticID is the static region's identity: the part and the static
+// StaticID is the static region's identity: the part and the static
 // RTL payloads' names and hashes.
-func (im *Image) staticID() string {
+func (im *Image) StaticID() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "part %s\n", strings.ToLower(im.Manifest.Part))
 	for _, p := range im.Manifest.Payloads {
@@ -168,9 +42,9 @@ func (im *Image) staticID() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// seal encodes the manifest; any signatures are over an older one and
-// are dropped.
-func (im *Image) seal() {
+// Seal encodes the manifest after a build tool has filled it in; any
+// signatures are over an older one and are dropped.
+func (im *Image) Seal() {
 	raw, err := im.Manifest.MarshalMsg(nil)
 	if err != nil { // only for values msgp cannot encode; a Manifest has none
 		panic(err)
@@ -233,8 +107,8 @@ func (im *Image) Attach(n int, bit []byte) error {
 		im.Manifest.Payloads = slices.Delete(im.Manifest.Payloads, i, i+1)
 		im.Payloads = slices.Delete(im.Payloads, i, i+1)
 	}
-	im.add(name, PayloadBitstream, n, bit)
-	im.seal()
+	im.AddPayload(name, PayloadBitstream, n, bit)
+	im.Seal()
 	return nil
 }
 
@@ -254,10 +128,10 @@ func (im *Image) KernelImage(n int) (*Image, error) {
 		Part: m.Part, Family: m.Family, Static: m.Static, ClockMHz: m.ClockMHz, Slots: []SlotManifest{sl}}}
 	for i, p := range m.Payloads {
 		if p.Slot == n {
-			k.add(p.Name, p.Kind, p.Slot, im.Payloads[i])
+			k.AddPayload(p.Name, p.Kind, p.Slot, im.Payloads[i])
 		}
 	}
-	k.seal()
+	k.Seal()
 	return k, nil
 }
 
@@ -323,7 +197,7 @@ func Parse(b []byte) (*Image, error) {
 		if _, err := im.Spec(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		if id := im.staticID(); id != m.Static {
+		if id := im.StaticID(); id != m.Static {
 			return nil, fmt.Errorf("%w: static identity %.16s does not match the static payloads (%.16s)", ErrMalformed, m.Static, id)
 		}
 	}

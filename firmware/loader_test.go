@@ -1,4 +1,4 @@
-package firmware
+package firmware_test
 
 import (
 	"bytes"
@@ -7,26 +7,29 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"onic/firmware"
+	"onic/firmware/build"
 )
 
 // memBackend is a board that remembers what was loaded: the state the
 // refusal tests compare before and after.
 type memBackend struct {
 	part    string
-	running *Image
+	running *firmware.Image
 	slots   map[int]string // kernel image loaded into each slot since
 	log     []string
 }
 
-func (b *memBackend) Part() string    { return b.part }
-func (b *memBackend) Board() Board    { return Board{} }
-func (b *memBackend) Running() *Image { return b.running }
-func (b *memBackend) Full(im *Image, c Cost) error {
+func (b *memBackend) Part() string             { return b.part }
+func (b *memBackend) Board() firmware.Board    { return firmware.Board{} }
+func (b *memBackend) Running() *firmware.Image { return b.running }
+func (b *memBackend) Full(im *firmware.Image, c firmware.Cost) error {
 	b.running, b.slots = im, map[int]string{}
 	b.log = append(b.log, fmt.Sprintf("full %s %v", im.Manifest.Name, c.Total))
 	return nil
 }
-func (b *memBackend) Partial(k *Image, c Cost) error {
+func (b *memBackend) Partial(k *firmware.Image, c firmware.Cost) error {
 	b.slots[k.Manifest.Slots[0].Slot] = k.Manifest.Name
 	b.log = append(b.log, fmt.Sprintf("partial %d %s %v", c.Slot, k.Manifest.Name, c.Total))
 	return nil
@@ -42,15 +45,15 @@ func (b *memBackend) state(t *testing.T) string {
 }
 
 // variant builds the test spec changed by edit, unsigned.
-func variant(t *testing.T, edit func(*Spec)) *Image {
+func variant(t *testing.T, edit func(*firmware.Spec)) *firmware.Image {
 	t.Helper()
 	testImage(t) // the shared cache
-	s, err := LoadSpecFile("testdata/onic-a.yaml")
+	s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit(&s)
-	im, err := Build(s, Yosys(cacheDir))
+	im, err := build.Build(s, build.Yosys(cacheDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +67,11 @@ func TestLoaderRefuses(t *testing.T) {
 	opsPub, ops := key(2)
 	alicePub, alice := key(3)
 	_, mallory := key(4)
-	var trust Trust
-	trust.Add("ops", OperatorRole, opsPub)
+	var trust firmware.Trust
+	trust.Add("ops", firmware.OperatorRole, opsPub)
 	trust.Add("alice", "ml", alicePub)
 	b := &memBackend{part: "xcvu9p-flga2104-2L-e"}
-	l := &Loader{Trust: trust, Backend: b}
+	l := &firmware.Loader{Trust: trust, Backend: b}
 
 	base := testImage(t)
 	base.Sign(ops)
@@ -80,7 +83,7 @@ func TestLoaderRefuses(t *testing.T) {
 		t.Fatalf("first load: %+v", d)
 	}
 	// Slot 1 gets a kernel in a variant with the same static region.
-	withK := variant(t, func(s *Spec) { s.Slots[1].Kernel = "filter" })
+	withK := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "filter" })
 	if withK.Manifest.Static != base.Manifest.Static {
 		t.Fatal("a slot's kernel changed the static identity")
 	}
@@ -92,7 +95,7 @@ func TestLoaderRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := func(im *Image, keys ...ed25519.PrivateKey) []byte {
+	signed := func(im *firmware.Image, keys ...ed25519.PrivateKey) []byte {
 		c := *im
 		c.Signatures = nil
 		for _, k := range keys {
@@ -100,17 +103,20 @@ func TestLoaderRefuses(t *testing.T) {
 		}
 		return marshal(t, &c)
 	}
-	otherPart := variant(t, func(s *Spec) { s.Target = Target{Part: "xcku15p-ffve1517-2-e"} })
-	otherStatic := variant(t, func(s *Spec) { s.Manager.Translation.Windows[0].Size = 0x20000000; s.Slots[1].Kernel = "filter" })
+	otherPart := variant(t, func(s *firmware.Spec) { s.Target = firmware.Target{Part: "xcku15p-ffve1517-2-e"} })
+	otherStatic := variant(t, func(s *firmware.Spec) {
+		s.Manager.Translation.Windows[0].Size = 0x20000000
+		s.Slots[1].Kernel = "filter"
+	})
 	kOther, err := otherStatic.KernelImage(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tooSmall := variant(t, func(s *Spec) { s.Slots[0].Region.LUT = 100 })
+	tooSmall := variant(t, func(s *firmware.Spec) { s.Slots[0].Region.LUT = 100 })
 	unmeasured := *withK
-	unmeasured.Manifest.Slots = append([]SlotManifest(nil), withK.Manifest.Slots...)
-	unmeasured.Manifest.Slots[1].NeedSource, unmeasured.Manifest.Slots[1].Need = "", Resources{}
-	unmeasured.seal()
+	unmeasured.Manifest.Slots = append([]firmware.SlotManifest(nil), withK.Manifest.Slots...)
+	unmeasured.Manifest.Slots[1].NeedSource, unmeasured.Manifest.Slots[1].Need = "", firmware.Resources{}
+	unmeasured.Seal()
 	kUnmeasured, err := unmeasured.KernelImage(1)
 	if err != nil {
 		t.Fatal(err)
@@ -126,19 +132,19 @@ func TestLoaderRefuses(t *testing.T) {
 		want error
 		text string
 	}{
-		{"unsigned image", signed(base), ErrUnsigned, "carries no signature"},
-		{"bad signature", badSig, ErrSignature, "does not verify"},
-		{"untrusted key", signed(base, mallory), ErrUntrusted, "is not in the trust store"},
-		{"untrusted key beside a bad one", signed(base, mallory, alice), ErrUntrusted, "may load kernels, not whole images"},
-		{"tenant loads a whole image", signed(base, alice), ErrUntrusted, "alice (tenant ml) may load kernels, not whole images"},
-		{"tenant loads a slot not theirs", signed(k0, alice), ErrUntrusted, "tenant ml may not load slot 0"},
-		{"wrong part", signed(otherPart, ops), ErrTarget, "the image is for xcku15p-ffve1517-2-e, the board has xcvu9p"},
-		{"wrong static region", signed(kOther, alice), ErrTarget, "was built for static region"},
-		{"kernel does not fit", signed(tooSmall, ops), ErrFit, "slot 0: filter needs lut"},
-		{"kernel never measured", signed(kUnmeasured, ops), ErrFit, "never measured"},
-		{"corrupted payload", corrupt, ErrCorrupt, "static/onic_pcie_manager.v"},
-		{"truncated", signed(base, ops)[:5000], ErrMalformed, "envelope"},
-		{"not an image", []byte("#!/bin/sh\nrm -rf /\n"), ErrMalformed, "envelope"},
+		{"unsigned image", signed(base), firmware.ErrUnsigned, "carries no signature"},
+		{"bad signature", badSig, firmware.ErrSignature, "does not verify"},
+		{"untrusted key", signed(base, mallory), firmware.ErrUntrusted, "is not in the trust store"},
+		{"untrusted key beside a bad one", signed(base, mallory, alice), firmware.ErrUntrusted, "may load kernels, not whole images"},
+		{"tenant loads a whole image", signed(base, alice), firmware.ErrUntrusted, "alice (tenant ml) may load kernels, not whole images"},
+		{"tenant loads a slot not theirs", signed(k0, alice), firmware.ErrUntrusted, "tenant ml may not load slot 0"},
+		{"wrong part", signed(otherPart, ops), firmware.ErrTarget, "the image is for xcku15p-ffve1517-2-e, the board has xcvu9p"},
+		{"wrong static region", signed(kOther, alice), firmware.ErrTarget, "was built for static region"},
+		{"kernel does not fit", signed(tooSmall, ops), firmware.ErrFit, "slot 0: filter needs lut"},
+		{"kernel never measured", signed(kUnmeasured, ops), firmware.ErrFit, "never measured"},
+		{"corrupted payload", corrupt, firmware.ErrCorrupt, "static/onic_pcie_manager.v"},
+		{"truncated", signed(base, ops)[:5000], firmware.ErrMalformed, "envelope"},
+		{"not an image", []byte("#!/bin/sh\nrm -rf /\n"), firmware.ErrMalformed, "envelope"},
 	} {
 		before := b.state(t)
 		_, err := l.Load(c.file)
@@ -155,7 +161,7 @@ func TestLoaderRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Kind != KindKernel || d.Signer != "alice" || d.Cost.Kind != "partial" || d.Cost.Slot != 1 || d.Cost.Total.Nanoseconds() != 5173872 {
+	if d.Kind != firmware.KindKernel || d.Signer != "alice" || d.Cost.Kind != "partial" || d.Cost.Slot != 1 || d.Cost.Total.Nanoseconds() != 5173872 {
 		t.Errorf("kernel load: %+v", d)
 	}
 	if b.slots[1] != "filter" || len(b.log) != 2 {

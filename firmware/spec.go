@@ -218,9 +218,9 @@ func (s *Spec) Slot(n int) (SlotSpec, bool) {
 	return SlotSpec{}, false
 }
 
-// canonical is the spec's JSON: the payload an image carries it in, the
+// Canonical is the spec's JSON: the payload an image carries it in, the
 // same bytes for the same spec.
-func (s *Spec) canonical() []byte {
+func (s *Spec) Canonical() []byte {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil { // a Spec has only plain fields
 		panic(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"onic/firmware"
+	"onic/firmware/build"
 	"onic/firmware/plan"
 	"onic/internal/readfile"
 )
@@ -132,11 +133,11 @@ reconfiguration. The same spec gives the same bytes.`,
 			if err != nil {
 				return err
 			}
-			cache := firmware.DefaultCacheDir()
+			cache := build.DefaultCacheDir()
 			if v.GetBool("fw.build.no-cache") {
 				cache = ""
 			}
-			im, err := firmware.Build(s, firmware.Yosys(cache))
+			im, err := build.Build(s, build.Yosys(cache))
 			if err != nil {
 				return fmt.Errorf("%s: %v", args[0], err)
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"onic/firmware"
+	"onic/firmware/build"
 	pmgr "onic/pcie/manager"
 )
 
@@ -91,7 +91,7 @@ func TestDeployedDataPath(t *testing.T) {
 	if err := spec.Check(); err != nil {
 		t.Fatal(err)
 	}
-	im, err := firmware.Build(spec, nil)
+	im, err := build.Build(spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"onic/firmware"
+	"onic/firmware/build"
 	"onic/testbenches/tools"
 )
 
@@ -95,7 +96,7 @@ func comparable(t *testing.T, r Report) string {
 // manager carries it on; refused images change nothing at all.
 func TestDeployFull(t *testing.T) {
 	ops, alice, mallory, trust := deployKeys()
-	im, err := firmware.Build(onicASpec(t, ""), nil)
+	im, err := build.Build(onicASpec(t, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +153,14 @@ func TestDeployFull(t *testing.T) {
 func TestDeployPartial(t *testing.T) {
 	tools.Require(t, "yosys")
 	ops, alice, _, trust := deployKeys()
-	measure := firmware.Yosys(firmware.DefaultCacheDir())
-	im, err := firmware.Build(onicASpec(t, ""), measure)
+	measure := build.Yosys(build.DefaultCacheDir())
+	im, err := build.Build(onicASpec(t, ""), measure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := onicASpec(t, "")
 	s.Slots[1].Kernel = "filter"
-	withK, err := firmware.Build(s, measure)
+	withK, err := build.Build(s, measure)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"onic/firmware"
+	"onic/firmware/build"
 	"onic/firmware/plan"
 	"onic/hdlgen/verilog"
 )
@@ -29,7 +30,7 @@ func replayKernels(t *testing.T, key ed25519.PrivateKey, names ...string) []Kern
 		for slot := range 2 {
 			s := onicASpec(t, "")
 			s.Slots[slot].Kernel = k
-			im, err := firmware.Build(s, tableMeasure)
+			im, err := build.Build(s, tableMeasure)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +59,7 @@ func replayTrace() []plan.Task {
 func replayRun(t *testing.T, p plan.ONICPlan, kernels []KernelFile, trust firmware.Trust) Report {
 	t.Helper()
 	ops, _, _, _ := deployKeys()
-	base, err := firmware.Build(onicASpec(t, ""), tableMeasure)
+	base, err := build.Build(onicASpec(t, ""), tableMeasure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestReplay(t *testing.T) {
 func TestReplayRefusals(t *testing.T) {
 	ops, _, _, trust := deployKeys()
 	kernels := replayKernels(t, ops, "filter")
-	whole, err := firmware.Build(onicASpec(t, "filter"), tableMeasure)
+	whole, err := build.Build(onicASpec(t, "filter"), tableMeasure)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,143 @@
+// Package build makes firmware images from a firmware spec: it generates
+// the PCIe manager's RTL and its bundle (the static region), each bound
+// kernel in its task shell, measures each kernel with Yosys, and
+// assembles them into an unsigned image (package firmware: the format,
+// signing and the loader, light enough for a board-side tool, which does
+// not import this package's generators and tool runners).
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"onic/firmware"
+	"onic/hdlgen/bundle"
+	"onic/hdlgen/check"
+	hmgr "onic/hdlgen/manager"
+	"onic/hdlgen/verilog"
+	"onic/kernels"
+	"onic/pcie"
+)
+
+// Measurer returns what a design takes: top is the module, files its
+// Verilog. source names the measurement in the manifest.
+type Measurer func(top string, files []verilog.File) (need firmware.Resources, source string, err error)
+
+// Yosys is a Measurer running Yosys's synth_xilinx (hdlgen/check). It
+// keeps each result in cacheDir under the SHA-256 of the Verilog, so an
+// unchanged kernel is synthesised once (empty cacheDir: no cache).
+func Yosys(cacheDir string) Measurer {
+	return func(top string, files []verilog.File) (firmware.Resources, string, error) {
+		const source = "yosys synth_xilinx"
+		h := sha256.New()
+		for _, f := range files {
+			fmt.Fprintf(h, "%s %d\n", f.Name, len(f.Source))
+			h.Write(f.Source)
+		}
+		key := filepath.Join(cacheDir, top+"-"+hex.EncodeToString(h.Sum(nil))[:32]+".json")
+		if cacheDir != "" {
+			if b, err := os.ReadFile(key); err == nil {
+				var r firmware.Resources
+				if json.Unmarshal(b, &r) == nil {
+					return r, source, nil
+				}
+			}
+		}
+		dir, err := os.MkdirTemp("", "onic-fw")
+		if err != nil {
+			return firmware.Resources{}, "", err
+		}
+		defer os.RemoveAll(dir)
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Source, 0o644); err != nil {
+				return firmware.Resources{}, "", err
+			}
+		}
+		cr, err := check.Synth(dir, top)
+		if err != nil {
+			return firmware.Resources{}, "", err
+		}
+		r := firmware.Resources{LUT: cr.LUT + cr.LUTRAM, FF: cr.FF, BRAM: cr.BRAM, DSP: cr.DSP}
+		if cacheDir != "" && os.MkdirAll(cacheDir, 0o755) == nil {
+			b, _ := json.Marshal(r)
+			_ = os.WriteFile(key, b, 0o644) // a cache that cannot be written is only slower
+		}
+		return r, source, nil
+	}
+}
+
+// DefaultCacheDir is where the CLI keeps Yosys results: onic/synth in the
+// user's cache directory.
+func DefaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "onic", "synth")
+}
+
+// Build makes an unsigned image of a checked spec: the spec, the PCIe
+// manager's generated RTL and vendor files (the static region), and each
+// bound kernel in its task shell, measured by measure, with bitstream
+// sizes estimated from the part until real bitstreams are attached
+// (Attach). The same spec gives the same bytes.
+func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	part, _ := firmware.LookupPart(s.Target.Part) // Check found it
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		return nil, err
+	}
+	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %v", err)
+	}
+	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %v", err)
+	}
+	im := &firmware.Image{Manifest: firmware.Manifest{Format: firmware.FormatVersion, Kind: firmware.KindImage, Name: s.Name, Version: s.Version,
+		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
+		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
+	im.AddPayload("spec.json", firmware.PayloadSpec, -1, s.Canonical())
+	for _, fl := range static {
+		im.AddPayload("static/"+fl.Name, firmware.PayloadRTL, -1, fl.Data)
+	}
+	im.Manifest.Static = im.StaticID()
+	for _, sl := range s.Slots {
+		sm := firmware.SlotManifest{Slot: sl.Slot, Region: sl.Region, Bytes: part.RegionBytes(sl.Region), Estimated: true}
+		if sl.Kernel != "" {
+			k, _ := kernels.Lookup(sl.Kernel) // Check found it
+			m, err := k.TaskModule()
+			if err != nil {
+				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+			}
+			files, err := verilog.EmitDesign(m)
+			if err != nil {
+				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+			}
+			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
+			if measure != nil {
+				if sm.Need, sm.NeedSource, err = measure(m.Name(), files); err != nil {
+					return nil, fmt.Errorf("slots[%d] %s: measuring: %v", sl.Slot, k.Name, err)
+				}
+			}
+			for _, fl := range files {
+				im.AddPayload(fmt.Sprintf("slot%d/%s", sl.Slot, fl.Name), firmware.PayloadRTL, sl.Slot, fl.Source)
+			}
+		}
+		im.Manifest.Slots = append(im.Manifest.Slots, sm)
+	}
+	for _, t := range s.Tenants {
+		im.Manifest.Tenants = append(im.Manifest.Tenants, firmware.TenantGrant{Name: t.Name, Slots: slices.Clone(t.Slots)})
+	}
+	im.Seal()
+	return im, nil
+}
