@@ -15,6 +15,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/linkbench"
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/firmware/plan"
@@ -41,7 +42,7 @@ func newEmuRunCmd(v *viper.Viper) *cobra.Command {
 		Use:   "run",
 		Short: "Run a scenario on an emulated O-NIC cluster and report",
 		Long: `Run a built-in scenario (see 'onic emu scenarios'; default two-party), or one
-written in YAML (--scenario-file; emu/cluster/scenarios/two-party.yaml is the default
+written in YAML (--scenario-file; emu/scenario/scenarios/two-party.yaml is the default
 written out), on the emulated cluster: hosts, their PCIe links, O-NICs with the
 PCIe manager, optical links through MEMS circuits. The report gives per-flow throughput and transfer
 latency percentiles, the accounting of every injected request, and how fast the
@@ -55,15 +56,15 @@ emulator ran (the only line that varies from run to run).`,
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
 			}
-			var cfg cluster.Config
+			var cfg scenario.Config
 			var err error
 			if path := v.GetString("emu.run.scenario-file"); path != "" {
 				if cmd.Flags().Changed("scenario") {
 					return fmt.Errorf("--scenario-file and --scenario: give one or the other")
 				}
-				cfg, err = cluster.LoadFile(path)
+				cfg, err = scenario.LoadFile(path)
 			} else {
-				cfg, err = cluster.Lookup(v.GetString("emu.run.scenario"))
+				cfg, err = scenario.Lookup(v.GetString("emu.run.scenario"))
 			}
 			if err != nil {
 				return err
@@ -136,7 +137,7 @@ func newEmuScenariosCmd() *cobra.Command {
 		Use:   "scenarios",
 		Short: "List the built-in scenarios",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, s := range cluster.Scenarios() {
+			for _, s := range scenario.Scenarios() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-16s %s\n", s.Name, s.Description)
 			}
 			return nil

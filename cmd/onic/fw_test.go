@@ -97,7 +97,7 @@ func TestFirmwareCLI(t *testing.T) {
 	// Build -> sign -> verify -> load -> run: the image goes into onicA of
 	// the two-party scenario at 50 µs (on a board fast enough to finish
 	// within the run), an unsigned one is refused at 100 µs.
-	scen := strings.Replace(string(read(t, "../../emu/cluster/scenarios/two-party.yaml")), "    host: A\n",
+	scen := strings.Replace(string(read(t, "../../emu/scenario/scenarios/two-party.yaml")), "    host: A\n",
 		"    host: A\n    board: {config_mbps: 3822500, icap_mbps: 258693.6, link_down: 1us, rescan: 1us, optical_bring_up: 1us}\n    hold_tlps: 8192\n", 1)
 	if err := os.WriteFile(at("scen.yaml"), []byte(scen), 0o644); err != nil {
 		t.Fatal(err)

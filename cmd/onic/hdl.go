@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/bundle"
@@ -100,15 +100,15 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 	default:
 		return c, "", fmt.Errorf("--preset %q: the only preset is 'large'", p)
 	}
-	var cfg cluster.Config
+	var cfg scenario.Config
 	source := "the default scenario"
 	if path := v.GetString("hdl.gen.scenario-file"); path != "" {
-		if cfg, err = cluster.LoadFile(path); err != nil {
+		if cfg, err = scenario.LoadFile(path); err != nil {
 			return c, "", err
 		}
 		source = filepath.Base(path)
 	} else {
-		cfg = cluster.TwoParty()
+		cfg = scenario.TwoParty()
 	}
 	if len(cfg.ONICs) == 0 {
 		return c, "", fmt.Errorf("%s: the scenario has no O-NICs", source)

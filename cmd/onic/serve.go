@@ -17,6 +17,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/hostif"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/internal/readfile"
 )
@@ -47,10 +48,10 @@ prints the cluster's report (--json for JSON).`,
 			if socket == "" {
 				return fmt.Errorf("--socket: required: the Unix socket path to serve on")
 			}
-			cfg := cluster.HostInterface()
+			cfg := scenario.HostInterface()
 			if path := v.GetString("emu.serve.config"); path != "" {
 				var err error
-				if cfg, err = cluster.LoadFile(path); err != nil {
+				if cfg, err = scenario.LoadFile(path); err != nil {
 					return err
 				}
 			}

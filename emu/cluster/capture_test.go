@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/testbenches/tools"
 	"onic/tlp"
 )
 
 // captured runs c capturing at taps and returns the pcap bytes and report.
-func captured(t *testing.T, c Config, taps ...string) ([]byte, Report) {
+func captured(t *testing.T, c scenario.Config, taps ...string) ([]byte, Report) {
 	t.Helper()
 	cl, err := Build(c)
 	if err != nil {
@@ -38,7 +39,7 @@ func captured(t *testing.T, c Config, taps ...string) ([]byte, Report) {
 // port shows them translated (proxy requester, far-side address); two
 // runs write identical bytes.
 func TestCapture(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = 5 * time.Microsecond
 	pc, r := captured(t, c)
 	if len(r.Taps) != 6 || r.Taps[0] != "onicA.host" || r.Taps[4] != "onicB.port-a" {
@@ -102,7 +103,7 @@ func TestCapture(t *testing.T) {
 // reads an emulator capture: the same frames, taps and TLP kinds.
 func TestTsharkReadsEmulatorCapture(t *testing.T) {
 	tshark := tools.Require(t, "tshark")
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = 2 * time.Microsecond
 	pc, r := captured(t, c)
 	path := filepath.Join(t.TempDir(), "emu.pcap")

@@ -10,11 +10,12 @@
 package cluster
 
 import (
-	"onic/firmware"
 	"time"
 
 	"onic/emu/link"
+	"onic/emu/scenario"
 	"onic/emu/sim"
+	"onic/firmware"
 	"onic/pcie"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -105,7 +106,7 @@ type phase struct {
 // Cluster is a running emulation.
 type Cluster struct {
 	s        *sim.Sim
-	cfg      Config
+	cfg      scenario.Config
 	hosts    []*hostNode
 	onics    []*onicNode
 	flows    []*flowState
@@ -380,7 +381,7 @@ func (c *Cluster) lose(m *msg) {
 // hostNode is a server: memory and a root port per O-NIC.
 type hostNode struct {
 	c       *Cluster
-	cfg     HostConfig
+	cfg     scenario.HostConfig
 	idx     int // in the configuration
 	id      tlp.ID
 	onics   []*onicNode
@@ -406,7 +407,7 @@ const msiBase = 0xFEE00000
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
 type onicNode struct {
 	c    *Cluster
-	cfg  ONICConfig
+	cfg  scenario.ONICConfig
 	idx  int // in the configuration
 	host *hostNode
 	link *link.Link // to its host: end 0 at the host, end 1 here

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"onic/emu/linkbench"
+	"onic/emu/scenario"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
 
-func run(t *testing.T, c Config) Report {
+func run(t *testing.T, c scenario.Config) Report {
 	t.Helper()
 	r, err := Run(c)
 	if err != nil {
@@ -34,7 +35,7 @@ func balanced(t *testing.T, a Accounting) {
 // one Gen3 x16 link carrying the same writes (or reads).
 func TestTwoPartyThroughput(t *testing.T) {
 	for _, op := range []string{"write", "read"} {
-		c := TwoParty()
+		c := scenario.TwoParty()
 		for i := range c.Flows {
 			c.Flows[i].Op = op
 		}
@@ -65,7 +66,7 @@ func TestTwoPartyThroughput(t *testing.T) {
 // in the accounting with their reason.
 func TestDeniedAndUnsupported(t *testing.T) {
 	for _, op := range []string{"write", "read"} {
-		c := TwoParty()
+		c := scenario.TwoParty()
 		c.Duration = 20 * time.Microsecond
 		c.ONICs[0].Manager.Access.Domains = c.ONICs[0].Manager.Access.Domains[1:] // host A has no domain
 		c.Flows[0].Op, c.Flows[1].Op = op, op
@@ -88,7 +89,7 @@ func TestDeniedAndUnsupported(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = 30 * time.Microsecond
 	c.Flows[1].Op = "read"
 	a, b := run(t, c), run(t, c)
@@ -103,57 +104,63 @@ func TestDeterministic(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
-		mod  func(*Config)
+		mod  func(*scenario.Config)
 		want string
 	}{
-		{func(c *Config) { c.Duration = 0 }, "duration"},
-		{func(c *Config) { c.Hosts = nil }, "hosts: a cluster needs"},
-		{func(c *Config) { c.Hosts[1].Name = "A" }, `hosts[1].name: "A" is already a host`},
-		{func(c *Config) { c.Hosts[0].Memory = -time.Nanosecond }, "hosts[0].memory_latency"},
-		{func(c *Config) { c.Hosts[0].RCB = 32 }, "hosts[0].rcb"},
-		{func(c *Config) { c.Hosts[0].ONICsPerCPU = 40 }, "hosts[0].onics_per_cpu: 40"},
-		{func(c *Config) { c.Hosts[0].Kind = "toaster" }, `hosts[0].kind: "toaster"`},
-		{func(c *Config) { c.Hosts[0].Lanes = 3 }, "hosts[0].lanes: 3"},
-		{func(c *Config) { c.ONICs[1].Host = "C" }, `onics[1].host: "C" is not a host`},
-		{func(c *Config) { c.Flows[0].Via = "onicB" }, `flows[0].via: "onicB" is not an O-NIC of host "A"`},
-		{func(c *Config) { c.ONICs[1].Host = "A" }, `hosts: host "B" has no O-NIC`},
-		{func(c *Config) { c.ONICs[0].FibreM[1] = -3 }, "onics[0].fibre_m[1]"},
-		{func(c *Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0].clock_mhz: -1 must be 1 to 1000 MHz"},
+		{func(c *scenario.Config) { c.Duration = 0 }, "duration"},
+		{func(c *scenario.Config) { c.Hosts = nil }, "hosts: a cluster needs"},
+		{func(c *scenario.Config) { c.Hosts[1].Name = "A" }, `hosts[1].name: "A" is already a host`},
+		{func(c *scenario.Config) { c.Hosts[0].Memory = -time.Nanosecond }, "hosts[0].memory_latency"},
+		{func(c *scenario.Config) { c.Hosts[0].RCB = 32 }, "hosts[0].rcb"},
+		{func(c *scenario.Config) { c.Hosts[0].ONICsPerCPU = 40 }, "hosts[0].onics_per_cpu: 40"},
+		{func(c *scenario.Config) { c.Hosts[0].Kind = "toaster" }, `hosts[0].kind: "toaster"`},
+		{func(c *scenario.Config) { c.Hosts[0].Lanes = 3 }, "hosts[0].lanes: 3"},
+		{func(c *scenario.Config) { c.ONICs[1].Host = "C" }, `onics[1].host: "C" is not a host`},
+		{func(c *scenario.Config) { c.Flows[0].Via = "onicB" }, `flows[0].via: "onicB" is not an O-NIC of host "A"`},
+		{func(c *scenario.Config) { c.ONICs[1].Host = "A" }, `hosts: host "B" has no O-NIC`},
+		{func(c *scenario.Config) { c.ONICs[0].FibreM[1] = -3 }, "onics[0].fibre_m[1]"},
+		{func(c *scenario.Config) { c.ONICs[0].ClockMHz = -1 }, "onics[0].clock_mhz: -1 must be 1 to 1000 MHz"},
 		// Values that used to panic, exhaust memory or mean something else.
-		{func(c *Config) { c.ONICs[0].FibreM[0] = 1e30 }, "onics[0].fibre_m[0]: 1e+30 metres must be 0 to 100000"},
-		{func(c *Config) { c.ONICs[0].FibreM[0] = math.NaN() }, "onics[0].fibre_m[0]: NaN"},
-		{func(c *Config) { c.ONICs[0].FibreM[1] = math.Inf(1) }, "onics[0].fibre_m[1]: +Inf"},
-		{func(c *Config) { c.ONICs[0].ClockMHz = math.NaN() }, "onics[0].clock_mhz: NaN"},
-		{func(c *Config) { c.ONICs[0].ClockMHz = 1e-9 }, "onics[0].clock_mhz: 1e-09"},
-		{func(c *Config) { c.ONICs[0].ClockMHz = 1e12 }, "onics[0].clock_mhz: 1e+12"},
-		{func(c *Config) { c.ONICs[0].PipelineCycles = 1e15 }, "onics[0].pipeline_cycles: 1000000000000000 must be 1 to 4096"},
-		{func(c *Config) { c.ONICs[0].HoldTLPs = 1 << 30 }, "onics[0].hold_tlps"},
-		{func(c *Config) { c.Flows[0].Depth = 1e5 }, "flows[0].depth: 100000 must be 1 to 4096"},
-		{func(c *Config) { c.Flows[0].Depth = 1e9 }, "flows[0].depth: 1000000000"},
-		{func(c *Config) { c.Flows[0].RateGbps = math.NaN() }, "flows[0].rate_gbps: NaN"},
-		{func(c *Config) { c.Flows[0].RateGbps = 1e-300 }, "flows[0].rate_gbps: 1e-300 must be 0.001 to 10000"},
-		{func(c *Config) { c.Flows = make([]FlowConfig, 1e6) }, "flows: 1000000 of them, more than the 4096 allowed"},
-		{func(c *Config) { c.Hosts[0].NVMe.MediaGbps = math.Inf(1) }, "hosts[0].nvme.media_gbps"},
-		{func(c *Config) { c.Duration = 1 << 62 }, "duration: "},
-		{func(c *Config) { c.MEMS.Ports = 1e9 }, "mems.ports"},
-		{func(c *Config) { c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Name: "sum-int23", Egress: "host"}} },
+		{func(c *scenario.Config) { c.ONICs[0].FibreM[0] = 1e30 }, "onics[0].fibre_m[0]: 1e+30 metres must be 0 to 100000"},
+		{func(c *scenario.Config) { c.ONICs[0].FibreM[0] = math.NaN() }, "onics[0].fibre_m[0]: NaN"},
+		{func(c *scenario.Config) { c.ONICs[0].FibreM[1] = math.Inf(1) }, "onics[0].fibre_m[1]: +Inf"},
+		{func(c *scenario.Config) { c.ONICs[0].ClockMHz = math.NaN() }, "onics[0].clock_mhz: NaN"},
+		{func(c *scenario.Config) { c.ONICs[0].ClockMHz = 1e-9 }, "onics[0].clock_mhz: 1e-09"},
+		{func(c *scenario.Config) { c.ONICs[0].ClockMHz = 1e12 }, "onics[0].clock_mhz: 1e+12"},
+		{func(c *scenario.Config) { c.ONICs[0].PipelineCycles = 1e15 }, "onics[0].pipeline_cycles: 1000000000000000 must be 1 to 4096"},
+		{func(c *scenario.Config) { c.ONICs[0].HoldTLPs = 1 << 30 }, "onics[0].hold_tlps"},
+		{func(c *scenario.Config) { c.Flows[0].Depth = 1e5 }, "flows[0].depth: 100000 must be 1 to 4096"},
+		{func(c *scenario.Config) { c.Flows[0].Depth = 1e9 }, "flows[0].depth: 1000000000"},
+		{func(c *scenario.Config) { c.Flows[0].RateGbps = math.NaN() }, "flows[0].rate_gbps: NaN"},
+		{func(c *scenario.Config) { c.Flows[0].RateGbps = 1e-300 }, "flows[0].rate_gbps: 1e-300 must be 0.001 to 10000"},
+		{func(c *scenario.Config) { c.Flows = make([]scenario.FlowConfig, 1e6) }, "flows: 1000000 of them, more than the 4096 allowed"},
+		{func(c *scenario.Config) { c.Hosts[0].NVMe.MediaGbps = math.Inf(1) }, "hosts[0].nvme.media_gbps"},
+		{func(c *scenario.Config) { c.Duration = 1 << 62 }, "duration: "},
+		{func(c *scenario.Config) { c.MEMS.Ports = 1e9 }, "mems.ports"},
+		{func(c *scenario.Config) {
+			c.ONICs[1].Kernels = []scenario.KernelConfig{{Slot: 1, Name: "sum-int23", Egress: "host"}}
+		},
 			`onics[1].kernels[0].name: no kernel "sum-int23" (built in: [`},
-		{func(c *Config) {
-			c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Name: "sum-int32", Opaque: true, Egress: "host"}}
+		{func(c *scenario.Config) {
+			c.ONICs[1].Kernels = []scenario.KernelConfig{{Slot: 1, Name: "sum-int32", Opaque: true, Egress: "host"}}
 		}, `onics[1].kernels[0].opaque: "sum-int32" is a library kernel`},
-		{func(c *Config) { c.ONICs[1].Kernels = []KernelConfig{{Slot: 1, Opaque: true, Egress: "host"}} },
+		{func(c *scenario.Config) {
+			c.ONICs[1].Kernels = []scenario.KernelConfig{{Slot: 1, Opaque: true, Egress: "host"}}
+		},
 			"onics[1].kernels[0].name: an opaque kernel needs a name"},
-		{func(c *Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
-		{func(c *Config) { c.Circuits[0].B = "onicC.a" }, `circuits[0].b: "onicC.a" is not an O-NIC port`},
-		{func(c *Config) { c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.a", B: "onicB.b"}) }, "circuits[1].a: port onicA.a is already wired in circuits[0]"},
-		{func(c *Config) { c.Circuits[0].B = "onicA.b" }, "circuits[0]: a circuit joins two different O-NICs"},
-		{func(c *Config) { c.Flows[0].From = "Z" }, `flows[0].from: "Z" is not a host`},
-		{func(c *Config) { c.Flows[0].Op = "copy" }, `flows[0].op: "copy"`},
-		{func(c *Config) { c.Flows[0].Size = 0 }, "flows[0].size"},
-		{func(c *Config) { c.Flows[1].Name = "A->B" }, "flows[1].name"},
-		{func(c *Config) { c.Flows[0].Offset = 16 << 30 }, "flows[0]: offset"},
+		{func(c *scenario.Config) { c.ONICs[0].Manager.Translation.Windows[0].Size = 3000 }, "onics[0].manager.translation.windows[0].size"},
+		{func(c *scenario.Config) { c.Circuits[0].B = "onicC.a" }, `circuits[0].b: "onicC.a" is not an O-NIC port`},
+		{func(c *scenario.Config) {
+			c.Circuits = append(c.Circuits, scenario.CircuitConfig{A: "onicA.a", B: "onicB.b"})
+		}, "circuits[1].a: port onicA.a is already wired in circuits[0]"},
+		{func(c *scenario.Config) { c.Circuits[0].B = "onicA.b" }, "circuits[0]: a circuit joins two different O-NICs"},
+		{func(c *scenario.Config) { c.Flows[0].From = "Z" }, `flows[0].from: "Z" is not a host`},
+		{func(c *scenario.Config) { c.Flows[0].Op = "copy" }, `flows[0].op: "copy"`},
+		{func(c *scenario.Config) { c.Flows[0].Size = 0 }, "flows[0].size"},
+		{func(c *scenario.Config) { c.Flows[1].Name = "A->B" }, "flows[1].name"},
+		{func(c *scenario.Config) { c.Flows[0].Offset = 16 << 30 }, "flows[0]: offset"},
 	} {
-		c := TwoParty()
+		c := scenario.TwoParty()
 		tc.mod(&c)
 		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
@@ -173,7 +180,7 @@ func BenchmarkTwoParty(b *testing.B) { benchTwoParty(b, 0) }
 func BenchmarkTwoPartySteady(b *testing.B) { benchTwoParty(b, 10*time.Millisecond) }
 
 func benchTwoParty(b *testing.B, d time.Duration) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	if d != 0 {
 		c.Duration = d
 	}
@@ -192,7 +199,7 @@ func benchTwoParty(b *testing.B, d time.Duration) {
 // to C is held while the circuit is dark and training, then delivered;
 // nothing is lost and the stall shows in the report and the latencies.
 func TestPhased(t *testing.T) {
-	r := run(t, Phased())
+	r := run(t, scenario.Phased())
 	balanced(t, r.Accounting)
 	a := r.Accounting
 	if a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 {
@@ -214,7 +221,7 @@ func TestPhased(t *testing.T) {
 // loses what is on the wire (link-down); with the fail policy, traffic
 // for the dark port is dropped (port-down). The accounting still adds up.
 func TestReconfigureUnderLoad(t *testing.T) {
-	c := Phased()
+	c := scenario.Phased()
 	c.Flows[0].Stop = 0 // A->B keeps writing into the reconfiguration
 	c.ONICs[0].DownPolicy = "fail"
 	c.Duration = 300 * time.Microsecond
@@ -228,7 +235,7 @@ func TestReconfigureUnderLoad(t *testing.T) {
 	}
 	// Reads for a port that was never lit, under fail, complete with an
 	// error status (UR) at once: not dropped, and not held (docs/emu.md).
-	c = TwoParty()
+	c = scenario.TwoParty()
 	c.Circuits = nil
 	for i := range c.ONICs {
 		c.ONICs[i].DownPolicy = "fail"
@@ -251,7 +258,7 @@ func TestReconfigureUnderLoad(t *testing.T) {
 		t.Errorf("writes for a dark port under fail: %+v, want every one dropped (port-down)", a)
 	}
 	// A tiny hold buffer overflows.
-	c = Phased()
+	c = scenario.Phased()
 	c.ONICs[0].HoldTLPs = 10
 	c.Duration = 300 * time.Microsecond
 	r = run(t, c)
@@ -263,20 +270,20 @@ func TestReconfigureUnderLoad(t *testing.T) {
 
 func TestPhaseErrors(t *testing.T) {
 	for _, tc := range []struct {
-		mod  func(*Config)
+		mod  func(*scenario.Config)
 		want string
 	}{
-		{func(c *Config) { c.Phases[0].At = 0 }, "phases[0].at"},
-		{func(c *Config) { c.Phases[0].Circuits[0].B = "onicZ.a" }, `phases[0].circuits[0].b: "onicZ.a"`},
-		{func(c *Config) {
-			c.Phases[0].Circuits = append(c.Phases[0].Circuits, CircuitConfig{A: "onicC.a", B: "onicB.a"})
+		{func(c *scenario.Config) { c.Phases[0].At = 0 }, "phases[0].at"},
+		{func(c *scenario.Config) { c.Phases[0].Circuits[0].B = "onicZ.a" }, `phases[0].circuits[0].b: "onicZ.a"`},
+		{func(c *scenario.Config) {
+			c.Phases[0].Circuits = append(c.Phases[0].Circuits, scenario.CircuitConfig{A: "onicC.a", B: "onicB.a"})
 		}, "phases[0].circuits[1].a: port onicC.a is already wired in phases[0].circuits[0]"},
-		{func(c *Config) { c.MEMS.Ports = 4 }, "mems.ports: 6 O-NIC ports need more than the switch's 4"},
-		{func(c *Config) { c.ONICs[0].DownPolicy = "queue" }, `onics[0].down_policy: "queue"`},
-		{func(c *Config) { c.ONICs[1].DataWidth = 128 }, "onics[1].data_width: 128 bits must be 256 or 512"},
-		{func(c *Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: transfers, start and stop"},
+		{func(c *scenario.Config) { c.MEMS.Ports = 4 }, "mems.ports: 6 O-NIC ports need more than the switch's 4"},
+		{func(c *scenario.Config) { c.ONICs[0].DownPolicy = "queue" }, `onics[0].down_policy: "queue"`},
+		{func(c *scenario.Config) { c.ONICs[1].DataWidth = 128 }, "onics[1].data_width: 128 bits must be 256 or 512"},
+		{func(c *scenario.Config) { c.Flows[1].Start = time.Millisecond; c.Flows[1].Stop = time.Millisecond }, "flows[1]: transfers, start and stop"},
 	} {
-		c := Phased()
+		c := scenario.Phased()
 		tc.mod(&c)
 		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
@@ -288,7 +295,7 @@ func TestPhaseErrors(t *testing.T) {
 // relay it and R3 does not; a write counts as delivered once all three
 // have it, so the flow's rate matches the slowest receiver's.
 func TestRingMulticast(t *testing.T) {
-	r := run(t, RingMulticast())
+	r := run(t, scenario.RingMulticast())
 	balanced(t, r.Accounting)
 	if r.Accounting.Delivered == 0 || r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
 		t.Fatalf("accounting %+v", r.Accounting)
@@ -320,14 +327,14 @@ func TestRingMulticast(t *testing.T) {
 // goes away; the flow keeps going over port B without waiting, losing
 // only what was on the dropped link.
 func TestFailover(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Flows = c.Flows[:1]
 	w := &c.ONICs[0].Manager.Translation.Windows[0]
 	w.FailoverEgress, w.FailoverTranslated = "port-b", 1<<32
 	c.ONICs[0].Manager.Access.Domains[0].Egress = []string{"port-a", "port-b"}
 	c.ONICs[1].Manager.Access.Domains[1].Ingress = []string{"port-a", "port-b"} // A is behind both of B's ports
-	c.Circuits = append(c.Circuits, CircuitConfig{A: "onicA.b", B: "onicB.b"})
-	c.Phases = []PhaseConfig{{At: 50 * time.Microsecond, Circuits: []CircuitConfig{{A: "onicA.b", B: "onicB.b"}}}}
+	c.Circuits = append(c.Circuits, scenario.CircuitConfig{A: "onicA.b", B: "onicB.b"})
+	c.Phases = []scenario.PhaseConfig{{At: 50 * time.Microsecond, Circuits: []scenario.CircuitConfig{{A: "onicA.b", B: "onicB.b"}}}}
 	r := run(t, c)
 	balanced(t, r.Accounting)
 	f := r.Flows[0]
@@ -350,7 +357,7 @@ func TestFailover(t *testing.T) {
 // 2:10 ratio, scaled down); the groups add up their flows and keep the
 // ratio, and every pair runs at one host link's rate.
 func TestThreeParty(t *testing.T) {
-	c := ThreeParty(2, 10)
+	c := scenario.ThreeParty(2, 10)
 	c.Duration = 60 * time.Microsecond
 	r := run(t, c)
 	balanced(t, r.Accounting)
@@ -386,7 +393,7 @@ func TestThreeParty(t *testing.T) {
 // TestDirectGathering: paced sensor streams arrive at exactly their rate;
 // a rate above what the link carries is held to the link's rate.
 func TestDirectGathering(t *testing.T) {
-	r := run(t, DirectGathering(3, 60))
+	r := run(t, scenario.DirectGathering(3, 60))
 	balanced(t, r.Accounting)
 	for _, f := range r.Flows {
 		if f.Gbps < 0.99*60 || f.Gbps > 1.01*60 || f.Failed != 0 {
@@ -396,11 +403,11 @@ func TestDirectGathering(t *testing.T) {
 	if g := r.Groups[0]; g.Gbps < 0.99*180 || g.Gbps > 1.01*180 || r.Hosts[0].ReceivedGbps < 0.98*180 || r.Hosts[1].Kind != "sensor" {
 		t.Errorf("group %+v, hosts %+v", g, r.Hosts)
 	}
-	fast := run(t, DirectGathering(1, 500))
+	fast := run(t, scenario.DirectGathering(1, 500))
 	if g := fast.Flows[0].Gbps; g < 100 || g > 115 {
 		t.Errorf("500 Gb/s asked of one Gen3 x16 link: %.1f Gb/s", g)
 	}
-	c := DirectGathering(1, 10)
+	c := scenario.DirectGathering(1, 10)
 	c.Flows[0].RateGbps = -1
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "flows[0].rate_gbps") {
 		t.Errorf("negative rate: %v", err)
@@ -412,7 +419,7 @@ func TestDirectGathering(t *testing.T) {
 // latency plus its own transfer; a doorbell that reaches no NVMe device is
 // counted, not lost.
 func TestNVMe(t *testing.T) {
-	c := NVMeGathering(1, 100)
+	c := scenario.NVMeGathering(1, 100)
 	c.Duration = 2 * time.Millisecond
 	r := run(t, c)
 	balanced(t, r.Accounting)
@@ -447,7 +454,7 @@ func TestNVMe(t *testing.T) {
 // simulation, and arrives at half the bytes. (A resized write also once
 // leaked the link's data credits: it stalled A -> C.)
 func TestPipeline(t *testing.T) {
-	r := run(t, Pipeline())
+	r := run(t, scenario.Pipeline())
 	balanced(t, r.Accounting)
 	if r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
 		t.Fatalf("accounting %+v", r.Accounting)
@@ -481,17 +488,17 @@ func TestPipeline(t *testing.T) {
 		k.BytesOut*2 != k.BytesIn || k.LatencyCycles != 1 || k.GbpsIn < 80 || k.StallNs != 0 {
 		t.Errorf("onicA3's kernel %+v", k)
 	}
-	c := Pipeline()
+	c := scenario.Pipeline()
 	c.ONICs[2].Kernels[0].Egress = "port-c"
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2].kernels[0].egress") {
 		t.Errorf("bad kernel egress: %v", err)
 	}
-	c = Pipeline()
+	c = scenario.Pipeline()
 	c.ONICs[2].Kernels[0].Slot = 4 // the default 4 slots are 0-3
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2].kernels[0].slot: 4") {
 		t.Errorf("kernel beyond the slots: %v", err)
 	}
-	c = Pipeline()
+	c = scenario.Pipeline()
 	c.Flows[1].Op = "read"
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "flows[1].forward") {
 		t.Errorf("forwarding read: %v", err)
@@ -502,7 +509,7 @@ func TestPipeline(t *testing.T) {
 // an MSI through both O-NICs; the host counts interrupts, not memory
 // writes, and the command ends when its interrupt arrives.
 func TestNVMeMSI(t *testing.T) {
-	c := NVMeGathering(1, 100)
+	c := scenario.NVMeGathering(1, 100)
 	c.Flows[0].Depth = 1 // one command at a time: nothing else shifts its end
 	polled := run(t, c)
 	msi := acl.RangeConfig{Base: 0xFEE00000, Size: 1 << 20, Write: true}
@@ -529,7 +536,7 @@ func TestNVMeMSI(t *testing.T) {
 // TestRecordsReused: settled requests' records are reused, so a long run
 // holds only about as many as are ever in flight, not one per request.
 func TestRecordsReused(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = time.Millisecond
 	cl, r := runCluster(t, c)
 	// 2 flows x 4 transfers x 256 TLPs in flight, and some settling.
@@ -545,8 +552,8 @@ func TestRecordsReused(t *testing.T) {
 // manager itself takes 51.2 Gb/s, which paces the library kernel (64
 // bytes a cycle at the same clock) so that it never stalls.
 func TestKernelBackpressure(t *testing.T) {
-	c := Pipeline()
-	c.ONICs[2].Kernels[0] = KernelConfig{Slot: 1, Name: "slow-transform", Opaque: true, Gbps: 40, Egress: "port-a", Translated: 1 << 32}
+	c := scenario.Pipeline()
+	c.ONICs[2].Kernels[0] = scenario.KernelConfig{Slot: 1, Name: "slow-transform", Opaque: true, Gbps: 40, Egress: "port-a", Translated: 1 << 32}
 	r := run(t, c)
 	balanced(t, r.Accounting)
 	k := r.ONICs[2].Kernels[0]
@@ -559,7 +566,7 @@ func TestKernelBackpressure(t *testing.T) {
 		}
 	}
 
-	c = Pipeline()
+	c = scenario.Pipeline()
 	c.ONICs[2].ClockMHz = 100
 	r = run(t, c)
 	balanced(t, r.Accounting)
@@ -572,7 +579,7 @@ func TestKernelBackpressure(t *testing.T) {
 			t.Errorf("A->C at %.1f Gb/s: not held to the manager's 51.2 Gb/s in, half out", f.Gbps)
 		}
 	}
-	c = Pipeline()
+	c = scenario.Pipeline()
 	c.ONICs[2].Kernels[0].Cycles = 10
 	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "timed by its cycle simulation") {
 		t.Errorf("cycles for a library kernel: %v", err)
@@ -584,7 +591,7 @@ func TestKernelBackpressure(t *testing.T) {
 // sum is in C's memory, C receives half the bytes the kernel took in, and
 // nothing is dropped or left unpaired beyond the writes in flight.
 func TestAllreduce(t *testing.T) {
-	r := run(t, Allreduce())
+	r := run(t, scenario.Allreduce())
 	balanced(t, r.Accounting)
 	if r.Accounting.Delivered+r.Accounting.InFlight != r.Accounting.Injected {
 		t.Fatalf("accounting %+v", r.Accounting)
@@ -609,7 +616,7 @@ func TestAllreduce(t *testing.T) {
 
 	// B sends at 40 Gb/s: A's writes wait for B's, and A is held to B's
 	// rate by its writes ending with their sums.
-	c := Allreduce()
+	c := scenario.Allreduce()
 	c.Flows[1].RateGbps = 40
 	r = run(t, c)
 	balanced(t, r.Accounting)
@@ -628,7 +635,7 @@ func TestAllreduce(t *testing.T) {
 
 	// Writes of different lengths cannot pair: B's 1000-byte transfers
 	// end in a 232-byte write where A has a 256-byte one.
-	c = Allreduce()
+	c = scenario.Allreduce()
 	c.Flows[1].Size = 1000
 	r = run(t, c)
 	balanced(t, r.Accounting)
@@ -637,7 +644,7 @@ func TestAllreduce(t *testing.T) {
 	}
 
 	// A's host writing straight into the kernel is not one of its inputs.
-	c = Allreduce()
+	c = scenario.Allreduce()
 	c.ONICs[2].Kernels[0].Sources = []string{"host", "port-b"}
 	r = run(t, c)
 	balanced(t, r.Accounting)
@@ -646,19 +653,19 @@ func TestAllreduce(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		mod  func(*KernelConfig)
+		mod  func(*scenario.KernelConfig)
 		want string
 	}{
-		{func(k *KernelConfig) { k.Sources = []string{"port-a"} }, `kernels[0].sources: kernel "sum-int32" has two inputs; name two sources, not 1`},
-		{func(k *KernelConfig) { k.Sources = []string{"port-a", "port-c"} }, `kernels[0].sources[1]: "port-c" must be host, port-a or port-b`},
-		{func(k *KernelConfig) { k.Sources = []string{"port-a", "port-a"} }, "kernels[0].sources[1]: port-a feeds input 0 already"},
-		{func(k *KernelConfig) { k.PairBufferKiB = -1 }, "kernels[0].pair_buffer_kib: -1"},
-		{func(k *KernelConfig) { k.Egress = "nowhere" }, `kernels[0].egress: "nowhere" must be port-a, port-b or host`},
-		{func(k *KernelConfig) {
-			*k = KernelConfig{Name: "fp32-to-bf16", Egress: "host", Sources: []string{"port-a"}}
+		{func(k *scenario.KernelConfig) { k.Sources = []string{"port-a"} }, `kernels[0].sources: kernel "sum-int32" has two inputs; name two sources, not 1`},
+		{func(k *scenario.KernelConfig) { k.Sources = []string{"port-a", "port-c"} }, `kernels[0].sources[1]: "port-c" must be host, port-a or port-b`},
+		{func(k *scenario.KernelConfig) { k.Sources = []string{"port-a", "port-a"} }, "kernels[0].sources[1]: port-a feeds input 0 already"},
+		{func(k *scenario.KernelConfig) { k.PairBufferKiB = -1 }, "kernels[0].pair_buffer_kib: -1"},
+		{func(k *scenario.KernelConfig) { k.Egress = "nowhere" }, `kernels[0].egress: "nowhere" must be port-a, port-b or host`},
+		{func(k *scenario.KernelConfig) {
+			*k = scenario.KernelConfig{Name: "fp32-to-bf16", Egress: "host", Sources: []string{"port-a"}}
 		}, "kernels[0]: sources and pair_buffer_kib are for two-input kernels"},
 	} {
-		c := Allreduce()
+		c := scenario.Allreduce()
 		tc.mod(&c.ONICs[2].Kernels[0])
 		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "onics[2]."+tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
@@ -672,7 +679,7 @@ func TestAllreduce(t *testing.T) {
 // interrupt in the host; polling drops the interrupts; data with no task
 // running is refused and counted; bad task flows are one-line errors.
 func TestOffload(t *testing.T) {
-	r := run(t, Offload())
+	r := run(t, scenario.Offload())
 	balanced(t, r.Accounting)
 	f, a, k := r.Flows[0], r.Hosts[0], r.ONICs[0].Kernels[0]
 	if f.Transfers < 9 || f.Failed != 0 || a.Interrupts < uint64(f.Transfers) || a.Interrupts > uint64(f.Transfers)+1 {
@@ -687,16 +694,16 @@ func TestOffload(t *testing.T) {
 		t.Errorf("a task takes %.0f ns at the host, %.0f ns in the shell", f.P50Ns, k.MeanTaskNs)
 	}
 
-	c := Offload()
+	c := scenario.Offload()
 	c.Flows[0].Task.Poll = true
 	r = run(t, c)
 	if r.Hosts[0].Interrupts != 0 || r.Flows[0].Transfers < 9 {
 		t.Errorf("polled: %+v %+v", r.Hosts[0], r.Flows[0])
 	}
 
-	c = Offload()
+	c = scenario.Offload()
 	c.Flows[0].Transfers = 1
-	c.Flows = append(c.Flows, FlowConfig{Name: "stray", From: "A", Op: "write", Size: 4096, Start: 100 * time.Microsecond, Transfers: 2})
+	c.Flows = append(c.Flows, scenario.FlowConfig{Name: "stray", From: "A", Op: "write", Size: 4096, Start: 100 * time.Microsecond, Transfers: 2})
 	r = run(t, c)
 	balanced(t, r.Accounting)
 	if k := r.ONICs[0].Kernels[0]; k.Tasks != 1 || k.Dropped["kernel-no-task"] != 32 || r.Flows[1].Failed != 2 {
@@ -704,15 +711,15 @@ func TestOffload(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		mod  func(*Config)
+		mod  func(*scenario.Config)
 		want string
 	}{
-		{func(c *Config) { c.Flows[0].Depth = 2 }, "flows[0].depth: 2: a kernel's task shell runs one task at a time"},
-		{func(c *Config) { c.Flows[0].Task.Slot = 2 }, "flows[0].task.slot: 2 holds no kernel on onicA"},
-		{func(c *Config) { c.Flows[0].Task.Record = 0xFEE00040 }, "flows[0].task.record: 0xfee00040 is in the interrupt range"},
-		{func(c *Config) { c.ONICs[0].Kernels[0].Name = "sum-int32" }, `flows[0].task.slot: kernel "sum-int32" has two inputs`},
+		{func(c *scenario.Config) { c.Flows[0].Depth = 2 }, "flows[0].depth: 2: a kernel's task shell runs one task at a time"},
+		{func(c *scenario.Config) { c.Flows[0].Task.Slot = 2 }, "flows[0].task.slot: 2 holds no kernel on onicA"},
+		{func(c *scenario.Config) { c.Flows[0].Task.Record = 0xFEE00040 }, "flows[0].task.record: 0xfee00040 is in the interrupt range"},
+		{func(c *scenario.Config) { c.ONICs[0].Kernels[0].Name = "sum-int32" }, `flows[0].task.slot: kernel "sum-int32" has two inputs`},
 	} {
-		c := Offload()
+		c := scenario.Offload()
 		tc.mod(&c)
 		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
@@ -726,7 +733,7 @@ func TestOffload(t *testing.T) {
 // kernel slot that holds no kernel drops its writes as empty-slot
 // instead of calling them delivered.
 func TestDeliveredLanded(t *testing.T) {
-	for _, sc := range Scenarios() {
+	for _, sc := range scenario.Scenarios() {
 		c := sc.Config()
 		c.Duration = min(c.Duration, 300*time.Microsecond)
 		cl, err := Build(c)
@@ -742,7 +749,7 @@ func TestDeliveredLanded(t *testing.T) {
 			}
 		}
 	}
-	c := Pipeline()
+	c := scenario.Pipeline()
 	for i := range c.ONICs {
 		for j := range c.ONICs[i].Kernels {
 			c.ONICs[i].Kernels[j].Slot = 3 // the window feeds kernel:1
@@ -763,12 +770,12 @@ func TestDeliveredLanded(t *testing.T) {
 // TestAfterEnd: a phase or flow start past the end of the run is an
 // error, not silently ignored.
 func TestAfterEnd(t *testing.T) {
-	c := Phased()
+	c := scenario.Phased()
 	c.Phases[0].At = c.Duration + time.Microsecond
 	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "phases[0].at: ") || !strings.Contains(err.Error(), "would never happen") {
 		t.Errorf("a phase after the end: %v", err)
 	}
-	c = TwoParty()
+	c = scenario.TwoParty()
 	c.Flows[1].Start = c.Duration
 	if _, err := Run(c); err == nil || !strings.Contains(err.Error(), "flows[1].start") {
 		t.Errorf("a flow starting at the end: %v", err)
@@ -779,12 +786,12 @@ func TestAfterEnd(t *testing.T) {
 // is refused at build; the FLEET ring (whose last O-NIC keeps but does
 // not relay) is not.
 func TestRelayLoop(t *testing.T) {
-	if _, err := Build(RingMulticast()); err != nil {
+	if _, err := Build(scenario.RingMulticast()); err != nil {
 		t.Fatal(err)
 	}
 	// R3 relays on to S, and S relays what comes back on to R1: round.
-	c := RingMulticast()
-	for _, o := range []*ONICConfig{&c.ONICs[3], &c.ONICs[0]} {
+	c := scenario.RingMulticast()
+	for _, o := range []*scenario.ONICConfig{&c.ONICs[3], &c.ONICs[0]} {
 		o.Manager.Relay = []manager.RelayConfig{{From: "port-a", Base: 1 << 32, Size: 1 << 30}}
 	}
 	last := &c.ONICs[3]
@@ -805,11 +812,13 @@ func TestRelayLoop(t *testing.T) {
 // B's memory: its writes are refused as source-invalid, and B receives
 // only A's bytes.
 func TestForgedRequester(t *testing.T) {
-	c := TwoParty()
-	c.Hosts = append(c.Hosts, HostConfig{Name: "M"})
-	c.ONICs = append(c.ONICs, peerONIC("onicM", "M", "10:00.0", "20:00.0-20:00.7")) // A's proxy ID
-	c.Circuits = append(c.Circuits, CircuitConfig{A: "onicM.a", B: "onicB.b"})
-	c.Flows = append(c.Flows, FlowConfig{Name: "M->B", From: "M", Op: "write", Size: 4096})
+	c := scenario.TwoParty()
+	c.Hosts = append(c.Hosts, scenario.HostConfig{Name: "M"})
+	m := c.ONICs[0] // onicA's configuration: A's proxy IDs, forged
+	m.Name, m.Host = "onicM", "M"
+	c.ONICs = append(c.ONICs, m)
+	c.Circuits = append(c.Circuits, scenario.CircuitConfig{A: "onicM.a", B: "onicB.b"})
+	c.Flows = append(c.Flows, scenario.FlowConfig{Name: "M->B", From: "M", Op: "write", Size: 4096})
 	r := run(t, c)
 	balanced(t, r.Accounting)
 	var bM, bA FlowReport

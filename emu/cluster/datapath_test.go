@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/firmware/build"
 	pmgr "onic/pcie/manager"
 )
 
 // runCluster builds and runs c, returning the cluster for a look inside.
-func runCluster(t *testing.T, c Config) (*Cluster, Report) {
+func runCluster(t *testing.T, c scenario.Config) (*Cluster, Report) {
 	t.Helper()
 	cl, err := Build(c)
 	if err != nil {
@@ -33,7 +34,7 @@ func runCluster(t *testing.T, c Config) (*Cluster, Report) {
 // backlog holds A's host link back through its credits instead of
 // queueing without bound.
 func TestManagerDataPath(t *testing.T) {
-	base, br := runCluster(t, TwoParty())
+	base, br := runCluster(t, scenario.TwoParty())
 	for _, f := range br.Flows {
 		if f.Gbps < 105 {
 			t.Fatalf("default manager: %s at %.1f Gb/s", f.Name, f.Gbps)
@@ -45,11 +46,11 @@ func TestManagerDataPath(t *testing.T) {
 		}
 	}
 	baseStalls := base.onics[0].link.Stats(0).CreditStalls
-	for name, mod := range map[string]func(*ONICConfig){
-		"256 bits at 250 MHz": func(o *ONICConfig) { o.DataWidth = 256 },
-		"512 bits at 125 MHz": func(o *ONICConfig) { o.ClockMHz = 125 },
+	for name, mod := range map[string]func(*scenario.ONICConfig){
+		"256 bits at 250 MHz": func(o *scenario.ONICConfig) { o.DataWidth = 256 },
+		"512 bits at 125 MHz": func(o *scenario.ONICConfig) { o.ClockMHz = 125 },
 	} {
-		c := TwoParty()
+		c := scenario.TwoParty()
 		mod(&c.ONICs[0])
 		cl, r := runCluster(t, c)
 		for _, f := range r.Flows {
@@ -98,7 +99,7 @@ func TestDeployedDataPath(t *testing.T) {
 	if im.Manifest.DataWidth != 256 {
 		t.Fatalf("manifest data width %d", im.Manifest.DataWidth)
 	}
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.ONICs[0].Board = fastBoard
 	c.Duration = 400 * time.Microsecond
 	cl, err := Build(c)

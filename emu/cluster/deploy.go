@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/pcie/acl"
@@ -142,7 +143,7 @@ func (o *onicNode) Full(im *firmware.Image, cost firmware.Cost) error {
 	if err != nil {
 		return fmt.Errorf("manager: %v", err)
 	}
-	var kcs []KernelConfig
+	var kcs []scenario.KernelConfig
 	for _, sl := range spec.Slots {
 		if sl.Kernel != "" {
 			kcs = append(kcs, kernelConfig(sl))
@@ -170,7 +171,7 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 	sl, _ := spec.Slot(n)
 	kc := kernelConfig(sl)
 	kc.Name = k.Manifest.Slots[0].Kernel
-	ks, err := o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, []KernelConfig{kc})
+	ks, err := o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, []scenario.KernelConfig{kc})
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 // configuration mc at clock clockMHz, without touching the O-NIC: a
 // configuration the emulator cannot run is refused before a reflash
 // starts.
-func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, kcs []KernelConfig) ([maxKernelSlots]*kernel, error) {
+func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, kcs []scenario.KernelConfig) ([maxKernelSlots]*kernel, error) {
 	scratch := *o
 	scratch.cfg.Manager, scratch.cfg.ClockMHz = mc, clockMHz
 	scratch.kernels = [maxKernelSlots]*kernel{}
@@ -210,8 +211,8 @@ func (o *onicNode) anySlotReflashing() bool {
 }
 
 // kernelConfig is the emulator's kernel configuration of a spec's slot.
-func kernelConfig(s firmware.SlotSpec) KernelConfig {
-	return KernelConfig{Slot: s.Slot, Name: s.Kernel, Egress: s.Egress, Translated: s.Translated,
+func kernelConfig(s firmware.SlotSpec) scenario.KernelConfig {
+	return scenario.KernelConfig{Slot: s.Slot, Name: s.Kernel, Egress: s.Egress, Translated: s.Translated,
 		Sources: s.Sources, PairBufferKiB: s.PairBufferKiB}
 }
 

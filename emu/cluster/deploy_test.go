@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/firmware/build"
 	"onic/testbenches/tools"
@@ -25,7 +26,7 @@ func deployKeys() (ops, alice, mallory ed25519.PrivateKey, trust firmware.Trust)
 func onicASpec(t *testing.T, kernel string) firmware.Spec {
 	t.Helper()
 	s := firmware.Spec{Name: "onic-a", Version: "2.0.0", Target: firmware.Target{Part: "xcvu9p-flga2104-2L-e"},
-		Manager: TwoParty().ONICs[0].Manager,
+		Manager: scenario.TwoParty().ONICs[0].Manager,
 		Slots: []firmware.SlotSpec{
 			{Slot: 0, Region: firmware.Resources{LUT: 40000, FF: 80000, BRAM: 60, DSP: 120}, Kernel: kernel, Egress: "port-a", Translated: 0x100000000},
 			{Slot: 1, Region: firmware.Resources{LUT: 40000, FF: 80000, BRAM: 60, DSP: 120}, Egress: "host", Translated: 0x100000000},
@@ -59,7 +60,7 @@ var fastBoard = firmware.Board{ConfigMBps: 76.45e6 / 20, ICAPMBps: 2586936.0 / 1
 // runDeploys runs the two-party scenario with deployments into onicA.
 func runDeploys(t *testing.T, policy string, trust firmware.Trust, files ...[]byte) Report {
 	t.Helper()
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.ONICs[0].Board, c.ONICs[0].ReflashPolicy = fastBoard, policy
 	c.ONICs[0].HoldTLPs = 8192 // 23 µs of both directions' traffic
 	cl, err := Build(c)

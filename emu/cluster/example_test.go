@@ -2,15 +2,15 @@ package cluster_test
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"onic/emu/cluster"
+	"onic/emu/scenario"
 )
 
 // Run a built-in scenario for a shorter time and read its report.
 func ExampleRun() {
-	c := cluster.TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = 50 * time.Microsecond
 	r, err := cluster.Run(c)
 	if err != nil {
@@ -25,21 +25,5 @@ func ExampleRun() {
 	// Output:
 	// A->B: 10 transfers, 110 Gb/s
 	// B->A: 10 transfers, 110 Gb/s
-	// true
-}
-
-// Load a cluster written in YAML: hosts take their defaults (Gen3 x16,
-// MPS 256), and a misspelt field is an error naming it.
-func ExampleLoad() {
-	c, err := cluster.Load("mine.yaml", strings.NewReader(`
-name: mine
-duration: 10us
-hosts: [{name: A}, {name: B, memory_latency: 500ns}]
-`))
-	fmt.Println(c.Name, c.Duration, len(c.Hosts), c.Hosts[1].Memory, err)
-	_, err = cluster.Load("typo.yaml", strings.NewReader("duraton: 10us\n"))
-	fmt.Println(err != nil && strings.Contains(err.Error(), "duraton"))
-	// Output:
-	// mine 10µs 2 500ns <nil>
 	// true
 }

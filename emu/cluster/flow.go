@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"onic/emu/link"
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/kernels"
 	"onic/tlp"
@@ -16,7 +17,7 @@ import (
 type flowState struct {
 	c         *Cluster
 	idx       int
-	cfg       FlowConfig
+	cfg       scenario.FlowConfig
 	host      *hostNode
 	onic      *onicNode // the O-NIC it goes through
 	base      uint64    // host address of the flow's first transfer

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/kernels"
 	"onic/pcie/manager"
@@ -13,76 +14,12 @@ import (
 // maxKernelSlots bounds the kernel slots an O-NIC can have.
 const maxKernelSlots = 16
 
-// KernelConfig binds an in-network kernel to an O-NIC's kernel slot; the
-// windows whose egress is "kernel:SLOT", and the manager's kernel_in
-// ranges naming the slot, feed it. The posted writes it receives pass
-// through it and leave out of an optical port or into the host's memory.
-//
-// A kernel of onic's library (onic kernel list) is timed by its own cycle
-// simulation (kernels.Profile): its latency, its cycles per 64-byte beat
-// and its output bytes per input byte, in the O-NIC's clock. Any other
-// name is an opaque kernel timed by Cycles and Gbps.
-//
-// A two-input kernel (sum-int32 and the other combiners) pairs its
-// inputs' writes in arrival order, the way its two AXI-Stream inputs pair
-// packets: the n-th write into input 0 with the n-th into input 1, which
-// must have the same length. The combined write goes out at Translated
-// plus input 0's offset. A write waiting for its partner waits in a pair
-// buffer; the two requests end together, when the combined write does.
-type KernelConfig struct {
-	Slot int    `mapstructure:"slot"`
-	Name string `mapstructure:"name"`
-	// Opaque says the kernel is not in the library: Name only labels it,
-	// and its timing is Cycles and Gbps. Without it a name not in the
-	// library is an error, so a misspelt name is not a made-up kernel.
-	Opaque bool `mapstructure:"opaque"`
-	// Cycles is an opaque kernel's pipeline latency in the O-NIC's clock
-	// (default 64).
-	Cycles int `mapstructure:"cycles"`
-	// Gbps is an opaque kernel's throughput (default 128: a 512-bit
-	// datapath at 250 MHz).
-	Gbps float64 `mapstructure:"gbps"`
-	// BufferBeats is the kernel's input buffer in beats (default 4): a
-	// backlog beyond it stalls the PCIe manager, and with it every TLP
-	// the O-NIC handles, until the kernel catches up.
-	BufferBeats int `mapstructure:"buffer_beats"`
-	// Egress (port-a, port-b or host) and Translated: its output goes
-	// out of that port, or into the O-NIC's host's memory, at Translated
-	// plus the offset the window or kernel_in range gave.
-	Egress     string `mapstructure:"egress"`
-	Translated uint64 `mapstructure:"translated"`
-	// Sources are a two-input kernel's inputs in order: where writes for
-	// input 0 and input 1 enter the O-NIC (host, port-a or port-b;
-	// default port-a then port-b, the FLEET allreduce step).
-	Sources []string `mapstructure:"sources"`
-	// PairBufferKiB bounds what a two-input kernel holds per input while
-	// writes wait for their partners (default 1024). A write that does
-	// not fit is dropped and counted: real hardware would hold it back
-	// at its port instead, so size it for the streams' skew.
-	PairBufferKiB int `mapstructure:"pair_buffer_kib"`
-}
-
-// TaskFlowConfig is what a task flow (op task) drives: the kernel in slot
-// Slot of the flow's O-NIC, through its task shell's registers in BAR0
-// (kernels.TaskPage). Each transfer is a task: the host writes ARG0 (the
-// task's length: the transfer size) and rings the doorbell, then writes
-// the task's data into the O-NIC's window to the slot; when the kernel
-// has taken it all and the last output has left, the shell writes its
-// 32-byte completion record to Record in the host's memory and then the
-// MSI-X message (unless Poll: the driver polls the record). The transfer
-// ends when the last of these lands.
-type TaskFlowConfig struct {
-	Slot   int    `mapstructure:"slot"`
-	Record uint64 `mapstructure:"record"` // host address of the completion record (default 0x7000_0000)
-	Poll   bool   `mapstructure:"poll"`
-}
-
 // task is the task a kernel's shell is running.
 type task struct {
 	active   bool
 	flow     *flowState
 	xi       int32
-	cfg      TaskFlowConfig
+	cfg      scenario.TaskFlowConfig
 	start    sim.Time // the doorbell reached the shell
 	want, in int      // bytes: the task's length (ARG0), taken so far
 	stall    sim.Time // the kernel's manager stall when it began
@@ -90,7 +27,7 @@ type task struct {
 }
 
 // taskFlow makes the kernel in tc's slot task-driven for a task flow.
-func (o *onicNode) taskFlow(tc TaskFlowConfig, p string) error {
+func (o *onicNode) taskFlow(tc scenario.TaskFlowConfig, p string) error {
 	if tc.Slot < 0 || tc.Slot >= maxKernelSlots || o.kernels[tc.Slot] == nil {
 		return fmt.Errorf("%s.slot: %d holds no kernel on %s", p, tc.Slot, o.cfg.Name)
 	}
@@ -186,7 +123,7 @@ type half struct {
 // kernel is a loaded kernel.
 type kernel struct {
 	o       *onicNode
-	cfg     KernelConfig
+	cfg     scenario.KernelConfig
 	port    int // egress port, or -1 for the host
 	prof    kernels.Profile
 	library bool     // timed by its cycle simulation
@@ -231,7 +168,7 @@ const (
 
 var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair-buffer-full", "kernel-pair-length", "kernel-not-a-write", "kernel-no-task"}
 
-func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
+func (o *onicNode) loadKernel(kc scenario.KernelConfig, p string) error {
 	slots := o.cfg.Manager.Translation.KernelSlots
 	if slots == 0 {
 		slots = 4 // the translation tables' default
@@ -242,17 +179,17 @@ func (o *onicNode) loadKernel(kc KernelConfig, p string) error {
 	if o.kernels[kc.Slot] != nil {
 		return fmt.Errorf("%s.slot: slot %d already holds kernel %q", p, kc.Slot, o.kernels[kc.Slot].cfg.Name)
 	}
-	if kc.Cycles < 0 || kc.Cycles > MaxKernelCycles {
-		return fmt.Errorf("%s.cycles: %d must be 1 to %d", p, kc.Cycles, MaxKernelCycles)
+	if kc.Cycles < 0 || kc.Cycles > scenario.MaxKernelCycles {
+		return fmt.Errorf("%s.cycles: %d must be 1 to %d", p, kc.Cycles, scenario.MaxKernelCycles)
 	}
-	if kc.Gbps != 0 && !(kc.Gbps >= MinRateGbps && kc.Gbps <= MaxRateGbps) {
-		return fmt.Errorf("%s.gbps: %g must be %g to %g", p, kc.Gbps, MinRateGbps, MaxRateGbps)
+	if kc.Gbps != 0 && !(kc.Gbps >= scenario.MinRateGbps && kc.Gbps <= scenario.MaxRateGbps) {
+		return fmt.Errorf("%s.gbps: %g must be %g to %g", p, kc.Gbps, scenario.MinRateGbps, scenario.MaxRateGbps)
 	}
-	if kc.BufferBeats < 0 || kc.BufferBeats > MaxBufferBeats {
-		return fmt.Errorf("%s.buffer_beats: %d must be 1 to %d", p, kc.BufferBeats, MaxBufferBeats)
+	if kc.BufferBeats < 0 || kc.BufferBeats > scenario.MaxBufferBeats {
+		return fmt.Errorf("%s.buffer_beats: %d must be 1 to %d", p, kc.BufferBeats, scenario.MaxBufferBeats)
 	}
-	if kc.PairBufferKiB < 0 || kc.PairBufferKiB > MaxPairBufferKiB {
-		return fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", p, kc.PairBufferKiB, MaxPairBufferKiB)
+	if kc.PairBufferKiB < 0 || kc.PairBufferKiB > scenario.MaxPairBufferKiB {
+		return fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", p, kc.PairBufferKiB, scenario.MaxPairBufferKiB)
 	}
 	if kc.BufferBeats == 0 {
 		kc.BufferBeats = 4

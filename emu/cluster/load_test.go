@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"onic/emu/scenario"
 )
 
 // TestLoadErrors: a YAML file with a misspelt field, a value of the wrong
 // type, bad syntax or a bad value is refused with one line naming the
 // file and the field.
 func TestLoadErrors(t *testing.T) {
-	base, err := os.ReadFile(filepath.Join("scenarios", "two-party.yaml"))
+	base, err := os.ReadFile(filepath.Join("..", "scenario", "scenarios", "two-party.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestLoadErrors(t *testing.T) {
 		if src == string(base) {
 			t.Fatalf("%s: the edit did not apply", tc.name)
 		}
-		c, err := Load("x.yaml", strings.NewReader(src))
+		c, err := scenario.Load("x.yaml", strings.NewReader(src))
 		if err == nil {
 			_, err = Build(c)
 		}
@@ -55,7 +57,7 @@ func TestLoadErrors(t *testing.T) {
 // TestTwoPartyYAML: the embedded default is complete and loads to the
 // configuration its comments describe.
 func TestTwoPartyYAML(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	if c.Name != "two-party" || c.Duration.String() != "200µs" || len(c.Hosts) != 2 || len(c.ONICs) != 2 ||
 		len(c.Flows) != 2 || c.Flows[0].Size != 64<<10 || c.ONICs[1].FibreM != [2]float64{10, 10} ||
 		c.ONICs[0].Manager.Translation.Windows[0].Translated != 1<<32 ||
@@ -65,15 +67,15 @@ func TestTwoPartyYAML(t *testing.T) {
 	if _, err := Build(c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadFile(filepath.Join("scenarios", "missing.yaml")); err == nil {
+	if _, err := scenario.LoadFile(filepath.Join("..", "scenario", "scenarios", "missing.yaml")); err == nil {
 		t.Error("a missing file loaded")
 	}
-	for path, want := range map[string]string{"/dev/zero": "not a regular file", "scenarios": "not a regular file"} {
-		if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
+	for path, want := range map[string]string{"/dev/zero": "not a regular file", filepath.Join("..", "scenario", "scenarios"): "not a regular file"} {
+		if _, err := scenario.LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadFile(%s): %v, want %q", path, err, want)
 		}
 	}
-	if _, err := Load("big.yaml", strings.NewReader("#"+strings.Repeat(" ", MaxScenarioBytes))); err == nil || !strings.Contains(err.Error(), "more than the 4 MiB") {
+	if _, err := scenario.Load("big.yaml", strings.NewReader("#"+strings.Repeat(" ", scenario.MaxScenarioBytes))); err == nil || !strings.Contains(err.Error(), "more than the 4 MiB") {
 		t.Errorf("a 4 MiB scenario: %v", err)
 	}
 }
@@ -81,7 +83,7 @@ func TestTwoPartyYAML(t *testing.T) {
 // FuzzLoadBuild: whatever YAML comes in, loading and building either
 // succeed or return one-line errors; they never panic.
 func FuzzLoadBuild(f *testing.F) {
-	base, err := os.ReadFile(filepath.Join("scenarios", "two-party.yaml"))
+	base, err := os.ReadFile(filepath.Join("..", "scenario", "scenarios", "two-party.yaml"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func FuzzLoadBuild(f *testing.F) {
 	f.Add([]byte("duration: 1us\nhosts: [{name: A}]\nonics: [{name: o, host: A, kernels: [{slot: 9, egress: port-a}]}]\n"))
 	f.Add([]byte("duration: 1us\nhosts: [{name: A, kind: nvme}]\nflows: [{name: f, from: A, op: nvme-read, size: 4096}]\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		c, err := Load("fuzz.yaml", bytes.NewReader(src))
+		c, err := scenario.Load("fuzz.yaml", bytes.NewReader(src))
 		if err == nil {
 			_, err = Build(c)
 		}

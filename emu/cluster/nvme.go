@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"time"
-
 	"onic/emu/sim"
 	"onic/tlp"
 )
@@ -25,36 +23,6 @@ const (
 // control says whether a stage moves commands rather than data; its
 // bytes do not count as the flow's payload.
 func (s stage) control() bool { return s != stPlain && s != stData }
-
-// NVMeConfig is an NVMe device's media (kind nvme).
-type NVMeConfig struct {
-	// MediaLatency is from a command's fetch to its data being ready
-	// (default 80 µs: a NAND flash page read and the controller, an
-	// assumption for a datacentre TLC drive).
-	MediaLatency time.Duration `mapstructure:"media_latency"`
-	// MediaGbps is the most the media delivers (default 28 Gb/s, 3.5 GB/s:
-	// a Gen3 x4 drive; a RAID of several drives behind one O-NIC is more).
-	MediaGbps float64 `mapstructure:"media_gbps"`
-}
-
-// Defaults of an NVMe device.
-const (
-	DefaultMediaLatency = 80 * time.Microsecond
-	DefaultMediaGbps    = 28
-)
-
-// NVMeQueues places an nvme-read flow's queues and data, as offsets in the
-// device's (first) O-NIC's BAR2: the device reaches them through that
-// O-NIC's windows. Command i uses slot i mod depth of each.
-type NVMeQueues struct {
-	SQ   uint64 `mapstructure:"sq"`   // submission queue (64-byte entries)
-	CQ   uint64 `mapstructure:"cq"`   // completion queue (16-byte entries)
-	Data uint64 `mapstructure:"data"` // data buffers, size bytes (rounded up to 4 KiB) each
-	// MSI, if not 0, is where the device writes its MSI after each
-	// completion entry (a window to the host's 0xFEExxxxx interrupt
-	// range); 0: the driver polls its completion queue (SmartIO's does).
-	MSI uint64 `mapstructure:"msi"`
-}
 
 // nvmePage is the unit in which a device's media hands data to its DMA
 // engine: each page is written out as soon as the media has read it, so

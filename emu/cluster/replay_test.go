@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/firmware/build"
 	"onic/firmware/plan"
@@ -63,7 +64,7 @@ func replayRun(t *testing.T, p plan.ONICPlan, kernels []KernelFile, trust firmwa
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.ONICs[0].Board, c.ONICs[0].HoldTLPs = fastBoard, 8192
 	cl, err := Build(c)
 	if err != nil {
@@ -199,7 +200,7 @@ func TestReplayRefusals(t *testing.T) {
 		{"damaged", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, []KernelFile{{"x.onicfw", kernels[0].Bytes[:40]}}, "x.onicfw: malformed"},
 		{"too late", plan.ONICPlan{ONIC: "onicA", Result: r}, 190 * time.Microsecond, replayKernels(t, ops, "filter", "crc32c-check", "fp32-to-bf16"), "outside the run"},
 	} {
-		cl, err := Build(TwoParty())
+		cl, err := Build(scenario.TwoParty())
 		if err != nil {
 			t.Fatal(err)
 		}

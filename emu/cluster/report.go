@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
@@ -113,7 +114,7 @@ type Speed struct {
 }
 
 // Run builds c, runs it for its duration and reports.
-func Run(c Config) (Report, error) {
+func Run(c scenario.Config) (Report, error) {
 	cl, err := Build(c)
 	if err != nil {
 		return Report{}, err

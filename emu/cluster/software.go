@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/pcie"
 	"onic/tlp"
@@ -110,7 +111,7 @@ func (c *Cluster) softFlow(h *hostNode) *flowState {
 			return f
 		}
 	}
-	f := &flowState{c: c, idx: len(c.flows), cfg: FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}}
+	f := &flowState{c: c, idx: len(c.flows), cfg: scenario.FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}}
 	c.flows = append(c.flows, f)
 	return f
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"onic/emu/scenario"
 	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
@@ -16,8 +17,8 @@ import (
 // softConfig is the two-party cluster without traffic generators, each
 // host's root complex allowed to its O-NIC's registers, and onicA with a
 // four-entry LUT in BAR4 (all entries off).
-func softConfig() Config {
-	c := TwoParty()
+func softConfig() scenario.Config {
+	c := scenario.TwoParty()
 	c.Flows = nil
 	for i := range c.ONICs {
 		d := &c.ONICs[i].Manager.Access.Domains[0]

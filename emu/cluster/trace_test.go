@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"onic/emu/scenario"
 )
 
 type traceEvent struct {
@@ -21,7 +23,7 @@ type traceEvent struct {
 // bytes every run.
 func TestTrace(t *testing.T) {
 	write := func() ([]byte, Report) {
-		cl, err := Build(Phased())
+		cl, err := Build(scenario.Phased())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +45,7 @@ func TestTrace(t *testing.T) {
 		t.Fatalf("not JSON: %v", err)
 	}
 	slices, ok, gbit := map[string]int{}, map[string]int{}, map[string]float64{}
-	bucketUs := Phased().Duration.Seconds() * 1e6 / TraceBuckets
+	bucketUs := scenario.Phased().Duration.Seconds() * 1e6 / TraceBuckets
 	var mems []traceEvent
 	for _, e := range tr.TraceEvents {
 		switch {
@@ -81,7 +83,7 @@ func TestTrace(t *testing.T) {
 // TestProgress: a progress function hears the run advance to its end and
 // does not change the results.
 func TestProgress(t *testing.T) {
-	c := TwoParty()
+	c := scenario.TwoParty()
 	c.Duration = 20 * time.Microsecond
 	plain := run(t, c)
 	cl, err := Build(c)

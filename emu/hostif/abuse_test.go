@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/pcie"
 	"onic/tlp"
@@ -112,7 +112,7 @@ func TestHugeDeadline(t *testing.T) {
 	}
 	// The longest wait that fits is served (nothing is scheduled, so the
 	// clock jumps there at once).
-	left := uint64(cluster.MaxTime)
+	left := uint64(scenario.MaxTime)
 	if rep := r.req(Request{Seq: 10, Op: OpAdvance, Ns: left}); rep.Err != "" || rep.Now != left {
 		t.Errorf("advance to the end of time: %+v", rep)
 	}
@@ -127,7 +127,7 @@ func TestHugeDeadline(t *testing.T) {
 // TestStopWhileBusy: SIGTERM (here, the context) stops a lock-step server
 // within 1 s even while its clients wait on a long run with traffic.
 func TestStopWhileBusy(t *testing.T) {
-	socket, stop, _ := serveConfig(t, cluster.TwoParty(), Options{})
+	socket, stop, _ := serveConfig(t, scenario.TwoParty(), Options{})
 	c, err := Dial(socket, ClientOptions{Host: "A"})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func heapMiB() float64 {
 // docs/hostif.md states the bound (RSS under 64 MiB at 100 k cycles and
 // 1 M accesses, make soak).
 func TestBoundedMemory(t *testing.T) {
-	socket, stop, srv := serveConfig(t, cluster.HostInterface(), Options{})
+	socket, stop, srv := serveConfig(t, scenario.HostInterface(), Options{})
 	cycle := func(n int) {
 		for range n {
 			c, err := Dial(socket, ClientOptions{Host: "A"})

@@ -60,7 +60,7 @@ func build(t *testing.T, examples ...string) *session {
 	s.onic = filepath.Join(s.dir, "onic")
 	run(t, goTool(), "build", "-o", s.onic, "onic/cmd/onic")
 	hdl := filepath.Join(s.dir, "hdl")
-	run(t, s.onic, "hdl", "gen", "--scenario-file", "../cluster/scenarios/host-interface.yaml", "--out", hdl)
+	run(t, s.onic, "hdl", "gen", "--scenario-file", "../scenario/scenarios/host-interface.yaml", "--out", hdl)
 	for _, ex := range examples {
 		run(t, gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-Ic", "-I", hdl,
 			"c/onic_host.c", filepath.Join("c/examples", ex+".c"), "-lmsgpackc", "-o", filepath.Join(s.dir, ex))

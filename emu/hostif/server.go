@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/internal/readfile"
 	"onic/tlp"
@@ -287,7 +288,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		case now := <-tick:
 			target := simStart + time.Duration(float64(now.Sub(wallStart))*s.opt.Rate)
 			if target > s.cl.Now() {
-				s.cl.AdvanceLimit(min(target, cluster.MaxTime), sliceEvents)
+				s.cl.AdvanceLimit(min(target, scenario.MaxTime), sliceEvents)
 			}
 			s.expire()
 			s.faults()
@@ -484,7 +485,7 @@ func (s *Server) handle(e event) {
 		if wait == 0 && req.Op == OpWaitIRQ {
 			wait = uint64(s.opt.MaxWait)
 		}
-		if left := cluster.MaxTime - s.cl.Now(); wait > uint64(left) {
+		if left := scenario.MaxTime - s.cl.Now(); wait > uint64(left) {
 			s.reply(c, errReply(req, "%s: ns %d: past the end of simulated time (%d ns from now)", req.Op, req.Ns, int64(left)))
 			return
 		}
@@ -716,7 +717,7 @@ func (s *Server) run() {
 	if target < 0 {
 		// Only reads are waiting: their completions are coming; give them
 		// at most MaxWait.
-		target = min(s.cl.Now(), cluster.MaxTime-s.opt.MaxWait) + s.opt.MaxWait
+		target = min(s.cl.Now(), scenario.MaxTime-s.opt.MaxWait) + s.opt.MaxWait
 	}
 	before := s.cl.Now()
 	if !s.cl.AdvanceLimit(target, sliceEvents) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/tlp"
@@ -24,13 +25,13 @@ import (
 // returns the cluster's report.
 func serve(t *testing.T, opt Options) (socket string, stop func() cluster.Report) {
 	t.Helper()
-	socket, stop, _ = serveConfig(t, cluster.HostInterface(), opt)
+	socket, stop, _ = serveConfig(t, scenario.HostInterface(), opt)
 	return socket, stop
 }
 
 // serveConfig is serve for a cluster configuration; it also returns the
 // server, for tests that look at its state.
-func serveConfig(t *testing.T, cfg cluster.Config, opt Options) (socket string, stop func() cluster.Report, srv *Server) {
+func serveConfig(t *testing.T, cfg scenario.Config, opt Options) (socket string, stop func() cluster.Report, srv *Server) {
 	t.Helper()
 	cl, err := cluster.Build(cfg)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/manager"
@@ -34,13 +34,13 @@ func design(t testing.TB, c pmgr.Config) *manager.Design {
 // matches its golden copy (go test -update rewrites them), and a second
 // generation is byte-identical.
 func TestGolden(t *testing.T) {
-	d := design(t, cluster.TwoParty().ONICs[0].Manager)
+	d := design(t, scenario.TwoParty().ONICs[0].Manager)
 	o := bundle.Options{Part: firmware.DefaultPart, Source: "the default scenario (two-party), O-NIC onicA"}
 	fs, err := bundle.Files(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := bundle.Files(design(t, cluster.TwoParty().ONICs[0].Manager), o)
+	again, err := bundle.Files(design(t, scenario.TwoParty().ONICs[0].Manager), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestGolden(t *testing.T) {
 // O-NIC with access rule slots (the host-interface scenario's onicA)
 // carry the ACL registers, their fields and the domains' indices.
 func TestGoldenRuleSlots(t *testing.T) {
-	c := cluster.HostInterface().ONICs[0].Manager
+	c := scenario.HostInterface().ONICs[0].Manager
 	if c.Access.RuleSlots == 0 {
 		t.Fatal("the host-interface scenario's O-NIC has no rule slots")
 	}
@@ -85,8 +85,8 @@ func TestGoldenRuleSlots(t *testing.T) {
 func TestTools(t *testing.T) {
 	verilator := tools.Require(t, "verilator")
 	iverilog := tools.Require(t, "iverilog")
-	for name, c := range map[string]pmgr.Config{"default": cluster.TwoParty().ONICs[0].Manager, "large": manager.Large(),
-		"rule-slots": cluster.HostInterface().ONICs[0].Manager} {
+	for name, c := range map[string]pmgr.Config{"default": scenario.TwoParty().ONICs[0].Manager, "large": manager.Large(),
+		"rule-slots": scenario.HostInterface().ONICs[0].Manager} {
 		dir := t.TempDir()
 		paths, err := bundle.Write(dir, design(t, c), bundle.Options{Part: firmware.DefaultPart})
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"onic/emu/cluster"
+	"onic/emu/scenario"
 	"onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
@@ -136,7 +136,7 @@ func TestCosimHDL(t *testing.T) {
 
 // defaultBench is the manager of the default scenario's first O-NIC.
 func defaultBench(t testing.TB, width int) *Bench {
-	return bench(t, cluster.TwoParty().ONICs[0].Manager, width)
+	return bench(t, scenario.TwoParty().ONICs[0].Manager, width)
 }
 
 // richConfig uses every kind of table entry: windows to both ports (with

@@ -1,0 +1,416 @@
+// Package scenario is the emulator's input: the schema of a cluster and
+// the traffic to run on it (Config and its parts, every field with its
+// default and limit), FLEET's built-in scenarios, and strict YAML
+// loading. The emulator (emu/cluster) builds and runs a Config;
+// onic hdl gen and onic fw read the same Config to generate an O-NIC's
+// RTL, without importing the emulator.
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"onic/emu/sim"
+	"onic/firmware"
+	"onic/pcie/manager"
+	"onic/tlp"
+)
+
+// Config describes a cluster and the traffic to run on it.
+type Config struct {
+	Name     string          `mapstructure:"name"`
+	Duration time.Duration   `mapstructure:"duration"` // simulated run length
+	Hosts    []HostConfig    `mapstructure:"hosts"`
+	ONICs    []ONICConfig    `mapstructure:"onics"`
+	Circuits []CircuitConfig `mapstructure:"circuits"` // MEMS circuits at the start (already trained)
+	MEMS     MEMSConfig      `mapstructure:"mems"`
+	Phases   []PhaseConfig   `mapstructure:"phases"` // later circuit sets
+	Flows    []FlowConfig    `mapstructure:"flows"`
+}
+
+// MEMSConfig is the optical circuit switch.
+type MEMSConfig struct {
+	Ports int `mapstructure:"ports"` // default 384 (Polaris Series 7000, FLEET)
+	// Reconfig is how long a changed circuit stays dark (default 10 ms:
+	// Glimmerglass and Google OCS class MEMS switches).
+	Reconfig time.Duration `mapstructure:"reconfig"`
+	// BringUp is how long the two ends of a newly lit circuit take to
+	// train their optics and PCIe link (default 1 ms, an assumption: no
+	// public O-NIC figure exists; FLEET says it exceeds the MEMS time in
+	// the worst case).
+	BringUp time.Duration `mapstructure:"bring_up"`
+}
+
+// PhaseConfig switches the MEMS to a new set of circuits at a time.
+type PhaseConfig struct {
+	At       time.Duration   `mapstructure:"at"`
+	Circuits []CircuitConfig `mapstructure:"circuits"`
+}
+
+// Defaults of the MEMS switch.
+const (
+	DefaultMEMSPorts = 384
+	DefaultReconfig  = 10 * time.Millisecond
+	DefaultBringUp   = time.Millisecond
+	DefaultHoldTLPs  = 1024
+)
+
+// Limits on configuration values whose cost grows with the value (memory
+// or events), and on physical quantities outside any real O-NIC. Build
+// refuses a value past them, naming the field and the range.
+const (
+	MaxHosts          = 1024
+	MaxONICs          = 1024
+	MaxFlows          = 4096
+	MaxPhases         = 4096
+	MaxMEMSPorts      = 4096
+	MaxDepth          = 4096        // a flow's transfers in flight
+	MaxHoldTLPs       = 1 << 20     // TLPs an O-NIC port holds while down
+	MaxFibreM         = 100_000.0   // metres of fibre (100 km)
+	MaxClockMHz       = 1000.0      // the manager's clock
+	MinClockMHz       = 1.0         //
+	MaxPipelineCycles = 4096        // the manager's pipeline depth
+	MinRateGbps       = 0.001       // a paced flow's rate
+	MaxRateGbps       = 10_000.0    //
+	MaxMediaGbps      = 10_000.0    // an NVMe drive's media rate
+	MaxLatency        = time.Second // memory and media latencies
+	MaxMEMSTime       = time.Minute // reconfiguration and bring-up
+	MaxKernelCycles   = 1 << 20     // an opaque kernel's latency
+	MaxBufferBeats    = 1 << 20     // a kernel's input buffer
+	MaxPairBufferKiB  = 1 << 20     // a two-input kernel's pair buffer (1 GiB)
+)
+
+// HostConfig is a server and the PCIe links to its O-NICs (one root port
+// each, all alike).
+type HostConfig struct {
+	Name string `mapstructure:"name"`
+	// Kind is what the node is: a server (default), or a device in a
+	// device chassis with its own O-NIC (FLEET) — gpu (BAR memory that
+	// others read and write), sensor (a data-acquisition card whose flows
+	// stream samples out, paced by rate_gbps) or nvme (a drive or RAID
+	// that serves nvme-read flows' commands). All have memory answering
+	// at memory_latency and may have flows; the kind names them in
+	// reports.
+	Kind   string        `mapstructure:"kind"`
+	NVMe   NVMeConfig    `mapstructure:"nvme"`  // kind nvme: its media
+	Gen    int           `mapstructure:"gen"`   // default 3
+	Lanes  int           `mapstructure:"lanes"` // default 16
+	MPS    int           `mapstructure:"mps"`   // default 256
+	MRRS   int           `mapstructure:"mrrs"`  // default 512
+	RCB    int           `mapstructure:"rcb"`   // default 64
+	Memory time.Duration `mapstructure:"memory_latency"`
+	// ONICsPerCPU is how many O-NICs share one CPU's root complex (default
+	// 3: FLEET's servers have 8 CPUs with three O-NICs each); a host with
+	// more O-NICs has more root complexes, each in its own PCI segment.
+	ONICsPerCPU int `mapstructure:"onics_per_cpu"`
+}
+
+// ONICConfig is an O-NIC in a host.
+type ONICConfig struct {
+	Name string `mapstructure:"name"`
+	Host string `mapstructure:"host"`
+	// The manager pipeline: its clock, its latency in cycles — by
+	// default the depth of the RTL onic generates for it
+	// (hdlgen/manager.Depth), so the emulator's timing is the hardware's —
+	// and its data path width in bits (256 or 512, default 512): each
+	// ingress takes one beat of that width per cycle, so a TLP occupies
+	// it for max(1, payload/width) cycles.
+	ClockMHz       float64 `mapstructure:"clock_mhz"`
+	PipelineCycles int     `mapstructure:"pipeline_cycles"`
+	DataWidth      int     `mapstructure:"data_width"`
+	// FibreM is the fibre from each port (A, B) to the MEMS switch, metres.
+	FibreM  [2]float64     `mapstructure:"fibre_m"`
+	Manager manager.Config `mapstructure:"manager"`
+	// DownPolicy is what happens to traffic for a port that is down when
+	// its window has no failover (a window with failover_egress uses the
+	// other port): "hold" it (default, up to HoldTLPs per port, sent when
+	// the port is back) or "fail" it (posted writes dropped, reads
+	// completed with UR).
+	DownPolicy string `mapstructure:"down_policy"`
+	HoldTLPs   int    `mapstructure:"hold_tlps"`
+	// Kernels are the in-network kernels loaded in its slots.
+	Kernels []KernelConfig `mapstructure:"kernels"`
+	// Part is its FPGA (default xcvu9p-flga2104-2L-e) and Board its
+	// reconfiguration figures (docs/firmware.md; zero fields: defaults),
+	// for firmware deployed to it. ReflashPolicy is what happens to
+	// traffic that meets a reflash: "hold" it (default, up to HoldTLPs)
+	// until the O-NIC or slot is back, or "fail" it.
+	Part          string         `mapstructure:"part"`
+	Board         firmware.Board `mapstructure:"board"`
+	ReflashPolicy string         `mapstructure:"reflash_policy"`
+}
+
+// CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
+type CircuitConfig struct {
+	A string `mapstructure:"a"`
+	B string `mapstructure:"b"`
+}
+
+// FlowConfig is a DMA engine in a host issuing transfers through its
+// O-NIC's direct windows (BAR2).
+type FlowConfig struct {
+	Name  string `mapstructure:"name"`
+	From  string `mapstructure:"from"`  // host
+	Via   string `mapstructure:"via"`   // which of its O-NICs (default: its first)
+	Group string `mapstructure:"group"` // flows of a group are also reported together
+	// Forward makes the flow send on the data its host receives: a
+	// transfer starts only once its bytes have arrived (a pipeline
+	// stage), never more than the host has received.
+	Forward bool `mapstructure:"forward"`
+	// NVMe places the queues and buffers of an nvme-read flow, whose
+	// window (at offset) leads to the device's doorbell.
+	NVMe NVMeQueues `mapstructure:"nvme"`
+	// Task is a task flow's kernel: each transfer is one task of the
+	// kernel in that slot of the flow's O-NIC (op task).
+	Task TaskFlowConfig `mapstructure:"task"`
+	// RateGbps paces the flow: transfers start no closer together than
+	// size*8/rate (a sensor's sample rate; 0: as fast as Depth allows).
+	RateGbps  float64 `mapstructure:"rate_gbps"`
+	Op        string  `mapstructure:"op"`        // write, read, nvme-read or task
+	Offset    uint64  `mapstructure:"offset"`    // where in BAR2 the transfers start
+	Span      uint64  `mapstructure:"span"`      // bytes the transfers cycle over (default 256 MiB)
+	Size      int     `mapstructure:"size"`      // bytes per transfer
+	Transfers int     `mapstructure:"transfers"` // 0: as many as the run allows
+	Depth     int     `mapstructure:"depth"`     // transfers in flight (default 4)
+	// Start and Stop bound when the flow issues transfers (Stop 0: until
+	// the end); transfers in flight at Stop finish.
+	Start time.Duration `mapstructure:"start"`
+	Stop  time.Duration `mapstructure:"stop"`
+}
+
+// Defaults fills in the host's defaults (the table in docs/emu.md).
+func (h *HostConfig) Defaults() {
+	if h.Gen == 0 {
+		h.Gen = 3
+	}
+	if h.Lanes == 0 {
+		h.Lanes = 16
+	}
+	if h.MPS == 0 {
+		h.MPS = 256
+	}
+	if h.MRRS == 0 {
+		h.MRRS = 512
+	}
+	if h.RCB == 0 {
+		h.RCB = 64
+	}
+	if h.Memory == 0 {
+		h.Memory = 300 * time.Nanosecond
+	}
+	if h.ONICsPerCPU == 0 {
+		h.ONICsPerCPU = 3
+	}
+	if h.Kind == "" {
+		h.Kind = "server"
+	}
+	if h.NVMe.MediaLatency == 0 {
+		h.NVMe.MediaLatency = DefaultMediaLatency
+	}
+	if h.NVMe.MediaGbps == 0 {
+		h.NVMe.MediaGbps = DefaultMediaGbps
+	}
+}
+
+// Check checks a host's values (after defaults); p is its field path.
+func (h *HostConfig) Check(p string) error {
+	if h.Memory < 0 || h.Memory > MaxLatency {
+		return fmt.Errorf("%s.memory_latency: %v must be 0 to %v", p, h.Memory, MaxLatency)
+	}
+	if h.Gen < 1 || h.Gen > 5 {
+		return fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, h.Gen)
+	}
+	if h.Lanes < 1 || h.Lanes > 16 || h.Lanes&(h.Lanes-1) != 0 {
+		return fmt.Errorf("%s.lanes: %d is not a link width (1, 2, 4, 8 or 16)", p, h.Lanes)
+	}
+	if err := tlp.CheckSize(p+".mps", h.MPS); err != nil {
+		return err
+	}
+	if h.Kind != "server" && h.Kind != "gpu" && h.Kind != "sensor" && h.Kind != "nvme" {
+		return fmt.Errorf("%s.kind: %q must be server, gpu, sensor or nvme", p, h.Kind)
+	}
+	if h.NVMe.MediaLatency < 0 || h.NVMe.MediaLatency > MaxLatency {
+		return fmt.Errorf("%s.nvme.media_latency: %v must be 0 to %v", p, h.NVMe.MediaLatency, MaxLatency)
+	}
+	if !(h.NVMe.MediaGbps > 0 && h.NVMe.MediaGbps <= MaxMediaGbps) {
+		return fmt.Errorf("%s.nvme.media_gbps: %g must be above 0 and at most %g", p, h.NVMe.MediaGbps, MaxMediaGbps)
+	}
+	if h.ONICsPerCPU < 1 || h.ONICsPerCPU > 31 {
+		return fmt.Errorf("%s.onics_per_cpu: %d must be 1 to 31 (root ports on bus 0)", p, h.ONICsPerCPU)
+	}
+	if h.RCB != 64 && h.RCB != 128 {
+		return fmt.Errorf("%s.rcb: %d must be 64 or 128", p, h.RCB)
+	}
+	if err := tlp.CheckSize(p+".mrrs", h.MRRS); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Check checks an O-NIC's own values (after defaults); p is its field path.
+func (o *ONICConfig) Check(p string) error {
+	if !(o.ClockMHz >= MinClockMHz && o.ClockMHz <= MaxClockMHz) {
+		return fmt.Errorf("%s.clock_mhz: %g must be %g to %g MHz", p, o.ClockMHz, MinClockMHz, MaxClockMHz)
+	}
+	if o.PipelineCycles < 1 || o.PipelineCycles > MaxPipelineCycles {
+		return fmt.Errorf("%s.pipeline_cycles: %d must be 1 to %d", p, o.PipelineCycles, MaxPipelineCycles)
+	}
+	if o.DataWidth != 256 && o.DataWidth != 512 {
+		return fmt.Errorf("%s.data_width: %d bits must be 256 or 512 (the widths hdlgen/manager generates)", p, o.DataWidth)
+	}
+	for j, m := range o.FibreM {
+		if !(m >= 0 && m <= MaxFibreM) {
+			return fmt.Errorf("%s.fibre_m[%d]: %g metres must be 0 to %g", p, j, m, MaxFibreM)
+		}
+	}
+	if o.DownPolicy != "hold" && o.DownPolicy != "fail" {
+		return fmt.Errorf("%s.down_policy: %q must be hold or fail", p, o.DownPolicy)
+	}
+	if o.HoldTLPs < 1 || o.HoldTLPs > MaxHoldTLPs {
+		return fmt.Errorf("%s.hold_tlps: %d must be 1 to %d", p, o.HoldTLPs, MaxHoldTLPs)
+	}
+	if o.ReflashPolicy != "hold" && o.ReflashPolicy != "fail" {
+		return fmt.Errorf("%s.reflash_policy: %q must be hold or fail", p, o.ReflashPolicy)
+	}
+	if _, err := firmware.LookupPart(o.Part); err != nil {
+		return fmt.Errorf("%s.part: %v", p, err)
+	}
+	if err := o.Board.Check(); err != nil {
+		return fmt.Errorf("%s.board.%v", p, err)
+	}
+	return nil
+}
+
+// Defaults fills in the O-NIC's defaults (the table in docs/emu.md).
+func (o *ONICConfig) Defaults() {
+	if o.ClockMHz == 0 {
+		o.ClockMHz = DefaultClockMHz
+	}
+	if o.PipelineCycles == 0 {
+		o.PipelineCycles = manager.Depth
+	}
+	if o.DataWidth == 0 {
+		o.DataWidth = DefaultDataWidth
+	}
+	if o.DownPolicy == "" {
+		o.DownPolicy = "hold"
+	}
+	if o.HoldTLPs == 0 {
+		o.HoldTLPs = DefaultHoldTLPs
+	}
+	if o.ReflashPolicy == "" {
+		o.ReflashPolicy = "hold"
+	}
+	if o.Part == "" {
+		o.Part = firmware.DefaultPart
+	}
+}
+
+// DefaultClockMHz and DefaultDataWidth are the O-NIC's PCIe manager: a
+// 512-bit data path at 250 MHz carries 128 Gb/s, enough for one 126 Gb/s
+// O-NIC link (shared/REFERENCE.md). The generated manager takes a beat
+// per cycle (hdlgen/manager.II), so at these settings it does not limit
+// a Gen3 x16 link; at a lower clock or 256 bits it does, and the
+// emulator models that (onicNode.decide).
+const (
+	DefaultClockMHz  = 250
+	DefaultDataWidth = 512
+)
+
+// MaxTime is the end of simulated time as a duration (about 106 days, the
+// engine's picosecond clock's range): later deadlines are refused.
+const MaxTime = time.Duration(sim.Forever / sim.Nanosecond)
+
+// KernelConfig binds an in-network kernel to an O-NIC's kernel slot; the
+// windows whose egress is "kernel:SLOT", and the manager's kernel_in
+// ranges naming the slot, feed it. The posted writes it receives pass
+// through it and leave out of an optical port or into the host's memory.
+//
+// A kernel of onic's library (onic kernel list) is timed by its own cycle
+// simulation (kernels.Profile): its latency, its cycles per 64-byte beat
+// and its output bytes per input byte, in the O-NIC's clock. Any other
+// name is an opaque kernel timed by Cycles and Gbps.
+//
+// A two-input kernel (sum-int32 and the other combiners) pairs its
+// inputs' writes in arrival order, the way its two AXI-Stream inputs pair
+// packets: the n-th write into input 0 with the n-th into input 1, which
+// must have the same length. The combined write goes out at Translated
+// plus input 0's offset. A write waiting for its partner waits in a pair
+// buffer; the two requests end together, when the combined write does.
+type KernelConfig struct {
+	Slot int    `mapstructure:"slot"`
+	Name string `mapstructure:"name"`
+	// Opaque says the kernel is not in the library: Name only labels it,
+	// and its timing is Cycles and Gbps. Without it a name not in the
+	// library is an error, so a misspelt name is not a made-up kernel.
+	Opaque bool `mapstructure:"opaque"`
+	// Cycles is an opaque kernel's pipeline latency in the O-NIC's clock
+	// (default 64).
+	Cycles int `mapstructure:"cycles"`
+	// Gbps is an opaque kernel's throughput (default 128: a 512-bit
+	// datapath at 250 MHz).
+	Gbps float64 `mapstructure:"gbps"`
+	// BufferBeats is the kernel's input buffer in beats (default 4): a
+	// backlog beyond it stalls the PCIe manager, and with it every TLP
+	// the O-NIC handles, until the kernel catches up.
+	BufferBeats int `mapstructure:"buffer_beats"`
+	// Egress (port-a, port-b or host) and Translated: its output goes
+	// out of that port, or into the O-NIC's host's memory, at Translated
+	// plus the offset the window or kernel_in range gave.
+	Egress     string `mapstructure:"egress"`
+	Translated uint64 `mapstructure:"translated"`
+	// Sources are a two-input kernel's inputs in order: where writes for
+	// input 0 and input 1 enter the O-NIC (host, port-a or port-b;
+	// default port-a then port-b, the FLEET allreduce step).
+	Sources []string `mapstructure:"sources"`
+	// PairBufferKiB bounds what a two-input kernel holds per input while
+	// writes wait for their partners (default 1024). A write that does
+	// not fit is dropped and counted: real hardware would hold it back
+	// at its port instead, so size it for the streams' skew.
+	PairBufferKiB int `mapstructure:"pair_buffer_kib"`
+}
+
+// TaskFlowConfig is what a task flow (op task) drives: the kernel in slot
+// Slot of the flow's O-NIC, through its task shell's registers in BAR0
+// (kernels.TaskPage). Each transfer is a task: the host writes ARG0 (the
+// task's length: the transfer size) and rings the doorbell, then writes
+// the task's data into the O-NIC's window to the slot; when the kernel
+// has taken it all and the last output has left, the shell writes its
+// 32-byte completion record to Record in the host's memory and then the
+// MSI-X message (unless Poll: the driver polls the record). The transfer
+// ends when the last of these lands.
+type TaskFlowConfig struct {
+	Slot   int    `mapstructure:"slot"`
+	Record uint64 `mapstructure:"record"` // host address of the completion record (default 0x7000_0000)
+	Poll   bool   `mapstructure:"poll"`
+}
+
+// NVMeConfig is an NVMe device's media (kind nvme).
+type NVMeConfig struct {
+	// MediaLatency is from a command's fetch to its data being ready
+	// (default 80 µs: a NAND flash page read and the controller, an
+	// assumption for a datacentre TLC drive).
+	MediaLatency time.Duration `mapstructure:"media_latency"`
+	// MediaGbps is the most the media delivers (default 28 Gb/s, 3.5 GB/s:
+	// a Gen3 x4 drive; a RAID of several drives behind one O-NIC is more).
+	MediaGbps float64 `mapstructure:"media_gbps"`
+}
+
+// Defaults of an NVMe device.
+const (
+	DefaultMediaLatency = 80 * time.Microsecond
+	DefaultMediaGbps    = 28
+)
+
+// NVMeQueues places an nvme-read flow's queues and data, as offsets in the
+// device's (first) O-NIC's BAR2: the device reaches them through that
+// O-NIC's windows. Command i uses slot i mod depth of each.
+type NVMeQueues struct {
+	SQ   uint64 `mapstructure:"sq"`   // submission queue (64-byte entries)
+	CQ   uint64 `mapstructure:"cq"`   // completion queue (16-byte entries)
+	Data uint64 `mapstructure:"data"` // data buffers, size bytes (rounded up to 4 KiB) each
+	// MSI, if not 0, is where the device writes its MSI after each
+	// completion entry (a window to the host's 0xFEExxxxx interrupt
+	// range); 0: the driver polls its completion queue (SmartIO's does).
+	MSI uint64 `mapstructure:"msi"`
+}
