@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"onic/internal/linediff"
 )
 
 // Describe writes the image as text, one fact per line, in a fixed order:
@@ -67,27 +67,7 @@ func Diff(a, b *Image) string {
 	var x, y strings.Builder
 	a.Describe(&x)
 	b.Describe(&y)
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(x.String(), y.String())
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	var out strings.Builder
-	for _, d := range diffs {
-		mark := ""
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			mark = "-"
-		case diffmatchpatch.DiffInsert:
-			mark = "+"
-		default:
-			continue
-		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				out.WriteString(mark + l)
-			}
-		}
-	}
-	return out.String()
+	return linediff.Changes(x.String(), y.String())
 }
 
 // keyName is a signature's key as KeyID, or its length when it is not a

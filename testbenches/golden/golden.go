@@ -7,10 +7,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"onic/internal/linediff"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
@@ -42,27 +41,4 @@ func Check(t testing.TB, path, got string) {
 
 // Diff returns a line-by-line diff of a and b, each line prefixed with "-"
 // (only in a), "+" (only in b) or " " (both).
-func Diff(a, b string) string {
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	var out strings.Builder
-	for _, d := range diffs {
-		mark := " "
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			mark = "-"
-		case diffmatchpatch.DiffInsert:
-			mark = "+"
-		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				out.WriteString(mark + l)
-				if !strings.HasSuffix(l, "\n") {
-					out.WriteString("\n")
-				}
-			}
-		}
-	}
-	return out.String()
-}
+func Diff(a, b string) string { return linediff.Unified(a, b) }
