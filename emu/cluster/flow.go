@@ -110,23 +110,43 @@ func (f *flowState) feed() {
 // inject sends the requests of size bytes at addr (split at max and 4 KB)
 // for transfer xi from requester id over l, recording each.
 func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, id tlp.ID) {
-	f.injectAt(xi, kind, addr, size, max, st, l, 0, id, 0)
+	f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: st, l: l, id: id})
 }
 
-// injectAt is inject from end side of l, not before ready.
-func (f *flowState) injectAt(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, side int, id tlp.ID, ready sim.Time) {
+// reqs describes the requests of one access of a flow: a kind of
+// request for size bytes at addr, split at max bytes (and at 4 KB), for
+// stage st, sent over link l from its end side (0: the host's, 1: the
+// O-NIC's) as requester id, not before ready; data, if not nil, gives
+// each request its payload (told the request's record).
+type reqs struct {
+	kind      tlp.Kind
+	addr      uint64
+	size, max int
+	st        stage
+	l         *link.Link
+	side      int
+	id        tlp.ID
+	ready     sim.Time
+	data      func(r int32, ch tlp.Chunk) []byte
+}
+
+// send issues q's requests for transfer xi, recording each.
+func (f *flowState) send(xi int32, q reqs) {
 	c := f.c
 	x := &f.xfers[xi]
-	for ch := range tlp.Chunks(addr, size, max) {
-		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: st})
+	for ch := range tlp.Chunks(q.addr, q.size, q.max) {
+		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: q.st})
 		x.left++
 		m := c.newMsg()
 		c.attach(m, r)
-		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
-		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
+		fm, typ, _ := tlp.FmtType(q.kind, ch.Addr >= 1<<32, 0)
+		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: q.id, Tag: f.tag & 1023, Length: ch.LengthDW,
 			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
+		if q.data != nil {
+			m.t.Data = q.data(r, ch)
+		}
 		f.tag++
-		sendAt(l, side, m, ready)
+		sendAt(q.l, q.side, m, q.ready)
 	}
 }
 

@@ -103,9 +103,9 @@ func (k *kernel) finish(t sim.Time) {
 	}
 	o, ts := k.o, &k.task
 	f := ts.flow
-	f.injectAt(ts.xi, tlp.MWr, ts.cfg.Record, kernels.TaskRecordBytes, o.host.cfg.MPS, stTaskRecord, o.link, 1, o.self, t)
+	f.send(ts.xi, reqs{kind: tlp.MWr, addr: ts.cfg.Record, size: kernels.TaskRecordBytes, max: o.host.cfg.MPS, st: stTaskRecord, l: o.link, side: 1, id: o.self, ready: t})
 	if !ts.cfg.Poll {
-		f.injectAt(ts.xi, tlp.MWr, msiBase, 4, o.host.cfg.MPS, stMSI, o.link, 1, o.self, t)
+		f.send(ts.xi, reqs{kind: tlp.MWr, addr: msiBase, size: 4, max: o.host.cfg.MPS, st: stMSI, l: o.link, side: 1, id: o.self, ready: t})
 	}
 	k.tasks++
 	k.taskTime += t - ts.start

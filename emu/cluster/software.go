@@ -275,32 +275,14 @@ func (s *Software) xfer() int32 {
 // inject sends the requests of an access over o's link, each with the
 // payload data gives it (told the request's record).
 func (s *Software) inject(xi int32, o *onicNode, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
-	s.injectAt(xi, o, 0, s.h.id, 0, kind, addr, size, max, data)
-}
-
-// injectAt is inject from end side of o's link (1: the O-NIC's) as
-// requester id, not before ready.
-func (s *Software) injectAt(xi int32, o *onicNode, side int, id tlp.ID, ready sim.Time, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
-	c, f := s.c, s.f
-	x := &f.xfers[xi]
-	for ch := range tlp.Chunks(addr, size, max) {
-		r := c.newRec(record{flow: int32(f.idx), transfer: xi, left: int32(ch.Size), stage: stPlain})
-		x.left++
-		m := c.newMsg()
-		c.attach(m, r)
-		fm, typ, _ := tlp.FmtType(kind, ch.Addr >= 1<<32, 0)
-		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: id, Tag: f.tag & 1023, Length: ch.LengthDW,
-			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3, Data: data(r, ch)}
-		f.tag++
-		sendAt(o.link, side, m, ready)
-	}
+	s.f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: stPlain, l: o.link, id: s.h.id, data: data})
 }
 
 // deviceWrite has O-NIC o write data to this host's memory at addr at
 // ready (a task shell's completion record or MSI-X message), accounted
 // as a transfer of the software's flow.
 func (s *Software) deviceWrite(o *onicNode, addr uint64, data []byte, ready sim.Time) {
-	s.injectAt(s.xfer(), o, 1, o.self, ready, tlp.MWr, addr, len(data), s.h.cfg.MPS, payload(data))
+	s.f.send(s.xfer(), reqs{kind: tlp.MWr, addr: addr, size: len(data), max: s.h.cfg.MPS, st: stPlain, l: o.link, side: 1, id: o.self, ready: ready, data: payload(data)})
 }
 
 // payload gives each write request its bytes of data, in whole DWs.
