@@ -193,7 +193,9 @@ func Build(c Config) (*Design, error) {
 		d.Domains = append(d.Domains, dom.Name)
 	}
 	g := &gen{c: c, d: d, m: ir.NewModule(c.Name), tab: tab, acl: a}
-	g.build()
+	if err := g.build(); err != nil {
+		return nil, err
+	}
 	if err := g.m.Check(); err != nil {
 		return nil, err
 	}
@@ -274,7 +276,7 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-func (g *gen) build() {
+func (g *gen) build() error {
 	m, c, d := g.m, g.c, g.d
 	W := c.DataWidth
 	K := W / 32
@@ -387,8 +389,7 @@ func (g *gen) build() {
 	}
 	winMod, err := translate.Module(c.Name+"_windows", ws)
 	if err != nil {
-		m.Output("generator_error", m.Const(1, 0)) // unreachable: Build checked the tables
-		return
+		return fmt.Errorf("direct windows: %v", err)
 	}
 	tr := translate.Instance(m, "windows", winMod, s1.bar, off1, enables)
 	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
@@ -432,8 +433,7 @@ func (g *gen) build() {
 	write2 := m.Slice(kind2, 4, 1) // kData
 	accMod, err := access.Module(c.Name+"_access", g.acl.Domains(), g.acl.RuleSlots())
 	if err != nil {
-		m.Output("generator_error", m.Const(1, 0)) // unreachable: widths are fixed
-		return
+		return fmt.Errorf("access check: %v", err)
 	}
 	// This manager's TLPs all come from the host link: a requester ID of a
 	// domain bound to an optical port is forged here (source-invalid).
@@ -551,6 +551,7 @@ func (g *gen) build() {
 		counts = append(counts, cnt)
 	}
 	g.axiRead(ax, portDown, counts)
+	return nil
 }
 
 // ruleSlots builds the run-time access rules' registers: slot i takes
