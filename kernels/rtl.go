@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/verilog"
+	"onic/internal/tbrun"
 )
 
 // hexWords prints words as a Verilog %h would print a value of n bits:
@@ -115,35 +115,13 @@ func vector(m *ir.Module, ports []ir.Port, values [][]uint64) string {
 // with tool ("icarus" or "verilator"), runs it, and returns the lines of
 // the out.log it writes.
 func simulate(tool, dir string, srcs []string) ([]string, error) {
-	var cmds [][]string
 	switch tool {
 	case "icarus":
-		cmds = [][]string{append([]string{"iverilog", "-g2005", "-o", "tb.vvp", "tb.v"}, srcs...), {"vvp", "-n", "tb.vvp"}}
+		return tbrun.Icarus(dir, srcs, "iverilog", "vvp")
 	case "verilator":
-		cmds = [][]string{append([]string{"verilator", "--binary", "--timing", "-j", "2", "--top-module", "tb", "-Mdir", "obj_dir", "-o", "tb", "tb.v"}, srcs...),
-			{filepath.Join(dir, "obj_dir", "tb")}}
-	default:
-		return nil, fmt.Errorf("tool %q: want icarus or verilator", tool)
+		return tbrun.Verilator(dir, srcs, "verilator")
 	}
-	for _, c := range cmds {
-		cmd := exec.Command(c[0], c[1:]...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("%s: %v\n%s", c[0], err, tail(out))
-		}
-	}
-	log, err := os.ReadFile(filepath.Join(dir, "out.log"))
-	if err != nil {
-		return nil, err
-	}
-	return strings.Split(strings.TrimRight(string(log), "\n"), "\n"), nil
-}
-
-func tail(b []byte) string {
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
+	return nil, fmt.Errorf("tool %q: want icarus or verilator", tool)
 }
 
 // testbench applies in.hex, a line per cycle (the input ports in order),

@@ -1,14 +1,13 @@
 package cosim
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"onic/hdlgen/verilog"
+	"onic/internal/tbrun"
 )
 
 // Testbench writes the emitted design, a replay testbench (tb.v) and the
@@ -108,62 +107,17 @@ func Icarus(dir, iverilog, vvp string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	compile := exec.Command(iverilog, append([]string{"-g2005", "-o", "tb.vvp", "tb.v"}, files...)...)
-	compile.Dir = dir
-	if out, err := compile.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("iverilog: %v\n%s", err, out)
-	}
-	cmd := exec.Command(vvp, "-n", "tb.vvp")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("vvp: %v\n%s", err, out)
-	}
-	return readLog(filepath.Join(dir, "out.log"))
+	return tbrun.Icarus(dir, files, iverilog, vvp)
 }
 
 // Verilator builds the testbench in dir with Verilator (--binary
-// --timing) and runs it, returning its log.
+// --timing, -O2) and runs it, returning its log.
 func Verilator(dir, verilator string) ([]string, error) {
 	files, err := designFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(verilator, append([]string{"--binary", "--timing", "-j", "2", "-O2", "--x-assign", "fast", "--top-module", "tb",
-		"-Mdir", "obj_dir", "-o", "tb", "tb.v"}, files...)...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("verilator: %v\n%s", err, tail(out))
-	}
-	run := exec.Command(filepath.Join(dir, "obj_dir", "tb"))
-	run.Dir = dir
-	if out, err := run.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("verilated testbench: %v\n%s", err, tail(out))
-	}
-	return readLog(filepath.Join(dir, "out.log"))
-}
-
-func tail(b []byte) string {
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
-}
-
-func readLog(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return lines, sc.Err()
+	return tbrun.Verilator(dir, files, verilator, "-O2", "--x-assign", "fast")
 }
 
 // SameLog reports the first difference between two simulators' logs.
