@@ -175,8 +175,8 @@ the same overheads is printed beside it.`,
 				ECRC:   v.GetBool("emu.linkbench.ecrc"),
 			}
 			mem := v.GetFloat64("emu.linkbench.memory-ns")
-			if mem < 0 {
-				return fmt.Errorf("--memory-ns %g: must not be negative", mem)
+			if !(mem >= 0 && mem <= 1e9) {
+				return fmt.Errorf("--memory-ns %g: must be 0 to 1e9 (one second)", mem)
 			}
 			// Config reads 0 as "the default"; the flag's 0 means none.
 			c.Memory = max(sim.Time(mem*float64(sim.Nanosecond)), sim.Picosecond)

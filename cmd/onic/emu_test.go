@@ -33,6 +33,8 @@ func TestLinkbenchCLI(t *testing.T) {
 		{[]string{"--mps", "300"}, "mps 300"},
 		{[]string{"--size", "0"}, "size 0"},
 		{[]string{"--memory-ns", "-1"}, "--memory-ns -1"},
+		{[]string{"--memory-ns", "NaN"}, "--memory-ns NaN: must be 0 to 1e9"},
+		{[]string{"--memory-ns", "1e300"}, "--memory-ns 1e+300: must be 0 to 1e9"},
 		{[]string{"--rcb", "32"}, "rcb 32"},
 	} {
 		code, _, errs := onic(t, "", append([]string{"emu", "linkbench"}, tc.args...)...)

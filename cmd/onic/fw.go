@@ -380,11 +380,17 @@ the flags.`,
 			if err := v.UnmarshalKey("fw.costs.board", &b); err != nil {
 				return fmt.Errorf("fw.costs.board: %v", err)
 			}
-			if x := v.GetFloat64("fw.costs.icap-mbps"); x != 0 {
-				b.ICAPMBps = x
-			}
-			if x := v.GetFloat64("fw.costs.config-mbps"); x != 0 {
-				b.ConfigMBps = x
+			for _, r := range []struct {
+				flag string
+				to   *float64
+			}{{"icap-mbps", &b.ICAPMBps}, {"config-mbps", &b.ConfigMBps}} {
+				x := v.GetFloat64("fw.costs." + r.flag)
+				if x != 0 && !(x > 0 && x <= 1e6) {
+					return fmt.Errorf("--%s %g: must be above 0 and at most 1e6 MB/s", r.flag, x)
+				}
+				if x != 0 {
+					*r.to = x
+				}
 			}
 			t, err := firmware.CostTableOf(im, b)
 			if err != nil {

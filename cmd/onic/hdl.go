@@ -86,8 +86,8 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
 		return c, "", fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
 	}
-	if c.ClockMHz < 0 {
-		return c, "", fmt.Errorf("--clock %g: must be positive", c.ClockMHz)
+	if c.ClockMHz != 0 && !(c.ClockMHz >= 1 && c.ClockMHz <= 1000) {
+		return c, "", fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
 	}
 	switch p := v.GetString("hdl.gen.preset"); p {
 	case "":

@@ -149,6 +149,8 @@ func TestBadInput(t *testing.T) {
 		{"device as image", "", []string{"fw", "inspect", "/dev/zero"}, []string{"/dev/zero: not a regular file"}},
 		{"device as key", "", []string{"fw", "verify", "--pub", "/dev/zero", "/dev/null"}, []string{"not a regular file"}},
 		{"device as trust store", "", []string{"emu", "run", "--deploy", "onicA=x.img", "--trust", "/dev/zero"}, []string{"--trust: /dev/zero: not a regular file"}},
+		{"NaN clock", "", []string{"hdl", "gen", "--clock", "NaN", "--out", "/nonexistent/rtl"}, []string{"--clock NaN: must be 1 to 1000 MHz"}},
+		{"huge clock", "", []string{"hdl", "gen", "--clock", "1e9", "--out", "/nonexistent/rtl"}, []string{"--clock 1e+09: must be 1 to 1000 MHz"}},
 		{"device as config", "", []string{"--config", "/dev/zero", "pcie", "tree"}, []string{"config /dev/zero: not a regular file"}},
 		{"device as topology", "", []string{"pcie", "tree", "--topology", "/dev/zero"}, []string{"topology /dev/zero: not a regular file"}},
 	} {

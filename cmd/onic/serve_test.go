@@ -81,6 +81,8 @@ func TestEmuServe(t *testing.T) {
 		{[]string{"emu", "serve", "--socket", socket, "--max-image", "1TiB"}, "--max-image"},
 		{[]string{"emu", "serve", "--socket", socket, "--frame-timeout", "0s"}, "--frame-timeout 0s: want 1ms to 1h"},
 		{[]string{"emu", "serve", "--socket", socket, "--mode", "fast"}, `mode "fast": want lockstep or free`},
+		{[]string{"emu", "serve", "--socket", socket, "--rate", "NaN"}, "--rate NaN: must be 1e-9 to 1000"},
+		{[]string{"emu", "serve", "--socket", socket, "--rate", "1e300"}, "--rate 1e+300: must be 1e-9 to 1000"},
 		{[]string{"emu", "serve", "--socket", socket, "--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 	} {
 		code, _, errs := onic(t, "", tc.args...)

@@ -88,8 +88,8 @@ func (o *Options) defaults() error {
 	default:
 		return fmt.Errorf("mode %q: want %s or %s", o.Mode, LockStep, FreeRunning)
 	}
-	if o.Rate < 0 {
-		return fmt.Errorf("rate %g: must be positive", o.Rate)
+	if o.Rate != 0 && !(o.Rate >= 1e-9 && o.Rate <= 1e3) {
+		return fmt.Errorf("rate %g: must be 1e-9 to 1000 simulated seconds per wall second", o.Rate)
 	}
 	if o.Rate == 0 {
 		o.Rate = 1e-3
