@@ -56,6 +56,20 @@ func tool(name string) (string, error) {
 	return p, nil
 }
 
+// Lint runs verilator (the binary's path) --lint-only -Wall on the
+// design files with top as the top module, and returns what it printed
+// (trimmed), or why it failed; "" means clean. onic's bar is that a
+// generated design prints nothing.
+func Lint(verilator, top string, files []string) string {
+	args := append([]string{"--lint-only", "-Wall", "--top-module", top}, files...)
+	out, err := exec.Command(verilator, args...).CombinedOutput()
+	msg := strings.TrimSpace(string(out))
+	if err != nil && msg == "" {
+		msg = err.Error()
+	}
+	return msg
+}
+
 // Dir checks every .v file in dir (one module per file, named after it).
 func Dir(dir string) (Report, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
@@ -70,10 +84,8 @@ func Dir(dir string) (Report, error) {
 	}
 	var lint []string
 	for _, f := range files {
-		top := strings.TrimSuffix(filepath.Base(f), ".v")
-		args := append([]string{"--lint-only", "-Wall", "--top-module", top}, files...)
-		if out, err := exec.Command(verilator, args...).CombinedOutput(); err != nil || len(out) != 0 {
-			lint = append(lint, strings.TrimSpace(string(out)))
+		if msg := Lint(verilator, strings.TrimSuffix(filepath.Base(f), ".v"), files); msg != "" {
+			lint = append(lint, msg)
 		}
 	}
 	r.Verilator = verdict(lint)

@@ -7,10 +7,10 @@ package verilator
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"onic/hdlgen/check"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/verilog"
 	"onic/testbenches/tools"
@@ -27,16 +27,16 @@ func Lint(t testing.TB, modules ...*ir.Module) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		args := []string{"--lint-only", "-Wall", "--top-module", files[0].Module}
+		var paths []string
 		for _, f := range files {
 			p := filepath.Join(dir, f.Name)
 			if err := os.WriteFile(p, f.Source, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args = append(args, p)
+			paths = append(paths, p)
 		}
-		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil || len(out) != 0 {
-			t.Errorf("%s: %v\n%s", m.Name(), err, out)
+		if msg := check.Lint(bin, files[0].Module, paths); msg != "" {
+			t.Errorf("%s:\n%s", m.Name(), msg)
 		}
 	}
 }
