@@ -59,303 +59,375 @@ type liteOp struct {
 // the task runs (refused), collects what leaves, the record and the
 // interrupt, and reads every register back.
 func (k *Kernel) RunTask(tasks []Task, t Traffic) (TaskRun, error) {
-	m, err := k.TaskModule()
+	h, err := k.newTaskHarness(t)
 	if err != nil {
 		return TaskRun{}, err
+	}
+	if err := h.register(); err != nil {
+		return h.run, err
+	}
+	for ti, task := range tasks {
+		if err := h.task(ti, task); err != nil {
+			return h.run, err
+		}
+	}
+	return h.run, nil
+}
+
+// taskHarness drives a kernel's task shell in the cycle simulator: the
+// stages of RunTask are its methods.
+type taskHarness struct {
+	k      *Kernel
+	m      *ir.Module
+	s      *sim.Sim
+	t      Traffic
+	rng    *rand.Rand
+	run    TaskRun
+	values [][]uint64 // each input port's value this cycle, for the replay
+	nb, ob int        // input and output beat bytes
+	kaxil  bool       // the kernel has its own AXI-Lite registers
+	cycle  int
+	none   []bool // no input offered
+}
+
+// taskXfer is what one cycle of the harness transferred.
+type taskXfer struct {
+	taken    []bool // per input
+	outData  []uint64
+	outKeep  []uint64
+	outLast  bool
+	outValid bool
+	liteDone bool
+	rdata    uint32
+	cpl      []uint64
+	irq      bool
+	ready    bool
+	arTaken  bool
+}
+
+// taskRegs are the shell's registers the harness reads back after each
+// task.
+var taskRegs = []uint32{TaskKernelID, TaskInfo, TaskCtrl, TaskStatus, TaskCplLo, TaskCplHi, TaskMSILo, TaskMSIHi, TaskMSIData,
+	TaskArg0, TaskArg1, TaskArg2, TaskArg3, TaskDoorbell, TaskCycles, TaskBytesIn, TaskBytesOut, TaskPackets,
+	TaskStallsIn, TaskStallsOut, TaskCount}
+
+// newTaskHarness builds the task module, its simulator, and resets it.
+func (k *Kernel) newTaskHarness(t Traffic) (*taskHarness, error) {
+	m, err := k.TaskModule()
+	if err != nil {
+		return nil, err
 	}
 	s, err := sim.New(m)
 	if err != nil {
-		return TaskRun{}, err
+		return nil, err
 	}
-	var run TaskRun
+	h := &taskHarness{k: k, m: m, s: s, t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x7461736b)),
+		nb: k.InBits() / 8, ob: k.OutBits() / 8, kaxil: hasPort(m, "s_kaxil_araddr"), none: make([]bool, k.Inputs)}
 	for _, p := range m.Ports() {
 		if !p.Output {
-			run.in = append(run.in, p)
+			h.run.in = append(h.run.in, p)
 		}
 	}
-	values := make([][]uint64, len(run.in))
-	set := func(name string, v []uint64) {
-		for i, p := range run.in {
-			if p.Name == name {
-				values[i] = v
-				if err := s.SetWords(name, v); err != nil {
-					panic(err) // a harness bug: every name here is a port
-				}
-				return
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(t.Seed, 0x7461736b))
-	nb := k.InBits() / 8
-	ob := k.OutBits() / 8
-	bit := func(p float64) uint64 {
-		if rng.Float64() < p {
-			return 1
-		}
-		return 0
-	}
+	h.values = make([][]uint64, len(h.run.in))
 	s.SetReset(true)
 	s.Step()
 	s.SetReset(false)
-	kaxil := hasPort(m, "s_kaxil_araddr")
-	cycle := 0
-	// step applies one cycle: the streams as given, the AXI-Lite op (if
-	// any), the handshake readies at random; it logs, records and steps,
-	// and reports what the cycle transferred.
-	type xfer struct {
-		taken    []bool // per input
-		outData  []uint64
-		outKeep  []uint64
-		outLast  bool
-		outValid bool
-		liteDone bool
-		rdata    uint32
-		cpl      []uint64
-		irq      bool
-		ready    bool
-		arTaken  bool
+	return h, nil
+}
+
+// set drives input port name with v this cycle.
+func (h *taskHarness) set(name string, v []uint64) {
+	for i, p := range h.run.in {
+		if p.Name == name {
+			h.values[i] = v
+			if err := h.s.SetWords(name, v); err != nil {
+				panic(err) // a harness bug: every name here is a port
+			}
+			return
+		}
 	}
-	step := func(offer []bool, beat [][]uint64, keep [][]uint64, last []bool, op *liteOp, liteStarted bool) xfer {
-		for i := range k.Inputs {
-			p := fmt.Sprintf("s%d_", i)
-			if offer[i] {
-				driveBeat(set, p, beat[i], keep[i], last[i])
-			} else {
-				driveIdle(set, p, rng, nb)
-			}
-		}
-		x := xfer{ready: bit(t.Ready) == 1}
-		r := uint64(0)
-		if x.ready {
-			r = 1
-		}
-		set("m_tready", []uint64{r})
-		set("m_cpl_ready", []uint64{bit(t.Ready)})
-		set("m_irq_ready", []uint64{bit(t.Ready)})
-		idleLite(set)
-		if kaxil {
-			for _, p := range []string{"s_kaxil_awaddr", "s_kaxil_awvalid", "s_kaxil_wdata", "s_kaxil_wstrb", "s_kaxil_wvalid", "s_kaxil_araddr", "s_kaxil_arvalid"} {
-				set(p, []uint64{0})
-			}
-			set("s_kaxil_bready", []uint64{1})
-			set("s_kaxil_rready", []uint64{1})
-		}
-		if op != nil && !liteStarted {
-			if op.write {
-				set("s_axil_awaddr", []uint64{uint64(op.addr)})
-				set("s_axil_awvalid", []uint64{1})
-				set("s_axil_wdata", []uint64{uint64(op.data)})
-				set("s_axil_wstrb", []uint64{0xF})
-				set("s_axil_wvalid", []uint64{1})
-			} else {
-				set("s_axil_araddr", []uint64{uint64(op.addr)})
-				set("s_axil_arvalid", []uint64{1})
-			}
-		}
-		run.record(m, values)
-		run.Log = append(run.Log, logOutputs(m, s))
-		for i := range k.Inputs {
-			rd, _ := s.Get(fmt.Sprintf("s%d_tready", i))
-			x.taken = append(x.taken, offer[i] && rd == 1)
-		}
-		if v, _ := s.Get("m_tvalid"); v == 1 && x.ready {
-			x.outValid = true
-			// (Copies: the simulator's words change with the next step.)
-			d, _ := s.GetWords("m_tdata")
-			kp, _ := s.GetWords("m_tkeep")
-			x.outData, x.outKeep = slices.Clone(d), slices.Clone(kp)
-			l, _ := s.Get("m_tlast")
-			x.outLast = l == 1
-		}
-		if v, _ := s.Get("m_cpl_valid"); v == 1 && values[portIndex(run.in, "m_cpl_ready")][0] == 1 {
-			d, _ := s.GetWords("m_cpl_data")
-			x.cpl = slices.Clone(d)
-			if a, _ := s.Get("m_cpl_addr"); a != taskCplAddr {
-				x.cpl = nil // reported below as a missing record
-			}
-		}
-		if v, _ := s.Get("m_irq_valid"); v == 1 && values[portIndex(run.in, "m_irq_ready")][0] == 1 {
-			a, _ := s.Get("m_irq_addr")
-			d, _ := s.Get("m_irq_data")
-			x.irq = a == taskMSIAddr && d == taskMSIData
-		}
-		if op != nil && !op.write && !liteStarted {
-			ar, _ := s.Get("s_axil_arready")
-			x.arTaken = ar == 1
-		}
-		if op != nil {
-			if op.write {
-				aw, _ := s.Get("s_axil_awready")
-				x.liteDone = aw == 1
-			} else if rv, _ := s.Get("s_axil_rvalid"); rv == 1 && liteStarted {
-				rd, _ := s.Get("s_axil_rdata")
-				x.liteDone, x.rdata = true, uint32(rd)
-			}
-		}
-		s.Step()
-		cycle++
-		return x
+}
+
+// bit is 1 with probability p.
+func (h *taskHarness) bit(p float64) uint64 {
+	if h.rng.Float64() < p {
+		return 1
 	}
-	// lite runs AXI-Lite ops one after another with the streams idle
-	// but offering (offer), returning the read data.
-	none := make([]bool, k.Inputs)
-	lite := func(ops []liteOp) ([]uint32, error) {
-		var got []uint32
-		for _, op := range ops {
-			started := false
-			for n := 0; ; n++ {
-				if n > 64 {
-					return nil, fmt.Errorf("kernel %s: task shell: AXI-Lite access to %#x not answered", k.Name, op.addr)
-				}
-				x := step(none, nil, nil, nil, &op, started)
-				if !op.write && !started {
-					// (step sampled arready before the edge.)
-					started = x.arTaken
-					continue
-				}
-				if x.liteDone {
-					if !op.write {
-						got = append(got, x.rdata)
-					}
-					break
-				}
-			}
+	return 0
+}
+
+// step applies one cycle: the streams as given, the AXI-Lite op (if
+// any), the handshake readies at random; it logs, records and steps, and
+// reports what the cycle transferred.
+func (h *taskHarness) step(offer []bool, beat [][]uint64, keep [][]uint64, last []bool, op *liteOp, liteStarted bool) taskXfer {
+	k, s, set := h.k, h.s, h.set
+	for i := range k.Inputs {
+		p := fmt.Sprintf("s%d_", i)
+		if offer[i] {
+			driveBeat(set, p, beat[i], keep[i], last[i])
+		} else {
+			driveIdle(set, p, h.rng, h.nb)
 		}
-		return got, nil
 	}
-	regs := []uint32{TaskKernelID, TaskInfo, TaskCtrl, TaskStatus, TaskCplLo, TaskCplHi, TaskMSILo, TaskMSIHi, TaskMSIData,
-		TaskArg0, TaskArg1, TaskArg2, TaskArg3, TaskDoorbell, TaskCycles, TaskBytesIn, TaskBytesOut, TaskPackets,
-		TaskStallsIn, TaskStallsOut, TaskCount}
-	if _, err := lite([]liteOp{{true, TaskCtrl, 3}, {true, TaskCplLo, taskCplAddr & 0xFFFFFFFF}, {true, TaskCplHi, taskCplAddr >> 32},
-		{true, TaskMSILo, taskMSIAddr & 0xFFFFFFFF}, {true, TaskMSIHi, taskMSIAddr >> 32}, {true, TaskMSIData, taskMSIData}}); err != nil {
-		return run, err
+	x := taskXfer{ready: h.bit(h.t.Ready) == 1}
+	r := uint64(0)
+	if x.ready {
+		r = 1
 	}
-	for ti, task := range tasks {
-		// Every input's beats, packet after packet.
-		type src struct {
-			data     [][]byte
-			keep     [][]bool
-			last     []bool
-			next     int
-			offered  bool
-			pay, msk []uint64
+	set("m_tready", []uint64{r})
+	set("m_cpl_ready", []uint64{h.bit(h.t.Ready)})
+	set("m_irq_ready", []uint64{h.bit(h.t.Ready)})
+	idleLite(set)
+	if h.kaxil {
+		for _, p := range []string{"s_kaxil_awaddr", "s_kaxil_awvalid", "s_kaxil_wdata", "s_kaxil_wstrb", "s_kaxil_wvalid", "s_kaxil_araddr", "s_kaxil_arvalid"} {
+			set(p, []uint64{0})
 		}
-		srcs := make([]*src, k.Inputs)
-		arg0 := 0
-		for i := range srcs {
-			srcs[i] = &src{}
-			for _, p := range task.Packets {
-				if len(p) != k.Inputs {
-					return run, fmt.Errorf("kernel %s: task %d: a packet has %d inputs, want %d", k.Name, ti, len(p), k.Inputs)
-				}
-				d, kp := beats(p[i], nb)
-				srcs[i].data = append(srcs[i].data, d...)
-				srcs[i].keep = append(srcs[i].keep, kp...)
-				for j := range d {
-					srcs[i].last = append(srcs[i].last, j == len(d)-1)
-				}
-				if i == 0 {
-					arg0 += len(p[0])
-				}
-			}
+		set("s_kaxil_bready", []uint64{1})
+		set("s_kaxil_rready", []uint64{1})
+	}
+	if op != nil && !liteStarted {
+		if op.write {
+			set("s_axil_awaddr", []uint64{uint64(op.addr)})
+			set("s_axil_awvalid", []uint64{1})
+			set("s_axil_wdata", []uint64{uint64(op.data)})
+			set("s_axil_wstrb", []uint64{0xF})
+			set("s_axil_wvalid", []uint64{1})
+		} else {
+			set("s_axil_araddr", []uint64{uint64(op.addr)})
+			set("s_axil_arvalid", []uint64{1})
 		}
-		offer := func() ([]bool, [][]uint64, [][]uint64, []bool) {
-			o := make([]bool, k.Inputs)
-			var bs, ks [][]uint64
-			var ls []bool
-			for i, sr := range srcs {
-				if !sr.offered && sr.next < len(sr.data) && rng.Float64() < t.Offer {
-					sr.offered = true
-					sr.pay = words(sr.data[sr.next], sr.keep[sr.next], rng)
-					sr.msk = maskWords(sr.keep[sr.next])
-				}
-				o[i] = sr.offered
-				bs, ks = append(bs, sr.pay), append(ks, sr.msk)
-				ls = append(ls, sr.offered && sr.last[sr.next])
-			}
-			return o, bs, ks, ls
+	}
+	h.run.record(h.m, h.values)
+	h.run.Log = append(h.run.Log, logOutputs(h.m, s))
+	for i := range k.Inputs {
+		rd, _ := s.Get(fmt.Sprintf("s%d_tready", i))
+		x.taken = append(x.taken, offer[i] && rd == 1)
+	}
+	if v, _ := s.Get("m_tvalid"); v == 1 && x.ready {
+		x.outValid = true
+		// (Copies: the simulator's words change with the next step.)
+		d, _ := s.GetWords("m_tdata")
+		kp, _ := s.GetWords("m_tkeep")
+		x.outData, x.outKeep = slices.Clone(d), slices.Clone(kp)
+		l, _ := s.Get("m_tlast")
+		x.outLast = l == 1
+	}
+	if v, _ := s.Get("m_cpl_valid"); v == 1 && h.values[portIndex(h.run.in, "m_cpl_ready")][0] == 1 {
+		d, _ := s.GetWords("m_cpl_data")
+		x.cpl = slices.Clone(d)
+		if a, _ := s.Get("m_cpl_addr"); a != taskCplAddr {
+			x.cpl = nil // reported below as a missing record
 		}
-		advance := func(x xfer) {
-			for i, sr := range srcs {
-				if x.taken[i] {
-					sr.offered = false
-					sr.next++
-				}
-			}
-			if x.outValid {
-				for b := range ob {
-					if x.outKeep[b/64]>>(b%64)&1 == 1 {
-						run.Out = append(run.Out, byte(x.outData[b/8]>>(8*(b%8))))
-					}
-				}
-			}
+	}
+	if v, _ := s.Get("m_irq_valid"); v == 1 && h.values[portIndex(h.run.in, "m_irq_ready")][0] == 1 {
+		a, _ := s.Get("m_irq_addr")
+		d, _ := s.Get("m_irq_data")
+		x.irq = a == taskMSIAddr && d == taskMSIData
+	}
+	if op != nil && !op.write && !liteStarted {
+		ar, _ := s.Get("s_axil_arready")
+		x.arTaken = ar == 1
+	}
+	if op != nil {
+		if op.write {
+			aw, _ := s.Get("s_axil_awready")
+			x.liteDone = aw == 1
+		} else if rv, _ := s.Get("s_axil_rvalid"); rv == 1 && liteStarted {
+			rd, _ := s.Get("s_axil_rdata")
+			x.liteDone, x.rdata = true, uint32(rd)
 		}
-		// Offer data before the doorbell: nothing may be taken.
-		for range 3 {
-			o, bs, ks, ls := offer()
-			x := step(o, bs, ks, ls, nil, false)
-			for i := range x.taken {
-				if x.taken[i] {
-					return run, fmt.Errorf("kernel %s: task shell took a beat on input %d before the doorbell", k.Name, i)
-				}
-			}
-		}
-		if _, err := lite([]liteOp{{true, TaskArg0, uint32(arg0)}, {true, TaskDoorbell, uint32(task.Tag)}}); err != nil {
-			return run, err
-		}
-		var rec []uint64
-		cplAt, irqAt, rang := -1, -1, false
+	}
+	s.Step()
+	h.cycle++
+	return x
+}
+
+// lite runs AXI-Lite ops one after another with the streams idle,
+// returning the read data.
+func (h *taskHarness) lite(ops []liteOp) ([]uint32, error) {
+	var got []uint32
+	for _, op := range ops {
+		started := false
 		for n := 0; ; n++ {
-			if n > 2000+400*len(srcs[0].data) {
-				return run, fmt.Errorf("kernel %s: task %d (tag %d): no completion after %d cycles (%d of %d beats in)", k.Name, ti, task.Tag, n, srcs[0].next, len(srcs[0].data))
+			if n > 64 {
+				return nil, fmt.Errorf("kernel %s: task shell: AXI-Lite access to %#x not answered", h.k.Name, op.addr)
 			}
-			var op *liteOp
-			if !rang && srcs[0].next > 0 {
-				// A second doorbell while the task runs.
-				op = &liteOp{true, TaskDoorbell, 0xBEEF}
+			x := h.step(h.none, nil, nil, nil, &op, started)
+			if !op.write && !started {
+				// (step sampled arready before the edge.)
+				started = x.arTaken
+				continue
 			}
-			o, bs, ks, ls := offer()
-			x := step(o, bs, ks, ls, op, false)
-			advance(x)
-			if op != nil && x.liteDone {
-				rang = true
-				run.Refused++
-			}
-			if x.cpl != nil {
-				rec, cplAt = x.cpl, cycle
-			}
-			if x.irq {
-				irqAt = cycle
-			}
-			if cplAt >= 0 && irqAt >= 0 {
+			if x.liteDone {
+				if !op.write {
+					got = append(got, x.rdata)
+				}
 				break
 			}
 		}
-		b := make([]byte, 0, TaskRecordBytes)
-		for _, w := range rec {
-			b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24), byte(w>>32), byte(w>>40), byte(w>>48), byte(w>>56))
-		}
-		r, err := ParseTaskRecord(b)
-		if err != nil {
-			return run, fmt.Errorf("kernel %s: task %d: %v", k.Name, ti, err)
-		}
-		run.Records = append(run.Records, r)
-		run.Late = append(run.Late, irqAt > cplAt)
-		var ops []liteOp
-		for _, a := range regs {
-			ops = append(ops, liteOp{addr: a})
-		}
-		got, err := lite(ops)
-		if err != nil {
-			return run, err
-		}
-		rm := map[uint32]uint32{}
-		for i, a := range regs {
-			rm[a] = got[i]
-		}
-		run.Regs = append(run.Regs, rm)
 	}
-	return run, nil
+	return got, nil
+}
+
+// register enables the shell and its interrupts and gives it the record
+// and MSI-X addresses.
+func (h *taskHarness) register() error {
+	_, err := h.lite([]liteOp{{true, TaskCtrl, 3}, {true, TaskCplLo, taskCplAddr & 0xFFFFFFFF}, {true, TaskCplHi, taskCplAddr >> 32},
+		{true, TaskMSILo, taskMSIAddr & 0xFFFFFFFF}, {true, TaskMSIHi, taskMSIAddr >> 32}, {true, TaskMSIData, taskMSIData}})
+	return err
+}
+
+// taskSource is one input's beats for a task, packet after packet, and
+// the beat on offer.
+type taskSource struct {
+	data     [][]byte
+	keep     [][]bool
+	last     []bool
+	next     int
+	offered  bool
+	pay, msk []uint64
+}
+
+// sources splits task's packets into each input's beats, and returns
+// them with ARG0 (input 0's bytes).
+func (h *taskHarness) sources(ti int, task Task) ([]*taskSource, int, error) {
+	k := h.k
+	srcs := make([]*taskSource, k.Inputs)
+	arg0 := 0
+	for i := range srcs {
+		srcs[i] = &taskSource{}
+		for _, p := range task.Packets {
+			if len(p) != k.Inputs {
+				return nil, 0, fmt.Errorf("kernel %s: task %d: a packet has %d inputs, want %d", k.Name, ti, len(p), k.Inputs)
+			}
+			d, kp := beats(p[i], h.nb)
+			srcs[i].data = append(srcs[i].data, d...)
+			srcs[i].keep = append(srcs[i].keep, kp...)
+			for j := range d {
+				srcs[i].last = append(srcs[i].last, j == len(d)-1)
+			}
+			if i == 0 {
+				arg0 += len(p[0])
+			}
+		}
+	}
+	return srcs, arg0, nil
+}
+
+// offer puts each input's next beat on offer, at random (t.Offer).
+func (h *taskHarness) offer(srcs []*taskSource) ([]bool, [][]uint64, [][]uint64, []bool) {
+	o := make([]bool, h.k.Inputs)
+	var bs, ks [][]uint64
+	var ls []bool
+	for i, sr := range srcs {
+		if !sr.offered && sr.next < len(sr.data) && h.rng.Float64() < h.t.Offer {
+			sr.offered = true
+			sr.pay = words(sr.data[sr.next], sr.keep[sr.next], h.rng)
+			sr.msk = maskWords(sr.keep[sr.next])
+		}
+		o[i] = sr.offered
+		bs, ks = append(bs, sr.pay), append(ks, sr.msk)
+		ls = append(ls, sr.offered && sr.last[sr.next])
+	}
+	return o, bs, ks, ls
+}
+
+// advance moves the sources past what x took and keeps what left.
+func (h *taskHarness) advance(srcs []*taskSource, x taskXfer) {
+	for i, sr := range srcs {
+		if x.taken[i] {
+			sr.offered = false
+			sr.next++
+		}
+	}
+	if x.outValid {
+		for b := range h.ob {
+			if x.outKeep[b/64]>>(b%64)&1 == 1 {
+				h.run.Out = append(h.run.Out, byte(x.outData[b/8]>>(8*(b%8))))
+			}
+		}
+	}
+}
+
+// task runs one task: data offered before the doorbell (none may be
+// taken), ARG0 and the doorbell, a second doorbell while it runs, until
+// the record and the interrupt are out; then the record is parsed and
+// every register read back.
+func (h *taskHarness) task(ti int, task Task) error {
+	k := h.k
+	srcs, arg0, err := h.sources(ti, task)
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		o, bs, ks, ls := h.offer(srcs)
+		x := h.step(o, bs, ks, ls, nil, false)
+		for i := range x.taken {
+			if x.taken[i] {
+				return fmt.Errorf("kernel %s: task shell took a beat on input %d before the doorbell", k.Name, i)
+			}
+		}
+	}
+	if _, err := h.lite([]liteOp{{true, TaskArg0, uint32(arg0)}, {true, TaskDoorbell, uint32(task.Tag)}}); err != nil {
+		return err
+	}
+	var rec []uint64
+	cplAt, irqAt, rang := -1, -1, false
+	for n := 0; ; n++ {
+		if n > 2000+400*len(srcs[0].data) {
+			return fmt.Errorf("kernel %s: task %d (tag %d): no completion after %d cycles (%d of %d beats in)", k.Name, ti, task.Tag, n, srcs[0].next, len(srcs[0].data))
+		}
+		var op *liteOp
+		if !rang && srcs[0].next > 0 {
+			// A second doorbell while the task runs.
+			op = &liteOp{true, TaskDoorbell, 0xBEEF}
+		}
+		o, bs, ks, ls := h.offer(srcs)
+		x := h.step(o, bs, ks, ls, op, false)
+		h.advance(srcs, x)
+		if op != nil && x.liteDone {
+			rang = true
+			h.run.Refused++
+		}
+		if x.cpl != nil {
+			rec, cplAt = x.cpl, h.cycle
+		}
+		if x.irq {
+			irqAt = h.cycle
+		}
+		if cplAt >= 0 && irqAt >= 0 {
+			break
+		}
+	}
+	b := make([]byte, 0, TaskRecordBytes)
+	for _, w := range rec {
+		b = append(b, byte(w), byte(w>>8), byte(w>>16), byte(w>>24), byte(w>>32), byte(w>>40), byte(w>>48), byte(w>>56))
+	}
+	r, err := ParseTaskRecord(b)
+	if err != nil {
+		return fmt.Errorf("kernel %s: task %d: %v", k.Name, ti, err)
+	}
+	h.run.Records = append(h.run.Records, r)
+	h.run.Late = append(h.run.Late, irqAt > cplAt)
+	return h.readRegs()
+}
+
+// readRegs reads every shell register back over AXI-Lite.
+func (h *taskHarness) readRegs() error {
+	var ops []liteOp
+	for _, a := range taskRegs {
+		ops = append(ops, liteOp{addr: a})
+	}
+	got, err := h.lite(ops)
+	if err != nil {
+		return err
+	}
+	rm := map[uint32]uint32{}
+	for i, a := range taskRegs {
+		rm[a] = got[i]
+	}
+	h.run.Regs = append(h.run.Regs, rm)
+	return nil
 }
 
 // portIndex is the index of the input port name in ports.
