@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Op is what a node computes.
@@ -168,14 +169,38 @@ var pkgDir = func() string {
 	return filepath.Dir(f)
 }()
 
-// caller is the position of the first caller outside this package.
+// helpers holds the functions marked with Helper, by name.
+var helpers sync.Map
+
+// Helper marks the function that calls it as a builder helper, the way
+// testing.T.Helper marks a test helper: the IR it builds is recorded at
+// its caller's position (the user's code that asked for a register,
+// say), not at the line inside the helper. Call it first in the helper.
+func Helper() {
+	pc, _, _, ok := runtime.Caller(1)
+	if !ok {
+		return
+	}
+	if fn := runtime.FuncForPC(pc); fn != nil {
+		helpers.Store(fn.Name(), true)
+	}
+}
+
+// caller is the position of the first caller outside this package and
+// outside the functions marked with Helper.
 func caller() Pos {
-	pcs := make([]uintptr, 16)
+	pcs := make([]uintptr, 24)
 	n := runtime.Callers(2, pcs)
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if filepath.Dir(f.File) != pkgDir || strings.HasSuffix(f.File, "_test.go") || !more {
+		if !more {
+			return Pos{f.File, f.Line}
+		}
+		if filepath.Dir(f.File) == pkgDir && !strings.HasSuffix(f.File, "_test.go") {
+			continue // the builder's own
+		}
+		if _, helper := helpers.Load(f.Function); !helper {
 			return Pos{f.File, f.Line}
 		}
 	}

@@ -219,8 +219,10 @@ type beat struct {
 
 // stageReg registers b into stage name, loading when adv is high.
 func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
+	ir.Helper()
 	m := g.m
 	r := func(field string, v ir.Value) ir.Value {
+		ir.Helper()
 		x := m.Reg(name+"_"+field, v.Width(), 0)
 		m.SetNext(x, v)
 		m.SetEnable(x, adv)
@@ -245,6 +247,7 @@ type tlpState struct {
 // carry registers every known field of t into stage st (registers named
 // st_field), loading when adv is high.
 func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
+	ir.Helper()
 	for _, f := range []struct {
 		name string
 		v    *ir.Value
@@ -263,6 +266,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 
 // reg is a register loaded with v when en is high.
 func (g *gen) reg(name string, v, en ir.Value) ir.Value {
+	ir.Helper()
 	x := g.m.Reg(name, v.Width(), 0)
 	g.m.SetNext(x, v)
 	g.m.SetEnable(x, en)
@@ -704,6 +708,7 @@ func (g *gen) axiLite() lite {
 		return m.And(accept, m.Eq(m.Slice(awaddr, 2, 10), m.Const(10, uint64(off>>2))))
 	}
 	rw := func(name string, off uint32, reset uint64) ir.Value {
+		ir.Helper()
 		r := m.Reg(name, 32, reset)
 		m.SetNext(r, m.Or(m.And(r, m.Not(bytes)), m.And(wdata, bytes)))
 		m.SetEnable(r, writes(off))
