@@ -527,7 +527,13 @@ func (e *emitter) print() []byte {
 		n := m.Node(i)
 		if n.Op == ir.OpMemRead {
 			// A registered read in its own block: it sees the word as it
-			// was before this edge's writes (read-first).
+			// was before this edge's writes (read-first). A read port
+			// that always reads has no enable to test.
+			if isOne(m, n.Args[2]) {
+				fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        %s <= %s[%s];\n    end\n",
+					e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
+				continue
+			}
 			fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n            %s <= %s[%s];\n        end\n    end\n",
 				e.ref(n.Args[2]), e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
 			continue
@@ -599,4 +605,19 @@ func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
 		conns = append(conns, fmt.Sprintf("        .%s(%s)", se.ports[k], sig))
 	}
 	fmt.Fprintf(b, "\n    %s %s ( // %s\n%s\n    );\n", legal(n.Sub.Name()), e.name[i], n.Pos, strings.Join(conns, ",\n"))
+}
+
+// isOne reports whether node id is the constant 1 (an enable that is
+// always on, which the printer leaves out rather than print if (1'h1)).
+func isOne(m *ir.Module, id int) bool {
+	n := m.Node(id)
+	if n.Op != ir.OpConst || len(n.Const) == 0 || n.Const[0] != 1 {
+		return false
+	}
+	for _, w := range n.Const[1:] {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
 }

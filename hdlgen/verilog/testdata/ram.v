@@ -34,9 +34,7 @@ module ram (
     end
 
     always @(posedge clk) begin
-        if (1'h1) begin
-            memread_16 <= flags[slice_14];
-        end
+        memread_16 <= flags[slice_14];
     end
 
     always @(posedge clk) begin
