@@ -17,6 +17,7 @@ import (
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/pcie"
+	"onic/pcie/acl"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
@@ -430,7 +431,7 @@ type onicNode struct {
 	deploys     []DeployReport
 	replays     []ReplayReport
 	pastCounts  map[manager.Reason]uint64
-	pastDenials [8]uint64 // denials by acl.Rule before a full reflash
+	pastDenials [acl.NumRules]uint64 // denials by acl.Rule before a full reflash
 	pastKernels []KernelReport
 	reflashTime sim.Time
 	slotTime    [maxKernelSlots]sim.Time

@@ -263,7 +263,7 @@ func (c *Cluster) reflashed(i uint64) {
 			o.pastCounts[reason] += o.mgr.Count(reason)
 		}
 		for _, rule := range acl.Denials() {
-			o.pastDenials[rule&7] += o.mgr.Denials(rule)
+			o.pastDenials[rule] += o.mgr.Denials(rule)
 		}
 		r.mgr.PortDown = o.mgr.PortDown
 		o.mgr = r.mgr

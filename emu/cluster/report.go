@@ -284,7 +284,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 			}
 		}
 		for _, r := range acl.Denials() { // denied, by the rule that refused
-			if n := o.mgr.Denials(r) + o.pastDenials[r&7]; n > 0 {
+			if n := o.mgr.Denials(r) + o.pastDenials[r]; n > 0 {
 				or.Manager["denied:"+r.String()] = n
 			}
 		}

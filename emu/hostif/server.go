@@ -154,10 +154,10 @@ type Server struct {
 	clients []*client     // in connection order
 	stats   Stats
 	nextID  int
-	mu      sync.Mutex // guards conns, for Close, and refused
+	mu      sync.Mutex // guards conns, for Close
 	conns   map[net.Conn]bool
-	refused uint64
-	swept   bool // no client in clients is gone
+	refused atomic.Uint64 // connections refused at MaxClients (the accept goroutine's)
+	swept   bool          // no client in clients is gone
 	// inFlight counts the bytes of frames being received or waiting for
 	// the loop, across all clients (at most MaxInFlight).
 	inFlight atomic.Int64
@@ -227,13 +227,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			s.mu.Lock()
 			full := len(s.conns) >= s.opt.MaxClients
-			if full {
-				s.refused++
-			} else {
+			if !full {
 				s.conns[conn] = true
 			}
 			s.mu.Unlock()
 			if full {
+				s.refused.Add(1)
 				go s.refuse(conn)
 				continue
 			}
@@ -253,9 +252,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		for _, c := range s.clients {
 			s.release(c)
 		}
-		s.mu.Lock()
-		s.stats.Refused = s.refused
-		s.mu.Unlock()
+		s.stats.Refused = s.refused.Load()
 	}()
 	var tick <-chan time.Time
 	var wallStart time.Time
@@ -288,7 +285,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		case now := <-tick:
 			target := simStart + time.Duration(float64(now.Sub(wallStart))*s.opt.Rate)
 			if target > s.cl.Now() {
-				s.cl.AdvanceLimit(min(target, scenario.MaxTime), sliceEvents)
+				s.cl.AdvanceLimit(target, sliceEvents) // (saturates at the end of time)
 			}
 			s.expire()
 			s.faults()
@@ -299,11 +296,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // refuse tells a connection over MaxClients so, and closes it.
 func (s *Server) refuse(conn net.Conn) {
 	defer conn.Close()
-	r := Reply{Err: fmt.Sprintf("server full: it serves at most %d connections (onic emu serve --max-clients)", s.opt.MaxClients)}
-	b, _ := r.MarshalMsg(make([]byte, 4, 128))
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	conn.SetWriteDeadline(time.Now().Add(time.Second))
-	conn.Write(b)
+	conn.Write(frame(Reply{Err: fmt.Sprintf("server full: it serves at most %d connections (onic emu serve --max-clients)", s.opt.MaxClients)}))
 }
 
 // read decodes c's frames into events.
@@ -399,21 +393,26 @@ func (s *Server) reply(c *client, r Reply) {
 		s.stats.Errors++
 		r.Err = clip(r.Err, maxErrText)
 	}
-	b, _ := r.MarshalMsg(make([]byte, 4, 64+len(r.Data)))
+	b := frame(r)
 	if len(b)-4 > MaxFrame {
 		// Nothing a client asks for is this big; refuse rather than send
 		// a frame the client must reject.
-		r = Reply{Seq: r.Seq, Op: r.Op, Now: r.Now, Err: fmt.Sprintf("reply of %d bytes: more than the %d-byte frame limit", len(b)-4, MaxFrame)}
 		s.stats.Errors++
-		b, _ = r.MarshalMsg(b[:4])
+		b = frame(Reply{Seq: r.Seq, Op: r.Op, Now: r.Now, Err: fmt.Sprintf("reply of %d bytes: more than the %d-byte frame limit", len(b)-4, MaxFrame)})
 	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	select {
 	case c.out <- b:
 	default:
 		s.stats.Dropped++
 		s.release(c)
 	}
+}
+
+// frame encodes r with its 4-byte length in front.
+func frame(r Reply) []byte {
+	b, _ := r.MarshalMsg(make([]byte, 4, 64+len(r.Data))) // only unencodable values fail; a Reply has none
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
 }
 
 func errReply(req Request, f string, a ...any) Reply {
@@ -717,7 +716,7 @@ func (s *Server) run() {
 	if target < 0 {
 		// Only reads are waiting: their completions are coming; give them
 		// at most MaxWait.
-		target = min(s.cl.Now(), scenario.MaxTime-s.opt.MaxWait) + s.opt.MaxWait
+		target = s.cl.Now() + s.opt.MaxWait // (saturates at the end of time)
 	}
 	before := s.cl.Now()
 	if !s.cl.AdvanceLimit(target, sliceEvents) {

@@ -25,7 +25,7 @@ var scenarioFiles embed.FS
 // the default). A scenario is at most MaxScenarioBytes.
 func Load(name string, r io.Reader) (Config, error) {
 	var c Config
-	if err := yamlcfg.Decode(name, r, &c, yamlcfg.Options{MaxBytes: MaxScenarioBytes, Defaulted: defaultedFields}); err != nil {
+	if err := yamlcfg.Decode(name, r, &c, loadOptions); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -37,20 +37,21 @@ const MaxScenarioBytes = 4 << 20
 // LoadFile is Load from the file at path, a regular file.
 func LoadFile(path string) (Config, error) {
 	var c Config
-	if err := yamlcfg.DecodeFile(path, &c, yamlcfg.Options{MaxBytes: MaxScenarioBytes, Defaulted: defaultedFields}); err != nil {
+	if err := yamlcfg.DecodeFile(path, &c, loadOptions); err != nil {
 		return Config{}, err
 	}
 	return c, nil
 }
 
-// defaultedFields are the fields whose default is not zero, so that an
-// explicit 0 there would silently mean the default: Load refuses it.
-var defaultedFields = map[string]bool{
+// loadOptions is how scenarios are read: at most MaxScenarioBytes, and
+// an explicit 0 refused in every field whose default is not zero (it
+// would silently mean the default).
+var loadOptions = yamlcfg.Options{MaxBytes: MaxScenarioBytes, Defaulted: map[string]bool{
 	"gen": true, "lanes": true, "mps": true, "mrrs": true, "rcb": true, "onics_per_cpu": true,
 	"clock_mhz": true, "pipeline_cycles": true, "data_width": true, "hold_tlps": true,
 	"ports": true, "depth": true, "span": true, "buffer_beats": true, "media_gbps": true,
 	"cycles": true, "gbps": true, "pair_buffer_kib": true,
-}
+}}
 
 // embedded loads a built-in scenario file; they are tested, so an error
 // here is a bug in onic.

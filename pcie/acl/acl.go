@@ -123,24 +123,24 @@ const (
 	WriteDenied        // the range is not writable
 	EgressDenied       // the domain may not use the egress
 	SourceInvalid      // the requester ID does not belong to the ingress link
-	numRules
+	NumRules           // how many rules there are, Allowed included
 )
 
 // Denials lists the rules that refuse an access (every rule but
 // Allowed), in order.
 func Denials() []Rule {
-	out := make([]Rule, 0, numRules-1)
-	for r := NoDomain; r < numRules; r++ {
+	out := make([]Rule, 0, NumRules-1)
+	for r := NoDomain; r < NumRules; r++ {
 		out = append(out, r)
 	}
 	return out
 }
 
-var ruleNames = [numRules]string{"allowed", "no-domain", "no-range", "read-denied", "write-denied", "egress-denied", "source-invalid"}
+var ruleNames = [NumRules]string{"allowed", "no-domain", "no-range", "read-denied", "write-denied", "egress-denied", "source-invalid"}
 
 // String returns a short name such as "write-denied".
 func (r Rule) String() string {
-	if r < numRules {
+	if r < NumRules {
 		return ruleNames[r]
 	}
 	return fmt.Sprintf("rule(%d)", r)

@@ -191,7 +191,7 @@ type Manager struct {
 	// PortDown says, per port (0 A, 1 B), whether the optical link is down.
 	PortDown [2]bool
 	counts   [numReasons]uint64
-	denials  [8]uint64 // Denied TLPs by acl.Rule
+	denials  [acl.NumRules]uint64 // Denied TLPs by acl.Rule
 	events   [EventRing]Event
 	nEvents  uint64
 	hit      ntb.Hit // scratch for lookups
@@ -322,7 +322,12 @@ func (m *Manager) Count(r Reason) uint64 { return m.counts[r] }
 
 // Denials returns how many TLPs were Denied by access rule r (the
 // Denied count split by why: source-invalid, no-range, ...).
-func (m *Manager) Denials(r acl.Rule) uint64 { return m.denials[r&7] }
+func (m *Manager) Denials(r acl.Rule) uint64 {
+	if r >= acl.NumRules {
+		return 0
+	}
+	return m.denials[r]
+}
 
 // Events returns the most recent denials, oldest first.
 func (m *Manager) Events() []Event {
@@ -345,7 +350,7 @@ func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
 }
 
 func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Outcome) {
-	m.denials[rule&7]++
+	m.denials[rule]++ // a rule Check returned: in range
 	m.events[m.nEvents%EventRing] = Event{Requester: t.RequesterID, Address: addr, Rule: rule, Ingress: in}
 	m.nEvents++
 	m.fail(t, Denied, m.access.DenyStatus, o)
