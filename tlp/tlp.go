@@ -131,17 +131,17 @@ func (t *TLP) decodeMemory(b []byte, check bool) (done, valid bool) {
 		return false, false
 	}
 	dw0 := binary.BigEndian.Uint32(b)
-	f := Fmt(dw0 >> 29)
-	k := kindTable[f][dw0>>24&31]
+	f := Fmt(get(dw0, fmtLo, fmtW))
+	k := kindTable[f][get(dw0, typeLo, typeW)]
 	if kindClass[k] != ClassMemory {
 		return false, false
 	}
-	length := dw0 & 0x3FF
+	length := get(dw0, lengthLo, lengthW)
 	if length == 0 {
 		length = 1024
 	}
 	hl := 12 + 4*int(f&1)
-	n := hl + 4*int(dw0>>15&1) // header and digest
+	n := hl + 4*int(get(dw0, tdLo, 1)) // header and digest
 	if f&2 != 0 {
 		n += 4 * int(length)
 	}
@@ -158,36 +158,36 @@ func (t *TLP) decodeMemory(b []byte, check bool) (done, valid bool) {
 		t.hdr = [16]byte{}
 		*(*[12]byte)(t.hdr[:12]) = [12]byte(b[:12])
 	}
-	fbe, lbe := uint8(dw1)&15, uint8(dw1>>4)&15
-	th := dw0&(1<<16) != 0
+	fbe, lbe := uint8(get(dw1, firstBELo, beW)), uint8(get(dw1, lastBELo, beW))
+	th := bit(dw0, thLo)
 	if check {
-		valid = dw0&(1<<15) == 0 && (f&1 == 0 || hi != 0) && (lo&3 == 0 || th) &&
+		valid = !bit(dw0, tdLo) && (f&1 == 0 || hi != 0) && (get(lo, phLo, phW) == 0 || th) &&
 			lo&0xFFC+length*4 <= 4096 &&
 			(length > 1 && contiguousBE[uint8(dw1)] ||
 				th && k != MWr ||
 				length == 1 && lbe == 0 ||
 				length == 2 && lo&4 == 0 && fbe != 0 && lbe != 0)
 	}
-	t.Fmt, t.Type = f, uint8(dw0>>24)&31
-	t.TC = uint8(dw0>>20) & 7
-	t.Attr = Attr(dw0>>16&4 | dw0>>12&3)
-	t.LN, t.TH = dw0&(1<<17) != 0, dw0&(1<<16) != 0
-	t.TD, t.EP = dw0&(1<<15) != 0, dw0&(1<<14) != 0
-	t.AT = uint8(dw0>>10) & 3
+	t.Fmt, t.Type = f, uint8(get(dw0, typeLo, typeW))
+	t.TC = uint8(get(dw0, tcLo, tcW))
+	t.Attr = attrOf(dw0)
+	t.LN, t.TH = bit(dw0, lnLo), bit(dw0, thLo)
+	t.TD, t.EP = bit(dw0, tdLo), bit(dw0, epLo)
+	t.AT = uint8(get(dw0, atLo, atW))
 	t.Length = uint16(length)
-	t.Tag = uint16(dw0>>14&0x200|dw0>>11&0x100) | uint16(dw1>>8)&0xFF
-	t.RequesterID = ID(dw1 >> 16)
-	t.FirstBE, t.LastBE, t.PH = fbe, lbe, uint8(lo)&3
+	t.Tag = tag10(dw0, dw1)
+	t.RequesterID = ID(get(dw1, reqIDLo, idW))
+	t.FirstBE, t.LastBE, t.PH = fbe, lbe, uint8(get(lo, phLo, phW))
 	t.Status, t.BCM, t.LowerAddress, t.MessageCode = 0, false, 0, 0
 	t.CompleterID, t.Register, t.ByteCount = 0, 0, 0
 	t.MessageData = [8]byte{}
-	t.Address = uint64(hi)<<32 | uint64(lo&^3)
+	t.Address = uint64(hi)<<32 | uint64(lo&addrMask)
 	t.Prefixes = b[:0:0]
 	t.hdrLen = uint8(hl)
 	t.keepDigest = false
 	end := n
 	t.Digest = 0
-	if dw0&(1<<15) != 0 {
+	if bit(dw0, tdLo) {
 		end -= 4
 		t.Digest = binary.BigEndian.Uint32(b[end:])
 	}
@@ -229,7 +229,7 @@ func (t *TLP) Decode(b []byte) error {
 	}
 	h := b[off:]
 	dw0 := binary.BigEndian.Uint32(h)
-	f, typ := Fmt(dw0>>29), uint8(dw0>>24)&31
+	f, typ := Fmt(get(dw0, fmtLo, fmtW)), uint8(get(dw0, typeLo, typeW))
 	k := kindTable[f][typ]
 	hl := 12 + 4*int(f&1)
 	if k == KindInvalid || len(h) < hl {
@@ -242,17 +242,16 @@ func (t *TLP) Decode(b []byte) error {
 	// (A struct literal here would be built in a temporary and copied,
 	// which costs more than the rest of Decode together.)
 	t.Fmt, t.Type = f, typ
-	t.TC = uint8(dw0>>20) & 7
-	t.Attr = Attr(dw0>>16&4 | dw0>>12&3)
-	t.LN, t.TH = dw0&(1<<17) != 0, dw0&(1<<16) != 0
-	t.TD, t.EP = dw0&(1<<15) != 0, dw0&(1<<14) != 0
-	t.AT = uint8(dw0>>10) & 3
-	length := uint16(dw0) & 0x3FF
+	t.TC = uint8(get(dw0, tcLo, tcW))
+	t.Attr = attrOf(dw0)
+	t.LN, t.TH = bit(dw0, lnLo), bit(dw0, thLo)
+	t.TD, t.EP = bit(dw0, tdLo), bit(dw0, epLo)
+	t.AT = uint8(get(dw0, atLo, atW))
+	length := uint16(get(dw0, lengthLo, lengthW))
 	if length == 0 && k.lengthDefined() {
 		length = 1024
 	}
 	t.Length = length
-	tagHi := uint16(dw0>>14&0x200 | dw0>>11&0x100) // T9 (bit 23), T8 (bit 19)
 	t.Prefixes = b[:off:off]
 	if f&1 != 0 {
 		t.hdr = [16]byte(h[:16])
@@ -265,19 +264,19 @@ func (t *TLP) Decode(b []byte) error {
 	t.FirstBE, t.LastBE, t.PH, t.Status, t.BCM, t.LowerAddress, t.MessageCode = 0, 0, 0, 0, false, 0, 0
 	t.CompleterID, t.Register, t.ByteCount = 0, 0, 0
 	t.MessageData, t.Address = [8]byte{}, 0
-	t.RequesterID = ID(dw1 >> 16)
-	t.Tag = tagHi | uint16(dw1>>8)&0xFF
+	t.RequesterID = ID(get(dw1, reqIDLo, idW))
+	t.Tag = tag10(dw0, dw1)
 	c := kindClass[k]
 	if c == ClassMemory || c == ClassIO || c == ClassAtomic { // the bulk of traffic: tested first
-		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
+		t.FirstBE, t.LastBE = uint8(get(dw1, firstBELo, beW)), uint8(get(dw1, lastBELo, beW))
+		hi, lo := uint32(0), dw2
 		if f&1 != 0 {
-			dw3 := binary.BigEndian.Uint32(h[12:])
-			t.Address, t.PH = uint64(dw2)<<32|uint64(dw3&^3), uint8(dw3)&3
-		} else {
-			t.Address, t.PH = uint64(dw2&^3), uint8(dw2)&3
+			hi, lo = dw2, binary.BigEndian.Uint32(h[12:])
 		}
+		t.Address = uint64(hi)<<32 | uint64(lo&addrMask)
+		t.PH = uint8(get(lo, phLo, phW))
 	} else {
-		t.decodeOther(c, h, typ, dw1, dw2, tagHi)
+		t.decodeOther(c, h, typ, dw0, dw1, dw2)
 	}
 	need := 0
 	if f.HasData() {
@@ -301,29 +300,29 @@ func (t *TLP) Decode(b []byte) error {
 
 // decodeOther fills the fields of configuration requests, messages and
 // completions.
-func (t *TLP) decodeOther(c Class, h []byte, typ uint8, dw1, dw2 uint32, tagHi uint16) {
+func (t *TLP) decodeOther(c Class, h []byte, typ uint8, dw0, dw1, dw2 uint32) {
 	switch c {
 	case ClassConfig:
-		t.FirstBE, t.LastBE = uint8(dw1)&15, uint8(dw1>>4)&15
-		t.CompleterID = ID(dw2 >> 16)
-		t.Register = uint16(dw2>>8&15)<<8 | uint16(dw2&0xFC)
+		t.FirstBE, t.LastBE = uint8(get(dw1, firstBELo, beW)), uint8(get(dw1, lastBELo, beW))
+		t.CompleterID = ID(get(dw2, reqIDLo, idW))
+		t.Register = uint16(get(dw2, registerLo, registerW)) << registerLo
 	case ClassMessage:
-		t.MessageCode = uint8(dw1)
+		t.MessageCode = uint8(get(dw1, msgCodeLo, 8))
 		if Routing(typ&7) == RouteByAddress {
 			t.Address = binary.BigEndian.Uint64(h[8:])
 		} else {
 			t.MessageData = [8]byte(h[8:16])
 		}
 	case ClassCompletion:
-		t.CompleterID = ID(dw1 >> 16)
-		t.Status, t.BCM = Status(dw1>>13&7), dw1&(1<<12) != 0
-		t.ByteCount = uint16(dw1) & 0xFFF
+		t.CompleterID = ID(get(dw1, reqIDLo, idW))
+		t.Status, t.BCM = Status(get(dw1, statusLo, statusW)), bit(dw1, bcmLo)
+		t.ByteCount = uint16(get(dw1, byteCountLo, bcW))
 		if t.ByteCount == 0 {
 			t.ByteCount = 4096
 		}
-		t.RequesterID = ID(dw2 >> 16)
-		t.Tag = tagHi | uint16(dw2>>8)&0xFF
-		t.LowerAddress = uint8(dw2) & 0x7F
+		t.RequesterID = ID(get(dw2, reqIDLo, idW))
+		t.Tag = tag10(dw0, dw2)
+		t.LowerAddress = uint8(get(dw2, lowerAddrLo, lowerAddrW))
 	}
 }
 
@@ -394,38 +393,7 @@ func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 	out := b[start:]
 	copy(out, t.Prefixes)
 	h := Header(out[len(t.Prefixes) : len(t.Prefixes)+hl])
-	clear(h)
-	h.SetFmtType(t.Fmt, t.Type)
-	h.SetTC(t.TC)
-	h.SetAttr(t.Attr)
-	h.SetFlags(t.LN, t.TH, t.TD, t.EP)
-	h.SetAT(t.AT)
-	h.SetLength(t.Length)
-	h.SetTag(t.Tag)
-	switch k.Class() {
-	case ClassMemory, ClassIO, ClassAtomic:
-		h.SetRequesterID(t.RequesterID)
-		h.SetBE(t.FirstBE, t.LastBE)
-		h.SetAddress(t.Address, t.PH)
-	case ClassConfig:
-		h.SetRequesterID(t.RequesterID)
-		h.SetBE(t.FirstBE, t.LastBE)
-		h.SetCompleterID(t.CompleterID)
-		h.SetRegister(t.Register)
-	case ClassMessage:
-		h.SetRequesterID(t.RequesterID)
-		h.SetMessageCode(t.MessageCode)
-		if t.Routing() == RouteByAddress {
-			binary.BigEndian.PutUint64(h[8:], t.Address)
-		} else {
-			copy(h[8:16], t.MessageData[:])
-		}
-	case ClassCompletion:
-		h.SetCompleterID(t.CompleterID)
-		h.SetRequesterID(t.RequesterID)
-		h.SetCompletion(t.Status, t.BCM, t.ByteCount)
-		h.SetLowerAddress(t.LowerAddress)
-	}
+	t.encodeHeader(h, k)
 	p := len(t.Prefixes) + hl
 	copy(out[p:], t.Data)
 	if t.TD {
@@ -436,6 +404,46 @@ func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 		binary.BigEndian.PutUint32(out[p+len(t.Data):], crc)
 	}
 	return b, nil
+}
+
+// encodeHeader writes the header fields the kind carries into h (12 or 16
+// bytes), composing each DW from the field table's positions.
+func (t *TLP) encodeHeader(h Header, k Kind) {
+	tag := uint32(t.Tag)
+	dw0 := uint32(t.Fmt)<<fmtLo | uint32(t.Type)<<typeLo | tag>>9&1<<t9Lo | uint32(t.TC)<<tcLo | tag>>8&1<<t8Lo |
+		uint32(t.Attr)>>2&1<<idoLo | uint32(b2u(t.LN))<<lnLo | uint32(b2u(t.TH))<<thLo | uint32(b2u(t.TD))<<tdLo |
+		uint32(b2u(t.EP))<<epLo | uint32(t.Attr)&(1<<attrW-1)<<attrLo | uint32(t.AT)<<atLo | uint32(t.Length)&(1<<lengthW-1)
+	var dw1, dw2, dw3 uint32
+	switch kindClass[k] {
+	case ClassMemory, ClassIO, ClassAtomic:
+		dw1 = uint32(t.RequesterID)<<reqIDLo | tag&(1<<tagW-1)<<tagLo | uint32(t.LastBE)<<lastBELo | uint32(t.FirstBE)<<firstBELo
+		lo := uint32(t.Address) | uint32(t.PH)<<phLo
+		if t.Fmt.Is4DW() {
+			dw2, dw3 = uint32(t.Address>>32), lo
+		} else {
+			dw2 = lo
+		}
+	case ClassConfig:
+		dw1 = uint32(t.RequesterID)<<reqIDLo | tag&(1<<tagW-1)<<tagLo | uint32(t.LastBE)<<lastBELo | uint32(t.FirstBE)<<firstBELo
+		dw2 = uint32(t.CompleterID)<<reqIDLo | uint32(t.Register)>>registerLo<<registerLo
+	case ClassMessage:
+		dw1 = uint32(t.RequesterID)<<reqIDLo | tag&(1<<tagW-1)<<tagLo | uint32(t.MessageCode)<<msgCodeLo
+		if t.Routing() == RouteByAddress {
+			dw2, dw3 = uint32(t.Address>>32), uint32(t.Address)
+		} else {
+			dw2, dw3 = binary.BigEndian.Uint32(t.MessageData[:4]), binary.BigEndian.Uint32(t.MessageData[4:])
+		}
+	case ClassCompletion:
+		dw1 = uint32(t.CompleterID)<<reqIDLo | uint32(t.Status)<<statusLo | uint32(b2u(t.BCM))<<bcmLo |
+			uint32(t.ByteCount)&(1<<bcW-1)<<byteCountLo
+		dw2 = uint32(t.RequesterID)<<reqIDLo | tag&(1<<tagW-1)<<tagLo | uint32(t.LowerAddress)<<lowerAddrLo
+	}
+	binary.BigEndian.PutUint32(h, dw0)
+	binary.BigEndian.PutUint32(h[4:], dw1)
+	binary.BigEndian.PutUint32(h[8:], dw2)
+	if len(h) == 16 {
+		binary.BigEndian.PutUint32(h[12:], dw3)
+	}
 }
 
 // MarshalBinary encodes the TLP into a new slice.

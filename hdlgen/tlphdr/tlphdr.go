@@ -1,7 +1,9 @@
 // Package tlphdr builds the TLP header field decoder of the O-NIC's PCIe
 // manager in hdlgen/ir: pure wiring from a 128-bit header to its fields,
-// the hardware twin of the tlp package's decoder and held equal to it by
-// tests over onic's TLP vectors.
+// the hardware twin of the tlp package's decoder. Every bit position comes
+// from the tlp package's field table (tlp.HeaderFields), the one place the
+// header layout is written down, and tests hold the decoder to the codec
+// over onic's TLP vectors and random headers.
 //
 // The header arrives as one 128-bit signal, DW0 in bits [127:96] down to
 // DW3 in bits [31:0], each DW in PCIe byte order (its byte 0 in the top 8
@@ -10,7 +12,12 @@
 // header leaves bits [31:0] unused.
 package tlphdr
 
-import "onic/hdlgen/ir"
+import (
+	"fmt"
+
+	"onic/hdlgen/ir"
+	"onic/tlp"
+)
 
 // Fields are the decoded header fields of a request or completion.
 type Fields struct {
@@ -29,25 +36,107 @@ type Fields struct {
 	Address        ir.Value // 64 bits, DW-aligned (memory and I/O requests)
 }
 
+// Index is the position in the 128-bit header signal of bit n of DW dw.
+func Index(dw, n int) int { return (3-dw)*32 + n }
+
+// Layout returns where the table puts a field in a header of class c and
+// format f. It panics if the field is not in the table or that header does
+// not carry it: a mistake in the generator, not in its input.
+func Layout(name string, c tlp.Class, f tlp.Fmt) tlp.Layout {
+	hf := tlp.FieldByName(name)
+	if hf == nil {
+		panic(fmt.Sprintf("tlphdr: no header field %q", name))
+	}
+	l, ok := hf.Layout(c, f, false)
+	if !ok {
+		panic(fmt.Sprintf("tlphdr: a %v header with Fmt %d has no %s", c, f, name))
+	}
+	return l
+}
+
+// Pos returns the lowest bit and the width of a one-part field in the
+// 128-bit header signal.
+func Pos(l tlp.Layout) (lo, w int) {
+	if len(l.Parts) != 1 || l.Shift != 0 {
+		panic("tlphdr: Pos of a field in several parts")
+	}
+	p := l.Parts[0]
+	return Index(p.DW, p.Lo), p.Width()
+}
+
+// decoder wires fields out of one header signal.
+type decoder struct {
+	m   *ir.Module
+	hdr ir.Value
+}
+
+func (d decoder) part(p tlp.Bits) ir.Value { return d.m.Slice(d.hdr, Index(p.DW, p.Lo), p.Width()) }
+
+// parts is the concatenation of ps and shift zero bits.
+func (d decoder) parts(ps []tlp.Bits, shift int) ir.Value {
+	vs := make([]ir.Value, 0, len(ps)+1)
+	for _, p := range ps {
+		vs = append(vs, d.part(p))
+	}
+	if shift > 0 {
+		vs = append(vs, d.m.Const(shift, 0))
+	}
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	return d.m.Concat(vs...)
+}
+
+func (d decoder) field(name string, c tlp.Class) ir.Value {
+	l := Layout(name, c, tlp.Fmt3DW)
+	return d.parts(l.Parts, l.Shift)
+}
+
+// choose is a when sel is 1 and b when it is 0; parts the two layouts share
+// at the top are wired once, above a mux of the rest.
+func (d decoder) choose(sel ir.Value, a, b tlp.Layout) ir.Value {
+	n := 0
+	for n < len(a.Parts) && n < len(b.Parts) && a.Parts[n] == b.Parts[n] {
+		n++
+	}
+	var top []ir.Value
+	for _, p := range a.Parts[:n] {
+		top = append(top, d.part(p))
+	}
+	rest := d.m.Mux(sel, d.parts(a.Parts[n:], a.Shift), d.parts(b.Parts[n:], b.Shift))
+	if len(top) == 0 {
+		return rest
+	}
+	return d.m.Concat(append(top, rest)...)
+}
+
 // Decode wires up the fields of hdr, a 128-bit header.
 func Decode(m *ir.Module, hdr ir.Value) Fields {
-	bits := func(hi, lo int) ir.Value { return m.Slice(hdr, lo, hi-lo+1) }
+	d := decoder{m, hdr}
+	const (
+		req = tlp.ClassMemory
+		cpl = tlp.ClassCompletion
+	)
+	fmtLo, _ := Pos(Layout("fmt", req, tlp.Fmt3DW))
+	typeLo, typeW := Pos(Layout("type", req, tlp.Fmt3DW))
 	f := Fields{
-		Fmt: bits(127, 125), Type: bits(124, 120), TC: bits(118, 116),
-		Attr: m.Concat(bits(114, 114), bits(109, 108)), // IDO (byte 1 bit 2), RO, NS
-		AT:   bits(107, 106), TD: bits(111, 111), EP: bits(110, 110), TH: bits(112, 112), LN: bits(113, 113),
-		Length:    bits(105, 96),
-		FourDW:    bits(125, 125),
-		HasData:   bits(126, 126),
-		Completer: bits(95, 80),
-		LastBE:    bits(71, 68), FirstBE: bits(67, 64),
+		Fmt: d.field("fmt", req), Type: d.field("type", req), TC: d.field("tc", req),
+		Attr: d.field("attr", req), AT: d.field("at", req),
+		TD: d.field("td", req), EP: d.field("ep", req), TH: d.field("th", req), LN: d.field("ln", req),
+		Length:    d.field("length", req),
+		FourDW:    m.Slice(hdr, fmtLo, 1),   // Fmt bit 0
+		HasData:   m.Slice(hdr, fmtLo+1, 1), // Fmt bit 1
+		Completer: d.field("completer_id", cpl),
+		LastBE:    d.field("last_be", req), FirstBE: d.field("first_be", req),
 	}
 	// Completion types are 0b0101x: the requester and tag move to DW2.
-	f.Completion = m.Eq(bits(124, 121), m.Const(4, 0b0101))
-	f.Requester = m.Mux(f.Completion, bits(63, 48), bits(95, 80))
-	f.Tag = m.Concat(bits(119, 119), bits(115, 115), m.Mux(f.Completion, bits(47, 40), bits(79, 72)))
-	addr32 := m.Zext(m.Concat(bits(63, 34), m.Const(2, 0)), 64)
-	addr64 := m.Concat(bits(63, 32), bits(31, 2), m.Const(2, 0))
+	f.Completion = m.Eq(m.Slice(hdr, typeLo+1, typeW-1), m.Const(typeW-1, 0b0101))
+	f.Requester = d.choose(f.Completion, Layout("requester_id", cpl, tlp.Fmt3DW), Layout("requester_id", req, tlp.Fmt3DW))
+	f.Tag = d.choose(f.Completion, Layout("tag", cpl, tlp.Fmt3DW), Layout("tag", req, tlp.Fmt3DW))
+	a32 := Layout("address", req, tlp.Fmt3DW)
+	addr32 := m.Zext(d.parts(a32.Parts, a32.Shift), 64)
+	a64 := Layout("address", req, tlp.Fmt4DW)
+	addr64 := d.parts(a64.Parts, a64.Shift)
 	f.Address = m.Mux(f.FourDW, addr64, addr32)
 	return f
 }

@@ -62,7 +62,7 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 
 // expectTLP adds what the model's outcome o for op sends out.
 func (b *Bench) expectTLP(want map[string][]packet, op *Op, i int, o *pmgr.Outcome) error {
-	hl := 12 + 4*int(op.Raw[0]>>5&1)
+	hl := tlp.Header(op.Raw).HeaderLen()
 	t := op.TLP
 	c := t.Kind().Class()
 	mem := c == tlp.ClassMemory || c == tlp.ClassAtomic
@@ -152,7 +152,7 @@ func (b *Bench) parse(log []string) (map[string][]packet, []uint32, error) {
 			if open[name] != nil {
 				return nil, nil, fmt.Errorf("cycle %s: output %s starts a packet inside another", f[0], name)
 			}
-			hl := 12 + 4*int(hdr[0]>>5&1)
+			hl := tlp.Header(hdr).HeaderLen()
 			if hl == 12 && !bytes.Equal(hdr[12:], make([]byte, 4)) {
 				return nil, nil, fmt.Errorf("cycle %s: output %s: 3-DW header with a non-zero DW3 %x", f[0], name, hdr[12:])
 			}

@@ -8,6 +8,7 @@ import (
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
+	"onic/tlp"
 )
 
 // Trace is what a run drove and saw, in a form every simulator produces
@@ -149,7 +150,7 @@ func (d *driver) set(name string, v ...uint64) { d.in[name] = append(d.in[name][
 
 // beats is the number of data beats of a TLP's payload (at least one).
 func (d *driver) beats(op *Op) int {
-	hl := 12 + 4*int(op.Raw[0]>>5&1)
+	hl := tlp.Header(op.Raw).HeaderLen()
 	return max(1, (len(op.Raw)-hl+d.wb-1)/d.wb)
 }
 
@@ -238,7 +239,7 @@ func (d *driver) garbage() {
 
 // beatInputs drives beat d.beat of op's TLP.
 func (d *driver) beatInputs(op *Op) {
-	hl := 12 + 4*int(op.Raw[0]>>5&1)
+	hl := tlp.Header(op.Raw).HeaderLen()
 	n := d.beats(op)
 	hdr := make([]uint64, 2)
 	if d.beat == 0 {

@@ -65,15 +65,15 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:694
-    reg  [31:0] win_en_lo; // manager.go:719
-    reg  [31:0] win_en_hi; // manager.go:719
-    reg  [31:0] lut_index; // manager.go:720
-    reg  [31:0] lut_addr_lo; // manager.go:720
-    reg  [31:0] lut_addr_hi; // manager.go:721
-    reg  [31:0] lut_ctrl; // manager.go:721
-    reg  axil_rvalid; // manager.go:724
-    reg  [31:0] axil_rdata; // manager.go:724
+    reg  axil_bvalid; // manager.go:704
+    reg  [31:0] win_en_lo; // manager.go:729
+    reg  [31:0] win_en_hi; // manager.go:729
+    reg  [31:0] lut_index; // manager.go:730
+    reg  [31:0] lut_addr_lo; // manager.go:730
+    reg  [31:0] lut_addr_hi; // manager.go:731
+    reg  [31:0] lut_ctrl; // manager.go:731
+    reg  axil_rvalid; // manager.go:734
+    reg  [31:0] axil_rdata; // manager.go:734
     reg  s1_valid; // manager.go:361
     reg  [127:0] s1_hdr; // manager.go:361
     reg  [2:0] s1_bar; // manager.go:361
@@ -220,7 +220,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:722
+    wire init_done; // manager.go:732
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
