@@ -280,53 +280,105 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
+// build generates the pipeline, stage by stage, in the order the
+// hardware is laid out: the input slice, stage 1 (classify), the LUT,
+// stage 2 (translate), stage 3 (access check), stage 4 (decide), the
+// router and the counters. Each stage takes the previous stage's
+// registers and returns its own.
 func (g *gen) build() error {
-	m, c, d := g.m, g.c, g.d
-	W := c.DataWidth
-	K := W / 32
-	k1 := func(v uint64) ir.Value { return m.Const(1, v) }
-	one, zero := k1(1), k1(0)
+	p := g.ports()
+	b0 := p.input()
+	s1, t1, lutIdx0 := p.classify(b0)
+	lutQ := p.lutTable(lutIdx0)
+	s2, t2, err := p.translate(s1, t1, lutQ)
+	if err != nil {
+		return err
+	}
+	s3, t3, err := p.check(s2, t2)
+	if err != nil {
+		return err
+	}
+	d4 := p.decide(s3, t3)
+	p.route(d4)
+	p.counters(d4)
+	return nil
+}
 
-	selfID := m.Input("self_id", 16)
-	portDown := m.Input("port_down", 2)
+// pipe is what the stages share: the module's common ports and signals
+// and the LUT's geometry.
+type pipe struct {
+	*gen
+	W, K             int      // data width in bits and in DWs
+	one, zero        ir.Value // 1-bit constants
+	selfID, portDown ir.Value // inputs
+	ax               lite     // the AXI-Lite registers
+	adv              ir.Value // the pipeline advances (a wire, driven by the router)
+	initDone         ir.Value // the LUT has been filled (constant 1 without a LUT)
 
-	// AXI-Lite register interface.
-	ax := g.axiLite()
+	hasLUT             bool
+	lutSh, lutAB, lutW int // entry size bits, address bits, word width
+}
+
+// decision is stage 4's registers: what happens to the TLP in it.
+type decision struct {
+	s4                            beat
+	act, reason, egress, slot     ir.Value
+	second, secondEg              ir.Value
+	hdrPrimary, hdrSecond, cplHdr ir.Value
+}
+
+// ports declares the module's shared inputs and the AXI-Lite interface,
+// and works out the LUT's geometry.
+func (g *gen) ports() *pipe {
+	m := g.m
+	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0)}
+	p.selfID = m.Input("self_id", 16)
+	p.portDown = m.Input("port_down", 2)
+	p.ax = g.axiLite()
 
 	// LUT: a block RAM filled from the configuration after reset.
 	lut := g.d.LUT
-	hasLUT := len(lut.Entries) > 0
-	var lutSh, lutAB, lutW int
-	initDone := one
-	if hasLUT {
-		lutSh = bits.TrailingZeros64(lut.EntrySize)
-		lutAB = max(ir.AddrBits(len(lut.Entries)), 1)
-		lutW = 1 + 3 + 8 + (64 - lutSh)
-		initDone = m.Reg("lut_init_done", 1, 0)
+	p.hasLUT = len(lut.Entries) > 0
+	p.initDone = p.one
+	if p.hasLUT {
+		p.lutSh = bits.TrailingZeros64(lut.EntrySize)
+		p.lutAB = max(ir.AddrBits(len(lut.Entries)), 1)
+		p.lutW = 1 + 3 + 8 + (64 - p.lutSh)
+		p.initDone = m.Reg("lut_init_done", 1, 0)
 	}
+	return p
+}
 
-	// The input stream, held back while the LUT is being filled.
+// input is the host stream through a skid buffer, held back while the
+// LUT is being filled; it declares the pipeline's advance wire.
+func (p *pipe) input() beat {
+	m, W, K := p.m, p.W, p.K
 	hostValid := m.Input("s_host_tlp_valid", 1)
-	in := beat{valid: m.And(hostValid, initDone), hdr: m.Input("s_host_tlp_hdr", 128), bar: m.Input("s_host_tlp_bar", 3),
+	in := beat{valid: m.And(hostValid, p.initDone), hdr: m.Input("s_host_tlp_hdr", 128), bar: m.Input("s_host_tlp_bar", 3),
 		data: m.Input("s_host_tlp_data", W), keep: m.Input("s_host_tlp_keep", K),
 		sop: m.Input("s_host_tlp_sop", 1), eop: m.Input("s_host_tlp_eop", 1)}
 	packed := m.Concat(in.hdr, in.bar, in.data, in.keep, in.sop, in.eop)
 	inS := axis.New(m, "in", packed, in.valid)
-	m.Output("s_host_tlp_ready", m.And(inS.Ready, initDone))
+	m.Output("s_host_tlp_ready", m.And(inS.Ready, p.initDone))
 	sk := axis.Instance(m, "in_slice", axis.SkidModule(packed.Width()), inS)
-	unpack := func(v, valid ir.Value) beat {
-		at := v.Width()
-		take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
-		return beat{valid: valid, hdr: take(128), bar: take(3), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
-	}
-	b0 := unpack(sk.Data, sk.Valid)
+	v := sk.Data
+	at := v.Width()
+	take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
+	b0 := beat{valid: sk.Valid, hdr: take(128), bar: take(3), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
 
 	// The pipeline advances as a whole when its last stage is empty or
 	// the router has finished with it.
-	adv := m.Wire("adv", 1)
-	m.Assign(sk.Ready, adv)
+	p.adv = m.Wire("adv", 1)
+	m.Assign(sk.Ready, p.adv)
+	return b0
+}
 
-	// Stage 1: decode, classify, BAR offset, LUT read, requester IDs.
+// classify is stage 1: decode, classify, BAR offset, LUT index,
+// requester IDs. It returns stage 1's registers and the LUT index (read
+// into stage 2 by the LUT's read port).
+func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
+	m, c, lut := p.m, p.c, p.d.LUT
+	lutSh, lutAB := p.lutSh, p.lutAB
 	f0 := tlphdr.Decode(m, b0.hdr)
 	kind0 := m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable())
 	var masks, present []uint64
@@ -338,8 +390,8 @@ func (g *gen) build() error {
 	barOK0 := m.ROM(b0.bar, 1, present)
 	regHit0 := m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR)))
 	size0 := m.Concat(m.Eq(f0.Length, m.Const(10, 0)), f0.Length, m.Const(2, 0)) // 4 * DWs, 13 bits
-	inLUT0, lutIdx0 := zero, m.Const(1, 0)
-	if hasLUT {
+	inLUT0, lutIdx0 := p.zero, m.Const(1, 0)
+	if p.hasLUT {
 		page := m.Slice(off0, lutSh, 64-lutSh)
 		first := lut.Offset >> lutSh
 		rel := m.Sub(page, m.Const(64-lutSh, first))
@@ -347,7 +399,7 @@ func (g *gen) build() error {
 			m.And(m.Not(m.LtU(page, m.Const(64-lutSh, first))), m.LtU(rel, m.Const(64-lutSh, uint64(len(lut.Entries))))))
 		lutIdx0 = m.Slice(rel, 0, lutAB)
 	}
-	proxyBase, locals := g.tab.RID()
+	proxyBase, locals := p.tab.RID()
 	var ridHits, ridIDs []ir.Value
 	for i, id := range locals {
 		ridHits = append(ridHits, m.Eq(f0.Requester, m.Const(16, uint64(id))))
@@ -358,14 +410,22 @@ func (g *gen) build() error {
 		proxy0 = m.Pick(ridHits, ridIDs)
 	}
 
-	s1 := g.stageReg("s1", b0, adv)
-	t1 := g.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
-		proxyOK: proxyOK0, proxy: proxy0}, adv)
-	off1, inLUT1 := t1.off, t1.inLUT
+	s1 := p.stageReg("s1", b0, p.adv)
+	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
+		proxyOK: proxyOK0, proxy: proxy0}, p.adv)
+	return s1, t1, lutIdx0
+}
+
+// lutTable builds the LUT's memory, read at idx as the pipeline advances,
+// and its fill from the configuration after reset. It returns the entry
+// read (invalid without a LUT).
+func (p *pipe) lutTable(idx ir.Value) ir.Value {
+	m, ax, lut := p.m, p.ax, p.d.LUT
+	lutSh, lutAB, lutW, initDone := p.lutSh, p.lutAB, p.lutW, p.initDone
 	var lutQ ir.Value
-	if hasLUT {
+	if p.hasLUT {
 		mem := m.Memory("lut", 1<<lutAB, lutW)
-		lutQ = m.ReadPort(mem, lutIdx0, adv)
+		lutQ = m.ReadPort(mem, idx, p.adv)
 		// After reset the table is written from the configuration, one
 		// entry per cycle; then software may rewrite entries.
 		var rom []uint64
@@ -384,8 +444,22 @@ func (g *gen) build() error {
 			m.Or(m.Not(initDone), m.And(ax.lutCommit, m.LtU(ax.lutIndex, m.Const(32, uint64(len(lut.Entries)))))), ir.Value{})
 	}
 	m.Assign(ax.initDone, initDone)
+	return lutQ
+}
 
-	// Stage 2: translation.
+// downOf is 1 when the port egress kind eg names is down (0 for
+// non-ports).
+func (p *pipe) downOf(eg ir.Value) ir.Value {
+	m := p.m
+	return m.Or(m.And(m.Eq(eg, m.Const(3, kindPortA)), m.Slice(p.portDown, 0, 1)),
+		m.And(m.Eq(eg, m.Const(3, kindPortB)), m.Slice(p.portDown, 1, 1)))
+}
+
+// translate is stage 2: the direct windows (with failover and
+// multicast) and the LUT entry read in stage 1.
+func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, error) {
+	m, c, d, ax := p.m, p.c, p.d, p.ax
+	off1, inLUT1 := t1.off, t1.inLUT
 	ws := d.Windows
 	var enables ir.Value
 	if len(ws) > 0 {
@@ -393,20 +467,17 @@ func (g *gen) build() error {
 	}
 	winMod, err := translate.Module(c.Name+"_windows", ws)
 	if err != nil {
-		return fmt.Errorf("direct windows: %v", err)
+		return beat{}, tlpState{}, fmt.Errorf("direct windows: %v", err)
 	}
 	tr := translate.Instance(m, "windows", winMod, s1.bar, off1, enables)
 	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
-	downOf := func(eg ir.Value) ir.Value { // the port eg names is down (0 for non-ports)
-		return m.Or(m.And(m.Eq(eg, m.Const(3, kindPortA)), m.Slice(portDown, 0, 1)),
-			m.And(m.Eq(eg, m.Const(3, kindPortB)), m.Slice(portDown, 1, 1)))
-	}
 	// A window with a failover port uses it while its own port is down.
-	failover := m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), downOf(tr.Egress))
+	failover := m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), p.downOf(tr.Egress))
 	egress = m.Mux(failover, tr.SecondEgress, egress)
 	addr = m.Mux(failover, tr.SecondTranslated, addr)
 	multicast := m.And(tr.HasSecond, tr.Multicast)
-	if hasLUT {
+	if p.hasLUT {
+		lutW, lutSh := p.lutW, p.lutSh
 		lutEn := m.Slice(lutQ, lutW-1, 1)
 		lutEg := m.Slice(lutQ, lutW-4, 3)
 		lutSlot := m.Slice(lutQ, lutW-12, 8)
@@ -418,15 +489,18 @@ func (g *gen) build() error {
 		addr = m.Mux(inLUT1, lutAddr, addr)
 		multicast = m.And(multicast, m.Not(inLUT1))
 	}
-	s2 := g.stageReg("s2", s1, adv)
-	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, downOf(egress)
-	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, downOf(tr.SecondEgress)
+	s2 := p.stageReg("s2", s1, p.adv)
+	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
+	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, p.downOf(tr.SecondEgress)
 	t1.inLUT = ir.Value{} // used up
-	t2 := g.carry("s2", t1, adv)
-	kind2, off2, regHit2, size2, egress2, slot2, addr2 := t2.kind, t2.off, t2.regHit, t2.size, t2.egress, t2.slot, t2.addr
+	return s2, p.carry("s2", t1, p.adv), nil
+}
 
-	// Stage 3: the access check, on the BAR offset for the O-NIC's own
-	// registers and on the translated address otherwise.
+// check is stage 3: the access check, on the BAR offset for the O-NIC's
+// own registers and on the translated address otherwise.
+func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
+	m, c := p.m, p.c
+	kind2, off2, regHit2, size2, egress2, slot2, addr2 := t2.kind, t2.off, t2.regHit, t2.size, t2.egress, t2.slot, t2.addr
 	chkAddr := m.Mux(regHit2, off2, addr2)
 	kernelBit := m.Add(m.Slice(slot2, 0, 5), m.Const(5, 8))
 	egBit := m.Pick([]ir.Value{
@@ -435,22 +509,28 @@ func (g *gen) build() error {
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
 	egBit = m.Mux(regHit2, m.Const(5, 2), egBit)
 	write2 := m.Slice(kind2, 4, 1) // kData
-	accMod, err := access.Module(c.Name+"_access", g.acl.Domains(), g.acl.RuleSlots())
+	accMod, err := access.Module(c.Name+"_access", p.acl.Domains(), p.acl.RuleSlots())
 	if err != nil {
-		return fmt.Errorf("access check: %v", err)
+		return beat{}, tlpState{}, fmt.Errorf("access check: %v", err)
 	}
 	// This manager's TLPs all come from the host link: a requester ID of a
 	// domain bound to an optical port is forged here (source-invalid).
 	fromHost := m.Const(2, uint64(acl.FromHost))
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, 80, 16), fromHost, chkAddr, size2, write2, egBit, g.ruleSlots(ax))
-	s3 := g.stageReg("s3", s2, adv)
+	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, write2, egBit, p.ruleSlots(p.ax))
+	s3 := p.stageReg("s3", s2, p.adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
-	t3 := g.carry("s3", t2, adv)
+	return s3, p.carry("s3", t2, p.adv), nil
+}
+
+// decide is stage 4: the decision, in the order pcie/manager.Process
+// takes it, and the headers the TLP leaves with.
+func (p *pipe) decide(s3 beat, t3 tlpState) decision {
+	m, adv, selfID := p.m, p.adv, p.selfID
 	kind3, off3, barOK3, regHit3, proxyOK3, proxy3 := t3.kind, t3.off, t3.barOK, t3.regHit, t3.proxyOK, t3.proxy
 	found3, enabled3, egress3, slot3, addr3, down3 := t3.found, t3.enabled, t3.egress, t3.slot, t3.addr, t3.down
 	second3, secondEg3, secondAt3, secondDown3, rule3 := t3.second, t3.secondEg, t3.secondAt, t3.secondDown, t3.rule
 
-	// Stage 4: the decision, in the order pcie/manager.Process takes it.
 	f3 := tlphdr.Decode(m, s3.hdr)
 	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
 	memAtomic, cfgMsg, isCpl := bit(kind3, kMemAtomic), bit(kind3, kCfgMsg), bit(kind3, kCpl)
@@ -485,7 +565,7 @@ func (g *gen) build() error {
 
 	ok := m.Eq(o.reason, r4(pmgr.OK))
 	action := m.Mux(ok, m.Const(2, actForward), m.Mux(nonPosted, m.Const(2, actComplete), m.Const(2, actDrop)))
-	status := m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(g.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
+	status := m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
 	// The multicast copy: a write through a multicast window whose second
 	// port is up.
 	viaWindow := m.And(m.And(ok, memAtomic), m.And(barOK3, m.Not(regHit3)))
@@ -499,63 +579,71 @@ func (g *gen) build() error {
 	// The decision is taken on a packet's first beat and kept for the
 	// rest of it.
 	take := m.And(adv, m.And(s3.valid, s3.sop))
-	s4 := g.stageReg("s4", s3, adv)
-	act4 := g.reg("s4_action", action, take)
-	reason4 := g.reg("s4_reason", o.reason, take)
-	egress4 := g.reg("s4_egress", o.egress, take)
-	slot4 := g.reg("s4_slot", o.slot, take)
-	second4 := g.reg("s4_second", second, take)
-	secondEg4 := g.reg("s4_second_egress", secondEg3, take)
-	hdrP4 := g.reg("s4_hdr_primary", hdrP, take)
-	hdrS4 := g.reg("s4_hdr_second", hdrS, take)
-	cpl4 := g.reg("s4_cpl_hdr", cpl, take)
+	var d decision
+	d.s4 = p.stageReg("s4", s3, adv)
+	d.act = p.reg("s4_action", action, take)
+	d.reason = p.reg("s4_reason", o.reason, take)
+	d.egress = p.reg("s4_egress", o.egress, take)
+	d.slot = p.reg("s4_slot", o.slot, take)
+	d.second = p.reg("s4_second", second, take)
+	d.secondEg = p.reg("s4_second_egress", secondEg3, take)
+	d.hdrPrimary = p.reg("s4_hdr_primary", hdrP, take)
+	d.hdrSecond = p.reg("s4_hdr_second", hdrS, take)
+	d.cplHdr = p.reg("s4_cpl_hdr", cpl, take)
+	return d
+}
 
-	// The router: a beat leaves on every output it is for; a multicast
-	// beat waits until both ports have taken it, and an output that took
-	// it early is not offered it again.
-	fwd := m.Eq(act4, m.Const(2, actForward))
+// route is the router: a beat leaves on every output it is for; a
+// multicast beat waits until both ports have taken it, and an output that
+// took it early is not offered it again. It drives the advance wire.
+func (p *pipe) route(d decision) {
+	m, s4, adv := p.m, d.s4, p.adv
+	fwd := m.Eq(d.act, m.Const(2, actForward))
 	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, m.Const(3, k)) }
 	type route struct {
 		name string
 		to   ir.Value
 		data ir.Value
 	}
-	toA := m.Or(m.And(fwd, is(egress4, kindPortA)), m.And(second4, is(secondEg4, kindPortA)))
-	toB := m.Or(m.And(fwd, is(egress4, kindPortB)), m.And(second4, is(secondEg4, kindPortB)))
-	hdrA := m.Mux(is(egress4, kindPortA), hdrP4, hdrS4)
-	hdrB := m.Mux(is(egress4, kindPortB), hdrP4, hdrS4)
+	toA := m.Or(m.And(fwd, is(d.egress, kindPortA)), m.And(d.second, is(d.secondEg, kindPortA)))
+	toB := m.Or(m.And(fwd, is(d.egress, kindPortB)), m.And(d.second, is(d.secondEg, kindPortB)))
+	hdrA := m.Mux(is(d.egress, kindPortA), d.hdrPrimary, d.hdrSecond)
+	hdrB := m.Mux(is(d.egress, kindPortB), d.hdrPrimary, d.hdrSecond)
 	tail := m.Concat(s4.data, s4.keep, s4.sop, s4.eop)
 	routes := []route{
 		{"m_port_a", toA, m.Concat(hdrA, tail)},
 		{"m_port_b", toB, m.Concat(hdrB, tail)},
-		{"m_kernel", m.And(fwd, is(egress4, kindKernel)), m.Concat(slot4, hdrP4, tail)},
-		{"m_local", m.And(fwd, is(egress4, kindLocal)), m.Concat(hdrP4, tail)},
-		{"m_cpl", m.And(m.Eq(act4, m.Const(2, actComplete)), s4.sop), cpl4},
+		{"m_kernel", m.And(fwd, is(d.egress, kindKernel)), m.Concat(d.slot, d.hdrPrimary, tail)},
+		{"m_local", m.And(fwd, is(d.egress, kindLocal)), m.Concat(d.hdrPrimary, tail)},
+		{"m_cpl", m.And(m.Eq(d.act, m.Const(2, actComplete)), s4.sop), d.cplHdr},
 	}
-	done := one
+	done := p.one
 	for _, r := range routes {
 		sent := m.Reg(r.name+"_sent", 1, 0)
 		valid := m.And(m.And(s4.valid, r.to), m.Not(sent))
 		st := axis.New(m, r.name+"_in", r.data, valid)
 		took := m.And(valid, st.Ready)
 		done = m.And(done, m.Or(m.Not(r.to), m.Or(sent, took)))
-		m.SetNext(sent, m.Mux(adv, zero, m.Or(sent, took)))
+		m.SetNext(sent, m.Mux(adv, p.zero, m.Or(sent, took)))
 		out := axis.Instance(m, r.name+"_slice", axis.SkidModule(r.data.Width()), st)
-		g.output(r.name, out, W, K)
+		p.output(r.name, out, p.W, p.K)
 	}
 	m.Assign(adv, m.Or(m.Not(s4.valid), done))
+}
 
-	// Counters: every TLP under its reason, when its first beat leaves.
-	fire := m.And(adv, m.And(s4.valid, s4.sop))
+// counters counts every TLP under its reason when its first beat
+// leaves, and builds the AXI-Lite read side that reports them.
+func (p *pipe) counters(d decision) {
+	m := p.m
+	fire := m.And(p.adv, m.And(d.s4.valid, d.s4.sop))
 	var counts []ir.Value
-	for _, r := range d.Reasons {
+	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
 		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
-		m.SetEnable(cnt, m.And(fire, m.Eq(reason4, r4(r))))
+		m.SetEnable(cnt, m.And(fire, m.Eq(d.reason, m.Const(4, uint64(r)))))
 		counts = append(counts, cnt)
 	}
-	g.axiRead(ax, portDown, counts)
-	return nil
+	p.axiRead(p.ax, p.portDown, counts)
 }
 
 // ruleSlots builds the run-time access rules' registers: slot i takes
