@@ -4,6 +4,9 @@
 // specification's recommended rates, credit-based flow control with finite
 // receive buffers that stall the sender, a replay buffer released by Acks,
 // and propagation delay. See docs/emu.md for what is and is not modelled.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package link
 
 import (

@@ -6,6 +6,9 @@
 // The device is at end 0 of the link, the host (root port) at end 1. Each
 // DMA transfer starts at a 4 KiB-aligned address, so every transfer splits
 // into the same TLPs.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package linkbench
 
 import (

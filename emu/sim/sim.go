@@ -6,6 +6,9 @@
 // Components implement Handler and schedule themselves with At or After;
 // the argument word lets one handler serve many kinds of event without a
 // closure per event.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package sim
 
 import "fmt"

@@ -4,6 +4,9 @@
 // assembles them into an unsigned image (package firmware: the format,
 // signing and the loader, light enough for a board-side tool, which does
 // not import this package's generators and tool runners).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package build
 
 import (

@@ -5,6 +5,9 @@
 // weight — with three policies: Optimal (offline, the minimum total
 // reflash time, by min-cost flow), LRU and CostAware (online; the
 // Landlord rule, which keeps expensive kernels longer).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package plan
 
 import (

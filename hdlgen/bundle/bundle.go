@@ -4,6 +4,9 @@
 // map as a C header and as Markdown, and a README. Every file is a pure
 // function of the design, byte for byte: no dates, no paths of the
 // machine that generated it.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package bundle
 
 import (

@@ -2,6 +2,9 @@
 // Verilator's lint (-Wall, no waivers), Icarus Verilog (-g2005) and Yosys
 // synthesis for Xilinx 7-series, whose cell counts and longest
 // combinational path it reports per module.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package check
 
 import (

@@ -23,6 +23,9 @@
 // one beat per cycle when nothing stalls. Every TLP is counted under the
 // reason pcie/manager gives it; the counters, the window enables and the
 // LUT are on an AXI-Lite register interface (see Registers).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package manager
 
 import (
@@ -30,11 +33,11 @@ import (
 	"math/bits"
 	"strings"
 
-	"onic/hdlgen/access"
 	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/access"
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/internal/translate"
 	"onic/hdlgen/ir"
-	"onic/hdlgen/tlphdr"
-	"onic/hdlgen/translate"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"

@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"onic/pcie/idmap"
+	"onic/pcie/internal/idmap"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )

@@ -17,7 +17,7 @@ import (
 
 	"onic/pcie"
 	"onic/pcie/acl"
-	"onic/pcie/idmap"
+	"onic/pcie/internal/idmap"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )

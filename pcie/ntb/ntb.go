@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"onic/pcie/idmap"
+	"onic/pcie/internal/idmap"
 	"onic/tlp"
 )
 

@@ -13,6 +13,9 @@
 //
 // A run is fully determined by its seed; a failing seed is re-run with
 // `go test ./testbenches/cosim -run TestCosim -seed N` (see docs/hdl.md).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package cosim
 
 import (

@@ -1,6 +1,9 @@
 // Package golden compares test output with golden files in the style of
 // the Go standard library's go/printer tests: `go test -update` rewrites
 // the files, and a mismatch is shown as a readable line diff.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package golden
 
 import (

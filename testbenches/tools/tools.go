@@ -3,6 +3,9 @@
 // and applies the project's policy when one is missing: with CI=true the
 // test fails, otherwise it is skipped with a message saying how to
 // install it (`make deps`).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package tools
 
 import (

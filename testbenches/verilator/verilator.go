@@ -3,6 +3,9 @@
 // named after it, and must pass
 // `verilator --lint-only -Wall` without a single message. A missing
 // Verilator skips the test, or fails it under CI=true (testbenches/tools).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
 package verilator
 
 import (

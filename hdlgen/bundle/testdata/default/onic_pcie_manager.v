@@ -65,104 +65,104 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:792
-    reg  [31:0] win_en_lo; // manager.go:817
-    reg  [31:0] win_en_hi; // manager.go:817
-    reg  [31:0] lut_index; // manager.go:818
-    reg  [31:0] lut_addr_lo; // manager.go:818
-    reg  [31:0] lut_addr_hi; // manager.go:819
-    reg  [31:0] lut_ctrl; // manager.go:819
-    reg  axil_rvalid; // manager.go:822
-    reg  [31:0] axil_rdata; // manager.go:822
-    reg  s1_valid; // manager.go:413
-    reg  [127:0] s1_hdr; // manager.go:413
-    reg  [2:0] s1_bar; // manager.go:413
-    reg  [511:0] s1_data; // manager.go:413
-    reg  [15:0] s1_keep; // manager.go:413
-    reg  s1_sop; // manager.go:413
-    reg  s1_eop; // manager.go:413
-    reg  [6:0] s1_kind; // manager.go:414
-    reg  [63:0] s1_off; // manager.go:414
-    reg  s1_bar_ok; // manager.go:414
-    reg  s1_reg_hit; // manager.go:414
-    reg  [12:0] s1_size; // manager.go:414
-    reg  s1_proxy_ok; // manager.go:414
-    reg  [15:0] s1_proxy; // manager.go:414
-    reg  s2_valid; // manager.go:492
-    reg  [127:0] s2_hdr; // manager.go:492
-    reg  [511:0] s2_data; // manager.go:492
-    reg  [15:0] s2_keep; // manager.go:492
-    reg  s2_sop; // manager.go:492
-    reg  s2_eop; // manager.go:492
-    reg  [6:0] s2_kind; // manager.go:496
-    reg  [63:0] s2_off; // manager.go:496
-    reg  s2_bar_ok; // manager.go:496
-    reg  s2_reg_hit; // manager.go:496
-    reg  [12:0] s2_size; // manager.go:496
-    reg  s2_proxy_ok; // manager.go:496
-    reg  [15:0] s2_proxy; // manager.go:496
-    reg  s2_found; // manager.go:496
-    reg  s2_enabled; // manager.go:496
-    reg  [2:0] s2_egress; // manager.go:496
-    reg  [7:0] s2_slot; // manager.go:496
-    reg  [63:0] s2_addr; // manager.go:496
-    reg  s2_down; // manager.go:496
-    reg  s2_second; // manager.go:496
-    reg  [2:0] s2_second_egress; // manager.go:496
-    reg  [63:0] s2_second_addr; // manager.go:496
-    reg  s2_second_down; // manager.go:496
-    reg  s3_valid; // manager.go:521
-    reg  [127:0] s3_hdr; // manager.go:521
-    reg  [511:0] s3_data; // manager.go:521
-    reg  [15:0] s3_keep; // manager.go:521
-    reg  s3_sop; // manager.go:521
-    reg  s3_eop; // manager.go:521
-    reg  [6:0] s3_kind; // manager.go:523
-    reg  [63:0] s3_off; // manager.go:523
-    reg  s3_bar_ok; // manager.go:523
-    reg  s3_reg_hit; // manager.go:523
-    reg  s3_proxy_ok; // manager.go:523
-    reg  [15:0] s3_proxy; // manager.go:523
-    reg  s3_found; // manager.go:523
-    reg  s3_enabled; // manager.go:523
-    reg  [2:0] s3_egress; // manager.go:523
-    reg  [7:0] s3_slot; // manager.go:523
-    reg  [63:0] s3_addr; // manager.go:523
-    reg  s3_down; // manager.go:523
-    reg  s3_second; // manager.go:523
-    reg  [2:0] s3_second_egress; // manager.go:523
-    reg  [63:0] s3_second_addr; // manager.go:523
-    reg  s3_second_down; // manager.go:523
-    reg  [2:0] s3_rule; // manager.go:523
-    reg  s4_valid; // manager.go:583
-    reg  [511:0] s4_data; // manager.go:583
-    reg  [15:0] s4_keep; // manager.go:583
-    reg  s4_sop; // manager.go:583
-    reg  s4_eop; // manager.go:583
-    reg  [1:0] s4_action; // manager.go:584
-    reg  [3:0] s4_reason; // manager.go:585
-    reg  [2:0] s4_egress; // manager.go:586
-    reg  [7:0] s4_slot; // manager.go:587
-    reg  s4_second; // manager.go:588
-    reg  [2:0] s4_second_egress; // manager.go:589
-    reg  [127:0] s4_hdr_primary; // manager.go:590
-    reg  [127:0] s4_hdr_second; // manager.go:591
-    reg  [95:0] s4_cpl_hdr; // manager.go:592
-    reg  m_port_a_sent; // manager.go:622
-    reg  m_port_b_sent; // manager.go:622
-    reg  m_kernel_sent; // manager.go:622
-    reg  m_local_sent; // manager.go:622
-    reg  m_cpl_sent; // manager.go:622
-    reg  [31:0] count_ok; // manager.go:641
-    reg  [31:0] count_not_for_us; // manager.go:641
-    reg  [31:0] count_window_miss; // manager.go:641
-    reg  [31:0] count_mapping_disabled; // manager.go:641
-    reg  [31:0] count_port_down; // manager.go:641
-    reg  [31:0] count_denied; // manager.go:641
-    reg  [31:0] count_no_proxy_id; // manager.go:641
-    reg  [31:0] count_unexpected_completion; // manager.go:641
-    reg  [31:0] count_unsupported; // manager.go:641
-    reg  [31:0] count_relay_denied; // manager.go:641
+    reg  axil_bvalid; // manager.go:795
+    reg  [31:0] win_en_lo; // manager.go:820
+    reg  [31:0] win_en_hi; // manager.go:820
+    reg  [31:0] lut_index; // manager.go:821
+    reg  [31:0] lut_addr_lo; // manager.go:821
+    reg  [31:0] lut_addr_hi; // manager.go:822
+    reg  [31:0] lut_ctrl; // manager.go:822
+    reg  axil_rvalid; // manager.go:825
+    reg  [31:0] axil_rdata; // manager.go:825
+    reg  s1_valid; // manager.go:416
+    reg  [127:0] s1_hdr; // manager.go:416
+    reg  [2:0] s1_bar; // manager.go:416
+    reg  [511:0] s1_data; // manager.go:416
+    reg  [15:0] s1_keep; // manager.go:416
+    reg  s1_sop; // manager.go:416
+    reg  s1_eop; // manager.go:416
+    reg  [6:0] s1_kind; // manager.go:417
+    reg  [63:0] s1_off; // manager.go:417
+    reg  s1_bar_ok; // manager.go:417
+    reg  s1_reg_hit; // manager.go:417
+    reg  [12:0] s1_size; // manager.go:417
+    reg  s1_proxy_ok; // manager.go:417
+    reg  [15:0] s1_proxy; // manager.go:417
+    reg  s2_valid; // manager.go:495
+    reg  [127:0] s2_hdr; // manager.go:495
+    reg  [511:0] s2_data; // manager.go:495
+    reg  [15:0] s2_keep; // manager.go:495
+    reg  s2_sop; // manager.go:495
+    reg  s2_eop; // manager.go:495
+    reg  [6:0] s2_kind; // manager.go:499
+    reg  [63:0] s2_off; // manager.go:499
+    reg  s2_bar_ok; // manager.go:499
+    reg  s2_reg_hit; // manager.go:499
+    reg  [12:0] s2_size; // manager.go:499
+    reg  s2_proxy_ok; // manager.go:499
+    reg  [15:0] s2_proxy; // manager.go:499
+    reg  s2_found; // manager.go:499
+    reg  s2_enabled; // manager.go:499
+    reg  [2:0] s2_egress; // manager.go:499
+    reg  [7:0] s2_slot; // manager.go:499
+    reg  [63:0] s2_addr; // manager.go:499
+    reg  s2_down; // manager.go:499
+    reg  s2_second; // manager.go:499
+    reg  [2:0] s2_second_egress; // manager.go:499
+    reg  [63:0] s2_second_addr; // manager.go:499
+    reg  s2_second_down; // manager.go:499
+    reg  s3_valid; // manager.go:524
+    reg  [127:0] s3_hdr; // manager.go:524
+    reg  [511:0] s3_data; // manager.go:524
+    reg  [15:0] s3_keep; // manager.go:524
+    reg  s3_sop; // manager.go:524
+    reg  s3_eop; // manager.go:524
+    reg  [6:0] s3_kind; // manager.go:526
+    reg  [63:0] s3_off; // manager.go:526
+    reg  s3_bar_ok; // manager.go:526
+    reg  s3_reg_hit; // manager.go:526
+    reg  s3_proxy_ok; // manager.go:526
+    reg  [15:0] s3_proxy; // manager.go:526
+    reg  s3_found; // manager.go:526
+    reg  s3_enabled; // manager.go:526
+    reg  [2:0] s3_egress; // manager.go:526
+    reg  [7:0] s3_slot; // manager.go:526
+    reg  [63:0] s3_addr; // manager.go:526
+    reg  s3_down; // manager.go:526
+    reg  s3_second; // manager.go:526
+    reg  [2:0] s3_second_egress; // manager.go:526
+    reg  [63:0] s3_second_addr; // manager.go:526
+    reg  s3_second_down; // manager.go:526
+    reg  [2:0] s3_rule; // manager.go:526
+    reg  s4_valid; // manager.go:586
+    reg  [511:0] s4_data; // manager.go:586
+    reg  [15:0] s4_keep; // manager.go:586
+    reg  s4_sop; // manager.go:586
+    reg  s4_eop; // manager.go:586
+    reg  [1:0] s4_action; // manager.go:587
+    reg  [3:0] s4_reason; // manager.go:588
+    reg  [2:0] s4_egress; // manager.go:589
+    reg  [7:0] s4_slot; // manager.go:590
+    reg  s4_second; // manager.go:591
+    reg  [2:0] s4_second_egress; // manager.go:592
+    reg  [127:0] s4_hdr_primary; // manager.go:593
+    reg  [127:0] s4_hdr_second; // manager.go:594
+    reg  [95:0] s4_cpl_hdr; // manager.go:595
+    reg  m_port_a_sent; // manager.go:625
+    reg  m_port_b_sent; // manager.go:625
+    reg  m_kernel_sent; // manager.go:625
+    reg  m_local_sent; // manager.go:625
+    reg  m_cpl_sent; // manager.go:625
+    reg  [31:0] count_ok; // manager.go:644
+    reg  [31:0] count_not_for_us; // manager.go:644
+    reg  [31:0] count_window_miss; // manager.go:644
+    reg  [31:0] count_mapping_disabled; // manager.go:644
+    reg  [31:0] count_port_down; // manager.go:644
+    reg  [31:0] count_denied; // manager.go:644
+    reg  [31:0] count_no_proxy_id; // manager.go:644
+    reg  [31:0] count_unexpected_completion; // manager.go:644
+    reg  [31:0] count_unsupported; // manager.go:644
+    reg  [31:0] count_relay_denied; // manager.go:644
     wire and_11;
     wire not_12;
     wire and_13;
@@ -220,7 +220,7 @@ module onic_pcie_manager (
     wire [9:0] slice_78;
     wire eq_80;
     wire and_81;
-    wire init_done; // manager.go:820
+    wire init_done; // manager.go:823
     wire and_93;
     wire [660:0] concat_100;
     wire in_ready; // axis.go:23
@@ -232,7 +232,7 @@ module onic_pcie_manager (
     wire [15:0] slice_111;
     wire slice_112;
     wire slice_113;
-    wire adv; // manager.go:371
+    wire adv; // manager.go:374
     wire [2:0] slice_115;
     wire [4:0] slice_116;
     wire [9:0] slice_126;

@@ -39,7 +39,7 @@ func TestAgainstCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join("..", "..", "tlp", "testdata", "vectors.txt"))
+	f, err := os.Open(filepath.Join("..", "..", "..", "tlp", "testdata", "vectors.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
