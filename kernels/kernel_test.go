@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"onic/kernels/replay"
 	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 )
@@ -201,17 +202,17 @@ func TestRTLReplay(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 3))
 		in := k.sample(rng, 7*k.Lanes+3)
 		want, _ := k.Reference(in)
-		sims := []string{"icarus"}
+		sims := []Tool{replay.Icarus}
 		if k.Name == "sum-int16-sat" || k.Name == "fp32-to-bf16" || k.Name == "crc32c-append" || k.Name == "histogram" {
-			sims = append(sims, "verilator")
+			sims = append(sims, replay.Verilator)
 		}
 		for _, tool := range sims {
 			r, err := k.RunRTL(in, Traffic{Offer: 0.7, Ready: 0.6, Seed: 5}, tool, t.TempDir())
 			if err != nil {
-				t.Fatalf("%s %s: %v", k.Name, tool, err)
+				t.Fatalf("%s %s: %v", k.Name, tool.Name(), err)
 			}
 			if d := r.Diff(); d != "" {
-				t.Fatalf("%s %s: %s", k.Name, tool, d)
+				t.Fatalf("%s %s: %s", k.Name, tool.Name(), d)
 			}
 			if len(r.Sim) < 10 {
 				t.Fatalf("%s: only %d cycles", k.Name, len(r.Sim))
@@ -230,7 +231,7 @@ func TestRTLReplay(t *testing.T) {
 func TestVerify(t *testing.T) {
 	tools.Require(t, "iverilog")
 	k, _ := Lookup("sum-int8-sat")
-	v := k.Verify(7, []string{"icarus"})
+	v := k.Verify(7, []Tool{replay.Icarus})
 	if !v.OK() || v.Cases != 7 || v.Latency != 1 || v.Interval != 1 || v.BytesPerCycle != 64 {
 		t.Fatalf("%+v", v)
 	}

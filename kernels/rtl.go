@@ -9,8 +9,16 @@ import (
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/verilog"
-	"onic/internal/tbrun"
 )
+
+// Tool is an HDL simulator a replay runs under (kernels/replay has
+// Icarus and Verilator). Run builds testbench tb.v with the design's
+// sources srcs (paths relative to dir) in dir, runs it, and returns the
+// lines of the out.log the testbench writes.
+type Tool interface {
+	Name() string
+	Run(dir string, srcs []string) ([]string, error)
+}
 
 // hexWords prints words as a Verilog %h would print a value of n bits:
 // every digit, leading zeros included.
@@ -50,9 +58,9 @@ func (r Replay) Diff() string {
 }
 
 // RunRTL simulates the kernel on in under t, then replays the same
-// per-cycle inputs into the emitted Verilog with tool ("icarus" or
-// "verilator", found on PATH) in dir, and returns both logs.
-func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool, dir string) (Replay, error) {
+// per-cycle inputs into the emitted Verilog with tool in dir, and returns
+// both logs.
+func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool Tool, dir string) (Replay, error) {
 	m, err := k.Module()
 	if err != nil {
 		return Replay{}, err
@@ -74,7 +82,7 @@ func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool, dir string) (Replay, error
 // replayIn writes m's Verilog, the input vectors (a line per cycle) and
 // the testbench bench into dir, runs them under tool and returns the
 // testbench's log lines.
-func replayIn(tool, dir string, m *ir.Module, vecs []string, bench string) ([]string, error) {
+func replayIn(tool Tool, dir string, m *ir.Module, vecs []string, bench string) ([]string, error) {
 	files, err := verilog.EmitDesign(m)
 	if err != nil {
 		return nil, err
@@ -92,7 +100,7 @@ func replayIn(tool, dir string, m *ir.Module, vecs []string, bench string) ([]st
 	if err := os.WriteFile(filepath.Join(dir, "tb.v"), []byte(bench), 0o644); err != nil {
 		return nil, err
 	}
-	return simulate(tool, dir, srcs)
+	return tool.Run(dir, srcs)
 }
 
 // vector is one cycle's input vector for a replay: the ports' values
@@ -109,19 +117,6 @@ func vector(m *ir.Module, ports []ir.Port, values [][]uint64) string {
 		total += w
 	}
 	return fmt.Sprintf("%0*x", (total+3)/4, v)
-}
-
-// simulate builds testbench tb.v with the design's sources srcs in dir
-// with tool ("icarus" or "verilator"), runs it, and returns the lines of
-// the out.log it writes.
-func simulate(tool, dir string, srcs []string) ([]string, error) {
-	switch tool {
-	case "icarus":
-		return tbrun.Icarus(dir, srcs, "iverilog", "vvp")
-	case "verilator":
-		return tbrun.Verilator(dir, srcs, "verilator")
-	}
-	return nil, fmt.Errorf("tool %q: want icarus or verilator", tool)
 }
 
 // testbench applies in.hex, a line per cycle (the input ports in order),

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"onic/kernels/replay"
 	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 )
@@ -103,7 +104,7 @@ func TestTaskShellRTL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := k.ReplayTask(run, t.TempDir())
+		r, err := k.ReplayTask(run, replay.Verilator, t.TempDir())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -481,15 +481,15 @@ func logOutputs(m *ir.Module, s *sim.Sim) string {
 	return strings.Join(parts, " ")
 }
 
-// ReplayTask replays run's inputs into the task shell's Verilog with
-// Verilator in dir and returns both logs (see Replay).
-func (k *Kernel) ReplayTask(run TaskRun, dir string) (Replay, error) {
+// ReplayTask replays run's inputs into the task shell's Verilog with tool
+// in dir and returns both logs (see Replay).
+func (k *Kernel) ReplayTask(run TaskRun, tool Tool, dir string) (Replay, error) {
 	r := Replay{Sim: run.Log}
 	m, err := k.TaskModule()
 	if err != nil {
 		return r, err
 	}
-	r.RTL, err = replayIn("verilator", dir, m, run.vecs, taskBench(m, run.in, len(run.vecs)))
+	r.RTL, err = replayIn(tool, dir, m, run.vecs, taskBench(m, run.in, len(run.vecs)))
 	return r, err
 }
 

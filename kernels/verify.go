@@ -83,10 +83,10 @@ func (v Verdict) OK() bool {
 // Verify holds the kernel to its reference: the simulator on packets of
 // random and edge-value elements (empty, one element, partial last beats,
 // many beats) under random backpressure, then each RTL tool in tools
-// ("icarus", "verilator") replaying one such run cycle by cycle (work
-// files in temporary directories). It also measures latency and
+// (kernels/replay's Icarus and Verilator) replaying one such run cycle by
+// cycle (work files in temporary directories). It also measures latency and
 // throughput back to back.
-func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
+func (k *Kernel) Verify(seed uint64, tools []Tool) Verdict {
 	v := Verdict{Kernel: k.Name, Sim: "ok", RTL: map[string]string{}}
 	rng := rand.New(rand.NewPCG(seed, 0x76))
 	mk := func(n int) [][]byte { return k.sample(rng, n) }
@@ -125,20 +125,21 @@ func (k *Kernel) Verify(seed uint64, tools []string) Verdict {
 		}
 	}
 	for _, tool := range tools {
+		name := tool.Name()
 		dir, err := os.MkdirTemp("", "onic-kernel-")
 		if err != nil {
-			v.RTL[tool] = err.Error()
+			v.RTL[name] = err.Error()
 			continue
 		}
 		r, err := k.RunRTL(mk(5*k.Lanes+3), Traffic{Offer: 0.7, Ready: 0.6, Seed: seed}, tool, dir)
 		os.RemoveAll(dir)
 		switch {
 		case err != nil:
-			v.RTL[tool] = err.Error()
+			v.RTL[name] = err.Error()
 		case r.Diff() != "":
-			v.RTL[tool] = r.Diff()
+			v.RTL[name] = r.Diff()
 		default:
-			v.RTL[tool] = "ok"
+			v.RTL[name] = "ok"
 		}
 	}
 	return v

@@ -13,6 +13,7 @@ import (
 
 	"onic/hdlgen/verilog"
 	"onic/kernels"
+	"onic/kernels/replay"
 )
 
 func newKernelCmd(v *viper.Viper) *cobra.Command {
@@ -146,15 +147,16 @@ Exits 1 if any check fails.`,
 				}
 				ks = append(ks, k)
 			}
-			var rtl []string
+			var rtl []kernels.Tool
 			for _, t := range strings.Split(v.GetString("kernel.test.rtl"), ",") {
-				switch t = strings.TrimSpace(t); t {
-				case "":
-				case "icarus", "verilator":
-					rtl = append(rtl, t)
-				default:
+				if t = strings.TrimSpace(t); t == "" {
+					continue
+				}
+				tool, err := replay.ByName(t)
+				if err != nil {
 					return fmt.Errorf("--rtl %q: want icarus, verilator or both, comma-separated", t)
 				}
+				rtl = append(rtl, tool)
 			}
 			seed := v.GetUint64("kernel.test.seed")
 			var verdicts []kernels.Verdict

@@ -181,6 +181,7 @@ var kernelTestTmpl = template.Must(template.New("test").Parse(`package kernels
 import (
 	"testing"
 
+	"onic/kernels/replay"
 	"onic/testbenches/tools"
 )
 
@@ -193,7 +194,7 @@ func Test{{.Func}}(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := k.Verify(1, []string{"icarus"}); !v.OK() {
+	if v := k.Verify(1, []Tool{replay.Icarus}); !v.OK() {
 		t.Fatalf("%+v", v)
 	}
 }
