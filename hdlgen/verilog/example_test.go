@@ -24,6 +24,5 @@ func ExampleEmit() {
 	}
 	// Output:
 	// module and2 (
-	//     assign and_2 = a & b;
-	//     assign y = and_2;
+	//     assign y = a & b;
 }

@@ -95,6 +95,7 @@ func (d *design) analyse(m *ir.Module) (*emitter, error) {
 	if err := e.live(); err != nil {
 		return nil, err
 	}
+	e.inlining()
 	e.names()
 	e.unusedBits()
 	return e, nil
@@ -106,7 +107,8 @@ type emitter struct {
 	d      *design
 	nm     namer
 	alive  []bool       // node is needed by an output
-	name   []string     // node's Verilog name ("" for inlined constants)
+	inline []bool       // node is printed inside its one user's expression, not as a wire
+	name   []string     // node's Verilog name ("" for constants and inlined nodes)
 	used   [][]uint64   // node's bits that something reads
 	clk    bool         // the module has live registers or memory ports
 	rst    bool         // the module has live registers with a synchronous reset
@@ -179,6 +181,69 @@ func (e *emitter) live() error {
 	return nil
 }
 
+// maxInline is the most operators one inlined expression may hold; a
+// bigger one gets a wire of its own, so no line becomes unreadable.
+const maxInline = 6
+
+// inlining decides which temporaries are printed inside the one
+// expression that uses them instead of as wires: unnamed operations used
+// exactly once, whose user can take an expression there (a part-select,
+// a sign extension's top bit or a byte-enabled write needs a name), and
+// whose inlined tree stays small.
+func (e *emitter) inlining() {
+	m := e.m
+	e.inline = make([]bool, m.Len())
+	uses := make([]int, m.Len())
+	needsName := make([]bool, m.Len())
+	for i := 0; i < m.Len(); i++ {
+		if !e.alive[i] {
+			continue
+		}
+		n := m.Node(i)
+		for k, a := range n.Args {
+			if a < 0 {
+				continue
+			}
+			uses[a]++
+			switch {
+			case n.Op == ir.OpSlice, n.Op == ir.OpSext:
+				needsName[a] = true // printed as a[hi:lo] or a[top]
+			case n.Op == ir.OpMemWrite && k >= 2:
+				needsName[a] = true // byte lanes of the data and enables
+			}
+		}
+	}
+	for _, p := range m.Ports() {
+		if p.Output {
+			uses[p.Node]++
+		}
+	}
+	size := make([]int, m.Len())
+	for i := 0; i < m.Len(); i++ { // operands come before their users
+		n := m.Node(i)
+		if !e.alive[i] || uses[i] != 1 || needsName[i] || n.Name != "" || !inlinable(n.Op) || e.alwaysFalse(i) {
+			continue
+		}
+		size[i] = 1
+		for _, a := range n.Args {
+			if a >= 0 && e.inline[a] {
+				size[i] += size[a]
+			}
+		}
+		e.inline[i] = size[i] <= maxInline
+	}
+}
+
+// inlinable reports whether an operation can be printed inside another
+// expression (not a declaration, state or an instance's output).
+func inlinable(op ir.Op) bool {
+	switch op {
+	case ir.OpConst, ir.OpInput, ir.OpWire, ir.OpReg, ir.OpMem, ir.OpMemRead, ir.OpMemWrite, ir.OpInstance, ir.OpInstOut:
+		return false
+	}
+	return true
+}
+
 // names gives ports their own names (clk and rst first), then named
 // wires and registers, then temporaries after their operation.
 func (e *emitter) names() {
@@ -199,7 +264,7 @@ func (e *emitter) names() {
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.m.Node(i)
-		if !e.alive[i] || e.name[i] != "" || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
+		if !e.alive[i] || e.name[i] != "" || e.inline[i] || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
 			continue
 		}
 		if n.Op == ir.OpInstOut {
@@ -308,12 +373,49 @@ func sliceConst(v []uint64, lo, w int) []uint64 {
 	return out
 }
 
-// ref is how node i appears as an operand: its name, or its literal.
+// ref is how node i appears as an operand: its name, its literal, or its
+// expression when it is inlined (in parentheses unless it is a
+// concatenation, which needs none).
 func (e *emitter) ref(i int) string {
-	if n := e.m.Node(i); n.Op == ir.OpConst {
+	n := e.m.Node(i)
+	switch {
+	case n.Op == ir.OpConst:
 		return literal(n.W, n.Const)
+	case e.inline[i]:
+		x := e.expr(i)
+		if x[0] == '{' && matching(x) {
+			return x
+		}
+		return "(" + x + ")"
 	}
 	return e.name[i]
+}
+
+// top is node i where it stands alone (an assignment's right-hand side,
+// an if's condition, an index or a port connection): like ref, but an
+// inlined expression goes without parentheses.
+func (e *emitter) top(i int) string {
+	if e.inline[i] {
+		return e.expr(i)
+	}
+	return e.ref(i)
+}
+
+// matching reports whether x's first brace closes at its end.
+func matching(x string) bool {
+	depth := 0
+	for k := 0; k < len(x); k++ {
+		switch x[k] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return k == len(x)-1
+			}
+		}
+	}
+	return false
 }
 
 // expr is node i's defining expression.
@@ -531,11 +633,11 @@ func (e *emitter) print() []byte {
 			// that always reads has no enable to test.
 			if isOne(m, n.Args[2]) {
 				fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        %s <= %s[%s];\n    end\n",
-					e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
+					e.name[i], e.name[n.Args[0]], e.top(n.Args[1]))
 				continue
 			}
 			fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n            %s <= %s[%s];\n        end\n    end\n",
-				e.ref(n.Args[2]), e.name[i], e.name[n.Args[0]], e.ref(n.Args[1]))
+				e.top(n.Args[2]), e.name[i], e.name[n.Args[0]], e.top(n.Args[1]))
 			continue
 		}
 		if n.Async {
@@ -546,18 +648,18 @@ func (e *emitter) print() []byte {
 			fmt.Fprintf(&b, "        if (rst) begin\n            %s <= %s;\n        end", e.name[i], literal(n.W, n.Reset))
 		}
 		if len(n.Args) > 1 && n.Args[1] >= 0 {
-			fmt.Fprintf(&b, " else if (%s) begin\n", e.ref(n.Args[1]))
+			fmt.Fprintf(&b, " else if (%s) begin\n", e.top(n.Args[1]))
 		} else {
 			b.WriteString(" else begin\n")
 		}
-		fmt.Fprintf(&b, "            %s <= %s;\n        end\n    end\n", e.name[i], e.ref(n.Args[0]))
+		fmt.Fprintf(&b, "            %s <= %s;\n        end\n    end\n", e.name[i], e.top(n.Args[0]))
 	}
 	for _, i := range clocked {
 		n := m.Node(i)
-		mem, addr := e.name[n.Args[0]], e.ref(n.Args[1])
-		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n", e.ref(n.Args[3]))
+		mem, addr := e.name[n.Args[0]], e.top(n.Args[1])
+		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n", e.top(n.Args[3]))
 		if be := n.Args[4]; be < 0 {
-			fmt.Fprintf(&b, "            %s[%s] <= %s;\n", mem, addr, e.ref(n.Args[2]))
+			fmt.Fprintf(&b, "            %s[%s] <= %s;\n", mem, addr, e.top(n.Args[2]))
 		} else {
 			for k := 0; k < m.Node(n.Args[0]).W/8; k++ {
 				fmt.Fprintf(&b, "            if (%s) %s[%s][%d:%d] <= %s;\n", e.field(be, k, 1), mem, addr, 8*k+7, 8*k, e.field(n.Args[2], 8*k, 8))
@@ -568,7 +670,7 @@ func (e *emitter) print() []byte {
 	b.WriteString("\n")
 	for k, p := range m.Ports() {
 		if p.Output {
-			fmt.Fprintf(&b, "    assign %s = %s;\n", e.ports[k], e.ref(p.Node))
+			fmt.Fprintf(&b, "    assign %s = %s;\n", e.ports[k], e.top(p.Node))
 		}
 	}
 	b.WriteString("endmodule\n\n`default_nettype wire\n")
@@ -599,7 +701,7 @@ func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
 				}
 			}
 		} else {
-			sig = e.ref(n.Args[in])
+			sig = e.top(n.Args[in])
 			in++
 		}
 		conns = append(conns, fmt.Sprintf("        .%s(%s)", se.ports[k], sig))

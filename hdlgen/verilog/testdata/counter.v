@@ -9,15 +9,13 @@ module counter (
     output wire [7:0] count
 );
     reg  [7:0] cnt; // verilog_test.go:20
-    wire [7:0] add_3;
 
-    assign add_3 = cnt + 8'h1;
 
     always @(posedge clk) begin
         if (rst) begin
             cnt <= 8'h0;
         end else if (en) begin
-            cnt <= add_3;
+            cnt <= cnt + 8'h1;
         end
     end
 

@@ -26,94 +26,32 @@ module ops (
     wire [7:0] add_4;
     wire [7:0] sub_5;
     wire [7:0] n_2fast; // verilog_test.go:36
-    wire [7:0] mux_7;
-    wire [7:0] not_8;
-    wire [7:0] and_9;
-    wire [7:0] or_10;
-    wire [7:0] xor_11;
-    wire eq_12;
-    wire ne_13;
-    wire ltu_14;
-    wire lts_15;
-    wire redor_16;
-    wire redand_17;
-    wire redxor_18;
-    wire slice_19;
     wire [7:0] concat_20;
-    wire [3:0] slice_21;
     wire [4:0] slice_22;
-    wire [69:0] sext_23;
-    wire [69:0] zext_25;
-    wire [69:0] add_26;
     wire [7:0] concat_29;
-    wire [3:0] slice_30;
-    wire [4:0] slice_31;
-    wire [12:0] mul_32;
     wire [2:0] slice_33;
-    wire [7:0] shl_34;
-    wire [7:0] shr_35;
-    wire [7:0] sar_36;
-    wire [4:0] slice_37;
-    wire [7:0] concat_39;
-    wire [5:0] slice_40;
-    wire [7:0] zext_41;
     wire slice_42;
-    wire [7:0] sext_43;
     wire [47:0] concat_44;
     wire ltu_46;
-    wire [2:0] slice_49;
-    wire [7:0] zext_50;
-    wire [3:0] slice_52;
     wire unused;
 
     assign add_4 = a + b;
     assign sub_5 = a - b;
-    assign n_2fast = mux_7;
-    assign mux_7 = module_ ? add_4 : sub_5;
-    assign not_8 = ~a;
-    assign and_9 = n_2fast & not_8;
-    assign or_10 = a | b;
-    assign xor_11 = and_9 ^ or_10;
-    assign eq_12 = a == b;
-    assign ne_13 = a != b;
-    assign ltu_14 = a < b;
-    assign lts_15 = $signed(a) < $signed(b);
-    assign redor_16 = |a;
-    assign redand_17 = &b;
-    assign redxor_18 = ^add_4;
-    assign slice_19 = sub_5[7];
-    assign concat_20 = {eq_12, ne_13, ltu_14, lts_15, redor_16, redand_17, redxor_18, slice_19};
-    assign slice_21 = b[3:0];
+    assign n_2fast = (module_ ? add_4 : sub_5);
+    assign concat_20 = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^add_4), (sub_5[7])};
     assign slice_22 = a[6:2];
-    assign sext_23 = {{65{slice_22[4]}}, slice_22};
-    assign zext_25 = {5'h0, 65'h1};
-    assign add_26 = sext_23 + zext_25;
     assign concat_29 = {4'ha, 4'h5};
-    assign slice_30 = concat_29[5:2];
-    assign slice_31 = b[4:0];
-    assign mul_32 = {5'h0, a} * {8'h0, slice_31};
     assign slice_33 = b[7:5];
-    assign shl_34 = a << slice_33;
-    assign shr_35 = a >> slice_33;
-    assign sar_36 = $unsigned($signed(a) >>> slice_33);
-    assign slice_37 = a[4:0];
-    assign concat_39 = {slice_37, 3'h0};
-    assign slice_40 = a[7:2];
-    assign zext_41 = {2'h0, slice_40};
     assign slice_42 = a[7];
-    assign sext_43 = {{7{slice_42}}, slice_42};
-    assign concat_44 = {shl_34, shr_35, sar_36, concat_39, zext_41, sext_43};
+    assign concat_44 = {(a << slice_33), (a >> slice_33), ($unsigned($signed(a) >>> slice_33)), {(a[4:0]), 3'h0}, {2'h0, (a[7:2])}, {{7{slice_42}}, slice_42}};
     assign ltu_46 = 1'h0;
-    assign slice_49 = add_4[3:1];
-    assign zext_50 = {5'h0, slice_49};
-    assign slice_52 = sub_5[7:4];
     assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
 
     always @(posedge clk) begin
         if (rst) begin
             reg_ <= 8'h5a;
         end else begin
-            reg_ <= zext_50;
+            reg_ <= {5'h0, (add_4[3:1])};
         end
     end
 
@@ -121,16 +59,16 @@ module ops (
         if (arst) begin
             held <= 4'h9;
         end else if (module_) begin
-            held <= slice_52;
+            held <= sub_5[7:4];
         end
     end
 
-    assign mixed = xor_11;
+    assign mixed = (n_2fast & (~a)) ^ (a | b);
     assign flags = concat_20;
-    assign low = slice_21;
-    assign wide = add_26;
-    assign konst = slice_30;
-    assign prod = mul_32;
+    assign low = b[3:0];
+    assign wide = {{65{slice_22[4]}}, slice_22} + {5'h0, 65'h1};
+    assign konst = concat_29[5:2];
+    assign prod = {5'h0, a} * {8'h0, (b[4:0])};
     assign shifts = concat_44;
     assign never = ltu_46;
     assign r = reg_;

@@ -11,27 +11,21 @@ module pair (
 );
     reg  [7:0] up_cnt; // verilog_test.go:20
     reg  [7:0] down_cnt; // verilog_test.go:20
-    wire [7:0] add_3;
-    wire not_4;
-    wire [7:0] add_7;
 
-    assign add_3 = up_cnt + 8'h1;
-    assign not_4 = ~en;
-    assign add_7 = down_cnt + 8'h1;
 
     always @(posedge clk) begin
         if (rst) begin
             up_cnt <= 8'h0;
         end else if (en) begin
-            up_cnt <= add_3;
+            up_cnt <= up_cnt + 8'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             down_cnt <= 8'h0;
-        end else if (not_4) begin
-            down_cnt <= add_7;
+        end else if (~en) begin
+            down_cnt <= down_cnt + 8'h1;
         end
     end
 

@@ -17,15 +17,11 @@ module ram (
     reg  [7:0] flags [0:1]; // verilog_test.go:201
     reg  [31:0] memread_8; // verilog_test.go:200
     reg  [7:0] memread_16; // verilog_test.go:203
-    wire slice_10;
     wire [7:0] slice_11;
     wire slice_12;
-    wire slice_14;
 
-    assign slice_10 = waddr[0];
     assign slice_11 = wdata[7:0];
     assign slice_12 = wbe[0];
-    assign slice_14 = raddr[0];
 
     always @(posedge clk) begin
         if (re) begin
@@ -34,7 +30,7 @@ module ram (
     end
 
     always @(posedge clk) begin
-        memread_16 <= flags[slice_14];
+        memread_16 <= flags[raddr[0]];
     end
 
     always @(posedge clk) begin
@@ -48,7 +44,7 @@ module ram (
 
     always @(posedge clk) begin
         if (we) begin
-            if (slice_12) flags[slice_10][7:0] <= slice_11;
+            if (slice_12) flags[waddr[0]][7:0] <= slice_11;
         end
     end
 

@@ -18,39 +18,17 @@ module onic_axis_skid_661 (
     reg  [660:0] slice_skid_data; // axis.go:52
     wire s_ready; // axis.go:30
     wire slice_out_ready; // axis.go:53
-    wire not_8;
-    wire not_9;
     wire or_10;
-    wire or_11;
-    wire mux_12;
-    wire [660:0] mux_13;
-    wire or_15;
-    wire mux_16;
-    wire not_17;
-    wire not_18;
-    wire and_19;
-    wire and_20;
 
-    assign s_ready = not_8;
+    assign s_ready = (~slice_skid_valid);
     assign slice_out_ready = m_tready;
-    assign not_8 = ~slice_skid_valid;
-    assign not_9 = ~slice_valid;
-    assign or_10 = slice_out_ready | not_9;
-    assign or_11 = slice_skid_valid | s_tvalid;
-    assign mux_12 = or_10 ? or_11 : slice_valid;
-    assign mux_13 = slice_skid_valid ? slice_skid_data : s_tdata;
-    assign or_15 = slice_skid_valid | s_tvalid;
-    assign mux_16 = or_10 ? 1'h0 : or_15;
-    assign not_17 = ~or_10;
-    assign not_18 = ~slice_skid_valid;
-    assign and_19 = s_tvalid & not_18;
-    assign and_20 = not_17 & and_19;
+    assign or_10 = slice_out_ready | (~slice_valid);
 
     always @(posedge clk) begin
         if (rst) begin
             slice_valid <= 1'h0;
         end else begin
-            slice_valid <= mux_12;
+            slice_valid <= or_10 ? (slice_skid_valid | s_tvalid) : slice_valid;
         end
     end
 
@@ -58,7 +36,7 @@ module onic_axis_skid_661 (
         if (rst) begin
             slice_data <= 661'h0;
         end else if (or_10) begin
-            slice_data <= mux_13;
+            slice_data <= slice_skid_valid ? slice_skid_data : s_tdata;
         end
     end
 
@@ -66,14 +44,14 @@ module onic_axis_skid_661 (
         if (rst) begin
             slice_skid_valid <= 1'h0;
         end else begin
-            slice_skid_valid <= mux_16;
+            slice_skid_valid <= or_10 ? 1'h0 : (slice_skid_valid | s_tvalid);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             slice_skid_data <= 661'h0;
-        end else if (and_20) begin
+        end else if ((~or_10) & (s_tvalid & (~slice_skid_valid))) begin
             slice_skid_data <= s_tdata;
         end
     end

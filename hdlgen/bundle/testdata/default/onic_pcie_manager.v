@@ -163,694 +163,136 @@ module onic_pcie_manager (
     reg  [31:0] count_unexpected_completion; // manager.go:644
     reg  [31:0] count_unsupported; // manager.go:644
     reg  [31:0] count_relay_denied; // manager.go:644
-    wire and_11;
-    wire not_12;
     wire and_13;
-    wire not_15;
-    wire and_16;
-    wire mux_17;
     wire slice_19;
-    wire [7:0] concat_20;
     wire slice_21;
-    wire [7:0] concat_22;
     wire slice_23;
-    wire [7:0] concat_24;
     wire slice_25;
-    wire [7:0] concat_26;
     wire [31:0] concat_27;
-    wire [31:0] not_29;
-    wire [31:0] and_30;
-    wire [31:0] and_31;
-    wire [31:0] or_32;
-    wire [9:0] slice_33;
-    wire eq_35;
-    wire and_36;
-    wire [31:0] not_38;
-    wire [31:0] and_39;
-    wire [31:0] and_40;
-    wire [31:0] or_41;
-    wire [9:0] slice_42;
-    wire eq_44;
-    wire and_45;
-    wire [31:0] not_47;
-    wire [31:0] and_48;
-    wire [31:0] and_49;
-    wire [31:0] or_50;
-    wire [9:0] slice_51;
-    wire eq_53;
-    wire and_54;
-    wire [31:0] not_56;
-    wire [31:0] and_57;
-    wire [31:0] and_58;
-    wire [31:0] or_59;
-    wire [9:0] slice_60;
-    wire eq_62;
-    wire and_63;
-    wire [31:0] not_65;
-    wire [31:0] and_66;
-    wire [31:0] and_67;
-    wire [31:0] or_68;
-    wire [9:0] slice_69;
-    wire eq_71;
-    wire and_72;
-    wire [31:0] not_74;
-    wire [31:0] and_75;
-    wire [31:0] and_76;
-    wire [31:0] or_77;
-    wire [9:0] slice_78;
-    wire eq_80;
-    wire and_81;
     wire init_done; // manager.go:823
-    wire and_93;
-    wire [660:0] concat_100;
     wire in_ready; // axis.go:23
-    wire and_102;
     wire in_slice_m_ready; // axis.go:319
     wire [127:0] slice_108;
     wire [2:0] slice_109;
-    wire [511:0] slice_110;
-    wire [15:0] slice_111;
-    wire slice_112;
-    wire slice_113;
     wire adv; // manager.go:374
-    wire [2:0] slice_115;
-    wire [4:0] slice_116;
     wire [9:0] slice_126;
-    wire slice_127;
-    wire [3:0] slice_132;
-    wire eq_134;
-    wire [15:0] slice_135;
-    wire [15:0] slice_136;
-    wire [15:0] mux_137;
-    wire [29:0] slice_144;
-    wire [31:0] concat_146;
-    wire [63:0] zext_147;
-    wire [31:0] slice_148;
-    wire [29:0] slice_149;
-    wire [63:0] concat_151;
     wire [63:0] mux_152;
     wire [7:0] concat_153;
-    wire slice_154;
-    wire slice_156;
-    wire slice_157;
-    wire slice_158;
-    wire slice_159;
-    wire [6:0] mux_162;
-    wire slice_163;
-    wire slice_164;
-    wire slice_165;
-    wire slice_166;
-    wire [6:0] mux_169;
-    wire [6:0] mux_171;
-    wire [6:0] mux_173;
-    wire slice_174;
-    wire slice_176;
-    wire slice_178;
-    wire [6:0] mux_181;
-    wire [6:0] mux_182;
-    wire [6:0] mux_183;
     wire [6:0] mux_184;
-    wire [6:0] mux_185;
-    wire slice_186;
-    wire slice_188;
-    wire slice_189;
-    wire slice_190;
-    wire slice_191;
-    wire [6:0] mux_194;
-    wire [6:0] mux_196;
-    wire slice_197;
-    wire [6:0] mux_200;
     wire [6:0] mux_201;
-    wire slice_202;
-    wire slice_203;
-    wire [6:0] mux_206;
-    wire slice_207;
-    wire slice_208;
-    wire [6:0] mux_211;
-    wire slice_212;
-    wire [6:0] mux_215;
-    wire [6:0] mux_216;
     wire [6:0] mux_217;
-    wire [6:0] mux_218;
-    wire [6:0] mux_219;
     wire [6:0] mux_220;
-    wire slice_221;
-    wire slice_222;
-    wire slice_223;
-    wire [6:0] mux_226;
-    wire slice_227;
-    wire slice_229;
-    wire slice_231;
-    wire slice_233;
-    wire [6:0] mux_236;
-    wire [6:0] mux_237;
-    wire [6:0] mux_238;
     wire [6:0] mux_239;
-    wire [6:0] mux_240;
-    wire slice_241;
-    wire slice_243;
-    wire slice_244;
-    wire slice_246;
-    wire [6:0] mux_249;
-    wire [6:0] mux_250;
-    wire slice_251;
-    wire slice_252;
-    wire [6:0] mux_255;
-    wire slice_256;
-    wire slice_257;
-    wire [6:0] mux_260;
-    wire slice_261;
-    wire [6:0] mux_264;
-    wire [6:0] mux_265;
     wire [6:0] mux_266;
-    wire [6:0] mux_267;
     wire [6:0] mux_268;
-    wire [6:0] mux_269;
     wire [6:0] mux_270;
-    wire [6:0] mux_271;
-    wire slice_272;
-    wire slice_273;
-    wire slice_275;
-    wire [63:0] mux_278;
-    wire [63:0] mux_279;
-    wire slice_280;
-    wire slice_281;
-    wire [63:0] mux_284;
-    wire slice_285;
-    wire [63:0] mux_288;
-    wire [63:0] mux_289;
     wire [63:0] mux_290;
-    wire [63:0] and_291;
-    wire slice_292;
-    wire slice_293;
-    wire slice_295;
-    wire mux_298;
-    wire mux_299;
-    wire slice_300;
-    wire slice_301;
-    wire mux_304;
-    wire slice_305;
-    wire mux_308;
-    wire mux_309;
     wire mux_310;
-    wire eq_312;
-    wire eq_314;
-    wire [12:0] concat_316;
     wire eq_319;
-    wire [15:0] mux_323;
     wire [63:0] concat_339;
     wire slice_340;
-    wire not_352;
-    wire and_353;
-    wire eq_355;
-    wire slice_356;
-    wire and_357;
-    wire eq_359;
-    wire slice_360;
-    wire and_361;
     wire or_362;
     wire and_363;
     wire [2:0] mux_364;
-    wire [63:0] mux_365;
-    wire and_366;
-    wire eq_375;
-    wire slice_376;
-    wire and_377;
-    wire eq_379;
-    wire slice_380;
-    wire and_381;
     wire or_382;
-    wire eq_384;
-    wire slice_385;
-    wire and_386;
-    wire eq_388;
-    wire slice_389;
-    wire and_390;
     wire or_391;
     wire [63:0] mux_409;
-    wire [4:0] slice_410;
-    wire [4:0] add_412;
-    wire eq_414;
-    wire eq_416;
-    wire eq_418;
-    wire eq_420;
-    wire [4:0] mux_425;
-    wire [4:0] mux_427;
-    wire [4:0] mux_429;
-    wire [4:0] mux_431;
-    wire [4:0] or_432;
     wire [4:0] or_433;
-    wire [4:0] or_434;
     wire [4:0] mux_436;
     wire slice_437;
     wire [15:0] slice_439;
-    wire [3:0] slice_485;
-    wire eq_487;
-    wire [15:0] slice_488;
-    wire [15:0] slice_489;
     wire [15:0] mux_490;
     wire slice_506;
     wire slice_507;
     wire slice_508;
-    wire slice_509;
-    wire slice_510;
     wire eq_512;
-    wire eq_514;
-    wire eq_516;
     wire or_517;
-    wire [15:0] mux_519;
     wire eq_520;
-    wire not_521;
     wire and_522;
-    wire [3:0] mux_527;
-    wire [2:0] mux_528;
-    wire [7:0] mux_529;
-    wire [63:0] mux_530;
-    wire [15:0] mux_531;
     wire not_532;
-    wire [3:0] mux_537;
-    wire [2:0] mux_538;
-    wire [7:0] mux_539;
-    wire [63:0] mux_540;
-    wire [15:0] mux_541;
-    wire [3:0] mux_546;
-    wire [2:0] mux_547;
-    wire [7:0] mux_548;
-    wire [63:0] mux_549;
-    wire [15:0] mux_550;
     wire not_551;
-    wire [3:0] mux_556;
-    wire [2:0] mux_557;
-    wire [7:0] mux_558;
-    wire [63:0] mux_559;
-    wire [15:0] mux_560;
     wire not_561;
-    wire [3:0] mux_566;
-    wire [2:0] mux_567;
-    wire [7:0] mux_568;
-    wire [63:0] mux_569;
-    wire [15:0] mux_570;
     wire and_571;
-    wire [3:0] mux_575;
-    wire [2:0] mux_576;
-    wire [7:0] mux_577;
-    wire [63:0] mux_578;
     wire [15:0] mux_579;
-    wire not_580;
     wire and_581;
     wire [3:0] mux_586;
     wire [2:0] mux_587;
     wire [7:0] mux_588;
     wire [63:0] mux_589;
-    wire [15:0] mux_590;
     wire not_591;
-    wire [3:0] mux_596;
-    wire [2:0] mux_597;
-    wire [7:0] mux_598;
-    wire [63:0] mux_599;
-    wire [15:0] mux_600;
     wire not_601;
-    wire [3:0] mux_606;
-    wire [2:0] mux_607;
-    wire [7:0] mux_608;
-    wire [63:0] mux_609;
-    wire [15:0] mux_610;
     wire and_611;
-    wire [3:0] mux_616;
-    wire [2:0] mux_617;
-    wire [7:0] mux_618;
-    wire [63:0] mux_619;
-    wire [15:0] mux_620;
-    wire not_621;
     wire and_622;
-    wire [3:0] mux_627;
-    wire [2:0] mux_628;
-    wire [7:0] mux_629;
-    wire [63:0] mux_630;
-    wire [15:0] mux_631;
     wire [3:0] mux_636;
-    wire [2:0] mux_637;
-    wire [7:0] mux_638;
     wire [63:0] mux_639;
     wire [15:0] mux_640;
     wire eq_642;
-    wire [1:0] mux_646;
-    wire [1:0] mux_647;
-    wire eq_649;
-    wire [2:0] mux_652;
-    wire and_653;
-    wire not_654;
-    wire and_655;
-    wire and_656;
-    wire and_657;
-    wire not_658;
-    wire and_659;
     wire and_660;
-    wire slice_661;
-    wire [1:0] slice_662;
-    wire [1:0] slice_663;
     wire [1:0] mux_664;
-    wire [31:0] slice_665;
     wire redor_666;
-    wire [1:0] slice_667;
-    wire [28:0] slice_668;
     wire [31:0] concat_669;
-    wire [15:0] slice_670;
     wire [31:0] concat_671;
-    wire [31:0] slice_672;
-    wire [29:0] slice_673;
-    wire [127:0] concat_674;
-    wire [29:0] slice_675;
-    wire [127:0] concat_677;
-    wire [127:0] mux_678;
     wire [127:0] mux_679;
-    wire slice_680;
-    wire [1:0] slice_681;
-    wire [1:0] slice_682;
     wire [1:0] mux_683;
-    wire [31:0] slice_684;
     wire redor_685;
-    wire [1:0] slice_686;
-    wire [28:0] slice_687;
     wire [31:0] concat_688;
-    wire [15:0] slice_689;
     wire [31:0] concat_690;
-    wire [31:0] slice_691;
-    wire [29:0] slice_692;
-    wire [127:0] concat_693;
-    wire [29:0] slice_694;
-    wire [127:0] concat_696;
-    wire [127:0] mux_697;
     wire slice_698;
-    wire slice_699;
-    wire [2:0] slice_702;
-    wire slice_703;
-    wire [1:0] slice_704;
     wire [2:0] concat_705;
     wire [9:0] slice_711;
-    wire slice_712;
     wire [3:0] slice_715;
     wire [3:0] slice_716;
-    wire [3:0] slice_717;
     wire eq_719;
-    wire [15:0] slice_720;
-    wire [15:0] slice_721;
-    wire [15:0] mux_722;
-    wire slice_723;
-    wire slice_724;
-    wire [7:0] slice_725;
-    wire [7:0] slice_726;
-    wire [7:0] mux_727;
     wire [9:0] concat_728;
-    wire [29:0] slice_729;
-    wire [31:0] concat_731;
-    wire [63:0] zext_732;
-    wire [31:0] slice_733;
-    wire [29:0] slice_734;
-    wire [63:0] concat_736;
     wire [63:0] mux_737;
-    wire slice_738;
-    wire slice_739;
-    wire slice_740;
-    wire slice_741;
-    wire [2:0] mux_744;
-    wire slice_745;
-    wire [2:0] mux_748;
-    wire [2:0] mux_749;
-    wire slice_750;
-    wire slice_751;
-    wire [2:0] mux_754;
-    wire slice_755;
-    wire [2:0] mux_758;
-    wire [2:0] mux_759;
     wire [2:0] mux_760;
-    wire slice_761;
-    wire slice_762;
-    wire slice_763;
-    wire [2:0] mux_766;
-    wire slice_767;
-    wire [2:0] mux_770;
-    wire [2:0] mux_771;
-    wire slice_772;
-    wire slice_773;
-    wire [2:0] mux_776;
-    wire [2:0] mux_778;
     wire [2:0] mux_779;
     wire [2:0] mux_780;
-    wire eq_782;
-    wire eq_784;
     wire [11:0] zext_785;
-    wire slice_786;
-    wire slice_788;
-    wire slice_790;
-    wire slice_792;
-    wire [1:0] mux_795;
-    wire [1:0] mux_796;
-    wire [1:0] mux_797;
     wire [1:0] mux_798;
-    wire [11:0] zext_799;
-    wire [11:0] add_801;
-    wire [11:0] sub_802;
-    wire [11:0] mux_804;
-    wire [11:0] concat_806;
-    wire [11:0] sub_807;
-    wire slice_808;
-    wire slice_810;
-    wire slice_812;
-    wire slice_814;
-    wire [2:0] mux_817;
-    wire [2:0] mux_818;
-    wire [2:0] mux_819;
     wire [2:0] mux_820;
-    wire [11:0] zext_821;
-    wire [11:0] sub_822;
     wire [11:0] mux_823;
-    wire [11:0] mux_825;
-    wire [4:0] slice_826;
-    wire [1:0] slice_827;
-    wire [6:0] concat_828;
-    wire [6:0] mux_830;
-    wire [4:0] mux_833;
-    wire slice_835;
-    wire slice_836;
-    wire slice_837;
-    wire [1:0] slice_840;
     wire [31:0] concat_843;
-    wire [31:0] concat_845;
-    wire [7:0] slice_846;
     wire [31:0] concat_848;
-    wire [95:0] concat_849;
-    wire and_850;
     wire and_851;
     wire eq_869;
-    wire eq_871;
-    wire and_872;
-    wire eq_874;
-    wire and_875;
     wire or_876;
-    wire eq_878;
-    wire and_879;
-    wire eq_881;
-    wire and_882;
     wire or_883;
-    wire eq_885;
-    wire [127:0] mux_886;
-    wire eq_888;
-    wire [127:0] mux_889;
     wire [529:0] concat_890;
-    wire [657:0] concat_891;
-    wire [657:0] concat_892;
-    wire eq_894;
     wire and_895;
-    wire [665:0] concat_896;
-    wire eq_898;
     wire and_899;
-    wire [657:0] concat_900;
-    wire eq_902;
     wire and_903;
-    wire and_905;
-    wire not_906;
     wire and_907;
     wire m_port_a_in_ready; // axis.go:23
     wire and_909;
-    wire not_910;
-    wire or_911;
-    wire or_912;
-    wire and_913;
-    wire or_914;
-    wire mux_915;
     wire m_port_a_slice_m_ready; // axis.go:319
-    wire [127:0] slice_921;
-    wire [511:0] slice_922;
-    wire [15:0] slice_923;
-    wire slice_924;
-    wire slice_925;
-    wire and_928;
-    wire not_929;
     wire and_930;
     wire m_port_b_in_ready; // axis.go:23
     wire and_932;
-    wire not_933;
-    wire or_934;
-    wire or_935;
     wire and_936;
-    wire or_937;
-    wire mux_938;
     wire m_port_b_slice_m_ready; // axis.go:319
-    wire [127:0] slice_944;
-    wire [511:0] slice_945;
-    wire [15:0] slice_946;
-    wire slice_947;
-    wire slice_948;
-    wire and_951;
-    wire not_952;
     wire and_953;
     wire m_kernel_in_ready; // axis.go:23
     wire and_955;
-    wire not_956;
-    wire or_957;
-    wire or_958;
-    wire and_959;
-    wire or_960;
-    wire mux_961;
     wire m_kernel_slice_m_ready; // axis.go:319
-    wire [7:0] slice_967;
-    wire [127:0] slice_968;
-    wire [511:0] slice_969;
-    wire [15:0] slice_970;
-    wire slice_971;
-    wire slice_972;
-    wire and_975;
-    wire not_976;
     wire and_977;
     wire m_local_in_ready; // axis.go:23
     wire and_979;
-    wire not_980;
-    wire or_981;
-    wire or_982;
     wire and_983;
-    wire or_984;
-    wire mux_985;
     wire m_local_slice_m_ready; // axis.go:319
-    wire [127:0] slice_991;
-    wire [511:0] slice_992;
-    wire [15:0] slice_993;
-    wire slice_994;
-    wire slice_995;
-    wire and_998;
-    wire not_999;
     wire and_1000;
     wire m_cpl_in_ready; // axis.go:23
     wire and_1002;
-    wire not_1003;
-    wire or_1004;
-    wire or_1005;
-    wire and_1006;
-    wire or_1007;
-    wire mux_1008;
     wire m_cpl_slice_m_ready; // axis.go:319
-    wire not_1015;
-    wire or_1016;
-    wire and_1017;
     wire and_1018;
-    wire [31:0] add_1021;
-    wire eq_1023;
-    wire and_1024;
-    wire [31:0] add_1027;
-    wire eq_1029;
-    wire and_1030;
-    wire [31:0] add_1033;
-    wire eq_1035;
-    wire and_1036;
-    wire [31:0] add_1039;
-    wire eq_1041;
-    wire and_1042;
-    wire [31:0] add_1045;
-    wire eq_1047;
-    wire and_1048;
-    wire [31:0] add_1051;
-    wire eq_1053;
-    wire and_1054;
-    wire [31:0] add_1057;
-    wire eq_1059;
-    wire and_1060;
-    wire [31:0] add_1063;
-    wire eq_1065;
-    wire and_1066;
-    wire [31:0] add_1069;
-    wire eq_1071;
-    wire and_1072;
-    wire [31:0] add_1075;
-    wire eq_1077;
-    wire and_1078;
-    wire not_1079;
     wire and_1080;
-    wire not_1081;
     wire [9:0] slice_1082;
-    wire [2:0] concat_1086;
-    wire [31:0] zext_1087;
-    wire eq_1089;
-    wire eq_1091;
-    wire eq_1093;
-    wire eq_1095;
-    wire eq_1097;
-    wire eq_1099;
-    wire eq_1101;
-    wire eq_1103;
-    wire eq_1105;
-    wire eq_1107;
-    wire eq_1109;
-    wire eq_1111;
-    wire eq_1113;
-    wire eq_1115;
-    wire eq_1117;
-    wire eq_1119;
-    wire eq_1121;
-    wire eq_1123;
-    wire eq_1125;
-    wire eq_1127;
-    wire [31:0] mux_1129;
-    wire [31:0] mux_1131;
-    wire [31:0] mux_1133;
-    wire [31:0] mux_1135;
-    wire [31:0] mux_1137;
-    wire [31:0] mux_1139;
-    wire [31:0] mux_1141;
-    wire [31:0] mux_1143;
-    wire [31:0] mux_1145;
-    wire [31:0] mux_1147;
-    wire [31:0] mux_1149;
-    wire [31:0] mux_1151;
-    wire [31:0] mux_1153;
-    wire [31:0] mux_1155;
-    wire [31:0] mux_1157;
-    wire [31:0] mux_1159;
-    wire [31:0] mux_1161;
-    wire [31:0] mux_1163;
-    wire [31:0] mux_1165;
-    wire [31:0] mux_1167;
-    wire [31:0] or_1168;
     wire [31:0] or_1169;
-    wire [31:0] or_1170;
-    wire [31:0] or_1171;
-    wire [31:0] or_1172;
-    wire [31:0] or_1173;
-    wire [31:0] or_1174;
-    wire [31:0] or_1175;
-    wire [31:0] or_1176;
-    wire [31:0] or_1177;
-    wire [31:0] or_1178;
     wire [31:0] or_1179;
     wire [31:0] or_1180;
     wire [31:0] or_1181;
     wire [31:0] or_1182;
     wire [31:0] or_1183;
-    wire [31:0] or_1184;
-    wire [31:0] or_1185;
-    wire [31:0] or_1186;
-    wire not_1188;
-    wire and_1189;
-    wire mux_1190;
     wire in_slice_s_tready; // axis.go:320
     wire [660:0] in_slice_m_tdata; // axis.go:320
     wire in_slice_m_tvalid; // axis.go:320
@@ -884,701 +326,143 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:320
     wire unused;
 
-    assign and_11 = s_axil_awvalid & s_axil_wvalid;
-    assign not_12 = ~axil_bvalid;
-    assign and_13 = and_11 & not_12;
-    assign not_15 = ~s_axil_bready;
-    assign and_16 = axil_bvalid & not_15;
-    assign mux_17 = and_13 ? 1'h1 : and_16;
+    assign and_13 = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign slice_19 = s_axil_wstrb[3];
-    assign concat_20 = {slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19};
     assign slice_21 = s_axil_wstrb[2];
-    assign concat_22 = {slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21};
     assign slice_23 = s_axil_wstrb[1];
-    assign concat_24 = {slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23};
     assign slice_25 = s_axil_wstrb[0];
-    assign concat_26 = {slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25};
-    assign concat_27 = {concat_20, concat_22, concat_24, concat_26};
-    assign not_29 = ~concat_27;
-    assign and_30 = win_en_lo & not_29;
-    assign and_31 = s_axil_wdata & concat_27;
-    assign or_32 = and_30 | and_31;
-    assign slice_33 = s_axil_awaddr[11:2];
-    assign eq_35 = slice_33 == 10'h4;
-    assign and_36 = and_13 & eq_35;
-    assign not_38 = ~concat_27;
-    assign and_39 = win_en_hi & not_38;
-    assign and_40 = s_axil_wdata & concat_27;
-    assign or_41 = and_39 | and_40;
-    assign slice_42 = s_axil_awaddr[11:2];
-    assign eq_44 = slice_42 == 10'h5;
-    assign and_45 = and_13 & eq_44;
-    assign not_47 = ~concat_27;
-    assign and_48 = lut_index & not_47;
-    assign and_49 = s_axil_wdata & concat_27;
-    assign or_50 = and_48 | and_49;
-    assign slice_51 = s_axil_awaddr[11:2];
-    assign eq_53 = slice_51 == 10'h8;
-    assign and_54 = and_13 & eq_53;
-    assign not_56 = ~concat_27;
-    assign and_57 = lut_addr_lo & not_56;
-    assign and_58 = s_axil_wdata & concat_27;
-    assign or_59 = and_57 | and_58;
-    assign slice_60 = s_axil_awaddr[11:2];
-    assign eq_62 = slice_60 == 10'h9;
-    assign and_63 = and_13 & eq_62;
-    assign not_65 = ~concat_27;
-    assign and_66 = lut_addr_hi & not_65;
-    assign and_67 = s_axil_wdata & concat_27;
-    assign or_68 = and_66 | and_67;
-    assign slice_69 = s_axil_awaddr[11:2];
-    assign eq_71 = slice_69 == 10'ha;
-    assign and_72 = and_13 & eq_71;
-    assign not_74 = ~concat_27;
-    assign and_75 = lut_ctrl & not_74;
-    assign and_76 = s_axil_wdata & concat_27;
-    assign or_77 = and_75 | and_76;
-    assign slice_78 = s_axil_awaddr[11:2];
-    assign eq_80 = slice_78 == 10'hb;
-    assign and_81 = and_13 & eq_80;
+    assign concat_27 = {{slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19}, {slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21}, {slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23}, {slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25}};
     assign init_done = 1'h1;
-    assign and_93 = s_host_tlp_valid & 1'h1;
-    assign concat_100 = {s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop};
     assign in_ready = in_slice_s_tready;
-    assign and_102 = in_ready & 1'h1;
     assign in_slice_m_ready = adv;
     assign slice_108 = in_slice_m_tdata[660:533];
     assign slice_109 = in_slice_m_tdata[532:530];
-    assign slice_110 = in_slice_m_tdata[529:18];
-    assign slice_111 = in_slice_m_tdata[17:2];
-    assign slice_112 = in_slice_m_tdata[1];
-    assign slice_113 = in_slice_m_tdata[0];
-    assign adv = or_1016;
-    assign slice_115 = slice_108[127:125];
-    assign slice_116 = slice_108[124:120];
+    assign adv = ((~s4_valid) | (and_983 & ((~and_903) | (m_cpl_sent | and_1002))));
     assign slice_126 = slice_108[105:96];
-    assign slice_127 = slice_108[125];
-    assign slice_132 = slice_108[124:121];
-    assign eq_134 = slice_132 == 4'h5;
-    assign slice_135 = slice_108[63:48];
-    assign slice_136 = slice_108[95:80];
-    assign mux_137 = eq_134 ? slice_135 : slice_136;
-    assign slice_144 = slice_108[63:34];
-    assign concat_146 = {slice_144, 2'h0};
-    assign zext_147 = {32'h0, concat_146};
-    assign slice_148 = slice_108[63:32];
-    assign slice_149 = slice_108[31:2];
-    assign concat_151 = {slice_148, slice_149, 2'h0};
-    assign mux_152 = slice_127 ? concat_151 : zext_147;
-    assign concat_153 = {slice_115, slice_116};
-    assign slice_154 = concat_153[7];
-    assign slice_156 = concat_153[6];
-    assign slice_157 = concat_153[5];
-    assign slice_158 = concat_153[4];
-    assign slice_159 = concat_153[3];
-    assign mux_162 = slice_159 ? 7'h0 : 7'h12;
-    assign slice_163 = concat_153[3];
-    assign slice_164 = concat_153[2];
-    assign slice_165 = concat_153[1];
-    assign slice_166 = concat_153[0];
-    assign mux_169 = slice_166 ? 7'h0 : 7'h19;
-    assign mux_171 = slice_165 ? mux_169 : 7'h19;
-    assign mux_173 = slice_164 ? mux_171 : 7'h0;
-    assign slice_174 = concat_153[2];
-    assign slice_176 = concat_153[1];
-    assign slice_178 = concat_153[0];
-    assign mux_181 = slice_178 ? 7'h0 : 7'h11;
-    assign mux_182 = slice_176 ? 7'h0 : mux_181;
-    assign mux_183 = slice_174 ? 7'h0 : mux_182;
-    assign mux_184 = slice_163 ? mux_173 : mux_183;
-    assign mux_185 = slice_158 ? mux_162 : mux_184;
-    assign slice_186 = concat_153[4];
-    assign slice_188 = concat_153[3];
-    assign slice_189 = concat_153[2];
-    assign slice_190 = concat_153[1];
-    assign slice_191 = concat_153[0];
-    assign mux_194 = slice_191 ? 7'h0 : 7'h19;
-    assign mux_196 = slice_190 ? mux_194 : 7'h19;
-    assign slice_197 = concat_153[1];
-    assign mux_200 = slice_197 ? 7'h14 : 7'h0;
-    assign mux_201 = slice_189 ? mux_196 : mux_200;
-    assign slice_202 = concat_153[2];
-    assign slice_203 = concat_153[1];
-    assign mux_206 = slice_203 ? 7'h0 : 7'h1a;
-    assign slice_207 = concat_153[1];
-    assign slice_208 = concat_153[0];
-    assign mux_211 = slice_208 ? 7'h0 : 7'h18;
-    assign slice_212 = concat_153[0];
-    assign mux_215 = slice_212 ? 7'h0 : 7'h11;
-    assign mux_216 = slice_207 ? mux_211 : mux_215;
-    assign mux_217 = slice_202 ? mux_206 : mux_216;
-    assign mux_218 = slice_188 ? mux_201 : mux_217;
-    assign mux_219 = slice_186 ? 7'h0 : mux_218;
-    assign mux_220 = slice_157 ? mux_185 : mux_219;
-    assign slice_221 = concat_153[5];
-    assign slice_222 = concat_153[4];
-    assign slice_223 = concat_153[3];
-    assign mux_226 = slice_223 ? 7'h0 : 7'h2;
-    assign slice_227 = concat_153[3];
-    assign slice_229 = concat_153[2];
-    assign slice_231 = concat_153[1];
-    assign slice_233 = concat_153[0];
-    assign mux_236 = slice_233 ? 7'h69 : 7'h29;
-    assign mux_237 = slice_231 ? 7'h0 : mux_236;
-    assign mux_238 = slice_229 ? 7'h0 : mux_237;
-    assign mux_239 = slice_227 ? 7'h0 : mux_238;
-    assign mux_240 = slice_222 ? mux_226 : mux_239;
-    assign slice_241 = concat_153[4];
-    assign slice_243 = concat_153[3];
-    assign slice_244 = concat_153[2];
-    assign slice_246 = concat_153[1];
-    assign mux_249 = slice_246 ? 7'h4 : 7'h0;
-    assign mux_250 = slice_244 ? 7'h0 : mux_249;
-    assign slice_251 = concat_153[2];
-    assign slice_252 = concat_153[1];
-    assign mux_255 = slice_252 ? 7'h0 : 7'ha;
-    assign slice_256 = concat_153[1];
-    assign slice_257 = concat_153[0];
-    assign mux_260 = slice_257 ? 7'h0 : 7'h8;
-    assign slice_261 = concat_153[0];
-    assign mux_264 = slice_261 ? 7'h69 : 7'h29;
-    assign mux_265 = slice_256 ? mux_260 : mux_264;
-    assign mux_266 = slice_251 ? mux_255 : mux_265;
-    assign mux_267 = slice_243 ? mux_250 : mux_266;
-    assign mux_268 = slice_241 ? 7'h0 : mux_267;
-    assign mux_269 = slice_221 ? mux_240 : mux_268;
-    assign mux_270 = slice_156 ? mux_220 : mux_269;
-    assign mux_271 = slice_154 ? 7'h0 : mux_270;
-    assign slice_272 = slice_109[2];
-    assign slice_273 = slice_109[1];
-    assign slice_275 = slice_109[0];
-    assign mux_278 = slice_275 ? 64'h0 : 64'h1ffffff;
-    assign mux_279 = slice_273 ? 64'h0 : mux_278;
-    assign slice_280 = slice_109[1];
-    assign slice_281 = slice_109[0];
-    assign mux_284 = slice_281 ? 64'h0 : 64'h3ffffffff;
-    assign slice_285 = slice_109[0];
-    assign mux_288 = slice_285 ? 64'h0 : 64'hffff;
-    assign mux_289 = slice_280 ? mux_284 : mux_288;
-    assign mux_290 = slice_272 ? mux_279 : mux_289;
-    assign and_291 = mux_152 & mux_290;
-    assign slice_292 = slice_109[2];
-    assign slice_293 = slice_109[1];
-    assign slice_295 = slice_109[0];
-    assign mux_298 = slice_295 ? 1'h0 : 1'h1;
-    assign mux_299 = slice_293 ? 1'h0 : mux_298;
-    assign slice_300 = slice_109[1];
-    assign slice_301 = slice_109[0];
-    assign mux_304 = slice_301 ? 1'h0 : 1'h1;
-    assign slice_305 = slice_109[0];
-    assign mux_308 = slice_305 ? 1'h0 : 1'h1;
-    assign mux_309 = slice_300 ? mux_304 : mux_308;
-    assign mux_310 = slice_292 ? mux_299 : mux_309;
-    assign eq_312 = slice_109 == 3'h0;
-    assign eq_314 = slice_126 == 10'h0;
-    assign concat_316 = {eq_314, slice_126, 2'h0};
-    assign eq_319 = mux_137 == 16'h0;
-    assign mux_323 = eq_319 ? 16'h1000 : 16'h0;
+    assign mux_152 = (slice_108[125]) ? {(slice_108[63:32]), (slice_108[31:2]), 2'h0} : {32'h0, {(slice_108[63:34]), 2'h0}};
+    assign concat_153 = {(slice_108[127:125]), (slice_108[124:120])};
+    assign mux_184 = (concat_153[3]) ? ((concat_153[2]) ? ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h19) : 7'h19) : 7'h0) : ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h0 : ((concat_153[0]) ? 7'h0 : 7'h11)));
+    assign mux_201 = (concat_153[2]) ? ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h19) : 7'h19) : ((concat_153[1]) ? 7'h14 : 7'h0);
+    assign mux_217 = (concat_153[2]) ? ((concat_153[1]) ? 7'h0 : 7'h1a) : ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h18) : ((concat_153[0]) ? 7'h0 : 7'h11));
+    assign mux_220 = (concat_153[5]) ? ((concat_153[4]) ? ((concat_153[3]) ? 7'h0 : 7'h12) : mux_184) : ((concat_153[4]) ? 7'h0 : ((concat_153[3]) ? mux_201 : mux_217));
+    assign mux_239 = (concat_153[3]) ? 7'h0 : ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h0 : ((concat_153[0]) ? 7'h69 : 7'h29)));
+    assign mux_266 = (concat_153[2]) ? ((concat_153[1]) ? 7'h0 : 7'ha) : ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h8) : ((concat_153[0]) ? 7'h69 : 7'h29));
+    assign mux_268 = (concat_153[4]) ? 7'h0 : ((concat_153[3]) ? ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h4 : 7'h0)) : mux_266);
+    assign mux_270 = (concat_153[6]) ? mux_220 : ((concat_153[5]) ? ((concat_153[4]) ? ((concat_153[3]) ? 7'h0 : 7'h2) : mux_239) : mux_268);
+    assign mux_290 = (slice_109[2]) ? ((slice_109[1]) ? 64'h0 : ((slice_109[0]) ? 64'h0 : 64'h1ffffff)) : ((slice_109[1]) ? ((slice_109[0]) ? 64'h0 : 64'h3ffffffff) : ((slice_109[0]) ? 64'h0 : 64'hffff));
+    assign mux_310 = (slice_109[2]) ? ((slice_109[1]) ? 1'h0 : ((slice_109[0]) ? 1'h0 : 1'h1)) : ((slice_109[1]) ? ((slice_109[0]) ? 1'h0 : 1'h1) : ((slice_109[0]) ? 1'h0 : 1'h1));
+    assign eq_319 = (((slice_108[124:121]) == 4'h5) ? (slice_108[63:48]) : (slice_108[95:80])) == 16'h0;
     assign concat_339 = {win_en_hi, win_en_lo};
     assign slice_340 = concat_339[0];
-    assign not_352 = ~windows_multicast;
-    assign and_353 = windows_has_second & not_352;
-    assign eq_355 = windows_egress == 3'h1;
-    assign slice_356 = port_down[0];
-    assign and_357 = eq_355 & slice_356;
-    assign eq_359 = windows_egress == 3'h2;
-    assign slice_360 = port_down[1];
-    assign and_361 = eq_359 & slice_360;
-    assign or_362 = and_357 | and_361;
-    assign and_363 = and_353 & or_362;
+    assign or_362 = ((windows_egress == 3'h1) & (port_down[0])) | ((windows_egress == 3'h2) & (port_down[1]));
+    assign and_363 = (windows_has_second & (~windows_multicast)) & or_362;
     assign mux_364 = and_363 ? windows_second_egress : windows_egress;
-    assign mux_365 = and_363 ? windows_second_translated : windows_translated;
-    assign and_366 = windows_has_second & windows_multicast;
-    assign eq_375 = mux_364 == 3'h1;
-    assign slice_376 = port_down[0];
-    assign and_377 = eq_375 & slice_376;
-    assign eq_379 = mux_364 == 3'h2;
-    assign slice_380 = port_down[1];
-    assign and_381 = eq_379 & slice_380;
-    assign or_382 = and_377 | and_381;
-    assign eq_384 = windows_second_egress == 3'h1;
-    assign slice_385 = port_down[0];
-    assign and_386 = eq_384 & slice_385;
-    assign eq_388 = windows_second_egress == 3'h2;
-    assign slice_389 = port_down[1];
-    assign and_390 = eq_388 & slice_389;
-    assign or_391 = and_386 | and_390;
+    assign or_382 = ((mux_364 == 3'h1) & (port_down[0])) | ((mux_364 == 3'h2) & (port_down[1]));
+    assign or_391 = ((windows_second_egress == 3'h1) & (port_down[0])) | ((windows_second_egress == 3'h2) & (port_down[1]));
     assign mux_409 = s2_reg_hit ? s2_off : s2_addr;
-    assign slice_410 = s2_slot[4:0];
-    assign add_412 = slice_410 + 5'h8;
-    assign eq_414 = s2_egress == 3'h1;
-    assign eq_416 = s2_egress == 3'h2;
-    assign eq_418 = s2_egress == 3'h4;
-    assign eq_420 = s2_egress == 3'h3;
-    assign mux_425 = eq_414 ? 5'h0 : 5'h0;
-    assign mux_427 = eq_416 ? 5'h1 : 5'h0;
-    assign mux_429 = eq_418 ? 5'h2 : 5'h0;
-    assign mux_431 = eq_420 ? add_412 : 5'h0;
-    assign or_432 = mux_425 | mux_427;
-    assign or_433 = mux_429 | mux_431;
-    assign or_434 = or_432 | or_433;
-    assign mux_436 = s2_reg_hit ? 5'h2 : or_434;
+    assign or_433 = ((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? ((s2_slot[4:0]) + 5'h8) : 5'h0);
+    assign mux_436 = s2_reg_hit ? 5'h2 : ((((s2_egress == 3'h1) ? 5'h0 : 5'h0) | ((s2_egress == 3'h2) ? 5'h1 : 5'h0)) | or_433);
     assign slice_437 = s2_kind[4];
     assign slice_439 = s2_hdr[95:80];
-    assign slice_485 = s3_hdr[124:121];
-    assign eq_487 = slice_485 == 4'h5;
-    assign slice_488 = s3_hdr[63:48];
-    assign slice_489 = s3_hdr[95:80];
-    assign mux_490 = eq_487 ? slice_488 : slice_489;
+    assign mux_490 = ((s3_hdr[124:121]) == 4'h5) ? (s3_hdr[63:48]) : (s3_hdr[95:80]);
     assign slice_506 = s3_kind[0];
     assign slice_507 = s3_kind[1];
     assign slice_508 = s3_kind[2];
-    assign slice_509 = s3_kind[3];
-    assign slice_510 = s3_kind[4];
     assign eq_512 = s3_rule == 3'h0;
-    assign eq_514 = s3_egress == 3'h1;
-    assign eq_516 = s3_egress == 3'h2;
-    assign or_517 = eq_514 | eq_516;
-    assign mux_519 = or_517 ? s3_proxy : mux_490;
+    assign or_517 = (s3_egress == 3'h1) | (s3_egress == 3'h2);
     assign eq_520 = mux_490 == self_id;
-    assign not_521 = ~s3_proxy_ok;
-    assign and_522 = or_517 & not_521;
-    assign mux_527 = and_522 ? 4'h6 : 4'h0;
-    assign mux_528 = and_522 ? 3'h0 : s3_egress;
-    assign mux_529 = and_522 ? 8'h0 : s3_slot;
-    assign mux_530 = and_522 ? 64'h0 : s3_addr;
-    assign mux_531 = and_522 ? mux_490 : mux_519;
+    assign and_522 = or_517 & (~s3_proxy_ok);
     assign not_532 = ~eq_512;
-    assign mux_537 = not_532 ? 4'h5 : mux_527;
-    assign mux_538 = not_532 ? 3'h0 : mux_528;
-    assign mux_539 = not_532 ? 8'h0 : mux_529;
-    assign mux_540 = not_532 ? 64'h0 : mux_530;
-    assign mux_541 = not_532 ? mux_490 : mux_531;
-    assign mux_546 = s3_down ? 4'h4 : mux_537;
-    assign mux_547 = s3_down ? 3'h0 : mux_538;
-    assign mux_548 = s3_down ? 8'h0 : mux_539;
-    assign mux_549 = s3_down ? 64'h0 : mux_540;
-    assign mux_550 = s3_down ? mux_490 : mux_541;
     assign not_551 = ~s3_enabled;
-    assign mux_556 = not_551 ? 4'h3 : mux_546;
-    assign mux_557 = not_551 ? 3'h0 : mux_547;
-    assign mux_558 = not_551 ? 8'h0 : mux_548;
-    assign mux_559 = not_551 ? 64'h0 : mux_549;
-    assign mux_560 = not_551 ? mux_490 : mux_550;
     assign not_561 = ~s3_found;
-    assign mux_566 = not_561 ? 4'h2 : mux_556;
-    assign mux_567 = not_561 ? 3'h0 : mux_557;
-    assign mux_568 = not_561 ? 8'h0 : mux_558;
-    assign mux_569 = not_561 ? 64'h0 : mux_559;
-    assign mux_570 = not_561 ? mux_490 : mux_560;
     assign and_571 = s3_reg_hit & eq_512;
-    assign mux_575 = and_571 ? 4'h0 : mux_566;
-    assign mux_576 = and_571 ? 3'h4 : mux_567;
-    assign mux_577 = and_571 ? 8'h0 : mux_568;
-    assign mux_578 = and_571 ? s3_off : mux_569;
-    assign mux_579 = and_571 ? mux_490 : mux_570;
-    assign not_580 = ~eq_512;
-    assign and_581 = s3_reg_hit & not_580;
-    assign mux_586 = and_581 ? 4'h5 : mux_575;
-    assign mux_587 = and_581 ? 3'h0 : mux_576;
-    assign mux_588 = and_581 ? 8'h0 : mux_577;
-    assign mux_589 = and_581 ? 64'h0 : mux_578;
-    assign mux_590 = and_581 ? mux_490 : mux_579;
+    assign mux_579 = and_571 ? mux_490 : (not_561 ? mux_490 : (not_551 ? mux_490 : (s3_down ? mux_490 : (not_532 ? mux_490 : (and_522 ? mux_490 : (or_517 ? s3_proxy : mux_490))))));
+    assign and_581 = s3_reg_hit & (~eq_512);
+    assign mux_586 = and_581 ? 4'h5 : (and_571 ? 4'h0 : (not_561 ? 4'h2 : (not_551 ? 4'h3 : (s3_down ? 4'h4 : (not_532 ? 4'h5 : (and_522 ? 4'h6 : 4'h0))))));
+    assign mux_587 = and_581 ? 3'h0 : (and_571 ? 3'h4 : (not_561 ? 3'h0 : (not_551 ? 3'h0 : (s3_down ? 3'h0 : (not_532 ? 3'h0 : (and_522 ? 3'h0 : s3_egress))))));
+    assign mux_588 = and_581 ? 8'h0 : (and_571 ? 8'h0 : (not_561 ? 8'h0 : (not_551 ? 8'h0 : (s3_down ? 8'h0 : (not_532 ? 8'h0 : (and_522 ? 8'h0 : s3_slot))))));
+    assign mux_589 = and_581 ? 64'h0 : (and_571 ? s3_off : (not_561 ? 64'h0 : (not_551 ? 64'h0 : (s3_down ? 64'h0 : (not_532 ? 64'h0 : (and_522 ? 64'h0 : s3_addr))))));
     assign not_591 = ~s3_bar_ok;
-    assign mux_596 = not_591 ? 4'h1 : mux_586;
-    assign mux_597 = not_591 ? 3'h0 : mux_587;
-    assign mux_598 = not_591 ? 8'h0 : mux_588;
-    assign mux_599 = not_591 ? 64'h0 : mux_589;
-    assign mux_600 = not_591 ? mux_490 : mux_590;
     assign not_601 = ~slice_506;
-    assign mux_606 = not_601 ? 4'h8 : mux_596;
-    assign mux_607 = not_601 ? 3'h0 : mux_597;
-    assign mux_608 = not_601 ? 8'h0 : mux_598;
-    assign mux_609 = not_601 ? 64'h0 : mux_599;
-    assign mux_610 = not_601 ? mux_490 : mux_600;
     assign and_611 = slice_508 & eq_520;
-    assign mux_616 = and_611 ? 4'h0 : mux_606;
-    assign mux_617 = and_611 ? 3'h4 : mux_607;
-    assign mux_618 = and_611 ? 8'h0 : mux_608;
-    assign mux_619 = and_611 ? 64'h0 : mux_609;
-    assign mux_620 = and_611 ? mux_490 : mux_610;
-    assign not_621 = ~eq_520;
-    assign and_622 = slice_508 & not_621;
-    assign mux_627 = and_622 ? 4'h7 : mux_616;
-    assign mux_628 = and_622 ? 3'h0 : mux_617;
-    assign mux_629 = and_622 ? 8'h0 : mux_618;
-    assign mux_630 = and_622 ? 64'h0 : mux_619;
-    assign mux_631 = and_622 ? mux_490 : mux_620;
-    assign mux_636 = slice_507 ? 4'h0 : mux_627;
-    assign mux_637 = slice_507 ? 3'h4 : mux_628;
-    assign mux_638 = slice_507 ? 8'h0 : mux_629;
-    assign mux_639 = slice_507 ? 64'h0 : mux_630;
-    assign mux_640 = slice_507 ? mux_490 : mux_631;
+    assign and_622 = slice_508 & (~eq_520);
+    assign mux_636 = slice_507 ? 4'h0 : (and_622 ? 4'h7 : (and_611 ? 4'h0 : (not_601 ? 4'h8 : (not_591 ? 4'h1 : mux_586))));
+    assign mux_639 = slice_507 ? 64'h0 : (and_622 ? 64'h0 : (and_611 ? 64'h0 : (not_601 ? 64'h0 : (not_591 ? 64'h0 : mux_589))));
+    assign mux_640 = slice_507 ? mux_490 : (and_622 ? mux_490 : (and_611 ? mux_490 : (not_601 ? mux_490 : (not_591 ? mux_490 : (and_581 ? mux_490 : mux_579)))));
     assign eq_642 = mux_636 == 4'h0;
-    assign mux_646 = slice_509 ? 2'h1 : 2'h2;
-    assign mux_647 = eq_642 ? 2'h0 : mux_646;
-    assign eq_649 = mux_636 == 4'h5;
-    assign mux_652 = eq_649 ? 3'h1 : 3'h1;
-    assign and_653 = eq_642 & slice_506;
-    assign not_654 = ~s3_reg_hit;
-    assign and_655 = s3_bar_ok & not_654;
-    assign and_656 = and_653 & and_655;
-    assign and_657 = and_656 & s3_second;
-    assign not_658 = ~s3_second_down;
-    assign and_659 = slice_510 & not_658;
-    assign and_660 = and_657 & and_659;
-    assign slice_661 = s3_hdr[125];
-    assign slice_662 = s3_hdr[1:0];
-    assign slice_663 = s3_hdr[33:32];
-    assign mux_664 = slice_661 ? slice_662 : slice_663;
-    assign slice_665 = mux_639[63:32];
-    assign redor_666 = |slice_665;
-    assign slice_667 = s3_hdr[127:126];
-    assign slice_668 = s3_hdr[124:96];
-    assign concat_669 = {slice_667, redor_666, slice_668};
-    assign slice_670 = s3_hdr[79:64];
-    assign concat_671 = {mux_640, slice_670};
-    assign slice_672 = mux_639[63:32];
-    assign slice_673 = mux_639[31:2];
-    assign concat_674 = {concat_669, concat_671, slice_672, slice_673, mux_664};
-    assign slice_675 = mux_639[31:2];
-    assign concat_677 = {concat_669, concat_671, slice_675, mux_664, 32'h0};
-    assign mux_678 = redor_666 ? concat_674 : concat_677;
-    assign mux_679 = slice_506 ? mux_678 : s3_hdr;
-    assign slice_680 = s3_hdr[125];
-    assign slice_681 = s3_hdr[1:0];
-    assign slice_682 = s3_hdr[33:32];
-    assign mux_683 = slice_680 ? slice_681 : slice_682;
-    assign slice_684 = s3_second_addr[63:32];
-    assign redor_685 = |slice_684;
-    assign slice_686 = s3_hdr[127:126];
-    assign slice_687 = s3_hdr[124:96];
-    assign concat_688 = {slice_686, redor_685, slice_687};
-    assign slice_689 = s3_hdr[79:64];
-    assign concat_690 = {mux_640, slice_689};
-    assign slice_691 = s3_second_addr[63:32];
-    assign slice_692 = s3_second_addr[31:2];
-    assign concat_693 = {concat_688, concat_690, slice_691, slice_692, mux_683};
-    assign slice_694 = s3_second_addr[31:2];
-    assign concat_696 = {concat_688, concat_690, slice_694, mux_683, 32'h0};
-    assign mux_697 = redor_685 ? concat_693 : concat_696;
+    assign and_660 = (((eq_642 & slice_506) & (s3_bar_ok & (~s3_reg_hit))) & s3_second) & ((s3_kind[4]) & (~s3_second_down));
+    assign mux_664 = (s3_hdr[125]) ? (s3_hdr[1:0]) : (s3_hdr[33:32]);
+    assign redor_666 = |(mux_639[63:32]);
+    assign concat_669 = {(s3_hdr[127:126]), redor_666, (s3_hdr[124:96])};
+    assign concat_671 = {mux_640, (s3_hdr[79:64])};
+    assign mux_679 = slice_506 ? (redor_666 ? {concat_669, concat_671, (mux_639[63:32]), (mux_639[31:2]), mux_664} : {concat_669, concat_671, (mux_639[31:2]), mux_664, 32'h0}) : s3_hdr;
+    assign mux_683 = (s3_hdr[125]) ? (s3_hdr[1:0]) : (s3_hdr[33:32]);
+    assign redor_685 = |(s3_second_addr[63:32]);
+    assign concat_688 = {(s3_hdr[127:126]), redor_685, (s3_hdr[124:96])};
+    assign concat_690 = {mux_640, (s3_hdr[79:64])};
     assign slice_698 = s3_kind[5];
-    assign slice_699 = s3_kind[6];
-    assign slice_702 = s3_hdr[118:116];
-    assign slice_703 = s3_hdr[114];
-    assign slice_704 = s3_hdr[109:108];
-    assign concat_705 = {slice_703, slice_704};
+    assign concat_705 = {(s3_hdr[114]), (s3_hdr[109:108])};
     assign slice_711 = s3_hdr[105:96];
-    assign slice_712 = s3_hdr[125];
     assign slice_715 = s3_hdr[71:68];
     assign slice_716 = s3_hdr[67:64];
-    assign slice_717 = s3_hdr[124:121];
-    assign eq_719 = slice_717 == 4'h5;
-    assign slice_720 = s3_hdr[63:48];
-    assign slice_721 = s3_hdr[95:80];
-    assign mux_722 = eq_719 ? slice_720 : slice_721;
-    assign slice_723 = s3_hdr[119];
-    assign slice_724 = s3_hdr[115];
-    assign slice_725 = s3_hdr[47:40];
-    assign slice_726 = s3_hdr[79:72];
-    assign mux_727 = eq_719 ? slice_725 : slice_726;
-    assign concat_728 = {slice_723, slice_724, mux_727};
-    assign slice_729 = s3_hdr[63:34];
-    assign concat_731 = {slice_729, 2'h0};
-    assign zext_732 = {32'h0, concat_731};
-    assign slice_733 = s3_hdr[63:32];
-    assign slice_734 = s3_hdr[31:2];
-    assign concat_736 = {slice_733, slice_734, 2'h0};
-    assign mux_737 = slice_712 ? concat_736 : zext_732;
-    assign slice_738 = slice_716[3];
-    assign slice_739 = slice_716[2];
-    assign slice_740 = slice_716[1];
-    assign slice_741 = slice_716[0];
-    assign mux_744 = slice_741 ? 3'h0 : 3'h1;
-    assign slice_745 = slice_716[0];
-    assign mux_748 = slice_745 ? 3'h0 : 3'h2;
-    assign mux_749 = slice_740 ? mux_744 : mux_748;
-    assign slice_750 = slice_716[1];
-    assign slice_751 = slice_716[0];
-    assign mux_754 = slice_751 ? 3'h0 : 3'h1;
-    assign slice_755 = slice_716[0];
-    assign mux_758 = slice_755 ? 3'h0 : 3'h3;
-    assign mux_759 = slice_750 ? mux_754 : mux_758;
-    assign mux_760 = slice_739 ? mux_749 : mux_759;
-    assign slice_761 = slice_716[2];
-    assign slice_762 = slice_716[1];
-    assign slice_763 = slice_716[0];
-    assign mux_766 = slice_763 ? 3'h0 : 3'h1;
-    assign slice_767 = slice_716[0];
-    assign mux_770 = slice_767 ? 3'h0 : 3'h2;
-    assign mux_771 = slice_762 ? mux_766 : mux_770;
-    assign slice_772 = slice_716[1];
-    assign slice_773 = slice_716[0];
-    assign mux_776 = slice_773 ? 3'h0 : 3'h1;
-    assign mux_778 = slice_772 ? mux_776 : 3'h0;
-    assign mux_779 = slice_761 ? mux_771 : mux_778;
-    assign mux_780 = slice_738 ? mux_760 : mux_779;
-    assign eq_782 = slice_711 == 10'h1;
-    assign eq_784 = slice_716 == 4'h0;
+    assign eq_719 = (s3_hdr[124:121]) == 4'h5;
+    assign concat_728 = {(s3_hdr[119]), (s3_hdr[115]), (eq_719 ? (s3_hdr[47:40]) : (s3_hdr[79:72]))};
+    assign mux_737 = (s3_hdr[125]) ? {(s3_hdr[63:32]), (s3_hdr[31:2]), 2'h0} : {32'h0, {(s3_hdr[63:34]), 2'h0}};
+    assign mux_760 = (slice_716[2]) ? ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h2)) : ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h3));
+    assign mux_779 = (slice_716[2]) ? ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h2)) : ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : 3'h0);
+    assign mux_780 = (slice_716[3]) ? mux_760 : mux_779;
     assign zext_785 = {9'h0, mux_780};
-    assign slice_786 = slice_716[3];
-    assign slice_788 = slice_716[2];
-    assign slice_790 = slice_716[1];
-    assign slice_792 = slice_716[0];
-    assign mux_795 = slice_792 ? 2'h0 : 2'h3;
-    assign mux_796 = slice_790 ? 2'h1 : mux_795;
-    assign mux_797 = slice_788 ? 2'h2 : mux_796;
-    assign mux_798 = slice_786 ? 2'h3 : mux_797;
-    assign zext_799 = {10'h0, mux_798};
-    assign add_801 = zext_799 + 12'h1;
-    assign sub_802 = add_801 - zext_785;
-    assign mux_804 = eq_784 ? 12'h1 : sub_802;
-    assign concat_806 = {slice_711, 2'h0};
-    assign sub_807 = concat_806 - zext_785;
-    assign slice_808 = slice_715[3];
-    assign slice_810 = slice_715[2];
-    assign slice_812 = slice_715[1];
-    assign slice_814 = slice_715[0];
-    assign mux_817 = slice_814 ? 3'h3 : 3'h4;
-    assign mux_818 = slice_812 ? 3'h2 : mux_817;
-    assign mux_819 = slice_810 ? 3'h1 : mux_818;
-    assign mux_820 = slice_808 ? 3'h0 : mux_819;
-    assign zext_821 = {9'h0, mux_820};
-    assign sub_822 = sub_807 - zext_821;
-    assign mux_823 = eq_782 ? mux_804 : sub_822;
-    assign mux_825 = slice_698 ? mux_823 : 12'h4;
-    assign slice_826 = mux_737[6:2];
-    assign slice_827 = mux_780[1:0];
-    assign concat_828 = {slice_826, slice_827};
-    assign mux_830 = slice_698 ? concat_828 : 7'h0;
-    assign mux_833 = slice_699 ? 5'hb : 5'ha;
-    assign slice_835 = concat_728[9];
-    assign slice_836 = concat_728[8];
-    assign slice_837 = concat_705[2];
-    assign slice_840 = concat_705[1:0];
-    assign concat_843 = {3'h0, mux_833, slice_835, slice_702, slice_836, slice_837, 2'h0, 2'h0, slice_840, 2'h0, 10'h0};
-    assign concat_845 = {self_id, mux_652, 1'h0, mux_825};
-    assign slice_846 = concat_728[7:0];
-    assign concat_848 = {mux_722, slice_846, 1'h0, mux_830};
-    assign concat_849 = {concat_843, concat_845, concat_848};
-    assign and_850 = s3_valid & s3_sop;
-    assign and_851 = adv & and_850;
+    assign mux_798 = (slice_716[3]) ? 2'h3 : ((slice_716[2]) ? 2'h2 : ((slice_716[1]) ? 2'h1 : ((slice_716[0]) ? 2'h0 : 2'h3)));
+    assign mux_820 = (slice_715[3]) ? 3'h0 : ((slice_715[2]) ? 3'h1 : ((slice_715[1]) ? 3'h2 : ((slice_715[0]) ? 3'h3 : 3'h4)));
+    assign mux_823 = (slice_711 == 10'h1) ? ((slice_716 == 4'h0) ? 12'h1 : (({10'h0, mux_798} + 12'h1) - zext_785)) : (({slice_711, 2'h0} - zext_785) - {9'h0, mux_820});
+    assign concat_843 = {3'h0, ((s3_kind[6]) ? 5'hb : 5'ha), (concat_728[9]), (s3_hdr[118:116]), (concat_728[8]), (concat_705[2]), 2'h0, 2'h0, (concat_705[1:0]), 2'h0, 10'h0};
+    assign concat_848 = {(eq_719 ? (s3_hdr[63:48]) : (s3_hdr[95:80])), (concat_728[7:0]), 1'h0, (slice_698 ? {(mux_737[6:2]), (mux_780[1:0])} : 7'h0)};
+    assign and_851 = adv & (s3_valid & s3_sop);
     assign eq_869 = s4_action == 2'h0;
-    assign eq_871 = s4_egress == 3'h1;
-    assign and_872 = eq_869 & eq_871;
-    assign eq_874 = s4_second_egress == 3'h1;
-    assign and_875 = s4_second & eq_874;
-    assign or_876 = and_872 | and_875;
-    assign eq_878 = s4_egress == 3'h2;
-    assign and_879 = eq_869 & eq_878;
-    assign eq_881 = s4_second_egress == 3'h2;
-    assign and_882 = s4_second & eq_881;
-    assign or_883 = and_879 | and_882;
-    assign eq_885 = s4_egress == 3'h1;
-    assign mux_886 = eq_885 ? s4_hdr_primary : s4_hdr_second;
-    assign eq_888 = s4_egress == 3'h2;
-    assign mux_889 = eq_888 ? s4_hdr_primary : s4_hdr_second;
+    assign or_876 = (eq_869 & (s4_egress == 3'h1)) | (s4_second & (s4_second_egress == 3'h1));
+    assign or_883 = (eq_869 & (s4_egress == 3'h2)) | (s4_second & (s4_second_egress == 3'h2));
     assign concat_890 = {s4_data, s4_keep, s4_sop, s4_eop};
-    assign concat_891 = {mux_886, concat_890};
-    assign concat_892 = {mux_889, concat_890};
-    assign eq_894 = s4_egress == 3'h3;
-    assign and_895 = eq_869 & eq_894;
-    assign concat_896 = {s4_slot, s4_hdr_primary, concat_890};
-    assign eq_898 = s4_egress == 3'h4;
-    assign and_899 = eq_869 & eq_898;
-    assign concat_900 = {s4_hdr_primary, concat_890};
-    assign eq_902 = s4_action == 2'h1;
-    assign and_903 = eq_902 & s4_sop;
-    assign and_905 = s4_valid & or_876;
-    assign not_906 = ~m_port_a_sent;
-    assign and_907 = and_905 & not_906;
+    assign and_895 = eq_869 & (s4_egress == 3'h3);
+    assign and_899 = eq_869 & (s4_egress == 3'h4);
+    assign and_903 = (s4_action == 2'h1) & s4_sop;
+    assign and_907 = (s4_valid & or_876) & (~m_port_a_sent);
     assign m_port_a_in_ready = m_port_a_slice_s_tready;
     assign and_909 = and_907 & m_port_a_in_ready;
-    assign not_910 = ~or_876;
-    assign or_911 = m_port_a_sent | and_909;
-    assign or_912 = not_910 | or_911;
-    assign and_913 = 1'h1 & or_912;
-    assign or_914 = m_port_a_sent | and_909;
-    assign mux_915 = adv ? 1'h0 : or_914;
     assign m_port_a_slice_m_ready = m_port_a_tlp_ready;
-    assign slice_921 = m_port_a_slice_m_tdata[657:530];
-    assign slice_922 = m_port_a_slice_m_tdata[529:18];
-    assign slice_923 = m_port_a_slice_m_tdata[17:2];
-    assign slice_924 = m_port_a_slice_m_tdata[1];
-    assign slice_925 = m_port_a_slice_m_tdata[0];
-    assign and_928 = s4_valid & or_883;
-    assign not_929 = ~m_port_b_sent;
-    assign and_930 = and_928 & not_929;
+    assign and_930 = (s4_valid & or_883) & (~m_port_b_sent);
     assign m_port_b_in_ready = m_port_b_slice_s_tready;
     assign and_932 = and_930 & m_port_b_in_ready;
-    assign not_933 = ~or_883;
-    assign or_934 = m_port_b_sent | and_932;
-    assign or_935 = not_933 | or_934;
-    assign and_936 = and_913 & or_935;
-    assign or_937 = m_port_b_sent | and_932;
-    assign mux_938 = adv ? 1'h0 : or_937;
+    assign and_936 = (1'h1 & ((~or_876) | (m_port_a_sent | and_909))) & ((~or_883) | (m_port_b_sent | and_932));
     assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
-    assign slice_944 = m_port_b_slice_m_tdata[657:530];
-    assign slice_945 = m_port_b_slice_m_tdata[529:18];
-    assign slice_946 = m_port_b_slice_m_tdata[17:2];
-    assign slice_947 = m_port_b_slice_m_tdata[1];
-    assign slice_948 = m_port_b_slice_m_tdata[0];
-    assign and_951 = s4_valid & and_895;
-    assign not_952 = ~m_kernel_sent;
-    assign and_953 = and_951 & not_952;
+    assign and_953 = (s4_valid & and_895) & (~m_kernel_sent);
     assign m_kernel_in_ready = m_kernel_slice_s_tready;
     assign and_955 = and_953 & m_kernel_in_ready;
-    assign not_956 = ~and_895;
-    assign or_957 = m_kernel_sent | and_955;
-    assign or_958 = not_956 | or_957;
-    assign and_959 = and_936 & or_958;
-    assign or_960 = m_kernel_sent | and_955;
-    assign mux_961 = adv ? 1'h0 : or_960;
     assign m_kernel_slice_m_ready = m_kernel_tlp_ready;
-    assign slice_967 = m_kernel_slice_m_tdata[665:658];
-    assign slice_968 = m_kernel_slice_m_tdata[657:530];
-    assign slice_969 = m_kernel_slice_m_tdata[529:18];
-    assign slice_970 = m_kernel_slice_m_tdata[17:2];
-    assign slice_971 = m_kernel_slice_m_tdata[1];
-    assign slice_972 = m_kernel_slice_m_tdata[0];
-    assign and_975 = s4_valid & and_899;
-    assign not_976 = ~m_local_sent;
-    assign and_977 = and_975 & not_976;
+    assign and_977 = (s4_valid & and_899) & (~m_local_sent);
     assign m_local_in_ready = m_local_slice_s_tready;
     assign and_979 = and_977 & m_local_in_ready;
-    assign not_980 = ~and_899;
-    assign or_981 = m_local_sent | and_979;
-    assign or_982 = not_980 | or_981;
-    assign and_983 = and_959 & or_982;
-    assign or_984 = m_local_sent | and_979;
-    assign mux_985 = adv ? 1'h0 : or_984;
+    assign and_983 = (and_936 & ((~and_895) | (m_kernel_sent | and_955))) & ((~and_899) | (m_local_sent | and_979));
     assign m_local_slice_m_ready = m_local_tlp_ready;
-    assign slice_991 = m_local_slice_m_tdata[657:530];
-    assign slice_992 = m_local_slice_m_tdata[529:18];
-    assign slice_993 = m_local_slice_m_tdata[17:2];
-    assign slice_994 = m_local_slice_m_tdata[1];
-    assign slice_995 = m_local_slice_m_tdata[0];
-    assign and_998 = s4_valid & and_903;
-    assign not_999 = ~m_cpl_sent;
-    assign and_1000 = and_998 & not_999;
+    assign and_1000 = (s4_valid & and_903) & (~m_cpl_sent);
     assign m_cpl_in_ready = m_cpl_slice_s_tready;
     assign and_1002 = and_1000 & m_cpl_in_ready;
-    assign not_1003 = ~and_903;
-    assign or_1004 = m_cpl_sent | and_1002;
-    assign or_1005 = not_1003 | or_1004;
-    assign and_1006 = and_983 & or_1005;
-    assign or_1007 = m_cpl_sent | and_1002;
-    assign mux_1008 = adv ? 1'h0 : or_1007;
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
-    assign not_1015 = ~s4_valid;
-    assign or_1016 = not_1015 | and_1006;
-    assign and_1017 = s4_valid & s4_sop;
-    assign and_1018 = adv & and_1017;
-    assign add_1021 = count_ok + 32'h1;
-    assign eq_1023 = s4_reason == 4'h0;
-    assign and_1024 = and_1018 & eq_1023;
-    assign add_1027 = count_not_for_us + 32'h1;
-    assign eq_1029 = s4_reason == 4'h1;
-    assign and_1030 = and_1018 & eq_1029;
-    assign add_1033 = count_window_miss + 32'h1;
-    assign eq_1035 = s4_reason == 4'h2;
-    assign and_1036 = and_1018 & eq_1035;
-    assign add_1039 = count_mapping_disabled + 32'h1;
-    assign eq_1041 = s4_reason == 4'h3;
-    assign and_1042 = and_1018 & eq_1041;
-    assign add_1045 = count_port_down + 32'h1;
-    assign eq_1047 = s4_reason == 4'h4;
-    assign and_1048 = and_1018 & eq_1047;
-    assign add_1051 = count_denied + 32'h1;
-    assign eq_1053 = s4_reason == 4'h5;
-    assign and_1054 = and_1018 & eq_1053;
-    assign add_1057 = count_no_proxy_id + 32'h1;
-    assign eq_1059 = s4_reason == 4'h6;
-    assign and_1060 = and_1018 & eq_1059;
-    assign add_1063 = count_unexpected_completion + 32'h1;
-    assign eq_1065 = s4_reason == 4'h7;
-    assign and_1066 = and_1018 & eq_1065;
-    assign add_1069 = count_unsupported + 32'h1;
-    assign eq_1071 = s4_reason == 4'h8;
-    assign and_1072 = and_1018 & eq_1071;
-    assign add_1075 = count_relay_denied + 32'h1;
-    assign eq_1077 = s4_reason == 4'h9;
-    assign and_1078 = and_1018 & eq_1077;
-    assign not_1079 = ~axil_rvalid;
-    assign and_1080 = s_axil_arvalid & not_1079;
-    assign not_1081 = ~axil_rvalid;
+    assign and_1018 = adv & (s4_valid & s4_sop);
+    assign and_1080 = s_axil_arvalid & (~axil_rvalid);
     assign slice_1082 = s_axil_araddr[11:2];
-    assign concat_1086 = {port_down, init_done};
-    assign zext_1087 = {29'h0, concat_1086};
-    assign eq_1089 = slice_1082 == 10'h0;
-    assign eq_1091 = slice_1082 == 10'h1;
-    assign eq_1093 = slice_1082 == 10'h2;
-    assign eq_1095 = slice_1082 == 10'h3;
-    assign eq_1097 = slice_1082 == 10'h4;
-    assign eq_1099 = slice_1082 == 10'h5;
-    assign eq_1101 = slice_1082 == 10'h8;
-    assign eq_1103 = slice_1082 == 10'h9;
-    assign eq_1105 = slice_1082 == 10'ha;
-    assign eq_1107 = slice_1082 == 10'hb;
-    assign eq_1109 = slice_1082 == 10'h40;
-    assign eq_1111 = slice_1082 == 10'h41;
-    assign eq_1113 = slice_1082 == 10'h42;
-    assign eq_1115 = slice_1082 == 10'h43;
-    assign eq_1117 = slice_1082 == 10'h44;
-    assign eq_1119 = slice_1082 == 10'h45;
-    assign eq_1121 = slice_1082 == 10'h46;
-    assign eq_1123 = slice_1082 == 10'h47;
-    assign eq_1125 = slice_1082 == 10'h48;
-    assign eq_1127 = slice_1082 == 10'h49;
-    assign mux_1129 = eq_1089 ? 32'h4f4e4943 : 32'h0;
-    assign mux_1131 = eq_1091 ? 32'h10001 : 32'h0;
-    assign mux_1133 = eq_1093 ? 32'h10000001 : 32'h0;
-    assign mux_1135 = eq_1095 ? zext_1087 : 32'h0;
-    assign mux_1137 = eq_1097 ? win_en_lo : 32'h0;
-    assign mux_1139 = eq_1099 ? win_en_hi : 32'h0;
-    assign mux_1141 = eq_1101 ? lut_index : 32'h0;
-    assign mux_1143 = eq_1103 ? lut_addr_lo : 32'h0;
-    assign mux_1145 = eq_1105 ? lut_addr_hi : 32'h0;
-    assign mux_1147 = eq_1107 ? lut_ctrl : 32'h0;
-    assign mux_1149 = eq_1109 ? count_ok : 32'h0;
-    assign mux_1151 = eq_1111 ? count_not_for_us : 32'h0;
-    assign mux_1153 = eq_1113 ? count_window_miss : 32'h0;
-    assign mux_1155 = eq_1115 ? count_mapping_disabled : 32'h0;
-    assign mux_1157 = eq_1117 ? count_port_down : 32'h0;
-    assign mux_1159 = eq_1119 ? count_denied : 32'h0;
-    assign mux_1161 = eq_1121 ? count_no_proxy_id : 32'h0;
-    assign mux_1163 = eq_1123 ? count_unexpected_completion : 32'h0;
-    assign mux_1165 = eq_1125 ? count_unsupported : 32'h0;
-    assign mux_1167 = eq_1127 ? count_relay_denied : 32'h0;
-    assign or_1168 = mux_1129 | mux_1131;
-    assign or_1169 = mux_1133 | mux_1135;
-    assign or_1170 = mux_1137 | mux_1139;
-    assign or_1171 = mux_1141 | mux_1143;
-    assign or_1172 = mux_1145 | mux_1147;
-    assign or_1173 = mux_1149 | mux_1151;
-    assign or_1174 = mux_1153 | mux_1155;
-    assign or_1175 = mux_1157 | mux_1159;
-    assign or_1176 = mux_1161 | mux_1163;
-    assign or_1177 = mux_1165 | mux_1167;
-    assign or_1178 = or_1168 | or_1169;
-    assign or_1179 = or_1170 | or_1171;
-    assign or_1180 = or_1172 | or_1173;
-    assign or_1181 = or_1174 | or_1175;
-    assign or_1182 = or_1176 | or_1177;
-    assign or_1183 = or_1178 | or_1179;
-    assign or_1184 = or_1180 | or_1181;
-    assign or_1185 = or_1183 | or_1184;
-    assign or_1186 = or_1185 | or_1182;
-    assign not_1188 = ~s_axil_rready;
-    assign and_1189 = axil_rvalid & not_1188;
-    assign mux_1190 = and_1080 ? 1'h1 : and_1189;
+    assign or_1169 = ((slice_1082 == 10'h2) ? 32'h10000001 : 32'h0) | ((slice_1082 == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
+    assign or_1179 = (((slice_1082 == 10'h4) ? win_en_lo : 32'h0) | ((slice_1082 == 10'h5) ? win_en_hi : 32'h0)) | (((slice_1082 == 10'h8) ? lut_index : 32'h0) | ((slice_1082 == 10'h9) ? lut_addr_lo : 32'h0));
+    assign or_1180 = (((slice_1082 == 10'ha) ? lut_addr_hi : 32'h0) | ((slice_1082 == 10'hb) ? lut_ctrl : 32'h0)) | (((slice_1082 == 10'h40) ? count_ok : 32'h0) | ((slice_1082 == 10'h41) ? count_not_for_us : 32'h0));
+    assign or_1181 = (((slice_1082 == 10'h42) ? count_window_miss : 32'h0) | ((slice_1082 == 10'h43) ? count_mapping_disabled : 32'h0)) | (((slice_1082 == 10'h44) ? count_port_down : 32'h0) | ((slice_1082 == 10'h45) ? count_denied : 32'h0));
+    assign or_1182 = (((slice_1082 == 10'h46) ? count_no_proxy_id : 32'h0) | ((slice_1082 == 10'h47) ? count_unexpected_completion : 32'h0)) | (((slice_1082 == 10'h48) ? count_unsupported : 32'h0) | ((slice_1082 == 10'h49) ? count_relay_denied : 32'h0));
+    assign or_1183 = ((((slice_1082 == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((slice_1082 == 10'h1) ? 32'h10001 : 32'h0)) | or_1169) | or_1179;
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], mux_639[1:0], mux_737[1:0], mux_737[63:7]};
 
     onic_axis_skid_661 in_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_100),
-        .s_tvalid(and_93),
+        .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop}),
+        .s_tvalid(s_host_tlp_valid & 1'h1),
         .s_tready(in_slice_s_tready),
         .m_tdata(in_slice_m_tdata),
         .m_tvalid(in_slice_m_tvalid),
@@ -1616,7 +500,7 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_a_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_891),
+        .s_tdata({((s4_egress == 3'h1) ? s4_hdr_primary : s4_hdr_second), concat_890}),
         .s_tvalid(and_907),
         .s_tready(m_port_a_slice_s_tready),
         .m_tdata(m_port_a_slice_m_tdata),
@@ -1627,7 +511,7 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_b_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_892),
+        .s_tdata({((s4_egress == 3'h2) ? s4_hdr_primary : s4_hdr_second), concat_890}),
         .s_tvalid(and_930),
         .s_tready(m_port_b_slice_s_tready),
         .m_tdata(m_port_b_slice_m_tdata),
@@ -1638,7 +522,7 @@ module onic_pcie_manager (
     onic_axis_skid_666 m_kernel_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_896),
+        .s_tdata({s4_slot, s4_hdr_primary, concat_890}),
         .s_tvalid(and_953),
         .s_tready(m_kernel_slice_s_tready),
         .m_tdata(m_kernel_slice_m_tdata),
@@ -1649,7 +533,7 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_local_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata(concat_900),
+        .s_tdata({s4_hdr_primary, concat_890}),
         .s_tvalid(and_977),
         .s_tready(m_local_slice_s_tready),
         .m_tdata(m_local_slice_m_tdata),
@@ -1672,55 +556,55 @@ module onic_pcie_manager (
         if (rst) begin
             axil_bvalid <= 1'h0;
         end else begin
-            axil_bvalid <= mux_17;
+            axil_bvalid <= and_13 ? 1'h1 : (axil_bvalid & (~s_axil_bready));
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             win_en_lo <= 32'h1;
-        end else if (and_36) begin
-            win_en_lo <= or_32;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h4)) begin
+            win_en_lo <= (win_en_lo & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             win_en_hi <= 32'h0;
-        end else if (and_45) begin
-            win_en_hi <= or_41;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h5)) begin
+            win_en_hi <= (win_en_hi & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_index <= 32'h0;
-        end else if (and_54) begin
-            lut_index <= or_50;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h8)) begin
+            lut_index <= (lut_index & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_addr_lo <= 32'h0;
-        end else if (and_63) begin
-            lut_addr_lo <= or_59;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h9)) begin
+            lut_addr_lo <= (lut_addr_lo & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_addr_hi <= 32'h0;
-        end else if (and_72) begin
-            lut_addr_hi <= or_68;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'ha)) begin
+            lut_addr_hi <= (lut_addr_hi & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_ctrl <= 32'h0;
-        end else if (and_81) begin
-            lut_ctrl <= or_77;
+        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'hb)) begin
+            lut_ctrl <= (lut_ctrl & (~concat_27)) | (s_axil_wdata & concat_27);
         end
     end
 
@@ -1728,7 +612,7 @@ module onic_pcie_manager (
         if (rst) begin
             axil_rvalid <= 1'h0;
         end else begin
-            axil_rvalid <= mux_1190;
+            axil_rvalid <= and_1080 ? 1'h1 : (axil_rvalid & (~s_axil_rready));
         end
     end
 
@@ -1736,7 +620,7 @@ module onic_pcie_manager (
         if (rst) begin
             axil_rdata <= 32'h0;
         end else if (and_1080) begin
-            axil_rdata <= or_1186;
+            axil_rdata <= (or_1183 | (or_1180 | or_1181)) | or_1182;
         end
     end
 
@@ -1768,7 +652,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_data <= 512'h0;
         end else if (adv) begin
-            s1_data <= slice_110;
+            s1_data <= in_slice_m_tdata[529:18];
         end
     end
 
@@ -1776,7 +660,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_keep <= 16'h0;
         end else if (adv) begin
-            s1_keep <= slice_111;
+            s1_keep <= in_slice_m_tdata[17:2];
         end
     end
 
@@ -1784,7 +668,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_sop <= 1'h0;
         end else if (adv) begin
-            s1_sop <= slice_112;
+            s1_sop <= in_slice_m_tdata[1];
         end
     end
 
@@ -1792,7 +676,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_eop <= 1'h0;
         end else if (adv) begin
-            s1_eop <= slice_113;
+            s1_eop <= in_slice_m_tdata[0];
         end
     end
 
@@ -1800,7 +684,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_kind <= 7'h0;
         end else if (adv) begin
-            s1_kind <= mux_271;
+            s1_kind <= (concat_153[7]) ? 7'h0 : mux_270;
         end
     end
 
@@ -1808,7 +692,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_off <= 64'h0;
         end else if (adv) begin
-            s1_off <= and_291;
+            s1_off <= mux_152 & mux_290;
         end
     end
 
@@ -1824,7 +708,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_reg_hit <= 1'h0;
         end else if (adv) begin
-            s1_reg_hit <= eq_312;
+            s1_reg_hit <= slice_109 == 3'h0;
         end
     end
 
@@ -1832,7 +716,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_size <= 13'h0;
         end else if (adv) begin
-            s1_size <= concat_316;
+            s1_size <= {(slice_126 == 10'h0), slice_126, 2'h0};
         end
     end
 
@@ -1848,7 +732,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_proxy <= 16'h0;
         end else if (adv) begin
-            s1_proxy <= mux_323;
+            s1_proxy <= eq_319 ? 16'h1000 : 16'h0;
         end
     end
 
@@ -1992,7 +876,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_addr <= 64'h0;
         end else if (adv) begin
-            s2_addr <= mux_365;
+            s2_addr <= and_363 ? windows_second_translated : windows_translated;
         end
     end
 
@@ -2008,7 +892,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second <= 1'h0;
         end else if (adv) begin
-            s2_second <= and_366;
+            s2_second <= windows_has_second & windows_multicast;
         end
     end
 
@@ -2264,7 +1148,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_action <= 2'h0;
         end else if (and_851) begin
-            s4_action <= mux_647;
+            s4_action <= eq_642 ? 2'h0 : ((s3_kind[3]) ? 2'h1 : 2'h2);
         end
     end
 
@@ -2280,7 +1164,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_egress <= 3'h0;
         end else if (and_851) begin
-            s4_egress <= mux_637;
+            s4_egress <= slice_507 ? 3'h4 : (and_622 ? 3'h0 : (and_611 ? 3'h4 : (not_601 ? 3'h0 : (not_591 ? 3'h0 : mux_587))));
         end
     end
 
@@ -2288,7 +1172,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_slot <= 8'h0;
         end else if (and_851) begin
-            s4_slot <= mux_638;
+            s4_slot <= slice_507 ? 8'h0 : (and_622 ? 8'h0 : (and_611 ? 8'h0 : (not_601 ? 8'h0 : (not_591 ? 8'h0 : mux_588))));
         end
     end
 
@@ -2320,7 +1204,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_hdr_second <= 128'h0;
         end else if (and_851) begin
-            s4_hdr_second <= mux_697;
+            s4_hdr_second <= redor_685 ? {concat_688, concat_690, (s3_second_addr[63:32]), (s3_second_addr[31:2]), mux_683} : {concat_688, concat_690, (s3_second_addr[31:2]), mux_683, 32'h0};
         end
     end
 
@@ -2328,7 +1212,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_cpl_hdr <= 96'h0;
         end else if (and_851) begin
-            s4_cpl_hdr <= concat_849;
+            s4_cpl_hdr <= {concat_843, {self_id, ((mux_636 == 4'h5) ? 3'h1 : 3'h1), 1'h0, (slice_698 ? mux_823 : 12'h4)}, concat_848};
         end
     end
 
@@ -2336,7 +1220,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_a_sent <= 1'h0;
         end else begin
-            m_port_a_sent <= mux_915;
+            m_port_a_sent <= adv ? 1'h0 : (m_port_a_sent | and_909);
         end
     end
 
@@ -2344,7 +1228,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_b_sent <= 1'h0;
         end else begin
-            m_port_b_sent <= mux_938;
+            m_port_b_sent <= adv ? 1'h0 : (m_port_b_sent | and_932);
         end
     end
 
@@ -2352,7 +1236,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_kernel_sent <= 1'h0;
         end else begin
-            m_kernel_sent <= mux_961;
+            m_kernel_sent <= adv ? 1'h0 : (m_kernel_sent | and_955);
         end
     end
 
@@ -2360,7 +1244,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_local_sent <= 1'h0;
         end else begin
-            m_local_sent <= mux_985;
+            m_local_sent <= adv ? 1'h0 : (m_local_sent | and_979);
         end
     end
 
@@ -2368,87 +1252,87 @@ module onic_pcie_manager (
         if (rst) begin
             m_cpl_sent <= 1'h0;
         end else begin
-            m_cpl_sent <= mux_1008;
+            m_cpl_sent <= adv ? 1'h0 : (m_cpl_sent | and_1002);
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_ok <= 32'h0;
-        end else if (and_1024) begin
-            count_ok <= add_1021;
+        end else if (and_1018 & (s4_reason == 4'h0)) begin
+            count_ok <= count_ok + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_not_for_us <= 32'h0;
-        end else if (and_1030) begin
-            count_not_for_us <= add_1027;
+        end else if (and_1018 & (s4_reason == 4'h1)) begin
+            count_not_for_us <= count_not_for_us + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_window_miss <= 32'h0;
-        end else if (and_1036) begin
-            count_window_miss <= add_1033;
+        end else if (and_1018 & (s4_reason == 4'h2)) begin
+            count_window_miss <= count_window_miss + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_mapping_disabled <= 32'h0;
-        end else if (and_1042) begin
-            count_mapping_disabled <= add_1039;
+        end else if (and_1018 & (s4_reason == 4'h3)) begin
+            count_mapping_disabled <= count_mapping_disabled + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_port_down <= 32'h0;
-        end else if (and_1048) begin
-            count_port_down <= add_1045;
+        end else if (and_1018 & (s4_reason == 4'h4)) begin
+            count_port_down <= count_port_down + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_denied <= 32'h0;
-        end else if (and_1054) begin
-            count_denied <= add_1051;
+        end else if (and_1018 & (s4_reason == 4'h5)) begin
+            count_denied <= count_denied + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_no_proxy_id <= 32'h0;
-        end else if (and_1060) begin
-            count_no_proxy_id <= add_1057;
+        end else if (and_1018 & (s4_reason == 4'h6)) begin
+            count_no_proxy_id <= count_no_proxy_id + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unexpected_completion <= 32'h0;
-        end else if (and_1066) begin
-            count_unexpected_completion <= add_1063;
+        end else if (and_1018 & (s4_reason == 4'h7)) begin
+            count_unexpected_completion <= count_unexpected_completion + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_unsupported <= 32'h0;
-        end else if (and_1072) begin
-            count_unsupported <= add_1069;
+        end else if (and_1018 & (s4_reason == 4'h8)) begin
+            count_unsupported <= count_unsupported + 32'h1;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_relay_denied <= 32'h0;
-        end else if (and_1078) begin
-            count_relay_denied <= add_1075;
+        end else if (and_1018 & (s4_reason == 4'h9)) begin
+            count_relay_denied <= count_relay_denied + 32'h1;
         end
     end
 
@@ -2456,35 +1340,35 @@ module onic_pcie_manager (
     assign s_axil_wready = and_13;
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
-    assign s_host_tlp_ready = and_102;
-    assign m_port_a_tlp_hdr = slice_921;
-    assign m_port_a_tlp_data = slice_922;
-    assign m_port_a_tlp_keep = slice_923;
-    assign m_port_a_tlp_sop = slice_924;
-    assign m_port_a_tlp_eop = slice_925;
+    assign s_host_tlp_ready = in_ready & 1'h1;
+    assign m_port_a_tlp_hdr = m_port_a_slice_m_tdata[657:530];
+    assign m_port_a_tlp_data = m_port_a_slice_m_tdata[529:18];
+    assign m_port_a_tlp_keep = m_port_a_slice_m_tdata[17:2];
+    assign m_port_a_tlp_sop = m_port_a_slice_m_tdata[1];
+    assign m_port_a_tlp_eop = m_port_a_slice_m_tdata[0];
     assign m_port_a_tlp_valid = m_port_a_slice_m_tvalid;
-    assign m_port_b_tlp_hdr = slice_944;
-    assign m_port_b_tlp_data = slice_945;
-    assign m_port_b_tlp_keep = slice_946;
-    assign m_port_b_tlp_sop = slice_947;
-    assign m_port_b_tlp_eop = slice_948;
+    assign m_port_b_tlp_hdr = m_port_b_slice_m_tdata[657:530];
+    assign m_port_b_tlp_data = m_port_b_slice_m_tdata[529:18];
+    assign m_port_b_tlp_keep = m_port_b_slice_m_tdata[17:2];
+    assign m_port_b_tlp_sop = m_port_b_slice_m_tdata[1];
+    assign m_port_b_tlp_eop = m_port_b_slice_m_tdata[0];
     assign m_port_b_tlp_valid = m_port_b_slice_m_tvalid;
-    assign m_kernel_slot = slice_967;
-    assign m_kernel_tlp_hdr = slice_968;
-    assign m_kernel_tlp_data = slice_969;
-    assign m_kernel_tlp_keep = slice_970;
-    assign m_kernel_tlp_sop = slice_971;
-    assign m_kernel_tlp_eop = slice_972;
+    assign m_kernel_slot = m_kernel_slice_m_tdata[665:658];
+    assign m_kernel_tlp_hdr = m_kernel_slice_m_tdata[657:530];
+    assign m_kernel_tlp_data = m_kernel_slice_m_tdata[529:18];
+    assign m_kernel_tlp_keep = m_kernel_slice_m_tdata[17:2];
+    assign m_kernel_tlp_sop = m_kernel_slice_m_tdata[1];
+    assign m_kernel_tlp_eop = m_kernel_slice_m_tdata[0];
     assign m_kernel_tlp_valid = m_kernel_slice_m_tvalid;
-    assign m_local_tlp_hdr = slice_991;
-    assign m_local_tlp_data = slice_992;
-    assign m_local_tlp_keep = slice_993;
-    assign m_local_tlp_sop = slice_994;
-    assign m_local_tlp_eop = slice_995;
+    assign m_local_tlp_hdr = m_local_slice_m_tdata[657:530];
+    assign m_local_tlp_data = m_local_slice_m_tdata[529:18];
+    assign m_local_tlp_keep = m_local_slice_m_tdata[17:2];
+    assign m_local_tlp_sop = m_local_slice_m_tdata[1];
+    assign m_local_tlp_eop = m_local_slice_m_tdata[0];
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign s_axil_arready = not_1081;
+    assign s_axil_arready = ~axil_rvalid;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;

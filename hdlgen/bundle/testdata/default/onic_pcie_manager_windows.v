@@ -17,52 +17,20 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire eq_4;
-    wire [33:0] slice_5;
-    wire eq_7;
     wire and_8;
-    wire [29:0] slice_13;
-    wire [63:0] concat_14;
-    wire [29:0] slice_19;
-    wire [63:0] concat_20;
-    wire mux_22;
-    wire [5:0] mux_24;
-    wire [2:0] mux_26;
-    wire [7:0] mux_28;
-    wire [63:0] mux_30;
-    wire mux_32;
-    wire mux_34;
-    wire [2:0] mux_36;
-    wire [63:0] mux_38;
 
-    assign eq_4 = bar == 3'h2;
-    assign slice_5 = off[63:30];
-    assign eq_7 = slice_5 == 34'h0;
-    assign and_8 = eq_4 & eq_7;
-    assign slice_13 = off[29:0];
-    assign concat_14 = {34'h4, slice_13};
-    assign slice_19 = off[29:0];
-    assign concat_20 = {34'h0, slice_19};
-    assign mux_22 = and_8 ? window_en : 1'h0;
-    assign mux_24 = and_8 ? 6'h0 : 6'h0;
-    assign mux_26 = and_8 ? 3'h1 : 3'h0;
-    assign mux_28 = and_8 ? 8'h0 : 8'h0;
-    assign mux_30 = and_8 ? concat_14 : 64'h0;
-    assign mux_32 = and_8 ? 1'h0 : 1'h0;
-    assign mux_34 = and_8 ? 1'h0 : 1'h0;
-    assign mux_36 = and_8 ? 3'h0 : 3'h0;
-    assign mux_38 = and_8 ? concat_20 : 64'h0;
+    assign and_8 = (bar == 3'h2) & ((off[63:30]) == 34'h0);
 
     assign found = and_8;
-    assign enabled = mux_22;
-    assign index = mux_24;
-    assign egress = mux_26;
-    assign slot = mux_28;
-    assign translated = mux_30;
-    assign has_second = mux_32;
-    assign multicast = mux_34;
-    assign second_egress = mux_36;
-    assign second_translated = mux_38;
+    assign enabled = and_8 ? window_en : 1'h0;
+    assign index = and_8 ? 6'h0 : 6'h0;
+    assign egress = and_8 ? 3'h1 : 3'h0;
+    assign slot = and_8 ? 8'h0 : 8'h0;
+    assign translated = and_8 ? {34'h4, (off[29:0])} : 64'h0;
+    assign has_second = and_8 ? 1'h0 : 1'h0;
+    assign multicast = and_8 ? 1'h0 : 1'h0;
+    assign second_egress = and_8 ? 3'h0 : 3'h0;
+    assign second_translated = and_8 ? {34'h0, (off[29:0])} : 64'h0;
 endmodule
 
 `default_nettype wire

@@ -9,13 +9,9 @@ module chain (
     output wire [7:0] first_count,
     output wire [7:0] sum
 );
-    wire slice_3;
-    wire [7:0] add_6;
     wire [7:0] first_count_2; // design_test.go:23
     wire [7:0] second_count; // design_test.go:24
 
-    assign slice_3 = first_count_2[0];
-    assign add_6 = first_count_2 + second_count;
 
     counter first ( // design_test.go:23
         .clk(clk),
@@ -27,12 +23,12 @@ module chain (
     counter second ( // design_test.go:24
         .clk(clk),
         .rst(rst),
-        .en(slice_3),
+        .en(first_count_2[0]),
         .count(second_count)
     );
 
     assign first_count = first_count_2;
-    assign sum = add_6;
+    assign sum = first_count_2 + second_count;
 endmodule
 
 `default_nettype wire

@@ -10,10 +10,6 @@ module nested (
     output wire [7:0] total,
     output wire [3:0] held
 );
-    wire not_4;
-    wire [3:0] slice_11;
-    wire [7:0] add_14;
-    wire [7:0] add_15;
     wire [7:0] module_first_count; // design_test.go:36
     wire [7:0] module_sum; // design_test.go:36
     wire [7:0] b_first_count; // design_test.go:37
@@ -22,10 +18,6 @@ module nested (
     wire [3:0] hold_q; // design_test.go:39
     wire unused;
 
-    assign not_4 = ~go;
-    assign slice_11 = c_count[5:2];
-    assign add_14 = module_sum + b_sum;
-    assign add_15 = add_14 + c_count;
     assign unused = &{1'b0, module_first_count, b_first_count};
 
     chain module_ ( // design_test.go:36
@@ -39,7 +31,7 @@ module nested (
     chain b ( // design_test.go:37
         .clk(clk),
         .rst(rst),
-        .en(not_4),
+        .en(~go),
         .first_count(b_first_count),
         .sum(b_sum)
     );
@@ -54,11 +46,11 @@ module nested (
     held hold ( // design_test.go:39
         .clk(clk),
         .arst(arst),
-        .d(slice_11),
+        .d(c_count[5:2]),
         .q(hold_q)
     );
 
-    assign total = add_15;
+    assign total = (module_sum + b_sum) + c_count;
     assign held = hold_q;
 endmodule
 
