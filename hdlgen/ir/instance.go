@@ -187,6 +187,9 @@ func Flatten(m *Module) (*Module, []int) {
 				if c.Name != "" {
 					c.Name = prefix + c.Name
 				}
+				if c.Table != nil {
+					c.Table = &Table{Index: b + c.Table.Index, Words: c.Table.Words}
+				}
 				if c.Op == OpInput {
 					// Driven by what the instance connected, in port order.
 					c.Op, c.Args = OpWire, []int{at[n.Args[fs.inputOrdinal(k)]]}
@@ -205,6 +208,9 @@ func Flatten(m *Module) (*Module, []int) {
 				if a >= 0 {
 					n.Args[j] = at[a]
 				}
+			}
+			if n.Table != nil {
+				n.Table = &Table{Index: at[n.Table.Index], Words: n.Table.Words}
 			}
 			f.nodes = append(f.nodes, n)
 		}

@@ -99,6 +99,17 @@ type Node struct {
 	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
 	Sub   *Module  // OpInstance: the module instanced (Name is the instance's name)
 	Port  int      // OpInstOut: the index of the output in Sub's Ports
+	// Table is set on the multiplexer at the root of a ROM's tree: the
+	// words and the index node, so a printer can show the lookup as a
+	// table (a case statement) rather than as its tree. Simulators run
+	// the tree.
+	Table *Table
+}
+
+// Table is what ROM built: Words[index], 0 past the end.
+type Table struct {
+	Index int
+	Words []uint64
 }
 
 // Port is a module port. Inputs are nodes; an output names the node that
@@ -303,6 +314,30 @@ func (m *Module) Wire(name string, w int) Value {
 	}
 	m.claim(p, name)
 	return m.add(Node{Op: OpWire, W: w, Name: name, Pos: p})
+}
+
+// Named gives v a name, as a Go variable's name would: the Verilog
+// declares it as a wire of that name (a constant as a localparam), and
+// the cycle simulator's waveforms show it. It returns v, so a value is
+// named where it is built:
+//
+//	addr := m.Named("translated_addr", m.Mux(hit, lutAddr, winAddr))
+//
+// Names are unique in a module, like port, wire and register names. A
+// value that already has a name (a port, wire or register) keeps it.
+func (m *Module) Named(name string, v Value) Value {
+	p := caller()
+	if !m.own(p, "named", v) {
+		return v
+	}
+	n := &m.nodes[v.id]
+	switch {
+	case n.Name != "" || n.Op == OpMem || n.Op == OpMemWrite || n.Op == OpInstance:
+		return v
+	case m.claim(p, name):
+		n.Name = name
+	}
+	return v
 }
 
 // Assign drives wire w with v.
@@ -885,6 +920,9 @@ func (m *Module) ROM(idx Value, w int, words []uint64) Value {
 		high := m.add(Node{Op: OpSlice, W: idx.Width() - bits, Args: []int{idx.id}, Lo: bits, Pos: p})
 		any := m.add(Node{Op: OpRedOr, W: 1, Args: []int{high.id}, Pos: p})
 		v = m.add(Node{Op: OpMux, W: w, Args: []int{any.id, cst(0).id, v.id}, Pos: p})
+	}
+	if n := &m.nodes[v.id]; n.Op == OpMux {
+		n.Table = &Table{Index: idx.id, Words: slices.Clone(words)}
 	}
 	return v
 }

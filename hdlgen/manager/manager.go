@@ -367,7 +367,7 @@ func (p *pipe) input() beat {
 	v := sk.Data
 	at := v.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
-	b0 := beat{valid: sk.Valid, hdr: take(128), bar: take(3), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
+	b0 := beat{valid: sk.Valid, hdr: m.Named("in_hdr", take(128)), bar: m.Named("in_bar", take(3)), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
 
 	// The pipeline advances as a whole when its last stage is empty or
 	// the router has finished with it.
@@ -382,15 +382,15 @@ func (p *pipe) input() beat {
 func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	m, c, lut := p.m, p.c, p.d.LUT
 	lutSh, lutAB := p.lutSh, p.lutAB
-	f0 := tlphdr.Decode(m, b0.hdr)
-	kind0 := m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable())
+	f0 := tlphdr.Decode(m, "in_hdr", b0.hdr)
+	kind0 := m.Named("kind", m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable()))
 	var masks, present []uint64
 	for _, s := range c.BARs {
 		masks = append(masks, max(s, 1)-1)
 		present = append(present, b2u(s != 0))
 	}
-	off0 := m.And(f0.Address, m.ROM(b0.bar, 64, masks))
-	barOK0 := m.ROM(b0.bar, 1, present)
+	off0 := m.Named("bar_offset", m.And(f0.Address, m.Named("bar_mask", m.ROM(b0.bar, 64, masks))))
+	barOK0 := m.Named("bar_ok", m.ROM(b0.bar, 1, present))
 	regHit0 := m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR)))
 	size0 := m.Concat(m.Eq(f0.Length, m.Const(10, 0)), f0.Length, m.Const(2, 0)) // 4 * DWs, 13 bits
 	inLUT0, lutIdx0 := p.zero, m.Const(1, 0)
@@ -466,7 +466,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	ws := d.Windows
 	var enables ir.Value
 	if len(ws) > 0 {
-		enables = m.Slice(m.Concat(ax.winEnHi, ax.winEnLo), 0, len(ws))
+		enables = m.Named("window_enables", m.Slice(m.Concat(ax.winEnHi, ax.winEnLo), 0, len(ws)))
 	}
 	winMod, err := translate.Module(c.Name+"_windows", ws)
 	if err != nil {
@@ -475,7 +475,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	tr := translate.Instance(m, "windows", winMod, s1.bar, off1, enables)
 	found, enabled, egress, slot, addr := tr.Found, tr.Enabled, tr.Egress, tr.Slot, tr.Translated
 	// A window with a failover port uses it while its own port is down.
-	failover := m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), p.downOf(tr.Egress))
+	failover := m.Named("failover", m.And(m.And(tr.HasSecond, m.Not(tr.Multicast)), p.downOf(tr.Egress)))
 	egress = m.Mux(failover, tr.SecondEgress, egress)
 	addr = m.Mux(failover, tr.SecondTranslated, addr)
 	multicast := m.And(tr.HasSecond, tr.Multicast)
@@ -492,6 +492,10 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 		addr = m.Mux(inLUT1, lutAddr, addr)
 		multicast = m.And(multicast, m.Not(inLUT1))
 	}
+	// The translation's result, as stage 2 registers it.
+	found, enabled = m.Named("translated_found", found), m.Named("translated_enabled", enabled)
+	egress, slot = m.Named("translated_egress", egress), m.Named("translated_slot", slot)
+	addr, multicast = m.Named("translated_addr", addr), m.Named("multicast", multicast)
 	s2 := p.stageReg("s2", s1, p.adv)
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
 	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, p.downOf(tr.SecondEgress)
@@ -504,13 +508,13 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 	m, c := p.m, p.c
 	kind2, off2, regHit2, size2, egress2, slot2, addr2 := t2.kind, t2.off, t2.regHit, t2.size, t2.egress, t2.slot, t2.addr
-	chkAddr := m.Mux(regHit2, off2, addr2)
+	chkAddr := m.Named("check_addr", m.Mux(regHit2, off2, addr2))
 	kernelBit := m.Add(m.Slice(slot2, 0, 5), m.Const(5, 8))
 	egBit := m.Pick([]ir.Value{
 		m.Eq(egress2, m.Const(3, kindPortA)), m.Eq(egress2, m.Const(3, kindPortB)),
 		m.Eq(egress2, m.Const(3, kindLocal)), m.Eq(egress2, m.Const(3, kindKernel)),
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
-	egBit = m.Mux(regHit2, m.Const(5, 2), egBit)
+	egBit = m.Named("check_egress", m.Mux(regHit2, m.Const(5, 2), egBit))
 	write2 := m.Slice(kind2, 4, 1) // kData
 	accMod, err := access.Module(c.Name+"_access", p.acl.Domains(), p.acl.RuleSlots())
 	if err != nil {
@@ -534,54 +538,63 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	found3, enabled3, egress3, slot3, addr3, down3 := t3.found, t3.enabled, t3.egress, t3.slot, t3.addr, t3.down
 	second3, secondEg3, secondAt3, secondDown3, rule3 := t3.second, t3.secondEg, t3.secondAt, t3.secondDown, t3.rule
 
-	f3 := tlphdr.Decode(m, s3.hdr)
+	f3 := tlphdr.Decode(m, "s3_hdr", s3.hdr)
 	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
 	memAtomic, cfgMsg, isCpl := bit(kind3, kMemAtomic), bit(kind3, kCfgMsg), bit(kind3, kCpl)
 	nonPosted, hasData := bit(kind3, kNonPosted), bit(kind3, kData)
-	allowed := m.Eq(rule3, m.Const(3, uint64(acl.Allowed)))
-	isPort := m.Or(m.Eq(egress3, m.Const(3, kindPortA)), m.Eq(egress3, m.Const(3, kindPortB)))
+	allowed := m.Named("allowed", m.Eq(rule3, m.Const(3, uint64(acl.Allowed))))
+	isPort := m.Named("to_port", m.Or(m.Eq(egress3, m.Const(3, kindPortA)), m.Eq(egress3, m.Const(3, kindPortB))))
 	type outcome struct{ reason, egress, slot, addr, req ir.Value }
 	r4 := func(r pmgr.Reason) ir.Value { return m.Const(4, uint64(r)) }
 	eg := func(k uint64) ir.Value { return m.Const(3, k) }
 	req3 := f3.Requester
-	// Evaluated last to first: the first condition that holds wins.
+	// Evaluated last to first: the first condition that holds wins. Each
+	// step's condition is named for the check (window_miss), and the
+	// outcome after it by field and check (reason_window_miss: the reason
+	// as the checks from window_miss on decide it).
 	o := outcome{r4(pmgr.OK), egress3, slot3, addr3, m.Mux(isPort, proxy3, req3)}
-	choose := func(cond ir.Value, alt outcome) {
-		o = outcome{m.Mux(cond, alt.reason, o.reason), m.Mux(cond, alt.egress, o.egress), m.Mux(cond, alt.slot, o.slot),
-			m.Mux(cond, alt.addr, o.addr), m.Mux(cond, alt.req, o.req)}
+	choose := func(check string, cond ir.Value, alt outcome) {
+		ir.Helper()
+		cond = m.Named(check, cond)
+		step := func(field string, a, b ir.Value) ir.Value {
+			ir.Helper()
+			return m.Named(field+"_"+check, m.Mux(cond, a, b))
+		}
+		o = outcome{step("reason", alt.reason, o.reason), step("egress", alt.egress, o.egress), step("slot", alt.slot, o.slot),
+			step("addr", alt.addr, o.addr), step("req", alt.req, o.req)}
 	}
 	fail := func(r pmgr.Reason) outcome { return outcome{r4(r), eg(0), m.Const(8, 0), m.Const(64, 0), req3} }
 	local := func(a ir.Value) outcome { return outcome{r4(pmgr.OK), eg(kindLocal), m.Const(8, 0), a, req3} }
-	selfHit := m.Eq(req3, selfID)
-	choose(m.And(isPort, m.Not(proxyOK3)), fail(pmgr.NoProxyID))
-	choose(m.Not(allowed), fail(pmgr.Denied))
-	choose(down3, fail(pmgr.PortDown))
-	choose(m.Not(enabled3), fail(pmgr.MappingDisabled))
-	choose(m.Not(found3), fail(pmgr.WindowMiss))
-	choose(m.And(regHit3, allowed), local(off3))
-	choose(m.And(regHit3, m.Not(allowed)), fail(pmgr.Denied))
-	choose(m.Not(barOK3), fail(pmgr.NotForUs))
-	choose(m.Not(memAtomic), fail(pmgr.Unsupported))
-	choose(m.And(isCpl, selfHit), local(m.Const(64, 0)))
-	choose(m.And(isCpl, m.Not(selfHit)), fail(pmgr.UnexpectedCompletion))
-	choose(cfgMsg, local(m.Const(64, 0)))
+	selfHit := m.Named("cpl_for_self", m.Eq(req3, selfID))
+	choose("no_proxy_id", m.And(isPort, m.Not(proxyOK3)), fail(pmgr.NoProxyID))
+	choose("denied", m.Not(allowed), fail(pmgr.Denied))
+	choose("port_down", down3, fail(pmgr.PortDown))
+	choose("mapping_disabled", m.Not(enabled3), fail(pmgr.MappingDisabled))
+	choose("window_miss", m.Not(found3), fail(pmgr.WindowMiss))
+	choose("reg_allowed", m.And(regHit3, allowed), local(off3))
+	choose("reg_denied", m.And(regHit3, m.Not(allowed)), fail(pmgr.Denied))
+	choose("not_for_us", m.Not(barOK3), fail(pmgr.NotForUs))
+	choose("unsupported", m.Not(memAtomic), fail(pmgr.Unsupported))
+	choose("cpl_local", m.And(isCpl, selfHit), local(m.Const(64, 0)))
+	choose("cpl_unexpected", m.And(isCpl, m.Not(selfHit)), fail(pmgr.UnexpectedCompletion))
+	choose("cfg_or_msg", cfgMsg, local(m.Const(64, 0)))
 
-	ok := m.Eq(o.reason, r4(pmgr.OK))
-	action := m.Mux(ok, m.Const(2, actForward), m.Mux(nonPosted, m.Const(2, actComplete), m.Const(2, actDrop)))
-	status := m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
+	ok := m.Named("ok", m.Eq(o.reason, r4(pmgr.OK)))
+	action := m.Named("action", m.Mux(ok, m.Const(2, actForward), m.Mux(nonPosted, m.Const(2, actComplete), m.Const(2, actDrop))))
+	status := m.Named("cpl_status", m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR))))
 	// The multicast copy: a write through a multicast window whose second
 	// port is up.
-	viaWindow := m.And(m.And(ok, memAtomic), m.And(barOK3, m.Not(regHit3)))
-	second := m.And(m.And(viaWindow, second3), m.And(hasData, m.Not(secondDown3)))
+	viaWindow := m.Named("via_window", m.And(m.And(ok, memAtomic), m.And(barOK3, m.Not(regHit3))))
+	second := m.Named("second_copy", m.And(m.And(viaWindow, second3), m.And(hasData, m.Not(secondDown3))))
 	// Memory requests leave with the translated address and requester;
 	// everything else as it came.
-	hdrP := m.Mux(memAtomic, rewrite(m, s3.hdr, o.addr, o.req), s3.hdr)
-	hdrS := rewrite(m, s3.hdr, secondAt3, o.req)
-	cpl := completion(m, s3.hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock))
+	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, rewrite(m, "rewrite_primary", s3.hdr, o.addr, o.req), s3.hdr))
+	hdrS := m.Named("hdr_second", rewrite(m, "rewrite_second", s3.hdr, secondAt3, o.req))
+	cpl := m.Named("cpl_hdr", completion(m, s3.hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock)))
 
 	// The decision is taken on a packet's first beat and kept for the
 	// rest of it.
-	take := m.And(adv, m.And(s3.valid, s3.sop))
+	take := m.Named("take_decision", m.And(adv, m.And(s3.valid, s3.sop)))
 	var d decision
 	d.s4 = p.stageReg("s4", s3, adv)
 	d.act = p.reg("s4_action", action, take)
@@ -601,18 +614,18 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 // took it early is not offered it again. It drives the advance wire.
 func (p *pipe) route(d decision) {
 	m, s4, adv := p.m, d.s4, p.adv
-	fwd := m.Eq(d.act, m.Const(2, actForward))
+	fwd := m.Named("forward", m.Eq(d.act, m.Const(2, actForward)))
 	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, m.Const(3, k)) }
 	type route struct {
 		name string
 		to   ir.Value
 		data ir.Value
 	}
-	toA := m.Or(m.And(fwd, is(d.egress, kindPortA)), m.And(d.second, is(d.secondEg, kindPortA)))
-	toB := m.Or(m.And(fwd, is(d.egress, kindPortB)), m.And(d.second, is(d.secondEg, kindPortB)))
+	toA := m.Named("to_port_a", m.Or(m.And(fwd, is(d.egress, kindPortA)), m.And(d.second, is(d.secondEg, kindPortA))))
+	toB := m.Named("to_port_b", m.Or(m.And(fwd, is(d.egress, kindPortB)), m.And(d.second, is(d.secondEg, kindPortB))))
 	hdrA := m.Mux(is(d.egress, kindPortA), d.hdrPrimary, d.hdrSecond)
 	hdrB := m.Mux(is(d.egress, kindPortB), d.hdrPrimary, d.hdrSecond)
-	tail := m.Concat(s4.data, s4.keep, s4.sop, s4.eop)
+	tail := m.Named("beat_tail", m.Concat(s4.data, s4.keep, s4.sop, s4.eop))
 	routes := []route{
 		{"m_port_a", toA, m.Concat(hdrA, tail)},
 		{"m_port_b", toB, m.Concat(hdrB, tail)},
@@ -623,11 +636,13 @@ func (p *pipe) route(d decision) {
 	done := p.one
 	for _, r := range routes {
 		sent := m.Reg(r.name+"_sent", 1, 0)
-		valid := m.And(m.And(s4.valid, r.to), m.Not(sent))
+		to := m.Named(r.name+"_for", r.to)
+		valid := m.Named(r.name+"_offer", m.And(m.And(s4.valid, to), m.Not(sent)))
 		st := axis.New(m, r.name+"_in", r.data, valid)
-		took := m.And(valid, st.Ready)
-		done = m.And(done, m.Or(m.Not(r.to), m.Or(sent, took)))
-		m.SetNext(sent, m.Mux(adv, p.zero, m.Or(sent, took)))
+		took := m.Named(r.name+"_took", m.And(valid, st.Ready))
+		has := m.Named(r.name+"_has", m.Or(sent, took)) // this output has the beat
+		done = m.Named(r.name+"_done", m.And(done, m.Or(m.Not(to), has)))
+		m.SetNext(sent, m.Mux(adv, p.zero, has))
 		out := axis.Instance(m, r.name+"_slice", axis.SkidModule(r.data.Width()), st)
 		p.output(r.name, out, p.W, p.K)
 	}
@@ -638,7 +653,7 @@ func (p *pipe) route(d decision) {
 // leaves, and builds the AXI-Lite read side that reports them.
 func (p *pipe) counters(d decision) {
 	m := p.m
-	fire := m.And(p.adv, m.And(d.s4.valid, d.s4.sop))
+	fire := m.Named("count_fire", m.And(p.adv, m.And(d.s4.valid, d.s4.sop)))
 	var counts []ir.Value
 	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
@@ -690,7 +705,7 @@ func lutWord(e ntb.LUTEntry, sh int) uint64 {
 // the requester ID tops DW1, and the processing hint sits under the last
 // address DW. The address itself is laid out as the table's 3 and 4 DW
 // layouts put it (bits 31:2 over PH, after bits 63:32 in the 4 DW form).
-func rewrite(m *ir.Module, hdr, addr, req ir.Value) ir.Value {
+func rewrite(m *ir.Module, name string, hdr, addr, req ir.Value) ir.Value {
 	fmtLo, _ := tlphdr.Pos(tlphdr.Layout("fmt", tlp.ClassMemory, tlp.Fmt3DW))
 	reqLo, _ := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
 	ph4, phW := tlphdr.Pos(tlphdr.Layout("ph", tlp.ClassMemory, tlp.Fmt4DW))
@@ -698,9 +713,9 @@ func rewrite(m *ir.Module, hdr, addr, req ir.Value) ir.Value {
 	dw0Lo, dw1Lo := tlphdr.Index(0, 0), tlphdr.Index(1, 0)
 	fourDW := m.Slice(hdr, fmtLo, 1)
 	ph := m.Mux(fourDW, m.Slice(hdr, ph4, phW), m.Slice(hdr, ph3, phW))
-	high := m.RedOr(m.Slice(addr, 32, 32))
-	dw0 := m.Concat(m.Slice(hdr, fmtLo+1, 2), high, m.Slice(hdr, dw0Lo, fmtLo-dw0Lo))
-	dw1 := m.Concat(req, m.Slice(hdr, dw1Lo, reqLo-dw1Lo))
+	high := m.Named(name+"_4dw", m.RedOr(m.Slice(addr, 32, 32)))
+	dw0 := m.Named(name+"_dw0", m.Concat(m.Slice(hdr, fmtLo+1, 2), high, m.Slice(hdr, dw0Lo, fmtLo-dw0Lo)))
+	dw1 := m.Named(name+"_dw1", m.Concat(req, m.Slice(hdr, dw1Lo, reqLo-dw1Lo)))
 	long := m.Concat(dw0, dw1, m.Slice(addr, 32, 32), m.Slice(addr, 2, 30), ph)
 	short := m.Concat(dw0, dw1, m.Slice(addr, 2, 30), ph, m.Const(32, 0))
 	return m.Mux(high, long, short)
@@ -713,7 +728,7 @@ func rewrite(m *ir.Module, hdr, addr, req ir.Value) ir.Value {
 // reports the bytes it would have returned and the address of the first
 // (§2.2.9, Tables 2-40 and 2-41). It is 96 bits, DW0 on top.
 func completion(m *ir.Module, hdr, self, status, mrd, lock ir.Value) ir.Value {
-	f := tlphdr.Decode(m, hdr)
+	f := tlphdr.Decode(m, "", hdr)
 	leadTab := make([]uint64, 16)
 	hiTab := make([]uint64, 16)
 	trailTab := make([]uint64, 16)
@@ -728,15 +743,15 @@ func completion(m *ir.Module, hdr, self, status, mrd, lock ir.Value) ir.Value {
 		for trailTab[be] = 0; trailTab[be] < 4 && be<<trailTab[be]&8 == 0; trailTab[be]++ {
 		}
 	}
-	lead := m.ROM(f.FirstBE, 3, leadTab)
+	lead := m.Named("cpl_lead_bytes", m.ROM(f.FirstBE, 3, leadTab))
 	single := m.Eq(f.Length, m.Const(10, 1))
 	noBE := m.Eq(f.FirstBE, m.Const(4, 0))
 	lead12 := m.Zext(lead, 12)
-	oneDW := m.Sub(m.Add(m.Zext(m.ROM(f.FirstBE, 2, hiTab), 12), m.Const(12, 1)), lead12)
-	oneDW = m.Mux(noBE, m.Const(12, 1), oneDW)
-	many := m.Sub(m.Sub(m.Concat(f.Length, m.Const(2, 0)), lead12), m.Zext(m.ROM(f.LastBE, 3, trailTab), 12))
-	bc := m.Mux(mrd, m.Mux(single, oneDW, many), m.Const(12, 4))
-	la := m.Mux(mrd, m.Concat(m.Slice(f.Address, 2, 5), m.Slice(lead, 0, 2)), m.Const(7, 0))
+	oneDW := m.Sub(m.Add(m.Zext(m.Named("cpl_last_byte", m.ROM(f.FirstBE, 2, hiTab)), 12), m.Const(12, 1)), lead12)
+	oneDW = m.Named("cpl_bytes_one_dw", m.Mux(noBE, m.Const(12, 1), oneDW))
+	many := m.Sub(m.Sub(m.Concat(f.Length, m.Const(2, 0)), lead12), m.Zext(m.Named("cpl_trail_bytes", m.ROM(f.LastBE, 3, trailTab)), 12))
+	bc := m.Named("cpl_byte_count", m.Mux(mrd, m.Mux(single, oneDW, m.Named("cpl_bytes_many_dw", many)), m.Const(12, 4)))
+	la := m.Named("cpl_lower_addr", m.Mux(mrd, m.Concat(m.Slice(f.Address, 2, 5), m.Slice(lead, 0, 2)), m.Const(7, 0)))
 	typ := m.Mux(lock, m.Const(5, 0b01011), m.Const(5, 0b01010))
 	tag := f.Tag
 	dw0 := m.Concat(m.Const(3, 0), typ, m.Slice(tag, 9, 1), f.TC, m.Slice(tag, 8, 1), m.Slice(f.Attr, 2, 1),
@@ -793,7 +808,7 @@ func (g *gen) axiLite() lite {
 	wvalid := m.Input("s_axil_wvalid", 1)
 	bready := m.Input("s_axil_bready", 1)
 	bvalid := m.Reg("axil_bvalid", 1, 0)
-	accept := m.And(m.And(awvalid, wvalid), m.Not(bvalid))
+	accept := m.Named("write_accept", m.And(m.And(awvalid, wvalid), m.Not(bvalid)))
 	m.Output("s_axil_awready", accept)
 	m.Output("s_axil_wready", accept)
 	m.SetNext(bvalid, m.Mux(accept, m.Const(1, 1), m.And(bvalid, m.Not(bready))))
@@ -804,7 +819,7 @@ func (g *gen) axiLite() lite {
 		s := m.Slice(wstrb, i, 1)
 		mask = append(mask, m.Concat(s, s, s, s, s, s, s, s))
 	}
-	bytes := m.Concat(mask...)
+	bytes := m.Named("write_mask", m.Concat(mask...))
 	writes := func(off uint32) ir.Value {
 		return m.And(accept, m.Eq(m.Slice(awaddr, 2, 10), m.Const(10, uint64(off>>2))))
 	}
@@ -841,7 +856,7 @@ func (g *gen) caps() uint32 {
 // after its address is accepted; unmapped addresses read 0.
 func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
 	m := g.m
-	accept := m.And(l.arvalid, m.Not(l.rvalid))
+	accept := m.Named("read_accept", m.And(l.arvalid, m.Not(l.rvalid)))
 	m.Output("s_axil_arready", m.Not(l.rvalid))
 	word := m.Slice(l.araddr, 2, 10)
 	values := map[uint32]ir.Value{
@@ -864,7 +879,7 @@ func (g *gen) axiRead(l lite, portDown ir.Value, counts []ir.Value) {
 			vals = append(vals, v)
 		}
 	}
-	m.SetNext(l.rdata, m.Pick(hits, vals))
+	m.SetNext(l.rdata, m.Named("read_data", m.Pick(hits, vals)))
 	m.SetEnable(l.rdata, accept)
 	m.SetNext(l.rvalid, m.Mux(accept, m.Const(1, 1), m.And(l.rvalid, m.Not(l.rready))))
 	m.Output("s_axil_rvalid", l.rvalid)

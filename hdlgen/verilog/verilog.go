@@ -92,6 +92,7 @@ func (d *design) analyse(m *ir.Module) (*emitter, error) {
 	}
 	e := &emitter{m: m, d: d, nm: namer{used: map[string]bool{}}}
 	d.em[m] = e
+	e.cse()
 	if err := e.live(); err != nil {
 		return nil, err
 	}
@@ -103,19 +104,125 @@ func (d *design) analyse(m *ir.Module) (*emitter, error) {
 
 // emitter holds the passes' results for one module.
 type emitter struct {
-	m      *ir.Module
-	d      *design
-	nm     namer
-	alive  []bool       // node is needed by an output
-	inline []bool       // node is printed inside its one user's expression, not as a wire
-	name   []string     // node's Verilog name ("" for constants and inlined nodes)
-	used   [][]uint64   // node's bits that something reads
-	clk    bool         // the module has live registers or memory ports
-	rst    bool         // the module has live registers with a synchronous reset
-	arst   bool         // the module has live registers with an asynchronous reset
-	ports  []string     // port names, in ir port order
-	unused []string     // pieces nothing reads, gathered into one sink
-	subs   []*ir.Module // modules of live instances, each once, in node order
+	m         *ir.Module
+	nodes     []ir.Node // m's nodes after common-subexpression elimination
+	outs      []int     // each port's node after it (index as m.Ports())
+	d         *design
+	nm        namer
+	alive     []bool       // node is needed by an output
+	inline    []bool       // node is printed inside its one user's expression, not as a wire
+	readWhole []bool       // something reads the node other than through a part-select
+	name      []string     // node's Verilog name ("" for constants and inlined nodes)
+	used      [][]uint64   // node's bits that something reads
+	clk       bool         // the module has live registers or memory ports
+	rst       bool         // the module has live registers with a synchronous reset
+	arst      bool         // the module has live registers with an asynchronous reset
+	ports     []string     // port names, in ir port order
+	unused    []string     // pieces nothing reads, gathered into one sink
+	subs      []*ir.Module // modules of live instances, each once, in node order
+}
+
+// node is node i after common-subexpression elimination.
+func (e *emitter) node(i int) *ir.Node { return &e.nodes[i] }
+
+// cse merges operations that compute the same thing (same operation,
+// width, operands and parameters) into the first of them, so no
+// expression is computed or printed twice. A named operation is never
+// merged away: an unnamed twin of it takes its name instead.
+func (e *emitter) cse() {
+	m := e.m
+	e.nodes = make([]ir.Node, m.Len())
+	rep := make([]int, m.Len())
+	seen := map[string]int{}
+	folded := map[int][2]int{} // slice node -> its folded Lo and operand
+	alias := map[int]int{}     // named node -> the named node that computes the same
+	named := map[int]int{}     // unnamed node -> the named node that computes the same
+	var key strings.Builder
+	for i := range m.Len() {
+		n := m.Node(i)
+		rep[i] = i
+		if !pure(n.Op) {
+			continue
+		}
+		lo, args := n.Lo, n.Args
+		if n.Table != nil {
+			args = []int{n.Table.Index} // printed as a table: the tree inside is not needed
+		}
+		if n.Op == ir.OpSlice {
+			// A slice of a slice is one slice of the first's operand.
+			if inner := m.Node(rep[args[0]]); inner.Op == ir.OpSlice && inner.Name == "" {
+				lo, args = lo+inner.Lo, inner.Args
+			}
+		}
+		// Operands of an operation come before it, so theirs are known.
+		key.Reset()
+		fmt.Fprintf(&key, "%d/%d/%d/", n.Op, n.W, lo)
+		for _, a := range args {
+			fmt.Fprintf(&key, "%d,", rep[a])
+		}
+		fmt.Fprintf(&key, "/%x", n.Const)
+		if n.Table != nil {
+			fmt.Fprintf(&key, "/table%x", n.Table.Words)
+		}
+		k := key.String()
+		if n.Op == ir.OpConst && n.Name != "" {
+			continue // a named constant stays itself: its name says what it is
+		}
+		if j, ok := seen[k]; ok && n.Name == "" {
+			rep[i] = j
+			continue
+		}
+		if j, ok := seen[k]; ok && m.Node(j).Name != "" {
+			alias[i] = j // two names for one value: the second is the first
+			continue
+		}
+		if lo != n.Lo {
+			folded[i] = [2]int{lo, rep[args[0]]}
+		}
+		if j, ok := seen[k]; ok && n.Name != "" {
+			named[j] = i // an unnamed twin computed earlier takes this name
+		}
+		seen[k] = i
+	}
+	for x := range rep {
+		if i, ok := named[rep[x]]; ok {
+			rep[x] = i
+		}
+	}
+	for i := range m.Len() {
+		n := *m.Node(i)
+		if n.Table != nil {
+			n.Args = []int{n.Table.Index}
+		}
+		args := make([]int, len(n.Args))
+		for k, a := range n.Args {
+			if a >= 0 {
+				a = rep[a]
+			}
+			args[k] = a
+		}
+		n.Args = args
+		if f, ok := folded[i]; ok {
+			n.Lo, n.Args = f[0], []int{f[1]}
+		}
+		if j, ok := alias[i]; ok {
+			n = ir.Node{Op: ir.OpWire, W: n.W, Args: []int{j}, Name: n.Name, Pos: n.Pos}
+		}
+		e.nodes[i] = n
+	}
+	for _, p := range m.Ports() {
+		e.outs = append(e.outs, rep[p.Node])
+	}
+}
+
+// pure reports whether an operation's value is a function of its operands
+// alone (no state, no declaration, no instance).
+func pure(op ir.Op) bool {
+	switch op {
+	case ir.OpInput, ir.OpWire, ir.OpReg, ir.OpMem, ir.OpMemRead, ir.OpMemWrite, ir.OpInstance, ir.OpInstOut:
+		return false
+	}
+	return true
 }
 
 // live marks the nodes outputs depend on (through registers too). A live
@@ -124,15 +231,15 @@ type emitter struct {
 func (e *emitter) live() error {
 	e.alive = make([]bool, e.m.Len())
 	var stack []int
-	for _, p := range e.m.Ports() {
+	for k, p := range e.m.Ports() {
 		if p.Output {
-			stack = append(stack, p.Node)
+			stack = append(stack, e.outs[k])
 		}
 	}
 	writes := map[int][]int{} // memory -> its write ports
 	outs := map[int][]int{}   // instance -> its outputs
 	for i := 0; i < e.m.Len(); i++ {
-		switch n := e.m.Node(i); n.Op {
+		switch n := e.node(i); n.Op {
 		case ir.OpMemWrite:
 			writes[n.Args[0]] = append(writes[n.Args[0]], i)
 		case ir.OpInstOut:
@@ -146,7 +253,7 @@ func (e *emitter) live() error {
 			continue
 		}
 		e.alive[i] = true
-		n := e.m.Node(i)
+		n := e.node(i)
 		switch n.Op {
 		case ir.OpReg:
 			e.clk = true
@@ -174,7 +281,7 @@ func (e *emitter) live() error {
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
-		if n := e.m.Node(i); e.alive[i] && n.Op == ir.OpInstance && !slices.Contains(e.subs, n.Sub) {
+		if n := e.node(i); e.alive[i] && n.Op == ir.OpInstance && !slices.Contains(e.subs, n.Sub) {
 			e.subs = append(e.subs, n.Sub)
 		}
 	}
@@ -195,16 +302,20 @@ func (e *emitter) inlining() {
 	e.inline = make([]bool, m.Len())
 	uses := make([]int, m.Len())
 	needsName := make([]bool, m.Len())
+	e.readWhole = make([]bool, m.Len())
 	for i := 0; i < m.Len(); i++ {
 		if !e.alive[i] {
 			continue
 		}
-		n := m.Node(i)
+		n := e.node(i)
 		for k, a := range n.Args {
 			if a < 0 {
 				continue
 			}
 			uses[a]++
+			if n.Op != ir.OpSlice {
+				e.readWhole[a] = true
+			}
 			switch {
 			case n.Op == ir.OpSlice, n.Op == ir.OpSext:
 				needsName[a] = true // printed as a[hi:lo] or a[top]
@@ -213,15 +324,22 @@ func (e *emitter) inlining() {
 			}
 		}
 	}
-	for _, p := range m.Ports() {
+	for k, p := range m.Ports() {
 		if p.Output {
-			uses[p.Node]++
+			uses[e.outs[k]]++
+			e.readWhole[e.outs[k]] = true
 		}
 	}
 	size := make([]int, m.Len())
 	for i := 0; i < m.Len(); i++ { // operands come before their users
-		n := m.Node(i)
-		if !e.alive[i] || uses[i] != 1 || needsName[i] || n.Name != "" || !inlinable(n.Op) || e.alwaysFalse(i) {
+		n := e.node(i)
+		if e.alive[i] && n.Op == ir.OpSlice && n.Name == "" && !needsName[i] {
+			// A part-select of a named signal reads as one: print it at
+			// every use rather than declare a wire for it.
+			e.inline[i] = true
+			continue
+		}
+		if !e.alive[i] || uses[i] != 1 || needsName[i] || n.Name != "" || !inlinable(n.Op) || n.Table != nil || e.alwaysFalse(i) {
 			continue
 		}
 		size[i] = 1
@@ -257,18 +375,18 @@ func (e *emitter) names() {
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
-		n := e.m.Node(i)
-		if e.alive[i] && e.name[i] == "" && (n.Op == ir.OpWire || n.Op == ir.OpReg || n.Op == ir.OpMem || n.Op == ir.OpInstance) {
+		n := e.node(i)
+		if e.alive[i] && e.name[i] == "" && n.Name != "" && (n.Op != ir.OpConst || e.readWhole[i]) {
 			e.name[i] = e.nm.name(n.Name)
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
-		n := e.m.Node(i)
+		n := e.node(i)
 		if !e.alive[i] || e.name[i] != "" || e.inline[i] || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
 			continue
 		}
 		if n.Op == ir.OpInstOut {
-			inst := e.m.Node(n.Args[0])
+			inst := e.node(n.Args[0])
 			e.name[i] = e.nm.name(inst.Name + "_" + inst.Sub.Ports()[n.Port].Name)
 			continue
 		}
@@ -283,14 +401,14 @@ func (e *emitter) unusedBits() {
 	e.used = make([][]uint64, e.m.Len())
 	mark := func(i, lo, w int) {
 		if e.used[i] == nil {
-			e.used[i] = make([]uint64, (e.m.Node(i).W+63)/64)
+			e.used[i] = make([]uint64, (e.node(i).W+63)/64)
 		}
 		for b := lo; b < lo+w; b++ {
 			e.used[i][b/64] |= 1 << (b % 64)
 		}
 	}
 	for i := 0; i < e.m.Len(); i++ {
-		n := e.m.Node(i)
+		n := e.node(i)
 		if !e.alive[i] {
 			continue
 		}
@@ -299,26 +417,26 @@ func (e *emitter) unusedBits() {
 		}
 		for _, a := range n.Args {
 			switch {
-			case a < 0 || e.m.Node(a).Op == ir.OpMem || e.m.Node(a).Op == ir.OpInstance:
+			case a < 0 || e.node(a).Op == ir.OpMem || e.node(a).Op == ir.OpInstance:
 			case n.Op == ir.OpSlice:
 				mark(a, n.Lo, n.W)
 			default:
-				mark(a, 0, e.m.Node(a).W)
+				mark(a, 0, e.node(a).W)
 			}
 		}
 	}
-	for _, p := range e.m.Ports() {
+	for k, p := range e.m.Ports() {
 		if p.Output {
-			mark(p.Node, 0, e.m.Node(p.Node).W)
+			mark(e.outs[k], 0, e.node(e.outs[k]).W)
 		}
 	}
 	// Every named signal (inputs even when nothing reads them at all):
 	// gather the runs of bits nothing reads.
 	for i := 0; i < e.m.Len(); i++ {
-		if op := e.m.Node(i).Op; e.name[i] == "" || op == ir.OpMem || op == ir.OpInstance {
+		if op := e.node(i).Op; e.name[i] == "" || op == ir.OpMem || op == ir.OpInstance || op == ir.OpConst {
 			continue
 		}
-		w := e.m.Node(i).W
+		w := e.node(i).W
 		for lo := 0; lo < w; lo++ {
 			if e.bitUsed(i, lo) {
 				continue
@@ -339,7 +457,7 @@ func (e *emitter) bitUsed(i, b int) bool {
 
 // bitsRef is a reference to bits hi..lo of named node i.
 func (e *emitter) bitsRef(i, lo, hi int) string {
-	if lo == 0 && hi == e.m.Node(i).W-1 {
+	if lo == 0 && hi == e.node(i).W-1 {
 		return e.name[i]
 	}
 	if lo == hi {
@@ -377,13 +495,13 @@ func sliceConst(v []uint64, lo, w int) []uint64 {
 // expression when it is inlined (in parentheses unless it is a
 // concatenation, which needs none).
 func (e *emitter) ref(i int) string {
-	n := e.m.Node(i)
+	n := e.node(i)
 	switch {
-	case n.Op == ir.OpConst:
+	case n.Op == ir.OpConst && e.name[i] == "":
 		return literal(n.W, n.Const)
 	case e.inline[i]:
 		x := e.expr(i)
-		if x[0] == '{' && matching(x) {
+		if n.Op == ir.OpSlice || x[0] == '{' && matching(x) {
 			return x
 		}
 		return "(" + x + ")"
@@ -420,7 +538,7 @@ func matching(x string) bool {
 
 // expr is node i's defining expression.
 func (e *emitter) expr(i int) string {
-	n := e.m.Node(i)
+	n := e.node(i)
 	a := func(k int) string { return e.ref(n.Args[k]) }
 	switch n.Op {
 	case ir.OpAdd:
@@ -455,7 +573,7 @@ func (e *emitter) expr(i int) string {
 	case ir.OpRedXor:
 		return "^" + a(0)
 	case ir.OpSlice:
-		src := e.m.Node(n.Args[0])
+		src := e.node(n.Args[0])
 		if src.Op == ir.OpConst {
 			return literal(n.W, sliceConst(src.Const, n.Lo, n.W))
 		}
@@ -464,15 +582,11 @@ func (e *emitter) expr(i int) string {
 		}
 		return fmt.Sprintf("%s[%d:%d]", a(0), n.Lo+n.W-1, n.Lo)
 	case ir.OpConcat:
-		parts := make([]string, len(n.Args))
-		for k := range n.Args {
-			parts[k] = a(k)
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return "{" + strings.Join(e.concatParts(n.Args), ", ") + "}"
 	case ir.OpZext:
-		return fmt.Sprintf("{%d'h0, %s}", n.W-e.m.Node(n.Args[0]).W, a(0))
+		return fmt.Sprintf("{%d'h0, %s}", n.W-e.node(n.Args[0]).W, a(0))
 	case ir.OpSext:
-		w := e.m.Node(n.Args[0]).W
+		w := e.node(n.Args[0]).W
 		top := a(0)
 		if w > 1 {
 			top = fmt.Sprintf("%s[%d]", a(0), w-1)
@@ -494,10 +608,58 @@ func (e *emitter) expr(i int) string {
 	panic(fmt.Sprintf("verilog: no expression for %s", n.Op)) // inputs, constants and registers are not expressions
 }
 
+// concatParts prints a concatenation's parts, joining neighbours that
+// are contiguous part-selects of one signal (x[7:4], x[3:0] is x[7:0])
+// and writing runs of one part as a replication ({8{x}}).
+func (e *emitter) concatParts(args []int) []string {
+	type run struct {
+		src, hi, lo int // a part-select of src (src -1: another operand, in arg)
+		arg         int
+	}
+	var runs []run
+	for _, a := range args {
+		n := e.node(a)
+		r := run{src: -1, arg: a}
+		if n.Op == ir.OpSlice && e.inline[a] && e.node(n.Args[0]).Op != ir.OpConst {
+			r = run{src: n.Args[0], hi: n.Lo + n.W - 1, lo: n.Lo, arg: a}
+		}
+		if k := len(runs) - 1; k >= 0 && r.src >= 0 && runs[k].src == r.src && runs[k].lo == r.hi+1 {
+			runs[k].lo = r.lo
+			continue
+		}
+		runs = append(runs, r)
+	}
+	var parts []string
+	for k := 0; k < len(runs); {
+		r := runs[k]
+		var s string
+		switch {
+		case r.src < 0:
+			s = e.ref(r.arg)
+		case r.lo == 0 && r.hi == e.node(r.src).W-1:
+			s = e.name[r.src]
+		case r.lo == r.hi:
+			s = fmt.Sprintf("%s[%d]", e.name[r.src], r.lo)
+		default:
+			s = fmt.Sprintf("%s[%d:%d]", e.name[r.src], r.hi, r.lo)
+		}
+		same := 1
+		for k+same < len(runs) && runs[k+same] == r || k+same < len(runs) && r.src < 0 && runs[k+same].src < 0 && runs[k+same].arg == r.arg {
+			same++
+		}
+		if same > 1 {
+			s = fmt.Sprintf("{%d{%s}}", same, s)
+		}
+		parts = append(parts, s)
+		k += same
+	}
+	return parts
+}
+
 // field is bits [lo, lo+w) of node i as an operand: a folded literal for a
 // constant, the bare name for all of a 1-bit signal, else a part-select.
 func (e *emitter) field(i, lo, w int) string {
-	n := e.m.Node(i)
+	n := e.node(i)
 	switch {
 	case n.Op == ir.OpConst:
 		return literal(w, sliceConst(n.Const, lo, w))
@@ -512,11 +674,11 @@ func (e *emitter) field(i, lo, w int) string {
 // alwaysFalse reports whether node i is an unsigned comparison with zero
 // on the right, x < 0, which is never true.
 func (e *emitter) alwaysFalse(i int) bool {
-	n := e.m.Node(i)
+	n := e.node(i)
 	if n.Op != ir.OpLtU {
 		return false
 	}
-	b := e.m.Node(n.Args[1])
+	b := e.node(n.Args[1])
 	if b.Op != ir.OpConst {
 		return false
 	}
@@ -530,7 +692,7 @@ func (e *emitter) alwaysFalse(i int) bool {
 
 // extended is node i zero-extended to w bits.
 func (e *emitter) extended(i, w int) string {
-	if d := w - e.m.Node(i).W; d > 0 {
+	if d := w - e.node(i).W; d > 0 {
 		return fmt.Sprintf("{%d'h0, %s}", d, e.ref(i))
 	}
 	return e.ref(i)
@@ -566,16 +728,16 @@ func (e *emitter) print() []byte {
 		if p.Output {
 			dir = "output"
 		}
-		ports = append(ports, fmt.Sprintf("    %s %s %s", dir, decl("wire", m.Node(p.Node).W), e.ports[k]))
+		ports = append(ports, fmt.Sprintf("    %s %s %s", dir, decl("wire", e.node(p.Node).W), e.ports[k]))
 	}
 	b.WriteString(strings.Join(ports, ",\n"))
 	b.WriteString("\n);\n")
 	// Declarations (registers, then wires, in node order), then the
 	// wires' continuous assignments: with every name declared first, the
 	// order of the assignments cannot matter.
-	var regs, wires, clocked, insts, instOuts []int
+	var params, regs, tables, wires, clocked, insts, instOuts []int
 	for i := 0; i < m.Len(); i++ {
-		n := m.Node(i)
+		n := e.node(i)
 		switch {
 		case !e.alive[i] || n.Op == ir.OpInput:
 		case n.Op == ir.OpInstance:
@@ -588,24 +750,34 @@ func (e *emitter) print() []byte {
 			fmt.Fprintf(&b, "    %s %s [0:%d]; // %s\n", decl("reg ", n.W), e.name[i], n.Depth-1, n.Pos)
 		case n.Op == ir.OpReg || n.Op == ir.OpMemRead:
 			regs = append(regs, i)
+		case n.Op == ir.OpConst:
+			if e.name[i] != "" {
+				params = append(params, i)
+			}
+		case n.Table != nil:
+			tables = append(tables, i)
 		case e.name[i] != "":
 			wires = append(wires, i)
 		}
 	}
+	for _, i := range params {
+		n := e.node(i)
+		fmt.Fprintf(&b, "    %s %s = %s; // %s\n", decl("localparam", n.W), e.name[i], literal(n.W, n.Const), n.Pos)
+	}
 	for _, i := range regs {
-		n := m.Node(i)
+		n := e.node(i)
 		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("reg ", n.W), e.name[i], n.Pos)
 	}
+	for _, i := range tables {
+		n := e.node(i)
+		fmt.Fprintf(&b, "    %s %s; // %s: a table\n", decl("reg ", n.W), e.name[i], n.Pos)
+	}
 	for _, i := range wires {
-		n := m.Node(i)
-		comment := ""
-		if n.Op == ir.OpWire {
-			comment = " // " + n.Pos.String()
-		}
-		fmt.Fprintf(&b, "    %s %s;%s\n", decl("wire", n.W), e.name[i], comment)
+		n := e.node(i)
+		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("wire", n.W), e.name[i], n.Pos)
 	}
 	for _, i := range instOuts {
-		n := m.Node(i)
+		n := e.node(i)
 		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("wire", n.W), e.name[i], n.Pos)
 	}
 	var unused string
@@ -622,16 +794,19 @@ func (e *emitter) print() []byte {
 	if unused != "" {
 		fmt.Fprintf(&b, "    assign %s = &{1'b0, %s};\n", unused, strings.Join(e.unused, ", "))
 	}
+	for _, i := range tables {
+		e.table(&b, i)
+	}
 	for _, i := range insts {
 		e.instance(&b, i, instOuts)
 	}
 	for _, i := range regs {
-		n := m.Node(i)
+		n := e.node(i)
 		if n.Op == ir.OpMemRead {
 			// A registered read in its own block: it sees the word as it
 			// was before this edge's writes (read-first). A read port
 			// that always reads has no enable to test.
-			if isOne(m, n.Args[2]) {
+			if e.isOne(n.Args[2]) {
 				fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        %s <= %s[%s];\n    end\n",
 					e.name[i], e.name[n.Args[0]], e.top(n.Args[1]))
 				continue
@@ -655,13 +830,13 @@ func (e *emitter) print() []byte {
 		fmt.Fprintf(&b, "            %s <= %s;\n        end\n    end\n", e.name[i], e.top(n.Args[0]))
 	}
 	for _, i := range clocked {
-		n := m.Node(i)
+		n := e.node(i)
 		mem, addr := e.name[n.Args[0]], e.top(n.Args[1])
 		fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n", e.top(n.Args[3]))
 		if be := n.Args[4]; be < 0 {
 			fmt.Fprintf(&b, "            %s[%s] <= %s;\n", mem, addr, e.top(n.Args[2]))
 		} else {
-			for k := 0; k < m.Node(n.Args[0]).W/8; k++ {
+			for k := 0; k < e.node(n.Args[0]).W/8; k++ {
 				fmt.Fprintf(&b, "            if (%s) %s[%s][%d:%d] <= %s;\n", e.field(be, k, 1), mem, addr, 8*k+7, 8*k, e.field(n.Args[2], 8*k, 8))
 			}
 		}
@@ -670,17 +845,47 @@ func (e *emitter) print() []byte {
 	b.WriteString("\n")
 	for k, p := range m.Ports() {
 		if p.Output {
-			fmt.Fprintf(&b, "    assign %s = %s;\n", e.ports[k], e.top(p.Node))
+			fmt.Fprintf(&b, "    assign %s = %s;\n", e.ports[k], e.top(e.outs[k]))
 		}
 	}
 	b.WriteString("endmodule\n\n`default_nettype wire\n")
 	return b.Bytes()
 }
 
+// table prints table node i as a case statement: every word that differs
+// from the most common one (which indexes past the end, reading 0, count
+// towards), then that one as the default.
+func (e *emitter) table(b *bytes.Buffer, i int) {
+	n := e.node(i)
+	idx := n.Args[0]
+	iw := e.node(idx).W
+	words := n.Table.Words
+	count := map[uint64]uint64{}
+	for _, w := range words {
+		count[w]++
+	}
+	if iw < 64 && uint64(len(words)) < 1<<iw {
+		count[0] += 1<<iw - uint64(len(words))
+	}
+	def := words[0]
+	for w, c := range count {
+		if c > count[def] || c == count[def] && w < def {
+			def = w
+		}
+	}
+	fmt.Fprintf(b, "\n    always @(*) begin\n        case (%s)\n", e.top(idx))
+	for k, w := range words {
+		if w != def {
+			fmt.Fprintf(b, "            %s: %s = %s;\n", literal(iw, []uint64{uint64(k)}), e.name[i], literal(n.W, []uint64{w}))
+		}
+	}
+	fmt.Fprintf(b, "            default: %s = %s;\n        endcase\n    end\n", e.name[i], literal(n.W, []uint64{def}))
+}
+
 // instance prints instance node i: its module's clock and resets, then
 // every port by name in the module's order.
 func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
-	n := e.m.Node(i)
+	n := e.node(i)
 	se := e.d.em[n.Sub]
 	var conns []string
 	for _, c := range []struct {
@@ -696,7 +901,7 @@ func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
 		var sig string
 		if p.Output {
 			for _, o := range instOuts {
-				if on := e.m.Node(o); on.Args[0] == i && on.Port == k {
+				if on := e.node(o); on.Args[0] == i && on.Port == k {
 					sig = e.name[o]
 				}
 			}
@@ -711,8 +916,8 @@ func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
 
 // isOne reports whether node id is the constant 1 (an enable that is
 // always on, which the printer leaves out rather than print if (1'h1)).
-func isOne(m *ir.Module, id int) bool {
-	n := m.Node(id)
+func (e *emitter) isOne(id int) bool {
+	n := e.node(id)
 	if n.Op != ir.OpConst || len(n.Const) == 0 || n.Const[0] != 1 {
 		return false
 	}

@@ -110,8 +110,10 @@ func (d decoder) choose(sel ir.Value, a, b tlp.Layout) ir.Value {
 	return d.m.Concat(append(top, rest)...)
 }
 
-// Decode wires up the fields of hdr, a 128-bit header.
-func Decode(m *ir.Module, hdr ir.Value) Fields {
+// Decode wires up the fields of hdr, a 128-bit header. With a prefix,
+// the fields that take logic to work out (completion, requester, tag,
+// address) are named prefix_field in the Verilog and waveforms.
+func Decode(m *ir.Module, prefix string, hdr ir.Value) Fields {
 	d := decoder{m, hdr}
 	const (
 		req = tlp.ClassMemory
@@ -138,5 +140,11 @@ func Decode(m *ir.Module, hdr ir.Value) Fields {
 	a64 := Layout("address", req, tlp.Fmt4DW)
 	addr64 := d.parts(a64.Parts, a64.Shift)
 	f.Address = m.Mux(f.FourDW, addr64, addr32)
+	if prefix != "" {
+		f.Completion = m.Named(prefix+"_completion", f.Completion)
+		f.Requester = m.Named(prefix+"_requester", f.Requester)
+		f.Tag = m.Named(prefix+"_tag", f.Tag)
+		f.Address = m.Named(prefix+"_address", f.Address)
+	}
 	return f
 }

@@ -18,7 +18,7 @@ import (
 // decoder is a module with the header in and every field out.
 func testDecoder() *ir.Module {
 	m := ir.NewModule("tlp_hdr_decode")
-	f := Decode(m, m.Input("hdr", 128))
+	f := Decode(m, "hdr", m.Input("hdr", 128))
 	for _, o := range []struct {
 		name string
 		v    ir.Value

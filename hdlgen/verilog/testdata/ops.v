@@ -23,27 +23,25 @@ module ops (
 );
     reg  [7:0] reg_; // verilog_test.go:50
     reg  [3:0] held; // verilog_test.go:53
-    wire [7:0] add_4;
-    wire [7:0] sub_5;
+    wire [7:0] add_4; // verilog_test.go:34
+    wire [7:0] sub_5; // verilog_test.go:35
     wire [7:0] n_2fast; // verilog_test.go:36
-    wire [7:0] concat_20;
-    wire [4:0] slice_22;
-    wire [7:0] concat_29;
-    wire [2:0] slice_33;
-    wire slice_42;
-    wire [47:0] concat_44;
-    wire ltu_46;
+    wire [7:0] concat_20; // verilog_test.go:39
+    wire [4:0] slice_22; // verilog_test.go:42
+    wire [7:0] concat_29; // verilog_test.go:44
+    wire slice_42; // verilog_test.go:47
+    wire [47:0] concat_44; // verilog_test.go:47
+    wire ltu_46; // verilog_test.go:48
     wire unused;
 
     assign add_4 = a + b;
     assign sub_5 = a - b;
     assign n_2fast = (module_ ? add_4 : sub_5);
-    assign concat_20 = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^add_4), (sub_5[7])};
+    assign concat_20 = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^add_4), sub_5[7]};
     assign slice_22 = a[6:2];
     assign concat_29 = {4'ha, 4'h5};
-    assign slice_33 = b[7:5];
     assign slice_42 = a[7];
-    assign concat_44 = {(a << slice_33), (a >> slice_33), ($unsigned($signed(a) >>> slice_33)), {(a[4:0]), 3'h0}, {2'h0, (a[7:2])}, {{7{slice_42}}, slice_42}};
+    assign concat_44 = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])), {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{slice_42}}, slice_42}};
     assign ltu_46 = 1'h0;
     assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
 
@@ -51,7 +49,7 @@ module ops (
         if (rst) begin
             reg_ <= 8'h5a;
         end else begin
-            reg_ <= {5'h0, (add_4[3:1])};
+            reg_ <= {5'h0, add_4[3:1]};
         end
     end
 
@@ -68,7 +66,7 @@ module ops (
     assign low = b[3:0];
     assign wide = {{65{slice_22[4]}}, slice_22} + {5'h0, 65'h1};
     assign konst = concat_29[5:2];
-    assign prod = {5'h0, a} * {8'h0, (b[4:0])};
+    assign prod = {5'h0, a} * {8'h0, b[4:0]};
     assign shifts = concat_44;
     assign never = ltu_46;
     assign r = reg_;

@@ -17,8 +17,8 @@ module ram (
     reg  [7:0] flags [0:1]; // verilog_test.go:201
     reg  [31:0] memread_8; // verilog_test.go:200
     reg  [7:0] memread_16; // verilog_test.go:203
-    wire [7:0] slice_11;
-    wire slice_12;
+    wire [7:0] slice_11; // verilog_test.go:202
+    wire slice_12; // verilog_test.go:202
 
     assign slice_11 = wdata[7:0];
     assign slice_12 = wbe[0];

@@ -18,17 +18,21 @@ module onic_axis_skid_661 (
     reg  [660:0] slice_skid_data; // axis.go:52
     wire s_ready; // axis.go:30
     wire slice_out_ready; // axis.go:53
-    wire or_10;
+    wire not_8; // axis.go:57
+    wire or_10; // axis.go:59
+    wire or_11; // axis.go:60
 
-    assign s_ready = (~slice_skid_valid);
+    assign s_ready = not_8;
     assign slice_out_ready = m_tready;
+    assign not_8 = ~slice_skid_valid;
     assign or_10 = slice_out_ready | (~slice_valid);
+    assign or_11 = slice_skid_valid | s_tvalid;
 
     always @(posedge clk) begin
         if (rst) begin
             slice_valid <= 1'h0;
         end else begin
-            slice_valid <= or_10 ? (slice_skid_valid | s_tvalid) : slice_valid;
+            slice_valid <= or_10 ? or_11 : slice_valid;
         end
     end
 
@@ -44,14 +48,14 @@ module onic_axis_skid_661 (
         if (rst) begin
             slice_skid_valid <= 1'h0;
         end else begin
-            slice_skid_valid <= or_10 ? 1'h0 : (slice_skid_valid | s_tvalid);
+            slice_skid_valid <= or_10 ? 1'h0 : or_11;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             slice_skid_data <= 661'h0;
-        end else if ((~or_10) & (s_tvalid & (~slice_skid_valid))) begin
+        end else if ((~or_10) & (s_tvalid & not_8)) begin
             slice_skid_data <= s_tdata;
         end
     end

@@ -65,15 +65,15 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:795
-    reg  [31:0] win_en_lo; // manager.go:820
-    reg  [31:0] win_en_hi; // manager.go:820
-    reg  [31:0] lut_index; // manager.go:821
-    reg  [31:0] lut_addr_lo; // manager.go:821
-    reg  [31:0] lut_addr_hi; // manager.go:822
-    reg  [31:0] lut_ctrl; // manager.go:822
-    reg  axil_rvalid; // manager.go:825
-    reg  [31:0] axil_rdata; // manager.go:825
+    reg  axil_bvalid; // manager.go:810
+    reg  [31:0] win_en_lo; // manager.go:835
+    reg  [31:0] win_en_hi; // manager.go:835
+    reg  [31:0] lut_index; // manager.go:836
+    reg  [31:0] lut_addr_lo; // manager.go:836
+    reg  [31:0] lut_addr_hi; // manager.go:837
+    reg  [31:0] lut_ctrl; // manager.go:837
+    reg  axil_rvalid; // manager.go:840
+    reg  [31:0] axil_rdata; // manager.go:840
     reg  s1_valid; // manager.go:416
     reg  [127:0] s1_hdr; // manager.go:416
     reg  [2:0] s1_bar; // manager.go:416
@@ -88,219 +88,268 @@ module onic_pcie_manager (
     reg  [12:0] s1_size; // manager.go:417
     reg  s1_proxy_ok; // manager.go:417
     reg  [15:0] s1_proxy; // manager.go:417
-    reg  s2_valid; // manager.go:495
-    reg  [127:0] s2_hdr; // manager.go:495
-    reg  [511:0] s2_data; // manager.go:495
-    reg  [15:0] s2_keep; // manager.go:495
-    reg  s2_sop; // manager.go:495
-    reg  s2_eop; // manager.go:495
-    reg  [6:0] s2_kind; // manager.go:499
-    reg  [63:0] s2_off; // manager.go:499
-    reg  s2_bar_ok; // manager.go:499
-    reg  s2_reg_hit; // manager.go:499
-    reg  [12:0] s2_size; // manager.go:499
-    reg  s2_proxy_ok; // manager.go:499
-    reg  [15:0] s2_proxy; // manager.go:499
-    reg  s2_found; // manager.go:499
-    reg  s2_enabled; // manager.go:499
-    reg  [2:0] s2_egress; // manager.go:499
-    reg  [7:0] s2_slot; // manager.go:499
-    reg  [63:0] s2_addr; // manager.go:499
-    reg  s2_down; // manager.go:499
-    reg  s2_second; // manager.go:499
-    reg  [2:0] s2_second_egress; // manager.go:499
-    reg  [63:0] s2_second_addr; // manager.go:499
-    reg  s2_second_down; // manager.go:499
-    reg  s3_valid; // manager.go:524
-    reg  [127:0] s3_hdr; // manager.go:524
-    reg  [511:0] s3_data; // manager.go:524
-    reg  [15:0] s3_keep; // manager.go:524
-    reg  s3_sop; // manager.go:524
-    reg  s3_eop; // manager.go:524
-    reg  [6:0] s3_kind; // manager.go:526
-    reg  [63:0] s3_off; // manager.go:526
-    reg  s3_bar_ok; // manager.go:526
-    reg  s3_reg_hit; // manager.go:526
-    reg  s3_proxy_ok; // manager.go:526
-    reg  [15:0] s3_proxy; // manager.go:526
-    reg  s3_found; // manager.go:526
-    reg  s3_enabled; // manager.go:526
-    reg  [2:0] s3_egress; // manager.go:526
-    reg  [7:0] s3_slot; // manager.go:526
-    reg  [63:0] s3_addr; // manager.go:526
-    reg  s3_down; // manager.go:526
-    reg  s3_second; // manager.go:526
-    reg  [2:0] s3_second_egress; // manager.go:526
-    reg  [63:0] s3_second_addr; // manager.go:526
-    reg  s3_second_down; // manager.go:526
-    reg  [2:0] s3_rule; // manager.go:526
-    reg  s4_valid; // manager.go:586
-    reg  [511:0] s4_data; // manager.go:586
-    reg  [15:0] s4_keep; // manager.go:586
-    reg  s4_sop; // manager.go:586
-    reg  s4_eop; // manager.go:586
-    reg  [1:0] s4_action; // manager.go:587
-    reg  [3:0] s4_reason; // manager.go:588
-    reg  [2:0] s4_egress; // manager.go:589
-    reg  [7:0] s4_slot; // manager.go:590
-    reg  s4_second; // manager.go:591
-    reg  [2:0] s4_second_egress; // manager.go:592
-    reg  [127:0] s4_hdr_primary; // manager.go:593
-    reg  [127:0] s4_hdr_second; // manager.go:594
-    reg  [95:0] s4_cpl_hdr; // manager.go:595
-    reg  m_port_a_sent; // manager.go:625
-    reg  m_port_b_sent; // manager.go:625
-    reg  m_kernel_sent; // manager.go:625
-    reg  m_local_sent; // manager.go:625
-    reg  m_cpl_sent; // manager.go:625
-    reg  [31:0] count_ok; // manager.go:644
-    reg  [31:0] count_not_for_us; // manager.go:644
-    reg  [31:0] count_window_miss; // manager.go:644
-    reg  [31:0] count_mapping_disabled; // manager.go:644
-    reg  [31:0] count_port_down; // manager.go:644
-    reg  [31:0] count_denied; // manager.go:644
-    reg  [31:0] count_no_proxy_id; // manager.go:644
-    reg  [31:0] count_unexpected_completion; // manager.go:644
-    reg  [31:0] count_unsupported; // manager.go:644
-    reg  [31:0] count_relay_denied; // manager.go:644
-    wire and_13;
-    wire slice_19;
-    wire slice_21;
-    wire slice_23;
-    wire slice_25;
-    wire [31:0] concat_27;
-    wire init_done; // manager.go:823
+    reg  s2_valid; // manager.go:499
+    reg  [127:0] s2_hdr; // manager.go:499
+    reg  [511:0] s2_data; // manager.go:499
+    reg  [15:0] s2_keep; // manager.go:499
+    reg  s2_sop; // manager.go:499
+    reg  s2_eop; // manager.go:499
+    reg  [6:0] s2_kind; // manager.go:503
+    reg  [63:0] s2_off; // manager.go:503
+    reg  s2_bar_ok; // manager.go:503
+    reg  s2_reg_hit; // manager.go:503
+    reg  [12:0] s2_size; // manager.go:503
+    reg  s2_proxy_ok; // manager.go:503
+    reg  [15:0] s2_proxy; // manager.go:503
+    reg  s2_found; // manager.go:503
+    reg  s2_enabled; // manager.go:503
+    reg  [2:0] s2_egress; // manager.go:503
+    reg  [7:0] s2_slot; // manager.go:503
+    reg  [63:0] s2_addr; // manager.go:503
+    reg  s2_down; // manager.go:503
+    reg  s2_second; // manager.go:503
+    reg  [2:0] s2_second_egress; // manager.go:503
+    reg  [63:0] s2_second_addr; // manager.go:503
+    reg  s2_second_down; // manager.go:503
+    reg  s3_valid; // manager.go:528
+    reg  [127:0] s3_hdr; // manager.go:528
+    reg  [511:0] s3_data; // manager.go:528
+    reg  [15:0] s3_keep; // manager.go:528
+    reg  s3_sop; // manager.go:528
+    reg  s3_eop; // manager.go:528
+    reg  [6:0] s3_kind; // manager.go:530
+    reg  [63:0] s3_off; // manager.go:530
+    reg  s3_bar_ok; // manager.go:530
+    reg  s3_reg_hit; // manager.go:530
+    reg  s3_proxy_ok; // manager.go:530
+    reg  [15:0] s3_proxy; // manager.go:530
+    reg  s3_found; // manager.go:530
+    reg  s3_enabled; // manager.go:530
+    reg  [2:0] s3_egress; // manager.go:530
+    reg  [7:0] s3_slot; // manager.go:530
+    reg  [63:0] s3_addr; // manager.go:530
+    reg  s3_down; // manager.go:530
+    reg  s3_second; // manager.go:530
+    reg  [2:0] s3_second_egress; // manager.go:530
+    reg  [63:0] s3_second_addr; // manager.go:530
+    reg  s3_second_down; // manager.go:530
+    reg  [2:0] s3_rule; // manager.go:530
+    reg  s4_valid; // manager.go:599
+    reg  [511:0] s4_data; // manager.go:599
+    reg  [15:0] s4_keep; // manager.go:599
+    reg  s4_sop; // manager.go:599
+    reg  s4_eop; // manager.go:599
+    reg  [1:0] s4_action; // manager.go:600
+    reg  [3:0] s4_reason; // manager.go:601
+    reg  [2:0] s4_egress; // manager.go:602
+    reg  [7:0] s4_slot; // manager.go:603
+    reg  s4_second; // manager.go:604
+    reg  [2:0] s4_second_egress; // manager.go:605
+    reg  [127:0] s4_hdr_primary; // manager.go:606
+    reg  [127:0] s4_hdr_second; // manager.go:607
+    reg  [95:0] s4_cpl_hdr; // manager.go:608
+    reg  m_port_a_sent; // manager.go:638
+    reg  m_port_b_sent; // manager.go:638
+    reg  m_kernel_sent; // manager.go:638
+    reg  m_local_sent; // manager.go:638
+    reg  m_cpl_sent; // manager.go:638
+    reg  [31:0] count_ok; // manager.go:659
+    reg  [31:0] count_not_for_us; // manager.go:659
+    reg  [31:0] count_window_miss; // manager.go:659
+    reg  [31:0] count_mapping_disabled; // manager.go:659
+    reg  [31:0] count_port_down; // manager.go:659
+    reg  [31:0] count_denied; // manager.go:659
+    reg  [31:0] count_no_proxy_id; // manager.go:659
+    reg  [31:0] count_unexpected_completion; // manager.go:659
+    reg  [31:0] count_unsupported; // manager.go:659
+    reg  [31:0] count_relay_denied; // manager.go:659
+    reg  [6:0] kind; // manager.go:386: a table
+    reg  [63:0] bar_mask; // manager.go:392: a table
+    reg  bar_ok; // manager.go:393: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:746: a table
+    reg  [1:0] cpl_last_byte; // manager.go:750: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:752: a table
+    wire write_accept; // manager.go:811
+    wire [31:0] write_mask; // manager.go:822
+    wire [31:0] not_29; // manager.go:835
+    wire [31:0] and_31; // manager.go:835
+    wire init_done; // manager.go:838
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:319
-    wire [127:0] slice_108;
-    wire [2:0] slice_109;
+    wire [127:0] in_hdr; // manager.go:369
+    wire [2:0] in_bar; // manager.go:369
     wire adv; // manager.go:374
-    wire [9:0] slice_126;
-    wire [63:0] mux_152;
-    wire [7:0] concat_153;
-    wire [6:0] mux_184;
-    wire [6:0] mux_201;
-    wire [6:0] mux_217;
-    wire [6:0] mux_220;
-    wire [6:0] mux_239;
-    wire [6:0] mux_266;
-    wire [6:0] mux_268;
-    wire [6:0] mux_270;
-    wire [63:0] mux_290;
-    wire mux_310;
-    wire eq_319;
-    wire [63:0] concat_339;
-    wire slice_340;
-    wire or_362;
-    wire and_363;
-    wire [2:0] mux_364;
-    wire or_382;
-    wire or_391;
-    wire [63:0] mux_409;
-    wire [4:0] or_433;
-    wire [4:0] mux_436;
-    wire slice_437;
-    wire [15:0] slice_439;
-    wire [15:0] mux_490;
-    wire slice_506;
-    wire slice_507;
-    wire slice_508;
-    wire eq_512;
-    wire or_517;
-    wire eq_520;
-    wire and_522;
-    wire not_532;
-    wire not_551;
-    wire not_561;
-    wire and_571;
-    wire [15:0] mux_579;
-    wire and_581;
-    wire [3:0] mux_586;
-    wire [2:0] mux_587;
-    wire [7:0] mux_588;
-    wire [63:0] mux_589;
-    wire not_591;
-    wire not_601;
-    wire and_611;
-    wire and_622;
-    wire [3:0] mux_636;
-    wire [63:0] mux_639;
-    wire [15:0] mux_640;
-    wire eq_642;
-    wire and_660;
-    wire [1:0] mux_664;
-    wire redor_666;
-    wire [31:0] concat_669;
-    wire [31:0] concat_671;
-    wire [127:0] mux_679;
-    wire [1:0] mux_683;
-    wire redor_685;
-    wire [31:0] concat_688;
-    wire [31:0] concat_690;
-    wire slice_698;
-    wire [2:0] concat_705;
-    wire [9:0] slice_711;
-    wire [3:0] slice_715;
-    wire [3:0] slice_716;
-    wire eq_719;
-    wire [9:0] concat_728;
-    wire [63:0] mux_737;
-    wire [2:0] mux_760;
-    wire [2:0] mux_779;
-    wire [2:0] mux_780;
-    wire [11:0] zext_785;
-    wire [1:0] mux_798;
-    wire [2:0] mux_820;
-    wire [11:0] mux_823;
-    wire [31:0] concat_843;
-    wire [31:0] concat_848;
-    wire and_851;
-    wire eq_869;
-    wire or_876;
-    wire or_883;
-    wire [529:0] concat_890;
-    wire and_895;
-    wire and_899;
-    wire and_903;
-    wire and_907;
+    wire in_hdr_completion; // tlphdr.go:135
+    wire [15:0] in_hdr_requester; // tlphdr.go:106
+    wire [63:0] in_hdr_address; // tlphdr.go:142
+    wire [63:0] bar_offset; // manager.go:392
+    wire eq_319; // manager.go:408
+    wire [63:0] concat_339; // manager.go:469
+    wire window_enables; // manager.go:469
+    wire failover; // manager.go:478
+    wire [2:0] translated_egress; // manager.go:479
+    wire [63:0] translated_addr; // manager.go:480
+    wire multicast; // manager.go:481
+    wire [63:0] check_addr; // manager.go:511
+    wire [4:0] or_434; // manager.go:513
+    wire [4:0] check_egress; // manager.go:517
+    wire [2:0] concat_473; // tlphdr.go:87
+    wire s3_hdr_completion; // tlphdr.go:135
+    wire [15:0] s3_hdr_requester; // tlphdr.go:106
+    wire [9:0] s3_hdr_tag; // tlphdr.go:110
+    wire [63:0] s3_hdr_address; // tlphdr.go:142
+    wire cfg_or_msg; // manager.go:542
+    wire allowed; // manager.go:545
+    wire to_port; // manager.go:546
+    wire cpl_for_self; // manager.go:568
+    wire no_proxy_id; // manager.go:569
+    wire [3:0] reason_no_proxy_id; // manager.go:569
+    wire [2:0] egress_no_proxy_id; // manager.go:569
+    wire [7:0] slot_no_proxy_id; // manager.go:569
+    wire [63:0] addr_no_proxy_id; // manager.go:569
+    wire [15:0] req_no_proxy_id; // manager.go:569
+    wire denied; // manager.go:570
+    wire [3:0] reason_denied; // manager.go:570
+    wire [2:0] egress_denied; // manager.go:570
+    wire [7:0] slot_denied; // manager.go:570
+    wire [63:0] addr_denied; // manager.go:570
+    wire [15:0] req_denied; // manager.go:570
+    wire [3:0] reason_port_down; // manager.go:571
+    wire [2:0] egress_port_down; // manager.go:571
+    wire [7:0] slot_port_down; // manager.go:571
+    wire [63:0] addr_port_down; // manager.go:571
+    wire [15:0] req_port_down; // manager.go:571
+    wire mapping_disabled; // manager.go:572
+    wire [3:0] reason_mapping_disabled; // manager.go:572
+    wire [2:0] egress_mapping_disabled; // manager.go:572
+    wire [7:0] slot_mapping_disabled; // manager.go:572
+    wire [63:0] addr_mapping_disabled; // manager.go:572
+    wire [15:0] req_mapping_disabled; // manager.go:572
+    wire window_miss; // manager.go:573
+    wire [3:0] reason_window_miss; // manager.go:573
+    wire [2:0] egress_window_miss; // manager.go:573
+    wire [7:0] slot_window_miss; // manager.go:573
+    wire [63:0] addr_window_miss; // manager.go:573
+    wire [15:0] req_window_miss; // manager.go:573
+    wire reg_allowed; // manager.go:574
+    wire [3:0] reason_reg_allowed; // manager.go:574
+    wire [2:0] egress_reg_allowed; // manager.go:574
+    wire [7:0] slot_reg_allowed; // manager.go:574
+    wire [63:0] addr_reg_allowed; // manager.go:574
+    wire [15:0] req_reg_allowed; // manager.go:574
+    wire reg_denied; // manager.go:575
+    wire [3:0] reason_reg_denied; // manager.go:575
+    wire [2:0] egress_reg_denied; // manager.go:575
+    wire [7:0] slot_reg_denied; // manager.go:575
+    wire [63:0] addr_reg_denied; // manager.go:575
+    wire [15:0] req_reg_denied; // manager.go:575
+    wire not_for_us; // manager.go:576
+    wire [3:0] reason_not_for_us; // manager.go:576
+    wire [2:0] egress_not_for_us; // manager.go:576
+    wire [7:0] slot_not_for_us; // manager.go:576
+    wire [63:0] addr_not_for_us; // manager.go:576
+    wire [15:0] req_not_for_us; // manager.go:576
+    wire unsupported; // manager.go:577
+    wire [3:0] reason_unsupported; // manager.go:577
+    wire [2:0] egress_unsupported; // manager.go:577
+    wire [7:0] slot_unsupported; // manager.go:577
+    wire [63:0] addr_unsupported; // manager.go:577
+    wire [15:0] req_unsupported; // manager.go:577
+    wire cpl_local; // manager.go:578
+    wire [3:0] reason_cpl_local; // manager.go:578
+    wire [2:0] egress_cpl_local; // manager.go:578
+    wire [7:0] slot_cpl_local; // manager.go:578
+    wire [63:0] addr_cpl_local; // manager.go:578
+    wire [15:0] req_cpl_local; // manager.go:578
+    wire cpl_unexpected; // manager.go:579
+    wire [3:0] reason_cpl_unexpected; // manager.go:579
+    wire [2:0] egress_cpl_unexpected; // manager.go:579
+    wire [7:0] slot_cpl_unexpected; // manager.go:579
+    wire [63:0] addr_cpl_unexpected; // manager.go:579
+    wire [15:0] req_cpl_unexpected; // manager.go:579
+    wire [3:0] reason_cfg_or_msg; // manager.go:580
+    wire [2:0] egress_cfg_or_msg; // manager.go:580
+    wire [7:0] slot_cfg_or_msg; // manager.go:580
+    wire [63:0] addr_cfg_or_msg; // manager.go:580
+    wire [15:0] req_cfg_or_msg; // manager.go:580
+    wire ok; // manager.go:582
+    wire [1:0] action; // manager.go:583
+    wire [2:0] cpl_status; // manager.go:584
+    wire via_window; // manager.go:587
+    wire second_copy; // manager.go:588
+    wire [1:0] mux_664; // manager.go:715
+    wire rewrite_primary_4dw; // manager.go:716
+    wire [31:0] rewrite_primary_dw0; // manager.go:717
+    wire [31:0] rewrite_primary_dw1; // manager.go:718
+    wire [127:0] hdr_primary; // manager.go:591
+    wire rewrite_second_4dw; // manager.go:716
+    wire [31:0] rewrite_second_dw0; // manager.go:717
+    wire [31:0] rewrite_second_dw1; // manager.go:718
+    wire [127:0] hdr_second; // manager.go:721
+    wire [11:0] zext_785; // manager.go:749
+    wire [11:0] cpl_bytes_one_dw; // manager.go:751
+    wire [11:0] cpl_bytes_many_dw; // manager.go:752
+    wire [11:0] cpl_byte_count; // manager.go:753
+    wire [6:0] cpl_lower_addr; // manager.go:754
+    wire [95:0] cpl_hdr; // manager.go:761
+    wire take_decision; // manager.go:597
+    wire forward; // manager.go:617
+    wire eq_871; // manager.go:618
+    wire to_port_a; // manager.go:624
+    wire eq_878; // manager.go:618
+    wire to_port_b; // manager.go:625
+    wire [529:0] beat_tail; // manager.go:628
+    wire m_kernel_for; // manager.go:632
+    wire m_local_for; // manager.go:633
+    wire m_cpl_for; // manager.go:634
+    wire m_port_a_offer; // manager.go:640
     wire m_port_a_in_ready; // axis.go:23
-    wire and_909;
+    wire m_port_a_took; // manager.go:642
+    wire m_port_a_has; // manager.go:643
+    wire m_port_a_done; // manager.go:644
     wire m_port_a_slice_m_ready; // axis.go:319
-    wire and_930;
+    wire m_port_b_offer; // manager.go:640
     wire m_port_b_in_ready; // axis.go:23
-    wire and_932;
-    wire and_936;
+    wire m_port_b_took; // manager.go:642
+    wire m_port_b_has; // manager.go:643
+    wire m_port_b_done; // manager.go:644
     wire m_port_b_slice_m_ready; // axis.go:319
-    wire and_953;
+    wire m_kernel_offer; // manager.go:640
     wire m_kernel_in_ready; // axis.go:23
-    wire and_955;
+    wire m_kernel_took; // manager.go:642
+    wire m_kernel_has; // manager.go:643
+    wire m_kernel_done; // manager.go:644
     wire m_kernel_slice_m_ready; // axis.go:319
-    wire and_977;
+    wire m_local_offer; // manager.go:640
     wire m_local_in_ready; // axis.go:23
-    wire and_979;
-    wire and_983;
+    wire m_local_took; // manager.go:642
+    wire m_local_has; // manager.go:643
+    wire m_local_done; // manager.go:644
     wire m_local_slice_m_ready; // axis.go:319
-    wire and_1000;
+    wire m_cpl_offer; // manager.go:640
     wire m_cpl_in_ready; // axis.go:23
-    wire and_1002;
+    wire m_cpl_took; // manager.go:642
+    wire m_cpl_has; // manager.go:643
+    wire m_cpl_done; // manager.go:644
     wire m_cpl_slice_m_ready; // axis.go:319
-    wire and_1018;
-    wire and_1080;
-    wire [9:0] slice_1082;
-    wire [31:0] or_1169;
-    wire [31:0] or_1179;
-    wire [31:0] or_1180;
-    wire [31:0] or_1181;
-    wire [31:0] or_1182;
-    wire [31:0] or_1183;
+    wire count_fire; // manager.go:656
+    wire not_1074; // manager.go:859
+    wire read_accept; // manager.go:859
+    wire [31:0] or_1164; // manager.go:882
+    wire [31:0] or_1174; // manager.go:882
+    wire [31:0] or_1175; // manager.go:882
+    wire [31:0] or_1176; // manager.go:882
+    wire [31:0] or_1177; // manager.go:882
+    wire [31:0] or_1178; // manager.go:882
+    wire [31:0] read_data; // manager.go:882
     wire in_slice_s_tready; // axis.go:320
     wire [660:0] in_slice_m_tdata; // axis.go:320
     wire in_slice_m_tvalid; // axis.go:320
-    wire windows_found; // translate.go:148
-    wire windows_enabled; // translate.go:148
+    wire translated_found; // translate.go:148
+    wire translated_enabled; // translate.go:148
     wire [5:0] windows_index; // translate.go:148
     wire [2:0] windows_egress; // translate.go:148
-    wire [7:0] windows_slot; // translate.go:148
+    wire [7:0] translated_slot; // translate.go:148
     wire [63:0] windows_translated; // translate.go:148
     wire windows_has_second; // translate.go:148
     wire windows_multicast; // translate.go:148
@@ -326,137 +375,282 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:320
     wire unused;
 
-    assign and_13 = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
-    assign slice_19 = s_axil_wstrb[3];
-    assign slice_21 = s_axil_wstrb[2];
-    assign slice_23 = s_axil_wstrb[1];
-    assign slice_25 = s_axil_wstrb[0];
-    assign concat_27 = {{slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19, slice_19}, {slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21, slice_21}, {slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23, slice_23}, {slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25, slice_25}};
+    assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
+    assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
+    assign not_29 = ~write_mask;
+    assign and_31 = s_axil_wdata & write_mask;
     assign init_done = 1'h1;
     assign in_ready = in_slice_s_tready;
     assign in_slice_m_ready = adv;
-    assign slice_108 = in_slice_m_tdata[660:533];
-    assign slice_109 = in_slice_m_tdata[532:530];
-    assign adv = ((~s4_valid) | (and_983 & ((~and_903) | (m_cpl_sent | and_1002))));
-    assign slice_126 = slice_108[105:96];
-    assign mux_152 = (slice_108[125]) ? {(slice_108[63:32]), (slice_108[31:2]), 2'h0} : {32'h0, {(slice_108[63:34]), 2'h0}};
-    assign concat_153 = {(slice_108[127:125]), (slice_108[124:120])};
-    assign mux_184 = (concat_153[3]) ? ((concat_153[2]) ? ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h19) : 7'h19) : 7'h0) : ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h0 : ((concat_153[0]) ? 7'h0 : 7'h11)));
-    assign mux_201 = (concat_153[2]) ? ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h19) : 7'h19) : ((concat_153[1]) ? 7'h14 : 7'h0);
-    assign mux_217 = (concat_153[2]) ? ((concat_153[1]) ? 7'h0 : 7'h1a) : ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h18) : ((concat_153[0]) ? 7'h0 : 7'h11));
-    assign mux_220 = (concat_153[5]) ? ((concat_153[4]) ? ((concat_153[3]) ? 7'h0 : 7'h12) : mux_184) : ((concat_153[4]) ? 7'h0 : ((concat_153[3]) ? mux_201 : mux_217));
-    assign mux_239 = (concat_153[3]) ? 7'h0 : ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h0 : ((concat_153[0]) ? 7'h69 : 7'h29)));
-    assign mux_266 = (concat_153[2]) ? ((concat_153[1]) ? 7'h0 : 7'ha) : ((concat_153[1]) ? ((concat_153[0]) ? 7'h0 : 7'h8) : ((concat_153[0]) ? 7'h69 : 7'h29));
-    assign mux_268 = (concat_153[4]) ? 7'h0 : ((concat_153[3]) ? ((concat_153[2]) ? 7'h0 : ((concat_153[1]) ? 7'h4 : 7'h0)) : mux_266);
-    assign mux_270 = (concat_153[6]) ? mux_220 : ((concat_153[5]) ? ((concat_153[4]) ? ((concat_153[3]) ? 7'h0 : 7'h2) : mux_239) : mux_268);
-    assign mux_290 = (slice_109[2]) ? ((slice_109[1]) ? 64'h0 : ((slice_109[0]) ? 64'h0 : 64'h1ffffff)) : ((slice_109[1]) ? ((slice_109[0]) ? 64'h0 : 64'h3ffffffff) : ((slice_109[0]) ? 64'h0 : 64'hffff));
-    assign mux_310 = (slice_109[2]) ? ((slice_109[1]) ? 1'h0 : ((slice_109[0]) ? 1'h0 : 1'h1)) : ((slice_109[1]) ? ((slice_109[0]) ? 1'h0 : 1'h1) : ((slice_109[0]) ? 1'h0 : 1'h1));
-    assign eq_319 = (((slice_108[124:121]) == 4'h5) ? (slice_108[63:48]) : (slice_108[95:80])) == 16'h0;
+    assign in_hdr = in_slice_m_tdata[660:533];
+    assign in_bar = in_slice_m_tdata[532:530];
+    assign adv = ((~s4_valid) | m_cpl_done);
+    assign in_hdr_completion = in_hdr[124:121] == 4'h5;
+    assign in_hdr_requester = in_hdr_completion ? in_hdr[63:48] : in_hdr[95:80];
+    assign in_hdr_address = in_hdr[125] ? {in_hdr[63:2], 2'h0} : {32'h0, {in_hdr[63:34], 2'h0}};
+    assign bar_offset = in_hdr_address & bar_mask;
+    assign eq_319 = in_hdr_requester == 16'h0;
     assign concat_339 = {win_en_hi, win_en_lo};
-    assign slice_340 = concat_339[0];
-    assign or_362 = ((windows_egress == 3'h1) & (port_down[0])) | ((windows_egress == 3'h2) & (port_down[1]));
-    assign and_363 = (windows_has_second & (~windows_multicast)) & or_362;
-    assign mux_364 = and_363 ? windows_second_egress : windows_egress;
-    assign or_382 = ((mux_364 == 3'h1) & (port_down[0])) | ((mux_364 == 3'h2) & (port_down[1]));
-    assign or_391 = ((windows_second_egress == 3'h1) & (port_down[0])) | ((windows_second_egress == 3'h2) & (port_down[1]));
-    assign mux_409 = s2_reg_hit ? s2_off : s2_addr;
-    assign or_433 = ((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? ((s2_slot[4:0]) + 5'h8) : 5'h0);
-    assign mux_436 = s2_reg_hit ? 5'h2 : ((((s2_egress == 3'h1) ? 5'h0 : 5'h0) | ((s2_egress == 3'h2) ? 5'h1 : 5'h0)) | or_433);
-    assign slice_437 = s2_kind[4];
-    assign slice_439 = s2_hdr[95:80];
-    assign mux_490 = ((s3_hdr[124:121]) == 4'h5) ? (s3_hdr[63:48]) : (s3_hdr[95:80]);
-    assign slice_506 = s3_kind[0];
-    assign slice_507 = s3_kind[1];
-    assign slice_508 = s3_kind[2];
-    assign eq_512 = s3_rule == 3'h0;
-    assign or_517 = (s3_egress == 3'h1) | (s3_egress == 3'h2);
-    assign eq_520 = mux_490 == self_id;
-    assign and_522 = or_517 & (~s3_proxy_ok);
-    assign not_532 = ~eq_512;
-    assign not_551 = ~s3_enabled;
-    assign not_561 = ~s3_found;
-    assign and_571 = s3_reg_hit & eq_512;
-    assign mux_579 = and_571 ? mux_490 : (not_561 ? mux_490 : (not_551 ? mux_490 : (s3_down ? mux_490 : (not_532 ? mux_490 : (and_522 ? mux_490 : (or_517 ? s3_proxy : mux_490))))));
-    assign and_581 = s3_reg_hit & (~eq_512);
-    assign mux_586 = and_581 ? 4'h5 : (and_571 ? 4'h0 : (not_561 ? 4'h2 : (not_551 ? 4'h3 : (s3_down ? 4'h4 : (not_532 ? 4'h5 : (and_522 ? 4'h6 : 4'h0))))));
-    assign mux_587 = and_581 ? 3'h0 : (and_571 ? 3'h4 : (not_561 ? 3'h0 : (not_551 ? 3'h0 : (s3_down ? 3'h0 : (not_532 ? 3'h0 : (and_522 ? 3'h0 : s3_egress))))));
-    assign mux_588 = and_581 ? 8'h0 : (and_571 ? 8'h0 : (not_561 ? 8'h0 : (not_551 ? 8'h0 : (s3_down ? 8'h0 : (not_532 ? 8'h0 : (and_522 ? 8'h0 : s3_slot))))));
-    assign mux_589 = and_581 ? 64'h0 : (and_571 ? s3_off : (not_561 ? 64'h0 : (not_551 ? 64'h0 : (s3_down ? 64'h0 : (not_532 ? 64'h0 : (and_522 ? 64'h0 : s3_addr))))));
-    assign not_591 = ~s3_bar_ok;
-    assign not_601 = ~slice_506;
-    assign and_611 = slice_508 & eq_520;
-    assign and_622 = slice_508 & (~eq_520);
-    assign mux_636 = slice_507 ? 4'h0 : (and_622 ? 4'h7 : (and_611 ? 4'h0 : (not_601 ? 4'h8 : (not_591 ? 4'h1 : mux_586))));
-    assign mux_639 = slice_507 ? 64'h0 : (and_622 ? 64'h0 : (and_611 ? 64'h0 : (not_601 ? 64'h0 : (not_591 ? 64'h0 : mux_589))));
-    assign mux_640 = slice_507 ? mux_490 : (and_622 ? mux_490 : (and_611 ? mux_490 : (not_601 ? mux_490 : (not_591 ? mux_490 : (and_581 ? mux_490 : mux_579)))));
-    assign eq_642 = mux_636 == 4'h0;
-    assign and_660 = (((eq_642 & slice_506) & (s3_bar_ok & (~s3_reg_hit))) & s3_second) & ((s3_kind[4]) & (~s3_second_down));
-    assign mux_664 = (s3_hdr[125]) ? (s3_hdr[1:0]) : (s3_hdr[33:32]);
-    assign redor_666 = |(mux_639[63:32]);
-    assign concat_669 = {(s3_hdr[127:126]), redor_666, (s3_hdr[124:96])};
-    assign concat_671 = {mux_640, (s3_hdr[79:64])};
-    assign mux_679 = slice_506 ? (redor_666 ? {concat_669, concat_671, (mux_639[63:32]), (mux_639[31:2]), mux_664} : {concat_669, concat_671, (mux_639[31:2]), mux_664, 32'h0}) : s3_hdr;
-    assign mux_683 = (s3_hdr[125]) ? (s3_hdr[1:0]) : (s3_hdr[33:32]);
-    assign redor_685 = |(s3_second_addr[63:32]);
-    assign concat_688 = {(s3_hdr[127:126]), redor_685, (s3_hdr[124:96])};
-    assign concat_690 = {mux_640, (s3_hdr[79:64])};
-    assign slice_698 = s3_kind[5];
-    assign concat_705 = {(s3_hdr[114]), (s3_hdr[109:108])};
-    assign slice_711 = s3_hdr[105:96];
-    assign slice_715 = s3_hdr[71:68];
-    assign slice_716 = s3_hdr[67:64];
-    assign eq_719 = (s3_hdr[124:121]) == 4'h5;
-    assign concat_728 = {(s3_hdr[119]), (s3_hdr[115]), (eq_719 ? (s3_hdr[47:40]) : (s3_hdr[79:72]))};
-    assign mux_737 = (s3_hdr[125]) ? {(s3_hdr[63:32]), (s3_hdr[31:2]), 2'h0} : {32'h0, {(s3_hdr[63:34]), 2'h0}};
-    assign mux_760 = (slice_716[2]) ? ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h2)) : ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h3));
-    assign mux_779 = (slice_716[2]) ? ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : ((slice_716[0]) ? 3'h0 : 3'h2)) : ((slice_716[1]) ? ((slice_716[0]) ? 3'h0 : 3'h1) : 3'h0);
-    assign mux_780 = (slice_716[3]) ? mux_760 : mux_779;
-    assign zext_785 = {9'h0, mux_780};
-    assign mux_798 = (slice_716[3]) ? 2'h3 : ((slice_716[2]) ? 2'h2 : ((slice_716[1]) ? 2'h1 : ((slice_716[0]) ? 2'h0 : 2'h3)));
-    assign mux_820 = (slice_715[3]) ? 3'h0 : ((slice_715[2]) ? 3'h1 : ((slice_715[1]) ? 3'h2 : ((slice_715[0]) ? 3'h3 : 3'h4)));
-    assign mux_823 = (slice_711 == 10'h1) ? ((slice_716 == 4'h0) ? 12'h1 : (({10'h0, mux_798} + 12'h1) - zext_785)) : (({slice_711, 2'h0} - zext_785) - {9'h0, mux_820});
-    assign concat_843 = {3'h0, ((s3_kind[6]) ? 5'hb : 5'ha), (concat_728[9]), (s3_hdr[118:116]), (concat_728[8]), (concat_705[2]), 2'h0, 2'h0, (concat_705[1:0]), 2'h0, 10'h0};
-    assign concat_848 = {(eq_719 ? (s3_hdr[63:48]) : (s3_hdr[95:80])), (concat_728[7:0]), 1'h0, (slice_698 ? {(mux_737[6:2]), (mux_780[1:0])} : 7'h0)};
-    assign and_851 = adv & (s3_valid & s3_sop);
-    assign eq_869 = s4_action == 2'h0;
-    assign or_876 = (eq_869 & (s4_egress == 3'h1)) | (s4_second & (s4_second_egress == 3'h1));
-    assign or_883 = (eq_869 & (s4_egress == 3'h2)) | (s4_second & (s4_second_egress == 3'h2));
-    assign concat_890 = {s4_data, s4_keep, s4_sop, s4_eop};
-    assign and_895 = eq_869 & (s4_egress == 3'h3);
-    assign and_899 = eq_869 & (s4_egress == 3'h4);
-    assign and_903 = (s4_action == 2'h1) & s4_sop;
-    assign and_907 = (s4_valid & or_876) & (~m_port_a_sent);
+    assign window_enables = concat_339[0];
+    assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == 3'h1) & port_down[0]) | ((windows_egress == 3'h2) & port_down[1]));
+    assign translated_egress = failover ? windows_second_egress : windows_egress;
+    assign translated_addr = failover ? windows_second_translated : windows_translated;
+    assign multicast = windows_has_second & windows_multicast;
+    assign check_addr = s2_reg_hit ? s2_off : s2_addr;
+    assign or_434 = (((s2_egress == 3'h1) ? 5'h0 : 5'h0) | ((s2_egress == 3'h2) ? 5'h1 : 5'h0)) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign check_egress = s2_reg_hit ? 5'h2 : or_434;
+    assign concat_473 = {s3_hdr[114], s3_hdr[109:108]};
+    assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
+    assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
+    assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
+    assign s3_hdr_address = s3_hdr[125] ? {s3_hdr[63:2], 2'h0} : {32'h0, {s3_hdr[63:34], 2'h0}};
+    assign cfg_or_msg = s3_kind[1];
+    assign allowed = s3_rule == 3'h0;
+    assign to_port = (s3_egress == 3'h1) | (s3_egress == 3'h2);
+    assign cpl_for_self = s3_hdr_requester == self_id;
+    assign no_proxy_id = to_port & (~s3_proxy_ok);
+    assign reason_no_proxy_id = no_proxy_id ? 4'h6 : 4'h0;
+    assign egress_no_proxy_id = no_proxy_id ? 3'h0 : s3_egress;
+    assign slot_no_proxy_id = no_proxy_id ? 8'h0 : s3_slot;
+    assign addr_no_proxy_id = no_proxy_id ? 64'h0 : s3_addr;
+    assign req_no_proxy_id = no_proxy_id ? s3_hdr_requester : (to_port ? s3_proxy : s3_hdr_requester);
+    assign denied = ~allowed;
+    assign reason_denied = denied ? 4'h5 : reason_no_proxy_id;
+    assign egress_denied = denied ? 3'h0 : egress_no_proxy_id;
+    assign slot_denied = denied ? 8'h0 : slot_no_proxy_id;
+    assign addr_denied = denied ? 64'h0 : addr_no_proxy_id;
+    assign req_denied = denied ? s3_hdr_requester : req_no_proxy_id;
+    assign reason_port_down = s3_down ? 4'h4 : reason_denied;
+    assign egress_port_down = s3_down ? 3'h0 : egress_denied;
+    assign slot_port_down = s3_down ? 8'h0 : slot_denied;
+    assign addr_port_down = s3_down ? 64'h0 : addr_denied;
+    assign req_port_down = s3_down ? s3_hdr_requester : req_denied;
+    assign mapping_disabled = ~s3_enabled;
+    assign reason_mapping_disabled = mapping_disabled ? 4'h3 : reason_port_down;
+    assign egress_mapping_disabled = mapping_disabled ? 3'h0 : egress_port_down;
+    assign slot_mapping_disabled = mapping_disabled ? 8'h0 : slot_port_down;
+    assign addr_mapping_disabled = mapping_disabled ? 64'h0 : addr_port_down;
+    assign req_mapping_disabled = mapping_disabled ? s3_hdr_requester : req_port_down;
+    assign window_miss = ~s3_found;
+    assign reason_window_miss = window_miss ? 4'h2 : reason_mapping_disabled;
+    assign egress_window_miss = window_miss ? 3'h0 : egress_mapping_disabled;
+    assign slot_window_miss = window_miss ? 8'h0 : slot_mapping_disabled;
+    assign addr_window_miss = window_miss ? 64'h0 : addr_mapping_disabled;
+    assign req_window_miss = window_miss ? s3_hdr_requester : req_mapping_disabled;
+    assign reg_allowed = s3_reg_hit & allowed;
+    assign reason_reg_allowed = reg_allowed ? 4'h0 : reason_window_miss;
+    assign egress_reg_allowed = reg_allowed ? 3'h4 : egress_window_miss;
+    assign slot_reg_allowed = reg_allowed ? 8'h0 : slot_window_miss;
+    assign addr_reg_allowed = reg_allowed ? s3_off : addr_window_miss;
+    assign req_reg_allowed = reg_allowed ? s3_hdr_requester : req_window_miss;
+    assign reg_denied = s3_reg_hit & denied;
+    assign reason_reg_denied = reg_denied ? 4'h5 : reason_reg_allowed;
+    assign egress_reg_denied = reg_denied ? 3'h0 : egress_reg_allowed;
+    assign slot_reg_denied = reg_denied ? 8'h0 : slot_reg_allowed;
+    assign addr_reg_denied = reg_denied ? 64'h0 : addr_reg_allowed;
+    assign req_reg_denied = reg_denied ? s3_hdr_requester : req_reg_allowed;
+    assign not_for_us = ~s3_bar_ok;
+    assign reason_not_for_us = not_for_us ? 4'h1 : reason_reg_denied;
+    assign egress_not_for_us = not_for_us ? 3'h0 : egress_reg_denied;
+    assign slot_not_for_us = not_for_us ? 8'h0 : slot_reg_denied;
+    assign addr_not_for_us = not_for_us ? 64'h0 : addr_reg_denied;
+    assign req_not_for_us = not_for_us ? s3_hdr_requester : req_reg_denied;
+    assign unsupported = ~s3_kind[0];
+    assign reason_unsupported = unsupported ? 4'h8 : reason_not_for_us;
+    assign egress_unsupported = unsupported ? 3'h0 : egress_not_for_us;
+    assign slot_unsupported = unsupported ? 8'h0 : slot_not_for_us;
+    assign addr_unsupported = unsupported ? 64'h0 : addr_not_for_us;
+    assign req_unsupported = unsupported ? s3_hdr_requester : req_not_for_us;
+    assign cpl_local = s3_kind[2] & cpl_for_self;
+    assign reason_cpl_local = cpl_local ? 4'h0 : reason_unsupported;
+    assign egress_cpl_local = cpl_local ? 3'h4 : egress_unsupported;
+    assign slot_cpl_local = cpl_local ? 8'h0 : slot_unsupported;
+    assign addr_cpl_local = cpl_local ? 64'h0 : addr_unsupported;
+    assign req_cpl_local = cpl_local ? s3_hdr_requester : req_unsupported;
+    assign cpl_unexpected = s3_kind[2] & (~cpl_for_self);
+    assign reason_cpl_unexpected = cpl_unexpected ? 4'h7 : reason_cpl_local;
+    assign egress_cpl_unexpected = cpl_unexpected ? 3'h0 : egress_cpl_local;
+    assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
+    assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
+    assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
+    assign reason_cfg_or_msg = cfg_or_msg ? 4'h0 : reason_cpl_unexpected;
+    assign egress_cfg_or_msg = cfg_or_msg ? 3'h4 : egress_cpl_unexpected;
+    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_unexpected;
+    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_unexpected;
+    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_unexpected;
+    assign ok = reason_cfg_or_msg == 4'h0;
+    assign action = ok ? 2'h0 : (s3_kind[3] ? 2'h1 : 2'h2);
+    assign cpl_status = (reason_cfg_or_msg == 4'h5) ? 3'h1 : 3'h1;
+    assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
+    assign second_copy = (via_window & s3_second) & (s3_kind[4] & (~s3_second_down));
+    assign mux_664 = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
+    assign rewrite_primary_4dw = |addr_cfg_or_msg[63:32];
+    assign rewrite_primary_dw0 = {s3_hdr[127:126], rewrite_primary_4dw, s3_hdr[124:96]};
+    assign rewrite_primary_dw1 = {req_cfg_or_msg, s3_hdr[79:64]};
+    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], mux_664} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], mux_664, 32'h0}) : s3_hdr;
+    assign rewrite_second_4dw = |s3_second_addr[63:32];
+    assign rewrite_second_dw0 = {s3_hdr[127:126], rewrite_second_4dw, s3_hdr[124:96]};
+    assign rewrite_second_dw1 = rewrite_primary_dw1;
+    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], mux_664} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], mux_664, 32'h0};
+    assign zext_785 = {9'h0, cpl_lead_bytes};
+    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - zext_785);
+    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - zext_785) - {9'h0, cpl_trail_bytes};
+    assign cpl_byte_count = s3_kind[5] ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw) : 12'h4;
+    assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
+    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], concat_473[2], {2{2'h0}}, concat_473[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign take_decision = adv & (s3_valid & s3_sop);
+    assign forward = s4_action == 2'h0;
+    assign eq_871 = s4_egress == 3'h1;
+    assign to_port_a = (forward & eq_871) | (s4_second & (s4_second_egress == 3'h1));
+    assign eq_878 = s4_egress == 3'h2;
+    assign to_port_b = (forward & eq_878) | (s4_second & (s4_second_egress == 3'h2));
+    assign beat_tail = {s4_data, s4_keep, s4_sop, s4_eop};
+    assign m_kernel_for = forward & (s4_egress == 3'h3);
+    assign m_local_for = forward & (s4_egress == 3'h4);
+    assign m_cpl_for = (s4_action == 2'h1) & s4_sop;
+    assign m_port_a_offer = (s4_valid & to_port_a) & (~m_port_a_sent);
     assign m_port_a_in_ready = m_port_a_slice_s_tready;
-    assign and_909 = and_907 & m_port_a_in_ready;
+    assign m_port_a_took = m_port_a_offer & m_port_a_in_ready;
+    assign m_port_a_has = m_port_a_sent | m_port_a_took;
+    assign m_port_a_done = 1'h1 & ((~to_port_a) | m_port_a_has);
     assign m_port_a_slice_m_ready = m_port_a_tlp_ready;
-    assign and_930 = (s4_valid & or_883) & (~m_port_b_sent);
+    assign m_port_b_offer = (s4_valid & to_port_b) & (~m_port_b_sent);
     assign m_port_b_in_ready = m_port_b_slice_s_tready;
-    assign and_932 = and_930 & m_port_b_in_ready;
-    assign and_936 = (1'h1 & ((~or_876) | (m_port_a_sent | and_909))) & ((~or_883) | (m_port_b_sent | and_932));
+    assign m_port_b_took = m_port_b_offer & m_port_b_in_ready;
+    assign m_port_b_has = m_port_b_sent | m_port_b_took;
+    assign m_port_b_done = m_port_a_done & ((~to_port_b) | m_port_b_has);
     assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
-    assign and_953 = (s4_valid & and_895) & (~m_kernel_sent);
+    assign m_kernel_offer = (s4_valid & m_kernel_for) & (~m_kernel_sent);
     assign m_kernel_in_ready = m_kernel_slice_s_tready;
-    assign and_955 = and_953 & m_kernel_in_ready;
+    assign m_kernel_took = m_kernel_offer & m_kernel_in_ready;
+    assign m_kernel_has = m_kernel_sent | m_kernel_took;
+    assign m_kernel_done = m_port_b_done & ((~m_kernel_for) | m_kernel_has);
     assign m_kernel_slice_m_ready = m_kernel_tlp_ready;
-    assign and_977 = (s4_valid & and_899) & (~m_local_sent);
+    assign m_local_offer = (s4_valid & m_local_for) & (~m_local_sent);
     assign m_local_in_ready = m_local_slice_s_tready;
-    assign and_979 = and_977 & m_local_in_ready;
-    assign and_983 = (and_936 & ((~and_895) | (m_kernel_sent | and_955))) & ((~and_899) | (m_local_sent | and_979));
+    assign m_local_took = m_local_offer & m_local_in_ready;
+    assign m_local_has = m_local_sent | m_local_took;
+    assign m_local_done = m_kernel_done & ((~m_local_for) | m_local_has);
     assign m_local_slice_m_ready = m_local_tlp_ready;
-    assign and_1000 = (s4_valid & and_903) & (~m_cpl_sent);
+    assign m_cpl_offer = (s4_valid & m_cpl_for) & (~m_cpl_sent);
     assign m_cpl_in_ready = m_cpl_slice_s_tready;
-    assign and_1002 = and_1000 & m_cpl_in_ready;
+    assign m_cpl_took = m_cpl_offer & m_cpl_in_ready;
+    assign m_cpl_has = m_cpl_sent | m_cpl_took;
+    assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
-    assign and_1018 = adv & (s4_valid & s4_sop);
-    assign and_1080 = s_axil_arvalid & (~axil_rvalid);
-    assign slice_1082 = s_axil_araddr[11:2];
-    assign or_1169 = ((slice_1082 == 10'h2) ? 32'h10000001 : 32'h0) | ((slice_1082 == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
-    assign or_1179 = (((slice_1082 == 10'h4) ? win_en_lo : 32'h0) | ((slice_1082 == 10'h5) ? win_en_hi : 32'h0)) | (((slice_1082 == 10'h8) ? lut_index : 32'h0) | ((slice_1082 == 10'h9) ? lut_addr_lo : 32'h0));
-    assign or_1180 = (((slice_1082 == 10'ha) ? lut_addr_hi : 32'h0) | ((slice_1082 == 10'hb) ? lut_ctrl : 32'h0)) | (((slice_1082 == 10'h40) ? count_ok : 32'h0) | ((slice_1082 == 10'h41) ? count_not_for_us : 32'h0));
-    assign or_1181 = (((slice_1082 == 10'h42) ? count_window_miss : 32'h0) | ((slice_1082 == 10'h43) ? count_mapping_disabled : 32'h0)) | (((slice_1082 == 10'h44) ? count_port_down : 32'h0) | ((slice_1082 == 10'h45) ? count_denied : 32'h0));
-    assign or_1182 = (((slice_1082 == 10'h46) ? count_no_proxy_id : 32'h0) | ((slice_1082 == 10'h47) ? count_unexpected_completion : 32'h0)) | (((slice_1082 == 10'h48) ? count_unsupported : 32'h0) | ((slice_1082 == 10'h49) ? count_relay_denied : 32'h0));
-    assign or_1183 = ((((slice_1082 == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((slice_1082 == 10'h1) ? 32'h10001 : 32'h0)) | or_1169) | or_1179;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], mux_639[1:0], mux_737[1:0], mux_737[63:7]};
+    assign count_fire = adv & (s4_valid & s4_sop);
+    assign not_1074 = ~axil_rvalid;
+    assign read_accept = s_axil_arvalid & not_1074;
+    assign or_1164 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
+    assign or_1174 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
+    assign or_1175 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
+    assign or_1176 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
+    assign or_1177 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
+    assign or_1178 = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | or_1164) | or_1174;
+    assign read_data = (or_1178 | (or_1175 | or_1176)) | or_1177;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+
+    always @(*) begin
+        case ({in_hdr[127:120]})
+            8'h0: kind = 7'h29;
+            8'h1: kind = 7'h69;
+            8'h2: kind = 7'h8;
+            8'h4: kind = 7'ha;
+            8'h5: kind = 7'ha;
+            8'ha: kind = 7'h4;
+            8'hb: kind = 7'h4;
+            8'h20: kind = 7'h29;
+            8'h21: kind = 7'h69;
+            8'h30: kind = 7'h2;
+            8'h31: kind = 7'h2;
+            8'h32: kind = 7'h2;
+            8'h33: kind = 7'h2;
+            8'h34: kind = 7'h2;
+            8'h35: kind = 7'h2;
+            8'h36: kind = 7'h2;
+            8'h37: kind = 7'h2;
+            8'h40: kind = 7'h11;
+            8'h42: kind = 7'h18;
+            8'h44: kind = 7'h1a;
+            8'h45: kind = 7'h1a;
+            8'h4a: kind = 7'h14;
+            8'h4b: kind = 7'h14;
+            8'h4c: kind = 7'h19;
+            8'h4d: kind = 7'h19;
+            8'h4e: kind = 7'h19;
+            8'h60: kind = 7'h11;
+            8'h6c: kind = 7'h19;
+            8'h6d: kind = 7'h19;
+            8'h6e: kind = 7'h19;
+            8'h70: kind = 7'h12;
+            8'h71: kind = 7'h12;
+            8'h72: kind = 7'h12;
+            8'h73: kind = 7'h12;
+            8'h74: kind = 7'h12;
+            8'h75: kind = 7'h12;
+            8'h76: kind = 7'h12;
+            8'h77: kind = 7'h12;
+            default: kind = 7'h0;
+        endcase
+    end
+
+    always @(*) begin
+        case (in_bar)
+            3'h0: bar_mask = 64'hffff;
+            3'h2: bar_mask = 64'h3ffffffff;
+            3'h4: bar_mask = 64'h1ffffff;
+            default: bar_mask = 64'h0;
+        endcase
+    end
+
+    always @(*) begin
+        case (in_bar)
+            3'h0: bar_ok = 1'h1;
+            3'h2: bar_ok = 1'h1;
+            3'h4: bar_ok = 1'h1;
+            default: bar_ok = 1'h0;
+        endcase
+    end
+
+    always @(*) begin
+        case (s3_hdr[67:64])
+            4'h2: cpl_lead_bytes = 3'h1;
+            4'h4: cpl_lead_bytes = 3'h2;
+            4'h6: cpl_lead_bytes = 3'h1;
+            4'h8: cpl_lead_bytes = 3'h3;
+            4'ha: cpl_lead_bytes = 3'h1;
+            4'hc: cpl_lead_bytes = 3'h2;
+            4'he: cpl_lead_bytes = 3'h1;
+            default: cpl_lead_bytes = 3'h0;
+        endcase
+    end
+
+    always @(*) begin
+        case (s3_hdr[67:64])
+            4'h1: cpl_last_byte = 2'h0;
+            4'h2: cpl_last_byte = 2'h1;
+            4'h3: cpl_last_byte = 2'h1;
+            4'h4: cpl_last_byte = 2'h2;
+            4'h5: cpl_last_byte = 2'h2;
+            4'h6: cpl_last_byte = 2'h2;
+            4'h7: cpl_last_byte = 2'h2;
+            default: cpl_last_byte = 2'h3;
+        endcase
+    end
+
+    always @(*) begin
+        case (s3_hdr[71:68])
+            4'h0: cpl_trail_bytes = 3'h4;
+            4'h1: cpl_trail_bytes = 3'h3;
+            4'h2: cpl_trail_bytes = 3'h2;
+            4'h3: cpl_trail_bytes = 3'h2;
+            4'h4: cpl_trail_bytes = 3'h1;
+            4'h5: cpl_trail_bytes = 3'h1;
+            4'h6: cpl_trail_bytes = 3'h1;
+            4'h7: cpl_trail_bytes = 3'h1;
+            default: cpl_trail_bytes = 3'h0;
+        endcase
+    end
 
     onic_axis_skid_661 in_slice ( // axis.go:320
         .clk(clk),
@@ -472,12 +666,12 @@ module onic_pcie_manager (
     onic_pcie_manager_windows windows ( // translate.go:148
         .bar(s1_bar),
         .off(s1_off),
-        .window_en(slice_340),
-        .found(windows_found),
-        .enabled(windows_enabled),
+        .window_en(window_enables),
+        .found(translated_found),
+        .enabled(translated_enabled),
         .index(windows_index),
         .egress(windows_egress),
-        .slot(windows_slot),
+        .slot(translated_slot),
         .translated(windows_translated),
         .has_second(windows_has_second),
         .multicast(windows_multicast),
@@ -486,12 +680,12 @@ module onic_pcie_manager (
     );
 
     onic_pcie_manager_access access ( // access.go:158
-        .req(slice_439),
+        .req(s2_hdr[95:80]),
         .ingress(2'h0),
-        .addr(mux_409),
+        .addr(check_addr),
         .size(s2_size),
-        .write(slice_437),
-        .egress_bit(mux_436),
+        .write(s2_kind[4]),
+        .egress_bit(check_egress),
         .rule(access_rule),
         .found(access_found),
         .domain(access_domain)
@@ -500,8 +694,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_a_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata({((s4_egress == 3'h1) ? s4_hdr_primary : s4_hdr_second), concat_890}),
-        .s_tvalid(and_907),
+        .s_tdata({(eq_871 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tvalid(m_port_a_offer),
         .s_tready(m_port_a_slice_s_tready),
         .m_tdata(m_port_a_slice_m_tdata),
         .m_tvalid(m_port_a_slice_m_tvalid),
@@ -511,8 +705,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_port_b_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata({((s4_egress == 3'h2) ? s4_hdr_primary : s4_hdr_second), concat_890}),
-        .s_tvalid(and_930),
+        .s_tdata({(eq_878 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tvalid(m_port_b_offer),
         .s_tready(m_port_b_slice_s_tready),
         .m_tdata(m_port_b_slice_m_tdata),
         .m_tvalid(m_port_b_slice_m_tvalid),
@@ -522,8 +716,8 @@ module onic_pcie_manager (
     onic_axis_skid_666 m_kernel_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata({s4_slot, s4_hdr_primary, concat_890}),
-        .s_tvalid(and_953),
+        .s_tdata({s4_slot, s4_hdr_primary, beat_tail}),
+        .s_tvalid(m_kernel_offer),
         .s_tready(m_kernel_slice_s_tready),
         .m_tdata(m_kernel_slice_m_tdata),
         .m_tvalid(m_kernel_slice_m_tvalid),
@@ -533,8 +727,8 @@ module onic_pcie_manager (
     onic_axis_skid_658 m_local_slice ( // axis.go:320
         .clk(clk),
         .rst(rst),
-        .s_tdata({s4_hdr_primary, concat_890}),
-        .s_tvalid(and_977),
+        .s_tdata({s4_hdr_primary, beat_tail}),
+        .s_tvalid(m_local_offer),
         .s_tready(m_local_slice_s_tready),
         .m_tdata(m_local_slice_m_tdata),
         .m_tvalid(m_local_slice_m_tvalid),
@@ -545,7 +739,7 @@ module onic_pcie_manager (
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),
-        .s_tvalid(and_1000),
+        .s_tvalid(m_cpl_offer),
         .s_tready(m_cpl_slice_s_tready),
         .m_tdata(m_cpl_slice_m_tdata),
         .m_tvalid(m_cpl_slice_m_tvalid),
@@ -556,55 +750,55 @@ module onic_pcie_manager (
         if (rst) begin
             axil_bvalid <= 1'h0;
         end else begin
-            axil_bvalid <= and_13 ? 1'h1 : (axil_bvalid & (~s_axil_bready));
+            axil_bvalid <= write_accept ? 1'h1 : (axil_bvalid & (~s_axil_bready));
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             win_en_lo <= 32'h1;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h4)) begin
-            win_en_lo <= (win_en_lo & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'h4)) begin
+            win_en_lo <= (win_en_lo & not_29) | and_31;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             win_en_hi <= 32'h0;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h5)) begin
-            win_en_hi <= (win_en_hi & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'h5)) begin
+            win_en_hi <= (win_en_hi & not_29) | and_31;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_index <= 32'h0;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h8)) begin
-            lut_index <= (lut_index & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'h8)) begin
+            lut_index <= (lut_index & not_29) | and_31;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_addr_lo <= 32'h0;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'h9)) begin
-            lut_addr_lo <= (lut_addr_lo & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'h9)) begin
+            lut_addr_lo <= (lut_addr_lo & not_29) | and_31;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_addr_hi <= 32'h0;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'ha)) begin
-            lut_addr_hi <= (lut_addr_hi & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'ha)) begin
+            lut_addr_hi <= (lut_addr_hi & not_29) | and_31;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_ctrl <= 32'h0;
-        end else if (and_13 & ((s_axil_awaddr[11:2]) == 10'hb)) begin
-            lut_ctrl <= (lut_ctrl & (~concat_27)) | (s_axil_wdata & concat_27);
+        end else if (write_accept & (s_axil_awaddr[11:2] == 10'hb)) begin
+            lut_ctrl <= (lut_ctrl & not_29) | and_31;
         end
     end
 
@@ -612,15 +806,15 @@ module onic_pcie_manager (
         if (rst) begin
             axil_rvalid <= 1'h0;
         end else begin
-            axil_rvalid <= and_1080 ? 1'h1 : (axil_rvalid & (~s_axil_rready));
+            axil_rvalid <= read_accept ? 1'h1 : (axil_rvalid & (~s_axil_rready));
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             axil_rdata <= 32'h0;
-        end else if (and_1080) begin
-            axil_rdata <= (or_1183 | (or_1180 | or_1181)) | or_1182;
+        end else if (read_accept) begin
+            axil_rdata <= read_data;
         end
     end
 
@@ -636,7 +830,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_hdr <= 128'h0;
         end else if (adv) begin
-            s1_hdr <= slice_108;
+            s1_hdr <= in_hdr;
         end
     end
 
@@ -644,7 +838,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_bar <= 3'h0;
         end else if (adv) begin
-            s1_bar <= slice_109;
+            s1_bar <= in_bar;
         end
     end
 
@@ -684,7 +878,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_kind <= 7'h0;
         end else if (adv) begin
-            s1_kind <= (concat_153[7]) ? 7'h0 : mux_270;
+            s1_kind <= kind;
         end
     end
 
@@ -692,7 +886,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_off <= 64'h0;
         end else if (adv) begin
-            s1_off <= mux_152 & mux_290;
+            s1_off <= bar_offset;
         end
     end
 
@@ -700,7 +894,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_bar_ok <= 1'h0;
         end else if (adv) begin
-            s1_bar_ok <= mux_310;
+            s1_bar_ok <= bar_ok;
         end
     end
 
@@ -708,7 +902,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_reg_hit <= 1'h0;
         end else if (adv) begin
-            s1_reg_hit <= slice_109 == 3'h0;
+            s1_reg_hit <= in_bar == 3'h0;
         end
     end
 
@@ -716,7 +910,7 @@ module onic_pcie_manager (
         if (rst) begin
             s1_size <= 13'h0;
         end else if (adv) begin
-            s1_size <= {(slice_126 == 10'h0), slice_126, 2'h0};
+            s1_size <= {(in_hdr[105:96] == 10'h0), in_hdr[105:96], 2'h0};
         end
     end
 
@@ -844,7 +1038,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_found <= 1'h0;
         end else if (adv) begin
-            s2_found <= windows_found;
+            s2_found <= translated_found;
         end
     end
 
@@ -852,7 +1046,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_enabled <= 1'h0;
         end else if (adv) begin
-            s2_enabled <= windows_enabled;
+            s2_enabled <= translated_enabled;
         end
     end
 
@@ -860,7 +1054,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_egress <= 3'h0;
         end else if (adv) begin
-            s2_egress <= mux_364;
+            s2_egress <= translated_egress;
         end
     end
 
@@ -868,7 +1062,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_slot <= 8'h0;
         end else if (adv) begin
-            s2_slot <= windows_slot;
+            s2_slot <= translated_slot;
         end
     end
 
@@ -876,7 +1070,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_addr <= 64'h0;
         end else if (adv) begin
-            s2_addr <= and_363 ? windows_second_translated : windows_translated;
+            s2_addr <= translated_addr;
         end
     end
 
@@ -884,7 +1078,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_down <= 1'h0;
         end else if (adv) begin
-            s2_down <= or_382;
+            s2_down <= ((translated_egress == 3'h1) & port_down[0]) | ((translated_egress == 3'h2) & port_down[1]);
         end
     end
 
@@ -892,7 +1086,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second <= 1'h0;
         end else if (adv) begin
-            s2_second <= windows_has_second & windows_multicast;
+            s2_second <= multicast;
         end
     end
 
@@ -916,7 +1110,7 @@ module onic_pcie_manager (
         if (rst) begin
             s2_second_down <= 1'h0;
         end else if (adv) begin
-            s2_second_down <= or_391;
+            s2_second_down <= ((windows_second_egress == 3'h1) & port_down[0]) | ((windows_second_egress == 3'h2) & port_down[1]);
         end
     end
 
@@ -1147,47 +1341,47 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_action <= 2'h0;
-        end else if (and_851) begin
-            s4_action <= eq_642 ? 2'h0 : ((s3_kind[3]) ? 2'h1 : 2'h2);
+        end else if (take_decision) begin
+            s4_action <= action;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_reason <= 4'h0;
-        end else if (and_851) begin
-            s4_reason <= mux_636;
+        end else if (take_decision) begin
+            s4_reason <= reason_cfg_or_msg;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_egress <= 3'h0;
-        end else if (and_851) begin
-            s4_egress <= slice_507 ? 3'h4 : (and_622 ? 3'h0 : (and_611 ? 3'h4 : (not_601 ? 3'h0 : (not_591 ? 3'h0 : mux_587))));
+        end else if (take_decision) begin
+            s4_egress <= egress_cfg_or_msg;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_slot <= 8'h0;
-        end else if (and_851) begin
-            s4_slot <= slice_507 ? 8'h0 : (and_622 ? 8'h0 : (and_611 ? 8'h0 : (not_601 ? 8'h0 : (not_591 ? 8'h0 : mux_588))));
+        end else if (take_decision) begin
+            s4_slot <= slot_cfg_or_msg;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second <= 1'h0;
-        end else if (and_851) begin
-            s4_second <= and_660;
+        end else if (take_decision) begin
+            s4_second <= second_copy;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_second_egress <= 3'h0;
-        end else if (and_851) begin
+        end else if (take_decision) begin
             s4_second_egress <= s3_second_egress;
         end
     end
@@ -1195,24 +1389,24 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_primary <= 128'h0;
-        end else if (and_851) begin
-            s4_hdr_primary <= mux_679;
+        end else if (take_decision) begin
+            s4_hdr_primary <= hdr_primary;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_hdr_second <= 128'h0;
-        end else if (and_851) begin
-            s4_hdr_second <= redor_685 ? {concat_688, concat_690, (s3_second_addr[63:32]), (s3_second_addr[31:2]), mux_683} : {concat_688, concat_690, (s3_second_addr[31:2]), mux_683, 32'h0};
+        end else if (take_decision) begin
+            s4_hdr_second <= hdr_second;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             s4_cpl_hdr <= 96'h0;
-        end else if (and_851) begin
-            s4_cpl_hdr <= {concat_843, {self_id, ((mux_636 == 4'h5) ? 3'h1 : 3'h1), 1'h0, (slice_698 ? mux_823 : 12'h4)}, concat_848};
+        end else if (take_decision) begin
+            s4_cpl_hdr <= cpl_hdr;
         end
     end
 
@@ -1220,7 +1414,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_a_sent <= 1'h0;
         end else begin
-            m_port_a_sent <= adv ? 1'h0 : (m_port_a_sent | and_909);
+            m_port_a_sent <= adv ? 1'h0 : m_port_a_has;
         end
     end
 
@@ -1228,7 +1422,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_port_b_sent <= 1'h0;
         end else begin
-            m_port_b_sent <= adv ? 1'h0 : (m_port_b_sent | and_932);
+            m_port_b_sent <= adv ? 1'h0 : m_port_b_has;
         end
     end
 
@@ -1236,7 +1430,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_kernel_sent <= 1'h0;
         end else begin
-            m_kernel_sent <= adv ? 1'h0 : (m_kernel_sent | and_955);
+            m_kernel_sent <= adv ? 1'h0 : m_kernel_has;
         end
     end
 
@@ -1244,7 +1438,7 @@ module onic_pcie_manager (
         if (rst) begin
             m_local_sent <= 1'h0;
         end else begin
-            m_local_sent <= adv ? 1'h0 : (m_local_sent | and_979);
+            m_local_sent <= adv ? 1'h0 : m_local_has;
         end
     end
 
@@ -1252,14 +1446,14 @@ module onic_pcie_manager (
         if (rst) begin
             m_cpl_sent <= 1'h0;
         end else begin
-            m_cpl_sent <= adv ? 1'h0 : (m_cpl_sent | and_1002);
+            m_cpl_sent <= adv ? 1'h0 : m_cpl_has;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             count_ok <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h0)) begin
+        end else if (count_fire & (s4_reason == 4'h0)) begin
             count_ok <= count_ok + 32'h1;
         end
     end
@@ -1267,7 +1461,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_not_for_us <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h1)) begin
+        end else if (count_fire & (s4_reason == 4'h1)) begin
             count_not_for_us <= count_not_for_us + 32'h1;
         end
     end
@@ -1275,7 +1469,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_window_miss <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h2)) begin
+        end else if (count_fire & (s4_reason == 4'h2)) begin
             count_window_miss <= count_window_miss + 32'h1;
         end
     end
@@ -1283,7 +1477,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_mapping_disabled <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h3)) begin
+        end else if (count_fire & (s4_reason == 4'h3)) begin
             count_mapping_disabled <= count_mapping_disabled + 32'h1;
         end
     end
@@ -1291,7 +1485,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_port_down <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h4)) begin
+        end else if (count_fire & (s4_reason == 4'h4)) begin
             count_port_down <= count_port_down + 32'h1;
         end
     end
@@ -1299,7 +1493,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_denied <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h5)) begin
+        end else if (count_fire & (s4_reason == 4'h5)) begin
             count_denied <= count_denied + 32'h1;
         end
     end
@@ -1307,7 +1501,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_no_proxy_id <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h6)) begin
+        end else if (count_fire & (s4_reason == 4'h6)) begin
             count_no_proxy_id <= count_no_proxy_id + 32'h1;
         end
     end
@@ -1315,7 +1509,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_unexpected_completion <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h7)) begin
+        end else if (count_fire & (s4_reason == 4'h7)) begin
             count_unexpected_completion <= count_unexpected_completion + 32'h1;
         end
     end
@@ -1323,7 +1517,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_unsupported <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h8)) begin
+        end else if (count_fire & (s4_reason == 4'h8)) begin
             count_unsupported <= count_unsupported + 32'h1;
         end
     end
@@ -1331,13 +1525,13 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_relay_denied <= 32'h0;
-        end else if (and_1018 & (s4_reason == 4'h9)) begin
+        end else if (count_fire & (s4_reason == 4'h9)) begin
             count_relay_denied <= count_relay_denied + 32'h1;
         end
     end
 
-    assign s_axil_awready = and_13;
-    assign s_axil_wready = and_13;
+    assign s_axil_awready = write_accept;
+    assign s_axil_wready = write_accept;
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
     assign s_host_tlp_ready = in_ready & 1'h1;
@@ -1368,7 +1562,7 @@ module onic_pcie_manager (
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign s_axil_arready = ~axil_rvalid;
+    assign s_axil_arready = not_1074;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;
