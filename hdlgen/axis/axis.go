@@ -47,9 +47,9 @@ func Output(m *ir.Module, name string, s Stream) {
 func Skid(m *ir.Module, name string, in Stream) Stream {
 	w := in.Data.Width()
 	outValid := m.Reg(name+"_valid", 1, 0)
-	outData := m.Reg(name+"_data", w, 0)
+	outData := m.RegNoReset(name+"_data", w) // data: its valid bit has the reset
 	skidValid := m.Reg(name+"_skid_valid", 1, 0)
-	skidData := m.Reg(name+"_skid_data", w, 0)
+	skidData := m.RegNoReset(name+"_skid_data", w)
 	out := Stream{Data: outData, Valid: outValid, Ready: m.Wire(name+"_out_ready", 1)}
 
 	// The input is ready while the skid register is empty: a register,
@@ -81,7 +81,7 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 	wptr := m.Reg(name+"_wptr", ab+1, 0)
 	mem := m.Memory(name+"_mem", depth, w)
 	bypass := m.Reg(name+"_bypass", 1, 0)
-	bypassData := m.Reg(name+"_bypass_data", w, 0)
+	bypassData := m.RegNoReset(name+"_bypass_data", w)
 
 	empty := m.Eq(rptr, wptr)
 	full := m.And(m.Ne(m.Slice(rptr, ab, 1), m.Slice(wptr, ab, 1)), m.Eq(m.Slice(rptr, 0, ab), m.Slice(wptr, 0, ab)))

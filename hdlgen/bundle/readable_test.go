@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,37 @@ func TestReadableManager(t *testing.T) {
 	for _, name := range []string{"translated_addr", "translated_egress", "check_addr", "access_rule", "allowed", "reason_denied", "action"} {
 		if !regexp.MustCompile(`\b` + name + `\b`).Match(src) {
 			t.Errorf("no signal named %s", name)
+		}
+	}
+}
+
+// TestDataPathNotReset: in the default manager and its modules no
+// data-path register (TLP headers, data, keep, carried addresses and
+// offsets, skid buffers' words) has a reset; valid bits, state, counters
+// and configuration do.
+func TestDataPathNotReset(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "default", "*.v"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("%d Verilog files: %v", len(files), err)
+	}
+	resetReg := regexp.MustCompile(`if \(a?rst\) begin\n\s+(\w+) <=`)
+	data := regexp.MustCompile(`(_data|_hdr|_keep|_bar|_addr|_off|_hdr_primary|_hdr_second|_cpl_hdr)$`)
+	var reset []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resetReg.FindAllStringSubmatch(string(src), -1) {
+			reset = append(reset, m[1])
+			if data.MatchString(m[1]) {
+				t.Errorf("%s: data-path register %s has a reset", filepath.Base(f), m[1])
+			}
+		}
+	}
+	for _, want := range []string{"s1_valid", "s4_valid", "count_ok", "win_en_lo", "axil_rvalid"} {
+		if !slices.Contains(reset, want) {
+			t.Errorf("control register %s has no reset", want)
 		}
 	}
 }

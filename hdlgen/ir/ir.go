@@ -95,6 +95,10 @@ type Node struct {
 	Name  string   // user's name (inputs, wires, registers; outputs name their driver via Ports)
 	Reset []uint64 // OpReg: value on reset
 	Async bool     // OpReg: reset by arst, asynchronously (else by rst at an edge)
+	// NoReset marks a data-path register (OpReg) that no reset touches: it
+	// starts at 0 (as an FPGA's flip-flops do after configuration, INIT=0)
+	// and keeps its value through rst.
+	NoReset bool
 	Pos   Pos      // the builder call that made it
 	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
 	Sub   *Module  // OpInstance: the module instanced (Name is the instance's name)
@@ -385,6 +389,20 @@ func (m *Module) reg(p Pos, name string, w int, reset uint64, async bool) Value 
 	r := make([]uint64, words(w))
 	r[0] = reset
 	return m.add(Node{Op: OpReg, W: w, Name: name, Reset: r, Async: async, Pos: p})
+}
+
+// RegNoReset declares a data-path register of width w that no reset
+// touches: it starts at 0 (an FPGA flip-flop's value after
+// configuration) and keeps its value while rst is high, which spares the
+// reset's fan-out and routing. Use it for data that a valid bit with a
+// reset qualifies; control (valid bits, state, counters, configuration)
+// takes Reg.
+func (m *Module) RegNoReset(name string, w int) Value {
+	v := m.reg(caller(), name, w, 0, false)
+	if n := &m.nodes[v.id]; n.Op == OpReg {
+		n.NoReset = true
+	}
+	return v
 }
 
 // SetNext sets what register r takes at each clock edge (when enabled).

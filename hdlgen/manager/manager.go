@@ -220,18 +220,19 @@ type beat struct {
 	valid, hdr, bar, data, keep, sop, eop ir.Value
 }
 
-// stageReg registers b into stage name, loading when adv is high.
+// stageReg registers b into stage name, loading when adv is high. Only
+// the valid bit has a reset: the rest is data it qualifies.
 func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
 	ir.Helper()
 	m := g.m
+	valid := m.Reg(name+"_valid", 1, 0)
+	m.SetNext(valid, b.valid)
+	m.SetEnable(valid, adv)
 	r := func(field string, v ir.Value) ir.Value {
 		ir.Helper()
-		x := m.Reg(name+"_"+field, v.Width(), 0)
-		m.SetNext(x, v)
-		m.SetEnable(x, adv)
-		return x
+		return g.dataReg(name+"_"+field, v, adv)
 	}
-	return beat{valid: r("valid", b.valid), hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
+	return beat{valid: valid, hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
 		keep: r("keep", b.keep), sop: r("sop", b.sop), eop: r("eop", b.eop)}
 }
 
@@ -261,10 +262,21 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
 	} {
 		if *f.v != (ir.Value{}) {
-			*f.v = g.reg(st+"_"+f.name, *f.v, adv)
+			*f.v = g.dataReg(st+"_"+f.name, *f.v, adv)
 		}
 	}
 	return t
+}
+
+// dataReg is a data-path register without reset, loaded with v when en
+// is high: what it holds counts only while a valid bit (which has a
+// reset) says so.
+func (g *gen) dataReg(name string, v, en ir.Value) ir.Value {
+	ir.Helper()
+	x := g.m.RegNoReset(name, v.Width())
+	g.m.SetNext(x, v)
+	g.m.SetEnable(x, en)
+	return x
 }
 
 // reg is a register loaded with v when en is high.
@@ -600,12 +612,12 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	d.act = p.reg("s4_action", action, take)
 	d.reason = p.reg("s4_reason", o.reason, take)
 	d.egress = p.reg("s4_egress", o.egress, take)
-	d.slot = p.reg("s4_slot", o.slot, take)
+	d.slot = p.dataReg("s4_slot", o.slot, take)
 	d.second = p.reg("s4_second", second, take)
 	d.secondEg = p.reg("s4_second_egress", secondEg3, take)
-	d.hdrPrimary = p.reg("s4_hdr_primary", hdrP, take)
-	d.hdrSecond = p.reg("s4_hdr_second", hdrS, take)
-	d.cplHdr = p.reg("s4_cpl_hdr", cpl, take)
+	d.hdrPrimary = p.dataReg("s4_hdr_primary", hdrP, take)
+	d.hdrSecond = p.dataReg("s4_hdr_second", hdrS, take)
+	d.cplHdr = p.dataReg("s4_cpl_hdr", cpl, take)
 	return d
 }
 

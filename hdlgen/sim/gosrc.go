@@ -91,11 +91,16 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 		if r.async {
 			rst = "x.Arst"
 		}
+
 		en := "true"
 		if r.en >= 0 {
 			en = fmt.Sprintf("v[%d] != 0", r.en)
 		}
 		w("r%d := v[%d]", k, r.slot)
+		if r.noReset {
+			w("if %s { r%d = v[%d] }", en, k, r.next)
+			continue
+		}
 		w("if %s { r%d = %#x } else if %s { r%d = v[%d] }", rst, k, r.reset, en, k, r.next)
 	}
 	for k, p := range s.reads {

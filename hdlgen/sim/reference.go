@@ -233,7 +233,7 @@ func (r *Reference) Step() {
 			} else {
 				next[i] = cur
 			}
-		case n.Async && r.arst || !n.Async && r.rst:
+		case !n.NoReset && (n.Async && r.arst || !n.Async && r.rst):
 			next[i] = words(n.Reset)
 		case len(n.Args) < 2 || n.Args[1] < 0 || r.value(n.Args[1]).Sign() != 0:
 			next[i] = r.value(n.Args[0])

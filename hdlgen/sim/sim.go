@@ -47,6 +47,7 @@ type reg struct {
 	slot, next, en int32 // en -1: always
 	reset          uint64
 	async          bool
+	noReset        bool // a data-path register: rst leaves it alone
 }
 
 // Sim simulates one module. It is not safe for concurrent use.
@@ -137,7 +138,7 @@ func New(m *ir.Module) (*Sim, error) {
 	}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
-			r := reg{slot: int32(i), next: s.rep[n.Args[0]], en: -1, reset: n.Reset[0], async: n.Async}
+			r := reg{slot: int32(i), next: s.rep[n.Args[0]], en: -1, reset: n.Reset[0], async: n.Async, noReset: n.NoReset}
 			if len(n.Args) > 1 && n.Args[1] >= 0 {
 				r.en = s.rep[n.Args[1]]
 			}
@@ -427,7 +428,7 @@ func (s *Sim) Step() {
 	for k := range s.regs {
 		r := &s.regs[k]
 		switch {
-		case r.async && s.arst || !r.async && s.rst:
+		case !r.noReset && (r.async && s.arst || !r.async && s.rst):
 			s.staged[k] = r.reset
 		case r.en < 0 || v[r.en] != 0:
 			s.staged[k] = v[r.next]

@@ -19,6 +19,7 @@ func random(seed uint64, ops int) *ir.Module { return randomModule(seed, ops, tr
 // contents an event simulator shows as x), with signals up to maxW bits.
 func randomModule(seed uint64, ops int, mems bool, maxW int) *ir.Module {
 	rng := rand.New(rand.NewPCG(seed, 1))
+	noReset := rand.New(rand.NewPCG(seed, 77)) // its own stream: the modules of older seeds stay as they were
 	m := ir.NewModule(fmt.Sprintf("random%d", seed))
 	var vals []ir.Value
 	for k := range 1 + rng.IntN(4) {
@@ -29,9 +30,12 @@ func randomModule(seed uint64, ops int, mems bool, maxW int) *ir.Module {
 		w := 1 + rng.IntN(maxW)
 		reset := rng.Uint64() & (1<<w - 1 | (^uint64(0) * uint64(w/64)))
 		var r ir.Value
-		if rng.IntN(3) == 0 {
+		switch {
+		case rng.IntN(3) == 0:
 			r = m.RegAsync(fmt.Sprintf("r%d", k), w, reset)
-		} else {
+		case noReset.IntN(3) == 0:
+			r = m.RegNoReset(fmt.Sprintf("r%d", k), w)
+		default:
 			r = m.Reg(fmt.Sprintf("r%d", k), w, reset)
 		}
 		regs = append(regs, r)

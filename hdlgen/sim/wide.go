@@ -271,7 +271,7 @@ func (w *wide) step(s *Sim) {
 		n := m.Node(int(r.slot))
 		dst := w.staged[off : off+w.nw[r.slot]]
 		switch {
-		case r.async && s.arst || !r.async && s.rst:
+		case !n.NoReset && (r.async && s.arst || !r.async && s.rst):
 			copy(dst, n.Reset)
 		case r.en < 0 || w.get(int(r.en))[0] != 0:
 			copy(dst, w.get(int(r.next)))

@@ -257,9 +257,11 @@ func (e *emitter) live() error {
 		switch n.Op {
 		case ir.OpReg:
 			e.clk = true
-			if n.Async {
+			switch {
+			case n.NoReset:
+			case n.Async:
 				e.arst = true
-			} else {
+			default:
 				e.rst = true
 			}
 		case ir.OpMemRead, ir.OpMemWrite:
@@ -766,6 +768,14 @@ func (e *emitter) print() []byte {
 	}
 	for _, i := range regs {
 		n := e.node(i)
+		if n.Op == ir.OpReg {
+			// The value after configuration (an FPGA flip-flop's INIT):
+			// the reset value, or 0 for a register without reset. The
+			// simulator starts registers there too, so an event
+			// simulator agrees with it from the first cycle.
+			fmt.Fprintf(&b, "    %s %s = %s; // %s\n", decl("reg ", n.W), e.name[i], literal(n.W, n.Reset), n.Pos)
+			continue
+		}
 		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("reg ", n.W), e.name[i], n.Pos)
 	}
 	for _, i := range tables {
@@ -813,6 +823,16 @@ func (e *emitter) print() []byte {
 			}
 			fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n            %s <= %s[%s];\n        end\n    end\n",
 				e.top(n.Args[2]), e.name[i], e.name[n.Args[0]], e.top(n.Args[1]))
+			continue
+		}
+		if n.NoReset {
+			// A data-path register: no reset, loaded when enabled.
+			if len(n.Args) > 1 && n.Args[1] >= 0 {
+				fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        if (%s) begin\n            %s <= %s;\n        end\n    end\n",
+					e.top(n.Args[1]), e.name[i], e.top(n.Args[0]))
+			} else {
+				fmt.Fprintf(&b, "\n    always @(posedge clk) begin\n        %s <= %s;\n    end\n", e.name[i], e.top(n.Args[0]))
+			}
 			continue
 		}
 		if n.Async {

@@ -21,8 +21,8 @@ module ops (
     output wire [7:0] r,
     output wire [3:0] held_q
 );
-    reg  [7:0] reg_; // verilog_test.go:50
-    reg  [3:0] held; // verilog_test.go:53
+    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:50
+    reg  [3:0] held = 4'h9; // verilog_test.go:53
     wire [7:0] add_4; // verilog_test.go:34
     wire [7:0] sub_5; // verilog_test.go:35
     wire [7:0] n_2fast; // verilog_test.go:36

@@ -12,10 +12,10 @@ module onic_axis_skid_661 (
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  slice_valid; // axis.go:49
-    reg  [660:0] slice_data; // axis.go:50
-    reg  slice_skid_valid; // axis.go:51
-    reg  [660:0] slice_skid_data; // axis.go:52
+    reg  slice_valid = 1'h0; // axis.go:49
+    reg  [660:0] slice_data = 661'h0; // axis.go:50
+    reg  slice_skid_valid = 1'h0; // axis.go:51
+    reg  [660:0] slice_skid_data = 661'h0; // axis.go:52
     wire s_ready; // axis.go:30
     wire slice_out_ready; // axis.go:53
     wire not_8; // axis.go:57
@@ -37,9 +37,7 @@ module onic_axis_skid_661 (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            slice_data <= 661'h0;
-        end else if (or_10) begin
+        if (or_10) begin
             slice_data <= slice_skid_valid ? slice_skid_data : s_tdata;
         end
     end
@@ -53,9 +51,7 @@ module onic_axis_skid_661 (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            slice_skid_data <= 661'h0;
-        end else if ((~or_10) & (s_tvalid & not_8)) begin
+        if ((~or_10) & (s_tvalid & not_8)) begin
             slice_skid_data <= s_tdata;
         end
     end

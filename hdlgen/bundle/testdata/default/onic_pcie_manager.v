@@ -65,283 +65,283 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  axil_bvalid; // manager.go:810
-    reg  [31:0] win_en_lo; // manager.go:835
-    reg  [31:0] win_en_hi; // manager.go:835
-    reg  [31:0] lut_index; // manager.go:836
-    reg  [31:0] lut_addr_lo; // manager.go:836
-    reg  [31:0] lut_addr_hi; // manager.go:837
-    reg  [31:0] lut_ctrl; // manager.go:837
-    reg  axil_rvalid; // manager.go:840
-    reg  [31:0] axil_rdata; // manager.go:840
-    reg  s1_valid; // manager.go:416
-    reg  [127:0] s1_hdr; // manager.go:416
-    reg  [2:0] s1_bar; // manager.go:416
-    reg  [511:0] s1_data; // manager.go:416
-    reg  [15:0] s1_keep; // manager.go:416
-    reg  s1_sop; // manager.go:416
-    reg  s1_eop; // manager.go:416
-    reg  [6:0] s1_kind; // manager.go:417
-    reg  [63:0] s1_off; // manager.go:417
-    reg  s1_bar_ok; // manager.go:417
-    reg  s1_reg_hit; // manager.go:417
-    reg  [12:0] s1_size; // manager.go:417
-    reg  s1_proxy_ok; // manager.go:417
-    reg  [15:0] s1_proxy; // manager.go:417
-    reg  s2_valid; // manager.go:499
-    reg  [127:0] s2_hdr; // manager.go:499
-    reg  [511:0] s2_data; // manager.go:499
-    reg  [15:0] s2_keep; // manager.go:499
-    reg  s2_sop; // manager.go:499
-    reg  s2_eop; // manager.go:499
-    reg  [6:0] s2_kind; // manager.go:503
-    reg  [63:0] s2_off; // manager.go:503
-    reg  s2_bar_ok; // manager.go:503
-    reg  s2_reg_hit; // manager.go:503
-    reg  [12:0] s2_size; // manager.go:503
-    reg  s2_proxy_ok; // manager.go:503
-    reg  [15:0] s2_proxy; // manager.go:503
-    reg  s2_found; // manager.go:503
-    reg  s2_enabled; // manager.go:503
-    reg  [2:0] s2_egress; // manager.go:503
-    reg  [7:0] s2_slot; // manager.go:503
-    reg  [63:0] s2_addr; // manager.go:503
-    reg  s2_down; // manager.go:503
-    reg  s2_second; // manager.go:503
-    reg  [2:0] s2_second_egress; // manager.go:503
-    reg  [63:0] s2_second_addr; // manager.go:503
-    reg  s2_second_down; // manager.go:503
-    reg  s3_valid; // manager.go:528
-    reg  [127:0] s3_hdr; // manager.go:528
-    reg  [511:0] s3_data; // manager.go:528
-    reg  [15:0] s3_keep; // manager.go:528
-    reg  s3_sop; // manager.go:528
-    reg  s3_eop; // manager.go:528
-    reg  [6:0] s3_kind; // manager.go:530
-    reg  [63:0] s3_off; // manager.go:530
-    reg  s3_bar_ok; // manager.go:530
-    reg  s3_reg_hit; // manager.go:530
-    reg  s3_proxy_ok; // manager.go:530
-    reg  [15:0] s3_proxy; // manager.go:530
-    reg  s3_found; // manager.go:530
-    reg  s3_enabled; // manager.go:530
-    reg  [2:0] s3_egress; // manager.go:530
-    reg  [7:0] s3_slot; // manager.go:530
-    reg  [63:0] s3_addr; // manager.go:530
-    reg  s3_down; // manager.go:530
-    reg  s3_second; // manager.go:530
-    reg  [2:0] s3_second_egress; // manager.go:530
-    reg  [63:0] s3_second_addr; // manager.go:530
-    reg  s3_second_down; // manager.go:530
-    reg  [2:0] s3_rule; // manager.go:530
-    reg  s4_valid; // manager.go:599
-    reg  [511:0] s4_data; // manager.go:599
-    reg  [15:0] s4_keep; // manager.go:599
-    reg  s4_sop; // manager.go:599
-    reg  s4_eop; // manager.go:599
-    reg  [1:0] s4_action; // manager.go:600
-    reg  [3:0] s4_reason; // manager.go:601
-    reg  [2:0] s4_egress; // manager.go:602
-    reg  [7:0] s4_slot; // manager.go:603
-    reg  s4_second; // manager.go:604
-    reg  [2:0] s4_second_egress; // manager.go:605
-    reg  [127:0] s4_hdr_primary; // manager.go:606
-    reg  [127:0] s4_hdr_second; // manager.go:607
-    reg  [95:0] s4_cpl_hdr; // manager.go:608
-    reg  m_port_a_sent; // manager.go:638
-    reg  m_port_b_sent; // manager.go:638
-    reg  m_kernel_sent; // manager.go:638
-    reg  m_local_sent; // manager.go:638
-    reg  m_cpl_sent; // manager.go:638
-    reg  [31:0] count_ok; // manager.go:659
-    reg  [31:0] count_not_for_us; // manager.go:659
-    reg  [31:0] count_window_miss; // manager.go:659
-    reg  [31:0] count_mapping_disabled; // manager.go:659
-    reg  [31:0] count_port_down; // manager.go:659
-    reg  [31:0] count_denied; // manager.go:659
-    reg  [31:0] count_no_proxy_id; // manager.go:659
-    reg  [31:0] count_unexpected_completion; // manager.go:659
-    reg  [31:0] count_unsupported; // manager.go:659
-    reg  [31:0] count_relay_denied; // manager.go:659
-    reg  [6:0] kind; // manager.go:386: a table
-    reg  [63:0] bar_mask; // manager.go:392: a table
-    reg  bar_ok; // manager.go:393: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:746: a table
-    reg  [1:0] cpl_last_byte; // manager.go:750: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:752: a table
-    wire write_accept; // manager.go:811
-    wire [31:0] write_mask; // manager.go:822
-    wire [31:0] not_29; // manager.go:835
-    wire [31:0] and_31; // manager.go:835
-    wire init_done; // manager.go:838
+    reg  axil_bvalid = 1'h0; // manager.go:822
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:847
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:847
+    reg  [31:0] lut_index = 32'h0; // manager.go:848
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:848
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:849
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:849
+    reg  axil_rvalid = 1'h0; // manager.go:852
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:852
+    reg  s1_valid = 1'h0; // manager.go:428
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:428
+    reg  [2:0] s1_bar = 3'h0; // manager.go:428
+    reg  [511:0] s1_data = 512'h0; // manager.go:428
+    reg  [15:0] s1_keep = 16'h0; // manager.go:428
+    reg  s1_sop = 1'h0; // manager.go:428
+    reg  s1_eop = 1'h0; // manager.go:428
+    reg  [6:0] s1_kind = 7'h0; // manager.go:429
+    reg  [63:0] s1_off = 64'h0; // manager.go:429
+    reg  s1_bar_ok = 1'h0; // manager.go:429
+    reg  s1_reg_hit = 1'h0; // manager.go:429
+    reg  [12:0] s1_size = 13'h0; // manager.go:429
+    reg  s1_proxy_ok = 1'h0; // manager.go:429
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:429
+    reg  s2_valid = 1'h0; // manager.go:511
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:511
+    reg  [511:0] s2_data = 512'h0; // manager.go:511
+    reg  [15:0] s2_keep = 16'h0; // manager.go:511
+    reg  s2_sop = 1'h0; // manager.go:511
+    reg  s2_eop = 1'h0; // manager.go:511
+    reg  [6:0] s2_kind = 7'h0; // manager.go:515
+    reg  [63:0] s2_off = 64'h0; // manager.go:515
+    reg  s2_bar_ok = 1'h0; // manager.go:515
+    reg  s2_reg_hit = 1'h0; // manager.go:515
+    reg  [12:0] s2_size = 13'h0; // manager.go:515
+    reg  s2_proxy_ok = 1'h0; // manager.go:515
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:515
+    reg  s2_found = 1'h0; // manager.go:515
+    reg  s2_enabled = 1'h0; // manager.go:515
+    reg  [2:0] s2_egress = 3'h0; // manager.go:515
+    reg  [7:0] s2_slot = 8'h0; // manager.go:515
+    reg  [63:0] s2_addr = 64'h0; // manager.go:515
+    reg  s2_down = 1'h0; // manager.go:515
+    reg  s2_second = 1'h0; // manager.go:515
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:515
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:515
+    reg  s2_second_down = 1'h0; // manager.go:515
+    reg  s3_valid = 1'h0; // manager.go:540
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:540
+    reg  [511:0] s3_data = 512'h0; // manager.go:540
+    reg  [15:0] s3_keep = 16'h0; // manager.go:540
+    reg  s3_sop = 1'h0; // manager.go:540
+    reg  s3_eop = 1'h0; // manager.go:540
+    reg  [6:0] s3_kind = 7'h0; // manager.go:542
+    reg  [63:0] s3_off = 64'h0; // manager.go:542
+    reg  s3_bar_ok = 1'h0; // manager.go:542
+    reg  s3_reg_hit = 1'h0; // manager.go:542
+    reg  s3_proxy_ok = 1'h0; // manager.go:542
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:542
+    reg  s3_found = 1'h0; // manager.go:542
+    reg  s3_enabled = 1'h0; // manager.go:542
+    reg  [2:0] s3_egress = 3'h0; // manager.go:542
+    reg  [7:0] s3_slot = 8'h0; // manager.go:542
+    reg  [63:0] s3_addr = 64'h0; // manager.go:542
+    reg  s3_down = 1'h0; // manager.go:542
+    reg  s3_second = 1'h0; // manager.go:542
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:542
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:542
+    reg  s3_second_down = 1'h0; // manager.go:542
+    reg  [2:0] s3_rule = 3'h0; // manager.go:542
+    reg  s4_valid = 1'h0; // manager.go:611
+    reg  [511:0] s4_data = 512'h0; // manager.go:611
+    reg  [15:0] s4_keep = 16'h0; // manager.go:611
+    reg  s4_sop = 1'h0; // manager.go:611
+    reg  s4_eop = 1'h0; // manager.go:611
+    reg  [1:0] s4_action = 2'h0; // manager.go:612
+    reg  [3:0] s4_reason = 4'h0; // manager.go:613
+    reg  [2:0] s4_egress = 3'h0; // manager.go:614
+    reg  [7:0] s4_slot = 8'h0; // manager.go:615
+    reg  s4_second = 1'h0; // manager.go:616
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:617
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:618
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:619
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:620
+    reg  m_port_a_sent = 1'h0; // manager.go:650
+    reg  m_port_b_sent = 1'h0; // manager.go:650
+    reg  m_kernel_sent = 1'h0; // manager.go:650
+    reg  m_local_sent = 1'h0; // manager.go:650
+    reg  m_cpl_sent = 1'h0; // manager.go:650
+    reg  [31:0] count_ok = 32'h0; // manager.go:671
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:671
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:671
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:671
+    reg  [31:0] count_port_down = 32'h0; // manager.go:671
+    reg  [31:0] count_denied = 32'h0; // manager.go:671
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:671
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:671
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:671
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:671
+    reg  [6:0] kind; // manager.go:398: a table
+    reg  [63:0] bar_mask; // manager.go:404: a table
+    reg  bar_ok; // manager.go:405: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:758: a table
+    reg  [1:0] cpl_last_byte; // manager.go:762: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:764: a table
+    wire write_accept; // manager.go:823
+    wire [31:0] write_mask; // manager.go:834
+    wire [31:0] not_29; // manager.go:847
+    wire [31:0] and_31; // manager.go:847
+    wire init_done; // manager.go:850
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:319
-    wire [127:0] in_hdr; // manager.go:369
-    wire [2:0] in_bar; // manager.go:369
-    wire adv; // manager.go:374
+    wire [127:0] in_hdr; // manager.go:381
+    wire [2:0] in_bar; // manager.go:381
+    wire adv; // manager.go:386
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:392
-    wire eq_319; // manager.go:408
-    wire [63:0] concat_339; // manager.go:469
-    wire window_enables; // manager.go:469
-    wire failover; // manager.go:478
-    wire [2:0] translated_egress; // manager.go:479
-    wire [63:0] translated_addr; // manager.go:480
-    wire multicast; // manager.go:481
-    wire [63:0] check_addr; // manager.go:511
-    wire [4:0] or_434; // manager.go:513
-    wire [4:0] check_egress; // manager.go:517
+    wire [63:0] bar_offset; // manager.go:404
+    wire eq_319; // manager.go:420
+    wire [63:0] concat_339; // manager.go:481
+    wire window_enables; // manager.go:481
+    wire failover; // manager.go:490
+    wire [2:0] translated_egress; // manager.go:491
+    wire [63:0] translated_addr; // manager.go:492
+    wire multicast; // manager.go:493
+    wire [63:0] check_addr; // manager.go:523
+    wire [4:0] or_434; // manager.go:525
+    wire [4:0] check_egress; // manager.go:529
     wire [2:0] concat_473; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:542
-    wire allowed; // manager.go:545
-    wire to_port; // manager.go:546
-    wire cpl_for_self; // manager.go:568
-    wire no_proxy_id; // manager.go:569
-    wire [3:0] reason_no_proxy_id; // manager.go:569
-    wire [2:0] egress_no_proxy_id; // manager.go:569
-    wire [7:0] slot_no_proxy_id; // manager.go:569
-    wire [63:0] addr_no_proxy_id; // manager.go:569
-    wire [15:0] req_no_proxy_id; // manager.go:569
-    wire denied; // manager.go:570
-    wire [3:0] reason_denied; // manager.go:570
-    wire [2:0] egress_denied; // manager.go:570
-    wire [7:0] slot_denied; // manager.go:570
-    wire [63:0] addr_denied; // manager.go:570
-    wire [15:0] req_denied; // manager.go:570
-    wire [3:0] reason_port_down; // manager.go:571
-    wire [2:0] egress_port_down; // manager.go:571
-    wire [7:0] slot_port_down; // manager.go:571
-    wire [63:0] addr_port_down; // manager.go:571
-    wire [15:0] req_port_down; // manager.go:571
-    wire mapping_disabled; // manager.go:572
-    wire [3:0] reason_mapping_disabled; // manager.go:572
-    wire [2:0] egress_mapping_disabled; // manager.go:572
-    wire [7:0] slot_mapping_disabled; // manager.go:572
-    wire [63:0] addr_mapping_disabled; // manager.go:572
-    wire [15:0] req_mapping_disabled; // manager.go:572
-    wire window_miss; // manager.go:573
-    wire [3:0] reason_window_miss; // manager.go:573
-    wire [2:0] egress_window_miss; // manager.go:573
-    wire [7:0] slot_window_miss; // manager.go:573
-    wire [63:0] addr_window_miss; // manager.go:573
-    wire [15:0] req_window_miss; // manager.go:573
-    wire reg_allowed; // manager.go:574
-    wire [3:0] reason_reg_allowed; // manager.go:574
-    wire [2:0] egress_reg_allowed; // manager.go:574
-    wire [7:0] slot_reg_allowed; // manager.go:574
-    wire [63:0] addr_reg_allowed; // manager.go:574
-    wire [15:0] req_reg_allowed; // manager.go:574
-    wire reg_denied; // manager.go:575
-    wire [3:0] reason_reg_denied; // manager.go:575
-    wire [2:0] egress_reg_denied; // manager.go:575
-    wire [7:0] slot_reg_denied; // manager.go:575
-    wire [63:0] addr_reg_denied; // manager.go:575
-    wire [15:0] req_reg_denied; // manager.go:575
-    wire not_for_us; // manager.go:576
-    wire [3:0] reason_not_for_us; // manager.go:576
-    wire [2:0] egress_not_for_us; // manager.go:576
-    wire [7:0] slot_not_for_us; // manager.go:576
-    wire [63:0] addr_not_for_us; // manager.go:576
-    wire [15:0] req_not_for_us; // manager.go:576
-    wire unsupported; // manager.go:577
-    wire [3:0] reason_unsupported; // manager.go:577
-    wire [2:0] egress_unsupported; // manager.go:577
-    wire [7:0] slot_unsupported; // manager.go:577
-    wire [63:0] addr_unsupported; // manager.go:577
-    wire [15:0] req_unsupported; // manager.go:577
-    wire cpl_local; // manager.go:578
-    wire [3:0] reason_cpl_local; // manager.go:578
-    wire [2:0] egress_cpl_local; // manager.go:578
-    wire [7:0] slot_cpl_local; // manager.go:578
-    wire [63:0] addr_cpl_local; // manager.go:578
-    wire [15:0] req_cpl_local; // manager.go:578
-    wire cpl_unexpected; // manager.go:579
-    wire [3:0] reason_cpl_unexpected; // manager.go:579
-    wire [2:0] egress_cpl_unexpected; // manager.go:579
-    wire [7:0] slot_cpl_unexpected; // manager.go:579
-    wire [63:0] addr_cpl_unexpected; // manager.go:579
-    wire [15:0] req_cpl_unexpected; // manager.go:579
-    wire [3:0] reason_cfg_or_msg; // manager.go:580
-    wire [2:0] egress_cfg_or_msg; // manager.go:580
-    wire [7:0] slot_cfg_or_msg; // manager.go:580
-    wire [63:0] addr_cfg_or_msg; // manager.go:580
-    wire [15:0] req_cfg_or_msg; // manager.go:580
-    wire ok; // manager.go:582
-    wire [1:0] action; // manager.go:583
-    wire [2:0] cpl_status; // manager.go:584
-    wire via_window; // manager.go:587
-    wire second_copy; // manager.go:588
-    wire [1:0] mux_664; // manager.go:715
-    wire rewrite_primary_4dw; // manager.go:716
-    wire [31:0] rewrite_primary_dw0; // manager.go:717
-    wire [31:0] rewrite_primary_dw1; // manager.go:718
-    wire [127:0] hdr_primary; // manager.go:591
-    wire rewrite_second_4dw; // manager.go:716
-    wire [31:0] rewrite_second_dw0; // manager.go:717
-    wire [31:0] rewrite_second_dw1; // manager.go:718
-    wire [127:0] hdr_second; // manager.go:721
-    wire [11:0] zext_785; // manager.go:749
-    wire [11:0] cpl_bytes_one_dw; // manager.go:751
-    wire [11:0] cpl_bytes_many_dw; // manager.go:752
-    wire [11:0] cpl_byte_count; // manager.go:753
-    wire [6:0] cpl_lower_addr; // manager.go:754
-    wire [95:0] cpl_hdr; // manager.go:761
-    wire take_decision; // manager.go:597
-    wire forward; // manager.go:617
-    wire eq_871; // manager.go:618
-    wire to_port_a; // manager.go:624
-    wire eq_878; // manager.go:618
-    wire to_port_b; // manager.go:625
-    wire [529:0] beat_tail; // manager.go:628
-    wire m_kernel_for; // manager.go:632
-    wire m_local_for; // manager.go:633
-    wire m_cpl_for; // manager.go:634
-    wire m_port_a_offer; // manager.go:640
+    wire cfg_or_msg; // manager.go:554
+    wire allowed; // manager.go:557
+    wire to_port; // manager.go:558
+    wire cpl_for_self; // manager.go:580
+    wire no_proxy_id; // manager.go:581
+    wire [3:0] reason_no_proxy_id; // manager.go:581
+    wire [2:0] egress_no_proxy_id; // manager.go:581
+    wire [7:0] slot_no_proxy_id; // manager.go:581
+    wire [63:0] addr_no_proxy_id; // manager.go:581
+    wire [15:0] req_no_proxy_id; // manager.go:581
+    wire denied; // manager.go:582
+    wire [3:0] reason_denied; // manager.go:582
+    wire [2:0] egress_denied; // manager.go:582
+    wire [7:0] slot_denied; // manager.go:582
+    wire [63:0] addr_denied; // manager.go:582
+    wire [15:0] req_denied; // manager.go:582
+    wire [3:0] reason_port_down; // manager.go:583
+    wire [2:0] egress_port_down; // manager.go:583
+    wire [7:0] slot_port_down; // manager.go:583
+    wire [63:0] addr_port_down; // manager.go:583
+    wire [15:0] req_port_down; // manager.go:583
+    wire mapping_disabled; // manager.go:584
+    wire [3:0] reason_mapping_disabled; // manager.go:584
+    wire [2:0] egress_mapping_disabled; // manager.go:584
+    wire [7:0] slot_mapping_disabled; // manager.go:584
+    wire [63:0] addr_mapping_disabled; // manager.go:584
+    wire [15:0] req_mapping_disabled; // manager.go:584
+    wire window_miss; // manager.go:585
+    wire [3:0] reason_window_miss; // manager.go:585
+    wire [2:0] egress_window_miss; // manager.go:585
+    wire [7:0] slot_window_miss; // manager.go:585
+    wire [63:0] addr_window_miss; // manager.go:585
+    wire [15:0] req_window_miss; // manager.go:585
+    wire reg_allowed; // manager.go:586
+    wire [3:0] reason_reg_allowed; // manager.go:586
+    wire [2:0] egress_reg_allowed; // manager.go:586
+    wire [7:0] slot_reg_allowed; // manager.go:586
+    wire [63:0] addr_reg_allowed; // manager.go:586
+    wire [15:0] req_reg_allowed; // manager.go:586
+    wire reg_denied; // manager.go:587
+    wire [3:0] reason_reg_denied; // manager.go:587
+    wire [2:0] egress_reg_denied; // manager.go:587
+    wire [7:0] slot_reg_denied; // manager.go:587
+    wire [63:0] addr_reg_denied; // manager.go:587
+    wire [15:0] req_reg_denied; // manager.go:587
+    wire not_for_us; // manager.go:588
+    wire [3:0] reason_not_for_us; // manager.go:588
+    wire [2:0] egress_not_for_us; // manager.go:588
+    wire [7:0] slot_not_for_us; // manager.go:588
+    wire [63:0] addr_not_for_us; // manager.go:588
+    wire [15:0] req_not_for_us; // manager.go:588
+    wire unsupported; // manager.go:589
+    wire [3:0] reason_unsupported; // manager.go:589
+    wire [2:0] egress_unsupported; // manager.go:589
+    wire [7:0] slot_unsupported; // manager.go:589
+    wire [63:0] addr_unsupported; // manager.go:589
+    wire [15:0] req_unsupported; // manager.go:589
+    wire cpl_local; // manager.go:590
+    wire [3:0] reason_cpl_local; // manager.go:590
+    wire [2:0] egress_cpl_local; // manager.go:590
+    wire [7:0] slot_cpl_local; // manager.go:590
+    wire [63:0] addr_cpl_local; // manager.go:590
+    wire [15:0] req_cpl_local; // manager.go:590
+    wire cpl_unexpected; // manager.go:591
+    wire [3:0] reason_cpl_unexpected; // manager.go:591
+    wire [2:0] egress_cpl_unexpected; // manager.go:591
+    wire [7:0] slot_cpl_unexpected; // manager.go:591
+    wire [63:0] addr_cpl_unexpected; // manager.go:591
+    wire [15:0] req_cpl_unexpected; // manager.go:591
+    wire [3:0] reason_cfg_or_msg; // manager.go:592
+    wire [2:0] egress_cfg_or_msg; // manager.go:592
+    wire [7:0] slot_cfg_or_msg; // manager.go:592
+    wire [63:0] addr_cfg_or_msg; // manager.go:592
+    wire [15:0] req_cfg_or_msg; // manager.go:592
+    wire ok; // manager.go:594
+    wire [1:0] action; // manager.go:595
+    wire [2:0] cpl_status; // manager.go:596
+    wire via_window; // manager.go:599
+    wire second_copy; // manager.go:600
+    wire [1:0] mux_664; // manager.go:727
+    wire rewrite_primary_4dw; // manager.go:728
+    wire [31:0] rewrite_primary_dw0; // manager.go:729
+    wire [31:0] rewrite_primary_dw1; // manager.go:730
+    wire [127:0] hdr_primary; // manager.go:603
+    wire rewrite_second_4dw; // manager.go:728
+    wire [31:0] rewrite_second_dw0; // manager.go:729
+    wire [31:0] rewrite_second_dw1; // manager.go:730
+    wire [127:0] hdr_second; // manager.go:733
+    wire [11:0] zext_785; // manager.go:761
+    wire [11:0] cpl_bytes_one_dw; // manager.go:763
+    wire [11:0] cpl_bytes_many_dw; // manager.go:764
+    wire [11:0] cpl_byte_count; // manager.go:765
+    wire [6:0] cpl_lower_addr; // manager.go:766
+    wire [95:0] cpl_hdr; // manager.go:773
+    wire take_decision; // manager.go:609
+    wire forward; // manager.go:629
+    wire eq_871; // manager.go:630
+    wire to_port_a; // manager.go:636
+    wire eq_878; // manager.go:630
+    wire to_port_b; // manager.go:637
+    wire [529:0] beat_tail; // manager.go:640
+    wire m_kernel_for; // manager.go:644
+    wire m_local_for; // manager.go:645
+    wire m_cpl_for; // manager.go:646
+    wire m_port_a_offer; // manager.go:652
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:642
-    wire m_port_a_has; // manager.go:643
-    wire m_port_a_done; // manager.go:644
+    wire m_port_a_took; // manager.go:654
+    wire m_port_a_has; // manager.go:655
+    wire m_port_a_done; // manager.go:656
     wire m_port_a_slice_m_ready; // axis.go:319
-    wire m_port_b_offer; // manager.go:640
+    wire m_port_b_offer; // manager.go:652
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:642
-    wire m_port_b_has; // manager.go:643
-    wire m_port_b_done; // manager.go:644
+    wire m_port_b_took; // manager.go:654
+    wire m_port_b_has; // manager.go:655
+    wire m_port_b_done; // manager.go:656
     wire m_port_b_slice_m_ready; // axis.go:319
-    wire m_kernel_offer; // manager.go:640
+    wire m_kernel_offer; // manager.go:652
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:642
-    wire m_kernel_has; // manager.go:643
-    wire m_kernel_done; // manager.go:644
+    wire m_kernel_took; // manager.go:654
+    wire m_kernel_has; // manager.go:655
+    wire m_kernel_done; // manager.go:656
     wire m_kernel_slice_m_ready; // axis.go:319
-    wire m_local_offer; // manager.go:640
+    wire m_local_offer; // manager.go:652
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:642
-    wire m_local_has; // manager.go:643
-    wire m_local_done; // manager.go:644
+    wire m_local_took; // manager.go:654
+    wire m_local_has; // manager.go:655
+    wire m_local_done; // manager.go:656
     wire m_local_slice_m_ready; // axis.go:319
-    wire m_cpl_offer; // manager.go:640
+    wire m_cpl_offer; // manager.go:652
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:642
-    wire m_cpl_has; // manager.go:643
-    wire m_cpl_done; // manager.go:644
+    wire m_cpl_took; // manager.go:654
+    wire m_cpl_has; // manager.go:655
+    wire m_cpl_done; // manager.go:656
     wire m_cpl_slice_m_ready; // axis.go:319
-    wire count_fire; // manager.go:656
-    wire not_1074; // manager.go:859
-    wire read_accept; // manager.go:859
-    wire [31:0] or_1164; // manager.go:882
-    wire [31:0] or_1174; // manager.go:882
-    wire [31:0] or_1175; // manager.go:882
-    wire [31:0] or_1176; // manager.go:882
-    wire [31:0] or_1177; // manager.go:882
-    wire [31:0] or_1178; // manager.go:882
-    wire [31:0] read_data; // manager.go:882
+    wire count_fire; // manager.go:668
+    wire not_1074; // manager.go:871
+    wire read_accept; // manager.go:871
+    wire [31:0] or_1164; // manager.go:894
+    wire [31:0] or_1174; // manager.go:894
+    wire [31:0] or_1175; // manager.go:894
+    wire [31:0] or_1176; // manager.go:894
+    wire [31:0] or_1177; // manager.go:894
+    wire [31:0] or_1178; // manager.go:894
+    wire [31:0] read_data; // manager.go:894
     wire in_slice_s_tready; // axis.go:320
     wire [660:0] in_slice_m_tdata; // axis.go:320
     wire in_slice_m_tvalid; // axis.go:320
@@ -827,105 +827,79 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_hdr <= 128'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_hdr <= in_hdr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_bar <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_bar <= in_bar;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_data <= 512'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_data <= in_slice_m_tdata[529:18];
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_keep <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_keep <= in_slice_m_tdata[17:2];
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_sop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_sop <= in_slice_m_tdata[1];
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_eop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_eop <= in_slice_m_tdata[0];
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_kind <= 7'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_kind <= kind;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_off <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_off <= bar_offset;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_bar_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_bar_ok <= bar_ok;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_reg_hit <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_reg_hit <= in_bar == 3'h0;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_size <= 13'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_size <= {(in_hdr[105:96] == 10'h0), in_hdr[105:96], 2'h0};
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_proxy_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_proxy_ok <= eq_319;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s1_proxy <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s1_proxy <= eq_319 ? 16'h1000 : 16'h0;
         end
     end
@@ -939,177 +913,133 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_hdr <= 128'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_hdr <= s1_hdr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_data <= 512'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_data <= s1_data;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_keep <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_keep <= s1_keep;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_sop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_sop <= s1_sop;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_eop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_eop <= s1_eop;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_kind <= 7'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_kind <= s1_kind;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_off <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_off <= s1_off;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_bar_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_bar_ok <= s1_bar_ok;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_reg_hit <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_reg_hit <= s1_reg_hit;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_size <= 13'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_size <= s1_size;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_proxy_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_proxy_ok <= s1_proxy_ok;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_proxy <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_proxy <= s1_proxy;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_found <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_found <= translated_found;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_enabled <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_enabled <= translated_enabled;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_egress <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_egress <= translated_egress;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_slot <= 8'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_slot <= translated_slot;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_addr <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_addr <= translated_addr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_down <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_down <= ((translated_egress == 3'h1) & port_down[0]) | ((translated_egress == 3'h2) & port_down[1]);
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_second <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_second <= multicast;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_second_egress <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_second_egress <= windows_second_egress;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_second_addr <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_second_addr <= windows_second_translated;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s2_second_down <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s2_second_down <= ((windows_second_egress == 3'h1) & port_down[0]) | ((windows_second_egress == 3'h2) & port_down[1]);
         end
     end
@@ -1123,177 +1053,133 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_hdr <= 128'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_hdr <= s2_hdr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_data <= 512'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_data <= s2_data;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_keep <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_keep <= s2_keep;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_sop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_sop <= s2_sop;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_eop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_eop <= s2_eop;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_kind <= 7'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_kind <= s2_kind;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_off <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_off <= s2_off;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_bar_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_bar_ok <= s2_bar_ok;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_reg_hit <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_reg_hit <= s2_reg_hit;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_proxy_ok <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_proxy_ok <= s2_proxy_ok;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_proxy <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_proxy <= s2_proxy;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_found <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_found <= s2_found;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_enabled <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_enabled <= s2_enabled;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_egress <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_egress <= s2_egress;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_slot <= 8'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_slot <= s2_slot;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_addr <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_addr <= s2_addr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_down <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_down <= s2_down;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_second <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_second <= s2_second;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_second_egress <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_second_egress <= s2_second_egress;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_second_addr <= 64'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_second_addr <= s2_second_addr;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_second_down <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_second_down <= s2_second_down;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s3_rule <= 3'h0;
-        end else if (adv) begin
+        if (adv) begin
             s3_rule <= access_rule;
         end
     end
@@ -1307,33 +1193,25 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_data <= 512'h0;
-        end else if (adv) begin
+        if (adv) begin
             s4_data <= s3_data;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_keep <= 16'h0;
-        end else if (adv) begin
+        if (adv) begin
             s4_keep <= s3_keep;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_sop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s4_sop <= s3_sop;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_eop <= 1'h0;
-        end else if (adv) begin
+        if (adv) begin
             s4_eop <= s3_eop;
         end
     end
@@ -1363,9 +1241,7 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_slot <= 8'h0;
-        end else if (take_decision) begin
+        if (take_decision) begin
             s4_slot <= slot_cfg_or_msg;
         end
     end
@@ -1387,25 +1263,19 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_hdr_primary <= 128'h0;
-        end else if (take_decision) begin
+        if (take_decision) begin
             s4_hdr_primary <= hdr_primary;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_hdr_second <= 128'h0;
-        end else if (take_decision) begin
+        if (take_decision) begin
             s4_hdr_second <= hdr_second;
         end
     end
 
     always @(posedge clk) begin
-        if (rst) begin
-            s4_cpl_hdr <= 96'h0;
-        end else if (take_decision) begin
+        if (take_decision) begin
             s4_cpl_hdr <= cpl_hdr;
         end
     end
