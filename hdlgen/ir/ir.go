@@ -99,10 +99,10 @@ type Node struct {
 	// starts at 0 (as an FPGA's flip-flops do after configuration, INIT=0)
 	// and keeps its value through rst.
 	NoReset bool
-	Pos   Pos      // the builder call that made it
-	Drive Pos      // OpWire, OpReg: the Assign or SetNext call that drove it
-	Sub   *Module  // OpInstance: the module instanced (Name is the instance's name)
-	Port  int      // OpInstOut: the index of the output in Sub's Ports
+	Pos     Pos     // the builder call that made it
+	Drive   Pos     // OpWire, OpReg: the Assign or SetNext call that drove it
+	Sub     *Module // OpInstance: the module instanced (Name is the instance's name)
+	Port    int     // OpInstOut: the index of the output in Sub's Ports
 	// Table is set on the multiplexer at the root of a ROM's tree: the
 	// words and the index node, so a printer can show the lookup as a
 	// table (a case statement) rather than as its tree. Simulators run
