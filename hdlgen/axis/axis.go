@@ -54,17 +54,19 @@ func Skid(m *ir.Module, name string, in Stream) Stream {
 
 	// The input is ready while the skid register is empty: a register,
 	// so ready does not depend on the consumer within a cycle.
-	m.Assign(in.Ready, m.Not(skidValid))
+	skidEmpty := m.Named(name+"_skid_empty", m.Not(skidValid))
+	m.Assign(in.Ready, skidEmpty)
 	// The output register may load when it is empty or being taken.
-	load := m.Or(out.Ready, m.Not(outValid))
-	m.SetNext(outValid, m.Mux(load, m.Or(skidValid, in.Valid), outValid))
+	load := m.Named(name+"_load", m.Or(out.Ready, m.Not(outValid)))
+	pending := m.Named(name+"_pending", m.Or(skidValid, in.Valid)) // a word waits or arrives
+	m.SetNext(outValid, m.Mux(load, pending, outValid))
 	m.SetNext(outData, m.Mux(skidValid, skidData, in.Data))
 	m.SetEnable(outData, load)
 	// A word accepted while the output is stalled goes to the skid
 	// register; the skid register empties whenever the output loads.
-	m.SetNext(skidValid, m.Mux(load, m.Const(1, 0), m.Or(skidValid, in.Valid)))
+	m.SetNext(skidValid, m.Mux(load, m.Const(1, 0), pending))
 	m.SetNext(skidData, in.Data)
-	m.SetEnable(skidData, m.And(m.Not(load), m.And(in.Valid, m.Not(skidValid))))
+	m.SetEnable(skidData, m.And(m.Not(load), m.And(in.Valid, skidEmpty)))
 	return out
 }
 
@@ -304,11 +306,13 @@ func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 
 // SkidModule is Skid as a module of its own for w-bit words, to be used
 // through Instance: stream ports s (in) and m (out). Its name carries the
-// width (onic_axis_skid_<w>), so a design has one such module per width
-// however many slices it instances.
+// width (onic_axis_skid_<w>); it is a member of the family onic_axis_skid
+// with parameter WIDTH, so the Verilog emitter prints one parameterised
+// module for all widths.
 func SkidModule(w int) *ir.Module {
 	m := ir.NewModule("onic_axis_skid_" + strconv.Itoa(w))
 	Output(m, "m", Skid(m, "slice", Input(m, "s", w)))
+	m.SetFamily(ir.Family{Name: "onic_axis_skid", Param: "WIDTH", Value: w, Build: SkidModule})
 	return m
 }
 

@@ -393,6 +393,8 @@ func moduleDoc(top, mod string) string {
 		return "the direct-window lookup (one comparator per window, one-hot selection)"
 	case mod == top+"_access":
 		return "the security check (requester domains, egress rights, ranges)"
+	case mod == "onic_axis_skid":
+		return "a full-throughput AXI-Stream register slice (parameter WIDTH: the word's bits), one instance per stream"
 	case strings.HasPrefix(mod, "onic_axis_skid_"):
 		return "a full-throughput AXI-Stream register slice of " + strings.TrimPrefix(mod, "onic_axis_skid_") + "-bit words"
 	}

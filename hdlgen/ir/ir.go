@@ -145,12 +145,30 @@ func (v Value) ID() int { return v.id }
 // Module is a hardware module: ports, and the nodes that compute them on
 // one clock (clk) with a synchronous, active-high reset (rst).
 type Module struct {
-	name  string
-	nodes []Node
-	ports []Port
-	names map[string]Pos
-	errs  []error
+	name   string
+	nodes  []Node
+	ports  []Port
+	names  map[string]Pos
+	errs   []error
+	family *Family
 }
+
+// Family says that a module is one member of a family of modules built
+// by the same code for different values of one integer parameter (a
+// width, a depth). A printer may then print the family once, with a
+// parameter, where it can show that the members differ only in it.
+type Family struct {
+	Name  string            // the family's module name (onic_axis_skid)
+	Param string            // the parameter's name (WIDTH)
+	Value int               // this member's value
+	Build func(int) *Module // builds the member for another value
+}
+
+// SetFamily records that m is a member of f.
+func (m *Module) SetFamily(f Family) { m.family = &f }
+
+// Family returns the family m belongs to, or nil.
+func (m *Module) Family() *Family { return m.family }
 
 // NewModule starts a module named name.
 func NewModule(name string) *Module {

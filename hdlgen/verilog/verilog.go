@@ -10,6 +10,8 @@ package verilog
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -50,7 +52,12 @@ func EmitDesign(m *ir.Module) ([]File, error) {
 			return err
 		}
 		name := legal(m.Name())
-		src := e.print()
+		var src []byte
+		if p := d.param(m); p != nil {
+			name, src = p.name, p.src
+		} else {
+			src = e.print()
+		}
 		if prev, ok := from[name]; ok {
 			for _, f := range files {
 				if f.Module == name && !bytes.Equal(f.Source, src) {
@@ -75,12 +82,67 @@ func EmitDesign(m *ir.Module) ([]File, error) {
 }
 
 // design holds the analysis of each module met while emitting, so an
-// instance can name its module's ports and know its clock and resets.
+// instance can name its module's ports and know its clock and resets,
+// and the families printed once with a parameter.
 type design struct {
-	em map[*ir.Module]*emitter
+	em       map[*ir.Module]*emitter
+	families map[string]*parametric // by family name; nil: printed member by member
 }
 
-func newDesign() *design { return &design{em: map[*ir.Module]*emitter{}} }
+func newDesign() *design {
+	return &design{em: map[*ir.Module]*emitter{}, families: map[string]*parametric{}}
+}
+
+// parametric is a family of modules printed once, with a parameter.
+type parametric struct {
+	name, param string
+	src         []byte // the module, its default the first member's value
+}
+
+// param returns how m's family prints, or nil when m prints as itself:
+// it has no family, or its members do not print alike. A family is
+// printed with a parameter only when its member printed at its own value
+// and a member built for another value print the same once the value is
+// written as the parameter (in ranges [P-1:0] and [P-1], and in zero
+// literals, which become {P{1'b0}}); else every member is printed as a
+// module of its own.
+func (d *design) param(m *ir.Module) *parametric {
+	f := m.Family()
+	if f == nil || f.Value < 2 {
+		return nil
+	}
+	if p, ok := d.families[f.Name]; ok {
+		return p
+	}
+	d.families[f.Name] = nil
+	other := f.Value + 37
+	alt := f.Build(other)
+	a, errA := newDesign().analyse(m)
+	b, errB := newDesign().analyse(alt)
+	if errA != nil || errB != nil || alt.Family() == nil || alt.Family().Name != f.Name {
+		return nil
+	}
+	sa := parameterise(string(a.print()), m.Name(), f, f.Value)
+	sb := parameterise(string(b.print()), alt.Name(), f, other)
+	if sa != sb || strings.Contains(sa, "_"+strconv.Itoa(f.Value)) {
+		return nil
+	}
+	header := fmt.Sprintf("module %s #(\n    parameter %s = %d\n) (\n", legal(f.Name), f.Param, f.Value)
+	sa = strings.Replace(sa, "module "+legal(f.Name)+" (\n", header, 1)
+	p := &parametric{name: legal(f.Name), param: f.Param, src: []byte(sa)}
+	d.families[f.Name] = p
+	return p
+}
+
+// parameterise writes value v in src (member name of family f) as the
+// family's parameter.
+func parameterise(src, name string, f *ir.Family, v int) string {
+	src = strings.ReplaceAll(src, legal(name), legal(f.Name))
+	n := strconv.Itoa(v - 1)
+	src = regexp.MustCompile(`\[`+n+`(:0)?\]`).ReplaceAllString(src, "["+f.Param+"-1$1]")
+	src = regexp.MustCompile(`\b`+strconv.Itoa(v)+`'h0\b`).ReplaceAllString(src, "{"+f.Param+"{1'b0}}")
+	return src
+}
 
 // analyse runs every pass but printing on m (once per module).
 func (d *design) analyse(m *ir.Module) (*emitter, error) {
@@ -931,7 +993,11 @@ func (e *emitter) instance(b *bytes.Buffer, i int, instOuts []int) {
 		}
 		conns = append(conns, fmt.Sprintf("        .%s(%s)", se.ports[k], sig))
 	}
-	fmt.Fprintf(b, "\n    %s %s ( // %s\n%s\n    );\n", legal(n.Sub.Name()), e.name[i], n.Pos, strings.Join(conns, ",\n"))
+	mod := legal(n.Sub.Name())
+	if p := e.d.param(n.Sub); p != nil {
+		mod = fmt.Sprintf("%s #(.%s(%d))", p.name, p.param, n.Sub.Family().Value)
+	}
+	fmt.Fprintf(b, "\n    %s %s ( // %s\n%s\n    );\n", mod, e.name[i], n.Pos, strings.Join(conns, ",\n"))
 }
 
 // isOne reports whether node id is the constant 1 (an enable that is

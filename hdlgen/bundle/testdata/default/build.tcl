@@ -5,12 +5,9 @@
 set dir [file dirname [file normalize [info script]]]
 set part xcvu9p-flga2104-2L-e
 read_verilog [file join $dir onic_pcie_manager.v]
-read_verilog [file join $dir onic_axis_skid_661.v]
+read_verilog [file join $dir onic_axis_skid.v]
 read_verilog [file join $dir onic_pcie_manager_windows.v]
 read_verilog [file join $dir onic_pcie_manager_access.v]
-read_verilog [file join $dir onic_axis_skid_658.v]
-read_verilog [file join $dir onic_axis_skid_666.v]
-read_verilog [file join $dir onic_axis_skid_96.v]
 read_xdc -mode out_of_context [file join $dir onic_pcie_manager.xdc]
 synth_design -top onic_pcie_manager -part $part -mode out_of_context
 opt_design

@@ -1,7 +1,4 @@
 onic_pcie_manager.v
-onic_axis_skid_661.v
+onic_axis_skid.v
 onic_pcie_manager_windows.v
 onic_pcie_manager_access.v
-onic_axis_skid_658.v
-onic_axis_skid_666.v
-onic_axis_skid_96.v

@@ -175,7 +175,7 @@ module onic_pcie_manager (
     wire [31:0] and_31; // manager.go:847
     wire init_done; // manager.go:850
     wire in_ready; // axis.go:23
-    wire in_slice_m_ready; // axis.go:319
+    wire in_slice_m_ready; // axis.go:323
     wire [127:0] in_hdr; // manager.go:381
     wire [2:0] in_bar; // manager.go:381
     wire adv; // manager.go:386
@@ -307,31 +307,31 @@ module onic_pcie_manager (
     wire m_port_a_took; // manager.go:654
     wire m_port_a_has; // manager.go:655
     wire m_port_a_done; // manager.go:656
-    wire m_port_a_slice_m_ready; // axis.go:319
+    wire m_port_a_slice_m_ready; // axis.go:323
     wire m_port_b_offer; // manager.go:652
     wire m_port_b_in_ready; // axis.go:23
     wire m_port_b_took; // manager.go:654
     wire m_port_b_has; // manager.go:655
     wire m_port_b_done; // manager.go:656
-    wire m_port_b_slice_m_ready; // axis.go:319
+    wire m_port_b_slice_m_ready; // axis.go:323
     wire m_kernel_offer; // manager.go:652
     wire m_kernel_in_ready; // axis.go:23
     wire m_kernel_took; // manager.go:654
     wire m_kernel_has; // manager.go:655
     wire m_kernel_done; // manager.go:656
-    wire m_kernel_slice_m_ready; // axis.go:319
+    wire m_kernel_slice_m_ready; // axis.go:323
     wire m_local_offer; // manager.go:652
     wire m_local_in_ready; // axis.go:23
     wire m_local_took; // manager.go:654
     wire m_local_has; // manager.go:655
     wire m_local_done; // manager.go:656
-    wire m_local_slice_m_ready; // axis.go:319
+    wire m_local_slice_m_ready; // axis.go:323
     wire m_cpl_offer; // manager.go:652
     wire m_cpl_in_ready; // axis.go:23
     wire m_cpl_took; // manager.go:654
     wire m_cpl_has; // manager.go:655
     wire m_cpl_done; // manager.go:656
-    wire m_cpl_slice_m_ready; // axis.go:319
+    wire m_cpl_slice_m_ready; // axis.go:323
     wire count_fire; // manager.go:668
     wire not_1074; // manager.go:871
     wire read_accept; // manager.go:871
@@ -342,9 +342,9 @@ module onic_pcie_manager (
     wire [31:0] or_1177; // manager.go:894
     wire [31:0] or_1178; // manager.go:894
     wire [31:0] read_data; // manager.go:894
-    wire in_slice_s_tready; // axis.go:320
-    wire [660:0] in_slice_m_tdata; // axis.go:320
-    wire in_slice_m_tvalid; // axis.go:320
+    wire in_slice_s_tready; // axis.go:324
+    wire [660:0] in_slice_m_tdata; // axis.go:324
+    wire in_slice_m_tvalid; // axis.go:324
     wire translated_found; // translate.go:148
     wire translated_enabled; // translate.go:148
     wire [5:0] windows_index; // translate.go:148
@@ -358,21 +358,21 @@ module onic_pcie_manager (
     wire [2:0] access_rule; // access.go:158
     wire access_found; // access.go:158
     wire [15:0] access_domain; // access.go:158
-    wire m_port_a_slice_s_tready; // axis.go:320
-    wire [657:0] m_port_a_slice_m_tdata; // axis.go:320
-    wire m_port_a_slice_m_tvalid; // axis.go:320
-    wire m_port_b_slice_s_tready; // axis.go:320
-    wire [657:0] m_port_b_slice_m_tdata; // axis.go:320
-    wire m_port_b_slice_m_tvalid; // axis.go:320
-    wire m_kernel_slice_s_tready; // axis.go:320
-    wire [665:0] m_kernel_slice_m_tdata; // axis.go:320
-    wire m_kernel_slice_m_tvalid; // axis.go:320
-    wire m_local_slice_s_tready; // axis.go:320
-    wire [657:0] m_local_slice_m_tdata; // axis.go:320
-    wire m_local_slice_m_tvalid; // axis.go:320
-    wire m_cpl_slice_s_tready; // axis.go:320
-    wire [95:0] m_cpl_slice_m_tdata; // axis.go:320
-    wire m_cpl_slice_m_tvalid; // axis.go:320
+    wire m_port_a_slice_s_tready; // axis.go:324
+    wire [657:0] m_port_a_slice_m_tdata; // axis.go:324
+    wire m_port_a_slice_m_tvalid; // axis.go:324
+    wire m_port_b_slice_s_tready; // axis.go:324
+    wire [657:0] m_port_b_slice_m_tdata; // axis.go:324
+    wire m_port_b_slice_m_tvalid; // axis.go:324
+    wire m_kernel_slice_s_tready; // axis.go:324
+    wire [665:0] m_kernel_slice_m_tdata; // axis.go:324
+    wire m_kernel_slice_m_tvalid; // axis.go:324
+    wire m_local_slice_s_tready; // axis.go:324
+    wire [657:0] m_local_slice_m_tdata; // axis.go:324
+    wire m_local_slice_m_tvalid; // axis.go:324
+    wire m_cpl_slice_s_tready; // axis.go:324
+    wire [95:0] m_cpl_slice_m_tdata; // axis.go:324
+    wire m_cpl_slice_m_tvalid; // axis.go:324
     wire unused;
 
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
@@ -652,7 +652,7 @@ module onic_pcie_manager (
         endcase
     end
 
-    onic_axis_skid_661 in_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop}),
@@ -691,7 +691,7 @@ module onic_pcie_manager (
         .domain(access_domain)
     );
 
-    onic_axis_skid_658 m_port_a_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata({(eq_871 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -702,7 +702,7 @@ module onic_pcie_manager (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid_658 m_port_b_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata({(eq_878 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -713,7 +713,7 @@ module onic_pcie_manager (
         .m_tready(m_port_b_slice_m_ready)
     );
 
-    onic_axis_skid_666 m_kernel_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_slot, s4_hdr_primary, beat_tail}),
@@ -724,7 +724,7 @@ module onic_pcie_manager (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid_658 m_local_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_hdr_primary, beat_tail}),
@@ -735,7 +735,7 @@ module onic_pcie_manager (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid_96 m_cpl_slice ( // axis.go:320
+    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),
