@@ -11,8 +11,8 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"onic/hdlgen/ir"
