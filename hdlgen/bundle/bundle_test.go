@@ -119,3 +119,24 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenLarge keeps the large preset's Verilog (64 windows, a
+// 1024-entry LUT, eight domains) as golden files, so a change to the
+// emitter or the generator shows in review as a diff of what an FPGA
+// engineer reads. Run with -update to rewrite them.
+func TestGoldenLarge(t *testing.T) {
+	fs, err := bundle.Files(design(t, manager.Large()), bundle.Options{Part: firmware.DefaultPart, Source: "the large preset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fs {
+		if strings.HasSuffix(f.Name, ".v") {
+			golden.Check(t, filepath.Join("testdata", "large", f.Name), string(f.Data))
+			n++
+		}
+	}
+	if n < 4 {
+		t.Fatalf("%d Verilog files", n)
+	}
+}
