@@ -61,6 +61,10 @@ func printModule(seed uint64) *ir.Module {
 			v = m.Mux(m.Eq(m.Zext(m.Slice(x, 0, min(8, x.Width())), 8), k8), m.Slice(k8, 2, 4), m.Const(4, 5))
 		case 6:
 			v = m.Mux(m.Slice(pick(), 0, 1), m.Add(x, x), m.Not(x))
+			if rng.IntN(2) == 0 { // constants that decide: folded away
+				allOnes := m.Not(m.Const(x.Width(), 0))
+				v = m.Or(m.And(m.Mux(m.Const(1, uint64(k&1)), v, m.Not(m.Not(x))), allOnes), m.Const(x.Width(), 0))
+			}
 		default:
 			v = m.Eq(x, m.Zext(m.Slice(pick(), 0, 1), x.Width()))
 		}

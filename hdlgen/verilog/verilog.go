@@ -216,6 +216,12 @@ func (e *emitter) cse() {
 				lo, args = lo+inner.Lo, inner.Args
 			}
 		}
+		if n.Name == "" && n.Table == nil {
+			if j := fold(m, n, rep); j >= 0 {
+				rep[i] = j // a constant condition or operand decides it
+				continue
+			}
+		}
 		// Operands of an operation come before it, so theirs are known.
 		key.Reset()
 		fmt.Fprintf(&key, "%d/%d/%d/", n.Op, n.W, lo)
@@ -275,6 +281,70 @@ func (e *emitter) cse() {
 	for _, p := range m.Ports() {
 		e.outs = append(e.outs, rep[p.Node])
 	}
+}
+
+// fold returns the node that unnamed operation n always equals because
+// of a constant operand (a multiplexer with a constant select or equal
+// choices, x & 0, x & ~0, x | 0, x | ~0, x ^ 0, ~~x), or -1. Operands are
+// read through rep.
+func fold(m *ir.Module, n *ir.Node, rep []int) int {
+	arg := func(k int) (int, *ir.Node) { a := rep[n.Args[k]]; return a, m.Node(a) }
+	switch n.Op {
+	case ir.OpMux:
+		s, sn := arg(0)
+		a, _ := arg(1)
+		b, _ := arg(2)
+		switch {
+		case a == b:
+			return a
+		case sn.Op == ir.OpConst && s >= 0:
+			if zero(sn) {
+				return b
+			}
+			return a
+		}
+	case ir.OpAnd, ir.OpOr, ir.OpXor:
+		for k := range 2 {
+			c, cn := arg(k)
+			o, _ := arg(1 - k)
+			if cn.Op != ir.OpConst {
+				continue
+			}
+			switch {
+			case zero(cn) && n.Op == ir.OpAnd:
+				return c
+			case zero(cn):
+				return o
+			case ones(cn) && n.Op == ir.OpAnd:
+				return o
+			case ones(cn) && n.Op == ir.OpOr:
+				return c
+			}
+		}
+	case ir.OpNot:
+		if _, an := arg(0); an.Op == ir.OpNot {
+			return rep[an.Args[0]]
+		}
+	}
+	return -1
+}
+
+func zero(n *ir.Node) bool {
+	for _, w := range n.Const {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func ones(n *ir.Node) bool {
+	for b := range n.W {
+		if n.Const[b/64]>>(b%64)&1 == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // pure reports whether an operation's value is a function of its operands
@@ -935,8 +1005,9 @@ func (e *emitter) print() []byte {
 }
 
 // table prints table node i as a case statement: every word that differs
-// from the most common one (which indexes past the end, reading 0, count
-// towards), then that one as the default.
+// from the default, then the default — the most common word, or 0 when
+// the table is shorter than its index can reach (indexes past the end
+// read 0).
 func (e *emitter) table(b *bytes.Buffer, i int) {
 	n := e.node(i)
 	idx := n.Args[0]
@@ -946,14 +1017,14 @@ func (e *emitter) table(b *bytes.Buffer, i int) {
 	for _, w := range words {
 		count[w]++
 	}
-	if iw < 64 && uint64(len(words)) < 1<<iw {
-		count[0] += 1<<iw - uint64(len(words))
-	}
 	def := words[0]
 	for w, c := range count {
 		if c > count[def] || c == count[def] && w < def {
 			def = w
 		}
+	}
+	if iw >= 64 || uint64(len(words)) < 1<<iw {
+		def = 0 // indexes past the end read 0: only the default can say so
 	}
 	fmt.Fprintf(b, "\n    always @(*) begin\n        case (%s)\n", e.top(idx))
 	for k, w := range words {

@@ -64,7 +64,6 @@ module onic_kernel_crc32c_append (
     wire not_893; // crc.go:129
     wire step_go; // kernel.go:109
     wire not_911; // crc.go:145
-    wire and_914; // kernel.go:219
     wire [576:0] concat_915; // kernel.go:228
     wire res_ready; // axis.go:23
     wire and_918; // kernel.go:235
@@ -74,7 +73,7 @@ module onic_kernel_crc32c_append (
     wire out_pending; // axis.go:61
     wire unused;
 
-    assign s0_ready = (and_918 & 1'h1);
+    assign s0_ready = and_918;
     assign concat_7 = {s0_tdata, crc};
     assign concat_104 = {(^(concat_7 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061ae)), (^(concat_7 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d7)), (^(concat_7 & 544'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186bb4cc186b)), (^(concat_7 & 544'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35da660c35)), (^(concat_7 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061a)), (^(concat_7 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d)), (^(concat_7 & 544'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc629957edf0fbf0c6a327b35a0ed587bf0c3ca8214c61dd955fa96989e687ca028687ca028)), (^(concat_7 & 544'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e6314cabf6f87df8635193d9ad076ac3df861e5410a630eecaafd4b4c4f343e5014343e5014)), (^(concat_7 & 544'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d509bdb7bfcadc7615191c4eecdd46cc413b53ce062d7ed6c60488a09492f49a4492f49a4)), (^(concat_7 & 544'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a72b36971c114e7cb75c7ebf19068445a2a9d0215623b6d8f2ec9692a77a7c57c77a7c57c)), (^(concat_7 & 544'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581e3a73074dfc8779e67ecfc7e3eb6501536091d6fe24d2dfe898998bbe8e38310e8e38310)), (^(concat_7 & 544'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c2b2d1cf650a63fb4eef977b9e9d95a32b84312d2a2760dc65a29e0732741a0262741a026)), (^(concat_7 & 544'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e15968e7b28531fda777cbbdcf4ecad195c218969513b06e32d14f03993a0d01393a0d013)), (^(concat_7 & 544'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3d035c3f1ab6b8b96e6b154688cf424b48d5758d1fbcd1848886754321ae009a71ae009a7)), (^(concat_7 & 544'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d32e46534eaf7c1b0ae57a3b2b0f8606265ec300daeb6171d5ade8637de40657dde40657d)), (^(concat_7 & 544'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb69972329a757be0d8572bd1d9587c303132f61806d75b0b8ead6f431bef2032beef2032be)), (^(concat_7 & 544'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb4cb9194d3abdf06c2b95e8ecac3e1818997b0c036bad85c756b7a18df790195ff790195f)), (^(concat_7 & 544'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776da65c8ca69d5ef83615caf476561f0c0c4cbd8601b5d6c2e3ab5bd0c6fbc80caffbc80caf)), (^(concat_7 & 544'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a09d0c29f71ed7860d7ea73bddd8df43e05195f6589bbfa48cb40c44daed467f9aed467f9)), (^(concat_7 & 544'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39de16e58387b4b84bb6fa30581844882721cb33d7978d661d7b4d4e08045a5252045a5252)), (^(concat_7 & 544'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a035f5f60dfc98585e067211aafaa0362bb3a2058e98962837a34b8b2ad11d4887d11d4887)), (^(concat_7 & 544'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c501afafb06fe4c2c2f033908d57d501b15d9d102c74c4b141bd1a5c595688ea443688ea443)), (^(concat_7 & 544'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894d783f94f4064126c5c938dec482a7fb2cfaf1d06f5751134f63fcee46777338f6777338f)), (^(concat_7 & 544'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6b13f786b9f700d4df346cf70d2974de1449012e629ea13a365f2cb5ce08bf869e08bf869)), (^(concat_7 & 544'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b589fbc35cfb806a6f9a367b8694ba6f0a248097314f509d1b2f965ae7045fc347045fc34)), (^(concat_7 & 544'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0176b15ad6d89e0728a1deba5ac227a140726398dcd92a1fd1c7919ef9eb129fb4eb129fb4)), (^(concat_7 & 544'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc61a629a7530d07ef8de054ab9791a2981a76500b3fc594d1fd25e35226b92e7426b92e74)), (^(concat_7 & 544'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2ea2d901f96c4878c1bff23d33d4aa3742e7cb460ccb25151e07fdd87c06cf694c06cf694)), (^(concat_7 & 544'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061ae433061ae4)), (^(concat_7 & 544'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7299830d72)), (^(concat_7 & 544'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186b94cc186b9)), (^(concat_7 & 544'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35ca660c35c))};
     assign mux_105 = s0_tkeep[63] ? concat_104 : crc;
@@ -108,22 +107,21 @@ module onic_kernel_crc32c_append (
     assign concat_742 = {(^(concat_645 & 40'h8f0000008f)), (^(concat_645 & 40'h4700000047)), (^(concat_645 & 40'h2300000023)), (^(concat_645 & 40'h1100000011)), (^(concat_645 & 40'h800000008)), (^(concat_645 & 40'h400000004)), (^(concat_645 & 40'h8d0000008d)), (^(concat_645 & 40'h4600000046)), (^(concat_645 & 40'hac800000ac)), (^(concat_645 & 40'hd9400000d9)), (^(concat_645 & 40'he3200000e3)), (^(concat_645 & 40'hfe100000fe)), (^(concat_645 & 40'h7f0800007f)), (^(concat_645 & 40'hb0040000b0)), (^(concat_645 & 40'hd7020000d7)), (^(concat_645 & 40'h6b0100006b)), (^(concat_645 & 40'h3500800035)), (^(concat_645 & 40'h1a0040001a)), (^(concat_645 & 40'h8200200082)), (^(concat_645 & 40'hce001000ce)), (^(concat_645 & 40'he8000800e8)), (^(concat_645 & 40'h7400040074)), (^(concat_645 & 40'hb5000200b5)), (^(concat_645 & 40'hd5000100d5)), (^(concat_645 & 40'h6a0000806a)), (^(concat_645 & 40'hba000040ba)), (^(concat_645 & 40'hd2000020d2)), (^(concat_645 & 40'he6000010e6)), (^(concat_645 & 40'hfc000008fc)), (^(concat_645 & 40'h7e0000047e)), (^(concat_645 & 40'h3f0000023f)), (^(concat_645 & 40'h1f0000011f))};
     assign mux_743 = mux_642[0] ? concat_742 : mux_636;
     assign concat_744 = {s0_tkeep[63], mux_107[31], mux_214[15], mux_321[7], mux_428[3], mux_535[1], mux_642[0]};
-    assign step_next = (and_914 & and_918);
+    assign step_next = (s0_tvalid & and_918);
     assign concat_878 = {{{8{s0_tkeep[63]}}}, {{8{s0_tkeep[62]}}}, {{8{s0_tkeep[61]}}}, {{8{s0_tkeep[60]}}}, {{8{s0_tkeep[59]}}}, {{8{s0_tkeep[58]}}}, {{8{s0_tkeep[57]}}}, {{8{s0_tkeep[56]}}}, {{8{s0_tkeep[55]}}}, {{8{s0_tkeep[54]}}}, {{8{s0_tkeep[53]}}}, {{8{s0_tkeep[52]}}}, {{8{s0_tkeep[51]}}}, {{8{s0_tkeep[50]}}}, {{8{s0_tkeep[49]}}}, {{8{s0_tkeep[48]}}}, {{8{s0_tkeep[47]}}}, {{8{s0_tkeep[46]}}}, {{8{s0_tkeep[45]}}}, {{8{s0_tkeep[44]}}}, {{8{s0_tkeep[43]}}}, {{8{s0_tkeep[42]}}}, {{8{s0_tkeep[41]}}}, {{8{s0_tkeep[40]}}}, {{8{s0_tkeep[39]}}}, {{8{s0_tkeep[38]}}}, {{8{s0_tkeep[37]}}}, {{8{s0_tkeep[36]}}}, {{8{s0_tkeep[35]}}}, {{8{s0_tkeep[34]}}}, {{8{s0_tkeep[33]}}}, {{8{s0_tkeep[32]}}}, {{8{s0_tkeep[31]}}}, {{8{s0_tkeep[30]}}}, {{8{s0_tkeep[29]}}}, {{8{s0_tkeep[28]}}}, {{8{s0_tkeep[27]}}}, {{8{s0_tkeep[26]}}}, {{8{s0_tkeep[25]}}}, {{8{s0_tkeep[24]}}}, {{8{s0_tkeep[23]}}}, {{8{s0_tkeep[22]}}}, {{8{s0_tkeep[21]}}}, {{8{s0_tkeep[20]}}}, {{8{s0_tkeep[19]}}}, {{8{s0_tkeep[18]}}}, {{8{s0_tkeep[17]}}}, {{8{s0_tkeep[16]}}}, {{8{s0_tkeep[15]}}}, {{8{s0_tkeep[14]}}}, {{8{s0_tkeep[13]}}}, {{8{s0_tkeep[12]}}}, {{8{s0_tkeep[11]}}}, {{8{s0_tkeep[10]}}}, {{8{s0_tkeep[9]}}}, {{8{s0_tkeep[8]}}}, {{8{s0_tkeep[7]}}}, {{8{s0_tkeep[6]}}}, {{8{s0_tkeep[5]}}}, {{8{s0_tkeep[4]}}}, {{8{s0_tkeep[3]}}}, {{8{s0_tkeep[2]}}}, {{8{s0_tkeep[1]}}}, {{8{s0_tkeep[0]}}}};
     assign or_885 = {32'h0, (s0_tdata & concat_878)} | ({512'h0, (mux_743 ^ 32'hffffffff)} << {concat_744, 3'h0});
     assign or_889 = {4'h0, s0_tkeep} | (68'hf << concat_744);
     assign redor_891 = |or_889[67:64];
     assign not_893 = ~tail;
-    assign step_go = (and_914 & res_ready);
+    assign step_go = (s0_tvalid & res_ready);
     assign not_911 = ~(s0_tlast & (redor_891 & not_893));
-    assign and_914 = 1'h1 & s0_tvalid;
     assign concat_915 = {(s0_tlast & not_911), (tail ? {60'h0, or_889[67:64]} : (s0_tlast ? or_889[63:0] : s0_tkeep)), (tail ? {480'h0, or_885[543:512]} : (s0_tlast ? or_885[511:0] : s0_tdata))};
     assign res_ready = out_skid_empty;
     assign and_918 = res_ready & not_911;
     assign out_out_ready = m_tready;
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
-    assign out_pending = out_skid_valid | and_914;
+    assign out_pending = out_skid_valid | s0_tvalid;
     assign unused = &{1'b0, mux_639[511:8], mux_642[63:1]};
 
     always @(posedge clk) begin
@@ -165,7 +163,7 @@ module onic_kernel_crc32c_append (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (and_914 & out_skid_empty)) begin
+        if ((~out_load) & (s0_tvalid & out_skid_empty)) begin
             out_skid_data <= concat_915;
         end
     end

@@ -113,7 +113,7 @@ module onic_kernel_histogram (
     wire out_pending; // axis.go:61
     wire unused;
 
-    assign s0_ready = (and_208 & 1'h1);
+    assign s0_ready = and_208;
     assign and_14 = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign not_24 = ~axil_rvalid;
     assign and_25 = s_axil_arvalid & not_24;
@@ -140,7 +140,7 @@ module onic_kernel_histogram (
     assign mux_170 = clearing ? 32'h0 : add_165;
     assign or_171 = clearing | count3;
     assign or_198 = (((s_axil_araddr[11:2] == 10'h1) ? {31'h0, clearing} : 32'h0) | ((s_axil_araddr[11:2] == 10'h2) ? records : 32'h0)) | ((s_axil_araddr[11:2] == 10'h3) ? 32'h100 : 32'h0);
-    assign and_204 = (1'h1 & s0_tvalid) & not_79;
+    assign and_204 = s0_tvalid & not_79;
     assign concat_205 = {s0_tlast, s0_tkeep, s0_tdata};
     assign res_ready = out_skid_empty;
     assign and_208 = res_ready & not_79;

@@ -397,7 +397,7 @@ module onic_pcie_manager (
     assign translated_addr = failover ? windows_second_translated : windows_translated;
     assign multicast = windows_has_second & windows_multicast;
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign or_434 = (((s2_egress == 3'h1) ? 5'h0 : 5'h0) | ((s2_egress == 3'h2) ? 5'h1 : 5'h0)) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign or_434 = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
     assign check_egress = s2_reg_hit ? 5'h2 : or_434;
     assign concat_473 = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
@@ -656,7 +656,7 @@ module onic_pcie_manager (
         .clk(clk),
         .rst(rst),
         .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop}),
-        .s_tvalid(s_host_tlp_valid & 1'h1),
+        .s_tvalid(s_host_tlp_valid),
         .s_tready(in_slice_s_tready),
         .m_tdata(in_slice_m_tdata),
         .m_tvalid(in_slice_m_tvalid),
@@ -1404,7 +1404,7 @@ module onic_pcie_manager (
     assign s_axil_wready = write_accept;
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
-    assign s_host_tlp_ready = in_ready & 1'h1;
+    assign s_host_tlp_ready = in_ready;
     assign m_port_a_tlp_hdr = m_port_a_slice_m_tdata[657:530];
     assign m_port_a_tlp_data = m_port_a_slice_m_tdata[529:18];
     assign m_port_a_tlp_keep = m_port_a_slice_m_tdata[17:2];

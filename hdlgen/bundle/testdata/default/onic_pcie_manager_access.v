@@ -14,36 +14,34 @@ module onic_pcie_manager_access (
     output wire [15:0] domain
 );
     wire ltu_13; // access.go:60
-    wire or_19; // access.go:68
+    wire and_18; // access.go:68
     wire [31:0] shr_21; // access.go:72
     wire [3:0] shr_24; // access.go:73
     wire and_37; // access.go:78
-    wire or_38; // access.go:80
-    wire or_56; // access.go:68
+    wire and_55; // access.go:68
     wire [31:0] shr_58; // access.go:72
     wire [3:0] shr_61; // access.go:73
     wire mux_78; // access.go:88
     wire mux_83; // access.go:88
-    wire [2:0] mux_96; // access.go:111
+    wire [2:0] mux_98; // access.go:112
     wire unused;
 
     assign ltu_13 = 1'h0;
-    assign or_19 = 1'h0 | ((~ltu_13) & (~(16'h0 < req)));
+    assign and_18 = (~ltu_13) & (~(16'h0 < req));
     assign shr_21 = 32'h1 >> egress_bit;
     assign shr_24 = 4'h1 >> ingress;
     assign and_37 = ((~(addr < 64'h100000000)) & (addr < 64'h140000000)) & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
-    assign or_38 = 1'h0 | and_37;
-    assign or_56 = 1'h0 | ((~(req < 16'h2000)) & (~(16'h2007 < req)));
+    assign and_55 = (~(req < 16'h2000)) & (~(16'h2007 < req));
     assign shr_58 = 32'h8 >> egress_bit;
     assign shr_61 = 4'h2 >> ingress;
-    assign mux_78 = or_56 ? 1'h1 : (or_19 ? 1'h1 : 1'h0);
-    assign mux_83 = or_56 ? or_38 : (or_19 ? or_38 : 1'h0);
-    assign mux_96 = (or_56 ? shr_58[0] : (or_19 ? shr_21[0] : 1'h0)) ? (mux_83 ? ((write ? mux_83 : mux_83) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5;
+    assign mux_78 = and_55 ? 1'h1 : (and_18 ? 1'h1 : 1'h0);
+    assign mux_83 = and_55 ? and_37 : (and_18 ? and_37 : 1'h0);
+    assign mux_98 = (and_55 ? shr_61[0] : (and_18 ? shr_24[0] : 1'h0)) ? ((and_55 ? shr_58[0] : (and_18 ? shr_21[0] : 1'h0)) ? (mux_83 ? (mux_83 ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
     assign unused = &{1'b0, shr_21[31:1], shr_24[3:1], shr_58[31:1], shr_61[3:1]};
 
-    assign rule = mux_78 ? ((or_56 ? shr_61[0] : (or_19 ? shr_24[0] : 1'h0)) ? mux_96 : 3'h6) : 3'h1;
+    assign rule = mux_78 ? mux_98 : 3'h1;
     assign found = mux_78;
-    assign domain = or_56 ? 16'h1 : (or_19 ? 16'h0 : 16'h0);
+    assign domain = and_55 ? 16'h1 : 16'h0;
 endmodule
 
 `default_nettype wire

@@ -18,20 +18,18 @@ module onic_pcie_manager_windows (
     output wire [63:0] second_translated
 );
     wire and_8; // translate.go:59
-    wire mux_32; // translate.go:84
 
     assign and_8 = (bar == 3'h2) & (off[63:30] == 34'h0);
-    assign mux_32 = and_8 ? 1'h0 : 1'h0;
 
     assign found = and_8;
     assign enabled = and_8 ? window_en : 1'h0;
-    assign index = and_8 ? 6'h0 : 6'h0;
+    assign index = 6'h0;
     assign egress = and_8 ? 3'h1 : 3'h0;
-    assign slot = and_8 ? 8'h0 : 8'h0;
+    assign slot = 8'h0;
     assign translated = and_8 ? {34'h4, off[29:0]} : 64'h0;
-    assign has_second = mux_32;
-    assign multicast = mux_32;
-    assign second_egress = and_8 ? 3'h0 : 3'h0;
+    assign has_second = 1'h0;
+    assign multicast = 1'h0;
+    assign second_egress = 3'h0;
     assign second_translated = and_8 ? {34'h0, off[29:0]} : 64'h0;
 endmodule
 

@@ -599,7 +599,7 @@ module onic_pcie_manager (
     assign translated_addr = s1_in_lut ? {memread_795[47:0], s1_off[15:0]} : (failover ? windows_second_translated : windows_translated);
     assign multicast = (windows_has_second & windows_multicast) & (~s1_in_lut);
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign or_2459 = (((s2_egress == 3'h1) ? 5'h0 : 5'h0) | ((s2_egress == 3'h2) ? 5'h1 : 5'h0)) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign or_2459 = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
     assign check_egress = s2_reg_hit ? 5'h2 : or_2459;
     assign concat_2498 = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;

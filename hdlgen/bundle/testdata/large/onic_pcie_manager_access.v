@@ -15,11 +15,10 @@ module onic_pcie_manager_access (
 );
     wire [63:0] sub_10; // access.go:61
     wire ltu_13; // access.go:60
-    wire or_19; // access.go:68
+    wire and_18; // access.go:68
     wire [31:0] shr_21; // access.go:72
     wire [3:0] shr_24; // access.go:73
     wire and_37; // access.go:78
-    wire or_38; // access.go:80
     wire and_52; // access.go:78
     wire or_53; // access.go:80
     wire and_66; // access.go:78
@@ -29,9 +28,8 @@ module onic_pcie_manager_access (
     wire and_123; // access.go:78
     wire and_138; // access.go:78
     wire mux_146; // access.go:88
-    wire or_156; // access.go:68
+    wire and_155; // access.go:68
     wire and_174; // access.go:78
-    wire or_175; // access.go:80
     wire and_189; // access.go:78
     wire or_190; // access.go:80
     wire and_203; // access.go:78
@@ -43,9 +41,8 @@ module onic_pcie_manager_access (
     wire mux_283; // access.go:88
     wire mux_284; // access.go:88
     wire mux_285; // access.go:88
-    wire or_293; // access.go:68
+    wire and_292; // access.go:68
     wire and_311; // access.go:78
-    wire or_312; // access.go:80
     wire and_326; // access.go:78
     wire or_327; // access.go:80
     wire and_340; // access.go:78
@@ -55,9 +52,8 @@ module onic_pcie_manager_access (
     wire and_397; // access.go:78
     wire and_412; // access.go:78
     wire mux_420; // access.go:88
-    wire or_430; // access.go:68
+    wire and_429; // access.go:68
     wire and_448; // access.go:78
-    wire or_449; // access.go:80
     wire and_463; // access.go:78
     wire or_464; // access.go:80
     wire and_477; // access.go:78
@@ -69,9 +65,8 @@ module onic_pcie_manager_access (
     wire mux_557; // access.go:88
     wire mux_558; // access.go:88
     wire mux_559; // access.go:88
-    wire or_567; // access.go:68
+    wire and_566; // access.go:68
     wire and_585; // access.go:78
-    wire or_586; // access.go:80
     wire and_600; // access.go:78
     wire or_601; // access.go:80
     wire and_614; // access.go:78
@@ -81,9 +76,8 @@ module onic_pcie_manager_access (
     wire and_671; // access.go:78
     wire and_686; // access.go:78
     wire mux_694; // access.go:88
-    wire or_704; // access.go:68
+    wire and_703; // access.go:68
     wire and_722; // access.go:78
-    wire or_723; // access.go:80
     wire and_737; // access.go:78
     wire or_738; // access.go:80
     wire and_751; // access.go:78
@@ -95,9 +89,8 @@ module onic_pcie_manager_access (
     wire mux_831; // access.go:88
     wire mux_832; // access.go:88
     wire mux_833; // access.go:88
-    wire or_841; // access.go:68
+    wire and_840; // access.go:68
     wire and_859; // access.go:78
-    wire or_860; // access.go:80
     wire and_874; // access.go:78
     wire or_875; // access.go:80
     wire and_888; // access.go:78
@@ -107,13 +100,11 @@ module onic_pcie_manager_access (
     wire and_945; // access.go:78
     wire and_960; // access.go:78
     wire mux_963; // access.go:88
-    wire [15:0] mux_965; // access.go:88
     wire mux_966; // access.go:88
     wire mux_967; // access.go:88
     wire mux_968; // access.go:88
-    wire or_978; // access.go:68
+    wire and_977; // access.go:68
     wire and_996; // access.go:78
-    wire or_997; // access.go:80
     wire and_1011; // access.go:78
     wire or_1012; // access.go:80
     wire and_1025; // access.go:78
@@ -123,6 +114,7 @@ module onic_pcie_manager_access (
     wire and_1082; // access.go:78
     wire and_1097; // access.go:78
     wire mux_1100; // access.go:88
+    wire [15:0] mux_1102; // access.go:88
     wire mux_1105; // access.go:88
     wire mux_1106; // access.go:88
     wire mux_1107; // access.go:88
@@ -131,123 +123,115 @@ module onic_pcie_manager_access (
 
     assign sub_10 = {51'h0, size} - 64'h1;
     assign ltu_13 = 1'h0;
-    assign or_19 = 1'h0 | ((~ltu_13) & (~(16'hff < req)));
+    assign and_18 = (~ltu_13) & (~(16'hff < req));
     assign shr_21 = 32'h307 >> egress_bit;
     assign shr_24 = 4'h1 >> ingress;
     assign and_37 = ((~(addr < 64'h100000000)) & (addr < 64'h110000000)) & (~(((64'h110000000 - 64'h1) - addr) < sub_10));
-    assign or_38 = 1'h0 | and_37;
     assign and_52 = ((~(addr < 64'h200000000)) & (addr < 64'h210000000)) & (~(((64'h210000000 - 64'h1) - addr) < sub_10));
-    assign or_53 = or_38 | and_52;
+    assign or_53 = and_37 | and_52;
     assign and_66 = ((~(addr < 64'h300000000)) & (addr < 64'h310000000)) & (~(((64'h310000000 - 64'h1) - addr) < sub_10));
     assign and_80 = ((~(addr < 64'h400000000)) & (addr < 64'h410000000)) & (~(((64'h410000000 - 64'h1) - addr) < sub_10));
     assign and_95 = ((~(addr < 64'h500000000)) & (addr < 64'h510000000)) & (~(((64'h510000000 - 64'h1) - addr) < sub_10));
     assign and_109 = ((~(addr < 64'h600000000)) & (addr < 64'h610000000)) & (~(((64'h610000000 - 64'h1) - addr) < sub_10));
     assign and_123 = ((~(addr < 64'h700000000)) & (addr < 64'h710000000)) & (~(((64'h710000000 - 64'h1) - addr) < sub_10));
     assign and_138 = ((~(addr < 64'h800000000)) & (addr < 64'h810000000)) & (~(((64'h810000000 - 64'h1) - addr) < sub_10));
-    assign mux_146 = or_19 ? ((((((or_53 | and_66) | and_80) | and_95) | and_109) | and_123) | and_138) : 1'h0;
-    assign or_156 = 1'h0 | ((~(req < 16'h100)) & (~(16'h1ff < req)));
+    assign mux_146 = and_18 ? ((((((or_53 | and_66) | and_80) | and_95) | and_109) | and_123) | and_138) : 1'h0;
+    assign and_155 = (~(req < 16'h100)) & (~(16'h1ff < req));
     assign and_174 = ((~(addr < 64'h900000000)) & (addr < 64'h910000000)) & (~(((64'h910000000 - 64'h1) - addr) < sub_10));
-    assign or_175 = 1'h0 | and_174;
     assign and_189 = ((~(addr < 64'ha00000000)) & (addr < 64'ha10000000)) & (~(((64'ha10000000 - 64'h1) - addr) < sub_10));
-    assign or_190 = or_175 | and_189;
+    assign or_190 = and_174 | and_189;
     assign and_203 = ((~(addr < 64'hb00000000)) & (addr < 64'hb10000000)) & (~(((64'hb10000000 - 64'h1) - addr) < sub_10));
     assign and_217 = ((~(addr < 64'hc00000000)) & (addr < 64'hc10000000)) & (~(((64'hc10000000 - 64'h1) - addr) < sub_10));
     assign and_232 = ((~(addr < 64'hd00000000)) & (addr < 64'hd10000000)) & (~(((64'hd10000000 - 64'h1) - addr) < sub_10));
     assign and_246 = ((~(addr < 64'he00000000)) & (addr < 64'he10000000)) & (~(((64'he10000000 - 64'h1) - addr) < sub_10));
     assign and_260 = ((~(addr < 64'hf00000000)) & (addr < 64'hf10000000)) & (~(((64'hf10000000 - 64'h1) - addr) < sub_10));
     assign and_275 = ((~(addr < 64'h1000000000)) & (addr < 64'h1010000000)) & (~(((64'h1010000000 - 64'h1) - addr) < sub_10));
-    assign mux_283 = or_156 ? ((((((or_190 | and_203) | and_217) | and_232) | and_246) | and_260) | and_275) : mux_146;
-    assign mux_284 = or_156 ? ((((or_190 | and_217) | and_232) | and_260) | and_275) : (or_19 ? ((((or_53 | and_80) | and_95) | and_123) | and_138) : 1'h0);
-    assign mux_285 = or_156 ? ((((or_175 | and_203) | and_217) | and_246) | and_260) : (or_19 ? ((((or_38 | and_66) | and_80) | and_109) | and_123) : 1'h0);
-    assign or_293 = 1'h0 | ((~(req < 16'h200)) & (~(16'h2ff < req)));
+    assign mux_283 = and_155 ? ((((((or_190 | and_203) | and_217) | and_232) | and_246) | and_260) | and_275) : mux_146;
+    assign mux_284 = and_155 ? ((((or_190 | and_217) | and_232) | and_260) | and_275) : (and_18 ? ((((or_53 | and_80) | and_95) | and_123) | and_138) : 1'h0);
+    assign mux_285 = and_155 ? ((((and_174 | and_203) | and_217) | and_246) | and_260) : (and_18 ? ((((and_37 | and_66) | and_80) | and_109) | and_123) : 1'h0);
+    assign and_292 = (~(req < 16'h200)) & (~(16'h2ff < req));
     assign and_311 = ((~(addr < 64'h1100000000)) & (addr < 64'h1110000000)) & (~(((64'h1110000000 - 64'h1) - addr) < sub_10));
-    assign or_312 = 1'h0 | and_311;
     assign and_326 = ((~(addr < 64'h1200000000)) & (addr < 64'h1210000000)) & (~(((64'h1210000000 - 64'h1) - addr) < sub_10));
-    assign or_327 = or_312 | and_326;
+    assign or_327 = and_311 | and_326;
     assign and_340 = ((~(addr < 64'h1300000000)) & (addr < 64'h1310000000)) & (~(((64'h1310000000 - 64'h1) - addr) < sub_10));
     assign and_354 = ((~(addr < 64'h1400000000)) & (addr < 64'h1410000000)) & (~(((64'h1410000000 - 64'h1) - addr) < sub_10));
     assign and_369 = ((~(addr < 64'h1500000000)) & (addr < 64'h1510000000)) & (~(((64'h1510000000 - 64'h1) - addr) < sub_10));
     assign and_383 = ((~(addr < 64'h1600000000)) & (addr < 64'h1610000000)) & (~(((64'h1610000000 - 64'h1) - addr) < sub_10));
     assign and_397 = ((~(addr < 64'h1700000000)) & (addr < 64'h1710000000)) & (~(((64'h1710000000 - 64'h1) - addr) < sub_10));
     assign and_412 = ((~(addr < 64'h1800000000)) & (addr < 64'h1810000000)) & (~(((64'h1810000000 - 64'h1) - addr) < sub_10));
-    assign mux_420 = or_293 ? ((((((or_327 | and_340) | and_354) | and_369) | and_383) | and_397) | and_412) : mux_283;
-    assign or_430 = 1'h0 | ((~(req < 16'h300)) & (~(16'h3ff < req)));
+    assign mux_420 = and_292 ? ((((((or_327 | and_340) | and_354) | and_369) | and_383) | and_397) | and_412) : mux_283;
+    assign and_429 = (~(req < 16'h300)) & (~(16'h3ff < req));
     assign and_448 = ((~(addr < 64'h1900000000)) & (addr < 64'h1910000000)) & (~(((64'h1910000000 - 64'h1) - addr) < sub_10));
-    assign or_449 = 1'h0 | and_448;
     assign and_463 = ((~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)) & (~(((64'h1a10000000 - 64'h1) - addr) < sub_10));
-    assign or_464 = or_449 | and_463;
+    assign or_464 = and_448 | and_463;
     assign and_477 = ((~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)) & (~(((64'h1b10000000 - 64'h1) - addr) < sub_10));
     assign and_491 = ((~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)) & (~(((64'h1c10000000 - 64'h1) - addr) < sub_10));
     assign and_506 = ((~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)) & (~(((64'h1d10000000 - 64'h1) - addr) < sub_10));
     assign and_520 = ((~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)) & (~(((64'h1e10000000 - 64'h1) - addr) < sub_10));
     assign and_534 = ((~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)) & (~(((64'h1f10000000 - 64'h1) - addr) < sub_10));
     assign and_549 = ((~(addr < 64'h2000000000)) & (addr < 64'h2010000000)) & (~(((64'h2010000000 - 64'h1) - addr) < sub_10));
-    assign mux_557 = or_430 ? ((((((or_464 | and_477) | and_491) | and_506) | and_520) | and_534) | and_549) : mux_420;
-    assign mux_558 = or_430 ? ((((or_464 | and_491) | and_506) | and_534) | and_549) : (or_293 ? ((((or_327 | and_354) | and_369) | and_397) | and_412) : mux_284);
-    assign mux_559 = or_430 ? ((((or_449 | and_477) | and_491) | and_520) | and_534) : (or_293 ? ((((or_312 | and_340) | and_354) | and_383) | and_397) : mux_285);
-    assign or_567 = 1'h0 | ((~(req < 16'h400)) & (~(16'h4ff < req)));
+    assign mux_557 = and_429 ? ((((((or_464 | and_477) | and_491) | and_506) | and_520) | and_534) | and_549) : mux_420;
+    assign mux_558 = and_429 ? ((((or_464 | and_491) | and_506) | and_534) | and_549) : (and_292 ? ((((or_327 | and_354) | and_369) | and_397) | and_412) : mux_284);
+    assign mux_559 = and_429 ? ((((and_448 | and_477) | and_491) | and_520) | and_534) : (and_292 ? ((((and_311 | and_340) | and_354) | and_383) | and_397) : mux_285);
+    assign and_566 = (~(req < 16'h400)) & (~(16'h4ff < req));
     assign and_585 = ((~(addr < 64'h2100000000)) & (addr < 64'h2110000000)) & (~(((64'h2110000000 - 64'h1) - addr) < sub_10));
-    assign or_586 = 1'h0 | and_585;
     assign and_600 = ((~(addr < 64'h2200000000)) & (addr < 64'h2210000000)) & (~(((64'h2210000000 - 64'h1) - addr) < sub_10));
-    assign or_601 = or_586 | and_600;
+    assign or_601 = and_585 | and_600;
     assign and_614 = ((~(addr < 64'h2300000000)) & (addr < 64'h2310000000)) & (~(((64'h2310000000 - 64'h1) - addr) < sub_10));
     assign and_628 = ((~(addr < 64'h2400000000)) & (addr < 64'h2410000000)) & (~(((64'h2410000000 - 64'h1) - addr) < sub_10));
     assign and_643 = ((~(addr < 64'h2500000000)) & (addr < 64'h2510000000)) & (~(((64'h2510000000 - 64'h1) - addr) < sub_10));
     assign and_657 = ((~(addr < 64'h2600000000)) & (addr < 64'h2610000000)) & (~(((64'h2610000000 - 64'h1) - addr) < sub_10));
     assign and_671 = ((~(addr < 64'h2700000000)) & (addr < 64'h2710000000)) & (~(((64'h2710000000 - 64'h1) - addr) < sub_10));
     assign and_686 = ((~(addr < 64'h2800000000)) & (addr < 64'h2810000000)) & (~(((64'h2810000000 - 64'h1) - addr) < sub_10));
-    assign mux_694 = or_567 ? ((((((or_601 | and_614) | and_628) | and_643) | and_657) | and_671) | and_686) : mux_557;
-    assign or_704 = 1'h0 | ((~(req < 16'h500)) & (~(16'h5ff < req)));
+    assign mux_694 = and_566 ? ((((((or_601 | and_614) | and_628) | and_643) | and_657) | and_671) | and_686) : mux_557;
+    assign and_703 = (~(req < 16'h500)) & (~(16'h5ff < req));
     assign and_722 = ((~(addr < 64'h2900000000)) & (addr < 64'h2910000000)) & (~(((64'h2910000000 - 64'h1) - addr) < sub_10));
-    assign or_723 = 1'h0 | and_722;
     assign and_737 = ((~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)) & (~(((64'h2a10000000 - 64'h1) - addr) < sub_10));
-    assign or_738 = or_723 | and_737;
+    assign or_738 = and_722 | and_737;
     assign and_751 = ((~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)) & (~(((64'h2b10000000 - 64'h1) - addr) < sub_10));
     assign and_765 = ((~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)) & (~(((64'h2c10000000 - 64'h1) - addr) < sub_10));
     assign and_780 = ((~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)) & (~(((64'h2d10000000 - 64'h1) - addr) < sub_10));
     assign and_794 = ((~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)) & (~(((64'h2e10000000 - 64'h1) - addr) < sub_10));
     assign and_808 = ((~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)) & (~(((64'h2f10000000 - 64'h1) - addr) < sub_10));
     assign and_823 = ((~(addr < 64'h3000000000)) & (addr < 64'h3010000000)) & (~(((64'h3010000000 - 64'h1) - addr) < sub_10));
-    assign mux_831 = or_704 ? ((((((or_738 | and_751) | and_765) | and_780) | and_794) | and_808) | and_823) : mux_694;
-    assign mux_832 = or_704 ? ((((or_738 | and_765) | and_780) | and_808) | and_823) : (or_567 ? ((((or_601 | and_628) | and_643) | and_671) | and_686) : mux_558);
-    assign mux_833 = or_704 ? ((((or_723 | and_751) | and_765) | and_794) | and_808) : (or_567 ? ((((or_586 | and_614) | and_628) | and_657) | and_671) : mux_559);
-    assign or_841 = 1'h0 | ((~(req < 16'h600)) & (~(16'h6ff < req)));
+    assign mux_831 = and_703 ? ((((((or_738 | and_751) | and_765) | and_780) | and_794) | and_808) | and_823) : mux_694;
+    assign mux_832 = and_703 ? ((((or_738 | and_765) | and_780) | and_808) | and_823) : (and_566 ? ((((or_601 | and_628) | and_643) | and_671) | and_686) : mux_558);
+    assign mux_833 = and_703 ? ((((and_722 | and_751) | and_765) | and_794) | and_808) : (and_566 ? ((((and_585 | and_614) | and_628) | and_657) | and_671) : mux_559);
+    assign and_840 = (~(req < 16'h600)) & (~(16'h6ff < req));
     assign and_859 = ((~(addr < 64'h3100000000)) & (addr < 64'h3110000000)) & (~(((64'h3110000000 - 64'h1) - addr) < sub_10));
-    assign or_860 = 1'h0 | and_859;
     assign and_874 = ((~(addr < 64'h3200000000)) & (addr < 64'h3210000000)) & (~(((64'h3210000000 - 64'h1) - addr) < sub_10));
-    assign or_875 = or_860 | and_874;
+    assign or_875 = and_859 | and_874;
     assign and_888 = ((~(addr < 64'h3300000000)) & (addr < 64'h3310000000)) & (~(((64'h3310000000 - 64'h1) - addr) < sub_10));
     assign and_902 = ((~(addr < 64'h3400000000)) & (addr < 64'h3410000000)) & (~(((64'h3410000000 - 64'h1) - addr) < sub_10));
     assign and_917 = ((~(addr < 64'h3500000000)) & (addr < 64'h3510000000)) & (~(((64'h3510000000 - 64'h1) - addr) < sub_10));
     assign and_931 = ((~(addr < 64'h3600000000)) & (addr < 64'h3610000000)) & (~(((64'h3610000000 - 64'h1) - addr) < sub_10));
     assign and_945 = ((~(addr < 64'h3700000000)) & (addr < 64'h3710000000)) & (~(((64'h3710000000 - 64'h1) - addr) < sub_10));
     assign and_960 = ((~(addr < 64'h3800000000)) & (addr < 64'h3810000000)) & (~(((64'h3810000000 - 64'h1) - addr) < sub_10));
-    assign mux_963 = or_841 ? 1'h1 : (or_704 ? 1'h1 : (or_567 ? 1'h1 : (or_430 ? 1'h1 : (or_293 ? 1'h1 : (or_156 ? 1'h1 : (or_19 ? 1'h1 : 1'h0))))));
-    assign mux_965 = or_841 ? 16'h6 : (or_704 ? 16'h5 : (or_567 ? 16'h4 : (or_430 ? 16'h3 : (or_293 ? 16'h2 : (or_156 ? 16'h1 : (or_19 ? 16'h0 : 16'h0))))));
-    assign mux_966 = or_841 ? shr_24[0] : (or_704 ? shr_24[0] : (or_567 ? shr_24[0] : (or_430 ? shr_24[0] : (or_293 ? shr_24[0] : (or_156 ? shr_24[0] : (or_19 ? shr_24[0] : 1'h0))))));
-    assign mux_967 = or_841 ? shr_21[0] : (or_704 ? shr_21[0] : (or_567 ? shr_21[0] : (or_430 ? shr_21[0] : (or_293 ? shr_21[0] : (or_156 ? shr_21[0] : (or_19 ? shr_21[0] : 1'h0))))));
-    assign mux_968 = or_841 ? ((((((or_875 | and_888) | and_902) | and_917) | and_931) | and_945) | and_960) : mux_831;
-    assign or_978 = 1'h0 | ((~(req < 16'h700)) & (~(16'h7ff < req)));
+    assign mux_963 = and_840 ? 1'h1 : (and_703 ? 1'h1 : (and_566 ? 1'h1 : (and_429 ? 1'h1 : (and_292 ? 1'h1 : (and_155 ? 1'h1 : (and_18 ? 1'h1 : 1'h0))))));
+    assign mux_966 = and_840 ? shr_24[0] : (and_703 ? shr_24[0] : (and_566 ? shr_24[0] : (and_429 ? shr_24[0] : (and_292 ? shr_24[0] : (and_155 ? shr_24[0] : (and_18 ? shr_24[0] : 1'h0))))));
+    assign mux_967 = and_840 ? shr_21[0] : (and_703 ? shr_21[0] : (and_566 ? shr_21[0] : (and_429 ? shr_21[0] : (and_292 ? shr_21[0] : (and_155 ? shr_21[0] : (and_18 ? shr_21[0] : 1'h0))))));
+    assign mux_968 = and_840 ? ((((((or_875 | and_888) | and_902) | and_917) | and_931) | and_945) | and_960) : mux_831;
+    assign and_977 = (~(req < 16'h700)) & (~(16'h7ff < req));
     assign and_996 = ((~(addr < 64'h3900000000)) & (addr < 64'h3910000000)) & (~(((64'h3910000000 - 64'h1) - addr) < sub_10));
-    assign or_997 = 1'h0 | and_996;
     assign and_1011 = ((~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)) & (~(((64'h3a10000000 - 64'h1) - addr) < sub_10));
-    assign or_1012 = or_997 | and_1011;
+    assign or_1012 = and_996 | and_1011;
     assign and_1025 = ((~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)) & (~(((64'h3b10000000 - 64'h1) - addr) < sub_10));
     assign and_1039 = ((~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)) & (~(((64'h3c10000000 - 64'h1) - addr) < sub_10));
     assign and_1054 = ((~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)) & (~(((64'h3d10000000 - 64'h1) - addr) < sub_10));
     assign and_1068 = ((~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)) & (~(((64'h3e10000000 - 64'h1) - addr) < sub_10));
     assign and_1082 = ((~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)) & (~(((64'h3f10000000 - 64'h1) - addr) < sub_10));
     assign and_1097 = ((~(addr < 64'h4000000000)) & (addr < 64'h4010000000)) & (~(((64'h4010000000 - 64'h1) - addr) < sub_10));
-    assign mux_1100 = or_978 ? 1'h1 : mux_963;
-    assign mux_1105 = or_978 ? ((((((or_1012 | and_1025) | and_1039) | and_1054) | and_1068) | and_1082) | and_1097) : mux_968;
-    assign mux_1106 = or_978 ? ((((or_1012 | and_1039) | and_1054) | and_1082) | and_1097) : (or_841 ? ((((or_875 | and_902) | and_917) | and_945) | and_960) : mux_832);
-    assign mux_1107 = or_978 ? ((((or_997 | and_1025) | and_1039) | and_1068) | and_1082) : (or_841 ? ((((or_860 | and_888) | and_902) | and_931) | and_945) : mux_833);
-    assign mux_1120 = (or_978 ? shr_24[0] : mux_966) ? ((or_978 ? shr_21[0] : mux_967) ? (mux_1105 ? ((write ? mux_1107 : mux_1106) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
+    assign mux_1100 = and_977 ? 1'h1 : mux_963;
+    assign mux_1102 = and_977 ? 16'h7 : (and_840 ? 16'h6 : (and_703 ? 16'h5 : (and_566 ? 16'h4 : (and_429 ? 16'h3 : (and_292 ? 16'h2 : (and_155 ? 16'h1 : 16'h0))))));
+    assign mux_1105 = and_977 ? ((((((or_1012 | and_1025) | and_1039) | and_1054) | and_1068) | and_1082) | and_1097) : mux_968;
+    assign mux_1106 = and_977 ? ((((or_1012 | and_1039) | and_1054) | and_1082) | and_1097) : (and_840 ? ((((or_875 | and_902) | and_917) | and_945) | and_960) : mux_832);
+    assign mux_1107 = and_977 ? ((((and_996 | and_1025) | and_1039) | and_1068) | and_1082) : (and_840 ? ((((and_859 | and_888) | and_902) | and_931) | and_945) : mux_833);
+    assign mux_1120 = (and_977 ? shr_24[0] : mux_966) ? ((and_977 ? shr_21[0] : mux_967) ? (mux_1105 ? ((write ? mux_1107 : mux_1106) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
     assign unused = &{1'b0, shr_21[31:1], shr_24[3:1]};
 
     assign rule = mux_1100 ? mux_1120 : 3'h1;
     assign found = mux_1100;
-    assign domain = or_978 ? 16'h7 : mux_965;
+    assign domain = mux_1102;
 endmodule
 
 `default_nettype wire

@@ -110,7 +110,6 @@ module onic_pcie_manager_windows (
     wire or_1457; // translate.go:82
     wire or_1470; // translate.go:82
     wire or_1471; // translate.go:82
-    wire [5:0] or_1633; // translate.go:82
     wire [5:0] or_1634; // translate.go:82
     wire [5:0] or_1635; // translate.go:82
     wire [5:0] or_1636; // translate.go:82
@@ -126,7 +125,7 @@ module onic_pcie_manager_windows (
     wire [5:0] or_1646; // translate.go:82
     wire [5:0] or_1647; // translate.go:82
     wire [5:0] or_1648; // translate.go:82
-    wire [5:0] or_1661; // translate.go:82
+    wire [5:0] or_1657; // translate.go:82
     wire [5:0] or_1662; // translate.go:82
     wire [2:0] or_1824; // translate.go:83
     wire [2:0] or_1825; // translate.go:83
@@ -146,24 +145,10 @@ module onic_pcie_manager_windows (
     wire [2:0] or_1839; // translate.go:83
     wire [2:0] or_1852; // translate.go:83
     wire [2:0] or_1853; // translate.go:83
-    wire [7:0] or_2015; // translate.go:83
-    wire [7:0] or_2016; // translate.go:83
-    wire [7:0] or_2017; // translate.go:83
-    wire [7:0] or_2018; // translate.go:83
-    wire [7:0] or_2019; // translate.go:83
-    wire [7:0] or_2020; // translate.go:83
-    wire [7:0] or_2021; // translate.go:83
-    wire [7:0] or_2022; // translate.go:83
-    wire [7:0] or_2023; // translate.go:83
-    wire [7:0] or_2024; // translate.go:83
-    wire [7:0] or_2025; // translate.go:83
-    wire [7:0] or_2026; // translate.go:83
-    wire [7:0] or_2027; // translate.go:83
-    wire [7:0] or_2028; // translate.go:83
-    wire [7:0] or_2029; // translate.go:83
-    wire [7:0] or_2030; // translate.go:83
-    wire [7:0] or_2043; // translate.go:83
-    wire [7:0] or_2044; // translate.go:83
+    wire [7:0] or_2039; // translate.go:83
+    wire [7:0] or_2040; // translate.go:83
+    wire [7:0] or_2041; // translate.go:83
+    wire [7:0] or_2042; // translate.go:83
     wire [63:0] or_2206; // translate.go:83
     wire [63:0] or_2207; // translate.go:83
     wire [63:0] or_2208; // translate.go:83
@@ -182,50 +167,11 @@ module onic_pcie_manager_windows (
     wire [63:0] or_2221; // translate.go:83
     wire [63:0] or_2234; // translate.go:83
     wire [63:0] or_2235; // translate.go:83
-    wire mux_2240; // translate.go:84
-    wire mux_2272; // translate.go:84
-    wire mux_2304; // translate.go:84
-    wire mux_2336; // translate.go:84
-    wire or_2366; // translate.go:84
-    wire or_2374; // translate.go:84
-    wire or_2382; // translate.go:84
-    wire or_2390; // translate.go:84
-    wire or_2398; // translate.go:84
-    wire or_2399; // translate.go:84
-    wire or_2400; // translate.go:84
-    wire or_2402; // translate.go:84
-    wire or_2403; // translate.go:84
-    wire or_2404; // translate.go:84
-    wire or_2406; // translate.go:84
-    wire or_2407; // translate.go:84
-    wire or_2408; // translate.go:84
-    wire or_2410; // translate.go:84
-    wire or_2411; // translate.go:84
-    wire or_2412; // translate.go:84
-    wire or_2414; // translate.go:84
-    wire or_2416; // translate.go:84
-    wire or_2418; // translate.go:84
-    wire or_2420; // translate.go:84
-    wire or_2425; // translate.go:84
-    wire or_2426; // translate.go:84
-    wire or_2616; // translate.go:84
-    wire or_2617; // translate.go:84
-    wire [2:0] or_2779; // translate.go:85
-    wire [2:0] or_2780; // translate.go:85
-    wire [2:0] or_2781; // translate.go:85
-    wire [2:0] or_2782; // translate.go:85
-    wire [2:0] or_2783; // translate.go:85
-    wire [2:0] or_2784; // translate.go:85
-    wire [2:0] or_2785; // translate.go:85
-    wire [2:0] or_2786; // translate.go:85
-    wire [2:0] or_2787; // translate.go:85
-    wire [2:0] or_2788; // translate.go:85
-    wire [2:0] or_2789; // translate.go:85
-    wire [2:0] or_2790; // translate.go:85
-    wire [2:0] or_2791; // translate.go:85
-    wire [2:0] or_2792; // translate.go:85
-    wire [2:0] or_2793; // translate.go:85
-    wire [2:0] or_2794; // translate.go:85
+    wire mux_2256; // translate.go:84
+    wire mux_2288; // translate.go:84
+    wire mux_2320; // translate.go:84
+    wire mux_2352; // translate.go:84
+    wire or_2427; // translate.go:84
     wire [2:0] or_2807; // translate.go:85
     wire [2:0] or_2808; // translate.go:85
     wire [63:0] or_2970; // translate.go:85
@@ -340,7 +286,6 @@ module onic_pcie_manager_windows (
     assign or_1457 = ((and_1088 ? window_en[60] : 1'h0) | (and_1106 ? window_en[61] : 1'h0)) | ((and_1124 ? window_en[62] : 1'h0) | (and_1142 ? window_en[63] : 1'h0));
     assign or_1470 = ((or_1442 | or_1443) | (or_1444 | or_1445)) | ((or_1446 | or_1447) | (or_1448 | or_1449));
     assign or_1471 = ((or_1450 | or_1451) | (or_1452 | or_1453)) | ((or_1454 | or_1455) | (or_1456 | or_1457));
-    assign or_1633 = ((and_8 ? 6'h0 : 6'h0) | (and_26 ? 6'h1 : 6'h0)) | ((and_44 ? 6'h2 : 6'h0) | (and_62 ? 6'h3 : 6'h0));
     assign or_1634 = ((and_80 ? 6'h4 : 6'h0) | (and_98 ? 6'h5 : 6'h0)) | ((and_116 ? 6'h6 : 6'h0) | (and_134 ? 6'h7 : 6'h0));
     assign or_1635 = ((and_152 ? 6'h8 : 6'h0) | (and_170 ? 6'h9 : 6'h0)) | ((and_188 ? 6'ha : 6'h0) | (and_206 ? 6'hb : 6'h0));
     assign or_1636 = ((and_224 ? 6'hc : 6'h0) | (and_242 ? 6'hd : 6'h0)) | ((and_260 ? 6'he : 6'h0) | (and_278 ? 6'hf : 6'h0));
@@ -356,7 +301,7 @@ module onic_pcie_manager_windows (
     assign or_1646 = ((and_944 ? 6'h34 : 6'h0) | (and_962 ? 6'h35 : 6'h0)) | ((and_980 ? 6'h36 : 6'h0) | (and_998 ? 6'h37 : 6'h0));
     assign or_1647 = ((and_1016 ? 6'h38 : 6'h0) | (and_1034 ? 6'h39 : 6'h0)) | ((and_1052 ? 6'h3a : 6'h0) | (and_1070 ? 6'h3b : 6'h0));
     assign or_1648 = ((and_1088 ? 6'h3c : 6'h0) | (and_1106 ? 6'h3d : 6'h0)) | ((and_1124 ? 6'h3e : 6'h0) | (and_1142 ? 6'h3f : 6'h0));
-    assign or_1661 = ((or_1633 | or_1634) | (or_1635 | or_1636)) | ((or_1637 | or_1638) | (or_1639 | or_1640));
+    assign or_1657 = (((and_26 ? 6'h1 : 6'h0) | ((and_44 ? 6'h2 : 6'h0) | (and_62 ? 6'h3 : 6'h0))) | or_1634) | (or_1635 | or_1636);
     assign or_1662 = ((or_1641 | or_1642) | (or_1643 | or_1644)) | ((or_1645 | or_1646) | (or_1647 | or_1648));
     assign or_1824 = ((and_8 ? 3'h1 : 3'h0) | (and_26 ? 3'h2 : 3'h0)) | ((and_44 ? 3'h3 : 3'h0) | (and_62 ? 3'h3 : 3'h0));
     assign or_1825 = ((and_80 ? 3'h3 : 3'h0) | (and_98 ? 3'h3 : 3'h0)) | ((and_116 ? 3'h4 : 3'h0) | (and_134 ? 3'h1 : 3'h0));
@@ -376,24 +321,10 @@ module onic_pcie_manager_windows (
     assign or_1839 = ((and_1088 ? 3'h3 : 3'h0) | (and_1106 ? 3'h3 : 3'h0)) | ((and_1124 ? 3'h4 : 3'h0) | (and_1142 ? 3'h1 : 3'h0));
     assign or_1852 = ((or_1824 | or_1825) | (or_1826 | or_1827)) | ((or_1828 | or_1829) | (or_1830 | or_1831));
     assign or_1853 = ((or_1832 | or_1833) | (or_1834 | or_1835)) | ((or_1836 | or_1837) | (or_1838 | or_1839));
-    assign or_2015 = ((and_8 ? 8'h0 : 8'h0) | (and_26 ? 8'h0 : 8'h0)) | ((and_44 ? 8'h0 : 8'h0) | (and_62 ? 8'h1 : 8'h0));
-    assign or_2016 = ((and_80 ? 8'h2 : 8'h0) | (and_98 ? 8'h3 : 8'h0)) | ((and_116 ? 8'h0 : 8'h0) | (and_134 ? 8'h0 : 8'h0));
-    assign or_2017 = ((and_152 ? 8'h0 : 8'h0) | (and_170 ? 8'h0 : 8'h0)) | ((and_188 ? 8'h0 : 8'h0) | (and_206 ? 8'h1 : 8'h0));
-    assign or_2018 = ((and_224 ? 8'h2 : 8'h0) | (and_242 ? 8'h3 : 8'h0)) | ((and_260 ? 8'h0 : 8'h0) | (and_278 ? 8'h0 : 8'h0));
-    assign or_2019 = ((and_296 ? 8'h0 : 8'h0) | (and_314 ? 8'h0 : 8'h0)) | ((and_332 ? 8'h0 : 8'h0) | (and_350 ? 8'h1 : 8'h0));
-    assign or_2020 = ((and_368 ? 8'h2 : 8'h0) | (and_386 ? 8'h3 : 8'h0)) | ((and_404 ? 8'h0 : 8'h0) | (and_422 ? 8'h0 : 8'h0));
-    assign or_2021 = ((and_440 ? 8'h0 : 8'h0) | (and_458 ? 8'h0 : 8'h0)) | ((and_476 ? 8'h0 : 8'h0) | (and_494 ? 8'h1 : 8'h0));
-    assign or_2022 = ((and_512 ? 8'h2 : 8'h0) | (and_530 ? 8'h3 : 8'h0)) | ((and_548 ? 8'h0 : 8'h0) | (and_566 ? 8'h0 : 8'h0));
-    assign or_2023 = ((and_584 ? 8'h0 : 8'h0) | (and_602 ? 8'h0 : 8'h0)) | ((and_620 ? 8'h0 : 8'h0) | (and_638 ? 8'h1 : 8'h0));
-    assign or_2024 = ((and_656 ? 8'h2 : 8'h0) | (and_674 ? 8'h3 : 8'h0)) | ((and_692 ? 8'h0 : 8'h0) | (and_710 ? 8'h0 : 8'h0));
-    assign or_2025 = ((and_728 ? 8'h0 : 8'h0) | (and_746 ? 8'h0 : 8'h0)) | ((and_764 ? 8'h0 : 8'h0) | (and_782 ? 8'h1 : 8'h0));
-    assign or_2026 = ((and_800 ? 8'h2 : 8'h0) | (and_818 ? 8'h3 : 8'h0)) | ((and_836 ? 8'h0 : 8'h0) | (and_854 ? 8'h0 : 8'h0));
-    assign or_2027 = ((and_872 ? 8'h0 : 8'h0) | (and_890 ? 8'h0 : 8'h0)) | ((and_908 ? 8'h0 : 8'h0) | (and_926 ? 8'h1 : 8'h0));
-    assign or_2028 = ((and_944 ? 8'h2 : 8'h0) | (and_962 ? 8'h3 : 8'h0)) | ((and_980 ? 8'h0 : 8'h0) | (and_998 ? 8'h0 : 8'h0));
-    assign or_2029 = ((and_1016 ? 8'h0 : 8'h0) | (and_1034 ? 8'h0 : 8'h0)) | ((and_1052 ? 8'h0 : 8'h0) | (and_1070 ? 8'h1 : 8'h0));
-    assign or_2030 = ((and_1088 ? 8'h2 : 8'h0) | (and_1106 ? 8'h3 : 8'h0)) | ((and_1124 ? 8'h0 : 8'h0) | (and_1142 ? 8'h0 : 8'h0));
-    assign or_2043 = ((or_2015 | or_2016) | (or_2017 | or_2018)) | ((or_2019 | or_2020) | (or_2021 | or_2022));
-    assign or_2044 = ((or_2023 | or_2024) | (or_2025 | or_2026)) | ((or_2027 | or_2028) | (or_2029 | or_2030));
+    assign or_2039 = ((and_62 ? 8'h1 : 8'h0) | ((and_80 ? 8'h2 : 8'h0) | (and_98 ? 8'h3 : 8'h0))) | ((and_206 ? 8'h1 : 8'h0) | ((and_224 ? 8'h2 : 8'h0) | (and_242 ? 8'h3 : 8'h0)));
+    assign or_2040 = ((and_350 ? 8'h1 : 8'h0) | ((and_368 ? 8'h2 : 8'h0) | (and_386 ? 8'h3 : 8'h0))) | ((and_494 ? 8'h1 : 8'h0) | ((and_512 ? 8'h2 : 8'h0) | (and_530 ? 8'h3 : 8'h0)));
+    assign or_2041 = ((and_638 ? 8'h1 : 8'h0) | ((and_656 ? 8'h2 : 8'h0) | (and_674 ? 8'h3 : 8'h0))) | ((and_782 ? 8'h1 : 8'h0) | ((and_800 ? 8'h2 : 8'h0) | (and_818 ? 8'h3 : 8'h0)));
+    assign or_2042 = ((and_926 ? 8'h1 : 8'h0) | ((and_944 ? 8'h2 : 8'h0) | (and_962 ? 8'h3 : 8'h0))) | ((and_1070 ? 8'h1 : 8'h0) | ((and_1088 ? 8'h2 : 8'h0) | (and_1106 ? 8'h3 : 8'h0)));
     assign or_2206 = ((and_8 ? {36'h10, off[27:0]} : 64'h0) | (and_26 ? {36'h20, off[27:0]} : 64'h0)) | ((and_44 ? {36'h30, off[27:0]} : 64'h0) | (and_62 ? {36'h40, off[27:0]} : 64'h0));
     assign or_2207 = ((and_80 ? {36'h50, off[27:0]} : 64'h0) | (and_98 ? {36'h60, off[27:0]} : 64'h0)) | ((and_116 ? {36'h70, off[27:0]} : 64'h0) | (and_134 ? {36'h80, off[27:0]} : 64'h0));
     assign or_2208 = ((and_152 ? {36'h90, off[27:0]} : 64'h0) | (and_170 ? {36'ha0, off[27:0]} : 64'h0)) | ((and_188 ? {36'hb0, off[27:0]} : 64'h0) | (and_206 ? {36'hc0, off[27:0]} : 64'h0));
@@ -412,52 +343,13 @@ module onic_pcie_manager_windows (
     assign or_2221 = ((and_1088 ? {36'h3d0, off[27:0]} : 64'h0) | (and_1106 ? {36'h3e0, off[27:0]} : 64'h0)) | ((and_1124 ? {36'h3f0, off[27:0]} : 64'h0) | (and_1142 ? {36'h400, off[27:0]} : 64'h0));
     assign or_2234 = ((or_2206 | or_2207) | (or_2208 | or_2209)) | ((or_2210 | or_2211) | (or_2212 | or_2213));
     assign or_2235 = ((or_2214 | or_2215) | (or_2216 | or_2217)) | ((or_2218 | or_2219) | (or_2220 | or_2221));
-    assign mux_2240 = and_26 ? 1'h0 : 1'h0;
-    assign mux_2272 = and_314 ? 1'h0 : 1'h0;
-    assign mux_2304 = and_602 ? 1'h0 : 1'h0;
-    assign mux_2336 = and_890 ? 1'h0 : 1'h0;
-    assign or_2366 = (and_44 ? 1'h0 : 1'h0) | (and_62 ? 1'h0 : 1'h0);
-    assign or_2374 = (and_332 ? 1'h0 : 1'h0) | (and_350 ? 1'h0 : 1'h0);
-    assign or_2382 = (and_620 ? 1'h0 : 1'h0) | (and_638 ? 1'h0 : 1'h0);
-    assign or_2390 = (and_908 ? 1'h0 : 1'h0) | (and_926 ? 1'h0 : 1'h0);
-    assign or_2398 = ((and_80 ? 1'h0 : 1'h0) | (and_98 ? 1'h0 : 1'h0)) | ((and_116 ? 1'h0 : 1'h0) | (and_134 ? 1'h0 : 1'h0));
-    assign or_2399 = ((and_152 ? 1'h0 : 1'h0) | (and_170 ? 1'h1 : 1'h0)) | ((and_188 ? 1'h0 : 1'h0) | (and_206 ? 1'h0 : 1'h0));
-    assign or_2400 = ((and_224 ? 1'h0 : 1'h0) | (and_242 ? 1'h0 : 1'h0)) | ((and_260 ? 1'h0 : 1'h0) | (and_278 ? 1'h0 : 1'h0));
-    assign or_2402 = ((and_368 ? 1'h0 : 1'h0) | (and_386 ? 1'h0 : 1'h0)) | ((and_404 ? 1'h0 : 1'h0) | (and_422 ? 1'h0 : 1'h0));
-    assign or_2403 = ((and_440 ? 1'h0 : 1'h0) | (and_458 ? 1'h1 : 1'h0)) | ((and_476 ? 1'h0 : 1'h0) | (and_494 ? 1'h0 : 1'h0));
-    assign or_2404 = ((and_512 ? 1'h0 : 1'h0) | (and_530 ? 1'h0 : 1'h0)) | ((and_548 ? 1'h0 : 1'h0) | (and_566 ? 1'h0 : 1'h0));
-    assign or_2406 = ((and_656 ? 1'h0 : 1'h0) | (and_674 ? 1'h0 : 1'h0)) | ((and_692 ? 1'h0 : 1'h0) | (and_710 ? 1'h0 : 1'h0));
-    assign or_2407 = ((and_728 ? 1'h0 : 1'h0) | (and_746 ? 1'h1 : 1'h0)) | ((and_764 ? 1'h0 : 1'h0) | (and_782 ? 1'h0 : 1'h0));
-    assign or_2408 = ((and_800 ? 1'h0 : 1'h0) | (and_818 ? 1'h0 : 1'h0)) | ((and_836 ? 1'h0 : 1'h0) | (and_854 ? 1'h0 : 1'h0));
-    assign or_2410 = ((and_944 ? 1'h0 : 1'h0) | (and_962 ? 1'h0 : 1'h0)) | ((and_980 ? 1'h0 : 1'h0) | (and_998 ? 1'h0 : 1'h0));
-    assign or_2411 = ((and_1016 ? 1'h0 : 1'h0) | (and_1034 ? 1'h1 : 1'h0)) | ((and_1052 ? 1'h0 : 1'h0) | (and_1070 ? 1'h0 : 1'h0));
-    assign or_2412 = ((and_1088 ? 1'h0 : 1'h0) | (and_1106 ? 1'h0 : 1'h0)) | ((and_1124 ? 1'h0 : 1'h0) | (and_1142 ? 1'h0 : 1'h0));
-    assign or_2414 = or_2399 | or_2400;
-    assign or_2416 = or_2403 | or_2404;
-    assign or_2418 = or_2407 | or_2408;
-    assign or_2420 = or_2411 | or_2412;
-    assign or_2425 = (((((and_8 ? 1'h1 : 1'h0) | mux_2240) | or_2366) | or_2398) | or_2414) | (((((and_296 ? 1'h1 : 1'h0) | mux_2272) | or_2374) | or_2402) | or_2416);
-    assign or_2426 = (((((and_584 ? 1'h1 : 1'h0) | mux_2304) | or_2382) | or_2406) | or_2418) | (((((and_872 ? 1'h1 : 1'h0) | mux_2336) | or_2390) | or_2410) | or_2420);
-    assign or_2616 = (((((and_8 ? 1'h0 : 1'h0) | mux_2240) | or_2366) | or_2398) | or_2414) | (((((and_296 ? 1'h0 : 1'h0) | mux_2272) | or_2374) | or_2402) | or_2416);
-    assign or_2617 = (((((and_584 ? 1'h0 : 1'h0) | mux_2304) | or_2382) | or_2406) | or_2418) | (((((and_872 ? 1'h0 : 1'h0) | mux_2336) | or_2390) | or_2410) | or_2420);
-    assign or_2779 = ((and_8 ? 3'h2 : 3'h0) | (and_26 ? 3'h0 : 3'h0)) | ((and_44 ? 3'h0 : 3'h0) | (and_62 ? 3'h0 : 3'h0));
-    assign or_2780 = ((and_80 ? 3'h0 : 3'h0) | (and_98 ? 3'h0 : 3'h0)) | ((and_116 ? 3'h0 : 3'h0) | (and_134 ? 3'h0 : 3'h0));
-    assign or_2781 = ((and_152 ? 3'h0 : 3'h0) | (and_170 ? 3'h1 : 3'h0)) | ((and_188 ? 3'h0 : 3'h0) | (and_206 ? 3'h0 : 3'h0));
-    assign or_2782 = ((and_224 ? 3'h0 : 3'h0) | (and_242 ? 3'h0 : 3'h0)) | ((and_260 ? 3'h0 : 3'h0) | (and_278 ? 3'h0 : 3'h0));
-    assign or_2783 = ((and_296 ? 3'h2 : 3'h0) | (and_314 ? 3'h0 : 3'h0)) | ((and_332 ? 3'h0 : 3'h0) | (and_350 ? 3'h0 : 3'h0));
-    assign or_2784 = ((and_368 ? 3'h0 : 3'h0) | (and_386 ? 3'h0 : 3'h0)) | ((and_404 ? 3'h0 : 3'h0) | (and_422 ? 3'h0 : 3'h0));
-    assign or_2785 = ((and_440 ? 3'h0 : 3'h0) | (and_458 ? 3'h1 : 3'h0)) | ((and_476 ? 3'h0 : 3'h0) | (and_494 ? 3'h0 : 3'h0));
-    assign or_2786 = ((and_512 ? 3'h0 : 3'h0) | (and_530 ? 3'h0 : 3'h0)) | ((and_548 ? 3'h0 : 3'h0) | (and_566 ? 3'h0 : 3'h0));
-    assign or_2787 = ((and_584 ? 3'h2 : 3'h0) | (and_602 ? 3'h0 : 3'h0)) | ((and_620 ? 3'h0 : 3'h0) | (and_638 ? 3'h0 : 3'h0));
-    assign or_2788 = ((and_656 ? 3'h0 : 3'h0) | (and_674 ? 3'h0 : 3'h0)) | ((and_692 ? 3'h0 : 3'h0) | (and_710 ? 3'h0 : 3'h0));
-    assign or_2789 = ((and_728 ? 3'h0 : 3'h0) | (and_746 ? 3'h1 : 3'h0)) | ((and_764 ? 3'h0 : 3'h0) | (and_782 ? 3'h0 : 3'h0));
-    assign or_2790 = ((and_800 ? 3'h0 : 3'h0) | (and_818 ? 3'h0 : 3'h0)) | ((and_836 ? 3'h0 : 3'h0) | (and_854 ? 3'h0 : 3'h0));
-    assign or_2791 = ((and_872 ? 3'h2 : 3'h0) | (and_890 ? 3'h0 : 3'h0)) | ((and_908 ? 3'h0 : 3'h0) | (and_926 ? 3'h0 : 3'h0));
-    assign or_2792 = ((and_944 ? 3'h0 : 3'h0) | (and_962 ? 3'h0 : 3'h0)) | ((and_980 ? 3'h0 : 3'h0) | (and_998 ? 3'h0 : 3'h0));
-    assign or_2793 = ((and_1016 ? 3'h0 : 3'h0) | (and_1034 ? 3'h1 : 3'h0)) | ((and_1052 ? 3'h0 : 3'h0) | (and_1070 ? 3'h0 : 3'h0));
-    assign or_2794 = ((and_1088 ? 3'h0 : 3'h0) | (and_1106 ? 3'h0 : 3'h0)) | ((and_1124 ? 3'h0 : 3'h0) | (and_1142 ? 3'h0 : 3'h0));
-    assign or_2807 = ((or_2779 | or_2780) | (or_2781 | or_2782)) | ((or_2783 | or_2784) | (or_2785 | or_2786));
-    assign or_2808 = ((or_2787 | or_2788) | (or_2789 | or_2790)) | ((or_2791 | or_2792) | (or_2793 | or_2794));
+    assign mux_2256 = and_170 ? 1'h1 : 1'h0;
+    assign mux_2288 = and_458 ? 1'h1 : 1'h0;
+    assign mux_2320 = and_746 ? 1'h1 : 1'h0;
+    assign mux_2352 = and_1034 ? 1'h1 : 1'h0;
+    assign or_2427 = (((and_8 ? 1'h1 : 1'h0) | mux_2256) | ((and_296 ? 1'h1 : 1'h0) | mux_2288)) | (((and_584 ? 1'h1 : 1'h0) | mux_2320) | ((and_872 ? 1'h1 : 1'h0) | mux_2352));
+    assign or_2807 = ((and_8 ? 3'h2 : 3'h0) | (and_170 ? 3'h1 : 3'h0)) | ((and_296 ? 3'h2 : 3'h0) | (and_458 ? 3'h1 : 3'h0));
+    assign or_2808 = ((and_584 ? 3'h2 : 3'h0) | (and_746 ? 3'h1 : 3'h0)) | ((and_872 ? 3'h2 : 3'h0) | (and_1034 ? 3'h1 : 3'h0));
     assign or_2970 = ((and_8 ? {36'h18, off[27:0]} : 64'h0) | (and_26 ? concat_38 : 64'h0)) | ((and_44 ? concat_38 : 64'h0) | (and_62 ? concat_38 : 64'h0));
     assign or_2971 = ((and_80 ? concat_38 : 64'h0) | (and_98 ? concat_38 : 64'h0)) | ((and_116 ? concat_38 : 64'h0) | (and_134 ? concat_38 : 64'h0));
     assign or_2972 = ((and_152 ? concat_38 : 64'h0) | (and_170 ? {36'ha4, off[27:0]} : 64'h0)) | ((and_188 ? concat_38 : 64'h0) | (and_206 ? concat_38 : 64'h0));
@@ -479,12 +371,12 @@ module onic_pcie_manager_windows (
 
     assign found = or_1281;
     assign enabled = or_1470 | or_1471;
-    assign index = or_1661 | or_1662;
+    assign index = (or_1657 | ((or_1637 | or_1638) | (or_1639 | or_1640))) | or_1662;
     assign egress = or_1852 | or_1853;
-    assign slot = or_2043 | or_2044;
+    assign slot = (or_2039 | or_2040) | (or_2041 | or_2042);
     assign translated = or_2234 | or_2235;
-    assign has_second = or_2425 | or_2426;
-    assign multicast = or_2616 | or_2617;
+    assign has_second = or_2427;
+    assign multicast = (mux_2256 | mux_2288) | (mux_2320 | mux_2352);
     assign second_egress = or_2807 | or_2808;
     assign second_translated = or_2998 | or_2999;
 endmodule
