@@ -273,15 +273,16 @@ func (k *Kernel) lanes(s *Step) error {
 	for l := k.Lanes - 1; l >= 0; l-- { // most significant first, for Concat
 		var elems []ir.Value
 		present := m.Const(1, 1)
-		for _, in := range s.In {
-			elems = append(elems, m.Slice(in.Data, l*k.In.Bits, k.In.Bits))
+		for j, in := range s.In {
+			elems = append(elems, m.Named(fmt.Sprintf("s%d_lane%d", j, l), m.Slice(in.Data, l*k.In.Bits, k.In.Bits)))
 			present = m.And(present, m.Slice(in.Keep, l*k.In.Bytes(), 1))
 		}
+		present = m.Named(fmt.Sprintf("lane%d_present", l), present)
 		v := k.Lane(m, elems)
 		if err := eo.check(v); err != nil {
 			return fmt.Errorf("kernel %s: lane: %v", k.Name, err)
 		}
-		lanes = append(lanes, v)
+		lanes = append(lanes, m.Named(fmt.Sprintf("lane%d_out", l), v))
 		for range eo.Bytes() {
 			keeps = append(keeps, present)
 		}

@@ -9,9 +9,11 @@ import (
 	"testing"
 )
 
-// generatedName is a name the emitter made up from an operation and a
-// node number (mux_264) rather than took from the Go code.
-var generatedName = regexp.MustCompile(`^(add|sub|and|or|xor|not|eq|ne|ltu|lts|mux|redor|redand|redxor|slice|concat|zext|sext|mul|shl|shr|sar|const|memread)_[0-9]+(_[0-9]+)?$`)
+// generatedName is a name the emitter made up rather than took from the
+// Go code: from an operation and a node number (mux_264)
+// or from the value it feeds (_read_data_or): the emitter marks those
+// with a leading underscore.
+var generatedName = regexp.MustCompile(`^(_|(add|sub|and|or|xor|not|eq|ne|ltu|lts|mux|redor|redand|redxor|slice|concat|zext|sext|mul|shl|shr|sar|const|memread)_[0-9]+(_[0-9]+)?$)`)
 
 // TestReadableManager holds the default manager's Verilog (the golden
 // file) to issue 22's measures: under 10% of declared wires have

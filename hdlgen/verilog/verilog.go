@@ -516,15 +516,60 @@ func (e *emitter) names() {
 	}
 	for i := 0; i < e.m.Len(); i++ {
 		n := e.node(i)
-		if !e.alive[i] || e.name[i] != "" || e.inline[i] || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
-			continue
-		}
-		if n.Op == ir.OpInstOut {
+		if e.alive[i] && e.name[i] == "" && n.Op == ir.OpInstOut {
 			inst := e.node(n.Args[0])
 			e.name[i] = e.nm.name(inst.Name + "_" + inst.Sub.Ports()[n.Port].Name)
+		}
+	}
+	// A temporary that still needs a wire is named after the value it
+	// feeds and its operation, with a leading _ to say the name is made
+	// up (_lane3_out_add: an addition inside lane3_out): users come after
+	// their operands, so they are named first.
+	users := make([]int, e.m.Len())
+	for i := range users {
+		users[i] = -1
+	}
+	for i := 0; i < e.m.Len(); i++ {
+		if !e.alive[i] {
 			continue
 		}
-		e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
+		for _, a := range e.node(i).Args {
+			if a >= 0 && users[a] < 0 {
+				users[a] = i
+			}
+		}
+	}
+	outName := map[int]string{}
+	for k, p := range e.m.Ports() {
+		if p.Output {
+			if _, ok := outName[e.outs[k]]; !ok {
+				outName[e.outs[k]] = e.ports[k]
+			}
+		}
+	}
+	root := make([]string, e.m.Len()) // the named value each node feeds
+	for i := e.m.Len() - 1; i >= 0; i-- {
+		if !e.alive[i] {
+			continue
+		}
+		switch u := users[i]; {
+		case outName[i] != "":
+			root[i] = outName[i]
+		case u < 0:
+		case e.name[u] != "" && e.name[u][0] != '_':
+			root[i] = e.name[u]
+		default:
+			root[i] = root[u] // a made-up or inlined user: what it feeds
+		}
+		n := e.node(i)
+		if e.name[i] != "" || e.inline[i] || n.Op == ir.OpConst || n.Op == ir.OpMemWrite {
+			continue
+		}
+		if root[i] == "" {
+			e.name[i] = e.nm.name(fmt.Sprintf("%s_%d", n.Op, i))
+			continue
+		}
+		e.name[i] = e.nm.name("_" + root[i] + "_" + n.Op.String())
 	}
 }
 

@@ -23,33 +23,33 @@ module ops (
 );
     reg  [7:0] reg_ = 8'h5a; // verilog_test.go:50
     reg  [3:0] held = 4'h9; // verilog_test.go:53
-    wire [7:0] add_4; // verilog_test.go:34
-    wire [7:0] sub_5; // verilog_test.go:35
+    wire [7:0] _n_2fast_add; // verilog_test.go:34
+    wire [7:0] _n_2fast_sub; // verilog_test.go:35
     wire [7:0] n_2fast; // verilog_test.go:36
-    wire [7:0] concat_20; // verilog_test.go:39
-    wire [4:0] slice_22; // verilog_test.go:42
-    wire [7:0] concat_29; // verilog_test.go:44
-    wire slice_42; // verilog_test.go:47
-    wire [47:0] concat_44; // verilog_test.go:47
-    wire ltu_46; // verilog_test.go:48
+    wire [7:0] _flags_concat; // verilog_test.go:39
+    wire [4:0] _wide_slice; // verilog_test.go:42
+    wire [7:0] _konst_concat; // verilog_test.go:44
+    wire _shifts_slice; // verilog_test.go:47
+    wire [47:0] _shifts_concat; // verilog_test.go:47
+    wire _never_ltu; // verilog_test.go:48
     wire unused;
 
-    assign add_4 = a + b;
-    assign sub_5 = a - b;
-    assign n_2fast = (module_ ? add_4 : sub_5);
-    assign concat_20 = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^add_4), sub_5[7]};
-    assign slice_22 = a[6:2];
-    assign concat_29 = {4'ha, 4'h5};
-    assign slice_42 = a[7];
-    assign concat_44 = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])), {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{slice_42}}, slice_42}};
-    assign ltu_46 = 1'h0;
-    assign unused = &{1'b0, spare, concat_29[1:0], concat_29[7:6]};
+    assign _n_2fast_add = a + b;
+    assign _n_2fast_sub = a - b;
+    assign n_2fast = (module_ ? _n_2fast_add : _n_2fast_sub);
+    assign _flags_concat = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^_n_2fast_add), _n_2fast_sub[7]};
+    assign _wide_slice = a[6:2];
+    assign _konst_concat = {4'ha, 4'h5};
+    assign _shifts_slice = a[7];
+    assign _shifts_concat = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])), {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{_shifts_slice}}, _shifts_slice}};
+    assign _never_ltu = 1'h0;
+    assign unused = &{1'b0, spare, _konst_concat[1:0], _konst_concat[7:6]};
 
     always @(posedge clk) begin
         if (rst) begin
             reg_ <= 8'h5a;
         end else begin
-            reg_ <= {5'h0, add_4[3:1]};
+            reg_ <= {5'h0, _n_2fast_add[3:1]};
         end
     end
 
@@ -57,18 +57,18 @@ module ops (
         if (arst) begin
             held <= 4'h9;
         end else if (module_) begin
-            held <= sub_5[7:4];
+            held <= _n_2fast_sub[7:4];
         end
     end
 
     assign mixed = (n_2fast & (~a)) ^ (a | b);
-    assign flags = concat_20;
+    assign flags = _flags_concat;
     assign low = b[3:0];
-    assign wide = {{65{slice_22[4]}}, slice_22} + {5'h0, 65'h1};
-    assign konst = concat_29[5:2];
+    assign wide = {{65{_wide_slice[4]}}, _wide_slice} + {5'h0, 65'h1};
+    assign konst = _konst_concat[5:2];
     assign prod = {5'h0, a} * {8'h0, b[4:0]};
-    assign shifts = concat_44;
-    assign never = ltu_46;
+    assign shifts = _shifts_concat;
+    assign never = _never_ltu;
     assign r = reg_;
     assign held_q = held;
 endmodule

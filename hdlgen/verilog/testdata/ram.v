@@ -15,8 +15,8 @@ module ram (
 );
     reg  [31:0] words [0:15]; // verilog_test.go:198
     reg  [7:0] flags [0:1]; // verilog_test.go:201
-    reg  [31:0] memread_8; // verilog_test.go:200
-    reg  [7:0] memread_16; // verilog_test.go:203
+    reg  [31:0] _rdata_memread; // verilog_test.go:200
+    reg  [7:0] _flag_memread; // verilog_test.go:203
     wire [7:0] slice_11; // verilog_test.go:202
     wire slice_12; // verilog_test.go:202
 
@@ -25,12 +25,12 @@ module ram (
 
     always @(posedge clk) begin
         if (re) begin
-            memread_8 <= words[raddr];
+            _rdata_memread <= words[raddr];
         end
     end
 
     always @(posedge clk) begin
-        memread_16 <= flags[raddr[0]];
+        _flag_memread <= flags[raddr[0]];
     end
 
     always @(posedge clk) begin
@@ -48,8 +48,8 @@ module ram (
         end
     end
 
-    assign rdata = memread_8;
-    assign flag = memread_16;
+    assign rdata = _rdata_memread;
+    assign flag = _flag_memread;
 endmodule
 
 `default_nettype wire

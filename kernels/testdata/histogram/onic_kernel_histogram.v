@@ -42,34 +42,34 @@ module onic_kernel_histogram (
     reg  clearing = 1'h1; // hist.go:105
     reg  [7:0] clear_index = 8'h0; // hist.go:106
     reg  [31:0] records = 32'h0; // hist.go:116
-    reg  [31:0] memread_68; // hist.go:126
+    reg  [31:0] _wrote_count0_memread; // hist.go:126
     reg  [7:0] bin0 = 8'h0; // hist.go:127
     reg  count0 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin0 = 8'h0; // hist.go:133
     reg  wrote0 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count0 = 32'h0; // hist.go:135
-    reg  [31:0] memread_87; // hist.go:142
-    reg  [31:0] memread_97; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_4; // hist.go:142
+    reg  [31:0] _wrote_count1_memread; // hist.go:126
     reg  [7:0] bin1 = 8'h0; // hist.go:127
     reg  count1 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin1 = 8'h0; // hist.go:133
     reg  wrote1 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count1 = 32'h0; // hist.go:135
-    reg  [31:0] memread_116; // hist.go:142
-    reg  [31:0] memread_126; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_3; // hist.go:142
+    reg  [31:0] _wrote_count2_memread; // hist.go:126
     reg  [7:0] bin2 = 8'h0; // hist.go:127
     reg  count2 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin2 = 8'h0; // hist.go:133
     reg  wrote2 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count2 = 32'h0; // hist.go:135
-    reg  [31:0] memread_145; // hist.go:142
-    reg  [31:0] memread_155; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_2; // hist.go:142
+    reg  [31:0] _wrote_count3_memread; // hist.go:126
     reg  [7:0] bin3 = 8'h0; // hist.go:127
     reg  count3 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin3 = 8'h0; // hist.go:133
     reg  wrote3 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count3 = 32'h0; // hist.go:135
-    reg  [31:0] memread_174; // hist.go:142
+    reg  [31:0] _s_axil_rdata_memread; // hist.go:142
     reg  axil_read_bin = 1'h0; // axil.go:71
     reg  [31:0] axil_reg = 32'h0; // axil.go:71
     reg  out_valid = 1'h0; // axis.go:49
@@ -77,84 +77,84 @@ module onic_kernel_histogram (
     reg  out_skid_valid = 1'h0; // axis.go:51
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
     wire s0_ready; // kernel.go:199
-    wire and_14; // axil.go:36
-    wire not_24; // axil.go:46
-    wire and_25; // axil.go:46
-    wire and_39; // hist.go:102
-    wire eq_54; // hist.go:113
+    wire _s_axil_awready_and; // axil.go:36
+    wire _s_axil_arready_not; // axil.go:46
+    wire _axil_rvalid_and; // axil.go:46
+    wire _clearing_and; // hist.go:102
+    wire _s_axil_rdata_eq; // hist.go:113
     wire step_next; // kernel.go:117
-    wire and_63; // hist.go:123
-    wire [31:0] add_78; // hist.go:137
-    wire not_79; // hist.go:139
+    wire _records_and_4; // hist.go:123
+    wire [31:0] _wrote_count0_add; // hist.go:137
+    wire _wrote0_not; // hist.go:139
     wire [31:0] mux_83; // hist.go:141
     wire or_84; // hist.go:141
-    wire and_86; // hist.go:142
-    wire and_92; // hist.go:123
-    wire [31:0] add_107; // hist.go:137
+    wire _s_axil_rdata_and; // hist.go:142
+    wire _records_and_3; // hist.go:123
+    wire [31:0] _wrote_count1_add; // hist.go:137
     wire [31:0] mux_112; // hist.go:141
     wire or_113; // hist.go:141
-    wire and_121; // hist.go:123
-    wire [31:0] add_136; // hist.go:137
+    wire _records_and_2; // hist.go:123
+    wire [31:0] _wrote_count2_add; // hist.go:137
     wire [31:0] mux_141; // hist.go:141
     wire or_142; // hist.go:141
-    wire and_150; // hist.go:123
-    wire [31:0] add_152; // hist.go:124
-    wire [31:0] add_165; // hist.go:137
+    wire _records_and; // hist.go:123
+    wire [31:0] _records_add; // hist.go:124
+    wire [31:0] _wrote_count3_add; // hist.go:137
     wire [31:0] mux_170; // hist.go:141
     wire or_171; // hist.go:141
-    wire [31:0] or_198; // hist.go:147
-    wire and_204; // kernel.go:222
-    wire [576:0] concat_205; // kernel.go:228
+    wire [31:0] _axil_reg_or; // hist.go:147
+    wire _step_next_and; // kernel.go:222
+    wire [576:0] _out_skid_data_concat; // kernel.go:228
     wire res_ready; // axis.go:23
-    wire and_208; // kernel.go:238
+    wire _s0_ready_and; // kernel.go:238
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60
     wire out_pending; // axis.go:61
     wire unused;
 
-    assign s0_ready = and_208;
-    assign and_14 = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
-    assign not_24 = ~axil_rvalid;
-    assign and_25 = s_axil_arvalid & not_24;
-    assign and_39 = ((and_14 & (s_axil_awaddr[11:2] == 10'h0)) & s_axil_wstrb[0]) & s_axil_wdata[0];
-    assign eq_54 = s_axil_araddr[11:10] == 2'h1;
-    assign step_next = (and_204 & and_208);
-    assign and_63 = step_next & s0_tkeep[15];
-    assign add_78 = ((wrote0 & (wrote_bin0 == bin0)) ? wrote_count0 : memread_68) + 32'h1;
-    assign not_79 = ~clearing;
-    assign mux_83 = clearing ? 32'h0 : add_78;
+    assign s0_ready = _s0_ready_and;
+    assign _s_axil_awready_and = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
+    assign _s_axil_arready_not = ~axil_rvalid;
+    assign _axil_rvalid_and = s_axil_arvalid & _s_axil_arready_not;
+    assign _clearing_and = ((_s_axil_awready_and & (s_axil_awaddr[11:2] == 10'h0)) & s_axil_wstrb[0]) & s_axil_wdata[0];
+    assign _s_axil_rdata_eq = s_axil_araddr[11:10] == 2'h1;
+    assign step_next = (_step_next_and & _s0_ready_and);
+    assign _records_and_4 = step_next & s0_tkeep[15];
+    assign _wrote_count0_add = ((wrote0 & (wrote_bin0 == bin0)) ? wrote_count0 : _wrote_count0_memread) + 32'h1;
+    assign _wrote0_not = ~clearing;
+    assign mux_83 = clearing ? 32'h0 : _wrote_count0_add;
     assign or_84 = clearing | count0;
-    assign and_86 = and_25 & eq_54;
-    assign and_92 = step_next & s0_tkeep[31];
-    assign add_107 = ((wrote1 & (wrote_bin1 == bin1)) ? wrote_count1 : memread_97) + 32'h1;
-    assign mux_112 = clearing ? 32'h0 : add_107;
+    assign _s_axil_rdata_and = _axil_rvalid_and & _s_axil_rdata_eq;
+    assign _records_and_3 = step_next & s0_tkeep[31];
+    assign _wrote_count1_add = ((wrote1 & (wrote_bin1 == bin1)) ? wrote_count1 : _wrote_count1_memread) + 32'h1;
+    assign mux_112 = clearing ? 32'h0 : _wrote_count1_add;
     assign or_113 = clearing | count1;
-    assign and_121 = step_next & s0_tkeep[47];
-    assign add_136 = ((wrote2 & (wrote_bin2 == bin2)) ? wrote_count2 : memread_126) + 32'h1;
-    assign mux_141 = clearing ? 32'h0 : add_136;
+    assign _records_and_2 = step_next & s0_tkeep[47];
+    assign _wrote_count2_add = ((wrote2 & (wrote_bin2 == bin2)) ? wrote_count2 : _wrote_count2_memread) + 32'h1;
+    assign mux_141 = clearing ? 32'h0 : _wrote_count2_add;
     assign or_142 = clearing | count2;
-    assign and_150 = step_next & s0_tkeep[63];
-    assign add_152 = (((32'h0 + {31'h0, and_63}) + {31'h0, and_92}) + {31'h0, and_121}) + {31'h0, and_150};
-    assign add_165 = ((wrote3 & (wrote_bin3 == bin3)) ? wrote_count3 : memread_155) + 32'h1;
-    assign mux_170 = clearing ? 32'h0 : add_165;
+    assign _records_and = step_next & s0_tkeep[63];
+    assign _records_add = (((32'h0 + {31'h0, _records_and_4}) + {31'h0, _records_and_3}) + {31'h0, _records_and_2}) + {31'h0, _records_and};
+    assign _wrote_count3_add = ((wrote3 & (wrote_bin3 == bin3)) ? wrote_count3 : _wrote_count3_memread) + 32'h1;
+    assign mux_170 = clearing ? 32'h0 : _wrote_count3_add;
     assign or_171 = clearing | count3;
-    assign or_198 = (((s_axil_araddr[11:2] == 10'h1) ? {31'h0, clearing} : 32'h0) | ((s_axil_araddr[11:2] == 10'h2) ? records : 32'h0)) | ((s_axil_araddr[11:2] == 10'h3) ? 32'h100 : 32'h0);
-    assign and_204 = s0_tvalid & not_79;
-    assign concat_205 = {s0_tlast, s0_tkeep, s0_tdata};
+    assign _axil_reg_or = (((s_axil_araddr[11:2] == 10'h1) ? {31'h0, clearing} : 32'h0) | ((s_axil_araddr[11:2] == 10'h2) ? records : 32'h0)) | ((s_axil_araddr[11:2] == 10'h3) ? 32'h100 : 32'h0);
+    assign _step_next_and = s0_tvalid & _wrote0_not;
+    assign _out_skid_data_concat = {s0_tlast, s0_tkeep, s0_tdata};
     assign res_ready = out_skid_empty;
-    assign and_208 = res_ready & not_79;
+    assign _s0_ready_and = res_ready & _wrote0_not;
     assign out_out_ready = m_tready;
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
-    assign out_pending = out_skid_valid | and_204;
+    assign out_pending = out_skid_valid | _step_next_and;
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_wdata[31:1], s_axil_wstrb[3:1], s_axil_araddr[1:0]};
 
     always @(posedge clk) begin
         if (rst) begin
             axil_bvalid <= 1'h0;
         end else begin
-            axil_bvalid <= and_14 ? 1'h1 : (axil_bvalid & (~s_axil_bready));
+            axil_bvalid <= _s_axil_awready_and ? 1'h1 : (axil_bvalid & (~s_axil_bready));
         end
     end
 
@@ -162,7 +162,7 @@ module onic_kernel_histogram (
         if (rst) begin
             axil_rvalid <= 1'h0;
         end else begin
-            axil_rvalid <= and_25 ? 1'h1 : (axil_rvalid & (~s_axil_rready));
+            axil_rvalid <= _axil_rvalid_and ? 1'h1 : (axil_rvalid & (~s_axil_rready));
         end
     end
 
@@ -170,7 +170,7 @@ module onic_kernel_histogram (
         if (rst) begin
             clearing <= 1'h1;
         end else begin
-            clearing <= and_39 | (clearing & (~(clear_index == 8'hff)));
+            clearing <= _clearing_and | (clearing & (~(clear_index == 8'hff)));
         end
     end
 
@@ -178,7 +178,7 @@ module onic_kernel_histogram (
         if (rst) begin
             clear_index <= 8'h0;
         end else begin
-            clear_index <= and_39 ? 8'h0 : (clearing ? (clear_index + 8'h1) : clear_index);
+            clear_index <= _clearing_and ? 8'h0 : (clearing ? (clear_index + 8'h1) : clear_index);
         end
     end
 
@@ -186,12 +186,12 @@ module onic_kernel_histogram (
         if (rst) begin
             records <= 32'h0;
         end else begin
-            records <= clearing ? 32'h0 : (records + add_152);
+            records <= clearing ? 32'h0 : (records + _records_add);
         end
     end
 
     always @(posedge clk) begin
-        memread_68 <= bins0[s0_tdata[79:72]];
+        _wrote_count0_memread <= bins0[s0_tdata[79:72]];
     end
 
     always @(posedge clk) begin
@@ -206,7 +206,7 @@ module onic_kernel_histogram (
         if (rst) begin
             count0 <= 1'h0;
         end else begin
-            count0 <= and_63;
+            count0 <= _records_and_4;
         end
     end
 
@@ -222,7 +222,7 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote0 <= 1'h0;
         end else begin
-            wrote0 <= count0 & not_79;
+            wrote0 <= count0 & _wrote0_not;
         end
     end
 
@@ -230,18 +230,18 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote_count0 <= 32'h0;
         end else begin
-            wrote_count0 <= add_78;
+            wrote_count0 <= _wrote_count0_add;
         end
     end
 
     always @(posedge clk) begin
-        if (and_86) begin
-            memread_87 <= bins0[s_axil_araddr[9:2]];
+        if (_s_axil_rdata_and) begin
+            _s_axil_rdata_memread_4 <= bins0[s_axil_araddr[9:2]];
         end
     end
 
     always @(posedge clk) begin
-        memread_97 <= bins1[s0_tdata[207:200]];
+        _wrote_count1_memread <= bins1[s0_tdata[207:200]];
     end
 
     always @(posedge clk) begin
@@ -256,7 +256,7 @@ module onic_kernel_histogram (
         if (rst) begin
             count1 <= 1'h0;
         end else begin
-            count1 <= and_92;
+            count1 <= _records_and_3;
         end
     end
 
@@ -272,7 +272,7 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote1 <= 1'h0;
         end else begin
-            wrote1 <= count1 & not_79;
+            wrote1 <= count1 & _wrote0_not;
         end
     end
 
@@ -280,18 +280,18 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote_count1 <= 32'h0;
         end else begin
-            wrote_count1 <= add_107;
+            wrote_count1 <= _wrote_count1_add;
         end
     end
 
     always @(posedge clk) begin
-        if (and_86) begin
-            memread_116 <= bins1[s_axil_araddr[9:2]];
+        if (_s_axil_rdata_and) begin
+            _s_axil_rdata_memread_3 <= bins1[s_axil_araddr[9:2]];
         end
     end
 
     always @(posedge clk) begin
-        memread_126 <= bins2[s0_tdata[335:328]];
+        _wrote_count2_memread <= bins2[s0_tdata[335:328]];
     end
 
     always @(posedge clk) begin
@@ -306,7 +306,7 @@ module onic_kernel_histogram (
         if (rst) begin
             count2 <= 1'h0;
         end else begin
-            count2 <= and_121;
+            count2 <= _records_and_2;
         end
     end
 
@@ -322,7 +322,7 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote2 <= 1'h0;
         end else begin
-            wrote2 <= count2 & not_79;
+            wrote2 <= count2 & _wrote0_not;
         end
     end
 
@@ -330,18 +330,18 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote_count2 <= 32'h0;
         end else begin
-            wrote_count2 <= add_136;
+            wrote_count2 <= _wrote_count2_add;
         end
     end
 
     always @(posedge clk) begin
-        if (and_86) begin
-            memread_145 <= bins2[s_axil_araddr[9:2]];
+        if (_s_axil_rdata_and) begin
+            _s_axil_rdata_memread_2 <= bins2[s_axil_araddr[9:2]];
         end
     end
 
     always @(posedge clk) begin
-        memread_155 <= bins3[s0_tdata[463:456]];
+        _wrote_count3_memread <= bins3[s0_tdata[463:456]];
     end
 
     always @(posedge clk) begin
@@ -356,7 +356,7 @@ module onic_kernel_histogram (
         if (rst) begin
             count3 <= 1'h0;
         end else begin
-            count3 <= and_150;
+            count3 <= _records_and;
         end
     end
 
@@ -372,7 +372,7 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote3 <= 1'h0;
         end else begin
-            wrote3 <= count3 & not_79;
+            wrote3 <= count3 & _wrote0_not;
         end
     end
 
@@ -380,29 +380,29 @@ module onic_kernel_histogram (
         if (rst) begin
             wrote_count3 <= 32'h0;
         end else begin
-            wrote_count3 <= add_165;
+            wrote_count3 <= _wrote_count3_add;
         end
     end
 
     always @(posedge clk) begin
-        if (and_86) begin
-            memread_174 <= bins3[s_axil_araddr[9:2]];
+        if (_s_axil_rdata_and) begin
+            _s_axil_rdata_memread <= bins3[s_axil_araddr[9:2]];
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             axil_read_bin <= 1'h0;
-        end else if (and_25) begin
-            axil_read_bin <= eq_54;
+        end else if (_axil_rvalid_and) begin
+            axil_read_bin <= _s_axil_rdata_eq;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             axil_reg <= 32'h0;
-        end else if (and_25) begin
-            axil_reg <= or_198;
+        end else if (_axil_rvalid_and) begin
+            axil_reg <= _axil_reg_or;
         end
     end
 
@@ -416,7 +416,7 @@ module onic_kernel_histogram (
 
     always @(posedge clk) begin
         if (out_load) begin
-            out_data <= out_skid_valid ? out_skid_data : concat_205;
+            out_data <= out_skid_valid ? out_skid_data : _out_skid_data_concat;
         end
     end
 
@@ -429,8 +429,8 @@ module onic_kernel_histogram (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (and_204 & out_skid_empty)) begin
-            out_skid_data <= concat_205;
+        if ((~out_load) & (_step_next_and & out_skid_empty)) begin
+            out_skid_data <= _out_skid_data_concat;
         end
     end
 
@@ -459,14 +459,14 @@ module onic_kernel_histogram (
     end
 
     assign s0_tready = s0_ready;
-    assign s_axil_awready = and_14;
-    assign s_axil_wready = and_14;
+    assign s_axil_awready = _s_axil_awready_and;
+    assign s_axil_wready = _s_axil_awready_and;
     assign s_axil_bvalid = axil_bvalid;
     assign s_axil_bresp = 2'h0;
-    assign s_axil_arready = not_24;
+    assign s_axil_arready = _s_axil_arready_not;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rresp = 2'h0;
-    assign s_axil_rdata = axil_read_bin ? ((((32'h0 + memread_87) + memread_116) + memread_145) + memread_174) : axil_reg;
+    assign s_axil_rdata = axil_read_bin ? ((((32'h0 + _s_axil_rdata_memread_4) + _s_axil_rdata_memread_3) + _s_axil_rdata_memread_2) + _s_axil_rdata_memread) : axil_reg;
     assign m_tdata = out_data[511:0];
     assign m_tkeep = out_data[575:512];
     assign m_tlast = out_data[576];

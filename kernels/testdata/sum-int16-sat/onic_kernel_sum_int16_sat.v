@@ -27,137 +27,168 @@ module onic_kernel_sum_int16_sat (
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
     wire s0_ready; // kernel.go:199
     wire s1_ready; // kernel.go:199
-    wire [15:0] slice_11; // kernel.go:277
-    wire [15:0] slice_14; // kernel.go:277
-    wire and_16; // kernel.go:278
-    wire [16:0] add_19; // elem.go:58
-    wire [15:0] slice_29; // kernel.go:277
-    wire [15:0] slice_32; // kernel.go:277
-    wire and_34; // kernel.go:278
-    wire [16:0] add_37; // elem.go:58
-    wire [15:0] slice_47; // kernel.go:277
-    wire [15:0] slice_50; // kernel.go:277
-    wire and_52; // kernel.go:278
-    wire [16:0] add_55; // elem.go:58
-    wire [15:0] slice_65; // kernel.go:277
-    wire [15:0] slice_68; // kernel.go:277
-    wire and_70; // kernel.go:278
-    wire [16:0] add_73; // elem.go:58
-    wire [15:0] slice_83; // kernel.go:277
-    wire [15:0] slice_86; // kernel.go:277
-    wire and_88; // kernel.go:278
-    wire [16:0] add_91; // elem.go:58
-    wire [15:0] slice_101; // kernel.go:277
-    wire [15:0] slice_104; // kernel.go:277
-    wire and_106; // kernel.go:278
-    wire [16:0] add_109; // elem.go:58
-    wire [15:0] slice_119; // kernel.go:277
-    wire [15:0] slice_122; // kernel.go:277
-    wire and_124; // kernel.go:278
-    wire [16:0] add_127; // elem.go:58
-    wire [15:0] slice_137; // kernel.go:277
-    wire [15:0] slice_140; // kernel.go:277
-    wire and_142; // kernel.go:278
-    wire [16:0] add_145; // elem.go:58
-    wire [15:0] slice_155; // kernel.go:277
-    wire [15:0] slice_158; // kernel.go:277
-    wire and_160; // kernel.go:278
-    wire [16:0] add_163; // elem.go:58
-    wire [15:0] slice_173; // kernel.go:277
-    wire [15:0] slice_176; // kernel.go:277
-    wire and_178; // kernel.go:278
-    wire [16:0] add_181; // elem.go:58
-    wire [15:0] slice_191; // kernel.go:277
-    wire [15:0] slice_194; // kernel.go:277
-    wire and_196; // kernel.go:278
-    wire [16:0] add_199; // elem.go:58
-    wire [15:0] slice_209; // kernel.go:277
-    wire [15:0] slice_212; // kernel.go:277
-    wire and_214; // kernel.go:278
-    wire [16:0] add_217; // elem.go:58
-    wire [15:0] slice_227; // kernel.go:277
-    wire [15:0] slice_230; // kernel.go:277
-    wire and_232; // kernel.go:278
-    wire [16:0] add_235; // elem.go:58
-    wire [15:0] slice_245; // kernel.go:277
-    wire [15:0] slice_248; // kernel.go:277
-    wire and_250; // kernel.go:278
-    wire [16:0] add_253; // elem.go:58
-    wire [15:0] slice_263; // kernel.go:277
-    wire [15:0] slice_266; // kernel.go:277
-    wire and_268; // kernel.go:278
-    wire [16:0] add_271; // elem.go:58
-    wire [15:0] slice_281; // kernel.go:277
-    wire [15:0] slice_284; // kernel.go:277
-    wire and_286; // kernel.go:278
-    wire [16:0] add_289; // elem.go:58
-    wire [15:0] slice_299; // kernel.go:277
-    wire [15:0] slice_302; // kernel.go:277
-    wire and_304; // kernel.go:278
-    wire [16:0] add_307; // elem.go:58
-    wire [15:0] slice_317; // kernel.go:277
-    wire [15:0] slice_320; // kernel.go:277
-    wire and_322; // kernel.go:278
-    wire [16:0] add_325; // elem.go:58
-    wire [15:0] slice_335; // kernel.go:277
-    wire [15:0] slice_338; // kernel.go:277
-    wire and_340; // kernel.go:278
-    wire [16:0] add_343; // elem.go:58
-    wire [15:0] slice_353; // kernel.go:277
-    wire [15:0] slice_356; // kernel.go:277
-    wire and_358; // kernel.go:278
-    wire [16:0] add_361; // elem.go:58
-    wire [15:0] slice_371; // kernel.go:277
-    wire [15:0] slice_374; // kernel.go:277
-    wire and_376; // kernel.go:278
-    wire [16:0] add_379; // elem.go:58
-    wire [15:0] slice_389; // kernel.go:277
-    wire [15:0] slice_392; // kernel.go:277
-    wire and_394; // kernel.go:278
-    wire [16:0] add_397; // elem.go:58
-    wire [15:0] slice_407; // kernel.go:277
-    wire [15:0] slice_410; // kernel.go:277
-    wire and_412; // kernel.go:278
-    wire [16:0] add_415; // elem.go:58
-    wire [15:0] slice_425; // kernel.go:277
-    wire [15:0] slice_428; // kernel.go:277
-    wire and_430; // kernel.go:278
-    wire [16:0] add_433; // elem.go:58
-    wire [15:0] slice_443; // kernel.go:277
-    wire [15:0] slice_446; // kernel.go:277
-    wire and_448; // kernel.go:278
-    wire [16:0] add_451; // elem.go:58
-    wire [15:0] slice_461; // kernel.go:277
-    wire [15:0] slice_464; // kernel.go:277
-    wire and_466; // kernel.go:278
-    wire [16:0] add_469; // elem.go:58
-    wire [15:0] slice_479; // kernel.go:277
-    wire [15:0] slice_482; // kernel.go:277
-    wire and_484; // kernel.go:278
-    wire [16:0] add_487; // elem.go:58
-    wire [15:0] slice_497; // kernel.go:277
-    wire [15:0] slice_500; // kernel.go:277
-    wire and_502; // kernel.go:278
-    wire [16:0] add_505; // elem.go:58
-    wire [15:0] slice_515; // kernel.go:277
-    wire [15:0] slice_518; // kernel.go:277
-    wire and_520; // kernel.go:278
-    wire [16:0] add_523; // elem.go:58
-    wire [15:0] slice_533; // kernel.go:277
-    wire [15:0] slice_536; // kernel.go:277
-    wire and_538; // kernel.go:278
-    wire [16:0] add_541; // elem.go:58
-    wire [15:0] slice_551; // kernel.go:277
-    wire [15:0] slice_554; // kernel.go:277
-    wire and_556; // kernel.go:278
-    wire [16:0] add_559; // elem.go:58
-    wire [15:0] slice_569; // kernel.go:277
-    wire [15:0] slice_572; // kernel.go:277
-    wire and_574; // kernel.go:278
-    wire [16:0] add_577; // elem.go:58
-    wire [511:0] concat_586; // kernel.go:289
-    wire and_590; // kernel.go:219
-    wire [576:0] concat_591; // kernel.go:228
+    wire [15:0] s0_lane31; // kernel.go:277
+    wire [15:0] s1_lane31; // kernel.go:277
+    wire lane31_present; // kernel.go:278
+    wire [16:0] _lane31_out_add; // elem.go:58
+    wire [15:0] lane31_out; // elem.go:62
+    wire [15:0] s0_lane30; // kernel.go:277
+    wire [15:0] s1_lane30; // kernel.go:277
+    wire lane30_present; // kernel.go:278
+    wire [16:0] _lane30_out_add; // elem.go:58
+    wire [15:0] lane30_out; // elem.go:62
+    wire [15:0] s0_lane29; // kernel.go:277
+    wire [15:0] s1_lane29; // kernel.go:277
+    wire lane29_present; // kernel.go:278
+    wire [16:0] _lane29_out_add; // elem.go:58
+    wire [15:0] lane29_out; // elem.go:62
+    wire [15:0] s0_lane28; // kernel.go:277
+    wire [15:0] s1_lane28; // kernel.go:277
+    wire lane28_present; // kernel.go:278
+    wire [16:0] _lane28_out_add; // elem.go:58
+    wire [15:0] lane28_out; // elem.go:62
+    wire [15:0] s0_lane27; // kernel.go:277
+    wire [15:0] s1_lane27; // kernel.go:277
+    wire lane27_present; // kernel.go:278
+    wire [16:0] _lane27_out_add; // elem.go:58
+    wire [15:0] lane27_out; // elem.go:62
+    wire [15:0] s0_lane26; // kernel.go:277
+    wire [15:0] s1_lane26; // kernel.go:277
+    wire lane26_present; // kernel.go:278
+    wire [16:0] _lane26_out_add; // elem.go:58
+    wire [15:0] lane26_out; // elem.go:62
+    wire [15:0] s0_lane25; // kernel.go:277
+    wire [15:0] s1_lane25; // kernel.go:277
+    wire lane25_present; // kernel.go:278
+    wire [16:0] _lane25_out_add; // elem.go:58
+    wire [15:0] lane25_out; // elem.go:62
+    wire [15:0] s0_lane24; // kernel.go:277
+    wire [15:0] s1_lane24; // kernel.go:277
+    wire lane24_present; // kernel.go:278
+    wire [16:0] _lane24_out_add; // elem.go:58
+    wire [15:0] lane24_out; // elem.go:62
+    wire [15:0] s0_lane23; // kernel.go:277
+    wire [15:0] s1_lane23; // kernel.go:277
+    wire lane23_present; // kernel.go:278
+    wire [16:0] _lane23_out_add; // elem.go:58
+    wire [15:0] lane23_out; // elem.go:62
+    wire [15:0] s0_lane22; // kernel.go:277
+    wire [15:0] s1_lane22; // kernel.go:277
+    wire lane22_present; // kernel.go:278
+    wire [16:0] _lane22_out_add; // elem.go:58
+    wire [15:0] lane22_out; // elem.go:62
+    wire [15:0] s0_lane21; // kernel.go:277
+    wire [15:0] s1_lane21; // kernel.go:277
+    wire lane21_present; // kernel.go:278
+    wire [16:0] _lane21_out_add; // elem.go:58
+    wire [15:0] lane21_out; // elem.go:62
+    wire [15:0] s0_lane20; // kernel.go:277
+    wire [15:0] s1_lane20; // kernel.go:277
+    wire lane20_present; // kernel.go:278
+    wire [16:0] _lane20_out_add; // elem.go:58
+    wire [15:0] lane20_out; // elem.go:62
+    wire [15:0] s0_lane19; // kernel.go:277
+    wire [15:0] s1_lane19; // kernel.go:277
+    wire lane19_present; // kernel.go:278
+    wire [16:0] _lane19_out_add; // elem.go:58
+    wire [15:0] lane19_out; // elem.go:62
+    wire [15:0] s0_lane18; // kernel.go:277
+    wire [15:0] s1_lane18; // kernel.go:277
+    wire lane18_present; // kernel.go:278
+    wire [16:0] _lane18_out_add; // elem.go:58
+    wire [15:0] lane18_out; // elem.go:62
+    wire [15:0] s0_lane17; // kernel.go:277
+    wire [15:0] s1_lane17; // kernel.go:277
+    wire lane17_present; // kernel.go:278
+    wire [16:0] _lane17_out_add; // elem.go:58
+    wire [15:0] lane17_out; // elem.go:62
+    wire [15:0] s0_lane16; // kernel.go:277
+    wire [15:0] s1_lane16; // kernel.go:277
+    wire lane16_present; // kernel.go:278
+    wire [16:0] _lane16_out_add; // elem.go:58
+    wire [15:0] lane16_out; // elem.go:62
+    wire [15:0] s0_lane15; // kernel.go:277
+    wire [15:0] s1_lane15; // kernel.go:277
+    wire lane15_present; // kernel.go:278
+    wire [16:0] _lane15_out_add; // elem.go:58
+    wire [15:0] lane15_out; // elem.go:62
+    wire [15:0] s0_lane14; // kernel.go:277
+    wire [15:0] s1_lane14; // kernel.go:277
+    wire lane14_present; // kernel.go:278
+    wire [16:0] _lane14_out_add; // elem.go:58
+    wire [15:0] lane14_out; // elem.go:62
+    wire [15:0] s0_lane13; // kernel.go:277
+    wire [15:0] s1_lane13; // kernel.go:277
+    wire lane13_present; // kernel.go:278
+    wire [16:0] _lane13_out_add; // elem.go:58
+    wire [15:0] lane13_out; // elem.go:62
+    wire [15:0] s0_lane12; // kernel.go:277
+    wire [15:0] s1_lane12; // kernel.go:277
+    wire lane12_present; // kernel.go:278
+    wire [16:0] _lane12_out_add; // elem.go:58
+    wire [15:0] lane12_out; // elem.go:62
+    wire [15:0] s0_lane11; // kernel.go:277
+    wire [15:0] s1_lane11; // kernel.go:277
+    wire lane11_present; // kernel.go:278
+    wire [16:0] _lane11_out_add; // elem.go:58
+    wire [15:0] lane11_out; // elem.go:62
+    wire [15:0] s0_lane10; // kernel.go:277
+    wire [15:0] s1_lane10; // kernel.go:277
+    wire lane10_present; // kernel.go:278
+    wire [16:0] _lane10_out_add; // elem.go:58
+    wire [15:0] lane10_out; // elem.go:62
+    wire [15:0] s0_lane9; // kernel.go:277
+    wire [15:0] s1_lane9; // kernel.go:277
+    wire lane9_present; // kernel.go:278
+    wire [16:0] _lane9_out_add; // elem.go:58
+    wire [15:0] lane9_out; // elem.go:62
+    wire [15:0] s0_lane8; // kernel.go:277
+    wire [15:0] s1_lane8; // kernel.go:277
+    wire lane8_present; // kernel.go:278
+    wire [16:0] _lane8_out_add; // elem.go:58
+    wire [15:0] lane8_out; // elem.go:62
+    wire [15:0] s0_lane7; // kernel.go:277
+    wire [15:0] s1_lane7; // kernel.go:277
+    wire lane7_present; // kernel.go:278
+    wire [16:0] _lane7_out_add; // elem.go:58
+    wire [15:0] lane7_out; // elem.go:62
+    wire [15:0] s0_lane6; // kernel.go:277
+    wire [15:0] s1_lane6; // kernel.go:277
+    wire lane6_present; // kernel.go:278
+    wire [16:0] _lane6_out_add; // elem.go:58
+    wire [15:0] lane6_out; // elem.go:62
+    wire [15:0] s0_lane5; // kernel.go:277
+    wire [15:0] s1_lane5; // kernel.go:277
+    wire lane5_present; // kernel.go:278
+    wire [16:0] _lane5_out_add; // elem.go:58
+    wire [15:0] lane5_out; // elem.go:62
+    wire [15:0] s0_lane4; // kernel.go:277
+    wire [15:0] s1_lane4; // kernel.go:277
+    wire lane4_present; // kernel.go:278
+    wire [16:0] _lane4_out_add; // elem.go:58
+    wire [15:0] lane4_out; // elem.go:62
+    wire [15:0] s0_lane3; // kernel.go:277
+    wire [15:0] s1_lane3; // kernel.go:277
+    wire lane3_present; // kernel.go:278
+    wire [16:0] _lane3_out_add; // elem.go:58
+    wire [15:0] lane3_out; // elem.go:62
+    wire [15:0] s0_lane2; // kernel.go:277
+    wire [15:0] s1_lane2; // kernel.go:277
+    wire lane2_present; // kernel.go:278
+    wire [16:0] _lane2_out_add; // elem.go:58
+    wire [15:0] lane2_out; // elem.go:62
+    wire [15:0] s0_lane1; // kernel.go:277
+    wire [15:0] s1_lane1; // kernel.go:277
+    wire lane1_present; // kernel.go:278
+    wire [16:0] _lane1_out_add; // elem.go:58
+    wire [15:0] lane1_out; // elem.go:62
+    wire [15:0] s0_lane0; // kernel.go:277
+    wire [15:0] s1_lane0; // kernel.go:277
+    wire lane0_present; // kernel.go:278
+    wire [16:0] _lane0_out_add; // elem.go:58
+    wire [15:0] lane0_out; // elem.go:62
+    wire _out_pending_and; // kernel.go:219
+    wire [576:0] _out_skid_data_concat; // kernel.go:228
     wire res_ready; // axis.go:23
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
@@ -167,142 +198,173 @@ module onic_kernel_sum_int16_sat (
 
     assign s0_ready = (res_ready & s1_tvalid);
     assign s1_ready = (res_ready & s0_tvalid);
-    assign slice_11 = s0_tdata[511:496];
-    assign slice_14 = s1_tdata[511:496];
-    assign and_16 = s0_tkeep[62] & s1_tkeep[62];
-    assign add_19 = {{1{slice_11[15]}}, slice_11} + {{1{slice_14[15]}}, slice_14};
-    assign slice_29 = s0_tdata[495:480];
-    assign slice_32 = s1_tdata[495:480];
-    assign and_34 = s0_tkeep[60] & s1_tkeep[60];
-    assign add_37 = {{1{slice_29[15]}}, slice_29} + {{1{slice_32[15]}}, slice_32};
-    assign slice_47 = s0_tdata[479:464];
-    assign slice_50 = s1_tdata[479:464];
-    assign and_52 = s0_tkeep[58] & s1_tkeep[58];
-    assign add_55 = {{1{slice_47[15]}}, slice_47} + {{1{slice_50[15]}}, slice_50};
-    assign slice_65 = s0_tdata[463:448];
-    assign slice_68 = s1_tdata[463:448];
-    assign and_70 = s0_tkeep[56] & s1_tkeep[56];
-    assign add_73 = {{1{slice_65[15]}}, slice_65} + {{1{slice_68[15]}}, slice_68};
-    assign slice_83 = s0_tdata[447:432];
-    assign slice_86 = s1_tdata[447:432];
-    assign and_88 = s0_tkeep[54] & s1_tkeep[54];
-    assign add_91 = {{1{slice_83[15]}}, slice_83} + {{1{slice_86[15]}}, slice_86};
-    assign slice_101 = s0_tdata[431:416];
-    assign slice_104 = s1_tdata[431:416];
-    assign and_106 = s0_tkeep[52] & s1_tkeep[52];
-    assign add_109 = {{1{slice_101[15]}}, slice_101} + {{1{slice_104[15]}}, slice_104};
-    assign slice_119 = s0_tdata[415:400];
-    assign slice_122 = s1_tdata[415:400];
-    assign and_124 = s0_tkeep[50] & s1_tkeep[50];
-    assign add_127 = {{1{slice_119[15]}}, slice_119} + {{1{slice_122[15]}}, slice_122};
-    assign slice_137 = s0_tdata[399:384];
-    assign slice_140 = s1_tdata[399:384];
-    assign and_142 = s0_tkeep[48] & s1_tkeep[48];
-    assign add_145 = {{1{slice_137[15]}}, slice_137} + {{1{slice_140[15]}}, slice_140};
-    assign slice_155 = s0_tdata[383:368];
-    assign slice_158 = s1_tdata[383:368];
-    assign and_160 = s0_tkeep[46] & s1_tkeep[46];
-    assign add_163 = {{1{slice_155[15]}}, slice_155} + {{1{slice_158[15]}}, slice_158};
-    assign slice_173 = s0_tdata[367:352];
-    assign slice_176 = s1_tdata[367:352];
-    assign and_178 = s0_tkeep[44] & s1_tkeep[44];
-    assign add_181 = {{1{slice_173[15]}}, slice_173} + {{1{slice_176[15]}}, slice_176};
-    assign slice_191 = s0_tdata[351:336];
-    assign slice_194 = s1_tdata[351:336];
-    assign and_196 = s0_tkeep[42] & s1_tkeep[42];
-    assign add_199 = {{1{slice_191[15]}}, slice_191} + {{1{slice_194[15]}}, slice_194};
-    assign slice_209 = s0_tdata[335:320];
-    assign slice_212 = s1_tdata[335:320];
-    assign and_214 = s0_tkeep[40] & s1_tkeep[40];
-    assign add_217 = {{1{slice_209[15]}}, slice_209} + {{1{slice_212[15]}}, slice_212};
-    assign slice_227 = s0_tdata[319:304];
-    assign slice_230 = s1_tdata[319:304];
-    assign and_232 = s0_tkeep[38] & s1_tkeep[38];
-    assign add_235 = {{1{slice_227[15]}}, slice_227} + {{1{slice_230[15]}}, slice_230};
-    assign slice_245 = s0_tdata[303:288];
-    assign slice_248 = s1_tdata[303:288];
-    assign and_250 = s0_tkeep[36] & s1_tkeep[36];
-    assign add_253 = {{1{slice_245[15]}}, slice_245} + {{1{slice_248[15]}}, slice_248};
-    assign slice_263 = s0_tdata[287:272];
-    assign slice_266 = s1_tdata[287:272];
-    assign and_268 = s0_tkeep[34] & s1_tkeep[34];
-    assign add_271 = {{1{slice_263[15]}}, slice_263} + {{1{slice_266[15]}}, slice_266};
-    assign slice_281 = s0_tdata[271:256];
-    assign slice_284 = s1_tdata[271:256];
-    assign and_286 = s0_tkeep[32] & s1_tkeep[32];
-    assign add_289 = {{1{slice_281[15]}}, slice_281} + {{1{slice_284[15]}}, slice_284};
-    assign slice_299 = s0_tdata[255:240];
-    assign slice_302 = s1_tdata[255:240];
-    assign and_304 = s0_tkeep[30] & s1_tkeep[30];
-    assign add_307 = {{1{slice_299[15]}}, slice_299} + {{1{slice_302[15]}}, slice_302};
-    assign slice_317 = s0_tdata[239:224];
-    assign slice_320 = s1_tdata[239:224];
-    assign and_322 = s0_tkeep[28] & s1_tkeep[28];
-    assign add_325 = {{1{slice_317[15]}}, slice_317} + {{1{slice_320[15]}}, slice_320};
-    assign slice_335 = s0_tdata[223:208];
-    assign slice_338 = s1_tdata[223:208];
-    assign and_340 = s0_tkeep[26] & s1_tkeep[26];
-    assign add_343 = {{1{slice_335[15]}}, slice_335} + {{1{slice_338[15]}}, slice_338};
-    assign slice_353 = s0_tdata[207:192];
-    assign slice_356 = s1_tdata[207:192];
-    assign and_358 = s0_tkeep[24] & s1_tkeep[24];
-    assign add_361 = {{1{slice_353[15]}}, slice_353} + {{1{slice_356[15]}}, slice_356};
-    assign slice_371 = s0_tdata[191:176];
-    assign slice_374 = s1_tdata[191:176];
-    assign and_376 = s0_tkeep[22] & s1_tkeep[22];
-    assign add_379 = {{1{slice_371[15]}}, slice_371} + {{1{slice_374[15]}}, slice_374};
-    assign slice_389 = s0_tdata[175:160];
-    assign slice_392 = s1_tdata[175:160];
-    assign and_394 = s0_tkeep[20] & s1_tkeep[20];
-    assign add_397 = {{1{slice_389[15]}}, slice_389} + {{1{slice_392[15]}}, slice_392};
-    assign slice_407 = s0_tdata[159:144];
-    assign slice_410 = s1_tdata[159:144];
-    assign and_412 = s0_tkeep[18] & s1_tkeep[18];
-    assign add_415 = {{1{slice_407[15]}}, slice_407} + {{1{slice_410[15]}}, slice_410};
-    assign slice_425 = s0_tdata[143:128];
-    assign slice_428 = s1_tdata[143:128];
-    assign and_430 = s0_tkeep[16] & s1_tkeep[16];
-    assign add_433 = {{1{slice_425[15]}}, slice_425} + {{1{slice_428[15]}}, slice_428};
-    assign slice_443 = s0_tdata[127:112];
-    assign slice_446 = s1_tdata[127:112];
-    assign and_448 = s0_tkeep[14] & s1_tkeep[14];
-    assign add_451 = {{1{slice_443[15]}}, slice_443} + {{1{slice_446[15]}}, slice_446};
-    assign slice_461 = s0_tdata[111:96];
-    assign slice_464 = s1_tdata[111:96];
-    assign and_466 = s0_tkeep[12] & s1_tkeep[12];
-    assign add_469 = {{1{slice_461[15]}}, slice_461} + {{1{slice_464[15]}}, slice_464};
-    assign slice_479 = s0_tdata[95:80];
-    assign slice_482 = s1_tdata[95:80];
-    assign and_484 = s0_tkeep[10] & s1_tkeep[10];
-    assign add_487 = {{1{slice_479[15]}}, slice_479} + {{1{slice_482[15]}}, slice_482};
-    assign slice_497 = s0_tdata[79:64];
-    assign slice_500 = s1_tdata[79:64];
-    assign and_502 = s0_tkeep[8] & s1_tkeep[8];
-    assign add_505 = {{1{slice_497[15]}}, slice_497} + {{1{slice_500[15]}}, slice_500};
-    assign slice_515 = s0_tdata[63:48];
-    assign slice_518 = s1_tdata[63:48];
-    assign and_520 = s0_tkeep[6] & s1_tkeep[6];
-    assign add_523 = {{1{slice_515[15]}}, slice_515} + {{1{slice_518[15]}}, slice_518};
-    assign slice_533 = s0_tdata[47:32];
-    assign slice_536 = s1_tdata[47:32];
-    assign and_538 = s0_tkeep[4] & s1_tkeep[4];
-    assign add_541 = {{1{slice_533[15]}}, slice_533} + {{1{slice_536[15]}}, slice_536};
-    assign slice_551 = s0_tdata[31:16];
-    assign slice_554 = s1_tdata[31:16];
-    assign and_556 = s0_tkeep[2] & s1_tkeep[2];
-    assign add_559 = {{1{slice_551[15]}}, slice_551} + {{1{slice_554[15]}}, slice_554};
-    assign slice_569 = s0_tdata[15:0];
-    assign slice_572 = s1_tdata[15:0];
-    assign and_574 = s0_tkeep[0] & s1_tkeep[0];
-    assign add_577 = {{1{slice_569[15]}}, slice_569} + {{1{slice_572[15]}}, slice_572};
-    assign concat_586 = {((add_19[16] != add_19[15]) ? (add_19[16] ? 16'h8000 : 16'h7fff) : add_19[15:0]), ((add_37[16] != add_37[15]) ? (add_37[16] ? 16'h8000 : 16'h7fff) : add_37[15:0]), ((add_55[16] != add_55[15]) ? (add_55[16] ? 16'h8000 : 16'h7fff) : add_55[15:0]), ((add_73[16] != add_73[15]) ? (add_73[16] ? 16'h8000 : 16'h7fff) : add_73[15:0]), ((add_91[16] != add_91[15]) ? (add_91[16] ? 16'h8000 : 16'h7fff) : add_91[15:0]), ((add_109[16] != add_109[15]) ? (add_109[16] ? 16'h8000 : 16'h7fff) : add_109[15:0]), ((add_127[16] != add_127[15]) ? (add_127[16] ? 16'h8000 : 16'h7fff) : add_127[15:0]), ((add_145[16] != add_145[15]) ? (add_145[16] ? 16'h8000 : 16'h7fff) : add_145[15:0]), ((add_163[16] != add_163[15]) ? (add_163[16] ? 16'h8000 : 16'h7fff) : add_163[15:0]), ((add_181[16] != add_181[15]) ? (add_181[16] ? 16'h8000 : 16'h7fff) : add_181[15:0]), ((add_199[16] != add_199[15]) ? (add_199[16] ? 16'h8000 : 16'h7fff) : add_199[15:0]), ((add_217[16] != add_217[15]) ? (add_217[16] ? 16'h8000 : 16'h7fff) : add_217[15:0]), ((add_235[16] != add_235[15]) ? (add_235[16] ? 16'h8000 : 16'h7fff) : add_235[15:0]), ((add_253[16] != add_253[15]) ? (add_253[16] ? 16'h8000 : 16'h7fff) : add_253[15:0]), ((add_271[16] != add_271[15]) ? (add_271[16] ? 16'h8000 : 16'h7fff) : add_271[15:0]), ((add_289[16] != add_289[15]) ? (add_289[16] ? 16'h8000 : 16'h7fff) : add_289[15:0]), ((add_307[16] != add_307[15]) ? (add_307[16] ? 16'h8000 : 16'h7fff) : add_307[15:0]), ((add_325[16] != add_325[15]) ? (add_325[16] ? 16'h8000 : 16'h7fff) : add_325[15:0]), ((add_343[16] != add_343[15]) ? (add_343[16] ? 16'h8000 : 16'h7fff) : add_343[15:0]), ((add_361[16] != add_361[15]) ? (add_361[16] ? 16'h8000 : 16'h7fff) : add_361[15:0]), ((add_379[16] != add_379[15]) ? (add_379[16] ? 16'h8000 : 16'h7fff) : add_379[15:0]), ((add_397[16] != add_397[15]) ? (add_397[16] ? 16'h8000 : 16'h7fff) : add_397[15:0]), ((add_415[16] != add_415[15]) ? (add_415[16] ? 16'h8000 : 16'h7fff) : add_415[15:0]), ((add_433[16] != add_433[15]) ? (add_433[16] ? 16'h8000 : 16'h7fff) : add_433[15:0]), ((add_451[16] != add_451[15]) ? (add_451[16] ? 16'h8000 : 16'h7fff) : add_451[15:0]), ((add_469[16] != add_469[15]) ? (add_469[16] ? 16'h8000 : 16'h7fff) : add_469[15:0]), ((add_487[16] != add_487[15]) ? (add_487[16] ? 16'h8000 : 16'h7fff) : add_487[15:0]), ((add_505[16] != add_505[15]) ? (add_505[16] ? 16'h8000 : 16'h7fff) : add_505[15:0]), ((add_523[16] != add_523[15]) ? (add_523[16] ? 16'h8000 : 16'h7fff) : add_523[15:0]), ((add_541[16] != add_541[15]) ? (add_541[16] ? 16'h8000 : 16'h7fff) : add_541[15:0]), ((add_559[16] != add_559[15]) ? (add_559[16] ? 16'h8000 : 16'h7fff) : add_559[15:0]), ((add_577[16] != add_577[15]) ? (add_577[16] ? 16'h8000 : 16'h7fff) : add_577[15:0])};
-    assign and_590 = s0_tvalid & s1_tvalid;
-    assign concat_591 = {s0_tlast, {{2{and_16}}, {2{and_34}}, {2{and_52}}, {2{and_70}}, {2{and_88}}, {2{and_106}}, {2{and_124}}, {2{and_142}}, {2{and_160}}, {2{and_178}}, {2{and_196}}, {2{and_214}}, {2{and_232}}, {2{and_250}}, {2{and_268}}, {2{and_286}}, {2{and_304}}, {2{and_322}}, {2{and_340}}, {2{and_358}}, {2{and_376}}, {2{and_394}}, {2{and_412}}, {2{and_430}}, {2{and_448}}, {2{and_466}}, {2{and_484}}, {2{and_502}}, {2{and_520}}, {2{and_538}}, {2{and_556}}, {2{and_574}}}, concat_586};
+    assign s0_lane31 = s0_tdata[511:496];
+    assign s1_lane31 = s1_tdata[511:496];
+    assign lane31_present = s0_tkeep[62] & s1_tkeep[62];
+    assign _lane31_out_add = {{1{s0_lane31[15]}}, s0_lane31} + {{1{s1_lane31[15]}}, s1_lane31};
+    assign lane31_out = (_lane31_out_add[16] != _lane31_out_add[15]) ? (_lane31_out_add[16] ? 16'h8000 : 16'h7fff) : _lane31_out_add[15:0];
+    assign s0_lane30 = s0_tdata[495:480];
+    assign s1_lane30 = s1_tdata[495:480];
+    assign lane30_present = s0_tkeep[60] & s1_tkeep[60];
+    assign _lane30_out_add = {{1{s0_lane30[15]}}, s0_lane30} + {{1{s1_lane30[15]}}, s1_lane30};
+    assign lane30_out = (_lane30_out_add[16] != _lane30_out_add[15]) ? (_lane30_out_add[16] ? 16'h8000 : 16'h7fff) : _lane30_out_add[15:0];
+    assign s0_lane29 = s0_tdata[479:464];
+    assign s1_lane29 = s1_tdata[479:464];
+    assign lane29_present = s0_tkeep[58] & s1_tkeep[58];
+    assign _lane29_out_add = {{1{s0_lane29[15]}}, s0_lane29} + {{1{s1_lane29[15]}}, s1_lane29};
+    assign lane29_out = (_lane29_out_add[16] != _lane29_out_add[15]) ? (_lane29_out_add[16] ? 16'h8000 : 16'h7fff) : _lane29_out_add[15:0];
+    assign s0_lane28 = s0_tdata[463:448];
+    assign s1_lane28 = s1_tdata[463:448];
+    assign lane28_present = s0_tkeep[56] & s1_tkeep[56];
+    assign _lane28_out_add = {{1{s0_lane28[15]}}, s0_lane28} + {{1{s1_lane28[15]}}, s1_lane28};
+    assign lane28_out = (_lane28_out_add[16] != _lane28_out_add[15]) ? (_lane28_out_add[16] ? 16'h8000 : 16'h7fff) : _lane28_out_add[15:0];
+    assign s0_lane27 = s0_tdata[447:432];
+    assign s1_lane27 = s1_tdata[447:432];
+    assign lane27_present = s0_tkeep[54] & s1_tkeep[54];
+    assign _lane27_out_add = {{1{s0_lane27[15]}}, s0_lane27} + {{1{s1_lane27[15]}}, s1_lane27};
+    assign lane27_out = (_lane27_out_add[16] != _lane27_out_add[15]) ? (_lane27_out_add[16] ? 16'h8000 : 16'h7fff) : _lane27_out_add[15:0];
+    assign s0_lane26 = s0_tdata[431:416];
+    assign s1_lane26 = s1_tdata[431:416];
+    assign lane26_present = s0_tkeep[52] & s1_tkeep[52];
+    assign _lane26_out_add = {{1{s0_lane26[15]}}, s0_lane26} + {{1{s1_lane26[15]}}, s1_lane26};
+    assign lane26_out = (_lane26_out_add[16] != _lane26_out_add[15]) ? (_lane26_out_add[16] ? 16'h8000 : 16'h7fff) : _lane26_out_add[15:0];
+    assign s0_lane25 = s0_tdata[415:400];
+    assign s1_lane25 = s1_tdata[415:400];
+    assign lane25_present = s0_tkeep[50] & s1_tkeep[50];
+    assign _lane25_out_add = {{1{s0_lane25[15]}}, s0_lane25} + {{1{s1_lane25[15]}}, s1_lane25};
+    assign lane25_out = (_lane25_out_add[16] != _lane25_out_add[15]) ? (_lane25_out_add[16] ? 16'h8000 : 16'h7fff) : _lane25_out_add[15:0];
+    assign s0_lane24 = s0_tdata[399:384];
+    assign s1_lane24 = s1_tdata[399:384];
+    assign lane24_present = s0_tkeep[48] & s1_tkeep[48];
+    assign _lane24_out_add = {{1{s0_lane24[15]}}, s0_lane24} + {{1{s1_lane24[15]}}, s1_lane24};
+    assign lane24_out = (_lane24_out_add[16] != _lane24_out_add[15]) ? (_lane24_out_add[16] ? 16'h8000 : 16'h7fff) : _lane24_out_add[15:0];
+    assign s0_lane23 = s0_tdata[383:368];
+    assign s1_lane23 = s1_tdata[383:368];
+    assign lane23_present = s0_tkeep[46] & s1_tkeep[46];
+    assign _lane23_out_add = {{1{s0_lane23[15]}}, s0_lane23} + {{1{s1_lane23[15]}}, s1_lane23};
+    assign lane23_out = (_lane23_out_add[16] != _lane23_out_add[15]) ? (_lane23_out_add[16] ? 16'h8000 : 16'h7fff) : _lane23_out_add[15:0];
+    assign s0_lane22 = s0_tdata[367:352];
+    assign s1_lane22 = s1_tdata[367:352];
+    assign lane22_present = s0_tkeep[44] & s1_tkeep[44];
+    assign _lane22_out_add = {{1{s0_lane22[15]}}, s0_lane22} + {{1{s1_lane22[15]}}, s1_lane22};
+    assign lane22_out = (_lane22_out_add[16] != _lane22_out_add[15]) ? (_lane22_out_add[16] ? 16'h8000 : 16'h7fff) : _lane22_out_add[15:0];
+    assign s0_lane21 = s0_tdata[351:336];
+    assign s1_lane21 = s1_tdata[351:336];
+    assign lane21_present = s0_tkeep[42] & s1_tkeep[42];
+    assign _lane21_out_add = {{1{s0_lane21[15]}}, s0_lane21} + {{1{s1_lane21[15]}}, s1_lane21};
+    assign lane21_out = (_lane21_out_add[16] != _lane21_out_add[15]) ? (_lane21_out_add[16] ? 16'h8000 : 16'h7fff) : _lane21_out_add[15:0];
+    assign s0_lane20 = s0_tdata[335:320];
+    assign s1_lane20 = s1_tdata[335:320];
+    assign lane20_present = s0_tkeep[40] & s1_tkeep[40];
+    assign _lane20_out_add = {{1{s0_lane20[15]}}, s0_lane20} + {{1{s1_lane20[15]}}, s1_lane20};
+    assign lane20_out = (_lane20_out_add[16] != _lane20_out_add[15]) ? (_lane20_out_add[16] ? 16'h8000 : 16'h7fff) : _lane20_out_add[15:0];
+    assign s0_lane19 = s0_tdata[319:304];
+    assign s1_lane19 = s1_tdata[319:304];
+    assign lane19_present = s0_tkeep[38] & s1_tkeep[38];
+    assign _lane19_out_add = {{1{s0_lane19[15]}}, s0_lane19} + {{1{s1_lane19[15]}}, s1_lane19};
+    assign lane19_out = (_lane19_out_add[16] != _lane19_out_add[15]) ? (_lane19_out_add[16] ? 16'h8000 : 16'h7fff) : _lane19_out_add[15:0];
+    assign s0_lane18 = s0_tdata[303:288];
+    assign s1_lane18 = s1_tdata[303:288];
+    assign lane18_present = s0_tkeep[36] & s1_tkeep[36];
+    assign _lane18_out_add = {{1{s0_lane18[15]}}, s0_lane18} + {{1{s1_lane18[15]}}, s1_lane18};
+    assign lane18_out = (_lane18_out_add[16] != _lane18_out_add[15]) ? (_lane18_out_add[16] ? 16'h8000 : 16'h7fff) : _lane18_out_add[15:0];
+    assign s0_lane17 = s0_tdata[287:272];
+    assign s1_lane17 = s1_tdata[287:272];
+    assign lane17_present = s0_tkeep[34] & s1_tkeep[34];
+    assign _lane17_out_add = {{1{s0_lane17[15]}}, s0_lane17} + {{1{s1_lane17[15]}}, s1_lane17};
+    assign lane17_out = (_lane17_out_add[16] != _lane17_out_add[15]) ? (_lane17_out_add[16] ? 16'h8000 : 16'h7fff) : _lane17_out_add[15:0];
+    assign s0_lane16 = s0_tdata[271:256];
+    assign s1_lane16 = s1_tdata[271:256];
+    assign lane16_present = s0_tkeep[32] & s1_tkeep[32];
+    assign _lane16_out_add = {{1{s0_lane16[15]}}, s0_lane16} + {{1{s1_lane16[15]}}, s1_lane16};
+    assign lane16_out = (_lane16_out_add[16] != _lane16_out_add[15]) ? (_lane16_out_add[16] ? 16'h8000 : 16'h7fff) : _lane16_out_add[15:0];
+    assign s0_lane15 = s0_tdata[255:240];
+    assign s1_lane15 = s1_tdata[255:240];
+    assign lane15_present = s0_tkeep[30] & s1_tkeep[30];
+    assign _lane15_out_add = {{1{s0_lane15[15]}}, s0_lane15} + {{1{s1_lane15[15]}}, s1_lane15};
+    assign lane15_out = (_lane15_out_add[16] != _lane15_out_add[15]) ? (_lane15_out_add[16] ? 16'h8000 : 16'h7fff) : _lane15_out_add[15:0];
+    assign s0_lane14 = s0_tdata[239:224];
+    assign s1_lane14 = s1_tdata[239:224];
+    assign lane14_present = s0_tkeep[28] & s1_tkeep[28];
+    assign _lane14_out_add = {{1{s0_lane14[15]}}, s0_lane14} + {{1{s1_lane14[15]}}, s1_lane14};
+    assign lane14_out = (_lane14_out_add[16] != _lane14_out_add[15]) ? (_lane14_out_add[16] ? 16'h8000 : 16'h7fff) : _lane14_out_add[15:0];
+    assign s0_lane13 = s0_tdata[223:208];
+    assign s1_lane13 = s1_tdata[223:208];
+    assign lane13_present = s0_tkeep[26] & s1_tkeep[26];
+    assign _lane13_out_add = {{1{s0_lane13[15]}}, s0_lane13} + {{1{s1_lane13[15]}}, s1_lane13};
+    assign lane13_out = (_lane13_out_add[16] != _lane13_out_add[15]) ? (_lane13_out_add[16] ? 16'h8000 : 16'h7fff) : _lane13_out_add[15:0];
+    assign s0_lane12 = s0_tdata[207:192];
+    assign s1_lane12 = s1_tdata[207:192];
+    assign lane12_present = s0_tkeep[24] & s1_tkeep[24];
+    assign _lane12_out_add = {{1{s0_lane12[15]}}, s0_lane12} + {{1{s1_lane12[15]}}, s1_lane12};
+    assign lane12_out = (_lane12_out_add[16] != _lane12_out_add[15]) ? (_lane12_out_add[16] ? 16'h8000 : 16'h7fff) : _lane12_out_add[15:0];
+    assign s0_lane11 = s0_tdata[191:176];
+    assign s1_lane11 = s1_tdata[191:176];
+    assign lane11_present = s0_tkeep[22] & s1_tkeep[22];
+    assign _lane11_out_add = {{1{s0_lane11[15]}}, s0_lane11} + {{1{s1_lane11[15]}}, s1_lane11};
+    assign lane11_out = (_lane11_out_add[16] != _lane11_out_add[15]) ? (_lane11_out_add[16] ? 16'h8000 : 16'h7fff) : _lane11_out_add[15:0];
+    assign s0_lane10 = s0_tdata[175:160];
+    assign s1_lane10 = s1_tdata[175:160];
+    assign lane10_present = s0_tkeep[20] & s1_tkeep[20];
+    assign _lane10_out_add = {{1{s0_lane10[15]}}, s0_lane10} + {{1{s1_lane10[15]}}, s1_lane10};
+    assign lane10_out = (_lane10_out_add[16] != _lane10_out_add[15]) ? (_lane10_out_add[16] ? 16'h8000 : 16'h7fff) : _lane10_out_add[15:0];
+    assign s0_lane9 = s0_tdata[159:144];
+    assign s1_lane9 = s1_tdata[159:144];
+    assign lane9_present = s0_tkeep[18] & s1_tkeep[18];
+    assign _lane9_out_add = {{1{s0_lane9[15]}}, s0_lane9} + {{1{s1_lane9[15]}}, s1_lane9};
+    assign lane9_out = (_lane9_out_add[16] != _lane9_out_add[15]) ? (_lane9_out_add[16] ? 16'h8000 : 16'h7fff) : _lane9_out_add[15:0];
+    assign s0_lane8 = s0_tdata[143:128];
+    assign s1_lane8 = s1_tdata[143:128];
+    assign lane8_present = s0_tkeep[16] & s1_tkeep[16];
+    assign _lane8_out_add = {{1{s0_lane8[15]}}, s0_lane8} + {{1{s1_lane8[15]}}, s1_lane8};
+    assign lane8_out = (_lane8_out_add[16] != _lane8_out_add[15]) ? (_lane8_out_add[16] ? 16'h8000 : 16'h7fff) : _lane8_out_add[15:0];
+    assign s0_lane7 = s0_tdata[127:112];
+    assign s1_lane7 = s1_tdata[127:112];
+    assign lane7_present = s0_tkeep[14] & s1_tkeep[14];
+    assign _lane7_out_add = {{1{s0_lane7[15]}}, s0_lane7} + {{1{s1_lane7[15]}}, s1_lane7};
+    assign lane7_out = (_lane7_out_add[16] != _lane7_out_add[15]) ? (_lane7_out_add[16] ? 16'h8000 : 16'h7fff) : _lane7_out_add[15:0];
+    assign s0_lane6 = s0_tdata[111:96];
+    assign s1_lane6 = s1_tdata[111:96];
+    assign lane6_present = s0_tkeep[12] & s1_tkeep[12];
+    assign _lane6_out_add = {{1{s0_lane6[15]}}, s0_lane6} + {{1{s1_lane6[15]}}, s1_lane6};
+    assign lane6_out = (_lane6_out_add[16] != _lane6_out_add[15]) ? (_lane6_out_add[16] ? 16'h8000 : 16'h7fff) : _lane6_out_add[15:0];
+    assign s0_lane5 = s0_tdata[95:80];
+    assign s1_lane5 = s1_tdata[95:80];
+    assign lane5_present = s0_tkeep[10] & s1_tkeep[10];
+    assign _lane5_out_add = {{1{s0_lane5[15]}}, s0_lane5} + {{1{s1_lane5[15]}}, s1_lane5};
+    assign lane5_out = (_lane5_out_add[16] != _lane5_out_add[15]) ? (_lane5_out_add[16] ? 16'h8000 : 16'h7fff) : _lane5_out_add[15:0];
+    assign s0_lane4 = s0_tdata[79:64];
+    assign s1_lane4 = s1_tdata[79:64];
+    assign lane4_present = s0_tkeep[8] & s1_tkeep[8];
+    assign _lane4_out_add = {{1{s0_lane4[15]}}, s0_lane4} + {{1{s1_lane4[15]}}, s1_lane4};
+    assign lane4_out = (_lane4_out_add[16] != _lane4_out_add[15]) ? (_lane4_out_add[16] ? 16'h8000 : 16'h7fff) : _lane4_out_add[15:0];
+    assign s0_lane3 = s0_tdata[63:48];
+    assign s1_lane3 = s1_tdata[63:48];
+    assign lane3_present = s0_tkeep[6] & s1_tkeep[6];
+    assign _lane3_out_add = {{1{s0_lane3[15]}}, s0_lane3} + {{1{s1_lane3[15]}}, s1_lane3};
+    assign lane3_out = (_lane3_out_add[16] != _lane3_out_add[15]) ? (_lane3_out_add[16] ? 16'h8000 : 16'h7fff) : _lane3_out_add[15:0];
+    assign s0_lane2 = s0_tdata[47:32];
+    assign s1_lane2 = s1_tdata[47:32];
+    assign lane2_present = s0_tkeep[4] & s1_tkeep[4];
+    assign _lane2_out_add = {{1{s0_lane2[15]}}, s0_lane2} + {{1{s1_lane2[15]}}, s1_lane2};
+    assign lane2_out = (_lane2_out_add[16] != _lane2_out_add[15]) ? (_lane2_out_add[16] ? 16'h8000 : 16'h7fff) : _lane2_out_add[15:0];
+    assign s0_lane1 = s0_tdata[31:16];
+    assign s1_lane1 = s1_tdata[31:16];
+    assign lane1_present = s0_tkeep[2] & s1_tkeep[2];
+    assign _lane1_out_add = {{1{s0_lane1[15]}}, s0_lane1} + {{1{s1_lane1[15]}}, s1_lane1};
+    assign lane1_out = (_lane1_out_add[16] != _lane1_out_add[15]) ? (_lane1_out_add[16] ? 16'h8000 : 16'h7fff) : _lane1_out_add[15:0];
+    assign s0_lane0 = s0_tdata[15:0];
+    assign s1_lane0 = s1_tdata[15:0];
+    assign lane0_present = s0_tkeep[0] & s1_tkeep[0];
+    assign _lane0_out_add = {{1{s0_lane0[15]}}, s0_lane0} + {{1{s1_lane0[15]}}, s1_lane0};
+    assign lane0_out = (_lane0_out_add[16] != _lane0_out_add[15]) ? (_lane0_out_add[16] ? 16'h8000 : 16'h7fff) : _lane0_out_add[15:0];
+    assign _out_pending_and = s0_tvalid & s1_tvalid;
+    assign _out_skid_data_concat = {s0_tlast, {{2{lane31_present}}, {2{lane30_present}}, {2{lane29_present}}, {2{lane28_present}}, {2{lane27_present}}, {2{lane26_present}}, {2{lane25_present}}, {2{lane24_present}}, {2{lane23_present}}, {2{lane22_present}}, {2{lane21_present}}, {2{lane20_present}}, {2{lane19_present}}, {2{lane18_present}}, {2{lane17_present}}, {2{lane16_present}}, {2{lane15_present}}, {2{lane14_present}}, {2{lane13_present}}, {2{lane12_present}}, {2{lane11_present}}, {2{lane10_present}}, {2{lane9_present}}, {2{lane8_present}}, {2{lane7_present}}, {2{lane6_present}}, {2{lane5_present}}, {2{lane4_present}}, {2{lane3_present}}, {2{lane2_present}}, {2{lane1_present}}, {2{lane0_present}}}, {lane31_out, lane30_out, lane29_out, lane28_out, lane27_out, lane26_out, lane25_out, lane24_out, lane23_out, lane22_out, lane21_out, lane20_out, lane19_out, lane18_out, lane17_out, lane16_out, lane15_out, lane14_out, lane13_out, lane12_out, lane11_out, lane10_out, lane9_out, lane8_out, lane7_out, lane6_out, lane5_out, lane4_out, lane3_out, lane2_out, lane1_out, lane0_out}};
     assign res_ready = out_skid_empty;
     assign out_out_ready = m_tready;
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
-    assign out_pending = out_skid_valid | and_590;
+    assign out_pending = out_skid_valid | _out_pending_and;
     assign unused = &{1'b0, s0_tkeep[1], s0_tkeep[3], s0_tkeep[5], s0_tkeep[7], s0_tkeep[9], s0_tkeep[11], s0_tkeep[13], s0_tkeep[15], s0_tkeep[17], s0_tkeep[19], s0_tkeep[21], s0_tkeep[23], s0_tkeep[25], s0_tkeep[27], s0_tkeep[29], s0_tkeep[31], s0_tkeep[33], s0_tkeep[35], s0_tkeep[37], s0_tkeep[39], s0_tkeep[41], s0_tkeep[43], s0_tkeep[45], s0_tkeep[47], s0_tkeep[49], s0_tkeep[51], s0_tkeep[53], s0_tkeep[55], s0_tkeep[57], s0_tkeep[59], s0_tkeep[61], s0_tkeep[63], s1_tkeep[1], s1_tkeep[3], s1_tkeep[5], s1_tkeep[7], s1_tkeep[9], s1_tkeep[11], s1_tkeep[13], s1_tkeep[15], s1_tkeep[17], s1_tkeep[19], s1_tkeep[21], s1_tkeep[23], s1_tkeep[25], s1_tkeep[27], s1_tkeep[29], s1_tkeep[31], s1_tkeep[33], s1_tkeep[35], s1_tkeep[37], s1_tkeep[39], s1_tkeep[41], s1_tkeep[43], s1_tkeep[45], s1_tkeep[47], s1_tkeep[49], s1_tkeep[51], s1_tkeep[53], s1_tkeep[55], s1_tkeep[57], s1_tkeep[59], s1_tkeep[61], s1_tkeep[63], s1_tlast};
 
     always @(posedge clk) begin
@@ -315,7 +377,7 @@ module onic_kernel_sum_int16_sat (
 
     always @(posedge clk) begin
         if (out_load) begin
-            out_data <= out_skid_valid ? out_skid_data : concat_591;
+            out_data <= out_skid_valid ? out_skid_data : _out_skid_data_concat;
         end
     end
 
@@ -328,8 +390,8 @@ module onic_kernel_sum_int16_sat (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (and_590 & out_skid_empty)) begin
-            out_skid_data <= concat_591;
+        if ((~out_load) & (_out_pending_and & out_skid_empty)) begin
+            out_skid_data <= _out_skid_data_concat;
         end
     end
 

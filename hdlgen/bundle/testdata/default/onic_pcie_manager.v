@@ -171,8 +171,8 @@ module onic_pcie_manager (
     reg  [2:0] cpl_trail_bytes; // manager.go:764: a table
     wire write_accept; // manager.go:823
     wire [31:0] write_mask; // manager.go:834
-    wire [31:0] not_29; // manager.go:847
-    wire [31:0] and_31; // manager.go:847
+    wire [31:0] _win_en_lo_not; // manager.go:847
+    wire [31:0] _win_en_lo_and; // manager.go:847
     wire init_done; // manager.go:850
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
@@ -183,17 +183,17 @@ module onic_pcie_manager (
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
     wire [63:0] bar_offset; // manager.go:404
-    wire eq_319; // manager.go:420
-    wire [63:0] concat_339; // manager.go:481
+    wire _s1_proxy_eq; // manager.go:420
+    wire [63:0] _window_enables_concat; // manager.go:481
     wire window_enables; // manager.go:481
     wire failover; // manager.go:490
     wire [2:0] translated_egress; // manager.go:491
     wire [63:0] translated_addr; // manager.go:492
     wire multicast; // manager.go:493
     wire [63:0] check_addr; // manager.go:523
-    wire [4:0] or_434; // manager.go:525
+    wire [4:0] _check_egress_or; // manager.go:525
     wire [4:0] check_egress; // manager.go:529
-    wire [2:0] concat_473; // tlphdr.go:87
+    wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
@@ -277,7 +277,7 @@ module onic_pcie_manager (
     wire [2:0] cpl_status; // manager.go:596
     wire via_window; // manager.go:599
     wire second_copy; // manager.go:600
-    wire [1:0] mux_664; // manager.go:727
+    wire [1:0] _hdr_primary_mux; // manager.go:727
     wire rewrite_primary_4dw; // manager.go:728
     wire [31:0] rewrite_primary_dw0; // manager.go:729
     wire [31:0] rewrite_primary_dw1; // manager.go:730
@@ -286,7 +286,7 @@ module onic_pcie_manager (
     wire [31:0] rewrite_second_dw0; // manager.go:729
     wire [31:0] rewrite_second_dw1; // manager.go:730
     wire [127:0] hdr_second; // manager.go:733
-    wire [11:0] zext_785; // manager.go:761
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:761
     wire [11:0] cpl_bytes_one_dw; // manager.go:763
     wire [11:0] cpl_bytes_many_dw; // manager.go:764
     wire [11:0] cpl_byte_count; // manager.go:765
@@ -294,9 +294,9 @@ module onic_pcie_manager (
     wire [95:0] cpl_hdr; // manager.go:773
     wire take_decision; // manager.go:609
     wire forward; // manager.go:629
-    wire eq_871; // manager.go:630
+    wire _to_port_a_eq; // manager.go:630
     wire to_port_a; // manager.go:636
-    wire eq_878; // manager.go:630
+    wire _to_port_b_eq; // manager.go:630
     wire to_port_b; // manager.go:637
     wire [529:0] beat_tail; // manager.go:640
     wire m_kernel_for; // manager.go:644
@@ -333,14 +333,14 @@ module onic_pcie_manager (
     wire m_cpl_done; // manager.go:656
     wire m_cpl_slice_m_ready; // axis.go:323
     wire count_fire; // manager.go:668
-    wire not_1074; // manager.go:871
+    wire _s_axil_arready_not; // manager.go:871
     wire read_accept; // manager.go:871
-    wire [31:0] or_1164; // manager.go:894
-    wire [31:0] or_1174; // manager.go:894
-    wire [31:0] or_1175; // manager.go:894
-    wire [31:0] or_1176; // manager.go:894
-    wire [31:0] or_1177; // manager.go:894
-    wire [31:0] or_1178; // manager.go:894
+    wire [31:0] _read_data_or_6; // manager.go:894
+    wire [31:0] _read_data_or_5; // manager.go:894
+    wire [31:0] _read_data_or_4; // manager.go:894
+    wire [31:0] _read_data_or_3; // manager.go:894
+    wire [31:0] _read_data_or_2; // manager.go:894
+    wire [31:0] _read_data_or; // manager.go:894
     wire [31:0] read_data; // manager.go:894
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
@@ -377,8 +377,8 @@ module onic_pcie_manager (
 
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
-    assign not_29 = ~write_mask;
-    assign and_31 = s_axil_wdata & write_mask;
+    assign _win_en_lo_not = ~write_mask;
+    assign _win_en_lo_and = s_axil_wdata & write_mask;
     assign init_done = 1'h1;
     assign in_ready = in_slice_s_tready;
     assign in_slice_m_ready = adv;
@@ -389,17 +389,17 @@ module onic_pcie_manager (
     assign in_hdr_requester = in_hdr_completion ? in_hdr[63:48] : in_hdr[95:80];
     assign in_hdr_address = in_hdr[125] ? {in_hdr[63:2], 2'h0} : {32'h0, {in_hdr[63:34], 2'h0}};
     assign bar_offset = in_hdr_address & bar_mask;
-    assign eq_319 = in_hdr_requester == 16'h0;
-    assign concat_339 = {win_en_hi, win_en_lo};
-    assign window_enables = concat_339[0];
+    assign _s1_proxy_eq = in_hdr_requester == 16'h0;
+    assign _window_enables_concat = {win_en_hi, win_en_lo};
+    assign window_enables = _window_enables_concat[0];
     assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == 3'h1) & port_down[0]) | ((windows_egress == 3'h2) & port_down[1]));
     assign translated_egress = failover ? windows_second_egress : windows_egress;
     assign translated_addr = failover ? windows_second_translated : windows_translated;
     assign multicast = windows_has_second & windows_multicast;
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign or_434 = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
-    assign check_egress = s2_reg_hit ? 5'h2 : or_434;
-    assign concat_473 = {s3_hdr[114], s3_hdr[109:108]};
+    assign _check_egress_or = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
+    assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
@@ -483,27 +483,27 @@ module onic_pcie_manager (
     assign cpl_status = (reason_cfg_or_msg == 4'h5) ? 3'h1 : 3'h1;
     assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
     assign second_copy = (via_window & s3_second) & (s3_kind[4] & (~s3_second_down));
-    assign mux_664 = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
+    assign _hdr_primary_mux = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
     assign rewrite_primary_4dw = |addr_cfg_or_msg[63:32];
     assign rewrite_primary_dw0 = {s3_hdr[127:126], rewrite_primary_4dw, s3_hdr[124:96]};
     assign rewrite_primary_dw1 = {req_cfg_or_msg, s3_hdr[79:64]};
-    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], mux_664} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], mux_664, 32'h0}) : s3_hdr;
+    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], _hdr_primary_mux} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], _hdr_primary_mux, 32'h0}) : s3_hdr;
     assign rewrite_second_4dw = |s3_second_addr[63:32];
     assign rewrite_second_dw0 = {s3_hdr[127:126], rewrite_second_4dw, s3_hdr[124:96]};
     assign rewrite_second_dw1 = rewrite_primary_dw1;
-    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], mux_664} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], mux_664, 32'h0};
-    assign zext_785 = {9'h0, cpl_lead_bytes};
-    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - zext_785);
-    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - zext_785) - {9'h0, cpl_trail_bytes};
+    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], _hdr_primary_mux} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], _hdr_primary_mux, 32'h0};
+    assign _cpl_bytes_one_dw_zext = {9'h0, cpl_lead_bytes};
+    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - _cpl_bytes_one_dw_zext);
+    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - _cpl_bytes_one_dw_zext) - {9'h0, cpl_trail_bytes};
     assign cpl_byte_count = s3_kind[5] ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw) : 12'h4;
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
-    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], concat_473[2], {2{2'h0}}, concat_473[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
     assign take_decision = adv & (s3_valid & s3_sop);
     assign forward = s4_action == 2'h0;
-    assign eq_871 = s4_egress == 3'h1;
-    assign to_port_a = (forward & eq_871) | (s4_second & (s4_second_egress == 3'h1));
-    assign eq_878 = s4_egress == 3'h2;
-    assign to_port_b = (forward & eq_878) | (s4_second & (s4_second_egress == 3'h2));
+    assign _to_port_a_eq = s4_egress == 3'h1;
+    assign to_port_a = (forward & _to_port_a_eq) | (s4_second & (s4_second_egress == 3'h1));
+    assign _to_port_b_eq = s4_egress == 3'h2;
+    assign to_port_b = (forward & _to_port_b_eq) | (s4_second & (s4_second_egress == 3'h2));
     assign beat_tail = {s4_data, s4_keep, s4_sop, s4_eop};
     assign m_kernel_for = forward & (s4_egress == 3'h3);
     assign m_local_for = forward & (s4_egress == 3'h4);
@@ -539,16 +539,16 @@ module onic_pcie_manager (
     assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
     assign count_fire = adv & (s4_valid & s4_sop);
-    assign not_1074 = ~axil_rvalid;
-    assign read_accept = s_axil_arvalid & not_1074;
-    assign or_1164 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
-    assign or_1174 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
-    assign or_1175 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
-    assign or_1176 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
-    assign or_1177 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
-    assign or_1178 = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | or_1164) | or_1174;
-    assign read_data = (or_1178 | (or_1175 | or_1176)) | or_1177;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_339[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign _s_axil_arready_not = ~axil_rvalid;
+    assign read_accept = s_axil_arvalid & _s_axil_arready_not;
+    assign _read_data_or_6 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
+    assign _read_data_or_5 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
+    assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
+    assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
+    assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
+    assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | _read_data_or_2;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _window_enables_concat[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     always @(*) begin
         case ({in_hdr[127:120]})
@@ -694,7 +694,7 @@ module onic_pcie_manager (
     onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
-        .s_tdata({(eq_871 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tdata({(_to_port_a_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
         .s_tvalid(m_port_a_offer),
         .s_tready(m_port_a_slice_s_tready),
         .m_tdata(m_port_a_slice_m_tdata),
@@ -705,7 +705,7 @@ module onic_pcie_manager (
     onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
-        .s_tdata({(eq_878 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tdata({(_to_port_b_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
         .s_tvalid(m_port_b_offer),
         .s_tready(m_port_b_slice_s_tready),
         .m_tdata(m_port_b_slice_m_tdata),
@@ -758,7 +758,7 @@ module onic_pcie_manager (
         if (rst) begin
             win_en_lo <= 32'h1;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h4)) begin
-            win_en_lo <= (win_en_lo & not_29) | and_31;
+            win_en_lo <= (win_en_lo & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -766,7 +766,7 @@ module onic_pcie_manager (
         if (rst) begin
             win_en_hi <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h5)) begin
-            win_en_hi <= (win_en_hi & not_29) | and_31;
+            win_en_hi <= (win_en_hi & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -774,7 +774,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_index <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h8)) begin
-            lut_index <= (lut_index & not_29) | and_31;
+            lut_index <= (lut_index & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -782,7 +782,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_addr_lo <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h9)) begin
-            lut_addr_lo <= (lut_addr_lo & not_29) | and_31;
+            lut_addr_lo <= (lut_addr_lo & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -790,7 +790,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_addr_hi <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'ha)) begin
-            lut_addr_hi <= (lut_addr_hi & not_29) | and_31;
+            lut_addr_hi <= (lut_addr_hi & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -798,7 +798,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_ctrl <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'hb)) begin
-            lut_ctrl <= (lut_ctrl & not_29) | and_31;
+            lut_ctrl <= (lut_ctrl & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -894,13 +894,13 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_proxy_ok <= eq_319;
+            s1_proxy_ok <= _s1_proxy_eq;
         end
     end
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_proxy <= eq_319 ? 16'h1000 : 16'h0;
+            s1_proxy <= _s1_proxy_eq ? 16'h1000 : 16'h0;
         end
     end
 
@@ -1432,7 +1432,7 @@ module onic_pcie_manager (
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign s_axil_arready = not_1074;
+    assign s_axil_arready = _s_axil_arready_not;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;

@@ -13,35 +13,35 @@ module onic_pcie_manager_access (
     output wire found,
     output wire [15:0] domain
 );
-    wire ltu_13; // access.go:60
-    wire and_18; // access.go:68
-    wire [31:0] shr_21; // access.go:72
-    wire [3:0] shr_24; // access.go:73
-    wire and_37; // access.go:78
-    wire and_55; // access.go:68
-    wire [31:0] shr_58; // access.go:72
-    wire [3:0] shr_61; // access.go:73
-    wire mux_78; // access.go:88
-    wire mux_83; // access.go:88
-    wire [2:0] mux_98; // access.go:112
+    wire _found_ltu; // access.go:60
+    wire _found_and_2; // access.go:68
+    wire [31:0] _rule_shr_4; // access.go:72
+    wire [3:0] _rule_shr_3; // access.go:73
+    wire _rule_and; // access.go:78
+    wire _found_and; // access.go:68
+    wire [31:0] _rule_shr_2; // access.go:72
+    wire [3:0] _rule_shr; // access.go:73
+    wire _found_mux; // access.go:88
+    wire _rule_mux_2; // access.go:88
+    wire [2:0] _rule_mux; // access.go:112
     wire unused;
 
-    assign ltu_13 = 1'h0;
-    assign and_18 = (~ltu_13) & (~(16'h0 < req));
-    assign shr_21 = 32'h1 >> egress_bit;
-    assign shr_24 = 4'h1 >> ingress;
-    assign and_37 = ((~(addr < 64'h100000000)) & (addr < 64'h140000000)) & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
-    assign and_55 = (~(req < 16'h2000)) & (~(16'h2007 < req));
-    assign shr_58 = 32'h8 >> egress_bit;
-    assign shr_61 = 4'h2 >> ingress;
-    assign mux_78 = and_55 ? 1'h1 : (and_18 ? 1'h1 : 1'h0);
-    assign mux_83 = and_55 ? and_37 : (and_18 ? and_37 : 1'h0);
-    assign mux_98 = (and_55 ? shr_61[0] : (and_18 ? shr_24[0] : 1'h0)) ? ((and_55 ? shr_58[0] : (and_18 ? shr_21[0] : 1'h0)) ? (mux_83 ? (mux_83 ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
-    assign unused = &{1'b0, shr_21[31:1], shr_24[3:1], shr_58[31:1], shr_61[3:1]};
+    assign _found_ltu = 1'h0;
+    assign _found_and_2 = (~_found_ltu) & (~(16'h0 < req));
+    assign _rule_shr_4 = 32'h1 >> egress_bit;
+    assign _rule_shr_3 = 4'h1 >> ingress;
+    assign _rule_and = ((~(addr < 64'h100000000)) & (addr < 64'h140000000)) & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
+    assign _found_and = (~(req < 16'h2000)) & (~(16'h2007 < req));
+    assign _rule_shr_2 = 32'h8 >> egress_bit;
+    assign _rule_shr = 4'h2 >> ingress;
+    assign _found_mux = _found_and ? 1'h1 : (_found_and_2 ? 1'h1 : 1'h0);
+    assign _rule_mux_2 = _found_and ? _rule_and : (_found_and_2 ? _rule_and : 1'h0);
+    assign _rule_mux = (_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0)) ? ((_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0)) ? (_rule_mux_2 ? (_rule_mux_2 ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
+    assign unused = &{1'b0, _rule_shr_4[31:1], _rule_shr_3[3:1], _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = mux_78 ? mux_98 : 3'h1;
-    assign found = mux_78;
-    assign domain = and_55 ? 16'h1 : 16'h0;
+    assign rule = _found_mux ? _rule_mux : 3'h1;
+    assign found = _found_mux;
+    assign domain = _found_and ? 16'h1 : 16'h0;
 endmodule
 
 `default_nettype wire

@@ -17,20 +17,20 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire and_8; // translate.go:59
+    wire _found_and; // translate.go:59
 
-    assign and_8 = (bar == 3'h2) & (off[63:30] == 34'h0);
+    assign _found_and = (bar == 3'h2) & (off[63:30] == 34'h0);
 
-    assign found = and_8;
-    assign enabled = and_8 ? window_en : 1'h0;
+    assign found = _found_and;
+    assign enabled = _found_and ? window_en : 1'h0;
     assign index = 6'h0;
-    assign egress = and_8 ? 3'h1 : 3'h0;
+    assign egress = _found_and ? 3'h1 : 3'h0;
     assign slot = 8'h0;
-    assign translated = and_8 ? {34'h4, off[29:0]} : 64'h0;
+    assign translated = _found_and ? {34'h4, off[29:0]} : 64'h0;
     assign has_second = 1'h0;
     assign multicast = 1'h0;
     assign second_egress = 3'h0;
-    assign second_translated = and_8 ? {34'h0, off[29:0]} : 64'h0;
+    assign second_translated = _found_and ? {34'h0, off[29:0]} : 64'h0;
 endmodule
 
 `default_nettype wire

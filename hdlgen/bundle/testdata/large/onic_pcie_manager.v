@@ -91,7 +91,7 @@ module onic_pcie_manager (
     reg  s1_in_lut = 1'h0; // manager.go:429
     reg  s1_proxy_ok = 1'h0; // manager.go:429
     reg  [15:0] s1_proxy = 16'h0; // manager.go:429
-    reg  [59:0] memread_795; // manager.go:443
+    reg  [59:0] _translated_enabled_memread; // manager.go:443
     reg  [8:0] lut_init_idx = 9'h0; // manager.go:450
     reg  s2_valid = 1'h0; // manager.go:511
     reg  [127:0] s2_hdr = 128'h0; // manager.go:511
@@ -171,14 +171,14 @@ module onic_pcie_manager (
     reg  [6:0] kind; // manager.go:398: a table
     reg  [63:0] bar_mask; // manager.go:404: a table
     reg  bar_ok; // manager.go:405: a table
-    reg  [59:0] mux_2344; // manager.go:458: a table
+    reg  [59:0] _mux_2345_mux; // manager.go:458: a table
     reg  [2:0] cpl_lead_bytes; // manager.go:758: a table
     reg  [1:0] cpl_last_byte; // manager.go:762: a table
     reg  [2:0] cpl_trail_bytes; // manager.go:764: a table
     wire write_accept; // manager.go:823
     wire [31:0] write_mask; // manager.go:834
-    wire [31:0] not_29; // manager.go:847
-    wire [31:0] and_31; // manager.go:847
+    wire [31:0] _win_en_lo_not; // manager.go:847
+    wire [31:0] _win_en_lo_and; // manager.go:847
     wire init_done; // manager.go:850
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
@@ -189,101 +189,101 @@ module onic_pcie_manager (
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
     wire [63:0] bar_offset; // manager.go:404
-    wire [47:0] sub_321; // manager.go:412
-    wire ltu_325; // manager.go:414
-    wire eq_333; // manager.go:420
-    wire eq_336; // manager.go:420
-    wire eq_339; // manager.go:420
-    wire eq_342; // manager.go:420
-    wire eq_345; // manager.go:420
-    wire eq_348; // manager.go:420
-    wire eq_351; // manager.go:420
-    wire eq_354; // manager.go:420
-    wire eq_357; // manager.go:420
-    wire eq_360; // manager.go:420
-    wire eq_363; // manager.go:420
-    wire eq_366; // manager.go:420
-    wire eq_369; // manager.go:420
-    wire eq_372; // manager.go:420
-    wire eq_375; // manager.go:420
-    wire eq_378; // manager.go:420
-    wire eq_381; // manager.go:420
-    wire eq_384; // manager.go:420
-    wire eq_387; // manager.go:420
-    wire eq_390; // manager.go:420
-    wire eq_393; // manager.go:420
-    wire eq_396; // manager.go:420
-    wire eq_399; // manager.go:420
-    wire eq_402; // manager.go:420
-    wire eq_405; // manager.go:420
-    wire eq_408; // manager.go:420
-    wire eq_411; // manager.go:420
-    wire eq_414; // manager.go:420
-    wire eq_417; // manager.go:420
-    wire eq_420; // manager.go:420
-    wire eq_423; // manager.go:420
-    wire eq_426; // manager.go:420
-    wire eq_429; // manager.go:420
-    wire eq_432; // manager.go:420
-    wire eq_435; // manager.go:420
-    wire eq_438; // manager.go:420
-    wire eq_441; // manager.go:420
-    wire eq_444; // manager.go:420
-    wire eq_447; // manager.go:420
-    wire eq_450; // manager.go:420
-    wire eq_453; // manager.go:420
-    wire eq_456; // manager.go:420
-    wire eq_459; // manager.go:420
-    wire eq_462; // manager.go:420
-    wire eq_465; // manager.go:420
-    wire eq_468; // manager.go:420
-    wire eq_471; // manager.go:420
-    wire eq_474; // manager.go:420
-    wire eq_477; // manager.go:420
-    wire eq_480; // manager.go:420
-    wire eq_483; // manager.go:420
-    wire eq_486; // manager.go:420
-    wire eq_489; // manager.go:420
-    wire eq_492; // manager.go:420
-    wire eq_495; // manager.go:420
-    wire eq_498; // manager.go:420
-    wire eq_501; // manager.go:420
-    wire eq_504; // manager.go:420
-    wire eq_507; // manager.go:420
-    wire eq_510; // manager.go:420
-    wire eq_513; // manager.go:420
-    wire eq_516; // manager.go:420
-    wire eq_519; // manager.go:420
-    wire eq_522; // manager.go:420
-    wire or_572; // manager.go:423
-    wire or_573; // manager.go:423
-    wire or_574; // manager.go:423
-    wire or_575; // manager.go:423
-    wire or_576; // manager.go:423
-    wire or_577; // manager.go:423
-    wire or_578; // manager.go:423
-    wire or_579; // manager.go:423
-    wire or_586; // manager.go:423
-    wire [15:0] or_748; // manager.go:425
-    wire [15:0] or_749; // manager.go:425
-    wire [15:0] or_750; // manager.go:425
-    wire [15:0] or_751; // manager.go:425
-    wire [15:0] or_752; // manager.go:425
-    wire [15:0] or_753; // manager.go:425
-    wire [15:0] or_754; // manager.go:425
-    wire [15:0] or_755; // manager.go:425
-    wire [15:0] or_756; // manager.go:425
-    wire [15:0] or_757; // manager.go:425
-    wire [15:0] or_758; // manager.go:425
-    wire [15:0] or_759; // manager.go:425
-    wire [15:0] or_760; // manager.go:425
-    wire [15:0] or_761; // manager.go:425
-    wire [15:0] or_762; // manager.go:425
-    wire [15:0] or_763; // manager.go:425
-    wire [15:0] or_776; // manager.go:425
-    wire [15:0] or_777; // manager.go:425
-    wire not_801; // manager.go:453
-    wire [63:0] concat_806; // manager.go:456
+    wire [47:0] _s1_in_lut_sub; // manager.go:412
+    wire _s1_in_lut_ltu; // manager.go:414
+    wire _s1_proxy_ok_eq_64; // manager.go:420
+    wire _s1_proxy_ok_eq_63; // manager.go:420
+    wire _s1_proxy_ok_eq_62; // manager.go:420
+    wire _s1_proxy_ok_eq_61; // manager.go:420
+    wire _s1_proxy_ok_eq_60; // manager.go:420
+    wire _s1_proxy_ok_eq_59; // manager.go:420
+    wire _s1_proxy_ok_eq_58; // manager.go:420
+    wire _s1_proxy_ok_eq_57; // manager.go:420
+    wire _s1_proxy_ok_eq_56; // manager.go:420
+    wire _s1_proxy_ok_eq_55; // manager.go:420
+    wire _s1_proxy_ok_eq_54; // manager.go:420
+    wire _s1_proxy_ok_eq_53; // manager.go:420
+    wire _s1_proxy_ok_eq_52; // manager.go:420
+    wire _s1_proxy_ok_eq_51; // manager.go:420
+    wire _s1_proxy_ok_eq_50; // manager.go:420
+    wire _s1_proxy_ok_eq_49; // manager.go:420
+    wire _s1_proxy_ok_eq_48; // manager.go:420
+    wire _s1_proxy_ok_eq_47; // manager.go:420
+    wire _s1_proxy_ok_eq_46; // manager.go:420
+    wire _s1_proxy_ok_eq_45; // manager.go:420
+    wire _s1_proxy_ok_eq_44; // manager.go:420
+    wire _s1_proxy_ok_eq_43; // manager.go:420
+    wire _s1_proxy_ok_eq_42; // manager.go:420
+    wire _s1_proxy_ok_eq_41; // manager.go:420
+    wire _s1_proxy_ok_eq_40; // manager.go:420
+    wire _s1_proxy_ok_eq_39; // manager.go:420
+    wire _s1_proxy_ok_eq_38; // manager.go:420
+    wire _s1_proxy_ok_eq_37; // manager.go:420
+    wire _s1_proxy_ok_eq_36; // manager.go:420
+    wire _s1_proxy_ok_eq_35; // manager.go:420
+    wire _s1_proxy_ok_eq_34; // manager.go:420
+    wire _s1_proxy_ok_eq_33; // manager.go:420
+    wire _s1_proxy_ok_eq_32; // manager.go:420
+    wire _s1_proxy_ok_eq_31; // manager.go:420
+    wire _s1_proxy_ok_eq_30; // manager.go:420
+    wire _s1_proxy_ok_eq_29; // manager.go:420
+    wire _s1_proxy_ok_eq_28; // manager.go:420
+    wire _s1_proxy_ok_eq_27; // manager.go:420
+    wire _s1_proxy_ok_eq_26; // manager.go:420
+    wire _s1_proxy_ok_eq_25; // manager.go:420
+    wire _s1_proxy_ok_eq_24; // manager.go:420
+    wire _s1_proxy_ok_eq_23; // manager.go:420
+    wire _s1_proxy_ok_eq_22; // manager.go:420
+    wire _s1_proxy_ok_eq_21; // manager.go:420
+    wire _s1_proxy_ok_eq_20; // manager.go:420
+    wire _s1_proxy_ok_eq_19; // manager.go:420
+    wire _s1_proxy_ok_eq_18; // manager.go:420
+    wire _s1_proxy_ok_eq_17; // manager.go:420
+    wire _s1_proxy_ok_eq_16; // manager.go:420
+    wire _s1_proxy_ok_eq_15; // manager.go:420
+    wire _s1_proxy_ok_eq_14; // manager.go:420
+    wire _s1_proxy_ok_eq_13; // manager.go:420
+    wire _s1_proxy_ok_eq_12; // manager.go:420
+    wire _s1_proxy_ok_eq_11; // manager.go:420
+    wire _s1_proxy_ok_eq_10; // manager.go:420
+    wire _s1_proxy_ok_eq_9; // manager.go:420
+    wire _s1_proxy_ok_eq_8; // manager.go:420
+    wire _s1_proxy_ok_eq_7; // manager.go:420
+    wire _s1_proxy_ok_eq_6; // manager.go:420
+    wire _s1_proxy_ok_eq_5; // manager.go:420
+    wire _s1_proxy_ok_eq_4; // manager.go:420
+    wire _s1_proxy_ok_eq_3; // manager.go:420
+    wire _s1_proxy_ok_eq_2; // manager.go:420
+    wire _s1_proxy_ok_eq; // manager.go:420
+    wire _s1_proxy_ok_or_9; // manager.go:423
+    wire _s1_proxy_ok_or_8; // manager.go:423
+    wire _s1_proxy_ok_or_7; // manager.go:423
+    wire _s1_proxy_ok_or_6; // manager.go:423
+    wire _s1_proxy_ok_or_5; // manager.go:423
+    wire _s1_proxy_ok_or_4; // manager.go:423
+    wire _s1_proxy_ok_or_3; // manager.go:423
+    wire _s1_proxy_ok_or_2; // manager.go:423
+    wire _s1_proxy_ok_or; // manager.go:423
+    wire [15:0] _s1_proxy_or_18; // manager.go:425
+    wire [15:0] _s1_proxy_or_17; // manager.go:425
+    wire [15:0] _s1_proxy_or_16; // manager.go:425
+    wire [15:0] _s1_proxy_or_15; // manager.go:425
+    wire [15:0] _s1_proxy_or_14; // manager.go:425
+    wire [15:0] _s1_proxy_or_13; // manager.go:425
+    wire [15:0] _s1_proxy_or_12; // manager.go:425
+    wire [15:0] _s1_proxy_or_11; // manager.go:425
+    wire [15:0] _s1_proxy_or_10; // manager.go:425
+    wire [15:0] _s1_proxy_or_9; // manager.go:425
+    wire [15:0] _s1_proxy_or_8; // manager.go:425
+    wire [15:0] _s1_proxy_or_7; // manager.go:425
+    wire [15:0] _s1_proxy_or_6; // manager.go:425
+    wire [15:0] _s1_proxy_or_5; // manager.go:425
+    wire [15:0] _s1_proxy_or_4; // manager.go:425
+    wire [15:0] _s1_proxy_or_3; // manager.go:425
+    wire [15:0] _s1_proxy_or_2; // manager.go:425
+    wire [15:0] _s1_proxy_or; // manager.go:425
+    wire _lut_init_idx_not; // manager.go:453
+    wire [63:0] _mux_2345_concat; // manager.go:456
     wire [59:0] mux_2345; // manager.go:458
     wire or_2350; // manager.go:459
     wire [63:0] window_enables; // manager.go:481
@@ -295,9 +295,9 @@ module onic_pcie_manager (
     wire [63:0] translated_addr; // manager.go:504
     wire multicast; // manager.go:505
     wire [63:0] check_addr; // manager.go:523
-    wire [4:0] or_2459; // manager.go:525
+    wire [4:0] _check_egress_or; // manager.go:525
     wire [4:0] check_egress; // manager.go:529
-    wire [2:0] concat_2498; // tlphdr.go:87
+    wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
@@ -381,7 +381,7 @@ module onic_pcie_manager (
     wire [2:0] cpl_status; // manager.go:596
     wire via_window; // manager.go:599
     wire second_copy; // manager.go:600
-    wire [1:0] mux_2689; // manager.go:727
+    wire [1:0] _hdr_primary_mux; // manager.go:727
     wire rewrite_primary_4dw; // manager.go:728
     wire [31:0] rewrite_primary_dw0; // manager.go:729
     wire [31:0] rewrite_primary_dw1; // manager.go:730
@@ -390,7 +390,7 @@ module onic_pcie_manager (
     wire [31:0] rewrite_second_dw0; // manager.go:729
     wire [31:0] rewrite_second_dw1; // manager.go:730
     wire [127:0] hdr_second; // manager.go:733
-    wire [11:0] zext_2810; // manager.go:761
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:761
     wire [11:0] cpl_bytes_one_dw; // manager.go:763
     wire [11:0] cpl_bytes_many_dw; // manager.go:764
     wire [11:0] cpl_byte_count; // manager.go:765
@@ -398,9 +398,9 @@ module onic_pcie_manager (
     wire [95:0] cpl_hdr; // manager.go:773
     wire take_decision; // manager.go:609
     wire forward; // manager.go:629
-    wire eq_2896; // manager.go:630
+    wire _to_port_a_eq; // manager.go:630
     wire to_port_a; // manager.go:636
-    wire eq_2903; // manager.go:630
+    wire _to_port_b_eq; // manager.go:630
     wire to_port_b; // manager.go:637
     wire [529:0] beat_tail; // manager.go:640
     wire m_kernel_for; // manager.go:644
@@ -437,14 +437,14 @@ module onic_pcie_manager (
     wire m_cpl_done; // manager.go:656
     wire m_cpl_slice_m_ready; // axis.go:323
     wire count_fire; // manager.go:668
-    wire not_3099; // manager.go:871
+    wire _s_axil_arready_not; // manager.go:871
     wire read_accept; // manager.go:871
-    wire [31:0] or_3189; // manager.go:894
-    wire [31:0] or_3199; // manager.go:894
-    wire [31:0] or_3200; // manager.go:894
-    wire [31:0] or_3201; // manager.go:894
-    wire [31:0] or_3202; // manager.go:894
-    wire [31:0] or_3203; // manager.go:894
+    wire [31:0] _read_data_or_6; // manager.go:894
+    wire [31:0] _read_data_or_5; // manager.go:894
+    wire [31:0] _read_data_or_4; // manager.go:894
+    wire [31:0] _read_data_or_3; // manager.go:894
+    wire [31:0] _read_data_or_2; // manager.go:894
+    wire [31:0] _read_data_or; // manager.go:894
     wire [31:0] read_data; // manager.go:894
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
@@ -481,8 +481,8 @@ module onic_pcie_manager (
 
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
-    assign not_29 = ~write_mask;
-    assign and_31 = s_axil_wdata & write_mask;
+    assign _win_en_lo_not = ~write_mask;
+    assign _win_en_lo_and = s_axil_wdata & write_mask;
     assign init_done = lut_init_done;
     assign in_ready = in_slice_s_tready;
     assign in_slice_m_ready = adv;
@@ -493,115 +493,115 @@ module onic_pcie_manager (
     assign in_hdr_requester = in_hdr_completion ? in_hdr[63:48] : in_hdr[95:80];
     assign in_hdr_address = in_hdr[125] ? {in_hdr[63:2], 2'h0} : {32'h0, {in_hdr[63:34], 2'h0}};
     assign bar_offset = in_hdr_address & bar_mask;
-    assign sub_321 = bar_offset[63:16] - 48'h0;
-    assign ltu_325 = 1'h0;
-    assign eq_333 = in_hdr_requester == 16'h0;
-    assign eq_336 = in_hdr_requester == 16'h1;
-    assign eq_339 = in_hdr_requester == 16'h2;
-    assign eq_342 = in_hdr_requester == 16'h3;
-    assign eq_345 = in_hdr_requester == 16'h4;
-    assign eq_348 = in_hdr_requester == 16'h5;
-    assign eq_351 = in_hdr_requester == 16'h6;
-    assign eq_354 = in_hdr_requester == 16'h7;
-    assign eq_357 = in_hdr_requester == 16'h100;
-    assign eq_360 = in_hdr_requester == 16'h101;
-    assign eq_363 = in_hdr_requester == 16'h102;
-    assign eq_366 = in_hdr_requester == 16'h103;
-    assign eq_369 = in_hdr_requester == 16'h104;
-    assign eq_372 = in_hdr_requester == 16'h105;
-    assign eq_375 = in_hdr_requester == 16'h106;
-    assign eq_378 = in_hdr_requester == 16'h107;
-    assign eq_381 = in_hdr_requester == 16'h200;
-    assign eq_384 = in_hdr_requester == 16'h201;
-    assign eq_387 = in_hdr_requester == 16'h202;
-    assign eq_390 = in_hdr_requester == 16'h203;
-    assign eq_393 = in_hdr_requester == 16'h204;
-    assign eq_396 = in_hdr_requester == 16'h205;
-    assign eq_399 = in_hdr_requester == 16'h206;
-    assign eq_402 = in_hdr_requester == 16'h207;
-    assign eq_405 = in_hdr_requester == 16'h300;
-    assign eq_408 = in_hdr_requester == 16'h301;
-    assign eq_411 = in_hdr_requester == 16'h302;
-    assign eq_414 = in_hdr_requester == 16'h303;
-    assign eq_417 = in_hdr_requester == 16'h304;
-    assign eq_420 = in_hdr_requester == 16'h305;
-    assign eq_423 = in_hdr_requester == 16'h306;
-    assign eq_426 = in_hdr_requester == 16'h307;
-    assign eq_429 = in_hdr_requester == 16'h400;
-    assign eq_432 = in_hdr_requester == 16'h401;
-    assign eq_435 = in_hdr_requester == 16'h402;
-    assign eq_438 = in_hdr_requester == 16'h403;
-    assign eq_441 = in_hdr_requester == 16'h404;
-    assign eq_444 = in_hdr_requester == 16'h405;
-    assign eq_447 = in_hdr_requester == 16'h406;
-    assign eq_450 = in_hdr_requester == 16'h407;
-    assign eq_453 = in_hdr_requester == 16'h500;
-    assign eq_456 = in_hdr_requester == 16'h501;
-    assign eq_459 = in_hdr_requester == 16'h502;
-    assign eq_462 = in_hdr_requester == 16'h503;
-    assign eq_465 = in_hdr_requester == 16'h504;
-    assign eq_468 = in_hdr_requester == 16'h505;
-    assign eq_471 = in_hdr_requester == 16'h506;
-    assign eq_474 = in_hdr_requester == 16'h507;
-    assign eq_477 = in_hdr_requester == 16'h600;
-    assign eq_480 = in_hdr_requester == 16'h601;
-    assign eq_483 = in_hdr_requester == 16'h602;
-    assign eq_486 = in_hdr_requester == 16'h603;
-    assign eq_489 = in_hdr_requester == 16'h604;
-    assign eq_492 = in_hdr_requester == 16'h605;
-    assign eq_495 = in_hdr_requester == 16'h606;
-    assign eq_498 = in_hdr_requester == 16'h607;
-    assign eq_501 = in_hdr_requester == 16'h700;
-    assign eq_504 = in_hdr_requester == 16'h701;
-    assign eq_507 = in_hdr_requester == 16'h702;
-    assign eq_510 = in_hdr_requester == 16'h703;
-    assign eq_513 = in_hdr_requester == 16'h704;
-    assign eq_516 = in_hdr_requester == 16'h705;
-    assign eq_519 = in_hdr_requester == 16'h706;
-    assign eq_522 = in_hdr_requester == 16'h707;
-    assign or_572 = ((eq_333 | eq_336) | (eq_339 | eq_342)) | ((eq_345 | eq_348) | (eq_351 | eq_354));
-    assign or_573 = ((eq_357 | eq_360) | (eq_363 | eq_366)) | ((eq_369 | eq_372) | (eq_375 | eq_378));
-    assign or_574 = ((eq_381 | eq_384) | (eq_387 | eq_390)) | ((eq_393 | eq_396) | (eq_399 | eq_402));
-    assign or_575 = ((eq_405 | eq_408) | (eq_411 | eq_414)) | ((eq_417 | eq_420) | (eq_423 | eq_426));
-    assign or_576 = ((eq_429 | eq_432) | (eq_435 | eq_438)) | ((eq_441 | eq_444) | (eq_447 | eq_450));
-    assign or_577 = ((eq_453 | eq_456) | (eq_459 | eq_462)) | ((eq_465 | eq_468) | (eq_471 | eq_474));
-    assign or_578 = ((eq_477 | eq_480) | (eq_483 | eq_486)) | ((eq_489 | eq_492) | (eq_495 | eq_498));
-    assign or_579 = ((eq_501 | eq_504) | (eq_507 | eq_510)) | ((eq_513 | eq_516) | (eq_519 | eq_522));
-    assign or_586 = ((or_572 | or_573) | (or_574 | or_575)) | ((or_576 | or_577) | (or_578 | or_579));
-    assign or_748 = ((eq_333 ? 16'h8000 : 16'h0) | (eq_336 ? 16'h8001 : 16'h0)) | ((eq_339 ? 16'h8002 : 16'h0) | (eq_342 ? 16'h8003 : 16'h0));
-    assign or_749 = ((eq_345 ? 16'h8004 : 16'h0) | (eq_348 ? 16'h8005 : 16'h0)) | ((eq_351 ? 16'h8006 : 16'h0) | (eq_354 ? 16'h8007 : 16'h0));
-    assign or_750 = ((eq_357 ? 16'h8008 : 16'h0) | (eq_360 ? 16'h8009 : 16'h0)) | ((eq_363 ? 16'h800a : 16'h0) | (eq_366 ? 16'h800b : 16'h0));
-    assign or_751 = ((eq_369 ? 16'h800c : 16'h0) | (eq_372 ? 16'h800d : 16'h0)) | ((eq_375 ? 16'h800e : 16'h0) | (eq_378 ? 16'h800f : 16'h0));
-    assign or_752 = ((eq_381 ? 16'h8010 : 16'h0) | (eq_384 ? 16'h8011 : 16'h0)) | ((eq_387 ? 16'h8012 : 16'h0) | (eq_390 ? 16'h8013 : 16'h0));
-    assign or_753 = ((eq_393 ? 16'h8014 : 16'h0) | (eq_396 ? 16'h8015 : 16'h0)) | ((eq_399 ? 16'h8016 : 16'h0) | (eq_402 ? 16'h8017 : 16'h0));
-    assign or_754 = ((eq_405 ? 16'h8018 : 16'h0) | (eq_408 ? 16'h8019 : 16'h0)) | ((eq_411 ? 16'h801a : 16'h0) | (eq_414 ? 16'h801b : 16'h0));
-    assign or_755 = ((eq_417 ? 16'h801c : 16'h0) | (eq_420 ? 16'h801d : 16'h0)) | ((eq_423 ? 16'h801e : 16'h0) | (eq_426 ? 16'h801f : 16'h0));
-    assign or_756 = ((eq_429 ? 16'h8020 : 16'h0) | (eq_432 ? 16'h8021 : 16'h0)) | ((eq_435 ? 16'h8022 : 16'h0) | (eq_438 ? 16'h8023 : 16'h0));
-    assign or_757 = ((eq_441 ? 16'h8024 : 16'h0) | (eq_444 ? 16'h8025 : 16'h0)) | ((eq_447 ? 16'h8026 : 16'h0) | (eq_450 ? 16'h8027 : 16'h0));
-    assign or_758 = ((eq_453 ? 16'h8028 : 16'h0) | (eq_456 ? 16'h8029 : 16'h0)) | ((eq_459 ? 16'h802a : 16'h0) | (eq_462 ? 16'h802b : 16'h0));
-    assign or_759 = ((eq_465 ? 16'h802c : 16'h0) | (eq_468 ? 16'h802d : 16'h0)) | ((eq_471 ? 16'h802e : 16'h0) | (eq_474 ? 16'h802f : 16'h0));
-    assign or_760 = ((eq_477 ? 16'h8030 : 16'h0) | (eq_480 ? 16'h8031 : 16'h0)) | ((eq_483 ? 16'h8032 : 16'h0) | (eq_486 ? 16'h8033 : 16'h0));
-    assign or_761 = ((eq_489 ? 16'h8034 : 16'h0) | (eq_492 ? 16'h8035 : 16'h0)) | ((eq_495 ? 16'h8036 : 16'h0) | (eq_498 ? 16'h8037 : 16'h0));
-    assign or_762 = ((eq_501 ? 16'h8038 : 16'h0) | (eq_504 ? 16'h8039 : 16'h0)) | ((eq_507 ? 16'h803a : 16'h0) | (eq_510 ? 16'h803b : 16'h0));
-    assign or_763 = ((eq_513 ? 16'h803c : 16'h0) | (eq_516 ? 16'h803d : 16'h0)) | ((eq_519 ? 16'h803e : 16'h0) | (eq_522 ? 16'h803f : 16'h0));
-    assign or_776 = ((or_748 | or_749) | (or_750 | or_751)) | ((or_752 | or_753) | (or_754 | or_755));
-    assign or_777 = ((or_756 | or_757) | (or_758 | or_759)) | ((or_760 | or_761) | (or_762 | or_763));
-    assign not_801 = ~lut_init_done;
-    assign concat_806 = {lut_addr_hi, lut_addr_lo};
-    assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], concat_806[63:16]} : mux_2344;
-    assign or_2350 = not_801 | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
+    assign _s1_in_lut_sub = bar_offset[63:16] - 48'h0;
+    assign _s1_in_lut_ltu = 1'h0;
+    assign _s1_proxy_ok_eq_64 = in_hdr_requester == 16'h0;
+    assign _s1_proxy_ok_eq_63 = in_hdr_requester == 16'h1;
+    assign _s1_proxy_ok_eq_62 = in_hdr_requester == 16'h2;
+    assign _s1_proxy_ok_eq_61 = in_hdr_requester == 16'h3;
+    assign _s1_proxy_ok_eq_60 = in_hdr_requester == 16'h4;
+    assign _s1_proxy_ok_eq_59 = in_hdr_requester == 16'h5;
+    assign _s1_proxy_ok_eq_58 = in_hdr_requester == 16'h6;
+    assign _s1_proxy_ok_eq_57 = in_hdr_requester == 16'h7;
+    assign _s1_proxy_ok_eq_56 = in_hdr_requester == 16'h100;
+    assign _s1_proxy_ok_eq_55 = in_hdr_requester == 16'h101;
+    assign _s1_proxy_ok_eq_54 = in_hdr_requester == 16'h102;
+    assign _s1_proxy_ok_eq_53 = in_hdr_requester == 16'h103;
+    assign _s1_proxy_ok_eq_52 = in_hdr_requester == 16'h104;
+    assign _s1_proxy_ok_eq_51 = in_hdr_requester == 16'h105;
+    assign _s1_proxy_ok_eq_50 = in_hdr_requester == 16'h106;
+    assign _s1_proxy_ok_eq_49 = in_hdr_requester == 16'h107;
+    assign _s1_proxy_ok_eq_48 = in_hdr_requester == 16'h200;
+    assign _s1_proxy_ok_eq_47 = in_hdr_requester == 16'h201;
+    assign _s1_proxy_ok_eq_46 = in_hdr_requester == 16'h202;
+    assign _s1_proxy_ok_eq_45 = in_hdr_requester == 16'h203;
+    assign _s1_proxy_ok_eq_44 = in_hdr_requester == 16'h204;
+    assign _s1_proxy_ok_eq_43 = in_hdr_requester == 16'h205;
+    assign _s1_proxy_ok_eq_42 = in_hdr_requester == 16'h206;
+    assign _s1_proxy_ok_eq_41 = in_hdr_requester == 16'h207;
+    assign _s1_proxy_ok_eq_40 = in_hdr_requester == 16'h300;
+    assign _s1_proxy_ok_eq_39 = in_hdr_requester == 16'h301;
+    assign _s1_proxy_ok_eq_38 = in_hdr_requester == 16'h302;
+    assign _s1_proxy_ok_eq_37 = in_hdr_requester == 16'h303;
+    assign _s1_proxy_ok_eq_36 = in_hdr_requester == 16'h304;
+    assign _s1_proxy_ok_eq_35 = in_hdr_requester == 16'h305;
+    assign _s1_proxy_ok_eq_34 = in_hdr_requester == 16'h306;
+    assign _s1_proxy_ok_eq_33 = in_hdr_requester == 16'h307;
+    assign _s1_proxy_ok_eq_32 = in_hdr_requester == 16'h400;
+    assign _s1_proxy_ok_eq_31 = in_hdr_requester == 16'h401;
+    assign _s1_proxy_ok_eq_30 = in_hdr_requester == 16'h402;
+    assign _s1_proxy_ok_eq_29 = in_hdr_requester == 16'h403;
+    assign _s1_proxy_ok_eq_28 = in_hdr_requester == 16'h404;
+    assign _s1_proxy_ok_eq_27 = in_hdr_requester == 16'h405;
+    assign _s1_proxy_ok_eq_26 = in_hdr_requester == 16'h406;
+    assign _s1_proxy_ok_eq_25 = in_hdr_requester == 16'h407;
+    assign _s1_proxy_ok_eq_24 = in_hdr_requester == 16'h500;
+    assign _s1_proxy_ok_eq_23 = in_hdr_requester == 16'h501;
+    assign _s1_proxy_ok_eq_22 = in_hdr_requester == 16'h502;
+    assign _s1_proxy_ok_eq_21 = in_hdr_requester == 16'h503;
+    assign _s1_proxy_ok_eq_20 = in_hdr_requester == 16'h504;
+    assign _s1_proxy_ok_eq_19 = in_hdr_requester == 16'h505;
+    assign _s1_proxy_ok_eq_18 = in_hdr_requester == 16'h506;
+    assign _s1_proxy_ok_eq_17 = in_hdr_requester == 16'h507;
+    assign _s1_proxy_ok_eq_16 = in_hdr_requester == 16'h600;
+    assign _s1_proxy_ok_eq_15 = in_hdr_requester == 16'h601;
+    assign _s1_proxy_ok_eq_14 = in_hdr_requester == 16'h602;
+    assign _s1_proxy_ok_eq_13 = in_hdr_requester == 16'h603;
+    assign _s1_proxy_ok_eq_12 = in_hdr_requester == 16'h604;
+    assign _s1_proxy_ok_eq_11 = in_hdr_requester == 16'h605;
+    assign _s1_proxy_ok_eq_10 = in_hdr_requester == 16'h606;
+    assign _s1_proxy_ok_eq_9 = in_hdr_requester == 16'h607;
+    assign _s1_proxy_ok_eq_8 = in_hdr_requester == 16'h700;
+    assign _s1_proxy_ok_eq_7 = in_hdr_requester == 16'h701;
+    assign _s1_proxy_ok_eq_6 = in_hdr_requester == 16'h702;
+    assign _s1_proxy_ok_eq_5 = in_hdr_requester == 16'h703;
+    assign _s1_proxy_ok_eq_4 = in_hdr_requester == 16'h704;
+    assign _s1_proxy_ok_eq_3 = in_hdr_requester == 16'h705;
+    assign _s1_proxy_ok_eq_2 = in_hdr_requester == 16'h706;
+    assign _s1_proxy_ok_eq = in_hdr_requester == 16'h707;
+    assign _s1_proxy_ok_or_9 = ((_s1_proxy_ok_eq_64 | _s1_proxy_ok_eq_63) | (_s1_proxy_ok_eq_62 | _s1_proxy_ok_eq_61)) | ((_s1_proxy_ok_eq_60 | _s1_proxy_ok_eq_59) | (_s1_proxy_ok_eq_58 | _s1_proxy_ok_eq_57));
+    assign _s1_proxy_ok_or_8 = ((_s1_proxy_ok_eq_56 | _s1_proxy_ok_eq_55) | (_s1_proxy_ok_eq_54 | _s1_proxy_ok_eq_53)) | ((_s1_proxy_ok_eq_52 | _s1_proxy_ok_eq_51) | (_s1_proxy_ok_eq_50 | _s1_proxy_ok_eq_49));
+    assign _s1_proxy_ok_or_7 = ((_s1_proxy_ok_eq_48 | _s1_proxy_ok_eq_47) | (_s1_proxy_ok_eq_46 | _s1_proxy_ok_eq_45)) | ((_s1_proxy_ok_eq_44 | _s1_proxy_ok_eq_43) | (_s1_proxy_ok_eq_42 | _s1_proxy_ok_eq_41));
+    assign _s1_proxy_ok_or_6 = ((_s1_proxy_ok_eq_40 | _s1_proxy_ok_eq_39) | (_s1_proxy_ok_eq_38 | _s1_proxy_ok_eq_37)) | ((_s1_proxy_ok_eq_36 | _s1_proxy_ok_eq_35) | (_s1_proxy_ok_eq_34 | _s1_proxy_ok_eq_33));
+    assign _s1_proxy_ok_or_5 = ((_s1_proxy_ok_eq_32 | _s1_proxy_ok_eq_31) | (_s1_proxy_ok_eq_30 | _s1_proxy_ok_eq_29)) | ((_s1_proxy_ok_eq_28 | _s1_proxy_ok_eq_27) | (_s1_proxy_ok_eq_26 | _s1_proxy_ok_eq_25));
+    assign _s1_proxy_ok_or_4 = ((_s1_proxy_ok_eq_24 | _s1_proxy_ok_eq_23) | (_s1_proxy_ok_eq_22 | _s1_proxy_ok_eq_21)) | ((_s1_proxy_ok_eq_20 | _s1_proxy_ok_eq_19) | (_s1_proxy_ok_eq_18 | _s1_proxy_ok_eq_17));
+    assign _s1_proxy_ok_or_3 = ((_s1_proxy_ok_eq_16 | _s1_proxy_ok_eq_15) | (_s1_proxy_ok_eq_14 | _s1_proxy_ok_eq_13)) | ((_s1_proxy_ok_eq_12 | _s1_proxy_ok_eq_11) | (_s1_proxy_ok_eq_10 | _s1_proxy_ok_eq_9));
+    assign _s1_proxy_ok_or_2 = ((_s1_proxy_ok_eq_8 | _s1_proxy_ok_eq_7) | (_s1_proxy_ok_eq_6 | _s1_proxy_ok_eq_5)) | ((_s1_proxy_ok_eq_4 | _s1_proxy_ok_eq_3) | (_s1_proxy_ok_eq_2 | _s1_proxy_ok_eq));
+    assign _s1_proxy_ok_or = ((_s1_proxy_ok_or_9 | _s1_proxy_ok_or_8) | (_s1_proxy_ok_or_7 | _s1_proxy_ok_or_6)) | ((_s1_proxy_ok_or_5 | _s1_proxy_ok_or_4) | (_s1_proxy_ok_or_3 | _s1_proxy_ok_or_2));
+    assign _s1_proxy_or_18 = ((_s1_proxy_ok_eq_64 ? 16'h8000 : 16'h0) | (_s1_proxy_ok_eq_63 ? 16'h8001 : 16'h0)) | ((_s1_proxy_ok_eq_62 ? 16'h8002 : 16'h0) | (_s1_proxy_ok_eq_61 ? 16'h8003 : 16'h0));
+    assign _s1_proxy_or_17 = ((_s1_proxy_ok_eq_60 ? 16'h8004 : 16'h0) | (_s1_proxy_ok_eq_59 ? 16'h8005 : 16'h0)) | ((_s1_proxy_ok_eq_58 ? 16'h8006 : 16'h0) | (_s1_proxy_ok_eq_57 ? 16'h8007 : 16'h0));
+    assign _s1_proxy_or_16 = ((_s1_proxy_ok_eq_56 ? 16'h8008 : 16'h0) | (_s1_proxy_ok_eq_55 ? 16'h8009 : 16'h0)) | ((_s1_proxy_ok_eq_54 ? 16'h800a : 16'h0) | (_s1_proxy_ok_eq_53 ? 16'h800b : 16'h0));
+    assign _s1_proxy_or_15 = ((_s1_proxy_ok_eq_52 ? 16'h800c : 16'h0) | (_s1_proxy_ok_eq_51 ? 16'h800d : 16'h0)) | ((_s1_proxy_ok_eq_50 ? 16'h800e : 16'h0) | (_s1_proxy_ok_eq_49 ? 16'h800f : 16'h0));
+    assign _s1_proxy_or_14 = ((_s1_proxy_ok_eq_48 ? 16'h8010 : 16'h0) | (_s1_proxy_ok_eq_47 ? 16'h8011 : 16'h0)) | ((_s1_proxy_ok_eq_46 ? 16'h8012 : 16'h0) | (_s1_proxy_ok_eq_45 ? 16'h8013 : 16'h0));
+    assign _s1_proxy_or_13 = ((_s1_proxy_ok_eq_44 ? 16'h8014 : 16'h0) | (_s1_proxy_ok_eq_43 ? 16'h8015 : 16'h0)) | ((_s1_proxy_ok_eq_42 ? 16'h8016 : 16'h0) | (_s1_proxy_ok_eq_41 ? 16'h8017 : 16'h0));
+    assign _s1_proxy_or_12 = ((_s1_proxy_ok_eq_40 ? 16'h8018 : 16'h0) | (_s1_proxy_ok_eq_39 ? 16'h8019 : 16'h0)) | ((_s1_proxy_ok_eq_38 ? 16'h801a : 16'h0) | (_s1_proxy_ok_eq_37 ? 16'h801b : 16'h0));
+    assign _s1_proxy_or_11 = ((_s1_proxy_ok_eq_36 ? 16'h801c : 16'h0) | (_s1_proxy_ok_eq_35 ? 16'h801d : 16'h0)) | ((_s1_proxy_ok_eq_34 ? 16'h801e : 16'h0) | (_s1_proxy_ok_eq_33 ? 16'h801f : 16'h0));
+    assign _s1_proxy_or_10 = ((_s1_proxy_ok_eq_32 ? 16'h8020 : 16'h0) | (_s1_proxy_ok_eq_31 ? 16'h8021 : 16'h0)) | ((_s1_proxy_ok_eq_30 ? 16'h8022 : 16'h0) | (_s1_proxy_ok_eq_29 ? 16'h8023 : 16'h0));
+    assign _s1_proxy_or_9 = ((_s1_proxy_ok_eq_28 ? 16'h8024 : 16'h0) | (_s1_proxy_ok_eq_27 ? 16'h8025 : 16'h0)) | ((_s1_proxy_ok_eq_26 ? 16'h8026 : 16'h0) | (_s1_proxy_ok_eq_25 ? 16'h8027 : 16'h0));
+    assign _s1_proxy_or_8 = ((_s1_proxy_ok_eq_24 ? 16'h8028 : 16'h0) | (_s1_proxy_ok_eq_23 ? 16'h8029 : 16'h0)) | ((_s1_proxy_ok_eq_22 ? 16'h802a : 16'h0) | (_s1_proxy_ok_eq_21 ? 16'h802b : 16'h0));
+    assign _s1_proxy_or_7 = ((_s1_proxy_ok_eq_20 ? 16'h802c : 16'h0) | (_s1_proxy_ok_eq_19 ? 16'h802d : 16'h0)) | ((_s1_proxy_ok_eq_18 ? 16'h802e : 16'h0) | (_s1_proxy_ok_eq_17 ? 16'h802f : 16'h0));
+    assign _s1_proxy_or_6 = ((_s1_proxy_ok_eq_16 ? 16'h8030 : 16'h0) | (_s1_proxy_ok_eq_15 ? 16'h8031 : 16'h0)) | ((_s1_proxy_ok_eq_14 ? 16'h8032 : 16'h0) | (_s1_proxy_ok_eq_13 ? 16'h8033 : 16'h0));
+    assign _s1_proxy_or_5 = ((_s1_proxy_ok_eq_12 ? 16'h8034 : 16'h0) | (_s1_proxy_ok_eq_11 ? 16'h8035 : 16'h0)) | ((_s1_proxy_ok_eq_10 ? 16'h8036 : 16'h0) | (_s1_proxy_ok_eq_9 ? 16'h8037 : 16'h0));
+    assign _s1_proxy_or_4 = ((_s1_proxy_ok_eq_8 ? 16'h8038 : 16'h0) | (_s1_proxy_ok_eq_7 ? 16'h8039 : 16'h0)) | ((_s1_proxy_ok_eq_6 ? 16'h803a : 16'h0) | (_s1_proxy_ok_eq_5 ? 16'h803b : 16'h0));
+    assign _s1_proxy_or_3 = ((_s1_proxy_ok_eq_4 ? 16'h803c : 16'h0) | (_s1_proxy_ok_eq_3 ? 16'h803d : 16'h0)) | ((_s1_proxy_ok_eq_2 ? 16'h803e : 16'h0) | (_s1_proxy_ok_eq ? 16'h803f : 16'h0));
+    assign _s1_proxy_or_2 = ((_s1_proxy_or_18 | _s1_proxy_or_17) | (_s1_proxy_or_16 | _s1_proxy_or_15)) | ((_s1_proxy_or_14 | _s1_proxy_or_13) | (_s1_proxy_or_12 | _s1_proxy_or_11));
+    assign _s1_proxy_or = ((_s1_proxy_or_10 | _s1_proxy_or_9) | (_s1_proxy_or_8 | _s1_proxy_or_7)) | ((_s1_proxy_or_6 | _s1_proxy_or_5) | (_s1_proxy_or_4 | _s1_proxy_or_3));
+    assign _lut_init_idx_not = ~lut_init_done;
+    assign _mux_2345_concat = {lut_addr_hi, lut_addr_lo};
+    assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]} : _mux_2345_mux;
+    assign or_2350 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
     assign window_enables = {win_en_hi, win_en_lo};
     assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == 3'h1) & port_down[0]) | ((windows_egress == 3'h2) & port_down[1]));
     assign translated_found = windows_found | s1_in_lut;
-    assign translated_enabled = s1_in_lut ? memread_795[59] : windows_enabled;
-    assign translated_egress = s1_in_lut ? memread_795[58:56] : (failover ? windows_second_egress : windows_egress);
-    assign translated_slot = s1_in_lut ? memread_795[55:48] : windows_slot;
-    assign translated_addr = s1_in_lut ? {memread_795[47:0], s1_off[15:0]} : (failover ? windows_second_translated : windows_translated);
+    assign translated_enabled = s1_in_lut ? _translated_enabled_memread[59] : windows_enabled;
+    assign translated_egress = s1_in_lut ? _translated_enabled_memread[58:56] : (failover ? windows_second_egress : windows_egress);
+    assign translated_slot = s1_in_lut ? _translated_enabled_memread[55:48] : windows_slot;
+    assign translated_addr = s1_in_lut ? {_translated_enabled_memread[47:0], s1_off[15:0]} : (failover ? windows_second_translated : windows_translated);
     assign multicast = (windows_has_second & windows_multicast) & (~s1_in_lut);
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign or_2459 = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
-    assign check_egress = s2_reg_hit ? 5'h2 : or_2459;
-    assign concat_2498 = {s3_hdr[114], s3_hdr[109:108]};
+    assign _check_egress_or = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
+    assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
@@ -685,27 +685,27 @@ module onic_pcie_manager (
     assign cpl_status = (reason_cfg_or_msg == 4'h5) ? 3'h1 : 3'h1;
     assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
     assign second_copy = (via_window & s3_second) & (s3_kind[4] & (~s3_second_down));
-    assign mux_2689 = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
+    assign _hdr_primary_mux = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
     assign rewrite_primary_4dw = |addr_cfg_or_msg[63:32];
     assign rewrite_primary_dw0 = {s3_hdr[127:126], rewrite_primary_4dw, s3_hdr[124:96]};
     assign rewrite_primary_dw1 = {req_cfg_or_msg, s3_hdr[79:64]};
-    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], mux_2689} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], mux_2689, 32'h0}) : s3_hdr;
+    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], _hdr_primary_mux} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], _hdr_primary_mux, 32'h0}) : s3_hdr;
     assign rewrite_second_4dw = |s3_second_addr[63:32];
     assign rewrite_second_dw0 = {s3_hdr[127:126], rewrite_second_4dw, s3_hdr[124:96]};
     assign rewrite_second_dw1 = rewrite_primary_dw1;
-    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], mux_2689} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], mux_2689, 32'h0};
-    assign zext_2810 = {9'h0, cpl_lead_bytes};
-    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - zext_2810);
-    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - zext_2810) - {9'h0, cpl_trail_bytes};
+    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], _hdr_primary_mux} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], _hdr_primary_mux, 32'h0};
+    assign _cpl_bytes_one_dw_zext = {9'h0, cpl_lead_bytes};
+    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - _cpl_bytes_one_dw_zext);
+    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - _cpl_bytes_one_dw_zext) - {9'h0, cpl_trail_bytes};
     assign cpl_byte_count = s3_kind[5] ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw) : 12'h4;
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
-    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], concat_2498[2], {2{2'h0}}, concat_2498[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
     assign take_decision = adv & (s3_valid & s3_sop);
     assign forward = s4_action == 2'h0;
-    assign eq_2896 = s4_egress == 3'h1;
-    assign to_port_a = (forward & eq_2896) | (s4_second & (s4_second_egress == 3'h1));
-    assign eq_2903 = s4_egress == 3'h2;
-    assign to_port_b = (forward & eq_2903) | (s4_second & (s4_second_egress == 3'h2));
+    assign _to_port_a_eq = s4_egress == 3'h1;
+    assign to_port_a = (forward & _to_port_a_eq) | (s4_second & (s4_second_egress == 3'h1));
+    assign _to_port_b_eq = s4_egress == 3'h2;
+    assign to_port_b = (forward & _to_port_b_eq) | (s4_second & (s4_second_egress == 3'h2));
     assign beat_tail = {s4_data, s4_keep, s4_sop, s4_eop};
     assign m_kernel_for = forward & (s4_egress == 3'h3);
     assign m_local_for = forward & (s4_egress == 3'h4);
@@ -741,16 +741,16 @@ module onic_pcie_manager (
     assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
     assign count_fire = adv & (s4_valid & s4_sop);
-    assign not_3099 = ~axil_rvalid;
-    assign read_accept = s_axil_arvalid & not_3099;
-    assign or_3189 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10020040 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
-    assign or_3199 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
-    assign or_3200 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
-    assign or_3201 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
-    assign or_3202 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
-    assign or_3203 = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | or_3189) | or_3199;
-    assign read_data = (or_3203 | (or_3200 | or_3201)) | or_3202;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], concat_806[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign _s_axil_arready_not = ~axil_rvalid;
+    assign read_accept = s_axil_arvalid & _s_axil_arready_not;
+    assign _read_data_or_6 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10020040 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
+    assign _read_data_or_5 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
+    assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
+    assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
+    assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
+    assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | _read_data_or_2;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     always @(*) begin
         case ({in_hdr[127:120]})
@@ -816,518 +816,518 @@ module onic_pcie_manager (
 
     always @(*) begin
         case (lut_init_idx)
-            9'h1: mux_2344 = 60'ha00000000000100;
-            9'h2: mux_2344 = 60'hb00000000000200;
-            9'h3: mux_2344 = 60'hb01000000000300;
-            9'h4: mux_2344 = 60'hb02000000000400;
-            9'h5: mux_2344 = 60'hb03000000000500;
-            9'h6: mux_2344 = 60'hc00000000000600;
-            9'h7: mux_2344 = 60'h900000000000700;
-            9'h8: mux_2344 = 60'h900000000000800;
-            9'h9: mux_2344 = 60'ha00000000000900;
-            9'ha: mux_2344 = 60'hb00000000000a00;
-            9'hb: mux_2344 = 60'hb01000000000b00;
-            9'hc: mux_2344 = 60'hb02000000000c00;
-            9'hd: mux_2344 = 60'hb03000000000d00;
-            9'he: mux_2344 = 60'hc00000000000e00;
-            9'hf: mux_2344 = 60'h900000000000f00;
-            9'h10: mux_2344 = 60'h900000000001000;
-            9'h11: mux_2344 = 60'ha00000000001100;
-            9'h12: mux_2344 = 60'hb00000000001200;
-            9'h13: mux_2344 = 60'hb01000000001300;
-            9'h14: mux_2344 = 60'hb02000000001400;
-            9'h15: mux_2344 = 60'hb03000000001500;
-            9'h16: mux_2344 = 60'hc00000000001600;
-            9'h17: mux_2344 = 60'h900000000001700;
-            9'h18: mux_2344 = 60'h900000000001800;
-            9'h19: mux_2344 = 60'ha00000000001900;
-            9'h1a: mux_2344 = 60'hb00000000001a00;
-            9'h1b: mux_2344 = 60'hb01000000001b00;
-            9'h1c: mux_2344 = 60'hb02000000001c00;
-            9'h1d: mux_2344 = 60'hb03000000001d00;
-            9'h1e: mux_2344 = 60'hc00000000001e00;
-            9'h1f: mux_2344 = 60'h900000000001f00;
-            9'h20: mux_2344 = 60'h900000000002000;
-            9'h21: mux_2344 = 60'ha00000000002100;
-            9'h22: mux_2344 = 60'hb00000000002200;
-            9'h23: mux_2344 = 60'hb01000000002300;
-            9'h24: mux_2344 = 60'hb02000000002400;
-            9'h25: mux_2344 = 60'hb03000000002500;
-            9'h26: mux_2344 = 60'hc00000000002600;
-            9'h27: mux_2344 = 60'h900000000002700;
-            9'h28: mux_2344 = 60'h900000000002800;
-            9'h29: mux_2344 = 60'ha00000000002900;
-            9'h2a: mux_2344 = 60'hb00000000002a00;
-            9'h2b: mux_2344 = 60'hb01000000002b00;
-            9'h2c: mux_2344 = 60'hb02000000002c00;
-            9'h2d: mux_2344 = 60'hb03000000002d00;
-            9'h2e: mux_2344 = 60'hc00000000002e00;
-            9'h2f: mux_2344 = 60'h900000000002f00;
-            9'h30: mux_2344 = 60'h900000000003000;
-            9'h31: mux_2344 = 60'ha00000000003100;
-            9'h32: mux_2344 = 60'hb00000000003200;
-            9'h33: mux_2344 = 60'hb01000000003300;
-            9'h34: mux_2344 = 60'hb02000000003400;
-            9'h35: mux_2344 = 60'hb03000000003500;
-            9'h36: mux_2344 = 60'hc00000000003600;
-            9'h37: mux_2344 = 60'h900000000003700;
-            9'h38: mux_2344 = 60'h900000000003800;
-            9'h39: mux_2344 = 60'ha00000000003900;
-            9'h3a: mux_2344 = 60'hb00000000003a00;
-            9'h3b: mux_2344 = 60'hb01000000003b00;
-            9'h3c: mux_2344 = 60'hb02000000003c00;
-            9'h3d: mux_2344 = 60'hb03000000003d00;
-            9'h3e: mux_2344 = 60'hc00000000003e00;
-            9'h3f: mux_2344 = 60'h900000000003f00;
-            9'h40: mux_2344 = 60'h900000000004000;
-            9'h41: mux_2344 = 60'ha00000000004100;
-            9'h42: mux_2344 = 60'hb00000000004200;
-            9'h43: mux_2344 = 60'hb01000000004300;
-            9'h44: mux_2344 = 60'hb02000000004400;
-            9'h45: mux_2344 = 60'hb03000000004500;
-            9'h46: mux_2344 = 60'hc00000000004600;
-            9'h47: mux_2344 = 60'h900000000004700;
-            9'h48: mux_2344 = 60'h900000000004800;
-            9'h49: mux_2344 = 60'ha00000000004900;
-            9'h4a: mux_2344 = 60'hb00000000004a00;
-            9'h4b: mux_2344 = 60'hb01000000004b00;
-            9'h4c: mux_2344 = 60'hb02000000004c00;
-            9'h4d: mux_2344 = 60'hb03000000004d00;
-            9'h4e: mux_2344 = 60'hc00000000004e00;
-            9'h4f: mux_2344 = 60'h900000000004f00;
-            9'h50: mux_2344 = 60'h900000000005000;
-            9'h51: mux_2344 = 60'ha00000000005100;
-            9'h52: mux_2344 = 60'hb00000000005200;
-            9'h53: mux_2344 = 60'hb01000000005300;
-            9'h54: mux_2344 = 60'hb02000000005400;
-            9'h55: mux_2344 = 60'hb03000000005500;
-            9'h56: mux_2344 = 60'hc00000000005600;
-            9'h57: mux_2344 = 60'h900000000005700;
-            9'h58: mux_2344 = 60'h900000000005800;
-            9'h59: mux_2344 = 60'ha00000000005900;
-            9'h5a: mux_2344 = 60'hb00000000005a00;
-            9'h5b: mux_2344 = 60'hb01000000005b00;
-            9'h5c: mux_2344 = 60'hb02000000005c00;
-            9'h5d: mux_2344 = 60'hb03000000005d00;
-            9'h5e: mux_2344 = 60'hc00000000005e00;
-            9'h5f: mux_2344 = 60'h900000000005f00;
-            9'h60: mux_2344 = 60'h900000000006000;
-            9'h61: mux_2344 = 60'ha00000000006100;
-            9'h62: mux_2344 = 60'hb00000000006200;
-            9'h63: mux_2344 = 60'hb01000000006300;
-            9'h64: mux_2344 = 60'hb02000000006400;
-            9'h65: mux_2344 = 60'hb03000000006500;
-            9'h66: mux_2344 = 60'hc00000000006600;
-            9'h67: mux_2344 = 60'h900000000006700;
-            9'h68: mux_2344 = 60'h900000000006800;
-            9'h69: mux_2344 = 60'ha00000000006900;
-            9'h6a: mux_2344 = 60'hb00000000006a00;
-            9'h6b: mux_2344 = 60'hb01000000006b00;
-            9'h6c: mux_2344 = 60'hb02000000006c00;
-            9'h6d: mux_2344 = 60'hb03000000006d00;
-            9'h6e: mux_2344 = 60'hc00000000006e00;
-            9'h6f: mux_2344 = 60'h900000000006f00;
-            9'h70: mux_2344 = 60'h900000000007000;
-            9'h71: mux_2344 = 60'ha00000000007100;
-            9'h72: mux_2344 = 60'hb00000000007200;
-            9'h73: mux_2344 = 60'hb01000000007300;
-            9'h74: mux_2344 = 60'hb02000000007400;
-            9'h75: mux_2344 = 60'hb03000000007500;
-            9'h76: mux_2344 = 60'hc00000000007600;
-            9'h77: mux_2344 = 60'h900000000007700;
-            9'h78: mux_2344 = 60'h900000000007800;
-            9'h79: mux_2344 = 60'ha00000000007900;
-            9'h7a: mux_2344 = 60'hb00000000007a00;
-            9'h7b: mux_2344 = 60'hb01000000007b00;
-            9'h7c: mux_2344 = 60'hb02000000007c00;
-            9'h7d: mux_2344 = 60'hb03000000007d00;
-            9'h7e: mux_2344 = 60'hc00000000007e00;
-            9'h7f: mux_2344 = 60'h900000000007f00;
-            9'h80: mux_2344 = 60'h900000000008000;
-            9'h81: mux_2344 = 60'ha00000000008100;
-            9'h82: mux_2344 = 60'hb00000000008200;
-            9'h83: mux_2344 = 60'hb01000000008300;
-            9'h84: mux_2344 = 60'hb02000000008400;
-            9'h85: mux_2344 = 60'hb03000000008500;
-            9'h86: mux_2344 = 60'hc00000000008600;
-            9'h87: mux_2344 = 60'h900000000008700;
-            9'h88: mux_2344 = 60'h900000000008800;
-            9'h89: mux_2344 = 60'ha00000000008900;
-            9'h8a: mux_2344 = 60'hb00000000008a00;
-            9'h8b: mux_2344 = 60'hb01000000008b00;
-            9'h8c: mux_2344 = 60'hb02000000008c00;
-            9'h8d: mux_2344 = 60'hb03000000008d00;
-            9'h8e: mux_2344 = 60'hc00000000008e00;
-            9'h8f: mux_2344 = 60'h900000000008f00;
-            9'h90: mux_2344 = 60'h900000000009000;
-            9'h91: mux_2344 = 60'ha00000000009100;
-            9'h92: mux_2344 = 60'hb00000000009200;
-            9'h93: mux_2344 = 60'hb01000000009300;
-            9'h94: mux_2344 = 60'hb02000000009400;
-            9'h95: mux_2344 = 60'hb03000000009500;
-            9'h96: mux_2344 = 60'hc00000000009600;
-            9'h97: mux_2344 = 60'h900000000009700;
-            9'h98: mux_2344 = 60'h900000000009800;
-            9'h99: mux_2344 = 60'ha00000000009900;
-            9'h9a: mux_2344 = 60'hb00000000009a00;
-            9'h9b: mux_2344 = 60'hb01000000009b00;
-            9'h9c: mux_2344 = 60'hb02000000009c00;
-            9'h9d: mux_2344 = 60'hb03000000009d00;
-            9'h9e: mux_2344 = 60'hc00000000009e00;
-            9'h9f: mux_2344 = 60'h900000000009f00;
-            9'ha0: mux_2344 = 60'h90000000000a000;
-            9'ha1: mux_2344 = 60'ha0000000000a100;
-            9'ha2: mux_2344 = 60'hb0000000000a200;
-            9'ha3: mux_2344 = 60'hb0100000000a300;
-            9'ha4: mux_2344 = 60'hb0200000000a400;
-            9'ha5: mux_2344 = 60'hb0300000000a500;
-            9'ha6: mux_2344 = 60'hc0000000000a600;
-            9'ha7: mux_2344 = 60'h90000000000a700;
-            9'ha8: mux_2344 = 60'h90000000000a800;
-            9'ha9: mux_2344 = 60'ha0000000000a900;
-            9'haa: mux_2344 = 60'hb0000000000aa00;
-            9'hab: mux_2344 = 60'hb0100000000ab00;
-            9'hac: mux_2344 = 60'hb0200000000ac00;
-            9'had: mux_2344 = 60'hb0300000000ad00;
-            9'hae: mux_2344 = 60'hc0000000000ae00;
-            9'haf: mux_2344 = 60'h90000000000af00;
-            9'hb0: mux_2344 = 60'h90000000000b000;
-            9'hb1: mux_2344 = 60'ha0000000000b100;
-            9'hb2: mux_2344 = 60'hb0000000000b200;
-            9'hb3: mux_2344 = 60'hb0100000000b300;
-            9'hb4: mux_2344 = 60'hb0200000000b400;
-            9'hb5: mux_2344 = 60'hb0300000000b500;
-            9'hb6: mux_2344 = 60'hc0000000000b600;
-            9'hb7: mux_2344 = 60'h90000000000b700;
-            9'hb8: mux_2344 = 60'h90000000000b800;
-            9'hb9: mux_2344 = 60'ha0000000000b900;
-            9'hba: mux_2344 = 60'hb0000000000ba00;
-            9'hbb: mux_2344 = 60'hb0100000000bb00;
-            9'hbc: mux_2344 = 60'hb0200000000bc00;
-            9'hbd: mux_2344 = 60'hb0300000000bd00;
-            9'hbe: mux_2344 = 60'hc0000000000be00;
-            9'hbf: mux_2344 = 60'h90000000000bf00;
-            9'hc0: mux_2344 = 60'h90000000000c000;
-            9'hc1: mux_2344 = 60'ha0000000000c100;
-            9'hc2: mux_2344 = 60'hb0000000000c200;
-            9'hc3: mux_2344 = 60'hb0100000000c300;
-            9'hc4: mux_2344 = 60'hb0200000000c400;
-            9'hc5: mux_2344 = 60'hb0300000000c500;
-            9'hc6: mux_2344 = 60'hc0000000000c600;
-            9'hc7: mux_2344 = 60'h90000000000c700;
-            9'hc8: mux_2344 = 60'h90000000000c800;
-            9'hc9: mux_2344 = 60'ha0000000000c900;
-            9'hca: mux_2344 = 60'hb0000000000ca00;
-            9'hcb: mux_2344 = 60'hb0100000000cb00;
-            9'hcc: mux_2344 = 60'hb0200000000cc00;
-            9'hcd: mux_2344 = 60'hb0300000000cd00;
-            9'hce: mux_2344 = 60'hc0000000000ce00;
-            9'hcf: mux_2344 = 60'h90000000000cf00;
-            9'hd0: mux_2344 = 60'h90000000000d000;
-            9'hd1: mux_2344 = 60'ha0000000000d100;
-            9'hd2: mux_2344 = 60'hb0000000000d200;
-            9'hd3: mux_2344 = 60'hb0100000000d300;
-            9'hd4: mux_2344 = 60'hb0200000000d400;
-            9'hd5: mux_2344 = 60'hb0300000000d500;
-            9'hd6: mux_2344 = 60'hc0000000000d600;
-            9'hd7: mux_2344 = 60'h90000000000d700;
-            9'hd8: mux_2344 = 60'h90000000000d800;
-            9'hd9: mux_2344 = 60'ha0000000000d900;
-            9'hda: mux_2344 = 60'hb0000000000da00;
-            9'hdb: mux_2344 = 60'hb0100000000db00;
-            9'hdc: mux_2344 = 60'hb0200000000dc00;
-            9'hdd: mux_2344 = 60'hb0300000000dd00;
-            9'hde: mux_2344 = 60'hc0000000000de00;
-            9'hdf: mux_2344 = 60'h90000000000df00;
-            9'he0: mux_2344 = 60'h90000000000e000;
-            9'he1: mux_2344 = 60'ha0000000000e100;
-            9'he2: mux_2344 = 60'hb0000000000e200;
-            9'he3: mux_2344 = 60'hb0100000000e300;
-            9'he4: mux_2344 = 60'hb0200000000e400;
-            9'he5: mux_2344 = 60'hb0300000000e500;
-            9'he6: mux_2344 = 60'hc0000000000e600;
-            9'he7: mux_2344 = 60'h90000000000e700;
-            9'he8: mux_2344 = 60'h90000000000e800;
-            9'he9: mux_2344 = 60'ha0000000000e900;
-            9'hea: mux_2344 = 60'hb0000000000ea00;
-            9'heb: mux_2344 = 60'hb0100000000eb00;
-            9'hec: mux_2344 = 60'hb0200000000ec00;
-            9'hed: mux_2344 = 60'hb0300000000ed00;
-            9'hee: mux_2344 = 60'hc0000000000ee00;
-            9'hef: mux_2344 = 60'h90000000000ef00;
-            9'hf0: mux_2344 = 60'h90000000000f000;
-            9'hf1: mux_2344 = 60'ha0000000000f100;
-            9'hf2: mux_2344 = 60'hb0000000000f200;
-            9'hf3: mux_2344 = 60'hb0100000000f300;
-            9'hf4: mux_2344 = 60'hb0200000000f400;
-            9'hf5: mux_2344 = 60'hb0300000000f500;
-            9'hf6: mux_2344 = 60'hc0000000000f600;
-            9'hf7: mux_2344 = 60'h90000000000f700;
-            9'hf8: mux_2344 = 60'h90000000000f800;
-            9'hf9: mux_2344 = 60'ha0000000000f900;
-            9'hfa: mux_2344 = 60'hb0000000000fa00;
-            9'hfb: mux_2344 = 60'hb0100000000fb00;
-            9'hfc: mux_2344 = 60'hb0200000000fc00;
-            9'hfd: mux_2344 = 60'hb0300000000fd00;
-            9'hfe: mux_2344 = 60'hc0000000000fe00;
-            9'hff: mux_2344 = 60'h90000000000ff00;
-            9'h100: mux_2344 = 60'h900000000010000;
-            9'h101: mux_2344 = 60'ha00000000010100;
-            9'h102: mux_2344 = 60'hb00000000010200;
-            9'h103: mux_2344 = 60'hb01000000010300;
-            9'h104: mux_2344 = 60'hb02000000010400;
-            9'h105: mux_2344 = 60'hb03000000010500;
-            9'h106: mux_2344 = 60'hc00000000010600;
-            9'h107: mux_2344 = 60'h900000000010700;
-            9'h108: mux_2344 = 60'h900000000010800;
-            9'h109: mux_2344 = 60'ha00000000010900;
-            9'h10a: mux_2344 = 60'hb00000000010a00;
-            9'h10b: mux_2344 = 60'hb01000000010b00;
-            9'h10c: mux_2344 = 60'hb02000000010c00;
-            9'h10d: mux_2344 = 60'hb03000000010d00;
-            9'h10e: mux_2344 = 60'hc00000000010e00;
-            9'h10f: mux_2344 = 60'h900000000010f00;
-            9'h110: mux_2344 = 60'h900000000011000;
-            9'h111: mux_2344 = 60'ha00000000011100;
-            9'h112: mux_2344 = 60'hb00000000011200;
-            9'h113: mux_2344 = 60'hb01000000011300;
-            9'h114: mux_2344 = 60'hb02000000011400;
-            9'h115: mux_2344 = 60'hb03000000011500;
-            9'h116: mux_2344 = 60'hc00000000011600;
-            9'h117: mux_2344 = 60'h900000000011700;
-            9'h118: mux_2344 = 60'h900000000011800;
-            9'h119: mux_2344 = 60'ha00000000011900;
-            9'h11a: mux_2344 = 60'hb00000000011a00;
-            9'h11b: mux_2344 = 60'hb01000000011b00;
-            9'h11c: mux_2344 = 60'hb02000000011c00;
-            9'h11d: mux_2344 = 60'hb03000000011d00;
-            9'h11e: mux_2344 = 60'hc00000000011e00;
-            9'h11f: mux_2344 = 60'h900000000011f00;
-            9'h120: mux_2344 = 60'h900000000012000;
-            9'h121: mux_2344 = 60'ha00000000012100;
-            9'h122: mux_2344 = 60'hb00000000012200;
-            9'h123: mux_2344 = 60'hb01000000012300;
-            9'h124: mux_2344 = 60'hb02000000012400;
-            9'h125: mux_2344 = 60'hb03000000012500;
-            9'h126: mux_2344 = 60'hc00000000012600;
-            9'h127: mux_2344 = 60'h900000000012700;
-            9'h128: mux_2344 = 60'h900000000012800;
-            9'h129: mux_2344 = 60'ha00000000012900;
-            9'h12a: mux_2344 = 60'hb00000000012a00;
-            9'h12b: mux_2344 = 60'hb01000000012b00;
-            9'h12c: mux_2344 = 60'hb02000000012c00;
-            9'h12d: mux_2344 = 60'hb03000000012d00;
-            9'h12e: mux_2344 = 60'hc00000000012e00;
-            9'h12f: mux_2344 = 60'h900000000012f00;
-            9'h130: mux_2344 = 60'h900000000013000;
-            9'h131: mux_2344 = 60'ha00000000013100;
-            9'h132: mux_2344 = 60'hb00000000013200;
-            9'h133: mux_2344 = 60'hb01000000013300;
-            9'h134: mux_2344 = 60'hb02000000013400;
-            9'h135: mux_2344 = 60'hb03000000013500;
-            9'h136: mux_2344 = 60'hc00000000013600;
-            9'h137: mux_2344 = 60'h900000000013700;
-            9'h138: mux_2344 = 60'h900000000013800;
-            9'h139: mux_2344 = 60'ha00000000013900;
-            9'h13a: mux_2344 = 60'hb00000000013a00;
-            9'h13b: mux_2344 = 60'hb01000000013b00;
-            9'h13c: mux_2344 = 60'hb02000000013c00;
-            9'h13d: mux_2344 = 60'hb03000000013d00;
-            9'h13e: mux_2344 = 60'hc00000000013e00;
-            9'h13f: mux_2344 = 60'h900000000013f00;
-            9'h140: mux_2344 = 60'h900000000014000;
-            9'h141: mux_2344 = 60'ha00000000014100;
-            9'h142: mux_2344 = 60'hb00000000014200;
-            9'h143: mux_2344 = 60'hb01000000014300;
-            9'h144: mux_2344 = 60'hb02000000014400;
-            9'h145: mux_2344 = 60'hb03000000014500;
-            9'h146: mux_2344 = 60'hc00000000014600;
-            9'h147: mux_2344 = 60'h900000000014700;
-            9'h148: mux_2344 = 60'h900000000014800;
-            9'h149: mux_2344 = 60'ha00000000014900;
-            9'h14a: mux_2344 = 60'hb00000000014a00;
-            9'h14b: mux_2344 = 60'hb01000000014b00;
-            9'h14c: mux_2344 = 60'hb02000000014c00;
-            9'h14d: mux_2344 = 60'hb03000000014d00;
-            9'h14e: mux_2344 = 60'hc00000000014e00;
-            9'h14f: mux_2344 = 60'h900000000014f00;
-            9'h150: mux_2344 = 60'h900000000015000;
-            9'h151: mux_2344 = 60'ha00000000015100;
-            9'h152: mux_2344 = 60'hb00000000015200;
-            9'h153: mux_2344 = 60'hb01000000015300;
-            9'h154: mux_2344 = 60'hb02000000015400;
-            9'h155: mux_2344 = 60'hb03000000015500;
-            9'h156: mux_2344 = 60'hc00000000015600;
-            9'h157: mux_2344 = 60'h900000000015700;
-            9'h158: mux_2344 = 60'h900000000015800;
-            9'h159: mux_2344 = 60'ha00000000015900;
-            9'h15a: mux_2344 = 60'hb00000000015a00;
-            9'h15b: mux_2344 = 60'hb01000000015b00;
-            9'h15c: mux_2344 = 60'hb02000000015c00;
-            9'h15d: mux_2344 = 60'hb03000000015d00;
-            9'h15e: mux_2344 = 60'hc00000000015e00;
-            9'h15f: mux_2344 = 60'h900000000015f00;
-            9'h160: mux_2344 = 60'h900000000016000;
-            9'h161: mux_2344 = 60'ha00000000016100;
-            9'h162: mux_2344 = 60'hb00000000016200;
-            9'h163: mux_2344 = 60'hb01000000016300;
-            9'h164: mux_2344 = 60'hb02000000016400;
-            9'h165: mux_2344 = 60'hb03000000016500;
-            9'h166: mux_2344 = 60'hc00000000016600;
-            9'h167: mux_2344 = 60'h900000000016700;
-            9'h168: mux_2344 = 60'h900000000016800;
-            9'h169: mux_2344 = 60'ha00000000016900;
-            9'h16a: mux_2344 = 60'hb00000000016a00;
-            9'h16b: mux_2344 = 60'hb01000000016b00;
-            9'h16c: mux_2344 = 60'hb02000000016c00;
-            9'h16d: mux_2344 = 60'hb03000000016d00;
-            9'h16e: mux_2344 = 60'hc00000000016e00;
-            9'h16f: mux_2344 = 60'h900000000016f00;
-            9'h170: mux_2344 = 60'h900000000017000;
-            9'h171: mux_2344 = 60'ha00000000017100;
-            9'h172: mux_2344 = 60'hb00000000017200;
-            9'h173: mux_2344 = 60'hb01000000017300;
-            9'h174: mux_2344 = 60'hb02000000017400;
-            9'h175: mux_2344 = 60'hb03000000017500;
-            9'h176: mux_2344 = 60'hc00000000017600;
-            9'h177: mux_2344 = 60'h900000000017700;
-            9'h178: mux_2344 = 60'h900000000017800;
-            9'h179: mux_2344 = 60'ha00000000017900;
-            9'h17a: mux_2344 = 60'hb00000000017a00;
-            9'h17b: mux_2344 = 60'hb01000000017b00;
-            9'h17c: mux_2344 = 60'hb02000000017c00;
-            9'h17d: mux_2344 = 60'hb03000000017d00;
-            9'h17e: mux_2344 = 60'hc00000000017e00;
-            9'h17f: mux_2344 = 60'h900000000017f00;
-            9'h180: mux_2344 = 60'h900000000018000;
-            9'h181: mux_2344 = 60'ha00000000018100;
-            9'h182: mux_2344 = 60'hb00000000018200;
-            9'h183: mux_2344 = 60'hb01000000018300;
-            9'h184: mux_2344 = 60'hb02000000018400;
-            9'h185: mux_2344 = 60'hb03000000018500;
-            9'h186: mux_2344 = 60'hc00000000018600;
-            9'h187: mux_2344 = 60'h900000000018700;
-            9'h188: mux_2344 = 60'h900000000018800;
-            9'h189: mux_2344 = 60'ha00000000018900;
-            9'h18a: mux_2344 = 60'hb00000000018a00;
-            9'h18b: mux_2344 = 60'hb01000000018b00;
-            9'h18c: mux_2344 = 60'hb02000000018c00;
-            9'h18d: mux_2344 = 60'hb03000000018d00;
-            9'h18e: mux_2344 = 60'hc00000000018e00;
-            9'h18f: mux_2344 = 60'h900000000018f00;
-            9'h190: mux_2344 = 60'h900000000019000;
-            9'h191: mux_2344 = 60'ha00000000019100;
-            9'h192: mux_2344 = 60'hb00000000019200;
-            9'h193: mux_2344 = 60'hb01000000019300;
-            9'h194: mux_2344 = 60'hb02000000019400;
-            9'h195: mux_2344 = 60'hb03000000019500;
-            9'h196: mux_2344 = 60'hc00000000019600;
-            9'h197: mux_2344 = 60'h900000000019700;
-            9'h198: mux_2344 = 60'h900000000019800;
-            9'h199: mux_2344 = 60'ha00000000019900;
-            9'h19a: mux_2344 = 60'hb00000000019a00;
-            9'h19b: mux_2344 = 60'hb01000000019b00;
-            9'h19c: mux_2344 = 60'hb02000000019c00;
-            9'h19d: mux_2344 = 60'hb03000000019d00;
-            9'h19e: mux_2344 = 60'hc00000000019e00;
-            9'h19f: mux_2344 = 60'h900000000019f00;
-            9'h1a0: mux_2344 = 60'h90000000001a000;
-            9'h1a1: mux_2344 = 60'ha0000000001a100;
-            9'h1a2: mux_2344 = 60'hb0000000001a200;
-            9'h1a3: mux_2344 = 60'hb0100000001a300;
-            9'h1a4: mux_2344 = 60'hb0200000001a400;
-            9'h1a5: mux_2344 = 60'hb0300000001a500;
-            9'h1a6: mux_2344 = 60'hc0000000001a600;
-            9'h1a7: mux_2344 = 60'h90000000001a700;
-            9'h1a8: mux_2344 = 60'h90000000001a800;
-            9'h1a9: mux_2344 = 60'ha0000000001a900;
-            9'h1aa: mux_2344 = 60'hb0000000001aa00;
-            9'h1ab: mux_2344 = 60'hb0100000001ab00;
-            9'h1ac: mux_2344 = 60'hb0200000001ac00;
-            9'h1ad: mux_2344 = 60'hb0300000001ad00;
-            9'h1ae: mux_2344 = 60'hc0000000001ae00;
-            9'h1af: mux_2344 = 60'h90000000001af00;
-            9'h1b0: mux_2344 = 60'h90000000001b000;
-            9'h1b1: mux_2344 = 60'ha0000000001b100;
-            9'h1b2: mux_2344 = 60'hb0000000001b200;
-            9'h1b3: mux_2344 = 60'hb0100000001b300;
-            9'h1b4: mux_2344 = 60'hb0200000001b400;
-            9'h1b5: mux_2344 = 60'hb0300000001b500;
-            9'h1b6: mux_2344 = 60'hc0000000001b600;
-            9'h1b7: mux_2344 = 60'h90000000001b700;
-            9'h1b8: mux_2344 = 60'h90000000001b800;
-            9'h1b9: mux_2344 = 60'ha0000000001b900;
-            9'h1ba: mux_2344 = 60'hb0000000001ba00;
-            9'h1bb: mux_2344 = 60'hb0100000001bb00;
-            9'h1bc: mux_2344 = 60'hb0200000001bc00;
-            9'h1bd: mux_2344 = 60'hb0300000001bd00;
-            9'h1be: mux_2344 = 60'hc0000000001be00;
-            9'h1bf: mux_2344 = 60'h90000000001bf00;
-            9'h1c0: mux_2344 = 60'h90000000001c000;
-            9'h1c1: mux_2344 = 60'ha0000000001c100;
-            9'h1c2: mux_2344 = 60'hb0000000001c200;
-            9'h1c3: mux_2344 = 60'hb0100000001c300;
-            9'h1c4: mux_2344 = 60'hb0200000001c400;
-            9'h1c5: mux_2344 = 60'hb0300000001c500;
-            9'h1c6: mux_2344 = 60'hc0000000001c600;
-            9'h1c7: mux_2344 = 60'h90000000001c700;
-            9'h1c8: mux_2344 = 60'h90000000001c800;
-            9'h1c9: mux_2344 = 60'ha0000000001c900;
-            9'h1ca: mux_2344 = 60'hb0000000001ca00;
-            9'h1cb: mux_2344 = 60'hb0100000001cb00;
-            9'h1cc: mux_2344 = 60'hb0200000001cc00;
-            9'h1cd: mux_2344 = 60'hb0300000001cd00;
-            9'h1ce: mux_2344 = 60'hc0000000001ce00;
-            9'h1cf: mux_2344 = 60'h90000000001cf00;
-            9'h1d0: mux_2344 = 60'h90000000001d000;
-            9'h1d1: mux_2344 = 60'ha0000000001d100;
-            9'h1d2: mux_2344 = 60'hb0000000001d200;
-            9'h1d3: mux_2344 = 60'hb0100000001d300;
-            9'h1d4: mux_2344 = 60'hb0200000001d400;
-            9'h1d5: mux_2344 = 60'hb0300000001d500;
-            9'h1d6: mux_2344 = 60'hc0000000001d600;
-            9'h1d7: mux_2344 = 60'h90000000001d700;
-            9'h1d8: mux_2344 = 60'h90000000001d800;
-            9'h1d9: mux_2344 = 60'ha0000000001d900;
-            9'h1da: mux_2344 = 60'hb0000000001da00;
-            9'h1db: mux_2344 = 60'hb0100000001db00;
-            9'h1dc: mux_2344 = 60'hb0200000001dc00;
-            9'h1dd: mux_2344 = 60'hb0300000001dd00;
-            9'h1de: mux_2344 = 60'hc0000000001de00;
-            9'h1df: mux_2344 = 60'h90000000001df00;
-            9'h1e0: mux_2344 = 60'h90000000001e000;
-            9'h1e1: mux_2344 = 60'ha0000000001e100;
-            9'h1e2: mux_2344 = 60'hb0000000001e200;
-            9'h1e3: mux_2344 = 60'hb0100000001e300;
-            9'h1e4: mux_2344 = 60'hb0200000001e400;
-            9'h1e5: mux_2344 = 60'hb0300000001e500;
-            9'h1e6: mux_2344 = 60'hc0000000001e600;
-            9'h1e7: mux_2344 = 60'h90000000001e700;
-            9'h1e8: mux_2344 = 60'h90000000001e800;
-            9'h1e9: mux_2344 = 60'ha0000000001e900;
-            9'h1ea: mux_2344 = 60'hb0000000001ea00;
-            9'h1eb: mux_2344 = 60'hb0100000001eb00;
-            9'h1ec: mux_2344 = 60'hb0200000001ec00;
-            9'h1ed: mux_2344 = 60'hb0300000001ed00;
-            9'h1ee: mux_2344 = 60'hc0000000001ee00;
-            9'h1ef: mux_2344 = 60'h90000000001ef00;
-            9'h1f0: mux_2344 = 60'h90000000001f000;
-            9'h1f1: mux_2344 = 60'ha0000000001f100;
-            9'h1f2: mux_2344 = 60'hb0000000001f200;
-            9'h1f3: mux_2344 = 60'hb0100000001f300;
-            9'h1f4: mux_2344 = 60'hb0200000001f400;
-            9'h1f5: mux_2344 = 60'hb0300000001f500;
-            9'h1f6: mux_2344 = 60'hc0000000001f600;
-            9'h1f7: mux_2344 = 60'h90000000001f700;
-            9'h1f8: mux_2344 = 60'h90000000001f800;
-            9'h1f9: mux_2344 = 60'ha0000000001f900;
-            9'h1fa: mux_2344 = 60'hb0000000001fa00;
-            9'h1fb: mux_2344 = 60'hb0100000001fb00;
-            9'h1fc: mux_2344 = 60'hb0200000001fc00;
-            9'h1fd: mux_2344 = 60'hb0300000001fd00;
-            9'h1fe: mux_2344 = 60'hc0000000001fe00;
-            9'h1ff: mux_2344 = 60'h90000000001ff00;
-            default: mux_2344 = 60'h900000000000000;
+            9'h1: _mux_2345_mux = 60'ha00000000000100;
+            9'h2: _mux_2345_mux = 60'hb00000000000200;
+            9'h3: _mux_2345_mux = 60'hb01000000000300;
+            9'h4: _mux_2345_mux = 60'hb02000000000400;
+            9'h5: _mux_2345_mux = 60'hb03000000000500;
+            9'h6: _mux_2345_mux = 60'hc00000000000600;
+            9'h7: _mux_2345_mux = 60'h900000000000700;
+            9'h8: _mux_2345_mux = 60'h900000000000800;
+            9'h9: _mux_2345_mux = 60'ha00000000000900;
+            9'ha: _mux_2345_mux = 60'hb00000000000a00;
+            9'hb: _mux_2345_mux = 60'hb01000000000b00;
+            9'hc: _mux_2345_mux = 60'hb02000000000c00;
+            9'hd: _mux_2345_mux = 60'hb03000000000d00;
+            9'he: _mux_2345_mux = 60'hc00000000000e00;
+            9'hf: _mux_2345_mux = 60'h900000000000f00;
+            9'h10: _mux_2345_mux = 60'h900000000001000;
+            9'h11: _mux_2345_mux = 60'ha00000000001100;
+            9'h12: _mux_2345_mux = 60'hb00000000001200;
+            9'h13: _mux_2345_mux = 60'hb01000000001300;
+            9'h14: _mux_2345_mux = 60'hb02000000001400;
+            9'h15: _mux_2345_mux = 60'hb03000000001500;
+            9'h16: _mux_2345_mux = 60'hc00000000001600;
+            9'h17: _mux_2345_mux = 60'h900000000001700;
+            9'h18: _mux_2345_mux = 60'h900000000001800;
+            9'h19: _mux_2345_mux = 60'ha00000000001900;
+            9'h1a: _mux_2345_mux = 60'hb00000000001a00;
+            9'h1b: _mux_2345_mux = 60'hb01000000001b00;
+            9'h1c: _mux_2345_mux = 60'hb02000000001c00;
+            9'h1d: _mux_2345_mux = 60'hb03000000001d00;
+            9'h1e: _mux_2345_mux = 60'hc00000000001e00;
+            9'h1f: _mux_2345_mux = 60'h900000000001f00;
+            9'h20: _mux_2345_mux = 60'h900000000002000;
+            9'h21: _mux_2345_mux = 60'ha00000000002100;
+            9'h22: _mux_2345_mux = 60'hb00000000002200;
+            9'h23: _mux_2345_mux = 60'hb01000000002300;
+            9'h24: _mux_2345_mux = 60'hb02000000002400;
+            9'h25: _mux_2345_mux = 60'hb03000000002500;
+            9'h26: _mux_2345_mux = 60'hc00000000002600;
+            9'h27: _mux_2345_mux = 60'h900000000002700;
+            9'h28: _mux_2345_mux = 60'h900000000002800;
+            9'h29: _mux_2345_mux = 60'ha00000000002900;
+            9'h2a: _mux_2345_mux = 60'hb00000000002a00;
+            9'h2b: _mux_2345_mux = 60'hb01000000002b00;
+            9'h2c: _mux_2345_mux = 60'hb02000000002c00;
+            9'h2d: _mux_2345_mux = 60'hb03000000002d00;
+            9'h2e: _mux_2345_mux = 60'hc00000000002e00;
+            9'h2f: _mux_2345_mux = 60'h900000000002f00;
+            9'h30: _mux_2345_mux = 60'h900000000003000;
+            9'h31: _mux_2345_mux = 60'ha00000000003100;
+            9'h32: _mux_2345_mux = 60'hb00000000003200;
+            9'h33: _mux_2345_mux = 60'hb01000000003300;
+            9'h34: _mux_2345_mux = 60'hb02000000003400;
+            9'h35: _mux_2345_mux = 60'hb03000000003500;
+            9'h36: _mux_2345_mux = 60'hc00000000003600;
+            9'h37: _mux_2345_mux = 60'h900000000003700;
+            9'h38: _mux_2345_mux = 60'h900000000003800;
+            9'h39: _mux_2345_mux = 60'ha00000000003900;
+            9'h3a: _mux_2345_mux = 60'hb00000000003a00;
+            9'h3b: _mux_2345_mux = 60'hb01000000003b00;
+            9'h3c: _mux_2345_mux = 60'hb02000000003c00;
+            9'h3d: _mux_2345_mux = 60'hb03000000003d00;
+            9'h3e: _mux_2345_mux = 60'hc00000000003e00;
+            9'h3f: _mux_2345_mux = 60'h900000000003f00;
+            9'h40: _mux_2345_mux = 60'h900000000004000;
+            9'h41: _mux_2345_mux = 60'ha00000000004100;
+            9'h42: _mux_2345_mux = 60'hb00000000004200;
+            9'h43: _mux_2345_mux = 60'hb01000000004300;
+            9'h44: _mux_2345_mux = 60'hb02000000004400;
+            9'h45: _mux_2345_mux = 60'hb03000000004500;
+            9'h46: _mux_2345_mux = 60'hc00000000004600;
+            9'h47: _mux_2345_mux = 60'h900000000004700;
+            9'h48: _mux_2345_mux = 60'h900000000004800;
+            9'h49: _mux_2345_mux = 60'ha00000000004900;
+            9'h4a: _mux_2345_mux = 60'hb00000000004a00;
+            9'h4b: _mux_2345_mux = 60'hb01000000004b00;
+            9'h4c: _mux_2345_mux = 60'hb02000000004c00;
+            9'h4d: _mux_2345_mux = 60'hb03000000004d00;
+            9'h4e: _mux_2345_mux = 60'hc00000000004e00;
+            9'h4f: _mux_2345_mux = 60'h900000000004f00;
+            9'h50: _mux_2345_mux = 60'h900000000005000;
+            9'h51: _mux_2345_mux = 60'ha00000000005100;
+            9'h52: _mux_2345_mux = 60'hb00000000005200;
+            9'h53: _mux_2345_mux = 60'hb01000000005300;
+            9'h54: _mux_2345_mux = 60'hb02000000005400;
+            9'h55: _mux_2345_mux = 60'hb03000000005500;
+            9'h56: _mux_2345_mux = 60'hc00000000005600;
+            9'h57: _mux_2345_mux = 60'h900000000005700;
+            9'h58: _mux_2345_mux = 60'h900000000005800;
+            9'h59: _mux_2345_mux = 60'ha00000000005900;
+            9'h5a: _mux_2345_mux = 60'hb00000000005a00;
+            9'h5b: _mux_2345_mux = 60'hb01000000005b00;
+            9'h5c: _mux_2345_mux = 60'hb02000000005c00;
+            9'h5d: _mux_2345_mux = 60'hb03000000005d00;
+            9'h5e: _mux_2345_mux = 60'hc00000000005e00;
+            9'h5f: _mux_2345_mux = 60'h900000000005f00;
+            9'h60: _mux_2345_mux = 60'h900000000006000;
+            9'h61: _mux_2345_mux = 60'ha00000000006100;
+            9'h62: _mux_2345_mux = 60'hb00000000006200;
+            9'h63: _mux_2345_mux = 60'hb01000000006300;
+            9'h64: _mux_2345_mux = 60'hb02000000006400;
+            9'h65: _mux_2345_mux = 60'hb03000000006500;
+            9'h66: _mux_2345_mux = 60'hc00000000006600;
+            9'h67: _mux_2345_mux = 60'h900000000006700;
+            9'h68: _mux_2345_mux = 60'h900000000006800;
+            9'h69: _mux_2345_mux = 60'ha00000000006900;
+            9'h6a: _mux_2345_mux = 60'hb00000000006a00;
+            9'h6b: _mux_2345_mux = 60'hb01000000006b00;
+            9'h6c: _mux_2345_mux = 60'hb02000000006c00;
+            9'h6d: _mux_2345_mux = 60'hb03000000006d00;
+            9'h6e: _mux_2345_mux = 60'hc00000000006e00;
+            9'h6f: _mux_2345_mux = 60'h900000000006f00;
+            9'h70: _mux_2345_mux = 60'h900000000007000;
+            9'h71: _mux_2345_mux = 60'ha00000000007100;
+            9'h72: _mux_2345_mux = 60'hb00000000007200;
+            9'h73: _mux_2345_mux = 60'hb01000000007300;
+            9'h74: _mux_2345_mux = 60'hb02000000007400;
+            9'h75: _mux_2345_mux = 60'hb03000000007500;
+            9'h76: _mux_2345_mux = 60'hc00000000007600;
+            9'h77: _mux_2345_mux = 60'h900000000007700;
+            9'h78: _mux_2345_mux = 60'h900000000007800;
+            9'h79: _mux_2345_mux = 60'ha00000000007900;
+            9'h7a: _mux_2345_mux = 60'hb00000000007a00;
+            9'h7b: _mux_2345_mux = 60'hb01000000007b00;
+            9'h7c: _mux_2345_mux = 60'hb02000000007c00;
+            9'h7d: _mux_2345_mux = 60'hb03000000007d00;
+            9'h7e: _mux_2345_mux = 60'hc00000000007e00;
+            9'h7f: _mux_2345_mux = 60'h900000000007f00;
+            9'h80: _mux_2345_mux = 60'h900000000008000;
+            9'h81: _mux_2345_mux = 60'ha00000000008100;
+            9'h82: _mux_2345_mux = 60'hb00000000008200;
+            9'h83: _mux_2345_mux = 60'hb01000000008300;
+            9'h84: _mux_2345_mux = 60'hb02000000008400;
+            9'h85: _mux_2345_mux = 60'hb03000000008500;
+            9'h86: _mux_2345_mux = 60'hc00000000008600;
+            9'h87: _mux_2345_mux = 60'h900000000008700;
+            9'h88: _mux_2345_mux = 60'h900000000008800;
+            9'h89: _mux_2345_mux = 60'ha00000000008900;
+            9'h8a: _mux_2345_mux = 60'hb00000000008a00;
+            9'h8b: _mux_2345_mux = 60'hb01000000008b00;
+            9'h8c: _mux_2345_mux = 60'hb02000000008c00;
+            9'h8d: _mux_2345_mux = 60'hb03000000008d00;
+            9'h8e: _mux_2345_mux = 60'hc00000000008e00;
+            9'h8f: _mux_2345_mux = 60'h900000000008f00;
+            9'h90: _mux_2345_mux = 60'h900000000009000;
+            9'h91: _mux_2345_mux = 60'ha00000000009100;
+            9'h92: _mux_2345_mux = 60'hb00000000009200;
+            9'h93: _mux_2345_mux = 60'hb01000000009300;
+            9'h94: _mux_2345_mux = 60'hb02000000009400;
+            9'h95: _mux_2345_mux = 60'hb03000000009500;
+            9'h96: _mux_2345_mux = 60'hc00000000009600;
+            9'h97: _mux_2345_mux = 60'h900000000009700;
+            9'h98: _mux_2345_mux = 60'h900000000009800;
+            9'h99: _mux_2345_mux = 60'ha00000000009900;
+            9'h9a: _mux_2345_mux = 60'hb00000000009a00;
+            9'h9b: _mux_2345_mux = 60'hb01000000009b00;
+            9'h9c: _mux_2345_mux = 60'hb02000000009c00;
+            9'h9d: _mux_2345_mux = 60'hb03000000009d00;
+            9'h9e: _mux_2345_mux = 60'hc00000000009e00;
+            9'h9f: _mux_2345_mux = 60'h900000000009f00;
+            9'ha0: _mux_2345_mux = 60'h90000000000a000;
+            9'ha1: _mux_2345_mux = 60'ha0000000000a100;
+            9'ha2: _mux_2345_mux = 60'hb0000000000a200;
+            9'ha3: _mux_2345_mux = 60'hb0100000000a300;
+            9'ha4: _mux_2345_mux = 60'hb0200000000a400;
+            9'ha5: _mux_2345_mux = 60'hb0300000000a500;
+            9'ha6: _mux_2345_mux = 60'hc0000000000a600;
+            9'ha7: _mux_2345_mux = 60'h90000000000a700;
+            9'ha8: _mux_2345_mux = 60'h90000000000a800;
+            9'ha9: _mux_2345_mux = 60'ha0000000000a900;
+            9'haa: _mux_2345_mux = 60'hb0000000000aa00;
+            9'hab: _mux_2345_mux = 60'hb0100000000ab00;
+            9'hac: _mux_2345_mux = 60'hb0200000000ac00;
+            9'had: _mux_2345_mux = 60'hb0300000000ad00;
+            9'hae: _mux_2345_mux = 60'hc0000000000ae00;
+            9'haf: _mux_2345_mux = 60'h90000000000af00;
+            9'hb0: _mux_2345_mux = 60'h90000000000b000;
+            9'hb1: _mux_2345_mux = 60'ha0000000000b100;
+            9'hb2: _mux_2345_mux = 60'hb0000000000b200;
+            9'hb3: _mux_2345_mux = 60'hb0100000000b300;
+            9'hb4: _mux_2345_mux = 60'hb0200000000b400;
+            9'hb5: _mux_2345_mux = 60'hb0300000000b500;
+            9'hb6: _mux_2345_mux = 60'hc0000000000b600;
+            9'hb7: _mux_2345_mux = 60'h90000000000b700;
+            9'hb8: _mux_2345_mux = 60'h90000000000b800;
+            9'hb9: _mux_2345_mux = 60'ha0000000000b900;
+            9'hba: _mux_2345_mux = 60'hb0000000000ba00;
+            9'hbb: _mux_2345_mux = 60'hb0100000000bb00;
+            9'hbc: _mux_2345_mux = 60'hb0200000000bc00;
+            9'hbd: _mux_2345_mux = 60'hb0300000000bd00;
+            9'hbe: _mux_2345_mux = 60'hc0000000000be00;
+            9'hbf: _mux_2345_mux = 60'h90000000000bf00;
+            9'hc0: _mux_2345_mux = 60'h90000000000c000;
+            9'hc1: _mux_2345_mux = 60'ha0000000000c100;
+            9'hc2: _mux_2345_mux = 60'hb0000000000c200;
+            9'hc3: _mux_2345_mux = 60'hb0100000000c300;
+            9'hc4: _mux_2345_mux = 60'hb0200000000c400;
+            9'hc5: _mux_2345_mux = 60'hb0300000000c500;
+            9'hc6: _mux_2345_mux = 60'hc0000000000c600;
+            9'hc7: _mux_2345_mux = 60'h90000000000c700;
+            9'hc8: _mux_2345_mux = 60'h90000000000c800;
+            9'hc9: _mux_2345_mux = 60'ha0000000000c900;
+            9'hca: _mux_2345_mux = 60'hb0000000000ca00;
+            9'hcb: _mux_2345_mux = 60'hb0100000000cb00;
+            9'hcc: _mux_2345_mux = 60'hb0200000000cc00;
+            9'hcd: _mux_2345_mux = 60'hb0300000000cd00;
+            9'hce: _mux_2345_mux = 60'hc0000000000ce00;
+            9'hcf: _mux_2345_mux = 60'h90000000000cf00;
+            9'hd0: _mux_2345_mux = 60'h90000000000d000;
+            9'hd1: _mux_2345_mux = 60'ha0000000000d100;
+            9'hd2: _mux_2345_mux = 60'hb0000000000d200;
+            9'hd3: _mux_2345_mux = 60'hb0100000000d300;
+            9'hd4: _mux_2345_mux = 60'hb0200000000d400;
+            9'hd5: _mux_2345_mux = 60'hb0300000000d500;
+            9'hd6: _mux_2345_mux = 60'hc0000000000d600;
+            9'hd7: _mux_2345_mux = 60'h90000000000d700;
+            9'hd8: _mux_2345_mux = 60'h90000000000d800;
+            9'hd9: _mux_2345_mux = 60'ha0000000000d900;
+            9'hda: _mux_2345_mux = 60'hb0000000000da00;
+            9'hdb: _mux_2345_mux = 60'hb0100000000db00;
+            9'hdc: _mux_2345_mux = 60'hb0200000000dc00;
+            9'hdd: _mux_2345_mux = 60'hb0300000000dd00;
+            9'hde: _mux_2345_mux = 60'hc0000000000de00;
+            9'hdf: _mux_2345_mux = 60'h90000000000df00;
+            9'he0: _mux_2345_mux = 60'h90000000000e000;
+            9'he1: _mux_2345_mux = 60'ha0000000000e100;
+            9'he2: _mux_2345_mux = 60'hb0000000000e200;
+            9'he3: _mux_2345_mux = 60'hb0100000000e300;
+            9'he4: _mux_2345_mux = 60'hb0200000000e400;
+            9'he5: _mux_2345_mux = 60'hb0300000000e500;
+            9'he6: _mux_2345_mux = 60'hc0000000000e600;
+            9'he7: _mux_2345_mux = 60'h90000000000e700;
+            9'he8: _mux_2345_mux = 60'h90000000000e800;
+            9'he9: _mux_2345_mux = 60'ha0000000000e900;
+            9'hea: _mux_2345_mux = 60'hb0000000000ea00;
+            9'heb: _mux_2345_mux = 60'hb0100000000eb00;
+            9'hec: _mux_2345_mux = 60'hb0200000000ec00;
+            9'hed: _mux_2345_mux = 60'hb0300000000ed00;
+            9'hee: _mux_2345_mux = 60'hc0000000000ee00;
+            9'hef: _mux_2345_mux = 60'h90000000000ef00;
+            9'hf0: _mux_2345_mux = 60'h90000000000f000;
+            9'hf1: _mux_2345_mux = 60'ha0000000000f100;
+            9'hf2: _mux_2345_mux = 60'hb0000000000f200;
+            9'hf3: _mux_2345_mux = 60'hb0100000000f300;
+            9'hf4: _mux_2345_mux = 60'hb0200000000f400;
+            9'hf5: _mux_2345_mux = 60'hb0300000000f500;
+            9'hf6: _mux_2345_mux = 60'hc0000000000f600;
+            9'hf7: _mux_2345_mux = 60'h90000000000f700;
+            9'hf8: _mux_2345_mux = 60'h90000000000f800;
+            9'hf9: _mux_2345_mux = 60'ha0000000000f900;
+            9'hfa: _mux_2345_mux = 60'hb0000000000fa00;
+            9'hfb: _mux_2345_mux = 60'hb0100000000fb00;
+            9'hfc: _mux_2345_mux = 60'hb0200000000fc00;
+            9'hfd: _mux_2345_mux = 60'hb0300000000fd00;
+            9'hfe: _mux_2345_mux = 60'hc0000000000fe00;
+            9'hff: _mux_2345_mux = 60'h90000000000ff00;
+            9'h100: _mux_2345_mux = 60'h900000000010000;
+            9'h101: _mux_2345_mux = 60'ha00000000010100;
+            9'h102: _mux_2345_mux = 60'hb00000000010200;
+            9'h103: _mux_2345_mux = 60'hb01000000010300;
+            9'h104: _mux_2345_mux = 60'hb02000000010400;
+            9'h105: _mux_2345_mux = 60'hb03000000010500;
+            9'h106: _mux_2345_mux = 60'hc00000000010600;
+            9'h107: _mux_2345_mux = 60'h900000000010700;
+            9'h108: _mux_2345_mux = 60'h900000000010800;
+            9'h109: _mux_2345_mux = 60'ha00000000010900;
+            9'h10a: _mux_2345_mux = 60'hb00000000010a00;
+            9'h10b: _mux_2345_mux = 60'hb01000000010b00;
+            9'h10c: _mux_2345_mux = 60'hb02000000010c00;
+            9'h10d: _mux_2345_mux = 60'hb03000000010d00;
+            9'h10e: _mux_2345_mux = 60'hc00000000010e00;
+            9'h10f: _mux_2345_mux = 60'h900000000010f00;
+            9'h110: _mux_2345_mux = 60'h900000000011000;
+            9'h111: _mux_2345_mux = 60'ha00000000011100;
+            9'h112: _mux_2345_mux = 60'hb00000000011200;
+            9'h113: _mux_2345_mux = 60'hb01000000011300;
+            9'h114: _mux_2345_mux = 60'hb02000000011400;
+            9'h115: _mux_2345_mux = 60'hb03000000011500;
+            9'h116: _mux_2345_mux = 60'hc00000000011600;
+            9'h117: _mux_2345_mux = 60'h900000000011700;
+            9'h118: _mux_2345_mux = 60'h900000000011800;
+            9'h119: _mux_2345_mux = 60'ha00000000011900;
+            9'h11a: _mux_2345_mux = 60'hb00000000011a00;
+            9'h11b: _mux_2345_mux = 60'hb01000000011b00;
+            9'h11c: _mux_2345_mux = 60'hb02000000011c00;
+            9'h11d: _mux_2345_mux = 60'hb03000000011d00;
+            9'h11e: _mux_2345_mux = 60'hc00000000011e00;
+            9'h11f: _mux_2345_mux = 60'h900000000011f00;
+            9'h120: _mux_2345_mux = 60'h900000000012000;
+            9'h121: _mux_2345_mux = 60'ha00000000012100;
+            9'h122: _mux_2345_mux = 60'hb00000000012200;
+            9'h123: _mux_2345_mux = 60'hb01000000012300;
+            9'h124: _mux_2345_mux = 60'hb02000000012400;
+            9'h125: _mux_2345_mux = 60'hb03000000012500;
+            9'h126: _mux_2345_mux = 60'hc00000000012600;
+            9'h127: _mux_2345_mux = 60'h900000000012700;
+            9'h128: _mux_2345_mux = 60'h900000000012800;
+            9'h129: _mux_2345_mux = 60'ha00000000012900;
+            9'h12a: _mux_2345_mux = 60'hb00000000012a00;
+            9'h12b: _mux_2345_mux = 60'hb01000000012b00;
+            9'h12c: _mux_2345_mux = 60'hb02000000012c00;
+            9'h12d: _mux_2345_mux = 60'hb03000000012d00;
+            9'h12e: _mux_2345_mux = 60'hc00000000012e00;
+            9'h12f: _mux_2345_mux = 60'h900000000012f00;
+            9'h130: _mux_2345_mux = 60'h900000000013000;
+            9'h131: _mux_2345_mux = 60'ha00000000013100;
+            9'h132: _mux_2345_mux = 60'hb00000000013200;
+            9'h133: _mux_2345_mux = 60'hb01000000013300;
+            9'h134: _mux_2345_mux = 60'hb02000000013400;
+            9'h135: _mux_2345_mux = 60'hb03000000013500;
+            9'h136: _mux_2345_mux = 60'hc00000000013600;
+            9'h137: _mux_2345_mux = 60'h900000000013700;
+            9'h138: _mux_2345_mux = 60'h900000000013800;
+            9'h139: _mux_2345_mux = 60'ha00000000013900;
+            9'h13a: _mux_2345_mux = 60'hb00000000013a00;
+            9'h13b: _mux_2345_mux = 60'hb01000000013b00;
+            9'h13c: _mux_2345_mux = 60'hb02000000013c00;
+            9'h13d: _mux_2345_mux = 60'hb03000000013d00;
+            9'h13e: _mux_2345_mux = 60'hc00000000013e00;
+            9'h13f: _mux_2345_mux = 60'h900000000013f00;
+            9'h140: _mux_2345_mux = 60'h900000000014000;
+            9'h141: _mux_2345_mux = 60'ha00000000014100;
+            9'h142: _mux_2345_mux = 60'hb00000000014200;
+            9'h143: _mux_2345_mux = 60'hb01000000014300;
+            9'h144: _mux_2345_mux = 60'hb02000000014400;
+            9'h145: _mux_2345_mux = 60'hb03000000014500;
+            9'h146: _mux_2345_mux = 60'hc00000000014600;
+            9'h147: _mux_2345_mux = 60'h900000000014700;
+            9'h148: _mux_2345_mux = 60'h900000000014800;
+            9'h149: _mux_2345_mux = 60'ha00000000014900;
+            9'h14a: _mux_2345_mux = 60'hb00000000014a00;
+            9'h14b: _mux_2345_mux = 60'hb01000000014b00;
+            9'h14c: _mux_2345_mux = 60'hb02000000014c00;
+            9'h14d: _mux_2345_mux = 60'hb03000000014d00;
+            9'h14e: _mux_2345_mux = 60'hc00000000014e00;
+            9'h14f: _mux_2345_mux = 60'h900000000014f00;
+            9'h150: _mux_2345_mux = 60'h900000000015000;
+            9'h151: _mux_2345_mux = 60'ha00000000015100;
+            9'h152: _mux_2345_mux = 60'hb00000000015200;
+            9'h153: _mux_2345_mux = 60'hb01000000015300;
+            9'h154: _mux_2345_mux = 60'hb02000000015400;
+            9'h155: _mux_2345_mux = 60'hb03000000015500;
+            9'h156: _mux_2345_mux = 60'hc00000000015600;
+            9'h157: _mux_2345_mux = 60'h900000000015700;
+            9'h158: _mux_2345_mux = 60'h900000000015800;
+            9'h159: _mux_2345_mux = 60'ha00000000015900;
+            9'h15a: _mux_2345_mux = 60'hb00000000015a00;
+            9'h15b: _mux_2345_mux = 60'hb01000000015b00;
+            9'h15c: _mux_2345_mux = 60'hb02000000015c00;
+            9'h15d: _mux_2345_mux = 60'hb03000000015d00;
+            9'h15e: _mux_2345_mux = 60'hc00000000015e00;
+            9'h15f: _mux_2345_mux = 60'h900000000015f00;
+            9'h160: _mux_2345_mux = 60'h900000000016000;
+            9'h161: _mux_2345_mux = 60'ha00000000016100;
+            9'h162: _mux_2345_mux = 60'hb00000000016200;
+            9'h163: _mux_2345_mux = 60'hb01000000016300;
+            9'h164: _mux_2345_mux = 60'hb02000000016400;
+            9'h165: _mux_2345_mux = 60'hb03000000016500;
+            9'h166: _mux_2345_mux = 60'hc00000000016600;
+            9'h167: _mux_2345_mux = 60'h900000000016700;
+            9'h168: _mux_2345_mux = 60'h900000000016800;
+            9'h169: _mux_2345_mux = 60'ha00000000016900;
+            9'h16a: _mux_2345_mux = 60'hb00000000016a00;
+            9'h16b: _mux_2345_mux = 60'hb01000000016b00;
+            9'h16c: _mux_2345_mux = 60'hb02000000016c00;
+            9'h16d: _mux_2345_mux = 60'hb03000000016d00;
+            9'h16e: _mux_2345_mux = 60'hc00000000016e00;
+            9'h16f: _mux_2345_mux = 60'h900000000016f00;
+            9'h170: _mux_2345_mux = 60'h900000000017000;
+            9'h171: _mux_2345_mux = 60'ha00000000017100;
+            9'h172: _mux_2345_mux = 60'hb00000000017200;
+            9'h173: _mux_2345_mux = 60'hb01000000017300;
+            9'h174: _mux_2345_mux = 60'hb02000000017400;
+            9'h175: _mux_2345_mux = 60'hb03000000017500;
+            9'h176: _mux_2345_mux = 60'hc00000000017600;
+            9'h177: _mux_2345_mux = 60'h900000000017700;
+            9'h178: _mux_2345_mux = 60'h900000000017800;
+            9'h179: _mux_2345_mux = 60'ha00000000017900;
+            9'h17a: _mux_2345_mux = 60'hb00000000017a00;
+            9'h17b: _mux_2345_mux = 60'hb01000000017b00;
+            9'h17c: _mux_2345_mux = 60'hb02000000017c00;
+            9'h17d: _mux_2345_mux = 60'hb03000000017d00;
+            9'h17e: _mux_2345_mux = 60'hc00000000017e00;
+            9'h17f: _mux_2345_mux = 60'h900000000017f00;
+            9'h180: _mux_2345_mux = 60'h900000000018000;
+            9'h181: _mux_2345_mux = 60'ha00000000018100;
+            9'h182: _mux_2345_mux = 60'hb00000000018200;
+            9'h183: _mux_2345_mux = 60'hb01000000018300;
+            9'h184: _mux_2345_mux = 60'hb02000000018400;
+            9'h185: _mux_2345_mux = 60'hb03000000018500;
+            9'h186: _mux_2345_mux = 60'hc00000000018600;
+            9'h187: _mux_2345_mux = 60'h900000000018700;
+            9'h188: _mux_2345_mux = 60'h900000000018800;
+            9'h189: _mux_2345_mux = 60'ha00000000018900;
+            9'h18a: _mux_2345_mux = 60'hb00000000018a00;
+            9'h18b: _mux_2345_mux = 60'hb01000000018b00;
+            9'h18c: _mux_2345_mux = 60'hb02000000018c00;
+            9'h18d: _mux_2345_mux = 60'hb03000000018d00;
+            9'h18e: _mux_2345_mux = 60'hc00000000018e00;
+            9'h18f: _mux_2345_mux = 60'h900000000018f00;
+            9'h190: _mux_2345_mux = 60'h900000000019000;
+            9'h191: _mux_2345_mux = 60'ha00000000019100;
+            9'h192: _mux_2345_mux = 60'hb00000000019200;
+            9'h193: _mux_2345_mux = 60'hb01000000019300;
+            9'h194: _mux_2345_mux = 60'hb02000000019400;
+            9'h195: _mux_2345_mux = 60'hb03000000019500;
+            9'h196: _mux_2345_mux = 60'hc00000000019600;
+            9'h197: _mux_2345_mux = 60'h900000000019700;
+            9'h198: _mux_2345_mux = 60'h900000000019800;
+            9'h199: _mux_2345_mux = 60'ha00000000019900;
+            9'h19a: _mux_2345_mux = 60'hb00000000019a00;
+            9'h19b: _mux_2345_mux = 60'hb01000000019b00;
+            9'h19c: _mux_2345_mux = 60'hb02000000019c00;
+            9'h19d: _mux_2345_mux = 60'hb03000000019d00;
+            9'h19e: _mux_2345_mux = 60'hc00000000019e00;
+            9'h19f: _mux_2345_mux = 60'h900000000019f00;
+            9'h1a0: _mux_2345_mux = 60'h90000000001a000;
+            9'h1a1: _mux_2345_mux = 60'ha0000000001a100;
+            9'h1a2: _mux_2345_mux = 60'hb0000000001a200;
+            9'h1a3: _mux_2345_mux = 60'hb0100000001a300;
+            9'h1a4: _mux_2345_mux = 60'hb0200000001a400;
+            9'h1a5: _mux_2345_mux = 60'hb0300000001a500;
+            9'h1a6: _mux_2345_mux = 60'hc0000000001a600;
+            9'h1a7: _mux_2345_mux = 60'h90000000001a700;
+            9'h1a8: _mux_2345_mux = 60'h90000000001a800;
+            9'h1a9: _mux_2345_mux = 60'ha0000000001a900;
+            9'h1aa: _mux_2345_mux = 60'hb0000000001aa00;
+            9'h1ab: _mux_2345_mux = 60'hb0100000001ab00;
+            9'h1ac: _mux_2345_mux = 60'hb0200000001ac00;
+            9'h1ad: _mux_2345_mux = 60'hb0300000001ad00;
+            9'h1ae: _mux_2345_mux = 60'hc0000000001ae00;
+            9'h1af: _mux_2345_mux = 60'h90000000001af00;
+            9'h1b0: _mux_2345_mux = 60'h90000000001b000;
+            9'h1b1: _mux_2345_mux = 60'ha0000000001b100;
+            9'h1b2: _mux_2345_mux = 60'hb0000000001b200;
+            9'h1b3: _mux_2345_mux = 60'hb0100000001b300;
+            9'h1b4: _mux_2345_mux = 60'hb0200000001b400;
+            9'h1b5: _mux_2345_mux = 60'hb0300000001b500;
+            9'h1b6: _mux_2345_mux = 60'hc0000000001b600;
+            9'h1b7: _mux_2345_mux = 60'h90000000001b700;
+            9'h1b8: _mux_2345_mux = 60'h90000000001b800;
+            9'h1b9: _mux_2345_mux = 60'ha0000000001b900;
+            9'h1ba: _mux_2345_mux = 60'hb0000000001ba00;
+            9'h1bb: _mux_2345_mux = 60'hb0100000001bb00;
+            9'h1bc: _mux_2345_mux = 60'hb0200000001bc00;
+            9'h1bd: _mux_2345_mux = 60'hb0300000001bd00;
+            9'h1be: _mux_2345_mux = 60'hc0000000001be00;
+            9'h1bf: _mux_2345_mux = 60'h90000000001bf00;
+            9'h1c0: _mux_2345_mux = 60'h90000000001c000;
+            9'h1c1: _mux_2345_mux = 60'ha0000000001c100;
+            9'h1c2: _mux_2345_mux = 60'hb0000000001c200;
+            9'h1c3: _mux_2345_mux = 60'hb0100000001c300;
+            9'h1c4: _mux_2345_mux = 60'hb0200000001c400;
+            9'h1c5: _mux_2345_mux = 60'hb0300000001c500;
+            9'h1c6: _mux_2345_mux = 60'hc0000000001c600;
+            9'h1c7: _mux_2345_mux = 60'h90000000001c700;
+            9'h1c8: _mux_2345_mux = 60'h90000000001c800;
+            9'h1c9: _mux_2345_mux = 60'ha0000000001c900;
+            9'h1ca: _mux_2345_mux = 60'hb0000000001ca00;
+            9'h1cb: _mux_2345_mux = 60'hb0100000001cb00;
+            9'h1cc: _mux_2345_mux = 60'hb0200000001cc00;
+            9'h1cd: _mux_2345_mux = 60'hb0300000001cd00;
+            9'h1ce: _mux_2345_mux = 60'hc0000000001ce00;
+            9'h1cf: _mux_2345_mux = 60'h90000000001cf00;
+            9'h1d0: _mux_2345_mux = 60'h90000000001d000;
+            9'h1d1: _mux_2345_mux = 60'ha0000000001d100;
+            9'h1d2: _mux_2345_mux = 60'hb0000000001d200;
+            9'h1d3: _mux_2345_mux = 60'hb0100000001d300;
+            9'h1d4: _mux_2345_mux = 60'hb0200000001d400;
+            9'h1d5: _mux_2345_mux = 60'hb0300000001d500;
+            9'h1d6: _mux_2345_mux = 60'hc0000000001d600;
+            9'h1d7: _mux_2345_mux = 60'h90000000001d700;
+            9'h1d8: _mux_2345_mux = 60'h90000000001d800;
+            9'h1d9: _mux_2345_mux = 60'ha0000000001d900;
+            9'h1da: _mux_2345_mux = 60'hb0000000001da00;
+            9'h1db: _mux_2345_mux = 60'hb0100000001db00;
+            9'h1dc: _mux_2345_mux = 60'hb0200000001dc00;
+            9'h1dd: _mux_2345_mux = 60'hb0300000001dd00;
+            9'h1de: _mux_2345_mux = 60'hc0000000001de00;
+            9'h1df: _mux_2345_mux = 60'h90000000001df00;
+            9'h1e0: _mux_2345_mux = 60'h90000000001e000;
+            9'h1e1: _mux_2345_mux = 60'ha0000000001e100;
+            9'h1e2: _mux_2345_mux = 60'hb0000000001e200;
+            9'h1e3: _mux_2345_mux = 60'hb0100000001e300;
+            9'h1e4: _mux_2345_mux = 60'hb0200000001e400;
+            9'h1e5: _mux_2345_mux = 60'hb0300000001e500;
+            9'h1e6: _mux_2345_mux = 60'hc0000000001e600;
+            9'h1e7: _mux_2345_mux = 60'h90000000001e700;
+            9'h1e8: _mux_2345_mux = 60'h90000000001e800;
+            9'h1e9: _mux_2345_mux = 60'ha0000000001e900;
+            9'h1ea: _mux_2345_mux = 60'hb0000000001ea00;
+            9'h1eb: _mux_2345_mux = 60'hb0100000001eb00;
+            9'h1ec: _mux_2345_mux = 60'hb0200000001ec00;
+            9'h1ed: _mux_2345_mux = 60'hb0300000001ed00;
+            9'h1ee: _mux_2345_mux = 60'hc0000000001ee00;
+            9'h1ef: _mux_2345_mux = 60'h90000000001ef00;
+            9'h1f0: _mux_2345_mux = 60'h90000000001f000;
+            9'h1f1: _mux_2345_mux = 60'ha0000000001f100;
+            9'h1f2: _mux_2345_mux = 60'hb0000000001f200;
+            9'h1f3: _mux_2345_mux = 60'hb0100000001f300;
+            9'h1f4: _mux_2345_mux = 60'hb0200000001f400;
+            9'h1f5: _mux_2345_mux = 60'hb0300000001f500;
+            9'h1f6: _mux_2345_mux = 60'hc0000000001f600;
+            9'h1f7: _mux_2345_mux = 60'h90000000001f700;
+            9'h1f8: _mux_2345_mux = 60'h90000000001f800;
+            9'h1f9: _mux_2345_mux = 60'ha0000000001f900;
+            9'h1fa: _mux_2345_mux = 60'hb0000000001fa00;
+            9'h1fb: _mux_2345_mux = 60'hb0100000001fb00;
+            9'h1fc: _mux_2345_mux = 60'hb0200000001fc00;
+            9'h1fd: _mux_2345_mux = 60'hb0300000001fd00;
+            9'h1fe: _mux_2345_mux = 60'hc0000000001fe00;
+            9'h1ff: _mux_2345_mux = 60'h90000000001ff00;
+            default: _mux_2345_mux = 60'h900000000000000;
         endcase
     end
 
@@ -1413,7 +1413,7 @@ module onic_pcie_manager (
     onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
-        .s_tdata({(eq_2896 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tdata({(_to_port_a_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
         .s_tvalid(m_port_a_offer),
         .s_tready(m_port_a_slice_s_tready),
         .m_tdata(m_port_a_slice_m_tdata),
@@ -1424,7 +1424,7 @@ module onic_pcie_manager (
     onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:324
         .clk(clk),
         .rst(rst),
-        .s_tdata({(eq_2903 ? s4_hdr_primary : s4_hdr_second), beat_tail}),
+        .s_tdata({(_to_port_b_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
         .s_tvalid(m_port_b_offer),
         .s_tready(m_port_b_slice_s_tready),
         .m_tdata(m_port_b_slice_m_tdata),
@@ -1477,7 +1477,7 @@ module onic_pcie_manager (
         if (rst) begin
             win_en_lo <= 32'hffffffff;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h4)) begin
-            win_en_lo <= (win_en_lo & not_29) | and_31;
+            win_en_lo <= (win_en_lo & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1485,7 +1485,7 @@ module onic_pcie_manager (
         if (rst) begin
             win_en_hi <= 32'hffffffff;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h5)) begin
-            win_en_hi <= (win_en_hi & not_29) | and_31;
+            win_en_hi <= (win_en_hi & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1493,7 +1493,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_index <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h8)) begin
-            lut_index <= (lut_index & not_29) | and_31;
+            lut_index <= (lut_index & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1501,7 +1501,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_addr_lo <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'h9)) begin
-            lut_addr_lo <= (lut_addr_lo & not_29) | and_31;
+            lut_addr_lo <= (lut_addr_lo & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1509,7 +1509,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_addr_hi <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'ha)) begin
-            lut_addr_hi <= (lut_addr_hi & not_29) | and_31;
+            lut_addr_hi <= (lut_addr_hi & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1517,7 +1517,7 @@ module onic_pcie_manager (
         if (rst) begin
             lut_ctrl <= 32'h0;
         end else if (write_accept & (s_axil_awaddr[11:2] == 10'hb)) begin
-            lut_ctrl <= (lut_ctrl & not_29) | and_31;
+            lut_ctrl <= (lut_ctrl & _win_en_lo_not) | _win_en_lo_and;
         end
     end
 
@@ -1621,32 +1621,32 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_in_lut <= (in_bar == 3'h4) & ((~ltu_325) & (sub_321 < 48'h200));
+            s1_in_lut <= (in_bar == 3'h4) & ((~_s1_in_lut_ltu) & (_s1_in_lut_sub < 48'h200));
         end
     end
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_proxy_ok <= or_586;
+            s1_proxy_ok <= _s1_proxy_ok_or;
         end
     end
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_proxy <= or_776 | or_777;
+            s1_proxy <= _s1_proxy_or_2 | _s1_proxy_or;
         end
     end
 
     always @(posedge clk) begin
         if (adv) begin
-            memread_795 <= lut[sub_321[8:0]];
+            _translated_enabled_memread <= lut[_s1_in_lut_sub[8:0]];
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
             lut_init_idx <= 9'h0;
-        end else if (not_801) begin
+        end else if (_lut_init_idx_not) begin
             lut_init_idx <= lut_init_idx + 9'h1;
         end
     end
@@ -2185,7 +2185,7 @@ module onic_pcie_manager (
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign s_axil_arready = not_3099;
+    assign s_axil_arready = _s_axil_arready_not;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;
     assign s_axil_rresp = 2'h0;

@@ -13,225 +13,225 @@ module onic_pcie_manager_access (
     output wire found,
     output wire [15:0] domain
 );
-    wire [63:0] sub_10; // access.go:61
-    wire ltu_13; // access.go:60
-    wire and_18; // access.go:68
-    wire [31:0] shr_21; // access.go:72
-    wire [3:0] shr_24; // access.go:73
-    wire and_37; // access.go:78
-    wire and_52; // access.go:78
-    wire or_53; // access.go:80
-    wire and_66; // access.go:78
-    wire and_80; // access.go:78
-    wire and_95; // access.go:78
-    wire and_109; // access.go:78
-    wire and_123; // access.go:78
-    wire and_138; // access.go:78
-    wire mux_146; // access.go:88
-    wire and_155; // access.go:68
-    wire and_174; // access.go:78
-    wire and_189; // access.go:78
-    wire or_190; // access.go:80
-    wire and_203; // access.go:78
-    wire and_217; // access.go:78
-    wire and_232; // access.go:78
-    wire and_246; // access.go:78
-    wire and_260; // access.go:78
-    wire and_275; // access.go:78
-    wire mux_283; // access.go:88
-    wire mux_284; // access.go:88
-    wire mux_285; // access.go:88
-    wire and_292; // access.go:68
-    wire and_311; // access.go:78
-    wire and_326; // access.go:78
-    wire or_327; // access.go:80
-    wire and_340; // access.go:78
-    wire and_354; // access.go:78
-    wire and_369; // access.go:78
-    wire and_383; // access.go:78
-    wire and_397; // access.go:78
-    wire and_412; // access.go:78
-    wire mux_420; // access.go:88
-    wire and_429; // access.go:68
-    wire and_448; // access.go:78
-    wire and_463; // access.go:78
-    wire or_464; // access.go:80
-    wire and_477; // access.go:78
-    wire and_491; // access.go:78
-    wire and_506; // access.go:78
-    wire and_520; // access.go:78
-    wire and_534; // access.go:78
-    wire and_549; // access.go:78
-    wire mux_557; // access.go:88
-    wire mux_558; // access.go:88
-    wire mux_559; // access.go:88
-    wire and_566; // access.go:68
-    wire and_585; // access.go:78
-    wire and_600; // access.go:78
-    wire or_601; // access.go:80
-    wire and_614; // access.go:78
-    wire and_628; // access.go:78
-    wire and_643; // access.go:78
-    wire and_657; // access.go:78
-    wire and_671; // access.go:78
-    wire and_686; // access.go:78
-    wire mux_694; // access.go:88
-    wire and_703; // access.go:68
-    wire and_722; // access.go:78
-    wire and_737; // access.go:78
-    wire or_738; // access.go:80
-    wire and_751; // access.go:78
-    wire and_765; // access.go:78
-    wire and_780; // access.go:78
-    wire and_794; // access.go:78
-    wire and_808; // access.go:78
-    wire and_823; // access.go:78
-    wire mux_831; // access.go:88
-    wire mux_832; // access.go:88
-    wire mux_833; // access.go:88
-    wire and_840; // access.go:68
-    wire and_859; // access.go:78
-    wire and_874; // access.go:78
-    wire or_875; // access.go:80
-    wire and_888; // access.go:78
-    wire and_902; // access.go:78
-    wire and_917; // access.go:78
-    wire and_931; // access.go:78
-    wire and_945; // access.go:78
-    wire and_960; // access.go:78
-    wire mux_963; // access.go:88
-    wire mux_966; // access.go:88
-    wire mux_967; // access.go:88
-    wire mux_968; // access.go:88
-    wire and_977; // access.go:68
-    wire and_996; // access.go:78
-    wire and_1011; // access.go:78
-    wire or_1012; // access.go:80
-    wire and_1025; // access.go:78
-    wire and_1039; // access.go:78
-    wire and_1054; // access.go:78
-    wire and_1068; // access.go:78
-    wire and_1082; // access.go:78
-    wire and_1097; // access.go:78
-    wire mux_1100; // access.go:88
-    wire [15:0] mux_1102; // access.go:88
-    wire mux_1105; // access.go:88
-    wire mux_1106; // access.go:88
-    wire mux_1107; // access.go:88
-    wire [2:0] mux_1120; // access.go:112
+    wire [63:0] _rule_sub; // access.go:61
+    wire _found_ltu; // access.go:60
+    wire _found_and_8; // access.go:68
+    wire [31:0] _rule_shr_2; // access.go:72
+    wire [3:0] _rule_shr; // access.go:73
+    wire _rule_and_64; // access.go:78
+    wire _rule_and_63; // access.go:78
+    wire _rule_or_8; // access.go:80
+    wire _rule_and_62; // access.go:78
+    wire _rule_and_61; // access.go:78
+    wire _rule_and_60; // access.go:78
+    wire _rule_and_59; // access.go:78
+    wire _rule_and_58; // access.go:78
+    wire _rule_and_57; // access.go:78
+    wire _rule_mux_19; // access.go:88
+    wire _found_and_7; // access.go:68
+    wire _rule_and_56; // access.go:78
+    wire _rule_and_55; // access.go:78
+    wire _rule_or_7; // access.go:80
+    wire _rule_and_54; // access.go:78
+    wire _rule_and_53; // access.go:78
+    wire _rule_and_52; // access.go:78
+    wire _rule_and_51; // access.go:78
+    wire _rule_and_50; // access.go:78
+    wire _rule_and_49; // access.go:78
+    wire _rule_mux_18; // access.go:88
+    wire _rule_mux_17; // access.go:88
+    wire _rule_mux_16; // access.go:88
+    wire _found_and_6; // access.go:68
+    wire _rule_and_48; // access.go:78
+    wire _rule_and_47; // access.go:78
+    wire _rule_or_6; // access.go:80
+    wire _rule_and_46; // access.go:78
+    wire _rule_and_45; // access.go:78
+    wire _rule_and_44; // access.go:78
+    wire _rule_and_43; // access.go:78
+    wire _rule_and_42; // access.go:78
+    wire _rule_and_41; // access.go:78
+    wire _rule_mux_15; // access.go:88
+    wire _found_and_5; // access.go:68
+    wire _rule_and_40; // access.go:78
+    wire _rule_and_39; // access.go:78
+    wire _rule_or_5; // access.go:80
+    wire _rule_and_38; // access.go:78
+    wire _rule_and_37; // access.go:78
+    wire _rule_and_36; // access.go:78
+    wire _rule_and_35; // access.go:78
+    wire _rule_and_34; // access.go:78
+    wire _rule_and_33; // access.go:78
+    wire _rule_mux_14; // access.go:88
+    wire _rule_mux_13; // access.go:88
+    wire _rule_mux_12; // access.go:88
+    wire _found_and_4; // access.go:68
+    wire _rule_and_32; // access.go:78
+    wire _rule_and_31; // access.go:78
+    wire _rule_or_4; // access.go:80
+    wire _rule_and_30; // access.go:78
+    wire _rule_and_29; // access.go:78
+    wire _rule_and_28; // access.go:78
+    wire _rule_and_27; // access.go:78
+    wire _rule_and_26; // access.go:78
+    wire _rule_and_25; // access.go:78
+    wire _rule_mux_11; // access.go:88
+    wire _found_and_3; // access.go:68
+    wire _rule_and_24; // access.go:78
+    wire _rule_and_23; // access.go:78
+    wire _rule_or_3; // access.go:80
+    wire _rule_and_22; // access.go:78
+    wire _rule_and_21; // access.go:78
+    wire _rule_and_20; // access.go:78
+    wire _rule_and_19; // access.go:78
+    wire _rule_and_18; // access.go:78
+    wire _rule_and_17; // access.go:78
+    wire _rule_mux_10; // access.go:88
+    wire _rule_mux_9; // access.go:88
+    wire _rule_mux_8; // access.go:88
+    wire _found_and_2; // access.go:68
+    wire _rule_and_16; // access.go:78
+    wire _rule_and_15; // access.go:78
+    wire _rule_or_2; // access.go:80
+    wire _rule_and_14; // access.go:78
+    wire _rule_and_13; // access.go:78
+    wire _rule_and_12; // access.go:78
+    wire _rule_and_11; // access.go:78
+    wire _rule_and_10; // access.go:78
+    wire _rule_and_9; // access.go:78
+    wire _found_mux_2; // access.go:88
+    wire _rule_mux_7; // access.go:88
+    wire _rule_mux_6; // access.go:88
+    wire _rule_mux_5; // access.go:88
+    wire _found_and; // access.go:68
+    wire _rule_and_8; // access.go:78
+    wire _rule_and_7; // access.go:78
+    wire _rule_or; // access.go:80
+    wire _rule_and_6; // access.go:78
+    wire _rule_and_5; // access.go:78
+    wire _rule_and_4; // access.go:78
+    wire _rule_and_3; // access.go:78
+    wire _rule_and_2; // access.go:78
+    wire _rule_and; // access.go:78
+    wire _found_mux; // access.go:88
+    wire [15:0] _domain_mux; // access.go:88
+    wire _rule_mux_4; // access.go:88
+    wire _rule_mux_3; // access.go:88
+    wire _rule_mux_2; // access.go:88
+    wire [2:0] _rule_mux; // access.go:112
     wire unused;
 
-    assign sub_10 = {51'h0, size} - 64'h1;
-    assign ltu_13 = 1'h0;
-    assign and_18 = (~ltu_13) & (~(16'hff < req));
-    assign shr_21 = 32'h307 >> egress_bit;
-    assign shr_24 = 4'h1 >> ingress;
-    assign and_37 = ((~(addr < 64'h100000000)) & (addr < 64'h110000000)) & (~(((64'h110000000 - 64'h1) - addr) < sub_10));
-    assign and_52 = ((~(addr < 64'h200000000)) & (addr < 64'h210000000)) & (~(((64'h210000000 - 64'h1) - addr) < sub_10));
-    assign or_53 = and_37 | and_52;
-    assign and_66 = ((~(addr < 64'h300000000)) & (addr < 64'h310000000)) & (~(((64'h310000000 - 64'h1) - addr) < sub_10));
-    assign and_80 = ((~(addr < 64'h400000000)) & (addr < 64'h410000000)) & (~(((64'h410000000 - 64'h1) - addr) < sub_10));
-    assign and_95 = ((~(addr < 64'h500000000)) & (addr < 64'h510000000)) & (~(((64'h510000000 - 64'h1) - addr) < sub_10));
-    assign and_109 = ((~(addr < 64'h600000000)) & (addr < 64'h610000000)) & (~(((64'h610000000 - 64'h1) - addr) < sub_10));
-    assign and_123 = ((~(addr < 64'h700000000)) & (addr < 64'h710000000)) & (~(((64'h710000000 - 64'h1) - addr) < sub_10));
-    assign and_138 = ((~(addr < 64'h800000000)) & (addr < 64'h810000000)) & (~(((64'h810000000 - 64'h1) - addr) < sub_10));
-    assign mux_146 = and_18 ? ((((((or_53 | and_66) | and_80) | and_95) | and_109) | and_123) | and_138) : 1'h0;
-    assign and_155 = (~(req < 16'h100)) & (~(16'h1ff < req));
-    assign and_174 = ((~(addr < 64'h900000000)) & (addr < 64'h910000000)) & (~(((64'h910000000 - 64'h1) - addr) < sub_10));
-    assign and_189 = ((~(addr < 64'ha00000000)) & (addr < 64'ha10000000)) & (~(((64'ha10000000 - 64'h1) - addr) < sub_10));
-    assign or_190 = and_174 | and_189;
-    assign and_203 = ((~(addr < 64'hb00000000)) & (addr < 64'hb10000000)) & (~(((64'hb10000000 - 64'h1) - addr) < sub_10));
-    assign and_217 = ((~(addr < 64'hc00000000)) & (addr < 64'hc10000000)) & (~(((64'hc10000000 - 64'h1) - addr) < sub_10));
-    assign and_232 = ((~(addr < 64'hd00000000)) & (addr < 64'hd10000000)) & (~(((64'hd10000000 - 64'h1) - addr) < sub_10));
-    assign and_246 = ((~(addr < 64'he00000000)) & (addr < 64'he10000000)) & (~(((64'he10000000 - 64'h1) - addr) < sub_10));
-    assign and_260 = ((~(addr < 64'hf00000000)) & (addr < 64'hf10000000)) & (~(((64'hf10000000 - 64'h1) - addr) < sub_10));
-    assign and_275 = ((~(addr < 64'h1000000000)) & (addr < 64'h1010000000)) & (~(((64'h1010000000 - 64'h1) - addr) < sub_10));
-    assign mux_283 = and_155 ? ((((((or_190 | and_203) | and_217) | and_232) | and_246) | and_260) | and_275) : mux_146;
-    assign mux_284 = and_155 ? ((((or_190 | and_217) | and_232) | and_260) | and_275) : (and_18 ? ((((or_53 | and_80) | and_95) | and_123) | and_138) : 1'h0);
-    assign mux_285 = and_155 ? ((((and_174 | and_203) | and_217) | and_246) | and_260) : (and_18 ? ((((and_37 | and_66) | and_80) | and_109) | and_123) : 1'h0);
-    assign and_292 = (~(req < 16'h200)) & (~(16'h2ff < req));
-    assign and_311 = ((~(addr < 64'h1100000000)) & (addr < 64'h1110000000)) & (~(((64'h1110000000 - 64'h1) - addr) < sub_10));
-    assign and_326 = ((~(addr < 64'h1200000000)) & (addr < 64'h1210000000)) & (~(((64'h1210000000 - 64'h1) - addr) < sub_10));
-    assign or_327 = and_311 | and_326;
-    assign and_340 = ((~(addr < 64'h1300000000)) & (addr < 64'h1310000000)) & (~(((64'h1310000000 - 64'h1) - addr) < sub_10));
-    assign and_354 = ((~(addr < 64'h1400000000)) & (addr < 64'h1410000000)) & (~(((64'h1410000000 - 64'h1) - addr) < sub_10));
-    assign and_369 = ((~(addr < 64'h1500000000)) & (addr < 64'h1510000000)) & (~(((64'h1510000000 - 64'h1) - addr) < sub_10));
-    assign and_383 = ((~(addr < 64'h1600000000)) & (addr < 64'h1610000000)) & (~(((64'h1610000000 - 64'h1) - addr) < sub_10));
-    assign and_397 = ((~(addr < 64'h1700000000)) & (addr < 64'h1710000000)) & (~(((64'h1710000000 - 64'h1) - addr) < sub_10));
-    assign and_412 = ((~(addr < 64'h1800000000)) & (addr < 64'h1810000000)) & (~(((64'h1810000000 - 64'h1) - addr) < sub_10));
-    assign mux_420 = and_292 ? ((((((or_327 | and_340) | and_354) | and_369) | and_383) | and_397) | and_412) : mux_283;
-    assign and_429 = (~(req < 16'h300)) & (~(16'h3ff < req));
-    assign and_448 = ((~(addr < 64'h1900000000)) & (addr < 64'h1910000000)) & (~(((64'h1910000000 - 64'h1) - addr) < sub_10));
-    assign and_463 = ((~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)) & (~(((64'h1a10000000 - 64'h1) - addr) < sub_10));
-    assign or_464 = and_448 | and_463;
-    assign and_477 = ((~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)) & (~(((64'h1b10000000 - 64'h1) - addr) < sub_10));
-    assign and_491 = ((~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)) & (~(((64'h1c10000000 - 64'h1) - addr) < sub_10));
-    assign and_506 = ((~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)) & (~(((64'h1d10000000 - 64'h1) - addr) < sub_10));
-    assign and_520 = ((~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)) & (~(((64'h1e10000000 - 64'h1) - addr) < sub_10));
-    assign and_534 = ((~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)) & (~(((64'h1f10000000 - 64'h1) - addr) < sub_10));
-    assign and_549 = ((~(addr < 64'h2000000000)) & (addr < 64'h2010000000)) & (~(((64'h2010000000 - 64'h1) - addr) < sub_10));
-    assign mux_557 = and_429 ? ((((((or_464 | and_477) | and_491) | and_506) | and_520) | and_534) | and_549) : mux_420;
-    assign mux_558 = and_429 ? ((((or_464 | and_491) | and_506) | and_534) | and_549) : (and_292 ? ((((or_327 | and_354) | and_369) | and_397) | and_412) : mux_284);
-    assign mux_559 = and_429 ? ((((and_448 | and_477) | and_491) | and_520) | and_534) : (and_292 ? ((((and_311 | and_340) | and_354) | and_383) | and_397) : mux_285);
-    assign and_566 = (~(req < 16'h400)) & (~(16'h4ff < req));
-    assign and_585 = ((~(addr < 64'h2100000000)) & (addr < 64'h2110000000)) & (~(((64'h2110000000 - 64'h1) - addr) < sub_10));
-    assign and_600 = ((~(addr < 64'h2200000000)) & (addr < 64'h2210000000)) & (~(((64'h2210000000 - 64'h1) - addr) < sub_10));
-    assign or_601 = and_585 | and_600;
-    assign and_614 = ((~(addr < 64'h2300000000)) & (addr < 64'h2310000000)) & (~(((64'h2310000000 - 64'h1) - addr) < sub_10));
-    assign and_628 = ((~(addr < 64'h2400000000)) & (addr < 64'h2410000000)) & (~(((64'h2410000000 - 64'h1) - addr) < sub_10));
-    assign and_643 = ((~(addr < 64'h2500000000)) & (addr < 64'h2510000000)) & (~(((64'h2510000000 - 64'h1) - addr) < sub_10));
-    assign and_657 = ((~(addr < 64'h2600000000)) & (addr < 64'h2610000000)) & (~(((64'h2610000000 - 64'h1) - addr) < sub_10));
-    assign and_671 = ((~(addr < 64'h2700000000)) & (addr < 64'h2710000000)) & (~(((64'h2710000000 - 64'h1) - addr) < sub_10));
-    assign and_686 = ((~(addr < 64'h2800000000)) & (addr < 64'h2810000000)) & (~(((64'h2810000000 - 64'h1) - addr) < sub_10));
-    assign mux_694 = and_566 ? ((((((or_601 | and_614) | and_628) | and_643) | and_657) | and_671) | and_686) : mux_557;
-    assign and_703 = (~(req < 16'h500)) & (~(16'h5ff < req));
-    assign and_722 = ((~(addr < 64'h2900000000)) & (addr < 64'h2910000000)) & (~(((64'h2910000000 - 64'h1) - addr) < sub_10));
-    assign and_737 = ((~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)) & (~(((64'h2a10000000 - 64'h1) - addr) < sub_10));
-    assign or_738 = and_722 | and_737;
-    assign and_751 = ((~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)) & (~(((64'h2b10000000 - 64'h1) - addr) < sub_10));
-    assign and_765 = ((~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)) & (~(((64'h2c10000000 - 64'h1) - addr) < sub_10));
-    assign and_780 = ((~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)) & (~(((64'h2d10000000 - 64'h1) - addr) < sub_10));
-    assign and_794 = ((~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)) & (~(((64'h2e10000000 - 64'h1) - addr) < sub_10));
-    assign and_808 = ((~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)) & (~(((64'h2f10000000 - 64'h1) - addr) < sub_10));
-    assign and_823 = ((~(addr < 64'h3000000000)) & (addr < 64'h3010000000)) & (~(((64'h3010000000 - 64'h1) - addr) < sub_10));
-    assign mux_831 = and_703 ? ((((((or_738 | and_751) | and_765) | and_780) | and_794) | and_808) | and_823) : mux_694;
-    assign mux_832 = and_703 ? ((((or_738 | and_765) | and_780) | and_808) | and_823) : (and_566 ? ((((or_601 | and_628) | and_643) | and_671) | and_686) : mux_558);
-    assign mux_833 = and_703 ? ((((and_722 | and_751) | and_765) | and_794) | and_808) : (and_566 ? ((((and_585 | and_614) | and_628) | and_657) | and_671) : mux_559);
-    assign and_840 = (~(req < 16'h600)) & (~(16'h6ff < req));
-    assign and_859 = ((~(addr < 64'h3100000000)) & (addr < 64'h3110000000)) & (~(((64'h3110000000 - 64'h1) - addr) < sub_10));
-    assign and_874 = ((~(addr < 64'h3200000000)) & (addr < 64'h3210000000)) & (~(((64'h3210000000 - 64'h1) - addr) < sub_10));
-    assign or_875 = and_859 | and_874;
-    assign and_888 = ((~(addr < 64'h3300000000)) & (addr < 64'h3310000000)) & (~(((64'h3310000000 - 64'h1) - addr) < sub_10));
-    assign and_902 = ((~(addr < 64'h3400000000)) & (addr < 64'h3410000000)) & (~(((64'h3410000000 - 64'h1) - addr) < sub_10));
-    assign and_917 = ((~(addr < 64'h3500000000)) & (addr < 64'h3510000000)) & (~(((64'h3510000000 - 64'h1) - addr) < sub_10));
-    assign and_931 = ((~(addr < 64'h3600000000)) & (addr < 64'h3610000000)) & (~(((64'h3610000000 - 64'h1) - addr) < sub_10));
-    assign and_945 = ((~(addr < 64'h3700000000)) & (addr < 64'h3710000000)) & (~(((64'h3710000000 - 64'h1) - addr) < sub_10));
-    assign and_960 = ((~(addr < 64'h3800000000)) & (addr < 64'h3810000000)) & (~(((64'h3810000000 - 64'h1) - addr) < sub_10));
-    assign mux_963 = and_840 ? 1'h1 : (and_703 ? 1'h1 : (and_566 ? 1'h1 : (and_429 ? 1'h1 : (and_292 ? 1'h1 : (and_155 ? 1'h1 : (and_18 ? 1'h1 : 1'h0))))));
-    assign mux_966 = and_840 ? shr_24[0] : (and_703 ? shr_24[0] : (and_566 ? shr_24[0] : (and_429 ? shr_24[0] : (and_292 ? shr_24[0] : (and_155 ? shr_24[0] : (and_18 ? shr_24[0] : 1'h0))))));
-    assign mux_967 = and_840 ? shr_21[0] : (and_703 ? shr_21[0] : (and_566 ? shr_21[0] : (and_429 ? shr_21[0] : (and_292 ? shr_21[0] : (and_155 ? shr_21[0] : (and_18 ? shr_21[0] : 1'h0))))));
-    assign mux_968 = and_840 ? ((((((or_875 | and_888) | and_902) | and_917) | and_931) | and_945) | and_960) : mux_831;
-    assign and_977 = (~(req < 16'h700)) & (~(16'h7ff < req));
-    assign and_996 = ((~(addr < 64'h3900000000)) & (addr < 64'h3910000000)) & (~(((64'h3910000000 - 64'h1) - addr) < sub_10));
-    assign and_1011 = ((~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)) & (~(((64'h3a10000000 - 64'h1) - addr) < sub_10));
-    assign or_1012 = and_996 | and_1011;
-    assign and_1025 = ((~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)) & (~(((64'h3b10000000 - 64'h1) - addr) < sub_10));
-    assign and_1039 = ((~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)) & (~(((64'h3c10000000 - 64'h1) - addr) < sub_10));
-    assign and_1054 = ((~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)) & (~(((64'h3d10000000 - 64'h1) - addr) < sub_10));
-    assign and_1068 = ((~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)) & (~(((64'h3e10000000 - 64'h1) - addr) < sub_10));
-    assign and_1082 = ((~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)) & (~(((64'h3f10000000 - 64'h1) - addr) < sub_10));
-    assign and_1097 = ((~(addr < 64'h4000000000)) & (addr < 64'h4010000000)) & (~(((64'h4010000000 - 64'h1) - addr) < sub_10));
-    assign mux_1100 = and_977 ? 1'h1 : mux_963;
-    assign mux_1102 = and_977 ? 16'h7 : (and_840 ? 16'h6 : (and_703 ? 16'h5 : (and_566 ? 16'h4 : (and_429 ? 16'h3 : (and_292 ? 16'h2 : (and_155 ? 16'h1 : 16'h0))))));
-    assign mux_1105 = and_977 ? ((((((or_1012 | and_1025) | and_1039) | and_1054) | and_1068) | and_1082) | and_1097) : mux_968;
-    assign mux_1106 = and_977 ? ((((or_1012 | and_1039) | and_1054) | and_1082) | and_1097) : (and_840 ? ((((or_875 | and_902) | and_917) | and_945) | and_960) : mux_832);
-    assign mux_1107 = and_977 ? ((((and_996 | and_1025) | and_1039) | and_1068) | and_1082) : (and_840 ? ((((and_859 | and_888) | and_902) | and_931) | and_945) : mux_833);
-    assign mux_1120 = (and_977 ? shr_24[0] : mux_966) ? ((and_977 ? shr_21[0] : mux_967) ? (mux_1105 ? ((write ? mux_1107 : mux_1106) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
-    assign unused = &{1'b0, shr_21[31:1], shr_24[3:1]};
+    assign _rule_sub = {51'h0, size} - 64'h1;
+    assign _found_ltu = 1'h0;
+    assign _found_and_8 = (~_found_ltu) & (~(16'hff < req));
+    assign _rule_shr_2 = 32'h307 >> egress_bit;
+    assign _rule_shr = 4'h1 >> ingress;
+    assign _rule_and_64 = ((~(addr < 64'h100000000)) & (addr < 64'h110000000)) & (~(((64'h110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_63 = ((~(addr < 64'h200000000)) & (addr < 64'h210000000)) & (~(((64'h210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_8 = _rule_and_64 | _rule_and_63;
+    assign _rule_and_62 = ((~(addr < 64'h300000000)) & (addr < 64'h310000000)) & (~(((64'h310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_61 = ((~(addr < 64'h400000000)) & (addr < 64'h410000000)) & (~(((64'h410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_60 = ((~(addr < 64'h500000000)) & (addr < 64'h510000000)) & (~(((64'h510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_59 = ((~(addr < 64'h600000000)) & (addr < 64'h610000000)) & (~(((64'h610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_58 = ((~(addr < 64'h700000000)) & (addr < 64'h710000000)) & (~(((64'h710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_57 = ((~(addr < 64'h800000000)) & (addr < 64'h810000000)) & (~(((64'h810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_19 = _found_and_8 ? ((((((_rule_or_8 | _rule_and_62) | _rule_and_61) | _rule_and_60) | _rule_and_59) | _rule_and_58) | _rule_and_57) : 1'h0;
+    assign _found_and_7 = (~(req < 16'h100)) & (~(16'h1ff < req));
+    assign _rule_and_56 = ((~(addr < 64'h900000000)) & (addr < 64'h910000000)) & (~(((64'h910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_55 = ((~(addr < 64'ha00000000)) & (addr < 64'ha10000000)) & (~(((64'ha10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_7 = _rule_and_56 | _rule_and_55;
+    assign _rule_and_54 = ((~(addr < 64'hb00000000)) & (addr < 64'hb10000000)) & (~(((64'hb10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_53 = ((~(addr < 64'hc00000000)) & (addr < 64'hc10000000)) & (~(((64'hc10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_52 = ((~(addr < 64'hd00000000)) & (addr < 64'hd10000000)) & (~(((64'hd10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_51 = ((~(addr < 64'he00000000)) & (addr < 64'he10000000)) & (~(((64'he10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_50 = ((~(addr < 64'hf00000000)) & (addr < 64'hf10000000)) & (~(((64'hf10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_49 = ((~(addr < 64'h1000000000)) & (addr < 64'h1010000000)) & (~(((64'h1010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_18 = _found_and_7 ? ((((((_rule_or_7 | _rule_and_54) | _rule_and_53) | _rule_and_52) | _rule_and_51) | _rule_and_50) | _rule_and_49) : _rule_mux_19;
+    assign _rule_mux_17 = _found_and_7 ? ((((_rule_or_7 | _rule_and_53) | _rule_and_52) | _rule_and_50) | _rule_and_49) : (_found_and_8 ? ((((_rule_or_8 | _rule_and_61) | _rule_and_60) | _rule_and_58) | _rule_and_57) : 1'h0);
+    assign _rule_mux_16 = _found_and_7 ? ((((_rule_and_56 | _rule_and_54) | _rule_and_53) | _rule_and_51) | _rule_and_50) : (_found_and_8 ? ((((_rule_and_64 | _rule_and_62) | _rule_and_61) | _rule_and_59) | _rule_and_58) : 1'h0);
+    assign _found_and_6 = (~(req < 16'h200)) & (~(16'h2ff < req));
+    assign _rule_and_48 = ((~(addr < 64'h1100000000)) & (addr < 64'h1110000000)) & (~(((64'h1110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_47 = ((~(addr < 64'h1200000000)) & (addr < 64'h1210000000)) & (~(((64'h1210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_6 = _rule_and_48 | _rule_and_47;
+    assign _rule_and_46 = ((~(addr < 64'h1300000000)) & (addr < 64'h1310000000)) & (~(((64'h1310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_45 = ((~(addr < 64'h1400000000)) & (addr < 64'h1410000000)) & (~(((64'h1410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_44 = ((~(addr < 64'h1500000000)) & (addr < 64'h1510000000)) & (~(((64'h1510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_43 = ((~(addr < 64'h1600000000)) & (addr < 64'h1610000000)) & (~(((64'h1610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_42 = ((~(addr < 64'h1700000000)) & (addr < 64'h1710000000)) & (~(((64'h1710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_41 = ((~(addr < 64'h1800000000)) & (addr < 64'h1810000000)) & (~(((64'h1810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_15 = _found_and_6 ? ((((((_rule_or_6 | _rule_and_46) | _rule_and_45) | _rule_and_44) | _rule_and_43) | _rule_and_42) | _rule_and_41) : _rule_mux_18;
+    assign _found_and_5 = (~(req < 16'h300)) & (~(16'h3ff < req));
+    assign _rule_and_40 = ((~(addr < 64'h1900000000)) & (addr < 64'h1910000000)) & (~(((64'h1910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_39 = ((~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)) & (~(((64'h1a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_5 = _rule_and_40 | _rule_and_39;
+    assign _rule_and_38 = ((~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)) & (~(((64'h1b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_37 = ((~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)) & (~(((64'h1c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_36 = ((~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)) & (~(((64'h1d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_35 = ((~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)) & (~(((64'h1e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_34 = ((~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)) & (~(((64'h1f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_33 = ((~(addr < 64'h2000000000)) & (addr < 64'h2010000000)) & (~(((64'h2010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_14 = _found_and_5 ? ((((((_rule_or_5 | _rule_and_38) | _rule_and_37) | _rule_and_36) | _rule_and_35) | _rule_and_34) | _rule_and_33) : _rule_mux_15;
+    assign _rule_mux_13 = _found_and_5 ? ((((_rule_or_5 | _rule_and_37) | _rule_and_36) | _rule_and_34) | _rule_and_33) : (_found_and_6 ? ((((_rule_or_6 | _rule_and_45) | _rule_and_44) | _rule_and_42) | _rule_and_41) : _rule_mux_17);
+    assign _rule_mux_12 = _found_and_5 ? ((((_rule_and_40 | _rule_and_38) | _rule_and_37) | _rule_and_35) | _rule_and_34) : (_found_and_6 ? ((((_rule_and_48 | _rule_and_46) | _rule_and_45) | _rule_and_43) | _rule_and_42) : _rule_mux_16);
+    assign _found_and_4 = (~(req < 16'h400)) & (~(16'h4ff < req));
+    assign _rule_and_32 = ((~(addr < 64'h2100000000)) & (addr < 64'h2110000000)) & (~(((64'h2110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_31 = ((~(addr < 64'h2200000000)) & (addr < 64'h2210000000)) & (~(((64'h2210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_4 = _rule_and_32 | _rule_and_31;
+    assign _rule_and_30 = ((~(addr < 64'h2300000000)) & (addr < 64'h2310000000)) & (~(((64'h2310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_29 = ((~(addr < 64'h2400000000)) & (addr < 64'h2410000000)) & (~(((64'h2410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_28 = ((~(addr < 64'h2500000000)) & (addr < 64'h2510000000)) & (~(((64'h2510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_27 = ((~(addr < 64'h2600000000)) & (addr < 64'h2610000000)) & (~(((64'h2610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_26 = ((~(addr < 64'h2700000000)) & (addr < 64'h2710000000)) & (~(((64'h2710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_25 = ((~(addr < 64'h2800000000)) & (addr < 64'h2810000000)) & (~(((64'h2810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_11 = _found_and_4 ? ((((((_rule_or_4 | _rule_and_30) | _rule_and_29) | _rule_and_28) | _rule_and_27) | _rule_and_26) | _rule_and_25) : _rule_mux_14;
+    assign _found_and_3 = (~(req < 16'h500)) & (~(16'h5ff < req));
+    assign _rule_and_24 = ((~(addr < 64'h2900000000)) & (addr < 64'h2910000000)) & (~(((64'h2910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_23 = ((~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)) & (~(((64'h2a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_3 = _rule_and_24 | _rule_and_23;
+    assign _rule_and_22 = ((~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)) & (~(((64'h2b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_21 = ((~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)) & (~(((64'h2c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_20 = ((~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)) & (~(((64'h2d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_19 = ((~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)) & (~(((64'h2e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_18 = ((~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)) & (~(((64'h2f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_17 = ((~(addr < 64'h3000000000)) & (addr < 64'h3010000000)) & (~(((64'h3010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_10 = _found_and_3 ? ((((((_rule_or_3 | _rule_and_22) | _rule_and_21) | _rule_and_20) | _rule_and_19) | _rule_and_18) | _rule_and_17) : _rule_mux_11;
+    assign _rule_mux_9 = _found_and_3 ? ((((_rule_or_3 | _rule_and_21) | _rule_and_20) | _rule_and_18) | _rule_and_17) : (_found_and_4 ? ((((_rule_or_4 | _rule_and_29) | _rule_and_28) | _rule_and_26) | _rule_and_25) : _rule_mux_13);
+    assign _rule_mux_8 = _found_and_3 ? ((((_rule_and_24 | _rule_and_22) | _rule_and_21) | _rule_and_19) | _rule_and_18) : (_found_and_4 ? ((((_rule_and_32 | _rule_and_30) | _rule_and_29) | _rule_and_27) | _rule_and_26) : _rule_mux_12);
+    assign _found_and_2 = (~(req < 16'h600)) & (~(16'h6ff < req));
+    assign _rule_and_16 = ((~(addr < 64'h3100000000)) & (addr < 64'h3110000000)) & (~(((64'h3110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_15 = ((~(addr < 64'h3200000000)) & (addr < 64'h3210000000)) & (~(((64'h3210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or_2 = _rule_and_16 | _rule_and_15;
+    assign _rule_and_14 = ((~(addr < 64'h3300000000)) & (addr < 64'h3310000000)) & (~(((64'h3310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_13 = ((~(addr < 64'h3400000000)) & (addr < 64'h3410000000)) & (~(((64'h3410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_12 = ((~(addr < 64'h3500000000)) & (addr < 64'h3510000000)) & (~(((64'h3510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_11 = ((~(addr < 64'h3600000000)) & (addr < 64'h3610000000)) & (~(((64'h3610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_10 = ((~(addr < 64'h3700000000)) & (addr < 64'h3710000000)) & (~(((64'h3710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_9 = ((~(addr < 64'h3800000000)) & (addr < 64'h3810000000)) & (~(((64'h3810000000 - 64'h1) - addr) < _rule_sub));
+    assign _found_mux_2 = _found_and_2 ? 1'h1 : (_found_and_3 ? 1'h1 : (_found_and_4 ? 1'h1 : (_found_and_5 ? 1'h1 : (_found_and_6 ? 1'h1 : (_found_and_7 ? 1'h1 : (_found_and_8 ? 1'h1 : 1'h0))))));
+    assign _rule_mux_7 = _found_and_2 ? _rule_shr[0] : (_found_and_3 ? _rule_shr[0] : (_found_and_4 ? _rule_shr[0] : (_found_and_5 ? _rule_shr[0] : (_found_and_6 ? _rule_shr[0] : (_found_and_7 ? _rule_shr[0] : (_found_and_8 ? _rule_shr[0] : 1'h0))))));
+    assign _rule_mux_6 = _found_and_2 ? _rule_shr_2[0] : (_found_and_3 ? _rule_shr_2[0] : (_found_and_4 ? _rule_shr_2[0] : (_found_and_5 ? _rule_shr_2[0] : (_found_and_6 ? _rule_shr_2[0] : (_found_and_7 ? _rule_shr_2[0] : (_found_and_8 ? _rule_shr_2[0] : 1'h0))))));
+    assign _rule_mux_5 = _found_and_2 ? ((((((_rule_or_2 | _rule_and_14) | _rule_and_13) | _rule_and_12) | _rule_and_11) | _rule_and_10) | _rule_and_9) : _rule_mux_10;
+    assign _found_and = (~(req < 16'h700)) & (~(16'h7ff < req));
+    assign _rule_and_8 = ((~(addr < 64'h3900000000)) & (addr < 64'h3910000000)) & (~(((64'h3910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_7 = ((~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)) & (~(((64'h3a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_or = _rule_and_8 | _rule_and_7;
+    assign _rule_and_6 = ((~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)) & (~(((64'h3b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_5 = ((~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)) & (~(((64'h3c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_4 = ((~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)) & (~(((64'h3d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_3 = ((~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)) & (~(((64'h3e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_2 = ((~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)) & (~(((64'h3f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and = ((~(addr < 64'h4000000000)) & (addr < 64'h4010000000)) & (~(((64'h4010000000 - 64'h1) - addr) < _rule_sub));
+    assign _found_mux = _found_and ? 1'h1 : _found_mux_2;
+    assign _domain_mux = _found_and ? 16'h7 : (_found_and_2 ? 16'h6 : (_found_and_3 ? 16'h5 : (_found_and_4 ? 16'h4 : (_found_and_5 ? 16'h3 : (_found_and_6 ? 16'h2 : (_found_and_7 ? 16'h1 : 16'h0))))));
+    assign _rule_mux_4 = _found_and ? ((((((_rule_or | _rule_and_6) | _rule_and_5) | _rule_and_4) | _rule_and_3) | _rule_and_2) | _rule_and) : _rule_mux_5;
+    assign _rule_mux_3 = _found_and ? ((((_rule_or | _rule_and_5) | _rule_and_4) | _rule_and_2) | _rule_and) : (_found_and_2 ? ((((_rule_or_2 | _rule_and_13) | _rule_and_12) | _rule_and_10) | _rule_and_9) : _rule_mux_9);
+    assign _rule_mux_2 = _found_and ? ((((_rule_and_8 | _rule_and_6) | _rule_and_5) | _rule_and_3) | _rule_and_2) : (_found_and_2 ? ((((_rule_and_16 | _rule_and_14) | _rule_and_13) | _rule_and_11) | _rule_and_10) : _rule_mux_8);
+    assign _rule_mux = (_found_and ? _rule_shr[0] : _rule_mux_7) ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? (_rule_mux_4 ? ((write ? _rule_mux_2 : _rule_mux_3) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
+    assign unused = &{1'b0, _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = mux_1100 ? mux_1120 : 3'h1;
-    assign found = mux_1100;
-    assign domain = mux_1102;
+    assign rule = _found_mux ? _rule_mux : 3'h1;
+    assign found = _found_mux;
+    assign domain = _domain_mux;
 endmodule
 
 `default_nettype wire

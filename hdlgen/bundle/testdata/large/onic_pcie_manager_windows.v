@@ -17,368 +17,368 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire eq_4; // translate.go:57
-    wire and_8; // translate.go:59
-    wire and_26; // translate.go:59
-    wire [63:0] concat_38; // translate.go:66
-    wire and_44; // translate.go:59
-    wire and_62; // translate.go:59
-    wire and_80; // translate.go:59
-    wire and_98; // translate.go:59
-    wire and_116; // translate.go:59
-    wire and_134; // translate.go:59
-    wire and_152; // translate.go:59
-    wire and_170; // translate.go:59
-    wire and_188; // translate.go:59
-    wire and_206; // translate.go:59
-    wire and_224; // translate.go:59
-    wire and_242; // translate.go:59
-    wire and_260; // translate.go:59
-    wire and_278; // translate.go:59
-    wire and_296; // translate.go:59
-    wire and_314; // translate.go:59
-    wire and_332; // translate.go:59
-    wire and_350; // translate.go:59
-    wire and_368; // translate.go:59
-    wire and_386; // translate.go:59
-    wire and_404; // translate.go:59
-    wire and_422; // translate.go:59
-    wire and_440; // translate.go:59
-    wire and_458; // translate.go:59
-    wire and_476; // translate.go:59
-    wire and_494; // translate.go:59
-    wire and_512; // translate.go:59
-    wire and_530; // translate.go:59
-    wire and_548; // translate.go:59
-    wire and_566; // translate.go:59
-    wire and_584; // translate.go:59
-    wire and_602; // translate.go:59
-    wire and_620; // translate.go:59
-    wire and_638; // translate.go:59
-    wire and_656; // translate.go:59
-    wire and_674; // translate.go:59
-    wire and_692; // translate.go:59
-    wire and_710; // translate.go:59
-    wire and_728; // translate.go:59
-    wire and_746; // translate.go:59
-    wire and_764; // translate.go:59
-    wire and_782; // translate.go:59
-    wire and_800; // translate.go:59
-    wire and_818; // translate.go:59
-    wire and_836; // translate.go:59
-    wire and_854; // translate.go:59
-    wire and_872; // translate.go:59
-    wire and_890; // translate.go:59
-    wire and_908; // translate.go:59
-    wire and_926; // translate.go:59
-    wire and_944; // translate.go:59
-    wire and_962; // translate.go:59
-    wire and_980; // translate.go:59
-    wire and_998; // translate.go:59
-    wire and_1016; // translate.go:59
-    wire and_1034; // translate.go:59
-    wire and_1052; // translate.go:59
-    wire and_1070; // translate.go:59
-    wire and_1088; // translate.go:59
-    wire and_1106; // translate.go:59
-    wire and_1124; // translate.go:59
-    wire and_1142; // translate.go:59
-    wire or_1267; // translate.go:82
-    wire or_1268; // translate.go:82
-    wire or_1269; // translate.go:82
-    wire or_1270; // translate.go:82
-    wire or_1271; // translate.go:82
-    wire or_1272; // translate.go:82
-    wire or_1273; // translate.go:82
-    wire or_1274; // translate.go:82
-    wire or_1281; // translate.go:82
-    wire or_1442; // translate.go:82
-    wire or_1443; // translate.go:82
-    wire or_1444; // translate.go:82
-    wire or_1445; // translate.go:82
-    wire or_1446; // translate.go:82
-    wire or_1447; // translate.go:82
-    wire or_1448; // translate.go:82
-    wire or_1449; // translate.go:82
-    wire or_1450; // translate.go:82
-    wire or_1451; // translate.go:82
-    wire or_1452; // translate.go:82
-    wire or_1453; // translate.go:82
-    wire or_1454; // translate.go:82
-    wire or_1455; // translate.go:82
-    wire or_1456; // translate.go:82
-    wire or_1457; // translate.go:82
-    wire or_1470; // translate.go:82
-    wire or_1471; // translate.go:82
-    wire [5:0] or_1634; // translate.go:82
-    wire [5:0] or_1635; // translate.go:82
-    wire [5:0] or_1636; // translate.go:82
-    wire [5:0] or_1637; // translate.go:82
-    wire [5:0] or_1638; // translate.go:82
-    wire [5:0] or_1639; // translate.go:82
-    wire [5:0] or_1640; // translate.go:82
-    wire [5:0] or_1641; // translate.go:82
-    wire [5:0] or_1642; // translate.go:82
-    wire [5:0] or_1643; // translate.go:82
-    wire [5:0] or_1644; // translate.go:82
-    wire [5:0] or_1645; // translate.go:82
-    wire [5:0] or_1646; // translate.go:82
-    wire [5:0] or_1647; // translate.go:82
-    wire [5:0] or_1648; // translate.go:82
-    wire [5:0] or_1657; // translate.go:82
-    wire [5:0] or_1662; // translate.go:82
-    wire [2:0] or_1824; // translate.go:83
-    wire [2:0] or_1825; // translate.go:83
-    wire [2:0] or_1826; // translate.go:83
-    wire [2:0] or_1827; // translate.go:83
-    wire [2:0] or_1828; // translate.go:83
-    wire [2:0] or_1829; // translate.go:83
-    wire [2:0] or_1830; // translate.go:83
-    wire [2:0] or_1831; // translate.go:83
-    wire [2:0] or_1832; // translate.go:83
-    wire [2:0] or_1833; // translate.go:83
-    wire [2:0] or_1834; // translate.go:83
-    wire [2:0] or_1835; // translate.go:83
-    wire [2:0] or_1836; // translate.go:83
-    wire [2:0] or_1837; // translate.go:83
-    wire [2:0] or_1838; // translate.go:83
-    wire [2:0] or_1839; // translate.go:83
-    wire [2:0] or_1852; // translate.go:83
-    wire [2:0] or_1853; // translate.go:83
-    wire [7:0] or_2039; // translate.go:83
-    wire [7:0] or_2040; // translate.go:83
-    wire [7:0] or_2041; // translate.go:83
-    wire [7:0] or_2042; // translate.go:83
-    wire [63:0] or_2206; // translate.go:83
-    wire [63:0] or_2207; // translate.go:83
-    wire [63:0] or_2208; // translate.go:83
-    wire [63:0] or_2209; // translate.go:83
-    wire [63:0] or_2210; // translate.go:83
-    wire [63:0] or_2211; // translate.go:83
-    wire [63:0] or_2212; // translate.go:83
-    wire [63:0] or_2213; // translate.go:83
-    wire [63:0] or_2214; // translate.go:83
-    wire [63:0] or_2215; // translate.go:83
-    wire [63:0] or_2216; // translate.go:83
-    wire [63:0] or_2217; // translate.go:83
-    wire [63:0] or_2218; // translate.go:83
-    wire [63:0] or_2219; // translate.go:83
-    wire [63:0] or_2220; // translate.go:83
-    wire [63:0] or_2221; // translate.go:83
-    wire [63:0] or_2234; // translate.go:83
-    wire [63:0] or_2235; // translate.go:83
-    wire mux_2256; // translate.go:84
-    wire mux_2288; // translate.go:84
-    wire mux_2320; // translate.go:84
-    wire mux_2352; // translate.go:84
-    wire or_2427; // translate.go:84
-    wire [2:0] or_2807; // translate.go:85
-    wire [2:0] or_2808; // translate.go:85
-    wire [63:0] or_2970; // translate.go:85
-    wire [63:0] or_2971; // translate.go:85
-    wire [63:0] or_2972; // translate.go:85
-    wire [63:0] or_2973; // translate.go:85
-    wire [63:0] or_2974; // translate.go:85
-    wire [63:0] or_2975; // translate.go:85
-    wire [63:0] or_2976; // translate.go:85
-    wire [63:0] or_2977; // translate.go:85
-    wire [63:0] or_2978; // translate.go:85
-    wire [63:0] or_2979; // translate.go:85
-    wire [63:0] or_2980; // translate.go:85
-    wire [63:0] or_2981; // translate.go:85
-    wire [63:0] or_2982; // translate.go:85
-    wire [63:0] or_2983; // translate.go:85
-    wire [63:0] or_2984; // translate.go:85
-    wire [63:0] or_2985; // translate.go:85
-    wire [63:0] or_2998; // translate.go:85
-    wire [63:0] or_2999; // translate.go:85
+    wire _found_eq; // translate.go:57
+    wire _found_and_64; // translate.go:59
+    wire _found_and_63; // translate.go:59
+    wire [63:0] _second_translated_concat; // translate.go:66
+    wire _found_and_62; // translate.go:59
+    wire _found_and_61; // translate.go:59
+    wire _found_and_60; // translate.go:59
+    wire _found_and_59; // translate.go:59
+    wire _found_and_58; // translate.go:59
+    wire _found_and_57; // translate.go:59
+    wire _found_and_56; // translate.go:59
+    wire _found_and_55; // translate.go:59
+    wire _found_and_54; // translate.go:59
+    wire _found_and_53; // translate.go:59
+    wire _found_and_52; // translate.go:59
+    wire _found_and_51; // translate.go:59
+    wire _found_and_50; // translate.go:59
+    wire _found_and_49; // translate.go:59
+    wire _found_and_48; // translate.go:59
+    wire _found_and_47; // translate.go:59
+    wire _found_and_46; // translate.go:59
+    wire _found_and_45; // translate.go:59
+    wire _found_and_44; // translate.go:59
+    wire _found_and_43; // translate.go:59
+    wire _found_and_42; // translate.go:59
+    wire _found_and_41; // translate.go:59
+    wire _found_and_40; // translate.go:59
+    wire _found_and_39; // translate.go:59
+    wire _found_and_38; // translate.go:59
+    wire _found_and_37; // translate.go:59
+    wire _found_and_36; // translate.go:59
+    wire _found_and_35; // translate.go:59
+    wire _found_and_34; // translate.go:59
+    wire _found_and_33; // translate.go:59
+    wire _found_and_32; // translate.go:59
+    wire _found_and_31; // translate.go:59
+    wire _found_and_30; // translate.go:59
+    wire _found_and_29; // translate.go:59
+    wire _found_and_28; // translate.go:59
+    wire _found_and_27; // translate.go:59
+    wire _found_and_26; // translate.go:59
+    wire _found_and_25; // translate.go:59
+    wire _found_and_24; // translate.go:59
+    wire _found_and_23; // translate.go:59
+    wire _found_and_22; // translate.go:59
+    wire _found_and_21; // translate.go:59
+    wire _found_and_20; // translate.go:59
+    wire _found_and_19; // translate.go:59
+    wire _found_and_18; // translate.go:59
+    wire _found_and_17; // translate.go:59
+    wire _found_and_16; // translate.go:59
+    wire _found_and_15; // translate.go:59
+    wire _found_and_14; // translate.go:59
+    wire _found_and_13; // translate.go:59
+    wire _found_and_12; // translate.go:59
+    wire _found_and_11; // translate.go:59
+    wire _found_and_10; // translate.go:59
+    wire _found_and_9; // translate.go:59
+    wire _found_and_8; // translate.go:59
+    wire _found_and_7; // translate.go:59
+    wire _found_and_6; // translate.go:59
+    wire _found_and_5; // translate.go:59
+    wire _found_and_4; // translate.go:59
+    wire _found_and_3; // translate.go:59
+    wire _found_and_2; // translate.go:59
+    wire _found_and; // translate.go:59
+    wire _found_or_9; // translate.go:82
+    wire _found_or_8; // translate.go:82
+    wire _found_or_7; // translate.go:82
+    wire _found_or_6; // translate.go:82
+    wire _found_or_5; // translate.go:82
+    wire _found_or_4; // translate.go:82
+    wire _found_or_3; // translate.go:82
+    wire _found_or_2; // translate.go:82
+    wire _found_or; // translate.go:82
+    wire _enabled_or_18; // translate.go:82
+    wire _enabled_or_17; // translate.go:82
+    wire _enabled_or_16; // translate.go:82
+    wire _enabled_or_15; // translate.go:82
+    wire _enabled_or_14; // translate.go:82
+    wire _enabled_or_13; // translate.go:82
+    wire _enabled_or_12; // translate.go:82
+    wire _enabled_or_11; // translate.go:82
+    wire _enabled_or_10; // translate.go:82
+    wire _enabled_or_9; // translate.go:82
+    wire _enabled_or_8; // translate.go:82
+    wire _enabled_or_7; // translate.go:82
+    wire _enabled_or_6; // translate.go:82
+    wire _enabled_or_5; // translate.go:82
+    wire _enabled_or_4; // translate.go:82
+    wire _enabled_or_3; // translate.go:82
+    wire _enabled_or_2; // translate.go:82
+    wire _enabled_or; // translate.go:82
+    wire [5:0] _index_or_17; // translate.go:82
+    wire [5:0] _index_or_16; // translate.go:82
+    wire [5:0] _index_or_15; // translate.go:82
+    wire [5:0] _index_or_14; // translate.go:82
+    wire [5:0] _index_or_13; // translate.go:82
+    wire [5:0] _index_or_12; // translate.go:82
+    wire [5:0] _index_or_11; // translate.go:82
+    wire [5:0] _index_or_10; // translate.go:82
+    wire [5:0] _index_or_9; // translate.go:82
+    wire [5:0] _index_or_8; // translate.go:82
+    wire [5:0] _index_or_7; // translate.go:82
+    wire [5:0] _index_or_6; // translate.go:82
+    wire [5:0] _index_or_5; // translate.go:82
+    wire [5:0] _index_or_4; // translate.go:82
+    wire [5:0] _index_or_3; // translate.go:82
+    wire [5:0] _index_or_2; // translate.go:82
+    wire [5:0] _index_or; // translate.go:82
+    wire [2:0] _egress_or_18; // translate.go:83
+    wire [2:0] _egress_or_17; // translate.go:83
+    wire [2:0] _egress_or_16; // translate.go:83
+    wire [2:0] _egress_or_15; // translate.go:83
+    wire [2:0] _egress_or_14; // translate.go:83
+    wire [2:0] _egress_or_13; // translate.go:83
+    wire [2:0] _egress_or_12; // translate.go:83
+    wire [2:0] _egress_or_11; // translate.go:83
+    wire [2:0] _egress_or_10; // translate.go:83
+    wire [2:0] _egress_or_9; // translate.go:83
+    wire [2:0] _egress_or_8; // translate.go:83
+    wire [2:0] _egress_or_7; // translate.go:83
+    wire [2:0] _egress_or_6; // translate.go:83
+    wire [2:0] _egress_or_5; // translate.go:83
+    wire [2:0] _egress_or_4; // translate.go:83
+    wire [2:0] _egress_or_3; // translate.go:83
+    wire [2:0] _egress_or_2; // translate.go:83
+    wire [2:0] _egress_or; // translate.go:83
+    wire [7:0] _slot_or_4; // translate.go:83
+    wire [7:0] _slot_or_3; // translate.go:83
+    wire [7:0] _slot_or_2; // translate.go:83
+    wire [7:0] _slot_or; // translate.go:83
+    wire [63:0] _translated_or_18; // translate.go:83
+    wire [63:0] _translated_or_17; // translate.go:83
+    wire [63:0] _translated_or_16; // translate.go:83
+    wire [63:0] _translated_or_15; // translate.go:83
+    wire [63:0] _translated_or_14; // translate.go:83
+    wire [63:0] _translated_or_13; // translate.go:83
+    wire [63:0] _translated_or_12; // translate.go:83
+    wire [63:0] _translated_or_11; // translate.go:83
+    wire [63:0] _translated_or_10; // translate.go:83
+    wire [63:0] _translated_or_9; // translate.go:83
+    wire [63:0] _translated_or_8; // translate.go:83
+    wire [63:0] _translated_or_7; // translate.go:83
+    wire [63:0] _translated_or_6; // translate.go:83
+    wire [63:0] _translated_or_5; // translate.go:83
+    wire [63:0] _translated_or_4; // translate.go:83
+    wire [63:0] _translated_or_3; // translate.go:83
+    wire [63:0] _translated_or_2; // translate.go:83
+    wire [63:0] _translated_or; // translate.go:83
+    wire _has_second_mux_4; // translate.go:84
+    wire _has_second_mux_3; // translate.go:84
+    wire _has_second_mux_2; // translate.go:84
+    wire _has_second_mux; // translate.go:84
+    wire _has_second_or; // translate.go:84
+    wire [2:0] _second_egress_or_2; // translate.go:85
+    wire [2:0] _second_egress_or; // translate.go:85
+    wire [63:0] _second_translated_or_18; // translate.go:85
+    wire [63:0] _second_translated_or_17; // translate.go:85
+    wire [63:0] _second_translated_or_16; // translate.go:85
+    wire [63:0] _second_translated_or_15; // translate.go:85
+    wire [63:0] _second_translated_or_14; // translate.go:85
+    wire [63:0] _second_translated_or_13; // translate.go:85
+    wire [63:0] _second_translated_or_12; // translate.go:85
+    wire [63:0] _second_translated_or_11; // translate.go:85
+    wire [63:0] _second_translated_or_10; // translate.go:85
+    wire [63:0] _second_translated_or_9; // translate.go:85
+    wire [63:0] _second_translated_or_8; // translate.go:85
+    wire [63:0] _second_translated_or_7; // translate.go:85
+    wire [63:0] _second_translated_or_6; // translate.go:85
+    wire [63:0] _second_translated_or_5; // translate.go:85
+    wire [63:0] _second_translated_or_4; // translate.go:85
+    wire [63:0] _second_translated_or_3; // translate.go:85
+    wire [63:0] _second_translated_or_2; // translate.go:85
+    wire [63:0] _second_translated_or; // translate.go:85
 
-    assign eq_4 = bar == 3'h2;
-    assign and_8 = eq_4 & (off[63:28] == 36'h0);
-    assign and_26 = eq_4 & (off[63:28] == 36'h1);
-    assign concat_38 = {36'h0, off[27:0]};
-    assign and_44 = eq_4 & (off[63:28] == 36'h2);
-    assign and_62 = eq_4 & (off[63:28] == 36'h3);
-    assign and_80 = eq_4 & (off[63:28] == 36'h4);
-    assign and_98 = eq_4 & (off[63:28] == 36'h5);
-    assign and_116 = eq_4 & (off[63:28] == 36'h6);
-    assign and_134 = eq_4 & (off[63:28] == 36'h7);
-    assign and_152 = eq_4 & (off[63:28] == 36'h8);
-    assign and_170 = eq_4 & (off[63:28] == 36'h9);
-    assign and_188 = eq_4 & (off[63:28] == 36'ha);
-    assign and_206 = eq_4 & (off[63:28] == 36'hb);
-    assign and_224 = eq_4 & (off[63:28] == 36'hc);
-    assign and_242 = eq_4 & (off[63:28] == 36'hd);
-    assign and_260 = eq_4 & (off[63:28] == 36'he);
-    assign and_278 = eq_4 & (off[63:28] == 36'hf);
-    assign and_296 = eq_4 & (off[63:28] == 36'h10);
-    assign and_314 = eq_4 & (off[63:28] == 36'h11);
-    assign and_332 = eq_4 & (off[63:28] == 36'h12);
-    assign and_350 = eq_4 & (off[63:28] == 36'h13);
-    assign and_368 = eq_4 & (off[63:28] == 36'h14);
-    assign and_386 = eq_4 & (off[63:28] == 36'h15);
-    assign and_404 = eq_4 & (off[63:28] == 36'h16);
-    assign and_422 = eq_4 & (off[63:28] == 36'h17);
-    assign and_440 = eq_4 & (off[63:28] == 36'h18);
-    assign and_458 = eq_4 & (off[63:28] == 36'h19);
-    assign and_476 = eq_4 & (off[63:28] == 36'h1a);
-    assign and_494 = eq_4 & (off[63:28] == 36'h1b);
-    assign and_512 = eq_4 & (off[63:28] == 36'h1c);
-    assign and_530 = eq_4 & (off[63:28] == 36'h1d);
-    assign and_548 = eq_4 & (off[63:28] == 36'h1e);
-    assign and_566 = eq_4 & (off[63:28] == 36'h1f);
-    assign and_584 = eq_4 & (off[63:28] == 36'h20);
-    assign and_602 = eq_4 & (off[63:28] == 36'h21);
-    assign and_620 = eq_4 & (off[63:28] == 36'h22);
-    assign and_638 = eq_4 & (off[63:28] == 36'h23);
-    assign and_656 = eq_4 & (off[63:28] == 36'h24);
-    assign and_674 = eq_4 & (off[63:28] == 36'h25);
-    assign and_692 = eq_4 & (off[63:28] == 36'h26);
-    assign and_710 = eq_4 & (off[63:28] == 36'h27);
-    assign and_728 = eq_4 & (off[63:28] == 36'h28);
-    assign and_746 = eq_4 & (off[63:28] == 36'h29);
-    assign and_764 = eq_4 & (off[63:28] == 36'h2a);
-    assign and_782 = eq_4 & (off[63:28] == 36'h2b);
-    assign and_800 = eq_4 & (off[63:28] == 36'h2c);
-    assign and_818 = eq_4 & (off[63:28] == 36'h2d);
-    assign and_836 = eq_4 & (off[63:28] == 36'h2e);
-    assign and_854 = eq_4 & (off[63:28] == 36'h2f);
-    assign and_872 = eq_4 & (off[63:28] == 36'h30);
-    assign and_890 = eq_4 & (off[63:28] == 36'h31);
-    assign and_908 = eq_4 & (off[63:28] == 36'h32);
-    assign and_926 = eq_4 & (off[63:28] == 36'h33);
-    assign and_944 = eq_4 & (off[63:28] == 36'h34);
-    assign and_962 = eq_4 & (off[63:28] == 36'h35);
-    assign and_980 = eq_4 & (off[63:28] == 36'h36);
-    assign and_998 = eq_4 & (off[63:28] == 36'h37);
-    assign and_1016 = eq_4 & (off[63:28] == 36'h38);
-    assign and_1034 = eq_4 & (off[63:28] == 36'h39);
-    assign and_1052 = eq_4 & (off[63:28] == 36'h3a);
-    assign and_1070 = eq_4 & (off[63:28] == 36'h3b);
-    assign and_1088 = eq_4 & (off[63:28] == 36'h3c);
-    assign and_1106 = eq_4 & (off[63:28] == 36'h3d);
-    assign and_1124 = eq_4 & (off[63:28] == 36'h3e);
-    assign and_1142 = eq_4 & (off[63:28] == 36'h3f);
-    assign or_1267 = ((and_8 | and_26) | (and_44 | and_62)) | ((and_80 | and_98) | (and_116 | and_134));
-    assign or_1268 = ((and_152 | and_170) | (and_188 | and_206)) | ((and_224 | and_242) | (and_260 | and_278));
-    assign or_1269 = ((and_296 | and_314) | (and_332 | and_350)) | ((and_368 | and_386) | (and_404 | and_422));
-    assign or_1270 = ((and_440 | and_458) | (and_476 | and_494)) | ((and_512 | and_530) | (and_548 | and_566));
-    assign or_1271 = ((and_584 | and_602) | (and_620 | and_638)) | ((and_656 | and_674) | (and_692 | and_710));
-    assign or_1272 = ((and_728 | and_746) | (and_764 | and_782)) | ((and_800 | and_818) | (and_836 | and_854));
-    assign or_1273 = ((and_872 | and_890) | (and_908 | and_926)) | ((and_944 | and_962) | (and_980 | and_998));
-    assign or_1274 = ((and_1016 | and_1034) | (and_1052 | and_1070)) | ((and_1088 | and_1106) | (and_1124 | and_1142));
-    assign or_1281 = ((or_1267 | or_1268) | (or_1269 | or_1270)) | ((or_1271 | or_1272) | (or_1273 | or_1274));
-    assign or_1442 = ((and_8 ? window_en[0] : 1'h0) | (and_26 ? window_en[1] : 1'h0)) | ((and_44 ? window_en[2] : 1'h0) | (and_62 ? window_en[3] : 1'h0));
-    assign or_1443 = ((and_80 ? window_en[4] : 1'h0) | (and_98 ? window_en[5] : 1'h0)) | ((and_116 ? window_en[6] : 1'h0) | (and_134 ? window_en[7] : 1'h0));
-    assign or_1444 = ((and_152 ? window_en[8] : 1'h0) | (and_170 ? window_en[9] : 1'h0)) | ((and_188 ? window_en[10] : 1'h0) | (and_206 ? window_en[11] : 1'h0));
-    assign or_1445 = ((and_224 ? window_en[12] : 1'h0) | (and_242 ? window_en[13] : 1'h0)) | ((and_260 ? window_en[14] : 1'h0) | (and_278 ? window_en[15] : 1'h0));
-    assign or_1446 = ((and_296 ? window_en[16] : 1'h0) | (and_314 ? window_en[17] : 1'h0)) | ((and_332 ? window_en[18] : 1'h0) | (and_350 ? window_en[19] : 1'h0));
-    assign or_1447 = ((and_368 ? window_en[20] : 1'h0) | (and_386 ? window_en[21] : 1'h0)) | ((and_404 ? window_en[22] : 1'h0) | (and_422 ? window_en[23] : 1'h0));
-    assign or_1448 = ((and_440 ? window_en[24] : 1'h0) | (and_458 ? window_en[25] : 1'h0)) | ((and_476 ? window_en[26] : 1'h0) | (and_494 ? window_en[27] : 1'h0));
-    assign or_1449 = ((and_512 ? window_en[28] : 1'h0) | (and_530 ? window_en[29] : 1'h0)) | ((and_548 ? window_en[30] : 1'h0) | (and_566 ? window_en[31] : 1'h0));
-    assign or_1450 = ((and_584 ? window_en[32] : 1'h0) | (and_602 ? window_en[33] : 1'h0)) | ((and_620 ? window_en[34] : 1'h0) | (and_638 ? window_en[35] : 1'h0));
-    assign or_1451 = ((and_656 ? window_en[36] : 1'h0) | (and_674 ? window_en[37] : 1'h0)) | ((and_692 ? window_en[38] : 1'h0) | (and_710 ? window_en[39] : 1'h0));
-    assign or_1452 = ((and_728 ? window_en[40] : 1'h0) | (and_746 ? window_en[41] : 1'h0)) | ((and_764 ? window_en[42] : 1'h0) | (and_782 ? window_en[43] : 1'h0));
-    assign or_1453 = ((and_800 ? window_en[44] : 1'h0) | (and_818 ? window_en[45] : 1'h0)) | ((and_836 ? window_en[46] : 1'h0) | (and_854 ? window_en[47] : 1'h0));
-    assign or_1454 = ((and_872 ? window_en[48] : 1'h0) | (and_890 ? window_en[49] : 1'h0)) | ((and_908 ? window_en[50] : 1'h0) | (and_926 ? window_en[51] : 1'h0));
-    assign or_1455 = ((and_944 ? window_en[52] : 1'h0) | (and_962 ? window_en[53] : 1'h0)) | ((and_980 ? window_en[54] : 1'h0) | (and_998 ? window_en[55] : 1'h0));
-    assign or_1456 = ((and_1016 ? window_en[56] : 1'h0) | (and_1034 ? window_en[57] : 1'h0)) | ((and_1052 ? window_en[58] : 1'h0) | (and_1070 ? window_en[59] : 1'h0));
-    assign or_1457 = ((and_1088 ? window_en[60] : 1'h0) | (and_1106 ? window_en[61] : 1'h0)) | ((and_1124 ? window_en[62] : 1'h0) | (and_1142 ? window_en[63] : 1'h0));
-    assign or_1470 = ((or_1442 | or_1443) | (or_1444 | or_1445)) | ((or_1446 | or_1447) | (or_1448 | or_1449));
-    assign or_1471 = ((or_1450 | or_1451) | (or_1452 | or_1453)) | ((or_1454 | or_1455) | (or_1456 | or_1457));
-    assign or_1634 = ((and_80 ? 6'h4 : 6'h0) | (and_98 ? 6'h5 : 6'h0)) | ((and_116 ? 6'h6 : 6'h0) | (and_134 ? 6'h7 : 6'h0));
-    assign or_1635 = ((and_152 ? 6'h8 : 6'h0) | (and_170 ? 6'h9 : 6'h0)) | ((and_188 ? 6'ha : 6'h0) | (and_206 ? 6'hb : 6'h0));
-    assign or_1636 = ((and_224 ? 6'hc : 6'h0) | (and_242 ? 6'hd : 6'h0)) | ((and_260 ? 6'he : 6'h0) | (and_278 ? 6'hf : 6'h0));
-    assign or_1637 = ((and_296 ? 6'h10 : 6'h0) | (and_314 ? 6'h11 : 6'h0)) | ((and_332 ? 6'h12 : 6'h0) | (and_350 ? 6'h13 : 6'h0));
-    assign or_1638 = ((and_368 ? 6'h14 : 6'h0) | (and_386 ? 6'h15 : 6'h0)) | ((and_404 ? 6'h16 : 6'h0) | (and_422 ? 6'h17 : 6'h0));
-    assign or_1639 = ((and_440 ? 6'h18 : 6'h0) | (and_458 ? 6'h19 : 6'h0)) | ((and_476 ? 6'h1a : 6'h0) | (and_494 ? 6'h1b : 6'h0));
-    assign or_1640 = ((and_512 ? 6'h1c : 6'h0) | (and_530 ? 6'h1d : 6'h0)) | ((and_548 ? 6'h1e : 6'h0) | (and_566 ? 6'h1f : 6'h0));
-    assign or_1641 = ((and_584 ? 6'h20 : 6'h0) | (and_602 ? 6'h21 : 6'h0)) | ((and_620 ? 6'h22 : 6'h0) | (and_638 ? 6'h23 : 6'h0));
-    assign or_1642 = ((and_656 ? 6'h24 : 6'h0) | (and_674 ? 6'h25 : 6'h0)) | ((and_692 ? 6'h26 : 6'h0) | (and_710 ? 6'h27 : 6'h0));
-    assign or_1643 = ((and_728 ? 6'h28 : 6'h0) | (and_746 ? 6'h29 : 6'h0)) | ((and_764 ? 6'h2a : 6'h0) | (and_782 ? 6'h2b : 6'h0));
-    assign or_1644 = ((and_800 ? 6'h2c : 6'h0) | (and_818 ? 6'h2d : 6'h0)) | ((and_836 ? 6'h2e : 6'h0) | (and_854 ? 6'h2f : 6'h0));
-    assign or_1645 = ((and_872 ? 6'h30 : 6'h0) | (and_890 ? 6'h31 : 6'h0)) | ((and_908 ? 6'h32 : 6'h0) | (and_926 ? 6'h33 : 6'h0));
-    assign or_1646 = ((and_944 ? 6'h34 : 6'h0) | (and_962 ? 6'h35 : 6'h0)) | ((and_980 ? 6'h36 : 6'h0) | (and_998 ? 6'h37 : 6'h0));
-    assign or_1647 = ((and_1016 ? 6'h38 : 6'h0) | (and_1034 ? 6'h39 : 6'h0)) | ((and_1052 ? 6'h3a : 6'h0) | (and_1070 ? 6'h3b : 6'h0));
-    assign or_1648 = ((and_1088 ? 6'h3c : 6'h0) | (and_1106 ? 6'h3d : 6'h0)) | ((and_1124 ? 6'h3e : 6'h0) | (and_1142 ? 6'h3f : 6'h0));
-    assign or_1657 = (((and_26 ? 6'h1 : 6'h0) | ((and_44 ? 6'h2 : 6'h0) | (and_62 ? 6'h3 : 6'h0))) | or_1634) | (or_1635 | or_1636);
-    assign or_1662 = ((or_1641 | or_1642) | (or_1643 | or_1644)) | ((or_1645 | or_1646) | (or_1647 | or_1648));
-    assign or_1824 = ((and_8 ? 3'h1 : 3'h0) | (and_26 ? 3'h2 : 3'h0)) | ((and_44 ? 3'h3 : 3'h0) | (and_62 ? 3'h3 : 3'h0));
-    assign or_1825 = ((and_80 ? 3'h3 : 3'h0) | (and_98 ? 3'h3 : 3'h0)) | ((and_116 ? 3'h4 : 3'h0) | (and_134 ? 3'h1 : 3'h0));
-    assign or_1826 = ((and_152 ? 3'h1 : 3'h0) | (and_170 ? 3'h2 : 3'h0)) | ((and_188 ? 3'h3 : 3'h0) | (and_206 ? 3'h3 : 3'h0));
-    assign or_1827 = ((and_224 ? 3'h3 : 3'h0) | (and_242 ? 3'h3 : 3'h0)) | ((and_260 ? 3'h4 : 3'h0) | (and_278 ? 3'h1 : 3'h0));
-    assign or_1828 = ((and_296 ? 3'h1 : 3'h0) | (and_314 ? 3'h2 : 3'h0)) | ((and_332 ? 3'h3 : 3'h0) | (and_350 ? 3'h3 : 3'h0));
-    assign or_1829 = ((and_368 ? 3'h3 : 3'h0) | (and_386 ? 3'h3 : 3'h0)) | ((and_404 ? 3'h4 : 3'h0) | (and_422 ? 3'h1 : 3'h0));
-    assign or_1830 = ((and_440 ? 3'h1 : 3'h0) | (and_458 ? 3'h2 : 3'h0)) | ((and_476 ? 3'h3 : 3'h0) | (and_494 ? 3'h3 : 3'h0));
-    assign or_1831 = ((and_512 ? 3'h3 : 3'h0) | (and_530 ? 3'h3 : 3'h0)) | ((and_548 ? 3'h4 : 3'h0) | (and_566 ? 3'h1 : 3'h0));
-    assign or_1832 = ((and_584 ? 3'h1 : 3'h0) | (and_602 ? 3'h2 : 3'h0)) | ((and_620 ? 3'h3 : 3'h0) | (and_638 ? 3'h3 : 3'h0));
-    assign or_1833 = ((and_656 ? 3'h3 : 3'h0) | (and_674 ? 3'h3 : 3'h0)) | ((and_692 ? 3'h4 : 3'h0) | (and_710 ? 3'h1 : 3'h0));
-    assign or_1834 = ((and_728 ? 3'h1 : 3'h0) | (and_746 ? 3'h2 : 3'h0)) | ((and_764 ? 3'h3 : 3'h0) | (and_782 ? 3'h3 : 3'h0));
-    assign or_1835 = ((and_800 ? 3'h3 : 3'h0) | (and_818 ? 3'h3 : 3'h0)) | ((and_836 ? 3'h4 : 3'h0) | (and_854 ? 3'h1 : 3'h0));
-    assign or_1836 = ((and_872 ? 3'h1 : 3'h0) | (and_890 ? 3'h2 : 3'h0)) | ((and_908 ? 3'h3 : 3'h0) | (and_926 ? 3'h3 : 3'h0));
-    assign or_1837 = ((and_944 ? 3'h3 : 3'h0) | (and_962 ? 3'h3 : 3'h0)) | ((and_980 ? 3'h4 : 3'h0) | (and_998 ? 3'h1 : 3'h0));
-    assign or_1838 = ((and_1016 ? 3'h1 : 3'h0) | (and_1034 ? 3'h2 : 3'h0)) | ((and_1052 ? 3'h3 : 3'h0) | (and_1070 ? 3'h3 : 3'h0));
-    assign or_1839 = ((and_1088 ? 3'h3 : 3'h0) | (and_1106 ? 3'h3 : 3'h0)) | ((and_1124 ? 3'h4 : 3'h0) | (and_1142 ? 3'h1 : 3'h0));
-    assign or_1852 = ((or_1824 | or_1825) | (or_1826 | or_1827)) | ((or_1828 | or_1829) | (or_1830 | or_1831));
-    assign or_1853 = ((or_1832 | or_1833) | (or_1834 | or_1835)) | ((or_1836 | or_1837) | (or_1838 | or_1839));
-    assign or_2039 = ((and_62 ? 8'h1 : 8'h0) | ((and_80 ? 8'h2 : 8'h0) | (and_98 ? 8'h3 : 8'h0))) | ((and_206 ? 8'h1 : 8'h0) | ((and_224 ? 8'h2 : 8'h0) | (and_242 ? 8'h3 : 8'h0)));
-    assign or_2040 = ((and_350 ? 8'h1 : 8'h0) | ((and_368 ? 8'h2 : 8'h0) | (and_386 ? 8'h3 : 8'h0))) | ((and_494 ? 8'h1 : 8'h0) | ((and_512 ? 8'h2 : 8'h0) | (and_530 ? 8'h3 : 8'h0)));
-    assign or_2041 = ((and_638 ? 8'h1 : 8'h0) | ((and_656 ? 8'h2 : 8'h0) | (and_674 ? 8'h3 : 8'h0))) | ((and_782 ? 8'h1 : 8'h0) | ((and_800 ? 8'h2 : 8'h0) | (and_818 ? 8'h3 : 8'h0)));
-    assign or_2042 = ((and_926 ? 8'h1 : 8'h0) | ((and_944 ? 8'h2 : 8'h0) | (and_962 ? 8'h3 : 8'h0))) | ((and_1070 ? 8'h1 : 8'h0) | ((and_1088 ? 8'h2 : 8'h0) | (and_1106 ? 8'h3 : 8'h0)));
-    assign or_2206 = ((and_8 ? {36'h10, off[27:0]} : 64'h0) | (and_26 ? {36'h20, off[27:0]} : 64'h0)) | ((and_44 ? {36'h30, off[27:0]} : 64'h0) | (and_62 ? {36'h40, off[27:0]} : 64'h0));
-    assign or_2207 = ((and_80 ? {36'h50, off[27:0]} : 64'h0) | (and_98 ? {36'h60, off[27:0]} : 64'h0)) | ((and_116 ? {36'h70, off[27:0]} : 64'h0) | (and_134 ? {36'h80, off[27:0]} : 64'h0));
-    assign or_2208 = ((and_152 ? {36'h90, off[27:0]} : 64'h0) | (and_170 ? {36'ha0, off[27:0]} : 64'h0)) | ((and_188 ? {36'hb0, off[27:0]} : 64'h0) | (and_206 ? {36'hc0, off[27:0]} : 64'h0));
-    assign or_2209 = ((and_224 ? {36'hd0, off[27:0]} : 64'h0) | (and_242 ? {36'he0, off[27:0]} : 64'h0)) | ((and_260 ? {36'hf0, off[27:0]} : 64'h0) | (and_278 ? {36'h100, off[27:0]} : 64'h0));
-    assign or_2210 = ((and_296 ? {36'h110, off[27:0]} : 64'h0) | (and_314 ? {36'h120, off[27:0]} : 64'h0)) | ((and_332 ? {36'h130, off[27:0]} : 64'h0) | (and_350 ? {36'h140, off[27:0]} : 64'h0));
-    assign or_2211 = ((and_368 ? {36'h150, off[27:0]} : 64'h0) | (and_386 ? {36'h160, off[27:0]} : 64'h0)) | ((and_404 ? {36'h170, off[27:0]} : 64'h0) | (and_422 ? {36'h180, off[27:0]} : 64'h0));
-    assign or_2212 = ((and_440 ? {36'h190, off[27:0]} : 64'h0) | (and_458 ? {36'h1a0, off[27:0]} : 64'h0)) | ((and_476 ? {36'h1b0, off[27:0]} : 64'h0) | (and_494 ? {36'h1c0, off[27:0]} : 64'h0));
-    assign or_2213 = ((and_512 ? {36'h1d0, off[27:0]} : 64'h0) | (and_530 ? {36'h1e0, off[27:0]} : 64'h0)) | ((and_548 ? {36'h1f0, off[27:0]} : 64'h0) | (and_566 ? {36'h200, off[27:0]} : 64'h0));
-    assign or_2214 = ((and_584 ? {36'h210, off[27:0]} : 64'h0) | (and_602 ? {36'h220, off[27:0]} : 64'h0)) | ((and_620 ? {36'h230, off[27:0]} : 64'h0) | (and_638 ? {36'h240, off[27:0]} : 64'h0));
-    assign or_2215 = ((and_656 ? {36'h250, off[27:0]} : 64'h0) | (and_674 ? {36'h260, off[27:0]} : 64'h0)) | ((and_692 ? {36'h270, off[27:0]} : 64'h0) | (and_710 ? {36'h280, off[27:0]} : 64'h0));
-    assign or_2216 = ((and_728 ? {36'h290, off[27:0]} : 64'h0) | (and_746 ? {36'h2a0, off[27:0]} : 64'h0)) | ((and_764 ? {36'h2b0, off[27:0]} : 64'h0) | (and_782 ? {36'h2c0, off[27:0]} : 64'h0));
-    assign or_2217 = ((and_800 ? {36'h2d0, off[27:0]} : 64'h0) | (and_818 ? {36'h2e0, off[27:0]} : 64'h0)) | ((and_836 ? {36'h2f0, off[27:0]} : 64'h0) | (and_854 ? {36'h300, off[27:0]} : 64'h0));
-    assign or_2218 = ((and_872 ? {36'h310, off[27:0]} : 64'h0) | (and_890 ? {36'h320, off[27:0]} : 64'h0)) | ((and_908 ? {36'h330, off[27:0]} : 64'h0) | (and_926 ? {36'h340, off[27:0]} : 64'h0));
-    assign or_2219 = ((and_944 ? {36'h350, off[27:0]} : 64'h0) | (and_962 ? {36'h360, off[27:0]} : 64'h0)) | ((and_980 ? {36'h370, off[27:0]} : 64'h0) | (and_998 ? {36'h380, off[27:0]} : 64'h0));
-    assign or_2220 = ((and_1016 ? {36'h390, off[27:0]} : 64'h0) | (and_1034 ? {36'h3a0, off[27:0]} : 64'h0)) | ((and_1052 ? {36'h3b0, off[27:0]} : 64'h0) | (and_1070 ? {36'h3c0, off[27:0]} : 64'h0));
-    assign or_2221 = ((and_1088 ? {36'h3d0, off[27:0]} : 64'h0) | (and_1106 ? {36'h3e0, off[27:0]} : 64'h0)) | ((and_1124 ? {36'h3f0, off[27:0]} : 64'h0) | (and_1142 ? {36'h400, off[27:0]} : 64'h0));
-    assign or_2234 = ((or_2206 | or_2207) | (or_2208 | or_2209)) | ((or_2210 | or_2211) | (or_2212 | or_2213));
-    assign or_2235 = ((or_2214 | or_2215) | (or_2216 | or_2217)) | ((or_2218 | or_2219) | (or_2220 | or_2221));
-    assign mux_2256 = and_170 ? 1'h1 : 1'h0;
-    assign mux_2288 = and_458 ? 1'h1 : 1'h0;
-    assign mux_2320 = and_746 ? 1'h1 : 1'h0;
-    assign mux_2352 = and_1034 ? 1'h1 : 1'h0;
-    assign or_2427 = (((and_8 ? 1'h1 : 1'h0) | mux_2256) | ((and_296 ? 1'h1 : 1'h0) | mux_2288)) | (((and_584 ? 1'h1 : 1'h0) | mux_2320) | ((and_872 ? 1'h1 : 1'h0) | mux_2352));
-    assign or_2807 = ((and_8 ? 3'h2 : 3'h0) | (and_170 ? 3'h1 : 3'h0)) | ((and_296 ? 3'h2 : 3'h0) | (and_458 ? 3'h1 : 3'h0));
-    assign or_2808 = ((and_584 ? 3'h2 : 3'h0) | (and_746 ? 3'h1 : 3'h0)) | ((and_872 ? 3'h2 : 3'h0) | (and_1034 ? 3'h1 : 3'h0));
-    assign or_2970 = ((and_8 ? {36'h18, off[27:0]} : 64'h0) | (and_26 ? concat_38 : 64'h0)) | ((and_44 ? concat_38 : 64'h0) | (and_62 ? concat_38 : 64'h0));
-    assign or_2971 = ((and_80 ? concat_38 : 64'h0) | (and_98 ? concat_38 : 64'h0)) | ((and_116 ? concat_38 : 64'h0) | (and_134 ? concat_38 : 64'h0));
-    assign or_2972 = ((and_152 ? concat_38 : 64'h0) | (and_170 ? {36'ha4, off[27:0]} : 64'h0)) | ((and_188 ? concat_38 : 64'h0) | (and_206 ? concat_38 : 64'h0));
-    assign or_2973 = ((and_224 ? concat_38 : 64'h0) | (and_242 ? concat_38 : 64'h0)) | ((and_260 ? concat_38 : 64'h0) | (and_278 ? concat_38 : 64'h0));
-    assign or_2974 = ((and_296 ? {36'h118, off[27:0]} : 64'h0) | (and_314 ? concat_38 : 64'h0)) | ((and_332 ? concat_38 : 64'h0) | (and_350 ? concat_38 : 64'h0));
-    assign or_2975 = ((and_368 ? concat_38 : 64'h0) | (and_386 ? concat_38 : 64'h0)) | ((and_404 ? concat_38 : 64'h0) | (and_422 ? concat_38 : 64'h0));
-    assign or_2976 = ((and_440 ? concat_38 : 64'h0) | (and_458 ? {36'h1a4, off[27:0]} : 64'h0)) | ((and_476 ? concat_38 : 64'h0) | (and_494 ? concat_38 : 64'h0));
-    assign or_2977 = ((and_512 ? concat_38 : 64'h0) | (and_530 ? concat_38 : 64'h0)) | ((and_548 ? concat_38 : 64'h0) | (and_566 ? concat_38 : 64'h0));
-    assign or_2978 = ((and_584 ? {36'h218, off[27:0]} : 64'h0) | (and_602 ? concat_38 : 64'h0)) | ((and_620 ? concat_38 : 64'h0) | (and_638 ? concat_38 : 64'h0));
-    assign or_2979 = ((and_656 ? concat_38 : 64'h0) | (and_674 ? concat_38 : 64'h0)) | ((and_692 ? concat_38 : 64'h0) | (and_710 ? concat_38 : 64'h0));
-    assign or_2980 = ((and_728 ? concat_38 : 64'h0) | (and_746 ? {36'h2a4, off[27:0]} : 64'h0)) | ((and_764 ? concat_38 : 64'h0) | (and_782 ? concat_38 : 64'h0));
-    assign or_2981 = ((and_800 ? concat_38 : 64'h0) | (and_818 ? concat_38 : 64'h0)) | ((and_836 ? concat_38 : 64'h0) | (and_854 ? concat_38 : 64'h0));
-    assign or_2982 = ((and_872 ? {36'h318, off[27:0]} : 64'h0) | (and_890 ? concat_38 : 64'h0)) | ((and_908 ? concat_38 : 64'h0) | (and_926 ? concat_38 : 64'h0));
-    assign or_2983 = ((and_944 ? concat_38 : 64'h0) | (and_962 ? concat_38 : 64'h0)) | ((and_980 ? concat_38 : 64'h0) | (and_998 ? concat_38 : 64'h0));
-    assign or_2984 = ((and_1016 ? concat_38 : 64'h0) | (and_1034 ? {36'h3a4, off[27:0]} : 64'h0)) | ((and_1052 ? concat_38 : 64'h0) | (and_1070 ? concat_38 : 64'h0));
-    assign or_2985 = ((and_1088 ? concat_38 : 64'h0) | (and_1106 ? concat_38 : 64'h0)) | ((and_1124 ? concat_38 : 64'h0) | (and_1142 ? concat_38 : 64'h0));
-    assign or_2998 = ((or_2970 | or_2971) | (or_2972 | or_2973)) | ((or_2974 | or_2975) | (or_2976 | or_2977));
-    assign or_2999 = ((or_2978 | or_2979) | (or_2980 | or_2981)) | ((or_2982 | or_2983) | (or_2984 | or_2985));
+    assign _found_eq = bar == 3'h2;
+    assign _found_and_64 = _found_eq & (off[63:28] == 36'h0);
+    assign _found_and_63 = _found_eq & (off[63:28] == 36'h1);
+    assign _second_translated_concat = {36'h0, off[27:0]};
+    assign _found_and_62 = _found_eq & (off[63:28] == 36'h2);
+    assign _found_and_61 = _found_eq & (off[63:28] == 36'h3);
+    assign _found_and_60 = _found_eq & (off[63:28] == 36'h4);
+    assign _found_and_59 = _found_eq & (off[63:28] == 36'h5);
+    assign _found_and_58 = _found_eq & (off[63:28] == 36'h6);
+    assign _found_and_57 = _found_eq & (off[63:28] == 36'h7);
+    assign _found_and_56 = _found_eq & (off[63:28] == 36'h8);
+    assign _found_and_55 = _found_eq & (off[63:28] == 36'h9);
+    assign _found_and_54 = _found_eq & (off[63:28] == 36'ha);
+    assign _found_and_53 = _found_eq & (off[63:28] == 36'hb);
+    assign _found_and_52 = _found_eq & (off[63:28] == 36'hc);
+    assign _found_and_51 = _found_eq & (off[63:28] == 36'hd);
+    assign _found_and_50 = _found_eq & (off[63:28] == 36'he);
+    assign _found_and_49 = _found_eq & (off[63:28] == 36'hf);
+    assign _found_and_48 = _found_eq & (off[63:28] == 36'h10);
+    assign _found_and_47 = _found_eq & (off[63:28] == 36'h11);
+    assign _found_and_46 = _found_eq & (off[63:28] == 36'h12);
+    assign _found_and_45 = _found_eq & (off[63:28] == 36'h13);
+    assign _found_and_44 = _found_eq & (off[63:28] == 36'h14);
+    assign _found_and_43 = _found_eq & (off[63:28] == 36'h15);
+    assign _found_and_42 = _found_eq & (off[63:28] == 36'h16);
+    assign _found_and_41 = _found_eq & (off[63:28] == 36'h17);
+    assign _found_and_40 = _found_eq & (off[63:28] == 36'h18);
+    assign _found_and_39 = _found_eq & (off[63:28] == 36'h19);
+    assign _found_and_38 = _found_eq & (off[63:28] == 36'h1a);
+    assign _found_and_37 = _found_eq & (off[63:28] == 36'h1b);
+    assign _found_and_36 = _found_eq & (off[63:28] == 36'h1c);
+    assign _found_and_35 = _found_eq & (off[63:28] == 36'h1d);
+    assign _found_and_34 = _found_eq & (off[63:28] == 36'h1e);
+    assign _found_and_33 = _found_eq & (off[63:28] == 36'h1f);
+    assign _found_and_32 = _found_eq & (off[63:28] == 36'h20);
+    assign _found_and_31 = _found_eq & (off[63:28] == 36'h21);
+    assign _found_and_30 = _found_eq & (off[63:28] == 36'h22);
+    assign _found_and_29 = _found_eq & (off[63:28] == 36'h23);
+    assign _found_and_28 = _found_eq & (off[63:28] == 36'h24);
+    assign _found_and_27 = _found_eq & (off[63:28] == 36'h25);
+    assign _found_and_26 = _found_eq & (off[63:28] == 36'h26);
+    assign _found_and_25 = _found_eq & (off[63:28] == 36'h27);
+    assign _found_and_24 = _found_eq & (off[63:28] == 36'h28);
+    assign _found_and_23 = _found_eq & (off[63:28] == 36'h29);
+    assign _found_and_22 = _found_eq & (off[63:28] == 36'h2a);
+    assign _found_and_21 = _found_eq & (off[63:28] == 36'h2b);
+    assign _found_and_20 = _found_eq & (off[63:28] == 36'h2c);
+    assign _found_and_19 = _found_eq & (off[63:28] == 36'h2d);
+    assign _found_and_18 = _found_eq & (off[63:28] == 36'h2e);
+    assign _found_and_17 = _found_eq & (off[63:28] == 36'h2f);
+    assign _found_and_16 = _found_eq & (off[63:28] == 36'h30);
+    assign _found_and_15 = _found_eq & (off[63:28] == 36'h31);
+    assign _found_and_14 = _found_eq & (off[63:28] == 36'h32);
+    assign _found_and_13 = _found_eq & (off[63:28] == 36'h33);
+    assign _found_and_12 = _found_eq & (off[63:28] == 36'h34);
+    assign _found_and_11 = _found_eq & (off[63:28] == 36'h35);
+    assign _found_and_10 = _found_eq & (off[63:28] == 36'h36);
+    assign _found_and_9 = _found_eq & (off[63:28] == 36'h37);
+    assign _found_and_8 = _found_eq & (off[63:28] == 36'h38);
+    assign _found_and_7 = _found_eq & (off[63:28] == 36'h39);
+    assign _found_and_6 = _found_eq & (off[63:28] == 36'h3a);
+    assign _found_and_5 = _found_eq & (off[63:28] == 36'h3b);
+    assign _found_and_4 = _found_eq & (off[63:28] == 36'h3c);
+    assign _found_and_3 = _found_eq & (off[63:28] == 36'h3d);
+    assign _found_and_2 = _found_eq & (off[63:28] == 36'h3e);
+    assign _found_and = _found_eq & (off[63:28] == 36'h3f);
+    assign _found_or_9 = ((_found_and_64 | _found_and_63) | (_found_and_62 | _found_and_61)) | ((_found_and_60 | _found_and_59) | (_found_and_58 | _found_and_57));
+    assign _found_or_8 = ((_found_and_56 | _found_and_55) | (_found_and_54 | _found_and_53)) | ((_found_and_52 | _found_and_51) | (_found_and_50 | _found_and_49));
+    assign _found_or_7 = ((_found_and_48 | _found_and_47) | (_found_and_46 | _found_and_45)) | ((_found_and_44 | _found_and_43) | (_found_and_42 | _found_and_41));
+    assign _found_or_6 = ((_found_and_40 | _found_and_39) | (_found_and_38 | _found_and_37)) | ((_found_and_36 | _found_and_35) | (_found_and_34 | _found_and_33));
+    assign _found_or_5 = ((_found_and_32 | _found_and_31) | (_found_and_30 | _found_and_29)) | ((_found_and_28 | _found_and_27) | (_found_and_26 | _found_and_25));
+    assign _found_or_4 = ((_found_and_24 | _found_and_23) | (_found_and_22 | _found_and_21)) | ((_found_and_20 | _found_and_19) | (_found_and_18 | _found_and_17));
+    assign _found_or_3 = ((_found_and_16 | _found_and_15) | (_found_and_14 | _found_and_13)) | ((_found_and_12 | _found_and_11) | (_found_and_10 | _found_and_9));
+    assign _found_or_2 = ((_found_and_8 | _found_and_7) | (_found_and_6 | _found_and_5)) | ((_found_and_4 | _found_and_3) | (_found_and_2 | _found_and));
+    assign _found_or = ((_found_or_9 | _found_or_8) | (_found_or_7 | _found_or_6)) | ((_found_or_5 | _found_or_4) | (_found_or_3 | _found_or_2));
+    assign _enabled_or_18 = ((_found_and_64 ? window_en[0] : 1'h0) | (_found_and_63 ? window_en[1] : 1'h0)) | ((_found_and_62 ? window_en[2] : 1'h0) | (_found_and_61 ? window_en[3] : 1'h0));
+    assign _enabled_or_17 = ((_found_and_60 ? window_en[4] : 1'h0) | (_found_and_59 ? window_en[5] : 1'h0)) | ((_found_and_58 ? window_en[6] : 1'h0) | (_found_and_57 ? window_en[7] : 1'h0));
+    assign _enabled_or_16 = ((_found_and_56 ? window_en[8] : 1'h0) | (_found_and_55 ? window_en[9] : 1'h0)) | ((_found_and_54 ? window_en[10] : 1'h0) | (_found_and_53 ? window_en[11] : 1'h0));
+    assign _enabled_or_15 = ((_found_and_52 ? window_en[12] : 1'h0) | (_found_and_51 ? window_en[13] : 1'h0)) | ((_found_and_50 ? window_en[14] : 1'h0) | (_found_and_49 ? window_en[15] : 1'h0));
+    assign _enabled_or_14 = ((_found_and_48 ? window_en[16] : 1'h0) | (_found_and_47 ? window_en[17] : 1'h0)) | ((_found_and_46 ? window_en[18] : 1'h0) | (_found_and_45 ? window_en[19] : 1'h0));
+    assign _enabled_or_13 = ((_found_and_44 ? window_en[20] : 1'h0) | (_found_and_43 ? window_en[21] : 1'h0)) | ((_found_and_42 ? window_en[22] : 1'h0) | (_found_and_41 ? window_en[23] : 1'h0));
+    assign _enabled_or_12 = ((_found_and_40 ? window_en[24] : 1'h0) | (_found_and_39 ? window_en[25] : 1'h0)) | ((_found_and_38 ? window_en[26] : 1'h0) | (_found_and_37 ? window_en[27] : 1'h0));
+    assign _enabled_or_11 = ((_found_and_36 ? window_en[28] : 1'h0) | (_found_and_35 ? window_en[29] : 1'h0)) | ((_found_and_34 ? window_en[30] : 1'h0) | (_found_and_33 ? window_en[31] : 1'h0));
+    assign _enabled_or_10 = ((_found_and_32 ? window_en[32] : 1'h0) | (_found_and_31 ? window_en[33] : 1'h0)) | ((_found_and_30 ? window_en[34] : 1'h0) | (_found_and_29 ? window_en[35] : 1'h0));
+    assign _enabled_or_9 = ((_found_and_28 ? window_en[36] : 1'h0) | (_found_and_27 ? window_en[37] : 1'h0)) | ((_found_and_26 ? window_en[38] : 1'h0) | (_found_and_25 ? window_en[39] : 1'h0));
+    assign _enabled_or_8 = ((_found_and_24 ? window_en[40] : 1'h0) | (_found_and_23 ? window_en[41] : 1'h0)) | ((_found_and_22 ? window_en[42] : 1'h0) | (_found_and_21 ? window_en[43] : 1'h0));
+    assign _enabled_or_7 = ((_found_and_20 ? window_en[44] : 1'h0) | (_found_and_19 ? window_en[45] : 1'h0)) | ((_found_and_18 ? window_en[46] : 1'h0) | (_found_and_17 ? window_en[47] : 1'h0));
+    assign _enabled_or_6 = ((_found_and_16 ? window_en[48] : 1'h0) | (_found_and_15 ? window_en[49] : 1'h0)) | ((_found_and_14 ? window_en[50] : 1'h0) | (_found_and_13 ? window_en[51] : 1'h0));
+    assign _enabled_or_5 = ((_found_and_12 ? window_en[52] : 1'h0) | (_found_and_11 ? window_en[53] : 1'h0)) | ((_found_and_10 ? window_en[54] : 1'h0) | (_found_and_9 ? window_en[55] : 1'h0));
+    assign _enabled_or_4 = ((_found_and_8 ? window_en[56] : 1'h0) | (_found_and_7 ? window_en[57] : 1'h0)) | ((_found_and_6 ? window_en[58] : 1'h0) | (_found_and_5 ? window_en[59] : 1'h0));
+    assign _enabled_or_3 = ((_found_and_4 ? window_en[60] : 1'h0) | (_found_and_3 ? window_en[61] : 1'h0)) | ((_found_and_2 ? window_en[62] : 1'h0) | (_found_and ? window_en[63] : 1'h0));
+    assign _enabled_or_2 = ((_enabled_or_18 | _enabled_or_17) | (_enabled_or_16 | _enabled_or_15)) | ((_enabled_or_14 | _enabled_or_13) | (_enabled_or_12 | _enabled_or_11));
+    assign _enabled_or = ((_enabled_or_10 | _enabled_or_9) | (_enabled_or_8 | _enabled_or_7)) | ((_enabled_or_6 | _enabled_or_5) | (_enabled_or_4 | _enabled_or_3));
+    assign _index_or_17 = ((_found_and_60 ? 6'h4 : 6'h0) | (_found_and_59 ? 6'h5 : 6'h0)) | ((_found_and_58 ? 6'h6 : 6'h0) | (_found_and_57 ? 6'h7 : 6'h0));
+    assign _index_or_16 = ((_found_and_56 ? 6'h8 : 6'h0) | (_found_and_55 ? 6'h9 : 6'h0)) | ((_found_and_54 ? 6'ha : 6'h0) | (_found_and_53 ? 6'hb : 6'h0));
+    assign _index_or_15 = ((_found_and_52 ? 6'hc : 6'h0) | (_found_and_51 ? 6'hd : 6'h0)) | ((_found_and_50 ? 6'he : 6'h0) | (_found_and_49 ? 6'hf : 6'h0));
+    assign _index_or_14 = ((_found_and_48 ? 6'h10 : 6'h0) | (_found_and_47 ? 6'h11 : 6'h0)) | ((_found_and_46 ? 6'h12 : 6'h0) | (_found_and_45 ? 6'h13 : 6'h0));
+    assign _index_or_13 = ((_found_and_44 ? 6'h14 : 6'h0) | (_found_and_43 ? 6'h15 : 6'h0)) | ((_found_and_42 ? 6'h16 : 6'h0) | (_found_and_41 ? 6'h17 : 6'h0));
+    assign _index_or_12 = ((_found_and_40 ? 6'h18 : 6'h0) | (_found_and_39 ? 6'h19 : 6'h0)) | ((_found_and_38 ? 6'h1a : 6'h0) | (_found_and_37 ? 6'h1b : 6'h0));
+    assign _index_or_11 = ((_found_and_36 ? 6'h1c : 6'h0) | (_found_and_35 ? 6'h1d : 6'h0)) | ((_found_and_34 ? 6'h1e : 6'h0) | (_found_and_33 ? 6'h1f : 6'h0));
+    assign _index_or_10 = ((_found_and_32 ? 6'h20 : 6'h0) | (_found_and_31 ? 6'h21 : 6'h0)) | ((_found_and_30 ? 6'h22 : 6'h0) | (_found_and_29 ? 6'h23 : 6'h0));
+    assign _index_or_9 = ((_found_and_28 ? 6'h24 : 6'h0) | (_found_and_27 ? 6'h25 : 6'h0)) | ((_found_and_26 ? 6'h26 : 6'h0) | (_found_and_25 ? 6'h27 : 6'h0));
+    assign _index_or_8 = ((_found_and_24 ? 6'h28 : 6'h0) | (_found_and_23 ? 6'h29 : 6'h0)) | ((_found_and_22 ? 6'h2a : 6'h0) | (_found_and_21 ? 6'h2b : 6'h0));
+    assign _index_or_7 = ((_found_and_20 ? 6'h2c : 6'h0) | (_found_and_19 ? 6'h2d : 6'h0)) | ((_found_and_18 ? 6'h2e : 6'h0) | (_found_and_17 ? 6'h2f : 6'h0));
+    assign _index_or_6 = ((_found_and_16 ? 6'h30 : 6'h0) | (_found_and_15 ? 6'h31 : 6'h0)) | ((_found_and_14 ? 6'h32 : 6'h0) | (_found_and_13 ? 6'h33 : 6'h0));
+    assign _index_or_5 = ((_found_and_12 ? 6'h34 : 6'h0) | (_found_and_11 ? 6'h35 : 6'h0)) | ((_found_and_10 ? 6'h36 : 6'h0) | (_found_and_9 ? 6'h37 : 6'h0));
+    assign _index_or_4 = ((_found_and_8 ? 6'h38 : 6'h0) | (_found_and_7 ? 6'h39 : 6'h0)) | ((_found_and_6 ? 6'h3a : 6'h0) | (_found_and_5 ? 6'h3b : 6'h0));
+    assign _index_or_3 = ((_found_and_4 ? 6'h3c : 6'h0) | (_found_and_3 ? 6'h3d : 6'h0)) | ((_found_and_2 ? 6'h3e : 6'h0) | (_found_and ? 6'h3f : 6'h0));
+    assign _index_or_2 = (((_found_and_63 ? 6'h1 : 6'h0) | ((_found_and_62 ? 6'h2 : 6'h0) | (_found_and_61 ? 6'h3 : 6'h0))) | _index_or_17) | (_index_or_16 | _index_or_15);
+    assign _index_or = ((_index_or_10 | _index_or_9) | (_index_or_8 | _index_or_7)) | ((_index_or_6 | _index_or_5) | (_index_or_4 | _index_or_3));
+    assign _egress_or_18 = ((_found_and_64 ? 3'h1 : 3'h0) | (_found_and_63 ? 3'h2 : 3'h0)) | ((_found_and_62 ? 3'h3 : 3'h0) | (_found_and_61 ? 3'h3 : 3'h0));
+    assign _egress_or_17 = ((_found_and_60 ? 3'h3 : 3'h0) | (_found_and_59 ? 3'h3 : 3'h0)) | ((_found_and_58 ? 3'h4 : 3'h0) | (_found_and_57 ? 3'h1 : 3'h0));
+    assign _egress_or_16 = ((_found_and_56 ? 3'h1 : 3'h0) | (_found_and_55 ? 3'h2 : 3'h0)) | ((_found_and_54 ? 3'h3 : 3'h0) | (_found_and_53 ? 3'h3 : 3'h0));
+    assign _egress_or_15 = ((_found_and_52 ? 3'h3 : 3'h0) | (_found_and_51 ? 3'h3 : 3'h0)) | ((_found_and_50 ? 3'h4 : 3'h0) | (_found_and_49 ? 3'h1 : 3'h0));
+    assign _egress_or_14 = ((_found_and_48 ? 3'h1 : 3'h0) | (_found_and_47 ? 3'h2 : 3'h0)) | ((_found_and_46 ? 3'h3 : 3'h0) | (_found_and_45 ? 3'h3 : 3'h0));
+    assign _egress_or_13 = ((_found_and_44 ? 3'h3 : 3'h0) | (_found_and_43 ? 3'h3 : 3'h0)) | ((_found_and_42 ? 3'h4 : 3'h0) | (_found_and_41 ? 3'h1 : 3'h0));
+    assign _egress_or_12 = ((_found_and_40 ? 3'h1 : 3'h0) | (_found_and_39 ? 3'h2 : 3'h0)) | ((_found_and_38 ? 3'h3 : 3'h0) | (_found_and_37 ? 3'h3 : 3'h0));
+    assign _egress_or_11 = ((_found_and_36 ? 3'h3 : 3'h0) | (_found_and_35 ? 3'h3 : 3'h0)) | ((_found_and_34 ? 3'h4 : 3'h0) | (_found_and_33 ? 3'h1 : 3'h0));
+    assign _egress_or_10 = ((_found_and_32 ? 3'h1 : 3'h0) | (_found_and_31 ? 3'h2 : 3'h0)) | ((_found_and_30 ? 3'h3 : 3'h0) | (_found_and_29 ? 3'h3 : 3'h0));
+    assign _egress_or_9 = ((_found_and_28 ? 3'h3 : 3'h0) | (_found_and_27 ? 3'h3 : 3'h0)) | ((_found_and_26 ? 3'h4 : 3'h0) | (_found_and_25 ? 3'h1 : 3'h0));
+    assign _egress_or_8 = ((_found_and_24 ? 3'h1 : 3'h0) | (_found_and_23 ? 3'h2 : 3'h0)) | ((_found_and_22 ? 3'h3 : 3'h0) | (_found_and_21 ? 3'h3 : 3'h0));
+    assign _egress_or_7 = ((_found_and_20 ? 3'h3 : 3'h0) | (_found_and_19 ? 3'h3 : 3'h0)) | ((_found_and_18 ? 3'h4 : 3'h0) | (_found_and_17 ? 3'h1 : 3'h0));
+    assign _egress_or_6 = ((_found_and_16 ? 3'h1 : 3'h0) | (_found_and_15 ? 3'h2 : 3'h0)) | ((_found_and_14 ? 3'h3 : 3'h0) | (_found_and_13 ? 3'h3 : 3'h0));
+    assign _egress_or_5 = ((_found_and_12 ? 3'h3 : 3'h0) | (_found_and_11 ? 3'h3 : 3'h0)) | ((_found_and_10 ? 3'h4 : 3'h0) | (_found_and_9 ? 3'h1 : 3'h0));
+    assign _egress_or_4 = ((_found_and_8 ? 3'h1 : 3'h0) | (_found_and_7 ? 3'h2 : 3'h0)) | ((_found_and_6 ? 3'h3 : 3'h0) | (_found_and_5 ? 3'h3 : 3'h0));
+    assign _egress_or_3 = ((_found_and_4 ? 3'h3 : 3'h0) | (_found_and_3 ? 3'h3 : 3'h0)) | ((_found_and_2 ? 3'h4 : 3'h0) | (_found_and ? 3'h1 : 3'h0));
+    assign _egress_or_2 = ((_egress_or_18 | _egress_or_17) | (_egress_or_16 | _egress_or_15)) | ((_egress_or_14 | _egress_or_13) | (_egress_or_12 | _egress_or_11));
+    assign _egress_or = ((_egress_or_10 | _egress_or_9) | (_egress_or_8 | _egress_or_7)) | ((_egress_or_6 | _egress_or_5) | (_egress_or_4 | _egress_or_3));
+    assign _slot_or_4 = ((_found_and_61 ? 8'h1 : 8'h0) | ((_found_and_60 ? 8'h2 : 8'h0) | (_found_and_59 ? 8'h3 : 8'h0))) | ((_found_and_53 ? 8'h1 : 8'h0) | ((_found_and_52 ? 8'h2 : 8'h0) | (_found_and_51 ? 8'h3 : 8'h0)));
+    assign _slot_or_3 = ((_found_and_45 ? 8'h1 : 8'h0) | ((_found_and_44 ? 8'h2 : 8'h0) | (_found_and_43 ? 8'h3 : 8'h0))) | ((_found_and_37 ? 8'h1 : 8'h0) | ((_found_and_36 ? 8'h2 : 8'h0) | (_found_and_35 ? 8'h3 : 8'h0)));
+    assign _slot_or_2 = ((_found_and_29 ? 8'h1 : 8'h0) | ((_found_and_28 ? 8'h2 : 8'h0) | (_found_and_27 ? 8'h3 : 8'h0))) | ((_found_and_21 ? 8'h1 : 8'h0) | ((_found_and_20 ? 8'h2 : 8'h0) | (_found_and_19 ? 8'h3 : 8'h0)));
+    assign _slot_or = ((_found_and_13 ? 8'h1 : 8'h0) | ((_found_and_12 ? 8'h2 : 8'h0) | (_found_and_11 ? 8'h3 : 8'h0))) | ((_found_and_5 ? 8'h1 : 8'h0) | ((_found_and_4 ? 8'h2 : 8'h0) | (_found_and_3 ? 8'h3 : 8'h0)));
+    assign _translated_or_18 = ((_found_and_64 ? {36'h10, off[27:0]} : 64'h0) | (_found_and_63 ? {36'h20, off[27:0]} : 64'h0)) | ((_found_and_62 ? {36'h30, off[27:0]} : 64'h0) | (_found_and_61 ? {36'h40, off[27:0]} : 64'h0));
+    assign _translated_or_17 = ((_found_and_60 ? {36'h50, off[27:0]} : 64'h0) | (_found_and_59 ? {36'h60, off[27:0]} : 64'h0)) | ((_found_and_58 ? {36'h70, off[27:0]} : 64'h0) | (_found_and_57 ? {36'h80, off[27:0]} : 64'h0));
+    assign _translated_or_16 = ((_found_and_56 ? {36'h90, off[27:0]} : 64'h0) | (_found_and_55 ? {36'ha0, off[27:0]} : 64'h0)) | ((_found_and_54 ? {36'hb0, off[27:0]} : 64'h0) | (_found_and_53 ? {36'hc0, off[27:0]} : 64'h0));
+    assign _translated_or_15 = ((_found_and_52 ? {36'hd0, off[27:0]} : 64'h0) | (_found_and_51 ? {36'he0, off[27:0]} : 64'h0)) | ((_found_and_50 ? {36'hf0, off[27:0]} : 64'h0) | (_found_and_49 ? {36'h100, off[27:0]} : 64'h0));
+    assign _translated_or_14 = ((_found_and_48 ? {36'h110, off[27:0]} : 64'h0) | (_found_and_47 ? {36'h120, off[27:0]} : 64'h0)) | ((_found_and_46 ? {36'h130, off[27:0]} : 64'h0) | (_found_and_45 ? {36'h140, off[27:0]} : 64'h0));
+    assign _translated_or_13 = ((_found_and_44 ? {36'h150, off[27:0]} : 64'h0) | (_found_and_43 ? {36'h160, off[27:0]} : 64'h0)) | ((_found_and_42 ? {36'h170, off[27:0]} : 64'h0) | (_found_and_41 ? {36'h180, off[27:0]} : 64'h0));
+    assign _translated_or_12 = ((_found_and_40 ? {36'h190, off[27:0]} : 64'h0) | (_found_and_39 ? {36'h1a0, off[27:0]} : 64'h0)) | ((_found_and_38 ? {36'h1b0, off[27:0]} : 64'h0) | (_found_and_37 ? {36'h1c0, off[27:0]} : 64'h0));
+    assign _translated_or_11 = ((_found_and_36 ? {36'h1d0, off[27:0]} : 64'h0) | (_found_and_35 ? {36'h1e0, off[27:0]} : 64'h0)) | ((_found_and_34 ? {36'h1f0, off[27:0]} : 64'h0) | (_found_and_33 ? {36'h200, off[27:0]} : 64'h0));
+    assign _translated_or_10 = ((_found_and_32 ? {36'h210, off[27:0]} : 64'h0) | (_found_and_31 ? {36'h220, off[27:0]} : 64'h0)) | ((_found_and_30 ? {36'h230, off[27:0]} : 64'h0) | (_found_and_29 ? {36'h240, off[27:0]} : 64'h0));
+    assign _translated_or_9 = ((_found_and_28 ? {36'h250, off[27:0]} : 64'h0) | (_found_and_27 ? {36'h260, off[27:0]} : 64'h0)) | ((_found_and_26 ? {36'h270, off[27:0]} : 64'h0) | (_found_and_25 ? {36'h280, off[27:0]} : 64'h0));
+    assign _translated_or_8 = ((_found_and_24 ? {36'h290, off[27:0]} : 64'h0) | (_found_and_23 ? {36'h2a0, off[27:0]} : 64'h0)) | ((_found_and_22 ? {36'h2b0, off[27:0]} : 64'h0) | (_found_and_21 ? {36'h2c0, off[27:0]} : 64'h0));
+    assign _translated_or_7 = ((_found_and_20 ? {36'h2d0, off[27:0]} : 64'h0) | (_found_and_19 ? {36'h2e0, off[27:0]} : 64'h0)) | ((_found_and_18 ? {36'h2f0, off[27:0]} : 64'h0) | (_found_and_17 ? {36'h300, off[27:0]} : 64'h0));
+    assign _translated_or_6 = ((_found_and_16 ? {36'h310, off[27:0]} : 64'h0) | (_found_and_15 ? {36'h320, off[27:0]} : 64'h0)) | ((_found_and_14 ? {36'h330, off[27:0]} : 64'h0) | (_found_and_13 ? {36'h340, off[27:0]} : 64'h0));
+    assign _translated_or_5 = ((_found_and_12 ? {36'h350, off[27:0]} : 64'h0) | (_found_and_11 ? {36'h360, off[27:0]} : 64'h0)) | ((_found_and_10 ? {36'h370, off[27:0]} : 64'h0) | (_found_and_9 ? {36'h380, off[27:0]} : 64'h0));
+    assign _translated_or_4 = ((_found_and_8 ? {36'h390, off[27:0]} : 64'h0) | (_found_and_7 ? {36'h3a0, off[27:0]} : 64'h0)) | ((_found_and_6 ? {36'h3b0, off[27:0]} : 64'h0) | (_found_and_5 ? {36'h3c0, off[27:0]} : 64'h0));
+    assign _translated_or_3 = ((_found_and_4 ? {36'h3d0, off[27:0]} : 64'h0) | (_found_and_3 ? {36'h3e0, off[27:0]} : 64'h0)) | ((_found_and_2 ? {36'h3f0, off[27:0]} : 64'h0) | (_found_and ? {36'h400, off[27:0]} : 64'h0));
+    assign _translated_or_2 = ((_translated_or_18 | _translated_or_17) | (_translated_or_16 | _translated_or_15)) | ((_translated_or_14 | _translated_or_13) | (_translated_or_12 | _translated_or_11));
+    assign _translated_or = ((_translated_or_10 | _translated_or_9) | (_translated_or_8 | _translated_or_7)) | ((_translated_or_6 | _translated_or_5) | (_translated_or_4 | _translated_or_3));
+    assign _has_second_mux_4 = _found_and_55 ? 1'h1 : 1'h0;
+    assign _has_second_mux_3 = _found_and_39 ? 1'h1 : 1'h0;
+    assign _has_second_mux_2 = _found_and_23 ? 1'h1 : 1'h0;
+    assign _has_second_mux = _found_and_7 ? 1'h1 : 1'h0;
+    assign _has_second_or = (((_found_and_64 ? 1'h1 : 1'h0) | _has_second_mux_4) | ((_found_and_48 ? 1'h1 : 1'h0) | _has_second_mux_3)) | (((_found_and_32 ? 1'h1 : 1'h0) | _has_second_mux_2) | ((_found_and_16 ? 1'h1 : 1'h0) | _has_second_mux));
+    assign _second_egress_or_2 = ((_found_and_64 ? 3'h2 : 3'h0) | (_found_and_55 ? 3'h1 : 3'h0)) | ((_found_and_48 ? 3'h2 : 3'h0) | (_found_and_39 ? 3'h1 : 3'h0));
+    assign _second_egress_or = ((_found_and_32 ? 3'h2 : 3'h0) | (_found_and_23 ? 3'h1 : 3'h0)) | ((_found_and_16 ? 3'h2 : 3'h0) | (_found_and_7 ? 3'h1 : 3'h0));
+    assign _second_translated_or_18 = ((_found_and_64 ? {36'h18, off[27:0]} : 64'h0) | (_found_and_63 ? _second_translated_concat : 64'h0)) | ((_found_and_62 ? _second_translated_concat : 64'h0) | (_found_and_61 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_17 = ((_found_and_60 ? _second_translated_concat : 64'h0) | (_found_and_59 ? _second_translated_concat : 64'h0)) | ((_found_and_58 ? _second_translated_concat : 64'h0) | (_found_and_57 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_16 = ((_found_and_56 ? _second_translated_concat : 64'h0) | (_found_and_55 ? {36'ha4, off[27:0]} : 64'h0)) | ((_found_and_54 ? _second_translated_concat : 64'h0) | (_found_and_53 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_15 = ((_found_and_52 ? _second_translated_concat : 64'h0) | (_found_and_51 ? _second_translated_concat : 64'h0)) | ((_found_and_50 ? _second_translated_concat : 64'h0) | (_found_and_49 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_14 = ((_found_and_48 ? {36'h118, off[27:0]} : 64'h0) | (_found_and_47 ? _second_translated_concat : 64'h0)) | ((_found_and_46 ? _second_translated_concat : 64'h0) | (_found_and_45 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_13 = ((_found_and_44 ? _second_translated_concat : 64'h0) | (_found_and_43 ? _second_translated_concat : 64'h0)) | ((_found_and_42 ? _second_translated_concat : 64'h0) | (_found_and_41 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_12 = ((_found_and_40 ? _second_translated_concat : 64'h0) | (_found_and_39 ? {36'h1a4, off[27:0]} : 64'h0)) | ((_found_and_38 ? _second_translated_concat : 64'h0) | (_found_and_37 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_11 = ((_found_and_36 ? _second_translated_concat : 64'h0) | (_found_and_35 ? _second_translated_concat : 64'h0)) | ((_found_and_34 ? _second_translated_concat : 64'h0) | (_found_and_33 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_10 = ((_found_and_32 ? {36'h218, off[27:0]} : 64'h0) | (_found_and_31 ? _second_translated_concat : 64'h0)) | ((_found_and_30 ? _second_translated_concat : 64'h0) | (_found_and_29 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_9 = ((_found_and_28 ? _second_translated_concat : 64'h0) | (_found_and_27 ? _second_translated_concat : 64'h0)) | ((_found_and_26 ? _second_translated_concat : 64'h0) | (_found_and_25 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_8 = ((_found_and_24 ? _second_translated_concat : 64'h0) | (_found_and_23 ? {36'h2a4, off[27:0]} : 64'h0)) | ((_found_and_22 ? _second_translated_concat : 64'h0) | (_found_and_21 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_7 = ((_found_and_20 ? _second_translated_concat : 64'h0) | (_found_and_19 ? _second_translated_concat : 64'h0)) | ((_found_and_18 ? _second_translated_concat : 64'h0) | (_found_and_17 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_6 = ((_found_and_16 ? {36'h318, off[27:0]} : 64'h0) | (_found_and_15 ? _second_translated_concat : 64'h0)) | ((_found_and_14 ? _second_translated_concat : 64'h0) | (_found_and_13 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_5 = ((_found_and_12 ? _second_translated_concat : 64'h0) | (_found_and_11 ? _second_translated_concat : 64'h0)) | ((_found_and_10 ? _second_translated_concat : 64'h0) | (_found_and_9 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_4 = ((_found_and_8 ? _second_translated_concat : 64'h0) | (_found_and_7 ? {36'h3a4, off[27:0]} : 64'h0)) | ((_found_and_6 ? _second_translated_concat : 64'h0) | (_found_and_5 ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_3 = ((_found_and_4 ? _second_translated_concat : 64'h0) | (_found_and_3 ? _second_translated_concat : 64'h0)) | ((_found_and_2 ? _second_translated_concat : 64'h0) | (_found_and ? _second_translated_concat : 64'h0));
+    assign _second_translated_or_2 = ((_second_translated_or_18 | _second_translated_or_17) | (_second_translated_or_16 | _second_translated_or_15)) | ((_second_translated_or_14 | _second_translated_or_13) | (_second_translated_or_12 | _second_translated_or_11));
+    assign _second_translated_or = ((_second_translated_or_10 | _second_translated_or_9) | (_second_translated_or_8 | _second_translated_or_7)) | ((_second_translated_or_6 | _second_translated_or_5) | (_second_translated_or_4 | _second_translated_or_3));
 
-    assign found = or_1281;
-    assign enabled = or_1470 | or_1471;
-    assign index = (or_1657 | ((or_1637 | or_1638) | (or_1639 | or_1640))) | or_1662;
-    assign egress = or_1852 | or_1853;
-    assign slot = (or_2039 | or_2040) | (or_2041 | or_2042);
-    assign translated = or_2234 | or_2235;
-    assign has_second = or_2427;
-    assign multicast = (mux_2256 | mux_2288) | (mux_2320 | mux_2352);
-    assign second_egress = or_2807 | or_2808;
-    assign second_translated = or_2998 | or_2999;
+    assign found = _found_or;
+    assign enabled = _enabled_or_2 | _enabled_or;
+    assign index = (_index_or_2 | ((_index_or_14 | _index_or_13) | (_index_or_12 | _index_or_11))) | _index_or;
+    assign egress = _egress_or_2 | _egress_or;
+    assign slot = (_slot_or_4 | _slot_or_3) | (_slot_or_2 | _slot_or);
+    assign translated = _translated_or_2 | _translated_or;
+    assign has_second = _has_second_or;
+    assign multicast = (_has_second_mux_4 | _has_second_mux_3) | (_has_second_mux_2 | _has_second_mux);
+    assign second_egress = _second_egress_or_2 | _second_egress_or;
+    assign second_translated = _second_translated_or_2 | _second_translated_or;
 endmodule
 
 `default_nettype wire
