@@ -332,6 +332,41 @@ type pipe struct {
 
 	hasLUT             bool
 	lutSh, lutAB, lutW int // entry size bits, address bits, word width
+
+	consts map[string]ir.Value // the named constants, each built once
+}
+
+// konst is the constant named name (a localparam in the Verilog), built
+// on first use.
+func (p *pipe) konst(name string, w int, v uint64) ir.Value {
+	ir.Helper()
+	if c, ok := p.consts[name]; ok {
+		return c
+	}
+	c := p.m.Named(name, p.m.Const(w, v))
+	p.consts[name] = c
+	return c
+}
+
+// egress is an egress kind's 3-bit code, as the localparam EGRESS_<KIND>.
+func (p *pipe) egress(k uint64) ir.Value {
+	ir.Helper()
+	names := map[uint64]string{uint64(ntb.EgressNone): "EGRESS_NONE", kindPortA: "EGRESS_PORT_A", kindPortB: "EGRESS_PORT_B",
+		kindKernel: "EGRESS_KERNEL", kindLocal: "EGRESS_LOCAL"}
+	return p.konst(names[k], 3, k)
+}
+
+// reason is a decision reason's 4-bit code, as the localparam
+// REASON_<NAME>.
+func (p *pipe) reason(r pmgr.Reason) ir.Value {
+	ir.Helper()
+	return p.konst("REASON_"+strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), 4, uint64(r))
+}
+
+// action is a decision action's 2-bit code, as the localparam ACT_<NAME>.
+func (p *pipe) action(a uint64) ir.Value {
+	ir.Helper()
+	return p.konst(map[uint64]string{actForward: "ACT_FORWARD", actComplete: "ACT_COMPLETE", actDrop: "ACT_DROP"}[a], 2, a)
 }
 
 // decision is stage 4's registers: what happens to the TLP in it.
@@ -346,7 +381,7 @@ type decision struct {
 // and works out the LUT's geometry.
 func (g *gen) ports() *pipe {
 	m := g.m
-	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0)}
+	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0), consts: map[string]ir.Value{}}
 	p.selfID = m.Input("self_id", 16)
 	p.portDown = m.Input("port_down", 2)
 	p.ax = g.axiLite()
@@ -466,8 +501,8 @@ func (p *pipe) lutTable(idx ir.Value) ir.Value {
 // non-ports).
 func (p *pipe) downOf(eg ir.Value) ir.Value {
 	m := p.m
-	return m.Or(m.And(m.Eq(eg, m.Const(3, kindPortA)), m.Slice(p.portDown, 0, 1)),
-		m.And(m.Eq(eg, m.Const(3, kindPortB)), m.Slice(p.portDown, 1, 1)))
+	return m.Or(m.And(m.Eq(eg, p.egress(kindPortA)), m.Slice(p.portDown, 0, 1)),
+		m.And(m.Eq(eg, p.egress(kindPortB)), m.Slice(p.portDown, 1, 1)))
 }
 
 // translate is stage 2: the direct windows (with failover and
@@ -523,8 +558,8 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 	chkAddr := m.Named("check_addr", m.Mux(regHit2, off2, addr2))
 	kernelBit := m.Add(m.Slice(slot2, 0, 5), m.Const(5, 8))
 	egBit := m.Pick([]ir.Value{
-		m.Eq(egress2, m.Const(3, kindPortA)), m.Eq(egress2, m.Const(3, kindPortB)),
-		m.Eq(egress2, m.Const(3, kindLocal)), m.Eq(egress2, m.Const(3, kindKernel)),
+		m.Eq(egress2, p.egress(kindPortA)), m.Eq(egress2, p.egress(kindPortB)),
+		m.Eq(egress2, p.egress(kindLocal)), m.Eq(egress2, p.egress(kindKernel)),
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
 	egBit = m.Named("check_egress", m.Mux(regHit2, m.Const(5, 2), egBit))
 	write2 := m.Slice(kind2, 4, 1) // kData
@@ -555,10 +590,9 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	memAtomic, cfgMsg, isCpl := bit(kind3, kMemAtomic), bit(kind3, kCfgMsg), bit(kind3, kCpl)
 	nonPosted, hasData := bit(kind3, kNonPosted), bit(kind3, kData)
 	allowed := m.Named("allowed", m.Eq(rule3, m.Const(3, uint64(acl.Allowed))))
-	isPort := m.Named("to_port", m.Or(m.Eq(egress3, m.Const(3, kindPortA)), m.Eq(egress3, m.Const(3, kindPortB))))
+	isPort := m.Named("to_port", m.Or(m.Eq(egress3, p.egress(kindPortA)), m.Eq(egress3, p.egress(kindPortB))))
 	type outcome struct{ reason, egress, slot, addr, req ir.Value }
-	r4 := func(r pmgr.Reason) ir.Value { return m.Const(4, uint64(r)) }
-	eg := func(k uint64) ir.Value { return m.Const(3, k) }
+	r4, eg := p.reason, p.egress
 	req3 := f3.Requester
 	// Evaluated last to first: the first condition that holds wins. Each
 	// step's condition is named for the check (window_miss), and the
@@ -592,7 +626,7 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	choose("cfg_or_msg", cfgMsg, local(m.Const(64, 0)))
 
 	ok := m.Named("ok", m.Eq(o.reason, r4(pmgr.OK)))
-	action := m.Named("action", m.Mux(ok, m.Const(2, actForward), m.Mux(nonPosted, m.Const(2, actComplete), m.Const(2, actDrop))))
+	action := m.Named("action", m.Mux(ok, p.action(actForward), m.Mux(nonPosted, p.action(actComplete), p.action(actDrop))))
 	status := m.Named("cpl_status", m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR))))
 	// The multicast copy: a write through a multicast window whose second
 	// port is up.
@@ -626,8 +660,8 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 // took it early is not offered it again. It drives the advance wire.
 func (p *pipe) route(d decision) {
 	m, s4, adv := p.m, d.s4, p.adv
-	fwd := m.Named("forward", m.Eq(d.act, m.Const(2, actForward)))
-	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, m.Const(3, k)) }
+	fwd := m.Named("forward", m.Eq(d.act, p.action(actForward)))
+	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, p.egress(k)) }
 	type route struct {
 		name string
 		to   ir.Value
@@ -643,7 +677,7 @@ func (p *pipe) route(d decision) {
 		{"m_port_b", toB, m.Concat(hdrB, tail)},
 		{"m_kernel", m.And(fwd, is(d.egress, kindKernel)), m.Concat(d.slot, d.hdrPrimary, tail)},
 		{"m_local", m.And(fwd, is(d.egress, kindLocal)), m.Concat(d.hdrPrimary, tail)},
-		{"m_cpl", m.And(m.Eq(d.act, m.Const(2, actComplete)), s4.sop), d.cplHdr},
+		{"m_cpl", m.And(m.Eq(d.act, p.action(actComplete)), s4.sop), d.cplHdr},
 	}
 	done := p.one
 	for _, r := range routes {
@@ -670,7 +704,7 @@ func (p *pipe) counters(d decision) {
 	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
 		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
-		m.SetEnable(cnt, m.And(fire, m.Eq(d.reason, m.Const(4, uint64(r)))))
+		m.SetEnable(cnt, m.And(fire, m.Eq(d.reason, p.reason(r))))
 		counts = append(counts, cnt)
 	}
 	p.axiRead(p.ax, p.portDown, counts)

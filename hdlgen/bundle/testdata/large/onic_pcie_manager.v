@@ -65,387 +65,405 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [59:0] lut [0:511]; // manager.go:442
-    reg  axil_bvalid = 1'h0; // manager.go:822
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:847
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:847
-    reg  [31:0] lut_index = 32'h0; // manager.go:848
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:848
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:849
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:849
-    reg  axil_rvalid = 1'h0; // manager.go:852
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:852
-    reg  lut_init_done = 1'h0; // manager.go:362
-    reg  s1_valid = 1'h0; // manager.go:428
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:428
-    reg  [2:0] s1_bar = 3'h0; // manager.go:428
-    reg  [511:0] s1_data = 512'h0; // manager.go:428
-    reg  [15:0] s1_keep = 16'h0; // manager.go:428
-    reg  s1_sop = 1'h0; // manager.go:428
-    reg  s1_eop = 1'h0; // manager.go:428
-    reg  [6:0] s1_kind = 7'h0; // manager.go:429
-    reg  [63:0] s1_off = 64'h0; // manager.go:429
-    reg  s1_bar_ok = 1'h0; // manager.go:429
-    reg  s1_reg_hit = 1'h0; // manager.go:429
-    reg  [12:0] s1_size = 13'h0; // manager.go:429
-    reg  s1_in_lut = 1'h0; // manager.go:429
-    reg  s1_proxy_ok = 1'h0; // manager.go:429
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:429
-    reg  [59:0] _translated_enabled_memread; // manager.go:443
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:450
-    reg  s2_valid = 1'h0; // manager.go:511
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:511
-    reg  [511:0] s2_data = 512'h0; // manager.go:511
-    reg  [15:0] s2_keep = 16'h0; // manager.go:511
-    reg  s2_sop = 1'h0; // manager.go:511
-    reg  s2_eop = 1'h0; // manager.go:511
-    reg  [6:0] s2_kind = 7'h0; // manager.go:515
-    reg  [63:0] s2_off = 64'h0; // manager.go:515
-    reg  s2_bar_ok = 1'h0; // manager.go:515
-    reg  s2_reg_hit = 1'h0; // manager.go:515
-    reg  [12:0] s2_size = 13'h0; // manager.go:515
-    reg  s2_proxy_ok = 1'h0; // manager.go:515
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:515
-    reg  s2_found = 1'h0; // manager.go:515
-    reg  s2_enabled = 1'h0; // manager.go:515
-    reg  [2:0] s2_egress = 3'h0; // manager.go:515
-    reg  [7:0] s2_slot = 8'h0; // manager.go:515
-    reg  [63:0] s2_addr = 64'h0; // manager.go:515
-    reg  s2_down = 1'h0; // manager.go:515
-    reg  s2_second = 1'h0; // manager.go:515
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:515
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:515
-    reg  s2_second_down = 1'h0; // manager.go:515
-    reg  s3_valid = 1'h0; // manager.go:540
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:540
-    reg  [511:0] s3_data = 512'h0; // manager.go:540
-    reg  [15:0] s3_keep = 16'h0; // manager.go:540
-    reg  s3_sop = 1'h0; // manager.go:540
-    reg  s3_eop = 1'h0; // manager.go:540
-    reg  [6:0] s3_kind = 7'h0; // manager.go:542
-    reg  [63:0] s3_off = 64'h0; // manager.go:542
-    reg  s3_bar_ok = 1'h0; // manager.go:542
-    reg  s3_reg_hit = 1'h0; // manager.go:542
-    reg  s3_proxy_ok = 1'h0; // manager.go:542
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:542
-    reg  s3_found = 1'h0; // manager.go:542
-    reg  s3_enabled = 1'h0; // manager.go:542
-    reg  [2:0] s3_egress = 3'h0; // manager.go:542
-    reg  [7:0] s3_slot = 8'h0; // manager.go:542
-    reg  [63:0] s3_addr = 64'h0; // manager.go:542
-    reg  s3_down = 1'h0; // manager.go:542
-    reg  s3_second = 1'h0; // manager.go:542
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:542
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:542
-    reg  s3_second_down = 1'h0; // manager.go:542
-    reg  [2:0] s3_rule = 3'h0; // manager.go:542
-    reg  s4_valid = 1'h0; // manager.go:611
-    reg  [511:0] s4_data = 512'h0; // manager.go:611
-    reg  [15:0] s4_keep = 16'h0; // manager.go:611
-    reg  s4_sop = 1'h0; // manager.go:611
-    reg  s4_eop = 1'h0; // manager.go:611
-    reg  [1:0] s4_action = 2'h0; // manager.go:612
-    reg  [3:0] s4_reason = 4'h0; // manager.go:613
-    reg  [2:0] s4_egress = 3'h0; // manager.go:614
-    reg  [7:0] s4_slot = 8'h0; // manager.go:615
-    reg  s4_second = 1'h0; // manager.go:616
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:617
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:618
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:619
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:620
-    reg  m_port_a_sent = 1'h0; // manager.go:650
-    reg  m_port_b_sent = 1'h0; // manager.go:650
-    reg  m_kernel_sent = 1'h0; // manager.go:650
-    reg  m_local_sent = 1'h0; // manager.go:650
-    reg  m_cpl_sent = 1'h0; // manager.go:650
-    reg  [31:0] count_ok = 32'h0; // manager.go:671
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:671
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:671
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:671
-    reg  [31:0] count_port_down = 32'h0; // manager.go:671
-    reg  [31:0] count_denied = 32'h0; // manager.go:671
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:671
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:671
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:671
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:671
-    reg  [6:0] kind; // manager.go:398: a table
-    reg  [63:0] bar_mask; // manager.go:404: a table
-    reg  bar_ok; // manager.go:405: a table
-    reg  [59:0] _mux_2345_mux; // manager.go:458: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:758: a table
-    reg  [1:0] cpl_last_byte; // manager.go:762: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:764: a table
-    wire write_accept; // manager.go:823
-    wire [31:0] write_mask; // manager.go:834
-    wire [31:0] _win_en_lo_not; // manager.go:847
-    wire [31:0] _win_en_lo_and; // manager.go:847
-    wire init_done; // manager.go:850
+    reg  [59:0] lut [0:511]; // manager.go:477
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:504
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:505
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:562
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:562
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:601
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:612
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:612
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:612
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:612
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:612
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:612
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:612
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:612
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:612
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:629
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:629
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:629
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:707
+    reg  axil_bvalid = 1'h0; // manager.go:856
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:881
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:881
+    reg  [31:0] lut_index = 32'h0; // manager.go:882
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:882
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:883
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:883
+    reg  axil_rvalid = 1'h0; // manager.go:886
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:886
+    reg  lut_init_done = 1'h0; // manager.go:397
+    reg  s1_valid = 1'h0; // manager.go:463
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:463
+    reg  [2:0] s1_bar = 3'h0; // manager.go:463
+    reg  [511:0] s1_data = 512'h0; // manager.go:463
+    reg  [15:0] s1_keep = 16'h0; // manager.go:463
+    reg  s1_sop = 1'h0; // manager.go:463
+    reg  s1_eop = 1'h0; // manager.go:463
+    reg  [6:0] s1_kind = 7'h0; // manager.go:464
+    reg  [63:0] s1_off = 64'h0; // manager.go:464
+    reg  s1_bar_ok = 1'h0; // manager.go:464
+    reg  s1_reg_hit = 1'h0; // manager.go:464
+    reg  [12:0] s1_size = 13'h0; // manager.go:464
+    reg  s1_in_lut = 1'h0; // manager.go:464
+    reg  s1_proxy_ok = 1'h0; // manager.go:464
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:464
+    reg  [59:0] _translated_enabled_memread; // manager.go:478
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:485
+    reg  s2_valid = 1'h0; // manager.go:546
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:546
+    reg  [511:0] s2_data = 512'h0; // manager.go:546
+    reg  [15:0] s2_keep = 16'h0; // manager.go:546
+    reg  s2_sop = 1'h0; // manager.go:546
+    reg  s2_eop = 1'h0; // manager.go:546
+    reg  [6:0] s2_kind = 7'h0; // manager.go:550
+    reg  [63:0] s2_off = 64'h0; // manager.go:550
+    reg  s2_bar_ok = 1'h0; // manager.go:550
+    reg  s2_reg_hit = 1'h0; // manager.go:550
+    reg  [12:0] s2_size = 13'h0; // manager.go:550
+    reg  s2_proxy_ok = 1'h0; // manager.go:550
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:550
+    reg  s2_found = 1'h0; // manager.go:550
+    reg  s2_enabled = 1'h0; // manager.go:550
+    reg  [2:0] s2_egress = 3'h0; // manager.go:550
+    reg  [7:0] s2_slot = 8'h0; // manager.go:550
+    reg  [63:0] s2_addr = 64'h0; // manager.go:550
+    reg  s2_down = 1'h0; // manager.go:550
+    reg  s2_second = 1'h0; // manager.go:550
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:550
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:550
+    reg  s2_second_down = 1'h0; // manager.go:550
+    reg  s3_valid = 1'h0; // manager.go:575
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:575
+    reg  [511:0] s3_data = 512'h0; // manager.go:575
+    reg  [15:0] s3_keep = 16'h0; // manager.go:575
+    reg  s3_sop = 1'h0; // manager.go:575
+    reg  s3_eop = 1'h0; // manager.go:575
+    reg  [6:0] s3_kind = 7'h0; // manager.go:577
+    reg  [63:0] s3_off = 64'h0; // manager.go:577
+    reg  s3_bar_ok = 1'h0; // manager.go:577
+    reg  s3_reg_hit = 1'h0; // manager.go:577
+    reg  s3_proxy_ok = 1'h0; // manager.go:577
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:577
+    reg  s3_found = 1'h0; // manager.go:577
+    reg  s3_enabled = 1'h0; // manager.go:577
+    reg  [2:0] s3_egress = 3'h0; // manager.go:577
+    reg  [7:0] s3_slot = 8'h0; // manager.go:577
+    reg  [63:0] s3_addr = 64'h0; // manager.go:577
+    reg  s3_down = 1'h0; // manager.go:577
+    reg  s3_second = 1'h0; // manager.go:577
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:577
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:577
+    reg  s3_second_down = 1'h0; // manager.go:577
+    reg  [2:0] s3_rule = 3'h0; // manager.go:577
+    reg  s4_valid = 1'h0; // manager.go:645
+    reg  [511:0] s4_data = 512'h0; // manager.go:645
+    reg  [15:0] s4_keep = 16'h0; // manager.go:645
+    reg  s4_sop = 1'h0; // manager.go:645
+    reg  s4_eop = 1'h0; // manager.go:645
+    reg  [1:0] s4_action = 2'h0; // manager.go:646
+    reg  [3:0] s4_reason = 4'h0; // manager.go:647
+    reg  [2:0] s4_egress = 3'h0; // manager.go:648
+    reg  [7:0] s4_slot = 8'h0; // manager.go:649
+    reg  s4_second = 1'h0; // manager.go:650
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:651
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:652
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:653
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:654
+    reg  m_port_a_sent = 1'h0; // manager.go:684
+    reg  m_port_b_sent = 1'h0; // manager.go:684
+    reg  m_kernel_sent = 1'h0; // manager.go:684
+    reg  m_local_sent = 1'h0; // manager.go:684
+    reg  m_cpl_sent = 1'h0; // manager.go:684
+    reg  [31:0] count_ok = 32'h0; // manager.go:705
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:705
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:705
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:705
+    reg  [31:0] count_port_down = 32'h0; // manager.go:705
+    reg  [31:0] count_denied = 32'h0; // manager.go:705
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:705
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:705
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:705
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:705
+    reg  [6:0] kind; // manager.go:433: a table
+    reg  [63:0] bar_mask; // manager.go:439: a table
+    reg  bar_ok; // manager.go:440: a table
+    reg  [59:0] _mux_2345_mux; // manager.go:493: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:792: a table
+    reg  [1:0] cpl_last_byte; // manager.go:796: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:798: a table
+    wire write_accept; // manager.go:857
+    wire [31:0] write_mask; // manager.go:868
+    wire [31:0] _win_en_lo_not; // manager.go:881
+    wire [31:0] _win_en_lo_and; // manager.go:881
+    wire init_done; // manager.go:884
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
-    wire [127:0] in_hdr; // manager.go:381
-    wire [2:0] in_bar; // manager.go:381
-    wire adv; // manager.go:386
+    wire [127:0] in_hdr; // manager.go:416
+    wire [2:0] in_bar; // manager.go:416
+    wire adv; // manager.go:421
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:404
-    wire [47:0] _s1_in_lut_sub; // manager.go:412
-    wire _s1_in_lut_ltu; // manager.go:414
-    wire _s1_proxy_ok_eq_64; // manager.go:420
-    wire _s1_proxy_ok_eq_63; // manager.go:420
-    wire _s1_proxy_ok_eq_62; // manager.go:420
-    wire _s1_proxy_ok_eq_61; // manager.go:420
-    wire _s1_proxy_ok_eq_60; // manager.go:420
-    wire _s1_proxy_ok_eq_59; // manager.go:420
-    wire _s1_proxy_ok_eq_58; // manager.go:420
-    wire _s1_proxy_ok_eq_57; // manager.go:420
-    wire _s1_proxy_ok_eq_56; // manager.go:420
-    wire _s1_proxy_ok_eq_55; // manager.go:420
-    wire _s1_proxy_ok_eq_54; // manager.go:420
-    wire _s1_proxy_ok_eq_53; // manager.go:420
-    wire _s1_proxy_ok_eq_52; // manager.go:420
-    wire _s1_proxy_ok_eq_51; // manager.go:420
-    wire _s1_proxy_ok_eq_50; // manager.go:420
-    wire _s1_proxy_ok_eq_49; // manager.go:420
-    wire _s1_proxy_ok_eq_48; // manager.go:420
-    wire _s1_proxy_ok_eq_47; // manager.go:420
-    wire _s1_proxy_ok_eq_46; // manager.go:420
-    wire _s1_proxy_ok_eq_45; // manager.go:420
-    wire _s1_proxy_ok_eq_44; // manager.go:420
-    wire _s1_proxy_ok_eq_43; // manager.go:420
-    wire _s1_proxy_ok_eq_42; // manager.go:420
-    wire _s1_proxy_ok_eq_41; // manager.go:420
-    wire _s1_proxy_ok_eq_40; // manager.go:420
-    wire _s1_proxy_ok_eq_39; // manager.go:420
-    wire _s1_proxy_ok_eq_38; // manager.go:420
-    wire _s1_proxy_ok_eq_37; // manager.go:420
-    wire _s1_proxy_ok_eq_36; // manager.go:420
-    wire _s1_proxy_ok_eq_35; // manager.go:420
-    wire _s1_proxy_ok_eq_34; // manager.go:420
-    wire _s1_proxy_ok_eq_33; // manager.go:420
-    wire _s1_proxy_ok_eq_32; // manager.go:420
-    wire _s1_proxy_ok_eq_31; // manager.go:420
-    wire _s1_proxy_ok_eq_30; // manager.go:420
-    wire _s1_proxy_ok_eq_29; // manager.go:420
-    wire _s1_proxy_ok_eq_28; // manager.go:420
-    wire _s1_proxy_ok_eq_27; // manager.go:420
-    wire _s1_proxy_ok_eq_26; // manager.go:420
-    wire _s1_proxy_ok_eq_25; // manager.go:420
-    wire _s1_proxy_ok_eq_24; // manager.go:420
-    wire _s1_proxy_ok_eq_23; // manager.go:420
-    wire _s1_proxy_ok_eq_22; // manager.go:420
-    wire _s1_proxy_ok_eq_21; // manager.go:420
-    wire _s1_proxy_ok_eq_20; // manager.go:420
-    wire _s1_proxy_ok_eq_19; // manager.go:420
-    wire _s1_proxy_ok_eq_18; // manager.go:420
-    wire _s1_proxy_ok_eq_17; // manager.go:420
-    wire _s1_proxy_ok_eq_16; // manager.go:420
-    wire _s1_proxy_ok_eq_15; // manager.go:420
-    wire _s1_proxy_ok_eq_14; // manager.go:420
-    wire _s1_proxy_ok_eq_13; // manager.go:420
-    wire _s1_proxy_ok_eq_12; // manager.go:420
-    wire _s1_proxy_ok_eq_11; // manager.go:420
-    wire _s1_proxy_ok_eq_10; // manager.go:420
-    wire _s1_proxy_ok_eq_9; // manager.go:420
-    wire _s1_proxy_ok_eq_8; // manager.go:420
-    wire _s1_proxy_ok_eq_7; // manager.go:420
-    wire _s1_proxy_ok_eq_6; // manager.go:420
-    wire _s1_proxy_ok_eq_5; // manager.go:420
-    wire _s1_proxy_ok_eq_4; // manager.go:420
-    wire _s1_proxy_ok_eq_3; // manager.go:420
-    wire _s1_proxy_ok_eq_2; // manager.go:420
-    wire _s1_proxy_ok_eq; // manager.go:420
-    wire _s1_proxy_ok_or_9; // manager.go:423
-    wire _s1_proxy_ok_or_8; // manager.go:423
-    wire _s1_proxy_ok_or_7; // manager.go:423
-    wire _s1_proxy_ok_or_6; // manager.go:423
-    wire _s1_proxy_ok_or_5; // manager.go:423
-    wire _s1_proxy_ok_or_4; // manager.go:423
-    wire _s1_proxy_ok_or_3; // manager.go:423
-    wire _s1_proxy_ok_or_2; // manager.go:423
-    wire _s1_proxy_ok_or; // manager.go:423
-    wire [15:0] _s1_proxy_or_18; // manager.go:425
-    wire [15:0] _s1_proxy_or_17; // manager.go:425
-    wire [15:0] _s1_proxy_or_16; // manager.go:425
-    wire [15:0] _s1_proxy_or_15; // manager.go:425
-    wire [15:0] _s1_proxy_or_14; // manager.go:425
-    wire [15:0] _s1_proxy_or_13; // manager.go:425
-    wire [15:0] _s1_proxy_or_12; // manager.go:425
-    wire [15:0] _s1_proxy_or_11; // manager.go:425
-    wire [15:0] _s1_proxy_or_10; // manager.go:425
-    wire [15:0] _s1_proxy_or_9; // manager.go:425
-    wire [15:0] _s1_proxy_or_8; // manager.go:425
-    wire [15:0] _s1_proxy_or_7; // manager.go:425
-    wire [15:0] _s1_proxy_or_6; // manager.go:425
-    wire [15:0] _s1_proxy_or_5; // manager.go:425
-    wire [15:0] _s1_proxy_or_4; // manager.go:425
-    wire [15:0] _s1_proxy_or_3; // manager.go:425
-    wire [15:0] _s1_proxy_or_2; // manager.go:425
-    wire [15:0] _s1_proxy_or; // manager.go:425
-    wire _lut_init_idx_not; // manager.go:453
-    wire [63:0] _mux_2345_concat; // manager.go:456
-    wire [59:0] mux_2345; // manager.go:458
-    wire or_2350; // manager.go:459
-    wire [63:0] window_enables; // manager.go:481
-    wire failover; // manager.go:490
-    wire translated_found; // manager.go:500
-    wire translated_enabled; // manager.go:501
-    wire [2:0] translated_egress; // manager.go:502
-    wire [7:0] translated_slot; // manager.go:503
-    wire [63:0] translated_addr; // manager.go:504
-    wire multicast; // manager.go:505
-    wire [63:0] check_addr; // manager.go:523
-    wire [4:0] _check_egress_or; // manager.go:525
-    wire [4:0] check_egress; // manager.go:529
+    wire [63:0] bar_offset; // manager.go:439
+    wire [47:0] _s1_in_lut_sub; // manager.go:447
+    wire _s1_in_lut_ltu; // manager.go:449
+    wire _s1_proxy_ok_eq_64; // manager.go:455
+    wire _s1_proxy_ok_eq_63; // manager.go:455
+    wire _s1_proxy_ok_eq_62; // manager.go:455
+    wire _s1_proxy_ok_eq_61; // manager.go:455
+    wire _s1_proxy_ok_eq_60; // manager.go:455
+    wire _s1_proxy_ok_eq_59; // manager.go:455
+    wire _s1_proxy_ok_eq_58; // manager.go:455
+    wire _s1_proxy_ok_eq_57; // manager.go:455
+    wire _s1_proxy_ok_eq_56; // manager.go:455
+    wire _s1_proxy_ok_eq_55; // manager.go:455
+    wire _s1_proxy_ok_eq_54; // manager.go:455
+    wire _s1_proxy_ok_eq_53; // manager.go:455
+    wire _s1_proxy_ok_eq_52; // manager.go:455
+    wire _s1_proxy_ok_eq_51; // manager.go:455
+    wire _s1_proxy_ok_eq_50; // manager.go:455
+    wire _s1_proxy_ok_eq_49; // manager.go:455
+    wire _s1_proxy_ok_eq_48; // manager.go:455
+    wire _s1_proxy_ok_eq_47; // manager.go:455
+    wire _s1_proxy_ok_eq_46; // manager.go:455
+    wire _s1_proxy_ok_eq_45; // manager.go:455
+    wire _s1_proxy_ok_eq_44; // manager.go:455
+    wire _s1_proxy_ok_eq_43; // manager.go:455
+    wire _s1_proxy_ok_eq_42; // manager.go:455
+    wire _s1_proxy_ok_eq_41; // manager.go:455
+    wire _s1_proxy_ok_eq_40; // manager.go:455
+    wire _s1_proxy_ok_eq_39; // manager.go:455
+    wire _s1_proxy_ok_eq_38; // manager.go:455
+    wire _s1_proxy_ok_eq_37; // manager.go:455
+    wire _s1_proxy_ok_eq_36; // manager.go:455
+    wire _s1_proxy_ok_eq_35; // manager.go:455
+    wire _s1_proxy_ok_eq_34; // manager.go:455
+    wire _s1_proxy_ok_eq_33; // manager.go:455
+    wire _s1_proxy_ok_eq_32; // manager.go:455
+    wire _s1_proxy_ok_eq_31; // manager.go:455
+    wire _s1_proxy_ok_eq_30; // manager.go:455
+    wire _s1_proxy_ok_eq_29; // manager.go:455
+    wire _s1_proxy_ok_eq_28; // manager.go:455
+    wire _s1_proxy_ok_eq_27; // manager.go:455
+    wire _s1_proxy_ok_eq_26; // manager.go:455
+    wire _s1_proxy_ok_eq_25; // manager.go:455
+    wire _s1_proxy_ok_eq_24; // manager.go:455
+    wire _s1_proxy_ok_eq_23; // manager.go:455
+    wire _s1_proxy_ok_eq_22; // manager.go:455
+    wire _s1_proxy_ok_eq_21; // manager.go:455
+    wire _s1_proxy_ok_eq_20; // manager.go:455
+    wire _s1_proxy_ok_eq_19; // manager.go:455
+    wire _s1_proxy_ok_eq_18; // manager.go:455
+    wire _s1_proxy_ok_eq_17; // manager.go:455
+    wire _s1_proxy_ok_eq_16; // manager.go:455
+    wire _s1_proxy_ok_eq_15; // manager.go:455
+    wire _s1_proxy_ok_eq_14; // manager.go:455
+    wire _s1_proxy_ok_eq_13; // manager.go:455
+    wire _s1_proxy_ok_eq_12; // manager.go:455
+    wire _s1_proxy_ok_eq_11; // manager.go:455
+    wire _s1_proxy_ok_eq_10; // manager.go:455
+    wire _s1_proxy_ok_eq_9; // manager.go:455
+    wire _s1_proxy_ok_eq_8; // manager.go:455
+    wire _s1_proxy_ok_eq_7; // manager.go:455
+    wire _s1_proxy_ok_eq_6; // manager.go:455
+    wire _s1_proxy_ok_eq_5; // manager.go:455
+    wire _s1_proxy_ok_eq_4; // manager.go:455
+    wire _s1_proxy_ok_eq_3; // manager.go:455
+    wire _s1_proxy_ok_eq_2; // manager.go:455
+    wire _s1_proxy_ok_eq; // manager.go:455
+    wire _s1_proxy_ok_or_9; // manager.go:458
+    wire _s1_proxy_ok_or_8; // manager.go:458
+    wire _s1_proxy_ok_or_7; // manager.go:458
+    wire _s1_proxy_ok_or_6; // manager.go:458
+    wire _s1_proxy_ok_or_5; // manager.go:458
+    wire _s1_proxy_ok_or_4; // manager.go:458
+    wire _s1_proxy_ok_or_3; // manager.go:458
+    wire _s1_proxy_ok_or_2; // manager.go:458
+    wire _s1_proxy_ok_or; // manager.go:458
+    wire [15:0] _s1_proxy_or_18; // manager.go:460
+    wire [15:0] _s1_proxy_or_17; // manager.go:460
+    wire [15:0] _s1_proxy_or_16; // manager.go:460
+    wire [15:0] _s1_proxy_or_15; // manager.go:460
+    wire [15:0] _s1_proxy_or_14; // manager.go:460
+    wire [15:0] _s1_proxy_or_13; // manager.go:460
+    wire [15:0] _s1_proxy_or_12; // manager.go:460
+    wire [15:0] _s1_proxy_or_11; // manager.go:460
+    wire [15:0] _s1_proxy_or_10; // manager.go:460
+    wire [15:0] _s1_proxy_or_9; // manager.go:460
+    wire [15:0] _s1_proxy_or_8; // manager.go:460
+    wire [15:0] _s1_proxy_or_7; // manager.go:460
+    wire [15:0] _s1_proxy_or_6; // manager.go:460
+    wire [15:0] _s1_proxy_or_5; // manager.go:460
+    wire [15:0] _s1_proxy_or_4; // manager.go:460
+    wire [15:0] _s1_proxy_or_3; // manager.go:460
+    wire [15:0] _s1_proxy_or_2; // manager.go:460
+    wire [15:0] _s1_proxy_or; // manager.go:460
+    wire _lut_init_idx_not; // manager.go:488
+    wire [63:0] _mux_2345_concat; // manager.go:491
+    wire [59:0] mux_2345; // manager.go:493
+    wire or_2350; // manager.go:494
+    wire [63:0] window_enables; // manager.go:516
+    wire failover; // manager.go:525
+    wire translated_found; // manager.go:535
+    wire translated_enabled; // manager.go:536
+    wire [2:0] translated_egress; // manager.go:537
+    wire [7:0] translated_slot; // manager.go:538
+    wire [63:0] translated_addr; // manager.go:539
+    wire multicast; // manager.go:540
+    wire [63:0] check_addr; // manager.go:558
+    wire [4:0] _check_egress_or; // manager.go:560
+    wire [4:0] check_egress; // manager.go:564
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:554
-    wire allowed; // manager.go:557
-    wire to_port; // manager.go:558
-    wire cpl_for_self; // manager.go:580
-    wire no_proxy_id; // manager.go:581
-    wire [3:0] reason_no_proxy_id; // manager.go:581
-    wire [2:0] egress_no_proxy_id; // manager.go:581
-    wire [7:0] slot_no_proxy_id; // manager.go:581
-    wire [63:0] addr_no_proxy_id; // manager.go:581
-    wire [15:0] req_no_proxy_id; // manager.go:581
-    wire denied; // manager.go:582
-    wire [3:0] reason_denied; // manager.go:582
-    wire [2:0] egress_denied; // manager.go:582
-    wire [7:0] slot_denied; // manager.go:582
-    wire [63:0] addr_denied; // manager.go:582
-    wire [15:0] req_denied; // manager.go:582
-    wire [3:0] reason_port_down; // manager.go:583
-    wire [2:0] egress_port_down; // manager.go:583
-    wire [7:0] slot_port_down; // manager.go:583
-    wire [63:0] addr_port_down; // manager.go:583
-    wire [15:0] req_port_down; // manager.go:583
-    wire mapping_disabled; // manager.go:584
-    wire [3:0] reason_mapping_disabled; // manager.go:584
-    wire [2:0] egress_mapping_disabled; // manager.go:584
-    wire [7:0] slot_mapping_disabled; // manager.go:584
-    wire [63:0] addr_mapping_disabled; // manager.go:584
-    wire [15:0] req_mapping_disabled; // manager.go:584
-    wire window_miss; // manager.go:585
-    wire [3:0] reason_window_miss; // manager.go:585
-    wire [2:0] egress_window_miss; // manager.go:585
-    wire [7:0] slot_window_miss; // manager.go:585
-    wire [63:0] addr_window_miss; // manager.go:585
-    wire [15:0] req_window_miss; // manager.go:585
-    wire reg_allowed; // manager.go:586
-    wire [3:0] reason_reg_allowed; // manager.go:586
-    wire [2:0] egress_reg_allowed; // manager.go:586
-    wire [7:0] slot_reg_allowed; // manager.go:586
-    wire [63:0] addr_reg_allowed; // manager.go:586
-    wire [15:0] req_reg_allowed; // manager.go:586
-    wire reg_denied; // manager.go:587
-    wire [3:0] reason_reg_denied; // manager.go:587
-    wire [2:0] egress_reg_denied; // manager.go:587
-    wire [7:0] slot_reg_denied; // manager.go:587
-    wire [63:0] addr_reg_denied; // manager.go:587
-    wire [15:0] req_reg_denied; // manager.go:587
-    wire not_for_us; // manager.go:588
-    wire [3:0] reason_not_for_us; // manager.go:588
-    wire [2:0] egress_not_for_us; // manager.go:588
-    wire [7:0] slot_not_for_us; // manager.go:588
-    wire [63:0] addr_not_for_us; // manager.go:588
-    wire [15:0] req_not_for_us; // manager.go:588
-    wire unsupported; // manager.go:589
-    wire [3:0] reason_unsupported; // manager.go:589
-    wire [2:0] egress_unsupported; // manager.go:589
-    wire [7:0] slot_unsupported; // manager.go:589
-    wire [63:0] addr_unsupported; // manager.go:589
-    wire [15:0] req_unsupported; // manager.go:589
-    wire cpl_local; // manager.go:590
-    wire [3:0] reason_cpl_local; // manager.go:590
-    wire [2:0] egress_cpl_local; // manager.go:590
-    wire [7:0] slot_cpl_local; // manager.go:590
-    wire [63:0] addr_cpl_local; // manager.go:590
-    wire [15:0] req_cpl_local; // manager.go:590
-    wire cpl_unexpected; // manager.go:591
-    wire [3:0] reason_cpl_unexpected; // manager.go:591
-    wire [2:0] egress_cpl_unexpected; // manager.go:591
-    wire [7:0] slot_cpl_unexpected; // manager.go:591
-    wire [63:0] addr_cpl_unexpected; // manager.go:591
-    wire [15:0] req_cpl_unexpected; // manager.go:591
-    wire [3:0] reason_cfg_or_msg; // manager.go:592
-    wire [2:0] egress_cfg_or_msg; // manager.go:592
-    wire [7:0] slot_cfg_or_msg; // manager.go:592
-    wire [63:0] addr_cfg_or_msg; // manager.go:592
-    wire [15:0] req_cfg_or_msg; // manager.go:592
-    wire ok; // manager.go:594
-    wire [1:0] action; // manager.go:595
-    wire [2:0] cpl_status; // manager.go:596
-    wire via_window; // manager.go:599
-    wire second_copy; // manager.go:600
-    wire [1:0] _hdr_primary_mux; // manager.go:727
-    wire rewrite_primary_4dw; // manager.go:728
-    wire [31:0] rewrite_primary_dw0; // manager.go:729
-    wire [31:0] rewrite_primary_dw1; // manager.go:730
-    wire [127:0] hdr_primary; // manager.go:603
-    wire rewrite_second_4dw; // manager.go:728
-    wire [31:0] rewrite_second_dw0; // manager.go:729
-    wire [31:0] rewrite_second_dw1; // manager.go:730
-    wire [127:0] hdr_second; // manager.go:733
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:761
-    wire [11:0] cpl_bytes_one_dw; // manager.go:763
-    wire [11:0] cpl_bytes_many_dw; // manager.go:764
-    wire [11:0] cpl_byte_count; // manager.go:765
-    wire [6:0] cpl_lower_addr; // manager.go:766
-    wire [95:0] cpl_hdr; // manager.go:773
-    wire take_decision; // manager.go:609
-    wire forward; // manager.go:629
-    wire _to_port_a_eq; // manager.go:630
-    wire to_port_a; // manager.go:636
-    wire _to_port_b_eq; // manager.go:630
-    wire to_port_b; // manager.go:637
-    wire [529:0] beat_tail; // manager.go:640
-    wire m_kernel_for; // manager.go:644
-    wire m_local_for; // manager.go:645
-    wire m_cpl_for; // manager.go:646
-    wire m_port_a_offer; // manager.go:652
+    wire cfg_or_msg; // manager.go:589
+    wire allowed; // manager.go:592
+    wire to_port; // manager.go:593
+    wire cpl_for_self; // manager.go:614
+    wire no_proxy_id; // manager.go:615
+    wire [3:0] reason_no_proxy_id; // manager.go:615
+    wire [2:0] egress_no_proxy_id; // manager.go:615
+    wire [7:0] slot_no_proxy_id; // manager.go:615
+    wire [63:0] addr_no_proxy_id; // manager.go:615
+    wire [15:0] req_no_proxy_id; // manager.go:615
+    wire denied; // manager.go:616
+    wire [3:0] reason_denied; // manager.go:616
+    wire [2:0] egress_denied; // manager.go:616
+    wire [7:0] slot_denied; // manager.go:616
+    wire [63:0] addr_denied; // manager.go:616
+    wire [15:0] req_denied; // manager.go:616
+    wire [3:0] reason_port_down; // manager.go:617
+    wire [2:0] egress_port_down; // manager.go:617
+    wire [7:0] slot_port_down; // manager.go:617
+    wire [63:0] addr_port_down; // manager.go:617
+    wire [15:0] req_port_down; // manager.go:617
+    wire mapping_disabled; // manager.go:618
+    wire [3:0] reason_mapping_disabled; // manager.go:618
+    wire [2:0] egress_mapping_disabled; // manager.go:618
+    wire [7:0] slot_mapping_disabled; // manager.go:618
+    wire [63:0] addr_mapping_disabled; // manager.go:618
+    wire [15:0] req_mapping_disabled; // manager.go:618
+    wire window_miss; // manager.go:619
+    wire [3:0] reason_window_miss; // manager.go:619
+    wire [2:0] egress_window_miss; // manager.go:619
+    wire [7:0] slot_window_miss; // manager.go:619
+    wire [63:0] addr_window_miss; // manager.go:619
+    wire [15:0] req_window_miss; // manager.go:619
+    wire reg_allowed; // manager.go:620
+    wire [3:0] reason_reg_allowed; // manager.go:620
+    wire [2:0] egress_reg_allowed; // manager.go:620
+    wire [7:0] slot_reg_allowed; // manager.go:620
+    wire [63:0] addr_reg_allowed; // manager.go:620
+    wire [15:0] req_reg_allowed; // manager.go:620
+    wire reg_denied; // manager.go:621
+    wire [3:0] reason_reg_denied; // manager.go:621
+    wire [2:0] egress_reg_denied; // manager.go:621
+    wire [7:0] slot_reg_denied; // manager.go:621
+    wire [63:0] addr_reg_denied; // manager.go:621
+    wire [15:0] req_reg_denied; // manager.go:621
+    wire not_for_us; // manager.go:622
+    wire [3:0] reason_not_for_us; // manager.go:622
+    wire [2:0] egress_not_for_us; // manager.go:622
+    wire [7:0] slot_not_for_us; // manager.go:622
+    wire [63:0] addr_not_for_us; // manager.go:622
+    wire [15:0] req_not_for_us; // manager.go:622
+    wire unsupported; // manager.go:623
+    wire [3:0] reason_unsupported; // manager.go:623
+    wire [2:0] egress_unsupported; // manager.go:623
+    wire [7:0] slot_unsupported; // manager.go:623
+    wire [63:0] addr_unsupported; // manager.go:623
+    wire [15:0] req_unsupported; // manager.go:623
+    wire cpl_local; // manager.go:624
+    wire [3:0] reason_cpl_local; // manager.go:624
+    wire [2:0] egress_cpl_local; // manager.go:624
+    wire [7:0] slot_cpl_local; // manager.go:624
+    wire [63:0] addr_cpl_local; // manager.go:624
+    wire [15:0] req_cpl_local; // manager.go:624
+    wire cpl_unexpected; // manager.go:625
+    wire [3:0] reason_cpl_unexpected; // manager.go:625
+    wire [2:0] egress_cpl_unexpected; // manager.go:625
+    wire [7:0] slot_cpl_unexpected; // manager.go:625
+    wire [63:0] addr_cpl_unexpected; // manager.go:625
+    wire [15:0] req_cpl_unexpected; // manager.go:625
+    wire [3:0] reason_cfg_or_msg; // manager.go:626
+    wire [2:0] egress_cfg_or_msg; // manager.go:626
+    wire [7:0] slot_cfg_or_msg; // manager.go:626
+    wire [63:0] addr_cfg_or_msg; // manager.go:626
+    wire [15:0] req_cfg_or_msg; // manager.go:626
+    wire ok; // manager.go:628
+    wire [1:0] action; // manager.go:629
+    wire [2:0] cpl_status; // manager.go:630
+    wire via_window; // manager.go:633
+    wire second_copy; // manager.go:634
+    wire [1:0] _hdr_primary_mux; // manager.go:761
+    wire rewrite_primary_4dw; // manager.go:762
+    wire [31:0] rewrite_primary_dw0; // manager.go:763
+    wire [31:0] rewrite_primary_dw1; // manager.go:764
+    wire [127:0] hdr_primary; // manager.go:637
+    wire rewrite_second_4dw; // manager.go:762
+    wire [31:0] rewrite_second_dw0; // manager.go:763
+    wire [31:0] rewrite_second_dw1; // manager.go:764
+    wire [127:0] hdr_second; // manager.go:767
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:795
+    wire [11:0] cpl_bytes_one_dw; // manager.go:797
+    wire [11:0] cpl_bytes_many_dw; // manager.go:798
+    wire [11:0] cpl_byte_count; // manager.go:799
+    wire [6:0] cpl_lower_addr; // manager.go:800
+    wire [95:0] cpl_hdr; // manager.go:807
+    wire take_decision; // manager.go:643
+    wire forward; // manager.go:663
+    wire _to_port_a_eq; // manager.go:664
+    wire to_port_a; // manager.go:670
+    wire _to_port_b_eq; // manager.go:664
+    wire to_port_b; // manager.go:671
+    wire [529:0] beat_tail; // manager.go:674
+    wire m_kernel_for; // manager.go:678
+    wire m_local_for; // manager.go:679
+    wire m_cpl_for; // manager.go:680
+    wire m_port_a_offer; // manager.go:686
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:654
-    wire m_port_a_has; // manager.go:655
-    wire m_port_a_done; // manager.go:656
+    wire m_port_a_took; // manager.go:688
+    wire m_port_a_has; // manager.go:689
+    wire m_port_a_done; // manager.go:690
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:652
+    wire m_port_b_offer; // manager.go:686
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:654
-    wire m_port_b_has; // manager.go:655
-    wire m_port_b_done; // manager.go:656
+    wire m_port_b_took; // manager.go:688
+    wire m_port_b_has; // manager.go:689
+    wire m_port_b_done; // manager.go:690
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:652
+    wire m_kernel_offer; // manager.go:686
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:654
-    wire m_kernel_has; // manager.go:655
-    wire m_kernel_done; // manager.go:656
+    wire m_kernel_took; // manager.go:688
+    wire m_kernel_has; // manager.go:689
+    wire m_kernel_done; // manager.go:690
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:652
+    wire m_local_offer; // manager.go:686
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:654
-    wire m_local_has; // manager.go:655
-    wire m_local_done; // manager.go:656
+    wire m_local_took; // manager.go:688
+    wire m_local_has; // manager.go:689
+    wire m_local_done; // manager.go:690
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:652
+    wire m_cpl_offer; // manager.go:686
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:654
-    wire m_cpl_has; // manager.go:655
-    wire m_cpl_done; // manager.go:656
+    wire m_cpl_took; // manager.go:688
+    wire m_cpl_has; // manager.go:689
+    wire m_cpl_done; // manager.go:690
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:668
-    wire _s_axil_arready_not; // manager.go:871
-    wire read_accept; // manager.go:871
-    wire [31:0] _read_data_or_6; // manager.go:894
-    wire [31:0] _read_data_or_5; // manager.go:894
-    wire [31:0] _read_data_or_4; // manager.go:894
-    wire [31:0] _read_data_or_3; // manager.go:894
-    wire [31:0] _read_data_or_2; // manager.go:894
-    wire [31:0] _read_data_or; // manager.go:894
-    wire [31:0] read_data; // manager.go:894
+    wire count_fire; // manager.go:702
+    wire _s_axil_arready_not; // manager.go:905
+    wire read_accept; // manager.go:905
+    wire [31:0] _read_data_or_6; // manager.go:928
+    wire [31:0] _read_data_or_5; // manager.go:928
+    wire [31:0] _read_data_or_4; // manager.go:928
+    wire [31:0] _read_data_or_3; // manager.go:928
+    wire [31:0] _read_data_or_2; // manager.go:928
+    wire [31:0] _read_data_or; // manager.go:928
+    wire [31:0] read_data; // manager.go:928
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
@@ -591,7 +609,7 @@ module onic_pcie_manager (
     assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]} : _mux_2345_mux;
     assign or_2350 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
     assign window_enables = {win_en_hi, win_en_lo};
-    assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == 3'h1) & port_down[0]) | ((windows_egress == 3'h2) & port_down[1]));
+    assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
     assign translated_found = windows_found | s1_in_lut;
     assign translated_enabled = s1_in_lut ? _translated_enabled_memread[59] : windows_enabled;
     assign translated_egress = s1_in_lut ? _translated_enabled_memread[58:56] : (failover ? windows_second_egress : windows_egress);
@@ -599,7 +617,7 @@ module onic_pcie_manager (
     assign translated_addr = s1_in_lut ? {_translated_enabled_memread[47:0], s1_off[15:0]} : (failover ? windows_second_translated : windows_translated);
     assign multicast = (windows_has_second & windows_multicast) & (~s1_in_lut);
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign _check_egress_or = ((s2_egress == 3'h2) ? 5'h1 : 5'h0) | (((s2_egress == 3'h4) ? 5'h2 : 5'h0) | ((s2_egress == 3'h3) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign _check_egress_or = ((s2_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0) | (((s2_egress == EGRESS_LOCAL) ? 5'h2 : 5'h0) | ((s2_egress == EGRESS_KERNEL) ? (s2_slot[4:0] + 5'h8) : 5'h0));
     assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
     assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
@@ -608,81 +626,81 @@ module onic_pcie_manager (
     assign s3_hdr_address = s3_hdr[125] ? {s3_hdr[63:2], 2'h0} : {32'h0, {s3_hdr[63:34], 2'h0}};
     assign cfg_or_msg = s3_kind[1];
     assign allowed = s3_rule == 3'h0;
-    assign to_port = (s3_egress == 3'h1) | (s3_egress == 3'h2);
+    assign to_port = (s3_egress == EGRESS_PORT_A) | (s3_egress == EGRESS_PORT_B);
     assign cpl_for_self = s3_hdr_requester == self_id;
     assign no_proxy_id = to_port & (~s3_proxy_ok);
-    assign reason_no_proxy_id = no_proxy_id ? 4'h6 : 4'h0;
-    assign egress_no_proxy_id = no_proxy_id ? 3'h0 : s3_egress;
+    assign reason_no_proxy_id = no_proxy_id ? REASON_NO_PROXY_ID : REASON_OK;
+    assign egress_no_proxy_id = no_proxy_id ? EGRESS_NONE : s3_egress;
     assign slot_no_proxy_id = no_proxy_id ? 8'h0 : s3_slot;
     assign addr_no_proxy_id = no_proxy_id ? 64'h0 : s3_addr;
     assign req_no_proxy_id = no_proxy_id ? s3_hdr_requester : (to_port ? s3_proxy : s3_hdr_requester);
     assign denied = ~allowed;
-    assign reason_denied = denied ? 4'h5 : reason_no_proxy_id;
-    assign egress_denied = denied ? 3'h0 : egress_no_proxy_id;
+    assign reason_denied = denied ? REASON_DENIED : reason_no_proxy_id;
+    assign egress_denied = denied ? EGRESS_NONE : egress_no_proxy_id;
     assign slot_denied = denied ? 8'h0 : slot_no_proxy_id;
     assign addr_denied = denied ? 64'h0 : addr_no_proxy_id;
     assign req_denied = denied ? s3_hdr_requester : req_no_proxy_id;
-    assign reason_port_down = s3_down ? 4'h4 : reason_denied;
-    assign egress_port_down = s3_down ? 3'h0 : egress_denied;
+    assign reason_port_down = s3_down ? REASON_PORT_DOWN : reason_denied;
+    assign egress_port_down = s3_down ? EGRESS_NONE : egress_denied;
     assign slot_port_down = s3_down ? 8'h0 : slot_denied;
     assign addr_port_down = s3_down ? 64'h0 : addr_denied;
     assign req_port_down = s3_down ? s3_hdr_requester : req_denied;
     assign mapping_disabled = ~s3_enabled;
-    assign reason_mapping_disabled = mapping_disabled ? 4'h3 : reason_port_down;
-    assign egress_mapping_disabled = mapping_disabled ? 3'h0 : egress_port_down;
+    assign reason_mapping_disabled = mapping_disabled ? REASON_MAPPING_DISABLED : reason_port_down;
+    assign egress_mapping_disabled = mapping_disabled ? EGRESS_NONE : egress_port_down;
     assign slot_mapping_disabled = mapping_disabled ? 8'h0 : slot_port_down;
     assign addr_mapping_disabled = mapping_disabled ? 64'h0 : addr_port_down;
     assign req_mapping_disabled = mapping_disabled ? s3_hdr_requester : req_port_down;
     assign window_miss = ~s3_found;
-    assign reason_window_miss = window_miss ? 4'h2 : reason_mapping_disabled;
-    assign egress_window_miss = window_miss ? 3'h0 : egress_mapping_disabled;
+    assign reason_window_miss = window_miss ? REASON_WINDOW_MISS : reason_mapping_disabled;
+    assign egress_window_miss = window_miss ? EGRESS_NONE : egress_mapping_disabled;
     assign slot_window_miss = window_miss ? 8'h0 : slot_mapping_disabled;
     assign addr_window_miss = window_miss ? 64'h0 : addr_mapping_disabled;
     assign req_window_miss = window_miss ? s3_hdr_requester : req_mapping_disabled;
     assign reg_allowed = s3_reg_hit & allowed;
-    assign reason_reg_allowed = reg_allowed ? 4'h0 : reason_window_miss;
-    assign egress_reg_allowed = reg_allowed ? 3'h4 : egress_window_miss;
+    assign reason_reg_allowed = reg_allowed ? REASON_OK : reason_window_miss;
+    assign egress_reg_allowed = reg_allowed ? EGRESS_LOCAL : egress_window_miss;
     assign slot_reg_allowed = reg_allowed ? 8'h0 : slot_window_miss;
     assign addr_reg_allowed = reg_allowed ? s3_off : addr_window_miss;
     assign req_reg_allowed = reg_allowed ? s3_hdr_requester : req_window_miss;
     assign reg_denied = s3_reg_hit & denied;
-    assign reason_reg_denied = reg_denied ? 4'h5 : reason_reg_allowed;
-    assign egress_reg_denied = reg_denied ? 3'h0 : egress_reg_allowed;
+    assign reason_reg_denied = reg_denied ? REASON_DENIED : reason_reg_allowed;
+    assign egress_reg_denied = reg_denied ? EGRESS_NONE : egress_reg_allowed;
     assign slot_reg_denied = reg_denied ? 8'h0 : slot_reg_allowed;
     assign addr_reg_denied = reg_denied ? 64'h0 : addr_reg_allowed;
     assign req_reg_denied = reg_denied ? s3_hdr_requester : req_reg_allowed;
     assign not_for_us = ~s3_bar_ok;
-    assign reason_not_for_us = not_for_us ? 4'h1 : reason_reg_denied;
-    assign egress_not_for_us = not_for_us ? 3'h0 : egress_reg_denied;
+    assign reason_not_for_us = not_for_us ? REASON_NOT_FOR_US : reason_reg_denied;
+    assign egress_not_for_us = not_for_us ? EGRESS_NONE : egress_reg_denied;
     assign slot_not_for_us = not_for_us ? 8'h0 : slot_reg_denied;
     assign addr_not_for_us = not_for_us ? 64'h0 : addr_reg_denied;
     assign req_not_for_us = not_for_us ? s3_hdr_requester : req_reg_denied;
     assign unsupported = ~s3_kind[0];
-    assign reason_unsupported = unsupported ? 4'h8 : reason_not_for_us;
-    assign egress_unsupported = unsupported ? 3'h0 : egress_not_for_us;
+    assign reason_unsupported = unsupported ? REASON_UNSUPPORTED : reason_not_for_us;
+    assign egress_unsupported = unsupported ? EGRESS_NONE : egress_not_for_us;
     assign slot_unsupported = unsupported ? 8'h0 : slot_not_for_us;
     assign addr_unsupported = unsupported ? 64'h0 : addr_not_for_us;
     assign req_unsupported = unsupported ? s3_hdr_requester : req_not_for_us;
     assign cpl_local = s3_kind[2] & cpl_for_self;
-    assign reason_cpl_local = cpl_local ? 4'h0 : reason_unsupported;
-    assign egress_cpl_local = cpl_local ? 3'h4 : egress_unsupported;
+    assign reason_cpl_local = cpl_local ? REASON_OK : reason_unsupported;
+    assign egress_cpl_local = cpl_local ? EGRESS_LOCAL : egress_unsupported;
     assign slot_cpl_local = cpl_local ? 8'h0 : slot_unsupported;
     assign addr_cpl_local = cpl_local ? 64'h0 : addr_unsupported;
     assign req_cpl_local = cpl_local ? s3_hdr_requester : req_unsupported;
     assign cpl_unexpected = s3_kind[2] & (~cpl_for_self);
-    assign reason_cpl_unexpected = cpl_unexpected ? 4'h7 : reason_cpl_local;
-    assign egress_cpl_unexpected = cpl_unexpected ? 3'h0 : egress_cpl_local;
+    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_cpl_local;
+    assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_cpl_local;
     assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
     assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
     assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
-    assign reason_cfg_or_msg = cfg_or_msg ? 4'h0 : reason_cpl_unexpected;
-    assign egress_cfg_or_msg = cfg_or_msg ? 3'h4 : egress_cpl_unexpected;
+    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_unexpected;
+    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_unexpected;
     assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_unexpected;
     assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_unexpected;
     assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_unexpected;
-    assign ok = reason_cfg_or_msg == 4'h0;
-    assign action = ok ? 2'h0 : (s3_kind[3] ? 2'h1 : 2'h2);
-    assign cpl_status = (reason_cfg_or_msg == 4'h5) ? 3'h1 : 3'h1;
+    assign ok = reason_cfg_or_msg == REASON_OK;
+    assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
+    assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
     assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
     assign second_copy = (via_window & s3_second) & (s3_kind[4] & (~s3_second_down));
     assign _hdr_primary_mux = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
@@ -701,15 +719,15 @@ module onic_pcie_manager (
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
     assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
     assign take_decision = adv & (s3_valid & s3_sop);
-    assign forward = s4_action == 2'h0;
-    assign _to_port_a_eq = s4_egress == 3'h1;
-    assign to_port_a = (forward & _to_port_a_eq) | (s4_second & (s4_second_egress == 3'h1));
-    assign _to_port_b_eq = s4_egress == 3'h2;
-    assign to_port_b = (forward & _to_port_b_eq) | (s4_second & (s4_second_egress == 3'h2));
+    assign forward = s4_action == ACT_FORWARD;
+    assign _to_port_a_eq = s4_egress == EGRESS_PORT_A;
+    assign to_port_a = (forward & _to_port_a_eq) | (s4_second & (s4_second_egress == EGRESS_PORT_A));
+    assign _to_port_b_eq = s4_egress == EGRESS_PORT_B;
+    assign to_port_b = (forward & _to_port_b_eq) | (s4_second & (s4_second_egress == EGRESS_PORT_B));
     assign beat_tail = {s4_data, s4_keep, s4_sop, s4_eop};
-    assign m_kernel_for = forward & (s4_egress == 3'h3);
-    assign m_local_for = forward & (s4_egress == 3'h4);
-    assign m_cpl_for = (s4_action == 2'h1) & s4_sop;
+    assign m_kernel_for = forward & (s4_egress == EGRESS_KERNEL);
+    assign m_local_for = forward & (s4_egress == EGRESS_LOCAL);
+    assign m_cpl_for = (s4_action == ACT_COMPLETE) & s4_sop;
     assign m_port_a_offer = (s4_valid & to_port_a) & (~m_port_a_sent);
     assign m_port_a_in_ready = m_port_a_slice_s_tready;
     assign m_port_a_took = m_port_a_offer & m_port_a_in_ready;
@@ -1763,7 +1781,7 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s2_down <= ((translated_egress == 3'h1) & port_down[0]) | ((translated_egress == 3'h2) & port_down[1]);
+            s2_down <= ((translated_egress == EGRESS_PORT_A) & port_down[0]) | ((translated_egress == EGRESS_PORT_B) & port_down[1]);
         end
     end
 
@@ -1787,7 +1805,7 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s2_second_down <= ((windows_second_egress == 3'h1) & port_down[0]) | ((windows_second_egress == 3'h2) & port_down[1]);
+            s2_second_down <= ((windows_second_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_second_egress == EGRESS_PORT_B) & port_down[1]);
         end
     end
 
@@ -2070,7 +2088,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_ok <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h0)) begin
+        end else if (count_fire & (s4_reason == REASON_OK)) begin
             count_ok <= count_ok + 32'h1;
         end
     end
@@ -2078,7 +2096,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_not_for_us <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h1)) begin
+        end else if (count_fire & (s4_reason == REASON_NOT_FOR_US)) begin
             count_not_for_us <= count_not_for_us + 32'h1;
         end
     end
@@ -2086,7 +2104,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_window_miss <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h2)) begin
+        end else if (count_fire & (s4_reason == REASON_WINDOW_MISS)) begin
             count_window_miss <= count_window_miss + 32'h1;
         end
     end
@@ -2094,7 +2112,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_mapping_disabled <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h3)) begin
+        end else if (count_fire & (s4_reason == REASON_MAPPING_DISABLED)) begin
             count_mapping_disabled <= count_mapping_disabled + 32'h1;
         end
     end
@@ -2102,7 +2120,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_port_down <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h4)) begin
+        end else if (count_fire & (s4_reason == REASON_PORT_DOWN)) begin
             count_port_down <= count_port_down + 32'h1;
         end
     end
@@ -2110,7 +2128,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_denied <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h5)) begin
+        end else if (count_fire & (s4_reason == REASON_DENIED)) begin
             count_denied <= count_denied + 32'h1;
         end
     end
@@ -2118,7 +2136,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_no_proxy_id <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h6)) begin
+        end else if (count_fire & (s4_reason == REASON_NO_PROXY_ID)) begin
             count_no_proxy_id <= count_no_proxy_id + 32'h1;
         end
     end
@@ -2126,7 +2144,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_unexpected_completion <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h7)) begin
+        end else if (count_fire & (s4_reason == REASON_UNEXPECTED_COMPLETION)) begin
             count_unexpected_completion <= count_unexpected_completion + 32'h1;
         end
     end
@@ -2134,7 +2152,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_unsupported <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h8)) begin
+        end else if (count_fire & (s4_reason == REASON_UNSUPPORTED)) begin
             count_unsupported <= count_unsupported + 32'h1;
         end
     end
@@ -2142,7 +2160,7 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (rst) begin
             count_relay_denied <= 32'h0;
-        end else if (count_fire & (s4_reason == 4'h9)) begin
+        end else if (count_fire & (s4_reason == REASON_RELAY_DENIED)) begin
             count_relay_denied <= count_relay_denied + 32'h1;
         end
     end
