@@ -109,21 +109,50 @@ func xdc(d *manager.Design) []byte {
 	w("# on the other side of each. Replace them with the real paths once the")
 	w("# manager sits between the PCIe core and the optical ports.")
 	budget := period / 2
-	w("set_input_delay -clock clk %.3f [get_ports {rst self_id[*] port_down[*]}]", budget)
+	// Every port but the clock, by interface and direction, named one by
+	// one from the design (a wildcard would catch a ready of the other
+	// direction).
+	groups := []struct{ prefix, title string }{{"", "control"}}
 	for _, s := range streams {
-		if s.dir == "in" {
-			w("set_input_delay -clock clk %.3f [get_ports {%s_*}]", budget, s.prefix)
-			w("set_output_delay -clock clk %.3f [get_ports {%s_ready}]", budget, s.prefix)
+		groups = append(groups, struct{ prefix, title string }{s.prefix + "_", s.doc})
+	}
+	groups = append(groups, struct{ prefix, title string }{"m_kernel_slot", "kernel slot select"},
+		struct{ prefix, title string }{"s_axil_", "AXI-Lite register interface"})
+	group := func(name string) int {
+		g := 0
+		for k, gr := range groups {
+			if gr.prefix != "" && strings.HasPrefix(name, gr.prefix) {
+				g = k
+			}
+		}
+		return g
+	}
+	ins, outs := make([][]string, len(groups)), make([][]string, len(groups))
+	m := d.Module
+	ins[0] = append(ins[0], "rst") // the emitter's reset port, not one of the module's
+	for _, p := range m.Ports() {
+		ref := p.Name
+		if m.Node(p.Node).W > 1 {
+			ref += "[*]"
+		}
+		if p.Output {
+			outs[group(p.Name)] = append(outs[group(p.Name)], ref)
 		} else {
-			w("set_output_delay -clock clk %.3f [get_ports {%s_*}]", budget, s.prefix)
-			w("set_input_delay -clock clk %.3f [get_ports {%s_ready}]", budget, s.prefix)
+			ins[group(p.Name)] = append(ins[group(p.Name)], ref)
 		}
 	}
-	w("set_output_delay -clock clk %.3f [get_ports {m_kernel_slot[*]}]", budget)
-	w("")
-	w("# AXI-Lite register interface (same clock).")
-	w("set_input_delay -clock clk %.3f [get_ports {s_axil_aw* s_axil_w* s_axil_ar* s_axil_bready s_axil_rready}]", budget)
-	w("set_output_delay -clock clk %.3f [get_ports {s_axil_awready s_axil_wready s_axil_b* s_axil_arready s_axil_r*}]", budget)
+	for k, gr := range groups {
+		if len(ins[k])+len(outs[k]) == 0 {
+			continue
+		}
+		w("# %s", gr.title)
+		if len(ins[k]) > 0 {
+			w("set_input_delay -clock clk %.3f [get_ports {%s}]", budget, strings.Join(ins[k], " "))
+		}
+		if len(outs[k]) > 0 {
+			w("set_output_delay -clock clk %.3f [get_ports {%s}]", budget, strings.Join(outs[k], " "))
+		}
+	}
 	return []byte(b.String())
 }
 

@@ -140,3 +140,59 @@ func TestGoldenLarge(t *testing.T) {
 		t.Fatalf("%d Verilog files", n)
 	}
 }
+
+// TestXDCDirections: every port of the design but the clock is
+// constrained once, as an input delay if it is an input and an output
+// delay if it is an output, by its own name (no wildcard that could catch
+// a port of the other direction).
+func TestXDCDirections(t *testing.T) {
+	for name, c := range map[string]pmgr.Config{"default": scenario.TwoParty().ONICs[0].Manager, "large": manager.Large(),
+		"rule-slots": scenario.HostInterface().ONICs[0].Manager} {
+		d := design(t, c)
+		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xdc string
+		for _, f := range fs {
+			if strings.HasSuffix(f.Name, ".xdc") {
+				xdc = string(f.Data)
+			}
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(xdc, "\n") {
+			dir := ""
+			switch {
+			case strings.HasPrefix(line, "set_input_delay"):
+				dir = "in"
+			case strings.HasPrefix(line, "set_output_delay"):
+				dir = "out"
+			default:
+				continue
+			}
+			list := line[strings.Index(line, "{")+1 : strings.Index(line, "}")]
+			for _, p := range strings.Fields(list) {
+				p = strings.TrimSuffix(p, "[*]")
+				if strings.Contains(p, "*") {
+					t.Errorf("%s: wildcard %q", name, p)
+				}
+				if prev, dup := got[p]; dup {
+					t.Errorf("%s: %s constrained twice (%s and %s)", name, p, prev, dir)
+				}
+				got[p] = dir
+			}
+		}
+		for _, p := range d.Module.Ports() {
+			want := "in"
+			if p.Output {
+				want = "out"
+			}
+			if got[p.Name] != want {
+				t.Errorf("%s: port %s (%s) has a %q delay", name, p.Name, want, got[p.Name])
+			}
+		}
+		if got["rst"] != "in" || len(got) != len(d.Module.Ports())+1 {
+			t.Errorf("%s: %d constrained ports for %d ports and rst", name, len(got), len(d.Module.Ports()))
+		}
+	}
+}

@@ -7,21 +7,28 @@ create_clock -period 4.000 -name clk [get_ports clk]
 # Out-of-context budgets for the interfaces: half a period for the logic
 # on the other side of each. Replace them with the real paths once the
 # manager sits between the PCIe core and the optical ports.
+# control
 set_input_delay -clock clk 2.000 [get_ports {rst self_id[*] port_down[*]}]
-set_input_delay -clock clk 2.000 [get_ports {s_host_tlp_*}]
+# TLPs from the host's PCIe core
+set_input_delay -clock clk 2.000 [get_ports {s_host_tlp_valid s_host_tlp_hdr[*] s_host_tlp_bar[*] s_host_tlp_data[*] s_host_tlp_keep[*] s_host_tlp_sop s_host_tlp_eop}]
 set_output_delay -clock clk 2.000 [get_ports {s_host_tlp_ready}]
-set_output_delay -clock clk 2.000 [get_ports {m_port_a_tlp_*}]
+# TLPs to optical port A
 set_input_delay -clock clk 2.000 [get_ports {m_port_a_tlp_ready}]
-set_output_delay -clock clk 2.000 [get_ports {m_port_b_tlp_*}]
+set_output_delay -clock clk 2.000 [get_ports {m_port_a_tlp_hdr[*] m_port_a_tlp_data[*] m_port_a_tlp_keep[*] m_port_a_tlp_sop m_port_a_tlp_eop m_port_a_tlp_valid}]
+# TLPs to optical port B
 set_input_delay -clock clk 2.000 [get_ports {m_port_b_tlp_ready}]
-set_output_delay -clock clk 2.000 [get_ports {m_kernel_tlp_*}]
+set_output_delay -clock clk 2.000 [get_ports {m_port_b_tlp_hdr[*] m_port_b_tlp_data[*] m_port_b_tlp_keep[*] m_port_b_tlp_sop m_port_b_tlp_eop m_port_b_tlp_valid}]
+# TLPs to the kernel slots (m_kernel_slot says which)
 set_input_delay -clock clk 2.000 [get_ports {m_kernel_tlp_ready}]
-set_output_delay -clock clk 2.000 [get_ports {m_local_tlp_*}]
+set_output_delay -clock clk 2.000 [get_ports {m_kernel_tlp_hdr[*] m_kernel_tlp_data[*] m_kernel_tlp_keep[*] m_kernel_tlp_sop m_kernel_tlp_eop m_kernel_tlp_valid}]
+# TLPs for the O-NIC's own registers and configuration
 set_input_delay -clock clk 2.000 [get_ports {m_local_tlp_ready}]
-set_output_delay -clock clk 2.000 [get_ports {m_cpl_tlp_*}]
+set_output_delay -clock clk 2.000 [get_ports {m_local_tlp_hdr[*] m_local_tlp_data[*] m_local_tlp_keep[*] m_local_tlp_sop m_local_tlp_eop m_local_tlp_valid}]
+# UR/CA completions the manager generates, back to the host
 set_input_delay -clock clk 2.000 [get_ports {m_cpl_tlp_ready}]
+set_output_delay -clock clk 2.000 [get_ports {m_cpl_tlp_hdr[*] m_cpl_tlp_valid}]
+# kernel slot select
 set_output_delay -clock clk 2.000 [get_ports {m_kernel_slot[*]}]
-
-# AXI-Lite register interface (same clock).
-set_input_delay -clock clk 2.000 [get_ports {s_axil_aw* s_axil_w* s_axil_ar* s_axil_bready s_axil_rready}]
-set_output_delay -clock clk 2.000 [get_ports {s_axil_awready s_axil_wready s_axil_b* s_axil_arready s_axil_r*}]
+# AXI-Lite register interface
+set_input_delay -clock clk 2.000 [get_ports {s_axil_awaddr[*] s_axil_awvalid s_axil_wdata[*] s_axil_wstrb[*] s_axil_wvalid s_axil_bready s_axil_araddr[*] s_axil_arvalid s_axil_rready}]
+set_output_delay -clock clk 2.000 [get_ports {s_axil_awready s_axil_wready s_axil_bvalid s_axil_bresp[*] s_axil_arready s_axil_rvalid s_axil_rdata[*] s_axil_rresp[*]}]
