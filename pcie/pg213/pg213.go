@@ -1,0 +1,284 @@
+// Package pg213 models the user-side descriptors of AMD's UltraScale+
+// integrated block for PCI Express (PCIE4, product guide PG213, "Completer
+// Request Descriptor Formats" and "Completer Completion Descriptor
+// Format"): what the block hands the user logic on the completer request
+// (CQ) interface and what it takes back on the completer completion (CC)
+// interface, converted to and from onic's TLPs.
+//
+// It is written from the product guide's field tables, not from any RTL,
+// so the RTL adapter between the block and the PCIe manager can be held to
+// it, and the emulator's O-NIC can use it to put the same interface in
+// front of its manager.
+//
+// Descriptors are little-endian bit vectors, as on the AXI4-Stream data
+// bus: descriptor bit i is bit i%8 of byte i/8 (m_axis_cq_tdata[127:0] of
+// a request's first beat; s_axis_cc_tdata[95:0] of a completion's). The
+// 512-bit interface at 250 MHz (Gen3 x16) carries one packet per beat
+// sequence with straddling off, which this model assumes.
+package pg213
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"onic/tlp"
+)
+
+// CQ descriptor field positions (PG213, completer request descriptor for
+// memory, I/O and atomic requests): low bit and width.
+const (
+	cqATLo, cqATW             = 0, 2
+	cqAddrLo, cqAddrW         = 2, 62 // address bits 63:2
+	cqDWCountLo, cqDWCountW   = 64, 11
+	cqReqTypeLo, cqReqTypeW   = 75, 4
+	cqReqIDLo, cqReqIDW       = 80, 16
+	cqTagLo, cqTagW           = 96, 8
+	cqTargetFnLo, cqTargetFnW = 104, 8
+	cqBARIDLo, cqBARIDW       = 112, 3
+	cqApertureLo, cqApertureW = 115, 6
+	cqTCLo, cqTCW             = 121, 3
+	cqAttrLo, cqAttrW         = 124, 3
+)
+
+// CC descriptor field positions (PG213, completer completion descriptor).
+const (
+	ccLowerAddrLo, ccLowerAddrW = 0, 7
+	ccATLo, ccATW               = 8, 2
+	ccByteCountLo, ccByteCountW = 16, 13
+	ccLockedLo                  = 29
+	ccDWCountLo, ccDWCountW     = 32, 11
+	ccStatusLo, ccStatusW       = 43, 3
+	ccPoisonLo                  = 46
+	ccReqIDLo, ccReqIDW         = 48, 16
+	ccTagLo, ccTagW             = 64, 8
+	ccCplIDLo, ccCplIDW         = 72, 16 // completer bus (87:80) over device/function (79:72)
+	ccCplIDEnLo                 = 88
+	ccTCLo, ccTCW               = 89, 3
+	ccAttrLo, ccAttrW           = 92, 3
+	ccForceECRCLo               = 95
+)
+
+// Request types of the CQ descriptor (PG213, "Transaction Types").
+const (
+	ReqMemRead    = 0b0000
+	ReqMemWrite   = 0b0001
+	ReqIORead     = 0b0010
+	ReqIOWrite    = 0b0011
+	ReqFetchAdd   = 0b0100
+	ReqSwap       = 0b0101
+	ReqCAS        = 0b0110
+	ReqLockedRead = 0b0111
+)
+
+// reqKinds maps the request types this model converts to TLP kinds;
+// configuration requests and messages, which the block in endpoint mode
+// handles itself or delivers in other descriptor formats, are not among
+// them.
+var reqKinds = map[uint64]tlp.Kind{
+	ReqMemRead: tlp.MRd, ReqMemWrite: tlp.MWr, ReqIORead: tlp.IORd, ReqIOWrite: tlp.IOWr,
+	ReqFetchAdd: tlp.FetchAdd, ReqSwap: tlp.Swap, ReqCAS: tlp.CAS, ReqLockedRead: tlp.MRdLk,
+}
+
+// bits is a little-endian bit vector of up to 128 bits.
+type bits [2]uint64
+
+func (b *bits) get(lo, w int) uint64 {
+	var v uint64
+	for i := range w {
+		v |= (b[(lo+i)/64] >> ((lo + i) % 64) & 1) << i
+	}
+	return v
+}
+
+func (b *bits) set(lo, w int, v uint64) {
+	for i := range w {
+		k := lo + i
+		b[k/64] = b[k/64]&^(1<<(k%64)) | (v>>i&1)<<(k%64)
+	}
+}
+
+func (b *bits) bytes(n int) []byte {
+	out := make([]byte, 16)
+	binary.LittleEndian.PutUint64(out, b[0])
+	binary.LittleEndian.PutUint64(out[8:], b[1])
+	return out[:n]
+}
+
+func fromBytes(d []byte) bits {
+	var full [16]byte
+	copy(full[:], d)
+	return bits{binary.LittleEndian.Uint64(full[:]), binary.LittleEndian.Uint64(full[8:])}
+}
+
+// CQ is a completer request as the block delivers it: the 16-byte
+// descriptor, the byte enables from m_axis_cq_tuser (first_be, last_be),
+// and the payload that follows the descriptor.
+type CQ struct {
+	Descriptor      [16]byte
+	FirstBE, LastBE uint8
+	Payload         []byte
+}
+
+// BAR returns the BAR ID and aperture (log2 of the BAR's size) the block
+// matched the request's address against.
+func (c *CQ) BAR() (id, aperture int) {
+	b := fromBytes(c.Descriptor[:])
+	return int(b.get(cqBARIDLo, cqBARIDW)), int(b.get(cqApertureLo, cqApertureW))
+}
+
+// TargetFunction returns the function the request targets.
+func (c *CQ) TargetFunction() uint8 {
+	b := fromBytes(c.Descriptor[:])
+	return uint8(b.get(cqTargetFnLo, cqTargetFnW))
+}
+
+// TLP returns the request as a TLP. The block does not pass the 3 or 4 DW
+// header form, so an address below 4 GiB gives the 3 DW form, as a
+// requester must use (PCIe Base Specification §2.2.4.1). It fails on a
+// request type it does not convert, or a payload whose length does not
+// match the Dword count.
+func (c *CQ) TLP() (tlp.TLP, error) {
+	b := fromBytes(c.Descriptor[:])
+	rt := b.get(cqReqTypeLo, cqReqTypeW)
+	k, ok := reqKinds[rt]
+	if !ok {
+		return tlp.TLP{}, fmt.Errorf("pg213: CQ request type %04b is not a memory, I/O or atomic request", rt)
+	}
+	addr := b.get(cqAddrLo, cqAddrW) << 2
+	dw := b.get(cqDWCountLo, cqDWCountW)
+	if dw < 1 || dw > 1024 {
+		return tlp.TLP{}, fmt.Errorf("pg213: CQ Dword count %d is outside 1-1024", dw)
+	}
+	f, typ, _ := tlp.FmtType(k, addr > 0xFFFF_FFFF, 0)
+	t := tlp.TLP{
+		Fmt: f, Type: typ, TC: uint8(b.get(cqTCLo, cqTCW)), Attr: tlp.Attr(b.get(cqAttrLo, cqAttrW)),
+		AT: uint8(b.get(cqATLo, cqATW)), Length: uint16(dw), Tag: uint16(b.get(cqTagLo, cqTagW)),
+		RequesterID: tlp.ID(b.get(cqReqIDLo, cqReqIDW)), FirstBE: c.FirstBE & 15, LastBE: c.LastBE & 15, Address: addr,
+	}
+	if k.HasData() {
+		if len(c.Payload) != int(dw)*4 {
+			return tlp.TLP{}, fmt.Errorf("pg213: CQ %s with Dword count %d carries %d payload bytes", k, dw, len(c.Payload))
+		}
+		t.Data = c.Payload
+	} else if len(c.Payload) != 0 {
+		return tlp.TLP{}, fmt.Errorf("pg213: CQ %s carries %d payload bytes", k, len(c.Payload))
+	}
+	return t, nil
+}
+
+// ToCQ is what the block delivers on CQ for request t, matched to BAR id
+// of the given aperture, for target function fn.
+func ToCQ(t *tlp.TLP, bar, aperture int, fn uint8) (CQ, error) {
+	var rt uint64 = 1 << 8
+	for r, k := range reqKinds {
+		if k == t.Kind() {
+			rt = r
+		}
+	}
+	if rt > 15 {
+		return CQ{}, fmt.Errorf("pg213: a %s is not delivered as a memory, I/O or atomic CQ request", t.Kind())
+	}
+	if t.Tag > 0xFF {
+		return CQ{}, fmt.Errorf("pg213: tag %#x does not fit the CQ descriptor's 8 bits", t.Tag)
+	}
+	var b bits
+	b.set(cqATLo, cqATW, uint64(t.AT))
+	b.set(cqAddrLo, cqAddrW, t.Address>>2)
+	b.set(cqDWCountLo, cqDWCountW, uint64(t.Length))
+	b.set(cqReqTypeLo, cqReqTypeW, rt)
+	b.set(cqReqIDLo, cqReqIDW, uint64(t.RequesterID))
+	b.set(cqTagLo, cqTagW, uint64(t.Tag))
+	b.set(cqTargetFnLo, cqTargetFnW, uint64(fn))
+	b.set(cqBARIDLo, cqBARIDW, uint64(bar))
+	b.set(cqApertureLo, cqApertureW, uint64(aperture))
+	b.set(cqTCLo, cqTCW, uint64(t.TC))
+	b.set(cqAttrLo, cqAttrW, uint64(t.Attr))
+	var c CQ
+	copy(c.Descriptor[:], b.bytes(16))
+	c.FirstBE, c.LastBE, c.Payload = t.FirstBE, t.LastBE, t.Data
+	return c, nil
+}
+
+// CC is a completion as the user logic hands it to the block: the 12-byte
+// descriptor and the payload that follows it.
+type CC struct {
+	Descriptor [12]byte
+	Payload    []byte
+}
+
+// ToCC is the CC packet for completion t. The completer ID is sent with
+// Completer ID Enable clear (the block fills in its own, as an endpoint
+// must), unless useID is set.
+func ToCC(t *tlp.TLP, useID bool) (CC, error) {
+	if t.Kind().Class() != tlp.ClassCompletion {
+		return CC{}, fmt.Errorf("pg213: a %s is not a completion", t.Kind())
+	}
+	var b bits
+	b.set(ccLowerAddrLo, ccLowerAddrW, uint64(t.LowerAddress))
+	b.set(ccATLo, ccATW, uint64(t.AT))
+	bc := uint64(t.ByteCount)
+	b.set(ccByteCountLo, ccByteCountW, bc) // 13 bits: 4096 is written as is
+	if t.Kind() == tlp.CplLk || t.Kind() == tlp.CplDLk {
+		b.set(ccLockedLo, 1, 1)
+	}
+	dw := uint64(0)
+	if t.Kind().HasData() {
+		dw = uint64(t.Length)
+	}
+	b.set(ccDWCountLo, ccDWCountW, dw)
+	b.set(ccStatusLo, ccStatusW, uint64(t.Status))
+	if t.EP {
+		b.set(ccPoisonLo, 1, 1)
+	}
+	b.set(ccReqIDLo, ccReqIDW, uint64(t.RequesterID))
+	b.set(ccTagLo, ccTagW, uint64(t.Tag))
+	b.set(ccCplIDLo, ccCplIDW, uint64(t.CompleterID))
+	if useID {
+		b.set(ccCplIDEnLo, 1, 1)
+	}
+	b.set(ccTCLo, ccTCW, uint64(t.TC))
+	b.set(ccAttrLo, ccAttrW, uint64(t.Attr))
+	var c CC
+	copy(c.Descriptor[:], b.bytes(12))
+	c.Payload = t.Data
+	return c, nil
+}
+
+// TLP returns the completion the block sends for c, completer self
+// unless the descriptor enables its own completer ID.
+func (c *CC) TLP(self tlp.ID) (tlp.TLP, error) {
+	b := fromBytes(c.Descriptor[:])
+	dw := b.get(ccDWCountLo, ccDWCountW)
+	locked := b.get(ccLockedLo, 1) == 1
+	k := tlp.Cpl
+	switch {
+	case dw > 0 && locked:
+		k = tlp.CplDLk
+	case dw > 0:
+		k = tlp.CplD
+	case locked:
+		k = tlp.CplLk
+	}
+	if dw > 1024 || len(c.Payload) != int(dw)*4 {
+		return tlp.TLP{}, fmt.Errorf("pg213: CC Dword count %d with %d payload bytes", dw, len(c.Payload))
+	}
+	bc := b.get(ccByteCountLo, ccByteCountW)
+	if bc < 1 || bc > 4096 {
+		return tlp.TLP{}, fmt.Errorf("pg213: CC byte count %d is outside 1-4096", bc)
+	}
+	f, typ, _ := tlp.FmtType(k, false, 0)
+	id := self
+	if b.get(ccCplIDEnLo, 1) == 1 {
+		id = tlp.ID(b.get(ccCplIDLo, ccCplIDW))
+	}
+	t := tlp.TLP{
+		Fmt: f, Type: typ, TC: uint8(b.get(ccTCLo, ccTCW)), Attr: tlp.Attr(b.get(ccAttrLo, ccAttrW)),
+		AT: uint8(b.get(ccATLo, ccATW)), EP: b.get(ccPoisonLo, 1) == 1, Tag: uint16(b.get(ccTagLo, ccTagW)),
+		RequesterID: tlp.ID(b.get(ccReqIDLo, ccReqIDW)), CompleterID: id, Status: tlp.Status(b.get(ccStatusLo, ccStatusW)),
+		ByteCount: uint16(bc), LowerAddress: uint8(b.get(ccLowerAddrLo, ccLowerAddrW)),
+	}
+	if dw > 0 {
+		t.Length, t.Data = uint16(dw), c.Payload
+	}
+	return t, nil
+}
