@@ -51,9 +51,9 @@ func TestCQAgainstGuide(t *testing.T) {
 		{"78:75", func(t *tlp.TLP) uint64 { return 0b0001 }}, // memory write
 		{"95:80", func(t *tlp.TLP) uint64 { return uint64(t.RequesterID) }},
 		{"103:96", func(t *tlp.TLP) uint64 { return uint64(t.Tag) }},
-		{"111:104", func(t *tlp.TLP) uint64 { return 3 }},   // target function
-		{"114:112", func(t *tlp.TLP) uint64 { return 2 }},   // BAR ID
-		{"120:115", func(t *tlp.TLP) uint64 { return 20 }},  // BAR aperture: 1 MiB
+		{"111:104", func(t *tlp.TLP) uint64 { return 3 }},  // target function
+		{"114:112", func(t *tlp.TLP) uint64 { return 2 }},  // BAR ID
+		{"120:115", func(t *tlp.TLP) uint64 { return 20 }}, // BAR aperture: 1 MiB
 		{"123:121", func(t *tlp.TLP) uint64 { return uint64(t.TC) }},
 		{"126:124", func(t *tlp.TLP) uint64 { return uint64(t.Attr) }},
 	}
@@ -92,8 +92,8 @@ func TestCCAgainstGuide(t *testing.T) {
 		{"63:48", func(t *tlp.TLP) uint64 { return uint64(t.RequesterID) }},
 		{"71:64", func(t *tlp.TLP) uint64 { return uint64(t.Tag) }},
 		{"79:72", func(t *tlp.TLP) uint64 { return uint64(t.CompleterID) & 0xFF }}, // device/function
-		{"87:80", func(t *tlp.TLP) uint64 { return uint64(t.CompleterID) >> 8 }},  // bus
-		{"88", func(t *tlp.TLP) uint64 { return 1 }},                                 // completer ID enable
+		{"87:80", func(t *tlp.TLP) uint64 { return uint64(t.CompleterID) >> 8 }},   // bus
+		{"88", func(t *tlp.TLP) uint64 { return 1 }},                               // completer ID enable
 		{"91:89", func(t *tlp.TLP) uint64 { return uint64(t.TC) }},
 		{"94:92", func(t *tlp.TLP) uint64 { return uint64(t.Attr) }},
 	}
