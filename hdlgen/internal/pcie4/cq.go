@@ -19,26 +19,25 @@ import (
 // I/O and atomic requests) and m_axis_cq_tuser fields (512-bit
 // interface): low bit and width.
 const (
-	atLo, atW       = 0, 2
-	addrLo, addrW   = 2, 62
-	dwLo, dwW       = 64, 11
-	rtLo, rtW       = 75, 4
-	reqLo, reqW     = 80, 16
-	tagLo, tagW     = 96, 8
-	barLo, barW     = 112, 3
-	tcLo, tcW       = 121, 3
-	attrLo, attrW   = 124, 3
-	firstBELo, beW  = 0, 4 // tuser first_be[3:0]
-	lastBELo        = 8    // tuser last_be[3:0]
-	TUserBits       = 183  // m_axis_cq_tuser's width on the 512-bit interface
-	dataBits        = 512
-	descBits        = 128
-	keepBits        = dataBits / 32
-	descDWs         = descBits / 32
-	heldBits        = dataBits - descBits
-	heldDWs         = keepBits - descDWs
-	hdrBits         = 128
-	requestTypeBits = 4
+	atLo, atW      = 0, 2
+	addrLo, addrW  = 2, 62
+	dwLo, dwW      = 64, 11
+	rtLo, rtW      = 75, 4
+	reqLo, reqW    = 80, 16
+	tagLo, tagW    = 96, 8
+	barLo, barW    = 112, 3
+	tcLo, tcW      = 121, 3
+	attrLo, attrW  = 124, 3
+	firstBELo, beW = 0, 4 // tuser first_be[3:0]
+	lastBELo       = 8    // tuser last_be[3:0]
+	TUserBits      = 183  // m_axis_cq_tuser's width on the 512-bit interface
+	dataBits       = 512
+	descBits       = 128
+	keepBits       = dataBits / 32
+	descDWs        = descBits / 32
+	heldBits       = dataBits - descBits
+	heldDWs        = keepBits - descDWs
+	hdrBits        = 128
 )
 
 // typeOf maps a CQ request type to the TLP Type field and whether the
