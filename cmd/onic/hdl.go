@@ -36,6 +36,7 @@ root --config flag is the CLI's own defaults file.)`,
 		Example: `  onic hdl gen --out rtl
   onic hdl gen --scenario-file my-cluster.yaml --onic onicB --out rtl-b
   onic hdl gen --preset large --out rtl-large
+  onic hdl gen --pcie4 --out rtl-pcie4
   onic hdl check rtl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -49,7 +50,11 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return err
 			}
-			paths, err := bundle.Write(v.GetString("hdl.gen.out"), d, bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source})
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: v.GetBool("hdl.gen.pcie4")}
+			if o.PCIe4 && d.DataWidth != 512 {
+				return fmt.Errorf("--pcie4: the PCIE4 adapters take the 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide", d.DataWidth)
+			}
+			paths, err := bundle.Write(v.GetString("hdl.gen.out"), d, o)
 			if err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
@@ -70,6 +75,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
+	c.Flags().Bool("pcie4", false, "put the manager behind AMD's PCIE4 completer interfaces (CQ in, CC out; PG213): the top is <name>_pcie4")
 	bindFlags(v, c, "hdl.gen")
 	return c
 }

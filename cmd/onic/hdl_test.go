@@ -141,3 +141,23 @@ func TestHDLGen(t *testing.T) {
 		}
 	}
 }
+
+// TestHDLGenPCIe4: --pcie4 writes the manager behind AMD's PCIE4
+// completer adapters, with that top's constraints and build script, and
+// refuses a manager narrower than the adapters' 512-bit interface.
+func TestHDLGenPCIe4(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", dir)
+	if code != 0 || !strings.Contains(out, "onic_pcie_manager_pcie4.v") || !strings.Contains(out, "onic_pcie4_cq.v") ||
+		!strings.Contains(out, "onic_pcie4_cc.v") || !strings.Contains(out, "onic_pcie_manager_pcie4.xdc") {
+		t.Fatalf("gen --pcie4: exit %d %s %q", code, errs, out)
+	}
+	files, err := os.ReadFile(filepath.Join(dir, "files.f"))
+	if err != nil || !strings.HasPrefix(string(files), "onic_pcie_manager_pcie4.v\n") {
+		t.Fatalf("files.f does not start with the top: %v %q", err, files)
+	}
+	code, _, errs = onic(t, "", "hdl", "gen", "--pcie4", "--width", "256", "--out", t.TempDir())
+	if code == 0 || !strings.Contains(errs, "--pcie4") || !strings.Contains(errs, "256 bits") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("--pcie4 with 256 bits: exit %d %q", code, errs)
+	}
+}

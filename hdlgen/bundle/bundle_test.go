@@ -4,12 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/bundle"
+	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
@@ -147,11 +149,15 @@ func TestGoldenLarge(t *testing.T) {
 // a port of the other direction).
 func TestXDCDirections(t *testing.T) {
 	for name, c := range map[string]pmgr.Config{"default": scenario.TwoParty().ONICs[0].Manager, "large": manager.Large(),
-		"rule-slots": scenario.HostInterface().ONICs[0].Manager} {
+		"rule-slots": scenario.HostInterface().ONICs[0].Manager, "pcie4": scenario.TwoParty().ONICs[0].Manager} {
 		d := design(t, c)
-		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart})
+		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, PCIe4: name == "pcie4"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		top := d.Module
+		if name == "pcie4" {
+			top = pcie4.HostTop(d.Module.Name()+"_pcie4", d.Module)
 		}
 		var xdc string
 		for _, f := range fs {
@@ -182,7 +188,7 @@ func TestXDCDirections(t *testing.T) {
 				got[p] = dir
 			}
 		}
-		for _, p := range d.Module.Ports() {
+		for _, p := range top.Ports() {
 			want := "in"
 			if p.Output {
 				want = "out"
@@ -191,8 +197,48 @@ func TestXDCDirections(t *testing.T) {
 				t.Errorf("%s: port %s (%s) has a %q delay", name, p.Name, want, got[p.Name])
 			}
 		}
-		if got["rst"] != "in" || len(got) != len(d.Module.Ports())+1 {
-			t.Errorf("%s: %d constrained ports for %d ports and rst", name, len(got), len(d.Module.Ports()))
+		if got["rst"] != "in" || len(got) != len(top.Ports())+1 {
+			t.Errorf("%s: %d constrained ports for %d ports and rst", name, len(got), len(top.Ports()))
 		}
+	}
+}
+
+// TestPCIe4Bundle: with PCIe4 set, the bundle's top is the manager behind
+// AMD's PCIE4 completer adapters — its Verilog, the adapters' and the
+// manager's, a constraints file and build script for that top — and the
+// whole passes Verilator -Wall and Icarus without a message.
+func TestPCIe4Bundle(t *testing.T) {
+	verilator := tools.Require(t, "verilator")
+	iverilog := tools.Require(t, "iverilog")
+	dir := t.TempDir()
+	paths, err := bundle.Write(dir, design(t, scenario.TwoParty().ONICs[0].Manager), bundle.Options{Part: firmware.DefaultPart, PCIe4: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs, names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+		if strings.HasSuffix(p, ".v") {
+			vs = append(vs, p)
+		}
+	}
+	for _, want := range []string{"onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v", "onic_pcie_manager_pcie4.xdc"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no %s in %v", want, names)
+		}
+	}
+	if filepath.Base(vs[0]) != "onic_pcie_manager_pcie4.v" {
+		t.Errorf("the first file is %s, not the top", vs[0])
+	}
+	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
+	if err != nil || !strings.Contains(string(tcl), "synth_design -top onic_pcie_manager_pcie4 ") {
+		t.Errorf("build.tcl does not build the top: %v\n%s", err, tcl)
+	}
+	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_pcie_manager_pcie4"}, vs...)
+	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("verilator: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("iverilog: %v\n%s", err, out)
 	}
 }
