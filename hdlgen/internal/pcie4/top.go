@@ -83,5 +83,12 @@ func HostTop(name string, mgr *ir.Module) *ir.Module {
 			m.Output(p.Name, mgrOut[p.Name])
 		}
 	}
+	// Non-posted credit (PG213, "Selective Flow Control for Non-Posted
+	// Requests"): the block delivers a non-posted request only while its
+	// credit counter is non-zero, and the counter grows by one each cycle
+	// this asks for it (saturating at 32). The manager takes requests in
+	// order under tready backpressure alone, so credit is asked for every
+	// cycle.
+	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Const(2, 0b01)))
 	return m
 }
