@@ -1,9 +1,10 @@
 // Package pg213 models the user-side descriptors of AMD's UltraScale+
-// integrated block for PCI Express (PCIE4, product guide PG213, "Completer
-// Request Descriptor Formats" and "Completer Completion Descriptor
-// Format"): what the block hands the user logic on the completer request
-// (CQ) interface and what it takes back on the completer completion (CC)
-// interface, converted to and from onic's TLPs.
+// integrated block for PCI Express (PCIE4, product guide PG213: the
+// completer request, completer completion, requester request and
+// requester completion descriptor formats): what the block hands the user
+// logic on its completer request (CQ) and requester completion (RC)
+// interfaces and what it takes on its completer completion (CC) and
+// requester request (RQ) interfaces, converted to and from onic's TLPs.
 //
 // It is written from the product guide's field tables, not from any RTL,
 // so the RTL adapter between the block and the PCIe manager can be held to
