@@ -1,7 +1,6 @@
 package pcie4
 
 import (
-	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
 )
 
@@ -10,14 +9,9 @@ import (
 // is_sop1_ptr, is_eop[1:0], is_eop0_ptr, is_eop1_ptr, discontinue,
 // parity): low bit and width.
 const (
-	ccDescBits     = 96
-	ccDescDWs      = ccDescBits / 32
-	CCUserBits     = 81 // s_axis_cc_tuser's width on the 512-bit interface
-	ccIsSOPLo      = 0
-	ccIsEOPLo      = 6
-	ccIsEOP0PtrLo  = 8
-	ccCplHdrBits   = 96
-	ccPayloadFirst = dataBits - ccDescBits // payload bits in a packet's first beat
+	ccDescBits   = 96
+	CCUserBits   = 81 // s_axis_cc_tuser's width on the 512-bit interface
+	ccCplHdrBits = 96
 )
 
 // CC builds the completer completion adapter into m: a completion TLP
@@ -55,47 +49,14 @@ func CC(m *ir.Module) {
 		m.Const(2, 0), m.Slice(dw0, 24, 1), byteCount, // locked read completion (Type bit 0), byte count
 		m.Const(6, 0), m.Slice(dw0, 10, 2), m.Const(1, 0), m.Slice(dw2, 0, 7))) // AT, lower address
 
-	// The last 12 bytes of the input beat taken before, and whether they
-	// still have to go out after the packet's last beat.
-	held := m.RegNoReset("held_data", ccDescBits)
-	heldKeep := m.RegNoReset("held_keep", ccDescDWs)
-	flush := m.Reg("flush", 1, 0)
-
-	upper := m.Slice(keep, keepBits-ccDescDWs, ccDescDWs)
-	upperEmpty := m.Eq(upper, m.Const(ccDescDWs, 0))
-	low := m.Mux(flush, m.Const(ccPayloadFirst, 0), m.Slice(data, 0, ccPayloadFirst))
-	lowKeep := m.Mux(flush, m.Const(keepBits-ccDescDWs, 0), m.Slice(keep, 0, keepBits-ccDescDWs))
-	first := m.Named("first", m.And(m.Not(flush), sop))
-	outData := m.Concat(low, m.Mux(first, desc, held))
-	outKeep := m.Named("out_keep", m.Concat(lowKeep, m.Mux(first, m.Const(ccDescDWs, 0b111), heldKeep)))
-	outLast := m.Named("out_last", m.Or(flush, m.And(eop, upperEmpty)))
 	// tuser: is_sop[0] on the first beat, is_eop[0] with the index of the
 	// last DW on the last; no straddling, no discontinue, parity unused.
-	var ptr ir.Value = m.Const(4, 0)
-	for d := 1; d < keepBits; d++ {
-		ptr = m.Mux(m.Slice(outKeep, d, 1), m.Const(4, uint64(d)), ptr)
+	user := func(first, last, keep ir.Value) ir.Value {
+		return m.Concat(m.Const(CCUserBits-12, 0), m.Mux(last, lastDW(m, keep), m.Const(4, 0)),
+			m.Const(1, 0), last, m.Const(5, 0), first)
 	}
-	user := m.Concat(m.Const(CCUserBits-12, 0), m.Mux(outLast, m.Named("eop_ptr", ptr), m.Const(4, 0)),
-		m.Const(1, 0), outLast, m.Const(5, 0), first)
-	outValid := m.Named("out_valid", m.Or(flush, valid))
-	outS := axis.New(m, "out", m.Concat(outData, outKeep, outLast, user), outValid)
-	sk := axis.Skid(m, "out_slice", outS)
-
-	take := m.Named("take", m.And(m.And(valid, m.Not(flush)), outS.Ready))
-	m.Assign(inReady, m.And(m.Not(flush), outS.Ready))
-	m.SetNext(held, m.Slice(data, keepBits*32-ccDescBits, ccDescBits))
-	m.SetEnable(held, take)
-	m.SetNext(heldKeep, upper)
-	m.SetEnable(heldKeep, take)
-	m.SetNext(flush, m.Mux(take, m.And(eop, m.Not(upperEmpty)), m.And(flush, m.Not(outS.Ready))))
-
-	v := sk.Data
-	at := v.Width()
-	pick := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
-	m.Output("s_axis_cc_tdata", pick(dataBits))
-	m.Output("s_axis_cc_tkeep", pick(keepBits))
-	m.Output("s_axis_cc_tlast", pick(1))
-	m.Output("s_axis_cc_tuser", pick(CCUserBits))
-	m.Output("s_axis_cc_tvalid", sk.Valid)
-	m.Assign(sk.Ready, m.Input("s_axis_cc_tready", 1))
+	out := prepend(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, sop, eop, desc, user)
+	unpack(m, out, "s_axis_cc_", []field{{"tdata", dataBits}, {"tkeep", keepBits}, {"tlast", 1}, {"tuser", CCUserBits}})
+	m.Output("s_axis_cc_tvalid", out.Valid)
+	m.Assign(out.Ready, m.Input("s_axis_cc_tready", 1))
 }

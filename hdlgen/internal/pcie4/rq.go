@@ -1,7 +1,6 @@
 package pcie4
 
 import (
-	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
 	"onic/pcie/pg213"
 )
@@ -11,13 +10,7 @@ import (
 // addr_offset, is_sop[1:0], is_sop0_ptr, is_sop1_ptr, is_eop[1:0],
 // is_eop0_ptr, ...): low bits.
 const (
-	RQUserBits    = 137 // s_axis_rq_tuser's width on the 512-bit interface
-	rqFirstBELo   = 0
-	rqLastBELo    = 8
-	rqIsSOPLo     = 20
-	rqIsEOPLo     = 26
-	rqIsEOP0PtrLo = 28
-	rqDescDWs     = descDWs
+	RQUserBits = 137 // s_axis_rq_tuser's width on the 512-bit interface
 )
 
 // rqTypes maps {Fmt bit 1, Type} of a request header to the RQ request
@@ -69,48 +62,19 @@ func RQ(m *ir.Module) {
 		addr, m.Slice(dw0, 10, 2))) // address 63:2, AT
 	firstBE, lastBE := m.Slice(dw1, 0, 4), m.Slice(dw1, 4, 4)
 
-	held := m.RegNoReset("held_data", descBits)
-	heldKeep := m.RegNoReset("held_keep", rqDescDWs)
-	heldBE := m.RegNoReset("held_be", 8) // the packet's byte enables, for each of its beats' tuser
-	flush := m.Reg("flush", 1, 0)
-
-	upper := m.Slice(keep, keepBits-rqDescDWs, rqDescDWs)
-	upperEmpty := m.Eq(upper, m.Const(rqDescDWs, 0))
-	low := m.Mux(flush, m.Const(dataBits-descBits, 0), m.Slice(data, 0, dataBits-descBits))
-	lowKeep := m.Mux(flush, m.Const(keepBits-rqDescDWs, 0), m.Slice(keep, 0, keepBits-rqDescDWs))
-	first := m.Named("first", m.And(m.Not(flush), sop))
-	outData := m.Concat(low, m.Mux(first, desc, held))
-	outKeep := m.Named("out_keep", m.Concat(lowKeep, m.Mux(first, m.Const(rqDescDWs, 0xF), heldKeep)))
-	outLast := m.Named("out_last", m.Or(flush, m.And(eop, upperEmpty)))
-	be := m.Mux(first, m.Concat(lastBE, firstBE), heldBE)
-	var ptr ir.Value = m.Const(4, 0)
-	for d := 1; d < keepBits; d++ {
-		ptr = m.Mux(m.Slice(outKeep, d, 1), m.Const(4, uint64(d)), ptr)
+	// The packet's byte enables, for tuser on each of its beats.
+	be := m.Concat(lastBE, firstBE)
+	heldBE := m.RegNoReset("held_be", 8)
+	user := func(first, last, keep ir.Value) ir.Value {
+		b := m.Mux(first, be, heldBE)
+		return m.Concat(m.Const(RQUserBits-32, 0), m.Mux(last, lastDW(m, keep), m.Const(4, 0)),
+			m.Const(1, 0), last, m.Const(5, 0), first, m.Const(4, 0), // is_eop0_ptr, is_eop, is_sop, addr_offset
+			m.Const(4, 0), m.Slice(b, 4, 4), m.Const(4, 0), m.Slice(b, 0, 4)) // last_be, first_be (of the beat's first TLP)
 	}
-	user := m.Concat(m.Const(RQUserBits-32, 0), m.Mux(outLast, m.Named("eop_ptr", ptr), m.Const(4, 0)),
-		m.Const(1, 0), outLast, m.Const(5, 0), first, m.Const(4, 0), // is_eop0_ptr, is_eop, is_sop, addr_offset
-		m.Const(4, 0), m.Slice(be, 4, 4), m.Const(4, 0), m.Slice(be, 0, 4)) // last_be, first_be (of the first TLP in the beat)
-	outValid := m.Named("out_valid", m.Or(flush, valid))
-	outS := axis.New(m, "out", m.Concat(outData, outKeep, outLast, user), outValid)
-	sk := axis.Skid(m, "out_slice", outS)
-
-	take := m.Named("take", m.And(m.And(valid, m.Not(flush)), outS.Ready))
-	m.Assign(inReady, m.And(m.Not(flush), outS.Ready))
-	m.SetNext(held, m.Slice(data, dataBits-descBits, descBits))
-	m.SetEnable(held, take)
-	m.SetNext(heldKeep, upper)
-	m.SetEnable(heldKeep, take)
-	m.SetNext(heldBE, m.Concat(lastBE, firstBE))
-	m.SetEnable(heldBE, m.And(take, sop))
-	m.SetNext(flush, m.Mux(take, m.And(eop, m.Not(upperEmpty)), m.And(flush, m.Not(outS.Ready))))
-
-	v := sk.Data
-	at := v.Width()
-	pick := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
-	m.Output("s_axis_rq_tdata", pick(dataBits))
-	m.Output("s_axis_rq_tkeep", pick(keepBits))
-	m.Output("s_axis_rq_tlast", pick(1))
-	m.Output("s_axis_rq_tuser", pick(RQUserBits))
-	m.Output("s_axis_rq_tvalid", sk.Valid)
-	m.Assign(sk.Ready, m.Input("s_axis_rq_tready", 1))
+	out := prepend(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, sop, eop, desc, user)
+	m.SetNext(heldBE, be)
+	m.SetEnable(heldBE, m.And(m.And(valid, inReady), sop))
+	unpack(m, out, "s_axis_rq_", []field{{"tdata", dataBits}, {"tkeep", keepBits}, {"tlast", 1}, {"tuser", RQUserBits}})
+	m.Output("s_axis_rq_tvalid", out.Valid)
+	m.Assign(out.Ready, m.Input("s_axis_rq_tready", 1))
 }
