@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
-	"onic/hdlgen/sim"
 	"onic/pcie/pg213"
 	"onic/testbenches/verilator"
 	"onic/tlp"
@@ -28,10 +27,6 @@ func ccModule(t testing.TB) *ir.Module {
 // with is_sop, is_eop and the last DW's index in tuser on the right
 // beats.
 func TestCCAgainstModel(t *testing.T) {
-	s, err := sim.New(ccModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	self := tlp.NewID(0x42, 0, 0)
 	r := rand.New(rand.NewPCG(6, 6))
 	kinds := []tlp.Kind{tlp.Cpl, tlp.CplD, tlp.CplLk, tlp.CplDLk}
@@ -73,21 +68,7 @@ func TestCCAgainstModel(t *testing.T) {
 			in = append(in, beat{hdr, x.Data[lo:hi], 1<<((hi-lo)/4) - 1, b == 0, b == n-1})
 		}
 	}
-	set := func(name string, v ...uint64) {
-		if err := s.SetWords(name, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) []uint64 {
-		v, err := s.GetWords(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	s := newBench(t, ccModule(t))
 	var got []tlp.TLP
 	var pkt []byte
 	bi := 0
@@ -95,36 +76,27 @@ func TestCCAgainstModel(t *testing.T) {
 		offer := bi < len(in) && r.IntN(4) != 0
 		if offer {
 			b := in[bi]
-			set("tlp_hdr", b.hdr...)
-			set("tlp_data", words(b.data, 512)...)
-			set("tlp_keep", b.keep)
-			set("tlp_sop", b2u(b.sop))
-			set("tlp_eop", b2u(b.eop))
+			s.set("tlp_hdr", b.hdr...)
+			s.set("tlp_data", words(b.data, 512)...)
+			s.set("tlp_keep", b.keep)
+			s.set("tlp_sop", b2u(b.sop))
+			s.set("tlp_eop", b2u(b.eop))
 		}
-		set("tlp_valid", b2u(offer))
+		s.set("tlp_valid", b2u(offer))
 		ready := r.IntN(3) != 0
-		set("s_axis_cc_tready", b2u(ready))
+		s.set("s_axis_cc_tready", b2u(ready))
 		s.Settle()
-		if offer && get("tlp_ready")[0] == 1 {
+		if offer && s.get("tlp_ready")[0] == 1 {
 			bi++
 		}
-		if get("s_axis_cc_tvalid")[0] == 1 && ready {
-			keep, user := get("s_axis_cc_tkeep")[0], get("s_axis_cc_tuser")
-			last := get("s_axis_cc_tlast")[0] == 1
+		if s.get("s_axis_cc_tvalid")[0] == 1 && ready {
+			keep, user := s.get("s_axis_cc_tkeep")[0], s.get("s_axis_cc_tuser")
+			last := s.get("s_axis_cc_tlast")[0] == 1
 			sopBit, eopBit, ptr := user[0]&1 == 1, user[0]>>6&1 == 1, int(user[0]>>8&15)
 			if sopBit != (len(pkt) == 0) || eopBit != last || last && ptr != bits.Len64(keep)-1 || user[0]>>12 != 0 || user[1] != 0 {
 				t.Fatalf("completion %d: tuser %x (sop %v eop %v ptr %d) with keep %04x, last %v", len(got), user, sopBit, eopBit, ptr, keep, last)
 			}
-			d := get("s_axis_cc_tdata")
-			var raw [64]byte
-			for j := range d {
-				binary.LittleEndian.PutUint64(raw[8*j:], d[j])
-			}
-			for dw := range 16 {
-				if keep>>dw&1 == 1 {
-					pkt = append(pkt, raw[4*dw:4*dw+4]...)
-				}
-			}
+			pkt = dws(pkt, s.bytes("s_axis_cc_tdata"), keep)
 			if last {
 				var c pg213.CC
 				copy(c.Descriptor[:], pkt[:12])

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
-	"onic/hdlgen/sim"
 	"onic/pcie/pg213"
 	"onic/testbenches/verilator"
 	"onic/tlp"
@@ -39,10 +38,6 @@ func words(b []byte, n int) []uint64 {
 // each header and payload, read back as a TLP, is the request itself,
 // with the BAR the block matched.
 func TestCQAgainstModel(t *testing.T) {
-	s, err := sim.New(cqModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(4, 4))
 	kinds := []tlp.Kind{tlp.MRd, tlp.MWr, tlp.MRdLk, tlp.IORd, tlp.IOWr, tlp.FetchAdd, tlp.Swap, tlp.CAS}
 	type want struct {
@@ -94,21 +89,7 @@ func TestCQAgainstModel(t *testing.T) {
 			beats = append(beats, [3]any{pkt[off:end], keep, [2]uint64{b2u(end == len(pkt)), user}})
 		}
 	}
-	set := func(name string, v []uint64) {
-		if err := s.SetWords(name, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) []uint64 {
-		v, err := s.GetWords(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	s := newBench(t, cqModule(t))
 	var got []want
 	var cur []byte
 	var curBAR int
@@ -118,42 +99,33 @@ func TestCQAgainstModel(t *testing.T) {
 		if offer {
 			b := beats[bi]
 			lu := b[2].([2]uint64)
-			set("m_axis_cq_tdata", words(b[0].([]byte), 512))
-			set("m_axis_cq_tkeep", []uint64{b[1].(uint64)})
-			set("m_axis_cq_tlast", []uint64{lu[0]})
-			set("m_axis_cq_tuser", []uint64{lu[1], 0, 0})
+			s.set("m_axis_cq_tdata", words(b[0].([]byte), 512)...)
+			s.set("m_axis_cq_tkeep", b[1].(uint64))
+			s.set("m_axis_cq_tlast", lu[0])
+			s.set("m_axis_cq_tuser", lu[1], 0, 0)
 		} else {
-			set("m_axis_cq_tdata", words(nil, 512)) // nothing valid: garbage would do too
+			s.set("m_axis_cq_tdata", words(nil, 512)...) // nothing valid: garbage would do too
 		}
-		set("m_axis_cq_tvalid", []uint64{b2u(offer)})
+		s.set("m_axis_cq_tvalid", b2u(offer))
 		ready := r.IntN(3) != 0
-		set("tlp_ready", []uint64{b2u(ready)})
+		s.set("tlp_ready", b2u(ready))
 		s.Settle()
-		if offer && get("m_axis_cq_tready")[0] == 1 {
+		if offer && s.get("m_axis_cq_tready")[0] == 1 {
 			bi++
 		}
-		if get("tlp_valid")[0] == 1 && ready {
-			hdrW := get("tlp_hdr")
+		if s.get("tlp_valid")[0] == 1 && ready {
+			hdrW := s.get("tlp_hdr")
 			var hdr [16]byte
 			binary.BigEndian.PutUint64(hdr[:], hdrW[1])
 			binary.BigEndian.PutUint64(hdr[8:], hdrW[0])
-			if get("tlp_sop")[0] == 1 {
+			if s.get("tlp_sop")[0] == 1 {
 				h := tlp.Header(hdr[:])
 				cur = append([]byte(nil), hdr[:h.HeaderLen()]...)
-				curBAR = int(get("tlp_bar")[0])
+				curBAR = int(s.get("tlp_bar")[0])
 			}
-			keep := get("tlp_keep")[0]
-			dw := get("tlp_data")
-			var data [64]byte
-			for j := range dw {
-				binary.LittleEndian.PutUint64(data[8*j:], dw[j])
-			}
-			for d := range 16 {
-				if keep>>d&1 == 1 {
-					cur = append(cur, data[4*d:4*d+4]...)
-				}
-			}
-			if get("tlp_eop")[0] == 1 {
+			keep := s.get("tlp_keep")[0]
+			cur = dws(cur, s.bytes("tlp_data"), keep)
+			if s.get("tlp_eop")[0] == 1 {
 				got = append(got, want{cur, curBAR})
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
-	"onic/hdlgen/sim"
 	"onic/pcie/pg213"
 	"onic/testbenches/verilator"
 	"onic/tlp"
@@ -26,10 +25,6 @@ func rcModule(t testing.TB) *ir.Module {
 // backpressure, leave in the manager's stream format as the same
 // completions, with the request-completed flag.
 func TestRCAgainstModel(t *testing.T) {
-	s, err := sim.New(rcModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(7, 7))
 	kinds := []tlp.Kind{tlp.Cpl, tlp.CplD, tlp.CplLk, tlp.CplDLk}
 	var want []tlp.TLP
@@ -63,21 +58,7 @@ func TestRCAgainstModel(t *testing.T) {
 			beats = append(beats, [3]any{pkt[off:end], uint64(1)<<((end-off+3)/4) - 1, end == len(pkt)})
 		}
 	}
-	set := func(name string, v ...uint64) {
-		if err := s.SetWords(name, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) []uint64 {
-		v, err := s.GetWords(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	s := newBench(t, rcModule(t))
 	var got []tlp.TLP
 	var gotDone []bool
 	var cur []byte
@@ -87,38 +68,29 @@ func TestRCAgainstModel(t *testing.T) {
 		offer := bi < len(beats) && r.IntN(4) != 0
 		if offer {
 			b := beats[bi]
-			set("m_axis_rc_tdata", words(b[0].([]byte), 512)...)
-			set("m_axis_rc_tkeep", b[1].(uint64))
-			set("m_axis_rc_tlast", b2u(b[2].(bool)))
+			s.set("m_axis_rc_tdata", words(b[0].([]byte), 512)...)
+			s.set("m_axis_rc_tkeep", b[1].(uint64))
+			s.set("m_axis_rc_tlast", b2u(b[2].(bool)))
 		}
-		set("m_axis_rc_tvalid", b2u(offer))
+		s.set("m_axis_rc_tvalid", b2u(offer))
 		ready := r.IntN(3) != 0
-		set("tlp_ready", b2u(ready))
+		s.set("tlp_ready", b2u(ready))
 		s.Settle()
-		if offer && get("m_axis_rc_tready")[0] == 1 {
+		if offer && s.get("m_axis_rc_tready")[0] == 1 {
 			bi++
 		}
-		if get("tlp_valid")[0] == 1 && ready {
-			if get("tlp_sop")[0] == 1 {
-				hw := get("tlp_hdr")
+		if s.get("tlp_valid")[0] == 1 && ready {
+			if s.get("tlp_sop")[0] == 1 {
+				hw := s.get("tlp_hdr")
 				var h [16]byte
 				binary.BigEndian.PutUint64(h[:], hw[1])
 				binary.BigEndian.PutUint64(h[8:], hw[0])
 				cur = append([]byte(nil), h[4:]...)
-				curDone = get("tlp_done")[0] == 1
+				curDone = s.get("tlp_done")[0] == 1
 			}
-			keep := get("tlp_keep")[0]
-			dw := get("tlp_data")
-			var raw [64]byte
-			for j := range dw {
-				binary.LittleEndian.PutUint64(raw[8*j:], dw[j])
-			}
-			for d := range 16 {
-				if keep>>d&1 == 1 {
-					cur = append(cur, raw[4*d:4*d+4]...)
-				}
-			}
-			if get("tlp_eop")[0] == 1 {
+			keep := s.get("tlp_keep")[0]
+			cur = dws(cur, s.bytes("tlp_data"), keep)
+			if s.get("tlp_eop")[0] == 1 {
 				var x tlp.TLP
 				if err := x.Decode(cur); err != nil {
 					t.Fatalf("completion %d: %v (%x)", len(got), err, cur)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
-	"onic/hdlgen/sim"
 	"onic/pcie/pg213"
 	"onic/testbenches/verilator"
 	"onic/tlp"
@@ -28,10 +27,6 @@ func rqModule(t testing.TB) *ir.Module {
 // tuser) as the same requests, under their own requester IDs, with
 // is_sop, is_eop and the last DW's index on the right beats.
 func TestRQAgainstModel(t *testing.T) {
-	s, err := sim.New(rqModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(5, 5))
 	kinds := []tlp.Kind{tlp.MRd, tlp.MWr, tlp.MRdLk, tlp.IORd, tlp.IOWr, tlp.FetchAdd, tlp.Swap, tlp.CAS}
 	var want []tlp.TLP
@@ -78,21 +73,7 @@ func TestRQAgainstModel(t *testing.T) {
 			in = append(in, beat{hdr, x.Data[lo:hi], 1<<((hi-lo)/4) - 1, b == 0, b == n-1})
 		}
 	}
-	set := func(name string, v ...uint64) {
-		if err := s.SetWords(name, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) []uint64 {
-		v, err := s.GetWords(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	s.SetReset(true)
-	s.Step()
-	s.SetReset(false)
+	s := newBench(t, rqModule(t))
 	var got []tlp.TLP
 	var pkt []byte
 	var fbe, lbe uint8
@@ -101,22 +82,22 @@ func TestRQAgainstModel(t *testing.T) {
 		offer := bi < len(in) && r.IntN(4) != 0
 		if offer {
 			b := in[bi]
-			set("tlp_hdr", b.hdr...)
-			set("tlp_data", words(b.data, 512)...)
-			set("tlp_keep", b.keep)
-			set("tlp_sop", b2u(b.sop))
-			set("tlp_eop", b2u(b.eop))
+			s.set("tlp_hdr", b.hdr...)
+			s.set("tlp_data", words(b.data, 512)...)
+			s.set("tlp_keep", b.keep)
+			s.set("tlp_sop", b2u(b.sop))
+			s.set("tlp_eop", b2u(b.eop))
 		}
-		set("tlp_valid", b2u(offer))
+		s.set("tlp_valid", b2u(offer))
 		ready := r.IntN(3) != 0
-		set("s_axis_rq_tready", b2u(ready))
+		s.set("s_axis_rq_tready", b2u(ready))
 		s.Settle()
-		if offer && get("tlp_ready")[0] == 1 {
+		if offer && s.get("tlp_ready")[0] == 1 {
 			bi++
 		}
-		if get("s_axis_rq_tvalid")[0] == 1 && ready {
-			keep, user := get("s_axis_rq_tkeep")[0], get("s_axis_rq_tuser")
-			last := get("s_axis_rq_tlast")[0] == 1
+		if s.get("s_axis_rq_tvalid")[0] == 1 && ready {
+			keep, user := s.get("s_axis_rq_tkeep")[0], s.get("s_axis_rq_tuser")
+			last := s.get("s_axis_rq_tlast")[0] == 1
 			u := user[0]
 			sopBit, eopBit, ptr := u>>20&1 == 1, u>>26&1 == 1, int(u>>28&15)
 			if sopBit != (len(pkt) == 0) || eopBit != last || last && ptr != bits.Len64(keep)-1 || u>>32 != 0 || user[1] != 0 || user[2] != 0 {
@@ -125,16 +106,7 @@ func TestRQAgainstModel(t *testing.T) {
 			if sopBit {
 				fbe, lbe = uint8(u&15), uint8(u>>8&15)
 			}
-			d := get("s_axis_rq_tdata")
-			var raw [64]byte
-			for j := range d {
-				binary.LittleEndian.PutUint64(raw[8*j:], d[j])
-			}
-			for w := range 16 {
-				if keep>>w&1 == 1 {
-					pkt = append(pkt, raw[4*w:4*w+4]...)
-				}
-			}
+			pkt = dws(pkt, s.bytes("s_axis_rq_tdata"), keep)
 			if last {
 				var q pg213.RQ
 				copy(q.Descriptor[:], pkt[:16])
