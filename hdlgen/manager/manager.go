@@ -351,10 +351,16 @@ func (p *pipe) konst(name string, w int, v uint64) ir.Value {
 // egress is an egress kind's 3-bit code, as the localparam EGRESS_<KIND>.
 func (p *pipe) egress(k uint64) ir.Value {
 	ir.Helper()
-	names := map[uint64]string{uint64(ntb.EgressNone): "EGRESS_NONE", kindPortA: "EGRESS_PORT_A", kindPortB: "EGRESS_PORT_B",
-		kindKernel: "EGRESS_KERNEL", kindLocal: "EGRESS_LOCAL"}
-	return p.konst(names[k], 3, k)
+	return p.konst(egressNames[k], 3, k)
 }
+
+// egressNames and actionNames are the localparam names of the egress
+// kinds' and the actions' codes.
+var (
+	egressNames = map[uint64]string{uint64(ntb.EgressNone): "EGRESS_NONE", kindPortA: "EGRESS_PORT_A", kindPortB: "EGRESS_PORT_B",
+		kindKernel: "EGRESS_KERNEL", kindLocal: "EGRESS_LOCAL"}
+	actionNames = map[uint64]string{actForward: "ACT_FORWARD", actComplete: "ACT_COMPLETE", actDrop: "ACT_DROP"}
+)
 
 // reason is a decision reason's 4-bit code, as the localparam
 // REASON_<NAME>.
@@ -366,7 +372,7 @@ func (p *pipe) reason(r pmgr.Reason) ir.Value {
 // action is a decision action's 2-bit code, as the localparam ACT_<NAME>.
 func (p *pipe) action(a uint64) ir.Value {
 	ir.Helper()
-	return p.konst(map[uint64]string{actForward: "ACT_FORWARD", actComplete: "ACT_COMPLETE", actDrop: "ACT_DROP"}[a], 2, a)
+	return p.konst(actionNames[a], 2, a)
 }
 
 // decision is stage 4's registers: what happens to the TLP in it.

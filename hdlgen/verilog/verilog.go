@@ -291,13 +291,13 @@ func fold(m *ir.Module, n *ir.Node, rep []int) int {
 	arg := func(k int) (int, *ir.Node) { a := rep[n.Args[k]]; return a, m.Node(a) }
 	switch n.Op {
 	case ir.OpMux:
-		s, sn := arg(0)
+		_, sn := arg(0)
 		a, _ := arg(1)
 		b, _ := arg(2)
 		switch {
 		case a == b:
 			return a
-		case sn.Op == ir.OpConst && s >= 0:
+		case sn.Op == ir.OpConst:
 			if zero(sn) {
 				return b
 			}

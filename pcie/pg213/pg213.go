@@ -80,6 +80,15 @@ var reqKinds = map[uint64]tlp.Kind{
 	ReqFetchAdd: tlp.FetchAdd, ReqSwap: tlp.Swap, ReqCAS: tlp.CAS, ReqLockedRead: tlp.MRdLk,
 }
 
+// reqCodes is reqKinds the other way round.
+var reqCodes = func() map[tlp.Kind]uint64 {
+	m := map[tlp.Kind]uint64{}
+	for code, k := range reqKinds {
+		m[k] = code
+	}
+	return m
+}()
+
 // bits is a little-endian bit vector of up to 128 bits.
 type bits [2]uint64
 
@@ -139,48 +148,40 @@ func (c *CQ) TargetFunction() uint8 {
 // request type it does not convert, or a payload whose length does not
 // match the Dword count.
 func (c *CQ) TLP() (tlp.TLP, error) {
-	b := fromBytes(c.Descriptor[:])
-	rt := b.get(cqReqTypeLo, cqReqTypeW)
-	k, ok := reqKinds[rt]
-	if !ok {
-		return tlp.TLP{}, fmt.Errorf("pg213: CQ request type %04b is not a memory, I/O or atomic request", rt)
+	t, err := decodeRequest("CQ", fromBytes(c.Descriptor[:]), c.Payload)
+	if err != nil {
+		return tlp.TLP{}, err
 	}
-	addr := b.get(cqAddrLo, cqAddrW) << 2
-	dw := b.get(cqDWCountLo, cqDWCountW)
-	if dw < 1 || dw > 1024 {
-		return tlp.TLP{}, fmt.Errorf("pg213: CQ Dword count %d is outside 1-1024", dw)
-	}
-	f, typ, _ := tlp.FmtType(k, addr > 0xFFFF_FFFF, 0)
-	t := tlp.TLP{
-		Fmt: f, Type: typ, TC: uint8(b.get(cqTCLo, cqTCW)), Attr: tlp.Attr(b.get(cqAttrLo, cqAttrW)),
-		AT: uint8(b.get(cqATLo, cqATW)), Length: uint16(dw), Tag: uint16(b.get(cqTagLo, cqTagW)),
-		RequesterID: tlp.ID(b.get(cqReqIDLo, cqReqIDW)), FirstBE: c.FirstBE & 15, LastBE: c.LastBE & 15, Address: addr,
-	}
-	if k.HasData() {
-		if len(c.Payload) != int(dw)*4 {
-			return tlp.TLP{}, fmt.Errorf("pg213: CQ %s with Dword count %d carries %d payload bytes", k, dw, len(c.Payload))
-		}
-		t.Data = c.Payload
-	} else if len(c.Payload) != 0 {
-		return tlp.TLP{}, fmt.Errorf("pg213: CQ %s carries %d payload bytes", k, len(c.Payload))
-	}
+	t.FirstBE, t.LastBE = c.FirstBE&15, c.LastBE&15
 	return t, nil
 }
 
 // ToCQ is what the block delivers on CQ for request t, matched to BAR id
 // of the given aperture, for target function fn.
 func ToCQ(t *tlp.TLP, bar, aperture int, fn uint8) (CQ, error) {
-	var rt uint64 = 1 << 8
-	for r, k := range reqKinds {
-		if k == t.Kind() {
-			rt = r
-		}
+	b, err := encodeRequest("CQ", t)
+	if err != nil {
+		return CQ{}, err
 	}
-	if rt > 15 {
-		return CQ{}, fmt.Errorf("pg213: a %s is not delivered as a memory, I/O or atomic CQ request", t.Kind())
+	b.set(cqTargetFnLo, cqTargetFnW, uint64(fn))
+	b.set(cqBARIDLo, cqBARIDW, uint64(bar))
+	b.set(cqApertureLo, cqApertureW, uint64(aperture))
+	var c CQ
+	copy(c.Descriptor[:], b.bytes(16))
+	c.FirstBE, c.LastBE, c.Payload = t.FirstBE, t.LastBE, t.Data
+	return c, nil
+}
+
+// encodeRequest sets the fields the CQ and RQ descriptors share (address,
+// AT, Dword count, request type, requester ID, tag, TC, attributes) for
+// request t, on interface iface.
+func encodeRequest(iface string, t *tlp.TLP) (bits, error) {
+	rt, ok := reqCodes[t.Kind()]
+	if !ok {
+		return bits{}, fmt.Errorf("pg213: a %s is not carried as a memory, I/O or atomic %s request", t.Kind(), iface)
 	}
 	if t.Tag > 0xFF {
-		return CQ{}, fmt.Errorf("pg213: tag %#x does not fit the CQ descriptor's 8 bits", t.Tag)
+		return bits{}, fmt.Errorf("pg213: tag %#x does not fit the %s descriptor's 8 bits", t.Tag, iface)
 	}
 	var b bits
 	b.set(cqATLo, cqATW, uint64(t.AT))
@@ -189,15 +190,40 @@ func ToCQ(t *tlp.TLP, bar, aperture int, fn uint8) (CQ, error) {
 	b.set(cqReqTypeLo, cqReqTypeW, rt)
 	b.set(cqReqIDLo, cqReqIDW, uint64(t.RequesterID))
 	b.set(cqTagLo, cqTagW, uint64(t.Tag))
-	b.set(cqTargetFnLo, cqTargetFnW, uint64(fn))
-	b.set(cqBARIDLo, cqBARIDW, uint64(bar))
-	b.set(cqApertureLo, cqApertureW, uint64(aperture))
 	b.set(cqTCLo, cqTCW, uint64(t.TC))
 	b.set(cqAttrLo, cqAttrW, uint64(t.Attr))
-	var c CQ
-	copy(c.Descriptor[:], b.bytes(16))
-	c.FirstBE, c.LastBE, c.Payload = t.FirstBE, t.LastBE, t.Data
-	return c, nil
+	return b, nil
+}
+
+// decodeRequest is the request the shared fields of a CQ or RQ
+// descriptor b describe, with payload; byte enables are the caller's.
+func decodeRequest(iface string, b bits, payload []byte) (tlp.TLP, error) {
+	rt := b.get(cqReqTypeLo, cqReqTypeW)
+	k, ok := reqKinds[rt]
+	if !ok {
+		return tlp.TLP{}, fmt.Errorf("pg213: %s request type %04b is not a memory, I/O or atomic request", iface, rt)
+	}
+	addr := b.get(cqAddrLo, cqAddrW) << 2
+	dw := b.get(cqDWCountLo, cqDWCountW)
+	if dw < 1 || dw > 1024 {
+		return tlp.TLP{}, fmt.Errorf("pg213: %s Dword count %d is outside 1-1024", iface, dw)
+	}
+	switch {
+	case k.HasData() && len(payload) != int(dw)*4:
+		return tlp.TLP{}, fmt.Errorf("pg213: %s %s with Dword count %d carries %d payload bytes", iface, k, dw, len(payload))
+	case !k.HasData() && len(payload) != 0:
+		return tlp.TLP{}, fmt.Errorf("pg213: %s %s carries %d payload bytes", iface, k, len(payload))
+	}
+	f, typ, _ := tlp.FmtType(k, addr > 0xFFFF_FFFF, 0)
+	t := tlp.TLP{
+		Fmt: f, Type: typ, TC: uint8(b.get(cqTCLo, cqTCW)), Attr: tlp.Attr(b.get(cqAttrLo, cqAttrW)),
+		AT: uint8(b.get(cqATLo, cqATW)), Length: uint16(dw), Tag: uint16(b.get(cqTagLo, cqTagW)),
+		RequesterID: tlp.ID(b.get(cqReqIDLo, cqReqIDW)), Address: addr,
+	}
+	if k.HasData() {
+		t.Data = payload
+	}
+	return t, nil
 }
 
 // CC is a completion as the user logic hands it to the block: the 12-byte
@@ -211,34 +237,15 @@ type CC struct {
 // Completer ID Enable clear (the block fills in its own, as an endpoint
 // must), unless useID is set.
 func ToCC(t *tlp.TLP, useID bool) (CC, error) {
-	if t.Kind().Class() != tlp.ClassCompletion {
-		return CC{}, fmt.Errorf("pg213: a %s is not a completion", t.Kind())
+	b, err := encodeCompletion("CC", t)
+	if err != nil {
+		return CC{}, err
 	}
-	var b bits
 	b.set(ccLowerAddrLo, ccLowerAddrW, uint64(t.LowerAddress))
 	b.set(ccATLo, ccATW, uint64(t.AT))
-	bc := uint64(t.ByteCount)
-	b.set(ccByteCountLo, ccByteCountW, bc) // 13 bits: 4096 is written as is
-	if t.Kind() == tlp.CplLk || t.Kind() == tlp.CplDLk {
-		b.set(ccLockedLo, 1, 1)
-	}
-	dw := uint64(0)
-	if t.Kind().HasData() {
-		dw = uint64(t.Length)
-	}
-	b.set(ccDWCountLo, ccDWCountW, dw)
-	b.set(ccStatusLo, ccStatusW, uint64(t.Status))
-	if t.EP {
-		b.set(ccPoisonLo, 1, 1)
-	}
-	b.set(ccReqIDLo, ccReqIDW, uint64(t.RequesterID))
-	b.set(ccTagLo, ccTagW, uint64(t.Tag))
-	b.set(ccCplIDLo, ccCplIDW, uint64(t.CompleterID))
 	if useID {
 		b.set(ccCplIDEnLo, 1, 1)
 	}
-	b.set(ccTCLo, ccTCW, uint64(t.TC))
-	b.set(ccAttrLo, ccAttrW, uint64(t.Attr))
 	var c CC
 	copy(c.Descriptor[:], b.bytes(12))
 	c.Payload = t.Data
@@ -249,6 +256,51 @@ func ToCC(t *tlp.TLP, useID bool) (CC, error) {
 // unless the descriptor enables its own completer ID.
 func (c *CC) TLP(self tlp.ID) (tlp.TLP, error) {
 	b := fromBytes(c.Descriptor[:])
+	t, err := decodeCompletion("CC", b, c.Payload)
+	if err != nil {
+		return tlp.TLP{}, err
+	}
+	if b.get(ccCplIDEnLo, 1) == 0 {
+		t.CompleterID = self
+	}
+	t.AT = uint8(b.get(ccATLo, ccATW))
+	return t, nil
+}
+
+// encodeCompletion sets the fields the CC and RC descriptors share (byte
+// count, locked, Dword count, status, poisoned, requester and completer
+// IDs, tag, TC, attributes) for completion t, on interface iface.
+func encodeCompletion(iface string, t *tlp.TLP) (bits, error) {
+	if t.Kind().Class() != tlp.ClassCompletion {
+		return bits{}, fmt.Errorf("pg213: a %s is not a completion", t.Kind())
+	}
+	if t.Tag > 0xFF {
+		return bits{}, fmt.Errorf("pg213: tag %#x does not fit the %s descriptor's 8 bits", t.Tag, iface)
+	}
+	var b bits
+	b.set(ccByteCountLo, ccByteCountW, uint64(t.ByteCount)) // 13 bits: 4096 is written as is
+	if t.Kind() == tlp.CplLk || t.Kind() == tlp.CplDLk {
+		b.set(ccLockedLo, 1, 1)
+	}
+	if t.Kind().HasData() {
+		b.set(ccDWCountLo, ccDWCountW, uint64(t.Length))
+	}
+	b.set(ccStatusLo, ccStatusW, uint64(t.Status))
+	if t.EP {
+		b.set(ccPoisonLo, 1, 1)
+	}
+	b.set(ccReqIDLo, ccReqIDW, uint64(t.RequesterID))
+	b.set(ccTagLo, ccTagW, uint64(t.Tag))
+	b.set(ccCplIDLo, ccCplIDW, uint64(t.CompleterID))
+	b.set(ccTCLo, ccTCW, uint64(t.TC))
+	b.set(ccAttrLo, ccAttrW, uint64(t.Attr))
+	return b, nil
+}
+
+// decodeCompletion is the completion the shared fields of a CC or RC
+// descriptor b describe, with payload, its lower address the 7 bits the
+// TLP carries.
+func decodeCompletion(iface string, b bits, payload []byte) (tlp.TLP, error) {
 	dw := b.get(ccDWCountLo, ccDWCountW)
 	locked := b.get(ccLockedLo, 1) == 1
 	k := tlp.Cpl
@@ -260,26 +312,22 @@ func (c *CC) TLP(self tlp.ID) (tlp.TLP, error) {
 	case locked:
 		k = tlp.CplLk
 	}
-	if dw > 1024 || len(c.Payload) != int(dw)*4 {
-		return tlp.TLP{}, fmt.Errorf("pg213: CC Dword count %d with %d payload bytes", dw, len(c.Payload))
+	if dw > 1024 || len(payload) != int(dw)*4 {
+		return tlp.TLP{}, fmt.Errorf("pg213: %s Dword count %d with %d payload bytes", iface, dw, len(payload))
 	}
 	bc := b.get(ccByteCountLo, ccByteCountW)
 	if bc < 1 || bc > 4096 {
-		return tlp.TLP{}, fmt.Errorf("pg213: CC byte count %d is outside 1-4096", bc)
+		return tlp.TLP{}, fmt.Errorf("pg213: %s byte count %d is outside 1-4096", iface, bc)
 	}
 	f, typ, _ := tlp.FmtType(k, false, 0)
-	id := self
-	if b.get(ccCplIDEnLo, 1) == 1 {
-		id = tlp.ID(b.get(ccCplIDLo, ccCplIDW))
-	}
 	t := tlp.TLP{
 		Fmt: f, Type: typ, TC: uint8(b.get(ccTCLo, ccTCW)), Attr: tlp.Attr(b.get(ccAttrLo, ccAttrW)),
-		AT: uint8(b.get(ccATLo, ccATW)), EP: b.get(ccPoisonLo, 1) == 1, Tag: uint16(b.get(ccTagLo, ccTagW)),
-		RequesterID: tlp.ID(b.get(ccReqIDLo, ccReqIDW)), CompleterID: id, Status: tlp.Status(b.get(ccStatusLo, ccStatusW)),
+		EP: b.get(ccPoisonLo, 1) == 1, Tag: uint16(b.get(ccTagLo, ccTagW)), RequesterID: tlp.ID(b.get(ccReqIDLo, ccReqIDW)),
+		CompleterID: tlp.ID(b.get(ccCplIDLo, ccCplIDW)), Status: tlp.Status(b.get(ccStatusLo, ccStatusW)),
 		ByteCount: uint16(bc), LowerAddress: uint8(b.get(ccLowerAddrLo, ccLowerAddrW)),
 	}
 	if dw > 0 {
-		t.Length, t.Data = uint16(dw), c.Payload
+		t.Length, t.Data = uint16(dw), payload
 	}
 	return t, nil
 }

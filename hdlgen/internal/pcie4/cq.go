@@ -12,6 +12,7 @@ package pcie4
 
 import (
 	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
 )
 
 // CQ descriptor fields (PG213, completer request descriptor for memory,
@@ -37,21 +38,21 @@ const (
 	hdrBits        = 128
 )
 
-// typeOf maps a CQ request type to the TLP Type field and whether the
-// request carries data (PG213's request type encodings; PCIe Base
-// Specification Table 2-3 for the Types).
-var typeOf = [16]struct {
-	typ  uint64
-	data bool
+// requestTypes are the CQ and RQ request types the adapters convert
+// (PG213's request type encodings) with the TLP Type field of each and
+// whether it carries data (PCIe Base Specification Table 2-3).
+var requestTypes = []struct {
+	code, typ uint64
+	data      bool
 }{
-	0b0000: {0b00000, false}, // memory read
-	0b0001: {0b00000, true},  // memory write
-	0b0010: {0b00010, false}, // I/O read
-	0b0011: {0b00010, true},  // I/O write
-	0b0100: {0b01100, true},  // FetchAdd
-	0b0101: {0b01101, true},  // Swap
-	0b0110: {0b01110, true},  // CAS
-	0b0111: {0b00001, false}, // locked memory read
+	{pg213.ReqMemRead, 0b00000, false},
+	{pg213.ReqMemWrite, 0b00000, true},
+	{pg213.ReqIORead, 0b00010, false},
+	{pg213.ReqIOWrite, 0b00010, true},
+	{pg213.ReqFetchAdd, 0b01100, true},
+	{pg213.ReqSwap, 0b01101, true},
+	{pg213.ReqCAS, 0b01110, true},
+	{pg213.ReqLockedRead, 0b00001, false},
 }
 
 // CQ builds the completer request adapter into m: ports m_axis_cq_*
@@ -73,10 +74,9 @@ func CQ(m *ir.Module) {
 	desc := m.Named("cq_desc", m.Slice(data, 0, descBits))
 	fieldOf := func(lo, w int) ir.Value { return m.Slice(desc, lo, w) }
 	rt := m.Named("cq_request_type", fieldOf(rtLo, rtW))
-	var typTab, dataTab []uint64
-	for _, t := range typeOf {
-		typTab = append(typTab, t.typ)
-		dataTab = append(dataTab, b2u(t.data))
+	typTab, dataTab := make([]uint64, 1<<rtW), make([]uint64, 1<<rtW) // by request type
+	for _, t := range requestTypes {
+		typTab[t.code], dataTab[t.code] = t.typ, b2u(t.data)
 	}
 	addr := m.Named("cq_addr", m.Concat(fieldOf(addrLo, addrW), m.Const(2, 0)))
 	fourDW := m.Named("cq_4dw", m.RedOr(m.Slice(addr, 32, 32)))

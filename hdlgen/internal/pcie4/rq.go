@@ -2,7 +2,6 @@ package pcie4
 
 import (
 	"onic/hdlgen/ir"
-	"onic/pcie/pg213"
 )
 
 // RQ descriptor and s_axis_rq_tuser fields (PG213, requester request
@@ -14,18 +13,12 @@ const (
 )
 
 // rqTypes maps {Fmt bit 1, Type} of a request header to the RQ request
-// type (PG213's request type encodings), for the kinds RQ carries.
+// type, for the kinds RQ carries (requestTypes, the other way round).
 func rqTypes() []uint64 {
 	t := make([]uint64, 64)
-	set := func(data uint64, typ, code uint64) { t[data<<5|typ] = code }
-	set(0, 0b00000, pg213.ReqMemRead)
-	set(1, 0b00000, pg213.ReqMemWrite)
-	set(0, 0b00010, pg213.ReqIORead)
-	set(1, 0b00010, pg213.ReqIOWrite)
-	set(1, 0b01100, pg213.ReqFetchAdd)
-	set(1, 0b01101, pg213.ReqSwap)
-	set(1, 0b01110, pg213.ReqCAS)
-	set(0, 0b00001, pg213.ReqLockedRead)
+	for _, r := range requestTypes {
+		t[b2u(r.data)<<5|r.typ] = r.code
+	}
 	return t
 }
 

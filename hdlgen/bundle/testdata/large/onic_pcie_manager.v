@@ -65,405 +65,405 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [59:0] lut [0:511]; // manager.go:477
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:504
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:505
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:562
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:562
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:601
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:612
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:612
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:612
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:612
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:612
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:612
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:612
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:612
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:612
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:629
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:629
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:629
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:707
-    reg  axil_bvalid = 1'h0; // manager.go:856
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:881
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:881
-    reg  [31:0] lut_index = 32'h0; // manager.go:882
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:882
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:883
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:883
-    reg  axil_rvalid = 1'h0; // manager.go:886
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:886
-    reg  lut_init_done = 1'h0; // manager.go:397
-    reg  s1_valid = 1'h0; // manager.go:463
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:463
-    reg  [2:0] s1_bar = 3'h0; // manager.go:463
-    reg  [511:0] s1_data = 512'h0; // manager.go:463
-    reg  [15:0] s1_keep = 16'h0; // manager.go:463
-    reg  s1_sop = 1'h0; // manager.go:463
-    reg  s1_eop = 1'h0; // manager.go:463
-    reg  [6:0] s1_kind = 7'h0; // manager.go:464
-    reg  [63:0] s1_off = 64'h0; // manager.go:464
-    reg  s1_bar_ok = 1'h0; // manager.go:464
-    reg  s1_reg_hit = 1'h0; // manager.go:464
-    reg  [12:0] s1_size = 13'h0; // manager.go:464
-    reg  s1_in_lut = 1'h0; // manager.go:464
-    reg  s1_proxy_ok = 1'h0; // manager.go:464
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:464
-    reg  [59:0] _translated_enabled_memread; // manager.go:478
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:485
-    reg  s2_valid = 1'h0; // manager.go:546
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:546
-    reg  [511:0] s2_data = 512'h0; // manager.go:546
-    reg  [15:0] s2_keep = 16'h0; // manager.go:546
-    reg  s2_sop = 1'h0; // manager.go:546
-    reg  s2_eop = 1'h0; // manager.go:546
-    reg  [6:0] s2_kind = 7'h0; // manager.go:550
-    reg  [63:0] s2_off = 64'h0; // manager.go:550
-    reg  s2_bar_ok = 1'h0; // manager.go:550
-    reg  s2_reg_hit = 1'h0; // manager.go:550
-    reg  [12:0] s2_size = 13'h0; // manager.go:550
-    reg  s2_proxy_ok = 1'h0; // manager.go:550
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:550
-    reg  s2_found = 1'h0; // manager.go:550
-    reg  s2_enabled = 1'h0; // manager.go:550
-    reg  [2:0] s2_egress = 3'h0; // manager.go:550
-    reg  [7:0] s2_slot = 8'h0; // manager.go:550
-    reg  [63:0] s2_addr = 64'h0; // manager.go:550
-    reg  s2_down = 1'h0; // manager.go:550
-    reg  s2_second = 1'h0; // manager.go:550
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:550
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:550
-    reg  s2_second_down = 1'h0; // manager.go:550
-    reg  s3_valid = 1'h0; // manager.go:575
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:575
-    reg  [511:0] s3_data = 512'h0; // manager.go:575
-    reg  [15:0] s3_keep = 16'h0; // manager.go:575
-    reg  s3_sop = 1'h0; // manager.go:575
-    reg  s3_eop = 1'h0; // manager.go:575
-    reg  [6:0] s3_kind = 7'h0; // manager.go:577
-    reg  [63:0] s3_off = 64'h0; // manager.go:577
-    reg  s3_bar_ok = 1'h0; // manager.go:577
-    reg  s3_reg_hit = 1'h0; // manager.go:577
-    reg  s3_proxy_ok = 1'h0; // manager.go:577
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:577
-    reg  s3_found = 1'h0; // manager.go:577
-    reg  s3_enabled = 1'h0; // manager.go:577
-    reg  [2:0] s3_egress = 3'h0; // manager.go:577
-    reg  [7:0] s3_slot = 8'h0; // manager.go:577
-    reg  [63:0] s3_addr = 64'h0; // manager.go:577
-    reg  s3_down = 1'h0; // manager.go:577
-    reg  s3_second = 1'h0; // manager.go:577
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:577
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:577
-    reg  s3_second_down = 1'h0; // manager.go:577
-    reg  [2:0] s3_rule = 3'h0; // manager.go:577
-    reg  s4_valid = 1'h0; // manager.go:645
-    reg  [511:0] s4_data = 512'h0; // manager.go:645
-    reg  [15:0] s4_keep = 16'h0; // manager.go:645
-    reg  s4_sop = 1'h0; // manager.go:645
-    reg  s4_eop = 1'h0; // manager.go:645
-    reg  [1:0] s4_action = 2'h0; // manager.go:646
-    reg  [3:0] s4_reason = 4'h0; // manager.go:647
-    reg  [2:0] s4_egress = 3'h0; // manager.go:648
-    reg  [7:0] s4_slot = 8'h0; // manager.go:649
-    reg  s4_second = 1'h0; // manager.go:650
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:651
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:652
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:653
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:654
-    reg  m_port_a_sent = 1'h0; // manager.go:684
-    reg  m_port_b_sent = 1'h0; // manager.go:684
-    reg  m_kernel_sent = 1'h0; // manager.go:684
-    reg  m_local_sent = 1'h0; // manager.go:684
-    reg  m_cpl_sent = 1'h0; // manager.go:684
-    reg  [31:0] count_ok = 32'h0; // manager.go:705
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:705
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:705
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:705
-    reg  [31:0] count_port_down = 32'h0; // manager.go:705
-    reg  [31:0] count_denied = 32'h0; // manager.go:705
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:705
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:705
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:705
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:705
-    reg  [6:0] kind; // manager.go:433: a table
-    reg  [63:0] bar_mask; // manager.go:439: a table
-    reg  bar_ok; // manager.go:440: a table
-    reg  [59:0] _mux_2345_mux; // manager.go:493: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:792: a table
-    reg  [1:0] cpl_last_byte; // manager.go:796: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:798: a table
-    wire write_accept; // manager.go:857
-    wire [31:0] write_mask; // manager.go:868
-    wire [31:0] _win_en_lo_not; // manager.go:881
-    wire [31:0] _win_en_lo_and; // manager.go:881
-    wire init_done; // manager.go:884
+    reg  [59:0] lut [0:511]; // manager.go:483
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:510
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:511
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:568
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:568
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:607
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:618
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:618
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:618
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:618
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:618
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:618
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:618
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:618
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:618
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:635
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:635
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:635
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:713
+    reg  axil_bvalid = 1'h0; // manager.go:862
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:887
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:887
+    reg  [31:0] lut_index = 32'h0; // manager.go:888
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:888
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:889
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:889
+    reg  axil_rvalid = 1'h0; // manager.go:892
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:892
+    reg  lut_init_done = 1'h0; // manager.go:403
+    reg  s1_valid = 1'h0; // manager.go:469
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:469
+    reg  [2:0] s1_bar = 3'h0; // manager.go:469
+    reg  [511:0] s1_data = 512'h0; // manager.go:469
+    reg  [15:0] s1_keep = 16'h0; // manager.go:469
+    reg  s1_sop = 1'h0; // manager.go:469
+    reg  s1_eop = 1'h0; // manager.go:469
+    reg  [6:0] s1_kind = 7'h0; // manager.go:470
+    reg  [63:0] s1_off = 64'h0; // manager.go:470
+    reg  s1_bar_ok = 1'h0; // manager.go:470
+    reg  s1_reg_hit = 1'h0; // manager.go:470
+    reg  [12:0] s1_size = 13'h0; // manager.go:470
+    reg  s1_in_lut = 1'h0; // manager.go:470
+    reg  s1_proxy_ok = 1'h0; // manager.go:470
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:470
+    reg  [59:0] _translated_enabled_memread; // manager.go:484
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:491
+    reg  s2_valid = 1'h0; // manager.go:552
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:552
+    reg  [511:0] s2_data = 512'h0; // manager.go:552
+    reg  [15:0] s2_keep = 16'h0; // manager.go:552
+    reg  s2_sop = 1'h0; // manager.go:552
+    reg  s2_eop = 1'h0; // manager.go:552
+    reg  [6:0] s2_kind = 7'h0; // manager.go:556
+    reg  [63:0] s2_off = 64'h0; // manager.go:556
+    reg  s2_bar_ok = 1'h0; // manager.go:556
+    reg  s2_reg_hit = 1'h0; // manager.go:556
+    reg  [12:0] s2_size = 13'h0; // manager.go:556
+    reg  s2_proxy_ok = 1'h0; // manager.go:556
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:556
+    reg  s2_found = 1'h0; // manager.go:556
+    reg  s2_enabled = 1'h0; // manager.go:556
+    reg  [2:0] s2_egress = 3'h0; // manager.go:556
+    reg  [7:0] s2_slot = 8'h0; // manager.go:556
+    reg  [63:0] s2_addr = 64'h0; // manager.go:556
+    reg  s2_down = 1'h0; // manager.go:556
+    reg  s2_second = 1'h0; // manager.go:556
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:556
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:556
+    reg  s2_second_down = 1'h0; // manager.go:556
+    reg  s3_valid = 1'h0; // manager.go:581
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:581
+    reg  [511:0] s3_data = 512'h0; // manager.go:581
+    reg  [15:0] s3_keep = 16'h0; // manager.go:581
+    reg  s3_sop = 1'h0; // manager.go:581
+    reg  s3_eop = 1'h0; // manager.go:581
+    reg  [6:0] s3_kind = 7'h0; // manager.go:583
+    reg  [63:0] s3_off = 64'h0; // manager.go:583
+    reg  s3_bar_ok = 1'h0; // manager.go:583
+    reg  s3_reg_hit = 1'h0; // manager.go:583
+    reg  s3_proxy_ok = 1'h0; // manager.go:583
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:583
+    reg  s3_found = 1'h0; // manager.go:583
+    reg  s3_enabled = 1'h0; // manager.go:583
+    reg  [2:0] s3_egress = 3'h0; // manager.go:583
+    reg  [7:0] s3_slot = 8'h0; // manager.go:583
+    reg  [63:0] s3_addr = 64'h0; // manager.go:583
+    reg  s3_down = 1'h0; // manager.go:583
+    reg  s3_second = 1'h0; // manager.go:583
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:583
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:583
+    reg  s3_second_down = 1'h0; // manager.go:583
+    reg  [2:0] s3_rule = 3'h0; // manager.go:583
+    reg  s4_valid = 1'h0; // manager.go:651
+    reg  [511:0] s4_data = 512'h0; // manager.go:651
+    reg  [15:0] s4_keep = 16'h0; // manager.go:651
+    reg  s4_sop = 1'h0; // manager.go:651
+    reg  s4_eop = 1'h0; // manager.go:651
+    reg  [1:0] s4_action = 2'h0; // manager.go:652
+    reg  [3:0] s4_reason = 4'h0; // manager.go:653
+    reg  [2:0] s4_egress = 3'h0; // manager.go:654
+    reg  [7:0] s4_slot = 8'h0; // manager.go:655
+    reg  s4_second = 1'h0; // manager.go:656
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:657
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:658
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:659
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:660
+    reg  m_port_a_sent = 1'h0; // manager.go:690
+    reg  m_port_b_sent = 1'h0; // manager.go:690
+    reg  m_kernel_sent = 1'h0; // manager.go:690
+    reg  m_local_sent = 1'h0; // manager.go:690
+    reg  m_cpl_sent = 1'h0; // manager.go:690
+    reg  [31:0] count_ok = 32'h0; // manager.go:711
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:711
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:711
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:711
+    reg  [31:0] count_port_down = 32'h0; // manager.go:711
+    reg  [31:0] count_denied = 32'h0; // manager.go:711
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:711
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:711
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:711
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:711
+    reg  [6:0] kind; // manager.go:439: a table
+    reg  [63:0] bar_mask; // manager.go:445: a table
+    reg  bar_ok; // manager.go:446: a table
+    reg  [59:0] _mux_2345_mux; // manager.go:499: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:798: a table
+    reg  [1:0] cpl_last_byte; // manager.go:802: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:804: a table
+    wire write_accept; // manager.go:863
+    wire [31:0] write_mask; // manager.go:874
+    wire [31:0] _win_en_lo_not; // manager.go:887
+    wire [31:0] _win_en_lo_and; // manager.go:887
+    wire init_done; // manager.go:890
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
-    wire [127:0] in_hdr; // manager.go:416
-    wire [2:0] in_bar; // manager.go:416
-    wire adv; // manager.go:421
+    wire [127:0] in_hdr; // manager.go:422
+    wire [2:0] in_bar; // manager.go:422
+    wire adv; // manager.go:427
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:439
-    wire [47:0] _s1_in_lut_sub; // manager.go:447
-    wire _s1_in_lut_ltu; // manager.go:449
-    wire _s1_proxy_ok_eq_64; // manager.go:455
-    wire _s1_proxy_ok_eq_63; // manager.go:455
-    wire _s1_proxy_ok_eq_62; // manager.go:455
-    wire _s1_proxy_ok_eq_61; // manager.go:455
-    wire _s1_proxy_ok_eq_60; // manager.go:455
-    wire _s1_proxy_ok_eq_59; // manager.go:455
-    wire _s1_proxy_ok_eq_58; // manager.go:455
-    wire _s1_proxy_ok_eq_57; // manager.go:455
-    wire _s1_proxy_ok_eq_56; // manager.go:455
-    wire _s1_proxy_ok_eq_55; // manager.go:455
-    wire _s1_proxy_ok_eq_54; // manager.go:455
-    wire _s1_proxy_ok_eq_53; // manager.go:455
-    wire _s1_proxy_ok_eq_52; // manager.go:455
-    wire _s1_proxy_ok_eq_51; // manager.go:455
-    wire _s1_proxy_ok_eq_50; // manager.go:455
-    wire _s1_proxy_ok_eq_49; // manager.go:455
-    wire _s1_proxy_ok_eq_48; // manager.go:455
-    wire _s1_proxy_ok_eq_47; // manager.go:455
-    wire _s1_proxy_ok_eq_46; // manager.go:455
-    wire _s1_proxy_ok_eq_45; // manager.go:455
-    wire _s1_proxy_ok_eq_44; // manager.go:455
-    wire _s1_proxy_ok_eq_43; // manager.go:455
-    wire _s1_proxy_ok_eq_42; // manager.go:455
-    wire _s1_proxy_ok_eq_41; // manager.go:455
-    wire _s1_proxy_ok_eq_40; // manager.go:455
-    wire _s1_proxy_ok_eq_39; // manager.go:455
-    wire _s1_proxy_ok_eq_38; // manager.go:455
-    wire _s1_proxy_ok_eq_37; // manager.go:455
-    wire _s1_proxy_ok_eq_36; // manager.go:455
-    wire _s1_proxy_ok_eq_35; // manager.go:455
-    wire _s1_proxy_ok_eq_34; // manager.go:455
-    wire _s1_proxy_ok_eq_33; // manager.go:455
-    wire _s1_proxy_ok_eq_32; // manager.go:455
-    wire _s1_proxy_ok_eq_31; // manager.go:455
-    wire _s1_proxy_ok_eq_30; // manager.go:455
-    wire _s1_proxy_ok_eq_29; // manager.go:455
-    wire _s1_proxy_ok_eq_28; // manager.go:455
-    wire _s1_proxy_ok_eq_27; // manager.go:455
-    wire _s1_proxy_ok_eq_26; // manager.go:455
-    wire _s1_proxy_ok_eq_25; // manager.go:455
-    wire _s1_proxy_ok_eq_24; // manager.go:455
-    wire _s1_proxy_ok_eq_23; // manager.go:455
-    wire _s1_proxy_ok_eq_22; // manager.go:455
-    wire _s1_proxy_ok_eq_21; // manager.go:455
-    wire _s1_proxy_ok_eq_20; // manager.go:455
-    wire _s1_proxy_ok_eq_19; // manager.go:455
-    wire _s1_proxy_ok_eq_18; // manager.go:455
-    wire _s1_proxy_ok_eq_17; // manager.go:455
-    wire _s1_proxy_ok_eq_16; // manager.go:455
-    wire _s1_proxy_ok_eq_15; // manager.go:455
-    wire _s1_proxy_ok_eq_14; // manager.go:455
-    wire _s1_proxy_ok_eq_13; // manager.go:455
-    wire _s1_proxy_ok_eq_12; // manager.go:455
-    wire _s1_proxy_ok_eq_11; // manager.go:455
-    wire _s1_proxy_ok_eq_10; // manager.go:455
-    wire _s1_proxy_ok_eq_9; // manager.go:455
-    wire _s1_proxy_ok_eq_8; // manager.go:455
-    wire _s1_proxy_ok_eq_7; // manager.go:455
-    wire _s1_proxy_ok_eq_6; // manager.go:455
-    wire _s1_proxy_ok_eq_5; // manager.go:455
-    wire _s1_proxy_ok_eq_4; // manager.go:455
-    wire _s1_proxy_ok_eq_3; // manager.go:455
-    wire _s1_proxy_ok_eq_2; // manager.go:455
-    wire _s1_proxy_ok_eq; // manager.go:455
-    wire _s1_proxy_ok_or_9; // manager.go:458
-    wire _s1_proxy_ok_or_8; // manager.go:458
-    wire _s1_proxy_ok_or_7; // manager.go:458
-    wire _s1_proxy_ok_or_6; // manager.go:458
-    wire _s1_proxy_ok_or_5; // manager.go:458
-    wire _s1_proxy_ok_or_4; // manager.go:458
-    wire _s1_proxy_ok_or_3; // manager.go:458
-    wire _s1_proxy_ok_or_2; // manager.go:458
-    wire _s1_proxy_ok_or; // manager.go:458
-    wire [15:0] _s1_proxy_or_18; // manager.go:460
-    wire [15:0] _s1_proxy_or_17; // manager.go:460
-    wire [15:0] _s1_proxy_or_16; // manager.go:460
-    wire [15:0] _s1_proxy_or_15; // manager.go:460
-    wire [15:0] _s1_proxy_or_14; // manager.go:460
-    wire [15:0] _s1_proxy_or_13; // manager.go:460
-    wire [15:0] _s1_proxy_or_12; // manager.go:460
-    wire [15:0] _s1_proxy_or_11; // manager.go:460
-    wire [15:0] _s1_proxy_or_10; // manager.go:460
-    wire [15:0] _s1_proxy_or_9; // manager.go:460
-    wire [15:0] _s1_proxy_or_8; // manager.go:460
-    wire [15:0] _s1_proxy_or_7; // manager.go:460
-    wire [15:0] _s1_proxy_or_6; // manager.go:460
-    wire [15:0] _s1_proxy_or_5; // manager.go:460
-    wire [15:0] _s1_proxy_or_4; // manager.go:460
-    wire [15:0] _s1_proxy_or_3; // manager.go:460
-    wire [15:0] _s1_proxy_or_2; // manager.go:460
-    wire [15:0] _s1_proxy_or; // manager.go:460
-    wire _lut_init_idx_not; // manager.go:488
-    wire [63:0] _mux_2345_concat; // manager.go:491
-    wire [59:0] mux_2345; // manager.go:493
-    wire or_2350; // manager.go:494
-    wire [63:0] window_enables; // manager.go:516
-    wire failover; // manager.go:525
-    wire translated_found; // manager.go:535
-    wire translated_enabled; // manager.go:536
-    wire [2:0] translated_egress; // manager.go:537
-    wire [7:0] translated_slot; // manager.go:538
-    wire [63:0] translated_addr; // manager.go:539
-    wire multicast; // manager.go:540
-    wire [63:0] check_addr; // manager.go:558
-    wire [4:0] _check_egress_or; // manager.go:560
-    wire [4:0] check_egress; // manager.go:564
+    wire [63:0] bar_offset; // manager.go:445
+    wire [47:0] _s1_in_lut_sub; // manager.go:453
+    wire _s1_in_lut_ltu; // manager.go:455
+    wire _s1_proxy_ok_eq_64; // manager.go:461
+    wire _s1_proxy_ok_eq_63; // manager.go:461
+    wire _s1_proxy_ok_eq_62; // manager.go:461
+    wire _s1_proxy_ok_eq_61; // manager.go:461
+    wire _s1_proxy_ok_eq_60; // manager.go:461
+    wire _s1_proxy_ok_eq_59; // manager.go:461
+    wire _s1_proxy_ok_eq_58; // manager.go:461
+    wire _s1_proxy_ok_eq_57; // manager.go:461
+    wire _s1_proxy_ok_eq_56; // manager.go:461
+    wire _s1_proxy_ok_eq_55; // manager.go:461
+    wire _s1_proxy_ok_eq_54; // manager.go:461
+    wire _s1_proxy_ok_eq_53; // manager.go:461
+    wire _s1_proxy_ok_eq_52; // manager.go:461
+    wire _s1_proxy_ok_eq_51; // manager.go:461
+    wire _s1_proxy_ok_eq_50; // manager.go:461
+    wire _s1_proxy_ok_eq_49; // manager.go:461
+    wire _s1_proxy_ok_eq_48; // manager.go:461
+    wire _s1_proxy_ok_eq_47; // manager.go:461
+    wire _s1_proxy_ok_eq_46; // manager.go:461
+    wire _s1_proxy_ok_eq_45; // manager.go:461
+    wire _s1_proxy_ok_eq_44; // manager.go:461
+    wire _s1_proxy_ok_eq_43; // manager.go:461
+    wire _s1_proxy_ok_eq_42; // manager.go:461
+    wire _s1_proxy_ok_eq_41; // manager.go:461
+    wire _s1_proxy_ok_eq_40; // manager.go:461
+    wire _s1_proxy_ok_eq_39; // manager.go:461
+    wire _s1_proxy_ok_eq_38; // manager.go:461
+    wire _s1_proxy_ok_eq_37; // manager.go:461
+    wire _s1_proxy_ok_eq_36; // manager.go:461
+    wire _s1_proxy_ok_eq_35; // manager.go:461
+    wire _s1_proxy_ok_eq_34; // manager.go:461
+    wire _s1_proxy_ok_eq_33; // manager.go:461
+    wire _s1_proxy_ok_eq_32; // manager.go:461
+    wire _s1_proxy_ok_eq_31; // manager.go:461
+    wire _s1_proxy_ok_eq_30; // manager.go:461
+    wire _s1_proxy_ok_eq_29; // manager.go:461
+    wire _s1_proxy_ok_eq_28; // manager.go:461
+    wire _s1_proxy_ok_eq_27; // manager.go:461
+    wire _s1_proxy_ok_eq_26; // manager.go:461
+    wire _s1_proxy_ok_eq_25; // manager.go:461
+    wire _s1_proxy_ok_eq_24; // manager.go:461
+    wire _s1_proxy_ok_eq_23; // manager.go:461
+    wire _s1_proxy_ok_eq_22; // manager.go:461
+    wire _s1_proxy_ok_eq_21; // manager.go:461
+    wire _s1_proxy_ok_eq_20; // manager.go:461
+    wire _s1_proxy_ok_eq_19; // manager.go:461
+    wire _s1_proxy_ok_eq_18; // manager.go:461
+    wire _s1_proxy_ok_eq_17; // manager.go:461
+    wire _s1_proxy_ok_eq_16; // manager.go:461
+    wire _s1_proxy_ok_eq_15; // manager.go:461
+    wire _s1_proxy_ok_eq_14; // manager.go:461
+    wire _s1_proxy_ok_eq_13; // manager.go:461
+    wire _s1_proxy_ok_eq_12; // manager.go:461
+    wire _s1_proxy_ok_eq_11; // manager.go:461
+    wire _s1_proxy_ok_eq_10; // manager.go:461
+    wire _s1_proxy_ok_eq_9; // manager.go:461
+    wire _s1_proxy_ok_eq_8; // manager.go:461
+    wire _s1_proxy_ok_eq_7; // manager.go:461
+    wire _s1_proxy_ok_eq_6; // manager.go:461
+    wire _s1_proxy_ok_eq_5; // manager.go:461
+    wire _s1_proxy_ok_eq_4; // manager.go:461
+    wire _s1_proxy_ok_eq_3; // manager.go:461
+    wire _s1_proxy_ok_eq_2; // manager.go:461
+    wire _s1_proxy_ok_eq; // manager.go:461
+    wire _s1_proxy_ok_or_9; // manager.go:464
+    wire _s1_proxy_ok_or_8; // manager.go:464
+    wire _s1_proxy_ok_or_7; // manager.go:464
+    wire _s1_proxy_ok_or_6; // manager.go:464
+    wire _s1_proxy_ok_or_5; // manager.go:464
+    wire _s1_proxy_ok_or_4; // manager.go:464
+    wire _s1_proxy_ok_or_3; // manager.go:464
+    wire _s1_proxy_ok_or_2; // manager.go:464
+    wire _s1_proxy_ok_or; // manager.go:464
+    wire [15:0] _s1_proxy_or_18; // manager.go:466
+    wire [15:0] _s1_proxy_or_17; // manager.go:466
+    wire [15:0] _s1_proxy_or_16; // manager.go:466
+    wire [15:0] _s1_proxy_or_15; // manager.go:466
+    wire [15:0] _s1_proxy_or_14; // manager.go:466
+    wire [15:0] _s1_proxy_or_13; // manager.go:466
+    wire [15:0] _s1_proxy_or_12; // manager.go:466
+    wire [15:0] _s1_proxy_or_11; // manager.go:466
+    wire [15:0] _s1_proxy_or_10; // manager.go:466
+    wire [15:0] _s1_proxy_or_9; // manager.go:466
+    wire [15:0] _s1_proxy_or_8; // manager.go:466
+    wire [15:0] _s1_proxy_or_7; // manager.go:466
+    wire [15:0] _s1_proxy_or_6; // manager.go:466
+    wire [15:0] _s1_proxy_or_5; // manager.go:466
+    wire [15:0] _s1_proxy_or_4; // manager.go:466
+    wire [15:0] _s1_proxy_or_3; // manager.go:466
+    wire [15:0] _s1_proxy_or_2; // manager.go:466
+    wire [15:0] _s1_proxy_or; // manager.go:466
+    wire _lut_init_idx_not; // manager.go:494
+    wire [63:0] _mux_2345_concat; // manager.go:497
+    wire [59:0] mux_2345; // manager.go:499
+    wire or_2350; // manager.go:500
+    wire [63:0] window_enables; // manager.go:522
+    wire failover; // manager.go:531
+    wire translated_found; // manager.go:541
+    wire translated_enabled; // manager.go:542
+    wire [2:0] translated_egress; // manager.go:543
+    wire [7:0] translated_slot; // manager.go:544
+    wire [63:0] translated_addr; // manager.go:545
+    wire multicast; // manager.go:546
+    wire [63:0] check_addr; // manager.go:564
+    wire [4:0] _check_egress_or; // manager.go:566
+    wire [4:0] check_egress; // manager.go:570
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:589
-    wire allowed; // manager.go:592
-    wire to_port; // manager.go:593
-    wire cpl_for_self; // manager.go:614
-    wire no_proxy_id; // manager.go:615
-    wire [3:0] reason_no_proxy_id; // manager.go:615
-    wire [2:0] egress_no_proxy_id; // manager.go:615
-    wire [7:0] slot_no_proxy_id; // manager.go:615
-    wire [63:0] addr_no_proxy_id; // manager.go:615
-    wire [15:0] req_no_proxy_id; // manager.go:615
-    wire denied; // manager.go:616
-    wire [3:0] reason_denied; // manager.go:616
-    wire [2:0] egress_denied; // manager.go:616
-    wire [7:0] slot_denied; // manager.go:616
-    wire [63:0] addr_denied; // manager.go:616
-    wire [15:0] req_denied; // manager.go:616
-    wire [3:0] reason_port_down; // manager.go:617
-    wire [2:0] egress_port_down; // manager.go:617
-    wire [7:0] slot_port_down; // manager.go:617
-    wire [63:0] addr_port_down; // manager.go:617
-    wire [15:0] req_port_down; // manager.go:617
-    wire mapping_disabled; // manager.go:618
-    wire [3:0] reason_mapping_disabled; // manager.go:618
-    wire [2:0] egress_mapping_disabled; // manager.go:618
-    wire [7:0] slot_mapping_disabled; // manager.go:618
-    wire [63:0] addr_mapping_disabled; // manager.go:618
-    wire [15:0] req_mapping_disabled; // manager.go:618
-    wire window_miss; // manager.go:619
-    wire [3:0] reason_window_miss; // manager.go:619
-    wire [2:0] egress_window_miss; // manager.go:619
-    wire [7:0] slot_window_miss; // manager.go:619
-    wire [63:0] addr_window_miss; // manager.go:619
-    wire [15:0] req_window_miss; // manager.go:619
-    wire reg_allowed; // manager.go:620
-    wire [3:0] reason_reg_allowed; // manager.go:620
-    wire [2:0] egress_reg_allowed; // manager.go:620
-    wire [7:0] slot_reg_allowed; // manager.go:620
-    wire [63:0] addr_reg_allowed; // manager.go:620
-    wire [15:0] req_reg_allowed; // manager.go:620
-    wire reg_denied; // manager.go:621
-    wire [3:0] reason_reg_denied; // manager.go:621
-    wire [2:0] egress_reg_denied; // manager.go:621
-    wire [7:0] slot_reg_denied; // manager.go:621
-    wire [63:0] addr_reg_denied; // manager.go:621
-    wire [15:0] req_reg_denied; // manager.go:621
-    wire not_for_us; // manager.go:622
-    wire [3:0] reason_not_for_us; // manager.go:622
-    wire [2:0] egress_not_for_us; // manager.go:622
-    wire [7:0] slot_not_for_us; // manager.go:622
-    wire [63:0] addr_not_for_us; // manager.go:622
-    wire [15:0] req_not_for_us; // manager.go:622
-    wire unsupported; // manager.go:623
-    wire [3:0] reason_unsupported; // manager.go:623
-    wire [2:0] egress_unsupported; // manager.go:623
-    wire [7:0] slot_unsupported; // manager.go:623
-    wire [63:0] addr_unsupported; // manager.go:623
-    wire [15:0] req_unsupported; // manager.go:623
-    wire cpl_local; // manager.go:624
-    wire [3:0] reason_cpl_local; // manager.go:624
-    wire [2:0] egress_cpl_local; // manager.go:624
-    wire [7:0] slot_cpl_local; // manager.go:624
-    wire [63:0] addr_cpl_local; // manager.go:624
-    wire [15:0] req_cpl_local; // manager.go:624
-    wire cpl_unexpected; // manager.go:625
-    wire [3:0] reason_cpl_unexpected; // manager.go:625
-    wire [2:0] egress_cpl_unexpected; // manager.go:625
-    wire [7:0] slot_cpl_unexpected; // manager.go:625
-    wire [63:0] addr_cpl_unexpected; // manager.go:625
-    wire [15:0] req_cpl_unexpected; // manager.go:625
-    wire [3:0] reason_cfg_or_msg; // manager.go:626
-    wire [2:0] egress_cfg_or_msg; // manager.go:626
-    wire [7:0] slot_cfg_or_msg; // manager.go:626
-    wire [63:0] addr_cfg_or_msg; // manager.go:626
-    wire [15:0] req_cfg_or_msg; // manager.go:626
-    wire ok; // manager.go:628
-    wire [1:0] action; // manager.go:629
-    wire [2:0] cpl_status; // manager.go:630
-    wire via_window; // manager.go:633
-    wire second_copy; // manager.go:634
-    wire [1:0] _hdr_primary_mux; // manager.go:761
-    wire rewrite_primary_4dw; // manager.go:762
-    wire [31:0] rewrite_primary_dw0; // manager.go:763
-    wire [31:0] rewrite_primary_dw1; // manager.go:764
-    wire [127:0] hdr_primary; // manager.go:637
-    wire rewrite_second_4dw; // manager.go:762
-    wire [31:0] rewrite_second_dw0; // manager.go:763
-    wire [31:0] rewrite_second_dw1; // manager.go:764
-    wire [127:0] hdr_second; // manager.go:767
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:795
-    wire [11:0] cpl_bytes_one_dw; // manager.go:797
-    wire [11:0] cpl_bytes_many_dw; // manager.go:798
-    wire [11:0] cpl_byte_count; // manager.go:799
-    wire [6:0] cpl_lower_addr; // manager.go:800
-    wire [95:0] cpl_hdr; // manager.go:807
-    wire take_decision; // manager.go:643
-    wire forward; // manager.go:663
-    wire _to_port_a_eq; // manager.go:664
-    wire to_port_a; // manager.go:670
-    wire _to_port_b_eq; // manager.go:664
-    wire to_port_b; // manager.go:671
-    wire [529:0] beat_tail; // manager.go:674
-    wire m_kernel_for; // manager.go:678
-    wire m_local_for; // manager.go:679
-    wire m_cpl_for; // manager.go:680
-    wire m_port_a_offer; // manager.go:686
+    wire cfg_or_msg; // manager.go:595
+    wire allowed; // manager.go:598
+    wire to_port; // manager.go:599
+    wire cpl_for_self; // manager.go:620
+    wire no_proxy_id; // manager.go:621
+    wire [3:0] reason_no_proxy_id; // manager.go:621
+    wire [2:0] egress_no_proxy_id; // manager.go:621
+    wire [7:0] slot_no_proxy_id; // manager.go:621
+    wire [63:0] addr_no_proxy_id; // manager.go:621
+    wire [15:0] req_no_proxy_id; // manager.go:621
+    wire denied; // manager.go:622
+    wire [3:0] reason_denied; // manager.go:622
+    wire [2:0] egress_denied; // manager.go:622
+    wire [7:0] slot_denied; // manager.go:622
+    wire [63:0] addr_denied; // manager.go:622
+    wire [15:0] req_denied; // manager.go:622
+    wire [3:0] reason_port_down; // manager.go:623
+    wire [2:0] egress_port_down; // manager.go:623
+    wire [7:0] slot_port_down; // manager.go:623
+    wire [63:0] addr_port_down; // manager.go:623
+    wire [15:0] req_port_down; // manager.go:623
+    wire mapping_disabled; // manager.go:624
+    wire [3:0] reason_mapping_disabled; // manager.go:624
+    wire [2:0] egress_mapping_disabled; // manager.go:624
+    wire [7:0] slot_mapping_disabled; // manager.go:624
+    wire [63:0] addr_mapping_disabled; // manager.go:624
+    wire [15:0] req_mapping_disabled; // manager.go:624
+    wire window_miss; // manager.go:625
+    wire [3:0] reason_window_miss; // manager.go:625
+    wire [2:0] egress_window_miss; // manager.go:625
+    wire [7:0] slot_window_miss; // manager.go:625
+    wire [63:0] addr_window_miss; // manager.go:625
+    wire [15:0] req_window_miss; // manager.go:625
+    wire reg_allowed; // manager.go:626
+    wire [3:0] reason_reg_allowed; // manager.go:626
+    wire [2:0] egress_reg_allowed; // manager.go:626
+    wire [7:0] slot_reg_allowed; // manager.go:626
+    wire [63:0] addr_reg_allowed; // manager.go:626
+    wire [15:0] req_reg_allowed; // manager.go:626
+    wire reg_denied; // manager.go:627
+    wire [3:0] reason_reg_denied; // manager.go:627
+    wire [2:0] egress_reg_denied; // manager.go:627
+    wire [7:0] slot_reg_denied; // manager.go:627
+    wire [63:0] addr_reg_denied; // manager.go:627
+    wire [15:0] req_reg_denied; // manager.go:627
+    wire not_for_us; // manager.go:628
+    wire [3:0] reason_not_for_us; // manager.go:628
+    wire [2:0] egress_not_for_us; // manager.go:628
+    wire [7:0] slot_not_for_us; // manager.go:628
+    wire [63:0] addr_not_for_us; // manager.go:628
+    wire [15:0] req_not_for_us; // manager.go:628
+    wire unsupported; // manager.go:629
+    wire [3:0] reason_unsupported; // manager.go:629
+    wire [2:0] egress_unsupported; // manager.go:629
+    wire [7:0] slot_unsupported; // manager.go:629
+    wire [63:0] addr_unsupported; // manager.go:629
+    wire [15:0] req_unsupported; // manager.go:629
+    wire cpl_local; // manager.go:630
+    wire [3:0] reason_cpl_local; // manager.go:630
+    wire [2:0] egress_cpl_local; // manager.go:630
+    wire [7:0] slot_cpl_local; // manager.go:630
+    wire [63:0] addr_cpl_local; // manager.go:630
+    wire [15:0] req_cpl_local; // manager.go:630
+    wire cpl_unexpected; // manager.go:631
+    wire [3:0] reason_cpl_unexpected; // manager.go:631
+    wire [2:0] egress_cpl_unexpected; // manager.go:631
+    wire [7:0] slot_cpl_unexpected; // manager.go:631
+    wire [63:0] addr_cpl_unexpected; // manager.go:631
+    wire [15:0] req_cpl_unexpected; // manager.go:631
+    wire [3:0] reason_cfg_or_msg; // manager.go:632
+    wire [2:0] egress_cfg_or_msg; // manager.go:632
+    wire [7:0] slot_cfg_or_msg; // manager.go:632
+    wire [63:0] addr_cfg_or_msg; // manager.go:632
+    wire [15:0] req_cfg_or_msg; // manager.go:632
+    wire ok; // manager.go:634
+    wire [1:0] action; // manager.go:635
+    wire [2:0] cpl_status; // manager.go:636
+    wire via_window; // manager.go:639
+    wire second_copy; // manager.go:640
+    wire [1:0] _hdr_primary_mux; // manager.go:767
+    wire rewrite_primary_4dw; // manager.go:768
+    wire [31:0] rewrite_primary_dw0; // manager.go:769
+    wire [31:0] rewrite_primary_dw1; // manager.go:770
+    wire [127:0] hdr_primary; // manager.go:643
+    wire rewrite_second_4dw; // manager.go:768
+    wire [31:0] rewrite_second_dw0; // manager.go:769
+    wire [31:0] rewrite_second_dw1; // manager.go:770
+    wire [127:0] hdr_second; // manager.go:773
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:801
+    wire [11:0] cpl_bytes_one_dw; // manager.go:803
+    wire [11:0] cpl_bytes_many_dw; // manager.go:804
+    wire [11:0] cpl_byte_count; // manager.go:805
+    wire [6:0] cpl_lower_addr; // manager.go:806
+    wire [95:0] cpl_hdr; // manager.go:813
+    wire take_decision; // manager.go:649
+    wire forward; // manager.go:669
+    wire _to_port_a_eq; // manager.go:670
+    wire to_port_a; // manager.go:676
+    wire _to_port_b_eq; // manager.go:670
+    wire to_port_b; // manager.go:677
+    wire [529:0] beat_tail; // manager.go:680
+    wire m_kernel_for; // manager.go:684
+    wire m_local_for; // manager.go:685
+    wire m_cpl_for; // manager.go:686
+    wire m_port_a_offer; // manager.go:692
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:688
-    wire m_port_a_has; // manager.go:689
-    wire m_port_a_done; // manager.go:690
+    wire m_port_a_took; // manager.go:694
+    wire m_port_a_has; // manager.go:695
+    wire m_port_a_done; // manager.go:696
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:686
+    wire m_port_b_offer; // manager.go:692
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:688
-    wire m_port_b_has; // manager.go:689
-    wire m_port_b_done; // manager.go:690
+    wire m_port_b_took; // manager.go:694
+    wire m_port_b_has; // manager.go:695
+    wire m_port_b_done; // manager.go:696
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:686
+    wire m_kernel_offer; // manager.go:692
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:688
-    wire m_kernel_has; // manager.go:689
-    wire m_kernel_done; // manager.go:690
+    wire m_kernel_took; // manager.go:694
+    wire m_kernel_has; // manager.go:695
+    wire m_kernel_done; // manager.go:696
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:686
+    wire m_local_offer; // manager.go:692
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:688
-    wire m_local_has; // manager.go:689
-    wire m_local_done; // manager.go:690
+    wire m_local_took; // manager.go:694
+    wire m_local_has; // manager.go:695
+    wire m_local_done; // manager.go:696
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:686
+    wire m_cpl_offer; // manager.go:692
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:688
-    wire m_cpl_has; // manager.go:689
-    wire m_cpl_done; // manager.go:690
+    wire m_cpl_took; // manager.go:694
+    wire m_cpl_has; // manager.go:695
+    wire m_cpl_done; // manager.go:696
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:702
-    wire _s_axil_arready_not; // manager.go:905
-    wire read_accept; // manager.go:905
-    wire [31:0] _read_data_or_6; // manager.go:928
-    wire [31:0] _read_data_or_5; // manager.go:928
-    wire [31:0] _read_data_or_4; // manager.go:928
-    wire [31:0] _read_data_or_3; // manager.go:928
-    wire [31:0] _read_data_or_2; // manager.go:928
-    wire [31:0] _read_data_or; // manager.go:928
-    wire [31:0] read_data; // manager.go:928
+    wire count_fire; // manager.go:708
+    wire _s_axil_arready_not; // manager.go:911
+    wire read_accept; // manager.go:911
+    wire [31:0] _read_data_or_6; // manager.go:934
+    wire [31:0] _read_data_or_5; // manager.go:934
+    wire [31:0] _read_data_or_4; // manager.go:934
+    wire [31:0] _read_data_or_3; // manager.go:934
+    wire [31:0] _read_data_or_2; // manager.go:934
+    wire [31:0] _read_data_or; // manager.go:934
+    wire [31:0] read_data; // manager.go:934
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
