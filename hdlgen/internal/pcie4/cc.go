@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 )
 
@@ -52,11 +53,11 @@ func CC(m *ir.Module) {
 	// tuser: is_sop[0] on the first beat, is_eop[0] with the index of the
 	// last DW on the last; no straddling, no discontinue, parity unused.
 	user := func(first, last, keep ir.Value) ir.Value {
-		return m.Concat(m.Const(CCUserBits-12, 0), m.Mux(last, lastDW(m, keep), m.Const(4, 0)),
+		return m.Concat(m.Const(CCUserBits-12, 0), m.Mux(last, realign.LastDW(m, keep), m.Const(4, 0)),
 			m.Const(1, 0), last, m.Const(5, 0), first)
 	}
-	out := prepend(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, sop, eop, desc, user)
-	unpack(m, out, "s_axis_cc_", []field{{"tdata", dataBits}, {"tkeep", keepBits}, {"tlast", 1}, {"tuser", CCUserBits}})
+	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
+	realign.Unpack(m, out, "s_axis_cc_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: CCUserBits}})
 	m.Output("s_axis_cc_tvalid", out.Valid)
 	m.Assign(out.Ready, m.Input("s_axis_cc_tready", 1))
 }

@@ -11,6 +11,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 	"onic/pcie/pg213"
 )
@@ -91,8 +92,8 @@ func CQ(m *ir.Module) {
 	short := m.Concat(dw0, dw1, m.Slice(addr, 0, 32), m.Const(32, 0))
 	hdr := m.Named("cq_hdr", m.Mux(fourDW, long, short))
 
-	out := strip(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, last, m.Concat(hdr, fieldOf(barLo, barW)), descDWs)
-	unpack(m, out, "tlp_", []field{{"hdr", hdrBits}, {"bar", barW}, {"data", dataBits}, {"keep", keepBits}, {"sop", 1}, {"eop", 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, fieldOf(barLo, barW)), descDWs)
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "bar", Width: barW}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 )
 
@@ -47,8 +48,8 @@ func RC(m *ir.Module) {
 	hdr := m.Named("rc_hdr", m.Concat(dw0, dw1, dw2))
 
 	meta := m.Concat(hdr, fieldOf(12, 4), fieldOf(30, 1)) // header, error code, request completed
-	out := strip(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, last, meta, rcDescDWs)
-	unpack(m, out, "tlp_", []field{{"hdr", rcDescBits}, {"error", 4}, {"done", 1}, {"data", dataBits}, {"keep", keepBits}, {"sop", 1}, {"eop", 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, meta, rcDescDWs)
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: rcDescBits}, {Name: "error", Width: 4}, {Name: "done", Width: 1}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 )
 
@@ -60,14 +61,14 @@ func RQ(m *ir.Module) {
 	heldBE := m.RegNoReset("held_be", 8)
 	user := func(first, last, keep ir.Value) ir.Value {
 		b := m.Mux(first, be, heldBE)
-		return m.Concat(m.Const(RQUserBits-32, 0), m.Mux(last, lastDW(m, keep), m.Const(4, 0)),
+		return m.Concat(m.Const(RQUserBits-32, 0), m.Mux(last, realign.LastDW(m, keep), m.Const(4, 0)),
 			m.Const(1, 0), last, m.Const(5, 0), first, m.Const(4, 0), // is_eop0_ptr, is_eop, is_sop, addr_offset
 			m.Const(4, 0), m.Slice(b, 4, 4), m.Const(4, 0), m.Slice(b, 0, 4)) // last_be, first_be (of the beat's first TLP)
 	}
-	out := prepend(m, beats{data: data, keep: keep, valid: valid, ready: inReady}, sop, eop, desc, user)
+	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
 	m.SetNext(heldBE, be)
 	m.SetEnable(heldBE, m.And(m.And(valid, inReady), sop))
-	unpack(m, out, "s_axis_rq_", []field{{"tdata", dataBits}, {"tkeep", keepBits}, {"tlast", 1}, {"tuser", RQUserBits}})
+	realign.Unpack(m, out, "s_axis_rq_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: RQUserBits}})
 	m.Output("s_axis_rq_tvalid", out.Valid)
 	m.Assign(out.Ready, m.Input("s_axis_rq_tready", 1))
 }

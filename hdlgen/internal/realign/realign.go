@@ -1,17 +1,28 @@
-package pcie4
+// Package realign moves the DWs of a 512-bit AXI4-Stream packet to make
+// room for, or remove, a descriptor at its front: the receive side of
+// AMD's CQ and RC interfaces and of the optical link's deframer (Strip),
+// the transmit side of CC, RQ and the framer (Prepend). Both keep one beat
+// of state and cost at most one extra cycle per packet.
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
+package realign
 
 import (
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
 )
 
-// beats is an AXI4-Stream of 512-bit beats with a keep bit per DW.
-type beats struct {
-	data, keep, valid ir.Value
-	ready             ir.Value // a wire the builder drives
+// KeepBits is the number of DWs in a beat.
+const KeepBits = 16
+
+// Beats is an AXI4-Stream of 512-bit beats with a keep bit per DW.
+type Beats struct {
+	Data, Keep, Valid ir.Value
+	Ready             ir.Value // a wire the builder drives
 }
 
-// strip is the receive side shared by CQ and RC: each packet's first
+// Strip is the receive side (CQ, RC, the optical deframer): each packet's first
 // beat starts with a descDWs-DW descriptor, which meta (the header and
 // sideband worked out from it) replaces; the payload after it is
 // realigned to start at byte 0, each output beat one input beat's last
@@ -19,9 +30,9 @@ type beats struct {
 // beats plus one cycle: its last bytes leave on their own. The result,
 // through a skid buffer, packs meta, data, keep, sop and eop, most
 // significant first.
-func strip(m *ir.Module, in beats, last, meta ir.Value, descDWs int) axis.Stream {
+func Strip(m *ir.Module, in Beats, last, meta ir.Value, descDWs int) axis.Stream {
 	ir.Helper()
-	restDWs := keepBits - descDWs
+	restDWs := KeepBits - descDWs
 	held := m.RegNoReset("held_data", 32*restDWs)
 	heldKeep := m.RegNoReset("held_keep", restDWs)
 	heldMeta := m.RegNoReset("held_meta", meta.Width())
@@ -31,24 +42,24 @@ func strip(m *ir.Module, in beats, last, meta ir.Value, descDWs int) axis.Stream
 
 	// Combine the held DWs with the next beat's first ones, or flush them
 	// alone after the packet's last beat.
-	combine := m.Named("combine", m.And(heldValid, m.And(m.Not(heldLast), in.valid)))
+	combine := m.Named("combine", m.And(heldValid, m.And(m.Not(heldLast), in.Valid)))
 	flush := m.Named("flush", m.And(heldValid, heldLast))
 	outValid := m.Named("out_valid", m.Or(combine, flush))
-	restKeep := m.Slice(in.keep, descDWs, restDWs)
+	restKeep := m.Slice(in.Keep, descDWs, restDWs)
 	restEmpty := m.Named("rest_empty", m.Eq(restKeep, m.Const(restDWs, 0)))
-	outData := m.Concat(m.Mux(flush, m.Const(32*descDWs, 0), m.Slice(in.data, 0, 32*descDWs)), held)
-	outKeep := m.Concat(m.Mux(flush, m.Const(descDWs, 0), m.Slice(in.keep, 0, descDWs)), heldKeep)
+	outData := m.Concat(m.Mux(flush, m.Const(32*descDWs, 0), m.Slice(in.Data, 0, 32*descDWs)), held)
+	outKeep := m.Concat(m.Mux(flush, m.Const(descDWs, 0), m.Slice(in.Keep, 0, descDWs)), heldKeep)
 	outEOP := m.Named("out_eop", m.Or(flush, m.And(last, restEmpty)))
 	outS := axis.New(m, "out", m.Concat(heldMeta, outData, outKeep, heldFirst, outEOP), outValid)
 
 	// An input beat is taken when nothing is held (a packet's first
 	// beat), or when the held DWs go out with it.
 	ready := m.Or(m.Not(heldValid), m.And(m.Not(heldLast), outS.Ready))
-	m.Assign(in.ready, ready)
-	take := m.Named("take", m.And(in.valid, ready))
+	m.Assign(in.Ready, ready)
+	take := m.Named("take", m.And(in.Valid, ready))
 	sent := m.Named("sent", m.And(outValid, outS.Ready))
 	start := m.Named("start", m.And(take, m.Not(heldValid)))
-	m.SetNext(held, m.Slice(in.data, 32*descDWs, 32*restDWs))
+	m.SetNext(held, m.Slice(in.Data, 32*descDWs, 32*restDWs))
 	m.SetEnable(held, take)
 	m.SetNext(heldKeep, restKeep)
 	m.SetEnable(heldKeep, take)
@@ -66,7 +77,7 @@ func strip(m *ir.Module, in beats, last, meta ir.Value, descDWs int) axis.Stream
 	return axis.Skid(m, "out_slice", outS)
 }
 
-// prepend is the transmit side shared by CC and RQ: a descDWs-DW
+// Prepend is the transmit side (CC, RQ, the optical framer): a descDWs-DW
 // descriptor goes in front of each packet's payload (which arrives from
 // byte 0 of its first beat), each output beat the previous input beat's
 // last descDWs DWs and the next one's first (16 - descDWs); a packet
@@ -74,29 +85,29 @@ func strip(m *ir.Module, in beats, last, meta ir.Value, descDWs int) axis.Stream
 // beat's tuser from whether it is a packet's first beat, its last, and its
 // keep. The result, through a skid buffer, packs data, keep, last and
 // tuser, most significant first.
-func prepend(m *ir.Module, in beats, sop, eop, desc ir.Value, user func(first, last, keep ir.Value) ir.Value) axis.Stream {
+func Prepend(m *ir.Module, in Beats, sop, eop, desc ir.Value, user func(first, last, keep ir.Value) ir.Value) axis.Stream {
 	ir.Helper()
 	descDWs := desc.Width() / 32
-	restDWs := keepBits - descDWs
+	restDWs := KeepBits - descDWs
 	held := m.RegNoReset("held_data", desc.Width())
 	heldKeep := m.RegNoReset("held_keep", descDWs)
 	flush := m.Reg("flush", 1, 0)
 
-	upper := m.Slice(in.keep, restDWs, descDWs)
+	upper := m.Slice(in.Keep, restDWs, descDWs)
 	upperEmpty := m.Eq(upper, m.Const(descDWs, 0))
-	low := m.Mux(flush, m.Const(32*restDWs, 0), m.Slice(in.data, 0, 32*restDWs))
-	lowKeep := m.Mux(flush, m.Const(restDWs, 0), m.Slice(in.keep, 0, restDWs))
+	low := m.Mux(flush, m.Const(32*restDWs, 0), m.Slice(in.Data, 0, 32*restDWs))
+	lowKeep := m.Mux(flush, m.Const(restDWs, 0), m.Slice(in.Keep, 0, restDWs))
 	first := m.Named("first", m.And(m.Not(flush), sop))
 	outData := m.Concat(low, m.Mux(first, desc, held))
 	outKeep := m.Named("out_keep", m.Concat(lowKeep, m.Mux(first, m.Const(descDWs, 1<<descDWs-1), heldKeep)))
 	outLast := m.Named("out_last", m.Or(flush, m.And(eop, upperEmpty)))
-	outValid := m.Named("out_valid", m.Or(flush, in.valid))
+	outValid := m.Named("out_valid", m.Or(flush, in.Valid))
 	outS := axis.New(m, "out", m.Concat(outData, outKeep, outLast, user(first, outLast, outKeep)), outValid)
 
 	ready := m.And(m.Not(flush), outS.Ready)
-	m.Assign(in.ready, ready)
-	take := m.Named("take", m.And(in.valid, ready))
-	m.SetNext(held, m.Slice(in.data, 32*restDWs, desc.Width()))
+	m.Assign(in.Ready, ready)
+	take := m.Named("take", m.And(in.Valid, ready))
+	m.SetNext(held, m.Slice(in.Data, 32*restDWs, desc.Width()))
 	m.SetEnable(held, take)
 	m.SetNext(heldKeep, upper)
 	m.SetEnable(heldKeep, take)
@@ -104,9 +115,9 @@ func prepend(m *ir.Module, in beats, sop, eop, desc ir.Value, user func(first, l
 	return axis.Skid(m, "out_slice", outS)
 }
 
-// lastDW is the index of the highest set bit of keep (a contiguous run
+// LastDW is the index of the highest set bit of keep (a contiguous run
 // from bit 0 on the buses here): is_eop0_ptr.
-func lastDW(m *ir.Module, keep ir.Value) ir.Value {
+func LastDW(m *ir.Module, keep ir.Value) ir.Value {
 	ir.Helper()
 	var ptr ir.Value = m.Const(4, 0)
 	for d := 1; d < keep.Width(); d++ {
@@ -115,20 +126,20 @@ func lastDW(m *ir.Module, keep ir.Value) ir.Value {
 	return m.Named("eop_ptr", ptr)
 }
 
-// unpack drives outputs named prefix+name from s's packed data, most
+// Unpack drives outputs named prefix+name from s's packed data, most
 // significant first, and s's valid and ready as prefix+valid/ready.
-func unpack(m *ir.Module, s axis.Stream, prefix string, fields []field) {
+func Unpack(m *ir.Module, s axis.Stream, prefix string, fields []Field) {
 	ir.Helper()
 	v := s.Data
 	at := v.Width()
 	for _, f := range fields {
-		at -= f.w
-		m.Output(prefix+f.name, m.Slice(v, at, f.w))
+		at -= f.Width
+		m.Output(prefix+f.Name, m.Slice(v, at, f.Width))
 	}
 }
 
-// field is one output of a packed stream.
-type field struct {
-	name string
-	w    int
+// Field is one output of a packed stream.
+type Field struct {
+	Name  string
+	Width int
 }

@@ -1,0 +1,436 @@
+package optlink
+
+import (
+	"onic/hdlgen/ir"
+)
+
+// Module builds one optical port's link layer (onic_optlink) for cfg.
+//
+// Toward the manager: s_tlp_* (TLPs to send, the manager's egress stream
+// format) and m_tlp_* (TLPs received, the same format). Toward the
+// transceiver wrapper: tx_data, tx_ctl and tx_valid out with tx_ready in
+// (the wrapper takes a word each cycle tx_ready is high), and rx_data,
+// rx_ctl, rx_valid in, so that one card's tx_* joined to another's rx_*
+// makes a link; phy_up is the wrapper's "lanes locked and bonded". state
+// is StateDown, StateTraining or StateUp; replays, naks, crc_errors and
+// lost count frames sent again, Naks sent, damaged frames and control
+// words received, and frames dropped when the link went down.
+//
+// A TLP is admitted only while the link is up and the replay buffer and
+// the far end's credits have room for its whole frame, so s_tlp_ready
+// holds TLPs back while the link is down or busy (the "hold" behaviour;
+// a manager told the port is down fails them instead). An admitted frame
+// is framed, written whole into the replay buffer, and only then sent
+// (store and forward: a frame is never cut by a control word). Control
+// words go out between frames: training words until the link is up, then
+// data-link words carrying the Ack or Nak and the credit limit whenever
+// one is due (AckCycles) or there is nothing else to send, and before
+// every replay, so the receiver finds frame boundaries again after a
+// damaged frame by skipping to the next control word.
+func Module(cfg Config) (*ir.Module, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := ir.NewModule("onic_optlink")
+	l := &builder{m: m, cfg: cfg}
+	l.ports()
+	l.state()
+	l.transmit()
+	l.receive()
+	l.training()
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// builder holds the signals the link's stages share.
+type builder struct {
+	m   *ir.Module
+	cfg Config
+
+	phyUp, txReady, rxData, rxCtl, rxValid ir.Value // inputs
+
+	st, up, down, enterDown ir.Value // link state
+	epoch                   ir.Value
+
+	// Received control words.
+	goodTS, goodDL   ir.Value
+	ctlSeen, ctlNak  ir.Value
+	ctlAck, ctlLimit ir.Value
+
+	// What this end's receiver asks its control words to say.
+	rxNext, ackPend, nakPend, rxLimit ir.Value
+	heard, peerUp                     ir.Value
+
+	sentCtl ir.Value // a control word went out this cycle
+}
+
+// counter is a 16-bit event count, wrapping.
+func (l *builder) counter(name string, inc ir.Value) ir.Value {
+	ir.Helper()
+	m := l.m
+	r := m.Reg(name, 16, 0)
+	m.SetNext(r, m.Add(r, m.Zext(inc, 16)))
+	return r
+}
+
+func (l *builder) ports() {
+	m := l.m
+	l.phyUp = m.Input("phy_up", 1)
+	l.txReady = m.Input("tx_ready", 1)
+	l.rxData = m.Input("rx_data", dataBits)
+	l.rxCtl = m.Input("rx_ctl", 1)
+	l.rxValid = m.Input("rx_valid", 1)
+}
+
+// state declares the link state register (driven by training) and what
+// the other stages read from it.
+func (l *builder) state() {
+	m := l.m
+	l.st = m.Reg("link_state", 2, StateDown)
+	l.up = m.Named("link_up", m.Eq(l.st, m.Const(2, StateUp)))
+	l.down = m.Named("link_down", m.Eq(l.st, m.Const(2, StateDown)))
+	l.enterDown = m.Wire("enter_down", 1)
+	l.epoch = m.Reg("epoch", 1, 0)
+	m.SetNext(l.epoch, m.Xor(l.epoch, l.enterDown))
+	m.Output("state", l.st)
+
+	// What the receiver hears and asks for, read by the transmitter
+	// before receive builds it.
+	l.goodTS = m.Wire("rx_good_ts", 1)
+	l.goodDL = m.Wire("rx_good_dl", 1)
+	l.ctlSeen = m.Wire("rx_ctl_seen", 1)
+	l.ctlNak = m.Wire("rx_ctl_nak", 1)
+	l.ctlAck = m.Wire("rx_ctl_ack", SeqBits)
+	l.ctlLimit = m.Wire("rx_ctl_limit", 16)
+	l.rxNext = m.Reg("rx_next", SeqBits, 0)
+	l.ackPend = m.Reg("ack_pending", 1, 0)
+	l.nakPend = m.Reg("nak_pending", 1, 0)
+	l.heard = m.Reg("heard", 1, 0)
+	l.peerUp = m.Reg("peer_up", 1, 0)
+	l.rxLimit = m.Reg("rx_limit", 16, 0)
+}
+
+// transmit builds admission, the framer, the replay buffer and its
+// writer, Ack processing and the replay timer, and the sender.
+func (l *builder) transmit() {
+	m, cfg := l.m, l.cfg
+	R := cfg.ReplayWords
+	A := ir.AddrBits(R)
+	P := A + 1 // pointers carry a wrap bit
+	one := func(w int) ir.Value { return m.Const(w, 1) }
+
+	// Pointers into the replay buffer: the oldest unacknowledged frame's
+	// start (ack), the next word to send, the end of the space reserved
+	// by admitted frames, the next word the writer writes, and the end of
+	// the last whole frame written.
+	ackPtr := m.Reg("ack_ptr", P, 0)
+	sendPtr := m.Reg("send_ptr", P, 0)
+	resvPtr := m.Reg("resv_ptr", P, 0)
+	wrPtr := m.Reg("wr_ptr", P, 0)
+	donePtr := m.Reg("done_ptr", P, 0)
+	nextSeq := m.Reg("next_seq", SeqBits, 0)
+	acked := m.Reg("acked_seq", SeqBits, SeqMask)
+	creditUsed := m.Reg("credit_used", 16, 0)
+	txLimit := m.Reg("tx_limit", 16, 0)
+
+	// Admission: a TLP's first beat enters only when its whole frame fits
+	// the replay buffer and the far end's credits.
+	hdr := m.Input("s_tlp_hdr", hdrBits)
+	sop := m.Input("s_tlp_sop", 1)
+	eop := m.Input("s_tlp_eop", 1)
+	valid := m.Input("s_tlp_valid", 1)
+	n := m.Named("tx_payload_dws", payloadDWs(m, hdr))
+	frameWords := m.Named("tx_frame_words", wordsFor(m, n, true))
+	dataWords := m.Named("tx_data_words", wordsFor(m, n, false))
+	// The replay buffer's tail is the ack pointer, or the send pointer
+	// while a replay still reads words older than it.
+	sendAhead := m.Sub(sendPtr, ackPtr)
+	behind := m.Named("send_behind", m.LtU(m.Sub(donePtr, ackPtr), sendAhead))
+	tail := m.Mux(behind, sendPtr, ackPtr)
+	used := m.Zext(m.Sub(resvPtr, tail), 12)
+	spaceOK := m.Named("replay_room", m.Not(m.LtU(m.Const(12, uint64(R)), m.Add(used, m.Zext(frameWords, 12)))))
+	over := m.Sub(m.Add(creditUsed, m.Zext(dataWords, 16)), txLimit)
+	creditOK := m.Named("credit_ok", m.Or(m.Slice(over, 15, 1), m.Eq(over, m.Const(16, 0))))
+	inTLP := m.Reg("in_tlp", 1, 0)
+	gate := m.Named("admit_gate", m.Or(inTLP, m.And(l.peerUp, m.And(spaceOK, creditOK))))
+	framerReady := m.Wire("framer_ready", 1)
+	m.Output("s_tlp_ready", m.And(framerReady, gate))
+	take := m.Named("tx_take", m.And(m.And(valid, gate), framerReady))
+	admit := m.Named("admit", m.And(take, m.And(sop, m.Not(inTLP))))
+	m.SetNext(inTLP, m.Mux(take, m.Not(eop), inTLP))
+
+	// End of each frame in the replay buffer, by sequence number: an Ack
+	// of frame s frees the buffer up to endOf[s].
+	endOf := m.Memory("frame_end", R, P)
+	m.WritePort(endOf, m.Slice(nextSeq, 0, A), m.Add(resvPtr, m.Zext(frameWords, P)), admit, ir.Value{})
+
+	framerOut := m.Wire("framer_out_ready", 1)
+	fr := m.Instance("framer", FramerModule(), map[string]ir.Value{
+		"tlp_hdr": hdr, "tlp_data": m.Input("s_tlp_data", dataBits), "tlp_keep": m.Input("s_tlp_keep", keepBits),
+		"tlp_sop": sop, "tlp_eop": eop, "tlp_valid": m.And(valid, gate),
+		"seq": nextSeq, "epoch": l.epoch, "frame_ready": framerOut,
+	})
+	m.Assign(framerReady, fr["tlp_ready"])
+
+	// The writer adds the LCRC: into the last DW of the frame's last
+	// word when that DW is free, else in a word of its own on the next
+	// cycle. Frames framed in an earlier link-up period are dropped.
+	wFirst := m.Reg("wr_first", 1, 1)
+	wDrop := m.Reg("wr_drop", 1, 0)
+	pend := m.Reg("lcrc_pending", 1, 0)
+	crcReg := m.RegNoReset("wr_crc", 32)
+	word := m.Named("wr_word", m.And(fr["frame_data"], keepMask(m, fr["frame_keep"])))
+	last := fr["frame_last"]
+	wValid := fr["frame_valid"]
+	m.Assign(framerOut, m.Not(pend))
+	wTake := m.Named("wr_take", m.And(wValid, m.Not(pend)))
+	stale := m.Or(l.down, m.Ne(m.Slice(word, 23, 1), l.epoch))
+	drop := m.Named("wr_dropping", m.Mux(wFirst, stale, wDrop))
+	crcCur := m.Mux(wFirst, m.Const(32, 0xffffffff), crcReg)
+	crcIn := m.Mux(pend, crcReg, crcCur)
+	low := m.Mux(pend, m.Const(dataBits-32, 0), m.Slice(word, 0, dataBits-32))
+	lcrc := m.Named("wr_lcrc", m.Not(crc(m, "wr_crc_last", crcIn, low)))
+	room := m.Named("lcrc_room", m.Not(m.Slice(fr["frame_keep"], keepBits-1, 1)))
+	closes := m.Named("wr_closes", m.Or(pend, m.And(last, room)))
+	wData := m.Mux(closes, m.Concat(lcrc, low), word)
+	wr := m.Named("wr_en", m.And(m.Or(wTake, pend), m.Not(m.Mux(pend, wDrop, drop))))
+	replayMem := m.Memory("replay_buf", R, dataBits+1)
+	m.WritePort(replayMem, m.Slice(wrPtr, 0, A), m.Concat(closes, wData), wr, ir.Value{})
+	m.SetNext(crcReg, crc(m, "wr_crc_next", crcCur, word))
+	m.SetEnable(crcReg, wTake)
+	m.SetNext(pend, m.And(wTake, m.And(last, m.Not(room))))
+	m.SetNext(wFirst, m.Mux(wTake, last, wFirst))
+	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, wDrop))
+
+	// Acks and Naks from the far end: an Ack of s frees frames up to s
+	// (ackPtr follows a cycle later, from the end table); a Nak also asks
+	// for a replay, once ackPtr has moved.
+	ackDelta := m.Sub(l.ctlAck, acked)
+	outstanding := m.Named("outstanding", m.Sub(m.Sub(nextSeq, one(SeqBits)), acked))
+	progress := m.Named("ack_progress", m.And(m.And(l.goodDL, l.up), m.And(m.Ne(ackDelta, m.Const(SeqBits, 0)), m.Not(m.LtU(outstanding, ackDelta)))))
+	endRead := m.ReadPort(endOf, m.Slice(l.ctlAck, 0, A), one(1))
+	ackMoved := m.Reg("ack_moved", 1, 0)
+	m.SetNext(ackMoved, progress)
+	nakSeen := m.Reg("nak_seen", 1, 0)
+	m.SetNext(nakSeen, m.And(m.And(l.goodDL, l.up), l.ctlNak))
+
+	// The replay timer runs while frames are unacknowledged and restarts
+	// on Ack progress and on each replay.
+	timer := m.Reg("replay_timer", 16, 0)
+	expired := m.Named("replay_expired", m.Eq(timer, m.Const(16, uint64(cfg.ReplayCycles))))
+	idle := m.Eq(outstanding, m.Const(SeqBits, 0))
+	m.SetNext(timer, m.Mux(m.Or(m.Or(idle, progress), m.Or(expired, m.Not(l.up))), m.Const(16, 0), m.Add(timer, one(16))))
+	replayPend := m.Reg("replay_pending", 1, 0)
+
+	// The sender: a control word, or the replay buffer's next word. The
+	// buffer is read one edge ahead at the pointer the next cycle sends
+	// from; a frame is sent only once it is whole (donePtr, a cycle late
+	// so its last word has been written before it is read).
+	mid := m.Reg("mid_frame", 1, 0)
+	sinceCtl := m.Reg("since_ctl", 16, 0)
+	doneD := m.Reg("done_ptr_d", P, 0)
+	m.SetNext(doneD, donePtr)
+	avail := m.Named("tx_avail", m.Ne(sendPtr, doneD))
+	jump := m.Named("tx_jump", m.And(m.Not(mid), m.Or(replayPend, behind)))
+	sentLimit := m.Reg("sent_limit", 16, 0) // the credit limit the last control word carried
+	ctlDue := m.Named("ctl_due", m.And(m.Not(m.LtU(sinceCtl, m.Const(16, uint64(cfg.AckCycles)))),
+		m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit))))
+	sendData := m.Named("send_data", m.And(l.up, m.Or(mid, m.And(m.And(avail, m.Not(jump)), m.Not(m.Or(l.nakPend, ctlDue))))))
+	moved := m.Named("tx_moved", m.And(l.txReady, l.phyUp))
+	sentData := m.And(moved, sendData)
+	sentCtl := m.Named("ctl_sent", m.And(moved, m.Not(sendData)))
+	sendNext := m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Add(sendPtr, one(P)), m.Mux(m.And(sentCtl, jump), ackPtr, sendPtr)))
+	m.SetNext(sendPtr, sendNext)
+	rd := m.ReadPort(replayMem, m.Slice(sendNext, 0, A), one(1))
+	m.SetNext(mid, m.Mux(sentData, m.Not(m.Slice(rd, dataBits, 1)), mid))
+	m.SetNext(sinceCtl, m.Mux(sentCtl, m.Const(16, 0), m.Mux(m.LtU(sinceCtl, m.Const(16, 0xffff)), m.Add(sinceCtl, one(16)), sinceCtl)))
+	m.SetNext(replayPend, m.And(l.up, m.Or(m.Or(nakSeen, expired), m.And(replayPend, m.Not(m.And(sentCtl, jump))))))
+	m.Output("replays", l.counter("replay_count", m.And(m.And(sentCtl, jump), replayPend)))
+
+	// The control word: training until up, then data-link words.
+	kind := m.Mux(l.up, m.Const(8, KindDL), m.Const(8, KindTS))
+	nak := m.And(l.up, l.nakPend)
+	dw0 := m.Concat(m.Const(4, 0), m.Sub(l.rxNext, one(SeqBits)), m.Const(6, 0), nak, m.And(m.Not(l.up), l.heard), kind)
+	ctlLow := m.Named("ctl_word", m.Concat(m.Const(dataBits-32-64, 0), m.Zext(l.rxLimit, 32), dw0))
+	ctlWord := m.Concat(m.Not(crc(m, "ctl_crc", m.Const(32, 0xffffffff), ctlLow)), ctlLow)
+	m.SetNext(sentLimit, m.Mux(sentCtl, l.rxLimit, sentLimit))
+	l.sentCtl = sentCtl
+	m.Output("tx_data", m.Mux(sendData, m.Slice(rd, 0, dataBits), ctlWord))
+	m.Output("tx_ctl", m.Not(sendData))
+	m.Output("tx_valid", l.phyUp)
+
+	// Pointer and sequence bookkeeping; everything restarts while down.
+	zero := func(r ir.Value, v ir.Value) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), 0), v)) }
+	zero(ackPtr, m.Mux(ackMoved, endRead, ackPtr))
+	zero(resvPtr, m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr))
+	zero(wrPtr, m.Mux(wr, m.Add(wrPtr, one(P)), wrPtr))
+	zero(donePtr, m.Mux(m.And(wr, closes), m.Add(wrPtr, one(P)), donePtr))
+	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
+	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
+	zero(creditUsed, m.Mux(admit, m.Add(creditUsed, m.Zext(dataWords, 16)), creditUsed))
+	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, m.Const(2, StateTraining))))
+	zero(txLimit, m.Mux(learn, l.ctlLimit, txLimit))
+	lost := m.Reg("lost_count", 16, 0)
+	m.SetNext(lost, m.Add(lost, m.Mux(l.enterDown, m.Zext(outstanding, 16), m.Const(16, 0))))
+	m.Output("lost", lost)
+}
+
+// receive builds the receiver: control words checked and read, frames
+// parsed, checked and stored speculatively in the receive buffer (kept
+// when their LCRC and sequence number are right, else rewound), the Ack
+// and Nak they call for, and the reader that hands stored frames to the
+// deframer and returns their credits.
+func (l *builder) receive() {
+	m, cfg := l.m, l.cfg
+	R := cfg.RxWords
+	A := ir.AddrBits(R)
+	P := A + 1
+	one := func(w int) ir.Value { return m.Const(w, 1) }
+	ones := m.Const(32, 0xffffffff)
+	w := l.rxData
+	ctl := l.rxCtl
+	v := m.Named("rx_word", m.And(l.rxValid, l.phyUp))
+	isCtl := m.Named("rx_is_ctl", m.And(v, ctl))
+	isData := m.Named("rx_is_data", m.And(v, m.Not(ctl)))
+
+	rxIn := m.Reg("rx_in_frame", 1, 0)
+	rxSkip := m.Reg("rx_skip", 1, 0) // framing lost: skip to the next control word
+	rxLeft := m.Reg("rx_words_left", 7, 0)
+	rxDWs := m.Reg("rx_dws_left", 11, 0)
+	rxStore := m.Reg("rx_store", 1, 0)
+	rxSeqOK := m.Reg("rx_seq_ok", 1, 0)
+	rxDup := m.Reg("rx_dup", 1, 0)
+	rxCRC := m.RegNoReset("rx_crc", 32)
+	nakSent := m.Reg("nak_sent", 1, 0)
+	wptr := m.Reg("rx_wptr", P, 0)
+	commit := m.Reg("rx_commit", P, 0)
+	rptr := m.Reg("rx_rptr", P, 0)
+
+	// The CRC check: a control word's over its first 60 bytes; a frame's
+	// over everything before its last DW, carried on from earlier words.
+	first := m.Named("rx_first", m.And(isData, m.And(m.Not(rxIn), m.Not(rxSkip))))
+	inFrame := m.Named("rx_more", m.And(isData, rxIn))
+	crcCur := m.Mux(first, ones, rxCRC)
+	check := m.Named("rx_crc_ok", m.Eq(m.Slice(w, dataBits-32, 32), m.Not(crc(m, "rx_crc_last", m.Mux(ctl, ones, crcCur), m.Slice(w, 0, dataBits-32)))))
+	m.SetNext(rxCRC, crc(m, "rx_crc_next", crcCur, w))
+	m.SetEnable(rxCRC, isData)
+
+	// Control words.
+	goodCtl := m.Named("rx_good_ctl", m.And(isCtl, check))
+	kind := m.Slice(w, 0, 8)
+	m.Assign(l.goodTS, m.And(goodCtl, m.Eq(kind, m.Const(8, KindTS))))
+	m.Assign(l.goodDL, m.And(goodCtl, m.Eq(kind, m.Const(8, KindDL))))
+	m.Assign(l.ctlSeen, m.Slice(w, 8, 1))
+	m.Assign(l.ctlNak, m.Slice(w, 9, 1))
+	m.Assign(l.ctlAck, m.Slice(w, 16, SeqBits))
+	m.Assign(l.ctlLimit, m.Slice(w, 32, 16))
+
+	// A frame's first word: its token says its length and sequence
+	// number; it is stored only if it is the next in sequence and fits.
+	n := m.Slice(w, 12, 11)
+	tokOK := m.Named("rx_token_ok", m.And(m.Eq(m.Slice(w, 24, 8), m.Const(8, Marker)), m.Not(m.LtU(m.Const(11, MaxPayloadDWs), n))))
+	seq := m.Slice(w, 0, SeqBits)
+	seqOK := m.Mux(first, m.Eq(seq, l.rxNext), rxSeqOK)
+	dup := m.Mux(first, m.Slice(m.Sub(seq, l.rxNext), SeqBits-1, 1), rxDup) // behind rx_next: already received
+	free := m.Sub(m.Const(12, uint64(R)), m.Zext(m.Sub(wptr, rptr), 12))
+	spaceOK := m.Not(m.LtU(free, m.Zext(wordsFor(m, n, false), 12)))
+	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
+	dwsHere := m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs)
+	left := m.Mux(first, wordsFor(m, n, true), rxLeft)
+	lastWord := m.Eq(left, m.Const(7, 1))
+	full := m.Not(m.LtU(dwsHere, m.Const(11, WordDWs)))
+	keep := m.Mux(full, m.Const(keepBits, 0xffff), m.Not(m.Shl(m.Const(keepBits, 0xffff), m.Slice(dwsHere, 0, 4))))
+	hasDWs := m.Ne(dwsHere, m.Const(11, 0))
+	dataLast := m.And(hasDWs, m.Not(m.LtU(m.Const(11, WordDWs), dwsHere)))
+	active := m.Named("rx_active", m.Or(m.And(first, tokOK), inFrame))
+	wr := m.Named("rx_wr", m.And(active, m.And(store, hasDWs)))
+	rxBuf := m.Memory("rx_buf", R, dataBits+keepBits+1)
+	m.WritePort(rxBuf, m.Slice(wptr, 0, A), m.Concat(dataLast, keep, w), wr, ir.Value{})
+
+	ends := m.Named("rx_frame_end", m.And(active, lastWord))
+	good := m.And(ends, check)
+	commitNow := m.Named("rx_commit_now", m.And(good, store))
+	truncated := m.And(isCtl, rxIn)
+	bad := m.Named("rx_bad", m.Or(m.Or(m.And(first, m.Not(tokOK)), m.And(ends, m.Not(check))), truncated))
+	future := m.And(good, m.And(m.Not(seqOK), m.Not(dup)))
+	noRoom := m.And(good, m.And(seqOK, m.Not(store)))
+	nakNow := m.Named("rx_nak", m.And(m.And(l.up, m.Not(nakSent)), m.Or(bad, m.Or(future, noRoom))))
+	rewind := m.Or(m.Or(l.down, bad), m.And(ends, m.Not(commitNow)))
+
+	dlSent := m.And(l.sentCtl, l.up)
+	down := func(r, v ir.Value, reset uint64) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), reset), v)) }
+	down(rxIn, m.Mux(isCtl, m.Const(1, 0), m.Mux(active, m.Not(lastWord), rxIn)), 0)
+	down(rxSkip, m.Mux(isCtl, m.Const(1, 0), m.Or(rxSkip, bad)), 0)
+	m.SetNext(rxLeft, m.Mux(active, m.Sub(left, one(7)), rxLeft))
+	m.SetNext(rxDWs, m.Mux(active, m.Mux(full, m.Sub(dwsHere, m.Const(11, WordDWs)), m.Const(11, 0)), rxDWs))
+	m.SetNext(rxStore, store)
+	m.SetNext(rxSeqOK, seqOK)
+	m.SetNext(rxDup, dup)
+	down(nakSent, m.Mux(commitNow, m.Const(1, 0), m.Or(nakSent, nakNow)), 0)
+	down(l.nakPend, m.Or(nakNow, m.And(l.nakPend, m.Not(dlSent))), 0)
+	down(l.ackPend, m.Or(m.Or(commitNow, m.And(good, dup)), m.And(l.ackPend, m.Not(dlSent))), 0)
+	down(l.rxNext, m.Mux(commitNow, m.Add(l.rxNext, one(SeqBits)), l.rxNext), 0)
+	wNext := m.Add(wptr, m.Zext(wr, P))
+	m.SetNext(wptr, m.Mux(rewind, commit, wNext))
+	m.SetNext(commit, m.Mux(commitNow, wNext, commit))
+	m.Output("crc_errors", l.counter("crc_error_count", m.And(m.Not(l.down), m.Or(bad, m.And(isCtl, m.Not(check))))))
+	m.Output("naks", l.counter("nak_count", nakNow))
+
+	// The reader hands whole frames to the deframer, reading the buffer
+	// one edge ahead; each word taken returns a credit.
+	commitD := m.Reg("rx_commit_d", P, 0)
+	m.SetNext(commitD, commit)
+	avail := m.Named("rx_avail", m.Ne(rptr, commitD))
+	dfReady := m.Wire("deframer_ready", 1)
+	took := m.Named("rx_took", m.And(avail, dfReady))
+	rNext := m.Add(rptr, m.Zext(took, P))
+	m.SetNext(rptr, rNext)
+	rd := m.ReadPort(rxBuf, m.Slice(rNext, 0, A), one(1))
+	df := m.Instance("deframer", DeframerModule(), map[string]ir.Value{
+		"in_data": m.Slice(rd, 0, dataBits), "in_keep": m.Slice(rd, dataBits, keepBits), "in_last": m.Slice(rd, dataBits+keepBits, 1),
+		"in_valid": avail, "tlp_ready": m.Input("m_tlp_ready", 1),
+	})
+	m.Assign(dfReady, df["in_ready"])
+	for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
+		m.Output("m_tlp_"+f, df["tlp_"+f])
+	}
+	// While down the limit restarts at the free space; after that each
+	// word read out adds a credit.
+	occupied := m.Zext(m.Sub(commit, rptr), 16)
+	m.SetNext(l.rxLimit, m.Mux(l.down, m.Sub(m.Const(16, uint64(R)), occupied), m.Add(l.rxLimit, m.Zext(took, 16))))
+}
+
+// training builds the link state machine: down until the PHY is up;
+// training words until both ends hear each other's training words (each
+// says so in its own, Seen) and TrainCycles have passed; up until the PHY
+// drops, the far end starts training afresh (a training word without
+// Seen: training words with it are the far end's last ones, still in
+// flight), or no good control word arrives for LostCycles. An up end
+// sends frames only once it has heard a data-link word, so the far end is
+// up to take them.
+func (l *builder) training() {
+	m, cfg := l.m, l.cfg
+	goodCtl := m.Or(l.goodTS, l.goodDL)
+	quietCnt := m.Reg("quiet_cycles", 16, 0)
+	quiet := m.Named("quiet", m.Eq(quietCnt, m.Const(16, uint64(cfg.LostCycles))))
+	m.SetNext(quietCnt, m.Mux(m.Or(goodCtl, l.down), m.Const(16, 0), m.Mux(quiet, quietCnt, m.Add(quietCnt, m.Const(16, 1)))))
+	m.SetNext(l.heard, m.And(m.Not(l.down), m.Mux(l.goodTS, m.Const(1, 1), m.And(l.heard, m.Not(quiet)))))
+	training := m.Eq(l.st, m.Const(2, StateTraining))
+	fresh := m.Named("rx_fresh_ts", m.And(l.goodTS, m.Not(l.ctlSeen))) // the far end (re)starts training
+	hs := m.Reg("handshake", 1, 0)
+	trainCnt := m.Reg("train_count", 16, 0)
+	trained := m.Named("trained", m.And(hs, m.Eq(trainCnt, m.Const(16, uint64(cfg.TrainCycles)))))
+	m.SetNext(hs, m.And(training, m.And(m.Or(m.And(hs, m.Not(fresh)), m.And(l.goodTS, l.ctlSeen)), m.Not(quiet))))
+	m.SetNext(trainCnt, m.Mux(m.And(training, hs), m.Add(trainCnt, m.Const(16, 1)), m.Const(16, 0)))
+	st := func(s uint64) ir.Value { return m.Const(2, s) }
+	fromDown := m.Mux(l.phyUp, st(StateTraining), st(StateDown))
+	fromTraining := m.Mux(m.Not(l.phyUp), st(StateDown), m.Mux(trained, st(StateUp), st(StateTraining)))
+	fromUp := m.Mux(m.Or(m.Not(l.phyUp), m.Or(fresh, quiet)), st(StateDown), st(StateUp))
+	next := m.Named("link_state_next", m.Mux(l.down, fromDown, m.Mux(training, fromTraining, fromUp)))
+	m.SetNext(l.st, next)
+	m.Assign(l.enterDown, m.And(m.Not(l.down), m.Eq(next, st(StateDown))))
+	m.SetNext(l.peerUp, m.And(l.up, m.Or(l.peerUp, l.goodDL)))
+}

@@ -1,0 +1,313 @@
+package optlink
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"onic/hdlgen/ir"
+	"onic/hdlgen/sim"
+)
+
+// tlpIn is a TLP as the manager's stream carries it.
+type tlpIn struct {
+	hdr     [2]uint64 // the 128-bit header bus, low word first
+	payload []byte
+}
+
+func (x tlpIn) String() string {
+	return fmt.Sprintf("hdr %016x%016x, %d bytes", x.hdr[1], x.hdr[0], len(x.payload))
+}
+
+// randomTLP makes a header whose Fmt and Length say how much payload
+// follows (0 to 1024 DWs, or none), with every other bit random.
+func randomTLP(r *rand.Rand) tlpIn {
+	var x tlpIn
+	x.hdr = [2]uint64{r.Uint64(), r.Uint64()}
+	dw0 := uint32(x.hdr[1] >> 32)
+	dw0 &^= 1 << 30
+	n := 0
+	if r.IntN(4) != 0 {
+		dw0 |= 1 << 30
+		n = 1 + r.IntN(80)
+		switch r.IntN(30) {
+		case 0:
+			n = 1024
+		case 1:
+			n = 11 + 16*r.IntN(4) // the payload fills the last word: the LCRC needs a word of its own
+		}
+		dw0 = dw0&^0x3ff | uint32(n&0x3ff)
+	}
+	x.hdr[1] = x.hdr[1]&0xffffffff | uint64(dw0)<<32
+	x.payload = make([]byte, 4*n)
+	for j := range x.payload {
+		x.payload[j] = byte(r.Uint32())
+	}
+	return x
+}
+
+// beatsOf splits x into 64-byte beats: data words, keep, sop, eop.
+type beat struct {
+	data     [8]uint64
+	keep     uint64
+	sop, eop bool
+	hdr      [2]uint64
+}
+
+func beatsOf(x tlpIn) []beat {
+	n := max(1, (len(x.payload)+63)/64)
+	bs := make([]beat, n)
+	for b := range bs {
+		lo, hi := min(64*b, len(x.payload)), min(64*b+64, len(x.payload))
+		var buf [64]byte
+		copy(buf[:], x.payload[lo:hi])
+		for j := range 8 {
+			bs[b].data[j] = binary.LittleEndian.Uint64(buf[8*j:])
+		}
+		bs[b].keep = 1<<((hi-lo)/4) - 1
+		bs[b].sop, bs[b].eop, bs[b].hdr = b == 0, b == n-1, x.hdr
+	}
+	return bs
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// card is one link layer in the simulator with what it sends and gets.
+type card struct {
+	t     testing.TB
+	s     *sim.Sim
+	name  string
+	send  []beat
+	sent  int // beats taken
+	got   []tlpIn
+	cur   tlpIn
+	phyUp bool
+}
+
+func newCard(t testing.TB, name string, m *ir.Module) *card {
+	s, err := sim.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	return &card{t: t, s: s, name: name}
+}
+
+func (c *card) drive(name string, v ...uint64) {
+	if err := c.s.Drive(name, v); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *card) get(name string) []uint64 {
+	v, err := c.s.GetWords(name)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return v
+}
+
+func (c *card) bit(name string) bool { return c.get(name)[0]&1 == 1 }
+
+// wire is what crosses a fibre in a cycle.
+type wire struct {
+	data  [8]uint64
+	ctl   bool
+	valid bool
+}
+
+// fibre delays words by a fixed number of cycles and flips bits.
+type fibre struct {
+	line  []wire
+	at    int
+	ber   float64 // chance a word has one bit flipped
+	flips int
+}
+
+func newFibre(delay int, ber float64) *fibre { return &fibre{line: make([]wire, delay), ber: ber} }
+
+// pass puts w in and returns the word that entered delay cycles ago.
+func (f *fibre) pass(r *rand.Rand, w wire) wire {
+	out := f.line[f.at]
+	if w.valid && r.Float64() < f.ber {
+		f.flips++
+		if r.IntN(20) == 0 {
+			w.ctl = !w.ctl
+		} else {
+			b := r.IntN(512)
+			w.data[b/64] ^= 1 << (b % 64)
+		}
+	}
+	f.line[f.at] = w
+	f.at = (f.at + 1) % len(f.line)
+	return out
+}
+
+// cycle drives c's inputs for one cycle (rx is what its fibre delivers)
+// and returns what it transmits; step clocks it after.
+func (c *card) cycle(r *rand.Rand, rx wire, offer, ready, txReady bool) wire {
+	c.drive("phy_up", b2u(c.phyUp))
+	c.drive("tx_ready", b2u(txReady))
+	c.drive("rx_data", rx.data[:]...)
+	c.drive("rx_ctl", b2u(rx.ctl))
+	c.drive("rx_valid", b2u(rx.valid))
+	offer = offer && c.sent < len(c.send)
+	if offer {
+		b := c.send[c.sent]
+		c.drive("s_tlp_hdr", b.hdr[:]...)
+		c.drive("s_tlp_data", b.data[:]...)
+		c.drive("s_tlp_keep", b.keep)
+		c.drive("s_tlp_sop", b2u(b.sop))
+		c.drive("s_tlp_eop", b2u(b.eop))
+	}
+	c.drive("s_tlp_valid", b2u(offer))
+	c.drive("m_tlp_ready", b2u(ready))
+	c.s.Settle()
+	if offer && c.bit("s_tlp_ready") {
+		c.sent++
+	}
+	if ready && c.bit("m_tlp_valid") {
+		sop, eop := c.bit("m_tlp_sop"), c.bit("m_tlp_eop")
+		if sop != (c.cur.payload == nil) {
+			c.t.Fatalf("%s: sop %v after %d payload bytes", c.name, sop, len(c.cur.payload))
+		}
+		if sop {
+			h := c.get("m_tlp_hdr")
+			c.cur = tlpIn{hdr: [2]uint64{h[0], h[1]}, payload: []byte{}}
+		}
+		keep := c.get("m_tlp_keep")[0]
+		d := c.get("m_tlp_data")
+		for k := range 16 {
+			if keep>>k&1 == 1 {
+				c.cur.payload = binary.LittleEndian.AppendUint32(c.cur.payload, uint32(d[k/2]>>(32*(k%2))))
+			}
+		}
+		if eop {
+			c.got = append(c.got, c.cur)
+			c.cur = tlpIn{}
+		}
+	}
+	var w wire
+	w.valid = txReady && c.bit("tx_valid")
+	w.ctl = c.bit("tx_ctl")
+	copy(w.data[:], c.get("tx_data"))
+	c.s.Step()
+	return w
+}
+
+func (c *card) state() uint64 { return c.get("state")[0] }
+
+func (c *card) count(name string) uint64 { return c.get(name)[0] }
+
+// pair is two cards joined by two fibres.
+type pair struct {
+	a, b    *card
+	ab, ba  *fibre
+	r       *rand.Rand
+	offer   float64 // chance a beat is offered in a cycle
+	ready   float64 // chance the manager takes a received beat
+	txReady float64 // chance the wrapper takes a word
+	cycles  int
+	upAt    int // first cycle both were up
+	aLast   wire
+	bLast   wire
+}
+
+func (p *pair) step() {
+	r := p.r
+	fromB := p.ba.pass(r, p.bLast)
+	fromA := p.ab.pass(r, p.aLast)
+	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
+	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
+	p.cycles++
+	if p.upAt < 0 && p.a.state() == StateUp && p.b.state() == StateUp {
+		p.upAt = p.cycles
+	}
+}
+
+// testConfig trains in tens of cycles and replays soon.
+var testConfig = Config{TrainCycles: 32, ReplayCycles: 400, LostCycles: 2000}
+
+func newPair(t testing.TB, cfg Config, delay int, ber float64, seed uint64) *pair {
+	m, err := Module(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pair{a: newCard(t, "A", m), b: newCard(t, "B", m), ab: newFibre(delay, ber), ba: newFibre(delay, ber),
+		r: rand.New(rand.NewPCG(seed, 7)), offer: 0.8, ready: 0.8, txReady: 0.97, upAt: -1}
+}
+
+// sameTLPs reports the first difference between what was sent and got.
+func sameTLPs(sent, got []tlpIn) error {
+	for i := range min(len(sent), len(got)) {
+		if sent[i].hdr != got[i].hdr || !bytes.Equal(sent[i].payload, got[i].payload) {
+			return fmt.Errorf("TLP %d: got %v, want %v", i, got[i], sent[i])
+		}
+	}
+	if len(got) != len(sent) {
+		return fmt.Errorf("%d TLPs arrived, %d sent", len(got), len(sent))
+	}
+	return nil
+}
+
+// Two link layers joined back to back over a fibre that flips bits:
+// every TLP crosses exactly once, in order and unchanged, both ways at
+// once, under backpressure on both sides, with the damage repaired by
+// Naks and replays.
+func TestBackToBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay int
+		ber   float64
+		tlps  int
+	}{
+		{"clean", 3, 0, 120},
+		{"errors", 25, 1.0 / 150, 150},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t, testConfig, tc.delay, tc.ber, 1)
+			var sentA, sentB []tlpIn
+			for range tc.tlps {
+				x, y := randomTLP(p.r), randomTLP(p.r)
+				sentA, sentB = append(sentA, x), append(sentB, y)
+				p.a.send = append(p.a.send, beatsOf(x)...)
+				p.b.send = append(p.b.send, beatsOf(y)...)
+			}
+			p.a.phyUp, p.b.phyUp = true, true
+			for p.cycles < 60000 && (len(p.a.got) < len(sentB) || len(p.b.got) < len(sentA)) {
+				p.step()
+			}
+			if p.upAt < 0 || p.upAt > 200 {
+				t.Fatalf("both up at cycle %d, want within 200 (train_cycles 32, fibre %d)", p.upAt, tc.delay)
+			}
+			if err := sameTLPs(sentA, p.b.got); err != nil {
+				t.Errorf("A to B: %v", err)
+			}
+			if err := sameTLPs(sentB, p.a.got); err != nil {
+				t.Errorf("B to A: %v", err)
+			}
+			for _, c := range []*card{p.a, p.b} {
+				if c.state() != StateUp || c.count("lost") != 0 {
+					t.Errorf("%s: state %d, %d lost", c.name, c.state(), c.count("lost"))
+				}
+				t.Logf("%s: %d replays, %d Naks, %d CRC errors", c.name, c.count("replays"), c.count("naks"), c.count("crc_errors"))
+			}
+			t.Logf("%d cycles, %d bits flipped", p.cycles, p.ab.flips+p.ba.flips)
+			if tc.ber > 0 && (p.a.count("replays")+p.b.count("replays") == 0 || p.a.count("crc_errors")+p.b.count("crc_errors") == 0) {
+				t.Error("bits flipped but nothing replayed")
+			}
+			if tc.ber == 0 && p.a.count("replays")+p.b.count("replays")+p.a.count("crc_errors")+p.b.count("crc_errors") != 0 {
+				t.Error("a clean fibre needed replays")
+			}
+		})
+	}
+}

@@ -1,0 +1,178 @@
+package optlink
+
+import (
+	"fmt"
+
+	"onic/emu/link"
+	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/ir"
+	"onic/tlp"
+)
+
+// Link states, as the state output and the emulator's ports have them.
+const (
+	StateDown     = 0 // no PHY, or lost: nothing admitted
+	StateTraining = 1 // exchanging training words
+	StateUp       = 2 // frames flow
+)
+
+// Config sizes a link layer and sets its timers, in 250 MHz user-clock
+// cycles of 512 bits (4 ns, 4 symbol times of each of the 16 lanes at
+// 8 GT/s).
+type Config struct {
+	// ReplayWords is the replay buffer in 64-byte words (a power of two,
+	// 128 to 1024; default 256: 16 KiB, emu/link's default).
+	ReplayWords int
+	// RxWords is the receive buffer in 64-byte words, which the credits
+	// advertise (a power of two, 128 to 1024; default 256).
+	RxWords int
+	// AckCycles is the longest a pending Ack or credit update waits while
+	// frames flow (default: emu/link.AckLatency for Gen3 x16 at MPS 256,
+	// 168 symbol times, over 4 symbol times a cycle: 42). An idle link
+	// sends control words back to back.
+	AckCycles int
+	// ReplayCycles is the replay timer: unacknowledged frames are sent
+	// again after this long without Ack progress (default 2048, 8.2 µs,
+	// enough for a 600 m fibre's round trip).
+	ReplayCycles int
+	// TrainCycles is how long both ends exchange training words after
+	// they hear each other before the link is up (default 1024; tests
+	// use tens of cycles).
+	TrainCycles int
+	// LostCycles is how long without a good control word before an up
+	// link is declared down (default 4096).
+	LostCycles int
+}
+
+// withDefaults fills in zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.ReplayWords, 256)
+	def(&c.RxWords, 256)
+	def(&c.AckCycles, int(link.AckLatency(tlp.Gen3, 16, 256)/4))
+	def(&c.ReplayCycles, 2048)
+	def(&c.TrainCycles, 1024)
+	def(&c.LostCycles, 4096)
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"replay_words", c.ReplayWords}, {"rx_words", c.RxWords}} {
+		if b.v < 128 || b.v > 1024 || b.v&(b.v-1) != 0 {
+			return c, fmt.Errorf("optlink: %s %d must be a power of two from 128 to 1024", b.name, b.v)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		v    int
+	}{{"ack_cycles", c.AckCycles}, {"replay_cycles", c.ReplayCycles}, {"train_cycles", c.TrainCycles}, {"lost_cycles", c.LostCycles}} {
+		if t.v < 1 || t.v > 0xffff {
+			return c, fmt.Errorf("optlink: %s %d must be 1 to 65535 cycles", t.name, t.v)
+		}
+	}
+	if c.ReplayCycles <= c.AckCycles {
+		return c, fmt.Errorf("optlink: replay_cycles %d must exceed ack_cycles %d", c.ReplayCycles, c.AckCycles)
+	}
+	return c, nil
+}
+
+const (
+	dataBits = 512
+	keepBits = 16
+	hdrBits  = 128
+)
+
+// crc builds the CRC-32 register after data (n bits, least significant
+// first) from register value reg, named name: each bit the parity of the
+// inputs crcMatrix names, from name_in ({data, reg}).
+func crc(m *ir.Module, name string, reg, data ir.Value) ir.Value {
+	ir.Helper()
+	mat := crcMatrix(data.Width())
+	in := m.Named(name+"_in", m.Concat(data, reg))
+	bits := make([]ir.Value, 32)
+	for j := range bits {
+		bits[31-j] = m.RedXor(m.And(in, m.ConstWords(in.Width(), mat[j])))
+	}
+	return m.Named(name, m.Concat(bits...))
+}
+
+// keepMask widens a keep bit per DW to a mask of 32 bits per DW.
+func keepMask(m *ir.Module, keep ir.Value) ir.Value {
+	ir.Helper()
+	parts := make([]ir.Value, keep.Width())
+	for d := range parts {
+		parts[len(parts)-1-d] = m.Sext(m.Slice(keep, d, 1), 32)
+	}
+	return m.Concat(parts...)
+}
+
+// payloadDWs is the payload length of the TLP whose 128-bit header bus is
+// hdr: Length (0 meaning 1024) when Fmt says it carries data, else 0.
+func payloadDWs(m *ir.Module, hdr ir.Value) ir.Value {
+	ir.Helper()
+	hasData := m.Slice(hdr, 96+30, 1)
+	length := m.Slice(hdr, 96, 10)
+	n := m.Concat(m.Eq(length, m.Const(10, 0)), length)
+	return m.Mux(hasData, n, m.Const(11, 0))
+}
+
+// wordsFor is Words (lcrc) or DataWords for n payload DWs, as 7 bits.
+func wordsFor(m *ir.Module, n ir.Value, lcrc bool) ir.Value {
+	ir.Helper()
+	extra := FrontDWs + WordDWs - 1
+	if lcrc {
+		extra++
+	}
+	return m.Slice(m.Add(m.Zext(n, 12), m.Const(12, uint64(extra))), 4, 7)
+}
+
+// FramerModule is the transmit framer (onic_optlink_framer): each TLP of
+// the manager's stream (tlp_hdr, tlp_data from byte 0, tlp_keep,
+// tlp_sop, tlp_eop) gets its token (seq, epoch, payload length) and
+// header slot in front, the payload realigned behind them; frame_* carries
+// the frame's words without the LCRC, which the link adds.
+func FramerModule() *ir.Module {
+	m := ir.NewModule("onic_optlink_framer")
+	hdr := m.Input("tlp_hdr", hdrBits)
+	data := m.Input("tlp_data", dataBits)
+	keep := m.Input("tlp_keep", keepBits)
+	sop := m.Input("tlp_sop", 1)
+	eop := m.Input("tlp_eop", 1)
+	valid := m.Input("tlp_valid", 1)
+	seq := m.Input("seq", SeqBits)
+	epoch := m.Input("epoch", 1)
+	ready := m.Wire("in_ready", 1)
+	m.Output("tlp_ready", ready)
+	tok := m.Named("token", m.Concat(m.Const(8, Marker), epoch, payloadDWs(m, hdr), seq))
+	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: ready}, sop, eop, m.Concat(hdr, tok),
+		func(_, _, _ ir.Value) ir.Value { return m.Const(1, 0) })
+	realign.Unpack(m, out, "frame_", []realign.Field{{Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "last", Width: 1}})
+	m.Output("frame_valid", out.Valid)
+	m.Assign(out.Ready, m.Input("frame_ready", 1))
+	return m
+}
+
+// DeframerModule is the receive deframer (onic_optlink_deframer): stored
+// frame words (in_data, in_keep over the token, header and payload DWs,
+// in_last on the last of them) become TLPs in the manager's stream
+// format, the header from the header slot and the payload realigned to
+// byte 0.
+func DeframerModule() *ir.Module {
+	m := ir.NewModule("onic_optlink_deframer")
+	data := m.Input("in_data", dataBits)
+	keep := m.Input("in_keep", keepBits)
+	last := m.Input("in_last", 1)
+	valid := m.Input("in_valid", 1)
+	ready := m.Wire("in_ready_w", 1)
+	m.Output("in_ready", ready)
+	hdr := m.Named("slot_hdr", m.Slice(data, 32, hdrBits))
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: ready}, last, hdr, FrontDWs)
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "data", Width: dataBits},
+		{Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	m.Output("tlp_valid", out.Valid)
+	m.Assign(out.Ready, m.Input("tlp_ready", 1))
+	return m
+}
