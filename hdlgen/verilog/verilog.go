@@ -914,7 +914,7 @@ func (e *emitter) print() []byte {
 	// Declarations (registers, then wires, in node order), then the
 	// wires' continuous assignments: with every name declared first, the
 	// order of the assignments cannot matter.
-	var params, regs, tables, wires, clocked, insts, instOuts []int
+	var params, regs, tables, wires, clocked, insts, instOuts, mems []int
 	for i := 0; i < m.Len(); i++ {
 		n := e.node(i)
 		switch {
@@ -927,6 +927,7 @@ func (e *emitter) print() []byte {
 			clocked = append(clocked, i)
 		case n.Op == ir.OpMem:
 			fmt.Fprintf(&b, "    %s %s [0:%d]; // %s\n", decl("reg ", n.W), e.name[i], n.Depth-1, n.Pos)
+			mems = append(mems, i)
 		case n.Op == ir.OpReg || n.Op == ir.OpMemRead:
 			regs = append(regs, i)
 		case n.Op == ir.OpConst:
@@ -953,7 +954,9 @@ func (e *emitter) print() []byte {
 			fmt.Fprintf(&b, "    %s %s = %s; // %s\n", decl("reg ", n.W), e.name[i], literal(n.W, n.Reset), n.Pos)
 			continue
 		}
-		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("reg ", n.W), e.name[i], n.Pos)
+		// A read port's output register starts at 0 too, as a block
+		// RAM's output latch after configuration.
+		fmt.Fprintf(&b, "    %s %s = %s; // %s\n", decl("reg ", n.W), e.name[i], literal(n.W, []uint64{0}), n.Pos)
 	}
 	for _, i := range tables {
 		n := e.node(i)
@@ -975,6 +978,17 @@ func (e *emitter) print() []byte {
 		fmt.Fprintf(&b, "    wire %s;\n", unused)
 	}
 	b.WriteString("\n")
+	if len(mems) > 0 {
+		// Memories start all zero, as block RAM does after configuration
+		// (INIT 0) and as the simulator starts them.
+		idx := e.nm.name("mem_init_i")
+		fmt.Fprintf(&b, "    integer %s;\n    initial begin\n", idx)
+		for _, i := range mems {
+			n := e.node(i)
+			fmt.Fprintf(&b, "        for (%s = 0; %s < %d; %s = %s + 1) %s[%s] = %s;\n", idx, idx, n.Depth, idx, idx, e.name[i], idx, literal(n.W, []uint64{0}))
+		}
+		b.WriteString("    end\n")
+	}
 	for _, i := range wires {
 		fmt.Fprintf(&b, "    assign %s = %s;\n", e.name[i], e.expr(i))
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,6 +93,9 @@ func write(t *testing.T, dir string) []string {
 	return paths
 }
 
+// memInit is the memory-zeroing block the emitter prints.
+var memInit = regexp.MustCompile(`(?m)^    integer mem_init_i;\n    initial begin\n(        for \(mem_init_i = 0; mem_init_i < \d+; mem_init_i = mem_init_i \+ 1\) \w+\[mem_init_i\] = \d+'h0;\n)+    end\n`)
+
 // TestGolden compares each module's Verilog with testdata/<name>.v
 // (go test -update rewrites them).
 func TestGolden(t *testing.T) {
@@ -102,8 +106,11 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", m.Name()+".v"), string(v))
+		// The one initial block allowed zeroes the memories, as block RAM
+		// starts after configuration.
+		text := memInit.ReplaceAllString(string(v), "")
 		for _, bad := range []string{"initial", "$time", "integer", "`timescale"} {
-			if strings.Contains(string(v), bad) {
+			if strings.Contains(text, bad) {
 				t.Errorf("%s: output contains %q", m.Name(), bad)
 			}
 		}

@@ -236,8 +236,12 @@ func (l *builder) transmit() {
 	avail := m.Named("tx_avail", m.Ne(sendPtr, doneD))
 	jump := m.Named("tx_jump", m.And(m.Not(mid), m.Or(replayPend, behind)))
 	sentLimit := m.Reg("sent_limit", 16, 0) // the credit limit the last control word carried
-	ctlDue := m.Named("ctl_due", m.And(m.Not(m.LtU(sinceCtl, m.Const(16, uint64(cfg.AckCycles)))),
-		m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit))))
+	// A control word is due when an Ack or credit update has waited
+	// AckCycles, and at least every quarter of LostCycles in any case, so
+	// a far end that only receives still hears this end is alive.
+	keepalive := m.Not(m.LtU(sinceCtl, m.Const(16, uint64(max(1, cfg.LostCycles/4)))))
+	ctlDue := m.Named("ctl_due", m.Or(keepalive, m.And(m.Not(m.LtU(sinceCtl, m.Const(16, uint64(cfg.AckCycles)))),
+		m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit)))))
 	sendData := m.Named("send_data", m.And(l.up, m.Or(mid, m.And(m.And(avail, m.Not(jump)), m.Not(m.Or(l.nakPend, ctlDue))))))
 	moved := m.Named("tx_moved", m.And(l.txReady, l.phyUp))
 	sentData := m.And(moved, sendData)

@@ -21,12 +21,7 @@ func toWord(w wire) Word {
 // (hash/crc32), numbered from 0, carrying the TLPs in order.
 func TestTransmitAgainstModel(t *testing.T) {
 	p := newPair(t, testConfig, 3, 0, 2)
-	var sent []tlpIn
-	for range 80 {
-		x := randomTLP(p.r)
-		sent = append(sent, x)
-		p.a.send = append(p.a.send, beatsOf(x)...)
-	}
+	sent := p.a.queue(p.r, 80)
 	p.a.phyUp, p.b.phyUp = true, true
 	var frame []Word
 	var frames []*Frame

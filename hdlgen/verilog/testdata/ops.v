@@ -21,17 +21,17 @@ module ops (
     output wire [7:0] r,
     output wire [3:0] held_q
 );
-    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:50
-    reg  [3:0] held = 4'h9; // verilog_test.go:53
-    wire [7:0] _n_2fast_add; // verilog_test.go:34
-    wire [7:0] _n_2fast_sub; // verilog_test.go:35
-    wire [7:0] n_2fast; // verilog_test.go:36
-    wire [7:0] _flags_concat; // verilog_test.go:39
-    wire [4:0] _wide_slice; // verilog_test.go:42
-    wire [7:0] _konst_concat; // verilog_test.go:44
-    wire _shifts_slice; // verilog_test.go:47
-    wire [47:0] _shifts_concat; // verilog_test.go:47
-    wire _never_ltu; // verilog_test.go:48
+    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:51
+    reg  [3:0] held = 4'h9; // verilog_test.go:54
+    wire [7:0] _n_2fast_add; // verilog_test.go:35
+    wire [7:0] _n_2fast_sub; // verilog_test.go:36
+    wire [7:0] n_2fast; // verilog_test.go:37
+    wire [7:0] _flags_concat; // verilog_test.go:40
+    wire [4:0] _wide_slice; // verilog_test.go:43
+    wire [7:0] _konst_concat; // verilog_test.go:45
+    wire _shifts_slice; // verilog_test.go:48
+    wire [47:0] _shifts_concat; // verilog_test.go:48
+    wire _never_ltu; // verilog_test.go:49
     wire unused;
 
     assign _n_2fast_add = a + b;

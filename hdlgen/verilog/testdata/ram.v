@@ -13,13 +13,18 @@ module ram (
     output wire [31:0] rdata,
     output wire [7:0] flag
 );
-    reg  [31:0] words [0:15]; // verilog_test.go:198
-    reg  [7:0] flags [0:1]; // verilog_test.go:201
-    reg  [31:0] _rdata_memread; // verilog_test.go:200
-    reg  [7:0] _flag_memread; // verilog_test.go:203
-    wire [7:0] slice_11; // verilog_test.go:202
-    wire slice_12; // verilog_test.go:202
+    reg  [31:0] words [0:15]; // verilog_test.go:205
+    reg  [7:0] flags [0:1]; // verilog_test.go:208
+    reg  [31:0] _rdata_memread = 32'h0; // verilog_test.go:207
+    reg  [7:0] _flag_memread = 8'h0; // verilog_test.go:210
+    wire [7:0] slice_11; // verilog_test.go:209
+    wire slice_12; // verilog_test.go:209
 
+    integer mem_init_i;
+    initial begin
+        for (mem_init_i = 0; mem_init_i < 16; mem_init_i = mem_init_i + 1) words[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 2; mem_init_i = mem_init_i + 1) flags[mem_init_i] = 8'h0;
+    end
     assign slice_11 = wdata[7:0];
     assign slice_12 = wbe[0];
 

@@ -42,34 +42,34 @@ module onic_kernel_histogram (
     reg  clearing = 1'h1; // hist.go:105
     reg  [7:0] clear_index = 8'h0; // hist.go:106
     reg  [31:0] records = 32'h0; // hist.go:116
-    reg  [31:0] _wrote_count0_memread; // hist.go:126
+    reg  [31:0] _wrote_count0_memread = 32'h0; // hist.go:126
     reg  [7:0] bin0 = 8'h0; // hist.go:127
     reg  count0 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin0 = 8'h0; // hist.go:133
     reg  wrote0 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count0 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_4; // hist.go:142
-    reg  [31:0] _wrote_count1_memread; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_4 = 32'h0; // hist.go:142
+    reg  [31:0] _wrote_count1_memread = 32'h0; // hist.go:126
     reg  [7:0] bin1 = 8'h0; // hist.go:127
     reg  count1 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin1 = 8'h0; // hist.go:133
     reg  wrote1 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count1 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_3; // hist.go:142
-    reg  [31:0] _wrote_count2_memread; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_3 = 32'h0; // hist.go:142
+    reg  [31:0] _wrote_count2_memread = 32'h0; // hist.go:126
     reg  [7:0] bin2 = 8'h0; // hist.go:127
     reg  count2 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin2 = 8'h0; // hist.go:133
     reg  wrote2 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count2 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_2; // hist.go:142
-    reg  [31:0] _wrote_count3_memread; // hist.go:126
+    reg  [31:0] _s_axil_rdata_memread_2 = 32'h0; // hist.go:142
+    reg  [31:0] _wrote_count3_memread = 32'h0; // hist.go:126
     reg  [7:0] bin3 = 8'h0; // hist.go:127
     reg  count3 = 1'h0; // hist.go:128
     reg  [7:0] wrote_bin3 = 8'h0; // hist.go:133
     reg  wrote3 = 1'h0; // hist.go:134
     reg  [31:0] wrote_count3 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread; // hist.go:142
+    reg  [31:0] _s_axil_rdata_memread = 32'h0; // hist.go:142
     reg  axil_read_bin = 1'h0; // axil.go:71
     reg  [31:0] axil_reg = 32'h0; // axil.go:71
     reg  out_valid = 1'h0; // axis.go:49
@@ -113,6 +113,13 @@ module onic_kernel_histogram (
     wire out_pending; // axis.go:61
     wire unused;
 
+    integer mem_init_i;
+    initial begin
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins0[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins1[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins2[mem_init_i] = 32'h0;
+        for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins3[mem_init_i] = 32'h0;
+    end
     assign s0_ready = _s0_ready_and;
     assign _s_axil_awready_and = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign _s_axil_arready_not = ~axil_rvalid;

@@ -109,7 +109,7 @@ module onic_pcie_manager (
     reg  s1_in_lut = 1'h0; // manager.go:470
     reg  s1_proxy_ok = 1'h0; // manager.go:470
     reg  [15:0] s1_proxy = 16'h0; // manager.go:470
-    reg  [59:0] _translated_enabled_memread; // manager.go:484
+    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:484
     reg  [8:0] lut_init_idx = 9'h0; // manager.go:491
     reg  s2_valid = 1'h0; // manager.go:552
     reg  [127:0] s2_hdr = 128'h0; // manager.go:552
@@ -497,6 +497,10 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:324
     wire unused;
 
+    integer mem_init_i;
+    initial begin
+        for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1) lut[mem_init_i] = 60'h0;
+    end
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
     assign _win_en_lo_not = ~write_mask;
