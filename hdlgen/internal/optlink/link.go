@@ -1,6 +1,7 @@
 package optlink
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
 )
 
@@ -67,12 +68,16 @@ type builder struct {
 	sentCtl ir.Value // a control word went out this cycle
 }
 
-// counter is a 16-bit event count, wrapping.
+// counter is a 16-bit event count, wrapping. The event is registered
+// first, so the count is a cycle late and its adder starts at a
+// register.
 func (l *builder) counter(name string, inc ir.Value) ir.Value {
 	ir.Helper()
 	m := l.m
+	ev := m.Reg(name+"_event", 1, 0)
+	m.SetNext(ev, inc)
 	r := m.Reg(name, 16, 0)
-	m.SetNext(r, m.Add(r, m.Zext(inc, 16)))
+	m.SetNext(r, m.Add(r, m.Zext(ev, 16)))
 	return r
 }
 
@@ -136,28 +141,40 @@ func (l *builder) transmit() {
 	creditUsed := m.Reg("credit_used", 16, 0)
 	txLimit := m.Reg("tx_limit", 16, 0)
 
+	// The manager's stream enters through a register slice that also
+	// carries the frame's size in words, worked out from the header as it
+	// arrives, so admission starts from registers.
+	inHdr := m.Input("s_tlp_hdr", hdrBits)
+	inN := payloadDWs(m, inHdr)
+	inS := axis.New(m, "tx_in", m.Concat(wordsFor(m, inN, true), wordsFor(m, inN, false), inHdr, m.Input("s_tlp_data", dataBits),
+		m.Input("s_tlp_keep", keepBits), m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1)), m.Input("s_tlp_valid", 1))
+	m.Output("s_tlp_ready", inS.Ready)
+	sk := axis.Instance(m, "tx_in_slice", axis.SkidModule(inS.Data.Width()), inS)
+	at := sk.Data.Width()
+	field := func(w int) ir.Value { at -= w; return m.Slice(sk.Data, at, w) }
+	frameWords := m.Named("tx_frame_words", field(7))
+	dataWords := m.Named("tx_data_words", field(7))
+	hdr, data, keep, sop, eop := m.Named("tx_hdr", field(hdrBits)), field(dataBits), field(keepBits), field(1), field(1)
+	valid := sk.Valid
+
 	// Admission: a TLP's first beat enters only when its whole frame fits
-	// the replay buffer and the far end's credits.
-	hdr := m.Input("s_tlp_hdr", hdrBits)
-	sop := m.Input("s_tlp_sop", 1)
-	eop := m.Input("s_tlp_eop", 1)
-	valid := m.Input("s_tlp_valid", 1)
-	n := m.Named("tx_payload_dws", payloadDWs(m, hdr))
-	frameWords := m.Named("tx_frame_words", wordsFor(m, n, true))
-	dataWords := m.Named("tx_data_words", wordsFor(m, n, false))
-	// The replay buffer's tail is the ack pointer, or the send pointer
-	// while a replay still reads words older than it.
+	// the replay buffer and the far end's credits. The replay buffer's
+	// tail is the ack pointer, or the send pointer while a replay still
+	// reads words older than it; it is registered, and the room and
+	// credits left are registers too, so a cycle behind (the tail only
+	// moves forward: a stale one is on the safe side).
 	sendAhead := m.Sub(sendPtr, ackPtr)
 	behind := m.Named("send_behind", m.LtU(m.Sub(donePtr, ackPtr), sendAhead))
-	tail := m.Mux(behind, sendPtr, ackPtr)
-	used := m.Zext(m.Sub(resvPtr, tail), 12)
-	spaceOK := m.Named("replay_room", m.Not(m.LtU(m.Const(12, uint64(R)), m.Add(used, m.Zext(frameWords, 12)))))
-	over := m.Sub(m.Add(creditUsed, m.Zext(dataWords, 16)), txLimit)
-	creditOK := m.Named("credit_ok", m.Or(m.Slice(over, 15, 1), m.Eq(over, m.Const(16, 0))))
+	tail := m.Reg("replay_tail", P, 0)
+	m.SetNext(tail, m.Mux(l.down, m.Const(P, 0), m.Mux(behind, sendPtr, ackPtr)))
+	room := m.Reg("replay_room_left", 12, uint64(R))
+	creditLeft := m.Reg("credit_left", 16, 0)
+	spaceOK := m.Named("replay_room", m.Not(m.LtU(room, m.Zext(frameWords, 12))))
+	creditOK := m.Named("credit_ok", m.And(m.Not(m.Slice(creditLeft, 15, 1)), m.Not(m.LtU(creditLeft, m.Zext(dataWords, 16)))))
 	inTLP := m.Reg("in_tlp", 1, 0)
 	gate := m.Named("admit_gate", m.Or(inTLP, m.And(l.peerUp, m.And(spaceOK, creditOK))))
 	framerReady := m.Wire("framer_ready", 1)
-	m.Output("s_tlp_ready", m.And(framerReady, gate))
+	m.Assign(sk.Ready, m.And(framerReady, gate))
 	take := m.Named("tx_take", m.And(m.And(valid, gate), framerReady))
 	admit := m.Named("admit", m.And(take, m.And(sop, m.Not(inTLP))))
 	m.SetNext(inTLP, m.Mux(take, m.Not(eop), inTLP))
@@ -169,7 +186,7 @@ func (l *builder) transmit() {
 
 	framerOut := m.Wire("framer_out_ready", 1)
 	fr := m.Instance("framer", FramerModule(), map[string]ir.Value{
-		"tlp_hdr": hdr, "tlp_data": m.Input("s_tlp_data", dataBits), "tlp_keep": m.Input("s_tlp_keep", keepBits),
+		"tlp_hdr": hdr, "tlp_data": data, "tlp_keep": keep,
 		"tlp_sop": sop, "tlp_eop": eop, "tlp_valid": m.And(valid, gate),
 		"seq": nextSeq, "epoch": l.epoch, "frame_ready": framerOut,
 	})
@@ -192,16 +209,20 @@ func (l *builder) transmit() {
 	crcCur := m.Mux(wFirst, m.Const(32, 0xffffffff), crcReg)
 	crcIn := m.Mux(pend, crcReg, crcCur)
 	low := m.Mux(pend, m.Const(dataBits-32, 0), m.Slice(word, 0, dataBits-32))
-	lcrc := m.Named("wr_lcrc", m.Not(crc(m, "wr_crc_last", crcIn, low)))
-	room := m.Named("lcrc_room", m.Not(m.Slice(fr["frame_keep"], keepBits-1, 1)))
-	closes := m.Named("wr_closes", m.Or(pend, m.And(last, room)))
+	// One CRC over the first 480 bits serves both: the LCRC (inverted)
+	// and, carried over the last 32, the register for the next word
+	// (when nothing is pending, crcIn and low are crcCur and the word's).
+	crcLow := crc(m, "wr_crc_low", crcIn, low)
+	lcrc := m.Named("wr_lcrc", m.Not(crcLow))
+	lcrcRoom := m.Named("lcrc_room", m.Not(m.Slice(fr["frame_keep"], keepBits-1, 1)))
+	closes := m.Named("wr_closes", m.Or(pend, m.And(last, lcrcRoom)))
 	wData := m.Mux(closes, m.Concat(lcrc, low), word)
 	wr := m.Named("wr_en", m.And(m.Or(wTake, pend), m.Not(m.Mux(pend, wDrop, drop))))
 	replayMem := m.Memory("replay_buf", R, dataBits+1)
 	m.WritePort(replayMem, m.Slice(wrPtr, 0, A), m.Concat(closes, wData), wr, ir.Value{})
-	m.SetNext(crcReg, crc(m, "wr_crc_next", crcCur, word))
+	m.SetNext(crcReg, crc(m, "wr_crc_next", crcLow, m.Slice(word, dataBits-32, 32)))
 	m.SetEnable(crcReg, wTake)
-	m.SetNext(pend, m.And(wTake, m.And(last, m.Not(room))))
+	m.SetNext(pend, m.And(wTake, m.And(last, m.Not(lcrcRoom))))
 	m.SetNext(wFirst, m.Mux(wTake, last, wFirst))
 	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, wDrop))
 
@@ -269,14 +290,24 @@ func (l *builder) transmit() {
 	// Pointer and sequence bookkeeping; everything restarts while down.
 	zero := func(r ir.Value, v ir.Value) { m.SetNext(r, m.Mux(l.down, m.Const(r.Width(), 0), v)) }
 	zero(ackPtr, m.Mux(ackMoved, endRead, ackPtr))
-	zero(resvPtr, m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr))
 	zero(wrPtr, m.Mux(wr, m.Add(wrPtr, one(P)), wrPtr))
 	zero(donePtr, m.Mux(m.And(wr, closes), m.Add(wrPtr, one(P)), donePtr))
 	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
-	zero(creditUsed, m.Mux(admit, m.Add(creditUsed, m.Zext(dataWords, 16)), creditUsed))
+	usedNext := m.Mux(l.down, m.Const(16, 0), m.Mux(admit, m.Add(creditUsed, m.Zext(dataWords, 16)), creditUsed))
+	m.SetNext(creditUsed, usedNext)
 	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, m.Const(2, StateTraining))))
-	zero(txLimit, m.Mux(learn, l.ctlLimit, txLimit))
+	limitNext := m.Mux(l.down, m.Const(16, 0), m.Mux(learn, l.ctlLimit, txLimit))
+	m.SetNext(txLimit, limitNext)
+	m.SetNext(creditLeft, m.Sub(limitNext, usedNext))
+	resvNext := m.Mux(l.down, m.Const(P, 0), m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr))
+	m.SetNext(resvPtr, resvNext)
+	// room = R - (resv - tail) = (R + tail) - resv, modulo 2R as the
+	// pointers count (R - used is 0 to R, so the residue is the value);
+	// R + tail is a register of its own.
+	rPlusTail := m.Reg("replay_r_plus_tail", P, uint64(R))
+	m.SetNext(rPlusTail, m.Add(m.Const(P, uint64(R)), m.Mux(l.down, m.Const(P, 0), m.Mux(behind, sendPtr, ackPtr))))
+	m.SetNext(room, m.Zext(m.Sub(rPlusTail, resvNext), 12))
 	lost := m.Reg("lost_count", 16, 0)
 	m.SetNext(lost, m.Add(lost, m.Mux(l.enterDown, m.Zext(outstanding, 16), m.Const(16, 0))))
 	m.Output("lost", lost)
@@ -318,19 +349,32 @@ func (l *builder) receive() {
 	first := m.Named("rx_first", m.And(isData, m.And(m.Not(rxIn), m.Not(rxSkip))))
 	inFrame := m.Named("rx_more", m.And(isData, rxIn))
 	crcCur := m.Mux(first, ones, rxCRC)
-	check := m.Named("rx_crc_ok", m.Eq(m.Slice(w, dataBits-32, 32), m.Not(crc(m, "rx_crc_last", m.Mux(ctl, ones, crcCur), m.Slice(w, 0, dataBits-32)))))
-	m.SetNext(rxCRC, crc(m, "rx_crc_next", crcCur, w))
+	crcLow := crc(m, "rx_crc_low", m.Mux(ctl, ones, crcCur), m.Slice(w, 0, dataBits-32))
+	check := m.Named("rx_crc_ok", m.Eq(m.Slice(w, dataBits-32, 32), m.Not(crcLow)))
+	m.SetNext(rxCRC, crc(m, "rx_crc_next", crcLow, m.Slice(w, dataBits-32, 32)))
 	m.SetEnable(rxCRC, isData)
 
 	// Control words.
 	goodCtl := m.Named("rx_good_ctl", m.And(isCtl, check))
 	kind := m.Slice(w, 0, 8)
-	m.Assign(l.goodTS, m.And(goodCtl, m.Eq(kind, m.Const(8, KindTS))))
-	m.Assign(l.goodDL, m.And(goodCtl, m.Eq(kind, m.Const(8, KindDL))))
-	m.Assign(l.ctlSeen, m.Slice(w, 8, 1))
-	m.Assign(l.ctlNak, m.Slice(w, 9, 1))
-	m.Assign(l.ctlAck, m.Slice(w, 16, SeqBits))
-	m.Assign(l.ctlLimit, m.Slice(w, 32, 16))
+	// What a good control word says is registered before the rest of
+	// the link acts on it, a cycle later.
+	reg := func(name string, v ir.Value, reset bool) ir.Value {
+		var r ir.Value
+		if reset {
+			r = m.Reg(name, v.Width(), 0)
+		} else {
+			r = m.RegNoReset(name, v.Width())
+		}
+		m.SetNext(r, v)
+		return r
+	}
+	m.Assign(l.goodTS, reg("rx_ts_r", m.And(goodCtl, m.Eq(kind, m.Const(8, KindTS))), true))
+	m.Assign(l.goodDL, reg("rx_dl_r", m.And(goodCtl, m.Eq(kind, m.Const(8, KindDL))), true))
+	m.Assign(l.ctlSeen, reg("rx_seen_r", m.Slice(w, 8, 1), false))
+	m.Assign(l.ctlNak, reg("rx_nak_r", m.Slice(w, 9, 1), false))
+	m.Assign(l.ctlAck, reg("rx_ack_r", m.Slice(w, 16, SeqBits), false))
+	m.Assign(l.ctlLimit, reg("rx_limit_r", m.Slice(w, 32, 16), false))
 
 	// A frame's first word: its token says its length and sequence
 	// number; it is stored only if it is the next in sequence and fits.
@@ -339,7 +383,9 @@ func (l *builder) receive() {
 	seq := m.Slice(w, 0, SeqBits)
 	seqOK := m.Mux(first, m.Eq(seq, l.rxNext), rxSeqOK)
 	dup := m.Mux(first, m.Slice(m.Sub(seq, l.rxNext), SeqBits-1, 1), rxDup) // behind rx_next: already received
-	free := m.Sub(m.Const(12, uint64(R)), m.Zext(m.Sub(wptr, rptr), 12))
+	// Free space, kept a cycle behind the pointers (the reader only
+	// frees words, so a stale count is on the safe side).
+	free := m.Reg("rx_free", 12, uint64(R))
 	spaceOK := m.Not(m.LtU(free, m.Zext(wordsFor(m, n, false), 12)))
 	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
 	dwsHere := m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs)
@@ -378,7 +424,8 @@ func (l *builder) receive() {
 	down(l.ackPend, m.Or(m.Or(commitNow, m.And(good, dup)), m.And(l.ackPend, m.Not(dlSent))), 0)
 	down(l.rxNext, m.Mux(commitNow, m.Add(l.rxNext, one(SeqBits)), l.rxNext), 0)
 	wNext := m.Add(wptr, m.Zext(wr, P))
-	m.SetNext(wptr, m.Mux(rewind, commit, wNext))
+	wptrNext := m.Mux(rewind, commit, wNext)
+	m.SetNext(wptr, wptrNext)
 	m.SetNext(commit, m.Mux(commitNow, wNext, commit))
 	m.Output("crc_errors", l.counter("crc_error_count", m.And(m.Not(l.down), m.Or(bad, m.And(isCtl, m.Not(check))))))
 	m.Output("naks", l.counter("nak_count", nakNow))
@@ -392,6 +439,7 @@ func (l *builder) receive() {
 	took := m.Named("rx_took", m.And(avail, dfReady))
 	rNext := m.Add(rptr, m.Zext(took, P))
 	m.SetNext(rptr, rNext)
+	m.SetNext(free, m.Sub(m.Const(12, uint64(R)), m.Zext(m.Sub(wptrNext, rptr), 12)))
 	rd := m.ReadPort(rxBuf, m.Slice(rNext, 0, A), one(1))
 	df := m.Instance("deframer", DeframerModule(), map[string]ir.Value{
 		"in_data": m.Slice(rd, 0, dataBits), "in_keep": m.Slice(rd, dataBits, keepBits), "in_last": m.Slice(rd, dataBits+keepBits, 1),
