@@ -246,6 +246,9 @@ type tlpState struct {
 	found, enabled, egress, slot, addr, down, second, secondEg, secondAt, secondDown ir.Value
 	// Stage 3: the access check's rule.
 	rule ir.Value
+	// Stage 2: the remote table's port for the requester (1 A, 2 B, 0
+	// none), read in stage 1.
+	remote ir.Value
 }
 
 // carry registers every known field of t into stage st (registers named
@@ -260,6 +263,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"in_lut", &t.inLUT}, {"proxy_ok", &t.proxyOK}, {"proxy", &t.proxy}, {"found", &t.found}, {"enabled", &t.enabled},
 		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
+		{"remote", &t.remote},
 	} {
 		if *f.v != (ir.Value{}) {
 			*f.v = g.dataReg(st+"_"+f.name, *f.v, adv)
@@ -334,6 +338,8 @@ type pipe struct {
 	lutSh, lutAB, lutW int // entry size bits, address bits, word width
 
 	consts map[string]ir.Value // the named constants, each built once
+
+	remoteQ ir.Value // the remote table read in stage 1
 }
 
 // konst is the constant named name (a localparam in the Verilog), built
@@ -466,6 +472,14 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 		proxy0 = m.Pick(ridHits, ridIDs)
 	}
 
+	// The remote table: the port each remote requester's non-posted
+	// requests came in on (pcie/manager's remote map), written by the
+	// port-ingress pipeline (remote_we/remote_id/remote_port) and read
+	// for completions from the host, one entry per requester ID.
+	remote := m.Memory("remote_table", 1<<16, 2)
+	m.WritePort(remote, m.Input("remote_id", 16), m.Input("remote_port", 2), m.Input("remote_we", 1), ir.Value{})
+	p.remoteQ = m.ReadPort(remote, f0.Requester, p.adv)
+
 	s1 := p.stageReg("s1", b0, p.adv)
 	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
 		proxyOK: proxyOK0, proxy: proxy0}, p.adv)
@@ -553,6 +567,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
 	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, p.downOf(tr.SecondEgress)
 	t1.inLUT = ir.Value{} // used up
+	t1.remote = m.Named("remote_port_of", p.remoteQ)
 	return s2, p.carry("s2", t1, p.adv), nil
 }
 
@@ -629,6 +644,11 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	choose("unsupported", m.Not(memAtomic), fail(pmgr.Unsupported))
 	choose("cpl_local", m.And(isCpl, selfHit), local(m.Const(64, 0)))
 	choose("cpl_unexpected", m.And(isCpl, m.Not(selfHit)), fail(pmgr.UnexpectedCompletion))
+	// A completion for a remote requester goes back out of the port its
+	// request came in on.
+	remote3 := t3.remote
+	toRemote := outcome{r4(pmgr.OK), m.Mux(m.Eq(remote3, m.Const(2, 2)), eg(kindPortB), eg(kindPortA)), m.Const(8, 0), m.Const(64, 0), req3}
+	choose("cpl_remote", m.And(m.And(isCpl, m.Not(selfHit)), m.Ne(remote3, m.Const(2, 0))), toRemote)
 	choose("cfg_or_msg", cfgMsg, local(m.Const(64, 0)))
 
 	ok := m.Named("ok", m.Eq(o.reason, r4(pmgr.OK)))

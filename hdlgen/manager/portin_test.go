@@ -182,32 +182,10 @@ func TestPortInAgainstModel(t *testing.T) {
 	s.SetReset(true)
 	s.Step()
 	s.SetReset(false)
-	type beatIn struct {
-		hdr      []uint64
-		data     []uint64
-		keep     uint64
-		sop, eop bool
-	}
 	var beats [2][]beatIn
 	for k, q := range queues {
 		for _, p := range q {
-			b := raw(t, &p.x)
-			hl := p.x.HeaderLen()
-			var h [16]byte
-			copy(h[:], b[:hl])
-			hw := []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])}
-			pay := b[hl:]
-			nb := max(1, (len(pay)+63)/64)
-			for j := range nb {
-				lo, hi := min(64*j, len(pay)), min(64*j+64, len(pay))
-				var buf [64]byte
-				copy(buf[:], pay[lo:hi])
-				d := make([]uint64, 8)
-				for w := range d {
-					d[w] = binary.LittleEndian.Uint64(buf[8*w:])
-				}
-				beats[k] = append(beats[k], beatIn{hw, d, 1<<((hi-lo)/4) - 1, j == 0, j == nb-1})
-			}
+			beats[k] = append(beats[k], tlpBeats(t, &p.x)...)
 		}
 	}
 	outs := []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"}
@@ -345,4 +323,215 @@ func TestPortInLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	verilator.Lint(t, pi.Module)
+}
+
+// beatIn is one beat of a TLP in the manager's stream format.
+type beatIn struct {
+	hdr      []uint64
+	data     []uint64
+	keep     uint64
+	sop, eop bool
+}
+
+// tlpBeats splits x into the manager's stream beats (512-bit data).
+func tlpBeats(t testing.TB, x *tlp.TLP) []beatIn {
+	b := raw(t, x)
+	hl := x.HeaderLen()
+	var h [16]byte
+	copy(h[:], b[:hl])
+	hw := []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])}
+	pay := b[hl:]
+	nb := max(1, (len(pay)+63)/64)
+	var out []beatIn
+	for j := range nb {
+		lo, hi := min(64*j, len(pay)), min(64*j+64, len(pay))
+		var buf [64]byte
+		copy(buf[:], pay[lo:hi])
+		d := make([]uint64, 8)
+		for w := range d {
+			d[w] = binary.LittleEndian.Uint64(buf[8*w:])
+		}
+		out = append(out, beatIn{hw, d, 1<<((hi-lo)/4) - 1, j == 0, j == nb-1})
+	}
+	return out
+}
+
+// TestRemoteCompletions: non-posted requests from the ports, passed to the
+// host by the port-ingress pipeline, note their requesters in the
+// manager's remote table (port-in's remote_* outputs wired to the
+// manager's remote_* inputs), and the host's completions for them leave
+// by the port each request came in on, as pcie/manager routes them; a
+// completion for the O-NIC itself goes to its registers, others are
+// dropped as unexpected.
+func TestRemoteCompletions(t *testing.T) {
+	cfg := portConfig()
+	cfg.Relay, cfg.KernelIn = nil, nil // the host pipeline does not take them
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := BuildPortIn(Config{Manager: cfg, BARs: BARSizes(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := tlp.NewID(0x42, 0, 0)
+	model, err := pmgr.New(cfg, f, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := sim.New(pi.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := sim.New(d.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*sim.Sim{ps, ms} {
+		if err := s.Drive("self_id", []uint64{uint64(self)}); err != nil {
+			t.Fatal(err)
+		}
+		s.SetReset(true)
+		s.Step()
+		s.SetReset(false)
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	// Phase 1: reads from the peer on port A and the ring on both ports,
+	// offered one at a time in the model's order (the table keeps the
+	// last port a requester used, so the order matters).
+	type portBeat struct {
+		port int
+		b    beatIn
+	}
+	var portBeats []portBeat
+	var reqs []tlp.ID
+	for i := range 40 {
+		in := pmgr.Ingress(1 + r.IntN(2))
+		req := tlp.NewID(0x30, 0, uint8(r.IntN(8)))
+		if in == pmgr.FromPortA && r.IntN(2) == 0 {
+			req = tlp.NewID(0x20, 0, uint8(r.IntN(8)))
+		}
+		f, typ, _ := tlp.FmtType(tlp.MRd, true, 0)
+		x := tlp.TLP{Fmt: f, Type: typ, Length: 4, FirstBE: 0xF, LastBE: 0xF, Tag: uint16(i), RequesterID: req,
+			Address: 0x100000000 + uint64(r.IntN(0x1000))&^3}
+		var o pmgr.Outcome
+		model.Process(&x, in, &o)
+		for _, b := range tlpBeats(t, &x) {
+			portBeats = append(portBeats, portBeat{int(in) - 1, b})
+		}
+		reqs = append(reqs, req)
+	}
+	// Phase 2: the host's completions, for those requesters, for
+	// strangers and for the O-NIC.
+	want := map[string][]string{}
+	var hostBeats []beatIn
+	for i := range 60 {
+		req := reqs[r.IntN(len(reqs))]
+		switch r.IntN(5) {
+		case 0:
+			req = tlp.NewID(0x30, 1, 0) // never asked
+		case 1:
+			req = self
+		}
+		f, typ, _ := tlp.FmtType(tlp.CplD, false, 0)
+		x := tlp.TLP{Fmt: f, Type: typ, Length: 4, Tag: uint16(i), RequesterID: req, CompleterID: tlp.NewID(0, 0, 0), ByteCount: 16,
+			Data: make([]byte, 16)}
+		var o pmgr.Outcome
+		model.Process(&x, pmgr.FromHost, &o)
+		if o.Action == pmgr.Forward {
+			name := map[ntb.EgressKind]string{ntb.EgressPortA: "m_port_a", ntb.EgressPortB: "m_port_b", ntb.EgressLocal: "m_local"}[o.Egress.Kind]
+			want[name] = append(want[name], fmt.Sprintf("%x", raw(t, &x)))
+		}
+		hostBeats = append(hostBeats, tlpBeats(t, &x)...)
+	}
+	drive := func(s *sim.Sim, name string, v ...uint64) {
+		if err := s.Drive(name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(s *sim.Sim, name string) []uint64 {
+		v, err := s.GetWords(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	offer := func(s *sim.Sim, prefix string, b beatIn) {
+		drive(s, prefix+"hdr", b.hdr...)
+		drive(s, prefix+"data", b.data...)
+		drive(s, prefix+"keep", b.keep)
+		drive(s, prefix+"sop", b2u(b.sop))
+		drive(s, prefix+"eop", b2u(b.eop))
+	}
+	got := map[string][]string{}
+	next, hi := 0, 0
+	for cyc := 0; cyc < 3000; cyc++ {
+		portsDone := next == len(portBeats)
+		for k, prefix := range []string{"s_port_a_tlp_", "s_port_b_tlp_"} {
+			on := !portsDone && portBeats[next].port == k
+			drive(ps, prefix+"valid", b2u(on))
+			if on {
+				offer(ps, prefix, portBeats[next].b)
+			}
+		}
+		for _, o := range []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"} {
+			drive(ps, o+"_tlp_ready", 1)
+		}
+		// The host answers only once every request has passed (and the
+		// remote table has been written).
+		hostOn := portsDone && cyc > 200 && hi < len(hostBeats)
+		drive(ms, "s_host_tlp_valid", b2u(hostOn))
+		if hostOn {
+			offer(ms, "s_host_tlp_", hostBeats[hi])
+		}
+		for _, o := range []string{"m_port_a", "m_port_b", "m_kernel", "m_local", "m_cpl"} {
+			drive(ms, o+"_tlp_ready", 1)
+		}
+		ps.Settle()
+		for _, w := range []string{"remote_we", "remote_id", "remote_port"} {
+			drive(ms, w, get(ps, w)...)
+		}
+		ms.Settle()
+		if !portsDone && get(ps, []string{"s_port_a_tlp_", "s_port_b_tlp_"}[portBeats[next].port]+"ready")[0] == 1 {
+			next++
+		}
+		if hostOn && get(ms, "s_host_tlp_ready")[0] == 1 {
+			hi++
+		}
+		for _, o := range []string{"m_port_a", "m_port_b", "m_local"} {
+			if get(ms, o+"_tlp_valid")[0] == 1 && get(ms, o+"_tlp_sop")[0] == 1 {
+				hw := get(ms, o+"_tlp_hdr")
+				var hb [16]byte
+				binary.BigEndian.PutUint64(hb[:], hw[1])
+				binary.BigEndian.PutUint64(hb[8:], hw[0])
+				b := append([]byte(nil), hb[:12]...)
+				dw := get(ms, o+"_tlp_data")
+				for w := range 4 {
+					b = binary.LittleEndian.AppendUint32(b, uint32(dw[w/2]>>(32*(w%2))))
+				}
+				got[o] = append(got[o], fmt.Sprintf("%x", b))
+			}
+		}
+		ps.Step()
+		ms.Step()
+	}
+	if hi != len(hostBeats) {
+		t.Fatalf("the manager took %d of %d completions", hi, len(hostBeats))
+	}
+	for _, o := range []string{"m_port_a", "m_port_b", "m_local"} {
+		if fmt.Sprint(got[o]) != fmt.Sprint(want[o]) {
+			t.Errorf("%s: %d completions, the model %d:\n got  %v\n want %v", o, len(got[o]), len(want[o]), got[o], want[o])
+		}
+	}
+	if len(want["m_port_a"]) == 0 || len(want["m_port_b"]) == 0 {
+		t.Fatal("the stimulus sends no completion back to a port")
+	}
+	if model.Count(pmgr.UnexpectedCompletion) == 0 {
+		t.Fatal("no unexpected completion in the stimulus")
+	}
+	t.Logf("%d to port A, %d to port B, %d local, %d unexpected", len(want["m_port_a"]), len(want["m_port_b"]), len(want["m_local"]), model.Count(pmgr.UnexpectedCompletion))
 }

@@ -28,6 +28,9 @@ module onic_pcie_manager (
     input  wire s_host_tlp_sop,
     input  wire s_host_tlp_eop,
     output wire s_host_tlp_ready,
+    input  wire [15:0] remote_id,
+    input  wire [1:0] remote_port,
+    input  wire remote_we,
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -65,301 +68,311 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:510
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:511
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:568
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:568
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:607
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:618
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:618
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:618
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:618
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:618
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:618
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:618
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:618
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:618
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:635
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:635
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:635
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:713
-    reg  axil_bvalid = 1'h0; // manager.go:862
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:887
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:887
-    reg  [31:0] lut_index = 32'h0; // manager.go:888
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:888
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:889
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:889
-    reg  axil_rvalid = 1'h0; // manager.go:892
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:892
-    reg  s1_valid = 1'h0; // manager.go:469
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:469
-    reg  [2:0] s1_bar = 3'h0; // manager.go:469
-    reg  [511:0] s1_data = 512'h0; // manager.go:469
-    reg  [15:0] s1_keep = 16'h0; // manager.go:469
-    reg  s1_sop = 1'h0; // manager.go:469
-    reg  s1_eop = 1'h0; // manager.go:469
-    reg  [6:0] s1_kind = 7'h0; // manager.go:470
-    reg  [63:0] s1_off = 64'h0; // manager.go:470
-    reg  s1_bar_ok = 1'h0; // manager.go:470
-    reg  s1_reg_hit = 1'h0; // manager.go:470
-    reg  [12:0] s1_size = 13'h0; // manager.go:470
-    reg  s1_proxy_ok = 1'h0; // manager.go:470
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:470
-    reg  s2_valid = 1'h0; // manager.go:552
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:552
-    reg  [511:0] s2_data = 512'h0; // manager.go:552
-    reg  [15:0] s2_keep = 16'h0; // manager.go:552
-    reg  s2_sop = 1'h0; // manager.go:552
-    reg  s2_eop = 1'h0; // manager.go:552
-    reg  [6:0] s2_kind = 7'h0; // manager.go:556
-    reg  [63:0] s2_off = 64'h0; // manager.go:556
-    reg  s2_bar_ok = 1'h0; // manager.go:556
-    reg  s2_reg_hit = 1'h0; // manager.go:556
-    reg  [12:0] s2_size = 13'h0; // manager.go:556
-    reg  s2_proxy_ok = 1'h0; // manager.go:556
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:556
-    reg  s2_found = 1'h0; // manager.go:556
-    reg  s2_enabled = 1'h0; // manager.go:556
-    reg  [2:0] s2_egress = 3'h0; // manager.go:556
-    reg  [7:0] s2_slot = 8'h0; // manager.go:556
-    reg  [63:0] s2_addr = 64'h0; // manager.go:556
-    reg  s2_down = 1'h0; // manager.go:556
-    reg  s2_second = 1'h0; // manager.go:556
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:556
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:556
-    reg  s2_second_down = 1'h0; // manager.go:556
-    reg  s3_valid = 1'h0; // manager.go:581
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:581
-    reg  [511:0] s3_data = 512'h0; // manager.go:581
-    reg  [15:0] s3_keep = 16'h0; // manager.go:581
-    reg  s3_sop = 1'h0; // manager.go:581
-    reg  s3_eop = 1'h0; // manager.go:581
-    reg  [6:0] s3_kind = 7'h0; // manager.go:583
-    reg  [63:0] s3_off = 64'h0; // manager.go:583
-    reg  s3_bar_ok = 1'h0; // manager.go:583
-    reg  s3_reg_hit = 1'h0; // manager.go:583
-    reg  s3_proxy_ok = 1'h0; // manager.go:583
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:583
-    reg  s3_found = 1'h0; // manager.go:583
-    reg  s3_enabled = 1'h0; // manager.go:583
-    reg  [2:0] s3_egress = 3'h0; // manager.go:583
-    reg  [7:0] s3_slot = 8'h0; // manager.go:583
-    reg  [63:0] s3_addr = 64'h0; // manager.go:583
-    reg  s3_down = 1'h0; // manager.go:583
-    reg  s3_second = 1'h0; // manager.go:583
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:583
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:583
-    reg  s3_second_down = 1'h0; // manager.go:583
-    reg  [2:0] s3_rule = 3'h0; // manager.go:583
-    reg  s4_valid = 1'h0; // manager.go:651
-    reg  [511:0] s4_data = 512'h0; // manager.go:651
-    reg  [15:0] s4_keep = 16'h0; // manager.go:651
-    reg  s4_sop = 1'h0; // manager.go:651
-    reg  s4_eop = 1'h0; // manager.go:651
-    reg  [1:0] s4_action = 2'h0; // manager.go:652
-    reg  [3:0] s4_reason = 4'h0; // manager.go:653
-    reg  [2:0] s4_egress = 3'h0; // manager.go:654
-    reg  [7:0] s4_slot = 8'h0; // manager.go:655
-    reg  s4_second = 1'h0; // manager.go:656
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:657
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:658
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:659
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:660
-    reg  m_port_a_sent = 1'h0; // manager.go:690
-    reg  m_port_b_sent = 1'h0; // manager.go:690
-    reg  m_kernel_sent = 1'h0; // manager.go:690
-    reg  m_local_sent = 1'h0; // manager.go:690
-    reg  m_cpl_sent = 1'h0; // manager.go:690
-    reg  [31:0] count_ok = 32'h0; // manager.go:711
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:711
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:711
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:711
-    reg  [31:0] count_port_down = 32'h0; // manager.go:711
-    reg  [31:0] count_denied = 32'h0; // manager.go:711
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:711
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:711
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:711
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:711
-    reg  [6:0] kind; // manager.go:439: a table
-    reg  [63:0] bar_mask; // manager.go:445: a table
-    reg  bar_ok; // manager.go:446: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:798: a table
-    reg  [1:0] cpl_last_byte; // manager.go:802: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:804: a table
-    wire write_accept; // manager.go:863
-    wire [31:0] write_mask; // manager.go:874
-    wire [31:0] _win_en_lo_not; // manager.go:887
-    wire [31:0] _win_en_lo_and; // manager.go:887
-    wire init_done; // manager.go:890
+    reg  [1:0] remote_table [0:65535]; // manager.go:479
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:524
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:525
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:583
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:583
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:622
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:633
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:633
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:633
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:633
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:633
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:633
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:633
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:633
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:633
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:655
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:655
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:655
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:733
+    reg  axil_bvalid = 1'h0; // manager.go:882
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:907
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:907
+    reg  [31:0] lut_index = 32'h0; // manager.go:908
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:908
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:909
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:909
+    reg  axil_rvalid = 1'h0; // manager.go:912
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:912
+    reg  [1:0] remote_port_of = 2'h0; // manager.go:481
+    reg  s1_valid = 1'h0; // manager.go:483
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:483
+    reg  [2:0] s1_bar = 3'h0; // manager.go:483
+    reg  [511:0] s1_data = 512'h0; // manager.go:483
+    reg  [15:0] s1_keep = 16'h0; // manager.go:483
+    reg  s1_sop = 1'h0; // manager.go:483
+    reg  s1_eop = 1'h0; // manager.go:483
+    reg  [6:0] s1_kind = 7'h0; // manager.go:484
+    reg  [63:0] s1_off = 64'h0; // manager.go:484
+    reg  s1_bar_ok = 1'h0; // manager.go:484
+    reg  s1_reg_hit = 1'h0; // manager.go:484
+    reg  [12:0] s1_size = 13'h0; // manager.go:484
+    reg  s1_proxy_ok = 1'h0; // manager.go:484
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:484
+    reg  s2_valid = 1'h0; // manager.go:566
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:566
+    reg  [511:0] s2_data = 512'h0; // manager.go:566
+    reg  [15:0] s2_keep = 16'h0; // manager.go:566
+    reg  s2_sop = 1'h0; // manager.go:566
+    reg  s2_eop = 1'h0; // manager.go:566
+    reg  [6:0] s2_kind = 7'h0; // manager.go:571
+    reg  [63:0] s2_off = 64'h0; // manager.go:571
+    reg  s2_bar_ok = 1'h0; // manager.go:571
+    reg  s2_reg_hit = 1'h0; // manager.go:571
+    reg  [12:0] s2_size = 13'h0; // manager.go:571
+    reg  s2_proxy_ok = 1'h0; // manager.go:571
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:571
+    reg  s2_found = 1'h0; // manager.go:571
+    reg  s2_enabled = 1'h0; // manager.go:571
+    reg  [2:0] s2_egress = 3'h0; // manager.go:571
+    reg  [7:0] s2_slot = 8'h0; // manager.go:571
+    reg  [63:0] s2_addr = 64'h0; // manager.go:571
+    reg  s2_down = 1'h0; // manager.go:571
+    reg  s2_second = 1'h0; // manager.go:571
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:571
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:571
+    reg  s2_second_down = 1'h0; // manager.go:571
+    reg  [1:0] s2_remote = 2'h0; // manager.go:571
+    reg  s3_valid = 1'h0; // manager.go:596
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:596
+    reg  [511:0] s3_data = 512'h0; // manager.go:596
+    reg  [15:0] s3_keep = 16'h0; // manager.go:596
+    reg  s3_sop = 1'h0; // manager.go:596
+    reg  s3_eop = 1'h0; // manager.go:596
+    reg  [6:0] s3_kind = 7'h0; // manager.go:598
+    reg  [63:0] s3_off = 64'h0; // manager.go:598
+    reg  s3_bar_ok = 1'h0; // manager.go:598
+    reg  s3_reg_hit = 1'h0; // manager.go:598
+    reg  s3_proxy_ok = 1'h0; // manager.go:598
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:598
+    reg  s3_found = 1'h0; // manager.go:598
+    reg  s3_enabled = 1'h0; // manager.go:598
+    reg  [2:0] s3_egress = 3'h0; // manager.go:598
+    reg  [7:0] s3_slot = 8'h0; // manager.go:598
+    reg  [63:0] s3_addr = 64'h0; // manager.go:598
+    reg  s3_down = 1'h0; // manager.go:598
+    reg  s3_second = 1'h0; // manager.go:598
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:598
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:598
+    reg  s3_second_down = 1'h0; // manager.go:598
+    reg  [2:0] s3_rule = 3'h0; // manager.go:598
+    reg  [1:0] s3_remote = 2'h0; // manager.go:598
+    reg  s4_valid = 1'h0; // manager.go:671
+    reg  [511:0] s4_data = 512'h0; // manager.go:671
+    reg  [15:0] s4_keep = 16'h0; // manager.go:671
+    reg  s4_sop = 1'h0; // manager.go:671
+    reg  s4_eop = 1'h0; // manager.go:671
+    reg  [1:0] s4_action = 2'h0; // manager.go:672
+    reg  [3:0] s4_reason = 4'h0; // manager.go:673
+    reg  [2:0] s4_egress = 3'h0; // manager.go:674
+    reg  [7:0] s4_slot = 8'h0; // manager.go:675
+    reg  s4_second = 1'h0; // manager.go:676
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:677
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:678
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:679
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:680
+    reg  m_port_a_sent = 1'h0; // manager.go:710
+    reg  m_port_b_sent = 1'h0; // manager.go:710
+    reg  m_kernel_sent = 1'h0; // manager.go:710
+    reg  m_local_sent = 1'h0; // manager.go:710
+    reg  m_cpl_sent = 1'h0; // manager.go:710
+    reg  [31:0] count_ok = 32'h0; // manager.go:731
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:731
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:731
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:731
+    reg  [31:0] count_port_down = 32'h0; // manager.go:731
+    reg  [31:0] count_denied = 32'h0; // manager.go:731
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:731
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:731
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:731
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:731
+    reg  [6:0] kind; // manager.go:445: a table
+    reg  [63:0] bar_mask; // manager.go:451: a table
+    reg  bar_ok; // manager.go:452: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:818: a table
+    reg  [1:0] cpl_last_byte; // manager.go:822: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:824: a table
+    wire write_accept; // manager.go:883
+    wire [31:0] write_mask; // manager.go:894
+    wire [31:0] _win_en_lo_not; // manager.go:907
+    wire [31:0] _win_en_lo_and; // manager.go:907
+    wire init_done; // manager.go:910
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
-    wire [127:0] in_hdr; // manager.go:422
-    wire [2:0] in_bar; // manager.go:422
-    wire adv; // manager.go:427
+    wire [127:0] in_hdr; // manager.go:428
+    wire [2:0] in_bar; // manager.go:428
+    wire adv; // manager.go:433
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:445
-    wire _s1_proxy_eq; // manager.go:461
-    wire [63:0] _window_enables_concat; // manager.go:522
-    wire window_enables; // manager.go:522
-    wire failover; // manager.go:531
-    wire [2:0] translated_egress; // manager.go:532
-    wire [63:0] translated_addr; // manager.go:533
-    wire multicast; // manager.go:534
-    wire [63:0] check_addr; // manager.go:564
-    wire [4:0] _check_egress_or; // manager.go:566
-    wire [4:0] check_egress; // manager.go:570
+    wire [63:0] bar_offset; // manager.go:451
+    wire _s1_proxy_eq; // manager.go:467
+    wire [63:0] _window_enables_concat; // manager.go:536
+    wire window_enables; // manager.go:536
+    wire failover; // manager.go:545
+    wire [2:0] translated_egress; // manager.go:546
+    wire [63:0] translated_addr; // manager.go:547
+    wire multicast; // manager.go:548
+    wire [63:0] check_addr; // manager.go:579
+    wire [4:0] _check_egress_or; // manager.go:581
+    wire [4:0] check_egress; // manager.go:585
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:595
-    wire allowed; // manager.go:598
-    wire to_port; // manager.go:599
-    wire cpl_for_self; // manager.go:620
-    wire no_proxy_id; // manager.go:621
-    wire [3:0] reason_no_proxy_id; // manager.go:621
-    wire [2:0] egress_no_proxy_id; // manager.go:621
-    wire [7:0] slot_no_proxy_id; // manager.go:621
-    wire [63:0] addr_no_proxy_id; // manager.go:621
-    wire [15:0] req_no_proxy_id; // manager.go:621
-    wire denied; // manager.go:622
-    wire [3:0] reason_denied; // manager.go:622
-    wire [2:0] egress_denied; // manager.go:622
-    wire [7:0] slot_denied; // manager.go:622
-    wire [63:0] addr_denied; // manager.go:622
-    wire [15:0] req_denied; // manager.go:622
-    wire [3:0] reason_port_down; // manager.go:623
-    wire [2:0] egress_port_down; // manager.go:623
-    wire [7:0] slot_port_down; // manager.go:623
-    wire [63:0] addr_port_down; // manager.go:623
-    wire [15:0] req_port_down; // manager.go:623
-    wire mapping_disabled; // manager.go:624
-    wire [3:0] reason_mapping_disabled; // manager.go:624
-    wire [2:0] egress_mapping_disabled; // manager.go:624
-    wire [7:0] slot_mapping_disabled; // manager.go:624
-    wire [63:0] addr_mapping_disabled; // manager.go:624
-    wire [15:0] req_mapping_disabled; // manager.go:624
-    wire window_miss; // manager.go:625
-    wire [3:0] reason_window_miss; // manager.go:625
-    wire [2:0] egress_window_miss; // manager.go:625
-    wire [7:0] slot_window_miss; // manager.go:625
-    wire [63:0] addr_window_miss; // manager.go:625
-    wire [15:0] req_window_miss; // manager.go:625
-    wire reg_allowed; // manager.go:626
-    wire [3:0] reason_reg_allowed; // manager.go:626
-    wire [2:0] egress_reg_allowed; // manager.go:626
-    wire [7:0] slot_reg_allowed; // manager.go:626
-    wire [63:0] addr_reg_allowed; // manager.go:626
-    wire [15:0] req_reg_allowed; // manager.go:626
-    wire reg_denied; // manager.go:627
-    wire [3:0] reason_reg_denied; // manager.go:627
-    wire [2:0] egress_reg_denied; // manager.go:627
-    wire [7:0] slot_reg_denied; // manager.go:627
-    wire [63:0] addr_reg_denied; // manager.go:627
-    wire [15:0] req_reg_denied; // manager.go:627
-    wire not_for_us; // manager.go:628
-    wire [3:0] reason_not_for_us; // manager.go:628
-    wire [2:0] egress_not_for_us; // manager.go:628
-    wire [7:0] slot_not_for_us; // manager.go:628
-    wire [63:0] addr_not_for_us; // manager.go:628
-    wire [15:0] req_not_for_us; // manager.go:628
-    wire unsupported; // manager.go:629
-    wire [3:0] reason_unsupported; // manager.go:629
-    wire [2:0] egress_unsupported; // manager.go:629
-    wire [7:0] slot_unsupported; // manager.go:629
-    wire [63:0] addr_unsupported; // manager.go:629
-    wire [15:0] req_unsupported; // manager.go:629
-    wire cpl_local; // manager.go:630
-    wire [3:0] reason_cpl_local; // manager.go:630
-    wire [2:0] egress_cpl_local; // manager.go:630
-    wire [7:0] slot_cpl_local; // manager.go:630
-    wire [63:0] addr_cpl_local; // manager.go:630
-    wire [15:0] req_cpl_local; // manager.go:630
-    wire cpl_unexpected; // manager.go:631
-    wire [3:0] reason_cpl_unexpected; // manager.go:631
-    wire [2:0] egress_cpl_unexpected; // manager.go:631
-    wire [7:0] slot_cpl_unexpected; // manager.go:631
-    wire [63:0] addr_cpl_unexpected; // manager.go:631
-    wire [15:0] req_cpl_unexpected; // manager.go:631
-    wire [3:0] reason_cfg_or_msg; // manager.go:632
-    wire [2:0] egress_cfg_or_msg; // manager.go:632
-    wire [7:0] slot_cfg_or_msg; // manager.go:632
-    wire [63:0] addr_cfg_or_msg; // manager.go:632
-    wire [15:0] req_cfg_or_msg; // manager.go:632
-    wire ok; // manager.go:634
-    wire [1:0] action; // manager.go:635
-    wire [2:0] cpl_status; // manager.go:636
-    wire via_window; // manager.go:639
-    wire second_copy; // manager.go:640
-    wire [1:0] _hdr_primary_mux; // manager.go:767
-    wire rewrite_primary_4dw; // manager.go:768
-    wire [31:0] rewrite_primary_dw0; // manager.go:769
-    wire [31:0] rewrite_primary_dw1; // manager.go:770
-    wire [127:0] hdr_primary; // manager.go:643
-    wire rewrite_second_4dw; // manager.go:768
-    wire [31:0] rewrite_second_dw0; // manager.go:769
-    wire [31:0] rewrite_second_dw1; // manager.go:770
-    wire [127:0] hdr_second; // manager.go:773
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:801
-    wire [11:0] cpl_bytes_one_dw; // manager.go:803
-    wire [11:0] cpl_bytes_many_dw; // manager.go:804
-    wire [11:0] cpl_byte_count; // manager.go:805
-    wire [6:0] cpl_lower_addr; // manager.go:806
-    wire [95:0] cpl_hdr; // manager.go:813
-    wire take_decision; // manager.go:649
-    wire forward; // manager.go:669
-    wire _to_port_a_eq; // manager.go:670
-    wire to_port_a; // manager.go:676
-    wire _to_port_b_eq; // manager.go:670
-    wire to_port_b; // manager.go:677
-    wire [529:0] beat_tail; // manager.go:680
-    wire m_kernel_for; // manager.go:684
-    wire m_local_for; // manager.go:685
-    wire m_cpl_for; // manager.go:686
-    wire m_port_a_offer; // manager.go:692
+    wire cfg_or_msg; // manager.go:610
+    wire allowed; // manager.go:613
+    wire to_port; // manager.go:614
+    wire cpl_for_self; // manager.go:635
+    wire no_proxy_id; // manager.go:636
+    wire [3:0] reason_no_proxy_id; // manager.go:636
+    wire [2:0] egress_no_proxy_id; // manager.go:636
+    wire [7:0] slot_no_proxy_id; // manager.go:636
+    wire [63:0] addr_no_proxy_id; // manager.go:636
+    wire [15:0] req_no_proxy_id; // manager.go:636
+    wire denied; // manager.go:637
+    wire [3:0] reason_denied; // manager.go:637
+    wire [2:0] egress_denied; // manager.go:637
+    wire [7:0] slot_denied; // manager.go:637
+    wire [63:0] addr_denied; // manager.go:637
+    wire [15:0] req_denied; // manager.go:637
+    wire [3:0] reason_port_down; // manager.go:638
+    wire [2:0] egress_port_down; // manager.go:638
+    wire [7:0] slot_port_down; // manager.go:638
+    wire [63:0] addr_port_down; // manager.go:638
+    wire [15:0] req_port_down; // manager.go:638
+    wire mapping_disabled; // manager.go:639
+    wire [3:0] reason_mapping_disabled; // manager.go:639
+    wire [2:0] egress_mapping_disabled; // manager.go:639
+    wire [7:0] slot_mapping_disabled; // manager.go:639
+    wire [63:0] addr_mapping_disabled; // manager.go:639
+    wire [15:0] req_mapping_disabled; // manager.go:639
+    wire window_miss; // manager.go:640
+    wire [3:0] reason_window_miss; // manager.go:640
+    wire [2:0] egress_window_miss; // manager.go:640
+    wire [7:0] slot_window_miss; // manager.go:640
+    wire [63:0] addr_window_miss; // manager.go:640
+    wire [15:0] req_window_miss; // manager.go:640
+    wire reg_allowed; // manager.go:641
+    wire [3:0] reason_reg_allowed; // manager.go:641
+    wire [2:0] egress_reg_allowed; // manager.go:641
+    wire [7:0] slot_reg_allowed; // manager.go:641
+    wire [63:0] addr_reg_allowed; // manager.go:641
+    wire [15:0] req_reg_allowed; // manager.go:641
+    wire reg_denied; // manager.go:642
+    wire [3:0] reason_reg_denied; // manager.go:642
+    wire [2:0] egress_reg_denied; // manager.go:642
+    wire [7:0] slot_reg_denied; // manager.go:642
+    wire [63:0] addr_reg_denied; // manager.go:642
+    wire [15:0] req_reg_denied; // manager.go:642
+    wire not_for_us; // manager.go:643
+    wire [3:0] reason_not_for_us; // manager.go:643
+    wire [2:0] egress_not_for_us; // manager.go:643
+    wire [7:0] slot_not_for_us; // manager.go:643
+    wire [63:0] addr_not_for_us; // manager.go:643
+    wire [15:0] req_not_for_us; // manager.go:643
+    wire unsupported; // manager.go:644
+    wire [3:0] reason_unsupported; // manager.go:644
+    wire [2:0] egress_unsupported; // manager.go:644
+    wire [7:0] slot_unsupported; // manager.go:644
+    wire [63:0] addr_unsupported; // manager.go:644
+    wire [15:0] req_unsupported; // manager.go:644
+    wire cpl_local; // manager.go:645
+    wire [3:0] reason_cpl_local; // manager.go:645
+    wire [2:0] egress_cpl_local; // manager.go:645
+    wire [7:0] slot_cpl_local; // manager.go:645
+    wire [63:0] addr_cpl_local; // manager.go:645
+    wire [15:0] req_cpl_local; // manager.go:645
+    wire cpl_unexpected; // manager.go:646
+    wire [3:0] reason_cpl_unexpected; // manager.go:646
+    wire [2:0] egress_cpl_unexpected; // manager.go:646
+    wire [7:0] slot_cpl_unexpected; // manager.go:646
+    wire [63:0] addr_cpl_unexpected; // manager.go:646
+    wire [15:0] req_cpl_unexpected; // manager.go:646
+    wire cpl_remote; // manager.go:651
+    wire [3:0] reason_cpl_remote; // manager.go:651
+    wire [2:0] egress_cpl_remote; // manager.go:651
+    wire [7:0] slot_cpl_remote; // manager.go:651
+    wire [63:0] addr_cpl_remote; // manager.go:651
+    wire [15:0] req_cpl_remote; // manager.go:651
+    wire [3:0] reason_cfg_or_msg; // manager.go:652
+    wire [2:0] egress_cfg_or_msg; // manager.go:652
+    wire [7:0] slot_cfg_or_msg; // manager.go:652
+    wire [63:0] addr_cfg_or_msg; // manager.go:652
+    wire [15:0] req_cfg_or_msg; // manager.go:652
+    wire ok; // manager.go:654
+    wire [1:0] action; // manager.go:655
+    wire [2:0] cpl_status; // manager.go:656
+    wire via_window; // manager.go:659
+    wire second_copy; // manager.go:660
+    wire [1:0] _hdr_primary_mux; // manager.go:787
+    wire rewrite_primary_4dw; // manager.go:788
+    wire [31:0] rewrite_primary_dw0; // manager.go:789
+    wire [31:0] rewrite_primary_dw1; // manager.go:790
+    wire [127:0] hdr_primary; // manager.go:663
+    wire rewrite_second_4dw; // manager.go:788
+    wire [31:0] rewrite_second_dw0; // manager.go:789
+    wire [31:0] rewrite_second_dw1; // manager.go:790
+    wire [127:0] hdr_second; // manager.go:793
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:821
+    wire [11:0] cpl_bytes_one_dw; // manager.go:823
+    wire [11:0] cpl_bytes_many_dw; // manager.go:824
+    wire [11:0] cpl_byte_count; // manager.go:825
+    wire [6:0] cpl_lower_addr; // manager.go:826
+    wire [95:0] cpl_hdr; // manager.go:833
+    wire take_decision; // manager.go:669
+    wire forward; // manager.go:689
+    wire _to_port_a_eq; // manager.go:690
+    wire to_port_a; // manager.go:696
+    wire _to_port_b_eq; // manager.go:690
+    wire to_port_b; // manager.go:697
+    wire [529:0] beat_tail; // manager.go:700
+    wire m_kernel_for; // manager.go:704
+    wire m_local_for; // manager.go:705
+    wire m_cpl_for; // manager.go:706
+    wire m_port_a_offer; // manager.go:712
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:694
-    wire m_port_a_has; // manager.go:695
-    wire m_port_a_done; // manager.go:696
+    wire m_port_a_took; // manager.go:714
+    wire m_port_a_has; // manager.go:715
+    wire m_port_a_done; // manager.go:716
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:692
+    wire m_port_b_offer; // manager.go:712
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:694
-    wire m_port_b_has; // manager.go:695
-    wire m_port_b_done; // manager.go:696
+    wire m_port_b_took; // manager.go:714
+    wire m_port_b_has; // manager.go:715
+    wire m_port_b_done; // manager.go:716
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:692
+    wire m_kernel_offer; // manager.go:712
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:694
-    wire m_kernel_has; // manager.go:695
-    wire m_kernel_done; // manager.go:696
+    wire m_kernel_took; // manager.go:714
+    wire m_kernel_has; // manager.go:715
+    wire m_kernel_done; // manager.go:716
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:692
+    wire m_local_offer; // manager.go:712
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:694
-    wire m_local_has; // manager.go:695
-    wire m_local_done; // manager.go:696
+    wire m_local_took; // manager.go:714
+    wire m_local_has; // manager.go:715
+    wire m_local_done; // manager.go:716
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:692
+    wire m_cpl_offer; // manager.go:712
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:694
-    wire m_cpl_has; // manager.go:695
-    wire m_cpl_done; // manager.go:696
+    wire m_cpl_took; // manager.go:714
+    wire m_cpl_has; // manager.go:715
+    wire m_cpl_done; // manager.go:716
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:708
-    wire _s_axil_arready_not; // manager.go:911
-    wire read_accept; // manager.go:911
-    wire [31:0] _read_data_or_6; // manager.go:934
-    wire [31:0] _read_data_or_5; // manager.go:934
-    wire [31:0] _read_data_or_4; // manager.go:934
-    wire [31:0] _read_data_or_3; // manager.go:934
-    wire [31:0] _read_data_or_2; // manager.go:934
-    wire [31:0] _read_data_or; // manager.go:934
-    wire [31:0] read_data; // manager.go:934
+    wire count_fire; // manager.go:728
+    wire _s_axil_arready_not; // manager.go:931
+    wire read_accept; // manager.go:931
+    wire [31:0] _read_data_or_6; // manager.go:954
+    wire [31:0] _read_data_or_5; // manager.go:954
+    wire [31:0] _read_data_or_4; // manager.go:954
+    wire [31:0] _read_data_or_3; // manager.go:954
+    wire [31:0] _read_data_or_2; // manager.go:954
+    wire [31:0] _read_data_or; // manager.go:954
+    wire [31:0] read_data; // manager.go:954
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
@@ -393,6 +406,10 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:324
     wire unused;
 
+    integer mem_init_i;
+    initial begin
+        for (mem_init_i = 0; mem_init_i < 65536; mem_init_i = mem_init_i + 1) remote_table[mem_init_i] = 2'h0;
+    end
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
     assign _win_en_lo_not = ~write_mask;
@@ -491,11 +508,17 @@ module onic_pcie_manager (
     assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
     assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
     assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
-    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_unexpected;
-    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_unexpected;
-    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_unexpected;
-    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_unexpected;
-    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_unexpected;
+    assign cpl_remote = cpl_unexpected & (s3_remote != 2'h0);
+    assign reason_cpl_remote = cpl_remote ? REASON_OK : reason_cpl_unexpected;
+    assign egress_cpl_remote = cpl_remote ? ((s3_remote == 2'h2) ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
+    assign slot_cpl_remote = cpl_remote ? 8'h0 : slot_cpl_unexpected;
+    assign addr_cpl_remote = cpl_remote ? 64'h0 : addr_cpl_unexpected;
+    assign req_cpl_remote = cpl_remote ? s3_hdr_requester : req_cpl_unexpected;
+    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_remote;
+    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_remote;
+    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_remote;
+    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_remote;
+    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_remote;
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
@@ -837,6 +860,12 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
+        if (adv) begin
+            remote_port_of <= remote_table[in_hdr_requester];
+        end
+    end
+
+    always @(posedge clk) begin
         if (rst) begin
             s1_valid <= 1'h0;
         end else if (adv) begin
@@ -1063,6 +1092,12 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
+        if (adv) begin
+            s2_remote <= remote_port_of;
+        end
+    end
+
+    always @(posedge clk) begin
         if (rst) begin
             s3_valid <= 1'h0;
         end else if (adv) begin
@@ -1199,6 +1234,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_rule <= access_rule;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s3_remote <= s2_remote;
         end
     end
 
@@ -1415,6 +1456,12 @@ module onic_pcie_manager (
             count_relay_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_RELAY_DENIED)) begin
             count_relay_denied <= count_relay_denied + 32'h1;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (remote_we) begin
+            remote_table[remote_id] <= remote_port;
         end
     end
 

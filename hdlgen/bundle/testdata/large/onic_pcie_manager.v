@@ -28,6 +28,9 @@ module onic_pcie_manager (
     input  wire s_host_tlp_sop,
     input  wire s_host_tlp_eop,
     output wire s_host_tlp_ready,
+    input  wire [15:0] remote_id,
+    input  wire [1:0] remote_port,
+    input  wire remote_we,
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -65,405 +68,415 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [59:0] lut [0:511]; // manager.go:483
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:510
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:511
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:568
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:568
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:607
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:618
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:618
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:618
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:618
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:618
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:618
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:618
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:618
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:618
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:635
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:635
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:635
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:713
-    reg  axil_bvalid = 1'h0; // manager.go:862
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:887
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:887
-    reg  [31:0] lut_index = 32'h0; // manager.go:888
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:888
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:889
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:889
-    reg  axil_rvalid = 1'h0; // manager.go:892
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:892
-    reg  lut_init_done = 1'h0; // manager.go:403
-    reg  s1_valid = 1'h0; // manager.go:469
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:469
-    reg  [2:0] s1_bar = 3'h0; // manager.go:469
-    reg  [511:0] s1_data = 512'h0; // manager.go:469
-    reg  [15:0] s1_keep = 16'h0; // manager.go:469
-    reg  s1_sop = 1'h0; // manager.go:469
-    reg  s1_eop = 1'h0; // manager.go:469
-    reg  [6:0] s1_kind = 7'h0; // manager.go:470
-    reg  [63:0] s1_off = 64'h0; // manager.go:470
-    reg  s1_bar_ok = 1'h0; // manager.go:470
-    reg  s1_reg_hit = 1'h0; // manager.go:470
-    reg  [12:0] s1_size = 13'h0; // manager.go:470
-    reg  s1_in_lut = 1'h0; // manager.go:470
-    reg  s1_proxy_ok = 1'h0; // manager.go:470
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:470
-    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:484
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:491
-    reg  s2_valid = 1'h0; // manager.go:552
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:552
-    reg  [511:0] s2_data = 512'h0; // manager.go:552
-    reg  [15:0] s2_keep = 16'h0; // manager.go:552
-    reg  s2_sop = 1'h0; // manager.go:552
-    reg  s2_eop = 1'h0; // manager.go:552
-    reg  [6:0] s2_kind = 7'h0; // manager.go:556
-    reg  [63:0] s2_off = 64'h0; // manager.go:556
-    reg  s2_bar_ok = 1'h0; // manager.go:556
-    reg  s2_reg_hit = 1'h0; // manager.go:556
-    reg  [12:0] s2_size = 13'h0; // manager.go:556
-    reg  s2_proxy_ok = 1'h0; // manager.go:556
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:556
-    reg  s2_found = 1'h0; // manager.go:556
-    reg  s2_enabled = 1'h0; // manager.go:556
-    reg  [2:0] s2_egress = 3'h0; // manager.go:556
-    reg  [7:0] s2_slot = 8'h0; // manager.go:556
-    reg  [63:0] s2_addr = 64'h0; // manager.go:556
-    reg  s2_down = 1'h0; // manager.go:556
-    reg  s2_second = 1'h0; // manager.go:556
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:556
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:556
-    reg  s2_second_down = 1'h0; // manager.go:556
-    reg  s3_valid = 1'h0; // manager.go:581
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:581
-    reg  [511:0] s3_data = 512'h0; // manager.go:581
-    reg  [15:0] s3_keep = 16'h0; // manager.go:581
-    reg  s3_sop = 1'h0; // manager.go:581
-    reg  s3_eop = 1'h0; // manager.go:581
-    reg  [6:0] s3_kind = 7'h0; // manager.go:583
-    reg  [63:0] s3_off = 64'h0; // manager.go:583
-    reg  s3_bar_ok = 1'h0; // manager.go:583
-    reg  s3_reg_hit = 1'h0; // manager.go:583
-    reg  s3_proxy_ok = 1'h0; // manager.go:583
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:583
-    reg  s3_found = 1'h0; // manager.go:583
-    reg  s3_enabled = 1'h0; // manager.go:583
-    reg  [2:0] s3_egress = 3'h0; // manager.go:583
-    reg  [7:0] s3_slot = 8'h0; // manager.go:583
-    reg  [63:0] s3_addr = 64'h0; // manager.go:583
-    reg  s3_down = 1'h0; // manager.go:583
-    reg  s3_second = 1'h0; // manager.go:583
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:583
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:583
-    reg  s3_second_down = 1'h0; // manager.go:583
-    reg  [2:0] s3_rule = 3'h0; // manager.go:583
-    reg  s4_valid = 1'h0; // manager.go:651
-    reg  [511:0] s4_data = 512'h0; // manager.go:651
-    reg  [15:0] s4_keep = 16'h0; // manager.go:651
-    reg  s4_sop = 1'h0; // manager.go:651
-    reg  s4_eop = 1'h0; // manager.go:651
-    reg  [1:0] s4_action = 2'h0; // manager.go:652
-    reg  [3:0] s4_reason = 4'h0; // manager.go:653
-    reg  [2:0] s4_egress = 3'h0; // manager.go:654
-    reg  [7:0] s4_slot = 8'h0; // manager.go:655
-    reg  s4_second = 1'h0; // manager.go:656
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:657
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:658
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:659
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:660
-    reg  m_port_a_sent = 1'h0; // manager.go:690
-    reg  m_port_b_sent = 1'h0; // manager.go:690
-    reg  m_kernel_sent = 1'h0; // manager.go:690
-    reg  m_local_sent = 1'h0; // manager.go:690
-    reg  m_cpl_sent = 1'h0; // manager.go:690
-    reg  [31:0] count_ok = 32'h0; // manager.go:711
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:711
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:711
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:711
-    reg  [31:0] count_port_down = 32'h0; // manager.go:711
-    reg  [31:0] count_denied = 32'h0; // manager.go:711
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:711
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:711
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:711
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:711
-    reg  [6:0] kind; // manager.go:439: a table
-    reg  [63:0] bar_mask; // manager.go:445: a table
-    reg  bar_ok; // manager.go:446: a table
-    reg  [59:0] _mux_2345_mux; // manager.go:499: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:798: a table
-    reg  [1:0] cpl_last_byte; // manager.go:802: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:804: a table
-    wire write_accept; // manager.go:863
-    wire [31:0] write_mask; // manager.go:874
-    wire [31:0] _win_en_lo_not; // manager.go:887
-    wire [31:0] _win_en_lo_and; // manager.go:887
-    wire init_done; // manager.go:890
+    reg  [1:0] remote_table [0:65535]; // manager.go:479
+    reg  [59:0] lut [0:511]; // manager.go:497
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:524
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:525
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:583
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:583
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:622
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:633
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:633
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:633
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:633
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:633
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:633
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:633
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:633
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:633
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:655
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:655
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:655
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:733
+    reg  axil_bvalid = 1'h0; // manager.go:882
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:907
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:907
+    reg  [31:0] lut_index = 32'h0; // manager.go:908
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:908
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:909
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:909
+    reg  axil_rvalid = 1'h0; // manager.go:912
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:912
+    reg  lut_init_done = 1'h0; // manager.go:409
+    reg  [1:0] remote_port_of = 2'h0; // manager.go:481
+    reg  s1_valid = 1'h0; // manager.go:483
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:483
+    reg  [2:0] s1_bar = 3'h0; // manager.go:483
+    reg  [511:0] s1_data = 512'h0; // manager.go:483
+    reg  [15:0] s1_keep = 16'h0; // manager.go:483
+    reg  s1_sop = 1'h0; // manager.go:483
+    reg  s1_eop = 1'h0; // manager.go:483
+    reg  [6:0] s1_kind = 7'h0; // manager.go:484
+    reg  [63:0] s1_off = 64'h0; // manager.go:484
+    reg  s1_bar_ok = 1'h0; // manager.go:484
+    reg  s1_reg_hit = 1'h0; // manager.go:484
+    reg  [12:0] s1_size = 13'h0; // manager.go:484
+    reg  s1_in_lut = 1'h0; // manager.go:484
+    reg  s1_proxy_ok = 1'h0; // manager.go:484
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:484
+    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:498
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:505
+    reg  s2_valid = 1'h0; // manager.go:566
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:566
+    reg  [511:0] s2_data = 512'h0; // manager.go:566
+    reg  [15:0] s2_keep = 16'h0; // manager.go:566
+    reg  s2_sop = 1'h0; // manager.go:566
+    reg  s2_eop = 1'h0; // manager.go:566
+    reg  [6:0] s2_kind = 7'h0; // manager.go:571
+    reg  [63:0] s2_off = 64'h0; // manager.go:571
+    reg  s2_bar_ok = 1'h0; // manager.go:571
+    reg  s2_reg_hit = 1'h0; // manager.go:571
+    reg  [12:0] s2_size = 13'h0; // manager.go:571
+    reg  s2_proxy_ok = 1'h0; // manager.go:571
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:571
+    reg  s2_found = 1'h0; // manager.go:571
+    reg  s2_enabled = 1'h0; // manager.go:571
+    reg  [2:0] s2_egress = 3'h0; // manager.go:571
+    reg  [7:0] s2_slot = 8'h0; // manager.go:571
+    reg  [63:0] s2_addr = 64'h0; // manager.go:571
+    reg  s2_down = 1'h0; // manager.go:571
+    reg  s2_second = 1'h0; // manager.go:571
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:571
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:571
+    reg  s2_second_down = 1'h0; // manager.go:571
+    reg  [1:0] s2_remote = 2'h0; // manager.go:571
+    reg  s3_valid = 1'h0; // manager.go:596
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:596
+    reg  [511:0] s3_data = 512'h0; // manager.go:596
+    reg  [15:0] s3_keep = 16'h0; // manager.go:596
+    reg  s3_sop = 1'h0; // manager.go:596
+    reg  s3_eop = 1'h0; // manager.go:596
+    reg  [6:0] s3_kind = 7'h0; // manager.go:598
+    reg  [63:0] s3_off = 64'h0; // manager.go:598
+    reg  s3_bar_ok = 1'h0; // manager.go:598
+    reg  s3_reg_hit = 1'h0; // manager.go:598
+    reg  s3_proxy_ok = 1'h0; // manager.go:598
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:598
+    reg  s3_found = 1'h0; // manager.go:598
+    reg  s3_enabled = 1'h0; // manager.go:598
+    reg  [2:0] s3_egress = 3'h0; // manager.go:598
+    reg  [7:0] s3_slot = 8'h0; // manager.go:598
+    reg  [63:0] s3_addr = 64'h0; // manager.go:598
+    reg  s3_down = 1'h0; // manager.go:598
+    reg  s3_second = 1'h0; // manager.go:598
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:598
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:598
+    reg  s3_second_down = 1'h0; // manager.go:598
+    reg  [2:0] s3_rule = 3'h0; // manager.go:598
+    reg  [1:0] s3_remote = 2'h0; // manager.go:598
+    reg  s4_valid = 1'h0; // manager.go:671
+    reg  [511:0] s4_data = 512'h0; // manager.go:671
+    reg  [15:0] s4_keep = 16'h0; // manager.go:671
+    reg  s4_sop = 1'h0; // manager.go:671
+    reg  s4_eop = 1'h0; // manager.go:671
+    reg  [1:0] s4_action = 2'h0; // manager.go:672
+    reg  [3:0] s4_reason = 4'h0; // manager.go:673
+    reg  [2:0] s4_egress = 3'h0; // manager.go:674
+    reg  [7:0] s4_slot = 8'h0; // manager.go:675
+    reg  s4_second = 1'h0; // manager.go:676
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:677
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:678
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:679
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:680
+    reg  m_port_a_sent = 1'h0; // manager.go:710
+    reg  m_port_b_sent = 1'h0; // manager.go:710
+    reg  m_kernel_sent = 1'h0; // manager.go:710
+    reg  m_local_sent = 1'h0; // manager.go:710
+    reg  m_cpl_sent = 1'h0; // manager.go:710
+    reg  [31:0] count_ok = 32'h0; // manager.go:731
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:731
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:731
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:731
+    reg  [31:0] count_port_down = 32'h0; // manager.go:731
+    reg  [31:0] count_denied = 32'h0; // manager.go:731
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:731
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:731
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:731
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:731
+    reg  [6:0] kind; // manager.go:445: a table
+    reg  [63:0] bar_mask; // manager.go:451: a table
+    reg  bar_ok; // manager.go:452: a table
+    reg  [59:0] _mux_2351_mux; // manager.go:513: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:818: a table
+    reg  [1:0] cpl_last_byte; // manager.go:822: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:824: a table
+    wire write_accept; // manager.go:883
+    wire [31:0] write_mask; // manager.go:894
+    wire [31:0] _win_en_lo_not; // manager.go:907
+    wire [31:0] _win_en_lo_and; // manager.go:907
+    wire init_done; // manager.go:910
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
-    wire [127:0] in_hdr; // manager.go:422
-    wire [2:0] in_bar; // manager.go:422
-    wire adv; // manager.go:427
+    wire [127:0] in_hdr; // manager.go:428
+    wire [2:0] in_bar; // manager.go:428
+    wire adv; // manager.go:433
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:445
-    wire [47:0] _s1_in_lut_sub; // manager.go:453
-    wire _s1_in_lut_ltu; // manager.go:455
-    wire _s1_proxy_ok_eq_64; // manager.go:461
-    wire _s1_proxy_ok_eq_63; // manager.go:461
-    wire _s1_proxy_ok_eq_62; // manager.go:461
-    wire _s1_proxy_ok_eq_61; // manager.go:461
-    wire _s1_proxy_ok_eq_60; // manager.go:461
-    wire _s1_proxy_ok_eq_59; // manager.go:461
-    wire _s1_proxy_ok_eq_58; // manager.go:461
-    wire _s1_proxy_ok_eq_57; // manager.go:461
-    wire _s1_proxy_ok_eq_56; // manager.go:461
-    wire _s1_proxy_ok_eq_55; // manager.go:461
-    wire _s1_proxy_ok_eq_54; // manager.go:461
-    wire _s1_proxy_ok_eq_53; // manager.go:461
-    wire _s1_proxy_ok_eq_52; // manager.go:461
-    wire _s1_proxy_ok_eq_51; // manager.go:461
-    wire _s1_proxy_ok_eq_50; // manager.go:461
-    wire _s1_proxy_ok_eq_49; // manager.go:461
-    wire _s1_proxy_ok_eq_48; // manager.go:461
-    wire _s1_proxy_ok_eq_47; // manager.go:461
-    wire _s1_proxy_ok_eq_46; // manager.go:461
-    wire _s1_proxy_ok_eq_45; // manager.go:461
-    wire _s1_proxy_ok_eq_44; // manager.go:461
-    wire _s1_proxy_ok_eq_43; // manager.go:461
-    wire _s1_proxy_ok_eq_42; // manager.go:461
-    wire _s1_proxy_ok_eq_41; // manager.go:461
-    wire _s1_proxy_ok_eq_40; // manager.go:461
-    wire _s1_proxy_ok_eq_39; // manager.go:461
-    wire _s1_proxy_ok_eq_38; // manager.go:461
-    wire _s1_proxy_ok_eq_37; // manager.go:461
-    wire _s1_proxy_ok_eq_36; // manager.go:461
-    wire _s1_proxy_ok_eq_35; // manager.go:461
-    wire _s1_proxy_ok_eq_34; // manager.go:461
-    wire _s1_proxy_ok_eq_33; // manager.go:461
-    wire _s1_proxy_ok_eq_32; // manager.go:461
-    wire _s1_proxy_ok_eq_31; // manager.go:461
-    wire _s1_proxy_ok_eq_30; // manager.go:461
-    wire _s1_proxy_ok_eq_29; // manager.go:461
-    wire _s1_proxy_ok_eq_28; // manager.go:461
-    wire _s1_proxy_ok_eq_27; // manager.go:461
-    wire _s1_proxy_ok_eq_26; // manager.go:461
-    wire _s1_proxy_ok_eq_25; // manager.go:461
-    wire _s1_proxy_ok_eq_24; // manager.go:461
-    wire _s1_proxy_ok_eq_23; // manager.go:461
-    wire _s1_proxy_ok_eq_22; // manager.go:461
-    wire _s1_proxy_ok_eq_21; // manager.go:461
-    wire _s1_proxy_ok_eq_20; // manager.go:461
-    wire _s1_proxy_ok_eq_19; // manager.go:461
-    wire _s1_proxy_ok_eq_18; // manager.go:461
-    wire _s1_proxy_ok_eq_17; // manager.go:461
-    wire _s1_proxy_ok_eq_16; // manager.go:461
-    wire _s1_proxy_ok_eq_15; // manager.go:461
-    wire _s1_proxy_ok_eq_14; // manager.go:461
-    wire _s1_proxy_ok_eq_13; // manager.go:461
-    wire _s1_proxy_ok_eq_12; // manager.go:461
-    wire _s1_proxy_ok_eq_11; // manager.go:461
-    wire _s1_proxy_ok_eq_10; // manager.go:461
-    wire _s1_proxy_ok_eq_9; // manager.go:461
-    wire _s1_proxy_ok_eq_8; // manager.go:461
-    wire _s1_proxy_ok_eq_7; // manager.go:461
-    wire _s1_proxy_ok_eq_6; // manager.go:461
-    wire _s1_proxy_ok_eq_5; // manager.go:461
-    wire _s1_proxy_ok_eq_4; // manager.go:461
-    wire _s1_proxy_ok_eq_3; // manager.go:461
-    wire _s1_proxy_ok_eq_2; // manager.go:461
-    wire _s1_proxy_ok_eq; // manager.go:461
-    wire _s1_proxy_ok_or_9; // manager.go:464
-    wire _s1_proxy_ok_or_8; // manager.go:464
-    wire _s1_proxy_ok_or_7; // manager.go:464
-    wire _s1_proxy_ok_or_6; // manager.go:464
-    wire _s1_proxy_ok_or_5; // manager.go:464
-    wire _s1_proxy_ok_or_4; // manager.go:464
-    wire _s1_proxy_ok_or_3; // manager.go:464
-    wire _s1_proxy_ok_or_2; // manager.go:464
-    wire _s1_proxy_ok_or; // manager.go:464
-    wire [15:0] _s1_proxy_or_18; // manager.go:466
-    wire [15:0] _s1_proxy_or_17; // manager.go:466
-    wire [15:0] _s1_proxy_or_16; // manager.go:466
-    wire [15:0] _s1_proxy_or_15; // manager.go:466
-    wire [15:0] _s1_proxy_or_14; // manager.go:466
-    wire [15:0] _s1_proxy_or_13; // manager.go:466
-    wire [15:0] _s1_proxy_or_12; // manager.go:466
-    wire [15:0] _s1_proxy_or_11; // manager.go:466
-    wire [15:0] _s1_proxy_or_10; // manager.go:466
-    wire [15:0] _s1_proxy_or_9; // manager.go:466
-    wire [15:0] _s1_proxy_or_8; // manager.go:466
-    wire [15:0] _s1_proxy_or_7; // manager.go:466
-    wire [15:0] _s1_proxy_or_6; // manager.go:466
-    wire [15:0] _s1_proxy_or_5; // manager.go:466
-    wire [15:0] _s1_proxy_or_4; // manager.go:466
-    wire [15:0] _s1_proxy_or_3; // manager.go:466
-    wire [15:0] _s1_proxy_or_2; // manager.go:466
-    wire [15:0] _s1_proxy_or; // manager.go:466
-    wire _lut_init_idx_not; // manager.go:494
-    wire [63:0] _mux_2345_concat; // manager.go:497
-    wire [59:0] mux_2345; // manager.go:499
-    wire or_2350; // manager.go:500
-    wire [63:0] window_enables; // manager.go:522
-    wire failover; // manager.go:531
-    wire translated_found; // manager.go:541
-    wire translated_enabled; // manager.go:542
-    wire [2:0] translated_egress; // manager.go:543
-    wire [7:0] translated_slot; // manager.go:544
-    wire [63:0] translated_addr; // manager.go:545
-    wire multicast; // manager.go:546
-    wire [63:0] check_addr; // manager.go:564
-    wire [4:0] _check_egress_or; // manager.go:566
-    wire [4:0] check_egress; // manager.go:570
+    wire [63:0] bar_offset; // manager.go:451
+    wire [47:0] _s1_in_lut_sub; // manager.go:459
+    wire _s1_in_lut_ltu; // manager.go:461
+    wire _s1_proxy_ok_eq_64; // manager.go:467
+    wire _s1_proxy_ok_eq_63; // manager.go:467
+    wire _s1_proxy_ok_eq_62; // manager.go:467
+    wire _s1_proxy_ok_eq_61; // manager.go:467
+    wire _s1_proxy_ok_eq_60; // manager.go:467
+    wire _s1_proxy_ok_eq_59; // manager.go:467
+    wire _s1_proxy_ok_eq_58; // manager.go:467
+    wire _s1_proxy_ok_eq_57; // manager.go:467
+    wire _s1_proxy_ok_eq_56; // manager.go:467
+    wire _s1_proxy_ok_eq_55; // manager.go:467
+    wire _s1_proxy_ok_eq_54; // manager.go:467
+    wire _s1_proxy_ok_eq_53; // manager.go:467
+    wire _s1_proxy_ok_eq_52; // manager.go:467
+    wire _s1_proxy_ok_eq_51; // manager.go:467
+    wire _s1_proxy_ok_eq_50; // manager.go:467
+    wire _s1_proxy_ok_eq_49; // manager.go:467
+    wire _s1_proxy_ok_eq_48; // manager.go:467
+    wire _s1_proxy_ok_eq_47; // manager.go:467
+    wire _s1_proxy_ok_eq_46; // manager.go:467
+    wire _s1_proxy_ok_eq_45; // manager.go:467
+    wire _s1_proxy_ok_eq_44; // manager.go:467
+    wire _s1_proxy_ok_eq_43; // manager.go:467
+    wire _s1_proxy_ok_eq_42; // manager.go:467
+    wire _s1_proxy_ok_eq_41; // manager.go:467
+    wire _s1_proxy_ok_eq_40; // manager.go:467
+    wire _s1_proxy_ok_eq_39; // manager.go:467
+    wire _s1_proxy_ok_eq_38; // manager.go:467
+    wire _s1_proxy_ok_eq_37; // manager.go:467
+    wire _s1_proxy_ok_eq_36; // manager.go:467
+    wire _s1_proxy_ok_eq_35; // manager.go:467
+    wire _s1_proxy_ok_eq_34; // manager.go:467
+    wire _s1_proxy_ok_eq_33; // manager.go:467
+    wire _s1_proxy_ok_eq_32; // manager.go:467
+    wire _s1_proxy_ok_eq_31; // manager.go:467
+    wire _s1_proxy_ok_eq_30; // manager.go:467
+    wire _s1_proxy_ok_eq_29; // manager.go:467
+    wire _s1_proxy_ok_eq_28; // manager.go:467
+    wire _s1_proxy_ok_eq_27; // manager.go:467
+    wire _s1_proxy_ok_eq_26; // manager.go:467
+    wire _s1_proxy_ok_eq_25; // manager.go:467
+    wire _s1_proxy_ok_eq_24; // manager.go:467
+    wire _s1_proxy_ok_eq_23; // manager.go:467
+    wire _s1_proxy_ok_eq_22; // manager.go:467
+    wire _s1_proxy_ok_eq_21; // manager.go:467
+    wire _s1_proxy_ok_eq_20; // manager.go:467
+    wire _s1_proxy_ok_eq_19; // manager.go:467
+    wire _s1_proxy_ok_eq_18; // manager.go:467
+    wire _s1_proxy_ok_eq_17; // manager.go:467
+    wire _s1_proxy_ok_eq_16; // manager.go:467
+    wire _s1_proxy_ok_eq_15; // manager.go:467
+    wire _s1_proxy_ok_eq_14; // manager.go:467
+    wire _s1_proxy_ok_eq_13; // manager.go:467
+    wire _s1_proxy_ok_eq_12; // manager.go:467
+    wire _s1_proxy_ok_eq_11; // manager.go:467
+    wire _s1_proxy_ok_eq_10; // manager.go:467
+    wire _s1_proxy_ok_eq_9; // manager.go:467
+    wire _s1_proxy_ok_eq_8; // manager.go:467
+    wire _s1_proxy_ok_eq_7; // manager.go:467
+    wire _s1_proxy_ok_eq_6; // manager.go:467
+    wire _s1_proxy_ok_eq_5; // manager.go:467
+    wire _s1_proxy_ok_eq_4; // manager.go:467
+    wire _s1_proxy_ok_eq_3; // manager.go:467
+    wire _s1_proxy_ok_eq_2; // manager.go:467
+    wire _s1_proxy_ok_eq; // manager.go:467
+    wire _s1_proxy_ok_or_9; // manager.go:470
+    wire _s1_proxy_ok_or_8; // manager.go:470
+    wire _s1_proxy_ok_or_7; // manager.go:470
+    wire _s1_proxy_ok_or_6; // manager.go:470
+    wire _s1_proxy_ok_or_5; // manager.go:470
+    wire _s1_proxy_ok_or_4; // manager.go:470
+    wire _s1_proxy_ok_or_3; // manager.go:470
+    wire _s1_proxy_ok_or_2; // manager.go:470
+    wire _s1_proxy_ok_or; // manager.go:470
+    wire [15:0] _s1_proxy_or_18; // manager.go:472
+    wire [15:0] _s1_proxy_or_17; // manager.go:472
+    wire [15:0] _s1_proxy_or_16; // manager.go:472
+    wire [15:0] _s1_proxy_or_15; // manager.go:472
+    wire [15:0] _s1_proxy_or_14; // manager.go:472
+    wire [15:0] _s1_proxy_or_13; // manager.go:472
+    wire [15:0] _s1_proxy_or_12; // manager.go:472
+    wire [15:0] _s1_proxy_or_11; // manager.go:472
+    wire [15:0] _s1_proxy_or_10; // manager.go:472
+    wire [15:0] _s1_proxy_or_9; // manager.go:472
+    wire [15:0] _s1_proxy_or_8; // manager.go:472
+    wire [15:0] _s1_proxy_or_7; // manager.go:472
+    wire [15:0] _s1_proxy_or_6; // manager.go:472
+    wire [15:0] _s1_proxy_or_5; // manager.go:472
+    wire [15:0] _s1_proxy_or_4; // manager.go:472
+    wire [15:0] _s1_proxy_or_3; // manager.go:472
+    wire [15:0] _s1_proxy_or_2; // manager.go:472
+    wire [15:0] _s1_proxy_or; // manager.go:472
+    wire _lut_init_idx_not; // manager.go:508
+    wire [63:0] _mux_2351_concat; // manager.go:511
+    wire [59:0] mux_2351; // manager.go:513
+    wire or_2356; // manager.go:514
+    wire [63:0] window_enables; // manager.go:536
+    wire failover; // manager.go:545
+    wire translated_found; // manager.go:555
+    wire translated_enabled; // manager.go:556
+    wire [2:0] translated_egress; // manager.go:557
+    wire [7:0] translated_slot; // manager.go:558
+    wire [63:0] translated_addr; // manager.go:559
+    wire multicast; // manager.go:560
+    wire [63:0] check_addr; // manager.go:579
+    wire [4:0] _check_egress_or; // manager.go:581
+    wire [4:0] check_egress; // manager.go:585
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:595
-    wire allowed; // manager.go:598
-    wire to_port; // manager.go:599
-    wire cpl_for_self; // manager.go:620
-    wire no_proxy_id; // manager.go:621
-    wire [3:0] reason_no_proxy_id; // manager.go:621
-    wire [2:0] egress_no_proxy_id; // manager.go:621
-    wire [7:0] slot_no_proxy_id; // manager.go:621
-    wire [63:0] addr_no_proxy_id; // manager.go:621
-    wire [15:0] req_no_proxy_id; // manager.go:621
-    wire denied; // manager.go:622
-    wire [3:0] reason_denied; // manager.go:622
-    wire [2:0] egress_denied; // manager.go:622
-    wire [7:0] slot_denied; // manager.go:622
-    wire [63:0] addr_denied; // manager.go:622
-    wire [15:0] req_denied; // manager.go:622
-    wire [3:0] reason_port_down; // manager.go:623
-    wire [2:0] egress_port_down; // manager.go:623
-    wire [7:0] slot_port_down; // manager.go:623
-    wire [63:0] addr_port_down; // manager.go:623
-    wire [15:0] req_port_down; // manager.go:623
-    wire mapping_disabled; // manager.go:624
-    wire [3:0] reason_mapping_disabled; // manager.go:624
-    wire [2:0] egress_mapping_disabled; // manager.go:624
-    wire [7:0] slot_mapping_disabled; // manager.go:624
-    wire [63:0] addr_mapping_disabled; // manager.go:624
-    wire [15:0] req_mapping_disabled; // manager.go:624
-    wire window_miss; // manager.go:625
-    wire [3:0] reason_window_miss; // manager.go:625
-    wire [2:0] egress_window_miss; // manager.go:625
-    wire [7:0] slot_window_miss; // manager.go:625
-    wire [63:0] addr_window_miss; // manager.go:625
-    wire [15:0] req_window_miss; // manager.go:625
-    wire reg_allowed; // manager.go:626
-    wire [3:0] reason_reg_allowed; // manager.go:626
-    wire [2:0] egress_reg_allowed; // manager.go:626
-    wire [7:0] slot_reg_allowed; // manager.go:626
-    wire [63:0] addr_reg_allowed; // manager.go:626
-    wire [15:0] req_reg_allowed; // manager.go:626
-    wire reg_denied; // manager.go:627
-    wire [3:0] reason_reg_denied; // manager.go:627
-    wire [2:0] egress_reg_denied; // manager.go:627
-    wire [7:0] slot_reg_denied; // manager.go:627
-    wire [63:0] addr_reg_denied; // manager.go:627
-    wire [15:0] req_reg_denied; // manager.go:627
-    wire not_for_us; // manager.go:628
-    wire [3:0] reason_not_for_us; // manager.go:628
-    wire [2:0] egress_not_for_us; // manager.go:628
-    wire [7:0] slot_not_for_us; // manager.go:628
-    wire [63:0] addr_not_for_us; // manager.go:628
-    wire [15:0] req_not_for_us; // manager.go:628
-    wire unsupported; // manager.go:629
-    wire [3:0] reason_unsupported; // manager.go:629
-    wire [2:0] egress_unsupported; // manager.go:629
-    wire [7:0] slot_unsupported; // manager.go:629
-    wire [63:0] addr_unsupported; // manager.go:629
-    wire [15:0] req_unsupported; // manager.go:629
-    wire cpl_local; // manager.go:630
-    wire [3:0] reason_cpl_local; // manager.go:630
-    wire [2:0] egress_cpl_local; // manager.go:630
-    wire [7:0] slot_cpl_local; // manager.go:630
-    wire [63:0] addr_cpl_local; // manager.go:630
-    wire [15:0] req_cpl_local; // manager.go:630
-    wire cpl_unexpected; // manager.go:631
-    wire [3:0] reason_cpl_unexpected; // manager.go:631
-    wire [2:0] egress_cpl_unexpected; // manager.go:631
-    wire [7:0] slot_cpl_unexpected; // manager.go:631
-    wire [63:0] addr_cpl_unexpected; // manager.go:631
-    wire [15:0] req_cpl_unexpected; // manager.go:631
-    wire [3:0] reason_cfg_or_msg; // manager.go:632
-    wire [2:0] egress_cfg_or_msg; // manager.go:632
-    wire [7:0] slot_cfg_or_msg; // manager.go:632
-    wire [63:0] addr_cfg_or_msg; // manager.go:632
-    wire [15:0] req_cfg_or_msg; // manager.go:632
-    wire ok; // manager.go:634
-    wire [1:0] action; // manager.go:635
-    wire [2:0] cpl_status; // manager.go:636
-    wire via_window; // manager.go:639
-    wire second_copy; // manager.go:640
-    wire [1:0] _hdr_primary_mux; // manager.go:767
-    wire rewrite_primary_4dw; // manager.go:768
-    wire [31:0] rewrite_primary_dw0; // manager.go:769
-    wire [31:0] rewrite_primary_dw1; // manager.go:770
-    wire [127:0] hdr_primary; // manager.go:643
-    wire rewrite_second_4dw; // manager.go:768
-    wire [31:0] rewrite_second_dw0; // manager.go:769
-    wire [31:0] rewrite_second_dw1; // manager.go:770
-    wire [127:0] hdr_second; // manager.go:773
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:801
-    wire [11:0] cpl_bytes_one_dw; // manager.go:803
-    wire [11:0] cpl_bytes_many_dw; // manager.go:804
-    wire [11:0] cpl_byte_count; // manager.go:805
-    wire [6:0] cpl_lower_addr; // manager.go:806
-    wire [95:0] cpl_hdr; // manager.go:813
-    wire take_decision; // manager.go:649
-    wire forward; // manager.go:669
-    wire _to_port_a_eq; // manager.go:670
-    wire to_port_a; // manager.go:676
-    wire _to_port_b_eq; // manager.go:670
-    wire to_port_b; // manager.go:677
-    wire [529:0] beat_tail; // manager.go:680
-    wire m_kernel_for; // manager.go:684
-    wire m_local_for; // manager.go:685
-    wire m_cpl_for; // manager.go:686
-    wire m_port_a_offer; // manager.go:692
+    wire cfg_or_msg; // manager.go:610
+    wire allowed; // manager.go:613
+    wire to_port; // manager.go:614
+    wire cpl_for_self; // manager.go:635
+    wire no_proxy_id; // manager.go:636
+    wire [3:0] reason_no_proxy_id; // manager.go:636
+    wire [2:0] egress_no_proxy_id; // manager.go:636
+    wire [7:0] slot_no_proxy_id; // manager.go:636
+    wire [63:0] addr_no_proxy_id; // manager.go:636
+    wire [15:0] req_no_proxy_id; // manager.go:636
+    wire denied; // manager.go:637
+    wire [3:0] reason_denied; // manager.go:637
+    wire [2:0] egress_denied; // manager.go:637
+    wire [7:0] slot_denied; // manager.go:637
+    wire [63:0] addr_denied; // manager.go:637
+    wire [15:0] req_denied; // manager.go:637
+    wire [3:0] reason_port_down; // manager.go:638
+    wire [2:0] egress_port_down; // manager.go:638
+    wire [7:0] slot_port_down; // manager.go:638
+    wire [63:0] addr_port_down; // manager.go:638
+    wire [15:0] req_port_down; // manager.go:638
+    wire mapping_disabled; // manager.go:639
+    wire [3:0] reason_mapping_disabled; // manager.go:639
+    wire [2:0] egress_mapping_disabled; // manager.go:639
+    wire [7:0] slot_mapping_disabled; // manager.go:639
+    wire [63:0] addr_mapping_disabled; // manager.go:639
+    wire [15:0] req_mapping_disabled; // manager.go:639
+    wire window_miss; // manager.go:640
+    wire [3:0] reason_window_miss; // manager.go:640
+    wire [2:0] egress_window_miss; // manager.go:640
+    wire [7:0] slot_window_miss; // manager.go:640
+    wire [63:0] addr_window_miss; // manager.go:640
+    wire [15:0] req_window_miss; // manager.go:640
+    wire reg_allowed; // manager.go:641
+    wire [3:0] reason_reg_allowed; // manager.go:641
+    wire [2:0] egress_reg_allowed; // manager.go:641
+    wire [7:0] slot_reg_allowed; // manager.go:641
+    wire [63:0] addr_reg_allowed; // manager.go:641
+    wire [15:0] req_reg_allowed; // manager.go:641
+    wire reg_denied; // manager.go:642
+    wire [3:0] reason_reg_denied; // manager.go:642
+    wire [2:0] egress_reg_denied; // manager.go:642
+    wire [7:0] slot_reg_denied; // manager.go:642
+    wire [63:0] addr_reg_denied; // manager.go:642
+    wire [15:0] req_reg_denied; // manager.go:642
+    wire not_for_us; // manager.go:643
+    wire [3:0] reason_not_for_us; // manager.go:643
+    wire [2:0] egress_not_for_us; // manager.go:643
+    wire [7:0] slot_not_for_us; // manager.go:643
+    wire [63:0] addr_not_for_us; // manager.go:643
+    wire [15:0] req_not_for_us; // manager.go:643
+    wire unsupported; // manager.go:644
+    wire [3:0] reason_unsupported; // manager.go:644
+    wire [2:0] egress_unsupported; // manager.go:644
+    wire [7:0] slot_unsupported; // manager.go:644
+    wire [63:0] addr_unsupported; // manager.go:644
+    wire [15:0] req_unsupported; // manager.go:644
+    wire cpl_local; // manager.go:645
+    wire [3:0] reason_cpl_local; // manager.go:645
+    wire [2:0] egress_cpl_local; // manager.go:645
+    wire [7:0] slot_cpl_local; // manager.go:645
+    wire [63:0] addr_cpl_local; // manager.go:645
+    wire [15:0] req_cpl_local; // manager.go:645
+    wire cpl_unexpected; // manager.go:646
+    wire [3:0] reason_cpl_unexpected; // manager.go:646
+    wire [2:0] egress_cpl_unexpected; // manager.go:646
+    wire [7:0] slot_cpl_unexpected; // manager.go:646
+    wire [63:0] addr_cpl_unexpected; // manager.go:646
+    wire [15:0] req_cpl_unexpected; // manager.go:646
+    wire cpl_remote; // manager.go:651
+    wire [3:0] reason_cpl_remote; // manager.go:651
+    wire [2:0] egress_cpl_remote; // manager.go:651
+    wire [7:0] slot_cpl_remote; // manager.go:651
+    wire [63:0] addr_cpl_remote; // manager.go:651
+    wire [15:0] req_cpl_remote; // manager.go:651
+    wire [3:0] reason_cfg_or_msg; // manager.go:652
+    wire [2:0] egress_cfg_or_msg; // manager.go:652
+    wire [7:0] slot_cfg_or_msg; // manager.go:652
+    wire [63:0] addr_cfg_or_msg; // manager.go:652
+    wire [15:0] req_cfg_or_msg; // manager.go:652
+    wire ok; // manager.go:654
+    wire [1:0] action; // manager.go:655
+    wire [2:0] cpl_status; // manager.go:656
+    wire via_window; // manager.go:659
+    wire second_copy; // manager.go:660
+    wire [1:0] _hdr_primary_mux; // manager.go:787
+    wire rewrite_primary_4dw; // manager.go:788
+    wire [31:0] rewrite_primary_dw0; // manager.go:789
+    wire [31:0] rewrite_primary_dw1; // manager.go:790
+    wire [127:0] hdr_primary; // manager.go:663
+    wire rewrite_second_4dw; // manager.go:788
+    wire [31:0] rewrite_second_dw0; // manager.go:789
+    wire [31:0] rewrite_second_dw1; // manager.go:790
+    wire [127:0] hdr_second; // manager.go:793
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:821
+    wire [11:0] cpl_bytes_one_dw; // manager.go:823
+    wire [11:0] cpl_bytes_many_dw; // manager.go:824
+    wire [11:0] cpl_byte_count; // manager.go:825
+    wire [6:0] cpl_lower_addr; // manager.go:826
+    wire [95:0] cpl_hdr; // manager.go:833
+    wire take_decision; // manager.go:669
+    wire forward; // manager.go:689
+    wire _to_port_a_eq; // manager.go:690
+    wire to_port_a; // manager.go:696
+    wire _to_port_b_eq; // manager.go:690
+    wire to_port_b; // manager.go:697
+    wire [529:0] beat_tail; // manager.go:700
+    wire m_kernel_for; // manager.go:704
+    wire m_local_for; // manager.go:705
+    wire m_cpl_for; // manager.go:706
+    wire m_port_a_offer; // manager.go:712
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:694
-    wire m_port_a_has; // manager.go:695
-    wire m_port_a_done; // manager.go:696
+    wire m_port_a_took; // manager.go:714
+    wire m_port_a_has; // manager.go:715
+    wire m_port_a_done; // manager.go:716
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:692
+    wire m_port_b_offer; // manager.go:712
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:694
-    wire m_port_b_has; // manager.go:695
-    wire m_port_b_done; // manager.go:696
+    wire m_port_b_took; // manager.go:714
+    wire m_port_b_has; // manager.go:715
+    wire m_port_b_done; // manager.go:716
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:692
+    wire m_kernel_offer; // manager.go:712
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:694
-    wire m_kernel_has; // manager.go:695
-    wire m_kernel_done; // manager.go:696
+    wire m_kernel_took; // manager.go:714
+    wire m_kernel_has; // manager.go:715
+    wire m_kernel_done; // manager.go:716
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:692
+    wire m_local_offer; // manager.go:712
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:694
-    wire m_local_has; // manager.go:695
-    wire m_local_done; // manager.go:696
+    wire m_local_took; // manager.go:714
+    wire m_local_has; // manager.go:715
+    wire m_local_done; // manager.go:716
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:692
+    wire m_cpl_offer; // manager.go:712
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:694
-    wire m_cpl_has; // manager.go:695
-    wire m_cpl_done; // manager.go:696
+    wire m_cpl_took; // manager.go:714
+    wire m_cpl_has; // manager.go:715
+    wire m_cpl_done; // manager.go:716
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:708
-    wire _s_axil_arready_not; // manager.go:911
-    wire read_accept; // manager.go:911
-    wire [31:0] _read_data_or_6; // manager.go:934
-    wire [31:0] _read_data_or_5; // manager.go:934
-    wire [31:0] _read_data_or_4; // manager.go:934
-    wire [31:0] _read_data_or_3; // manager.go:934
-    wire [31:0] _read_data_or_2; // manager.go:934
-    wire [31:0] _read_data_or; // manager.go:934
-    wire [31:0] read_data; // manager.go:934
+    wire count_fire; // manager.go:728
+    wire _s_axil_arready_not; // manager.go:931
+    wire read_accept; // manager.go:931
+    wire [31:0] _read_data_or_6; // manager.go:954
+    wire [31:0] _read_data_or_5; // manager.go:954
+    wire [31:0] _read_data_or_4; // manager.go:954
+    wire [31:0] _read_data_or_3; // manager.go:954
+    wire [31:0] _read_data_or_2; // manager.go:954
+    wire [31:0] _read_data_or; // manager.go:954
+    wire [31:0] read_data; // manager.go:954
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
@@ -499,6 +512,7 @@ module onic_pcie_manager (
 
     integer mem_init_i;
     initial begin
+        for (mem_init_i = 0; mem_init_i < 65536; mem_init_i = mem_init_i + 1) remote_table[mem_init_i] = 2'h0;
         for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1) lut[mem_init_i] = 60'h0;
     end
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
@@ -609,9 +623,9 @@ module onic_pcie_manager (
     assign _s1_proxy_or_2 = ((_s1_proxy_or_18 | _s1_proxy_or_17) | (_s1_proxy_or_16 | _s1_proxy_or_15)) | ((_s1_proxy_or_14 | _s1_proxy_or_13) | (_s1_proxy_or_12 | _s1_proxy_or_11));
     assign _s1_proxy_or = ((_s1_proxy_or_10 | _s1_proxy_or_9) | (_s1_proxy_or_8 | _s1_proxy_or_7)) | ((_s1_proxy_or_6 | _s1_proxy_or_5) | (_s1_proxy_or_4 | _s1_proxy_or_3));
     assign _lut_init_idx_not = ~lut_init_done;
-    assign _mux_2345_concat = {lut_addr_hi, lut_addr_lo};
-    assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]} : _mux_2345_mux;
-    assign or_2350 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
+    assign _mux_2351_concat = {lut_addr_hi, lut_addr_lo};
+    assign mux_2351 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2351_concat[63:16]} : _mux_2351_mux;
+    assign or_2356 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
     assign window_enables = {win_en_hi, win_en_lo};
     assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
     assign translated_found = windows_found | s1_in_lut;
@@ -697,11 +711,17 @@ module onic_pcie_manager (
     assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
     assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
     assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
-    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_unexpected;
-    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_unexpected;
-    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_unexpected;
-    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_unexpected;
-    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_unexpected;
+    assign cpl_remote = cpl_unexpected & (s3_remote != 2'h0);
+    assign reason_cpl_remote = cpl_remote ? REASON_OK : reason_cpl_unexpected;
+    assign egress_cpl_remote = cpl_remote ? ((s3_remote == 2'h2) ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
+    assign slot_cpl_remote = cpl_remote ? 8'h0 : slot_cpl_unexpected;
+    assign addr_cpl_remote = cpl_remote ? 64'h0 : addr_cpl_unexpected;
+    assign req_cpl_remote = cpl_remote ? s3_hdr_requester : req_cpl_unexpected;
+    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_remote;
+    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_remote;
+    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_remote;
+    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_remote;
+    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_remote;
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
@@ -772,7 +792,7 @@ module onic_pcie_manager (
     assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
     assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
     assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | _read_data_or_2;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2351_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     always @(*) begin
         case ({in_hdr[127:120]})
@@ -838,518 +858,518 @@ module onic_pcie_manager (
 
     always @(*) begin
         case (lut_init_idx)
-            9'h1: _mux_2345_mux = 60'ha00000000000100;
-            9'h2: _mux_2345_mux = 60'hb00000000000200;
-            9'h3: _mux_2345_mux = 60'hb01000000000300;
-            9'h4: _mux_2345_mux = 60'hb02000000000400;
-            9'h5: _mux_2345_mux = 60'hb03000000000500;
-            9'h6: _mux_2345_mux = 60'hc00000000000600;
-            9'h7: _mux_2345_mux = 60'h900000000000700;
-            9'h8: _mux_2345_mux = 60'h900000000000800;
-            9'h9: _mux_2345_mux = 60'ha00000000000900;
-            9'ha: _mux_2345_mux = 60'hb00000000000a00;
-            9'hb: _mux_2345_mux = 60'hb01000000000b00;
-            9'hc: _mux_2345_mux = 60'hb02000000000c00;
-            9'hd: _mux_2345_mux = 60'hb03000000000d00;
-            9'he: _mux_2345_mux = 60'hc00000000000e00;
-            9'hf: _mux_2345_mux = 60'h900000000000f00;
-            9'h10: _mux_2345_mux = 60'h900000000001000;
-            9'h11: _mux_2345_mux = 60'ha00000000001100;
-            9'h12: _mux_2345_mux = 60'hb00000000001200;
-            9'h13: _mux_2345_mux = 60'hb01000000001300;
-            9'h14: _mux_2345_mux = 60'hb02000000001400;
-            9'h15: _mux_2345_mux = 60'hb03000000001500;
-            9'h16: _mux_2345_mux = 60'hc00000000001600;
-            9'h17: _mux_2345_mux = 60'h900000000001700;
-            9'h18: _mux_2345_mux = 60'h900000000001800;
-            9'h19: _mux_2345_mux = 60'ha00000000001900;
-            9'h1a: _mux_2345_mux = 60'hb00000000001a00;
-            9'h1b: _mux_2345_mux = 60'hb01000000001b00;
-            9'h1c: _mux_2345_mux = 60'hb02000000001c00;
-            9'h1d: _mux_2345_mux = 60'hb03000000001d00;
-            9'h1e: _mux_2345_mux = 60'hc00000000001e00;
-            9'h1f: _mux_2345_mux = 60'h900000000001f00;
-            9'h20: _mux_2345_mux = 60'h900000000002000;
-            9'h21: _mux_2345_mux = 60'ha00000000002100;
-            9'h22: _mux_2345_mux = 60'hb00000000002200;
-            9'h23: _mux_2345_mux = 60'hb01000000002300;
-            9'h24: _mux_2345_mux = 60'hb02000000002400;
-            9'h25: _mux_2345_mux = 60'hb03000000002500;
-            9'h26: _mux_2345_mux = 60'hc00000000002600;
-            9'h27: _mux_2345_mux = 60'h900000000002700;
-            9'h28: _mux_2345_mux = 60'h900000000002800;
-            9'h29: _mux_2345_mux = 60'ha00000000002900;
-            9'h2a: _mux_2345_mux = 60'hb00000000002a00;
-            9'h2b: _mux_2345_mux = 60'hb01000000002b00;
-            9'h2c: _mux_2345_mux = 60'hb02000000002c00;
-            9'h2d: _mux_2345_mux = 60'hb03000000002d00;
-            9'h2e: _mux_2345_mux = 60'hc00000000002e00;
-            9'h2f: _mux_2345_mux = 60'h900000000002f00;
-            9'h30: _mux_2345_mux = 60'h900000000003000;
-            9'h31: _mux_2345_mux = 60'ha00000000003100;
-            9'h32: _mux_2345_mux = 60'hb00000000003200;
-            9'h33: _mux_2345_mux = 60'hb01000000003300;
-            9'h34: _mux_2345_mux = 60'hb02000000003400;
-            9'h35: _mux_2345_mux = 60'hb03000000003500;
-            9'h36: _mux_2345_mux = 60'hc00000000003600;
-            9'h37: _mux_2345_mux = 60'h900000000003700;
-            9'h38: _mux_2345_mux = 60'h900000000003800;
-            9'h39: _mux_2345_mux = 60'ha00000000003900;
-            9'h3a: _mux_2345_mux = 60'hb00000000003a00;
-            9'h3b: _mux_2345_mux = 60'hb01000000003b00;
-            9'h3c: _mux_2345_mux = 60'hb02000000003c00;
-            9'h3d: _mux_2345_mux = 60'hb03000000003d00;
-            9'h3e: _mux_2345_mux = 60'hc00000000003e00;
-            9'h3f: _mux_2345_mux = 60'h900000000003f00;
-            9'h40: _mux_2345_mux = 60'h900000000004000;
-            9'h41: _mux_2345_mux = 60'ha00000000004100;
-            9'h42: _mux_2345_mux = 60'hb00000000004200;
-            9'h43: _mux_2345_mux = 60'hb01000000004300;
-            9'h44: _mux_2345_mux = 60'hb02000000004400;
-            9'h45: _mux_2345_mux = 60'hb03000000004500;
-            9'h46: _mux_2345_mux = 60'hc00000000004600;
-            9'h47: _mux_2345_mux = 60'h900000000004700;
-            9'h48: _mux_2345_mux = 60'h900000000004800;
-            9'h49: _mux_2345_mux = 60'ha00000000004900;
-            9'h4a: _mux_2345_mux = 60'hb00000000004a00;
-            9'h4b: _mux_2345_mux = 60'hb01000000004b00;
-            9'h4c: _mux_2345_mux = 60'hb02000000004c00;
-            9'h4d: _mux_2345_mux = 60'hb03000000004d00;
-            9'h4e: _mux_2345_mux = 60'hc00000000004e00;
-            9'h4f: _mux_2345_mux = 60'h900000000004f00;
-            9'h50: _mux_2345_mux = 60'h900000000005000;
-            9'h51: _mux_2345_mux = 60'ha00000000005100;
-            9'h52: _mux_2345_mux = 60'hb00000000005200;
-            9'h53: _mux_2345_mux = 60'hb01000000005300;
-            9'h54: _mux_2345_mux = 60'hb02000000005400;
-            9'h55: _mux_2345_mux = 60'hb03000000005500;
-            9'h56: _mux_2345_mux = 60'hc00000000005600;
-            9'h57: _mux_2345_mux = 60'h900000000005700;
-            9'h58: _mux_2345_mux = 60'h900000000005800;
-            9'h59: _mux_2345_mux = 60'ha00000000005900;
-            9'h5a: _mux_2345_mux = 60'hb00000000005a00;
-            9'h5b: _mux_2345_mux = 60'hb01000000005b00;
-            9'h5c: _mux_2345_mux = 60'hb02000000005c00;
-            9'h5d: _mux_2345_mux = 60'hb03000000005d00;
-            9'h5e: _mux_2345_mux = 60'hc00000000005e00;
-            9'h5f: _mux_2345_mux = 60'h900000000005f00;
-            9'h60: _mux_2345_mux = 60'h900000000006000;
-            9'h61: _mux_2345_mux = 60'ha00000000006100;
-            9'h62: _mux_2345_mux = 60'hb00000000006200;
-            9'h63: _mux_2345_mux = 60'hb01000000006300;
-            9'h64: _mux_2345_mux = 60'hb02000000006400;
-            9'h65: _mux_2345_mux = 60'hb03000000006500;
-            9'h66: _mux_2345_mux = 60'hc00000000006600;
-            9'h67: _mux_2345_mux = 60'h900000000006700;
-            9'h68: _mux_2345_mux = 60'h900000000006800;
-            9'h69: _mux_2345_mux = 60'ha00000000006900;
-            9'h6a: _mux_2345_mux = 60'hb00000000006a00;
-            9'h6b: _mux_2345_mux = 60'hb01000000006b00;
-            9'h6c: _mux_2345_mux = 60'hb02000000006c00;
-            9'h6d: _mux_2345_mux = 60'hb03000000006d00;
-            9'h6e: _mux_2345_mux = 60'hc00000000006e00;
-            9'h6f: _mux_2345_mux = 60'h900000000006f00;
-            9'h70: _mux_2345_mux = 60'h900000000007000;
-            9'h71: _mux_2345_mux = 60'ha00000000007100;
-            9'h72: _mux_2345_mux = 60'hb00000000007200;
-            9'h73: _mux_2345_mux = 60'hb01000000007300;
-            9'h74: _mux_2345_mux = 60'hb02000000007400;
-            9'h75: _mux_2345_mux = 60'hb03000000007500;
-            9'h76: _mux_2345_mux = 60'hc00000000007600;
-            9'h77: _mux_2345_mux = 60'h900000000007700;
-            9'h78: _mux_2345_mux = 60'h900000000007800;
-            9'h79: _mux_2345_mux = 60'ha00000000007900;
-            9'h7a: _mux_2345_mux = 60'hb00000000007a00;
-            9'h7b: _mux_2345_mux = 60'hb01000000007b00;
-            9'h7c: _mux_2345_mux = 60'hb02000000007c00;
-            9'h7d: _mux_2345_mux = 60'hb03000000007d00;
-            9'h7e: _mux_2345_mux = 60'hc00000000007e00;
-            9'h7f: _mux_2345_mux = 60'h900000000007f00;
-            9'h80: _mux_2345_mux = 60'h900000000008000;
-            9'h81: _mux_2345_mux = 60'ha00000000008100;
-            9'h82: _mux_2345_mux = 60'hb00000000008200;
-            9'h83: _mux_2345_mux = 60'hb01000000008300;
-            9'h84: _mux_2345_mux = 60'hb02000000008400;
-            9'h85: _mux_2345_mux = 60'hb03000000008500;
-            9'h86: _mux_2345_mux = 60'hc00000000008600;
-            9'h87: _mux_2345_mux = 60'h900000000008700;
-            9'h88: _mux_2345_mux = 60'h900000000008800;
-            9'h89: _mux_2345_mux = 60'ha00000000008900;
-            9'h8a: _mux_2345_mux = 60'hb00000000008a00;
-            9'h8b: _mux_2345_mux = 60'hb01000000008b00;
-            9'h8c: _mux_2345_mux = 60'hb02000000008c00;
-            9'h8d: _mux_2345_mux = 60'hb03000000008d00;
-            9'h8e: _mux_2345_mux = 60'hc00000000008e00;
-            9'h8f: _mux_2345_mux = 60'h900000000008f00;
-            9'h90: _mux_2345_mux = 60'h900000000009000;
-            9'h91: _mux_2345_mux = 60'ha00000000009100;
-            9'h92: _mux_2345_mux = 60'hb00000000009200;
-            9'h93: _mux_2345_mux = 60'hb01000000009300;
-            9'h94: _mux_2345_mux = 60'hb02000000009400;
-            9'h95: _mux_2345_mux = 60'hb03000000009500;
-            9'h96: _mux_2345_mux = 60'hc00000000009600;
-            9'h97: _mux_2345_mux = 60'h900000000009700;
-            9'h98: _mux_2345_mux = 60'h900000000009800;
-            9'h99: _mux_2345_mux = 60'ha00000000009900;
-            9'h9a: _mux_2345_mux = 60'hb00000000009a00;
-            9'h9b: _mux_2345_mux = 60'hb01000000009b00;
-            9'h9c: _mux_2345_mux = 60'hb02000000009c00;
-            9'h9d: _mux_2345_mux = 60'hb03000000009d00;
-            9'h9e: _mux_2345_mux = 60'hc00000000009e00;
-            9'h9f: _mux_2345_mux = 60'h900000000009f00;
-            9'ha0: _mux_2345_mux = 60'h90000000000a000;
-            9'ha1: _mux_2345_mux = 60'ha0000000000a100;
-            9'ha2: _mux_2345_mux = 60'hb0000000000a200;
-            9'ha3: _mux_2345_mux = 60'hb0100000000a300;
-            9'ha4: _mux_2345_mux = 60'hb0200000000a400;
-            9'ha5: _mux_2345_mux = 60'hb0300000000a500;
-            9'ha6: _mux_2345_mux = 60'hc0000000000a600;
-            9'ha7: _mux_2345_mux = 60'h90000000000a700;
-            9'ha8: _mux_2345_mux = 60'h90000000000a800;
-            9'ha9: _mux_2345_mux = 60'ha0000000000a900;
-            9'haa: _mux_2345_mux = 60'hb0000000000aa00;
-            9'hab: _mux_2345_mux = 60'hb0100000000ab00;
-            9'hac: _mux_2345_mux = 60'hb0200000000ac00;
-            9'had: _mux_2345_mux = 60'hb0300000000ad00;
-            9'hae: _mux_2345_mux = 60'hc0000000000ae00;
-            9'haf: _mux_2345_mux = 60'h90000000000af00;
-            9'hb0: _mux_2345_mux = 60'h90000000000b000;
-            9'hb1: _mux_2345_mux = 60'ha0000000000b100;
-            9'hb2: _mux_2345_mux = 60'hb0000000000b200;
-            9'hb3: _mux_2345_mux = 60'hb0100000000b300;
-            9'hb4: _mux_2345_mux = 60'hb0200000000b400;
-            9'hb5: _mux_2345_mux = 60'hb0300000000b500;
-            9'hb6: _mux_2345_mux = 60'hc0000000000b600;
-            9'hb7: _mux_2345_mux = 60'h90000000000b700;
-            9'hb8: _mux_2345_mux = 60'h90000000000b800;
-            9'hb9: _mux_2345_mux = 60'ha0000000000b900;
-            9'hba: _mux_2345_mux = 60'hb0000000000ba00;
-            9'hbb: _mux_2345_mux = 60'hb0100000000bb00;
-            9'hbc: _mux_2345_mux = 60'hb0200000000bc00;
-            9'hbd: _mux_2345_mux = 60'hb0300000000bd00;
-            9'hbe: _mux_2345_mux = 60'hc0000000000be00;
-            9'hbf: _mux_2345_mux = 60'h90000000000bf00;
-            9'hc0: _mux_2345_mux = 60'h90000000000c000;
-            9'hc1: _mux_2345_mux = 60'ha0000000000c100;
-            9'hc2: _mux_2345_mux = 60'hb0000000000c200;
-            9'hc3: _mux_2345_mux = 60'hb0100000000c300;
-            9'hc4: _mux_2345_mux = 60'hb0200000000c400;
-            9'hc5: _mux_2345_mux = 60'hb0300000000c500;
-            9'hc6: _mux_2345_mux = 60'hc0000000000c600;
-            9'hc7: _mux_2345_mux = 60'h90000000000c700;
-            9'hc8: _mux_2345_mux = 60'h90000000000c800;
-            9'hc9: _mux_2345_mux = 60'ha0000000000c900;
-            9'hca: _mux_2345_mux = 60'hb0000000000ca00;
-            9'hcb: _mux_2345_mux = 60'hb0100000000cb00;
-            9'hcc: _mux_2345_mux = 60'hb0200000000cc00;
-            9'hcd: _mux_2345_mux = 60'hb0300000000cd00;
-            9'hce: _mux_2345_mux = 60'hc0000000000ce00;
-            9'hcf: _mux_2345_mux = 60'h90000000000cf00;
-            9'hd0: _mux_2345_mux = 60'h90000000000d000;
-            9'hd1: _mux_2345_mux = 60'ha0000000000d100;
-            9'hd2: _mux_2345_mux = 60'hb0000000000d200;
-            9'hd3: _mux_2345_mux = 60'hb0100000000d300;
-            9'hd4: _mux_2345_mux = 60'hb0200000000d400;
-            9'hd5: _mux_2345_mux = 60'hb0300000000d500;
-            9'hd6: _mux_2345_mux = 60'hc0000000000d600;
-            9'hd7: _mux_2345_mux = 60'h90000000000d700;
-            9'hd8: _mux_2345_mux = 60'h90000000000d800;
-            9'hd9: _mux_2345_mux = 60'ha0000000000d900;
-            9'hda: _mux_2345_mux = 60'hb0000000000da00;
-            9'hdb: _mux_2345_mux = 60'hb0100000000db00;
-            9'hdc: _mux_2345_mux = 60'hb0200000000dc00;
-            9'hdd: _mux_2345_mux = 60'hb0300000000dd00;
-            9'hde: _mux_2345_mux = 60'hc0000000000de00;
-            9'hdf: _mux_2345_mux = 60'h90000000000df00;
-            9'he0: _mux_2345_mux = 60'h90000000000e000;
-            9'he1: _mux_2345_mux = 60'ha0000000000e100;
-            9'he2: _mux_2345_mux = 60'hb0000000000e200;
-            9'he3: _mux_2345_mux = 60'hb0100000000e300;
-            9'he4: _mux_2345_mux = 60'hb0200000000e400;
-            9'he5: _mux_2345_mux = 60'hb0300000000e500;
-            9'he6: _mux_2345_mux = 60'hc0000000000e600;
-            9'he7: _mux_2345_mux = 60'h90000000000e700;
-            9'he8: _mux_2345_mux = 60'h90000000000e800;
-            9'he9: _mux_2345_mux = 60'ha0000000000e900;
-            9'hea: _mux_2345_mux = 60'hb0000000000ea00;
-            9'heb: _mux_2345_mux = 60'hb0100000000eb00;
-            9'hec: _mux_2345_mux = 60'hb0200000000ec00;
-            9'hed: _mux_2345_mux = 60'hb0300000000ed00;
-            9'hee: _mux_2345_mux = 60'hc0000000000ee00;
-            9'hef: _mux_2345_mux = 60'h90000000000ef00;
-            9'hf0: _mux_2345_mux = 60'h90000000000f000;
-            9'hf1: _mux_2345_mux = 60'ha0000000000f100;
-            9'hf2: _mux_2345_mux = 60'hb0000000000f200;
-            9'hf3: _mux_2345_mux = 60'hb0100000000f300;
-            9'hf4: _mux_2345_mux = 60'hb0200000000f400;
-            9'hf5: _mux_2345_mux = 60'hb0300000000f500;
-            9'hf6: _mux_2345_mux = 60'hc0000000000f600;
-            9'hf7: _mux_2345_mux = 60'h90000000000f700;
-            9'hf8: _mux_2345_mux = 60'h90000000000f800;
-            9'hf9: _mux_2345_mux = 60'ha0000000000f900;
-            9'hfa: _mux_2345_mux = 60'hb0000000000fa00;
-            9'hfb: _mux_2345_mux = 60'hb0100000000fb00;
-            9'hfc: _mux_2345_mux = 60'hb0200000000fc00;
-            9'hfd: _mux_2345_mux = 60'hb0300000000fd00;
-            9'hfe: _mux_2345_mux = 60'hc0000000000fe00;
-            9'hff: _mux_2345_mux = 60'h90000000000ff00;
-            9'h100: _mux_2345_mux = 60'h900000000010000;
-            9'h101: _mux_2345_mux = 60'ha00000000010100;
-            9'h102: _mux_2345_mux = 60'hb00000000010200;
-            9'h103: _mux_2345_mux = 60'hb01000000010300;
-            9'h104: _mux_2345_mux = 60'hb02000000010400;
-            9'h105: _mux_2345_mux = 60'hb03000000010500;
-            9'h106: _mux_2345_mux = 60'hc00000000010600;
-            9'h107: _mux_2345_mux = 60'h900000000010700;
-            9'h108: _mux_2345_mux = 60'h900000000010800;
-            9'h109: _mux_2345_mux = 60'ha00000000010900;
-            9'h10a: _mux_2345_mux = 60'hb00000000010a00;
-            9'h10b: _mux_2345_mux = 60'hb01000000010b00;
-            9'h10c: _mux_2345_mux = 60'hb02000000010c00;
-            9'h10d: _mux_2345_mux = 60'hb03000000010d00;
-            9'h10e: _mux_2345_mux = 60'hc00000000010e00;
-            9'h10f: _mux_2345_mux = 60'h900000000010f00;
-            9'h110: _mux_2345_mux = 60'h900000000011000;
-            9'h111: _mux_2345_mux = 60'ha00000000011100;
-            9'h112: _mux_2345_mux = 60'hb00000000011200;
-            9'h113: _mux_2345_mux = 60'hb01000000011300;
-            9'h114: _mux_2345_mux = 60'hb02000000011400;
-            9'h115: _mux_2345_mux = 60'hb03000000011500;
-            9'h116: _mux_2345_mux = 60'hc00000000011600;
-            9'h117: _mux_2345_mux = 60'h900000000011700;
-            9'h118: _mux_2345_mux = 60'h900000000011800;
-            9'h119: _mux_2345_mux = 60'ha00000000011900;
-            9'h11a: _mux_2345_mux = 60'hb00000000011a00;
-            9'h11b: _mux_2345_mux = 60'hb01000000011b00;
-            9'h11c: _mux_2345_mux = 60'hb02000000011c00;
-            9'h11d: _mux_2345_mux = 60'hb03000000011d00;
-            9'h11e: _mux_2345_mux = 60'hc00000000011e00;
-            9'h11f: _mux_2345_mux = 60'h900000000011f00;
-            9'h120: _mux_2345_mux = 60'h900000000012000;
-            9'h121: _mux_2345_mux = 60'ha00000000012100;
-            9'h122: _mux_2345_mux = 60'hb00000000012200;
-            9'h123: _mux_2345_mux = 60'hb01000000012300;
-            9'h124: _mux_2345_mux = 60'hb02000000012400;
-            9'h125: _mux_2345_mux = 60'hb03000000012500;
-            9'h126: _mux_2345_mux = 60'hc00000000012600;
-            9'h127: _mux_2345_mux = 60'h900000000012700;
-            9'h128: _mux_2345_mux = 60'h900000000012800;
-            9'h129: _mux_2345_mux = 60'ha00000000012900;
-            9'h12a: _mux_2345_mux = 60'hb00000000012a00;
-            9'h12b: _mux_2345_mux = 60'hb01000000012b00;
-            9'h12c: _mux_2345_mux = 60'hb02000000012c00;
-            9'h12d: _mux_2345_mux = 60'hb03000000012d00;
-            9'h12e: _mux_2345_mux = 60'hc00000000012e00;
-            9'h12f: _mux_2345_mux = 60'h900000000012f00;
-            9'h130: _mux_2345_mux = 60'h900000000013000;
-            9'h131: _mux_2345_mux = 60'ha00000000013100;
-            9'h132: _mux_2345_mux = 60'hb00000000013200;
-            9'h133: _mux_2345_mux = 60'hb01000000013300;
-            9'h134: _mux_2345_mux = 60'hb02000000013400;
-            9'h135: _mux_2345_mux = 60'hb03000000013500;
-            9'h136: _mux_2345_mux = 60'hc00000000013600;
-            9'h137: _mux_2345_mux = 60'h900000000013700;
-            9'h138: _mux_2345_mux = 60'h900000000013800;
-            9'h139: _mux_2345_mux = 60'ha00000000013900;
-            9'h13a: _mux_2345_mux = 60'hb00000000013a00;
-            9'h13b: _mux_2345_mux = 60'hb01000000013b00;
-            9'h13c: _mux_2345_mux = 60'hb02000000013c00;
-            9'h13d: _mux_2345_mux = 60'hb03000000013d00;
-            9'h13e: _mux_2345_mux = 60'hc00000000013e00;
-            9'h13f: _mux_2345_mux = 60'h900000000013f00;
-            9'h140: _mux_2345_mux = 60'h900000000014000;
-            9'h141: _mux_2345_mux = 60'ha00000000014100;
-            9'h142: _mux_2345_mux = 60'hb00000000014200;
-            9'h143: _mux_2345_mux = 60'hb01000000014300;
-            9'h144: _mux_2345_mux = 60'hb02000000014400;
-            9'h145: _mux_2345_mux = 60'hb03000000014500;
-            9'h146: _mux_2345_mux = 60'hc00000000014600;
-            9'h147: _mux_2345_mux = 60'h900000000014700;
-            9'h148: _mux_2345_mux = 60'h900000000014800;
-            9'h149: _mux_2345_mux = 60'ha00000000014900;
-            9'h14a: _mux_2345_mux = 60'hb00000000014a00;
-            9'h14b: _mux_2345_mux = 60'hb01000000014b00;
-            9'h14c: _mux_2345_mux = 60'hb02000000014c00;
-            9'h14d: _mux_2345_mux = 60'hb03000000014d00;
-            9'h14e: _mux_2345_mux = 60'hc00000000014e00;
-            9'h14f: _mux_2345_mux = 60'h900000000014f00;
-            9'h150: _mux_2345_mux = 60'h900000000015000;
-            9'h151: _mux_2345_mux = 60'ha00000000015100;
-            9'h152: _mux_2345_mux = 60'hb00000000015200;
-            9'h153: _mux_2345_mux = 60'hb01000000015300;
-            9'h154: _mux_2345_mux = 60'hb02000000015400;
-            9'h155: _mux_2345_mux = 60'hb03000000015500;
-            9'h156: _mux_2345_mux = 60'hc00000000015600;
-            9'h157: _mux_2345_mux = 60'h900000000015700;
-            9'h158: _mux_2345_mux = 60'h900000000015800;
-            9'h159: _mux_2345_mux = 60'ha00000000015900;
-            9'h15a: _mux_2345_mux = 60'hb00000000015a00;
-            9'h15b: _mux_2345_mux = 60'hb01000000015b00;
-            9'h15c: _mux_2345_mux = 60'hb02000000015c00;
-            9'h15d: _mux_2345_mux = 60'hb03000000015d00;
-            9'h15e: _mux_2345_mux = 60'hc00000000015e00;
-            9'h15f: _mux_2345_mux = 60'h900000000015f00;
-            9'h160: _mux_2345_mux = 60'h900000000016000;
-            9'h161: _mux_2345_mux = 60'ha00000000016100;
-            9'h162: _mux_2345_mux = 60'hb00000000016200;
-            9'h163: _mux_2345_mux = 60'hb01000000016300;
-            9'h164: _mux_2345_mux = 60'hb02000000016400;
-            9'h165: _mux_2345_mux = 60'hb03000000016500;
-            9'h166: _mux_2345_mux = 60'hc00000000016600;
-            9'h167: _mux_2345_mux = 60'h900000000016700;
-            9'h168: _mux_2345_mux = 60'h900000000016800;
-            9'h169: _mux_2345_mux = 60'ha00000000016900;
-            9'h16a: _mux_2345_mux = 60'hb00000000016a00;
-            9'h16b: _mux_2345_mux = 60'hb01000000016b00;
-            9'h16c: _mux_2345_mux = 60'hb02000000016c00;
-            9'h16d: _mux_2345_mux = 60'hb03000000016d00;
-            9'h16e: _mux_2345_mux = 60'hc00000000016e00;
-            9'h16f: _mux_2345_mux = 60'h900000000016f00;
-            9'h170: _mux_2345_mux = 60'h900000000017000;
-            9'h171: _mux_2345_mux = 60'ha00000000017100;
-            9'h172: _mux_2345_mux = 60'hb00000000017200;
-            9'h173: _mux_2345_mux = 60'hb01000000017300;
-            9'h174: _mux_2345_mux = 60'hb02000000017400;
-            9'h175: _mux_2345_mux = 60'hb03000000017500;
-            9'h176: _mux_2345_mux = 60'hc00000000017600;
-            9'h177: _mux_2345_mux = 60'h900000000017700;
-            9'h178: _mux_2345_mux = 60'h900000000017800;
-            9'h179: _mux_2345_mux = 60'ha00000000017900;
-            9'h17a: _mux_2345_mux = 60'hb00000000017a00;
-            9'h17b: _mux_2345_mux = 60'hb01000000017b00;
-            9'h17c: _mux_2345_mux = 60'hb02000000017c00;
-            9'h17d: _mux_2345_mux = 60'hb03000000017d00;
-            9'h17e: _mux_2345_mux = 60'hc00000000017e00;
-            9'h17f: _mux_2345_mux = 60'h900000000017f00;
-            9'h180: _mux_2345_mux = 60'h900000000018000;
-            9'h181: _mux_2345_mux = 60'ha00000000018100;
-            9'h182: _mux_2345_mux = 60'hb00000000018200;
-            9'h183: _mux_2345_mux = 60'hb01000000018300;
-            9'h184: _mux_2345_mux = 60'hb02000000018400;
-            9'h185: _mux_2345_mux = 60'hb03000000018500;
-            9'h186: _mux_2345_mux = 60'hc00000000018600;
-            9'h187: _mux_2345_mux = 60'h900000000018700;
-            9'h188: _mux_2345_mux = 60'h900000000018800;
-            9'h189: _mux_2345_mux = 60'ha00000000018900;
-            9'h18a: _mux_2345_mux = 60'hb00000000018a00;
-            9'h18b: _mux_2345_mux = 60'hb01000000018b00;
-            9'h18c: _mux_2345_mux = 60'hb02000000018c00;
-            9'h18d: _mux_2345_mux = 60'hb03000000018d00;
-            9'h18e: _mux_2345_mux = 60'hc00000000018e00;
-            9'h18f: _mux_2345_mux = 60'h900000000018f00;
-            9'h190: _mux_2345_mux = 60'h900000000019000;
-            9'h191: _mux_2345_mux = 60'ha00000000019100;
-            9'h192: _mux_2345_mux = 60'hb00000000019200;
-            9'h193: _mux_2345_mux = 60'hb01000000019300;
-            9'h194: _mux_2345_mux = 60'hb02000000019400;
-            9'h195: _mux_2345_mux = 60'hb03000000019500;
-            9'h196: _mux_2345_mux = 60'hc00000000019600;
-            9'h197: _mux_2345_mux = 60'h900000000019700;
-            9'h198: _mux_2345_mux = 60'h900000000019800;
-            9'h199: _mux_2345_mux = 60'ha00000000019900;
-            9'h19a: _mux_2345_mux = 60'hb00000000019a00;
-            9'h19b: _mux_2345_mux = 60'hb01000000019b00;
-            9'h19c: _mux_2345_mux = 60'hb02000000019c00;
-            9'h19d: _mux_2345_mux = 60'hb03000000019d00;
-            9'h19e: _mux_2345_mux = 60'hc00000000019e00;
-            9'h19f: _mux_2345_mux = 60'h900000000019f00;
-            9'h1a0: _mux_2345_mux = 60'h90000000001a000;
-            9'h1a1: _mux_2345_mux = 60'ha0000000001a100;
-            9'h1a2: _mux_2345_mux = 60'hb0000000001a200;
-            9'h1a3: _mux_2345_mux = 60'hb0100000001a300;
-            9'h1a4: _mux_2345_mux = 60'hb0200000001a400;
-            9'h1a5: _mux_2345_mux = 60'hb0300000001a500;
-            9'h1a6: _mux_2345_mux = 60'hc0000000001a600;
-            9'h1a7: _mux_2345_mux = 60'h90000000001a700;
-            9'h1a8: _mux_2345_mux = 60'h90000000001a800;
-            9'h1a9: _mux_2345_mux = 60'ha0000000001a900;
-            9'h1aa: _mux_2345_mux = 60'hb0000000001aa00;
-            9'h1ab: _mux_2345_mux = 60'hb0100000001ab00;
-            9'h1ac: _mux_2345_mux = 60'hb0200000001ac00;
-            9'h1ad: _mux_2345_mux = 60'hb0300000001ad00;
-            9'h1ae: _mux_2345_mux = 60'hc0000000001ae00;
-            9'h1af: _mux_2345_mux = 60'h90000000001af00;
-            9'h1b0: _mux_2345_mux = 60'h90000000001b000;
-            9'h1b1: _mux_2345_mux = 60'ha0000000001b100;
-            9'h1b2: _mux_2345_mux = 60'hb0000000001b200;
-            9'h1b3: _mux_2345_mux = 60'hb0100000001b300;
-            9'h1b4: _mux_2345_mux = 60'hb0200000001b400;
-            9'h1b5: _mux_2345_mux = 60'hb0300000001b500;
-            9'h1b6: _mux_2345_mux = 60'hc0000000001b600;
-            9'h1b7: _mux_2345_mux = 60'h90000000001b700;
-            9'h1b8: _mux_2345_mux = 60'h90000000001b800;
-            9'h1b9: _mux_2345_mux = 60'ha0000000001b900;
-            9'h1ba: _mux_2345_mux = 60'hb0000000001ba00;
-            9'h1bb: _mux_2345_mux = 60'hb0100000001bb00;
-            9'h1bc: _mux_2345_mux = 60'hb0200000001bc00;
-            9'h1bd: _mux_2345_mux = 60'hb0300000001bd00;
-            9'h1be: _mux_2345_mux = 60'hc0000000001be00;
-            9'h1bf: _mux_2345_mux = 60'h90000000001bf00;
-            9'h1c0: _mux_2345_mux = 60'h90000000001c000;
-            9'h1c1: _mux_2345_mux = 60'ha0000000001c100;
-            9'h1c2: _mux_2345_mux = 60'hb0000000001c200;
-            9'h1c3: _mux_2345_mux = 60'hb0100000001c300;
-            9'h1c4: _mux_2345_mux = 60'hb0200000001c400;
-            9'h1c5: _mux_2345_mux = 60'hb0300000001c500;
-            9'h1c6: _mux_2345_mux = 60'hc0000000001c600;
-            9'h1c7: _mux_2345_mux = 60'h90000000001c700;
-            9'h1c8: _mux_2345_mux = 60'h90000000001c800;
-            9'h1c9: _mux_2345_mux = 60'ha0000000001c900;
-            9'h1ca: _mux_2345_mux = 60'hb0000000001ca00;
-            9'h1cb: _mux_2345_mux = 60'hb0100000001cb00;
-            9'h1cc: _mux_2345_mux = 60'hb0200000001cc00;
-            9'h1cd: _mux_2345_mux = 60'hb0300000001cd00;
-            9'h1ce: _mux_2345_mux = 60'hc0000000001ce00;
-            9'h1cf: _mux_2345_mux = 60'h90000000001cf00;
-            9'h1d0: _mux_2345_mux = 60'h90000000001d000;
-            9'h1d1: _mux_2345_mux = 60'ha0000000001d100;
-            9'h1d2: _mux_2345_mux = 60'hb0000000001d200;
-            9'h1d3: _mux_2345_mux = 60'hb0100000001d300;
-            9'h1d4: _mux_2345_mux = 60'hb0200000001d400;
-            9'h1d5: _mux_2345_mux = 60'hb0300000001d500;
-            9'h1d6: _mux_2345_mux = 60'hc0000000001d600;
-            9'h1d7: _mux_2345_mux = 60'h90000000001d700;
-            9'h1d8: _mux_2345_mux = 60'h90000000001d800;
-            9'h1d9: _mux_2345_mux = 60'ha0000000001d900;
-            9'h1da: _mux_2345_mux = 60'hb0000000001da00;
-            9'h1db: _mux_2345_mux = 60'hb0100000001db00;
-            9'h1dc: _mux_2345_mux = 60'hb0200000001dc00;
-            9'h1dd: _mux_2345_mux = 60'hb0300000001dd00;
-            9'h1de: _mux_2345_mux = 60'hc0000000001de00;
-            9'h1df: _mux_2345_mux = 60'h90000000001df00;
-            9'h1e0: _mux_2345_mux = 60'h90000000001e000;
-            9'h1e1: _mux_2345_mux = 60'ha0000000001e100;
-            9'h1e2: _mux_2345_mux = 60'hb0000000001e200;
-            9'h1e3: _mux_2345_mux = 60'hb0100000001e300;
-            9'h1e4: _mux_2345_mux = 60'hb0200000001e400;
-            9'h1e5: _mux_2345_mux = 60'hb0300000001e500;
-            9'h1e6: _mux_2345_mux = 60'hc0000000001e600;
-            9'h1e7: _mux_2345_mux = 60'h90000000001e700;
-            9'h1e8: _mux_2345_mux = 60'h90000000001e800;
-            9'h1e9: _mux_2345_mux = 60'ha0000000001e900;
-            9'h1ea: _mux_2345_mux = 60'hb0000000001ea00;
-            9'h1eb: _mux_2345_mux = 60'hb0100000001eb00;
-            9'h1ec: _mux_2345_mux = 60'hb0200000001ec00;
-            9'h1ed: _mux_2345_mux = 60'hb0300000001ed00;
-            9'h1ee: _mux_2345_mux = 60'hc0000000001ee00;
-            9'h1ef: _mux_2345_mux = 60'h90000000001ef00;
-            9'h1f0: _mux_2345_mux = 60'h90000000001f000;
-            9'h1f1: _mux_2345_mux = 60'ha0000000001f100;
-            9'h1f2: _mux_2345_mux = 60'hb0000000001f200;
-            9'h1f3: _mux_2345_mux = 60'hb0100000001f300;
-            9'h1f4: _mux_2345_mux = 60'hb0200000001f400;
-            9'h1f5: _mux_2345_mux = 60'hb0300000001f500;
-            9'h1f6: _mux_2345_mux = 60'hc0000000001f600;
-            9'h1f7: _mux_2345_mux = 60'h90000000001f700;
-            9'h1f8: _mux_2345_mux = 60'h90000000001f800;
-            9'h1f9: _mux_2345_mux = 60'ha0000000001f900;
-            9'h1fa: _mux_2345_mux = 60'hb0000000001fa00;
-            9'h1fb: _mux_2345_mux = 60'hb0100000001fb00;
-            9'h1fc: _mux_2345_mux = 60'hb0200000001fc00;
-            9'h1fd: _mux_2345_mux = 60'hb0300000001fd00;
-            9'h1fe: _mux_2345_mux = 60'hc0000000001fe00;
-            9'h1ff: _mux_2345_mux = 60'h90000000001ff00;
-            default: _mux_2345_mux = 60'h900000000000000;
+            9'h1: _mux_2351_mux = 60'ha00000000000100;
+            9'h2: _mux_2351_mux = 60'hb00000000000200;
+            9'h3: _mux_2351_mux = 60'hb01000000000300;
+            9'h4: _mux_2351_mux = 60'hb02000000000400;
+            9'h5: _mux_2351_mux = 60'hb03000000000500;
+            9'h6: _mux_2351_mux = 60'hc00000000000600;
+            9'h7: _mux_2351_mux = 60'h900000000000700;
+            9'h8: _mux_2351_mux = 60'h900000000000800;
+            9'h9: _mux_2351_mux = 60'ha00000000000900;
+            9'ha: _mux_2351_mux = 60'hb00000000000a00;
+            9'hb: _mux_2351_mux = 60'hb01000000000b00;
+            9'hc: _mux_2351_mux = 60'hb02000000000c00;
+            9'hd: _mux_2351_mux = 60'hb03000000000d00;
+            9'he: _mux_2351_mux = 60'hc00000000000e00;
+            9'hf: _mux_2351_mux = 60'h900000000000f00;
+            9'h10: _mux_2351_mux = 60'h900000000001000;
+            9'h11: _mux_2351_mux = 60'ha00000000001100;
+            9'h12: _mux_2351_mux = 60'hb00000000001200;
+            9'h13: _mux_2351_mux = 60'hb01000000001300;
+            9'h14: _mux_2351_mux = 60'hb02000000001400;
+            9'h15: _mux_2351_mux = 60'hb03000000001500;
+            9'h16: _mux_2351_mux = 60'hc00000000001600;
+            9'h17: _mux_2351_mux = 60'h900000000001700;
+            9'h18: _mux_2351_mux = 60'h900000000001800;
+            9'h19: _mux_2351_mux = 60'ha00000000001900;
+            9'h1a: _mux_2351_mux = 60'hb00000000001a00;
+            9'h1b: _mux_2351_mux = 60'hb01000000001b00;
+            9'h1c: _mux_2351_mux = 60'hb02000000001c00;
+            9'h1d: _mux_2351_mux = 60'hb03000000001d00;
+            9'h1e: _mux_2351_mux = 60'hc00000000001e00;
+            9'h1f: _mux_2351_mux = 60'h900000000001f00;
+            9'h20: _mux_2351_mux = 60'h900000000002000;
+            9'h21: _mux_2351_mux = 60'ha00000000002100;
+            9'h22: _mux_2351_mux = 60'hb00000000002200;
+            9'h23: _mux_2351_mux = 60'hb01000000002300;
+            9'h24: _mux_2351_mux = 60'hb02000000002400;
+            9'h25: _mux_2351_mux = 60'hb03000000002500;
+            9'h26: _mux_2351_mux = 60'hc00000000002600;
+            9'h27: _mux_2351_mux = 60'h900000000002700;
+            9'h28: _mux_2351_mux = 60'h900000000002800;
+            9'h29: _mux_2351_mux = 60'ha00000000002900;
+            9'h2a: _mux_2351_mux = 60'hb00000000002a00;
+            9'h2b: _mux_2351_mux = 60'hb01000000002b00;
+            9'h2c: _mux_2351_mux = 60'hb02000000002c00;
+            9'h2d: _mux_2351_mux = 60'hb03000000002d00;
+            9'h2e: _mux_2351_mux = 60'hc00000000002e00;
+            9'h2f: _mux_2351_mux = 60'h900000000002f00;
+            9'h30: _mux_2351_mux = 60'h900000000003000;
+            9'h31: _mux_2351_mux = 60'ha00000000003100;
+            9'h32: _mux_2351_mux = 60'hb00000000003200;
+            9'h33: _mux_2351_mux = 60'hb01000000003300;
+            9'h34: _mux_2351_mux = 60'hb02000000003400;
+            9'h35: _mux_2351_mux = 60'hb03000000003500;
+            9'h36: _mux_2351_mux = 60'hc00000000003600;
+            9'h37: _mux_2351_mux = 60'h900000000003700;
+            9'h38: _mux_2351_mux = 60'h900000000003800;
+            9'h39: _mux_2351_mux = 60'ha00000000003900;
+            9'h3a: _mux_2351_mux = 60'hb00000000003a00;
+            9'h3b: _mux_2351_mux = 60'hb01000000003b00;
+            9'h3c: _mux_2351_mux = 60'hb02000000003c00;
+            9'h3d: _mux_2351_mux = 60'hb03000000003d00;
+            9'h3e: _mux_2351_mux = 60'hc00000000003e00;
+            9'h3f: _mux_2351_mux = 60'h900000000003f00;
+            9'h40: _mux_2351_mux = 60'h900000000004000;
+            9'h41: _mux_2351_mux = 60'ha00000000004100;
+            9'h42: _mux_2351_mux = 60'hb00000000004200;
+            9'h43: _mux_2351_mux = 60'hb01000000004300;
+            9'h44: _mux_2351_mux = 60'hb02000000004400;
+            9'h45: _mux_2351_mux = 60'hb03000000004500;
+            9'h46: _mux_2351_mux = 60'hc00000000004600;
+            9'h47: _mux_2351_mux = 60'h900000000004700;
+            9'h48: _mux_2351_mux = 60'h900000000004800;
+            9'h49: _mux_2351_mux = 60'ha00000000004900;
+            9'h4a: _mux_2351_mux = 60'hb00000000004a00;
+            9'h4b: _mux_2351_mux = 60'hb01000000004b00;
+            9'h4c: _mux_2351_mux = 60'hb02000000004c00;
+            9'h4d: _mux_2351_mux = 60'hb03000000004d00;
+            9'h4e: _mux_2351_mux = 60'hc00000000004e00;
+            9'h4f: _mux_2351_mux = 60'h900000000004f00;
+            9'h50: _mux_2351_mux = 60'h900000000005000;
+            9'h51: _mux_2351_mux = 60'ha00000000005100;
+            9'h52: _mux_2351_mux = 60'hb00000000005200;
+            9'h53: _mux_2351_mux = 60'hb01000000005300;
+            9'h54: _mux_2351_mux = 60'hb02000000005400;
+            9'h55: _mux_2351_mux = 60'hb03000000005500;
+            9'h56: _mux_2351_mux = 60'hc00000000005600;
+            9'h57: _mux_2351_mux = 60'h900000000005700;
+            9'h58: _mux_2351_mux = 60'h900000000005800;
+            9'h59: _mux_2351_mux = 60'ha00000000005900;
+            9'h5a: _mux_2351_mux = 60'hb00000000005a00;
+            9'h5b: _mux_2351_mux = 60'hb01000000005b00;
+            9'h5c: _mux_2351_mux = 60'hb02000000005c00;
+            9'h5d: _mux_2351_mux = 60'hb03000000005d00;
+            9'h5e: _mux_2351_mux = 60'hc00000000005e00;
+            9'h5f: _mux_2351_mux = 60'h900000000005f00;
+            9'h60: _mux_2351_mux = 60'h900000000006000;
+            9'h61: _mux_2351_mux = 60'ha00000000006100;
+            9'h62: _mux_2351_mux = 60'hb00000000006200;
+            9'h63: _mux_2351_mux = 60'hb01000000006300;
+            9'h64: _mux_2351_mux = 60'hb02000000006400;
+            9'h65: _mux_2351_mux = 60'hb03000000006500;
+            9'h66: _mux_2351_mux = 60'hc00000000006600;
+            9'h67: _mux_2351_mux = 60'h900000000006700;
+            9'h68: _mux_2351_mux = 60'h900000000006800;
+            9'h69: _mux_2351_mux = 60'ha00000000006900;
+            9'h6a: _mux_2351_mux = 60'hb00000000006a00;
+            9'h6b: _mux_2351_mux = 60'hb01000000006b00;
+            9'h6c: _mux_2351_mux = 60'hb02000000006c00;
+            9'h6d: _mux_2351_mux = 60'hb03000000006d00;
+            9'h6e: _mux_2351_mux = 60'hc00000000006e00;
+            9'h6f: _mux_2351_mux = 60'h900000000006f00;
+            9'h70: _mux_2351_mux = 60'h900000000007000;
+            9'h71: _mux_2351_mux = 60'ha00000000007100;
+            9'h72: _mux_2351_mux = 60'hb00000000007200;
+            9'h73: _mux_2351_mux = 60'hb01000000007300;
+            9'h74: _mux_2351_mux = 60'hb02000000007400;
+            9'h75: _mux_2351_mux = 60'hb03000000007500;
+            9'h76: _mux_2351_mux = 60'hc00000000007600;
+            9'h77: _mux_2351_mux = 60'h900000000007700;
+            9'h78: _mux_2351_mux = 60'h900000000007800;
+            9'h79: _mux_2351_mux = 60'ha00000000007900;
+            9'h7a: _mux_2351_mux = 60'hb00000000007a00;
+            9'h7b: _mux_2351_mux = 60'hb01000000007b00;
+            9'h7c: _mux_2351_mux = 60'hb02000000007c00;
+            9'h7d: _mux_2351_mux = 60'hb03000000007d00;
+            9'h7e: _mux_2351_mux = 60'hc00000000007e00;
+            9'h7f: _mux_2351_mux = 60'h900000000007f00;
+            9'h80: _mux_2351_mux = 60'h900000000008000;
+            9'h81: _mux_2351_mux = 60'ha00000000008100;
+            9'h82: _mux_2351_mux = 60'hb00000000008200;
+            9'h83: _mux_2351_mux = 60'hb01000000008300;
+            9'h84: _mux_2351_mux = 60'hb02000000008400;
+            9'h85: _mux_2351_mux = 60'hb03000000008500;
+            9'h86: _mux_2351_mux = 60'hc00000000008600;
+            9'h87: _mux_2351_mux = 60'h900000000008700;
+            9'h88: _mux_2351_mux = 60'h900000000008800;
+            9'h89: _mux_2351_mux = 60'ha00000000008900;
+            9'h8a: _mux_2351_mux = 60'hb00000000008a00;
+            9'h8b: _mux_2351_mux = 60'hb01000000008b00;
+            9'h8c: _mux_2351_mux = 60'hb02000000008c00;
+            9'h8d: _mux_2351_mux = 60'hb03000000008d00;
+            9'h8e: _mux_2351_mux = 60'hc00000000008e00;
+            9'h8f: _mux_2351_mux = 60'h900000000008f00;
+            9'h90: _mux_2351_mux = 60'h900000000009000;
+            9'h91: _mux_2351_mux = 60'ha00000000009100;
+            9'h92: _mux_2351_mux = 60'hb00000000009200;
+            9'h93: _mux_2351_mux = 60'hb01000000009300;
+            9'h94: _mux_2351_mux = 60'hb02000000009400;
+            9'h95: _mux_2351_mux = 60'hb03000000009500;
+            9'h96: _mux_2351_mux = 60'hc00000000009600;
+            9'h97: _mux_2351_mux = 60'h900000000009700;
+            9'h98: _mux_2351_mux = 60'h900000000009800;
+            9'h99: _mux_2351_mux = 60'ha00000000009900;
+            9'h9a: _mux_2351_mux = 60'hb00000000009a00;
+            9'h9b: _mux_2351_mux = 60'hb01000000009b00;
+            9'h9c: _mux_2351_mux = 60'hb02000000009c00;
+            9'h9d: _mux_2351_mux = 60'hb03000000009d00;
+            9'h9e: _mux_2351_mux = 60'hc00000000009e00;
+            9'h9f: _mux_2351_mux = 60'h900000000009f00;
+            9'ha0: _mux_2351_mux = 60'h90000000000a000;
+            9'ha1: _mux_2351_mux = 60'ha0000000000a100;
+            9'ha2: _mux_2351_mux = 60'hb0000000000a200;
+            9'ha3: _mux_2351_mux = 60'hb0100000000a300;
+            9'ha4: _mux_2351_mux = 60'hb0200000000a400;
+            9'ha5: _mux_2351_mux = 60'hb0300000000a500;
+            9'ha6: _mux_2351_mux = 60'hc0000000000a600;
+            9'ha7: _mux_2351_mux = 60'h90000000000a700;
+            9'ha8: _mux_2351_mux = 60'h90000000000a800;
+            9'ha9: _mux_2351_mux = 60'ha0000000000a900;
+            9'haa: _mux_2351_mux = 60'hb0000000000aa00;
+            9'hab: _mux_2351_mux = 60'hb0100000000ab00;
+            9'hac: _mux_2351_mux = 60'hb0200000000ac00;
+            9'had: _mux_2351_mux = 60'hb0300000000ad00;
+            9'hae: _mux_2351_mux = 60'hc0000000000ae00;
+            9'haf: _mux_2351_mux = 60'h90000000000af00;
+            9'hb0: _mux_2351_mux = 60'h90000000000b000;
+            9'hb1: _mux_2351_mux = 60'ha0000000000b100;
+            9'hb2: _mux_2351_mux = 60'hb0000000000b200;
+            9'hb3: _mux_2351_mux = 60'hb0100000000b300;
+            9'hb4: _mux_2351_mux = 60'hb0200000000b400;
+            9'hb5: _mux_2351_mux = 60'hb0300000000b500;
+            9'hb6: _mux_2351_mux = 60'hc0000000000b600;
+            9'hb7: _mux_2351_mux = 60'h90000000000b700;
+            9'hb8: _mux_2351_mux = 60'h90000000000b800;
+            9'hb9: _mux_2351_mux = 60'ha0000000000b900;
+            9'hba: _mux_2351_mux = 60'hb0000000000ba00;
+            9'hbb: _mux_2351_mux = 60'hb0100000000bb00;
+            9'hbc: _mux_2351_mux = 60'hb0200000000bc00;
+            9'hbd: _mux_2351_mux = 60'hb0300000000bd00;
+            9'hbe: _mux_2351_mux = 60'hc0000000000be00;
+            9'hbf: _mux_2351_mux = 60'h90000000000bf00;
+            9'hc0: _mux_2351_mux = 60'h90000000000c000;
+            9'hc1: _mux_2351_mux = 60'ha0000000000c100;
+            9'hc2: _mux_2351_mux = 60'hb0000000000c200;
+            9'hc3: _mux_2351_mux = 60'hb0100000000c300;
+            9'hc4: _mux_2351_mux = 60'hb0200000000c400;
+            9'hc5: _mux_2351_mux = 60'hb0300000000c500;
+            9'hc6: _mux_2351_mux = 60'hc0000000000c600;
+            9'hc7: _mux_2351_mux = 60'h90000000000c700;
+            9'hc8: _mux_2351_mux = 60'h90000000000c800;
+            9'hc9: _mux_2351_mux = 60'ha0000000000c900;
+            9'hca: _mux_2351_mux = 60'hb0000000000ca00;
+            9'hcb: _mux_2351_mux = 60'hb0100000000cb00;
+            9'hcc: _mux_2351_mux = 60'hb0200000000cc00;
+            9'hcd: _mux_2351_mux = 60'hb0300000000cd00;
+            9'hce: _mux_2351_mux = 60'hc0000000000ce00;
+            9'hcf: _mux_2351_mux = 60'h90000000000cf00;
+            9'hd0: _mux_2351_mux = 60'h90000000000d000;
+            9'hd1: _mux_2351_mux = 60'ha0000000000d100;
+            9'hd2: _mux_2351_mux = 60'hb0000000000d200;
+            9'hd3: _mux_2351_mux = 60'hb0100000000d300;
+            9'hd4: _mux_2351_mux = 60'hb0200000000d400;
+            9'hd5: _mux_2351_mux = 60'hb0300000000d500;
+            9'hd6: _mux_2351_mux = 60'hc0000000000d600;
+            9'hd7: _mux_2351_mux = 60'h90000000000d700;
+            9'hd8: _mux_2351_mux = 60'h90000000000d800;
+            9'hd9: _mux_2351_mux = 60'ha0000000000d900;
+            9'hda: _mux_2351_mux = 60'hb0000000000da00;
+            9'hdb: _mux_2351_mux = 60'hb0100000000db00;
+            9'hdc: _mux_2351_mux = 60'hb0200000000dc00;
+            9'hdd: _mux_2351_mux = 60'hb0300000000dd00;
+            9'hde: _mux_2351_mux = 60'hc0000000000de00;
+            9'hdf: _mux_2351_mux = 60'h90000000000df00;
+            9'he0: _mux_2351_mux = 60'h90000000000e000;
+            9'he1: _mux_2351_mux = 60'ha0000000000e100;
+            9'he2: _mux_2351_mux = 60'hb0000000000e200;
+            9'he3: _mux_2351_mux = 60'hb0100000000e300;
+            9'he4: _mux_2351_mux = 60'hb0200000000e400;
+            9'he5: _mux_2351_mux = 60'hb0300000000e500;
+            9'he6: _mux_2351_mux = 60'hc0000000000e600;
+            9'he7: _mux_2351_mux = 60'h90000000000e700;
+            9'he8: _mux_2351_mux = 60'h90000000000e800;
+            9'he9: _mux_2351_mux = 60'ha0000000000e900;
+            9'hea: _mux_2351_mux = 60'hb0000000000ea00;
+            9'heb: _mux_2351_mux = 60'hb0100000000eb00;
+            9'hec: _mux_2351_mux = 60'hb0200000000ec00;
+            9'hed: _mux_2351_mux = 60'hb0300000000ed00;
+            9'hee: _mux_2351_mux = 60'hc0000000000ee00;
+            9'hef: _mux_2351_mux = 60'h90000000000ef00;
+            9'hf0: _mux_2351_mux = 60'h90000000000f000;
+            9'hf1: _mux_2351_mux = 60'ha0000000000f100;
+            9'hf2: _mux_2351_mux = 60'hb0000000000f200;
+            9'hf3: _mux_2351_mux = 60'hb0100000000f300;
+            9'hf4: _mux_2351_mux = 60'hb0200000000f400;
+            9'hf5: _mux_2351_mux = 60'hb0300000000f500;
+            9'hf6: _mux_2351_mux = 60'hc0000000000f600;
+            9'hf7: _mux_2351_mux = 60'h90000000000f700;
+            9'hf8: _mux_2351_mux = 60'h90000000000f800;
+            9'hf9: _mux_2351_mux = 60'ha0000000000f900;
+            9'hfa: _mux_2351_mux = 60'hb0000000000fa00;
+            9'hfb: _mux_2351_mux = 60'hb0100000000fb00;
+            9'hfc: _mux_2351_mux = 60'hb0200000000fc00;
+            9'hfd: _mux_2351_mux = 60'hb0300000000fd00;
+            9'hfe: _mux_2351_mux = 60'hc0000000000fe00;
+            9'hff: _mux_2351_mux = 60'h90000000000ff00;
+            9'h100: _mux_2351_mux = 60'h900000000010000;
+            9'h101: _mux_2351_mux = 60'ha00000000010100;
+            9'h102: _mux_2351_mux = 60'hb00000000010200;
+            9'h103: _mux_2351_mux = 60'hb01000000010300;
+            9'h104: _mux_2351_mux = 60'hb02000000010400;
+            9'h105: _mux_2351_mux = 60'hb03000000010500;
+            9'h106: _mux_2351_mux = 60'hc00000000010600;
+            9'h107: _mux_2351_mux = 60'h900000000010700;
+            9'h108: _mux_2351_mux = 60'h900000000010800;
+            9'h109: _mux_2351_mux = 60'ha00000000010900;
+            9'h10a: _mux_2351_mux = 60'hb00000000010a00;
+            9'h10b: _mux_2351_mux = 60'hb01000000010b00;
+            9'h10c: _mux_2351_mux = 60'hb02000000010c00;
+            9'h10d: _mux_2351_mux = 60'hb03000000010d00;
+            9'h10e: _mux_2351_mux = 60'hc00000000010e00;
+            9'h10f: _mux_2351_mux = 60'h900000000010f00;
+            9'h110: _mux_2351_mux = 60'h900000000011000;
+            9'h111: _mux_2351_mux = 60'ha00000000011100;
+            9'h112: _mux_2351_mux = 60'hb00000000011200;
+            9'h113: _mux_2351_mux = 60'hb01000000011300;
+            9'h114: _mux_2351_mux = 60'hb02000000011400;
+            9'h115: _mux_2351_mux = 60'hb03000000011500;
+            9'h116: _mux_2351_mux = 60'hc00000000011600;
+            9'h117: _mux_2351_mux = 60'h900000000011700;
+            9'h118: _mux_2351_mux = 60'h900000000011800;
+            9'h119: _mux_2351_mux = 60'ha00000000011900;
+            9'h11a: _mux_2351_mux = 60'hb00000000011a00;
+            9'h11b: _mux_2351_mux = 60'hb01000000011b00;
+            9'h11c: _mux_2351_mux = 60'hb02000000011c00;
+            9'h11d: _mux_2351_mux = 60'hb03000000011d00;
+            9'h11e: _mux_2351_mux = 60'hc00000000011e00;
+            9'h11f: _mux_2351_mux = 60'h900000000011f00;
+            9'h120: _mux_2351_mux = 60'h900000000012000;
+            9'h121: _mux_2351_mux = 60'ha00000000012100;
+            9'h122: _mux_2351_mux = 60'hb00000000012200;
+            9'h123: _mux_2351_mux = 60'hb01000000012300;
+            9'h124: _mux_2351_mux = 60'hb02000000012400;
+            9'h125: _mux_2351_mux = 60'hb03000000012500;
+            9'h126: _mux_2351_mux = 60'hc00000000012600;
+            9'h127: _mux_2351_mux = 60'h900000000012700;
+            9'h128: _mux_2351_mux = 60'h900000000012800;
+            9'h129: _mux_2351_mux = 60'ha00000000012900;
+            9'h12a: _mux_2351_mux = 60'hb00000000012a00;
+            9'h12b: _mux_2351_mux = 60'hb01000000012b00;
+            9'h12c: _mux_2351_mux = 60'hb02000000012c00;
+            9'h12d: _mux_2351_mux = 60'hb03000000012d00;
+            9'h12e: _mux_2351_mux = 60'hc00000000012e00;
+            9'h12f: _mux_2351_mux = 60'h900000000012f00;
+            9'h130: _mux_2351_mux = 60'h900000000013000;
+            9'h131: _mux_2351_mux = 60'ha00000000013100;
+            9'h132: _mux_2351_mux = 60'hb00000000013200;
+            9'h133: _mux_2351_mux = 60'hb01000000013300;
+            9'h134: _mux_2351_mux = 60'hb02000000013400;
+            9'h135: _mux_2351_mux = 60'hb03000000013500;
+            9'h136: _mux_2351_mux = 60'hc00000000013600;
+            9'h137: _mux_2351_mux = 60'h900000000013700;
+            9'h138: _mux_2351_mux = 60'h900000000013800;
+            9'h139: _mux_2351_mux = 60'ha00000000013900;
+            9'h13a: _mux_2351_mux = 60'hb00000000013a00;
+            9'h13b: _mux_2351_mux = 60'hb01000000013b00;
+            9'h13c: _mux_2351_mux = 60'hb02000000013c00;
+            9'h13d: _mux_2351_mux = 60'hb03000000013d00;
+            9'h13e: _mux_2351_mux = 60'hc00000000013e00;
+            9'h13f: _mux_2351_mux = 60'h900000000013f00;
+            9'h140: _mux_2351_mux = 60'h900000000014000;
+            9'h141: _mux_2351_mux = 60'ha00000000014100;
+            9'h142: _mux_2351_mux = 60'hb00000000014200;
+            9'h143: _mux_2351_mux = 60'hb01000000014300;
+            9'h144: _mux_2351_mux = 60'hb02000000014400;
+            9'h145: _mux_2351_mux = 60'hb03000000014500;
+            9'h146: _mux_2351_mux = 60'hc00000000014600;
+            9'h147: _mux_2351_mux = 60'h900000000014700;
+            9'h148: _mux_2351_mux = 60'h900000000014800;
+            9'h149: _mux_2351_mux = 60'ha00000000014900;
+            9'h14a: _mux_2351_mux = 60'hb00000000014a00;
+            9'h14b: _mux_2351_mux = 60'hb01000000014b00;
+            9'h14c: _mux_2351_mux = 60'hb02000000014c00;
+            9'h14d: _mux_2351_mux = 60'hb03000000014d00;
+            9'h14e: _mux_2351_mux = 60'hc00000000014e00;
+            9'h14f: _mux_2351_mux = 60'h900000000014f00;
+            9'h150: _mux_2351_mux = 60'h900000000015000;
+            9'h151: _mux_2351_mux = 60'ha00000000015100;
+            9'h152: _mux_2351_mux = 60'hb00000000015200;
+            9'h153: _mux_2351_mux = 60'hb01000000015300;
+            9'h154: _mux_2351_mux = 60'hb02000000015400;
+            9'h155: _mux_2351_mux = 60'hb03000000015500;
+            9'h156: _mux_2351_mux = 60'hc00000000015600;
+            9'h157: _mux_2351_mux = 60'h900000000015700;
+            9'h158: _mux_2351_mux = 60'h900000000015800;
+            9'h159: _mux_2351_mux = 60'ha00000000015900;
+            9'h15a: _mux_2351_mux = 60'hb00000000015a00;
+            9'h15b: _mux_2351_mux = 60'hb01000000015b00;
+            9'h15c: _mux_2351_mux = 60'hb02000000015c00;
+            9'h15d: _mux_2351_mux = 60'hb03000000015d00;
+            9'h15e: _mux_2351_mux = 60'hc00000000015e00;
+            9'h15f: _mux_2351_mux = 60'h900000000015f00;
+            9'h160: _mux_2351_mux = 60'h900000000016000;
+            9'h161: _mux_2351_mux = 60'ha00000000016100;
+            9'h162: _mux_2351_mux = 60'hb00000000016200;
+            9'h163: _mux_2351_mux = 60'hb01000000016300;
+            9'h164: _mux_2351_mux = 60'hb02000000016400;
+            9'h165: _mux_2351_mux = 60'hb03000000016500;
+            9'h166: _mux_2351_mux = 60'hc00000000016600;
+            9'h167: _mux_2351_mux = 60'h900000000016700;
+            9'h168: _mux_2351_mux = 60'h900000000016800;
+            9'h169: _mux_2351_mux = 60'ha00000000016900;
+            9'h16a: _mux_2351_mux = 60'hb00000000016a00;
+            9'h16b: _mux_2351_mux = 60'hb01000000016b00;
+            9'h16c: _mux_2351_mux = 60'hb02000000016c00;
+            9'h16d: _mux_2351_mux = 60'hb03000000016d00;
+            9'h16e: _mux_2351_mux = 60'hc00000000016e00;
+            9'h16f: _mux_2351_mux = 60'h900000000016f00;
+            9'h170: _mux_2351_mux = 60'h900000000017000;
+            9'h171: _mux_2351_mux = 60'ha00000000017100;
+            9'h172: _mux_2351_mux = 60'hb00000000017200;
+            9'h173: _mux_2351_mux = 60'hb01000000017300;
+            9'h174: _mux_2351_mux = 60'hb02000000017400;
+            9'h175: _mux_2351_mux = 60'hb03000000017500;
+            9'h176: _mux_2351_mux = 60'hc00000000017600;
+            9'h177: _mux_2351_mux = 60'h900000000017700;
+            9'h178: _mux_2351_mux = 60'h900000000017800;
+            9'h179: _mux_2351_mux = 60'ha00000000017900;
+            9'h17a: _mux_2351_mux = 60'hb00000000017a00;
+            9'h17b: _mux_2351_mux = 60'hb01000000017b00;
+            9'h17c: _mux_2351_mux = 60'hb02000000017c00;
+            9'h17d: _mux_2351_mux = 60'hb03000000017d00;
+            9'h17e: _mux_2351_mux = 60'hc00000000017e00;
+            9'h17f: _mux_2351_mux = 60'h900000000017f00;
+            9'h180: _mux_2351_mux = 60'h900000000018000;
+            9'h181: _mux_2351_mux = 60'ha00000000018100;
+            9'h182: _mux_2351_mux = 60'hb00000000018200;
+            9'h183: _mux_2351_mux = 60'hb01000000018300;
+            9'h184: _mux_2351_mux = 60'hb02000000018400;
+            9'h185: _mux_2351_mux = 60'hb03000000018500;
+            9'h186: _mux_2351_mux = 60'hc00000000018600;
+            9'h187: _mux_2351_mux = 60'h900000000018700;
+            9'h188: _mux_2351_mux = 60'h900000000018800;
+            9'h189: _mux_2351_mux = 60'ha00000000018900;
+            9'h18a: _mux_2351_mux = 60'hb00000000018a00;
+            9'h18b: _mux_2351_mux = 60'hb01000000018b00;
+            9'h18c: _mux_2351_mux = 60'hb02000000018c00;
+            9'h18d: _mux_2351_mux = 60'hb03000000018d00;
+            9'h18e: _mux_2351_mux = 60'hc00000000018e00;
+            9'h18f: _mux_2351_mux = 60'h900000000018f00;
+            9'h190: _mux_2351_mux = 60'h900000000019000;
+            9'h191: _mux_2351_mux = 60'ha00000000019100;
+            9'h192: _mux_2351_mux = 60'hb00000000019200;
+            9'h193: _mux_2351_mux = 60'hb01000000019300;
+            9'h194: _mux_2351_mux = 60'hb02000000019400;
+            9'h195: _mux_2351_mux = 60'hb03000000019500;
+            9'h196: _mux_2351_mux = 60'hc00000000019600;
+            9'h197: _mux_2351_mux = 60'h900000000019700;
+            9'h198: _mux_2351_mux = 60'h900000000019800;
+            9'h199: _mux_2351_mux = 60'ha00000000019900;
+            9'h19a: _mux_2351_mux = 60'hb00000000019a00;
+            9'h19b: _mux_2351_mux = 60'hb01000000019b00;
+            9'h19c: _mux_2351_mux = 60'hb02000000019c00;
+            9'h19d: _mux_2351_mux = 60'hb03000000019d00;
+            9'h19e: _mux_2351_mux = 60'hc00000000019e00;
+            9'h19f: _mux_2351_mux = 60'h900000000019f00;
+            9'h1a0: _mux_2351_mux = 60'h90000000001a000;
+            9'h1a1: _mux_2351_mux = 60'ha0000000001a100;
+            9'h1a2: _mux_2351_mux = 60'hb0000000001a200;
+            9'h1a3: _mux_2351_mux = 60'hb0100000001a300;
+            9'h1a4: _mux_2351_mux = 60'hb0200000001a400;
+            9'h1a5: _mux_2351_mux = 60'hb0300000001a500;
+            9'h1a6: _mux_2351_mux = 60'hc0000000001a600;
+            9'h1a7: _mux_2351_mux = 60'h90000000001a700;
+            9'h1a8: _mux_2351_mux = 60'h90000000001a800;
+            9'h1a9: _mux_2351_mux = 60'ha0000000001a900;
+            9'h1aa: _mux_2351_mux = 60'hb0000000001aa00;
+            9'h1ab: _mux_2351_mux = 60'hb0100000001ab00;
+            9'h1ac: _mux_2351_mux = 60'hb0200000001ac00;
+            9'h1ad: _mux_2351_mux = 60'hb0300000001ad00;
+            9'h1ae: _mux_2351_mux = 60'hc0000000001ae00;
+            9'h1af: _mux_2351_mux = 60'h90000000001af00;
+            9'h1b0: _mux_2351_mux = 60'h90000000001b000;
+            9'h1b1: _mux_2351_mux = 60'ha0000000001b100;
+            9'h1b2: _mux_2351_mux = 60'hb0000000001b200;
+            9'h1b3: _mux_2351_mux = 60'hb0100000001b300;
+            9'h1b4: _mux_2351_mux = 60'hb0200000001b400;
+            9'h1b5: _mux_2351_mux = 60'hb0300000001b500;
+            9'h1b6: _mux_2351_mux = 60'hc0000000001b600;
+            9'h1b7: _mux_2351_mux = 60'h90000000001b700;
+            9'h1b8: _mux_2351_mux = 60'h90000000001b800;
+            9'h1b9: _mux_2351_mux = 60'ha0000000001b900;
+            9'h1ba: _mux_2351_mux = 60'hb0000000001ba00;
+            9'h1bb: _mux_2351_mux = 60'hb0100000001bb00;
+            9'h1bc: _mux_2351_mux = 60'hb0200000001bc00;
+            9'h1bd: _mux_2351_mux = 60'hb0300000001bd00;
+            9'h1be: _mux_2351_mux = 60'hc0000000001be00;
+            9'h1bf: _mux_2351_mux = 60'h90000000001bf00;
+            9'h1c0: _mux_2351_mux = 60'h90000000001c000;
+            9'h1c1: _mux_2351_mux = 60'ha0000000001c100;
+            9'h1c2: _mux_2351_mux = 60'hb0000000001c200;
+            9'h1c3: _mux_2351_mux = 60'hb0100000001c300;
+            9'h1c4: _mux_2351_mux = 60'hb0200000001c400;
+            9'h1c5: _mux_2351_mux = 60'hb0300000001c500;
+            9'h1c6: _mux_2351_mux = 60'hc0000000001c600;
+            9'h1c7: _mux_2351_mux = 60'h90000000001c700;
+            9'h1c8: _mux_2351_mux = 60'h90000000001c800;
+            9'h1c9: _mux_2351_mux = 60'ha0000000001c900;
+            9'h1ca: _mux_2351_mux = 60'hb0000000001ca00;
+            9'h1cb: _mux_2351_mux = 60'hb0100000001cb00;
+            9'h1cc: _mux_2351_mux = 60'hb0200000001cc00;
+            9'h1cd: _mux_2351_mux = 60'hb0300000001cd00;
+            9'h1ce: _mux_2351_mux = 60'hc0000000001ce00;
+            9'h1cf: _mux_2351_mux = 60'h90000000001cf00;
+            9'h1d0: _mux_2351_mux = 60'h90000000001d000;
+            9'h1d1: _mux_2351_mux = 60'ha0000000001d100;
+            9'h1d2: _mux_2351_mux = 60'hb0000000001d200;
+            9'h1d3: _mux_2351_mux = 60'hb0100000001d300;
+            9'h1d4: _mux_2351_mux = 60'hb0200000001d400;
+            9'h1d5: _mux_2351_mux = 60'hb0300000001d500;
+            9'h1d6: _mux_2351_mux = 60'hc0000000001d600;
+            9'h1d7: _mux_2351_mux = 60'h90000000001d700;
+            9'h1d8: _mux_2351_mux = 60'h90000000001d800;
+            9'h1d9: _mux_2351_mux = 60'ha0000000001d900;
+            9'h1da: _mux_2351_mux = 60'hb0000000001da00;
+            9'h1db: _mux_2351_mux = 60'hb0100000001db00;
+            9'h1dc: _mux_2351_mux = 60'hb0200000001dc00;
+            9'h1dd: _mux_2351_mux = 60'hb0300000001dd00;
+            9'h1de: _mux_2351_mux = 60'hc0000000001de00;
+            9'h1df: _mux_2351_mux = 60'h90000000001df00;
+            9'h1e0: _mux_2351_mux = 60'h90000000001e000;
+            9'h1e1: _mux_2351_mux = 60'ha0000000001e100;
+            9'h1e2: _mux_2351_mux = 60'hb0000000001e200;
+            9'h1e3: _mux_2351_mux = 60'hb0100000001e300;
+            9'h1e4: _mux_2351_mux = 60'hb0200000001e400;
+            9'h1e5: _mux_2351_mux = 60'hb0300000001e500;
+            9'h1e6: _mux_2351_mux = 60'hc0000000001e600;
+            9'h1e7: _mux_2351_mux = 60'h90000000001e700;
+            9'h1e8: _mux_2351_mux = 60'h90000000001e800;
+            9'h1e9: _mux_2351_mux = 60'ha0000000001e900;
+            9'h1ea: _mux_2351_mux = 60'hb0000000001ea00;
+            9'h1eb: _mux_2351_mux = 60'hb0100000001eb00;
+            9'h1ec: _mux_2351_mux = 60'hb0200000001ec00;
+            9'h1ed: _mux_2351_mux = 60'hb0300000001ed00;
+            9'h1ee: _mux_2351_mux = 60'hc0000000001ee00;
+            9'h1ef: _mux_2351_mux = 60'h90000000001ef00;
+            9'h1f0: _mux_2351_mux = 60'h90000000001f000;
+            9'h1f1: _mux_2351_mux = 60'ha0000000001f100;
+            9'h1f2: _mux_2351_mux = 60'hb0000000001f200;
+            9'h1f3: _mux_2351_mux = 60'hb0100000001f300;
+            9'h1f4: _mux_2351_mux = 60'hb0200000001f400;
+            9'h1f5: _mux_2351_mux = 60'hb0300000001f500;
+            9'h1f6: _mux_2351_mux = 60'hc0000000001f600;
+            9'h1f7: _mux_2351_mux = 60'h90000000001f700;
+            9'h1f8: _mux_2351_mux = 60'h90000000001f800;
+            9'h1f9: _mux_2351_mux = 60'ha0000000001f900;
+            9'h1fa: _mux_2351_mux = 60'hb0000000001fa00;
+            9'h1fb: _mux_2351_mux = 60'hb0100000001fb00;
+            9'h1fc: _mux_2351_mux = 60'hb0200000001fc00;
+            9'h1fd: _mux_2351_mux = 60'hb0300000001fd00;
+            9'h1fe: _mux_2351_mux = 60'hc0000000001fe00;
+            9'h1ff: _mux_2351_mux = 60'h90000000001ff00;
+            default: _mux_2351_mux = 60'h900000000000000;
         endcase
     end
 
@@ -1564,6 +1584,12 @@ module onic_pcie_manager (
             lut_init_done <= 1'h0;
         end else begin
             lut_init_done <= lut_init_done | (lut_init_idx == 9'h1ff);
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            remote_port_of <= remote_table[in_hdr_requester];
         end
     end
 
@@ -1814,6 +1840,12 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
+        if (adv) begin
+            s2_remote <= remote_port_of;
+        end
+    end
+
+    always @(posedge clk) begin
         if (rst) begin
             s3_valid <= 1'h0;
         end else if (adv) begin
@@ -1950,6 +1982,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_rule <= access_rule;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s3_remote <= s2_remote;
         end
     end
 
@@ -2170,8 +2208,14 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (or_2350) begin
-            lut[lut_init_done ? lut_index[8:0] : lut_init_idx] <= mux_2345;
+        if (remote_we) begin
+            remote_table[remote_id] <= remote_port;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (or_2356) begin
+            lut[lut_init_done ? lut_index[8:0] : lut_init_idx] <= mux_2351;
         end
     end
 
