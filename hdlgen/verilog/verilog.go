@@ -980,14 +980,16 @@ func (e *emitter) print() []byte {
 	b.WriteString("\n")
 	if len(mems) > 0 {
 		// Memories start all zero, as block RAM does after configuration
-		// (INIT 0) and as the simulator starts them.
+		// (INIT 0) and as the simulator starts them. Synthesis tools get
+		// block RAM's zeroes without the loop (and Yosys would unroll it,
+		// a cell per word), so only simulators see it.
 		idx := e.nm.name("mem_init_i")
-		fmt.Fprintf(&b, "    integer %s;\n    initial begin\n", idx)
+		fmt.Fprintf(&b, "`ifndef SYNTHESIS\n    integer %s;\n    initial begin\n", idx)
 		for _, i := range mems {
 			n := e.node(i)
 			fmt.Fprintf(&b, "        for (%s = 0; %s < %d; %s = %s + 1) %s[%s] = %s;\n", idx, idx, n.Depth, idx, idx, e.name[i], idx, literal(n.W, []uint64{0}))
 		}
-		b.WriteString("    end\n")
+		b.WriteString("    end\n`endif\n")
 	}
 	for _, i := range wires {
 		fmt.Fprintf(&b, "    assign %s = %s;\n", e.name[i], e.expr(i))

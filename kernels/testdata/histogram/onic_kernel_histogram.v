@@ -113,6 +113,7 @@ module onic_kernel_histogram (
     wire out_pending; // axis.go:61
     wire unused;
 
+`ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
         for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins0[mem_init_i] = 32'h0;
@@ -120,6 +121,7 @@ module onic_kernel_histogram (
         for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins2[mem_init_i] = 32'h0;
         for (mem_init_i = 0; mem_init_i < 256; mem_init_i = mem_init_i + 1) bins3[mem_init_i] = 32'h0;
     end
+`endif
     assign s0_ready = _s0_ready_and;
     assign _s_axil_awready_and = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign _s_axil_arready_not = ~axil_rvalid;

@@ -406,10 +406,12 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:324
     wire unused;
 
+`ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
         for (mem_init_i = 0; mem_init_i < 65536; mem_init_i = mem_init_i + 1) remote_table[mem_init_i] = 2'h0;
     end
+`endif
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
     assign _win_en_lo_not = ~write_mask;
