@@ -42,7 +42,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if len(args) > 0 {
 				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
 			}
-			cfg, source, err := genConfig(v)
+			cfg, source, fn, err := genConfig(v)
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return err
 			}
-			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: v.GetBool("hdl.gen.pcie4")}
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: v.GetBool("hdl.gen.pcie4"), Function: fn}
 			if o.PCIe4 && d.DataWidth != 512 {
 				return fmt.Errorf("--pcie4: the PCIE4 adapters take the 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide", d.DataWidth)
 			}
@@ -80,44 +80,45 @@ root --config flag is the CLI's own defaults file.)`,
 	return c
 }
 
-// genConfig is the generator's input as the flags choose it, and a
-// description of where it came from.
-func genConfig(v *viper.Viper) (manager.Config, string, error) {
+// genConfig is the generator's input as the flags choose it, a
+// description of where it came from, and the O-NIC's host-facing function
+// (its IDs and BARs, for the PCIe block's configuration).
+func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, error) {
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
 	if err != nil {
-		return manager.Config{}, "", err
+		return manager.Config{}, "", f, err
 	}
 	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: manager.BARSizes(f), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
 	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
-		return c, "", fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
+		return c, "", f, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
 	}
 	if c.ClockMHz != 0 && !(c.ClockMHz >= 1 && c.ClockMHz <= 1000) {
-		return c, "", fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
+		return c, "", f, fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
 	}
 	switch p := v.GetString("hdl.gen.preset"); p {
 	case "":
 	case "large":
 		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" {
-			return c, "", fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
+			return c, "", f, fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
 		}
 		c.Manager = manager.Large()
-		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", nil
+		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", f, nil
 	default:
-		return c, "", fmt.Errorf("--preset %q: the only preset is 'large'", p)
+		return c, "", f, fmt.Errorf("--preset %q: the only preset is 'large'", p)
 	}
 	var cfg scenario.Config
 	source := "the default scenario"
 	if path := v.GetString("hdl.gen.scenario-file"); path != "" {
 		if cfg, err = scenario.LoadFile(path); err != nil {
-			return c, "", err
+			return c, "", f, err
 		}
 		source = filepath.Base(path)
 	} else {
 		cfg = scenario.TwoParty()
 	}
 	if len(cfg.ONICs) == 0 {
-		return c, "", fmt.Errorf("%s: the scenario has no O-NICs", source)
+		return c, "", f, fmt.Errorf("%s: the scenario has no O-NICs", source)
 	}
 	o := cfg.ONICs[0]
 	if name := v.GetString("hdl.gen.onic"); name != "" {
@@ -128,7 +129,7 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 			}
 		}
 		if !found {
-			return c, "", fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
+			return c, "", f, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
 		}
 	}
 	if c.ClockMHz == 0 {
@@ -138,7 +139,7 @@ func genConfig(v *viper.Viper) (manager.Config, string, error) {
 		c.DataWidth = o.DataWidth // the emulator times the O-NIC at this width
 	}
 	c.Manager = o.Manager
-	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), nil
+	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, nil
 }
 
 func newHDLCmd(v *viper.Viper) *cobra.Command {

@@ -142,18 +142,24 @@ func TestHDLGen(t *testing.T) {
 	}
 }
 
-// TestHDLGenPCIe4: --pcie4 writes the manager behind AMD's PCIE4
-// completer adapters, with that top's constraints and build script, and
-// refuses a manager narrower than the adapters' 512-bit interface.
+// TestHDLGenPCIe4: --pcie4 writes onic_top (the manager behind AMD's
+// PCIE4 completer adapters, an optical link layer on each port), with that
+// top's constraints and a build script that creates the IP, and refuses a
+// manager narrower than the adapters' 512-bit interface.
 func TestHDLGenPCIe4(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", dir)
-	if code != 0 || !strings.Contains(out, "onic_pcie_manager_pcie4.v") || !strings.Contains(out, "onic_pcie4_cq.v") ||
-		!strings.Contains(out, "onic_pcie4_cc.v") || !strings.Contains(out, "onic_pcie_manager_pcie4.xdc") {
-		t.Fatalf("gen --pcie4: exit %d %s %q", code, errs, out)
+	for _, want := range []string{"onic_top.v", "onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_optlink.v", "onic_top.xdc"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("gen --pcie4: exit %d %s: no %s in %q", code, errs, want, out)
+		}
+	}
+	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
+	if err != nil || !strings.Contains(string(tcl), "create_ip -name pcie4_uscale_plus") {
+		t.Fatalf("build.tcl creates no PCIE4 IP: %v", err)
 	}
 	files, err := os.ReadFile(filepath.Join(dir, "files.f"))
-	if err != nil || !strings.HasPrefix(string(files), "onic_pcie_manager_pcie4.v\n") {
+	if err != nil || !strings.HasPrefix(string(files), "onic_top.v\n") {
 		t.Fatalf("files.f does not start with the top: %v %q", err, files)
 	}
 	code, _, errs = onic(t, "", "hdl", "gen", "--pcie4", "--width", "256", "--out", t.TempDir())

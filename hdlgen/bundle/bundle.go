@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"onic/hdlgen/internal/card"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
@@ -32,11 +34,15 @@ type Options struct {
 	Part string
 	// Source names the configuration the design came from, for the README.
 	Source string
-	// PCIe4 puts the manager behind the completer side of AMD's PCIE4
-	// block (hdlgen/internal/pcie4.HostTop): the top, <name>_pcie4, takes
-	// the block's CQ interface and drives its CC interface by the IP's own
-	// port names.
+	// PCIe4 makes the card's top, onic_top (hdlgen/internal/card.Top):
+	// the manager behind the completer side of AMD's PCIE4 block
+	// (<name>_pcie4, taking the block's CQ interface and driving its CC
+	// interface by the IP's own port names) and an optical link layer on
+	// each of its ports; build.tcl then also creates the block's IP.
 	PCIe4 bool
+	// Function is the O-NIC's host-facing function, whose IDs, class and
+	// BARs configure the PCIE4 IP (required with PCIe4).
+	Function *pcie.Function
 }
 
 // File is one generated file.
@@ -56,7 +62,14 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		if d.DataWidth != 512 {
 			return nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
 		}
-		top = pcie4.HostTop(name+"_pcie4", d.Module)
+		if o.Function == nil {
+			return nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
+		}
+		link, err := optlink.Module(optlink.Config{})
+		if err != nil {
+			return nil, err
+		}
+		top = card.Top("onic_top", pcie4.HostTop(name+"_pcie4", d.Module), link)
 		if err := top.Check(); err != nil {
 			return nil, err
 		}
@@ -136,7 +149,10 @@ func xdc(d *manager.Design, top *ir.Module) []byte {
 	groups = append(groups, struct{ prefix, title string }{"m_kernel_slot", "kernel slot select"},
 		struct{ prefix, title string }{"s_axil_", "AXI-Lite register interface"},
 		struct{ prefix, title string }{"m_axis_cq_", "the PCIE4 block's completer request interface (PG213)"},
-		struct{ prefix, title string }{"s_axis_cc_", "the PCIE4 block's completer completion interface (PG213)"})
+		struct{ prefix, title string }{"s_axis_cc_", "the PCIE4 block's completer completion interface (PG213)"},
+		struct{ prefix, title string }{"pcie_cq_np_req", "the PCIE4 block's non-posted request credit (PG213)"},
+		struct{ prefix, title string }{"port_a_", "optical port A: the link layer's lane interface, state and counters, and the TLPs it receives"},
+		struct{ prefix, title string }{"port_b_", "optical port B: the link layer's lane interface, state and counters, and the TLPs it receives"})
 	group := func(name string) int {
 		g := 0
 		for k, gr := range groups {
@@ -187,6 +203,9 @@ func tcl(top *ir.Module, o Options, sources []string) []byte {
 	w("set part %s", o.Part)
 	for _, f := range sources {
 		w("read_verilog [file join $dir %s]", f)
+	}
+	if o.PCIe4 {
+		pcie4IP(w, o.Function)
 	}
 	w("read_xdc -mode out_of_context [file join $dir %s.xdc]", name)
 	w("synth_design -top %s -part $part -mode out_of_context", name)
@@ -444,6 +463,16 @@ func moduleDoc(top, mod string) string {
 		return "the security check (requester domains, egress rights, ranges)"
 	case mod == top:
 		return "the PCIe manager"
+	case mod == "onic_top":
+		return "the card: the manager behind AMD's PCIE4 completer adapters, an optical link layer on each port"
+	case mod == "onic_optlink":
+		return "an optical port's link layer: frames, sequence numbers, LCRC, Ack/Nak and replay, credits, training"
+	case mod == "onic_optlink_framer":
+		return "the link layer's transmit framer (token and header slot in front, payload realigned)"
+	case mod == "onic_optlink_deframer":
+		return "the link layer's receive deframer (the header from the slot, payload realigned to byte 0)"
+	case strings.HasSuffix(mod, "_pcie4"):
+		return "the PCIe manager behind AMD's PCIE4 completer adapters (CQ in, CC out)"
 	case mod == "onic_pcie4_cq":
 		return "AMD PCIE4 completer requests (CQ, PG213) to the manager's host TLP stream"
 	case mod == "onic_pcie4_cc":
@@ -454,4 +483,72 @@ func moduleDoc(top, mod string) string {
 		return "a full-throughput AXI-Stream register slice of " + strings.TrimPrefix(mod, "onic_axis_skid_") + "-bit words"
 	}
 	return "a submodule"
+}
+
+// pcie4IP writes the Tcl that creates AMD's PCIE4 block (PG213) as the
+// O-NIC's description gives it: Gen3 x16, the 512-bit AXI4-Stream
+// interfaces at 250 MHz with straddling off (what the adapters take),
+// client tags (the card assigns its own requester tags), and physical
+// function 0 with the function's IDs, class and memory BARs.
+func pcie4IP(w func(string, ...any), f *pcie.Function) {
+	w("")
+	w("# AMD's PCIE4 block (pcie4_uscale_plus, PG213), configured as the O-NIC's")
+	w("# description gives it. onic_top connects to its CQ, CC and")
+	w("# pcie_cq_np_req ports by name in the board's top (not generated).")
+	w("set ipdir [file join $dir ip]")
+	w("file mkdir $ipdir")
+	w("create_ip -name pcie4_uscale_plus -vendor xilinx.com -library ip -module_name onic_pcie4 -dir $ipdir")
+	w("set_property -dict [list \\")
+	props := [][2]string{
+		{"PL_LINK_CAP_MAX_LINK_SPEED", "8.0_GT/s"},
+		{"PL_LINK_CAP_MAX_LINK_WIDTH", "X16"},
+		{"axisten_if_width", "512_bit"},
+		{"axisten_freq", "250"},
+		{"AXISTEN_IF_EXT_512_CQ_STRADDLE", "false"},
+		{"AXISTEN_IF_EXT_512_CC_STRADDLE", "false"},
+		{"AXISTEN_IF_EXT_512_RQ_STRADDLE", "false"},
+		{"AXISTEN_IF_EXT_512_RC_STRADDLE", "false"},
+		{"axisten_if_enable_client_tag", "true"},
+		// The standard header's IDs (§7.5.1.1), as the function holds them.
+		{"vendor_id", fmt.Sprintf("%04x", f.Space.Read16(0x00))},
+		{"PF0_DEVICE_ID", fmt.Sprintf("%04x", f.Space.Read16(0x02))},
+		{"PF0_REVISION_ID", fmt.Sprintf("%02x", f.Space.Read8(0x08))},
+		{"PF0_CLASS_CODE", fmt.Sprintf("%06x", f.Space.Read32(0x08)>>8)},
+		{"PF0_SUBSYSTEM_VENDOR_ID", fmt.Sprintf("%04x", f.Space.Read16(0x2c))},
+		{"PF0_SUBSYSTEM_ID", fmt.Sprintf("%04x", f.Space.Read16(0x2e))},
+		{"PF0_MSI_CAP_MULTIMSGCAP", "32_vectors"},
+		{"en_msi_per_vec_masking", "true"},
+	}
+	for i, b := range f.BARs {
+		if b.Kind != pcie.BARMem32 && b.Kind != pcie.BARMem64 {
+			continue
+		}
+		scale, size := barScale(b.Size)
+		bar := fmt.Sprintf("pf0_bar%d_", i)
+		props = append(props, [2]string{bar + "enabled", "true"}, [2]string{bar + "type", "Memory"},
+			[2]string{bar + "64bit", fmt.Sprint(b.Kind == pcie.BARMem64)}, [2]string{bar + "prefetchable", fmt.Sprint(b.Prefetchable)},
+			[2]string{bar + "scale", scale}, [2]string{bar + "size", fmt.Sprint(size)})
+	}
+	for _, p := range props {
+		w("    CONFIG.%s {%s} \\", p[0], p[1])
+	}
+	w("] [get_ips onic_pcie4]")
+	w("# MSI-X: the O-NIC's table (%d vectors) and pending bits live in BAR%d at", pcie.ONICMSIXVectors, pcie.ONICRegBAR)
+	w("# 0x%x and 0x%x; set them in the IP's MSI-X page (not set here).", pcie.ONICMSIXTableOffset, pcie.ONICMSIXPBAOffset)
+	w("generate_target all [get_ips onic_pcie4]")
+	w("synth_ip [get_ips onic_pcie4]")
+}
+
+// barScale writes a BAR size as the IP's scale and size: the largest unit
+// that divides it.
+func barScale(n uint64) (string, uint64) {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return "Gigabytes", n >> 30
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return "Megabytes", n >> 20
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return "Kilobytes", n >> 10
+	}
+	return "Bytes", n
 }

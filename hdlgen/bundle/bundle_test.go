@@ -11,6 +11,8 @@ import (
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/bundle"
+	"onic/hdlgen/internal/card"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/manager"
 	"onic/pcie"
@@ -151,13 +153,17 @@ func TestXDCDirections(t *testing.T) {
 	for name, c := range map[string]pmgr.Config{"default": scenario.TwoParty().ONICs[0].Manager, "large": manager.Large(),
 		"rule-slots": scenario.HostInterface().ONICs[0].Manager, "pcie4": scenario.TwoParty().ONICs[0].Manager} {
 		d := design(t, c)
-		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, PCIe4: name == "pcie4"})
+		fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, PCIe4: name == "pcie4", Function: onicFunction(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		top := d.Module
 		if name == "pcie4" {
-			top = pcie4.HostTop(d.Module.Name()+"_pcie4", d.Module)
+			link, err := optlink.Module(optlink.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			top = card.Top("onic_top", pcie4.HostTop(d.Module.Name()+"_pcie4", d.Module), link)
 		}
 		var xdc string
 		for _, f := range fs {
@@ -203,15 +209,17 @@ func TestXDCDirections(t *testing.T) {
 	}
 }
 
-// TestPCIe4Bundle: with PCIe4 set, the bundle's top is the manager behind
-// AMD's PCIE4 completer adapters — its Verilog, the adapters' and the
-// manager's, a constraints file and build script for that top — and the
+// TestPCIe4Bundle: with PCIe4 set, the bundle's top is onic_top, the
+// manager behind AMD's PCIE4 completer adapters with an optical link
+// layer on each port — its Verilog, the adapters', the links' and the
+// manager's, a constraints file and a build script for that top which
+// creates the PCIE4 IP as the O-NIC's function describes it — and the
 // whole passes Verilator -Wall and Icarus without a message.
 func TestPCIe4Bundle(t *testing.T) {
 	verilator := tools.Require(t, "verilator")
 	iverilog := tools.Require(t, "iverilog")
 	dir := t.TempDir()
-	paths, err := bundle.Write(dir, design(t, scenario.TwoParty().ONICs[0].Manager), bundle.Options{Part: firmware.DefaultPart, PCIe4: true})
+	paths, err := bundle.Write(dir, design(t, scenario.TwoParty().ONICs[0].Manager), bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: onicFunction(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,23 +230,46 @@ func TestPCIe4Bundle(t *testing.T) {
 			vs = append(vs, p)
 		}
 	}
-	for _, want := range []string{"onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v", "onic_pcie_manager_pcie4.xdc"} {
+	for _, want := range []string{"onic_top.v", "onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
+		"onic_optlink.v", "onic_optlink_framer.v", "onic_optlink_deframer.v", "onic_top.xdc"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s in %v", want, names)
 		}
 	}
-	if filepath.Base(vs[0]) != "onic_pcie_manager_pcie4.v" {
+	if filepath.Base(vs[0]) != "onic_top.v" {
 		t.Errorf("the first file is %s, not the top", vs[0])
 	}
 	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
-	if err != nil || !strings.Contains(string(tcl), "synth_design -top onic_pcie_manager_pcie4 ") {
+	if err != nil || !strings.Contains(string(tcl), "synth_design -top onic_top ") {
 		t.Errorf("build.tcl does not build the top: %v\n%s", err, tcl)
 	}
-	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_pcie_manager_pcie4"}, vs...)
+	// The IP as the default O-NIC's function gives it: Gen3 x16, 512 bits,
+	// client tags, its IDs and three 64-bit BARs (64 KiB registers, the
+	// 16 GiB prefetchable window BAR, the 32 MiB prefetchable LUT BAR).
+	for _, want := range []string{"create_ip -name pcie4_uscale_plus", "CONFIG.PL_LINK_CAP_MAX_LINK_WIDTH {X16}",
+		"CONFIG.axisten_if_width {512_bit}", "CONFIG.axisten_if_enable_client_tag {true}", "CONFIG.vendor_id {0ace}",
+		"CONFIG.PF0_DEVICE_ID {0001}", "CONFIG.PF0_CLASS_CODE {028000}",
+		"CONFIG.pf0_bar0_64bit {true}", "CONFIG.pf0_bar0_prefetchable {false}", "CONFIG.pf0_bar0_scale {Kilobytes}", "CONFIG.pf0_bar0_size {64}",
+		"CONFIG.pf0_bar2_prefetchable {true}", "CONFIG.pf0_bar2_scale {Gigabytes}", "CONFIG.pf0_bar2_size {16}",
+		"CONFIG.pf0_bar4_scale {Megabytes}", "CONFIG.pf0_bar4_size {32}", "synth_ip [get_ips onic_pcie4]"} {
+		if !strings.Contains(string(tcl), want) {
+			t.Errorf("build.tcl has no %q", want)
+		}
+	}
+	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
 	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
 		t.Errorf("verilator: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
 		t.Errorf("iverilog: %v\n%s", err, out)
 	}
+}
+
+// onicFunction is the default O-NIC's host-facing function.
+func onicFunction(t testing.TB) *pcie.Function {
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -37,10 +37,15 @@ func Top(name string, host, link *ir.Module) *ir.Module {
 	m := ir.NewModule(name)
 	hostIn := map[string]ir.Value{}
 	for _, p := range host.Ports() {
-		if p.Output || p.Name == "port_down" || isEgress(p.Name) {
-			continue
+		switch {
+		case p.Output || p.Name == "port_down" || isEgress(p.Name):
+		case strings.HasPrefix(p.Name, "remote_"):
+			// The remote table's writes come from the port-ingress
+			// pipeline, which is not in this top yet.
+			hostIn[p.Name] = m.Const(host.Node(p.Node).W, 0)
+		default:
+			hostIn[p.Name] = m.Input(p.Name, host.Node(p.Node).W)
 		}
-		hostIn[p.Name] = m.Input(p.Name, host.Node(p.Node).W)
 	}
 	// The links read the manager's egress and answer with ready; the
 	// manager reads the links' states: wires tie the loops.
