@@ -149,7 +149,7 @@ func TestHDLGen(t *testing.T) {
 func TestHDLGenPCIe4(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", dir)
-	for _, want := range []string{"onic_top.v", "onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_optlink.v", "onic_top.xdc"} {
+	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_optlink.v", "onic_top.xdc"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("gen --pcie4: exit %d %s: no %s in %q", code, errs, want, out)
 		}

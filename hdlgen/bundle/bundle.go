@@ -17,7 +17,6 @@ import (
 
 	"onic/hdlgen/internal/card"
 	"onic/hdlgen/internal/optlink"
-	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
@@ -34,11 +33,11 @@ type Options struct {
 	Part string
 	// Source names the configuration the design came from, for the README.
 	Source string
-	// PCIe4 makes the card's top, onic_top (hdlgen/internal/card.Top):
-	// the manager behind the completer side of AMD's PCIE4 block
-	// (<name>_pcie4, taking the block's CQ interface and driving its CC
-	// interface by the IP's own port names) and an optical link layer on
-	// each of its ports; build.tcl then also creates the block's IP.
+	// PCIe4 makes the card's top, onic_top (hdlgen/internal/card.Build):
+	// AMD's PCIE4 block's CQ, CC, RQ and RC interfaces by the IP's own
+	// port names around the manager's host and port pipelines, with an
+	// optical link layer on each port; build.tcl then also creates the
+	// block's IP.
 	PCIe4 bool
 	// Function is the O-NIC's host-facing function, whose IDs, class and
 	// BARs configure the PCIE4 IP (required with PCIe4).
@@ -69,7 +68,11 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		top = card.Top("onic_top", pcie4.HostTop(name+"_pcie4", d.Module), link)
+		pi, err := manager.BuildPortIn(d.Config)
+		if err != nil {
+			return nil, err
+		}
+		top = card.Build("onic_top", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
 		if err := top.Check(); err != nil {
 			return nil, err
 		}
@@ -151,6 +154,9 @@ func xdc(d *manager.Design, top *ir.Module) []byte {
 		struct{ prefix, title string }{"m_axis_cq_", "the PCIE4 block's completer request interface (PG213)"},
 		struct{ prefix, title string }{"s_axis_cc_", "the PCIE4 block's completer completion interface (PG213)"},
 		struct{ prefix, title string }{"pcie_cq_np_req", "the PCIE4 block's non-posted request credit (PG213)"},
+		struct{ prefix, title string }{"s_axis_rq_", "the PCIE4 block's requester request interface (PG213)"},
+		struct{ prefix, title string }{"m_axis_rc_", "the PCIE4 block's requester completion interface (PG213)"},
+		struct{ prefix, title string }{"port_in_", "the port pipeline's counters and access rule slots"},
 		struct{ prefix, title string }{"port_a_", "optical port A: the link layer's lane interface, state and counters, and the TLPs it receives"},
 		struct{ prefix, title string }{"port_b_", "optical port B: the link layer's lane interface, state and counters, and the TLPs it receives"})
 	group := func(name string) int {
@@ -464,15 +470,21 @@ func moduleDoc(top, mod string) string {
 	case mod == top:
 		return "the PCIe manager"
 	case mod == "onic_top":
-		return "the card: the manager behind AMD's PCIE4 completer adapters, an optical link layer on each port"
+		return "the card: AMD's PCIE4 interfaces around the manager's host and port pipelines, an optical link layer on each port"
 	case mod == "onic_optlink":
 		return "an optical port's link layer: frames, sequence numbers, LCRC, Ack/Nak and replay, credits, training"
 	case mod == "onic_optlink_framer":
 		return "the link layer's transmit framer (token and header slot in front, payload realigned)"
 	case mod == "onic_optlink_deframer":
 		return "the link layer's receive deframer (the header from the slot, payload realigned to byte 0)"
-	case strings.HasSuffix(mod, "_pcie4"):
-		return "the PCIe manager behind AMD's PCIE4 completer adapters (CQ in, CC out)"
+	case mod == top+"_port_in":
+		return "the manager's pipeline for TLPs from the optical ports (remote DMA, completions, relays, kernel_in)"
+	case mod == top+"_port_access":
+		return "the port pipeline's security check"
+	case mod == "onic_pcie4_rq":
+		return "requests for the host to AMD PCIE4 requester requests (RQ, PG213)"
+	case mod == "onic_pcie4_rc":
+		return "AMD PCIE4 requester completions (RC, PG213) to the manager's host TLP stream"
 	case mod == "onic_pcie4_cq":
 		return "AMD PCIE4 completer requests (CQ, PG213) to the manager's host TLP stream"
 	case mod == "onic_pcie4_cc":

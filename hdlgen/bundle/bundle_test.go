@@ -13,7 +13,6 @@ import (
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/internal/card"
 	"onic/hdlgen/internal/optlink"
-	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
@@ -163,7 +162,11 @@ func TestXDCDirections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			top = card.Top("onic_top", pcie4.HostTop(d.Module.Name()+"_pcie4", d.Module), link)
+			pi, err := manager.BuildPortIn(d.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			top = card.Build("onic_top", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
 		}
 		var xdc string
 		for _, f := range fs {
@@ -230,7 +233,8 @@ func TestPCIe4Bundle(t *testing.T) {
 			vs = append(vs, p)
 		}
 	}
-	for _, want := range []string{"onic_top.v", "onic_pcie_manager_pcie4.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
+	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
+		"onic_pcie4_rq.v", "onic_pcie4_rc.v",
 		"onic_optlink.v", "onic_optlink_framer.v", "onic_optlink_deframer.v", "onic_top.xdc"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s in %v", want, names)

@@ -64,6 +64,8 @@ type Config struct {
 // Design is a generated manager and what the toolchain reports about it.
 type Design struct {
 	Module *ir.Module
+	// Config is what it was built from (BuildPortIn takes the same).
+	Config Config
 	// Depth is the latency in cycles from a beat entering s_host to it
 	// leaving on an output, when nothing stalls; II is the initiation
 	// interval (cycles between beats the pipeline accepts).
@@ -190,7 +192,7 @@ func Build(c Config) (*Design, error) {
 	if tab.KernelSlots() > 24 {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
 	}
-	d := &Design{Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
+	d := &Design{Config: c, Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
 		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons(), RuleSlots: a.RuleSlots()}
 	for _, dom := range a.Domains() {
 		d.Domains = append(d.Domains, dom.Name)

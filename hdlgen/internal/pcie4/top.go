@@ -92,3 +92,19 @@ func HostTop(name string, mgr *ir.Module) *ir.Module {
 	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Const(2, 0b01)))
 	return m
 }
+
+// RQModule is the requester request adapter as a module of its own
+// (onic_pcie4_rq).
+func RQModule() *ir.Module {
+	m := ir.NewModule("onic_pcie4_rq")
+	RQ(m)
+	return m
+}
+
+// RCModule is the requester completion adapter as a module of its own
+// (onic_pcie4_rc).
+func RCModule() *ir.Module {
+	m := ir.NewModule("onic_pcie4_rc")
+	RC(m)
+	return m
+}

@@ -1,0 +1,273 @@
+package card
+
+import (
+	"strings"
+
+	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/pcie4"
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/ir"
+)
+
+// Parts are the generated blocks a card is made of.
+type Parts struct {
+	// Manager is the manager's host pipeline (manager.Build).
+	Manager *ir.Module
+	// PortIn is its pipeline for TLPs from the optical ports
+	// (manager.BuildPortIn).
+	PortIn *ir.Module
+	// Link is the optical link layer (optlink.Module), one per port.
+	Link *ir.Module
+}
+
+// tlps is a TLP stream in the manager's format inside the card: a header
+// valid on every beat, data from byte 0, a keep bit per DW, start and end
+// of packet, and sideband (the BAR on the host ingress, the slot on the
+// kernel egress).
+type tlps struct {
+	hdr, side, data, keep, sop, eop ir.Value
+	valid, ready                    ir.Value // ready: a wire the consumer drives
+}
+
+// pack is s as an axis.Stream whose word has eop on top (what PacketMux
+// reads), then hdr, side, data, keep and sop.
+func (s tlps) pack(m *ir.Module) axis.Stream {
+	parts := []ir.Value{s.eop, s.hdr}
+	if s.side != (ir.Value{}) {
+		parts = append(parts, s.side)
+	}
+	parts = append(parts, s.data, s.keep, s.sop)
+	return axis.Stream{Data: m.Concat(parts...), Valid: s.valid, Ready: s.ready}
+}
+
+// unpack is the inverse of pack for a stream like like.
+func unpack(m *ir.Module, st axis.Stream, like tlps) tlps {
+	at := st.Data.Width()
+	take := func(w int) ir.Value { at -= w; return m.Slice(st.Data, at, w) }
+	var s tlps
+	s.eop, s.hdr = take(1), take(like.hdr.Width())
+	if like.side != (ir.Value{}) {
+		s.side = take(like.side.Width())
+	}
+	s.data, s.keep, s.sop = take(like.data.Width()), take(like.keep.Width()), take(1)
+	s.valid, s.ready = st.Valid, st.Ready
+	return s
+}
+
+// merge joins two TLP streams of the same shape a packet at a time.
+func merge(m *ir.Module, name string, a, b tlps) tlps {
+	out := axis.PacketMux(m, name, []axis.Stream{a.pack(m), b.pack(m)})
+	return unpack(m, out, a)
+}
+
+// fromOutputs is the stream a module instance sends on prefix+field.
+func fromOutputs(m *ir.Module, out map[string]ir.Value, prefix, side string, readyName string) tlps {
+	s := tlps{hdr: out[prefix+"hdr"], data: out[prefix+"data"], keep: out[prefix+"keep"], sop: out[prefix+"sop"], eop: out[prefix+"eop"],
+		valid: out[prefix+"valid"], ready: m.Wire(readyName, 1)}
+	if side != "" {
+		s.side = out[side]
+	}
+	return s
+}
+
+// into drives an instance's stream inputs prefix+field from s (ready is
+// the instance's output, which the caller assigns to s.ready).
+func into(in map[string]ir.Value, prefix string, s tlps) {
+	in[prefix+"hdr"], in[prefix+"data"], in[prefix+"keep"] = s.hdr, s.data, s.keep
+	in[prefix+"sop"], in[prefix+"eop"], in[prefix+"valid"] = s.sop, s.eop, s.valid
+}
+
+// Build builds the card name from p: AMD's PCIE4 block's four interfaces
+// (CQ and RC in, CC and RQ out, by the IP's port names) around the
+// manager's two pipelines, with an optical link layer on each port:
+//
+//   - host ingress: CQ requests and RC completions, merged a packet at a
+//     time, into the manager;
+//   - optical ingress: each link's received TLPs into the port pipeline,
+//     which writes the manager's remote table;
+//   - toward the host: the port pipeline's requests to RQ, its
+//     completions merged with the manager's UR/CA completions to CC;
+//   - toward the ports: the manager's and the port pipeline's TLPs for
+//     each port merged into its link; the links' states drive the
+//     manager's port_down;
+//   - kernel slots and registers: the two pipelines' m_kernel and m_local
+//     streams merged, out of the top.
+//
+// Per port the top has the link's lane interface (<port>_tx_*,
+// <port>_rx_*, <port>_phy_up), state and counters; the port pipeline's
+// counts leave as port_in_count_* and port_in_deny_*.
+func Build(name string, p Parts) *ir.Module {
+	m := ir.NewModule(name)
+	self := m.Input("self_id", 16)
+	cq, cc, rq, rc := pcie4.CQModule(), pcie4.CCModule(), pcie4.RQModule(), pcie4.RCModule()
+	inputsOf := func(sub *ir.Module, prefix string, in map[string]ir.Value) {
+		for _, pt := range sub.Ports() {
+			if !pt.Output && strings.HasPrefix(pt.Name, prefix) {
+				in[pt.Name] = m.Input(pt.Name, sub.Node(pt.Node).W)
+			}
+		}
+	}
+	outputsOf := func(sub *ir.Module, prefix string, out map[string]ir.Value) {
+		for _, pt := range sub.Ports() {
+			if pt.Output && strings.HasPrefix(pt.Name, prefix) {
+				m.Output(pt.Name, out[pt.Name])
+			}
+		}
+	}
+
+	// Host ingress: CQ and RC into the manager.
+	cqIn := map[string]ir.Value{}
+	inputsOf(cq, "m_axis_cq_", cqIn)
+	cqReady := m.Wire("cq_tlp_ready", 1)
+	cqIn["tlp_ready"] = cqReady
+	cqOut := m.Instance("cq", cq, cqIn)
+	outputsOf(cq, "m_axis_cq_", cqOut)
+	rcIn := map[string]ir.Value{}
+	inputsOf(rc, "m_axis_rc_", rcIn)
+	rcReady := m.Wire("rc_tlp_ready", 1)
+	rcIn["tlp_ready"] = rcReady
+	rcOut := m.Instance("rc", rc, rcIn)
+	outputsOf(rc, "m_axis_rc_", rcOut)
+	fromCQ := fromOutputs(m, cqOut, "tlp_", "tlp_bar", "cq_merge_ready")
+	m.Assign(cqReady, fromCQ.ready)
+	fromRC := fromOutputs(m, rcOut, "tlp_", "", "rc_merge_ready")
+	m.Assign(rcReady, fromRC.ready)
+	fromRC.hdr = m.Concat(fromRC.hdr, m.Const(32, 0)) // a completion's 3 DW header on the 128-bit bus
+	fromRC.side = m.Const(3, 0)
+	host := merge(m, "host_in", fromCQ, fromRC)
+
+	// The links' states, and the ports' egress streams from both
+	// pipelines, are known only once everything is placed: wires.
+	states := map[string]ir.Value{}
+	for _, pt := range Ports {
+		states[pt.Prefix] = m.Wire(pt.Prefix+"_link_state", 2)
+	}
+	up := func(port string) ir.Value { return m.Eq(states[port], m.Const(2, 2)) }
+
+	// The port pipeline, fed by the links.
+	piIn := map[string]ir.Value{"self_id": self}
+	linkRx := map[string]tlps{}
+	for _, pt := range Ports {
+		s := tlps{hdr: m.Wire(pt.Prefix+"_rx_tlp_hdr", 128), data: m.Wire(pt.Prefix+"_rx_tlp_data", 512),
+			keep: m.Wire(pt.Prefix+"_rx_tlp_keep", 16), sop: m.Wire(pt.Prefix+"_rx_tlp_sop", 1), eop: m.Wire(pt.Prefix+"_rx_tlp_eop", 1),
+			valid: m.Wire(pt.Prefix+"_rx_tlp_valid", 1)}
+		linkRx[pt.Prefix] = s
+		into(piIn, "s_"+pt.Prefix+"_tlp_", s)
+	}
+	for _, pt := range p.PortIn.Ports() {
+		if !pt.Output && strings.HasPrefix(pt.Name, "acl_rule") {
+			piIn[pt.Name] = m.Input("port_in_"+pt.Name, p.PortIn.Node(pt.Node).W)
+		}
+	}
+	piReady := map[string]ir.Value{}
+	for _, o := range []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"} {
+		piReady[o] = m.Wire("port_in_"+o+"_ready", 1)
+		piIn[o+"_tlp_ready"] = piReady[o]
+	}
+	piOut := m.Instance("port_in", p.PortIn, piIn)
+	for _, pt := range p.PortIn.Ports() {
+		if pt.Output && (strings.HasPrefix(pt.Name, "count_") || strings.HasPrefix(pt.Name, "deny_")) {
+			m.Output("port_in_"+pt.Name, piOut[pt.Name])
+		}
+	}
+
+	// The manager.
+	mgrIn := map[string]ir.Value{"self_id": self}
+	into(mgrIn, "s_host_tlp_", host)
+	mgrIn["s_host_tlp_bar"] = host.side
+	for _, r := range []string{"remote_we", "remote_id", "remote_port"} {
+		mgrIn[r] = piOut[r]
+	}
+	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(up("port_b")), m.Not(up("port_a"))))
+	mgrReady := map[string]ir.Value{}
+	for _, o := range []string{"m_port_a", "m_port_b", "m_kernel", "m_local", "m_cpl"} {
+		mgrReady[o] = m.Wire("manager_"+o+"_ready", 1)
+		mgrIn[o+"_tlp_ready"] = mgrReady[o]
+	}
+	for _, pt := range p.Manager.Ports() {
+		if !pt.Output && strings.HasPrefix(pt.Name, "s_axil_") {
+			mgrIn[pt.Name] = m.Input(pt.Name, p.Manager.Node(pt.Node).W)
+		}
+	}
+	mgrOut := m.Instance("manager", p.Manager, mgrIn)
+	m.Assign(host.ready, mgrOut["s_host_tlp_ready"])
+	for _, pt := range p.Manager.Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "s_axil_") {
+			m.Output(pt.Name, mgrOut[pt.Name])
+		}
+	}
+	mgrStream := func(o, side string) tlps {
+		s := fromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
+		m.Assign(mgrReady[o], s.ready)
+		return s
+	}
+	piStream := func(o, side string) tlps {
+		s := fromOutputs(m, piOut, o+"_tlp_", side, o+"_from_port_in_ready")
+		m.Assign(piReady[o], s.ready)
+		return s
+	}
+
+	// Kernel slots and registers: both pipelines' streams, out of the top.
+	for _, o := range []struct{ name, side string }{{"m_kernel", "m_kernel_slot"}, {"m_local", ""}} {
+		s := merge(m, o.name+"_merge", mgrStream(o.name, o.side), piStream(o.name, o.side))
+		m.Output(o.name+"_tlp_hdr", s.hdr)
+		if o.side != "" {
+			m.Output(o.side, s.side)
+		}
+		m.Output(o.name+"_tlp_data", s.data)
+		m.Output(o.name+"_tlp_keep", s.keep)
+		m.Output(o.name+"_tlp_sop", s.sop)
+		m.Output(o.name+"_tlp_eop", s.eop)
+		m.Output(o.name+"_tlp_valid", s.valid)
+		m.Assign(s.ready, m.Input(o.name+"_tlp_ready", 1))
+	}
+
+	// Toward the host: the port pipeline's requests to RQ, its completions
+	// and the manager's to CC.
+	toHost := piStream("m_host", "")
+	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
+	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
+	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
+	into(rqIn, "tlp_", tlps{hdr: toHost.hdr, data: toHost.data, keep: toHost.keep, sop: toHost.sop, eop: toHost.eop, valid: split[0].Valid})
+	rqOut := m.Instance("rq", rq, rqIn)
+	m.Assign(split[0].Ready, rqOut["tlp_ready"])
+	outputsOf(rq, "s_axis_rq_", rqOut)
+	cplFromPorts := tlps{hdr: m.Slice(toHost.hdr, 32, 96), data: toHost.data, keep: toHost.keep, sop: toHost.sop, eop: toHost.eop,
+		valid: split[1].Valid, ready: split[1].Ready}
+	mcpl := fromOutputs(m, mgrOut, "m_cpl_tlp_", "", "m_cpl_from_manager_ready")
+	m.Assign(mgrReady["m_cpl"], mcpl.ready)
+	mcpl.data, mcpl.keep, mcpl.sop, mcpl.eop = m.Const(512, 0), m.Const(16, 0), m.Const(1, 1), m.Const(1, 1) // header only
+	toCC := merge(m, "cc_merge", mcpl, cplFromPorts)
+	ccIn := map[string]ir.Value{"s_axis_cc_tready": m.Input("s_axis_cc_tready", 1)}
+	into(ccIn, "tlp_", toCC)
+	ccOut := m.Instance("cc", cc, ccIn)
+	m.Assign(toCC.ready, ccOut["tlp_ready"])
+	outputsOf(cc, "s_axis_cc_", ccOut)
+	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Const(2, 0b01)))
+
+	// Toward the ports: both pipelines into each link.
+	for _, pt := range Ports {
+		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, ""))
+		in := map[string]ir.Value{}
+		into(in, "s_tlp_", egress)
+		rx := linkRx[pt.Prefix]
+		for _, lp := range p.Link.Ports() {
+			if !lp.Output && !strings.HasPrefix(lp.Name, "s_tlp_") && lp.Name != "m_tlp_ready" {
+				in[lp.Name] = m.Input(pt.Prefix+"_"+lp.Name, p.Link.Node(lp.Node).W)
+			}
+		}
+		in["m_tlp_ready"] = piOut["s_"+pt.Prefix+"_tlp_ready"]
+		out := m.Instance(pt.Prefix+"_link", p.Link, in)
+		m.Assign(egress.ready, out["s_tlp_ready"])
+		m.Assign(states[pt.Prefix], out["state"])
+		for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
+			m.Assign(map[string]ir.Value{"hdr": rx.hdr, "data": rx.data, "keep": rx.keep, "sop": rx.sop, "eop": rx.eop, "valid": rx.valid}[f], out["m_tlp_"+f])
+		}
+		for _, lp := range p.Link.Ports() {
+			if lp.Output && !strings.HasPrefix(lp.Name, "m_tlp_") && lp.Name != "s_tlp_ready" {
+				m.Output(pt.Prefix+"_"+lp.Name, out[lp.Name])
+			}
+		}
+	}
+	return m
+}
