@@ -9,10 +9,13 @@ import (
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
+	"onic/internal/tbrun"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
+	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 	"onic/tlp"
 )
@@ -56,11 +59,20 @@ type axisPacket struct {
 // host A receives is the one the models predict.
 func TestTwoFullCards(t *testing.T) {
 	link := testLink(t)
-	a := newDUT(t, fullCard(t, "onic_card_a", 0, link))
+	topA := fullCard(t, "onic_card_a", 0, link)
+	a := newDUT(t, topA)
 	b := newDUT(t, fullCard(t, "onic_card_b", 1, link))
+	// Card A's every input and output, for the HDL replay below.
+	rec := replay.New(topA, a.Sim)
 	selfA, selfB := tlp.NewID(0x01, 0, 0), tlp.NewID(0x02, 0, 0)
 	a.drive("self_id", uint64(selfA))
 	b.drive("self_id", uint64(selfB))
+	rec.Reset(true)
+	a.Settle()
+	if err := rec.Cycle(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset(false)
 	for _, s := range []*dut{a, b} {
 		s.SetReset(true)
 		s.Step()
@@ -283,6 +295,9 @@ func TestTwoFullCards(t *testing.T) {
 				ba[cyc%delay] = wd
 			}
 		}
+		if err := rec.Cycle(); err != nil {
+			t.Fatal(err)
+		}
 		a.Step()
 		b.Step()
 	}
@@ -297,6 +312,29 @@ func TestTwoFullCards(t *testing.T) {
 	if a.get("port_a_replays")[0]+b.get("port_a_replays")[0] == 0 {
 		t.Fatal("no frame was damaged and replayed: the test needs more flipped bits")
 	}
+	// Card A's Verilog, replayed with every input it saw, does what the
+	// IR simulation did, cycle for cycle, in Icarus and in Verilator.
+	iverilog, vvp, verilator := tools.Require(t, "iverilog"), tools.Require(t, "vvp"), tools.Require(t, "verilator")
+	for _, tool := range []string{"icarus", "verilator"} {
+		dir := t.TempDir()
+		srcs, err := rec.Write(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log []string
+		if tool == "icarus" {
+			log, err = tbrun.Icarus(dir, srcs, iverilog, vvp)
+		} else {
+			log, err = tbrun.Verilator(dir, srcs, verilator, "-O1")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Check(tool, log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("card A replayed in Icarus and Verilator: %d cycles alike", rec.Cycles())
 }
 
 // keptDWs appends the DWs of a 512-bit beat that keep selects.
