@@ -85,8 +85,11 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 //     time, into the manager;
 //   - optical ingress: each link's received TLPs into the port pipeline,
 //     which writes the manager's remote table;
-//   - toward the host: the port pipeline's requests to RQ, its
-//     completions merged with the manager's UR/CA completions to CC;
+//   - toward the host: the port pipeline's requests to RQ, each
+//     non-posted one with a local tag from the tag table (client tags:
+//     peers' tags may collide), its completions merged with the
+//     manager's UR/CA completions to CC; RC completions get their own
+//     tags back from the table;
 //   - toward the ports: the manager's and the port pipeline's TLPs for
 //     each port merged into its link; the links' states drive the
 //     manager's port_down;
@@ -130,9 +133,25 @@ func Build(name string, p Parts) *ir.Module {
 	outputsOf(rc, "m_axis_rc_", rcOut)
 	fromCQ := fromOutputs(m, cqOut, "tlp_", "tlp_bar", "cq_merge_ready")
 	m.Assign(cqReady, fromCQ.ready)
-	fromRC := fromOutputs(m, rcOut, "tlp_", "", "rc_merge_ready")
-	m.Assign(rcReady, fromRC.ready)
-	fromRC.hdr = m.Concat(fromRC.hdr, m.Const(32, 0)) // a completion's 3 DW header on the 128-bit bus
+	// Requests for the host get local tags on their way to RQ (below);
+	// completions from RC get their own tags back here.
+	tags := pcie4.TagsModule()
+	tagsIn := map[string]ir.Value{"rc_hdr": rcOut["tlp_hdr"], "rc_data": rcOut["tlp_data"], "rc_keep": rcOut["tlp_keep"],
+		"rc_sop": rcOut["tlp_sop"], "rc_eop": rcOut["tlp_eop"], "rc_done": rcOut["tlp_done"], "rc_valid": rcOut["tlp_valid"]}
+	cplReady := m.Wire("rc_merge_ready", 1)
+	tagsIn["cpl_ready"] = cplReady
+	reqToTags := map[string]ir.Value{}
+	for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
+		reqToTags[f] = m.Wire("req_tags_"+f, map[string]int{"hdr": 128, "data": 512, "keep": 16}[f]+b2i(f != "hdr" && f != "data" && f != "keep"))
+		tagsIn["req_"+f] = reqToTags[f]
+	}
+	rqTagsReady := m.Wire("rq_tags_ready", 1)
+	tagsIn["rq_ready"] = rqTagsReady
+	tagsOut := m.Instance("tags", tags, tagsIn)
+	m.Assign(rcReady, tagsOut["rc_ready"])
+	fromRC := tlps{hdr: m.Concat(tagsOut["cpl_hdr"], m.Const(32, 0)), // a completion's 3 DW header on the 128-bit bus
+		data: tagsOut["cpl_data"], keep: tagsOut["cpl_keep"], sop: tagsOut["cpl_sop"], eop: tagsOut["cpl_eop"],
+		valid: tagsOut["cpl_valid"], ready: cplReady}
 	fromRC.side = m.Const(3, 0)
 	host := merge(m, "host_in", fromCQ, fromRC)
 
@@ -227,10 +246,15 @@ func Build(name string, p Parts) *ir.Module {
 	toHost := piStream("m_host", "")
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
+	for f, v := range map[string]ir.Value{"hdr": toHost.hdr, "data": toHost.data, "keep": toHost.keep, "sop": toHost.sop, "eop": toHost.eop, "valid": split[0].Valid} {
+		m.Assign(reqToTags[f], v)
+	}
+	m.Assign(split[0].Ready, tagsOut["req_ready"])
 	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
-	into(rqIn, "tlp_", tlps{hdr: toHost.hdr, data: toHost.data, keep: toHost.keep, sop: toHost.sop, eop: toHost.eop, valid: split[0].Valid})
+	into(rqIn, "tlp_", tlps{hdr: tagsOut["rq_hdr"], data: tagsOut["rq_data"], keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"],
+		eop: tagsOut["rq_eop"], valid: tagsOut["rq_valid"]})
 	rqOut := m.Instance("rq", rq, rqIn)
-	m.Assign(split[0].Ready, rqOut["tlp_ready"])
+	m.Assign(rqTagsReady, rqOut["tlp_ready"])
 	outputsOf(rq, "s_axis_rq_", rqOut)
 	cplFromPorts := tlps{hdr: m.Slice(toHost.hdr, 32, 96), data: toHost.data, keep: toHost.keep, sop: toHost.sop, eop: toHost.eop,
 		valid: split[1].Valid, ready: split[1].Ready}
@@ -270,4 +294,11 @@ func Build(name string, p Parts) *ir.Module {
 		}
 	}
 	return m
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

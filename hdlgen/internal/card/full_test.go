@@ -107,6 +107,7 @@ func TestTwoFullCards(t *testing.T) {
 	// The requests host A makes, and what the models say B's host sees.
 	var cqBeats []func(*dut)
 	var wantRQ []string
+	var wantReq []tlp.TLP // the requests as B's host should get them, in order
 	reads := map[uint16]tlp.TLP{} // by tag: the read as B's host gets it
 	for i := range 24 {
 		k := []tlp.Kind{tlp.MWr, tlp.MRd}[i%2]
@@ -135,6 +136,7 @@ func TestTwoFullCards(t *testing.T) {
 			t.Fatalf("request %d: model B %+v", i, ob)
 		}
 		wantRQ = append(wantRQ, y.String())
+		wantReq = append(wantReq, y)
 		if k == tlp.MRd {
 			reads[y.Tag] = y
 		}
@@ -166,6 +168,7 @@ func TestTwoFullCards(t *testing.T) {
 		ab[i].data, ba[i].data = make([]uint64, 8), make([]uint64, 8)
 	}
 	var rqPkt, ccPkt axisPacket
+	localTags := map[uint16]bool{}
 	var gotRQ, gotCC, wantCC []string
 	var rcBeats []func(*dut) // host B's answers, queued as its reads arrive
 	bi, ri, upAt, flips := 0, 0, -1, 0
@@ -222,7 +225,22 @@ func TestTwoFullCards(t *testing.T) {
 				if err != nil {
 					t.Fatalf("RQ at card B: %v", err)
 				}
-				gotRQ = append(gotRQ, x.String())
+				// A read leaves with a local tag from card B's tag table,
+				// which no other outstanding read has; its completion gets
+				// the read's own tag back.
+				orig := uint16(0)
+				if k := len(gotRQ); k < len(wantReq) && x.Kind() == tlp.MRd {
+					orig = wantReq[k].Tag
+					if _, busy := localTags[x.Tag]; busy {
+						t.Fatalf("card B gave local tag %d to two outstanding reads", x.Tag)
+					}
+					localTags[x.Tag] = true
+					y := x
+					y.Tag = orig
+					gotRQ = append(gotRQ, y.String())
+				} else {
+					gotRQ = append(gotRQ, x.String())
+				}
 				if x.Kind() == tlp.MRd {
 					// Host B answers with data from its memory.
 					data := make([]byte, 4*int(x.Length))
@@ -257,7 +275,7 @@ func TestTwoFullCards(t *testing.T) {
 						t.Fatalf("model A routes the completion %+v", oa)
 					}
 					back := c
-					back.RequesterID = oa.Requester
+					back.RequesterID, back.Tag = oa.Requester, orig
 					// The CC adapter leaves Completer ID Enable clear, so the
 					// block puts its own ID in: host A addressed card A's BAR,
 					// and card A completes. (The model keeps host B's ID;

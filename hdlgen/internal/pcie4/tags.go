@@ -1,0 +1,110 @@
+package pcie4
+
+import (
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/ir"
+	"onic/tlp"
+)
+
+// TagBits is the width of the tags the card gives its requests on RQ
+// (256 outstanding non-posted requests; PG213's client tags).
+const TagBits = 8
+
+// TagsModule is the requester tag table (onic_pcie4_tags). The block
+// runs with client tags (axisten_if_enable_client_tag): the card must
+// never have two non-posted requests with one tag outstanding, yet the
+// requests it passes to the host on behalf of peers carry the peers'
+// tags, which may collide. So each non-posted request on req_* leaves on
+// rq_* with a free local tag in its header, and the table remembers the
+// request's own tag; a completion on rc_* (the RC adapter's stream) leaves
+// on cpl_* with that tag put back, and the local tag is free again once
+// the block says the request is complete (rc_done on the completion's
+// last beat). Posted requests pass with their tags untouched. A request
+// waits while no tag is free; a scan finds the next free one, one tag a
+// cycle.
+func TagsModule() *ir.Module {
+	m := ir.NewModule("onic_pcie4_tags")
+	const n = 1 << TagBits
+	t9Lo, t8Lo, tagLo := tagPos(tlp.ClassMemory) // in a request header
+
+	// Requests.
+	hdr := m.Input("req_hdr", hdrBits)
+	sop := m.Input("req_sop", 1)
+	eop := m.Input("req_eop", 1)
+	valid := m.Input("req_valid", 1)
+	rqReady := m.Input("rq_ready", 1)
+	f := tlphdr.Decode(m, "req_hdr", hdr)
+	posted := m.Named("req_posted", m.And(f.HasData, m.Eq(f.Type, m.Const(5, 0)))) // MWr
+	busy := m.Reg("tag_busy", n, 0)
+	cursor := m.Reg("tag_cursor", TagBits, 0)
+	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
+	held := m.Reg("req_held_tag", TagBits, 0) // the tag of the request in progress
+	first := m.And(sop, m.Not(posted))
+	canGo := m.Named("req_can_go", m.Or(m.Not(first), free))
+	m.Output("req_ready", m.And(rqReady, canGo))
+	m.Output("rq_valid", m.And(valid, canGo))
+	moved := m.Named("req_moved", m.And(m.And(valid, canGo), rqReady))
+	alloc := m.Named("tag_alloc", m.And(moved, first))
+	tag := m.Mux(first, cursor, held)
+	// The 10-bit tag's T9 and T8 go to zero, its low 8 bits take the local tag.
+	out := m.Concat(m.Slice(hdr, tagLo+TagBits, hdrBits-tagLo-TagBits), tag, m.Slice(hdr, 0, tagLo))
+	out = m.Concat(m.Slice(out, t9Lo+1, hdrBits-t9Lo-1), m.Const(1, 0), m.Slice(out, 0, t9Lo))
+	out = m.Concat(m.Slice(out, t8Lo+1, hdrBits-t8Lo-1), m.Const(1, 0), m.Slice(out, 0, t8Lo))
+	m.Output("rq_hdr", m.Mux(posted, hdr, out))
+	m.Output("rq_data", m.Input("req_data", dataBits))
+	m.Output("rq_keep", m.Input("req_keep", keepBits))
+	m.Output("rq_sop", sop)
+	m.Output("rq_eop", eop)
+	m.SetNext(held, tag)
+	m.SetEnable(held, alloc)
+	orig := m.Memory("tag_orig", n, 10)
+	m.WritePort(orig, cursor, f.Tag, alloc, ir.Value{})
+
+	// Completions: one register stage, in which the table's word for the
+	// completion's tag is read.
+	cHdr := m.Input("rc_hdr", 96)
+	cValid := m.Input("rc_valid", 1)
+	cDone := m.Input("rc_done", 1)
+	cEOP := m.Input("rc_eop", 1)
+	outValid := m.Reg("cpl_valid_r", 1, 0)
+	outReady := m.Input("cpl_ready", 1)
+	accept := m.Named("cpl_accept", m.And(cValid, m.Or(m.Not(outValid), outReady)))
+	m.Output("rc_ready", m.Or(m.Not(outValid), outReady))
+	ct9, ct8, cTagLo := tagPos(tlp.ClassCompletion)
+	ct9, ct8, cTagLo = ct9-32, ct8-32, cTagLo-32 // the completion's 3 DW header is the top 96 bits of the 128-bit bus
+	local := m.Slice(cHdr, cTagLo, TagBits)
+	origTag := m.ReadPort(orig, local, accept)
+	reg := func(name string, v ir.Value) ir.Value {
+		r := m.RegNoReset(name, v.Width())
+		m.SetNext(r, v)
+		m.SetEnable(r, accept)
+		return r
+	}
+	rHdr := reg("cpl_hdr_r", cHdr)
+	m.SetNext(outValid, m.Or(accept, m.And(outValid, m.Not(outReady))))
+	back := m.Concat(m.Slice(rHdr, cTagLo+TagBits, 96-cTagLo-TagBits), m.Slice(origTag, 0, TagBits), m.Slice(rHdr, 0, cTagLo))
+	back = m.Concat(m.Slice(back, ct9+1, 96-ct9-1), m.Slice(origTag, 9, 1), m.Slice(back, 0, ct9))
+	back = m.Concat(m.Slice(back, ct8+1, 96-ct8-1), m.Slice(origTag, 8, 1), m.Slice(back, 0, ct8))
+	m.Output("cpl_hdr", back)
+	m.Output("cpl_data", reg("cpl_data_r", m.Input("rc_data", dataBits)))
+	m.Output("cpl_keep", reg("cpl_keep_r", m.Input("rc_keep", keepBits)))
+	m.Output("cpl_sop", reg("cpl_sop_r", m.Input("rc_sop", 1)))
+	m.Output("cpl_eop", reg("cpl_eop_r", cEOP))
+	m.Output("cpl_valid", outValid)
+	// A completion that finishes its request frees its tag.
+	release := m.Named("tag_release", m.And(accept, m.And(cEOP, cDone)))
+	setMask := m.Mux(alloc, m.Shl(m.ConstWords(n, []uint64{1}), cursor), m.Const(n, 0))
+	clrMask := m.Mux(release, m.Shl(m.ConstWords(n, []uint64{1}), local), m.Const(n, 0))
+	m.SetNext(busy, m.And(m.Or(busy, setMask), m.Not(clrMask)))
+	// The cursor moves on past a busy tag, and past the one just taken.
+	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(TagBits, 1)), cursor))
+	return m
+}
+
+// tagPos is where a header of class c keeps the tag's T9, T8 and low 8
+// bits, in the 128-bit header bus (the TLP field table's three parts).
+func tagPos(c tlp.Class) (t9, t8, low int) {
+	ps := tlphdr.Layout("tag", c, tlp.Fmt3DW).Parts
+	at := func(b tlp.Bits) int { return tlphdr.Index(b.DW, b.Lo) }
+	return at(ps[0]), at(ps[1]), at(ps[2])
+}
