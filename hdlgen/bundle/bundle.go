@@ -57,6 +57,9 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 	}
 	name := d.Module.Name()
 	top := d.Module
+	if !o.PCIe4 && len(d.Config.Manager.Relay)+len(d.Config.Manager.KernelIn) > 0 {
+		return nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (--pcie4), which has the port pipeline")
+	}
 	if o.PCIe4 {
 		if d.DataWidth != 512 {
 			return nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)

@@ -277,3 +277,27 @@ func onicFunction(t testing.TB) *pcie.Function {
 	}
 	return f
 }
+
+// TestPortRanges: relay and kernel_in ranges act on TLPs from the optical
+// ports, so the manager alone refuses them (naming both) and the whole
+// card, which has the port pipeline, takes them and lints clean.
+func TestPortRanges(t *testing.T) {
+	c := scenario.TwoParty().ONICs[0].Manager
+	c.Relay = []pmgr.RelayConfig{{From: "port-a", Base: 0x100000000, Size: 0x100000}}
+	c.KernelIn = []pmgr.KernelInConfig{{From: "port-b", Base: 0x100200000, Size: 0x100000, Slot: 1}}
+	d := design(t, c)
+	if _, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart}); err == nil || !strings.Contains(err.Error(), "relay, kernel_in") {
+		t.Fatalf("the manager alone with relay and kernel_in: %v", err)
+	}
+	fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: onicFunction(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fs {
+		found = found || f.Name == "onic_pcie_manager_port_in.v" && strings.Contains(string(f.Data), "pin_relay")
+	}
+	if !found {
+		t.Fatal("the card has no port pipeline with the relay range")
+	}
+}

@@ -175,12 +175,6 @@ func Build(c Config) (*Design, error) {
 	if r := c.Manager.RegisterBAR; r < 0 || r > 5 || c.BARs[r] == 0 {
 		return nil, fmt.Errorf("register_bar: %d is not a memory BAR", r)
 	}
-	if len(c.Manager.Relay) > 0 {
-		return nil, fmt.Errorf("relay: relayed ranges act on TLPs from the optical ports, which this host-side pipeline does not handle yet")
-	}
-	if len(c.Manager.KernelIn) > 0 {
-		return nil, fmt.Errorf("kernel_in: steered ranges act on TLPs from the optical ports, which this host-side pipeline does not handle yet")
-	}
 	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
 	if err != nil {
 		return nil, fmt.Errorf("translation.%v", err)
@@ -191,6 +185,11 @@ func Build(c Config) (*Design, error) {
 	}
 	if tab.KernelSlots() > 24 {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
+	}
+	// relay and kernel_in act on TLPs from the optical ports: the port
+	// pipeline (BuildPortIn) carries them out; they are checked here too.
+	if err := checkPortRanges(c.Manager, tab.KernelSlots()); err != nil {
+		return nil, err
 	}
 	d := &Design{Config: c, Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
 		Windows: tab.Windows(), LUT: tab.LUT(), Reasons: pmgr.Reasons(), RuleSlots: a.RuleSlots()}

@@ -100,9 +100,9 @@ func TestLatency(t *testing.T) {
 func TestBuildErrors(t *testing.T) {
 	bars := defaultBARs(t)
 	relay := oneWindow()
-	relay.Relay = []pmgr.RelayConfig{{From: "port-a", Base: 0, Size: 4096}}
+	relay.Relay = []pmgr.RelayConfig{{From: "port-c", Base: 0, Size: 4096}}
 	steer := oneWindow()
-	steer.KernelIn = []pmgr.KernelInConfig{{From: "port-a", Base: 0, Size: 4096}}
+	steer.KernelIn = []pmgr.KernelInConfig{{From: "port-a", Base: 0, Size: 4096, Slot: 9}}
 	overlap := oneWindow()
 	overlap.Translation.Windows = append(overlap.Translation.Windows, ntb.WindowConfig{Name: "x", BAR: 2, Size: 4096, Egress: "port-b"})
 	for _, c := range []struct {
@@ -113,8 +113,8 @@ func TestBuildErrors(t *testing.T) {
 		{Config{Manager: oneWindow(), BARs: bars, ClockMHz: -1}, "clock_mhz"},
 		{Config{Manager: oneWindow(), BARs: [6]uint64{0, 0, 3 << 20}}, "bars[2]"},
 		{Config{Manager: oneWindow(), BARs: [6]uint64{2: 1 << 30}}, "register_bar: 0"},
-		{Config{Manager: relay, BARs: bars}, "relay:"},
-		{Config{Manager: steer, BARs: bars}, "kernel_in:"},
+		{Config{Manager: relay, BARs: bars}, "relay[0].from"},
+		{Config{Manager: steer, BARs: bars}, "kernel_in[0].slot"},
 		{Config{Manager: overlap, BARs: bars}, "translation.windows[1]"},
 	} {
 		_, err := Build(c.c)

@@ -107,7 +107,7 @@ func TestTwoFullCards(t *testing.T) {
 	// The requests host A makes, and what the models say B's host sees.
 	var cqBeats []func(*dut)
 	var wantRQ []string
-	var wantReq []tlp.TLP // the requests as B's host should get them, in order
+	var wantReq []tlp.TLP         // the requests as B's host should get them, in order
 	reads := map[uint16]tlp.TLP{} // by tag: the read as B's host gets it
 	for i := range 24 {
 		k := []tlp.Kind{tlp.MWr, tlp.MRd}[i%2]
