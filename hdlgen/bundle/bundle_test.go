@@ -301,3 +301,34 @@ func TestPortRanges(t *testing.T) {
 		t.Fatal("the card has no port pipeline with the relay range")
 	}
 }
+
+// TestPCIe4Configurations: the whole card builds, and Verilator -Wall and
+// Icarus pass it without a message, for the host-interface scenario's
+// O-NIC (with run-time access rule slots, which the port pipeline takes
+// as inputs) and for the large preset, as for the default one.
+func TestPCIe4Configurations(t *testing.T) {
+	verilator := tools.Require(t, "verilator")
+	iverilog := tools.Require(t, "iverilog")
+	for name, c := range map[string]pmgr.Config{"host-interface": scenario.HostInterface().ONICs[0].Manager, "large": manager.Large()} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			paths, err := bundle.Write(dir, design(t, c), bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: onicFunction(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vs []string
+			for _, p := range paths {
+				if strings.HasSuffix(p, ".v") {
+					vs = append(vs, p)
+				}
+			}
+			lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
+			if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
+				t.Errorf("verilator: %v\n%s", err, out)
+			}
+			if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
+				t.Errorf("iverilog: %v\n%s", err, out)
+			}
+		})
+	}
+}
