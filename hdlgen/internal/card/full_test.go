@@ -2,6 +2,7 @@ package card
 
 import (
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -41,6 +42,10 @@ func TestFullLint(t *testing.T) {
 	}
 	verilator.Lint(t, fullCard(t, "onic_card", 0, l))
 }
+
+// requestsFlag is how many requests TestTwoFullCards sends (make soak
+// raises it).
+var requestsFlag = flag.Int("requests", 24, "requests host A sends in TestTwoFullCards")
 
 // axisPacket collects one AXI4-Stream packet's kept DWs.
 type axisPacket struct {
@@ -109,10 +114,10 @@ func TestTwoFullCards(t *testing.T) {
 	var wantRQ []string
 	var wantReq []tlp.TLP         // the requests as B's host should get them, in order
 	reads := map[uint16]tlp.TLP{} // by tag: the read as B's host gets it
-	for i := range 24 {
+	for i := range *requestsFlag {
 		k := []tlp.Kind{tlp.MWr, tlp.MRd}[i%2]
 		fm, typ, _ := tlp.FmtType(k, true, 0)
-		x := tlp.TLP{Fmt: fm, Type: typ, Length: uint16(1 + r.IntN(16)), Tag: uint16(i), RequesterID: tlp.NewID(0, 0, 0),
+		x := tlp.TLP{Fmt: fm, Type: typ, Length: uint16(1 + r.IntN(16)), Tag: uint16(i % 1024), RequesterID: tlp.NewID(0, 0, 0),
 			FirstBE: 0xF, LastBE: 0xF, Address: bases[w.BAR] + w.Offset + uint64(r.IntN(1<<16))&^3}
 		if x.Length == 1 {
 			x.LastBE = 0
@@ -172,7 +177,7 @@ func TestTwoFullCards(t *testing.T) {
 	var gotRQ, gotCC, wantCC []string
 	var rcBeats []func(*dut) // host B's answers, queued as its reads arrive
 	bi, ri, upAt, flips := 0, 0, -1, 0
-	for cyc := 0; cyc < 30000 && (len(gotCC) < len(reads) || len(gotRQ) < len(wantRQ)); cyc++ {
+	for cyc := 0; cyc < 30000+300*len(wantRQ) && (len(gotCC) < len(reads) || len(gotRQ) < len(wantRQ)); cyc++ {
 		in := [2]word{ba[cyc%delay], ab[cyc%delay]}
 		rqReady := r.IntN(4) != 0
 		for k, s := range []*dut{a, b} {
