@@ -166,7 +166,7 @@ func TestXDCDirections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			top = card.Build("onic_top", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
+			top = card.Build("onic_card", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
 		}
 		var xdc string
 		for _, f := range fs {
@@ -206,7 +206,11 @@ func TestXDCDirections(t *testing.T) {
 				t.Errorf("%s: port %s (%s) has a %q delay", name, p.Name, want, got[p.Name])
 			}
 		}
-		if got["rst"] != "in" || len(got) != len(top.Ports())+1 {
+		rst := "rst"
+		if name == "pcie4" {
+			rst = "user_reset" // onic_top's, by the PCIe block's name
+		}
+		if got[rst] != "in" || len(got) != len(top.Ports())+1 {
 			t.Errorf("%s: %d constrained ports for %d ports and rst", name, len(got), len(top.Ports()))
 		}
 	}
@@ -233,7 +237,7 @@ func TestPCIe4Bundle(t *testing.T) {
 			vs = append(vs, p)
 		}
 	}
-	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
+	for _, want := range []string{"onic_top.v", "onic_card.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
 		"onic_pcie4_rq.v", "onic_pcie4_rc.v",
 		"onic_optlink.v", "onic_optlink_framer.v", "onic_optlink_deframer.v", "onic_top.xdc"} {
 		if !slices.Contains(names, want) {
@@ -266,6 +270,15 @@ func TestPCIe4Bundle(t *testing.T) {
 	}
 	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
 		t.Errorf("iverilog: %v\n%s", err, out)
+	}
+	// It runs on the block's user_clk and active-high user_reset.
+	top, err := os.ReadFile(filepath.Join(dir, "onic_top.v"))
+	if err != nil || !strings.Contains(string(top), "input  wire user_clk,") || !strings.Contains(string(top), ".rst(user_reset)") {
+		t.Errorf("onic_top does not run on user_clk and user_reset: %v\n%s", err, top)
+	}
+	x, err := os.ReadFile(filepath.Join(dir, "onic_top.xdc"))
+	if err != nil || !strings.Contains(string(x), "[get_ports user_clk]") {
+		t.Errorf("onic_top.xdc has no user_clk clock: %v", err)
 	}
 }
 
