@@ -13,10 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
 	"onic/hdlgen/verilog"
+	"onic/internal/tbrun"
+	"onic/testbenches/tools"
 )
 
 // port is one port of the module, in declaration order.
@@ -242,4 +245,31 @@ func b2u(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// Verify writes the recording into temporary directories and checks it
+// under Icarus and under Verilator (-O1), failing t at the first cycle
+// whose outputs differ. With CI=true a missing tool is a failure.
+func Verify(t testing.TB, r *Recorder) {
+	t.Helper()
+	iverilog, vvp, verilator := tools.Require(t, "iverilog"), tools.Require(t, "vvp"), tools.Require(t, "verilator")
+	for _, tool := range []string{"icarus", "verilator"} {
+		dir := t.TempDir()
+		srcs, err := r.Write(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log []string
+		if tool == "icarus" {
+			log, err = tbrun.Icarus(dir, srcs, iverilog, vvp)
+		} else {
+			log, err = tbrun.Verilator(dir, srcs, verilator, "-O1")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Check(tool, log); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
