@@ -593,7 +593,18 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 	// domain bound to an optical port is forged here (source-invalid).
 	fromHost := m.Const(2, uint64(acl.FromHost))
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, write2, egBit, p.ruleSlots(p.ax))
+	slots := p.ruleSlots(p.ax)
+	// The port pipeline checks against the same run-time rules: they
+	// leave as acl_slot<i>_* (its inputs of the same names).
+	for i, sl := range slots {
+		for _, f := range []struct {
+			name string
+			v    ir.Value
+		}{{"en", sl.Enabled}, {"read", sl.Read}, {"write", sl.Write}, {"domain", sl.Domain}, {"page", sl.Page}, {"pages", sl.Pages}} {
+			m.Output(fmt.Sprintf("acl_slot%d_%s", i, f.name), f.v)
+		}
+	}
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, write2, egBit, slots)
 	s3 := p.stageReg("s3", s2, p.adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	return s3, p.carry("s3", t2, p.adv), nil

@@ -19,7 +19,7 @@ import (
 type PortIn struct {
 	Module *ir.Module
 	// RuleSlots is the number of run-time access rule slots its inputs
-	// acl_rule<i>_* take (from the manager's ACL registers).
+	// acl_slot<i>_* take (from the manager's ACL registers).
 	RuleSlots int
 	// Reasons are the counters count_<reason> it outputs.
 	Reasons []pmgr.Reason
@@ -332,13 +332,13 @@ func (p *portIn) konst(name string, w int, v uint64) ir.Value {
 }
 
 // ruleSlotInputs declares the run-time access rule slots as inputs
-// acl_rule<i>_{en,read,write,domain,page,pages}: the manager's ACL
+// acl_slot<i>_{en,read,write,domain,page,pages}: the manager's ACL
 // registers, which it shares.
 func (p *portIn) ruleSlotInputs() []access.Slot {
 	m := p.m
 	var out []access.Slot
 	for i := range p.acl.RuleSlots() {
-		in := func(f string, w int) ir.Value { return m.Input(fmt.Sprintf("acl_rule%d_%s", i, f), w) }
+		in := func(f string, w int) ir.Value { return m.Input(fmt.Sprintf("acl_slot%d_%s", i, f), w) }
 		out = append(out, access.Slot{Enabled: in("en", 1), Read: in("read", 1), Write: in("write", 1),
 			Domain: in("domain", 16), Page: in("page", 52), Pages: in("pages", 32)})
 	}

@@ -173,9 +173,13 @@ func Build(name string, p Parts) *ir.Module {
 		linkRx[pt.Prefix] = s
 		into(piIn, "s_"+pt.Prefix+"_tlp_", s)
 	}
+	// The run-time access rules are the manager's AXI-Lite registers;
+	// the port pipeline checks against the same ones (wired below).
+	ruleWires := map[string]ir.Value{}
 	for _, pt := range p.PortIn.Ports() {
-		if !pt.Output && strings.HasPrefix(pt.Name, "acl_rule") {
-			piIn[pt.Name] = m.Input("port_in_"+pt.Name, p.PortIn.Node(pt.Node).W)
+		if !pt.Output && strings.HasPrefix(pt.Name, "acl_slot") {
+			ruleWires[pt.Name] = m.Wire("port_in_"+pt.Name, p.PortIn.Node(pt.Node).W)
+			piIn[pt.Name] = ruleWires[pt.Name]
 		}
 	}
 	piReady := map[string]ir.Value{}
@@ -209,6 +213,9 @@ func Build(name string, p Parts) *ir.Module {
 		}
 	}
 	mgrOut := m.Instance("manager", p.Manager, mgrIn)
+	for name, w := range ruleWires {
+		m.Assign(w, mgrOut[name])
+	}
 	m.Assign(host.ready, mgrOut["s_host_tlp_ready"])
 	for _, pt := range p.Manager.Ports() {
 		if pt.Output && strings.HasPrefix(pt.Name, "s_axil_") {
