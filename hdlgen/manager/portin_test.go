@@ -535,3 +535,179 @@ func TestRemoteCompletions(t *testing.T) {
 	}
 	t.Logf("%d to port A, %d to port B, %d local, %d unexpected", len(want["m_port_a"]), len(want["m_port_b"]), len(want["m_local"]), model.Count(pmgr.UnexpectedCompletion))
 }
+
+// TestPortInRuleSlots: a run-time access rule software writes through the
+// manager's AXI-Lite registers (here: 16 more pages for the peer domain)
+// reaches the port pipeline through acl_slot<i>_*, so writes from port A
+// into those pages are passed to the host and writes beyond them denied,
+// as pcie/manager decides with the same rule set.
+func TestPortInRuleSlots(t *testing.T) {
+	cfg := scenario.HostInterface().ONICs[0].Manager
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := BuildPortIn(Config{Manager: cfg, BARs: BARSizes(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.RuleSlots == 0 {
+		t.Fatal("the host-interface O-NIC has no rule slots")
+	}
+	self := tlp.NewID(0x42, 0, 0)
+	model, err := pmgr.New(cfg, f, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := sim.New(d.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := sim.New(pi.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive := func(s *sim.Sim, name string, v ...uint64) {
+		if err := s.Drive(name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(s *sim.Sim, name string) []uint64 {
+		v, err := s.GetWords(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var slotPorts []string
+	for _, p := range d.Module.Ports() {
+		if p.Output && strings.HasPrefix(p.Name, "acl_slot") {
+			slotPorts = append(slotPorts, p.Name)
+		}
+	}
+	if len(slotPorts) != 6*pi.RuleSlots {
+		t.Fatalf("the manager outputs %d rule slot signals for %d slots", len(slotPorts), pi.RuleSlots)
+	}
+	// One cycle of both, the manager's rule slots feeding the port pipeline.
+	cycle := func() {
+		ms.Settle()
+		for _, n := range slotPorts {
+			drive(ps, n, get(ms, n)...)
+		}
+		ps.Settle()
+	}
+	for _, s := range []*sim.Sim{ms, ps} {
+		drive(s, "self_id", uint64(self))
+		s.SetReset(true)
+		s.Step()
+		s.SetReset(false)
+	}
+	for _, o := range []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"} {
+		drive(ps, o+"_tlp_ready", 1)
+	}
+	for range 600 { // the manager's LUT fill, if any
+		cycle()
+		ms.Step()
+		ps.Step()
+	}
+	write := func(addr, data uint32) {
+		drive(ms, "s_axil_awaddr", uint64(addr))
+		drive(ms, "s_axil_wdata", uint64(data))
+		drive(ms, "s_axil_wstrb", 0xF)
+		drive(ms, "s_axil_awvalid", 1)
+		drive(ms, "s_axil_wvalid", 1)
+		drive(ms, "s_axil_bready", 1)
+		for k := 0; ; k++ {
+			cycle()
+			done := get(ms, "s_axil_awready")[0] == 1
+			ms.Step()
+			ps.Step()
+			if done {
+				break
+			}
+			if k > 20 {
+				t.Fatalf("register write to %#x not taken", addr)
+			}
+		}
+		drive(ms, "s_axil_awvalid", 0)
+		drive(ms, "s_axil_wvalid", 0)
+	}
+	peer := -1
+	a, err := acl.Build(cfg.Access, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, dom := range a.Domains() {
+		if dom.Name == "peer" {
+			peer = i
+		}
+	}
+	rs := acl.RuleSlot{Enabled: true, Read: true, Write: true, Domain: uint16(peer), Base: 0x100100000, Pages: 16}
+	if err := model.Access().SetRuleSlot(0, rs); err != nil {
+		t.Fatal(err)
+	}
+	write(pmgr.RegACLIndex, 0)
+	write(pmgr.RegACLBaseLo, uint32(rs.Base))
+	write(pmgr.RegACLBaseHi, uint32(rs.Base>>32))
+	write(pmgr.RegACLPages, rs.Pages)
+	write(pmgr.RegACLCtrl, 1|1<<1|1<<2|uint32(peer)<<16)
+	write(pmgr.RegACLCommit, 0)
+
+	// Writes from the peer on port A: in the static range, in the rule's
+	// pages, and past them.
+	var want, got []string
+	addrs := []uint64{0x100000100, 0x100100000, 0x10010f000, 0x100110000, 0x100200000}
+	for i, addr := range addrs {
+		fm, typ, _ := tlp.FmtType(tlp.MWr, true, 0)
+		x := tlp.TLP{Fmt: fm, Type: typ, Length: 1, FirstBE: 0xF, Tag: uint16(i), RequesterID: tlp.NewID(0x20, 0, 1), Address: addr, Data: make([]byte, 4)}
+		var o pmgr.Outcome
+		model.Process(&x, pmgr.FromPortA, &o)
+		if o.Action == pmgr.Forward {
+			want = append(want, fmt.Sprintf("%x", raw(t, &x)))
+		}
+		b := tlpBeats(t, &x)[0]
+		drive(ps, "s_port_a_tlp_hdr", b.hdr...)
+		drive(ps, "s_port_a_tlp_data", b.data...)
+		drive(ps, "s_port_a_tlp_keep", b.keep)
+		drive(ps, "s_port_a_tlp_sop", 1)
+		drive(ps, "s_port_a_tlp_eop", 1)
+		drive(ps, "s_port_a_tlp_valid", 1)
+		for k := 0; ; k++ {
+			cycle()
+			taken := get(ps, "s_port_a_tlp_ready")[0] == 1
+			ms.Step()
+			ps.Step()
+			if taken {
+				break
+			}
+			if k > 20 {
+				t.Fatal("the port pipeline does not take the write")
+			}
+		}
+		drive(ps, "s_port_a_tlp_valid", 0)
+	}
+	for range 30 {
+		cycle()
+		if get(ps, "m_host_tlp_valid")[0] == 1 {
+			hw := get(ps, "m_host_tlp_hdr")
+			var hb [16]byte
+			binary.BigEndian.PutUint64(hb[:], hw[1])
+			binary.BigEndian.PutUint64(hb[8:], hw[0])
+			b := append([]byte(nil), hb[:16]...)
+			b = binary.LittleEndian.AppendUint32(b, uint32(get(ps, "m_host_tlp_data")[0]))
+			got = append(got, fmt.Sprintf("%x", b))
+		}
+		ms.Step()
+		ps.Step()
+	}
+	if len(want) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("to the host:\n got  %v\n want %v (the model passes %d of %d)", got, want, len(want), len(addrs))
+	}
+	if g, w := get(ps, "deny_no_range_total")[0], model.Denials(acl.NoRange); g != w || w != 2 {
+		t.Fatalf("no-range denials: %d, the model %d", g, w)
+	}
+}
