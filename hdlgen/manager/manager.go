@@ -188,7 +188,7 @@ func Build(c Config) (*Design, error) {
 	}
 	// relay and kernel_in act on TLPs from the optical ports: the port
 	// pipeline (BuildPortIn) carries them out; they are checked here too.
-	if err := checkPortRanges(c.Manager, tab.KernelSlots()); err != nil {
+	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
 	d := &Design{Config: c, Depth: stages + 2, II: 1, ClockMHz: c.ClockMHz, DataWidth: c.DataWidth,
@@ -209,11 +209,12 @@ func Build(c Config) (*Design, error) {
 
 // gen holds the generator's state while it builds.
 type gen struct {
-	c   Config
-	d   *Design
-	m   *ir.Module
-	tab *ntb.Tables
-	acl *acl.ACL
+	c      Config
+	d      *Design
+	m      *ir.Module
+	tab    *ntb.Tables
+	acl    *acl.ACL
+	consts map[string]ir.Value // the named constants, each built once
 }
 
 // beat is one stage's copy of a TLP beat.
@@ -338,20 +339,21 @@ type pipe struct {
 	hasLUT             bool
 	lutSh, lutAB, lutW int // entry size bits, address bits, word width
 
-	consts map[string]ir.Value // the named constants, each built once
-
 	remoteQ ir.Value // the remote table read in stage 1
 }
 
 // konst is the constant named name (a localparam in the Verilog), built
 // on first use.
-func (p *pipe) konst(name string, w int, v uint64) ir.Value {
+func (g *gen) konst(name string, w int, v uint64) ir.Value {
 	ir.Helper()
-	if c, ok := p.consts[name]; ok {
+	if c, ok := g.consts[name]; ok {
 		return c
 	}
-	c := p.m.Named(name, p.m.Const(w, v))
-	p.consts[name] = c
+	if g.consts == nil {
+		g.consts = map[string]ir.Value{}
+	}
+	c := g.m.Named(name, g.m.Const(w, v))
+	g.consts[name] = c
 	return c
 }
 
@@ -371,9 +373,9 @@ var (
 
 // reason is a decision reason's 4-bit code, as the localparam
 // REASON_<NAME>.
-func (p *pipe) reason(r pmgr.Reason) ir.Value {
+func (g *gen) reason(r pmgr.Reason) ir.Value {
 	ir.Helper()
-	return p.konst("REASON_"+strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), 4, uint64(r))
+	return g.konst("REASON_"+strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), 4, uint64(r))
 }
 
 // action is a decision action's 2-bit code, as the localparam ACT_<NAME>.
@@ -394,7 +396,7 @@ type decision struct {
 // and works out the LUT's geometry.
 func (g *gen) ports() *pipe {
 	m := g.m
-	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0), consts: map[string]ir.Value{}}
+	p := &pipe{gen: g, W: g.c.DataWidth, K: g.c.DataWidth / 32, one: m.Const(1, 1), zero: m.Const(1, 0)}
 	p.selfID = m.Input("self_id", 16)
 	p.portDown = m.Input("port_down", 2)
 	p.ax = g.axiLite()

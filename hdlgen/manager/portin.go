@@ -78,11 +78,11 @@ func BuildPortIn(c Config) (*PortIn, error) {
 	if tab.KernelSlots() > 24 {
 		return nil, fmt.Errorf("translation.kernel_slots: %d; the access check numbers at most 24 slots", tab.KernelSlots())
 	}
-	if err := checkPortRanges(c.Manager, tab.KernelSlots()); err != nil {
+	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
 	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a}
-	p := &portIn{gen: g, W: c.DataWidth, K: c.DataWidth / 32, consts: map[string]ir.Value{}}
+	p := &portIn{gen: g, W: c.DataWidth, K: c.DataWidth / 32}
 	p.build()
 	if err := g.m.Check(); err != nil {
 		return nil, err
@@ -93,10 +93,9 @@ func BuildPortIn(c Config) (*PortIn, error) {
 // portIn builds the port-ingress pipeline.
 type portIn struct {
 	*gen
-	W, K   int
-	adv    ir.Value
-	self   ir.Value
-	consts map[string]ir.Value
+	W, K int
+	adv  ir.Value
+	self ir.Value
 }
 
 // fromPort are the ranges of one kind (kernel_in or relay) in
@@ -321,16 +320,6 @@ func (p *portIn) build() {
 	}
 }
 
-// konst is the constant named name (a localparam), built once.
-func (p *portIn) konst(name string, w int, v uint64) ir.Value {
-	if c, ok := p.consts[name]; ok {
-		return c
-	}
-	c := p.m.Named(name, p.m.Const(w, v))
-	p.consts[name] = c
-	return c
-}
-
 // ruleSlotInputs declares the run-time access rule slots as inputs
 // acl_slot<i>_{en,read,write,domain,page,pages}: the manager's ACL
 // registers, which it shares.
@@ -343,36 +332,4 @@ func (p *portIn) ruleSlotInputs() []access.Slot {
 			Domain: in("domain", 16), Page: in("page", 52), Pages: in("pages", 32)})
 	}
 	return out
-}
-
-// checkPortRanges checks the relay and kernel_in ranges as pcie/manager.New
-// does, with the same messages.
-func checkPortRanges(c pmgr.Config, slots int) error {
-	for i, r := range c.Relay {
-		p := fmt.Sprintf("relay[%d]", i)
-		if r.From != "port-a" && r.From != "port-b" {
-			return fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
-		}
-		if r.Size == 0 || r.Base+r.Size < r.Base {
-			return fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
-		}
-	}
-	for i, r := range c.KernelIn {
-		p := fmt.Sprintf("kernel_in[%d]", i)
-		if r.From != "port-a" && r.From != "port-b" {
-			return fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
-		}
-		if r.Size == 0 || r.Base+r.Size < r.Base {
-			return fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
-		}
-		if r.Slot < 0 || r.Slot >= slots {
-			return fmt.Errorf("%s.slot: %d is not a kernel slot (0 to %d)", p, r.Slot, slots-1)
-		}
-		for j, o := range c.KernelIn[:i] {
-			if o.From == r.From && r.Base < o.Base+o.Size && o.Base < r.Base+r.Size {
-				return fmt.Errorf("%s: overlaps kernel_in[%d] from the same port", p, j)
-			}
-		}
-	}
-	return nil
 }

@@ -222,6 +222,41 @@ func (m *Manager) AddStandIn(f *pcie.Function, remoteBARs [6]uint64, port ntb.Eg
 	return nil
 }
 
+// CheckPortRanges checks c's relay and kernel_in ranges for a manager
+// with slots kernel slots: each from port-a or port-b, not empty and not
+// wrapping past 2^64, a kernel_in's slot one of the slots, and no two
+// kernel_in ranges from the same port overlapping. New checks them; so
+// does the RTL generator, whose port pipeline carries them out.
+func (c Config) CheckPortRanges(slots int) error {
+	for i, r := range c.Relay {
+		p := fmt.Sprintf("relay[%d]", i)
+		if r.From != "port-a" && r.From != "port-b" {
+			return fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
+		}
+		if r.Size == 0 || r.Base+r.Size < r.Base {
+			return fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
+		}
+	}
+	for i, r := range c.KernelIn {
+		p := fmt.Sprintf("kernel_in[%d]", i)
+		if r.From != "port-a" && r.From != "port-b" {
+			return fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
+		}
+		if r.Size == 0 || r.Base+r.Size < r.Base {
+			return fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
+		}
+		if r.Slot < 0 || r.Slot >= slots {
+			return fmt.Errorf("%s.slot: %d is not a kernel slot (0 to %d)", p, r.Slot, slots-1)
+		}
+		for j, o := range c.KernelIn[:i] {
+			if o.From == r.From && r.Base < o.Base+o.Size && o.Base < r.Base+r.Size {
+				return fmt.Errorf("%s: overlaps kernel_in[%d] from the same port", p, j)
+			}
+		}
+	}
+	return nil
+}
+
 // New checks c against the O-NIC's host-facing function f (its BARs) and
 // builds the manager. self is f's routing ID after enumeration.
 func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
@@ -246,46 +281,22 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access.%v", err)
 	}
+	if err := c.CheckPortRanges(slots); err != nil {
+		return nil, err
+	}
 	m := &Manager{tables: tab, access: a, fn: f, self: self, regBAR: c.RegisterBAR}
-	for i, r := range c.Relay {
-		p := fmt.Sprintf("relay[%d]", i)
-		rl := relay{base: r.Base, size: r.Size}
-		switch r.From {
-		case "port-a":
-			rl.from, rl.to = FromPortA, ntb.Egress{Kind: ntb.EgressPortB}
-		case "port-b":
+	for _, r := range c.Relay {
+		rl := relay{from: FromPortA, to: ntb.Egress{Kind: ntb.EgressPortB}, base: r.Base, size: r.Size}
+		if r.From == "port-b" {
 			rl.from, rl.to = FromPortB, ntb.Egress{Kind: ntb.EgressPortA}
-		default:
-			return nil, fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
-		}
-		if r.Size == 0 || r.Base+r.Size < r.Base {
-			return nil, fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
 		}
 		m.relays = append(m.relays, rl)
 	}
-	for i, r := range c.KernelIn {
-		p := fmt.Sprintf("kernel_in[%d]", i)
-		ki := kernelIn{base: r.Base, size: r.Size}
-		switch r.From {
-		case "port-a":
-			ki.from = FromPortA
-		case "port-b":
+	for _, r := range c.KernelIn {
+		ki := kernelIn{from: FromPortA, base: r.Base, size: r.Size, slot: ntb.Egress{Kind: ntb.EgressKernel, Slot: uint8(r.Slot)}}
+		if r.From == "port-b" {
 			ki.from = FromPortB
-		default:
-			return nil, fmt.Errorf("%s.from: %q must be port-a or port-b", p, r.From)
 		}
-		if r.Size == 0 || r.Base+r.Size < r.Base {
-			return nil, fmt.Errorf("%s.size: %#x at %#x is empty or wraps", p, r.Size, r.Base)
-		}
-		if r.Slot < 0 || r.Slot >= slots {
-			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot (0 to %d)", p, r.Slot, slots-1)
-		}
-		for j, o := range m.kernelIn {
-			if o.from == ki.from && ki.base < o.base+o.size && o.base < ki.base+ki.size {
-				return nil, fmt.Errorf("%s: overlaps kernel_in[%d] from the same port", p, j)
-			}
-		}
-		ki.slot = ntb.Egress{Kind: ntb.EgressKernel, Slot: uint8(r.Slot)}
 		m.kernelIn = append(m.kernelIn, ki)
 	}
 	m.SyncBARs()
