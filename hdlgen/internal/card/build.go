@@ -70,6 +70,21 @@ func fromOutputs(m *ir.Module, out map[string]ir.Value, prefix, side string, rea
 	return s
 }
 
+// wires is a TLP stream of wires named prefix+field, to be driven later
+// (drive) where its source is built.
+func wires(m *ir.Module, prefix string) tlps {
+	return tlps{hdr: m.Wire(prefix+"hdr", 128), data: m.Wire(prefix+"data", 512), keep: m.Wire(prefix+"keep", 16),
+		sop: m.Wire(prefix+"sop", 1), eop: m.Wire(prefix+"eop", 1), valid: m.Wire(prefix+"valid", 1)}
+}
+
+// drive assigns src's fields to the wires of s (made by wires); ready
+// stays with whoever drives src.ready.
+func (s tlps) drive(m *ir.Module, src tlps) {
+	for _, f := range [][2]ir.Value{{s.hdr, src.hdr}, {s.data, src.data}, {s.keep, src.keep}, {s.sop, src.sop}, {s.eop, src.eop}, {s.valid, src.valid}} {
+		m.Assign(f[0], f[1])
+	}
+}
+
 // into drives an instance's stream inputs prefix+field from s (ready is
 // the instance's output, which the caller assigns to s.ready).
 func into(in map[string]ir.Value, prefix string, s tlps) {
@@ -140,11 +155,8 @@ func Build(name string, p Parts) *ir.Module {
 		"rc_sop": rcOut["tlp_sop"], "rc_eop": rcOut["tlp_eop"], "rc_done": rcOut["tlp_done"], "rc_valid": rcOut["tlp_valid"]}
 	cplReady := m.Wire("rc_merge_ready", 1)
 	tagsIn["cpl_ready"] = cplReady
-	reqToTags := map[string]ir.Value{}
-	for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
-		reqToTags[f] = m.Wire("req_tags_"+f, map[string]int{"hdr": 128, "data": 512, "keep": 16}[f]+b2i(f != "hdr" && f != "data" && f != "keep"))
-		tagsIn["req_"+f] = reqToTags[f]
-	}
+	reqToTags := wires(m, "req_tags_")
+	into(tagsIn, "req_", reqToTags)
 	rqTagsReady := m.Wire("rq_tags_ready", 1)
 	tagsIn["rq_ready"] = rqTagsReady
 	tagsOut := m.Instance("tags", tags, tagsIn)
@@ -167,9 +179,7 @@ func Build(name string, p Parts) *ir.Module {
 	piIn := map[string]ir.Value{"self_id": self}
 	linkRx := map[string]tlps{}
 	for _, pt := range Ports {
-		s := tlps{hdr: m.Wire(pt.Prefix+"_rx_tlp_hdr", 128), data: m.Wire(pt.Prefix+"_rx_tlp_data", 512),
-			keep: m.Wire(pt.Prefix+"_rx_tlp_keep", 16), sop: m.Wire(pt.Prefix+"_rx_tlp_sop", 1), eop: m.Wire(pt.Prefix+"_rx_tlp_eop", 1),
-			valid: m.Wire(pt.Prefix+"_rx_tlp_valid", 1)}
+		s := wires(m, pt.Prefix+"_rx_tlp_")
 		linkRx[pt.Prefix] = s
 		into(piIn, "s_"+pt.Prefix+"_tlp_", s)
 	}
@@ -253,9 +263,9 @@ func Build(name string, p Parts) *ir.Module {
 	toHost := piStream("m_host", "")
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
-	for f, v := range map[string]ir.Value{"hdr": toHost.hdr, "data": toHost.data, "keep": toHost.keep, "sop": toHost.sop, "eop": toHost.eop, "valid": split[0].Valid} {
-		m.Assign(reqToTags[f], v)
-	}
+	reqs := toHost
+	reqs.valid = split[0].Valid
+	reqToTags.drive(m, reqs)
 	m.Assign(split[0].Ready, tagsOut["req_ready"])
 	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
 	into(rqIn, "tlp_", tlps{hdr: tagsOut["rq_hdr"], data: tagsOut["rq_data"], keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"],
@@ -291,9 +301,8 @@ func Build(name string, p Parts) *ir.Module {
 		out := m.Instance(pt.Prefix+"_link", p.Link, in)
 		m.Assign(egress.ready, out["s_tlp_ready"])
 		m.Assign(states[pt.Prefix], out["state"])
-		for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
-			m.Assign(map[string]ir.Value{"hdr": rx.hdr, "data": rx.data, "keep": rx.keep, "sop": rx.sop, "eop": rx.eop, "valid": rx.valid}[f], out["m_tlp_"+f])
-		}
+		rx.drive(m, tlps{hdr: out["m_tlp_hdr"], data: out["m_tlp_data"], keep: out["m_tlp_keep"], sop: out["m_tlp_sop"],
+			eop: out["m_tlp_eop"], valid: out["m_tlp_valid"]}) // the port pipeline's ready goes to the link directly
 		for _, lp := range p.Link.Ports() {
 			if lp.Output && !strings.HasPrefix(lp.Name, "m_tlp_") && lp.Name != "s_tlp_ready" {
 				m.Output(pt.Prefix+"_"+lp.Name, out[lp.Name])
@@ -301,11 +310,4 @@ func Build(name string, p Parts) *ir.Module {
 		}
 	}
 	return m
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
