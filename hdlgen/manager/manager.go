@@ -702,11 +702,6 @@ func (p *pipe) route(d decision) {
 	m, s4, adv := p.m, d.s4, p.adv
 	fwd := m.Named("forward", m.Eq(d.act, p.action(actForward)))
 	is := func(e ir.Value, k uint64) ir.Value { return m.Eq(e, p.egress(k)) }
-	type route struct {
-		name string
-		to   ir.Value
-		data ir.Value
-	}
 	toA := m.Named("to_port_a", m.Or(m.And(fwd, is(d.egress, kindPortA)), m.And(d.second, is(d.secondEg, kindPortA))))
 	toB := m.Named("to_port_b", m.Or(m.And(fwd, is(d.egress, kindPortB)), m.And(d.second, is(d.secondEg, kindPortB))))
 	hdrA := m.Mux(is(d.egress, kindPortA), d.hdrPrimary, d.hdrSecond)
@@ -719,20 +714,37 @@ func (p *pipe) route(d decision) {
 		{"m_local", m.And(fwd, is(d.egress, kindLocal)), m.Concat(d.hdrPrimary, tail)},
 		{"m_cpl", m.And(m.Eq(d.act, p.action(actComplete)), s4.sop), d.cplHdr},
 	}
-	done := p.one
+	p.router(s4.valid, adv, routes, p.W, p.K)
+}
+
+// route is one output of a router: its name, whether the beat is for
+// it, and the word it carries.
+type route struct {
+	name     string
+	to, data ir.Value
+}
+
+// router offers each valid beat on every output it is for, through a
+// register slice each; an output that took the beat early is not offered
+// it again, and the pipeline advances (adv, a wire it drives) when every
+// output the beat is for has it.
+func (g *gen) router(valid, adv ir.Value, routes []route, W, K int) {
+	ir.Helper()
+	m := g.m
+	done := m.Const(1, 1)
 	for _, r := range routes {
 		sent := m.Reg(r.name+"_sent", 1, 0)
 		to := m.Named(r.name+"_for", r.to)
-		valid := m.Named(r.name+"_offer", m.And(m.And(s4.valid, to), m.Not(sent)))
-		st := axis.New(m, r.name+"_in", r.data, valid)
-		took := m.Named(r.name+"_took", m.And(valid, st.Ready))
+		offer := m.Named(r.name+"_offer", m.And(m.And(valid, to), m.Not(sent)))
+		st := axis.New(m, r.name+"_in", r.data, offer)
+		took := m.Named(r.name+"_took", m.And(offer, st.Ready))
 		has := m.Named(r.name+"_has", m.Or(sent, took)) // this output has the beat
 		done = m.Named(r.name+"_done", m.And(done, m.Or(m.Not(to), has)))
-		m.SetNext(sent, m.Mux(adv, p.zero, has))
+		m.SetNext(sent, m.Mux(adv, m.Const(1, 0), has))
 		out := axis.Instance(m, r.name+"_slice", axis.SkidModule(r.data.Width()), st)
-		p.output(r.name, out, p.W, p.K)
+		g.output(r.name, out, W, K)
 	}
-	m.Assign(adv, m.Or(m.Not(s4.valid), done))
+	m.Assign(adv, m.Or(m.Not(valid), done))
 }
 
 // counters counts every TLP under its reason when its first beat

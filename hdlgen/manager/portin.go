@@ -276,28 +276,14 @@ func (p *portIn) build() {
 	toA := m.Or(m.And(cplHere, m.Not(fromB)), m.And(d.relay, fromB))
 	toB := m.Or(m.And(cplHere, fromB), m.And(d.relay, m.Not(fromB)))
 	portBeat := m.Mux(d.complete, cplBeat, m.Concat(d.hdr, tail))
-	routes := []struct {
-		name     string
-		to, data ir.Value
-	}{
+	routes := []route{
 		{"m_host", isEg(egHost), m.Concat(d.hdr, tail)},
 		{"m_kernel", isEg(egKernel), m.Concat(d.slot, d.hdr, tail)},
 		{"m_local", isEg(egLocal), m.Concat(d.hdr, tail)},
 		{"m_port_a", toA, portBeat},
 		{"m_port_b", toB, portBeat},
 	}
-	done := m.Const(1, 1)
-	for _, r := range routes {
-		sent := m.Reg(r.name+"_sent", 1, 0)
-		to := m.Named(r.name+"_for", r.to)
-		valid := m.And(m.And(s3.valid, to), m.Not(sent))
-		st := axis.New(m, r.name+"_in", r.data, valid)
-		has := m.Or(sent, m.And(valid, st.Ready))
-		done = m.And(done, m.Or(m.Not(to), has))
-		m.SetNext(sent, m.Mux(p.adv, m.Const(1, 0), has))
-		p.output(r.name, axis.Instance(m, r.name+"_slice", axis.SkidModule(r.data.Width()), st), W, K)
-	}
-	m.Assign(p.adv, m.Or(m.Not(s3.valid), done))
+	p.router(s3.valid, p.adv, routes, W, K)
 
 	// Counters.
 	fire := m.Named("pin_count", m.And(p.adv, m.And(s3.valid, s3.sop)))

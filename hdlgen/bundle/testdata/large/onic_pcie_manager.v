@@ -87,16 +87,16 @@ module onic_pcie_manager (
     localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:669
     localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:669
     localparam [1:0] ACT_DROP = 2'h2; // manager.go:669
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:747
-    reg  axil_bvalid = 1'h0; // manager.go:896
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:921
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:921
-    reg  [31:0] lut_index = 32'h0; // manager.go:922
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:922
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:923
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:923
-    reg  axil_rvalid = 1'h0; // manager.go:926
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:926
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:759
+    reg  axil_bvalid = 1'h0; // manager.go:908
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:933
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:933
+    reg  [31:0] lut_index = 32'h0; // manager.go:934
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:934
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:935
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:935
+    reg  axil_rvalid = 1'h0; // manager.go:938
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:938
     reg  lut_init_done = 1'h0; // manager.go:412
     reg  [1:0] remote_port_of = 2'h0; // manager.go:484
     reg  s1_valid = 1'h0; // manager.go:486
@@ -178,33 +178,33 @@ module onic_pcie_manager (
     reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:692
     reg  [127:0] s4_hdr_second = 128'h0; // manager.go:693
     reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:694
-    reg  m_port_a_sent = 1'h0; // manager.go:724
-    reg  m_port_b_sent = 1'h0; // manager.go:724
-    reg  m_kernel_sent = 1'h0; // manager.go:724
-    reg  m_local_sent = 1'h0; // manager.go:724
-    reg  m_cpl_sent = 1'h0; // manager.go:724
-    reg  [31:0] count_ok = 32'h0; // manager.go:745
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:745
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:745
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:745
-    reg  [31:0] count_port_down = 32'h0; // manager.go:745
-    reg  [31:0] count_denied = 32'h0; // manager.go:745
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:745
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:745
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:745
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:745
+    reg  m_port_a_sent = 1'h0; // manager.go:717
+    reg  m_port_b_sent = 1'h0; // manager.go:717
+    reg  m_kernel_sent = 1'h0; // manager.go:717
+    reg  m_local_sent = 1'h0; // manager.go:717
+    reg  m_cpl_sent = 1'h0; // manager.go:717
+    reg  [31:0] count_ok = 32'h0; // manager.go:757
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:757
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:757
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:757
+    reg  [31:0] count_port_down = 32'h0; // manager.go:757
+    reg  [31:0] count_denied = 32'h0; // manager.go:757
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:757
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:757
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:757
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:757
     reg  [6:0] kind; // manager.go:448: a table
     reg  [63:0] bar_mask; // manager.go:454: a table
     reg  bar_ok; // manager.go:455: a table
     reg  [59:0] _mux_2351_mux; // manager.go:516: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:832: a table
-    reg  [1:0] cpl_last_byte; // manager.go:836: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:838: a table
-    wire write_accept; // manager.go:897
-    wire [31:0] write_mask; // manager.go:908
-    wire [31:0] _win_en_lo_not; // manager.go:921
-    wire [31:0] _win_en_lo_and; // manager.go:921
-    wire init_done; // manager.go:924
+    reg  [2:0] cpl_lead_bytes; // manager.go:844: a table
+    reg  [1:0] cpl_last_byte; // manager.go:848: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:850: a table
+    wire write_accept; // manager.go:909
+    wire [31:0] write_mask; // manager.go:920
+    wire [31:0] _win_en_lo_not; // manager.go:933
+    wire [31:0] _win_en_lo_and; // manager.go:933
+    wire init_done; // manager.go:936
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
     wire [127:0] in_hdr; // manager.go:431
@@ -412,71 +412,71 @@ module onic_pcie_manager (
     wire [2:0] cpl_status; // manager.go:670
     wire via_window; // manager.go:673
     wire second_copy; // manager.go:674
-    wire [1:0] _hdr_primary_mux; // manager.go:801
-    wire rewrite_primary_4dw; // manager.go:802
-    wire [31:0] rewrite_primary_dw0; // manager.go:803
-    wire [31:0] rewrite_primary_dw1; // manager.go:804
+    wire [1:0] _hdr_primary_mux; // manager.go:813
+    wire rewrite_primary_4dw; // manager.go:814
+    wire [31:0] rewrite_primary_dw0; // manager.go:815
+    wire [31:0] rewrite_primary_dw1; // manager.go:816
     wire [127:0] hdr_primary; // manager.go:677
-    wire rewrite_second_4dw; // manager.go:802
-    wire [31:0] rewrite_second_dw0; // manager.go:803
-    wire [31:0] rewrite_second_dw1; // manager.go:804
-    wire [127:0] hdr_second; // manager.go:807
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:835
-    wire [11:0] cpl_bytes_one_dw; // manager.go:837
-    wire [11:0] cpl_bytes_many_dw; // manager.go:838
-    wire [11:0] cpl_byte_count; // manager.go:839
-    wire [6:0] cpl_lower_addr; // manager.go:840
-    wire [95:0] cpl_hdr; // manager.go:847
+    wire rewrite_second_4dw; // manager.go:814
+    wire [31:0] rewrite_second_dw0; // manager.go:815
+    wire [31:0] rewrite_second_dw1; // manager.go:816
+    wire [127:0] hdr_second; // manager.go:819
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:847
+    wire [11:0] cpl_bytes_one_dw; // manager.go:849
+    wire [11:0] cpl_bytes_many_dw; // manager.go:850
+    wire [11:0] cpl_byte_count; // manager.go:851
+    wire [6:0] cpl_lower_addr; // manager.go:852
+    wire [95:0] cpl_hdr; // manager.go:859
     wire take_decision; // manager.go:683
     wire forward; // manager.go:703
     wire _to_port_a_eq; // manager.go:704
-    wire to_port_a; // manager.go:710
+    wire to_port_a; // manager.go:705
     wire _to_port_b_eq; // manager.go:704
-    wire to_port_b; // manager.go:711
-    wire [529:0] beat_tail; // manager.go:714
-    wire m_kernel_for; // manager.go:718
-    wire m_local_for; // manager.go:719
-    wire m_cpl_for; // manager.go:720
-    wire m_port_a_offer; // manager.go:726
+    wire to_port_b; // manager.go:706
+    wire [529:0] beat_tail; // manager.go:709
+    wire m_kernel_for; // manager.go:713
+    wire m_local_for; // manager.go:714
+    wire m_cpl_for; // manager.go:715
+    wire m_port_a_offer; // manager.go:717
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:728
-    wire m_port_a_has; // manager.go:729
-    wire m_port_a_done; // manager.go:730
+    wire m_port_a_took; // manager.go:717
+    wire m_port_a_has; // manager.go:717
+    wire m_port_a_done; // manager.go:717
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:726
+    wire m_port_b_offer; // manager.go:717
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:728
-    wire m_port_b_has; // manager.go:729
-    wire m_port_b_done; // manager.go:730
+    wire m_port_b_took; // manager.go:717
+    wire m_port_b_has; // manager.go:717
+    wire m_port_b_done; // manager.go:717
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:726
+    wire m_kernel_offer; // manager.go:717
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:728
-    wire m_kernel_has; // manager.go:729
-    wire m_kernel_done; // manager.go:730
+    wire m_kernel_took; // manager.go:717
+    wire m_kernel_has; // manager.go:717
+    wire m_kernel_done; // manager.go:717
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:726
+    wire m_local_offer; // manager.go:717
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:728
-    wire m_local_has; // manager.go:729
-    wire m_local_done; // manager.go:730
+    wire m_local_took; // manager.go:717
+    wire m_local_has; // manager.go:717
+    wire m_local_done; // manager.go:717
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:726
+    wire m_cpl_offer; // manager.go:717
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:728
-    wire m_cpl_has; // manager.go:729
-    wire m_cpl_done; // manager.go:730
+    wire m_cpl_took; // manager.go:717
+    wire m_cpl_has; // manager.go:717
+    wire m_cpl_done; // manager.go:717
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:742
-    wire _s_axil_arready_not; // manager.go:945
-    wire read_accept; // manager.go:945
-    wire [31:0] _read_data_or_6; // manager.go:968
-    wire [31:0] _read_data_or_5; // manager.go:968
-    wire [31:0] _read_data_or_4; // manager.go:968
-    wire [31:0] _read_data_or_3; // manager.go:968
-    wire [31:0] _read_data_or_2; // manager.go:968
-    wire [31:0] _read_data_or; // manager.go:968
-    wire [31:0] read_data; // manager.go:968
+    wire count_fire; // manager.go:754
+    wire _s_axil_arready_not; // manager.go:957
+    wire read_accept; // manager.go:957
+    wire [31:0] _read_data_or_6; // manager.go:980
+    wire [31:0] _read_data_or_5; // manager.go:980
+    wire [31:0] _read_data_or_4; // manager.go:980
+    wire [31:0] _read_data_or_3; // manager.go:980
+    wire [31:0] _read_data_or_2; // manager.go:980
+    wire [31:0] _read_data_or; // manager.go:980
+    wire [31:0] read_data; // manager.go:980
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
