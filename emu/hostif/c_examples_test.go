@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +30,35 @@ type session struct {
 	dir, onic      string
 	socket         string
 	srv            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr lockedBuffer
 	exited         chan error
+}
+
+// lockedBuffer is a bytes.Buffer the server's output is copied into
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Bytes() []byte { return []byte(b.String()) }
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
 
 // goTool is the go command that runs the tests: on PATH, or the one
@@ -68,7 +96,9 @@ func build(t *testing.T, examples ...string) *session {
 	return s
 }
 
-// serve starts onic emu serve with args and waits for its socket.
+// serve starts onic emu serve with args and waits until it listens. The
+// socket file alone is not enough: it exists between bind and listen,
+// when a client's connect is refused.
 func (s *session) serve(args ...string) {
 	t := s.t
 	s.socket = filepath.Join(s.dir, "onic.sock")
@@ -88,7 +118,7 @@ func (s *session) serve(args ...string) {
 		}
 	})
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(s.socket); err == nil {
+		if strings.Contains(s.stderr.String(), " on "+s.socket+" (") {
 			return
 		}
 		select {
@@ -97,7 +127,7 @@ func (s *session) serve(args ...string) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("onic emu serve made no socket in 20 s\n%s", s.stderr.String())
+			t.Fatalf("onic emu serve did not report listening in 20 s\n%s", s.stderr.String())
 		}
 	}
 }
