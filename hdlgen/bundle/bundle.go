@@ -457,7 +457,12 @@ func readme(d *manager.Design, o Options, sources []string) []byte {
 	w("in bits [8n+7:8n]), `_keep` (a bit per DW), `_sop`, `_eop`, `_valid` and")
 	w("`_ready`; a beat moves when valid and ready are both high. The header is")
 	w("read on the start-of-packet beat. `s_host_tlp_bar` is the BAR the PCIe core")
-	w("matched (0-5, 7 for none) and `self_id` the O-NIC's bus/device/function.")
+	if o.PCIe4 {
+		w("matched (0-5, 7 for none). The O-NIC's own ID is `cfg_bus_number`, device 0,")
+		w("function 0: the block's physical function 0 at the bus the block captured.")
+	} else {
+		w("matched (0-5, 7 for none) and `self_id` the O-NIC's bus/device/function.")
+	}
 	w("`port_down` (bit 0 port A, bit 1 port B) is the optical ports' state.")
 	w("")
 	w("| Stream | Direction | Carries |")

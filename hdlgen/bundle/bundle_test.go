@@ -276,6 +276,10 @@ func TestPCIe4Bundle(t *testing.T) {
 	if err != nil || !strings.Contains(string(top), "input  wire user_clk,") || !strings.Contains(string(top), ".rst(user_reset)") {
 		t.Errorf("onic_top does not run on user_clk and user_reset: %v\n%s", err, top)
 	}
+	// Its bus number comes from the block, not from a port of its own.
+	if !strings.Contains(string(top), "input  wire [7:0] cfg_bus_number,") || strings.Contains(string(top), "self_id") {
+		t.Errorf("onic_top does not take its ID from the block's cfg_bus_number:\n%s", top)
+	}
 	x, err := os.ReadFile(filepath.Join(dir, "onic_top.xdc"))
 	if err != nil || !strings.Contains(string(x), "[get_ports user_clk]") {
 		t.Errorf("onic_top.xdc has no user_clk clock: %v", err)

@@ -111,12 +111,18 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 //   - kernel slots and registers: the two pipelines' m_kernel and m_local
 //     streams merged, out of the top.
 //
+// The card's own requester ID comes from the block's cfg_bus_number.
+//
 // Per port the top has the link's lane interface (<port>_tx_*,
 // <port>_rx_*, <port>_phy_up), state and counters; the port pipeline's
 // counts leave as port_in_count_* and port_in_deny_*.
 func Build(name string, p Parts) *ir.Module {
 	m := ir.NewModule(name)
-	self := m.Input("self_id", 16)
+	// The O-NIC is the block's physical function 0: its ID is the bus
+	// number the block captured from configuration writes, device 0,
+	// function 0 (PG213 cfg_bus_number, in the configuration control
+	// interface).
+	self := m.Named("self_id", m.Concat(m.Input("cfg_bus_number", 8), m.Const(8, 0)))
 	cq, cc, rq, rc := pcie4.CQModule(), pcie4.CCModule(), pcie4.RQModule(), pcie4.RCModule()
 	inputsOf := func(sub *ir.Module, prefix string, in map[string]ir.Value) {
 		for _, pt := range sub.Ports() {

@@ -68,8 +68,8 @@ func TestTwoFullCards(t *testing.T) {
 	// Card A's every input and output, for the HDL replay below.
 	rec := replay.New(topA, a.Sim)
 	selfA, selfB := tlp.NewID(0x01, 0, 0), tlp.NewID(0x02, 0, 0)
-	a.drive("self_id", uint64(selfA))
-	b.drive("self_id", uint64(selfB))
+	a.drive("cfg_bus_number", uint64(selfA.Bus()))
+	b.drive("cfg_bus_number", uint64(selfB.Bus()))
 	rec.Reset(true)
 	a.Settle()
 	if err := rec.Cycle(); err != nil {
