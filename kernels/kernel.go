@@ -15,7 +15,10 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strings"
+	"sync"
 
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
@@ -356,37 +359,82 @@ func ident(name string) string {
 	return string(b)
 }
 
-// library is the built-in kernels, by name.
-var library []*Kernel
+// registry is every registered kernel: the built-in library, then a
+// program's own.
+var registry struct {
+	sync.Mutex
+	ks []*Kernel
+}
 
-// register adds built-in kernels (in init functions).
-func register(ks ...*Kernel) { library = append(library, ks...) }
+// Register adds kernels to the library that Library, Lookup and every
+// onic command use: the built-in kernels register themselves this way,
+// and a program of your own passes its kernels to cli.Main, which calls
+// it. Each kernel must be a valid description (its hardware builds), with
+// a name (lower-case words joined by dashes) that no registered kernel
+// has; if one is not, nothing is registered and the error names it.
+func Register(ks ...*Kernel) error {
+	registry.Lock()
+	defer registry.Unlock()
+	seen := map[string]bool{}
+	for _, k := range registry.ks {
+		seen[k.Name] = true
+	}
+	for _, k := range ks {
+		if k == nil {
+			return fmt.Errorf("register: a nil kernel")
+		}
+		if !validName.MatchString(k.Name) {
+			return fmt.Errorf("register: kernel name %q: use lower-case letters, digits and dots, words joined by dashes (abs-diff)", k.Name)
+		}
+		if seen[k.Name] {
+			return fmt.Errorf("register: kernel %s: a registered kernel has that name", k.Name)
+		}
+		if _, err := k.Module(); err != nil {
+			return fmt.Errorf("register: %w", err)
+		}
+		seen[k.Name] = true
+	}
+	registry.ks = append(registry.ks, ks...)
+	return nil
+}
 
-// Library returns the built-in kernels, sorted by name.
+// MustRegister is Register for kernels known to be good (the built-in
+// library's, in init functions): it panics if Register fails.
+func MustRegister(ks ...*Kernel) {
+	if err := Register(ks...); err != nil {
+		panic(err)
+	}
+}
+
+// validName is what a kernel may be called.
+var validName = regexp.MustCompile(`^[a-z][a-z0-9.]*(-[a-z0-9.]+)*$`)
+
+// ValidName reports whether name is a kernel name onic accepts: lower-case
+// letters, digits and dots, words joined by dashes ("abs-diff",
+// "sum-q8.24-block").
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// Library returns every registered kernel (the built-in ones and a
+// program's own), sorted by name.
 func Library() []*Kernel {
-	out := slices.Clone(library)
-	slices.SortFunc(out, func(a, b *Kernel) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	registry.Lock()
+	out := slices.Clone(registry.ks)
+	registry.Unlock()
+	slices.SortFunc(out, func(a, b *Kernel) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Lookup returns the built-in kernel named name.
+// Lookup returns the registered kernel named name.
 func Lookup(name string) (*Kernel, error) {
-	for _, k := range library {
+	lib := Library()
+	for _, k := range lib {
 		if k.Name == name {
 			return k, nil
 		}
 	}
 	var names []string
-	for _, k := range Library() {
+	for _, k := range lib {
 		names = append(names, k.Name)
 	}
-	return nil, fmt.Errorf("no kernel %q (built in: %v)", name, names)
+	return nil, fmt.Errorf("no kernel %q (registered: %v)", name, names)
 }

@@ -9,9 +9,9 @@ import (
 // The built-in elementwise kernels. Beats are 512 bits on the input side,
 // the width of the manager's data path.
 func init() {
-	register(CRC32C(false, 64), CRC32C(true, 64), must(Filter(DefaultFilter, 64)),
+	MustRegister(CRC32C(false, 64), CRC32C(true, 64), must(Filter(DefaultFilter, 64)),
 		must(BlockSum(Fixed(8, 24))), Scale(0x18000), must(Histogram(DefaultHist, 64)))
-	register(
+	MustRegister(
 		&Kernel{Name: "sum-int32", Version: "1.0.0", Doc: "elementwise sum of two int32 streams, wrapping (an allreduce step across the two ports)",
 			In: Int32, Lanes: 16, Inputs: 2,
 			Lane: func(m *ir.Module, in []ir.Value) ir.Value { return m.Add(in[0], in[1]) },

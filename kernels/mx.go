@@ -29,7 +29,7 @@ import (
 // saves a leading-zero counter per lane. A partial last beat makes a
 // partial block: the scale byte, then its elements.
 func init() {
-	register(&Kernel{Name: "quantize-mxint8", Version: "1.0.0",
+	MustRegister(&Kernel{Name: "quantize-mxint8", Version: "1.0.0",
 		Doc:    "quantise bf16 to MXINT8 (OCP Microscaling): 32 elements share a power-of-two scale; 64 bytes in, 33 out",
 		Params: []Param{{"block", "32"}},
 		In:     BF16, Out: U8, Lanes: 32, OutLanes: 33, Inputs: 1,

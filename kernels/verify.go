@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 )
 
 // edges are the element values every kernel is tried on: zero, one,
@@ -65,6 +66,16 @@ type Verdict struct {
 	Interval float64           `json:"interval_cycles"` // cycles per input beat, back to back
 	// BytesPerCycle is the input bytes taken per cycle back to back.
 	BytesPerCycle float64 `json:"bytes_per_cycle"`
+}
+
+// String is the verdict on one line: each check and what it found, the
+// RTL tools in name order.
+func (v Verdict) String() string {
+	parts := []string{"simulator vs reference: " + v.Sim}
+	for _, name := range slices.Sorted(maps.Keys(v.RTL)) {
+		parts = append(parts, name+" vs simulator: "+v.RTL[name])
+	}
+	return strings.Join(parts, "; ")
 }
 
 // OK reports whether every check passed.

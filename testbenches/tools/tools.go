@@ -32,6 +32,13 @@ func InCI() bool {
 	return err == nil && v
 }
 
+// Have reports whether command name is on PATH (for a test that uses a
+// tool when it is there and does without it otherwise).
+func Have(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
 // Require returns the path of command name. If it is not installed the
 // test fails under CI=true and is skipped otherwise.
 func Require(t testing.TB, name string) string {

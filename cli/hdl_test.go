@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -101,7 +101,7 @@ func TestHDLGen(t *testing.T) {
 	t.Logf("default manager: %+v", r.Modules)
 
 	scen := filepath.Join(t.TempDir(), "s.yaml")
-	src, err := os.ReadFile("../../emu/scenario/scenarios/two-party.yaml")
+	src, err := os.ReadFile("../emu/scenario/scenarios/two-party.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

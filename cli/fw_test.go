@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func TestFirmwareCLI(t *testing.T) {
 	if st, err := os.Stat(at("ops.key")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("ops.key: %v %v", st.Mode(), err)
 	}
-	spec := "../../firmware/testdata/onic-a.yaml"
+	spec := "../firmware/testdata/onic-a.yaml"
 	must("fw", "build", spec, "--key", at("dev.key"), "--out", at("a.onicfw"))
 	must("fw", "build", spec, "--out", at("b.onicfw"))
 	if a, b := read(t, at("a.onicfw")), read(t, at("b.onicfw")); len(a) <= len(b) {
@@ -97,7 +97,7 @@ func TestFirmwareCLI(t *testing.T) {
 	// Build -> sign -> verify -> load -> run: the image goes into onicA of
 	// the two-party scenario at 50 µs (on a board fast enough to finish
 	// within the run), an unsigned one is refused at 100 µs.
-	scen := strings.Replace(string(read(t, "../../emu/scenario/scenarios/two-party.yaml")), "    host: A\n",
+	scen := strings.Replace(string(read(t, "../emu/scenario/scenarios/two-party.yaml")), "    host: A\n",
 		"    host: A\n    board: {config_mbps: 3822500, icap_mbps: 258693.6, link_down: 1us, rescan: 1us, optical_bring_up: 1us}\n    hold_tlps: 8192\n", 1)
 	if err := os.WriteFile(at("scen.yaml"), []byte(scen), 0o644); err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func writeSpec(t *testing.T, dir, src string) string {
 // TestFirmwarePlanCLI: onic fw plan on the example trace: the optimum
 // beats LRU on onicA, JSON carries every step, bad traces are one line.
 func TestFirmwarePlanCLI(t *testing.T) {
-	trace := "../../firmware/testdata/trace.yaml"
+	trace := "../firmware/testdata/trace.yaml"
 	code, out, errs := onic(t, "", "fw", "plan", trace)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -16,7 +16,7 @@ func TestPackageMap(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

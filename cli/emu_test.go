@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -83,7 +83,7 @@ func TestEmuRunCLI(t *testing.T) {
 // TestEmuRunConfig: a scenario in a YAML file runs like the built-in one;
 // a misspelt field is refused with one line naming the file and field.
 func TestEmuRunConfig(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "emu", "scenario", "scenarios", "two-party.yaml"))
+	src, err := os.ReadFile(filepath.Join("..", "emu", "scenario", "scenarios", "two-party.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

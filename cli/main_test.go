@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ type vector struct{ name, hex string }
 // with its tests.
 func loadVectors(t *testing.T) []vector {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "tlp", "testdata", "vectors.txt"))
+	f, err := os.Open(filepath.Join("..", "tlp", "testdata", "vectors.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

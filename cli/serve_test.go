@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -100,7 +100,7 @@ func TestEmuServeSIGTERM(t *testing.T) {
 	socket := filepath.Join(dir, "s")
 	done := make(chan string, 1)
 	go func() {
-		_, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--config", filepath.Join("..", "..", "emu", "scenario", "scenarios", "two-party.yaml"))
+		_, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--config", filepath.Join("..", "emu", "scenario", "scenarios", "two-party.yaml"))
 		done <- out + errs
 	}()
 	var c *hostif.Client

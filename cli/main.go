@@ -1,0 +1,154 @@
+// Package cli is the onic command line: the toolchain and emulator for
+// FPGA optical NICs, one subcommand per area (tlp, pcie, emu, hdl, kernel,
+// fw). The onic command (cmd/onic) is Main; a program of your own that
+// adds your kernels to the built-in ones is Main with them:
+//
+//	func main() { os.Exit(cli.Main(mykernel.Kernel())) }
+//
+// and every onic command then knows them (kernel list/gen/test, emu run
+// with them in a slot, fw build with them in a spec).
+//
+// Every command prints --help, takes --config FILE (YAML) and ONIC_*
+// environment overrides, and on bad input prints a single line naming the
+// problem to stderr and exits 1.
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"onic/internal/readfile"
+	"onic/kernels"
+)
+
+// version is set at build time with -ldflags "-X onic/cli.version=..."; without
+// it the module version or VCS revision from the build info is used.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}
+
+// Main runs the onic command line on the process's arguments and
+// standard streams, with the kernels ks added to the built-in library
+// (kernels.Register: each must be valid and named unlike every other),
+// and returns the exit code: 0, or 1 after a one-line error on stderr.
+func Main(ks ...*kernels.Kernel) int {
+	if err := kernels.Register(ks...); err != nil {
+		fmt.Fprintf(os.Stderr, "onic: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 1
+	}
+	return run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// run executes the CLI with the given arguments and streams and returns the
+// process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+		fmt.Fprintf(stderr, "onic: %s\n", msg)
+		return 1
+	}
+	return 0
+}
+
+// newRootCmd builds the command tree. Each call gets its own viper instance,
+// so tests can run commands side by side.
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	v := viper.New()
+	v.SetEnvPrefix("ONIC")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	v.AutomaticEnv()
+
+	root := &cobra.Command{
+		Use:   "onic",
+		Short: "Toolchain and emulator for FPGA optical NICs (O-NICs)",
+		Long: `onic is the toolchain and emulator for FPGA optical NICs: PCIe over optical
+ports through a MEMS switch, with an FPGA PCIe manager and in-network kernels.
+
+Areas:
+  tlp     PCIe Transaction Layer Packets: decode, encode, demo
+  pcie    PCIe model: enumerate a topology, tree, configuration-space dumps
+  emu     emulator: run cluster scenarios, linkbench (one PCIe link)
+  hdl     Verilog generation: the PCIe manager, checks with Verilator/Icarus/Yosys
+  kernel  in-network kernels: list, new, test, gen
+  fw      firmware images: keygen, build, sign, inspect, verify, diff, pack, costs
+
+Configuration: --config FILE (YAML); environment variables ONIC_<AREA>_<VERB>_<FLAG>
+override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg, _ := cmd.Flags().GetString("config"); cfg != "" {
+				// A regular file of at most 1 MiB, of the kind its
+				// extension says (YAML without one).
+				b, err := readfile.Read(cfg, 1<<20)
+				if err != nil {
+					return fmt.Errorf("config %v", err)
+				}
+				kind := strings.TrimPrefix(filepath.Ext(cfg), ".")
+				if kind == "" || kind == "yml" {
+					kind = "yaml"
+				}
+				v.SetConfigType(kind)
+				if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+					return fmt.Errorf("config %s: %v", cfg, err)
+				}
+			}
+			return nil
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().String("config", "", "YAML configuration file")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v))
+	return root
+}
+
+// bindFlags makes each of cmd's local flags readable through v under
+// "<prefix>.<flag>", so a config file or ONIC_<PREFIX>_<FLAG> can set it.
+func bindFlags(v *viper.Viper, cmd *cobra.Command, prefix string) {
+	cmd.LocalFlags().VisitAll(func(f *pflagFlag) {
+		_ = v.BindPFlag(prefix+"."+f.Name, f)
+	})
+}
+
+// areaRunE is the RunE of an area command (such as `onic tlp`): with no
+// verb it prints help; an unknown verb is an error.
+func areaRunE(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return cmd.Help()
+}
