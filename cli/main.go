@@ -59,7 +59,7 @@ func versionString() string {
 // and returns the exit code: 0, or 1 after a one-line error on stderr.
 func Main(ks ...*kernels.Kernel) int {
 	if err := kernels.Register(ks...); err != nil {
-		fmt.Fprintf(os.Stderr, "onic: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		printError(os.Stderr, err)
 		return 1
 	}
 	return run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -71,11 +71,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
-		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
-		fmt.Fprintf(stderr, "onic: %s\n", msg)
+		printError(stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// printError writes err to w: one line per error it joins (a kernel
+// with three mistakes gets three lines), each starting "onic: ".
+func printError(w io.Writer, err error) {
+	for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			fmt.Fprintf(w, "onic: %s\n", line)
+		}
+	}
 }
 
 // newRootCmd builds the command tree. Each call gets its own viper instance,

@@ -90,7 +90,7 @@ func BF16ToFP32(m *ir.Module, x ir.Value) ir.Value { return m.Concat(x, m.Const(
 // check says whether a value has the element's width.
 func (e Elem) check(v ir.Value) error {
 	if v.Width() != e.Bits {
-		return fmt.Errorf("%s element is %d bits, the value %d", e.Name, e.Bits, v.Width())
+		return fmt.Errorf("the value returned is %d bits; an %s element is %d", v.Width(), e.Name, e.Bits)
 	}
 	return nil
 }

@@ -203,11 +203,14 @@ func (k *Kernel) Module() (*ir.Module, error) {
 		m.Output(p+"_tready", readies[i])
 	}
 	if k.Lane != nil {
-		if err := k.lanes(s); err != nil {
-			return nil, err
-		}
+		k.lanes(s)
 	} else {
 		k.Body(s)
+	}
+	// The body's own mistakes first, each once with its line: they are
+	// usually why the beat below has the wrong shape.
+	if err := m.Err(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
 	o := s.Out
 	switch {
@@ -270,7 +273,7 @@ func (k *Kernel) Module() (*ir.Module, error) {
 // lanes is the body of an elementwise kernel: Lane on every lane, an
 // element present where it is in every input, the packet ending with
 // input 0's.
-func (k *Kernel) lanes(s *Step) error {
+func (k *Kernel) lanes(s *Step) {
 	m, eo := s.M, k.out()
 	var lanes, keeps []ir.Value
 	for l := k.Lanes - 1; l >= 0; l-- { // most significant first, for Concat
@@ -283,7 +286,9 @@ func (k *Kernel) lanes(s *Step) error {
 		present = m.Named(fmt.Sprintf("lane%d_present", l), present)
 		v := k.Lane(m, elems)
 		if err := eo.check(v); err != nil {
-			return fmt.Errorf("kernel %s: lane: %v", k.Name, err)
+			// At the line that built the value, once for every lane.
+			m.Errorf(v, "lane: %v", err)
+			v = m.Const(eo.Bits, 0)
 		}
 		lanes = append(lanes, m.Named(fmt.Sprintf("lane%d_out", l), v))
 		for range eo.Bytes() {
@@ -291,7 +296,6 @@ func (k *Kernel) lanes(s *Step) error {
 		}
 	}
 	s.Out = Beat{Data: m.Concat(lanes...), Keep: m.Concat(keeps...), Last: s.In[0].Last}
-	return nil
 }
 
 // Reference computes the kernel's output packet from its input packets

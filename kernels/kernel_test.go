@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
+	"onic/hdlgen/ir"
 	"onic/kernels/replay"
 	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
@@ -172,7 +176,7 @@ func TestBadKernels(t *testing.T) {
 			k.Body = func(s *Step) { s.Out = Beat{s.M.Slice(s.In[0].Data, 0, 8), s.In[0].Keep, s.In[0].Last} }
 		}, "body: output beat of data 8, keep 64 and last 1 bits; want 512, 64 and 1"},
 		{func(k *Kernel) { k.Ref = nil }, "ref: no reference"},
-		{func(k *Kernel) { k.Out = Int16 }, "lane: int16 element is 16 bits, the value 32"},
+		{func(k *Kernel) { k.Out = Int16 }, "lib.go:17: lane: the value returned is 32 bits; an int16 element is 16 (16 times"},
 	} {
 		k := ok
 		c.edit(&k)
@@ -187,6 +191,42 @@ func TestBadKernels(t *testing.T) {
 	k := *mustLookup(t, "sum-int32")
 	if _, err := k.Reference([][]byte{{1, 2, 3}, {1, 2, 3}}); err == nil {
 		t.Error("a packet of 3 bytes of int32 accepted")
+	}
+}
+
+// TestErrorsOnce: a mistake in a Lane function, which runs once per lane,
+// is reported once, at the user's line, with how many times it was made;
+// distinct mistakes each get a line of their own. Register refuses the
+// kernel with the same errors and registers nothing.
+func TestErrorsOnce(t *testing.T) {
+	var at int // the line of the first mistake
+	k := &Kernel{Name: "bad-widths", Version: "0.1.0", In: Int32, Lanes: 16, Inputs: 2,
+		Lane: func(m *ir.Module, in []ir.Value) ir.Value {
+			_, _, at, _ = runtime.Caller(0)
+			d := m.Sub(m.Sext(in[0], 33), in[1])                   // 33 - 32 bits
+			return m.Mux(m.Slice(d, 32, 1), m.Const(31, 0), in[0]) // 31 and 32 bits
+		},
+		Ref: func(in []uint64) uint64 { return 0 }}
+	_, err := k.Module()
+	if err == nil {
+		t.Fatal("a kernel with two width mistakes built")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{"kernel_test.go:" + strconv.Itoa(at+1) + ": sub: operands are 33 and 32 bits",
+		"kernel_test.go:" + strconv.Itoa(at+2) + ": mux: the choices are 31 and 32 bits"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) || !strings.HasSuffix(lines[i], "(16 times: the line ran once per lane or instance)") {
+			t.Errorf("line %d: %q, want %q ... (16 times ...)", i, lines[i], w)
+		}
+	}
+	if err := Register(k); err == nil || !strings.Contains(err.Error(), "sub: operands are 33 and 32 bits") {
+		t.Errorf("Register: %v", err)
+	}
+	if _, err := Lookup("bad-widths"); err == nil {
+		t.Error("a refused kernel was registered")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -191,9 +192,34 @@ func (m *Module) Ports() []Port { return m.ports }
 type Error struct {
 	Pos Pos
 	Msg string
+
+	times int // how many times the same call made it (Check counts them)
 }
 
-func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+func (e *Error) Error() string {
+	msg := e.Pos.where() + ": " + e.Msg
+	if e.times > 1 {
+		msg += fmt.Sprintf(" (%d times: the line ran once per lane or instance)", e.times)
+	}
+	return msg
+}
+
+// where is the position as an editor opens it: the file relative to the
+// working directory when it is below it, else its full path. (String,
+// for generated files, gives the base name alone, the same on every
+// machine.)
+func (p Pos) where() string {
+	if p.File == "" {
+		return "?"
+	}
+	f := p.File
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, f); err == nil && !strings.HasPrefix(r, "..") {
+			f = r
+		}
+	}
+	return fmt.Sprintf("%s:%d", f, p.Line)
+}
 
 // pkgDir is this package's source directory: frames from its non-test
 // files are the builder's own, the first other frame is the user's.
@@ -240,7 +266,7 @@ func caller() Pos {
 }
 
 func (m *Module) errorf(p Pos, format string, a ...any) {
-	m.errs = append(m.errs, &Error{p, fmt.Sprintf(format, a...)})
+	m.errs = append(m.errs, &Error{Pos: p, Msg: fmt.Sprintf(format, a...)})
 }
 
 // add appends a node and returns its Value.
@@ -542,9 +568,13 @@ func (m *Module) Mux(sel, a, b Value) Value {
 	if !m.own(p, "mux", sel, a, b) {
 		return m.poison(p, a.Width())
 	}
-	if sel.Width() != 1 || a.Width() != b.Width() {
-		m.errorf(p, "mux: select is %d bits (want 1), choices %d and %d bits (want equal)", sel.Width(), a.Width(), b.Width())
+	if sel.Width() != 1 {
+		m.errorf(p, "mux: the select is %d bits; it must be 1", sel.Width())
 		return m.poison(p, a.Width())
+	}
+	if a.Width() != b.Width() {
+		m.errorf(p, "mux: the choices are %d and %d bits; widths must be equal (extend or slice explicitly)", a.Width(), b.Width())
+		return m.poison(p, max(a.Width(), b.Width()))
 	}
 	return m.add(Node{Op: OpMux, W: a.Width(), Args: []int{sel.id, a.id, b.id}, Pos: p})
 }
@@ -821,18 +851,58 @@ func sortedKeys(vs map[string]Value) func(func(string) bool) {
 	}
 }
 
+// built is every error made while building so far. A mistake in code
+// that runs once per lane is one mistake: each distinct error is there
+// once, with how many times it was made.
+func (m *Module) built() []error {
+	var errs []error
+	first := map[Error]*Error{}
+	for _, err := range m.errs {
+		e, ok := err.(*Error)
+		if !ok {
+			errs = append(errs, err)
+			continue
+		}
+		key := Error{Pos: e.Pos, Msg: e.Msg}
+		if f := first[key]; f != nil {
+			f.times++
+			continue
+		}
+		c := &Error{Pos: e.Pos, Msg: e.Msg, times: 1}
+		first[key] = c
+		errs = append(errs, c)
+	}
+	return errs
+}
+
+// Err returns the errors made while building so far (each distinct one
+// once), without Check's structural checks: for a builder that must stop
+// before finishing a module its user's code got wrong.
+func (m *Module) Err() error { return errors.Join(m.built()...) }
+
+// Errorf records a mistake in the user's code at the position where v
+// was built (a value of the wrong kind handed back to a framework, say),
+// reported with the others by Check and Err.
+func (m *Module) Errorf(v Value, format string, a ...any) {
+	p := Pos{}
+	if v.m == m && v.id >= 0 && v.id < len(m.nodes) {
+		p = m.nodes[v.id].Pos
+	}
+	m.errorf(p, format, a...)
+}
+
 // Check returns every error made while building, then the structural
 // ones: wires never driven, registers without a next value, and
 // combinational loops (with the path around the loop).
 func (m *Module) Check() error {
-	errs := append([]error(nil), m.errs...)
+	errs := m.built()
 	for i := range m.nodes {
 		n := &m.nodes[i]
 		switch {
 		case n.Op == OpWire && len(n.Args) == 0:
-			errs = append(errs, &Error{n.Pos, fmt.Sprintf("wire %q is never driven", n.Name)})
+			errs = append(errs, &Error{Pos: n.Pos, Msg: fmt.Sprintf("wire %q is never driven", n.Name)})
 		case n.Op == OpReg && (len(n.Args) == 0 || n.Args[0] < 0):
-			errs = append(errs, &Error{n.Pos, fmt.Sprintf("register %q has no next value", n.Name)})
+			errs = append(errs, &Error{Pos: n.Pos, Msg: fmt.Sprintf("register %q has no next value", n.Name)})
 		}
 	}
 	if len(errs) == 0 {
@@ -878,7 +948,7 @@ func (m *Module) loops() error {
 					for _, s := range stack[start:] {
 						path = append(path, m.describe(s))
 					}
-					return &Error{m.nodes[a].Pos, "combinational loop: " + strings.Join(path, " <- ") + " <- " + m.describe(a)}
+					return &Error{Pos: m.nodes[a].Pos, Msg: "combinational loop: " + strings.Join(path, " <- ") + " <- " + m.describe(a)}
 				case white:
 					if err := visit(a); err != nil {
 						return err

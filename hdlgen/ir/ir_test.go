@@ -56,7 +56,7 @@ func TestErrors(t *testing.T) {
 	m.ConstWords(60, []uint64{0, 1})
 	want = append(want, prev()+": constant: 2 words do not make a value of 60 bits")
 	m.Mux(a, a, a)
-	want = append(want, prev()+": mux: select is 8 bits")
+	want = append(want, prev()+": mux: the select is 8 bits")
 	m.Zext(a, 4)
 	want = append(want, prev()+": zext: cannot extend 8 bits to 4")
 	m.Input("a", 2)

@@ -64,9 +64,9 @@ module onic_kernel_crc32c_append (
     wire _tail_not; // crc.go:129
     wire step_go; // kernel.go:112
     wire _out_skid_data_not; // crc.go:145
-    wire [576:0] _out_skid_data_concat; // kernel.go:231
+    wire [576:0] _out_skid_data_concat; // kernel.go:234
     wire res_ready; // axis.go:23
-    wire _s0_ready_and; // kernel.go:238
+    wire _s0_ready_and; // kernel.go:241
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60

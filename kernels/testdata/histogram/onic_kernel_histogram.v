@@ -103,10 +103,10 @@ module onic_kernel_histogram (
     wire [31:0] mux_170; // hist.go:141
     wire or_171; // hist.go:141
     wire [31:0] _axil_reg_or; // hist.go:147
-    wire _step_next_and; // kernel.go:225
-    wire [576:0] _out_skid_data_concat; // kernel.go:231
+    wire _step_next_and; // kernel.go:228
+    wire [576:0] _out_skid_data_concat; // kernel.go:234
     wire res_ready; // axis.go:23
-    wire _s0_ready_and; // kernel.go:241
+    wire _s0_ready_and; // kernel.go:244
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60
