@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -311,5 +314,73 @@ func TestProfile(t *testing.T) {
 		if p.Latency != 1 || p.CyclesPerBeat != c.perBeat || p.OutPerIn != c.outPerIn || p.BeatBytes != 64 {
 			t.Errorf("%s: %+v, want latency 1, %g cycles a beat, %g out per in", c.name, p, c.perBeat, c.outPerIn)
 		}
+	}
+}
+
+// TestFailureReport: a kernel whose hardware disagrees with its reference
+// (it adds where the reference subtracts) fails Verify with a report that
+// names the case, the output byte, beat, lane and cycle, the element got
+// and wanted and the input elements it came from — each consistent with
+// the two functions — and a VCD of the failing run that exists.
+func TestFailureReport(t *testing.T) {
+	ref := func(in []uint64) uint64 { return uint64(uint32(int32(in[0]) - int32(in[1]))) }
+	k := &Kernel{Name: "wrong-diff", Version: "0.1.0", In: Int32, Lanes: 16, Inputs: 2,
+		Lane: func(m *ir.Module, in []ir.Value) ir.Value { return m.Add(in[0], in[1]) },
+		Ref:  ref}
+	v := k.Verify(1, nil)
+	if v.OK() {
+		t.Fatal("a wrong kernel passed")
+	}
+	re := regexp.MustCompile(`^seed 1, case \d+ \(input packets of \d+ bytes\): output byte (\d+), beat (\d+), lane (\d+), cycle \d+: ` +
+		`got (0x[0-9a-f]{8}), want (0x[0-9a-f]{8}) \(input element (\d+): (0x[0-9a-f]{8}), (0x[0-9a-f]{8})\); waveform: (\S+)$`)
+	f := re.FindStringSubmatch(v.Sim)
+	if f == nil {
+		t.Fatalf("report %q does not match %s", v.Sim, re)
+	}
+	n := func(s string) uint64 { x, _ := strconv.ParseUint(s, 0, 64); return x }
+	off, beat, lane, elem := n(f[1]), n(f[2]), n(f[3]), n(f[6])
+	a, b := n(f[7]), n(f[8])
+	if got, want := n(f[4]), n(f[5]); got != uint64(uint32(a+b)) || want != ref([]uint64{a, b}) {
+		t.Errorf("got %#x want %#x, but the inputs %#x, %#x give %#x and %#x", got, want, a, b, uint32(a+b), ref([]uint64{a, b}))
+	}
+	if elem != off/4 || beat != off/64 || lane != off%64/4 {
+		t.Errorf("byte %d is element %d, beat %d, lane %d; the report says %d, %d, %d", off, off/4, off/64, off%64/4, elem, beat, lane)
+	}
+	vcd, err := os.ReadFile(f[9])
+	if err != nil || !bytes.Contains(vcd, []byte("$enddefinitions $end")) || !bytes.Contains(vcd, []byte("s0_lane0")) {
+		t.Errorf("waveform %s: %v", f[9], err)
+	}
+	os.RemoveAll(filepath.Dir(f[9]))
+}
+
+// lyingTool is an RTL simulator whose log stops after three cycles.
+type lyingTool struct{ real Tool }
+
+func (l lyingTool) Name() string { return "lying" }
+func (l lyingTool) Run(dir string, srcs []string) ([]string, error) {
+	lines, err := l.real.Run(dir, srcs)
+	return lines[:min(3, len(lines))], err
+}
+
+// TestRTLFailureReport: when the Verilog's run differs from the
+// simulator's, the verdict names the cycle and both lines, keeps the work
+// files and writes the simulator's waveform of the same run next to them.
+func TestRTLFailureReport(t *testing.T) {
+	tools.Require(t, "iverilog")
+	v := mustLookup(t, "sum-int32").Verify(1, []Tool{lyingTool{replay.Icarus}})
+	r := v.RTL["lying"]
+	f := regexp.MustCompile(`^seed 1, \d+ elements: cycle 3:\n  simulator: .*\n  RTL:       ; work files in (\S+); waveform: (\S+)$`).FindStringSubmatch(r)
+	if v.OK() || f == nil {
+		t.Fatalf("verdict %q", r)
+	}
+	defer os.RemoveAll(f[1])
+	if _, err := os.Stat(filepath.Join(f[1], "tb.v")); err != nil {
+		t.Errorf("work files: %v", err)
+	}
+	if filepath.Dir(f[2]) != f[1] {
+		t.Errorf("waveform %s not in %s", f[2], f[1])
+	}
+	if b, err := os.ReadFile(f[2]); err != nil || !bytes.Contains(b, []byte("$enddefinitions $end")) {
+		t.Errorf("waveform: %v", err)
 	}
 }

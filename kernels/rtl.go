@@ -72,7 +72,7 @@ func (k *Kernel) RunRTL(in [][]byte, t Traffic, tool Tool, dir string) (Replay, 
 		vecs = append(vecs, vector(m, ps, values))
 	}
 	var r Replay
-	if _, _, err := k.run(m, in, t, rec, &r.Sim); err != nil {
+	if _, _, err := k.run(m, in, t, rec, &r.Sim, nil); err != nil {
 		return r, err
 	}
 	r.RTL, err = replayIn(tool, dir, m, vecs, k.testbench(m, ports, len(vecs)))

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -37,6 +38,8 @@ type Stats struct {
 	// Regs are the AXI-Lite registers read back after the packet (the
 	// addresses of the kernel's RefRegs), by address.
 	Regs map[uint32]uint32
+	// OutCycles is the cycle each output beat left, in order.
+	OutCycles []int
 }
 
 // Latency is the cycles from the first beat in to the first beat out.
@@ -89,7 +92,7 @@ func (k *Kernel) Run(in [][]byte, t Traffic) ([]byte, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	return k.run(m, in, t, nil, nil)
+	return k.run(m, in, t, nil, nil, nil)
 }
 
 // Recorder receives, each cycle, the value of every input port of the
@@ -100,13 +103,20 @@ type Recorder func(cycle int, inputs []ir.Port, values [][]uint64)
 // run drives module m (the kernel's) as Run does, telling rec each
 // cycle's inputs and, if log is not nil, appending a line per cycle in
 // the format of the replay testbench (see RunRTL).
-func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]string) ([]byte, Stats, error) {
+func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]string, vcd io.Writer) ([]byte, Stats, error) {
 	if len(in) != k.Inputs {
 		return nil, Stats{}, fmt.Errorf("kernel %s: %d input packets for %d inputs", k.Name, len(in), k.Inputs)
 	}
 	s, err := sim.New(m)
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	if vcd != nil {
+		// At the O-NIC's 250 MHz: 4 ns a cycle.
+		if err := s.TraceVCD(vcd, 4); err != nil {
+			return nil, Stats{}, err
+		}
+		defer s.Flush()
 	}
 	rng := rand.New(rand.NewPCG(t.Seed, 0x6b65726e))
 	nb := k.InBits() / 8
@@ -214,6 +224,7 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 				}
 			}
 			st.OutBeats++
+			st.OutCycles = append(st.OutCycles, c)
 			if st.FirstOut < 0 {
 				st.FirstOut = c
 			}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -119,7 +120,7 @@ func (k *Kernel) Verify(seed uint64, tools []Tool) Verdict {
 			v.Sim = err.Error()
 			return v
 		case !bytes.Equal(got, want):
-			v.Sim = fmt.Sprintf("%d elements: byte %d differs from the reference", n, firstDiff(got, want))
+			v.Sim = k.mismatch(seed, ci, in, got, want, st) + k.traceFailure(in, tr, "sim.vcd")
 			return v
 		}
 		if d := k.regsDiff(in, st.Regs); d != "" {
@@ -142,18 +143,87 @@ func (k *Kernel) Verify(seed uint64, tools []Tool) Verdict {
 			v.RTL[name] = err.Error()
 			continue
 		}
-		r, err := k.RunRTL(mk(5*k.Lanes+3), Traffic{Offer: 0.7, Ready: 0.6, Seed: seed}, tool, dir)
-		os.RemoveAll(dir)
+		in, tr := mk(5*k.Lanes+3), Traffic{Offer: 0.7, Ready: 0.6, Seed: seed}
+		r, err := k.RunRTL(in, tr, tool, dir)
 		switch {
 		case err != nil:
 			v.RTL[name] = err.Error()
+			os.RemoveAll(dir)
 		case r.Diff() != "":
-			v.RTL[name] = r.Diff()
+			// Keep the work files (Verilog, vectors, testbench, logs)
+			// next to the simulator's waveform of the same run.
+			v.RTL[name] = fmt.Sprintf("seed %d, %d elements: %s; work files in %s", seed, 5*k.Lanes+3, r.Diff(), dir) + k.traceIn(dir, in, tr, "sim.vcd")
 		default:
 			v.RTL[name] = "ok"
+			os.RemoveAll(dir)
 		}
 	}
 	return v
+}
+
+// mismatch says where the simulator's output got first differs from the
+// reference's want, for case ci of Verify with seed: the output byte, its
+// beat and lane and the cycle that beat left, the element got and the one
+// wanted, and for an elementwise kernel the input elements it was made
+// from.
+func (k *Kernel) mismatch(seed uint64, ci int, in [][]byte, got, want []byte, st Stats) string {
+	off := firstDiff(got, want)
+	ob, eb := k.OutBits()/8, k.out().Bytes()
+	beat, lane := off/ob, off%ob/eb
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d, case %d (input packets of %d bytes): output byte %d, beat %d, lane %d", seed, ci, len(in[0]), off, beat, lane)
+	if beat < len(st.OutCycles) {
+		fmt.Fprintf(&b, ", cycle %d", st.OutCycles[beat])
+	}
+	e := off / eb
+	if (e+1)*eb > len(got) || (e+1)*eb > len(want) {
+		fmt.Fprintf(&b, ": got %d bytes, want %d", len(got), len(want))
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": got %#0*x, want %#0*x", 2*eb, le(got[e*eb:(e+1)*eb]), 2*eb, le(want[e*eb:(e+1)*eb]))
+	if k.Lane != nil {
+		ib := k.In.Bytes()
+		var ins []string
+		for _, p := range in {
+			if (e+1)*ib <= len(p) {
+				ins = append(ins, fmt.Sprintf("%#0*x", 2*ib, le(p[e*ib:(e+1)*ib])))
+			}
+		}
+		fmt.Fprintf(&b, " (input element %d: %s)", e, strings.Join(ins, ", "))
+	}
+	return b.String()
+}
+
+// traceFailure writes a waveform of the simulator's run of in under t
+// into a new temporary directory and says where ("" if it could not).
+func (k *Kernel) traceFailure(in [][]byte, t Traffic, file string) string {
+	dir, err := os.MkdirTemp("", "onic-kernel-"+ident(k.Name)+"-")
+	if err != nil {
+		return ""
+	}
+	return k.traceIn(dir, in, t, file)
+}
+
+// traceIn writes the waveform (VCD, for GTKWave) of the simulator's run
+// of in under t as dir/file and says where.
+func (k *Kernel) traceIn(dir string, in [][]byte, t Traffic, file string) string {
+	m, err := k.Module()
+	if err != nil {
+		return ""
+	}
+	path := filepath.Join(dir, file)
+	f, err := os.Create(path)
+	if err != nil {
+		return ""
+	}
+	_, _, err = k.run(m, in, t, nil, nil, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return ""
+	}
+	return "; waveform: " + path
 }
 
 // firstDiff is the index of the first byte where a and b differ.
