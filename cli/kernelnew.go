@@ -70,15 +70,7 @@ through it).`,
 				if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 					return fmt.Errorf("--dir %s: not empty (a new module needs a directory of its own)", dir)
 				}
-				root := v.GetString("kernel.new.onic")
-				if root == "" {
-					r, err := moduleRoot(".")
-					if err != nil {
-						return fmt.Errorf("--onic: %v", err)
-					}
-					root = r
-				}
-				root, err := moduleRoot(root)
+				root, err := onicCheckout(v.GetString("kernel.new.onic"))
 				if err != nil {
 					return fmt.Errorf("--onic: %v", err)
 				}
@@ -138,7 +130,7 @@ through it).`,
 	c.Flags().Int("inputs", 1, "input streams: 1, or 2 to combine the two optical ports")
 	c.Flags().String("dir", "", "a new or empty directory for a Go module of your own (default: onic's kernels/ of the checkout you are in)")
 	c.Flags().String("module", "", "with --dir: the new module's path (default: NAME)")
-	c.Flags().String("onic", "", "with --dir: the onic checkout the module builds against (default: the one you are in)")
+	c.Flags().String("onic", "", "with --dir: the onic checkout the module builds against (default: the one you are in, else the one this binary was built in)")
 	bindFlags(v, c, "kernel.new")
 	return c
 }
@@ -199,6 +191,25 @@ func readOnicMod(root string) (onicMod, error) {
 		return m, err
 	}
 	return m, nil
+}
+
+// onicCheckout is the onic checkout a new module builds against: flag's
+// (when given), else the one the working directory is in, else the one
+// this onic binary was built into (bin/onic of a checkout, as make
+// builds it).
+func onicCheckout(flag string) (string, error) {
+	if flag != "" {
+		return moduleRoot(flag)
+	}
+	if root, err := moduleRoot("."); err == nil {
+		return root, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if root, err := moduleRoot(filepath.Dir(exe)); err == nil {
+			return root, nil
+		}
+	}
+	return "", fmt.Errorf("no onic checkout here or around this onic binary: give the checkout's directory")
 }
 
 // moduleRoot is the directory of the onic go.mod at or above from.
