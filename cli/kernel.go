@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"onic/hdlgen/check"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,13 @@ itself, onic_kernel_<name>, as a submodule; --bare writes the kernel alone.`,
 	return c
 }
 
+// kernelVerdict is one kernel's line of `kernel test`: the three-way
+// verdict and, when it passed and Yosys ran, the clock estimate.
+type kernelVerdict struct {
+	kernels.Verdict
+	Timing *check.Timing `json:"timing,omitempty"`
+}
+
 func newKernelTestCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "test NAME... | --all",
@@ -127,7 +135,11 @@ partial last beats, many beats) go through the simulator under random
 backpressure and must give exactly what the Go reference gives; then one run's
 inputs are replayed cycle by cycle into the kernel's Verilog under each RTL
 tool, which must show the same ready, valid and output beats on every cycle.
-Exits 1 if any check fails.`,
+Then, with --timing (the default) and Yosys installed, the kernel alone is
+synthesised (synth_xilinx) and its critical path estimated by onic's delay
+model for UltraScale+ -2 (docs/kernels.md, "Timing"; cached per Verilog): the
+est MHz column, with a warning naming the path when it is below --clock-mhz.
+Exits 1 if any check fails; a clock warning alone does not fail.`,
 		Example: "  onic kernel test sum-int32\n  onic kernel test --all --rtl icarus --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			all := v.GetBool("kernel.test.all")
@@ -159,7 +171,7 @@ Exits 1 if any check fails.`,
 				rtl = append(rtl, tool)
 			}
 			seed := v.GetUint64("kernel.test.seed")
-			var verdicts []kernels.Verdict
+			var verdicts []kernelVerdict
 			failed := 0
 			w := cmd.OutOrStdout()
 			asJSON := v.GetBool("kernel.test.json")
@@ -167,11 +179,30 @@ Exits 1 if any check fails.`,
 			for _, k := range ks {
 				nw = max(nw, len(k.Name))
 			}
+			timing, clock := v.GetBool("kernel.test.timing"), v.GetFloat64("kernel.test.clock-mhz")
+			if clock < 1 || clock > 1000 {
+				return fmt.Errorf("--clock-mhz %g: want 1 to 1000", clock)
+			}
 			if !asJSON {
-				fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc")
+				fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s %8s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc", "est MHz")
 			}
 			for _, k := range ks {
-				vd := k.Verify(seed, rtl)
+				vd := kernelVerdict{Verdict: k.Verify(seed, rtl)}
+				est, note := "-", ""
+				if timing && vd.OK() {
+					r, err := kernelTiming(k, timingCacheDir())
+					switch {
+					case err != nil:
+						note = "timing: no estimate: " + err.Error()
+					default:
+						vd.Timing = &r.Timing
+						est = fmt.Sprintf("%.0f", r.Timing.EstMHz)
+						if r.Timing.EstMHz < clock {
+							note = fmt.Sprintf("timing: WARNING: est %.0f MHz is below the %g MHz clock: %.2f ns from %s to %s (%d LUT levels, %d carry cells); split the logic with Step.Stage (docs/kernels.md, \"Timing\")",
+								r.Timing.EstMHz, clock, r.Timing.PathNs, r.Timing.From, r.Timing.To, r.Timing.LUTLevels, r.Timing.Carries)
+						}
+					}
+				}
 				verdicts = append(verdicts, vd)
 				if !vd.OK() {
 					failed++
@@ -188,7 +219,10 @@ Exits 1 if any check fails.`,
 					}
 					return "FAIL"
 				}
-				fmt.Fprintf(w, "%-*s %5d %-10s %-10s %-10s %7d %8.2f %10.1f\n", nw, k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle)
+				fmt.Fprintf(w, "%-*s %5d %-10s %-10s %-10s %7d %8.2f %10.1f %8s\n", nw, k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle, est)
+				if note != "" {
+					fmt.Fprintf(w, "  %s\n", note)
+				}
 				for _, t := range []string{"simulator", "icarus", "verilator"} {
 					msg := vd.Sim
 					if t != "simulator" {
@@ -216,6 +250,8 @@ Exits 1 if any check fails.`,
 	c.Flags().String("rtl", "icarus,verilator", "RTL simulators to replay into (comma-separated; empty for none)")
 	c.Flags().Uint64("seed", 1, "random seed (the same seed repeats the same test)")
 	c.Flags().Bool("json", false, "print the verdicts as JSON")
+	c.Flags().Bool("timing", true, "estimate each kernel's clock with Yosys (cached; --timing=false to skip)")
+	c.Flags().Float64("clock-mhz", 250, "the clock a kernel must reach: the O-NIC's (MHz)")
 	bindFlags(v, c, "kernel.test")
 	return c
 }

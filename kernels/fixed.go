@@ -28,25 +28,31 @@ func BlockSum(q Elem) (*Kernel, error) {
 		Params: []Param{{"element", q.Name}, {"block_elements", fmt.Sprint(lanes - 1)}},
 		In:     q, Lanes: lanes, Inputs: 2,
 		Body: func(s *Step) {
+			// Two stages: the exponents' compare and the shift amounts,
+			// registered with the beats; then the aligning shifts and the
+			// saturating sums (one cycle for both was 24 LUT levels).
 			m := s.M
-			lane := func(b Beat, l int) ir.Value { return m.Slice(b.Data, 32*l, 32) }
-			ea, eb := lane(s.In[0], 0), lane(s.In[1], 0)
+			lane := func(b ir.Value, l int) ir.Value { return m.Slice(b, 32*l, 32) }
+			ea, eb := lane(s.In[0].Data, 0), lane(s.In[1].Data, 0)
 			aBig := m.Not(m.LtS(ea, eb))
 			d := m.Mux(aBig, m.Sub(m.Sext(ea, 33), m.Sext(eb, 33)), m.Sub(m.Sext(eb, 33), m.Sext(ea, 33)))
 			sh := m.Mux(m.LtU(d, m.Const(33, 31)), m.Slice(d, 0, 5), m.Const(5, 31))
 			zero := m.Const(5, 0)
-			shA, shB := m.Mux(aBig, zero, sh), m.Mux(aBig, sh, zero)
+			shA, shB := s.Stage(1, m.Mux(aBig, zero, sh)), s.Stage(1, m.Mux(aBig, sh, zero))
+			e := s.Stage(1, m.Mux(aBig, ea, eb))
+			a, b := s.Stage(1, s.In[0].Data), s.Stage(1, s.In[1].Data)
+			present := s.Stage(1, m.And(s.In[0].Keep, s.In[1].Keep))
 			var data, keep []ir.Value
 			for l := lanes - 1; l >= 0; l-- {
-				v := m.Mux(aBig, ea, eb)
+				v := e
 				if l > 0 {
-					v = AddSat(m, m.Sar(lane(s.In[0], l), shA), m.Sar(lane(s.In[1], l), shB))
+					v = AddSat(m, m.Sar(lane(a, l), shA), m.Sar(lane(b, l), shB))
 				}
 				data = append(data, v)
-				present := m.And(m.Slice(s.In[0].Keep, 4*l, 1), m.Slice(s.In[1].Keep, 4*l, 1))
-				keep = append(keep, present, present, present, present)
+				p := m.Slice(present, 4*l, 1)
+				keep = append(keep, p, p, p, p)
 			}
-			s.Out = Beat{Data: m.Concat(data...), Keep: m.Concat(keep...), Last: s.In[0].Last}
+			s.Out = Beat{Data: m.Concat(data...), Keep: m.Concat(keep...), Last: s.Stage(1, s.In[0].Last)}
 		},
 		RefPacket: func(in [][]byte) ([]byte, error) {
 			a, b := in[0], in[1]

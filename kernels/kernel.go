@@ -104,6 +104,37 @@ type Step struct {
 	Hold  ir.Value // 1 bit: no step this cycle, whatever is on offer (unset: never)
 
 	goW, nextW, first ir.Value
+	adv               ir.Value // 1 while the pipeline moves (Stage)
+	stages            int      // the deepest stage a Stage call made
+}
+
+// maxStages bounds a body's pipeline.
+const maxStages = 8
+
+// Stage returns v registered into pipeline stage k (1 for the first
+// register after the step, 2 for the next, ...): how a beat-level body
+// splits logic too deep for one clock cycle. Compute from the input beats
+// and the body's registers as usual (stage 0), pass what the next stage
+// needs through Stage(1, ...), compute on from those, and so on; Out must
+// be the values of the last stage (its Data, Keep and Last all staged as
+// deep). Emit, Again and Hold stay stage-0 decisions. The pipeline moves
+// as a whole: every stage advances when the last one can hand its beat
+// on, so it still takes a beat a cycle, and the kernel's latency grows by
+// one cycle per stage (measured, so the emulator's profile follows).
+func (s *Step) Stage(k int, v ir.Value) ir.Value {
+	m := s.M
+	if k < 1 || k > maxStages {
+		m.Errorf(v, "stage %d: a body has stages 1 to %d", k, maxStages)
+		return v
+	}
+	if s.adv.Width() == 0 {
+		s.adv = m.Wire("pipe_adv", 1)
+	}
+	s.stages = max(s.stages, k)
+	r := m.RegNoReset(fmt.Sprintf("stage%d_%d", k, m.Len()), v.Width())
+	m.SetNext(r, v)
+	m.SetEnable(r, s.adv)
+	return r
 }
 
 // Go is 1 in a cycle a step happens.
@@ -231,10 +262,31 @@ func (k *Kernel) Module() (*ir.Module, error) {
 	if s.Emit.Width() == 1 {
 		outValid = m.And(all, s.Emit)
 	}
-	res := axis.New(m, "res", m.Concat(o.Last, o.Keep, o.Data), outValid)
-	space := res.Ready // room for what this step sends
+	var res axis.Stream
+	room := ir.Value{} // room for what this step sends
+	if s.stages == 0 {
+		res = axis.New(m, "res", m.Concat(o.Last, o.Keep, o.Data), outValid)
+		room = res.Ready
+	} else {
+		// The pipeline: a valid bit per stage beside the body's staged
+		// values, all moving when the last stage's beat can leave (or
+		// it holds none).
+		v := make([]ir.Value, s.stages+1)
+		for i := 1; i <= s.stages; i++ {
+			v[i] = m.Reg(fmt.Sprintf("stage%d_valid", i), 1, 0)
+		}
+		res = axis.New(m, "res", m.Concat(o.Last, o.Keep, o.Data), v[s.stages])
+		m.Assign(s.adv, m.Or(res.Ready, m.Not(v[s.stages])))
+		room = s.adv
+		v[0] = m.And(outValid, s.adv) // a step that emits enters stage 1
+		for i := 1; i <= s.stages; i++ {
+			m.SetNext(v[i], v[i-1])
+			m.SetEnable(v[i], s.adv)
+		}
+	}
+	space := room
 	if s.Emit.Width() == 1 {
-		space = m.Or(res.Ready, m.Not(s.Emit))
+		space = m.Or(room, m.Not(s.Emit))
 	}
 	take := space // the inputs are consumed (given every input has a beat)
 	if s.Again.Width() == 1 {

@@ -42,13 +42,17 @@ func init() {
 // mxint8Body quantises one beat: the largest exponent over the present
 // lanes (a subnormal counting as exponent 1, without its implicit bit),
 // then each lane's 8-bit significand shifted right by how far its
-// exponent is below that, plus one, rounded to nearest even.
+// exponent is below that, plus one, rounded to nearest even. Five
+// pipeline stages (in one cycle it was 108 LUT levels): the first three
+// and then the last two levels of the tree of compares that finds the
+// largest exponent; each lane's shift amount; the shift with its guard
+// and sticky bits; the rounding, saturation and sign.
 func mxint8Body(s *Step) {
 	m, in := s.M, s.In[0]
 	const lanes = 32
 	type lane struct{ sign, exp, sig, present ir.Value }
 	ls := make([]lane, lanes)
-	var top ir.Value
+	gated := make([]ir.Value, lanes)
 	for l := range ls {
 		x := m.Slice(in.Data, 16*l, 16)
 		e := m.Slice(x, 7, 8)
@@ -56,34 +60,75 @@ func mxint8Body(s *Step) {
 		present := m.Slice(in.Keep, 2*l, 1)
 		ee := m.Mux(normal, e, m.Const(8, 1))
 		ls[l] = lane{sign: m.Slice(x, 15, 1), exp: ee, sig: m.Concat(normal, m.Slice(x, 0, 7)), present: present}
-		gated := m.Mux(present, ee, m.Const(8, 0))
-		if l == 0 {
-			top = gated
-		} else {
-			top = m.Mux(m.LtU(top, gated), gated, top)
+		gated[l] = m.Mux(present, ee, m.Const(8, 0))
+	}
+	maxima := func(vs []ir.Value, levels int) []ir.Value {
+		for range levels {
+			var next []ir.Value
+			for i := 0; i+1 < len(vs); i += 2 {
+				next = append(next, m.Mux(m.LtU(vs[i], vs[i+1]), vs[i+1], vs[i]))
+			}
+			vs = next
+		}
+		return vs
+	}
+	// carry passes the lanes' fields and the beat's end into stage k.
+	last := in.Last
+	carry := func(k int) {
+		last = s.Stage(k, last)
+		for l := range ls {
+			f := s.Stage(k, m.Concat(ls[l].present, ls[l].sign, ls[l].exp, ls[l].sig))
+			ls[l] = lane{present: m.Slice(f, 17, 1), sign: m.Slice(f, 16, 1), exp: m.Slice(f, 8, 8), sig: m.Slice(f, 0, 8)}
 		}
 	}
-	special := m.Eq(top, m.Const(8, 0xFF))
+	part := maxima(gated, 3) // 32 -> 4
+	for i := range part {
+		part[i] = s.Stage(1, part[i])
+	}
+	carry(1)
+	top := s.Stage(2, maxima(part, 2)[0]) // the block's exponent
+	carry(2)
+	// Stage 4: each lane shifted right by dc, with its guard bit
+	// (the last bit shifted out) and sticky bit (any below it).
+	type shifted struct{ q0, guard, sticky, sign, present ir.Value }
+	sh := make([]shifted, lanes)
+	// Stage 3: each lane's shift, dc (1..9): one more than how far its
+	// exponent is below the block's.
+	dcs := make([]ir.Value, lanes)
+	for l := range ls {
+		d := m.Add(m.Sub(m.Zext(top, 9), m.Zext(ls[l].exp, 9)), m.Const(9, 1))
+		dcs[l] = s.Stage(3, m.Mux(m.LtU(d, m.Const(9, 10)), m.Slice(d, 0, 4), m.Const(4, 9)))
+	}
+	top = s.Stage(3, top)
+	carry(3)
+	for l := range ls {
+		ln, dc := ls[l], dcs[l]
+		sig := m.Zext(ln.sig, 16)
+		q0 := m.Slice(m.Shr(sig, dc), 0, 8)
+		g1 := m.Sub(dc, m.Const(4, 1))
+		guard := m.Slice(m.Shr(sig, g1), 0, 1)
+		below := m.Sub(m.Shl(m.Const(16, 1), g1), m.Const(16, 1)) // bits under the guard
+		sticky := m.RedOr(m.And(sig, below))
+		f := s.Stage(4, m.Concat(ln.present, ln.sign, guard, sticky, q0))
+		sh[l] = shifted{present: m.Slice(f, 11, 1), sign: m.Slice(f, 10, 1), guard: m.Slice(f, 9, 1), sticky: m.Slice(f, 8, 1), q0: m.Slice(f, 0, 8)}
+	}
+	top3, last3 := s.Stage(4, top), s.Stage(4, last)
+	special := m.Eq(top3, m.Const(8, 0xFF))
 	data := []ir.Value{}
 	keep := []ir.Value{}
 	for l := lanes - 1; l >= 0; l-- {
-		ln := ls[l]
-		d := m.Add(m.Sub(m.Zext(top, 9), m.Zext(ln.exp, 9)), m.Const(9, 1))
-		dc := m.Mux(m.LtU(d, m.Const(9, 10)), m.Slice(d, 0, 4), m.Const(4, 9)) // 1..9
-		sig := m.Zext(ln.sig, 16)
-		q0 := m.Shr(sig, dc)
-		rem := m.Sub(sig, m.Shl(q0, dc))
-		half := m.Shl(m.Const(16, 1), m.Sub(dc, m.Const(4, 1)))
-		up := m.Or(m.LtU(half, rem), m.And(m.Eq(rem, half), m.Slice(q0, 0, 1)))
-		q := m.Add(q0, m.Zext(up, 16))
-		qc := m.Mux(m.LtU(q, m.Const(16, 128)), m.Slice(q, 0, 8), m.Const(8, 127))
+		ln := sh[l]
+		// Round to nearest, ties to even.
+		up := m.And(ln.guard, m.Or(ln.sticky, m.Slice(ln.q0, 0, 1)))
+		q := m.Add(m.Zext(ln.q0, 9), m.Zext(up, 9))
+		qc := m.Mux(m.LtU(q, m.Const(9, 128)), m.Slice(q, 0, 8), m.Const(8, 127))
 		v := m.Mux(ln.sign, m.Sub(m.Const(8, 0), qc), qc)
 		data = append(data, m.Mux(special, m.Const(8, 0), v))
 		keep = append(keep, ln.present)
 	}
-	data = append(data, top)
-	keep = append(keep, ls[0].present)
-	s.Out = Beat{Data: m.Concat(data...), Keep: m.Concat(keep...), Last: in.Last}
+	data = append(data, top3)
+	keep = append(keep, sh[0].present)
+	s.Out = Beat{Data: m.Concat(data...), Keep: m.Concat(keep...), Last: last3}
 }
 
 // mxint8Ref is the quantiser by arithmetic: per block of up to 32

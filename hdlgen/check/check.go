@@ -39,6 +39,10 @@ type Resources struct {
 	// (abc -lut 6, then ltp -noff). It is measured on that mapping
 	// because ltp cannot tell vendor flip-flop cells from logic.
 	Depth int `json:"depth"`
+	// Timing is the clock estimate on the synth_xilinx netlist
+	// (timing.go's delay model): the critical path, its LUT levels and
+	// carry cells, and the clock it allows.
+	Timing Timing `json:"timing"`
 }
 
 // Report is the result of checking a directory.
@@ -180,8 +184,9 @@ var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)
 func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 	stat := filepath.Join(tmp, top+".json")
 	// -noiopad: the module is a core inside a design, not the FPGA top.
-	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -flatten -top %s; tee -q -o %s stat -json",
-		strings.Join(files, " "), top, stat)
+	netlist := filepath.Join(tmp, top+".netlist.json")
+	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
+		strings.Join(files, " "), top, stat, netlist)
 	out, err := exec.Command(yosys, "-p", script).CombinedOutput()
 	if err != nil {
 		return Resources{}, fmt.Errorf("yosys on %s: %v\n%s", top, err, tail(string(out)))
@@ -199,6 +204,13 @@ func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 		return Resources{}, fmt.Errorf("yosys stat for %s: %v", top, err)
 	}
 	res := Resources{Module: top}
+	nb, err := os.ReadFile(netlist)
+	if err != nil {
+		return Resources{}, err
+	}
+	if res.Timing, err = estimate(nb, top); err != nil {
+		return Resources{}, fmt.Errorf("yosys netlist for %s: %v", top, err)
+	}
 	for cell, n := range st.Design.Cells {
 		switch {
 		case strings.HasPrefix(cell, "LUT"):

@@ -22,7 +22,7 @@ module onic_kernel_crc32c_append (
     reg  [576:0] out_data = 577'h0; // axis.go:50
     reg  out_skid_valid = 1'h0; // axis.go:51
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:202
+    wire s0_ready; // kernel.go:233
     wire [543:0] _crc_concat_14; // crc.go:68
     wire [31:0] _crc_concat_13; // crc.go:74
     wire [31:0] _crc_mux_18; // crc.go:88
@@ -56,17 +56,17 @@ module onic_kernel_crc32c_append (
     wire [31:0] _crc_concat; // crc.go:74
     wire [31:0] _crc_mux; // crc.go:88
     wire [6:0] _out_skid_data_concat_3; // crc.go:97
-    wire step_next; // kernel.go:120
+    wire step_next; // kernel.go:151
     wire [511:0] _out_skid_data_concat_2; // crc.go:107
     wire [543:0] _out_skid_data_or; // crc.go:125
     wire [67:0] _tail_or; // crc.go:126
     wire _tail_redor; // crc.go:127
     wire _tail_not; // crc.go:129
-    wire step_go; // kernel.go:112
+    wire step_go; // kernel.go:143
     wire _out_skid_data_not; // crc.go:145
-    wire [576:0] _out_skid_data_concat; // kernel.go:234
+    wire [576:0] _out_skid_data_concat; // kernel.go:268
     wire res_ready; // axis.go:23
-    wire _s0_ready_and; // kernel.go:241
+    wire _s0_ready_and; // kernel.go:293
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60
