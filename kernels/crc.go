@@ -74,29 +74,6 @@ func crcStep(m *ir.Module, c, data ir.Value, n int) ir.Value {
 	return m.Concat(bits...)
 }
 
-// crcFold advances the register c over the kept bytes of a beat whose
-// keep is a prefix (every kept byte before every absent one): the beat is
-// taken in chunks of 64, 32, ..., 1 bytes, each chunk applied when its
-// last byte is kept and then shifted out. The chunks applied are the
-// binary digits of the number of kept bytes, which is returned too (7
-// bits).
-func crcFold(m *ir.Module, c, data, keep ir.Value) (ir.Value, ir.Value) {
-	nb := keep.Width()
-	var count []ir.Value
-	for chunk := nb; chunk >= 1; chunk /= 2 {
-		taken := m.Slice(keep, chunk-1, 1)
-		c = m.Mux(taken, crcStep(m, c, m.Slice(data, 0, 8*chunk), chunk), c)
-		count = append(count, taken)
-		if chunk == nb {
-			keep = m.Mux(taken, m.Const(nb, 0), keep)
-		} else if chunk > 1 {
-			data = m.Mux(taken, m.Zext(m.Slice(data, 8*chunk, 8*(nb-chunk)), 8*nb), data)
-			keep = m.Mux(taken, m.Zext(m.Slice(keep, chunk, nb-chunk), nb), keep)
-		}
-	}
-	return c, m.Concat(count...)
-}
-
 // byteMask widens a keep mask to a mask of data bits.
 func byteMask(m *ir.Module, keep ir.Value) ir.Value {
 	var bits []ir.Value
@@ -107,48 +84,120 @@ func byteMask(m *ir.Module, keep ir.Value) ir.Value {
 	return m.Concat(bits...)
 }
 
-// appendTrailer makes the output of a stream kernel that passes its input
-// through and appends a trailer of tb bytes after the packet's last byte:
-// into the last beat when it has room, else into one more beat (the last
-// input beat is then stepped twice, with Again). The input's keep must be
-// a prefix; n is its count of kept bytes (7 bits, from crcFold). A
-// non-zero pre (1 bit) marks a step that only looks at the beat: nothing
-// is sent, the beat is kept and the trailer state does not move — a
-// kernel that registers something before it can make the trailer uses it
-// (pass ir.Value{} for none).
-func appendTrailer(s *Step, trailer, n, pre ir.Value, tb int) {
+// crcBody is the CRC kernels' body, pipelined so that no cycle folds more
+// than a chunk or two of a beat (in one cycle the fold of a partial beat
+// was 19 LUT levels).
+//
+// Stage 0 keeps the CRC register across a packet's full beats: one
+// 64-byte step a cycle, the only feedback loop. Every beat also goes down
+// the pipeline with the register as it was before the beat, where the
+// fold of its kept bytes (taken in chunks of 64, 32, ..., 1 bytes, each
+// applied when its last byte is kept and then shifted out; at most two
+// chunks per stage) gives the register after it. For a packet's last beat
+// that is the CRC: the trailer, or, for a check, the comparison with the
+// residue, a stage later. A partial beat that is not the last (rare: a
+// producer's choice) cannot be stepped in one cycle: the body holds its
+// input until that beat's fold comes out of the pipeline and loads it into
+// the register. Stage 0 also decides the trailer's steps (a last beat
+// with no room for it is stepped twice), from the count of kept bytes.
+func crcBody(s *Step, check bool, tb int, residue uint32) {
 	m, in := s.M, s.In[0]
 	nb := in.Keep.Width()
-	w := 8 * (nb + tb)
-	data := m.Zext(m.And(in.Data, byteMask(m, in.Keep)), w)
-	shift := m.Concat(n, m.Const(3, 0)) // n*8
-	data = m.Or(data, m.Shl(m.Zext(trailer, w), shift))
-	keep := m.Or(m.Zext(in.Keep, nb+tb), m.Shl(m.Const(nb+tb, 1<<tb-1), n))
-	spill := m.RedOr(m.Slice(keep, nb, tb)) // the trailer runs into one more beat
-	tail := m.Reg("tail", 1, 0)             // stepping the last beat the second time
+	reg := m.Reg("crc", 32, crc32cInit)
+	wait := m.Reg("crc_wait", 1, 0) // a partial beat's fold is on its way back
+	s.Hold = wait
+	full := m.Slice(in.Keep, nb-1, 1)
+	partial := m.And(m.Not(full), m.Not(in.Last)) // a partial beat, not the last
+	n := keepCount(m, in.Keep)
+	// The trailer's steps: a last beat whose trailer spills is stepped
+	// twice, first for its own bytes (Again), then for the spill.
+	spill := m.LtU(m.Const(8, uint64(nb-tb)), m.Zext(n, 8))
+	tail := m.Reg("tail", 1, 0)
 	m.SetNext(tail, m.Not(tail))
-	step := s.Go()
-	if pre.Width() != 0 {
-		step = m.And(step, m.Not(pre))
-	}
-	m.SetEnable(tail, m.And(step, m.Or(tail, m.And(in.Last, spill))))
-	last := in.Last
-	// A last beat whose trailer spills: first its own bytes, not last.
+	m.SetEnable(tail, m.And(s.Go(), m.Or(tail, m.And(in.Last, spill))))
 	first := m.And(in.Last, m.And(spill, m.Not(tail)))
-	beatData := m.Mux(in.Last, m.Slice(data, 0, 8*nb), in.Data)
-	beatKeep := m.Mux(in.Last, m.Slice(keep, 0, nb), in.Keep)
-	spillData := m.Zext(m.Slice(data, 8*nb, 8*tb), 8*nb)
-	spillKeep := m.Zext(m.Slice(keep, nb, tb), nb)
-	s.Out = Beat{
-		Data: m.Mux(tail, spillData, beatData),
-		Keep: m.Mux(tail, spillKeep, beatKeep),
-		Last: m.And(last, m.Not(first)),
-	}
 	s.Again = first
-	if pre.Width() != 0 {
-		s.Emit = m.Not(pre)
-		s.Again = m.Or(first, pre)
+	// What travels with the beat: the register before it, the beat, and
+	// the decisions made for it here.
+	c, data, keep, last := reg, in.Data, in.Keep, in.Last
+	ctl := m.Concat(partial, tail, first, s.First(), n)
+	k := 0
+	next := func() {
+		k++
+		c, data, keep, last, ctl = s.Stage(k, c), s.Stage(k, data), s.Stage(k, keep), s.Stage(k, last), s.Stage(k, ctl)
 	}
+	next()
+	fold, fdata, fkeep := c, data, keep
+	for i, chunk := 0, nb; chunk >= 1; i, chunk = i+1, chunk/2 {
+		if i == 1 || i == 3 || i == 5 { // the 64, 32+16, 8+4, 2+1-byte chunks per stage
+			k++
+			fold, fdata, fkeep = s.Stage(k, fold), s.Stage(k, fdata), s.Stage(k, fkeep)
+			data, keep, last, ctl = s.Stage(k, data), s.Stage(k, keep), s.Stage(k, last), s.Stage(k, ctl)
+		}
+		taken := m.Slice(fkeep, chunk-1, 1)
+		fold = m.Mux(taken, crcStep(m, fold, m.Slice(fdata, 0, 8*chunk), chunk), fold)
+		if chunk == nb {
+			fkeep = m.Mux(taken, m.Const(nb, 0), fkeep)
+		} else if chunk > 1 {
+			fdata = m.Mux(taken, m.Zext(m.Slice(fdata, 8*chunk, 8*(nb-chunk)), 8*nb), fdata)
+			fkeep = m.Mux(taken, m.Zext(m.Slice(fkeep, chunk, nb-chunk), nb), fkeep)
+		}
+	}
+	next()
+	fold = s.Stage(k, fold) // the register after the beat
+	// A partial beat that is not the last: its fold is the register's
+	// next value, loaded as the beat leaves the last stage.
+	cTail, cFirst, cPktFirst := m.Slice(ctl, 9, 1), m.Slice(ctl, 8, 1), m.Slice(ctl, 7, 1)
+	cn := m.Slice(ctl, 0, 7)
+	load := m.And(m.And(s.Live(k+1), s.Advance()), m.Slice(s.Stage(k+1, ctl), 10, 1))
+	step := crcStep(m, reg, in.Data, nb)
+	m.SetNext(reg, m.Mux(load, s.Stage(k+1, fold), m.Mux(in.Last, m.Const(32, crc32cInit), step)))
+	m.SetEnable(reg, m.Or(load, m.And(s.Next(), m.Not(partial))))
+	m.SetNext(wait, m.Not(load))
+	m.SetEnable(wait, m.Or(load, m.And(s.Next(), partial)))
+	var trailer ir.Value
+	if check {
+		// At least four bytes: a later beat, or a first with four.
+		long := m.Or(m.Not(cPktFirst), m.Slice(keep, 3, 1))
+		good := m.And(long, m.Eq(fold, m.Const(32, uint64(residue))))
+		trailer = m.Zext(m.Not(good), 8)
+	} else {
+		trailer = m.Xor(fold, m.Const(32, crc32cInit))
+	}
+	// The last stage: the beat with the trailer after its kept bytes.
+	k++
+	trailer, cn, cTail, cFirst = s.Stage(k, trailer), s.Stage(k, cn), s.Stage(k, cTail), s.Stage(k, cFirst)
+	data, keep, last = s.Stage(k, data), s.Stage(k, keep), s.Stage(k, last)
+	w := 8 * (nb + tb)
+	all := m.Or(m.Zext(m.And(data, byteMask(m, keep)), w), m.Shl(m.Zext(trailer, w), m.Concat(cn, m.Const(3, 0))))
+	allKeep := m.Or(m.Zext(keep, nb+tb), m.Shl(m.Const(nb+tb, 1<<tb-1), cn))
+	beatData := m.Mux(last, m.Slice(all, 0, 8*nb), data)
+	beatKeep := m.Mux(last, m.Slice(allKeep, 0, nb), keep)
+	spillData := m.Zext(m.Slice(all, 8*nb, 8*tb), 8*nb)
+	spillKeep := m.Zext(m.Slice(allKeep, nb, tb), nb)
+	s.Out = Beat{
+		Data: m.Mux(cTail, spillData, beatData),
+		Keep: m.Mux(cTail, spillKeep, beatKeep),
+		Last: m.And(last, m.Not(cFirst)),
+	}
+}
+
+// keepCount is the number of kept bytes of a prefix keep mask (7 bits
+// for 64 bytes), by the same chunks as the fold: the chunks taken are its
+// binary digits.
+func keepCount(m *ir.Module, keep ir.Value) ir.Value {
+	nb := keep.Width()
+	var count []ir.Value
+	for chunk := nb; chunk >= 1; chunk /= 2 {
+		taken := m.Slice(keep, chunk-1, 1)
+		count = append(count, taken)
+		if chunk == nb {
+			keep = m.Mux(taken, m.Const(nb, 0), keep)
+		} else if chunk > 1 {
+			keep = m.Mux(taken, m.Zext(m.Slice(keep, chunk, nb-chunk), nb), keep)
+		}
+	}
+	return m.Concat(count...)
 }
 
 // CRC32C makes a kernel over a byte stream (one input, beats of beat
@@ -169,34 +218,7 @@ func CRC32C(check bool, beat int) *Kernel {
 	return &Kernel{Name: name, Version: "1.0.0", Doc: doc,
 		Params: []Param{{"beat_bytes", fmt.Sprint(beat)}},
 		In:     U8, Lanes: beat, Inputs: 1,
-		Body: func(s *Step) {
-			m, in := s.M, s.In[0]
-			reg := m.Reg("crc", 32, crc32cInit)
-			c, n := crcFold(m, reg, in.Data, in.Keep)
-			m.SetNext(reg, m.Mux(in.Last, m.Const(32, crc32cInit), c))
-			m.SetEnable(reg, s.Next())
-			if !check {
-				appendTrailer(s, m.Xor(c, m.Const(32, crc32cInit)), n, ir.Value{}, tb)
-				return
-			}
-			// The last beat is stepped once more than it would be: the
-			// first step only folds it into fin, the next compares fin
-			// with the residue. The fold's XOR trees and the compare are
-			// then two paths, not one (one cycle per packet; Yosys's abc
-			// did not finish the single cone, and it would not meet the
-			// port's clock).
-			held := m.Reg("held", 1, 0) // the last beat is folded into fin
-			pre := m.And(in.Last, m.Not(held))
-			m.SetNext(held, m.Not(s.Next()))
-			m.SetEnable(held, m.And(s.Go(), in.Last))
-			fin := m.Reg("fin", 32, 0)
-			m.SetNext(fin, c)
-			m.SetEnable(fin, m.And(s.Go(), pre))
-			// At least four bytes: a later beat, or a first with four.
-			long := m.Or(m.Not(s.First()), m.Slice(in.Keep, 3, 1))
-			good := m.And(long, m.Eq(fin, m.Const(32, uint64(residue))))
-			appendTrailer(s, m.Zext(m.Not(good), 8), n, pre, tb)
-		},
+		Body: func(s *Step) { crcBody(s, check, tb, residue) },
 		RefPacket: func(in [][]byte) ([]byte, error) {
 			p := in[0]
 			out := append([]byte{}, p...)

@@ -14,6 +14,7 @@ package kernels
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -106,6 +107,31 @@ type Step struct {
 	goW, nextW, first ir.Value
 	adv               ir.Value // 1 while the pipeline moves (Stage)
 	stages            int      // the deepest stage a Stage call made
+	live              map[int]ir.Value
+}
+
+// Advance is 1 in a cycle the pipeline moves: every stage hands its beat
+// to the next, the last to the output. (Only for a body that calls
+// Stage.)
+func (s *Step) Advance() ir.Value {
+	if s.adv.Width() == 0 {
+		s.adv = s.M.Wire("pipe_adv", 1)
+	}
+	return s.adv
+}
+
+// Live is 1 while pipeline stage k holds the beat of a step (not a
+// bubble). With Advance and a staged marker, a body learns when the beat
+// a stage-0 decision was made for leaves stage k: how a result computed
+// down the pipeline comes back to the body's registers.
+func (s *Step) Live(k int) ir.Value {
+	if s.live == nil {
+		s.live = map[int]ir.Value{}
+	}
+	if s.live[k].Width() == 0 {
+		s.live[k] = s.M.Wire(fmt.Sprintf("stage%d_live", k), 1)
+	}
+	return s.live[k]
 }
 
 // maxStages bounds a body's pipeline.
@@ -127,9 +153,7 @@ func (s *Step) Stage(k int, v ir.Value) ir.Value {
 		m.Errorf(v, "stage %d: a body has stages 1 to %d", k, maxStages)
 		return v
 	}
-	if s.adv.Width() == 0 {
-		s.adv = m.Wire("pipe_adv", 1)
-	}
+	s.Advance()
 	s.stages = max(s.stages, k)
 	r := m.RegNoReset(fmt.Sprintf("stage%d_%d", k, m.Len()), v.Width())
 	m.SetNext(r, v)
@@ -265,6 +289,9 @@ func (k *Kernel) Module() (*ir.Module, error) {
 	var res axis.Stream
 	room := ir.Value{} // room for what this step sends
 	if s.stages == 0 {
+		if len(s.live) > 0 || s.adv.Width() != 0 {
+			return nil, fmt.Errorf("kernel %s: body: Live or Advance without a pipeline (no Stage call)", k.Name)
+		}
 		res = axis.New(m, "res", m.Concat(o.Last, o.Keep, o.Data), outValid)
 		room = res.Ready
 	} else {
@@ -282,6 +309,13 @@ func (k *Kernel) Module() (*ir.Module, error) {
 		for i := 1; i <= s.stages; i++ {
 			m.SetNext(v[i], v[i-1])
 			m.SetEnable(v[i], s.adv)
+		}
+		for _, i := range slices.Sorted(maps.Keys(s.live)) {
+			w := s.live[i]
+			if i < 1 || i > s.stages {
+				return nil, fmt.Errorf("kernel %s: body: Live(%d) of a pipeline of %d stages", k.Name, i, s.stages)
+			}
+			m.Assign(w, v[i])
 		}
 	}
 	space := room

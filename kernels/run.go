@@ -19,6 +19,10 @@ import (
 type Traffic struct {
 	Offer, Ready float64
 	Seed         uint64
+
+	// split cuts a packet into beats (nil: full beats, the last
+	// partial); tests use it for partial beats mid-packet.
+	split func(p []byte, nb int) ([][]byte, [][]bool)
 }
 
 // Full is back-to-back traffic: every input always offers, the output is
@@ -129,7 +133,11 @@ func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]
 	}
 	srcs := make([]*src, len(in))
 	for i, p := range in {
-		d, kp := beats(p, nb)
+		split := beats
+		if t.split != nil {
+			split = t.split
+		}
+		d, kp := split(p, nb)
 		srcs[i] = &src{data: d, keep: kp}
 	}
 	var ports []ir.Port
