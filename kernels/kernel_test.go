@@ -71,7 +71,7 @@ func TestLibraryAgainstReference(t *testing.T) {
 
 // latencies are the kernels pipelined over more than one cycle (their
 // bodies' Stage calls), by name: cycles from a beat in to its result out.
-var latencies = map[string]int{"quantize-mxint8": 5, "sum-q8.24-block": 2, "crc32c-append": 7, "crc32c-check": 7}
+var latencies = map[string]int{"quantize-mxint8": 5, "sum-q8.24-block": 2, "crc32c-append": 7, "crc32c-check": 7, "scale-int32": 5}
 
 // latency is a library kernel's latency: 1 unless it is pipelined.
 func latency(name string) int {

@@ -22,8 +22,12 @@ const (
 	// Cells whose outputs start a path later than a flip-flop's.
 	BRAMClockToOut = 0.90 // ns: block RAM read data, unregistered output
 	SRLClockToOut  = 0.40 // ns: shift-register LUT output
-	// A multiplier in a DSP slice with no pipeline register inside.
-	DSPCombDelay = 2.50 // ns
+	// A DSP slice's multiply-add with no pipeline register inside, and
+	// its parts: the multiplier (to MREG) and the post-adder (MREG to
+	// PREG).
+	DSPCombDelay  = 2.50 // ns
+	DSPMultDelay  = 1.60 // ns
+	DSPAdderDelay = 0.90 // ns
 )
 
 // Timing is the critical path of a synthesised netlist by the model
@@ -62,31 +66,56 @@ type yosysNetlist struct {
 	} `json:"modules"`
 }
 
-// cellKind is how the estimate treats a cell type.
-func cellKind(typ string, params map[string]string) (comb bool, delay, start float64) {
+// cellKind is how the estimate treats a cell type: combinational cells
+// with their delay; clocked ones with when their outputs are ready
+// (start) and how long before the clock their inputs must be (setup,
+// beyond the Overhead every path pays).
+func cellKind(typ string, params map[string]string) (comb bool, delay, start, setup float64) {
 	reg := func(p string) bool { return strings.Trim(params[p], "0") != "" }
 	switch {
 	case strings.HasPrefix(typ, "LUT"):
-		return true, LUTDelay, 0
+		return true, LUTDelay, 0, 0
 	case typ == "CARRY4" || typ == "CARRY8":
-		return true, CarryDelay, 0
+		return true, CarryDelay, 0, 0
 	case strings.HasPrefix(typ, "MUXF"):
-		return true, MuxFDelay, 0
+		return true, MuxFDelay, 0, 0
 	case strings.HasPrefix(typ, "RAMB"):
-		return false, 0, BRAMClockToOut
+		return false, 0, BRAMClockToOut, 0
 	case strings.HasPrefix(typ, "SRL"):
-		return false, 0, SRLClockToOut
+		return false, 0, SRLClockToOut, 0
 	case strings.HasPrefix(typ, "RAM"): // distributed RAM: an asynchronous read
-		return true, LUTDelay, 0
+		return true, LUTDelay, 0, 0
 	case strings.HasPrefix(typ, "DSP"):
-		if reg("MREG") || reg("PREG") {
-			return false, 0, 0
+		// The multiplier sits between the input registers (AREG, BREG)
+		// and MREG; the post-adder between MREG and PREG.
+		in := reg("AREG") && reg("BREG")
+		switch {
+		case !reg("MREG") && !reg("PREG"):
+			if in {
+				return false, 0, DSPCombDelay, 0
+			}
+			return true, DSPCombDelay, 0, 0
+		case reg("MREG"):
+			st := DSPAdderDelay // from MREG through the post-adder
+			if reg("PREG") {
+				st = 0
+			}
+			su := DSPMultDelay
+			if in {
+				su = 0
+			}
+			return false, 0, st, su
+		default: // PREG alone: multiplier and adder before it
+			su := DSPCombDelay
+			if in {
+				su = DSPCombDelay - DSPMultDelay + DSPAdderDelay
+			}
+			return false, 0, 0, su
 		}
-		return true, DSPCombDelay, 0
 	case typ == "BUFG" || typ == "IBUF" || typ == "OBUF":
-		return true, 0, 0
+		return true, 0, 0, 0
 	}
-	return false, 0, 0 // flip-flops and anything else clocked
+	return false, 0, 0, 0 // flip-flops and anything else clocked
 }
 
 // estimate computes the critical path of module top in a Yosys JSON
@@ -115,9 +144,10 @@ func estimate(netlist []byte, top string) (Timing, error) {
 	start := map[int]float64{} // net -> arrival at a path's start
 	var ends []int             // nets that end a path
 	owner := map[int]int{}     // a register's input net -> its output net
+	setup := map[int]float64{} // a path end's extra time before the clock
 	var cells []cell
 	for _, c := range mod.Cells {
-		comb, delay, st := cellKind(c.Type, c.Parameters)
+		comb, delay, st, su := cellKind(c.Type, c.Parameters)
 		var in, out []int
 		for port, bits := range c.Conns {
 			for _, b := range bits {
@@ -137,6 +167,9 @@ func estimate(netlist []byte, top string) (Timing, error) {
 				start[n] = max(start[n], st)
 			}
 			ends = append(ends, in...)
+			for _, n := range in {
+				setup[n] = max(setup[n], su)
+			}
 			if len(out) > 0 {
 				for _, n := range in {
 					owner[n] = out[0] // a path into a register is named by what it writes
@@ -216,6 +249,7 @@ func estimate(netlist []byte, top string) (Timing, error) {
 		if err != nil {
 			return Timing{}, err
 		}
+		a.t += setup[n]
 		if end < 0 || a.t > crit.t {
 			crit, end = a, n
 		}

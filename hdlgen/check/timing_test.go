@@ -48,6 +48,20 @@ func TestEstimate(t *testing.T) {
 	if want := Overhead + BRAMClockToOut + LUTDelay; math.Abs(tm.PathNs-want) > 0.001 || tm.From != "ram_out" || tm.To != "r" {
 		t.Errorf("got %+v, want %.3f ns from ram_out to r", tm, want)
 	}
+	// A DSP slice with MREG and PREG but no input registers: a path into
+	// it pays the multiplier; its output starts like a flip-flop's.
+	dsp := `{"modules": {"top": {"ports": {}, "netnames": {"q": {"hide_name": 0, "bits": [2]}, "p": {"hide_name": 0, "bits": [3]}},
+	  "cells": {
+	    "ff": {"type": "FDRE", "port_directions": {"D": "input", "Q": "output"}, "connections": {"D": [4], "Q": [2]}},
+	    "mul": {"type": "DSP48E1", "parameters": {"AREG": "00000000000000000000000000000000", "BREG": "0", "MREG": "1", "PREG": "1"},
+	      "port_directions": {"A": "input", "P": "output"}, "connections": {"A": [2], "P": [3]}},
+	    "l": {"type": "LUT1", "port_directions": {"I0": "input", "O": "output"}, "connections": {"I0": [3], "O": [4]}}
+	  }}}}`
+	tm, err = estimate([]byte(dsp), "top")
+	if want := Overhead + DSPMultDelay; err != nil || math.Abs(tm.PathNs-want) > 0.001 || tm.From != "q" || tm.To != "p" {
+		t.Errorf("DSP: got %+v %v, want %.3f ns from q to p", tm, err, want)
+	}
+
 	// A loop of LUTs is an error, not a hang.
 	loop := replace(netlist, `"connections": {"I0": [3], "I1": [2], "O": [4]}`, `"connections": {"I0": [5], "I1": [2], "O": [4]}`)
 	if _, err := estimate([]byte(loop), "top"); err == nil {
