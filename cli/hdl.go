@@ -234,7 +234,7 @@ the lint or the compile printed anything.`,
 				for _, m := range r.Modules {
 					fmt.Fprintf(w, "%-*s %6d %6d %6d %6d %6d %6d %6d %8.0f\n", nw, m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.DSP, m.Carry, m.Depth, m.Timing.EstMHz)
 				}
-				fmt.Fprintf(w, "\n(est MHz: the critical path by onic's delay model for UltraScale+ -2, docs/kernels.md \"Timing\"; Vivado's timing report is the authority)\n")
+				fmt.Fprintf(w, "\n(est MHz: the critical path by onic's delay model for UltraScale+ -2, docs/kernels.md, \"Resources and timing\"; Vivado's timing report is the authority)\n")
 			}
 			if !r.Clean {
 				return fmt.Errorf("%s: lint or compile messages (above)", args[0])

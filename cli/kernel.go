@@ -120,10 +120,11 @@ itself, onic_kernel_<name>, as a submodule; --bare writes the kernel alone.`,
 }
 
 // kernelVerdict is one kernel's line of `kernel test`: the three-way
-// verdict and, when it passed and Yosys ran, the clock estimate.
+// verdict and, when it passed and Yosys ran, the kernel's resources and
+// clock estimate (resources.timing).
 type kernelVerdict struct {
 	kernels.Verdict
-	Timing *check.Timing `json:"timing,omitempty"`
+	Resources *check.Resources `json:"resources,omitempty"`
 }
 
 func newKernelTestCmd(v *viper.Viper) *cobra.Command {
@@ -137,7 +138,7 @@ inputs are replayed cycle by cycle into the kernel's Verilog under each RTL
 tool, which must show the same ready, valid and output beats on every cycle.
 Then, with --timing (the default) and Yosys installed, the kernel alone is
 synthesised (synth_xilinx) and its critical path estimated by onic's delay
-model for UltraScale+ -2 (docs/kernels.md, "Timing"; cached per Verilog): the
+model for UltraScale+ -2 (docs/kernels.md, "Resources and timing"; cached per Verilog): the
 est MHz column, with a warning naming the path when it is below --clock-mhz.
 Exits 1 if any check fails; a clock warning alone does not fail.`,
 		Example: "  onic kernel test sum-int32\n  onic kernel test --all --rtl icarus --json",
@@ -195,10 +196,10 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 					case err != nil:
 						note = "timing: no estimate: " + err.Error()
 					default:
-						vd.Timing = &r.Timing
+						vd.Resources = &r
 						est = fmt.Sprintf("%.0f", r.Timing.EstMHz)
 						if r.Timing.EstMHz < clock {
-							note = fmt.Sprintf("timing: WARNING: est %.0f MHz is below the %g MHz clock: %.2f ns from %s to %s (%d LUT levels, %d carry cells); split the logic with Step.Stage (docs/kernels.md, \"Timing\")",
+							note = fmt.Sprintf("timing: WARNING: est %.0f MHz is below the %g MHz clock: %.2f ns from %s to %s (%d LUT levels, %d carry cells); split the logic with Step.Stage (docs/kernels.md, \"Resources and timing\")",
 								r.Timing.EstMHz, clock, r.Timing.PathNs, r.Timing.From, r.Timing.To, r.Timing.LUTLevels, r.Timing.Carries)
 						}
 					}

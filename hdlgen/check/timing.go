@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The delay model of the clock estimate (docs/kernels.md, "Timing"): a
+// The delay model of the clock estimate (docs/kernels.md, "Resources and timing"): a
 // register-to-register path on an UltraScale+ -2 part costs Overhead
 // (clock-to-out, setup, clock uncertainty) plus, per cell it passes, the
 // figure below, routing to the next cell included. They are onic's
