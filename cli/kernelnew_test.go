@@ -109,10 +109,12 @@ func TestKernelNewModule(t *testing.T) {
 	if code, _, errs := onic(t, "", "kernel", "new", "other", "--dir", t.TempDir(), "--onic", t.TempDir()); code != 1 || !strings.Contains(errs, "--onic: no onic go.mod") {
 		t.Errorf("new with --onic not a checkout: exit %d %q", code, errs)
 	}
+	tmp := t.TempDir()
 	gocmd := func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
+		// TMPDIR: the failure reports' waveforms go with the test.
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "TMPDIR="+tmp)
 		b, err := cmd.CombinedOutput()
 		return string(b), err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -291,8 +292,18 @@ func TestVerify(t *testing.T) {
 	}
 	bad := *k
 	bad.Ref = func(in []uint64) uint64 { return (in[0] + in[1]) & 0xFF } // wrapping, not saturating
-	if v := bad.Verify(7, nil); v.OK() || v.Sim == "ok" {
+	v = bad.Verify(7, nil)
+	removeWaveform(v.Sim)
+	if v.OK() || v.Sim == "ok" {
 		t.Fatalf("a wrong reference passed: %+v", v)
+	}
+}
+
+// removeWaveform deletes the directory of the waveform a failure report
+// names, if it names one.
+func removeWaveform(report string) {
+	if m := regexp.MustCompile(`waveform: (\S+)`).FindStringSubmatch(report); m != nil {
+		os.RemoveAll(filepath.Dir(m[1]))
 	}
 }
 
@@ -357,11 +368,28 @@ func TestFailureReport(t *testing.T) {
 	if elem != off/4 || beat != off/64 || lane != off%64/4 {
 		t.Errorf("byte %d is element %d, beat %d, lane %d; the report says %d, %d, %d", off, off/4, off/64, off%64/4, elem, beat, lane)
 	}
+	defer os.RemoveAll(filepath.Dir(f[9]))
 	vcd, err := os.ReadFile(f[9])
 	if err != nil || !bytes.Contains(vcd, []byte("$enddefinitions $end")) || !bytes.Contains(vcd, []byte("s0_lane0")) {
 		t.Errorf("waveform %s: %v", f[9], err)
 	}
-	os.RemoveAll(filepath.Dir(f[9]))
+	// GTKWave's own converter reads it: to FST and back, every signal
+	// and the cycles are there.
+	vcd2fst := tools.Require(t, "vcd2fst")
+	fst2vcd := tools.Require(t, "fst2vcd")
+	fst := filepath.Join(t.TempDir(), "w.fst")
+	if out, err := exec.Command(vcd2fst, f[9], fst).CombinedOutput(); err != nil {
+		t.Fatalf("vcd2fst: %v\n%s", err, out)
+	}
+	back, err := exec.Command(fst2vcd, fst).Output()
+	if err != nil {
+		t.Fatalf("fst2vcd: %v", err)
+	}
+	for _, want := range []string{" s0_lane0 ", " m_tdata ", " clk ", "#4\n"} {
+		if !bytes.Contains(back, []byte(want)) || !bytes.Contains(vcd, []byte(strings.TrimSpace(want))) {
+			t.Errorf("the waveform through GTKWave's vcd2fst/fst2vcd lost %q", want)
+		}
+	}
 }
 
 // lyingTool is an RTL simulator whose log stops after three cycles.

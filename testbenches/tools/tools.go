@@ -24,6 +24,8 @@ var packages = map[string]string{
 	"lspci":     "pciutils",
 	"tshark":    "tshark",
 	"gcc":       "gcc",
+	"vcd2fst":   "gtkwave",
+	"fst2vcd":   "gtkwave",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.
