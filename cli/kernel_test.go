@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"onic/hdlgen/ir"
+	"onic/kernels"
 	"onic/testbenches/tools"
 )
 
@@ -59,5 +63,70 @@ func TestKernelCLI(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q (want one line with %q)", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// TestKernelTiming: kernel test estimates a kernel's clock with Yosys and
+// reports it (the JSON carries the resources and the path); a kernel
+// whose logic is too deep for 250 MHz (a chain of twelve compare-and-add
+// steps per lane) passes its three-way proof but gets a warning naming
+// its path, and exit 0; a clock out of range is refused.
+func TestKernelTiming(t *testing.T) {
+	tools.Require(t, "yosys")
+	deep := &kernels.Kernel{Name: "deep-chain", Version: "0.1.0", In: kernels.Int32, Lanes: 2, Inputs: 1,
+		Lane: func(m *ir.Module, in []ir.Value) ir.Value {
+			v := in[0]
+			for i := range 12 {
+				k := m.Const(32, uint64(1000*i+7))
+				v = m.Mux(m.LtS(v, k), m.Add(v, k), m.Sub(v, k))
+			}
+			return v
+		},
+		Ref: func(in []uint64) uint64 {
+			v := int32(in[0])
+			for i := range 12 {
+				k := int32(1000*i + 7)
+				if v < k {
+					v += k
+				} else {
+					v -= k
+				}
+			}
+			return uint64(uint32(v))
+		}}
+	if _, err := kernels.Lookup(deep.Name); err != nil { // not yet (go test -count=N)
+		if err := kernels.Register(deep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := onic(t, "", "kernel", "test", "deep-chain", "sum-int8-sat", "--rtl", "")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	warn := regexp.MustCompile(`(?m)^deep-chain .* (\d+)\n  timing: WARNING: est (\d+) MHz is below the 250 MHz clock: [\d.]+ ns from \S+ to \S+ \((\d+) LUT levels`).FindStringSubmatch(out)
+	if warn == nil || warn[1] != warn[2] {
+		t.Errorf("no warning for deep-chain:\n%s", out)
+	} else if n, _ := strconv.Atoi(warn[3]); n < 9 {
+		t.Errorf("deep-chain's path has %d LUT levels, want at least 9:\n%s", n, out)
+	}
+	if regexp.MustCompile(`(?m)^sum-int8-sat .* (\d+)\n  timing`).MatchString(out) {
+		t.Errorf("a warning for sum-int8-sat:\n%s", out)
+	}
+	code, out, _ = onic(t, "", "kernel", "test", "deep-chain", "--rtl", "", "--json")
+	var vs []struct {
+		Resources struct {
+			LUT    int
+			Timing struct {
+				EstMHz float64 `json:"est_mhz"`
+				From   string
+			}
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &vs) != nil || len(vs) != 1 || vs[0].Resources.LUT == 0 ||
+		vs[0].Resources.Timing.EstMHz <= 0 || vs[0].Resources.Timing.EstMHz >= 250 || vs[0].Resources.Timing.From == "" {
+		t.Errorf("--json: exit %d %s", code, out)
+	}
+	if code, _, errs := onic(t, "", "kernel", "test", "deep-chain", "--clock-mhz", "0"); code != 1 || !strings.Contains(errs, "--clock-mhz 0") {
+		t.Errorf("--clock-mhz 0: exit %d %q", code, errs)
 	}
 }
