@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -225,10 +224,13 @@ func newFWVerifyCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify IMAGE",
 		Short: "Check an image's structure, payload hashes and signatures, and who may load it",
-		Long: `Checks that IMAGE parses, every payload matches its size and SHA-256, and every
-signature verifies. With --trust (the loader's trust store) it also says which
-trusted key signed it and in what role; with --pub, that the key signed it.
-Exits 1 on any failure.`,
+		Long: `Checks that IMAGE parses, every payload matches its size and SHA-256, every
+signature verifies, and each kernel fits its slot's region. With --trust (the
+loader's trust store) it also says, for each trusted key that signed it, what
+the loader will let that key do with it (an operator: load it; a tenant: load
+a kernel image into a slot the running image grants, never a whole image);
+with --pub, that the key signed it. Exits 1 on any failure, including an
+image no trusted signer may load.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
@@ -258,21 +260,24 @@ Exits 1 on any failure.`,
 				}
 				fmt.Fprintf(w, "signed by %s (%s)\n", firmware.KeyID(pub), p)
 			}
+			if err := im.CheckFit(); err != nil {
+				return fmt.Errorf("%s: the loader will refuse it: %v", args[0], err)
+			}
 			if p := v.GetString("fw.verify.trust"); p != "" {
 				t, err := firmware.LoadTrustFile(p)
 				if err != nil {
 					return fmt.Errorf("--trust: %v", err)
 				}
-				var who []string
-				for _, s := range signers {
-					for _, k := range t.Lookup(s) {
-						who = append(who, k.Name+" ("+k.Role+")")
-					}
+				ok, lines, err := im.MayLoad(t)
+				if err != nil {
+					return fmt.Errorf("%s: %v", args[0], err)
 				}
-				if len(who) == 0 {
-					return fmt.Errorf("%s: no signer is in %s", args[0], p)
+				for _, l := range lines {
+					fmt.Fprintf(w, "signer %s\n", l)
 				}
-				fmt.Fprintf(w, "trusted signers: %s\n", strings.Join(who, ", "))
+				if !ok {
+					return fmt.Errorf("%s: no signer that %s trusts may load it", args[0], p)
+				}
 			}
 			return nil
 		},

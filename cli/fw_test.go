@@ -53,9 +53,14 @@ func TestFirmwareCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := must("fw", "verify", at("a.onicfw"), "--trust", at("trust.yaml"), "--pub", at("dev.pub"))
-	if !strings.Contains(out, "2 signature(s) verify") || !strings.Contains(out, "trusted signers: dev (ml), ops (operator)") {
+	if !strings.Contains(out, "2 signature(s) verify") || !strings.Contains(out, "signer dev (tenant ml): refused: a whole image needs an operator's signature\n") ||
+		!strings.Contains(out, "signer ops (operator): may load it\n") {
 		t.Errorf("verify: %s", out)
 	}
+	// Signed by a tenant alone, a whole image is one the loader refuses:
+	// so does verify --trust.
+	must("fw", "build", spec, "--key", at("dev.key"), "--out", at("tenant.onicfw"))
+	refuse("no signer that "+at("trust.yaml")+" trusts may load it", "fw", "verify", at("tenant.onicfw"), "--trust", at("trust.yaml"))
 	var doc struct {
 		Manifest   firmware.Manifest
 		Signatures []firmware.Signature

@@ -102,6 +102,13 @@ func TestKernelGuide(t *testing.T) {
 	if ran < 5 {
 		t.Errorf("only %d shell blocks ran", ran)
 	}
+	// The image names a kernel only the user's onic knows; onic itself
+	// still reads, inspects and verifies it (an image is data).
+	inspect := exec.Command(filepath.Join(root, "bin", "onic"), "fw", "inspect", "my-fw.onicfw")
+	inspect.Dir = cwd
+	if out, err := inspect.CombinedOutput(); err != nil || !strings.Contains(string(out), "slot 1     my-abs 0.1.0") {
+		t.Errorf("onic's own fw inspect of the user's image: %v\n%s", err, out)
+	}
 	// The edit took: the negation, not the absolute value, is what runs.
 	if src, err := os.ReadFile(filepath.Join(cwd, "myabs", "myabs.go")); err != nil || !strings.Contains(string(src), "Go's int32 negation") {
 		t.Errorf("the guide's edit of myabs.go did not happen: %v", err)

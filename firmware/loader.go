@@ -246,6 +246,52 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 	return d, l.Backend.Full(im, d.Cost)
 }
 
+// CheckFit checks that each kernel of the image fits the region its
+// manifest gives it, as the loader will: an image whose kernel does not
+// fit is refused at deployment, so a build or a verify says so first.
+func (im *Image) CheckFit() error {
+	for _, s := range im.Manifest.Slots {
+		if s.Kernel != "" && s.NeedSource != "" {
+			if err := fits(s, s.Region); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// MayLoad says, for each of the image's signers that trust t knows, what
+// the loader will let that key do with the image: an operator may load
+// anything; a tenant may load a kernel image into a slot the running
+// image gives it, never a whole image. ok is whether some signer may load
+// it (for a kernel image: given a running image that grants the slot).
+func (im *Image) MayLoad(t Trust) (ok bool, lines []string, err error) {
+	signers, err := im.Signers()
+	if err != nil {
+		return false, nil, err
+	}
+	m := &im.Manifest
+	for _, pub := range signers {
+		entries := t.Lookup(pub)
+		if len(entries) == 0 {
+			lines = append(lines, fmt.Sprintf("key %s: not in the trust store", KeyID(pub)))
+		}
+		for _, e := range entries {
+			switch {
+			case e.Role == OperatorRole:
+				ok = true
+				lines = append(lines, fmt.Sprintf("%s (operator): may load it", e.Name))
+			case m.Kind == KindImage:
+				lines = append(lines, fmt.Sprintf("%s (tenant %s): refused: a whole image needs an operator's signature", e.Name, e.Role))
+			default:
+				ok = true
+				lines = append(lines, fmt.Sprintf("%s (tenant %s): may load it where the running image's tenants give %s slot %d", e.Name, e.Role, e.Role, m.Slots[0].Slot))
+			}
+		}
+	}
+	return ok, lines, nil
+}
+
 // fits checks a slot's kernel against a region.
 func fits(s SlotManifest, region Resources) error {
 	if s.NeedSource == "" {

@@ -112,7 +112,23 @@ func TestLoaderRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tooSmall := variant(t, func(s *firmware.Spec) { s.Slots[0].Region.LUT = 100 })
+	// A kernel bigger than its region: the build refuses to make one, so
+	// this image is a built one whose manifest was edited afterwards.
+	small, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small.Slots[0].Region.LUT = 100
+	if _, err := build.Build(small, build.Yosys(cacheDir)); err == nil || !strings.Contains(err.Error(), "slots[0].region: filter 1.0.0 in its task shell needs lut") {
+		t.Errorf("build of a kernel bigger than its region: %v", err)
+	}
+	tooSmall := *base
+	tooSmall.Manifest.Slots = append([]firmware.SlotManifest(nil), base.Manifest.Slots...)
+	tooSmall.Manifest.Slots[0].Region.LUT = 100
+	tooSmall.Seal()
+	if err := tooSmall.CheckFit(); err == nil || !strings.Contains(err.Error(), "slot 0: filter needs lut") {
+		t.Errorf("CheckFit of a kernel bigger than its region: %v", err)
+	}
 	unmeasured := *withK
 	unmeasured.Manifest.Slots = append([]firmware.SlotManifest(nil), withK.Manifest.Slots...)
 	unmeasured.Manifest.Slots[1].NeedSource, unmeasured.Manifest.Slots[1].Need = "", firmware.Resources{}
@@ -140,7 +156,7 @@ func TestLoaderRefuses(t *testing.T) {
 		{"tenant loads a slot not theirs", signed(k0, alice), firmware.ErrUntrusted, "tenant ml may not load slot 0"},
 		{"wrong part", signed(otherPart, ops), firmware.ErrTarget, "the image is for xcku15p-ffve1517-2-e, the board has xcvu9p"},
 		{"wrong static region", signed(kOther, alice), firmware.ErrTarget, "was built for static region"},
-		{"kernel does not fit", signed(tooSmall, ops), firmware.ErrFit, "slot 0: filter needs lut"},
+		{"kernel does not fit", signed(&tooSmall, ops), firmware.ErrFit, "slot 0: filter needs lut"},
 		{"kernel never measured", signed(kUnmeasured, ops), firmware.ErrFit, "never measured"},
 		{"corrupted payload", corrupt, firmware.ErrCorrupt, "static/onic_pcie_manager.v"},
 		{"truncated", signed(base, ops)[:5000], firmware.ErrMalformed, "envelope"},

@@ -125,8 +125,15 @@ var (
 )
 
 // Check fills in defaults and checks every field, naming the first bad
-// one by its path (slots[1].kernel).
-func (s *Spec) Check() error {
+// one by its path (slots[1].kernel); each slot's kernel must be
+// registered (kernels.Lookup), as building the image needs it.
+func (s *Spec) Check() error { return s.check(true) }
+
+// check is Check; registered says whether each slot's kernel must be a
+// registered one, or only well named (the spec inside an image: reading,
+// inspecting or verifying an image needs no kernel's description, and a
+// user's kernels are registered only in the user's own onic).
+func (s *Spec) check(registered bool) error {
 	if !nameRule.MatchString(s.Name) {
 		return fmt.Errorf("name %q: want 1-64 of a-z 0-9 . _ -, starting with a letter or digit", s.Name)
 	}
@@ -179,7 +186,11 @@ func (s *Spec) Check() error {
 		total.FF += r.FF
 		total.BRAM += r.BRAM
 		total.DSP += r.DSP
-		if sl.Kernel != "" {
+		switch {
+		case sl.Kernel == "":
+		case !kernels.ValidName(sl.Kernel):
+			return fmt.Errorf("%s.kernel %q: not a kernel name", at, sl.Kernel)
+		case registered:
 			if _, err := kernels.Lookup(sl.Kernel); err != nil {
 				return fmt.Errorf("%s.kernel: %v", at, err)
 			}
@@ -236,7 +247,7 @@ func parseSpec(b []byte) (Spec, error) {
 	if err := d.Decode(&s); err != nil {
 		return Spec{}, fmt.Errorf("spec payload: %v", err)
 	}
-	if err := s.Check(); err != nil {
+	if err := s.check(false); err != nil {
 		return Spec{}, fmt.Errorf("spec payload: %v", err)
 	}
 	return s, nil

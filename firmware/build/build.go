@@ -131,6 +131,12 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 				if sm.Need, sm.NeedSource, err = measure(m.Name(), files); err != nil {
 					return nil, fmt.Errorf("slots[%d] %s: measuring: %v", sl.Slot, k.Name, err)
 				}
+				// The loader refuses a kernel bigger than its region: so
+				// does the build.
+				if ok, why := sm.Need.Fits(sl.Region); !ok {
+					return nil, fmt.Errorf("slots[%d].region: %s %s in its task shell needs %s (by %s): give the slot a bigger region or a smaller kernel",
+						sl.Slot, k.Name, k.Version, why, sm.NeedSource)
+				}
 			}
 			for _, fl := range files {
 				im.AddPayload(fmt.Sprintf("slot%d/%s", sl.Slot, fl.Name), firmware.PayloadRTL, sl.Slot, fl.Source)
