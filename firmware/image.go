@@ -29,17 +29,34 @@ func (im *Image) AddPayload(name, kind string, slot int, b []byte) {
 	im.Payloads = append(im.Payloads, b)
 }
 
-// StaticID is the static region's identity: the part and the static
-// RTL payloads' names and hashes.
+// StaticID is the static region's identity: the part and the names and
+// hashes of the static payloads that say what the hardware is — its RTL
+// and constraints (Verilog, the file list, XDC, the Vivado script). The
+// generated documentation (README, register map, C header) is not in
+// it, so a version bump that leaves the hardware alone keeps every
+// kernel built for it loadable. (Format 2 images hashed every static RTL
+// payload, documentation included; they are read by that rule.)
 func (im *Image) StaticID() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "part %s\n", strings.ToLower(im.Manifest.Part))
 	for _, p := range im.Manifest.Payloads {
-		if p.Slot == -1 && p.Kind == PayloadRTL {
+		if p.Slot == -1 && p.Kind == PayloadRTL && (im.Manifest.Format < 3 || IsHardware(p.Name)) {
 			fmt.Fprintf(h, "%s %x\n", p.Name, p.SHA256)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// IsHardware reports whether a payload named name describes hardware
+// (Verilog, file list, constraints, Vivado script) rather than documents
+// it: the payloads a static identity covers.
+func IsHardware(name string) bool {
+	for _, ext := range []string{".v", ".sv", ".f", ".xdc", ".tcl"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // Seal encodes the manifest after a build tool has filled it in; any
@@ -175,8 +192,8 @@ func Parse(b []byte) (*Image, error) {
 		return nil, fmt.Errorf("%w: %d bytes after the manifest", ErrMalformed, len(rest))
 	}
 	m := &im.Manifest
-	if m.Format != FormatVersion {
-		return nil, fmt.Errorf("%w: manifest format %d; this onic reads %d", ErrMalformed, m.Format, FormatVersion)
+	if m.Format != FormatVersion && m.Format != 2 {
+		return nil, fmt.Errorf("%w: manifest format %d; this onic reads 2 and %d", ErrMalformed, m.Format, FormatVersion)
 	}
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%w: manifest: %v", ErrMalformed, err)

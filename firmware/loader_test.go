@@ -184,3 +184,42 @@ func TestLoaderRefuses(t *testing.T) {
 		t.Errorf("board after the kernel load: %v %q", b.slots, b.log)
 	}
 }
+
+// TestVersionBumpKeepsStatic: rebuilding the same spec as 1.0.1 changes
+// the image (its README says the version) but not the static identity,
+// which covers the hardware alone; so a tenant's kernel built for 1.0.0
+// loads into an O-NIC running 1.0.1. A change to the hardware (a window's
+// size) does change it.
+func TestVersionBumpKeepsStatic(t *testing.T) {
+	opsPub, ops := key(2)
+	var trust firmware.Trust
+	trust.Add("ops", firmware.OperatorRole, opsPub)
+	old := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "filter" })
+	bumped := variant(t, func(s *firmware.Spec) { s.Version = "1.0.1" })
+	if old.Manifest.Static != bumped.Manifest.Static {
+		t.Fatalf("a version bump changed the static identity: %.12s -> %.12s", old.Manifest.Static, bumped.Manifest.Static)
+	}
+	a, _ := old.Payload("static/README.md")
+	b, _ := bumped.Payload("static/README.md")
+	if bytes.Equal(a, b) {
+		t.Fatal("the README does not differ: the test shows nothing")
+	}
+	hw := variant(t, func(s *firmware.Spec) { s.Manager.Translation.Windows[0].Size = 0x20000000 })
+	if hw.Manifest.Static == old.Manifest.Static {
+		t.Error("a hardware change kept the static identity")
+	}
+	b2 := &memBackend{part: "xcvu9p-flga2104-2L-e"}
+	l := &firmware.Loader{Trust: trust, Backend: b2}
+	bumped.Sign(ops)
+	if _, err := l.Load(marshal(t, bumped)); err != nil {
+		t.Fatal(err)
+	}
+	k, err := old.KernelImage(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Sign(ops)
+	if _, err := l.Load(marshal(t, k)); err != nil {
+		t.Errorf("a kernel built for 1.0.0 into 1.0.1: %v", err)
+	}
+}

@@ -12,10 +12,11 @@ package firmware
 // every payload with its size and SHA-256, so a signature over the
 // manifest covers the payloads too.
 
-// FormatVersion is the manifest format this onic writes and reads.
-// Format 2 added data_width; a format 1 image does not say its manager's
-// data path, so it is refused (rebuild it).
-const FormatVersion = 2
+// FormatVersion is the manifest format this onic writes (it reads 2 and
+// 3). Format 2 added data_width; a format 1 image does not say its
+// manager's data path, so it is refused (rebuild it). Format 3's static
+// identity covers the hardware payloads only (StaticID).
+const FormatVersion = 3
 
 // Magic is the envelope's first field, naming the format.
 const Magic = "onic-firmware"
