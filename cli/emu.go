@@ -110,14 +110,21 @@ emulator ran (the only line that varies from run to run).`,
 				return err
 			}
 			if v.GetBool("emu.run.json") {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				rep.WriteText(cmd.OutOrStdout())
 			}
-			rep.WriteText(cmd.OutOrStdout())
+			if !v.GetBool("emu.run.allow-refused") {
+				return deployFailures(rep)
+			}
 			return nil
 		},
 	}
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
+	c.Flags().Bool("allow-refused", false, "exit 0 even if a --deploy was refused or the run ended before its reflash did")
 	c.Flags().String("replay", "", "replay a residency plan ('onic fw plan --json' output) from a simulated time: PLAN.json[@TIME]")
 	c.Flags().String("replay-policy", "", "the policy whose plan --replay takes, when the file holds several")
 	c.Flags().StringSlice("replay-kernels", nil, "kernel images (onic fw build --kernel-slot) the replayed plan loads, one per kernel and slot")
@@ -302,6 +309,32 @@ func progressPrinter(w io.Writer) func(done, total time.Duration) {
 		fmt.Fprintf(w, "\r\033[Ksimulated %v of %v (%.0f%%), %.1f s wall", done, total,
 			100*float64(done)/float64(total), now.Sub(start).Seconds())
 	}
+}
+
+// deployFailures is the run's failed deployments as one error (nil when
+// every --deploy loaded and finished its reflash within the run): the
+// first named, with how many more; the report above has them all.
+func deployFailures(rep cluster.Report) error {
+	var bad []string
+	end := rep.SimulatedS * 1e9
+	for _, o := range rep.ONICs {
+		for _, d := range o.Deploys {
+			switch {
+			case d.Outcome != "loaded":
+				bad = append(bad, fmt.Sprintf("deploy %s into %s at %v: refused: %s", d.File, o.Name, time.Duration(d.AtNs), d.Error))
+			case d.AtNs+d.ReflashNs > end:
+				bad = append(bad, fmt.Sprintf("deploy %s into %s at %v: the run ended (at %v) before its %v reflash did",
+					d.File, o.Name, time.Duration(d.AtNs), time.Duration(end), time.Duration(d.ReflashNs)))
+			}
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s (--allow-refused to exit 0)", bad[0])
+	}
+	return fmt.Errorf("%s; and %d more (the report has them; --allow-refused to exit 0)", bad[0], len(bad)-1)
 }
 
 // deployFlags schedules the --deploy images, checked against --trust,

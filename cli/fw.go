@@ -292,7 +292,10 @@ func newFWDiffCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "diff A B",
 		Short: "Show what changed between two images: manifest lines, - for A and + for B",
-		Args:  cobra.ExactArgs(2),
+		Long: `Prints the manifest lines that differ, - for A and + for B. Exits 0 when the
+images are the same, 1 when they differ (as diff does), and 1 with an error
+line when one cannot be read.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -304,10 +307,11 @@ func newFWDiffCmd() *cobra.Command {
 			}
 			d := firmware.Diff(a, b)
 			if d == "" {
-				d = "the images are the same\n"
+				fmt.Fprint(cmd.OutOrStdout(), "the images are the same\n")
+				return nil
 			}
 			fmt.Fprint(cmd.OutOrStdout(), d)
-			return nil
+			return exitCode(1) // as diff(1): the images differ
 		},
 	}
 }

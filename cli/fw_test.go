@@ -78,7 +78,12 @@ func TestFirmwareCLI(t *testing.T) {
 	}
 	must("fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "0", "--key", at("ops.key"), "--out", at("c.onicfw"))
 	refuse("no such slot", "fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "7", "--out", at("d.onicfw"))
-	diff := must("fw", "diff", at("a.onicfw"), at("c.onicfw"))
+	// As diff(1): exit 1 when the images differ, with the differences
+	// on stdout and nothing on stderr.
+	code, diff, errs := onic(t, "", "fw", "diff", at("a.onicfw"), at("c.onicfw"))
+	if code != 1 || errs != "" {
+		t.Errorf("fw diff of different images: exit %d, stderr %q", code, errs)
+	}
 	for _, want := range []string{
 		"-slot 0     region lut 40000 ff 80000 bram 60 dsp 120, partial bitstream 2586936 bytes (estimated from the part)",
 		"+slot 0     region lut 40000 ff 80000 bram 60 dsp 120, partial bitstream 1000000 bytes (attached bitstream)",
@@ -119,7 +124,19 @@ func TestFirmwareCLI(t *testing.T) {
 			Kernels   []struct{ Name string }
 		}
 	}
-	runOut := must("emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"),
+	// A refused deployment fails the run (the report is still written)
+	// unless refusals are allowed.
+	code, out, errs = onic(t, "", "emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"),
+		"--deploy", "onicA="+at("a.onicfw")+"@50us", "--deploy", "onicA="+at("b.onicfw")+"@100us")
+	if code != 1 || !strings.Contains(errs, "deploy b.onicfw into onicA at 100µs: refused: unsigned image") || strings.Count(errs, "\n") != 1 || !strings.Contains(out, `"outcome":"refused"`) {
+		t.Errorf("emu run with a refused deploy: exit %d, %q\n%s", code, errs, out)
+	}
+	// So does a reflash the run ends before.
+	if code, _, errs := onic(t, "", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"), "--duration", "60us",
+		"--deploy", "onicA="+at("a.onicfw")+"@50us"); code != 1 || !strings.Contains(errs, "the run ended (at 60µs) before its") {
+		t.Errorf("emu run ending mid-reflash: exit %d, %q", code, errs)
+	}
+	runOut := must("emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"), "--allow-refused",
 		"--deploy", "onicA="+at("a.onicfw")+"@50us", "--deploy", "onicA="+at("b.onicfw")+"@100us")
 	if err := json.Unmarshal([]byte(runOut), &rep); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,11 +72,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
+		var ex exitCode
+		if errors.As(err, &ex) {
+			return int(ex) // the command has said what it had to
+		}
 		printError(stderr, err)
 		return 1
 	}
 	return 0
 }
+
+// exitCode is an error that only sets the exit code: a command that
+// printed its result and ends as diff does (1: the inputs differ).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
 // printError writes err to w: one line per error it joins (a kernel
 // with three mistakes gets three lines), each starting "onic: ".

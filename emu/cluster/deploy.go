@@ -171,9 +171,16 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 	sl, _ := spec.Slot(n)
 	kc := kernelConfig(sl)
 	kc.Name = k.Manifest.Slots[0].Kernel
+	rm := &o.running.Manifest
+	if kc.Egress == "" {
+		// The operator's spec routes a slot's output; a slot left to
+		// tenants without an egress has nowhere to send it.
+		return fmt.Errorf("kernel image %s %s into slot %d: the running image %s %s gives slot %d no egress (set slots[%d].egress to port-a, port-b or host in its spec)",
+			k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, n, n)
+	}
 	ks, err := o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, []scenario.KernelConfig{kc})
 	if err != nil {
-		return err
+		return fmt.Errorf("kernel image %s %s into slot %d of the running image %s %s: %v", k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, err)
 	}
 	o.slotFlash[n] = &reflash{im: k, cost: cost, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
 	o.c.s.At(o.slotFlash[n].until, o.c, evReflashed|(uint64(o.idx)*(maxKernelSlots+1)+uint64(n)+1)<<evShift)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,19 @@ func TestDeployPartial(t *testing.T) {
 	}
 	if len(o.Kernels) != 0 && (len(o.Kernels) != 1 || o.Kernels[0].Name != "filter" || o.Kernels[0].Slot != 1) {
 		t.Errorf("kernels: %+v", o.Kernels)
+	}
+	// A running image that leaves its tenant slot without an egress: the
+	// refusal names both images and the field to set.
+	s2 := onicASpec(t, "")
+	s2.Slots[1].Egress = ""
+	noEgress, err := build.Build(s2, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runDeploys(t, "hold", trust, imageFile(t, noEgress, ops), imageFile(t, k, alice))
+	o = r.ONICs[0]
+	if len(o.Deploys) != 2 || o.Deploys[1].Outcome != "refused" ||
+		!strings.Contains(o.Deploys[1].Error, "kernel image filter 1.0.0 into slot 1: the running image onic-a 2.0.0 gives slot 1 no egress (set slots[1].egress to port-a, port-b or host in its spec)") {
+		t.Errorf("deploys: %+v", o.Deploys)
 	}
 }
