@@ -42,7 +42,7 @@ deps-tools:
 	fi
 
 build: deps-go
-	$(GO) build -o $(BIN) ./cmd/onic
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/onic
 
 ## run: build onic and run its main job on the embedded default config.
 run: build

@@ -98,8 +98,12 @@ emulator ran (the only line that varies from run to run).`,
 				cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
 			}
 			rep, err := cl.Run()
-			if err == nil && v.GetString("emu.run.trace") != "" {
-				err = writeTrace(cl, v.GetString("emu.run.trace"))
+			out := cmd.OutOrStdout()
+			if trace := v.GetString("emu.run.trace"); err == nil && trace != "" {
+				err = writeTrace(cl, trace, out)
+				if trace == "-" {
+					out = cmd.ErrOrStderr() // the trace has standard output; the report goes beside it
+				}
 			}
 			if finish != nil {
 				if ferr := finish(); err == nil {
@@ -110,11 +114,11 @@ emulator ran (the only line that varies from run to run).`,
 				return err
 			}
 			if v.GetBool("emu.run.json") {
-				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(rep); err != nil {
+				if err := json.NewEncoder(out).Encode(rep); err != nil {
 					return err
 				}
 			} else {
-				rep.WriteText(cmd.OutOrStdout())
+				rep.WriteText(out)
 			}
 			if !v.GetBool("emu.run.allow-refused") {
 				return deployFailures(rep)
@@ -133,7 +137,7 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
 	c.Flags().Bool("json", false, "print the report as JSON")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file (format: docs/pcap.md)")
-	c.Flags().String("trace", "", "write a Chrome/Perfetto trace-event JSON file of the run (transfers, throughput, MEMS)")
+	c.Flags().String("trace", "", "write a Chrome/Perfetto trace-event JSON file of the run (transfers, throughput, MEMS); - for standard output (the report then goes to standard error)")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as A.link,onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.run")
 	return c
@@ -265,7 +269,13 @@ func capture(cl *cluster.Cluster, path string, taps []string) (finish func() err
 }
 
 // writeTrace writes cl's trace to path.
-func writeTrace(cl *cluster.Cluster, path string) error {
+func writeTrace(cl *cluster.Cluster, path string, stdout io.Writer) error {
+	if path == "-" {
+		if err := cl.WriteTrace(stdout); err != nil {
+			return fmt.Errorf("--trace -: %v", err)
+		}
+		return nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--trace: %v", err)

@@ -162,3 +162,13 @@ func TestProgressPrinter(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// TestTraceToStdout: --trace - writes the trace to standard output (valid
+// JSON, nothing else in it) and the report to standard error.
+func TestTraceToStdout(t *testing.T) {
+	code, out, errs := onic(t, "", "emu", "run", "--trace", "-")
+	var tr struct{ TraceEvents []map[string]any }
+	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || len(tr.TraceEvents) == 0 || !strings.Contains(errs, "scenario two-party") {
+		t.Errorf("exit %d; stdout %.200q; stderr %.200q", code, out, errs)
+	}
+}

@@ -40,18 +40,40 @@ func versionString() string {
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		return "devel (no build information)"
 	}
+	return describeBuild(bi)
+}
+
+// describeBuild is the version line of a build: the module version ("devel"
+// for a build from a checkout), then the VCS revision, its commit time
+// and "+modified" for uncommitted changes, from the build information the
+// go command stamps (make build asks for it; a go build with
+// -buildvcs=false has none, and says so).
+func describeBuild(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}
+	set := map[string]string{}
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
-		}
+		set[s.Key] = s.Value
 	}
-	return v
+	rev := set["vcs.revision"]
+	if rev == "" {
+		return v + " (no VCS revision: built with -buildvcs=false or outside a checkout)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	parts := []string{set["vcs"] + " " + rev}
+	if t := set["vcs.time"]; t != "" {
+		parts = append(parts, t)
+	}
+	if set["vcs.modified"] == "true" {
+		parts = append(parts, "modified")
+	}
+	return v + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // Main runs the onic command line on the process's arguments and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -246,6 +247,17 @@ func TestHelpEverywhere(t *testing.T) {
 	code, out, _ := onic(t, "", "--version")
 	if code != 0 || !strings.HasPrefix(out, "onic version ") {
 		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	// From the build information: module version, revision, time, and
+	// whether the tree had changes.
+	bi := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "2f012852e603a5367e837eedbf1702aa2730ef5a"},
+		{Key: "vcs.time", Value: "2026-11-24T05:37:25Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := describeBuild(bi), "devel (git 2f012852e603, 2026-11-24T05:37:25Z, modified)"; got != want {
+		t.Errorf("describeBuild: %q, want %q", got, want)
+	}
+	if got := describeBuild(&debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}}); got != "v0.3.0 (no VCS revision: built with -buildvcs=false or outside a checkout)" {
+		t.Errorf("describeBuild without VCS: %q", got)
 	}
 }
 

@@ -41,7 +41,7 @@ every client waits, so a session is reproducible; --mode free lets it pass
 with the wall clock at --rate. On SIGINT or SIGTERM the server stops and
 prints the cluster's report (--json for JSON).`,
 		Example: `  onic emu serve --socket /tmp/onic.sock
-  onic emu serve --config my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
+  onic emu serve --scenario-file my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			socket := v.GetString("emu.serve.socket")
@@ -49,7 +49,7 @@ prints the cluster's report (--json for JSON).`,
 				return fmt.Errorf("--socket: required: the Unix socket path to serve on")
 			}
 			cfg := scenario.HostInterface()
-			if path := v.GetString("emu.serve.config"); path != "" {
+			if path := v.GetString("emu.serve.scenario-file"); path != "" {
 				var err error
 				if cfg, err = scenario.LoadFile(path); err != nil {
 					return err
@@ -127,7 +127,7 @@ prints the cluster's report (--json for JSON).`,
 		},
 	}
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
-	c.Flags().String("config", "", "cluster and scenario YAML (default: the host-interface scenario)")
+	c.Flags().String("scenario-file", "", "cluster and scenario YAML to serve (default: the host-interface scenario; the format of emu run --scenario-file)")
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
 	c.Flags().Bool("json", false, "print the report at the end as JSON")

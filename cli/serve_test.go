@@ -83,7 +83,7 @@ func TestEmuServe(t *testing.T) {
 		{[]string{"emu", "serve", "--socket", socket, "--mode", "fast"}, `mode "fast": want lockstep or free`},
 		{[]string{"emu", "serve", "--socket", socket, "--rate", "NaN"}, "--rate NaN: must be 1e-9 to 1000"},
 		{[]string{"emu", "serve", "--socket", socket, "--rate", "1e300"}, "--rate 1e+300: must be 1e-9 to 1000"},
-		{[]string{"emu", "serve", "--socket", socket, "--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
+		{[]string{"emu", "serve", "--socket", socket, "--scenario-file", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 	} {
 		code, _, errs := onic(t, "", tc.args...)
 		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
@@ -100,7 +100,7 @@ func TestEmuServeSIGTERM(t *testing.T) {
 	socket := filepath.Join(dir, "s")
 	done := make(chan string, 1)
 	go func() {
-		_, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--config", filepath.Join("..", "emu", "scenario", "scenarios", "two-party.yaml"))
+		_, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--scenario-file", filepath.Join("..", "emu", "scenario", "scenarios", "two-party.yaml"))
 		done <- out + errs
 	}()
 	var c *hostif.Client

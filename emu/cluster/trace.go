@@ -17,9 +17,9 @@ const TraceBuckets = 100
 
 // WriteTrace writes what the finished run did as Chrome trace-event JSON,
 // which Perfetto (ui.perfetto.dev) and chrome://tracing open: one process
-// per host with a track per flow holding each transfer as a slice (from
-// issue to its last request settling; unfinished ones run to the end and
-// say so), a counter per flow of the payload it delivered per interval
+// per host, each flow's transfers as async slices named after the flow
+// (from issue to its last request settling; unfinished ones run to the
+// end and say so; several in flight at once lie side by side), a counter per flow of the payload it delivered per interval
 // (Gb/s), and a MEMS process with each circuit's reconfiguration and
 // bring-up. Times are simulated; the same run writes the same bytes.
 func (cl *Cluster) WriteTrace(w io.Writer) error {
@@ -63,8 +63,15 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 			default:
 				series[x.end/bucket] += uint64(f.cfg.Size)
 			}
-			ev(`{"ph":"X","cat":"transfer","name":%s,"pid":%d,"tid":%d,"ts":%s,"dur":%s,"args":{"n":%d,"bytes":%d,"state":%q}}`,
-				q(f.cfg.Name), pid, tid, us(x.start), us(stop-x.start), n, f.cfg.Size, state)
+			// A transfer overlaps the flow's others (Depth in flight): an
+			// async slice of its own, which Perfetto lays out on as many
+			// rows as are in flight, where complete slices on one track
+			// would have to nest.
+			id := uint64(f.idx+1)<<32 | uint64(n)
+			ev(`{"ph":"b","cat":"transfer","name":%s,"id":"0x%x","pid":%d,"tid":%d,"ts":%s,"args":{"n":%d,"bytes":%d,"state":%q}}`,
+				q(f.cfg.Name), id, pid, tid, us(x.start), n, f.cfg.Size, state)
+			ev(`{"ph":"e","cat":"transfer","name":%s,"id":"0x%x","pid":%d,"tid":%d,"ts":%s}`,
+				q(f.cfg.Name), id, pid, tid, us(stop))
 		}
 		for b, bytes := range series {
 			if sim.Time(b)*bucket >= end {
@@ -74,9 +81,10 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 			ev(`{"ph":"C","name":%s,"pid":%d,"ts":%s,"args":{"Gbps":%.3f}}`, q(f.cfg.Name+" Gb/s"), pid, us(sim.Time(b)*bucket), gbps)
 		}
 	}
-	for _, s := range cl.spans {
-		ev(`{"ph":"X","cat":"mems","name":%s,"pid":%d,"tid":1,"ts":%s,"dur":%s,"args":{"reconfig_and_bring_up":true}}`,
-			q(s.name), mems, us(s.start), us(s.end-s.start))
+	for i, s := range cl.spans { // circuits reconfigure at once: async too
+		ev(`{"ph":"b","cat":"mems","name":%s,"id":"0x%x","pid":%d,"tid":1,"ts":%s,"args":{"reconfig_and_bring_up":true}}`,
+			q(s.name), i+1, mems, us(s.start))
+		ev(`{"ph":"e","cat":"mems","name":%s,"id":"0x%x","pid":%d,"tid":1,"ts":%s}`, q(s.name), i+1, mems, us(s.end))
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()

@@ -11,10 +11,53 @@ import (
 )
 
 type traceEvent struct {
-	Ph, Name, Cat string
-	Pid, Tid      int
-	Ts, Dur       float64
-	Args          map[string]any
+	Ph, Name, Cat, ID string
+	Pid, Tid          int
+	Ts, Dur           float64
+	Args              map[string]any
+}
+
+// slicesOK checks what Perfetto needs of a trace's slices: complete
+// slices (X) on one track (pid, tid) either nest or do not overlap, and
+// every async slice (b) has one end (e) of its id, no earlier.
+func slicesOK(t *testing.T, evs []traceEvent) {
+	t.Helper()
+	type track struct{ pid, tid int }
+	complete := map[track][]traceEvent{}
+	begun := map[string]traceEvent{}
+	for _, e := range evs {
+		switch e.Ph {
+		case "X":
+			k := track{e.Pid, e.Tid}
+			complete[k] = append(complete[k], e)
+		case "b":
+			if _, dup := begun[e.Cat+e.ID]; dup {
+				t.Errorf("async slice %s %s begun twice", e.Cat, e.ID)
+			}
+			begun[e.Cat+e.ID] = e
+		case "e":
+			b, ok := begun[e.Cat+e.ID]
+			if !ok || e.Ts < b.Ts || b.Name != e.Name {
+				t.Errorf("async end %+v without its begin", e)
+			}
+			delete(begun, e.Cat+e.ID)
+		}
+	}
+	for id := range begun {
+		t.Errorf("async slice %s never ends", id)
+	}
+	for k, xs := range complete {
+		for i, a := range xs {
+			for _, b := range xs[i+1:] {
+				aEnd, bEnd := a.Ts+a.Dur, b.Ts+b.Dur
+				overlap := a.Ts < bEnd && b.Ts < aEnd
+				nested := a.Ts <= b.Ts && bEnd <= aEnd || b.Ts <= a.Ts && aEnd <= bEnd
+				if overlap && !nested {
+					t.Errorf("track %v: slices %q [%g, %g] and %q [%g, %g] overlap without nesting", k, a.Name, a.Ts, aEnd, b.Name, b.Ts, bEnd)
+				}
+			}
+		}
+	}
 }
 
 // TestTrace: the phased run's trace holds one slice per transfer on its
@@ -44,21 +87,28 @@ func TestTrace(t *testing.T) {
 	if err := json.Unmarshal(raw, &tr); err != nil {
 		t.Fatalf("not JSON: %v", err)
 	}
+	slicesOK(t, tr.TraceEvents)
 	slices, ok, gbit := map[string]int{}, map[string]int{}, map[string]float64{}
 	bucketUs := scenario.Phased().Duration.Seconds() * 1e6 / TraceBuckets
 	var mems []traceEvent
+	begins := map[string]traceEvent{}
 	for _, e := range tr.TraceEvents {
 		switch {
-		case e.Ph == "X" && e.Cat == "transfer":
+		case e.Ph == "b":
+			begins[e.Cat+e.ID] = e
+		case e.Ph == "e" && e.Cat == "transfer":
+			b := begins[e.Cat+e.ID]
 			slices[e.Name]++
-			if e.Args["state"] == "ok" {
+			if b.Args["state"] == "ok" {
 				ok[e.Name]++
 			}
-			if e.Dur <= 0 || e.Pid != 1 {
-				t.Errorf("transfer slice %+v", e)
+			if e.Ts <= b.Ts || e.Pid != 1 {
+				t.Errorf("transfer slice %+v to %+v", b, e)
 			}
-		case e.Ph == "X" && e.Cat == "mems":
-			mems = append(mems, e)
+		case e.Ph == "e" && e.Cat == "mems":
+			b := begins[e.Cat+e.ID]
+			b.Dur = e.Ts - b.Ts
+			mems = append(mems, b)
 		case e.Ph == "C":
 			gbit[e.Name] += e.Args["Gbps"].(float64) * bucketUs * 1e-6
 		}
