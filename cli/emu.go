@@ -33,7 +33,7 @@ model is described in docs/emu.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: areaRunE,
 	}
-	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd(), newEmuServeCmd(v))
+	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd(v), newEmuServeCmd(v))
 	return c
 }
 
@@ -143,17 +143,34 @@ emulator ran (the only line that varies from run to run).`,
 	return c
 }
 
-func newEmuScenariosCmd() *cobra.Command {
-	return &cobra.Command{
+func newEmuScenariosCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
 		Use:   "scenarios",
 		Short: "List the built-in scenarios",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v.GetBool("emu.scenarios.json") {
+				type row struct {
+					Name        string `json:"name"`
+					Description string `json:"description"`
+				}
+				var rows []row
+				for _, s := range scenario.Scenarios() {
+					rows = append(rows, row{s.Name, s.Description})
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
 			for _, s := range scenario.Scenarios() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-16s %s\n", s.Name, s.Description)
 			}
 			return nil
 		},
 	}
+	c.Flags().Bool("json", false, "print the scenarios as JSON")
+	bindFlags(v, c, "emu.scenarios")
+	return c
 }
 
 func newLinkbenchCmd(v *viper.Viper) *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -244,8 +245,18 @@ image no trusted signer may load.`,
 			if len(signers) == 0 {
 				return fmt.Errorf("%s: unsigned", args[0])
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: %s %s %s: %d payloads match their hashes; %d signature(s) verify\n", args[0], im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version, len(im.Payloads), len(signers))
+			type verdict struct {
+				File       string   `json:"file"`
+				Kind       string   `json:"kind"`
+				Name       string   `json:"name"`
+				Version    string   `json:"version"`
+				Payloads   int      `json:"payloads"`   // each matches its size and SHA-256
+				Signatures int      `json:"signatures"` // each verifies
+				SignedBy   string   `json:"signed_by,omitempty"`
+				Signers    []string `json:"trusted_signers,omitempty"` // what each may do, with --trust
+			}
+			vd := verdict{File: args[0], Kind: im.Manifest.Kind, Name: im.Manifest.Name, Version: im.Manifest.Version,
+				Payloads: len(im.Payloads), Signatures: len(signers)}
 			if p := v.GetString("fw.verify.pub"); p != "" {
 				pub, err := firmware.ReadPublicKey(p)
 				if err != nil {
@@ -258,7 +269,7 @@ image no trusted signer may load.`,
 				if !found {
 					return fmt.Errorf("--pub: key %s did not sign %s", firmware.KeyID(pub), args[0])
 				}
-				fmt.Fprintf(w, "signed by %s (%s)\n", firmware.KeyID(pub), p)
+				vd.SignedBy = fmt.Sprintf("%s (%s)", firmware.KeyID(pub), p)
 			}
 			if err := im.CheckFit(); err != nil {
 				return fmt.Errorf("%s: the loader will refuse it: %v", args[0], err)
@@ -272,18 +283,30 @@ image no trusted signer may load.`,
 				if err != nil {
 					return fmt.Errorf("%s: %v", args[0], err)
 				}
-				for _, l := range lines {
-					fmt.Fprintf(w, "signer %s\n", l)
-				}
 				if !ok {
-					return fmt.Errorf("%s: no signer that %s trusts may load it", args[0], p)
+					return fmt.Errorf("%s: no signer that %s trusts may load it (%s)", args[0], p, strings.Join(lines, "; "))
 				}
+				vd.Signers = lines
+			}
+			w := cmd.OutOrStdout()
+			if v.GetBool("fw.verify.json") {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(vd)
+			}
+			fmt.Fprintf(w, "%s: %s %s %s: %d payloads match their hashes; %d signature(s) verify\n", vd.File, vd.Kind, vd.Name, vd.Version, vd.Payloads, vd.Signatures)
+			if vd.SignedBy != "" {
+				fmt.Fprintf(w, "signed by %s\n", vd.SignedBy)
+			}
+			for _, l := range vd.Signers {
+				fmt.Fprintf(w, "signer %s\n", l)
 			}
 			return nil
 		},
 	}
 	c.Flags().String("trust", "", "the loader's trust store (YAML)")
 	c.Flags().String("pub", "", "a public key that must have signed the image")
+	c.Flags().Bool("json", false, "print the verdict as JSON")
 	bindFlags(v, c, "fw.verify")
 	return c
 }

@@ -52,6 +52,15 @@ func TestFirmwareCLI(t *testing.T) {
 	if err := os.WriteFile(at("trust.yaml"), []byte(trust), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	var vj struct {
+		Kind       string
+		Signatures int
+		Signers    []string `json:"trusted_signers"`
+	}
+	if err := json.Unmarshal([]byte(must("fw", "verify", at("a.onicfw"), "--trust", at("trust.yaml"), "--json")), &vj); err != nil ||
+		vj.Kind != "image" || vj.Signatures != 2 || len(vj.Signers) != 2 {
+		t.Errorf("verify --json: %v %+v", err, vj)
+	}
 	out := must("fw", "verify", at("a.onicfw"), "--trust", at("trust.yaml"), "--pub", at("dev.pub"))
 	if !strings.Contains(out, "2 signature(s) verify") || !strings.Contains(out, "signer dev (tenant ml): refused: a whole image needs an operator's signature\n") ||
 		!strings.Contains(out, "signer ops (operator): may load it\n") {

@@ -33,16 +33,49 @@ Verilog (Icarus, Verilator) to the simulator, cycle by cycle.`,
 			return cmd.Help()
 		},
 	}
-	c.AddCommand(newKernelListCmd(), newKernelNewCmd(v), newKernelGenCmd(v), newKernelTestCmd(v))
+	c.AddCommand(newKernelListCmd(v), newKernelNewCmd(v), newKernelGenCmd(v), newKernelTestCmd(v))
 	return c
 }
 
-func newKernelListCmd() *cobra.Command {
-	return &cobra.Command{
+func newKernelListCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in kernels",
+		Short: "List the kernels: the built-in ones and, in a program of your own, yours",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v.GetBool("kernel.list.json") {
+				type row struct {
+					Name     string            `json:"name"`
+					Version  string            `json:"version"`
+					Doc      string            `json:"doc"`
+					Inputs   int               `json:"inputs"`
+					In       string            `json:"in"`
+					Out      string            `json:"out"`
+					Lanes    int               `json:"lanes"`
+					BeatBits int               `json:"beat_bits"`
+					ID       string            `json:"id"` // the task shell's TaskKernelID
+					Params   map[string]string `json:"params,omitempty"`
+				}
+				rows := []row{}
+				for _, k := range kernels.Library() {
+					out := k.Out.Name
+					if out == "" {
+						out = k.In.Name
+					}
+					r := row{Name: k.Name, Version: k.Version, Doc: k.Doc, Inputs: k.Inputs, In: k.In.Name, Out: out,
+						Lanes: k.Lanes, BeatBits: k.InBits(), ID: fmt.Sprintf("0x%08x", k.ID())}
+					for _, p := range k.Params {
+						if r.Params == nil {
+							r.Params = map[string]string{}
+						}
+						r.Params[p.Name] = p.Value
+					}
+					rows = append(rows, r)
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 			fmt.Fprintln(w, "kernel\tversion\tinputs\telements\tlanes\tbeat bits\twhat it does")
 			for _, k := range kernels.Library() {
@@ -63,6 +96,9 @@ func newKernelListCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+	c.Flags().Bool("json", false, "print the kernels as JSON")
+	bindFlags(v, c, "kernel.list")
+	return c
 }
 
 func newKernelGenCmd(v *viper.Viper) *cobra.Command {

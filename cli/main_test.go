@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"onic/pcie"
 )
 
 // onic runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -288,5 +292,67 @@ func TestDemoDeterministic(t *testing.T) {
 	code, out, errs := onic(t, "", "tlp", "decode", "--pcap", filepath.Join(dir, "demo0.pcap"), "--text")
 	if code != 0 || strings.Count(out, "\n") != 11 {
 		t.Fatalf("decode of the demo capture: %d %q %s", code, out, errs)
+	}
+}
+
+// TestJSONListings: kernel list, emu scenarios and pcie tree print JSON
+// with --json that says what their text says.
+func TestJSONListings(t *testing.T) {
+	decode := func(v any, args ...string) {
+		t.Helper()
+		code, out, errs := onic(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errs)
+		}
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	var ks []struct {
+		Name, In, Out, ID string
+		Inputs            int
+		BeatBits          int `json:"beat_bits"`
+	}
+	decode(&ks, "kernel", "list", "--json")
+	found := false
+	for _, k := range ks {
+		if k.Name == "fp32-to-bf16" {
+			found = k.In == "fp32" && k.Out == "bf16" && k.Inputs == 1 && k.BeatBits == 512 && strings.HasPrefix(k.ID, "0x")
+		}
+	}
+	if !found {
+		t.Errorf("kernel list --json: %+v", ks)
+	}
+	var ss []struct{ Name, Description string }
+	decode(&ss, "emu", "scenarios", "--json")
+	if len(ss) < 6 || ss[0].Name == "" || ss[0].Description == "" {
+		t.Errorf("emu scenarios --json: %+v", ss)
+	}
+	type fn struct {
+		ID       string
+		VendorID string `json:"vendor_id"`
+	}
+	type node struct {
+		Name, Kind string
+		Functions  []fn
+		Children   []node
+	}
+	var root node
+	decode(&root, "pcie", "tree", "--json")
+	var onic *fn
+	var walk func(n node)
+	walk = func(n node) {
+		for i, f := range n.Functions {
+			if n.Kind == "endpoint" && f.VendorID == fmt.Sprintf("%04x", pcie.ONICVendorID) {
+				onic = &n.Functions[i]
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(root)
+	if root.Kind != "root-complex" || onic == nil || !regexp.MustCompile(`^[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`).MatchString(onic.ID) {
+		t.Errorf("pcie tree --json: no O-NIC endpoint found in %+v", root)
 	}
 }

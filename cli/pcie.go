@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -74,10 +75,16 @@ func newPCIeTreeCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if v.GetBool("pcie.tree.json") {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(treeJSON(h.Root))
+			}
 			return h.WriteTree(cmd.OutOrStdout())
 		},
 	}
 	c.Flags().String("topology", "", "topology YAML file (default: the embedded topology)")
+	c.Flags().Bool("json", false, "print the hierarchy as JSON: each device with its functions (ID, vendor, device, class) and the devices below it")
 	bindFlags(v, c, "pcie.tree")
 	return c
 }
@@ -159,4 +166,46 @@ func dumpFunctions(w io.Writer, h *pcie.Hierarchy, sel []string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// treeNode is one device of `pcie tree --json`.
+type treeNode struct {
+	Name      string         `json:"name"`
+	Kind      string         `json:"kind"`
+	Bus       int            `json:"bus"`
+	Device    int            `json:"device"`
+	Link      string         `json:"link,omitempty"` // the upstream link: Gen3 x16
+	Functions []treeFunction `json:"functions"`
+	Children  []treeNode     `json:"children,omitempty"`
+}
+
+// treeFunction is one function of a device.
+type treeFunction struct {
+	ID       string `json:"id"` // bb:dd.f
+	Name     string `json:"name"`
+	VendorID string `json:"vendor_id"`
+	DeviceID string `json:"device_id"`
+	Class    string `json:"class"` // base, sub-class, programming interface
+	Bridge   bool   `json:"bridge"`
+}
+
+var nodeKinds = map[pcie.NodeKind]string{pcie.RootComplexNode: "root-complex", pcie.RootPortNode: "root-port",
+	pcie.SwitchUpNode: "switch-upstream", pcie.SwitchDownNode: "switch-downstream", pcie.EndpointNode: "endpoint"}
+
+// treeJSON is the enumerated hierarchy below n.
+func treeJSON(n *pcie.Node) treeNode {
+	t := treeNode{Name: n.Name, Kind: nodeKinds[n.Kind], Bus: int(n.Bus), Device: int(n.Dev), Functions: []treeFunction{}}
+	if n.Width > 0 {
+		t.Link = fmt.Sprintf("Gen%d x%d", n.Gen, n.Width)
+	}
+	for i, f := range n.Funcs {
+		sp := f.Space
+		t.Functions = append(t.Functions, treeFunction{ID: n.ID(i).String(), Name: f.Name, Bridge: f.Bridge,
+			VendorID: fmt.Sprintf("%04x", sp.Read16(0)), DeviceID: fmt.Sprintf("%04x", sp.Read16(2)),
+			Class: fmt.Sprintf("%06x", sp.Read32(8)>>8)})
+	}
+	for _, c := range n.Children {
+		t.Children = append(t.Children, treeJSON(c))
+	}
+	return t
 }
