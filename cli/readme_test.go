@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"onic/testbenches/tools"
+)
+
+// TestReadme runs every ```sh block of README.md's "Using it" as written,
+// in order, in a scratch directory that holds what the commands name from
+// the checkout (bin/onic, built as make does, and the emu/ and firmware/
+// files), and checks each journey printed what it says it does.
+func TestReadme(t *testing.T) {
+	for _, tool := range []string{"go", "bash", "lspci", "iverilog", "verilator", "yosys"} {
+		tools.Require(t, tool)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "onic"), "./cmd/onic")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	scratch := t.TempDir()
+	for _, d := range []string{"bin", "emu", "firmware"} {
+		if err := os.Symlink(filepath.Join(root, d), filepath.Join(scratch, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	using := string(doc)
+	if i := strings.Index(using, "## Using it"); i >= 0 {
+		using = using[i:]
+	}
+	blocks := regexp.MustCompile("(?ms)^```sh\n(.*?)^```").FindAllStringSubmatch(using, -1)
+	if len(blocks) < 7 {
+		t.Fatalf("README's Using it has %d sh blocks", len(blocks))
+	}
+	var all strings.Builder
+	for _, b := range blocks {
+		cmd := exec.Command("bash", "-e", "-c", b[1])
+		cmd.Dir = scratch
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("README block:\n%s\nfailed: %v\n%s", b[1], err, out)
+		}
+		all.Write(out)
+	}
+	for _, want := range []string{
+		"phased ",                              // emu scenarios
+		"accounting: ",                         // emu run
+		"MWr",                                  // tlp decode --text of the capture
+		"Gb/s",                                 // linkbench
+		`"kind":"MWr"`,                         // tlp decode JSON
+		"\n60000040010000ff",                   // the demo's first write, encoded back to hex
+		"onic0",                                // pcie tree
+		"Network controller: Device 0ace:0001", // lspci -F decoding the dump
+		"verilator -Wall: clean",               // hdl check
+		"fp32-to-bf16     7 ok",                // kernel test
+		"wrote my-abs/go.mod",                  // kernel new
+		"image onic-a 1.0.0",                   // fw inspect
+	} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("the README's commands printed no %q", want)
+		}
+	}
+	for _, f := range []string{"phased.json", "run.pcap", "serve-report.json", "hostif-hdl/onic_pcie_manager_regs.h", "rtl-card/onic_top.v", "onic-a.onicfw"} {
+		if _, err := os.Stat(filepath.Join(scratch, f)); err != nil {
+			t.Errorf("the README's commands made no %s: %v", f, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(scratch, "serve-report.json")); err != nil || !strings.Contains(string(b), `"scenario":"host-interface"`) {
+		t.Errorf("emu serve stopped with SIGINT wrote no report: %v %.200q", err, b)
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", all.String())
+	}
+}
