@@ -60,9 +60,13 @@ prints the cluster's report (--json for JSON).`,
 				return err
 			}
 			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
-				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout")}
+				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout"),
+				StallTimeout: v.GetDuration("emu.serve.stall-timeout")}
 			if opt.MaxClients < 1 || opt.MaxClients > 4096 {
 				return fmt.Errorf("--max-clients %d: want 1 to 4096", opt.MaxClients)
+			}
+			if opt.StallTimeout < 10*time.Millisecond || opt.StallTimeout > time.Hour {
+				return fmt.Errorf("--stall-timeout %v: want 10ms to 1h", opt.StallTimeout)
 			}
 			if opt.FrameTimeout < time.Millisecond || opt.FrameTimeout > time.Hour {
 				return fmt.Errorf("--frame-timeout %v: want 1ms to 1h", opt.FrameTimeout)
@@ -134,6 +138,7 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().Int("max-clients", 64, "most connections served at once; one more is told the server is full")
 	c.Flags().String("max-inflight", "64MiB", "most bytes of partly received frames held across all clients")
 	c.Flags().Duration("frame-timeout", 10*time.Second, "how long a frame's body may take to arrive after its length")
+	c.Flags().Duration("stall-timeout", 10*time.Second, "lock-step: how long a wait may last while a client that is not waiting sends nothing, before the wait ends with an error naming it")
 	c.Flags().String("max-image", "256MiB", "largest image file a client's load may name")
 	c.Flags().String("max-memory", "1GiB", "largest DMA memory file a client may share")
 	c.Flags().String("trust", "", "the loader's trust store (YAML, docs/firmware.md) for clients' load requests; without it loads are refused")

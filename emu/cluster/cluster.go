@@ -395,6 +395,8 @@ type hostNode struct {
 	dataIn     uint64
 	forwarders []*flowState
 	interrupts uint64 // MSIs received
+	// masterAborts are its software's accesses no device claimed.
+	masterAborts uint64
 	// hiers are its PCI segments' hierarchies (one per CPU), and soft the
 	// software driving it from outside, if any (software.go).
 	hiers []*pcie.Hierarchy

@@ -55,6 +55,10 @@ type HostReport struct {
 	ReceivedBytes uint64  `json:"received_bytes"` // remote writes into its memory
 	ReceivedGbps  float64 `json:"received_gbps"`  // over the whole run
 	Interrupts    uint64  `json:"interrupts"`     // MSIs received
+	// MasterAborts are the host software's accesses (emu serve) to
+	// addresses no device claimed: the root complex answered them with
+	// all-ones, and no O-NIC's counter saw them.
+	MasterAborts uint64 `json:"master_aborts,omitempty"`
 }
 
 // ONICReport is one O-NIC's counters: its manager's decisions by reason
@@ -274,7 +278,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	}
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
-			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts})
+			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts, MasterAborts: h.masterAborts})
 	}
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
@@ -360,6 +364,11 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "\n%-12s %-6s %14s %10s %10s\n", "host", "kind", "received B", "Gb/s", "MSIs")
 	for _, h := range r.Hosts {
 		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f %10d\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps, h.Interrupts)
+	}
+	for _, h := range r.Hosts {
+		if h.MasterAborts > 0 {
+			fmt.Fprintf(w, "  host %s's software: %d accesses to addresses no device claimed (master aborts: all-ones, no O-NIC counted them)\n", h.Name, h.MasterAborts)
+		}
 	}
 	if len(r.ONICs) > TextRows {
 		fmt.Fprintf(w, "\n(%d O-NICs: --json lists each one's counters)\n", len(r.ONICs))

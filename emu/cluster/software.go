@@ -254,6 +254,7 @@ func (s *Software) route(addr uint64, n int) (*onicNode, error) {
 		}
 	}
 	s.MasterAborts++
+	s.h.masterAborts++ // kept by the host: the report outlives the client
 	return nil, nil
 }
 

@@ -194,6 +194,32 @@ func TestDenied(t *testing.T) {
 	if !found {
 		t.Errorf("no A.software flow in the report: %v", rep["flows"])
 	}
+	// The access to an address nothing decodes, once a run, reached no
+	// O-NIC: the report counts it for the host.
+	aborts := -1.0
+	hosts, _ := rep["hosts"].([]any)
+	for _, h := range hosts {
+		if m, _ := h.(map[string]any); m["name"] == "A" {
+			aborts, _ = m["master_aborts"].(float64)
+		}
+	}
+	if aborts != 2 {
+		t.Errorf("host A's master aborts: %v, want 2 (one per run of denied)", aborts)
+	}
+}
+
+// TestExamplesShareAServer: the examples check what their own accesses
+// changed, so they pass one after another on one server: peer_dma after
+// denied has left denials in the O-NIC's counters.
+func TestExamplesShareAServer(t *testing.T) {
+	s := build(t, "denied", "peer_dma")
+	s.serve()
+	if out := s.example("denied"); !strings.Contains(out, "denied: PASS") {
+		t.Fatalf("denied:\n%s", out)
+	}
+	if out := s.example("peer_dma"); !strings.Contains(out, "peer_dma: PASS") {
+		t.Errorf("peer_dma after denied:\n%s", out)
+	}
 }
 
 // TestPeerDMA: the first example — a peer's write across optical port A

@@ -75,6 +75,12 @@ type Options struct {
 	// MaxImage is the largest image file a load may name (default
 	// DefaultMaxImage).
 	MaxImage int64
+	// StallTimeout is how long, in lock-step, a client may wait on
+	// simulated time while another client, not waiting, sends nothing
+	// (default 10 s of wall time): then the wait is answered with an
+	// error naming the client that holds time still (a program playing
+	// two hosts whose threads block each other would otherwise hang).
+	StallTimeout time.Duration
 	// Trust is the loader's trust store for load requests; without one
 	// every load is refused.
 	Trust *firmware.Trust
@@ -102,6 +108,9 @@ func (o *Options) defaults() error {
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = time.Second
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = 10 * time.Second
 	}
 	if o.MaxMemory <= 0 {
 		o.MaxMemory = 1 << 30
@@ -143,6 +152,7 @@ type Stats struct {
 	Errors      uint64 `json:"errors"`  // requests answered with an error
 	Dropped     uint64 `json:"dropped"` // clients dropped as stuck, slow, or for a bad frame or memory
 	Refused     uint64 `json:"refused"` // connections refused at MaxClients
+	Stalls      uint64 `json:"stalls"`  // lock-step waits ended by StallTimeout
 }
 
 // Server serves one cluster to clients.
@@ -197,6 +207,9 @@ type client struct {
 	loaded   Reply // a load's reply, sent when its reflash ends
 	reading  bool  // a load's image file is being read: time must not pass
 	fault    error // the DMA memory faulted: the session ends
+	// lastSeen is when the client's last request arrived, and waitSince
+	// when its wait began (wall clock): a lock-step stall is told by them.
+	lastSeen, waitSince time.Time
 }
 
 // New makes a server for cl, a built cluster.
@@ -254,13 +267,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.stats.Refused = s.refused.Load()
 	}()
-	var tick <-chan time.Time
+	var tick, stallTick <-chan time.Time
 	var wallStart time.Time
 	var simStart time.Duration
 	if s.opt.Mode == FreeRunning {
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		tick, wallStart, simStart = t.C, time.Now(), s.cl.Now()
+	} else {
+		t := time.NewTicker(max(s.opt.StallTimeout/10, time.Millisecond))
+		defer t.Stop()
+		stallTick = t.C
 	}
 	for {
 		s.sweep()
@@ -282,6 +299,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		case e := <-s.in:
 			s.handle(e)
 			s.inFlight.Add(-e.charge)
+		case now := <-stallTick:
+			s.stalls(now)
 		case now := <-tick:
 			target := simStart + time.Duration(float64(now.Sub(wallStart))*s.opt.Rate)
 			if target > s.cl.Now() {
@@ -440,6 +459,7 @@ func (s *Server) handle(e event) {
 		s.clients = append(s.clients, c)
 		s.stats.Connections++
 	}
+	c.lastSeen = time.Now()
 	switch {
 	case e.eof:
 		s.release(c)
@@ -474,7 +494,7 @@ func (s *Server) handle(e event) {
 		}
 		s.reply(c, Reply{Seq: req.Seq, Op: req.Op})
 	case OpMMIORead:
-		c.wait = &req
+		c.wait, c.waitSince = &req, time.Now()
 		if err := c.soft.Read(req.Seq, req.Addr, int(req.Len)); err != nil {
 			c.wait = nil
 			s.reply(c, errReply(req, "mmio_read: %v", err))
@@ -685,6 +705,32 @@ func (s *Server) expire() {
 				continue
 			}
 			s.reply(c, Reply{Seq: w.Seq, Op: w.Op})
+		}
+	}
+}
+
+// stalls answers, with an error, the lock-step waits that have lasted
+// StallTimeout while a client that is not waiting has sent nothing for as
+// long: time cannot pass until it does, and it may never (a program
+// whose two host threads block each other). The error names that client.
+func (s *Server) stalls(now time.Time) {
+	var holder *client
+	for _, c := range s.clients {
+		if c.hello && !c.gone && c.wait == nil && now.Sub(c.lastSeen) >= s.opt.StallTimeout {
+			holder = c
+			break
+		}
+	}
+	if holder == nil {
+		return
+	}
+	for _, c := range s.clients {
+		if w := c.wait; w != nil && !c.gone && now.Sub(c.waitSince) >= s.opt.StallTimeout {
+			c.wait = nil
+			s.stats.Stalls++
+			s.reply(c, errReply(*w, "%s: lock-step stall: host %s's client has sent nothing for %v and is not waiting, so simulated time cannot pass "+
+				"(every client must be waiting for time to move; a program playing two hosts must not block one host's thread on the other's: docs/hostif.md, Timing modes)",
+				w.Op, holder.soft.Host(), now.Sub(holder.lastSeen).Round(time.Second)))
 		}
 	}
 }

@@ -354,3 +354,43 @@ func TestFreeRunning(t *testing.T) {
 		t.Errorf("wait_irq timing out: %v %v, at %v after %v", irqs, err, t2, t1)
 	}
 }
+
+// TestLockStepStall: in lock-step, host A's client waits on simulated time
+// while host B's, connected, sends nothing (a program whose two host
+// threads block each other): after StallTimeout the wait ends with an
+// error that names host B and the cause, instead of hanging; once B is
+// waiting too, time passes again.
+func TestLockStepStall(t *testing.T) {
+	socket, stop, srv := serveConfig(t, scenario.HostInterface(), Options{StallTimeout: 200 * time.Millisecond})
+	a, err := Dial(socket, ClientOptions{Host: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Dial(socket, ClientOptions{Host: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	_, err = a.Advance(time.Microsecond)
+	if err == nil || !strings.Contains(err.Error(), "lock-step stall: host B's client has sent nothing") {
+		t.Fatalf("A's advance while B holds time: %v", err)
+	}
+	if el := time.Since(start); el < 200*time.Millisecond || el > 5*time.Second {
+		t.Errorf("the stall was told after %v, want about 200ms", el)
+	}
+	// Both waiting: time passes.
+	done := make(chan error, 1)
+	go func() { _, err := b.Advance(time.Microsecond); done <- err }()
+	if _, err := a.Advance(time.Microsecond); err != nil {
+		t.Errorf("A's advance with B waiting: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("B's advance: %v", err)
+	}
+	stop()
+	if st := srv.Stats(); st.Stalls != 1 {
+		t.Errorf("stats: %+v, want 1 stall", st)
+	}
+}
