@@ -411,7 +411,7 @@ func fileAt(s string) (string, time.Duration, error) {
 	}
 	at, err := time.ParseDuration(s[i+1:])
 	if err != nil {
-		return "", 0, fmt.Errorf("time: %v", err)
+		return "", 0, fmt.Errorf("@%s: not a simulated time (a number with a unit, ns, us, ms or s: @50us)", s[i+1:])
 	}
 	return s[:i], at, nil
 }

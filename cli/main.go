@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -110,6 +111,40 @@ type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
+// flagValueError is pflag's message for a value it could not parse.
+var flagValueError = regexp.MustCompile(`^invalid argument "(.*)" for "(.*?)" flag: (.*)$`)
+
+// flagError rewrites a flag parsing error in onic's words: the flag, the
+// value and what it should be, not the parser's text (strconv.ParseInt:
+// parsing "abc": invalid syntax).
+func flagError(err error) string {
+	m := flagValueError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	val, flag, why := m[1], m[2], m[3]
+	if i := strings.Index(flag, ", "); i >= 0 { // "-n, --count"
+		flag = flag[i+2:]
+	}
+	want := ""
+	switch {
+	case strings.Contains(why, "ParseInt"), strings.Contains(why, "ParseUint"):
+		want = "not a whole number"
+		if strings.Contains(why, "out of range") {
+			want = "out of range"
+		}
+	case strings.Contains(why, "ParseFloat"):
+		want = "not a number"
+	case strings.Contains(why, "ParseBool"):
+		want = "not true or false"
+	case strings.HasPrefix(why, "time: "):
+		want = "not a duration: want a number with a unit (ns, us, ms or s), e.g. 2us"
+	default:
+		return err.Error()
+	}
+	return fmt.Sprintf("%s %q: %s", flag, val, want)
+}
+
 // printError writes err to w: one line per error it joins (a kernel
 // with three mistakes gets three lines), each starting "onic: ".
 func printError(w io.Writer, err error) {
@@ -172,7 +207,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetErr(stderr)
 	root.PersistentFlags().String("config", "", "YAML configuration file")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())
+		return fmt.Errorf("%s (see '%s --help')", flagError(err), c.CommandPath())
 	})
 	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v))
 	return root

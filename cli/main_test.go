@@ -119,6 +119,27 @@ func TestPcapThroughCLI(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	// Files with mistakes in them, for the cases below.
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badLanes := write("lanes.yaml", "name: x\nhosts:\n  - name: A\n    lanes: abc\n    mps: zz\n")
+	listKey := write("trust.yaml", "keys:\n  - {name: a, key: [1], role: operator}\n")
+	noKeys := write("empty-trust.yaml", "keys: []\n")
+	pcapPath := filepath.Join(dir, "demo.pcap")
+	if code, _, errs := onic(t, "", "tlp", "demo", "--pcap", pcapPath); code != 0 {
+		t.Fatal(errs)
+	}
+	pcapBytes, err := os.ReadFile(pcapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutPcap := write("cut.pcap", string(pcapBytes[:len(pcapBytes)-7]))
 	for _, tc := range []struct {
 		name  string
 		stdin string
@@ -158,6 +179,14 @@ func TestBadInput(t *testing.T) {
 		{"huge clock", "", []string{"hdl", "gen", "--clock", "1e9", "--out", "/nonexistent/rtl"}, []string{"--clock 1e+09: must be 1 to 1000 MHz"}},
 		{"device as config", "", []string{"--config", "/dev/zero", "pcie", "tree"}, []string{"config /dev/zero: not a regular file"}},
 		{"device as topology", "", []string{"pcie", "tree", "--topology", "/dev/zero"}, []string{"topology /dev/zero: not a regular file"}},
+		// Library text rewritten to name the field or record once.
+		{"flag not a number", "", []string{"emu", "linkbench", "--lanes", "abc"}, []string{`--lanes "abc": not a whole number`}},
+		{"flag out of range", "", []string{"emu", "linkbench", "--lanes", "99999999999999999999"}, []string{`--lanes "99999999999999999999": out of range`}},
+		{"flag not a duration", "", []string{"emu", "run", "--duration", "5x"}, []string{`--duration "5x": not a duration: want a number with a unit`}},
+		{"deploy time", "", []string{"emu", "run", "--deploy", "onicA=x.onicfw@5q", "--trust", noKeys}, []string{`@5q: not a simulated time (a number with a unit`}},
+		{"YAML not a number", "", []string{"emu", "run", "--scenario-file", badLanes}, []string{`hosts[0].lanes: "abc" is not a whole number`, `hosts[0].mps: "zz" is not a whole number`}},
+		{"YAML wrong shape", "", []string{"emu", "run", "--deploy", "onicA=x.onicfw", "--trust", listKey}, []string{"keys[0].key: want a string, not a list"}},
+		{"cut pcap", "", []string{"tlp", "decode", "--pcap", cutPcap}, []string{"cut.pcap: pcap record "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := onic(t, tc.stdin, tc.args...)
@@ -171,6 +200,15 @@ func TestBadInput(t *testing.T) {
 				if !strings.Contains(errs, w) {
 					t.Errorf("stderr %q lacks %q", errs, w)
 				}
+			}
+			// No parser's own words, no prefix said twice.
+			for _, leak := range []string{"strconv.", "time: ", "decoding failed", "unconvertible", "error(s)", "interface {}"} {
+				if strings.Contains(errs, leak) {
+					t.Errorf("stderr %q leaks %q", errs, leak)
+				}
+			}
+			if regexp.MustCompile(`pcap record \d+: pcap record`).MatchString(errs) {
+				t.Errorf("stderr %q names the record twice", errs)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,9 @@ docs/tlp.md; captures use the pcap format of docs/pcap.md.`,
 	c.AddCommand(newTLPDecodeCmd(v), newTLPEncodeCmd(v), newTLPDemoCmd(v))
 	return c
 }
+
+// recordPrefix is how the pcap reader names a record in its errors.
+var recordPrefix = regexp.MustCompile(`^pcap record (\d+): `)
 
 // source names where an input TLP came from, for error messages.
 type source struct {
@@ -275,8 +280,13 @@ func (o *decodeOpts) decodePcap(path string) error {
 		}
 		src := source{"pcap record", r.Count()}
 		if err != nil {
-			// The reader names the record itself; strip that prefix.
-			msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("pcap record %d: ", r.Count()))
+			// The reader names the record itself (one it could not read
+			// is the one after the count): take its number, once.
+			msg := err.Error()
+			if m := recordPrefix.FindStringSubmatch(msg); m != nil {
+				src.n, _ = strconv.Atoi(m[1])
+				msg = msg[len(m[0]):]
+			}
 			if rec.Raw == nil && !errors.As(err, new(*tlp.Error)) {
 				return fmt.Errorf("%s: %s: %s", path, src, msg)
 			}

@@ -24,6 +24,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,6 +90,28 @@ var (
 	decoderHead = []string{"decoding failed due to the following error(s):", "error(s) decoding:"}
 )
 
+// unconvertible is the decoder's message for a value of the wrong shape.
+var unconvertible = regexp.MustCompile(`expected type '([^']+)', got unconvertible type '([^']+)'(, value: '[^']*')?`)
+
+// goKind names a Go type as a YAML writer thinks of it.
+func goKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a map (key: value)"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	}
+	return "a " + t
+}
+
 // OneLine puts a YAML or decoder error, often a multi-line list, on one
 // line, each item as "field.path: message".
 func OneLine(err error) string {
@@ -104,6 +127,10 @@ func OneLine(err error) string {
 				l = m[2] // the top level
 			}
 		}
+		l = unconvertible.ReplaceAllStringFunc(l, func(m string) string {
+			g := unconvertible.FindStringSubmatch(m)
+			return "want " + goKind(g[1]) + ", not " + goKind(g[2])
+		})
 		if l != "" {
 			out = append(out, l)
 		}
@@ -130,6 +157,30 @@ func strictValues(from, to reflect.Type, data any) (any, error) {
 				return time.Duration(0), nil
 			}
 			return nil, fmt.Errorf("%v has no unit: write a duration with one (ns, us, ms or s), e.g. %vns", d, d)
+		}
+		return data, nil
+	}
+	if str, ok := data.(string); ok {
+		// A string where a number goes: the decoder's own message would
+		// be strconv's; say what the value is not, once.
+		t := strings.TrimSpace(str)
+		switch to.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			if _, err := strconv.ParseInt(t, 0, to.Bits()); err != nil {
+				return nil, fmt.Errorf("%q is not a whole number (or is out of range)", str)
+			}
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if _, err := strconv.ParseUint(t, 0, to.Bits()); err != nil {
+				return nil, fmt.Errorf("%q is not a whole number at least 0 (or is out of range)", str)
+			}
+		case reflect.Float32, reflect.Float64:
+			if _, err := strconv.ParseFloat(t, 64); err != nil {
+				return nil, fmt.Errorf("%q is not a number", str)
+			}
+		case reflect.Bool:
+			if _, err := strconv.ParseBool(t); err != nil {
+				return nil, fmt.Errorf("%q is not true or false", str)
+			}
 		}
 		return data, nil
 	}
