@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"onic/emu/htmlreport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +115,11 @@ emulator ran (the only line that varies from run to run).`,
 			if err != nil {
 				return err
 			}
+			if path := v.GetString("emu.run.report"); path != "" {
+				if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {
+					return err
+				}
+			}
 			if v.GetBool("emu.run.json") {
 				if err := json.NewEncoder(out).Encode(rep); err != nil {
 					return err
@@ -128,6 +135,7 @@ emulator ran (the only line that varies from run to run).`,
 	}
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
+	c.Flags().String("report", "", "write the run as one self-contained HTML page: throughput over time, latency distributions, link utilisation, the reconfiguration and reflash timeline, the accounting")
 	c.Flags().Bool("allow-refused", false, "exit 0 even if a --deploy was refused or the run ended before its reflash did")
 	c.Flags().String("replay", "", "replay a residency plan ('onic fw plan --json' output) from a simulated time: PLAN.json[@TIME]")
 	c.Flags().String("replay-policy", "", "the policy whose plan --replay takes, when the file holds several")
@@ -283,6 +291,18 @@ func capture(cl *cluster.Cluster, path string, taps []string) (finish func() err
 		}
 		return nil
 	}, nil
+}
+
+// writeHTMLReport writes the run's HTML page (emu/htmlreport) to path.
+func writeHTMLReport(path string, rep cluster.Report, c cluster.Charts) error {
+	var b bytes.Buffer
+	if err := htmlreport.Write(&b, rep, c); err != nil {
+		return fmt.Errorf("--report: %v", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--report: %v", err)
+	}
+	return nil
 }
 
 // writeTrace writes cl's trace to path.

@@ -26,6 +26,7 @@ var packages = map[string]string{
 	"gcc":       "gcc",
 	"vcd2fst":   "gtkwave",
 	"fst2vcd":   "gtkwave",
+	"chromium":  "chromium",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.

@@ -1,0 +1,264 @@
+// Package htmlreport writes a finished emulator run as one self-contained
+// HTML page (onic emu run --report): per-flow throughput over time,
+// transfer latency distributions, how busy each link direction was, the
+// MEMS reconfigurations and reflashes on a timeline, and the report's
+// tables, accounting included. The charts are SVG drawn by gonum/plot
+// and inlined, so the page needs no network and no script to be viewed;
+// the same run writes the same bytes.
+package htmlreport
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"onic/emu/cluster"
+)
+
+// MaxSeries is how many flows a chart draws; a run with more says so
+// (the tables list every flow).
+const MaxSeries = 12
+
+// Chart is one picture of the page.
+type Chart struct {
+	ID, Title, Caption string
+	SVG                template.HTML
+}
+
+// Charts draws the run's charts, in page order.
+func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
+	var out []Chart
+	add := func(id, title, caption string, p *plot.Plot, w, h vg.Length) error {
+		wt, err := p.WriterTo(w, h, "svg")
+		if err != nil {
+			return fmt.Errorf("%s: %v", id, err)
+		}
+		var b bytes.Buffer
+		if _, err := wt.WriteTo(&b); err != nil {
+			return fmt.Errorf("%s: %v", id, err)
+		}
+		svg := b.String()
+		if i := strings.Index(svg, "<svg"); i > 0 { // drop the XML prolog: the SVG sits inside HTML
+			svg = svg[i:]
+		}
+		out = append(out, Chart{ID: id, Title: title, Caption: caption, SVG: template.HTML(svg)})
+		return nil
+	}
+	flows := c.Flows
+	note := ""
+	if len(flows) > MaxSeries {
+		flows, note = flows[:MaxSeries], fmt.Sprintf(" The first %d of %d flows; the table has all.", MaxSeries, len(c.Flows))
+	}
+
+	// Throughput over time.
+	p := plot.New()
+	p.X.Label.Text, p.Y.Label.Text = "simulated time (µs)", "delivered (Gb/s)"
+	p.Legend.Top = true
+	for i, f := range flows {
+		xy := make(plotter.XYs, len(f.Gbps))
+		for b, g := range f.Gbps {
+			xy[b] = plotter.XY{X: (float64(b) + 0.5) * c.BucketNs / 1e3, Y: g}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(f.Name, l)
+	}
+	p.Add(plotter.NewGrid())
+	if err := add("throughput", "Throughput over time",
+		fmt.Sprintf("Payload each flow's finished transfers delivered per %s interval.%s", nsText(c.BucketNs), note), p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
+		return nil, err
+	}
+
+	// Latency distributions, as cumulative fractions.
+	p = plot.New()
+	p.X.Label.Text, p.Y.Label.Text = "transfer latency (µs, log scale)", "fraction of transfers at or below"
+	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Centimeter/2, vg.Centimeter/2
+	drawn := 0
+	for i, f := range flows {
+		if len(f.LatencyNs) == 0 {
+			continue
+		}
+		lat := slices.Clone(f.LatencyNs)
+		slices.Sort(lat)
+		xy := make(plotter.XYs, 0, 2*len(lat))
+		for k, v := range lat {
+			xy = append(xy, plotter.XY{X: v / 1e3, Y: float64(k) / float64(len(lat))}, plotter.XY{X: v / 1e3, Y: float64(k+1) / float64(len(lat))})
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(f.Name, l)
+		drawn++
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	if drawn > 0 {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	caption := "For each flow, the fraction of its finished transfers whose latency (issue to last request settled) is at most x." + note
+	if drawn == 0 {
+		caption = "No transfer finished in this run." + note
+		p.X.Min, p.X.Max = 0, 1
+	}
+	if err := add("latency", "Transfer latency", caption, p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
+		return nil, err
+	}
+
+	// Link utilisation, one bar per direction.
+	p = plot.New()
+	p.Y.Label.Text = "busy (% of the run)"
+	vals := make(plotter.Values, len(c.Links))
+	names := make([]string, len(c.Links))
+	for i, l := range c.Links {
+		vals[i], names[i] = 100*l.Utilisation, l.Name
+	}
+	if len(vals) > 0 {
+		bars, err := plotter.NewBarChart(vals, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = plotutil.Color(0)
+		bars.LineStyle.Width = 0
+		bars.Horizontal = true
+		p.Add(bars)
+		p.NominalY(names...)
+		p.X.Label.Text, p.Y.Label.Text = "busy (% of the run)", ""
+		p.X.Min, p.X.Max = 0, 100
+	}
+	if err := add("links", "Link utilisation",
+		"The share of the run each link direction's transmitter spent sending (TLPs, acknowledgements, flow control, skips): the hosts' PCIe links and the O-NICs' optical ports.",
+		p, 18*vg.Centimeter, vg.Length(max(4, len(c.Links)))*0.55*vg.Centimeter+2*vg.Centimeter); err != nil {
+		return nil, err
+	}
+
+	// The timeline of MEMS reconfigurations and reflashes.
+	p = plot.New()
+	p.X.Label.Text = "simulated time (µs)"
+	p.X.Min, p.X.Max = 0, c.DurationNs/1e3
+	var rows []string
+	for i, s := range c.Spans {
+		l, err := plotter.NewLine(plotter.XYs{{X: s.StartNs / 1e3, Y: float64(i)}, {X: math.Max(s.EndNs, s.StartNs+c.DurationNs/500) / 1e3, Y: float64(i)}})
+		if err != nil {
+			return nil, err
+		}
+		l.Width = vg.Points(8)
+		l.Color = plotutil.Color(1)
+		if s.Kind == "reflash" {
+			l.Color = plotutil.Color(2)
+		}
+		p.Add(l)
+		rows = append(rows, s.Kind+": "+s.Name)
+	}
+	caption = "When circuits of the MEMS switch were dark (reconfiguration and bring-up) and O-NICs or their slots were reflashing."
+	if len(rows) == 0 {
+		caption = "Nothing reconfigured or reflashed in this run."
+		rows = []string{"(none)"}
+		l, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}})
+		p.Add(l)
+	}
+	p.NominalY(rows...)
+	p.Y.Padding = vg.Points(10)
+	if err := add("timeline", "Reconfigurations and reflashes", caption, p, 18*vg.Centimeter, vg.Length(len(rows))*0.7*vg.Centimeter+2.5*vg.Centimeter); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nsText is a duration in nanoseconds as a person reads it.
+func nsText(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%g ns", ns)
+}
+
+// Write writes the page of a finished run: r its report, c its chart
+// data (Cluster.Charts).
+func Write(w io.Writer, r cluster.Report, c cluster.Charts) error {
+	charts, err := Charts(r, c)
+	if err != nil {
+		return err
+	}
+	// The emulator's speed is the one figure that varies from run to run:
+	// the page leaves it out, so the same run writes the same page.
+	var text bytes.Buffer
+	r.WriteText(&text)
+	report := text.String()
+	if i := strings.LastIndex(report, "\nspeed: "); i >= 0 {
+		report = report[:i+1]
+	}
+	return page.Execute(w, struct {
+		R      cluster.Report
+		Charts []Chart
+		Text   string
+	}{r, charts, report})
+}
+
+var page = template.Must(template.New("page").Funcs(template.FuncMap{
+	"f2": func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"us": func(ns float64) string { return fmt.Sprintf("%.3f", ns/1e3) },
+	"ms": func(s float64) string { return nsText(math.Round(s * 1e9)) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>onic emu run: {{.R.Scenario}}</title>
+<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; }
+figure { margin: 1em 0; } figcaption { color: #555; font-size: 0.9em; }
+svg { max-width: 100%; height: auto; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.8em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+pre { font-size: 0.8em; background: #f6f6f6; padding: 1em; overflow-x: auto; }
+</style>
+</head>
+<body>
+<h1>onic emu run: scenario {{.R.Scenario}}</h1>
+<p>{{ms .R.SimulatedS}} of simulated time; {{len .R.Flows}} flows, {{len .R.Hosts}} hosts, {{len .R.ONICs}} O-NICs, {{.R.Reconfigurations}} MEMS reconfigurations.</p>
+{{range .Charts}}
+<h2 id="{{.ID}}">{{.Title}}</h2>
+<figure class="chart" data-chart="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Caption}}</figcaption>
+</figure>
+{{end}}
+<h2 id="flows">Flows</h2>
+<table>
+<tr><th>flow</th><th>op</th><th>transfers</th><th>failed</th><th>Gb/s</th><th>p50 (µs)</th><th>p99 (µs)</th><th>max (µs)</th></tr>
+{{range .R.Flows}}<tr><td>{{.Name}}</td><td>{{.Op}}</td><td>{{.Transfers}}</td><td>{{.Failed}}</td><td>{{f2 .Gbps}}</td><td>{{us .P50Ns}}</td><td>{{us .P99Ns}}</td><td>{{us .MaxNs}}</td></tr>
+{{end}}</table>
+<h2 id="accounting">Accounting</h2>
+<p>Every request the hosts injected ended in exactly one of these; they add up.</p>
+<table>
+<tr><th>injected</th><th>delivered</th><th>completed with error</th><th>denied</th><th>unsupported</th><th>dropped</th><th>in flight</th></tr>
+<tr><td>{{.R.Accounting.Injected}}</td><td>{{.R.Accounting.Delivered}}</td><td>{{.R.Accounting.ErrorStatus}}</td><td>{{.R.Accounting.Denied}}</td><td>{{.R.Accounting.Unsupported}}</td><td>{{.R.Accounting.Dropped}}</td><td>{{.R.Accounting.InFlight}}</td></tr>
+</table>
+<h2 id="report">The full report</h2>
+<pre>{{.Text}}</pre>
+</body>
+</html>
+`))
