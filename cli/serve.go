@@ -59,6 +59,19 @@ prints the cluster's report (--json for JSON).`,
 			if err != nil {
 				return err
 			}
+			if path := v.GetString("emu.serve.pcap"); path != "" {
+				finish, err := capture(cl, path, v.GetStringSlice("emu.serve.tap"))
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if ferr := finish(); ferr != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+					}
+				}()
+			} else if len(v.GetStringSlice("emu.serve.tap")) > 0 {
+				return fmt.Errorf("--tap: needs --pcap FILE to write to")
+			}
 			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
 				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout"),
 				StallTimeout: v.GetDuration("emu.serve.stall-timeout")}
@@ -131,6 +144,8 @@ prints the cluster's report (--json for JSON).`,
 		},
 	}
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
+	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file as the session goes (format: docs/pcap.md); the clients' writes carry their bytes")
+	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host (default: all)")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML to serve (default: the host-interface scenario; the format of emu run --scenario-file)")
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")

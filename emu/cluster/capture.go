@@ -36,8 +36,10 @@ type capture struct {
 
 // Capture makes Run write every TLP arriving at the named taps (all of
 // them if taps is empty) to w as a pcap file in onic's TLP format
-// (docs/pcap.md), time-stamped with simulated time. Payloads are written
-// as zeros: the emulator carries sizes, not data.
+// (docs/pcap.md), time-stamped with simulated time. Payloads the
+// emulator has the bytes of (a host program's writes through emu serve)
+// are written as they are; the others as zeros: traffic generators carry
+// sizes, not data.
 func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 	all := cl.Taps()
 	on := make([]bool, len(all))
@@ -72,8 +74,9 @@ func (cl *Cluster) record(tap int, up bool, m *msg) {
 		return
 	}
 	t := m.t
-	if t.Kind().HasData() {
-		n := int(t.Length) * 4
+	if n := int(t.Length) * 4; t.Kind().HasData() && (t.Length == 0 || len(t.Data) != n) {
+		// No bytes (a traffic generator's: the emulator carries sizes):
+		// zeros of the payload's length. A host program's data is kept.
 		if t.Length == 0 {
 			n = 4096
 		}
