@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -137,7 +138,14 @@ reconfiguration. The same spec gives the same bytes.`,
 			if v.GetBool("fw.build.no-cache") {
 				cache = ""
 			}
-			im, err := build.Build(s, build.Yosys(cache))
+			var starting func(string)
+			if e := cmd.ErrOrStderr(); isTerminal(e) {
+				start := time.Now()
+				starting = func(top string) {
+					fmt.Fprintf(e, "onic fw build: synthesising %s with Yosys, not in the cache (%v so far; a minute or so each)\n", top, time.Since(start).Round(time.Second))
+				}
+			}
+			im, err := build.Build(s, build.YosysTelling(cache, starting))
 			if err != nil {
 				return fmt.Errorf("%s: %v", args[0], err)
 			}

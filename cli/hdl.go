@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -215,7 +216,22 @@ the lint or the compile printed anything.`,
 			if len(args) != 1 {
 				return fmt.Errorf("check takes one directory (got %d arguments)", len(args))
 			}
-			r, err := check.Dir(args[0])
+			var progress check.Progress
+			if e := cmd.ErrOrStderr(); isTerminal(e) {
+				// On a terminal: what is running, and each module as its
+				// synthesis ends (the whole card takes minutes).
+				start := time.Now()
+				progress = func(step, module string, done, total int) {
+					el := time.Since(start).Round(time.Second)
+					switch {
+					case module == "":
+						fmt.Fprintf(e, "onic hdl check: %s of %d files (%v)\n", step, total, el)
+					default:
+						fmt.Fprintf(e, "onic hdl check: synthesised %s, %d of %d (%v)\n", module, done, total, el)
+					}
+				}
+			}
+			r, err := check.DirProgress(args[0], progress)
 			if err != nil {
 				return err
 			}

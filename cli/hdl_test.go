@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,5 +166,50 @@ func TestHDLGenPCIe4(t *testing.T) {
 	code, _, errs = onic(t, "", "hdl", "gen", "--pcie4", "--width", "256", "--out", t.TempDir())
 	if code == 0 || !strings.Contains(errs, "--pcie4") || !strings.Contains(errs, "256 bits") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Fatalf("--pcie4 with 256 bits: exit %d %q", code, errs)
+	}
+}
+
+// TestProgressOnATerminal: on a terminal (a pty from script(1)), hdl check
+// says what it is doing and each module as its synthesis ends, and a fw
+// build whose kernel is not cached says it is synthesising; piped, both
+// stay quiet.
+func TestProgressOnATerminal(t *testing.T) {
+	script := tools.Require(t, "script")
+	tools.Require(t, "yosys")
+	tools.Require(t, "verilator")
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "onic")
+	if out, err := exec.Command("go", "build", "-o", bin, "onic/cmd/onic").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	demo := filepath.Join(dir, "demo")
+	if out, err := exec.Command(bin, "hdl", "demo", "--out", demo).CombinedOutput(); err != nil {
+		t.Fatalf("hdl demo: %v\n%s", err, out)
+	}
+	onTTY := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(script, "-qec", strings.Join(append([]string{bin}, args...), " "), "/dev/null").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v on a terminal: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := onTTY("hdl", "check", demo)
+	for _, want := range []string{"onic hdl check: lint of 2 files", "onic hdl check: synthesis of 2 files", "onic hdl check: synthesised axis_skid, ", " of 2 ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("hdl check on a terminal printed no %q:\n%s", want, out)
+		}
+	}
+	if out, err := exec.Command(bin, "hdl", "check", demo).CombinedOutput(); err != nil || strings.Contains(string(out), "onic hdl check:") {
+		t.Errorf("hdl check piped: %v, progress lines:\n%s", err, out)
+	}
+	spec := filepath.Join(root, "firmware", "testdata", "onic-a.yaml")
+	out = onTTY("fw", "build", spec, "--no-cache", "--out", filepath.Join(dir, "a.onicfw"))
+	if !strings.Contains(out, "onic fw build: synthesising onic_task_filter with Yosys, not in the cache") {
+		t.Errorf("a cold fw build on a terminal said nothing:\n%s", out)
 	}
 }

@@ -34,7 +34,12 @@ type Measurer func(top string, files []verilog.File) (need firmware.Resources, s
 // Yosys is a Measurer running Yosys's synth_xilinx (hdlgen/check). It
 // keeps each result in cacheDir under the SHA-256 of the Verilog, so an
 // unchanged kernel is synthesised once (empty cacheDir: no cache).
-func Yosys(cacheDir string) Measurer {
+func Yosys(cacheDir string) Measurer { return YosysTelling(cacheDir, nil) }
+
+// YosysTelling is Yosys, calling starting (when not nil) with the module
+// before each synthesis the cache does not answer: a cold build takes
+// minutes, and a terminal should say so.
+func YosysTelling(cacheDir string, starting func(top string)) Measurer {
 	return func(top string, files []verilog.File) (firmware.Resources, string, error) {
 		const source = "yosys synth_xilinx"
 		h := sha256.New()
@@ -50,6 +55,9 @@ func Yosys(cacheDir string) Measurer {
 					return r, source, nil
 				}
 			}
+		}
+		if starting != nil {
+			starting(top)
 		}
 		dir, err := os.MkdirTemp("", "onic-fw")
 		if err != nil {

@@ -78,7 +78,18 @@ func Lint(verilator, top string, files []string) string {
 }
 
 // Dir checks every .v file in dir (one module per file, named after it).
-func Dir(dir string) (Report, error) {
+func Dir(dir string) (Report, error) { return DirProgress(dir, nil) }
+
+// Progress hears a check advance: a step ("lint", "compile", "synthesis")
+// has begun, or a module's synthesis has finished (done of total).
+type Progress func(step, module string, done, total int)
+
+// DirProgress is Dir, telling progress (when not nil) what it is doing:
+// a large design's synthesis takes minutes.
+func DirProgress(dir string, progress Progress) (Report, error) {
+	if progress == nil {
+		progress = func(string, string, int, int) {}
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
 	if err != nil || len(files) == 0 {
 		return Report{}, fmt.Errorf("%s: no .v files", dir)
@@ -89,6 +100,7 @@ func Dir(dir string) (Report, error) {
 	if err != nil {
 		return r, err
 	}
+	progress("lint", "", 0, len(files))
 	var lint []string
 	for _, f := range files {
 		if msg := Lint(verilator, strings.TrimSuffix(filepath.Base(f), ".v"), files); msg != "" {
@@ -105,6 +117,7 @@ func Dir(dir string) (Report, error) {
 		return r, err
 	}
 	defer os.RemoveAll(tmp)
+	progress("compile", "", 0, len(files))
 	args := append([]string{"-g2005", "-Wall", "-o", filepath.Join(tmp, "a.out")}, files...)
 	var icarus []string
 	if out, err := exec.Command(iverilog, args...).CombinedOutput(); err != nil || len(out) != 0 {
@@ -123,12 +136,20 @@ func Dir(dir string) (Report, error) {
 	errs := make([]error, len(files))
 	work := make(chan int)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	progress("synthesis", "", 0, len(files))
 	for range min(runtime.NumCPU(), len(files)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				r.Modules[i], errs[i] = synth(yosys, tmp, files, strings.TrimSuffix(filepath.Base(files[i]), ".v"))
+				top := strings.TrimSuffix(filepath.Base(files[i]), ".v")
+				r.Modules[i], errs[i] = synth(yosys, tmp, files, top)
+				mu.Lock()
+				done++
+				progress("synthesis", top, done, len(files))
+				mu.Unlock()
 			}
 		}()
 	}

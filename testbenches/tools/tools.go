@@ -27,6 +27,7 @@ var packages = map[string]string{
 	"vcd2fst":   "gtkwave",
 	"fst2vcd":   "gtkwave",
 	"chromium":  "chromium",
+	"script":    "bsdutils",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.
