@@ -216,12 +216,15 @@ the same overheads is printed beside it.`,
 			}
 			// Config reads 0 as "the default"; the flag's 0 means none.
 			c.Memory = max(sim.Time(mem*float64(sim.Nanosecond)), sim.Picosecond)
+			out := cmd.OutOrStdout()
+			if v.GetBool("emu.linkbench.sweep") || v.GetString("emu.linkbench.plot") != "" {
+				return linkbenchSweep(out, c, v.GetBool("emu.linkbench.json"), v.GetString("emu.linkbench.plot"))
+			}
 			res, err := linkbench.Run(c)
 			if err != nil {
 				return err
 			}
 			model, merr := linkbench.Model(c)
-			out := cmd.OutOrStdout()
 			if v.GetBool("emu.linkbench.json") {
 				rep := struct {
 					linkbench.Result
@@ -264,6 +267,8 @@ the same overheads is printed beside it.`,
 	f.Bool("addr32", false, "use 32-bit addresses (3 DW headers)")
 	f.Bool("ecrc", false, "add a TLP digest to every TLP")
 	f.Bool("json", false, "print a JSON report")
+	f.Bool("sweep", false, "run every transfer size from 64 B to 64 KiB (powers of two) instead of --size, and print bandwidth against size")
+	f.String("plot", "", "with or without --sweep: draw the sweep's bandwidth against transfer size as an SVG file")
 	bindFlags(v, c, "emu.linkbench")
 	return c
 }

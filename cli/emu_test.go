@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,33 @@ func TestTraceToStdout(t *testing.T) {
 	var tr struct{ TraceEvents []map[string]any }
 	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || len(tr.TraceEvents) == 0 || !strings.Contains(errs, "scenario two-party") {
 		t.Errorf("exit %d; stdout %.200q; stderr %.200q", code, out, errs)
+	}
+}
+
+// TestLinkbenchSweep: --sweep measures every size from 64 B to 64 KiB,
+// the bandwidth rising with size up to the MPS and level after it, each
+// within a percent of the overhead model; --plot draws it as SVG.
+func TestLinkbenchSweep(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "sweep.svg")
+	code, out, errs := onic(t, "", "emu", "linkbench", "--sweep", "--op", "write", "--json", "--plot", svg)
+	var pts []struct {
+		Size      int
+		Gbps      float64 `json:"effective_gbps"`
+		ModelGbps float64 `json:"model_gbps"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &pts) != nil || len(pts) != 11 || pts[0].Size != 64 || pts[10].Size != 65536 {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	for i, p := range pts {
+		if math.Abs(p.Gbps/p.ModelGbps-1) > 0.01 {
+			t.Errorf("%d B: %.2f Gb/s, model %.2f", p.Size, p.Gbps, p.ModelGbps)
+		}
+		if i > 0 && p.Gbps < pts[i-1].Gbps-0.01 {
+			t.Errorf("%d B: %.2f Gb/s, less than %d B's %.2f", p.Size, p.Gbps, pts[i-1].Size, pts[i-1].Gbps)
+		}
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "overhead model") || !strings.Contains(string(b), "link rate") {
+		t.Errorf("--plot: %v %.200q", err, b)
 	}
 }
