@@ -23,18 +23,10 @@ func TestKernelGuide(t *testing.T) {
 	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys"} {
 		tools.Require(t, tool)
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := checkoutOnic(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "kernel-guide.md"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "onic"), "./cmd/onic")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cwd := t.TempDir()
 	state := filepath.Join(t.TempDir(), "cwd")

@@ -55,7 +55,7 @@ through it).`,
 			if inputs != 1 && inputs != 2 {
 				return fmt.Errorf("--inputs %d: a kernel has 1 or 2 input streams", inputs)
 			}
-			data := scaffold{Name: name, Func: goName(name), Pkg: strings.ReplaceAll(name, "-", ""), Inputs: inputs}
+			data := scaffold{Name: name, Func: goName(name), Pkg: strings.ReplaceAll(name, "-", ""), Inputs: inputs, Prefix: goName(name)}
 			var files []scaffoldFile
 			dir := v.GetString("kernel.new.dir")
 			if dir == "" {
@@ -85,7 +85,7 @@ through it).`,
 				if !modulePath.MatchString(data.Module) {
 					return fmt.Errorf("--module %q: not a Go module path", data.Module)
 				}
-				data.Onic, data.GoVersion, data.Requires = root, mod.goVersion, mod.requires
+				data.Onic, data.GoVersion, data.Requires, data.Prefix = root, mod.goVersion, mod.requires, ""
 				files = []scaffoldFile{{"go.mod", goModTmpl}, {"main.go", mainTmpl},
 					{filepath.Join(data.Pkg, data.Pkg+".go"), userKernelTmpl},
 					{filepath.Join(data.Pkg, data.Pkg+"_test.go"), userKernelTestTmpl},
@@ -135,9 +135,47 @@ through it).`,
 	return c
 }
 
+// laneFuncs is the scaffolded kernel's body and reference, the same for a
+// module of the user's own (Prefix "": Lane, Ref) and for the library
+// (Prefix the Go name: AbsDiffLane, AbsDiffRef).
+const laneFuncs = `{{define "funcs"}}// {{.Prefix}}Lane builds one output element from one element of each input.
+func {{.Prefix}}Lane(m *ir.Module, in []ir.Value) ir.Value {
+{{- if eq .Inputs 2}}
+	// a - b in 33 bits cannot overflow; its magnitude may not fit int32.
+	d := m.Sub(m.Sext(in[0], 33), m.Sext(in[1], 33))
+{{- else}}
+	d := m.Sext(in[0], 33)
+{{- end}}
+	neg := m.Slice(d, 32, 1)
+	abs := m.Mux(neg, m.Sub(m.Const(33, 0), d), d)
+	// Saturate: above 2^31-1 (bit 31 set) becomes 2^31-1.
+	return m.Mux(m.Slice(abs, 31, 1), m.Const(32, 1<<31-1), m.Slice(abs, 0, 32))
+}
+
+// {{.Prefix}}Ref is the reference: the output element's bit pattern for the
+// inputs' bit patterns.
+func {{.Prefix}}Ref(in []uint64) uint64 {
+{{- if eq .Inputs 2}}
+	d := int64(int32(in[0])) - int64(int32(in[1]))
+{{- else}}
+	d := int64(int32(in[0]))
+{{- end}}
+	if d < 0 {
+		d = -d
+	}
+	return uint64(uint32(min(d, 1<<31-1)))
+}
+{{end}}`
+
+// withFuncs parses a scaffold template that uses laneFuncs.
+func withFuncs(name, text string) *template.Template {
+	return template.Must(template.Must(template.New(name).Parse(laneFuncs)).Parse(text))
+}
+
 // scaffold is what the templates fill in.
 type scaffold struct {
 	Name, Func, Pkg string
+	Prefix          string // of the Lane and Ref functions' names
 	Inputs          int
 	// A module of its own.
 	Module, Onic, GoVersion string
@@ -243,7 +281,7 @@ func goName(name string) string {
 	return b.String()
 }
 
-var libKernelTmpl = template.Must(template.New("kernel").Parse(`package kernels
+var libKernelTmpl = withFuncs("kernel", `package kernels
 
 import "onic/hdlgen/ir"
 
@@ -262,39 +300,12 @@ func init() {
 		In:      Int32,
 		Lanes:   16, // 16 x 32 bits: the 512-bit data path
 		Inputs:  {{.Inputs}},
-		Lane:    {{.Func}}Lane,
-		Ref:     {{.Func}}Ref,
+		Lane:    {{.Prefix}}Lane,
+		Ref:     {{.Prefix}}Ref,
 	})
 }
 
-// {{.Func}}Lane builds one output element from one element of each input.
-func {{.Func}}Lane(m *ir.Module, in []ir.Value) ir.Value {
-{{- if eq .Inputs 2}}
-	// a - b in 33 bits cannot overflow; its magnitude may not fit int32.
-	d := m.Sub(m.Sext(in[0], 33), m.Sext(in[1], 33))
-{{- else}}
-	d := m.Sext(in[0], 33)
-{{- end}}
-	neg := m.Slice(d, 32, 1)
-	abs := m.Mux(neg, m.Sub(m.Const(33, 0), d), d)
-	// Saturate: above 2^31-1 (bit 31 set) becomes 2^31-1.
-	return m.Mux(m.Slice(abs, 31, 1), m.Const(32, 1<<31-1), m.Slice(abs, 0, 32))
-}
-
-// {{.Func}}Ref is the reference: the output element's bit pattern for the
-// inputs' bit patterns.
-func {{.Func}}Ref(in []uint64) uint64 {
-{{- if eq .Inputs 2}}
-	d := int64(int32(in[0])) - int64(int32(in[1]))
-{{- else}}
-	d := int64(int32(in[0]))
-{{- end}}
-	if d < 0 {
-		d = -d
-	}
-	return uint64(uint32(min(d, 1<<31-1)))
-}
-`))
+{{template "funcs" .}}`)
 
 var libKernelTestTmpl = template.Must(template.New("test").Parse(`package kernels_test
 

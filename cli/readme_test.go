@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"onic/testbenches/tools"
@@ -19,18 +21,10 @@ func TestReadme(t *testing.T) {
 	for _, tool := range []string{"go", "bash", "lspci", "iverilog", "verilator", "yosys"} {
 		tools.Require(t, tool)
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := checkoutOnic(t)
 	doc, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "onic"), "./cmd/onic")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	scratch := t.TempDir()
 	for _, d := range []string{"bin", "emu", "firmware"} {
@@ -86,4 +80,31 @@ func TestReadme(t *testing.T) {
 	if t.Failed() {
 		t.Logf("output:\n%s", all.String())
 	}
+}
+
+var (
+	onicOnce  sync.Once
+	onicRoot  string
+	onicBuild error
+)
+
+// checkoutOnic builds onic where make puts it, bin/onic of this checkout
+// (once per test binary), and returns the checkout's root: the tests that
+// run the docs' commands as a reader would, with that binary.
+func checkoutOnic(t *testing.T) string {
+	t.Helper()
+	onicOnce.Do(func() {
+		if onicRoot, onicBuild = filepath.Abs(".."); onicBuild != nil {
+			return
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(onicRoot, "bin", "onic"), "./cmd/onic")
+		build.Dir = onicRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			onicBuild = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if onicBuild != nil {
+		t.Fatal(onicBuild)
+	}
+	return onicRoot
 }

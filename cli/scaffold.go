@@ -43,7 +43,7 @@ import (
 func main() { os.Exit(cli.Main({{.Pkg}}.Kernel())) }
 `))
 
-var userKernelTmpl = template.Must(template.New("kernel").Parse(`// Package {{.Pkg}} is the {{.Name}} in-network kernel, scaffolded by onic
+var userKernelTmpl = withFuncs("kernel", `// Package {{.Pkg}} is the {{.Name}} in-network kernel, scaffolded by onic
 // kernel new: change Lane (the hardware, built with onic's IR) and Ref
 // (plain Go, what the kernel means) together, then run
 //
@@ -73,34 +73,7 @@ func Kernel() *kernels.Kernel {
 	}
 }
 
-// Lane builds one output element from one element of each input.
-func Lane(m *ir.Module, in []ir.Value) ir.Value {
-{{- if eq .Inputs 2}}
-	// a - b in 33 bits cannot overflow; its magnitude may not fit int32.
-	d := m.Sub(m.Sext(in[0], 33), m.Sext(in[1], 33))
-{{- else}}
-	d := m.Sext(in[0], 33)
-{{- end}}
-	neg := m.Slice(d, 32, 1)
-	abs := m.Mux(neg, m.Sub(m.Const(33, 0), d), d)
-	// Saturate: above 2^31-1 (bit 31 set) becomes 2^31-1.
-	return m.Mux(m.Slice(abs, 31, 1), m.Const(32, 1<<31-1), m.Slice(abs, 0, 32))
-}
-
-// Ref is the reference: the output element's bit pattern for the inputs'
-// bit patterns.
-func Ref(in []uint64) uint64 {
-{{- if eq .Inputs 2}}
-	d := int64(int32(in[0])) - int64(int32(in[1]))
-{{- else}}
-	d := int64(int32(in[0]))
-{{- end}}
-	if d < 0 {
-		d = -d
-	}
-	return uint64(uint32(min(d, 1<<31-1)))
-}
-`))
+{{template "funcs" .}}`)
 
 var userKernelTestTmpl = template.Must(template.New("test").Parse(`package {{.Pkg}}
 
