@@ -27,6 +27,7 @@ var docsNotRun = map[string]string{
 // scenario), with onic on PATH. A line that starts `onic emu serve` runs
 // until it says it listens, then gets SIGINT and must exit 0.
 func TestDocsCommands(t *testing.T) {
+	t.Parallel() // subprocesses only: it runs beside the others
 	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys"} {
 		tools.Require(t, tool)
 	}

@@ -174,6 +174,7 @@ func TestHDLGenPCIe4(t *testing.T) {
 // build whose kernel is not cached says it is synthesising; piped, both
 // stay quiet.
 func TestProgressOnATerminal(t *testing.T) {
+	t.Parallel() // subprocesses only: it runs beside the others
 	script := tools.Require(t, "script")
 	tools.Require(t, "yosys")
 	tools.Require(t, "verilator")

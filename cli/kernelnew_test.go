@@ -93,6 +93,7 @@ func TestKernelNew(t *testing.T) {
 // caught by both. Offline (GOPROXY=off): the module builds from what
 // onic's checkout already has.
 func TestKernelNewModule(t *testing.T) {
+	t.Parallel() // subprocesses only: it runs beside the others
 	tools.Require(t, "go")
 	tools.Require(t, "iverilog")
 	root, err := filepath.Abs("..")
