@@ -187,6 +187,7 @@ func TestBadInput(t *testing.T) {
 		{"YAML not a number", "", []string{"emu", "run", "--scenario-file", badLanes}, []string{`hosts[0].lanes: "abc" is not a whole number`, `hosts[0].mps: "zz" is not a whole number`}},
 		{"YAML wrong shape", "", []string{"emu", "run", "--deploy", "onicA=x.onicfw", "--trust", listKey}, []string{"keys[0].key: want a string, not a list"}},
 		{"cut pcap", "", []string{"tlp", "decode", "--pcap", cutPcap}, []string{"cut.pcap: pcap record "}},
+		{"device as pcap", "", []string{"tlp", "decode", "--pcap", "/dev/null"}, []string{"/dev/null: not a regular file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := onic(t, tc.stdin, tc.args...)

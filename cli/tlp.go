@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"onic/internal/readfile"
 	"onic/tlp"
 )
 
@@ -264,7 +265,9 @@ func (o *decodeOpts) emit(rec *tlp.Record) {
 }
 
 func (o *decodeOpts) decodePcap(path string) error {
-	f, err := os.Open(path)
+	// A regular file (a device or FIFO is refused by name); it is read as
+	// a stream, so any size a disk holds.
+	f, _, err := readfile.Open(path, 1<<50)
 	if err != nil {
 		return err
 	}
