@@ -17,7 +17,7 @@ import (
 // timingModel names the delay model and the synthesis script behind a
 // cached estimate: change it when either changes, and old results are
 // not reused.
-const timingModel = "synth_xilinx-flatten/v1"
+const timingModel = "synth_xilinx-flatten/v2"
 
 // kernelTiming is the clock estimate of kernel k alone (its bare module,
 // as `onic kernel gen --bare` writes it): Yosys synth_xilinx and the

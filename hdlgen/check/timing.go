@@ -3,6 +3,8 @@ package check
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -146,10 +148,15 @@ func estimate(netlist []byte, top string) (Timing, error) {
 	owner := map[int]int{}     // a register's input net -> its output net
 	setup := map[int]float64{} // a path end's extra time before the clock
 	var cells []cell
-	for _, c := range mod.Cells {
+	// In name order, cells and their ports: on paths of equal delay the
+	// first found is the one named, so the same netlist names the same
+	// path every time.
+	for _, cn := range slices.Sorted(maps.Keys(mod.Cells)) {
+		c := mod.Cells[cn]
 		comb, delay, st, su := cellKind(c.Type, c.Parameters)
 		var in, out []int
-		for port, bits := range c.Conns {
+		for _, port := range slices.Sorted(maps.Keys(c.Conns)) {
+			bits := c.Conns[port]
 			for _, b := range bits {
 				n, ok := bit(b)
 				if !ok {
@@ -184,7 +191,8 @@ func estimate(netlist []byte, top string) (Timing, error) {
 			driver[n] = i
 		}
 	}
-	for _, p := range mod.Ports {
+	for _, pn := range slices.Sorted(maps.Keys(mod.Ports)) {
+		p := mod.Ports[pn]
 		for _, b := range p.Bits {
 			if n, ok := bit(b); ok && p.Direction == "output" {
 				ends = append(ends, n)
@@ -257,11 +265,22 @@ func estimate(netlist []byte, top string) (Timing, error) {
 	// Name the ends by the netlist's names for their nets: a visible
 	// name (the Verilog's) before one Yosys made up, then the shortest.
 	names := map[int]string{}
-	hidden := map[int]bool{}
-	for name, nn := range mod.Netnames {
+	hidden, port := map[int]bool{}, map[int]bool{}
+	for _, pn := range slices.Sorted(maps.Keys(mod.Ports)) { // a port's own name first
+		for i, b := range mod.Ports[pn].Bits {
+			if n, ok := bit(b); ok {
+				names[n], port[n] = pn, true
+				if len(mod.Ports[pn].Bits) > 1 {
+					names[n] = fmt.Sprintf("%s[%d]", pn, i)
+				}
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(mod.Netnames)) {
+		nn := mod.Netnames[name]
 		for i, b := range nn.Bits {
 			n, ok := bit(b)
-			if !ok {
+			if !ok || port[n] {
 				continue
 			}
 			full := name
