@@ -166,9 +166,7 @@ func newEmuScenariosCmd(v *viper.Viper) *cobra.Command {
 				for _, s := range scenario.Scenarios() {
 					rows = append(rows, row{s.Name, s.Description})
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return printJSON(cmd.OutOrStdout(), rows)
 			}
 			for _, s := range scenario.Scenarios() {
 				fmt.Fprintf(cmd.OutOrStdout(), "%-16s %s\n", s.Name, s.Description)

@@ -216,9 +216,7 @@ func newFWInspectCmd(v *viper.Viper) *cobra.Command {
 					Manifest   firmware.Manifest    `json:"manifest"`
 					Signatures []firmware.Signature `json:"signatures"`
 				}{im.Manifest, im.Signatures}
-				e := json.NewEncoder(cmd.OutOrStdout())
-				e.SetIndent("", "  ")
-				return e.Encode(out)
+				return printJSON(cmd.OutOrStdout(), out)
 			}
 			im.Describe(cmd.OutOrStdout())
 			return nil
@@ -298,9 +296,7 @@ image no trusted signer may load.`,
 			}
 			w := cmd.OutOrStdout()
 			if v.GetBool("fw.verify.json") {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(vd)
+				return printJSON(w, vd)
 			}
 			fmt.Fprintf(w, "%s: %s %s %s: %d payloads match their hashes; %d signature(s) verify\n", vd.File, vd.Kind, vd.Name, vd.Version, vd.Payloads, vd.Signatures)
 			if vd.SignedBy != "" {
@@ -437,9 +433,7 @@ the flags.`,
 				return err
 			}
 			if v.GetBool("fw.costs.json") {
-				e := json.NewEncoder(cmd.OutOrStdout())
-				e.SetIndent("", "  ")
-				return e.Encode(t)
+				return printJSON(cmd.OutOrStdout(), t)
 			}
 			t.WriteText(cmd.OutOrStdout())
 			return nil
@@ -499,9 +493,7 @@ lru, cost-aware (Landlord, online); 'all' (default) compares the three.
 			}
 			w := cmd.OutOrStdout()
 			if v.GetBool("fw.plan.json") {
-				e := json.NewEncoder(w)
-				e.SetIndent("", "  ")
-				return e.Encode(all)
+				return printJSON(w, all)
 			}
 			fmt.Fprintf(w, "%-12s %-10s %6s %6s %6s %14s %14s %14s\n", "onic", "policy", "tasks", "slots", "loads", "reflash", "stall", "end")
 			for _, r := range all {

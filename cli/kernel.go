@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"onic/hdlgen/check"
 	"os"
@@ -72,9 +71,7 @@ func newKernelListCmd(v *viper.Viper) *cobra.Command {
 					}
 					rows = append(rows, r)
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return printJSON(cmd.OutOrStdout(), rows)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
 			fmt.Fprintln(w, "kernel\tversion\tinputs\telements\tlanes\tbeat bits\twhat it does")
@@ -271,9 +268,7 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(verdicts); err != nil {
+				if err := printJSON(w, verdicts); err != nil {
 					return err
 				}
 			}

@@ -15,6 +15,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,6 +144,14 @@ func flagError(err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("%s %q: %s", flag, val, want)
+}
+
+// printJSON writes v to w as indented JSON, as the --json of every
+// listing prints it.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // printError writes err to w: one line per error it joins (a kernel

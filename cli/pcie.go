@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -76,9 +75,7 @@ func newPCIeTreeCmd(v *viper.Viper) *cobra.Command {
 				return err
 			}
 			if v.GetBool("pcie.tree.json") {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(treeJSON(h.Root))
+				return printJSON(cmd.OutOrStdout(), treeJSON(h.Root))
 			}
 			return h.WriteTree(cmd.OutOrStdout())
 		},

@@ -6,11 +6,7 @@ import (
 	"io"
 	"os"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-
+	"onic/emu/htmlreport"
 	"onic/emu/linkbench"
 )
 
@@ -56,54 +52,17 @@ func linkbenchSweep(w io.Writer, c linkbench.Config, asJSON bool, plotPath strin
 	return nil
 }
 
-// sweepPlot draws the sweep: simulated and modelled bandwidth against
-// transfer size (log scale), under the link rate.
+// sweepPlot draws the sweep into path as SVG.
 func sweepPlot(path string, c linkbench.Config, pts []sweepPoint, raw float64) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("PCIe Gen%d x%d, MPS %d, DMA %s", c.Gen, c.Lanes, c.MPS, c.Op)
-	p.X.Label.Text, p.Y.Label.Text = "transfer size (bytes, log scale)", "effective payload (Gb/s)"
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	sim, model := make(plotter.XYs, len(pts)), make(plotter.XYs, len(pts))
+	hp := make([]htmlreport.SweepPoint, len(pts))
 	for i, pt := range pts {
-		sim[i] = plotter.XY{X: float64(pt.Size), Y: pt.Gbps}
-		model[i] = plotter.XY{X: float64(pt.Size), Y: pt.ModelGbps}
-	}
-	rate := plotter.XYs{{X: float64(pts[0].Size), Y: raw}, {X: float64(pts[len(pts)-1].Size), Y: raw}}
-	for i, s := range []struct {
-		name string
-		xy   plotter.XYs
-	}{{"simulated", sim}, {"overhead model", model}, {"link rate", rate}} {
-		l, err := plotter.NewLine(s.xy)
-		if err != nil {
-			return err
-		}
-		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
-		if i == 2 {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.name, l)
-		if i == 0 {
-			sc, err := plotter.NewScatter(s.xy)
-			if err != nil {
-				return err
-			}
-			sc.Color = plotutil.Color(0)
-			p.Add(sc)
-		}
-	}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(18*vg.Centimeter, 10*vg.Centimeter, "svg")
-	if err != nil {
-		return err
+		hp[i] = htmlreport.SweepPoint{Size: pt.Size, Gbps: pt.Gbps, ModelGbps: pt.ModelGbps}
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if _, err := wt.WriteTo(f); err != nil {
+	if err := htmlreport.WriteSweep(f, fmt.Sprintf("PCIe Gen%d x%d, MPS %d, DMA %s", c.Gen, c.Lanes, c.MPS, c.Op), hp, raw); err != nil {
 		f.Close()
 		return err
 	}

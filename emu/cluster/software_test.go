@@ -41,11 +41,18 @@ type softRig struct {
 	irqs []Interrupt
 }
 
-func newSoftRig(t *testing.T) *softRig {
+func newSoftRig(t *testing.T) *softRig { return newSoftRigWith(t, nil) }
+
+// newSoftRigWith is newSoftRig, with setup (if not nil) run on the cluster
+// before the software attaches (to capture, say).
+func newSoftRigWith(t *testing.T, setup func(*Cluster)) *softRig {
 	t.Helper()
 	cl, err := Build(softConfig())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(cl)
 	}
 	r := &softRig{t: t, cl: cl, done: map[uint64]ReadResult{}}
 	if r.a, err = cl.Attach("A", 1<<32, make([]byte, 1<<20)); err != nil {
@@ -274,25 +281,15 @@ func TestSoftwareDetach(t *testing.T) {
 // with the bytes it wrote (a window write to the peer, as it leaves the
 // far port), not zeros.
 func TestCaptureCarriesSoftwareBytes(t *testing.T) {
-	cl, err := Build(softConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var pc bytes.Buffer
-	if err := cl.Capture(&pc, []string{"onicB.host", "onicA.port-a"}); err != nil {
-		t.Fatal(err)
-	}
-	r := &softRig{t: t, cl: cl, done: map[uint64]ReadResult{}}
-	if r.a, err = cl.Attach("A", 1<<32, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
-	if r.b, err = cl.Attach("B", 1<<32, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
-	cl.Start()
+	r := newSoftRigWith(t, func(cl *Cluster) {
+		if err := cl.Capture(&pc, []string{"onicB.host", "onicA.port-a"}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	msg := bytes.Repeat([]byte("onic!"), 20)
 	r.write(r.b, r.b.ONICFunction("onicB").BARAddress(2)+0x1004, msg)
-	if _, err := cl.Report(0); err != nil {
+	if _, err := r.cl.Report(0); err != nil {
 		t.Fatal(err)
 	}
 	rd, err := tlp.NewPcapReader(&pc)

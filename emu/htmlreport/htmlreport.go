@@ -4,7 +4,8 @@
 // MEMS reconfigurations and reflashes on a timeline, and the report's
 // tables, accounting included. The charts are SVG drawn by gonum/plot
 // and inlined, so the page needs no network and no script to be viewed;
-// the same run writes the same bytes.
+// the same run writes the same bytes. It also draws a link bandwidth
+// sweep (WriteSweep) for onic emu linkbench --plot.
 package htmlreport
 
 import (
@@ -68,14 +69,9 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		for b, g := range f.Gbps {
 			xy[b] = plotter.XY{X: (float64(b) + 0.5) * c.BucketNs / 1e3, Y: g}
 		}
-		l, err := plotter.NewLine(xy)
-		if err != nil {
+		if _, err := addLine(p, i, f.Name, xy); err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(f.Name, l)
 	}
 	p.Add(plotter.NewGrid())
 	if err := add("throughput", "Throughput over time",
@@ -99,14 +95,9 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		for k, v := range lat {
 			xy = append(xy, plotter.XY{X: v / 1e3, Y: float64(k) / float64(len(lat))}, plotter.XY{X: v / 1e3, Y: float64(k+1) / float64(len(lat))})
 		}
-		l, err := plotter.NewLine(xy)
-		if err != nil {
+		if _, err := addLine(p, i, f.Name, xy); err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(f.Name, l)
 		drawn++
 	}
 	p.Y.Min, p.Y.Max = 0, 1
@@ -181,6 +172,69 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// addLine draws series i of a chart, named in its legend, in the i-th
+// of plotutil's colours.
+func addLine(p *plot.Plot, i int, name string, xy plotter.XYs) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil, err
+	}
+	l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return l, nil
+}
+
+// SweepPoint is one transfer size of a link bandwidth sweep.
+type SweepPoint struct {
+	Size            int     // bytes per transfer
+	Gbps, ModelGbps float64 // simulated and modelled effective payload
+}
+
+// WriteSweep draws a link bandwidth sweep as SVG into w: simulated and
+// modelled bandwidth against transfer size (log scale), under the link
+// rate rawGbps, dashed (onic emu linkbench --plot).
+func WriteSweep(w io.Writer, title string, pts []SweepPoint, rawGbps float64) error {
+	if len(pts) == 0 {
+		return fmt.Errorf("sweep: no points")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = "transfer size (bytes, log scale)", "effective payload (Gb/s)"
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	sim, model := make(plotter.XYs, len(pts)), make(plotter.XYs, len(pts))
+	for i, pt := range pts {
+		sim[i] = plotter.XY{X: float64(pt.Size), Y: pt.Gbps}
+		model[i] = plotter.XY{X: float64(pt.Size), Y: pt.ModelGbps}
+	}
+	if _, err := addLine(p, 0, "simulated", sim); err != nil {
+		return err
+	}
+	sc, err := plotter.NewScatter(sim)
+	if err != nil {
+		return err
+	}
+	sc.Color = plotutil.Color(0)
+	p.Add(sc)
+	if _, err := addLine(p, 1, "overhead model", model); err != nil {
+		return err
+	}
+	rate, err := addLine(p, 2, "link rate", plotter.XYs{{X: float64(pts[0].Size), Y: rawGbps}, {X: float64(pts[len(pts)-1].Size), Y: rawGbps}})
+	if err != nil {
+		return err
+	}
+	rate.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	wt, err := p.WriterTo(18*vg.Centimeter, 10*vg.Centimeter, "svg")
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
 }
 
 // nsText is a duration in nanoseconds as a person reads it.
