@@ -3,7 +3,9 @@ package hostif
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"flag"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -247,6 +249,16 @@ func TestBounds(t *testing.T) {
 	h1.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if rep, err := ReadReply(h1); err != nil || !strings.Contains(rep.Err, "not all there after") {
 		t.Errorf("stalled frame: %+v %v", rep, err)
+	}
+
+	// Both are closed by the server once released (not merely answered):
+	// only then do they leave the count of connections held.
+	for _, h := range []net.Conn{h1, h2} {
+		h.SetReadDeadline(time.Now().Add(5 * time.Second))
+		// (reset, not a clean end, when their unread bytes were dropped)
+		if n, err := io.Copy(io.Discard, h); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("refused connection not closed by the server: %v (%d more bytes)", err, n)
+		}
 	}
 
 	// MaxClients 3: conn and two more are served, a fourth is refused.

@@ -794,10 +794,12 @@ func (s *Server) release(c *client) {
 		syscall.Munmap(c.mem)
 		c.mem = nil
 	}
-	close(c.out)
+	// Out of the count before the writer can close the connection, so a
+	// client that sees its connection end may connect again at once.
 	s.mu.Lock()
 	delete(s.conns, c.conn)
 	s.mu.Unlock()
+	close(c.out)
 	s.swept = false
 }
 
