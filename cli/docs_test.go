@@ -15,13 +15,8 @@ import (
 	"onic/testbenches/tools"
 )
 
-// docsNotRun are the docs' sh blocks this test does not run, each with
-// why. (README.md and kernel-guide.md have tests of their own.)
-var docsNotRun = map[string]string{
-	"onic fw costs onic-a.onicfw": "firmware.md's replay sketch names files the page builds up to (a trace and one image per kernel of it); TestFirmwareCLI runs the same chain",
-}
-
-// TestDocsCommands runs the sh blocks of docs/*.md as written, in a
+// TestDocsCommands runs every sh block of docs/*.md as written (README.md
+// and kernel-guide.md have tests of their own), in a
 // scratch directory that holds the checkout's emu/ and firmware/ and the
 // files the pages name as yours (my.yaml, my-cluster.yaml: the two-party
 // scenario), with onic on PATH. A line that starts `onic emu serve` runs
@@ -68,13 +63,7 @@ func TestDocsCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	blocks:
 		for _, b := range regexp.MustCompile("(?ms)^```sh\n(.*?)^```").FindAllStringSubmatch(string(doc), -1) {
-			for prefix := range docsNotRun {
-				if strings.HasPrefix(b[1], prefix) {
-					continue blocks
-				}
-			}
 			var script []string
 			for _, line := range strings.Split(strings.ReplaceAll(b[1], "\\\n", " "), "\n") {
 				if strings.HasPrefix(line, "onic emu serve ") {

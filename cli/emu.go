@@ -53,7 +53,7 @@ emulator ran (the only line that varies from run to run).`,
   onic emu run --scenario two-party-read --json
   onic emu run --scenario-file my-cluster.yaml
   onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml
-  onic emu run --deploy onicA=onic-a.onicfw --replay plan.json@30ms --replay-kernels filter-0.onicfw,hist-1.onicfw --trust trust.yaml`,
+  onic emu run --scenario host-interface --duration 1.4s --deploy onicA=onic-a.onicfw --trust trust.yaml --replay plan.json@1.3s --replay-kernels filter-0.onicfw`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
