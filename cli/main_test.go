@@ -118,6 +118,38 @@ func TestPcapThroughCLI(t *testing.T) {
 	}
 }
 
+// TestSnappedThroughCLI: an emulator capture's generator writes are
+// snapped to their headers; decode --pcap shows them so (JSON "snapped",
+// text "payload not captured"), encode --pcap writes the same capture
+// back, and encode without --pcap refuses them, naming the line.
+func TestSnappedThroughCLI(t *testing.T) {
+	dir := t.TempDir()
+	p1, p2 := filepath.Join(dir, "run.pcap"), filepath.Join(dir, "copy.pcap")
+	if code, _, errs := onic(t, "", "emu", "run", "--duration", "3us", "--pcap", p1); code != 0 {
+		t.Fatalf("emu run --pcap: %s", errs)
+	}
+	code, js, errs := onic(t, "", "tlp", "decode", "--pcap", p1)
+	if code != 0 || !strings.Contains(js, `"snapped":true`) || strings.Contains(js, `"data"`) {
+		t.Fatalf("decode --pcap: exit %d %s\n%.600s", code, errs, js)
+	}
+	if _, text, _ := onic(t, "", "tlp", "decode", "--pcap", p1, "--text"); !strings.Contains(text, "MWr64") || !strings.Contains(text, "(payload not captured)") {
+		t.Errorf("decode --text:\n%.400s", text)
+	}
+	code, hex, errs := onic(t, js, "tlp", "encode", "--pcap", p2)
+	if code != 0 || !strings.HasPrefix(hex, "# ") || !strings.Contains(hex, "(snapped: the header only") {
+		t.Fatalf("encode --pcap: exit %d %s\n%.300s", code, errs, hex)
+	}
+	a, _ := os.ReadFile(p1)
+	b, _ := os.ReadFile(p2)
+	if !bytes.Equal(a, b) {
+		t.Fatal("decode | encode --pcap changed the capture")
+	}
+	first := js[:strings.Index(js, "\n")+1]
+	if code, _, errs := onic(t, first, "tlp", "encode"); code != 1 || !strings.Contains(errs, "line 1: snapped: its payload was not captured") {
+		t.Errorf("encode of a snapped TLP without --pcap: exit %d %q", code, errs)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	// Files with mistakes in them, for the cases below.
 	dir := t.TempDir()

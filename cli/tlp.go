@@ -375,12 +375,19 @@ func encodeStream(in io.Reader, stdout, stderr io.Writer, o encodeOpts) error {
 		if err == nil && !o.lax {
 			err = t.Validate()
 		}
-		if err == nil {
+		switch {
+		case err == nil && t.Snapped && pw == nil:
+			err = errors.New("snapped: its payload was not captured, so it cannot be encoded whole (with --pcap it is written snapped, as it was read)")
+		case err == nil && t.Snapped:
+			buf, err = t.AppendHeader(buf[:0])
+		case err == nil:
 			buf, err = t.AppendBinary(buf[:0])
 		}
 		if err == nil && pw != nil {
 			var capt captureFields
-			if capt, err = parseCaptureFields(line); err == nil {
+			if capt, err = parseCaptureFields(line); err == nil && t.Snapped {
+				err = pw.WriteSnapped(capt.at, capt.hdr, &t)
+			} else if err == nil {
 				err = pw.WriteRaw(capt.at, capt.hdr, buf)
 			}
 		}
@@ -392,6 +399,12 @@ func encodeStream(in io.Reader, stdout, stderr io.Writer, o encodeOpts) error {
 			bad++
 			out.Flush()
 			fmt.Fprintf(stderr, "onic: %v\n", le)
+			continue
+		}
+		if t.Snapped {
+			// Its header, as a comment: a hex reader takes the line for
+			// what it is, not for a whole TLP.
+			fmt.Fprintf(out, "# %x (snapped: the header only, the payload was not captured)\n", buf)
 			continue
 		}
 		if o.dw {

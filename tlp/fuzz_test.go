@@ -75,3 +75,37 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSnapped: DecodeSnapped never panics; what it accepts as
+// snapped is exactly a header its AppendHeader writes again, and anything
+// else it accepts is what Decode gives.
+func FuzzDecodeSnapped(f *testing.F) {
+	addVectorSeeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in := append(make([]byte, 0, len(b)), b...)
+		var d TLP
+		if err := d.DecodeSnapped(in); err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("DecodeSnapped error %T is not *tlp.Error", err)
+			}
+			return
+		}
+		if !d.Snapped {
+			var w TLP
+			if err := w.Decode(in); err != nil || !equalFields(&w, &d) {
+				t.Fatalf("DecodeSnapped of a whole TLP %x differs from Decode (%v)", b, err)
+			}
+			return
+		}
+		if d.Data != nil || d.Digest != 0 {
+			t.Fatalf("snapped %x has data or a digest", b)
+		}
+		_ = d.String()
+		if d.Validate() == nil {
+			h, err := d.AppendHeader(nil)
+			if err != nil || !bytes.Equal(h, b) {
+				t.Fatalf("snapped header %x written again as %x (%v)", b, h, err)
+			}
+		}
+	})
+}

@@ -70,10 +70,13 @@ func (t *TLP) AppendJSON(b []byte) []byte {
 	if len(t.Prefixes) > 0 {
 		b = appendString(b, "prefixes", hex.EncodeToString(t.Prefixes))
 	}
-	if k.HasData() {
+	switch {
+	case t.Snapped:
+		b = appendBool(b, "snapped", true)
+	case k.HasData():
 		b = appendString(b, "data", hex.EncodeToString(t.Data))
 	}
-	if t.TD {
+	if t.TD && !t.Snapped {
 		b = appendString(b, "ecrc", fmt.Sprintf("0x%08x", t.Digest))
 	}
 	return append(b, '}')
@@ -134,6 +137,7 @@ type jsonTLP struct {
 	Prefixes      *string `json:"prefixes"`
 	Data          *string `json:"data"`
 	ECRC          *string `json:"ecrc"`
+	Snapped       *bool   `json:"snapped"`
 
 	// Capture fields, written by `onic tlp decode --pcap`: accepted and
 	// ignored here (the CLI reads them for `encode --pcap`).
@@ -312,7 +316,7 @@ func (t *TLP) UnmarshalJSON(b []byte) error {
 	case j.Length != nil:
 		// For Msg and Cpl this carries the reserved field of a decoded TLP.
 		t.Length = *j.Length
-	case k.HasData():
+	case k.HasData() && !deref(j.Snapped):
 		if len(t.Data)%4 != 0 || len(t.Data) == 0 {
 			return &FieldError{"data", fmt.Sprintf("%d bytes is not a whole number of DWs (1 to 1024)", len(t.Data))}
 		}
@@ -320,11 +324,27 @@ func (t *TLP) UnmarshalJSON(b []byte) error {
 	case k.lengthDefined():
 		return &FieldError{"length", "required for " + k.String() + " (DW count 1-1024)"}
 	}
-	if k.HasData() && int(t.Length)*4 != len(t.Data) {
-		return &FieldError{"data", fmt.Sprintf("%d bytes but length is %d DW", len(t.Data), t.Length)}
-	}
 	if c == ClassCompletion && j.ByteCount == nil {
 		return &FieldError{"byte_count", "required for " + k.String() + " (1-4096)"}
+	}
+	if deref(j.Snapped) {
+		// A TLP read from a capture snapped to the header: no payload or
+		// digest to give, and its length must be.
+		switch {
+		case !k.HasData() && !t.TD:
+			return &FieldError{"snapped", k.String() + " without td has no payload or digest a capture could leave out"}
+		case j.Data != nil:
+			return &FieldError{"data", "a snapped TLP has no payload (its capture kept the header only)"}
+		case j.ECRC != nil:
+			return &FieldError{"ecrc", "a snapped TLP has no digest (its capture kept the header only)"}
+		case k.HasData() && j.Length == nil:
+			return &FieldError{"length", "required for a snapped TLP (its payload's DW count)"}
+		}
+		t.Snapped = true
+		return nil
+	}
+	if k.HasData() && int(t.Length)*4 != len(t.Data) {
+		return &FieldError{"data", fmt.Sprintf("%d bytes but length is %d DW", len(t.Data), t.Length)}
 	}
 	if j.ECRC != nil {
 		if !t.TD {

@@ -67,14 +67,23 @@ func (l *Layer) NextLayerType() gopacket.LayerType {
 
 // DecodeFromBytes decodes one TLP (Decode), then checks it (Validate). A
 // TLP that decodes but breaks a rule is still available in l, and the error
-// names the rule. It does not allocate for a valid TLP.
+// names the rule. It does not allocate for a valid TLP. A TLP snapped to
+// its header (docs/pcap.md) decodes with Snapped set and the packet marked
+// truncated.
 func (l *Layer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	var done, valid bool // DecodeValidate, keeping the two errors apart
 	if mayBeMemory(data) && !generalOnly {
 		done, valid = l.decodeMemory(data, true)
 	}
 	if !done {
-		if err := l.Decode(data); err != nil {
+		err := l.Decode(data)
+		if _, snapped := headerOnly(data); err != nil && snapped {
+			// The capture kept the header only (docs/pcap.md): decoded
+			// as that, and the packet marked truncated as gopacket does.
+			df.SetTruncated()
+			err = l.DecodeSnapped(data)
+		}
+		if err != nil {
 			if e, ok := err.(*Error); ok && (e.Rule == ErrTruncatedHeader || e.Rule == ErrTruncatedPayload) {
 				df.SetTruncated()
 			}

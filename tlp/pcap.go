@@ -32,14 +32,41 @@ func NewPcapWriter(w io.Writer) (*PcapWriter, error) {
 }
 
 // WriteTLP writes one record: the pseudo-header h and t encoded, at time at
-// after the start of the capture.
+// after the start of the capture. A Snapped TLP is written as
+// WriteSnapped writes it.
 func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
+	if t.Snapped {
+		return p.WriteSnapped(at, h, t)
+	}
 	rec, err := t.AppendBinary(h.AppendTo(p.buf[:0]))
 	if err != nil {
 		return err
 	}
 	p.buf = rec
 	return p.write(at, rec)
+}
+
+// WriteSnapped writes one record snapped to the header: the pseudo-header,
+// t's prefixes and header, and none of its payload or digest, with the
+// record's original length the whole TLP's (pcap's own way of saying the
+// capture kept only the first bytes). It is for TLPs whose payload bytes
+// are not known, such as a traffic model's, which carries sizes alone: the
+// header says everything there is, and a capture of a long run stays small.
+// t.Data is ignored; Length gives the payload's size.
+func (p *PcapWriter) WriteSnapped(at time.Duration, h TapHeader, t *TLP) error {
+	b, err := t.AppendHeader(h.AppendTo(p.buf[:0]))
+	if err != nil {
+		return err
+	}
+	p.buf = b
+	full := len(b)
+	if t.Kind().HasData() {
+		full += 4 * int(t.Length)
+	}
+	if t.TD {
+		full += 4
+	}
+	return p.writeCut(at, b, full)
 }
 
 // WriteRaw writes one record holding TLP bytes as they are, for recording
@@ -50,10 +77,15 @@ func (p *PcapWriter) WriteRaw(at time.Duration, h TapHeader, raw []byte) error {
 }
 
 func (p *PcapWriter) write(at time.Duration, rec []byte) error {
-	if len(rec) > PcapSnapLen {
-		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", len(rec), PcapSnapLen)
+	return p.writeCut(at, rec, len(rec))
+}
+
+// writeCut writes rec as a record whose original length is full.
+func (p *PcapWriter) writeCut(at time.Duration, rec []byte, full int) error {
+	if full > PcapSnapLen {
+		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", full, PcapSnapLen)
 	}
-	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0).UTC().Add(at), CaptureLength: len(rec), Length: len(rec)}
+	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0).UTC().Add(at), CaptureLength: len(rec), Length: full}
 	return p.w.WritePacket(ci, rec)
 }
 
@@ -61,7 +93,7 @@ func (p *PcapWriter) write(at time.Duration, rec []byte) error {
 type Record struct {
 	At  time.Duration // time since the capture's epoch
 	Tap TapHeader
-	Raw []byte // the TLP bytes; valid until the next call to Next
+	Raw []byte // the TLP bytes captured (only the header's, for a snapped TLP); valid until the next call to Next
 }
 
 // PcapReader reads onic TLP captures.
@@ -83,9 +115,12 @@ func NewPcapReader(r io.Reader) (*PcapReader, error) {
 }
 
 // Next reads the next record and decodes its TLP into t. It returns io.EOF
-// after the last record. A record whose pseudo-header or TLP is malformed
-// returns the record with a non-nil error that names the record number;
-// the reader stays usable for the next record.
+// after the last record. A record snapped to the TLP's header (captured
+// length less than its length, as WriteSnapped writes) decodes with
+// DecodeSnapped: t.Snapped set, no payload. A record whose pseudo-header
+// or TLP is malformed, or that is cut anywhere but at the end of the
+// header, returns the record with a non-nil error that names the record
+// number; the reader stays usable for the next record.
 func (p *PcapReader) Next(t *TLP) (Record, error) {
 	data, ci, err := p.r.ZeroCopyReadPacketData()
 	if err != nil {
@@ -96,14 +131,23 @@ func (p *PcapReader) Next(t *TLP) (Record, error) {
 	}
 	p.n++
 	rec := Record{At: ci.Timestamp.Sub(time.Unix(0, 0))}
-	if ci.CaptureLength < ci.Length {
-		return rec, fmt.Errorf("pcap record %d: cut to %d of %d bytes", p.n, ci.CaptureLength, ci.Length)
-	}
 	h, err := ParseTapHeader(data)
 	if err != nil {
 		return rec, fmt.Errorf("pcap record %d: %w", p.n, err)
 	}
 	rec.Tap, rec.Raw = h, data[TapHeaderLen:]
+	if ci.CaptureLength < ci.Length {
+		// Snapped: the bytes kept must be the TLP's header, and the
+		// length the record gives must be the one the header gives.
+		if size, ok := headerOnly(rec.Raw); !ok || size != ci.Length-TapHeaderLen {
+			rec.Raw = nil
+			return rec, fmt.Errorf("pcap record %d: cut to %d of %d bytes, not at the end of a TLP header", p.n, ci.CaptureLength, ci.Length)
+		}
+		if err := t.DecodeSnapped(rec.Raw); err != nil {
+			return rec, fmt.Errorf("pcap record %d: %w", p.n, err)
+		}
+		return rec, nil
+	}
 	if err := t.Decode(rec.Raw); err != nil {
 		return rec, fmt.Errorf("pcap record %d: %w", p.n, err)
 	}
@@ -112,3 +156,26 @@ func (p *PcapReader) Next(t *TLP) (Record, error) {
 
 // Count returns the number of records read so far.
 func (p *PcapReader) Count() int { return p.n }
+
+// headerOnly reports whether b is exactly the prefixes and header of a
+// TLP whose whole size, which it returns, is larger: a TLP snapped to its
+// header, as DecodeSnapped takes it.
+func headerOnly(b []byte) (size int, ok bool) {
+	size, err := Size(b)
+	if err != nil || size <= len(b) {
+		return size, false
+	}
+	off := 0
+	for Fmt(b[off]>>5) == FmtPrefix { // (Size found the header after them)
+		off += 4
+	}
+	h := Header(b[off:])
+	cut := 0
+	if h.Fmt().HasData() {
+		cut = int(h.Length()) * 4
+	}
+	if h.TD() {
+		cut += 4
+	}
+	return size, len(b) == size-cut
+}

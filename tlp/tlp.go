@@ -51,7 +51,15 @@ type TLP struct {
 	Data     []byte // payload, Length*4 bytes for kinds with data
 	Digest   uint32 // ECRC DW as received (big-endian), when TD is set
 
+	// Snapped is set by DecodeSnapped: only the prefixes and header were
+	// captured (a pcap record snapped to the header), so Data is nil and
+	// Digest 0 while Length still gives the payload's size. Validate
+	// skips the checks that need the payload; AppendBinary refuses such a
+	// TLP, and PcapWriter.WriteTLP writes it snapped again.
+	Snapped bool
+
 	hdrLen     uint8    // 12 or 16 after Decode; 0 for a TLP built from fields
+	snapping   bool     // DecodeSnapped's word to Decode: a header alone is whole
 	keepDigest bool     // set by UnmarshalJSON for an explicit ecrc: encode Digest as is
 	hdr        [16]byte // a copy of the decoded header, for reserved-bit and ECRC checks
 }
@@ -184,7 +192,7 @@ func (t *TLP) decodeMemory(b []byte, check bool) (done, valid bool) {
 	t.Address = uint64(hi)<<32 | uint64(lo&addrMask)
 	t.Prefixes = b[:0:0]
 	t.hdrLen = uint8(hl)
-	t.keepDigest = false
+	t.keepDigest, t.Snapped = false, false
 	end := n
 	t.Digest = 0
 	if bit(dw0, tdLo) {
@@ -212,6 +220,8 @@ var contiguousBE = func() (tab [256]bool) {
 // Length); Validate checks the rest of the specification's rules. Decode
 // does not copy: Prefixes, Data and the header view keep referring to b.
 func (t *TLP) Decode(b []byte) error {
+	snapping := t.snapping
+	t.snapping = false
 	if mayBeMemory(b) && !generalOnly {
 		if done, _ := t.decodeMemory(b, false); done {
 			return nil
@@ -260,7 +270,7 @@ func (t *TLP) Decode(b []byte) error {
 		*(*[12]byte)(t.hdr[:12]) = [12]byte(h[:12])
 	}
 	t.hdrLen = uint8(hl)
-	t.keepDigest = false
+	t.keepDigest, t.Snapped = false, false
 	t.FirstBE, t.LastBE, t.PH, t.Status, t.BCM, t.LowerAddress, t.MessageCode = 0, 0, 0, 0, false, 0, 0
 	t.CompleterID, t.Register, t.ByteCount = 0, 0, 0
 	t.MessageData, t.Address = [8]byte{}, 0
@@ -289,6 +299,10 @@ func (t *TLP) Decode(b []byte) error {
 	t.Digest = 0
 	if len(h)-hl != need+dig {
 		t.Data = nil
+		if snapping && len(h) == hl {
+			t.Snapped = true
+			return nil
+		}
 		return t.decodeErr(b)
 	}
 	t.Data = h[hl : hl+need : hl+need]
@@ -296,6 +310,18 @@ func (t *TLP) Decode(b []byte) error {
 		t.Digest = binary.BigEndian.Uint32(h[hl+need:])
 	}
 	return nil
+}
+
+// DecodeSnapped parses a TLP of which b holds only the prefixes and
+// header: the start of a TLP whose payload and digest a capture left out
+// (a pcap record snapped to the header, its captured length less than its
+// length). It sets Snapped, with Data nil and Digest 0. A b that holds a
+// whole TLP is decoded as Decode does (Snapped clear); a b that holds
+// more than the header but less than the whole TLP fails as Decode does.
+// Like Decode it does not copy or allocate for a TLP it accepts.
+func (t *TLP) DecodeSnapped(b []byte) error {
+	t.snapping = true
+	return t.Decode(b)
 }
 
 // decodeOther fills the fields of configuration requests, messages and
@@ -382,7 +408,10 @@ func (t *TLP) decodeErr(b []byte) error {
 // and ignores Digest, unless the TLP was read from JSON with an explicit
 // ecrc. AppendBinary allocates only if b must grow.
 func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
-	if err := t.checkRanges(); err != nil {
+	if t.Snapped {
+		return b, ruleErr(ErrTruncatedPayload, -1, "%s: its payload was not captured (snapped to the header), so it cannot be encoded whole", t.Kind())
+	}
+	if err := t.checkRanges(true); err != nil {
 		return b, err
 	}
 	k := t.Kind()
@@ -403,6 +432,23 @@ func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 		}
 		binary.BigEndian.PutUint32(out[p+len(t.Data):], crc)
 	}
+	return b, nil
+}
+
+// AppendHeader appends t's prefixes and header, without payload or digest,
+// and returns the extended slice: what a capture snapped to the header
+// keeps (PcapWriter.WriteSnapped). It checks the fields as AppendBinary
+// does, except that Data need not match Length, and works for a Snapped
+// TLP too.
+func (t *TLP) AppendHeader(b []byte) ([]byte, error) {
+	if err := t.checkRanges(false); err != nil {
+		return b, err
+	}
+	hl := t.Fmt.HeaderLen()
+	start := len(b)
+	b = slices.Grow(b, len(t.Prefixes)+hl)[:start+len(t.Prefixes)+hl]
+	copy(b[start:], t.Prefixes)
+	t.encodeHeader(Header(b[start+len(t.Prefixes):]), t.Kind())
 	return b, nil
 }
 
@@ -450,8 +496,9 @@ func (t *TLP) encodeHeader(h Header, k Kind) {
 func (t *TLP) MarshalBinary() ([]byte, error) { return t.AppendBinary(make([]byte, 0, t.Len())) }
 
 // checkRanges rejects field values that cannot be encoded: they do not fit
-// their bit width or contradict the kind.
-func (t *TLP) checkRanges() error {
+// their bit width or contradict the kind. withData also holds Data to
+// Length (off when only the header is written).
+func (t *TLP) checkRanges(withData bool) error {
 	k := t.Kind()
 	if t.Fmt > 7 || t.Type > 31 || k == KindInvalid {
 		return ruleErr(ErrReservedFmtType, -1, "Fmt %03bb Type %05bb is reserved", uint8(t.Fmt), t.Type)
@@ -491,11 +538,11 @@ func (t *TLP) checkRanges() error {
 	} else if t.Length > 1023 {
 		return rangeErr("length", uint64(t.Length), 1023)
 	}
-	if k.HasData() {
-		if len(t.Data) != int(t.Length)*4 {
-			return ruleErr(ErrLengthMismatch, -1, "%s with Length %d DW needs %d data bytes, have %d", k, t.Length, int(t.Length)*4, len(t.Data))
-		}
-	} else if len(t.Data) != 0 {
+	switch {
+	case !withData: // only the header is written: Data does not matter
+	case k.HasData() && len(t.Data) != int(t.Length)*4:
+		return ruleErr(ErrLengthMismatch, -1, "%s with Length %d DW needs %d data bytes, have %d", k, t.Length, int(t.Length)*4, len(t.Data))
+	case !k.HasData() && len(t.Data) != 0:
 		return ruleErr(ErrLengthMismatch, -1, "%s carries no data, have %d data bytes", k, len(t.Data))
 	}
 	switch k.Class() {
@@ -580,11 +627,14 @@ func (t *TLP) AppendText(b []byte) []byte {
 	if t.LN {
 		b = append(b, " LN"...)
 	}
-	if t.TD {
+	if t.TD && !t.Snapped {
 		b = fmt.Appendf(b, " ecrc=%08x", t.Digest)
 	}
 	if len(t.Prefixes) > 0 {
 		b = fmt.Appendf(b, " prefixes=%x", t.Prefixes)
+	}
+	if t.Snapped {
+		b = append(b, " (payload not captured)"...)
 	}
 	if len(t.Data) > 0 {
 		const show = 16

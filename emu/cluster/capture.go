@@ -28,18 +28,18 @@ func (o *onicNode) tap(where int) int { return 3*o.idx + where }
 
 // capture records TLPs as they arrive at the chosen taps.
 type capture struct {
-	w    *tlp.PcapWriter
-	on   []bool // by tap number
-	err  error
-	zero []byte // payload bytes: the emulator does not model data contents
+	w   *tlp.PcapWriter
+	on  []bool // by tap number
+	err error
 }
 
 // Capture makes Run write every TLP arriving at the named taps (all of
 // them if taps is empty) to w as a pcap file in onic's TLP format
 // (docs/pcap.md), time-stamped with simulated time. Payloads the
 // emulator has the bytes of (a host program's writes through emu serve)
-// are written as they are; the others as zeros: traffic generators carry
-// sizes, not data.
+// are written as they are; the others are snapped to the header (the
+// record's length still the whole TLP's): traffic generators carry sizes,
+// not data.
 func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 	all := cl.Taps()
 	on := make([]bool, len(all))
@@ -63,7 +63,7 @@ func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 	if err != nil {
 		return err
 	}
-	cl.capture = &capture{w: pw, on: on, zero: make([]byte, 4096)}
+	cl.capture = &capture{w: pw, on: on}
 	return nil
 }
 
@@ -74,13 +74,11 @@ func (cl *Cluster) record(tap int, up bool, m *msg) {
 		return
 	}
 	t := m.t
-	if n := int(t.Length) * 4; t.Kind().HasData() && (t.Length == 0 || len(t.Data) != n) {
+	if t.Kind().HasData() && (t.Length == 0 || len(t.Data) != int(t.Length)*4) {
 		// No bytes (a traffic generator's: the emulator carries sizes):
-		// zeros of the payload's length. A host program's data is kept.
-		if t.Length == 0 {
-			n = 4096
-		}
-		t.Data = cp.zero[:n]
+		// the header alone, saying how long the TLP is. A host program's
+		// data is kept.
+		t.Snapped, t.Data = true, nil
 	}
 	dir := tlp.Downstream
 	if up {

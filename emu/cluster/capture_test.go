@@ -65,6 +65,11 @@ func TestCapture(t *testing.T) {
 		}
 		last = rec.At
 		seen[rec.Tap.Tap]++
+		if p.Kind() == tlp.MWr && (!p.Snapped || p.Length == 0 || len(rec.Raw) != p.HeaderLen()) {
+			// A generator's write has no bytes: its header alone, which
+			// says how long it is.
+			t.Fatalf("record %d: a generator's write not snapped to its header: %v (%d bytes)", rd.Count(), &p, len(rec.Raw))
+		}
 		switch rec.Tap.Tap {
 		case 0: // onicA.host: downstream, A's writes into its O-NIC's BAR2;
 			// upstream, B's writes into A's memory as B's proxy
@@ -84,6 +89,11 @@ func TestCapture(t *testing.T) {
 	}
 	if uint64(rd.Count()) != r.Speed.TLPs || seen[0] == 0 || seen[4] == 0 || seen[1] == 0 || seen[100] == 0 {
 		t.Fatalf("%d records for %d arrivals; per tap %v", rd.Count(), r.Speed.TLPs, seen)
+	}
+	// No payload bytes written: at most a record header, the tap and a 4 DW
+	// TLP header per record.
+	if max := 24 + rd.Count()*(16+tlp.TapHeaderLen+16); len(pc) > max {
+		t.Errorf("capture of %d records is %d bytes, more than headers alone (%d)", rd.Count(), len(pc), max)
 	}
 	again, _ := captured(t, c)
 	if !bytes.Equal(pc, again) {

@@ -49,7 +49,12 @@ local tf = {
   routing   = ProtoField.uint8("onic_tlp.routing", "Message routing", base.BIN),
   data      = ProtoField.bytes("onic_tlp.data", "Data"),
   ecrc      = ProtoField.uint32("onic_tlp.ecrc", "ECRC", base.HEX),
+  snapped   = ProtoField.uint16("onic_tlp.snapped", "Bytes not captured (payload and digest; the capture kept the header)"),
 }
+-- outerReported is the TLP's length as the pcap record gives it (set by
+-- the onic dissector around its call of the TLP dissector).
+local outerReported = nil
+
 local list = {}
 for _, f in pairs(tf) do list[#list + 1] = f end
 tlp.fields = list
@@ -152,6 +157,17 @@ function tlp.dissector(buf, pinfo, tree)
   end
   local dlen = 0
   if bit.band(fmt, 2) ~= 0 then dlen = len * 4 end
+  local whole = off + hl + dlen
+  if td then whole = whole + 4 end
+  local reported = buf:reported_len()
+  if outerReported then reported = outerReported; outerReported = nil end
+  if buf:len() == off + hl and reported == whole and whole > off + hl then
+    -- Snapped to the header (docs/pcap.md): the record's length is the
+    -- whole TLP's, its captured bytes the header's.
+    t:add(tf.snapped, whole - off - hl)
+    pinfo.cols.info = info .. " [payload not captured]"
+    return
+  end
   if off + hl + dlen > buf:len() then t:add_expert_info(PI_MALFORMED, PI_ERROR, "truncated payload"); return end
   if dlen > 0 then t:add(tf.data, buf(off + hl, dlen)) end
   if td and off + hl + dlen + 4 <= buf:len() then t:add(tf.ecrc, buf(off + hl + dlen, 4)) end
@@ -164,7 +180,10 @@ function onic.dissector(buf, pinfo, tree)
   t:add(pf.version, buf(0, 1))
   t:add(pf.direction, buf(1, 1))
   t:add(pf.tap, buf(2, 2))
+  -- A sub-tvb's reported length is its captured one: pass the record's.
+  outerReported = buf:reported_len() - 4
   tlp.dissector:call(buf(4):tvb(), pinfo, tree)
+  outerReported = nil
   return buf:len()
 end
 
