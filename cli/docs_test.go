@@ -12,18 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"onic/firmware"
+	"onic/internal/bittest"
 	"onic/testbenches/tools"
 )
 
 // TestDocsCommands runs every sh block of docs/*.md as written (README.md
-// and kernel-guide.md have tests of their own), in a
-// scratch directory that holds the checkout's emu/ and firmware/ and the
-// files the pages name as yours (my.yaml, my-cluster.yaml: the two-party
-// scenario), with onic on PATH. A line that starts `onic emu serve` runs
-// until it says it listens, then gets SIGINT and must exit 0.
+// and kernel-guide.md have tests of their own), each page's blocks in
+// order in a scratch directory of their own (docsScratch), with onic on
+// PATH. A line that starts `onic emu serve` runs until it says it
+// listens, then gets SIGINT and must exit 0, unless it ends with & (the
+// block then stops it itself).
 func TestDocsCommands(t *testing.T) {
 	t.Parallel() // subprocesses only: it runs beside the others
-	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys"} {
+	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys", "gcc", "tshark"} {
 		tools.Require(t, tool)
 	}
 	root, err := filepath.Abs("..")
@@ -33,21 +35,6 @@ func TestDocsCommands(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bin")
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "onic"), "onic/cmd/onic").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	scratch := t.TempDir()
-	for _, d := range []string{"emu", "firmware"} {
-		if err := os.Symlink(filepath.Join(root, d), filepath.Join(scratch, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	two, err := os.ReadFile(filepath.Join(root, "emu", "scenario", "scenarios", "two-party.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"my.yaml", "my-cluster.yaml"} {
-		if err := os.WriteFile(filepath.Join(scratch, f), two, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOPROXY=off", "TMPDIR="+t.TempDir())
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -63,10 +50,16 @@ func TestDocsCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range regexp.MustCompile("(?ms)^```sh\n(.*?)^```").FindAllStringSubmatch(string(doc), -1) {
+		scratch := docsScratch(t, root)
+		// Blocks at the margin and indented ones (in a list item).
+		for _, b := range regexp.MustCompile("(?ms)^( *)```sh\n(.*?)^ *```").FindAllStringSubmatch(string(doc), -1) {
+			body := regexp.MustCompile("(?m)^"+b[1]).ReplaceAllString(b[2], "")
 			var script []string
-			for _, line := range strings.Split(strings.ReplaceAll(b[1], "\\\n", " "), "\n") {
-				if strings.HasPrefix(line, "onic emu serve ") {
+			for _, line := range strings.Split(strings.ReplaceAll(body, "\\\n", " "), "\n") {
+				// A server in the foreground is started, seen to listen
+				// and stopped; one put in the background (&) is the
+				// block's own to stop.
+				if strings.HasPrefix(line, "onic emu serve ") && !strings.HasSuffix(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "&") {
 					serveOnce(t, line, scratch, env)
 					ran++
 					continue
@@ -79,7 +72,7 @@ func TestDocsCommands(t *testing.T) {
 			cmd := exec.Command("bash", "-e", "-c", strings.Join(script, "\n"))
 			cmd.Dir, cmd.Env = scratch, env
 			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("%s block:\n%s\nfailed: %v\n%s", filepath.Base(page), b[1], err, out)
+				t.Errorf("%s block:\n%s\nfailed: %v\n%s", filepath.Base(page), body, err, out)
 			}
 			ran++
 		}
@@ -87,6 +80,30 @@ func TestDocsCommands(t *testing.T) {
 	if ran < 8 {
 		t.Errorf("only %d blocks or servers ran", ran)
 	}
+}
+
+// docsScratch is an empty directory for one page's blocks, holding the
+// checkout's emu/, firmware/ and tlp/ and the files the pages name as
+// the reader's own: my.yaml and my-cluster.yaml (the two-party scenario)
+// and slot0.bit (a stand-in partial bitstream for the default part).
+func docsScratch(t *testing.T, root string) string {
+	t.Helper()
+	scratch := t.TempDir()
+	for _, d := range []string{"emu", "firmware", "tlp"} {
+		if err := os.Symlink(filepath.Join(root, d), filepath.Join(scratch, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two, err := os.ReadFile(filepath.Join(root, "emu", "scenario", "scenarios", "two-party.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, b := range map[string][]byte{"my.yaml": two, "my-cluster.yaml": two, "slot0.bit": bittest.Bit(firmware.DefaultPart, 1<<20)} {
+		if err := os.WriteFile(filepath.Join(scratch, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return scratch
 }
 
 // serveOnce runs an `onic emu serve` line until it listens, stops it with

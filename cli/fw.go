@@ -377,6 +377,9 @@ signatures are dropped: sign again with --key.`,
 				return fmt.Errorf("--bitstream: %v", err)
 			}
 			if err := im.Attach(slot, bit); err != nil {
+				if errors.As(err, new(*firmware.BitstreamError)) {
+					return fmt.Errorf("--bitstream %s: %v", path, err)
+				}
 				return fmt.Errorf("--slot: %v", err)
 			}
 			if err := signWith(im, v.GetStringSlice("fw.pack.key")); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/firmware"
+	"onic/internal/bittest"
 	"onic/testbenches/tools"
 )
 
@@ -82,9 +83,20 @@ func TestFirmwareCLI(t *testing.T) {
 		t.Errorf("inspect:\n%s", text)
 	}
 	// Attach a partial bitstream: sizes change, signatures must be redone.
-	if err := os.WriteFile(at("slot0.bit"), make([]byte, 1_000_000), 0o644); err != nil {
+	if err := os.WriteFile(at("slot0.bit"), bittest.Bit("xcvu9p-flga2104-2L-e", 1_000_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Only a bitstream, whole, for the image's part.
+	for name, b := range map[string][]byte{
+		"zeros.bit": make([]byte, 1000), "ku15p.bit": bittest.Bit("xcku15p-ffve1517-2-e", 1000), "cut.bit": bittest.Bit("xcvu9p-flga2104-2L-e", 1000)[:900],
+	} {
+		if err := os.WriteFile(at(name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuse("--bitstream "+at("zeros.bit")+": not a bitstream: no .bit header, and no sync word", "fw", "pack", at("a.onicfw"), "--bitstream", at("zeros.bit"), "--slot", "0")
+	refuse(`ku15p.bit: it is for part "xcku15p-ffve1517-2-e", the image for xcvu9p-flga2104-2L-e`, "fw", "pack", at("a.onicfw"), "--bitstream", at("ku15p.bit"), "--slot", "0")
+	refuse("cut.bit: .bit header: the configuration data is 1000 bytes, the file holds 787 after the header (cut short", "fw", "pack", at("a.onicfw"), "--bitstream", at("cut.bit"), "--slot", "0")
 	must("fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "0", "--key", at("ops.key"), "--out", at("c.onicfw"))
 	refuse("no such slot", "fw", "pack", at("a.onicfw"), "--bitstream", at("slot0.bit"), "--slot", "7", "--out", at("d.onicfw"))
 	// As diff(1): exit 1 when the images differ, with the differences

@@ -100,11 +100,21 @@ func (m *Manifest) SlotEntry(n int) (SlotManifest, bool) {
 
 // Attach adds a vendor bitstream to the image, for slot n (its partial
 // bitstream) or the whole device (n == -1), replacing one attached
-// before; the sizes in the manifest become the bitstream's. The
-// manifest changes, so the image must be signed again.
+// before; the sizes in the manifest become the bitstream's configuration
+// data's (what the configuration port loads). The bitstream must be a .bit
+// or .bin file (ParseBitstream), a .bit one for the image's part; those
+// problems are a *BitstreamError. The manifest changes, so the image must
+// be signed again.
 func (im *Image) Attach(n int, bit []byte) error {
 	if len(bit) == 0 {
 		return errors.New("the bitstream is empty")
+	}
+	bs, err := ParseBitstream(bit)
+	if err != nil {
+		return &BitstreamError{err}
+	}
+	if !bs.ForPart(im.Manifest.Part) {
+		return &BitstreamError{fmt.Errorf("it is for part %q, the image for %s", bs.Part, im.Manifest.Part)}
 	}
 	name := "full.bit"
 	if n >= 0 {
@@ -113,12 +123,12 @@ func (im *Image) Attach(n int, bit []byte) error {
 		if i < 0 {
 			return fmt.Errorf("slot %d: the image has no such slot", n)
 		}
-		im.Manifest.Slots[i].Bytes, im.Manifest.Slots[i].Estimated = int64(len(bit)), false
+		im.Manifest.Slots[i].Bytes, im.Manifest.Slots[i].Estimated = int64(bs.DataBytes), false
 	} else {
 		if im.Manifest.Kind != KindImage {
 			return errors.New("a full bitstream belongs in an image, not a kernel image")
 		}
-		im.Manifest.FullBytes, im.Manifest.FullEstimated = int64(len(bit)), false
+		im.Manifest.FullBytes, im.Manifest.FullEstimated = int64(bs.DataBytes), false
 	}
 	if i := slices.IndexFunc(im.Manifest.Payloads, func(p PayloadRecord) bool { return p.Name == name }); i >= 0 {
 		im.Manifest.Payloads = slices.Delete(im.Manifest.Payloads, i, i+1)
