@@ -27,7 +27,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.w != nil {
+	if !s.narrow() {
 		return nil, fmt.Errorf("sim: %s has signals over 64 bits; GoSource covers the 64-bit path only", m.Name())
 	}
 	var b bytes.Buffer
@@ -40,9 +40,9 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("")
 	w("// %s simulates module %s: S holds every signal, M0... its memories.", typ, m.Name())
 	w("type %s struct {", typ)
-	w("S [%d]uint64", len(s.slots))
+	w("S [%d]uint64", len(s.v))
 	for k, mem := range s.mems {
-		w("M%d [%d]uint64", k, len(mem.words))
+		w("M%d [%d]uint64", k, len(mem))
 	}
 	w("Rst, Arst bool")
 	w("}")
@@ -52,7 +52,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("// New%s returns a %s with registers at their reset values.", typ, typ)
 	w("func New%s() *%s {", typ, typ)
 	w("x := &%s{}", typ)
-	for i, v := range s.slots {
+	for i, v := range s.v {
 		if v != 0 {
 			w("x.S[%d] = %#x", i, v)
 		}
@@ -101,21 +101,21 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 			w("if %s { r%d = v[%d] }", en, k, r.next)
 			continue
 		}
-		w("if %s { r%d = %#x } else if %s { r%d = v[%d] }", rst, k, r.reset, en, k, r.next)
+		w("if %s { r%d = %#x } else if %s { r%d = v[%d] }", rst, k, r.reset[0], en, k, r.next)
 	}
 	for k, p := range s.reads {
-		depth := len(s.mems[p.mem].words)
+		depth := len(s.mems[p.mem])
 		w("q%d := v[%d]", k, p.slot)
 		w("if v[%d] != 0 { q%d = x.M%d[v[%d]&%d] }", p.en, k, p.mem, p.addr, depth-1)
 	}
 	for _, p := range s.writes {
-		depth := len(s.mems[p.mem].words)
+		depth := len(s.mems[p.mem])
 		w("if v[%d] != 0 {", p.en)
 		w("a := v[%d] & %d", p.addr, depth-1)
 		if p.be < 0 {
 			w("x.M%d[a] = v[%d]", p.mem, p.data)
 		} else {
-			for by := 0; by < p.bytes; by++ {
+			for by := 0; by < int(p.bytes); by++ {
 				w("if v[%d]>>%d&1 != 0 { x.M%d[a] = x.M%d[a]&^%#x | v[%d]&%#x }", p.be, by, p.mem, p.mem, uint64(0xFF)<<(8*by), p.data, uint64(0xFF)<<(8*by))
 			}
 		}
@@ -133,7 +133,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("// %sIndex gives the slot of each port.", typ)
 	w("var %sIndex = map[string]int{", typ)
 	for _, p := range m.Ports() {
-		w("%q: %d,", p.Name, s.rep[p.Node])
+		w("%q: %d,", p.Name, s.off[p.Node])
 	}
 	w("}")
 	return format.Source(b.Bytes())
@@ -223,4 +223,14 @@ func (s *Sim) goExpr(in inst) string {
 		return "uint64(" + sx(a) + " >> " + bv + ")"
 	}
 	return ""
+}
+
+// narrow reports whether every signal of the module fits in one word.
+func (s *Sim) narrow() bool {
+	for _, n := range s.nw {
+		if n > 1 {
+			return false
+		}
+	}
+	return true
 }

@@ -5,9 +5,11 @@
 // thing by walking the netlist with big integers; tests and a fuzz target
 // hold the two equal, in the manner of Amaranth's simulators.
 //
-// Modules whose signals all fit in 64 bits run on a fast path, one slot
-// per signal; a module with a wider signal (a 512-bit tdata bus) runs on a
-// multi-word evaluator.
+// Every signal has its words in one array: one word for a signal of up to
+// 64 bits, (w+63)/64 for a wider one (a 512-bit tdata bus), least
+// significant first. Operations on signals of up to 64 bits run on a fast
+// path, one word each; the few on wider ones go through a multi-word
+// evaluator, so a 512-bit data path costs its wide operations only.
 package sim
 
 import (
@@ -16,36 +18,45 @@ import (
 	"onic/hdlgen/ir"
 )
 
-// inst is one compiled operation: slots[dst] = op(slots[a], slots[b], ...).
-// It is 32 bytes, two to a cache line.
+// inst is one compiled operation: v[dst] = op(v[a], v[b], ...), over
+// word offsets into Sim.v. It is 32 bytes, two to a cache line.
 type inst struct {
 	mask      uint64 // result mask
 	dst, a, b int32
-	c         int32 // mux: third operand; concat: part count (parts from b in Sim.parts)
+	c         int32 // mux: third operand; concat: part count (parts from b in Sim.parts); opSliceW: 1 if the slice spans two words
+	node      int32 // the node it computes
 	op        ir.Op
-	sh        uint8 // slice: low bit
+	sh        uint8 // slice: low bit (opSliceW: within word a)
 	aw        uint8 // width of operand a
 }
 
-// memory is a RAM's words.
-type memory struct {
-	words []uint64
-}
+// Instructions beyond the IR's operations.
+const (
+	// opWide is an operation with an operand or result over 64 bits: a
+	// is its node, evaluated word by word (evalWide).
+	opWide ir.Op = 200 + iota
+	// opSliceW is a slice of at most 64 bits out of a wider signal: a is
+	// the word holding its low bit.
+	opSliceW
+)
 
-// readPort is a registered memory read; writePort a memory write.
+// readPort is a registered memory read; writePort a memory write. Their
+// fields are word offsets (mem: which memory).
 type readPort struct {
-	slot, mem, addr, en int32
+	slot, mem, addr, en, nw int32
 }
 
 type writePort struct {
 	mem, addr, data, en, be int32 // be -1: whole words
-	bytes                   int
+	bytes, nw               int32
 }
 
-// reg is a register's commit.
+// reg is a register's commit: word offsets of itself, its next value and
+// its enable (-1: always).
 type reg struct {
-	slot, next, en int32 // en -1: always
-	reset          uint64
+	slot, next, en int32
+	nw             int32    // words
+	reset          []uint64 // reset value's words
 	async          bool
 	noReset        bool // a data-path register: rst leaves it alone
 }
@@ -53,12 +64,16 @@ type reg struct {
 // Sim simulates one module. It is not safe for concurrent use.
 type Sim struct {
 	m       *ir.Module
-	slots   []uint64
-	prog    []inst
+	v       []uint64 // every signal's words
+	off     []int32  // each node's first word (wires and same-size zero-extensions share their operand's)
+	nw      []int32  // each node's word count
+	prog    []inst   // the combinational logic, levelised: first what only the state reaches, then what the inputs reach
+	split   int      // prog[split:] is the inputs' cone
+	stale   bool     // the inputs' cone is out of date (inputs driven or the state changed since it ran)
 	regs    []reg
-	staged  []uint64 // register next values, staged so all commit at once
-	parts   []int32  // concat operands, then their widths: see compile
-	mems    []memory
+	staged  []uint64   // register next values, staged so all commit at once
+	parts   []int32    // concat operands, then their widths: see compile
+	mems    [][]uint64 // memories' words, nw per entry
 	reads   []readPort
 	writes  []writePort
 	rstaged []uint64 // read ports' words, staged like registers
@@ -67,10 +82,8 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	rep     []int32 // 64-bit path: the slot holding each node's value (wires and zero-extensions share their operand's)
-	vcd     *vcd    // nil unless TraceVCD was called
-	w       *wide   // the multi-word evaluator, for modules with signals over 64 bits
-	at      []int   // where each node of the module given to New went in the flattened one (nil: not flattened)
+	vcd     *vcd  // nil unless TraceVCD was called
+	at      []int // where each node of the module given to New went in the flattened one (nil: not flattened)
 }
 
 // New compiles m. Instances are flattened first (ir.Flatten), so a
@@ -80,32 +93,40 @@ func New(m *ir.Module) (*Sim, error) {
 		return nil, err
 	}
 	m, at := ir.Flatten(m)
-	s := &Sim{m: m, at: at, slots: make([]uint64, m.Len()), inputs: map[string]int32{}, outputs: map[string]int32{}}
-	wideSignals := false
-	for i := 0; i < m.Len(); i++ {
-		if n := m.Node(i); n.W > 64 && n.Op != ir.OpMemWrite {
-			wideSignals = true
+	s := &Sim{m: m, at: at, inputs: map[string]int32{}, outputs: map[string]int32{}}
+	words := func(i int) int32 { return int32((m.Node(i).W + 63) / 64) }
+	// A wire, or a zero-extension to as many words, is its operand's
+	// value: it shares the operand's words and costs no instruction.
+	rep := make([]int32, m.Len())
+	for i := range rep {
+		rep[i] = int32(i)
+		if n := m.Node(i); (n.Op == ir.OpWire || n.Op == ir.OpZext) && words(i) == words(n.Args[0]) {
+			rep[i] = int32(n.Args[0])
 		}
 	}
+	for i := range rep { // follow chains (a wire may be driven by a later node; Check ruled out loops)
+		for rep[i] != rep[rep[i]] {
+			rep[i] = rep[rep[i]]
+		}
+	}
+	s.off, s.nw = make([]int32, m.Len()), make([]int32, m.Len())
+	total := int32(0)
+	for i := range rep {
+		s.nw[i] = words(i)
+		if rep[i] == int32(i) { // (a memory's and a write port's words stay zero: their value is no signal's)
+			s.off[i] = total
+			total += s.nw[i]
+		}
+	}
+	for i := range rep {
+		s.off[i] = s.off[rep[i]]
+	}
+	s.v = make([]uint64, total)
 	for _, p := range m.Ports() {
 		if p.Output {
 			s.outputs[p.Name] = int32(p.Node)
 		} else {
 			s.inputs[p.Name] = int32(p.Node)
-		}
-	}
-	// On the 64-bit path a wire or a zero-extension is its operand's value:
-	// it shares the operand's slot and costs no instruction.
-	s.rep = make([]int32, m.Len())
-	for i := 0; i < m.Len(); i++ {
-		s.rep[i] = int32(i)
-		if n := m.Node(i); !wideSignals && (n.Op == ir.OpWire || n.Op == ir.OpZext) {
-			s.rep[i] = int32(n.Args[0])
-		}
-	}
-	for i := range s.rep { // follow chains (a wire may be driven by a later node; Check ruled out loops)
-		for s.rep[i] != s.rep[s.rep[i]] {
-			s.rep[i] = s.rep[s.rep[i]]
 		}
 	}
 	// Levelise: every combinational node after its operands; registers,
@@ -122,12 +143,12 @@ func New(m *ir.Module) (*Sim, error) {
 		case ir.OpInput, ir.OpReg, ir.OpMem, ir.OpMemRead, ir.OpMemWrite:
 			// sources and sinks: operands are compiled through their own visits
 		case ir.OpConst:
-			s.slots[i] = n.Const[0]
+			copy(s.get(i), n.Const)
 		default:
 			for _, a := range n.Args {
 				visit(a)
 			}
-			if s.rep[i] == int32(i) {
+			if rep[i] == int32(i) {
 				s.prog = append(s.prog, s.compile(i))
 			}
 		}
@@ -136,45 +157,89 @@ func New(m *ir.Module) (*Sim, error) {
 	for i := 0; i < m.Len(); i++ {
 		visit(i)
 	}
+	s.splitProg()
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
-			r := reg{slot: int32(i), next: s.rep[n.Args[0]], en: -1, reset: n.Reset[0], async: n.Async, noReset: n.NoReset}
+			r := reg{slot: s.off[i], next: s.off[n.Args[0]], en: -1, nw: s.nw[i], reset: n.Reset, async: n.Async, noReset: n.NoReset}
 			if len(n.Args) > 1 && n.Args[1] >= 0 {
-				r.en = s.rep[n.Args[1]]
+				r.en = s.off[n.Args[1]]
 			}
 			s.regs = append(s.regs, r)
-			s.slots[i] = r.reset
+			copy(s.get(i), n.Reset)
 		}
 	}
 	memOf := map[int]int32{}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpMem {
 			memOf[i] = int32(len(s.mems))
-			s.mems = append(s.mems, memory{words: make([]uint64, n.Depth)})
+			s.mems = append(s.mems, make([]uint64, n.Depth*int(s.nw[i])))
 		}
 	}
+	staged := 0
 	for i := 0; i < m.Len(); i++ {
 		n := m.Node(i)
 		switch n.Op {
 		case ir.OpMemRead:
-			s.reads = append(s.reads, readPort{slot: int32(i), mem: memOf[n.Args[0]], addr: s.rep[n.Args[1]], en: s.rep[n.Args[2]]})
+			s.reads = append(s.reads, readPort{slot: s.off[i], mem: memOf[n.Args[0]], addr: s.off[n.Args[1]], en: s.off[n.Args[2]], nw: s.nw[i]})
+			staged += int(s.nw[i])
 		case ir.OpMemWrite:
 			be := int32(-1)
 			if n.Args[4] >= 0 {
-				be = s.rep[n.Args[4]]
+				be = s.off[n.Args[4]]
 			}
-			s.writes = append(s.writes, writePort{mem: memOf[n.Args[0]], addr: s.rep[n.Args[1]], data: s.rep[n.Args[2]],
-				en: s.rep[n.Args[3]], be: be, bytes: m.Node(n.Args[0]).W / 8})
+			s.writes = append(s.writes, writePort{mem: memOf[n.Args[0]], addr: s.off[n.Args[1]], data: s.off[n.Args[2]],
+				en: s.off[n.Args[3]], be: be, bytes: int32(m.Node(n.Args[0]).W / 8), nw: s.nw[n.Args[0]]})
 		}
 	}
-	s.rstaged = make([]uint64, len(s.reads))
-	s.staged = make([]uint64, len(s.regs))
-	if wideSignals {
-		s.w = newWide(s)
+	s.rstaged = make([]uint64, staged)
+	for _, r := range s.regs {
+		staged += int(r.nw)
 	}
-	s.eval()
+	s.staged = make([]uint64, staged-len(s.rstaged))
+	s.eval(0, len(s.prog))
 	return s, nil
 }
+
+// splitProg orders the program in two parts, each still levelised: the
+// operations no input reaches, then the inputs' cone. A cycle then
+// evaluates every operation once: the first part after the edge (only
+// the state changed), the cone once the inputs are driven (Settle, or
+// lazily at the next Get or Step).
+func (s *Sim) splitProg() {
+	m := s.m
+	cone := make([]int8, m.Len()) // 0 unknown, 1 no, 2 yes
+	var reach func(i int) bool
+	reach = func(i int) bool {
+		if cone[i] == 0 {
+			cone[i] = 1
+			switch n := m.Node(i); n.Op {
+			case ir.OpInput:
+				cone[i] = 2
+			case ir.OpReg, ir.OpMem, ir.OpMemRead, ir.OpMemWrite, ir.OpConst:
+			default:
+				for _, a := range n.Args {
+					if a >= 0 && reach(a) {
+						cone[i] = 2
+					}
+				}
+			}
+		}
+		return cone[i] == 2
+	}
+	var state, inputs []inst
+	for _, in := range s.prog {
+		if reach(int(in.node)) {
+			inputs = append(inputs, in)
+		} else {
+			state = append(state, in)
+		}
+	}
+	s.prog = append(state, inputs...)
+	s.split = len(state)
+}
+
+// get is node i's words.
+func (s *Sim) get(i int) []uint64 { return s.v[s.off[i] : s.off[i]+s.nw[i]] }
 
 func mask(w int) uint64 {
 	if w >= 64 {
@@ -186,16 +251,32 @@ func mask(w int) uint64 {
 // compile turns node i into an instruction.
 func (s *Sim) compile(i int) inst {
 	n := s.m.Node(i)
-	in := inst{op: n.Op, dst: int32(i), mask: mask(n.W), a: -1, b: -1, c: -1}
+	in := inst{op: n.Op, dst: s.off[i], mask: mask(n.W), a: -1, b: -1, c: -1, node: int32(i)}
+	wide := n.W > 64
+	for _, a := range n.Args {
+		wide = wide || s.m.Node(a).W > 64
+	}
+	if wide {
+		if a := n.Args[0]; n.Op == ir.OpSlice && n.W <= 64 {
+			// A field of a wide signal: one or two words, shifted.
+			in.op, in.a, in.sh, in.c = opSliceW, s.off[a]+int32(n.Lo/64), uint8(n.Lo%64), 0
+			if n.Lo%64+n.W > 64 {
+				in.c = 1
+			}
+			return in
+		}
+		in.op, in.a = opWide, int32(i)
+		return in
+	}
 	if len(n.Args) > 0 {
-		in.a = s.rep[n.Args[0]]
+		in.a = s.off[n.Args[0]]
 		in.aw = uint8(s.m.Node(n.Args[0]).W)
 	}
 	if len(n.Args) > 1 {
-		in.b = s.rep[n.Args[1]]
+		in.b = s.off[n.Args[1]]
 	}
 	if len(n.Args) > 2 {
-		in.c = s.rep[n.Args[2]]
+		in.c = s.off[n.Args[2]]
 	}
 	switch n.Op {
 	case ir.OpSlice:
@@ -203,23 +284,31 @@ func (s *Sim) compile(i int) inst {
 	case ir.OpConcat:
 		in.b, in.c = int32(len(s.parts)), int32(len(n.Args))
 		for _, a := range n.Args {
-			s.parts = append(s.parts, s.rep[a], int32(s.m.Node(a).W))
+			s.parts = append(s.parts, s.off[a], int32(s.m.Node(a).W))
 		}
 	}
 	return in
 }
 
-// eval runs the combinational logic.
-func (s *Sim) eval() {
-	if s.w != nil {
-		s.w.eval(s)
-		return
-	}
-	v := s.slots
-	for k := range s.prog {
+// eval runs prog[from:to].
+func (s *Sim) eval(from, to int) {
+	v := s.v
+	for k := from; k < to; k++ {
 		in := &s.prog[k]
-		a := v[in.a] // every combinational op has an operand
 		var r uint64
+		switch in.op {
+		case opWide:
+			s.evalWide(int(in.a))
+			continue
+		case opSliceW:
+			r = v[in.a] >> in.sh
+			if in.c != 0 {
+				r |= v[in.a+1] << (64 - in.sh)
+			}
+			v[in.dst] = r & in.mask
+			continue
+		}
+		a := v[in.a] // every combinational op has an operand
 		switch in.op {
 		case ir.OpWire:
 			r = a
@@ -317,56 +406,49 @@ func (s *Sim) SetAsyncReset(on bool) {
 	if on {
 		for k := range s.regs {
 			if r := &s.regs[k]; r.async {
-				if s.w != nil {
-					copy(s.w.get(int(r.slot)), s.m.Node(int(r.slot)).Reset)
-				} else {
-					s.slots[r.slot] = r.reset
-				}
+				copy(s.v[r.slot:r.slot+r.nw], r.reset)
 			}
 		}
-		s.eval()
+		s.eval(0, s.split)
+		s.stale = true
 	}
 }
 
-// Set drives input name with v (masked to its width) and updates the
-// combinational logic.
+// Set drives input name with v (masked to its width); the logic it
+// reaches settles before anything is read or the next edge.
 func (s *Sim) Set(name string, v uint64) error { return s.SetWords(name, []uint64{v}) }
 
 // SetWords drives input name with a value given as 64-bit words, least
 // significant first (missing words are zero; bits beyond its width are
-// dropped), and updates the combinational logic.
-func (s *Sim) SetWords(name string, v []uint64) error {
-	if err := s.Drive(name, v); err != nil {
-		return err
-	}
-	s.eval()
-	return nil
-}
+// dropped), as Set does.
+func (s *Sim) SetWords(name string, v []uint64) error { return s.Drive(name, v) }
 
-// Drive is SetWords without the update: it drives input name and leaves
-// the combinational logic as it was until Settle (or Step). A testbench
-// that changes many inputs per cycle drives them all and settles once.
+// Drive drives input name with a value given as words, as SetWords does.
+// Driving is cheap: only the logic the inputs reach is evaluated, once,
+// when a value is next read (Get, Value, ...), at Settle, or at the next
+// Step, however many inputs were driven.
 func (s *Sim) Drive(name string, v []uint64) error {
 	i, ok := s.inputs[name]
 	if !ok {
 		return fmt.Errorf("module %s has no input %q", s.m.Name(), name)
 	}
-	w := s.m.Node(int(i)).W
-	if s.w != nil {
-		d := s.w.get(int(i))
-		clear(d)
-		copy(d, v)
-		topMask(d, w)
-	} else if len(v) > 0 {
-		s.slots[i] = v[0] & mask(w)
-	} else {
-		s.slots[i] = 0
-	}
+	d := s.get(int(i))
+	clear(d)
+	copy(d, v)
+	topMask(d, s.m.Node(int(i)).W)
+	s.stale = true
 	return nil
 }
 
-// Settle updates the combinational logic after Drive.
-func (s *Sim) Settle() { s.eval() }
+// Settle evaluates the logic the inputs reach, if an input was driven or
+// the state changed since it last ran. Reading a value settles first, so
+// calling it is never needed for correctness.
+func (s *Sim) Settle() {
+	if s.stale {
+		s.eval(s.split, len(s.prog))
+		s.stale = false
+	}
+}
 
 // Get returns output name's value (its low 64 bits; GetWords has all).
 func (s *Sim) Get(name string) (uint64, error) {
@@ -404,71 +486,96 @@ func (s *Sim) ValueWords(i int) []uint64 { return s.valueWords(s.node(i)) }
 
 // valueWords is the value of node i of the simulated (flattened) module.
 func (s *Sim) valueWords(i int) []uint64 {
-	if s.w != nil {
-		return s.w.get(i)
-	}
-	r := s.rep[i]
-	return s.slots[r : r+1]
+	s.Settle()
+	return s.get(i)
 }
 
 // Step is one rising clock edge: every register takes its reset value
 // (rst high), its next value (enabled) or keeps its own, all at once; then
-// the combinational logic settles.
+// the logic only the state reaches settles (the rest when next read).
 func (s *Sim) Step() {
-	if s.w != nil {
-		s.w.step(s)
-		s.cycles++
-		s.eval()
-		if s.vcd != nil {
-			s.traceEdge()
-		}
-		return
-	}
-	v := s.slots
+	s.Settle()
+	v := s.v
+	off := 0
 	for k := range s.regs {
 		r := &s.regs[k]
+		if r.nw == 1 {
+			switch {
+			case !r.noReset && (r.async && s.arst || !r.async && s.rst):
+				s.staged[off] = r.reset[0]
+			case r.en < 0 || v[r.en] != 0:
+				s.staged[off] = v[r.next]
+			default:
+				s.staged[off] = v[r.slot]
+			}
+			off++
+			continue
+		}
+		dst := s.staged[off : off+int(r.nw)]
 		switch {
 		case !r.noReset && (r.async && s.arst || !r.async && s.rst):
-			s.staged[k] = r.reset
+			copy(dst, r.reset)
 		case r.en < 0 || v[r.en] != 0:
-			s.staged[k] = v[r.next]
+			copy(dst, v[r.next:r.next+r.nw])
 		default:
-			s.staged[k] = v[r.slot]
+			copy(dst, v[r.slot:r.slot+r.nw])
 		}
+		off += int(r.nw)
 	}
 	// Memory reads see the words before this edge's writes (read-first).
+	roff := 0
 	for k := range s.reads {
 		p := &s.reads[k]
+		dst := s.rstaged[roff : roff+int(p.nw)]
 		if v[p.en] != 0 {
-			s.rstaged[k] = s.mems[p.mem].words[v[p.addr]]
+			mem := s.mems[p.mem]
+			a := int(v[p.addr]) * int(p.nw)
+			copy(dst, mem[a:a+int(p.nw)])
 		} else {
-			s.rstaged[k] = v[p.slot]
+			copy(dst, v[p.slot:p.slot+p.nw])
 		}
+		roff += int(p.nw)
 	}
 	for k := range s.writes {
 		p := &s.writes[k]
 		if v[p.en] == 0 {
 			continue
 		}
-		word := &s.mems[p.mem].words[v[p.addr]]
+		a := int(v[p.addr]) * int(p.nw)
+		word := s.mems[p.mem][a : a+int(p.nw)]
+		data := v[p.data : p.data+p.nw]
 		if p.be < 0 {
-			*word = v[p.data]
+			copy(word, data)
 			continue
 		}
-		for b := 0; b < p.bytes; b++ {
-			if v[p.be]>>b&1 != 0 {
-				*word = *word&^(0xFF<<(8*b)) | v[p.data]&(0xFF<<(8*b))
+		be := v[p.be:]
+		for b := 0; b < int(p.bytes); b++ {
+			if be[b/64]>>uint(b%64)&1 != 0 {
+				q, r := b/8, uint(8*(b%8))
+				word[q] = word[q]&^(0xFF<<r) | data[q]&(0xFF<<r)
 			}
 		}
 	}
+	off = 0
 	for k := range s.regs {
-		v[s.regs[k].slot] = s.staged[k]
+		r := &s.regs[k]
+		if r.nw == 1 {
+			v[r.slot] = s.staged[off]
+			off++
+			continue
+		}
+		off += copy(v[r.slot:r.slot+r.nw], s.staged[off:])
 	}
+	roff = 0
 	for k := range s.reads {
-		v[s.reads[k].slot] = s.rstaged[k]
+		p := &s.reads[k]
+		roff += copy(v[p.slot:p.slot+p.nw], s.rstaged[roff:roff+int(p.nw)])
 	}
 	s.cycles++
-	s.eval()
+	// The state changed: what only it reaches now, the inputs' cone when
+	// next needed (after this cycle's inputs are driven).
+	s.eval(0, s.split)
+	s.stale = true
 	if s.vcd != nil {
 		s.traceEdge()
 	}

@@ -6,7 +6,7 @@ import "math/bits"
 
 // step50 simulates module random7: S holds every signal, M0... its memories.
 type step50 struct {
-	S         [109]uint64
+	S         [97]uint64
 	M0        [8]uint64
 	Rst, Arst bool
 }
@@ -19,19 +19,19 @@ func Newstep50() *step50 {
 	x.S[14] = 0x1
 	x.S[18] = 0xffff
 	x.S[26] = 0x1
-	x.S[55] = 0x7fffffffffffffff
+	x.S[53] = 0x7fffffffffffffff
+	x.S[57] = 0x1
 	x.S[59] = 0x1
-	x.S[61] = 0x1
+	x.S[65] = 0x1
+	x.S[67] = 0x1
+	x.S[68] = 0x7ffff
+	x.S[69] = 0x1
 	x.S[71] = 0x1
-	x.S[73] = 0x1
-	x.S[74] = 0x7ffff
 	x.S[75] = 0x1
-	x.S[77] = 0x1
-	x.S[81] = 0x1
-	x.S[82] = 0x7fffffffffffffff
-	x.S[83] = 0x7fffffffffffffff
-	x.S[107] = 0xffffffffffff
-	x.S[108] = 0xffffffffffff
+	x.S[76] = 0x7fffffffffffffff
+	x.S[77] = 0x7fffffffffffffff
+	x.S[95] = 0xffffffffffff
+	x.S[96] = 0xffffffffffff
 	x.Eval()
 	return x
 }
@@ -79,147 +79,147 @@ func (x *step50) Eval() {
 	v[30] = (v[23] * v[29]) & 0x7fffff
 	v[31] = (uint64((int64(v[13]<<63) >> 63))) & 0x1ffffffff
 	v[32] = (v[27] | v[31]) & 0x1ffffffff
-	v[34] = (v[11] >> 7) & 0x7
-	v[35] = (uint64((int64(v[22]<<1) >> 1) >> v[34])) & 0x7fffffffffffffff
-	v[36] = (v[27] >> 30) & 0x1
-	v[37] = (v[4] >> 9) & 0x7
-	v[38] = (uint64((int64(v[23]<<63) >> 63) >> v[37])) & 0x1
-	v[39] = (v[25] >> 11) & 0x1
-	v[40] = (v[6] >> 8) & 0x1
-	if (int64(v[39]<<63) >> 63) < (int64(v[40]<<63) >> 63) {
-		v[41] = 1
+	v[33] = (v[11] >> 7) & 0x7
+	v[34] = (uint64((int64(v[22]<<1) >> 1) >> v[33])) & 0x7fffffffffffffff
+	v[35] = (v[27] >> 30) & 0x1
+	v[36] = (v[4] >> 9) & 0x7
+	v[37] = (uint64((int64(v[23]<<63) >> 63) >> v[36])) & 0x1
+	v[38] = (v[25] >> 11) & 0x1
+	v[39] = (v[6] >> 8) & 0x1
+	if (int64(v[38]<<63) >> 63) < (int64(v[39]<<63) >> 63) {
+		v[40] = 1
 	} else {
-		v[41] = 0
+		v[40] = 0
 	}
-	v[42] = (v[0] >> 20) & 0x1ffffffff
-	if v[32] != v[42] {
-		v[43] = 1
+	v[41] = (v[0] >> 20) & 0x1ffffffff
+	if v[32] != v[41] {
+		v[42] = 1
 	} else {
-		v[43] = 0
+		v[42] = 0
 	}
-	v[45] = (v[35] - v[30]) & 0x7fffffffffffffff
+	v[43] = (v[34] - v[30]) & 0x7fffffffffffffff
 	if v[11] == v[18] {
-		v[46] = 1
+		v[44] = 1
 	} else {
-		v[46] = 0
+		v[44] = 0
 	}
-	v[47] = (v[20] >> 61) & 0x1
-	v[48] = (uint64((int64(v[6]<<48) >> 48))) & 0x3ffffff
-	v[49] = (v[43] * v[48]) & 0x7ffffff
-	v[50] = (v[22] >> 23) & 0x1
-	v[51] = (v[46] ^ v[50]) & 0x1
-	v[52] = (uint64((int64(v[2]<<48) >> 48))) & 0x7fffffffffffffff
+	v[45] = (v[20] >> 61) & 0x1
+	v[46] = (uint64((int64(v[6]<<48) >> 48))) & 0x3ffffff
+	v[47] = (v[42] * v[46]) & 0x7ffffff
+	v[48] = (v[22] >> 23) & 0x1
+	v[49] = (v[44] ^ v[48]) & 0x1
+	v[50] = (uint64((int64(v[2]<<48) >> 48))) & 0x7fffffffffffffff
 	if v[20] == 0x7fffffffffffffff {
-		v[53] = 1
+		v[51] = 1
 	} else {
-		v[53] = 0
+		v[51] = 0
 	}
-	v[54] = (v[27] >> 24) & 0x1
-	v[55] = (uint64((int64(v[18]<<48) >> 48))) & 0x7fffffffffffffff
-	v[56] = (v[20] >> 40) & 0x3f
-	v[57] = (uint64((int64(v[20]<<1) >> 1) >> v[56])) & 0x7fffffffffffffff
-	v[58] = (uint64((int64(v[17]<<45) >> 45))) & 0x7fffffffffffffff
-	if v[45] == v[58] {
-		v[59] = 1
+	v[52] = (v[27] >> 24) & 0x1
+	v[53] = (uint64((int64(v[18]<<48) >> 48))) & 0x7fffffffffffffff
+	v[54] = (v[20] >> 40) & 0x3f
+	v[55] = (uint64((int64(v[20]<<1) >> 1) >> v[54])) & 0x7fffffffffffffff
+	v[56] = (uint64((int64(v[17]<<45) >> 45))) & 0x7fffffffffffffff
+	if v[43] == v[56] {
+		v[57] = 1
 	} else {
-		v[59] = 0
+		v[57] = 0
 	}
-	v[60] = (v[11] >> 10) & 0x1
-	v[61] = (^v[53]) & 0x1
-	v[62] = (v[12] >> 8) & 0x1
-	v[63] = (v[9] & v[62]) & 0x1
-	v[64] = (uint64((int64(v[43]<<63) >> 63))) & 0xffff
-	v[65] = (v[25] & v[64]) & 0xffff
-	v[68] = (v[30] >> v[53]) & 0x7fffff
-	v[71] = ((v[11])<<29 | v[61]) & 0x1fffffffffff
-	v[72] = (v[57] >> 17) & 0x1
-	if (int64(v[61]<<63) >> 63) < (int64(v[72]<<63) >> 63) {
-		v[73] = 1
+	v[58] = (v[11] >> 10) & 0x1
+	v[59] = (^v[51]) & 0x1
+	v[60] = (v[12] >> 8) & 0x1
+	v[61] = (v[9] & v[60]) & 0x1
+	v[62] = (uint64((int64(v[42]<<63) >> 63))) & 0xffff
+	v[63] = (v[25] & v[62]) & 0xffff
+	v[64] = (v[30] >> v[51]) & 0x7fffff
+	v[65] = ((v[11])<<29 | v[59]) & 0x1fffffffffff
+	v[66] = (v[55] >> 17) & 0x1
+	if (int64(v[59]<<63) >> 63) < (int64(v[66]<<63) >> 63) {
+		v[67] = 1
 	} else {
-		v[73] = 0
+		v[67] = 0
 	}
-	v[74] = (uint64((int64(v[18]<<48) >> 48))) & 0x7ffff
-	if v[17] != v[74] {
-		v[75] = 1
+	v[68] = (uint64((int64(v[18]<<48) >> 48))) & 0x7ffff
+	if v[17] != v[68] {
+		v[69] = 1
 	} else {
-		v[75] = 0
+		v[69] = 0
 	}
-	v[76] = (v[57] >> 21) & 0x1
-	if v[9] == v[76] {
-		v[77] = 1
+	v[70] = (v[55] >> 21) & 0x1
+	if v[9] == v[70] {
+		v[71] = 1
 	} else {
-		v[77] = 0
+		v[71] = 0
 	}
-	v[78] = (v[68] >> 3) & 0xffff
-	v[79] = (v[65] >> 4) & 0x3ff
-	v[80] = (v[6] >> 6) & 0x1
-	v[81] = (v[73] ^ v[80]) & 0x1
-	v[82] = (uint64((int64(v[14]<<63) >> 63))) & 0x7fffffffffffffff
-	v[83] = (v[20] | v[82]) & 0x7fffffffffffffff
-	v[85] = (v[35] | v[46]) & 0x7fffffffffffffff
-	v[86] = (uint64((int64(v[53]<<63) >> 63))) & 0x7ffffff
-	v[87] = (uint64((int64(v[79]<<54) >> 54))) & 0xffffffffffff
-	if v[87] != 0 {
-		v[88] = 1
+	v[72] = (v[64] >> 3) & 0xffff
+	v[73] = (v[63] >> 4) & 0x3ff
+	v[74] = (v[6] >> 6) & 0x1
+	v[75] = (v[67] ^ v[74]) & 0x1
+	v[76] = (uint64((int64(v[14]<<63) >> 63))) & 0x7fffffffffffffff
+	v[77] = (v[20] | v[76]) & 0x7fffffffffffffff
+	v[78] = (v[34] | v[44]) & 0x7fffffffffffffff
+	v[79] = (uint64((int64(v[51]<<63) >> 63))) & 0x7ffffff
+	v[80] = (uint64((int64(v[73]<<54) >> 54))) & 0xffffffffffff
+	if v[80] != 0 {
+		v[81] = 1
 	} else {
-		v[88] = 0
+		v[81] = 0
 	}
-	if v[38] != v[23] {
+	if v[37] != v[23] {
+		v[82] = 1
+	} else {
+		v[82] = 0
+	}
+	v[83] = (v[11] >> 1) & 0x1
+	if v[83] != 0 {
+		v[84] = v[12]
+	} else {
+		v[84] = v[9]
+	}
+	v[85] = (v[4] >> 3) & 0x1
+	v[86] = v[55] * v[85]
+	v[87] = (uint64(bits.OnesCount64(v[32]) & 1)) & 0x1
+	v[88] = (uint64((int64(v[51]<<63) >> 63))) & 0x7ffffff
+	if v[47] != v[88] {
 		v[89] = 1
 	} else {
 		v[89] = 0
 	}
-	v[91] = (v[11] >> 1) & 0x1
-	if v[91] != 0 {
-		v[92] = v[12]
-	} else {
-		v[92] = v[9]
-	}
-	v[94] = (v[4] >> 3) & 0x1
-	v[95] = v[57] * v[94]
-	v[97] = (uint64(bits.OnesCount64(v[32]) & 1)) & 0x1
-	v[98] = (uint64((int64(v[53]<<63) >> 63))) & 0x7ffffff
-	if v[49] != v[98] {
-		v[99] = 1
-	} else {
-		v[99] = 0
-	}
-	v[101] = (v[17] >> 1) & 0x3f
-	v[105] = (v[57] >> 28) & 0x7
-	v[107] = (v[83] >> 1) & 0xffffffffffff
-	v[108] = (v[106] ^ v[107]) & 0xffffffffffff
+	v[91] = (v[17] >> 1) & 0x3f
+	v[93] = (v[55] >> 28) & 0x7
+	v[95] = (v[77] >> 1) & 0xffffffffffff
+	v[96] = (v[94] ^ v[95]) & 0xffffffffffff
 }
 
 // Step is one rising clock edge, then Eval.
 func (x *step50) Step() {
 	v := &x.S
 	_ = v
-	q0 := v[106]
-	if v[73] != 0 {
-		q0 = x.M0[v[105]&7]
+	q0 := v[94]
+	if v[67] != 0 {
+		q0 = x.M0[v[93]&7]
 	}
-	if v[38] != 0 {
-		a := v[89] & 7
-		if v[101]>>0&1 != 0 {
+	if v[37] != 0 {
+		a := v[82] & 7
+		if v[91]>>0&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff | v[14]&0xff
 		}
-		if v[101]>>1&1 != 0 {
+		if v[91]>>1&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff00 | v[14]&0xff00
 		}
-		if v[101]>>2&1 != 0 {
+		if v[91]>>2&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff0000 | v[14]&0xff0000
 		}
-		if v[101]>>3&1 != 0 {
+		if v[91]>>3&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff000000 | v[14]&0xff000000
 		}
-		if v[101]>>4&1 != 0 {
+		if v[91]>>4&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff00000000 | v[14]&0xff00000000
 		}
-		if v[101]>>5&1 != 0 {
+		if v[91]>>5&1 != 0 {
 			x.M0[a] = x.M0[a]&^0xff0000000000 | v[14]&0xff0000000000
 		}
 	}
-	v[106] = q0
+	v[94] = q0
 	x.Eval()
 }
 
@@ -227,5 +227,5 @@ func (x *step50) Step() {
 var step50Index = map[string]int{
 	"in0": 0,
 	"in1": 1,
-	"out": 108,
+	"out": 96,
 }

@@ -6,49 +6,6 @@ import (
 	"onic/hdlgen/ir"
 )
 
-// wide is the multi-word evaluator, used when a module has a signal of
-// more than 64 bits (a 512-bit tdata bus, say): every signal occupies
-// (w+63)/64 consecutive words, least significant first, with the bits
-// above w kept zero.
-type wide struct {
-	off, nw []int    // node -> first word, word count
-	v       []uint64 // all words
-	staged  []uint64 // registers' and read ports' next words
-	mems    [][]uint64
-}
-
-func newWide(s *Sim) *wide {
-	m := s.m
-	w := &wide{off: make([]int, m.Len()), nw: make([]int, m.Len())}
-	total := 0
-	for i := 0; i < m.Len(); i++ {
-		n := m.Node(i)
-		w.off[i], w.nw[i] = total, (n.W+63)/64
-		total += w.nw[i]
-	}
-	w.v = make([]uint64, total)
-	stagedLen := 0
-	for i := 0; i < m.Len(); i++ {
-		n := m.Node(i)
-		switch n.Op {
-		case ir.OpConst:
-			copy(w.get(i), n.Const)
-		case ir.OpReg:
-			copy(w.get(i), n.Reset)
-			stagedLen += w.nw[i]
-		case ir.OpMemRead:
-			stagedLen += w.nw[i]
-		case ir.OpMem:
-			w.mems = append(w.mems, make([]uint64, n.Depth*w.nw[i]))
-		}
-	}
-	w.staged = make([]uint64, stagedLen)
-	return w
-}
-
-// get is node i's words.
-func (w *wide) get(i int) []uint64 { return w.v[w.off[i] : w.off[i]+w.nw[i]] }
-
 // topMask clears the bits of d above width.
 func topMask(d []uint64, width int) {
 	if r := width % 64; r != 0 {
@@ -101,12 +58,11 @@ func amount(a []uint64, limit int) int {
 	return int(a[0])
 }
 
-// eval runs the combinational logic over words.
-func (w *wide) eval(s *Sim) {
-	m := s.m
-	for k := range s.prog {
-		in := &s.prog[k]
-		i := int(in.dst)
+// evalWide evaluates node i, an operation with an operand or a result of
+// more than 64 bits, word by word.
+func (s *Sim) evalWide(i int) {
+	m, w := s.m, s
+	{
 		n := m.Node(i)
 		d := w.get(i)
 		a := w.get(n.Args[0])
@@ -259,67 +215,5 @@ func (w *wide) eval(s *Sim) {
 			}
 		}
 		topMask(d, n.W)
-	}
-}
-
-// step is one rising edge over words (see Sim.Step).
-func (w *wide) step(s *Sim) {
-	m := s.m
-	off := 0
-	for k := range s.regs {
-		r := &s.regs[k]
-		n := m.Node(int(r.slot))
-		dst := w.staged[off : off+w.nw[r.slot]]
-		switch {
-		case !n.NoReset && (r.async && s.arst || !r.async && s.rst):
-			copy(dst, n.Reset)
-		case r.en < 0 || w.get(int(r.en))[0] != 0:
-			copy(dst, w.get(int(r.next)))
-		default:
-			copy(dst, w.get(int(r.slot)))
-		}
-		off += len(dst)
-	}
-	for k := range s.reads {
-		p := &s.reads[k]
-		nw := w.nw[p.slot]
-		dst := w.staged[off : off+nw]
-		if w.get(int(p.en))[0] != 0 {
-			a := int(w.get(int(p.addr))[0])
-			copy(dst, w.mems[p.mem][a*nw:(a+1)*nw])
-		} else {
-			copy(dst, w.get(int(p.slot)))
-		}
-		off += nw
-	}
-	for k := range s.writes {
-		p := &s.writes[k]
-		if w.get(int(p.en))[0] == 0 {
-			continue
-		}
-		data := w.get(int(p.data))
-		nw := len(data)
-		a := int(w.get(int(p.addr))[0])
-		word := w.mems[p.mem][a*nw : (a+1)*nw]
-		if p.be < 0 {
-			copy(word, data)
-			continue
-		}
-		be := w.get(int(p.be))
-		for b := 0; b < p.bytes; b++ {
-			if be[b/64]>>uint(b%64)&1 != 0 {
-				q, r := b/8, uint(8*(b%8))
-				word[q] = word[q]&^(0xFF<<r) | data[q]&(0xFF<<r)
-			}
-		}
-	}
-	off = 0
-	for k := range s.regs {
-		r := s.regs[k].slot
-		off += copy(w.get(int(r)), w.staged[off:off+w.nw[r]])
-	}
-	for k := range s.reads {
-		r := s.reads[k].slot
-		off += copy(w.get(int(r)), w.staged[off:off+w.nw[r]])
 	}
 }

@@ -18,6 +18,8 @@ import (
 type Trace struct {
 	Inputs []string
 	Log    []string
+
+	vecs [][][]uint64 // each cycle's inputs as words, in Inputs' layout (replayed by benchmarks)
 }
 
 // port is one input or output of the design as the trace lays it out.
@@ -122,6 +124,11 @@ func (b *Bench) Run(st *Stimulus, maxCycles int) (*Trace, error) {
 		s.SetReset(d.in["rst"][0] != 0)
 		s.Settle()
 		tr.Inputs = append(tr.Inputs, hexOf(vals, ws))
+		vec := make([][]uint64, len(vals))
+		for k, v := range vals {
+			vec[k] = append([]uint64(nil), v...)
+		}
+		tr.vecs = append(tr.vecs, vec)
 		d.observe(cyc, tr)
 		s.Step()
 	}
