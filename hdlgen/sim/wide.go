@@ -62,158 +62,156 @@ func amount(a []uint64, limit int) int {
 // more than 64 bits, word by word.
 func (s *Sim) evalWide(i int) {
 	m, w := s.m, s
-	{
-		n := m.Node(i)
-		d := w.get(i)
-		a := w.get(n.Args[0])
-		aw := m.Node(n.Args[0]).W
-		switch n.Op {
-		case ir.OpWire, ir.OpZext:
-			clear(d)
-			copy(d, a)
-		case ir.OpAdd, ir.OpSub:
-			b := w.get(n.Args[1])
-			var c uint64
-			for j := range d {
-				if n.Op == ir.OpAdd {
-					d[j], c = bits.Add64(a[j], b[j], c)
-				} else {
-					d[j], c = bits.Sub64(a[j], b[j], c)
-				}
-			}
-		case ir.OpAnd, ir.OpOr, ir.OpXor:
-			b := w.get(n.Args[1])
-			for j := range d {
-				switch n.Op {
-				case ir.OpAnd:
-					d[j] = a[j] & b[j]
-				case ir.OpOr:
-					d[j] = a[j] | b[j]
-				default:
-					d[j] = a[j] ^ b[j]
-				}
-			}
-		case ir.OpNot:
-			for j := range d {
-				d[j] = ^a[j]
-			}
-		case ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS:
-			b := w.get(n.Args[1])
-			c := cmpU(a, b)
-			var r bool
-			switch n.Op {
-			case ir.OpEq:
-				r = c == 0
-			case ir.OpNe:
-				r = c != 0
-			case ir.OpLtU:
-				r = c < 0
-			default:
-				sa, sb := signBit(a, aw), signBit(b, aw)
-				r = sa > sb || sa == sb && c < 0
-			}
-			d[0] = b2u(r)
-		case ir.OpMux:
-			if a[0] != 0 {
-				copy(d, w.get(n.Args[1]))
+	n := m.Node(i)
+	d := w.get(i)
+	a := w.get(n.Args[0])
+	aw := m.Node(n.Args[0]).W
+	switch n.Op {
+	case ir.OpWire, ir.OpZext:
+		clear(d)
+		copy(d, a)
+	case ir.OpAdd, ir.OpSub:
+		b := w.get(n.Args[1])
+		var c uint64
+		for j := range d {
+			if n.Op == ir.OpAdd {
+				d[j], c = bits.Add64(a[j], b[j], c)
 			} else {
-				copy(d, w.get(n.Args[2]))
+				d[j], c = bits.Sub64(a[j], b[j], c)
 			}
-		case ir.OpSlice:
-			for j := range d {
-				d[j] = bitsAt(a, n.Lo+64*j)
-			}
-		case ir.OpConcat:
-			clear(d)
-			pos := n.W
-			for _, p := range n.Args {
-				pw := m.Node(p).W
-				pos -= pw
-				src := w.get(p)
-				for b := 0; b < pw; b += 64 {
-					chunk := bitsAt(src, b)
-					if pw-b < 64 {
-						chunk &= 1<<uint(pw-b) - 1
-					}
-					q, r := (pos+b)/64, uint((pos+b)%64)
-					d[q] |= chunk << r
-					if r != 0 && q+1 < len(d) {
-						d[q+1] |= chunk >> (64 - r)
-					}
-				}
-			}
-		case ir.OpSext:
-			clear(d)
-			copy(d, a)
-			if signBit(a, aw) == 1 {
-				for b := aw; b < n.W; b++ {
-					d[b/64] |= 1 << uint(b%64)
-				}
-			}
-		case ir.OpRedOr, ir.OpRedAnd, ir.OpRedXor:
-			ones := 0
-			any := false
-			for _, x := range a {
-				ones += bits.OnesCount64(x)
-				any = any || x != 0
-			}
+		}
+	case ir.OpAnd, ir.OpOr, ir.OpXor:
+		b := w.get(n.Args[1])
+		for j := range d {
 			switch n.Op {
-			case ir.OpRedOr:
-				d[0] = b2u(any)
-			case ir.OpRedAnd:
-				d[0] = b2u(ones == aw)
+			case ir.OpAnd:
+				d[j] = a[j] & b[j]
+			case ir.OpOr:
+				d[j] = a[j] | b[j]
 			default:
-				d[0] = uint64(ones & 1)
+				d[j] = a[j] ^ b[j]
 			}
-		case ir.OpMul:
-			b := w.get(n.Args[1])
-			clear(d)
-			for x := range a {
-				var carry uint64
-				for y := range b {
-					if x+y >= len(d) {
-						break
-					}
-					hi, lo := bits.Mul64(a[x], b[y])
-					var c1, c2 uint64
-					d[x+y], c1 = bits.Add64(d[x+y], lo, 0)
-					d[x+y], c2 = bits.Add64(d[x+y], carry, 0)
-					carry = hi + c1 + c2
+		}
+	case ir.OpNot:
+		for j := range d {
+			d[j] = ^a[j]
+		}
+	case ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS:
+		b := w.get(n.Args[1])
+		c := cmpU(a, b)
+		var r bool
+		switch n.Op {
+		case ir.OpEq:
+			r = c == 0
+		case ir.OpNe:
+			r = c != 0
+		case ir.OpLtU:
+			r = c < 0
+		default:
+			sa, sb := signBit(a, aw), signBit(b, aw)
+			r = sa > sb || sa == sb && c < 0
+		}
+		d[0] = b2u(r)
+	case ir.OpMux:
+		if a[0] != 0 {
+			copy(d, w.get(n.Args[1]))
+		} else {
+			copy(d, w.get(n.Args[2]))
+		}
+	case ir.OpSlice:
+		for j := range d {
+			d[j] = bitsAt(a, n.Lo+64*j)
+		}
+	case ir.OpConcat:
+		clear(d)
+		pos := n.W
+		for _, p := range n.Args {
+			pw := m.Node(p).W
+			pos -= pw
+			src := w.get(p)
+			for b := 0; b < pw; b += 64 {
+				chunk := bitsAt(src, b)
+				if pw-b < 64 {
+					chunk &= 1<<uint(pw-b) - 1
 				}
-				if x+len(b) < len(d) {
-					d[x+len(b)] += carry
+				q, r := (pos+b)/64, uint((pos+b)%64)
+				d[q] |= chunk << r
+				if r != 0 && q+1 < len(d) {
+					d[q+1] |= chunk >> (64 - r)
 				}
 			}
-		case ir.OpShl, ir.OpShr, ir.OpSar:
-			sh := amount(w.get(n.Args[1]), n.W)
-			fill := uint64(0)
-			if n.Op == ir.OpSar && signBit(a, n.W) == 1 {
-				fill = ^uint64(0)
+		}
+	case ir.OpSext:
+		clear(d)
+		copy(d, a)
+		if signBit(a, aw) == 1 {
+			for b := aw; b < n.W; b++ {
+				d[b/64] |= 1 << uint(b%64)
 			}
-			for j := range d {
-				switch n.Op {
-				case ir.OpShl:
-					// bit b of d is bit b-sh of a
-					if lo := 64*j - sh; lo >= 0 {
-						d[j] = bitsAt(a, lo)
-					} else if lo > -64 {
-						d[j] = bitsAt(a, 0) << uint(-lo)
+		}
+	case ir.OpRedOr, ir.OpRedAnd, ir.OpRedXor:
+		ones := 0
+		any := false
+		for _, x := range a {
+			ones += bits.OnesCount64(x)
+			any = any || x != 0
+		}
+		switch n.Op {
+		case ir.OpRedOr:
+			d[0] = b2u(any)
+		case ir.OpRedAnd:
+			d[0] = b2u(ones == aw)
+		default:
+			d[0] = uint64(ones & 1)
+		}
+	case ir.OpMul:
+		b := w.get(n.Args[1])
+		clear(d)
+		for x := range a {
+			var carry uint64
+			for y := range b {
+				if x+y >= len(d) {
+					break
+				}
+				hi, lo := bits.Mul64(a[x], b[y])
+				var c1, c2 uint64
+				d[x+y], c1 = bits.Add64(d[x+y], lo, 0)
+				d[x+y], c2 = bits.Add64(d[x+y], carry, 0)
+				carry = hi + c1 + c2
+			}
+			if x+len(b) < len(d) {
+				d[x+len(b)] += carry
+			}
+		}
+	case ir.OpShl, ir.OpShr, ir.OpSar:
+		sh := amount(w.get(n.Args[1]), n.W)
+		fill := uint64(0)
+		if n.Op == ir.OpSar && signBit(a, n.W) == 1 {
+			fill = ^uint64(0)
+		}
+		for j := range d {
+			switch n.Op {
+			case ir.OpShl:
+				// bit b of d is bit b-sh of a
+				if lo := 64*j - sh; lo >= 0 {
+					d[j] = bitsAt(a, lo)
+				} else if lo > -64 {
+					d[j] = bitsAt(a, 0) << uint(-lo)
+				} else {
+					d[j] = 0
+				}
+			default:
+				d[j] = bitsAt(a, 64*j+sh)
+				// bits that came from beyond a's width take the fill
+				if over := 64*j + sh + 64 - n.W; over > 0 {
+					if over >= 64 {
+						d[j] = fill
 					} else {
-						d[j] = 0
-					}
-				default:
-					d[j] = bitsAt(a, 64*j+sh)
-					// bits that came from beyond a's width take the fill
-					if over := 64*j + sh + 64 - n.W; over > 0 {
-						if over >= 64 {
-							d[j] = fill
-						} else {
-							d[j] = d[j]&(^uint64(0)>>uint(over)) | fill<<uint(64-over)
-						}
+						d[j] = d[j]&(^uint64(0)>>uint(over)) | fill<<uint(64-over)
 					}
 				}
 			}
 		}
-		topMask(d, n.W)
 	}
+	topMask(d, n.W)
 }
