@@ -84,11 +84,64 @@ type Sim struct {
 	cycles  uint64
 	vcd     *vcd  // nil unless TraceVCD was called
 	at      []int // where each node of the module given to New went in the flattened one (nil: not flattened)
+	model   Model // the compiled simulator running this program (nil: interpreted)
+	whole   bool  // with a model: v holds every signal's value, not only the ones generated code stores
 }
+
+// Model is a simulator GoSource generated for one program: v and the
+// memories are its arrays, and its methods run the program's parts.
+type Model interface {
+	// Fingerprint identifies the program (the module as compiled).
+	Fingerprint() string
+	// Words and Memories are the model's state, in New's layout.
+	Words() []uint64
+	Memories() [][]uint64
+	// SetResets drives rst and arst for the next Edge.
+	SetResets(rst, arst bool)
+	// EvalState settles the logic no input reaches; EvalInputs the
+	// inputs' cone (after EvalState).
+	EvalState()
+	EvalInputs()
+	// Edge is one rising edge without any evaluation.
+	Edge()
+}
+
+var models = map[string]func() Model{}
+
+// Register makes New run modules whose program has the fingerprint of
+// the models newModel returns on that compiled code instead of the
+// interpreter. The files GoSource generates call it from init; a model
+// whose module has since changed has another fingerprint and is not used.
+func Register(newModel func() Model) { models[newModel().Fingerprint()] = newModel }
 
 // New compiles m. Instances are flattened first (ir.Flatten), so a
 // hierarchy simulates as one netlist; Value still takes m's node indices.
+// If code GoSource generated for the same program is linked in (Register),
+// the simulation runs on it; Compiled says whether it does.
 func New(m *ir.Module) (*Sim, error) {
+	s, err := NewInterpreter(m)
+	if err != nil || len(models) == 0 {
+		return s, err
+	}
+	if newModel, ok := models[s.fingerprint()]; ok {
+		x := newModel()
+		if len(x.Words()) == max(len(s.v), 1) {
+			copy(x.Words(), s.v)
+			s.v = x.Words()[:len(s.v)]
+			s.mems = x.Memories()
+			s.model = x
+		}
+	}
+	return s, nil
+}
+
+// Compiled reports whether the simulation runs on generated code (New
+// found it registered) rather than on the interpreter.
+func (s *Sim) Compiled() bool { return s.model != nil }
+
+// NewInterpreter is New without generated code: the program is always
+// interpreted (for holding generated code to the interpreter).
+func NewInterpreter(m *ir.Module) (*Sim, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
@@ -292,6 +345,21 @@ func (s *Sim) compile(i int) inst {
 
 // eval runs prog[from:to].
 func (s *Sim) eval(from, to int) {
+	if s.model != nil {
+		if from < s.split {
+			s.model.EvalState()
+		}
+		if to > s.split {
+			s.model.EvalInputs()
+		}
+		s.whole = false
+		return
+	}
+	s.interpret(from, to)
+}
+
+// interpret runs prog[from:to] on the interpreter.
+func (s *Sim) interpret(from, to int) {
 	v := s.v
 	for k := from; k < to; k++ {
 		in := &s.prog[k]
@@ -440,6 +508,54 @@ func (s *Sim) Drive(name string, v []uint64) error {
 	return nil
 }
 
+// Port is a handle on an input or output for driving or reading it
+// without looking its name up each cycle (Sim.Port).
+type Port struct {
+	off, nw int32
+	mask    uint64 // the top word's
+	input   bool
+}
+
+// Port returns the handle of input or output name.
+func (s *Sim) Port(name string) (Port, error) {
+	i, in := s.inputs[name]
+	if !in {
+		var ok bool
+		if i, ok = s.outputs[name]; !ok {
+			return Port{}, fmt.Errorf("module %s has no port %q", s.m.Name(), name)
+		}
+	}
+	w := s.m.Node(int(i)).W
+	return Port{off: s.off[i], nw: s.nw[i], mask: mask(w - 64*(int(s.nw[i])-1)), input: in}, nil
+}
+
+// DrivePort is Drive through a handle (an input's; driving an output's
+// does nothing).
+func (s *Sim) DrivePort(p Port, v []uint64) {
+	if !p.input {
+		return
+	}
+	s.stale = true
+	if p.nw == 1 {
+		if len(v) == 0 {
+			s.v[p.off] = 0
+			return
+		}
+		s.v[p.off] = v[0] & p.mask
+		return
+	}
+	d := s.v[p.off : p.off+p.nw]
+	clear(d)
+	copy(d, v)
+	d[len(d)-1] &= p.mask
+}
+
+// Read is GetWords through a handle (valid until the next Drive or Step).
+func (s *Sim) Read(p Port) []uint64 {
+	s.Settle()
+	return s.v[p.off : p.off+p.nw]
+}
+
 // Settle evaluates the logic the inputs reach, if an input was driven or
 // the state changed since it last ran. Reading a value settles first, so
 // calling it is never needed for correctness.
@@ -456,7 +572,8 @@ func (s *Sim) Get(name string) (uint64, error) {
 	if !ok {
 		return 0, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
 	}
-	return s.valueWords(int(i))[0], nil
+	s.Settle()
+	return s.get(int(i))[0], nil
 }
 
 // GetWords returns output name's value as 64-bit words, least
@@ -466,7 +583,8 @@ func (s *Sim) GetWords(name string) ([]uint64, error) {
 	if !ok {
 		return nil, fmt.Errorf("module %s has no output %q", s.m.Name(), name)
 	}
-	return s.valueWords(int(i)), nil
+	s.Settle()
+	return s.get(int(i)), nil
 }
 
 // node maps a node of the module given to New to the simulated one.
@@ -487,6 +605,12 @@ func (s *Sim) ValueWords(i int) []uint64 { return s.valueWords(s.node(i)) }
 // valueWords is the value of node i of the simulated (flattened) module.
 func (s *Sim) valueWords(i int) []uint64 {
 	s.Settle()
+	if s.model != nil && !s.whole {
+		// Generated code keeps what only it reads in Go variables, not
+		// in v: the interpreter fills in every signal's value.
+		s.interpret(0, len(s.prog))
+		s.whole = true
+	}
 	return s.get(i)
 }
 
@@ -495,6 +619,12 @@ func (s *Sim) valueWords(i int) []uint64 {
 // the logic only the state reaches settles (the rest when next read).
 func (s *Sim) Step() {
 	s.Settle()
+	if s.model != nil {
+		s.model.SetResets(s.rst, s.arst)
+		s.model.Edge()
+		s.afterEdge()
+		return
+	}
 	v := s.v
 	off := 0
 	for k := range s.regs {
@@ -571,9 +701,14 @@ func (s *Sim) Step() {
 		p := &s.reads[k]
 		roff += copy(v[p.slot:p.slot+p.nw], s.rstaged[roff:roff+int(p.nw)])
 	}
+	s.afterEdge()
+}
+
+// afterEdge settles what only the state reaches, now that it changed,
+// and leaves the inputs' cone for when it is next needed (after this
+// cycle's inputs are driven).
+func (s *Sim) afterEdge() {
 	s.cycles++
-	// The state changed: what only it reaches now, the inputs' cone when
-	// next needed (after this cycle's inputs are driven).
 	s.eval(0, s.split)
 	s.stale = true
 	if s.vcd != nil {

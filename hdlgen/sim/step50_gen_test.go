@@ -2,9 +2,11 @@
 
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+)
 
-// step50 simulates module random7: S holds every signal, M0... its memories.
+// step50 simulates module random7: S holds every signal's words, M0... its memories.
 type step50 struct {
 	S         [97]uint64
 	M0        [8]uint64
@@ -32,198 +34,149 @@ func Newstep50() *step50 {
 	x.S[77] = 0x7fffffffffffffff
 	x.S[95] = 0xffffffffffff
 	x.S[96] = 0xffffffffffff
-	x.Eval()
 	return x
 }
 
+// Fingerprint identifies the program step50 runs (Model).
+func (x *step50) Fingerprint() string { return "a3c92ff32600cb53885eb57a887ec0b6" }
+
+// Words returns S (Model).
+func (x *step50) Words() []uint64 { return x.S[:] }
+
+// Memories returns M0, M1, ... (Model).
+func (x *step50) Memories() [][]uint64 {
+	return [][]uint64{x.M0[:]}
+}
+
+// SetResets drives rst and arst for the next edges (Model).
+func (x *step50) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
+
 // Eval settles the combinational logic.
-func (x *step50) Eval() {
+func (x *step50) Eval() { x.EvalState(); x.EvalInputs() }
+
+// EvalState settles the logic no input reaches (Model).
+func (x *step50) EvalState() {
 	v := &x.S
 	_ = v
-	v[2] = (0) & 0xffff
-	v[3] = (v[0] >> 4) & 0xffff
-	v[4] = (v[1] | v[3]) & 0xffff
-	v[5] = (v[0] >> 41) & 0xffff
-	v[6] = (v[4] + v[5]) & 0xffff
-	v[7] = (v[2] >> 6) & 0x1
-	v[8] = (uint64((int64(v[4]<<48) >> 48) >> v[7])) & 0xffff
-	v[9] = (0) & 0x1
-	v[10] = (v[8] >> 6) & 0x7
-	v[11] = (uint64((int64(v[8]<<48) >> 48) >> v[10])) & 0xffff
-	v[12] = (uint64((int64(v[2]<<48) >> 48))) & 0x3fffffffffff
-	v[13] = (uint64(bits.OnesCount64(v[11]) & 1)) & 0x1
-	if v[6] == v[11] {
+}
+
+// EvalInputs settles the logic the inputs reach (Model).
+func (x *step50) EvalInputs() {
+	v := &x.S
+	_ = v
+	var t2 uint64
+	t2 = 0
+	var t3 uint64
+	t3 = (v[0] >> 4) & 0xffff
+	var t4 uint64
+	t4 = v[1] | t3
+	var t5 uint64
+	t5 = (v[0] >> 41) & 0xffff
+	var t6 uint64
+	t6 = (t4 + t5) & 0xffff
+	var t7 uint64
+	t7 = (t2 >> 6) & 0x1
+	var t8 uint64
+	t8 = (uint64((int64(t4<<48) >> 48) >> t7)) & 0xffff
+	var t9 uint64
+	t9 = 0
+	var t10 uint64
+	t10 = (t8 >> 6) & 0x7
+	var t11 uint64
+	t11 = (uint64((int64(t8<<48) >> 48) >> t10)) & 0xffff
+	if t6 == t11 {
 		v[14] = 1
 	} else {
 		v[14] = 0
 	}
-	v[15] = (uint64((int64(v[6]<<48) >> 48))) & 0x1fffffffffff
-	v[16] = (v[8] >> 11) & 0x1
-	v[17] = (uint64((int64(v[9]<<63) >> 63))) & 0x7ffff
-	v[18] = (^v[11]) & 0xffff
-	v[19] = (uint64((int64(v[15]<<19) >> 19))) & 0x7fffffffffffffff
-	v[20] = (v[0] | v[19]) & 0x7fffffffffffffff
-	v[21] = (uint64((int64(v[13]<<63) >> 63))) & 0x7fffffffffffffff
-	v[22] = (v[0] ^ v[21]) & 0x7fffffffffffffff
-	if v[0] != v[20] {
-		v[23] = 1
+	var t15 uint64
+	t15 = (uint64((int64(t6<<48) >> 48))) & 0x1fffffffffff
+	var t17 uint64
+	t17 = (uint64((int64(t9<<63) >> 63))) & 0x7ffff
+	var t19 uint64
+	t19 = (uint64((int64(t15<<19) >> 19))) & 0x7fffffffffffffff
+	var t20 uint64
+	t20 = v[0] | t19
+	var t23 uint64
+	if v[0] != t20 {
+		t23 = 1
 	} else {
-		v[23] = 0
+		t23 = 0
 	}
-	v[24] = (v[22] >> 45) & 0xffff
-	v[25] = (v[4] + v[24]) & 0xffff
-	v[26] = (v[18]) & 0x1
-	v[27] = (uint64((int64(v[23]<<63) >> 63))) & 0x1ffffffff
-	v[28] = (v[25] >> 10) & 0x1
-	v[29] = (v[15] >> 7) & 0x3fffff
-	v[30] = (v[23] * v[29]) & 0x7fffff
-	v[31] = (uint64((int64(v[13]<<63) >> 63))) & 0x1ffffffff
-	v[32] = (v[27] | v[31]) & 0x1ffffffff
-	v[33] = (v[11] >> 7) & 0x7
-	v[34] = (uint64((int64(v[22]<<1) >> 1) >> v[33])) & 0x7fffffffffffffff
-	v[35] = (v[27] >> 30) & 0x1
-	v[36] = (v[4] >> 9) & 0x7
-	v[37] = (uint64((int64(v[23]<<63) >> 63) >> v[36])) & 0x1
-	v[38] = (v[25] >> 11) & 0x1
-	v[39] = (v[6] >> 8) & 0x1
-	if (int64(v[38]<<63) >> 63) < (int64(v[39]<<63) >> 63) {
-		v[40] = 1
+	var t36 uint64
+	t36 = (t4 >> 9) & 0x7
+	v[37] = (uint64((int64(t23<<63) >> 63) >> t36)) & 0x1
+	var t51 uint64
+	if t20 == 0x7fffffffffffffff {
+		t51 = 1
 	} else {
-		v[40] = 0
+		t51 = 0
 	}
-	v[41] = (v[0] >> 20) & 0x1ffffffff
-	if v[32] != v[41] {
-		v[42] = 1
-	} else {
-		v[42] = 0
-	}
-	v[43] = (v[34] - v[30]) & 0x7fffffffffffffff
-	if v[11] == v[18] {
-		v[44] = 1
-	} else {
-		v[44] = 0
-	}
-	v[45] = (v[20] >> 61) & 0x1
-	v[46] = (uint64((int64(v[6]<<48) >> 48))) & 0x3ffffff
-	v[47] = (v[42] * v[46]) & 0x7ffffff
-	v[48] = (v[22] >> 23) & 0x1
-	v[49] = (v[44] ^ v[48]) & 0x1
-	v[50] = (uint64((int64(v[2]<<48) >> 48))) & 0x7fffffffffffffff
-	if v[20] == 0x7fffffffffffffff {
-		v[51] = 1
-	} else {
-		v[51] = 0
-	}
-	v[52] = (v[27] >> 24) & 0x1
-	v[53] = (uint64((int64(v[18]<<48) >> 48))) & 0x7fffffffffffffff
-	v[54] = (v[20] >> 40) & 0x3f
-	v[55] = (uint64((int64(v[20]<<1) >> 1) >> v[54])) & 0x7fffffffffffffff
-	v[56] = (uint64((int64(v[17]<<45) >> 45))) & 0x7fffffffffffffff
-	if v[43] == v[56] {
-		v[57] = 1
-	} else {
-		v[57] = 0
-	}
-	v[58] = (v[11] >> 10) & 0x1
-	v[59] = (^v[51]) & 0x1
-	v[60] = (v[12] >> 8) & 0x1
-	v[61] = (v[9] & v[60]) & 0x1
-	v[62] = (uint64((int64(v[42]<<63) >> 63))) & 0xffff
-	v[63] = (v[25] & v[62]) & 0xffff
-	v[64] = (v[30] >> v[51]) & 0x7fffff
-	v[65] = ((v[11])<<29 | v[59]) & 0x1fffffffffff
-	v[66] = (v[55] >> 17) & 0x1
-	if (int64(v[59]<<63) >> 63) < (int64(v[66]<<63) >> 63) {
+	var t54 uint64
+	t54 = (t20 >> 40) & 0x3f
+	var t55 uint64
+	t55 = (uint64((int64(t20<<1) >> 1) >> t54)) & 0x7fffffffffffffff
+	var t59 uint64
+	t59 = (^t51) & 0x1
+	var t66 uint64
+	t66 = (t55 >> 17) & 0x1
+	if (int64(t59<<63) >> 63) < (int64(t66<<63) >> 63) {
 		v[67] = 1
 	} else {
 		v[67] = 0
 	}
-	v[68] = (uint64((int64(v[18]<<48) >> 48))) & 0x7ffff
-	if v[17] != v[68] {
-		v[69] = 1
-	} else {
-		v[69] = 0
-	}
-	v[70] = (v[55] >> 21) & 0x1
-	if v[9] == v[70] {
-		v[71] = 1
-	} else {
-		v[71] = 0
-	}
-	v[72] = (v[64] >> 3) & 0xffff
-	v[73] = (v[63] >> 4) & 0x3ff
-	v[74] = (v[6] >> 6) & 0x1
-	v[75] = (v[67] ^ v[74]) & 0x1
-	v[76] = (uint64((int64(v[14]<<63) >> 63))) & 0x7fffffffffffffff
-	v[77] = (v[20] | v[76]) & 0x7fffffffffffffff
-	v[78] = (v[34] | v[44]) & 0x7fffffffffffffff
-	v[79] = (uint64((int64(v[51]<<63) >> 63))) & 0x7ffffff
-	v[80] = (uint64((int64(v[73]<<54) >> 54))) & 0xffffffffffff
-	if v[80] != 0 {
-		v[81] = 1
-	} else {
-		v[81] = 0
-	}
-	if v[37] != v[23] {
+	var t76 uint64
+	t76 = (uint64((int64(v[14]<<63) >> 63))) & 0x7fffffffffffffff
+	var t77 uint64
+	t77 = t20 | t76
+	if v[37] != t23 {
 		v[82] = 1
 	} else {
 		v[82] = 0
 	}
-	v[83] = (v[11] >> 1) & 0x1
-	if v[83] != 0 {
-		v[84] = v[12]
-	} else {
-		v[84] = v[9]
-	}
-	v[85] = (v[4] >> 3) & 0x1
-	v[86] = v[55] * v[85]
-	v[87] = (uint64(bits.OnesCount64(v[32]) & 1)) & 0x1
-	v[88] = (uint64((int64(v[51]<<63) >> 63))) & 0x7ffffff
-	if v[47] != v[88] {
-		v[89] = 1
-	} else {
-		v[89] = 0
-	}
-	v[91] = (v[17] >> 1) & 0x3f
-	v[93] = (v[55] >> 28) & 0x7
-	v[95] = (v[77] >> 1) & 0xffffffffffff
-	v[96] = (v[94] ^ v[95]) & 0xffffffffffff
+	v[91] = (t17 >> 1) & 0x3f
+	v[93] = (t55 >> 28) & 0x7
+	var t95 uint64
+	t95 = (t77 >> 1) & 0xffffffffffff
+	v[96] = v[94] ^ t95
 }
 
 // Step is one rising clock edge, then Eval.
-func (x *step50) Step() {
+func (x *step50) Step() { x.Edge(); x.Eval() }
+
+// Edge is one rising clock edge: registers and memories take their new values (Model).
+func (x *step50) Edge() {
 	v := &x.S
 	_ = v
 	q0 := v[94]
 	if v[67] != 0 {
-		q0 = x.M0[v[93]&7]
+		q0 = x.M0[int(v[93]&7)]
 	}
 	if v[37] != 0 {
-		a := v[82] & 7
+		a := int(v[82]&7) * 1
 		if v[91]>>0&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff | v[14]&0xff
+			x.M0[a+0] = x.M0[a+0]&^0xff | v[14]&0xff
 		}
 		if v[91]>>1&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff00 | v[14]&0xff00
+			x.M0[a+0] = x.M0[a+0]&^0xff00 | v[14]&0xff00
 		}
 		if v[91]>>2&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff0000 | v[14]&0xff0000
+			x.M0[a+0] = x.M0[a+0]&^0xff0000 | v[14]&0xff0000
 		}
 		if v[91]>>3&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff000000 | v[14]&0xff000000
+			x.M0[a+0] = x.M0[a+0]&^0xff000000 | v[14]&0xff000000
 		}
 		if v[91]>>4&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff00000000 | v[14]&0xff00000000
+			x.M0[a+0] = x.M0[a+0]&^0xff00000000 | v[14]&0xff00000000
 		}
 		if v[91]>>5&1 != 0 {
-			x.M0[a] = x.M0[a]&^0xff0000000000 | v[14]&0xff0000000000
+			x.M0[a+0] = x.M0[a+0]&^0xff0000000000 | v[14]&0xff0000000000
 		}
 	}
 	v[94] = q0
-	x.Eval()
 }
 
-// step50Index gives the slot of each port.
+// step50Index gives the first word of each port.
 var step50Index = map[string]int{
 	"in0": 0,
 	"in1": 1,

@@ -61,46 +61,95 @@ func amount(a []uint64, limit int) int {
 // evalWide evaluates node i, an operation with an operand or a result of
 // more than 64 bits, word by word.
 func (s *Sim) evalWide(i int) {
-	m, w := s.m, s
+	m := s.m
 	n := m.Node(i)
-	d := w.get(i)
-	a := w.get(n.Args[0])
-	aw := m.Node(n.Args[0]).W
+	d := s.get(i)
+	a := s.get(n.Args[0])
 	switch n.Op {
+	case ir.OpMux:
+		if a[0] != 0 {
+			copy(d, s.get(n.Args[1]))
+		} else {
+			copy(d, s.get(n.Args[2]))
+		}
+	case ir.OpSlice:
+		for j := range d {
+			d[j] = bitsAt(a, n.Lo+64*j)
+		}
+		topMask(d, n.W)
+	case ir.OpConcat:
+		clear(d)
+		pos := n.W
+		for _, p := range n.Args {
+			pw := m.Node(p).W
+			pos -= pw
+			orAt(d, s.get(p), pw, pos)
+		}
+	default:
+		var b []uint64
+		if len(n.Args) > 1 {
+			b = s.get(n.Args[1])
+		}
+		WideOp(n.Op, d, a, b, m.Node(n.Args[0]).W, n.W)
+	}
+}
+
+// orAt ors the pw-bit value src into d at bit pos (d's bits there are
+// zero).
+func orAt(d, src []uint64, pw, pos int) {
+	for b := 0; b < pw; b += 64 {
+		chunk := bitsAt(src, b)
+		if pw-b < 64 {
+			chunk &= 1<<uint(pw-b) - 1
+		}
+		q, r := (pos+b)/64, uint((pos+b)%64)
+		d[q] |= chunk << r
+		if r != 0 && q+1 < len(d) {
+			d[q+1] |= chunk >> (64 - r)
+		}
+	}
+}
+
+// WideOp computes d = op(a, b) over words, least significant first, for
+// the operations whose result is a function of their operands' values
+// alone (not mux, slice or concatenation): aw is a's width, w the
+// result's. Values keep the bits above their width zero, and so does
+// WideOp. It is the interpreter's multi-word evaluator, exported for the
+// simulators GoSource generates.
+func WideOp(op ir.Op, d, a, b []uint64, aw, w int) {
+	switch op {
 	case ir.OpWire, ir.OpZext:
 		clear(d)
 		copy(d, a)
 	case ir.OpAdd, ir.OpSub:
-		b := w.get(n.Args[1])
 		var c uint64
 		for j := range d {
-			if n.Op == ir.OpAdd {
+			if op == ir.OpAdd {
 				d[j], c = bits.Add64(a[j], b[j], c)
 			} else {
 				d[j], c = bits.Sub64(a[j], b[j], c)
 			}
 		}
-	case ir.OpAnd, ir.OpOr, ir.OpXor:
-		b := w.get(n.Args[1])
+	case ir.OpAnd:
 		for j := range d {
-			switch n.Op {
-			case ir.OpAnd:
-				d[j] = a[j] & b[j]
-			case ir.OpOr:
-				d[j] = a[j] | b[j]
-			default:
-				d[j] = a[j] ^ b[j]
-			}
+			d[j] = a[j] & b[j]
+		}
+	case ir.OpOr:
+		for j := range d {
+			d[j] = a[j] | b[j]
+		}
+	case ir.OpXor:
+		for j := range d {
+			d[j] = a[j] ^ b[j]
 		}
 	case ir.OpNot:
 		for j := range d {
 			d[j] = ^a[j]
 		}
 	case ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS:
-		b := w.get(n.Args[1])
 		c := cmpU(a, b)
 		var r bool
-		switch n.Op {
+		switch op {
 		case ir.OpEq:
 			r = c == 0
 		case ir.OpNe:
@@ -112,41 +161,12 @@ func (s *Sim) evalWide(i int) {
 			r = sa > sb || sa == sb && c < 0
 		}
 		d[0] = b2u(r)
-	case ir.OpMux:
-		if a[0] != 0 {
-			copy(d, w.get(n.Args[1]))
-		} else {
-			copy(d, w.get(n.Args[2]))
-		}
-	case ir.OpSlice:
-		for j := range d {
-			d[j] = bitsAt(a, n.Lo+64*j)
-		}
-	case ir.OpConcat:
-		clear(d)
-		pos := n.W
-		for _, p := range n.Args {
-			pw := m.Node(p).W
-			pos -= pw
-			src := w.get(p)
-			for b := 0; b < pw; b += 64 {
-				chunk := bitsAt(src, b)
-				if pw-b < 64 {
-					chunk &= 1<<uint(pw-b) - 1
-				}
-				q, r := (pos+b)/64, uint((pos+b)%64)
-				d[q] |= chunk << r
-				if r != 0 && q+1 < len(d) {
-					d[q+1] |= chunk >> (64 - r)
-				}
-			}
-		}
 	case ir.OpSext:
 		clear(d)
 		copy(d, a)
 		if signBit(a, aw) == 1 {
-			for b := aw; b < n.W; b++ {
-				d[b/64] |= 1 << uint(b%64)
+			for bit := aw; bit < w; bit++ {
+				d[bit/64] |= 1 << uint(bit%64)
 			}
 		}
 	case ir.OpRedOr, ir.OpRedAnd, ir.OpRedXor:
@@ -156,7 +176,7 @@ func (s *Sim) evalWide(i int) {
 			ones += bits.OnesCount64(x)
 			any = any || x != 0
 		}
-		switch n.Op {
+		switch op {
 		case ir.OpRedOr:
 			d[0] = b2u(any)
 		case ir.OpRedAnd:
@@ -165,7 +185,6 @@ func (s *Sim) evalWide(i int) {
 			d[0] = uint64(ones & 1)
 		}
 	case ir.OpMul:
-		b := w.get(n.Args[1])
 		clear(d)
 		for x := range a {
 			var carry uint64
@@ -184,15 +203,15 @@ func (s *Sim) evalWide(i int) {
 			}
 		}
 	case ir.OpShl, ir.OpShr, ir.OpSar:
-		sh := amount(w.get(n.Args[1]), n.W)
+		sh := amount(b, w)
 		fill := uint64(0)
-		if n.Op == ir.OpSar && signBit(a, n.W) == 1 {
+		if op == ir.OpSar && signBit(a, w) == 1 {
 			fill = ^uint64(0)
 		}
 		for j := range d {
-			switch n.Op {
+			switch op {
 			case ir.OpShl:
-				// bit b of d is bit b-sh of a
+				// bit k of d is bit k-sh of a
 				if lo := 64*j - sh; lo >= 0 {
 					d[j] = bitsAt(a, lo)
 				} else if lo > -64 {
@@ -203,7 +222,7 @@ func (s *Sim) evalWide(i int) {
 			default:
 				d[j] = bitsAt(a, 64*j+sh)
 				// bits that came from beyond a's width take the fill
-				if over := 64*j + sh + 64 - n.W; over > 0 {
+				if over := 64*j + sh + 64 - w; over > 0 {
 					if over >= 64 {
 						d[j] = fill
 					} else {
@@ -213,5 +232,5 @@ func (s *Sim) evalWide(i int) {
 			}
 		}
 	}
-	topMask(d, n.W)
+	topMask(d, w)
 }
