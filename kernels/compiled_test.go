@@ -14,7 +14,7 @@ import (
 	"onic/testbenches/tools"
 )
 
-//go:generate go test -run TestCompiledSources -update .
+//go:generate go test -tags onic_regen -run TestCompiledSources -update .
 
 // compiledName is the file of kernel name's generated simulator.
 func compiledName(name string) string {
@@ -42,7 +42,7 @@ func TestCompiledSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.Compiled() {
+		if !s.Compiled() && !golden.Updating() {
 			t.Errorf("%s: sim.New does not run it on its generated code", k.Name)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"onic/testbenches/golden"
 )
 
-//go:generate go test -run TestStep50Source -update .
+//go:generate go test -tags onic_regen -run TestStep50Source -update .
 
 // TestStep50Source: step50_gen_test.go is GoSource's output for the
 // benchmark module (go test -run TestStep50Source -update rewrites it).
@@ -69,36 +69,6 @@ func interpret(t *testing.T, m *ir.Module, in [][]uint64) string {
 		s.Step()
 	}
 	return b.String()
-}
-
-// TestStep50Compiled: the checked-in generated simulator of the
-// benchmark module agrees with the interpreter on every output of 5000
-// cycles.
-func TestStep50Compiled(t *testing.T) {
-	m := random(7, 50)
-	in := inputsFor(m, 1, 5000)
-	x := Newstep50()
-	var b strings.Builder
-	for c, vals := range in {
-		k := 0
-		for _, p := range m.Ports() {
-			if !p.Output {
-				x.S[step50Index[p.Name]] = vals[k]
-				k++
-			}
-		}
-		x.Rst = c%37 == 0
-		x.Eval()
-		for _, p := range m.Ports() {
-			if p.Output {
-				fmt.Fprintf(&b, "%d %s %x\n", c, p.Name, x.S[step50Index[p.Name]])
-			}
-		}
-		x.Step()
-	}
-	if got, want := b.String(), interpret(t, m, in); got != want {
-		t.Fatalf("generated code and interpreter differ:\n%s", golden.Diff(want, got))
-	}
 }
 
 // TestGoSourceRandom generates code for random modules (with memories,
@@ -227,23 +197,4 @@ func interpretWide(t *testing.T, m *ir.Module, in [][][]uint64) string {
 		s.Step()
 	}
 	return b.String()
-}
-
-// BenchmarkStep50Compiled is BenchmarkStep50's module run by the code
-// GoSource generated for it.
-func BenchmarkStep50Compiled(b *testing.B) {
-	x := Newstep50()
-	b.ReportAllocs()
-	for b.Loop() {
-		x.Step()
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mcycles/s")
-}
-
-// TestStep50CompiledAllocs: a generated Step allocates nothing.
-func TestStep50CompiledAllocs(t *testing.T) {
-	x := Newstep50()
-	if n := testing.AllocsPerRun(1000, x.Step); n != 0 {
-		t.Fatalf("%v allocations per cycle", n)
-	}
 }

@@ -102,8 +102,10 @@ type Model interface {
 	// inputs' cone (after EvalState).
 	EvalState()
 	EvalInputs()
-	// Edge is one rising edge without any evaluation.
-	Edge()
+	// Edge is one rising edge without any evaluation; it reports whether
+	// a register or read port may have changed (false lets the next
+	// EvalState be skipped; generated code always says true).
+	Edge() bool
 }
 
 var models = map[string]func() Model{}
@@ -500,11 +502,8 @@ func (s *Sim) Drive(name string, v []uint64) error {
 	if !ok {
 		return fmt.Errorf("module %s has no input %q", s.m.Name(), name)
 	}
-	d := s.get(int(i))
-	clear(d)
-	copy(d, v)
-	topMask(d, s.m.Node(int(i)).W)
-	s.stale = true
+	p := Port{off: s.off[i], nw: s.nw[i], mask: mask(s.m.Node(int(i)).W - 64*(int(s.nw[i])-1)), input: true}
+	s.DrivePort(p, v)
 	return nil
 }
 
@@ -621,8 +620,7 @@ func (s *Sim) Step() {
 	s.Settle()
 	if s.model != nil {
 		s.model.SetResets(s.rst, s.arst)
-		s.model.Edge()
-		s.afterEdge()
+		s.afterEdge(s.model.Edge())
 		return
 	}
 	v := s.v
@@ -686,31 +684,43 @@ func (s *Sim) Step() {
 			}
 		}
 	}
+	var changed uint64 // the or of every state word's change
 	off = 0
 	for k := range s.regs {
 		r := &s.regs[k]
 		if r.nw == 1 {
+			changed |= v[r.slot] ^ s.staged[off]
 			v[r.slot] = s.staged[off]
 			off++
 			continue
+		}
+		for j := range int(r.nw) {
+			changed |= v[int(r.slot)+j] ^ s.staged[off+j]
 		}
 		off += copy(v[r.slot:r.slot+r.nw], s.staged[off:])
 	}
 	roff = 0
 	for k := range s.reads {
 		p := &s.reads[k]
+		for j := range int(p.nw) {
+			changed |= v[int(p.slot)+j] ^ s.rstaged[roff+j]
+		}
 		roff += copy(v[p.slot:p.slot+p.nw], s.rstaged[roff:roff+int(p.nw)])
 	}
-	s.afterEdge()
+	s.afterEdge(changed != 0)
 }
 
-// afterEdge settles what only the state reaches, now that it changed,
-// and leaves the inputs' cone for when it is next needed (after this
-// cycle's inputs are driven).
-func (s *Sim) afterEdge() {
+// afterEdge settles what only the state reaches, if the edge changed any
+// register or read port (if none did, nothing the logic computes from them
+// can have changed, and the edge costs no evaluation), and leaves the
+// inputs' cone for when it is next needed (after this cycle's inputs are
+// driven).
+func (s *Sim) afterEdge(changed bool) {
 	s.cycles++
-	s.eval(0, s.split)
-	s.stale = true
+	if changed {
+		s.eval(0, s.split)
+		s.stale = true
+	}
 	if s.vcd != nil {
 		s.traceEdge()
 	}

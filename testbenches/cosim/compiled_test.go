@@ -7,7 +7,7 @@ import (
 	"onic/testbenches/golden"
 )
 
-//go:generate go test -run TestManagerSource -update .
+//go:generate go test -tags onic_regen -run TestManagerSource -update .
 
 // TestManagerSource: manager_gen_test.go is GoSource's output for the
 // default O-NIC's manager at 512 bits (go generate rewrites it). Linked
@@ -24,7 +24,7 @@ func TestManagerSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Compiled() {
+	if !s.Compiled() && !golden.Updating() {
 		t.Error("sim.New does not run the default manager on its generated code")
 	}
 }

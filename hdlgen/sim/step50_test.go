@@ -1,0 +1,106 @@
+//go:build !onic_regen
+
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"onic/testbenches/golden"
+)
+
+// The tests of step50_gen_test.go, GoSource's output for the benchmark
+// module; left out of builds with the regeneration tag (RegenTag), which
+// leaves that file out.
+
+// TestStep50Compiled: the checked-in generated simulator of the
+// benchmark module agrees with the interpreter on every output of 5000
+// cycles.
+func TestStep50Compiled(t *testing.T) {
+	m := random(7, 50)
+	in := inputsFor(m, 1, 5000)
+	x := Newstep50()
+	var b strings.Builder
+	for c, vals := range in {
+		k := 0
+		for _, p := range m.Ports() {
+			if !p.Output {
+				x.S[step50Index[p.Name]] = vals[k]
+				k++
+			}
+		}
+		x.Rst = c%37 == 0
+		x.Eval()
+		for _, p := range m.Ports() {
+			if p.Output {
+				fmt.Fprintf(&b, "%d %s %x\n", c, p.Name, x.S[step50Index[p.Name]])
+			}
+		}
+		x.Step()
+	}
+	if got, want := b.String(), interpret(t, m, in); got != want {
+		t.Fatalf("generated code and interpreter differ:\n%s", golden.Diff(want, got))
+	}
+}
+
+// BenchmarkStep50Compiled is BenchmarkStep50's module run by the code
+// GoSource generated for it.
+func BenchmarkStep50Compiled(b *testing.B) {
+	x := Newstep50()
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Step()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mcycles/s")
+}
+
+// TestStep50CompiledAllocs: a generated Step allocates nothing.
+func TestStep50CompiledAllocs(t *testing.T) {
+	x := Newstep50()
+	if n := testing.AllocsPerRun(1000, x.Step); n != 0 {
+		t.Fatalf("%v allocations per cycle", n)
+	}
+}
+
+// TestCompiledValues: a Sim running on generated code (a Model registered
+// for its program) reads every node's value as the interpreter does,
+// including those the generated code keeps in Go variables only, and runs
+// on the model (Compiled).
+func TestCompiledValues(t *testing.T) {
+	m := random(7, 50)
+	models = map[string]func() Model{}
+	defer func() { models = map[string]func() Model{} }()
+	Register(func() Model { return Newstep50() })
+	fast, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fast.Compiled() || ref.Compiled() {
+		t.Fatalf("compiled: %v and %v", fast.Compiled(), ref.Compiled())
+	}
+	in := inputsFor(m, 3, 300)
+	for c, vals := range in {
+		for _, s := range []*Sim{fast, ref} {
+			k := 0
+			for _, p := range m.Ports() {
+				if !p.Output {
+					s.Drive(p.Name, []uint64{vals[k]})
+					k++
+				}
+			}
+			s.SetReset(c%37 == 0)
+		}
+		for i := 0; i < m.Len(); i++ {
+			if a, b := fast.Value(i), ref.Value(i); a != b {
+				t.Fatalf("cycle %d node %d: compiled %#x, interpreted %#x", c, i, a, b)
+			}
+		}
+		fast.Step()
+		ref.Step()
+	}
+}
