@@ -3,6 +3,7 @@ package cosim
 import (
 	"testing"
 
+	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
 	"onic/internal/vbench"
 	"onic/testbenches/tools"
@@ -41,6 +42,20 @@ func BenchmarkManagerStreamVerilator(b *testing.B) {
 	compare(b, bin, bn, st)
 }
 
+// BenchmarkLargeStream is BenchmarkManagerStreamVerilator for the large
+// preset (64 windows, 512 LUT entries, 64 access ranges: onic hdl gen
+// --preset large), on its generated simulator (large_gen_test.go).
+func BenchmarkLargeStream(b *testing.B) {
+	verilator := tools.Require(b, "verilator")
+	bn := bench(b, manager.Large(), 512)
+	st := recordStream(b, bn)
+	bin, err := vbench.Build(b.TempDir(), verilator, bn.Design.Module, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	compare(b, bin, bn, st)
+}
+
 // compare times the Verilator harness bin and onic's simulator of bn on
 // st, each for about a second.
 func compare(b *testing.B, bin string, bn *Bench, st *vbench.Stimulus) {
@@ -69,6 +84,12 @@ func compare(b *testing.B, bin string, bn *Bench, st *vbench.Stimulus) {
 // managerStream is the default bench and a recorded run of it.
 func managerStream(b testing.TB) (*Bench, *vbench.Stimulus) {
 	bn := defaultBench(b, 512)
+	return bn, recordStream(b, bn)
+}
+
+// recordStream records a co-simulation run of bn: 400 random TLPs with
+// backpressure, register accesses and drains.
+func recordStream(b testing.TB, bn *Bench) *vbench.Stimulus {
 	tr, err := bn.Run(bn.Generate(1, 400), 1_000_000)
 	if err != nil {
 		b.Fatal(err)
@@ -80,7 +101,7 @@ func managerStream(b testing.TB) (*Bench, *vbench.Stimulus) {
 	for _, r := range routes {
 		st.Reads = append(st.Reads, r.prefix+"_tlp_valid")
 	}
-	return bn, st
+	return st
 }
 
 // replay drives st's inputs, cycle by cycle, into s, reading the outputs

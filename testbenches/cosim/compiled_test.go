@@ -3,67 +3,79 @@ package cosim
 import (
 	"testing"
 
+	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
 	"onic/testbenches/golden"
 )
 
 //go:generate go test -tags onic_regen -run TestManagerSource -update .
 
-// TestManagerSource: manager_gen_test.go is GoSource's output for the
-// default O-NIC's manager at 512 bits (go generate rewrites it). Linked
-// into this package's tests, it makes sim.New run that design compiled;
-// this test fails when the manager's RTL changes until it is regenerated.
+// TestManagerSource: manager_gen_test.go and large_gen_test.go are
+// GoSource's output for the default O-NIC's manager and the large preset
+// at 512 bits (go generate rewrites them). Linked into this package's
+// tests, they make sim.New run those designs compiled; this test fails
+// when the manager's RTL changes until they are regenerated.
 func TestManagerSource(t *testing.T) {
-	bn := defaultBench(t, 512)
-	src, err := sim.GoSource(bn.Design.Module, "cosim", "managerSim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "manager_gen_test.go", string(src))
-	s, err := sim.New(bn.Design.Module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Compiled() && !golden.Updating() {
-		t.Error("sim.New does not run the default manager on its generated code")
+	for _, c := range []struct {
+		file, typ string
+		bn        *Bench
+	}{
+		{"manager_gen_test.go", "managerSim", defaultBench(t, 512)},
+		{"large_gen_test.go", "largeSim", bench(t, manager.Large(), 512)},
+	} {
+		src, err := sim.GoSource(c.bn.Design.Module, "cosim", c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, c.file, string(src))
+		s, err := sim.New(c.bn.Design.Module)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Compiled() && !golden.Updating() {
+			t.Errorf("%s: sim.New does not run it on its generated code", c.file)
+		}
 	}
 }
 
-// TestManagerCompiled: the generated manager and the interpreter give the
-// same trace of a co-simulation run, cycle for cycle.
+// TestManagerCompiled: each generated manager (default and large preset)
+// and the interpreter give the same outputs on a recorded co-simulation
+// run, cycle for cycle.
 func TestManagerCompiled(t *testing.T) {
-	bn, st := managerStream(t)
-	ref, err := sim.NewInterpreter(bn.Design.Module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fast, err := sim.New(bn.Design.Module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fast.Compiled() {
-		t.Fatal("not compiled")
-	}
-	m := bn.Design.Module
-	for c, vec := range st.Cycles {
-		for _, s := range []*sim.Sim{ref, fast} {
-			for k, p := range st.Inputs[1:] {
-				s.Drive(p.Name, vec[k+1])
-			}
-			s.SetReset(vec[0][0] != 0)
+	for name, bn := range map[string]*Bench{"default": defaultBench(t, 512), "large": bench(t, manager.Large(), 512)} {
+		st := recordStream(t, bn)
+		ref, err := sim.NewInterpreter(bn.Design.Module)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, p := range m.Ports() {
-			if !p.Output {
-				continue
-			}
-			a, _ := ref.GetWords(p.Name)
-			b, _ := fast.GetWords(p.Name)
-			if !equalWords(a, b) {
-				t.Fatalf("cycle %d: %s is %x compiled, %x interpreted", c, p.Name, b, a)
-			}
+		fast, err := sim.New(bn.Design.Module)
+		if err != nil {
+			t.Fatal(err)
 		}
-		ref.Step()
-		fast.Step()
+		if !fast.Compiled() {
+			t.Fatalf("%s: not compiled", name)
+		}
+		m := bn.Design.Module
+		for c, vec := range st.Cycles {
+			for _, s := range []*sim.Sim{ref, fast} {
+				for k, p := range st.Inputs[1:] {
+					s.Drive(p.Name, vec[k+1])
+				}
+				s.SetReset(vec[0][0] != 0)
+			}
+			for _, p := range m.Ports() {
+				if !p.Output {
+					continue
+				}
+				a, _ := ref.GetWords(p.Name)
+				b, _ := fast.GetWords(p.Name)
+				if !equalWords(a, b) {
+					t.Fatalf("%s cycle %d: %s is %x compiled, %x interpreted", name, c, p.Name, b, a)
+				}
+			}
+			ref.Step()
+			fast.Step()
+		}
 	}
 }
 
