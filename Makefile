@@ -52,8 +52,9 @@ run: build
 test: deps lint
 	$(GO) test -count=1 ./...
 
-## bench: every benchmark, with allocation counts.
-bench: deps-go
+## bench: every benchmark, with allocation counts; the simulator's against
+## Verilator (docs/hdl.md, "Speed against Verilator") need the tools.
+bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count=$${COUNT:-1} ./...
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s). Minimising a new
