@@ -82,6 +82,13 @@ func TestFirmwareCLI(t *testing.T) {
 	if !strings.Contains(text, "slot 0     filter 1.0.0") || strings.Count(text, ": verifies") != 2 {
 		t.Errorf("inspect:\n%s", text)
 	}
+	// The static region is the whole card, as onic hdl gen --pcie4 writes
+	// it: the top for Vivado, the PCIE4 adapters, the link layers.
+	for _, f := range []string{"static/onic_top.v", "static/onic_top.xdc", "static/build.tcl", "static/onic_pcie4_cq.v", "static/onic_optlink.v", "static/onic_pcie_manager_port_in.v"} {
+		if !strings.Contains(text, "payload    "+f+" ") {
+			t.Errorf("the image lacks %s:\n%s", f, text)
+		}
+	}
 	// Attach a partial bitstream: sizes change, signatures must be redone.
 	if err := os.WriteFile(at("slot0.bit"), bittest.Bit("xcvu9p-flga2104-2L-e", 1_000_000), 0o644); err != nil {
 		t.Fatal(err)

@@ -140,7 +140,7 @@ func TestLoaderRefuses(t *testing.T) {
 	badSig := signed(base, ops)
 	badSig[bytes.LastIndex(badSig, base.Signatures[0].Sig[:8])] ^= 1
 	corrupt := signed(base, ops)
-	corrupt[bytes.Index(corrupt, []byte("module onic_pcie_manager"))+3] ^= 1
+	corrupt[bytes.Index(corrupt, []byte("module onic_pcie_manager ("))+3] ^= 1
 
 	for _, c := range []struct {
 		name string

@@ -110,7 +110,12 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
-	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version})
+	// The static region is the whole card (onic_top: AMD's PCIE4 block's
+	// interfaces, the manager's host and port pipelines, an optical link
+	// layer per port) where the card exists, at 512 bits; a 256-bit
+	// manager has no PCIE4 adapters yet and ships alone.
+	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version,
+		PCIe4: d.DataWidth == 512, Function: f})
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
