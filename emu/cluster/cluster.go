@@ -512,8 +512,9 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	ready := max(start, o.stalled) + o.pl.latency
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
-	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() {
-		// No failover took it: hold it at the port it was meant for.
+	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() && out.Holdable {
+		// No failover took it: hold it at the port it was meant for (only
+		// if it would pass the access check: holding is no way round it).
 		out.Action = manager.Forward
 	}
 	switch out.Action {

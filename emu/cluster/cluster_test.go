@@ -837,3 +837,21 @@ func TestForgedRequester(t *testing.T) {
 		t.Errorf("onicB counted %d source-invalid; accounting %+v; manager %v", n, r.Accounting, r.ONICs[1].Manager)
 	}
 }
+
+// TestHoldKeepsTheSecurityCheck: traffic held for a dark port is only
+// what the access check would let through had the port been up. Here
+// onicA's host may not send out of port A at all: its writes are denied
+// while the circuit to B is lit, and the ones issued while the new
+// circuit to C is dark must not be held and delivered when it lights
+// (they fail as port-down, as under the fail policy).
+func TestHoldKeepsTheSecurityCheck(t *testing.T) {
+	c := scenario.Phased()
+	c.ONICs[0].DownPolicy = "hold"
+	c.ONICs[0].Manager.Access.Domains[0].Egress = []string{"port-b"}
+	r := run(t, c)
+	balanced(t, r.Accounting)
+	a := r.Accounting
+	if a.Delivered != 0 || a.Denied == 0 || a.Reasons["port-down"] == 0 {
+		t.Fatalf("with egress to port A denied, %d writes were delivered (denied %d, reasons %v)", a.Delivered, a.Denied, a.Reasons)
+	}
+}

@@ -152,6 +152,12 @@ type Outcome struct {
 	Second        ntb.Egress
 	SecondAddress uint64
 	Status        tlp.Status // for Action Complete
+	// Holdable is, for Reason PortDown, whether the TLP would have gone
+	// out of the port had it been up: it passes the access check and has
+	// a proxy requester ID. Only such a TLP may be held for the port and
+	// sent when it is back (the emulator's hold policy); the manager
+	// counts every one as port-down either way.
+	Holdable bool
 }
 
 // Event records a denial.
@@ -371,7 +377,7 @@ func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Ou
 // forward records a TLP sent on to egress e at address addr.
 func (m *Manager) forward(o *Outcome, e ntb.Egress, addr uint64, req tlp.ID) {
 	m.counts[OK]++
-	o.Action, o.Reason, o.Deny, o.Status = Forward, OK, acl.Allowed, 0
+	o.Action, o.Reason, o.Deny, o.Status, o.Holdable = Forward, OK, acl.Allowed, 0, false
 	o.Egress, o.Address, o.Requester = e, addr, req
 	o.Second, o.SecondAddress = ntb.Egress{}, 0
 }
@@ -456,12 +462,15 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		return
 	case h.Egress.IsPort() && m.PortDown[portIdx(h.Egress)]:
 		m.fail(t, PortDown, tlp.StatusUR, o)
-		// Say where it would have gone, for an emulator that holds
-		// traffic until the port is back.
+		// Say where it would have gone, and whether it could (the access
+		// check, not counted: it is counted as port-down), for an
+		// emulator that holds traffic until the port is back.
 		o.Egress, o.Address = h.Egress, h.Translated
-		if p, ok := m.tables.ProxyID(t.RequesterID); ok {
+		p, ok := m.tables.ProxyID(t.RequesterID)
+		if ok {
 			o.Requester = p
 		}
+		o.Holdable = ok && m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, write, h.Egress).Rule == acl.Allowed
 		return
 	}
 	if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {

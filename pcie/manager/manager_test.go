@@ -438,3 +438,36 @@ func TestKernelIn(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldable: for a TLP failed because its port is down, Holdable says
+// whether it would have gone out had the port been up (access check and
+// proxy ID), without counting a denial; a forwarded TLP clears it.
+func TestHoldable(t *testing.T) {
+	m := testManager(t, nil)
+	m.PortDown = [2]bool{true, true}
+	var o Outcome
+	// The host to its lent GPU's window (allowed) and past the first page
+	// of LUT entry 511 (outside its range).
+	for _, c := range []struct {
+		addr uint64
+		want bool
+	}{{bar2 + 0x100, true}, {bar4 + 511<<16 + 8<<10, false}} {
+		m.Process(req(tlp.MWr, c.addr, "00:00.0", 1), FromHost, &o)
+		if o.Reason != PortDown || o.Holdable != c.want {
+			t.Errorf("%#x: reason %v holdable %v, want port-down %v", c.addr, o.Reason, o.Holdable, c.want)
+		}
+	}
+	if n := m.Count(PortDown); n != 2 {
+		t.Errorf("port-down counted %d times, want 2", n)
+	}
+	for r := range acl.NumRules {
+		if d := m.Denials(acl.Rule(r)); d != 0 {
+			t.Errorf("a denial was counted (%v: %d): the check for holding is not one", acl.Rule(r), d)
+		}
+	}
+	m.PortDown = [2]bool{}
+	m.Process(req(tlp.MWr, bar2+0x100, "00:00.0", 1), FromHost, &o)
+	if o.Action != Forward || o.Holdable {
+		t.Errorf("forwarded: %+v", o)
+	}
+}
