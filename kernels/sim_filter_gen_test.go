@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "8bc1708bdb11a7fd7fe468779a590918" }
+func (x *simfilter) Fingerprint() string { return "29070cb9cba91b34e947f064869fefbd" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "13d210eefd55e6eb5ac37a225cd0a5fe" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "9429fe264f21dcf704e37a2d809cfc08" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

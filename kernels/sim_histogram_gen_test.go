@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "f164fce2cd551908d99960cfe43cc5d0" }
+func (x *simhistogram) Fingerprint() string { return "ea1d6e77f28546fefcb24d3d90f24a05" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -49,7 +49,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "9ec04bc4bc5b68a55958e63fbffff84c" }
+func (x *simmax_int32) Fingerprint() string { return "149e0910de6e1c3eebaaf3bcbcd846aa" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

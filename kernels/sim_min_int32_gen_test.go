@@ -49,7 +49,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "eac38d5b8c275d04d6e8376048d10c8d" }
+func (x *simmin_int32) Fingerprint() string { return "824dc191a394f95251de631cfafffdcb" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "a0ea8ccadebbe2cb23e67158ae221841" }
+func (x *simquantize_mxint8) Fingerprint() string { return "6ca9f6114a4ecb14cbe5b4ac44e5c5aa" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

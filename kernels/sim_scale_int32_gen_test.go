@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "bdea959030383b6c029d4410dfa7b90f" }
+func (x *simscale_int32) Fingerprint() string { return "01952253319b96dc777cf9039541ef16" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -161,7 +161,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "d0fdef3e59006bec498f23753a4f9cb1" }
+func (x *simsum_int16_sat) Fingerprint() string { return "bcc5a633792b55d71986b3231c0375c0" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

@@ -289,7 +289,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "544b25d733cb319345d5accfae4a6730" }
+func (x *simsum_int8_sat) Fingerprint() string { return "09d41f4612b5024833e65bc26f744f79" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -623,7 +623,7 @@ func (g *gen) edge() {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-10"
+const goSourceVersion = "onic-gosrc-11"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -85,7 +85,8 @@ type Sim struct {
 	vcd     *vcd  // nil unless TraceVCD was called
 	at      []int // where each node of the module given to New went in the flattened one (nil: not flattened)
 	model   Model // the compiled simulator running this program (nil: interpreted)
-	whole   bool  // with a model: v holds every signal's value, not only the ones generated code stores
+	whole   bool  // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
+	dead    []inst // the logic nothing observable reads (levelised), evaluated only when a value is asked for
 }
 
 // Model is a simulator GoSource generated for one program: v and the
@@ -212,6 +213,7 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 	for i := 0; i < m.Len(); i++ {
 		visit(i)
 	}
+	s.prune()
 	s.splitProg()
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
@@ -253,6 +255,52 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 	s.staged = make([]uint64, staged-len(s.rstaged))
 	s.eval(0, len(s.prog))
 	return s, nil
+}
+
+// prune moves the logic nothing observable reads (no port, register,
+// memory port, nor anything they read) out of prog into dead, which
+// valueWords runs only when a value is asked for: dead logic costs no
+// cycle. The program stays levelised, and so does dead (a dead node reads
+// only what is evaluated before it, live or dead).
+func (s *Sim) prune() {
+	m := s.m
+	live := make([]bool, m.Len())
+	var mark func(i int)
+	mark = func(i int) {
+		if i < 0 || live[i] {
+			return
+		}
+		live[i] = true
+		switch m.Node(i).Op {
+		case ir.OpReg, ir.OpMemRead, ir.OpMemWrite:
+			// their operands are marked as roots below
+		default:
+			for _, a := range m.Node(i).Args {
+				mark(a)
+			}
+		}
+	}
+	for _, p := range m.Ports() {
+		mark(p.Node)
+	}
+	for i := 0; i < m.Len(); i++ {
+		switch n := m.Node(i); n.Op {
+		case ir.OpReg, ir.OpMemRead, ir.OpMemWrite:
+			for _, a := range n.Args {
+				mark(a)
+			}
+		}
+	}
+	var keep []inst
+	for _, in := range s.prog {
+		if live[in.node] {
+			keep = append(keep, in)
+		} else {
+			s.dead = append(s.dead, in)
+		}
+	}
+	s.prog = keep
+	s.whole = len(s.dead) == 0
 }
 
 // splitProg orders the program in two parts, each still levelised: the
@@ -358,13 +406,17 @@ func (s *Sim) eval(from, to int) {
 		return
 	}
 	s.interpret(from, to)
+	s.whole = len(s.dead) == 0
 }
 
 // interpret runs prog[from:to] on the interpreter.
-func (s *Sim) interpret(from, to int) {
+func (s *Sim) interpret(from, to int) { s.run(s.prog[from:to]) }
+
+// run interprets the instructions of prog.
+func (s *Sim) run(prog []inst) {
 	v := s.v
-	for k := from; k < to; k++ {
-		in := &s.prog[k]
+	for k := range prog {
+		in := &prog[k]
 		var r uint64
 		switch in.op {
 		case opWide:
@@ -604,10 +656,14 @@ func (s *Sim) ValueWords(i int) []uint64 { return s.valueWords(s.node(i)) }
 // valueWords is the value of node i of the simulated (flattened) module.
 func (s *Sim) valueWords(i int) []uint64 {
 	s.Settle()
-	if s.model != nil && !s.whole {
-		// Generated code keeps what only it reads in Go variables, not
-		// in v: the interpreter fills in every signal's value.
-		s.interpret(0, len(s.prog))
+	if !s.whole {
+		// Dead logic is not evaluated each cycle, and generated code
+		// keeps what only it reads in Go variables, not in v: the
+		// interpreter fills in every signal's value.
+		if s.model != nil {
+			s.interpret(0, len(s.prog))
+		}
+		s.run(s.dead)
 		s.whole = true
 	}
 	return s.get(i)

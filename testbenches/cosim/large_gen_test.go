@@ -2649,7 +2649,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "61f7d19cd09d8905b640f2d3f2daac3a" }
+func (x *largeSim) Fingerprint() string { return "1f3d5c49b0e3f99a05502746062b050f" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

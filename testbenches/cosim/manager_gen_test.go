@@ -387,7 +387,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "9ccfe7f39920147aac6db888b1cd9b95" }
+func (x *managerSim) Fingerprint() string { return "aacdacfce1f871591f56219c6e19f20b" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
