@@ -160,49 +160,7 @@ func BenchmarkKernelStream(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			reps := max(1, 2_000_000/len(st.Cycles))
-			for b.Loop() {
-				vc, vs, err := vbench.Run(bin, reps)
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, err := sim.New(m)
-				if err != nil {
-					b.Fatal(err)
-				}
-				start := b.Elapsed()
-				oc := 0
-				for range reps {
-					oc += replayStream(s, st)
-				}
-				os := (b.Elapsed() - start).Seconds()
-				b.ReportMetric(float64(vc)/vs, "verilator-cycles/s")
-				b.ReportMetric(float64(oc)/os, "onic-cycles/s")
-				b.ReportMetric(float64(oc)/os/(float64(vc)/vs), "ratio")
-			}
+			vbench.Compare(b, bin, m, st)
 		})
 	}
-}
-
-// replayStream drives st into s, cycle by cycle, reading the outputs st names.
-func replayStream(s *sim.Sim, st *vbench.Stimulus) int {
-	ins := make([]sim.Port, len(st.Inputs))
-	for k, p := range st.Inputs[1:] {
-		ins[k+1], _ = s.Port(p.Name)
-	}
-	reads := make([]sim.Port, len(st.Reads))
-	for k, name := range st.Reads {
-		reads[k], _ = s.Port(name)
-	}
-	for _, vec := range st.Cycles {
-		for k := 1; k < len(ins); k++ {
-			s.DrivePort(ins[k], vec[k])
-		}
-		s.SetReset(vec[0][0] != 0)
-		for _, p := range reads {
-			s.Read(p)
-		}
-		s.Step()
-	}
-	return len(st.Cycles)
 }

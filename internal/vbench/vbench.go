@@ -14,8 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 
 	"onic/hdlgen/ir"
+	"onic/hdlgen/sim"
 	"onic/hdlgen/verilog"
 )
 
@@ -27,7 +29,8 @@ type Port struct {
 }
 
 // Stimulus is what a run drives: for each cycle, each input's value as
-// 64-bit words, least significant first, in Inputs' order.
+// 64-bit words, least significant first, in Inputs' order. The first
+// input is the module's reset, rst.
 type Stimulus struct {
 	Inputs []Port
 	Cycles [][][]uint64
@@ -180,4 +183,55 @@ func tail(b []byte) string {
 		b = b[len(b)-3000:]
 	}
 	return string(b)
+}
+
+// Replay drives st into s, cycle by cycle, as the harness does: the
+// inputs, the reads, the edge. It returns the cycles run.
+func Replay(s *sim.Sim, st *Stimulus) int {
+	ins := make([]sim.Port, len(st.Inputs))
+	for k, p := range st.Inputs[1:] {
+		ins[k+1], _ = s.Port(p.Name)
+	}
+	reads := make([]sim.Port, len(st.Reads))
+	for k, name := range st.Reads {
+		reads[k], _ = s.Port(name)
+	}
+	for _, vec := range st.Cycles {
+		for k := 1; k < len(ins); k++ {
+			s.DrivePort(ins[k], vec[k])
+		}
+		s.SetReset(vec[0][0] != 0)
+		for _, p := range reads {
+			s.Read(p)
+		}
+		s.Step()
+	}
+	return len(st.Cycles)
+}
+
+// Compare times the harness bin (Build's) and onic's simulator of m
+// (sim.New: compiled where generated code is linked in) replaying st, for
+// as many cycles each (about two million), and reports both speeds and
+// onic's as a multiple of Verilator's ("ratio").
+func Compare(b *testing.B, bin string, m *ir.Module, st *Stimulus) {
+	reps := max(1, 2_000_000/len(st.Cycles))
+	for b.Loop() {
+		vc, vs, err := Run(bin, reps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := sim.New(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := b.Elapsed()
+		oc := 0
+		for range reps {
+			oc += Replay(s, st)
+		}
+		os := (b.Elapsed() - start).Seconds()
+		b.ReportMetric(float64(vc)/vs, "verilator-cycles/s")
+		b.ReportMetric(float64(oc)/os, "onic-cycles/s")
+		b.ReportMetric(float64(oc)/os/(float64(vc)/vs), "ratio")
+	}
 }

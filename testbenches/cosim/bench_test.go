@@ -23,7 +23,7 @@ func BenchmarkManagerStream(b *testing.B) {
 	cycles := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		cycles += replay(s, st)
+		cycles += vbench.Replay(s, st)
 	}
 	b.ReportMetric(float64(cycles)/b.Elapsed().Seconds(), "cycles/s")
 }
@@ -39,7 +39,7 @@ func BenchmarkManagerStreamVerilator(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compare(b, bin, bn, st)
+	vbench.Compare(b, bin, bn.Design.Module, st)
 }
 
 // BenchmarkLargeStream is BenchmarkManagerStreamVerilator for the large
@@ -53,32 +53,7 @@ func BenchmarkLargeStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compare(b, bin, bn, st)
-}
-
-// compare times the Verilator harness bin and onic's simulator of bn on
-// st, each for about a second.
-func compare(b *testing.B, bin string, bn *Bench, st *vbench.Stimulus) {
-	reps := max(1, 2_000_000/len(st.Cycles))
-	for b.Loop() {
-		vc, vs, err := vbench.Run(bin, reps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := sim.New(bn.Design.Module)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := b.Elapsed()
-		oc := 0
-		for range reps {
-			oc += replay(s, st)
-		}
-		os := (b.Elapsed() - start).Seconds()
-		b.ReportMetric(float64(vc)/vs, "verilator-cycles/s")
-		b.ReportMetric(float64(oc)/os, "onic-cycles/s")
-		b.ReportMetric(float64(oc)/os/(float64(vc)/vs), "ratio")
-	}
+	vbench.Compare(b, bin, bn.Design.Module, st)
 }
 
 // managerStream is the default bench and a recorded run of it.
@@ -102,28 +77,4 @@ func recordStream(b testing.TB, bn *Bench) *vbench.Stimulus {
 		st.Reads = append(st.Reads, r.prefix+"_tlp_valid")
 	}
 	return st
-}
-
-// replay drives st's inputs, cycle by cycle, into s, reading the outputs
-// st names; it returns the cycles run.
-func replay(s *sim.Sim, st *vbench.Stimulus) int {
-	ins := make([]sim.Port, len(st.Inputs))
-	for k, p := range st.Inputs[1:] {
-		ins[k+1], _ = s.Port(p.Name)
-	}
-	reads := make([]sim.Port, len(st.Reads))
-	for k, name := range st.Reads {
-		reads[k], _ = s.Port(name)
-	}
-	for _, vec := range st.Cycles {
-		for k := 1; k < len(ins); k++ {
-			s.DrivePort(ins[k], vec[k])
-		}
-		s.SetReset(vec[0][0] != 0)
-		for _, p := range reads {
-			s.Read(p)
-		}
-		s.Step()
-	}
-	return len(st.Cycles)
 }
