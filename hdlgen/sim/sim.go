@@ -82,10 +82,10 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	vcd     *vcd  // nil unless TraceVCD was called
-	at      []int // where each node of the module given to New went in the flattened one (nil: not flattened)
-	model   Model // the compiled simulator running this program (nil: interpreted)
-	whole   bool  // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
+	vcd     *vcd   // nil unless TraceVCD was called
+	at      []int  // where each node of the module given to New went in the flattened one (nil: not flattened)
+	model   Model  // the compiled simulator running this program (nil: interpreted)
+	whole   bool   // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
 	dead    []inst // the logic nothing observable reads (levelised), evaluated only when a value is asked for
 }
 
