@@ -150,30 +150,26 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	return src, nil
 }
 
-// gen prints one module's program.
+// gen prints one module's program (New has already left dead logic out
+// of it).
 type gen struct {
 	s *Sim
 	b bytes.Buffer
-	// owner is the node whose value a one-word offset holds; uses counts
-	// its readers; stored marks the offsets that must live in S (read by
-	// Edge, a port, a wide operation, the other Eval part, or a source).
-	// The rest are Go locals, and one nobody reads is dead: not printed.
-	owner  map[int32]int32
-	uses   map[int32]int
+	// stored marks the one-word offsets that must live in S: read by
+	// Edge, a port, a wide operation or the other Eval part, or a
+	// source. The rest are Go locals.
 	stored map[int32]bool
 	konst  map[int32]uint64 // one-word constants, printed as literals
 	local  map[int32]bool   // declared in the function being printed
-	live   map[int32]bool   // stored, or read by a live instruction
 }
 
-// analyse fills owner, uses, stored and konst.
+// analyse fills stored and konst.
 func (g *gen) analyse() {
 	s, m := g.s, g.s.m
-	g.owner, g.uses, g.stored, g.konst = map[int32]int32{}, map[int32]int{}, map[int32]bool{}, map[int32]uint64{}
+	g.stored, g.konst = map[int32]bool{}, map[int32]uint64{}
 	part := map[int32]int{} // which part computes an offset
 	for k, in := range s.prog {
 		if in.op != opWide {
-			g.owner[in.dst] = in.node
 			part[in.dst] = 1
 			if k >= s.split {
 				part[in.dst] = 2
@@ -181,19 +177,11 @@ func (g *gen) analyse() {
 		}
 	}
 	for i := 0; i < m.Len(); i++ {
-		switch n := m.Node(i); n.Op {
-		case ir.OpInput, ir.OpReg, ir.OpMemRead:
+		switch n := m.Node(i); {
+		case n.Op == ir.OpInput || n.Op == ir.OpReg || n.Op == ir.OpMemRead || s.nw[i] > 1:
 			g.stored[s.off[i]] = true
-		case ir.OpConst:
-			if s.nw[i] == 1 {
-				g.konst[s.off[i]] = n.Const[0]
-			}
-		}
-	}
-	keep := func(off int32) { g.stored[off], g.uses[off] = true, g.uses[off]+1 }
-	for i := range s.nw {
-		if s.nw[i] > 1 {
-			g.stored[s.off[i]] = true
+		case n.Op == ir.OpConst:
+			g.konst[s.off[i]] = n.Const[0]
 		}
 	}
 	for k, in := range s.prog {
@@ -201,8 +189,7 @@ func (g *gen) analyse() {
 		if k >= s.split {
 			p = 2
 		}
-		use := func(off int32) {
-			g.uses[off]++
+		use := func(off int32) { // read by the other part: stored
 			if q, ok := part[off]; ok && q != p {
 				g.stored[off] = true
 			}
@@ -216,7 +203,7 @@ func (g *gen) analyse() {
 				if n.Op == ir.OpMux && j == 0 || n.Op == ir.OpConcat {
 					use(s.off[a])
 				} else {
-					keep(s.off[a])
+					g.stored[s.off[a]] = true
 				}
 			}
 		case ir.OpConcat:
@@ -232,58 +219,22 @@ func (g *gen) analyse() {
 		}
 	}
 	for _, r := range s.regs {
-		keep(r.next)
+		g.stored[r.next] = true
 		if r.en >= 0 {
-			keep(r.en)
+			g.stored[r.en] = true
 		}
 	}
 	for _, p := range s.reads {
-		keep(p.addr)
-		keep(p.en)
+		g.stored[p.addr], g.stored[p.en] = true, true
 	}
 	for _, p := range s.writes {
-		keep(p.addr)
-		keep(p.data)
-		keep(p.en)
+		g.stored[p.addr], g.stored[p.data], g.stored[p.en] = true, true, true
 		if p.be >= 0 {
-			keep(p.be)
+			g.stored[p.be] = true
 		}
 	}
 	for _, p := range m.Ports() {
-		keep(s.off[p.Node])
-	}
-	// Live: stored, or read by a live instruction (the program is
-	// levelised, so readers come after what they read).
-	g.live = map[int32]bool{}
-	for off := range g.stored {
-		g.live[off] = true
-	}
-	for k := len(s.prog) - 1; k >= 0; k-- {
-		in := s.prog[k]
-		if in.op == opWide {
-			n := m.Node(int(in.node))
-			for _, a := range n.Args {
-				g.live[s.off[a]] = true
-			}
-			continue
-		}
-		if !g.live[in.dst] {
-			continue
-		}
-		switch in.op {
-		case opSliceW:
-			g.live[in.a] = true
-		case ir.OpConcat:
-			for j := int32(0); j < in.c; j++ {
-				g.live[s.parts[in.b+2*j]] = true
-			}
-		default:
-			for _, o := range []int32{in.a, in.b, in.c} {
-				if o >= 0 {
-					g.live[o] = true
-				}
-			}
-		}
+		g.stored[s.off[p.Node]] = true
 	}
 }
 
@@ -313,9 +264,6 @@ func (g *gen) inst(in inst, q string) error {
 	w := g.line
 	if in.op == opWide {
 		return g.wide(int(in.node), q)
-	}
-	if !g.live[in.dst] {
-		return nil // dead: nothing reads it
 	}
 	dst := fmt.Sprintf("t%d", in.dst)
 	if in.op == opSliceW {
@@ -401,7 +349,7 @@ func (g *gen) wide(i int, q string) error {
 				qw, r := at/64, at%64
 				src := fmt.Sprintf("v[%d]", po+int32(k))
 				if s.nw[p] == 1 {
-					if g.konst[po] == 0 && isKonst(g.konst, po) {
+					if k, ok := g.konst[po]; ok && k == 0 {
 						continue // a zero part adds nothing
 					}
 					src = g.ref(po)
@@ -770,10 +718,4 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 		return "uint64(" + sx(a) + " >> " + bv + ")", false
 	}
 	return "", false
-}
-
-// isKonst reports whether off holds a one-word constant.
-func isKonst(k map[int32]uint64, off int32) bool {
-	_, ok := k[off]
-	return ok
 }

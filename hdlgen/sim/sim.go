@@ -554,8 +554,7 @@ func (s *Sim) Drive(name string, v []uint64) error {
 	if !ok {
 		return fmt.Errorf("module %s has no input %q", s.m.Name(), name)
 	}
-	p := Port{off: s.off[i], nw: s.nw[i], mask: mask(s.m.Node(int(i)).W - 64*(int(s.nw[i])-1)), input: true}
-	s.DrivePort(p, v)
+	s.DrivePort(s.portAt(i, true), v)
 	return nil
 }
 
@@ -576,8 +575,12 @@ func (s *Sim) Port(name string) (Port, error) {
 			return Port{}, fmt.Errorf("module %s has no port %q", s.m.Name(), name)
 		}
 	}
-	w := s.m.Node(int(i)).W
-	return Port{off: s.off[i], nw: s.nw[i], mask: mask(w - 64*(int(s.nw[i])-1)), input: in}, nil
+	return s.portAt(i, in), nil
+}
+
+// portAt is the handle of port node i.
+func (s *Sim) portAt(i int32, input bool) Port {
+	return Port{off: s.off[i], nw: s.nw[i], mask: mask(s.m.Node(int(i)).W - 64*(int(s.nw[i])-1)), input: input}
 }
 
 // DrivePort is Drive through a handle (an input's; driving an output's
