@@ -71,11 +71,11 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		pi, err := manager.BuildPortIn(d.Config)
+		parts, err := card.PartsOf(d, link)
 		if err != nil {
 			return nil, err
 		}
-		top = card.Build("onic_card", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
+		top = card.Build("onic_card", parts)
 		if err := top.Check(); err != nil {
 			return nil, err
 		}
@@ -203,6 +203,7 @@ func xdc(d *manager.Design, top *ir.Module, c clocks) []byte {
 	}
 	groups = append(groups, struct{ prefix, title string }{"m_kernel_slot", "kernel slot select"},
 		struct{ prefix, title string }{"s_axil_", "AXI-Lite register interface"},
+		struct{ prefix, title string }{"m_slot_axil_", "the register block's AXI-Lite master toward the kernel slots' pages"},
 		struct{ prefix, title string }{"m_axis_cq_", "the PCIE4 block's completer request interface (PG213)"},
 		struct{ prefix, title string }{"s_axis_cc_", "the PCIE4 block's completer completion interface (PG213)"},
 		struct{ prefix, title string }{"pcie_cq_np_req", "the PCIE4 block's non-posted request credit (PG213)"},
@@ -593,6 +594,17 @@ func pcie4IP(w func(string, ...any), f *pcie.Function) {
 		{"PF0_SUBSYSTEM_ID", fmt.Sprintf("%04x", f.Space.Read16(0x2e))},
 		{"PF0_MSI_CAP_MULTIMSGCAP", "32_vectors"},
 		{"en_msi_per_vec_masking", "true"},
+		// MSI-X with the table and PBA in the application (PG213, "MSI-X
+		// External"): the card's register block keeps the table in the
+		// register BAR, and the PBA reads 0.
+		{"mode_selection", "Advanced"},
+		{"pf0_msix_enabled", "true"},
+		{"MSI_X_OPTIONS", "MSI-X_External"},
+		{"PF0_MSIX_CAP_TABLE_SIZE", fmt.Sprintf("%03X", pcie.ONICMSIXVectors-1)},
+		{"PF0_MSIX_CAP_TABLE_BIR", barIndicator(f, pcie.ONICRegBAR)},
+		{"PF0_MSIX_CAP_TABLE_OFFSET", fmt.Sprintf("%08X", pcie.ONICMSIXTableOffset)},
+		{"PF0_MSIX_CAP_PBA_BIR", barIndicator(f, pcie.ONICRegBAR)},
+		{"PF0_MSIX_CAP_PBA_OFFSET", fmt.Sprintf("%08X", pcie.ONICMSIXPBAOffset)},
 	}
 	for i, b := range f.BARs {
 		if b.Kind != pcie.BARMem32 && b.Kind != pcie.BARMem64 {
@@ -608,10 +620,17 @@ func pcie4IP(w func(string, ...any), f *pcie.Function) {
 		w("    CONFIG.%s {%s} \\", p[0], p[1])
 	}
 	w("] [get_ips onic_pcie4]")
-	w("# MSI-X: the O-NIC's table (%d vectors) and pending bits live in BAR%d at", pcie.ONICMSIXVectors, pcie.ONICRegBAR)
-	w("# 0x%x and 0x%x; set them in the IP's MSI-X page (not set here).", pcie.ONICMSIXTableOffset, pcie.ONICMSIXPBAOffset)
 	w("generate_target all [get_ips onic_pcie4]")
 	w("synth_ip [get_ips onic_pcie4]")
+}
+
+// barIndicator is how the IP names BAR i of f in its MSI-X settings: a
+// 64-bit BAR by both its registers (BAR_1:0).
+func barIndicator(f *pcie.Function, i int) string {
+	if f.BARs[i].Kind == pcie.BARMem64 {
+		return fmt.Sprintf("BAR_%d:%d", i+1, i)
+	}
+	return fmt.Sprintf("BAR_%d", i)
 }
 
 // barScale writes a BAR size as the IP's scale and size: the largest unit

@@ -162,11 +162,11 @@ func TestXDCDirections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pi, err := manager.BuildPortIn(d.Config)
+			parts, err := card.PartsOf(d, link)
 			if err != nil {
 				t.Fatal(err)
 			}
-			top = card.Build("onic_card", card.Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
+			top = card.Build("onic_card", parts)
 		}
 		var xdc string
 		for _, f := range fs {
@@ -238,7 +238,7 @@ func TestPCIe4Bundle(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"onic_top.v", "onic_card.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie_manager.v", "onic_pcie4_cc.v",
-		"onic_pcie4_rq.v", "onic_pcie4_rc.v",
+		"onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_pcie_manager_regbar.v",
 		"onic_optlink.v", "onic_optlink_framer.v", "onic_optlink_deframer.v", "onic_top.xdc"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s in %v", want, names)
@@ -259,7 +259,11 @@ func TestPCIe4Bundle(t *testing.T) {
 		"CONFIG.PF0_DEVICE_ID {0001}", "CONFIG.PF0_CLASS_CODE {028000}",
 		"CONFIG.pf0_bar0_64bit {true}", "CONFIG.pf0_bar0_prefetchable {false}", "CONFIG.pf0_bar0_scale {Kilobytes}", "CONFIG.pf0_bar0_size {64}",
 		"CONFIG.pf0_bar2_prefetchable {true}", "CONFIG.pf0_bar2_scale {Gigabytes}", "CONFIG.pf0_bar2_size {16}",
-		"CONFIG.pf0_bar4_scale {Megabytes}", "CONFIG.pf0_bar4_size {32}", "synth_ip [get_ips onic_pcie4]"} {
+		"CONFIG.pf0_bar4_scale {Megabytes}", "CONFIG.pf0_bar4_size {32}", "synth_ip [get_ips onic_pcie4]",
+		// MSI-X External: 64 vectors, the table and PBA in BAR0 (a 64-bit
+		// BAR) where the register block keeps them.
+		"CONFIG.MSI_X_OPTIONS {MSI-X_External}", "CONFIG.PF0_MSIX_CAP_TABLE_SIZE {03F}", "CONFIG.PF0_MSIX_CAP_TABLE_BIR {BAR_1:0}",
+		"CONFIG.PF0_MSIX_CAP_TABLE_OFFSET {00008000}", "CONFIG.PF0_MSIX_CAP_PBA_OFFSET {0000C000}"} {
 		if !strings.Contains(string(tcl), want) {
 			t.Errorf("build.tcl has no %q", want)
 		}

@@ -18,6 +18,10 @@ type Parts struct {
 	PortIn *ir.Module
 	// Link is the optical link layer (optlink.Module), one per port.
 	Link *ir.Module
+	// Regs is the register block (manager.BuildRegBlock): the register
+	// BAR's reads and writes, the manager's AXI-Lite registers, the MSI-X
+	// table and the kernel slots' pages.
+	Regs *ir.Module
 }
 
 // tlps is a TLP stream in the manager's format inside the card: a header
@@ -54,9 +58,13 @@ func unpack(m *ir.Module, st axis.Stream, like tlps) tlps {
 	return s
 }
 
-// merge joins two TLP streams of the same shape a packet at a time.
-func merge(m *ir.Module, name string, a, b tlps) tlps {
-	out := axis.PacketMux(m, name, []axis.Stream{a.pack(m), b.pack(m)})
+// merge joins TLP streams of the same shape a packet at a time.
+func merge(m *ir.Module, name string, a tlps, more ...tlps) tlps {
+	ins := []axis.Stream{a.pack(m)}
+	for _, b := range more {
+		ins = append(ins, b.pack(m))
+	}
+	out := axis.PacketMux(m, name, ins)
 	return unpack(m, out, a)
 }
 
@@ -108,8 +116,12 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 //   - toward the ports: the manager's and the port pipeline's TLPs for
 //     each port merged into its link; the links' states drive the
 //     manager's port_down;
-//   - kernel slots and registers: the two pipelines' m_kernel and m_local
-//     streams merged, out of the top.
+//   - kernel slots: the two pipelines' m_kernel streams merged, out of
+//     the top;
+//   - the register BAR: their m_local streams merged into the register
+//     block, which drives the manager's AXI-Lite registers, keeps the
+//     MSI-X table, passes the slots' pages on (m_slot_axil_*, out of the
+//     top) and sends its read completions to CC with the others.
 //
 // The card's own requester ID comes from the block's cfg_bus_number.
 //
@@ -223,9 +235,12 @@ func Build(name string, p Parts) *ir.Module {
 		mgrReady[o] = m.Wire("manager_"+o+"_ready", 1)
 		mgrIn[o+"_tlp_ready"] = mgrReady[o]
 	}
+	// The manager's AXI-Lite registers are the register block's (below).
+	axilToMgr := map[string]ir.Value{}
 	for _, pt := range p.Manager.Ports() {
 		if !pt.Output && strings.HasPrefix(pt.Name, "s_axil_") {
-			mgrIn[pt.Name] = m.Input(pt.Name, p.Manager.Node(pt.Node).W)
+			axilToMgr[pt.Name] = m.Wire("regs_"+strings.TrimPrefix(pt.Name, "s_"), p.Manager.Node(pt.Node).W)
+			mgrIn[pt.Name] = axilToMgr[pt.Name]
 		}
 	}
 	mgrOut := m.Instance("manager", p.Manager, mgrIn)
@@ -233,11 +248,6 @@ func Build(name string, p Parts) *ir.Module {
 		m.Assign(w, mgrOut[name])
 	}
 	m.Assign(host.ready, mgrOut["s_host_tlp_ready"])
-	for _, pt := range p.Manager.Ports() {
-		if pt.Output && strings.HasPrefix(pt.Name, "s_axil_") {
-			m.Output(pt.Name, mgrOut[pt.Name])
-		}
-	}
 	mgrStream := func(o, side string) tlps {
 		s := fromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
 		m.Assign(mgrReady[o], s.ready)
@@ -249,20 +259,50 @@ func Build(name string, p Parts) *ir.Module {
 		return s
 	}
 
-	// Kernel slots and registers: both pipelines' streams, out of the top.
-	for _, o := range []struct{ name, side string }{{"m_kernel", "m_kernel_slot"}, {"m_local", ""}} {
-		s := merge(m, o.name+"_merge", mgrStream(o.name, o.side), piStream(o.name, o.side))
-		m.Output(o.name+"_tlp_hdr", s.hdr)
-		if o.side != "" {
-			m.Output(o.side, s.side)
-		}
-		m.Output(o.name+"_tlp_data", s.data)
-		m.Output(o.name+"_tlp_keep", s.keep)
-		m.Output(o.name+"_tlp_sop", s.sop)
-		m.Output(o.name+"_tlp_eop", s.eop)
-		m.Output(o.name+"_tlp_valid", s.valid)
-		m.Assign(s.ready, m.Input(o.name+"_tlp_ready", 1))
+	// Kernel slots: both pipelines' streams, out of the top.
+	{
+		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot"))
+		m.Output("m_kernel_tlp_hdr", s.hdr)
+		m.Output("m_kernel_slot", s.side)
+		m.Output("m_kernel_tlp_data", s.data)
+		m.Output("m_kernel_tlp_keep", s.keep)
+		m.Output("m_kernel_tlp_sop", s.sop)
+		m.Output("m_kernel_tlp_eop", s.eop)
+		m.Output("m_kernel_tlp_valid", s.valid)
+		m.Assign(s.ready, m.Input("m_kernel_tlp_ready", 1))
 	}
+
+	// The register BAR: both pipelines' local streams into the register
+	// block, which drives the manager's AXI-Lite slave and the slots'
+	// pages (m_slot_axil_*, out of the top) and answers reads.
+	local := merge(m, "m_local_merge", mgrStream("m_local", ""), piStream("m_local", ""))
+	regsIn := map[string]ir.Value{"self_id": self}
+	into(regsIn, "s_tlp_", local)
+	regsCplReady := m.Wire("regs_cpl_ready", 1)
+	regsIn["m_cpl_tlp_ready"] = regsCplReady
+	for _, pt := range p.Regs.Ports() {
+		switch {
+		case pt.Output || !strings.HasPrefix(pt.Name, "m_") || strings.HasPrefix(pt.Name, "m_cpl_"):
+		case strings.HasPrefix(pt.Name, "m_axil_"):
+			regsIn[pt.Name] = mgrOut["s_axil_"+strings.TrimPrefix(pt.Name, "m_axil_")]
+		default:
+			regsIn[pt.Name] = m.Input(pt.Name, p.Regs.Node(pt.Node).W)
+		}
+	}
+	regsOut := m.Instance("regs", p.Regs, regsIn)
+	m.Assign(local.ready, regsOut["s_tlp_ready"])
+	for _, pt := range p.Manager.Ports() {
+		if w, ok := axilToMgr[pt.Name]; ok {
+			m.Assign(w, regsOut["m_axil_"+strings.TrimPrefix(pt.Name, "s_axil_")])
+		}
+	}
+	for _, pt := range p.Regs.Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "m_slot_axil_") {
+			m.Output(pt.Name, regsOut[pt.Name])
+		}
+	}
+	regsCpl := tlps{hdr: regsOut["m_cpl_tlp_hdr"], data: regsOut["m_cpl_tlp_data"], keep: regsOut["m_cpl_tlp_keep"],
+		sop: regsOut["m_cpl_tlp_sop"], eop: regsOut["m_cpl_tlp_eop"], valid: regsOut["m_cpl_tlp_valid"], ready: regsCplReady}
 
 	// Toward the host: the port pipeline's requests to RQ, its completions
 	// and the manager's to CC.
@@ -284,7 +324,7 @@ func Build(name string, p Parts) *ir.Module {
 	mcpl := fromOutputs(m, mgrOut, "m_cpl_tlp_", "", "m_cpl_from_manager_ready")
 	m.Assign(mgrReady["m_cpl"], mcpl.ready)
 	mcpl.data, mcpl.keep, mcpl.sop, mcpl.eop = m.Const(512, 0), m.Const(16, 0), m.Const(1, 1), m.Const(1, 1) // header only
-	toCC := merge(m, "cc_merge", mcpl, cplFromPorts)
+	toCC := merge(m, "cc_merge", mcpl, cplFromPorts, regsCpl)
 	ccIn := map[string]ir.Value{"s_axis_cc_tready": m.Input("s_axis_cc_tready", 1)}
 	into(ccIn, "tlp_", toCC)
 	ccOut := m.Instance("cc", cc, ccIn)

@@ -7,9 +7,29 @@
 // docs/architecture.md, "What users may import").
 package card
 
+import (
+	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
+)
+
 // Ports are the optical ports, by the prefix their top-level signals
 // carry.
 var Ports = []struct{ Prefix string }{
 	{"port_a"},
 	{"port_b"},
+}
+
+// PartsOf builds the blocks of the card around the manager d: its port
+// pipeline and register block from the same configuration, and link on
+// each optical port.
+func PartsOf(d *manager.Design, link *ir.Module) (Parts, error) {
+	pi, err := manager.BuildPortIn(d.Config)
+	if err != nil {
+		return Parts{}, err
+	}
+	regs, err := manager.BuildRegBlock(d.Config)
+	if err != nil {
+		return Parts{}, err
+	}
+	return Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs}, nil
 }

@@ -21,12 +21,11 @@ import (
 
 // fullCard builds card i of the two-party scenario with link.
 func fullCard(t testing.TB, name string, i int, link *ir.Module) *ir.Module {
-	d := design(t, i)
-	pi, err := manager.BuildPortIn(config(t, i))
+	parts, err := PartsOf(design(t, i), link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	top := Build(name, Parts{Manager: d.Module, PortIn: pi.Module, Link: link})
+	top := Build(name, parts)
 	if err := top.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +188,6 @@ func TestTwoFullCards(t *testing.T) {
 			s.drive("s_axis_cc_tready", 1)
 			s.drive("s_axis_rq_tready", b2u(rqReady))
 			s.drive("m_kernel_tlp_ready", 1)
-			s.drive("m_local_tlp_ready", 1)
 			s.drive("m_axis_cq_tvalid", 0)
 			s.drive("m_axis_rc_tvalid", 0)
 		}

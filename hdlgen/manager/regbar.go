@@ -1,0 +1,235 @@
+package manager
+
+import (
+	"fmt"
+	"math/bits"
+
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/ir"
+	"onic/pcie"
+	"onic/tlp"
+)
+
+// The register BAR's map as the register block decodes it, by byte
+// offset: the manager's AXI-Lite registers, the kernel slots' pages (their
+// task shells and kernels, docs/kernels.md), the MSI-X table, and nothing
+// else (the PBA reads 0: no vector is ever pending, as the emulator says).
+const (
+	RegBARManagerEnd = 0x1000                                             // [0, 0x1000): the manager's registers (m_axil_*)
+	RegBARSlotsEnd   = pcie.ONICMSIXTableOffset                           // [0x1000, 0x8000): the slots' pages (m_slot_axil_*)
+	RegBARMSIXEnd    = pcie.ONICMSIXTableOffset + 16*pcie.ONICMSIXVectors // the MSI-X table, 16 bytes a vector
+)
+
+// Register block states.
+const (
+	rbIdle   = iota // waiting for a TLP's first beat
+	rbDecide        // its header is registered: a write, a read, or neither
+	rbWrite         // a write's DWs, one register access each
+	rbRead          // a read's DWs, one register access each
+	rbSend          // a completion beat waits for m_cpl_tlp_ready
+	rbDrain         // anything else: its beats are taken and have no effect
+)
+
+// BuildRegBlock generates the register block (<name>_regbar): what turns
+// the TLPs the manager sends to m_local into register accesses, as the
+// emulator's O-NIC does with its register BAR.
+//
+//   - A memory write (MWr) becomes one write per DW, at the DW's offset,
+//     with the byte enables as strobes (the first DW's First DW BE, the
+//     last's Last DW BE, all four between), even when none is set, as the
+//     emulator's register file takes it.
+//   - A memory read (MRd) becomes one read per DW; the data comes back as
+//     one successful CplD on m_cpl_tlp_* (completer self_id, Byte Count
+//     and Lower Address from the byte enables, PCIe §2.2.9), beat by beat.
+//   - Everything else the manager hands to local registers (configuration
+//     requests and messages, completions for the O-NIC itself, locked
+//     reads and AtomicOps into the register BAR) is taken and dropped: the
+//     emulator does the same.
+//
+// By offset: below RegBARManagerEnd the manager's AXI-Lite slave
+// (m_axil_*, 12-bit addresses); up to RegBARSlotsEnd the kernel slots'
+// pages (m_slot_axil_*, the BAR offset as a 16-bit address); then the
+// MSI-X table, kept here (the PCIE4 block's "MSI-X External" mode, PG213:
+// the table and PBA are the application's); every other offset reads 0
+// and ignores writes. Both AXI-Lite masters keep AWVALID and WVALID up
+// until each is taken and wait for the write response before the next
+// access; a read waits for RVALID. Accesses go one at a time: registers
+// are the slow path.
+func BuildRegBlock(c Config) (*ir.Module, error) {
+	if c.Name == "" {
+		c.Name = "onic_pcie_manager"
+	}
+	if c.DataWidth == 0 {
+		c.DataWidth = 512
+	}
+	if c.DataWidth != 256 && c.DataWidth != 512 {
+		return nil, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+	}
+	W := c.DataWidth
+	K := W / 32
+	jb := bits.Len(uint(K - 1)) // bits of a DW's index in a beat
+	m := ir.NewModule(c.Name + "_regbar")
+	self := m.Input("self_id", 16)
+	hdrIn := m.Input("s_tlp_hdr", 128)
+	dataIn := m.Input("s_tlp_data", W)
+	keepIn := m.Input("s_tlp_keep", K)
+	sopIn, eopIn, validIn := m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1), m.Input("s_tlp_valid", 1)
+	cplReady := m.Input("m_cpl_tlp_ready", 1)
+
+	st := m.Reg("rb_state", 3, rbIdle)
+	in := func(s uint64) ir.Value { return m.Eq(st, m.Const(3, s)) }
+	idle, decide, writing, reading, sending, draining := in(rbIdle), in(rbDecide), in(rbWrite), in(rbRead), in(rbSend), in(rbDrain)
+
+	// The TLP's header, and what it asks for.
+	hdr := m.RegNoReset("rb_hdr", 128)
+	m.SetNext(hdr, hdrIn)
+	m.SetEnable(hdr, m.And(idle, m.And(validIn, sopIn)))
+	f := tlphdr.Decode(m, "rb", hdr)
+	memType := m.Eq(f.Type, m.Const(5, 0))
+	isWrite := m.Named("rb_is_write", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b01))))
+	isRead := m.Named("rb_is_read", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b00))))
+	// last is the index of the TLP's last DW (Length 0 means 1024).
+	last := m.Named("rb_last_dw", m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1)))
+
+	// The DW the block is at: its index, its place in the beat, its DW
+	// address in the BAR (offsets past 4 GiB are not the register BAR's).
+	i := m.Reg("rb_dw", 11, 0)
+	j := m.Slice(i, 0, jb)
+	atLast := m.Named("rb_at_last", m.Eq(i, last))
+	atBeatEnd := m.Eq(j, m.Const(jb, uint64(K-1)))
+	// The DW address counts along with i (an adder of the header's address
+	// and i would be on the path to every decision).
+	dwAddr := m.Reg("rb_dw_addr", 31, 0)
+	below := func(off uint64) ir.Value { return m.LtU(dwAddr, m.Const(31, off/4)) }
+	toMgr := m.Named("rb_to_manager", below(RegBARManagerEnd))
+	toSlot := m.Named("rb_to_slots", m.And(m.Not(toMgr), below(RegBARSlotsEnd)))
+	toMSIX := m.Named("rb_to_msix", m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd)))
+	toNone := m.Not(m.Any(toMgr, toSlot, toMSIX))
+
+	// A write's DW: the held beat's DW j, present if kept, with its byte
+	// enables as strobes.
+	dw := m.Named("rb_wdata", m.Slice(m.Shr(dataIn, m.Concat(j, m.Const(5, 0))), 0, 32))
+	have := m.Named("rb_have", m.Slice(m.Shr(keepIn, j), 0, 1))
+	strb := m.Named("rb_wstrb", m.Mux(m.Eq(i, m.Const(11, 0)), f.FirstBE, m.Mux(atLast, f.LastBE, m.Const(4, 0xF))))
+	wrDW := m.Named("rb_write_dw", m.And(writing, m.And(validIn, have)))
+
+	// The two AXI-Lite masters.
+	awDone, wDone, arDone := m.Reg("rb_aw_done", 1, 0), m.Reg("rb_w_done", 1, 0), m.Reg("rb_ar_done", 1, 0)
+	// master drives the AXI-Lite master prefix* for the DWs sel chooses,
+	// at addr.
+	type master struct{ aw, w, ar, bDone, rDone, rdata ir.Value }
+	axil := func(prefix string, sel ir.Value, addr ir.Value) master {
+		wr, rd := m.And(wrDW, sel), m.And(reading, sel)
+		awvalid, wvalid := m.And(wr, m.Not(awDone)), m.And(wr, m.Not(wDone))
+		bready := m.And(wr, m.And(awDone, wDone))
+		arvalid, rready := m.And(rd, m.Not(arDone)), m.And(rd, arDone)
+		m.Output(prefix+"awaddr", addr)
+		m.Output(prefix+"awvalid", awvalid)
+		m.Output(prefix+"wdata", dw)
+		m.Output(prefix+"wstrb", strb)
+		m.Output(prefix+"wvalid", wvalid)
+		m.Output(prefix+"bready", bready)
+		m.Output(prefix+"araddr", addr)
+		m.Output(prefix+"arvalid", arvalid)
+		m.Output(prefix+"rready", rready)
+		var x master
+		x.aw = m.And(awvalid, m.Input(prefix+"awready", 1))
+		x.w = m.And(wvalid, m.Input(prefix+"wready", 1))
+		x.bDone = m.And(bready, m.Input(prefix+"bvalid", 1))
+		// A slave's error response changes nothing: the emulator's
+		// registers have none. The inputs are there for the connection.
+		_ = m.Input(prefix+"bresp", 2)
+		x.ar = m.And(arvalid, m.Input(prefix+"arready", 1))
+		x.rDone = m.And(rready, m.Input(prefix+"rvalid", 1))
+		x.rdata = m.Input(prefix+"rdata", 32)
+		_ = m.Input(prefix+"rresp", 2)
+		return x
+	}
+	byteAddr := m.Concat(m.Slice(dwAddr, 0, 14), m.Const(2, 0))
+	mgr := axil("m_axil_", toMgr, m.Slice(byteAddr, 0, 12))
+	slot := axil("m_slot_axil_", toSlot, byteAddr)
+
+	// The MSI-X table: 16 bytes a vector, written with the byte enables,
+	// read a cycle after its address.
+	msix := m.Memory("msix_table", 4*pcie.ONICMSIXVectors, 32)
+	msixAddr := m.Slice(dwAddr, 0, ir.AddrBits(4*pcie.ONICMSIXVectors))
+	m.WritePort(msix, msixAddr, dw, m.And(wrDW, toMSIX), strb)
+	msixPend := m.Reg("rb_msix_pending", 1, 0)
+	msixRead := m.And(reading, m.And(toMSIX, m.Not(msixPend)))
+	msixData := m.ReadPort(msix, msixAddr, msixRead)
+
+	// A DW is done when its access has been answered.
+	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toNone)))
+	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend), toNone)))
+	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX}, []ir.Value{mgr.rdata, slot.rdata, msixData}))
+	m.SetNext(msixPend, m.And(msixRead, m.Not(rDoneNow)))
+	dwDone := m.Or(wDoneNow, rDoneNow)
+	for _, r := range []struct{ reg, a, b ir.Value }{{awDone, mgr.aw, slot.aw}, {wDone, mgr.w, slot.w}, {arDone, mgr.ar, slot.ar}} {
+		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), m.Not(dwDone)))
+	}
+
+	// The read's data, a beat at a time.
+	rbuf := m.RegNoReset("rb_rbuf", W)
+	rkeep := m.Reg("rb_rkeep", K, 0)
+	first := m.Reg("rb_first_beat", 1, 1)
+	oneHot := m.Named("rb_dw_bit", m.Shl(m.Const(K, 1), j))
+	var dws []ir.Value
+	for k := K - 1; k >= 0; k-- {
+		dws = append(dws, m.Mux(m.And(rDoneNow, m.Eq(j, m.Const(jb, uint64(k)))), rdata, m.Slice(rbuf, 32*k, 32)))
+	}
+	m.SetNext(rbuf, m.Concat(dws...))
+	sent := m.Named("rb_sent", m.And(sending, cplReady))
+	m.SetNext(rkeep, m.Mux(sent, m.Const(K, 0), m.Mux(rDoneNow, m.Or(rkeep, oneHot), rkeep)))
+	m.SetNext(first, m.Mux(decide, m.Const(1, 1), m.Mux(sent, m.Const(1, 0), first)))
+
+	// The completion: CplD of Length DWs, the rest as the manager's
+	// completions are made (status SC).
+	c0 := completion(m, hdr, self, m.Const(3, uint64(tlp.StatusSC)), m.Const(1, 1), m.Const(1, 0))
+	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), f.Length, m.Slice(c0, 0, 64)))
+	m.Output("m_cpl_tlp_hdr", cplHdr)
+	m.Output("m_cpl_tlp_data", rbuf)
+	m.Output("m_cpl_tlp_keep", rkeep)
+	m.Output("m_cpl_tlp_sop", first)
+	m.Output("m_cpl_tlp_eop", atLast)
+	m.Output("m_cpl_tlp_valid", sending)
+
+	// The input: a write's beat is taken when its last DW is done (or it
+	// has no more kept DWs), a read's at the decision, anything else's
+	// as it comes.
+	beatOver := m.Or(m.And(wDoneNow, m.Or(atLast, atBeatEnd)), m.And(writing, m.And(validIn, m.Not(have))))
+	ready := m.Any(m.And(idle, m.Not(sopIn)), m.And(decide, isRead), draining, beatOver)
+	m.Output("s_tlp_ready", m.Named("rb_ready", ready))
+	taken := m.And(validIn, ready)
+
+	// The next DW.
+	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, m.Not(atLast)), m.And(rDoneNow, m.Not(m.Or(atLast, atBeatEnd))), m.And(sent, m.Not(atLast))))
+	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, m.Add(i, m.Const(11, 1)), i)))
+	m.SetNext(dwAddr, m.Mux(decide, m.Zext(m.Slice(f.Address, 2, 30), 31), m.Mux(advance, m.Add(dwAddr, m.Const(31, 1)), dwAddr)))
+
+	// Where the block goes next (the first rule that applies; none: it
+	// stays).
+	writeEnds := m.Or(m.And(wDoneNow, atLast), m.And(writing, m.And(validIn, m.Not(have))))
+	next := st
+	for _, r := range []struct {
+		when ir.Value
+		to   uint64
+	}{
+		{m.And(draining, m.And(taken, eopIn)), rbIdle},
+		{m.And(sent, m.Not(atLast)), rbRead},
+		{m.And(sent, atLast), rbIdle},
+		{m.And(rDoneNow, m.Or(atLast, atBeatEnd)), rbSend},
+		{writeEnds, rbDrain}, // the payload is longer than its Length: the rest is dropped
+		{m.And(writeEnds, eopIn), rbIdle},
+		{m.And(decide, m.Not(m.Or(isWrite, isRead))), rbDrain},
+		{m.And(decide, isRead), rbRead},
+		{m.And(decide, isWrite), rbWrite},
+		{m.And(idle, m.And(validIn, sopIn)), rbDecide},
+	} {
+		next = m.Mux(r.when, m.Const(3, r.to), next)
+	}
+	m.SetNext(st, next)
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
