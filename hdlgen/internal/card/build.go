@@ -100,6 +100,30 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 	in[prefix+"sop"], in[prefix+"eop"], in[prefix+"valid"] = s.sop, s.eop, s.valid
 }
 
+// downGate passes in on to the port's link while the link is up and
+// drops whole TLPs that start while it is not, counting them in
+// <port>_down_drops: the emulator's fail policy for what reaches a dark
+// port (a completion routed back to the port its request came from, a
+// relay copy; the manager itself fails window traffic for a down port).
+// Without it such a TLP would wait at the link, and the pipeline behind
+// it, until the port came back. A TLP that started while the link was up
+// goes on whole.
+func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
+	dropping := m.Reg(port+"_dropping", 1, 0)
+	drop := m.Named(port+"_drop", m.Mux(in.sop, m.Not(up), dropping))
+	out := in
+	out.valid = m.And(in.valid, m.Not(drop))
+	out.ready = m.Wire(port+"_gate_ready", 1)
+	m.Assign(in.ready, m.Or(drop, out.ready))
+	taken := m.And(in.valid, m.Or(drop, out.ready))
+	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
+	drops := m.Reg(port+"_down_drop_count", 32, 0)
+	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
+	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
+	m.Output(port+"_down_drops", drops)
+	return out
+}
+
 // Build builds the card name from p: AMD's PCIE4 block's four interfaces
 // (CQ and RC in, CC and RQ out, by the IP's port names) around the
 // manager's two pipelines, with an optical link layer on each port:
@@ -334,7 +358,7 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the ports: both pipelines into each link.
 	for _, pt := range Ports {
-		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, ""))
+		egress := downGate(m, pt.Prefix, merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, "")), up(pt.Prefix))
 		in := map[string]ir.Value{}
 		into(in, "s_tlp_", egress)
 		rx := linkRx[pt.Prefix]
