@@ -150,8 +150,9 @@ func KindTable() []uint64 {
 	return t
 }
 
-// Build generates the manager for c.
-func Build(c Config) (*Design, error) {
+// withDefaults is c with its name and data width defaulted, or an error
+// if the width is not one the generators build.
+func (c Config) withDefaults() (Config, error) {
 	if c.Name == "" {
 		c.Name = "onic_pcie_manager"
 	}
@@ -159,7 +160,16 @@ func Build(c Config) (*Design, error) {
 		c.DataWidth = 512
 	}
 	if c.DataWidth != 256 && c.DataWidth != 512 {
-		return nil, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+		return c, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+	}
+	return c, nil
+}
+
+// Build generates the manager for c.
+func Build(c Config) (*Design, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if c.ClockMHz == 0 {
 		c.ClockMHz = 250

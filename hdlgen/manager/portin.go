@@ -58,14 +58,9 @@ type PortIn struct {
 // What it does not do yet: the ring of recent denials, and lent devices'
 // forwarded configuration.
 func BuildPortIn(c Config) (*PortIn, error) {
-	if c.Name == "" {
-		c.Name = "onic_pcie_manager"
-	}
-	if c.DataWidth == 0 {
-		c.DataWidth = 512
-	}
-	if c.DataWidth != 256 && c.DataWidth != 512 {
-		return nil, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
 	if err != nil {

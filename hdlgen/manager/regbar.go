@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"fmt"
 	"math/bits"
 
 	"onic/hdlgen/internal/tlphdr"
@@ -56,14 +55,9 @@ const (
 // access; a read waits for RVALID. Accesses go one at a time: registers
 // are the slow path.
 func BuildRegBlock(c Config) (*ir.Module, error) {
-	if c.Name == "" {
-		c.Name = "onic_pcie_manager"
-	}
-	if c.DataWidth == 0 {
-		c.DataWidth = 512
-	}
-	if c.DataWidth != 256 && c.DataWidth != 512 {
-		return nil, fmt.Errorf("data_width: %d must be 256 or 512", c.DataWidth)
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	W := c.DataWidth
 	K := W / 32

@@ -10,6 +10,8 @@ import (
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
 	"onic/pcie"
+	pmgr "onic/pcie/manager"
+	"onic/tlp"
 )
 
 // config is the generator's input for O-NIC i of the two-party scenario.
@@ -85,4 +87,29 @@ func words(b []byte, n int) []uint64 {
 		w[i] = binary.LittleEndian.Uint64(buf[8*i:])
 	}
 	return w
+}
+
+// bases are where the tests' hosts enumerated the O-NIC's BARs:
+// size-aligned addresses (the RTL needs only the BAR index the block
+// reports and the address's offset bits).
+var bases = [6]uint64{0: 0x2_0000_0000, 2: 0x4_0000_0000, 4: 0x3_0000_0000}
+
+// modelOf is the emulator's manager for c with ID self, its function's
+// BARs at bases.
+func modelOf(t testing.TB, c manager.Config, self tlp.ID) (*pmgr.Manager, *pcie.Function) {
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range f.BARs {
+		if b.Kind == pcie.BARMem64 {
+			f.Space.Write(0x10+4*i, 4, uint32(bases[i]))
+			f.Space.Write(0x14+4*i, 4, uint32(bases[i]>>32))
+		}
+	}
+	mdl, err := pmgr.New(c.Manager, f, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mdl, f
 }

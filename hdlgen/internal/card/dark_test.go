@@ -30,7 +30,6 @@ func TestDarkPortDropsNotWedges(t *testing.T) {
 			s.drive(in, 1)
 		}
 	}
-	bases := [6]uint64{0: 0x2_0000_0000, 2: 0x4_0000_0000, 4: 0x3_0000_0000}
 	w := design(t, 0).Windows[0]
 	cq := func(s *dut, x *tlp.TLP, bar int) [][]byte {
 		c, err := pg213.ToCQ(x, bar, 20, 0)

@@ -9,7 +9,6 @@ import (
 
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
-	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -80,28 +79,9 @@ func TestTwoFullCards(t *testing.T) {
 		s.Step()
 		s.SetReset(false)
 	}
-	// The models' functions, enumerated: BARs at size-aligned addresses
-	// (the RTL needs only the BAR index the block reports and the
-	// address's offset bits).
-	bases := [6]uint64{0: 0x2_0000_0000, 2: 0x4_0000_0000, 4: 0x3_0000_0000}
-	model := func(c manager.Config, self tlp.ID) *pmgr.Manager {
-		f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, b := range f.BARs {
-			if b.Kind == pcie.BARMem64 {
-				f.Space.Write(0x10+4*i, 4, uint32(bases[i]))
-				f.Space.Write(0x14+4*i, 4, uint32(bases[i]>>32))
-			}
-		}
-		mdl, err := pmgr.New(c.Manager, f, self)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mdl
-	}
-	modelA, modelB := model(config(t, 0), selfA), model(config(t, 1), selfB)
+	// The models, their functions enumerated at bases.
+	modelA, _ := modelOf(t, config(t, 0), selfA)
+	modelB, _ := modelOf(t, config(t, 1), selfB)
 	d := design(t, 0)
 	w := d.Windows[0]
 	r := rand.New(rand.NewPCG(41, 42))

@@ -177,21 +177,7 @@ func TestRegisterBAR(t *testing.T) {
 	a.Step()
 	a.SetReset(false)
 
-	bases := [6]uint64{0: 0x2_0000_0000, 2: 0x4_0000_0000, 4: 0x3_0000_0000}
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, b := range f.BARs {
-		if b.Kind == pcie.BARMem64 {
-			f.Space.Write(0x10+4*i, 4, uint32(bases[i]))
-			f.Space.Write(0x14+4*i, 4, uint32(bases[i]>>32))
-		}
-	}
-	mdl, err := pmgr.New(cfg.Manager, f, self)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mdl, f := modelOf(t, cfg, self)
 	mdl.PortDown = [2]bool{true, true} // neither optical port is connected
 	model := &barModel{regs: pmgr.NewRegs(mdl, 512), slots: map[uint64]uint32{}}
 	regBAR := cfg.Manager.RegisterBAR
