@@ -59,6 +59,15 @@ type Config struct {
 	// ClockMHz is the clock the design is meant for (default 250); it is
 	// written into the constraints and used to turn cycles into time.
 	ClockMHz float64
+	// Hold is the O-NIC's down policy (emu/scenario's down_policy): true
+	// for hold, the emulator's default, false for fail. Under hold a TLP
+	// for a window whose port is down leaves for that port, with its
+	// translated address and proxy requester, when it would pass the
+	// access check and has a proxy ID (pcie/manager.Outcome.Holdable), to
+	// wait in the card's hold buffer; it still counts as port-down, as
+	// the model counts it. Under fail, and for the rest under hold, it
+	// fails with port-down.
+	Hold bool
 }
 
 // Design is a generated manager and what the toolchain reports about it.
@@ -659,7 +668,16 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	selfHit := m.Named("cpl_for_self", m.Eq(req3, selfID))
 	choose("no_proxy_id", m.And(isPort, m.Not(proxyOK3)), fail(pmgr.NoProxyID))
 	choose("denied", m.Not(allowed), fail(pmgr.Denied))
-	choose("port_down", down3, fail(pmgr.PortDown))
+	// Under hold, a TLP for a down port that would pass (the access check,
+	// a proxy ID) goes to that port to be held; it is still port-down.
+	var holdable ir.Value
+	if p.c.Hold {
+		holdable = m.Named("holdable", m.And(m.And(isPort, allowed), proxyOK3))
+		choose("port_down_failed", m.And(down3, m.Not(holdable)), fail(pmgr.PortDown))
+		choose("port_down_held", m.And(down3, holdable), outcome{r4(pmgr.PortDown), egress3, slot3, addr3, proxy3})
+	} else {
+		choose("port_down", down3, fail(pmgr.PortDown))
+	}
 	choose("mapping_disabled", m.Not(enabled3), fail(pmgr.MappingDisabled))
 	choose("window_miss", m.Not(found3), fail(pmgr.WindowMiss))
 	choose("reg_allowed", m.And(regHit3, allowed), local(off3))
@@ -676,7 +694,13 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	choose("cfg_or_msg", cfgMsg, local(m.Const(64, 0)))
 
 	ok := m.Named("ok", m.Eq(o.reason, r4(pmgr.OK)))
-	action := m.Named("action", m.Mux(ok, p.action(actForward), m.Mux(nonPosted, p.action(actComplete), p.action(actDrop))))
+	forward := ok
+	if p.c.Hold {
+		// Only the port_down steps give port-down: a holdable TLP they
+		// decided is forwarded.
+		forward = m.Or(ok, m.Named("held", m.And(m.Eq(o.reason, r4(pmgr.PortDown)), holdable)))
+	}
+	action := m.Named("action", m.Mux(forward, p.action(actForward), m.Mux(nonPosted, p.action(actComplete), p.action(actDrop))))
 	status := m.Named("cpl_status", m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR))))
 	// The multicast copy: a write through a multicast window whose second
 	// port is up.

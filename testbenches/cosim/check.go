@@ -40,6 +40,11 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 		switch op.Kind {
 		case OpTLP:
 			mdl.Process(op.TLP, pmgr.FromHost, &o)
+			if b.holds(&o) {
+				// Under hold the O-NIC forwards it to its port, as the
+				// emulator does, to be held there.
+				o.Action = pmgr.Forward
+			}
 			if err := b.expectTLP(want, op, i, &o); err != nil {
 				return nil, nil, err
 			}
@@ -58,6 +63,32 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 		}
 	}
 	return want, reads, nil
+}
+
+// holds says whether o is a TLP the O-NIC holds for its down port rather
+// than failing it (emu/cluster: hold policy, Outcome.Holdable).
+func (b *Bench) holds(o *pmgr.Outcome) bool {
+	return b.Config.Hold && o.Reason == pmgr.PortDown && o.Holdable && o.Egress.IsPort()
+}
+
+// held is how many of st's TLPs the model holds for a down port.
+func (b *Bench) held(st *Stimulus) int {
+	mdl := b.model()
+	var o pmgr.Outcome
+	n := 0
+	for i := range st.Ops {
+		op := &st.Ops[i]
+		switch op.Kind {
+		case OpTLP:
+			mdl.Process(op.TLP, pmgr.FromHost, &o)
+			if b.holds(&o) {
+				n++
+			}
+		case OpPortDown:
+			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
+		}
+	}
+	return n
 }
 
 // expectTLP adds what the model's outcome o for op sends out.

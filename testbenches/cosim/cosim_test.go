@@ -21,10 +21,20 @@ var (
 )
 
 // benches are the configurations under test: the default scenario's
-// O-NIC on a 512-bit path, and richConfig on a 256-bit one.
+// O-NIC on a 512-bit path, and richConfig on a 256-bit one, under the
+// fail policy and (rich-hold) under hold.
 func benches(t testing.TB) map[string]*Bench {
-	return map[string]*Bench{"default": defaultBench(t, 512), "rich": bench(t, richConfig(), 256)}
+	hold := richBench(t)
+	hold.Config.Hold = true
+	b, err := NewBench(hold.Config, hold.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Bench{"default": defaultBench(t, 512), "rich": richBench(t), "rich-hold": b}
 }
+
+// richBench is richConfig on a 256-bit path.
+func richBench(t testing.TB) *Bench { return bench(t, richConfig(), 256) }
 
 // bench generates c on an O-NIC function like the emulator's.
 func bench(t testing.TB, mc pmgr.Config, width int) *Bench {
@@ -57,12 +67,14 @@ func seeds(first uint64, n int) []uint64 {
 // configuration's manager and checks every TLP out, and the counters,
 // against the emulator's manager model.
 func TestCosim(t *testing.T) {
-	for _, name := range []string{"default", "rich"} {
-		b := benches(t)[name]
-		forged := 0
+	all := benches(t)
+	for _, name := range []string{"default", "rich", "rich-hold"} {
+		b := all[name]
+		forged, held := 0, 0
 		for _, seed := range seeds(1000, *seedsFlag) {
 			st := b.Generate(seed, *tlpsFlag)
 			forged += sourceInvalid(b, st)
+			held += b.held(st)
 			tr, err := b.Run(st, 1_000_000)
 			if err != nil {
 				t.Fatal(err)
@@ -76,6 +88,12 @@ func TestCosim(t *testing.T) {
 		}
 		if name == "rich" && forged == 0 {
 			t.Errorf("%s: no TLP carried a forged requester ID (source-invalid): the stimulus misses source validation", name)
+		}
+		if name == "rich-hold" {
+			if held == 0 {
+				t.Errorf("%s: no TLP was held for a down port: the stimulus misses the hold policy", name)
+			}
+			t.Logf("%s: %d TLPs held for a down port", name, held)
 		}
 	}
 }
@@ -99,8 +117,9 @@ func sourceInvalid(b *Bench, st *Stimulus) int {
 func TestCosimHDL(t *testing.T) {
 	iverilog, vvp := tools.Require(t, "iverilog"), tools.Require(t, "vvp")
 	verilator := tools.Require(t, "verilator")
-	for _, name := range []string{"default", "rich"} {
-		b := benches(t)[name]
+	all := benches(t)
+	for _, name := range []string{"default", "rich", "rich-hold"} {
+		b := all[name]
 		for _, seed := range seeds(2000, *hdlFlag) {
 			st := b.Generate(seed, *tlpsFlag)
 			tr, err := b.Run(st, 1_000_000)
