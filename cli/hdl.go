@@ -140,6 +140,11 @@ func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, error) {
 		c.DataWidth = o.DataWidth // the emulator times the O-NIC at this width
 	}
 	c.Manager = o.Manager
+	// The O-NIC's down policy: under hold (the emulator's default) the
+	// manager forwards what the emulator holds, and the card keeps it in
+	// each port's hold buffer.
+	o.Defaults()
+	c.Hold, c.HoldTLPs = o.DownPolicy == "hold", o.HoldTLPs
 	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, nil
 }
 

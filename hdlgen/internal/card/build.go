@@ -21,7 +21,10 @@ type Parts struct {
 	// Regs is the register block (manager.BuildRegBlock): the register
 	// BAR's reads and writes, the manager's AXI-Lite registers, the MSI-X
 	// table and the kernel slots' pages.
-	Regs *ir.Module
+	Regs *ir.Module	// HoldTLPs is, for an O-NIC whose down policy is hold (a Manager
+	// built with manager.Config.Hold), how many TLPs each port's hold
+	// buffer keeps while the port is not up; 0 for the fail policy.
+	HoldTLPs int
 }
 
 // tlps is a TLP stream in the manager's format inside the card: a header
@@ -121,6 +124,57 @@ func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
 	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
 	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
 	m.Output(port+"_down_drops", drops)
+	return out
+}
+
+// holdBuffer keeps the port's TLPs in a FIFO of HoldBeats beats in front
+// of its link: the emulator's hold policy. While the link is up TLPs pass
+// through it (and wait when it is full). A TLP that starts while the link
+// is not up is kept if the buffer has room for it (fewer than holdTLPs
+// TLPs waiting and beats enough for all of it) and sent once the link is
+// up, in order; without room it is dropped whole and counted in
+// <port>_hold_drops, as the emulator drops it as hold-buffer-full.
+func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) tlps {
+	ab := ir.AddrBits(HoldBeats)
+	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
+	used := m.Reg(port+"_hold_beats", ab+1, 0)
+	queued := m.Reg(port+"_hold_tlps", cb, 0)
+	// The beats a TLP takes: its payload's (16 DWs a beat), one without.
+	f := tlphdr.Decode(m, port+"_hold_hdr", in.hdr)
+	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
+	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), 4), ab+1), m.Const(ab+1, 1))
+	need := m.Named(port+"_hold_need", m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1)))
+	free := m.Sub(m.Const(ab+1, HoldBeats), used)
+	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
+	dropping := m.Reg(port+"_hold_dropping", 1, 0)
+	drop := m.Named(port+"_hold_drop", m.Mux(in.sop, m.And(m.Not(up), m.Not(room)), dropping))
+	keep := in
+	keep.valid = m.And(in.valid, m.Not(drop))
+	keep.ready = m.Wire(port+"_hold_in_ready", 1)
+	m.Assign(in.ready, m.Or(drop, keep.ready))
+	taken := m.And(in.valid, m.Or(drop, keep.ready))
+	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
+	drops := m.Reg(port+"_hold_drop_count", 32, 0)
+	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
+	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
+	m.Output(port+"_hold_drops", drops)
+
+	// Nothing leaves while the link is not up (its own input slice would
+	// take a TLP or two more than hold_tlps), except the rest of a TLP
+	// that started.
+	q := axis.FIFO(m, port+"_hold", keep.pack(m), HoldBeats)
+	held := unpack(m, q, in)
+	midTLP := m.Reg(port+"_hold_mid", 1, 0)
+	open := m.Named(port+"_hold_open", m.Or(up, midTLP))
+	out := held
+	out.valid = m.And(held.valid, open)
+	out.ready = m.Wire(port+"_to_link_ready", 1)
+	m.Assign(held.ready, m.And(out.ready, open))
+	push := m.And(keep.valid, keep.ready)
+	pop := m.And(out.valid, out.ready)
+	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
+	m.SetNext(used, m.Sub(m.Add(used, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
+	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.sop), cb)), m.Zext(m.And(pop, out.eop), cb)))
 	return out
 }
 
@@ -358,7 +412,12 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the ports: both pipelines into each link.
 	for _, pt := range Ports {
-		egress := downGate(m, pt.Prefix, merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, "")), up(pt.Prefix))
+		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, ""))
+		if p.HoldTLPs > 0 {
+			egress = holdBuffer(m, pt.Prefix, egress, up(pt.Prefix), p.HoldTLPs)
+		} else {
+			egress = downGate(m, pt.Prefix, egress, up(pt.Prefix))
+		}
 		in := map[string]ir.Value{}
 		into(in, "s_tlp_", egress)
 		rx := linkRx[pt.Prefix]

@@ -19,6 +19,15 @@ var Ports = []struct{ Prefix string }{
 	{"port_b"},
 }
 
+// DefaultHoldTLPs is the TLPs a port's hold buffer keeps by default (the
+// emulator's hold_tlps default); HoldBeats is the 64-byte beats it has
+// room for (64 KiB of block RAM a port), a limit the emulator does not
+// have.
+const (
+	DefaultHoldTLPs = 1024
+	HoldBeats       = 1024
+)
+
 // PartsOf builds the blocks of the card around the manager d: its port
 // pipeline and register block from the same configuration, and link on
 // each optical port.
@@ -31,5 +40,12 @@ func PartsOf(d *manager.Design, link *ir.Module) (Parts, error) {
 	if err != nil {
 		return Parts{}, err
 	}
-	return Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs}, nil
+	p := Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs}
+	if d.Config.Hold {
+		p.HoldTLPs = d.Config.HoldTLPs
+		if p.HoldTLPs == 0 {
+			p.HoldTLPs = DefaultHoldTLPs
+		}
+	}
+	return p, nil
 }

@@ -1,0 +1,179 @@
+package card
+
+import (
+	"testing"
+
+	"onic/hdlgen/internal/optlink"
+	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
+	"onic/tlp"
+)
+
+// pair is two simulated cards of the two-party scenario, their port A
+// lanes joined over a short fibre, with a host behind each: what the test
+// queues on each card's CQ and RC goes in a beat per cycle when the card
+// takes it, and what leaves each card's RQ and CC is collected as TLPs.
+type pair struct {
+	t     testing.TB
+	cards [2]*dut
+	ids   [2]tlp.ID
+	phy   bool // both port A PHYs up
+	// cq and rc are each card's beats waiting to go in.
+	cq, rc [2][]axisBeat
+	// rq and cc are the TLPs each card has sent its host.
+	rq, cc     [2][]tlp.TLP
+	rqAt, ccAt [2][]byte // the packet in progress
+	rqUser     [2]uint64 // tuser of the RQ packet's first beat (its byte enables)
+	wires      [2][]word // each card's words on their way to the other
+}
+
+// axisBeat is a beat of an AXI4-Stream packet: up to 64 bytes, and
+// whether it is the packet's last.
+type axisBeat struct {
+	data []byte
+	last bool
+	user uint64 // tuser's low word
+}
+
+// beatsOf cuts pkt into beats, each with tuser's low word user.
+func beatsOf(pkt []byte, user uint64) []axisBeat {
+	var bs []axisBeat
+	for o := 0; o < len(pkt); o += 64 {
+		bs = append(bs, axisBeat{pkt[o:min(o+64, len(pkt))], o+64 >= len(pkt), user})
+	}
+	return bs
+}
+
+type word struct {
+	data       []uint64
+	ctl, valid bool
+}
+
+// newPair builds the cards from top[0] and top[1] and resets them.
+func newPair(t testing.TB, top [2]*ir.Module) *pair {
+	p := &pair{t: t, ids: [2]tlp.ID{tlp.NewID(1, 0, 0), tlp.NewID(2, 0, 0)}, phy: true}
+	const delay = 5
+	for k := range p.cards {
+		s := newDUT(t, top[k])
+		p.cards[k] = s
+		s.drive("cfg_bus_number", uint64(p.ids[k].Bus()))
+		s.SetReset(true)
+		s.Step()
+		s.SetReset(false)
+		for _, in := range []string{"s_axis_cc_tready", "s_axis_rq_tready", "m_kernel_tlp_ready", "port_a_tx_ready", "port_b_tx_ready"} {
+			s.drive(in, 1)
+		}
+		for range delay {
+			p.wires[k] = append(p.wires[k], word{data: make([]uint64, 8)})
+		}
+	}
+	return p
+}
+
+// request queues x on card k's CQ, as the PCIE4 block delivers it for
+// BAR bar.
+func (p *pair) request(k int, x *tlp.TLP, bar int) {
+	c, err := pg213.ToCQ(x, bar, 20, 0)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	// tuser: the byte enables (first_be [3:0], last_be [11:8]).
+	p.cq[k] = append(p.cq[k], beatsOf(append(c.Descriptor[:], c.Payload...), uint64(c.FirstBE)|uint64(c.LastBE)<<8)...)
+}
+
+// complete queues host k's completion c (for a request to addr) on card
+// k's RC.
+func (p *pair) complete(k int, c *tlp.TLP, addr uint64) {
+	rc, err := pg213.ToRC(c, addr, true)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.rc[k] = append(p.rc[k], beatsOf(append(rc.Descriptor[:], rc.Payload...), 0)...)
+}
+
+// offer drives the head of q on s's prefix* inputs.
+func offer(s *dut, q []axisBeat, prefix string) bool {
+	if len(q) == 0 {
+		s.drive(prefix+"tvalid", 0)
+		return false
+	}
+	b := q[0]
+	s.drive(prefix+"tvalid", 1)
+	s.drive(prefix+"tdata", words(b.data, 512)...)
+	s.drive(prefix+"tkeep", 1<<((len(b.data)+3)/4)-1)
+	s.drive(prefix+"tlast", b2u(b.last))
+	s.drive(prefix+"tuser", b.user, 0, 0)
+	return true
+}
+
+// cycle runs both cards a cycle.
+func (p *pair) cycle() {
+	var offered [2][2]bool
+	for k, s := range p.cards {
+		in := p.wires[1-k][0]
+		s.drive("port_a_phy_up", b2u(p.phy))
+		s.drive("port_a_rx_data", in.data...)
+		s.drive("port_a_rx_ctl", b2u(in.ctl))
+		s.drive("port_a_rx_valid", b2u(in.valid))
+		offered[k] = [2]bool{offer(s, p.cq[k], "m_axis_cq_"), offer(s, p.rc[k], "m_axis_rc_")}
+	}
+	for _, s := range p.cards {
+		s.Settle()
+	}
+	for k, s := range p.cards {
+		if offered[k][0] && s.bit("m_axis_cq_tready") {
+			p.cq[k] = p.cq[k][1:]
+		}
+		if offered[k][1] && s.bit("m_axis_rc_tready") {
+			p.rc[k] = p.rc[k][1:]
+		}
+		if s.bit("s_axis_rq_tvalid") {
+			if len(p.rqAt[k]) == 0 {
+				p.rqUser[k] = s.get("s_axis_rq_tuser")[0]
+			}
+			p.rqAt[k] = keptDWs(p.rqAt[k], s.get("s_axis_rq_tdata"), s.get("s_axis_rq_tkeep")[0])
+			if s.bit("s_axis_rq_tlast") {
+				var q pg213.RQ
+				copy(q.Descriptor[:], p.rqAt[k][:16])
+				u := p.rqUser[k]
+				q.FirstBE, q.LastBE, q.Payload = uint8(u&15), uint8(u>>8&15), p.rqAt[k][16:]
+				x, err := q.TLP(p.ids[k])
+				if err != nil {
+					p.t.Fatalf("RQ of card %d: %v", k, err)
+				}
+				p.rq[k], p.rqAt[k] = append(p.rq[k], x), nil
+			}
+		}
+		if s.bit("s_axis_cc_tvalid") {
+			p.ccAt[k] = keptDWs(p.ccAt[k], s.get("s_axis_cc_tdata"), s.get("s_axis_cc_tkeep")[0])
+			if s.bit("s_axis_cc_tlast") {
+				var c pg213.CC
+				copy(c.Descriptor[:], p.ccAt[k][:12])
+				c.Payload = p.ccAt[k][12:]
+				x, err := c.TLP(p.ids[k])
+				if err != nil {
+					p.t.Fatalf("CC of card %d: %v", k, err)
+				}
+				p.cc[k], p.ccAt[k] = append(p.cc[k], x), nil
+			}
+		}
+		p.wires[k] = append(p.wires[k][1:], word{append([]uint64(nil), s.get("port_a_tx_data")...), s.bit("port_a_tx_ctl"), s.bit("port_a_tx_valid")})
+	}
+	for _, s := range p.cards {
+		s.Step()
+	}
+}
+
+// run runs cycles until done, failing the test after limit of them.
+func (p *pair) run(what string, limit int, done func() bool) {
+	p.t.Helper()
+	for i := 0; !done(); i++ {
+		if i == limit {
+			p.t.Fatalf("%s: not after %d cycles", what, limit)
+		}
+		p.cycle()
+	}
+}
+
+// up says whether card k's port A link is up.
+func (p *pair) up(k int) bool { return p.cards[k].get("port_a_state")[0] == optlink.StateUp }
