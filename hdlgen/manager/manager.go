@@ -67,7 +67,8 @@ type Config struct {
 	// wait in the card's hold buffer; it still counts as port-down, as
 	// the model counts it. Under fail, and for the rest under hold, it
 	// fails with port-down.
-	Hold bool	// HoldTLPs is, under hold, how many TLPs the card's buffer for each
+	Hold bool
+	// HoldTLPs is, under hold, how many TLPs the card's buffer for each
 	// port keeps while the port is down (emu/scenario's hold_tlps; default
 	// 1024); more are dropped and counted. The manager alone does not use
 	// it.

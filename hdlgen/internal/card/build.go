@@ -21,7 +21,8 @@ type Parts struct {
 	// Regs is the register block (manager.BuildRegBlock): the register
 	// BAR's reads and writes, the manager's AXI-Lite registers, the MSI-X
 	// table and the kernel slots' pages.
-	Regs *ir.Module	// HoldTLPs is, for an O-NIC whose down policy is hold (a Manager
+	Regs *ir.Module
+	// HoldTLPs is, for an O-NIC whose down policy is hold (a Manager
 	// built with manager.Config.Hold), how many TLPs each port's hold
 	// buffer keeps while the port is not up; 0 for the fail policy.
 	HoldTLPs int

@@ -68,415 +68,415 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [1:0] remote_table [0:65535]; // manager.go:501
-    reg  [59:0] lut [0:511]; // manager.go:519
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:546
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:547
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:605
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:605
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:655
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:666
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:666
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:666
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:666
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:666
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:666
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:666
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:666
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:666
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:703
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:703
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:703
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:793
-    reg  axil_bvalid = 1'h0; // manager.go:942
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:967
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:967
-    reg  [31:0] lut_index = 32'h0; // manager.go:968
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:968
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:969
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:969
-    reg  axil_rvalid = 1'h0; // manager.go:972
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:972
-    reg  lut_init_done = 1'h0; // manager.go:431
-    reg  [1:0] remote_port_of = 2'h0; // manager.go:503
-    reg  s1_valid = 1'h0; // manager.go:505
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:505
-    reg  [2:0] s1_bar = 3'h0; // manager.go:505
-    reg  [511:0] s1_data = 512'h0; // manager.go:505
-    reg  [15:0] s1_keep = 16'h0; // manager.go:505
-    reg  s1_sop = 1'h0; // manager.go:505
-    reg  s1_eop = 1'h0; // manager.go:505
-    reg  [6:0] s1_kind = 7'h0; // manager.go:506
-    reg  [63:0] s1_off = 64'h0; // manager.go:506
-    reg  s1_bar_ok = 1'h0; // manager.go:506
-    reg  s1_reg_hit = 1'h0; // manager.go:506
-    reg  [12:0] s1_size = 13'h0; // manager.go:506
-    reg  s1_in_lut = 1'h0; // manager.go:506
-    reg  s1_proxy_ok = 1'h0; // manager.go:506
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:506
-    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:520
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:527
-    reg  s2_valid = 1'h0; // manager.go:588
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:588
-    reg  [511:0] s2_data = 512'h0; // manager.go:588
-    reg  [15:0] s2_keep = 16'h0; // manager.go:588
-    reg  s2_sop = 1'h0; // manager.go:588
-    reg  s2_eop = 1'h0; // manager.go:588
-    reg  [6:0] s2_kind = 7'h0; // manager.go:593
-    reg  [63:0] s2_off = 64'h0; // manager.go:593
-    reg  s2_bar_ok = 1'h0; // manager.go:593
-    reg  s2_reg_hit = 1'h0; // manager.go:593
-    reg  [12:0] s2_size = 13'h0; // manager.go:593
-    reg  s2_proxy_ok = 1'h0; // manager.go:593
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:593
-    reg  s2_found = 1'h0; // manager.go:593
-    reg  s2_enabled = 1'h0; // manager.go:593
-    reg  [2:0] s2_egress = 3'h0; // manager.go:593
-    reg  [7:0] s2_slot = 8'h0; // manager.go:593
-    reg  [63:0] s2_addr = 64'h0; // manager.go:593
-    reg  s2_down = 1'h0; // manager.go:593
-    reg  s2_second = 1'h0; // manager.go:593
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:593
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:593
-    reg  s2_second_down = 1'h0; // manager.go:593
-    reg  [1:0] s2_remote = 2'h0; // manager.go:593
-    reg  s3_valid = 1'h0; // manager.go:629
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:629
-    reg  [511:0] s3_data = 512'h0; // manager.go:629
-    reg  [15:0] s3_keep = 16'h0; // manager.go:629
-    reg  s3_sop = 1'h0; // manager.go:629
-    reg  s3_eop = 1'h0; // manager.go:629
-    reg  [6:0] s3_kind = 7'h0; // manager.go:631
-    reg  [63:0] s3_off = 64'h0; // manager.go:631
-    reg  s3_bar_ok = 1'h0; // manager.go:631
-    reg  s3_reg_hit = 1'h0; // manager.go:631
-    reg  s3_proxy_ok = 1'h0; // manager.go:631
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:631
-    reg  s3_found = 1'h0; // manager.go:631
-    reg  s3_enabled = 1'h0; // manager.go:631
-    reg  [2:0] s3_egress = 3'h0; // manager.go:631
-    reg  [7:0] s3_slot = 8'h0; // manager.go:631
-    reg  [63:0] s3_addr = 64'h0; // manager.go:631
-    reg  s3_down = 1'h0; // manager.go:631
-    reg  s3_second = 1'h0; // manager.go:631
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:631
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:631
-    reg  s3_second_down = 1'h0; // manager.go:631
-    reg  [2:0] s3_rule = 3'h0; // manager.go:631
-    reg  [1:0] s3_remote = 2'h0; // manager.go:631
-    reg  s4_valid = 1'h0; // manager.go:719
-    reg  [511:0] s4_data = 512'h0; // manager.go:719
-    reg  [15:0] s4_keep = 16'h0; // manager.go:719
-    reg  s4_sop = 1'h0; // manager.go:719
-    reg  s4_eop = 1'h0; // manager.go:719
-    reg  [1:0] s4_action = 2'h0; // manager.go:720
-    reg  [3:0] s4_reason = 4'h0; // manager.go:721
-    reg  [2:0] s4_egress = 3'h0; // manager.go:722
-    reg  [7:0] s4_slot = 8'h0; // manager.go:723
-    reg  s4_second = 1'h0; // manager.go:724
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:725
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:726
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:727
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:728
-    reg  m_port_a_sent = 1'h0; // manager.go:751
-    reg  m_port_b_sent = 1'h0; // manager.go:751
-    reg  m_kernel_sent = 1'h0; // manager.go:751
-    reg  m_local_sent = 1'h0; // manager.go:751
-    reg  m_cpl_sent = 1'h0; // manager.go:751
-    reg  [31:0] count_ok = 32'h0; // manager.go:791
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:791
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:791
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:791
-    reg  [31:0] count_port_down = 32'h0; // manager.go:791
-    reg  [31:0] count_denied = 32'h0; // manager.go:791
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:791
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:791
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:791
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:791
-    reg  [6:0] kind; // manager.go:467: a table
-    reg  [63:0] bar_mask; // manager.go:473: a table
-    reg  bar_ok; // manager.go:474: a table
-    reg  [59:0] _mux_2351_mux; // manager.go:535: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:878: a table
-    reg  [1:0] cpl_last_byte; // manager.go:882: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:884: a table
-    wire write_accept; // manager.go:943
-    wire [31:0] write_mask; // manager.go:954
-    wire [31:0] _win_en_lo_not; // manager.go:967
-    wire [31:0] _win_en_lo_and; // manager.go:967
-    wire init_done; // manager.go:970
+    reg  [1:0] remote_table [0:65535]; // manager.go:506
+    reg  [59:0] lut [0:511]; // manager.go:524
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:551
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:552
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:610
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:610
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:660
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:671
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:671
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:671
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:671
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:671
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:671
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:671
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:671
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:671
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:708
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:708
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:708
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:798
+    reg  axil_bvalid = 1'h0; // manager.go:947
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:972
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:972
+    reg  [31:0] lut_index = 32'h0; // manager.go:973
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:973
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:974
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:974
+    reg  axil_rvalid = 1'h0; // manager.go:977
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:977
+    reg  lut_init_done = 1'h0; // manager.go:436
+    reg  [1:0] remote_port_of = 2'h0; // manager.go:508
+    reg  s1_valid = 1'h0; // manager.go:510
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:510
+    reg  [2:0] s1_bar = 3'h0; // manager.go:510
+    reg  [511:0] s1_data = 512'h0; // manager.go:510
+    reg  [15:0] s1_keep = 16'h0; // manager.go:510
+    reg  s1_sop = 1'h0; // manager.go:510
+    reg  s1_eop = 1'h0; // manager.go:510
+    reg  [6:0] s1_kind = 7'h0; // manager.go:511
+    reg  [63:0] s1_off = 64'h0; // manager.go:511
+    reg  s1_bar_ok = 1'h0; // manager.go:511
+    reg  s1_reg_hit = 1'h0; // manager.go:511
+    reg  [12:0] s1_size = 13'h0; // manager.go:511
+    reg  s1_in_lut = 1'h0; // manager.go:511
+    reg  s1_proxy_ok = 1'h0; // manager.go:511
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:511
+    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:525
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:532
+    reg  s2_valid = 1'h0; // manager.go:593
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:593
+    reg  [511:0] s2_data = 512'h0; // manager.go:593
+    reg  [15:0] s2_keep = 16'h0; // manager.go:593
+    reg  s2_sop = 1'h0; // manager.go:593
+    reg  s2_eop = 1'h0; // manager.go:593
+    reg  [6:0] s2_kind = 7'h0; // manager.go:598
+    reg  [63:0] s2_off = 64'h0; // manager.go:598
+    reg  s2_bar_ok = 1'h0; // manager.go:598
+    reg  s2_reg_hit = 1'h0; // manager.go:598
+    reg  [12:0] s2_size = 13'h0; // manager.go:598
+    reg  s2_proxy_ok = 1'h0; // manager.go:598
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:598
+    reg  s2_found = 1'h0; // manager.go:598
+    reg  s2_enabled = 1'h0; // manager.go:598
+    reg  [2:0] s2_egress = 3'h0; // manager.go:598
+    reg  [7:0] s2_slot = 8'h0; // manager.go:598
+    reg  [63:0] s2_addr = 64'h0; // manager.go:598
+    reg  s2_down = 1'h0; // manager.go:598
+    reg  s2_second = 1'h0; // manager.go:598
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:598
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:598
+    reg  s2_second_down = 1'h0; // manager.go:598
+    reg  [1:0] s2_remote = 2'h0; // manager.go:598
+    reg  s3_valid = 1'h0; // manager.go:634
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:634
+    reg  [511:0] s3_data = 512'h0; // manager.go:634
+    reg  [15:0] s3_keep = 16'h0; // manager.go:634
+    reg  s3_sop = 1'h0; // manager.go:634
+    reg  s3_eop = 1'h0; // manager.go:634
+    reg  [6:0] s3_kind = 7'h0; // manager.go:636
+    reg  [63:0] s3_off = 64'h0; // manager.go:636
+    reg  s3_bar_ok = 1'h0; // manager.go:636
+    reg  s3_reg_hit = 1'h0; // manager.go:636
+    reg  s3_proxy_ok = 1'h0; // manager.go:636
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:636
+    reg  s3_found = 1'h0; // manager.go:636
+    reg  s3_enabled = 1'h0; // manager.go:636
+    reg  [2:0] s3_egress = 3'h0; // manager.go:636
+    reg  [7:0] s3_slot = 8'h0; // manager.go:636
+    reg  [63:0] s3_addr = 64'h0; // manager.go:636
+    reg  s3_down = 1'h0; // manager.go:636
+    reg  s3_second = 1'h0; // manager.go:636
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:636
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:636
+    reg  s3_second_down = 1'h0; // manager.go:636
+    reg  [2:0] s3_rule = 3'h0; // manager.go:636
+    reg  [1:0] s3_remote = 2'h0; // manager.go:636
+    reg  s4_valid = 1'h0; // manager.go:724
+    reg  [511:0] s4_data = 512'h0; // manager.go:724
+    reg  [15:0] s4_keep = 16'h0; // manager.go:724
+    reg  s4_sop = 1'h0; // manager.go:724
+    reg  s4_eop = 1'h0; // manager.go:724
+    reg  [1:0] s4_action = 2'h0; // manager.go:725
+    reg  [3:0] s4_reason = 4'h0; // manager.go:726
+    reg  [2:0] s4_egress = 3'h0; // manager.go:727
+    reg  [7:0] s4_slot = 8'h0; // manager.go:728
+    reg  s4_second = 1'h0; // manager.go:729
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:730
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:731
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:732
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:733
+    reg  m_port_a_sent = 1'h0; // manager.go:756
+    reg  m_port_b_sent = 1'h0; // manager.go:756
+    reg  m_kernel_sent = 1'h0; // manager.go:756
+    reg  m_local_sent = 1'h0; // manager.go:756
+    reg  m_cpl_sent = 1'h0; // manager.go:756
+    reg  [31:0] count_ok = 32'h0; // manager.go:796
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:796
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:796
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:796
+    reg  [31:0] count_port_down = 32'h0; // manager.go:796
+    reg  [31:0] count_denied = 32'h0; // manager.go:796
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:796
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:796
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:796
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:796
+    reg  [6:0] kind; // manager.go:472: a table
+    reg  [63:0] bar_mask; // manager.go:478: a table
+    reg  bar_ok; // manager.go:479: a table
+    reg  [59:0] _mux_2351_mux; // manager.go:540: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:883: a table
+    reg  [1:0] cpl_last_byte; // manager.go:887: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:889: a table
+    wire write_accept; // manager.go:948
+    wire [31:0] write_mask; // manager.go:959
+    wire [31:0] _win_en_lo_not; // manager.go:972
+    wire [31:0] _win_en_lo_and; // manager.go:972
+    wire init_done; // manager.go:975
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:323
-    wire [127:0] in_hdr; // manager.go:450
-    wire [2:0] in_bar; // manager.go:450
-    wire adv; // manager.go:455
+    wire [127:0] in_hdr; // manager.go:455
+    wire [2:0] in_bar; // manager.go:455
+    wire adv; // manager.go:460
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:473
-    wire [47:0] _s1_in_lut_sub; // manager.go:481
-    wire _s1_in_lut_ltu; // manager.go:483
-    wire _s1_proxy_ok_eq_64; // manager.go:489
-    wire _s1_proxy_ok_eq_63; // manager.go:489
-    wire _s1_proxy_ok_eq_62; // manager.go:489
-    wire _s1_proxy_ok_eq_61; // manager.go:489
-    wire _s1_proxy_ok_eq_60; // manager.go:489
-    wire _s1_proxy_ok_eq_59; // manager.go:489
-    wire _s1_proxy_ok_eq_58; // manager.go:489
-    wire _s1_proxy_ok_eq_57; // manager.go:489
-    wire _s1_proxy_ok_eq_56; // manager.go:489
-    wire _s1_proxy_ok_eq_55; // manager.go:489
-    wire _s1_proxy_ok_eq_54; // manager.go:489
-    wire _s1_proxy_ok_eq_53; // manager.go:489
-    wire _s1_proxy_ok_eq_52; // manager.go:489
-    wire _s1_proxy_ok_eq_51; // manager.go:489
-    wire _s1_proxy_ok_eq_50; // manager.go:489
-    wire _s1_proxy_ok_eq_49; // manager.go:489
-    wire _s1_proxy_ok_eq_48; // manager.go:489
-    wire _s1_proxy_ok_eq_47; // manager.go:489
-    wire _s1_proxy_ok_eq_46; // manager.go:489
-    wire _s1_proxy_ok_eq_45; // manager.go:489
-    wire _s1_proxy_ok_eq_44; // manager.go:489
-    wire _s1_proxy_ok_eq_43; // manager.go:489
-    wire _s1_proxy_ok_eq_42; // manager.go:489
-    wire _s1_proxy_ok_eq_41; // manager.go:489
-    wire _s1_proxy_ok_eq_40; // manager.go:489
-    wire _s1_proxy_ok_eq_39; // manager.go:489
-    wire _s1_proxy_ok_eq_38; // manager.go:489
-    wire _s1_proxy_ok_eq_37; // manager.go:489
-    wire _s1_proxy_ok_eq_36; // manager.go:489
-    wire _s1_proxy_ok_eq_35; // manager.go:489
-    wire _s1_proxy_ok_eq_34; // manager.go:489
-    wire _s1_proxy_ok_eq_33; // manager.go:489
-    wire _s1_proxy_ok_eq_32; // manager.go:489
-    wire _s1_proxy_ok_eq_31; // manager.go:489
-    wire _s1_proxy_ok_eq_30; // manager.go:489
-    wire _s1_proxy_ok_eq_29; // manager.go:489
-    wire _s1_proxy_ok_eq_28; // manager.go:489
-    wire _s1_proxy_ok_eq_27; // manager.go:489
-    wire _s1_proxy_ok_eq_26; // manager.go:489
-    wire _s1_proxy_ok_eq_25; // manager.go:489
-    wire _s1_proxy_ok_eq_24; // manager.go:489
-    wire _s1_proxy_ok_eq_23; // manager.go:489
-    wire _s1_proxy_ok_eq_22; // manager.go:489
-    wire _s1_proxy_ok_eq_21; // manager.go:489
-    wire _s1_proxy_ok_eq_20; // manager.go:489
-    wire _s1_proxy_ok_eq_19; // manager.go:489
-    wire _s1_proxy_ok_eq_18; // manager.go:489
-    wire _s1_proxy_ok_eq_17; // manager.go:489
-    wire _s1_proxy_ok_eq_16; // manager.go:489
-    wire _s1_proxy_ok_eq_15; // manager.go:489
-    wire _s1_proxy_ok_eq_14; // manager.go:489
-    wire _s1_proxy_ok_eq_13; // manager.go:489
-    wire _s1_proxy_ok_eq_12; // manager.go:489
-    wire _s1_proxy_ok_eq_11; // manager.go:489
-    wire _s1_proxy_ok_eq_10; // manager.go:489
-    wire _s1_proxy_ok_eq_9; // manager.go:489
-    wire _s1_proxy_ok_eq_8; // manager.go:489
-    wire _s1_proxy_ok_eq_7; // manager.go:489
-    wire _s1_proxy_ok_eq_6; // manager.go:489
-    wire _s1_proxy_ok_eq_5; // manager.go:489
-    wire _s1_proxy_ok_eq_4; // manager.go:489
-    wire _s1_proxy_ok_eq_3; // manager.go:489
-    wire _s1_proxy_ok_eq_2; // manager.go:489
-    wire _s1_proxy_ok_eq; // manager.go:489
-    wire _s1_proxy_ok_or_9; // manager.go:492
-    wire _s1_proxy_ok_or_8; // manager.go:492
-    wire _s1_proxy_ok_or_7; // manager.go:492
-    wire _s1_proxy_ok_or_6; // manager.go:492
-    wire _s1_proxy_ok_or_5; // manager.go:492
-    wire _s1_proxy_ok_or_4; // manager.go:492
-    wire _s1_proxy_ok_or_3; // manager.go:492
-    wire _s1_proxy_ok_or_2; // manager.go:492
-    wire _s1_proxy_ok_or; // manager.go:492
-    wire [15:0] _s1_proxy_or_18; // manager.go:494
-    wire [15:0] _s1_proxy_or_17; // manager.go:494
-    wire [15:0] _s1_proxy_or_16; // manager.go:494
-    wire [15:0] _s1_proxy_or_15; // manager.go:494
-    wire [15:0] _s1_proxy_or_14; // manager.go:494
-    wire [15:0] _s1_proxy_or_13; // manager.go:494
-    wire [15:0] _s1_proxy_or_12; // manager.go:494
-    wire [15:0] _s1_proxy_or_11; // manager.go:494
-    wire [15:0] _s1_proxy_or_10; // manager.go:494
-    wire [15:0] _s1_proxy_or_9; // manager.go:494
-    wire [15:0] _s1_proxy_or_8; // manager.go:494
-    wire [15:0] _s1_proxy_or_7; // manager.go:494
-    wire [15:0] _s1_proxy_or_6; // manager.go:494
-    wire [15:0] _s1_proxy_or_5; // manager.go:494
-    wire [15:0] _s1_proxy_or_4; // manager.go:494
-    wire [15:0] _s1_proxy_or_3; // manager.go:494
-    wire [15:0] _s1_proxy_or_2; // manager.go:494
-    wire [15:0] _s1_proxy_or; // manager.go:494
-    wire _lut_init_idx_not; // manager.go:530
-    wire [63:0] _mux_2351_concat; // manager.go:533
-    wire [59:0] mux_2351; // manager.go:535
-    wire or_2356; // manager.go:536
-    wire [63:0] window_enables; // manager.go:558
-    wire failover; // manager.go:567
-    wire translated_found; // manager.go:577
-    wire translated_enabled; // manager.go:578
-    wire [2:0] translated_egress; // manager.go:579
-    wire [7:0] translated_slot; // manager.go:580
-    wire [63:0] translated_addr; // manager.go:581
-    wire multicast; // manager.go:582
-    wire [63:0] check_addr; // manager.go:601
-    wire [4:0] _check_egress_or; // manager.go:603
-    wire [4:0] check_egress; // manager.go:607
+    wire [63:0] bar_offset; // manager.go:478
+    wire [47:0] _s1_in_lut_sub; // manager.go:486
+    wire _s1_in_lut_ltu; // manager.go:488
+    wire _s1_proxy_ok_eq_64; // manager.go:494
+    wire _s1_proxy_ok_eq_63; // manager.go:494
+    wire _s1_proxy_ok_eq_62; // manager.go:494
+    wire _s1_proxy_ok_eq_61; // manager.go:494
+    wire _s1_proxy_ok_eq_60; // manager.go:494
+    wire _s1_proxy_ok_eq_59; // manager.go:494
+    wire _s1_proxy_ok_eq_58; // manager.go:494
+    wire _s1_proxy_ok_eq_57; // manager.go:494
+    wire _s1_proxy_ok_eq_56; // manager.go:494
+    wire _s1_proxy_ok_eq_55; // manager.go:494
+    wire _s1_proxy_ok_eq_54; // manager.go:494
+    wire _s1_proxy_ok_eq_53; // manager.go:494
+    wire _s1_proxy_ok_eq_52; // manager.go:494
+    wire _s1_proxy_ok_eq_51; // manager.go:494
+    wire _s1_proxy_ok_eq_50; // manager.go:494
+    wire _s1_proxy_ok_eq_49; // manager.go:494
+    wire _s1_proxy_ok_eq_48; // manager.go:494
+    wire _s1_proxy_ok_eq_47; // manager.go:494
+    wire _s1_proxy_ok_eq_46; // manager.go:494
+    wire _s1_proxy_ok_eq_45; // manager.go:494
+    wire _s1_proxy_ok_eq_44; // manager.go:494
+    wire _s1_proxy_ok_eq_43; // manager.go:494
+    wire _s1_proxy_ok_eq_42; // manager.go:494
+    wire _s1_proxy_ok_eq_41; // manager.go:494
+    wire _s1_proxy_ok_eq_40; // manager.go:494
+    wire _s1_proxy_ok_eq_39; // manager.go:494
+    wire _s1_proxy_ok_eq_38; // manager.go:494
+    wire _s1_proxy_ok_eq_37; // manager.go:494
+    wire _s1_proxy_ok_eq_36; // manager.go:494
+    wire _s1_proxy_ok_eq_35; // manager.go:494
+    wire _s1_proxy_ok_eq_34; // manager.go:494
+    wire _s1_proxy_ok_eq_33; // manager.go:494
+    wire _s1_proxy_ok_eq_32; // manager.go:494
+    wire _s1_proxy_ok_eq_31; // manager.go:494
+    wire _s1_proxy_ok_eq_30; // manager.go:494
+    wire _s1_proxy_ok_eq_29; // manager.go:494
+    wire _s1_proxy_ok_eq_28; // manager.go:494
+    wire _s1_proxy_ok_eq_27; // manager.go:494
+    wire _s1_proxy_ok_eq_26; // manager.go:494
+    wire _s1_proxy_ok_eq_25; // manager.go:494
+    wire _s1_proxy_ok_eq_24; // manager.go:494
+    wire _s1_proxy_ok_eq_23; // manager.go:494
+    wire _s1_proxy_ok_eq_22; // manager.go:494
+    wire _s1_proxy_ok_eq_21; // manager.go:494
+    wire _s1_proxy_ok_eq_20; // manager.go:494
+    wire _s1_proxy_ok_eq_19; // manager.go:494
+    wire _s1_proxy_ok_eq_18; // manager.go:494
+    wire _s1_proxy_ok_eq_17; // manager.go:494
+    wire _s1_proxy_ok_eq_16; // manager.go:494
+    wire _s1_proxy_ok_eq_15; // manager.go:494
+    wire _s1_proxy_ok_eq_14; // manager.go:494
+    wire _s1_proxy_ok_eq_13; // manager.go:494
+    wire _s1_proxy_ok_eq_12; // manager.go:494
+    wire _s1_proxy_ok_eq_11; // manager.go:494
+    wire _s1_proxy_ok_eq_10; // manager.go:494
+    wire _s1_proxy_ok_eq_9; // manager.go:494
+    wire _s1_proxy_ok_eq_8; // manager.go:494
+    wire _s1_proxy_ok_eq_7; // manager.go:494
+    wire _s1_proxy_ok_eq_6; // manager.go:494
+    wire _s1_proxy_ok_eq_5; // manager.go:494
+    wire _s1_proxy_ok_eq_4; // manager.go:494
+    wire _s1_proxy_ok_eq_3; // manager.go:494
+    wire _s1_proxy_ok_eq_2; // manager.go:494
+    wire _s1_proxy_ok_eq; // manager.go:494
+    wire _s1_proxy_ok_or_9; // manager.go:497
+    wire _s1_proxy_ok_or_8; // manager.go:497
+    wire _s1_proxy_ok_or_7; // manager.go:497
+    wire _s1_proxy_ok_or_6; // manager.go:497
+    wire _s1_proxy_ok_or_5; // manager.go:497
+    wire _s1_proxy_ok_or_4; // manager.go:497
+    wire _s1_proxy_ok_or_3; // manager.go:497
+    wire _s1_proxy_ok_or_2; // manager.go:497
+    wire _s1_proxy_ok_or; // manager.go:497
+    wire [15:0] _s1_proxy_or_18; // manager.go:499
+    wire [15:0] _s1_proxy_or_17; // manager.go:499
+    wire [15:0] _s1_proxy_or_16; // manager.go:499
+    wire [15:0] _s1_proxy_or_15; // manager.go:499
+    wire [15:0] _s1_proxy_or_14; // manager.go:499
+    wire [15:0] _s1_proxy_or_13; // manager.go:499
+    wire [15:0] _s1_proxy_or_12; // manager.go:499
+    wire [15:0] _s1_proxy_or_11; // manager.go:499
+    wire [15:0] _s1_proxy_or_10; // manager.go:499
+    wire [15:0] _s1_proxy_or_9; // manager.go:499
+    wire [15:0] _s1_proxy_or_8; // manager.go:499
+    wire [15:0] _s1_proxy_or_7; // manager.go:499
+    wire [15:0] _s1_proxy_or_6; // manager.go:499
+    wire [15:0] _s1_proxy_or_5; // manager.go:499
+    wire [15:0] _s1_proxy_or_4; // manager.go:499
+    wire [15:0] _s1_proxy_or_3; // manager.go:499
+    wire [15:0] _s1_proxy_or_2; // manager.go:499
+    wire [15:0] _s1_proxy_or; // manager.go:499
+    wire _lut_init_idx_not; // manager.go:535
+    wire [63:0] _mux_2351_concat; // manager.go:538
+    wire [59:0] mux_2351; // manager.go:540
+    wire or_2356; // manager.go:541
+    wire [63:0] window_enables; // manager.go:563
+    wire failover; // manager.go:572
+    wire translated_found; // manager.go:582
+    wire translated_enabled; // manager.go:583
+    wire [2:0] translated_egress; // manager.go:584
+    wire [7:0] translated_slot; // manager.go:585
+    wire [63:0] translated_addr; // manager.go:586
+    wire multicast; // manager.go:587
+    wire [63:0] check_addr; // manager.go:606
+    wire [4:0] _check_egress_or; // manager.go:608
+    wire [4:0] check_egress; // manager.go:612
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:643
-    wire allowed; // manager.go:646
-    wire to_port; // manager.go:647
-    wire cpl_for_self; // manager.go:668
-    wire no_proxy_id; // manager.go:669
-    wire [3:0] reason_no_proxy_id; // manager.go:669
-    wire [2:0] egress_no_proxy_id; // manager.go:669
-    wire [7:0] slot_no_proxy_id; // manager.go:669
-    wire [63:0] addr_no_proxy_id; // manager.go:669
-    wire [15:0] req_no_proxy_id; // manager.go:669
-    wire denied; // manager.go:670
-    wire [3:0] reason_denied; // manager.go:670
-    wire [2:0] egress_denied; // manager.go:670
-    wire [7:0] slot_denied; // manager.go:670
-    wire [63:0] addr_denied; // manager.go:670
-    wire [15:0] req_denied; // manager.go:670
-    wire [3:0] reason_port_down; // manager.go:679
-    wire [2:0] egress_port_down; // manager.go:679
-    wire [7:0] slot_port_down; // manager.go:679
-    wire [63:0] addr_port_down; // manager.go:679
-    wire [15:0] req_port_down; // manager.go:679
-    wire mapping_disabled; // manager.go:681
-    wire [3:0] reason_mapping_disabled; // manager.go:681
-    wire [2:0] egress_mapping_disabled; // manager.go:681
-    wire [7:0] slot_mapping_disabled; // manager.go:681
-    wire [63:0] addr_mapping_disabled; // manager.go:681
-    wire [15:0] req_mapping_disabled; // manager.go:681
-    wire window_miss; // manager.go:682
-    wire [3:0] reason_window_miss; // manager.go:682
-    wire [2:0] egress_window_miss; // manager.go:682
-    wire [7:0] slot_window_miss; // manager.go:682
-    wire [63:0] addr_window_miss; // manager.go:682
-    wire [15:0] req_window_miss; // manager.go:682
-    wire reg_allowed; // manager.go:683
-    wire [3:0] reason_reg_allowed; // manager.go:683
-    wire [2:0] egress_reg_allowed; // manager.go:683
-    wire [7:0] slot_reg_allowed; // manager.go:683
-    wire [63:0] addr_reg_allowed; // manager.go:683
-    wire [15:0] req_reg_allowed; // manager.go:683
-    wire reg_denied; // manager.go:684
-    wire [3:0] reason_reg_denied; // manager.go:684
-    wire [2:0] egress_reg_denied; // manager.go:684
-    wire [7:0] slot_reg_denied; // manager.go:684
-    wire [63:0] addr_reg_denied; // manager.go:684
-    wire [15:0] req_reg_denied; // manager.go:684
-    wire not_for_us; // manager.go:685
-    wire [3:0] reason_not_for_us; // manager.go:685
-    wire [2:0] egress_not_for_us; // manager.go:685
-    wire [7:0] slot_not_for_us; // manager.go:685
-    wire [63:0] addr_not_for_us; // manager.go:685
-    wire [15:0] req_not_for_us; // manager.go:685
-    wire unsupported; // manager.go:686
-    wire [3:0] reason_unsupported; // manager.go:686
-    wire [2:0] egress_unsupported; // manager.go:686
-    wire [7:0] slot_unsupported; // manager.go:686
-    wire [63:0] addr_unsupported; // manager.go:686
-    wire [15:0] req_unsupported; // manager.go:686
-    wire cpl_local; // manager.go:687
-    wire [3:0] reason_cpl_local; // manager.go:687
-    wire [2:0] egress_cpl_local; // manager.go:687
-    wire [7:0] slot_cpl_local; // manager.go:687
-    wire [63:0] addr_cpl_local; // manager.go:687
-    wire [15:0] req_cpl_local; // manager.go:687
-    wire cpl_unexpected; // manager.go:688
-    wire [3:0] reason_cpl_unexpected; // manager.go:688
-    wire [2:0] egress_cpl_unexpected; // manager.go:688
-    wire [7:0] slot_cpl_unexpected; // manager.go:688
-    wire [63:0] addr_cpl_unexpected; // manager.go:688
-    wire [15:0] req_cpl_unexpected; // manager.go:688
-    wire cpl_remote; // manager.go:693
-    wire [3:0] reason_cpl_remote; // manager.go:693
-    wire [2:0] egress_cpl_remote; // manager.go:693
-    wire [7:0] slot_cpl_remote; // manager.go:693
-    wire [63:0] addr_cpl_remote; // manager.go:693
-    wire [15:0] req_cpl_remote; // manager.go:693
-    wire [3:0] reason_cfg_or_msg; // manager.go:694
-    wire [2:0] egress_cfg_or_msg; // manager.go:694
-    wire [7:0] slot_cfg_or_msg; // manager.go:694
-    wire [63:0] addr_cfg_or_msg; // manager.go:694
-    wire [15:0] req_cfg_or_msg; // manager.go:694
-    wire ok; // manager.go:696
-    wire [1:0] action; // manager.go:703
-    wire [2:0] cpl_status; // manager.go:704
-    wire via_window; // manager.go:707
-    wire second_copy; // manager.go:708
-    wire [1:0] _hdr_primary_mux; // manager.go:847
-    wire rewrite_primary_4dw; // manager.go:848
-    wire [31:0] rewrite_primary_dw0; // manager.go:849
-    wire [31:0] rewrite_primary_dw1; // manager.go:850
-    wire [127:0] hdr_primary; // manager.go:711
-    wire rewrite_second_4dw; // manager.go:848
-    wire [31:0] rewrite_second_dw0; // manager.go:849
-    wire [31:0] rewrite_second_dw1; // manager.go:850
-    wire [127:0] hdr_second; // manager.go:853
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:881
-    wire [11:0] cpl_bytes_one_dw; // manager.go:883
-    wire [11:0] cpl_bytes_many_dw; // manager.go:884
-    wire [11:0] cpl_byte_count; // manager.go:885
-    wire [6:0] cpl_lower_addr; // manager.go:886
-    wire [95:0] cpl_hdr; // manager.go:893
-    wire take_decision; // manager.go:717
-    wire forward; // manager.go:737
-    wire _to_port_a_eq; // manager.go:738
-    wire to_port_a; // manager.go:739
-    wire _to_port_b_eq; // manager.go:738
-    wire to_port_b; // manager.go:740
-    wire [529:0] beat_tail; // manager.go:743
-    wire m_kernel_for; // manager.go:747
-    wire m_local_for; // manager.go:748
-    wire m_cpl_for; // manager.go:749
-    wire m_port_a_offer; // manager.go:751
+    wire cfg_or_msg; // manager.go:648
+    wire allowed; // manager.go:651
+    wire to_port; // manager.go:652
+    wire cpl_for_self; // manager.go:673
+    wire no_proxy_id; // manager.go:674
+    wire [3:0] reason_no_proxy_id; // manager.go:674
+    wire [2:0] egress_no_proxy_id; // manager.go:674
+    wire [7:0] slot_no_proxy_id; // manager.go:674
+    wire [63:0] addr_no_proxy_id; // manager.go:674
+    wire [15:0] req_no_proxy_id; // manager.go:674
+    wire denied; // manager.go:675
+    wire [3:0] reason_denied; // manager.go:675
+    wire [2:0] egress_denied; // manager.go:675
+    wire [7:0] slot_denied; // manager.go:675
+    wire [63:0] addr_denied; // manager.go:675
+    wire [15:0] req_denied; // manager.go:675
+    wire [3:0] reason_port_down; // manager.go:684
+    wire [2:0] egress_port_down; // manager.go:684
+    wire [7:0] slot_port_down; // manager.go:684
+    wire [63:0] addr_port_down; // manager.go:684
+    wire [15:0] req_port_down; // manager.go:684
+    wire mapping_disabled; // manager.go:686
+    wire [3:0] reason_mapping_disabled; // manager.go:686
+    wire [2:0] egress_mapping_disabled; // manager.go:686
+    wire [7:0] slot_mapping_disabled; // manager.go:686
+    wire [63:0] addr_mapping_disabled; // manager.go:686
+    wire [15:0] req_mapping_disabled; // manager.go:686
+    wire window_miss; // manager.go:687
+    wire [3:0] reason_window_miss; // manager.go:687
+    wire [2:0] egress_window_miss; // manager.go:687
+    wire [7:0] slot_window_miss; // manager.go:687
+    wire [63:0] addr_window_miss; // manager.go:687
+    wire [15:0] req_window_miss; // manager.go:687
+    wire reg_allowed; // manager.go:688
+    wire [3:0] reason_reg_allowed; // manager.go:688
+    wire [2:0] egress_reg_allowed; // manager.go:688
+    wire [7:0] slot_reg_allowed; // manager.go:688
+    wire [63:0] addr_reg_allowed; // manager.go:688
+    wire [15:0] req_reg_allowed; // manager.go:688
+    wire reg_denied; // manager.go:689
+    wire [3:0] reason_reg_denied; // manager.go:689
+    wire [2:0] egress_reg_denied; // manager.go:689
+    wire [7:0] slot_reg_denied; // manager.go:689
+    wire [63:0] addr_reg_denied; // manager.go:689
+    wire [15:0] req_reg_denied; // manager.go:689
+    wire not_for_us; // manager.go:690
+    wire [3:0] reason_not_for_us; // manager.go:690
+    wire [2:0] egress_not_for_us; // manager.go:690
+    wire [7:0] slot_not_for_us; // manager.go:690
+    wire [63:0] addr_not_for_us; // manager.go:690
+    wire [15:0] req_not_for_us; // manager.go:690
+    wire unsupported; // manager.go:691
+    wire [3:0] reason_unsupported; // manager.go:691
+    wire [2:0] egress_unsupported; // manager.go:691
+    wire [7:0] slot_unsupported; // manager.go:691
+    wire [63:0] addr_unsupported; // manager.go:691
+    wire [15:0] req_unsupported; // manager.go:691
+    wire cpl_local; // manager.go:692
+    wire [3:0] reason_cpl_local; // manager.go:692
+    wire [2:0] egress_cpl_local; // manager.go:692
+    wire [7:0] slot_cpl_local; // manager.go:692
+    wire [63:0] addr_cpl_local; // manager.go:692
+    wire [15:0] req_cpl_local; // manager.go:692
+    wire cpl_unexpected; // manager.go:693
+    wire [3:0] reason_cpl_unexpected; // manager.go:693
+    wire [2:0] egress_cpl_unexpected; // manager.go:693
+    wire [7:0] slot_cpl_unexpected; // manager.go:693
+    wire [63:0] addr_cpl_unexpected; // manager.go:693
+    wire [15:0] req_cpl_unexpected; // manager.go:693
+    wire cpl_remote; // manager.go:698
+    wire [3:0] reason_cpl_remote; // manager.go:698
+    wire [2:0] egress_cpl_remote; // manager.go:698
+    wire [7:0] slot_cpl_remote; // manager.go:698
+    wire [63:0] addr_cpl_remote; // manager.go:698
+    wire [15:0] req_cpl_remote; // manager.go:698
+    wire [3:0] reason_cfg_or_msg; // manager.go:699
+    wire [2:0] egress_cfg_or_msg; // manager.go:699
+    wire [7:0] slot_cfg_or_msg; // manager.go:699
+    wire [63:0] addr_cfg_or_msg; // manager.go:699
+    wire [15:0] req_cfg_or_msg; // manager.go:699
+    wire ok; // manager.go:701
+    wire [1:0] action; // manager.go:708
+    wire [2:0] cpl_status; // manager.go:709
+    wire via_window; // manager.go:712
+    wire second_copy; // manager.go:713
+    wire [1:0] _hdr_primary_mux; // manager.go:852
+    wire rewrite_primary_4dw; // manager.go:853
+    wire [31:0] rewrite_primary_dw0; // manager.go:854
+    wire [31:0] rewrite_primary_dw1; // manager.go:855
+    wire [127:0] hdr_primary; // manager.go:716
+    wire rewrite_second_4dw; // manager.go:853
+    wire [31:0] rewrite_second_dw0; // manager.go:854
+    wire [31:0] rewrite_second_dw1; // manager.go:855
+    wire [127:0] hdr_second; // manager.go:858
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:886
+    wire [11:0] cpl_bytes_one_dw; // manager.go:888
+    wire [11:0] cpl_bytes_many_dw; // manager.go:889
+    wire [11:0] cpl_byte_count; // manager.go:890
+    wire [6:0] cpl_lower_addr; // manager.go:891
+    wire [95:0] cpl_hdr; // manager.go:898
+    wire take_decision; // manager.go:722
+    wire forward; // manager.go:742
+    wire _to_port_a_eq; // manager.go:743
+    wire to_port_a; // manager.go:744
+    wire _to_port_b_eq; // manager.go:743
+    wire to_port_b; // manager.go:745
+    wire [529:0] beat_tail; // manager.go:748
+    wire m_kernel_for; // manager.go:752
+    wire m_local_for; // manager.go:753
+    wire m_cpl_for; // manager.go:754
+    wire m_port_a_offer; // manager.go:756
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:751
-    wire m_port_a_has; // manager.go:751
-    wire m_port_a_done; // manager.go:751
+    wire m_port_a_took; // manager.go:756
+    wire m_port_a_has; // manager.go:756
+    wire m_port_a_done; // manager.go:756
     wire m_port_a_slice_m_ready; // axis.go:323
-    wire m_port_b_offer; // manager.go:751
+    wire m_port_b_offer; // manager.go:756
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:751
-    wire m_port_b_has; // manager.go:751
-    wire m_port_b_done; // manager.go:751
+    wire m_port_b_took; // manager.go:756
+    wire m_port_b_has; // manager.go:756
+    wire m_port_b_done; // manager.go:756
     wire m_port_b_slice_m_ready; // axis.go:323
-    wire m_kernel_offer; // manager.go:751
+    wire m_kernel_offer; // manager.go:756
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:751
-    wire m_kernel_has; // manager.go:751
-    wire m_kernel_done; // manager.go:751
+    wire m_kernel_took; // manager.go:756
+    wire m_kernel_has; // manager.go:756
+    wire m_kernel_done; // manager.go:756
     wire m_kernel_slice_m_ready; // axis.go:323
-    wire m_local_offer; // manager.go:751
+    wire m_local_offer; // manager.go:756
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:751
-    wire m_local_has; // manager.go:751
-    wire m_local_done; // manager.go:751
+    wire m_local_took; // manager.go:756
+    wire m_local_has; // manager.go:756
+    wire m_local_done; // manager.go:756
     wire m_local_slice_m_ready; // axis.go:323
-    wire m_cpl_offer; // manager.go:751
+    wire m_cpl_offer; // manager.go:756
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:751
-    wire m_cpl_has; // manager.go:751
-    wire m_cpl_done; // manager.go:751
+    wire m_cpl_took; // manager.go:756
+    wire m_cpl_has; // manager.go:756
+    wire m_cpl_done; // manager.go:756
     wire m_cpl_slice_m_ready; // axis.go:323
-    wire count_fire; // manager.go:788
-    wire _s_axil_arready_not; // manager.go:991
-    wire read_accept; // manager.go:991
-    wire [31:0] _read_data_or_6; // manager.go:1014
-    wire [31:0] _read_data_or_5; // manager.go:1014
-    wire [31:0] _read_data_or_4; // manager.go:1014
-    wire [31:0] _read_data_or_3; // manager.go:1014
-    wire [31:0] _read_data_or_2; // manager.go:1014
-    wire [31:0] _read_data_or; // manager.go:1014
-    wire [31:0] read_data; // manager.go:1014
+    wire count_fire; // manager.go:793
+    wire _s_axil_arready_not; // manager.go:996
+    wire read_accept; // manager.go:996
+    wire [31:0] _read_data_or_6; // manager.go:1019
+    wire [31:0] _read_data_or_5; // manager.go:1019
+    wire [31:0] _read_data_or_4; // manager.go:1019
+    wire [31:0] _read_data_or_3; // manager.go:1019
+    wire [31:0] _read_data_or_2; // manager.go:1019
+    wire [31:0] _read_data_or; // manager.go:1019
+    wire [31:0] read_data; // manager.go:1019
     wire in_slice_s_tready; // axis.go:324
     wire [660:0] in_slice_m_tdata; // axis.go:324
     wire in_slice_m_tvalid; // axis.go:324
