@@ -114,6 +114,7 @@ func TestSpecStrict(t *testing.T) {
 		{"clock_mhz: .nan", "clock_mhz: NaN is not a finite number"},
 		{"clock_mhz: 0", "clock_mhz: 0 is not a value here"},
 		{"clock_mhz: 2.5e2\nwidth: 511.5", "width: 511.5 is not a whole number"},
+		{"clock_mhz: 250\nwidth: 512\nhold_tlps: 0", "hold_tlps: 0 is not a value here"},
 	} {
 		src := strings.Replace(string(base), "clock_mhz: 250\nwidth: 512", tc.to, 1)
 		_, err := LoadSpec("s.yaml", strings.NewReader(src))

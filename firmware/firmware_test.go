@@ -97,6 +97,8 @@ func TestLoadSpecErrors(t *testing.T) {
 		{"slots: [1]", "slots: [3]", "tenants[0].slots[0] 3: no such slot"},
 		{"- name: ml", "- name: operator", "tenants[0].name \"operator\""},
 		{"clock_mhz: 250", "clock_mz: 250", "clock_mz"},
+		{"width: 512", "width: 512\ndown_policy: drop", "down_policy \"drop\": must be hold or fail"},
+		{"width: 512", "width: 512\nhold_tlps: 2000000", "hold_tlps 2000000: must be 1 to 1048576"},
 	} {
 		src := strings.Replace(string(good), c.old, c.new, 1)
 		if src == string(good) {
@@ -290,5 +292,43 @@ func TestCosts(t *testing.T) {
 	}
 	if got := vu9p.RegionBytes(firmware.Resources{LUT: 1, BRAM: 2160}); got != vu9p.Frames()*firmware.FrameBytes {
 		t.Errorf("a region with every BRAM: %d bytes, want the whole device's frames", got)
+	}
+}
+
+// TestBuildDownPolicy: the card in an image follows the spec's
+// down_policy: each port has a hold buffer under hold (the default) and
+// drops traffic for a dark port under fail; the policy is part of the
+// static region's identity.
+func TestBuildDownPolicy(t *testing.T) {
+	testImage(t) // the kernel measurement cache, shared with the other tests
+	good, err := os.ReadFile("testdata/onic-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, tc := range []struct{ policy, has, hasNot string }{
+		{"", "port_a_hold_drops", "port_a_down_drops"},
+		{"down_policy: hold\nhold_tlps: 64\n", "port_a_hold_drops", "port_a_down_drops"},
+		{"down_policy: fail\n", "port_a_down_drops", "port_a_hold_drops"},
+	} {
+		s, err := firmware.LoadSpec("spec.yaml", strings.NewReader(strings.Replace(string(good), "width: 512\n", "width: 512\n"+tc.policy, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, err := build.Build(s, build.Yosys(cacheDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		card, ok := im.Payload("static/onic_card.v")
+		if !ok {
+			t.Fatal("no static/onic_card.v in the image")
+		}
+		if !bytes.Contains(card, []byte(tc.has)) || bytes.Contains(card, []byte(tc.hasNot)) {
+			t.Errorf("%q: the card has %s %v, %s %v", tc.policy, tc.has, bytes.Contains(card, []byte(tc.has)), tc.hasNot, bytes.Contains(card, []byte(tc.hasNot)))
+		}
+		ids[im.Manifest.Static] = tc.policy
+	}
+	if len(ids) != 3 {
+		t.Errorf("three policies gave %d static identities", len(ids))
 	}
 }

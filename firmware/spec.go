@@ -32,8 +32,13 @@ type Spec struct {
 	ClockMHz float64        `mapstructure:"clock_mhz" json:"clock_mhz"`
 	Width    int            `mapstructure:"width" json:"width"`
 	Manager  manager.Config `mapstructure:"manager" json:"manager"`
-	Slots    []SlotSpec     `mapstructure:"slots" json:"slots"`
-	Tenants  []TenantSpec   `mapstructure:"tenants" json:"tenants"`
+	// DownPolicy is what the card does with traffic for an optical port
+	// whose link is down: "hold" it (the default, as an emulated O-NIC's
+	// down_policy), up to HoldTLPs TLPs a port, or "fail" it.
+	DownPolicy string       `mapstructure:"down_policy" json:"down_policy"`
+	HoldTLPs   int          `mapstructure:"hold_tlps" json:"hold_tlps"`
+	Slots      []SlotSpec   `mapstructure:"slots" json:"slots"`
+	Tenants    []TenantSpec `mapstructure:"tenants" json:"tenants"`
 }
 
 // Target is the FPGA the image is for.
@@ -83,10 +88,12 @@ type TenantSpec struct {
 	Slots []int  `mapstructure:"slots" json:"slots"`
 }
 
-// Spec defaults.
+// Spec defaults and limits.
 const (
 	DefaultClockMHz = 250
 	DefaultWidth    = 512
+	DefaultHoldTLPs = 1024    // as emu/scenario's
+	MaxHoldTLPs     = 1 << 20 // as emu/scenario's
 )
 
 // LoadSpec reads a spec from YAML; name labels the errors. Unknown fields
@@ -104,7 +111,7 @@ func LoadSpec(name string, r io.Reader) (Spec, error) {
 
 // specDefaulted are the spec's fields whose default is not zero: an
 // explicit 0 there is refused.
-var specDefaulted = map[string]bool{"clock_mhz": true, "width": true, "data_width": true}
+var specDefaulted = map[string]bool{"clock_mhz": true, "width": true, "data_width": true, "hold_tlps": true}
 
 // MaxSpecFile is the largest spec file LoadSpecFile reads.
 const MaxSpecFile = 4 << 20
@@ -162,6 +169,19 @@ func (s *Spec) check(registered bool) error {
 	}
 	if s.Width != 256 && s.Width != 512 {
 		return fmt.Errorf("width %d: must be 256 or 512", s.Width)
+	}
+	switch s.DownPolicy {
+	case "":
+		s.DownPolicy = "hold"
+	case "hold", "fail":
+	default:
+		return fmt.Errorf("down_policy %q: must be hold or fail", s.DownPolicy)
+	}
+	if s.HoldTLPs == 0 {
+		s.HoldTLPs = DefaultHoldTLPs
+	}
+	if s.HoldTLPs < 1 || s.HoldTLPs > MaxHoldTLPs {
+		return fmt.Errorf("hold_tlps %d: must be 1 to %d", s.HoldTLPs, MaxHoldTLPs)
 	}
 	nslots := s.Manager.Translation.KernelSlots
 	if nslots == 0 {

@@ -275,6 +275,8 @@ func (c *Cluster) reflashed(i uint64) {
 		r.mgr.PortDown = o.mgr.PortDown
 		o.mgr = r.mgr
 		o.cfg.Manager = r.spec.Manager
+		// The down policy is the image's, as its card's RTL has it.
+		o.cfg.DownPolicy, o.cfg.HoldTLPs = r.spec.DownPolicy, r.spec.HoldTLPs
 		mf := &r.im.Manifest
 		o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
 		o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)

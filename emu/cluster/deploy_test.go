@@ -32,7 +32,8 @@ func onicASpec(t *testing.T, kernel string) firmware.Spec {
 			{Slot: 0, Region: firmware.Resources{LUT: 40000, FF: 80000, BRAM: 60, DSP: 120}, Kernel: kernel, Egress: "port-a", Translated: 0x100000000},
 			{Slot: 1, Region: firmware.Resources{LUT: 40000, FF: 80000, BRAM: 60, DSP: 120}, Egress: "host", Translated: 0x100000000},
 		},
-		Tenants: []firmware.TenantSpec{{Name: "ml", Slots: []int{1}}}}
+		Tenants:  []firmware.TenantSpec{{Name: "ml", Slots: []int{1}}},
+		HoldTLPs: 8192} // as runDeploys' O-NIC: the image's policy replaces the O-NIC's
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +196,36 @@ func TestDeployPartial(t *testing.T) {
 	if len(o.Deploys) != 2 || o.Deploys[1].Outcome != "refused" ||
 		!strings.Contains(o.Deploys[1].Error, "kernel image filter 1.0.0 into slot 1: the running image onic-a 2.0.0 gives slot 1 no egress (set slots[1].egress to port-a, port-b or host in its spec)") {
 		t.Errorf("deploys: %+v", o.Deploys)
+	}
+}
+
+// TestDeployDownPolicy: a full reflash brings the image's down policy
+// and hold_tlps with it, as its card's RTL has them, whatever the
+// scenario said.
+func TestDeployDownPolicy(t *testing.T) {
+	ops, _, _, trust := deployKeys()
+	for _, policy := range []string{"hold", "fail"} {
+		s := onicASpec(t, "")
+		s.DownPolicy, s.HoldTLPs = policy, 77
+		im, err := build.Build(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := scenario.TwoParty()
+		c.ONICs[0].Board = fastBoard
+		c.ONICs[0].DownPolicy = map[string]string{"hold": "fail", "fail": "hold"}[policy]
+		cl, err := Build(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Deploy("onicA", 50*time.Microsecond, "file", imageFile(t, im, ops), trust); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if o := cl.onics[0].cfg; o.DownPolicy != policy || o.HoldTLPs != 77 {
+			t.Errorf("after deploying a %s image with hold_tlps 77, the O-NIC's down policy is %s, hold_tlps %d", policy, o.DownPolicy, o.HoldTLPs)
+		}
 	}
 }

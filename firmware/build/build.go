@@ -106,7 +106,8 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager})
+	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager,
+		Hold: s.DownPolicy == "hold", HoldTLPs: s.HoldTLPs})
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
