@@ -15,6 +15,7 @@ import (
 // takes it, and what leaves each card's RQ and CC is collected as TLPs.
 type pair struct {
 	t     testing.TB
+	top   [2]*ir.Module
 	cards [2]*dut
 	ids   [2]tlp.ID
 	phy   bool // both port A PHYs up
@@ -24,22 +25,25 @@ type pair struct {
 	rq, cc     [2][]tlp.TLP
 	rqAt, ccAt [2][]byte // the packet in progress
 	rqUser     [2]uint64 // tuser of the RQ packet's first beat (its byte enables)
+	rqCycle    [2][]int  // the cycle each RQ packet's last beat left
+	cycles     int       // cycles run
 	wires      [2][]word // each card's words on their way to the other
 }
 
 // axisBeat is a beat of an AXI4-Stream packet: up to 64 bytes, and
 // whether it is the packet's last.
 type axisBeat struct {
-	data []byte
-	last bool
-	user uint64 // tuser's low word
+	data  []byte
+	last  bool
+	user  uint64    // tuser's low word
+	taken func(int) // called with the cycle the beat is taken (when not nil)
 }
 
 // beatsOf cuts pkt into beats, each with tuser's low word user.
 func beatsOf(pkt []byte, user uint64) []axisBeat {
 	var bs []axisBeat
 	for o := 0; o < len(pkt); o += 64 {
-		bs = append(bs, axisBeat{pkt[o:min(o+64, len(pkt))], o+64 >= len(pkt), user})
+		bs = append(bs, axisBeat{data: pkt[o:min(o+64, len(pkt))], last: o+64 >= len(pkt), user: user})
 	}
 	return bs
 }
@@ -51,7 +55,7 @@ type word struct {
 
 // newPair builds the cards from top[0] and top[1] and resets them.
 func newPair(t testing.TB, top [2]*ir.Module) *pair {
-	p := &pair{t: t, ids: [2]tlp.ID{tlp.NewID(1, 0, 0), tlp.NewID(2, 0, 0)}, phy: true}
+	p := &pair{t: t, top: top, ids: [2]tlp.ID{tlp.NewID(1, 0, 0), tlp.NewID(2, 0, 0)}, phy: true}
 	const delay = 5
 	for k := range p.cards {
 		s := newDUT(t, top[k])
@@ -79,6 +83,24 @@ func (p *pair) request(k int, x *tlp.TLP, bar int) {
 	}
 	// tuser: the byte enables (first_be [3:0], last_be [11:8]).
 	p.cq[k] = append(p.cq[k], beatsOf(append(c.Descriptor[:], c.Payload...), uint64(c.FirstBE)|uint64(c.LastBE)<<8)...)
+}
+
+// requestAt is request, calling taken with the cycle the request's first
+// beat is taken.
+func (p *pair) requestAt(k int, x *tlp.TLP, bar int, taken func(int)) {
+	at := len(p.cq[k])
+	p.request(k, x, bar)
+	p.cq[k][at].taken = taken
+}
+
+// setDelay makes the fibre between the cards d cycles long each way.
+func (p *pair) setDelay(d int) {
+	for k := range p.wires {
+		p.wires[k] = nil
+		for range d {
+			p.wires[k] = append(p.wires[k], word{data: make([]uint64, 8)})
+		}
+	}
 }
 
 // complete queues host k's completion c (for a request to addr) on card
@@ -122,6 +144,9 @@ func (p *pair) cycle() {
 	}
 	for k, s := range p.cards {
 		if offered[k][0] && s.bit("m_axis_cq_tready") {
+			if p.cq[k][0].taken != nil {
+				p.cq[k][0].taken(p.cycles)
+			}
 			p.cq[k] = p.cq[k][1:]
 		}
 		if offered[k][1] && s.bit("m_axis_rc_tready") {
@@ -142,6 +167,7 @@ func (p *pair) cycle() {
 					p.t.Fatalf("RQ of card %d: %v", k, err)
 				}
 				p.rq[k], p.rqAt[k] = append(p.rq[k], x), nil
+				p.rqCycle[k] = append(p.rqCycle[k], p.cycles)
 			}
 		}
 		if s.bit("s_axis_cc_tvalid") {
@@ -162,6 +188,7 @@ func (p *pair) cycle() {
 	for _, s := range p.cards {
 		s.Step()
 	}
+	p.cycles++
 }
 
 // run runs cycles until done, failing the test after limit of them.
