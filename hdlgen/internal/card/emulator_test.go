@@ -12,7 +12,9 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/tlp"
 )
@@ -23,10 +25,10 @@ type captured struct {
 	t  tlp.TLP
 }
 
-// emulatorRun runs the built-in scenario name (of two O-NICs) in the
-// emulator, capturing both host links, and returns per host (0 A, 1 B)
-// the TLPs its host sent its O-NIC and the TLPs that reached it.
-func emulatorRun(t *testing.T, name string) (sent, got [2][]captured) {
+// emulatorRun runs the built-in scenario name in the emulator, capturing
+// every O-NIC's host link, and returns per O-NIC (in the scenario's
+// order) the TLPs its host sent it and the TLPs that reached that host.
+func emulatorRun(t *testing.T, name string) (sent, got [][]captured) {
 	c, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +37,12 @@ func emulatorRun(t *testing.T, name string) (sent, got [2][]captured) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var taps []string
+	for _, o := range c.ONICs {
+		taps = append(taps, o.Name+".host")
+	}
 	var buf bytes.Buffer
-	if err := cl.Capture(&buf, []string{"onicA.host", "onicB.host"}); err != nil {
+	if err := cl.Capture(&buf, taps); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cl.Run(); err != nil {
@@ -46,6 +52,7 @@ func emulatorRun(t *testing.T, name string) (sent, got [2][]captured) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sent, got = make([][]captured, len(c.ONICs)), make([][]captured, len(c.ONICs))
 	for {
 		var x tlp.TLP
 		rec, err := rd.Next(&x)
@@ -55,12 +62,12 @@ func emulatorRun(t *testing.T, name string) (sent, got [2][]captured) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		host := int(rec.Tap.Tap / 3) // taps 0 (onicA.host) and 3 (onicB.host)
+		k := int(rec.Tap.Tap / 3) // each O-NIC's host link is tap 3k
 		c := captured{at: rec.At, t: x}
 		if rec.Tap.Direction == tlp.Upstream {
-			got[host] = append(got[host], c)
+			got[k] = append(got[k], c)
 		} else {
-			sent[host] = append(sent[host], c)
+			sent[k] = append(sent[k], c)
 		}
 	}
 	return sent, got
@@ -279,4 +286,115 @@ func TestCardsAgainstEmulatorReads(t *testing.T) {
 		}
 	}
 	t.Logf("%d reads each way, %d and %d completions back, as in the emulator", n, wantCpl[0], wantCpl[1])
+}
+
+// scenarioCard builds the card of O-NIC o of a scenario, under its down
+// policy.
+func scenarioCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
+	o.Defaults()
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := PartsOf(d, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := Build("onic_card_"+o.Name, parts)
+	if err := top.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+// TestRingAgainstEmulator: FLEET's ring multicast (S writes 64 KiB
+// transfers; the O-NICs of R1 and R2 keep each write and relay a copy out
+// of their other port, so R1, R2 and R3 each receive every byte) as four
+// generated cards in a ring, each port B joined to the next card's port A
+// over the scenario's fibre, the first 30 writes of S in. Each R host's
+// card sends it exactly what reached that host in the emulator, header for
+// header and in order, with S's bytes: the relayed copies are checked by
+// the relaying cards' port pipelines and counted as passed.
+func TestRingAgainstEmulator(t *testing.T) {
+	const n = 30
+	c, err := scenario.Lookup("ring-multicast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, got := emulatorRun(t, "ring-multicast")
+	link := testLink(t)
+	var tops []*ir.Module
+	for _, o := range c.ONICs {
+		tops = append(tops, scenarioCard(t, o, link))
+	}
+	ring := make([]fibre, len(tops))
+	for k := range tops {
+		ring[k] = fibre{a: end{k, "port_b"}, b: end{(k + 1) % len(tops), "port_a"}}
+	}
+	p := newNet(t, tops, ring)
+	p.setDelay(24)
+	p.run("the ring's links come up", 5000, func() bool {
+		for k := range tops {
+			for _, port := range []string{"port_a", "port_b"} {
+				if p.cards[k].get(port + "_state")[0] != optlink.StateUp {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	r := rand.New(rand.NewPCG(9, 10))
+	var payloads [][]byte
+	for i, cp := range sent[0][:n] {
+		x := cp.t
+		if x.Kind() != tlp.MWr {
+			t.Fatalf("S's request %d is %s: the test feeds writes", i, x.Kind())
+		}
+		x.Data = make([]byte, 4*int(x.Length))
+		for j := range x.Data {
+			x.Data[j] = byte(r.Uint32())
+		}
+		payloads = append(payloads, x.Data)
+		p.request(0, &x, pcie.ONICWindowBAR)
+	}
+	p.run("every R host has the writes", 30000, func() bool {
+		for k := 1; k < len(tops); k++ {
+			if len(p.rq[k]) < n {
+				return false
+			}
+		}
+		return true
+	})
+	for range 500 { // anything more would show
+		p.cycle()
+	}
+	for k := 1; k < len(tops); k++ {
+		if len(got[k]) < n {
+			t.Fatalf("in the emulator %s got %d writes, fewer than %d", c.ONICs[k].Name, len(got[k]), n)
+		}
+		for i := range n {
+			have, want := p.rq[k][i], got[k][i].t
+			if !bytes.Equal(have.Data, payloads[i]) {
+				t.Fatalf("write %d at %s's host: other bytes than S sent", i, c.ONICs[k].Name)
+			}
+			have.Data, want.Snapped = nil, false
+			if have.String() != want.String() {
+				t.Fatalf("write %d at %s's host: the card sent\n %s\nthe emulator\n %s", i, c.ONICs[k].Name, have.String(), want.String())
+			}
+		}
+		if len(p.rq[k]) != n {
+			t.Errorf("%s's host got %d writes, want %d", c.ONICs[k].Name, len(p.rq[k]), n)
+		}
+		if ok := p.cards[k].get("port_in_count_ok_total")[0]; ok != n {
+			t.Errorf("%s's port pipeline passed %d, want %d", c.ONICs[k].Name, ok, n)
+		}
+	}
+	if len(p.rq[0]) != 0 {
+		t.Errorf("S's host got %d TLPs; the ring brings nothing back to it", len(p.rq[0]))
+	}
+	t.Logf("%d writes from S reached R1, R2 and R3 through two relays, as in the emulator", n)
 }

@@ -9,25 +9,38 @@ import (
 	"onic/tlp"
 )
 
-// pair is two simulated cards of the two-party scenario, their port A
-// lanes joined over a short fibre, with a host behind each: what the test
-// queues on each card's CQ and RC goes in a beat per cycle when the card
-// takes it, and what leaves each card's RQ and CC is collected as TLPs.
+// pair is simulated cards whose optical ports are joined by fibres, with
+// a host behind each: what the test queues on each card's CQ and RC goes
+// in a beat per cycle when the card takes it, and what leaves each card's
+// RQ and CC is collected as TLPs. (Two cards joined port A to port A,
+// newPair, or any other net, newNet.)
 type pair struct {
 	t     testing.TB
-	top   [2]*ir.Module
-	cards [2]*dut
-	ids   [2]tlp.ID
-	phy   bool // both port A PHYs up
+	top   []*ir.Module
+	cards []*dut
+	ids   []tlp.ID
+	phy   bool    // the joined ports' PHYs up
+	links []fibre // the fibres
 	// cq and rc are each card's beats waiting to go in.
-	cq, rc [2][]axisBeat
+	cq, rc [][]axisBeat
 	// rq and cc are the TLPs each card has sent its host.
-	rq, cc     [2][]tlp.TLP
-	rqAt, ccAt [2][]byte // the packet in progress
-	rqUser     [2]uint64 // tuser of the RQ packet's first beat (its byte enables)
-	rqCycle    [2][]int  // the cycle each RQ packet's last beat left
-	cycles     int       // cycles run
-	wires      [2][]word // each card's words on their way to the other
+	rq, cc     [][]tlp.TLP
+	rqAt, ccAt [][]byte // the packet in progress
+	rqUser     []uint64 // tuser of the RQ packet's first beat (its byte enables)
+	rqCycle    [][]int  // the cycle each RQ packet's last beat left
+	cycles     int      // cycles run
+}
+
+// end is one end of a fibre: a card and its port's prefix (port_a).
+type end struct {
+	card int
+	port string
+}
+
+// fibre joins two ports; wires hold the words on their way, each way.
+type fibre struct {
+	a, b  end
+	wires [2][]word // a to b, b to a
 }
 
 // axisBeat is a beat of an AXI4-Stream packet: up to 64 bytes, and
@@ -53,11 +66,21 @@ type word struct {
 	ctl, valid bool
 }
 
-// newPair builds the cards from top[0] and top[1] and resets them.
+// newPair builds the cards from top[0] and top[1], joins their port A
+// lanes over 5 words of fibre and resets them.
 func newPair(t testing.TB, top [2]*ir.Module) *pair {
-	p := &pair{t: t, top: top, ids: [2]tlp.ID{tlp.NewID(1, 0, 0), tlp.NewID(2, 0, 0)}, phy: true}
-	const delay = 5
+	return newNet(t, top[:], []fibre{{a: end{0, "port_a"}, b: end{1, "port_a"}}})
+}
+
+// newNet builds the cards from top (card k gets bus k+1 as its ID), joins
+// them by links (5 words of fibre each) and resets them.
+func newNet(t testing.TB, top []*ir.Module, links []fibre) *pair {
+	n := len(top)
+	p := &pair{t: t, top: top, phy: true, links: links, cards: make([]*dut, n), ids: make([]tlp.ID, n),
+		cq: make([][]axisBeat, n), rc: make([][]axisBeat, n), rq: make([][]tlp.TLP, n), cc: make([][]tlp.TLP, n),
+		rqAt: make([][]byte, n), ccAt: make([][]byte, n), rqUser: make([]uint64, n), rqCycle: make([][]int, n)}
 	for k := range p.cards {
+		p.ids[k] = tlp.NewID(uint8(k+1), 0, 0)
 		s := newDUT(t, top[k])
 		p.cards[k] = s
 		s.drive("cfg_bus_number", uint64(p.ids[k].Bus()))
@@ -67,10 +90,8 @@ func newPair(t testing.TB, top [2]*ir.Module) *pair {
 		for _, in := range []string{"s_axis_cc_tready", "s_axis_rq_tready", "m_kernel_tlp_ready", "port_a_tx_ready", "port_b_tx_ready"} {
 			s.drive(in, 1)
 		}
-		for range delay {
-			p.wires[k] = append(p.wires[k], word{data: make([]uint64, 8)})
-		}
 	}
+	p.setDelay(5)
 	return p
 }
 
@@ -93,12 +114,14 @@ func (p *pair) requestAt(k int, x *tlp.TLP, bar int, taken func(int)) {
 	p.cq[k][at].taken = taken
 }
 
-// setDelay makes the fibre between the cards d cycles long each way.
+// setDelay makes every fibre d words long each way.
 func (p *pair) setDelay(d int) {
-	for k := range p.wires {
-		p.wires[k] = nil
-		for range d {
-			p.wires[k] = append(p.wires[k], word{data: make([]uint64, 8)})
+	for i := range p.links {
+		for w := range 2 {
+			p.links[i].wires[w] = nil
+			for range d {
+				p.links[i].wires[w] = append(p.links[i].wires[w], word{data: make([]uint64, 8)})
+			}
 		}
 	}
 }
@@ -128,16 +151,24 @@ func offer(s *dut, q []axisBeat, prefix string) bool {
 	return true
 }
 
-// cycle runs both cards a cycle.
+// cycle runs every card a cycle.
 func (p *pair) cycle() {
-	var offered [2][2]bool
+	offered := make([][2]bool, len(p.cards))
 	for k, s := range p.cards {
-		in := p.wires[1-k][0]
-		s.drive("port_a_phy_up", b2u(p.phy))
-		s.drive("port_a_rx_data", in.data...)
-		s.drive("port_a_rx_ctl", b2u(in.ctl))
-		s.drive("port_a_rx_valid", b2u(in.valid))
+		for _, port := range []string{"port_a", "port_b"} {
+			s.drive(port+"_phy_up", 0)
+			s.drive(port+"_rx_valid", 0)
+		}
 		offered[k] = [2]bool{offer(s, p.cq[k], "m_axis_cq_"), offer(s, p.rc[k], "m_axis_rc_")}
+	}
+	for _, l := range p.links {
+		for w, e := range []end{l.b, l.a} { // the a-to-b wire arrives at b
+			in, s := l.wires[w][0], p.cards[e.card]
+			s.drive(e.port+"_phy_up", b2u(p.phy))
+			s.drive(e.port+"_rx_data", in.data...)
+			s.drive(e.port+"_rx_ctl", b2u(in.ctl))
+			s.drive(e.port+"_rx_valid", b2u(in.valid))
+		}
 	}
 	for _, s := range p.cards {
 		s.Settle()
@@ -183,7 +214,13 @@ func (p *pair) cycle() {
 				p.cc[k], p.ccAt[k] = append(p.cc[k], x), nil
 			}
 		}
-		p.wires[k] = append(p.wires[k][1:], word{append([]uint64(nil), s.get("port_a_tx_data")...), s.bit("port_a_tx_ctl"), s.bit("port_a_tx_valid")})
+	}
+	for i := range p.links {
+		l := &p.links[i]
+		for w, e := range []end{l.a, l.b} { // a sends on the a-to-b wire
+			s := p.cards[e.card]
+			l.wires[w] = append(l.wires[w][1:], word{append([]uint64(nil), s.get(e.port+"_tx_data")...), s.bit(e.port + "_tx_ctl"), s.bit(e.port + "_tx_valid")})
+		}
 	}
 	for _, s := range p.cards {
 		s.Step()
