@@ -16,6 +16,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/pcie"
+	"onic/pcie/pg213"
 	"onic/tlp"
 )
 
@@ -397,4 +398,233 @@ func TestRingAgainstEmulator(t *testing.T) {
 		t.Errorf("S's host got %d TLPs; the ring brings nothing back to it", len(p.rq[0]))
 	}
 	t.Logf("%d writes from S reached R1, R2 and R3 through two relays, as in the emulator", n)
+}
+
+// TestHostInterfaceAgainstEmulator: the host-interface scenario (the
+// two-party cluster driven by host programs, as onic emu serve's clients
+// drive it) with software on both hosts doing, one operation at a time:
+// register reads and writes through BAR0 (ID, VERSION, CAPS, STATUS, the
+// LUT staging registers, an MSI-X table entry, the PBA), writes and reads
+// of the peer's mailbox through the window, and a read and a write past
+// the mailbox, which the peer's O-NIC refuses. The emulator's capture of
+// both host links, with every byte (host programs' data is real), is
+// replayed into two cards: each request into its card's CQ in the order
+// the hosts made them, each read that leaves the far card answered on RC
+// with the far host's completions from the capture. What reaches each
+// host from its card (RQ and CC, in order) is what reached it in the
+// emulator, byte for byte, but for the read's tag the card picks and the
+// completer ID of completions that crossed the link (the PCIE4 block
+// puts in its own; the emulator keeps the far host's).
+func TestHostInterfaceAgainstEmulator(t *testing.T) {
+	c, err := scenario.Lookup("host-interface")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := cluster.Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cl.Capture(&buf, []string{"onicA.host", "onicB.host"}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var sw [2]*cluster.Software
+	done := map[uint64]bool{}
+	for h, name := range []string{"A", "B"} {
+		mem := make([]byte, 64<<10) // the mailbox at 4 GiB
+		for i := range mem {
+			mem[i] = byte(r.Uint32())
+		}
+		if sw[h], err = cl.Attach(name, 1<<32, mem); err != nil {
+			t.Fatal(err)
+		}
+		sw[h].OnRead = func(rr cluster.ReadResult) { done[rr.ID] = true }
+	}
+	cl.Start()
+	bar := func(h, i int) uint64 { return sw[h].ONICFunction([]string{"onicA", "onicB"}[h]).BARAddress(i) }
+	id := uint64(0)
+	read := func(h int, addr uint64, n int) {
+		id++
+		if err := sw[h].Read(id, addr, n); err != nil {
+			t.Fatal(err)
+		}
+		for step := 0; !done[id]; step++ {
+			if step == 1000 {
+				t.Fatalf("host %d's read of %d bytes at %#x never finished", h, n, addr)
+			}
+			cl.Advance(cl.Now() + time.Microsecond)
+		}
+	}
+	write := func(h int, addr uint64, data []byte) {
+		if err := sw[h].Write(addr, data); err != nil {
+			t.Fatal(err)
+		}
+		cl.Advance(cl.Now() + 5*time.Microsecond)
+	}
+	le := func(vs ...uint32) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+		}
+		return b
+	}
+	bytesOf := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	for h := range 2 {
+		regs, win := bar(h, pcie.ONICRegBAR), bar(h, pcie.ONICWindowBAR)
+		read(h, regs, 4)                                  // ID
+		read(h, regs+4, 12)                               // VERSION, CAPS, STATUS
+		write(h, regs+0x20, le(3, 0x1234_0000, 0x1, 0x1)) // LUT_INDEX, LUT_ADDR_LO/HI, LUT_CTRL
+		read(h, regs+0x20, 16)
+		write(h, regs+0x8000+16*5, le(0xFEE0_0000, 0, 0x45, 0)) // MSI-X vector 5
+		read(h, regs+0x8000+16*5, 16)
+		read(h, regs+0xC000, 8)          // the PBA
+		write(h, win+0x100, bytesOf(64)) // the peer's mailbox
+		write(h, win+0x1000, bytesOf(256))
+		read(h, win+0x100, 64)
+		read(h, win+0x2000, 512)
+		read(h, win+0x2_0000, 64)           // past the mailbox: the peer's O-NIC refuses it
+		write(h, win+0x3_0000, bytesOf(32)) // likewise, silently (posted)
+		read(h, win+0x1000, 256)            // the write landed
+	}
+	if _, err := cl.Report(0); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := tlp.NewPcapReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type event struct {
+		host int
+		t    tlp.TLP
+	}
+	var requests []event     // what the hosts asked, in order
+	var answers [2][]tlp.TLP // completions each host sent
+	var arrived [2][]tlp.TLP // what reached each host
+	for {
+		var x tlp.TLP
+		rec, err := rd.Next(&x)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Data = slices.Clone(x.Data) // the reader's buffer is reused
+		h := int(rec.Tap.Tap / 3)
+		switch {
+		case rec.Tap.Direction == tlp.Upstream:
+			arrived[h] = append(arrived[h], x)
+		case x.Kind().Class() == tlp.ClassCompletion:
+			answers[h] = append(answers[h], x)
+		default:
+			requests = append(requests, event{h, x})
+		}
+	}
+
+	link := testLink(t)
+	var tops [2]*ir.Module
+	for k := range 2 {
+		tops[k] = scenarioCard(t, c.ONICs[k], link)
+	}
+	p := newPair(t, tops)
+	// Each card's ID is its O-NIC's on its host's bus, as the block
+	// captures it: the first answer to a register read says which.
+	for k := range 2 {
+		self := arrived[k][0].CompleterID
+		p.ids[k] = self
+		p.cards[k].drive("cfg_bus_number", uint64(self.Bus()))
+	}
+	p.setDelay(24)
+	p.run("the link comes up", 5000, func() bool { return p.up(0) && p.up(1) })
+
+	// What reaches each host from its card, in order: RQ and CC as they
+	// leave, by cycle (one request at a time, so no two race).
+	claimed := [2][]bool{make([]bool, len(answers[0])), make([]bool, len(answers[1]))}
+	seen := [2]int{}
+	var reached [2][]tlp.TLP
+	rqN, ccN := [2]int{}, [2]int{}
+	quiet := 0
+	step := func() {
+		p.cycle()
+		quiet++
+		for h := range 2 {
+			for ; rqN[h] < len(p.rq[h]); rqN[h]++ {
+				reached[h] = append(reached[h], p.rq[h][rqN[h]])
+				quiet = 0
+			}
+			for ; ccN[h] < len(p.cc[h]); ccN[h]++ {
+				reached[h] = append(reached[h], p.cc[h][ccN[h]])
+				quiet = 0
+			}
+			// Host h answers the reads that reach it with its completions
+			// from the capture, the card's tag put in.
+			for ; seen[h] < len(reached[h]); seen[h]++ {
+				x := reached[h][seen[h]]
+				if x.Kind() != tlp.MRd {
+					continue
+				}
+				left := 4 * int(x.Length)
+				for j := 0; j < len(answers[h]) && left > 0; j++ {
+					a := answers[h][j]
+					if claimed[h][j] || a.RequesterID != x.RequesterID {
+						continue
+					}
+					claimed[h][j] = true
+					a.Tag = x.Tag
+					left -= 4 * int(a.Length)
+					p.complete(h, &a, x.Address+uint64(4*int(x.Length)-left-4*int(a.Length)))
+				}
+			}
+		}
+	}
+	for i, e := range requests {
+		x := e.t
+		bi := -1
+		fn := sw[e.host].ONICFunction([]string{"onicA", "onicB"}[e.host])
+		for b := range 6 { // the first BAR that claims it, as the emulator routes it
+			if base, size := fn.BARAddress(b), fn.SizeBAR(b); bi < 0 && size > 0 && base != 0 && x.Address >= base && x.Address-base < size {
+				bi = b
+			}
+		}
+		if bi < 0 {
+			t.Fatalf("request %d of host %d (%s) is in none of its O-NIC's BARs", i, e.host, x.String())
+		}
+		aperture := 0
+		for uint64(1)<<aperture < fn.SizeBAR(bi) {
+			aperture++
+		}
+		cq, err := pg213.ToCQ(&x, bi, aperture, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.cq[e.host] = append(p.cq[e.host], beatsOf(append(cq.Descriptor[:], cq.Payload...), uint64(cq.FirstBE)|uint64(cq.LastBE)<<8)...)
+		for quiet = 0; quiet < 400 || len(p.cq[e.host]) > 0; {
+			step()
+		}
+	}
+	for h := range 2 {
+		if len(reached[h]) != len(arrived[h]) {
+			t.Errorf("host %d: the card sent %d TLPs, the emulator delivered %d", h, len(reached[h]), len(arrived[h]))
+		}
+		for i := range min(len(reached[h]), len(arrived[h])) {
+			have, want := reached[h][i], arrived[h][i]
+			if have.Kind() == tlp.MRd {
+				have.Tag = want.Tag // the card's own tag
+			}
+			if want.Kind().Class() == tlp.ClassCompletion && want.CompleterID != p.ids[h] {
+				want.CompleterID = p.ids[h] // crossed the link: the block's own ID
+			}
+			if have.String() != want.String() || !bytes.Equal(have.Data, want.Data) {
+				t.Fatalf("host %d, TLP %d: the card sent\n %s % x\nthe emulator delivered\n %s % x", h, i, have.String(), have.Data, want.String(), want.Data)
+			}
+		}
+	}
+	t.Logf("%d requests; %d and %d TLPs reached hosts A and B, byte for byte as in the emulator", len(requests), len(reached[0]), len(reached[1]))
 }
