@@ -129,13 +129,17 @@ func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
 }
 
 // holdBuffer keeps the port's TLPs in a FIFO of HoldBeats beats in front
-// of its link: the emulator's hold policy. While the link is up TLPs pass
+// of its link (after a register slice): the emulator's hold policy. While the link is up TLPs pass
 // through it (and wait when it is full). A TLP that starts while the link
 // is not up is kept if the buffer has room for it (fewer than holdTLPs
 // TLPs waiting and beats enough for all of it) and sent once the link is
 // up, in order; without room it is dropped whole and counted in
 // <port>_hold_drops, as the emulator drops it as hold-buffer-full.
 func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) tlps {
+	// A register slice first: the admission decision reads the TLP's
+	// header, and its ready would otherwise run back into the merge and
+	// the manager's output slice (Yosys put that path at 189 MHz).
+	in = unpack(m, axis.Skid(m, port+"_hold_slice", in.pack(m)), in)
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
 	used := m.Reg(port+"_hold_beats", ab+1, 0)
