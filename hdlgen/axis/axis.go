@@ -92,12 +92,18 @@ func FIFO(m *ir.Module, name string, in Stream, depth int) Stream {
 
 	push := m.And(in.Valid, m.Not(full))
 	pop := m.And(out.Valid, out.Ready)
-	rnext := m.Add(rptr, m.Zext(pop, ab+1))
+	// The read pointer's successor is a register of its own, so a pop
+	// only chooses between two registers (no adder after the consumer's
+	// ready), and the bypass test compares both with the write pointer
+	// beforehand.
+	rptr1 := m.Reg(name+"_rptr_inc", ab+1, 1)
+	rnext := m.Mux(pop, rptr1, rptr)
 	m.SetNext(rptr, rnext)
+	m.SetNext(rptr1, m.Mux(pop, m.Add(rptr1, m.Const(ab+1, 1)), rptr1))
 	m.SetNext(wptr, m.Add(wptr, m.Zext(push, ab+1)))
 	m.WritePort(mem, m.Slice(wptr, 0, ab), in.Data, push, ir.Value{})
 	head := m.ReadPort(mem, m.Slice(rnext, 0, ab), m.Const(1, 1))
-	m.SetNext(bypass, m.And(push, m.Eq(wptr, rnext)))
+	m.SetNext(bypass, m.And(push, m.Mux(pop, m.Eq(wptr, rptr1), m.Eq(wptr, rptr))))
 	m.SetNext(bypassData, in.Data)
 	out.Data = m.Mux(bypass, bypassData, head)
 	return out
