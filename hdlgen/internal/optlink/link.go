@@ -181,8 +181,19 @@ func (l *builder) transmit() {
 
 	// End of each frame in the replay buffer, by sequence number: an Ack
 	// of frame s frees the buffer up to endOf[s].
+	// The entry is written a cycle after the admission (from registers:
+	// the admission decision is the transmitter's longest path), and
+	// endSeq, the sequence number up to which entries are written, bounds
+	// the Acks taken.
 	endOf := m.Memory("frame_end", R, P)
-	m.WritePort(endOf, m.Slice(nextSeq, 0, A), m.Add(resvPtr, m.Zext(frameWords, P)), admit, ir.Value{})
+	endWr := m.Reg("frame_end_we", 1, 0)
+	endAddr := m.RegNoReset("frame_end_addr", A)
+	endData := m.RegNoReset("frame_end_data", P)
+	m.SetNext(endWr, admit)
+	m.SetNext(endAddr, m.Slice(nextSeq, 0, A))
+	m.SetNext(endData, m.Add(resvPtr, m.Zext(frameWords, P)))
+	m.WritePort(endOf, endAddr, endData, endWr, ir.Value{})
+	endSeq := m.Reg("frame_end_seq", SeqBits, 0)
 
 	framerOut := m.Wire("framer_out_ready", 1)
 	fr := m.Instance("framer", FramerModule(), map[string]ir.Value{
@@ -231,7 +242,8 @@ func (l *builder) transmit() {
 	// for a replay, once ackPtr has moved.
 	ackDelta := m.Sub(l.ctlAck, acked)
 	outstanding := m.Named("outstanding", m.Sub(m.Sub(nextSeq, one(SeqBits)), acked))
-	progress := m.Named("ack_progress", m.And(m.And(l.goodDL, l.up), m.And(m.Ne(ackDelta, m.Const(SeqBits, 0)), m.Not(m.LtU(outstanding, ackDelta)))))
+	ackable := m.Named("ackable", m.Sub(m.Sub(endSeq, one(SeqBits)), acked)) // the outstanding frames whose end is written
+	progress := m.Named("ack_progress", m.And(m.And(l.goodDL, l.up), m.And(m.Ne(ackDelta, m.Const(SeqBits, 0)), m.Not(m.LtU(ackable, ackDelta)))))
 	endRead := m.ReadPort(endOf, m.Slice(l.ctlAck, 0, A), one(1))
 	ackMoved := m.Reg("ack_moved", 1, 0)
 	m.SetNext(ackMoved, progress)
@@ -293,6 +305,7 @@ func (l *builder) transmit() {
 	zero(wrPtr, m.Mux(wr, m.Add(wrPtr, one(P)), wrPtr))
 	zero(donePtr, m.Mux(m.And(wr, closes), m.Add(wrPtr, one(P)), donePtr))
 	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
+	zero(endSeq, nextSeq)
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
 	usedNext := m.Mux(l.down, m.Const(16, 0), m.Mux(admit, m.Add(creditUsed, m.Zext(dataWords, 16)), creditUsed))
 	m.SetNext(creditUsed, usedNext)
