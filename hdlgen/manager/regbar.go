@@ -82,8 +82,11 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	memType := m.Eq(f.Type, m.Const(5, 0))
 	isWrite := m.Named("rb_is_write", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b01))))
 	isRead := m.Named("rb_is_read", m.And(memType, m.Eq(m.Slice(f.Fmt, 1, 2), m.Const(2, 0b00))))
-	// last is the index of the TLP's last DW (Length 0 means 1024).
-	last := m.Named("rb_last_dw", m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1)))
+	// last is the index of the TLP's last DW (Length 0 means 1024),
+	// registered at the decision: everything after reads it.
+	last := m.Reg("rb_last_dw", 11, 0)
+	m.SetNext(last, m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1)))
+	m.SetEnable(last, decide)
 
 	// The DW the block is at: its index, its place in the beat, its DW
 	// address in the BAR (offsets past 4 GiB are not the register BAR's).
