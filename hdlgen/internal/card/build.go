@@ -136,20 +136,24 @@ func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
 // up, in order; without room it is dropped whole and counted in
 // <port>_hold_drops, as the emulator drops it as hold-buffer-full.
 func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) tlps {
-	// A register slice first: the admission decision reads the TLP's
-	// header, and its ready would otherwise run back into the merge and
-	// the manager's output slice (Yosys put that path at 189 MHz).
-	in = unpack(m, axis.Skid(m, port+"_hold_slice", in.pack(m)), in)
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
-	used := m.Reg(port+"_hold_beats", ab+1, 0)
-	queued := m.Reg(port+"_hold_tlps", cb, 0)
-	// The beats a TLP takes: its payload's (16 DWs a beat), one without.
+	// The beats a TLP takes (its payload's, 16 DWs a beat; one without)
+	// are worked out as it enters a register slice, and travel with it,
+	// so the admission starts from registers: its ready would otherwise
+	// run back through the merge into the manager's output slice.
 	f := tlphdr.Decode(m, port+"_hold_hdr", in.hdr)
 	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
 	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), 4), ab+1), m.Const(ab+1, 1))
-	need := m.Named(port+"_hold_need", m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1)))
-	free := m.Sub(m.Const(ab+1, HoldBeats), used)
+	sl := in.pack(m)
+	sl.Data = m.Concat(m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1)), sl.Data)
+	sk := axis.Skid(m, port+"_hold_slice", sl)
+	need := m.Named(port+"_hold_need", m.Slice(sk.Data, sk.Data.Width()-(ab+1), ab+1))
+	sk.Data = m.Slice(sk.Data, 0, sk.Data.Width()-(ab+1))
+	in = unpack(m, sk, in)
+
+	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
+	queued := m.Reg(port+"_hold_tlps", cb, 0)
 	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
 	dropping := m.Reg(port+"_hold_dropping", 1, 0)
 	drop := m.Named(port+"_hold_drop", m.Mux(in.sop, m.And(m.Not(up), m.Not(room)), dropping))
@@ -178,7 +182,7 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 	push := m.And(keep.valid, keep.ready)
 	pop := m.And(out.valid, out.ready)
 	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
-	m.SetNext(used, m.Sub(m.Add(used, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
+	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
 	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.sop), cb)), m.Zext(m.And(pop, out.eop), cb)))
 	return out
 }

@@ -398,7 +398,7 @@ func (l *builder) receive() {
 	dup := m.Mux(first, m.Slice(m.Sub(seq, l.rxNext), SeqBits-1, 1), rxDup) // behind rx_next: already received
 	// Free space, kept a cycle behind the pointers (the reader only
 	// frees words, so a stale count is on the safe side).
-	free := m.Reg("rx_free", 12, uint64(R))
+	free := m.Reg("rx_free", 12, uint64(R-1))
 	spaceOK := m.Not(m.LtU(free, m.Zext(wordsFor(m, n, false), 12)))
 	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
 	dwsHere := m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs)
@@ -452,10 +452,12 @@ func (l *builder) receive() {
 	took := m.Named("rx_took", m.And(avail, dfReady))
 	rNext := m.Add(rptr, m.Zext(took, P))
 	m.SetNext(rptr, rNext)
-	// (A rewind is left out: it only frees words, so a count that sees it
-	// a cycle late is on the safe side, and the CRC check behind it stays
-	// off this path.)
-	m.SetNext(free, m.Sub(m.Const(12, uint64(R)), m.Zext(m.Sub(m.Mux(l.down, commit, wNext), rptr), 12)))
+	// It is worked out from the pointers as they are, a word short of
+	// the truth at most (the word written this cycle; a rewind and the
+	// reader only free words), and one word of the buffer is never
+	// offered in credits, so the check is never the tighter of the two:
+	// no arithmetic on this cycle's frame reaches it.
+	m.SetNext(free, m.Sub(m.Const(12, uint64(R-1)), m.Zext(m.Sub(wptr, rptr), 12)))
 	rd := m.ReadPort(rxBuf, m.Slice(rNext, 0, A), one(1))
 	df := m.Instance("deframer", DeframerModule(), map[string]ir.Value{
 		"in_data": m.Slice(rd, 0, dataBits), "in_keep": m.Slice(rd, dataBits, keepBits), "in_last": m.Slice(rd, dataBits+keepBits, 1),
@@ -465,10 +467,11 @@ func (l *builder) receive() {
 	for _, f := range []string{"hdr", "data", "keep", "sop", "eop", "valid"} {
 		m.Output("m_tlp_"+f, df["tlp_"+f])
 	}
-	// While down the limit restarts at the free space; after that each
-	// word read out adds a credit.
+	// While down the limit restarts at the free space (less the one word
+	// the free count keeps back); after that each word read out adds a
+	// credit.
 	occupied := m.Zext(m.Sub(commit, rptr), 16)
-	m.SetNext(l.rxLimit, m.Mux(l.down, m.Sub(m.Const(16, uint64(R)), occupied), m.Add(l.rxLimit, m.Zext(took, 16))))
+	m.SetNext(l.rxLimit, m.Mux(l.down, m.Sub(m.Const(16, uint64(R-1)), occupied), m.Add(l.rxLimit, m.Zext(took, 16))))
 }
 
 // training builds the link state machine: down until the PHY is up;
