@@ -113,18 +113,25 @@ func into(in map[string]ir.Value, prefix string, s tlps) {
 // it, until the port came back. A TLP that started while the link was up
 // goes on whole.
 func downGate(m *ir.Module, port string, in tlps, up ir.Value) tlps {
-	dropping := m.Reg(port+"_dropping", 1, 0)
-	drop := m.Named(port+"_drop", m.Mux(in.sop, m.Not(up), dropping))
+	return dropWhole(m, port+"_down", in, m.Not(up))
+}
+
+// dropWhole passes in on but drops whole the TLPs for which dropAtSop is
+// 1 on their first beat, counting them in the output <name>s (32 bits).
+func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
+	ir.Helper()
+	dropping := m.Reg(name+"_dropping", 1, 0)
+	drop := m.Named(name+"_drop", m.Mux(in.sop, dropAtSop, dropping))
 	out := in
 	out.valid = m.And(in.valid, m.Not(drop))
-	out.ready = m.Wire(port+"_gate_ready", 1)
+	out.ready = m.Wire(name+"_kept_ready", 1)
 	m.Assign(in.ready, m.Or(drop, out.ready))
 	taken := m.And(in.valid, m.Or(drop, out.ready))
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
-	drops := m.Reg(port+"_down_drop_count", 32, 0)
+	drops := m.Reg(name+"_drop_count", 32, 0)
 	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
 	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
-	m.Output(port+"_down_drops", drops)
+	m.Output(name+"_drops", drops)
 	return out
 }
 
@@ -155,18 +162,7 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
 	queued := m.Reg(port+"_hold_tlps", cb, 0)
 	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
-	dropping := m.Reg(port+"_hold_dropping", 1, 0)
-	drop := m.Named(port+"_hold_drop", m.Mux(in.sop, m.And(m.Not(up), m.Not(room)), dropping))
-	keep := in
-	keep.valid = m.And(in.valid, m.Not(drop))
-	keep.ready = m.Wire(port+"_hold_in_ready", 1)
-	m.Assign(in.ready, m.Or(drop, keep.ready))
-	taken := m.And(in.valid, m.Or(drop, keep.ready))
-	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
-	drops := m.Reg(port+"_hold_drop_count", 32, 0)
-	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
-	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
-	m.Output(port+"_hold_drops", drops)
+	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(up), m.Not(room)))
 
 	// Nothing leaves while the link is not up (its own input slice would
 	// take a TLP or two more than hold_tlps), except the rest of a TLP

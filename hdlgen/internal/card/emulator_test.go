@@ -49,11 +49,18 @@ func emulatorRun(t *testing.T, name string) (sent, got [][]captured) {
 	if _, err := cl.Run(); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := tlp.NewPcapReader(&buf)
+	return readCapture(t, &buf, len(c.ONICs))
+}
+
+// readCapture reads an emulator capture of the host links of n O-NICs:
+// per O-NIC, the TLPs its host sent it and the TLPs that reached that
+// host, with their payload bytes where the capture has them.
+func readCapture(t *testing.T, r io.Reader, n int) (sent, got [][]captured) {
+	rd, err := tlp.NewPcapReader(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, got = make([][]captured, len(c.ONICs)), make([][]captured, len(c.ONICs))
+	sent, got = make([][]captured, n), make([][]captured, n)
 	for {
 		var x tlp.TLP
 		rec, err := rd.Next(&x)
@@ -63,7 +70,8 @@ func emulatorRun(t *testing.T, name string) (sent, got [][]captured) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := int(rec.Tap.Tap / 3) // each O-NIC's host link is tap 3k
+		x.Data = slices.Clone(x.Data) // the reader's buffer is reused
+		k := int(rec.Tap.Tap / 3)     // each O-NIC's host link is tap 3k
 		c := captured{at: rec.At, t: x}
 		if rec.Tap.Direction == tlp.Upstream {
 			got[k] = append(got[k], c)
@@ -297,19 +305,7 @@ func scenarioCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Modu
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := PartsOf(d, link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top := Build("onic_card_"+o.Name, parts)
-	if err := top.Check(); err != nil {
-		t.Fatal(err)
-	}
-	return top
+	return cardOf(t, "onic_card_"+o.Name, manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs}, link)
 }
 
 // TestRingAgainstEmulator: FLEET's ring multicast (S writes 64 KiB
@@ -496,10 +492,6 @@ func TestHostInterfaceAgainstEmulator(t *testing.T) {
 	if _, err := cl.Report(0); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := tlp.NewPcapReader(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type event struct {
 		host int
 		t    tlp.TLP
@@ -507,25 +499,35 @@ func TestHostInterfaceAgainstEmulator(t *testing.T) {
 	var requests []event     // what the hosts asked, in order
 	var answers [2][]tlp.TLP // completions each host sent
 	var arrived [2][]tlp.TLP // what reached each host
-	for {
-		var x tlp.TLP
-		rec, err := rd.Next(&x)
-		if errors.Is(err, io.EOF) {
-			break
+	sent, got := readCapture(t, &buf, 2)
+	for h := range 2 {
+		for _, c := range got[h] {
+			arrived[h] = append(arrived[h], c.t)
 		}
-		if err != nil {
-			t.Fatal(err)
+		for _, c := range sent[h] {
+			if c.t.Kind().Class() == tlp.ClassCompletion {
+				answers[h] = append(answers[h], c.t)
+			}
 		}
-		x.Data = slices.Clone(x.Data) // the reader's buffer is reused
-		h := int(rec.Tap.Tap / 3)
-		switch {
-		case rec.Tap.Direction == tlp.Upstream:
-			arrived[h] = append(arrived[h], x)
-		case x.Kind().Class() == tlp.ClassCompletion:
-			answers[h] = append(answers[h], x)
-		default:
-			requests = append(requests, event{h, x})
+	}
+	// The requests in the order the hosts made them (one at a time).
+	var all []captured
+	var from []int
+	for h := range 2 {
+		for _, c := range sent[h] {
+			if c.t.Kind().Class() != tlp.ClassCompletion {
+				all = append(all, c)
+				from = append(from, h)
+			}
 		}
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(all[a].at - all[b].at) })
+	for _, i := range order {
+		requests = append(requests, event{from[i], all[i].t})
 	}
 
 	link := testLink(t)

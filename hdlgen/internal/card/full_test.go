@@ -9,6 +9,7 @@ import (
 
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -20,7 +21,16 @@ import (
 
 // fullCard builds card i of the two-party scenario with link.
 func fullCard(t testing.TB, name string, i int, link *ir.Module) *ir.Module {
-	parts, err := PartsOf(design(t, i), link)
+	return cardOf(t, name, config(t, i), link)
+}
+
+// cardOf builds the card name around the manager for c, with link.
+func cardOf(t testing.TB, name string, c manager.Config, link *ir.Module) *ir.Module {
+	d, err := manager.Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := PartsOf(d, link)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
-	"onic/hdlgen/manager"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
@@ -18,19 +17,7 @@ import (
 func holdCard(t testing.TB, name string, i, holdTLPs int, link *ir.Module) *ir.Module {
 	c := config(t, i)
 	c.Hold, c.HoldTLPs = true, holdTLPs
-	d, err := manager.Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := PartsOf(d, link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top := Build(name, parts)
-	if err := top.Check(); err != nil {
-		t.Fatal(err)
-	}
-	return top
+	return cardOf(t, name, c, link)
 }
 
 // TestHoldBuffer: under the hold policy, host A writes through its window
