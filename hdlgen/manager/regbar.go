@@ -172,7 +172,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	oneHot := m.Named("rb_dw_bit", m.Shl(m.Const(K, 1), j))
 	var dws []ir.Value
 	for k := K - 1; k >= 0; k-- {
-		dws = append(dws, m.Mux(m.And(rDoneNow, m.Eq(j, m.Const(jb, uint64(k)))), rdata, m.Slice(rbuf, 32*k, 32)))
+		dws = append(dws, m.Mux(m.And(rDoneNow, m.Slice(oneHot, k, 1)), rdata, m.Slice(rbuf, 32*k, 32)))
 	}
 	m.SetNext(rbuf, m.Concat(dws...))
 	sent := m.Named("rb_sent", m.And(sending, cplReady))
@@ -193,7 +193,8 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// The input: a write's beat is taken when its last DW is done (or it
 	// has no more kept DWs), a read's at the decision, anything else's
 	// as it comes.
-	beatOver := m.Or(m.And(wDoneNow, m.Or(atLast, atBeatEnd)), m.And(writing, m.And(validIn, m.Not(have))))
+	noMore := m.Named("rb_no_more", m.And(writing, m.And(validIn, m.Not(have)))) // a beat with no kept DW left
+	beatOver := m.Or(m.And(wDoneNow, m.Or(atLast, atBeatEnd)), noMore)
 	ready := m.Any(m.And(idle, m.Not(sopIn)), m.And(decide, isRead), draining, beatOver)
 	m.Output("s_tlp_ready", m.Named("rb_ready", ready))
 	taken := m.And(validIn, ready)
@@ -203,9 +204,9 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, m.Add(i, m.Const(11, 1)), i)))
 	m.SetNext(dwAddr, m.Mux(decide, m.Zext(m.Slice(f.Address, 2, 30), 31), m.Mux(advance, m.Add(dwAddr, m.Const(31, 1)), dwAddr)))
 
-	// Where the block goes next (the first rule that applies; none: it
-	// stays).
-	writeEnds := m.Or(m.And(wDoneNow, atLast), m.And(writing, m.And(validIn, m.Not(have))))
+	// Where the block goes next: of the rules that apply, the last
+	// listed; none: it stays.
+	writeEnds := m.Or(m.And(wDoneNow, atLast), noMore)
 	next := st
 	for _, r := range []struct {
 		when ir.Value

@@ -30,8 +30,20 @@ type Result struct {
 // Expect runs st's steps through the model and returns the packets each
 // output must carry, in order, and the register reads' values.
 func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
-	mdl := b.model()
 	want := map[string][]packet{}
+	reads, err := b.walk(st, func(i int, op *Op, o *pmgr.Outcome) error { return b.expectTLP(want, op, i, o) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return want, reads, nil
+}
+
+// walk runs st's steps through a fresh model (port states, register
+// writes and reads), calling visit with each TLP's outcome, and returns
+// the register reads' values. Under hold, a TLP the O-NIC holds for its
+// down port is forwarded there, as the emulator does (Outcome.Holdable).
+func (b *Bench) walk(st *Stimulus, visit func(i int, op *Op, o *pmgr.Outcome) error) ([]uint32, error) {
+	mdl := b.model()
 	var reads []uint32
 	regs := pmgr.NewRegs(mdl, b.Design.DataWidth)
 	var o pmgr.Outcome
@@ -41,12 +53,10 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 		case OpTLP:
 			mdl.Process(op.TLP, pmgr.FromHost, &o)
 			if b.holds(&o) {
-				// Under hold the O-NIC forwards it to its port, as the
-				// emulator does, to be held there.
 				o.Action = pmgr.Forward
 			}
-			if err := b.expectTLP(want, op, i, &o); err != nil {
-				return nil, nil, err
+			if err := visit(i, op, &o); err != nil {
+				return nil, err
 			}
 		case OpPortDown:
 			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
@@ -62,7 +72,7 @@ func (b *Bench) Expect(st *Stimulus) (map[string][]packet, []uint32, error) {
 			reads = append(reads, regs.Read(op.Addr))
 		}
 	}
-	return want, reads, nil
+	return reads, nil
 }
 
 // holds says whether o is a TLP the O-NIC holds for its down port rather
@@ -73,21 +83,13 @@ func (b *Bench) holds(o *pmgr.Outcome) bool {
 
 // held is how many of st's TLPs the model holds for a down port.
 func (b *Bench) held(st *Stimulus) int {
-	mdl := b.model()
-	var o pmgr.Outcome
 	n := 0
-	for i := range st.Ops {
-		op := &st.Ops[i]
-		switch op.Kind {
-		case OpTLP:
-			mdl.Process(op.TLP, pmgr.FromHost, &o)
-			if b.holds(&o) {
-				n++
-			}
-		case OpPortDown:
-			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
+	b.walk(st, func(_ int, _ *Op, o *pmgr.Outcome) error {
+		if o.Reason == pmgr.PortDown && o.Action == pmgr.Forward {
+			n++
 		}
-	}
+		return nil
+	})
 	return n
 }
 

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"math/bits"
 	"strings"
 
 	"onic/hdlgen/axis"
@@ -136,8 +137,8 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 }
 
 // holdBuffer keeps the port's TLPs in a FIFO of HoldBeats beats in front
-// of its link (after a register slice): the emulator's hold policy. While the link is up TLPs pass
-// through it (and wait when it is full). A TLP that starts while the link
+// of its link (after a register slice): the emulator's hold policy.
+// While the link is up TLPs pass through it (and wait when it is full). A TLP that starts while the link
 // is not up is kept if the buffer has room for it (fewer than holdTLPs
 // TLPs waiting and beats enough for all of it) and sent once the link is
 // up, in order; without room it is dropped whole and counted in
@@ -145,13 +146,15 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) tlps {
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
-	// The beats a TLP takes (its payload's, 16 DWs a beat; one without)
-	// are worked out as it enters a register slice, and travel with it,
-	// so the admission starts from registers: its ready would otherwise
-	// run back through the merge into the manager's output slice.
+	// The beats a TLP takes (its payload's, a keep bit's DW each; one
+	// without) are worked out as it enters a register slice, and travel
+	// with it, so the admission starts from registers: its ready would
+	// otherwise run back through the merge into the manager's output
+	// slice.
 	f := tlphdr.Decode(m, port+"_hold_hdr", in.hdr)
 	dws := m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length)
-	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), 4), ab+1), m.Const(ab+1, 1))
+	perBeat := bits.Len(uint(in.keep.Width() - 1)) // log2 of the DWs in a beat
+	payloadBeats := m.Add(m.Zext(m.ShrC(m.Sub(dws, m.Const(11, 1)), perBeat), ab+1), m.Const(ab+1, 1))
 	sl := in.pack(m)
 	sl.Data = m.Concat(m.Mux(f.HasData, payloadBeats, m.Const(ab+1, 1)), sl.Data)
 	sk := axis.Skid(m, port+"_hold_slice", sl)

@@ -181,6 +181,20 @@ func TestCardsAgainstEmulator(t *testing.T) {
 	}
 }
 
+// readsAndCompletions picks the memory reads and the completions out of
+// cs, in order.
+func readsAndCompletions(cs []captured) (reads, cpls []tlp.TLP) {
+	for _, c := range cs {
+		switch {
+		case c.t.Kind() == tlp.MRd:
+			reads = append(reads, c.t)
+		case c.t.Kind().Class() == tlp.ClassCompletion:
+			cpls = append(cpls, c.t)
+		}
+	}
+	return reads, cpls
+}
+
 // TestCardsAgainstEmulatorReads is TestCardsAgainstEmulator for the
 // two-party exchange with DMA reads: each host's first reads go into its
 // card; each read that leaves the other card on RQ (with a tag of the
@@ -194,26 +208,10 @@ func TestCardsAgainstEmulator(t *testing.T) {
 func TestCardsAgainstEmulatorReads(t *testing.T) {
 	const n = 30 // reads from each host
 	sent, got := emulatorRun(t, "two-party-read")
-	isRead := func(c captured) bool { return c.t.Kind() == tlp.MRd }
-	isCpl := func(c captured) bool { return c.t.Kind().Class() == tlp.ClassCompletion }
 	var reads, arrived, answers, back [2][]tlp.TLP
 	for h := range 2 {
-		for _, c := range sent[h] {
-			switch {
-			case isRead(c):
-				reads[h] = append(reads[h], c.t)
-			case isCpl(c):
-				answers[h] = append(answers[h], c.t)
-			}
-		}
-		for _, c := range got[h] {
-			switch {
-			case isRead(c):
-				arrived[h] = append(arrived[h], c.t)
-			case isCpl(c):
-				back[h] = append(back[h], c.t)
-			}
-		}
+		reads[h], answers[h] = readsAndCompletions(sent[h])
+		arrived[h], back[h] = readsAndCompletions(got[h])
 		if len(reads[h]) < n {
 			t.Fatalf("the emulator's host %d made %d reads; want %d", h, len(reads[h]), n)
 		}
@@ -504,11 +502,7 @@ func TestHostInterfaceAgainstEmulator(t *testing.T) {
 		for _, c := range got[h] {
 			arrived[h] = append(arrived[h], c.t)
 		}
-		for _, c := range sent[h] {
-			if c.t.Kind().Class() == tlp.ClassCompletion {
-				answers[h] = append(answers[h], c.t)
-			}
-		}
+		_, answers[h] = readsAndCompletions(sent[h])
 	}
 	// The requests in the order the hosts made them (one at a time).
 	var all []captured

@@ -52,6 +52,18 @@ func (b *barModel) write(off uint64, v, mask uint32) {
 	}
 }
 
+// byteMask is the 32-bit mask of the bytes that strobes (or byte enables)
+// select, as the emulator's register file applies them.
+func byteMask(strb uint32) uint32 {
+	var mask uint32
+	for b := range 4 {
+		if strb>>b&1 == 1 {
+			mask |= 0xFF << (8 * b)
+		}
+	}
+	return mask
+}
+
 // axilSlave is the test's AXI-Lite slave on the card's m_slot_axil_*: a
 // memory that takes the address and the data when it likes (each on its
 // own), answers after a random delay, and records what it was asked.
@@ -100,12 +112,7 @@ func (s *axilSlave) edge(d *dut) {
 		s.bValid = false
 	}
 	if s.aw && s.w && !s.bValid && s.bPending == 0 {
-		var mask uint32
-		for b := range 4 {
-			if s.wStrb>>b&1 == 1 {
-				mask |= 0xFF << (8 * b)
-			}
-		}
+		mask := byteMask(s.wStrb)
 		s.mem[s.awAddr] = s.mem[s.awAddr]&^mask | s.wData&mask
 		s.writes++
 		s.aw, s.w = false, false
@@ -277,13 +284,7 @@ func TestRegisterBAR(t *testing.T) {
 				case i == length-1:
 					be = x.LastBE
 				}
-				var mask uint32
-				for b := range 4 {
-					if be>>b&1 == 1 {
-						mask |= 0xFF << (8 * b)
-					}
-				}
-				model.write(o.Address+4*uint64(i), binary.LittleEndian.Uint32(x.Data[4*i:]), mask)
+				model.write(o.Address+4*uint64(i), binary.LittleEndian.Uint32(x.Data[4*i:]), byteMask(uint32(be)))
 			}
 		case o.Action == pmgr.Forward && o.Egress.Kind == ntb.EgressLocal:
 			data := make([]byte, 4*length)
