@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "29070cb9cba91b34e947f064869fefbd" }
+func (x *simfilter) Fingerprint() string { return "2995a8bec6ff4589307560bf36288aa7" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -190,68 +190,37 @@ func (x *simfilter) Step() { x.Edge(); x.Eval() }
 func (x *simfilter) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[56]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[82]
+		v[56] = 0x0
+		v[67] = 0x0
+	} else {
+		v[56] = v[82]
+		v[67] = v[94]
 	}
-	v[56] = r0
-	var r1 [10]uint64
-	copy(r1[:], v[57:67])
 	if v[80] != 0 {
-		r1[0] = v[83]
-		r1[1] = v[84]
-		r1[2] = v[85]
-		r1[3] = v[86]
-		r1[4] = v[87]
-		r1[5] = v[88]
-		r1[6] = v[89]
-		r1[7] = v[90]
-		r1[8] = v[91]
-		r1[9] = v[92]
+		v[57] = v[83]
+		v[58] = v[84]
+		v[59] = v[85]
+		v[60] = v[86]
+		v[61] = v[87]
+		v[62] = v[88]
+		v[63] = v[89]
+		v[64] = v[90]
+		v[65] = v[91]
+		v[66] = v[92]
 	}
-	v[57] = r1[0]
-	v[58] = r1[1]
-	v[59] = r1[2]
-	v[60] = r1[3]
-	v[61] = r1[4]
-	v[62] = r1[5]
-	v[63] = r1[6]
-	v[64] = r1[7]
-	v[65] = r1[8]
-	v[66] = r1[9]
-	r2 := v[67]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[94]
-	}
-	v[67] = r2
-	var r3 [10]uint64
-	copy(r3[:], v[68:78])
 	if v[97] != 0 {
-		r3[0] = v[42]
-		r3[1] = v[43]
-		r3[2] = v[44]
-		r3[3] = v[45]
-		r3[4] = v[46]
-		r3[5] = v[47]
-		r3[6] = v[48]
-		r3[7] = v[49]
-		r3[8] = v[50]
-		r3[9] = v[51]
+		v[68] = v[42]
+		v[69] = v[43]
+		v[70] = v[44]
+		v[71] = v[45]
+		v[72] = v[46]
+		v[73] = v[47]
+		v[74] = v[48]
+		v[75] = v[49]
+		v[76] = v[50]
+		v[77] = v[51]
 	}
-	v[68] = r3[0]
-	v[69] = r3[1]
-	v[70] = r3[2]
-	v[71] = r3[3]
-	v[72] = r3[4]
-	v[73] = r3[5]
-	v[74] = r3[6]
-	v[75] = r3[7]
-	v[76] = r3[8]
-	v[77] = r3[9]
 	return true
 }
 

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "9429fe264f21dcf704e37a2d809cfc08" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "6ce91495fc70f52413a10482fc1e7582" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -656,48 +656,27 @@ func (x *simfp32_to_bf16) Step() { x.Edge(); x.Eval() }
 func (x *simfp32_to_bf16) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[345]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[361]
+		v[345] = 0x0
+		v[351] = 0x0
+	} else {
+		v[345] = v[361]
+		v[351] = v[368]
 	}
-	v[345] = r0
-	var r1 [5]uint64
-	copy(r1[:], v[346:351])
 	if v[359] != 0 {
-		r1[0] = v[362]
-		r1[1] = v[363]
-		r1[2] = v[364]
-		r1[3] = v[365]
-		r1[4] = v[366]
+		v[346] = v[362]
+		v[347] = v[363]
+		v[348] = v[364]
+		v[349] = v[365]
+		v[350] = v[366]
 	}
-	v[346] = r1[0]
-	v[347] = r1[1]
-	v[348] = r1[2]
-	v[349] = r1[3]
-	v[350] = r1[4]
-	r2 := v[351]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[368]
-	}
-	v[351] = r2
-	var r3 [5]uint64
-	copy(r3[:], v[352:357])
 	if v[371] != 0 {
-		r3[0] = v[338]
-		r3[1] = v[339]
-		r3[2] = v[340]
-		r3[3] = v[341]
-		r3[4] = v[342]
+		v[352] = v[338]
+		v[353] = v[339]
+		v[354] = v[340]
+		v[355] = v[341]
+		v[356] = v[342]
 	}
-	v[352] = r3[0]
-	v[353] = r3[1]
-	v[354] = r3[2]
-	v[355] = r3[3]
-	v[356] = r3[4]
 	return true
 }
 

@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "ea1d6e77f28546fefcb24d3d90f24a05" }
+func (x *simhistogram) Fingerprint() string { return "3acd1e01c9ba901ad503dd23e290c3b8" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -484,30 +484,6 @@ func (x *simhistogram) Step() { x.Edge(); x.Eval() }
 func (x *simhistogram) Edge() bool {
 	v := &x.S
 	_ = v
-	r7 := v[75]
-	if x.Rst {
-		r7 = 0x0
-	} else if true {
-		r7 = v[73]
-	}
-	r12 := v[103]
-	if x.Rst {
-		r12 = 0x0
-	} else if true {
-		r12 = v[101]
-	}
-	r17 := v[131]
-	if x.Rst {
-		r17 = 0x0
-	} else if true {
-		r17 = v[129]
-	}
-	r22 := v[159]
-	if x.Rst {
-		r22 = 0x0
-	} else if true {
-		r22 = v[157]
-	}
 	q0 := v[72]
 	if v[71] != 0 {
 		q0 = x.M0[int(v[66]&255)]
@@ -556,233 +532,94 @@ func (x *simhistogram) Edge() bool {
 		a := int(v[169]&255) * 1
 		copy(x.M3[a:a+1], v[171:172])
 	}
-	r0 := v[17]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[24]
+		v[17] = 0x0
+		v[29] = 0x0
+		v[46] = 0x1
+		v[47] = 0x0
+		v[62] = 0x0
+		v[74] = 0x0
+		v[75] = 0x0
+		v[73] = 0x0
+		v[76] = 0x0
+		v[77] = 0x0
+		v[102] = 0x0
+		v[103] = 0x0
+		v[101] = 0x0
+		v[104] = 0x0
+		v[105] = 0x0
+		v[130] = 0x0
+		v[131] = 0x0
+		v[129] = 0x0
+		v[132] = 0x0
+		v[133] = 0x0
+		v[158] = 0x0
+		v[159] = 0x0
+		v[157] = 0x0
+		v[160] = 0x0
+		v[161] = 0x0
+		v[220] = 0x0
+		v[231] = 0x0
+	} else {
+		v[17] = v[24]
+		v[29] = v[36]
+		v[46] = v[52]
+		v[47] = v[57]
+		v[62] = v[179]
+		v[74] = v[68]
+		v[75] = v[73]
+		v[73] = v[66]
+		v[76] = v[84]
+		v[77] = v[82]
+		v[102] = v[96]
+		v[103] = v[101]
+		v[101] = v[94]
+		v[104] = v[112]
+		v[105] = v[110]
+		v[130] = v[124]
+		v[131] = v[129]
+		v[129] = v[122]
+		v[132] = v[140]
+		v[133] = v[138]
+		v[158] = v[152]
+		v[159] = v[157]
+		v[157] = v[150]
+		v[160] = v[168]
+		v[161] = v[166]
+		v[220] = v[246]
+		v[231] = v[258]
 	}
-	v[17] = r0
-	r1 := v[29]
 	if x.Rst {
-		r1 = 0x0
-	} else if true {
-		r1 = v[36]
-	}
-	v[29] = r1
-	r2 := v[46]
-	if x.Rst {
-		r2 = 0x1
-	} else if true {
-		r2 = v[52]
-	}
-	v[46] = r2
-	r3 := v[47]
-	if x.Rst {
-		r3 = 0x0
-	} else if true {
-		r3 = v[57]
-	}
-	v[47] = r3
-	r4 := v[62]
-	if x.Rst {
-		r4 = 0x0
-	} else if true {
-		r4 = v[179]
-	}
-	v[62] = r4
-	r5 := v[73]
-	if x.Rst {
-		r5 = 0x0
-	} else if true {
-		r5 = v[66]
-	}
-	v[73] = r5
-	r6 := v[74]
-	if x.Rst {
-		r6 = 0x0
-	} else if true {
-		r6 = v[68]
-	}
-	v[74] = r6
-	r8 := v[76]
-	if x.Rst {
-		r8 = 0x0
-	} else if true {
-		r8 = v[84]
-	}
-	v[76] = r8
-	r9 := v[77]
-	if x.Rst {
-		r9 = 0x0
-	} else if true {
-		r9 = v[82]
-	}
-	v[77] = r9
-	r10 := v[101]
-	if x.Rst {
-		r10 = 0x0
-	} else if true {
-		r10 = v[94]
-	}
-	v[101] = r10
-	r11 := v[102]
-	if x.Rst {
-		r11 = 0x0
-	} else if true {
-		r11 = v[96]
-	}
-	v[102] = r11
-	r13 := v[104]
-	if x.Rst {
-		r13 = 0x0
-	} else if true {
-		r13 = v[112]
-	}
-	v[104] = r13
-	r14 := v[105]
-	if x.Rst {
-		r14 = 0x0
-	} else if true {
-		r14 = v[110]
-	}
-	v[105] = r14
-	r15 := v[129]
-	if x.Rst {
-		r15 = 0x0
-	} else if true {
-		r15 = v[122]
-	}
-	v[129] = r15
-	r16 := v[130]
-	if x.Rst {
-		r16 = 0x0
-	} else if true {
-		r16 = v[124]
-	}
-	v[130] = r16
-	r18 := v[132]
-	if x.Rst {
-		r18 = 0x0
-	} else if true {
-		r18 = v[140]
-	}
-	v[132] = r18
-	r19 := v[133]
-	if x.Rst {
-		r19 = 0x0
-	} else if true {
-		r19 = v[138]
-	}
-	v[133] = r19
-	r20 := v[157]
-	if x.Rst {
-		r20 = 0x0
-	} else if true {
-		r20 = v[150]
-	}
-	v[157] = r20
-	r21 := v[158]
-	if x.Rst {
-		r21 = 0x0
-	} else if true {
-		r21 = v[152]
-	}
-	v[158] = r21
-	r23 := v[160]
-	if x.Rst {
-		r23 = 0x0
-	} else if true {
-		r23 = v[168]
-	}
-	v[160] = r23
-	r24 := v[161]
-	if x.Rst {
-		r24 = 0x0
-	} else if true {
-		r24 = v[166]
-	}
-	v[161] = r24
-	r25 := v[180]
-	if x.Rst {
-		r25 = 0x0
+		v[180] = 0x0
+		v[199] = 0x0
 	} else if v[31] != 0 {
-		r25 = v[60]
+		v[180] = v[60]
+		v[199] = v[198]
 	}
-	v[180] = r25
-	r26 := v[199]
-	if x.Rst {
-		r26 = 0x0
-	} else if v[31] != 0 {
-		r26 = v[198]
-	}
-	v[199] = r26
-	r27 := v[220]
-	if x.Rst {
-		r27 = 0x0
-	} else if true {
-		r27 = v[246]
-	}
-	v[220] = r27
-	var r28 [10]uint64
-	copy(r28[:], v[221:231])
 	if v[244] != 0 {
-		r28[0] = v[247]
-		r28[1] = v[248]
-		r28[2] = v[249]
-		r28[3] = v[250]
-		r28[4] = v[251]
-		r28[5] = v[252]
-		r28[6] = v[253]
-		r28[7] = v[254]
-		r28[8] = v[255]
-		r28[9] = v[256]
+		v[221] = v[247]
+		v[222] = v[248]
+		v[223] = v[249]
+		v[224] = v[250]
+		v[225] = v[251]
+		v[226] = v[252]
+		v[227] = v[253]
+		v[228] = v[254]
+		v[229] = v[255]
+		v[230] = v[256]
 	}
-	v[221] = r28[0]
-	v[222] = r28[1]
-	v[223] = r28[2]
-	v[224] = r28[3]
-	v[225] = r28[4]
-	v[226] = r28[5]
-	v[227] = r28[6]
-	v[228] = r28[7]
-	v[229] = r28[8]
-	v[230] = r28[9]
-	r29 := v[231]
-	if x.Rst {
-		r29 = 0x0
-	} else if true {
-		r29 = v[258]
-	}
-	v[231] = r29
-	var r30 [10]uint64
-	copy(r30[:], v[232:242])
 	if v[261] != 0 {
-		r30[0] = v[205]
-		r30[1] = v[206]
-		r30[2] = v[207]
-		r30[3] = v[208]
-		r30[4] = v[209]
-		r30[5] = v[210]
-		r30[6] = v[211]
-		r30[7] = v[212]
-		r30[8] = v[213]
-		r30[9] = v[214]
+		v[232] = v[205]
+		v[233] = v[206]
+		v[234] = v[207]
+		v[235] = v[208]
+		v[236] = v[209]
+		v[237] = v[210]
+		v[238] = v[211]
+		v[239] = v[212]
+		v[240] = v[213]
+		v[241] = v[214]
 	}
-	v[232] = r30[0]
-	v[233] = r30[1]
-	v[234] = r30[2]
-	v[235] = r30[3]
-	v[236] = r30[4]
-	v[237] = r30[5]
-	v[238] = r30[6]
-	v[239] = r30[7]
-	v[240] = r30[8]
-	v[241] = r30[9]
-	v[75] = r7
-	v[103] = r12
-	v[131] = r17
-	v[159] = r22
 	v[72] = q0
 	v[91] = q1
 	v[100] = q2

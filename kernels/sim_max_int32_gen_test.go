@@ -49,7 +49,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "149e0910de6e1c3eebaaf3bcbcd846aa" }
+func (x *simmax_int32) Fingerprint() string { return "d5f38d9c3a9648e16a83376c57eee0a1" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -428,68 +428,37 @@ func (x *simmax_int32) Step() { x.Edge(); x.Eval() }
 func (x *simmax_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[194]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[220]
+		v[194] = 0x0
+		v[205] = 0x0
+	} else {
+		v[194] = v[220]
+		v[205] = v[232]
 	}
-	v[194] = r0
-	var r1 [10]uint64
-	copy(r1[:], v[195:205])
 	if v[218] != 0 {
-		r1[0] = v[221]
-		r1[1] = v[222]
-		r1[2] = v[223]
-		r1[3] = v[224]
-		r1[4] = v[225]
-		r1[5] = v[226]
-		r1[6] = v[227]
-		r1[7] = v[228]
-		r1[8] = v[229]
-		r1[9] = v[230]
+		v[195] = v[221]
+		v[196] = v[222]
+		v[197] = v[223]
+		v[198] = v[224]
+		v[199] = v[225]
+		v[200] = v[226]
+		v[201] = v[227]
+		v[202] = v[228]
+		v[203] = v[229]
+		v[204] = v[230]
 	}
-	v[195] = r1[0]
-	v[196] = r1[1]
-	v[197] = r1[2]
-	v[198] = r1[3]
-	v[199] = r1[4]
-	v[200] = r1[5]
-	v[201] = r1[6]
-	v[202] = r1[7]
-	v[203] = r1[8]
-	v[204] = r1[9]
-	r2 := v[205]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[232]
-	}
-	v[205] = r2
-	var r3 [10]uint64
-	copy(r3[:], v[206:216])
 	if v[235] != 0 {
-		r3[0] = v[178]
-		r3[1] = v[179]
-		r3[2] = v[180]
-		r3[3] = v[181]
-		r3[4] = v[182]
-		r3[5] = v[183]
-		r3[6] = v[184]
-		r3[7] = v[185]
-		r3[8] = v[186]
-		r3[9] = v[187]
+		v[206] = v[178]
+		v[207] = v[179]
+		v[208] = v[180]
+		v[209] = v[181]
+		v[210] = v[182]
+		v[211] = v[183]
+		v[212] = v[184]
+		v[213] = v[185]
+		v[214] = v[186]
+		v[215] = v[187]
 	}
-	v[206] = r3[0]
-	v[207] = r3[1]
-	v[208] = r3[2]
-	v[209] = r3[3]
-	v[210] = r3[4]
-	v[211] = r3[5]
-	v[212] = r3[6]
-	v[213] = r3[7]
-	v[214] = r3[8]
-	v[215] = r3[9]
 	return true
 }
 

@@ -161,7 +161,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "bcc5a633792b55d71986b3231c0375c0" }
+func (x *simsum_int16_sat) Fingerprint() string { return "e5fcf52ce5172479bc105bac21c8900d" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -1180,68 +1180,37 @@ func (x *simsum_int16_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int16_sat) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[626]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[652]
+		v[626] = 0x0
+		v[637] = 0x0
+	} else {
+		v[626] = v[652]
+		v[637] = v[664]
 	}
-	v[626] = r0
-	var r1 [10]uint64
-	copy(r1[:], v[627:637])
 	if v[650] != 0 {
-		r1[0] = v[653]
-		r1[1] = v[654]
-		r1[2] = v[655]
-		r1[3] = v[656]
-		r1[4] = v[657]
-		r1[5] = v[658]
-		r1[6] = v[659]
-		r1[7] = v[660]
-		r1[8] = v[661]
-		r1[9] = v[662]
+		v[627] = v[653]
+		v[628] = v[654]
+		v[629] = v[655]
+		v[630] = v[656]
+		v[631] = v[657]
+		v[632] = v[658]
+		v[633] = v[659]
+		v[634] = v[660]
+		v[635] = v[661]
+		v[636] = v[662]
 	}
-	v[627] = r1[0]
-	v[628] = r1[1]
-	v[629] = r1[2]
-	v[630] = r1[3]
-	v[631] = r1[4]
-	v[632] = r1[5]
-	v[633] = r1[6]
-	v[634] = r1[7]
-	v[635] = r1[8]
-	v[636] = r1[9]
-	r2 := v[637]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[664]
-	}
-	v[637] = r2
-	var r3 [10]uint64
-	copy(r3[:], v[638:648])
 	if v[667] != 0 {
-		r3[0] = v[610]
-		r3[1] = v[611]
-		r3[2] = v[612]
-		r3[3] = v[613]
-		r3[4] = v[614]
-		r3[5] = v[615]
-		r3[6] = v[616]
-		r3[7] = v[617]
-		r3[8] = v[618]
-		r3[9] = v[619]
+		v[638] = v[610]
+		v[639] = v[611]
+		v[640] = v[612]
+		v[641] = v[613]
+		v[642] = v[614]
+		v[643] = v[615]
+		v[644] = v[616]
+		v[645] = v[617]
+		v[646] = v[618]
+		v[647] = v[619]
 	}
-	v[638] = r3[0]
-	v[639] = r3[1]
-	v[640] = r3[2]
-	v[641] = r3[3]
-	v[642] = r3[4]
-	v[643] = r3[5]
-	v[644] = r3[6]
-	v[645] = r3[7]
-	v[646] = r3[8]
-	v[647] = r3[9]
 	return true
 }
 

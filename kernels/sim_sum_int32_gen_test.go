@@ -49,7 +49,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "2c23b05d76e6150e59791bf1eea23df6" }
+func (x *simsum_int32) Fingerprint() string { return "381dac409059910094dadffb4eccf06f" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -284,68 +284,37 @@ func (x *simsum_int32) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[178]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[204]
+		v[178] = 0x0
+		v[189] = 0x0
+	} else {
+		v[178] = v[204]
+		v[189] = v[216]
 	}
-	v[178] = r0
-	var r1 [10]uint64
-	copy(r1[:], v[179:189])
 	if v[202] != 0 {
-		r1[0] = v[205]
-		r1[1] = v[206]
-		r1[2] = v[207]
-		r1[3] = v[208]
-		r1[4] = v[209]
-		r1[5] = v[210]
-		r1[6] = v[211]
-		r1[7] = v[212]
-		r1[8] = v[213]
-		r1[9] = v[214]
+		v[179] = v[205]
+		v[180] = v[206]
+		v[181] = v[207]
+		v[182] = v[208]
+		v[183] = v[209]
+		v[184] = v[210]
+		v[185] = v[211]
+		v[186] = v[212]
+		v[187] = v[213]
+		v[188] = v[214]
 	}
-	v[179] = r1[0]
-	v[180] = r1[1]
-	v[181] = r1[2]
-	v[182] = r1[3]
-	v[183] = r1[4]
-	v[184] = r1[5]
-	v[185] = r1[6]
-	v[186] = r1[7]
-	v[187] = r1[8]
-	v[188] = r1[9]
-	r2 := v[189]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[216]
-	}
-	v[189] = r2
-	var r3 [10]uint64
-	copy(r3[:], v[190:200])
 	if v[219] != 0 {
-		r3[0] = v[162]
-		r3[1] = v[163]
-		r3[2] = v[164]
-		r3[3] = v[165]
-		r3[4] = v[166]
-		r3[5] = v[167]
-		r3[6] = v[168]
-		r3[7] = v[169]
-		r3[8] = v[170]
-		r3[9] = v[171]
+		v[190] = v[162]
+		v[191] = v[163]
+		v[192] = v[164]
+		v[193] = v[165]
+		v[194] = v[166]
+		v[195] = v[167]
+		v[196] = v[168]
+		v[197] = v[169]
+		v[198] = v[170]
+		v[199] = v[171]
 	}
-	v[190] = r3[0]
-	v[191] = r3[1]
-	v[192] = r3[2]
-	v[193] = r3[3]
-	v[194] = r3[4]
-	v[195] = r3[5]
-	v[196] = r3[6]
-	v[197] = r3[7]
-	v[198] = r3[8]
-	v[199] = r3[9]
 	return true
 }
 

@@ -289,7 +289,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "09d41f4612b5024833e65bc26f744f79" }
+func (x *simsum_int8_sat) Fingerprint() string { return "c62d011fcc4bc5742aa1f018fe1390f4" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -2204,68 +2204,37 @@ func (x *simsum_int8_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int8_sat) Edge() bool {
 	v := &x.S
 	_ = v
-	r0 := v[1202]
 	if x.Rst {
-		r0 = 0x0
-	} else if true {
-		r0 = v[1228]
+		v[1202] = 0x0
+		v[1213] = 0x0
+	} else {
+		v[1202] = v[1228]
+		v[1213] = v[1240]
 	}
-	v[1202] = r0
-	var r1 [10]uint64
-	copy(r1[:], v[1203:1213])
 	if v[1226] != 0 {
-		r1[0] = v[1229]
-		r1[1] = v[1230]
-		r1[2] = v[1231]
-		r1[3] = v[1232]
-		r1[4] = v[1233]
-		r1[5] = v[1234]
-		r1[6] = v[1235]
-		r1[7] = v[1236]
-		r1[8] = v[1237]
-		r1[9] = v[1238]
+		v[1203] = v[1229]
+		v[1204] = v[1230]
+		v[1205] = v[1231]
+		v[1206] = v[1232]
+		v[1207] = v[1233]
+		v[1208] = v[1234]
+		v[1209] = v[1235]
+		v[1210] = v[1236]
+		v[1211] = v[1237]
+		v[1212] = v[1238]
 	}
-	v[1203] = r1[0]
-	v[1204] = r1[1]
-	v[1205] = r1[2]
-	v[1206] = r1[3]
-	v[1207] = r1[4]
-	v[1208] = r1[5]
-	v[1209] = r1[6]
-	v[1210] = r1[7]
-	v[1211] = r1[8]
-	v[1212] = r1[9]
-	r2 := v[1213]
-	if x.Rst {
-		r2 = 0x0
-	} else if true {
-		r2 = v[1240]
-	}
-	v[1213] = r2
-	var r3 [10]uint64
-	copy(r3[:], v[1214:1224])
 	if v[1243] != 0 {
-		r3[0] = v[1186]
-		r3[1] = v[1187]
-		r3[2] = v[1188]
-		r3[3] = v[1189]
-		r3[4] = v[1190]
-		r3[5] = v[1191]
-		r3[6] = v[1192]
-		r3[7] = v[1193]
-		r3[8] = v[1194]
-		r3[9] = v[1195]
+		v[1214] = v[1186]
+		v[1215] = v[1187]
+		v[1216] = v[1188]
+		v[1217] = v[1189]
+		v[1218] = v[1190]
+		v[1219] = v[1191]
+		v[1220] = v[1192]
+		v[1221] = v[1193]
+		v[1222] = v[1194]
+		v[1223] = v[1195]
 	}
-	v[1214] = r3[0]
-	v[1215] = r3[1]
-	v[1216] = r3[2]
-	v[1217] = r3[3]
-	v[1218] = r3[4]
-	v[1219] = r3[5]
-	v[1220] = r3[6]
-	v[1221] = r3[7]
-	v[1222] = r3[8]
-	v[1223] = r3[9]
 	return true
 }
 

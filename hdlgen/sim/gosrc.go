@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/format"
+	"slices"
 	"strings"
 
 	"onic/hdlgen/ir"
@@ -440,38 +441,44 @@ func (g *gen) wide(i int, q string) error {
 	return nil
 }
 
-// edge prints the rising edge. What it reads is the values before it:
-// read ports and the registers whose next value or enable is another
-// register's or read port's word are staged first; memories are written;
-// then the other registers take their next values directly (nothing after
-// reads their words), and the staged ones are committed.
+// edge prints the rising edge. What it reads is the values before it.
+// Read ports are staged first (memory writes come after them), and the
+// memories are written before any register changes. A register then
+// takes its new value in place, once every register that reads its words
+// (as next value or enable) has committed: the registers commit in that
+// order, a pipeline's last stage first, so none needs a copy. Registers
+// that read each other round a loop (a swap, a ring) cannot be ordered
+// so; they are staged like the read ports and commit last. Consecutive
+// registers with the same reset and enable share one condition, the way
+// a pipeline stage's registers share its enable.
 func (g *gen) edge() {
 	s, w := g.s, g.line
-	state := map[int32]bool{} // words an edge changes
-	for _, r := range s.regs {
+	owner := map[int32]int{} // a register's word -> the register
+	for k, r := range s.regs {
 		for j := range r.nw {
-			state[r.slot+j] = true
+			owner[r.slot+j] = k
 		}
 	}
-	for _, p := range s.reads {
-		for j := range p.nw {
-			state[p.slot+j] = true
-		}
-	}
-	reads := func(off, n int32) bool {
-		for j := range n {
-			if state[off+j] {
-				return true
+	// reads[k]: the other registers whose words register k reads.
+	reads := make([][]int, len(s.regs))
+	for k, r := range s.regs {
+		seen := map[int]bool{k: true}
+		add := func(off, n int32) {
+			for j := range n {
+				if q, ok := owner[off+j]; ok && !seen[q] {
+					seen[q] = true
+					reads[k] = append(reads[k], q)
+				}
 			}
 		}
-		return false
+		add(r.next, r.nw)
+		if r.en >= 0 {
+			add(r.en, 1)
+		}
 	}
-	staged := make([]bool, len(s.regs))
-	for k, r := range s.regs {
-		staged[k] = reads(r.next, r.nw) || r.en >= 0 && state[r.en]
-	}
-	// compute prints register k's new value into r<k> (a word, or an
-	// array of them); commit stores it, noting any change in ch.
+	staged := loops(reads)
+	// compute prints staged register k's new value into r<k> (a word, or
+	// an array of them); commit stores it.
 	compute := func(k int, r reg) {
 		rst := "x.Rst"
 		if r.async {
@@ -549,12 +556,45 @@ func (g *gen) edge() {
 		}
 		w("}")
 	}
-	for k, r := range s.regs {
-		if !staged[k] {
-			compute(k, r)
-			commit(fmt.Sprintf("r%d", k), r.slot, r.nw)
+	var block []reg // consecutive registers sharing a condition
+	flush := func() {
+		if len(block) == 0 {
+			return
 		}
+		r := block[0]
+		var set, reset []string
+		for _, b := range block {
+			for j := range b.nw {
+				if b.next != b.slot {
+					set = append(set, fmt.Sprintf("v[%d] = v[%d]", b.slot+j, b.next+j))
+				}
+				reset = append(reset, fmt.Sprintf("v[%d] = %#x", b.slot+j, b.reset[j]))
+			}
+		}
+		rst := "x.Rst"
+		if r.async {
+			rst = "x.Arst"
+		}
+		switch {
+		case r.noReset && r.en < 0:
+			w("%s", strings.Join(set, "\n"))
+		case r.noReset:
+			w("if v[%d] != 0 {\n%s\n}", r.en, strings.Join(set, "\n"))
+		case r.en < 0:
+			w("if %s {\n%s\n} else {\n%s\n}", rst, strings.Join(reset, "\n"), strings.Join(set, "\n"))
+		default:
+			w("if %s {\n%s\n} else if v[%d] != 0 {\n%s\n}", rst, strings.Join(reset, "\n"), r.en, strings.Join(set, "\n"))
+		}
+		block = block[:0]
 	}
+	for _, k := range commitOrder(s.regs, reads, staged) {
+		r := s.regs[k]
+		if len(block) > 0 && (block[0].en != r.en || block[0].async != r.async || block[0].noReset != r.noReset) {
+			flush()
+		}
+		block = append(block, r)
+	}
+	flush()
 	for k, r := range s.regs {
 		if staged[k] {
 			commit(fmt.Sprintf("r%d", k), r.slot, r.nw)
@@ -569,9 +609,131 @@ func (g *gen) edge() {
 	w("return true")
 }
 
+// loops marks the registers on a loop of reads (reads[k]: the registers
+// register k reads): the members of every strongly connected component
+// of more than one register (Tarjan's algorithm). No order commits them
+// in place.
+func loops(reads [][]int) []bool {
+	n := len(reads)
+	index, low := make([]int, n), make([]int, n)
+	on := make([]bool, n)
+	for k := range index {
+		index[k] = -1
+	}
+	var stack []int
+	in := make([]bool, n)
+	next := 0
+	var visit func(k int)
+	visit = func(k int) {
+		index[k], low[k] = next, next
+		next++
+		stack = append(stack, k)
+		on[k] = true
+		for _, q := range reads[k] {
+			if index[q] < 0 {
+				visit(q)
+				low[k] = min(low[k], low[q])
+			} else if on[q] {
+				low[k] = min(low[k], index[q])
+			}
+		}
+		if low[k] != index[k] {
+			return
+		}
+		var comp []int
+		for {
+			q := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			on[q] = false
+			comp = append(comp, q)
+			if q == k {
+				break
+			}
+		}
+		if len(comp) > 1 {
+			for _, q := range comp {
+				in[q] = true
+			}
+		}
+	}
+	for k := range reads {
+		if index[k] < 0 {
+			visit(k)
+		}
+	}
+	return in
+}
+
+// commitOrder orders the registers not staged so that each commits after
+// every register that reads it (Kahn's algorithm over reads, which has no
+// loop among them), keeping registers with the same reset kind and enable
+// together where the order allows, so they share a condition. Ties go to
+// the lower index: the order is deterministic.
+func commitOrder(regs []reg, reads [][]int, staged []bool) []int {
+	readers := make([]int, len(regs)) // readers not yet committed
+	for k := range regs {
+		if staged[k] {
+			continue
+		}
+		for _, q := range reads[k] {
+			if !staged[q] {
+				readers[q]++
+			}
+		}
+	}
+	type key struct {
+		en             int32
+		async, noReset bool
+	}
+	keyOf := func(k int) key { return key{regs[k].en, regs[k].async, regs[k].noReset} }
+	ready := map[key][]int{}
+	var keys []key // in order of first appearance
+	push := func(k int) {
+		c := keyOf(k)
+		if _, ok := ready[c]; !ok {
+			keys = append(keys, c)
+		}
+		ready[c] = append(ready[c], k)
+	}
+	for k := range regs {
+		if !staged[k] && readers[k] == 0 {
+			push(k)
+		}
+	}
+	var order []int
+	var cur key
+	have := false
+	for {
+		if !have || len(ready[cur]) == 0 {
+			have = false
+			best := -1
+			for _, c := range keys {
+				if q := ready[c]; len(q) > 0 && (best < 0 || slices.Min(q) < best) {
+					best, cur, have = slices.Min(q), c, true
+				}
+			}
+			if !have {
+				return order
+			}
+		}
+		q := ready[cur]
+		i := slices.Index(q, slices.Min(q))
+		k := q[i]
+		ready[cur] = slices.Delete(q, i, i+1)
+		order = append(order, k)
+		for _, p := range reads[k] {
+			if !staged[p] {
+				if readers[p]--; readers[p] == 0 {
+					push(p)
+				}
+			}
+		}
+	}
+}
+
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-11"
+const goSourceVersion = "onic-gosrc-12"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -89,12 +89,17 @@ func TestGoSourceRandom(t *testing.T) {
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
 	const n, cycles = 30, 300
-	for k := range n {
+	for k := range n + 1 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
 		}
-		m := randomModule(uint64(100+k), 40, true, maxW)
+		var m *ir.Module
+		if k < n {
+			m = randomModule(uint64(100+k), 40, true, maxW)
+		} else {
+			m = regLoops()
+		}
 		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
 		if err != nil {
 			t.Fatal(err)
@@ -197,4 +202,55 @@ func interpretWide(t *testing.T, m *ir.Module, in [][][]uint64) string {
 		s.Step()
 	}
 	return b.String()
+}
+
+// regLoops is a module of registers that read each other: pipelines
+// sharing an enable (narrow and 130 bits wide), a swap, a wide swap with
+// asynchronous reset, a ring of three enabled by another register, and
+// a register whose enable reads the register it enables. Its outputs are
+// every register. Committing registers in place is right for the
+// pipelines only in reverse order, and for the loops not at all.
+func regLoops() *ir.Module {
+	m := ir.NewModule("regloops")
+	en, d, wd := m.Input("en", 1), m.Input("d", 8), m.Input("wd", 130)
+	var p []ir.Value
+	for k := range 4 {
+		r := m.Reg(fmt.Sprintf("p%d", k), 8, uint64(k))
+		m.SetEnable(r, en)
+		p = append(p, r)
+	}
+	m.SetNext(p[0], d)
+	for k := 1; k < 4; k++ {
+		m.SetNext(p[k], p[k-1])
+	}
+	w0, w1 := m.RegNoReset("w0", 130), m.RegNoReset("w1", 130)
+	m.SetNext(w0, wd)
+	m.SetNext(w1, w0)
+	m.SetEnable(w0, en)
+	m.SetEnable(w1, en)
+	a, b := m.Reg("a", 8, 1), m.Reg("b", 8, 2)
+	m.SetNext(a, b)
+	m.SetNext(b, m.Xor(a, d))
+	ws0, ws1 := m.RegAsync("ws0", 130, 5), m.RegAsync("ws1", 130, 6)
+	m.SetNext(ws0, ws1)
+	m.SetNext(ws1, m.Xor(ws0, wd))
+	g := m.Reg("g", 1, 0)
+	m.SetNext(g, m.Slice(d, 0, 1))
+	var c []ir.Value
+	for k := range 3 {
+		r := m.Reg(fmt.Sprintf("c%d", k), 8, uint64(10+k))
+		m.SetEnable(r, g)
+		c = append(c, r)
+	}
+	for k := range 3 {
+		m.SetNext(c[k], c[(k+2)%3])
+	}
+	h, e := m.Reg("h", 8, 0), m.Reg("e", 1, 1)
+	m.SetNext(h, m.Add(h, d))
+	m.SetEnable(h, e)
+	m.SetNext(e, m.Slice(h, 0, 1))
+	for k, r := range append(append(append(p, w0, w1, a, b, ws0, ws1, g), c...), h, e) {
+		m.Output(fmt.Sprintf("o%d", k), r)
+	}
+	return m
 }
