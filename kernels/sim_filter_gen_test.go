@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "2995a8bec6ff4589307560bf36288aa7" }
+func (x *simfilter) Fingerprint() string { return "c749132670489739efc7236523f15884" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -126,6 +126,7 @@ func (x *simfilter) EvalInputs() {
 	var t37 uint64 = t35 | t35<<1 | t35<<2 | t35<<3 | t35<<4 | t35<<5 | t35<<6 | t35<<7 | t35<<8 | t35<<9 | t35<<10 | t35<<11 | t35<<12 | t35<<13 | t35<<14 | t35<<15 | t29<<16 | t29<<17 | t29<<18 | t29<<19 | t29<<20 | t29<<21 | t29<<22 | t29<<23 | t29<<24 | t29<<25 | t29<<26 | t29<<27 | t29<<28 | t29<<29 | t29<<30 | t29<<31 | t23<<32 | t23<<33 | t23<<34 | t23<<35 | t23<<36 | t23<<37 | t23<<38 | t23<<39 | t23<<40 | t23<<41 | t23<<42 | t23<<43 | t23<<44 | t23<<45 | t23<<46 | t23<<47 | t17<<48 | t17<<49 | t17<<50 | t17<<51 | t17<<52 | t17<<53 | t17<<54 | t17<<55 | t17<<56 | t17<<57 | t17<<58 | t17<<59 | t17<<60 | t17<<61 | t17<<62 | t17<<63
 	var t40 uint64 = 0x1 & v[10]
 	var t41 uint64 = t40 & t38
+	v[41] = t41
 	v[42] = v[0]
 	v[43] = v[1]
 	v[44] = v[2]
@@ -139,44 +140,6 @@ func (x *simfilter) EvalInputs() {
 	v[51] &= 0x1
 	var t80 uint64 = v[108] | v[79]
 	v[80] = t80
-	var t81 uint64 = v[67] | t41
-	var t82, t82_1, t82_0 uint64 = 0, t81, v[56]
-	if t80 != 0 {
-		t82 = t82_1
-	} else {
-		t82 = t82_0
-	}
-	v[82] = t82
-	if v[67] != 0 {
-		v[83] = v[68]
-		v[84] = v[69]
-		v[85] = v[70]
-		v[86] = v[71]
-		v[87] = v[72]
-		v[88] = v[73]
-		v[89] = v[74]
-		v[90] = v[75]
-		v[91] = v[76]
-		v[92] = v[77]
-	} else {
-		v[83] = v[42]
-		v[84] = v[43]
-		v[85] = v[44]
-		v[86] = v[45]
-		v[87] = v[46]
-		v[88] = v[47]
-		v[89] = v[48]
-		v[90] = v[49]
-		v[91] = v[50]
-		v[92] = v[51]
-	}
-	var t94, t94_1, t94_0 uint64 = 0, 0x0, t81
-	if t80 != 0 {
-		t94 = t94_1
-	} else {
-		t94 = t94_0
-	}
-	v[94] = t94
 	var t95 uint64 = (^t80) & 0x1
 	var t96 uint64 = t41 & v[78]
 	var t97 uint64 = t95 & t96
@@ -190,14 +153,30 @@ func (x *simfilter) Step() { x.Edge(); x.Eval() }
 func (x *simfilter) Edge() bool {
 	v := &x.S
 	_ = v
-	if x.Rst {
-		v[56] = 0x0
-		v[67] = 0x0
-	} else {
-		v[56] = v[82]
-		v[67] = v[94]
-	}
 	if v[80] != 0 {
+		if v[67] != 0 {
+			v[83] = v[68]
+			v[84] = v[69]
+			v[85] = v[70]
+			v[86] = v[71]
+			v[87] = v[72]
+			v[88] = v[73]
+			v[89] = v[74]
+			v[90] = v[75]
+			v[91] = v[76]
+			v[92] = v[77]
+		} else {
+			v[83] = v[42]
+			v[84] = v[43]
+			v[85] = v[44]
+			v[86] = v[45]
+			v[87] = v[46]
+			v[88] = v[47]
+			v[89] = v[48]
+			v[90] = v[49]
+			v[91] = v[50]
+			v[92] = v[51]
+		}
 		v[57] = v[83]
 		v[58] = v[84]
 		v[59] = v[85]
@@ -208,6 +187,26 @@ func (x *simfilter) Edge() bool {
 		v[64] = v[90]
 		v[65] = v[91]
 		v[66] = v[92]
+	}
+	if x.Rst {
+		v[56] = 0x0
+		v[67] = 0x0
+	} else {
+		var t81 uint64 = v[67] | v[41]
+		var t82, t82_1, t82_0 uint64 = 0, t81, v[56]
+		if v[80] != 0 {
+			t82 = t82_1
+		} else {
+			t82 = t82_0
+		}
+		v[56] = t82
+		var t94, t94_1, t94_0 uint64 = 0, 0x0, t81
+		if v[80] != 0 {
+			t94 = t94_1
+		} else {
+			t94 = t94_0
+		}
+		v[67] = t94
 	}
 	if v[97] != 0 {
 		v[68] = v[42]

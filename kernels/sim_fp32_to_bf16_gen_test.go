@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "6ce91495fc70f52413a10482fc1e7582" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "a0c2190c72026c14304c34395ed68917" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -607,6 +607,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	v[334] = t30<<48 | t50<<32 | t70<<16 | t90
 	var t335 uint64 = t314 | t314<<1 | t294<<2 | t294<<3 | t274<<4 | t274<<5 | t254<<6 | t254<<7 | t234<<8 | t234<<9 | t214<<10 | t214<<11 | t194<<12 | t194<<13 | t174<<14 | t174<<15 | t154<<16 | t154<<17 | t134<<18 | t134<<19 | t114<<20 | t114<<21 | t94<<22 | t94<<23 | t74<<24 | t74<<25 | t54<<26 | t54<<27 | t34<<28 | t34<<29 | t14<<30 | t14<<31
 	var t337 uint64 = 0x1 & v[10]
+	v[337] = t337
 	v[338] = v[331]
 	v[339] = v[332]
 	v[340] = v[333]
@@ -615,34 +616,6 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	v[342] &= 0x1ffffffff
 	var t359 uint64 = v[378] | v[358]
 	v[359] = t359
-	var t360 uint64 = v[351] | t337
-	var t361, t361_1, t361_0 uint64 = 0, t360, v[345]
-	if t359 != 0 {
-		t361 = t361_1
-	} else {
-		t361 = t361_0
-	}
-	v[361] = t361
-	if v[351] != 0 {
-		v[362] = v[352]
-		v[363] = v[353]
-		v[364] = v[354]
-		v[365] = v[355]
-		v[366] = v[356]
-	} else {
-		v[362] = v[338]
-		v[363] = v[339]
-		v[364] = v[340]
-		v[365] = v[341]
-		v[366] = v[342]
-	}
-	var t368, t368_1, t368_0 uint64 = 0, 0x0, t360
-	if t359 != 0 {
-		t368 = t368_1
-	} else {
-		t368 = t368_0
-	}
-	v[368] = t368
 	var t369 uint64 = (^t359) & 0x1
 	var t370 uint64 = t337 & v[357]
 	var t371 uint64 = t369 & t370
@@ -656,19 +629,45 @@ func (x *simfp32_to_bf16) Step() { x.Edge(); x.Eval() }
 func (x *simfp32_to_bf16) Edge() bool {
 	v := &x.S
 	_ = v
-	if x.Rst {
-		v[345] = 0x0
-		v[351] = 0x0
-	} else {
-		v[345] = v[361]
-		v[351] = v[368]
-	}
 	if v[359] != 0 {
+		if v[351] != 0 {
+			v[362] = v[352]
+			v[363] = v[353]
+			v[364] = v[354]
+			v[365] = v[355]
+			v[366] = v[356]
+		} else {
+			v[362] = v[338]
+			v[363] = v[339]
+			v[364] = v[340]
+			v[365] = v[341]
+			v[366] = v[342]
+		}
 		v[346] = v[362]
 		v[347] = v[363]
 		v[348] = v[364]
 		v[349] = v[365]
 		v[350] = v[366]
+	}
+	if x.Rst {
+		v[345] = 0x0
+		v[351] = 0x0
+	} else {
+		var t360 uint64 = v[351] | v[337]
+		var t361, t361_1, t361_0 uint64 = 0, t360, v[345]
+		if v[359] != 0 {
+			t361 = t361_1
+		} else {
+			t361 = t361_0
+		}
+		v[345] = t361
+		var t368, t368_1, t368_0 uint64 = 0, 0x0, t360
+		if v[359] != 0 {
+			t368 = t368_1
+		} else {
+			t368 = t368_0
+		}
+		v[351] = t368
 	}
 	if v[371] != 0 {
 		v[352] = v[338]

@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "3acd1e01c9ba901ad503dd23e290c3b8" }
+func (x *simhistogram) Fingerprint() string { return "2c9872c79d7d4aebff1f98abaf0dad52" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -111,21 +111,6 @@ func (x *simhistogram) EvalState() {
 	v[30] = t30
 	var t32 uint64 = (^v[29]) & 0x1
 	v[32] = t32
-	var t49 uint64
-	if v[47] == 0xff {
-		t49 = 1
-	}
-	var t50 uint64 = (^t49) & 0x1
-	var t51 uint64 = v[46] & t50
-	v[51] = t51
-	var t55 uint64 = (v[47] + 0x1) & 0xff
-	var t56, t56_1, t56_0 uint64 = 0, t55, v[47]
-	if v[46] != 0 {
-		t56 = t56_1
-	} else {
-		t56 = t56_0
-	}
-	v[56] = t56
 	var t203 uint64 = (^v[46]) & 0x1
 	v[203] = t203
 	var t78 uint64
@@ -141,9 +126,6 @@ func (x *simhistogram) EvalState() {
 	}
 	var t82 uint64 = (t80 + 0x1) & 0xffffffff
 	v[82] = t82
-	var t83 uint64 = (^v[46]) & 0x1
-	var t84 uint64 = v[74] & t83
-	v[84] = t84
 	var t85, t85_1, t85_0 uint64 = 0, v[47], v[73]
 	if v[46] != 0 {
 		t85 = t85_1
@@ -174,9 +156,6 @@ func (x *simhistogram) EvalState() {
 	}
 	var t110 uint64 = (t108 + 0x1) & 0xffffffff
 	v[110] = t110
-	var t111 uint64 = (^v[46]) & 0x1
-	var t112 uint64 = v[102] & t111
-	v[112] = t112
 	var t113, t113_1, t113_0 uint64 = 0, v[47], v[101]
 	if v[46] != 0 {
 		t113 = t113_1
@@ -207,9 +186,6 @@ func (x *simhistogram) EvalState() {
 	}
 	var t138 uint64 = (t136 + 0x1) & 0xffffffff
 	v[138] = t138
-	var t139 uint64 = (^v[46]) & 0x1
-	var t140 uint64 = v[130] & t139
-	v[140] = t140
 	var t141, t141_1, t141_0 uint64 = 0, v[47], v[129]
 	if v[46] != 0 {
 		t141 = t141_1
@@ -240,9 +216,6 @@ func (x *simhistogram) EvalState() {
 	}
 	var t166 uint64 = (t164 + 0x1) & 0xffffffff
 	v[166] = t166
-	var t167 uint64 = (^v[46]) & 0x1
-	var t168 uint64 = v[158] & t167
-	v[168] = t168
 	var t169, t169_1, t169_0 uint64 = 0, v[47], v[157]
 	if v[46] != 0 {
 		t169 = t169_1
@@ -290,45 +263,8 @@ func (x *simhistogram) EvalInputs() {
 	var t18 uint64 = v[12] & v[15]
 	var t20 uint64 = t18 & v[19]
 	v[20] = t20
-	var t22 uint64 = (^v[16]) & 0x1
-	var t23 uint64 = v[17] & t22
-	var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
-	if t20 != 0 {
-		t24 = t24_1
-	} else {
-		t24 = t24_0
-	}
-	v[24] = t24
 	var t31 uint64 = v[27] & v[30]
 	v[31] = t31
-	var t34 uint64 = (^v[28]) & 0x1
-	var t35 uint64 = v[29] & t34
-	var t36, t36_1, t36_0 uint64 = 0, 0x1, t35
-	if t31 != 0 {
-		t36 = t36_1
-	} else {
-		t36 = t36_0
-	}
-	v[36] = t36
-	var t38 uint64 = (v[11] >> 2) & 0x3ff
-	var t40 uint64
-	if t38 == 0x0 {
-		t40 = 1
-	}
-	var t41 uint64 = t20 & t40
-	var t42 uint64 = (v[14]) & 0x1
-	var t43 uint64 = t41 & t42
-	var t44 uint64 = (v[13]) & 0x1
-	var t45 uint64 = t43 & t44
-	var t52 uint64 = t45 | v[51]
-	v[52] = t52
-	var t57, t57_1, t57_0 uint64 = 0, 0x0, v[56]
-	if t45 != 0 {
-		t57 = t57_1
-	} else {
-		t57 = t57_0
-	}
-	v[57] = t57
 	var t58 uint64 = (v[26] >> 10) & 0x3
 	var t60 uint64
 	if t58 == 0x1 {
@@ -342,84 +278,24 @@ func (x *simhistogram) EvalInputs() {
 	v[66] = t66
 	var t202 uint64 = 0x1 & v[10]
 	var t204 uint64 = t202 & v[203]
-	var t219 uint64 = t204 & v[216]
-	var t67 uint64 = (v[8] >> 15) & 0x1
-	var t68 uint64 = t219 & t67
-	v[68] = t68
-	var t69 uint64 = (0x0 + t68) & 0xffffffff
+	v[204] = t204
 	var t90 uint64 = t31 & t60
 	v[90] = t90
 	var t93 uint64 = v[3] >> 0 & 0xffff
 	var t94 uint64 = (t93 >> 8) & 0xff
 	v[94] = t94
-	var t95 uint64 = (v[8] >> 31) & 0x1
-	var t96 uint64 = t219 & t95
-	v[96] = t96
-	var t97 uint64 = (t69 + t96) & 0xffffffff
 	var t118 uint64 = t31 & t60
 	v[118] = t118
 	var t121 uint64 = v[5] >> 0 & 0xffff
 	var t122 uint64 = (t121 >> 8) & 0xff
 	v[122] = t122
-	var t123 uint64 = (v[8] >> 47) & 0x1
-	var t124 uint64 = t219 & t123
-	v[124] = t124
-	var t125 uint64 = (t97 + t124) & 0xffffffff
 	var t146 uint64 = t31 & t60
 	v[146] = t146
 	var t149 uint64 = v[7] >> 0 & 0xffff
 	var t150 uint64 = (t149 >> 8) & 0xff
 	v[150] = t150
-	var t151 uint64 = (v[8] >> 63) & 0x1
-	var t152 uint64 = t219 & t151
-	v[152] = t152
-	var t153 uint64 = (t125 + t152) & 0xffffffff
 	var t174 uint64 = t31 & t60
 	v[174] = t174
-	var t178 uint64 = (v[62] + t153) & 0xffffffff
-	var t179, t179_1, t179_0 uint64 = 0, 0x0, t178
-	if v[46] != 0 {
-		t179 = t179_1
-	} else {
-		t179 = t179_0
-	}
-	v[179] = t179
-	var t181 uint64 = (v[26] >> 2) & 0x3ff
-	var t183 uint64
-	if t181 == 0x1 {
-		t183 = 1
-	}
-	var t184 uint64 = (v[26] >> 2) & 0x3ff
-	var t186 uint64
-	if t184 == 0x2 {
-		t186 = 1
-	}
-	var t187 uint64 = (v[26] >> 2) & 0x3ff
-	var t189 uint64
-	if t187 == 0x3 {
-		t189 = 1
-	}
-	var t192, t192_1, t192_0 uint64 = 0, v[46], 0x0
-	if t183 != 0 {
-		t192 = t192_1
-	} else {
-		t192 = t192_0
-	}
-	var t194, t194_1, t194_0 uint64 = 0, v[62], 0x0
-	if t186 != 0 {
-		t194 = t194_1
-	} else {
-		t194 = t194_0
-	}
-	var t196, t196_1, t196_0 uint64 = 0, 0x100, 0x0
-	if t189 != 0 {
-		t196 = t196_1
-	} else {
-		t196 = t196_0
-	}
-	var t197 uint64 = t192 | t194
-	var t198 uint64 = t197 | t196
-	v[198] = t198
 	v[205] = v[0]
 	v[206] = v[1]
 	v[207] = v[2]
@@ -433,44 +309,6 @@ func (x *simhistogram) EvalInputs() {
 	v[214] &= 0x1
 	var t244 uint64 = v[272] | v[243]
 	v[244] = t244
-	var t245 uint64 = v[231] | t204
-	var t246, t246_1, t246_0 uint64 = 0, t245, v[220]
-	if t244 != 0 {
-		t246 = t246_1
-	} else {
-		t246 = t246_0
-	}
-	v[246] = t246
-	if v[231] != 0 {
-		v[247] = v[232]
-		v[248] = v[233]
-		v[249] = v[234]
-		v[250] = v[235]
-		v[251] = v[236]
-		v[252] = v[237]
-		v[253] = v[238]
-		v[254] = v[239]
-		v[255] = v[240]
-		v[256] = v[241]
-	} else {
-		v[247] = v[205]
-		v[248] = v[206]
-		v[249] = v[207]
-		v[250] = v[208]
-		v[251] = v[209]
-		v[252] = v[210]
-		v[253] = v[211]
-		v[254] = v[212]
-		v[255] = v[213]
-		v[256] = v[214]
-	}
-	var t258, t258_1, t258_0 uint64 = 0, 0x0, t245
-	if t244 != 0 {
-		t258 = t258_1
-	} else {
-		t258 = t258_0
-	}
-	v[258] = t258
 	var t259 uint64 = (^t244) & 0x1
 	var t260 uint64 = t204 & v[242]
 	var t261 uint64 = t259 & t260
@@ -533,70 +371,71 @@ func (x *simhistogram) Edge() bool {
 		copy(x.M3[a:a+1], v[171:172])
 	}
 	if x.Rst {
-		v[17] = 0x0
-		v[29] = 0x0
-		v[46] = 0x1
-		v[47] = 0x0
-		v[62] = 0x0
-		v[74] = 0x0
-		v[75] = 0x0
-		v[73] = 0x0
-		v[76] = 0x0
-		v[77] = 0x0
-		v[102] = 0x0
-		v[103] = 0x0
-		v[101] = 0x0
-		v[104] = 0x0
-		v[105] = 0x0
-		v[130] = 0x0
-		v[131] = 0x0
-		v[129] = 0x0
-		v[132] = 0x0
-		v[133] = 0x0
-		v[158] = 0x0
-		v[159] = 0x0
-		v[157] = 0x0
-		v[160] = 0x0
-		v[161] = 0x0
-		v[220] = 0x0
-		v[231] = 0x0
-	} else {
-		v[17] = v[24]
-		v[29] = v[36]
-		v[46] = v[52]
-		v[47] = v[57]
-		v[62] = v[179]
-		v[74] = v[68]
-		v[75] = v[73]
-		v[73] = v[66]
-		v[76] = v[84]
-		v[77] = v[82]
-		v[102] = v[96]
-		v[103] = v[101]
-		v[101] = v[94]
-		v[104] = v[112]
-		v[105] = v[110]
-		v[130] = v[124]
-		v[131] = v[129]
-		v[129] = v[122]
-		v[132] = v[140]
-		v[133] = v[138]
-		v[158] = v[152]
-		v[159] = v[157]
-		v[157] = v[150]
-		v[160] = v[168]
-		v[161] = v[166]
-		v[220] = v[246]
-		v[231] = v[258]
-	}
-	if x.Rst {
 		v[180] = 0x0
 		v[199] = 0x0
 	} else if v[31] != 0 {
 		v[180] = v[60]
-		v[199] = v[198]
+		var t181 uint64 = (v[26] >> 2) & 0x3ff
+		var t183 uint64
+		if t181 == 0x1 {
+			t183 = 1
+		}
+		var t192, t192_1, t192_0 uint64 = 0, v[46], 0x0
+		if t183 != 0 {
+			t192 = t192_1
+		} else {
+			t192 = t192_0
+		}
+		var t184 uint64 = (v[26] >> 2) & 0x3ff
+		var t186 uint64
+		if t184 == 0x2 {
+			t186 = 1
+		}
+		var t194, t194_1, t194_0 uint64 = 0, v[62], 0x0
+		if t186 != 0 {
+			t194 = t194_1
+		} else {
+			t194 = t194_0
+		}
+		var t197 uint64 = t192 | t194
+		var t187 uint64 = (v[26] >> 2) & 0x3ff
+		var t189 uint64
+		if t187 == 0x3 {
+			t189 = 1
+		}
+		var t196, t196_1, t196_0 uint64 = 0, 0x100, 0x0
+		if t189 != 0 {
+			t196 = t196_1
+		} else {
+			t196 = t196_0
+		}
+		var t198 uint64 = t197 | t196
+		v[199] = t198
 	}
 	if v[244] != 0 {
+		if v[231] != 0 {
+			v[247] = v[232]
+			v[248] = v[233]
+			v[249] = v[234]
+			v[250] = v[235]
+			v[251] = v[236]
+			v[252] = v[237]
+			v[253] = v[238]
+			v[254] = v[239]
+			v[255] = v[240]
+			v[256] = v[241]
+		} else {
+			v[247] = v[205]
+			v[248] = v[206]
+			v[249] = v[207]
+			v[250] = v[208]
+			v[251] = v[209]
+			v[252] = v[210]
+			v[253] = v[211]
+			v[254] = v[212]
+			v[255] = v[213]
+			v[256] = v[214]
+		}
 		v[221] = v[247]
 		v[222] = v[248]
 		v[223] = v[249]
@@ -607,6 +446,150 @@ func (x *simhistogram) Edge() bool {
 		v[228] = v[254]
 		v[229] = v[255]
 		v[230] = v[256]
+	}
+	if x.Rst {
+		v[17] = 0x0
+		v[29] = 0x0
+		v[46] = 0x1
+		v[47] = 0x0
+		v[62] = 0x0
+		v[73] = 0x0
+		v[74] = 0x0
+		v[75] = 0x0
+		v[76] = 0x0
+		v[77] = 0x0
+		v[101] = 0x0
+		v[102] = 0x0
+		v[103] = 0x0
+		v[104] = 0x0
+		v[105] = 0x0
+		v[129] = 0x0
+		v[130] = 0x0
+		v[131] = 0x0
+		v[132] = 0x0
+		v[133] = 0x0
+		v[157] = 0x0
+		v[158] = 0x0
+		v[159] = 0x0
+		v[160] = 0x0
+		v[161] = 0x0
+		v[220] = 0x0
+		v[231] = 0x0
+	} else {
+		v[75] = v[73]
+		v[73] = v[66]
+		v[77] = v[82]
+		v[103] = v[101]
+		v[101] = v[94]
+		v[105] = v[110]
+		v[131] = v[129]
+		v[129] = v[122]
+		v[133] = v[138]
+		v[159] = v[157]
+		v[157] = v[150]
+		v[161] = v[166]
+		var t83 uint64 = (^v[46]) & 0x1
+		var t84 uint64 = v[74] & t83
+		v[76] = t84
+		var t111 uint64 = (^v[46]) & 0x1
+		var t112 uint64 = v[102] & t111
+		v[104] = t112
+		var t139 uint64 = (^v[46]) & 0x1
+		var t140 uint64 = v[130] & t139
+		v[132] = t140
+		var t167 uint64 = (^v[46]) & 0x1
+		var t168 uint64 = v[158] & t167
+		v[160] = t168
+		var t22 uint64 = (^v[16]) & 0x1
+		var t23 uint64 = v[17] & t22
+		var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
+		if v[20] != 0 {
+			t24 = t24_1
+		} else {
+			t24 = t24_0
+		}
+		v[17] = t24
+		var t34 uint64 = (^v[28]) & 0x1
+		var t35 uint64 = v[29] & t34
+		var t36, t36_1, t36_0 uint64 = 0, 0x1, t35
+		if v[31] != 0 {
+			t36 = t36_1
+		} else {
+			t36 = t36_0
+		}
+		v[29] = t36
+		var t38 uint64 = (v[11] >> 2) & 0x3ff
+		var t40 uint64
+		if t38 == 0x0 {
+			t40 = 1
+		}
+		var t41 uint64 = v[20] & t40
+		var t42 uint64 = (v[14]) & 0x1
+		var t43 uint64 = t41 & t42
+		var t44 uint64 = (v[13]) & 0x1
+		var t45 uint64 = t43 & t44
+		var t49 uint64
+		if v[47] == 0xff {
+			t49 = 1
+		}
+		var t50 uint64 = (^t49) & 0x1
+		var t51 uint64 = v[46] & t50
+		var t52 uint64 = t45 | t51
+		var t55 uint64 = (v[47] + 0x1) & 0xff
+		var t56, t56_1, t56_0 uint64 = 0, t55, v[47]
+		if v[46] != 0 {
+			t56 = t56_1
+		} else {
+			t56 = t56_0
+		}
+		var t57, t57_1, t57_0 uint64 = 0, 0x0, t56
+		if t45 != 0 {
+			t57 = t57_1
+		} else {
+			t57 = t57_0
+		}
+		v[47] = t57
+		var t219 uint64 = v[204] & v[216]
+		var t67 uint64 = (v[8] >> 15) & 0x1
+		var t68 uint64 = t219 & t67
+		v[74] = t68
+		var t95 uint64 = (v[8] >> 31) & 0x1
+		var t96 uint64 = t219 & t95
+		v[102] = t96
+		var t123 uint64 = (v[8] >> 47) & 0x1
+		var t124 uint64 = t219 & t123
+		v[130] = t124
+		var t151 uint64 = (v[8] >> 63) & 0x1
+		var t152 uint64 = t219 & t151
+		v[158] = t152
+		var t69 uint64 = (0x0 + t68) & 0xffffffff
+		var t97 uint64 = (t69 + t96) & 0xffffffff
+		var t125 uint64 = (t97 + t124) & 0xffffffff
+		var t153 uint64 = (t125 + t152) & 0xffffffff
+		var t178 uint64 = (v[62] + t153) & 0xffffffff
+		var t179, t179_1, t179_0 uint64 = 0, 0x0, t178
+		if v[46] != 0 {
+			t179 = t179_1
+		} else {
+			t179 = t179_0
+		}
+		v[46] = t52
+		v[62] = t179
+		var t245 uint64 = v[231] | v[204]
+		var t246, t246_1, t246_0 uint64 = 0, t245, v[220]
+		if v[244] != 0 {
+			t246 = t246_1
+		} else {
+			t246 = t246_0
+		}
+		v[220] = t246
+		var t258, t258_1, t258_0 uint64 = 0, 0x0, t245
+		if v[244] != 0 {
+			t258 = t258_1
+		} else {
+			t258 = t258_0
+		}
+		v[231] = t258
 	}
 	if v[261] != 0 {
 		v[232] = v[205]

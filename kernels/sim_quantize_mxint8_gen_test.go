@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "08729ceede8c6dd2d2f47ca4efd6c1e0" }
+func (x *simquantize_mxint8) Fingerprint() string { return "ba50db4fbfa18acb22aaffd9d59f0b20" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -670,1568 +670,161 @@ func (x *simquantize_mxint8) EvalState() {
 	v[2408] = t2408
 	var t2411 uint64 = t2408 & 0x1
 	v[2411] = t2411
-	var t458 uint64 = (v[457] >> 17) & 0x1
-	var t459 uint64 = (v[457] >> 16) & 0x1
-	var t460 uint64 = (v[457] >> 8) & 0xff
-	var t461 uint64 = (v[457]) & 0xff
-	var t464 uint64 = (v[463] >> 17) & 0x1
-	var t465 uint64 = (v[463] >> 16) & 0x1
-	var t466 uint64 = (v[463] >> 8) & 0xff
-	var t467 uint64 = (v[463]) & 0xff
-	var t470 uint64 = (v[469] >> 17) & 0x1
-	var t471 uint64 = (v[469] >> 16) & 0x1
-	var t472 uint64 = (v[469] >> 8) & 0xff
-	var t473 uint64 = (v[469]) & 0xff
-	var t476 uint64 = (v[475] >> 17) & 0x1
-	var t477 uint64 = (v[475] >> 16) & 0x1
-	var t478 uint64 = (v[475] >> 8) & 0xff
-	var t479 uint64 = (v[475]) & 0xff
-	var t482 uint64 = (v[481] >> 17) & 0x1
-	var t483 uint64 = (v[481] >> 16) & 0x1
-	var t484 uint64 = (v[481] >> 8) & 0xff
-	var t485 uint64 = (v[481]) & 0xff
-	var t488 uint64 = (v[487] >> 17) & 0x1
-	var t489 uint64 = (v[487] >> 16) & 0x1
-	var t490 uint64 = (v[487] >> 8) & 0xff
-	var t491 uint64 = (v[487]) & 0xff
-	var t494 uint64 = (v[493] >> 17) & 0x1
-	var t495 uint64 = (v[493] >> 16) & 0x1
-	var t496 uint64 = (v[493] >> 8) & 0xff
-	var t497 uint64 = (v[493]) & 0xff
-	var t500 uint64 = (v[499] >> 17) & 0x1
-	var t501 uint64 = (v[499] >> 16) & 0x1
-	var t502 uint64 = (v[499] >> 8) & 0xff
-	var t503 uint64 = (v[499]) & 0xff
-	var t506 uint64 = (v[505] >> 17) & 0x1
-	var t507 uint64 = (v[505] >> 16) & 0x1
-	var t508 uint64 = (v[505] >> 8) & 0xff
-	var t509 uint64 = (v[505]) & 0xff
-	var t512 uint64 = (v[511] >> 17) & 0x1
-	var t513 uint64 = (v[511] >> 16) & 0x1
-	var t514 uint64 = (v[511] >> 8) & 0xff
-	var t515 uint64 = (v[511]) & 0xff
-	var t518 uint64 = (v[517] >> 17) & 0x1
-	var t519 uint64 = (v[517] >> 16) & 0x1
-	var t520 uint64 = (v[517] >> 8) & 0xff
-	var t521 uint64 = (v[517]) & 0xff
-	var t524 uint64 = (v[523] >> 17) & 0x1
-	var t525 uint64 = (v[523] >> 16) & 0x1
-	var t526 uint64 = (v[523] >> 8) & 0xff
-	var t527 uint64 = (v[523]) & 0xff
-	var t530 uint64 = (v[529] >> 17) & 0x1
-	var t531 uint64 = (v[529] >> 16) & 0x1
-	var t532 uint64 = (v[529] >> 8) & 0xff
-	var t533 uint64 = (v[529]) & 0xff
-	var t536 uint64 = (v[535] >> 17) & 0x1
-	var t537 uint64 = (v[535] >> 16) & 0x1
-	var t538 uint64 = (v[535] >> 8) & 0xff
-	var t539 uint64 = (v[535]) & 0xff
-	var t542 uint64 = (v[541] >> 17) & 0x1
-	var t543 uint64 = (v[541] >> 16) & 0x1
-	var t544 uint64 = (v[541] >> 8) & 0xff
-	var t545 uint64 = (v[541]) & 0xff
-	var t548 uint64 = (v[547] >> 17) & 0x1
-	var t549 uint64 = (v[547] >> 16) & 0x1
-	var t550 uint64 = (v[547] >> 8) & 0xff
-	var t551 uint64 = (v[547]) & 0xff
-	var t554 uint64 = (v[553] >> 17) & 0x1
-	var t555 uint64 = (v[553] >> 16) & 0x1
-	var t556 uint64 = (v[553] >> 8) & 0xff
-	var t557 uint64 = (v[553]) & 0xff
-	var t560 uint64 = (v[559] >> 17) & 0x1
-	var t561 uint64 = (v[559] >> 16) & 0x1
-	var t562 uint64 = (v[559] >> 8) & 0xff
-	var t563 uint64 = (v[559]) & 0xff
-	var t566 uint64 = (v[565] >> 17) & 0x1
-	var t567 uint64 = (v[565] >> 16) & 0x1
-	var t568 uint64 = (v[565] >> 8) & 0xff
-	var t569 uint64 = (v[565]) & 0xff
-	var t572 uint64 = (v[571] >> 17) & 0x1
-	var t573 uint64 = (v[571] >> 16) & 0x1
-	var t574 uint64 = (v[571] >> 8) & 0xff
-	var t575 uint64 = (v[571]) & 0xff
-	var t578 uint64 = (v[577] >> 17) & 0x1
-	var t579 uint64 = (v[577] >> 16) & 0x1
-	var t580 uint64 = (v[577] >> 8) & 0xff
-	var t581 uint64 = (v[577]) & 0xff
-	var t584 uint64 = (v[583] >> 17) & 0x1
-	var t585 uint64 = (v[583] >> 16) & 0x1
-	var t586 uint64 = (v[583] >> 8) & 0xff
-	var t587 uint64 = (v[583]) & 0xff
-	var t590 uint64 = (v[589] >> 17) & 0x1
-	var t591 uint64 = (v[589] >> 16) & 0x1
-	var t592 uint64 = (v[589] >> 8) & 0xff
-	var t593 uint64 = (v[589]) & 0xff
-	var t596 uint64 = (v[595] >> 17) & 0x1
-	var t597 uint64 = (v[595] >> 16) & 0x1
-	var t598 uint64 = (v[595] >> 8) & 0xff
-	var t599 uint64 = (v[595]) & 0xff
-	var t602 uint64 = (v[601] >> 17) & 0x1
-	var t603 uint64 = (v[601] >> 16) & 0x1
-	var t604 uint64 = (v[601] >> 8) & 0xff
-	var t605 uint64 = (v[601]) & 0xff
-	var t608 uint64 = (v[607] >> 17) & 0x1
-	var t609 uint64 = (v[607] >> 16) & 0x1
-	var t610 uint64 = (v[607] >> 8) & 0xff
-	var t611 uint64 = (v[607]) & 0xff
-	var t614 uint64 = (v[613] >> 17) & 0x1
-	var t615 uint64 = (v[613] >> 16) & 0x1
-	var t616 uint64 = (v[613] >> 8) & 0xff
-	var t617 uint64 = (v[613]) & 0xff
-	var t620 uint64 = (v[619] >> 17) & 0x1
-	var t621 uint64 = (v[619] >> 16) & 0x1
-	var t622 uint64 = (v[619] >> 8) & 0xff
-	var t623 uint64 = (v[619]) & 0xff
-	var t626 uint64 = (v[625] >> 17) & 0x1
-	var t627 uint64 = (v[625] >> 16) & 0x1
-	var t628 uint64 = (v[625] >> 8) & 0xff
-	var t629 uint64 = (v[625]) & 0xff
-	var t632 uint64 = (v[631] >> 17) & 0x1
-	var t633 uint64 = (v[631] >> 16) & 0x1
-	var t634 uint64 = (v[631] >> 8) & 0xff
-	var t635 uint64 = (v[631]) & 0xff
-	var t638 uint64 = (v[637] >> 17) & 0x1
-	var t639 uint64 = (v[637] >> 16) & 0x1
-	var t640 uint64 = (v[637] >> 8) & 0xff
-	var t641 uint64 = (v[637]) & 0xff
-	var t644 uint64 = (v[643] >> 17) & 0x1
-	var t645 uint64 = (v[643] >> 16) & 0x1
-	var t646 uint64 = (v[643] >> 8) & 0xff
-	var t647 uint64 = (v[643]) & 0xff
-	var t648 uint64
-	if v[451] < v[452] {
-		t648 = 1
-	}
-	var t649, t649_1, t649_0 uint64 = 0, v[452], v[451]
-	if t648 != 0 {
-		t649 = t649_1
-	} else {
-		t649 = t649_0
-	}
-	var t650 uint64
-	if v[453] < v[454] {
-		t650 = 1
-	}
-	var t651, t651_1, t651_0 uint64 = 0, v[454], v[453]
-	if t650 != 0 {
-		t651 = t651_1
-	} else {
-		t651 = t651_0
-	}
-	var t652 uint64
-	if t649 < t651 {
-		t652 = 1
-	}
-	var t653, t653_1, t653_0 uint64 = 0, t651, t649
-	if t652 != 0 {
-		t653 = t653_1
-	} else {
-		t653 = t653_0
-	}
-	v[653] = t653
-	var t656 uint64 = t461 | t460<<8 | t459<<16 | t458<<17
-	v[656] = t656
-	var t658 uint64 = (v[657] >> 17) & 0x1
-	var t659 uint64 = (v[657] >> 16) & 0x1
-	var t660 uint64 = (v[657] >> 8) & 0xff
-	var t661 uint64 = (v[657]) & 0xff
-	var t662 uint64 = t467 | t466<<8 | t465<<16 | t464<<17
-	v[662] = t662
-	var t664 uint64 = (v[663] >> 17) & 0x1
-	var t665 uint64 = (v[663] >> 16) & 0x1
-	var t666 uint64 = (v[663] >> 8) & 0xff
-	var t667 uint64 = (v[663]) & 0xff
-	var t668 uint64 = t473 | t472<<8 | t471<<16 | t470<<17
-	v[668] = t668
-	var t670 uint64 = (v[669] >> 17) & 0x1
-	var t671 uint64 = (v[669] >> 16) & 0x1
-	var t672 uint64 = (v[669] >> 8) & 0xff
-	var t673 uint64 = (v[669]) & 0xff
-	var t674 uint64 = t479 | t478<<8 | t477<<16 | t476<<17
-	v[674] = t674
-	var t676 uint64 = (v[675] >> 17) & 0x1
-	var t677 uint64 = (v[675] >> 16) & 0x1
-	var t678 uint64 = (v[675] >> 8) & 0xff
-	var t679 uint64 = (v[675]) & 0xff
-	var t680 uint64 = t485 | t484<<8 | t483<<16 | t482<<17
-	v[680] = t680
-	var t682 uint64 = (v[681] >> 17) & 0x1
-	var t683 uint64 = (v[681] >> 16) & 0x1
-	var t684 uint64 = (v[681] >> 8) & 0xff
-	var t685 uint64 = (v[681]) & 0xff
-	var t686 uint64 = t491 | t490<<8 | t489<<16 | t488<<17
-	v[686] = t686
-	var t688 uint64 = (v[687] >> 17) & 0x1
-	var t689 uint64 = (v[687] >> 16) & 0x1
-	var t690 uint64 = (v[687] >> 8) & 0xff
-	var t691 uint64 = (v[687]) & 0xff
-	var t692 uint64 = t497 | t496<<8 | t495<<16 | t494<<17
-	v[692] = t692
-	var t694 uint64 = (v[693] >> 17) & 0x1
-	var t695 uint64 = (v[693] >> 16) & 0x1
-	var t696 uint64 = (v[693] >> 8) & 0xff
-	var t697 uint64 = (v[693]) & 0xff
-	var t698 uint64 = t503 | t502<<8 | t501<<16 | t500<<17
-	v[698] = t698
-	var t700 uint64 = (v[699] >> 17) & 0x1
-	var t701 uint64 = (v[699] >> 16) & 0x1
-	var t702 uint64 = (v[699] >> 8) & 0xff
-	var t703 uint64 = (v[699]) & 0xff
-	var t704 uint64 = t509 | t508<<8 | t507<<16 | t506<<17
-	v[704] = t704
-	var t706 uint64 = (v[705] >> 17) & 0x1
-	var t707 uint64 = (v[705] >> 16) & 0x1
-	var t708 uint64 = (v[705] >> 8) & 0xff
-	var t709 uint64 = (v[705]) & 0xff
-	var t710 uint64 = t515 | t514<<8 | t513<<16 | t512<<17
-	v[710] = t710
-	var t712 uint64 = (v[711] >> 17) & 0x1
-	var t713 uint64 = (v[711] >> 16) & 0x1
-	var t714 uint64 = (v[711] >> 8) & 0xff
-	var t715 uint64 = (v[711]) & 0xff
-	var t716 uint64 = t521 | t520<<8 | t519<<16 | t518<<17
-	v[716] = t716
-	var t718 uint64 = (v[717] >> 17) & 0x1
-	var t719 uint64 = (v[717] >> 16) & 0x1
-	var t720 uint64 = (v[717] >> 8) & 0xff
-	var t721 uint64 = (v[717]) & 0xff
-	var t722 uint64 = t527 | t526<<8 | t525<<16 | t524<<17
-	v[722] = t722
-	var t724 uint64 = (v[723] >> 17) & 0x1
-	var t725 uint64 = (v[723] >> 16) & 0x1
-	var t726 uint64 = (v[723] >> 8) & 0xff
-	var t727 uint64 = (v[723]) & 0xff
-	var t728 uint64 = t533 | t532<<8 | t531<<16 | t530<<17
-	v[728] = t728
-	var t730 uint64 = (v[729] >> 17) & 0x1
-	var t731 uint64 = (v[729] >> 16) & 0x1
-	var t732 uint64 = (v[729] >> 8) & 0xff
-	var t733 uint64 = (v[729]) & 0xff
-	var t734 uint64 = t539 | t538<<8 | t537<<16 | t536<<17
-	v[734] = t734
-	var t736 uint64 = (v[735] >> 17) & 0x1
-	var t737 uint64 = (v[735] >> 16) & 0x1
-	var t738 uint64 = (v[735] >> 8) & 0xff
-	var t739 uint64 = (v[735]) & 0xff
-	var t740 uint64 = t545 | t544<<8 | t543<<16 | t542<<17
-	v[740] = t740
-	var t742 uint64 = (v[741] >> 17) & 0x1
-	var t743 uint64 = (v[741] >> 16) & 0x1
-	var t744 uint64 = (v[741] >> 8) & 0xff
-	var t745 uint64 = (v[741]) & 0xff
-	var t746 uint64 = t551 | t550<<8 | t549<<16 | t548<<17
-	v[746] = t746
-	var t748 uint64 = (v[747] >> 17) & 0x1
-	var t749 uint64 = (v[747] >> 16) & 0x1
-	var t750 uint64 = (v[747] >> 8) & 0xff
-	var t751 uint64 = (v[747]) & 0xff
-	var t752 uint64 = t557 | t556<<8 | t555<<16 | t554<<17
-	v[752] = t752
-	var t754 uint64 = (v[753] >> 17) & 0x1
-	var t755 uint64 = (v[753] >> 16) & 0x1
-	var t756 uint64 = (v[753] >> 8) & 0xff
-	var t757 uint64 = (v[753]) & 0xff
-	var t758 uint64 = t563 | t562<<8 | t561<<16 | t560<<17
-	v[758] = t758
-	var t760 uint64 = (v[759] >> 17) & 0x1
-	var t761 uint64 = (v[759] >> 16) & 0x1
-	var t762 uint64 = (v[759] >> 8) & 0xff
-	var t763 uint64 = (v[759]) & 0xff
-	var t764 uint64 = t569 | t568<<8 | t567<<16 | t566<<17
-	v[764] = t764
-	var t766 uint64 = (v[765] >> 17) & 0x1
-	var t767 uint64 = (v[765] >> 16) & 0x1
-	var t768 uint64 = (v[765] >> 8) & 0xff
-	var t769 uint64 = (v[765]) & 0xff
-	var t770 uint64 = t575 | t574<<8 | t573<<16 | t572<<17
-	v[770] = t770
-	var t772 uint64 = (v[771] >> 17) & 0x1
-	var t773 uint64 = (v[771] >> 16) & 0x1
-	var t774 uint64 = (v[771] >> 8) & 0xff
-	var t775 uint64 = (v[771]) & 0xff
-	var t776 uint64 = t581 | t580<<8 | t579<<16 | t578<<17
-	v[776] = t776
-	var t778 uint64 = (v[777] >> 17) & 0x1
-	var t779 uint64 = (v[777] >> 16) & 0x1
-	var t780 uint64 = (v[777] >> 8) & 0xff
-	var t781 uint64 = (v[777]) & 0xff
-	var t782 uint64 = t587 | t586<<8 | t585<<16 | t584<<17
-	v[782] = t782
-	var t784 uint64 = (v[783] >> 17) & 0x1
-	var t785 uint64 = (v[783] >> 16) & 0x1
-	var t786 uint64 = (v[783] >> 8) & 0xff
-	var t787 uint64 = (v[783]) & 0xff
-	var t788 uint64 = t593 | t592<<8 | t591<<16 | t590<<17
-	v[788] = t788
-	var t790 uint64 = (v[789] >> 17) & 0x1
-	var t791 uint64 = (v[789] >> 16) & 0x1
-	var t792 uint64 = (v[789] >> 8) & 0xff
-	var t793 uint64 = (v[789]) & 0xff
-	var t794 uint64 = t599 | t598<<8 | t597<<16 | t596<<17
-	v[794] = t794
-	var t796 uint64 = (v[795] >> 17) & 0x1
-	var t797 uint64 = (v[795] >> 16) & 0x1
-	var t798 uint64 = (v[795] >> 8) & 0xff
-	var t799 uint64 = (v[795]) & 0xff
-	var t800 uint64 = t605 | t604<<8 | t603<<16 | t602<<17
-	v[800] = t800
-	var t802 uint64 = (v[801] >> 17) & 0x1
-	var t803 uint64 = (v[801] >> 16) & 0x1
-	var t804 uint64 = (v[801] >> 8) & 0xff
-	var t805 uint64 = (v[801]) & 0xff
-	var t806 uint64 = t611 | t610<<8 | t609<<16 | t608<<17
-	v[806] = t806
-	var t808 uint64 = (v[807] >> 17) & 0x1
-	var t809 uint64 = (v[807] >> 16) & 0x1
-	var t810 uint64 = (v[807] >> 8) & 0xff
-	var t811 uint64 = (v[807]) & 0xff
-	var t812 uint64 = t617 | t616<<8 | t615<<16 | t614<<17
-	v[812] = t812
-	var t814 uint64 = (v[813] >> 17) & 0x1
-	var t815 uint64 = (v[813] >> 16) & 0x1
-	var t816 uint64 = (v[813] >> 8) & 0xff
-	var t817 uint64 = (v[813]) & 0xff
-	var t818 uint64 = t623 | t622<<8 | t621<<16 | t620<<17
-	v[818] = t818
-	var t820 uint64 = (v[819] >> 17) & 0x1
-	var t821 uint64 = (v[819] >> 16) & 0x1
-	var t822 uint64 = (v[819] >> 8) & 0xff
-	var t823 uint64 = (v[819]) & 0xff
-	var t824 uint64 = t629 | t628<<8 | t627<<16 | t626<<17
-	v[824] = t824
-	var t826 uint64 = (v[825] >> 17) & 0x1
-	var t827 uint64 = (v[825] >> 16) & 0x1
-	var t828 uint64 = (v[825] >> 8) & 0xff
-	var t829 uint64 = (v[825]) & 0xff
-	var t830 uint64 = t635 | t634<<8 | t633<<16 | t632<<17
-	v[830] = t830
-	var t832 uint64 = (v[831] >> 17) & 0x1
-	var t833 uint64 = (v[831] >> 16) & 0x1
-	var t834 uint64 = (v[831] >> 8) & 0xff
-	var t835 uint64 = (v[831]) & 0xff
-	var t836 uint64 = t641 | t640<<8 | t639<<16 | t638<<17
-	v[836] = t836
-	var t838 uint64 = (v[837] >> 17) & 0x1
-	var t839 uint64 = (v[837] >> 16) & 0x1
-	var t840 uint64 = (v[837] >> 8) & 0xff
-	var t841 uint64 = (v[837]) & 0xff
-	var t842 uint64 = t647 | t646<<8 | t645<<16 | t644<<17
-	v[842] = t842
-	var t844 uint64 = (v[843] >> 17) & 0x1
-	var t845 uint64 = (v[843] >> 16) & 0x1
-	var t846 uint64 = (v[843] >> 8) & 0xff
-	var t847 uint64 = (v[843]) & 0xff
-	var t848 uint64 = (v[654] - t660) & 0x1ff
-	var t850 uint64 = (t848 + 0x1) & 0x1ff
-	var t852 uint64
-	if t850 < 0xa {
-		t852 = 1
-	}
-	var t853 uint64 = (t850) & 0xf
-	var t855, t855_1, t855_0 uint64 = 0, t853, 0x9
-	if t852 != 0 {
-		t855 = t855_1
-	} else {
-		t855 = t855_0
-	}
-	v[855] = t855
-	var t857 uint64 = (v[654] - t666) & 0x1ff
-	var t859 uint64 = (t857 + 0x1) & 0x1ff
-	var t861 uint64
-	if t859 < 0xa {
-		t861 = 1
-	}
-	var t862 uint64 = (t859) & 0xf
-	var t864, t864_1, t864_0 uint64 = 0, t862, 0x9
-	if t861 != 0 {
-		t864 = t864_1
-	} else {
-		t864 = t864_0
-	}
-	v[864] = t864
-	var t866 uint64 = (v[654] - t672) & 0x1ff
-	var t868 uint64 = (t866 + 0x1) & 0x1ff
-	var t870 uint64
-	if t868 < 0xa {
-		t870 = 1
-	}
-	var t871 uint64 = (t868) & 0xf
-	var t873, t873_1, t873_0 uint64 = 0, t871, 0x9
-	if t870 != 0 {
-		t873 = t873_1
-	} else {
-		t873 = t873_0
-	}
-	v[873] = t873
-	var t875 uint64 = (v[654] - t678) & 0x1ff
-	var t877 uint64 = (t875 + 0x1) & 0x1ff
-	var t879 uint64
-	if t877 < 0xa {
-		t879 = 1
-	}
-	var t880 uint64 = (t877) & 0xf
-	var t882, t882_1, t882_0 uint64 = 0, t880, 0x9
-	if t879 != 0 {
-		t882 = t882_1
-	} else {
-		t882 = t882_0
-	}
-	v[882] = t882
-	var t884 uint64 = (v[654] - t684) & 0x1ff
-	var t886 uint64 = (t884 + 0x1) & 0x1ff
-	var t888 uint64
-	if t886 < 0xa {
-		t888 = 1
-	}
-	var t889 uint64 = (t886) & 0xf
-	var t891, t891_1, t891_0 uint64 = 0, t889, 0x9
-	if t888 != 0 {
-		t891 = t891_1
-	} else {
-		t891 = t891_0
-	}
-	v[891] = t891
-	var t893 uint64 = (v[654] - t690) & 0x1ff
-	var t895 uint64 = (t893 + 0x1) & 0x1ff
-	var t897 uint64
-	if t895 < 0xa {
-		t897 = 1
-	}
-	var t898 uint64 = (t895) & 0xf
-	var t900, t900_1, t900_0 uint64 = 0, t898, 0x9
-	if t897 != 0 {
-		t900 = t900_1
-	} else {
-		t900 = t900_0
-	}
-	v[900] = t900
-	var t902 uint64 = (v[654] - t696) & 0x1ff
-	var t904 uint64 = (t902 + 0x1) & 0x1ff
-	var t906 uint64
-	if t904 < 0xa {
-		t906 = 1
-	}
-	var t907 uint64 = (t904) & 0xf
-	var t909, t909_1, t909_0 uint64 = 0, t907, 0x9
-	if t906 != 0 {
-		t909 = t909_1
-	} else {
-		t909 = t909_0
-	}
-	v[909] = t909
-	var t911 uint64 = (v[654] - t702) & 0x1ff
-	var t913 uint64 = (t911 + 0x1) & 0x1ff
-	var t915 uint64
-	if t913 < 0xa {
-		t915 = 1
-	}
-	var t916 uint64 = (t913) & 0xf
-	var t918, t918_1, t918_0 uint64 = 0, t916, 0x9
-	if t915 != 0 {
-		t918 = t918_1
-	} else {
-		t918 = t918_0
-	}
-	v[918] = t918
-	var t920 uint64 = (v[654] - t708) & 0x1ff
-	var t922 uint64 = (t920 + 0x1) & 0x1ff
-	var t924 uint64
-	if t922 < 0xa {
-		t924 = 1
-	}
-	var t925 uint64 = (t922) & 0xf
-	var t927, t927_1, t927_0 uint64 = 0, t925, 0x9
-	if t924 != 0 {
-		t927 = t927_1
-	} else {
-		t927 = t927_0
-	}
-	v[927] = t927
-	var t929 uint64 = (v[654] - t714) & 0x1ff
-	var t931 uint64 = (t929 + 0x1) & 0x1ff
-	var t933 uint64
-	if t931 < 0xa {
-		t933 = 1
-	}
-	var t934 uint64 = (t931) & 0xf
-	var t936, t936_1, t936_0 uint64 = 0, t934, 0x9
-	if t933 != 0 {
-		t936 = t936_1
-	} else {
-		t936 = t936_0
-	}
-	v[936] = t936
-	var t938 uint64 = (v[654] - t720) & 0x1ff
-	var t940 uint64 = (t938 + 0x1) & 0x1ff
-	var t942 uint64
-	if t940 < 0xa {
-		t942 = 1
-	}
-	var t943 uint64 = (t940) & 0xf
-	var t945, t945_1, t945_0 uint64 = 0, t943, 0x9
-	if t942 != 0 {
-		t945 = t945_1
-	} else {
-		t945 = t945_0
-	}
-	v[945] = t945
-	var t947 uint64 = (v[654] - t726) & 0x1ff
-	var t949 uint64 = (t947 + 0x1) & 0x1ff
-	var t951 uint64
-	if t949 < 0xa {
-		t951 = 1
-	}
-	var t952 uint64 = (t949) & 0xf
-	var t954, t954_1, t954_0 uint64 = 0, t952, 0x9
-	if t951 != 0 {
-		t954 = t954_1
-	} else {
-		t954 = t954_0
-	}
-	v[954] = t954
-	var t956 uint64 = (v[654] - t732) & 0x1ff
-	var t958 uint64 = (t956 + 0x1) & 0x1ff
-	var t960 uint64
-	if t958 < 0xa {
-		t960 = 1
-	}
-	var t961 uint64 = (t958) & 0xf
-	var t963, t963_1, t963_0 uint64 = 0, t961, 0x9
-	if t960 != 0 {
-		t963 = t963_1
-	} else {
-		t963 = t963_0
-	}
-	v[963] = t963
-	var t965 uint64 = (v[654] - t738) & 0x1ff
-	var t967 uint64 = (t965 + 0x1) & 0x1ff
-	var t969 uint64
-	if t967 < 0xa {
-		t969 = 1
-	}
-	var t970 uint64 = (t967) & 0xf
-	var t972, t972_1, t972_0 uint64 = 0, t970, 0x9
-	if t969 != 0 {
-		t972 = t972_1
-	} else {
-		t972 = t972_0
-	}
-	v[972] = t972
-	var t974 uint64 = (v[654] - t744) & 0x1ff
-	var t976 uint64 = (t974 + 0x1) & 0x1ff
-	var t978 uint64
-	if t976 < 0xa {
-		t978 = 1
-	}
-	var t979 uint64 = (t976) & 0xf
-	var t981, t981_1, t981_0 uint64 = 0, t979, 0x9
-	if t978 != 0 {
-		t981 = t981_1
-	} else {
-		t981 = t981_0
-	}
-	v[981] = t981
-	var t983 uint64 = (v[654] - t750) & 0x1ff
-	var t985 uint64 = (t983 + 0x1) & 0x1ff
-	var t987 uint64
-	if t985 < 0xa {
-		t987 = 1
-	}
-	var t988 uint64 = (t985) & 0xf
-	var t990, t990_1, t990_0 uint64 = 0, t988, 0x9
-	if t987 != 0 {
-		t990 = t990_1
-	} else {
-		t990 = t990_0
-	}
-	v[990] = t990
-	var t992 uint64 = (v[654] - t756) & 0x1ff
-	var t994 uint64 = (t992 + 0x1) & 0x1ff
-	var t996 uint64
-	if t994 < 0xa {
-		t996 = 1
-	}
-	var t997 uint64 = (t994) & 0xf
-	var t999, t999_1, t999_0 uint64 = 0, t997, 0x9
-	if t996 != 0 {
-		t999 = t999_1
-	} else {
-		t999 = t999_0
-	}
-	v[999] = t999
-	var t1001 uint64 = (v[654] - t762) & 0x1ff
-	var t1003 uint64 = (t1001 + 0x1) & 0x1ff
-	var t1005 uint64
-	if t1003 < 0xa {
-		t1005 = 1
-	}
-	var t1006 uint64 = (t1003) & 0xf
-	var t1008, t1008_1, t1008_0 uint64 = 0, t1006, 0x9
-	if t1005 != 0 {
-		t1008 = t1008_1
-	} else {
-		t1008 = t1008_0
-	}
-	v[1008] = t1008
-	var t1010 uint64 = (v[654] - t768) & 0x1ff
-	var t1012 uint64 = (t1010 + 0x1) & 0x1ff
-	var t1014 uint64
-	if t1012 < 0xa {
-		t1014 = 1
-	}
-	var t1015 uint64 = (t1012) & 0xf
-	var t1017, t1017_1, t1017_0 uint64 = 0, t1015, 0x9
-	if t1014 != 0 {
-		t1017 = t1017_1
-	} else {
-		t1017 = t1017_0
-	}
-	v[1017] = t1017
-	var t1019 uint64 = (v[654] - t774) & 0x1ff
-	var t1021 uint64 = (t1019 + 0x1) & 0x1ff
-	var t1023 uint64
-	if t1021 < 0xa {
-		t1023 = 1
-	}
-	var t1024 uint64 = (t1021) & 0xf
-	var t1026, t1026_1, t1026_0 uint64 = 0, t1024, 0x9
-	if t1023 != 0 {
-		t1026 = t1026_1
-	} else {
-		t1026 = t1026_0
-	}
-	v[1026] = t1026
-	var t1028 uint64 = (v[654] - t780) & 0x1ff
-	var t1030 uint64 = (t1028 + 0x1) & 0x1ff
-	var t1032 uint64
-	if t1030 < 0xa {
-		t1032 = 1
-	}
-	var t1033 uint64 = (t1030) & 0xf
-	var t1035, t1035_1, t1035_0 uint64 = 0, t1033, 0x9
-	if t1032 != 0 {
-		t1035 = t1035_1
-	} else {
-		t1035 = t1035_0
-	}
-	v[1035] = t1035
-	var t1037 uint64 = (v[654] - t786) & 0x1ff
-	var t1039 uint64 = (t1037 + 0x1) & 0x1ff
-	var t1041 uint64
-	if t1039 < 0xa {
-		t1041 = 1
-	}
-	var t1042 uint64 = (t1039) & 0xf
-	var t1044, t1044_1, t1044_0 uint64 = 0, t1042, 0x9
-	if t1041 != 0 {
-		t1044 = t1044_1
-	} else {
-		t1044 = t1044_0
-	}
-	v[1044] = t1044
-	var t1046 uint64 = (v[654] - t792) & 0x1ff
-	var t1048 uint64 = (t1046 + 0x1) & 0x1ff
-	var t1050 uint64
-	if t1048 < 0xa {
-		t1050 = 1
-	}
-	var t1051 uint64 = (t1048) & 0xf
-	var t1053, t1053_1, t1053_0 uint64 = 0, t1051, 0x9
-	if t1050 != 0 {
-		t1053 = t1053_1
-	} else {
-		t1053 = t1053_0
-	}
-	v[1053] = t1053
-	var t1055 uint64 = (v[654] - t798) & 0x1ff
-	var t1057 uint64 = (t1055 + 0x1) & 0x1ff
-	var t1059 uint64
-	if t1057 < 0xa {
-		t1059 = 1
-	}
-	var t1060 uint64 = (t1057) & 0xf
-	var t1062, t1062_1, t1062_0 uint64 = 0, t1060, 0x9
-	if t1059 != 0 {
-		t1062 = t1062_1
-	} else {
-		t1062 = t1062_0
-	}
-	v[1062] = t1062
-	var t1064 uint64 = (v[654] - t804) & 0x1ff
-	var t1066 uint64 = (t1064 + 0x1) & 0x1ff
-	var t1068 uint64
-	if t1066 < 0xa {
-		t1068 = 1
-	}
-	var t1069 uint64 = (t1066) & 0xf
-	var t1071, t1071_1, t1071_0 uint64 = 0, t1069, 0x9
-	if t1068 != 0 {
-		t1071 = t1071_1
-	} else {
-		t1071 = t1071_0
-	}
-	v[1071] = t1071
-	var t1073 uint64 = (v[654] - t810) & 0x1ff
-	var t1075 uint64 = (t1073 + 0x1) & 0x1ff
-	var t1077 uint64
-	if t1075 < 0xa {
-		t1077 = 1
-	}
-	var t1078 uint64 = (t1075) & 0xf
-	var t1080, t1080_1, t1080_0 uint64 = 0, t1078, 0x9
-	if t1077 != 0 {
-		t1080 = t1080_1
-	} else {
-		t1080 = t1080_0
-	}
-	v[1080] = t1080
-	var t1082 uint64 = (v[654] - t816) & 0x1ff
-	var t1084 uint64 = (t1082 + 0x1) & 0x1ff
-	var t1086 uint64
-	if t1084 < 0xa {
-		t1086 = 1
-	}
-	var t1087 uint64 = (t1084) & 0xf
-	var t1089, t1089_1, t1089_0 uint64 = 0, t1087, 0x9
-	if t1086 != 0 {
-		t1089 = t1089_1
-	} else {
-		t1089 = t1089_0
-	}
-	v[1089] = t1089
-	var t1091 uint64 = (v[654] - t822) & 0x1ff
-	var t1093 uint64 = (t1091 + 0x1) & 0x1ff
-	var t1095 uint64
-	if t1093 < 0xa {
-		t1095 = 1
-	}
-	var t1096 uint64 = (t1093) & 0xf
-	var t1098, t1098_1, t1098_0 uint64 = 0, t1096, 0x9
-	if t1095 != 0 {
-		t1098 = t1098_1
-	} else {
-		t1098 = t1098_0
-	}
-	v[1098] = t1098
-	var t1100 uint64 = (v[654] - t828) & 0x1ff
-	var t1102 uint64 = (t1100 + 0x1) & 0x1ff
-	var t1104 uint64
-	if t1102 < 0xa {
-		t1104 = 1
-	}
-	var t1105 uint64 = (t1102) & 0xf
-	var t1107, t1107_1, t1107_0 uint64 = 0, t1105, 0x9
-	if t1104 != 0 {
-		t1107 = t1107_1
-	} else {
-		t1107 = t1107_0
-	}
-	v[1107] = t1107
-	var t1109 uint64 = (v[654] - t834) & 0x1ff
-	var t1111 uint64 = (t1109 + 0x1) & 0x1ff
-	var t1113 uint64
-	if t1111 < 0xa {
-		t1113 = 1
-	}
-	var t1114 uint64 = (t1111) & 0xf
-	var t1116, t1116_1, t1116_0 uint64 = 0, t1114, 0x9
-	if t1113 != 0 {
-		t1116 = t1116_1
-	} else {
-		t1116 = t1116_0
-	}
-	v[1116] = t1116
-	var t1118 uint64 = (v[654] - t840) & 0x1ff
-	var t1120 uint64 = (t1118 + 0x1) & 0x1ff
-	var t1122 uint64
-	if t1120 < 0xa {
-		t1122 = 1
-	}
-	var t1123 uint64 = (t1120) & 0xf
-	var t1125, t1125_1, t1125_0 uint64 = 0, t1123, 0x9
-	if t1122 != 0 {
-		t1125 = t1125_1
-	} else {
-		t1125 = t1125_0
-	}
-	v[1125] = t1125
-	var t1127 uint64 = (v[654] - t846) & 0x1ff
-	var t1129 uint64 = (t1127 + 0x1) & 0x1ff
-	var t1131 uint64
-	if t1129 < 0xa {
-		t1131 = 1
-	}
-	var t1132 uint64 = (t1129) & 0xf
-	var t1134, t1134_1, t1134_0 uint64 = 0, t1132, 0x9
-	if t1131 != 0 {
-		t1134 = t1134_1
-	} else {
-		t1134 = t1134_0
-	}
-	v[1134] = t1134
-	var t1138 uint64 = t661 | t660<<8 | t659<<16 | t658<<17
-	v[1138] = t1138
-	var t1140 uint64 = (v[1139] >> 17) & 0x1
-	var t1141 uint64 = (v[1139] >> 16) & 0x1
-	var t1143 uint64 = (v[1139]) & 0xff
-	var t1144 uint64 = t667 | t666<<8 | t665<<16 | t664<<17
-	v[1144] = t1144
-	var t1146 uint64 = (v[1145] >> 17) & 0x1
-	var t1147 uint64 = (v[1145] >> 16) & 0x1
-	var t1149 uint64 = (v[1145]) & 0xff
-	var t1150 uint64 = t673 | t672<<8 | t671<<16 | t670<<17
-	v[1150] = t1150
-	var t1152 uint64 = (v[1151] >> 17) & 0x1
-	var t1153 uint64 = (v[1151] >> 16) & 0x1
-	var t1155 uint64 = (v[1151]) & 0xff
-	var t1156 uint64 = t679 | t678<<8 | t677<<16 | t676<<17
-	v[1156] = t1156
-	var t1158 uint64 = (v[1157] >> 17) & 0x1
-	var t1159 uint64 = (v[1157] >> 16) & 0x1
-	var t1161 uint64 = (v[1157]) & 0xff
-	var t1162 uint64 = t685 | t684<<8 | t683<<16 | t682<<17
-	v[1162] = t1162
-	var t1164 uint64 = (v[1163] >> 17) & 0x1
-	var t1165 uint64 = (v[1163] >> 16) & 0x1
-	var t1167 uint64 = (v[1163]) & 0xff
-	var t1168 uint64 = t691 | t690<<8 | t689<<16 | t688<<17
-	v[1168] = t1168
-	var t1170 uint64 = (v[1169] >> 17) & 0x1
-	var t1171 uint64 = (v[1169] >> 16) & 0x1
-	var t1173 uint64 = (v[1169]) & 0xff
-	var t1174 uint64 = t697 | t696<<8 | t695<<16 | t694<<17
-	v[1174] = t1174
-	var t1176 uint64 = (v[1175] >> 17) & 0x1
-	var t1177 uint64 = (v[1175] >> 16) & 0x1
-	var t1179 uint64 = (v[1175]) & 0xff
-	var t1180 uint64 = t703 | t702<<8 | t701<<16 | t700<<17
-	v[1180] = t1180
-	var t1182 uint64 = (v[1181] >> 17) & 0x1
-	var t1183 uint64 = (v[1181] >> 16) & 0x1
-	var t1185 uint64 = (v[1181]) & 0xff
-	var t1186 uint64 = t709 | t708<<8 | t707<<16 | t706<<17
-	v[1186] = t1186
-	var t1188 uint64 = (v[1187] >> 17) & 0x1
-	var t1189 uint64 = (v[1187] >> 16) & 0x1
-	var t1191 uint64 = (v[1187]) & 0xff
-	var t1192 uint64 = t715 | t714<<8 | t713<<16 | t712<<17
-	v[1192] = t1192
-	var t1194 uint64 = (v[1193] >> 17) & 0x1
-	var t1195 uint64 = (v[1193] >> 16) & 0x1
-	var t1197 uint64 = (v[1193]) & 0xff
-	var t1198 uint64 = t721 | t720<<8 | t719<<16 | t718<<17
-	v[1198] = t1198
-	var t1200 uint64 = (v[1199] >> 17) & 0x1
-	var t1201 uint64 = (v[1199] >> 16) & 0x1
-	var t1203 uint64 = (v[1199]) & 0xff
-	var t1204 uint64 = t727 | t726<<8 | t725<<16 | t724<<17
-	v[1204] = t1204
-	var t1206 uint64 = (v[1205] >> 17) & 0x1
-	var t1207 uint64 = (v[1205] >> 16) & 0x1
-	var t1209 uint64 = (v[1205]) & 0xff
-	var t1210 uint64 = t733 | t732<<8 | t731<<16 | t730<<17
-	v[1210] = t1210
-	var t1212 uint64 = (v[1211] >> 17) & 0x1
-	var t1213 uint64 = (v[1211] >> 16) & 0x1
-	var t1215 uint64 = (v[1211]) & 0xff
-	var t1216 uint64 = t739 | t738<<8 | t737<<16 | t736<<17
-	v[1216] = t1216
-	var t1218 uint64 = (v[1217] >> 17) & 0x1
-	var t1219 uint64 = (v[1217] >> 16) & 0x1
-	var t1221 uint64 = (v[1217]) & 0xff
-	var t1222 uint64 = t745 | t744<<8 | t743<<16 | t742<<17
-	v[1222] = t1222
-	var t1224 uint64 = (v[1223] >> 17) & 0x1
-	var t1225 uint64 = (v[1223] >> 16) & 0x1
-	var t1227 uint64 = (v[1223]) & 0xff
-	var t1228 uint64 = t751 | t750<<8 | t749<<16 | t748<<17
-	v[1228] = t1228
-	var t1230 uint64 = (v[1229] >> 17) & 0x1
-	var t1231 uint64 = (v[1229] >> 16) & 0x1
-	var t1233 uint64 = (v[1229]) & 0xff
-	var t1234 uint64 = t757 | t756<<8 | t755<<16 | t754<<17
-	v[1234] = t1234
-	var t1236 uint64 = (v[1235] >> 17) & 0x1
-	var t1237 uint64 = (v[1235] >> 16) & 0x1
-	var t1239 uint64 = (v[1235]) & 0xff
-	var t1240 uint64 = t763 | t762<<8 | t761<<16 | t760<<17
-	v[1240] = t1240
-	var t1242 uint64 = (v[1241] >> 17) & 0x1
-	var t1243 uint64 = (v[1241] >> 16) & 0x1
-	var t1245 uint64 = (v[1241]) & 0xff
-	var t1246 uint64 = t769 | t768<<8 | t767<<16 | t766<<17
-	v[1246] = t1246
-	var t1248 uint64 = (v[1247] >> 17) & 0x1
-	var t1249 uint64 = (v[1247] >> 16) & 0x1
-	var t1251 uint64 = (v[1247]) & 0xff
-	var t1252 uint64 = t775 | t774<<8 | t773<<16 | t772<<17
-	v[1252] = t1252
-	var t1254 uint64 = (v[1253] >> 17) & 0x1
-	var t1255 uint64 = (v[1253] >> 16) & 0x1
-	var t1257 uint64 = (v[1253]) & 0xff
-	var t1258 uint64 = t781 | t780<<8 | t779<<16 | t778<<17
-	v[1258] = t1258
-	var t1260 uint64 = (v[1259] >> 17) & 0x1
-	var t1261 uint64 = (v[1259] >> 16) & 0x1
-	var t1263 uint64 = (v[1259]) & 0xff
-	var t1264 uint64 = t787 | t786<<8 | t785<<16 | t784<<17
-	v[1264] = t1264
-	var t1266 uint64 = (v[1265] >> 17) & 0x1
-	var t1267 uint64 = (v[1265] >> 16) & 0x1
-	var t1269 uint64 = (v[1265]) & 0xff
-	var t1270 uint64 = t793 | t792<<8 | t791<<16 | t790<<17
-	v[1270] = t1270
-	var t1272 uint64 = (v[1271] >> 17) & 0x1
-	var t1273 uint64 = (v[1271] >> 16) & 0x1
-	var t1275 uint64 = (v[1271]) & 0xff
-	var t1276 uint64 = t799 | t798<<8 | t797<<16 | t796<<17
-	v[1276] = t1276
-	var t1278 uint64 = (v[1277] >> 17) & 0x1
-	var t1279 uint64 = (v[1277] >> 16) & 0x1
-	var t1281 uint64 = (v[1277]) & 0xff
-	var t1282 uint64 = t805 | t804<<8 | t803<<16 | t802<<17
-	v[1282] = t1282
-	var t1284 uint64 = (v[1283] >> 17) & 0x1
-	var t1285 uint64 = (v[1283] >> 16) & 0x1
-	var t1287 uint64 = (v[1283]) & 0xff
-	var t1288 uint64 = t811 | t810<<8 | t809<<16 | t808<<17
-	v[1288] = t1288
-	var t1290 uint64 = (v[1289] >> 17) & 0x1
-	var t1291 uint64 = (v[1289] >> 16) & 0x1
-	var t1293 uint64 = (v[1289]) & 0xff
-	var t1294 uint64 = t817 | t816<<8 | t815<<16 | t814<<17
-	v[1294] = t1294
-	var t1296 uint64 = (v[1295] >> 17) & 0x1
-	var t1297 uint64 = (v[1295] >> 16) & 0x1
-	var t1299 uint64 = (v[1295]) & 0xff
-	var t1300 uint64 = t823 | t822<<8 | t821<<16 | t820<<17
-	v[1300] = t1300
-	var t1302 uint64 = (v[1301] >> 17) & 0x1
-	var t1303 uint64 = (v[1301] >> 16) & 0x1
-	var t1305 uint64 = (v[1301]) & 0xff
-	var t1306 uint64 = t829 | t828<<8 | t827<<16 | t826<<17
-	v[1306] = t1306
-	var t1308 uint64 = (v[1307] >> 17) & 0x1
-	var t1309 uint64 = (v[1307] >> 16) & 0x1
-	var t1311 uint64 = (v[1307]) & 0xff
-	var t1312 uint64 = t835 | t834<<8 | t833<<16 | t832<<17
-	v[1312] = t1312
-	var t1314 uint64 = (v[1313] >> 17) & 0x1
-	var t1315 uint64 = (v[1313] >> 16) & 0x1
-	var t1317 uint64 = (v[1313]) & 0xff
-	var t1318 uint64 = t841 | t840<<8 | t839<<16 | t838<<17
-	v[1318] = t1318
-	var t1320 uint64 = (v[1319] >> 17) & 0x1
-	var t1321 uint64 = (v[1319] >> 16) & 0x1
-	var t1323 uint64 = (v[1319]) & 0xff
-	var t1324 uint64 = t847 | t846<<8 | t845<<16 | t844<<17
-	v[1324] = t1324
-	var t1326 uint64 = (v[1325] >> 17) & 0x1
-	var t1327 uint64 = (v[1325] >> 16) & 0x1
-	var t1329 uint64 = (v[1325]) & 0xff
-	var t1330 uint64 = t1143 >> v[856]
-	var t1331 uint64 = (t1330) & 0xff
-	var t1333 uint64 = (v[856] - 0x1) & 0xf
-	var t1334 uint64 = t1143 >> t1333
-	var t1335 uint64 = (t1334) & 0x1
-	var t1337 uint64 = (0x1 << t1333) & 0xffff
-	var t1339 uint64 = (t1337 - 0x1) & 0xffff
-	var t1340 uint64 = t1143 & t1339
-	var t1341 uint64
-	if t1340 != 0 {
-		t1341 = 1
-	}
-	var t1342 uint64 = t1331 | t1341<<8 | t1335<<9 | t1141<<10 | t1140<<11
-	v[1342] = t1342
 	var t1344 uint64 = (v[1343] >> 11) & 0x1
 	var t1345 uint64 = (v[1343] >> 10) & 0x1
 	var t1346 uint64 = (v[1343] >> 9) & 0x1
 	var t1347 uint64 = (v[1343] >> 8) & 0x1
 	var t1348 uint64 = (v[1343]) & 0xff
-	var t1349 uint64 = t1149 >> v[865]
-	var t1350 uint64 = (t1349) & 0xff
-	var t1352 uint64 = (v[865] - 0x1) & 0xf
-	var t1353 uint64 = t1149 >> t1352
-	var t1354 uint64 = (t1353) & 0x1
-	var t1356 uint64 = (0x1 << t1352) & 0xffff
-	var t1358 uint64 = (t1356 - 0x1) & 0xffff
-	var t1359 uint64 = t1149 & t1358
-	var t1360 uint64
-	if t1359 != 0 {
-		t1360 = 1
-	}
-	var t1361 uint64 = t1350 | t1360<<8 | t1354<<9 | t1147<<10 | t1146<<11
-	v[1361] = t1361
 	var t1363 uint64 = (v[1362] >> 11) & 0x1
 	var t1364 uint64 = (v[1362] >> 10) & 0x1
 	var t1365 uint64 = (v[1362] >> 9) & 0x1
 	var t1366 uint64 = (v[1362] >> 8) & 0x1
 	var t1367 uint64 = (v[1362]) & 0xff
-	var t1368 uint64 = t1155 >> v[874]
-	var t1369 uint64 = (t1368) & 0xff
-	var t1371 uint64 = (v[874] - 0x1) & 0xf
-	var t1372 uint64 = t1155 >> t1371
-	var t1373 uint64 = (t1372) & 0x1
-	var t1375 uint64 = (0x1 << t1371) & 0xffff
-	var t1377 uint64 = (t1375 - 0x1) & 0xffff
-	var t1378 uint64 = t1155 & t1377
-	var t1379 uint64
-	if t1378 != 0 {
-		t1379 = 1
-	}
-	var t1380 uint64 = t1369 | t1379<<8 | t1373<<9 | t1153<<10 | t1152<<11
-	v[1380] = t1380
 	var t1382 uint64 = (v[1381] >> 11) & 0x1
 	var t1383 uint64 = (v[1381] >> 10) & 0x1
 	var t1384 uint64 = (v[1381] >> 9) & 0x1
 	var t1385 uint64 = (v[1381] >> 8) & 0x1
 	var t1386 uint64 = (v[1381]) & 0xff
-	var t1387 uint64 = t1161 >> v[883]
-	var t1388 uint64 = (t1387) & 0xff
-	var t1390 uint64 = (v[883] - 0x1) & 0xf
-	var t1391 uint64 = t1161 >> t1390
-	var t1392 uint64 = (t1391) & 0x1
-	var t1394 uint64 = (0x1 << t1390) & 0xffff
-	var t1396 uint64 = (t1394 - 0x1) & 0xffff
-	var t1397 uint64 = t1161 & t1396
-	var t1398 uint64
-	if t1397 != 0 {
-		t1398 = 1
-	}
-	var t1399 uint64 = t1388 | t1398<<8 | t1392<<9 | t1159<<10 | t1158<<11
-	v[1399] = t1399
 	var t1401 uint64 = (v[1400] >> 11) & 0x1
 	var t1402 uint64 = (v[1400] >> 10) & 0x1
 	var t1403 uint64 = (v[1400] >> 9) & 0x1
 	var t1404 uint64 = (v[1400] >> 8) & 0x1
 	var t1405 uint64 = (v[1400]) & 0xff
-	var t1406 uint64 = t1167 >> v[892]
-	var t1407 uint64 = (t1406) & 0xff
-	var t1409 uint64 = (v[892] - 0x1) & 0xf
-	var t1410 uint64 = t1167 >> t1409
-	var t1411 uint64 = (t1410) & 0x1
-	var t1413 uint64 = (0x1 << t1409) & 0xffff
-	var t1415 uint64 = (t1413 - 0x1) & 0xffff
-	var t1416 uint64 = t1167 & t1415
-	var t1417 uint64
-	if t1416 != 0 {
-		t1417 = 1
-	}
-	var t1418 uint64 = t1407 | t1417<<8 | t1411<<9 | t1165<<10 | t1164<<11
-	v[1418] = t1418
 	var t1420 uint64 = (v[1419] >> 11) & 0x1
 	var t1421 uint64 = (v[1419] >> 10) & 0x1
 	var t1422 uint64 = (v[1419] >> 9) & 0x1
 	var t1423 uint64 = (v[1419] >> 8) & 0x1
 	var t1424 uint64 = (v[1419]) & 0xff
-	var t1425 uint64 = t1173 >> v[901]
-	var t1426 uint64 = (t1425) & 0xff
-	var t1428 uint64 = (v[901] - 0x1) & 0xf
-	var t1429 uint64 = t1173 >> t1428
-	var t1430 uint64 = (t1429) & 0x1
-	var t1432 uint64 = (0x1 << t1428) & 0xffff
-	var t1434 uint64 = (t1432 - 0x1) & 0xffff
-	var t1435 uint64 = t1173 & t1434
-	var t1436 uint64
-	if t1435 != 0 {
-		t1436 = 1
-	}
-	var t1437 uint64 = t1426 | t1436<<8 | t1430<<9 | t1171<<10 | t1170<<11
-	v[1437] = t1437
 	var t1439 uint64 = (v[1438] >> 11) & 0x1
 	var t1440 uint64 = (v[1438] >> 10) & 0x1
 	var t1441 uint64 = (v[1438] >> 9) & 0x1
 	var t1442 uint64 = (v[1438] >> 8) & 0x1
 	var t1443 uint64 = (v[1438]) & 0xff
-	var t1444 uint64 = t1179 >> v[910]
-	var t1445 uint64 = (t1444) & 0xff
-	var t1447 uint64 = (v[910] - 0x1) & 0xf
-	var t1448 uint64 = t1179 >> t1447
-	var t1449 uint64 = (t1448) & 0x1
-	var t1451 uint64 = (0x1 << t1447) & 0xffff
-	var t1453 uint64 = (t1451 - 0x1) & 0xffff
-	var t1454 uint64 = t1179 & t1453
-	var t1455 uint64
-	if t1454 != 0 {
-		t1455 = 1
-	}
-	var t1456 uint64 = t1445 | t1455<<8 | t1449<<9 | t1177<<10 | t1176<<11
-	v[1456] = t1456
 	var t1458 uint64 = (v[1457] >> 11) & 0x1
 	var t1459 uint64 = (v[1457] >> 10) & 0x1
 	var t1460 uint64 = (v[1457] >> 9) & 0x1
 	var t1461 uint64 = (v[1457] >> 8) & 0x1
 	var t1462 uint64 = (v[1457]) & 0xff
-	var t1463 uint64 = t1185 >> v[919]
-	var t1464 uint64 = (t1463) & 0xff
-	var t1466 uint64 = (v[919] - 0x1) & 0xf
-	var t1467 uint64 = t1185 >> t1466
-	var t1468 uint64 = (t1467) & 0x1
-	var t1470 uint64 = (0x1 << t1466) & 0xffff
-	var t1472 uint64 = (t1470 - 0x1) & 0xffff
-	var t1473 uint64 = t1185 & t1472
-	var t1474 uint64
-	if t1473 != 0 {
-		t1474 = 1
-	}
-	var t1475 uint64 = t1464 | t1474<<8 | t1468<<9 | t1183<<10 | t1182<<11
-	v[1475] = t1475
 	var t1477 uint64 = (v[1476] >> 11) & 0x1
 	var t1478 uint64 = (v[1476] >> 10) & 0x1
 	var t1479 uint64 = (v[1476] >> 9) & 0x1
 	var t1480 uint64 = (v[1476] >> 8) & 0x1
 	var t1481 uint64 = (v[1476]) & 0xff
-	var t1482 uint64 = t1191 >> v[928]
-	var t1483 uint64 = (t1482) & 0xff
-	var t1485 uint64 = (v[928] - 0x1) & 0xf
-	var t1486 uint64 = t1191 >> t1485
-	var t1487 uint64 = (t1486) & 0x1
-	var t1489 uint64 = (0x1 << t1485) & 0xffff
-	var t1491 uint64 = (t1489 - 0x1) & 0xffff
-	var t1492 uint64 = t1191 & t1491
-	var t1493 uint64
-	if t1492 != 0 {
-		t1493 = 1
-	}
-	var t1494 uint64 = t1483 | t1493<<8 | t1487<<9 | t1189<<10 | t1188<<11
-	v[1494] = t1494
 	var t1496 uint64 = (v[1495] >> 11) & 0x1
 	var t1497 uint64 = (v[1495] >> 10) & 0x1
 	var t1498 uint64 = (v[1495] >> 9) & 0x1
 	var t1499 uint64 = (v[1495] >> 8) & 0x1
 	var t1500 uint64 = (v[1495]) & 0xff
-	var t1501 uint64 = t1197 >> v[937]
-	var t1502 uint64 = (t1501) & 0xff
-	var t1504 uint64 = (v[937] - 0x1) & 0xf
-	var t1505 uint64 = t1197 >> t1504
-	var t1506 uint64 = (t1505) & 0x1
-	var t1508 uint64 = (0x1 << t1504) & 0xffff
-	var t1510 uint64 = (t1508 - 0x1) & 0xffff
-	var t1511 uint64 = t1197 & t1510
-	var t1512 uint64
-	if t1511 != 0 {
-		t1512 = 1
-	}
-	var t1513 uint64 = t1502 | t1512<<8 | t1506<<9 | t1195<<10 | t1194<<11
-	v[1513] = t1513
 	var t1515 uint64 = (v[1514] >> 11) & 0x1
 	var t1516 uint64 = (v[1514] >> 10) & 0x1
 	var t1517 uint64 = (v[1514] >> 9) & 0x1
 	var t1518 uint64 = (v[1514] >> 8) & 0x1
 	var t1519 uint64 = (v[1514]) & 0xff
-	var t1520 uint64 = t1203 >> v[946]
-	var t1521 uint64 = (t1520) & 0xff
-	var t1523 uint64 = (v[946] - 0x1) & 0xf
-	var t1524 uint64 = t1203 >> t1523
-	var t1525 uint64 = (t1524) & 0x1
-	var t1527 uint64 = (0x1 << t1523) & 0xffff
-	var t1529 uint64 = (t1527 - 0x1) & 0xffff
-	var t1530 uint64 = t1203 & t1529
-	var t1531 uint64
-	if t1530 != 0 {
-		t1531 = 1
-	}
-	var t1532 uint64 = t1521 | t1531<<8 | t1525<<9 | t1201<<10 | t1200<<11
-	v[1532] = t1532
 	var t1534 uint64 = (v[1533] >> 11) & 0x1
 	var t1535 uint64 = (v[1533] >> 10) & 0x1
 	var t1536 uint64 = (v[1533] >> 9) & 0x1
 	var t1537 uint64 = (v[1533] >> 8) & 0x1
 	var t1538 uint64 = (v[1533]) & 0xff
-	var t1539 uint64 = t1209 >> v[955]
-	var t1540 uint64 = (t1539) & 0xff
-	var t1542 uint64 = (v[955] - 0x1) & 0xf
-	var t1543 uint64 = t1209 >> t1542
-	var t1544 uint64 = (t1543) & 0x1
-	var t1546 uint64 = (0x1 << t1542) & 0xffff
-	var t1548 uint64 = (t1546 - 0x1) & 0xffff
-	var t1549 uint64 = t1209 & t1548
-	var t1550 uint64
-	if t1549 != 0 {
-		t1550 = 1
-	}
-	var t1551 uint64 = t1540 | t1550<<8 | t1544<<9 | t1207<<10 | t1206<<11
-	v[1551] = t1551
 	var t1553 uint64 = (v[1552] >> 11) & 0x1
 	var t1554 uint64 = (v[1552] >> 10) & 0x1
 	var t1555 uint64 = (v[1552] >> 9) & 0x1
 	var t1556 uint64 = (v[1552] >> 8) & 0x1
 	var t1557 uint64 = (v[1552]) & 0xff
-	var t1558 uint64 = t1215 >> v[964]
-	var t1559 uint64 = (t1558) & 0xff
-	var t1561 uint64 = (v[964] - 0x1) & 0xf
-	var t1562 uint64 = t1215 >> t1561
-	var t1563 uint64 = (t1562) & 0x1
-	var t1565 uint64 = (0x1 << t1561) & 0xffff
-	var t1567 uint64 = (t1565 - 0x1) & 0xffff
-	var t1568 uint64 = t1215 & t1567
-	var t1569 uint64
-	if t1568 != 0 {
-		t1569 = 1
-	}
-	var t1570 uint64 = t1559 | t1569<<8 | t1563<<9 | t1213<<10 | t1212<<11
-	v[1570] = t1570
 	var t1572 uint64 = (v[1571] >> 11) & 0x1
 	var t1573 uint64 = (v[1571] >> 10) & 0x1
 	var t1574 uint64 = (v[1571] >> 9) & 0x1
 	var t1575 uint64 = (v[1571] >> 8) & 0x1
 	var t1576 uint64 = (v[1571]) & 0xff
-	var t1577 uint64 = t1221 >> v[973]
-	var t1578 uint64 = (t1577) & 0xff
-	var t1580 uint64 = (v[973] - 0x1) & 0xf
-	var t1581 uint64 = t1221 >> t1580
-	var t1582 uint64 = (t1581) & 0x1
-	var t1584 uint64 = (0x1 << t1580) & 0xffff
-	var t1586 uint64 = (t1584 - 0x1) & 0xffff
-	var t1587 uint64 = t1221 & t1586
-	var t1588 uint64
-	if t1587 != 0 {
-		t1588 = 1
-	}
-	var t1589 uint64 = t1578 | t1588<<8 | t1582<<9 | t1219<<10 | t1218<<11
-	v[1589] = t1589
 	var t1591 uint64 = (v[1590] >> 11) & 0x1
 	var t1592 uint64 = (v[1590] >> 10) & 0x1
 	var t1593 uint64 = (v[1590] >> 9) & 0x1
 	var t1594 uint64 = (v[1590] >> 8) & 0x1
 	var t1595 uint64 = (v[1590]) & 0xff
-	var t1596 uint64 = t1227 >> v[982]
-	var t1597 uint64 = (t1596) & 0xff
-	var t1599 uint64 = (v[982] - 0x1) & 0xf
-	var t1600 uint64 = t1227 >> t1599
-	var t1601 uint64 = (t1600) & 0x1
-	var t1603 uint64 = (0x1 << t1599) & 0xffff
-	var t1605 uint64 = (t1603 - 0x1) & 0xffff
-	var t1606 uint64 = t1227 & t1605
-	var t1607 uint64
-	if t1606 != 0 {
-		t1607 = 1
-	}
-	var t1608 uint64 = t1597 | t1607<<8 | t1601<<9 | t1225<<10 | t1224<<11
-	v[1608] = t1608
 	var t1610 uint64 = (v[1609] >> 11) & 0x1
 	var t1611 uint64 = (v[1609] >> 10) & 0x1
 	var t1612 uint64 = (v[1609] >> 9) & 0x1
 	var t1613 uint64 = (v[1609] >> 8) & 0x1
 	var t1614 uint64 = (v[1609]) & 0xff
-	var t1615 uint64 = t1233 >> v[991]
-	var t1616 uint64 = (t1615) & 0xff
-	var t1618 uint64 = (v[991] - 0x1) & 0xf
-	var t1619 uint64 = t1233 >> t1618
-	var t1620 uint64 = (t1619) & 0x1
-	var t1622 uint64 = (0x1 << t1618) & 0xffff
-	var t1624 uint64 = (t1622 - 0x1) & 0xffff
-	var t1625 uint64 = t1233 & t1624
-	var t1626 uint64
-	if t1625 != 0 {
-		t1626 = 1
-	}
-	var t1627 uint64 = t1616 | t1626<<8 | t1620<<9 | t1231<<10 | t1230<<11
-	v[1627] = t1627
 	var t1629 uint64 = (v[1628] >> 11) & 0x1
 	var t1630 uint64 = (v[1628] >> 10) & 0x1
 	var t1631 uint64 = (v[1628] >> 9) & 0x1
 	var t1632 uint64 = (v[1628] >> 8) & 0x1
 	var t1633 uint64 = (v[1628]) & 0xff
-	var t1634 uint64 = t1239 >> v[1000]
-	var t1635 uint64 = (t1634) & 0xff
-	var t1637 uint64 = (v[1000] - 0x1) & 0xf
-	var t1638 uint64 = t1239 >> t1637
-	var t1639 uint64 = (t1638) & 0x1
-	var t1641 uint64 = (0x1 << t1637) & 0xffff
-	var t1643 uint64 = (t1641 - 0x1) & 0xffff
-	var t1644 uint64 = t1239 & t1643
-	var t1645 uint64
-	if t1644 != 0 {
-		t1645 = 1
-	}
-	var t1646 uint64 = t1635 | t1645<<8 | t1639<<9 | t1237<<10 | t1236<<11
-	v[1646] = t1646
 	var t1648 uint64 = (v[1647] >> 11) & 0x1
 	var t1649 uint64 = (v[1647] >> 10) & 0x1
 	var t1650 uint64 = (v[1647] >> 9) & 0x1
 	var t1651 uint64 = (v[1647] >> 8) & 0x1
 	var t1652 uint64 = (v[1647]) & 0xff
-	var t1653 uint64 = t1245 >> v[1009]
-	var t1654 uint64 = (t1653) & 0xff
-	var t1656 uint64 = (v[1009] - 0x1) & 0xf
-	var t1657 uint64 = t1245 >> t1656
-	var t1658 uint64 = (t1657) & 0x1
-	var t1660 uint64 = (0x1 << t1656) & 0xffff
-	var t1662 uint64 = (t1660 - 0x1) & 0xffff
-	var t1663 uint64 = t1245 & t1662
-	var t1664 uint64
-	if t1663 != 0 {
-		t1664 = 1
-	}
-	var t1665 uint64 = t1654 | t1664<<8 | t1658<<9 | t1243<<10 | t1242<<11
-	v[1665] = t1665
 	var t1667 uint64 = (v[1666] >> 11) & 0x1
 	var t1668 uint64 = (v[1666] >> 10) & 0x1
 	var t1669 uint64 = (v[1666] >> 9) & 0x1
 	var t1670 uint64 = (v[1666] >> 8) & 0x1
 	var t1671 uint64 = (v[1666]) & 0xff
-	var t1672 uint64 = t1251 >> v[1018]
-	var t1673 uint64 = (t1672) & 0xff
-	var t1675 uint64 = (v[1018] - 0x1) & 0xf
-	var t1676 uint64 = t1251 >> t1675
-	var t1677 uint64 = (t1676) & 0x1
-	var t1679 uint64 = (0x1 << t1675) & 0xffff
-	var t1681 uint64 = (t1679 - 0x1) & 0xffff
-	var t1682 uint64 = t1251 & t1681
-	var t1683 uint64
-	if t1682 != 0 {
-		t1683 = 1
-	}
-	var t1684 uint64 = t1673 | t1683<<8 | t1677<<9 | t1249<<10 | t1248<<11
-	v[1684] = t1684
 	var t1686 uint64 = (v[1685] >> 11) & 0x1
 	var t1687 uint64 = (v[1685] >> 10) & 0x1
 	var t1688 uint64 = (v[1685] >> 9) & 0x1
 	var t1689 uint64 = (v[1685] >> 8) & 0x1
 	var t1690 uint64 = (v[1685]) & 0xff
-	var t1691 uint64 = t1257 >> v[1027]
-	var t1692 uint64 = (t1691) & 0xff
-	var t1694 uint64 = (v[1027] - 0x1) & 0xf
-	var t1695 uint64 = t1257 >> t1694
-	var t1696 uint64 = (t1695) & 0x1
-	var t1698 uint64 = (0x1 << t1694) & 0xffff
-	var t1700 uint64 = (t1698 - 0x1) & 0xffff
-	var t1701 uint64 = t1257 & t1700
-	var t1702 uint64
-	if t1701 != 0 {
-		t1702 = 1
-	}
-	var t1703 uint64 = t1692 | t1702<<8 | t1696<<9 | t1255<<10 | t1254<<11
-	v[1703] = t1703
 	var t1705 uint64 = (v[1704] >> 11) & 0x1
 	var t1706 uint64 = (v[1704] >> 10) & 0x1
 	var t1707 uint64 = (v[1704] >> 9) & 0x1
 	var t1708 uint64 = (v[1704] >> 8) & 0x1
 	var t1709 uint64 = (v[1704]) & 0xff
-	var t1710 uint64 = t1263 >> v[1036]
-	var t1711 uint64 = (t1710) & 0xff
-	var t1713 uint64 = (v[1036] - 0x1) & 0xf
-	var t1714 uint64 = t1263 >> t1713
-	var t1715 uint64 = (t1714) & 0x1
-	var t1717 uint64 = (0x1 << t1713) & 0xffff
-	var t1719 uint64 = (t1717 - 0x1) & 0xffff
-	var t1720 uint64 = t1263 & t1719
-	var t1721 uint64
-	if t1720 != 0 {
-		t1721 = 1
-	}
-	var t1722 uint64 = t1711 | t1721<<8 | t1715<<9 | t1261<<10 | t1260<<11
-	v[1722] = t1722
 	var t1724 uint64 = (v[1723] >> 11) & 0x1
 	var t1725 uint64 = (v[1723] >> 10) & 0x1
 	var t1726 uint64 = (v[1723] >> 9) & 0x1
 	var t1727 uint64 = (v[1723] >> 8) & 0x1
 	var t1728 uint64 = (v[1723]) & 0xff
-	var t1729 uint64 = t1269 >> v[1045]
-	var t1730 uint64 = (t1729) & 0xff
-	var t1732 uint64 = (v[1045] - 0x1) & 0xf
-	var t1733 uint64 = t1269 >> t1732
-	var t1734 uint64 = (t1733) & 0x1
-	var t1736 uint64 = (0x1 << t1732) & 0xffff
-	var t1738 uint64 = (t1736 - 0x1) & 0xffff
-	var t1739 uint64 = t1269 & t1738
-	var t1740 uint64
-	if t1739 != 0 {
-		t1740 = 1
-	}
-	var t1741 uint64 = t1730 | t1740<<8 | t1734<<9 | t1267<<10 | t1266<<11
-	v[1741] = t1741
 	var t1743 uint64 = (v[1742] >> 11) & 0x1
 	var t1744 uint64 = (v[1742] >> 10) & 0x1
 	var t1745 uint64 = (v[1742] >> 9) & 0x1
 	var t1746 uint64 = (v[1742] >> 8) & 0x1
 	var t1747 uint64 = (v[1742]) & 0xff
-	var t1748 uint64 = t1275 >> v[1054]
-	var t1749 uint64 = (t1748) & 0xff
-	var t1751 uint64 = (v[1054] - 0x1) & 0xf
-	var t1752 uint64 = t1275 >> t1751
-	var t1753 uint64 = (t1752) & 0x1
-	var t1755 uint64 = (0x1 << t1751) & 0xffff
-	var t1757 uint64 = (t1755 - 0x1) & 0xffff
-	var t1758 uint64 = t1275 & t1757
-	var t1759 uint64
-	if t1758 != 0 {
-		t1759 = 1
-	}
-	var t1760 uint64 = t1749 | t1759<<8 | t1753<<9 | t1273<<10 | t1272<<11
-	v[1760] = t1760
 	var t1762 uint64 = (v[1761] >> 11) & 0x1
 	var t1763 uint64 = (v[1761] >> 10) & 0x1
 	var t1764 uint64 = (v[1761] >> 9) & 0x1
 	var t1765 uint64 = (v[1761] >> 8) & 0x1
 	var t1766 uint64 = (v[1761]) & 0xff
-	var t1767 uint64 = t1281 >> v[1063]
-	var t1768 uint64 = (t1767) & 0xff
-	var t1770 uint64 = (v[1063] - 0x1) & 0xf
-	var t1771 uint64 = t1281 >> t1770
-	var t1772 uint64 = (t1771) & 0x1
-	var t1774 uint64 = (0x1 << t1770) & 0xffff
-	var t1776 uint64 = (t1774 - 0x1) & 0xffff
-	var t1777 uint64 = t1281 & t1776
-	var t1778 uint64
-	if t1777 != 0 {
-		t1778 = 1
-	}
-	var t1779 uint64 = t1768 | t1778<<8 | t1772<<9 | t1279<<10 | t1278<<11
-	v[1779] = t1779
 	var t1781 uint64 = (v[1780] >> 11) & 0x1
 	var t1782 uint64 = (v[1780] >> 10) & 0x1
 	var t1783 uint64 = (v[1780] >> 9) & 0x1
 	var t1784 uint64 = (v[1780] >> 8) & 0x1
 	var t1785 uint64 = (v[1780]) & 0xff
-	var t1786 uint64 = t1287 >> v[1072]
-	var t1787 uint64 = (t1786) & 0xff
-	var t1789 uint64 = (v[1072] - 0x1) & 0xf
-	var t1790 uint64 = t1287 >> t1789
-	var t1791 uint64 = (t1790) & 0x1
-	var t1793 uint64 = (0x1 << t1789) & 0xffff
-	var t1795 uint64 = (t1793 - 0x1) & 0xffff
-	var t1796 uint64 = t1287 & t1795
-	var t1797 uint64
-	if t1796 != 0 {
-		t1797 = 1
-	}
-	var t1798 uint64 = t1787 | t1797<<8 | t1791<<9 | t1285<<10 | t1284<<11
-	v[1798] = t1798
 	var t1800 uint64 = (v[1799] >> 11) & 0x1
 	var t1801 uint64 = (v[1799] >> 10) & 0x1
 	var t1802 uint64 = (v[1799] >> 9) & 0x1
 	var t1803 uint64 = (v[1799] >> 8) & 0x1
 	var t1804 uint64 = (v[1799]) & 0xff
-	var t1805 uint64 = t1293 >> v[1081]
-	var t1806 uint64 = (t1805) & 0xff
-	var t1808 uint64 = (v[1081] - 0x1) & 0xf
-	var t1809 uint64 = t1293 >> t1808
-	var t1810 uint64 = (t1809) & 0x1
-	var t1812 uint64 = (0x1 << t1808) & 0xffff
-	var t1814 uint64 = (t1812 - 0x1) & 0xffff
-	var t1815 uint64 = t1293 & t1814
-	var t1816 uint64
-	if t1815 != 0 {
-		t1816 = 1
-	}
-	var t1817 uint64 = t1806 | t1816<<8 | t1810<<9 | t1291<<10 | t1290<<11
-	v[1817] = t1817
 	var t1819 uint64 = (v[1818] >> 11) & 0x1
 	var t1820 uint64 = (v[1818] >> 10) & 0x1
 	var t1821 uint64 = (v[1818] >> 9) & 0x1
 	var t1822 uint64 = (v[1818] >> 8) & 0x1
 	var t1823 uint64 = (v[1818]) & 0xff
-	var t1824 uint64 = t1299 >> v[1090]
-	var t1825 uint64 = (t1824) & 0xff
-	var t1827 uint64 = (v[1090] - 0x1) & 0xf
-	var t1828 uint64 = t1299 >> t1827
-	var t1829 uint64 = (t1828) & 0x1
-	var t1831 uint64 = (0x1 << t1827) & 0xffff
-	var t1833 uint64 = (t1831 - 0x1) & 0xffff
-	var t1834 uint64 = t1299 & t1833
-	var t1835 uint64
-	if t1834 != 0 {
-		t1835 = 1
-	}
-	var t1836 uint64 = t1825 | t1835<<8 | t1829<<9 | t1297<<10 | t1296<<11
-	v[1836] = t1836
 	var t1838 uint64 = (v[1837] >> 11) & 0x1
 	var t1839 uint64 = (v[1837] >> 10) & 0x1
 	var t1840 uint64 = (v[1837] >> 9) & 0x1
 	var t1841 uint64 = (v[1837] >> 8) & 0x1
 	var t1842 uint64 = (v[1837]) & 0xff
-	var t1843 uint64 = t1305 >> v[1099]
-	var t1844 uint64 = (t1843) & 0xff
-	var t1846 uint64 = (v[1099] - 0x1) & 0xf
-	var t1847 uint64 = t1305 >> t1846
-	var t1848 uint64 = (t1847) & 0x1
-	var t1850 uint64 = (0x1 << t1846) & 0xffff
-	var t1852 uint64 = (t1850 - 0x1) & 0xffff
-	var t1853 uint64 = t1305 & t1852
-	var t1854 uint64
-	if t1853 != 0 {
-		t1854 = 1
-	}
-	var t1855 uint64 = t1844 | t1854<<8 | t1848<<9 | t1303<<10 | t1302<<11
-	v[1855] = t1855
 	var t1857 uint64 = (v[1856] >> 11) & 0x1
 	var t1858 uint64 = (v[1856] >> 10) & 0x1
 	var t1859 uint64 = (v[1856] >> 9) & 0x1
 	var t1860 uint64 = (v[1856] >> 8) & 0x1
 	var t1861 uint64 = (v[1856]) & 0xff
-	var t1862 uint64 = t1311 >> v[1108]
-	var t1863 uint64 = (t1862) & 0xff
-	var t1865 uint64 = (v[1108] - 0x1) & 0xf
-	var t1866 uint64 = t1311 >> t1865
-	var t1867 uint64 = (t1866) & 0x1
-	var t1869 uint64 = (0x1 << t1865) & 0xffff
-	var t1871 uint64 = (t1869 - 0x1) & 0xffff
-	var t1872 uint64 = t1311 & t1871
-	var t1873 uint64
-	if t1872 != 0 {
-		t1873 = 1
-	}
-	var t1874 uint64 = t1863 | t1873<<8 | t1867<<9 | t1309<<10 | t1308<<11
-	v[1874] = t1874
 	var t1876 uint64 = (v[1875] >> 11) & 0x1
 	var t1877 uint64 = (v[1875] >> 10) & 0x1
 	var t1878 uint64 = (v[1875] >> 9) & 0x1
 	var t1879 uint64 = (v[1875] >> 8) & 0x1
 	var t1880 uint64 = (v[1875]) & 0xff
-	var t1881 uint64 = t1317 >> v[1117]
-	var t1882 uint64 = (t1881) & 0xff
-	var t1884 uint64 = (v[1117] - 0x1) & 0xf
-	var t1885 uint64 = t1317 >> t1884
-	var t1886 uint64 = (t1885) & 0x1
-	var t1888 uint64 = (0x1 << t1884) & 0xffff
-	var t1890 uint64 = (t1888 - 0x1) & 0xffff
-	var t1891 uint64 = t1317 & t1890
-	var t1892 uint64
-	if t1891 != 0 {
-		t1892 = 1
-	}
-	var t1893 uint64 = t1882 | t1892<<8 | t1886<<9 | t1315<<10 | t1314<<11
-	v[1893] = t1893
 	var t1895 uint64 = (v[1894] >> 11) & 0x1
 	var t1896 uint64 = (v[1894] >> 10) & 0x1
 	var t1897 uint64 = (v[1894] >> 9) & 0x1
 	var t1898 uint64 = (v[1894] >> 8) & 0x1
 	var t1899 uint64 = (v[1894]) & 0xff
-	var t1900 uint64 = t1323 >> v[1126]
-	var t1901 uint64 = (t1900) & 0xff
-	var t1903 uint64 = (v[1126] - 0x1) & 0xf
-	var t1904 uint64 = t1323 >> t1903
-	var t1905 uint64 = (t1904) & 0x1
-	var t1907 uint64 = (0x1 << t1903) & 0xffff
-	var t1909 uint64 = (t1907 - 0x1) & 0xffff
-	var t1910 uint64 = t1323 & t1909
-	var t1911 uint64
-	if t1910 != 0 {
-		t1911 = 1
-	}
-	var t1912 uint64 = t1901 | t1911<<8 | t1905<<9 | t1321<<10 | t1320<<11
-	v[1912] = t1912
 	var t1914 uint64 = (v[1913] >> 11) & 0x1
 	var t1915 uint64 = (v[1913] >> 10) & 0x1
 	var t1916 uint64 = (v[1913] >> 9) & 0x1
 	var t1917 uint64 = (v[1913] >> 8) & 0x1
 	var t1918 uint64 = (v[1913]) & 0xff
-	var t1919 uint64 = t1329 >> v[1135]
-	var t1920 uint64 = (t1919) & 0xff
-	var t1922 uint64 = (v[1135] - 0x1) & 0xf
-	var t1923 uint64 = t1329 >> t1922
-	var t1924 uint64 = (t1923) & 0x1
-	var t1926 uint64 = (0x1 << t1922) & 0xffff
-	var t1928 uint64 = (t1926 - 0x1) & 0xffff
-	var t1929 uint64 = t1329 & t1928
-	var t1930 uint64
-	if t1929 != 0 {
-		t1930 = 1
-	}
-	var t1931 uint64 = t1920 | t1930<<8 | t1924<<9 | t1327<<10 | t1326<<11
-	v[1931] = t1931
 	var t1933 uint64 = (v[1932] >> 11) & 0x1
 	var t1934 uint64 = (v[1932] >> 10) & 0x1
 	var t1935 uint64 = (v[1932] >> 9) & 0x1
@@ -3152,21 +1745,6 @@ func (x *simquantize_mxint8) EvalState() {
 	v[2406] &= 0x3ffffffffff
 	var t2425 uint64 = (^v[2412]) & 0x1
 	v[2425] = t2425
-	var t2427 uint64 = v[2418] | v[2401]
-	v[2427] = t2427
-	if v[2418] != 0 {
-		v[2429] = v[2419]
-		v[2430] = v[2420]
-		v[2431] = v[2421]
-		v[2432] = v[2422]
-		v[2433] = v[2423]
-	} else {
-		v[2429] = v[2402]
-		v[2430] = v[2403]
-		v[2431] = v[2404]
-		v[2432] = v[2405]
-		v[2433] = v[2406]
-	}
 	var t2437 uint64 = v[2401] & t2424
 	v[2437] = t2437
 	v[2439] = v[2413]
@@ -3185,1077 +1763,8 @@ func (x *simquantize_mxint8) EvalState() {
 func (x *simquantize_mxint8) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t11 uint64 = v[0] >> 0 & 0xffff
-	var t12 uint64 = (t11 >> 7) & 0xff
-	var t14 uint64
-	if t12 != 0x0 {
-		t14 = 1
-	}
-	var t15 uint64 = (v[8]) & 0x1
-	var t17, t17_1, t17_0 uint64 = 0, t12, 0x1
-	if t14 != 0 {
-		t17 = t17_1
-	} else {
-		t17 = t17_0
-	}
-	var t18 uint64 = (t11 >> 15) & 0x1
-	var t19 uint64 = (t11) & 0x7f
-	var t20 uint64 = t19 | t14<<7
-	var t22, t22_1, t22_0 uint64 = 0, t17, 0x0
-	if t15 != 0 {
-		t22 = t22_1
-	} else {
-		t22 = t22_0
-	}
-	var t23 uint64 = v[0] >> 16 & 0xffff
-	var t24 uint64 = (t23 >> 7) & 0xff
-	var t26 uint64
-	if t24 != 0x0 {
-		t26 = 1
-	}
-	var t27 uint64 = (v[8] >> 2) & 0x1
-	var t29, t29_1, t29_0 uint64 = 0, t24, 0x1
-	if t26 != 0 {
-		t29 = t29_1
-	} else {
-		t29 = t29_0
-	}
-	var t30 uint64 = (t23 >> 15) & 0x1
-	var t31 uint64 = (t23) & 0x7f
-	var t32 uint64 = t31 | t26<<7
-	var t34, t34_1, t34_0 uint64 = 0, t29, 0x0
-	if t27 != 0 {
-		t34 = t34_1
-	} else {
-		t34 = t34_0
-	}
-	var t35 uint64 = v[0] >> 32 & 0xffff
-	var t36 uint64 = (t35 >> 7) & 0xff
-	var t38 uint64
-	if t36 != 0x0 {
-		t38 = 1
-	}
-	var t39 uint64 = (v[8] >> 4) & 0x1
-	var t41, t41_1, t41_0 uint64 = 0, t36, 0x1
-	if t38 != 0 {
-		t41 = t41_1
-	} else {
-		t41 = t41_0
-	}
-	var t42 uint64 = (t35 >> 15) & 0x1
-	var t43 uint64 = (t35) & 0x7f
-	var t44 uint64 = t43 | t38<<7
-	var t46, t46_1, t46_0 uint64 = 0, t41, 0x0
-	if t39 != 0 {
-		t46 = t46_1
-	} else {
-		t46 = t46_0
-	}
-	var t47 uint64 = v[0] >> 48 & 0xffff
-	var t48 uint64 = (t47 >> 7) & 0xff
-	var t50 uint64
-	if t48 != 0x0 {
-		t50 = 1
-	}
-	var t51 uint64 = (v[8] >> 6) & 0x1
-	var t53, t53_1, t53_0 uint64 = 0, t48, 0x1
-	if t50 != 0 {
-		t53 = t53_1
-	} else {
-		t53 = t53_0
-	}
-	var t54 uint64 = (t47 >> 15) & 0x1
-	var t55 uint64 = (t47) & 0x7f
-	var t56 uint64 = t55 | t50<<7
-	var t58, t58_1, t58_0 uint64 = 0, t53, 0x0
-	if t51 != 0 {
-		t58 = t58_1
-	} else {
-		t58 = t58_0
-	}
-	var t59 uint64 = v[1] >> 0 & 0xffff
-	var t60 uint64 = (t59 >> 7) & 0xff
-	var t62 uint64
-	if t60 != 0x0 {
-		t62 = 1
-	}
-	var t63 uint64 = (v[8] >> 8) & 0x1
-	var t65, t65_1, t65_0 uint64 = 0, t60, 0x1
-	if t62 != 0 {
-		t65 = t65_1
-	} else {
-		t65 = t65_0
-	}
-	var t66 uint64 = (t59 >> 15) & 0x1
-	var t67 uint64 = (t59) & 0x7f
-	var t68 uint64 = t67 | t62<<7
-	var t70, t70_1, t70_0 uint64 = 0, t65, 0x0
-	if t63 != 0 {
-		t70 = t70_1
-	} else {
-		t70 = t70_0
-	}
-	var t71 uint64 = v[1] >> 16 & 0xffff
-	var t72 uint64 = (t71 >> 7) & 0xff
-	var t74 uint64
-	if t72 != 0x0 {
-		t74 = 1
-	}
-	var t75 uint64 = (v[8] >> 10) & 0x1
-	var t77, t77_1, t77_0 uint64 = 0, t72, 0x1
-	if t74 != 0 {
-		t77 = t77_1
-	} else {
-		t77 = t77_0
-	}
-	var t78 uint64 = (t71 >> 15) & 0x1
-	var t79 uint64 = (t71) & 0x7f
-	var t80 uint64 = t79 | t74<<7
-	var t82, t82_1, t82_0 uint64 = 0, t77, 0x0
-	if t75 != 0 {
-		t82 = t82_1
-	} else {
-		t82 = t82_0
-	}
-	var t83 uint64 = v[1] >> 32 & 0xffff
-	var t84 uint64 = (t83 >> 7) & 0xff
-	var t86 uint64
-	if t84 != 0x0 {
-		t86 = 1
-	}
-	var t87 uint64 = (v[8] >> 12) & 0x1
-	var t89, t89_1, t89_0 uint64 = 0, t84, 0x1
-	if t86 != 0 {
-		t89 = t89_1
-	} else {
-		t89 = t89_0
-	}
-	var t90 uint64 = (t83 >> 15) & 0x1
-	var t91 uint64 = (t83) & 0x7f
-	var t92 uint64 = t91 | t86<<7
-	var t94, t94_1, t94_0 uint64 = 0, t89, 0x0
-	if t87 != 0 {
-		t94 = t94_1
-	} else {
-		t94 = t94_0
-	}
-	var t95 uint64 = v[1] >> 48 & 0xffff
-	var t96 uint64 = (t95 >> 7) & 0xff
-	var t98 uint64
-	if t96 != 0x0 {
-		t98 = 1
-	}
-	var t99 uint64 = (v[8] >> 14) & 0x1
-	var t101, t101_1, t101_0 uint64 = 0, t96, 0x1
-	if t98 != 0 {
-		t101 = t101_1
-	} else {
-		t101 = t101_0
-	}
-	var t102 uint64 = (t95 >> 15) & 0x1
-	var t103 uint64 = (t95) & 0x7f
-	var t104 uint64 = t103 | t98<<7
-	var t106, t106_1, t106_0 uint64 = 0, t101, 0x0
-	if t99 != 0 {
-		t106 = t106_1
-	} else {
-		t106 = t106_0
-	}
-	var t107 uint64 = v[2] >> 0 & 0xffff
-	var t108 uint64 = (t107 >> 7) & 0xff
-	var t110 uint64
-	if t108 != 0x0 {
-		t110 = 1
-	}
-	var t111 uint64 = (v[8] >> 16) & 0x1
-	var t113, t113_1, t113_0 uint64 = 0, t108, 0x1
-	if t110 != 0 {
-		t113 = t113_1
-	} else {
-		t113 = t113_0
-	}
-	var t114 uint64 = (t107 >> 15) & 0x1
-	var t115 uint64 = (t107) & 0x7f
-	var t116 uint64 = t115 | t110<<7
-	var t118, t118_1, t118_0 uint64 = 0, t113, 0x0
-	if t111 != 0 {
-		t118 = t118_1
-	} else {
-		t118 = t118_0
-	}
-	var t119 uint64 = v[2] >> 16 & 0xffff
-	var t120 uint64 = (t119 >> 7) & 0xff
-	var t122 uint64
-	if t120 != 0x0 {
-		t122 = 1
-	}
-	var t123 uint64 = (v[8] >> 18) & 0x1
-	var t125, t125_1, t125_0 uint64 = 0, t120, 0x1
-	if t122 != 0 {
-		t125 = t125_1
-	} else {
-		t125 = t125_0
-	}
-	var t126 uint64 = (t119 >> 15) & 0x1
-	var t127 uint64 = (t119) & 0x7f
-	var t128 uint64 = t127 | t122<<7
-	var t130, t130_1, t130_0 uint64 = 0, t125, 0x0
-	if t123 != 0 {
-		t130 = t130_1
-	} else {
-		t130 = t130_0
-	}
-	var t131 uint64 = v[2] >> 32 & 0xffff
-	var t132 uint64 = (t131 >> 7) & 0xff
-	var t134 uint64
-	if t132 != 0x0 {
-		t134 = 1
-	}
-	var t135 uint64 = (v[8] >> 20) & 0x1
-	var t137, t137_1, t137_0 uint64 = 0, t132, 0x1
-	if t134 != 0 {
-		t137 = t137_1
-	} else {
-		t137 = t137_0
-	}
-	var t138 uint64 = (t131 >> 15) & 0x1
-	var t139 uint64 = (t131) & 0x7f
-	var t140 uint64 = t139 | t134<<7
-	var t142, t142_1, t142_0 uint64 = 0, t137, 0x0
-	if t135 != 0 {
-		t142 = t142_1
-	} else {
-		t142 = t142_0
-	}
-	var t143 uint64 = v[2] >> 48 & 0xffff
-	var t144 uint64 = (t143 >> 7) & 0xff
-	var t146 uint64
-	if t144 != 0x0 {
-		t146 = 1
-	}
-	var t147 uint64 = (v[8] >> 22) & 0x1
-	var t149, t149_1, t149_0 uint64 = 0, t144, 0x1
-	if t146 != 0 {
-		t149 = t149_1
-	} else {
-		t149 = t149_0
-	}
-	var t150 uint64 = (t143 >> 15) & 0x1
-	var t151 uint64 = (t143) & 0x7f
-	var t152 uint64 = t151 | t146<<7
-	var t154, t154_1, t154_0 uint64 = 0, t149, 0x0
-	if t147 != 0 {
-		t154 = t154_1
-	} else {
-		t154 = t154_0
-	}
-	var t155 uint64 = v[3] >> 0 & 0xffff
-	var t156 uint64 = (t155 >> 7) & 0xff
-	var t158 uint64
-	if t156 != 0x0 {
-		t158 = 1
-	}
-	var t159 uint64 = (v[8] >> 24) & 0x1
-	var t161, t161_1, t161_0 uint64 = 0, t156, 0x1
-	if t158 != 0 {
-		t161 = t161_1
-	} else {
-		t161 = t161_0
-	}
-	var t162 uint64 = (t155 >> 15) & 0x1
-	var t163 uint64 = (t155) & 0x7f
-	var t164 uint64 = t163 | t158<<7
-	var t166, t166_1, t166_0 uint64 = 0, t161, 0x0
-	if t159 != 0 {
-		t166 = t166_1
-	} else {
-		t166 = t166_0
-	}
-	var t167 uint64 = v[3] >> 16 & 0xffff
-	var t168 uint64 = (t167 >> 7) & 0xff
-	var t170 uint64
-	if t168 != 0x0 {
-		t170 = 1
-	}
-	var t171 uint64 = (v[8] >> 26) & 0x1
-	var t173, t173_1, t173_0 uint64 = 0, t168, 0x1
-	if t170 != 0 {
-		t173 = t173_1
-	} else {
-		t173 = t173_0
-	}
-	var t174 uint64 = (t167 >> 15) & 0x1
-	var t175 uint64 = (t167) & 0x7f
-	var t176 uint64 = t175 | t170<<7
-	var t178, t178_1, t178_0 uint64 = 0, t173, 0x0
-	if t171 != 0 {
-		t178 = t178_1
-	} else {
-		t178 = t178_0
-	}
-	var t179 uint64 = v[3] >> 32 & 0xffff
-	var t180 uint64 = (t179 >> 7) & 0xff
-	var t182 uint64
-	if t180 != 0x0 {
-		t182 = 1
-	}
-	var t183 uint64 = (v[8] >> 28) & 0x1
-	var t185, t185_1, t185_0 uint64 = 0, t180, 0x1
-	if t182 != 0 {
-		t185 = t185_1
-	} else {
-		t185 = t185_0
-	}
-	var t186 uint64 = (t179 >> 15) & 0x1
-	var t187 uint64 = (t179) & 0x7f
-	var t188 uint64 = t187 | t182<<7
-	var t190, t190_1, t190_0 uint64 = 0, t185, 0x0
-	if t183 != 0 {
-		t190 = t190_1
-	} else {
-		t190 = t190_0
-	}
-	var t191 uint64 = v[3] >> 48 & 0xffff
-	var t192 uint64 = (t191 >> 7) & 0xff
-	var t194 uint64
-	if t192 != 0x0 {
-		t194 = 1
-	}
-	var t195 uint64 = (v[8] >> 30) & 0x1
-	var t197, t197_1, t197_0 uint64 = 0, t192, 0x1
-	if t194 != 0 {
-		t197 = t197_1
-	} else {
-		t197 = t197_0
-	}
-	var t198 uint64 = (t191 >> 15) & 0x1
-	var t199 uint64 = (t191) & 0x7f
-	var t200 uint64 = t199 | t194<<7
-	var t202, t202_1, t202_0 uint64 = 0, t197, 0x0
-	if t195 != 0 {
-		t202 = t202_1
-	} else {
-		t202 = t202_0
-	}
-	var t203 uint64 = v[4] >> 0 & 0xffff
-	var t204 uint64 = (t203 >> 7) & 0xff
-	var t206 uint64
-	if t204 != 0x0 {
-		t206 = 1
-	}
-	var t207 uint64 = (v[8] >> 32) & 0x1
-	var t209, t209_1, t209_0 uint64 = 0, t204, 0x1
-	if t206 != 0 {
-		t209 = t209_1
-	} else {
-		t209 = t209_0
-	}
-	var t210 uint64 = (t203 >> 15) & 0x1
-	var t211 uint64 = (t203) & 0x7f
-	var t212 uint64 = t211 | t206<<7
-	var t214, t214_1, t214_0 uint64 = 0, t209, 0x0
-	if t207 != 0 {
-		t214 = t214_1
-	} else {
-		t214 = t214_0
-	}
-	var t215 uint64 = v[4] >> 16 & 0xffff
-	var t216 uint64 = (t215 >> 7) & 0xff
-	var t218 uint64
-	if t216 != 0x0 {
-		t218 = 1
-	}
-	var t219 uint64 = (v[8] >> 34) & 0x1
-	var t221, t221_1, t221_0 uint64 = 0, t216, 0x1
-	if t218 != 0 {
-		t221 = t221_1
-	} else {
-		t221 = t221_0
-	}
-	var t222 uint64 = (t215 >> 15) & 0x1
-	var t223 uint64 = (t215) & 0x7f
-	var t224 uint64 = t223 | t218<<7
-	var t226, t226_1, t226_0 uint64 = 0, t221, 0x0
-	if t219 != 0 {
-		t226 = t226_1
-	} else {
-		t226 = t226_0
-	}
-	var t227 uint64 = v[4] >> 32 & 0xffff
-	var t228 uint64 = (t227 >> 7) & 0xff
-	var t230 uint64
-	if t228 != 0x0 {
-		t230 = 1
-	}
-	var t231 uint64 = (v[8] >> 36) & 0x1
-	var t233, t233_1, t233_0 uint64 = 0, t228, 0x1
-	if t230 != 0 {
-		t233 = t233_1
-	} else {
-		t233 = t233_0
-	}
-	var t234 uint64 = (t227 >> 15) & 0x1
-	var t235 uint64 = (t227) & 0x7f
-	var t236 uint64 = t235 | t230<<7
-	var t238, t238_1, t238_0 uint64 = 0, t233, 0x0
-	if t231 != 0 {
-		t238 = t238_1
-	} else {
-		t238 = t238_0
-	}
-	var t239 uint64 = v[4] >> 48 & 0xffff
-	var t240 uint64 = (t239 >> 7) & 0xff
-	var t242 uint64
-	if t240 != 0x0 {
-		t242 = 1
-	}
-	var t243 uint64 = (v[8] >> 38) & 0x1
-	var t245, t245_1, t245_0 uint64 = 0, t240, 0x1
-	if t242 != 0 {
-		t245 = t245_1
-	} else {
-		t245 = t245_0
-	}
-	var t246 uint64 = (t239 >> 15) & 0x1
-	var t247 uint64 = (t239) & 0x7f
-	var t248 uint64 = t247 | t242<<7
-	var t250, t250_1, t250_0 uint64 = 0, t245, 0x0
-	if t243 != 0 {
-		t250 = t250_1
-	} else {
-		t250 = t250_0
-	}
-	var t251 uint64 = v[5] >> 0 & 0xffff
-	var t252 uint64 = (t251 >> 7) & 0xff
-	var t254 uint64
-	if t252 != 0x0 {
-		t254 = 1
-	}
-	var t255 uint64 = (v[8] >> 40) & 0x1
-	var t257, t257_1, t257_0 uint64 = 0, t252, 0x1
-	if t254 != 0 {
-		t257 = t257_1
-	} else {
-		t257 = t257_0
-	}
-	var t258 uint64 = (t251 >> 15) & 0x1
-	var t259 uint64 = (t251) & 0x7f
-	var t260 uint64 = t259 | t254<<7
-	var t262, t262_1, t262_0 uint64 = 0, t257, 0x0
-	if t255 != 0 {
-		t262 = t262_1
-	} else {
-		t262 = t262_0
-	}
-	var t263 uint64 = v[5] >> 16 & 0xffff
-	var t264 uint64 = (t263 >> 7) & 0xff
-	var t266 uint64
-	if t264 != 0x0 {
-		t266 = 1
-	}
-	var t267 uint64 = (v[8] >> 42) & 0x1
-	var t269, t269_1, t269_0 uint64 = 0, t264, 0x1
-	if t266 != 0 {
-		t269 = t269_1
-	} else {
-		t269 = t269_0
-	}
-	var t270 uint64 = (t263 >> 15) & 0x1
-	var t271 uint64 = (t263) & 0x7f
-	var t272 uint64 = t271 | t266<<7
-	var t274, t274_1, t274_0 uint64 = 0, t269, 0x0
-	if t267 != 0 {
-		t274 = t274_1
-	} else {
-		t274 = t274_0
-	}
-	var t275 uint64 = v[5] >> 32 & 0xffff
-	var t276 uint64 = (t275 >> 7) & 0xff
-	var t278 uint64
-	if t276 != 0x0 {
-		t278 = 1
-	}
-	var t279 uint64 = (v[8] >> 44) & 0x1
-	var t281, t281_1, t281_0 uint64 = 0, t276, 0x1
-	if t278 != 0 {
-		t281 = t281_1
-	} else {
-		t281 = t281_0
-	}
-	var t282 uint64 = (t275 >> 15) & 0x1
-	var t283 uint64 = (t275) & 0x7f
-	var t284 uint64 = t283 | t278<<7
-	var t286, t286_1, t286_0 uint64 = 0, t281, 0x0
-	if t279 != 0 {
-		t286 = t286_1
-	} else {
-		t286 = t286_0
-	}
-	var t287 uint64 = v[5] >> 48 & 0xffff
-	var t288 uint64 = (t287 >> 7) & 0xff
-	var t290 uint64
-	if t288 != 0x0 {
-		t290 = 1
-	}
-	var t291 uint64 = (v[8] >> 46) & 0x1
-	var t293, t293_1, t293_0 uint64 = 0, t288, 0x1
-	if t290 != 0 {
-		t293 = t293_1
-	} else {
-		t293 = t293_0
-	}
-	var t294 uint64 = (t287 >> 15) & 0x1
-	var t295 uint64 = (t287) & 0x7f
-	var t296 uint64 = t295 | t290<<7
-	var t298, t298_1, t298_0 uint64 = 0, t293, 0x0
-	if t291 != 0 {
-		t298 = t298_1
-	} else {
-		t298 = t298_0
-	}
-	var t299 uint64 = v[6] >> 0 & 0xffff
-	var t300 uint64 = (t299 >> 7) & 0xff
-	var t302 uint64
-	if t300 != 0x0 {
-		t302 = 1
-	}
-	var t303 uint64 = (v[8] >> 48) & 0x1
-	var t305, t305_1, t305_0 uint64 = 0, t300, 0x1
-	if t302 != 0 {
-		t305 = t305_1
-	} else {
-		t305 = t305_0
-	}
-	var t306 uint64 = (t299 >> 15) & 0x1
-	var t307 uint64 = (t299) & 0x7f
-	var t308 uint64 = t307 | t302<<7
-	var t310, t310_1, t310_0 uint64 = 0, t305, 0x0
-	if t303 != 0 {
-		t310 = t310_1
-	} else {
-		t310 = t310_0
-	}
-	var t311 uint64 = v[6] >> 16 & 0xffff
-	var t312 uint64 = (t311 >> 7) & 0xff
-	var t314 uint64
-	if t312 != 0x0 {
-		t314 = 1
-	}
-	var t315 uint64 = (v[8] >> 50) & 0x1
-	var t317, t317_1, t317_0 uint64 = 0, t312, 0x1
-	if t314 != 0 {
-		t317 = t317_1
-	} else {
-		t317 = t317_0
-	}
-	var t318 uint64 = (t311 >> 15) & 0x1
-	var t319 uint64 = (t311) & 0x7f
-	var t320 uint64 = t319 | t314<<7
-	var t322, t322_1, t322_0 uint64 = 0, t317, 0x0
-	if t315 != 0 {
-		t322 = t322_1
-	} else {
-		t322 = t322_0
-	}
-	var t323 uint64 = v[6] >> 32 & 0xffff
-	var t324 uint64 = (t323 >> 7) & 0xff
-	var t326 uint64
-	if t324 != 0x0 {
-		t326 = 1
-	}
-	var t327 uint64 = (v[8] >> 52) & 0x1
-	var t329, t329_1, t329_0 uint64 = 0, t324, 0x1
-	if t326 != 0 {
-		t329 = t329_1
-	} else {
-		t329 = t329_0
-	}
-	var t330 uint64 = (t323 >> 15) & 0x1
-	var t331 uint64 = (t323) & 0x7f
-	var t332 uint64 = t331 | t326<<7
-	var t334, t334_1, t334_0 uint64 = 0, t329, 0x0
-	if t327 != 0 {
-		t334 = t334_1
-	} else {
-		t334 = t334_0
-	}
-	var t335 uint64 = v[6] >> 48 & 0xffff
-	var t336 uint64 = (t335 >> 7) & 0xff
-	var t338 uint64
-	if t336 != 0x0 {
-		t338 = 1
-	}
-	var t339 uint64 = (v[8] >> 54) & 0x1
-	var t341, t341_1, t341_0 uint64 = 0, t336, 0x1
-	if t338 != 0 {
-		t341 = t341_1
-	} else {
-		t341 = t341_0
-	}
-	var t342 uint64 = (t335 >> 15) & 0x1
-	var t343 uint64 = (t335) & 0x7f
-	var t344 uint64 = t343 | t338<<7
-	var t346, t346_1, t346_0 uint64 = 0, t341, 0x0
-	if t339 != 0 {
-		t346 = t346_1
-	} else {
-		t346 = t346_0
-	}
-	var t347 uint64 = v[7] >> 0 & 0xffff
-	var t348 uint64 = (t347 >> 7) & 0xff
-	var t350 uint64
-	if t348 != 0x0 {
-		t350 = 1
-	}
-	var t351 uint64 = (v[8] >> 56) & 0x1
-	var t353, t353_1, t353_0 uint64 = 0, t348, 0x1
-	if t350 != 0 {
-		t353 = t353_1
-	} else {
-		t353 = t353_0
-	}
-	var t354 uint64 = (t347 >> 15) & 0x1
-	var t355 uint64 = (t347) & 0x7f
-	var t356 uint64 = t355 | t350<<7
-	var t358, t358_1, t358_0 uint64 = 0, t353, 0x0
-	if t351 != 0 {
-		t358 = t358_1
-	} else {
-		t358 = t358_0
-	}
-	var t359 uint64 = v[7] >> 16 & 0xffff
-	var t360 uint64 = (t359 >> 7) & 0xff
-	var t362 uint64
-	if t360 != 0x0 {
-		t362 = 1
-	}
-	var t363 uint64 = (v[8] >> 58) & 0x1
-	var t365, t365_1, t365_0 uint64 = 0, t360, 0x1
-	if t362 != 0 {
-		t365 = t365_1
-	} else {
-		t365 = t365_0
-	}
-	var t366 uint64 = (t359 >> 15) & 0x1
-	var t367 uint64 = (t359) & 0x7f
-	var t368 uint64 = t367 | t362<<7
-	var t370, t370_1, t370_0 uint64 = 0, t365, 0x0
-	if t363 != 0 {
-		t370 = t370_1
-	} else {
-		t370 = t370_0
-	}
-	var t371 uint64 = v[7] >> 32 & 0xffff
-	var t372 uint64 = (t371 >> 7) & 0xff
-	var t374 uint64
-	if t372 != 0x0 {
-		t374 = 1
-	}
-	var t375 uint64 = (v[8] >> 60) & 0x1
-	var t377, t377_1, t377_0 uint64 = 0, t372, 0x1
-	if t374 != 0 {
-		t377 = t377_1
-	} else {
-		t377 = t377_0
-	}
-	var t378 uint64 = (t371 >> 15) & 0x1
-	var t379 uint64 = (t371) & 0x7f
-	var t380 uint64 = t379 | t374<<7
-	var t382, t382_1, t382_0 uint64 = 0, t377, 0x0
-	if t375 != 0 {
-		t382 = t382_1
-	} else {
-		t382 = t382_0
-	}
-	var t383 uint64 = v[7] >> 48 & 0xffff
-	var t384 uint64 = (t383 >> 7) & 0xff
-	var t386 uint64
-	if t384 != 0x0 {
-		t386 = 1
-	}
-	var t387 uint64 = (v[8] >> 62) & 0x1
-	var t389, t389_1, t389_0 uint64 = 0, t384, 0x1
-	if t386 != 0 {
-		t389 = t389_1
-	} else {
-		t389 = t389_0
-	}
-	var t390 uint64 = (t383 >> 15) & 0x1
-	var t391 uint64 = (t383) & 0x7f
-	var t392 uint64 = t391 | t386<<7
-	var t394, t394_1, t394_0 uint64 = 0, t389, 0x0
-	if t387 != 0 {
-		t394 = t394_1
-	} else {
-		t394 = t394_0
-	}
-	var t395 uint64
-	if t22 < t34 {
-		t395 = 1
-	}
-	var t396, t396_1, t396_0 uint64 = 0, t34, t22
-	if t395 != 0 {
-		t396 = t396_1
-	} else {
-		t396 = t396_0
-	}
-	var t397 uint64
-	if t46 < t58 {
-		t397 = 1
-	}
-	var t398, t398_1, t398_0 uint64 = 0, t58, t46
-	if t397 != 0 {
-		t398 = t398_1
-	} else {
-		t398 = t398_0
-	}
-	var t399 uint64
-	if t70 < t82 {
-		t399 = 1
-	}
-	var t400, t400_1, t400_0 uint64 = 0, t82, t70
-	if t399 != 0 {
-		t400 = t400_1
-	} else {
-		t400 = t400_0
-	}
-	var t401 uint64
-	if t94 < t106 {
-		t401 = 1
-	}
-	var t402, t402_1, t402_0 uint64 = 0, t106, t94
-	if t401 != 0 {
-		t402 = t402_1
-	} else {
-		t402 = t402_0
-	}
-	var t403 uint64
-	if t118 < t130 {
-		t403 = 1
-	}
-	var t404, t404_1, t404_0 uint64 = 0, t130, t118
-	if t403 != 0 {
-		t404 = t404_1
-	} else {
-		t404 = t404_0
-	}
-	var t405 uint64
-	if t142 < t154 {
-		t405 = 1
-	}
-	var t406, t406_1, t406_0 uint64 = 0, t154, t142
-	if t405 != 0 {
-		t406 = t406_1
-	} else {
-		t406 = t406_0
-	}
-	var t407 uint64
-	if t166 < t178 {
-		t407 = 1
-	}
-	var t408, t408_1, t408_0 uint64 = 0, t178, t166
-	if t407 != 0 {
-		t408 = t408_1
-	} else {
-		t408 = t408_0
-	}
-	var t409 uint64
-	if t190 < t202 {
-		t409 = 1
-	}
-	var t410, t410_1, t410_0 uint64 = 0, t202, t190
-	if t409 != 0 {
-		t410 = t410_1
-	} else {
-		t410 = t410_0
-	}
-	var t411 uint64
-	if t214 < t226 {
-		t411 = 1
-	}
-	var t412, t412_1, t412_0 uint64 = 0, t226, t214
-	if t411 != 0 {
-		t412 = t412_1
-	} else {
-		t412 = t412_0
-	}
-	var t413 uint64
-	if t238 < t250 {
-		t413 = 1
-	}
-	var t414, t414_1, t414_0 uint64 = 0, t250, t238
-	if t413 != 0 {
-		t414 = t414_1
-	} else {
-		t414 = t414_0
-	}
-	var t415 uint64
-	if t262 < t274 {
-		t415 = 1
-	}
-	var t416, t416_1, t416_0 uint64 = 0, t274, t262
-	if t415 != 0 {
-		t416 = t416_1
-	} else {
-		t416 = t416_0
-	}
-	var t417 uint64
-	if t286 < t298 {
-		t417 = 1
-	}
-	var t418, t418_1, t418_0 uint64 = 0, t298, t286
-	if t417 != 0 {
-		t418 = t418_1
-	} else {
-		t418 = t418_0
-	}
-	var t419 uint64
-	if t310 < t322 {
-		t419 = 1
-	}
-	var t420, t420_1, t420_0 uint64 = 0, t322, t310
-	if t419 != 0 {
-		t420 = t420_1
-	} else {
-		t420 = t420_0
-	}
-	var t421 uint64
-	if t334 < t346 {
-		t421 = 1
-	}
-	var t422, t422_1, t422_0 uint64 = 0, t346, t334
-	if t421 != 0 {
-		t422 = t422_1
-	} else {
-		t422 = t422_0
-	}
-	var t423 uint64
-	if t358 < t370 {
-		t423 = 1
-	}
-	var t424, t424_1, t424_0 uint64 = 0, t370, t358
-	if t423 != 0 {
-		t424 = t424_1
-	} else {
-		t424 = t424_0
-	}
-	var t425 uint64
-	if t382 < t394 {
-		t425 = 1
-	}
-	var t426, t426_1, t426_0 uint64 = 0, t394, t382
-	if t425 != 0 {
-		t426 = t426_1
-	} else {
-		t426 = t426_0
-	}
-	var t427 uint64
-	if t396 < t398 {
-		t427 = 1
-	}
-	var t428, t428_1, t428_0 uint64 = 0, t398, t396
-	if t427 != 0 {
-		t428 = t428_1
-	} else {
-		t428 = t428_0
-	}
-	var t429 uint64
-	if t400 < t402 {
-		t429 = 1
-	}
-	var t430, t430_1, t430_0 uint64 = 0, t402, t400
-	if t429 != 0 {
-		t430 = t430_1
-	} else {
-		t430 = t430_0
-	}
-	var t431 uint64
-	if t404 < t406 {
-		t431 = 1
-	}
-	var t432, t432_1, t432_0 uint64 = 0, t406, t404
-	if t431 != 0 {
-		t432 = t432_1
-	} else {
-		t432 = t432_0
-	}
-	var t433 uint64
-	if t408 < t410 {
-		t433 = 1
-	}
-	var t434, t434_1, t434_0 uint64 = 0, t410, t408
-	if t433 != 0 {
-		t434 = t434_1
-	} else {
-		t434 = t434_0
-	}
-	var t435 uint64
-	if t412 < t414 {
-		t435 = 1
-	}
-	var t436, t436_1, t436_0 uint64 = 0, t414, t412
-	if t435 != 0 {
-		t436 = t436_1
-	} else {
-		t436 = t436_0
-	}
-	var t437 uint64
-	if t416 < t418 {
-		t437 = 1
-	}
-	var t438, t438_1, t438_0 uint64 = 0, t418, t416
-	if t437 != 0 {
-		t438 = t438_1
-	} else {
-		t438 = t438_0
-	}
-	var t439 uint64
-	if t420 < t422 {
-		t439 = 1
-	}
-	var t440, t440_1, t440_0 uint64 = 0, t422, t420
-	if t439 != 0 {
-		t440 = t440_1
-	} else {
-		t440 = t440_0
-	}
-	var t441 uint64
-	if t424 < t426 {
-		t441 = 1
-	}
-	var t442, t442_1, t442_0 uint64 = 0, t426, t424
-	if t441 != 0 {
-		t442 = t442_1
-	} else {
-		t442 = t442_0
-	}
-	var t443 uint64
-	if t428 < t430 {
-		t443 = 1
-	}
-	var t444, t444_1, t444_0 uint64 = 0, t430, t428
-	if t443 != 0 {
-		t444 = t444_1
-	} else {
-		t444 = t444_0
-	}
-	v[444] = t444
-	var t445 uint64
-	if t432 < t434 {
-		t445 = 1
-	}
-	var t446, t446_1, t446_0 uint64 = 0, t434, t432
-	if t445 != 0 {
-		t446 = t446_1
-	} else {
-		t446 = t446_0
-	}
-	v[446] = t446
-	var t447 uint64
-	if t436 < t438 {
-		t447 = 1
-	}
-	var t448, t448_1, t448_0 uint64 = 0, t438, t436
-	if t447 != 0 {
-		t448 = t448_1
-	} else {
-		t448 = t448_0
-	}
-	v[448] = t448
-	var t449 uint64
-	if t440 < t442 {
-		t449 = 1
-	}
-	var t450, t450_1, t450_0 uint64 = 0, t442, t440
-	if t449 != 0 {
-		t450 = t450_1
-	} else {
-		t450 = t450_0
-	}
-	v[450] = t450
-	var t456 uint64 = t20 | t17<<8 | t18<<16 | t15<<17
-	v[456] = t456
-	var t462 uint64 = t32 | t29<<8 | t30<<16 | t27<<17
-	v[462] = t462
-	var t468 uint64 = t44 | t41<<8 | t42<<16 | t39<<17
-	v[468] = t468
-	var t474 uint64 = t56 | t53<<8 | t54<<16 | t51<<17
-	v[474] = t474
-	var t480 uint64 = t68 | t65<<8 | t66<<16 | t63<<17
-	v[480] = t480
-	var t486 uint64 = t80 | t77<<8 | t78<<16 | t75<<17
-	v[486] = t486
-	var t492 uint64 = t92 | t89<<8 | t90<<16 | t87<<17
-	v[492] = t492
-	var t498 uint64 = t104 | t101<<8 | t102<<16 | t99<<17
-	v[498] = t498
-	var t504 uint64 = t116 | t113<<8 | t114<<16 | t111<<17
-	v[504] = t504
-	var t510 uint64 = t128 | t125<<8 | t126<<16 | t123<<17
-	v[510] = t510
-	var t516 uint64 = t140 | t137<<8 | t138<<16 | t135<<17
-	v[516] = t516
-	var t522 uint64 = t152 | t149<<8 | t150<<16 | t147<<17
-	v[522] = t522
-	var t528 uint64 = t164 | t161<<8 | t162<<16 | t159<<17
-	v[528] = t528
-	var t534 uint64 = t176 | t173<<8 | t174<<16 | t171<<17
-	v[534] = t534
-	var t540 uint64 = t188 | t185<<8 | t186<<16 | t183<<17
-	v[540] = t540
-	var t546 uint64 = t200 | t197<<8 | t198<<16 | t195<<17
-	v[546] = t546
-	var t552 uint64 = t212 | t209<<8 | t210<<16 | t207<<17
-	v[552] = t552
-	var t558 uint64 = t224 | t221<<8 | t222<<16 | t219<<17
-	v[558] = t558
-	var t564 uint64 = t236 | t233<<8 | t234<<16 | t231<<17
-	v[564] = t564
-	var t570 uint64 = t248 | t245<<8 | t246<<16 | t243<<17
-	v[570] = t570
-	var t576 uint64 = t260 | t257<<8 | t258<<16 | t255<<17
-	v[576] = t576
-	var t582 uint64 = t272 | t269<<8 | t270<<16 | t267<<17
-	v[582] = t582
-	var t588 uint64 = t284 | t281<<8 | t282<<16 | t279<<17
-	v[588] = t588
-	var t594 uint64 = t296 | t293<<8 | t294<<16 | t291<<17
-	v[594] = t594
-	var t600 uint64 = t308 | t305<<8 | t306<<16 | t303<<17
-	v[600] = t600
-	var t606 uint64 = t320 | t317<<8 | t318<<16 | t315<<17
-	v[606] = t606
-	var t612 uint64 = t332 | t329<<8 | t330<<16 | t327<<17
-	v[612] = t612
-	var t618 uint64 = t344 | t341<<8 | t342<<16 | t339<<17
-	v[618] = t618
-	var t624 uint64 = t356 | t353<<8 | t354<<16 | t351<<17
-	v[624] = t624
-	var t630 uint64 = t368 | t365<<8 | t366<<16 | t363<<17
-	v[630] = t630
-	var t636 uint64 = t380 | t377<<8 | t378<<16 | t375<<17
-	v[636] = t636
-	var t642 uint64 = t392 | t389<<8 | t390<<16 | t387<<17
-	v[642] = t642
-	var t2397 uint64 = 0x1 & v[10]
-	var t2409 uint64 = t2397 & v[2408]
-	v[2409] = t2409
 	var t2426 uint64 = v[2446] | v[2425]
 	v[2426] = t2426
-	var t2428, t2428_1, t2428_0 uint64 = 0, v[2427], v[2412]
-	if t2426 != 0 {
-		t2428 = t2428_1
-	} else {
-		t2428 = t2428_0
-	}
-	v[2428] = t2428
-	var t2435, t2435_1, t2435_0 uint64 = 0, 0x0, v[2427]
-	if t2426 != 0 {
-		t2435 = t2435_1
-	} else {
-		t2435 = t2435_0
-	}
-	v[2435] = t2435
 	var t2436 uint64 = (^t2426) & 0x1
 	var t2438 uint64 = t2436 & v[2437]
 	v[2438] = t2438
@@ -4269,202 +1778,2524 @@ func (x *simquantize_mxint8) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[2408] != 0 {
-		v[451] = v[444]
-		v[452] = v[446]
-		v[453] = v[448]
-		v[454] = v[450]
-		v[457] = v[456]
-		v[463] = v[462]
-		v[469] = v[468]
-		v[475] = v[474]
-		v[481] = v[480]
-		v[487] = v[486]
-		v[493] = v[492]
-		v[499] = v[498]
-		v[505] = v[504]
-		v[511] = v[510]
-		v[517] = v[516]
-		v[523] = v[522]
-		v[529] = v[528]
-		v[535] = v[534]
-		v[541] = v[540]
-		v[547] = v[546]
-		v[553] = v[552]
-		v[559] = v[558]
-		v[565] = v[564]
-		v[571] = v[570]
-		v[577] = v[576]
-		v[583] = v[582]
-		v[589] = v[588]
-		v[595] = v[594]
-		v[601] = v[600]
-		v[607] = v[606]
-		v[613] = v[612]
-		v[619] = v[618]
-		v[625] = v[624]
-		v[631] = v[630]
-		v[637] = v[636]
-		v[643] = v[642]
-		v[657] = v[656]
-		v[663] = v[662]
-		v[669] = v[668]
-		v[675] = v[674]
-		v[681] = v[680]
-		v[687] = v[686]
-		v[693] = v[692]
-		v[699] = v[698]
-		v[705] = v[704]
-		v[711] = v[710]
-		v[717] = v[716]
-		v[723] = v[722]
-		v[729] = v[728]
-		v[735] = v[734]
-		v[741] = v[740]
-		v[747] = v[746]
-		v[753] = v[752]
-		v[759] = v[758]
-		v[765] = v[764]
-		v[771] = v[770]
-		v[777] = v[776]
-		v[783] = v[782]
-		v[789] = v[788]
-		v[795] = v[794]
-		v[801] = v[800]
-		v[807] = v[806]
-		v[813] = v[812]
-		v[819] = v[818]
-		v[825] = v[824]
-		v[831] = v[830]
-		v[837] = v[836]
-		v[843] = v[842]
-		v[856] = v[855]
-		v[865] = v[864]
-		v[874] = v[873]
-		v[883] = v[882]
-		v[892] = v[891]
-		v[901] = v[900]
-		v[910] = v[909]
-		v[919] = v[918]
-		v[928] = v[927]
-		v[937] = v[936]
-		v[946] = v[945]
-		v[955] = v[954]
-		v[964] = v[963]
-		v[973] = v[972]
-		v[982] = v[981]
-		v[991] = v[990]
-		v[1000] = v[999]
-		v[1009] = v[1008]
-		v[1018] = v[1017]
-		v[1027] = v[1026]
-		v[1036] = v[1035]
-		v[1045] = v[1044]
-		v[1054] = v[1053]
-		v[1063] = v[1062]
-		v[1072] = v[1071]
-		v[1081] = v[1080]
-		v[1090] = v[1089]
-		v[1099] = v[1098]
-		v[1108] = v[1107]
-		v[1117] = v[1116]
-		v[1126] = v[1125]
-		v[1135] = v[1134]
-		v[1139] = v[1138]
-		v[1145] = v[1144]
-		v[1151] = v[1150]
-		v[1157] = v[1156]
-		v[1163] = v[1162]
-		v[1169] = v[1168]
-		v[1175] = v[1174]
-		v[1181] = v[1180]
-		v[1187] = v[1186]
-		v[1193] = v[1192]
-		v[1199] = v[1198]
-		v[1205] = v[1204]
-		v[1211] = v[1210]
-		v[1217] = v[1216]
-		v[1223] = v[1222]
-		v[1229] = v[1228]
-		v[1235] = v[1234]
-		v[1241] = v[1240]
-		v[1247] = v[1246]
-		v[1253] = v[1252]
-		v[1259] = v[1258]
-		v[1265] = v[1264]
-		v[1271] = v[1270]
-		v[1277] = v[1276]
-		v[1283] = v[1282]
-		v[1289] = v[1288]
-		v[1295] = v[1294]
-		v[1301] = v[1300]
-		v[1307] = v[1306]
-		v[1313] = v[1312]
-		v[1319] = v[1318]
-		v[1325] = v[1324]
-		v[1343] = v[1342]
-		v[1362] = v[1361]
-		v[1381] = v[1380]
-		v[1400] = v[1399]
-		v[1419] = v[1418]
-		v[1438] = v[1437]
-		v[1457] = v[1456]
-		v[1476] = v[1475]
-		v[1495] = v[1494]
-		v[1514] = v[1513]
-		v[1533] = v[1532]
-		v[1552] = v[1551]
-		v[1571] = v[1570]
-		v[1590] = v[1589]
-		v[1609] = v[1608]
-		v[1628] = v[1627]
-		v[1647] = v[1646]
-		v[1666] = v[1665]
-		v[1685] = v[1684]
-		v[1704] = v[1703]
-		v[1723] = v[1722]
-		v[1742] = v[1741]
-		v[1761] = v[1760]
-		v[1780] = v[1779]
-		v[1799] = v[1798]
-		v[1818] = v[1817]
-		v[1837] = v[1836]
-		v[1856] = v[1855]
-		v[1875] = v[1874]
-		v[1894] = v[1893]
-		v[1913] = v[1912]
-		v[1932] = v[1931]
 		v[1938] = v[1136]
 		v[1136] = v[654]
-		v[654] = v[653]
 		v[1939] = v[1137]
 		v[1137] = v[655]
 		v[655] = v[455]
 		v[455] = v[9]
-	}
-	if x.Rst {
-		v[2401] = 0x0
-		v[2400] = 0x0
-		v[2399] = 0x0
-		v[2398] = 0x0
-	} else if v[2408] != 0 {
-		v[2401] = v[2400]
-		v[2400] = v[2399]
-		v[2399] = v[2398]
-		v[2398] = v[2409]
-	}
-	if x.Rst {
-		v[2412] = 0x0
-		v[2418] = 0x0
-	} else {
-		v[2412] = v[2428]
-		v[2418] = v[2435]
+		var t648 uint64
+		if v[451] < v[452] {
+			t648 = 1
+		}
+		var t649, t649_1, t649_0 uint64 = 0, v[452], v[451]
+		if t648 != 0 {
+			t649 = t649_1
+		} else {
+			t649 = t649_0
+		}
+		var t650 uint64
+		if v[453] < v[454] {
+			t650 = 1
+		}
+		var t651, t651_1, t651_0 uint64 = 0, v[454], v[453]
+		if t650 != 0 {
+			t651 = t651_1
+		} else {
+			t651 = t651_0
+		}
+		var t652 uint64
+		if t649 < t651 {
+			t652 = 1
+		}
+		var t653, t653_1, t653_0 uint64 = 0, t651, t649
+		if t652 != 0 {
+			t653 = t653_1
+		} else {
+			t653 = t653_0
+		}
+		var t458 uint64 = (v[457] >> 17) & 0x1
+		var t459 uint64 = (v[457] >> 16) & 0x1
+		var t460 uint64 = (v[457] >> 8) & 0xff
+		var t461 uint64 = (v[457]) & 0xff
+		var t656 uint64 = t461 | t460<<8 | t459<<16 | t458<<17
+		var t464 uint64 = (v[463] >> 17) & 0x1
+		var t465 uint64 = (v[463] >> 16) & 0x1
+		var t466 uint64 = (v[463] >> 8) & 0xff
+		var t467 uint64 = (v[463]) & 0xff
+		var t662 uint64 = t467 | t466<<8 | t465<<16 | t464<<17
+		var t470 uint64 = (v[469] >> 17) & 0x1
+		var t471 uint64 = (v[469] >> 16) & 0x1
+		var t472 uint64 = (v[469] >> 8) & 0xff
+		var t473 uint64 = (v[469]) & 0xff
+		var t668 uint64 = t473 | t472<<8 | t471<<16 | t470<<17
+		var t476 uint64 = (v[475] >> 17) & 0x1
+		var t477 uint64 = (v[475] >> 16) & 0x1
+		var t478 uint64 = (v[475] >> 8) & 0xff
+		var t479 uint64 = (v[475]) & 0xff
+		var t674 uint64 = t479 | t478<<8 | t477<<16 | t476<<17
+		var t482 uint64 = (v[481] >> 17) & 0x1
+		var t483 uint64 = (v[481] >> 16) & 0x1
+		var t484 uint64 = (v[481] >> 8) & 0xff
+		var t485 uint64 = (v[481]) & 0xff
+		var t680 uint64 = t485 | t484<<8 | t483<<16 | t482<<17
+		var t488 uint64 = (v[487] >> 17) & 0x1
+		var t489 uint64 = (v[487] >> 16) & 0x1
+		var t490 uint64 = (v[487] >> 8) & 0xff
+		var t491 uint64 = (v[487]) & 0xff
+		var t686 uint64 = t491 | t490<<8 | t489<<16 | t488<<17
+		var t494 uint64 = (v[493] >> 17) & 0x1
+		var t495 uint64 = (v[493] >> 16) & 0x1
+		var t496 uint64 = (v[493] >> 8) & 0xff
+		var t497 uint64 = (v[493]) & 0xff
+		var t692 uint64 = t497 | t496<<8 | t495<<16 | t494<<17
+		var t500 uint64 = (v[499] >> 17) & 0x1
+		var t501 uint64 = (v[499] >> 16) & 0x1
+		var t502 uint64 = (v[499] >> 8) & 0xff
+		var t503 uint64 = (v[499]) & 0xff
+		var t698 uint64 = t503 | t502<<8 | t501<<16 | t500<<17
+		var t506 uint64 = (v[505] >> 17) & 0x1
+		var t507 uint64 = (v[505] >> 16) & 0x1
+		var t508 uint64 = (v[505] >> 8) & 0xff
+		var t509 uint64 = (v[505]) & 0xff
+		var t704 uint64 = t509 | t508<<8 | t507<<16 | t506<<17
+		var t512 uint64 = (v[511] >> 17) & 0x1
+		var t513 uint64 = (v[511] >> 16) & 0x1
+		var t514 uint64 = (v[511] >> 8) & 0xff
+		var t515 uint64 = (v[511]) & 0xff
+		var t710 uint64 = t515 | t514<<8 | t513<<16 | t512<<17
+		var t518 uint64 = (v[517] >> 17) & 0x1
+		var t519 uint64 = (v[517] >> 16) & 0x1
+		var t520 uint64 = (v[517] >> 8) & 0xff
+		var t521 uint64 = (v[517]) & 0xff
+		var t716 uint64 = t521 | t520<<8 | t519<<16 | t518<<17
+		var t524 uint64 = (v[523] >> 17) & 0x1
+		var t525 uint64 = (v[523] >> 16) & 0x1
+		var t526 uint64 = (v[523] >> 8) & 0xff
+		var t527 uint64 = (v[523]) & 0xff
+		var t722 uint64 = t527 | t526<<8 | t525<<16 | t524<<17
+		var t530 uint64 = (v[529] >> 17) & 0x1
+		var t531 uint64 = (v[529] >> 16) & 0x1
+		var t532 uint64 = (v[529] >> 8) & 0xff
+		var t533 uint64 = (v[529]) & 0xff
+		var t728 uint64 = t533 | t532<<8 | t531<<16 | t530<<17
+		var t536 uint64 = (v[535] >> 17) & 0x1
+		var t537 uint64 = (v[535] >> 16) & 0x1
+		var t538 uint64 = (v[535] >> 8) & 0xff
+		var t539 uint64 = (v[535]) & 0xff
+		var t734 uint64 = t539 | t538<<8 | t537<<16 | t536<<17
+		var t542 uint64 = (v[541] >> 17) & 0x1
+		var t543 uint64 = (v[541] >> 16) & 0x1
+		var t544 uint64 = (v[541] >> 8) & 0xff
+		var t545 uint64 = (v[541]) & 0xff
+		var t740 uint64 = t545 | t544<<8 | t543<<16 | t542<<17
+		var t548 uint64 = (v[547] >> 17) & 0x1
+		var t549 uint64 = (v[547] >> 16) & 0x1
+		var t550 uint64 = (v[547] >> 8) & 0xff
+		var t551 uint64 = (v[547]) & 0xff
+		var t746 uint64 = t551 | t550<<8 | t549<<16 | t548<<17
+		var t554 uint64 = (v[553] >> 17) & 0x1
+		var t555 uint64 = (v[553] >> 16) & 0x1
+		var t556 uint64 = (v[553] >> 8) & 0xff
+		var t557 uint64 = (v[553]) & 0xff
+		var t752 uint64 = t557 | t556<<8 | t555<<16 | t554<<17
+		var t560 uint64 = (v[559] >> 17) & 0x1
+		var t561 uint64 = (v[559] >> 16) & 0x1
+		var t562 uint64 = (v[559] >> 8) & 0xff
+		var t563 uint64 = (v[559]) & 0xff
+		var t758 uint64 = t563 | t562<<8 | t561<<16 | t560<<17
+		var t566 uint64 = (v[565] >> 17) & 0x1
+		var t567 uint64 = (v[565] >> 16) & 0x1
+		var t568 uint64 = (v[565] >> 8) & 0xff
+		var t569 uint64 = (v[565]) & 0xff
+		var t764 uint64 = t569 | t568<<8 | t567<<16 | t566<<17
+		var t572 uint64 = (v[571] >> 17) & 0x1
+		var t573 uint64 = (v[571] >> 16) & 0x1
+		var t574 uint64 = (v[571] >> 8) & 0xff
+		var t575 uint64 = (v[571]) & 0xff
+		var t770 uint64 = t575 | t574<<8 | t573<<16 | t572<<17
+		var t578 uint64 = (v[577] >> 17) & 0x1
+		var t579 uint64 = (v[577] >> 16) & 0x1
+		var t580 uint64 = (v[577] >> 8) & 0xff
+		var t581 uint64 = (v[577]) & 0xff
+		var t776 uint64 = t581 | t580<<8 | t579<<16 | t578<<17
+		var t584 uint64 = (v[583] >> 17) & 0x1
+		var t585 uint64 = (v[583] >> 16) & 0x1
+		var t586 uint64 = (v[583] >> 8) & 0xff
+		var t587 uint64 = (v[583]) & 0xff
+		var t782 uint64 = t587 | t586<<8 | t585<<16 | t584<<17
+		var t590 uint64 = (v[589] >> 17) & 0x1
+		var t591 uint64 = (v[589] >> 16) & 0x1
+		var t592 uint64 = (v[589] >> 8) & 0xff
+		var t593 uint64 = (v[589]) & 0xff
+		var t788 uint64 = t593 | t592<<8 | t591<<16 | t590<<17
+		var t596 uint64 = (v[595] >> 17) & 0x1
+		var t597 uint64 = (v[595] >> 16) & 0x1
+		var t598 uint64 = (v[595] >> 8) & 0xff
+		var t599 uint64 = (v[595]) & 0xff
+		var t794 uint64 = t599 | t598<<8 | t597<<16 | t596<<17
+		var t602 uint64 = (v[601] >> 17) & 0x1
+		var t603 uint64 = (v[601] >> 16) & 0x1
+		var t604 uint64 = (v[601] >> 8) & 0xff
+		var t605 uint64 = (v[601]) & 0xff
+		var t800 uint64 = t605 | t604<<8 | t603<<16 | t602<<17
+		var t608 uint64 = (v[607] >> 17) & 0x1
+		var t609 uint64 = (v[607] >> 16) & 0x1
+		var t610 uint64 = (v[607] >> 8) & 0xff
+		var t611 uint64 = (v[607]) & 0xff
+		var t806 uint64 = t611 | t610<<8 | t609<<16 | t608<<17
+		var t614 uint64 = (v[613] >> 17) & 0x1
+		var t615 uint64 = (v[613] >> 16) & 0x1
+		var t616 uint64 = (v[613] >> 8) & 0xff
+		var t617 uint64 = (v[613]) & 0xff
+		var t812 uint64 = t617 | t616<<8 | t615<<16 | t614<<17
+		var t620 uint64 = (v[619] >> 17) & 0x1
+		var t621 uint64 = (v[619] >> 16) & 0x1
+		var t622 uint64 = (v[619] >> 8) & 0xff
+		var t623 uint64 = (v[619]) & 0xff
+		var t818 uint64 = t623 | t622<<8 | t621<<16 | t620<<17
+		var t626 uint64 = (v[625] >> 17) & 0x1
+		var t627 uint64 = (v[625] >> 16) & 0x1
+		var t628 uint64 = (v[625] >> 8) & 0xff
+		var t629 uint64 = (v[625]) & 0xff
+		var t824 uint64 = t629 | t628<<8 | t627<<16 | t626<<17
+		var t632 uint64 = (v[631] >> 17) & 0x1
+		var t633 uint64 = (v[631] >> 16) & 0x1
+		var t634 uint64 = (v[631] >> 8) & 0xff
+		var t635 uint64 = (v[631]) & 0xff
+		var t830 uint64 = t635 | t634<<8 | t633<<16 | t632<<17
+		var t638 uint64 = (v[637] >> 17) & 0x1
+		var t639 uint64 = (v[637] >> 16) & 0x1
+		var t640 uint64 = (v[637] >> 8) & 0xff
+		var t641 uint64 = (v[637]) & 0xff
+		var t836 uint64 = t641 | t640<<8 | t639<<16 | t638<<17
+		var t644 uint64 = (v[643] >> 17) & 0x1
+		var t645 uint64 = (v[643] >> 16) & 0x1
+		var t646 uint64 = (v[643] >> 8) & 0xff
+		var t647 uint64 = (v[643]) & 0xff
+		var t842 uint64 = t647 | t646<<8 | t645<<16 | t644<<17
+		var t660 uint64 = (v[657] >> 8) & 0xff
+		var t848 uint64 = (v[654] - t660) & 0x1ff
+		var t850 uint64 = (t848 + 0x1) & 0x1ff
+		var t852 uint64
+		if t850 < 0xa {
+			t852 = 1
+		}
+		var t853 uint64 = (t850) & 0xf
+		var t855, t855_1, t855_0 uint64 = 0, t853, 0x9
+		if t852 != 0 {
+			t855 = t855_1
+		} else {
+			t855 = t855_0
+		}
+		var t666 uint64 = (v[663] >> 8) & 0xff
+		var t857 uint64 = (v[654] - t666) & 0x1ff
+		var t859 uint64 = (t857 + 0x1) & 0x1ff
+		var t861 uint64
+		if t859 < 0xa {
+			t861 = 1
+		}
+		var t862 uint64 = (t859) & 0xf
+		var t864, t864_1, t864_0 uint64 = 0, t862, 0x9
+		if t861 != 0 {
+			t864 = t864_1
+		} else {
+			t864 = t864_0
+		}
+		var t672 uint64 = (v[669] >> 8) & 0xff
+		var t866 uint64 = (v[654] - t672) & 0x1ff
+		var t868 uint64 = (t866 + 0x1) & 0x1ff
+		var t870 uint64
+		if t868 < 0xa {
+			t870 = 1
+		}
+		var t871 uint64 = (t868) & 0xf
+		var t873, t873_1, t873_0 uint64 = 0, t871, 0x9
+		if t870 != 0 {
+			t873 = t873_1
+		} else {
+			t873 = t873_0
+		}
+		var t678 uint64 = (v[675] >> 8) & 0xff
+		var t875 uint64 = (v[654] - t678) & 0x1ff
+		var t877 uint64 = (t875 + 0x1) & 0x1ff
+		var t879 uint64
+		if t877 < 0xa {
+			t879 = 1
+		}
+		var t880 uint64 = (t877) & 0xf
+		var t882, t882_1, t882_0 uint64 = 0, t880, 0x9
+		if t879 != 0 {
+			t882 = t882_1
+		} else {
+			t882 = t882_0
+		}
+		var t684 uint64 = (v[681] >> 8) & 0xff
+		var t884 uint64 = (v[654] - t684) & 0x1ff
+		var t886 uint64 = (t884 + 0x1) & 0x1ff
+		var t888 uint64
+		if t886 < 0xa {
+			t888 = 1
+		}
+		var t889 uint64 = (t886) & 0xf
+		var t891, t891_1, t891_0 uint64 = 0, t889, 0x9
+		if t888 != 0 {
+			t891 = t891_1
+		} else {
+			t891 = t891_0
+		}
+		var t690 uint64 = (v[687] >> 8) & 0xff
+		var t893 uint64 = (v[654] - t690) & 0x1ff
+		var t895 uint64 = (t893 + 0x1) & 0x1ff
+		var t897 uint64
+		if t895 < 0xa {
+			t897 = 1
+		}
+		var t898 uint64 = (t895) & 0xf
+		var t900, t900_1, t900_0 uint64 = 0, t898, 0x9
+		if t897 != 0 {
+			t900 = t900_1
+		} else {
+			t900 = t900_0
+		}
+		var t696 uint64 = (v[693] >> 8) & 0xff
+		var t902 uint64 = (v[654] - t696) & 0x1ff
+		var t904 uint64 = (t902 + 0x1) & 0x1ff
+		var t906 uint64
+		if t904 < 0xa {
+			t906 = 1
+		}
+		var t907 uint64 = (t904) & 0xf
+		var t909, t909_1, t909_0 uint64 = 0, t907, 0x9
+		if t906 != 0 {
+			t909 = t909_1
+		} else {
+			t909 = t909_0
+		}
+		var t702 uint64 = (v[699] >> 8) & 0xff
+		var t911 uint64 = (v[654] - t702) & 0x1ff
+		var t913 uint64 = (t911 + 0x1) & 0x1ff
+		var t915 uint64
+		if t913 < 0xa {
+			t915 = 1
+		}
+		var t916 uint64 = (t913) & 0xf
+		var t918, t918_1, t918_0 uint64 = 0, t916, 0x9
+		if t915 != 0 {
+			t918 = t918_1
+		} else {
+			t918 = t918_0
+		}
+		var t708 uint64 = (v[705] >> 8) & 0xff
+		var t920 uint64 = (v[654] - t708) & 0x1ff
+		var t922 uint64 = (t920 + 0x1) & 0x1ff
+		var t924 uint64
+		if t922 < 0xa {
+			t924 = 1
+		}
+		var t925 uint64 = (t922) & 0xf
+		var t927, t927_1, t927_0 uint64 = 0, t925, 0x9
+		if t924 != 0 {
+			t927 = t927_1
+		} else {
+			t927 = t927_0
+		}
+		var t714 uint64 = (v[711] >> 8) & 0xff
+		var t929 uint64 = (v[654] - t714) & 0x1ff
+		var t931 uint64 = (t929 + 0x1) & 0x1ff
+		var t933 uint64
+		if t931 < 0xa {
+			t933 = 1
+		}
+		var t934 uint64 = (t931) & 0xf
+		var t936, t936_1, t936_0 uint64 = 0, t934, 0x9
+		if t933 != 0 {
+			t936 = t936_1
+		} else {
+			t936 = t936_0
+		}
+		var t720 uint64 = (v[717] >> 8) & 0xff
+		var t938 uint64 = (v[654] - t720) & 0x1ff
+		var t940 uint64 = (t938 + 0x1) & 0x1ff
+		var t942 uint64
+		if t940 < 0xa {
+			t942 = 1
+		}
+		var t943 uint64 = (t940) & 0xf
+		var t945, t945_1, t945_0 uint64 = 0, t943, 0x9
+		if t942 != 0 {
+			t945 = t945_1
+		} else {
+			t945 = t945_0
+		}
+		var t726 uint64 = (v[723] >> 8) & 0xff
+		var t947 uint64 = (v[654] - t726) & 0x1ff
+		var t949 uint64 = (t947 + 0x1) & 0x1ff
+		var t951 uint64
+		if t949 < 0xa {
+			t951 = 1
+		}
+		var t952 uint64 = (t949) & 0xf
+		var t954, t954_1, t954_0 uint64 = 0, t952, 0x9
+		if t951 != 0 {
+			t954 = t954_1
+		} else {
+			t954 = t954_0
+		}
+		var t732 uint64 = (v[729] >> 8) & 0xff
+		var t956 uint64 = (v[654] - t732) & 0x1ff
+		var t958 uint64 = (t956 + 0x1) & 0x1ff
+		var t960 uint64
+		if t958 < 0xa {
+			t960 = 1
+		}
+		var t961 uint64 = (t958) & 0xf
+		var t963, t963_1, t963_0 uint64 = 0, t961, 0x9
+		if t960 != 0 {
+			t963 = t963_1
+		} else {
+			t963 = t963_0
+		}
+		var t738 uint64 = (v[735] >> 8) & 0xff
+		var t965 uint64 = (v[654] - t738) & 0x1ff
+		var t967 uint64 = (t965 + 0x1) & 0x1ff
+		var t969 uint64
+		if t967 < 0xa {
+			t969 = 1
+		}
+		var t970 uint64 = (t967) & 0xf
+		var t972, t972_1, t972_0 uint64 = 0, t970, 0x9
+		if t969 != 0 {
+			t972 = t972_1
+		} else {
+			t972 = t972_0
+		}
+		var t744 uint64 = (v[741] >> 8) & 0xff
+		var t974 uint64 = (v[654] - t744) & 0x1ff
+		var t976 uint64 = (t974 + 0x1) & 0x1ff
+		var t978 uint64
+		if t976 < 0xa {
+			t978 = 1
+		}
+		var t979 uint64 = (t976) & 0xf
+		var t981, t981_1, t981_0 uint64 = 0, t979, 0x9
+		if t978 != 0 {
+			t981 = t981_1
+		} else {
+			t981 = t981_0
+		}
+		var t750 uint64 = (v[747] >> 8) & 0xff
+		var t983 uint64 = (v[654] - t750) & 0x1ff
+		var t985 uint64 = (t983 + 0x1) & 0x1ff
+		var t987 uint64
+		if t985 < 0xa {
+			t987 = 1
+		}
+		var t988 uint64 = (t985) & 0xf
+		var t990, t990_1, t990_0 uint64 = 0, t988, 0x9
+		if t987 != 0 {
+			t990 = t990_1
+		} else {
+			t990 = t990_0
+		}
+		var t756 uint64 = (v[753] >> 8) & 0xff
+		var t992 uint64 = (v[654] - t756) & 0x1ff
+		var t994 uint64 = (t992 + 0x1) & 0x1ff
+		var t996 uint64
+		if t994 < 0xa {
+			t996 = 1
+		}
+		var t997 uint64 = (t994) & 0xf
+		var t999, t999_1, t999_0 uint64 = 0, t997, 0x9
+		if t996 != 0 {
+			t999 = t999_1
+		} else {
+			t999 = t999_0
+		}
+		var t762 uint64 = (v[759] >> 8) & 0xff
+		var t1001 uint64 = (v[654] - t762) & 0x1ff
+		var t1003 uint64 = (t1001 + 0x1) & 0x1ff
+		var t1005 uint64
+		if t1003 < 0xa {
+			t1005 = 1
+		}
+		var t1006 uint64 = (t1003) & 0xf
+		var t1008, t1008_1, t1008_0 uint64 = 0, t1006, 0x9
+		if t1005 != 0 {
+			t1008 = t1008_1
+		} else {
+			t1008 = t1008_0
+		}
+		var t768 uint64 = (v[765] >> 8) & 0xff
+		var t1010 uint64 = (v[654] - t768) & 0x1ff
+		var t1012 uint64 = (t1010 + 0x1) & 0x1ff
+		var t1014 uint64
+		if t1012 < 0xa {
+			t1014 = 1
+		}
+		var t1015 uint64 = (t1012) & 0xf
+		var t1017, t1017_1, t1017_0 uint64 = 0, t1015, 0x9
+		if t1014 != 0 {
+			t1017 = t1017_1
+		} else {
+			t1017 = t1017_0
+		}
+		var t774 uint64 = (v[771] >> 8) & 0xff
+		var t1019 uint64 = (v[654] - t774) & 0x1ff
+		var t1021 uint64 = (t1019 + 0x1) & 0x1ff
+		var t1023 uint64
+		if t1021 < 0xa {
+			t1023 = 1
+		}
+		var t1024 uint64 = (t1021) & 0xf
+		var t1026, t1026_1, t1026_0 uint64 = 0, t1024, 0x9
+		if t1023 != 0 {
+			t1026 = t1026_1
+		} else {
+			t1026 = t1026_0
+		}
+		var t780 uint64 = (v[777] >> 8) & 0xff
+		var t1028 uint64 = (v[654] - t780) & 0x1ff
+		var t1030 uint64 = (t1028 + 0x1) & 0x1ff
+		var t1032 uint64
+		if t1030 < 0xa {
+			t1032 = 1
+		}
+		var t1033 uint64 = (t1030) & 0xf
+		var t1035, t1035_1, t1035_0 uint64 = 0, t1033, 0x9
+		if t1032 != 0 {
+			t1035 = t1035_1
+		} else {
+			t1035 = t1035_0
+		}
+		var t786 uint64 = (v[783] >> 8) & 0xff
+		var t1037 uint64 = (v[654] - t786) & 0x1ff
+		var t1039 uint64 = (t1037 + 0x1) & 0x1ff
+		var t1041 uint64
+		if t1039 < 0xa {
+			t1041 = 1
+		}
+		var t1042 uint64 = (t1039) & 0xf
+		var t1044, t1044_1, t1044_0 uint64 = 0, t1042, 0x9
+		if t1041 != 0 {
+			t1044 = t1044_1
+		} else {
+			t1044 = t1044_0
+		}
+		var t792 uint64 = (v[789] >> 8) & 0xff
+		var t1046 uint64 = (v[654] - t792) & 0x1ff
+		var t1048 uint64 = (t1046 + 0x1) & 0x1ff
+		var t1050 uint64
+		if t1048 < 0xa {
+			t1050 = 1
+		}
+		var t1051 uint64 = (t1048) & 0xf
+		var t1053, t1053_1, t1053_0 uint64 = 0, t1051, 0x9
+		if t1050 != 0 {
+			t1053 = t1053_1
+		} else {
+			t1053 = t1053_0
+		}
+		var t798 uint64 = (v[795] >> 8) & 0xff
+		var t1055 uint64 = (v[654] - t798) & 0x1ff
+		var t1057 uint64 = (t1055 + 0x1) & 0x1ff
+		var t1059 uint64
+		if t1057 < 0xa {
+			t1059 = 1
+		}
+		var t1060 uint64 = (t1057) & 0xf
+		var t1062, t1062_1, t1062_0 uint64 = 0, t1060, 0x9
+		if t1059 != 0 {
+			t1062 = t1062_1
+		} else {
+			t1062 = t1062_0
+		}
+		var t804 uint64 = (v[801] >> 8) & 0xff
+		var t1064 uint64 = (v[654] - t804) & 0x1ff
+		var t1066 uint64 = (t1064 + 0x1) & 0x1ff
+		var t1068 uint64
+		if t1066 < 0xa {
+			t1068 = 1
+		}
+		var t1069 uint64 = (t1066) & 0xf
+		var t1071, t1071_1, t1071_0 uint64 = 0, t1069, 0x9
+		if t1068 != 0 {
+			t1071 = t1071_1
+		} else {
+			t1071 = t1071_0
+		}
+		var t810 uint64 = (v[807] >> 8) & 0xff
+		var t1073 uint64 = (v[654] - t810) & 0x1ff
+		var t1075 uint64 = (t1073 + 0x1) & 0x1ff
+		var t1077 uint64
+		if t1075 < 0xa {
+			t1077 = 1
+		}
+		var t1078 uint64 = (t1075) & 0xf
+		var t1080, t1080_1, t1080_0 uint64 = 0, t1078, 0x9
+		if t1077 != 0 {
+			t1080 = t1080_1
+		} else {
+			t1080 = t1080_0
+		}
+		var t816 uint64 = (v[813] >> 8) & 0xff
+		var t1082 uint64 = (v[654] - t816) & 0x1ff
+		var t1084 uint64 = (t1082 + 0x1) & 0x1ff
+		var t1086 uint64
+		if t1084 < 0xa {
+			t1086 = 1
+		}
+		var t1087 uint64 = (t1084) & 0xf
+		var t1089, t1089_1, t1089_0 uint64 = 0, t1087, 0x9
+		if t1086 != 0 {
+			t1089 = t1089_1
+		} else {
+			t1089 = t1089_0
+		}
+		var t822 uint64 = (v[819] >> 8) & 0xff
+		var t1091 uint64 = (v[654] - t822) & 0x1ff
+		var t1093 uint64 = (t1091 + 0x1) & 0x1ff
+		var t1095 uint64
+		if t1093 < 0xa {
+			t1095 = 1
+		}
+		var t1096 uint64 = (t1093) & 0xf
+		var t1098, t1098_1, t1098_0 uint64 = 0, t1096, 0x9
+		if t1095 != 0 {
+			t1098 = t1098_1
+		} else {
+			t1098 = t1098_0
+		}
+		var t828 uint64 = (v[825] >> 8) & 0xff
+		var t1100 uint64 = (v[654] - t828) & 0x1ff
+		var t1102 uint64 = (t1100 + 0x1) & 0x1ff
+		var t1104 uint64
+		if t1102 < 0xa {
+			t1104 = 1
+		}
+		var t1105 uint64 = (t1102) & 0xf
+		var t1107, t1107_1, t1107_0 uint64 = 0, t1105, 0x9
+		if t1104 != 0 {
+			t1107 = t1107_1
+		} else {
+			t1107 = t1107_0
+		}
+		var t834 uint64 = (v[831] >> 8) & 0xff
+		var t1109 uint64 = (v[654] - t834) & 0x1ff
+		var t1111 uint64 = (t1109 + 0x1) & 0x1ff
+		var t1113 uint64
+		if t1111 < 0xa {
+			t1113 = 1
+		}
+		var t1114 uint64 = (t1111) & 0xf
+		var t1116, t1116_1, t1116_0 uint64 = 0, t1114, 0x9
+		if t1113 != 0 {
+			t1116 = t1116_1
+		} else {
+			t1116 = t1116_0
+		}
+		var t840 uint64 = (v[837] >> 8) & 0xff
+		var t1118 uint64 = (v[654] - t840) & 0x1ff
+		var t1120 uint64 = (t1118 + 0x1) & 0x1ff
+		var t1122 uint64
+		if t1120 < 0xa {
+			t1122 = 1
+		}
+		var t1123 uint64 = (t1120) & 0xf
+		var t1125, t1125_1, t1125_0 uint64 = 0, t1123, 0x9
+		if t1122 != 0 {
+			t1125 = t1125_1
+		} else {
+			t1125 = t1125_0
+		}
+		var t846 uint64 = (v[843] >> 8) & 0xff
+		var t1127 uint64 = (v[654] - t846) & 0x1ff
+		v[654] = t653
+		var t1129 uint64 = (t1127 + 0x1) & 0x1ff
+		var t1131 uint64
+		if t1129 < 0xa {
+			t1131 = 1
+		}
+		var t1132 uint64 = (t1129) & 0xf
+		var t1134, t1134_1, t1134_0 uint64 = 0, t1132, 0x9
+		if t1131 != 0 {
+			t1134 = t1134_1
+		} else {
+			t1134 = t1134_0
+		}
+		var t658 uint64 = (v[657] >> 17) & 0x1
+		var t659 uint64 = (v[657] >> 16) & 0x1
+		var t661 uint64 = (v[657]) & 0xff
+		v[657] = t656
+		var t1138 uint64 = t661 | t660<<8 | t659<<16 | t658<<17
+		var t664 uint64 = (v[663] >> 17) & 0x1
+		var t665 uint64 = (v[663] >> 16) & 0x1
+		var t667 uint64 = (v[663]) & 0xff
+		v[663] = t662
+		var t1144 uint64 = t667 | t666<<8 | t665<<16 | t664<<17
+		var t670 uint64 = (v[669] >> 17) & 0x1
+		var t671 uint64 = (v[669] >> 16) & 0x1
+		var t673 uint64 = (v[669]) & 0xff
+		v[669] = t668
+		var t1150 uint64 = t673 | t672<<8 | t671<<16 | t670<<17
+		var t676 uint64 = (v[675] >> 17) & 0x1
+		var t677 uint64 = (v[675] >> 16) & 0x1
+		var t679 uint64 = (v[675]) & 0xff
+		v[675] = t674
+		var t1156 uint64 = t679 | t678<<8 | t677<<16 | t676<<17
+		var t682 uint64 = (v[681] >> 17) & 0x1
+		var t683 uint64 = (v[681] >> 16) & 0x1
+		var t685 uint64 = (v[681]) & 0xff
+		v[681] = t680
+		var t1162 uint64 = t685 | t684<<8 | t683<<16 | t682<<17
+		var t688 uint64 = (v[687] >> 17) & 0x1
+		var t689 uint64 = (v[687] >> 16) & 0x1
+		var t691 uint64 = (v[687]) & 0xff
+		v[687] = t686
+		var t1168 uint64 = t691 | t690<<8 | t689<<16 | t688<<17
+		var t694 uint64 = (v[693] >> 17) & 0x1
+		var t695 uint64 = (v[693] >> 16) & 0x1
+		var t697 uint64 = (v[693]) & 0xff
+		v[693] = t692
+		var t1174 uint64 = t697 | t696<<8 | t695<<16 | t694<<17
+		var t700 uint64 = (v[699] >> 17) & 0x1
+		var t701 uint64 = (v[699] >> 16) & 0x1
+		var t703 uint64 = (v[699]) & 0xff
+		v[699] = t698
+		var t1180 uint64 = t703 | t702<<8 | t701<<16 | t700<<17
+		var t706 uint64 = (v[705] >> 17) & 0x1
+		var t707 uint64 = (v[705] >> 16) & 0x1
+		var t709 uint64 = (v[705]) & 0xff
+		v[705] = t704
+		var t1186 uint64 = t709 | t708<<8 | t707<<16 | t706<<17
+		var t712 uint64 = (v[711] >> 17) & 0x1
+		var t713 uint64 = (v[711] >> 16) & 0x1
+		var t715 uint64 = (v[711]) & 0xff
+		v[711] = t710
+		var t1192 uint64 = t715 | t714<<8 | t713<<16 | t712<<17
+		var t718 uint64 = (v[717] >> 17) & 0x1
+		var t719 uint64 = (v[717] >> 16) & 0x1
+		var t721 uint64 = (v[717]) & 0xff
+		v[717] = t716
+		var t1198 uint64 = t721 | t720<<8 | t719<<16 | t718<<17
+		var t724 uint64 = (v[723] >> 17) & 0x1
+		var t725 uint64 = (v[723] >> 16) & 0x1
+		var t727 uint64 = (v[723]) & 0xff
+		v[723] = t722
+		var t1204 uint64 = t727 | t726<<8 | t725<<16 | t724<<17
+		var t730 uint64 = (v[729] >> 17) & 0x1
+		var t731 uint64 = (v[729] >> 16) & 0x1
+		var t733 uint64 = (v[729]) & 0xff
+		v[729] = t728
+		var t1210 uint64 = t733 | t732<<8 | t731<<16 | t730<<17
+		var t736 uint64 = (v[735] >> 17) & 0x1
+		var t737 uint64 = (v[735] >> 16) & 0x1
+		var t739 uint64 = (v[735]) & 0xff
+		v[735] = t734
+		var t1216 uint64 = t739 | t738<<8 | t737<<16 | t736<<17
+		var t742 uint64 = (v[741] >> 17) & 0x1
+		var t743 uint64 = (v[741] >> 16) & 0x1
+		var t745 uint64 = (v[741]) & 0xff
+		v[741] = t740
+		var t1222 uint64 = t745 | t744<<8 | t743<<16 | t742<<17
+		var t748 uint64 = (v[747] >> 17) & 0x1
+		var t749 uint64 = (v[747] >> 16) & 0x1
+		var t751 uint64 = (v[747]) & 0xff
+		v[747] = t746
+		var t1228 uint64 = t751 | t750<<8 | t749<<16 | t748<<17
+		var t754 uint64 = (v[753] >> 17) & 0x1
+		var t755 uint64 = (v[753] >> 16) & 0x1
+		var t757 uint64 = (v[753]) & 0xff
+		v[753] = t752
+		var t1234 uint64 = t757 | t756<<8 | t755<<16 | t754<<17
+		var t760 uint64 = (v[759] >> 17) & 0x1
+		var t761 uint64 = (v[759] >> 16) & 0x1
+		var t763 uint64 = (v[759]) & 0xff
+		v[759] = t758
+		var t1240 uint64 = t763 | t762<<8 | t761<<16 | t760<<17
+		var t766 uint64 = (v[765] >> 17) & 0x1
+		var t767 uint64 = (v[765] >> 16) & 0x1
+		var t769 uint64 = (v[765]) & 0xff
+		v[765] = t764
+		var t1246 uint64 = t769 | t768<<8 | t767<<16 | t766<<17
+		var t772 uint64 = (v[771] >> 17) & 0x1
+		var t773 uint64 = (v[771] >> 16) & 0x1
+		var t775 uint64 = (v[771]) & 0xff
+		v[771] = t770
+		var t1252 uint64 = t775 | t774<<8 | t773<<16 | t772<<17
+		var t778 uint64 = (v[777] >> 17) & 0x1
+		var t779 uint64 = (v[777] >> 16) & 0x1
+		var t781 uint64 = (v[777]) & 0xff
+		v[777] = t776
+		var t1258 uint64 = t781 | t780<<8 | t779<<16 | t778<<17
+		var t784 uint64 = (v[783] >> 17) & 0x1
+		var t785 uint64 = (v[783] >> 16) & 0x1
+		var t787 uint64 = (v[783]) & 0xff
+		v[783] = t782
+		var t1264 uint64 = t787 | t786<<8 | t785<<16 | t784<<17
+		var t790 uint64 = (v[789] >> 17) & 0x1
+		var t791 uint64 = (v[789] >> 16) & 0x1
+		var t793 uint64 = (v[789]) & 0xff
+		v[789] = t788
+		var t1270 uint64 = t793 | t792<<8 | t791<<16 | t790<<17
+		var t796 uint64 = (v[795] >> 17) & 0x1
+		var t797 uint64 = (v[795] >> 16) & 0x1
+		var t799 uint64 = (v[795]) & 0xff
+		v[795] = t794
+		var t1276 uint64 = t799 | t798<<8 | t797<<16 | t796<<17
+		var t802 uint64 = (v[801] >> 17) & 0x1
+		var t803 uint64 = (v[801] >> 16) & 0x1
+		var t805 uint64 = (v[801]) & 0xff
+		v[801] = t800
+		var t1282 uint64 = t805 | t804<<8 | t803<<16 | t802<<17
+		var t808 uint64 = (v[807] >> 17) & 0x1
+		var t809 uint64 = (v[807] >> 16) & 0x1
+		var t811 uint64 = (v[807]) & 0xff
+		v[807] = t806
+		var t1288 uint64 = t811 | t810<<8 | t809<<16 | t808<<17
+		var t814 uint64 = (v[813] >> 17) & 0x1
+		var t815 uint64 = (v[813] >> 16) & 0x1
+		var t817 uint64 = (v[813]) & 0xff
+		v[813] = t812
+		var t1294 uint64 = t817 | t816<<8 | t815<<16 | t814<<17
+		var t820 uint64 = (v[819] >> 17) & 0x1
+		var t821 uint64 = (v[819] >> 16) & 0x1
+		var t823 uint64 = (v[819]) & 0xff
+		v[819] = t818
+		var t1300 uint64 = t823 | t822<<8 | t821<<16 | t820<<17
+		var t826 uint64 = (v[825] >> 17) & 0x1
+		var t827 uint64 = (v[825] >> 16) & 0x1
+		var t829 uint64 = (v[825]) & 0xff
+		v[825] = t824
+		var t1306 uint64 = t829 | t828<<8 | t827<<16 | t826<<17
+		var t832 uint64 = (v[831] >> 17) & 0x1
+		var t833 uint64 = (v[831] >> 16) & 0x1
+		var t835 uint64 = (v[831]) & 0xff
+		v[831] = t830
+		var t1312 uint64 = t835 | t834<<8 | t833<<16 | t832<<17
+		var t838 uint64 = (v[837] >> 17) & 0x1
+		var t839 uint64 = (v[837] >> 16) & 0x1
+		var t841 uint64 = (v[837]) & 0xff
+		v[837] = t836
+		var t1318 uint64 = t841 | t840<<8 | t839<<16 | t838<<17
+		var t844 uint64 = (v[843] >> 17) & 0x1
+		var t845 uint64 = (v[843] >> 16) & 0x1
+		var t847 uint64 = (v[843]) & 0xff
+		v[843] = t842
+		var t1324 uint64 = t847 | t846<<8 | t845<<16 | t844<<17
+		var t1140 uint64 = (v[1139] >> 17) & 0x1
+		var t1141 uint64 = (v[1139] >> 16) & 0x1
+		var t1143 uint64 = (v[1139]) & 0xff
+		v[1139] = t1138
+		var t1333 uint64 = (v[856] - 0x1) & 0xf
+		var t1334 uint64 = t1143 >> t1333
+		var t1335 uint64 = (t1334) & 0x1
+		var t1337 uint64 = (0x1 << t1333) & 0xffff
+		var t1339 uint64 = (t1337 - 0x1) & 0xffff
+		var t1340 uint64 = t1143 & t1339
+		var t1341 uint64
+		if t1340 != 0 {
+			t1341 = 1
+		}
+		var t1330 uint64 = t1143 >> v[856]
+		v[856] = t855
+		var t1331 uint64 = (t1330) & 0xff
+		var t1342 uint64 = t1331 | t1341<<8 | t1335<<9 | t1141<<10 | t1140<<11
+		v[1343] = t1342
+		var t1146 uint64 = (v[1145] >> 17) & 0x1
+		var t1147 uint64 = (v[1145] >> 16) & 0x1
+		var t1149 uint64 = (v[1145]) & 0xff
+		v[1145] = t1144
+		var t1352 uint64 = (v[865] - 0x1) & 0xf
+		var t1353 uint64 = t1149 >> t1352
+		var t1354 uint64 = (t1353) & 0x1
+		var t1356 uint64 = (0x1 << t1352) & 0xffff
+		var t1358 uint64 = (t1356 - 0x1) & 0xffff
+		var t1359 uint64 = t1149 & t1358
+		var t1360 uint64
+		if t1359 != 0 {
+			t1360 = 1
+		}
+		var t1349 uint64 = t1149 >> v[865]
+		v[865] = t864
+		var t1350 uint64 = (t1349) & 0xff
+		var t1361 uint64 = t1350 | t1360<<8 | t1354<<9 | t1147<<10 | t1146<<11
+		v[1362] = t1361
+		var t1152 uint64 = (v[1151] >> 17) & 0x1
+		var t1153 uint64 = (v[1151] >> 16) & 0x1
+		var t1155 uint64 = (v[1151]) & 0xff
+		v[1151] = t1150
+		var t1371 uint64 = (v[874] - 0x1) & 0xf
+		var t1372 uint64 = t1155 >> t1371
+		var t1373 uint64 = (t1372) & 0x1
+		var t1375 uint64 = (0x1 << t1371) & 0xffff
+		var t1377 uint64 = (t1375 - 0x1) & 0xffff
+		var t1378 uint64 = t1155 & t1377
+		var t1379 uint64
+		if t1378 != 0 {
+			t1379 = 1
+		}
+		var t1368 uint64 = t1155 >> v[874]
+		v[874] = t873
+		var t1369 uint64 = (t1368) & 0xff
+		var t1380 uint64 = t1369 | t1379<<8 | t1373<<9 | t1153<<10 | t1152<<11
+		v[1381] = t1380
+		var t1158 uint64 = (v[1157] >> 17) & 0x1
+		var t1159 uint64 = (v[1157] >> 16) & 0x1
+		var t1161 uint64 = (v[1157]) & 0xff
+		v[1157] = t1156
+		var t1390 uint64 = (v[883] - 0x1) & 0xf
+		var t1391 uint64 = t1161 >> t1390
+		var t1392 uint64 = (t1391) & 0x1
+		var t1394 uint64 = (0x1 << t1390) & 0xffff
+		var t1396 uint64 = (t1394 - 0x1) & 0xffff
+		var t1397 uint64 = t1161 & t1396
+		var t1398 uint64
+		if t1397 != 0 {
+			t1398 = 1
+		}
+		var t1387 uint64 = t1161 >> v[883]
+		v[883] = t882
+		var t1388 uint64 = (t1387) & 0xff
+		var t1399 uint64 = t1388 | t1398<<8 | t1392<<9 | t1159<<10 | t1158<<11
+		v[1400] = t1399
+		var t1164 uint64 = (v[1163] >> 17) & 0x1
+		var t1165 uint64 = (v[1163] >> 16) & 0x1
+		var t1167 uint64 = (v[1163]) & 0xff
+		v[1163] = t1162
+		var t1409 uint64 = (v[892] - 0x1) & 0xf
+		var t1410 uint64 = t1167 >> t1409
+		var t1411 uint64 = (t1410) & 0x1
+		var t1413 uint64 = (0x1 << t1409) & 0xffff
+		var t1415 uint64 = (t1413 - 0x1) & 0xffff
+		var t1416 uint64 = t1167 & t1415
+		var t1417 uint64
+		if t1416 != 0 {
+			t1417 = 1
+		}
+		var t1406 uint64 = t1167 >> v[892]
+		v[892] = t891
+		var t1407 uint64 = (t1406) & 0xff
+		var t1418 uint64 = t1407 | t1417<<8 | t1411<<9 | t1165<<10 | t1164<<11
+		v[1419] = t1418
+		var t1170 uint64 = (v[1169] >> 17) & 0x1
+		var t1171 uint64 = (v[1169] >> 16) & 0x1
+		var t1173 uint64 = (v[1169]) & 0xff
+		v[1169] = t1168
+		var t1428 uint64 = (v[901] - 0x1) & 0xf
+		var t1429 uint64 = t1173 >> t1428
+		var t1430 uint64 = (t1429) & 0x1
+		var t1432 uint64 = (0x1 << t1428) & 0xffff
+		var t1434 uint64 = (t1432 - 0x1) & 0xffff
+		var t1435 uint64 = t1173 & t1434
+		var t1436 uint64
+		if t1435 != 0 {
+			t1436 = 1
+		}
+		var t1425 uint64 = t1173 >> v[901]
+		v[901] = t900
+		var t1426 uint64 = (t1425) & 0xff
+		var t1437 uint64 = t1426 | t1436<<8 | t1430<<9 | t1171<<10 | t1170<<11
+		v[1438] = t1437
+		var t1176 uint64 = (v[1175] >> 17) & 0x1
+		var t1177 uint64 = (v[1175] >> 16) & 0x1
+		var t1179 uint64 = (v[1175]) & 0xff
+		v[1175] = t1174
+		var t1447 uint64 = (v[910] - 0x1) & 0xf
+		var t1448 uint64 = t1179 >> t1447
+		var t1449 uint64 = (t1448) & 0x1
+		var t1451 uint64 = (0x1 << t1447) & 0xffff
+		var t1453 uint64 = (t1451 - 0x1) & 0xffff
+		var t1454 uint64 = t1179 & t1453
+		var t1455 uint64
+		if t1454 != 0 {
+			t1455 = 1
+		}
+		var t1444 uint64 = t1179 >> v[910]
+		v[910] = t909
+		var t1445 uint64 = (t1444) & 0xff
+		var t1456 uint64 = t1445 | t1455<<8 | t1449<<9 | t1177<<10 | t1176<<11
+		v[1457] = t1456
+		var t1182 uint64 = (v[1181] >> 17) & 0x1
+		var t1183 uint64 = (v[1181] >> 16) & 0x1
+		var t1185 uint64 = (v[1181]) & 0xff
+		v[1181] = t1180
+		var t1466 uint64 = (v[919] - 0x1) & 0xf
+		var t1467 uint64 = t1185 >> t1466
+		var t1468 uint64 = (t1467) & 0x1
+		var t1470 uint64 = (0x1 << t1466) & 0xffff
+		var t1472 uint64 = (t1470 - 0x1) & 0xffff
+		var t1473 uint64 = t1185 & t1472
+		var t1474 uint64
+		if t1473 != 0 {
+			t1474 = 1
+		}
+		var t1463 uint64 = t1185 >> v[919]
+		v[919] = t918
+		var t1464 uint64 = (t1463) & 0xff
+		var t1475 uint64 = t1464 | t1474<<8 | t1468<<9 | t1183<<10 | t1182<<11
+		v[1476] = t1475
+		var t1188 uint64 = (v[1187] >> 17) & 0x1
+		var t1189 uint64 = (v[1187] >> 16) & 0x1
+		var t1191 uint64 = (v[1187]) & 0xff
+		v[1187] = t1186
+		var t1485 uint64 = (v[928] - 0x1) & 0xf
+		var t1486 uint64 = t1191 >> t1485
+		var t1487 uint64 = (t1486) & 0x1
+		var t1489 uint64 = (0x1 << t1485) & 0xffff
+		var t1491 uint64 = (t1489 - 0x1) & 0xffff
+		var t1492 uint64 = t1191 & t1491
+		var t1493 uint64
+		if t1492 != 0 {
+			t1493 = 1
+		}
+		var t1482 uint64 = t1191 >> v[928]
+		v[928] = t927
+		var t1483 uint64 = (t1482) & 0xff
+		var t1494 uint64 = t1483 | t1493<<8 | t1487<<9 | t1189<<10 | t1188<<11
+		v[1495] = t1494
+		var t1194 uint64 = (v[1193] >> 17) & 0x1
+		var t1195 uint64 = (v[1193] >> 16) & 0x1
+		var t1197 uint64 = (v[1193]) & 0xff
+		v[1193] = t1192
+		var t1504 uint64 = (v[937] - 0x1) & 0xf
+		var t1505 uint64 = t1197 >> t1504
+		var t1506 uint64 = (t1505) & 0x1
+		var t1508 uint64 = (0x1 << t1504) & 0xffff
+		var t1510 uint64 = (t1508 - 0x1) & 0xffff
+		var t1511 uint64 = t1197 & t1510
+		var t1512 uint64
+		if t1511 != 0 {
+			t1512 = 1
+		}
+		var t1501 uint64 = t1197 >> v[937]
+		v[937] = t936
+		var t1502 uint64 = (t1501) & 0xff
+		var t1513 uint64 = t1502 | t1512<<8 | t1506<<9 | t1195<<10 | t1194<<11
+		v[1514] = t1513
+		var t1200 uint64 = (v[1199] >> 17) & 0x1
+		var t1201 uint64 = (v[1199] >> 16) & 0x1
+		var t1203 uint64 = (v[1199]) & 0xff
+		v[1199] = t1198
+		var t1523 uint64 = (v[946] - 0x1) & 0xf
+		var t1524 uint64 = t1203 >> t1523
+		var t1525 uint64 = (t1524) & 0x1
+		var t1527 uint64 = (0x1 << t1523) & 0xffff
+		var t1529 uint64 = (t1527 - 0x1) & 0xffff
+		var t1530 uint64 = t1203 & t1529
+		var t1531 uint64
+		if t1530 != 0 {
+			t1531 = 1
+		}
+		var t1520 uint64 = t1203 >> v[946]
+		v[946] = t945
+		var t1521 uint64 = (t1520) & 0xff
+		var t1532 uint64 = t1521 | t1531<<8 | t1525<<9 | t1201<<10 | t1200<<11
+		v[1533] = t1532
+		var t1206 uint64 = (v[1205] >> 17) & 0x1
+		var t1207 uint64 = (v[1205] >> 16) & 0x1
+		var t1209 uint64 = (v[1205]) & 0xff
+		v[1205] = t1204
+		var t1542 uint64 = (v[955] - 0x1) & 0xf
+		var t1543 uint64 = t1209 >> t1542
+		var t1544 uint64 = (t1543) & 0x1
+		var t1546 uint64 = (0x1 << t1542) & 0xffff
+		var t1548 uint64 = (t1546 - 0x1) & 0xffff
+		var t1549 uint64 = t1209 & t1548
+		var t1550 uint64
+		if t1549 != 0 {
+			t1550 = 1
+		}
+		var t1539 uint64 = t1209 >> v[955]
+		v[955] = t954
+		var t1540 uint64 = (t1539) & 0xff
+		var t1551 uint64 = t1540 | t1550<<8 | t1544<<9 | t1207<<10 | t1206<<11
+		v[1552] = t1551
+		var t1212 uint64 = (v[1211] >> 17) & 0x1
+		var t1213 uint64 = (v[1211] >> 16) & 0x1
+		var t1215 uint64 = (v[1211]) & 0xff
+		v[1211] = t1210
+		var t1561 uint64 = (v[964] - 0x1) & 0xf
+		var t1562 uint64 = t1215 >> t1561
+		var t1563 uint64 = (t1562) & 0x1
+		var t1565 uint64 = (0x1 << t1561) & 0xffff
+		var t1567 uint64 = (t1565 - 0x1) & 0xffff
+		var t1568 uint64 = t1215 & t1567
+		var t1569 uint64
+		if t1568 != 0 {
+			t1569 = 1
+		}
+		var t1558 uint64 = t1215 >> v[964]
+		v[964] = t963
+		var t1559 uint64 = (t1558) & 0xff
+		var t1570 uint64 = t1559 | t1569<<8 | t1563<<9 | t1213<<10 | t1212<<11
+		v[1571] = t1570
+		var t1218 uint64 = (v[1217] >> 17) & 0x1
+		var t1219 uint64 = (v[1217] >> 16) & 0x1
+		var t1221 uint64 = (v[1217]) & 0xff
+		v[1217] = t1216
+		var t1580 uint64 = (v[973] - 0x1) & 0xf
+		var t1581 uint64 = t1221 >> t1580
+		var t1582 uint64 = (t1581) & 0x1
+		var t1584 uint64 = (0x1 << t1580) & 0xffff
+		var t1586 uint64 = (t1584 - 0x1) & 0xffff
+		var t1587 uint64 = t1221 & t1586
+		var t1588 uint64
+		if t1587 != 0 {
+			t1588 = 1
+		}
+		var t1577 uint64 = t1221 >> v[973]
+		v[973] = t972
+		var t1578 uint64 = (t1577) & 0xff
+		var t1589 uint64 = t1578 | t1588<<8 | t1582<<9 | t1219<<10 | t1218<<11
+		v[1590] = t1589
+		var t1224 uint64 = (v[1223] >> 17) & 0x1
+		var t1225 uint64 = (v[1223] >> 16) & 0x1
+		var t1227 uint64 = (v[1223]) & 0xff
+		v[1223] = t1222
+		var t1599 uint64 = (v[982] - 0x1) & 0xf
+		var t1600 uint64 = t1227 >> t1599
+		var t1601 uint64 = (t1600) & 0x1
+		var t1603 uint64 = (0x1 << t1599) & 0xffff
+		var t1605 uint64 = (t1603 - 0x1) & 0xffff
+		var t1606 uint64 = t1227 & t1605
+		var t1607 uint64
+		if t1606 != 0 {
+			t1607 = 1
+		}
+		var t1596 uint64 = t1227 >> v[982]
+		v[982] = t981
+		var t1597 uint64 = (t1596) & 0xff
+		var t1608 uint64 = t1597 | t1607<<8 | t1601<<9 | t1225<<10 | t1224<<11
+		v[1609] = t1608
+		var t1230 uint64 = (v[1229] >> 17) & 0x1
+		var t1231 uint64 = (v[1229] >> 16) & 0x1
+		var t1233 uint64 = (v[1229]) & 0xff
+		v[1229] = t1228
+		var t1618 uint64 = (v[991] - 0x1) & 0xf
+		var t1619 uint64 = t1233 >> t1618
+		var t1620 uint64 = (t1619) & 0x1
+		var t1622 uint64 = (0x1 << t1618) & 0xffff
+		var t1624 uint64 = (t1622 - 0x1) & 0xffff
+		var t1625 uint64 = t1233 & t1624
+		var t1626 uint64
+		if t1625 != 0 {
+			t1626 = 1
+		}
+		var t1615 uint64 = t1233 >> v[991]
+		v[991] = t990
+		var t1616 uint64 = (t1615) & 0xff
+		var t1627 uint64 = t1616 | t1626<<8 | t1620<<9 | t1231<<10 | t1230<<11
+		v[1628] = t1627
+		var t1236 uint64 = (v[1235] >> 17) & 0x1
+		var t1237 uint64 = (v[1235] >> 16) & 0x1
+		var t1239 uint64 = (v[1235]) & 0xff
+		v[1235] = t1234
+		var t1637 uint64 = (v[1000] - 0x1) & 0xf
+		var t1638 uint64 = t1239 >> t1637
+		var t1639 uint64 = (t1638) & 0x1
+		var t1641 uint64 = (0x1 << t1637) & 0xffff
+		var t1643 uint64 = (t1641 - 0x1) & 0xffff
+		var t1644 uint64 = t1239 & t1643
+		var t1645 uint64
+		if t1644 != 0 {
+			t1645 = 1
+		}
+		var t1634 uint64 = t1239 >> v[1000]
+		v[1000] = t999
+		var t1635 uint64 = (t1634) & 0xff
+		var t1646 uint64 = t1635 | t1645<<8 | t1639<<9 | t1237<<10 | t1236<<11
+		v[1647] = t1646
+		var t1242 uint64 = (v[1241] >> 17) & 0x1
+		var t1243 uint64 = (v[1241] >> 16) & 0x1
+		var t1245 uint64 = (v[1241]) & 0xff
+		v[1241] = t1240
+		var t1656 uint64 = (v[1009] - 0x1) & 0xf
+		var t1657 uint64 = t1245 >> t1656
+		var t1658 uint64 = (t1657) & 0x1
+		var t1660 uint64 = (0x1 << t1656) & 0xffff
+		var t1662 uint64 = (t1660 - 0x1) & 0xffff
+		var t1663 uint64 = t1245 & t1662
+		var t1664 uint64
+		if t1663 != 0 {
+			t1664 = 1
+		}
+		var t1653 uint64 = t1245 >> v[1009]
+		v[1009] = t1008
+		var t1654 uint64 = (t1653) & 0xff
+		var t1665 uint64 = t1654 | t1664<<8 | t1658<<9 | t1243<<10 | t1242<<11
+		v[1666] = t1665
+		var t1248 uint64 = (v[1247] >> 17) & 0x1
+		var t1249 uint64 = (v[1247] >> 16) & 0x1
+		var t1251 uint64 = (v[1247]) & 0xff
+		v[1247] = t1246
+		var t1675 uint64 = (v[1018] - 0x1) & 0xf
+		var t1676 uint64 = t1251 >> t1675
+		var t1677 uint64 = (t1676) & 0x1
+		var t1679 uint64 = (0x1 << t1675) & 0xffff
+		var t1681 uint64 = (t1679 - 0x1) & 0xffff
+		var t1682 uint64 = t1251 & t1681
+		var t1683 uint64
+		if t1682 != 0 {
+			t1683 = 1
+		}
+		var t1672 uint64 = t1251 >> v[1018]
+		v[1018] = t1017
+		var t1673 uint64 = (t1672) & 0xff
+		var t1684 uint64 = t1673 | t1683<<8 | t1677<<9 | t1249<<10 | t1248<<11
+		v[1685] = t1684
+		var t1254 uint64 = (v[1253] >> 17) & 0x1
+		var t1255 uint64 = (v[1253] >> 16) & 0x1
+		var t1257 uint64 = (v[1253]) & 0xff
+		v[1253] = t1252
+		var t1694 uint64 = (v[1027] - 0x1) & 0xf
+		var t1695 uint64 = t1257 >> t1694
+		var t1696 uint64 = (t1695) & 0x1
+		var t1698 uint64 = (0x1 << t1694) & 0xffff
+		var t1700 uint64 = (t1698 - 0x1) & 0xffff
+		var t1701 uint64 = t1257 & t1700
+		var t1702 uint64
+		if t1701 != 0 {
+			t1702 = 1
+		}
+		var t1691 uint64 = t1257 >> v[1027]
+		v[1027] = t1026
+		var t1692 uint64 = (t1691) & 0xff
+		var t1703 uint64 = t1692 | t1702<<8 | t1696<<9 | t1255<<10 | t1254<<11
+		v[1704] = t1703
+		var t1260 uint64 = (v[1259] >> 17) & 0x1
+		var t1261 uint64 = (v[1259] >> 16) & 0x1
+		var t1263 uint64 = (v[1259]) & 0xff
+		v[1259] = t1258
+		var t1713 uint64 = (v[1036] - 0x1) & 0xf
+		var t1714 uint64 = t1263 >> t1713
+		var t1715 uint64 = (t1714) & 0x1
+		var t1717 uint64 = (0x1 << t1713) & 0xffff
+		var t1719 uint64 = (t1717 - 0x1) & 0xffff
+		var t1720 uint64 = t1263 & t1719
+		var t1721 uint64
+		if t1720 != 0 {
+			t1721 = 1
+		}
+		var t1710 uint64 = t1263 >> v[1036]
+		v[1036] = t1035
+		var t1711 uint64 = (t1710) & 0xff
+		var t1722 uint64 = t1711 | t1721<<8 | t1715<<9 | t1261<<10 | t1260<<11
+		v[1723] = t1722
+		var t1266 uint64 = (v[1265] >> 17) & 0x1
+		var t1267 uint64 = (v[1265] >> 16) & 0x1
+		var t1269 uint64 = (v[1265]) & 0xff
+		v[1265] = t1264
+		var t1732 uint64 = (v[1045] - 0x1) & 0xf
+		var t1733 uint64 = t1269 >> t1732
+		var t1734 uint64 = (t1733) & 0x1
+		var t1736 uint64 = (0x1 << t1732) & 0xffff
+		var t1738 uint64 = (t1736 - 0x1) & 0xffff
+		var t1739 uint64 = t1269 & t1738
+		var t1740 uint64
+		if t1739 != 0 {
+			t1740 = 1
+		}
+		var t1729 uint64 = t1269 >> v[1045]
+		v[1045] = t1044
+		var t1730 uint64 = (t1729) & 0xff
+		var t1741 uint64 = t1730 | t1740<<8 | t1734<<9 | t1267<<10 | t1266<<11
+		v[1742] = t1741
+		var t1272 uint64 = (v[1271] >> 17) & 0x1
+		var t1273 uint64 = (v[1271] >> 16) & 0x1
+		var t1275 uint64 = (v[1271]) & 0xff
+		v[1271] = t1270
+		var t1751 uint64 = (v[1054] - 0x1) & 0xf
+		var t1752 uint64 = t1275 >> t1751
+		var t1753 uint64 = (t1752) & 0x1
+		var t1755 uint64 = (0x1 << t1751) & 0xffff
+		var t1757 uint64 = (t1755 - 0x1) & 0xffff
+		var t1758 uint64 = t1275 & t1757
+		var t1759 uint64
+		if t1758 != 0 {
+			t1759 = 1
+		}
+		var t1748 uint64 = t1275 >> v[1054]
+		v[1054] = t1053
+		var t1749 uint64 = (t1748) & 0xff
+		var t1760 uint64 = t1749 | t1759<<8 | t1753<<9 | t1273<<10 | t1272<<11
+		v[1761] = t1760
+		var t1278 uint64 = (v[1277] >> 17) & 0x1
+		var t1279 uint64 = (v[1277] >> 16) & 0x1
+		var t1281 uint64 = (v[1277]) & 0xff
+		v[1277] = t1276
+		var t1770 uint64 = (v[1063] - 0x1) & 0xf
+		var t1771 uint64 = t1281 >> t1770
+		var t1772 uint64 = (t1771) & 0x1
+		var t1774 uint64 = (0x1 << t1770) & 0xffff
+		var t1776 uint64 = (t1774 - 0x1) & 0xffff
+		var t1777 uint64 = t1281 & t1776
+		var t1778 uint64
+		if t1777 != 0 {
+			t1778 = 1
+		}
+		var t1767 uint64 = t1281 >> v[1063]
+		v[1063] = t1062
+		var t1768 uint64 = (t1767) & 0xff
+		var t1779 uint64 = t1768 | t1778<<8 | t1772<<9 | t1279<<10 | t1278<<11
+		v[1780] = t1779
+		var t1284 uint64 = (v[1283] >> 17) & 0x1
+		var t1285 uint64 = (v[1283] >> 16) & 0x1
+		var t1287 uint64 = (v[1283]) & 0xff
+		v[1283] = t1282
+		var t1789 uint64 = (v[1072] - 0x1) & 0xf
+		var t1790 uint64 = t1287 >> t1789
+		var t1791 uint64 = (t1790) & 0x1
+		var t1793 uint64 = (0x1 << t1789) & 0xffff
+		var t1795 uint64 = (t1793 - 0x1) & 0xffff
+		var t1796 uint64 = t1287 & t1795
+		var t1797 uint64
+		if t1796 != 0 {
+			t1797 = 1
+		}
+		var t1786 uint64 = t1287 >> v[1072]
+		v[1072] = t1071
+		var t1787 uint64 = (t1786) & 0xff
+		var t1798 uint64 = t1787 | t1797<<8 | t1791<<9 | t1285<<10 | t1284<<11
+		v[1799] = t1798
+		var t1290 uint64 = (v[1289] >> 17) & 0x1
+		var t1291 uint64 = (v[1289] >> 16) & 0x1
+		var t1293 uint64 = (v[1289]) & 0xff
+		v[1289] = t1288
+		var t1808 uint64 = (v[1081] - 0x1) & 0xf
+		var t1809 uint64 = t1293 >> t1808
+		var t1810 uint64 = (t1809) & 0x1
+		var t1812 uint64 = (0x1 << t1808) & 0xffff
+		var t1814 uint64 = (t1812 - 0x1) & 0xffff
+		var t1815 uint64 = t1293 & t1814
+		var t1816 uint64
+		if t1815 != 0 {
+			t1816 = 1
+		}
+		var t1805 uint64 = t1293 >> v[1081]
+		v[1081] = t1080
+		var t1806 uint64 = (t1805) & 0xff
+		var t1817 uint64 = t1806 | t1816<<8 | t1810<<9 | t1291<<10 | t1290<<11
+		v[1818] = t1817
+		var t1296 uint64 = (v[1295] >> 17) & 0x1
+		var t1297 uint64 = (v[1295] >> 16) & 0x1
+		var t1299 uint64 = (v[1295]) & 0xff
+		v[1295] = t1294
+		var t1827 uint64 = (v[1090] - 0x1) & 0xf
+		var t1828 uint64 = t1299 >> t1827
+		var t1829 uint64 = (t1828) & 0x1
+		var t1831 uint64 = (0x1 << t1827) & 0xffff
+		var t1833 uint64 = (t1831 - 0x1) & 0xffff
+		var t1834 uint64 = t1299 & t1833
+		var t1835 uint64
+		if t1834 != 0 {
+			t1835 = 1
+		}
+		var t1824 uint64 = t1299 >> v[1090]
+		v[1090] = t1089
+		var t1825 uint64 = (t1824) & 0xff
+		var t1836 uint64 = t1825 | t1835<<8 | t1829<<9 | t1297<<10 | t1296<<11
+		v[1837] = t1836
+		var t1302 uint64 = (v[1301] >> 17) & 0x1
+		var t1303 uint64 = (v[1301] >> 16) & 0x1
+		var t1305 uint64 = (v[1301]) & 0xff
+		v[1301] = t1300
+		var t1846 uint64 = (v[1099] - 0x1) & 0xf
+		var t1847 uint64 = t1305 >> t1846
+		var t1848 uint64 = (t1847) & 0x1
+		var t1850 uint64 = (0x1 << t1846) & 0xffff
+		var t1852 uint64 = (t1850 - 0x1) & 0xffff
+		var t1853 uint64 = t1305 & t1852
+		var t1854 uint64
+		if t1853 != 0 {
+			t1854 = 1
+		}
+		var t1843 uint64 = t1305 >> v[1099]
+		v[1099] = t1098
+		var t1844 uint64 = (t1843) & 0xff
+		var t1855 uint64 = t1844 | t1854<<8 | t1848<<9 | t1303<<10 | t1302<<11
+		v[1856] = t1855
+		var t1308 uint64 = (v[1307] >> 17) & 0x1
+		var t1309 uint64 = (v[1307] >> 16) & 0x1
+		var t1311 uint64 = (v[1307]) & 0xff
+		v[1307] = t1306
+		var t1865 uint64 = (v[1108] - 0x1) & 0xf
+		var t1866 uint64 = t1311 >> t1865
+		var t1867 uint64 = (t1866) & 0x1
+		var t1869 uint64 = (0x1 << t1865) & 0xffff
+		var t1871 uint64 = (t1869 - 0x1) & 0xffff
+		var t1872 uint64 = t1311 & t1871
+		var t1873 uint64
+		if t1872 != 0 {
+			t1873 = 1
+		}
+		var t1862 uint64 = t1311 >> v[1108]
+		v[1108] = t1107
+		var t1863 uint64 = (t1862) & 0xff
+		var t1874 uint64 = t1863 | t1873<<8 | t1867<<9 | t1309<<10 | t1308<<11
+		v[1875] = t1874
+		var t1314 uint64 = (v[1313] >> 17) & 0x1
+		var t1315 uint64 = (v[1313] >> 16) & 0x1
+		var t1317 uint64 = (v[1313]) & 0xff
+		v[1313] = t1312
+		var t1884 uint64 = (v[1117] - 0x1) & 0xf
+		var t1885 uint64 = t1317 >> t1884
+		var t1886 uint64 = (t1885) & 0x1
+		var t1888 uint64 = (0x1 << t1884) & 0xffff
+		var t1890 uint64 = (t1888 - 0x1) & 0xffff
+		var t1891 uint64 = t1317 & t1890
+		var t1892 uint64
+		if t1891 != 0 {
+			t1892 = 1
+		}
+		var t1881 uint64 = t1317 >> v[1117]
+		v[1117] = t1116
+		var t1882 uint64 = (t1881) & 0xff
+		var t1893 uint64 = t1882 | t1892<<8 | t1886<<9 | t1315<<10 | t1314<<11
+		v[1894] = t1893
+		var t1320 uint64 = (v[1319] >> 17) & 0x1
+		var t1321 uint64 = (v[1319] >> 16) & 0x1
+		var t1323 uint64 = (v[1319]) & 0xff
+		v[1319] = t1318
+		var t1903 uint64 = (v[1126] - 0x1) & 0xf
+		var t1904 uint64 = t1323 >> t1903
+		var t1905 uint64 = (t1904) & 0x1
+		var t1907 uint64 = (0x1 << t1903) & 0xffff
+		var t1909 uint64 = (t1907 - 0x1) & 0xffff
+		var t1910 uint64 = t1323 & t1909
+		var t1911 uint64
+		if t1910 != 0 {
+			t1911 = 1
+		}
+		var t1900 uint64 = t1323 >> v[1126]
+		v[1126] = t1125
+		var t1901 uint64 = (t1900) & 0xff
+		var t1912 uint64 = t1901 | t1911<<8 | t1905<<9 | t1321<<10 | t1320<<11
+		v[1913] = t1912
+		var t1326 uint64 = (v[1325] >> 17) & 0x1
+		var t1327 uint64 = (v[1325] >> 16) & 0x1
+		var t1329 uint64 = (v[1325]) & 0xff
+		v[1325] = t1324
+		var t1922 uint64 = (v[1135] - 0x1) & 0xf
+		var t1923 uint64 = t1329 >> t1922
+		var t1924 uint64 = (t1923) & 0x1
+		var t1926 uint64 = (0x1 << t1922) & 0xffff
+		var t1928 uint64 = (t1926 - 0x1) & 0xffff
+		var t1929 uint64 = t1329 & t1928
+		var t1930 uint64
+		if t1929 != 0 {
+			t1930 = 1
+		}
+		var t1919 uint64 = t1329 >> v[1135]
+		v[1135] = t1134
+		var t1920 uint64 = (t1919) & 0xff
+		var t1931 uint64 = t1920 | t1930<<8 | t1924<<9 | t1327<<10 | t1326<<11
+		v[1932] = t1931
+		var t15 uint64 = (v[8]) & 0x1
+		var t11 uint64 = v[0] >> 0 & 0xffff
+		var t12 uint64 = (t11 >> 7) & 0xff
+		var t14 uint64
+		if t12 != 0x0 {
+			t14 = 1
+		}
+		var t17, t17_1, t17_0 uint64 = 0, t12, 0x1
+		if t14 != 0 {
+			t17 = t17_1
+		} else {
+			t17 = t17_0
+		}
+		var t22, t22_1, t22_0 uint64 = 0, t17, 0x0
+		if t15 != 0 {
+			t22 = t22_1
+		} else {
+			t22 = t22_0
+		}
+		var t27 uint64 = (v[8] >> 2) & 0x1
+		var t23 uint64 = v[0] >> 16 & 0xffff
+		var t24 uint64 = (t23 >> 7) & 0xff
+		var t26 uint64
+		if t24 != 0x0 {
+			t26 = 1
+		}
+		var t29, t29_1, t29_0 uint64 = 0, t24, 0x1
+		if t26 != 0 {
+			t29 = t29_1
+		} else {
+			t29 = t29_0
+		}
+		var t34, t34_1, t34_0 uint64 = 0, t29, 0x0
+		if t27 != 0 {
+			t34 = t34_1
+		} else {
+			t34 = t34_0
+		}
+		var t395 uint64
+		if t22 < t34 {
+			t395 = 1
+		}
+		var t396, t396_1, t396_0 uint64 = 0, t34, t22
+		if t395 != 0 {
+			t396 = t396_1
+		} else {
+			t396 = t396_0
+		}
+		var t39 uint64 = (v[8] >> 4) & 0x1
+		var t35 uint64 = v[0] >> 32 & 0xffff
+		var t36 uint64 = (t35 >> 7) & 0xff
+		var t38 uint64
+		if t36 != 0x0 {
+			t38 = 1
+		}
+		var t41, t41_1, t41_0 uint64 = 0, t36, 0x1
+		if t38 != 0 {
+			t41 = t41_1
+		} else {
+			t41 = t41_0
+		}
+		var t46, t46_1, t46_0 uint64 = 0, t41, 0x0
+		if t39 != 0 {
+			t46 = t46_1
+		} else {
+			t46 = t46_0
+		}
+		var t51 uint64 = (v[8] >> 6) & 0x1
+		var t47 uint64 = v[0] >> 48 & 0xffff
+		var t48 uint64 = (t47 >> 7) & 0xff
+		var t50 uint64
+		if t48 != 0x0 {
+			t50 = 1
+		}
+		var t53, t53_1, t53_0 uint64 = 0, t48, 0x1
+		if t50 != 0 {
+			t53 = t53_1
+		} else {
+			t53 = t53_0
+		}
+		var t58, t58_1, t58_0 uint64 = 0, t53, 0x0
+		if t51 != 0 {
+			t58 = t58_1
+		} else {
+			t58 = t58_0
+		}
+		var t397 uint64
+		if t46 < t58 {
+			t397 = 1
+		}
+		var t398, t398_1, t398_0 uint64 = 0, t58, t46
+		if t397 != 0 {
+			t398 = t398_1
+		} else {
+			t398 = t398_0
+		}
+		var t427 uint64
+		if t396 < t398 {
+			t427 = 1
+		}
+		var t428, t428_1, t428_0 uint64 = 0, t398, t396
+		if t427 != 0 {
+			t428 = t428_1
+		} else {
+			t428 = t428_0
+		}
+		var t63 uint64 = (v[8] >> 8) & 0x1
+		var t59 uint64 = v[1] >> 0 & 0xffff
+		var t60 uint64 = (t59 >> 7) & 0xff
+		var t62 uint64
+		if t60 != 0x0 {
+			t62 = 1
+		}
+		var t65, t65_1, t65_0 uint64 = 0, t60, 0x1
+		if t62 != 0 {
+			t65 = t65_1
+		} else {
+			t65 = t65_0
+		}
+		var t70, t70_1, t70_0 uint64 = 0, t65, 0x0
+		if t63 != 0 {
+			t70 = t70_1
+		} else {
+			t70 = t70_0
+		}
+		var t75 uint64 = (v[8] >> 10) & 0x1
+		var t71 uint64 = v[1] >> 16 & 0xffff
+		var t72 uint64 = (t71 >> 7) & 0xff
+		var t74 uint64
+		if t72 != 0x0 {
+			t74 = 1
+		}
+		var t77, t77_1, t77_0 uint64 = 0, t72, 0x1
+		if t74 != 0 {
+			t77 = t77_1
+		} else {
+			t77 = t77_0
+		}
+		var t82, t82_1, t82_0 uint64 = 0, t77, 0x0
+		if t75 != 0 {
+			t82 = t82_1
+		} else {
+			t82 = t82_0
+		}
+		var t399 uint64
+		if t70 < t82 {
+			t399 = 1
+		}
+		var t400, t400_1, t400_0 uint64 = 0, t82, t70
+		if t399 != 0 {
+			t400 = t400_1
+		} else {
+			t400 = t400_0
+		}
+		var t87 uint64 = (v[8] >> 12) & 0x1
+		var t83 uint64 = v[1] >> 32 & 0xffff
+		var t84 uint64 = (t83 >> 7) & 0xff
+		var t86 uint64
+		if t84 != 0x0 {
+			t86 = 1
+		}
+		var t89, t89_1, t89_0 uint64 = 0, t84, 0x1
+		if t86 != 0 {
+			t89 = t89_1
+		} else {
+			t89 = t89_0
+		}
+		var t94, t94_1, t94_0 uint64 = 0, t89, 0x0
+		if t87 != 0 {
+			t94 = t94_1
+		} else {
+			t94 = t94_0
+		}
+		var t99 uint64 = (v[8] >> 14) & 0x1
+		var t95 uint64 = v[1] >> 48 & 0xffff
+		var t96 uint64 = (t95 >> 7) & 0xff
+		var t98 uint64
+		if t96 != 0x0 {
+			t98 = 1
+		}
+		var t101, t101_1, t101_0 uint64 = 0, t96, 0x1
+		if t98 != 0 {
+			t101 = t101_1
+		} else {
+			t101 = t101_0
+		}
+		var t106, t106_1, t106_0 uint64 = 0, t101, 0x0
+		if t99 != 0 {
+			t106 = t106_1
+		} else {
+			t106 = t106_0
+		}
+		var t401 uint64
+		if t94 < t106 {
+			t401 = 1
+		}
+		var t402, t402_1, t402_0 uint64 = 0, t106, t94
+		if t401 != 0 {
+			t402 = t402_1
+		} else {
+			t402 = t402_0
+		}
+		var t429 uint64
+		if t400 < t402 {
+			t429 = 1
+		}
+		var t430, t430_1, t430_0 uint64 = 0, t402, t400
+		if t429 != 0 {
+			t430 = t430_1
+		} else {
+			t430 = t430_0
+		}
+		var t443 uint64
+		if t428 < t430 {
+			t443 = 1
+		}
+		var t444, t444_1, t444_0 uint64 = 0, t430, t428
+		if t443 != 0 {
+			t444 = t444_1
+		} else {
+			t444 = t444_0
+		}
+		v[451] = t444
+		var t111 uint64 = (v[8] >> 16) & 0x1
+		var t107 uint64 = v[2] >> 0 & 0xffff
+		var t108 uint64 = (t107 >> 7) & 0xff
+		var t110 uint64
+		if t108 != 0x0 {
+			t110 = 1
+		}
+		var t113, t113_1, t113_0 uint64 = 0, t108, 0x1
+		if t110 != 0 {
+			t113 = t113_1
+		} else {
+			t113 = t113_0
+		}
+		var t118, t118_1, t118_0 uint64 = 0, t113, 0x0
+		if t111 != 0 {
+			t118 = t118_1
+		} else {
+			t118 = t118_0
+		}
+		var t123 uint64 = (v[8] >> 18) & 0x1
+		var t119 uint64 = v[2] >> 16 & 0xffff
+		var t120 uint64 = (t119 >> 7) & 0xff
+		var t122 uint64
+		if t120 != 0x0 {
+			t122 = 1
+		}
+		var t125, t125_1, t125_0 uint64 = 0, t120, 0x1
+		if t122 != 0 {
+			t125 = t125_1
+		} else {
+			t125 = t125_0
+		}
+		var t130, t130_1, t130_0 uint64 = 0, t125, 0x0
+		if t123 != 0 {
+			t130 = t130_1
+		} else {
+			t130 = t130_0
+		}
+		var t403 uint64
+		if t118 < t130 {
+			t403 = 1
+		}
+		var t404, t404_1, t404_0 uint64 = 0, t130, t118
+		if t403 != 0 {
+			t404 = t404_1
+		} else {
+			t404 = t404_0
+		}
+		var t135 uint64 = (v[8] >> 20) & 0x1
+		var t131 uint64 = v[2] >> 32 & 0xffff
+		var t132 uint64 = (t131 >> 7) & 0xff
+		var t134 uint64
+		if t132 != 0x0 {
+			t134 = 1
+		}
+		var t137, t137_1, t137_0 uint64 = 0, t132, 0x1
+		if t134 != 0 {
+			t137 = t137_1
+		} else {
+			t137 = t137_0
+		}
+		var t142, t142_1, t142_0 uint64 = 0, t137, 0x0
+		if t135 != 0 {
+			t142 = t142_1
+		} else {
+			t142 = t142_0
+		}
+		var t147 uint64 = (v[8] >> 22) & 0x1
+		var t143 uint64 = v[2] >> 48 & 0xffff
+		var t144 uint64 = (t143 >> 7) & 0xff
+		var t146 uint64
+		if t144 != 0x0 {
+			t146 = 1
+		}
+		var t149, t149_1, t149_0 uint64 = 0, t144, 0x1
+		if t146 != 0 {
+			t149 = t149_1
+		} else {
+			t149 = t149_0
+		}
+		var t154, t154_1, t154_0 uint64 = 0, t149, 0x0
+		if t147 != 0 {
+			t154 = t154_1
+		} else {
+			t154 = t154_0
+		}
+		var t405 uint64
+		if t142 < t154 {
+			t405 = 1
+		}
+		var t406, t406_1, t406_0 uint64 = 0, t154, t142
+		if t405 != 0 {
+			t406 = t406_1
+		} else {
+			t406 = t406_0
+		}
+		var t431 uint64
+		if t404 < t406 {
+			t431 = 1
+		}
+		var t432, t432_1, t432_0 uint64 = 0, t406, t404
+		if t431 != 0 {
+			t432 = t432_1
+		} else {
+			t432 = t432_0
+		}
+		var t159 uint64 = (v[8] >> 24) & 0x1
+		var t155 uint64 = v[3] >> 0 & 0xffff
+		var t156 uint64 = (t155 >> 7) & 0xff
+		var t158 uint64
+		if t156 != 0x0 {
+			t158 = 1
+		}
+		var t161, t161_1, t161_0 uint64 = 0, t156, 0x1
+		if t158 != 0 {
+			t161 = t161_1
+		} else {
+			t161 = t161_0
+		}
+		var t166, t166_1, t166_0 uint64 = 0, t161, 0x0
+		if t159 != 0 {
+			t166 = t166_1
+		} else {
+			t166 = t166_0
+		}
+		var t171 uint64 = (v[8] >> 26) & 0x1
+		var t167 uint64 = v[3] >> 16 & 0xffff
+		var t168 uint64 = (t167 >> 7) & 0xff
+		var t170 uint64
+		if t168 != 0x0 {
+			t170 = 1
+		}
+		var t173, t173_1, t173_0 uint64 = 0, t168, 0x1
+		if t170 != 0 {
+			t173 = t173_1
+		} else {
+			t173 = t173_0
+		}
+		var t178, t178_1, t178_0 uint64 = 0, t173, 0x0
+		if t171 != 0 {
+			t178 = t178_1
+		} else {
+			t178 = t178_0
+		}
+		var t407 uint64
+		if t166 < t178 {
+			t407 = 1
+		}
+		var t408, t408_1, t408_0 uint64 = 0, t178, t166
+		if t407 != 0 {
+			t408 = t408_1
+		} else {
+			t408 = t408_0
+		}
+		var t183 uint64 = (v[8] >> 28) & 0x1
+		var t179 uint64 = v[3] >> 32 & 0xffff
+		var t180 uint64 = (t179 >> 7) & 0xff
+		var t182 uint64
+		if t180 != 0x0 {
+			t182 = 1
+		}
+		var t185, t185_1, t185_0 uint64 = 0, t180, 0x1
+		if t182 != 0 {
+			t185 = t185_1
+		} else {
+			t185 = t185_0
+		}
+		var t190, t190_1, t190_0 uint64 = 0, t185, 0x0
+		if t183 != 0 {
+			t190 = t190_1
+		} else {
+			t190 = t190_0
+		}
+		var t195 uint64 = (v[8] >> 30) & 0x1
+		var t191 uint64 = v[3] >> 48 & 0xffff
+		var t192 uint64 = (t191 >> 7) & 0xff
+		var t194 uint64
+		if t192 != 0x0 {
+			t194 = 1
+		}
+		var t197, t197_1, t197_0 uint64 = 0, t192, 0x1
+		if t194 != 0 {
+			t197 = t197_1
+		} else {
+			t197 = t197_0
+		}
+		var t202, t202_1, t202_0 uint64 = 0, t197, 0x0
+		if t195 != 0 {
+			t202 = t202_1
+		} else {
+			t202 = t202_0
+		}
+		var t409 uint64
+		if t190 < t202 {
+			t409 = 1
+		}
+		var t410, t410_1, t410_0 uint64 = 0, t202, t190
+		if t409 != 0 {
+			t410 = t410_1
+		} else {
+			t410 = t410_0
+		}
+		var t433 uint64
+		if t408 < t410 {
+			t433 = 1
+		}
+		var t434, t434_1, t434_0 uint64 = 0, t410, t408
+		if t433 != 0 {
+			t434 = t434_1
+		} else {
+			t434 = t434_0
+		}
+		var t445 uint64
+		if t432 < t434 {
+			t445 = 1
+		}
+		var t446, t446_1, t446_0 uint64 = 0, t434, t432
+		if t445 != 0 {
+			t446 = t446_1
+		} else {
+			t446 = t446_0
+		}
+		v[452] = t446
+		var t207 uint64 = (v[8] >> 32) & 0x1
+		var t203 uint64 = v[4] >> 0 & 0xffff
+		var t204 uint64 = (t203 >> 7) & 0xff
+		var t206 uint64
+		if t204 != 0x0 {
+			t206 = 1
+		}
+		var t209, t209_1, t209_0 uint64 = 0, t204, 0x1
+		if t206 != 0 {
+			t209 = t209_1
+		} else {
+			t209 = t209_0
+		}
+		var t214, t214_1, t214_0 uint64 = 0, t209, 0x0
+		if t207 != 0 {
+			t214 = t214_1
+		} else {
+			t214 = t214_0
+		}
+		var t219 uint64 = (v[8] >> 34) & 0x1
+		var t215 uint64 = v[4] >> 16 & 0xffff
+		var t216 uint64 = (t215 >> 7) & 0xff
+		var t218 uint64
+		if t216 != 0x0 {
+			t218 = 1
+		}
+		var t221, t221_1, t221_0 uint64 = 0, t216, 0x1
+		if t218 != 0 {
+			t221 = t221_1
+		} else {
+			t221 = t221_0
+		}
+		var t226, t226_1, t226_0 uint64 = 0, t221, 0x0
+		if t219 != 0 {
+			t226 = t226_1
+		} else {
+			t226 = t226_0
+		}
+		var t411 uint64
+		if t214 < t226 {
+			t411 = 1
+		}
+		var t412, t412_1, t412_0 uint64 = 0, t226, t214
+		if t411 != 0 {
+			t412 = t412_1
+		} else {
+			t412 = t412_0
+		}
+		var t231 uint64 = (v[8] >> 36) & 0x1
+		var t227 uint64 = v[4] >> 32 & 0xffff
+		var t228 uint64 = (t227 >> 7) & 0xff
+		var t230 uint64
+		if t228 != 0x0 {
+			t230 = 1
+		}
+		var t233, t233_1, t233_0 uint64 = 0, t228, 0x1
+		if t230 != 0 {
+			t233 = t233_1
+		} else {
+			t233 = t233_0
+		}
+		var t238, t238_1, t238_0 uint64 = 0, t233, 0x0
+		if t231 != 0 {
+			t238 = t238_1
+		} else {
+			t238 = t238_0
+		}
+		var t243 uint64 = (v[8] >> 38) & 0x1
+		var t239 uint64 = v[4] >> 48 & 0xffff
+		var t240 uint64 = (t239 >> 7) & 0xff
+		var t242 uint64
+		if t240 != 0x0 {
+			t242 = 1
+		}
+		var t245, t245_1, t245_0 uint64 = 0, t240, 0x1
+		if t242 != 0 {
+			t245 = t245_1
+		} else {
+			t245 = t245_0
+		}
+		var t250, t250_1, t250_0 uint64 = 0, t245, 0x0
+		if t243 != 0 {
+			t250 = t250_1
+		} else {
+			t250 = t250_0
+		}
+		var t413 uint64
+		if t238 < t250 {
+			t413 = 1
+		}
+		var t414, t414_1, t414_0 uint64 = 0, t250, t238
+		if t413 != 0 {
+			t414 = t414_1
+		} else {
+			t414 = t414_0
+		}
+		var t435 uint64
+		if t412 < t414 {
+			t435 = 1
+		}
+		var t436, t436_1, t436_0 uint64 = 0, t414, t412
+		if t435 != 0 {
+			t436 = t436_1
+		} else {
+			t436 = t436_0
+		}
+		var t255 uint64 = (v[8] >> 40) & 0x1
+		var t251 uint64 = v[5] >> 0 & 0xffff
+		var t252 uint64 = (t251 >> 7) & 0xff
+		var t254 uint64
+		if t252 != 0x0 {
+			t254 = 1
+		}
+		var t257, t257_1, t257_0 uint64 = 0, t252, 0x1
+		if t254 != 0 {
+			t257 = t257_1
+		} else {
+			t257 = t257_0
+		}
+		var t262, t262_1, t262_0 uint64 = 0, t257, 0x0
+		if t255 != 0 {
+			t262 = t262_1
+		} else {
+			t262 = t262_0
+		}
+		var t267 uint64 = (v[8] >> 42) & 0x1
+		var t263 uint64 = v[5] >> 16 & 0xffff
+		var t264 uint64 = (t263 >> 7) & 0xff
+		var t266 uint64
+		if t264 != 0x0 {
+			t266 = 1
+		}
+		var t269, t269_1, t269_0 uint64 = 0, t264, 0x1
+		if t266 != 0 {
+			t269 = t269_1
+		} else {
+			t269 = t269_0
+		}
+		var t274, t274_1, t274_0 uint64 = 0, t269, 0x0
+		if t267 != 0 {
+			t274 = t274_1
+		} else {
+			t274 = t274_0
+		}
+		var t415 uint64
+		if t262 < t274 {
+			t415 = 1
+		}
+		var t416, t416_1, t416_0 uint64 = 0, t274, t262
+		if t415 != 0 {
+			t416 = t416_1
+		} else {
+			t416 = t416_0
+		}
+		var t279 uint64 = (v[8] >> 44) & 0x1
+		var t275 uint64 = v[5] >> 32 & 0xffff
+		var t276 uint64 = (t275 >> 7) & 0xff
+		var t278 uint64
+		if t276 != 0x0 {
+			t278 = 1
+		}
+		var t281, t281_1, t281_0 uint64 = 0, t276, 0x1
+		if t278 != 0 {
+			t281 = t281_1
+		} else {
+			t281 = t281_0
+		}
+		var t286, t286_1, t286_0 uint64 = 0, t281, 0x0
+		if t279 != 0 {
+			t286 = t286_1
+		} else {
+			t286 = t286_0
+		}
+		var t291 uint64 = (v[8] >> 46) & 0x1
+		var t287 uint64 = v[5] >> 48 & 0xffff
+		var t288 uint64 = (t287 >> 7) & 0xff
+		var t290 uint64
+		if t288 != 0x0 {
+			t290 = 1
+		}
+		var t293, t293_1, t293_0 uint64 = 0, t288, 0x1
+		if t290 != 0 {
+			t293 = t293_1
+		} else {
+			t293 = t293_0
+		}
+		var t298, t298_1, t298_0 uint64 = 0, t293, 0x0
+		if t291 != 0 {
+			t298 = t298_1
+		} else {
+			t298 = t298_0
+		}
+		var t417 uint64
+		if t286 < t298 {
+			t417 = 1
+		}
+		var t418, t418_1, t418_0 uint64 = 0, t298, t286
+		if t417 != 0 {
+			t418 = t418_1
+		} else {
+			t418 = t418_0
+		}
+		var t437 uint64
+		if t416 < t418 {
+			t437 = 1
+		}
+		var t438, t438_1, t438_0 uint64 = 0, t418, t416
+		if t437 != 0 {
+			t438 = t438_1
+		} else {
+			t438 = t438_0
+		}
+		var t447 uint64
+		if t436 < t438 {
+			t447 = 1
+		}
+		var t448, t448_1, t448_0 uint64 = 0, t438, t436
+		if t447 != 0 {
+			t448 = t448_1
+		} else {
+			t448 = t448_0
+		}
+		v[453] = t448
+		var t303 uint64 = (v[8] >> 48) & 0x1
+		var t299 uint64 = v[6] >> 0 & 0xffff
+		var t300 uint64 = (t299 >> 7) & 0xff
+		var t302 uint64
+		if t300 != 0x0 {
+			t302 = 1
+		}
+		var t305, t305_1, t305_0 uint64 = 0, t300, 0x1
+		if t302 != 0 {
+			t305 = t305_1
+		} else {
+			t305 = t305_0
+		}
+		var t310, t310_1, t310_0 uint64 = 0, t305, 0x0
+		if t303 != 0 {
+			t310 = t310_1
+		} else {
+			t310 = t310_0
+		}
+		var t315 uint64 = (v[8] >> 50) & 0x1
+		var t311 uint64 = v[6] >> 16 & 0xffff
+		var t312 uint64 = (t311 >> 7) & 0xff
+		var t314 uint64
+		if t312 != 0x0 {
+			t314 = 1
+		}
+		var t317, t317_1, t317_0 uint64 = 0, t312, 0x1
+		if t314 != 0 {
+			t317 = t317_1
+		} else {
+			t317 = t317_0
+		}
+		var t322, t322_1, t322_0 uint64 = 0, t317, 0x0
+		if t315 != 0 {
+			t322 = t322_1
+		} else {
+			t322 = t322_0
+		}
+		var t419 uint64
+		if t310 < t322 {
+			t419 = 1
+		}
+		var t420, t420_1, t420_0 uint64 = 0, t322, t310
+		if t419 != 0 {
+			t420 = t420_1
+		} else {
+			t420 = t420_0
+		}
+		var t327 uint64 = (v[8] >> 52) & 0x1
+		var t323 uint64 = v[6] >> 32 & 0xffff
+		var t324 uint64 = (t323 >> 7) & 0xff
+		var t326 uint64
+		if t324 != 0x0 {
+			t326 = 1
+		}
+		var t329, t329_1, t329_0 uint64 = 0, t324, 0x1
+		if t326 != 0 {
+			t329 = t329_1
+		} else {
+			t329 = t329_0
+		}
+		var t334, t334_1, t334_0 uint64 = 0, t329, 0x0
+		if t327 != 0 {
+			t334 = t334_1
+		} else {
+			t334 = t334_0
+		}
+		var t339 uint64 = (v[8] >> 54) & 0x1
+		var t335 uint64 = v[6] >> 48 & 0xffff
+		var t336 uint64 = (t335 >> 7) & 0xff
+		var t338 uint64
+		if t336 != 0x0 {
+			t338 = 1
+		}
+		var t341, t341_1, t341_0 uint64 = 0, t336, 0x1
+		if t338 != 0 {
+			t341 = t341_1
+		} else {
+			t341 = t341_0
+		}
+		var t346, t346_1, t346_0 uint64 = 0, t341, 0x0
+		if t339 != 0 {
+			t346 = t346_1
+		} else {
+			t346 = t346_0
+		}
+		var t421 uint64
+		if t334 < t346 {
+			t421 = 1
+		}
+		var t422, t422_1, t422_0 uint64 = 0, t346, t334
+		if t421 != 0 {
+			t422 = t422_1
+		} else {
+			t422 = t422_0
+		}
+		var t439 uint64
+		if t420 < t422 {
+			t439 = 1
+		}
+		var t440, t440_1, t440_0 uint64 = 0, t422, t420
+		if t439 != 0 {
+			t440 = t440_1
+		} else {
+			t440 = t440_0
+		}
+		var t351 uint64 = (v[8] >> 56) & 0x1
+		var t347 uint64 = v[7] >> 0 & 0xffff
+		var t348 uint64 = (t347 >> 7) & 0xff
+		var t350 uint64
+		if t348 != 0x0 {
+			t350 = 1
+		}
+		var t353, t353_1, t353_0 uint64 = 0, t348, 0x1
+		if t350 != 0 {
+			t353 = t353_1
+		} else {
+			t353 = t353_0
+		}
+		var t358, t358_1, t358_0 uint64 = 0, t353, 0x0
+		if t351 != 0 {
+			t358 = t358_1
+		} else {
+			t358 = t358_0
+		}
+		var t363 uint64 = (v[8] >> 58) & 0x1
+		var t359 uint64 = v[7] >> 16 & 0xffff
+		var t360 uint64 = (t359 >> 7) & 0xff
+		var t362 uint64
+		if t360 != 0x0 {
+			t362 = 1
+		}
+		var t365, t365_1, t365_0 uint64 = 0, t360, 0x1
+		if t362 != 0 {
+			t365 = t365_1
+		} else {
+			t365 = t365_0
+		}
+		var t370, t370_1, t370_0 uint64 = 0, t365, 0x0
+		if t363 != 0 {
+			t370 = t370_1
+		} else {
+			t370 = t370_0
+		}
+		var t423 uint64
+		if t358 < t370 {
+			t423 = 1
+		}
+		var t424, t424_1, t424_0 uint64 = 0, t370, t358
+		if t423 != 0 {
+			t424 = t424_1
+		} else {
+			t424 = t424_0
+		}
+		var t375 uint64 = (v[8] >> 60) & 0x1
+		var t371 uint64 = v[7] >> 32 & 0xffff
+		var t372 uint64 = (t371 >> 7) & 0xff
+		var t374 uint64
+		if t372 != 0x0 {
+			t374 = 1
+		}
+		var t377, t377_1, t377_0 uint64 = 0, t372, 0x1
+		if t374 != 0 {
+			t377 = t377_1
+		} else {
+			t377 = t377_0
+		}
+		var t382, t382_1, t382_0 uint64 = 0, t377, 0x0
+		if t375 != 0 {
+			t382 = t382_1
+		} else {
+			t382 = t382_0
+		}
+		var t387 uint64 = (v[8] >> 62) & 0x1
+		var t383 uint64 = v[7] >> 48 & 0xffff
+		var t384 uint64 = (t383 >> 7) & 0xff
+		var t386 uint64
+		if t384 != 0x0 {
+			t386 = 1
+		}
+		var t389, t389_1, t389_0 uint64 = 0, t384, 0x1
+		if t386 != 0 {
+			t389 = t389_1
+		} else {
+			t389 = t389_0
+		}
+		var t394, t394_1, t394_0 uint64 = 0, t389, 0x0
+		if t387 != 0 {
+			t394 = t394_1
+		} else {
+			t394 = t394_0
+		}
+		var t425 uint64
+		if t382 < t394 {
+			t425 = 1
+		}
+		var t426, t426_1, t426_0 uint64 = 0, t394, t382
+		if t425 != 0 {
+			t426 = t426_1
+		} else {
+			t426 = t426_0
+		}
+		var t441 uint64
+		if t424 < t426 {
+			t441 = 1
+		}
+		var t442, t442_1, t442_0 uint64 = 0, t426, t424
+		if t441 != 0 {
+			t442 = t442_1
+		} else {
+			t442 = t442_0
+		}
+		var t449 uint64
+		if t440 < t442 {
+			t449 = 1
+		}
+		var t450, t450_1, t450_0 uint64 = 0, t442, t440
+		if t449 != 0 {
+			t450 = t450_1
+		} else {
+			t450 = t450_0
+		}
+		v[454] = t450
+		var t18 uint64 = (t11 >> 15) & 0x1
+		var t19 uint64 = (t11) & 0x7f
+		var t20 uint64 = t19 | t14<<7
+		var t456 uint64 = t20 | t17<<8 | t18<<16 | t15<<17
+		v[457] = t456
+		var t30 uint64 = (t23 >> 15) & 0x1
+		var t31 uint64 = (t23) & 0x7f
+		var t32 uint64 = t31 | t26<<7
+		var t462 uint64 = t32 | t29<<8 | t30<<16 | t27<<17
+		v[463] = t462
+		var t42 uint64 = (t35 >> 15) & 0x1
+		var t43 uint64 = (t35) & 0x7f
+		var t44 uint64 = t43 | t38<<7
+		var t468 uint64 = t44 | t41<<8 | t42<<16 | t39<<17
+		v[469] = t468
+		var t54 uint64 = (t47 >> 15) & 0x1
+		var t55 uint64 = (t47) & 0x7f
+		var t56 uint64 = t55 | t50<<7
+		var t474 uint64 = t56 | t53<<8 | t54<<16 | t51<<17
+		v[475] = t474
+		var t66 uint64 = (t59 >> 15) & 0x1
+		var t67 uint64 = (t59) & 0x7f
+		var t68 uint64 = t67 | t62<<7
+		var t480 uint64 = t68 | t65<<8 | t66<<16 | t63<<17
+		v[481] = t480
+		var t78 uint64 = (t71 >> 15) & 0x1
+		var t79 uint64 = (t71) & 0x7f
+		var t80 uint64 = t79 | t74<<7
+		var t486 uint64 = t80 | t77<<8 | t78<<16 | t75<<17
+		v[487] = t486
+		var t90 uint64 = (t83 >> 15) & 0x1
+		var t91 uint64 = (t83) & 0x7f
+		var t92 uint64 = t91 | t86<<7
+		var t492 uint64 = t92 | t89<<8 | t90<<16 | t87<<17
+		v[493] = t492
+		var t102 uint64 = (t95 >> 15) & 0x1
+		var t103 uint64 = (t95) & 0x7f
+		var t104 uint64 = t103 | t98<<7
+		var t498 uint64 = t104 | t101<<8 | t102<<16 | t99<<17
+		v[499] = t498
+		var t114 uint64 = (t107 >> 15) & 0x1
+		var t115 uint64 = (t107) & 0x7f
+		var t116 uint64 = t115 | t110<<7
+		var t504 uint64 = t116 | t113<<8 | t114<<16 | t111<<17
+		v[505] = t504
+		var t126 uint64 = (t119 >> 15) & 0x1
+		var t127 uint64 = (t119) & 0x7f
+		var t128 uint64 = t127 | t122<<7
+		var t510 uint64 = t128 | t125<<8 | t126<<16 | t123<<17
+		v[511] = t510
+		var t138 uint64 = (t131 >> 15) & 0x1
+		var t139 uint64 = (t131) & 0x7f
+		var t140 uint64 = t139 | t134<<7
+		var t516 uint64 = t140 | t137<<8 | t138<<16 | t135<<17
+		v[517] = t516
+		var t150 uint64 = (t143 >> 15) & 0x1
+		var t151 uint64 = (t143) & 0x7f
+		var t152 uint64 = t151 | t146<<7
+		var t522 uint64 = t152 | t149<<8 | t150<<16 | t147<<17
+		v[523] = t522
+		var t162 uint64 = (t155 >> 15) & 0x1
+		var t163 uint64 = (t155) & 0x7f
+		var t164 uint64 = t163 | t158<<7
+		var t528 uint64 = t164 | t161<<8 | t162<<16 | t159<<17
+		v[529] = t528
+		var t174 uint64 = (t167 >> 15) & 0x1
+		var t175 uint64 = (t167) & 0x7f
+		var t176 uint64 = t175 | t170<<7
+		var t534 uint64 = t176 | t173<<8 | t174<<16 | t171<<17
+		v[535] = t534
+		var t186 uint64 = (t179 >> 15) & 0x1
+		var t187 uint64 = (t179) & 0x7f
+		var t188 uint64 = t187 | t182<<7
+		var t540 uint64 = t188 | t185<<8 | t186<<16 | t183<<17
+		v[541] = t540
+		var t198 uint64 = (t191 >> 15) & 0x1
+		var t199 uint64 = (t191) & 0x7f
+		var t200 uint64 = t199 | t194<<7
+		var t546 uint64 = t200 | t197<<8 | t198<<16 | t195<<17
+		v[547] = t546
+		var t210 uint64 = (t203 >> 15) & 0x1
+		var t211 uint64 = (t203) & 0x7f
+		var t212 uint64 = t211 | t206<<7
+		var t552 uint64 = t212 | t209<<8 | t210<<16 | t207<<17
+		v[553] = t552
+		var t222 uint64 = (t215 >> 15) & 0x1
+		var t223 uint64 = (t215) & 0x7f
+		var t224 uint64 = t223 | t218<<7
+		var t558 uint64 = t224 | t221<<8 | t222<<16 | t219<<17
+		v[559] = t558
+		var t234 uint64 = (t227 >> 15) & 0x1
+		var t235 uint64 = (t227) & 0x7f
+		var t236 uint64 = t235 | t230<<7
+		var t564 uint64 = t236 | t233<<8 | t234<<16 | t231<<17
+		v[565] = t564
+		var t246 uint64 = (t239 >> 15) & 0x1
+		var t247 uint64 = (t239) & 0x7f
+		var t248 uint64 = t247 | t242<<7
+		var t570 uint64 = t248 | t245<<8 | t246<<16 | t243<<17
+		v[571] = t570
+		var t258 uint64 = (t251 >> 15) & 0x1
+		var t259 uint64 = (t251) & 0x7f
+		var t260 uint64 = t259 | t254<<7
+		var t576 uint64 = t260 | t257<<8 | t258<<16 | t255<<17
+		v[577] = t576
+		var t270 uint64 = (t263 >> 15) & 0x1
+		var t271 uint64 = (t263) & 0x7f
+		var t272 uint64 = t271 | t266<<7
+		var t582 uint64 = t272 | t269<<8 | t270<<16 | t267<<17
+		v[583] = t582
+		var t282 uint64 = (t275 >> 15) & 0x1
+		var t283 uint64 = (t275) & 0x7f
+		var t284 uint64 = t283 | t278<<7
+		var t588 uint64 = t284 | t281<<8 | t282<<16 | t279<<17
+		v[589] = t588
+		var t294 uint64 = (t287 >> 15) & 0x1
+		var t295 uint64 = (t287) & 0x7f
+		var t296 uint64 = t295 | t290<<7
+		var t594 uint64 = t296 | t293<<8 | t294<<16 | t291<<17
+		v[595] = t594
+		var t306 uint64 = (t299 >> 15) & 0x1
+		var t307 uint64 = (t299) & 0x7f
+		var t308 uint64 = t307 | t302<<7
+		var t600 uint64 = t308 | t305<<8 | t306<<16 | t303<<17
+		v[601] = t600
+		var t318 uint64 = (t311 >> 15) & 0x1
+		var t319 uint64 = (t311) & 0x7f
+		var t320 uint64 = t319 | t314<<7
+		var t606 uint64 = t320 | t317<<8 | t318<<16 | t315<<17
+		v[607] = t606
+		var t330 uint64 = (t323 >> 15) & 0x1
+		var t331 uint64 = (t323) & 0x7f
+		var t332 uint64 = t331 | t326<<7
+		var t612 uint64 = t332 | t329<<8 | t330<<16 | t327<<17
+		v[613] = t612
+		var t342 uint64 = (t335 >> 15) & 0x1
+		var t343 uint64 = (t335) & 0x7f
+		var t344 uint64 = t343 | t338<<7
+		var t618 uint64 = t344 | t341<<8 | t342<<16 | t339<<17
+		v[619] = t618
+		var t354 uint64 = (t347 >> 15) & 0x1
+		var t355 uint64 = (t347) & 0x7f
+		var t356 uint64 = t355 | t350<<7
+		var t624 uint64 = t356 | t353<<8 | t354<<16 | t351<<17
+		v[625] = t624
+		var t366 uint64 = (t359 >> 15) & 0x1
+		var t367 uint64 = (t359) & 0x7f
+		var t368 uint64 = t367 | t362<<7
+		var t630 uint64 = t368 | t365<<8 | t366<<16 | t363<<17
+		v[631] = t630
+		var t378 uint64 = (t371 >> 15) & 0x1
+		var t379 uint64 = (t371) & 0x7f
+		var t380 uint64 = t379 | t374<<7
+		var t636 uint64 = t380 | t377<<8 | t378<<16 | t375<<17
+		v[637] = t636
+		var t390 uint64 = (t383 >> 15) & 0x1
+		var t391 uint64 = (t383) & 0x7f
+		var t392 uint64 = t391 | t386<<7
+		var t642 uint64 = t392 | t389<<8 | t390<<16 | t387<<17
+		v[643] = t642
 	}
 	if v[2426] != 0 {
+		if v[2418] != 0 {
+			v[2429] = v[2419]
+			v[2430] = v[2420]
+			v[2431] = v[2421]
+			v[2432] = v[2422]
+			v[2433] = v[2423]
+		} else {
+			v[2429] = v[2402]
+			v[2430] = v[2403]
+			v[2431] = v[2404]
+			v[2432] = v[2405]
+			v[2433] = v[2406]
+		}
 		v[2413] = v[2429]
 		v[2414] = v[2430]
 		v[2415] = v[2431]
 		v[2416] = v[2432]
 		v[2417] = v[2433]
+	}
+	if x.Rst {
+		v[2412] = 0x0
+		v[2418] = 0x0
+	} else {
+		var t2427 uint64 = v[2418] | v[2401]
+		var t2428, t2428_1, t2428_0 uint64 = 0, t2427, v[2412]
+		if v[2426] != 0 {
+			t2428 = t2428_1
+		} else {
+			t2428 = t2428_0
+		}
+		v[2412] = t2428
+		var t2435, t2435_1, t2435_0 uint64 = 0, 0x0, t2427
+		if v[2426] != 0 {
+			t2435 = t2435_1
+		} else {
+			t2435 = t2435_0
+		}
+		v[2418] = t2435
+	}
+	if x.Rst {
+		v[2398] = 0x0
+		v[2399] = 0x0
+		v[2400] = 0x0
+		v[2401] = 0x0
+	} else if v[2408] != 0 {
+		v[2401] = v[2400]
+		v[2400] = v[2399]
+		v[2399] = v[2398]
+		var t2397 uint64 = 0x1 & v[10]
+		var t2409 uint64 = t2397 & v[2408]
+		v[2398] = t2409
 	}
 	if v[2438] != 0 {
 		v[2419] = v[2402]

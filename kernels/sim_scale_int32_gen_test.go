@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "62a997ca2b29c4cd4e48cbe27cf85b19" }
+func (x *simscale_int32) Fingerprint() string { return "1a5cc7c7a0ff594bde013ef16caecef4" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -341,43 +341,6 @@ func (x *simscale_int32) EvalState() {
 	v[988] = t988
 	var t991 uint64 = t988 & 0x1
 	v[991] = t991
-	var t25 uint64 = v[23] << 0x0
-	var t31 uint64 = v[29] << 0x10
-	var t37 uint64 = v[35] << 0x10
-	var t43 uint64 = v[41] << 0x20
-	var t45 uint64 = 0x0 + t25
-	var t46 uint64 = t45 + t31
-	var t47 uint64 = t46 + t37
-	var t48 uint64 = t47 + t43
-	v[48] = t48
-	var t52 uint64 = (v[51] >> 31) & 0x1
-	var t55, t55_1, t55_0 uint64 = 0, 0x1800000000000, 0x0
-	if t52 != 0 {
-		t55 = t55_1
-	} else {
-		t55 = t55_0
-	}
-	var t56 uint64 = v[49] - t55
-	var t58 uint64 = t56 + 0x8000
-	var t59 uint64 = (t58 >> 16) & 0xffffffffffff
-	var t60 uint64 = uint64((int64(t59<<16) >> 16))
-	v[60] = t60
-	var t62 uint64 = (v[61] >> 31) & 0x1ffffffff
-	var t63 uint64
-	if t62 == 0x1ffffffff {
-		t63 = 1
-	}
-	var t64 uint64
-	if t62 != 0 {
-		t64 = 1
-	}
-	var t65 uint64 = (^t64) & 0x1
-	var t66 uint64 = t63 | t65
-	v[66] = t66
-	var t68 uint64 = (v[61] >> 63) & 0x1
-	var t69 uint64 = (v[61]) & 0xffffffff
-	var t70 uint64 = t69 | t68<<32
-	v[70] = t70
 	var t72 uint64 = (v[71] >> 32) & 0x1
 	var t75, t75_1, t75_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t72 != 0 {
@@ -392,43 +355,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t77 = t77_0
 	}
-	var t84 uint64 = v[82] << 0x0
-	var t90 uint64 = v[88] << 0x10
-	var t96 uint64 = v[94] << 0x10
-	var t102 uint64 = v[100] << 0x20
-	var t104 uint64 = 0x0 + t84
-	var t105 uint64 = t104 + t90
-	var t106 uint64 = t105 + t96
-	var t107 uint64 = t106 + t102
-	v[107] = t107
-	var t111 uint64 = (v[110] >> 31) & 0x1
-	var t114, t114_1, t114_0 uint64 = 0, 0x1800000000000, 0x0
-	if t111 != 0 {
-		t114 = t114_1
-	} else {
-		t114 = t114_0
-	}
-	var t115 uint64 = v[108] - t114
-	var t117 uint64 = t115 + 0x8000
-	var t118 uint64 = (t117 >> 16) & 0xffffffffffff
-	var t119 uint64 = uint64((int64(t118<<16) >> 16))
-	v[119] = t119
-	var t121 uint64 = (v[120] >> 31) & 0x1ffffffff
-	var t122 uint64
-	if t121 == 0x1ffffffff {
-		t122 = 1
-	}
-	var t123 uint64
-	if t121 != 0 {
-		t123 = 1
-	}
-	var t124 uint64 = (^t123) & 0x1
-	var t125 uint64 = t122 | t124
-	v[125] = t125
-	var t127 uint64 = (v[120] >> 63) & 0x1
-	var t128 uint64 = (v[120]) & 0xffffffff
-	var t129 uint64 = t128 | t127<<32
-	v[129] = t129
 	var t131 uint64 = (v[130] >> 32) & 0x1
 	var t134, t134_1, t134_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t131 != 0 {
@@ -443,43 +369,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t136 = t136_0
 	}
-	var t143 uint64 = v[141] << 0x0
-	var t149 uint64 = v[147] << 0x10
-	var t155 uint64 = v[153] << 0x10
-	var t161 uint64 = v[159] << 0x20
-	var t163 uint64 = 0x0 + t143
-	var t164 uint64 = t163 + t149
-	var t165 uint64 = t164 + t155
-	var t166 uint64 = t165 + t161
-	v[166] = t166
-	var t170 uint64 = (v[169] >> 31) & 0x1
-	var t173, t173_1, t173_0 uint64 = 0, 0x1800000000000, 0x0
-	if t170 != 0 {
-		t173 = t173_1
-	} else {
-		t173 = t173_0
-	}
-	var t174 uint64 = v[167] - t173
-	var t176 uint64 = t174 + 0x8000
-	var t177 uint64 = (t176 >> 16) & 0xffffffffffff
-	var t178 uint64 = uint64((int64(t177<<16) >> 16))
-	v[178] = t178
-	var t180 uint64 = (v[179] >> 31) & 0x1ffffffff
-	var t181 uint64
-	if t180 == 0x1ffffffff {
-		t181 = 1
-	}
-	var t182 uint64
-	if t180 != 0 {
-		t182 = 1
-	}
-	var t183 uint64 = (^t182) & 0x1
-	var t184 uint64 = t181 | t183
-	v[184] = t184
-	var t186 uint64 = (v[179] >> 63) & 0x1
-	var t187 uint64 = (v[179]) & 0xffffffff
-	var t188 uint64 = t187 | t186<<32
-	v[188] = t188
 	var t190 uint64 = (v[189] >> 32) & 0x1
 	var t193, t193_1, t193_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t190 != 0 {
@@ -494,43 +383,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t195 = t195_0
 	}
-	var t202 uint64 = v[200] << 0x0
-	var t208 uint64 = v[206] << 0x10
-	var t214 uint64 = v[212] << 0x10
-	var t220 uint64 = v[218] << 0x20
-	var t222 uint64 = 0x0 + t202
-	var t223 uint64 = t222 + t208
-	var t224 uint64 = t223 + t214
-	var t225 uint64 = t224 + t220
-	v[225] = t225
-	var t229 uint64 = (v[228] >> 31) & 0x1
-	var t232, t232_1, t232_0 uint64 = 0, 0x1800000000000, 0x0
-	if t229 != 0 {
-		t232 = t232_1
-	} else {
-		t232 = t232_0
-	}
-	var t233 uint64 = v[226] - t232
-	var t235 uint64 = t233 + 0x8000
-	var t236 uint64 = (t235 >> 16) & 0xffffffffffff
-	var t237 uint64 = uint64((int64(t236<<16) >> 16))
-	v[237] = t237
-	var t239 uint64 = (v[238] >> 31) & 0x1ffffffff
-	var t240 uint64
-	if t239 == 0x1ffffffff {
-		t240 = 1
-	}
-	var t241 uint64
-	if t239 != 0 {
-		t241 = 1
-	}
-	var t242 uint64 = (^t241) & 0x1
-	var t243 uint64 = t240 | t242
-	v[243] = t243
-	var t245 uint64 = (v[238] >> 63) & 0x1
-	var t246 uint64 = (v[238]) & 0xffffffff
-	var t247 uint64 = t246 | t245<<32
-	v[247] = t247
 	var t249 uint64 = (v[248] >> 32) & 0x1
 	var t252, t252_1, t252_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t249 != 0 {
@@ -545,43 +397,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t254 = t254_0
 	}
-	var t261 uint64 = v[259] << 0x0
-	var t267 uint64 = v[265] << 0x10
-	var t273 uint64 = v[271] << 0x10
-	var t279 uint64 = v[277] << 0x20
-	var t281 uint64 = 0x0 + t261
-	var t282 uint64 = t281 + t267
-	var t283 uint64 = t282 + t273
-	var t284 uint64 = t283 + t279
-	v[284] = t284
-	var t288 uint64 = (v[287] >> 31) & 0x1
-	var t291, t291_1, t291_0 uint64 = 0, 0x1800000000000, 0x0
-	if t288 != 0 {
-		t291 = t291_1
-	} else {
-		t291 = t291_0
-	}
-	var t292 uint64 = v[285] - t291
-	var t294 uint64 = t292 + 0x8000
-	var t295 uint64 = (t294 >> 16) & 0xffffffffffff
-	var t296 uint64 = uint64((int64(t295<<16) >> 16))
-	v[296] = t296
-	var t298 uint64 = (v[297] >> 31) & 0x1ffffffff
-	var t299 uint64
-	if t298 == 0x1ffffffff {
-		t299 = 1
-	}
-	var t300 uint64
-	if t298 != 0 {
-		t300 = 1
-	}
-	var t301 uint64 = (^t300) & 0x1
-	var t302 uint64 = t299 | t301
-	v[302] = t302
-	var t304 uint64 = (v[297] >> 63) & 0x1
-	var t305 uint64 = (v[297]) & 0xffffffff
-	var t306 uint64 = t305 | t304<<32
-	v[306] = t306
 	var t308 uint64 = (v[307] >> 32) & 0x1
 	var t311, t311_1, t311_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t308 != 0 {
@@ -596,43 +411,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t313 = t313_0
 	}
-	var t320 uint64 = v[318] << 0x0
-	var t326 uint64 = v[324] << 0x10
-	var t332 uint64 = v[330] << 0x10
-	var t338 uint64 = v[336] << 0x20
-	var t340 uint64 = 0x0 + t320
-	var t341 uint64 = t340 + t326
-	var t342 uint64 = t341 + t332
-	var t343 uint64 = t342 + t338
-	v[343] = t343
-	var t347 uint64 = (v[346] >> 31) & 0x1
-	var t350, t350_1, t350_0 uint64 = 0, 0x1800000000000, 0x0
-	if t347 != 0 {
-		t350 = t350_1
-	} else {
-		t350 = t350_0
-	}
-	var t351 uint64 = v[344] - t350
-	var t353 uint64 = t351 + 0x8000
-	var t354 uint64 = (t353 >> 16) & 0xffffffffffff
-	var t355 uint64 = uint64((int64(t354<<16) >> 16))
-	v[355] = t355
-	var t357 uint64 = (v[356] >> 31) & 0x1ffffffff
-	var t358 uint64
-	if t357 == 0x1ffffffff {
-		t358 = 1
-	}
-	var t359 uint64
-	if t357 != 0 {
-		t359 = 1
-	}
-	var t360 uint64 = (^t359) & 0x1
-	var t361 uint64 = t358 | t360
-	v[361] = t361
-	var t363 uint64 = (v[356] >> 63) & 0x1
-	var t364 uint64 = (v[356]) & 0xffffffff
-	var t365 uint64 = t364 | t363<<32
-	v[365] = t365
 	var t367 uint64 = (v[366] >> 32) & 0x1
 	var t370, t370_1, t370_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t367 != 0 {
@@ -647,43 +425,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t372 = t372_0
 	}
-	var t379 uint64 = v[377] << 0x0
-	var t385 uint64 = v[383] << 0x10
-	var t391 uint64 = v[389] << 0x10
-	var t397 uint64 = v[395] << 0x20
-	var t399 uint64 = 0x0 + t379
-	var t400 uint64 = t399 + t385
-	var t401 uint64 = t400 + t391
-	var t402 uint64 = t401 + t397
-	v[402] = t402
-	var t406 uint64 = (v[405] >> 31) & 0x1
-	var t409, t409_1, t409_0 uint64 = 0, 0x1800000000000, 0x0
-	if t406 != 0 {
-		t409 = t409_1
-	} else {
-		t409 = t409_0
-	}
-	var t410 uint64 = v[403] - t409
-	var t412 uint64 = t410 + 0x8000
-	var t413 uint64 = (t412 >> 16) & 0xffffffffffff
-	var t414 uint64 = uint64((int64(t413<<16) >> 16))
-	v[414] = t414
-	var t416 uint64 = (v[415] >> 31) & 0x1ffffffff
-	var t417 uint64
-	if t416 == 0x1ffffffff {
-		t417 = 1
-	}
-	var t418 uint64
-	if t416 != 0 {
-		t418 = 1
-	}
-	var t419 uint64 = (^t418) & 0x1
-	var t420 uint64 = t417 | t419
-	v[420] = t420
-	var t422 uint64 = (v[415] >> 63) & 0x1
-	var t423 uint64 = (v[415]) & 0xffffffff
-	var t424 uint64 = t423 | t422<<32
-	v[424] = t424
 	var t426 uint64 = (v[425] >> 32) & 0x1
 	var t429, t429_1, t429_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t426 != 0 {
@@ -698,43 +439,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t431 = t431_0
 	}
-	var t438 uint64 = v[436] << 0x0
-	var t444 uint64 = v[442] << 0x10
-	var t450 uint64 = v[448] << 0x10
-	var t456 uint64 = v[454] << 0x20
-	var t458 uint64 = 0x0 + t438
-	var t459 uint64 = t458 + t444
-	var t460 uint64 = t459 + t450
-	var t461 uint64 = t460 + t456
-	v[461] = t461
-	var t465 uint64 = (v[464] >> 31) & 0x1
-	var t468, t468_1, t468_0 uint64 = 0, 0x1800000000000, 0x0
-	if t465 != 0 {
-		t468 = t468_1
-	} else {
-		t468 = t468_0
-	}
-	var t469 uint64 = v[462] - t468
-	var t471 uint64 = t469 + 0x8000
-	var t472 uint64 = (t471 >> 16) & 0xffffffffffff
-	var t473 uint64 = uint64((int64(t472<<16) >> 16))
-	v[473] = t473
-	var t475 uint64 = (v[474] >> 31) & 0x1ffffffff
-	var t476 uint64
-	if t475 == 0x1ffffffff {
-		t476 = 1
-	}
-	var t477 uint64
-	if t475 != 0 {
-		t477 = 1
-	}
-	var t478 uint64 = (^t477) & 0x1
-	var t479 uint64 = t476 | t478
-	v[479] = t479
-	var t481 uint64 = (v[474] >> 63) & 0x1
-	var t482 uint64 = (v[474]) & 0xffffffff
-	var t483 uint64 = t482 | t481<<32
-	v[483] = t483
 	var t485 uint64 = (v[484] >> 32) & 0x1
 	var t488, t488_1, t488_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t485 != 0 {
@@ -749,43 +453,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t490 = t490_0
 	}
-	var t497 uint64 = v[495] << 0x0
-	var t503 uint64 = v[501] << 0x10
-	var t509 uint64 = v[507] << 0x10
-	var t515 uint64 = v[513] << 0x20
-	var t517 uint64 = 0x0 + t497
-	var t518 uint64 = t517 + t503
-	var t519 uint64 = t518 + t509
-	var t520 uint64 = t519 + t515
-	v[520] = t520
-	var t524 uint64 = (v[523] >> 31) & 0x1
-	var t527, t527_1, t527_0 uint64 = 0, 0x1800000000000, 0x0
-	if t524 != 0 {
-		t527 = t527_1
-	} else {
-		t527 = t527_0
-	}
-	var t528 uint64 = v[521] - t527
-	var t530 uint64 = t528 + 0x8000
-	var t531 uint64 = (t530 >> 16) & 0xffffffffffff
-	var t532 uint64 = uint64((int64(t531<<16) >> 16))
-	v[532] = t532
-	var t534 uint64 = (v[533] >> 31) & 0x1ffffffff
-	var t535 uint64
-	if t534 == 0x1ffffffff {
-		t535 = 1
-	}
-	var t536 uint64
-	if t534 != 0 {
-		t536 = 1
-	}
-	var t537 uint64 = (^t536) & 0x1
-	var t538 uint64 = t535 | t537
-	v[538] = t538
-	var t540 uint64 = (v[533] >> 63) & 0x1
-	var t541 uint64 = (v[533]) & 0xffffffff
-	var t542 uint64 = t541 | t540<<32
-	v[542] = t542
 	var t544 uint64 = (v[543] >> 32) & 0x1
 	var t547, t547_1, t547_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t544 != 0 {
@@ -800,43 +467,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t549 = t549_0
 	}
-	var t556 uint64 = v[554] << 0x0
-	var t562 uint64 = v[560] << 0x10
-	var t568 uint64 = v[566] << 0x10
-	var t574 uint64 = v[572] << 0x20
-	var t576 uint64 = 0x0 + t556
-	var t577 uint64 = t576 + t562
-	var t578 uint64 = t577 + t568
-	var t579 uint64 = t578 + t574
-	v[579] = t579
-	var t583 uint64 = (v[582] >> 31) & 0x1
-	var t586, t586_1, t586_0 uint64 = 0, 0x1800000000000, 0x0
-	if t583 != 0 {
-		t586 = t586_1
-	} else {
-		t586 = t586_0
-	}
-	var t587 uint64 = v[580] - t586
-	var t589 uint64 = t587 + 0x8000
-	var t590 uint64 = (t589 >> 16) & 0xffffffffffff
-	var t591 uint64 = uint64((int64(t590<<16) >> 16))
-	v[591] = t591
-	var t593 uint64 = (v[592] >> 31) & 0x1ffffffff
-	var t594 uint64
-	if t593 == 0x1ffffffff {
-		t594 = 1
-	}
-	var t595 uint64
-	if t593 != 0 {
-		t595 = 1
-	}
-	var t596 uint64 = (^t595) & 0x1
-	var t597 uint64 = t594 | t596
-	v[597] = t597
-	var t599 uint64 = (v[592] >> 63) & 0x1
-	var t600 uint64 = (v[592]) & 0xffffffff
-	var t601 uint64 = t600 | t599<<32
-	v[601] = t601
 	var t603 uint64 = (v[602] >> 32) & 0x1
 	var t606, t606_1, t606_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t603 != 0 {
@@ -851,43 +481,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t608 = t608_0
 	}
-	var t615 uint64 = v[613] << 0x0
-	var t621 uint64 = v[619] << 0x10
-	var t627 uint64 = v[625] << 0x10
-	var t633 uint64 = v[631] << 0x20
-	var t635 uint64 = 0x0 + t615
-	var t636 uint64 = t635 + t621
-	var t637 uint64 = t636 + t627
-	var t638 uint64 = t637 + t633
-	v[638] = t638
-	var t642 uint64 = (v[641] >> 31) & 0x1
-	var t645, t645_1, t645_0 uint64 = 0, 0x1800000000000, 0x0
-	if t642 != 0 {
-		t645 = t645_1
-	} else {
-		t645 = t645_0
-	}
-	var t646 uint64 = v[639] - t645
-	var t648 uint64 = t646 + 0x8000
-	var t649 uint64 = (t648 >> 16) & 0xffffffffffff
-	var t650 uint64 = uint64((int64(t649<<16) >> 16))
-	v[650] = t650
-	var t652 uint64 = (v[651] >> 31) & 0x1ffffffff
-	var t653 uint64
-	if t652 == 0x1ffffffff {
-		t653 = 1
-	}
-	var t654 uint64
-	if t652 != 0 {
-		t654 = 1
-	}
-	var t655 uint64 = (^t654) & 0x1
-	var t656 uint64 = t653 | t655
-	v[656] = t656
-	var t658 uint64 = (v[651] >> 63) & 0x1
-	var t659 uint64 = (v[651]) & 0xffffffff
-	var t660 uint64 = t659 | t658<<32
-	v[660] = t660
 	var t662 uint64 = (v[661] >> 32) & 0x1
 	var t665, t665_1, t665_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t662 != 0 {
@@ -902,43 +495,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t667 = t667_0
 	}
-	var t674 uint64 = v[672] << 0x0
-	var t680 uint64 = v[678] << 0x10
-	var t686 uint64 = v[684] << 0x10
-	var t692 uint64 = v[690] << 0x20
-	var t694 uint64 = 0x0 + t674
-	var t695 uint64 = t694 + t680
-	var t696 uint64 = t695 + t686
-	var t697 uint64 = t696 + t692
-	v[697] = t697
-	var t701 uint64 = (v[700] >> 31) & 0x1
-	var t704, t704_1, t704_0 uint64 = 0, 0x1800000000000, 0x0
-	if t701 != 0 {
-		t704 = t704_1
-	} else {
-		t704 = t704_0
-	}
-	var t705 uint64 = v[698] - t704
-	var t707 uint64 = t705 + 0x8000
-	var t708 uint64 = (t707 >> 16) & 0xffffffffffff
-	var t709 uint64 = uint64((int64(t708<<16) >> 16))
-	v[709] = t709
-	var t711 uint64 = (v[710] >> 31) & 0x1ffffffff
-	var t712 uint64
-	if t711 == 0x1ffffffff {
-		t712 = 1
-	}
-	var t713 uint64
-	if t711 != 0 {
-		t713 = 1
-	}
-	var t714 uint64 = (^t713) & 0x1
-	var t715 uint64 = t712 | t714
-	v[715] = t715
-	var t717 uint64 = (v[710] >> 63) & 0x1
-	var t718 uint64 = (v[710]) & 0xffffffff
-	var t719 uint64 = t718 | t717<<32
-	v[719] = t719
 	var t721 uint64 = (v[720] >> 32) & 0x1
 	var t724, t724_1, t724_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t721 != 0 {
@@ -953,43 +509,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t726 = t726_0
 	}
-	var t733 uint64 = v[731] << 0x0
-	var t739 uint64 = v[737] << 0x10
-	var t745 uint64 = v[743] << 0x10
-	var t751 uint64 = v[749] << 0x20
-	var t753 uint64 = 0x0 + t733
-	var t754 uint64 = t753 + t739
-	var t755 uint64 = t754 + t745
-	var t756 uint64 = t755 + t751
-	v[756] = t756
-	var t760 uint64 = (v[759] >> 31) & 0x1
-	var t763, t763_1, t763_0 uint64 = 0, 0x1800000000000, 0x0
-	if t760 != 0 {
-		t763 = t763_1
-	} else {
-		t763 = t763_0
-	}
-	var t764 uint64 = v[757] - t763
-	var t766 uint64 = t764 + 0x8000
-	var t767 uint64 = (t766 >> 16) & 0xffffffffffff
-	var t768 uint64 = uint64((int64(t767<<16) >> 16))
-	v[768] = t768
-	var t770 uint64 = (v[769] >> 31) & 0x1ffffffff
-	var t771 uint64
-	if t770 == 0x1ffffffff {
-		t771 = 1
-	}
-	var t772 uint64
-	if t770 != 0 {
-		t772 = 1
-	}
-	var t773 uint64 = (^t772) & 0x1
-	var t774 uint64 = t771 | t773
-	v[774] = t774
-	var t776 uint64 = (v[769] >> 63) & 0x1
-	var t777 uint64 = (v[769]) & 0xffffffff
-	var t778 uint64 = t777 | t776<<32
-	v[778] = t778
 	var t780 uint64 = (v[779] >> 32) & 0x1
 	var t783, t783_1, t783_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t780 != 0 {
@@ -1004,43 +523,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t785 = t785_0
 	}
-	var t792 uint64 = v[790] << 0x0
-	var t798 uint64 = v[796] << 0x10
-	var t804 uint64 = v[802] << 0x10
-	var t810 uint64 = v[808] << 0x20
-	var t812 uint64 = 0x0 + t792
-	var t813 uint64 = t812 + t798
-	var t814 uint64 = t813 + t804
-	var t815 uint64 = t814 + t810
-	v[815] = t815
-	var t819 uint64 = (v[818] >> 31) & 0x1
-	var t822, t822_1, t822_0 uint64 = 0, 0x1800000000000, 0x0
-	if t819 != 0 {
-		t822 = t822_1
-	} else {
-		t822 = t822_0
-	}
-	var t823 uint64 = v[816] - t822
-	var t825 uint64 = t823 + 0x8000
-	var t826 uint64 = (t825 >> 16) & 0xffffffffffff
-	var t827 uint64 = uint64((int64(t826<<16) >> 16))
-	v[827] = t827
-	var t829 uint64 = (v[828] >> 31) & 0x1ffffffff
-	var t830 uint64
-	if t829 == 0x1ffffffff {
-		t830 = 1
-	}
-	var t831 uint64
-	if t829 != 0 {
-		t831 = 1
-	}
-	var t832 uint64 = (^t831) & 0x1
-	var t833 uint64 = t830 | t832
-	v[833] = t833
-	var t835 uint64 = (v[828] >> 63) & 0x1
-	var t836 uint64 = (v[828]) & 0xffffffff
-	var t837 uint64 = t836 | t835<<32
-	v[837] = t837
 	var t839 uint64 = (v[838] >> 32) & 0x1
 	var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t839 != 0 {
@@ -1055,43 +537,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t844 = t844_0
 	}
-	var t851 uint64 = v[849] << 0x0
-	var t857 uint64 = v[855] << 0x10
-	var t863 uint64 = v[861] << 0x10
-	var t869 uint64 = v[867] << 0x20
-	var t871 uint64 = 0x0 + t851
-	var t872 uint64 = t871 + t857
-	var t873 uint64 = t872 + t863
-	var t874 uint64 = t873 + t869
-	v[874] = t874
-	var t878 uint64 = (v[877] >> 31) & 0x1
-	var t881, t881_1, t881_0 uint64 = 0, 0x1800000000000, 0x0
-	if t878 != 0 {
-		t881 = t881_1
-	} else {
-		t881 = t881_0
-	}
-	var t882 uint64 = v[875] - t881
-	var t884 uint64 = t882 + 0x8000
-	var t885 uint64 = (t884 >> 16) & 0xffffffffffff
-	var t886 uint64 = uint64((int64(t885<<16) >> 16))
-	v[886] = t886
-	var t888 uint64 = (v[887] >> 31) & 0x1ffffffff
-	var t889 uint64
-	if t888 == 0x1ffffffff {
-		t889 = 1
-	}
-	var t890 uint64
-	if t888 != 0 {
-		t890 = 1
-	}
-	var t891 uint64 = (^t890) & 0x1
-	var t892 uint64 = t889 | t891
-	v[892] = t892
-	var t894 uint64 = (v[887] >> 63) & 0x1
-	var t895 uint64 = (v[887]) & 0xffffffff
-	var t896 uint64 = t895 | t894<<32
-	v[896] = t896
 	var t898 uint64 = (v[897] >> 32) & 0x1
 	var t901, t901_1, t901_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t898 != 0 {
@@ -1106,43 +551,6 @@ func (x *simscale_int32) EvalState() {
 	} else {
 		t903 = t903_0
 	}
-	var t910 uint64 = v[908] << 0x0
-	var t916 uint64 = v[914] << 0x10
-	var t922 uint64 = v[920] << 0x10
-	var t928 uint64 = v[926] << 0x20
-	var t930 uint64 = 0x0 + t910
-	var t931 uint64 = t930 + t916
-	var t932 uint64 = t931 + t922
-	var t933 uint64 = t932 + t928
-	v[933] = t933
-	var t937 uint64 = (v[936] >> 31) & 0x1
-	var t940, t940_1, t940_0 uint64 = 0, 0x1800000000000, 0x0
-	if t937 != 0 {
-		t940 = t940_1
-	} else {
-		t940 = t940_0
-	}
-	var t941 uint64 = v[934] - t940
-	var t943 uint64 = t941 + 0x8000
-	var t944 uint64 = (t943 >> 16) & 0xffffffffffff
-	var t945 uint64 = uint64((int64(t944<<16) >> 16))
-	v[945] = t945
-	var t947 uint64 = (v[946] >> 31) & 0x1ffffffff
-	var t948 uint64
-	if t947 == 0x1ffffffff {
-		t948 = 1
-	}
-	var t949 uint64
-	if t947 != 0 {
-		t949 = 1
-	}
-	var t950 uint64 = (^t949) & 0x1
-	var t951 uint64 = t948 | t950
-	v[951] = t951
-	var t953 uint64 = (v[946] >> 63) & 0x1
-	var t954 uint64 = (v[946]) & 0xffffffff
-	var t955 uint64 = t954 | t953<<32
-	v[955] = t955
 	var t957 uint64 = (v[956] >> 32) & 0x1
 	var t960, t960_1, t960_0 uint64 = 0, 0x80000000, 0x7fffffff
 	if t957 != 0 {
@@ -1178,31 +586,6 @@ func (x *simscale_int32) EvalState() {
 	v[986] &= 0x1
 	var t1015 uint64 = (^v[992]) & 0x1
 	v[1015] = t1015
-	var t1017 uint64 = v[1003] | v[976]
-	v[1017] = t1017
-	if v[1003] != 0 {
-		v[1019] = v[1004]
-		v[1020] = v[1005]
-		v[1021] = v[1006]
-		v[1022] = v[1007]
-		v[1023] = v[1008]
-		v[1024] = v[1009]
-		v[1025] = v[1010]
-		v[1026] = v[1011]
-		v[1027] = v[1012]
-		v[1028] = v[1013]
-	} else {
-		v[1019] = v[977]
-		v[1020] = v[978]
-		v[1021] = v[979]
-		v[1022] = v[980]
-		v[1023] = v[981]
-		v[1024] = v[982]
-		v[1025] = v[983]
-		v[1026] = v[984]
-		v[1027] = v[985]
-		v[1028] = v[986]
-	}
 	var t1032 uint64 = v[976] & t1014
 	v[1032] = t1032
 	v[1034] = v[993]
@@ -1223,249 +606,8 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t19 uint64 = v[7] >> 32 & 0xffffffff
-	v[19] = t19
-	var t20 uint64 = (t19) & 0xffff
-	var t22 uint64 = t20 * 0x8000
-	v[22] = t22
-	var t26 uint64 = (t19) & 0xffff
-	var t28 uint64 = t26 * 0x1
-	v[28] = t28
-	var t32 uint64 = (t19 >> 16) & 0xffff
-	var t34 uint64 = t32 * 0x8000
-	v[34] = t34
-	var t38 uint64 = (t19 >> 16) & 0xffff
-	var t40 uint64 = t38 * 0x1
-	v[40] = t40
-	var t78 uint64 = v[7] >> 0 & 0xffffffff
-	v[78] = t78
-	var t79 uint64 = (t78) & 0xffff
-	var t81 uint64 = t79 * 0x8000
-	v[81] = t81
-	var t85 uint64 = (t78) & 0xffff
-	var t87 uint64 = t85 * 0x1
-	v[87] = t87
-	var t91 uint64 = (t78 >> 16) & 0xffff
-	var t93 uint64 = t91 * 0x8000
-	v[93] = t93
-	var t97 uint64 = (t78 >> 16) & 0xffff
-	var t99 uint64 = t97 * 0x1
-	v[99] = t99
-	var t137 uint64 = v[6] >> 32 & 0xffffffff
-	v[137] = t137
-	var t138 uint64 = (t137) & 0xffff
-	var t140 uint64 = t138 * 0x8000
-	v[140] = t140
-	var t144 uint64 = (t137) & 0xffff
-	var t146 uint64 = t144 * 0x1
-	v[146] = t146
-	var t150 uint64 = (t137 >> 16) & 0xffff
-	var t152 uint64 = t150 * 0x8000
-	v[152] = t152
-	var t156 uint64 = (t137 >> 16) & 0xffff
-	var t158 uint64 = t156 * 0x1
-	v[158] = t158
-	var t196 uint64 = v[6] >> 0 & 0xffffffff
-	v[196] = t196
-	var t197 uint64 = (t196) & 0xffff
-	var t199 uint64 = t197 * 0x8000
-	v[199] = t199
-	var t203 uint64 = (t196) & 0xffff
-	var t205 uint64 = t203 * 0x1
-	v[205] = t205
-	var t209 uint64 = (t196 >> 16) & 0xffff
-	var t211 uint64 = t209 * 0x8000
-	v[211] = t211
-	var t215 uint64 = (t196 >> 16) & 0xffff
-	var t217 uint64 = t215 * 0x1
-	v[217] = t217
-	var t255 uint64 = v[5] >> 32 & 0xffffffff
-	v[255] = t255
-	var t256 uint64 = (t255) & 0xffff
-	var t258 uint64 = t256 * 0x8000
-	v[258] = t258
-	var t262 uint64 = (t255) & 0xffff
-	var t264 uint64 = t262 * 0x1
-	v[264] = t264
-	var t268 uint64 = (t255 >> 16) & 0xffff
-	var t270 uint64 = t268 * 0x8000
-	v[270] = t270
-	var t274 uint64 = (t255 >> 16) & 0xffff
-	var t276 uint64 = t274 * 0x1
-	v[276] = t276
-	var t314 uint64 = v[5] >> 0 & 0xffffffff
-	v[314] = t314
-	var t315 uint64 = (t314) & 0xffff
-	var t317 uint64 = t315 * 0x8000
-	v[317] = t317
-	var t321 uint64 = (t314) & 0xffff
-	var t323 uint64 = t321 * 0x1
-	v[323] = t323
-	var t327 uint64 = (t314 >> 16) & 0xffff
-	var t329 uint64 = t327 * 0x8000
-	v[329] = t329
-	var t333 uint64 = (t314 >> 16) & 0xffff
-	var t335 uint64 = t333 * 0x1
-	v[335] = t335
-	var t373 uint64 = v[4] >> 32 & 0xffffffff
-	v[373] = t373
-	var t374 uint64 = (t373) & 0xffff
-	var t376 uint64 = t374 * 0x8000
-	v[376] = t376
-	var t380 uint64 = (t373) & 0xffff
-	var t382 uint64 = t380 * 0x1
-	v[382] = t382
-	var t386 uint64 = (t373 >> 16) & 0xffff
-	var t388 uint64 = t386 * 0x8000
-	v[388] = t388
-	var t392 uint64 = (t373 >> 16) & 0xffff
-	var t394 uint64 = t392 * 0x1
-	v[394] = t394
-	var t432 uint64 = v[4] >> 0 & 0xffffffff
-	v[432] = t432
-	var t433 uint64 = (t432) & 0xffff
-	var t435 uint64 = t433 * 0x8000
-	v[435] = t435
-	var t439 uint64 = (t432) & 0xffff
-	var t441 uint64 = t439 * 0x1
-	v[441] = t441
-	var t445 uint64 = (t432 >> 16) & 0xffff
-	var t447 uint64 = t445 * 0x8000
-	v[447] = t447
-	var t451 uint64 = (t432 >> 16) & 0xffff
-	var t453 uint64 = t451 * 0x1
-	v[453] = t453
-	var t491 uint64 = v[3] >> 32 & 0xffffffff
-	v[491] = t491
-	var t492 uint64 = (t491) & 0xffff
-	var t494 uint64 = t492 * 0x8000
-	v[494] = t494
-	var t498 uint64 = (t491) & 0xffff
-	var t500 uint64 = t498 * 0x1
-	v[500] = t500
-	var t504 uint64 = (t491 >> 16) & 0xffff
-	var t506 uint64 = t504 * 0x8000
-	v[506] = t506
-	var t510 uint64 = (t491 >> 16) & 0xffff
-	var t512 uint64 = t510 * 0x1
-	v[512] = t512
-	var t550 uint64 = v[3] >> 0 & 0xffffffff
-	v[550] = t550
-	var t551 uint64 = (t550) & 0xffff
-	var t553 uint64 = t551 * 0x8000
-	v[553] = t553
-	var t557 uint64 = (t550) & 0xffff
-	var t559 uint64 = t557 * 0x1
-	v[559] = t559
-	var t563 uint64 = (t550 >> 16) & 0xffff
-	var t565 uint64 = t563 * 0x8000
-	v[565] = t565
-	var t569 uint64 = (t550 >> 16) & 0xffff
-	var t571 uint64 = t569 * 0x1
-	v[571] = t571
-	var t609 uint64 = v[2] >> 32 & 0xffffffff
-	v[609] = t609
-	var t610 uint64 = (t609) & 0xffff
-	var t612 uint64 = t610 * 0x8000
-	v[612] = t612
-	var t616 uint64 = (t609) & 0xffff
-	var t618 uint64 = t616 * 0x1
-	v[618] = t618
-	var t622 uint64 = (t609 >> 16) & 0xffff
-	var t624 uint64 = t622 * 0x8000
-	v[624] = t624
-	var t628 uint64 = (t609 >> 16) & 0xffff
-	var t630 uint64 = t628 * 0x1
-	v[630] = t630
-	var t668 uint64 = v[2] >> 0 & 0xffffffff
-	v[668] = t668
-	var t669 uint64 = (t668) & 0xffff
-	var t671 uint64 = t669 * 0x8000
-	v[671] = t671
-	var t675 uint64 = (t668) & 0xffff
-	var t677 uint64 = t675 * 0x1
-	v[677] = t677
-	var t681 uint64 = (t668 >> 16) & 0xffff
-	var t683 uint64 = t681 * 0x8000
-	v[683] = t683
-	var t687 uint64 = (t668 >> 16) & 0xffff
-	var t689 uint64 = t687 * 0x1
-	v[689] = t689
-	var t727 uint64 = v[1] >> 32 & 0xffffffff
-	v[727] = t727
-	var t728 uint64 = (t727) & 0xffff
-	var t730 uint64 = t728 * 0x8000
-	v[730] = t730
-	var t734 uint64 = (t727) & 0xffff
-	var t736 uint64 = t734 * 0x1
-	v[736] = t736
-	var t740 uint64 = (t727 >> 16) & 0xffff
-	var t742 uint64 = t740 * 0x8000
-	v[742] = t742
-	var t746 uint64 = (t727 >> 16) & 0xffff
-	var t748 uint64 = t746 * 0x1
-	v[748] = t748
-	var t786 uint64 = v[1] >> 0 & 0xffffffff
-	v[786] = t786
-	var t787 uint64 = (t786) & 0xffff
-	var t789 uint64 = t787 * 0x8000
-	v[789] = t789
-	var t793 uint64 = (t786) & 0xffff
-	var t795 uint64 = t793 * 0x1
-	v[795] = t795
-	var t799 uint64 = (t786 >> 16) & 0xffff
-	var t801 uint64 = t799 * 0x8000
-	v[801] = t801
-	var t805 uint64 = (t786 >> 16) & 0xffff
-	var t807 uint64 = t805 * 0x1
-	v[807] = t807
-	var t845 uint64 = v[0] >> 32 & 0xffffffff
-	v[845] = t845
-	var t846 uint64 = (t845) & 0xffff
-	var t848 uint64 = t846 * 0x8000
-	v[848] = t848
-	var t852 uint64 = (t845) & 0xffff
-	var t854 uint64 = t852 * 0x1
-	v[854] = t854
-	var t858 uint64 = (t845 >> 16) & 0xffff
-	var t860 uint64 = t858 * 0x8000
-	v[860] = t860
-	var t864 uint64 = (t845 >> 16) & 0xffff
-	var t866 uint64 = t864 * 0x1
-	v[866] = t866
-	var t904 uint64 = v[0] >> 0 & 0xffffffff
-	v[904] = t904
-	var t905 uint64 = (t904) & 0xffff
-	var t907 uint64 = t905 * 0x8000
-	v[907] = t907
-	var t911 uint64 = (t904) & 0xffff
-	var t913 uint64 = t911 * 0x1
-	v[913] = t913
-	var t917 uint64 = (t904 >> 16) & 0xffff
-	var t919 uint64 = t917 * 0x8000
-	v[919] = t919
-	var t923 uint64 = (t904 >> 16) & 0xffff
-	var t925 uint64 = t923 * 0x1
-	v[925] = t925
-	var t972 uint64 = 0x1 & v[10]
-	var t989 uint64 = t972 & v[988]
-	v[989] = t989
 	var t1016 uint64 = v[1044] | v[1015]
 	v[1016] = t1016
-	var t1018, t1018_1, t1018_0 uint64 = 0, v[1017], v[992]
-	if t1016 != 0 {
-		t1018 = t1018_1
-	} else {
-		t1018 = t1018_0
-	}
-	v[1018] = t1018
-	var t1030, t1030_1, t1030_0 uint64 = 0, 0x0, v[1017]
-	if t1016 != 0 {
-		t1030 = t1030_1
-	} else {
-		t1030 = t1030_0
-	}
-	v[1030] = t1030
 	var t1031 uint64 = (^t1016) & 0x1
 	var t1033 uint64 = t1031 & v[1032]
 	v[1033] = t1033
@@ -1487,186 +629,863 @@ func (x *simscale_int32) Edge() bool {
 		v[16] = v[14]
 		v[14] = v[12]
 		v[12] = v[9]
-		v[23] = v[22]
-		v[29] = v[28]
-		v[35] = v[34]
-		v[41] = v[40]
-		v[49] = v[48]
+		var t25 uint64 = v[23] << 0x0
+		var t45 uint64 = 0x0 + t25
+		var t31 uint64 = v[29] << 0x10
+		var t46 uint64 = t45 + t31
+		var t37 uint64 = v[35] << 0x10
+		var t47 uint64 = t46 + t37
+		var t43 uint64 = v[41] << 0x20
+		var t48 uint64 = t47 + t43
+		var t52 uint64 = (v[51] >> 31) & 0x1
 		v[51] = v[50]
-		v[50] = v[19]
-		v[61] = v[60]
-		v[67] = v[66]
-		v[71] = v[70]
-		v[82] = v[81]
-		v[88] = v[87]
-		v[94] = v[93]
-		v[100] = v[99]
-		v[108] = v[107]
+		var t55, t55_1, t55_0 uint64 = 0, 0x1800000000000, 0x0
+		if t52 != 0 {
+			t55 = t55_1
+		} else {
+			t55 = t55_0
+		}
+		var t56 uint64 = v[49] - t55
+		v[49] = t48
+		var t58 uint64 = t56 + 0x8000
+		var t59 uint64 = (t58 >> 16) & 0xffffffffffff
+		var t60 uint64 = uint64((int64(t59<<16) >> 16))
+		var t62 uint64 = (v[61] >> 31) & 0x1ffffffff
+		var t63 uint64
+		if t62 == 0x1ffffffff {
+			t63 = 1
+		}
+		var t64 uint64
+		if t62 != 0 {
+			t64 = 1
+		}
+		var t65 uint64 = (^t64) & 0x1
+		var t66 uint64 = t63 | t65
+		v[67] = t66
+		var t68 uint64 = (v[61] >> 63) & 0x1
+		var t69 uint64 = (v[61]) & 0xffffffff
+		v[61] = t60
+		var t70 uint64 = t69 | t68<<32
+		v[71] = t70
+		var t84 uint64 = v[82] << 0x0
+		var t104 uint64 = 0x0 + t84
+		var t90 uint64 = v[88] << 0x10
+		var t105 uint64 = t104 + t90
+		var t96 uint64 = v[94] << 0x10
+		var t106 uint64 = t105 + t96
+		var t102 uint64 = v[100] << 0x20
+		var t107 uint64 = t106 + t102
+		var t111 uint64 = (v[110] >> 31) & 0x1
 		v[110] = v[109]
-		v[109] = v[78]
-		v[120] = v[119]
-		v[126] = v[125]
-		v[130] = v[129]
-		v[141] = v[140]
-		v[147] = v[146]
-		v[153] = v[152]
-		v[159] = v[158]
-		v[167] = v[166]
+		var t114, t114_1, t114_0 uint64 = 0, 0x1800000000000, 0x0
+		if t111 != 0 {
+			t114 = t114_1
+		} else {
+			t114 = t114_0
+		}
+		var t115 uint64 = v[108] - t114
+		v[108] = t107
+		var t117 uint64 = t115 + 0x8000
+		var t118 uint64 = (t117 >> 16) & 0xffffffffffff
+		var t119 uint64 = uint64((int64(t118<<16) >> 16))
+		var t121 uint64 = (v[120] >> 31) & 0x1ffffffff
+		var t122 uint64
+		if t121 == 0x1ffffffff {
+			t122 = 1
+		}
+		var t123 uint64
+		if t121 != 0 {
+			t123 = 1
+		}
+		var t124 uint64 = (^t123) & 0x1
+		var t125 uint64 = t122 | t124
+		v[126] = t125
+		var t127 uint64 = (v[120] >> 63) & 0x1
+		var t128 uint64 = (v[120]) & 0xffffffff
+		v[120] = t119
+		var t129 uint64 = t128 | t127<<32
+		v[130] = t129
+		var t143 uint64 = v[141] << 0x0
+		var t163 uint64 = 0x0 + t143
+		var t149 uint64 = v[147] << 0x10
+		var t164 uint64 = t163 + t149
+		var t155 uint64 = v[153] << 0x10
+		var t165 uint64 = t164 + t155
+		var t161 uint64 = v[159] << 0x20
+		var t166 uint64 = t165 + t161
+		var t170 uint64 = (v[169] >> 31) & 0x1
 		v[169] = v[168]
-		v[168] = v[137]
-		v[179] = v[178]
-		v[185] = v[184]
-		v[189] = v[188]
-		v[200] = v[199]
-		v[206] = v[205]
-		v[212] = v[211]
-		v[218] = v[217]
-		v[226] = v[225]
+		var t173, t173_1, t173_0 uint64 = 0, 0x1800000000000, 0x0
+		if t170 != 0 {
+			t173 = t173_1
+		} else {
+			t173 = t173_0
+		}
+		var t174 uint64 = v[167] - t173
+		v[167] = t166
+		var t176 uint64 = t174 + 0x8000
+		var t177 uint64 = (t176 >> 16) & 0xffffffffffff
+		var t178 uint64 = uint64((int64(t177<<16) >> 16))
+		var t180 uint64 = (v[179] >> 31) & 0x1ffffffff
+		var t181 uint64
+		if t180 == 0x1ffffffff {
+			t181 = 1
+		}
+		var t182 uint64
+		if t180 != 0 {
+			t182 = 1
+		}
+		var t183 uint64 = (^t182) & 0x1
+		var t184 uint64 = t181 | t183
+		v[185] = t184
+		var t186 uint64 = (v[179] >> 63) & 0x1
+		var t187 uint64 = (v[179]) & 0xffffffff
+		v[179] = t178
+		var t188 uint64 = t187 | t186<<32
+		v[189] = t188
+		var t202 uint64 = v[200] << 0x0
+		var t222 uint64 = 0x0 + t202
+		var t208 uint64 = v[206] << 0x10
+		var t223 uint64 = t222 + t208
+		var t214 uint64 = v[212] << 0x10
+		var t224 uint64 = t223 + t214
+		var t220 uint64 = v[218] << 0x20
+		var t225 uint64 = t224 + t220
+		var t229 uint64 = (v[228] >> 31) & 0x1
 		v[228] = v[227]
-		v[227] = v[196]
-		v[238] = v[237]
-		v[244] = v[243]
-		v[248] = v[247]
-		v[259] = v[258]
-		v[265] = v[264]
-		v[271] = v[270]
-		v[277] = v[276]
-		v[285] = v[284]
+		var t232, t232_1, t232_0 uint64 = 0, 0x1800000000000, 0x0
+		if t229 != 0 {
+			t232 = t232_1
+		} else {
+			t232 = t232_0
+		}
+		var t233 uint64 = v[226] - t232
+		v[226] = t225
+		var t235 uint64 = t233 + 0x8000
+		var t236 uint64 = (t235 >> 16) & 0xffffffffffff
+		var t237 uint64 = uint64((int64(t236<<16) >> 16))
+		var t239 uint64 = (v[238] >> 31) & 0x1ffffffff
+		var t240 uint64
+		if t239 == 0x1ffffffff {
+			t240 = 1
+		}
+		var t241 uint64
+		if t239 != 0 {
+			t241 = 1
+		}
+		var t242 uint64 = (^t241) & 0x1
+		var t243 uint64 = t240 | t242
+		v[244] = t243
+		var t245 uint64 = (v[238] >> 63) & 0x1
+		var t246 uint64 = (v[238]) & 0xffffffff
+		v[238] = t237
+		var t247 uint64 = t246 | t245<<32
+		v[248] = t247
+		var t261 uint64 = v[259] << 0x0
+		var t281 uint64 = 0x0 + t261
+		var t267 uint64 = v[265] << 0x10
+		var t282 uint64 = t281 + t267
+		var t273 uint64 = v[271] << 0x10
+		var t283 uint64 = t282 + t273
+		var t279 uint64 = v[277] << 0x20
+		var t284 uint64 = t283 + t279
+		var t288 uint64 = (v[287] >> 31) & 0x1
 		v[287] = v[286]
-		v[286] = v[255]
-		v[297] = v[296]
-		v[303] = v[302]
-		v[307] = v[306]
-		v[318] = v[317]
-		v[324] = v[323]
-		v[330] = v[329]
-		v[336] = v[335]
-		v[344] = v[343]
+		var t291, t291_1, t291_0 uint64 = 0, 0x1800000000000, 0x0
+		if t288 != 0 {
+			t291 = t291_1
+		} else {
+			t291 = t291_0
+		}
+		var t292 uint64 = v[285] - t291
+		v[285] = t284
+		var t294 uint64 = t292 + 0x8000
+		var t295 uint64 = (t294 >> 16) & 0xffffffffffff
+		var t296 uint64 = uint64((int64(t295<<16) >> 16))
+		var t298 uint64 = (v[297] >> 31) & 0x1ffffffff
+		var t299 uint64
+		if t298 == 0x1ffffffff {
+			t299 = 1
+		}
+		var t300 uint64
+		if t298 != 0 {
+			t300 = 1
+		}
+		var t301 uint64 = (^t300) & 0x1
+		var t302 uint64 = t299 | t301
+		v[303] = t302
+		var t304 uint64 = (v[297] >> 63) & 0x1
+		var t305 uint64 = (v[297]) & 0xffffffff
+		v[297] = t296
+		var t306 uint64 = t305 | t304<<32
+		v[307] = t306
+		var t320 uint64 = v[318] << 0x0
+		var t340 uint64 = 0x0 + t320
+		var t326 uint64 = v[324] << 0x10
+		var t341 uint64 = t340 + t326
+		var t332 uint64 = v[330] << 0x10
+		var t342 uint64 = t341 + t332
+		var t338 uint64 = v[336] << 0x20
+		var t343 uint64 = t342 + t338
+		var t347 uint64 = (v[346] >> 31) & 0x1
 		v[346] = v[345]
-		v[345] = v[314]
-		v[356] = v[355]
-		v[362] = v[361]
-		v[366] = v[365]
-		v[377] = v[376]
-		v[383] = v[382]
-		v[389] = v[388]
-		v[395] = v[394]
-		v[403] = v[402]
+		var t350, t350_1, t350_0 uint64 = 0, 0x1800000000000, 0x0
+		if t347 != 0 {
+			t350 = t350_1
+		} else {
+			t350 = t350_0
+		}
+		var t351 uint64 = v[344] - t350
+		v[344] = t343
+		var t353 uint64 = t351 + 0x8000
+		var t354 uint64 = (t353 >> 16) & 0xffffffffffff
+		var t355 uint64 = uint64((int64(t354<<16) >> 16))
+		var t357 uint64 = (v[356] >> 31) & 0x1ffffffff
+		var t358 uint64
+		if t357 == 0x1ffffffff {
+			t358 = 1
+		}
+		var t359 uint64
+		if t357 != 0 {
+			t359 = 1
+		}
+		var t360 uint64 = (^t359) & 0x1
+		var t361 uint64 = t358 | t360
+		v[362] = t361
+		var t363 uint64 = (v[356] >> 63) & 0x1
+		var t364 uint64 = (v[356]) & 0xffffffff
+		v[356] = t355
+		var t365 uint64 = t364 | t363<<32
+		v[366] = t365
+		var t379 uint64 = v[377] << 0x0
+		var t399 uint64 = 0x0 + t379
+		var t385 uint64 = v[383] << 0x10
+		var t400 uint64 = t399 + t385
+		var t391 uint64 = v[389] << 0x10
+		var t401 uint64 = t400 + t391
+		var t397 uint64 = v[395] << 0x20
+		var t402 uint64 = t401 + t397
+		var t406 uint64 = (v[405] >> 31) & 0x1
 		v[405] = v[404]
-		v[404] = v[373]
-		v[415] = v[414]
-		v[421] = v[420]
-		v[425] = v[424]
-		v[436] = v[435]
-		v[442] = v[441]
-		v[448] = v[447]
-		v[454] = v[453]
-		v[462] = v[461]
+		var t409, t409_1, t409_0 uint64 = 0, 0x1800000000000, 0x0
+		if t406 != 0 {
+			t409 = t409_1
+		} else {
+			t409 = t409_0
+		}
+		var t410 uint64 = v[403] - t409
+		v[403] = t402
+		var t412 uint64 = t410 + 0x8000
+		var t413 uint64 = (t412 >> 16) & 0xffffffffffff
+		var t414 uint64 = uint64((int64(t413<<16) >> 16))
+		var t416 uint64 = (v[415] >> 31) & 0x1ffffffff
+		var t417 uint64
+		if t416 == 0x1ffffffff {
+			t417 = 1
+		}
+		var t418 uint64
+		if t416 != 0 {
+			t418 = 1
+		}
+		var t419 uint64 = (^t418) & 0x1
+		var t420 uint64 = t417 | t419
+		v[421] = t420
+		var t422 uint64 = (v[415] >> 63) & 0x1
+		var t423 uint64 = (v[415]) & 0xffffffff
+		v[415] = t414
+		var t424 uint64 = t423 | t422<<32
+		v[425] = t424
+		var t438 uint64 = v[436] << 0x0
+		var t458 uint64 = 0x0 + t438
+		var t444 uint64 = v[442] << 0x10
+		var t459 uint64 = t458 + t444
+		var t450 uint64 = v[448] << 0x10
+		var t460 uint64 = t459 + t450
+		var t456 uint64 = v[454] << 0x20
+		var t461 uint64 = t460 + t456
+		var t465 uint64 = (v[464] >> 31) & 0x1
 		v[464] = v[463]
-		v[463] = v[432]
-		v[474] = v[473]
-		v[480] = v[479]
-		v[484] = v[483]
-		v[495] = v[494]
-		v[501] = v[500]
-		v[507] = v[506]
-		v[513] = v[512]
-		v[521] = v[520]
+		var t468, t468_1, t468_0 uint64 = 0, 0x1800000000000, 0x0
+		if t465 != 0 {
+			t468 = t468_1
+		} else {
+			t468 = t468_0
+		}
+		var t469 uint64 = v[462] - t468
+		v[462] = t461
+		var t471 uint64 = t469 + 0x8000
+		var t472 uint64 = (t471 >> 16) & 0xffffffffffff
+		var t473 uint64 = uint64((int64(t472<<16) >> 16))
+		var t475 uint64 = (v[474] >> 31) & 0x1ffffffff
+		var t476 uint64
+		if t475 == 0x1ffffffff {
+			t476 = 1
+		}
+		var t477 uint64
+		if t475 != 0 {
+			t477 = 1
+		}
+		var t478 uint64 = (^t477) & 0x1
+		var t479 uint64 = t476 | t478
+		v[480] = t479
+		var t481 uint64 = (v[474] >> 63) & 0x1
+		var t482 uint64 = (v[474]) & 0xffffffff
+		v[474] = t473
+		var t483 uint64 = t482 | t481<<32
+		v[484] = t483
+		var t497 uint64 = v[495] << 0x0
+		var t517 uint64 = 0x0 + t497
+		var t503 uint64 = v[501] << 0x10
+		var t518 uint64 = t517 + t503
+		var t509 uint64 = v[507] << 0x10
+		var t519 uint64 = t518 + t509
+		var t515 uint64 = v[513] << 0x20
+		var t520 uint64 = t519 + t515
+		var t524 uint64 = (v[523] >> 31) & 0x1
 		v[523] = v[522]
-		v[522] = v[491]
-		v[533] = v[532]
-		v[539] = v[538]
-		v[543] = v[542]
-		v[554] = v[553]
-		v[560] = v[559]
-		v[566] = v[565]
-		v[572] = v[571]
-		v[580] = v[579]
+		var t527, t527_1, t527_0 uint64 = 0, 0x1800000000000, 0x0
+		if t524 != 0 {
+			t527 = t527_1
+		} else {
+			t527 = t527_0
+		}
+		var t528 uint64 = v[521] - t527
+		v[521] = t520
+		var t530 uint64 = t528 + 0x8000
+		var t531 uint64 = (t530 >> 16) & 0xffffffffffff
+		var t532 uint64 = uint64((int64(t531<<16) >> 16))
+		var t534 uint64 = (v[533] >> 31) & 0x1ffffffff
+		var t535 uint64
+		if t534 == 0x1ffffffff {
+			t535 = 1
+		}
+		var t536 uint64
+		if t534 != 0 {
+			t536 = 1
+		}
+		var t537 uint64 = (^t536) & 0x1
+		var t538 uint64 = t535 | t537
+		v[539] = t538
+		var t540 uint64 = (v[533] >> 63) & 0x1
+		var t541 uint64 = (v[533]) & 0xffffffff
+		v[533] = t532
+		var t542 uint64 = t541 | t540<<32
+		v[543] = t542
+		var t556 uint64 = v[554] << 0x0
+		var t576 uint64 = 0x0 + t556
+		var t562 uint64 = v[560] << 0x10
+		var t577 uint64 = t576 + t562
+		var t568 uint64 = v[566] << 0x10
+		var t578 uint64 = t577 + t568
+		var t574 uint64 = v[572] << 0x20
+		var t579 uint64 = t578 + t574
+		var t583 uint64 = (v[582] >> 31) & 0x1
 		v[582] = v[581]
-		v[581] = v[550]
-		v[592] = v[591]
-		v[598] = v[597]
-		v[602] = v[601]
-		v[613] = v[612]
-		v[619] = v[618]
-		v[625] = v[624]
-		v[631] = v[630]
-		v[639] = v[638]
+		var t586, t586_1, t586_0 uint64 = 0, 0x1800000000000, 0x0
+		if t583 != 0 {
+			t586 = t586_1
+		} else {
+			t586 = t586_0
+		}
+		var t587 uint64 = v[580] - t586
+		v[580] = t579
+		var t589 uint64 = t587 + 0x8000
+		var t590 uint64 = (t589 >> 16) & 0xffffffffffff
+		var t591 uint64 = uint64((int64(t590<<16) >> 16))
+		var t593 uint64 = (v[592] >> 31) & 0x1ffffffff
+		var t594 uint64
+		if t593 == 0x1ffffffff {
+			t594 = 1
+		}
+		var t595 uint64
+		if t593 != 0 {
+			t595 = 1
+		}
+		var t596 uint64 = (^t595) & 0x1
+		var t597 uint64 = t594 | t596
+		v[598] = t597
+		var t599 uint64 = (v[592] >> 63) & 0x1
+		var t600 uint64 = (v[592]) & 0xffffffff
+		v[592] = t591
+		var t601 uint64 = t600 | t599<<32
+		v[602] = t601
+		var t615 uint64 = v[613] << 0x0
+		var t635 uint64 = 0x0 + t615
+		var t621 uint64 = v[619] << 0x10
+		var t636 uint64 = t635 + t621
+		var t627 uint64 = v[625] << 0x10
+		var t637 uint64 = t636 + t627
+		var t633 uint64 = v[631] << 0x20
+		var t638 uint64 = t637 + t633
+		var t642 uint64 = (v[641] >> 31) & 0x1
 		v[641] = v[640]
-		v[640] = v[609]
-		v[651] = v[650]
-		v[657] = v[656]
-		v[661] = v[660]
-		v[672] = v[671]
-		v[678] = v[677]
-		v[684] = v[683]
-		v[690] = v[689]
-		v[698] = v[697]
+		var t645, t645_1, t645_0 uint64 = 0, 0x1800000000000, 0x0
+		if t642 != 0 {
+			t645 = t645_1
+		} else {
+			t645 = t645_0
+		}
+		var t646 uint64 = v[639] - t645
+		v[639] = t638
+		var t648 uint64 = t646 + 0x8000
+		var t649 uint64 = (t648 >> 16) & 0xffffffffffff
+		var t650 uint64 = uint64((int64(t649<<16) >> 16))
+		var t652 uint64 = (v[651] >> 31) & 0x1ffffffff
+		var t653 uint64
+		if t652 == 0x1ffffffff {
+			t653 = 1
+		}
+		var t654 uint64
+		if t652 != 0 {
+			t654 = 1
+		}
+		var t655 uint64 = (^t654) & 0x1
+		var t656 uint64 = t653 | t655
+		v[657] = t656
+		var t658 uint64 = (v[651] >> 63) & 0x1
+		var t659 uint64 = (v[651]) & 0xffffffff
+		v[651] = t650
+		var t660 uint64 = t659 | t658<<32
+		v[661] = t660
+		var t674 uint64 = v[672] << 0x0
+		var t694 uint64 = 0x0 + t674
+		var t680 uint64 = v[678] << 0x10
+		var t695 uint64 = t694 + t680
+		var t686 uint64 = v[684] << 0x10
+		var t696 uint64 = t695 + t686
+		var t692 uint64 = v[690] << 0x20
+		var t697 uint64 = t696 + t692
+		var t701 uint64 = (v[700] >> 31) & 0x1
 		v[700] = v[699]
-		v[699] = v[668]
-		v[710] = v[709]
-		v[716] = v[715]
-		v[720] = v[719]
-		v[731] = v[730]
-		v[737] = v[736]
-		v[743] = v[742]
-		v[749] = v[748]
-		v[757] = v[756]
+		var t704, t704_1, t704_0 uint64 = 0, 0x1800000000000, 0x0
+		if t701 != 0 {
+			t704 = t704_1
+		} else {
+			t704 = t704_0
+		}
+		var t705 uint64 = v[698] - t704
+		v[698] = t697
+		var t707 uint64 = t705 + 0x8000
+		var t708 uint64 = (t707 >> 16) & 0xffffffffffff
+		var t709 uint64 = uint64((int64(t708<<16) >> 16))
+		var t711 uint64 = (v[710] >> 31) & 0x1ffffffff
+		var t712 uint64
+		if t711 == 0x1ffffffff {
+			t712 = 1
+		}
+		var t713 uint64
+		if t711 != 0 {
+			t713 = 1
+		}
+		var t714 uint64 = (^t713) & 0x1
+		var t715 uint64 = t712 | t714
+		v[716] = t715
+		var t717 uint64 = (v[710] >> 63) & 0x1
+		var t718 uint64 = (v[710]) & 0xffffffff
+		v[710] = t709
+		var t719 uint64 = t718 | t717<<32
+		v[720] = t719
+		var t733 uint64 = v[731] << 0x0
+		var t753 uint64 = 0x0 + t733
+		var t739 uint64 = v[737] << 0x10
+		var t754 uint64 = t753 + t739
+		var t745 uint64 = v[743] << 0x10
+		var t755 uint64 = t754 + t745
+		var t751 uint64 = v[749] << 0x20
+		var t756 uint64 = t755 + t751
+		var t760 uint64 = (v[759] >> 31) & 0x1
 		v[759] = v[758]
-		v[758] = v[727]
-		v[769] = v[768]
-		v[775] = v[774]
-		v[779] = v[778]
-		v[790] = v[789]
-		v[796] = v[795]
-		v[802] = v[801]
-		v[808] = v[807]
-		v[816] = v[815]
+		var t763, t763_1, t763_0 uint64 = 0, 0x1800000000000, 0x0
+		if t760 != 0 {
+			t763 = t763_1
+		} else {
+			t763 = t763_0
+		}
+		var t764 uint64 = v[757] - t763
+		v[757] = t756
+		var t766 uint64 = t764 + 0x8000
+		var t767 uint64 = (t766 >> 16) & 0xffffffffffff
+		var t768 uint64 = uint64((int64(t767<<16) >> 16))
+		var t770 uint64 = (v[769] >> 31) & 0x1ffffffff
+		var t771 uint64
+		if t770 == 0x1ffffffff {
+			t771 = 1
+		}
+		var t772 uint64
+		if t770 != 0 {
+			t772 = 1
+		}
+		var t773 uint64 = (^t772) & 0x1
+		var t774 uint64 = t771 | t773
+		v[775] = t774
+		var t776 uint64 = (v[769] >> 63) & 0x1
+		var t777 uint64 = (v[769]) & 0xffffffff
+		v[769] = t768
+		var t778 uint64 = t777 | t776<<32
+		v[779] = t778
+		var t792 uint64 = v[790] << 0x0
+		var t812 uint64 = 0x0 + t792
+		var t798 uint64 = v[796] << 0x10
+		var t813 uint64 = t812 + t798
+		var t804 uint64 = v[802] << 0x10
+		var t814 uint64 = t813 + t804
+		var t810 uint64 = v[808] << 0x20
+		var t815 uint64 = t814 + t810
+		var t819 uint64 = (v[818] >> 31) & 0x1
 		v[818] = v[817]
-		v[817] = v[786]
-		v[828] = v[827]
-		v[834] = v[833]
-		v[838] = v[837]
-		v[849] = v[848]
-		v[855] = v[854]
-		v[861] = v[860]
-		v[867] = v[866]
-		v[875] = v[874]
+		var t822, t822_1, t822_0 uint64 = 0, 0x1800000000000, 0x0
+		if t819 != 0 {
+			t822 = t822_1
+		} else {
+			t822 = t822_0
+		}
+		var t823 uint64 = v[816] - t822
+		v[816] = t815
+		var t825 uint64 = t823 + 0x8000
+		var t826 uint64 = (t825 >> 16) & 0xffffffffffff
+		var t827 uint64 = uint64((int64(t826<<16) >> 16))
+		var t829 uint64 = (v[828] >> 31) & 0x1ffffffff
+		var t830 uint64
+		if t829 == 0x1ffffffff {
+			t830 = 1
+		}
+		var t831 uint64
+		if t829 != 0 {
+			t831 = 1
+		}
+		var t832 uint64 = (^t831) & 0x1
+		var t833 uint64 = t830 | t832
+		v[834] = t833
+		var t835 uint64 = (v[828] >> 63) & 0x1
+		var t836 uint64 = (v[828]) & 0xffffffff
+		v[828] = t827
+		var t837 uint64 = t836 | t835<<32
+		v[838] = t837
+		var t851 uint64 = v[849] << 0x0
+		var t871 uint64 = 0x0 + t851
+		var t857 uint64 = v[855] << 0x10
+		var t872 uint64 = t871 + t857
+		var t863 uint64 = v[861] << 0x10
+		var t873 uint64 = t872 + t863
+		var t869 uint64 = v[867] << 0x20
+		var t874 uint64 = t873 + t869
+		var t878 uint64 = (v[877] >> 31) & 0x1
 		v[877] = v[876]
-		v[876] = v[845]
-		v[887] = v[886]
-		v[893] = v[892]
-		v[897] = v[896]
-		v[908] = v[907]
-		v[914] = v[913]
-		v[920] = v[919]
-		v[926] = v[925]
-		v[934] = v[933]
+		var t881, t881_1, t881_0 uint64 = 0, 0x1800000000000, 0x0
+		if t878 != 0 {
+			t881 = t881_1
+		} else {
+			t881 = t881_0
+		}
+		var t882 uint64 = v[875] - t881
+		v[875] = t874
+		var t884 uint64 = t882 + 0x8000
+		var t885 uint64 = (t884 >> 16) & 0xffffffffffff
+		var t886 uint64 = uint64((int64(t885<<16) >> 16))
+		var t888 uint64 = (v[887] >> 31) & 0x1ffffffff
+		var t889 uint64
+		if t888 == 0x1ffffffff {
+			t889 = 1
+		}
+		var t890 uint64
+		if t888 != 0 {
+			t890 = 1
+		}
+		var t891 uint64 = (^t890) & 0x1
+		var t892 uint64 = t889 | t891
+		v[893] = t892
+		var t894 uint64 = (v[887] >> 63) & 0x1
+		var t895 uint64 = (v[887]) & 0xffffffff
+		v[887] = t886
+		var t896 uint64 = t895 | t894<<32
+		v[897] = t896
+		var t910 uint64 = v[908] << 0x0
+		var t930 uint64 = 0x0 + t910
+		var t916 uint64 = v[914] << 0x10
+		var t931 uint64 = t930 + t916
+		var t922 uint64 = v[920] << 0x10
+		var t932 uint64 = t931 + t922
+		var t928 uint64 = v[926] << 0x20
+		var t933 uint64 = t932 + t928
+		var t937 uint64 = (v[936] >> 31) & 0x1
 		v[936] = v[935]
-		v[935] = v[904]
-		v[946] = v[945]
-		v[952] = v[951]
-		v[956] = v[955]
-	}
-	if x.Rst {
-		v[976] = 0x0
-		v[975] = 0x0
-		v[974] = 0x0
-		v[973] = 0x0
-	} else if v[988] != 0 {
-		v[976] = v[975]
-		v[975] = v[974]
-		v[974] = v[973]
-		v[973] = v[989]
-	}
-	if x.Rst {
-		v[992] = 0x0
-		v[1003] = 0x0
-	} else {
-		v[992] = v[1018]
-		v[1003] = v[1030]
+		var t940, t940_1, t940_0 uint64 = 0, 0x1800000000000, 0x0
+		if t937 != 0 {
+			t940 = t940_1
+		} else {
+			t940 = t940_0
+		}
+		var t941 uint64 = v[934] - t940
+		v[934] = t933
+		var t943 uint64 = t941 + 0x8000
+		var t944 uint64 = (t943 >> 16) & 0xffffffffffff
+		var t945 uint64 = uint64((int64(t944<<16) >> 16))
+		var t947 uint64 = (v[946] >> 31) & 0x1ffffffff
+		var t948 uint64
+		if t947 == 0x1ffffffff {
+			t948 = 1
+		}
+		var t949 uint64
+		if t947 != 0 {
+			t949 = 1
+		}
+		var t950 uint64 = (^t949) & 0x1
+		var t951 uint64 = t948 | t950
+		v[952] = t951
+		var t953 uint64 = (v[946] >> 63) & 0x1
+		var t954 uint64 = (v[946]) & 0xffffffff
+		v[946] = t945
+		var t955 uint64 = t954 | t953<<32
+		v[956] = t955
+		var t19 uint64 = v[7] >> 32 & 0xffffffff
+		v[50] = t19
+		var t20 uint64 = (t19) & 0xffff
+		var t22 uint64 = t20 * 0x8000
+		v[23] = t22
+		var t26 uint64 = (t19) & 0xffff
+		var t28 uint64 = t26 * 0x1
+		v[29] = t28
+		var t32 uint64 = (t19 >> 16) & 0xffff
+		var t34 uint64 = t32 * 0x8000
+		v[35] = t34
+		var t38 uint64 = (t19 >> 16) & 0xffff
+		var t40 uint64 = t38 * 0x1
+		v[41] = t40
+		var t78 uint64 = v[7] >> 0 & 0xffffffff
+		v[109] = t78
+		var t79 uint64 = (t78) & 0xffff
+		var t81 uint64 = t79 * 0x8000
+		v[82] = t81
+		var t85 uint64 = (t78) & 0xffff
+		var t87 uint64 = t85 * 0x1
+		v[88] = t87
+		var t91 uint64 = (t78 >> 16) & 0xffff
+		var t93 uint64 = t91 * 0x8000
+		v[94] = t93
+		var t97 uint64 = (t78 >> 16) & 0xffff
+		var t99 uint64 = t97 * 0x1
+		v[100] = t99
+		var t137 uint64 = v[6] >> 32 & 0xffffffff
+		v[168] = t137
+		var t138 uint64 = (t137) & 0xffff
+		var t140 uint64 = t138 * 0x8000
+		v[141] = t140
+		var t144 uint64 = (t137) & 0xffff
+		var t146 uint64 = t144 * 0x1
+		v[147] = t146
+		var t150 uint64 = (t137 >> 16) & 0xffff
+		var t152 uint64 = t150 * 0x8000
+		v[153] = t152
+		var t156 uint64 = (t137 >> 16) & 0xffff
+		var t158 uint64 = t156 * 0x1
+		v[159] = t158
+		var t196 uint64 = v[6] >> 0 & 0xffffffff
+		v[227] = t196
+		var t197 uint64 = (t196) & 0xffff
+		var t199 uint64 = t197 * 0x8000
+		v[200] = t199
+		var t203 uint64 = (t196) & 0xffff
+		var t205 uint64 = t203 * 0x1
+		v[206] = t205
+		var t209 uint64 = (t196 >> 16) & 0xffff
+		var t211 uint64 = t209 * 0x8000
+		v[212] = t211
+		var t215 uint64 = (t196 >> 16) & 0xffff
+		var t217 uint64 = t215 * 0x1
+		v[218] = t217
+		var t255 uint64 = v[5] >> 32 & 0xffffffff
+		v[286] = t255
+		var t256 uint64 = (t255) & 0xffff
+		var t258 uint64 = t256 * 0x8000
+		v[259] = t258
+		var t262 uint64 = (t255) & 0xffff
+		var t264 uint64 = t262 * 0x1
+		v[265] = t264
+		var t268 uint64 = (t255 >> 16) & 0xffff
+		var t270 uint64 = t268 * 0x8000
+		v[271] = t270
+		var t274 uint64 = (t255 >> 16) & 0xffff
+		var t276 uint64 = t274 * 0x1
+		v[277] = t276
+		var t314 uint64 = v[5] >> 0 & 0xffffffff
+		v[345] = t314
+		var t315 uint64 = (t314) & 0xffff
+		var t317 uint64 = t315 * 0x8000
+		v[318] = t317
+		var t321 uint64 = (t314) & 0xffff
+		var t323 uint64 = t321 * 0x1
+		v[324] = t323
+		var t327 uint64 = (t314 >> 16) & 0xffff
+		var t329 uint64 = t327 * 0x8000
+		v[330] = t329
+		var t333 uint64 = (t314 >> 16) & 0xffff
+		var t335 uint64 = t333 * 0x1
+		v[336] = t335
+		var t373 uint64 = v[4] >> 32 & 0xffffffff
+		v[404] = t373
+		var t374 uint64 = (t373) & 0xffff
+		var t376 uint64 = t374 * 0x8000
+		v[377] = t376
+		var t380 uint64 = (t373) & 0xffff
+		var t382 uint64 = t380 * 0x1
+		v[383] = t382
+		var t386 uint64 = (t373 >> 16) & 0xffff
+		var t388 uint64 = t386 * 0x8000
+		v[389] = t388
+		var t392 uint64 = (t373 >> 16) & 0xffff
+		var t394 uint64 = t392 * 0x1
+		v[395] = t394
+		var t432 uint64 = v[4] >> 0 & 0xffffffff
+		v[463] = t432
+		var t433 uint64 = (t432) & 0xffff
+		var t435 uint64 = t433 * 0x8000
+		v[436] = t435
+		var t439 uint64 = (t432) & 0xffff
+		var t441 uint64 = t439 * 0x1
+		v[442] = t441
+		var t445 uint64 = (t432 >> 16) & 0xffff
+		var t447 uint64 = t445 * 0x8000
+		v[448] = t447
+		var t451 uint64 = (t432 >> 16) & 0xffff
+		var t453 uint64 = t451 * 0x1
+		v[454] = t453
+		var t491 uint64 = v[3] >> 32 & 0xffffffff
+		v[522] = t491
+		var t492 uint64 = (t491) & 0xffff
+		var t494 uint64 = t492 * 0x8000
+		v[495] = t494
+		var t498 uint64 = (t491) & 0xffff
+		var t500 uint64 = t498 * 0x1
+		v[501] = t500
+		var t504 uint64 = (t491 >> 16) & 0xffff
+		var t506 uint64 = t504 * 0x8000
+		v[507] = t506
+		var t510 uint64 = (t491 >> 16) & 0xffff
+		var t512 uint64 = t510 * 0x1
+		v[513] = t512
+		var t550 uint64 = v[3] >> 0 & 0xffffffff
+		v[581] = t550
+		var t551 uint64 = (t550) & 0xffff
+		var t553 uint64 = t551 * 0x8000
+		v[554] = t553
+		var t557 uint64 = (t550) & 0xffff
+		var t559 uint64 = t557 * 0x1
+		v[560] = t559
+		var t563 uint64 = (t550 >> 16) & 0xffff
+		var t565 uint64 = t563 * 0x8000
+		v[566] = t565
+		var t569 uint64 = (t550 >> 16) & 0xffff
+		var t571 uint64 = t569 * 0x1
+		v[572] = t571
+		var t609 uint64 = v[2] >> 32 & 0xffffffff
+		v[640] = t609
+		var t610 uint64 = (t609) & 0xffff
+		var t612 uint64 = t610 * 0x8000
+		v[613] = t612
+		var t616 uint64 = (t609) & 0xffff
+		var t618 uint64 = t616 * 0x1
+		v[619] = t618
+		var t622 uint64 = (t609 >> 16) & 0xffff
+		var t624 uint64 = t622 * 0x8000
+		v[625] = t624
+		var t628 uint64 = (t609 >> 16) & 0xffff
+		var t630 uint64 = t628 * 0x1
+		v[631] = t630
+		var t668 uint64 = v[2] >> 0 & 0xffffffff
+		v[699] = t668
+		var t669 uint64 = (t668) & 0xffff
+		var t671 uint64 = t669 * 0x8000
+		v[672] = t671
+		var t675 uint64 = (t668) & 0xffff
+		var t677 uint64 = t675 * 0x1
+		v[678] = t677
+		var t681 uint64 = (t668 >> 16) & 0xffff
+		var t683 uint64 = t681 * 0x8000
+		v[684] = t683
+		var t687 uint64 = (t668 >> 16) & 0xffff
+		var t689 uint64 = t687 * 0x1
+		v[690] = t689
+		var t727 uint64 = v[1] >> 32 & 0xffffffff
+		v[758] = t727
+		var t728 uint64 = (t727) & 0xffff
+		var t730 uint64 = t728 * 0x8000
+		v[731] = t730
+		var t734 uint64 = (t727) & 0xffff
+		var t736 uint64 = t734 * 0x1
+		v[737] = t736
+		var t740 uint64 = (t727 >> 16) & 0xffff
+		var t742 uint64 = t740 * 0x8000
+		v[743] = t742
+		var t746 uint64 = (t727 >> 16) & 0xffff
+		var t748 uint64 = t746 * 0x1
+		v[749] = t748
+		var t786 uint64 = v[1] >> 0 & 0xffffffff
+		v[817] = t786
+		var t787 uint64 = (t786) & 0xffff
+		var t789 uint64 = t787 * 0x8000
+		v[790] = t789
+		var t793 uint64 = (t786) & 0xffff
+		var t795 uint64 = t793 * 0x1
+		v[796] = t795
+		var t799 uint64 = (t786 >> 16) & 0xffff
+		var t801 uint64 = t799 * 0x8000
+		v[802] = t801
+		var t805 uint64 = (t786 >> 16) & 0xffff
+		var t807 uint64 = t805 * 0x1
+		v[808] = t807
+		var t845 uint64 = v[0] >> 32 & 0xffffffff
+		v[876] = t845
+		var t846 uint64 = (t845) & 0xffff
+		var t848 uint64 = t846 * 0x8000
+		v[849] = t848
+		var t852 uint64 = (t845) & 0xffff
+		var t854 uint64 = t852 * 0x1
+		v[855] = t854
+		var t858 uint64 = (t845 >> 16) & 0xffff
+		var t860 uint64 = t858 * 0x8000
+		v[861] = t860
+		var t864 uint64 = (t845 >> 16) & 0xffff
+		var t866 uint64 = t864 * 0x1
+		v[867] = t866
+		var t904 uint64 = v[0] >> 0 & 0xffffffff
+		v[935] = t904
+		var t905 uint64 = (t904) & 0xffff
+		var t907 uint64 = t905 * 0x8000
+		v[908] = t907
+		var t911 uint64 = (t904) & 0xffff
+		var t913 uint64 = t911 * 0x1
+		v[914] = t913
+		var t917 uint64 = (t904 >> 16) & 0xffff
+		var t919 uint64 = t917 * 0x8000
+		v[920] = t919
+		var t923 uint64 = (t904 >> 16) & 0xffff
+		var t925 uint64 = t923 * 0x1
+		v[926] = t925
 	}
 	if v[1016] != 0 {
+		if v[1003] != 0 {
+			v[1019] = v[1004]
+			v[1020] = v[1005]
+			v[1021] = v[1006]
+			v[1022] = v[1007]
+			v[1023] = v[1008]
+			v[1024] = v[1009]
+			v[1025] = v[1010]
+			v[1026] = v[1011]
+			v[1027] = v[1012]
+			v[1028] = v[1013]
+		} else {
+			v[1019] = v[977]
+			v[1020] = v[978]
+			v[1021] = v[979]
+			v[1022] = v[980]
+			v[1023] = v[981]
+			v[1024] = v[982]
+			v[1025] = v[983]
+			v[1026] = v[984]
+			v[1027] = v[985]
+			v[1028] = v[986]
+		}
 		v[993] = v[1019]
 		v[994] = v[1020]
 		v[995] = v[1021]
@@ -1677,6 +1496,39 @@ func (x *simscale_int32) Edge() bool {
 		v[1000] = v[1026]
 		v[1001] = v[1027]
 		v[1002] = v[1028]
+	}
+	if x.Rst {
+		v[992] = 0x0
+		v[1003] = 0x0
+	} else {
+		var t1017 uint64 = v[1003] | v[976]
+		var t1018, t1018_1, t1018_0 uint64 = 0, t1017, v[992]
+		if v[1016] != 0 {
+			t1018 = t1018_1
+		} else {
+			t1018 = t1018_0
+		}
+		v[992] = t1018
+		var t1030, t1030_1, t1030_0 uint64 = 0, 0x0, t1017
+		if v[1016] != 0 {
+			t1030 = t1030_1
+		} else {
+			t1030 = t1030_0
+		}
+		v[1003] = t1030
+	}
+	if x.Rst {
+		v[973] = 0x0
+		v[974] = 0x0
+		v[975] = 0x0
+		v[976] = 0x0
+	} else if v[988] != 0 {
+		v[976] = v[975]
+		v[975] = v[974]
+		v[974] = v[973]
+		var t972 uint64 = 0x1 & v[10]
+		var t989 uint64 = t972 & v[988]
+		v[973] = t989
 	}
 	if v[1033] != 0 {
 		v[1004] = v[977]

@@ -84,7 +84,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "6ae95654fdee7c8765fae94b6fce838c" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "8159b10f1721202219cbf52456272372" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -536,31 +536,6 @@ func (x *simsum_q8_24_block) EvalState() {
 	v[327] &= 0x1
 	var t360 uint64 = (^v[337]) & 0x1
 	v[360] = t360
-	var t362 uint64 = v[348] | v[317]
-	v[362] = t362
-	if v[348] != 0 {
-		v[364] = v[349]
-		v[365] = v[350]
-		v[366] = v[351]
-		v[367] = v[352]
-		v[368] = v[353]
-		v[369] = v[354]
-		v[370] = v[355]
-		v[371] = v[356]
-		v[372] = v[357]
-		v[373] = v[358]
-	} else {
-		v[364] = v[318]
-		v[365] = v[319]
-		v[366] = v[320]
-		v[367] = v[321]
-		v[368] = v[322]
-		v[369] = v[323]
-		v[370] = v[324]
-		v[371] = v[325]
-		v[372] = v[326]
-		v[373] = v[327]
-	}
 	var t377 uint64 = v[317] & t359
 	v[377] = t377
 	v[379] = v[338]
@@ -587,79 +562,8 @@ func (x *simsum_q8_24_block) EvalInputs() {
 	var t335 uint64 = 0x1 & v[10]
 	var t336 uint64 = v[329] & t335
 	v[336] = t336
-	var t22 uint64 = v[0] >> 0 & 0xffffffff
-	var t23 uint64 = v[11] >> 0 & 0xffffffff
-	var t24 uint64
-	if (int64(t22<<32) >> 32) < (int64(t23<<32) >> 32) {
-		t24 = 1
-	}
-	var t25 uint64 = (^t24) & 0x1
-	var t26 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
-	var t27 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
-	var t28 uint64 = (t26 - t27) & 0x1ffffffff
-	var t29 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
-	var t30 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
-	var t31 uint64 = (t29 - t30) & 0x1ffffffff
-	var t32, t32_1, t32_0 uint64 = 0, t28, t31
-	if t25 != 0 {
-		t32 = t32_1
-	} else {
-		t32 = t32_0
-	}
-	var t34 uint64
-	if t32 < 0x1f {
-		t34 = 1
-	}
-	var t35 uint64 = (t32) & 0x1f
-	var t37, t37_1, t37_0 uint64 = 0, t35, 0x1f
-	if t34 != 0 {
-		t37 = t37_1
-	} else {
-		t37 = t37_0
-	}
-	var t39, t39_1, t39_0 uint64 = 0, 0x0, t37
-	if t25 != 0 {
-		t39 = t39_1
-	} else {
-		t39 = t39_0
-	}
-	v[39] = t39
-	var t41, t41_1, t41_0 uint64 = 0, t37, 0x0
-	if t25 != 0 {
-		t41 = t41_1
-	} else {
-		t41 = t41_0
-	}
-	v[41] = t41
-	var t43, t43_1, t43_0 uint64 = 0, t22, t23
-	if t25 != 0 {
-		t43 = t43_1
-	} else {
-		t43 = t43_0
-	}
-	v[43] = t43
-	var t61 uint64 = v[8] & v[19]
-	v[61] = t61
-	var t315 uint64 = 0x1 & v[10]
-	var t316 uint64 = t315 & v[21]
-	var t330 uint64 = t316 & v[329]
-	v[330] = t330
 	var t361 uint64 = v[389] | v[360]
 	v[361] = t361
-	var t363, t363_1, t363_0 uint64 = 0, v[362], v[337]
-	if t361 != 0 {
-		t363 = t363_1
-	} else {
-		t363 = t363_0
-	}
-	v[363] = t363
-	var t375, t375_1, t375_0 uint64 = 0, 0x0, v[362]
-	if t361 != 0 {
-		t375 = t375_1
-	} else {
-		t375 = t375_0
-	}
-	v[375] = t375
 	var t376 uint64 = (^t361) & 0x1
 	var t378 uint64 = t376 & v[377]
 	v[378] = t378
@@ -673,9 +577,6 @@ func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[329] != 0 {
-		v[40] = v[39]
-		v[42] = v[41]
-		v[44] = v[43]
 		v[45] = v[0]
 		v[46] = v[1]
 		v[47] = v[2]
@@ -692,22 +593,85 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[58] = v[16]
 		v[59] = v[17]
 		v[60] = v[18]
-		v[62] = v[61]
 		v[313] = v[9]
-	}
-	if x.Rst {
-		v[317] = 0x0
-	} else if v[329] != 0 {
-		v[317] = v[330]
-	}
-	if x.Rst {
-		v[337] = 0x0
-		v[348] = 0x0
-	} else {
-		v[337] = v[363]
-		v[348] = v[375]
+		var t22 uint64 = v[0] >> 0 & 0xffffffff
+		var t23 uint64 = v[11] >> 0 & 0xffffffff
+		var t24 uint64
+		if (int64(t22<<32) >> 32) < (int64(t23<<32) >> 32) {
+			t24 = 1
+		}
+		var t25 uint64 = (^t24) & 0x1
+		var t26 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
+		var t27 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
+		var t28 uint64 = (t26 - t27) & 0x1ffffffff
+		var t29 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
+		var t30 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
+		var t31 uint64 = (t29 - t30) & 0x1ffffffff
+		var t32, t32_1, t32_0 uint64 = 0, t28, t31
+		if t25 != 0 {
+			t32 = t32_1
+		} else {
+			t32 = t32_0
+		}
+		var t34 uint64
+		if t32 < 0x1f {
+			t34 = 1
+		}
+		var t35 uint64 = (t32) & 0x1f
+		var t37, t37_1, t37_0 uint64 = 0, t35, 0x1f
+		if t34 != 0 {
+			t37 = t37_1
+		} else {
+			t37 = t37_0
+		}
+		var t39, t39_1, t39_0 uint64 = 0, 0x0, t37
+		if t25 != 0 {
+			t39 = t39_1
+		} else {
+			t39 = t39_0
+		}
+		v[40] = t39
+		var t41, t41_1, t41_0 uint64 = 0, t37, 0x0
+		if t25 != 0 {
+			t41 = t41_1
+		} else {
+			t41 = t41_0
+		}
+		v[42] = t41
+		var t43, t43_1, t43_0 uint64 = 0, t22, t23
+		if t25 != 0 {
+			t43 = t43_1
+		} else {
+			t43 = t43_0
+		}
+		v[44] = t43
+		var t61 uint64 = v[8] & v[19]
+		v[62] = t61
 	}
 	if v[361] != 0 {
+		if v[348] != 0 {
+			v[364] = v[349]
+			v[365] = v[350]
+			v[366] = v[351]
+			v[367] = v[352]
+			v[368] = v[353]
+			v[369] = v[354]
+			v[370] = v[355]
+			v[371] = v[356]
+			v[372] = v[357]
+			v[373] = v[358]
+		} else {
+			v[364] = v[318]
+			v[365] = v[319]
+			v[366] = v[320]
+			v[367] = v[321]
+			v[368] = v[322]
+			v[369] = v[323]
+			v[370] = v[324]
+			v[371] = v[325]
+			v[372] = v[326]
+			v[373] = v[327]
+		}
 		v[338] = v[364]
 		v[339] = v[365]
 		v[340] = v[366]
@@ -718,6 +682,34 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[345] = v[371]
 		v[346] = v[372]
 		v[347] = v[373]
+	}
+	if x.Rst {
+		v[337] = 0x0
+		v[348] = 0x0
+	} else {
+		var t362 uint64 = v[348] | v[317]
+		var t363, t363_1, t363_0 uint64 = 0, t362, v[337]
+		if v[361] != 0 {
+			t363 = t363_1
+		} else {
+			t363 = t363_0
+		}
+		v[337] = t363
+		var t375, t375_1, t375_0 uint64 = 0, 0x0, t362
+		if v[361] != 0 {
+			t375 = t375_1
+		} else {
+			t375 = t375_0
+		}
+		v[348] = t375
+	}
+	if x.Rst {
+		v[317] = 0x0
+	} else if v[329] != 0 {
+		var t315 uint64 = 0x1 & v[10]
+		var t316 uint64 = t315 & v[21]
+		var t330 uint64 = t316 & v[329]
+		v[317] = t330
 	}
 	if v[378] != 0 {
 		v[349] = v[318]

@@ -2649,7 +2649,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "157965e346852591d8f84ab7899b81b1" }
+func (x *largeSim) Fingerprint() string { return "bccef43e6cef95cc3b0b61b3f527435e" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2695,9 +2695,11 @@ func (x *largeSim) EvalState() {
 	var t7167 uint64 = v[7062] & t7094
 	var t7168 uint64 = (^v[7166]) & 0x1
 	var t7169 uint64 = t7167 & t7168
+	v[7169] = t7169
 	var t7201 uint64 = (^v[7189]) & 0x1
 	var t7170 uint64 = t7169 & t7201
 	var t7171 uint64 = v[7166] | t7170
+	v[7171] = t7171
 	var t7173 uint64 = t7172 | t7171
 	var t7174 uint64 = 0x1 & t7173
 	var t7095 uint64
@@ -2715,9 +2717,11 @@ func (x *largeSim) EvalState() {
 	var t7237 uint64 = v[7062] & t7099
 	var t7238 uint64 = (^v[7236]) & 0x1
 	var t7239 uint64 = t7237 & t7238
+	v[7239] = t7239
 	var t7271 uint64 = (^v[7259]) & 0x1
 	var t7240 uint64 = t7239 & t7271
 	var t7241 uint64 = v[7236] | t7240
+	v[7241] = t7241
 	var t7243 uint64 = t7242 | t7241
 	var t7244 uint64 = t7174 & t7243
 	var t7137 uint64
@@ -2729,9 +2733,11 @@ func (x *largeSim) EvalState() {
 	var t7307 uint64 = v[7062] & t7138
 	var t7308 uint64 = (^v[7306]) & 0x1
 	var t7309 uint64 = t7307 & t7308
+	v[7309] = t7309
 	var t7341 uint64 = (^v[7329]) & 0x1
 	var t7310 uint64 = t7309 & t7341
 	var t7311 uint64 = v[7306] | t7310
+	v[7311] = t7311
 	var t7313 uint64 = t7312 | t7311
 	var t7314 uint64 = t7244 & t7313
 	var t7150 uint64
@@ -2743,9 +2749,11 @@ func (x *largeSim) EvalState() {
 	var t7378 uint64 = v[7062] & t7151
 	var t7379 uint64 = (^v[7377]) & 0x1
 	var t7380 uint64 = t7378 & t7379
+	v[7380] = t7380
 	var t7412 uint64 = (^v[7400]) & 0x1
 	var t7381 uint64 = t7380 & t7412
 	var t7382 uint64 = v[7377] | t7381
+	v[7382] = t7382
 	var t7384 uint64 = t7383 | t7382
 	var t7385 uint64 = t7314 & t7384
 	var t7163 uint64
@@ -2757,9 +2765,11 @@ func (x *largeSim) EvalState() {
 	var t7448 uint64 = v[7062] & t7164
 	var t7449 uint64 = (^v[7447]) & 0x1
 	var t7450 uint64 = t7448 & t7449
+	v[7450] = t7450
 	var t7464 uint64 = (^v[7461]) & 0x1
 	var t7451 uint64 = t7450 & t7464
 	var t7452 uint64 = v[7447] | t7451
+	v[7452] = t7452
 	var t7454 uint64 = t7453 | t7452
 	var t7455 uint64 = t7385 & t7454
 	var t7478 uint64 = t7477 | t7455
@@ -2773,23 +2783,6 @@ func (x *largeSim) EvalState() {
 	v[166] = v[130]>>21 | v[131]<<43
 	var t167 uint64 = v[129] >> 18 & 0x7
 	v[167] = t167
-	v[168] = v[121]>>18 | v[122]<<46
-	v[169] = v[122]>>18 | v[123]<<46
-	v[170] = v[123]>>18 | v[124]<<46
-	v[171] = v[124]>>18 | v[125]<<46
-	v[172] = v[125]>>18 | v[126]<<46
-	v[173] = v[126]>>18 | v[127]<<46
-	v[174] = v[127]>>18 | v[128]<<46
-	v[175] = v[128]>>18 | v[129]<<46
-	var t176 uint64 = v[121] >> 2 & 0xffff
-	v[176] = t176
-	var t177 uint64 = v[121] >> 1 & 0x1
-	v[177] = t177
-	var t178 uint64 = v[121] >> 0 & 0x1
-	v[178] = t178
-	var t179 uint64 = v[166] >> 61 & 0x7
-	var t180 uint64 = v[166] >> 56 & 0x1f
-	var t190 uint64 = v[166] >> 32 & 0x3ff
 	var t191 uint64 = v[166] >> 61 & 0x1
 	var t196 uint64 = v[166] >> 57 & 0xf
 	var t198 uint64
@@ -2816,281 +2809,6 @@ func (x *largeSim) EvalState() {
 	} else {
 		t215 = t215_0
 	}
-	var t216 uint64 = t180 | t179<<5
-	var t217 uint64 = (t216 >> 7) & 0x1
-	var t219 uint64 = (t216 >> 6) & 0x1
-	var t220 uint64 = (t216 >> 5) & 0x1
-	var t221 uint64 = (t216 >> 4) & 0x1
-	var t222 uint64 = (t216 >> 3) & 0x1
-	var t225, t225_1, t225_0 uint64 = 0, 0x0, 0x12
-	if t222 != 0 {
-		t225 = t225_1
-	} else {
-		t225 = t225_0
-	}
-	var t226 uint64 = (t216 >> 3) & 0x1
-	var t227 uint64 = (t216 >> 2) & 0x1
-	var t228 uint64 = (t216 >> 1) & 0x1
-	var t229 uint64 = (t216) & 0x1
-	var t232, t232_1, t232_0 uint64 = 0, 0x0, 0x19
-	if t229 != 0 {
-		t232 = t232_1
-	} else {
-		t232 = t232_0
-	}
-	var t234, t234_1, t234_0 uint64 = 0, t232, 0x19
-	if t228 != 0 {
-		t234 = t234_1
-	} else {
-		t234 = t234_0
-	}
-	var t236, t236_1, t236_0 uint64 = 0, t234, 0x0
-	if t227 != 0 {
-		t236 = t236_1
-	} else {
-		t236 = t236_0
-	}
-	var t237 uint64 = (t216 >> 2) & 0x1
-	var t239 uint64 = (t216 >> 1) & 0x1
-	var t241 uint64 = (t216) & 0x1
-	var t244, t244_1, t244_0 uint64 = 0, 0x0, 0x11
-	if t241 != 0 {
-		t244 = t244_1
-	} else {
-		t244 = t244_0
-	}
-	var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
-	if t239 != 0 {
-		t245 = t245_1
-	} else {
-		t245 = t245_0
-	}
-	var t246, t246_1, t246_0 uint64 = 0, 0x0, t245
-	if t237 != 0 {
-		t246 = t246_1
-	} else {
-		t246 = t246_0
-	}
-	var t247, t247_1, t247_0 uint64 = 0, t236, t246
-	if t226 != 0 {
-		t247 = t247_1
-	} else {
-		t247 = t247_0
-	}
-	var t248, t248_1, t248_0 uint64 = 0, t225, t247
-	if t221 != 0 {
-		t248 = t248_1
-	} else {
-		t248 = t248_0
-	}
-	var t249 uint64 = (t216 >> 4) & 0x1
-	var t251 uint64 = (t216 >> 3) & 0x1
-	var t252 uint64 = (t216 >> 2) & 0x1
-	var t253 uint64 = (t216 >> 1) & 0x1
-	var t254 uint64 = (t216) & 0x1
-	var t257, t257_1, t257_0 uint64 = 0, 0x0, 0x19
-	if t254 != 0 {
-		t257 = t257_1
-	} else {
-		t257 = t257_0
-	}
-	var t259, t259_1, t259_0 uint64 = 0, t257, 0x19
-	if t253 != 0 {
-		t259 = t259_1
-	} else {
-		t259 = t259_0
-	}
-	var t260 uint64 = (t216 >> 1) & 0x1
-	var t263, t263_1, t263_0 uint64 = 0, 0x14, 0x0
-	if t260 != 0 {
-		t263 = t263_1
-	} else {
-		t263 = t263_0
-	}
-	var t264, t264_1, t264_0 uint64 = 0, t259, t263
-	if t252 != 0 {
-		t264 = t264_1
-	} else {
-		t264 = t264_0
-	}
-	var t265 uint64 = (t216 >> 2) & 0x1
-	var t266 uint64 = (t216 >> 1) & 0x1
-	var t269, t269_1, t269_0 uint64 = 0, 0x0, 0x1a
-	if t266 != 0 {
-		t269 = t269_1
-	} else {
-		t269 = t269_0
-	}
-	var t270 uint64 = (t216 >> 1) & 0x1
-	var t271 uint64 = (t216) & 0x1
-	var t274, t274_1, t274_0 uint64 = 0, 0x0, 0x18
-	if t271 != 0 {
-		t274 = t274_1
-	} else {
-		t274 = t274_0
-	}
-	var t275 uint64 = (t216) & 0x1
-	var t278, t278_1, t278_0 uint64 = 0, 0x0, 0x11
-	if t275 != 0 {
-		t278 = t278_1
-	} else {
-		t278 = t278_0
-	}
-	var t279, t279_1, t279_0 uint64 = 0, t274, t278
-	if t270 != 0 {
-		t279 = t279_1
-	} else {
-		t279 = t279_0
-	}
-	var t280, t280_1, t280_0 uint64 = 0, t269, t279
-	if t265 != 0 {
-		t280 = t280_1
-	} else {
-		t280 = t280_0
-	}
-	var t281, t281_1, t281_0 uint64 = 0, t264, t280
-	if t251 != 0 {
-		t281 = t281_1
-	} else {
-		t281 = t281_0
-	}
-	var t282, t282_1, t282_0 uint64 = 0, 0x0, t281
-	if t249 != 0 {
-		t282 = t282_1
-	} else {
-		t282 = t282_0
-	}
-	var t283, t283_1, t283_0 uint64 = 0, t248, t282
-	if t220 != 0 {
-		t283 = t283_1
-	} else {
-		t283 = t283_0
-	}
-	var t284 uint64 = (t216 >> 5) & 0x1
-	var t285 uint64 = (t216 >> 4) & 0x1
-	var t286 uint64 = (t216 >> 3) & 0x1
-	var t289, t289_1, t289_0 uint64 = 0, 0x0, 0x2
-	if t286 != 0 {
-		t289 = t289_1
-	} else {
-		t289 = t289_0
-	}
-	var t290 uint64 = (t216 >> 3) & 0x1
-	var t292 uint64 = (t216 >> 2) & 0x1
-	var t294 uint64 = (t216 >> 1) & 0x1
-	var t296 uint64 = (t216) & 0x1
-	var t299, t299_1, t299_0 uint64 = 0, 0x69, 0x29
-	if t296 != 0 {
-		t299 = t299_1
-	} else {
-		t299 = t299_0
-	}
-	var t300, t300_1, t300_0 uint64 = 0, 0x0, t299
-	if t294 != 0 {
-		t300 = t300_1
-	} else {
-		t300 = t300_0
-	}
-	var t301, t301_1, t301_0 uint64 = 0, 0x0, t300
-	if t292 != 0 {
-		t301 = t301_1
-	} else {
-		t301 = t301_0
-	}
-	var t302, t302_1, t302_0 uint64 = 0, 0x0, t301
-	if t290 != 0 {
-		t302 = t302_1
-	} else {
-		t302 = t302_0
-	}
-	var t303, t303_1, t303_0 uint64 = 0, t289, t302
-	if t285 != 0 {
-		t303 = t303_1
-	} else {
-		t303 = t303_0
-	}
-	var t304 uint64 = (t216 >> 4) & 0x1
-	var t306 uint64 = (t216 >> 3) & 0x1
-	var t307 uint64 = (t216 >> 2) & 0x1
-	var t309 uint64 = (t216 >> 1) & 0x1
-	var t312, t312_1, t312_0 uint64 = 0, 0x4, 0x0
-	if t309 != 0 {
-		t312 = t312_1
-	} else {
-		t312 = t312_0
-	}
-	var t313, t313_1, t313_0 uint64 = 0, 0x0, t312
-	if t307 != 0 {
-		t313 = t313_1
-	} else {
-		t313 = t313_0
-	}
-	var t314 uint64 = (t216 >> 2) & 0x1
-	var t315 uint64 = (t216 >> 1) & 0x1
-	var t318, t318_1, t318_0 uint64 = 0, 0x0, 0xa
-	if t315 != 0 {
-		t318 = t318_1
-	} else {
-		t318 = t318_0
-	}
-	var t319 uint64 = (t216 >> 1) & 0x1
-	var t320 uint64 = (t216) & 0x1
-	var t323, t323_1, t323_0 uint64 = 0, 0x0, 0x8
-	if t320 != 0 {
-		t323 = t323_1
-	} else {
-		t323 = t323_0
-	}
-	var t324 uint64 = (t216) & 0x1
-	var t327, t327_1, t327_0 uint64 = 0, 0x69, 0x29
-	if t324 != 0 {
-		t327 = t327_1
-	} else {
-		t327 = t327_0
-	}
-	var t328, t328_1, t328_0 uint64 = 0, t323, t327
-	if t319 != 0 {
-		t328 = t328_1
-	} else {
-		t328 = t328_0
-	}
-	var t329, t329_1, t329_0 uint64 = 0, t318, t328
-	if t314 != 0 {
-		t329 = t329_1
-	} else {
-		t329 = t329_0
-	}
-	var t330, t330_1, t330_0 uint64 = 0, t313, t329
-	if t306 != 0 {
-		t330 = t330_1
-	} else {
-		t330 = t330_0
-	}
-	var t331, t331_1, t331_0 uint64 = 0, 0x0, t330
-	if t304 != 0 {
-		t331 = t331_1
-	} else {
-		t331 = t331_0
-	}
-	var t332, t332_1, t332_0 uint64 = 0, t303, t331
-	if t284 != 0 {
-		t332 = t332_1
-	} else {
-		t332 = t332_0
-	}
-	var t333, t333_1, t333_0 uint64 = 0, t283, t332
-	if t219 != 0 {
-		t333 = t333_1
-	} else {
-		t333 = t333_0
-	}
-	var t334, t334_1, t334_0 uint64 = 0, 0x0, t333
-	if t217 != 0 {
-		t334 = t334_1
-	} else {
-		t334 = t334_0
-	}
-	v[334] = t334
 	var t335 uint64 = (t167 >> 2) & 0x1
 	var t336 uint64 = (t167 >> 1) & 0x1
 	var t338 uint64 = (t167) & 0x1
@@ -3135,858 +2853,14 @@ func (x *largeSim) EvalState() {
 	}
 	var t354 uint64 = t215 & t353
 	v[354] = t354
-	var t355 uint64 = (t167 >> 2) & 0x1
-	var t356 uint64 = (t167 >> 1) & 0x1
-	var t358 uint64 = (t167) & 0x1
-	var t361, t361_1, t361_0 uint64 = 0, 0x0, 0x1
-	if t358 != 0 {
-		t361 = t361_1
-	} else {
-		t361 = t361_0
-	}
-	var t362, t362_1, t362_0 uint64 = 0, 0x0, t361
-	if t356 != 0 {
-		t362 = t362_1
-	} else {
-		t362 = t362_0
-	}
-	var t363 uint64 = (t167 >> 1) & 0x1
-	var t364 uint64 = (t167) & 0x1
-	var t367, t367_1, t367_0 uint64 = 0, 0x0, 0x1
-	if t364 != 0 {
-		t367 = t367_1
-	} else {
-		t367 = t367_0
-	}
-	var t368 uint64 = (t167) & 0x1
-	var t371, t371_1, t371_0 uint64 = 0, 0x0, 0x1
-	if t368 != 0 {
-		t371 = t371_1
-	} else {
-		t371 = t371_0
-	}
-	var t372, t372_1, t372_0 uint64 = 0, t367, t371
-	if t363 != 0 {
-		t372 = t372_1
-	} else {
-		t372 = t372_0
-	}
-	var t373, t373_1, t373_0 uint64 = 0, t362, t372
-	if t355 != 0 {
-		t373 = t373_1
-	} else {
-		t373 = t373_0
-	}
-	v[373] = t373
-	var t375 uint64
-	if t167 == 0x0 {
-		t375 = 1
-	}
-	v[375] = t375
-	var t377 uint64
-	if t190 == 0x0 {
-		t377 = 1
-	}
-	var t379 uint64 = t190<<2 | t377<<12
-	v[379] = t379
 	var t381 uint64 = (t354 >> 16) & 0xffffffffffff
+	v[381] = t381
 	var t383 uint64 = (t381 - 0x0) & 0xffffffffffff
-	var t385 uint64
-	if t167 == 0x4 {
-		t385 = 1
-	}
-	var t387 uint64
-	if t381 < 0x0 {
-		t387 = 1
-	}
-	var t388 uint64 = (^t387) & 0x1
-	var t390 uint64
-	if t383 < 0x200 {
-		t390 = 1
-	}
-	var t391 uint64 = t388 & t390
-	var t392 uint64 = t385 & t391
-	v[392] = t392
+	v[383] = t383
 	var t393 uint64 = (t383) & 0x1ff
 	v[393] = t393
-	var t395 uint64
-	if t201 == 0x0 {
-		t395 = 1
-	}
-	var t398 uint64
-	if t201 == 0x1 {
-		t398 = 1
-	}
-	var t401 uint64
-	if t201 == 0x2 {
-		t401 = 1
-	}
-	var t404 uint64
-	if t201 == 0x3 {
-		t404 = 1
-	}
-	var t407 uint64
-	if t201 == 0x4 {
-		t407 = 1
-	}
-	var t410 uint64
-	if t201 == 0x5 {
-		t410 = 1
-	}
-	var t413 uint64
-	if t201 == 0x6 {
-		t413 = 1
-	}
-	var t416 uint64
-	if t201 == 0x7 {
-		t416 = 1
-	}
-	var t419 uint64
-	if t201 == 0x100 {
-		t419 = 1
-	}
-	var t422 uint64
-	if t201 == 0x101 {
-		t422 = 1
-	}
-	var t425 uint64
-	if t201 == 0x102 {
-		t425 = 1
-	}
-	var t428 uint64
-	if t201 == 0x103 {
-		t428 = 1
-	}
-	var t431 uint64
-	if t201 == 0x104 {
-		t431 = 1
-	}
-	var t434 uint64
-	if t201 == 0x105 {
-		t434 = 1
-	}
-	var t437 uint64
-	if t201 == 0x106 {
-		t437 = 1
-	}
-	var t440 uint64
-	if t201 == 0x107 {
-		t440 = 1
-	}
-	var t443 uint64
-	if t201 == 0x200 {
-		t443 = 1
-	}
-	var t446 uint64
-	if t201 == 0x201 {
-		t446 = 1
-	}
-	var t449 uint64
-	if t201 == 0x202 {
-		t449 = 1
-	}
-	var t452 uint64
-	if t201 == 0x203 {
-		t452 = 1
-	}
-	var t455 uint64
-	if t201 == 0x204 {
-		t455 = 1
-	}
-	var t458 uint64
-	if t201 == 0x205 {
-		t458 = 1
-	}
-	var t461 uint64
-	if t201 == 0x206 {
-		t461 = 1
-	}
-	var t464 uint64
-	if t201 == 0x207 {
-		t464 = 1
-	}
-	var t467 uint64
-	if t201 == 0x300 {
-		t467 = 1
-	}
-	var t470 uint64
-	if t201 == 0x301 {
-		t470 = 1
-	}
-	var t473 uint64
-	if t201 == 0x302 {
-		t473 = 1
-	}
-	var t476 uint64
-	if t201 == 0x303 {
-		t476 = 1
-	}
-	var t479 uint64
-	if t201 == 0x304 {
-		t479 = 1
-	}
-	var t482 uint64
-	if t201 == 0x305 {
-		t482 = 1
-	}
-	var t485 uint64
-	if t201 == 0x306 {
-		t485 = 1
-	}
-	var t488 uint64
-	if t201 == 0x307 {
-		t488 = 1
-	}
-	var t491 uint64
-	if t201 == 0x400 {
-		t491 = 1
-	}
-	var t494 uint64
-	if t201 == 0x401 {
-		t494 = 1
-	}
-	var t497 uint64
-	if t201 == 0x402 {
-		t497 = 1
-	}
-	var t500 uint64
-	if t201 == 0x403 {
-		t500 = 1
-	}
-	var t503 uint64
-	if t201 == 0x404 {
-		t503 = 1
-	}
-	var t506 uint64
-	if t201 == 0x405 {
-		t506 = 1
-	}
-	var t509 uint64
-	if t201 == 0x406 {
-		t509 = 1
-	}
-	var t512 uint64
-	if t201 == 0x407 {
-		t512 = 1
-	}
-	var t515 uint64
-	if t201 == 0x500 {
-		t515 = 1
-	}
-	var t518 uint64
-	if t201 == 0x501 {
-		t518 = 1
-	}
-	var t521 uint64
-	if t201 == 0x502 {
-		t521 = 1
-	}
-	var t524 uint64
-	if t201 == 0x503 {
-		t524 = 1
-	}
-	var t527 uint64
-	if t201 == 0x504 {
-		t527 = 1
-	}
-	var t530 uint64
-	if t201 == 0x505 {
-		t530 = 1
-	}
-	var t533 uint64
-	if t201 == 0x506 {
-		t533 = 1
-	}
-	var t536 uint64
-	if t201 == 0x507 {
-		t536 = 1
-	}
-	var t539 uint64
-	if t201 == 0x600 {
-		t539 = 1
-	}
-	var t542 uint64
-	if t201 == 0x601 {
-		t542 = 1
-	}
-	var t545 uint64
-	if t201 == 0x602 {
-		t545 = 1
-	}
-	var t548 uint64
-	if t201 == 0x603 {
-		t548 = 1
-	}
-	var t551 uint64
-	if t201 == 0x604 {
-		t551 = 1
-	}
-	var t554 uint64
-	if t201 == 0x605 {
-		t554 = 1
-	}
-	var t557 uint64
-	if t201 == 0x606 {
-		t557 = 1
-	}
-	var t560 uint64
-	if t201 == 0x607 {
-		t560 = 1
-	}
-	var t563 uint64
-	if t201 == 0x700 {
-		t563 = 1
-	}
-	var t566 uint64
-	if t201 == 0x701 {
-		t566 = 1
-	}
-	var t569 uint64
-	if t201 == 0x702 {
-		t569 = 1
-	}
-	var t572 uint64
-	if t201 == 0x703 {
-		t572 = 1
-	}
-	var t575 uint64
-	if t201 == 0x704 {
-		t575 = 1
-	}
-	var t578 uint64
-	if t201 == 0x705 {
-		t578 = 1
-	}
-	var t581 uint64
-	if t201 == 0x706 {
-		t581 = 1
-	}
-	var t584 uint64
-	if t201 == 0x707 {
-		t584 = 1
-	}
-	var t586 uint64 = t395 | t398
-	var t587 uint64 = t401 | t404
-	var t588 uint64 = t407 | t410
-	var t589 uint64 = t413 | t416
-	var t590 uint64 = t419 | t422
-	var t591 uint64 = t425 | t428
-	var t592 uint64 = t431 | t434
-	var t593 uint64 = t437 | t440
-	var t594 uint64 = t443 | t446
-	var t595 uint64 = t449 | t452
-	var t596 uint64 = t455 | t458
-	var t597 uint64 = t461 | t464
-	var t598 uint64 = t467 | t470
-	var t599 uint64 = t473 | t476
-	var t600 uint64 = t479 | t482
-	var t601 uint64 = t485 | t488
-	var t602 uint64 = t491 | t494
-	var t603 uint64 = t497 | t500
-	var t604 uint64 = t503 | t506
-	var t605 uint64 = t509 | t512
-	var t606 uint64 = t515 | t518
-	var t607 uint64 = t521 | t524
-	var t608 uint64 = t527 | t530
-	var t609 uint64 = t533 | t536
-	var t610 uint64 = t539 | t542
-	var t611 uint64 = t545 | t548
-	var t612 uint64 = t551 | t554
-	var t613 uint64 = t557 | t560
-	var t614 uint64 = t563 | t566
-	var t615 uint64 = t569 | t572
-	var t616 uint64 = t575 | t578
-	var t617 uint64 = t581 | t584
-	var t618 uint64 = t586 | t587
-	var t619 uint64 = t588 | t589
-	var t620 uint64 = t590 | t591
-	var t621 uint64 = t592 | t593
-	var t622 uint64 = t594 | t595
-	var t623 uint64 = t596 | t597
-	var t624 uint64 = t598 | t599
-	var t625 uint64 = t600 | t601
-	var t626 uint64 = t602 | t603
-	var t627 uint64 = t604 | t605
-	var t628 uint64 = t606 | t607
-	var t629 uint64 = t608 | t609
-	var t630 uint64 = t610 | t611
-	var t631 uint64 = t612 | t613
-	var t632 uint64 = t614 | t615
-	var t633 uint64 = t616 | t617
-	var t634 uint64 = t618 | t619
-	var t635 uint64 = t620 | t621
-	var t636 uint64 = t622 | t623
-	var t637 uint64 = t624 | t625
-	var t638 uint64 = t626 | t627
-	var t639 uint64 = t628 | t629
-	var t640 uint64 = t630 | t631
-	var t641 uint64 = t632 | t633
-	var t642 uint64 = t634 | t635
-	var t643 uint64 = t636 | t637
-	var t644 uint64 = t638 | t639
-	var t645 uint64 = t640 | t641
-	var t646 uint64 = t642 | t643
-	var t647 uint64 = t644 | t645
-	var t648 uint64 = t646 | t647
-	v[648] = t648
-	var t651, t651_1, t651_0 uint64 = 0, 0x8000, 0x0
-	if t395 != 0 {
-		t651 = t651_1
-	} else {
-		t651 = t651_0
-	}
-	var t653, t653_1, t653_0 uint64 = 0, 0x8001, 0x0
-	if t398 != 0 {
-		t653 = t653_1
-	} else {
-		t653 = t653_0
-	}
-	var t655, t655_1, t655_0 uint64 = 0, 0x8002, 0x0
-	if t401 != 0 {
-		t655 = t655_1
-	} else {
-		t655 = t655_0
-	}
-	var t657, t657_1, t657_0 uint64 = 0, 0x8003, 0x0
-	if t404 != 0 {
-		t657 = t657_1
-	} else {
-		t657 = t657_0
-	}
-	var t659, t659_1, t659_0 uint64 = 0, 0x8004, 0x0
-	if t407 != 0 {
-		t659 = t659_1
-	} else {
-		t659 = t659_0
-	}
-	var t661, t661_1, t661_0 uint64 = 0, 0x8005, 0x0
-	if t410 != 0 {
-		t661 = t661_1
-	} else {
-		t661 = t661_0
-	}
-	var t663, t663_1, t663_0 uint64 = 0, 0x8006, 0x0
-	if t413 != 0 {
-		t663 = t663_1
-	} else {
-		t663 = t663_0
-	}
-	var t665, t665_1, t665_0 uint64 = 0, 0x8007, 0x0
-	if t416 != 0 {
-		t665 = t665_1
-	} else {
-		t665 = t665_0
-	}
-	var t667, t667_1, t667_0 uint64 = 0, 0x8008, 0x0
-	if t419 != 0 {
-		t667 = t667_1
-	} else {
-		t667 = t667_0
-	}
-	var t669, t669_1, t669_0 uint64 = 0, 0x8009, 0x0
-	if t422 != 0 {
-		t669 = t669_1
-	} else {
-		t669 = t669_0
-	}
-	var t671, t671_1, t671_0 uint64 = 0, 0x800a, 0x0
-	if t425 != 0 {
-		t671 = t671_1
-	} else {
-		t671 = t671_0
-	}
-	var t673, t673_1, t673_0 uint64 = 0, 0x800b, 0x0
-	if t428 != 0 {
-		t673 = t673_1
-	} else {
-		t673 = t673_0
-	}
-	var t675, t675_1, t675_0 uint64 = 0, 0x800c, 0x0
-	if t431 != 0 {
-		t675 = t675_1
-	} else {
-		t675 = t675_0
-	}
-	var t677, t677_1, t677_0 uint64 = 0, 0x800d, 0x0
-	if t434 != 0 {
-		t677 = t677_1
-	} else {
-		t677 = t677_0
-	}
-	var t679, t679_1, t679_0 uint64 = 0, 0x800e, 0x0
-	if t437 != 0 {
-		t679 = t679_1
-	} else {
-		t679 = t679_0
-	}
-	var t681, t681_1, t681_0 uint64 = 0, 0x800f, 0x0
-	if t440 != 0 {
-		t681 = t681_1
-	} else {
-		t681 = t681_0
-	}
-	var t683, t683_1, t683_0 uint64 = 0, 0x8010, 0x0
-	if t443 != 0 {
-		t683 = t683_1
-	} else {
-		t683 = t683_0
-	}
-	var t685, t685_1, t685_0 uint64 = 0, 0x8011, 0x0
-	if t446 != 0 {
-		t685 = t685_1
-	} else {
-		t685 = t685_0
-	}
-	var t687, t687_1, t687_0 uint64 = 0, 0x8012, 0x0
-	if t449 != 0 {
-		t687 = t687_1
-	} else {
-		t687 = t687_0
-	}
-	var t689, t689_1, t689_0 uint64 = 0, 0x8013, 0x0
-	if t452 != 0 {
-		t689 = t689_1
-	} else {
-		t689 = t689_0
-	}
-	var t691, t691_1, t691_0 uint64 = 0, 0x8014, 0x0
-	if t455 != 0 {
-		t691 = t691_1
-	} else {
-		t691 = t691_0
-	}
-	var t693, t693_1, t693_0 uint64 = 0, 0x8015, 0x0
-	if t458 != 0 {
-		t693 = t693_1
-	} else {
-		t693 = t693_0
-	}
-	var t695, t695_1, t695_0 uint64 = 0, 0x8016, 0x0
-	if t461 != 0 {
-		t695 = t695_1
-	} else {
-		t695 = t695_0
-	}
-	var t697, t697_1, t697_0 uint64 = 0, 0x8017, 0x0
-	if t464 != 0 {
-		t697 = t697_1
-	} else {
-		t697 = t697_0
-	}
-	var t699, t699_1, t699_0 uint64 = 0, 0x8018, 0x0
-	if t467 != 0 {
-		t699 = t699_1
-	} else {
-		t699 = t699_0
-	}
-	var t701, t701_1, t701_0 uint64 = 0, 0x8019, 0x0
-	if t470 != 0 {
-		t701 = t701_1
-	} else {
-		t701 = t701_0
-	}
-	var t703, t703_1, t703_0 uint64 = 0, 0x801a, 0x0
-	if t473 != 0 {
-		t703 = t703_1
-	} else {
-		t703 = t703_0
-	}
-	var t705, t705_1, t705_0 uint64 = 0, 0x801b, 0x0
-	if t476 != 0 {
-		t705 = t705_1
-	} else {
-		t705 = t705_0
-	}
-	var t707, t707_1, t707_0 uint64 = 0, 0x801c, 0x0
-	if t479 != 0 {
-		t707 = t707_1
-	} else {
-		t707 = t707_0
-	}
-	var t709, t709_1, t709_0 uint64 = 0, 0x801d, 0x0
-	if t482 != 0 {
-		t709 = t709_1
-	} else {
-		t709 = t709_0
-	}
-	var t711, t711_1, t711_0 uint64 = 0, 0x801e, 0x0
-	if t485 != 0 {
-		t711 = t711_1
-	} else {
-		t711 = t711_0
-	}
-	var t713, t713_1, t713_0 uint64 = 0, 0x801f, 0x0
-	if t488 != 0 {
-		t713 = t713_1
-	} else {
-		t713 = t713_0
-	}
-	var t715, t715_1, t715_0 uint64 = 0, 0x8020, 0x0
-	if t491 != 0 {
-		t715 = t715_1
-	} else {
-		t715 = t715_0
-	}
-	var t717, t717_1, t717_0 uint64 = 0, 0x8021, 0x0
-	if t494 != 0 {
-		t717 = t717_1
-	} else {
-		t717 = t717_0
-	}
-	var t719, t719_1, t719_0 uint64 = 0, 0x8022, 0x0
-	if t497 != 0 {
-		t719 = t719_1
-	} else {
-		t719 = t719_0
-	}
-	var t721, t721_1, t721_0 uint64 = 0, 0x8023, 0x0
-	if t500 != 0 {
-		t721 = t721_1
-	} else {
-		t721 = t721_0
-	}
-	var t723, t723_1, t723_0 uint64 = 0, 0x8024, 0x0
-	if t503 != 0 {
-		t723 = t723_1
-	} else {
-		t723 = t723_0
-	}
-	var t725, t725_1, t725_0 uint64 = 0, 0x8025, 0x0
-	if t506 != 0 {
-		t725 = t725_1
-	} else {
-		t725 = t725_0
-	}
-	var t727, t727_1, t727_0 uint64 = 0, 0x8026, 0x0
-	if t509 != 0 {
-		t727 = t727_1
-	} else {
-		t727 = t727_0
-	}
-	var t729, t729_1, t729_0 uint64 = 0, 0x8027, 0x0
-	if t512 != 0 {
-		t729 = t729_1
-	} else {
-		t729 = t729_0
-	}
-	var t731, t731_1, t731_0 uint64 = 0, 0x8028, 0x0
-	if t515 != 0 {
-		t731 = t731_1
-	} else {
-		t731 = t731_0
-	}
-	var t733, t733_1, t733_0 uint64 = 0, 0x8029, 0x0
-	if t518 != 0 {
-		t733 = t733_1
-	} else {
-		t733 = t733_0
-	}
-	var t735, t735_1, t735_0 uint64 = 0, 0x802a, 0x0
-	if t521 != 0 {
-		t735 = t735_1
-	} else {
-		t735 = t735_0
-	}
-	var t737, t737_1, t737_0 uint64 = 0, 0x802b, 0x0
-	if t524 != 0 {
-		t737 = t737_1
-	} else {
-		t737 = t737_0
-	}
-	var t739, t739_1, t739_0 uint64 = 0, 0x802c, 0x0
-	if t527 != 0 {
-		t739 = t739_1
-	} else {
-		t739 = t739_0
-	}
-	var t741, t741_1, t741_0 uint64 = 0, 0x802d, 0x0
-	if t530 != 0 {
-		t741 = t741_1
-	} else {
-		t741 = t741_0
-	}
-	var t743, t743_1, t743_0 uint64 = 0, 0x802e, 0x0
-	if t533 != 0 {
-		t743 = t743_1
-	} else {
-		t743 = t743_0
-	}
-	var t745, t745_1, t745_0 uint64 = 0, 0x802f, 0x0
-	if t536 != 0 {
-		t745 = t745_1
-	} else {
-		t745 = t745_0
-	}
-	var t747, t747_1, t747_0 uint64 = 0, 0x8030, 0x0
-	if t539 != 0 {
-		t747 = t747_1
-	} else {
-		t747 = t747_0
-	}
-	var t749, t749_1, t749_0 uint64 = 0, 0x8031, 0x0
-	if t542 != 0 {
-		t749 = t749_1
-	} else {
-		t749 = t749_0
-	}
-	var t751, t751_1, t751_0 uint64 = 0, 0x8032, 0x0
-	if t545 != 0 {
-		t751 = t751_1
-	} else {
-		t751 = t751_0
-	}
-	var t753, t753_1, t753_0 uint64 = 0, 0x8033, 0x0
-	if t548 != 0 {
-		t753 = t753_1
-	} else {
-		t753 = t753_0
-	}
-	var t755, t755_1, t755_0 uint64 = 0, 0x8034, 0x0
-	if t551 != 0 {
-		t755 = t755_1
-	} else {
-		t755 = t755_0
-	}
-	var t757, t757_1, t757_0 uint64 = 0, 0x8035, 0x0
-	if t554 != 0 {
-		t757 = t757_1
-	} else {
-		t757 = t757_0
-	}
-	var t759, t759_1, t759_0 uint64 = 0, 0x8036, 0x0
-	if t557 != 0 {
-		t759 = t759_1
-	} else {
-		t759 = t759_0
-	}
-	var t761, t761_1, t761_0 uint64 = 0, 0x8037, 0x0
-	if t560 != 0 {
-		t761 = t761_1
-	} else {
-		t761 = t761_0
-	}
-	var t763, t763_1, t763_0 uint64 = 0, 0x8038, 0x0
-	if t563 != 0 {
-		t763 = t763_1
-	} else {
-		t763 = t763_0
-	}
-	var t765, t765_1, t765_0 uint64 = 0, 0x8039, 0x0
-	if t566 != 0 {
-		t765 = t765_1
-	} else {
-		t765 = t765_0
-	}
-	var t767, t767_1, t767_0 uint64 = 0, 0x803a, 0x0
-	if t569 != 0 {
-		t767 = t767_1
-	} else {
-		t767 = t767_0
-	}
-	var t769, t769_1, t769_0 uint64 = 0, 0x803b, 0x0
-	if t572 != 0 {
-		t769 = t769_1
-	} else {
-		t769 = t769_0
-	}
-	var t771, t771_1, t771_0 uint64 = 0, 0x803c, 0x0
-	if t575 != 0 {
-		t771 = t771_1
-	} else {
-		t771 = t771_0
-	}
-	var t773, t773_1, t773_0 uint64 = 0, 0x803d, 0x0
-	if t578 != 0 {
-		t773 = t773_1
-	} else {
-		t773 = t773_0
-	}
-	var t775, t775_1, t775_0 uint64 = 0, 0x803e, 0x0
-	if t581 != 0 {
-		t775 = t775_1
-	} else {
-		t775 = t775_0
-	}
-	var t777, t777_1, t777_0 uint64 = 0, 0x803f, 0x0
-	if t584 != 0 {
-		t777 = t777_1
-	} else {
-		t777 = t777_0
-	}
-	var t778 uint64 = t651 | t653
-	var t779 uint64 = t655 | t657
-	var t780 uint64 = t659 | t661
-	var t781 uint64 = t663 | t665
-	var t782 uint64 = t667 | t669
-	var t783 uint64 = t671 | t673
-	var t784 uint64 = t675 | t677
-	var t785 uint64 = t679 | t681
-	var t786 uint64 = t683 | t685
-	var t787 uint64 = t687 | t689
-	var t788 uint64 = t691 | t693
-	var t789 uint64 = t695 | t697
-	var t790 uint64 = t699 | t701
-	var t791 uint64 = t703 | t705
-	var t792 uint64 = t707 | t709
-	var t793 uint64 = t711 | t713
-	var t794 uint64 = t715 | t717
-	var t795 uint64 = t719 | t721
-	var t796 uint64 = t723 | t725
-	var t797 uint64 = t727 | t729
-	var t798 uint64 = t731 | t733
-	var t799 uint64 = t735 | t737
-	var t800 uint64 = t739 | t741
-	var t801 uint64 = t743 | t745
-	var t802 uint64 = t747 | t749
-	var t803 uint64 = t751 | t753
-	var t804 uint64 = t755 | t757
-	var t805 uint64 = t759 | t761
-	var t806 uint64 = t763 | t765
-	var t807 uint64 = t767 | t769
-	var t808 uint64 = t771 | t773
-	var t809 uint64 = t775 | t777
-	var t810 uint64 = t778 | t779
-	var t811 uint64 = t780 | t781
-	var t812 uint64 = t782 | t783
-	var t813 uint64 = t784 | t785
-	var t814 uint64 = t786 | t787
-	var t815 uint64 = t788 | t789
-	var t816 uint64 = t790 | t791
-	var t817 uint64 = t792 | t793
-	var t818 uint64 = t794 | t795
-	var t819 uint64 = t796 | t797
-	var t820 uint64 = t798 | t799
-	var t821 uint64 = t800 | t801
-	var t822 uint64 = t802 | t803
-	var t823 uint64 = t804 | t805
-	var t824 uint64 = t806 | t807
-	var t825 uint64 = t808 | t809
-	var t826 uint64 = t810 | t811
-	var t827 uint64 = t812 | t813
-	var t828 uint64 = t814 | t815
-	var t829 uint64 = t816 | t817
-	var t830 uint64 = t818 | t819
-	var t831 uint64 = t820 | t821
-	var t832 uint64 = t822 | t823
-	var t833 uint64 = t824 | t825
-	var t834 uint64 = t826 | t827
-	var t835 uint64 = t828 | t829
-	var t836 uint64 = t830 | t831
-	var t837 uint64 = t832 | t833
-	var t838 uint64 = t834 | t835
-	var t839 uint64 = t836 | t837
-	var t840 uint64 = t838 | t839
-	v[840] = t840
-	var t874 uint64
-	if v[872] == 0x1ff {
-		t874 = 1
-	}
-	var t876 uint64 = (v[872] + 0x1) & 0x1ff
-	v[876] = t876
 	var t877 uint64 = (^v[91]) & 0x1
 	v[877] = t877
-	var t878 uint64 = v[91] | t874
-	v[878] = t878
 	var t879 uint64 = (v[73]) & 0x1
 	var t880 uint64 = (v[73] >> 1) & 0x7
 	var t881 uint64 = (v[73] >> 8) & 0xff
@@ -7592,6484 +6466,6 @@ func (x *largeSim) EvalState() {
 		t2424 = 1
 	}
 	v[2424] = t2424
-	var t2428 uint64 = v[28] | v[37]<<32
-	var t2430 uint64
-	if v[850] == 0x2 {
-		t2430 = 1
-	}
-	var t2431 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2433 uint64
-	if t2431 == 0x0 {
-		t2433 = 1
-	}
-	var t2434 uint64 = t2430 & t2433
-	var t2439 uint64 = (v[863]) & 0xfffffff
-	var t2440 uint64 = t2439 | 0x100000000
-	var t2445 uint64 = (v[863]) & 0xfffffff
-	var t2446 uint64 = t2445 | 0x180000000
-	var t2448 uint64
-	if v[850] == 0x2 {
-		t2448 = 1
-	}
-	var t2449 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2451 uint64
-	if t2449 == 0x1 {
-		t2451 = 1
-	}
-	var t2452 uint64 = t2448 & t2451
-	var t2457 uint64 = (v[863]) & 0xfffffff
-	var t2458 uint64 = t2457 | 0x200000000
-	var t2463 uint64 = (v[863]) & 0xfffffff
-	var t2464 uint64 = t2463
-	var t2466 uint64
-	if v[850] == 0x2 {
-		t2466 = 1
-	}
-	var t2467 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2469 uint64
-	if t2467 == 0x2 {
-		t2469 = 1
-	}
-	var t2470 uint64 = t2466 & t2469
-	var t2475 uint64 = (v[863]) & 0xfffffff
-	var t2476 uint64 = t2475 | 0x300000000
-	var t2481 uint64 = (v[863]) & 0xfffffff
-	var t2482 uint64 = t2481
-	var t2484 uint64
-	if v[850] == 0x2 {
-		t2484 = 1
-	}
-	var t2485 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2487 uint64
-	if t2485 == 0x3 {
-		t2487 = 1
-	}
-	var t2488 uint64 = t2484 & t2487
-	var t2493 uint64 = (v[863]) & 0xfffffff
-	var t2494 uint64 = t2493 | 0x400000000
-	var t2499 uint64 = (v[863]) & 0xfffffff
-	var t2500 uint64 = t2499
-	var t2502 uint64
-	if v[850] == 0x2 {
-		t2502 = 1
-	}
-	var t2503 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2505 uint64
-	if t2503 == 0x4 {
-		t2505 = 1
-	}
-	var t2506 uint64 = t2502 & t2505
-	var t2511 uint64 = (v[863]) & 0xfffffff
-	var t2512 uint64 = t2511 | 0x500000000
-	var t2517 uint64 = (v[863]) & 0xfffffff
-	var t2518 uint64 = t2517
-	var t2520 uint64
-	if v[850] == 0x2 {
-		t2520 = 1
-	}
-	var t2521 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2523 uint64
-	if t2521 == 0x5 {
-		t2523 = 1
-	}
-	var t2524 uint64 = t2520 & t2523
-	var t2529 uint64 = (v[863]) & 0xfffffff
-	var t2530 uint64 = t2529 | 0x600000000
-	var t2535 uint64 = (v[863]) & 0xfffffff
-	var t2536 uint64 = t2535
-	var t2538 uint64
-	if v[850] == 0x2 {
-		t2538 = 1
-	}
-	var t2539 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2541 uint64
-	if t2539 == 0x6 {
-		t2541 = 1
-	}
-	var t2542 uint64 = t2538 & t2541
-	var t2547 uint64 = (v[863]) & 0xfffffff
-	var t2548 uint64 = t2547 | 0x700000000
-	var t2553 uint64 = (v[863]) & 0xfffffff
-	var t2554 uint64 = t2553
-	var t2556 uint64
-	if v[850] == 0x2 {
-		t2556 = 1
-	}
-	var t2557 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2559 uint64
-	if t2557 == 0x7 {
-		t2559 = 1
-	}
-	var t2560 uint64 = t2556 & t2559
-	var t2565 uint64 = (v[863]) & 0xfffffff
-	var t2566 uint64 = t2565 | 0x800000000
-	var t2571 uint64 = (v[863]) & 0xfffffff
-	var t2572 uint64 = t2571
-	var t2574 uint64
-	if v[850] == 0x2 {
-		t2574 = 1
-	}
-	var t2575 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2577 uint64
-	if t2575 == 0x8 {
-		t2577 = 1
-	}
-	var t2578 uint64 = t2574 & t2577
-	var t2583 uint64 = (v[863]) & 0xfffffff
-	var t2584 uint64 = t2583 | 0x900000000
-	var t2589 uint64 = (v[863]) & 0xfffffff
-	var t2590 uint64 = t2589
-	var t2592 uint64
-	if v[850] == 0x2 {
-		t2592 = 1
-	}
-	var t2593 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2595 uint64
-	if t2593 == 0x9 {
-		t2595 = 1
-	}
-	var t2596 uint64 = t2592 & t2595
-	var t2601 uint64 = (v[863]) & 0xfffffff
-	var t2602 uint64 = t2601 | 0xa00000000
-	var t2607 uint64 = (v[863]) & 0xfffffff
-	var t2608 uint64 = t2607 | 0xa40000000
-	var t2610 uint64
-	if v[850] == 0x2 {
-		t2610 = 1
-	}
-	var t2611 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2613 uint64
-	if t2611 == 0xa {
-		t2613 = 1
-	}
-	var t2614 uint64 = t2610 & t2613
-	var t2619 uint64 = (v[863]) & 0xfffffff
-	var t2620 uint64 = t2619 | 0xb00000000
-	var t2625 uint64 = (v[863]) & 0xfffffff
-	var t2626 uint64 = t2625
-	var t2628 uint64
-	if v[850] == 0x2 {
-		t2628 = 1
-	}
-	var t2629 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2631 uint64
-	if t2629 == 0xb {
-		t2631 = 1
-	}
-	var t2632 uint64 = t2628 & t2631
-	var t2637 uint64 = (v[863]) & 0xfffffff
-	var t2638 uint64 = t2637 | 0xc00000000
-	var t2643 uint64 = (v[863]) & 0xfffffff
-	var t2644 uint64 = t2643
-	var t2646 uint64
-	if v[850] == 0x2 {
-		t2646 = 1
-	}
-	var t2647 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2649 uint64
-	if t2647 == 0xc {
-		t2649 = 1
-	}
-	var t2650 uint64 = t2646 & t2649
-	var t2655 uint64 = (v[863]) & 0xfffffff
-	var t2656 uint64 = t2655 | 0xd00000000
-	var t2661 uint64 = (v[863]) & 0xfffffff
-	var t2662 uint64 = t2661
-	var t2664 uint64
-	if v[850] == 0x2 {
-		t2664 = 1
-	}
-	var t2665 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2667 uint64
-	if t2665 == 0xd {
-		t2667 = 1
-	}
-	var t2668 uint64 = t2664 & t2667
-	var t2673 uint64 = (v[863]) & 0xfffffff
-	var t2674 uint64 = t2673 | 0xe00000000
-	var t2679 uint64 = (v[863]) & 0xfffffff
-	var t2680 uint64 = t2679
-	var t2682 uint64
-	if v[850] == 0x2 {
-		t2682 = 1
-	}
-	var t2683 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2685 uint64
-	if t2683 == 0xe {
-		t2685 = 1
-	}
-	var t2686 uint64 = t2682 & t2685
-	var t2691 uint64 = (v[863]) & 0xfffffff
-	var t2692 uint64 = t2691 | 0xf00000000
-	var t2697 uint64 = (v[863]) & 0xfffffff
-	var t2698 uint64 = t2697
-	var t2700 uint64
-	if v[850] == 0x2 {
-		t2700 = 1
-	}
-	var t2701 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2703 uint64
-	if t2701 == 0xf {
-		t2703 = 1
-	}
-	var t2704 uint64 = t2700 & t2703
-	var t2709 uint64 = (v[863]) & 0xfffffff
-	var t2710 uint64 = t2709 | 0x1000000000
-	var t2715 uint64 = (v[863]) & 0xfffffff
-	var t2716 uint64 = t2715
-	var t2718 uint64
-	if v[850] == 0x2 {
-		t2718 = 1
-	}
-	var t2719 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2721 uint64
-	if t2719 == 0x10 {
-		t2721 = 1
-	}
-	var t2722 uint64 = t2718 & t2721
-	var t2727 uint64 = (v[863]) & 0xfffffff
-	var t2728 uint64 = t2727 | 0x1100000000
-	var t2733 uint64 = (v[863]) & 0xfffffff
-	var t2734 uint64 = t2733 | 0x1180000000
-	var t2736 uint64
-	if v[850] == 0x2 {
-		t2736 = 1
-	}
-	var t2737 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2739 uint64
-	if t2737 == 0x11 {
-		t2739 = 1
-	}
-	var t2740 uint64 = t2736 & t2739
-	var t2745 uint64 = (v[863]) & 0xfffffff
-	var t2746 uint64 = t2745 | 0x1200000000
-	var t2751 uint64 = (v[863]) & 0xfffffff
-	var t2752 uint64 = t2751
-	var t2754 uint64
-	if v[850] == 0x2 {
-		t2754 = 1
-	}
-	var t2755 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2757 uint64
-	if t2755 == 0x12 {
-		t2757 = 1
-	}
-	var t2758 uint64 = t2754 & t2757
-	var t2763 uint64 = (v[863]) & 0xfffffff
-	var t2764 uint64 = t2763 | 0x1300000000
-	var t2769 uint64 = (v[863]) & 0xfffffff
-	var t2770 uint64 = t2769
-	var t2772 uint64
-	if v[850] == 0x2 {
-		t2772 = 1
-	}
-	var t2773 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2775 uint64
-	if t2773 == 0x13 {
-		t2775 = 1
-	}
-	var t2776 uint64 = t2772 & t2775
-	var t2781 uint64 = (v[863]) & 0xfffffff
-	var t2782 uint64 = t2781 | 0x1400000000
-	var t2787 uint64 = (v[863]) & 0xfffffff
-	var t2788 uint64 = t2787
-	var t2790 uint64
-	if v[850] == 0x2 {
-		t2790 = 1
-	}
-	var t2791 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2793 uint64
-	if t2791 == 0x14 {
-		t2793 = 1
-	}
-	var t2794 uint64 = t2790 & t2793
-	var t2799 uint64 = (v[863]) & 0xfffffff
-	var t2800 uint64 = t2799 | 0x1500000000
-	var t2805 uint64 = (v[863]) & 0xfffffff
-	var t2806 uint64 = t2805
-	var t2808 uint64
-	if v[850] == 0x2 {
-		t2808 = 1
-	}
-	var t2809 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2811 uint64
-	if t2809 == 0x15 {
-		t2811 = 1
-	}
-	var t2812 uint64 = t2808 & t2811
-	var t2817 uint64 = (v[863]) & 0xfffffff
-	var t2818 uint64 = t2817 | 0x1600000000
-	var t2823 uint64 = (v[863]) & 0xfffffff
-	var t2824 uint64 = t2823
-	var t2826 uint64
-	if v[850] == 0x2 {
-		t2826 = 1
-	}
-	var t2827 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2829 uint64
-	if t2827 == 0x16 {
-		t2829 = 1
-	}
-	var t2830 uint64 = t2826 & t2829
-	var t2835 uint64 = (v[863]) & 0xfffffff
-	var t2836 uint64 = t2835 | 0x1700000000
-	var t2841 uint64 = (v[863]) & 0xfffffff
-	var t2842 uint64 = t2841
-	var t2844 uint64
-	if v[850] == 0x2 {
-		t2844 = 1
-	}
-	var t2845 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2847 uint64
-	if t2845 == 0x17 {
-		t2847 = 1
-	}
-	var t2848 uint64 = t2844 & t2847
-	var t2853 uint64 = (v[863]) & 0xfffffff
-	var t2854 uint64 = t2853 | 0x1800000000
-	var t2859 uint64 = (v[863]) & 0xfffffff
-	var t2860 uint64 = t2859
-	var t2862 uint64
-	if v[850] == 0x2 {
-		t2862 = 1
-	}
-	var t2863 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2865 uint64
-	if t2863 == 0x18 {
-		t2865 = 1
-	}
-	var t2866 uint64 = t2862 & t2865
-	var t2871 uint64 = (v[863]) & 0xfffffff
-	var t2872 uint64 = t2871 | 0x1900000000
-	var t2877 uint64 = (v[863]) & 0xfffffff
-	var t2878 uint64 = t2877
-	var t2880 uint64
-	if v[850] == 0x2 {
-		t2880 = 1
-	}
-	var t2881 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2883 uint64
-	if t2881 == 0x19 {
-		t2883 = 1
-	}
-	var t2884 uint64 = t2880 & t2883
-	var t2889 uint64 = (v[863]) & 0xfffffff
-	var t2890 uint64 = t2889 | 0x1a00000000
-	var t2895 uint64 = (v[863]) & 0xfffffff
-	var t2896 uint64 = t2895 | 0x1a40000000
-	var t2898 uint64
-	if v[850] == 0x2 {
-		t2898 = 1
-	}
-	var t2899 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2901 uint64
-	if t2899 == 0x1a {
-		t2901 = 1
-	}
-	var t2902 uint64 = t2898 & t2901
-	var t2907 uint64 = (v[863]) & 0xfffffff
-	var t2908 uint64 = t2907 | 0x1b00000000
-	var t2913 uint64 = (v[863]) & 0xfffffff
-	var t2914 uint64 = t2913
-	var t2916 uint64
-	if v[850] == 0x2 {
-		t2916 = 1
-	}
-	var t2917 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2919 uint64
-	if t2917 == 0x1b {
-		t2919 = 1
-	}
-	var t2920 uint64 = t2916 & t2919
-	var t2925 uint64 = (v[863]) & 0xfffffff
-	var t2926 uint64 = t2925 | 0x1c00000000
-	var t2931 uint64 = (v[863]) & 0xfffffff
-	var t2932 uint64 = t2931
-	var t2934 uint64
-	if v[850] == 0x2 {
-		t2934 = 1
-	}
-	var t2935 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2937 uint64
-	if t2935 == 0x1c {
-		t2937 = 1
-	}
-	var t2938 uint64 = t2934 & t2937
-	var t2943 uint64 = (v[863]) & 0xfffffff
-	var t2944 uint64 = t2943 | 0x1d00000000
-	var t2949 uint64 = (v[863]) & 0xfffffff
-	var t2950 uint64 = t2949
-	var t2952 uint64
-	if v[850] == 0x2 {
-		t2952 = 1
-	}
-	var t2953 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2955 uint64
-	if t2953 == 0x1d {
-		t2955 = 1
-	}
-	var t2956 uint64 = t2952 & t2955
-	var t2961 uint64 = (v[863]) & 0xfffffff
-	var t2962 uint64 = t2961 | 0x1e00000000
-	var t2967 uint64 = (v[863]) & 0xfffffff
-	var t2968 uint64 = t2967
-	var t2970 uint64
-	if v[850] == 0x2 {
-		t2970 = 1
-	}
-	var t2971 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2973 uint64
-	if t2971 == 0x1e {
-		t2973 = 1
-	}
-	var t2974 uint64 = t2970 & t2973
-	var t2979 uint64 = (v[863]) & 0xfffffff
-	var t2980 uint64 = t2979 | 0x1f00000000
-	var t2985 uint64 = (v[863]) & 0xfffffff
-	var t2986 uint64 = t2985
-	var t2988 uint64
-	if v[850] == 0x2 {
-		t2988 = 1
-	}
-	var t2989 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t2991 uint64
-	if t2989 == 0x1f {
-		t2991 = 1
-	}
-	var t2992 uint64 = t2988 & t2991
-	var t2997 uint64 = (v[863]) & 0xfffffff
-	var t2998 uint64 = t2997 | 0x2000000000
-	var t3003 uint64 = (v[863]) & 0xfffffff
-	var t3004 uint64 = t3003
-	var t3006 uint64
-	if v[850] == 0x2 {
-		t3006 = 1
-	}
-	var t3007 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3009 uint64
-	if t3007 == 0x20 {
-		t3009 = 1
-	}
-	var t3010 uint64 = t3006 & t3009
-	var t3015 uint64 = (v[863]) & 0xfffffff
-	var t3016 uint64 = t3015 | 0x2100000000
-	var t3021 uint64 = (v[863]) & 0xfffffff
-	var t3022 uint64 = t3021 | 0x2180000000
-	var t3024 uint64
-	if v[850] == 0x2 {
-		t3024 = 1
-	}
-	var t3025 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3027 uint64
-	if t3025 == 0x21 {
-		t3027 = 1
-	}
-	var t3028 uint64 = t3024 & t3027
-	var t3033 uint64 = (v[863]) & 0xfffffff
-	var t3034 uint64 = t3033 | 0x2200000000
-	var t3039 uint64 = (v[863]) & 0xfffffff
-	var t3040 uint64 = t3039
-	var t3042 uint64
-	if v[850] == 0x2 {
-		t3042 = 1
-	}
-	var t3043 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3045 uint64
-	if t3043 == 0x22 {
-		t3045 = 1
-	}
-	var t3046 uint64 = t3042 & t3045
-	var t3051 uint64 = (v[863]) & 0xfffffff
-	var t3052 uint64 = t3051 | 0x2300000000
-	var t3057 uint64 = (v[863]) & 0xfffffff
-	var t3058 uint64 = t3057
-	var t3060 uint64
-	if v[850] == 0x2 {
-		t3060 = 1
-	}
-	var t3061 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3063 uint64
-	if t3061 == 0x23 {
-		t3063 = 1
-	}
-	var t3064 uint64 = t3060 & t3063
-	var t3069 uint64 = (v[863]) & 0xfffffff
-	var t3070 uint64 = t3069 | 0x2400000000
-	var t3075 uint64 = (v[863]) & 0xfffffff
-	var t3076 uint64 = t3075
-	var t3078 uint64
-	if v[850] == 0x2 {
-		t3078 = 1
-	}
-	var t3079 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3081 uint64
-	if t3079 == 0x24 {
-		t3081 = 1
-	}
-	var t3082 uint64 = t3078 & t3081
-	var t3087 uint64 = (v[863]) & 0xfffffff
-	var t3088 uint64 = t3087 | 0x2500000000
-	var t3093 uint64 = (v[863]) & 0xfffffff
-	var t3094 uint64 = t3093
-	var t3096 uint64
-	if v[850] == 0x2 {
-		t3096 = 1
-	}
-	var t3097 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3099 uint64
-	if t3097 == 0x25 {
-		t3099 = 1
-	}
-	var t3100 uint64 = t3096 & t3099
-	var t3105 uint64 = (v[863]) & 0xfffffff
-	var t3106 uint64 = t3105 | 0x2600000000
-	var t3111 uint64 = (v[863]) & 0xfffffff
-	var t3112 uint64 = t3111
-	var t3114 uint64
-	if v[850] == 0x2 {
-		t3114 = 1
-	}
-	var t3115 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3117 uint64
-	if t3115 == 0x26 {
-		t3117 = 1
-	}
-	var t3118 uint64 = t3114 & t3117
-	var t3123 uint64 = (v[863]) & 0xfffffff
-	var t3124 uint64 = t3123 | 0x2700000000
-	var t3129 uint64 = (v[863]) & 0xfffffff
-	var t3130 uint64 = t3129
-	var t3132 uint64
-	if v[850] == 0x2 {
-		t3132 = 1
-	}
-	var t3133 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3135 uint64
-	if t3133 == 0x27 {
-		t3135 = 1
-	}
-	var t3136 uint64 = t3132 & t3135
-	var t3141 uint64 = (v[863]) & 0xfffffff
-	var t3142 uint64 = t3141 | 0x2800000000
-	var t3147 uint64 = (v[863]) & 0xfffffff
-	var t3148 uint64 = t3147
-	var t3150 uint64
-	if v[850] == 0x2 {
-		t3150 = 1
-	}
-	var t3151 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3153 uint64
-	if t3151 == 0x28 {
-		t3153 = 1
-	}
-	var t3154 uint64 = t3150 & t3153
-	var t3159 uint64 = (v[863]) & 0xfffffff
-	var t3160 uint64 = t3159 | 0x2900000000
-	var t3165 uint64 = (v[863]) & 0xfffffff
-	var t3166 uint64 = t3165
-	var t3168 uint64
-	if v[850] == 0x2 {
-		t3168 = 1
-	}
-	var t3169 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3171 uint64
-	if t3169 == 0x29 {
-		t3171 = 1
-	}
-	var t3172 uint64 = t3168 & t3171
-	var t3177 uint64 = (v[863]) & 0xfffffff
-	var t3178 uint64 = t3177 | 0x2a00000000
-	var t3183 uint64 = (v[863]) & 0xfffffff
-	var t3184 uint64 = t3183 | 0x2a40000000
-	var t3186 uint64
-	if v[850] == 0x2 {
-		t3186 = 1
-	}
-	var t3187 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3189 uint64
-	if t3187 == 0x2a {
-		t3189 = 1
-	}
-	var t3190 uint64 = t3186 & t3189
-	var t3195 uint64 = (v[863]) & 0xfffffff
-	var t3196 uint64 = t3195 | 0x2b00000000
-	var t3201 uint64 = (v[863]) & 0xfffffff
-	var t3202 uint64 = t3201
-	var t3204 uint64
-	if v[850] == 0x2 {
-		t3204 = 1
-	}
-	var t3205 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3207 uint64
-	if t3205 == 0x2b {
-		t3207 = 1
-	}
-	var t3208 uint64 = t3204 & t3207
-	var t3213 uint64 = (v[863]) & 0xfffffff
-	var t3214 uint64 = t3213 | 0x2c00000000
-	var t3219 uint64 = (v[863]) & 0xfffffff
-	var t3220 uint64 = t3219
-	var t3222 uint64
-	if v[850] == 0x2 {
-		t3222 = 1
-	}
-	var t3223 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3225 uint64
-	if t3223 == 0x2c {
-		t3225 = 1
-	}
-	var t3226 uint64 = t3222 & t3225
-	var t3231 uint64 = (v[863]) & 0xfffffff
-	var t3232 uint64 = t3231 | 0x2d00000000
-	var t3237 uint64 = (v[863]) & 0xfffffff
-	var t3238 uint64 = t3237
-	var t3240 uint64
-	if v[850] == 0x2 {
-		t3240 = 1
-	}
-	var t3241 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3243 uint64
-	if t3241 == 0x2d {
-		t3243 = 1
-	}
-	var t3244 uint64 = t3240 & t3243
-	var t3249 uint64 = (v[863]) & 0xfffffff
-	var t3250 uint64 = t3249 | 0x2e00000000
-	var t3255 uint64 = (v[863]) & 0xfffffff
-	var t3256 uint64 = t3255
-	var t3258 uint64
-	if v[850] == 0x2 {
-		t3258 = 1
-	}
-	var t3259 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3261 uint64
-	if t3259 == 0x2e {
-		t3261 = 1
-	}
-	var t3262 uint64 = t3258 & t3261
-	var t3267 uint64 = (v[863]) & 0xfffffff
-	var t3268 uint64 = t3267 | 0x2f00000000
-	var t3273 uint64 = (v[863]) & 0xfffffff
-	var t3274 uint64 = t3273
-	var t3276 uint64
-	if v[850] == 0x2 {
-		t3276 = 1
-	}
-	var t3277 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3279 uint64
-	if t3277 == 0x2f {
-		t3279 = 1
-	}
-	var t3280 uint64 = t3276 & t3279
-	var t3285 uint64 = (v[863]) & 0xfffffff
-	var t3286 uint64 = t3285 | 0x3000000000
-	var t3291 uint64 = (v[863]) & 0xfffffff
-	var t3292 uint64 = t3291
-	var t3294 uint64
-	if v[850] == 0x2 {
-		t3294 = 1
-	}
-	var t3295 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3297 uint64
-	if t3295 == 0x30 {
-		t3297 = 1
-	}
-	var t3298 uint64 = t3294 & t3297
-	var t3303 uint64 = (v[863]) & 0xfffffff
-	var t3304 uint64 = t3303 | 0x3100000000
-	var t3309 uint64 = (v[863]) & 0xfffffff
-	var t3310 uint64 = t3309 | 0x3180000000
-	var t3312 uint64
-	if v[850] == 0x2 {
-		t3312 = 1
-	}
-	var t3313 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3315 uint64
-	if t3313 == 0x31 {
-		t3315 = 1
-	}
-	var t3316 uint64 = t3312 & t3315
-	var t3321 uint64 = (v[863]) & 0xfffffff
-	var t3322 uint64 = t3321 | 0x3200000000
-	var t3327 uint64 = (v[863]) & 0xfffffff
-	var t3328 uint64 = t3327
-	var t3330 uint64
-	if v[850] == 0x2 {
-		t3330 = 1
-	}
-	var t3331 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3333 uint64
-	if t3331 == 0x32 {
-		t3333 = 1
-	}
-	var t3334 uint64 = t3330 & t3333
-	var t3339 uint64 = (v[863]) & 0xfffffff
-	var t3340 uint64 = t3339 | 0x3300000000
-	var t3345 uint64 = (v[863]) & 0xfffffff
-	var t3346 uint64 = t3345
-	var t3348 uint64
-	if v[850] == 0x2 {
-		t3348 = 1
-	}
-	var t3349 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3351 uint64
-	if t3349 == 0x33 {
-		t3351 = 1
-	}
-	var t3352 uint64 = t3348 & t3351
-	var t3357 uint64 = (v[863]) & 0xfffffff
-	var t3358 uint64 = t3357 | 0x3400000000
-	var t3363 uint64 = (v[863]) & 0xfffffff
-	var t3364 uint64 = t3363
-	var t3366 uint64
-	if v[850] == 0x2 {
-		t3366 = 1
-	}
-	var t3367 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3369 uint64
-	if t3367 == 0x34 {
-		t3369 = 1
-	}
-	var t3370 uint64 = t3366 & t3369
-	var t3375 uint64 = (v[863]) & 0xfffffff
-	var t3376 uint64 = t3375 | 0x3500000000
-	var t3381 uint64 = (v[863]) & 0xfffffff
-	var t3382 uint64 = t3381
-	var t3384 uint64
-	if v[850] == 0x2 {
-		t3384 = 1
-	}
-	var t3385 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3387 uint64
-	if t3385 == 0x35 {
-		t3387 = 1
-	}
-	var t3388 uint64 = t3384 & t3387
-	var t3393 uint64 = (v[863]) & 0xfffffff
-	var t3394 uint64 = t3393 | 0x3600000000
-	var t3399 uint64 = (v[863]) & 0xfffffff
-	var t3400 uint64 = t3399
-	var t3402 uint64
-	if v[850] == 0x2 {
-		t3402 = 1
-	}
-	var t3403 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3405 uint64
-	if t3403 == 0x36 {
-		t3405 = 1
-	}
-	var t3406 uint64 = t3402 & t3405
-	var t3411 uint64 = (v[863]) & 0xfffffff
-	var t3412 uint64 = t3411 | 0x3700000000
-	var t3417 uint64 = (v[863]) & 0xfffffff
-	var t3418 uint64 = t3417
-	var t3420 uint64
-	if v[850] == 0x2 {
-		t3420 = 1
-	}
-	var t3421 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3423 uint64
-	if t3421 == 0x37 {
-		t3423 = 1
-	}
-	var t3424 uint64 = t3420 & t3423
-	var t3429 uint64 = (v[863]) & 0xfffffff
-	var t3430 uint64 = t3429 | 0x3800000000
-	var t3435 uint64 = (v[863]) & 0xfffffff
-	var t3436 uint64 = t3435
-	var t3438 uint64
-	if v[850] == 0x2 {
-		t3438 = 1
-	}
-	var t3439 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3441 uint64
-	if t3439 == 0x38 {
-		t3441 = 1
-	}
-	var t3442 uint64 = t3438 & t3441
-	var t3447 uint64 = (v[863]) & 0xfffffff
-	var t3448 uint64 = t3447 | 0x3900000000
-	var t3453 uint64 = (v[863]) & 0xfffffff
-	var t3454 uint64 = t3453
-	var t3456 uint64
-	if v[850] == 0x2 {
-		t3456 = 1
-	}
-	var t3457 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3459 uint64
-	if t3457 == 0x39 {
-		t3459 = 1
-	}
-	var t3460 uint64 = t3456 & t3459
-	var t3465 uint64 = (v[863]) & 0xfffffff
-	var t3466 uint64 = t3465 | 0x3a00000000
-	var t3471 uint64 = (v[863]) & 0xfffffff
-	var t3472 uint64 = t3471 | 0x3a40000000
-	var t3474 uint64
-	if v[850] == 0x2 {
-		t3474 = 1
-	}
-	var t3475 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3477 uint64
-	if t3475 == 0x3a {
-		t3477 = 1
-	}
-	var t3478 uint64 = t3474 & t3477
-	var t3483 uint64 = (v[863]) & 0xfffffff
-	var t3484 uint64 = t3483 | 0x3b00000000
-	var t3489 uint64 = (v[863]) & 0xfffffff
-	var t3490 uint64 = t3489
-	var t3492 uint64
-	if v[850] == 0x2 {
-		t3492 = 1
-	}
-	var t3493 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3495 uint64
-	if t3493 == 0x3b {
-		t3495 = 1
-	}
-	var t3496 uint64 = t3492 & t3495
-	var t3501 uint64 = (v[863]) & 0xfffffff
-	var t3502 uint64 = t3501 | 0x3c00000000
-	var t3507 uint64 = (v[863]) & 0xfffffff
-	var t3508 uint64 = t3507
-	var t3510 uint64
-	if v[850] == 0x2 {
-		t3510 = 1
-	}
-	var t3511 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3513 uint64
-	if t3511 == 0x3c {
-		t3513 = 1
-	}
-	var t3514 uint64 = t3510 & t3513
-	var t3519 uint64 = (v[863]) & 0xfffffff
-	var t3520 uint64 = t3519 | 0x3d00000000
-	var t3525 uint64 = (v[863]) & 0xfffffff
-	var t3526 uint64 = t3525
-	var t3528 uint64
-	if v[850] == 0x2 {
-		t3528 = 1
-	}
-	var t3529 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3531 uint64
-	if t3529 == 0x3d {
-		t3531 = 1
-	}
-	var t3532 uint64 = t3528 & t3531
-	var t3537 uint64 = (v[863]) & 0xfffffff
-	var t3538 uint64 = t3537 | 0x3e00000000
-	var t3543 uint64 = (v[863]) & 0xfffffff
-	var t3544 uint64 = t3543
-	var t3546 uint64
-	if v[850] == 0x2 {
-		t3546 = 1
-	}
-	var t3547 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3549 uint64
-	if t3547 == 0x3e {
-		t3549 = 1
-	}
-	var t3550 uint64 = t3546 & t3549
-	var t3555 uint64 = (v[863]) & 0xfffffff
-	var t3556 uint64 = t3555 | 0x3f00000000
-	var t3561 uint64 = (v[863]) & 0xfffffff
-	var t3562 uint64 = t3561
-	var t3564 uint64
-	if v[850] == 0x2 {
-		t3564 = 1
-	}
-	var t3565 uint64 = (v[863] >> 28) & 0xfffffffff
-	var t3567 uint64
-	if t3565 == 0x3f {
-		t3567 = 1
-	}
-	var t3568 uint64 = t3564 & t3567
-	var t3573 uint64 = (v[863]) & 0xfffffff
-	var t3574 uint64 = t3573 | 0x4000000000
-	var t3579 uint64 = (v[863]) & 0xfffffff
-	var t3580 uint64 = t3579
-	var t3581 uint64 = (t2428) & 0x1
-	var t3582 uint64 = (t2428 >> 1) & 0x1
-	var t3583 uint64 = (t2428 >> 2) & 0x1
-	var t3584 uint64 = (t2428 >> 3) & 0x1
-	var t3585 uint64 = (t2428 >> 4) & 0x1
-	var t3586 uint64 = (t2428 >> 5) & 0x1
-	var t3587 uint64 = (t2428 >> 6) & 0x1
-	var t3588 uint64 = (t2428 >> 7) & 0x1
-	var t3589 uint64 = (t2428 >> 8) & 0x1
-	var t3590 uint64 = (t2428 >> 9) & 0x1
-	var t3591 uint64 = (t2428 >> 10) & 0x1
-	var t3592 uint64 = (t2428 >> 11) & 0x1
-	var t3593 uint64 = (t2428 >> 12) & 0x1
-	var t3594 uint64 = (t2428 >> 13) & 0x1
-	var t3595 uint64 = (t2428 >> 14) & 0x1
-	var t3596 uint64 = (t2428 >> 15) & 0x1
-	var t3597 uint64 = (t2428 >> 16) & 0x1
-	var t3598 uint64 = (t2428 >> 17) & 0x1
-	var t3599 uint64 = (t2428 >> 18) & 0x1
-	var t3600 uint64 = (t2428 >> 19) & 0x1
-	var t3601 uint64 = (t2428 >> 20) & 0x1
-	var t3602 uint64 = (t2428 >> 21) & 0x1
-	var t3603 uint64 = (t2428 >> 22) & 0x1
-	var t3604 uint64 = (t2428 >> 23) & 0x1
-	var t3605 uint64 = (t2428 >> 24) & 0x1
-	var t3606 uint64 = (t2428 >> 25) & 0x1
-	var t3607 uint64 = (t2428 >> 26) & 0x1
-	var t3608 uint64 = (t2428 >> 27) & 0x1
-	var t3609 uint64 = (t2428 >> 28) & 0x1
-	var t3610 uint64 = (t2428 >> 29) & 0x1
-	var t3611 uint64 = (t2428 >> 30) & 0x1
-	var t3612 uint64 = (t2428 >> 31) & 0x1
-	var t3613 uint64 = (t2428 >> 32) & 0x1
-	var t3614 uint64 = (t2428 >> 33) & 0x1
-	var t3615 uint64 = (t2428 >> 34) & 0x1
-	var t3616 uint64 = (t2428 >> 35) & 0x1
-	var t3617 uint64 = (t2428 >> 36) & 0x1
-	var t3618 uint64 = (t2428 >> 37) & 0x1
-	var t3619 uint64 = (t2428 >> 38) & 0x1
-	var t3620 uint64 = (t2428 >> 39) & 0x1
-	var t3621 uint64 = (t2428 >> 40) & 0x1
-	var t3622 uint64 = (t2428 >> 41) & 0x1
-	var t3623 uint64 = (t2428 >> 42) & 0x1
-	var t3624 uint64 = (t2428 >> 43) & 0x1
-	var t3625 uint64 = (t2428 >> 44) & 0x1
-	var t3626 uint64 = (t2428 >> 45) & 0x1
-	var t3627 uint64 = (t2428 >> 46) & 0x1
-	var t3628 uint64 = (t2428 >> 47) & 0x1
-	var t3629 uint64 = (t2428 >> 48) & 0x1
-	var t3630 uint64 = (t2428 >> 49) & 0x1
-	var t3631 uint64 = (t2428 >> 50) & 0x1
-	var t3632 uint64 = (t2428 >> 51) & 0x1
-	var t3633 uint64 = (t2428 >> 52) & 0x1
-	var t3634 uint64 = (t2428 >> 53) & 0x1
-	var t3635 uint64 = (t2428 >> 54) & 0x1
-	var t3636 uint64 = (t2428 >> 55) & 0x1
-	var t3637 uint64 = (t2428 >> 56) & 0x1
-	var t3638 uint64 = (t2428 >> 57) & 0x1
-	var t3639 uint64 = (t2428 >> 58) & 0x1
-	var t3640 uint64 = (t2428 >> 59) & 0x1
-	var t3641 uint64 = (t2428 >> 60) & 0x1
-	var t3642 uint64 = (t2428 >> 61) & 0x1
-	var t3643 uint64 = (t2428 >> 62) & 0x1
-	var t3644 uint64 = (t2428 >> 63) & 0x1
-	var t3645 uint64 = t2434 | t2452
-	var t3646 uint64 = t2470 | t2488
-	var t3647 uint64 = t2506 | t2524
-	var t3648 uint64 = t2542 | t2560
-	var t3649 uint64 = t2578 | t2596
-	var t3650 uint64 = t2614 | t2632
-	var t3651 uint64 = t2650 | t2668
-	var t3652 uint64 = t2686 | t2704
-	var t3653 uint64 = t2722 | t2740
-	var t3654 uint64 = t2758 | t2776
-	var t3655 uint64 = t2794 | t2812
-	var t3656 uint64 = t2830 | t2848
-	var t3657 uint64 = t2866 | t2884
-	var t3658 uint64 = t2902 | t2920
-	var t3659 uint64 = t2938 | t2956
-	var t3660 uint64 = t2974 | t2992
-	var t3661 uint64 = t3010 | t3028
-	var t3662 uint64 = t3046 | t3064
-	var t3663 uint64 = t3082 | t3100
-	var t3664 uint64 = t3118 | t3136
-	var t3665 uint64 = t3154 | t3172
-	var t3666 uint64 = t3190 | t3208
-	var t3667 uint64 = t3226 | t3244
-	var t3668 uint64 = t3262 | t3280
-	var t3669 uint64 = t3298 | t3316
-	var t3670 uint64 = t3334 | t3352
-	var t3671 uint64 = t3370 | t3388
-	var t3672 uint64 = t3406 | t3424
-	var t3673 uint64 = t3442 | t3460
-	var t3674 uint64 = t3478 | t3496
-	var t3675 uint64 = t3514 | t3532
-	var t3676 uint64 = t3550 | t3568
-	var t3677 uint64 = t3645 | t3646
-	var t3678 uint64 = t3647 | t3648
-	var t3679 uint64 = t3649 | t3650
-	var t3680 uint64 = t3651 | t3652
-	var t3681 uint64 = t3653 | t3654
-	var t3682 uint64 = t3655 | t3656
-	var t3683 uint64 = t3657 | t3658
-	var t3684 uint64 = t3659 | t3660
-	var t3685 uint64 = t3661 | t3662
-	var t3686 uint64 = t3663 | t3664
-	var t3687 uint64 = t3665 | t3666
-	var t3688 uint64 = t3667 | t3668
-	var t3689 uint64 = t3669 | t3670
-	var t3690 uint64 = t3671 | t3672
-	var t3691 uint64 = t3673 | t3674
-	var t3692 uint64 = t3675 | t3676
-	var t3693 uint64 = t3677 | t3678
-	var t3694 uint64 = t3679 | t3680
-	var t3695 uint64 = t3681 | t3682
-	var t3696 uint64 = t3683 | t3684
-	var t3697 uint64 = t3685 | t3686
-	var t3698 uint64 = t3687 | t3688
-	var t3699 uint64 = t3689 | t3690
-	var t3700 uint64 = t3691 | t3692
-	var t3701 uint64 = t3693 | t3694
-	var t3702 uint64 = t3695 | t3696
-	var t3703 uint64 = t3697 | t3698
-	var t3704 uint64 = t3699 | t3700
-	var t3705 uint64 = t3701 | t3702
-	var t3706 uint64 = t3703 | t3704
-	var t3707 uint64 = t3705 | t3706
-	var t3709, t3709_1, t3709_0 uint64 = 0, t3581, 0x0
-	if t2434 != 0 {
-		t3709 = t3709_1
-	} else {
-		t3709 = t3709_0
-	}
-	var t3711, t3711_1, t3711_0 uint64 = 0, t3582, 0x0
-	if t2452 != 0 {
-		t3711 = t3711_1
-	} else {
-		t3711 = t3711_0
-	}
-	var t3713, t3713_1, t3713_0 uint64 = 0, t3583, 0x0
-	if t2470 != 0 {
-		t3713 = t3713_1
-	} else {
-		t3713 = t3713_0
-	}
-	var t3715, t3715_1, t3715_0 uint64 = 0, t3584, 0x0
-	if t2488 != 0 {
-		t3715 = t3715_1
-	} else {
-		t3715 = t3715_0
-	}
-	var t3717, t3717_1, t3717_0 uint64 = 0, t3585, 0x0
-	if t2506 != 0 {
-		t3717 = t3717_1
-	} else {
-		t3717 = t3717_0
-	}
-	var t3719, t3719_1, t3719_0 uint64 = 0, t3586, 0x0
-	if t2524 != 0 {
-		t3719 = t3719_1
-	} else {
-		t3719 = t3719_0
-	}
-	var t3721, t3721_1, t3721_0 uint64 = 0, t3587, 0x0
-	if t2542 != 0 {
-		t3721 = t3721_1
-	} else {
-		t3721 = t3721_0
-	}
-	var t3723, t3723_1, t3723_0 uint64 = 0, t3588, 0x0
-	if t2560 != 0 {
-		t3723 = t3723_1
-	} else {
-		t3723 = t3723_0
-	}
-	var t3725, t3725_1, t3725_0 uint64 = 0, t3589, 0x0
-	if t2578 != 0 {
-		t3725 = t3725_1
-	} else {
-		t3725 = t3725_0
-	}
-	var t3727, t3727_1, t3727_0 uint64 = 0, t3590, 0x0
-	if t2596 != 0 {
-		t3727 = t3727_1
-	} else {
-		t3727 = t3727_0
-	}
-	var t3729, t3729_1, t3729_0 uint64 = 0, t3591, 0x0
-	if t2614 != 0 {
-		t3729 = t3729_1
-	} else {
-		t3729 = t3729_0
-	}
-	var t3731, t3731_1, t3731_0 uint64 = 0, t3592, 0x0
-	if t2632 != 0 {
-		t3731 = t3731_1
-	} else {
-		t3731 = t3731_0
-	}
-	var t3733, t3733_1, t3733_0 uint64 = 0, t3593, 0x0
-	if t2650 != 0 {
-		t3733 = t3733_1
-	} else {
-		t3733 = t3733_0
-	}
-	var t3735, t3735_1, t3735_0 uint64 = 0, t3594, 0x0
-	if t2668 != 0 {
-		t3735 = t3735_1
-	} else {
-		t3735 = t3735_0
-	}
-	var t3737, t3737_1, t3737_0 uint64 = 0, t3595, 0x0
-	if t2686 != 0 {
-		t3737 = t3737_1
-	} else {
-		t3737 = t3737_0
-	}
-	var t3739, t3739_1, t3739_0 uint64 = 0, t3596, 0x0
-	if t2704 != 0 {
-		t3739 = t3739_1
-	} else {
-		t3739 = t3739_0
-	}
-	var t3741, t3741_1, t3741_0 uint64 = 0, t3597, 0x0
-	if t2722 != 0 {
-		t3741 = t3741_1
-	} else {
-		t3741 = t3741_0
-	}
-	var t3743, t3743_1, t3743_0 uint64 = 0, t3598, 0x0
-	if t2740 != 0 {
-		t3743 = t3743_1
-	} else {
-		t3743 = t3743_0
-	}
-	var t3745, t3745_1, t3745_0 uint64 = 0, t3599, 0x0
-	if t2758 != 0 {
-		t3745 = t3745_1
-	} else {
-		t3745 = t3745_0
-	}
-	var t3747, t3747_1, t3747_0 uint64 = 0, t3600, 0x0
-	if t2776 != 0 {
-		t3747 = t3747_1
-	} else {
-		t3747 = t3747_0
-	}
-	var t3749, t3749_1, t3749_0 uint64 = 0, t3601, 0x0
-	if t2794 != 0 {
-		t3749 = t3749_1
-	} else {
-		t3749 = t3749_0
-	}
-	var t3751, t3751_1, t3751_0 uint64 = 0, t3602, 0x0
-	if t2812 != 0 {
-		t3751 = t3751_1
-	} else {
-		t3751 = t3751_0
-	}
-	var t3753, t3753_1, t3753_0 uint64 = 0, t3603, 0x0
-	if t2830 != 0 {
-		t3753 = t3753_1
-	} else {
-		t3753 = t3753_0
-	}
-	var t3755, t3755_1, t3755_0 uint64 = 0, t3604, 0x0
-	if t2848 != 0 {
-		t3755 = t3755_1
-	} else {
-		t3755 = t3755_0
-	}
-	var t3757, t3757_1, t3757_0 uint64 = 0, t3605, 0x0
-	if t2866 != 0 {
-		t3757 = t3757_1
-	} else {
-		t3757 = t3757_0
-	}
-	var t3759, t3759_1, t3759_0 uint64 = 0, t3606, 0x0
-	if t2884 != 0 {
-		t3759 = t3759_1
-	} else {
-		t3759 = t3759_0
-	}
-	var t3761, t3761_1, t3761_0 uint64 = 0, t3607, 0x0
-	if t2902 != 0 {
-		t3761 = t3761_1
-	} else {
-		t3761 = t3761_0
-	}
-	var t3763, t3763_1, t3763_0 uint64 = 0, t3608, 0x0
-	if t2920 != 0 {
-		t3763 = t3763_1
-	} else {
-		t3763 = t3763_0
-	}
-	var t3765, t3765_1, t3765_0 uint64 = 0, t3609, 0x0
-	if t2938 != 0 {
-		t3765 = t3765_1
-	} else {
-		t3765 = t3765_0
-	}
-	var t3767, t3767_1, t3767_0 uint64 = 0, t3610, 0x0
-	if t2956 != 0 {
-		t3767 = t3767_1
-	} else {
-		t3767 = t3767_0
-	}
-	var t3769, t3769_1, t3769_0 uint64 = 0, t3611, 0x0
-	if t2974 != 0 {
-		t3769 = t3769_1
-	} else {
-		t3769 = t3769_0
-	}
-	var t3771, t3771_1, t3771_0 uint64 = 0, t3612, 0x0
-	if t2992 != 0 {
-		t3771 = t3771_1
-	} else {
-		t3771 = t3771_0
-	}
-	var t3773, t3773_1, t3773_0 uint64 = 0, t3613, 0x0
-	if t3010 != 0 {
-		t3773 = t3773_1
-	} else {
-		t3773 = t3773_0
-	}
-	var t3775, t3775_1, t3775_0 uint64 = 0, t3614, 0x0
-	if t3028 != 0 {
-		t3775 = t3775_1
-	} else {
-		t3775 = t3775_0
-	}
-	var t3777, t3777_1, t3777_0 uint64 = 0, t3615, 0x0
-	if t3046 != 0 {
-		t3777 = t3777_1
-	} else {
-		t3777 = t3777_0
-	}
-	var t3779, t3779_1, t3779_0 uint64 = 0, t3616, 0x0
-	if t3064 != 0 {
-		t3779 = t3779_1
-	} else {
-		t3779 = t3779_0
-	}
-	var t3781, t3781_1, t3781_0 uint64 = 0, t3617, 0x0
-	if t3082 != 0 {
-		t3781 = t3781_1
-	} else {
-		t3781 = t3781_0
-	}
-	var t3783, t3783_1, t3783_0 uint64 = 0, t3618, 0x0
-	if t3100 != 0 {
-		t3783 = t3783_1
-	} else {
-		t3783 = t3783_0
-	}
-	var t3785, t3785_1, t3785_0 uint64 = 0, t3619, 0x0
-	if t3118 != 0 {
-		t3785 = t3785_1
-	} else {
-		t3785 = t3785_0
-	}
-	var t3787, t3787_1, t3787_0 uint64 = 0, t3620, 0x0
-	if t3136 != 0 {
-		t3787 = t3787_1
-	} else {
-		t3787 = t3787_0
-	}
-	var t3789, t3789_1, t3789_0 uint64 = 0, t3621, 0x0
-	if t3154 != 0 {
-		t3789 = t3789_1
-	} else {
-		t3789 = t3789_0
-	}
-	var t3791, t3791_1, t3791_0 uint64 = 0, t3622, 0x0
-	if t3172 != 0 {
-		t3791 = t3791_1
-	} else {
-		t3791 = t3791_0
-	}
-	var t3793, t3793_1, t3793_0 uint64 = 0, t3623, 0x0
-	if t3190 != 0 {
-		t3793 = t3793_1
-	} else {
-		t3793 = t3793_0
-	}
-	var t3795, t3795_1, t3795_0 uint64 = 0, t3624, 0x0
-	if t3208 != 0 {
-		t3795 = t3795_1
-	} else {
-		t3795 = t3795_0
-	}
-	var t3797, t3797_1, t3797_0 uint64 = 0, t3625, 0x0
-	if t3226 != 0 {
-		t3797 = t3797_1
-	} else {
-		t3797 = t3797_0
-	}
-	var t3799, t3799_1, t3799_0 uint64 = 0, t3626, 0x0
-	if t3244 != 0 {
-		t3799 = t3799_1
-	} else {
-		t3799 = t3799_0
-	}
-	var t3801, t3801_1, t3801_0 uint64 = 0, t3627, 0x0
-	if t3262 != 0 {
-		t3801 = t3801_1
-	} else {
-		t3801 = t3801_0
-	}
-	var t3803, t3803_1, t3803_0 uint64 = 0, t3628, 0x0
-	if t3280 != 0 {
-		t3803 = t3803_1
-	} else {
-		t3803 = t3803_0
-	}
-	var t3805, t3805_1, t3805_0 uint64 = 0, t3629, 0x0
-	if t3298 != 0 {
-		t3805 = t3805_1
-	} else {
-		t3805 = t3805_0
-	}
-	var t3807, t3807_1, t3807_0 uint64 = 0, t3630, 0x0
-	if t3316 != 0 {
-		t3807 = t3807_1
-	} else {
-		t3807 = t3807_0
-	}
-	var t3809, t3809_1, t3809_0 uint64 = 0, t3631, 0x0
-	if t3334 != 0 {
-		t3809 = t3809_1
-	} else {
-		t3809 = t3809_0
-	}
-	var t3811, t3811_1, t3811_0 uint64 = 0, t3632, 0x0
-	if t3352 != 0 {
-		t3811 = t3811_1
-	} else {
-		t3811 = t3811_0
-	}
-	var t3813, t3813_1, t3813_0 uint64 = 0, t3633, 0x0
-	if t3370 != 0 {
-		t3813 = t3813_1
-	} else {
-		t3813 = t3813_0
-	}
-	var t3815, t3815_1, t3815_0 uint64 = 0, t3634, 0x0
-	if t3388 != 0 {
-		t3815 = t3815_1
-	} else {
-		t3815 = t3815_0
-	}
-	var t3817, t3817_1, t3817_0 uint64 = 0, t3635, 0x0
-	if t3406 != 0 {
-		t3817 = t3817_1
-	} else {
-		t3817 = t3817_0
-	}
-	var t3819, t3819_1, t3819_0 uint64 = 0, t3636, 0x0
-	if t3424 != 0 {
-		t3819 = t3819_1
-	} else {
-		t3819 = t3819_0
-	}
-	var t3821, t3821_1, t3821_0 uint64 = 0, t3637, 0x0
-	if t3442 != 0 {
-		t3821 = t3821_1
-	} else {
-		t3821 = t3821_0
-	}
-	var t3823, t3823_1, t3823_0 uint64 = 0, t3638, 0x0
-	if t3460 != 0 {
-		t3823 = t3823_1
-	} else {
-		t3823 = t3823_0
-	}
-	var t3825, t3825_1, t3825_0 uint64 = 0, t3639, 0x0
-	if t3478 != 0 {
-		t3825 = t3825_1
-	} else {
-		t3825 = t3825_0
-	}
-	var t3827, t3827_1, t3827_0 uint64 = 0, t3640, 0x0
-	if t3496 != 0 {
-		t3827 = t3827_1
-	} else {
-		t3827 = t3827_0
-	}
-	var t3829, t3829_1, t3829_0 uint64 = 0, t3641, 0x0
-	if t3514 != 0 {
-		t3829 = t3829_1
-	} else {
-		t3829 = t3829_0
-	}
-	var t3831, t3831_1, t3831_0 uint64 = 0, t3642, 0x0
-	if t3532 != 0 {
-		t3831 = t3831_1
-	} else {
-		t3831 = t3831_0
-	}
-	var t3833, t3833_1, t3833_0 uint64 = 0, t3643, 0x0
-	if t3550 != 0 {
-		t3833 = t3833_1
-	} else {
-		t3833 = t3833_0
-	}
-	var t3835, t3835_1, t3835_0 uint64 = 0, t3644, 0x0
-	if t3568 != 0 {
-		t3835 = t3835_1
-	} else {
-		t3835 = t3835_0
-	}
-	var t3836 uint64 = t3709 | t3711
-	var t3837 uint64 = t3713 | t3715
-	var t3838 uint64 = t3717 | t3719
-	var t3839 uint64 = t3721 | t3723
-	var t3840 uint64 = t3725 | t3727
-	var t3841 uint64 = t3729 | t3731
-	var t3842 uint64 = t3733 | t3735
-	var t3843 uint64 = t3737 | t3739
-	var t3844 uint64 = t3741 | t3743
-	var t3845 uint64 = t3745 | t3747
-	var t3846 uint64 = t3749 | t3751
-	var t3847 uint64 = t3753 | t3755
-	var t3848 uint64 = t3757 | t3759
-	var t3849 uint64 = t3761 | t3763
-	var t3850 uint64 = t3765 | t3767
-	var t3851 uint64 = t3769 | t3771
-	var t3852 uint64 = t3773 | t3775
-	var t3853 uint64 = t3777 | t3779
-	var t3854 uint64 = t3781 | t3783
-	var t3855 uint64 = t3785 | t3787
-	var t3856 uint64 = t3789 | t3791
-	var t3857 uint64 = t3793 | t3795
-	var t3858 uint64 = t3797 | t3799
-	var t3859 uint64 = t3801 | t3803
-	var t3860 uint64 = t3805 | t3807
-	var t3861 uint64 = t3809 | t3811
-	var t3862 uint64 = t3813 | t3815
-	var t3863 uint64 = t3817 | t3819
-	var t3864 uint64 = t3821 | t3823
-	var t3865 uint64 = t3825 | t3827
-	var t3866 uint64 = t3829 | t3831
-	var t3867 uint64 = t3833 | t3835
-	var t3868 uint64 = t3836 | t3837
-	var t3869 uint64 = t3838 | t3839
-	var t3870 uint64 = t3840 | t3841
-	var t3871 uint64 = t3842 | t3843
-	var t3872 uint64 = t3844 | t3845
-	var t3873 uint64 = t3846 | t3847
-	var t3874 uint64 = t3848 | t3849
-	var t3875 uint64 = t3850 | t3851
-	var t3876 uint64 = t3852 | t3853
-	var t3877 uint64 = t3854 | t3855
-	var t3878 uint64 = t3856 | t3857
-	var t3879 uint64 = t3858 | t3859
-	var t3880 uint64 = t3860 | t3861
-	var t3881 uint64 = t3862 | t3863
-	var t3882 uint64 = t3864 | t3865
-	var t3883 uint64 = t3866 | t3867
-	var t3884 uint64 = t3868 | t3869
-	var t3885 uint64 = t3870 | t3871
-	var t3886 uint64 = t3872 | t3873
-	var t3887 uint64 = t3874 | t3875
-	var t3888 uint64 = t3876 | t3877
-	var t3889 uint64 = t3878 | t3879
-	var t3890 uint64 = t3880 | t3881
-	var t3891 uint64 = t3882 | t3883
-	var t3892 uint64 = t3884 | t3885
-	var t3893 uint64 = t3886 | t3887
-	var t3894 uint64 = t3888 | t3889
-	var t3895 uint64 = t3890 | t3891
-	var t3896 uint64 = t3892 | t3893
-	var t3897 uint64 = t3894 | t3895
-	var t3898 uint64 = t3896 | t3897
-	var t4091, t4091_1, t4091_0 uint64 = 0, 0x1, 0x0
-	if t2434 != 0 {
-		t4091 = t4091_1
-	} else {
-		t4091 = t4091_0
-	}
-	var t4093, t4093_1, t4093_0 uint64 = 0, 0x2, 0x0
-	if t2452 != 0 {
-		t4093 = t4093_1
-	} else {
-		t4093 = t4093_0
-	}
-	var t4095, t4095_1, t4095_0 uint64 = 0, 0x3, 0x0
-	if t2470 != 0 {
-		t4095 = t4095_1
-	} else {
-		t4095 = t4095_0
-	}
-	var t4097, t4097_1, t4097_0 uint64 = 0, 0x3, 0x0
-	if t2488 != 0 {
-		t4097 = t4097_1
-	} else {
-		t4097 = t4097_0
-	}
-	var t4099, t4099_1, t4099_0 uint64 = 0, 0x3, 0x0
-	if t2506 != 0 {
-		t4099 = t4099_1
-	} else {
-		t4099 = t4099_0
-	}
-	var t4101, t4101_1, t4101_0 uint64 = 0, 0x3, 0x0
-	if t2524 != 0 {
-		t4101 = t4101_1
-	} else {
-		t4101 = t4101_0
-	}
-	var t4103, t4103_1, t4103_0 uint64 = 0, 0x4, 0x0
-	if t2542 != 0 {
-		t4103 = t4103_1
-	} else {
-		t4103 = t4103_0
-	}
-	var t4105, t4105_1, t4105_0 uint64 = 0, 0x1, 0x0
-	if t2560 != 0 {
-		t4105 = t4105_1
-	} else {
-		t4105 = t4105_0
-	}
-	var t4107, t4107_1, t4107_0 uint64 = 0, 0x1, 0x0
-	if t2578 != 0 {
-		t4107 = t4107_1
-	} else {
-		t4107 = t4107_0
-	}
-	var t4109, t4109_1, t4109_0 uint64 = 0, 0x2, 0x0
-	if t2596 != 0 {
-		t4109 = t4109_1
-	} else {
-		t4109 = t4109_0
-	}
-	var t4111, t4111_1, t4111_0 uint64 = 0, 0x3, 0x0
-	if t2614 != 0 {
-		t4111 = t4111_1
-	} else {
-		t4111 = t4111_0
-	}
-	var t4113, t4113_1, t4113_0 uint64 = 0, 0x3, 0x0
-	if t2632 != 0 {
-		t4113 = t4113_1
-	} else {
-		t4113 = t4113_0
-	}
-	var t4115, t4115_1, t4115_0 uint64 = 0, 0x3, 0x0
-	if t2650 != 0 {
-		t4115 = t4115_1
-	} else {
-		t4115 = t4115_0
-	}
-	var t4117, t4117_1, t4117_0 uint64 = 0, 0x3, 0x0
-	if t2668 != 0 {
-		t4117 = t4117_1
-	} else {
-		t4117 = t4117_0
-	}
-	var t4119, t4119_1, t4119_0 uint64 = 0, 0x4, 0x0
-	if t2686 != 0 {
-		t4119 = t4119_1
-	} else {
-		t4119 = t4119_0
-	}
-	var t4121, t4121_1, t4121_0 uint64 = 0, 0x1, 0x0
-	if t2704 != 0 {
-		t4121 = t4121_1
-	} else {
-		t4121 = t4121_0
-	}
-	var t4123, t4123_1, t4123_0 uint64 = 0, 0x1, 0x0
-	if t2722 != 0 {
-		t4123 = t4123_1
-	} else {
-		t4123 = t4123_0
-	}
-	var t4125, t4125_1, t4125_0 uint64 = 0, 0x2, 0x0
-	if t2740 != 0 {
-		t4125 = t4125_1
-	} else {
-		t4125 = t4125_0
-	}
-	var t4127, t4127_1, t4127_0 uint64 = 0, 0x3, 0x0
-	if t2758 != 0 {
-		t4127 = t4127_1
-	} else {
-		t4127 = t4127_0
-	}
-	var t4129, t4129_1, t4129_0 uint64 = 0, 0x3, 0x0
-	if t2776 != 0 {
-		t4129 = t4129_1
-	} else {
-		t4129 = t4129_0
-	}
-	var t4131, t4131_1, t4131_0 uint64 = 0, 0x3, 0x0
-	if t2794 != 0 {
-		t4131 = t4131_1
-	} else {
-		t4131 = t4131_0
-	}
-	var t4133, t4133_1, t4133_0 uint64 = 0, 0x3, 0x0
-	if t2812 != 0 {
-		t4133 = t4133_1
-	} else {
-		t4133 = t4133_0
-	}
-	var t4135, t4135_1, t4135_0 uint64 = 0, 0x4, 0x0
-	if t2830 != 0 {
-		t4135 = t4135_1
-	} else {
-		t4135 = t4135_0
-	}
-	var t4137, t4137_1, t4137_0 uint64 = 0, 0x1, 0x0
-	if t2848 != 0 {
-		t4137 = t4137_1
-	} else {
-		t4137 = t4137_0
-	}
-	var t4139, t4139_1, t4139_0 uint64 = 0, 0x1, 0x0
-	if t2866 != 0 {
-		t4139 = t4139_1
-	} else {
-		t4139 = t4139_0
-	}
-	var t4141, t4141_1, t4141_0 uint64 = 0, 0x2, 0x0
-	if t2884 != 0 {
-		t4141 = t4141_1
-	} else {
-		t4141 = t4141_0
-	}
-	var t4143, t4143_1, t4143_0 uint64 = 0, 0x3, 0x0
-	if t2902 != 0 {
-		t4143 = t4143_1
-	} else {
-		t4143 = t4143_0
-	}
-	var t4145, t4145_1, t4145_0 uint64 = 0, 0x3, 0x0
-	if t2920 != 0 {
-		t4145 = t4145_1
-	} else {
-		t4145 = t4145_0
-	}
-	var t4147, t4147_1, t4147_0 uint64 = 0, 0x3, 0x0
-	if t2938 != 0 {
-		t4147 = t4147_1
-	} else {
-		t4147 = t4147_0
-	}
-	var t4149, t4149_1, t4149_0 uint64 = 0, 0x3, 0x0
-	if t2956 != 0 {
-		t4149 = t4149_1
-	} else {
-		t4149 = t4149_0
-	}
-	var t4151, t4151_1, t4151_0 uint64 = 0, 0x4, 0x0
-	if t2974 != 0 {
-		t4151 = t4151_1
-	} else {
-		t4151 = t4151_0
-	}
-	var t4153, t4153_1, t4153_0 uint64 = 0, 0x1, 0x0
-	if t2992 != 0 {
-		t4153 = t4153_1
-	} else {
-		t4153 = t4153_0
-	}
-	var t4155, t4155_1, t4155_0 uint64 = 0, 0x1, 0x0
-	if t3010 != 0 {
-		t4155 = t4155_1
-	} else {
-		t4155 = t4155_0
-	}
-	var t4157, t4157_1, t4157_0 uint64 = 0, 0x2, 0x0
-	if t3028 != 0 {
-		t4157 = t4157_1
-	} else {
-		t4157 = t4157_0
-	}
-	var t4159, t4159_1, t4159_0 uint64 = 0, 0x3, 0x0
-	if t3046 != 0 {
-		t4159 = t4159_1
-	} else {
-		t4159 = t4159_0
-	}
-	var t4161, t4161_1, t4161_0 uint64 = 0, 0x3, 0x0
-	if t3064 != 0 {
-		t4161 = t4161_1
-	} else {
-		t4161 = t4161_0
-	}
-	var t4163, t4163_1, t4163_0 uint64 = 0, 0x3, 0x0
-	if t3082 != 0 {
-		t4163 = t4163_1
-	} else {
-		t4163 = t4163_0
-	}
-	var t4165, t4165_1, t4165_0 uint64 = 0, 0x3, 0x0
-	if t3100 != 0 {
-		t4165 = t4165_1
-	} else {
-		t4165 = t4165_0
-	}
-	var t4167, t4167_1, t4167_0 uint64 = 0, 0x4, 0x0
-	if t3118 != 0 {
-		t4167 = t4167_1
-	} else {
-		t4167 = t4167_0
-	}
-	var t4169, t4169_1, t4169_0 uint64 = 0, 0x1, 0x0
-	if t3136 != 0 {
-		t4169 = t4169_1
-	} else {
-		t4169 = t4169_0
-	}
-	var t4171, t4171_1, t4171_0 uint64 = 0, 0x1, 0x0
-	if t3154 != 0 {
-		t4171 = t4171_1
-	} else {
-		t4171 = t4171_0
-	}
-	var t4173, t4173_1, t4173_0 uint64 = 0, 0x2, 0x0
-	if t3172 != 0 {
-		t4173 = t4173_1
-	} else {
-		t4173 = t4173_0
-	}
-	var t4175, t4175_1, t4175_0 uint64 = 0, 0x3, 0x0
-	if t3190 != 0 {
-		t4175 = t4175_1
-	} else {
-		t4175 = t4175_0
-	}
-	var t4177, t4177_1, t4177_0 uint64 = 0, 0x3, 0x0
-	if t3208 != 0 {
-		t4177 = t4177_1
-	} else {
-		t4177 = t4177_0
-	}
-	var t4179, t4179_1, t4179_0 uint64 = 0, 0x3, 0x0
-	if t3226 != 0 {
-		t4179 = t4179_1
-	} else {
-		t4179 = t4179_0
-	}
-	var t4181, t4181_1, t4181_0 uint64 = 0, 0x3, 0x0
-	if t3244 != 0 {
-		t4181 = t4181_1
-	} else {
-		t4181 = t4181_0
-	}
-	var t4183, t4183_1, t4183_0 uint64 = 0, 0x4, 0x0
-	if t3262 != 0 {
-		t4183 = t4183_1
-	} else {
-		t4183 = t4183_0
-	}
-	var t4185, t4185_1, t4185_0 uint64 = 0, 0x1, 0x0
-	if t3280 != 0 {
-		t4185 = t4185_1
-	} else {
-		t4185 = t4185_0
-	}
-	var t4187, t4187_1, t4187_0 uint64 = 0, 0x1, 0x0
-	if t3298 != 0 {
-		t4187 = t4187_1
-	} else {
-		t4187 = t4187_0
-	}
-	var t4189, t4189_1, t4189_0 uint64 = 0, 0x2, 0x0
-	if t3316 != 0 {
-		t4189 = t4189_1
-	} else {
-		t4189 = t4189_0
-	}
-	var t4191, t4191_1, t4191_0 uint64 = 0, 0x3, 0x0
-	if t3334 != 0 {
-		t4191 = t4191_1
-	} else {
-		t4191 = t4191_0
-	}
-	var t4193, t4193_1, t4193_0 uint64 = 0, 0x3, 0x0
-	if t3352 != 0 {
-		t4193 = t4193_1
-	} else {
-		t4193 = t4193_0
-	}
-	var t4195, t4195_1, t4195_0 uint64 = 0, 0x3, 0x0
-	if t3370 != 0 {
-		t4195 = t4195_1
-	} else {
-		t4195 = t4195_0
-	}
-	var t4197, t4197_1, t4197_0 uint64 = 0, 0x3, 0x0
-	if t3388 != 0 {
-		t4197 = t4197_1
-	} else {
-		t4197 = t4197_0
-	}
-	var t4199, t4199_1, t4199_0 uint64 = 0, 0x4, 0x0
-	if t3406 != 0 {
-		t4199 = t4199_1
-	} else {
-		t4199 = t4199_0
-	}
-	var t4201, t4201_1, t4201_0 uint64 = 0, 0x1, 0x0
-	if t3424 != 0 {
-		t4201 = t4201_1
-	} else {
-		t4201 = t4201_0
-	}
-	var t4203, t4203_1, t4203_0 uint64 = 0, 0x1, 0x0
-	if t3442 != 0 {
-		t4203 = t4203_1
-	} else {
-		t4203 = t4203_0
-	}
-	var t4205, t4205_1, t4205_0 uint64 = 0, 0x2, 0x0
-	if t3460 != 0 {
-		t4205 = t4205_1
-	} else {
-		t4205 = t4205_0
-	}
-	var t4207, t4207_1, t4207_0 uint64 = 0, 0x3, 0x0
-	if t3478 != 0 {
-		t4207 = t4207_1
-	} else {
-		t4207 = t4207_0
-	}
-	var t4209, t4209_1, t4209_0 uint64 = 0, 0x3, 0x0
-	if t3496 != 0 {
-		t4209 = t4209_1
-	} else {
-		t4209 = t4209_0
-	}
-	var t4211, t4211_1, t4211_0 uint64 = 0, 0x3, 0x0
-	if t3514 != 0 {
-		t4211 = t4211_1
-	} else {
-		t4211 = t4211_0
-	}
-	var t4213, t4213_1, t4213_0 uint64 = 0, 0x3, 0x0
-	if t3532 != 0 {
-		t4213 = t4213_1
-	} else {
-		t4213 = t4213_0
-	}
-	var t4215, t4215_1, t4215_0 uint64 = 0, 0x4, 0x0
-	if t3550 != 0 {
-		t4215 = t4215_1
-	} else {
-		t4215 = t4215_0
-	}
-	var t4217, t4217_1, t4217_0 uint64 = 0, 0x1, 0x0
-	if t3568 != 0 {
-		t4217 = t4217_1
-	} else {
-		t4217 = t4217_0
-	}
-	var t4218 uint64 = t4091 | t4093
-	var t4219 uint64 = t4095 | t4097
-	var t4220 uint64 = t4099 | t4101
-	var t4221 uint64 = t4103 | t4105
-	var t4222 uint64 = t4107 | t4109
-	var t4223 uint64 = t4111 | t4113
-	var t4224 uint64 = t4115 | t4117
-	var t4225 uint64 = t4119 | t4121
-	var t4226 uint64 = t4123 | t4125
-	var t4227 uint64 = t4127 | t4129
-	var t4228 uint64 = t4131 | t4133
-	var t4229 uint64 = t4135 | t4137
-	var t4230 uint64 = t4139 | t4141
-	var t4231 uint64 = t4143 | t4145
-	var t4232 uint64 = t4147 | t4149
-	var t4233 uint64 = t4151 | t4153
-	var t4234 uint64 = t4155 | t4157
-	var t4235 uint64 = t4159 | t4161
-	var t4236 uint64 = t4163 | t4165
-	var t4237 uint64 = t4167 | t4169
-	var t4238 uint64 = t4171 | t4173
-	var t4239 uint64 = t4175 | t4177
-	var t4240 uint64 = t4179 | t4181
-	var t4241 uint64 = t4183 | t4185
-	var t4242 uint64 = t4187 | t4189
-	var t4243 uint64 = t4191 | t4193
-	var t4244 uint64 = t4195 | t4197
-	var t4245 uint64 = t4199 | t4201
-	var t4246 uint64 = t4203 | t4205
-	var t4247 uint64 = t4207 | t4209
-	var t4248 uint64 = t4211 | t4213
-	var t4249 uint64 = t4215 | t4217
-	var t4250 uint64 = t4218 | t4219
-	var t4251 uint64 = t4220 | t4221
-	var t4252 uint64 = t4222 | t4223
-	var t4253 uint64 = t4224 | t4225
-	var t4254 uint64 = t4226 | t4227
-	var t4255 uint64 = t4228 | t4229
-	var t4256 uint64 = t4230 | t4231
-	var t4257 uint64 = t4232 | t4233
-	var t4258 uint64 = t4234 | t4235
-	var t4259 uint64 = t4236 | t4237
-	var t4260 uint64 = t4238 | t4239
-	var t4261 uint64 = t4240 | t4241
-	var t4262 uint64 = t4242 | t4243
-	var t4263 uint64 = t4244 | t4245
-	var t4264 uint64 = t4246 | t4247
-	var t4265 uint64 = t4248 | t4249
-	var t4266 uint64 = t4250 | t4251
-	var t4267 uint64 = t4252 | t4253
-	var t4268 uint64 = t4254 | t4255
-	var t4269 uint64 = t4256 | t4257
-	var t4270 uint64 = t4258 | t4259
-	var t4271 uint64 = t4260 | t4261
-	var t4272 uint64 = t4262 | t4263
-	var t4273 uint64 = t4264 | t4265
-	var t4274 uint64 = t4266 | t4267
-	var t4275 uint64 = t4268 | t4269
-	var t4276 uint64 = t4270 | t4271
-	var t4277 uint64 = t4272 | t4273
-	var t4278 uint64 = t4274 | t4275
-	var t4279 uint64 = t4276 | t4277
-	var t4280 uint64 = t4278 | t4279
-	v[4280] = t4280
-	var t4282, t4282_1, t4282_0 uint64 = 0, 0x0, 0x0
-	if t2434 != 0 {
-		t4282 = t4282_1
-	} else {
-		t4282 = t4282_0
-	}
-	var t4284, t4284_1, t4284_0 uint64 = 0, 0x0, 0x0
-	if t2452 != 0 {
-		t4284 = t4284_1
-	} else {
-		t4284 = t4284_0
-	}
-	var t4286, t4286_1, t4286_0 uint64 = 0, 0x0, 0x0
-	if t2470 != 0 {
-		t4286 = t4286_1
-	} else {
-		t4286 = t4286_0
-	}
-	var t4288, t4288_1, t4288_0 uint64 = 0, 0x1, 0x0
-	if t2488 != 0 {
-		t4288 = t4288_1
-	} else {
-		t4288 = t4288_0
-	}
-	var t4290, t4290_1, t4290_0 uint64 = 0, 0x2, 0x0
-	if t2506 != 0 {
-		t4290 = t4290_1
-	} else {
-		t4290 = t4290_0
-	}
-	var t4292, t4292_1, t4292_0 uint64 = 0, 0x3, 0x0
-	if t2524 != 0 {
-		t4292 = t4292_1
-	} else {
-		t4292 = t4292_0
-	}
-	var t4294, t4294_1, t4294_0 uint64 = 0, 0x0, 0x0
-	if t2542 != 0 {
-		t4294 = t4294_1
-	} else {
-		t4294 = t4294_0
-	}
-	var t4296, t4296_1, t4296_0 uint64 = 0, 0x0, 0x0
-	if t2560 != 0 {
-		t4296 = t4296_1
-	} else {
-		t4296 = t4296_0
-	}
-	var t4298, t4298_1, t4298_0 uint64 = 0, 0x0, 0x0
-	if t2578 != 0 {
-		t4298 = t4298_1
-	} else {
-		t4298 = t4298_0
-	}
-	var t4300, t4300_1, t4300_0 uint64 = 0, 0x0, 0x0
-	if t2596 != 0 {
-		t4300 = t4300_1
-	} else {
-		t4300 = t4300_0
-	}
-	var t4302, t4302_1, t4302_0 uint64 = 0, 0x0, 0x0
-	if t2614 != 0 {
-		t4302 = t4302_1
-	} else {
-		t4302 = t4302_0
-	}
-	var t4304, t4304_1, t4304_0 uint64 = 0, 0x1, 0x0
-	if t2632 != 0 {
-		t4304 = t4304_1
-	} else {
-		t4304 = t4304_0
-	}
-	var t4306, t4306_1, t4306_0 uint64 = 0, 0x2, 0x0
-	if t2650 != 0 {
-		t4306 = t4306_1
-	} else {
-		t4306 = t4306_0
-	}
-	var t4308, t4308_1, t4308_0 uint64 = 0, 0x3, 0x0
-	if t2668 != 0 {
-		t4308 = t4308_1
-	} else {
-		t4308 = t4308_0
-	}
-	var t4310, t4310_1, t4310_0 uint64 = 0, 0x0, 0x0
-	if t2686 != 0 {
-		t4310 = t4310_1
-	} else {
-		t4310 = t4310_0
-	}
-	var t4312, t4312_1, t4312_0 uint64 = 0, 0x0, 0x0
-	if t2704 != 0 {
-		t4312 = t4312_1
-	} else {
-		t4312 = t4312_0
-	}
-	var t4314, t4314_1, t4314_0 uint64 = 0, 0x0, 0x0
-	if t2722 != 0 {
-		t4314 = t4314_1
-	} else {
-		t4314 = t4314_0
-	}
-	var t4316, t4316_1, t4316_0 uint64 = 0, 0x0, 0x0
-	if t2740 != 0 {
-		t4316 = t4316_1
-	} else {
-		t4316 = t4316_0
-	}
-	var t4318, t4318_1, t4318_0 uint64 = 0, 0x0, 0x0
-	if t2758 != 0 {
-		t4318 = t4318_1
-	} else {
-		t4318 = t4318_0
-	}
-	var t4320, t4320_1, t4320_0 uint64 = 0, 0x1, 0x0
-	if t2776 != 0 {
-		t4320 = t4320_1
-	} else {
-		t4320 = t4320_0
-	}
-	var t4322, t4322_1, t4322_0 uint64 = 0, 0x2, 0x0
-	if t2794 != 0 {
-		t4322 = t4322_1
-	} else {
-		t4322 = t4322_0
-	}
-	var t4324, t4324_1, t4324_0 uint64 = 0, 0x3, 0x0
-	if t2812 != 0 {
-		t4324 = t4324_1
-	} else {
-		t4324 = t4324_0
-	}
-	var t4326, t4326_1, t4326_0 uint64 = 0, 0x0, 0x0
-	if t2830 != 0 {
-		t4326 = t4326_1
-	} else {
-		t4326 = t4326_0
-	}
-	var t4328, t4328_1, t4328_0 uint64 = 0, 0x0, 0x0
-	if t2848 != 0 {
-		t4328 = t4328_1
-	} else {
-		t4328 = t4328_0
-	}
-	var t4330, t4330_1, t4330_0 uint64 = 0, 0x0, 0x0
-	if t2866 != 0 {
-		t4330 = t4330_1
-	} else {
-		t4330 = t4330_0
-	}
-	var t4332, t4332_1, t4332_0 uint64 = 0, 0x0, 0x0
-	if t2884 != 0 {
-		t4332 = t4332_1
-	} else {
-		t4332 = t4332_0
-	}
-	var t4334, t4334_1, t4334_0 uint64 = 0, 0x0, 0x0
-	if t2902 != 0 {
-		t4334 = t4334_1
-	} else {
-		t4334 = t4334_0
-	}
-	var t4336, t4336_1, t4336_0 uint64 = 0, 0x1, 0x0
-	if t2920 != 0 {
-		t4336 = t4336_1
-	} else {
-		t4336 = t4336_0
-	}
-	var t4338, t4338_1, t4338_0 uint64 = 0, 0x2, 0x0
-	if t2938 != 0 {
-		t4338 = t4338_1
-	} else {
-		t4338 = t4338_0
-	}
-	var t4340, t4340_1, t4340_0 uint64 = 0, 0x3, 0x0
-	if t2956 != 0 {
-		t4340 = t4340_1
-	} else {
-		t4340 = t4340_0
-	}
-	var t4342, t4342_1, t4342_0 uint64 = 0, 0x0, 0x0
-	if t2974 != 0 {
-		t4342 = t4342_1
-	} else {
-		t4342 = t4342_0
-	}
-	var t4344, t4344_1, t4344_0 uint64 = 0, 0x0, 0x0
-	if t2992 != 0 {
-		t4344 = t4344_1
-	} else {
-		t4344 = t4344_0
-	}
-	var t4346, t4346_1, t4346_0 uint64 = 0, 0x0, 0x0
-	if t3010 != 0 {
-		t4346 = t4346_1
-	} else {
-		t4346 = t4346_0
-	}
-	var t4348, t4348_1, t4348_0 uint64 = 0, 0x0, 0x0
-	if t3028 != 0 {
-		t4348 = t4348_1
-	} else {
-		t4348 = t4348_0
-	}
-	var t4350, t4350_1, t4350_0 uint64 = 0, 0x0, 0x0
-	if t3046 != 0 {
-		t4350 = t4350_1
-	} else {
-		t4350 = t4350_0
-	}
-	var t4352, t4352_1, t4352_0 uint64 = 0, 0x1, 0x0
-	if t3064 != 0 {
-		t4352 = t4352_1
-	} else {
-		t4352 = t4352_0
-	}
-	var t4354, t4354_1, t4354_0 uint64 = 0, 0x2, 0x0
-	if t3082 != 0 {
-		t4354 = t4354_1
-	} else {
-		t4354 = t4354_0
-	}
-	var t4356, t4356_1, t4356_0 uint64 = 0, 0x3, 0x0
-	if t3100 != 0 {
-		t4356 = t4356_1
-	} else {
-		t4356 = t4356_0
-	}
-	var t4358, t4358_1, t4358_0 uint64 = 0, 0x0, 0x0
-	if t3118 != 0 {
-		t4358 = t4358_1
-	} else {
-		t4358 = t4358_0
-	}
-	var t4360, t4360_1, t4360_0 uint64 = 0, 0x0, 0x0
-	if t3136 != 0 {
-		t4360 = t4360_1
-	} else {
-		t4360 = t4360_0
-	}
-	var t4362, t4362_1, t4362_0 uint64 = 0, 0x0, 0x0
-	if t3154 != 0 {
-		t4362 = t4362_1
-	} else {
-		t4362 = t4362_0
-	}
-	var t4364, t4364_1, t4364_0 uint64 = 0, 0x0, 0x0
-	if t3172 != 0 {
-		t4364 = t4364_1
-	} else {
-		t4364 = t4364_0
-	}
-	var t4366, t4366_1, t4366_0 uint64 = 0, 0x0, 0x0
-	if t3190 != 0 {
-		t4366 = t4366_1
-	} else {
-		t4366 = t4366_0
-	}
-	var t4368, t4368_1, t4368_0 uint64 = 0, 0x1, 0x0
-	if t3208 != 0 {
-		t4368 = t4368_1
-	} else {
-		t4368 = t4368_0
-	}
-	var t4370, t4370_1, t4370_0 uint64 = 0, 0x2, 0x0
-	if t3226 != 0 {
-		t4370 = t4370_1
-	} else {
-		t4370 = t4370_0
-	}
-	var t4372, t4372_1, t4372_0 uint64 = 0, 0x3, 0x0
-	if t3244 != 0 {
-		t4372 = t4372_1
-	} else {
-		t4372 = t4372_0
-	}
-	var t4374, t4374_1, t4374_0 uint64 = 0, 0x0, 0x0
-	if t3262 != 0 {
-		t4374 = t4374_1
-	} else {
-		t4374 = t4374_0
-	}
-	var t4376, t4376_1, t4376_0 uint64 = 0, 0x0, 0x0
-	if t3280 != 0 {
-		t4376 = t4376_1
-	} else {
-		t4376 = t4376_0
-	}
-	var t4378, t4378_1, t4378_0 uint64 = 0, 0x0, 0x0
-	if t3298 != 0 {
-		t4378 = t4378_1
-	} else {
-		t4378 = t4378_0
-	}
-	var t4380, t4380_1, t4380_0 uint64 = 0, 0x0, 0x0
-	if t3316 != 0 {
-		t4380 = t4380_1
-	} else {
-		t4380 = t4380_0
-	}
-	var t4382, t4382_1, t4382_0 uint64 = 0, 0x0, 0x0
-	if t3334 != 0 {
-		t4382 = t4382_1
-	} else {
-		t4382 = t4382_0
-	}
-	var t4384, t4384_1, t4384_0 uint64 = 0, 0x1, 0x0
-	if t3352 != 0 {
-		t4384 = t4384_1
-	} else {
-		t4384 = t4384_0
-	}
-	var t4386, t4386_1, t4386_0 uint64 = 0, 0x2, 0x0
-	if t3370 != 0 {
-		t4386 = t4386_1
-	} else {
-		t4386 = t4386_0
-	}
-	var t4388, t4388_1, t4388_0 uint64 = 0, 0x3, 0x0
-	if t3388 != 0 {
-		t4388 = t4388_1
-	} else {
-		t4388 = t4388_0
-	}
-	var t4390, t4390_1, t4390_0 uint64 = 0, 0x0, 0x0
-	if t3406 != 0 {
-		t4390 = t4390_1
-	} else {
-		t4390 = t4390_0
-	}
-	var t4392, t4392_1, t4392_0 uint64 = 0, 0x0, 0x0
-	if t3424 != 0 {
-		t4392 = t4392_1
-	} else {
-		t4392 = t4392_0
-	}
-	var t4394, t4394_1, t4394_0 uint64 = 0, 0x0, 0x0
-	if t3442 != 0 {
-		t4394 = t4394_1
-	} else {
-		t4394 = t4394_0
-	}
-	var t4396, t4396_1, t4396_0 uint64 = 0, 0x0, 0x0
-	if t3460 != 0 {
-		t4396 = t4396_1
-	} else {
-		t4396 = t4396_0
-	}
-	var t4398, t4398_1, t4398_0 uint64 = 0, 0x0, 0x0
-	if t3478 != 0 {
-		t4398 = t4398_1
-	} else {
-		t4398 = t4398_0
-	}
-	var t4400, t4400_1, t4400_0 uint64 = 0, 0x1, 0x0
-	if t3496 != 0 {
-		t4400 = t4400_1
-	} else {
-		t4400 = t4400_0
-	}
-	var t4402, t4402_1, t4402_0 uint64 = 0, 0x2, 0x0
-	if t3514 != 0 {
-		t4402 = t4402_1
-	} else {
-		t4402 = t4402_0
-	}
-	var t4404, t4404_1, t4404_0 uint64 = 0, 0x3, 0x0
-	if t3532 != 0 {
-		t4404 = t4404_1
-	} else {
-		t4404 = t4404_0
-	}
-	var t4406, t4406_1, t4406_0 uint64 = 0, 0x0, 0x0
-	if t3550 != 0 {
-		t4406 = t4406_1
-	} else {
-		t4406 = t4406_0
-	}
-	var t4408, t4408_1, t4408_0 uint64 = 0, 0x0, 0x0
-	if t3568 != 0 {
-		t4408 = t4408_1
-	} else {
-		t4408 = t4408_0
-	}
-	var t4409 uint64 = t4282 | t4284
-	var t4410 uint64 = t4286 | t4288
-	var t4411 uint64 = t4290 | t4292
-	var t4412 uint64 = t4294 | t4296
-	var t4413 uint64 = t4298 | t4300
-	var t4414 uint64 = t4302 | t4304
-	var t4415 uint64 = t4306 | t4308
-	var t4416 uint64 = t4310 | t4312
-	var t4417 uint64 = t4314 | t4316
-	var t4418 uint64 = t4318 | t4320
-	var t4419 uint64 = t4322 | t4324
-	var t4420 uint64 = t4326 | t4328
-	var t4421 uint64 = t4330 | t4332
-	var t4422 uint64 = t4334 | t4336
-	var t4423 uint64 = t4338 | t4340
-	var t4424 uint64 = t4342 | t4344
-	var t4425 uint64 = t4346 | t4348
-	var t4426 uint64 = t4350 | t4352
-	var t4427 uint64 = t4354 | t4356
-	var t4428 uint64 = t4358 | t4360
-	var t4429 uint64 = t4362 | t4364
-	var t4430 uint64 = t4366 | t4368
-	var t4431 uint64 = t4370 | t4372
-	var t4432 uint64 = t4374 | t4376
-	var t4433 uint64 = t4378 | t4380
-	var t4434 uint64 = t4382 | t4384
-	var t4435 uint64 = t4386 | t4388
-	var t4436 uint64 = t4390 | t4392
-	var t4437 uint64 = t4394 | t4396
-	var t4438 uint64 = t4398 | t4400
-	var t4439 uint64 = t4402 | t4404
-	var t4440 uint64 = t4406 | t4408
-	var t4441 uint64 = t4409 | t4410
-	var t4442 uint64 = t4411 | t4412
-	var t4443 uint64 = t4413 | t4414
-	var t4444 uint64 = t4415 | t4416
-	var t4445 uint64 = t4417 | t4418
-	var t4446 uint64 = t4419 | t4420
-	var t4447 uint64 = t4421 | t4422
-	var t4448 uint64 = t4423 | t4424
-	var t4449 uint64 = t4425 | t4426
-	var t4450 uint64 = t4427 | t4428
-	var t4451 uint64 = t4429 | t4430
-	var t4452 uint64 = t4431 | t4432
-	var t4453 uint64 = t4433 | t4434
-	var t4454 uint64 = t4435 | t4436
-	var t4455 uint64 = t4437 | t4438
-	var t4456 uint64 = t4439 | t4440
-	var t4457 uint64 = t4441 | t4442
-	var t4458 uint64 = t4443 | t4444
-	var t4459 uint64 = t4445 | t4446
-	var t4460 uint64 = t4447 | t4448
-	var t4461 uint64 = t4449 | t4450
-	var t4462 uint64 = t4451 | t4452
-	var t4463 uint64 = t4453 | t4454
-	var t4464 uint64 = t4455 | t4456
-	var t4465 uint64 = t4457 | t4458
-	var t4466 uint64 = t4459 | t4460
-	var t4467 uint64 = t4461 | t4462
-	var t4468 uint64 = t4463 | t4464
-	var t4469 uint64 = t4465 | t4466
-	var t4470 uint64 = t4467 | t4468
-	var t4471 uint64 = t4469 | t4470
-	var t4473, t4473_1, t4473_0 uint64 = 0, t2440, 0x0
-	if t2434 != 0 {
-		t4473 = t4473_1
-	} else {
-		t4473 = t4473_0
-	}
-	var t4475, t4475_1, t4475_0 uint64 = 0, t2458, 0x0
-	if t2452 != 0 {
-		t4475 = t4475_1
-	} else {
-		t4475 = t4475_0
-	}
-	var t4477, t4477_1, t4477_0 uint64 = 0, t2476, 0x0
-	if t2470 != 0 {
-		t4477 = t4477_1
-	} else {
-		t4477 = t4477_0
-	}
-	var t4479, t4479_1, t4479_0 uint64 = 0, t2494, 0x0
-	if t2488 != 0 {
-		t4479 = t4479_1
-	} else {
-		t4479 = t4479_0
-	}
-	var t4481, t4481_1, t4481_0 uint64 = 0, t2512, 0x0
-	if t2506 != 0 {
-		t4481 = t4481_1
-	} else {
-		t4481 = t4481_0
-	}
-	var t4483, t4483_1, t4483_0 uint64 = 0, t2530, 0x0
-	if t2524 != 0 {
-		t4483 = t4483_1
-	} else {
-		t4483 = t4483_0
-	}
-	var t4485, t4485_1, t4485_0 uint64 = 0, t2548, 0x0
-	if t2542 != 0 {
-		t4485 = t4485_1
-	} else {
-		t4485 = t4485_0
-	}
-	var t4487, t4487_1, t4487_0 uint64 = 0, t2566, 0x0
-	if t2560 != 0 {
-		t4487 = t4487_1
-	} else {
-		t4487 = t4487_0
-	}
-	var t4489, t4489_1, t4489_0 uint64 = 0, t2584, 0x0
-	if t2578 != 0 {
-		t4489 = t4489_1
-	} else {
-		t4489 = t4489_0
-	}
-	var t4491, t4491_1, t4491_0 uint64 = 0, t2602, 0x0
-	if t2596 != 0 {
-		t4491 = t4491_1
-	} else {
-		t4491 = t4491_0
-	}
-	var t4493, t4493_1, t4493_0 uint64 = 0, t2620, 0x0
-	if t2614 != 0 {
-		t4493 = t4493_1
-	} else {
-		t4493 = t4493_0
-	}
-	var t4495, t4495_1, t4495_0 uint64 = 0, t2638, 0x0
-	if t2632 != 0 {
-		t4495 = t4495_1
-	} else {
-		t4495 = t4495_0
-	}
-	var t4497, t4497_1, t4497_0 uint64 = 0, t2656, 0x0
-	if t2650 != 0 {
-		t4497 = t4497_1
-	} else {
-		t4497 = t4497_0
-	}
-	var t4499, t4499_1, t4499_0 uint64 = 0, t2674, 0x0
-	if t2668 != 0 {
-		t4499 = t4499_1
-	} else {
-		t4499 = t4499_0
-	}
-	var t4501, t4501_1, t4501_0 uint64 = 0, t2692, 0x0
-	if t2686 != 0 {
-		t4501 = t4501_1
-	} else {
-		t4501 = t4501_0
-	}
-	var t4503, t4503_1, t4503_0 uint64 = 0, t2710, 0x0
-	if t2704 != 0 {
-		t4503 = t4503_1
-	} else {
-		t4503 = t4503_0
-	}
-	var t4505, t4505_1, t4505_0 uint64 = 0, t2728, 0x0
-	if t2722 != 0 {
-		t4505 = t4505_1
-	} else {
-		t4505 = t4505_0
-	}
-	var t4507, t4507_1, t4507_0 uint64 = 0, t2746, 0x0
-	if t2740 != 0 {
-		t4507 = t4507_1
-	} else {
-		t4507 = t4507_0
-	}
-	var t4509, t4509_1, t4509_0 uint64 = 0, t2764, 0x0
-	if t2758 != 0 {
-		t4509 = t4509_1
-	} else {
-		t4509 = t4509_0
-	}
-	var t4511, t4511_1, t4511_0 uint64 = 0, t2782, 0x0
-	if t2776 != 0 {
-		t4511 = t4511_1
-	} else {
-		t4511 = t4511_0
-	}
-	var t4513, t4513_1, t4513_0 uint64 = 0, t2800, 0x0
-	if t2794 != 0 {
-		t4513 = t4513_1
-	} else {
-		t4513 = t4513_0
-	}
-	var t4515, t4515_1, t4515_0 uint64 = 0, t2818, 0x0
-	if t2812 != 0 {
-		t4515 = t4515_1
-	} else {
-		t4515 = t4515_0
-	}
-	var t4517, t4517_1, t4517_0 uint64 = 0, t2836, 0x0
-	if t2830 != 0 {
-		t4517 = t4517_1
-	} else {
-		t4517 = t4517_0
-	}
-	var t4519, t4519_1, t4519_0 uint64 = 0, t2854, 0x0
-	if t2848 != 0 {
-		t4519 = t4519_1
-	} else {
-		t4519 = t4519_0
-	}
-	var t4521, t4521_1, t4521_0 uint64 = 0, t2872, 0x0
-	if t2866 != 0 {
-		t4521 = t4521_1
-	} else {
-		t4521 = t4521_0
-	}
-	var t4523, t4523_1, t4523_0 uint64 = 0, t2890, 0x0
-	if t2884 != 0 {
-		t4523 = t4523_1
-	} else {
-		t4523 = t4523_0
-	}
-	var t4525, t4525_1, t4525_0 uint64 = 0, t2908, 0x0
-	if t2902 != 0 {
-		t4525 = t4525_1
-	} else {
-		t4525 = t4525_0
-	}
-	var t4527, t4527_1, t4527_0 uint64 = 0, t2926, 0x0
-	if t2920 != 0 {
-		t4527 = t4527_1
-	} else {
-		t4527 = t4527_0
-	}
-	var t4529, t4529_1, t4529_0 uint64 = 0, t2944, 0x0
-	if t2938 != 0 {
-		t4529 = t4529_1
-	} else {
-		t4529 = t4529_0
-	}
-	var t4531, t4531_1, t4531_0 uint64 = 0, t2962, 0x0
-	if t2956 != 0 {
-		t4531 = t4531_1
-	} else {
-		t4531 = t4531_0
-	}
-	var t4533, t4533_1, t4533_0 uint64 = 0, t2980, 0x0
-	if t2974 != 0 {
-		t4533 = t4533_1
-	} else {
-		t4533 = t4533_0
-	}
-	var t4535, t4535_1, t4535_0 uint64 = 0, t2998, 0x0
-	if t2992 != 0 {
-		t4535 = t4535_1
-	} else {
-		t4535 = t4535_0
-	}
-	var t4537, t4537_1, t4537_0 uint64 = 0, t3016, 0x0
-	if t3010 != 0 {
-		t4537 = t4537_1
-	} else {
-		t4537 = t4537_0
-	}
-	var t4539, t4539_1, t4539_0 uint64 = 0, t3034, 0x0
-	if t3028 != 0 {
-		t4539 = t4539_1
-	} else {
-		t4539 = t4539_0
-	}
-	var t4541, t4541_1, t4541_0 uint64 = 0, t3052, 0x0
-	if t3046 != 0 {
-		t4541 = t4541_1
-	} else {
-		t4541 = t4541_0
-	}
-	var t4543, t4543_1, t4543_0 uint64 = 0, t3070, 0x0
-	if t3064 != 0 {
-		t4543 = t4543_1
-	} else {
-		t4543 = t4543_0
-	}
-	var t4545, t4545_1, t4545_0 uint64 = 0, t3088, 0x0
-	if t3082 != 0 {
-		t4545 = t4545_1
-	} else {
-		t4545 = t4545_0
-	}
-	var t4547, t4547_1, t4547_0 uint64 = 0, t3106, 0x0
-	if t3100 != 0 {
-		t4547 = t4547_1
-	} else {
-		t4547 = t4547_0
-	}
-	var t4549, t4549_1, t4549_0 uint64 = 0, t3124, 0x0
-	if t3118 != 0 {
-		t4549 = t4549_1
-	} else {
-		t4549 = t4549_0
-	}
-	var t4551, t4551_1, t4551_0 uint64 = 0, t3142, 0x0
-	if t3136 != 0 {
-		t4551 = t4551_1
-	} else {
-		t4551 = t4551_0
-	}
-	var t4553, t4553_1, t4553_0 uint64 = 0, t3160, 0x0
-	if t3154 != 0 {
-		t4553 = t4553_1
-	} else {
-		t4553 = t4553_0
-	}
-	var t4555, t4555_1, t4555_0 uint64 = 0, t3178, 0x0
-	if t3172 != 0 {
-		t4555 = t4555_1
-	} else {
-		t4555 = t4555_0
-	}
-	var t4557, t4557_1, t4557_0 uint64 = 0, t3196, 0x0
-	if t3190 != 0 {
-		t4557 = t4557_1
-	} else {
-		t4557 = t4557_0
-	}
-	var t4559, t4559_1, t4559_0 uint64 = 0, t3214, 0x0
-	if t3208 != 0 {
-		t4559 = t4559_1
-	} else {
-		t4559 = t4559_0
-	}
-	var t4561, t4561_1, t4561_0 uint64 = 0, t3232, 0x0
-	if t3226 != 0 {
-		t4561 = t4561_1
-	} else {
-		t4561 = t4561_0
-	}
-	var t4563, t4563_1, t4563_0 uint64 = 0, t3250, 0x0
-	if t3244 != 0 {
-		t4563 = t4563_1
-	} else {
-		t4563 = t4563_0
-	}
-	var t4565, t4565_1, t4565_0 uint64 = 0, t3268, 0x0
-	if t3262 != 0 {
-		t4565 = t4565_1
-	} else {
-		t4565 = t4565_0
-	}
-	var t4567, t4567_1, t4567_0 uint64 = 0, t3286, 0x0
-	if t3280 != 0 {
-		t4567 = t4567_1
-	} else {
-		t4567 = t4567_0
-	}
-	var t4569, t4569_1, t4569_0 uint64 = 0, t3304, 0x0
-	if t3298 != 0 {
-		t4569 = t4569_1
-	} else {
-		t4569 = t4569_0
-	}
-	var t4571, t4571_1, t4571_0 uint64 = 0, t3322, 0x0
-	if t3316 != 0 {
-		t4571 = t4571_1
-	} else {
-		t4571 = t4571_0
-	}
-	var t4573, t4573_1, t4573_0 uint64 = 0, t3340, 0x0
-	if t3334 != 0 {
-		t4573 = t4573_1
-	} else {
-		t4573 = t4573_0
-	}
-	var t4575, t4575_1, t4575_0 uint64 = 0, t3358, 0x0
-	if t3352 != 0 {
-		t4575 = t4575_1
-	} else {
-		t4575 = t4575_0
-	}
-	var t4577, t4577_1, t4577_0 uint64 = 0, t3376, 0x0
-	if t3370 != 0 {
-		t4577 = t4577_1
-	} else {
-		t4577 = t4577_0
-	}
-	var t4579, t4579_1, t4579_0 uint64 = 0, t3394, 0x0
-	if t3388 != 0 {
-		t4579 = t4579_1
-	} else {
-		t4579 = t4579_0
-	}
-	var t4581, t4581_1, t4581_0 uint64 = 0, t3412, 0x0
-	if t3406 != 0 {
-		t4581 = t4581_1
-	} else {
-		t4581 = t4581_0
-	}
-	var t4583, t4583_1, t4583_0 uint64 = 0, t3430, 0x0
-	if t3424 != 0 {
-		t4583 = t4583_1
-	} else {
-		t4583 = t4583_0
-	}
-	var t4585, t4585_1, t4585_0 uint64 = 0, t3448, 0x0
-	if t3442 != 0 {
-		t4585 = t4585_1
-	} else {
-		t4585 = t4585_0
-	}
-	var t4587, t4587_1, t4587_0 uint64 = 0, t3466, 0x0
-	if t3460 != 0 {
-		t4587 = t4587_1
-	} else {
-		t4587 = t4587_0
-	}
-	var t4589, t4589_1, t4589_0 uint64 = 0, t3484, 0x0
-	if t3478 != 0 {
-		t4589 = t4589_1
-	} else {
-		t4589 = t4589_0
-	}
-	var t4591, t4591_1, t4591_0 uint64 = 0, t3502, 0x0
-	if t3496 != 0 {
-		t4591 = t4591_1
-	} else {
-		t4591 = t4591_0
-	}
-	var t4593, t4593_1, t4593_0 uint64 = 0, t3520, 0x0
-	if t3514 != 0 {
-		t4593 = t4593_1
-	} else {
-		t4593 = t4593_0
-	}
-	var t4595, t4595_1, t4595_0 uint64 = 0, t3538, 0x0
-	if t3532 != 0 {
-		t4595 = t4595_1
-	} else {
-		t4595 = t4595_0
-	}
-	var t4597, t4597_1, t4597_0 uint64 = 0, t3556, 0x0
-	if t3550 != 0 {
-		t4597 = t4597_1
-	} else {
-		t4597 = t4597_0
-	}
-	var t4599, t4599_1, t4599_0 uint64 = 0, t3574, 0x0
-	if t3568 != 0 {
-		t4599 = t4599_1
-	} else {
-		t4599 = t4599_0
-	}
-	var t4600 uint64 = t4473 | t4475
-	var t4601 uint64 = t4477 | t4479
-	var t4602 uint64 = t4481 | t4483
-	var t4603 uint64 = t4485 | t4487
-	var t4604 uint64 = t4489 | t4491
-	var t4605 uint64 = t4493 | t4495
-	var t4606 uint64 = t4497 | t4499
-	var t4607 uint64 = t4501 | t4503
-	var t4608 uint64 = t4505 | t4507
-	var t4609 uint64 = t4509 | t4511
-	var t4610 uint64 = t4513 | t4515
-	var t4611 uint64 = t4517 | t4519
-	var t4612 uint64 = t4521 | t4523
-	var t4613 uint64 = t4525 | t4527
-	var t4614 uint64 = t4529 | t4531
-	var t4615 uint64 = t4533 | t4535
-	var t4616 uint64 = t4537 | t4539
-	var t4617 uint64 = t4541 | t4543
-	var t4618 uint64 = t4545 | t4547
-	var t4619 uint64 = t4549 | t4551
-	var t4620 uint64 = t4553 | t4555
-	var t4621 uint64 = t4557 | t4559
-	var t4622 uint64 = t4561 | t4563
-	var t4623 uint64 = t4565 | t4567
-	var t4624 uint64 = t4569 | t4571
-	var t4625 uint64 = t4573 | t4575
-	var t4626 uint64 = t4577 | t4579
-	var t4627 uint64 = t4581 | t4583
-	var t4628 uint64 = t4585 | t4587
-	var t4629 uint64 = t4589 | t4591
-	var t4630 uint64 = t4593 | t4595
-	var t4631 uint64 = t4597 | t4599
-	var t4632 uint64 = t4600 | t4601
-	var t4633 uint64 = t4602 | t4603
-	var t4634 uint64 = t4604 | t4605
-	var t4635 uint64 = t4606 | t4607
-	var t4636 uint64 = t4608 | t4609
-	var t4637 uint64 = t4610 | t4611
-	var t4638 uint64 = t4612 | t4613
-	var t4639 uint64 = t4614 | t4615
-	var t4640 uint64 = t4616 | t4617
-	var t4641 uint64 = t4618 | t4619
-	var t4642 uint64 = t4620 | t4621
-	var t4643 uint64 = t4622 | t4623
-	var t4644 uint64 = t4624 | t4625
-	var t4645 uint64 = t4626 | t4627
-	var t4646 uint64 = t4628 | t4629
-	var t4647 uint64 = t4630 | t4631
-	var t4648 uint64 = t4632 | t4633
-	var t4649 uint64 = t4634 | t4635
-	var t4650 uint64 = t4636 | t4637
-	var t4651 uint64 = t4638 | t4639
-	var t4652 uint64 = t4640 | t4641
-	var t4653 uint64 = t4642 | t4643
-	var t4654 uint64 = t4644 | t4645
-	var t4655 uint64 = t4646 | t4647
-	var t4656 uint64 = t4648 | t4649
-	var t4657 uint64 = t4650 | t4651
-	var t4658 uint64 = t4652 | t4653
-	var t4659 uint64 = t4654 | t4655
-	var t4660 uint64 = t4656 | t4657
-	var t4661 uint64 = t4658 | t4659
-	var t4662 uint64 = t4660 | t4661
-	v[4662] = t4662
-	var t4664, t4664_1, t4664_0 uint64 = 0, 0x1, 0x0
-	if t2434 != 0 {
-		t4664 = t4664_1
-	} else {
-		t4664 = t4664_0
-	}
-	var t4666, t4666_1, t4666_0 uint64 = 0, 0x0, 0x0
-	if t2452 != 0 {
-		t4666 = t4666_1
-	} else {
-		t4666 = t4666_0
-	}
-	var t4668, t4668_1, t4668_0 uint64 = 0, 0x0, 0x0
-	if t2470 != 0 {
-		t4668 = t4668_1
-	} else {
-		t4668 = t4668_0
-	}
-	var t4670, t4670_1, t4670_0 uint64 = 0, 0x0, 0x0
-	if t2488 != 0 {
-		t4670 = t4670_1
-	} else {
-		t4670 = t4670_0
-	}
-	var t4672, t4672_1, t4672_0 uint64 = 0, 0x0, 0x0
-	if t2506 != 0 {
-		t4672 = t4672_1
-	} else {
-		t4672 = t4672_0
-	}
-	var t4674, t4674_1, t4674_0 uint64 = 0, 0x0, 0x0
-	if t2524 != 0 {
-		t4674 = t4674_1
-	} else {
-		t4674 = t4674_0
-	}
-	var t4676, t4676_1, t4676_0 uint64 = 0, 0x0, 0x0
-	if t2542 != 0 {
-		t4676 = t4676_1
-	} else {
-		t4676 = t4676_0
-	}
-	var t4678, t4678_1, t4678_0 uint64 = 0, 0x0, 0x0
-	if t2560 != 0 {
-		t4678 = t4678_1
-	} else {
-		t4678 = t4678_0
-	}
-	var t4680, t4680_1, t4680_0 uint64 = 0, 0x0, 0x0
-	if t2578 != 0 {
-		t4680 = t4680_1
-	} else {
-		t4680 = t4680_0
-	}
-	var t4682, t4682_1, t4682_0 uint64 = 0, 0x1, 0x0
-	if t2596 != 0 {
-		t4682 = t4682_1
-	} else {
-		t4682 = t4682_0
-	}
-	var t4684, t4684_1, t4684_0 uint64 = 0, 0x0, 0x0
-	if t2614 != 0 {
-		t4684 = t4684_1
-	} else {
-		t4684 = t4684_0
-	}
-	var t4686, t4686_1, t4686_0 uint64 = 0, 0x0, 0x0
-	if t2632 != 0 {
-		t4686 = t4686_1
-	} else {
-		t4686 = t4686_0
-	}
-	var t4688, t4688_1, t4688_0 uint64 = 0, 0x0, 0x0
-	if t2650 != 0 {
-		t4688 = t4688_1
-	} else {
-		t4688 = t4688_0
-	}
-	var t4690, t4690_1, t4690_0 uint64 = 0, 0x0, 0x0
-	if t2668 != 0 {
-		t4690 = t4690_1
-	} else {
-		t4690 = t4690_0
-	}
-	var t4692, t4692_1, t4692_0 uint64 = 0, 0x0, 0x0
-	if t2686 != 0 {
-		t4692 = t4692_1
-	} else {
-		t4692 = t4692_0
-	}
-	var t4694, t4694_1, t4694_0 uint64 = 0, 0x0, 0x0
-	if t2704 != 0 {
-		t4694 = t4694_1
-	} else {
-		t4694 = t4694_0
-	}
-	var t4696, t4696_1, t4696_0 uint64 = 0, 0x1, 0x0
-	if t2722 != 0 {
-		t4696 = t4696_1
-	} else {
-		t4696 = t4696_0
-	}
-	var t4698, t4698_1, t4698_0 uint64 = 0, 0x0, 0x0
-	if t2740 != 0 {
-		t4698 = t4698_1
-	} else {
-		t4698 = t4698_0
-	}
-	var t4700, t4700_1, t4700_0 uint64 = 0, 0x0, 0x0
-	if t2758 != 0 {
-		t4700 = t4700_1
-	} else {
-		t4700 = t4700_0
-	}
-	var t4702, t4702_1, t4702_0 uint64 = 0, 0x0, 0x0
-	if t2776 != 0 {
-		t4702 = t4702_1
-	} else {
-		t4702 = t4702_0
-	}
-	var t4704, t4704_1, t4704_0 uint64 = 0, 0x0, 0x0
-	if t2794 != 0 {
-		t4704 = t4704_1
-	} else {
-		t4704 = t4704_0
-	}
-	var t4706, t4706_1, t4706_0 uint64 = 0, 0x0, 0x0
-	if t2812 != 0 {
-		t4706 = t4706_1
-	} else {
-		t4706 = t4706_0
-	}
-	var t4708, t4708_1, t4708_0 uint64 = 0, 0x0, 0x0
-	if t2830 != 0 {
-		t4708 = t4708_1
-	} else {
-		t4708 = t4708_0
-	}
-	var t4710, t4710_1, t4710_0 uint64 = 0, 0x0, 0x0
-	if t2848 != 0 {
-		t4710 = t4710_1
-	} else {
-		t4710 = t4710_0
-	}
-	var t4712, t4712_1, t4712_0 uint64 = 0, 0x0, 0x0
-	if t2866 != 0 {
-		t4712 = t4712_1
-	} else {
-		t4712 = t4712_0
-	}
-	var t4714, t4714_1, t4714_0 uint64 = 0, 0x1, 0x0
-	if t2884 != 0 {
-		t4714 = t4714_1
-	} else {
-		t4714 = t4714_0
-	}
-	var t4716, t4716_1, t4716_0 uint64 = 0, 0x0, 0x0
-	if t2902 != 0 {
-		t4716 = t4716_1
-	} else {
-		t4716 = t4716_0
-	}
-	var t4718, t4718_1, t4718_0 uint64 = 0, 0x0, 0x0
-	if t2920 != 0 {
-		t4718 = t4718_1
-	} else {
-		t4718 = t4718_0
-	}
-	var t4720, t4720_1, t4720_0 uint64 = 0, 0x0, 0x0
-	if t2938 != 0 {
-		t4720 = t4720_1
-	} else {
-		t4720 = t4720_0
-	}
-	var t4722, t4722_1, t4722_0 uint64 = 0, 0x0, 0x0
-	if t2956 != 0 {
-		t4722 = t4722_1
-	} else {
-		t4722 = t4722_0
-	}
-	var t4724, t4724_1, t4724_0 uint64 = 0, 0x0, 0x0
-	if t2974 != 0 {
-		t4724 = t4724_1
-	} else {
-		t4724 = t4724_0
-	}
-	var t4726, t4726_1, t4726_0 uint64 = 0, 0x0, 0x0
-	if t2992 != 0 {
-		t4726 = t4726_1
-	} else {
-		t4726 = t4726_0
-	}
-	var t4728, t4728_1, t4728_0 uint64 = 0, 0x1, 0x0
-	if t3010 != 0 {
-		t4728 = t4728_1
-	} else {
-		t4728 = t4728_0
-	}
-	var t4730, t4730_1, t4730_0 uint64 = 0, 0x0, 0x0
-	if t3028 != 0 {
-		t4730 = t4730_1
-	} else {
-		t4730 = t4730_0
-	}
-	var t4732, t4732_1, t4732_0 uint64 = 0, 0x0, 0x0
-	if t3046 != 0 {
-		t4732 = t4732_1
-	} else {
-		t4732 = t4732_0
-	}
-	var t4734, t4734_1, t4734_0 uint64 = 0, 0x0, 0x0
-	if t3064 != 0 {
-		t4734 = t4734_1
-	} else {
-		t4734 = t4734_0
-	}
-	var t4736, t4736_1, t4736_0 uint64 = 0, 0x0, 0x0
-	if t3082 != 0 {
-		t4736 = t4736_1
-	} else {
-		t4736 = t4736_0
-	}
-	var t4738, t4738_1, t4738_0 uint64 = 0, 0x0, 0x0
-	if t3100 != 0 {
-		t4738 = t4738_1
-	} else {
-		t4738 = t4738_0
-	}
-	var t4740, t4740_1, t4740_0 uint64 = 0, 0x0, 0x0
-	if t3118 != 0 {
-		t4740 = t4740_1
-	} else {
-		t4740 = t4740_0
-	}
-	var t4742, t4742_1, t4742_0 uint64 = 0, 0x0, 0x0
-	if t3136 != 0 {
-		t4742 = t4742_1
-	} else {
-		t4742 = t4742_0
-	}
-	var t4744, t4744_1, t4744_0 uint64 = 0, 0x0, 0x0
-	if t3154 != 0 {
-		t4744 = t4744_1
-	} else {
-		t4744 = t4744_0
-	}
-	var t4746, t4746_1, t4746_0 uint64 = 0, 0x1, 0x0
-	if t3172 != 0 {
-		t4746 = t4746_1
-	} else {
-		t4746 = t4746_0
-	}
-	var t4748, t4748_1, t4748_0 uint64 = 0, 0x0, 0x0
-	if t3190 != 0 {
-		t4748 = t4748_1
-	} else {
-		t4748 = t4748_0
-	}
-	var t4750, t4750_1, t4750_0 uint64 = 0, 0x0, 0x0
-	if t3208 != 0 {
-		t4750 = t4750_1
-	} else {
-		t4750 = t4750_0
-	}
-	var t4752, t4752_1, t4752_0 uint64 = 0, 0x0, 0x0
-	if t3226 != 0 {
-		t4752 = t4752_1
-	} else {
-		t4752 = t4752_0
-	}
-	var t4754, t4754_1, t4754_0 uint64 = 0, 0x0, 0x0
-	if t3244 != 0 {
-		t4754 = t4754_1
-	} else {
-		t4754 = t4754_0
-	}
-	var t4756, t4756_1, t4756_0 uint64 = 0, 0x0, 0x0
-	if t3262 != 0 {
-		t4756 = t4756_1
-	} else {
-		t4756 = t4756_0
-	}
-	var t4758, t4758_1, t4758_0 uint64 = 0, 0x0, 0x0
-	if t3280 != 0 {
-		t4758 = t4758_1
-	} else {
-		t4758 = t4758_0
-	}
-	var t4760, t4760_1, t4760_0 uint64 = 0, 0x1, 0x0
-	if t3298 != 0 {
-		t4760 = t4760_1
-	} else {
-		t4760 = t4760_0
-	}
-	var t4762, t4762_1, t4762_0 uint64 = 0, 0x0, 0x0
-	if t3316 != 0 {
-		t4762 = t4762_1
-	} else {
-		t4762 = t4762_0
-	}
-	var t4764, t4764_1, t4764_0 uint64 = 0, 0x0, 0x0
-	if t3334 != 0 {
-		t4764 = t4764_1
-	} else {
-		t4764 = t4764_0
-	}
-	var t4766, t4766_1, t4766_0 uint64 = 0, 0x0, 0x0
-	if t3352 != 0 {
-		t4766 = t4766_1
-	} else {
-		t4766 = t4766_0
-	}
-	var t4768, t4768_1, t4768_0 uint64 = 0, 0x0, 0x0
-	if t3370 != 0 {
-		t4768 = t4768_1
-	} else {
-		t4768 = t4768_0
-	}
-	var t4770, t4770_1, t4770_0 uint64 = 0, 0x0, 0x0
-	if t3388 != 0 {
-		t4770 = t4770_1
-	} else {
-		t4770 = t4770_0
-	}
-	var t4772, t4772_1, t4772_0 uint64 = 0, 0x0, 0x0
-	if t3406 != 0 {
-		t4772 = t4772_1
-	} else {
-		t4772 = t4772_0
-	}
-	var t4774, t4774_1, t4774_0 uint64 = 0, 0x0, 0x0
-	if t3424 != 0 {
-		t4774 = t4774_1
-	} else {
-		t4774 = t4774_0
-	}
-	var t4776, t4776_1, t4776_0 uint64 = 0, 0x0, 0x0
-	if t3442 != 0 {
-		t4776 = t4776_1
-	} else {
-		t4776 = t4776_0
-	}
-	var t4778, t4778_1, t4778_0 uint64 = 0, 0x1, 0x0
-	if t3460 != 0 {
-		t4778 = t4778_1
-	} else {
-		t4778 = t4778_0
-	}
-	var t4780, t4780_1, t4780_0 uint64 = 0, 0x0, 0x0
-	if t3478 != 0 {
-		t4780 = t4780_1
-	} else {
-		t4780 = t4780_0
-	}
-	var t4782, t4782_1, t4782_0 uint64 = 0, 0x0, 0x0
-	if t3496 != 0 {
-		t4782 = t4782_1
-	} else {
-		t4782 = t4782_0
-	}
-	var t4784, t4784_1, t4784_0 uint64 = 0, 0x0, 0x0
-	if t3514 != 0 {
-		t4784 = t4784_1
-	} else {
-		t4784 = t4784_0
-	}
-	var t4786, t4786_1, t4786_0 uint64 = 0, 0x0, 0x0
-	if t3532 != 0 {
-		t4786 = t4786_1
-	} else {
-		t4786 = t4786_0
-	}
-	var t4788, t4788_1, t4788_0 uint64 = 0, 0x0, 0x0
-	if t3550 != 0 {
-		t4788 = t4788_1
-	} else {
-		t4788 = t4788_0
-	}
-	var t4790, t4790_1, t4790_0 uint64 = 0, 0x0, 0x0
-	if t3568 != 0 {
-		t4790 = t4790_1
-	} else {
-		t4790 = t4790_0
-	}
-	var t4791 uint64 = t4664 | t4666
-	var t4792 uint64 = t4668 | t4670
-	var t4793 uint64 = t4672 | t4674
-	var t4794 uint64 = t4676 | t4678
-	var t4795 uint64 = t4680 | t4682
-	var t4796 uint64 = t4684 | t4686
-	var t4797 uint64 = t4688 | t4690
-	var t4798 uint64 = t4692 | t4694
-	var t4799 uint64 = t4696 | t4698
-	var t4800 uint64 = t4700 | t4702
-	var t4801 uint64 = t4704 | t4706
-	var t4802 uint64 = t4708 | t4710
-	var t4803 uint64 = t4712 | t4714
-	var t4804 uint64 = t4716 | t4718
-	var t4805 uint64 = t4720 | t4722
-	var t4806 uint64 = t4724 | t4726
-	var t4807 uint64 = t4728 | t4730
-	var t4808 uint64 = t4732 | t4734
-	var t4809 uint64 = t4736 | t4738
-	var t4810 uint64 = t4740 | t4742
-	var t4811 uint64 = t4744 | t4746
-	var t4812 uint64 = t4748 | t4750
-	var t4813 uint64 = t4752 | t4754
-	var t4814 uint64 = t4756 | t4758
-	var t4815 uint64 = t4760 | t4762
-	var t4816 uint64 = t4764 | t4766
-	var t4817 uint64 = t4768 | t4770
-	var t4818 uint64 = t4772 | t4774
-	var t4819 uint64 = t4776 | t4778
-	var t4820 uint64 = t4780 | t4782
-	var t4821 uint64 = t4784 | t4786
-	var t4822 uint64 = t4788 | t4790
-	var t4823 uint64 = t4791 | t4792
-	var t4824 uint64 = t4793 | t4794
-	var t4825 uint64 = t4795 | t4796
-	var t4826 uint64 = t4797 | t4798
-	var t4827 uint64 = t4799 | t4800
-	var t4828 uint64 = t4801 | t4802
-	var t4829 uint64 = t4803 | t4804
-	var t4830 uint64 = t4805 | t4806
-	var t4831 uint64 = t4807 | t4808
-	var t4832 uint64 = t4809 | t4810
-	var t4833 uint64 = t4811 | t4812
-	var t4834 uint64 = t4813 | t4814
-	var t4835 uint64 = t4815 | t4816
-	var t4836 uint64 = t4817 | t4818
-	var t4837 uint64 = t4819 | t4820
-	var t4838 uint64 = t4821 | t4822
-	var t4839 uint64 = t4823 | t4824
-	var t4840 uint64 = t4825 | t4826
-	var t4841 uint64 = t4827 | t4828
-	var t4842 uint64 = t4829 | t4830
-	var t4843 uint64 = t4831 | t4832
-	var t4844 uint64 = t4833 | t4834
-	var t4845 uint64 = t4835 | t4836
-	var t4846 uint64 = t4837 | t4838
-	var t4847 uint64 = t4839 | t4840
-	var t4848 uint64 = t4841 | t4842
-	var t4849 uint64 = t4843 | t4844
-	var t4850 uint64 = t4845 | t4846
-	var t4851 uint64 = t4847 | t4848
-	var t4852 uint64 = t4849 | t4850
-	var t4853 uint64 = t4851 | t4852
-	var t4855, t4855_1, t4855_0 uint64 = 0, 0x0, 0x0
-	if t2434 != 0 {
-		t4855 = t4855_1
-	} else {
-		t4855 = t4855_0
-	}
-	var t4857, t4857_1, t4857_0 uint64 = 0, 0x0, 0x0
-	if t2452 != 0 {
-		t4857 = t4857_1
-	} else {
-		t4857 = t4857_0
-	}
-	var t4859, t4859_1, t4859_0 uint64 = 0, 0x0, 0x0
-	if t2470 != 0 {
-		t4859 = t4859_1
-	} else {
-		t4859 = t4859_0
-	}
-	var t4861, t4861_1, t4861_0 uint64 = 0, 0x0, 0x0
-	if t2488 != 0 {
-		t4861 = t4861_1
-	} else {
-		t4861 = t4861_0
-	}
-	var t4863, t4863_1, t4863_0 uint64 = 0, 0x0, 0x0
-	if t2506 != 0 {
-		t4863 = t4863_1
-	} else {
-		t4863 = t4863_0
-	}
-	var t4865, t4865_1, t4865_0 uint64 = 0, 0x0, 0x0
-	if t2524 != 0 {
-		t4865 = t4865_1
-	} else {
-		t4865 = t4865_0
-	}
-	var t4867, t4867_1, t4867_0 uint64 = 0, 0x0, 0x0
-	if t2542 != 0 {
-		t4867 = t4867_1
-	} else {
-		t4867 = t4867_0
-	}
-	var t4869, t4869_1, t4869_0 uint64 = 0, 0x0, 0x0
-	if t2560 != 0 {
-		t4869 = t4869_1
-	} else {
-		t4869 = t4869_0
-	}
-	var t4871, t4871_1, t4871_0 uint64 = 0, 0x0, 0x0
-	if t2578 != 0 {
-		t4871 = t4871_1
-	} else {
-		t4871 = t4871_0
-	}
-	var t4873, t4873_1, t4873_0 uint64 = 0, 0x1, 0x0
-	if t2596 != 0 {
-		t4873 = t4873_1
-	} else {
-		t4873 = t4873_0
-	}
-	var t4875, t4875_1, t4875_0 uint64 = 0, 0x0, 0x0
-	if t2614 != 0 {
-		t4875 = t4875_1
-	} else {
-		t4875 = t4875_0
-	}
-	var t4877, t4877_1, t4877_0 uint64 = 0, 0x0, 0x0
-	if t2632 != 0 {
-		t4877 = t4877_1
-	} else {
-		t4877 = t4877_0
-	}
-	var t4879, t4879_1, t4879_0 uint64 = 0, 0x0, 0x0
-	if t2650 != 0 {
-		t4879 = t4879_1
-	} else {
-		t4879 = t4879_0
-	}
-	var t4881, t4881_1, t4881_0 uint64 = 0, 0x0, 0x0
-	if t2668 != 0 {
-		t4881 = t4881_1
-	} else {
-		t4881 = t4881_0
-	}
-	var t4883, t4883_1, t4883_0 uint64 = 0, 0x0, 0x0
-	if t2686 != 0 {
-		t4883 = t4883_1
-	} else {
-		t4883 = t4883_0
-	}
-	var t4885, t4885_1, t4885_0 uint64 = 0, 0x0, 0x0
-	if t2704 != 0 {
-		t4885 = t4885_1
-	} else {
-		t4885 = t4885_0
-	}
-	var t4887, t4887_1, t4887_0 uint64 = 0, 0x0, 0x0
-	if t2722 != 0 {
-		t4887 = t4887_1
-	} else {
-		t4887 = t4887_0
-	}
-	var t4889, t4889_1, t4889_0 uint64 = 0, 0x0, 0x0
-	if t2740 != 0 {
-		t4889 = t4889_1
-	} else {
-		t4889 = t4889_0
-	}
-	var t4891, t4891_1, t4891_0 uint64 = 0, 0x0, 0x0
-	if t2758 != 0 {
-		t4891 = t4891_1
-	} else {
-		t4891 = t4891_0
-	}
-	var t4893, t4893_1, t4893_0 uint64 = 0, 0x0, 0x0
-	if t2776 != 0 {
-		t4893 = t4893_1
-	} else {
-		t4893 = t4893_0
-	}
-	var t4895, t4895_1, t4895_0 uint64 = 0, 0x0, 0x0
-	if t2794 != 0 {
-		t4895 = t4895_1
-	} else {
-		t4895 = t4895_0
-	}
-	var t4897, t4897_1, t4897_0 uint64 = 0, 0x0, 0x0
-	if t2812 != 0 {
-		t4897 = t4897_1
-	} else {
-		t4897 = t4897_0
-	}
-	var t4899, t4899_1, t4899_0 uint64 = 0, 0x0, 0x0
-	if t2830 != 0 {
-		t4899 = t4899_1
-	} else {
-		t4899 = t4899_0
-	}
-	var t4901, t4901_1, t4901_0 uint64 = 0, 0x0, 0x0
-	if t2848 != 0 {
-		t4901 = t4901_1
-	} else {
-		t4901 = t4901_0
-	}
-	var t4903, t4903_1, t4903_0 uint64 = 0, 0x0, 0x0
-	if t2866 != 0 {
-		t4903 = t4903_1
-	} else {
-		t4903 = t4903_0
-	}
-	var t4905, t4905_1, t4905_0 uint64 = 0, 0x1, 0x0
-	if t2884 != 0 {
-		t4905 = t4905_1
-	} else {
-		t4905 = t4905_0
-	}
-	var t4907, t4907_1, t4907_0 uint64 = 0, 0x0, 0x0
-	if t2902 != 0 {
-		t4907 = t4907_1
-	} else {
-		t4907 = t4907_0
-	}
-	var t4909, t4909_1, t4909_0 uint64 = 0, 0x0, 0x0
-	if t2920 != 0 {
-		t4909 = t4909_1
-	} else {
-		t4909 = t4909_0
-	}
-	var t4911, t4911_1, t4911_0 uint64 = 0, 0x0, 0x0
-	if t2938 != 0 {
-		t4911 = t4911_1
-	} else {
-		t4911 = t4911_0
-	}
-	var t4913, t4913_1, t4913_0 uint64 = 0, 0x0, 0x0
-	if t2956 != 0 {
-		t4913 = t4913_1
-	} else {
-		t4913 = t4913_0
-	}
-	var t4915, t4915_1, t4915_0 uint64 = 0, 0x0, 0x0
-	if t2974 != 0 {
-		t4915 = t4915_1
-	} else {
-		t4915 = t4915_0
-	}
-	var t4917, t4917_1, t4917_0 uint64 = 0, 0x0, 0x0
-	if t2992 != 0 {
-		t4917 = t4917_1
-	} else {
-		t4917 = t4917_0
-	}
-	var t4919, t4919_1, t4919_0 uint64 = 0, 0x0, 0x0
-	if t3010 != 0 {
-		t4919 = t4919_1
-	} else {
-		t4919 = t4919_0
-	}
-	var t4921, t4921_1, t4921_0 uint64 = 0, 0x0, 0x0
-	if t3028 != 0 {
-		t4921 = t4921_1
-	} else {
-		t4921 = t4921_0
-	}
-	var t4923, t4923_1, t4923_0 uint64 = 0, 0x0, 0x0
-	if t3046 != 0 {
-		t4923 = t4923_1
-	} else {
-		t4923 = t4923_0
-	}
-	var t4925, t4925_1, t4925_0 uint64 = 0, 0x0, 0x0
-	if t3064 != 0 {
-		t4925 = t4925_1
-	} else {
-		t4925 = t4925_0
-	}
-	var t4927, t4927_1, t4927_0 uint64 = 0, 0x0, 0x0
-	if t3082 != 0 {
-		t4927 = t4927_1
-	} else {
-		t4927 = t4927_0
-	}
-	var t4929, t4929_1, t4929_0 uint64 = 0, 0x0, 0x0
-	if t3100 != 0 {
-		t4929 = t4929_1
-	} else {
-		t4929 = t4929_0
-	}
-	var t4931, t4931_1, t4931_0 uint64 = 0, 0x0, 0x0
-	if t3118 != 0 {
-		t4931 = t4931_1
-	} else {
-		t4931 = t4931_0
-	}
-	var t4933, t4933_1, t4933_0 uint64 = 0, 0x0, 0x0
-	if t3136 != 0 {
-		t4933 = t4933_1
-	} else {
-		t4933 = t4933_0
-	}
-	var t4935, t4935_1, t4935_0 uint64 = 0, 0x0, 0x0
-	if t3154 != 0 {
-		t4935 = t4935_1
-	} else {
-		t4935 = t4935_0
-	}
-	var t4937, t4937_1, t4937_0 uint64 = 0, 0x1, 0x0
-	if t3172 != 0 {
-		t4937 = t4937_1
-	} else {
-		t4937 = t4937_0
-	}
-	var t4939, t4939_1, t4939_0 uint64 = 0, 0x0, 0x0
-	if t3190 != 0 {
-		t4939 = t4939_1
-	} else {
-		t4939 = t4939_0
-	}
-	var t4941, t4941_1, t4941_0 uint64 = 0, 0x0, 0x0
-	if t3208 != 0 {
-		t4941 = t4941_1
-	} else {
-		t4941 = t4941_0
-	}
-	var t4943, t4943_1, t4943_0 uint64 = 0, 0x0, 0x0
-	if t3226 != 0 {
-		t4943 = t4943_1
-	} else {
-		t4943 = t4943_0
-	}
-	var t4945, t4945_1, t4945_0 uint64 = 0, 0x0, 0x0
-	if t3244 != 0 {
-		t4945 = t4945_1
-	} else {
-		t4945 = t4945_0
-	}
-	var t4947, t4947_1, t4947_0 uint64 = 0, 0x0, 0x0
-	if t3262 != 0 {
-		t4947 = t4947_1
-	} else {
-		t4947 = t4947_0
-	}
-	var t4949, t4949_1, t4949_0 uint64 = 0, 0x0, 0x0
-	if t3280 != 0 {
-		t4949 = t4949_1
-	} else {
-		t4949 = t4949_0
-	}
-	var t4951, t4951_1, t4951_0 uint64 = 0, 0x0, 0x0
-	if t3298 != 0 {
-		t4951 = t4951_1
-	} else {
-		t4951 = t4951_0
-	}
-	var t4953, t4953_1, t4953_0 uint64 = 0, 0x0, 0x0
-	if t3316 != 0 {
-		t4953 = t4953_1
-	} else {
-		t4953 = t4953_0
-	}
-	var t4955, t4955_1, t4955_0 uint64 = 0, 0x0, 0x0
-	if t3334 != 0 {
-		t4955 = t4955_1
-	} else {
-		t4955 = t4955_0
-	}
-	var t4957, t4957_1, t4957_0 uint64 = 0, 0x0, 0x0
-	if t3352 != 0 {
-		t4957 = t4957_1
-	} else {
-		t4957 = t4957_0
-	}
-	var t4959, t4959_1, t4959_0 uint64 = 0, 0x0, 0x0
-	if t3370 != 0 {
-		t4959 = t4959_1
-	} else {
-		t4959 = t4959_0
-	}
-	var t4961, t4961_1, t4961_0 uint64 = 0, 0x0, 0x0
-	if t3388 != 0 {
-		t4961 = t4961_1
-	} else {
-		t4961 = t4961_0
-	}
-	var t4963, t4963_1, t4963_0 uint64 = 0, 0x0, 0x0
-	if t3406 != 0 {
-		t4963 = t4963_1
-	} else {
-		t4963 = t4963_0
-	}
-	var t4965, t4965_1, t4965_0 uint64 = 0, 0x0, 0x0
-	if t3424 != 0 {
-		t4965 = t4965_1
-	} else {
-		t4965 = t4965_0
-	}
-	var t4967, t4967_1, t4967_0 uint64 = 0, 0x0, 0x0
-	if t3442 != 0 {
-		t4967 = t4967_1
-	} else {
-		t4967 = t4967_0
-	}
-	var t4969, t4969_1, t4969_0 uint64 = 0, 0x1, 0x0
-	if t3460 != 0 {
-		t4969 = t4969_1
-	} else {
-		t4969 = t4969_0
-	}
-	var t4971, t4971_1, t4971_0 uint64 = 0, 0x0, 0x0
-	if t3478 != 0 {
-		t4971 = t4971_1
-	} else {
-		t4971 = t4971_0
-	}
-	var t4973, t4973_1, t4973_0 uint64 = 0, 0x0, 0x0
-	if t3496 != 0 {
-		t4973 = t4973_1
-	} else {
-		t4973 = t4973_0
-	}
-	var t4975, t4975_1, t4975_0 uint64 = 0, 0x0, 0x0
-	if t3514 != 0 {
-		t4975 = t4975_1
-	} else {
-		t4975 = t4975_0
-	}
-	var t4977, t4977_1, t4977_0 uint64 = 0, 0x0, 0x0
-	if t3532 != 0 {
-		t4977 = t4977_1
-	} else {
-		t4977 = t4977_0
-	}
-	var t4979, t4979_1, t4979_0 uint64 = 0, 0x0, 0x0
-	if t3550 != 0 {
-		t4979 = t4979_1
-	} else {
-		t4979 = t4979_0
-	}
-	var t4981, t4981_1, t4981_0 uint64 = 0, 0x0, 0x0
-	if t3568 != 0 {
-		t4981 = t4981_1
-	} else {
-		t4981 = t4981_0
-	}
-	var t4982 uint64 = t4855 | t4857
-	var t4983 uint64 = t4859 | t4861
-	var t4984 uint64 = t4863 | t4865
-	var t4985 uint64 = t4867 | t4869
-	var t4986 uint64 = t4871 | t4873
-	var t4987 uint64 = t4875 | t4877
-	var t4988 uint64 = t4879 | t4881
-	var t4989 uint64 = t4883 | t4885
-	var t4990 uint64 = t4887 | t4889
-	var t4991 uint64 = t4891 | t4893
-	var t4992 uint64 = t4895 | t4897
-	var t4993 uint64 = t4899 | t4901
-	var t4994 uint64 = t4903 | t4905
-	var t4995 uint64 = t4907 | t4909
-	var t4996 uint64 = t4911 | t4913
-	var t4997 uint64 = t4915 | t4917
-	var t4998 uint64 = t4919 | t4921
-	var t4999 uint64 = t4923 | t4925
-	var t5000 uint64 = t4927 | t4929
-	var t5001 uint64 = t4931 | t4933
-	var t5002 uint64 = t4935 | t4937
-	var t5003 uint64 = t4939 | t4941
-	var t5004 uint64 = t4943 | t4945
-	var t5005 uint64 = t4947 | t4949
-	var t5006 uint64 = t4951 | t4953
-	var t5007 uint64 = t4955 | t4957
-	var t5008 uint64 = t4959 | t4961
-	var t5009 uint64 = t4963 | t4965
-	var t5010 uint64 = t4967 | t4969
-	var t5011 uint64 = t4971 | t4973
-	var t5012 uint64 = t4975 | t4977
-	var t5013 uint64 = t4979 | t4981
-	var t5014 uint64 = t4982 | t4983
-	var t5015 uint64 = t4984 | t4985
-	var t5016 uint64 = t4986 | t4987
-	var t5017 uint64 = t4988 | t4989
-	var t5018 uint64 = t4990 | t4991
-	var t5019 uint64 = t4992 | t4993
-	var t5020 uint64 = t4994 | t4995
-	var t5021 uint64 = t4996 | t4997
-	var t5022 uint64 = t4998 | t4999
-	var t5023 uint64 = t5000 | t5001
-	var t5024 uint64 = t5002 | t5003
-	var t5025 uint64 = t5004 | t5005
-	var t5026 uint64 = t5006 | t5007
-	var t5027 uint64 = t5008 | t5009
-	var t5028 uint64 = t5010 | t5011
-	var t5029 uint64 = t5012 | t5013
-	var t5030 uint64 = t5014 | t5015
-	var t5031 uint64 = t5016 | t5017
-	var t5032 uint64 = t5018 | t5019
-	var t5033 uint64 = t5020 | t5021
-	var t5034 uint64 = t5022 | t5023
-	var t5035 uint64 = t5024 | t5025
-	var t5036 uint64 = t5026 | t5027
-	var t5037 uint64 = t5028 | t5029
-	var t5038 uint64 = t5030 | t5031
-	var t5039 uint64 = t5032 | t5033
-	var t5040 uint64 = t5034 | t5035
-	var t5041 uint64 = t5036 | t5037
-	var t5042 uint64 = t5038 | t5039
-	var t5043 uint64 = t5040 | t5041
-	var t5044 uint64 = t5042 | t5043
-	var t5046, t5046_1, t5046_0 uint64 = 0, 0x2, 0x0
-	if t2434 != 0 {
-		t5046 = t5046_1
-	} else {
-		t5046 = t5046_0
-	}
-	var t5048, t5048_1, t5048_0 uint64 = 0, 0x0, 0x0
-	if t2452 != 0 {
-		t5048 = t5048_1
-	} else {
-		t5048 = t5048_0
-	}
-	var t5050, t5050_1, t5050_0 uint64 = 0, 0x0, 0x0
-	if t2470 != 0 {
-		t5050 = t5050_1
-	} else {
-		t5050 = t5050_0
-	}
-	var t5052, t5052_1, t5052_0 uint64 = 0, 0x0, 0x0
-	if t2488 != 0 {
-		t5052 = t5052_1
-	} else {
-		t5052 = t5052_0
-	}
-	var t5054, t5054_1, t5054_0 uint64 = 0, 0x0, 0x0
-	if t2506 != 0 {
-		t5054 = t5054_1
-	} else {
-		t5054 = t5054_0
-	}
-	var t5056, t5056_1, t5056_0 uint64 = 0, 0x0, 0x0
-	if t2524 != 0 {
-		t5056 = t5056_1
-	} else {
-		t5056 = t5056_0
-	}
-	var t5058, t5058_1, t5058_0 uint64 = 0, 0x0, 0x0
-	if t2542 != 0 {
-		t5058 = t5058_1
-	} else {
-		t5058 = t5058_0
-	}
-	var t5060, t5060_1, t5060_0 uint64 = 0, 0x0, 0x0
-	if t2560 != 0 {
-		t5060 = t5060_1
-	} else {
-		t5060 = t5060_0
-	}
-	var t5062, t5062_1, t5062_0 uint64 = 0, 0x0, 0x0
-	if t2578 != 0 {
-		t5062 = t5062_1
-	} else {
-		t5062 = t5062_0
-	}
-	var t5064, t5064_1, t5064_0 uint64 = 0, 0x1, 0x0
-	if t2596 != 0 {
-		t5064 = t5064_1
-	} else {
-		t5064 = t5064_0
-	}
-	var t5066, t5066_1, t5066_0 uint64 = 0, 0x0, 0x0
-	if t2614 != 0 {
-		t5066 = t5066_1
-	} else {
-		t5066 = t5066_0
-	}
-	var t5068, t5068_1, t5068_0 uint64 = 0, 0x0, 0x0
-	if t2632 != 0 {
-		t5068 = t5068_1
-	} else {
-		t5068 = t5068_0
-	}
-	var t5070, t5070_1, t5070_0 uint64 = 0, 0x0, 0x0
-	if t2650 != 0 {
-		t5070 = t5070_1
-	} else {
-		t5070 = t5070_0
-	}
-	var t5072, t5072_1, t5072_0 uint64 = 0, 0x0, 0x0
-	if t2668 != 0 {
-		t5072 = t5072_1
-	} else {
-		t5072 = t5072_0
-	}
-	var t5074, t5074_1, t5074_0 uint64 = 0, 0x0, 0x0
-	if t2686 != 0 {
-		t5074 = t5074_1
-	} else {
-		t5074 = t5074_0
-	}
-	var t5076, t5076_1, t5076_0 uint64 = 0, 0x0, 0x0
-	if t2704 != 0 {
-		t5076 = t5076_1
-	} else {
-		t5076 = t5076_0
-	}
-	var t5078, t5078_1, t5078_0 uint64 = 0, 0x2, 0x0
-	if t2722 != 0 {
-		t5078 = t5078_1
-	} else {
-		t5078 = t5078_0
-	}
-	var t5080, t5080_1, t5080_0 uint64 = 0, 0x0, 0x0
-	if t2740 != 0 {
-		t5080 = t5080_1
-	} else {
-		t5080 = t5080_0
-	}
-	var t5082, t5082_1, t5082_0 uint64 = 0, 0x0, 0x0
-	if t2758 != 0 {
-		t5082 = t5082_1
-	} else {
-		t5082 = t5082_0
-	}
-	var t5084, t5084_1, t5084_0 uint64 = 0, 0x0, 0x0
-	if t2776 != 0 {
-		t5084 = t5084_1
-	} else {
-		t5084 = t5084_0
-	}
-	var t5086, t5086_1, t5086_0 uint64 = 0, 0x0, 0x0
-	if t2794 != 0 {
-		t5086 = t5086_1
-	} else {
-		t5086 = t5086_0
-	}
-	var t5088, t5088_1, t5088_0 uint64 = 0, 0x0, 0x0
-	if t2812 != 0 {
-		t5088 = t5088_1
-	} else {
-		t5088 = t5088_0
-	}
-	var t5090, t5090_1, t5090_0 uint64 = 0, 0x0, 0x0
-	if t2830 != 0 {
-		t5090 = t5090_1
-	} else {
-		t5090 = t5090_0
-	}
-	var t5092, t5092_1, t5092_0 uint64 = 0, 0x0, 0x0
-	if t2848 != 0 {
-		t5092 = t5092_1
-	} else {
-		t5092 = t5092_0
-	}
-	var t5094, t5094_1, t5094_0 uint64 = 0, 0x0, 0x0
-	if t2866 != 0 {
-		t5094 = t5094_1
-	} else {
-		t5094 = t5094_0
-	}
-	var t5096, t5096_1, t5096_0 uint64 = 0, 0x1, 0x0
-	if t2884 != 0 {
-		t5096 = t5096_1
-	} else {
-		t5096 = t5096_0
-	}
-	var t5098, t5098_1, t5098_0 uint64 = 0, 0x0, 0x0
-	if t2902 != 0 {
-		t5098 = t5098_1
-	} else {
-		t5098 = t5098_0
-	}
-	var t5100, t5100_1, t5100_0 uint64 = 0, 0x0, 0x0
-	if t2920 != 0 {
-		t5100 = t5100_1
-	} else {
-		t5100 = t5100_0
-	}
-	var t5102, t5102_1, t5102_0 uint64 = 0, 0x0, 0x0
-	if t2938 != 0 {
-		t5102 = t5102_1
-	} else {
-		t5102 = t5102_0
-	}
-	var t5104, t5104_1, t5104_0 uint64 = 0, 0x0, 0x0
-	if t2956 != 0 {
-		t5104 = t5104_1
-	} else {
-		t5104 = t5104_0
-	}
-	var t5106, t5106_1, t5106_0 uint64 = 0, 0x0, 0x0
-	if t2974 != 0 {
-		t5106 = t5106_1
-	} else {
-		t5106 = t5106_0
-	}
-	var t5108, t5108_1, t5108_0 uint64 = 0, 0x0, 0x0
-	if t2992 != 0 {
-		t5108 = t5108_1
-	} else {
-		t5108 = t5108_0
-	}
-	var t5110, t5110_1, t5110_0 uint64 = 0, 0x2, 0x0
-	if t3010 != 0 {
-		t5110 = t5110_1
-	} else {
-		t5110 = t5110_0
-	}
-	var t5112, t5112_1, t5112_0 uint64 = 0, 0x0, 0x0
-	if t3028 != 0 {
-		t5112 = t5112_1
-	} else {
-		t5112 = t5112_0
-	}
-	var t5114, t5114_1, t5114_0 uint64 = 0, 0x0, 0x0
-	if t3046 != 0 {
-		t5114 = t5114_1
-	} else {
-		t5114 = t5114_0
-	}
-	var t5116, t5116_1, t5116_0 uint64 = 0, 0x0, 0x0
-	if t3064 != 0 {
-		t5116 = t5116_1
-	} else {
-		t5116 = t5116_0
-	}
-	var t5118, t5118_1, t5118_0 uint64 = 0, 0x0, 0x0
-	if t3082 != 0 {
-		t5118 = t5118_1
-	} else {
-		t5118 = t5118_0
-	}
-	var t5120, t5120_1, t5120_0 uint64 = 0, 0x0, 0x0
-	if t3100 != 0 {
-		t5120 = t5120_1
-	} else {
-		t5120 = t5120_0
-	}
-	var t5122, t5122_1, t5122_0 uint64 = 0, 0x0, 0x0
-	if t3118 != 0 {
-		t5122 = t5122_1
-	} else {
-		t5122 = t5122_0
-	}
-	var t5124, t5124_1, t5124_0 uint64 = 0, 0x0, 0x0
-	if t3136 != 0 {
-		t5124 = t5124_1
-	} else {
-		t5124 = t5124_0
-	}
-	var t5126, t5126_1, t5126_0 uint64 = 0, 0x0, 0x0
-	if t3154 != 0 {
-		t5126 = t5126_1
-	} else {
-		t5126 = t5126_0
-	}
-	var t5128, t5128_1, t5128_0 uint64 = 0, 0x1, 0x0
-	if t3172 != 0 {
-		t5128 = t5128_1
-	} else {
-		t5128 = t5128_0
-	}
-	var t5130, t5130_1, t5130_0 uint64 = 0, 0x0, 0x0
-	if t3190 != 0 {
-		t5130 = t5130_1
-	} else {
-		t5130 = t5130_0
-	}
-	var t5132, t5132_1, t5132_0 uint64 = 0, 0x0, 0x0
-	if t3208 != 0 {
-		t5132 = t5132_1
-	} else {
-		t5132 = t5132_0
-	}
-	var t5134, t5134_1, t5134_0 uint64 = 0, 0x0, 0x0
-	if t3226 != 0 {
-		t5134 = t5134_1
-	} else {
-		t5134 = t5134_0
-	}
-	var t5136, t5136_1, t5136_0 uint64 = 0, 0x0, 0x0
-	if t3244 != 0 {
-		t5136 = t5136_1
-	} else {
-		t5136 = t5136_0
-	}
-	var t5138, t5138_1, t5138_0 uint64 = 0, 0x0, 0x0
-	if t3262 != 0 {
-		t5138 = t5138_1
-	} else {
-		t5138 = t5138_0
-	}
-	var t5140, t5140_1, t5140_0 uint64 = 0, 0x0, 0x0
-	if t3280 != 0 {
-		t5140 = t5140_1
-	} else {
-		t5140 = t5140_0
-	}
-	var t5142, t5142_1, t5142_0 uint64 = 0, 0x2, 0x0
-	if t3298 != 0 {
-		t5142 = t5142_1
-	} else {
-		t5142 = t5142_0
-	}
-	var t5144, t5144_1, t5144_0 uint64 = 0, 0x0, 0x0
-	if t3316 != 0 {
-		t5144 = t5144_1
-	} else {
-		t5144 = t5144_0
-	}
-	var t5146, t5146_1, t5146_0 uint64 = 0, 0x0, 0x0
-	if t3334 != 0 {
-		t5146 = t5146_1
-	} else {
-		t5146 = t5146_0
-	}
-	var t5148, t5148_1, t5148_0 uint64 = 0, 0x0, 0x0
-	if t3352 != 0 {
-		t5148 = t5148_1
-	} else {
-		t5148 = t5148_0
-	}
-	var t5150, t5150_1, t5150_0 uint64 = 0, 0x0, 0x0
-	if t3370 != 0 {
-		t5150 = t5150_1
-	} else {
-		t5150 = t5150_0
-	}
-	var t5152, t5152_1, t5152_0 uint64 = 0, 0x0, 0x0
-	if t3388 != 0 {
-		t5152 = t5152_1
-	} else {
-		t5152 = t5152_0
-	}
-	var t5154, t5154_1, t5154_0 uint64 = 0, 0x0, 0x0
-	if t3406 != 0 {
-		t5154 = t5154_1
-	} else {
-		t5154 = t5154_0
-	}
-	var t5156, t5156_1, t5156_0 uint64 = 0, 0x0, 0x0
-	if t3424 != 0 {
-		t5156 = t5156_1
-	} else {
-		t5156 = t5156_0
-	}
-	var t5158, t5158_1, t5158_0 uint64 = 0, 0x0, 0x0
-	if t3442 != 0 {
-		t5158 = t5158_1
-	} else {
-		t5158 = t5158_0
-	}
-	var t5160, t5160_1, t5160_0 uint64 = 0, 0x1, 0x0
-	if t3460 != 0 {
-		t5160 = t5160_1
-	} else {
-		t5160 = t5160_0
-	}
-	var t5162, t5162_1, t5162_0 uint64 = 0, 0x0, 0x0
-	if t3478 != 0 {
-		t5162 = t5162_1
-	} else {
-		t5162 = t5162_0
-	}
-	var t5164, t5164_1, t5164_0 uint64 = 0, 0x0, 0x0
-	if t3496 != 0 {
-		t5164 = t5164_1
-	} else {
-		t5164 = t5164_0
-	}
-	var t5166, t5166_1, t5166_0 uint64 = 0, 0x0, 0x0
-	if t3514 != 0 {
-		t5166 = t5166_1
-	} else {
-		t5166 = t5166_0
-	}
-	var t5168, t5168_1, t5168_0 uint64 = 0, 0x0, 0x0
-	if t3532 != 0 {
-		t5168 = t5168_1
-	} else {
-		t5168 = t5168_0
-	}
-	var t5170, t5170_1, t5170_0 uint64 = 0, 0x0, 0x0
-	if t3550 != 0 {
-		t5170 = t5170_1
-	} else {
-		t5170 = t5170_0
-	}
-	var t5172, t5172_1, t5172_0 uint64 = 0, 0x0, 0x0
-	if t3568 != 0 {
-		t5172 = t5172_1
-	} else {
-		t5172 = t5172_0
-	}
-	var t5173 uint64 = t5046 | t5048
-	var t5174 uint64 = t5050 | t5052
-	var t5175 uint64 = t5054 | t5056
-	var t5176 uint64 = t5058 | t5060
-	var t5177 uint64 = t5062 | t5064
-	var t5178 uint64 = t5066 | t5068
-	var t5179 uint64 = t5070 | t5072
-	var t5180 uint64 = t5074 | t5076
-	var t5181 uint64 = t5078 | t5080
-	var t5182 uint64 = t5082 | t5084
-	var t5183 uint64 = t5086 | t5088
-	var t5184 uint64 = t5090 | t5092
-	var t5185 uint64 = t5094 | t5096
-	var t5186 uint64 = t5098 | t5100
-	var t5187 uint64 = t5102 | t5104
-	var t5188 uint64 = t5106 | t5108
-	var t5189 uint64 = t5110 | t5112
-	var t5190 uint64 = t5114 | t5116
-	var t5191 uint64 = t5118 | t5120
-	var t5192 uint64 = t5122 | t5124
-	var t5193 uint64 = t5126 | t5128
-	var t5194 uint64 = t5130 | t5132
-	var t5195 uint64 = t5134 | t5136
-	var t5196 uint64 = t5138 | t5140
-	var t5197 uint64 = t5142 | t5144
-	var t5198 uint64 = t5146 | t5148
-	var t5199 uint64 = t5150 | t5152
-	var t5200 uint64 = t5154 | t5156
-	var t5201 uint64 = t5158 | t5160
-	var t5202 uint64 = t5162 | t5164
-	var t5203 uint64 = t5166 | t5168
-	var t5204 uint64 = t5170 | t5172
-	var t5205 uint64 = t5173 | t5174
-	var t5206 uint64 = t5175 | t5176
-	var t5207 uint64 = t5177 | t5178
-	var t5208 uint64 = t5179 | t5180
-	var t5209 uint64 = t5181 | t5182
-	var t5210 uint64 = t5183 | t5184
-	var t5211 uint64 = t5185 | t5186
-	var t5212 uint64 = t5187 | t5188
-	var t5213 uint64 = t5189 | t5190
-	var t5214 uint64 = t5191 | t5192
-	var t5215 uint64 = t5193 | t5194
-	var t5216 uint64 = t5195 | t5196
-	var t5217 uint64 = t5197 | t5198
-	var t5218 uint64 = t5199 | t5200
-	var t5219 uint64 = t5201 | t5202
-	var t5220 uint64 = t5203 | t5204
-	var t5221 uint64 = t5205 | t5206
-	var t5222 uint64 = t5207 | t5208
-	var t5223 uint64 = t5209 | t5210
-	var t5224 uint64 = t5211 | t5212
-	var t5225 uint64 = t5213 | t5214
-	var t5226 uint64 = t5215 | t5216
-	var t5227 uint64 = t5217 | t5218
-	var t5228 uint64 = t5219 | t5220
-	var t5229 uint64 = t5221 | t5222
-	var t5230 uint64 = t5223 | t5224
-	var t5231 uint64 = t5225 | t5226
-	var t5232 uint64 = t5227 | t5228
-	var t5233 uint64 = t5229 | t5230
-	var t5234 uint64 = t5231 | t5232
-	var t5235 uint64 = t5233 | t5234
-	v[5235] = t5235
-	var t5237, t5237_1, t5237_0 uint64 = 0, t2446, 0x0
-	if t2434 != 0 {
-		t5237 = t5237_1
-	} else {
-		t5237 = t5237_0
-	}
-	var t5239, t5239_1, t5239_0 uint64 = 0, t2464, 0x0
-	if t2452 != 0 {
-		t5239 = t5239_1
-	} else {
-		t5239 = t5239_0
-	}
-	var t5241, t5241_1, t5241_0 uint64 = 0, t2482, 0x0
-	if t2470 != 0 {
-		t5241 = t5241_1
-	} else {
-		t5241 = t5241_0
-	}
-	var t5243, t5243_1, t5243_0 uint64 = 0, t2500, 0x0
-	if t2488 != 0 {
-		t5243 = t5243_1
-	} else {
-		t5243 = t5243_0
-	}
-	var t5245, t5245_1, t5245_0 uint64 = 0, t2518, 0x0
-	if t2506 != 0 {
-		t5245 = t5245_1
-	} else {
-		t5245 = t5245_0
-	}
-	var t5247, t5247_1, t5247_0 uint64 = 0, t2536, 0x0
-	if t2524 != 0 {
-		t5247 = t5247_1
-	} else {
-		t5247 = t5247_0
-	}
-	var t5249, t5249_1, t5249_0 uint64 = 0, t2554, 0x0
-	if t2542 != 0 {
-		t5249 = t5249_1
-	} else {
-		t5249 = t5249_0
-	}
-	var t5251, t5251_1, t5251_0 uint64 = 0, t2572, 0x0
-	if t2560 != 0 {
-		t5251 = t5251_1
-	} else {
-		t5251 = t5251_0
-	}
-	var t5253, t5253_1, t5253_0 uint64 = 0, t2590, 0x0
-	if t2578 != 0 {
-		t5253 = t5253_1
-	} else {
-		t5253 = t5253_0
-	}
-	var t5255, t5255_1, t5255_0 uint64 = 0, t2608, 0x0
-	if t2596 != 0 {
-		t5255 = t5255_1
-	} else {
-		t5255 = t5255_0
-	}
-	var t5257, t5257_1, t5257_0 uint64 = 0, t2626, 0x0
-	if t2614 != 0 {
-		t5257 = t5257_1
-	} else {
-		t5257 = t5257_0
-	}
-	var t5259, t5259_1, t5259_0 uint64 = 0, t2644, 0x0
-	if t2632 != 0 {
-		t5259 = t5259_1
-	} else {
-		t5259 = t5259_0
-	}
-	var t5261, t5261_1, t5261_0 uint64 = 0, t2662, 0x0
-	if t2650 != 0 {
-		t5261 = t5261_1
-	} else {
-		t5261 = t5261_0
-	}
-	var t5263, t5263_1, t5263_0 uint64 = 0, t2680, 0x0
-	if t2668 != 0 {
-		t5263 = t5263_1
-	} else {
-		t5263 = t5263_0
-	}
-	var t5265, t5265_1, t5265_0 uint64 = 0, t2698, 0x0
-	if t2686 != 0 {
-		t5265 = t5265_1
-	} else {
-		t5265 = t5265_0
-	}
-	var t5267, t5267_1, t5267_0 uint64 = 0, t2716, 0x0
-	if t2704 != 0 {
-		t5267 = t5267_1
-	} else {
-		t5267 = t5267_0
-	}
-	var t5269, t5269_1, t5269_0 uint64 = 0, t2734, 0x0
-	if t2722 != 0 {
-		t5269 = t5269_1
-	} else {
-		t5269 = t5269_0
-	}
-	var t5271, t5271_1, t5271_0 uint64 = 0, t2752, 0x0
-	if t2740 != 0 {
-		t5271 = t5271_1
-	} else {
-		t5271 = t5271_0
-	}
-	var t5273, t5273_1, t5273_0 uint64 = 0, t2770, 0x0
-	if t2758 != 0 {
-		t5273 = t5273_1
-	} else {
-		t5273 = t5273_0
-	}
-	var t5275, t5275_1, t5275_0 uint64 = 0, t2788, 0x0
-	if t2776 != 0 {
-		t5275 = t5275_1
-	} else {
-		t5275 = t5275_0
-	}
-	var t5277, t5277_1, t5277_0 uint64 = 0, t2806, 0x0
-	if t2794 != 0 {
-		t5277 = t5277_1
-	} else {
-		t5277 = t5277_0
-	}
-	var t5279, t5279_1, t5279_0 uint64 = 0, t2824, 0x0
-	if t2812 != 0 {
-		t5279 = t5279_1
-	} else {
-		t5279 = t5279_0
-	}
-	var t5281, t5281_1, t5281_0 uint64 = 0, t2842, 0x0
-	if t2830 != 0 {
-		t5281 = t5281_1
-	} else {
-		t5281 = t5281_0
-	}
-	var t5283, t5283_1, t5283_0 uint64 = 0, t2860, 0x0
-	if t2848 != 0 {
-		t5283 = t5283_1
-	} else {
-		t5283 = t5283_0
-	}
-	var t5285, t5285_1, t5285_0 uint64 = 0, t2878, 0x0
-	if t2866 != 0 {
-		t5285 = t5285_1
-	} else {
-		t5285 = t5285_0
-	}
-	var t5287, t5287_1, t5287_0 uint64 = 0, t2896, 0x0
-	if t2884 != 0 {
-		t5287 = t5287_1
-	} else {
-		t5287 = t5287_0
-	}
-	var t5289, t5289_1, t5289_0 uint64 = 0, t2914, 0x0
-	if t2902 != 0 {
-		t5289 = t5289_1
-	} else {
-		t5289 = t5289_0
-	}
-	var t5291, t5291_1, t5291_0 uint64 = 0, t2932, 0x0
-	if t2920 != 0 {
-		t5291 = t5291_1
-	} else {
-		t5291 = t5291_0
-	}
-	var t5293, t5293_1, t5293_0 uint64 = 0, t2950, 0x0
-	if t2938 != 0 {
-		t5293 = t5293_1
-	} else {
-		t5293 = t5293_0
-	}
-	var t5295, t5295_1, t5295_0 uint64 = 0, t2968, 0x0
-	if t2956 != 0 {
-		t5295 = t5295_1
-	} else {
-		t5295 = t5295_0
-	}
-	var t5297, t5297_1, t5297_0 uint64 = 0, t2986, 0x0
-	if t2974 != 0 {
-		t5297 = t5297_1
-	} else {
-		t5297 = t5297_0
-	}
-	var t5299, t5299_1, t5299_0 uint64 = 0, t3004, 0x0
-	if t2992 != 0 {
-		t5299 = t5299_1
-	} else {
-		t5299 = t5299_0
-	}
-	var t5301, t5301_1, t5301_0 uint64 = 0, t3022, 0x0
-	if t3010 != 0 {
-		t5301 = t5301_1
-	} else {
-		t5301 = t5301_0
-	}
-	var t5303, t5303_1, t5303_0 uint64 = 0, t3040, 0x0
-	if t3028 != 0 {
-		t5303 = t5303_1
-	} else {
-		t5303 = t5303_0
-	}
-	var t5305, t5305_1, t5305_0 uint64 = 0, t3058, 0x0
-	if t3046 != 0 {
-		t5305 = t5305_1
-	} else {
-		t5305 = t5305_0
-	}
-	var t5307, t5307_1, t5307_0 uint64 = 0, t3076, 0x0
-	if t3064 != 0 {
-		t5307 = t5307_1
-	} else {
-		t5307 = t5307_0
-	}
-	var t5309, t5309_1, t5309_0 uint64 = 0, t3094, 0x0
-	if t3082 != 0 {
-		t5309 = t5309_1
-	} else {
-		t5309 = t5309_0
-	}
-	var t5311, t5311_1, t5311_0 uint64 = 0, t3112, 0x0
-	if t3100 != 0 {
-		t5311 = t5311_1
-	} else {
-		t5311 = t5311_0
-	}
-	var t5313, t5313_1, t5313_0 uint64 = 0, t3130, 0x0
-	if t3118 != 0 {
-		t5313 = t5313_1
-	} else {
-		t5313 = t5313_0
-	}
-	var t5315, t5315_1, t5315_0 uint64 = 0, t3148, 0x0
-	if t3136 != 0 {
-		t5315 = t5315_1
-	} else {
-		t5315 = t5315_0
-	}
-	var t5317, t5317_1, t5317_0 uint64 = 0, t3166, 0x0
-	if t3154 != 0 {
-		t5317 = t5317_1
-	} else {
-		t5317 = t5317_0
-	}
-	var t5319, t5319_1, t5319_0 uint64 = 0, t3184, 0x0
-	if t3172 != 0 {
-		t5319 = t5319_1
-	} else {
-		t5319 = t5319_0
-	}
-	var t5321, t5321_1, t5321_0 uint64 = 0, t3202, 0x0
-	if t3190 != 0 {
-		t5321 = t5321_1
-	} else {
-		t5321 = t5321_0
-	}
-	var t5323, t5323_1, t5323_0 uint64 = 0, t3220, 0x0
-	if t3208 != 0 {
-		t5323 = t5323_1
-	} else {
-		t5323 = t5323_0
-	}
-	var t5325, t5325_1, t5325_0 uint64 = 0, t3238, 0x0
-	if t3226 != 0 {
-		t5325 = t5325_1
-	} else {
-		t5325 = t5325_0
-	}
-	var t5327, t5327_1, t5327_0 uint64 = 0, t3256, 0x0
-	if t3244 != 0 {
-		t5327 = t5327_1
-	} else {
-		t5327 = t5327_0
-	}
-	var t5329, t5329_1, t5329_0 uint64 = 0, t3274, 0x0
-	if t3262 != 0 {
-		t5329 = t5329_1
-	} else {
-		t5329 = t5329_0
-	}
-	var t5331, t5331_1, t5331_0 uint64 = 0, t3292, 0x0
-	if t3280 != 0 {
-		t5331 = t5331_1
-	} else {
-		t5331 = t5331_0
-	}
-	var t5333, t5333_1, t5333_0 uint64 = 0, t3310, 0x0
-	if t3298 != 0 {
-		t5333 = t5333_1
-	} else {
-		t5333 = t5333_0
-	}
-	var t5335, t5335_1, t5335_0 uint64 = 0, t3328, 0x0
-	if t3316 != 0 {
-		t5335 = t5335_1
-	} else {
-		t5335 = t5335_0
-	}
-	var t5337, t5337_1, t5337_0 uint64 = 0, t3346, 0x0
-	if t3334 != 0 {
-		t5337 = t5337_1
-	} else {
-		t5337 = t5337_0
-	}
-	var t5339, t5339_1, t5339_0 uint64 = 0, t3364, 0x0
-	if t3352 != 0 {
-		t5339 = t5339_1
-	} else {
-		t5339 = t5339_0
-	}
-	var t5341, t5341_1, t5341_0 uint64 = 0, t3382, 0x0
-	if t3370 != 0 {
-		t5341 = t5341_1
-	} else {
-		t5341 = t5341_0
-	}
-	var t5343, t5343_1, t5343_0 uint64 = 0, t3400, 0x0
-	if t3388 != 0 {
-		t5343 = t5343_1
-	} else {
-		t5343 = t5343_0
-	}
-	var t5345, t5345_1, t5345_0 uint64 = 0, t3418, 0x0
-	if t3406 != 0 {
-		t5345 = t5345_1
-	} else {
-		t5345 = t5345_0
-	}
-	var t5347, t5347_1, t5347_0 uint64 = 0, t3436, 0x0
-	if t3424 != 0 {
-		t5347 = t5347_1
-	} else {
-		t5347 = t5347_0
-	}
-	var t5349, t5349_1, t5349_0 uint64 = 0, t3454, 0x0
-	if t3442 != 0 {
-		t5349 = t5349_1
-	} else {
-		t5349 = t5349_0
-	}
-	var t5351, t5351_1, t5351_0 uint64 = 0, t3472, 0x0
-	if t3460 != 0 {
-		t5351 = t5351_1
-	} else {
-		t5351 = t5351_0
-	}
-	var t5353, t5353_1, t5353_0 uint64 = 0, t3490, 0x0
-	if t3478 != 0 {
-		t5353 = t5353_1
-	} else {
-		t5353 = t5353_0
-	}
-	var t5355, t5355_1, t5355_0 uint64 = 0, t3508, 0x0
-	if t3496 != 0 {
-		t5355 = t5355_1
-	} else {
-		t5355 = t5355_0
-	}
-	var t5357, t5357_1, t5357_0 uint64 = 0, t3526, 0x0
-	if t3514 != 0 {
-		t5357 = t5357_1
-	} else {
-		t5357 = t5357_0
-	}
-	var t5359, t5359_1, t5359_0 uint64 = 0, t3544, 0x0
-	if t3532 != 0 {
-		t5359 = t5359_1
-	} else {
-		t5359 = t5359_0
-	}
-	var t5361, t5361_1, t5361_0 uint64 = 0, t3562, 0x0
-	if t3550 != 0 {
-		t5361 = t5361_1
-	} else {
-		t5361 = t5361_0
-	}
-	var t5363, t5363_1, t5363_0 uint64 = 0, t3580, 0x0
-	if t3568 != 0 {
-		t5363 = t5363_1
-	} else {
-		t5363 = t5363_0
-	}
-	var t5364 uint64 = t5237 | t5239
-	var t5365 uint64 = t5241 | t5243
-	var t5366 uint64 = t5245 | t5247
-	var t5367 uint64 = t5249 | t5251
-	var t5368 uint64 = t5253 | t5255
-	var t5369 uint64 = t5257 | t5259
-	var t5370 uint64 = t5261 | t5263
-	var t5371 uint64 = t5265 | t5267
-	var t5372 uint64 = t5269 | t5271
-	var t5373 uint64 = t5273 | t5275
-	var t5374 uint64 = t5277 | t5279
-	var t5375 uint64 = t5281 | t5283
-	var t5376 uint64 = t5285 | t5287
-	var t5377 uint64 = t5289 | t5291
-	var t5378 uint64 = t5293 | t5295
-	var t5379 uint64 = t5297 | t5299
-	var t5380 uint64 = t5301 | t5303
-	var t5381 uint64 = t5305 | t5307
-	var t5382 uint64 = t5309 | t5311
-	var t5383 uint64 = t5313 | t5315
-	var t5384 uint64 = t5317 | t5319
-	var t5385 uint64 = t5321 | t5323
-	var t5386 uint64 = t5325 | t5327
-	var t5387 uint64 = t5329 | t5331
-	var t5388 uint64 = t5333 | t5335
-	var t5389 uint64 = t5337 | t5339
-	var t5390 uint64 = t5341 | t5343
-	var t5391 uint64 = t5345 | t5347
-	var t5392 uint64 = t5349 | t5351
-	var t5393 uint64 = t5353 | t5355
-	var t5394 uint64 = t5357 | t5359
-	var t5395 uint64 = t5361 | t5363
-	var t5396 uint64 = t5364 | t5365
-	var t5397 uint64 = t5366 | t5367
-	var t5398 uint64 = t5368 | t5369
-	var t5399 uint64 = t5370 | t5371
-	var t5400 uint64 = t5372 | t5373
-	var t5401 uint64 = t5374 | t5375
-	var t5402 uint64 = t5376 | t5377
-	var t5403 uint64 = t5378 | t5379
-	var t5404 uint64 = t5380 | t5381
-	var t5405 uint64 = t5382 | t5383
-	var t5406 uint64 = t5384 | t5385
-	var t5407 uint64 = t5386 | t5387
-	var t5408 uint64 = t5388 | t5389
-	var t5409 uint64 = t5390 | t5391
-	var t5410 uint64 = t5392 | t5393
-	var t5411 uint64 = t5394 | t5395
-	var t5412 uint64 = t5396 | t5397
-	var t5413 uint64 = t5398 | t5399
-	var t5414 uint64 = t5400 | t5401
-	var t5415 uint64 = t5402 | t5403
-	var t5416 uint64 = t5404 | t5405
-	var t5417 uint64 = t5406 | t5407
-	var t5418 uint64 = t5408 | t5409
-	var t5419 uint64 = t5410 | t5411
-	var t5420 uint64 = t5412 | t5413
-	var t5421 uint64 = t5414 | t5415
-	var t5422 uint64 = t5416 | t5417
-	var t5423 uint64 = t5418 | t5419
-	var t5424 uint64 = t5420 | t5421
-	var t5425 uint64 = t5422 | t5423
-	var t5426 uint64 = t5424 | t5425
-	v[5426] = t5426
-	var t5427 uint64 = (^t5044) & 0x1
-	var t5428 uint64 = t4853 & t5427
-	v[5428] = t5428
-	var t5430 uint64
-	if t4280 == 0x1 {
-		t5430 = 1
-	}
-	v[5430] = t5430
-	var t5434 uint64
-	if t4280 == 0x2 {
-		t5434 = 1
-	}
-	v[5434] = t5434
-	var t5441 uint64 = t4853 & t5044
-	var t5442 uint64 = (v[871] >> 59) & 0x1
-	var t5443 uint64 = (v[871] >> 56) & 0x7
-	v[5443] = t5443
-	var t5444 uint64 = (v[871] >> 48) & 0xff
-	var t5445 uint64 = (v[871]) & 0xffffffffffff
-	var t5446 uint64 = (v[863]) & 0xffff
-	var t5447 uint64 = t5446 | t5445<<16
-	v[5447] = t5447
-	var t5448 uint64 = t3707 | v[867]
-	v[5448] = t5448
-	var t5449, t5449_1, t5449_0 uint64 = 0, t5442, t3898
-	if v[867] != 0 {
-		t5449 = t5449_1
-	} else {
-		t5449 = t5449_0
-	}
-	v[5449] = t5449
-	var t5451, t5451_1, t5451_0 uint64 = 0, t5444, t4471
-	if v[867] != 0 {
-		t5451 = t5451_1
-	} else {
-		t5451 = t5451_0
-	}
-	v[5451] = t5451
-	var t5453 uint64 = (^v[867]) & 0x1
-	var t5454 uint64 = t5441 & t5453
-	v[5454] = t5454
-	var t5477 uint64
-	if t5235 == 0x1 {
-		t5477 = 1
-	}
-	v[5477] = t5477
-	var t5480 uint64
-	if t5235 == 0x2 {
-		t5480 = 1
-	}
-	v[5480] = t5480
-	var t5502, t5502_1, t5502_0 uint64 = 0, v[5485], v[5495]
-	if v[5487] != 0 {
-		t5502 = t5502_1
-	} else {
-		t5502 = t5502_0
-	}
-	var t5503 uint64 = (v[5494]) & 0x1f
-	var t5505 uint64 = (t5503 + 0x8) & 0x1f
-	var t5506 uint64
-	if v[5493] == 0x1 {
-		t5506 = 1
-	}
-	var t5507 uint64
-	if v[5493] == 0x2 {
-		t5507 = 1
-	}
-	var t5509 uint64
-	if v[5493] == 0x4 {
-		t5509 = 1
-	}
-	var t5511 uint64
-	if v[5493] == 0x3 {
-		t5511 = 1
-	}
-	var t5516, t5516_1, t5516_0 uint64 = 0, 0x0, 0x0
-	if t5506 != 0 {
-		t5516 = t5516_1
-	} else {
-		t5516 = t5516_0
-	}
-	var t5518, t5518_1, t5518_0 uint64 = 0, 0x1, 0x0
-	if t5507 != 0 {
-		t5518 = t5518_1
-	} else {
-		t5518 = t5518_0
-	}
-	var t5520, t5520_1, t5520_0 uint64 = 0, 0x2, 0x0
-	if t5509 != 0 {
-		t5520 = t5520_1
-	} else {
-		t5520 = t5520_0
-	}
-	var t5522, t5522_1, t5522_0 uint64 = 0, t5505, 0x0
-	if t5511 != 0 {
-		t5522 = t5522_1
-	} else {
-		t5522 = t5522_0
-	}
-	var t5523 uint64 = t5516 | t5518
-	var t5524 uint64 = t5520 | t5522
-	var t5525 uint64 = t5523 | t5524
-	var t5527, t5527_1, t5527_0 uint64 = 0, 0x2, t5525
-	if v[5487] != 0 {
-		t5527 = t5527_1
-	} else {
-		t5527 = t5527_0
-	}
-	var t5528 uint64 = (v[5484] >> 4) & 0x1
-	var t5530 uint64 = v[5457] >> 16 & 0xffff
-	var t5534 uint64 = v[5488] - 0x1
-	var t5537 uint64
-	if t5530 < 0x0 {
-		t5537 = 1
-	}
-	var t5538 uint64 = (^t5537) & 0x1
-	var t5540 uint64
-	if 0xff < t5530 {
-		t5540 = 1
-	}
-	var t5541 uint64 = (^t5540) & 0x1
-	var t5542 uint64 = t5538 & t5541
-	var t5543 uint64 = 0x0 | t5542
-	var t5545 uint64 = 0x307 >> t5527
-	var t5546 uint64 = (t5545) & 0x1
-	var t5548 uint64 = 0x1 >> 0x0
-	var t5549 uint64 = (t5548) & 0x1
-	var t5552 uint64
-	if t5502 < 0x100000000 {
-		t5552 = 1
-	}
-	var t5553 uint64 = (^t5552) & 0x1
-	var t5554 uint64
-	if t5502 < 0x110000000 {
-		t5554 = 1
-	}
-	var t5555 uint64 = t5553 & t5554
-	var t5557 uint64 = 0x110000000 - 0x1
-	var t5558 uint64 = t5557 - t5502
-	var t5559 uint64
-	if t5558 < t5534 {
-		t5559 = 1
-	}
-	var t5560 uint64 = (^t5559) & 0x1
-	var t5561 uint64 = t5555 & t5560
-	var t5562 uint64 = 0x0 | t5561
-	var t5563 uint64 = 0x0 | t5561
-	var t5564 uint64 = 0x0 | t5561
-	var t5567 uint64
-	if t5502 < 0x200000000 {
-		t5567 = 1
-	}
-	var t5568 uint64 = (^t5567) & 0x1
-	var t5569 uint64
-	if t5502 < 0x210000000 {
-		t5569 = 1
-	}
-	var t5570 uint64 = t5568 & t5569
-	var t5572 uint64 = 0x210000000 - 0x1
-	var t5573 uint64 = t5572 - t5502
-	var t5574 uint64
-	if t5573 < t5534 {
-		t5574 = 1
-	}
-	var t5575 uint64 = (^t5574) & 0x1
-	var t5576 uint64 = t5570 & t5575
-	var t5577 uint64 = t5562 | t5576
-	var t5578 uint64 = t5563 | t5576
-	var t5581 uint64
-	if t5502 < 0x300000000 {
-		t5581 = 1
-	}
-	var t5582 uint64 = (^t5581) & 0x1
-	var t5583 uint64
-	if t5502 < 0x310000000 {
-		t5583 = 1
-	}
-	var t5584 uint64 = t5582 & t5583
-	var t5586 uint64 = 0x310000000 - 0x1
-	var t5587 uint64 = t5586 - t5502
-	var t5588 uint64
-	if t5587 < t5534 {
-		t5588 = 1
-	}
-	var t5589 uint64 = (^t5588) & 0x1
-	var t5590 uint64 = t5584 & t5589
-	var t5591 uint64 = t5577 | t5590
-	var t5592 uint64 = t5564 | t5590
-	var t5595 uint64
-	if t5502 < 0x400000000 {
-		t5595 = 1
-	}
-	var t5596 uint64 = (^t5595) & 0x1
-	var t5597 uint64
-	if t5502 < 0x410000000 {
-		t5597 = 1
-	}
-	var t5598 uint64 = t5596 & t5597
-	var t5600 uint64 = 0x410000000 - 0x1
-	var t5601 uint64 = t5600 - t5502
-	var t5602 uint64
-	if t5601 < t5534 {
-		t5602 = 1
-	}
-	var t5603 uint64 = (^t5602) & 0x1
-	var t5604 uint64 = t5598 & t5603
-	var t5605 uint64 = t5591 | t5604
-	var t5606 uint64 = t5578 | t5604
-	var t5607 uint64 = t5592 | t5604
-	var t5610 uint64
-	if t5502 < 0x500000000 {
-		t5610 = 1
-	}
-	var t5611 uint64 = (^t5610) & 0x1
-	var t5612 uint64
-	if t5502 < 0x510000000 {
-		t5612 = 1
-	}
-	var t5613 uint64 = t5611 & t5612
-	var t5615 uint64 = 0x510000000 - 0x1
-	var t5616 uint64 = t5615 - t5502
-	var t5617 uint64
-	if t5616 < t5534 {
-		t5617 = 1
-	}
-	var t5618 uint64 = (^t5617) & 0x1
-	var t5619 uint64 = t5613 & t5618
-	var t5620 uint64 = t5605 | t5619
-	var t5621 uint64 = t5606 | t5619
-	var t5624 uint64
-	if t5502 < 0x600000000 {
-		t5624 = 1
-	}
-	var t5625 uint64 = (^t5624) & 0x1
-	var t5626 uint64
-	if t5502 < 0x610000000 {
-		t5626 = 1
-	}
-	var t5627 uint64 = t5625 & t5626
-	var t5629 uint64 = 0x610000000 - 0x1
-	var t5630 uint64 = t5629 - t5502
-	var t5631 uint64
-	if t5630 < t5534 {
-		t5631 = 1
-	}
-	var t5632 uint64 = (^t5631) & 0x1
-	var t5633 uint64 = t5627 & t5632
-	var t5634 uint64 = t5620 | t5633
-	var t5635 uint64 = t5607 | t5633
-	var t5638 uint64
-	if t5502 < 0x700000000 {
-		t5638 = 1
-	}
-	var t5639 uint64 = (^t5638) & 0x1
-	var t5640 uint64
-	if t5502 < 0x710000000 {
-		t5640 = 1
-	}
-	var t5641 uint64 = t5639 & t5640
-	var t5643 uint64 = 0x710000000 - 0x1
-	var t5644 uint64 = t5643 - t5502
-	var t5645 uint64
-	if t5644 < t5534 {
-		t5645 = 1
-	}
-	var t5646 uint64 = (^t5645) & 0x1
-	var t5647 uint64 = t5641 & t5646
-	var t5648 uint64 = t5634 | t5647
-	var t5649 uint64 = t5621 | t5647
-	var t5650 uint64 = t5635 | t5647
-	var t5653 uint64
-	if t5502 < 0x800000000 {
-		t5653 = 1
-	}
-	var t5654 uint64 = (^t5653) & 0x1
-	var t5655 uint64
-	if t5502 < 0x810000000 {
-		t5655 = 1
-	}
-	var t5656 uint64 = t5654 & t5655
-	var t5658 uint64 = 0x810000000 - 0x1
-	var t5659 uint64 = t5658 - t5502
-	var t5660 uint64
-	if t5659 < t5534 {
-		t5660 = 1
-	}
-	var t5661 uint64 = (^t5660) & 0x1
-	var t5662 uint64 = t5656 & t5661
-	var t5663 uint64 = t5648 | t5662
-	var t5664 uint64 = t5649 | t5662
-	var t5665, t5665_1, t5665_0 uint64 = 0, 0x1, 0x0
-	if t5543 != 0 {
-		t5665 = t5665_1
-	} else {
-		t5665 = t5665_0
-	}
-	var t5668, t5668_1, t5668_0 uint64 = 0, t5549, 0x0
-	if t5543 != 0 {
-		t5668 = t5668_1
-	} else {
-		t5668 = t5668_0
-	}
-	var t5669, t5669_1, t5669_0 uint64 = 0, t5546, 0x0
-	if t5543 != 0 {
-		t5669 = t5669_1
-	} else {
-		t5669 = t5669_0
-	}
-	var t5670, t5670_1, t5670_0 uint64 = 0, t5663, 0x0
-	if t5543 != 0 {
-		t5670 = t5670_1
-	} else {
-		t5670 = t5670_0
-	}
-	var t5671, t5671_1, t5671_0 uint64 = 0, t5664, 0x0
-	if t5543 != 0 {
-		t5671 = t5671_1
-	} else {
-		t5671 = t5671_0
-	}
-	var t5672, t5672_1, t5672_0 uint64 = 0, t5650, 0x0
-	if t5543 != 0 {
-		t5672 = t5672_1
-	} else {
-		t5672 = t5672_0
-	}
-	var t5674 uint64
-	if t5530 < 0x100 {
-		t5674 = 1
-	}
-	var t5675 uint64 = (^t5674) & 0x1
-	var t5677 uint64
-	if 0x1ff < t5530 {
-		t5677 = 1
-	}
-	var t5678 uint64 = (^t5677) & 0x1
-	var t5679 uint64 = t5675 & t5678
-	var t5680 uint64 = 0x0 | t5679
-	var t5682 uint64 = 0x307 >> t5527
-	var t5683 uint64 = (t5682) & 0x1
-	var t5685 uint64 = 0x1 >> 0x0
-	var t5686 uint64 = (t5685) & 0x1
-	var t5689 uint64
-	if t5502 < 0x900000000 {
-		t5689 = 1
-	}
-	var t5690 uint64 = (^t5689) & 0x1
-	var t5691 uint64
-	if t5502 < 0x910000000 {
-		t5691 = 1
-	}
-	var t5692 uint64 = t5690 & t5691
-	var t5694 uint64 = 0x910000000 - 0x1
-	var t5695 uint64 = t5694 - t5502
-	var t5696 uint64
-	if t5695 < t5534 {
-		t5696 = 1
-	}
-	var t5697 uint64 = (^t5696) & 0x1
-	var t5698 uint64 = t5692 & t5697
-	var t5699 uint64 = 0x0 | t5698
-	var t5700 uint64 = 0x0 | t5698
-	var t5701 uint64 = 0x0 | t5698
-	var t5704 uint64
-	if t5502 < 0xa00000000 {
-		t5704 = 1
-	}
-	var t5705 uint64 = (^t5704) & 0x1
-	var t5706 uint64
-	if t5502 < 0xa10000000 {
-		t5706 = 1
-	}
-	var t5707 uint64 = t5705 & t5706
-	var t5709 uint64 = 0xa10000000 - 0x1
-	var t5710 uint64 = t5709 - t5502
-	var t5711 uint64
-	if t5710 < t5534 {
-		t5711 = 1
-	}
-	var t5712 uint64 = (^t5711) & 0x1
-	var t5713 uint64 = t5707 & t5712
-	var t5714 uint64 = t5699 | t5713
-	var t5715 uint64 = t5700 | t5713
-	var t5718 uint64
-	if t5502 < 0xb00000000 {
-		t5718 = 1
-	}
-	var t5719 uint64 = (^t5718) & 0x1
-	var t5720 uint64
-	if t5502 < 0xb10000000 {
-		t5720 = 1
-	}
-	var t5721 uint64 = t5719 & t5720
-	var t5723 uint64 = 0xb10000000 - 0x1
-	var t5724 uint64 = t5723 - t5502
-	var t5725 uint64
-	if t5724 < t5534 {
-		t5725 = 1
-	}
-	var t5726 uint64 = (^t5725) & 0x1
-	var t5727 uint64 = t5721 & t5726
-	var t5728 uint64 = t5714 | t5727
-	var t5729 uint64 = t5701 | t5727
-	var t5732 uint64
-	if t5502 < 0xc00000000 {
-		t5732 = 1
-	}
-	var t5733 uint64 = (^t5732) & 0x1
-	var t5734 uint64
-	if t5502 < 0xc10000000 {
-		t5734 = 1
-	}
-	var t5735 uint64 = t5733 & t5734
-	var t5737 uint64 = 0xc10000000 - 0x1
-	var t5738 uint64 = t5737 - t5502
-	var t5739 uint64
-	if t5738 < t5534 {
-		t5739 = 1
-	}
-	var t5740 uint64 = (^t5739) & 0x1
-	var t5741 uint64 = t5735 & t5740
-	var t5742 uint64 = t5728 | t5741
-	var t5743 uint64 = t5715 | t5741
-	var t5744 uint64 = t5729 | t5741
-	var t5747 uint64
-	if t5502 < 0xd00000000 {
-		t5747 = 1
-	}
-	var t5748 uint64 = (^t5747) & 0x1
-	var t5749 uint64
-	if t5502 < 0xd10000000 {
-		t5749 = 1
-	}
-	var t5750 uint64 = t5748 & t5749
-	var t5752 uint64 = 0xd10000000 - 0x1
-	var t5753 uint64 = t5752 - t5502
-	var t5754 uint64
-	if t5753 < t5534 {
-		t5754 = 1
-	}
-	var t5755 uint64 = (^t5754) & 0x1
-	var t5756 uint64 = t5750 & t5755
-	var t5757 uint64 = t5742 | t5756
-	var t5758 uint64 = t5743 | t5756
-	var t5761 uint64
-	if t5502 < 0xe00000000 {
-		t5761 = 1
-	}
-	var t5762 uint64 = (^t5761) & 0x1
-	var t5763 uint64
-	if t5502 < 0xe10000000 {
-		t5763 = 1
-	}
-	var t5764 uint64 = t5762 & t5763
-	var t5766 uint64 = 0xe10000000 - 0x1
-	var t5767 uint64 = t5766 - t5502
-	var t5768 uint64
-	if t5767 < t5534 {
-		t5768 = 1
-	}
-	var t5769 uint64 = (^t5768) & 0x1
-	var t5770 uint64 = t5764 & t5769
-	var t5771 uint64 = t5757 | t5770
-	var t5772 uint64 = t5744 | t5770
-	var t5775 uint64
-	if t5502 < 0xf00000000 {
-		t5775 = 1
-	}
-	var t5776 uint64 = (^t5775) & 0x1
-	var t5777 uint64
-	if t5502 < 0xf10000000 {
-		t5777 = 1
-	}
-	var t5778 uint64 = t5776 & t5777
-	var t5780 uint64 = 0xf10000000 - 0x1
-	var t5781 uint64 = t5780 - t5502
-	var t5782 uint64
-	if t5781 < t5534 {
-		t5782 = 1
-	}
-	var t5783 uint64 = (^t5782) & 0x1
-	var t5784 uint64 = t5778 & t5783
-	var t5785 uint64 = t5771 | t5784
-	var t5786 uint64 = t5758 | t5784
-	var t5787 uint64 = t5772 | t5784
-	var t5790 uint64
-	if t5502 < 0x1000000000 {
-		t5790 = 1
-	}
-	var t5791 uint64 = (^t5790) & 0x1
-	var t5792 uint64
-	if t5502 < 0x1010000000 {
-		t5792 = 1
-	}
-	var t5793 uint64 = t5791 & t5792
-	var t5795 uint64 = 0x1010000000 - 0x1
-	var t5796 uint64 = t5795 - t5502
-	var t5797 uint64
-	if t5796 < t5534 {
-		t5797 = 1
-	}
-	var t5798 uint64 = (^t5797) & 0x1
-	var t5799 uint64 = t5793 & t5798
-	var t5800 uint64 = t5785 | t5799
-	var t5801 uint64 = t5786 | t5799
-	var t5802, t5802_1, t5802_0 uint64 = 0, 0x1, t5665
-	if t5680 != 0 {
-		t5802 = t5802_1
-	} else {
-		t5802 = t5802_0
-	}
-	var t5805, t5805_1, t5805_0 uint64 = 0, t5686, t5668
-	if t5680 != 0 {
-		t5805 = t5805_1
-	} else {
-		t5805 = t5805_0
-	}
-	var t5806, t5806_1, t5806_0 uint64 = 0, t5683, t5669
-	if t5680 != 0 {
-		t5806 = t5806_1
-	} else {
-		t5806 = t5806_0
-	}
-	var t5807, t5807_1, t5807_0 uint64 = 0, t5800, t5670
-	if t5680 != 0 {
-		t5807 = t5807_1
-	} else {
-		t5807 = t5807_0
-	}
-	var t5808, t5808_1, t5808_0 uint64 = 0, t5801, t5671
-	if t5680 != 0 {
-		t5808 = t5808_1
-	} else {
-		t5808 = t5808_0
-	}
-	var t5809, t5809_1, t5809_0 uint64 = 0, t5787, t5672
-	if t5680 != 0 {
-		t5809 = t5809_1
-	} else {
-		t5809 = t5809_0
-	}
-	var t5811 uint64
-	if t5530 < 0x200 {
-		t5811 = 1
-	}
-	var t5812 uint64 = (^t5811) & 0x1
-	var t5814 uint64
-	if 0x2ff < t5530 {
-		t5814 = 1
-	}
-	var t5815 uint64 = (^t5814) & 0x1
-	var t5816 uint64 = t5812 & t5815
-	var t5817 uint64 = 0x0 | t5816
-	var t5819 uint64 = 0x307 >> t5527
-	var t5820 uint64 = (t5819) & 0x1
-	var t5822 uint64 = 0x1 >> 0x0
-	var t5823 uint64 = (t5822) & 0x1
-	var t5826 uint64
-	if t5502 < 0x1100000000 {
-		t5826 = 1
-	}
-	var t5827 uint64 = (^t5826) & 0x1
-	var t5828 uint64
-	if t5502 < 0x1110000000 {
-		t5828 = 1
-	}
-	var t5829 uint64 = t5827 & t5828
-	var t5831 uint64 = 0x1110000000 - 0x1
-	var t5832 uint64 = t5831 - t5502
-	var t5833 uint64
-	if t5832 < t5534 {
-		t5833 = 1
-	}
-	var t5834 uint64 = (^t5833) & 0x1
-	var t5835 uint64 = t5829 & t5834
-	var t5836 uint64 = 0x0 | t5835
-	var t5837 uint64 = 0x0 | t5835
-	var t5838 uint64 = 0x0 | t5835
-	var t5841 uint64
-	if t5502 < 0x1200000000 {
-		t5841 = 1
-	}
-	var t5842 uint64 = (^t5841) & 0x1
-	var t5843 uint64
-	if t5502 < 0x1210000000 {
-		t5843 = 1
-	}
-	var t5844 uint64 = t5842 & t5843
-	var t5846 uint64 = 0x1210000000 - 0x1
-	var t5847 uint64 = t5846 - t5502
-	var t5848 uint64
-	if t5847 < t5534 {
-		t5848 = 1
-	}
-	var t5849 uint64 = (^t5848) & 0x1
-	var t5850 uint64 = t5844 & t5849
-	var t5851 uint64 = t5836 | t5850
-	var t5852 uint64 = t5837 | t5850
-	var t5855 uint64
-	if t5502 < 0x1300000000 {
-		t5855 = 1
-	}
-	var t5856 uint64 = (^t5855) & 0x1
-	var t5857 uint64
-	if t5502 < 0x1310000000 {
-		t5857 = 1
-	}
-	var t5858 uint64 = t5856 & t5857
-	var t5860 uint64 = 0x1310000000 - 0x1
-	var t5861 uint64 = t5860 - t5502
-	var t5862 uint64
-	if t5861 < t5534 {
-		t5862 = 1
-	}
-	var t5863 uint64 = (^t5862) & 0x1
-	var t5864 uint64 = t5858 & t5863
-	var t5865 uint64 = t5851 | t5864
-	var t5866 uint64 = t5838 | t5864
-	var t5869 uint64
-	if t5502 < 0x1400000000 {
-		t5869 = 1
-	}
-	var t5870 uint64 = (^t5869) & 0x1
-	var t5871 uint64
-	if t5502 < 0x1410000000 {
-		t5871 = 1
-	}
-	var t5872 uint64 = t5870 & t5871
-	var t5874 uint64 = 0x1410000000 - 0x1
-	var t5875 uint64 = t5874 - t5502
-	var t5876 uint64
-	if t5875 < t5534 {
-		t5876 = 1
-	}
-	var t5877 uint64 = (^t5876) & 0x1
-	var t5878 uint64 = t5872 & t5877
-	var t5879 uint64 = t5865 | t5878
-	var t5880 uint64 = t5852 | t5878
-	var t5881 uint64 = t5866 | t5878
-	var t5884 uint64
-	if t5502 < 0x1500000000 {
-		t5884 = 1
-	}
-	var t5885 uint64 = (^t5884) & 0x1
-	var t5886 uint64
-	if t5502 < 0x1510000000 {
-		t5886 = 1
-	}
-	var t5887 uint64 = t5885 & t5886
-	var t5889 uint64 = 0x1510000000 - 0x1
-	var t5890 uint64 = t5889 - t5502
-	var t5891 uint64
-	if t5890 < t5534 {
-		t5891 = 1
-	}
-	var t5892 uint64 = (^t5891) & 0x1
-	var t5893 uint64 = t5887 & t5892
-	var t5894 uint64 = t5879 | t5893
-	var t5895 uint64 = t5880 | t5893
-	var t5898 uint64
-	if t5502 < 0x1600000000 {
-		t5898 = 1
-	}
-	var t5899 uint64 = (^t5898) & 0x1
-	var t5900 uint64
-	if t5502 < 0x1610000000 {
-		t5900 = 1
-	}
-	var t5901 uint64 = t5899 & t5900
-	var t5903 uint64 = 0x1610000000 - 0x1
-	var t5904 uint64 = t5903 - t5502
-	var t5905 uint64
-	if t5904 < t5534 {
-		t5905 = 1
-	}
-	var t5906 uint64 = (^t5905) & 0x1
-	var t5907 uint64 = t5901 & t5906
-	var t5908 uint64 = t5894 | t5907
-	var t5909 uint64 = t5881 | t5907
-	var t5912 uint64
-	if t5502 < 0x1700000000 {
-		t5912 = 1
-	}
-	var t5913 uint64 = (^t5912) & 0x1
-	var t5914 uint64
-	if t5502 < 0x1710000000 {
-		t5914 = 1
-	}
-	var t5915 uint64 = t5913 & t5914
-	var t5917 uint64 = 0x1710000000 - 0x1
-	var t5918 uint64 = t5917 - t5502
-	var t5919 uint64
-	if t5918 < t5534 {
-		t5919 = 1
-	}
-	var t5920 uint64 = (^t5919) & 0x1
-	var t5921 uint64 = t5915 & t5920
-	var t5922 uint64 = t5908 | t5921
-	var t5923 uint64 = t5895 | t5921
-	var t5924 uint64 = t5909 | t5921
-	var t5927 uint64
-	if t5502 < 0x1800000000 {
-		t5927 = 1
-	}
-	var t5928 uint64 = (^t5927) & 0x1
-	var t5929 uint64
-	if t5502 < 0x1810000000 {
-		t5929 = 1
-	}
-	var t5930 uint64 = t5928 & t5929
-	var t5932 uint64 = 0x1810000000 - 0x1
-	var t5933 uint64 = t5932 - t5502
-	var t5934 uint64
-	if t5933 < t5534 {
-		t5934 = 1
-	}
-	var t5935 uint64 = (^t5934) & 0x1
-	var t5936 uint64 = t5930 & t5935
-	var t5937 uint64 = t5922 | t5936
-	var t5938 uint64 = t5923 | t5936
-	var t5939, t5939_1, t5939_0 uint64 = 0, 0x1, t5802
-	if t5817 != 0 {
-		t5939 = t5939_1
-	} else {
-		t5939 = t5939_0
-	}
-	var t5942, t5942_1, t5942_0 uint64 = 0, t5823, t5805
-	if t5817 != 0 {
-		t5942 = t5942_1
-	} else {
-		t5942 = t5942_0
-	}
-	var t5943, t5943_1, t5943_0 uint64 = 0, t5820, t5806
-	if t5817 != 0 {
-		t5943 = t5943_1
-	} else {
-		t5943 = t5943_0
-	}
-	var t5944, t5944_1, t5944_0 uint64 = 0, t5937, t5807
-	if t5817 != 0 {
-		t5944 = t5944_1
-	} else {
-		t5944 = t5944_0
-	}
-	var t5945, t5945_1, t5945_0 uint64 = 0, t5938, t5808
-	if t5817 != 0 {
-		t5945 = t5945_1
-	} else {
-		t5945 = t5945_0
-	}
-	var t5946, t5946_1, t5946_0 uint64 = 0, t5924, t5809
-	if t5817 != 0 {
-		t5946 = t5946_1
-	} else {
-		t5946 = t5946_0
-	}
-	var t5948 uint64
-	if t5530 < 0x300 {
-		t5948 = 1
-	}
-	var t5949 uint64 = (^t5948) & 0x1
-	var t5951 uint64
-	if 0x3ff < t5530 {
-		t5951 = 1
-	}
-	var t5952 uint64 = (^t5951) & 0x1
-	var t5953 uint64 = t5949 & t5952
-	var t5954 uint64 = 0x0 | t5953
-	var t5956 uint64 = 0x307 >> t5527
-	var t5957 uint64 = (t5956) & 0x1
-	var t5959 uint64 = 0x1 >> 0x0
-	var t5960 uint64 = (t5959) & 0x1
-	var t5963 uint64
-	if t5502 < 0x1900000000 {
-		t5963 = 1
-	}
-	var t5964 uint64 = (^t5963) & 0x1
-	var t5965 uint64
-	if t5502 < 0x1910000000 {
-		t5965 = 1
-	}
-	var t5966 uint64 = t5964 & t5965
-	var t5968 uint64 = 0x1910000000 - 0x1
-	var t5969 uint64 = t5968 - t5502
-	var t5970 uint64
-	if t5969 < t5534 {
-		t5970 = 1
-	}
-	var t5971 uint64 = (^t5970) & 0x1
-	var t5972 uint64 = t5966 & t5971
-	var t5973 uint64 = 0x0 | t5972
-	var t5974 uint64 = 0x0 | t5972
-	var t5975 uint64 = 0x0 | t5972
-	var t5978 uint64
-	if t5502 < 0x1a00000000 {
-		t5978 = 1
-	}
-	var t5979 uint64 = (^t5978) & 0x1
-	var t5980 uint64
-	if t5502 < 0x1a10000000 {
-		t5980 = 1
-	}
-	var t5981 uint64 = t5979 & t5980
-	var t5983 uint64 = 0x1a10000000 - 0x1
-	var t5984 uint64 = t5983 - t5502
-	var t5985 uint64
-	if t5984 < t5534 {
-		t5985 = 1
-	}
-	var t5986 uint64 = (^t5985) & 0x1
-	var t5987 uint64 = t5981 & t5986
-	var t5988 uint64 = t5973 | t5987
-	var t5989 uint64 = t5974 | t5987
-	var t5992 uint64
-	if t5502 < 0x1b00000000 {
-		t5992 = 1
-	}
-	var t5993 uint64 = (^t5992) & 0x1
-	var t5994 uint64
-	if t5502 < 0x1b10000000 {
-		t5994 = 1
-	}
-	var t5995 uint64 = t5993 & t5994
-	var t5997 uint64 = 0x1b10000000 - 0x1
-	var t5998 uint64 = t5997 - t5502
-	var t5999 uint64
-	if t5998 < t5534 {
-		t5999 = 1
-	}
-	var t6000 uint64 = (^t5999) & 0x1
-	var t6001 uint64 = t5995 & t6000
-	var t6002 uint64 = t5988 | t6001
-	var t6003 uint64 = t5975 | t6001
-	var t6006 uint64
-	if t5502 < 0x1c00000000 {
-		t6006 = 1
-	}
-	var t6007 uint64 = (^t6006) & 0x1
-	var t6008 uint64
-	if t5502 < 0x1c10000000 {
-		t6008 = 1
-	}
-	var t6009 uint64 = t6007 & t6008
-	var t6011 uint64 = 0x1c10000000 - 0x1
-	var t6012 uint64 = t6011 - t5502
-	var t6013 uint64
-	if t6012 < t5534 {
-		t6013 = 1
-	}
-	var t6014 uint64 = (^t6013) & 0x1
-	var t6015 uint64 = t6009 & t6014
-	var t6016 uint64 = t6002 | t6015
-	var t6017 uint64 = t5989 | t6015
-	var t6018 uint64 = t6003 | t6015
-	var t6021 uint64
-	if t5502 < 0x1d00000000 {
-		t6021 = 1
-	}
-	var t6022 uint64 = (^t6021) & 0x1
-	var t6023 uint64
-	if t5502 < 0x1d10000000 {
-		t6023 = 1
-	}
-	var t6024 uint64 = t6022 & t6023
-	var t6026 uint64 = 0x1d10000000 - 0x1
-	var t6027 uint64 = t6026 - t5502
-	var t6028 uint64
-	if t6027 < t5534 {
-		t6028 = 1
-	}
-	var t6029 uint64 = (^t6028) & 0x1
-	var t6030 uint64 = t6024 & t6029
-	var t6031 uint64 = t6016 | t6030
-	var t6032 uint64 = t6017 | t6030
-	var t6035 uint64
-	if t5502 < 0x1e00000000 {
-		t6035 = 1
-	}
-	var t6036 uint64 = (^t6035) & 0x1
-	var t6037 uint64
-	if t5502 < 0x1e10000000 {
-		t6037 = 1
-	}
-	var t6038 uint64 = t6036 & t6037
-	var t6040 uint64 = 0x1e10000000 - 0x1
-	var t6041 uint64 = t6040 - t5502
-	var t6042 uint64
-	if t6041 < t5534 {
-		t6042 = 1
-	}
-	var t6043 uint64 = (^t6042) & 0x1
-	var t6044 uint64 = t6038 & t6043
-	var t6045 uint64 = t6031 | t6044
-	var t6046 uint64 = t6018 | t6044
-	var t6049 uint64
-	if t5502 < 0x1f00000000 {
-		t6049 = 1
-	}
-	var t6050 uint64 = (^t6049) & 0x1
-	var t6051 uint64
-	if t5502 < 0x1f10000000 {
-		t6051 = 1
-	}
-	var t6052 uint64 = t6050 & t6051
-	var t6054 uint64 = 0x1f10000000 - 0x1
-	var t6055 uint64 = t6054 - t5502
-	var t6056 uint64
-	if t6055 < t5534 {
-		t6056 = 1
-	}
-	var t6057 uint64 = (^t6056) & 0x1
-	var t6058 uint64 = t6052 & t6057
-	var t6059 uint64 = t6045 | t6058
-	var t6060 uint64 = t6032 | t6058
-	var t6061 uint64 = t6046 | t6058
-	var t6064 uint64
-	if t5502 < 0x2000000000 {
-		t6064 = 1
-	}
-	var t6065 uint64 = (^t6064) & 0x1
-	var t6066 uint64
-	if t5502 < 0x2010000000 {
-		t6066 = 1
-	}
-	var t6067 uint64 = t6065 & t6066
-	var t6069 uint64 = 0x2010000000 - 0x1
-	var t6070 uint64 = t6069 - t5502
-	var t6071 uint64
-	if t6070 < t5534 {
-		t6071 = 1
-	}
-	var t6072 uint64 = (^t6071) & 0x1
-	var t6073 uint64 = t6067 & t6072
-	var t6074 uint64 = t6059 | t6073
-	var t6075 uint64 = t6060 | t6073
-	var t6076, t6076_1, t6076_0 uint64 = 0, 0x1, t5939
-	if t5954 != 0 {
-		t6076 = t6076_1
-	} else {
-		t6076 = t6076_0
-	}
-	var t6079, t6079_1, t6079_0 uint64 = 0, t5960, t5942
-	if t5954 != 0 {
-		t6079 = t6079_1
-	} else {
-		t6079 = t6079_0
-	}
-	var t6080, t6080_1, t6080_0 uint64 = 0, t5957, t5943
-	if t5954 != 0 {
-		t6080 = t6080_1
-	} else {
-		t6080 = t6080_0
-	}
-	var t6081, t6081_1, t6081_0 uint64 = 0, t6074, t5944
-	if t5954 != 0 {
-		t6081 = t6081_1
-	} else {
-		t6081 = t6081_0
-	}
-	var t6082, t6082_1, t6082_0 uint64 = 0, t6075, t5945
-	if t5954 != 0 {
-		t6082 = t6082_1
-	} else {
-		t6082 = t6082_0
-	}
-	var t6083, t6083_1, t6083_0 uint64 = 0, t6061, t5946
-	if t5954 != 0 {
-		t6083 = t6083_1
-	} else {
-		t6083 = t6083_0
-	}
-	var t6085 uint64
-	if t5530 < 0x400 {
-		t6085 = 1
-	}
-	var t6086 uint64 = (^t6085) & 0x1
-	var t6088 uint64
-	if 0x4ff < t5530 {
-		t6088 = 1
-	}
-	var t6089 uint64 = (^t6088) & 0x1
-	var t6090 uint64 = t6086 & t6089
-	var t6091 uint64 = 0x0 | t6090
-	var t6093 uint64 = 0x307 >> t5527
-	var t6094 uint64 = (t6093) & 0x1
-	var t6096 uint64 = 0x1 >> 0x0
-	var t6097 uint64 = (t6096) & 0x1
-	var t6100 uint64
-	if t5502 < 0x2100000000 {
-		t6100 = 1
-	}
-	var t6101 uint64 = (^t6100) & 0x1
-	var t6102 uint64
-	if t5502 < 0x2110000000 {
-		t6102 = 1
-	}
-	var t6103 uint64 = t6101 & t6102
-	var t6105 uint64 = 0x2110000000 - 0x1
-	var t6106 uint64 = t6105 - t5502
-	var t6107 uint64
-	if t6106 < t5534 {
-		t6107 = 1
-	}
-	var t6108 uint64 = (^t6107) & 0x1
-	var t6109 uint64 = t6103 & t6108
-	var t6110 uint64 = 0x0 | t6109
-	var t6111 uint64 = 0x0 | t6109
-	var t6112 uint64 = 0x0 | t6109
-	var t6115 uint64
-	if t5502 < 0x2200000000 {
-		t6115 = 1
-	}
-	var t6116 uint64 = (^t6115) & 0x1
-	var t6117 uint64
-	if t5502 < 0x2210000000 {
-		t6117 = 1
-	}
-	var t6118 uint64 = t6116 & t6117
-	var t6120 uint64 = 0x2210000000 - 0x1
-	var t6121 uint64 = t6120 - t5502
-	var t6122 uint64
-	if t6121 < t5534 {
-		t6122 = 1
-	}
-	var t6123 uint64 = (^t6122) & 0x1
-	var t6124 uint64 = t6118 & t6123
-	var t6125 uint64 = t6110 | t6124
-	var t6126 uint64 = t6111 | t6124
-	var t6129 uint64
-	if t5502 < 0x2300000000 {
-		t6129 = 1
-	}
-	var t6130 uint64 = (^t6129) & 0x1
-	var t6131 uint64
-	if t5502 < 0x2310000000 {
-		t6131 = 1
-	}
-	var t6132 uint64 = t6130 & t6131
-	var t6134 uint64 = 0x2310000000 - 0x1
-	var t6135 uint64 = t6134 - t5502
-	var t6136 uint64
-	if t6135 < t5534 {
-		t6136 = 1
-	}
-	var t6137 uint64 = (^t6136) & 0x1
-	var t6138 uint64 = t6132 & t6137
-	var t6139 uint64 = t6125 | t6138
-	var t6140 uint64 = t6112 | t6138
-	var t6143 uint64
-	if t5502 < 0x2400000000 {
-		t6143 = 1
-	}
-	var t6144 uint64 = (^t6143) & 0x1
-	var t6145 uint64
-	if t5502 < 0x2410000000 {
-		t6145 = 1
-	}
-	var t6146 uint64 = t6144 & t6145
-	var t6148 uint64 = 0x2410000000 - 0x1
-	var t6149 uint64 = t6148 - t5502
-	var t6150 uint64
-	if t6149 < t5534 {
-		t6150 = 1
-	}
-	var t6151 uint64 = (^t6150) & 0x1
-	var t6152 uint64 = t6146 & t6151
-	var t6153 uint64 = t6139 | t6152
-	var t6154 uint64 = t6126 | t6152
-	var t6155 uint64 = t6140 | t6152
-	var t6158 uint64
-	if t5502 < 0x2500000000 {
-		t6158 = 1
-	}
-	var t6159 uint64 = (^t6158) & 0x1
-	var t6160 uint64
-	if t5502 < 0x2510000000 {
-		t6160 = 1
-	}
-	var t6161 uint64 = t6159 & t6160
-	var t6163 uint64 = 0x2510000000 - 0x1
-	var t6164 uint64 = t6163 - t5502
-	var t6165 uint64
-	if t6164 < t5534 {
-		t6165 = 1
-	}
-	var t6166 uint64 = (^t6165) & 0x1
-	var t6167 uint64 = t6161 & t6166
-	var t6168 uint64 = t6153 | t6167
-	var t6169 uint64 = t6154 | t6167
-	var t6172 uint64
-	if t5502 < 0x2600000000 {
-		t6172 = 1
-	}
-	var t6173 uint64 = (^t6172) & 0x1
-	var t6174 uint64
-	if t5502 < 0x2610000000 {
-		t6174 = 1
-	}
-	var t6175 uint64 = t6173 & t6174
-	var t6177 uint64 = 0x2610000000 - 0x1
-	var t6178 uint64 = t6177 - t5502
-	var t6179 uint64
-	if t6178 < t5534 {
-		t6179 = 1
-	}
-	var t6180 uint64 = (^t6179) & 0x1
-	var t6181 uint64 = t6175 & t6180
-	var t6182 uint64 = t6168 | t6181
-	var t6183 uint64 = t6155 | t6181
-	var t6186 uint64
-	if t5502 < 0x2700000000 {
-		t6186 = 1
-	}
-	var t6187 uint64 = (^t6186) & 0x1
-	var t6188 uint64
-	if t5502 < 0x2710000000 {
-		t6188 = 1
-	}
-	var t6189 uint64 = t6187 & t6188
-	var t6191 uint64 = 0x2710000000 - 0x1
-	var t6192 uint64 = t6191 - t5502
-	var t6193 uint64
-	if t6192 < t5534 {
-		t6193 = 1
-	}
-	var t6194 uint64 = (^t6193) & 0x1
-	var t6195 uint64 = t6189 & t6194
-	var t6196 uint64 = t6182 | t6195
-	var t6197 uint64 = t6169 | t6195
-	var t6198 uint64 = t6183 | t6195
-	var t6201 uint64
-	if t5502 < 0x2800000000 {
-		t6201 = 1
-	}
-	var t6202 uint64 = (^t6201) & 0x1
-	var t6203 uint64
-	if t5502 < 0x2810000000 {
-		t6203 = 1
-	}
-	var t6204 uint64 = t6202 & t6203
-	var t6206 uint64 = 0x2810000000 - 0x1
-	var t6207 uint64 = t6206 - t5502
-	var t6208 uint64
-	if t6207 < t5534 {
-		t6208 = 1
-	}
-	var t6209 uint64 = (^t6208) & 0x1
-	var t6210 uint64 = t6204 & t6209
-	var t6211 uint64 = t6196 | t6210
-	var t6212 uint64 = t6197 | t6210
-	var t6213, t6213_1, t6213_0 uint64 = 0, 0x1, t6076
-	if t6091 != 0 {
-		t6213 = t6213_1
-	} else {
-		t6213 = t6213_0
-	}
-	var t6216, t6216_1, t6216_0 uint64 = 0, t6097, t6079
-	if t6091 != 0 {
-		t6216 = t6216_1
-	} else {
-		t6216 = t6216_0
-	}
-	var t6217, t6217_1, t6217_0 uint64 = 0, t6094, t6080
-	if t6091 != 0 {
-		t6217 = t6217_1
-	} else {
-		t6217 = t6217_0
-	}
-	var t6218, t6218_1, t6218_0 uint64 = 0, t6211, t6081
-	if t6091 != 0 {
-		t6218 = t6218_1
-	} else {
-		t6218 = t6218_0
-	}
-	var t6219, t6219_1, t6219_0 uint64 = 0, t6212, t6082
-	if t6091 != 0 {
-		t6219 = t6219_1
-	} else {
-		t6219 = t6219_0
-	}
-	var t6220, t6220_1, t6220_0 uint64 = 0, t6198, t6083
-	if t6091 != 0 {
-		t6220 = t6220_1
-	} else {
-		t6220 = t6220_0
-	}
-	var t6222 uint64
-	if t5530 < 0x500 {
-		t6222 = 1
-	}
-	var t6223 uint64 = (^t6222) & 0x1
-	var t6225 uint64
-	if 0x5ff < t5530 {
-		t6225 = 1
-	}
-	var t6226 uint64 = (^t6225) & 0x1
-	var t6227 uint64 = t6223 & t6226
-	var t6228 uint64 = 0x0 | t6227
-	var t6230 uint64 = 0x307 >> t5527
-	var t6231 uint64 = (t6230) & 0x1
-	var t6233 uint64 = 0x1 >> 0x0
-	var t6234 uint64 = (t6233) & 0x1
-	var t6237 uint64
-	if t5502 < 0x2900000000 {
-		t6237 = 1
-	}
-	var t6238 uint64 = (^t6237) & 0x1
-	var t6239 uint64
-	if t5502 < 0x2910000000 {
-		t6239 = 1
-	}
-	var t6240 uint64 = t6238 & t6239
-	var t6242 uint64 = 0x2910000000 - 0x1
-	var t6243 uint64 = t6242 - t5502
-	var t6244 uint64
-	if t6243 < t5534 {
-		t6244 = 1
-	}
-	var t6245 uint64 = (^t6244) & 0x1
-	var t6246 uint64 = t6240 & t6245
-	var t6247 uint64 = 0x0 | t6246
-	var t6248 uint64 = 0x0 | t6246
-	var t6249 uint64 = 0x0 | t6246
-	var t6252 uint64
-	if t5502 < 0x2a00000000 {
-		t6252 = 1
-	}
-	var t6253 uint64 = (^t6252) & 0x1
-	var t6254 uint64
-	if t5502 < 0x2a10000000 {
-		t6254 = 1
-	}
-	var t6255 uint64 = t6253 & t6254
-	var t6257 uint64 = 0x2a10000000 - 0x1
-	var t6258 uint64 = t6257 - t5502
-	var t6259 uint64
-	if t6258 < t5534 {
-		t6259 = 1
-	}
-	var t6260 uint64 = (^t6259) & 0x1
-	var t6261 uint64 = t6255 & t6260
-	var t6262 uint64 = t6247 | t6261
-	var t6263 uint64 = t6248 | t6261
-	var t6266 uint64
-	if t5502 < 0x2b00000000 {
-		t6266 = 1
-	}
-	var t6267 uint64 = (^t6266) & 0x1
-	var t6268 uint64
-	if t5502 < 0x2b10000000 {
-		t6268 = 1
-	}
-	var t6269 uint64 = t6267 & t6268
-	var t6271 uint64 = 0x2b10000000 - 0x1
-	var t6272 uint64 = t6271 - t5502
-	var t6273 uint64
-	if t6272 < t5534 {
-		t6273 = 1
-	}
-	var t6274 uint64 = (^t6273) & 0x1
-	var t6275 uint64 = t6269 & t6274
-	var t6276 uint64 = t6262 | t6275
-	var t6277 uint64 = t6249 | t6275
-	var t6280 uint64
-	if t5502 < 0x2c00000000 {
-		t6280 = 1
-	}
-	var t6281 uint64 = (^t6280) & 0x1
-	var t6282 uint64
-	if t5502 < 0x2c10000000 {
-		t6282 = 1
-	}
-	var t6283 uint64 = t6281 & t6282
-	var t6285 uint64 = 0x2c10000000 - 0x1
-	var t6286 uint64 = t6285 - t5502
-	var t6287 uint64
-	if t6286 < t5534 {
-		t6287 = 1
-	}
-	var t6288 uint64 = (^t6287) & 0x1
-	var t6289 uint64 = t6283 & t6288
-	var t6290 uint64 = t6276 | t6289
-	var t6291 uint64 = t6263 | t6289
-	var t6292 uint64 = t6277 | t6289
-	var t6295 uint64
-	if t5502 < 0x2d00000000 {
-		t6295 = 1
-	}
-	var t6296 uint64 = (^t6295) & 0x1
-	var t6297 uint64
-	if t5502 < 0x2d10000000 {
-		t6297 = 1
-	}
-	var t6298 uint64 = t6296 & t6297
-	var t6300 uint64 = 0x2d10000000 - 0x1
-	var t6301 uint64 = t6300 - t5502
-	var t6302 uint64
-	if t6301 < t5534 {
-		t6302 = 1
-	}
-	var t6303 uint64 = (^t6302) & 0x1
-	var t6304 uint64 = t6298 & t6303
-	var t6305 uint64 = t6290 | t6304
-	var t6306 uint64 = t6291 | t6304
-	var t6309 uint64
-	if t5502 < 0x2e00000000 {
-		t6309 = 1
-	}
-	var t6310 uint64 = (^t6309) & 0x1
-	var t6311 uint64
-	if t5502 < 0x2e10000000 {
-		t6311 = 1
-	}
-	var t6312 uint64 = t6310 & t6311
-	var t6314 uint64 = 0x2e10000000 - 0x1
-	var t6315 uint64 = t6314 - t5502
-	var t6316 uint64
-	if t6315 < t5534 {
-		t6316 = 1
-	}
-	var t6317 uint64 = (^t6316) & 0x1
-	var t6318 uint64 = t6312 & t6317
-	var t6319 uint64 = t6305 | t6318
-	var t6320 uint64 = t6292 | t6318
-	var t6323 uint64
-	if t5502 < 0x2f00000000 {
-		t6323 = 1
-	}
-	var t6324 uint64 = (^t6323) & 0x1
-	var t6325 uint64
-	if t5502 < 0x2f10000000 {
-		t6325 = 1
-	}
-	var t6326 uint64 = t6324 & t6325
-	var t6328 uint64 = 0x2f10000000 - 0x1
-	var t6329 uint64 = t6328 - t5502
-	var t6330 uint64
-	if t6329 < t5534 {
-		t6330 = 1
-	}
-	var t6331 uint64 = (^t6330) & 0x1
-	var t6332 uint64 = t6326 & t6331
-	var t6333 uint64 = t6319 | t6332
-	var t6334 uint64 = t6306 | t6332
-	var t6335 uint64 = t6320 | t6332
-	var t6338 uint64
-	if t5502 < 0x3000000000 {
-		t6338 = 1
-	}
-	var t6339 uint64 = (^t6338) & 0x1
-	var t6340 uint64
-	if t5502 < 0x3010000000 {
-		t6340 = 1
-	}
-	var t6341 uint64 = t6339 & t6340
-	var t6343 uint64 = 0x3010000000 - 0x1
-	var t6344 uint64 = t6343 - t5502
-	var t6345 uint64
-	if t6344 < t5534 {
-		t6345 = 1
-	}
-	var t6346 uint64 = (^t6345) & 0x1
-	var t6347 uint64 = t6341 & t6346
-	var t6348 uint64 = t6333 | t6347
-	var t6349 uint64 = t6334 | t6347
-	var t6350, t6350_1, t6350_0 uint64 = 0, 0x1, t6213
-	if t6228 != 0 {
-		t6350 = t6350_1
-	} else {
-		t6350 = t6350_0
-	}
-	var t6353, t6353_1, t6353_0 uint64 = 0, t6234, t6216
-	if t6228 != 0 {
-		t6353 = t6353_1
-	} else {
-		t6353 = t6353_0
-	}
-	var t6354, t6354_1, t6354_0 uint64 = 0, t6231, t6217
-	if t6228 != 0 {
-		t6354 = t6354_1
-	} else {
-		t6354 = t6354_0
-	}
-	var t6355, t6355_1, t6355_0 uint64 = 0, t6348, t6218
-	if t6228 != 0 {
-		t6355 = t6355_1
-	} else {
-		t6355 = t6355_0
-	}
-	var t6356, t6356_1, t6356_0 uint64 = 0, t6349, t6219
-	if t6228 != 0 {
-		t6356 = t6356_1
-	} else {
-		t6356 = t6356_0
-	}
-	var t6357, t6357_1, t6357_0 uint64 = 0, t6335, t6220
-	if t6228 != 0 {
-		t6357 = t6357_1
-	} else {
-		t6357 = t6357_0
-	}
-	var t6359 uint64
-	if t5530 < 0x600 {
-		t6359 = 1
-	}
-	var t6360 uint64 = (^t6359) & 0x1
-	var t6362 uint64
-	if 0x6ff < t5530 {
-		t6362 = 1
-	}
-	var t6363 uint64 = (^t6362) & 0x1
-	var t6364 uint64 = t6360 & t6363
-	var t6365 uint64 = 0x0 | t6364
-	var t6367 uint64 = 0x307 >> t5527
-	var t6368 uint64 = (t6367) & 0x1
-	var t6370 uint64 = 0x1 >> 0x0
-	var t6371 uint64 = (t6370) & 0x1
-	var t6374 uint64
-	if t5502 < 0x3100000000 {
-		t6374 = 1
-	}
-	var t6375 uint64 = (^t6374) & 0x1
-	var t6376 uint64
-	if t5502 < 0x3110000000 {
-		t6376 = 1
-	}
-	var t6377 uint64 = t6375 & t6376
-	var t6379 uint64 = 0x3110000000 - 0x1
-	var t6380 uint64 = t6379 - t5502
-	var t6381 uint64
-	if t6380 < t5534 {
-		t6381 = 1
-	}
-	var t6382 uint64 = (^t6381) & 0x1
-	var t6383 uint64 = t6377 & t6382
-	var t6384 uint64 = 0x0 | t6383
-	var t6385 uint64 = 0x0 | t6383
-	var t6386 uint64 = 0x0 | t6383
-	var t6389 uint64
-	if t5502 < 0x3200000000 {
-		t6389 = 1
-	}
-	var t6390 uint64 = (^t6389) & 0x1
-	var t6391 uint64
-	if t5502 < 0x3210000000 {
-		t6391 = 1
-	}
-	var t6392 uint64 = t6390 & t6391
-	var t6394 uint64 = 0x3210000000 - 0x1
-	var t6395 uint64 = t6394 - t5502
-	var t6396 uint64
-	if t6395 < t5534 {
-		t6396 = 1
-	}
-	var t6397 uint64 = (^t6396) & 0x1
-	var t6398 uint64 = t6392 & t6397
-	var t6399 uint64 = t6384 | t6398
-	var t6400 uint64 = t6385 | t6398
-	var t6403 uint64
-	if t5502 < 0x3300000000 {
-		t6403 = 1
-	}
-	var t6404 uint64 = (^t6403) & 0x1
-	var t6405 uint64
-	if t5502 < 0x3310000000 {
-		t6405 = 1
-	}
-	var t6406 uint64 = t6404 & t6405
-	var t6408 uint64 = 0x3310000000 - 0x1
-	var t6409 uint64 = t6408 - t5502
-	var t6410 uint64
-	if t6409 < t5534 {
-		t6410 = 1
-	}
-	var t6411 uint64 = (^t6410) & 0x1
-	var t6412 uint64 = t6406 & t6411
-	var t6413 uint64 = t6399 | t6412
-	var t6414 uint64 = t6386 | t6412
-	var t6417 uint64
-	if t5502 < 0x3400000000 {
-		t6417 = 1
-	}
-	var t6418 uint64 = (^t6417) & 0x1
-	var t6419 uint64
-	if t5502 < 0x3410000000 {
-		t6419 = 1
-	}
-	var t6420 uint64 = t6418 & t6419
-	var t6422 uint64 = 0x3410000000 - 0x1
-	var t6423 uint64 = t6422 - t5502
-	var t6424 uint64
-	if t6423 < t5534 {
-		t6424 = 1
-	}
-	var t6425 uint64 = (^t6424) & 0x1
-	var t6426 uint64 = t6420 & t6425
-	var t6427 uint64 = t6413 | t6426
-	var t6428 uint64 = t6400 | t6426
-	var t6429 uint64 = t6414 | t6426
-	var t6432 uint64
-	if t5502 < 0x3500000000 {
-		t6432 = 1
-	}
-	var t6433 uint64 = (^t6432) & 0x1
-	var t6434 uint64
-	if t5502 < 0x3510000000 {
-		t6434 = 1
-	}
-	var t6435 uint64 = t6433 & t6434
-	var t6437 uint64 = 0x3510000000 - 0x1
-	var t6438 uint64 = t6437 - t5502
-	var t6439 uint64
-	if t6438 < t5534 {
-		t6439 = 1
-	}
-	var t6440 uint64 = (^t6439) & 0x1
-	var t6441 uint64 = t6435 & t6440
-	var t6442 uint64 = t6427 | t6441
-	var t6443 uint64 = t6428 | t6441
-	var t6446 uint64
-	if t5502 < 0x3600000000 {
-		t6446 = 1
-	}
-	var t6447 uint64 = (^t6446) & 0x1
-	var t6448 uint64
-	if t5502 < 0x3610000000 {
-		t6448 = 1
-	}
-	var t6449 uint64 = t6447 & t6448
-	var t6451 uint64 = 0x3610000000 - 0x1
-	var t6452 uint64 = t6451 - t5502
-	var t6453 uint64
-	if t6452 < t5534 {
-		t6453 = 1
-	}
-	var t6454 uint64 = (^t6453) & 0x1
-	var t6455 uint64 = t6449 & t6454
-	var t6456 uint64 = t6442 | t6455
-	var t6457 uint64 = t6429 | t6455
-	var t6460 uint64
-	if t5502 < 0x3700000000 {
-		t6460 = 1
-	}
-	var t6461 uint64 = (^t6460) & 0x1
-	var t6462 uint64
-	if t5502 < 0x3710000000 {
-		t6462 = 1
-	}
-	var t6463 uint64 = t6461 & t6462
-	var t6465 uint64 = 0x3710000000 - 0x1
-	var t6466 uint64 = t6465 - t5502
-	var t6467 uint64
-	if t6466 < t5534 {
-		t6467 = 1
-	}
-	var t6468 uint64 = (^t6467) & 0x1
-	var t6469 uint64 = t6463 & t6468
-	var t6470 uint64 = t6456 | t6469
-	var t6471 uint64 = t6443 | t6469
-	var t6472 uint64 = t6457 | t6469
-	var t6475 uint64
-	if t5502 < 0x3800000000 {
-		t6475 = 1
-	}
-	var t6476 uint64 = (^t6475) & 0x1
-	var t6477 uint64
-	if t5502 < 0x3810000000 {
-		t6477 = 1
-	}
-	var t6478 uint64 = t6476 & t6477
-	var t6480 uint64 = 0x3810000000 - 0x1
-	var t6481 uint64 = t6480 - t5502
-	var t6482 uint64
-	if t6481 < t5534 {
-		t6482 = 1
-	}
-	var t6483 uint64 = (^t6482) & 0x1
-	var t6484 uint64 = t6478 & t6483
-	var t6485 uint64 = t6470 | t6484
-	var t6486 uint64 = t6471 | t6484
-	var t6487, t6487_1, t6487_0 uint64 = 0, 0x1, t6350
-	if t6365 != 0 {
-		t6487 = t6487_1
-	} else {
-		t6487 = t6487_0
-	}
-	var t6490, t6490_1, t6490_0 uint64 = 0, t6371, t6353
-	if t6365 != 0 {
-		t6490 = t6490_1
-	} else {
-		t6490 = t6490_0
-	}
-	var t6491, t6491_1, t6491_0 uint64 = 0, t6368, t6354
-	if t6365 != 0 {
-		t6491 = t6491_1
-	} else {
-		t6491 = t6491_0
-	}
-	var t6492, t6492_1, t6492_0 uint64 = 0, t6485, t6355
-	if t6365 != 0 {
-		t6492 = t6492_1
-	} else {
-		t6492 = t6492_0
-	}
-	var t6493, t6493_1, t6493_0 uint64 = 0, t6486, t6356
-	if t6365 != 0 {
-		t6493 = t6493_1
-	} else {
-		t6493 = t6493_0
-	}
-	var t6494, t6494_1, t6494_0 uint64 = 0, t6472, t6357
-	if t6365 != 0 {
-		t6494 = t6494_1
-	} else {
-		t6494 = t6494_0
-	}
-	var t6496 uint64
-	if t5530 < 0x700 {
-		t6496 = 1
-	}
-	var t6497 uint64 = (^t6496) & 0x1
-	var t6499 uint64
-	if 0x7ff < t5530 {
-		t6499 = 1
-	}
-	var t6500 uint64 = (^t6499) & 0x1
-	var t6501 uint64 = t6497 & t6500
-	var t6502 uint64 = 0x0 | t6501
-	var t6504 uint64 = 0x307 >> t5527
-	var t6505 uint64 = (t6504) & 0x1
-	var t6507 uint64 = 0x1 >> 0x0
-	var t6508 uint64 = (t6507) & 0x1
-	var t6511 uint64
-	if t5502 < 0x3900000000 {
-		t6511 = 1
-	}
-	var t6512 uint64 = (^t6511) & 0x1
-	var t6513 uint64
-	if t5502 < 0x3910000000 {
-		t6513 = 1
-	}
-	var t6514 uint64 = t6512 & t6513
-	var t6516 uint64 = 0x3910000000 - 0x1
-	var t6517 uint64 = t6516 - t5502
-	var t6518 uint64
-	if t6517 < t5534 {
-		t6518 = 1
-	}
-	var t6519 uint64 = (^t6518) & 0x1
-	var t6520 uint64 = t6514 & t6519
-	var t6521 uint64 = 0x0 | t6520
-	var t6522 uint64 = 0x0 | t6520
-	var t6523 uint64 = 0x0 | t6520
-	var t6526 uint64
-	if t5502 < 0x3a00000000 {
-		t6526 = 1
-	}
-	var t6527 uint64 = (^t6526) & 0x1
-	var t6528 uint64
-	if t5502 < 0x3a10000000 {
-		t6528 = 1
-	}
-	var t6529 uint64 = t6527 & t6528
-	var t6531 uint64 = 0x3a10000000 - 0x1
-	var t6532 uint64 = t6531 - t5502
-	var t6533 uint64
-	if t6532 < t5534 {
-		t6533 = 1
-	}
-	var t6534 uint64 = (^t6533) & 0x1
-	var t6535 uint64 = t6529 & t6534
-	var t6536 uint64 = t6521 | t6535
-	var t6537 uint64 = t6522 | t6535
-	var t6540 uint64
-	if t5502 < 0x3b00000000 {
-		t6540 = 1
-	}
-	var t6541 uint64 = (^t6540) & 0x1
-	var t6542 uint64
-	if t5502 < 0x3b10000000 {
-		t6542 = 1
-	}
-	var t6543 uint64 = t6541 & t6542
-	var t6545 uint64 = 0x3b10000000 - 0x1
-	var t6546 uint64 = t6545 - t5502
-	var t6547 uint64
-	if t6546 < t5534 {
-		t6547 = 1
-	}
-	var t6548 uint64 = (^t6547) & 0x1
-	var t6549 uint64 = t6543 & t6548
-	var t6550 uint64 = t6536 | t6549
-	var t6551 uint64 = t6523 | t6549
-	var t6554 uint64
-	if t5502 < 0x3c00000000 {
-		t6554 = 1
-	}
-	var t6555 uint64 = (^t6554) & 0x1
-	var t6556 uint64
-	if t5502 < 0x3c10000000 {
-		t6556 = 1
-	}
-	var t6557 uint64 = t6555 & t6556
-	var t6559 uint64 = 0x3c10000000 - 0x1
-	var t6560 uint64 = t6559 - t5502
-	var t6561 uint64
-	if t6560 < t5534 {
-		t6561 = 1
-	}
-	var t6562 uint64 = (^t6561) & 0x1
-	var t6563 uint64 = t6557 & t6562
-	var t6564 uint64 = t6550 | t6563
-	var t6565 uint64 = t6537 | t6563
-	var t6566 uint64 = t6551 | t6563
-	var t6569 uint64
-	if t5502 < 0x3d00000000 {
-		t6569 = 1
-	}
-	var t6570 uint64 = (^t6569) & 0x1
-	var t6571 uint64
-	if t5502 < 0x3d10000000 {
-		t6571 = 1
-	}
-	var t6572 uint64 = t6570 & t6571
-	var t6574 uint64 = 0x3d10000000 - 0x1
-	var t6575 uint64 = t6574 - t5502
-	var t6576 uint64
-	if t6575 < t5534 {
-		t6576 = 1
-	}
-	var t6577 uint64 = (^t6576) & 0x1
-	var t6578 uint64 = t6572 & t6577
-	var t6579 uint64 = t6564 | t6578
-	var t6580 uint64 = t6565 | t6578
-	var t6583 uint64
-	if t5502 < 0x3e00000000 {
-		t6583 = 1
-	}
-	var t6584 uint64 = (^t6583) & 0x1
-	var t6585 uint64
-	if t5502 < 0x3e10000000 {
-		t6585 = 1
-	}
-	var t6586 uint64 = t6584 & t6585
-	var t6588 uint64 = 0x3e10000000 - 0x1
-	var t6589 uint64 = t6588 - t5502
-	var t6590 uint64
-	if t6589 < t5534 {
-		t6590 = 1
-	}
-	var t6591 uint64 = (^t6590) & 0x1
-	var t6592 uint64 = t6586 & t6591
-	var t6593 uint64 = t6579 | t6592
-	var t6594 uint64 = t6566 | t6592
-	var t6597 uint64
-	if t5502 < 0x3f00000000 {
-		t6597 = 1
-	}
-	var t6598 uint64 = (^t6597) & 0x1
-	var t6599 uint64
-	if t5502 < 0x3f10000000 {
-		t6599 = 1
-	}
-	var t6600 uint64 = t6598 & t6599
-	var t6602 uint64 = 0x3f10000000 - 0x1
-	var t6603 uint64 = t6602 - t5502
-	var t6604 uint64
-	if t6603 < t5534 {
-		t6604 = 1
-	}
-	var t6605 uint64 = (^t6604) & 0x1
-	var t6606 uint64 = t6600 & t6605
-	var t6607 uint64 = t6593 | t6606
-	var t6608 uint64 = t6580 | t6606
-	var t6609 uint64 = t6594 | t6606
-	var t6612 uint64
-	if t5502 < 0x4000000000 {
-		t6612 = 1
-	}
-	var t6613 uint64 = (^t6612) & 0x1
-	var t6614 uint64
-	if t5502 < 0x4010000000 {
-		t6614 = 1
-	}
-	var t6615 uint64 = t6613 & t6614
-	var t6617 uint64 = 0x4010000000 - 0x1
-	var t6618 uint64 = t6617 - t5502
-	var t6619 uint64
-	if t6618 < t5534 {
-		t6619 = 1
-	}
-	var t6620 uint64 = (^t6619) & 0x1
-	var t6621 uint64 = t6615 & t6620
-	var t6622 uint64 = t6607 | t6621
-	var t6623 uint64 = t6608 | t6621
-	var t6624, t6624_1, t6624_0 uint64 = 0, 0x1, t6487
-	if t6502 != 0 {
-		t6624 = t6624_1
-	} else {
-		t6624 = t6624_0
-	}
-	var t6627, t6627_1, t6627_0 uint64 = 0, t6508, t6490
-	if t6502 != 0 {
-		t6627 = t6627_1
-	} else {
-		t6627 = t6627_0
-	}
-	var t6628, t6628_1, t6628_0 uint64 = 0, t6505, t6491
-	if t6502 != 0 {
-		t6628 = t6628_1
-	} else {
-		t6628 = t6628_0
-	}
-	var t6629, t6629_1, t6629_0 uint64 = 0, t6622, t6492
-	if t6502 != 0 {
-		t6629 = t6629_1
-	} else {
-		t6629 = t6629_0
-	}
-	var t6630, t6630_1, t6630_0 uint64 = 0, t6623, t6493
-	if t6502 != 0 {
-		t6630 = t6630_1
-	} else {
-		t6630 = t6630_0
-	}
-	var t6631, t6631_1, t6631_0 uint64 = 0, t6609, t6494
-	if t6502 != 0 {
-		t6631 = t6631_1
-	} else {
-		t6631 = t6631_0
-	}
-	var t6632, t6632_1, t6632_0 uint64 = 0, t6631, t6630
-	if t5528 != 0 {
-		t6632 = t6632_1
-	} else {
-		t6632 = t6632_0
-	}
-	var t6635, t6635_1, t6635_0 uint64 = 0, 0x4, 0x3
-	if t5528 != 0 {
-		t6635 = t6635_1
-	} else {
-		t6635 = t6635_0
-	}
-	var t6637, t6637_1, t6637_0 uint64 = 0, 0x0, t6635
-	if t6632 != 0 {
-		t6637 = t6637_1
-	} else {
-		t6637 = t6637_0
-	}
-	var t6639, t6639_1, t6639_0 uint64 = 0, t6637, 0x2
-	if t6629 != 0 {
-		t6639 = t6639_1
-	} else {
-		t6639 = t6639_0
-	}
-	var t6641, t6641_1, t6641_0 uint64 = 0, t6639, 0x5
-	if t6628 != 0 {
-		t6641 = t6641_1
-	} else {
-		t6641 = t6641_0
-	}
-	var t6643, t6643_1, t6643_0 uint64 = 0, t6641, 0x6
-	if t6627 != 0 {
-		t6643 = t6643_1
-	} else {
-		t6643 = t6643_0
-	}
-	var t6645, t6645_1, t6645_0 uint64 = 0, t6643, 0x1
-	if t6624 != 0 {
-		t6645 = t6645_1
-	} else {
-		t6645 = t6645_0
-	}
-	v[6645] = t6645
 	var t6696 uint64 = v[6648] >> 57 & 0xf
 	var t6698 uint64
 	if t6696 == 0x5 {
@@ -14090,8 +6486,6 @@ func (x *largeSim) EvalState() {
 	v[6717] = t6717
 	var t6718 uint64 = (v[6661] >> 2) & 0x1
 	v[6718] = t6718
-	var t6719 uint64 = (v[6661] >> 3) & 0x1
-	var t6720 uint64 = (v[6661] >> 4) & 0x1
 	var t6722 uint64
 	if v[6677] == 0x0 {
 		t6722 = 1
@@ -14105,74 +6499,23 @@ func (x *largeSim) EvalState() {
 		t6724 = 1
 	}
 	var t6725 uint64 = t6723 | t6724
-	var t6727, t6727_1, t6727_0 uint64 = 0, v[6666], t6701
-	if t6725 != 0 {
-		t6727 = t6727_1
-	} else {
-		t6727 = t6727_0
-	}
+	v[6725] = t6725
 	var t6729 uint64 = (^v[6665]) & 0x1
 	var t6730 uint64 = t6725 & t6729
+	v[6730] = t6730
 	var t6735, t6735_1, t6735_0 uint64 = 0, 0x6, 0x0
 	if t6730 != 0 {
 		t6735 = t6735_1
 	} else {
 		t6735 = t6735_0
 	}
-	var t6736, t6736_1, t6736_0 uint64 = 0, 0x0, v[6669]
-	if t6730 != 0 {
-		t6736 = t6736_1
-	} else {
-		t6736 = t6736_0
-	}
-	var t6737, t6737_1, t6737_0 uint64 = 0, 0x0, v[6670]
-	if t6730 != 0 {
-		t6737 = t6737_1
-	} else {
-		t6737 = t6737_0
-	}
-	var t6738, t6738_1, t6738_0 uint64 = 0, 0x0, v[6671]
-	if t6730 != 0 {
-		t6738 = t6738_1
-	} else {
-		t6738 = t6738_0
-	}
-	var t6739, t6739_1, t6739_0 uint64 = 0, t6701, t6727
-	if t6730 != 0 {
-		t6739 = t6739_1
-	} else {
-		t6739 = t6739_0
-	}
 	var t6740 uint64 = (^t6722) & 0x1
+	v[6740] = t6740
 	var t6744, t6744_1, t6744_0 uint64 = 0, 0x5, t6735
 	if t6740 != 0 {
 		t6744 = t6744_1
 	} else {
 		t6744 = t6744_0
-	}
-	var t6745, t6745_1, t6745_0 uint64 = 0, 0x0, t6736
-	if t6740 != 0 {
-		t6745 = t6745_1
-	} else {
-		t6745 = t6745_0
-	}
-	var t6746, t6746_1, t6746_0 uint64 = 0, 0x0, t6737
-	if t6740 != 0 {
-		t6746 = t6746_1
-	} else {
-		t6746 = t6746_0
-	}
-	var t6747, t6747_1, t6747_0 uint64 = 0, 0x0, t6738
-	if t6740 != 0 {
-		t6747 = t6747_1
-	} else {
-		t6747 = t6747_0
-	}
-	var t6748, t6748_1, t6748_0 uint64 = 0, t6701, t6739
-	if t6740 != 0 {
-		t6748 = t6748_1
-	} else {
-		t6748 = t6748_0
 	}
 	var t6752, t6752_1, t6752_0 uint64 = 0, 0x4, t6744
 	if v[6672] != 0 {
@@ -14180,187 +6523,49 @@ func (x *largeSim) EvalState() {
 	} else {
 		t6752 = t6752_0
 	}
-	var t6753, t6753_1, t6753_0 uint64 = 0, 0x0, t6745
-	if v[6672] != 0 {
-		t6753 = t6753_1
-	} else {
-		t6753 = t6753_0
-	}
-	var t6754, t6754_1, t6754_0 uint64 = 0, 0x0, t6746
-	if v[6672] != 0 {
-		t6754 = t6754_1
-	} else {
-		t6754 = t6754_0
-	}
-	var t6755, t6755_1, t6755_0 uint64 = 0, 0x0, t6747
-	if v[6672] != 0 {
-		t6755 = t6755_1
-	} else {
-		t6755 = t6755_0
-	}
-	var t6756, t6756_1, t6756_0 uint64 = 0, t6701, t6748
-	if v[6672] != 0 {
-		t6756 = t6756_1
-	} else {
-		t6756 = t6756_0
-	}
 	var t6757 uint64 = (^v[6668]) & 0x1
+	v[6757] = t6757
 	var t6761, t6761_1, t6761_0 uint64 = 0, 0x3, t6752
 	if t6757 != 0 {
 		t6761 = t6761_1
 	} else {
 		t6761 = t6761_0
 	}
-	var t6762, t6762_1, t6762_0 uint64 = 0, 0x0, t6753
-	if t6757 != 0 {
-		t6762 = t6762_1
-	} else {
-		t6762 = t6762_0
-	}
-	var t6763, t6763_1, t6763_0 uint64 = 0, 0x0, t6754
-	if t6757 != 0 {
-		t6763 = t6763_1
-	} else {
-		t6763 = t6763_0
-	}
-	var t6764, t6764_1, t6764_0 uint64 = 0, 0x0, t6755
-	if t6757 != 0 {
-		t6764 = t6764_1
-	} else {
-		t6764 = t6764_0
-	}
-	var t6765, t6765_1, t6765_0 uint64 = 0, t6701, t6756
-	if t6757 != 0 {
-		t6765 = t6765_1
-	} else {
-		t6765 = t6765_0
-	}
 	var t6766 uint64 = (^v[6667]) & 0x1
+	v[6766] = t6766
 	var t6770, t6770_1, t6770_0 uint64 = 0, 0x2, t6761
 	if t6766 != 0 {
 		t6770 = t6770_1
 	} else {
 		t6770 = t6770_0
 	}
-	var t6771, t6771_1, t6771_0 uint64 = 0, 0x0, t6762
-	if t6766 != 0 {
-		t6771 = t6771_1
-	} else {
-		t6771 = t6771_0
-	}
-	var t6772, t6772_1, t6772_0 uint64 = 0, 0x0, t6763
-	if t6766 != 0 {
-		t6772 = t6772_1
-	} else {
-		t6772 = t6772_0
-	}
-	var t6773, t6773_1, t6773_0 uint64 = 0, 0x0, t6764
-	if t6766 != 0 {
-		t6773 = t6773_1
-	} else {
-		t6773 = t6773_0
-	}
-	var t6774, t6774_1, t6774_0 uint64 = 0, t6701, t6765
-	if t6766 != 0 {
-		t6774 = t6774_1
-	} else {
-		t6774 = t6774_0
-	}
 	var t6775 uint64 = v[6664] & t6722
+	v[6775] = t6775
 	var t6777, t6777_1, t6777_0 uint64 = 0, 0x0, t6770
 	if t6775 != 0 {
 		t6777 = t6777_1
 	} else {
 		t6777 = t6777_0
 	}
-	var t6778, t6778_1, t6778_0 uint64 = 0, 0x4, t6771
-	if t6775 != 0 {
-		t6778 = t6778_1
-	} else {
-		t6778 = t6778_0
-	}
-	var t6779, t6779_1, t6779_0 uint64 = 0, 0x0, t6772
-	if t6775 != 0 {
-		t6779 = t6779_1
-	} else {
-		t6779 = t6779_0
-	}
-	var t6780, t6780_1, t6780_0 uint64 = 0, v[6662], t6773
-	if t6775 != 0 {
-		t6780 = t6780_1
-	} else {
-		t6780 = t6780_0
-	}
-	var t6781, t6781_1, t6781_0 uint64 = 0, t6701, t6774
-	if t6775 != 0 {
-		t6781 = t6781_1
-	} else {
-		t6781 = t6781_0
-	}
 	var t6782 uint64 = (^t6722) & 0x1
 	var t6783 uint64 = v[6664] & t6782
+	v[6783] = t6783
 	var t6786, t6786_1, t6786_0 uint64 = 0, 0x5, t6777
 	if t6783 != 0 {
 		t6786 = t6786_1
 	} else {
 		t6786 = t6786_0
 	}
-	var t6787, t6787_1, t6787_0 uint64 = 0, 0x0, t6778
-	if t6783 != 0 {
-		t6787 = t6787_1
-	} else {
-		t6787 = t6787_0
-	}
-	var t6788, t6788_1, t6788_0 uint64 = 0, 0x0, t6779
-	if t6783 != 0 {
-		t6788 = t6788_1
-	} else {
-		t6788 = t6788_0
-	}
-	var t6789, t6789_1, t6789_0 uint64 = 0, 0x0, t6780
-	if t6783 != 0 {
-		t6789 = t6789_1
-	} else {
-		t6789 = t6789_0
-	}
-	var t6790, t6790_1, t6790_0 uint64 = 0, t6701, t6781
-	if t6783 != 0 {
-		t6790 = t6790_1
-	} else {
-		t6790 = t6790_0
-	}
 	var t6791 uint64 = (^v[6663]) & 0x1
+	v[6791] = t6791
 	var t6795, t6795_1, t6795_0 uint64 = 0, 0x1, t6786
 	if t6791 != 0 {
 		t6795 = t6795_1
 	} else {
 		t6795 = t6795_0
 	}
-	var t6796, t6796_1, t6796_0 uint64 = 0, 0x0, t6787
-	if t6791 != 0 {
-		t6796 = t6796_1
-	} else {
-		t6796 = t6796_0
-	}
-	var t6797, t6797_1, t6797_0 uint64 = 0, 0x0, t6788
-	if t6791 != 0 {
-		t6797 = t6797_1
-	} else {
-		t6797 = t6797_0
-	}
-	var t6798, t6798_1, t6798_0 uint64 = 0, 0x0, t6789
-	if t6791 != 0 {
-		t6798 = t6798_1
-	} else {
-		t6798 = t6798_0
-	}
-	var t6799, t6799_1, t6799_0 uint64 = 0, t6701, t6790
-	if t6791 != 0 {
-		t6799 = t6799_1
-	} else {
-		t6799 = t6799_0
-	}
 	var t6800 uint64 = (^t6716) & 0x1
+	v[6800] = t6800
 	var t6804, t6804_1, t6804_0 uint64 = 0, 0x8, t6795
 	if t6800 != 0 {
 		t6804 = t6804_1
@@ -14368,362 +6573,11 @@ func (x *largeSim) EvalState() {
 		t6804 = t6804_0
 	}
 	v[6804] = t6804
-	var t6805, t6805_1, t6805_0 uint64 = 0, 0x0, t6796
-	if t6800 != 0 {
-		t6805 = t6805_1
-	} else {
-		t6805 = t6805_0
-	}
-	v[6805] = t6805
-	var t6806, t6806_1, t6806_0 uint64 = 0, 0x0, t6797
-	if t6800 != 0 {
-		t6806 = t6806_1
-	} else {
-		t6806 = t6806_0
-	}
-	v[6806] = t6806
-	var t6807, t6807_1, t6807_0 uint64 = 0, 0x0, t6798
-	if t6800 != 0 {
-		t6807 = t6807_1
-	} else {
-		t6807 = t6807_0
-	}
-	v[6807] = t6807
-	var t6808, t6808_1, t6808_0 uint64 = 0, t6701, t6799
-	if t6800 != 0 {
-		t6808 = t6808_1
-	} else {
-		t6808 = t6808_0
-	}
-	v[6808] = t6808
-	var t6828 uint64
-	if v[6678] == 0x2 {
-		t6828 = 1
-	}
-	var t6829, t6829_1, t6829_0 uint64 = 0, 0x2, 0x1
-	if t6828 != 0 {
-		t6829 = t6829_1
-	} else {
-		t6829 = t6829_0
-	}
-	v[6829] = t6829
 	var t6835 uint64
 	if v[6678] != 0x0 {
 		t6835 = 1
 	}
 	v[6835] = t6835
-	var t6853, t6853_1, t6853_0 uint64 = 0, 0x1, 0x2
-	if t6719 != 0 {
-		t6853 = t6853_1
-	} else {
-		t6853 = t6853_0
-	}
-	v[6853] = t6853
-	var t6860 uint64 = (^v[6664]) & 0x1
-	var t6861 uint64 = v[6663] & t6860
-	v[6861] = t6861
-	var t6864 uint64 = (^v[6676]) & 0x1
-	var t6865 uint64 = t6720 & t6864
-	v[6865] = t6865
-	var t6867 uint64 = v[6648] >> 61 & 0x1
-	var t6868 uint64 = v[6647] >> 0 & 0x3
-	var t6869 uint64 = v[6647] >> 32 & 0x3
-	var t6870, t6870_1, t6870_0 uint64 = 0, t6868, t6869
-	if t6867 != 0 {
-		t6870 = t6870_1
-	} else {
-		t6870 = t6870_0
-	}
-	v[6870] = t6870
-	var t6873 uint64 = v[6648] >> 62 & 0x3
-	v[6873] = t6873
-	var t6874 uint64 = v[6648] >> 32 & 0x1fffffff
-	v[6874] = t6874
-	var t6876 uint64 = v[6648] >> 0 & 0xffff
-	v[6876] = t6876
-	var t6890 uint64 = v[6648] >> 61 & 0x1
-	var t6891 uint64 = v[6647] >> 0 & 0x3
-	var t6892 uint64 = v[6647] >> 32 & 0x3
-	var t6893, t6893_1, t6893_0 uint64 = 0, t6891, t6892
-	if t6890 != 0 {
-		t6893 = t6893_1
-	} else {
-		t6893 = t6893_0
-	}
-	v[6893] = t6893
-	var t6894 uint64 = (v[6675] >> 32) & 0xffffffff
-	var t6895 uint64
-	if t6894 != 0 {
-		t6895 = 1
-	}
-	v[6895] = t6895
-	var t6896 uint64 = v[6648] >> 62 & 0x3
-	var t6897 uint64 = v[6648] >> 32 & 0x1fffffff
-	var t6898 uint64 = t6897 | t6895<<29 | t6896<<30
-	v[6898] = t6898
-	var t6899 uint64 = v[6648] >> 0 & 0xffff
-	v[6899] = t6899
-	var t6901 uint64 = (v[6675] >> 32) & 0xffffffff
-	v[6901] = t6901
-	var t6902 uint64 = (v[6675] >> 2) & 0x3fffffff
-	v[6902] = t6902
-	var t6905 uint64 = (v[6675] >> 2) & 0x3fffffff
-	v[6905] = t6905
-	var t6911 uint64 = (v[6661] >> 5) & 0x1
-	var t6912 uint64 = (v[6661] >> 6) & 0x1
-	var t6915 uint64 = v[6648] >> 52 & 0x7
-	var t6916 uint64 = v[6648] >> 50 & 0x1
-	var t6917 uint64 = v[6648] >> 44 & 0x3
-	var t6918 uint64 = t6917 | t6916<<2
-	var t6924 uint64 = v[6648] >> 32 & 0x3ff
-	var t6925 uint64 = v[6648] >> 61 & 0x1
-	var t6928 uint64 = v[6648] >> 4 & 0xf
-	var t6929 uint64 = v[6648] >> 0 & 0xf
-	var t6930 uint64 = v[6648] >> 57 & 0xf
-	var t6932 uint64
-	if t6930 == 0x5 {
-		t6932 = 1
-	}
-	var t6933 uint64 = v[6647] >> 48 & 0xffff
-	var t6934 uint64 = v[6648] >> 16 & 0xffff
-	var t6935, t6935_1, t6935_0 uint64 = 0, t6933, t6934
-	if t6932 != 0 {
-		t6935 = t6935_1
-	} else {
-		t6935 = t6935_0
-	}
-	var t6936 uint64 = v[6648] >> 55 & 0x1
-	var t6937 uint64 = v[6648] >> 51 & 0x1
-	var t6938 uint64 = v[6647] >> 40 & 0xff
-	var t6939 uint64 = v[6648] >> 8 & 0xff
-	var t6940, t6940_1, t6940_0 uint64 = 0, t6938, t6939
-	if t6932 != 0 {
-		t6940 = t6940_1
-	} else {
-		t6940 = t6940_0
-	}
-	var t6941 uint64 = t6940 | t6937<<8 | t6936<<9
-	var t6942 uint64 = v[6647] >> 34 & 0x3fffffff
-	var t6944 uint64 = t6942 << 2
-	var t6945 uint64 = v[6647] >> 32 & 0xffffffff
-	var t6946 uint64 = v[6647] >> 2 & 0x3fffffff
-	var t6948 uint64 = t6946<<2 | t6945<<32
-	var t6949, t6949_1, t6949_0 uint64 = 0, t6948, t6944
-	if t6925 != 0 {
-		t6949 = t6949_1
-	} else {
-		t6949 = t6949_0
-	}
-	var t6950 uint64 = (t6929 >> 3) & 0x1
-	var t6951 uint64 = (t6929 >> 2) & 0x1
-	var t6952 uint64 = (t6929 >> 1) & 0x1
-	var t6953 uint64 = (t6929) & 0x1
-	var t6956, t6956_1, t6956_0 uint64 = 0, 0x0, 0x1
-	if t6953 != 0 {
-		t6956 = t6956_1
-	} else {
-		t6956 = t6956_0
-	}
-	var t6957 uint64 = (t6929) & 0x1
-	var t6960, t6960_1, t6960_0 uint64 = 0, 0x0, 0x2
-	if t6957 != 0 {
-		t6960 = t6960_1
-	} else {
-		t6960 = t6960_0
-	}
-	var t6961, t6961_1, t6961_0 uint64 = 0, t6956, t6960
-	if t6952 != 0 {
-		t6961 = t6961_1
-	} else {
-		t6961 = t6961_0
-	}
-	var t6962 uint64 = (t6929 >> 1) & 0x1
-	var t6963 uint64 = (t6929) & 0x1
-	var t6966, t6966_1, t6966_0 uint64 = 0, 0x0, 0x1
-	if t6963 != 0 {
-		t6966 = t6966_1
-	} else {
-		t6966 = t6966_0
-	}
-	var t6967 uint64 = (t6929) & 0x1
-	var t6970, t6970_1, t6970_0 uint64 = 0, 0x0, 0x3
-	if t6967 != 0 {
-		t6970 = t6970_1
-	} else {
-		t6970 = t6970_0
-	}
-	var t6971, t6971_1, t6971_0 uint64 = 0, t6966, t6970
-	if t6962 != 0 {
-		t6971 = t6971_1
-	} else {
-		t6971 = t6971_0
-	}
-	var t6972, t6972_1, t6972_0 uint64 = 0, t6961, t6971
-	if t6951 != 0 {
-		t6972 = t6972_1
-	} else {
-		t6972 = t6972_0
-	}
-	var t6973 uint64 = (t6929 >> 2) & 0x1
-	var t6974 uint64 = (t6929 >> 1) & 0x1
-	var t6975 uint64 = (t6929) & 0x1
-	var t6978, t6978_1, t6978_0 uint64 = 0, 0x0, 0x1
-	if t6975 != 0 {
-		t6978 = t6978_1
-	} else {
-		t6978 = t6978_0
-	}
-	var t6979 uint64 = (t6929) & 0x1
-	var t6982, t6982_1, t6982_0 uint64 = 0, 0x0, 0x2
-	if t6979 != 0 {
-		t6982 = t6982_1
-	} else {
-		t6982 = t6982_0
-	}
-	var t6983, t6983_1, t6983_0 uint64 = 0, t6978, t6982
-	if t6974 != 0 {
-		t6983 = t6983_1
-	} else {
-		t6983 = t6983_0
-	}
-	var t6984 uint64 = (t6929 >> 1) & 0x1
-	var t6985 uint64 = (t6929) & 0x1
-	var t6988, t6988_1, t6988_0 uint64 = 0, 0x0, 0x1
-	if t6985 != 0 {
-		t6988 = t6988_1
-	} else {
-		t6988 = t6988_0
-	}
-	var t6990, t6990_1, t6990_0 uint64 = 0, t6988, 0x0
-	if t6984 != 0 {
-		t6990 = t6990_1
-	} else {
-		t6990 = t6990_0
-	}
-	var t6991, t6991_1, t6991_0 uint64 = 0, t6983, t6990
-	if t6973 != 0 {
-		t6991 = t6991_1
-	} else {
-		t6991 = t6991_0
-	}
-	var t6992, t6992_1, t6992_0 uint64 = 0, t6972, t6991
-	if t6950 != 0 {
-		t6992 = t6992_1
-	} else {
-		t6992 = t6992_0
-	}
-	var t6994 uint64
-	if t6924 == 0x1 {
-		t6994 = 1
-	}
-	var t6996 uint64
-	if t6929 == 0x0 {
-		t6996 = 1
-	}
-	var t6997 uint64 = (t6929 >> 3) & 0x1
-	var t6999 uint64 = (t6929 >> 2) & 0x1
-	var t7001 uint64 = (t6929 >> 1) & 0x1
-	var t7003 uint64 = (t6929) & 0x1
-	var t7006, t7006_1, t7006_0 uint64 = 0, 0x0, 0x3
-	if t7003 != 0 {
-		t7006 = t7006_1
-	} else {
-		t7006 = t7006_0
-	}
-	var t7007, t7007_1, t7007_0 uint64 = 0, 0x1, t7006
-	if t7001 != 0 {
-		t7007 = t7007_1
-	} else {
-		t7007 = t7007_0
-	}
-	var t7008, t7008_1, t7008_0 uint64 = 0, 0x2, t7007
-	if t6999 != 0 {
-		t7008 = t7008_1
-	} else {
-		t7008 = t7008_0
-	}
-	var t7009, t7009_1, t7009_0 uint64 = 0, 0x3, t7008
-	if t6997 != 0 {
-		t7009 = t7009_1
-	} else {
-		t7009 = t7009_0
-	}
-	var t7011 uint64 = (t7009 + 0x1) & 0xfff
-	var t7012 uint64 = (t7011 - t6992) & 0xfff
-	var t7014, t7014_1, t7014_0 uint64 = 0, 0x1, t7012
-	if t6996 != 0 {
-		t7014 = t7014_1
-	} else {
-		t7014 = t7014_0
-	}
-	var t7016 uint64 = t6924 << 2
-	var t7017 uint64 = (t7016 - t6992) & 0xfff
-	var t7018 uint64 = (t6928 >> 3) & 0x1
-	var t7020 uint64 = (t6928 >> 2) & 0x1
-	var t7022 uint64 = (t6928 >> 1) & 0x1
-	var t7024 uint64 = (t6928) & 0x1
-	var t7027, t7027_1, t7027_0 uint64 = 0, 0x3, 0x4
-	if t7024 != 0 {
-		t7027 = t7027_1
-	} else {
-		t7027 = t7027_0
-	}
-	var t7028, t7028_1, t7028_0 uint64 = 0, 0x2, t7027
-	if t7022 != 0 {
-		t7028 = t7028_1
-	} else {
-		t7028 = t7028_0
-	}
-	var t7029, t7029_1, t7029_0 uint64 = 0, 0x1, t7028
-	if t7020 != 0 {
-		t7029 = t7029_1
-	} else {
-		t7029 = t7029_0
-	}
-	var t7030, t7030_1, t7030_0 uint64 = 0, 0x0, t7029
-	if t7018 != 0 {
-		t7030 = t7030_1
-	} else {
-		t7030 = t7030_0
-	}
-	var t7031 uint64 = (t7017 - t7030) & 0xfff
-	var t7032, t7032_1, t7032_0 uint64 = 0, t7014, t7031
-	if t6994 != 0 {
-		t7032 = t7032_1
-	} else {
-		t7032 = t7032_0
-	}
-	var t7034, t7034_1, t7034_0 uint64 = 0, t7032, 0x4
-	if t6911 != 0 {
-		t7034 = t7034_1
-	} else {
-		t7034 = t7034_0
-	}
-	v[7034] = t7034
-	var t7035 uint64 = (t6949 >> 2) & 0x1f
-	var t7036 uint64 = (t6992) & 0x3
-	var t7037 uint64 = t7036 | t7035<<2
-	var t7039, t7039_1, t7039_0 uint64 = 0, t7037, 0x0
-	if t6911 != 0 {
-		t7039 = t7039_1
-	} else {
-		t7039 = t7039_0
-	}
-	var t7042, t7042_1, t7042_0 uint64 = 0, 0xb, 0xa
-	if t6912 != 0 {
-		t7042 = t7042_1
-	} else {
-		t7042 = t7042_0
-	}
-	var t7044 uint64 = (t6941 >> 9) & 0x1
-	var t7045 uint64 = (t6941 >> 8) & 0x1
-	var t7046 uint64 = (t6918 >> 2) & 0x1
-	var t7049 uint64 = (t6918) & 0x3
-	var t7052 uint64 = t7049<<12 | t7046<<18 | t7045<<19 | t6915<<20 | t7044<<23 | t7042<<24
-	v[7052] = t7052
-	var t7055 uint64 = (t6941) & 0xff
-	var t7057 uint64 = t7039 | t7055<<8 | t6935<<16
-	v[7057] = t7057
 	var t7060 uint64 = v[6646] & v[6659]
 	var t7061 uint64 = t7478 & t7060
 	v[7061] = t7061
@@ -14807,42 +6661,8 @@ func (x *largeSim) EvalState() {
 	v[7161] = v[7083]>>46 | v[7084]<<18
 	v[7162] = v[7084] >> 46
 	v[7162] &= 0x3ffff
-	var t7176, t7176_1, t7176_0 uint64 = 0, 0x0, t7171
-	if t7478 != 0 {
-		t7176 = t7176_1
-	} else {
-		t7176 = t7176_0
-	}
-	v[7176] = t7176
 	var t7202 uint64 = (^v[7177]) & 0x1
 	v[7202] = t7202
-	var t7204 uint64 = v[7189] | t7169
-	v[7204] = t7204
-	if v[7189] != 0 {
-		v[7206] = v[7190]
-		v[7207] = v[7191]
-		v[7208] = v[7192]
-		v[7209] = v[7193]
-		v[7210] = v[7194]
-		v[7211] = v[7195]
-		v[7212] = v[7196]
-		v[7213] = v[7197]
-		v[7214] = v[7198]
-		v[7215] = v[7199]
-		v[7216] = v[7200]
-	} else {
-		v[7206] = v[7115]
-		v[7207] = v[7116]
-		v[7208] = v[7117]
-		v[7209] = v[7118]
-		v[7210] = v[7119]
-		v[7211] = v[7120]
-		v[7212] = v[7121]
-		v[7213] = v[7122]
-		v[7214] = v[7123]
-		v[7215] = v[7124]
-		v[7216] = v[7125]
-	}
 	var t7220 uint64 = t7169 & t7201
 	v[7220] = t7220
 	v[7222] = v[7186]>>18 | v[7187]<<46
@@ -14861,42 +6681,8 @@ func (x *largeSim) EvalState() {
 	v[7233] = t7233
 	var t7234 uint64 = v[7178] >> 0 & 0x1
 	v[7234] = t7234
-	var t7246, t7246_1, t7246_0 uint64 = 0, 0x0, t7241
-	if t7478 != 0 {
-		t7246 = t7246_1
-	} else {
-		t7246 = t7246_0
-	}
-	v[7246] = t7246
 	var t7272 uint64 = (^v[7247]) & 0x1
 	v[7272] = t7272
-	var t7274 uint64 = v[7259] | t7239
-	v[7274] = t7274
-	if v[7259] != 0 {
-		v[7276] = v[7260]
-		v[7277] = v[7261]
-		v[7278] = v[7262]
-		v[7279] = v[7263]
-		v[7280] = v[7264]
-		v[7281] = v[7265]
-		v[7282] = v[7266]
-		v[7283] = v[7267]
-		v[7284] = v[7268]
-		v[7285] = v[7269]
-		v[7286] = v[7270]
-	} else {
-		v[7276] = v[7126]
-		v[7277] = v[7127]
-		v[7278] = v[7128]
-		v[7279] = v[7129]
-		v[7280] = v[7130]
-		v[7281] = v[7131]
-		v[7282] = v[7132]
-		v[7283] = v[7133]
-		v[7284] = v[7134]
-		v[7285] = v[7135]
-		v[7286] = v[7136]
-	}
 	var t7290 uint64 = t7239 & t7271
 	v[7290] = t7290
 	v[7292] = v[7256]>>18 | v[7257]<<46
@@ -14915,42 +6701,8 @@ func (x *largeSim) EvalState() {
 	v[7303] = t7303
 	var t7304 uint64 = v[7248] >> 0 & 0x1
 	v[7304] = t7304
-	var t7316, t7316_1, t7316_0 uint64 = 0, 0x0, t7311
-	if t7478 != 0 {
-		t7316 = t7316_1
-	} else {
-		t7316 = t7316_0
-	}
-	v[7316] = t7316
 	var t7342 uint64 = (^v[7317]) & 0x1
 	v[7342] = t7342
-	var t7344 uint64 = v[7329] | t7309
-	v[7344] = t7344
-	if v[7329] != 0 {
-		v[7346] = v[7330]
-		v[7347] = v[7331]
-		v[7348] = v[7332]
-		v[7349] = v[7333]
-		v[7350] = v[7334]
-		v[7351] = v[7335]
-		v[7352] = v[7336]
-		v[7353] = v[7337]
-		v[7354] = v[7338]
-		v[7355] = v[7339]
-		v[7356] = v[7340]
-	} else {
-		v[7346] = v[7139]
-		v[7347] = v[7140]
-		v[7348] = v[7141]
-		v[7349] = v[7142]
-		v[7350] = v[7143]
-		v[7351] = v[7144]
-		v[7352] = v[7145]
-		v[7353] = v[7146]
-		v[7354] = v[7147]
-		v[7355] = v[7148]
-		v[7356] = v[7149]
-	}
 	var t7360 uint64 = t7309 & t7341
 	v[7360] = t7360
 	var t7362 uint64 = v[7328] >> 18 & 0xff
@@ -14971,42 +6723,8 @@ func (x *largeSim) EvalState() {
 	v[7374] = t7374
 	var t7375 uint64 = v[7318] >> 0 & 0x1
 	v[7375] = t7375
-	var t7387, t7387_1, t7387_0 uint64 = 0, 0x0, t7382
-	if t7478 != 0 {
-		t7387 = t7387_1
-	} else {
-		t7387 = t7387_0
-	}
-	v[7387] = t7387
 	var t7413 uint64 = (^v[7388]) & 0x1
 	v[7413] = t7413
-	var t7415 uint64 = v[7400] | t7380
-	v[7415] = t7415
-	if v[7400] != 0 {
-		v[7417] = v[7401]
-		v[7418] = v[7402]
-		v[7419] = v[7403]
-		v[7420] = v[7404]
-		v[7421] = v[7405]
-		v[7422] = v[7406]
-		v[7423] = v[7407]
-		v[7424] = v[7408]
-		v[7425] = v[7409]
-		v[7426] = v[7410]
-		v[7427] = v[7411]
-	} else {
-		v[7417] = v[7152]
-		v[7418] = v[7153]
-		v[7419] = v[7154]
-		v[7420] = v[7155]
-		v[7421] = v[7156]
-		v[7422] = v[7157]
-		v[7423] = v[7158]
-		v[7424] = v[7159]
-		v[7425] = v[7160]
-		v[7426] = v[7161]
-		v[7427] = v[7162]
-	}
 	var t7431 uint64 = t7380 & t7412
 	v[7431] = t7431
 	v[7433] = v[7397]>>18 | v[7398]<<46
@@ -15025,102 +6743,66 @@ func (x *largeSim) EvalState() {
 	v[7444] = t7444
 	var t7445 uint64 = v[7389] >> 0 & 0x1
 	v[7445] = t7445
-	var t7457, t7457_1, t7457_0 uint64 = 0, 0x0, t7452
-	if t7478 != 0 {
-		t7457 = t7457_1
-	} else {
-		t7457 = t7457_0
-	}
-	v[7457] = t7457
 	var t7465 uint64 = (^v[7458]) & 0x1
 	v[7465] = t7465
-	var t7467 uint64 = v[7461] | t7450
-	v[7467] = t7467
-	if v[7461] != 0 {
-		v[7469] = v[7462]
-		v[7470] = v[7463]
-	} else {
-		v[7469] = v[7087]
-		v[7470] = v[7088]
-	}
 	var t7474 uint64 = t7450 & t7464
 	v[7474] = t7474
 	var t7479 uint64 = v[7062] & v[7075]
 	var t7480 uint64 = t7478 & t7479
-	var t7483 uint64 = (v[7481] + 0x1) & 0xffffffff
-	v[7483] = t7483
 	var t7484 uint64
 	if v[7078] == 0x0 {
 		t7484 = 1
 	}
 	var t7485 uint64 = t7480 & t7484
 	v[7485] = t7485
-	var t7488 uint64 = (v[7486] + 0x1) & 0xffffffff
-	v[7488] = t7488
 	var t7489 uint64
 	if v[7078] == 0x1 {
 		t7489 = 1
 	}
 	var t7490 uint64 = t7480 & t7489
 	v[7490] = t7490
-	var t7493 uint64 = (v[7491] + 0x1) & 0xffffffff
-	v[7493] = t7493
 	var t7494 uint64
 	if v[7078] == 0x2 {
 		t7494 = 1
 	}
 	var t7495 uint64 = t7480 & t7494
 	v[7495] = t7495
-	var t7498 uint64 = (v[7496] + 0x1) & 0xffffffff
-	v[7498] = t7498
 	var t7499 uint64
 	if v[7078] == 0x3 {
 		t7499 = 1
 	}
 	var t7500 uint64 = t7480 & t7499
 	v[7500] = t7500
-	var t7503 uint64 = (v[7501] + 0x1) & 0xffffffff
-	v[7503] = t7503
 	var t7504 uint64
 	if v[7078] == 0x4 {
 		t7504 = 1
 	}
 	var t7505 uint64 = t7480 & t7504
 	v[7505] = t7505
-	var t7508 uint64 = (v[7506] + 0x1) & 0xffffffff
-	v[7508] = t7508
 	var t7509 uint64
 	if v[7078] == 0x5 {
 		t7509 = 1
 	}
 	var t7510 uint64 = t7480 & t7509
 	v[7510] = t7510
-	var t7513 uint64 = (v[7511] + 0x1) & 0xffffffff
-	v[7513] = t7513
 	var t7514 uint64
 	if v[7078] == 0x6 {
 		t7514 = 1
 	}
 	var t7515 uint64 = t7480 & t7514
 	v[7515] = t7515
-	var t7518 uint64 = (v[7516] + 0x1) & 0xffffffff
-	v[7518] = t7518
 	var t7519 uint64
 	if v[7078] == 0x7 {
 		t7519 = 1
 	}
 	var t7520 uint64 = t7480 & t7519
 	v[7520] = t7520
-	var t7523 uint64 = (v[7521] + 0x1) & 0xffffffff
-	v[7523] = t7523
 	var t7524 uint64
 	if v[7078] == 0x8 {
 		t7524 = 1
 	}
 	var t7525 uint64 = t7480 & t7524
 	v[7525] = t7525
-	var t7528 uint64 = (v[7526] + 0x1) & 0xffffffff
-	v[7528] = t7528
 	var t7530 uint64
 	if v[7078] == 0x9 {
 		t7530 = 1
@@ -15140,15 +6822,6 @@ func (x *largeSim) EvalInputs() {
 	var t11 uint64 = v[5] & v[8]
 	var t13 uint64 = t11 & v[12]
 	v[13] = t13
-	var t15 uint64 = (^v[9]) & 0x1
-	var t16 uint64 = v[10] & t15
-	var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
-	if t13 != 0 {
-		t17 = t17_1
-	} else {
-		t17 = t17_0
-	}
-	v[17] = t17
 	var t19 uint64 = (v[7] >> 3) & 0x1
 	var t20 uint64 = t19 | t19<<1 | t19<<2 | t19<<3 | t19<<4 | t19<<5 | t19<<6 | t19<<7
 	var t21 uint64 = (v[7] >> 2) & 0x1
@@ -15158,11 +6831,7 @@ func (x *largeSim) EvalInputs() {
 	var t25 uint64 = (v[7]) & 0x1
 	var t26 uint64 = t25 | t25<<1 | t25<<2 | t25<<3 | t25<<4 | t25<<5 | t25<<6 | t25<<7
 	var t27 uint64 = t26 | t24<<8 | t22<<16 | t20<<24
-	var t29 uint64 = (^t27) & 0xffffffff
-	var t30 uint64 = v[28] & t29
-	var t31 uint64 = v[6] & t27
-	var t32 uint64 = t30 | t31
-	v[32] = t32
+	v[27] = t27
 	var t33 uint64 = (v[4] >> 2) & 0x3ff
 	var t35 uint64
 	if t33 == 0x4 {
@@ -15170,11 +6839,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t36 uint64 = t13 & t35
 	v[36] = t36
-	var t38 uint64 = (^t27) & 0xffffffff
-	var t39 uint64 = v[37] & t38
-	var t40 uint64 = v[6] & t27
-	var t41 uint64 = t39 | t40
-	v[41] = t41
 	var t42 uint64 = (v[4] >> 2) & 0x3ff
 	var t44 uint64
 	if t42 == 0x5 {
@@ -15182,11 +6846,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t45 uint64 = t13 & t44
 	v[45] = t45
-	var t47 uint64 = (^t27) & 0xffffffff
-	var t48 uint64 = v[46] & t47
-	var t49 uint64 = v[6] & t27
-	var t50 uint64 = t48 | t49
-	v[50] = t50
 	var t51 uint64 = (v[4] >> 2) & 0x3ff
 	var t53 uint64
 	if t51 == 0x8 {
@@ -15194,11 +6853,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t54 uint64 = t13 & t53
 	v[54] = t54
-	var t56 uint64 = (^t27) & 0xffffffff
-	var t57 uint64 = v[55] & t56
-	var t58 uint64 = v[6] & t27
-	var t59 uint64 = t57 | t58
-	v[59] = t59
 	var t60 uint64 = (v[4] >> 2) & 0x3ff
 	var t62 uint64
 	if t60 == 0x9 {
@@ -15206,11 +6860,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t63 uint64 = t13 & t62
 	v[63] = t63
-	var t65 uint64 = (^t27) & 0xffffffff
-	var t66 uint64 = v[64] & t65
-	var t67 uint64 = v[6] & t27
-	var t68 uint64 = t66 | t67
-	v[68] = t68
 	var t69 uint64 = (v[4] >> 2) & 0x3ff
 	var t71 uint64
 	if t69 == 0xa {
@@ -15218,11 +6867,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t72 uint64 = t13 & t71
 	v[72] = t72
-	var t74 uint64 = (^t27) & 0xffffffff
-	var t75 uint64 = v[73] & t74
-	var t76 uint64 = v[6] & t27
-	var t77 uint64 = t75 | t76
-	v[77] = t77
 	var t78 uint64 = (v[4] >> 2) & 0x3ff
 	var t80 uint64
 	if t78 == 0xb {
@@ -15237,6 +6881,7 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t85 uint64 = t13 & t84
 	var t93 uint64 = v[92] & v[91]
+	v[93] = t93
 	v[108] = v[97]<<18 | v[105]<<2 | v[106]<<1 | v[107]
 	v[109] = v[97]>>46 | v[98]<<18
 	v[110] = v[98]>>46 | v[99]<<18
@@ -15249,203 +6894,42 @@ func (x *largeSim) EvalInputs() {
 	v[117] = v[94]>>43 | v[95]<<21
 	v[118] = v[95] >> 43
 	v[118] &= 0x1fffff
-	var t147 uint64 = v[132] | t93
-	var t148, t148_1, t148_0 uint64 = 0, t147, v[120]
-	if v[146] != 0 {
-		t148 = t148_1
-	} else {
-		t148 = t148_0
-	}
-	v[148] = t148
-	if v[132] != 0 {
-		v[149] = v[133]
-		v[150] = v[134]
-		v[151] = v[135]
-		v[152] = v[136]
-		v[153] = v[137]
-		v[154] = v[138]
-		v[155] = v[139]
-		v[156] = v[140]
-		v[157] = v[141]
-		v[158] = v[142]
-		v[159] = v[143]
-	} else {
-		v[149] = v[108]
-		v[150] = v[109]
-		v[151] = v[110]
-		v[152] = v[111]
-		v[153] = v[112]
-		v[154] = v[113]
-		v[155] = v[114]
-		v[156] = v[115]
-		v[157] = v[116]
-		v[158] = v[117]
-		v[159] = v[118]
-	}
-	var t161, t161_1, t161_0 uint64 = 0, 0x0, t147
-	if v[146] != 0 {
-		t161 = t161_1
-	} else {
-		t161 = t161_0
-	}
-	v[161] = t161
 	var t163 uint64 = t93 & v[144]
 	var t164 uint64 = v[162] & t163
 	v[164] = t164
 	var t2425 uint64 = t85 & v[2424]
 	var t2426 uint64 = v[2422] | t2425
 	v[2426] = t2426
-	var t5431 uint64 = (v[3]) & 0x1
-	var t5432 uint64 = v[5430] & t5431
-	var t5435 uint64 = (v[3] >> 1) & 0x1
-	var t5436 uint64 = v[5434] & t5435
-	var t5437 uint64 = t5432 | t5436
-	var t5438 uint64 = v[5428] & t5437
-	var t5439, t5439_1, t5439_0 uint64 = 0, v[5235], v[4280]
-	if t5438 != 0 {
-		t5439 = t5439_1
-	} else {
-		t5439 = t5439_0
-	}
-	var t5440, t5440_1, t5440_0 uint64 = 0, v[5426], v[4662]
-	if t5438 != 0 {
-		t5440 = t5440_1
-	} else {
-		t5440 = t5440_0
-	}
-	var t5450, t5450_1, t5450_0 uint64 = 0, v[5443], t5439
-	if v[867] != 0 {
-		t5450 = t5450_1
-	} else {
-		t5450 = t5450_0
-	}
-	v[5450] = t5450
-	var t5452, t5452_1, t5452_0 uint64 = 0, v[5447], t5440
-	if v[867] != 0 {
-		t5452 = t5452_1
-	} else {
-		t5452 = t5452_0
-	}
-	v[5452] = t5452
-	var t5470 uint64
-	if t5450 == 0x1 {
-		t5470 = 1
-	}
-	var t5471 uint64 = (v[3]) & 0x1
-	var t5472 uint64 = t5470 & t5471
-	var t5473 uint64
-	if t5450 == 0x2 {
-		t5473 = 1
-	}
-	var t5474 uint64 = (v[3] >> 1) & 0x1
-	var t5475 uint64 = t5473 & t5474
-	var t5476 uint64 = t5472 | t5475
-	v[5476] = t5476
-	var t5478 uint64 = (v[3]) & 0x1
-	var t5479 uint64 = v[5477] & t5478
-	var t5481 uint64 = (v[3] >> 1) & 0x1
-	var t5482 uint64 = v[5480] & t5481
-	var t5483 uint64 = t5479 | t5482
-	v[5483] = t5483
 	var t6728 uint64
 	if v[6701] == v[2] {
 		t6728 = 1
 	}
 	var t6809 uint64 = v[6718] & t6728
+	v[6809] = t6809
 	var t6812, t6812_1, t6812_0 uint64 = 0, 0x0, v[6804]
 	if t6809 != 0 {
 		t6812 = t6812_1
 	} else {
 		t6812 = t6812_0
 	}
-	var t6813, t6813_1, t6813_0 uint64 = 0, 0x4, v[6805]
-	if t6809 != 0 {
-		t6813 = t6813_1
-	} else {
-		t6813 = t6813_0
-	}
-	var t6814, t6814_1, t6814_0 uint64 = 0, 0x0, v[6806]
-	if t6809 != 0 {
-		t6814 = t6814_1
-	} else {
-		t6814 = t6814_0
-	}
-	var t6815, t6815_1, t6815_0 uint64 = 0, 0x0, v[6807]
-	if t6809 != 0 {
-		t6815 = t6815_1
-	} else {
-		t6815 = t6815_0
-	}
-	var t6816, t6816_1, t6816_0 uint64 = 0, v[6701], v[6808]
-	if t6809 != 0 {
-		t6816 = t6816_1
-	} else {
-		t6816 = t6816_0
-	}
 	var t6817 uint64 = (^t6728) & 0x1
 	var t6818 uint64 = v[6718] & t6817
+	v[6818] = t6818
 	var t6822, t6822_1, t6822_0 uint64 = 0, 0x7, t6812
 	if t6818 != 0 {
 		t6822 = t6822_1
 	} else {
 		t6822 = t6822_0
 	}
-	var t6823, t6823_1, t6823_0 uint64 = 0, 0x0, t6813
-	if t6818 != 0 {
-		t6823 = t6823_1
-	} else {
-		t6823 = t6823_0
-	}
-	var t6824, t6824_1, t6824_0 uint64 = 0, 0x0, t6814
-	if t6818 != 0 {
-		t6824 = t6824_1
-	} else {
-		t6824 = t6824_0
-	}
-	var t6825, t6825_1, t6825_0 uint64 = 0, 0x0, t6815
-	if t6818 != 0 {
-		t6825 = t6825_1
-	} else {
-		t6825 = t6825_0
-	}
-	var t6826, t6826_1, t6826_0 uint64 = 0, v[6701], t6816
-	if t6818 != 0 {
-		t6826 = t6826_1
-	} else {
-		t6826 = t6826_0
-	}
 	var t6832 uint64 = (^t6728) & 0x1
 	var t6833 uint64 = v[6718] & t6832
 	var t6836 uint64 = t6833 & v[6835]
+	v[6836] = t6836
 	var t6837, t6837_1, t6837_0 uint64 = 0, 0x0, t6822
 	if t6836 != 0 {
 		t6837 = t6837_1
 	} else {
 		t6837 = t6837_0
-	}
-	var t6838, t6838_1, t6838_0 uint64 = 0, v[6829], t6823
-	if t6836 != 0 {
-		t6838 = t6838_1
-	} else {
-		t6838 = t6838_0
-	}
-	var t6839, t6839_1, t6839_0 uint64 = 0, 0x0, t6824
-	if t6836 != 0 {
-		t6839 = t6839_1
-	} else {
-		t6839 = t6839_0
-	}
-	var t6840, t6840_1, t6840_0 uint64 = 0, 0x0, t6825
-	if t6836 != 0 {
-		t6840 = t6840_1
-	} else {
-		t6840 = t6840_0
-	}
-	var t6841, t6841_1, t6841_0 uint64 = 0, v[6701], t6826
-	if t6836 != 0 {
-		t6841 = t6841_1
-	} else {
-		t6841 = t6841_0
 	}
 	var t6844, t6844_1, t6844_0 uint64 = 0, 0x0, t6837
 	if v[6717] != 0 {
@@ -15454,430 +6938,33 @@ func (x *largeSim) EvalInputs() {
 		t6844 = t6844_0
 	}
 	v[6844] = t6844
-	var t6845, t6845_1, t6845_0 uint64 = 0, 0x4, t6838
-	if v[6717] != 0 {
-		t6845 = t6845_1
-	} else {
-		t6845 = t6845_0
-	}
-	v[6845] = t6845
-	var t6846, t6846_1, t6846_0 uint64 = 0, 0x0, t6839
-	if v[6717] != 0 {
-		t6846 = t6846_1
-	} else {
-		t6846 = t6846_0
-	}
-	v[6846] = t6846
-	var t6847, t6847_1, t6847_0 uint64 = 0, 0x0, t6840
-	if v[6717] != 0 {
-		t6847 = t6847_1
-	} else {
-		t6847 = t6847_0
-	}
-	var t6848, t6848_1, t6848_0 uint64 = 0, v[6701], t6841
-	if v[6717] != 0 {
-		t6848 = t6848_1
-	} else {
-		t6848 = t6848_0
-	}
-	var t6849 uint64
-	if t6844 == 0x0 {
-		t6849 = 1
-	}
-	var t6854, t6854_1, t6854_0 uint64 = 0, 0x0, v[6853]
-	if t6849 != 0 {
-		t6854 = t6854_1
-	} else {
-		t6854 = t6854_0
-	}
-	v[6854] = t6854
-	var t6855 uint64
-	if t6844 == 0x5 {
-		t6855 = 1
-	}
-	var t6858, t6858_1, t6858_0 uint64 = 0, 0x1, 0x1
-	if t6855 != 0 {
-		t6858 = t6858_1
-	} else {
-		t6858 = t6858_0
-	}
-	var t6859 uint64 = t6849 & v[6716]
-	var t6862 uint64 = t6859 & v[6861]
-	var t6863 uint64 = t6862 & v[6673]
-	var t6866 uint64 = t6863 & v[6865]
-	v[6866] = t6866
-	var t6871 uint64 = (t6847 >> 32) & 0xffffffff
-	var t6872 uint64
-	if t6871 != 0 {
-		t6872 = 1
-	}
-	var t6875 uint64 = v[6874] | t6872<<29 | v[6873]<<30
-	var t6877 uint64 = v[6876] | t6848<<16
-	var t6878 uint64 = (t6847 >> 32) & 0xffffffff
-	var t6879 uint64 = (t6847 >> 2) & 0x3fffffff
-	v[6880] = t6878<<32 | t6879<<2 | v[6870]
-	v[6881] = t6875<<32 | t6877
-	var t6882 uint64 = (t6847 >> 2) & 0x3fffffff
-	v[6884] = t6882<<34 | v[6870]<<32
-	v[6885] = t6875<<32 | t6877
-	if t6872 != 0 {
-		v[6886] = v[6880]
-		v[6887] = v[6881]
-	} else {
-		v[6886] = v[6884]
-		v[6887] = v[6885]
-	}
-	if v[6716] != 0 {
-		v[6888] = v[6886]
-		v[6889] = v[6887]
-	} else {
-		v[6888] = v[6647]
-		v[6889] = v[6648]
-	}
-	var t6900 uint64 = v[6899] | t6848<<16
-	v[6903] = v[6901]<<32 | v[6902]<<2 | v[6893]
-	v[6904] = v[6898]<<32 | t6900
-	v[6907] = v[6905]<<34 | v[6893]<<32
-	v[6908] = v[6898]<<32 | t6900
-	if v[6895] != 0 {
-		v[6909] = v[6903]
-		v[6910] = v[6904]
-	} else {
-		v[6909] = v[6907]
-		v[6910] = v[6908]
-	}
-	var t7054 uint64 = v[7034] | t6858<<13 | v[2]<<16
-	v[7058] = t7054<<32 | v[7057]
-	v[7059] = v[7052]
-	v[7059] &= 0xffffffff
 	var t7203 uint64 = v[7235] | v[7202]
 	v[7203] = t7203
-	var t7205, t7205_1, t7205_0 uint64 = 0, v[7204], v[7177]
-	if t7203 != 0 {
-		t7205 = t7205_1
-	} else {
-		t7205 = t7205_0
-	}
-	v[7205] = t7205
-	var t7218, t7218_1, t7218_0 uint64 = 0, 0x0, v[7204]
-	if t7203 != 0 {
-		t7218 = t7218_1
-	} else {
-		t7218 = t7218_0
-	}
-	v[7218] = t7218
 	var t7219 uint64 = (^t7203) & 0x1
 	var t7221 uint64 = t7219 & v[7220]
 	v[7221] = t7221
 	var t7273 uint64 = v[7305] | v[7272]
 	v[7273] = t7273
-	var t7275, t7275_1, t7275_0 uint64 = 0, v[7274], v[7247]
-	if t7273 != 0 {
-		t7275 = t7275_1
-	} else {
-		t7275 = t7275_0
-	}
-	v[7275] = t7275
-	var t7288, t7288_1, t7288_0 uint64 = 0, 0x0, v[7274]
-	if t7273 != 0 {
-		t7288 = t7288_1
-	} else {
-		t7288 = t7288_0
-	}
-	v[7288] = t7288
 	var t7289 uint64 = (^t7273) & 0x1
 	var t7291 uint64 = t7289 & v[7290]
 	v[7291] = t7291
 	var t7343 uint64 = v[7376] | v[7342]
 	v[7343] = t7343
-	var t7345, t7345_1, t7345_0 uint64 = 0, v[7344], v[7317]
-	if t7343 != 0 {
-		t7345 = t7345_1
-	} else {
-		t7345 = t7345_0
-	}
-	v[7345] = t7345
-	var t7358, t7358_1, t7358_0 uint64 = 0, 0x0, v[7344]
-	if t7343 != 0 {
-		t7358 = t7358_1
-	} else {
-		t7358 = t7358_0
-	}
-	v[7358] = t7358
 	var t7359 uint64 = (^t7343) & 0x1
 	var t7361 uint64 = t7359 & v[7360]
 	v[7361] = t7361
 	var t7414 uint64 = v[7446] | v[7413]
 	v[7414] = t7414
-	var t7416, t7416_1, t7416_0 uint64 = 0, v[7415], v[7388]
-	if t7414 != 0 {
-		t7416 = t7416_1
-	} else {
-		t7416 = t7416_0
-	}
-	v[7416] = t7416
-	var t7429, t7429_1, t7429_0 uint64 = 0, 0x0, v[7415]
-	if t7414 != 0 {
-		t7429 = t7429_1
-	} else {
-		t7429 = t7429_0
-	}
-	v[7429] = t7429
 	var t7430 uint64 = (^t7414) & 0x1
 	var t7432 uint64 = t7430 & v[7431]
 	v[7432] = t7432
 	var t7466 uint64 = v[7476] | v[7465]
 	v[7466] = t7466
-	var t7468, t7468_1, t7468_0 uint64 = 0, v[7467], v[7458]
-	if t7466 != 0 {
-		t7468 = t7468_1
-	} else {
-		t7468 = t7468_0
-	}
-	v[7468] = t7468
-	var t7472, t7472_1, t7472_0 uint64 = 0, 0x0, v[7467]
-	if t7466 != 0 {
-		t7472 = t7472_1
-	} else {
-		t7472 = t7472_0
-	}
-	v[7472] = t7472
 	var t7473 uint64 = (^t7466) & 0x1
 	var t7475 uint64 = t7473 & v[7474]
 	v[7475] = t7475
 	var t7533 uint64 = v[87] & v[7532]
 	v[7533] = t7533
-	var t7535 uint64 = (v[86] >> 2) & 0x3ff
-	var t7539 uint64 = v[91] | v[3]<<1
-	var t7541 uint64
-	if t7535 == 0x0 {
-		t7541 = 1
-	}
-	var t7543 uint64
-	if t7535 == 0x1 {
-		t7543 = 1
-	}
-	var t7545 uint64
-	if t7535 == 0x2 {
-		t7545 = 1
-	}
-	var t7547 uint64
-	if t7535 == 0x3 {
-		t7547 = 1
-	}
-	var t7549 uint64
-	if t7535 == 0x4 {
-		t7549 = 1
-	}
-	var t7551 uint64
-	if t7535 == 0x5 {
-		t7551 = 1
-	}
-	var t7553 uint64
-	if t7535 == 0x8 {
-		t7553 = 1
-	}
-	var t7555 uint64
-	if t7535 == 0x9 {
-		t7555 = 1
-	}
-	var t7557 uint64
-	if t7535 == 0xa {
-		t7557 = 1
-	}
-	var t7559 uint64
-	if t7535 == 0xb {
-		t7559 = 1
-	}
-	var t7561 uint64
-	if t7535 == 0x40 {
-		t7561 = 1
-	}
-	var t7563 uint64
-	if t7535 == 0x41 {
-		t7563 = 1
-	}
-	var t7565 uint64
-	if t7535 == 0x42 {
-		t7565 = 1
-	}
-	var t7567 uint64
-	if t7535 == 0x43 {
-		t7567 = 1
-	}
-	var t7569 uint64
-	if t7535 == 0x44 {
-		t7569 = 1
-	}
-	var t7571 uint64
-	if t7535 == 0x45 {
-		t7571 = 1
-	}
-	var t7573 uint64
-	if t7535 == 0x46 {
-		t7573 = 1
-	}
-	var t7575 uint64
-	if t7535 == 0x47 {
-		t7575 = 1
-	}
-	var t7577 uint64
-	if t7535 == 0x48 {
-		t7577 = 1
-	}
-	var t7579 uint64
-	if t7535 == 0x49 {
-		t7579 = 1
-	}
-	var t7581, t7581_1, t7581_0 uint64 = 0, 0x4f4e4943, 0x0
-	if t7541 != 0 {
-		t7581 = t7581_1
-	} else {
-		t7581 = t7581_0
-	}
-	var t7583, t7583_1, t7583_0 uint64 = 0, 0x10001, 0x0
-	if t7543 != 0 {
-		t7583 = t7583_1
-	} else {
-		t7583 = t7583_0
-	}
-	var t7585, t7585_1, t7585_0 uint64 = 0, 0x10020040, 0x0
-	if t7545 != 0 {
-		t7585 = t7585_1
-	} else {
-		t7585 = t7585_0
-	}
-	var t7587, t7587_1, t7587_0 uint64 = 0, t7539, 0x0
-	if t7547 != 0 {
-		t7587 = t7587_1
-	} else {
-		t7587 = t7587_0
-	}
-	var t7589, t7589_1, t7589_0 uint64 = 0, v[28], 0x0
-	if t7549 != 0 {
-		t7589 = t7589_1
-	} else {
-		t7589 = t7589_0
-	}
-	var t7591, t7591_1, t7591_0 uint64 = 0, v[37], 0x0
-	if t7551 != 0 {
-		t7591 = t7591_1
-	} else {
-		t7591 = t7591_0
-	}
-	var t7593, t7593_1, t7593_0 uint64 = 0, v[46], 0x0
-	if t7553 != 0 {
-		t7593 = t7593_1
-	} else {
-		t7593 = t7593_0
-	}
-	var t7595, t7595_1, t7595_0 uint64 = 0, v[55], 0x0
-	if t7555 != 0 {
-		t7595 = t7595_1
-	} else {
-		t7595 = t7595_0
-	}
-	var t7597, t7597_1, t7597_0 uint64 = 0, v[64], 0x0
-	if t7557 != 0 {
-		t7597 = t7597_1
-	} else {
-		t7597 = t7597_0
-	}
-	var t7599, t7599_1, t7599_0 uint64 = 0, v[73], 0x0
-	if t7559 != 0 {
-		t7599 = t7599_1
-	} else {
-		t7599 = t7599_0
-	}
-	var t7601, t7601_1, t7601_0 uint64 = 0, v[7481], 0x0
-	if t7561 != 0 {
-		t7601 = t7601_1
-	} else {
-		t7601 = t7601_0
-	}
-	var t7603, t7603_1, t7603_0 uint64 = 0, v[7486], 0x0
-	if t7563 != 0 {
-		t7603 = t7603_1
-	} else {
-		t7603 = t7603_0
-	}
-	var t7605, t7605_1, t7605_0 uint64 = 0, v[7491], 0x0
-	if t7565 != 0 {
-		t7605 = t7605_1
-	} else {
-		t7605 = t7605_0
-	}
-	var t7607, t7607_1, t7607_0 uint64 = 0, v[7496], 0x0
-	if t7567 != 0 {
-		t7607 = t7607_1
-	} else {
-		t7607 = t7607_0
-	}
-	var t7609, t7609_1, t7609_0 uint64 = 0, v[7501], 0x0
-	if t7569 != 0 {
-		t7609 = t7609_1
-	} else {
-		t7609 = t7609_0
-	}
-	var t7611, t7611_1, t7611_0 uint64 = 0, v[7506], 0x0
-	if t7571 != 0 {
-		t7611 = t7611_1
-	} else {
-		t7611 = t7611_0
-	}
-	var t7613, t7613_1, t7613_0 uint64 = 0, v[7511], 0x0
-	if t7573 != 0 {
-		t7613 = t7613_1
-	} else {
-		t7613 = t7613_0
-	}
-	var t7615, t7615_1, t7615_0 uint64 = 0, v[7516], 0x0
-	if t7575 != 0 {
-		t7615 = t7615_1
-	} else {
-		t7615 = t7615_0
-	}
-	var t7617, t7617_1, t7617_0 uint64 = 0, v[7521], 0x0
-	if t7577 != 0 {
-		t7617 = t7617_1
-	} else {
-		t7617 = t7617_0
-	}
-	var t7619, t7619_1, t7619_0 uint64 = 0, v[7526], 0x0
-	if t7579 != 0 {
-		t7619 = t7619_1
-	} else {
-		t7619 = t7619_0
-	}
-	var t7620 uint64 = t7581 | t7583
-	var t7621 uint64 = t7585 | t7587
-	var t7622 uint64 = t7589 | t7591
-	var t7623 uint64 = t7593 | t7595
-	var t7624 uint64 = t7597 | t7599
-	var t7625 uint64 = t7601 | t7603
-	var t7626 uint64 = t7605 | t7607
-	var t7627 uint64 = t7609 | t7611
-	var t7628 uint64 = t7613 | t7615
-	var t7629 uint64 = t7617 | t7619
-	var t7630 uint64 = t7620 | t7621
-	var t7631 uint64 = t7622 | t7623
-	var t7632 uint64 = t7624 | t7625
-	var t7633 uint64 = t7626 | t7627
-	var t7634 uint64 = t7628 | t7629
-	var t7635 uint64 = t7630 | t7631
-	var t7636 uint64 = t7632 | t7633
-	var t7637 uint64 = t7635 | t7636
-	var t7638 uint64 = t7637 | t7634
-	v[7638] = t7638
-	var t7640 uint64 = (^v[88]) & 0x1
-	var t7641 uint64 = v[89] & t7640
-	var t7642, t7642_1, t7642_0 uint64 = 0, 0x1, t7641
-	if t7533 != 0 {
-		t7642 = t7642_1
-	} else {
-		t7642 = t7642_0
-	}
-	v[7642] = t7642
 }
 
 // Step is one rising clock edge, then Eval.
@@ -15904,162 +6991,1301 @@ func (x *largeSim) Edge() bool {
 		copy(x.M1[a:a+1], v[2421:2422])
 	}
 	if x.Rst {
-		v[10] = 0x0
-		v[89] = 0x0
-		v[91] = 0x0
-		v[132] = 0x0
-		v[7166] = 0x0
-		v[7177] = 0x0
-		v[7189] = 0x0
-		v[7236] = 0x0
-		v[7247] = 0x0
-		v[7259] = 0x0
-		v[7306] = 0x0
-		v[7317] = 0x0
-		v[7329] = 0x0
-		v[7377] = 0x0
-		v[7388] = 0x0
-		v[7400] = 0x0
-		v[7447] = 0x0
-		v[7458] = 0x0
-		v[7461] = 0x0
-	} else {
-		v[10] = v[17]
-		v[89] = v[7642]
-		v[91] = v[878]
-		v[132] = v[161]
-		v[7166] = v[7176]
-		v[7177] = v[7205]
-		v[7189] = v[7218]
-		v[7236] = v[7246]
-		v[7247] = v[7275]
-		v[7259] = v[7288]
-		v[7306] = v[7316]
-		v[7317] = v[7345]
-		v[7329] = v[7358]
-		v[7377] = v[7387]
-		v[7388] = v[7416]
-		v[7400] = v[7429]
-		v[7447] = v[7457]
-		v[7458] = v[7468]
-		v[7461] = v[7472]
-	}
-	if x.Rst {
-		v[28] = 0xffffffff
-	} else if v[36] != 0 {
-		v[28] = v[32]
-	}
-	if x.Rst {
-		v[37] = 0xffffffff
-	} else if v[45] != 0 {
-		v[37] = v[41]
+		v[90] = 0x0
+	} else if v[7533] != 0 {
+		var t7535 uint64 = (v[86] >> 2) & 0x3ff
+		var t7541 uint64
+		if t7535 == 0x0 {
+			t7541 = 1
+		}
+		var t7581, t7581_1, t7581_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t7541 != 0 {
+			t7581 = t7581_1
+		} else {
+			t7581 = t7581_0
+		}
+		var t7543 uint64
+		if t7535 == 0x1 {
+			t7543 = 1
+		}
+		var t7583, t7583_1, t7583_0 uint64 = 0, 0x10001, 0x0
+		if t7543 != 0 {
+			t7583 = t7583_1
+		} else {
+			t7583 = t7583_0
+		}
+		var t7620 uint64 = t7581 | t7583
+		var t7545 uint64
+		if t7535 == 0x2 {
+			t7545 = 1
+		}
+		var t7585, t7585_1, t7585_0 uint64 = 0, 0x10020040, 0x0
+		if t7545 != 0 {
+			t7585 = t7585_1
+		} else {
+			t7585 = t7585_0
+		}
+		var t7547 uint64
+		if t7535 == 0x3 {
+			t7547 = 1
+		}
+		var t7539 uint64 = v[91] | v[3]<<1
+		var t7587, t7587_1, t7587_0 uint64 = 0, t7539, 0x0
+		if t7547 != 0 {
+			t7587 = t7587_1
+		} else {
+			t7587 = t7587_0
+		}
+		var t7621 uint64 = t7585 | t7587
+		var t7630 uint64 = t7620 | t7621
+		var t7549 uint64
+		if t7535 == 0x4 {
+			t7549 = 1
+		}
+		var t7589, t7589_1, t7589_0 uint64 = 0, v[28], 0x0
+		if t7549 != 0 {
+			t7589 = t7589_1
+		} else {
+			t7589 = t7589_0
+		}
+		var t7551 uint64
+		if t7535 == 0x5 {
+			t7551 = 1
+		}
+		var t7591, t7591_1, t7591_0 uint64 = 0, v[37], 0x0
+		if t7551 != 0 {
+			t7591 = t7591_1
+		} else {
+			t7591 = t7591_0
+		}
+		var t7622 uint64 = t7589 | t7591
+		var t7553 uint64
+		if t7535 == 0x8 {
+			t7553 = 1
+		}
+		var t7593, t7593_1, t7593_0 uint64 = 0, v[46], 0x0
+		if t7553 != 0 {
+			t7593 = t7593_1
+		} else {
+			t7593 = t7593_0
+		}
+		var t7555 uint64
+		if t7535 == 0x9 {
+			t7555 = 1
+		}
+		var t7595, t7595_1, t7595_0 uint64 = 0, v[55], 0x0
+		if t7555 != 0 {
+			t7595 = t7595_1
+		} else {
+			t7595 = t7595_0
+		}
+		var t7623 uint64 = t7593 | t7595
+		var t7631 uint64 = t7622 | t7623
+		var t7635 uint64 = t7630 | t7631
+		var t7557 uint64
+		if t7535 == 0xa {
+			t7557 = 1
+		}
+		var t7597, t7597_1, t7597_0 uint64 = 0, v[64], 0x0
+		if t7557 != 0 {
+			t7597 = t7597_1
+		} else {
+			t7597 = t7597_0
+		}
+		var t7559 uint64
+		if t7535 == 0xb {
+			t7559 = 1
+		}
+		var t7599, t7599_1, t7599_0 uint64 = 0, v[73], 0x0
+		if t7559 != 0 {
+			t7599 = t7599_1
+		} else {
+			t7599 = t7599_0
+		}
+		var t7624 uint64 = t7597 | t7599
+		var t7561 uint64
+		if t7535 == 0x40 {
+			t7561 = 1
+		}
+		var t7601, t7601_1, t7601_0 uint64 = 0, v[7481], 0x0
+		if t7561 != 0 {
+			t7601 = t7601_1
+		} else {
+			t7601 = t7601_0
+		}
+		var t7563 uint64
+		if t7535 == 0x41 {
+			t7563 = 1
+		}
+		var t7603, t7603_1, t7603_0 uint64 = 0, v[7486], 0x0
+		if t7563 != 0 {
+			t7603 = t7603_1
+		} else {
+			t7603 = t7603_0
+		}
+		var t7625 uint64 = t7601 | t7603
+		var t7632 uint64 = t7624 | t7625
+		var t7565 uint64
+		if t7535 == 0x42 {
+			t7565 = 1
+		}
+		var t7605, t7605_1, t7605_0 uint64 = 0, v[7491], 0x0
+		if t7565 != 0 {
+			t7605 = t7605_1
+		} else {
+			t7605 = t7605_0
+		}
+		var t7567 uint64
+		if t7535 == 0x43 {
+			t7567 = 1
+		}
+		var t7607, t7607_1, t7607_0 uint64 = 0, v[7496], 0x0
+		if t7567 != 0 {
+			t7607 = t7607_1
+		} else {
+			t7607 = t7607_0
+		}
+		var t7626 uint64 = t7605 | t7607
+		var t7569 uint64
+		if t7535 == 0x44 {
+			t7569 = 1
+		}
+		var t7609, t7609_1, t7609_0 uint64 = 0, v[7501], 0x0
+		if t7569 != 0 {
+			t7609 = t7609_1
+		} else {
+			t7609 = t7609_0
+		}
+		var t7571 uint64
+		if t7535 == 0x45 {
+			t7571 = 1
+		}
+		var t7611, t7611_1, t7611_0 uint64 = 0, v[7506], 0x0
+		if t7571 != 0 {
+			t7611 = t7611_1
+		} else {
+			t7611 = t7611_0
+		}
+		var t7627 uint64 = t7609 | t7611
+		var t7633 uint64 = t7626 | t7627
+		var t7636 uint64 = t7632 | t7633
+		var t7637 uint64 = t7635 | t7636
+		var t7573 uint64
+		if t7535 == 0x46 {
+			t7573 = 1
+		}
+		var t7613, t7613_1, t7613_0 uint64 = 0, v[7511], 0x0
+		if t7573 != 0 {
+			t7613 = t7613_1
+		} else {
+			t7613 = t7613_0
+		}
+		var t7575 uint64
+		if t7535 == 0x47 {
+			t7575 = 1
+		}
+		var t7615, t7615_1, t7615_0 uint64 = 0, v[7516], 0x0
+		if t7575 != 0 {
+			t7615 = t7615_1
+		} else {
+			t7615 = t7615_0
+		}
+		var t7628 uint64 = t7613 | t7615
+		var t7577 uint64
+		if t7535 == 0x48 {
+			t7577 = 1
+		}
+		var t7617, t7617_1, t7617_0 uint64 = 0, v[7521], 0x0
+		if t7577 != 0 {
+			t7617 = t7617_1
+		} else {
+			t7617 = t7617_0
+		}
+		var t7579 uint64
+		if t7535 == 0x49 {
+			t7579 = 1
+		}
+		var t7619, t7619_1, t7619_0 uint64 = 0, v[7526], 0x0
+		if t7579 != 0 {
+			t7619 = t7619_1
+		} else {
+			t7619 = t7619_0
+		}
+		var t7629 uint64 = t7617 | t7619
+		var t7634 uint64 = t7628 | t7629
+		var t7638 uint64 = t7637 | t7634
+		v[90] = t7638
 	}
 	if x.Rst {
 		v[46] = 0x0
 	} else if v[54] != 0 {
-		v[46] = v[50]
+		var t47 uint64 = (^v[27]) & 0xffffffff
+		var t48 uint64 = v[46] & t47
+		var t49 uint64 = v[6] & v[27]
+		var t50 uint64 = t48 | t49
+		v[46] = t50
 	}
 	if x.Rst {
 		v[55] = 0x0
 	} else if v[63] != 0 {
-		v[55] = v[59]
+		var t56 uint64 = (^v[27]) & 0xffffffff
+		var t57 uint64 = v[55] & t56
+		var t58 uint64 = v[6] & v[27]
+		var t59 uint64 = t57 | t58
+		v[55] = t59
 	}
 	if x.Rst {
 		v[64] = 0x0
 	} else if v[72] != 0 {
-		v[64] = v[68]
+		var t65 uint64 = (^v[27]) & 0xffffffff
+		var t66 uint64 = v[64] & t65
+		var t67 uint64 = v[6] & v[27]
+		var t68 uint64 = t66 | t67
+		v[64] = t68
 	}
 	if x.Rst {
 		v[73] = 0x0
 	} else if v[81] != 0 {
-		v[73] = v[77]
+		var t74 uint64 = (^v[27]) & 0xffffffff
+		var t75 uint64 = v[73] & t74
+		var t76 uint64 = v[6] & v[27]
+		var t77 uint64 = t75 | t76
+		v[73] = t77
 	}
 	if x.Rst {
-		v[90] = 0x0
-	} else if v[7533] != 0 {
-		v[90] = v[7638]
+		v[7077] = 0x0
+		v[7078] = 0x0
+		v[7079] = 0x0
+		v[7081] = 0x0
+		v[7082] = 0x0
+	} else if v[7061] != 0 {
+		v[7078] = v[6844]
+		v[7082] = v[6674]
+		var t6828 uint64
+		if v[6678] == 0x2 {
+			t6828 = 1
+		}
+		var t6829, t6829_1, t6829_0 uint64 = 0, 0x2, 0x1
+		if t6828 != 0 {
+			t6829 = t6829_1
+		} else {
+			t6829 = t6829_0
+		}
+		var t6736, t6736_1, t6736_0 uint64 = 0, 0x0, v[6669]
+		if v[6730] != 0 {
+			t6736 = t6736_1
+		} else {
+			t6736 = t6736_0
+		}
+		var t6745, t6745_1, t6745_0 uint64 = 0, 0x0, t6736
+		if v[6740] != 0 {
+			t6745 = t6745_1
+		} else {
+			t6745 = t6745_0
+		}
+		var t6753, t6753_1, t6753_0 uint64 = 0, 0x0, t6745
+		if v[6672] != 0 {
+			t6753 = t6753_1
+		} else {
+			t6753 = t6753_0
+		}
+		var t6762, t6762_1, t6762_0 uint64 = 0, 0x0, t6753
+		if v[6757] != 0 {
+			t6762 = t6762_1
+		} else {
+			t6762 = t6762_0
+		}
+		var t6771, t6771_1, t6771_0 uint64 = 0, 0x0, t6762
+		if v[6766] != 0 {
+			t6771 = t6771_1
+		} else {
+			t6771 = t6771_0
+		}
+		var t6778, t6778_1, t6778_0 uint64 = 0, 0x4, t6771
+		if v[6775] != 0 {
+			t6778 = t6778_1
+		} else {
+			t6778 = t6778_0
+		}
+		var t6787, t6787_1, t6787_0 uint64 = 0, 0x0, t6778
+		if v[6783] != 0 {
+			t6787 = t6787_1
+		} else {
+			t6787 = t6787_0
+		}
+		var t6796, t6796_1, t6796_0 uint64 = 0, 0x0, t6787
+		if v[6791] != 0 {
+			t6796 = t6796_1
+		} else {
+			t6796 = t6796_0
+		}
+		var t6805, t6805_1, t6805_0 uint64 = 0, 0x0, t6796
+		if v[6800] != 0 {
+			t6805 = t6805_1
+		} else {
+			t6805 = t6805_0
+		}
+		var t6813, t6813_1, t6813_0 uint64 = 0, 0x4, t6805
+		if v[6809] != 0 {
+			t6813 = t6813_1
+		} else {
+			t6813 = t6813_0
+		}
+		var t6823, t6823_1, t6823_0 uint64 = 0, 0x0, t6813
+		if v[6818] != 0 {
+			t6823 = t6823_1
+		} else {
+			t6823 = t6823_0
+		}
+		var t6838, t6838_1, t6838_0 uint64 = 0, t6829, t6823
+		if v[6836] != 0 {
+			t6838 = t6838_1
+		} else {
+			t6838 = t6838_0
+		}
+		var t6845, t6845_1, t6845_0 uint64 = 0, 0x4, t6838
+		if v[6717] != 0 {
+			t6845 = t6845_1
+		} else {
+			t6845 = t6845_0
+		}
+		v[7079] = t6845
+		var t6849 uint64
+		if v[6844] == 0x0 {
+			t6849 = 1
+		}
+		var t6719 uint64 = (v[6661] >> 3) & 0x1
+		var t6853, t6853_1, t6853_0 uint64 = 0, 0x1, 0x2
+		if t6719 != 0 {
+			t6853 = t6853_1
+		} else {
+			t6853 = t6853_0
+		}
+		var t6854, t6854_1, t6854_0 uint64 = 0, 0x0, t6853
+		if t6849 != 0 {
+			t6854 = t6854_1
+		} else {
+			t6854 = t6854_0
+		}
+		v[7077] = t6854
+		var t6859 uint64 = t6849 & v[6716]
+		var t6860 uint64 = (^v[6664]) & 0x1
+		var t6861 uint64 = v[6663] & t6860
+		var t6862 uint64 = t6859 & t6861
+		var t6863 uint64 = t6862 & v[6673]
+		var t6720 uint64 = (v[6661] >> 4) & 0x1
+		var t6864 uint64 = (^v[6676]) & 0x1
+		var t6865 uint64 = t6720 & t6864
+		var t6866 uint64 = t6863 & t6865
+		v[7081] = t6866
 	}
-	if v[146] != 0 {
-		v[121] = v[149]
-		v[122] = v[150]
-		v[123] = v[151]
-		v[124] = v[152]
-		v[125] = v[153]
-		v[126] = v[154]
-		v[127] = v[155]
-		v[128] = v[156]
-		v[129] = v[157]
-		v[130] = v[158]
-		v[131] = v[159]
+	if v[7203] != 0 {
+		if v[7189] != 0 {
+			v[7206] = v[7190]
+			v[7207] = v[7191]
+			v[7208] = v[7192]
+			v[7209] = v[7193]
+			v[7210] = v[7194]
+			v[7211] = v[7195]
+			v[7212] = v[7196]
+			v[7213] = v[7197]
+			v[7214] = v[7198]
+			v[7215] = v[7199]
+			v[7216] = v[7200]
+		} else {
+			v[7206] = v[7115]
+			v[7207] = v[7116]
+			v[7208] = v[7117]
+			v[7209] = v[7118]
+			v[7210] = v[7119]
+			v[7211] = v[7120]
+			v[7212] = v[7121]
+			v[7213] = v[7122]
+			v[7214] = v[7123]
+			v[7215] = v[7124]
+			v[7216] = v[7125]
+		}
+		v[7178] = v[7206]
+		v[7179] = v[7207]
+		v[7180] = v[7208]
+		v[7181] = v[7209]
+		v[7182] = v[7210]
+		v[7183] = v[7211]
+		v[7184] = v[7212]
+		v[7185] = v[7213]
+		v[7186] = v[7214]
+		v[7187] = v[7215]
+		v[7188] = v[7216]
 	}
-	if v[164] != 0 {
-		v[133] = v[108]
-		v[134] = v[109]
-		v[135] = v[110]
-		v[136] = v[111]
-		v[137] = v[112]
-		v[138] = v[113]
-		v[139] = v[114]
-		v[140] = v[115]
-		v[141] = v[116]
-		v[142] = v[117]
-		v[143] = v[118]
+	if v[7273] != 0 {
+		if v[7259] != 0 {
+			v[7276] = v[7260]
+			v[7277] = v[7261]
+			v[7278] = v[7262]
+			v[7279] = v[7263]
+			v[7280] = v[7264]
+			v[7281] = v[7265]
+			v[7282] = v[7266]
+			v[7283] = v[7267]
+			v[7284] = v[7268]
+			v[7285] = v[7269]
+			v[7286] = v[7270]
+		} else {
+			v[7276] = v[7126]
+			v[7277] = v[7127]
+			v[7278] = v[7128]
+			v[7279] = v[7129]
+			v[7280] = v[7130]
+			v[7281] = v[7131]
+			v[7282] = v[7132]
+			v[7283] = v[7133]
+			v[7284] = v[7134]
+			v[7285] = v[7135]
+			v[7286] = v[7136]
+		}
+		v[7248] = v[7276]
+		v[7249] = v[7277]
+		v[7250] = v[7278]
+		v[7251] = v[7279]
+		v[7252] = v[7280]
+		v[7253] = v[7281]
+		v[7254] = v[7282]
+		v[7255] = v[7283]
+		v[7256] = v[7284]
+		v[7257] = v[7285]
+		v[7258] = v[7286]
+	}
+	if v[7343] != 0 {
+		if v[7329] != 0 {
+			v[7346] = v[7330]
+			v[7347] = v[7331]
+			v[7348] = v[7332]
+			v[7349] = v[7333]
+			v[7350] = v[7334]
+			v[7351] = v[7335]
+			v[7352] = v[7336]
+			v[7353] = v[7337]
+			v[7354] = v[7338]
+			v[7355] = v[7339]
+			v[7356] = v[7340]
+		} else {
+			v[7346] = v[7139]
+			v[7347] = v[7140]
+			v[7348] = v[7141]
+			v[7349] = v[7142]
+			v[7350] = v[7143]
+			v[7351] = v[7144]
+			v[7352] = v[7145]
+			v[7353] = v[7146]
+			v[7354] = v[7147]
+			v[7355] = v[7148]
+			v[7356] = v[7149]
+		}
+		v[7318] = v[7346]
+		v[7319] = v[7347]
+		v[7320] = v[7348]
+		v[7321] = v[7349]
+		v[7322] = v[7350]
+		v[7323] = v[7351]
+		v[7324] = v[7352]
+		v[7325] = v[7353]
+		v[7326] = v[7354]
+		v[7327] = v[7355]
+		v[7328] = v[7356]
+	}
+	if v[7414] != 0 {
+		if v[7400] != 0 {
+			v[7417] = v[7401]
+			v[7418] = v[7402]
+			v[7419] = v[7403]
+			v[7420] = v[7404]
+			v[7421] = v[7405]
+			v[7422] = v[7406]
+			v[7423] = v[7407]
+			v[7424] = v[7408]
+			v[7425] = v[7409]
+			v[7426] = v[7410]
+			v[7427] = v[7411]
+		} else {
+			v[7417] = v[7152]
+			v[7418] = v[7153]
+			v[7419] = v[7154]
+			v[7420] = v[7155]
+			v[7421] = v[7156]
+			v[7422] = v[7157]
+			v[7423] = v[7158]
+			v[7424] = v[7159]
+			v[7425] = v[7160]
+			v[7426] = v[7161]
+			v[7427] = v[7162]
+		}
+		v[7389] = v[7417]
+		v[7390] = v[7418]
+		v[7391] = v[7419]
+		v[7392] = v[7420]
+		v[7393] = v[7421]
+		v[7394] = v[7422]
+		v[7395] = v[7423]
+		v[7396] = v[7424]
+		v[7397] = v[7425]
+		v[7398] = v[7426]
+		v[7399] = v[7427]
+	}
+	if v[7466] != 0 {
+		if v[7461] != 0 {
+			v[7469] = v[7462]
+			v[7470] = v[7463]
+		} else {
+			v[7469] = v[7087]
+			v[7470] = v[7088]
+		}
+		v[7459] = v[7469]
+		v[7460] = v[7470]
+	}
+	if x.Rst {
+		v[7481] = 0x0
+	} else if v[7485] != 0 {
+		var t7483 uint64 = (v[7481] + 0x1) & 0xffffffff
+		v[7481] = t7483
+	}
+	if x.Rst {
+		v[7486] = 0x0
+	} else if v[7490] != 0 {
+		var t7488 uint64 = (v[7486] + 0x1) & 0xffffffff
+		v[7486] = t7488
+	}
+	if x.Rst {
+		v[7491] = 0x0
+	} else if v[7495] != 0 {
+		var t7493 uint64 = (v[7491] + 0x1) & 0xffffffff
+		v[7491] = t7493
+	}
+	if x.Rst {
+		v[7496] = 0x0
+	} else if v[7500] != 0 {
+		var t7498 uint64 = (v[7496] + 0x1) & 0xffffffff
+		v[7496] = t7498
+	}
+	if x.Rst {
+		v[7501] = 0x0
+	} else if v[7505] != 0 {
+		var t7503 uint64 = (v[7501] + 0x1) & 0xffffffff
+		v[7501] = t7503
+	}
+	if x.Rst {
+		v[7506] = 0x0
+	} else if v[7510] != 0 {
+		var t7508 uint64 = (v[7506] + 0x1) & 0xffffffff
+		v[7506] = t7508
+	}
+	if x.Rst {
+		v[7511] = 0x0
+	} else if v[7515] != 0 {
+		var t7513 uint64 = (v[7511] + 0x1) & 0xffffffff
+		v[7511] = t7513
+	}
+	if x.Rst {
+		v[7516] = 0x0
+	} else if v[7520] != 0 {
+		var t7518 uint64 = (v[7516] + 0x1) & 0xffffffff
+		v[7516] = t7518
+	}
+	if x.Rst {
+		v[7521] = 0x0
+	} else if v[7525] != 0 {
+		var t7523 uint64 = (v[7521] + 0x1) & 0xffffffff
+		v[7521] = t7523
+	}
+	if x.Rst {
+		v[7526] = 0x0
+	} else if v[7531] != 0 {
+		var t7528 uint64 = (v[7526] + 0x1) & 0xffffffff
+		v[7526] = t7528
+	}
+	if x.Rst {
+		v[7062] = 0x0
+		v[6646] = 0x0
+		v[5455] = 0x0
+		v[847] = 0x0
+	} else if v[7478] != 0 {
+		v[7062] = v[6646]
+		v[6646] = v[5455]
+		v[5455] = v[847]
+		v[847] = v[120]
+	}
+	if v[7221] != 0 {
+		v[7190] = v[7115]
+		v[7191] = v[7116]
+		v[7192] = v[7117]
+		v[7193] = v[7118]
+		v[7194] = v[7119]
+		v[7195] = v[7120]
+		v[7196] = v[7121]
+		v[7197] = v[7122]
+		v[7198] = v[7123]
+		v[7199] = v[7124]
+		v[7200] = v[7125]
+	}
+	if v[7291] != 0 {
+		v[7260] = v[7126]
+		v[7261] = v[7127]
+		v[7262] = v[7128]
+		v[7263] = v[7129]
+		v[7264] = v[7130]
+		v[7265] = v[7131]
+		v[7266] = v[7132]
+		v[7267] = v[7133]
+		v[7268] = v[7134]
+		v[7269] = v[7135]
+		v[7270] = v[7136]
+	}
+	if v[7361] != 0 {
+		v[7330] = v[7139]
+		v[7331] = v[7140]
+		v[7332] = v[7141]
+		v[7333] = v[7142]
+		v[7334] = v[7143]
+		v[7335] = v[7144]
+		v[7336] = v[7145]
+		v[7337] = v[7146]
+		v[7338] = v[7147]
+		v[7339] = v[7148]
+		v[7340] = v[7149]
+	}
+	if v[7432] != 0 {
+		v[7401] = v[7152]
+		v[7402] = v[7153]
+		v[7403] = v[7154]
+		v[7404] = v[7155]
+		v[7405] = v[7156]
+		v[7406] = v[7157]
+		v[7407] = v[7158]
+		v[7408] = v[7159]
+		v[7409] = v[7160]
+		v[7410] = v[7161]
+		v[7411] = v[7162]
+	}
+	if v[7475] != 0 {
+		v[7462] = v[7087]
+		v[7463] = v[7088]
+	}
+	if v[7061] != 0 {
+		var t6737, t6737_1, t6737_0 uint64 = 0, 0x0, v[6670]
+		if v[6730] != 0 {
+			t6737 = t6737_1
+		} else {
+			t6737 = t6737_0
+		}
+		var t6746, t6746_1, t6746_0 uint64 = 0, 0x0, t6737
+		if v[6740] != 0 {
+			t6746 = t6746_1
+		} else {
+			t6746 = t6746_0
+		}
+		var t6754, t6754_1, t6754_0 uint64 = 0, 0x0, t6746
+		if v[6672] != 0 {
+			t6754 = t6754_1
+		} else {
+			t6754 = t6754_0
+		}
+		var t6763, t6763_1, t6763_0 uint64 = 0, 0x0, t6754
+		if v[6757] != 0 {
+			t6763 = t6763_1
+		} else {
+			t6763 = t6763_0
+		}
+		var t6772, t6772_1, t6772_0 uint64 = 0, 0x0, t6763
+		if v[6766] != 0 {
+			t6772 = t6772_1
+		} else {
+			t6772 = t6772_0
+		}
+		var t6779, t6779_1, t6779_0 uint64 = 0, 0x0, t6772
+		if v[6775] != 0 {
+			t6779 = t6779_1
+		} else {
+			t6779 = t6779_0
+		}
+		var t6788, t6788_1, t6788_0 uint64 = 0, 0x0, t6779
+		if v[6783] != 0 {
+			t6788 = t6788_1
+		} else {
+			t6788 = t6788_0
+		}
+		var t6797, t6797_1, t6797_0 uint64 = 0, 0x0, t6788
+		if v[6791] != 0 {
+			t6797 = t6797_1
+		} else {
+			t6797 = t6797_0
+		}
+		var t6806, t6806_1, t6806_0 uint64 = 0, 0x0, t6797
+		if v[6800] != 0 {
+			t6806 = t6806_1
+		} else {
+			t6806 = t6806_0
+		}
+		var t6814, t6814_1, t6814_0 uint64 = 0, 0x0, t6806
+		if v[6809] != 0 {
+			t6814 = t6814_1
+		} else {
+			t6814 = t6814_0
+		}
+		var t6824, t6824_1, t6824_0 uint64 = 0, 0x0, t6814
+		if v[6818] != 0 {
+			t6824 = t6824_1
+		} else {
+			t6824 = t6824_0
+		}
+		var t6839, t6839_1, t6839_0 uint64 = 0, 0x0, t6824
+		if v[6836] != 0 {
+			t6839 = t6839_1
+		} else {
+			t6839 = t6839_0
+		}
+		var t6846, t6846_1, t6846_0 uint64 = 0, 0x0, t6839
+		if v[6717] != 0 {
+			t6846 = t6846_1
+		} else {
+			t6846 = t6846_0
+		}
+		v[7080] = t6846
+		var t6873 uint64 = v[6648] >> 62 & 0x3
+		var t6738, t6738_1, t6738_0 uint64 = 0, 0x0, v[6671]
+		if v[6730] != 0 {
+			t6738 = t6738_1
+		} else {
+			t6738 = t6738_0
+		}
+		var t6747, t6747_1, t6747_0 uint64 = 0, 0x0, t6738
+		if v[6740] != 0 {
+			t6747 = t6747_1
+		} else {
+			t6747 = t6747_0
+		}
+		var t6755, t6755_1, t6755_0 uint64 = 0, 0x0, t6747
+		if v[6672] != 0 {
+			t6755 = t6755_1
+		} else {
+			t6755 = t6755_0
+		}
+		var t6764, t6764_1, t6764_0 uint64 = 0, 0x0, t6755
+		if v[6757] != 0 {
+			t6764 = t6764_1
+		} else {
+			t6764 = t6764_0
+		}
+		var t6773, t6773_1, t6773_0 uint64 = 0, 0x0, t6764
+		if v[6766] != 0 {
+			t6773 = t6773_1
+		} else {
+			t6773 = t6773_0
+		}
+		var t6780, t6780_1, t6780_0 uint64 = 0, v[6662], t6773
+		if v[6775] != 0 {
+			t6780 = t6780_1
+		} else {
+			t6780 = t6780_0
+		}
+		var t6789, t6789_1, t6789_0 uint64 = 0, 0x0, t6780
+		if v[6783] != 0 {
+			t6789 = t6789_1
+		} else {
+			t6789 = t6789_0
+		}
+		var t6798, t6798_1, t6798_0 uint64 = 0, 0x0, t6789
+		if v[6791] != 0 {
+			t6798 = t6798_1
+		} else {
+			t6798 = t6798_0
+		}
+		var t6807, t6807_1, t6807_0 uint64 = 0, 0x0, t6798
+		if v[6800] != 0 {
+			t6807 = t6807_1
+		} else {
+			t6807 = t6807_0
+		}
+		var t6815, t6815_1, t6815_0 uint64 = 0, 0x0, t6807
+		if v[6809] != 0 {
+			t6815 = t6815_1
+		} else {
+			t6815 = t6815_0
+		}
+		var t6825, t6825_1, t6825_0 uint64 = 0, 0x0, t6815
+		if v[6818] != 0 {
+			t6825 = t6825_1
+		} else {
+			t6825 = t6825_0
+		}
+		var t6840, t6840_1, t6840_0 uint64 = 0, 0x0, t6825
+		if v[6836] != 0 {
+			t6840 = t6840_1
+		} else {
+			t6840 = t6840_0
+		}
+		var t6847, t6847_1, t6847_0 uint64 = 0, 0x0, t6840
+		if v[6717] != 0 {
+			t6847 = t6847_1
+		} else {
+			t6847 = t6847_0
+		}
+		var t6871 uint64 = (t6847 >> 32) & 0xffffffff
+		var t6872 uint64
+		if t6871 != 0 {
+			t6872 = 1
+		}
+		var t6874 uint64 = v[6648] >> 32 & 0x1fffffff
+		var t6875 uint64 = t6874 | t6872<<29 | t6873<<30
+		var t6727, t6727_1, t6727_0 uint64 = 0, v[6666], v[6701]
+		if v[6725] != 0 {
+			t6727 = t6727_1
+		} else {
+			t6727 = t6727_0
+		}
+		var t6739, t6739_1, t6739_0 uint64 = 0, v[6701], t6727
+		if v[6730] != 0 {
+			t6739 = t6739_1
+		} else {
+			t6739 = t6739_0
+		}
+		var t6748, t6748_1, t6748_0 uint64 = 0, v[6701], t6739
+		if v[6740] != 0 {
+			t6748 = t6748_1
+		} else {
+			t6748 = t6748_0
+		}
+		var t6756, t6756_1, t6756_0 uint64 = 0, v[6701], t6748
+		if v[6672] != 0 {
+			t6756 = t6756_1
+		} else {
+			t6756 = t6756_0
+		}
+		var t6765, t6765_1, t6765_0 uint64 = 0, v[6701], t6756
+		if v[6757] != 0 {
+			t6765 = t6765_1
+		} else {
+			t6765 = t6765_0
+		}
+		var t6774, t6774_1, t6774_0 uint64 = 0, v[6701], t6765
+		if v[6766] != 0 {
+			t6774 = t6774_1
+		} else {
+			t6774 = t6774_0
+		}
+		var t6781, t6781_1, t6781_0 uint64 = 0, v[6701], t6774
+		if v[6775] != 0 {
+			t6781 = t6781_1
+		} else {
+			t6781 = t6781_0
+		}
+		var t6790, t6790_1, t6790_0 uint64 = 0, v[6701], t6781
+		if v[6783] != 0 {
+			t6790 = t6790_1
+		} else {
+			t6790 = t6790_0
+		}
+		var t6799, t6799_1, t6799_0 uint64 = 0, v[6701], t6790
+		if v[6791] != 0 {
+			t6799 = t6799_1
+		} else {
+			t6799 = t6799_0
+		}
+		var t6808, t6808_1, t6808_0 uint64 = 0, v[6701], t6799
+		if v[6800] != 0 {
+			t6808 = t6808_1
+		} else {
+			t6808 = t6808_0
+		}
+		var t6816, t6816_1, t6816_0 uint64 = 0, v[6701], t6808
+		if v[6809] != 0 {
+			t6816 = t6816_1
+		} else {
+			t6816 = t6816_0
+		}
+		var t6826, t6826_1, t6826_0 uint64 = 0, v[6701], t6816
+		if v[6818] != 0 {
+			t6826 = t6826_1
+		} else {
+			t6826 = t6826_0
+		}
+		var t6841, t6841_1, t6841_0 uint64 = 0, v[6701], t6826
+		if v[6836] != 0 {
+			t6841 = t6841_1
+		} else {
+			t6841 = t6841_0
+		}
+		var t6848, t6848_1, t6848_0 uint64 = 0, v[6701], t6841
+		if v[6717] != 0 {
+			t6848 = t6848_1
+		} else {
+			t6848 = t6848_0
+		}
+		var t6876 uint64 = v[6648] >> 0 & 0xffff
+		var t6877 uint64 = t6876 | t6848<<16
+		var t6878 uint64 = (t6847 >> 32) & 0xffffffff
+		var t6879 uint64 = (t6847 >> 2) & 0x3fffffff
+		var t6867 uint64 = v[6648] >> 61 & 0x1
+		var t6868 uint64 = v[6647] >> 0 & 0x3
+		var t6869 uint64 = v[6647] >> 32 & 0x3
+		var t6870, t6870_1, t6870_0 uint64 = 0, t6868, t6869
+		if t6867 != 0 {
+			t6870 = t6870_1
+		} else {
+			t6870 = t6870_0
+		}
+		v[6880] = t6878<<32 | t6879<<2 | t6870
+		v[6881] = t6875<<32 | t6877
+		var t6882 uint64 = (t6847 >> 2) & 0x3fffffff
+		v[6884] = t6882<<34 | t6870<<32
+		v[6885] = t6875<<32 | t6877
+		if t6872 != 0 {
+			v[6886] = v[6880]
+			v[6887] = v[6881]
+		} else {
+			v[6886] = v[6884]
+			v[6887] = v[6885]
+		}
+		if v[6716] != 0 {
+			v[6888] = v[6886]
+			v[6889] = v[6887]
+		} else {
+			v[6888] = v[6647]
+			v[6889] = v[6648]
+		}
+		v[7083] = v[6888]
+		v[7084] = v[6889]
+		var t6896 uint64 = v[6648] >> 62 & 0x3
+		var t6894 uint64 = (v[6675] >> 32) & 0xffffffff
+		var t6895 uint64
+		if t6894 != 0 {
+			t6895 = 1
+		}
+		var t6897 uint64 = v[6648] >> 32 & 0x1fffffff
+		var t6898 uint64 = t6897 | t6895<<29 | t6896<<30
+		var t6899 uint64 = v[6648] >> 0 & 0xffff
+		var t6900 uint64 = t6899 | t6848<<16
+		var t6901 uint64 = (v[6675] >> 32) & 0xffffffff
+		var t6902 uint64 = (v[6675] >> 2) & 0x3fffffff
+		var t6890 uint64 = v[6648] >> 61 & 0x1
+		var t6891 uint64 = v[6647] >> 0 & 0x3
+		var t6892 uint64 = v[6647] >> 32 & 0x3
+		var t6893, t6893_1, t6893_0 uint64 = 0, t6891, t6892
+		if t6890 != 0 {
+			t6893 = t6893_1
+		} else {
+			t6893 = t6893_0
+		}
+		v[6903] = t6901<<32 | t6902<<2 | t6893
+		v[6904] = t6898<<32 | t6900
+		var t6905 uint64 = (v[6675] >> 2) & 0x3fffffff
+		v[6907] = t6905<<34 | t6893<<32
+		v[6908] = t6898<<32 | t6900
+		if t6895 != 0 {
+			v[6909] = v[6903]
+			v[6910] = v[6904]
+		} else {
+			v[6909] = v[6907]
+			v[6910] = v[6908]
+		}
+		v[7085] = v[6909]
+		v[7086] = v[6910]
+		var t6912 uint64 = (v[6661] >> 6) & 0x1
+		var t7042, t7042_1, t7042_0 uint64 = 0, 0xb, 0xa
+		if t6912 != 0 {
+			t7042 = t7042_1
+		} else {
+			t7042 = t7042_0
+		}
+		var t6936 uint64 = v[6648] >> 55 & 0x1
+		var t6937 uint64 = v[6648] >> 51 & 0x1
+		var t6930 uint64 = v[6648] >> 57 & 0xf
+		var t6932 uint64
+		if t6930 == 0x5 {
+			t6932 = 1
+		}
+		var t6938 uint64 = v[6647] >> 40 & 0xff
+		var t6939 uint64 = v[6648] >> 8 & 0xff
+		var t6940, t6940_1, t6940_0 uint64 = 0, t6938, t6939
+		if t6932 != 0 {
+			t6940 = t6940_1
+		} else {
+			t6940 = t6940_0
+		}
+		var t6941 uint64 = t6940 | t6937<<8 | t6936<<9
+		var t7044 uint64 = (t6941 >> 9) & 0x1
+		var t6915 uint64 = v[6648] >> 52 & 0x7
+		var t7045 uint64 = (t6941 >> 8) & 0x1
+		var t6916 uint64 = v[6648] >> 50 & 0x1
+		var t6917 uint64 = v[6648] >> 44 & 0x3
+		var t6918 uint64 = t6917 | t6916<<2
+		var t7046 uint64 = (t6918 >> 2) & 0x1
+		var t7049 uint64 = (t6918) & 0x3
+		var t7052 uint64 = t7049<<12 | t7046<<18 | t7045<<19 | t6915<<20 | t7044<<23 | t7042<<24
+		var t6855 uint64
+		if v[6844] == 0x5 {
+			t6855 = 1
+		}
+		var t6858, t6858_1, t6858_0 uint64 = 0, 0x1, 0x1
+		if t6855 != 0 {
+			t6858 = t6858_1
+		} else {
+			t6858 = t6858_0
+		}
+		var t6911 uint64 = (v[6661] >> 5) & 0x1
+		var t6924 uint64 = v[6648] >> 32 & 0x3ff
+		var t6994 uint64
+		if t6924 == 0x1 {
+			t6994 = 1
+		}
+		var t6929 uint64 = v[6648] >> 0 & 0xf
+		var t6996 uint64
+		if t6929 == 0x0 {
+			t6996 = 1
+		}
+		var t6997 uint64 = (t6929 >> 3) & 0x1
+		var t6999 uint64 = (t6929 >> 2) & 0x1
+		var t7001 uint64 = (t6929 >> 1) & 0x1
+		var t7003 uint64 = (t6929) & 0x1
+		var t7006, t7006_1, t7006_0 uint64 = 0, 0x0, 0x3
+		if t7003 != 0 {
+			t7006 = t7006_1
+		} else {
+			t7006 = t7006_0
+		}
+		var t7007, t7007_1, t7007_0 uint64 = 0, 0x1, t7006
+		if t7001 != 0 {
+			t7007 = t7007_1
+		} else {
+			t7007 = t7007_0
+		}
+		var t7008, t7008_1, t7008_0 uint64 = 0, 0x2, t7007
+		if t6999 != 0 {
+			t7008 = t7008_1
+		} else {
+			t7008 = t7008_0
+		}
+		var t7009, t7009_1, t7009_0 uint64 = 0, 0x3, t7008
+		if t6997 != 0 {
+			t7009 = t7009_1
+		} else {
+			t7009 = t7009_0
+		}
+		var t7011 uint64 = (t7009 + 0x1) & 0xfff
+		var t6950 uint64 = (t6929 >> 3) & 0x1
+		var t6951 uint64 = (t6929 >> 2) & 0x1
+		var t6952 uint64 = (t6929 >> 1) & 0x1
+		var t6953 uint64 = (t6929) & 0x1
+		var t6956, t6956_1, t6956_0 uint64 = 0, 0x0, 0x1
+		if t6953 != 0 {
+			t6956 = t6956_1
+		} else {
+			t6956 = t6956_0
+		}
+		var t6957 uint64 = (t6929) & 0x1
+		var t6960, t6960_1, t6960_0 uint64 = 0, 0x0, 0x2
+		if t6957 != 0 {
+			t6960 = t6960_1
+		} else {
+			t6960 = t6960_0
+		}
+		var t6961, t6961_1, t6961_0 uint64 = 0, t6956, t6960
+		if t6952 != 0 {
+			t6961 = t6961_1
+		} else {
+			t6961 = t6961_0
+		}
+		var t6962 uint64 = (t6929 >> 1) & 0x1
+		var t6963 uint64 = (t6929) & 0x1
+		var t6966, t6966_1, t6966_0 uint64 = 0, 0x0, 0x1
+		if t6963 != 0 {
+			t6966 = t6966_1
+		} else {
+			t6966 = t6966_0
+		}
+		var t6967 uint64 = (t6929) & 0x1
+		var t6970, t6970_1, t6970_0 uint64 = 0, 0x0, 0x3
+		if t6967 != 0 {
+			t6970 = t6970_1
+		} else {
+			t6970 = t6970_0
+		}
+		var t6971, t6971_1, t6971_0 uint64 = 0, t6966, t6970
+		if t6962 != 0 {
+			t6971 = t6971_1
+		} else {
+			t6971 = t6971_0
+		}
+		var t6972, t6972_1, t6972_0 uint64 = 0, t6961, t6971
+		if t6951 != 0 {
+			t6972 = t6972_1
+		} else {
+			t6972 = t6972_0
+		}
+		var t6973 uint64 = (t6929 >> 2) & 0x1
+		var t6974 uint64 = (t6929 >> 1) & 0x1
+		var t6975 uint64 = (t6929) & 0x1
+		var t6978, t6978_1, t6978_0 uint64 = 0, 0x0, 0x1
+		if t6975 != 0 {
+			t6978 = t6978_1
+		} else {
+			t6978 = t6978_0
+		}
+		var t6979 uint64 = (t6929) & 0x1
+		var t6982, t6982_1, t6982_0 uint64 = 0, 0x0, 0x2
+		if t6979 != 0 {
+			t6982 = t6982_1
+		} else {
+			t6982 = t6982_0
+		}
+		var t6983, t6983_1, t6983_0 uint64 = 0, t6978, t6982
+		if t6974 != 0 {
+			t6983 = t6983_1
+		} else {
+			t6983 = t6983_0
+		}
+		var t6984 uint64 = (t6929 >> 1) & 0x1
+		var t6985 uint64 = (t6929) & 0x1
+		var t6988, t6988_1, t6988_0 uint64 = 0, 0x0, 0x1
+		if t6985 != 0 {
+			t6988 = t6988_1
+		} else {
+			t6988 = t6988_0
+		}
+		var t6990, t6990_1, t6990_0 uint64 = 0, t6988, 0x0
+		if t6984 != 0 {
+			t6990 = t6990_1
+		} else {
+			t6990 = t6990_0
+		}
+		var t6991, t6991_1, t6991_0 uint64 = 0, t6983, t6990
+		if t6973 != 0 {
+			t6991 = t6991_1
+		} else {
+			t6991 = t6991_0
+		}
+		var t6992, t6992_1, t6992_0 uint64 = 0, t6972, t6991
+		if t6950 != 0 {
+			t6992 = t6992_1
+		} else {
+			t6992 = t6992_0
+		}
+		var t7012 uint64 = (t7011 - t6992) & 0xfff
+		var t7014, t7014_1, t7014_0 uint64 = 0, 0x1, t7012
+		if t6996 != 0 {
+			t7014 = t7014_1
+		} else {
+			t7014 = t7014_0
+		}
+		var t7016 uint64 = t6924 << 2
+		var t7017 uint64 = (t7016 - t6992) & 0xfff
+		var t6928 uint64 = v[6648] >> 4 & 0xf
+		var t7018 uint64 = (t6928 >> 3) & 0x1
+		var t7020 uint64 = (t6928 >> 2) & 0x1
+		var t7022 uint64 = (t6928 >> 1) & 0x1
+		var t7024 uint64 = (t6928) & 0x1
+		var t7027, t7027_1, t7027_0 uint64 = 0, 0x3, 0x4
+		if t7024 != 0 {
+			t7027 = t7027_1
+		} else {
+			t7027 = t7027_0
+		}
+		var t7028, t7028_1, t7028_0 uint64 = 0, 0x2, t7027
+		if t7022 != 0 {
+			t7028 = t7028_1
+		} else {
+			t7028 = t7028_0
+		}
+		var t7029, t7029_1, t7029_0 uint64 = 0, 0x1, t7028
+		if t7020 != 0 {
+			t7029 = t7029_1
+		} else {
+			t7029 = t7029_0
+		}
+		var t7030, t7030_1, t7030_0 uint64 = 0, 0x0, t7029
+		if t7018 != 0 {
+			t7030 = t7030_1
+		} else {
+			t7030 = t7030_0
+		}
+		var t7031 uint64 = (t7017 - t7030) & 0xfff
+		var t7032, t7032_1, t7032_0 uint64 = 0, t7014, t7031
+		if t6994 != 0 {
+			t7032 = t7032_1
+		} else {
+			t7032 = t7032_0
+		}
+		var t7034, t7034_1, t7034_0 uint64 = 0, t7032, 0x4
+		if t6911 != 0 {
+			t7034 = t7034_1
+		} else {
+			t7034 = t7034_0
+		}
+		var t7054 uint64 = t7034 | t6858<<13 | v[2]<<16
+		var t6933 uint64 = v[6647] >> 48 & 0xffff
+		var t6934 uint64 = v[6648] >> 16 & 0xffff
+		var t6935, t6935_1, t6935_0 uint64 = 0, t6933, t6934
+		if t6932 != 0 {
+			t6935 = t6935_1
+		} else {
+			t6935 = t6935_0
+		}
+		var t7055 uint64 = (t6941) & 0xff
+		var t6925 uint64 = v[6648] >> 61 & 0x1
+		var t6945 uint64 = v[6647] >> 32 & 0xffffffff
+		var t6946 uint64 = v[6647] >> 2 & 0x3fffffff
+		var t6948 uint64 = t6946<<2 | t6945<<32
+		var t6942 uint64 = v[6647] >> 34 & 0x3fffffff
+		var t6944 uint64 = t6942 << 2
+		var t6949, t6949_1, t6949_0 uint64 = 0, t6948, t6944
+		if t6925 != 0 {
+			t6949 = t6949_1
+		} else {
+			t6949 = t6949_0
+		}
+		var t7035 uint64 = (t6949 >> 2) & 0x1f
+		var t7036 uint64 = (t6992) & 0x3
+		var t7037 uint64 = t7036 | t7035<<2
+		var t7039, t7039_1, t7039_0 uint64 = 0, t7037, 0x0
+		if t6911 != 0 {
+			t7039 = t7039_1
+		} else {
+			t7039 = t7039_0
+		}
+		var t7057 uint64 = t7039 | t7055<<8 | t6935<<16
+		v[7058] = t7054<<32 | t7057
+		v[7059] = t7052
+		v[7059] &= 0xffffffff
+		v[7087] = v[7058]
+		v[7088] = v[7059]
 	}
 	if v[7478] != 0 {
-		v[867] = v[392]
-		v[5488] = v[866]
-		v[866] = v[379]
 		v[6661] = v[5484]
-		v[5484] = v[862]
-		v[862] = v[334]
 		v[6662] = v[5485]
-		v[5485] = v[863]
-		v[863] = v[354]
 		v[6663] = v[5486]
 		v[5486] = v[864]
-		v[864] = v[373]
 		v[6664] = v[5487]
-		v[5487] = v[865]
-		v[865] = v[375]
 		v[6665] = v[5489]
 		v[5489] = v[868]
-		v[868] = v[648]
 		v[6666] = v[5490]
 		v[5490] = v[869]
-		v[869] = v[840]
 		v[6667] = v[5491]
-		v[5491] = v[5448]
 		v[6668] = v[5492]
-		v[5492] = v[5449]
 		v[6669] = v[5493]
-		v[5493] = v[5450]
 		v[6670] = v[5494]
-		v[5494] = v[5451]
 		v[6671] = v[5495]
-		v[5495] = v[5452]
 		v[6672] = v[5496]
-		v[5496] = v[5476]
 		v[6673] = v[5497]
-		v[5497] = v[5454]
+		v[6674] = v[5498]
 		v[6675] = v[5499]
-		v[5499] = v[5426]
 		v[6676] = v[5500]
-		v[5500] = v[5483]
-		v[6677] = v[6645]
 		v[6678] = v[5501]
 		v[5501] = v[846]
 		v[7063] = v[6647]
 		v[7064] = v[6648]
 		v[6647] = v[5456]
 		v[6648] = v[5457]
-		v[5456] = v[848]
-		v[5457] = v[849]
-		v[848] = v[165]
-		v[849] = v[166]
 		v[7065] = v[6649]
 		v[6649] = v[5458]
 		v[5458] = v[850]
-		v[850] = v[167]
 		v[7066] = v[6650]
 		v[7067] = v[6651]
 		v[7068] = v[6652]
@@ -16084,6 +8310,23 @@ func (x *largeSim) Edge() bool {
 		v[5464] = v[856]
 		v[5465] = v[857]
 		v[5466] = v[858]
+		v[7074] = v[6658]
+		v[6658] = v[5467]
+		v[5467] = v[859]
+		v[7075] = v[6659]
+		v[6659] = v[5468]
+		v[5468] = v[860]
+		v[7076] = v[6660]
+		v[6660] = v[5469]
+		v[5469] = v[861]
+		v[168] = v[121]>>18 | v[122]<<46
+		v[169] = v[122]>>18 | v[123]<<46
+		v[170] = v[123]>>18 | v[124]<<46
+		v[171] = v[124]>>18 | v[125]<<46
+		v[172] = v[125]>>18 | v[126]<<46
+		v[173] = v[126]>>18 | v[127]<<46
+		v[174] = v[127]>>18 | v[128]<<46
+		v[175] = v[128]>>18 | v[129]<<46
 		v[851] = v[168]
 		v[852] = v[169]
 		v[853] = v[170]
@@ -16092,229 +8335,7906 @@ func (x *largeSim) Edge() bool {
 		v[856] = v[173]
 		v[857] = v[174]
 		v[858] = v[175]
-		v[7074] = v[6658]
-		v[6658] = v[5467]
-		v[5467] = v[859]
-		v[859] = v[176]
-		v[7075] = v[6659]
-		v[6659] = v[5468]
-		v[5468] = v[860]
-		v[860] = v[177]
-		v[7076] = v[6660]
-		v[6660] = v[5469]
-		v[5469] = v[861]
-		v[861] = v[178]
+		var t176 uint64 = v[121] >> 2 & 0xffff
+		v[859] = t176
+		var t177 uint64 = v[121] >> 1 & 0x1
+		v[860] = t177
+		var t178 uint64 = v[121] >> 0 & 0x1
+		v[861] = t178
+		var t179 uint64 = v[166] >> 61 & 0x7
+		var t180 uint64 = v[166] >> 56 & 0x1f
+		var t216 uint64 = t180 | t179<<5
+		var t217 uint64 = (t216 >> 7) & 0x1
+		var t219 uint64 = (t216 >> 6) & 0x1
+		var t220 uint64 = (t216 >> 5) & 0x1
+		var t221 uint64 = (t216 >> 4) & 0x1
+		var t222 uint64 = (t216 >> 3) & 0x1
+		var t225, t225_1, t225_0 uint64 = 0, 0x0, 0x12
+		if t222 != 0 {
+			t225 = t225_1
+		} else {
+			t225 = t225_0
+		}
+		var t226 uint64 = (t216 >> 3) & 0x1
+		var t227 uint64 = (t216 >> 2) & 0x1
+		var t228 uint64 = (t216 >> 1) & 0x1
+		var t229 uint64 = (t216) & 0x1
+		var t232, t232_1, t232_0 uint64 = 0, 0x0, 0x19
+		if t229 != 0 {
+			t232 = t232_1
+		} else {
+			t232 = t232_0
+		}
+		var t234, t234_1, t234_0 uint64 = 0, t232, 0x19
+		if t228 != 0 {
+			t234 = t234_1
+		} else {
+			t234 = t234_0
+		}
+		var t236, t236_1, t236_0 uint64 = 0, t234, 0x0
+		if t227 != 0 {
+			t236 = t236_1
+		} else {
+			t236 = t236_0
+		}
+		var t237 uint64 = (t216 >> 2) & 0x1
+		var t239 uint64 = (t216 >> 1) & 0x1
+		var t241 uint64 = (t216) & 0x1
+		var t244, t244_1, t244_0 uint64 = 0, 0x0, 0x11
+		if t241 != 0 {
+			t244 = t244_1
+		} else {
+			t244 = t244_0
+		}
+		var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
+		if t239 != 0 {
+			t245 = t245_1
+		} else {
+			t245 = t245_0
+		}
+		var t246, t246_1, t246_0 uint64 = 0, 0x0, t245
+		if t237 != 0 {
+			t246 = t246_1
+		} else {
+			t246 = t246_0
+		}
+		var t247, t247_1, t247_0 uint64 = 0, t236, t246
+		if t226 != 0 {
+			t247 = t247_1
+		} else {
+			t247 = t247_0
+		}
+		var t248, t248_1, t248_0 uint64 = 0, t225, t247
+		if t221 != 0 {
+			t248 = t248_1
+		} else {
+			t248 = t248_0
+		}
+		var t249 uint64 = (t216 >> 4) & 0x1
+		var t251 uint64 = (t216 >> 3) & 0x1
+		var t252 uint64 = (t216 >> 2) & 0x1
+		var t253 uint64 = (t216 >> 1) & 0x1
+		var t254 uint64 = (t216) & 0x1
+		var t257, t257_1, t257_0 uint64 = 0, 0x0, 0x19
+		if t254 != 0 {
+			t257 = t257_1
+		} else {
+			t257 = t257_0
+		}
+		var t259, t259_1, t259_0 uint64 = 0, t257, 0x19
+		if t253 != 0 {
+			t259 = t259_1
+		} else {
+			t259 = t259_0
+		}
+		var t260 uint64 = (t216 >> 1) & 0x1
+		var t263, t263_1, t263_0 uint64 = 0, 0x14, 0x0
+		if t260 != 0 {
+			t263 = t263_1
+		} else {
+			t263 = t263_0
+		}
+		var t264, t264_1, t264_0 uint64 = 0, t259, t263
+		if t252 != 0 {
+			t264 = t264_1
+		} else {
+			t264 = t264_0
+		}
+		var t265 uint64 = (t216 >> 2) & 0x1
+		var t266 uint64 = (t216 >> 1) & 0x1
+		var t269, t269_1, t269_0 uint64 = 0, 0x0, 0x1a
+		if t266 != 0 {
+			t269 = t269_1
+		} else {
+			t269 = t269_0
+		}
+		var t270 uint64 = (t216 >> 1) & 0x1
+		var t271 uint64 = (t216) & 0x1
+		var t274, t274_1, t274_0 uint64 = 0, 0x0, 0x18
+		if t271 != 0 {
+			t274 = t274_1
+		} else {
+			t274 = t274_0
+		}
+		var t275 uint64 = (t216) & 0x1
+		var t278, t278_1, t278_0 uint64 = 0, 0x0, 0x11
+		if t275 != 0 {
+			t278 = t278_1
+		} else {
+			t278 = t278_0
+		}
+		var t279, t279_1, t279_0 uint64 = 0, t274, t278
+		if t270 != 0 {
+			t279 = t279_1
+		} else {
+			t279 = t279_0
+		}
+		var t280, t280_1, t280_0 uint64 = 0, t269, t279
+		if t265 != 0 {
+			t280 = t280_1
+		} else {
+			t280 = t280_0
+		}
+		var t281, t281_1, t281_0 uint64 = 0, t264, t280
+		if t251 != 0 {
+			t281 = t281_1
+		} else {
+			t281 = t281_0
+		}
+		var t282, t282_1, t282_0 uint64 = 0, 0x0, t281
+		if t249 != 0 {
+			t282 = t282_1
+		} else {
+			t282 = t282_0
+		}
+		var t283, t283_1, t283_0 uint64 = 0, t248, t282
+		if t220 != 0 {
+			t283 = t283_1
+		} else {
+			t283 = t283_0
+		}
+		var t284 uint64 = (t216 >> 5) & 0x1
+		var t285 uint64 = (t216 >> 4) & 0x1
+		var t286 uint64 = (t216 >> 3) & 0x1
+		var t289, t289_1, t289_0 uint64 = 0, 0x0, 0x2
+		if t286 != 0 {
+			t289 = t289_1
+		} else {
+			t289 = t289_0
+		}
+		var t290 uint64 = (t216 >> 3) & 0x1
+		var t292 uint64 = (t216 >> 2) & 0x1
+		var t294 uint64 = (t216 >> 1) & 0x1
+		var t296 uint64 = (t216) & 0x1
+		var t299, t299_1, t299_0 uint64 = 0, 0x69, 0x29
+		if t296 != 0 {
+			t299 = t299_1
+		} else {
+			t299 = t299_0
+		}
+		var t300, t300_1, t300_0 uint64 = 0, 0x0, t299
+		if t294 != 0 {
+			t300 = t300_1
+		} else {
+			t300 = t300_0
+		}
+		var t301, t301_1, t301_0 uint64 = 0, 0x0, t300
+		if t292 != 0 {
+			t301 = t301_1
+		} else {
+			t301 = t301_0
+		}
+		var t302, t302_1, t302_0 uint64 = 0, 0x0, t301
+		if t290 != 0 {
+			t302 = t302_1
+		} else {
+			t302 = t302_0
+		}
+		var t303, t303_1, t303_0 uint64 = 0, t289, t302
+		if t285 != 0 {
+			t303 = t303_1
+		} else {
+			t303 = t303_0
+		}
+		var t304 uint64 = (t216 >> 4) & 0x1
+		var t306 uint64 = (t216 >> 3) & 0x1
+		var t307 uint64 = (t216 >> 2) & 0x1
+		var t309 uint64 = (t216 >> 1) & 0x1
+		var t312, t312_1, t312_0 uint64 = 0, 0x4, 0x0
+		if t309 != 0 {
+			t312 = t312_1
+		} else {
+			t312 = t312_0
+		}
+		var t313, t313_1, t313_0 uint64 = 0, 0x0, t312
+		if t307 != 0 {
+			t313 = t313_1
+		} else {
+			t313 = t313_0
+		}
+		var t314 uint64 = (t216 >> 2) & 0x1
+		var t315 uint64 = (t216 >> 1) & 0x1
+		var t318, t318_1, t318_0 uint64 = 0, 0x0, 0xa
+		if t315 != 0 {
+			t318 = t318_1
+		} else {
+			t318 = t318_0
+		}
+		var t319 uint64 = (t216 >> 1) & 0x1
+		var t320 uint64 = (t216) & 0x1
+		var t323, t323_1, t323_0 uint64 = 0, 0x0, 0x8
+		if t320 != 0 {
+			t323 = t323_1
+		} else {
+			t323 = t323_0
+		}
+		var t324 uint64 = (t216) & 0x1
+		var t327, t327_1, t327_0 uint64 = 0, 0x69, 0x29
+		if t324 != 0 {
+			t327 = t327_1
+		} else {
+			t327 = t327_0
+		}
+		var t328, t328_1, t328_0 uint64 = 0, t323, t327
+		if t319 != 0 {
+			t328 = t328_1
+		} else {
+			t328 = t328_0
+		}
+		var t329, t329_1, t329_0 uint64 = 0, t318, t328
+		if t314 != 0 {
+			t329 = t329_1
+		} else {
+			t329 = t329_0
+		}
+		var t330, t330_1, t330_0 uint64 = 0, t313, t329
+		if t306 != 0 {
+			t330 = t330_1
+		} else {
+			t330 = t330_0
+		}
+		var t331, t331_1, t331_0 uint64 = 0, 0x0, t330
+		if t304 != 0 {
+			t331 = t331_1
+		} else {
+			t331 = t331_0
+		}
+		var t332, t332_1, t332_0 uint64 = 0, t303, t331
+		if t284 != 0 {
+			t332 = t332_1
+		} else {
+			t332 = t332_0
+		}
+		var t333, t333_1, t333_0 uint64 = 0, t283, t332
+		if t219 != 0 {
+			t333 = t333_1
+		} else {
+			t333 = t333_0
+		}
+		var t334, t334_1, t334_0 uint64 = 0, 0x0, t333
+		if t217 != 0 {
+			t334 = t334_1
+		} else {
+			t334 = t334_0
+		}
+		var t355 uint64 = (v[167] >> 2) & 0x1
+		var t356 uint64 = (v[167] >> 1) & 0x1
+		var t358 uint64 = (v[167]) & 0x1
+		var t361, t361_1, t361_0 uint64 = 0, 0x0, 0x1
+		if t358 != 0 {
+			t361 = t361_1
+		} else {
+			t361 = t361_0
+		}
+		var t362, t362_1, t362_0 uint64 = 0, 0x0, t361
+		if t356 != 0 {
+			t362 = t362_1
+		} else {
+			t362 = t362_0
+		}
+		var t363 uint64 = (v[167] >> 1) & 0x1
+		var t364 uint64 = (v[167]) & 0x1
+		var t367, t367_1, t367_0 uint64 = 0, 0x0, 0x1
+		if t364 != 0 {
+			t367 = t367_1
+		} else {
+			t367 = t367_0
+		}
+		var t368 uint64 = (v[167]) & 0x1
+		var t371, t371_1, t371_0 uint64 = 0, 0x0, 0x1
+		if t368 != 0 {
+			t371 = t371_1
+		} else {
+			t371 = t371_0
+		}
+		var t372, t372_1, t372_0 uint64 = 0, t367, t371
+		if t363 != 0 {
+			t372 = t372_1
+		} else {
+			t372 = t372_0
+		}
+		var t373, t373_1, t373_0 uint64 = 0, t362, t372
+		if t355 != 0 {
+			t373 = t373_1
+		} else {
+			t373 = t373_0
+		}
+		v[864] = t373
+		var t375 uint64
+		if v[167] == 0x0 {
+			t375 = 1
+		}
+		var t190 uint64 = v[166] >> 32 & 0x3ff
+		var t377 uint64
+		if t190 == 0x0 {
+			t377 = 1
+		}
+		var t379 uint64 = t190<<2 | t377<<12
+		var t385 uint64
+		if v[167] == 0x4 {
+			t385 = 1
+		}
+		var t387 uint64
+		if v[381] < 0x0 {
+			t387 = 1
+		}
+		var t388 uint64 = (^t387) & 0x1
+		var t390 uint64
+		if v[383] < 0x200 {
+			t390 = 1
+		}
+		var t391 uint64 = t388 & t390
+		var t392 uint64 = t385 & t391
+		var t395 uint64
+		if v[201] == 0x0 {
+			t395 = 1
+		}
+		var t398 uint64
+		if v[201] == 0x1 {
+			t398 = 1
+		}
+		var t586 uint64 = t395 | t398
+		var t401 uint64
+		if v[201] == 0x2 {
+			t401 = 1
+		}
+		var t404 uint64
+		if v[201] == 0x3 {
+			t404 = 1
+		}
+		var t587 uint64 = t401 | t404
+		var t618 uint64 = t586 | t587
+		var t407 uint64
+		if v[201] == 0x4 {
+			t407 = 1
+		}
+		var t410 uint64
+		if v[201] == 0x5 {
+			t410 = 1
+		}
+		var t588 uint64 = t407 | t410
+		var t413 uint64
+		if v[201] == 0x6 {
+			t413 = 1
+		}
+		var t416 uint64
+		if v[201] == 0x7 {
+			t416 = 1
+		}
+		var t589 uint64 = t413 | t416
+		var t619 uint64 = t588 | t589
+		var t634 uint64 = t618 | t619
+		var t419 uint64
+		if v[201] == 0x100 {
+			t419 = 1
+		}
+		var t422 uint64
+		if v[201] == 0x101 {
+			t422 = 1
+		}
+		var t590 uint64 = t419 | t422
+		var t425 uint64
+		if v[201] == 0x102 {
+			t425 = 1
+		}
+		var t428 uint64
+		if v[201] == 0x103 {
+			t428 = 1
+		}
+		var t591 uint64 = t425 | t428
+		var t620 uint64 = t590 | t591
+		var t431 uint64
+		if v[201] == 0x104 {
+			t431 = 1
+		}
+		var t434 uint64
+		if v[201] == 0x105 {
+			t434 = 1
+		}
+		var t592 uint64 = t431 | t434
+		var t437 uint64
+		if v[201] == 0x106 {
+			t437 = 1
+		}
+		var t440 uint64
+		if v[201] == 0x107 {
+			t440 = 1
+		}
+		var t593 uint64 = t437 | t440
+		var t621 uint64 = t592 | t593
+		var t635 uint64 = t620 | t621
+		var t642 uint64 = t634 | t635
+		var t443 uint64
+		if v[201] == 0x200 {
+			t443 = 1
+		}
+		var t446 uint64
+		if v[201] == 0x201 {
+			t446 = 1
+		}
+		var t594 uint64 = t443 | t446
+		var t449 uint64
+		if v[201] == 0x202 {
+			t449 = 1
+		}
+		var t452 uint64
+		if v[201] == 0x203 {
+			t452 = 1
+		}
+		var t595 uint64 = t449 | t452
+		var t622 uint64 = t594 | t595
+		var t455 uint64
+		if v[201] == 0x204 {
+			t455 = 1
+		}
+		var t458 uint64
+		if v[201] == 0x205 {
+			t458 = 1
+		}
+		var t596 uint64 = t455 | t458
+		var t461 uint64
+		if v[201] == 0x206 {
+			t461 = 1
+		}
+		var t464 uint64
+		if v[201] == 0x207 {
+			t464 = 1
+		}
+		var t597 uint64 = t461 | t464
+		var t623 uint64 = t596 | t597
+		var t636 uint64 = t622 | t623
+		var t467 uint64
+		if v[201] == 0x300 {
+			t467 = 1
+		}
+		var t470 uint64
+		if v[201] == 0x301 {
+			t470 = 1
+		}
+		var t598 uint64 = t467 | t470
+		var t473 uint64
+		if v[201] == 0x302 {
+			t473 = 1
+		}
+		var t476 uint64
+		if v[201] == 0x303 {
+			t476 = 1
+		}
+		var t599 uint64 = t473 | t476
+		var t624 uint64 = t598 | t599
+		var t479 uint64
+		if v[201] == 0x304 {
+			t479 = 1
+		}
+		var t482 uint64
+		if v[201] == 0x305 {
+			t482 = 1
+		}
+		var t600 uint64 = t479 | t482
+		var t485 uint64
+		if v[201] == 0x306 {
+			t485 = 1
+		}
+		var t488 uint64
+		if v[201] == 0x307 {
+			t488 = 1
+		}
+		var t601 uint64 = t485 | t488
+		var t625 uint64 = t600 | t601
+		var t637 uint64 = t624 | t625
+		var t643 uint64 = t636 | t637
+		var t646 uint64 = t642 | t643
+		var t491 uint64
+		if v[201] == 0x400 {
+			t491 = 1
+		}
+		var t494 uint64
+		if v[201] == 0x401 {
+			t494 = 1
+		}
+		var t602 uint64 = t491 | t494
+		var t497 uint64
+		if v[201] == 0x402 {
+			t497 = 1
+		}
+		var t500 uint64
+		if v[201] == 0x403 {
+			t500 = 1
+		}
+		var t603 uint64 = t497 | t500
+		var t626 uint64 = t602 | t603
+		var t503 uint64
+		if v[201] == 0x404 {
+			t503 = 1
+		}
+		var t506 uint64
+		if v[201] == 0x405 {
+			t506 = 1
+		}
+		var t604 uint64 = t503 | t506
+		var t509 uint64
+		if v[201] == 0x406 {
+			t509 = 1
+		}
+		var t512 uint64
+		if v[201] == 0x407 {
+			t512 = 1
+		}
+		var t605 uint64 = t509 | t512
+		var t627 uint64 = t604 | t605
+		var t638 uint64 = t626 | t627
+		var t515 uint64
+		if v[201] == 0x500 {
+			t515 = 1
+		}
+		var t518 uint64
+		if v[201] == 0x501 {
+			t518 = 1
+		}
+		var t606 uint64 = t515 | t518
+		var t521 uint64
+		if v[201] == 0x502 {
+			t521 = 1
+		}
+		var t524 uint64
+		if v[201] == 0x503 {
+			t524 = 1
+		}
+		var t607 uint64 = t521 | t524
+		var t628 uint64 = t606 | t607
+		var t527 uint64
+		if v[201] == 0x504 {
+			t527 = 1
+		}
+		var t530 uint64
+		if v[201] == 0x505 {
+			t530 = 1
+		}
+		var t608 uint64 = t527 | t530
+		var t533 uint64
+		if v[201] == 0x506 {
+			t533 = 1
+		}
+		var t536 uint64
+		if v[201] == 0x507 {
+			t536 = 1
+		}
+		var t609 uint64 = t533 | t536
+		var t629 uint64 = t608 | t609
+		var t639 uint64 = t628 | t629
+		var t644 uint64 = t638 | t639
+		var t539 uint64
+		if v[201] == 0x600 {
+			t539 = 1
+		}
+		var t542 uint64
+		if v[201] == 0x601 {
+			t542 = 1
+		}
+		var t610 uint64 = t539 | t542
+		var t545 uint64
+		if v[201] == 0x602 {
+			t545 = 1
+		}
+		var t548 uint64
+		if v[201] == 0x603 {
+			t548 = 1
+		}
+		var t611 uint64 = t545 | t548
+		var t630 uint64 = t610 | t611
+		var t551 uint64
+		if v[201] == 0x604 {
+			t551 = 1
+		}
+		var t554 uint64
+		if v[201] == 0x605 {
+			t554 = 1
+		}
+		var t612 uint64 = t551 | t554
+		var t557 uint64
+		if v[201] == 0x606 {
+			t557 = 1
+		}
+		var t560 uint64
+		if v[201] == 0x607 {
+			t560 = 1
+		}
+		var t613 uint64 = t557 | t560
+		var t631 uint64 = t612 | t613
+		var t640 uint64 = t630 | t631
+		var t563 uint64
+		if v[201] == 0x700 {
+			t563 = 1
+		}
+		var t566 uint64
+		if v[201] == 0x701 {
+			t566 = 1
+		}
+		var t614 uint64 = t563 | t566
+		var t569 uint64
+		if v[201] == 0x702 {
+			t569 = 1
+		}
+		var t572 uint64
+		if v[201] == 0x703 {
+			t572 = 1
+		}
+		var t615 uint64 = t569 | t572
+		var t632 uint64 = t614 | t615
+		var t575 uint64
+		if v[201] == 0x704 {
+			t575 = 1
+		}
+		var t578 uint64
+		if v[201] == 0x705 {
+			t578 = 1
+		}
+		var t616 uint64 = t575 | t578
+		var t581 uint64
+		if v[201] == 0x706 {
+			t581 = 1
+		}
+		var t584 uint64
+		if v[201] == 0x707 {
+			t584 = 1
+		}
+		var t617 uint64 = t581 | t584
+		var t633 uint64 = t616 | t617
+		var t641 uint64 = t632 | t633
+		var t645 uint64 = t640 | t641
+		var t647 uint64 = t644 | t645
+		var t648 uint64 = t646 | t647
+		v[868] = t648
+		var t651, t651_1, t651_0 uint64 = 0, 0x8000, 0x0
+		if t395 != 0 {
+			t651 = t651_1
+		} else {
+			t651 = t651_0
+		}
+		var t653, t653_1, t653_0 uint64 = 0, 0x8001, 0x0
+		if t398 != 0 {
+			t653 = t653_1
+		} else {
+			t653 = t653_0
+		}
+		var t778 uint64 = t651 | t653
+		var t655, t655_1, t655_0 uint64 = 0, 0x8002, 0x0
+		if t401 != 0 {
+			t655 = t655_1
+		} else {
+			t655 = t655_0
+		}
+		var t657, t657_1, t657_0 uint64 = 0, 0x8003, 0x0
+		if t404 != 0 {
+			t657 = t657_1
+		} else {
+			t657 = t657_0
+		}
+		var t779 uint64 = t655 | t657
+		var t810 uint64 = t778 | t779
+		var t659, t659_1, t659_0 uint64 = 0, 0x8004, 0x0
+		if t407 != 0 {
+			t659 = t659_1
+		} else {
+			t659 = t659_0
+		}
+		var t661, t661_1, t661_0 uint64 = 0, 0x8005, 0x0
+		if t410 != 0 {
+			t661 = t661_1
+		} else {
+			t661 = t661_0
+		}
+		var t780 uint64 = t659 | t661
+		var t663, t663_1, t663_0 uint64 = 0, 0x8006, 0x0
+		if t413 != 0 {
+			t663 = t663_1
+		} else {
+			t663 = t663_0
+		}
+		var t665, t665_1, t665_0 uint64 = 0, 0x8007, 0x0
+		if t416 != 0 {
+			t665 = t665_1
+		} else {
+			t665 = t665_0
+		}
+		var t781 uint64 = t663 | t665
+		var t811 uint64 = t780 | t781
+		var t826 uint64 = t810 | t811
+		var t667, t667_1, t667_0 uint64 = 0, 0x8008, 0x0
+		if t419 != 0 {
+			t667 = t667_1
+		} else {
+			t667 = t667_0
+		}
+		var t669, t669_1, t669_0 uint64 = 0, 0x8009, 0x0
+		if t422 != 0 {
+			t669 = t669_1
+		} else {
+			t669 = t669_0
+		}
+		var t782 uint64 = t667 | t669
+		var t671, t671_1, t671_0 uint64 = 0, 0x800a, 0x0
+		if t425 != 0 {
+			t671 = t671_1
+		} else {
+			t671 = t671_0
+		}
+		var t673, t673_1, t673_0 uint64 = 0, 0x800b, 0x0
+		if t428 != 0 {
+			t673 = t673_1
+		} else {
+			t673 = t673_0
+		}
+		var t783 uint64 = t671 | t673
+		var t812 uint64 = t782 | t783
+		var t675, t675_1, t675_0 uint64 = 0, 0x800c, 0x0
+		if t431 != 0 {
+			t675 = t675_1
+		} else {
+			t675 = t675_0
+		}
+		var t677, t677_1, t677_0 uint64 = 0, 0x800d, 0x0
+		if t434 != 0 {
+			t677 = t677_1
+		} else {
+			t677 = t677_0
+		}
+		var t784 uint64 = t675 | t677
+		var t679, t679_1, t679_0 uint64 = 0, 0x800e, 0x0
+		if t437 != 0 {
+			t679 = t679_1
+		} else {
+			t679 = t679_0
+		}
+		var t681, t681_1, t681_0 uint64 = 0, 0x800f, 0x0
+		if t440 != 0 {
+			t681 = t681_1
+		} else {
+			t681 = t681_0
+		}
+		var t785 uint64 = t679 | t681
+		var t813 uint64 = t784 | t785
+		var t827 uint64 = t812 | t813
+		var t834 uint64 = t826 | t827
+		var t683, t683_1, t683_0 uint64 = 0, 0x8010, 0x0
+		if t443 != 0 {
+			t683 = t683_1
+		} else {
+			t683 = t683_0
+		}
+		var t685, t685_1, t685_0 uint64 = 0, 0x8011, 0x0
+		if t446 != 0 {
+			t685 = t685_1
+		} else {
+			t685 = t685_0
+		}
+		var t786 uint64 = t683 | t685
+		var t687, t687_1, t687_0 uint64 = 0, 0x8012, 0x0
+		if t449 != 0 {
+			t687 = t687_1
+		} else {
+			t687 = t687_0
+		}
+		var t689, t689_1, t689_0 uint64 = 0, 0x8013, 0x0
+		if t452 != 0 {
+			t689 = t689_1
+		} else {
+			t689 = t689_0
+		}
+		var t787 uint64 = t687 | t689
+		var t814 uint64 = t786 | t787
+		var t691, t691_1, t691_0 uint64 = 0, 0x8014, 0x0
+		if t455 != 0 {
+			t691 = t691_1
+		} else {
+			t691 = t691_0
+		}
+		var t693, t693_1, t693_0 uint64 = 0, 0x8015, 0x0
+		if t458 != 0 {
+			t693 = t693_1
+		} else {
+			t693 = t693_0
+		}
+		var t788 uint64 = t691 | t693
+		var t695, t695_1, t695_0 uint64 = 0, 0x8016, 0x0
+		if t461 != 0 {
+			t695 = t695_1
+		} else {
+			t695 = t695_0
+		}
+		var t697, t697_1, t697_0 uint64 = 0, 0x8017, 0x0
+		if t464 != 0 {
+			t697 = t697_1
+		} else {
+			t697 = t697_0
+		}
+		var t789 uint64 = t695 | t697
+		var t815 uint64 = t788 | t789
+		var t828 uint64 = t814 | t815
+		var t699, t699_1, t699_0 uint64 = 0, 0x8018, 0x0
+		if t467 != 0 {
+			t699 = t699_1
+		} else {
+			t699 = t699_0
+		}
+		var t701, t701_1, t701_0 uint64 = 0, 0x8019, 0x0
+		if t470 != 0 {
+			t701 = t701_1
+		} else {
+			t701 = t701_0
+		}
+		var t790 uint64 = t699 | t701
+		var t703, t703_1, t703_0 uint64 = 0, 0x801a, 0x0
+		if t473 != 0 {
+			t703 = t703_1
+		} else {
+			t703 = t703_0
+		}
+		var t705, t705_1, t705_0 uint64 = 0, 0x801b, 0x0
+		if t476 != 0 {
+			t705 = t705_1
+		} else {
+			t705 = t705_0
+		}
+		var t791 uint64 = t703 | t705
+		var t816 uint64 = t790 | t791
+		var t707, t707_1, t707_0 uint64 = 0, 0x801c, 0x0
+		if t479 != 0 {
+			t707 = t707_1
+		} else {
+			t707 = t707_0
+		}
+		var t709, t709_1, t709_0 uint64 = 0, 0x801d, 0x0
+		if t482 != 0 {
+			t709 = t709_1
+		} else {
+			t709 = t709_0
+		}
+		var t792 uint64 = t707 | t709
+		var t711, t711_1, t711_0 uint64 = 0, 0x801e, 0x0
+		if t485 != 0 {
+			t711 = t711_1
+		} else {
+			t711 = t711_0
+		}
+		var t713, t713_1, t713_0 uint64 = 0, 0x801f, 0x0
+		if t488 != 0 {
+			t713 = t713_1
+		} else {
+			t713 = t713_0
+		}
+		var t793 uint64 = t711 | t713
+		var t817 uint64 = t792 | t793
+		var t829 uint64 = t816 | t817
+		var t835 uint64 = t828 | t829
+		var t838 uint64 = t834 | t835
+		var t715, t715_1, t715_0 uint64 = 0, 0x8020, 0x0
+		if t491 != 0 {
+			t715 = t715_1
+		} else {
+			t715 = t715_0
+		}
+		var t717, t717_1, t717_0 uint64 = 0, 0x8021, 0x0
+		if t494 != 0 {
+			t717 = t717_1
+		} else {
+			t717 = t717_0
+		}
+		var t794 uint64 = t715 | t717
+		var t719, t719_1, t719_0 uint64 = 0, 0x8022, 0x0
+		if t497 != 0 {
+			t719 = t719_1
+		} else {
+			t719 = t719_0
+		}
+		var t721, t721_1, t721_0 uint64 = 0, 0x8023, 0x0
+		if t500 != 0 {
+			t721 = t721_1
+		} else {
+			t721 = t721_0
+		}
+		var t795 uint64 = t719 | t721
+		var t818 uint64 = t794 | t795
+		var t723, t723_1, t723_0 uint64 = 0, 0x8024, 0x0
+		if t503 != 0 {
+			t723 = t723_1
+		} else {
+			t723 = t723_0
+		}
+		var t725, t725_1, t725_0 uint64 = 0, 0x8025, 0x0
+		if t506 != 0 {
+			t725 = t725_1
+		} else {
+			t725 = t725_0
+		}
+		var t796 uint64 = t723 | t725
+		var t727, t727_1, t727_0 uint64 = 0, 0x8026, 0x0
+		if t509 != 0 {
+			t727 = t727_1
+		} else {
+			t727 = t727_0
+		}
+		var t729, t729_1, t729_0 uint64 = 0, 0x8027, 0x0
+		if t512 != 0 {
+			t729 = t729_1
+		} else {
+			t729 = t729_0
+		}
+		var t797 uint64 = t727 | t729
+		var t819 uint64 = t796 | t797
+		var t830 uint64 = t818 | t819
+		var t731, t731_1, t731_0 uint64 = 0, 0x8028, 0x0
+		if t515 != 0 {
+			t731 = t731_1
+		} else {
+			t731 = t731_0
+		}
+		var t733, t733_1, t733_0 uint64 = 0, 0x8029, 0x0
+		if t518 != 0 {
+			t733 = t733_1
+		} else {
+			t733 = t733_0
+		}
+		var t798 uint64 = t731 | t733
+		var t735, t735_1, t735_0 uint64 = 0, 0x802a, 0x0
+		if t521 != 0 {
+			t735 = t735_1
+		} else {
+			t735 = t735_0
+		}
+		var t737, t737_1, t737_0 uint64 = 0, 0x802b, 0x0
+		if t524 != 0 {
+			t737 = t737_1
+		} else {
+			t737 = t737_0
+		}
+		var t799 uint64 = t735 | t737
+		var t820 uint64 = t798 | t799
+		var t739, t739_1, t739_0 uint64 = 0, 0x802c, 0x0
+		if t527 != 0 {
+			t739 = t739_1
+		} else {
+			t739 = t739_0
+		}
+		var t741, t741_1, t741_0 uint64 = 0, 0x802d, 0x0
+		if t530 != 0 {
+			t741 = t741_1
+		} else {
+			t741 = t741_0
+		}
+		var t800 uint64 = t739 | t741
+		var t743, t743_1, t743_0 uint64 = 0, 0x802e, 0x0
+		if t533 != 0 {
+			t743 = t743_1
+		} else {
+			t743 = t743_0
+		}
+		var t745, t745_1, t745_0 uint64 = 0, 0x802f, 0x0
+		if t536 != 0 {
+			t745 = t745_1
+		} else {
+			t745 = t745_0
+		}
+		var t801 uint64 = t743 | t745
+		var t821 uint64 = t800 | t801
+		var t831 uint64 = t820 | t821
+		var t836 uint64 = t830 | t831
+		var t747, t747_1, t747_0 uint64 = 0, 0x8030, 0x0
+		if t539 != 0 {
+			t747 = t747_1
+		} else {
+			t747 = t747_0
+		}
+		var t749, t749_1, t749_0 uint64 = 0, 0x8031, 0x0
+		if t542 != 0 {
+			t749 = t749_1
+		} else {
+			t749 = t749_0
+		}
+		var t802 uint64 = t747 | t749
+		var t751, t751_1, t751_0 uint64 = 0, 0x8032, 0x0
+		if t545 != 0 {
+			t751 = t751_1
+		} else {
+			t751 = t751_0
+		}
+		var t753, t753_1, t753_0 uint64 = 0, 0x8033, 0x0
+		if t548 != 0 {
+			t753 = t753_1
+		} else {
+			t753 = t753_0
+		}
+		var t803 uint64 = t751 | t753
+		var t822 uint64 = t802 | t803
+		var t755, t755_1, t755_0 uint64 = 0, 0x8034, 0x0
+		if t551 != 0 {
+			t755 = t755_1
+		} else {
+			t755 = t755_0
+		}
+		var t757, t757_1, t757_0 uint64 = 0, 0x8035, 0x0
+		if t554 != 0 {
+			t757 = t757_1
+		} else {
+			t757 = t757_0
+		}
+		var t804 uint64 = t755 | t757
+		var t759, t759_1, t759_0 uint64 = 0, 0x8036, 0x0
+		if t557 != 0 {
+			t759 = t759_1
+		} else {
+			t759 = t759_0
+		}
+		var t761, t761_1, t761_0 uint64 = 0, 0x8037, 0x0
+		if t560 != 0 {
+			t761 = t761_1
+		} else {
+			t761 = t761_0
+		}
+		var t805 uint64 = t759 | t761
+		var t823 uint64 = t804 | t805
+		var t832 uint64 = t822 | t823
+		var t763, t763_1, t763_0 uint64 = 0, 0x8038, 0x0
+		if t563 != 0 {
+			t763 = t763_1
+		} else {
+			t763 = t763_0
+		}
+		var t765, t765_1, t765_0 uint64 = 0, 0x8039, 0x0
+		if t566 != 0 {
+			t765 = t765_1
+		} else {
+			t765 = t765_0
+		}
+		var t806 uint64 = t763 | t765
+		var t767, t767_1, t767_0 uint64 = 0, 0x803a, 0x0
+		if t569 != 0 {
+			t767 = t767_1
+		} else {
+			t767 = t767_0
+		}
+		var t769, t769_1, t769_0 uint64 = 0, 0x803b, 0x0
+		if t572 != 0 {
+			t769 = t769_1
+		} else {
+			t769 = t769_0
+		}
+		var t807 uint64 = t767 | t769
+		var t824 uint64 = t806 | t807
+		var t771, t771_1, t771_0 uint64 = 0, 0x803c, 0x0
+		if t575 != 0 {
+			t771 = t771_1
+		} else {
+			t771 = t771_0
+		}
+		var t773, t773_1, t773_0 uint64 = 0, 0x803d, 0x0
+		if t578 != 0 {
+			t773 = t773_1
+		} else {
+			t773 = t773_0
+		}
+		var t808 uint64 = t771 | t773
+		var t775, t775_1, t775_0 uint64 = 0, 0x803e, 0x0
+		if t581 != 0 {
+			t775 = t775_1
+		} else {
+			t775 = t775_0
+		}
+		var t777, t777_1, t777_0 uint64 = 0, 0x803f, 0x0
+		if t584 != 0 {
+			t777 = t777_1
+		} else {
+			t777 = t777_0
+		}
+		var t809 uint64 = t775 | t777
+		var t825 uint64 = t808 | t809
+		var t833 uint64 = t824 | t825
+		var t837 uint64 = t832 | t833
+		var t839 uint64 = t836 | t837
+		var t840 uint64 = t838 | t839
+		v[869] = t840
+		var t2430 uint64
+		if v[850] == 0x2 {
+			t2430 = 1
+		}
+		var t2431 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2433 uint64
+		if t2431 == 0x0 {
+			t2433 = 1
+		}
+		var t2434 uint64 = t2430 & t2433
+		var t5046, t5046_1, t5046_0 uint64 = 0, 0x2, 0x0
+		if t2434 != 0 {
+			t5046 = t5046_1
+		} else {
+			t5046 = t5046_0
+		}
+		var t2448 uint64
+		if v[850] == 0x2 {
+			t2448 = 1
+		}
+		var t2449 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2451 uint64
+		if t2449 == 0x1 {
+			t2451 = 1
+		}
+		var t2452 uint64 = t2448 & t2451
+		var t5048, t5048_1, t5048_0 uint64 = 0, 0x0, 0x0
+		if t2452 != 0 {
+			t5048 = t5048_1
+		} else {
+			t5048 = t5048_0
+		}
+		var t5173 uint64 = t5046 | t5048
+		var t2466 uint64
+		if v[850] == 0x2 {
+			t2466 = 1
+		}
+		var t2467 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2469 uint64
+		if t2467 == 0x2 {
+			t2469 = 1
+		}
+		var t2470 uint64 = t2466 & t2469
+		var t5050, t5050_1, t5050_0 uint64 = 0, 0x0, 0x0
+		if t2470 != 0 {
+			t5050 = t5050_1
+		} else {
+			t5050 = t5050_0
+		}
+		var t2484 uint64
+		if v[850] == 0x2 {
+			t2484 = 1
+		}
+		var t2485 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2487 uint64
+		if t2485 == 0x3 {
+			t2487 = 1
+		}
+		var t2488 uint64 = t2484 & t2487
+		var t5052, t5052_1, t5052_0 uint64 = 0, 0x0, 0x0
+		if t2488 != 0 {
+			t5052 = t5052_1
+		} else {
+			t5052 = t5052_0
+		}
+		var t5174 uint64 = t5050 | t5052
+		var t5205 uint64 = t5173 | t5174
+		var t2502 uint64
+		if v[850] == 0x2 {
+			t2502 = 1
+		}
+		var t2503 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2505 uint64
+		if t2503 == 0x4 {
+			t2505 = 1
+		}
+		var t2506 uint64 = t2502 & t2505
+		var t5054, t5054_1, t5054_0 uint64 = 0, 0x0, 0x0
+		if t2506 != 0 {
+			t5054 = t5054_1
+		} else {
+			t5054 = t5054_0
+		}
+		var t2520 uint64
+		if v[850] == 0x2 {
+			t2520 = 1
+		}
+		var t2521 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2523 uint64
+		if t2521 == 0x5 {
+			t2523 = 1
+		}
+		var t2524 uint64 = t2520 & t2523
+		var t5056, t5056_1, t5056_0 uint64 = 0, 0x0, 0x0
+		if t2524 != 0 {
+			t5056 = t5056_1
+		} else {
+			t5056 = t5056_0
+		}
+		var t5175 uint64 = t5054 | t5056
+		var t2538 uint64
+		if v[850] == 0x2 {
+			t2538 = 1
+		}
+		var t2539 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2541 uint64
+		if t2539 == 0x6 {
+			t2541 = 1
+		}
+		var t2542 uint64 = t2538 & t2541
+		var t5058, t5058_1, t5058_0 uint64 = 0, 0x0, 0x0
+		if t2542 != 0 {
+			t5058 = t5058_1
+		} else {
+			t5058 = t5058_0
+		}
+		var t2556 uint64
+		if v[850] == 0x2 {
+			t2556 = 1
+		}
+		var t2557 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2559 uint64
+		if t2557 == 0x7 {
+			t2559 = 1
+		}
+		var t2560 uint64 = t2556 & t2559
+		var t5060, t5060_1, t5060_0 uint64 = 0, 0x0, 0x0
+		if t2560 != 0 {
+			t5060 = t5060_1
+		} else {
+			t5060 = t5060_0
+		}
+		var t5176 uint64 = t5058 | t5060
+		var t5206 uint64 = t5175 | t5176
+		var t5221 uint64 = t5205 | t5206
+		var t2574 uint64
+		if v[850] == 0x2 {
+			t2574 = 1
+		}
+		var t2575 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2577 uint64
+		if t2575 == 0x8 {
+			t2577 = 1
+		}
+		var t2578 uint64 = t2574 & t2577
+		var t5062, t5062_1, t5062_0 uint64 = 0, 0x0, 0x0
+		if t2578 != 0 {
+			t5062 = t5062_1
+		} else {
+			t5062 = t5062_0
+		}
+		var t2592 uint64
+		if v[850] == 0x2 {
+			t2592 = 1
+		}
+		var t2593 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2595 uint64
+		if t2593 == 0x9 {
+			t2595 = 1
+		}
+		var t2596 uint64 = t2592 & t2595
+		var t5064, t5064_1, t5064_0 uint64 = 0, 0x1, 0x0
+		if t2596 != 0 {
+			t5064 = t5064_1
+		} else {
+			t5064 = t5064_0
+		}
+		var t5177 uint64 = t5062 | t5064
+		var t2610 uint64
+		if v[850] == 0x2 {
+			t2610 = 1
+		}
+		var t2611 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2613 uint64
+		if t2611 == 0xa {
+			t2613 = 1
+		}
+		var t2614 uint64 = t2610 & t2613
+		var t5066, t5066_1, t5066_0 uint64 = 0, 0x0, 0x0
+		if t2614 != 0 {
+			t5066 = t5066_1
+		} else {
+			t5066 = t5066_0
+		}
+		var t2628 uint64
+		if v[850] == 0x2 {
+			t2628 = 1
+		}
+		var t2629 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2631 uint64
+		if t2629 == 0xb {
+			t2631 = 1
+		}
+		var t2632 uint64 = t2628 & t2631
+		var t5068, t5068_1, t5068_0 uint64 = 0, 0x0, 0x0
+		if t2632 != 0 {
+			t5068 = t5068_1
+		} else {
+			t5068 = t5068_0
+		}
+		var t5178 uint64 = t5066 | t5068
+		var t5207 uint64 = t5177 | t5178
+		var t2646 uint64
+		if v[850] == 0x2 {
+			t2646 = 1
+		}
+		var t2647 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2649 uint64
+		if t2647 == 0xc {
+			t2649 = 1
+		}
+		var t2650 uint64 = t2646 & t2649
+		var t5070, t5070_1, t5070_0 uint64 = 0, 0x0, 0x0
+		if t2650 != 0 {
+			t5070 = t5070_1
+		} else {
+			t5070 = t5070_0
+		}
+		var t2664 uint64
+		if v[850] == 0x2 {
+			t2664 = 1
+		}
+		var t2665 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2667 uint64
+		if t2665 == 0xd {
+			t2667 = 1
+		}
+		var t2668 uint64 = t2664 & t2667
+		var t5072, t5072_1, t5072_0 uint64 = 0, 0x0, 0x0
+		if t2668 != 0 {
+			t5072 = t5072_1
+		} else {
+			t5072 = t5072_0
+		}
+		var t5179 uint64 = t5070 | t5072
+		var t2682 uint64
+		if v[850] == 0x2 {
+			t2682 = 1
+		}
+		var t2683 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2685 uint64
+		if t2683 == 0xe {
+			t2685 = 1
+		}
+		var t2686 uint64 = t2682 & t2685
+		var t5074, t5074_1, t5074_0 uint64 = 0, 0x0, 0x0
+		if t2686 != 0 {
+			t5074 = t5074_1
+		} else {
+			t5074 = t5074_0
+		}
+		var t2700 uint64
+		if v[850] == 0x2 {
+			t2700 = 1
+		}
+		var t2701 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2703 uint64
+		if t2701 == 0xf {
+			t2703 = 1
+		}
+		var t2704 uint64 = t2700 & t2703
+		var t5076, t5076_1, t5076_0 uint64 = 0, 0x0, 0x0
+		if t2704 != 0 {
+			t5076 = t5076_1
+		} else {
+			t5076 = t5076_0
+		}
+		var t5180 uint64 = t5074 | t5076
+		var t5208 uint64 = t5179 | t5180
+		var t5222 uint64 = t5207 | t5208
+		var t5229 uint64 = t5221 | t5222
+		var t2718 uint64
+		if v[850] == 0x2 {
+			t2718 = 1
+		}
+		var t2719 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2721 uint64
+		if t2719 == 0x10 {
+			t2721 = 1
+		}
+		var t2722 uint64 = t2718 & t2721
+		var t5078, t5078_1, t5078_0 uint64 = 0, 0x2, 0x0
+		if t2722 != 0 {
+			t5078 = t5078_1
+		} else {
+			t5078 = t5078_0
+		}
+		var t2736 uint64
+		if v[850] == 0x2 {
+			t2736 = 1
+		}
+		var t2737 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2739 uint64
+		if t2737 == 0x11 {
+			t2739 = 1
+		}
+		var t2740 uint64 = t2736 & t2739
+		var t5080, t5080_1, t5080_0 uint64 = 0, 0x0, 0x0
+		if t2740 != 0 {
+			t5080 = t5080_1
+		} else {
+			t5080 = t5080_0
+		}
+		var t5181 uint64 = t5078 | t5080
+		var t2754 uint64
+		if v[850] == 0x2 {
+			t2754 = 1
+		}
+		var t2755 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2757 uint64
+		if t2755 == 0x12 {
+			t2757 = 1
+		}
+		var t2758 uint64 = t2754 & t2757
+		var t5082, t5082_1, t5082_0 uint64 = 0, 0x0, 0x0
+		if t2758 != 0 {
+			t5082 = t5082_1
+		} else {
+			t5082 = t5082_0
+		}
+		var t2772 uint64
+		if v[850] == 0x2 {
+			t2772 = 1
+		}
+		var t2773 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2775 uint64
+		if t2773 == 0x13 {
+			t2775 = 1
+		}
+		var t2776 uint64 = t2772 & t2775
+		var t5084, t5084_1, t5084_0 uint64 = 0, 0x0, 0x0
+		if t2776 != 0 {
+			t5084 = t5084_1
+		} else {
+			t5084 = t5084_0
+		}
+		var t5182 uint64 = t5082 | t5084
+		var t5209 uint64 = t5181 | t5182
+		var t2790 uint64
+		if v[850] == 0x2 {
+			t2790 = 1
+		}
+		var t2791 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2793 uint64
+		if t2791 == 0x14 {
+			t2793 = 1
+		}
+		var t2794 uint64 = t2790 & t2793
+		var t5086, t5086_1, t5086_0 uint64 = 0, 0x0, 0x0
+		if t2794 != 0 {
+			t5086 = t5086_1
+		} else {
+			t5086 = t5086_0
+		}
+		var t2808 uint64
+		if v[850] == 0x2 {
+			t2808 = 1
+		}
+		var t2809 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2811 uint64
+		if t2809 == 0x15 {
+			t2811 = 1
+		}
+		var t2812 uint64 = t2808 & t2811
+		var t5088, t5088_1, t5088_0 uint64 = 0, 0x0, 0x0
+		if t2812 != 0 {
+			t5088 = t5088_1
+		} else {
+			t5088 = t5088_0
+		}
+		var t5183 uint64 = t5086 | t5088
+		var t2826 uint64
+		if v[850] == 0x2 {
+			t2826 = 1
+		}
+		var t2827 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2829 uint64
+		if t2827 == 0x16 {
+			t2829 = 1
+		}
+		var t2830 uint64 = t2826 & t2829
+		var t5090, t5090_1, t5090_0 uint64 = 0, 0x0, 0x0
+		if t2830 != 0 {
+			t5090 = t5090_1
+		} else {
+			t5090 = t5090_0
+		}
+		var t2844 uint64
+		if v[850] == 0x2 {
+			t2844 = 1
+		}
+		var t2845 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2847 uint64
+		if t2845 == 0x17 {
+			t2847 = 1
+		}
+		var t2848 uint64 = t2844 & t2847
+		var t5092, t5092_1, t5092_0 uint64 = 0, 0x0, 0x0
+		if t2848 != 0 {
+			t5092 = t5092_1
+		} else {
+			t5092 = t5092_0
+		}
+		var t5184 uint64 = t5090 | t5092
+		var t5210 uint64 = t5183 | t5184
+		var t5223 uint64 = t5209 | t5210
+		var t2862 uint64
+		if v[850] == 0x2 {
+			t2862 = 1
+		}
+		var t2863 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2865 uint64
+		if t2863 == 0x18 {
+			t2865 = 1
+		}
+		var t2866 uint64 = t2862 & t2865
+		var t5094, t5094_1, t5094_0 uint64 = 0, 0x0, 0x0
+		if t2866 != 0 {
+			t5094 = t5094_1
+		} else {
+			t5094 = t5094_0
+		}
+		var t2880 uint64
+		if v[850] == 0x2 {
+			t2880 = 1
+		}
+		var t2881 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2883 uint64
+		if t2881 == 0x19 {
+			t2883 = 1
+		}
+		var t2884 uint64 = t2880 & t2883
+		var t5096, t5096_1, t5096_0 uint64 = 0, 0x1, 0x0
+		if t2884 != 0 {
+			t5096 = t5096_1
+		} else {
+			t5096 = t5096_0
+		}
+		var t5185 uint64 = t5094 | t5096
+		var t2898 uint64
+		if v[850] == 0x2 {
+			t2898 = 1
+		}
+		var t2899 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2901 uint64
+		if t2899 == 0x1a {
+			t2901 = 1
+		}
+		var t2902 uint64 = t2898 & t2901
+		var t5098, t5098_1, t5098_0 uint64 = 0, 0x0, 0x0
+		if t2902 != 0 {
+			t5098 = t5098_1
+		} else {
+			t5098 = t5098_0
+		}
+		var t2916 uint64
+		if v[850] == 0x2 {
+			t2916 = 1
+		}
+		var t2917 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2919 uint64
+		if t2917 == 0x1b {
+			t2919 = 1
+		}
+		var t2920 uint64 = t2916 & t2919
+		var t5100, t5100_1, t5100_0 uint64 = 0, 0x0, 0x0
+		if t2920 != 0 {
+			t5100 = t5100_1
+		} else {
+			t5100 = t5100_0
+		}
+		var t5186 uint64 = t5098 | t5100
+		var t5211 uint64 = t5185 | t5186
+		var t2934 uint64
+		if v[850] == 0x2 {
+			t2934 = 1
+		}
+		var t2935 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2937 uint64
+		if t2935 == 0x1c {
+			t2937 = 1
+		}
+		var t2938 uint64 = t2934 & t2937
+		var t5102, t5102_1, t5102_0 uint64 = 0, 0x0, 0x0
+		if t2938 != 0 {
+			t5102 = t5102_1
+		} else {
+			t5102 = t5102_0
+		}
+		var t2952 uint64
+		if v[850] == 0x2 {
+			t2952 = 1
+		}
+		var t2953 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2955 uint64
+		if t2953 == 0x1d {
+			t2955 = 1
+		}
+		var t2956 uint64 = t2952 & t2955
+		var t5104, t5104_1, t5104_0 uint64 = 0, 0x0, 0x0
+		if t2956 != 0 {
+			t5104 = t5104_1
+		} else {
+			t5104 = t5104_0
+		}
+		var t5187 uint64 = t5102 | t5104
+		var t2970 uint64
+		if v[850] == 0x2 {
+			t2970 = 1
+		}
+		var t2971 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2973 uint64
+		if t2971 == 0x1e {
+			t2973 = 1
+		}
+		var t2974 uint64 = t2970 & t2973
+		var t5106, t5106_1, t5106_0 uint64 = 0, 0x0, 0x0
+		if t2974 != 0 {
+			t5106 = t5106_1
+		} else {
+			t5106 = t5106_0
+		}
+		var t2988 uint64
+		if v[850] == 0x2 {
+			t2988 = 1
+		}
+		var t2989 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t2991 uint64
+		if t2989 == 0x1f {
+			t2991 = 1
+		}
+		var t2992 uint64 = t2988 & t2991
+		var t5108, t5108_1, t5108_0 uint64 = 0, 0x0, 0x0
+		if t2992 != 0 {
+			t5108 = t5108_1
+		} else {
+			t5108 = t5108_0
+		}
+		var t5188 uint64 = t5106 | t5108
+		var t5212 uint64 = t5187 | t5188
+		var t5224 uint64 = t5211 | t5212
+		var t5230 uint64 = t5223 | t5224
+		var t5233 uint64 = t5229 | t5230
+		var t3006 uint64
+		if v[850] == 0x2 {
+			t3006 = 1
+		}
+		var t3007 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3009 uint64
+		if t3007 == 0x20 {
+			t3009 = 1
+		}
+		var t3010 uint64 = t3006 & t3009
+		var t5110, t5110_1, t5110_0 uint64 = 0, 0x2, 0x0
+		if t3010 != 0 {
+			t5110 = t5110_1
+		} else {
+			t5110 = t5110_0
+		}
+		var t3024 uint64
+		if v[850] == 0x2 {
+			t3024 = 1
+		}
+		var t3025 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3027 uint64
+		if t3025 == 0x21 {
+			t3027 = 1
+		}
+		var t3028 uint64 = t3024 & t3027
+		var t5112, t5112_1, t5112_0 uint64 = 0, 0x0, 0x0
+		if t3028 != 0 {
+			t5112 = t5112_1
+		} else {
+			t5112 = t5112_0
+		}
+		var t5189 uint64 = t5110 | t5112
+		var t3042 uint64
+		if v[850] == 0x2 {
+			t3042 = 1
+		}
+		var t3043 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3045 uint64
+		if t3043 == 0x22 {
+			t3045 = 1
+		}
+		var t3046 uint64 = t3042 & t3045
+		var t5114, t5114_1, t5114_0 uint64 = 0, 0x0, 0x0
+		if t3046 != 0 {
+			t5114 = t5114_1
+		} else {
+			t5114 = t5114_0
+		}
+		var t3060 uint64
+		if v[850] == 0x2 {
+			t3060 = 1
+		}
+		var t3061 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3063 uint64
+		if t3061 == 0x23 {
+			t3063 = 1
+		}
+		var t3064 uint64 = t3060 & t3063
+		var t5116, t5116_1, t5116_0 uint64 = 0, 0x0, 0x0
+		if t3064 != 0 {
+			t5116 = t5116_1
+		} else {
+			t5116 = t5116_0
+		}
+		var t5190 uint64 = t5114 | t5116
+		var t5213 uint64 = t5189 | t5190
+		var t3078 uint64
+		if v[850] == 0x2 {
+			t3078 = 1
+		}
+		var t3079 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3081 uint64
+		if t3079 == 0x24 {
+			t3081 = 1
+		}
+		var t3082 uint64 = t3078 & t3081
+		var t5118, t5118_1, t5118_0 uint64 = 0, 0x0, 0x0
+		if t3082 != 0 {
+			t5118 = t5118_1
+		} else {
+			t5118 = t5118_0
+		}
+		var t3096 uint64
+		if v[850] == 0x2 {
+			t3096 = 1
+		}
+		var t3097 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3099 uint64
+		if t3097 == 0x25 {
+			t3099 = 1
+		}
+		var t3100 uint64 = t3096 & t3099
+		var t5120, t5120_1, t5120_0 uint64 = 0, 0x0, 0x0
+		if t3100 != 0 {
+			t5120 = t5120_1
+		} else {
+			t5120 = t5120_0
+		}
+		var t5191 uint64 = t5118 | t5120
+		var t3114 uint64
+		if v[850] == 0x2 {
+			t3114 = 1
+		}
+		var t3115 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3117 uint64
+		if t3115 == 0x26 {
+			t3117 = 1
+		}
+		var t3118 uint64 = t3114 & t3117
+		var t5122, t5122_1, t5122_0 uint64 = 0, 0x0, 0x0
+		if t3118 != 0 {
+			t5122 = t5122_1
+		} else {
+			t5122 = t5122_0
+		}
+		var t3132 uint64
+		if v[850] == 0x2 {
+			t3132 = 1
+		}
+		var t3133 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3135 uint64
+		if t3133 == 0x27 {
+			t3135 = 1
+		}
+		var t3136 uint64 = t3132 & t3135
+		var t5124, t5124_1, t5124_0 uint64 = 0, 0x0, 0x0
+		if t3136 != 0 {
+			t5124 = t5124_1
+		} else {
+			t5124 = t5124_0
+		}
+		var t5192 uint64 = t5122 | t5124
+		var t5214 uint64 = t5191 | t5192
+		var t5225 uint64 = t5213 | t5214
+		var t3150 uint64
+		if v[850] == 0x2 {
+			t3150 = 1
+		}
+		var t3151 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3153 uint64
+		if t3151 == 0x28 {
+			t3153 = 1
+		}
+		var t3154 uint64 = t3150 & t3153
+		var t5126, t5126_1, t5126_0 uint64 = 0, 0x0, 0x0
+		if t3154 != 0 {
+			t5126 = t5126_1
+		} else {
+			t5126 = t5126_0
+		}
+		var t3168 uint64
+		if v[850] == 0x2 {
+			t3168 = 1
+		}
+		var t3169 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3171 uint64
+		if t3169 == 0x29 {
+			t3171 = 1
+		}
+		var t3172 uint64 = t3168 & t3171
+		var t5128, t5128_1, t5128_0 uint64 = 0, 0x1, 0x0
+		if t3172 != 0 {
+			t5128 = t5128_1
+		} else {
+			t5128 = t5128_0
+		}
+		var t5193 uint64 = t5126 | t5128
+		var t3186 uint64
+		if v[850] == 0x2 {
+			t3186 = 1
+		}
+		var t3187 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3189 uint64
+		if t3187 == 0x2a {
+			t3189 = 1
+		}
+		var t3190 uint64 = t3186 & t3189
+		var t5130, t5130_1, t5130_0 uint64 = 0, 0x0, 0x0
+		if t3190 != 0 {
+			t5130 = t5130_1
+		} else {
+			t5130 = t5130_0
+		}
+		var t3204 uint64
+		if v[850] == 0x2 {
+			t3204 = 1
+		}
+		var t3205 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3207 uint64
+		if t3205 == 0x2b {
+			t3207 = 1
+		}
+		var t3208 uint64 = t3204 & t3207
+		var t5132, t5132_1, t5132_0 uint64 = 0, 0x0, 0x0
+		if t3208 != 0 {
+			t5132 = t5132_1
+		} else {
+			t5132 = t5132_0
+		}
+		var t5194 uint64 = t5130 | t5132
+		var t5215 uint64 = t5193 | t5194
+		var t3222 uint64
+		if v[850] == 0x2 {
+			t3222 = 1
+		}
+		var t3223 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3225 uint64
+		if t3223 == 0x2c {
+			t3225 = 1
+		}
+		var t3226 uint64 = t3222 & t3225
+		var t5134, t5134_1, t5134_0 uint64 = 0, 0x0, 0x0
+		if t3226 != 0 {
+			t5134 = t5134_1
+		} else {
+			t5134 = t5134_0
+		}
+		var t3240 uint64
+		if v[850] == 0x2 {
+			t3240 = 1
+		}
+		var t3241 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3243 uint64
+		if t3241 == 0x2d {
+			t3243 = 1
+		}
+		var t3244 uint64 = t3240 & t3243
+		var t5136, t5136_1, t5136_0 uint64 = 0, 0x0, 0x0
+		if t3244 != 0 {
+			t5136 = t5136_1
+		} else {
+			t5136 = t5136_0
+		}
+		var t5195 uint64 = t5134 | t5136
+		var t3258 uint64
+		if v[850] == 0x2 {
+			t3258 = 1
+		}
+		var t3259 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3261 uint64
+		if t3259 == 0x2e {
+			t3261 = 1
+		}
+		var t3262 uint64 = t3258 & t3261
+		var t5138, t5138_1, t5138_0 uint64 = 0, 0x0, 0x0
+		if t3262 != 0 {
+			t5138 = t5138_1
+		} else {
+			t5138 = t5138_0
+		}
+		var t3276 uint64
+		if v[850] == 0x2 {
+			t3276 = 1
+		}
+		var t3277 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3279 uint64
+		if t3277 == 0x2f {
+			t3279 = 1
+		}
+		var t3280 uint64 = t3276 & t3279
+		var t5140, t5140_1, t5140_0 uint64 = 0, 0x0, 0x0
+		if t3280 != 0 {
+			t5140 = t5140_1
+		} else {
+			t5140 = t5140_0
+		}
+		var t5196 uint64 = t5138 | t5140
+		var t5216 uint64 = t5195 | t5196
+		var t5226 uint64 = t5215 | t5216
+		var t5231 uint64 = t5225 | t5226
+		var t3294 uint64
+		if v[850] == 0x2 {
+			t3294 = 1
+		}
+		var t3295 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3297 uint64
+		if t3295 == 0x30 {
+			t3297 = 1
+		}
+		var t3298 uint64 = t3294 & t3297
+		var t5142, t5142_1, t5142_0 uint64 = 0, 0x2, 0x0
+		if t3298 != 0 {
+			t5142 = t5142_1
+		} else {
+			t5142 = t5142_0
+		}
+		var t3312 uint64
+		if v[850] == 0x2 {
+			t3312 = 1
+		}
+		var t3313 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3315 uint64
+		if t3313 == 0x31 {
+			t3315 = 1
+		}
+		var t3316 uint64 = t3312 & t3315
+		var t5144, t5144_1, t5144_0 uint64 = 0, 0x0, 0x0
+		if t3316 != 0 {
+			t5144 = t5144_1
+		} else {
+			t5144 = t5144_0
+		}
+		var t5197 uint64 = t5142 | t5144
+		var t3330 uint64
+		if v[850] == 0x2 {
+			t3330 = 1
+		}
+		var t3331 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3333 uint64
+		if t3331 == 0x32 {
+			t3333 = 1
+		}
+		var t3334 uint64 = t3330 & t3333
+		var t5146, t5146_1, t5146_0 uint64 = 0, 0x0, 0x0
+		if t3334 != 0 {
+			t5146 = t5146_1
+		} else {
+			t5146 = t5146_0
+		}
+		var t3348 uint64
+		if v[850] == 0x2 {
+			t3348 = 1
+		}
+		var t3349 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3351 uint64
+		if t3349 == 0x33 {
+			t3351 = 1
+		}
+		var t3352 uint64 = t3348 & t3351
+		var t5148, t5148_1, t5148_0 uint64 = 0, 0x0, 0x0
+		if t3352 != 0 {
+			t5148 = t5148_1
+		} else {
+			t5148 = t5148_0
+		}
+		var t5198 uint64 = t5146 | t5148
+		var t5217 uint64 = t5197 | t5198
+		var t3366 uint64
+		if v[850] == 0x2 {
+			t3366 = 1
+		}
+		var t3367 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3369 uint64
+		if t3367 == 0x34 {
+			t3369 = 1
+		}
+		var t3370 uint64 = t3366 & t3369
+		var t5150, t5150_1, t5150_0 uint64 = 0, 0x0, 0x0
+		if t3370 != 0 {
+			t5150 = t5150_1
+		} else {
+			t5150 = t5150_0
+		}
+		var t3384 uint64
+		if v[850] == 0x2 {
+			t3384 = 1
+		}
+		var t3385 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3387 uint64
+		if t3385 == 0x35 {
+			t3387 = 1
+		}
+		var t3388 uint64 = t3384 & t3387
+		var t5152, t5152_1, t5152_0 uint64 = 0, 0x0, 0x0
+		if t3388 != 0 {
+			t5152 = t5152_1
+		} else {
+			t5152 = t5152_0
+		}
+		var t5199 uint64 = t5150 | t5152
+		var t3402 uint64
+		if v[850] == 0x2 {
+			t3402 = 1
+		}
+		var t3403 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3405 uint64
+		if t3403 == 0x36 {
+			t3405 = 1
+		}
+		var t3406 uint64 = t3402 & t3405
+		var t5154, t5154_1, t5154_0 uint64 = 0, 0x0, 0x0
+		if t3406 != 0 {
+			t5154 = t5154_1
+		} else {
+			t5154 = t5154_0
+		}
+		var t3420 uint64
+		if v[850] == 0x2 {
+			t3420 = 1
+		}
+		var t3421 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3423 uint64
+		if t3421 == 0x37 {
+			t3423 = 1
+		}
+		var t3424 uint64 = t3420 & t3423
+		var t5156, t5156_1, t5156_0 uint64 = 0, 0x0, 0x0
+		if t3424 != 0 {
+			t5156 = t5156_1
+		} else {
+			t5156 = t5156_0
+		}
+		var t5200 uint64 = t5154 | t5156
+		var t5218 uint64 = t5199 | t5200
+		var t5227 uint64 = t5217 | t5218
+		var t3438 uint64
+		if v[850] == 0x2 {
+			t3438 = 1
+		}
+		var t3439 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3441 uint64
+		if t3439 == 0x38 {
+			t3441 = 1
+		}
+		var t3442 uint64 = t3438 & t3441
+		var t5158, t5158_1, t5158_0 uint64 = 0, 0x0, 0x0
+		if t3442 != 0 {
+			t5158 = t5158_1
+		} else {
+			t5158 = t5158_0
+		}
+		var t3456 uint64
+		if v[850] == 0x2 {
+			t3456 = 1
+		}
+		var t3457 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3459 uint64
+		if t3457 == 0x39 {
+			t3459 = 1
+		}
+		var t3460 uint64 = t3456 & t3459
+		var t5160, t5160_1, t5160_0 uint64 = 0, 0x1, 0x0
+		if t3460 != 0 {
+			t5160 = t5160_1
+		} else {
+			t5160 = t5160_0
+		}
+		var t5201 uint64 = t5158 | t5160
+		var t3474 uint64
+		if v[850] == 0x2 {
+			t3474 = 1
+		}
+		var t3475 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3477 uint64
+		if t3475 == 0x3a {
+			t3477 = 1
+		}
+		var t3478 uint64 = t3474 & t3477
+		var t5162, t5162_1, t5162_0 uint64 = 0, 0x0, 0x0
+		if t3478 != 0 {
+			t5162 = t5162_1
+		} else {
+			t5162 = t5162_0
+		}
+		var t3492 uint64
+		if v[850] == 0x2 {
+			t3492 = 1
+		}
+		var t3493 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3495 uint64
+		if t3493 == 0x3b {
+			t3495 = 1
+		}
+		var t3496 uint64 = t3492 & t3495
+		var t5164, t5164_1, t5164_0 uint64 = 0, 0x0, 0x0
+		if t3496 != 0 {
+			t5164 = t5164_1
+		} else {
+			t5164 = t5164_0
+		}
+		var t5202 uint64 = t5162 | t5164
+		var t5219 uint64 = t5201 | t5202
+		var t3510 uint64
+		if v[850] == 0x2 {
+			t3510 = 1
+		}
+		var t3511 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3513 uint64
+		if t3511 == 0x3c {
+			t3513 = 1
+		}
+		var t3514 uint64 = t3510 & t3513
+		var t5166, t5166_1, t5166_0 uint64 = 0, 0x0, 0x0
+		if t3514 != 0 {
+			t5166 = t5166_1
+		} else {
+			t5166 = t5166_0
+		}
+		var t3528 uint64
+		if v[850] == 0x2 {
+			t3528 = 1
+		}
+		var t3529 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3531 uint64
+		if t3529 == 0x3d {
+			t3531 = 1
+		}
+		var t3532 uint64 = t3528 & t3531
+		var t5168, t5168_1, t5168_0 uint64 = 0, 0x0, 0x0
+		if t3532 != 0 {
+			t5168 = t5168_1
+		} else {
+			t5168 = t5168_0
+		}
+		var t5203 uint64 = t5166 | t5168
+		var t3546 uint64
+		if v[850] == 0x2 {
+			t3546 = 1
+		}
+		var t3547 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3549 uint64
+		if t3547 == 0x3e {
+			t3549 = 1
+		}
+		var t3550 uint64 = t3546 & t3549
+		var t5170, t5170_1, t5170_0 uint64 = 0, 0x0, 0x0
+		if t3550 != 0 {
+			t5170 = t5170_1
+		} else {
+			t5170 = t5170_0
+		}
+		var t3564 uint64
+		if v[850] == 0x2 {
+			t3564 = 1
+		}
+		v[850] = v[167]
+		var t3565 uint64 = (v[863] >> 28) & 0xfffffffff
+		var t3567 uint64
+		if t3565 == 0x3f {
+			t3567 = 1
+		}
+		var t3568 uint64 = t3564 & t3567
+		var t5172, t5172_1, t5172_0 uint64 = 0, 0x0, 0x0
+		if t3568 != 0 {
+			t5172 = t5172_1
+		} else {
+			t5172 = t5172_0
+		}
+		var t5204 uint64 = t5170 | t5172
+		var t5220 uint64 = t5203 | t5204
+		var t5228 uint64 = t5219 | t5220
+		var t5232 uint64 = t5227 | t5228
+		var t5234 uint64 = t5231 | t5232
+		var t5235 uint64 = t5233 | t5234
+		v[5498] = t5235
+		var t2445 uint64 = (v[863]) & 0xfffffff
+		var t2446 uint64 = t2445 | 0x180000000
+		var t5237, t5237_1, t5237_0 uint64 = 0, t2446, 0x0
+		if t2434 != 0 {
+			t5237 = t5237_1
+		} else {
+			t5237 = t5237_0
+		}
+		var t2463 uint64 = (v[863]) & 0xfffffff
+		var t2464 uint64 = t2463
+		var t5239, t5239_1, t5239_0 uint64 = 0, t2464, 0x0
+		if t2452 != 0 {
+			t5239 = t5239_1
+		} else {
+			t5239 = t5239_0
+		}
+		var t5364 uint64 = t5237 | t5239
+		var t2481 uint64 = (v[863]) & 0xfffffff
+		var t2482 uint64 = t2481
+		var t5241, t5241_1, t5241_0 uint64 = 0, t2482, 0x0
+		if t2470 != 0 {
+			t5241 = t5241_1
+		} else {
+			t5241 = t5241_0
+		}
+		var t2499 uint64 = (v[863]) & 0xfffffff
+		var t2500 uint64 = t2499
+		var t5243, t5243_1, t5243_0 uint64 = 0, t2500, 0x0
+		if t2488 != 0 {
+			t5243 = t5243_1
+		} else {
+			t5243 = t5243_0
+		}
+		var t5365 uint64 = t5241 | t5243
+		var t5396 uint64 = t5364 | t5365
+		var t2517 uint64 = (v[863]) & 0xfffffff
+		var t2518 uint64 = t2517
+		var t5245, t5245_1, t5245_0 uint64 = 0, t2518, 0x0
+		if t2506 != 0 {
+			t5245 = t5245_1
+		} else {
+			t5245 = t5245_0
+		}
+		var t2535 uint64 = (v[863]) & 0xfffffff
+		var t2536 uint64 = t2535
+		var t5247, t5247_1, t5247_0 uint64 = 0, t2536, 0x0
+		if t2524 != 0 {
+			t5247 = t5247_1
+		} else {
+			t5247 = t5247_0
+		}
+		var t5366 uint64 = t5245 | t5247
+		var t2553 uint64 = (v[863]) & 0xfffffff
+		var t2554 uint64 = t2553
+		var t5249, t5249_1, t5249_0 uint64 = 0, t2554, 0x0
+		if t2542 != 0 {
+			t5249 = t5249_1
+		} else {
+			t5249 = t5249_0
+		}
+		var t2571 uint64 = (v[863]) & 0xfffffff
+		var t2572 uint64 = t2571
+		var t5251, t5251_1, t5251_0 uint64 = 0, t2572, 0x0
+		if t2560 != 0 {
+			t5251 = t5251_1
+		} else {
+			t5251 = t5251_0
+		}
+		var t5367 uint64 = t5249 | t5251
+		var t5397 uint64 = t5366 | t5367
+		var t5412 uint64 = t5396 | t5397
+		var t2589 uint64 = (v[863]) & 0xfffffff
+		var t2590 uint64 = t2589
+		var t5253, t5253_1, t5253_0 uint64 = 0, t2590, 0x0
+		if t2578 != 0 {
+			t5253 = t5253_1
+		} else {
+			t5253 = t5253_0
+		}
+		var t2607 uint64 = (v[863]) & 0xfffffff
+		var t2608 uint64 = t2607 | 0xa40000000
+		var t5255, t5255_1, t5255_0 uint64 = 0, t2608, 0x0
+		if t2596 != 0 {
+			t5255 = t5255_1
+		} else {
+			t5255 = t5255_0
+		}
+		var t5368 uint64 = t5253 | t5255
+		var t2625 uint64 = (v[863]) & 0xfffffff
+		var t2626 uint64 = t2625
+		var t5257, t5257_1, t5257_0 uint64 = 0, t2626, 0x0
+		if t2614 != 0 {
+			t5257 = t5257_1
+		} else {
+			t5257 = t5257_0
+		}
+		var t2643 uint64 = (v[863]) & 0xfffffff
+		var t2644 uint64 = t2643
+		var t5259, t5259_1, t5259_0 uint64 = 0, t2644, 0x0
+		if t2632 != 0 {
+			t5259 = t5259_1
+		} else {
+			t5259 = t5259_0
+		}
+		var t5369 uint64 = t5257 | t5259
+		var t5398 uint64 = t5368 | t5369
+		var t2661 uint64 = (v[863]) & 0xfffffff
+		var t2662 uint64 = t2661
+		var t5261, t5261_1, t5261_0 uint64 = 0, t2662, 0x0
+		if t2650 != 0 {
+			t5261 = t5261_1
+		} else {
+			t5261 = t5261_0
+		}
+		var t2679 uint64 = (v[863]) & 0xfffffff
+		var t2680 uint64 = t2679
+		var t5263, t5263_1, t5263_0 uint64 = 0, t2680, 0x0
+		if t2668 != 0 {
+			t5263 = t5263_1
+		} else {
+			t5263 = t5263_0
+		}
+		var t5370 uint64 = t5261 | t5263
+		var t2697 uint64 = (v[863]) & 0xfffffff
+		var t2698 uint64 = t2697
+		var t5265, t5265_1, t5265_0 uint64 = 0, t2698, 0x0
+		if t2686 != 0 {
+			t5265 = t5265_1
+		} else {
+			t5265 = t5265_0
+		}
+		var t2715 uint64 = (v[863]) & 0xfffffff
+		var t2716 uint64 = t2715
+		var t5267, t5267_1, t5267_0 uint64 = 0, t2716, 0x0
+		if t2704 != 0 {
+			t5267 = t5267_1
+		} else {
+			t5267 = t5267_0
+		}
+		var t5371 uint64 = t5265 | t5267
+		var t5399 uint64 = t5370 | t5371
+		var t5413 uint64 = t5398 | t5399
+		var t5420 uint64 = t5412 | t5413
+		var t2733 uint64 = (v[863]) & 0xfffffff
+		var t2734 uint64 = t2733 | 0x1180000000
+		var t5269, t5269_1, t5269_0 uint64 = 0, t2734, 0x0
+		if t2722 != 0 {
+			t5269 = t5269_1
+		} else {
+			t5269 = t5269_0
+		}
+		var t2751 uint64 = (v[863]) & 0xfffffff
+		var t2752 uint64 = t2751
+		var t5271, t5271_1, t5271_0 uint64 = 0, t2752, 0x0
+		if t2740 != 0 {
+			t5271 = t5271_1
+		} else {
+			t5271 = t5271_0
+		}
+		var t5372 uint64 = t5269 | t5271
+		var t2769 uint64 = (v[863]) & 0xfffffff
+		var t2770 uint64 = t2769
+		var t5273, t5273_1, t5273_0 uint64 = 0, t2770, 0x0
+		if t2758 != 0 {
+			t5273 = t5273_1
+		} else {
+			t5273 = t5273_0
+		}
+		var t2787 uint64 = (v[863]) & 0xfffffff
+		var t2788 uint64 = t2787
+		var t5275, t5275_1, t5275_0 uint64 = 0, t2788, 0x0
+		if t2776 != 0 {
+			t5275 = t5275_1
+		} else {
+			t5275 = t5275_0
+		}
+		var t5373 uint64 = t5273 | t5275
+		var t5400 uint64 = t5372 | t5373
+		var t2805 uint64 = (v[863]) & 0xfffffff
+		var t2806 uint64 = t2805
+		var t5277, t5277_1, t5277_0 uint64 = 0, t2806, 0x0
+		if t2794 != 0 {
+			t5277 = t5277_1
+		} else {
+			t5277 = t5277_0
+		}
+		var t2823 uint64 = (v[863]) & 0xfffffff
+		var t2824 uint64 = t2823
+		var t5279, t5279_1, t5279_0 uint64 = 0, t2824, 0x0
+		if t2812 != 0 {
+			t5279 = t5279_1
+		} else {
+			t5279 = t5279_0
+		}
+		var t5374 uint64 = t5277 | t5279
+		var t2841 uint64 = (v[863]) & 0xfffffff
+		var t2842 uint64 = t2841
+		var t5281, t5281_1, t5281_0 uint64 = 0, t2842, 0x0
+		if t2830 != 0 {
+			t5281 = t5281_1
+		} else {
+			t5281 = t5281_0
+		}
+		var t2859 uint64 = (v[863]) & 0xfffffff
+		var t2860 uint64 = t2859
+		var t5283, t5283_1, t5283_0 uint64 = 0, t2860, 0x0
+		if t2848 != 0 {
+			t5283 = t5283_1
+		} else {
+			t5283 = t5283_0
+		}
+		var t5375 uint64 = t5281 | t5283
+		var t5401 uint64 = t5374 | t5375
+		var t5414 uint64 = t5400 | t5401
+		var t2877 uint64 = (v[863]) & 0xfffffff
+		var t2878 uint64 = t2877
+		var t5285, t5285_1, t5285_0 uint64 = 0, t2878, 0x0
+		if t2866 != 0 {
+			t5285 = t5285_1
+		} else {
+			t5285 = t5285_0
+		}
+		var t2895 uint64 = (v[863]) & 0xfffffff
+		var t2896 uint64 = t2895 | 0x1a40000000
+		var t5287, t5287_1, t5287_0 uint64 = 0, t2896, 0x0
+		if t2884 != 0 {
+			t5287 = t5287_1
+		} else {
+			t5287 = t5287_0
+		}
+		var t5376 uint64 = t5285 | t5287
+		var t2913 uint64 = (v[863]) & 0xfffffff
+		var t2914 uint64 = t2913
+		var t5289, t5289_1, t5289_0 uint64 = 0, t2914, 0x0
+		if t2902 != 0 {
+			t5289 = t5289_1
+		} else {
+			t5289 = t5289_0
+		}
+		var t2931 uint64 = (v[863]) & 0xfffffff
+		var t2932 uint64 = t2931
+		var t5291, t5291_1, t5291_0 uint64 = 0, t2932, 0x0
+		if t2920 != 0 {
+			t5291 = t5291_1
+		} else {
+			t5291 = t5291_0
+		}
+		var t5377 uint64 = t5289 | t5291
+		var t5402 uint64 = t5376 | t5377
+		var t2949 uint64 = (v[863]) & 0xfffffff
+		var t2950 uint64 = t2949
+		var t5293, t5293_1, t5293_0 uint64 = 0, t2950, 0x0
+		if t2938 != 0 {
+			t5293 = t5293_1
+		} else {
+			t5293 = t5293_0
+		}
+		var t2967 uint64 = (v[863]) & 0xfffffff
+		var t2968 uint64 = t2967
+		var t5295, t5295_1, t5295_0 uint64 = 0, t2968, 0x0
+		if t2956 != 0 {
+			t5295 = t5295_1
+		} else {
+			t5295 = t5295_0
+		}
+		var t5378 uint64 = t5293 | t5295
+		var t2985 uint64 = (v[863]) & 0xfffffff
+		var t2986 uint64 = t2985
+		var t5297, t5297_1, t5297_0 uint64 = 0, t2986, 0x0
+		if t2974 != 0 {
+			t5297 = t5297_1
+		} else {
+			t5297 = t5297_0
+		}
+		var t3003 uint64 = (v[863]) & 0xfffffff
+		var t3004 uint64 = t3003
+		var t5299, t5299_1, t5299_0 uint64 = 0, t3004, 0x0
+		if t2992 != 0 {
+			t5299 = t5299_1
+		} else {
+			t5299 = t5299_0
+		}
+		var t5379 uint64 = t5297 | t5299
+		var t5403 uint64 = t5378 | t5379
+		var t5415 uint64 = t5402 | t5403
+		var t5421 uint64 = t5414 | t5415
+		var t5424 uint64 = t5420 | t5421
+		var t3021 uint64 = (v[863]) & 0xfffffff
+		var t3022 uint64 = t3021 | 0x2180000000
+		var t5301, t5301_1, t5301_0 uint64 = 0, t3022, 0x0
+		if t3010 != 0 {
+			t5301 = t5301_1
+		} else {
+			t5301 = t5301_0
+		}
+		var t3039 uint64 = (v[863]) & 0xfffffff
+		var t3040 uint64 = t3039
+		var t5303, t5303_1, t5303_0 uint64 = 0, t3040, 0x0
+		if t3028 != 0 {
+			t5303 = t5303_1
+		} else {
+			t5303 = t5303_0
+		}
+		var t5380 uint64 = t5301 | t5303
+		var t3057 uint64 = (v[863]) & 0xfffffff
+		var t3058 uint64 = t3057
+		var t5305, t5305_1, t5305_0 uint64 = 0, t3058, 0x0
+		if t3046 != 0 {
+			t5305 = t5305_1
+		} else {
+			t5305 = t5305_0
+		}
+		var t3075 uint64 = (v[863]) & 0xfffffff
+		var t3076 uint64 = t3075
+		var t5307, t5307_1, t5307_0 uint64 = 0, t3076, 0x0
+		if t3064 != 0 {
+			t5307 = t5307_1
+		} else {
+			t5307 = t5307_0
+		}
+		var t5381 uint64 = t5305 | t5307
+		var t5404 uint64 = t5380 | t5381
+		var t3093 uint64 = (v[863]) & 0xfffffff
+		var t3094 uint64 = t3093
+		var t5309, t5309_1, t5309_0 uint64 = 0, t3094, 0x0
+		if t3082 != 0 {
+			t5309 = t5309_1
+		} else {
+			t5309 = t5309_0
+		}
+		var t3111 uint64 = (v[863]) & 0xfffffff
+		var t3112 uint64 = t3111
+		var t5311, t5311_1, t5311_0 uint64 = 0, t3112, 0x0
+		if t3100 != 0 {
+			t5311 = t5311_1
+		} else {
+			t5311 = t5311_0
+		}
+		var t5382 uint64 = t5309 | t5311
+		var t3129 uint64 = (v[863]) & 0xfffffff
+		var t3130 uint64 = t3129
+		var t5313, t5313_1, t5313_0 uint64 = 0, t3130, 0x0
+		if t3118 != 0 {
+			t5313 = t5313_1
+		} else {
+			t5313 = t5313_0
+		}
+		var t3147 uint64 = (v[863]) & 0xfffffff
+		var t3148 uint64 = t3147
+		var t5315, t5315_1, t5315_0 uint64 = 0, t3148, 0x0
+		if t3136 != 0 {
+			t5315 = t5315_1
+		} else {
+			t5315 = t5315_0
+		}
+		var t5383 uint64 = t5313 | t5315
+		var t5405 uint64 = t5382 | t5383
+		var t5416 uint64 = t5404 | t5405
+		var t3165 uint64 = (v[863]) & 0xfffffff
+		var t3166 uint64 = t3165
+		var t5317, t5317_1, t5317_0 uint64 = 0, t3166, 0x0
+		if t3154 != 0 {
+			t5317 = t5317_1
+		} else {
+			t5317 = t5317_0
+		}
+		var t3183 uint64 = (v[863]) & 0xfffffff
+		var t3184 uint64 = t3183 | 0x2a40000000
+		var t5319, t5319_1, t5319_0 uint64 = 0, t3184, 0x0
+		if t3172 != 0 {
+			t5319 = t5319_1
+		} else {
+			t5319 = t5319_0
+		}
+		var t5384 uint64 = t5317 | t5319
+		var t3201 uint64 = (v[863]) & 0xfffffff
+		var t3202 uint64 = t3201
+		var t5321, t5321_1, t5321_0 uint64 = 0, t3202, 0x0
+		if t3190 != 0 {
+			t5321 = t5321_1
+		} else {
+			t5321 = t5321_0
+		}
+		var t3219 uint64 = (v[863]) & 0xfffffff
+		var t3220 uint64 = t3219
+		var t5323, t5323_1, t5323_0 uint64 = 0, t3220, 0x0
+		if t3208 != 0 {
+			t5323 = t5323_1
+		} else {
+			t5323 = t5323_0
+		}
+		var t5385 uint64 = t5321 | t5323
+		var t5406 uint64 = t5384 | t5385
+		var t3237 uint64 = (v[863]) & 0xfffffff
+		var t3238 uint64 = t3237
+		var t5325, t5325_1, t5325_0 uint64 = 0, t3238, 0x0
+		if t3226 != 0 {
+			t5325 = t5325_1
+		} else {
+			t5325 = t5325_0
+		}
+		var t3255 uint64 = (v[863]) & 0xfffffff
+		var t3256 uint64 = t3255
+		var t5327, t5327_1, t5327_0 uint64 = 0, t3256, 0x0
+		if t3244 != 0 {
+			t5327 = t5327_1
+		} else {
+			t5327 = t5327_0
+		}
+		var t5386 uint64 = t5325 | t5327
+		var t3273 uint64 = (v[863]) & 0xfffffff
+		var t3274 uint64 = t3273
+		var t5329, t5329_1, t5329_0 uint64 = 0, t3274, 0x0
+		if t3262 != 0 {
+			t5329 = t5329_1
+		} else {
+			t5329 = t5329_0
+		}
+		var t3291 uint64 = (v[863]) & 0xfffffff
+		var t3292 uint64 = t3291
+		var t5331, t5331_1, t5331_0 uint64 = 0, t3292, 0x0
+		if t3280 != 0 {
+			t5331 = t5331_1
+		} else {
+			t5331 = t5331_0
+		}
+		var t5387 uint64 = t5329 | t5331
+		var t5407 uint64 = t5386 | t5387
+		var t5417 uint64 = t5406 | t5407
+		var t5422 uint64 = t5416 | t5417
+		var t3309 uint64 = (v[863]) & 0xfffffff
+		var t3310 uint64 = t3309 | 0x3180000000
+		var t5333, t5333_1, t5333_0 uint64 = 0, t3310, 0x0
+		if t3298 != 0 {
+			t5333 = t5333_1
+		} else {
+			t5333 = t5333_0
+		}
+		var t3327 uint64 = (v[863]) & 0xfffffff
+		var t3328 uint64 = t3327
+		var t5335, t5335_1, t5335_0 uint64 = 0, t3328, 0x0
+		if t3316 != 0 {
+			t5335 = t5335_1
+		} else {
+			t5335 = t5335_0
+		}
+		var t5388 uint64 = t5333 | t5335
+		var t3345 uint64 = (v[863]) & 0xfffffff
+		var t3346 uint64 = t3345
+		var t5337, t5337_1, t5337_0 uint64 = 0, t3346, 0x0
+		if t3334 != 0 {
+			t5337 = t5337_1
+		} else {
+			t5337 = t5337_0
+		}
+		var t3363 uint64 = (v[863]) & 0xfffffff
+		var t3364 uint64 = t3363
+		var t5339, t5339_1, t5339_0 uint64 = 0, t3364, 0x0
+		if t3352 != 0 {
+			t5339 = t5339_1
+		} else {
+			t5339 = t5339_0
+		}
+		var t5389 uint64 = t5337 | t5339
+		var t5408 uint64 = t5388 | t5389
+		var t3381 uint64 = (v[863]) & 0xfffffff
+		var t3382 uint64 = t3381
+		var t5341, t5341_1, t5341_0 uint64 = 0, t3382, 0x0
+		if t3370 != 0 {
+			t5341 = t5341_1
+		} else {
+			t5341 = t5341_0
+		}
+		var t3399 uint64 = (v[863]) & 0xfffffff
+		var t3400 uint64 = t3399
+		var t5343, t5343_1, t5343_0 uint64 = 0, t3400, 0x0
+		if t3388 != 0 {
+			t5343 = t5343_1
+		} else {
+			t5343 = t5343_0
+		}
+		var t5390 uint64 = t5341 | t5343
+		var t3417 uint64 = (v[863]) & 0xfffffff
+		var t3418 uint64 = t3417
+		var t5345, t5345_1, t5345_0 uint64 = 0, t3418, 0x0
+		if t3406 != 0 {
+			t5345 = t5345_1
+		} else {
+			t5345 = t5345_0
+		}
+		var t3435 uint64 = (v[863]) & 0xfffffff
+		var t3436 uint64 = t3435
+		var t5347, t5347_1, t5347_0 uint64 = 0, t3436, 0x0
+		if t3424 != 0 {
+			t5347 = t5347_1
+		} else {
+			t5347 = t5347_0
+		}
+		var t5391 uint64 = t5345 | t5347
+		var t5409 uint64 = t5390 | t5391
+		var t5418 uint64 = t5408 | t5409
+		var t3453 uint64 = (v[863]) & 0xfffffff
+		var t3454 uint64 = t3453
+		var t5349, t5349_1, t5349_0 uint64 = 0, t3454, 0x0
+		if t3442 != 0 {
+			t5349 = t5349_1
+		} else {
+			t5349 = t5349_0
+		}
+		var t3471 uint64 = (v[863]) & 0xfffffff
+		var t3472 uint64 = t3471 | 0x3a40000000
+		var t5351, t5351_1, t5351_0 uint64 = 0, t3472, 0x0
+		if t3460 != 0 {
+			t5351 = t5351_1
+		} else {
+			t5351 = t5351_0
+		}
+		var t5392 uint64 = t5349 | t5351
+		var t3489 uint64 = (v[863]) & 0xfffffff
+		var t3490 uint64 = t3489
+		var t5353, t5353_1, t5353_0 uint64 = 0, t3490, 0x0
+		if t3478 != 0 {
+			t5353 = t5353_1
+		} else {
+			t5353 = t5353_0
+		}
+		var t3507 uint64 = (v[863]) & 0xfffffff
+		var t3508 uint64 = t3507
+		var t5355, t5355_1, t5355_0 uint64 = 0, t3508, 0x0
+		if t3496 != 0 {
+			t5355 = t5355_1
+		} else {
+			t5355 = t5355_0
+		}
+		var t5393 uint64 = t5353 | t5355
+		var t5410 uint64 = t5392 | t5393
+		var t3525 uint64 = (v[863]) & 0xfffffff
+		var t3526 uint64 = t3525
+		var t5357, t5357_1, t5357_0 uint64 = 0, t3526, 0x0
+		if t3514 != 0 {
+			t5357 = t5357_1
+		} else {
+			t5357 = t5357_0
+		}
+		var t3543 uint64 = (v[863]) & 0xfffffff
+		var t3544 uint64 = t3543
+		var t5359, t5359_1, t5359_0 uint64 = 0, t3544, 0x0
+		if t3532 != 0 {
+			t5359 = t5359_1
+		} else {
+			t5359 = t5359_0
+		}
+		var t5394 uint64 = t5357 | t5359
+		var t3561 uint64 = (v[863]) & 0xfffffff
+		var t3562 uint64 = t3561
+		var t5361, t5361_1, t5361_0 uint64 = 0, t3562, 0x0
+		if t3550 != 0 {
+			t5361 = t5361_1
+		} else {
+			t5361 = t5361_0
+		}
+		var t3579 uint64 = (v[863]) & 0xfffffff
+		var t3580 uint64 = t3579
+		var t5363, t5363_1, t5363_0 uint64 = 0, t3580, 0x0
+		if t3568 != 0 {
+			t5363 = t5363_1
+		} else {
+			t5363 = t5363_0
+		}
+		var t5395 uint64 = t5361 | t5363
+		var t5411 uint64 = t5394 | t5395
+		var t5419 uint64 = t5410 | t5411
+		var t5423 uint64 = t5418 | t5419
+		var t5425 uint64 = t5422 | t5423
+		var t5426 uint64 = t5424 | t5425
+		v[5499] = t5426
+		var t3645 uint64 = t2434 | t2452
+		var t3646 uint64 = t2470 | t2488
+		var t3677 uint64 = t3645 | t3646
+		var t3647 uint64 = t2506 | t2524
+		var t3648 uint64 = t2542 | t2560
+		var t3678 uint64 = t3647 | t3648
+		var t3693 uint64 = t3677 | t3678
+		var t3649 uint64 = t2578 | t2596
+		var t3650 uint64 = t2614 | t2632
+		var t3679 uint64 = t3649 | t3650
+		var t3651 uint64 = t2650 | t2668
+		var t3652 uint64 = t2686 | t2704
+		var t3680 uint64 = t3651 | t3652
+		var t3694 uint64 = t3679 | t3680
+		var t3701 uint64 = t3693 | t3694
+		var t3653 uint64 = t2722 | t2740
+		var t3654 uint64 = t2758 | t2776
+		var t3681 uint64 = t3653 | t3654
+		var t3655 uint64 = t2794 | t2812
+		var t3656 uint64 = t2830 | t2848
+		var t3682 uint64 = t3655 | t3656
+		var t3695 uint64 = t3681 | t3682
+		var t3657 uint64 = t2866 | t2884
+		var t3658 uint64 = t2902 | t2920
+		var t3683 uint64 = t3657 | t3658
+		var t3659 uint64 = t2938 | t2956
+		var t3660 uint64 = t2974 | t2992
+		var t3684 uint64 = t3659 | t3660
+		var t3696 uint64 = t3683 | t3684
+		var t3702 uint64 = t3695 | t3696
+		var t3705 uint64 = t3701 | t3702
+		var t3661 uint64 = t3010 | t3028
+		var t3662 uint64 = t3046 | t3064
+		var t3685 uint64 = t3661 | t3662
+		var t3663 uint64 = t3082 | t3100
+		var t3664 uint64 = t3118 | t3136
+		var t3686 uint64 = t3663 | t3664
+		var t3697 uint64 = t3685 | t3686
+		var t3665 uint64 = t3154 | t3172
+		var t3666 uint64 = t3190 | t3208
+		var t3687 uint64 = t3665 | t3666
+		var t3667 uint64 = t3226 | t3244
+		var t3668 uint64 = t3262 | t3280
+		var t3688 uint64 = t3667 | t3668
+		var t3698 uint64 = t3687 | t3688
+		var t3703 uint64 = t3697 | t3698
+		var t3669 uint64 = t3298 | t3316
+		var t3670 uint64 = t3334 | t3352
+		var t3689 uint64 = t3669 | t3670
+		var t3671 uint64 = t3370 | t3388
+		var t3672 uint64 = t3406 | t3424
+		var t3690 uint64 = t3671 | t3672
+		var t3699 uint64 = t3689 | t3690
+		var t3673 uint64 = t3442 | t3460
+		var t3674 uint64 = t3478 | t3496
+		var t3691 uint64 = t3673 | t3674
+		var t3675 uint64 = t3514 | t3532
+		var t3676 uint64 = t3550 | t3568
+		var t3692 uint64 = t3675 | t3676
+		var t3700 uint64 = t3691 | t3692
+		var t3704 uint64 = t3699 | t3700
+		var t3706 uint64 = t3703 | t3704
+		var t3707 uint64 = t3705 | t3706
+		var t5448 uint64 = t3707 | v[867]
+		v[5491] = t5448
+		var t5442 uint64 = (v[871] >> 59) & 0x1
+		var t2428 uint64 = v[28] | v[37]<<32
+		var t3581 uint64 = (t2428) & 0x1
+		var t3709, t3709_1, t3709_0 uint64 = 0, t3581, 0x0
+		if t2434 != 0 {
+			t3709 = t3709_1
+		} else {
+			t3709 = t3709_0
+		}
+		var t3582 uint64 = (t2428 >> 1) & 0x1
+		var t3711, t3711_1, t3711_0 uint64 = 0, t3582, 0x0
+		if t2452 != 0 {
+			t3711 = t3711_1
+		} else {
+			t3711 = t3711_0
+		}
+		var t3836 uint64 = t3709 | t3711
+		var t3583 uint64 = (t2428 >> 2) & 0x1
+		var t3713, t3713_1, t3713_0 uint64 = 0, t3583, 0x0
+		if t2470 != 0 {
+			t3713 = t3713_1
+		} else {
+			t3713 = t3713_0
+		}
+		var t3584 uint64 = (t2428 >> 3) & 0x1
+		var t3715, t3715_1, t3715_0 uint64 = 0, t3584, 0x0
+		if t2488 != 0 {
+			t3715 = t3715_1
+		} else {
+			t3715 = t3715_0
+		}
+		var t3837 uint64 = t3713 | t3715
+		var t3868 uint64 = t3836 | t3837
+		var t3585 uint64 = (t2428 >> 4) & 0x1
+		var t3717, t3717_1, t3717_0 uint64 = 0, t3585, 0x0
+		if t2506 != 0 {
+			t3717 = t3717_1
+		} else {
+			t3717 = t3717_0
+		}
+		var t3586 uint64 = (t2428 >> 5) & 0x1
+		var t3719, t3719_1, t3719_0 uint64 = 0, t3586, 0x0
+		if t2524 != 0 {
+			t3719 = t3719_1
+		} else {
+			t3719 = t3719_0
+		}
+		var t3838 uint64 = t3717 | t3719
+		var t3587 uint64 = (t2428 >> 6) & 0x1
+		var t3721, t3721_1, t3721_0 uint64 = 0, t3587, 0x0
+		if t2542 != 0 {
+			t3721 = t3721_1
+		} else {
+			t3721 = t3721_0
+		}
+		var t3588 uint64 = (t2428 >> 7) & 0x1
+		var t3723, t3723_1, t3723_0 uint64 = 0, t3588, 0x0
+		if t2560 != 0 {
+			t3723 = t3723_1
+		} else {
+			t3723 = t3723_0
+		}
+		var t3839 uint64 = t3721 | t3723
+		var t3869 uint64 = t3838 | t3839
+		var t3884 uint64 = t3868 | t3869
+		var t3589 uint64 = (t2428 >> 8) & 0x1
+		var t3725, t3725_1, t3725_0 uint64 = 0, t3589, 0x0
+		if t2578 != 0 {
+			t3725 = t3725_1
+		} else {
+			t3725 = t3725_0
+		}
+		var t3590 uint64 = (t2428 >> 9) & 0x1
+		var t3727, t3727_1, t3727_0 uint64 = 0, t3590, 0x0
+		if t2596 != 0 {
+			t3727 = t3727_1
+		} else {
+			t3727 = t3727_0
+		}
+		var t3840 uint64 = t3725 | t3727
+		var t3591 uint64 = (t2428 >> 10) & 0x1
+		var t3729, t3729_1, t3729_0 uint64 = 0, t3591, 0x0
+		if t2614 != 0 {
+			t3729 = t3729_1
+		} else {
+			t3729 = t3729_0
+		}
+		var t3592 uint64 = (t2428 >> 11) & 0x1
+		var t3731, t3731_1, t3731_0 uint64 = 0, t3592, 0x0
+		if t2632 != 0 {
+			t3731 = t3731_1
+		} else {
+			t3731 = t3731_0
+		}
+		var t3841 uint64 = t3729 | t3731
+		var t3870 uint64 = t3840 | t3841
+		var t3593 uint64 = (t2428 >> 12) & 0x1
+		var t3733, t3733_1, t3733_0 uint64 = 0, t3593, 0x0
+		if t2650 != 0 {
+			t3733 = t3733_1
+		} else {
+			t3733 = t3733_0
+		}
+		var t3594 uint64 = (t2428 >> 13) & 0x1
+		var t3735, t3735_1, t3735_0 uint64 = 0, t3594, 0x0
+		if t2668 != 0 {
+			t3735 = t3735_1
+		} else {
+			t3735 = t3735_0
+		}
+		var t3842 uint64 = t3733 | t3735
+		var t3595 uint64 = (t2428 >> 14) & 0x1
+		var t3737, t3737_1, t3737_0 uint64 = 0, t3595, 0x0
+		if t2686 != 0 {
+			t3737 = t3737_1
+		} else {
+			t3737 = t3737_0
+		}
+		var t3596 uint64 = (t2428 >> 15) & 0x1
+		var t3739, t3739_1, t3739_0 uint64 = 0, t3596, 0x0
+		if t2704 != 0 {
+			t3739 = t3739_1
+		} else {
+			t3739 = t3739_0
+		}
+		var t3843 uint64 = t3737 | t3739
+		var t3871 uint64 = t3842 | t3843
+		var t3885 uint64 = t3870 | t3871
+		var t3892 uint64 = t3884 | t3885
+		var t3597 uint64 = (t2428 >> 16) & 0x1
+		var t3741, t3741_1, t3741_0 uint64 = 0, t3597, 0x0
+		if t2722 != 0 {
+			t3741 = t3741_1
+		} else {
+			t3741 = t3741_0
+		}
+		var t3598 uint64 = (t2428 >> 17) & 0x1
+		var t3743, t3743_1, t3743_0 uint64 = 0, t3598, 0x0
+		if t2740 != 0 {
+			t3743 = t3743_1
+		} else {
+			t3743 = t3743_0
+		}
+		var t3844 uint64 = t3741 | t3743
+		var t3599 uint64 = (t2428 >> 18) & 0x1
+		var t3745, t3745_1, t3745_0 uint64 = 0, t3599, 0x0
+		if t2758 != 0 {
+			t3745 = t3745_1
+		} else {
+			t3745 = t3745_0
+		}
+		var t3600 uint64 = (t2428 >> 19) & 0x1
+		var t3747, t3747_1, t3747_0 uint64 = 0, t3600, 0x0
+		if t2776 != 0 {
+			t3747 = t3747_1
+		} else {
+			t3747 = t3747_0
+		}
+		var t3845 uint64 = t3745 | t3747
+		var t3872 uint64 = t3844 | t3845
+		var t3601 uint64 = (t2428 >> 20) & 0x1
+		var t3749, t3749_1, t3749_0 uint64 = 0, t3601, 0x0
+		if t2794 != 0 {
+			t3749 = t3749_1
+		} else {
+			t3749 = t3749_0
+		}
+		var t3602 uint64 = (t2428 >> 21) & 0x1
+		var t3751, t3751_1, t3751_0 uint64 = 0, t3602, 0x0
+		if t2812 != 0 {
+			t3751 = t3751_1
+		} else {
+			t3751 = t3751_0
+		}
+		var t3846 uint64 = t3749 | t3751
+		var t3603 uint64 = (t2428 >> 22) & 0x1
+		var t3753, t3753_1, t3753_0 uint64 = 0, t3603, 0x0
+		if t2830 != 0 {
+			t3753 = t3753_1
+		} else {
+			t3753 = t3753_0
+		}
+		var t3604 uint64 = (t2428 >> 23) & 0x1
+		var t3755, t3755_1, t3755_0 uint64 = 0, t3604, 0x0
+		if t2848 != 0 {
+			t3755 = t3755_1
+		} else {
+			t3755 = t3755_0
+		}
+		var t3847 uint64 = t3753 | t3755
+		var t3873 uint64 = t3846 | t3847
+		var t3886 uint64 = t3872 | t3873
+		var t3605 uint64 = (t2428 >> 24) & 0x1
+		var t3757, t3757_1, t3757_0 uint64 = 0, t3605, 0x0
+		if t2866 != 0 {
+			t3757 = t3757_1
+		} else {
+			t3757 = t3757_0
+		}
+		var t3606 uint64 = (t2428 >> 25) & 0x1
+		var t3759, t3759_1, t3759_0 uint64 = 0, t3606, 0x0
+		if t2884 != 0 {
+			t3759 = t3759_1
+		} else {
+			t3759 = t3759_0
+		}
+		var t3848 uint64 = t3757 | t3759
+		var t3607 uint64 = (t2428 >> 26) & 0x1
+		var t3761, t3761_1, t3761_0 uint64 = 0, t3607, 0x0
+		if t2902 != 0 {
+			t3761 = t3761_1
+		} else {
+			t3761 = t3761_0
+		}
+		var t3608 uint64 = (t2428 >> 27) & 0x1
+		var t3763, t3763_1, t3763_0 uint64 = 0, t3608, 0x0
+		if t2920 != 0 {
+			t3763 = t3763_1
+		} else {
+			t3763 = t3763_0
+		}
+		var t3849 uint64 = t3761 | t3763
+		var t3874 uint64 = t3848 | t3849
+		var t3609 uint64 = (t2428 >> 28) & 0x1
+		var t3765, t3765_1, t3765_0 uint64 = 0, t3609, 0x0
+		if t2938 != 0 {
+			t3765 = t3765_1
+		} else {
+			t3765 = t3765_0
+		}
+		var t3610 uint64 = (t2428 >> 29) & 0x1
+		var t3767, t3767_1, t3767_0 uint64 = 0, t3610, 0x0
+		if t2956 != 0 {
+			t3767 = t3767_1
+		} else {
+			t3767 = t3767_0
+		}
+		var t3850 uint64 = t3765 | t3767
+		var t3611 uint64 = (t2428 >> 30) & 0x1
+		var t3769, t3769_1, t3769_0 uint64 = 0, t3611, 0x0
+		if t2974 != 0 {
+			t3769 = t3769_1
+		} else {
+			t3769 = t3769_0
+		}
+		var t3612 uint64 = (t2428 >> 31) & 0x1
+		var t3771, t3771_1, t3771_0 uint64 = 0, t3612, 0x0
+		if t2992 != 0 {
+			t3771 = t3771_1
+		} else {
+			t3771 = t3771_0
+		}
+		var t3851 uint64 = t3769 | t3771
+		var t3875 uint64 = t3850 | t3851
+		var t3887 uint64 = t3874 | t3875
+		var t3893 uint64 = t3886 | t3887
+		var t3896 uint64 = t3892 | t3893
+		var t3613 uint64 = (t2428 >> 32) & 0x1
+		var t3773, t3773_1, t3773_0 uint64 = 0, t3613, 0x0
+		if t3010 != 0 {
+			t3773 = t3773_1
+		} else {
+			t3773 = t3773_0
+		}
+		var t3614 uint64 = (t2428 >> 33) & 0x1
+		var t3775, t3775_1, t3775_0 uint64 = 0, t3614, 0x0
+		if t3028 != 0 {
+			t3775 = t3775_1
+		} else {
+			t3775 = t3775_0
+		}
+		var t3852 uint64 = t3773 | t3775
+		var t3615 uint64 = (t2428 >> 34) & 0x1
+		var t3777, t3777_1, t3777_0 uint64 = 0, t3615, 0x0
+		if t3046 != 0 {
+			t3777 = t3777_1
+		} else {
+			t3777 = t3777_0
+		}
+		var t3616 uint64 = (t2428 >> 35) & 0x1
+		var t3779, t3779_1, t3779_0 uint64 = 0, t3616, 0x0
+		if t3064 != 0 {
+			t3779 = t3779_1
+		} else {
+			t3779 = t3779_0
+		}
+		var t3853 uint64 = t3777 | t3779
+		var t3876 uint64 = t3852 | t3853
+		var t3617 uint64 = (t2428 >> 36) & 0x1
+		var t3781, t3781_1, t3781_0 uint64 = 0, t3617, 0x0
+		if t3082 != 0 {
+			t3781 = t3781_1
+		} else {
+			t3781 = t3781_0
+		}
+		var t3618 uint64 = (t2428 >> 37) & 0x1
+		var t3783, t3783_1, t3783_0 uint64 = 0, t3618, 0x0
+		if t3100 != 0 {
+			t3783 = t3783_1
+		} else {
+			t3783 = t3783_0
+		}
+		var t3854 uint64 = t3781 | t3783
+		var t3619 uint64 = (t2428 >> 38) & 0x1
+		var t3785, t3785_1, t3785_0 uint64 = 0, t3619, 0x0
+		if t3118 != 0 {
+			t3785 = t3785_1
+		} else {
+			t3785 = t3785_0
+		}
+		var t3620 uint64 = (t2428 >> 39) & 0x1
+		var t3787, t3787_1, t3787_0 uint64 = 0, t3620, 0x0
+		if t3136 != 0 {
+			t3787 = t3787_1
+		} else {
+			t3787 = t3787_0
+		}
+		var t3855 uint64 = t3785 | t3787
+		var t3877 uint64 = t3854 | t3855
+		var t3888 uint64 = t3876 | t3877
+		var t3621 uint64 = (t2428 >> 40) & 0x1
+		var t3789, t3789_1, t3789_0 uint64 = 0, t3621, 0x0
+		if t3154 != 0 {
+			t3789 = t3789_1
+		} else {
+			t3789 = t3789_0
+		}
+		var t3622 uint64 = (t2428 >> 41) & 0x1
+		var t3791, t3791_1, t3791_0 uint64 = 0, t3622, 0x0
+		if t3172 != 0 {
+			t3791 = t3791_1
+		} else {
+			t3791 = t3791_0
+		}
+		var t3856 uint64 = t3789 | t3791
+		var t3623 uint64 = (t2428 >> 42) & 0x1
+		var t3793, t3793_1, t3793_0 uint64 = 0, t3623, 0x0
+		if t3190 != 0 {
+			t3793 = t3793_1
+		} else {
+			t3793 = t3793_0
+		}
+		var t3624 uint64 = (t2428 >> 43) & 0x1
+		var t3795, t3795_1, t3795_0 uint64 = 0, t3624, 0x0
+		if t3208 != 0 {
+			t3795 = t3795_1
+		} else {
+			t3795 = t3795_0
+		}
+		var t3857 uint64 = t3793 | t3795
+		var t3878 uint64 = t3856 | t3857
+		var t3625 uint64 = (t2428 >> 44) & 0x1
+		var t3797, t3797_1, t3797_0 uint64 = 0, t3625, 0x0
+		if t3226 != 0 {
+			t3797 = t3797_1
+		} else {
+			t3797 = t3797_0
+		}
+		var t3626 uint64 = (t2428 >> 45) & 0x1
+		var t3799, t3799_1, t3799_0 uint64 = 0, t3626, 0x0
+		if t3244 != 0 {
+			t3799 = t3799_1
+		} else {
+			t3799 = t3799_0
+		}
+		var t3858 uint64 = t3797 | t3799
+		var t3627 uint64 = (t2428 >> 46) & 0x1
+		var t3801, t3801_1, t3801_0 uint64 = 0, t3627, 0x0
+		if t3262 != 0 {
+			t3801 = t3801_1
+		} else {
+			t3801 = t3801_0
+		}
+		var t3628 uint64 = (t2428 >> 47) & 0x1
+		var t3803, t3803_1, t3803_0 uint64 = 0, t3628, 0x0
+		if t3280 != 0 {
+			t3803 = t3803_1
+		} else {
+			t3803 = t3803_0
+		}
+		var t3859 uint64 = t3801 | t3803
+		var t3879 uint64 = t3858 | t3859
+		var t3889 uint64 = t3878 | t3879
+		var t3894 uint64 = t3888 | t3889
+		var t3629 uint64 = (t2428 >> 48) & 0x1
+		var t3805, t3805_1, t3805_0 uint64 = 0, t3629, 0x0
+		if t3298 != 0 {
+			t3805 = t3805_1
+		} else {
+			t3805 = t3805_0
+		}
+		var t3630 uint64 = (t2428 >> 49) & 0x1
+		var t3807, t3807_1, t3807_0 uint64 = 0, t3630, 0x0
+		if t3316 != 0 {
+			t3807 = t3807_1
+		} else {
+			t3807 = t3807_0
+		}
+		var t3860 uint64 = t3805 | t3807
+		var t3631 uint64 = (t2428 >> 50) & 0x1
+		var t3809, t3809_1, t3809_0 uint64 = 0, t3631, 0x0
+		if t3334 != 0 {
+			t3809 = t3809_1
+		} else {
+			t3809 = t3809_0
+		}
+		var t3632 uint64 = (t2428 >> 51) & 0x1
+		var t3811, t3811_1, t3811_0 uint64 = 0, t3632, 0x0
+		if t3352 != 0 {
+			t3811 = t3811_1
+		} else {
+			t3811 = t3811_0
+		}
+		var t3861 uint64 = t3809 | t3811
+		var t3880 uint64 = t3860 | t3861
+		var t3633 uint64 = (t2428 >> 52) & 0x1
+		var t3813, t3813_1, t3813_0 uint64 = 0, t3633, 0x0
+		if t3370 != 0 {
+			t3813 = t3813_1
+		} else {
+			t3813 = t3813_0
+		}
+		var t3634 uint64 = (t2428 >> 53) & 0x1
+		var t3815, t3815_1, t3815_0 uint64 = 0, t3634, 0x0
+		if t3388 != 0 {
+			t3815 = t3815_1
+		} else {
+			t3815 = t3815_0
+		}
+		var t3862 uint64 = t3813 | t3815
+		var t3635 uint64 = (t2428 >> 54) & 0x1
+		var t3817, t3817_1, t3817_0 uint64 = 0, t3635, 0x0
+		if t3406 != 0 {
+			t3817 = t3817_1
+		} else {
+			t3817 = t3817_0
+		}
+		var t3636 uint64 = (t2428 >> 55) & 0x1
+		var t3819, t3819_1, t3819_0 uint64 = 0, t3636, 0x0
+		if t3424 != 0 {
+			t3819 = t3819_1
+		} else {
+			t3819 = t3819_0
+		}
+		var t3863 uint64 = t3817 | t3819
+		var t3881 uint64 = t3862 | t3863
+		var t3890 uint64 = t3880 | t3881
+		var t3637 uint64 = (t2428 >> 56) & 0x1
+		var t3821, t3821_1, t3821_0 uint64 = 0, t3637, 0x0
+		if t3442 != 0 {
+			t3821 = t3821_1
+		} else {
+			t3821 = t3821_0
+		}
+		var t3638 uint64 = (t2428 >> 57) & 0x1
+		var t3823, t3823_1, t3823_0 uint64 = 0, t3638, 0x0
+		if t3460 != 0 {
+			t3823 = t3823_1
+		} else {
+			t3823 = t3823_0
+		}
+		var t3864 uint64 = t3821 | t3823
+		var t3639 uint64 = (t2428 >> 58) & 0x1
+		var t3825, t3825_1, t3825_0 uint64 = 0, t3639, 0x0
+		if t3478 != 0 {
+			t3825 = t3825_1
+		} else {
+			t3825 = t3825_0
+		}
+		var t3640 uint64 = (t2428 >> 59) & 0x1
+		var t3827, t3827_1, t3827_0 uint64 = 0, t3640, 0x0
+		if t3496 != 0 {
+			t3827 = t3827_1
+		} else {
+			t3827 = t3827_0
+		}
+		var t3865 uint64 = t3825 | t3827
+		var t3882 uint64 = t3864 | t3865
+		var t3641 uint64 = (t2428 >> 60) & 0x1
+		var t3829, t3829_1, t3829_0 uint64 = 0, t3641, 0x0
+		if t3514 != 0 {
+			t3829 = t3829_1
+		} else {
+			t3829 = t3829_0
+		}
+		var t3642 uint64 = (t2428 >> 61) & 0x1
+		var t3831, t3831_1, t3831_0 uint64 = 0, t3642, 0x0
+		if t3532 != 0 {
+			t3831 = t3831_1
+		} else {
+			t3831 = t3831_0
+		}
+		var t3866 uint64 = t3829 | t3831
+		var t3643 uint64 = (t2428 >> 62) & 0x1
+		var t3833, t3833_1, t3833_0 uint64 = 0, t3643, 0x0
+		if t3550 != 0 {
+			t3833 = t3833_1
+		} else {
+			t3833 = t3833_0
+		}
+		var t3644 uint64 = (t2428 >> 63) & 0x1
+		var t3835, t3835_1, t3835_0 uint64 = 0, t3644, 0x0
+		if t3568 != 0 {
+			t3835 = t3835_1
+		} else {
+			t3835 = t3835_0
+		}
+		var t3867 uint64 = t3833 | t3835
+		var t3883 uint64 = t3866 | t3867
+		var t3891 uint64 = t3882 | t3883
+		var t3895 uint64 = t3890 | t3891
+		var t3897 uint64 = t3894 | t3895
+		var t3898 uint64 = t3896 | t3897
+		var t5449, t5449_1, t5449_0 uint64 = 0, t5442, t3898
+		if v[867] != 0 {
+			t5449 = t5449_1
+		} else {
+			t5449 = t5449_0
+		}
+		v[5492] = t5449
+		var t5444 uint64 = (v[871] >> 48) & 0xff
+		var t4282, t4282_1, t4282_0 uint64 = 0, 0x0, 0x0
+		if t2434 != 0 {
+			t4282 = t4282_1
+		} else {
+			t4282 = t4282_0
+		}
+		var t4284, t4284_1, t4284_0 uint64 = 0, 0x0, 0x0
+		if t2452 != 0 {
+			t4284 = t4284_1
+		} else {
+			t4284 = t4284_0
+		}
+		var t4409 uint64 = t4282 | t4284
+		var t4286, t4286_1, t4286_0 uint64 = 0, 0x0, 0x0
+		if t2470 != 0 {
+			t4286 = t4286_1
+		} else {
+			t4286 = t4286_0
+		}
+		var t4288, t4288_1, t4288_0 uint64 = 0, 0x1, 0x0
+		if t2488 != 0 {
+			t4288 = t4288_1
+		} else {
+			t4288 = t4288_0
+		}
+		var t4410 uint64 = t4286 | t4288
+		var t4441 uint64 = t4409 | t4410
+		var t4290, t4290_1, t4290_0 uint64 = 0, 0x2, 0x0
+		if t2506 != 0 {
+			t4290 = t4290_1
+		} else {
+			t4290 = t4290_0
+		}
+		var t4292, t4292_1, t4292_0 uint64 = 0, 0x3, 0x0
+		if t2524 != 0 {
+			t4292 = t4292_1
+		} else {
+			t4292 = t4292_0
+		}
+		var t4411 uint64 = t4290 | t4292
+		var t4294, t4294_1, t4294_0 uint64 = 0, 0x0, 0x0
+		if t2542 != 0 {
+			t4294 = t4294_1
+		} else {
+			t4294 = t4294_0
+		}
+		var t4296, t4296_1, t4296_0 uint64 = 0, 0x0, 0x0
+		if t2560 != 0 {
+			t4296 = t4296_1
+		} else {
+			t4296 = t4296_0
+		}
+		var t4412 uint64 = t4294 | t4296
+		var t4442 uint64 = t4411 | t4412
+		var t4457 uint64 = t4441 | t4442
+		var t4298, t4298_1, t4298_0 uint64 = 0, 0x0, 0x0
+		if t2578 != 0 {
+			t4298 = t4298_1
+		} else {
+			t4298 = t4298_0
+		}
+		var t4300, t4300_1, t4300_0 uint64 = 0, 0x0, 0x0
+		if t2596 != 0 {
+			t4300 = t4300_1
+		} else {
+			t4300 = t4300_0
+		}
+		var t4413 uint64 = t4298 | t4300
+		var t4302, t4302_1, t4302_0 uint64 = 0, 0x0, 0x0
+		if t2614 != 0 {
+			t4302 = t4302_1
+		} else {
+			t4302 = t4302_0
+		}
+		var t4304, t4304_1, t4304_0 uint64 = 0, 0x1, 0x0
+		if t2632 != 0 {
+			t4304 = t4304_1
+		} else {
+			t4304 = t4304_0
+		}
+		var t4414 uint64 = t4302 | t4304
+		var t4443 uint64 = t4413 | t4414
+		var t4306, t4306_1, t4306_0 uint64 = 0, 0x2, 0x0
+		if t2650 != 0 {
+			t4306 = t4306_1
+		} else {
+			t4306 = t4306_0
+		}
+		var t4308, t4308_1, t4308_0 uint64 = 0, 0x3, 0x0
+		if t2668 != 0 {
+			t4308 = t4308_1
+		} else {
+			t4308 = t4308_0
+		}
+		var t4415 uint64 = t4306 | t4308
+		var t4310, t4310_1, t4310_0 uint64 = 0, 0x0, 0x0
+		if t2686 != 0 {
+			t4310 = t4310_1
+		} else {
+			t4310 = t4310_0
+		}
+		var t4312, t4312_1, t4312_0 uint64 = 0, 0x0, 0x0
+		if t2704 != 0 {
+			t4312 = t4312_1
+		} else {
+			t4312 = t4312_0
+		}
+		var t4416 uint64 = t4310 | t4312
+		var t4444 uint64 = t4415 | t4416
+		var t4458 uint64 = t4443 | t4444
+		var t4465 uint64 = t4457 | t4458
+		var t4314, t4314_1, t4314_0 uint64 = 0, 0x0, 0x0
+		if t2722 != 0 {
+			t4314 = t4314_1
+		} else {
+			t4314 = t4314_0
+		}
+		var t4316, t4316_1, t4316_0 uint64 = 0, 0x0, 0x0
+		if t2740 != 0 {
+			t4316 = t4316_1
+		} else {
+			t4316 = t4316_0
+		}
+		var t4417 uint64 = t4314 | t4316
+		var t4318, t4318_1, t4318_0 uint64 = 0, 0x0, 0x0
+		if t2758 != 0 {
+			t4318 = t4318_1
+		} else {
+			t4318 = t4318_0
+		}
+		var t4320, t4320_1, t4320_0 uint64 = 0, 0x1, 0x0
+		if t2776 != 0 {
+			t4320 = t4320_1
+		} else {
+			t4320 = t4320_0
+		}
+		var t4418 uint64 = t4318 | t4320
+		var t4445 uint64 = t4417 | t4418
+		var t4322, t4322_1, t4322_0 uint64 = 0, 0x2, 0x0
+		if t2794 != 0 {
+			t4322 = t4322_1
+		} else {
+			t4322 = t4322_0
+		}
+		var t4324, t4324_1, t4324_0 uint64 = 0, 0x3, 0x0
+		if t2812 != 0 {
+			t4324 = t4324_1
+		} else {
+			t4324 = t4324_0
+		}
+		var t4419 uint64 = t4322 | t4324
+		var t4326, t4326_1, t4326_0 uint64 = 0, 0x0, 0x0
+		if t2830 != 0 {
+			t4326 = t4326_1
+		} else {
+			t4326 = t4326_0
+		}
+		var t4328, t4328_1, t4328_0 uint64 = 0, 0x0, 0x0
+		if t2848 != 0 {
+			t4328 = t4328_1
+		} else {
+			t4328 = t4328_0
+		}
+		var t4420 uint64 = t4326 | t4328
+		var t4446 uint64 = t4419 | t4420
+		var t4459 uint64 = t4445 | t4446
+		var t4330, t4330_1, t4330_0 uint64 = 0, 0x0, 0x0
+		if t2866 != 0 {
+			t4330 = t4330_1
+		} else {
+			t4330 = t4330_0
+		}
+		var t4332, t4332_1, t4332_0 uint64 = 0, 0x0, 0x0
+		if t2884 != 0 {
+			t4332 = t4332_1
+		} else {
+			t4332 = t4332_0
+		}
+		var t4421 uint64 = t4330 | t4332
+		var t4334, t4334_1, t4334_0 uint64 = 0, 0x0, 0x0
+		if t2902 != 0 {
+			t4334 = t4334_1
+		} else {
+			t4334 = t4334_0
+		}
+		var t4336, t4336_1, t4336_0 uint64 = 0, 0x1, 0x0
+		if t2920 != 0 {
+			t4336 = t4336_1
+		} else {
+			t4336 = t4336_0
+		}
+		var t4422 uint64 = t4334 | t4336
+		var t4447 uint64 = t4421 | t4422
+		var t4338, t4338_1, t4338_0 uint64 = 0, 0x2, 0x0
+		if t2938 != 0 {
+			t4338 = t4338_1
+		} else {
+			t4338 = t4338_0
+		}
+		var t4340, t4340_1, t4340_0 uint64 = 0, 0x3, 0x0
+		if t2956 != 0 {
+			t4340 = t4340_1
+		} else {
+			t4340 = t4340_0
+		}
+		var t4423 uint64 = t4338 | t4340
+		var t4342, t4342_1, t4342_0 uint64 = 0, 0x0, 0x0
+		if t2974 != 0 {
+			t4342 = t4342_1
+		} else {
+			t4342 = t4342_0
+		}
+		var t4344, t4344_1, t4344_0 uint64 = 0, 0x0, 0x0
+		if t2992 != 0 {
+			t4344 = t4344_1
+		} else {
+			t4344 = t4344_0
+		}
+		var t4424 uint64 = t4342 | t4344
+		var t4448 uint64 = t4423 | t4424
+		var t4460 uint64 = t4447 | t4448
+		var t4466 uint64 = t4459 | t4460
+		var t4469 uint64 = t4465 | t4466
+		var t4346, t4346_1, t4346_0 uint64 = 0, 0x0, 0x0
+		if t3010 != 0 {
+			t4346 = t4346_1
+		} else {
+			t4346 = t4346_0
+		}
+		var t4348, t4348_1, t4348_0 uint64 = 0, 0x0, 0x0
+		if t3028 != 0 {
+			t4348 = t4348_1
+		} else {
+			t4348 = t4348_0
+		}
+		var t4425 uint64 = t4346 | t4348
+		var t4350, t4350_1, t4350_0 uint64 = 0, 0x0, 0x0
+		if t3046 != 0 {
+			t4350 = t4350_1
+		} else {
+			t4350 = t4350_0
+		}
+		var t4352, t4352_1, t4352_0 uint64 = 0, 0x1, 0x0
+		if t3064 != 0 {
+			t4352 = t4352_1
+		} else {
+			t4352 = t4352_0
+		}
+		var t4426 uint64 = t4350 | t4352
+		var t4449 uint64 = t4425 | t4426
+		var t4354, t4354_1, t4354_0 uint64 = 0, 0x2, 0x0
+		if t3082 != 0 {
+			t4354 = t4354_1
+		} else {
+			t4354 = t4354_0
+		}
+		var t4356, t4356_1, t4356_0 uint64 = 0, 0x3, 0x0
+		if t3100 != 0 {
+			t4356 = t4356_1
+		} else {
+			t4356 = t4356_0
+		}
+		var t4427 uint64 = t4354 | t4356
+		var t4358, t4358_1, t4358_0 uint64 = 0, 0x0, 0x0
+		if t3118 != 0 {
+			t4358 = t4358_1
+		} else {
+			t4358 = t4358_0
+		}
+		var t4360, t4360_1, t4360_0 uint64 = 0, 0x0, 0x0
+		if t3136 != 0 {
+			t4360 = t4360_1
+		} else {
+			t4360 = t4360_0
+		}
+		var t4428 uint64 = t4358 | t4360
+		var t4450 uint64 = t4427 | t4428
+		var t4461 uint64 = t4449 | t4450
+		var t4362, t4362_1, t4362_0 uint64 = 0, 0x0, 0x0
+		if t3154 != 0 {
+			t4362 = t4362_1
+		} else {
+			t4362 = t4362_0
+		}
+		var t4364, t4364_1, t4364_0 uint64 = 0, 0x0, 0x0
+		if t3172 != 0 {
+			t4364 = t4364_1
+		} else {
+			t4364 = t4364_0
+		}
+		var t4429 uint64 = t4362 | t4364
+		var t4366, t4366_1, t4366_0 uint64 = 0, 0x0, 0x0
+		if t3190 != 0 {
+			t4366 = t4366_1
+		} else {
+			t4366 = t4366_0
+		}
+		var t4368, t4368_1, t4368_0 uint64 = 0, 0x1, 0x0
+		if t3208 != 0 {
+			t4368 = t4368_1
+		} else {
+			t4368 = t4368_0
+		}
+		var t4430 uint64 = t4366 | t4368
+		var t4451 uint64 = t4429 | t4430
+		var t4370, t4370_1, t4370_0 uint64 = 0, 0x2, 0x0
+		if t3226 != 0 {
+			t4370 = t4370_1
+		} else {
+			t4370 = t4370_0
+		}
+		var t4372, t4372_1, t4372_0 uint64 = 0, 0x3, 0x0
+		if t3244 != 0 {
+			t4372 = t4372_1
+		} else {
+			t4372 = t4372_0
+		}
+		var t4431 uint64 = t4370 | t4372
+		var t4374, t4374_1, t4374_0 uint64 = 0, 0x0, 0x0
+		if t3262 != 0 {
+			t4374 = t4374_1
+		} else {
+			t4374 = t4374_0
+		}
+		var t4376, t4376_1, t4376_0 uint64 = 0, 0x0, 0x0
+		if t3280 != 0 {
+			t4376 = t4376_1
+		} else {
+			t4376 = t4376_0
+		}
+		var t4432 uint64 = t4374 | t4376
+		var t4452 uint64 = t4431 | t4432
+		var t4462 uint64 = t4451 | t4452
+		var t4467 uint64 = t4461 | t4462
+		var t4378, t4378_1, t4378_0 uint64 = 0, 0x0, 0x0
+		if t3298 != 0 {
+			t4378 = t4378_1
+		} else {
+			t4378 = t4378_0
+		}
+		var t4380, t4380_1, t4380_0 uint64 = 0, 0x0, 0x0
+		if t3316 != 0 {
+			t4380 = t4380_1
+		} else {
+			t4380 = t4380_0
+		}
+		var t4433 uint64 = t4378 | t4380
+		var t4382, t4382_1, t4382_0 uint64 = 0, 0x0, 0x0
+		if t3334 != 0 {
+			t4382 = t4382_1
+		} else {
+			t4382 = t4382_0
+		}
+		var t4384, t4384_1, t4384_0 uint64 = 0, 0x1, 0x0
+		if t3352 != 0 {
+			t4384 = t4384_1
+		} else {
+			t4384 = t4384_0
+		}
+		var t4434 uint64 = t4382 | t4384
+		var t4453 uint64 = t4433 | t4434
+		var t4386, t4386_1, t4386_0 uint64 = 0, 0x2, 0x0
+		if t3370 != 0 {
+			t4386 = t4386_1
+		} else {
+			t4386 = t4386_0
+		}
+		var t4388, t4388_1, t4388_0 uint64 = 0, 0x3, 0x0
+		if t3388 != 0 {
+			t4388 = t4388_1
+		} else {
+			t4388 = t4388_0
+		}
+		var t4435 uint64 = t4386 | t4388
+		var t4390, t4390_1, t4390_0 uint64 = 0, 0x0, 0x0
+		if t3406 != 0 {
+			t4390 = t4390_1
+		} else {
+			t4390 = t4390_0
+		}
+		var t4392, t4392_1, t4392_0 uint64 = 0, 0x0, 0x0
+		if t3424 != 0 {
+			t4392 = t4392_1
+		} else {
+			t4392 = t4392_0
+		}
+		var t4436 uint64 = t4390 | t4392
+		var t4454 uint64 = t4435 | t4436
+		var t4463 uint64 = t4453 | t4454
+		var t4394, t4394_1, t4394_0 uint64 = 0, 0x0, 0x0
+		if t3442 != 0 {
+			t4394 = t4394_1
+		} else {
+			t4394 = t4394_0
+		}
+		var t4396, t4396_1, t4396_0 uint64 = 0, 0x0, 0x0
+		if t3460 != 0 {
+			t4396 = t4396_1
+		} else {
+			t4396 = t4396_0
+		}
+		var t4437 uint64 = t4394 | t4396
+		var t4398, t4398_1, t4398_0 uint64 = 0, 0x0, 0x0
+		if t3478 != 0 {
+			t4398 = t4398_1
+		} else {
+			t4398 = t4398_0
+		}
+		var t4400, t4400_1, t4400_0 uint64 = 0, 0x1, 0x0
+		if t3496 != 0 {
+			t4400 = t4400_1
+		} else {
+			t4400 = t4400_0
+		}
+		var t4438 uint64 = t4398 | t4400
+		var t4455 uint64 = t4437 | t4438
+		var t4402, t4402_1, t4402_0 uint64 = 0, 0x2, 0x0
+		if t3514 != 0 {
+			t4402 = t4402_1
+		} else {
+			t4402 = t4402_0
+		}
+		var t4404, t4404_1, t4404_0 uint64 = 0, 0x3, 0x0
+		if t3532 != 0 {
+			t4404 = t4404_1
+		} else {
+			t4404 = t4404_0
+		}
+		var t4439 uint64 = t4402 | t4404
+		var t4406, t4406_1, t4406_0 uint64 = 0, 0x0, 0x0
+		if t3550 != 0 {
+			t4406 = t4406_1
+		} else {
+			t4406 = t4406_0
+		}
+		var t4408, t4408_1, t4408_0 uint64 = 0, 0x0, 0x0
+		if t3568 != 0 {
+			t4408 = t4408_1
+		} else {
+			t4408 = t4408_0
+		}
+		var t4440 uint64 = t4406 | t4408
+		var t4456 uint64 = t4439 | t4440
+		var t4464 uint64 = t4455 | t4456
+		var t4468 uint64 = t4463 | t4464
+		var t4470 uint64 = t4467 | t4468
+		var t4471 uint64 = t4469 | t4470
+		var t5451, t5451_1, t5451_0 uint64 = 0, t5444, t4471
+		if v[867] != 0 {
+			t5451 = t5451_1
+		} else {
+			t5451 = t5451_0
+		}
+		var t4664, t4664_1, t4664_0 uint64 = 0, 0x1, 0x0
+		if t2434 != 0 {
+			t4664 = t4664_1
+		} else {
+			t4664 = t4664_0
+		}
+		var t4666, t4666_1, t4666_0 uint64 = 0, 0x0, 0x0
+		if t2452 != 0 {
+			t4666 = t4666_1
+		} else {
+			t4666 = t4666_0
+		}
+		var t4791 uint64 = t4664 | t4666
+		var t4668, t4668_1, t4668_0 uint64 = 0, 0x0, 0x0
+		if t2470 != 0 {
+			t4668 = t4668_1
+		} else {
+			t4668 = t4668_0
+		}
+		var t4670, t4670_1, t4670_0 uint64 = 0, 0x0, 0x0
+		if t2488 != 0 {
+			t4670 = t4670_1
+		} else {
+			t4670 = t4670_0
+		}
+		var t4792 uint64 = t4668 | t4670
+		var t4823 uint64 = t4791 | t4792
+		var t4672, t4672_1, t4672_0 uint64 = 0, 0x0, 0x0
+		if t2506 != 0 {
+			t4672 = t4672_1
+		} else {
+			t4672 = t4672_0
+		}
+		var t4674, t4674_1, t4674_0 uint64 = 0, 0x0, 0x0
+		if t2524 != 0 {
+			t4674 = t4674_1
+		} else {
+			t4674 = t4674_0
+		}
+		var t4793 uint64 = t4672 | t4674
+		var t4676, t4676_1, t4676_0 uint64 = 0, 0x0, 0x0
+		if t2542 != 0 {
+			t4676 = t4676_1
+		} else {
+			t4676 = t4676_0
+		}
+		var t4678, t4678_1, t4678_0 uint64 = 0, 0x0, 0x0
+		if t2560 != 0 {
+			t4678 = t4678_1
+		} else {
+			t4678 = t4678_0
+		}
+		var t4794 uint64 = t4676 | t4678
+		var t4824 uint64 = t4793 | t4794
+		var t4839 uint64 = t4823 | t4824
+		var t4680, t4680_1, t4680_0 uint64 = 0, 0x0, 0x0
+		if t2578 != 0 {
+			t4680 = t4680_1
+		} else {
+			t4680 = t4680_0
+		}
+		var t4682, t4682_1, t4682_0 uint64 = 0, 0x1, 0x0
+		if t2596 != 0 {
+			t4682 = t4682_1
+		} else {
+			t4682 = t4682_0
+		}
+		var t4795 uint64 = t4680 | t4682
+		var t4684, t4684_1, t4684_0 uint64 = 0, 0x0, 0x0
+		if t2614 != 0 {
+			t4684 = t4684_1
+		} else {
+			t4684 = t4684_0
+		}
+		var t4686, t4686_1, t4686_0 uint64 = 0, 0x0, 0x0
+		if t2632 != 0 {
+			t4686 = t4686_1
+		} else {
+			t4686 = t4686_0
+		}
+		var t4796 uint64 = t4684 | t4686
+		var t4825 uint64 = t4795 | t4796
+		var t4688, t4688_1, t4688_0 uint64 = 0, 0x0, 0x0
+		if t2650 != 0 {
+			t4688 = t4688_1
+		} else {
+			t4688 = t4688_0
+		}
+		var t4690, t4690_1, t4690_0 uint64 = 0, 0x0, 0x0
+		if t2668 != 0 {
+			t4690 = t4690_1
+		} else {
+			t4690 = t4690_0
+		}
+		var t4797 uint64 = t4688 | t4690
+		var t4692, t4692_1, t4692_0 uint64 = 0, 0x0, 0x0
+		if t2686 != 0 {
+			t4692 = t4692_1
+		} else {
+			t4692 = t4692_0
+		}
+		var t4694, t4694_1, t4694_0 uint64 = 0, 0x0, 0x0
+		if t2704 != 0 {
+			t4694 = t4694_1
+		} else {
+			t4694 = t4694_0
+		}
+		var t4798 uint64 = t4692 | t4694
+		var t4826 uint64 = t4797 | t4798
+		var t4840 uint64 = t4825 | t4826
+		var t4847 uint64 = t4839 | t4840
+		var t4696, t4696_1, t4696_0 uint64 = 0, 0x1, 0x0
+		if t2722 != 0 {
+			t4696 = t4696_1
+		} else {
+			t4696 = t4696_0
+		}
+		var t4698, t4698_1, t4698_0 uint64 = 0, 0x0, 0x0
+		if t2740 != 0 {
+			t4698 = t4698_1
+		} else {
+			t4698 = t4698_0
+		}
+		var t4799 uint64 = t4696 | t4698
+		var t4700, t4700_1, t4700_0 uint64 = 0, 0x0, 0x0
+		if t2758 != 0 {
+			t4700 = t4700_1
+		} else {
+			t4700 = t4700_0
+		}
+		var t4702, t4702_1, t4702_0 uint64 = 0, 0x0, 0x0
+		if t2776 != 0 {
+			t4702 = t4702_1
+		} else {
+			t4702 = t4702_0
+		}
+		var t4800 uint64 = t4700 | t4702
+		var t4827 uint64 = t4799 | t4800
+		var t4704, t4704_1, t4704_0 uint64 = 0, 0x0, 0x0
+		if t2794 != 0 {
+			t4704 = t4704_1
+		} else {
+			t4704 = t4704_0
+		}
+		var t4706, t4706_1, t4706_0 uint64 = 0, 0x0, 0x0
+		if t2812 != 0 {
+			t4706 = t4706_1
+		} else {
+			t4706 = t4706_0
+		}
+		var t4801 uint64 = t4704 | t4706
+		var t4708, t4708_1, t4708_0 uint64 = 0, 0x0, 0x0
+		if t2830 != 0 {
+			t4708 = t4708_1
+		} else {
+			t4708 = t4708_0
+		}
+		var t4710, t4710_1, t4710_0 uint64 = 0, 0x0, 0x0
+		if t2848 != 0 {
+			t4710 = t4710_1
+		} else {
+			t4710 = t4710_0
+		}
+		var t4802 uint64 = t4708 | t4710
+		var t4828 uint64 = t4801 | t4802
+		var t4841 uint64 = t4827 | t4828
+		var t4712, t4712_1, t4712_0 uint64 = 0, 0x0, 0x0
+		if t2866 != 0 {
+			t4712 = t4712_1
+		} else {
+			t4712 = t4712_0
+		}
+		var t4714, t4714_1, t4714_0 uint64 = 0, 0x1, 0x0
+		if t2884 != 0 {
+			t4714 = t4714_1
+		} else {
+			t4714 = t4714_0
+		}
+		var t4803 uint64 = t4712 | t4714
+		var t4716, t4716_1, t4716_0 uint64 = 0, 0x0, 0x0
+		if t2902 != 0 {
+			t4716 = t4716_1
+		} else {
+			t4716 = t4716_0
+		}
+		var t4718, t4718_1, t4718_0 uint64 = 0, 0x0, 0x0
+		if t2920 != 0 {
+			t4718 = t4718_1
+		} else {
+			t4718 = t4718_0
+		}
+		var t4804 uint64 = t4716 | t4718
+		var t4829 uint64 = t4803 | t4804
+		var t4720, t4720_1, t4720_0 uint64 = 0, 0x0, 0x0
+		if t2938 != 0 {
+			t4720 = t4720_1
+		} else {
+			t4720 = t4720_0
+		}
+		var t4722, t4722_1, t4722_0 uint64 = 0, 0x0, 0x0
+		if t2956 != 0 {
+			t4722 = t4722_1
+		} else {
+			t4722 = t4722_0
+		}
+		var t4805 uint64 = t4720 | t4722
+		var t4724, t4724_1, t4724_0 uint64 = 0, 0x0, 0x0
+		if t2974 != 0 {
+			t4724 = t4724_1
+		} else {
+			t4724 = t4724_0
+		}
+		var t4726, t4726_1, t4726_0 uint64 = 0, 0x0, 0x0
+		if t2992 != 0 {
+			t4726 = t4726_1
+		} else {
+			t4726 = t4726_0
+		}
+		var t4806 uint64 = t4724 | t4726
+		var t4830 uint64 = t4805 | t4806
+		var t4842 uint64 = t4829 | t4830
+		var t4848 uint64 = t4841 | t4842
+		var t4851 uint64 = t4847 | t4848
+		var t4728, t4728_1, t4728_0 uint64 = 0, 0x1, 0x0
+		if t3010 != 0 {
+			t4728 = t4728_1
+		} else {
+			t4728 = t4728_0
+		}
+		var t4730, t4730_1, t4730_0 uint64 = 0, 0x0, 0x0
+		if t3028 != 0 {
+			t4730 = t4730_1
+		} else {
+			t4730 = t4730_0
+		}
+		var t4807 uint64 = t4728 | t4730
+		var t4732, t4732_1, t4732_0 uint64 = 0, 0x0, 0x0
+		if t3046 != 0 {
+			t4732 = t4732_1
+		} else {
+			t4732 = t4732_0
+		}
+		var t4734, t4734_1, t4734_0 uint64 = 0, 0x0, 0x0
+		if t3064 != 0 {
+			t4734 = t4734_1
+		} else {
+			t4734 = t4734_0
+		}
+		var t4808 uint64 = t4732 | t4734
+		var t4831 uint64 = t4807 | t4808
+		var t4736, t4736_1, t4736_0 uint64 = 0, 0x0, 0x0
+		if t3082 != 0 {
+			t4736 = t4736_1
+		} else {
+			t4736 = t4736_0
+		}
+		var t4738, t4738_1, t4738_0 uint64 = 0, 0x0, 0x0
+		if t3100 != 0 {
+			t4738 = t4738_1
+		} else {
+			t4738 = t4738_0
+		}
+		var t4809 uint64 = t4736 | t4738
+		var t4740, t4740_1, t4740_0 uint64 = 0, 0x0, 0x0
+		if t3118 != 0 {
+			t4740 = t4740_1
+		} else {
+			t4740 = t4740_0
+		}
+		var t4742, t4742_1, t4742_0 uint64 = 0, 0x0, 0x0
+		if t3136 != 0 {
+			t4742 = t4742_1
+		} else {
+			t4742 = t4742_0
+		}
+		var t4810 uint64 = t4740 | t4742
+		var t4832 uint64 = t4809 | t4810
+		var t4843 uint64 = t4831 | t4832
+		var t4744, t4744_1, t4744_0 uint64 = 0, 0x0, 0x0
+		if t3154 != 0 {
+			t4744 = t4744_1
+		} else {
+			t4744 = t4744_0
+		}
+		var t4746, t4746_1, t4746_0 uint64 = 0, 0x1, 0x0
+		if t3172 != 0 {
+			t4746 = t4746_1
+		} else {
+			t4746 = t4746_0
+		}
+		var t4811 uint64 = t4744 | t4746
+		var t4748, t4748_1, t4748_0 uint64 = 0, 0x0, 0x0
+		if t3190 != 0 {
+			t4748 = t4748_1
+		} else {
+			t4748 = t4748_0
+		}
+		var t4750, t4750_1, t4750_0 uint64 = 0, 0x0, 0x0
+		if t3208 != 0 {
+			t4750 = t4750_1
+		} else {
+			t4750 = t4750_0
+		}
+		var t4812 uint64 = t4748 | t4750
+		var t4833 uint64 = t4811 | t4812
+		var t4752, t4752_1, t4752_0 uint64 = 0, 0x0, 0x0
+		if t3226 != 0 {
+			t4752 = t4752_1
+		} else {
+			t4752 = t4752_0
+		}
+		var t4754, t4754_1, t4754_0 uint64 = 0, 0x0, 0x0
+		if t3244 != 0 {
+			t4754 = t4754_1
+		} else {
+			t4754 = t4754_0
+		}
+		var t4813 uint64 = t4752 | t4754
+		var t4756, t4756_1, t4756_0 uint64 = 0, 0x0, 0x0
+		if t3262 != 0 {
+			t4756 = t4756_1
+		} else {
+			t4756 = t4756_0
+		}
+		var t4758, t4758_1, t4758_0 uint64 = 0, 0x0, 0x0
+		if t3280 != 0 {
+			t4758 = t4758_1
+		} else {
+			t4758 = t4758_0
+		}
+		var t4814 uint64 = t4756 | t4758
+		var t4834 uint64 = t4813 | t4814
+		var t4844 uint64 = t4833 | t4834
+		var t4849 uint64 = t4843 | t4844
+		var t4760, t4760_1, t4760_0 uint64 = 0, 0x1, 0x0
+		if t3298 != 0 {
+			t4760 = t4760_1
+		} else {
+			t4760 = t4760_0
+		}
+		var t4762, t4762_1, t4762_0 uint64 = 0, 0x0, 0x0
+		if t3316 != 0 {
+			t4762 = t4762_1
+		} else {
+			t4762 = t4762_0
+		}
+		var t4815 uint64 = t4760 | t4762
+		var t4764, t4764_1, t4764_0 uint64 = 0, 0x0, 0x0
+		if t3334 != 0 {
+			t4764 = t4764_1
+		} else {
+			t4764 = t4764_0
+		}
+		var t4766, t4766_1, t4766_0 uint64 = 0, 0x0, 0x0
+		if t3352 != 0 {
+			t4766 = t4766_1
+		} else {
+			t4766 = t4766_0
+		}
+		var t4816 uint64 = t4764 | t4766
+		var t4835 uint64 = t4815 | t4816
+		var t4768, t4768_1, t4768_0 uint64 = 0, 0x0, 0x0
+		if t3370 != 0 {
+			t4768 = t4768_1
+		} else {
+			t4768 = t4768_0
+		}
+		var t4770, t4770_1, t4770_0 uint64 = 0, 0x0, 0x0
+		if t3388 != 0 {
+			t4770 = t4770_1
+		} else {
+			t4770 = t4770_0
+		}
+		var t4817 uint64 = t4768 | t4770
+		var t4772, t4772_1, t4772_0 uint64 = 0, 0x0, 0x0
+		if t3406 != 0 {
+			t4772 = t4772_1
+		} else {
+			t4772 = t4772_0
+		}
+		var t4774, t4774_1, t4774_0 uint64 = 0, 0x0, 0x0
+		if t3424 != 0 {
+			t4774 = t4774_1
+		} else {
+			t4774 = t4774_0
+		}
+		var t4818 uint64 = t4772 | t4774
+		var t4836 uint64 = t4817 | t4818
+		var t4845 uint64 = t4835 | t4836
+		var t4776, t4776_1, t4776_0 uint64 = 0, 0x0, 0x0
+		if t3442 != 0 {
+			t4776 = t4776_1
+		} else {
+			t4776 = t4776_0
+		}
+		var t4778, t4778_1, t4778_0 uint64 = 0, 0x1, 0x0
+		if t3460 != 0 {
+			t4778 = t4778_1
+		} else {
+			t4778 = t4778_0
+		}
+		var t4819 uint64 = t4776 | t4778
+		var t4780, t4780_1, t4780_0 uint64 = 0, 0x0, 0x0
+		if t3478 != 0 {
+			t4780 = t4780_1
+		} else {
+			t4780 = t4780_0
+		}
+		var t4782, t4782_1, t4782_0 uint64 = 0, 0x0, 0x0
+		if t3496 != 0 {
+			t4782 = t4782_1
+		} else {
+			t4782 = t4782_0
+		}
+		var t4820 uint64 = t4780 | t4782
+		var t4837 uint64 = t4819 | t4820
+		var t4784, t4784_1, t4784_0 uint64 = 0, 0x0, 0x0
+		if t3514 != 0 {
+			t4784 = t4784_1
+		} else {
+			t4784 = t4784_0
+		}
+		var t4786, t4786_1, t4786_0 uint64 = 0, 0x0, 0x0
+		if t3532 != 0 {
+			t4786 = t4786_1
+		} else {
+			t4786 = t4786_0
+		}
+		var t4821 uint64 = t4784 | t4786
+		var t4788, t4788_1, t4788_0 uint64 = 0, 0x0, 0x0
+		if t3550 != 0 {
+			t4788 = t4788_1
+		} else {
+			t4788 = t4788_0
+		}
+		var t4790, t4790_1, t4790_0 uint64 = 0, 0x0, 0x0
+		if t3568 != 0 {
+			t4790 = t4790_1
+		} else {
+			t4790 = t4790_0
+		}
+		var t4822 uint64 = t4788 | t4790
+		var t4838 uint64 = t4821 | t4822
+		var t4846 uint64 = t4837 | t4838
+		var t4850 uint64 = t4845 | t4846
+		var t4852 uint64 = t4849 | t4850
+		var t4853 uint64 = t4851 | t4852
+		var t4855, t4855_1, t4855_0 uint64 = 0, 0x0, 0x0
+		if t2434 != 0 {
+			t4855 = t4855_1
+		} else {
+			t4855 = t4855_0
+		}
+		var t4857, t4857_1, t4857_0 uint64 = 0, 0x0, 0x0
+		if t2452 != 0 {
+			t4857 = t4857_1
+		} else {
+			t4857 = t4857_0
+		}
+		var t4982 uint64 = t4855 | t4857
+		var t4859, t4859_1, t4859_0 uint64 = 0, 0x0, 0x0
+		if t2470 != 0 {
+			t4859 = t4859_1
+		} else {
+			t4859 = t4859_0
+		}
+		var t4861, t4861_1, t4861_0 uint64 = 0, 0x0, 0x0
+		if t2488 != 0 {
+			t4861 = t4861_1
+		} else {
+			t4861 = t4861_0
+		}
+		var t4983 uint64 = t4859 | t4861
+		var t5014 uint64 = t4982 | t4983
+		var t4863, t4863_1, t4863_0 uint64 = 0, 0x0, 0x0
+		if t2506 != 0 {
+			t4863 = t4863_1
+		} else {
+			t4863 = t4863_0
+		}
+		var t4865, t4865_1, t4865_0 uint64 = 0, 0x0, 0x0
+		if t2524 != 0 {
+			t4865 = t4865_1
+		} else {
+			t4865 = t4865_0
+		}
+		var t4984 uint64 = t4863 | t4865
+		var t4867, t4867_1, t4867_0 uint64 = 0, 0x0, 0x0
+		if t2542 != 0 {
+			t4867 = t4867_1
+		} else {
+			t4867 = t4867_0
+		}
+		var t4869, t4869_1, t4869_0 uint64 = 0, 0x0, 0x0
+		if t2560 != 0 {
+			t4869 = t4869_1
+		} else {
+			t4869 = t4869_0
+		}
+		var t4985 uint64 = t4867 | t4869
+		var t5015 uint64 = t4984 | t4985
+		var t5030 uint64 = t5014 | t5015
+		var t4871, t4871_1, t4871_0 uint64 = 0, 0x0, 0x0
+		if t2578 != 0 {
+			t4871 = t4871_1
+		} else {
+			t4871 = t4871_0
+		}
+		var t4873, t4873_1, t4873_0 uint64 = 0, 0x1, 0x0
+		if t2596 != 0 {
+			t4873 = t4873_1
+		} else {
+			t4873 = t4873_0
+		}
+		var t4986 uint64 = t4871 | t4873
+		var t4875, t4875_1, t4875_0 uint64 = 0, 0x0, 0x0
+		if t2614 != 0 {
+			t4875 = t4875_1
+		} else {
+			t4875 = t4875_0
+		}
+		var t4877, t4877_1, t4877_0 uint64 = 0, 0x0, 0x0
+		if t2632 != 0 {
+			t4877 = t4877_1
+		} else {
+			t4877 = t4877_0
+		}
+		var t4987 uint64 = t4875 | t4877
+		var t5016 uint64 = t4986 | t4987
+		var t4879, t4879_1, t4879_0 uint64 = 0, 0x0, 0x0
+		if t2650 != 0 {
+			t4879 = t4879_1
+		} else {
+			t4879 = t4879_0
+		}
+		var t4881, t4881_1, t4881_0 uint64 = 0, 0x0, 0x0
+		if t2668 != 0 {
+			t4881 = t4881_1
+		} else {
+			t4881 = t4881_0
+		}
+		var t4988 uint64 = t4879 | t4881
+		var t4883, t4883_1, t4883_0 uint64 = 0, 0x0, 0x0
+		if t2686 != 0 {
+			t4883 = t4883_1
+		} else {
+			t4883 = t4883_0
+		}
+		var t4885, t4885_1, t4885_0 uint64 = 0, 0x0, 0x0
+		if t2704 != 0 {
+			t4885 = t4885_1
+		} else {
+			t4885 = t4885_0
+		}
+		var t4989 uint64 = t4883 | t4885
+		var t5017 uint64 = t4988 | t4989
+		var t5031 uint64 = t5016 | t5017
+		var t5038 uint64 = t5030 | t5031
+		var t4887, t4887_1, t4887_0 uint64 = 0, 0x0, 0x0
+		if t2722 != 0 {
+			t4887 = t4887_1
+		} else {
+			t4887 = t4887_0
+		}
+		var t4889, t4889_1, t4889_0 uint64 = 0, 0x0, 0x0
+		if t2740 != 0 {
+			t4889 = t4889_1
+		} else {
+			t4889 = t4889_0
+		}
+		var t4990 uint64 = t4887 | t4889
+		var t4891, t4891_1, t4891_0 uint64 = 0, 0x0, 0x0
+		if t2758 != 0 {
+			t4891 = t4891_1
+		} else {
+			t4891 = t4891_0
+		}
+		var t4893, t4893_1, t4893_0 uint64 = 0, 0x0, 0x0
+		if t2776 != 0 {
+			t4893 = t4893_1
+		} else {
+			t4893 = t4893_0
+		}
+		var t4991 uint64 = t4891 | t4893
+		var t5018 uint64 = t4990 | t4991
+		var t4895, t4895_1, t4895_0 uint64 = 0, 0x0, 0x0
+		if t2794 != 0 {
+			t4895 = t4895_1
+		} else {
+			t4895 = t4895_0
+		}
+		var t4897, t4897_1, t4897_0 uint64 = 0, 0x0, 0x0
+		if t2812 != 0 {
+			t4897 = t4897_1
+		} else {
+			t4897 = t4897_0
+		}
+		var t4992 uint64 = t4895 | t4897
+		var t4899, t4899_1, t4899_0 uint64 = 0, 0x0, 0x0
+		if t2830 != 0 {
+			t4899 = t4899_1
+		} else {
+			t4899 = t4899_0
+		}
+		var t4901, t4901_1, t4901_0 uint64 = 0, 0x0, 0x0
+		if t2848 != 0 {
+			t4901 = t4901_1
+		} else {
+			t4901 = t4901_0
+		}
+		var t4993 uint64 = t4899 | t4901
+		var t5019 uint64 = t4992 | t4993
+		var t5032 uint64 = t5018 | t5019
+		var t4903, t4903_1, t4903_0 uint64 = 0, 0x0, 0x0
+		if t2866 != 0 {
+			t4903 = t4903_1
+		} else {
+			t4903 = t4903_0
+		}
+		var t4905, t4905_1, t4905_0 uint64 = 0, 0x1, 0x0
+		if t2884 != 0 {
+			t4905 = t4905_1
+		} else {
+			t4905 = t4905_0
+		}
+		var t4994 uint64 = t4903 | t4905
+		var t4907, t4907_1, t4907_0 uint64 = 0, 0x0, 0x0
+		if t2902 != 0 {
+			t4907 = t4907_1
+		} else {
+			t4907 = t4907_0
+		}
+		var t4909, t4909_1, t4909_0 uint64 = 0, 0x0, 0x0
+		if t2920 != 0 {
+			t4909 = t4909_1
+		} else {
+			t4909 = t4909_0
+		}
+		var t4995 uint64 = t4907 | t4909
+		var t5020 uint64 = t4994 | t4995
+		var t4911, t4911_1, t4911_0 uint64 = 0, 0x0, 0x0
+		if t2938 != 0 {
+			t4911 = t4911_1
+		} else {
+			t4911 = t4911_0
+		}
+		var t4913, t4913_1, t4913_0 uint64 = 0, 0x0, 0x0
+		if t2956 != 0 {
+			t4913 = t4913_1
+		} else {
+			t4913 = t4913_0
+		}
+		var t4996 uint64 = t4911 | t4913
+		var t4915, t4915_1, t4915_0 uint64 = 0, 0x0, 0x0
+		if t2974 != 0 {
+			t4915 = t4915_1
+		} else {
+			t4915 = t4915_0
+		}
+		var t4917, t4917_1, t4917_0 uint64 = 0, 0x0, 0x0
+		if t2992 != 0 {
+			t4917 = t4917_1
+		} else {
+			t4917 = t4917_0
+		}
+		var t4997 uint64 = t4915 | t4917
+		var t5021 uint64 = t4996 | t4997
+		var t5033 uint64 = t5020 | t5021
+		var t5039 uint64 = t5032 | t5033
+		var t5042 uint64 = t5038 | t5039
+		var t4919, t4919_1, t4919_0 uint64 = 0, 0x0, 0x0
+		if t3010 != 0 {
+			t4919 = t4919_1
+		} else {
+			t4919 = t4919_0
+		}
+		var t4921, t4921_1, t4921_0 uint64 = 0, 0x0, 0x0
+		if t3028 != 0 {
+			t4921 = t4921_1
+		} else {
+			t4921 = t4921_0
+		}
+		var t4998 uint64 = t4919 | t4921
+		var t4923, t4923_1, t4923_0 uint64 = 0, 0x0, 0x0
+		if t3046 != 0 {
+			t4923 = t4923_1
+		} else {
+			t4923 = t4923_0
+		}
+		var t4925, t4925_1, t4925_0 uint64 = 0, 0x0, 0x0
+		if t3064 != 0 {
+			t4925 = t4925_1
+		} else {
+			t4925 = t4925_0
+		}
+		var t4999 uint64 = t4923 | t4925
+		var t5022 uint64 = t4998 | t4999
+		var t4927, t4927_1, t4927_0 uint64 = 0, 0x0, 0x0
+		if t3082 != 0 {
+			t4927 = t4927_1
+		} else {
+			t4927 = t4927_0
+		}
+		var t4929, t4929_1, t4929_0 uint64 = 0, 0x0, 0x0
+		if t3100 != 0 {
+			t4929 = t4929_1
+		} else {
+			t4929 = t4929_0
+		}
+		var t5000 uint64 = t4927 | t4929
+		var t4931, t4931_1, t4931_0 uint64 = 0, 0x0, 0x0
+		if t3118 != 0 {
+			t4931 = t4931_1
+		} else {
+			t4931 = t4931_0
+		}
+		var t4933, t4933_1, t4933_0 uint64 = 0, 0x0, 0x0
+		if t3136 != 0 {
+			t4933 = t4933_1
+		} else {
+			t4933 = t4933_0
+		}
+		var t5001 uint64 = t4931 | t4933
+		var t5023 uint64 = t5000 | t5001
+		var t5034 uint64 = t5022 | t5023
+		var t4935, t4935_1, t4935_0 uint64 = 0, 0x0, 0x0
+		if t3154 != 0 {
+			t4935 = t4935_1
+		} else {
+			t4935 = t4935_0
+		}
+		var t4937, t4937_1, t4937_0 uint64 = 0, 0x1, 0x0
+		if t3172 != 0 {
+			t4937 = t4937_1
+		} else {
+			t4937 = t4937_0
+		}
+		var t5002 uint64 = t4935 | t4937
+		var t4939, t4939_1, t4939_0 uint64 = 0, 0x0, 0x0
+		if t3190 != 0 {
+			t4939 = t4939_1
+		} else {
+			t4939 = t4939_0
+		}
+		var t4941, t4941_1, t4941_0 uint64 = 0, 0x0, 0x0
+		if t3208 != 0 {
+			t4941 = t4941_1
+		} else {
+			t4941 = t4941_0
+		}
+		var t5003 uint64 = t4939 | t4941
+		var t5024 uint64 = t5002 | t5003
+		var t4943, t4943_1, t4943_0 uint64 = 0, 0x0, 0x0
+		if t3226 != 0 {
+			t4943 = t4943_1
+		} else {
+			t4943 = t4943_0
+		}
+		var t4945, t4945_1, t4945_0 uint64 = 0, 0x0, 0x0
+		if t3244 != 0 {
+			t4945 = t4945_1
+		} else {
+			t4945 = t4945_0
+		}
+		var t5004 uint64 = t4943 | t4945
+		var t4947, t4947_1, t4947_0 uint64 = 0, 0x0, 0x0
+		if t3262 != 0 {
+			t4947 = t4947_1
+		} else {
+			t4947 = t4947_0
+		}
+		var t4949, t4949_1, t4949_0 uint64 = 0, 0x0, 0x0
+		if t3280 != 0 {
+			t4949 = t4949_1
+		} else {
+			t4949 = t4949_0
+		}
+		var t5005 uint64 = t4947 | t4949
+		var t5025 uint64 = t5004 | t5005
+		var t5035 uint64 = t5024 | t5025
+		var t5040 uint64 = t5034 | t5035
+		var t4951, t4951_1, t4951_0 uint64 = 0, 0x0, 0x0
+		if t3298 != 0 {
+			t4951 = t4951_1
+		} else {
+			t4951 = t4951_0
+		}
+		var t4953, t4953_1, t4953_0 uint64 = 0, 0x0, 0x0
+		if t3316 != 0 {
+			t4953 = t4953_1
+		} else {
+			t4953 = t4953_0
+		}
+		var t5006 uint64 = t4951 | t4953
+		var t4955, t4955_1, t4955_0 uint64 = 0, 0x0, 0x0
+		if t3334 != 0 {
+			t4955 = t4955_1
+		} else {
+			t4955 = t4955_0
+		}
+		var t4957, t4957_1, t4957_0 uint64 = 0, 0x0, 0x0
+		if t3352 != 0 {
+			t4957 = t4957_1
+		} else {
+			t4957 = t4957_0
+		}
+		var t5007 uint64 = t4955 | t4957
+		var t5026 uint64 = t5006 | t5007
+		var t4959, t4959_1, t4959_0 uint64 = 0, 0x0, 0x0
+		if t3370 != 0 {
+			t4959 = t4959_1
+		} else {
+			t4959 = t4959_0
+		}
+		var t4961, t4961_1, t4961_0 uint64 = 0, 0x0, 0x0
+		if t3388 != 0 {
+			t4961 = t4961_1
+		} else {
+			t4961 = t4961_0
+		}
+		var t5008 uint64 = t4959 | t4961
+		var t4963, t4963_1, t4963_0 uint64 = 0, 0x0, 0x0
+		if t3406 != 0 {
+			t4963 = t4963_1
+		} else {
+			t4963 = t4963_0
+		}
+		var t4965, t4965_1, t4965_0 uint64 = 0, 0x0, 0x0
+		if t3424 != 0 {
+			t4965 = t4965_1
+		} else {
+			t4965 = t4965_0
+		}
+		var t5009 uint64 = t4963 | t4965
+		var t5027 uint64 = t5008 | t5009
+		var t5036 uint64 = t5026 | t5027
+		var t4967, t4967_1, t4967_0 uint64 = 0, 0x0, 0x0
+		if t3442 != 0 {
+			t4967 = t4967_1
+		} else {
+			t4967 = t4967_0
+		}
+		var t4969, t4969_1, t4969_0 uint64 = 0, 0x1, 0x0
+		if t3460 != 0 {
+			t4969 = t4969_1
+		} else {
+			t4969 = t4969_0
+		}
+		var t5010 uint64 = t4967 | t4969
+		var t4971, t4971_1, t4971_0 uint64 = 0, 0x0, 0x0
+		if t3478 != 0 {
+			t4971 = t4971_1
+		} else {
+			t4971 = t4971_0
+		}
+		var t4973, t4973_1, t4973_0 uint64 = 0, 0x0, 0x0
+		if t3496 != 0 {
+			t4973 = t4973_1
+		} else {
+			t4973 = t4973_0
+		}
+		var t5011 uint64 = t4971 | t4973
+		var t5028 uint64 = t5010 | t5011
+		var t4975, t4975_1, t4975_0 uint64 = 0, 0x0, 0x0
+		if t3514 != 0 {
+			t4975 = t4975_1
+		} else {
+			t4975 = t4975_0
+		}
+		var t4977, t4977_1, t4977_0 uint64 = 0, 0x0, 0x0
+		if t3532 != 0 {
+			t4977 = t4977_1
+		} else {
+			t4977 = t4977_0
+		}
+		var t5012 uint64 = t4975 | t4977
+		var t4979, t4979_1, t4979_0 uint64 = 0, 0x0, 0x0
+		if t3550 != 0 {
+			t4979 = t4979_1
+		} else {
+			t4979 = t4979_0
+		}
+		var t4981, t4981_1, t4981_0 uint64 = 0, 0x0, 0x0
+		if t3568 != 0 {
+			t4981 = t4981_1
+		} else {
+			t4981 = t4981_0
+		}
+		var t5013 uint64 = t4979 | t4981
+		var t5029 uint64 = t5012 | t5013
+		var t5037 uint64 = t5028 | t5029
+		var t5041 uint64 = t5036 | t5037
+		var t5043 uint64 = t5040 | t5041
+		var t5044 uint64 = t5042 | t5043
+		var t5441 uint64 = t4853 & t5044
+		var t5453 uint64 = (^v[867]) & 0x1
+		var t5454 uint64 = t5441 & t5453
+		v[5497] = t5454
+		var t5530 uint64 = v[5457] >> 16 & 0xffff
+		v[5456] = v[848]
+		v[5457] = v[849]
+		v[848] = v[165]
+		v[849] = v[166]
+		var t6496 uint64
+		if t5530 < 0x700 {
+			t6496 = 1
+		}
+		var t6497 uint64 = (^t6496) & 0x1
+		var t6499 uint64
+		if 0x7ff < t5530 {
+			t6499 = 1
+		}
+		var t6500 uint64 = (^t6499) & 0x1
+		var t6501 uint64 = t6497 & t6500
+		var t6502 uint64 = 0x0 | t6501
+		var t6359 uint64
+		if t5530 < 0x600 {
+			t6359 = 1
+		}
+		var t6360 uint64 = (^t6359) & 0x1
+		var t6362 uint64
+		if 0x6ff < t5530 {
+			t6362 = 1
+		}
+		var t6363 uint64 = (^t6362) & 0x1
+		var t6364 uint64 = t6360 & t6363
+		var t6365 uint64 = 0x0 | t6364
+		var t6222 uint64
+		if t5530 < 0x500 {
+			t6222 = 1
+		}
+		var t6223 uint64 = (^t6222) & 0x1
+		var t6225 uint64
+		if 0x5ff < t5530 {
+			t6225 = 1
+		}
+		var t6226 uint64 = (^t6225) & 0x1
+		var t6227 uint64 = t6223 & t6226
+		var t6228 uint64 = 0x0 | t6227
+		var t6085 uint64
+		if t5530 < 0x400 {
+			t6085 = 1
+		}
+		var t6086 uint64 = (^t6085) & 0x1
+		var t6088 uint64
+		if 0x4ff < t5530 {
+			t6088 = 1
+		}
+		var t6089 uint64 = (^t6088) & 0x1
+		var t6090 uint64 = t6086 & t6089
+		var t6091 uint64 = 0x0 | t6090
+		var t5948 uint64
+		if t5530 < 0x300 {
+			t5948 = 1
+		}
+		var t5949 uint64 = (^t5948) & 0x1
+		var t5951 uint64
+		if 0x3ff < t5530 {
+			t5951 = 1
+		}
+		var t5952 uint64 = (^t5951) & 0x1
+		var t5953 uint64 = t5949 & t5952
+		var t5954 uint64 = 0x0 | t5953
+		var t5811 uint64
+		if t5530 < 0x200 {
+			t5811 = 1
+		}
+		var t5812 uint64 = (^t5811) & 0x1
+		var t5814 uint64
+		if 0x2ff < t5530 {
+			t5814 = 1
+		}
+		var t5815 uint64 = (^t5814) & 0x1
+		var t5816 uint64 = t5812 & t5815
+		var t5817 uint64 = 0x0 | t5816
+		var t5674 uint64
+		if t5530 < 0x100 {
+			t5674 = 1
+		}
+		var t5675 uint64 = (^t5674) & 0x1
+		var t5677 uint64
+		if 0x1ff < t5530 {
+			t5677 = 1
+		}
+		var t5678 uint64 = (^t5677) & 0x1
+		var t5679 uint64 = t5675 & t5678
+		var t5680 uint64 = 0x0 | t5679
+		var t5537 uint64
+		if t5530 < 0x0 {
+			t5537 = 1
+		}
+		var t5538 uint64 = (^t5537) & 0x1
+		var t5540 uint64
+		if 0xff < t5530 {
+			t5540 = 1
+		}
+		var t5541 uint64 = (^t5540) & 0x1
+		var t5542 uint64 = t5538 & t5541
+		var t5543 uint64 = 0x0 | t5542
+		var t5665, t5665_1, t5665_0 uint64 = 0, 0x1, 0x0
+		if t5543 != 0 {
+			t5665 = t5665_1
+		} else {
+			t5665 = t5665_0
+		}
+		var t5802, t5802_1, t5802_0 uint64 = 0, 0x1, t5665
+		if t5680 != 0 {
+			t5802 = t5802_1
+		} else {
+			t5802 = t5802_0
+		}
+		var t5939, t5939_1, t5939_0 uint64 = 0, 0x1, t5802
+		if t5817 != 0 {
+			t5939 = t5939_1
+		} else {
+			t5939 = t5939_0
+		}
+		var t6076, t6076_1, t6076_0 uint64 = 0, 0x1, t5939
+		if t5954 != 0 {
+			t6076 = t6076_1
+		} else {
+			t6076 = t6076_0
+		}
+		var t6213, t6213_1, t6213_0 uint64 = 0, 0x1, t6076
+		if t6091 != 0 {
+			t6213 = t6213_1
+		} else {
+			t6213 = t6213_0
+		}
+		var t6350, t6350_1, t6350_0 uint64 = 0, 0x1, t6213
+		if t6228 != 0 {
+			t6350 = t6350_1
+		} else {
+			t6350 = t6350_0
+		}
+		var t6487, t6487_1, t6487_0 uint64 = 0, 0x1, t6350
+		if t6365 != 0 {
+			t6487 = t6487_1
+		} else {
+			t6487 = t6487_0
+		}
+		var t6624, t6624_1, t6624_0 uint64 = 0, 0x1, t6487
+		if t6502 != 0 {
+			t6624 = t6624_1
+		} else {
+			t6624 = t6624_0
+		}
+		var t6507 uint64 = 0x1 >> 0x0
+		var t6508 uint64 = (t6507) & 0x1
+		var t6370 uint64 = 0x1 >> 0x0
+		var t6371 uint64 = (t6370) & 0x1
+		var t6233 uint64 = 0x1 >> 0x0
+		var t6234 uint64 = (t6233) & 0x1
+		var t6096 uint64 = 0x1 >> 0x0
+		var t6097 uint64 = (t6096) & 0x1
+		var t5959 uint64 = 0x1 >> 0x0
+		var t5960 uint64 = (t5959) & 0x1
+		var t5822 uint64 = 0x1 >> 0x0
+		var t5823 uint64 = (t5822) & 0x1
+		var t5685 uint64 = 0x1 >> 0x0
+		var t5686 uint64 = (t5685) & 0x1
+		var t5548 uint64 = 0x1 >> 0x0
+		var t5549 uint64 = (t5548) & 0x1
+		var t5668, t5668_1, t5668_0 uint64 = 0, t5549, 0x0
+		if t5543 != 0 {
+			t5668 = t5668_1
+		} else {
+			t5668 = t5668_0
+		}
+		var t5805, t5805_1, t5805_0 uint64 = 0, t5686, t5668
+		if t5680 != 0 {
+			t5805 = t5805_1
+		} else {
+			t5805 = t5805_0
+		}
+		var t5942, t5942_1, t5942_0 uint64 = 0, t5823, t5805
+		if t5817 != 0 {
+			t5942 = t5942_1
+		} else {
+			t5942 = t5942_0
+		}
+		var t6079, t6079_1, t6079_0 uint64 = 0, t5960, t5942
+		if t5954 != 0 {
+			t6079 = t6079_1
+		} else {
+			t6079 = t6079_0
+		}
+		var t6216, t6216_1, t6216_0 uint64 = 0, t6097, t6079
+		if t6091 != 0 {
+			t6216 = t6216_1
+		} else {
+			t6216 = t6216_0
+		}
+		var t6353, t6353_1, t6353_0 uint64 = 0, t6234, t6216
+		if t6228 != 0 {
+			t6353 = t6353_1
+		} else {
+			t6353 = t6353_0
+		}
+		var t6490, t6490_1, t6490_0 uint64 = 0, t6371, t6353
+		if t6365 != 0 {
+			t6490 = t6490_1
+		} else {
+			t6490 = t6490_0
+		}
+		var t6627, t6627_1, t6627_0 uint64 = 0, t6508, t6490
+		if t6502 != 0 {
+			t6627 = t6627_1
+		} else {
+			t6627 = t6627_0
+		}
+		var t5506 uint64
+		if v[5493] == 0x1 {
+			t5506 = 1
+		}
+		var t5516, t5516_1, t5516_0 uint64 = 0, 0x0, 0x0
+		if t5506 != 0 {
+			t5516 = t5516_1
+		} else {
+			t5516 = t5516_0
+		}
+		var t5507 uint64
+		if v[5493] == 0x2 {
+			t5507 = 1
+		}
+		var t5518, t5518_1, t5518_0 uint64 = 0, 0x1, 0x0
+		if t5507 != 0 {
+			t5518 = t5518_1
+		} else {
+			t5518 = t5518_0
+		}
+		var t5523 uint64 = t5516 | t5518
+		var t5509 uint64
+		if v[5493] == 0x4 {
+			t5509 = 1
+		}
+		var t5520, t5520_1, t5520_0 uint64 = 0, 0x2, 0x0
+		if t5509 != 0 {
+			t5520 = t5520_1
+		} else {
+			t5520 = t5520_0
+		}
+		var t5511 uint64
+		if v[5493] == 0x3 {
+			t5511 = 1
+		}
+		var t5503 uint64 = (v[5494]) & 0x1f
+		v[5494] = t5451
+		var t5505 uint64 = (t5503 + 0x8) & 0x1f
+		var t5522, t5522_1, t5522_0 uint64 = 0, t5505, 0x0
+		if t5511 != 0 {
+			t5522 = t5522_1
+		} else {
+			t5522 = t5522_0
+		}
+		var t5524 uint64 = t5520 | t5522
+		var t5525 uint64 = t5523 | t5524
+		var t5527, t5527_1, t5527_0 uint64 = 0, 0x2, t5525
+		if v[5487] != 0 {
+			t5527 = t5527_1
+		} else {
+			t5527 = t5527_0
+		}
+		var t6504 uint64 = 0x307 >> t5527
+		var t6505 uint64 = (t6504) & 0x1
+		var t6367 uint64 = 0x307 >> t5527
+		var t6368 uint64 = (t6367) & 0x1
+		var t6230 uint64 = 0x307 >> t5527
+		var t6231 uint64 = (t6230) & 0x1
+		var t6093 uint64 = 0x307 >> t5527
+		var t6094 uint64 = (t6093) & 0x1
+		var t5956 uint64 = 0x307 >> t5527
+		var t5957 uint64 = (t5956) & 0x1
+		var t5819 uint64 = 0x307 >> t5527
+		var t5820 uint64 = (t5819) & 0x1
+		var t5682 uint64 = 0x307 >> t5527
+		var t5683 uint64 = (t5682) & 0x1
+		var t5545 uint64 = 0x307 >> t5527
+		var t5546 uint64 = (t5545) & 0x1
+		var t5669, t5669_1, t5669_0 uint64 = 0, t5546, 0x0
+		if t5543 != 0 {
+			t5669 = t5669_1
+		} else {
+			t5669 = t5669_0
+		}
+		var t5806, t5806_1, t5806_0 uint64 = 0, t5683, t5669
+		if t5680 != 0 {
+			t5806 = t5806_1
+		} else {
+			t5806 = t5806_0
+		}
+		var t5943, t5943_1, t5943_0 uint64 = 0, t5820, t5806
+		if t5817 != 0 {
+			t5943 = t5943_1
+		} else {
+			t5943 = t5943_0
+		}
+		var t6080, t6080_1, t6080_0 uint64 = 0, t5957, t5943
+		if t5954 != 0 {
+			t6080 = t6080_1
+		} else {
+			t6080 = t6080_0
+		}
+		var t6217, t6217_1, t6217_0 uint64 = 0, t6094, t6080
+		if t6091 != 0 {
+			t6217 = t6217_1
+		} else {
+			t6217 = t6217_0
+		}
+		var t6354, t6354_1, t6354_0 uint64 = 0, t6231, t6217
+		if t6228 != 0 {
+			t6354 = t6354_1
+		} else {
+			t6354 = t6354_0
+		}
+		var t6491, t6491_1, t6491_0 uint64 = 0, t6368, t6354
+		if t6365 != 0 {
+			t6491 = t6491_1
+		} else {
+			t6491 = t6491_0
+		}
+		var t6628, t6628_1, t6628_0 uint64 = 0, t6505, t6491
+		if t6502 != 0 {
+			t6628 = t6628_1
+		} else {
+			t6628 = t6628_0
+		}
+		var t5502, t5502_1, t5502_0 uint64 = 0, v[5485], v[5495]
+		if v[5487] != 0 {
+			t5502 = t5502_1
+		} else {
+			t5502 = t5502_0
+		}
+		v[5485] = v[863]
+		v[5487] = v[865]
+		v[865] = t375
+		var t6511 uint64
+		if t5502 < 0x3900000000 {
+			t6511 = 1
+		}
+		var t6512 uint64 = (^t6511) & 0x1
+		var t6513 uint64
+		if t5502 < 0x3910000000 {
+			t6513 = 1
+		}
+		var t6514 uint64 = t6512 & t6513
+		var t6516 uint64 = 0x3910000000 - 0x1
+		var t6517 uint64 = t6516 - t5502
+		var t5534 uint64 = v[5488] - 0x1
+		v[5488] = v[866]
+		v[866] = t379
+		var t6518 uint64
+		if t6517 < t5534 {
+			t6518 = 1
+		}
+		var t6519 uint64 = (^t6518) & 0x1
+		var t6520 uint64 = t6514 & t6519
+		var t6521 uint64 = 0x0 | t6520
+		var t6526 uint64
+		if t5502 < 0x3a00000000 {
+			t6526 = 1
+		}
+		var t6527 uint64 = (^t6526) & 0x1
+		var t6528 uint64
+		if t5502 < 0x3a10000000 {
+			t6528 = 1
+		}
+		var t6529 uint64 = t6527 & t6528
+		var t6531 uint64 = 0x3a10000000 - 0x1
+		var t6532 uint64 = t6531 - t5502
+		var t6533 uint64
+		if t6532 < t5534 {
+			t6533 = 1
+		}
+		var t6534 uint64 = (^t6533) & 0x1
+		var t6535 uint64 = t6529 & t6534
+		var t6536 uint64 = t6521 | t6535
+		var t6540 uint64
+		if t5502 < 0x3b00000000 {
+			t6540 = 1
+		}
+		var t6541 uint64 = (^t6540) & 0x1
+		var t6542 uint64
+		if t5502 < 0x3b10000000 {
+			t6542 = 1
+		}
+		var t6543 uint64 = t6541 & t6542
+		var t6545 uint64 = 0x3b10000000 - 0x1
+		var t6546 uint64 = t6545 - t5502
+		var t6547 uint64
+		if t6546 < t5534 {
+			t6547 = 1
+		}
+		var t6548 uint64 = (^t6547) & 0x1
+		var t6549 uint64 = t6543 & t6548
+		var t6550 uint64 = t6536 | t6549
+		var t6554 uint64
+		if t5502 < 0x3c00000000 {
+			t6554 = 1
+		}
+		var t6555 uint64 = (^t6554) & 0x1
+		var t6556 uint64
+		if t5502 < 0x3c10000000 {
+			t6556 = 1
+		}
+		var t6557 uint64 = t6555 & t6556
+		var t6559 uint64 = 0x3c10000000 - 0x1
+		var t6560 uint64 = t6559 - t5502
+		var t6561 uint64
+		if t6560 < t5534 {
+			t6561 = 1
+		}
+		var t6562 uint64 = (^t6561) & 0x1
+		var t6563 uint64 = t6557 & t6562
+		var t6564 uint64 = t6550 | t6563
+		var t6569 uint64
+		if t5502 < 0x3d00000000 {
+			t6569 = 1
+		}
+		var t6570 uint64 = (^t6569) & 0x1
+		var t6571 uint64
+		if t5502 < 0x3d10000000 {
+			t6571 = 1
+		}
+		var t6572 uint64 = t6570 & t6571
+		var t6574 uint64 = 0x3d10000000 - 0x1
+		var t6575 uint64 = t6574 - t5502
+		var t6576 uint64
+		if t6575 < t5534 {
+			t6576 = 1
+		}
+		var t6577 uint64 = (^t6576) & 0x1
+		var t6578 uint64 = t6572 & t6577
+		var t6579 uint64 = t6564 | t6578
+		var t6583 uint64
+		if t5502 < 0x3e00000000 {
+			t6583 = 1
+		}
+		var t6584 uint64 = (^t6583) & 0x1
+		var t6585 uint64
+		if t5502 < 0x3e10000000 {
+			t6585 = 1
+		}
+		var t6586 uint64 = t6584 & t6585
+		var t6588 uint64 = 0x3e10000000 - 0x1
+		var t6589 uint64 = t6588 - t5502
+		var t6590 uint64
+		if t6589 < t5534 {
+			t6590 = 1
+		}
+		var t6591 uint64 = (^t6590) & 0x1
+		var t6592 uint64 = t6586 & t6591
+		var t6593 uint64 = t6579 | t6592
+		var t6597 uint64
+		if t5502 < 0x3f00000000 {
+			t6597 = 1
+		}
+		var t6598 uint64 = (^t6597) & 0x1
+		var t6599 uint64
+		if t5502 < 0x3f10000000 {
+			t6599 = 1
+		}
+		var t6600 uint64 = t6598 & t6599
+		var t6602 uint64 = 0x3f10000000 - 0x1
+		var t6603 uint64 = t6602 - t5502
+		var t6604 uint64
+		if t6603 < t5534 {
+			t6604 = 1
+		}
+		var t6605 uint64 = (^t6604) & 0x1
+		var t6606 uint64 = t6600 & t6605
+		var t6607 uint64 = t6593 | t6606
+		var t6612 uint64
+		if t5502 < 0x4000000000 {
+			t6612 = 1
+		}
+		var t6613 uint64 = (^t6612) & 0x1
+		var t6614 uint64
+		if t5502 < 0x4010000000 {
+			t6614 = 1
+		}
+		var t6615 uint64 = t6613 & t6614
+		var t6617 uint64 = 0x4010000000 - 0x1
+		var t6618 uint64 = t6617 - t5502
+		var t6619 uint64
+		if t6618 < t5534 {
+			t6619 = 1
+		}
+		var t6620 uint64 = (^t6619) & 0x1
+		var t6621 uint64 = t6615 & t6620
+		var t6622 uint64 = t6607 | t6621
+		var t6374 uint64
+		if t5502 < 0x3100000000 {
+			t6374 = 1
+		}
+		var t6375 uint64 = (^t6374) & 0x1
+		var t6376 uint64
+		if t5502 < 0x3110000000 {
+			t6376 = 1
+		}
+		var t6377 uint64 = t6375 & t6376
+		var t6379 uint64 = 0x3110000000 - 0x1
+		var t6380 uint64 = t6379 - t5502
+		var t6381 uint64
+		if t6380 < t5534 {
+			t6381 = 1
+		}
+		var t6382 uint64 = (^t6381) & 0x1
+		var t6383 uint64 = t6377 & t6382
+		var t6384 uint64 = 0x0 | t6383
+		var t6389 uint64
+		if t5502 < 0x3200000000 {
+			t6389 = 1
+		}
+		var t6390 uint64 = (^t6389) & 0x1
+		var t6391 uint64
+		if t5502 < 0x3210000000 {
+			t6391 = 1
+		}
+		var t6392 uint64 = t6390 & t6391
+		var t6394 uint64 = 0x3210000000 - 0x1
+		var t6395 uint64 = t6394 - t5502
+		var t6396 uint64
+		if t6395 < t5534 {
+			t6396 = 1
+		}
+		var t6397 uint64 = (^t6396) & 0x1
+		var t6398 uint64 = t6392 & t6397
+		var t6399 uint64 = t6384 | t6398
+		var t6403 uint64
+		if t5502 < 0x3300000000 {
+			t6403 = 1
+		}
+		var t6404 uint64 = (^t6403) & 0x1
+		var t6405 uint64
+		if t5502 < 0x3310000000 {
+			t6405 = 1
+		}
+		var t6406 uint64 = t6404 & t6405
+		var t6408 uint64 = 0x3310000000 - 0x1
+		var t6409 uint64 = t6408 - t5502
+		var t6410 uint64
+		if t6409 < t5534 {
+			t6410 = 1
+		}
+		var t6411 uint64 = (^t6410) & 0x1
+		var t6412 uint64 = t6406 & t6411
+		var t6413 uint64 = t6399 | t6412
+		var t6417 uint64
+		if t5502 < 0x3400000000 {
+			t6417 = 1
+		}
+		var t6418 uint64 = (^t6417) & 0x1
+		var t6419 uint64
+		if t5502 < 0x3410000000 {
+			t6419 = 1
+		}
+		var t6420 uint64 = t6418 & t6419
+		var t6422 uint64 = 0x3410000000 - 0x1
+		var t6423 uint64 = t6422 - t5502
+		var t6424 uint64
+		if t6423 < t5534 {
+			t6424 = 1
+		}
+		var t6425 uint64 = (^t6424) & 0x1
+		var t6426 uint64 = t6420 & t6425
+		var t6427 uint64 = t6413 | t6426
+		var t6432 uint64
+		if t5502 < 0x3500000000 {
+			t6432 = 1
+		}
+		var t6433 uint64 = (^t6432) & 0x1
+		var t6434 uint64
+		if t5502 < 0x3510000000 {
+			t6434 = 1
+		}
+		var t6435 uint64 = t6433 & t6434
+		var t6437 uint64 = 0x3510000000 - 0x1
+		var t6438 uint64 = t6437 - t5502
+		var t6439 uint64
+		if t6438 < t5534 {
+			t6439 = 1
+		}
+		var t6440 uint64 = (^t6439) & 0x1
+		var t6441 uint64 = t6435 & t6440
+		var t6442 uint64 = t6427 | t6441
+		var t6446 uint64
+		if t5502 < 0x3600000000 {
+			t6446 = 1
+		}
+		var t6447 uint64 = (^t6446) & 0x1
+		var t6448 uint64
+		if t5502 < 0x3610000000 {
+			t6448 = 1
+		}
+		var t6449 uint64 = t6447 & t6448
+		var t6451 uint64 = 0x3610000000 - 0x1
+		var t6452 uint64 = t6451 - t5502
+		var t6453 uint64
+		if t6452 < t5534 {
+			t6453 = 1
+		}
+		var t6454 uint64 = (^t6453) & 0x1
+		var t6455 uint64 = t6449 & t6454
+		var t6456 uint64 = t6442 | t6455
+		var t6460 uint64
+		if t5502 < 0x3700000000 {
+			t6460 = 1
+		}
+		var t6461 uint64 = (^t6460) & 0x1
+		var t6462 uint64
+		if t5502 < 0x3710000000 {
+			t6462 = 1
+		}
+		var t6463 uint64 = t6461 & t6462
+		var t6465 uint64 = 0x3710000000 - 0x1
+		var t6466 uint64 = t6465 - t5502
+		var t6467 uint64
+		if t6466 < t5534 {
+			t6467 = 1
+		}
+		var t6468 uint64 = (^t6467) & 0x1
+		var t6469 uint64 = t6463 & t6468
+		var t6470 uint64 = t6456 | t6469
+		var t6475 uint64
+		if t5502 < 0x3800000000 {
+			t6475 = 1
+		}
+		var t6476 uint64 = (^t6475) & 0x1
+		var t6477 uint64
+		if t5502 < 0x3810000000 {
+			t6477 = 1
+		}
+		var t6478 uint64 = t6476 & t6477
+		var t6480 uint64 = 0x3810000000 - 0x1
+		var t6481 uint64 = t6480 - t5502
+		var t6482 uint64
+		if t6481 < t5534 {
+			t6482 = 1
+		}
+		var t6483 uint64 = (^t6482) & 0x1
+		var t6484 uint64 = t6478 & t6483
+		var t6485 uint64 = t6470 | t6484
+		var t6237 uint64
+		if t5502 < 0x2900000000 {
+			t6237 = 1
+		}
+		var t6238 uint64 = (^t6237) & 0x1
+		var t6239 uint64
+		if t5502 < 0x2910000000 {
+			t6239 = 1
+		}
+		var t6240 uint64 = t6238 & t6239
+		var t6242 uint64 = 0x2910000000 - 0x1
+		var t6243 uint64 = t6242 - t5502
+		var t6244 uint64
+		if t6243 < t5534 {
+			t6244 = 1
+		}
+		var t6245 uint64 = (^t6244) & 0x1
+		var t6246 uint64 = t6240 & t6245
+		var t6247 uint64 = 0x0 | t6246
+		var t6252 uint64
+		if t5502 < 0x2a00000000 {
+			t6252 = 1
+		}
+		var t6253 uint64 = (^t6252) & 0x1
+		var t6254 uint64
+		if t5502 < 0x2a10000000 {
+			t6254 = 1
+		}
+		var t6255 uint64 = t6253 & t6254
+		var t6257 uint64 = 0x2a10000000 - 0x1
+		var t6258 uint64 = t6257 - t5502
+		var t6259 uint64
+		if t6258 < t5534 {
+			t6259 = 1
+		}
+		var t6260 uint64 = (^t6259) & 0x1
+		var t6261 uint64 = t6255 & t6260
+		var t6262 uint64 = t6247 | t6261
+		var t6266 uint64
+		if t5502 < 0x2b00000000 {
+			t6266 = 1
+		}
+		var t6267 uint64 = (^t6266) & 0x1
+		var t6268 uint64
+		if t5502 < 0x2b10000000 {
+			t6268 = 1
+		}
+		var t6269 uint64 = t6267 & t6268
+		var t6271 uint64 = 0x2b10000000 - 0x1
+		var t6272 uint64 = t6271 - t5502
+		var t6273 uint64
+		if t6272 < t5534 {
+			t6273 = 1
+		}
+		var t6274 uint64 = (^t6273) & 0x1
+		var t6275 uint64 = t6269 & t6274
+		var t6276 uint64 = t6262 | t6275
+		var t6280 uint64
+		if t5502 < 0x2c00000000 {
+			t6280 = 1
+		}
+		var t6281 uint64 = (^t6280) & 0x1
+		var t6282 uint64
+		if t5502 < 0x2c10000000 {
+			t6282 = 1
+		}
+		var t6283 uint64 = t6281 & t6282
+		var t6285 uint64 = 0x2c10000000 - 0x1
+		var t6286 uint64 = t6285 - t5502
+		var t6287 uint64
+		if t6286 < t5534 {
+			t6287 = 1
+		}
+		var t6288 uint64 = (^t6287) & 0x1
+		var t6289 uint64 = t6283 & t6288
+		var t6290 uint64 = t6276 | t6289
+		var t6295 uint64
+		if t5502 < 0x2d00000000 {
+			t6295 = 1
+		}
+		var t6296 uint64 = (^t6295) & 0x1
+		var t6297 uint64
+		if t5502 < 0x2d10000000 {
+			t6297 = 1
+		}
+		var t6298 uint64 = t6296 & t6297
+		var t6300 uint64 = 0x2d10000000 - 0x1
+		var t6301 uint64 = t6300 - t5502
+		var t6302 uint64
+		if t6301 < t5534 {
+			t6302 = 1
+		}
+		var t6303 uint64 = (^t6302) & 0x1
+		var t6304 uint64 = t6298 & t6303
+		var t6305 uint64 = t6290 | t6304
+		var t6309 uint64
+		if t5502 < 0x2e00000000 {
+			t6309 = 1
+		}
+		var t6310 uint64 = (^t6309) & 0x1
+		var t6311 uint64
+		if t5502 < 0x2e10000000 {
+			t6311 = 1
+		}
+		var t6312 uint64 = t6310 & t6311
+		var t6314 uint64 = 0x2e10000000 - 0x1
+		var t6315 uint64 = t6314 - t5502
+		var t6316 uint64
+		if t6315 < t5534 {
+			t6316 = 1
+		}
+		var t6317 uint64 = (^t6316) & 0x1
+		var t6318 uint64 = t6312 & t6317
+		var t6319 uint64 = t6305 | t6318
+		var t6323 uint64
+		if t5502 < 0x2f00000000 {
+			t6323 = 1
+		}
+		var t6324 uint64 = (^t6323) & 0x1
+		var t6325 uint64
+		if t5502 < 0x2f10000000 {
+			t6325 = 1
+		}
+		var t6326 uint64 = t6324 & t6325
+		var t6328 uint64 = 0x2f10000000 - 0x1
+		var t6329 uint64 = t6328 - t5502
+		var t6330 uint64
+		if t6329 < t5534 {
+			t6330 = 1
+		}
+		var t6331 uint64 = (^t6330) & 0x1
+		var t6332 uint64 = t6326 & t6331
+		var t6333 uint64 = t6319 | t6332
+		var t6338 uint64
+		if t5502 < 0x3000000000 {
+			t6338 = 1
+		}
+		var t6339 uint64 = (^t6338) & 0x1
+		var t6340 uint64
+		if t5502 < 0x3010000000 {
+			t6340 = 1
+		}
+		var t6341 uint64 = t6339 & t6340
+		var t6343 uint64 = 0x3010000000 - 0x1
+		var t6344 uint64 = t6343 - t5502
+		var t6345 uint64
+		if t6344 < t5534 {
+			t6345 = 1
+		}
+		var t6346 uint64 = (^t6345) & 0x1
+		var t6347 uint64 = t6341 & t6346
+		var t6348 uint64 = t6333 | t6347
+		var t6100 uint64
+		if t5502 < 0x2100000000 {
+			t6100 = 1
+		}
+		var t6101 uint64 = (^t6100) & 0x1
+		var t6102 uint64
+		if t5502 < 0x2110000000 {
+			t6102 = 1
+		}
+		var t6103 uint64 = t6101 & t6102
+		var t6105 uint64 = 0x2110000000 - 0x1
+		var t6106 uint64 = t6105 - t5502
+		var t6107 uint64
+		if t6106 < t5534 {
+			t6107 = 1
+		}
+		var t6108 uint64 = (^t6107) & 0x1
+		var t6109 uint64 = t6103 & t6108
+		var t6110 uint64 = 0x0 | t6109
+		var t6115 uint64
+		if t5502 < 0x2200000000 {
+			t6115 = 1
+		}
+		var t6116 uint64 = (^t6115) & 0x1
+		var t6117 uint64
+		if t5502 < 0x2210000000 {
+			t6117 = 1
+		}
+		var t6118 uint64 = t6116 & t6117
+		var t6120 uint64 = 0x2210000000 - 0x1
+		var t6121 uint64 = t6120 - t5502
+		var t6122 uint64
+		if t6121 < t5534 {
+			t6122 = 1
+		}
+		var t6123 uint64 = (^t6122) & 0x1
+		var t6124 uint64 = t6118 & t6123
+		var t6125 uint64 = t6110 | t6124
+		var t6129 uint64
+		if t5502 < 0x2300000000 {
+			t6129 = 1
+		}
+		var t6130 uint64 = (^t6129) & 0x1
+		var t6131 uint64
+		if t5502 < 0x2310000000 {
+			t6131 = 1
+		}
+		var t6132 uint64 = t6130 & t6131
+		var t6134 uint64 = 0x2310000000 - 0x1
+		var t6135 uint64 = t6134 - t5502
+		var t6136 uint64
+		if t6135 < t5534 {
+			t6136 = 1
+		}
+		var t6137 uint64 = (^t6136) & 0x1
+		var t6138 uint64 = t6132 & t6137
+		var t6139 uint64 = t6125 | t6138
+		var t6143 uint64
+		if t5502 < 0x2400000000 {
+			t6143 = 1
+		}
+		var t6144 uint64 = (^t6143) & 0x1
+		var t6145 uint64
+		if t5502 < 0x2410000000 {
+			t6145 = 1
+		}
+		var t6146 uint64 = t6144 & t6145
+		var t6148 uint64 = 0x2410000000 - 0x1
+		var t6149 uint64 = t6148 - t5502
+		var t6150 uint64
+		if t6149 < t5534 {
+			t6150 = 1
+		}
+		var t6151 uint64 = (^t6150) & 0x1
+		var t6152 uint64 = t6146 & t6151
+		var t6153 uint64 = t6139 | t6152
+		var t6158 uint64
+		if t5502 < 0x2500000000 {
+			t6158 = 1
+		}
+		var t6159 uint64 = (^t6158) & 0x1
+		var t6160 uint64
+		if t5502 < 0x2510000000 {
+			t6160 = 1
+		}
+		var t6161 uint64 = t6159 & t6160
+		var t6163 uint64 = 0x2510000000 - 0x1
+		var t6164 uint64 = t6163 - t5502
+		var t6165 uint64
+		if t6164 < t5534 {
+			t6165 = 1
+		}
+		var t6166 uint64 = (^t6165) & 0x1
+		var t6167 uint64 = t6161 & t6166
+		var t6168 uint64 = t6153 | t6167
+		var t6172 uint64
+		if t5502 < 0x2600000000 {
+			t6172 = 1
+		}
+		var t6173 uint64 = (^t6172) & 0x1
+		var t6174 uint64
+		if t5502 < 0x2610000000 {
+			t6174 = 1
+		}
+		var t6175 uint64 = t6173 & t6174
+		var t6177 uint64 = 0x2610000000 - 0x1
+		var t6178 uint64 = t6177 - t5502
+		var t6179 uint64
+		if t6178 < t5534 {
+			t6179 = 1
+		}
+		var t6180 uint64 = (^t6179) & 0x1
+		var t6181 uint64 = t6175 & t6180
+		var t6182 uint64 = t6168 | t6181
+		var t6186 uint64
+		if t5502 < 0x2700000000 {
+			t6186 = 1
+		}
+		var t6187 uint64 = (^t6186) & 0x1
+		var t6188 uint64
+		if t5502 < 0x2710000000 {
+			t6188 = 1
+		}
+		var t6189 uint64 = t6187 & t6188
+		var t6191 uint64 = 0x2710000000 - 0x1
+		var t6192 uint64 = t6191 - t5502
+		var t6193 uint64
+		if t6192 < t5534 {
+			t6193 = 1
+		}
+		var t6194 uint64 = (^t6193) & 0x1
+		var t6195 uint64 = t6189 & t6194
+		var t6196 uint64 = t6182 | t6195
+		var t6201 uint64
+		if t5502 < 0x2800000000 {
+			t6201 = 1
+		}
+		var t6202 uint64 = (^t6201) & 0x1
+		var t6203 uint64
+		if t5502 < 0x2810000000 {
+			t6203 = 1
+		}
+		var t6204 uint64 = t6202 & t6203
+		var t6206 uint64 = 0x2810000000 - 0x1
+		var t6207 uint64 = t6206 - t5502
+		var t6208 uint64
+		if t6207 < t5534 {
+			t6208 = 1
+		}
+		var t6209 uint64 = (^t6208) & 0x1
+		var t6210 uint64 = t6204 & t6209
+		var t6211 uint64 = t6196 | t6210
+		var t5963 uint64
+		if t5502 < 0x1900000000 {
+			t5963 = 1
+		}
+		var t5964 uint64 = (^t5963) & 0x1
+		var t5965 uint64
+		if t5502 < 0x1910000000 {
+			t5965 = 1
+		}
+		var t5966 uint64 = t5964 & t5965
+		var t5968 uint64 = 0x1910000000 - 0x1
+		var t5969 uint64 = t5968 - t5502
+		var t5970 uint64
+		if t5969 < t5534 {
+			t5970 = 1
+		}
+		var t5971 uint64 = (^t5970) & 0x1
+		var t5972 uint64 = t5966 & t5971
+		var t5973 uint64 = 0x0 | t5972
+		var t5978 uint64
+		if t5502 < 0x1a00000000 {
+			t5978 = 1
+		}
+		var t5979 uint64 = (^t5978) & 0x1
+		var t5980 uint64
+		if t5502 < 0x1a10000000 {
+			t5980 = 1
+		}
+		var t5981 uint64 = t5979 & t5980
+		var t5983 uint64 = 0x1a10000000 - 0x1
+		var t5984 uint64 = t5983 - t5502
+		var t5985 uint64
+		if t5984 < t5534 {
+			t5985 = 1
+		}
+		var t5986 uint64 = (^t5985) & 0x1
+		var t5987 uint64 = t5981 & t5986
+		var t5988 uint64 = t5973 | t5987
+		var t5992 uint64
+		if t5502 < 0x1b00000000 {
+			t5992 = 1
+		}
+		var t5993 uint64 = (^t5992) & 0x1
+		var t5994 uint64
+		if t5502 < 0x1b10000000 {
+			t5994 = 1
+		}
+		var t5995 uint64 = t5993 & t5994
+		var t5997 uint64 = 0x1b10000000 - 0x1
+		var t5998 uint64 = t5997 - t5502
+		var t5999 uint64
+		if t5998 < t5534 {
+			t5999 = 1
+		}
+		var t6000 uint64 = (^t5999) & 0x1
+		var t6001 uint64 = t5995 & t6000
+		var t6002 uint64 = t5988 | t6001
+		var t6006 uint64
+		if t5502 < 0x1c00000000 {
+			t6006 = 1
+		}
+		var t6007 uint64 = (^t6006) & 0x1
+		var t6008 uint64
+		if t5502 < 0x1c10000000 {
+			t6008 = 1
+		}
+		var t6009 uint64 = t6007 & t6008
+		var t6011 uint64 = 0x1c10000000 - 0x1
+		var t6012 uint64 = t6011 - t5502
+		var t6013 uint64
+		if t6012 < t5534 {
+			t6013 = 1
+		}
+		var t6014 uint64 = (^t6013) & 0x1
+		var t6015 uint64 = t6009 & t6014
+		var t6016 uint64 = t6002 | t6015
+		var t6021 uint64
+		if t5502 < 0x1d00000000 {
+			t6021 = 1
+		}
+		var t6022 uint64 = (^t6021) & 0x1
+		var t6023 uint64
+		if t5502 < 0x1d10000000 {
+			t6023 = 1
+		}
+		var t6024 uint64 = t6022 & t6023
+		var t6026 uint64 = 0x1d10000000 - 0x1
+		var t6027 uint64 = t6026 - t5502
+		var t6028 uint64
+		if t6027 < t5534 {
+			t6028 = 1
+		}
+		var t6029 uint64 = (^t6028) & 0x1
+		var t6030 uint64 = t6024 & t6029
+		var t6031 uint64 = t6016 | t6030
+		var t6035 uint64
+		if t5502 < 0x1e00000000 {
+			t6035 = 1
+		}
+		var t6036 uint64 = (^t6035) & 0x1
+		var t6037 uint64
+		if t5502 < 0x1e10000000 {
+			t6037 = 1
+		}
+		var t6038 uint64 = t6036 & t6037
+		var t6040 uint64 = 0x1e10000000 - 0x1
+		var t6041 uint64 = t6040 - t5502
+		var t6042 uint64
+		if t6041 < t5534 {
+			t6042 = 1
+		}
+		var t6043 uint64 = (^t6042) & 0x1
+		var t6044 uint64 = t6038 & t6043
+		var t6045 uint64 = t6031 | t6044
+		var t6049 uint64
+		if t5502 < 0x1f00000000 {
+			t6049 = 1
+		}
+		var t6050 uint64 = (^t6049) & 0x1
+		var t6051 uint64
+		if t5502 < 0x1f10000000 {
+			t6051 = 1
+		}
+		var t6052 uint64 = t6050 & t6051
+		var t6054 uint64 = 0x1f10000000 - 0x1
+		var t6055 uint64 = t6054 - t5502
+		var t6056 uint64
+		if t6055 < t5534 {
+			t6056 = 1
+		}
+		var t6057 uint64 = (^t6056) & 0x1
+		var t6058 uint64 = t6052 & t6057
+		var t6059 uint64 = t6045 | t6058
+		var t6064 uint64
+		if t5502 < 0x2000000000 {
+			t6064 = 1
+		}
+		var t6065 uint64 = (^t6064) & 0x1
+		var t6066 uint64
+		if t5502 < 0x2010000000 {
+			t6066 = 1
+		}
+		var t6067 uint64 = t6065 & t6066
+		var t6069 uint64 = 0x2010000000 - 0x1
+		var t6070 uint64 = t6069 - t5502
+		var t6071 uint64
+		if t6070 < t5534 {
+			t6071 = 1
+		}
+		var t6072 uint64 = (^t6071) & 0x1
+		var t6073 uint64 = t6067 & t6072
+		var t6074 uint64 = t6059 | t6073
+		var t5826 uint64
+		if t5502 < 0x1100000000 {
+			t5826 = 1
+		}
+		var t5827 uint64 = (^t5826) & 0x1
+		var t5828 uint64
+		if t5502 < 0x1110000000 {
+			t5828 = 1
+		}
+		var t5829 uint64 = t5827 & t5828
+		var t5831 uint64 = 0x1110000000 - 0x1
+		var t5832 uint64 = t5831 - t5502
+		var t5833 uint64
+		if t5832 < t5534 {
+			t5833 = 1
+		}
+		var t5834 uint64 = (^t5833) & 0x1
+		var t5835 uint64 = t5829 & t5834
+		var t5836 uint64 = 0x0 | t5835
+		var t5841 uint64
+		if t5502 < 0x1200000000 {
+			t5841 = 1
+		}
+		var t5842 uint64 = (^t5841) & 0x1
+		var t5843 uint64
+		if t5502 < 0x1210000000 {
+			t5843 = 1
+		}
+		var t5844 uint64 = t5842 & t5843
+		var t5846 uint64 = 0x1210000000 - 0x1
+		var t5847 uint64 = t5846 - t5502
+		var t5848 uint64
+		if t5847 < t5534 {
+			t5848 = 1
+		}
+		var t5849 uint64 = (^t5848) & 0x1
+		var t5850 uint64 = t5844 & t5849
+		var t5851 uint64 = t5836 | t5850
+		var t5855 uint64
+		if t5502 < 0x1300000000 {
+			t5855 = 1
+		}
+		var t5856 uint64 = (^t5855) & 0x1
+		var t5857 uint64
+		if t5502 < 0x1310000000 {
+			t5857 = 1
+		}
+		var t5858 uint64 = t5856 & t5857
+		var t5860 uint64 = 0x1310000000 - 0x1
+		var t5861 uint64 = t5860 - t5502
+		var t5862 uint64
+		if t5861 < t5534 {
+			t5862 = 1
+		}
+		var t5863 uint64 = (^t5862) & 0x1
+		var t5864 uint64 = t5858 & t5863
+		var t5865 uint64 = t5851 | t5864
+		var t5869 uint64
+		if t5502 < 0x1400000000 {
+			t5869 = 1
+		}
+		var t5870 uint64 = (^t5869) & 0x1
+		var t5871 uint64
+		if t5502 < 0x1410000000 {
+			t5871 = 1
+		}
+		var t5872 uint64 = t5870 & t5871
+		var t5874 uint64 = 0x1410000000 - 0x1
+		var t5875 uint64 = t5874 - t5502
+		var t5876 uint64
+		if t5875 < t5534 {
+			t5876 = 1
+		}
+		var t5877 uint64 = (^t5876) & 0x1
+		var t5878 uint64 = t5872 & t5877
+		var t5879 uint64 = t5865 | t5878
+		var t5884 uint64
+		if t5502 < 0x1500000000 {
+			t5884 = 1
+		}
+		var t5885 uint64 = (^t5884) & 0x1
+		var t5886 uint64
+		if t5502 < 0x1510000000 {
+			t5886 = 1
+		}
+		var t5887 uint64 = t5885 & t5886
+		var t5889 uint64 = 0x1510000000 - 0x1
+		var t5890 uint64 = t5889 - t5502
+		var t5891 uint64
+		if t5890 < t5534 {
+			t5891 = 1
+		}
+		var t5892 uint64 = (^t5891) & 0x1
+		var t5893 uint64 = t5887 & t5892
+		var t5894 uint64 = t5879 | t5893
+		var t5898 uint64
+		if t5502 < 0x1600000000 {
+			t5898 = 1
+		}
+		var t5899 uint64 = (^t5898) & 0x1
+		var t5900 uint64
+		if t5502 < 0x1610000000 {
+			t5900 = 1
+		}
+		var t5901 uint64 = t5899 & t5900
+		var t5903 uint64 = 0x1610000000 - 0x1
+		var t5904 uint64 = t5903 - t5502
+		var t5905 uint64
+		if t5904 < t5534 {
+			t5905 = 1
+		}
+		var t5906 uint64 = (^t5905) & 0x1
+		var t5907 uint64 = t5901 & t5906
+		var t5908 uint64 = t5894 | t5907
+		var t5912 uint64
+		if t5502 < 0x1700000000 {
+			t5912 = 1
+		}
+		var t5913 uint64 = (^t5912) & 0x1
+		var t5914 uint64
+		if t5502 < 0x1710000000 {
+			t5914 = 1
+		}
+		var t5915 uint64 = t5913 & t5914
+		var t5917 uint64 = 0x1710000000 - 0x1
+		var t5918 uint64 = t5917 - t5502
+		var t5919 uint64
+		if t5918 < t5534 {
+			t5919 = 1
+		}
+		var t5920 uint64 = (^t5919) & 0x1
+		var t5921 uint64 = t5915 & t5920
+		var t5922 uint64 = t5908 | t5921
+		var t5927 uint64
+		if t5502 < 0x1800000000 {
+			t5927 = 1
+		}
+		var t5928 uint64 = (^t5927) & 0x1
+		var t5929 uint64
+		if t5502 < 0x1810000000 {
+			t5929 = 1
+		}
+		var t5930 uint64 = t5928 & t5929
+		var t5932 uint64 = 0x1810000000 - 0x1
+		var t5933 uint64 = t5932 - t5502
+		var t5934 uint64
+		if t5933 < t5534 {
+			t5934 = 1
+		}
+		var t5935 uint64 = (^t5934) & 0x1
+		var t5936 uint64 = t5930 & t5935
+		var t5937 uint64 = t5922 | t5936
+		var t5689 uint64
+		if t5502 < 0x900000000 {
+			t5689 = 1
+		}
+		var t5690 uint64 = (^t5689) & 0x1
+		var t5691 uint64
+		if t5502 < 0x910000000 {
+			t5691 = 1
+		}
+		var t5692 uint64 = t5690 & t5691
+		var t5694 uint64 = 0x910000000 - 0x1
+		var t5695 uint64 = t5694 - t5502
+		var t5696 uint64
+		if t5695 < t5534 {
+			t5696 = 1
+		}
+		var t5697 uint64 = (^t5696) & 0x1
+		var t5698 uint64 = t5692 & t5697
+		var t5699 uint64 = 0x0 | t5698
+		var t5704 uint64
+		if t5502 < 0xa00000000 {
+			t5704 = 1
+		}
+		var t5705 uint64 = (^t5704) & 0x1
+		var t5706 uint64
+		if t5502 < 0xa10000000 {
+			t5706 = 1
+		}
+		var t5707 uint64 = t5705 & t5706
+		var t5709 uint64 = 0xa10000000 - 0x1
+		var t5710 uint64 = t5709 - t5502
+		var t5711 uint64
+		if t5710 < t5534 {
+			t5711 = 1
+		}
+		var t5712 uint64 = (^t5711) & 0x1
+		var t5713 uint64 = t5707 & t5712
+		var t5714 uint64 = t5699 | t5713
+		var t5718 uint64
+		if t5502 < 0xb00000000 {
+			t5718 = 1
+		}
+		var t5719 uint64 = (^t5718) & 0x1
+		var t5720 uint64
+		if t5502 < 0xb10000000 {
+			t5720 = 1
+		}
+		var t5721 uint64 = t5719 & t5720
+		var t5723 uint64 = 0xb10000000 - 0x1
+		var t5724 uint64 = t5723 - t5502
+		var t5725 uint64
+		if t5724 < t5534 {
+			t5725 = 1
+		}
+		var t5726 uint64 = (^t5725) & 0x1
+		var t5727 uint64 = t5721 & t5726
+		var t5728 uint64 = t5714 | t5727
+		var t5732 uint64
+		if t5502 < 0xc00000000 {
+			t5732 = 1
+		}
+		var t5733 uint64 = (^t5732) & 0x1
+		var t5734 uint64
+		if t5502 < 0xc10000000 {
+			t5734 = 1
+		}
+		var t5735 uint64 = t5733 & t5734
+		var t5737 uint64 = 0xc10000000 - 0x1
+		var t5738 uint64 = t5737 - t5502
+		var t5739 uint64
+		if t5738 < t5534 {
+			t5739 = 1
+		}
+		var t5740 uint64 = (^t5739) & 0x1
+		var t5741 uint64 = t5735 & t5740
+		var t5742 uint64 = t5728 | t5741
+		var t5747 uint64
+		if t5502 < 0xd00000000 {
+			t5747 = 1
+		}
+		var t5748 uint64 = (^t5747) & 0x1
+		var t5749 uint64
+		if t5502 < 0xd10000000 {
+			t5749 = 1
+		}
+		var t5750 uint64 = t5748 & t5749
+		var t5752 uint64 = 0xd10000000 - 0x1
+		var t5753 uint64 = t5752 - t5502
+		var t5754 uint64
+		if t5753 < t5534 {
+			t5754 = 1
+		}
+		var t5755 uint64 = (^t5754) & 0x1
+		var t5756 uint64 = t5750 & t5755
+		var t5757 uint64 = t5742 | t5756
+		var t5761 uint64
+		if t5502 < 0xe00000000 {
+			t5761 = 1
+		}
+		var t5762 uint64 = (^t5761) & 0x1
+		var t5763 uint64
+		if t5502 < 0xe10000000 {
+			t5763 = 1
+		}
+		var t5764 uint64 = t5762 & t5763
+		var t5766 uint64 = 0xe10000000 - 0x1
+		var t5767 uint64 = t5766 - t5502
+		var t5768 uint64
+		if t5767 < t5534 {
+			t5768 = 1
+		}
+		var t5769 uint64 = (^t5768) & 0x1
+		var t5770 uint64 = t5764 & t5769
+		var t5771 uint64 = t5757 | t5770
+		var t5775 uint64
+		if t5502 < 0xf00000000 {
+			t5775 = 1
+		}
+		var t5776 uint64 = (^t5775) & 0x1
+		var t5777 uint64
+		if t5502 < 0xf10000000 {
+			t5777 = 1
+		}
+		var t5778 uint64 = t5776 & t5777
+		var t5780 uint64 = 0xf10000000 - 0x1
+		var t5781 uint64 = t5780 - t5502
+		var t5782 uint64
+		if t5781 < t5534 {
+			t5782 = 1
+		}
+		var t5783 uint64 = (^t5782) & 0x1
+		var t5784 uint64 = t5778 & t5783
+		var t5785 uint64 = t5771 | t5784
+		var t5790 uint64
+		if t5502 < 0x1000000000 {
+			t5790 = 1
+		}
+		var t5791 uint64 = (^t5790) & 0x1
+		var t5792 uint64
+		if t5502 < 0x1010000000 {
+			t5792 = 1
+		}
+		var t5793 uint64 = t5791 & t5792
+		var t5795 uint64 = 0x1010000000 - 0x1
+		var t5796 uint64 = t5795 - t5502
+		var t5797 uint64
+		if t5796 < t5534 {
+			t5797 = 1
+		}
+		var t5798 uint64 = (^t5797) & 0x1
+		var t5799 uint64 = t5793 & t5798
+		var t5800 uint64 = t5785 | t5799
+		var t5552 uint64
+		if t5502 < 0x100000000 {
+			t5552 = 1
+		}
+		var t5553 uint64 = (^t5552) & 0x1
+		var t5554 uint64
+		if t5502 < 0x110000000 {
+			t5554 = 1
+		}
+		var t5555 uint64 = t5553 & t5554
+		var t5557 uint64 = 0x110000000 - 0x1
+		var t5558 uint64 = t5557 - t5502
+		var t5559 uint64
+		if t5558 < t5534 {
+			t5559 = 1
+		}
+		var t5560 uint64 = (^t5559) & 0x1
+		var t5561 uint64 = t5555 & t5560
+		var t5562 uint64 = 0x0 | t5561
+		var t5567 uint64
+		if t5502 < 0x200000000 {
+			t5567 = 1
+		}
+		var t5568 uint64 = (^t5567) & 0x1
+		var t5569 uint64
+		if t5502 < 0x210000000 {
+			t5569 = 1
+		}
+		var t5570 uint64 = t5568 & t5569
+		var t5572 uint64 = 0x210000000 - 0x1
+		var t5573 uint64 = t5572 - t5502
+		var t5574 uint64
+		if t5573 < t5534 {
+			t5574 = 1
+		}
+		var t5575 uint64 = (^t5574) & 0x1
+		var t5576 uint64 = t5570 & t5575
+		var t5577 uint64 = t5562 | t5576
+		var t5581 uint64
+		if t5502 < 0x300000000 {
+			t5581 = 1
+		}
+		var t5582 uint64 = (^t5581) & 0x1
+		var t5583 uint64
+		if t5502 < 0x310000000 {
+			t5583 = 1
+		}
+		var t5584 uint64 = t5582 & t5583
+		var t5586 uint64 = 0x310000000 - 0x1
+		var t5587 uint64 = t5586 - t5502
+		var t5588 uint64
+		if t5587 < t5534 {
+			t5588 = 1
+		}
+		var t5589 uint64 = (^t5588) & 0x1
+		var t5590 uint64 = t5584 & t5589
+		var t5591 uint64 = t5577 | t5590
+		var t5595 uint64
+		if t5502 < 0x400000000 {
+			t5595 = 1
+		}
+		var t5596 uint64 = (^t5595) & 0x1
+		var t5597 uint64
+		if t5502 < 0x410000000 {
+			t5597 = 1
+		}
+		var t5598 uint64 = t5596 & t5597
+		var t5600 uint64 = 0x410000000 - 0x1
+		var t5601 uint64 = t5600 - t5502
+		var t5602 uint64
+		if t5601 < t5534 {
+			t5602 = 1
+		}
+		var t5603 uint64 = (^t5602) & 0x1
+		var t5604 uint64 = t5598 & t5603
+		var t5605 uint64 = t5591 | t5604
+		var t5610 uint64
+		if t5502 < 0x500000000 {
+			t5610 = 1
+		}
+		var t5611 uint64 = (^t5610) & 0x1
+		var t5612 uint64
+		if t5502 < 0x510000000 {
+			t5612 = 1
+		}
+		var t5613 uint64 = t5611 & t5612
+		var t5615 uint64 = 0x510000000 - 0x1
+		var t5616 uint64 = t5615 - t5502
+		var t5617 uint64
+		if t5616 < t5534 {
+			t5617 = 1
+		}
+		var t5618 uint64 = (^t5617) & 0x1
+		var t5619 uint64 = t5613 & t5618
+		var t5620 uint64 = t5605 | t5619
+		var t5624 uint64
+		if t5502 < 0x600000000 {
+			t5624 = 1
+		}
+		var t5625 uint64 = (^t5624) & 0x1
+		var t5626 uint64
+		if t5502 < 0x610000000 {
+			t5626 = 1
+		}
+		var t5627 uint64 = t5625 & t5626
+		var t5629 uint64 = 0x610000000 - 0x1
+		var t5630 uint64 = t5629 - t5502
+		var t5631 uint64
+		if t5630 < t5534 {
+			t5631 = 1
+		}
+		var t5632 uint64 = (^t5631) & 0x1
+		var t5633 uint64 = t5627 & t5632
+		var t5634 uint64 = t5620 | t5633
+		var t5638 uint64
+		if t5502 < 0x700000000 {
+			t5638 = 1
+		}
+		var t5639 uint64 = (^t5638) & 0x1
+		var t5640 uint64
+		if t5502 < 0x710000000 {
+			t5640 = 1
+		}
+		var t5641 uint64 = t5639 & t5640
+		var t5643 uint64 = 0x710000000 - 0x1
+		var t5644 uint64 = t5643 - t5502
+		var t5645 uint64
+		if t5644 < t5534 {
+			t5645 = 1
+		}
+		var t5646 uint64 = (^t5645) & 0x1
+		var t5647 uint64 = t5641 & t5646
+		var t5648 uint64 = t5634 | t5647
+		var t5653 uint64
+		if t5502 < 0x800000000 {
+			t5653 = 1
+		}
+		var t5654 uint64 = (^t5653) & 0x1
+		var t5655 uint64
+		if t5502 < 0x810000000 {
+			t5655 = 1
+		}
+		var t5656 uint64 = t5654 & t5655
+		var t5658 uint64 = 0x810000000 - 0x1
+		var t5659 uint64 = t5658 - t5502
+		var t5660 uint64
+		if t5659 < t5534 {
+			t5660 = 1
+		}
+		var t5661 uint64 = (^t5660) & 0x1
+		var t5662 uint64 = t5656 & t5661
+		var t5663 uint64 = t5648 | t5662
+		var t5670, t5670_1, t5670_0 uint64 = 0, t5663, 0x0
+		if t5543 != 0 {
+			t5670 = t5670_1
+		} else {
+			t5670 = t5670_0
+		}
+		var t5807, t5807_1, t5807_0 uint64 = 0, t5800, t5670
+		if t5680 != 0 {
+			t5807 = t5807_1
+		} else {
+			t5807 = t5807_0
+		}
+		var t5944, t5944_1, t5944_0 uint64 = 0, t5937, t5807
+		if t5817 != 0 {
+			t5944 = t5944_1
+		} else {
+			t5944 = t5944_0
+		}
+		var t6081, t6081_1, t6081_0 uint64 = 0, t6074, t5944
+		if t5954 != 0 {
+			t6081 = t6081_1
+		} else {
+			t6081 = t6081_0
+		}
+		var t6218, t6218_1, t6218_0 uint64 = 0, t6211, t6081
+		if t6091 != 0 {
+			t6218 = t6218_1
+		} else {
+			t6218 = t6218_0
+		}
+		var t6355, t6355_1, t6355_0 uint64 = 0, t6348, t6218
+		if t6228 != 0 {
+			t6355 = t6355_1
+		} else {
+			t6355 = t6355_0
+		}
+		var t6492, t6492_1, t6492_0 uint64 = 0, t6485, t6355
+		if t6365 != 0 {
+			t6492 = t6492_1
+		} else {
+			t6492 = t6492_0
+		}
+		var t6629, t6629_1, t6629_0 uint64 = 0, t6622, t6492
+		if t6502 != 0 {
+			t6629 = t6629_1
+		} else {
+			t6629 = t6629_0
+		}
+		var t5528 uint64 = (v[5484] >> 4) & 0x1
+		v[5484] = v[862]
+		v[862] = t334
+		var t6523 uint64 = 0x0 | t6520
+		var t6551 uint64 = t6523 | t6549
+		var t6566 uint64 = t6551 | t6563
+		var t6594 uint64 = t6566 | t6592
+		var t6609 uint64 = t6594 | t6606
+		var t6386 uint64 = 0x0 | t6383
+		var t6414 uint64 = t6386 | t6412
+		var t6429 uint64 = t6414 | t6426
+		var t6457 uint64 = t6429 | t6455
+		var t6472 uint64 = t6457 | t6469
+		var t6249 uint64 = 0x0 | t6246
+		var t6277 uint64 = t6249 | t6275
+		var t6292 uint64 = t6277 | t6289
+		var t6320 uint64 = t6292 | t6318
+		var t6335 uint64 = t6320 | t6332
+		var t6112 uint64 = 0x0 | t6109
+		var t6140 uint64 = t6112 | t6138
+		var t6155 uint64 = t6140 | t6152
+		var t6183 uint64 = t6155 | t6181
+		var t6198 uint64 = t6183 | t6195
+		var t5975 uint64 = 0x0 | t5972
+		var t6003 uint64 = t5975 | t6001
+		var t6018 uint64 = t6003 | t6015
+		var t6046 uint64 = t6018 | t6044
+		var t6061 uint64 = t6046 | t6058
+		var t5838 uint64 = 0x0 | t5835
+		var t5866 uint64 = t5838 | t5864
+		var t5881 uint64 = t5866 | t5878
+		var t5909 uint64 = t5881 | t5907
+		var t5924 uint64 = t5909 | t5921
+		var t5701 uint64 = 0x0 | t5698
+		var t5729 uint64 = t5701 | t5727
+		var t5744 uint64 = t5729 | t5741
+		var t5772 uint64 = t5744 | t5770
+		var t5787 uint64 = t5772 | t5784
+		var t5564 uint64 = 0x0 | t5561
+		var t5592 uint64 = t5564 | t5590
+		var t5607 uint64 = t5592 | t5604
+		var t5635 uint64 = t5607 | t5633
+		var t5650 uint64 = t5635 | t5647
+		var t5672, t5672_1, t5672_0 uint64 = 0, t5650, 0x0
+		if t5543 != 0 {
+			t5672 = t5672_1
+		} else {
+			t5672 = t5672_0
+		}
+		var t5809, t5809_1, t5809_0 uint64 = 0, t5787, t5672
+		if t5680 != 0 {
+			t5809 = t5809_1
+		} else {
+			t5809 = t5809_0
+		}
+		var t5946, t5946_1, t5946_0 uint64 = 0, t5924, t5809
+		if t5817 != 0 {
+			t5946 = t5946_1
+		} else {
+			t5946 = t5946_0
+		}
+		var t6083, t6083_1, t6083_0 uint64 = 0, t6061, t5946
+		if t5954 != 0 {
+			t6083 = t6083_1
+		} else {
+			t6083 = t6083_0
+		}
+		var t6220, t6220_1, t6220_0 uint64 = 0, t6198, t6083
+		if t6091 != 0 {
+			t6220 = t6220_1
+		} else {
+			t6220 = t6220_0
+		}
+		var t6357, t6357_1, t6357_0 uint64 = 0, t6335, t6220
+		if t6228 != 0 {
+			t6357 = t6357_1
+		} else {
+			t6357 = t6357_0
+		}
+		var t6494, t6494_1, t6494_0 uint64 = 0, t6472, t6357
+		if t6365 != 0 {
+			t6494 = t6494_1
+		} else {
+			t6494 = t6494_0
+		}
+		var t6631, t6631_1, t6631_0 uint64 = 0, t6609, t6494
+		if t6502 != 0 {
+			t6631 = t6631_1
+		} else {
+			t6631 = t6631_0
+		}
+		var t6522 uint64 = 0x0 | t6520
+		var t6537 uint64 = t6522 | t6535
+		var t6565 uint64 = t6537 | t6563
+		var t6580 uint64 = t6565 | t6578
+		var t6608 uint64 = t6580 | t6606
+		var t6623 uint64 = t6608 | t6621
+		var t6385 uint64 = 0x0 | t6383
+		var t6400 uint64 = t6385 | t6398
+		var t6428 uint64 = t6400 | t6426
+		var t6443 uint64 = t6428 | t6441
+		var t6471 uint64 = t6443 | t6469
+		var t6486 uint64 = t6471 | t6484
+		var t6248 uint64 = 0x0 | t6246
+		var t6263 uint64 = t6248 | t6261
+		var t6291 uint64 = t6263 | t6289
+		var t6306 uint64 = t6291 | t6304
+		var t6334 uint64 = t6306 | t6332
+		var t6349 uint64 = t6334 | t6347
+		var t6111 uint64 = 0x0 | t6109
+		var t6126 uint64 = t6111 | t6124
+		var t6154 uint64 = t6126 | t6152
+		var t6169 uint64 = t6154 | t6167
+		var t6197 uint64 = t6169 | t6195
+		var t6212 uint64 = t6197 | t6210
+		var t5974 uint64 = 0x0 | t5972
+		var t5989 uint64 = t5974 | t5987
+		var t6017 uint64 = t5989 | t6015
+		var t6032 uint64 = t6017 | t6030
+		var t6060 uint64 = t6032 | t6058
+		var t6075 uint64 = t6060 | t6073
+		var t5837 uint64 = 0x0 | t5835
+		var t5852 uint64 = t5837 | t5850
+		var t5880 uint64 = t5852 | t5878
+		var t5895 uint64 = t5880 | t5893
+		var t5923 uint64 = t5895 | t5921
+		var t5938 uint64 = t5923 | t5936
+		var t5700 uint64 = 0x0 | t5698
+		var t5715 uint64 = t5700 | t5713
+		var t5743 uint64 = t5715 | t5741
+		var t5758 uint64 = t5743 | t5756
+		var t5786 uint64 = t5758 | t5784
+		var t5801 uint64 = t5786 | t5799
+		var t5563 uint64 = 0x0 | t5561
+		var t5578 uint64 = t5563 | t5576
+		var t5606 uint64 = t5578 | t5604
+		var t5621 uint64 = t5606 | t5619
+		var t5649 uint64 = t5621 | t5647
+		var t5664 uint64 = t5649 | t5662
+		var t5671, t5671_1, t5671_0 uint64 = 0, t5664, 0x0
+		if t5543 != 0 {
+			t5671 = t5671_1
+		} else {
+			t5671 = t5671_0
+		}
+		var t5808, t5808_1, t5808_0 uint64 = 0, t5801, t5671
+		if t5680 != 0 {
+			t5808 = t5808_1
+		} else {
+			t5808 = t5808_0
+		}
+		var t5945, t5945_1, t5945_0 uint64 = 0, t5938, t5808
+		if t5817 != 0 {
+			t5945 = t5945_1
+		} else {
+			t5945 = t5945_0
+		}
+		var t6082, t6082_1, t6082_0 uint64 = 0, t6075, t5945
+		if t5954 != 0 {
+			t6082 = t6082_1
+		} else {
+			t6082 = t6082_0
+		}
+		var t6219, t6219_1, t6219_0 uint64 = 0, t6212, t6082
+		if t6091 != 0 {
+			t6219 = t6219_1
+		} else {
+			t6219 = t6219_0
+		}
+		var t6356, t6356_1, t6356_0 uint64 = 0, t6349, t6219
+		if t6228 != 0 {
+			t6356 = t6356_1
+		} else {
+			t6356 = t6356_0
+		}
+		var t6493, t6493_1, t6493_0 uint64 = 0, t6486, t6356
+		if t6365 != 0 {
+			t6493 = t6493_1
+		} else {
+			t6493 = t6493_0
+		}
+		var t6630, t6630_1, t6630_0 uint64 = 0, t6623, t6493
+		if t6502 != 0 {
+			t6630 = t6630_1
+		} else {
+			t6630 = t6630_0
+		}
+		var t6632, t6632_1, t6632_0 uint64 = 0, t6631, t6630
+		if t5528 != 0 {
+			t6632 = t6632_1
+		} else {
+			t6632 = t6632_0
+		}
+		var t6635, t6635_1, t6635_0 uint64 = 0, 0x4, 0x3
+		if t5528 != 0 {
+			t6635 = t6635_1
+		} else {
+			t6635 = t6635_0
+		}
+		var t6637, t6637_1, t6637_0 uint64 = 0, 0x0, t6635
+		if t6632 != 0 {
+			t6637 = t6637_1
+		} else {
+			t6637 = t6637_0
+		}
+		var t6639, t6639_1, t6639_0 uint64 = 0, t6637, 0x2
+		if t6629 != 0 {
+			t6639 = t6639_1
+		} else {
+			t6639 = t6639_0
+		}
+		var t6641, t6641_1, t6641_0 uint64 = 0, t6639, 0x5
+		if t6628 != 0 {
+			t6641 = t6641_1
+		} else {
+			t6641 = t6641_0
+		}
+		var t6643, t6643_1, t6643_0 uint64 = 0, t6641, 0x6
+		if t6627 != 0 {
+			t6643 = t6643_1
+		} else {
+			t6643 = t6643_0
+		}
+		var t6645, t6645_1, t6645_0 uint64 = 0, t6643, 0x1
+		if t6624 != 0 {
+			t6645 = t6645_1
+		} else {
+			t6645 = t6645_0
+		}
+		v[6677] = t6645
+		var t5443 uint64 = (v[871] >> 56) & 0x7
+		var t5427 uint64 = (^t5044) & 0x1
+		var t5428 uint64 = t4853 & t5427
+		var t4091, t4091_1, t4091_0 uint64 = 0, 0x1, 0x0
+		if t2434 != 0 {
+			t4091 = t4091_1
+		} else {
+			t4091 = t4091_0
+		}
+		var t4093, t4093_1, t4093_0 uint64 = 0, 0x2, 0x0
+		if t2452 != 0 {
+			t4093 = t4093_1
+		} else {
+			t4093 = t4093_0
+		}
+		var t4218 uint64 = t4091 | t4093
+		var t4095, t4095_1, t4095_0 uint64 = 0, 0x3, 0x0
+		if t2470 != 0 {
+			t4095 = t4095_1
+		} else {
+			t4095 = t4095_0
+		}
+		var t4097, t4097_1, t4097_0 uint64 = 0, 0x3, 0x0
+		if t2488 != 0 {
+			t4097 = t4097_1
+		} else {
+			t4097 = t4097_0
+		}
+		var t4219 uint64 = t4095 | t4097
+		var t4250 uint64 = t4218 | t4219
+		var t4099, t4099_1, t4099_0 uint64 = 0, 0x3, 0x0
+		if t2506 != 0 {
+			t4099 = t4099_1
+		} else {
+			t4099 = t4099_0
+		}
+		var t4101, t4101_1, t4101_0 uint64 = 0, 0x3, 0x0
+		if t2524 != 0 {
+			t4101 = t4101_1
+		} else {
+			t4101 = t4101_0
+		}
+		var t4220 uint64 = t4099 | t4101
+		var t4103, t4103_1, t4103_0 uint64 = 0, 0x4, 0x0
+		if t2542 != 0 {
+			t4103 = t4103_1
+		} else {
+			t4103 = t4103_0
+		}
+		var t4105, t4105_1, t4105_0 uint64 = 0, 0x1, 0x0
+		if t2560 != 0 {
+			t4105 = t4105_1
+		} else {
+			t4105 = t4105_0
+		}
+		var t4221 uint64 = t4103 | t4105
+		var t4251 uint64 = t4220 | t4221
+		var t4266 uint64 = t4250 | t4251
+		var t4107, t4107_1, t4107_0 uint64 = 0, 0x1, 0x0
+		if t2578 != 0 {
+			t4107 = t4107_1
+		} else {
+			t4107 = t4107_0
+		}
+		var t4109, t4109_1, t4109_0 uint64 = 0, 0x2, 0x0
+		if t2596 != 0 {
+			t4109 = t4109_1
+		} else {
+			t4109 = t4109_0
+		}
+		var t4222 uint64 = t4107 | t4109
+		var t4111, t4111_1, t4111_0 uint64 = 0, 0x3, 0x0
+		if t2614 != 0 {
+			t4111 = t4111_1
+		} else {
+			t4111 = t4111_0
+		}
+		var t4113, t4113_1, t4113_0 uint64 = 0, 0x3, 0x0
+		if t2632 != 0 {
+			t4113 = t4113_1
+		} else {
+			t4113 = t4113_0
+		}
+		var t4223 uint64 = t4111 | t4113
+		var t4252 uint64 = t4222 | t4223
+		var t4115, t4115_1, t4115_0 uint64 = 0, 0x3, 0x0
+		if t2650 != 0 {
+			t4115 = t4115_1
+		} else {
+			t4115 = t4115_0
+		}
+		var t4117, t4117_1, t4117_0 uint64 = 0, 0x3, 0x0
+		if t2668 != 0 {
+			t4117 = t4117_1
+		} else {
+			t4117 = t4117_0
+		}
+		var t4224 uint64 = t4115 | t4117
+		var t4119, t4119_1, t4119_0 uint64 = 0, 0x4, 0x0
+		if t2686 != 0 {
+			t4119 = t4119_1
+		} else {
+			t4119 = t4119_0
+		}
+		var t4121, t4121_1, t4121_0 uint64 = 0, 0x1, 0x0
+		if t2704 != 0 {
+			t4121 = t4121_1
+		} else {
+			t4121 = t4121_0
+		}
+		var t4225 uint64 = t4119 | t4121
+		var t4253 uint64 = t4224 | t4225
+		var t4267 uint64 = t4252 | t4253
+		var t4274 uint64 = t4266 | t4267
+		var t4123, t4123_1, t4123_0 uint64 = 0, 0x1, 0x0
+		if t2722 != 0 {
+			t4123 = t4123_1
+		} else {
+			t4123 = t4123_0
+		}
+		var t4125, t4125_1, t4125_0 uint64 = 0, 0x2, 0x0
+		if t2740 != 0 {
+			t4125 = t4125_1
+		} else {
+			t4125 = t4125_0
+		}
+		var t4226 uint64 = t4123 | t4125
+		var t4127, t4127_1, t4127_0 uint64 = 0, 0x3, 0x0
+		if t2758 != 0 {
+			t4127 = t4127_1
+		} else {
+			t4127 = t4127_0
+		}
+		var t4129, t4129_1, t4129_0 uint64 = 0, 0x3, 0x0
+		if t2776 != 0 {
+			t4129 = t4129_1
+		} else {
+			t4129 = t4129_0
+		}
+		var t4227 uint64 = t4127 | t4129
+		var t4254 uint64 = t4226 | t4227
+		var t4131, t4131_1, t4131_0 uint64 = 0, 0x3, 0x0
+		if t2794 != 0 {
+			t4131 = t4131_1
+		} else {
+			t4131 = t4131_0
+		}
+		var t4133, t4133_1, t4133_0 uint64 = 0, 0x3, 0x0
+		if t2812 != 0 {
+			t4133 = t4133_1
+		} else {
+			t4133 = t4133_0
+		}
+		var t4228 uint64 = t4131 | t4133
+		var t4135, t4135_1, t4135_0 uint64 = 0, 0x4, 0x0
+		if t2830 != 0 {
+			t4135 = t4135_1
+		} else {
+			t4135 = t4135_0
+		}
+		var t4137, t4137_1, t4137_0 uint64 = 0, 0x1, 0x0
+		if t2848 != 0 {
+			t4137 = t4137_1
+		} else {
+			t4137 = t4137_0
+		}
+		var t4229 uint64 = t4135 | t4137
+		var t4255 uint64 = t4228 | t4229
+		var t4268 uint64 = t4254 | t4255
+		var t4139, t4139_1, t4139_0 uint64 = 0, 0x1, 0x0
+		if t2866 != 0 {
+			t4139 = t4139_1
+		} else {
+			t4139 = t4139_0
+		}
+		var t4141, t4141_1, t4141_0 uint64 = 0, 0x2, 0x0
+		if t2884 != 0 {
+			t4141 = t4141_1
+		} else {
+			t4141 = t4141_0
+		}
+		var t4230 uint64 = t4139 | t4141
+		var t4143, t4143_1, t4143_0 uint64 = 0, 0x3, 0x0
+		if t2902 != 0 {
+			t4143 = t4143_1
+		} else {
+			t4143 = t4143_0
+		}
+		var t4145, t4145_1, t4145_0 uint64 = 0, 0x3, 0x0
+		if t2920 != 0 {
+			t4145 = t4145_1
+		} else {
+			t4145 = t4145_0
+		}
+		var t4231 uint64 = t4143 | t4145
+		var t4256 uint64 = t4230 | t4231
+		var t4147, t4147_1, t4147_0 uint64 = 0, 0x3, 0x0
+		if t2938 != 0 {
+			t4147 = t4147_1
+		} else {
+			t4147 = t4147_0
+		}
+		var t4149, t4149_1, t4149_0 uint64 = 0, 0x3, 0x0
+		if t2956 != 0 {
+			t4149 = t4149_1
+		} else {
+			t4149 = t4149_0
+		}
+		var t4232 uint64 = t4147 | t4149
+		var t4151, t4151_1, t4151_0 uint64 = 0, 0x4, 0x0
+		if t2974 != 0 {
+			t4151 = t4151_1
+		} else {
+			t4151 = t4151_0
+		}
+		var t4153, t4153_1, t4153_0 uint64 = 0, 0x1, 0x0
+		if t2992 != 0 {
+			t4153 = t4153_1
+		} else {
+			t4153 = t4153_0
+		}
+		var t4233 uint64 = t4151 | t4153
+		var t4257 uint64 = t4232 | t4233
+		var t4269 uint64 = t4256 | t4257
+		var t4275 uint64 = t4268 | t4269
+		var t4278 uint64 = t4274 | t4275
+		var t4155, t4155_1, t4155_0 uint64 = 0, 0x1, 0x0
+		if t3010 != 0 {
+			t4155 = t4155_1
+		} else {
+			t4155 = t4155_0
+		}
+		var t4157, t4157_1, t4157_0 uint64 = 0, 0x2, 0x0
+		if t3028 != 0 {
+			t4157 = t4157_1
+		} else {
+			t4157 = t4157_0
+		}
+		var t4234 uint64 = t4155 | t4157
+		var t4159, t4159_1, t4159_0 uint64 = 0, 0x3, 0x0
+		if t3046 != 0 {
+			t4159 = t4159_1
+		} else {
+			t4159 = t4159_0
+		}
+		var t4161, t4161_1, t4161_0 uint64 = 0, 0x3, 0x0
+		if t3064 != 0 {
+			t4161 = t4161_1
+		} else {
+			t4161 = t4161_0
+		}
+		var t4235 uint64 = t4159 | t4161
+		var t4258 uint64 = t4234 | t4235
+		var t4163, t4163_1, t4163_0 uint64 = 0, 0x3, 0x0
+		if t3082 != 0 {
+			t4163 = t4163_1
+		} else {
+			t4163 = t4163_0
+		}
+		var t4165, t4165_1, t4165_0 uint64 = 0, 0x3, 0x0
+		if t3100 != 0 {
+			t4165 = t4165_1
+		} else {
+			t4165 = t4165_0
+		}
+		var t4236 uint64 = t4163 | t4165
+		var t4167, t4167_1, t4167_0 uint64 = 0, 0x4, 0x0
+		if t3118 != 0 {
+			t4167 = t4167_1
+		} else {
+			t4167 = t4167_0
+		}
+		var t4169, t4169_1, t4169_0 uint64 = 0, 0x1, 0x0
+		if t3136 != 0 {
+			t4169 = t4169_1
+		} else {
+			t4169 = t4169_0
+		}
+		var t4237 uint64 = t4167 | t4169
+		var t4259 uint64 = t4236 | t4237
+		var t4270 uint64 = t4258 | t4259
+		var t4171, t4171_1, t4171_0 uint64 = 0, 0x1, 0x0
+		if t3154 != 0 {
+			t4171 = t4171_1
+		} else {
+			t4171 = t4171_0
+		}
+		var t4173, t4173_1, t4173_0 uint64 = 0, 0x2, 0x0
+		if t3172 != 0 {
+			t4173 = t4173_1
+		} else {
+			t4173 = t4173_0
+		}
+		var t4238 uint64 = t4171 | t4173
+		var t4175, t4175_1, t4175_0 uint64 = 0, 0x3, 0x0
+		if t3190 != 0 {
+			t4175 = t4175_1
+		} else {
+			t4175 = t4175_0
+		}
+		var t4177, t4177_1, t4177_0 uint64 = 0, 0x3, 0x0
+		if t3208 != 0 {
+			t4177 = t4177_1
+		} else {
+			t4177 = t4177_0
+		}
+		var t4239 uint64 = t4175 | t4177
+		var t4260 uint64 = t4238 | t4239
+		var t4179, t4179_1, t4179_0 uint64 = 0, 0x3, 0x0
+		if t3226 != 0 {
+			t4179 = t4179_1
+		} else {
+			t4179 = t4179_0
+		}
+		var t4181, t4181_1, t4181_0 uint64 = 0, 0x3, 0x0
+		if t3244 != 0 {
+			t4181 = t4181_1
+		} else {
+			t4181 = t4181_0
+		}
+		var t4240 uint64 = t4179 | t4181
+		var t4183, t4183_1, t4183_0 uint64 = 0, 0x4, 0x0
+		if t3262 != 0 {
+			t4183 = t4183_1
+		} else {
+			t4183 = t4183_0
+		}
+		var t4185, t4185_1, t4185_0 uint64 = 0, 0x1, 0x0
+		if t3280 != 0 {
+			t4185 = t4185_1
+		} else {
+			t4185 = t4185_0
+		}
+		var t4241 uint64 = t4183 | t4185
+		var t4261 uint64 = t4240 | t4241
+		var t4271 uint64 = t4260 | t4261
+		var t4276 uint64 = t4270 | t4271
+		var t4187, t4187_1, t4187_0 uint64 = 0, 0x1, 0x0
+		if t3298 != 0 {
+			t4187 = t4187_1
+		} else {
+			t4187 = t4187_0
+		}
+		var t4189, t4189_1, t4189_0 uint64 = 0, 0x2, 0x0
+		if t3316 != 0 {
+			t4189 = t4189_1
+		} else {
+			t4189 = t4189_0
+		}
+		var t4242 uint64 = t4187 | t4189
+		var t4191, t4191_1, t4191_0 uint64 = 0, 0x3, 0x0
+		if t3334 != 0 {
+			t4191 = t4191_1
+		} else {
+			t4191 = t4191_0
+		}
+		var t4193, t4193_1, t4193_0 uint64 = 0, 0x3, 0x0
+		if t3352 != 0 {
+			t4193 = t4193_1
+		} else {
+			t4193 = t4193_0
+		}
+		var t4243 uint64 = t4191 | t4193
+		var t4262 uint64 = t4242 | t4243
+		var t4195, t4195_1, t4195_0 uint64 = 0, 0x3, 0x0
+		if t3370 != 0 {
+			t4195 = t4195_1
+		} else {
+			t4195 = t4195_0
+		}
+		var t4197, t4197_1, t4197_0 uint64 = 0, 0x3, 0x0
+		if t3388 != 0 {
+			t4197 = t4197_1
+		} else {
+			t4197 = t4197_0
+		}
+		var t4244 uint64 = t4195 | t4197
+		var t4199, t4199_1, t4199_0 uint64 = 0, 0x4, 0x0
+		if t3406 != 0 {
+			t4199 = t4199_1
+		} else {
+			t4199 = t4199_0
+		}
+		var t4201, t4201_1, t4201_0 uint64 = 0, 0x1, 0x0
+		if t3424 != 0 {
+			t4201 = t4201_1
+		} else {
+			t4201 = t4201_0
+		}
+		var t4245 uint64 = t4199 | t4201
+		var t4263 uint64 = t4244 | t4245
+		var t4272 uint64 = t4262 | t4263
+		var t4203, t4203_1, t4203_0 uint64 = 0, 0x1, 0x0
+		if t3442 != 0 {
+			t4203 = t4203_1
+		} else {
+			t4203 = t4203_0
+		}
+		var t4205, t4205_1, t4205_0 uint64 = 0, 0x2, 0x0
+		if t3460 != 0 {
+			t4205 = t4205_1
+		} else {
+			t4205 = t4205_0
+		}
+		var t4246 uint64 = t4203 | t4205
+		var t4207, t4207_1, t4207_0 uint64 = 0, 0x3, 0x0
+		if t3478 != 0 {
+			t4207 = t4207_1
+		} else {
+			t4207 = t4207_0
+		}
+		var t4209, t4209_1, t4209_0 uint64 = 0, 0x3, 0x0
+		if t3496 != 0 {
+			t4209 = t4209_1
+		} else {
+			t4209 = t4209_0
+		}
+		var t4247 uint64 = t4207 | t4209
+		var t4264 uint64 = t4246 | t4247
+		var t4211, t4211_1, t4211_0 uint64 = 0, 0x3, 0x0
+		if t3514 != 0 {
+			t4211 = t4211_1
+		} else {
+			t4211 = t4211_0
+		}
+		var t4213, t4213_1, t4213_0 uint64 = 0, 0x3, 0x0
+		if t3532 != 0 {
+			t4213 = t4213_1
+		} else {
+			t4213 = t4213_0
+		}
+		var t4248 uint64 = t4211 | t4213
+		var t4215, t4215_1, t4215_0 uint64 = 0, 0x4, 0x0
+		if t3550 != 0 {
+			t4215 = t4215_1
+		} else {
+			t4215 = t4215_0
+		}
+		var t4217, t4217_1, t4217_0 uint64 = 0, 0x1, 0x0
+		if t3568 != 0 {
+			t4217 = t4217_1
+		} else {
+			t4217 = t4217_0
+		}
+		var t4249 uint64 = t4215 | t4217
+		var t4265 uint64 = t4248 | t4249
+		var t4273 uint64 = t4264 | t4265
+		var t4277 uint64 = t4272 | t4273
+		var t4279 uint64 = t4276 | t4277
+		var t4280 uint64 = t4278 | t4279
+		var t5430 uint64
+		if t4280 == 0x1 {
+			t5430 = 1
+		}
+		var t5431 uint64 = (v[3]) & 0x1
+		var t5432 uint64 = t5430 & t5431
+		var t5434 uint64
+		if t4280 == 0x2 {
+			t5434 = 1
+		}
+		var t5435 uint64 = (v[3] >> 1) & 0x1
+		var t5436 uint64 = t5434 & t5435
+		var t5437 uint64 = t5432 | t5436
+		var t5438 uint64 = t5428 & t5437
+		var t5439, t5439_1, t5439_0 uint64 = 0, t5235, t4280
+		if t5438 != 0 {
+			t5439 = t5439_1
+		} else {
+			t5439 = t5439_0
+		}
+		var t5450, t5450_1, t5450_0 uint64 = 0, t5443, t5439
+		if v[867] != 0 {
+			t5450 = t5450_1
+		} else {
+			t5450 = t5450_0
+		}
+		v[5493] = t5450
+		var t5445 uint64 = (v[871]) & 0xffffffffffff
+		var t5446 uint64 = (v[863]) & 0xffff
+		var t5447 uint64 = t5446 | t5445<<16
+		var t2439 uint64 = (v[863]) & 0xfffffff
+		var t2440 uint64 = t2439 | 0x100000000
+		var t4473, t4473_1, t4473_0 uint64 = 0, t2440, 0x0
+		if t2434 != 0 {
+			t4473 = t4473_1
+		} else {
+			t4473 = t4473_0
+		}
+		var t2457 uint64 = (v[863]) & 0xfffffff
+		var t2458 uint64 = t2457 | 0x200000000
+		var t4475, t4475_1, t4475_0 uint64 = 0, t2458, 0x0
+		if t2452 != 0 {
+			t4475 = t4475_1
+		} else {
+			t4475 = t4475_0
+		}
+		var t4600 uint64 = t4473 | t4475
+		var t2475 uint64 = (v[863]) & 0xfffffff
+		var t2476 uint64 = t2475 | 0x300000000
+		var t4477, t4477_1, t4477_0 uint64 = 0, t2476, 0x0
+		if t2470 != 0 {
+			t4477 = t4477_1
+		} else {
+			t4477 = t4477_0
+		}
+		var t2493 uint64 = (v[863]) & 0xfffffff
+		var t2494 uint64 = t2493 | 0x400000000
+		var t4479, t4479_1, t4479_0 uint64 = 0, t2494, 0x0
+		if t2488 != 0 {
+			t4479 = t4479_1
+		} else {
+			t4479 = t4479_0
+		}
+		var t4601 uint64 = t4477 | t4479
+		var t4632 uint64 = t4600 | t4601
+		var t2511 uint64 = (v[863]) & 0xfffffff
+		var t2512 uint64 = t2511 | 0x500000000
+		var t4481, t4481_1, t4481_0 uint64 = 0, t2512, 0x0
+		if t2506 != 0 {
+			t4481 = t4481_1
+		} else {
+			t4481 = t4481_0
+		}
+		var t2529 uint64 = (v[863]) & 0xfffffff
+		var t2530 uint64 = t2529 | 0x600000000
+		var t4483, t4483_1, t4483_0 uint64 = 0, t2530, 0x0
+		if t2524 != 0 {
+			t4483 = t4483_1
+		} else {
+			t4483 = t4483_0
+		}
+		var t4602 uint64 = t4481 | t4483
+		var t2547 uint64 = (v[863]) & 0xfffffff
+		var t2548 uint64 = t2547 | 0x700000000
+		var t4485, t4485_1, t4485_0 uint64 = 0, t2548, 0x0
+		if t2542 != 0 {
+			t4485 = t4485_1
+		} else {
+			t4485 = t4485_0
+		}
+		var t2565 uint64 = (v[863]) & 0xfffffff
+		var t2566 uint64 = t2565 | 0x800000000
+		var t4487, t4487_1, t4487_0 uint64 = 0, t2566, 0x0
+		if t2560 != 0 {
+			t4487 = t4487_1
+		} else {
+			t4487 = t4487_0
+		}
+		var t4603 uint64 = t4485 | t4487
+		var t4633 uint64 = t4602 | t4603
+		var t4648 uint64 = t4632 | t4633
+		var t2583 uint64 = (v[863]) & 0xfffffff
+		var t2584 uint64 = t2583 | 0x900000000
+		var t4489, t4489_1, t4489_0 uint64 = 0, t2584, 0x0
+		if t2578 != 0 {
+			t4489 = t4489_1
+		} else {
+			t4489 = t4489_0
+		}
+		var t2601 uint64 = (v[863]) & 0xfffffff
+		var t2602 uint64 = t2601 | 0xa00000000
+		var t4491, t4491_1, t4491_0 uint64 = 0, t2602, 0x0
+		if t2596 != 0 {
+			t4491 = t4491_1
+		} else {
+			t4491 = t4491_0
+		}
+		var t4604 uint64 = t4489 | t4491
+		var t2619 uint64 = (v[863]) & 0xfffffff
+		var t2620 uint64 = t2619 | 0xb00000000
+		var t4493, t4493_1, t4493_0 uint64 = 0, t2620, 0x0
+		if t2614 != 0 {
+			t4493 = t4493_1
+		} else {
+			t4493 = t4493_0
+		}
+		var t2637 uint64 = (v[863]) & 0xfffffff
+		var t2638 uint64 = t2637 | 0xc00000000
+		var t4495, t4495_1, t4495_0 uint64 = 0, t2638, 0x0
+		if t2632 != 0 {
+			t4495 = t4495_1
+		} else {
+			t4495 = t4495_0
+		}
+		var t4605 uint64 = t4493 | t4495
+		var t4634 uint64 = t4604 | t4605
+		var t2655 uint64 = (v[863]) & 0xfffffff
+		var t2656 uint64 = t2655 | 0xd00000000
+		var t4497, t4497_1, t4497_0 uint64 = 0, t2656, 0x0
+		if t2650 != 0 {
+			t4497 = t4497_1
+		} else {
+			t4497 = t4497_0
+		}
+		var t2673 uint64 = (v[863]) & 0xfffffff
+		var t2674 uint64 = t2673 | 0xe00000000
+		var t4499, t4499_1, t4499_0 uint64 = 0, t2674, 0x0
+		if t2668 != 0 {
+			t4499 = t4499_1
+		} else {
+			t4499 = t4499_0
+		}
+		var t4606 uint64 = t4497 | t4499
+		var t2691 uint64 = (v[863]) & 0xfffffff
+		var t2692 uint64 = t2691 | 0xf00000000
+		var t4501, t4501_1, t4501_0 uint64 = 0, t2692, 0x0
+		if t2686 != 0 {
+			t4501 = t4501_1
+		} else {
+			t4501 = t4501_0
+		}
+		var t2709 uint64 = (v[863]) & 0xfffffff
+		var t2710 uint64 = t2709 | 0x1000000000
+		var t4503, t4503_1, t4503_0 uint64 = 0, t2710, 0x0
+		if t2704 != 0 {
+			t4503 = t4503_1
+		} else {
+			t4503 = t4503_0
+		}
+		var t4607 uint64 = t4501 | t4503
+		var t4635 uint64 = t4606 | t4607
+		var t4649 uint64 = t4634 | t4635
+		var t4656 uint64 = t4648 | t4649
+		var t2727 uint64 = (v[863]) & 0xfffffff
+		var t2728 uint64 = t2727 | 0x1100000000
+		var t4505, t4505_1, t4505_0 uint64 = 0, t2728, 0x0
+		if t2722 != 0 {
+			t4505 = t4505_1
+		} else {
+			t4505 = t4505_0
+		}
+		var t2745 uint64 = (v[863]) & 0xfffffff
+		var t2746 uint64 = t2745 | 0x1200000000
+		var t4507, t4507_1, t4507_0 uint64 = 0, t2746, 0x0
+		if t2740 != 0 {
+			t4507 = t4507_1
+		} else {
+			t4507 = t4507_0
+		}
+		var t4608 uint64 = t4505 | t4507
+		var t2763 uint64 = (v[863]) & 0xfffffff
+		var t2764 uint64 = t2763 | 0x1300000000
+		var t4509, t4509_1, t4509_0 uint64 = 0, t2764, 0x0
+		if t2758 != 0 {
+			t4509 = t4509_1
+		} else {
+			t4509 = t4509_0
+		}
+		var t2781 uint64 = (v[863]) & 0xfffffff
+		var t2782 uint64 = t2781 | 0x1400000000
+		var t4511, t4511_1, t4511_0 uint64 = 0, t2782, 0x0
+		if t2776 != 0 {
+			t4511 = t4511_1
+		} else {
+			t4511 = t4511_0
+		}
+		var t4609 uint64 = t4509 | t4511
+		var t4636 uint64 = t4608 | t4609
+		var t2799 uint64 = (v[863]) & 0xfffffff
+		var t2800 uint64 = t2799 | 0x1500000000
+		var t4513, t4513_1, t4513_0 uint64 = 0, t2800, 0x0
+		if t2794 != 0 {
+			t4513 = t4513_1
+		} else {
+			t4513 = t4513_0
+		}
+		var t2817 uint64 = (v[863]) & 0xfffffff
+		var t2818 uint64 = t2817 | 0x1600000000
+		var t4515, t4515_1, t4515_0 uint64 = 0, t2818, 0x0
+		if t2812 != 0 {
+			t4515 = t4515_1
+		} else {
+			t4515 = t4515_0
+		}
+		var t4610 uint64 = t4513 | t4515
+		var t2835 uint64 = (v[863]) & 0xfffffff
+		var t2836 uint64 = t2835 | 0x1700000000
+		var t4517, t4517_1, t4517_0 uint64 = 0, t2836, 0x0
+		if t2830 != 0 {
+			t4517 = t4517_1
+		} else {
+			t4517 = t4517_0
+		}
+		var t2853 uint64 = (v[863]) & 0xfffffff
+		var t2854 uint64 = t2853 | 0x1800000000
+		var t4519, t4519_1, t4519_0 uint64 = 0, t2854, 0x0
+		if t2848 != 0 {
+			t4519 = t4519_1
+		} else {
+			t4519 = t4519_0
+		}
+		var t4611 uint64 = t4517 | t4519
+		var t4637 uint64 = t4610 | t4611
+		var t4650 uint64 = t4636 | t4637
+		var t2871 uint64 = (v[863]) & 0xfffffff
+		var t2872 uint64 = t2871 | 0x1900000000
+		var t4521, t4521_1, t4521_0 uint64 = 0, t2872, 0x0
+		if t2866 != 0 {
+			t4521 = t4521_1
+		} else {
+			t4521 = t4521_0
+		}
+		var t2889 uint64 = (v[863]) & 0xfffffff
+		var t2890 uint64 = t2889 | 0x1a00000000
+		var t4523, t4523_1, t4523_0 uint64 = 0, t2890, 0x0
+		if t2884 != 0 {
+			t4523 = t4523_1
+		} else {
+			t4523 = t4523_0
+		}
+		var t4612 uint64 = t4521 | t4523
+		var t2907 uint64 = (v[863]) & 0xfffffff
+		var t2908 uint64 = t2907 | 0x1b00000000
+		var t4525, t4525_1, t4525_0 uint64 = 0, t2908, 0x0
+		if t2902 != 0 {
+			t4525 = t4525_1
+		} else {
+			t4525 = t4525_0
+		}
+		var t2925 uint64 = (v[863]) & 0xfffffff
+		var t2926 uint64 = t2925 | 0x1c00000000
+		var t4527, t4527_1, t4527_0 uint64 = 0, t2926, 0x0
+		if t2920 != 0 {
+			t4527 = t4527_1
+		} else {
+			t4527 = t4527_0
+		}
+		var t4613 uint64 = t4525 | t4527
+		var t4638 uint64 = t4612 | t4613
+		var t2943 uint64 = (v[863]) & 0xfffffff
+		var t2944 uint64 = t2943 | 0x1d00000000
+		var t4529, t4529_1, t4529_0 uint64 = 0, t2944, 0x0
+		if t2938 != 0 {
+			t4529 = t4529_1
+		} else {
+			t4529 = t4529_0
+		}
+		var t2961 uint64 = (v[863]) & 0xfffffff
+		var t2962 uint64 = t2961 | 0x1e00000000
+		var t4531, t4531_1, t4531_0 uint64 = 0, t2962, 0x0
+		if t2956 != 0 {
+			t4531 = t4531_1
+		} else {
+			t4531 = t4531_0
+		}
+		var t4614 uint64 = t4529 | t4531
+		var t2979 uint64 = (v[863]) & 0xfffffff
+		var t2980 uint64 = t2979 | 0x1f00000000
+		var t4533, t4533_1, t4533_0 uint64 = 0, t2980, 0x0
+		if t2974 != 0 {
+			t4533 = t4533_1
+		} else {
+			t4533 = t4533_0
+		}
+		var t2997 uint64 = (v[863]) & 0xfffffff
+		var t2998 uint64 = t2997 | 0x2000000000
+		var t4535, t4535_1, t4535_0 uint64 = 0, t2998, 0x0
+		if t2992 != 0 {
+			t4535 = t4535_1
+		} else {
+			t4535 = t4535_0
+		}
+		var t4615 uint64 = t4533 | t4535
+		var t4639 uint64 = t4614 | t4615
+		var t4651 uint64 = t4638 | t4639
+		var t4657 uint64 = t4650 | t4651
+		var t4660 uint64 = t4656 | t4657
+		var t3015 uint64 = (v[863]) & 0xfffffff
+		var t3016 uint64 = t3015 | 0x2100000000
+		var t4537, t4537_1, t4537_0 uint64 = 0, t3016, 0x0
+		if t3010 != 0 {
+			t4537 = t4537_1
+		} else {
+			t4537 = t4537_0
+		}
+		var t3033 uint64 = (v[863]) & 0xfffffff
+		var t3034 uint64 = t3033 | 0x2200000000
+		var t4539, t4539_1, t4539_0 uint64 = 0, t3034, 0x0
+		if t3028 != 0 {
+			t4539 = t4539_1
+		} else {
+			t4539 = t4539_0
+		}
+		var t4616 uint64 = t4537 | t4539
+		var t3051 uint64 = (v[863]) & 0xfffffff
+		var t3052 uint64 = t3051 | 0x2300000000
+		var t4541, t4541_1, t4541_0 uint64 = 0, t3052, 0x0
+		if t3046 != 0 {
+			t4541 = t4541_1
+		} else {
+			t4541 = t4541_0
+		}
+		var t3069 uint64 = (v[863]) & 0xfffffff
+		var t3070 uint64 = t3069 | 0x2400000000
+		var t4543, t4543_1, t4543_0 uint64 = 0, t3070, 0x0
+		if t3064 != 0 {
+			t4543 = t4543_1
+		} else {
+			t4543 = t4543_0
+		}
+		var t4617 uint64 = t4541 | t4543
+		var t4640 uint64 = t4616 | t4617
+		var t3087 uint64 = (v[863]) & 0xfffffff
+		var t3088 uint64 = t3087 | 0x2500000000
+		var t4545, t4545_1, t4545_0 uint64 = 0, t3088, 0x0
+		if t3082 != 0 {
+			t4545 = t4545_1
+		} else {
+			t4545 = t4545_0
+		}
+		var t3105 uint64 = (v[863]) & 0xfffffff
+		var t3106 uint64 = t3105 | 0x2600000000
+		var t4547, t4547_1, t4547_0 uint64 = 0, t3106, 0x0
+		if t3100 != 0 {
+			t4547 = t4547_1
+		} else {
+			t4547 = t4547_0
+		}
+		var t4618 uint64 = t4545 | t4547
+		var t3123 uint64 = (v[863]) & 0xfffffff
+		var t3124 uint64 = t3123 | 0x2700000000
+		var t4549, t4549_1, t4549_0 uint64 = 0, t3124, 0x0
+		if t3118 != 0 {
+			t4549 = t4549_1
+		} else {
+			t4549 = t4549_0
+		}
+		var t3141 uint64 = (v[863]) & 0xfffffff
+		var t3142 uint64 = t3141 | 0x2800000000
+		var t4551, t4551_1, t4551_0 uint64 = 0, t3142, 0x0
+		if t3136 != 0 {
+			t4551 = t4551_1
+		} else {
+			t4551 = t4551_0
+		}
+		var t4619 uint64 = t4549 | t4551
+		var t4641 uint64 = t4618 | t4619
+		var t4652 uint64 = t4640 | t4641
+		var t3159 uint64 = (v[863]) & 0xfffffff
+		var t3160 uint64 = t3159 | 0x2900000000
+		var t4553, t4553_1, t4553_0 uint64 = 0, t3160, 0x0
+		if t3154 != 0 {
+			t4553 = t4553_1
+		} else {
+			t4553 = t4553_0
+		}
+		var t3177 uint64 = (v[863]) & 0xfffffff
+		var t3178 uint64 = t3177 | 0x2a00000000
+		var t4555, t4555_1, t4555_0 uint64 = 0, t3178, 0x0
+		if t3172 != 0 {
+			t4555 = t4555_1
+		} else {
+			t4555 = t4555_0
+		}
+		var t4620 uint64 = t4553 | t4555
+		var t3195 uint64 = (v[863]) & 0xfffffff
+		var t3196 uint64 = t3195 | 0x2b00000000
+		var t4557, t4557_1, t4557_0 uint64 = 0, t3196, 0x0
+		if t3190 != 0 {
+			t4557 = t4557_1
+		} else {
+			t4557 = t4557_0
+		}
+		var t3213 uint64 = (v[863]) & 0xfffffff
+		var t3214 uint64 = t3213 | 0x2c00000000
+		var t4559, t4559_1, t4559_0 uint64 = 0, t3214, 0x0
+		if t3208 != 0 {
+			t4559 = t4559_1
+		} else {
+			t4559 = t4559_0
+		}
+		var t4621 uint64 = t4557 | t4559
+		var t4642 uint64 = t4620 | t4621
+		var t3231 uint64 = (v[863]) & 0xfffffff
+		var t3232 uint64 = t3231 | 0x2d00000000
+		var t4561, t4561_1, t4561_0 uint64 = 0, t3232, 0x0
+		if t3226 != 0 {
+			t4561 = t4561_1
+		} else {
+			t4561 = t4561_0
+		}
+		var t3249 uint64 = (v[863]) & 0xfffffff
+		var t3250 uint64 = t3249 | 0x2e00000000
+		var t4563, t4563_1, t4563_0 uint64 = 0, t3250, 0x0
+		if t3244 != 0 {
+			t4563 = t4563_1
+		} else {
+			t4563 = t4563_0
+		}
+		var t4622 uint64 = t4561 | t4563
+		var t3267 uint64 = (v[863]) & 0xfffffff
+		var t3268 uint64 = t3267 | 0x2f00000000
+		var t4565, t4565_1, t4565_0 uint64 = 0, t3268, 0x0
+		if t3262 != 0 {
+			t4565 = t4565_1
+		} else {
+			t4565 = t4565_0
+		}
+		var t3285 uint64 = (v[863]) & 0xfffffff
+		var t3286 uint64 = t3285 | 0x3000000000
+		var t4567, t4567_1, t4567_0 uint64 = 0, t3286, 0x0
+		if t3280 != 0 {
+			t4567 = t4567_1
+		} else {
+			t4567 = t4567_0
+		}
+		var t4623 uint64 = t4565 | t4567
+		var t4643 uint64 = t4622 | t4623
+		var t4653 uint64 = t4642 | t4643
+		var t4658 uint64 = t4652 | t4653
+		var t3303 uint64 = (v[863]) & 0xfffffff
+		var t3304 uint64 = t3303 | 0x3100000000
+		var t4569, t4569_1, t4569_0 uint64 = 0, t3304, 0x0
+		if t3298 != 0 {
+			t4569 = t4569_1
+		} else {
+			t4569 = t4569_0
+		}
+		var t3321 uint64 = (v[863]) & 0xfffffff
+		var t3322 uint64 = t3321 | 0x3200000000
+		var t4571, t4571_1, t4571_0 uint64 = 0, t3322, 0x0
+		if t3316 != 0 {
+			t4571 = t4571_1
+		} else {
+			t4571 = t4571_0
+		}
+		var t4624 uint64 = t4569 | t4571
+		var t3339 uint64 = (v[863]) & 0xfffffff
+		var t3340 uint64 = t3339 | 0x3300000000
+		var t4573, t4573_1, t4573_0 uint64 = 0, t3340, 0x0
+		if t3334 != 0 {
+			t4573 = t4573_1
+		} else {
+			t4573 = t4573_0
+		}
+		var t3357 uint64 = (v[863]) & 0xfffffff
+		var t3358 uint64 = t3357 | 0x3400000000
+		var t4575, t4575_1, t4575_0 uint64 = 0, t3358, 0x0
+		if t3352 != 0 {
+			t4575 = t4575_1
+		} else {
+			t4575 = t4575_0
+		}
+		var t4625 uint64 = t4573 | t4575
+		var t4644 uint64 = t4624 | t4625
+		var t3375 uint64 = (v[863]) & 0xfffffff
+		var t3376 uint64 = t3375 | 0x3500000000
+		var t4577, t4577_1, t4577_0 uint64 = 0, t3376, 0x0
+		if t3370 != 0 {
+			t4577 = t4577_1
+		} else {
+			t4577 = t4577_0
+		}
+		var t3393 uint64 = (v[863]) & 0xfffffff
+		var t3394 uint64 = t3393 | 0x3600000000
+		var t4579, t4579_1, t4579_0 uint64 = 0, t3394, 0x0
+		if t3388 != 0 {
+			t4579 = t4579_1
+		} else {
+			t4579 = t4579_0
+		}
+		var t4626 uint64 = t4577 | t4579
+		var t3411 uint64 = (v[863]) & 0xfffffff
+		var t3412 uint64 = t3411 | 0x3700000000
+		var t4581, t4581_1, t4581_0 uint64 = 0, t3412, 0x0
+		if t3406 != 0 {
+			t4581 = t4581_1
+		} else {
+			t4581 = t4581_0
+		}
+		var t3429 uint64 = (v[863]) & 0xfffffff
+		var t3430 uint64 = t3429 | 0x3800000000
+		var t4583, t4583_1, t4583_0 uint64 = 0, t3430, 0x0
+		if t3424 != 0 {
+			t4583 = t4583_1
+		} else {
+			t4583 = t4583_0
+		}
+		var t4627 uint64 = t4581 | t4583
+		var t4645 uint64 = t4626 | t4627
+		var t4654 uint64 = t4644 | t4645
+		var t3447 uint64 = (v[863]) & 0xfffffff
+		var t3448 uint64 = t3447 | 0x3900000000
+		var t4585, t4585_1, t4585_0 uint64 = 0, t3448, 0x0
+		if t3442 != 0 {
+			t4585 = t4585_1
+		} else {
+			t4585 = t4585_0
+		}
+		var t3465 uint64 = (v[863]) & 0xfffffff
+		var t3466 uint64 = t3465 | 0x3a00000000
+		var t4587, t4587_1, t4587_0 uint64 = 0, t3466, 0x0
+		if t3460 != 0 {
+			t4587 = t4587_1
+		} else {
+			t4587 = t4587_0
+		}
+		var t4628 uint64 = t4585 | t4587
+		var t3483 uint64 = (v[863]) & 0xfffffff
+		var t3484 uint64 = t3483 | 0x3b00000000
+		var t4589, t4589_1, t4589_0 uint64 = 0, t3484, 0x0
+		if t3478 != 0 {
+			t4589 = t4589_1
+		} else {
+			t4589 = t4589_0
+		}
+		var t3501 uint64 = (v[863]) & 0xfffffff
+		var t3502 uint64 = t3501 | 0x3c00000000
+		var t4591, t4591_1, t4591_0 uint64 = 0, t3502, 0x0
+		if t3496 != 0 {
+			t4591 = t4591_1
+		} else {
+			t4591 = t4591_0
+		}
+		var t4629 uint64 = t4589 | t4591
+		var t4646 uint64 = t4628 | t4629
+		var t3519 uint64 = (v[863]) & 0xfffffff
+		var t3520 uint64 = t3519 | 0x3d00000000
+		var t4593, t4593_1, t4593_0 uint64 = 0, t3520, 0x0
+		if t3514 != 0 {
+			t4593 = t4593_1
+		} else {
+			t4593 = t4593_0
+		}
+		var t3537 uint64 = (v[863]) & 0xfffffff
+		var t3538 uint64 = t3537 | 0x3e00000000
+		var t4595, t4595_1, t4595_0 uint64 = 0, t3538, 0x0
+		if t3532 != 0 {
+			t4595 = t4595_1
+		} else {
+			t4595 = t4595_0
+		}
+		var t4630 uint64 = t4593 | t4595
+		var t3555 uint64 = (v[863]) & 0xfffffff
+		var t3556 uint64 = t3555 | 0x3f00000000
+		var t4597, t4597_1, t4597_0 uint64 = 0, t3556, 0x0
+		if t3550 != 0 {
+			t4597 = t4597_1
+		} else {
+			t4597 = t4597_0
+		}
+		var t3573 uint64 = (v[863]) & 0xfffffff
+		v[863] = v[354]
+		var t3574 uint64 = t3573 | 0x4000000000
+		var t4599, t4599_1, t4599_0 uint64 = 0, t3574, 0x0
+		if t3568 != 0 {
+			t4599 = t4599_1
+		} else {
+			t4599 = t4599_0
+		}
+		var t4631 uint64 = t4597 | t4599
+		var t4647 uint64 = t4630 | t4631
+		var t4655 uint64 = t4646 | t4647
+		var t4659 uint64 = t4654 | t4655
+		var t4661 uint64 = t4658 | t4659
+		var t4662 uint64 = t4660 | t4661
+		var t5440, t5440_1, t5440_0 uint64 = 0, t5426, t4662
+		if t5438 != 0 {
+			t5440 = t5440_1
+		} else {
+			t5440 = t5440_0
+		}
+		var t5452, t5452_1, t5452_0 uint64 = 0, t5447, t5440
+		if v[867] != 0 {
+			t5452 = t5452_1
+		} else {
+			t5452 = t5452_0
+		}
+		v[867] = t392
+		v[5495] = t5452
+		var t5470 uint64
+		if t5450 == 0x1 {
+			t5470 = 1
+		}
+		var t5471 uint64 = (v[3]) & 0x1
+		var t5472 uint64 = t5470 & t5471
+		var t5473 uint64
+		if t5450 == 0x2 {
+			t5473 = 1
+		}
+		var t5474 uint64 = (v[3] >> 1) & 0x1
+		var t5475 uint64 = t5473 & t5474
+		var t5476 uint64 = t5472 | t5475
+		v[5496] = t5476
+		var t5477 uint64
+		if t5235 == 0x1 {
+			t5477 = 1
+		}
+		var t5478 uint64 = (v[3]) & 0x1
+		var t5479 uint64 = t5477 & t5478
+		var t5480 uint64
+		if t5235 == 0x2 {
+			t5480 = 1
+		}
+		var t5481 uint64 = (v[3] >> 1) & 0x1
+		var t5482 uint64 = t5480 & t5481
+		var t5483 uint64 = t5479 | t5482
+		v[5500] = t5483
+	}
+	if x.Rst {
+		v[28] = 0xffffffff
+	} else if v[36] != 0 {
+		var t29 uint64 = (^v[27]) & 0xffffffff
+		var t30 uint64 = v[28] & t29
+		var t31 uint64 = v[6] & v[27]
+		var t32 uint64 = t30 | t31
+		v[28] = t32
+	}
+	if x.Rst {
+		v[37] = 0xffffffff
+	} else if v[45] != 0 {
+		var t38 uint64 = (^v[27]) & 0xffffffff
+		var t39 uint64 = v[37] & t38
+		var t40 uint64 = v[6] & v[27]
+		var t41 uint64 = t39 | t40
+		v[37] = t41
+	}
+	if v[146] != 0 {
+		if v[132] != 0 {
+			v[149] = v[133]
+			v[150] = v[134]
+			v[151] = v[135]
+			v[152] = v[136]
+			v[153] = v[137]
+			v[154] = v[138]
+			v[155] = v[139]
+			v[156] = v[140]
+			v[157] = v[141]
+			v[158] = v[142]
+			v[159] = v[143]
+		} else {
+			v[149] = v[108]
+			v[150] = v[109]
+			v[151] = v[110]
+			v[152] = v[111]
+			v[153] = v[112]
+			v[154] = v[113]
+			v[155] = v[114]
+			v[156] = v[115]
+			v[157] = v[116]
+			v[158] = v[117]
+			v[159] = v[118]
+		}
+		v[121] = v[149]
+		v[122] = v[150]
+		v[123] = v[151]
+		v[124] = v[152]
+		v[125] = v[153]
+		v[126] = v[154]
+		v[127] = v[155]
+		v[128] = v[156]
+		v[129] = v[157]
+		v[130] = v[158]
+		v[131] = v[159]
+	}
+	if x.Rst {
+		v[10] = 0x0
+		v[89] = 0x0
+		v[91] = 0x0
+		v[120] = 0x0
+		v[132] = 0x0
+		v[7166] = 0x0
+		v[7177] = 0x0
+		v[7189] = 0x0
+		v[7236] = 0x0
+		v[7247] = 0x0
+		v[7259] = 0x0
+		v[7306] = 0x0
+		v[7317] = 0x0
+		v[7329] = 0x0
+		v[7377] = 0x0
+		v[7388] = 0x0
+		v[7400] = 0x0
+		v[7447] = 0x0
+		v[7458] = 0x0
+		v[7461] = 0x0
+	} else {
+		var t874 uint64
+		if v[872] == 0x1ff {
+			t874 = 1
+		}
+		var t878 uint64 = v[91] | t874
+		v[91] = t878
+		var t7176, t7176_1, t7176_0 uint64 = 0, 0x0, v[7171]
+		if v[7478] != 0 {
+			t7176 = t7176_1
+		} else {
+			t7176 = t7176_0
+		}
+		v[7166] = t7176
+		var t7246, t7246_1, t7246_0 uint64 = 0, 0x0, v[7241]
+		if v[7478] != 0 {
+			t7246 = t7246_1
+		} else {
+			t7246 = t7246_0
+		}
+		v[7236] = t7246
+		var t7316, t7316_1, t7316_0 uint64 = 0, 0x0, v[7311]
+		if v[7478] != 0 {
+			t7316 = t7316_1
+		} else {
+			t7316 = t7316_0
+		}
+		v[7306] = t7316
+		var t7387, t7387_1, t7387_0 uint64 = 0, 0x0, v[7382]
+		if v[7478] != 0 {
+			t7387 = t7387_1
+		} else {
+			t7387 = t7387_0
+		}
+		v[7377] = t7387
+		var t7457, t7457_1, t7457_0 uint64 = 0, 0x0, v[7452]
+		if v[7478] != 0 {
+			t7457 = t7457_1
+		} else {
+			t7457 = t7457_0
+		}
+		v[7447] = t7457
+		var t15 uint64 = (^v[9]) & 0x1
+		var t16 uint64 = v[10] & t15
+		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
+		if v[13] != 0 {
+			t17 = t17_1
+		} else {
+			t17 = t17_0
+		}
+		v[10] = t17
+		var t147 uint64 = v[132] | v[93]
+		var t148, t148_1, t148_0 uint64 = 0, t147, v[120]
+		if v[146] != 0 {
+			t148 = t148_1
+		} else {
+			t148 = t148_0
+		}
+		v[120] = t148
+		var t161, t161_1, t161_0 uint64 = 0, 0x0, t147
+		if v[146] != 0 {
+			t161 = t161_1
+		} else {
+			t161 = t161_0
+		}
+		v[132] = t161
+		var t7204 uint64 = v[7189] | v[7169]
+		var t7205, t7205_1, t7205_0 uint64 = 0, t7204, v[7177]
+		if v[7203] != 0 {
+			t7205 = t7205_1
+		} else {
+			t7205 = t7205_0
+		}
+		v[7177] = t7205
+		var t7218, t7218_1, t7218_0 uint64 = 0, 0x0, t7204
+		if v[7203] != 0 {
+			t7218 = t7218_1
+		} else {
+			t7218 = t7218_0
+		}
+		v[7189] = t7218
+		var t7274 uint64 = v[7259] | v[7239]
+		var t7275, t7275_1, t7275_0 uint64 = 0, t7274, v[7247]
+		if v[7273] != 0 {
+			t7275 = t7275_1
+		} else {
+			t7275 = t7275_0
+		}
+		v[7247] = t7275
+		var t7288, t7288_1, t7288_0 uint64 = 0, 0x0, t7274
+		if v[7273] != 0 {
+			t7288 = t7288_1
+		} else {
+			t7288 = t7288_0
+		}
+		v[7259] = t7288
+		var t7344 uint64 = v[7329] | v[7309]
+		var t7345, t7345_1, t7345_0 uint64 = 0, t7344, v[7317]
+		if v[7343] != 0 {
+			t7345 = t7345_1
+		} else {
+			t7345 = t7345_0
+		}
+		v[7317] = t7345
+		var t7358, t7358_1, t7358_0 uint64 = 0, 0x0, t7344
+		if v[7343] != 0 {
+			t7358 = t7358_1
+		} else {
+			t7358 = t7358_0
+		}
+		v[7329] = t7358
+		var t7415 uint64 = v[7400] | v[7380]
+		var t7416, t7416_1, t7416_0 uint64 = 0, t7415, v[7388]
+		if v[7414] != 0 {
+			t7416 = t7416_1
+		} else {
+			t7416 = t7416_0
+		}
+		v[7388] = t7416
+		var t7429, t7429_1, t7429_0 uint64 = 0, 0x0, t7415
+		if v[7414] != 0 {
+			t7429 = t7429_1
+		} else {
+			t7429 = t7429_0
+		}
+		v[7400] = t7429
+		var t7467 uint64 = v[7461] | v[7450]
+		var t7468, t7468_1, t7468_0 uint64 = 0, t7467, v[7458]
+		if v[7466] != 0 {
+			t7468 = t7468_1
+		} else {
+			t7468 = t7468_0
+		}
+		v[7458] = t7468
+		var t7472, t7472_1, t7472_0 uint64 = 0, 0x0, t7467
+		if v[7466] != 0 {
+			t7472 = t7472_1
+		} else {
+			t7472 = t7472_0
+		}
+		v[7461] = t7472
+		var t7640 uint64 = (^v[88]) & 0x1
+		var t7641 uint64 = v[89] & t7640
+		var t7642, t7642_1, t7642_0 uint64 = 0, 0x1, t7641
+		if v[7533] != 0 {
+			t7642 = t7642_1
+		} else {
+			t7642 = t7642_0
+		}
+		v[89] = t7642
 	}
 	if x.Rst {
 		v[872] = 0x0
 	} else if v[877] != 0 {
-		v[872] = v[876]
+		var t876 uint64 = (v[872] + 0x1) & 0x1ff
+		v[872] = t876
 	}
-	if x.Rst {
-		v[7062] = 0x0
-		v[6646] = 0x0
-		v[5455] = 0x0
-		v[847] = 0x0
-	} else if v[7478] != 0 {
-		v[7062] = v[6646]
-		v[6646] = v[5455]
-		v[5455] = v[847]
-		v[847] = v[120]
-	}
-	if x.Rst {
-		v[120] = 0x0
-	} else {
-		v[120] = v[148]
-	}
-	if x.Rst {
-		v[7077] = 0x0
-		v[7078] = 0x0
-		v[7079] = 0x0
-		v[7081] = 0x0
-		v[7082] = 0x0
-	} else if v[7061] != 0 {
-		v[7077] = v[6854]
-		v[7078] = v[6844]
-		v[7079] = v[6845]
-		v[7081] = v[6866]
-		v[7082] = v[6674]
-	}
-	if v[7478] != 0 {
-		v[6674] = v[5498]
-		v[5498] = v[5235]
-	}
-	if v[7061] != 0 {
-		v[7080] = v[6846]
-		v[7083] = v[6888]
-		v[7084] = v[6889]
-		v[7085] = v[6909]
-		v[7086] = v[6910]
-	}
-	if v[7203] != 0 {
-		v[7178] = v[7206]
-		v[7179] = v[7207]
-		v[7180] = v[7208]
-		v[7181] = v[7209]
-		v[7182] = v[7210]
-		v[7183] = v[7211]
-		v[7184] = v[7212]
-		v[7185] = v[7213]
-		v[7186] = v[7214]
-		v[7187] = v[7215]
-		v[7188] = v[7216]
-	}
-	if v[7221] != 0 {
-		v[7190] = v[7115]
-		v[7191] = v[7116]
-		v[7192] = v[7117]
-		v[7193] = v[7118]
-		v[7194] = v[7119]
-		v[7195] = v[7120]
-		v[7196] = v[7121]
-		v[7197] = v[7122]
-		v[7198] = v[7123]
-		v[7199] = v[7124]
-		v[7200] = v[7125]
-	}
-	if v[7273] != 0 {
-		v[7248] = v[7276]
-		v[7249] = v[7277]
-		v[7250] = v[7278]
-		v[7251] = v[7279]
-		v[7252] = v[7280]
-		v[7253] = v[7281]
-		v[7254] = v[7282]
-		v[7255] = v[7283]
-		v[7256] = v[7284]
-		v[7257] = v[7285]
-		v[7258] = v[7286]
-	}
-	if v[7291] != 0 {
-		v[7260] = v[7126]
-		v[7261] = v[7127]
-		v[7262] = v[7128]
-		v[7263] = v[7129]
-		v[7264] = v[7130]
-		v[7265] = v[7131]
-		v[7266] = v[7132]
-		v[7267] = v[7133]
-		v[7268] = v[7134]
-		v[7269] = v[7135]
-		v[7270] = v[7136]
-	}
-	if v[7343] != 0 {
-		v[7318] = v[7346]
-		v[7319] = v[7347]
-		v[7320] = v[7348]
-		v[7321] = v[7349]
-		v[7322] = v[7350]
-		v[7323] = v[7351]
-		v[7324] = v[7352]
-		v[7325] = v[7353]
-		v[7326] = v[7354]
-		v[7327] = v[7355]
-		v[7328] = v[7356]
-	}
-	if v[7361] != 0 {
-		v[7330] = v[7139]
-		v[7331] = v[7140]
-		v[7332] = v[7141]
-		v[7333] = v[7142]
-		v[7334] = v[7143]
-		v[7335] = v[7144]
-		v[7336] = v[7145]
-		v[7337] = v[7146]
-		v[7338] = v[7147]
-		v[7339] = v[7148]
-		v[7340] = v[7149]
-	}
-	if v[7414] != 0 {
-		v[7389] = v[7417]
-		v[7390] = v[7418]
-		v[7391] = v[7419]
-		v[7392] = v[7420]
-		v[7393] = v[7421]
-		v[7394] = v[7422]
-		v[7395] = v[7423]
-		v[7396] = v[7424]
-		v[7397] = v[7425]
-		v[7398] = v[7426]
-		v[7399] = v[7427]
-	}
-	if v[7432] != 0 {
-		v[7401] = v[7152]
-		v[7402] = v[7153]
-		v[7403] = v[7154]
-		v[7404] = v[7155]
-		v[7405] = v[7156]
-		v[7406] = v[7157]
-		v[7407] = v[7158]
-		v[7408] = v[7159]
-		v[7409] = v[7160]
-		v[7410] = v[7161]
-		v[7411] = v[7162]
-	}
-	if v[7466] != 0 {
-		v[7459] = v[7469]
-		v[7460] = v[7470]
-	}
-	if v[7475] != 0 {
-		v[7462] = v[7087]
-		v[7463] = v[7088]
-	}
-	if v[7061] != 0 {
-		v[7087] = v[7058]
-		v[7088] = v[7059]
-	}
-	if x.Rst {
-		v[7481] = 0x0
-	} else if v[7485] != 0 {
-		v[7481] = v[7483]
-	}
-	if x.Rst {
-		v[7486] = 0x0
-	} else if v[7490] != 0 {
-		v[7486] = v[7488]
-	}
-	if x.Rst {
-		v[7491] = 0x0
-	} else if v[7495] != 0 {
-		v[7491] = v[7493]
-	}
-	if x.Rst {
-		v[7496] = 0x0
-	} else if v[7500] != 0 {
-		v[7496] = v[7498]
-	}
-	if x.Rst {
-		v[7501] = 0x0
-	} else if v[7505] != 0 {
-		v[7501] = v[7503]
-	}
-	if x.Rst {
-		v[7506] = 0x0
-	} else if v[7510] != 0 {
-		v[7506] = v[7508]
-	}
-	if x.Rst {
-		v[7511] = 0x0
-	} else if v[7515] != 0 {
-		v[7511] = v[7513]
-	}
-	if x.Rst {
-		v[7516] = 0x0
-	} else if v[7520] != 0 {
-		v[7516] = v[7518]
-	}
-	if x.Rst {
-		v[7521] = 0x0
-	} else if v[7525] != 0 {
-		v[7521] = v[7523]
-	}
-	if x.Rst {
-		v[7526] = 0x0
-	} else if v[7531] != 0 {
-		v[7526] = v[7528]
+	if v[164] != 0 {
+		v[133] = v[108]
+		v[134] = v[109]
+		v[135] = v[110]
+		v[136] = v[111]
+		v[137] = v[112]
+		v[138] = v[113]
+		v[139] = v[114]
+		v[140] = v[115]
+		v[141] = v[116]
+		v[142] = v[117]
+		v[143] = v[118]
 	}
 	v[846] = q0
 	v[871] = q1

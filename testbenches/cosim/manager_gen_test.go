@@ -387,7 +387,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "d73a63b3ea1952dad8345c11622775b9" }
+func (x *managerSim) Fingerprint() string { return "b18bae2fbc7d9274ca2225c387fc50ff" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -433,9 +433,11 @@ func (x *managerSim) EvalState() {
 	var t1158 uint64 = v[1053] & t1085
 	var t1159 uint64 = (^v[1157]) & 0x1
 	var t1160 uint64 = t1158 & t1159
+	v[1160] = t1160
 	var t1192 uint64 = (^v[1180]) & 0x1
 	var t1161 uint64 = t1160 & t1192
 	var t1162 uint64 = v[1157] | t1161
+	v[1162] = t1162
 	var t1164 uint64 = t1163 | t1162
 	var t1165 uint64 = 0x1 & t1164
 	var t1086 uint64
@@ -453,9 +455,11 @@ func (x *managerSim) EvalState() {
 	var t1228 uint64 = v[1053] & t1090
 	var t1229 uint64 = (^v[1227]) & 0x1
 	var t1230 uint64 = t1228 & t1229
+	v[1230] = t1230
 	var t1262 uint64 = (^v[1250]) & 0x1
 	var t1231 uint64 = t1230 & t1262
 	var t1232 uint64 = v[1227] | t1231
+	v[1232] = t1232
 	var t1234 uint64 = t1233 | t1232
 	var t1235 uint64 = t1165 & t1234
 	var t1128 uint64
@@ -467,9 +471,11 @@ func (x *managerSim) EvalState() {
 	var t1298 uint64 = v[1053] & t1129
 	var t1299 uint64 = (^v[1297]) & 0x1
 	var t1300 uint64 = t1298 & t1299
+	v[1300] = t1300
 	var t1332 uint64 = (^v[1320]) & 0x1
 	var t1301 uint64 = t1300 & t1332
 	var t1302 uint64 = v[1297] | t1301
+	v[1302] = t1302
 	var t1304 uint64 = t1303 | t1302
 	var t1305 uint64 = t1235 & t1304
 	var t1141 uint64
@@ -481,9 +487,11 @@ func (x *managerSim) EvalState() {
 	var t1369 uint64 = v[1053] & t1142
 	var t1370 uint64 = (^v[1368]) & 0x1
 	var t1371 uint64 = t1369 & t1370
+	v[1371] = t1371
 	var t1403 uint64 = (^v[1391]) & 0x1
 	var t1372 uint64 = t1371 & t1403
 	var t1373 uint64 = v[1368] | t1372
+	v[1373] = t1373
 	var t1375 uint64 = t1374 | t1373
 	var t1376 uint64 = t1305 & t1375
 	var t1154 uint64
@@ -495,9 +503,11 @@ func (x *managerSim) EvalState() {
 	var t1439 uint64 = v[1053] & t1155
 	var t1440 uint64 = (^v[1438]) & 0x1
 	var t1441 uint64 = t1439 & t1440
+	v[1441] = t1441
 	var t1455 uint64 = (^v[1452]) & 0x1
 	var t1442 uint64 = t1441 & t1455
 	var t1443 uint64 = v[1438] | t1442
+	v[1443] = t1443
 	var t1445 uint64 = t1444 | t1443
 	var t1446 uint64 = t1376 & t1445
 	var t1469 uint64 = t1468 | t1446
@@ -509,26 +519,6 @@ func (x *managerSim) EvalState() {
 	v[161] = t161
 	v[164] = v[128]>>21 | v[129]<<43
 	v[165] = v[129]>>21 | v[130]<<43
-	var t166 uint64 = v[128] >> 18 & 0x7
-	v[166] = t166
-	v[167] = v[120]>>18 | v[121]<<46
-	v[168] = v[121]>>18 | v[122]<<46
-	v[169] = v[122]>>18 | v[123]<<46
-	v[170] = v[123]>>18 | v[124]<<46
-	v[171] = v[124]>>18 | v[125]<<46
-	v[172] = v[125]>>18 | v[126]<<46
-	v[173] = v[126]>>18 | v[127]<<46
-	v[174] = v[127]>>18 | v[128]<<46
-	var t175 uint64 = v[120] >> 2 & 0xffff
-	v[175] = t175
-	var t176 uint64 = v[120] >> 1 & 0x1
-	v[176] = t176
-	var t177 uint64 = v[120] >> 0 & 0x1
-	v[177] = t177
-	var t178 uint64 = v[165] >> 61 & 0x7
-	var t179 uint64 = v[165] >> 56 & 0x1f
-	var t189 uint64 = v[165] >> 32 & 0x3ff
-	var t190 uint64 = v[165] >> 61 & 0x1
 	var t195 uint64 = v[165] >> 57 & 0xf
 	var t197 uint64
 	if t195 == 0x5 {
@@ -543,747 +533,6 @@ func (x *managerSim) EvalState() {
 		t200 = t200_0
 	}
 	v[200] = t200
-	var t207 uint64 = v[164] >> 34 & 0x3fffffff
-	var t209 uint64 = t207 << 2
-	var t210 uint64 = v[164] >> 32 & 0xffffffff
-	var t211 uint64 = v[164] >> 2 & 0x3fffffff
-	var t213 uint64 = t211<<2 | t210<<32
-	var t214, t214_1, t214_0 uint64 = 0, t213, t209
-	if t190 != 0 {
-		t214 = t214_1
-	} else {
-		t214 = t214_0
-	}
-	var t215 uint64 = t179 | t178<<5
-	var t216 uint64 = (t215 >> 7) & 0x1
-	var t218 uint64 = (t215 >> 6) & 0x1
-	var t219 uint64 = (t215 >> 5) & 0x1
-	var t220 uint64 = (t215 >> 4) & 0x1
-	var t221 uint64 = (t215 >> 3) & 0x1
-	var t224, t224_1, t224_0 uint64 = 0, 0x0, 0x12
-	if t221 != 0 {
-		t224 = t224_1
-	} else {
-		t224 = t224_0
-	}
-	var t225 uint64 = (t215 >> 3) & 0x1
-	var t226 uint64 = (t215 >> 2) & 0x1
-	var t227 uint64 = (t215 >> 1) & 0x1
-	var t228 uint64 = (t215) & 0x1
-	var t231, t231_1, t231_0 uint64 = 0, 0x0, 0x19
-	if t228 != 0 {
-		t231 = t231_1
-	} else {
-		t231 = t231_0
-	}
-	var t233, t233_1, t233_0 uint64 = 0, t231, 0x19
-	if t227 != 0 {
-		t233 = t233_1
-	} else {
-		t233 = t233_0
-	}
-	var t235, t235_1, t235_0 uint64 = 0, t233, 0x0
-	if t226 != 0 {
-		t235 = t235_1
-	} else {
-		t235 = t235_0
-	}
-	var t236 uint64 = (t215 >> 2) & 0x1
-	var t238 uint64 = (t215 >> 1) & 0x1
-	var t240 uint64 = (t215) & 0x1
-	var t243, t243_1, t243_0 uint64 = 0, 0x0, 0x11
-	if t240 != 0 {
-		t243 = t243_1
-	} else {
-		t243 = t243_0
-	}
-	var t244, t244_1, t244_0 uint64 = 0, 0x0, t243
-	if t238 != 0 {
-		t244 = t244_1
-	} else {
-		t244 = t244_0
-	}
-	var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
-	if t236 != 0 {
-		t245 = t245_1
-	} else {
-		t245 = t245_0
-	}
-	var t246, t246_1, t246_0 uint64 = 0, t235, t245
-	if t225 != 0 {
-		t246 = t246_1
-	} else {
-		t246 = t246_0
-	}
-	var t247, t247_1, t247_0 uint64 = 0, t224, t246
-	if t220 != 0 {
-		t247 = t247_1
-	} else {
-		t247 = t247_0
-	}
-	var t248 uint64 = (t215 >> 4) & 0x1
-	var t250 uint64 = (t215 >> 3) & 0x1
-	var t251 uint64 = (t215 >> 2) & 0x1
-	var t252 uint64 = (t215 >> 1) & 0x1
-	var t253 uint64 = (t215) & 0x1
-	var t256, t256_1, t256_0 uint64 = 0, 0x0, 0x19
-	if t253 != 0 {
-		t256 = t256_1
-	} else {
-		t256 = t256_0
-	}
-	var t258, t258_1, t258_0 uint64 = 0, t256, 0x19
-	if t252 != 0 {
-		t258 = t258_1
-	} else {
-		t258 = t258_0
-	}
-	var t259 uint64 = (t215 >> 1) & 0x1
-	var t262, t262_1, t262_0 uint64 = 0, 0x14, 0x0
-	if t259 != 0 {
-		t262 = t262_1
-	} else {
-		t262 = t262_0
-	}
-	var t263, t263_1, t263_0 uint64 = 0, t258, t262
-	if t251 != 0 {
-		t263 = t263_1
-	} else {
-		t263 = t263_0
-	}
-	var t264 uint64 = (t215 >> 2) & 0x1
-	var t265 uint64 = (t215 >> 1) & 0x1
-	var t268, t268_1, t268_0 uint64 = 0, 0x0, 0x1a
-	if t265 != 0 {
-		t268 = t268_1
-	} else {
-		t268 = t268_0
-	}
-	var t269 uint64 = (t215 >> 1) & 0x1
-	var t270 uint64 = (t215) & 0x1
-	var t273, t273_1, t273_0 uint64 = 0, 0x0, 0x18
-	if t270 != 0 {
-		t273 = t273_1
-	} else {
-		t273 = t273_0
-	}
-	var t274 uint64 = (t215) & 0x1
-	var t277, t277_1, t277_0 uint64 = 0, 0x0, 0x11
-	if t274 != 0 {
-		t277 = t277_1
-	} else {
-		t277 = t277_0
-	}
-	var t278, t278_1, t278_0 uint64 = 0, t273, t277
-	if t269 != 0 {
-		t278 = t278_1
-	} else {
-		t278 = t278_0
-	}
-	var t279, t279_1, t279_0 uint64 = 0, t268, t278
-	if t264 != 0 {
-		t279 = t279_1
-	} else {
-		t279 = t279_0
-	}
-	var t280, t280_1, t280_0 uint64 = 0, t263, t279
-	if t250 != 0 {
-		t280 = t280_1
-	} else {
-		t280 = t280_0
-	}
-	var t281, t281_1, t281_0 uint64 = 0, 0x0, t280
-	if t248 != 0 {
-		t281 = t281_1
-	} else {
-		t281 = t281_0
-	}
-	var t282, t282_1, t282_0 uint64 = 0, t247, t281
-	if t219 != 0 {
-		t282 = t282_1
-	} else {
-		t282 = t282_0
-	}
-	var t283 uint64 = (t215 >> 5) & 0x1
-	var t284 uint64 = (t215 >> 4) & 0x1
-	var t285 uint64 = (t215 >> 3) & 0x1
-	var t288, t288_1, t288_0 uint64 = 0, 0x0, 0x2
-	if t285 != 0 {
-		t288 = t288_1
-	} else {
-		t288 = t288_0
-	}
-	var t289 uint64 = (t215 >> 3) & 0x1
-	var t291 uint64 = (t215 >> 2) & 0x1
-	var t293 uint64 = (t215 >> 1) & 0x1
-	var t295 uint64 = (t215) & 0x1
-	var t298, t298_1, t298_0 uint64 = 0, 0x69, 0x29
-	if t295 != 0 {
-		t298 = t298_1
-	} else {
-		t298 = t298_0
-	}
-	var t299, t299_1, t299_0 uint64 = 0, 0x0, t298
-	if t293 != 0 {
-		t299 = t299_1
-	} else {
-		t299 = t299_0
-	}
-	var t300, t300_1, t300_0 uint64 = 0, 0x0, t299
-	if t291 != 0 {
-		t300 = t300_1
-	} else {
-		t300 = t300_0
-	}
-	var t301, t301_1, t301_0 uint64 = 0, 0x0, t300
-	if t289 != 0 {
-		t301 = t301_1
-	} else {
-		t301 = t301_0
-	}
-	var t302, t302_1, t302_0 uint64 = 0, t288, t301
-	if t284 != 0 {
-		t302 = t302_1
-	} else {
-		t302 = t302_0
-	}
-	var t303 uint64 = (t215 >> 4) & 0x1
-	var t305 uint64 = (t215 >> 3) & 0x1
-	var t306 uint64 = (t215 >> 2) & 0x1
-	var t308 uint64 = (t215 >> 1) & 0x1
-	var t311, t311_1, t311_0 uint64 = 0, 0x4, 0x0
-	if t308 != 0 {
-		t311 = t311_1
-	} else {
-		t311 = t311_0
-	}
-	var t312, t312_1, t312_0 uint64 = 0, 0x0, t311
-	if t306 != 0 {
-		t312 = t312_1
-	} else {
-		t312 = t312_0
-	}
-	var t313 uint64 = (t215 >> 2) & 0x1
-	var t314 uint64 = (t215 >> 1) & 0x1
-	var t317, t317_1, t317_0 uint64 = 0, 0x0, 0xa
-	if t314 != 0 {
-		t317 = t317_1
-	} else {
-		t317 = t317_0
-	}
-	var t318 uint64 = (t215 >> 1) & 0x1
-	var t319 uint64 = (t215) & 0x1
-	var t322, t322_1, t322_0 uint64 = 0, 0x0, 0x8
-	if t319 != 0 {
-		t322 = t322_1
-	} else {
-		t322 = t322_0
-	}
-	var t323 uint64 = (t215) & 0x1
-	var t326, t326_1, t326_0 uint64 = 0, 0x69, 0x29
-	if t323 != 0 {
-		t326 = t326_1
-	} else {
-		t326 = t326_0
-	}
-	var t327, t327_1, t327_0 uint64 = 0, t322, t326
-	if t318 != 0 {
-		t327 = t327_1
-	} else {
-		t327 = t327_0
-	}
-	var t328, t328_1, t328_0 uint64 = 0, t317, t327
-	if t313 != 0 {
-		t328 = t328_1
-	} else {
-		t328 = t328_0
-	}
-	var t329, t329_1, t329_0 uint64 = 0, t312, t328
-	if t305 != 0 {
-		t329 = t329_1
-	} else {
-		t329 = t329_0
-	}
-	var t330, t330_1, t330_0 uint64 = 0, 0x0, t329
-	if t303 != 0 {
-		t330 = t330_1
-	} else {
-		t330 = t330_0
-	}
-	var t331, t331_1, t331_0 uint64 = 0, t302, t330
-	if t283 != 0 {
-		t331 = t331_1
-	} else {
-		t331 = t331_0
-	}
-	var t332, t332_1, t332_0 uint64 = 0, t282, t331
-	if t218 != 0 {
-		t332 = t332_1
-	} else {
-		t332 = t332_0
-	}
-	var t333, t333_1, t333_0 uint64 = 0, 0x0, t332
-	if t216 != 0 {
-		t333 = t333_1
-	} else {
-		t333 = t333_0
-	}
-	v[333] = t333
-	var t334 uint64 = (t166 >> 2) & 0x1
-	var t335 uint64 = (t166 >> 1) & 0x1
-	var t337 uint64 = (t166) & 0x1
-	var t340, t340_1, t340_0 uint64 = 0, 0x0, 0x1ffffff
-	if t337 != 0 {
-		t340 = t340_1
-	} else {
-		t340 = t340_0
-	}
-	var t341, t341_1, t341_0 uint64 = 0, 0x0, t340
-	if t335 != 0 {
-		t341 = t341_1
-	} else {
-		t341 = t341_0
-	}
-	var t342 uint64 = (t166 >> 1) & 0x1
-	var t343 uint64 = (t166) & 0x1
-	var t346, t346_1, t346_0 uint64 = 0, 0x0, 0x3ffffffff
-	if t343 != 0 {
-		t346 = t346_1
-	} else {
-		t346 = t346_0
-	}
-	var t347 uint64 = (t166) & 0x1
-	var t350, t350_1, t350_0 uint64 = 0, 0x0, 0xffff
-	if t347 != 0 {
-		t350 = t350_1
-	} else {
-		t350 = t350_0
-	}
-	var t351, t351_1, t351_0 uint64 = 0, t346, t350
-	if t342 != 0 {
-		t351 = t351_1
-	} else {
-		t351 = t351_0
-	}
-	var t352, t352_1, t352_0 uint64 = 0, t341, t351
-	if t334 != 0 {
-		t352 = t352_1
-	} else {
-		t352 = t352_0
-	}
-	var t353 uint64 = t214 & t352
-	v[353] = t353
-	var t354 uint64 = (t166 >> 2) & 0x1
-	var t355 uint64 = (t166 >> 1) & 0x1
-	var t357 uint64 = (t166) & 0x1
-	var t360, t360_1, t360_0 uint64 = 0, 0x0, 0x1
-	if t357 != 0 {
-		t360 = t360_1
-	} else {
-		t360 = t360_0
-	}
-	var t361, t361_1, t361_0 uint64 = 0, 0x0, t360
-	if t355 != 0 {
-		t361 = t361_1
-	} else {
-		t361 = t361_0
-	}
-	var t362 uint64 = (t166 >> 1) & 0x1
-	var t363 uint64 = (t166) & 0x1
-	var t366, t366_1, t366_0 uint64 = 0, 0x0, 0x1
-	if t363 != 0 {
-		t366 = t366_1
-	} else {
-		t366 = t366_0
-	}
-	var t367 uint64 = (t166) & 0x1
-	var t370, t370_1, t370_0 uint64 = 0, 0x0, 0x1
-	if t367 != 0 {
-		t370 = t370_1
-	} else {
-		t370 = t370_0
-	}
-	var t371, t371_1, t371_0 uint64 = 0, t366, t370
-	if t362 != 0 {
-		t371 = t371_1
-	} else {
-		t371 = t371_0
-	}
-	var t372, t372_1, t372_0 uint64 = 0, t361, t371
-	if t354 != 0 {
-		t372 = t372_1
-	} else {
-		t372 = t372_0
-	}
-	v[372] = t372
-	var t374 uint64
-	if t166 == 0x0 {
-		t374 = 1
-	}
-	v[374] = t374
-	var t376 uint64
-	if t189 == 0x0 {
-		t376 = 1
-	}
-	var t378 uint64 = t189<<2 | t376<<12
-	v[378] = t378
-	var t381 uint64
-	if t200 == 0x0 {
-		t381 = 1
-	}
-	v[381] = t381
-	var t385, t385_1, t385_0 uint64 = 0, 0x1000, 0x0
-	if t381 != 0 {
-		t385 = t385_1
-	} else {
-		t385 = t385_0
-	}
-	v[385] = t385
-	var t415 uint64 = v[28] | v[37]<<32
-	var t416 uint64 = (t415) & 0x1
-	var t418 uint64
-	if v[395] == 0x2 {
-		t418 = 1
-	}
-	var t419 uint64 = (v[408] >> 30) & 0x3ffffffff
-	var t421 uint64
-	if t419 == 0x0 {
-		t421 = 1
-	}
-	var t422 uint64 = t418 & t421
-	v[422] = t422
-	var t427 uint64 = (v[408]) & 0x3fffffff
-	var t428 uint64 = t427 | 0x100000000
-	var t433 uint64 = (v[408]) & 0x3fffffff
-	var t434 uint64 = t433
-	var t436, t436_1, t436_0 uint64 = 0, t416, 0x0
-	if t422 != 0 {
-		t436 = t436_1
-	} else {
-		t436 = t436_0
-	}
-	v[436] = t436
-	var t440, t440_1, t440_0 uint64 = 0, 0x1, 0x0
-	if t422 != 0 {
-		t440 = t440_1
-	} else {
-		t440 = t440_0
-	}
-	v[440] = t440
-	var t442, t442_1, t442_0 uint64 = 0, 0x0, 0x0
-	if t422 != 0 {
-		t442 = t442_1
-	} else {
-		t442 = t442_0
-	}
-	v[442] = t442
-	var t444, t444_1, t444_0 uint64 = 0, t428, 0x0
-	if t422 != 0 {
-		t444 = t444_1
-	} else {
-		t444 = t444_0
-	}
-	v[444] = t444
-	var t446, t446_1, t446_0 uint64 = 0, 0x0, 0x0
-	if t422 != 0 {
-		t446 = t446_1
-	} else {
-		t446 = t446_0
-	}
-	var t448, t448_1, t448_0 uint64 = 0, 0x0, 0x0
-	if t422 != 0 {
-		t448 = t448_1
-	} else {
-		t448 = t448_0
-	}
-	var t450, t450_1, t450_0 uint64 = 0, 0x0, 0x0
-	if t422 != 0 {
-		t450 = t450_1
-	} else {
-		t450 = t450_0
-	}
-	v[450] = t450
-	var t452, t452_1, t452_0 uint64 = 0, t434, 0x0
-	if t422 != 0 {
-		t452 = t452_1
-	} else {
-		t452 = t452_0
-	}
-	v[452] = t452
-	var t453 uint64 = (^t448) & 0x1
-	var t454 uint64 = t446 & t453
-	v[454] = t454
-	var t456 uint64
-	if t440 == 0x1 {
-		t456 = 1
-	}
-	v[456] = t456
-	var t460 uint64
-	if t440 == 0x2 {
-		t460 = 1
-	}
-	v[460] = t460
-	var t467 uint64 = t446 & t448
-	v[467] = t467
-	var t490 uint64
-	if t450 == 0x1 {
-		t490 = 1
-	}
-	v[490] = t490
-	var t493 uint64
-	if t450 == 0x2 {
-		t493 = 1
-	}
-	v[493] = t493
-	var t515, t515_1, t515_0 uint64 = 0, v[498], v[508]
-	if v[500] != 0 {
-		t515 = t515_1
-	} else {
-		t515 = t515_0
-	}
-	var t516 uint64 = (v[507]) & 0x1f
-	var t518 uint64 = (t516 + 0x8) & 0x1f
-	var t519 uint64
-	if v[506] == 0x1 {
-		t519 = 1
-	}
-	var t520 uint64
-	if v[506] == 0x2 {
-		t520 = 1
-	}
-	var t522 uint64
-	if v[506] == 0x4 {
-		t522 = 1
-	}
-	var t524 uint64
-	if v[506] == 0x3 {
-		t524 = 1
-	}
-	var t529, t529_1, t529_0 uint64 = 0, 0x0, 0x0
-	if t519 != 0 {
-		t529 = t529_1
-	} else {
-		t529 = t529_0
-	}
-	var t531, t531_1, t531_0 uint64 = 0, 0x1, 0x0
-	if t520 != 0 {
-		t531 = t531_1
-	} else {
-		t531 = t531_0
-	}
-	var t533, t533_1, t533_0 uint64 = 0, 0x2, 0x0
-	if t522 != 0 {
-		t533 = t533_1
-	} else {
-		t533 = t533_0
-	}
-	var t535, t535_1, t535_0 uint64 = 0, t518, 0x0
-	if t524 != 0 {
-		t535 = t535_1
-	} else {
-		t535 = t535_0
-	}
-	var t536 uint64 = t529 | t531
-	var t537 uint64 = t533 | t535
-	var t538 uint64 = t536 | t537
-	var t540, t540_1, t540_0 uint64 = 0, 0x2, t538
-	if v[500] != 0 {
-		t540 = t540_1
-	} else {
-		t540 = t540_0
-	}
-	var t541 uint64 = (v[497] >> 4) & 0x1
-	var t543 uint64 = v[470] >> 16 & 0xffff
-	var t547 uint64 = v[501] - 0x1
-	var t550 uint64
-	if t543 < 0x0 {
-		t550 = 1
-	}
-	var t551 uint64 = (^t550) & 0x1
-	var t553 uint64
-	if 0x0 < t543 {
-		t553 = 1
-	}
-	var t554 uint64 = (^t553) & 0x1
-	var t555 uint64 = t551 & t554
-	var t556 uint64 = 0x0 | t555
-	var t558 uint64 = 0x1 >> t540
-	var t559 uint64 = (t558) & 0x1
-	var t561 uint64 = 0x1 >> 0x0
-	var t562 uint64 = (t561) & 0x1
-	var t565 uint64
-	if t515 < 0x100000000 {
-		t565 = 1
-	}
-	var t566 uint64 = (^t565) & 0x1
-	var t567 uint64
-	if t515 < 0x140000000 {
-		t567 = 1
-	}
-	var t568 uint64 = t566 & t567
-	var t570 uint64 = 0x140000000 - 0x1
-	var t571 uint64 = t570 - t515
-	var t572 uint64
-	if t571 < t547 {
-		t572 = 1
-	}
-	var t573 uint64 = (^t572) & 0x1
-	var t574 uint64 = t568 & t573
-	var t575 uint64 = 0x0 | t574
-	var t576 uint64 = 0x0 | t574
-	var t577 uint64 = 0x0 | t574
-	var t578, t578_1, t578_0 uint64 = 0, 0x1, 0x0
-	if t556 != 0 {
-		t578 = t578_1
-	} else {
-		t578 = t578_0
-	}
-	var t581, t581_1, t581_0 uint64 = 0, t562, 0x0
-	if t556 != 0 {
-		t581 = t581_1
-	} else {
-		t581 = t581_0
-	}
-	var t582, t582_1, t582_0 uint64 = 0, t559, 0x0
-	if t556 != 0 {
-		t582 = t582_1
-	} else {
-		t582 = t582_0
-	}
-	var t583, t583_1, t583_0 uint64 = 0, t575, 0x0
-	if t556 != 0 {
-		t583 = t583_1
-	} else {
-		t583 = t583_0
-	}
-	var t584, t584_1, t584_0 uint64 = 0, t576, 0x0
-	if t556 != 0 {
-		t584 = t584_1
-	} else {
-		t584 = t584_0
-	}
-	var t585, t585_1, t585_0 uint64 = 0, t577, 0x0
-	if t556 != 0 {
-		t585 = t585_1
-	} else {
-		t585 = t585_0
-	}
-	var t587 uint64
-	if t543 < 0x2000 {
-		t587 = 1
-	}
-	var t588 uint64 = (^t587) & 0x1
-	var t590 uint64
-	if 0x2007 < t543 {
-		t590 = 1
-	}
-	var t591 uint64 = (^t590) & 0x1
-	var t592 uint64 = t588 & t591
-	var t593 uint64 = 0x0 | t592
-	var t595 uint64 = 0x8 >> t540
-	var t596 uint64 = (t595) & 0x1
-	var t598 uint64 = 0x2 >> 0x0
-	var t599 uint64 = (t598) & 0x1
-	var t602 uint64
-	if t515 < 0x100000000 {
-		t602 = 1
-	}
-	var t603 uint64 = (^t602) & 0x1
-	var t604 uint64
-	if t515 < 0x140000000 {
-		t604 = 1
-	}
-	var t605 uint64 = t603 & t604
-	var t607 uint64 = 0x140000000 - 0x1
-	var t608 uint64 = t607 - t515
-	var t609 uint64
-	if t608 < t547 {
-		t609 = 1
-	}
-	var t610 uint64 = (^t609) & 0x1
-	var t611 uint64 = t605 & t610
-	var t612 uint64 = 0x0 | t611
-	var t613 uint64 = 0x0 | t611
-	var t614 uint64 = 0x0 | t611
-	var t615, t615_1, t615_0 uint64 = 0, 0x1, t578
-	if t593 != 0 {
-		t615 = t615_1
-	} else {
-		t615 = t615_0
-	}
-	var t618, t618_1, t618_0 uint64 = 0, t599, t581
-	if t593 != 0 {
-		t618 = t618_1
-	} else {
-		t618 = t618_0
-	}
-	var t619, t619_1, t619_0 uint64 = 0, t596, t582
-	if t593 != 0 {
-		t619 = t619_1
-	} else {
-		t619 = t619_0
-	}
-	var t620, t620_1, t620_0 uint64 = 0, t612, t583
-	if t593 != 0 {
-		t620 = t620_1
-	} else {
-		t620 = t620_0
-	}
-	var t621, t621_1, t621_0 uint64 = 0, t613, t584
-	if t593 != 0 {
-		t621 = t621_1
-	} else {
-		t621 = t621_0
-	}
-	var t622, t622_1, t622_0 uint64 = 0, t614, t585
-	if t593 != 0 {
-		t622 = t622_1
-	} else {
-		t622 = t622_0
-	}
-	var t623, t623_1, t623_0 uint64 = 0, t622, t621
-	if t541 != 0 {
-		t623 = t623_1
-	} else {
-		t623 = t623_0
-	}
-	var t626, t626_1, t626_0 uint64 = 0, 0x4, 0x3
-	if t541 != 0 {
-		t626 = t626_1
-	} else {
-		t626 = t626_0
-	}
-	var t628, t628_1, t628_0 uint64 = 0, 0x0, t626
-	if t623 != 0 {
-		t628 = t628_1
-	} else {
-		t628 = t628_0
-	}
-	var t630, t630_1, t630_0 uint64 = 0, t628, 0x2
-	if t620 != 0 {
-		t630 = t630_1
-	} else {
-		t630 = t630_0
-	}
-	var t632, t632_1, t632_0 uint64 = 0, t630, 0x5
-	if t619 != 0 {
-		t632 = t632_1
-	} else {
-		t632 = t632_0
-	}
-	var t634, t634_1, t634_0 uint64 = 0, t632, 0x6
-	if t618 != 0 {
-		t634 = t634_1
-	} else {
-		t634 = t634_0
-	}
-	var t636, t636_1, t636_0 uint64 = 0, t634, 0x1
-	if t615 != 0 {
-		t636 = t636_1
-	} else {
-		t636 = t636_0
-	}
-	v[636] = t636
 	var t687 uint64 = v[639] >> 57 & 0xf
 	var t689 uint64
 	if t687 == 0x5 {
@@ -1304,8 +553,6 @@ func (x *managerSim) EvalState() {
 	v[708] = t708
 	var t709 uint64 = (v[652] >> 2) & 0x1
 	v[709] = t709
-	var t710 uint64 = (v[652] >> 3) & 0x1
-	var t711 uint64 = (v[652] >> 4) & 0x1
 	var t713 uint64
 	if v[668] == 0x0 {
 		t713 = 1
@@ -1319,74 +566,23 @@ func (x *managerSim) EvalState() {
 		t715 = 1
 	}
 	var t716 uint64 = t714 | t715
-	var t718, t718_1, t718_0 uint64 = 0, v[657], t692
-	if t716 != 0 {
-		t718 = t718_1
-	} else {
-		t718 = t718_0
-	}
+	v[716] = t716
 	var t720 uint64 = (^v[656]) & 0x1
 	var t721 uint64 = t716 & t720
+	v[721] = t721
 	var t726, t726_1, t726_0 uint64 = 0, 0x6, 0x0
 	if t721 != 0 {
 		t726 = t726_1
 	} else {
 		t726 = t726_0
 	}
-	var t727, t727_1, t727_0 uint64 = 0, 0x0, v[660]
-	if t721 != 0 {
-		t727 = t727_1
-	} else {
-		t727 = t727_0
-	}
-	var t728, t728_1, t728_0 uint64 = 0, 0x0, v[661]
-	if t721 != 0 {
-		t728 = t728_1
-	} else {
-		t728 = t728_0
-	}
-	var t729, t729_1, t729_0 uint64 = 0, 0x0, v[662]
-	if t721 != 0 {
-		t729 = t729_1
-	} else {
-		t729 = t729_0
-	}
-	var t730, t730_1, t730_0 uint64 = 0, t692, t718
-	if t721 != 0 {
-		t730 = t730_1
-	} else {
-		t730 = t730_0
-	}
 	var t731 uint64 = (^t713) & 0x1
+	v[731] = t731
 	var t735, t735_1, t735_0 uint64 = 0, 0x5, t726
 	if t731 != 0 {
 		t735 = t735_1
 	} else {
 		t735 = t735_0
-	}
-	var t736, t736_1, t736_0 uint64 = 0, 0x0, t727
-	if t731 != 0 {
-		t736 = t736_1
-	} else {
-		t736 = t736_0
-	}
-	var t737, t737_1, t737_0 uint64 = 0, 0x0, t728
-	if t731 != 0 {
-		t737 = t737_1
-	} else {
-		t737 = t737_0
-	}
-	var t738, t738_1, t738_0 uint64 = 0, 0x0, t729
-	if t731 != 0 {
-		t738 = t738_1
-	} else {
-		t738 = t738_0
-	}
-	var t739, t739_1, t739_0 uint64 = 0, t692, t730
-	if t731 != 0 {
-		t739 = t739_1
-	} else {
-		t739 = t739_0
 	}
 	var t743, t743_1, t743_0 uint64 = 0, 0x4, t735
 	if v[663] != 0 {
@@ -1394,187 +590,49 @@ func (x *managerSim) EvalState() {
 	} else {
 		t743 = t743_0
 	}
-	var t744, t744_1, t744_0 uint64 = 0, 0x0, t736
-	if v[663] != 0 {
-		t744 = t744_1
-	} else {
-		t744 = t744_0
-	}
-	var t745, t745_1, t745_0 uint64 = 0, 0x0, t737
-	if v[663] != 0 {
-		t745 = t745_1
-	} else {
-		t745 = t745_0
-	}
-	var t746, t746_1, t746_0 uint64 = 0, 0x0, t738
-	if v[663] != 0 {
-		t746 = t746_1
-	} else {
-		t746 = t746_0
-	}
-	var t747, t747_1, t747_0 uint64 = 0, t692, t739
-	if v[663] != 0 {
-		t747 = t747_1
-	} else {
-		t747 = t747_0
-	}
 	var t748 uint64 = (^v[659]) & 0x1
+	v[748] = t748
 	var t752, t752_1, t752_0 uint64 = 0, 0x3, t743
 	if t748 != 0 {
 		t752 = t752_1
 	} else {
 		t752 = t752_0
 	}
-	var t753, t753_1, t753_0 uint64 = 0, 0x0, t744
-	if t748 != 0 {
-		t753 = t753_1
-	} else {
-		t753 = t753_0
-	}
-	var t754, t754_1, t754_0 uint64 = 0, 0x0, t745
-	if t748 != 0 {
-		t754 = t754_1
-	} else {
-		t754 = t754_0
-	}
-	var t755, t755_1, t755_0 uint64 = 0, 0x0, t746
-	if t748 != 0 {
-		t755 = t755_1
-	} else {
-		t755 = t755_0
-	}
-	var t756, t756_1, t756_0 uint64 = 0, t692, t747
-	if t748 != 0 {
-		t756 = t756_1
-	} else {
-		t756 = t756_0
-	}
 	var t757 uint64 = (^v[658]) & 0x1
+	v[757] = t757
 	var t761, t761_1, t761_0 uint64 = 0, 0x2, t752
 	if t757 != 0 {
 		t761 = t761_1
 	} else {
 		t761 = t761_0
 	}
-	var t762, t762_1, t762_0 uint64 = 0, 0x0, t753
-	if t757 != 0 {
-		t762 = t762_1
-	} else {
-		t762 = t762_0
-	}
-	var t763, t763_1, t763_0 uint64 = 0, 0x0, t754
-	if t757 != 0 {
-		t763 = t763_1
-	} else {
-		t763 = t763_0
-	}
-	var t764, t764_1, t764_0 uint64 = 0, 0x0, t755
-	if t757 != 0 {
-		t764 = t764_1
-	} else {
-		t764 = t764_0
-	}
-	var t765, t765_1, t765_0 uint64 = 0, t692, t756
-	if t757 != 0 {
-		t765 = t765_1
-	} else {
-		t765 = t765_0
-	}
 	var t766 uint64 = v[655] & t713
+	v[766] = t766
 	var t768, t768_1, t768_0 uint64 = 0, 0x0, t761
 	if t766 != 0 {
 		t768 = t768_1
 	} else {
 		t768 = t768_0
 	}
-	var t769, t769_1, t769_0 uint64 = 0, 0x4, t762
-	if t766 != 0 {
-		t769 = t769_1
-	} else {
-		t769 = t769_0
-	}
-	var t770, t770_1, t770_0 uint64 = 0, 0x0, t763
-	if t766 != 0 {
-		t770 = t770_1
-	} else {
-		t770 = t770_0
-	}
-	var t771, t771_1, t771_0 uint64 = 0, v[653], t764
-	if t766 != 0 {
-		t771 = t771_1
-	} else {
-		t771 = t771_0
-	}
-	var t772, t772_1, t772_0 uint64 = 0, t692, t765
-	if t766 != 0 {
-		t772 = t772_1
-	} else {
-		t772 = t772_0
-	}
 	var t773 uint64 = (^t713) & 0x1
 	var t774 uint64 = v[655] & t773
+	v[774] = t774
 	var t777, t777_1, t777_0 uint64 = 0, 0x5, t768
 	if t774 != 0 {
 		t777 = t777_1
 	} else {
 		t777 = t777_0
 	}
-	var t778, t778_1, t778_0 uint64 = 0, 0x0, t769
-	if t774 != 0 {
-		t778 = t778_1
-	} else {
-		t778 = t778_0
-	}
-	var t779, t779_1, t779_0 uint64 = 0, 0x0, t770
-	if t774 != 0 {
-		t779 = t779_1
-	} else {
-		t779 = t779_0
-	}
-	var t780, t780_1, t780_0 uint64 = 0, 0x0, t771
-	if t774 != 0 {
-		t780 = t780_1
-	} else {
-		t780 = t780_0
-	}
-	var t781, t781_1, t781_0 uint64 = 0, t692, t772
-	if t774 != 0 {
-		t781 = t781_1
-	} else {
-		t781 = t781_0
-	}
 	var t782 uint64 = (^v[654]) & 0x1
+	v[782] = t782
 	var t786, t786_1, t786_0 uint64 = 0, 0x1, t777
 	if t782 != 0 {
 		t786 = t786_1
 	} else {
 		t786 = t786_0
 	}
-	var t787, t787_1, t787_0 uint64 = 0, 0x0, t778
-	if t782 != 0 {
-		t787 = t787_1
-	} else {
-		t787 = t787_0
-	}
-	var t788, t788_1, t788_0 uint64 = 0, 0x0, t779
-	if t782 != 0 {
-		t788 = t788_1
-	} else {
-		t788 = t788_0
-	}
-	var t789, t789_1, t789_0 uint64 = 0, 0x0, t780
-	if t782 != 0 {
-		t789 = t789_1
-	} else {
-		t789 = t789_0
-	}
-	var t790, t790_1, t790_0 uint64 = 0, t692, t781
-	if t782 != 0 {
-		t790 = t790_1
-	} else {
-		t790 = t790_0
-	}
 	var t791 uint64 = (^t707) & 0x1
+	v[791] = t791
 	var t795, t795_1, t795_0 uint64 = 0, 0x8, t786
 	if t791 != 0 {
 		t795 = t795_1
@@ -1582,362 +640,11 @@ func (x *managerSim) EvalState() {
 		t795 = t795_0
 	}
 	v[795] = t795
-	var t796, t796_1, t796_0 uint64 = 0, 0x0, t787
-	if t791 != 0 {
-		t796 = t796_1
-	} else {
-		t796 = t796_0
-	}
-	v[796] = t796
-	var t797, t797_1, t797_0 uint64 = 0, 0x0, t788
-	if t791 != 0 {
-		t797 = t797_1
-	} else {
-		t797 = t797_0
-	}
-	v[797] = t797
-	var t798, t798_1, t798_0 uint64 = 0, 0x0, t789
-	if t791 != 0 {
-		t798 = t798_1
-	} else {
-		t798 = t798_0
-	}
-	v[798] = t798
-	var t799, t799_1, t799_0 uint64 = 0, t692, t790
-	if t791 != 0 {
-		t799 = t799_1
-	} else {
-		t799 = t799_0
-	}
-	v[799] = t799
-	var t819 uint64
-	if v[669] == 0x2 {
-		t819 = 1
-	}
-	var t820, t820_1, t820_0 uint64 = 0, 0x2, 0x1
-	if t819 != 0 {
-		t820 = t820_1
-	} else {
-		t820 = t820_0
-	}
-	v[820] = t820
 	var t826 uint64
 	if v[669] != 0x0 {
 		t826 = 1
 	}
 	v[826] = t826
-	var t844, t844_1, t844_0 uint64 = 0, 0x1, 0x2
-	if t710 != 0 {
-		t844 = t844_1
-	} else {
-		t844 = t844_0
-	}
-	v[844] = t844
-	var t851 uint64 = (^v[655]) & 0x1
-	var t852 uint64 = v[654] & t851
-	v[852] = t852
-	var t855 uint64 = (^v[667]) & 0x1
-	var t856 uint64 = t711 & t855
-	v[856] = t856
-	var t858 uint64 = v[639] >> 61 & 0x1
-	var t859 uint64 = v[638] >> 0 & 0x3
-	var t860 uint64 = v[638] >> 32 & 0x3
-	var t861, t861_1, t861_0 uint64 = 0, t859, t860
-	if t858 != 0 {
-		t861 = t861_1
-	} else {
-		t861 = t861_0
-	}
-	v[861] = t861
-	var t864 uint64 = v[639] >> 62 & 0x3
-	v[864] = t864
-	var t865 uint64 = v[639] >> 32 & 0x1fffffff
-	v[865] = t865
-	var t867 uint64 = v[639] >> 0 & 0xffff
-	v[867] = t867
-	var t881 uint64 = v[639] >> 61 & 0x1
-	var t882 uint64 = v[638] >> 0 & 0x3
-	var t883 uint64 = v[638] >> 32 & 0x3
-	var t884, t884_1, t884_0 uint64 = 0, t882, t883
-	if t881 != 0 {
-		t884 = t884_1
-	} else {
-		t884 = t884_0
-	}
-	v[884] = t884
-	var t885 uint64 = (v[666] >> 32) & 0xffffffff
-	var t886 uint64
-	if t885 != 0 {
-		t886 = 1
-	}
-	v[886] = t886
-	var t887 uint64 = v[639] >> 62 & 0x3
-	var t888 uint64 = v[639] >> 32 & 0x1fffffff
-	var t889 uint64 = t888 | t886<<29 | t887<<30
-	v[889] = t889
-	var t890 uint64 = v[639] >> 0 & 0xffff
-	v[890] = t890
-	var t892 uint64 = (v[666] >> 32) & 0xffffffff
-	v[892] = t892
-	var t893 uint64 = (v[666] >> 2) & 0x3fffffff
-	v[893] = t893
-	var t896 uint64 = (v[666] >> 2) & 0x3fffffff
-	v[896] = t896
-	var t902 uint64 = (v[652] >> 5) & 0x1
-	var t903 uint64 = (v[652] >> 6) & 0x1
-	var t906 uint64 = v[639] >> 52 & 0x7
-	var t907 uint64 = v[639] >> 50 & 0x1
-	var t908 uint64 = v[639] >> 44 & 0x3
-	var t909 uint64 = t908 | t907<<2
-	var t915 uint64 = v[639] >> 32 & 0x3ff
-	var t916 uint64 = v[639] >> 61 & 0x1
-	var t919 uint64 = v[639] >> 4 & 0xf
-	var t920 uint64 = v[639] >> 0 & 0xf
-	var t921 uint64 = v[639] >> 57 & 0xf
-	var t923 uint64
-	if t921 == 0x5 {
-		t923 = 1
-	}
-	var t924 uint64 = v[638] >> 48 & 0xffff
-	var t925 uint64 = v[639] >> 16 & 0xffff
-	var t926, t926_1, t926_0 uint64 = 0, t924, t925
-	if t923 != 0 {
-		t926 = t926_1
-	} else {
-		t926 = t926_0
-	}
-	var t927 uint64 = v[639] >> 55 & 0x1
-	var t928 uint64 = v[639] >> 51 & 0x1
-	var t929 uint64 = v[638] >> 40 & 0xff
-	var t930 uint64 = v[639] >> 8 & 0xff
-	var t931, t931_1, t931_0 uint64 = 0, t929, t930
-	if t923 != 0 {
-		t931 = t931_1
-	} else {
-		t931 = t931_0
-	}
-	var t932 uint64 = t931 | t928<<8 | t927<<9
-	var t933 uint64 = v[638] >> 34 & 0x3fffffff
-	var t935 uint64 = t933 << 2
-	var t936 uint64 = v[638] >> 32 & 0xffffffff
-	var t937 uint64 = v[638] >> 2 & 0x3fffffff
-	var t939 uint64 = t937<<2 | t936<<32
-	var t940, t940_1, t940_0 uint64 = 0, t939, t935
-	if t916 != 0 {
-		t940 = t940_1
-	} else {
-		t940 = t940_0
-	}
-	var t941 uint64 = (t920 >> 3) & 0x1
-	var t942 uint64 = (t920 >> 2) & 0x1
-	var t943 uint64 = (t920 >> 1) & 0x1
-	var t944 uint64 = (t920) & 0x1
-	var t947, t947_1, t947_0 uint64 = 0, 0x0, 0x1
-	if t944 != 0 {
-		t947 = t947_1
-	} else {
-		t947 = t947_0
-	}
-	var t948 uint64 = (t920) & 0x1
-	var t951, t951_1, t951_0 uint64 = 0, 0x0, 0x2
-	if t948 != 0 {
-		t951 = t951_1
-	} else {
-		t951 = t951_0
-	}
-	var t952, t952_1, t952_0 uint64 = 0, t947, t951
-	if t943 != 0 {
-		t952 = t952_1
-	} else {
-		t952 = t952_0
-	}
-	var t953 uint64 = (t920 >> 1) & 0x1
-	var t954 uint64 = (t920) & 0x1
-	var t957, t957_1, t957_0 uint64 = 0, 0x0, 0x1
-	if t954 != 0 {
-		t957 = t957_1
-	} else {
-		t957 = t957_0
-	}
-	var t958 uint64 = (t920) & 0x1
-	var t961, t961_1, t961_0 uint64 = 0, 0x0, 0x3
-	if t958 != 0 {
-		t961 = t961_1
-	} else {
-		t961 = t961_0
-	}
-	var t962, t962_1, t962_0 uint64 = 0, t957, t961
-	if t953 != 0 {
-		t962 = t962_1
-	} else {
-		t962 = t962_0
-	}
-	var t963, t963_1, t963_0 uint64 = 0, t952, t962
-	if t942 != 0 {
-		t963 = t963_1
-	} else {
-		t963 = t963_0
-	}
-	var t964 uint64 = (t920 >> 2) & 0x1
-	var t965 uint64 = (t920 >> 1) & 0x1
-	var t966 uint64 = (t920) & 0x1
-	var t969, t969_1, t969_0 uint64 = 0, 0x0, 0x1
-	if t966 != 0 {
-		t969 = t969_1
-	} else {
-		t969 = t969_0
-	}
-	var t970 uint64 = (t920) & 0x1
-	var t973, t973_1, t973_0 uint64 = 0, 0x0, 0x2
-	if t970 != 0 {
-		t973 = t973_1
-	} else {
-		t973 = t973_0
-	}
-	var t974, t974_1, t974_0 uint64 = 0, t969, t973
-	if t965 != 0 {
-		t974 = t974_1
-	} else {
-		t974 = t974_0
-	}
-	var t975 uint64 = (t920 >> 1) & 0x1
-	var t976 uint64 = (t920) & 0x1
-	var t979, t979_1, t979_0 uint64 = 0, 0x0, 0x1
-	if t976 != 0 {
-		t979 = t979_1
-	} else {
-		t979 = t979_0
-	}
-	var t981, t981_1, t981_0 uint64 = 0, t979, 0x0
-	if t975 != 0 {
-		t981 = t981_1
-	} else {
-		t981 = t981_0
-	}
-	var t982, t982_1, t982_0 uint64 = 0, t974, t981
-	if t964 != 0 {
-		t982 = t982_1
-	} else {
-		t982 = t982_0
-	}
-	var t983, t983_1, t983_0 uint64 = 0, t963, t982
-	if t941 != 0 {
-		t983 = t983_1
-	} else {
-		t983 = t983_0
-	}
-	var t985 uint64
-	if t915 == 0x1 {
-		t985 = 1
-	}
-	var t987 uint64
-	if t920 == 0x0 {
-		t987 = 1
-	}
-	var t988 uint64 = (t920 >> 3) & 0x1
-	var t990 uint64 = (t920 >> 2) & 0x1
-	var t992 uint64 = (t920 >> 1) & 0x1
-	var t994 uint64 = (t920) & 0x1
-	var t997, t997_1, t997_0 uint64 = 0, 0x0, 0x3
-	if t994 != 0 {
-		t997 = t997_1
-	} else {
-		t997 = t997_0
-	}
-	var t998, t998_1, t998_0 uint64 = 0, 0x1, t997
-	if t992 != 0 {
-		t998 = t998_1
-	} else {
-		t998 = t998_0
-	}
-	var t999, t999_1, t999_0 uint64 = 0, 0x2, t998
-	if t990 != 0 {
-		t999 = t999_1
-	} else {
-		t999 = t999_0
-	}
-	var t1000, t1000_1, t1000_0 uint64 = 0, 0x3, t999
-	if t988 != 0 {
-		t1000 = t1000_1
-	} else {
-		t1000 = t1000_0
-	}
-	var t1002 uint64 = (t1000 + 0x1) & 0xfff
-	var t1003 uint64 = (t1002 - t983) & 0xfff
-	var t1005, t1005_1, t1005_0 uint64 = 0, 0x1, t1003
-	if t987 != 0 {
-		t1005 = t1005_1
-	} else {
-		t1005 = t1005_0
-	}
-	var t1007 uint64 = t915 << 2
-	var t1008 uint64 = (t1007 - t983) & 0xfff
-	var t1009 uint64 = (t919 >> 3) & 0x1
-	var t1011 uint64 = (t919 >> 2) & 0x1
-	var t1013 uint64 = (t919 >> 1) & 0x1
-	var t1015 uint64 = (t919) & 0x1
-	var t1018, t1018_1, t1018_0 uint64 = 0, 0x3, 0x4
-	if t1015 != 0 {
-		t1018 = t1018_1
-	} else {
-		t1018 = t1018_0
-	}
-	var t1019, t1019_1, t1019_0 uint64 = 0, 0x2, t1018
-	if t1013 != 0 {
-		t1019 = t1019_1
-	} else {
-		t1019 = t1019_0
-	}
-	var t1020, t1020_1, t1020_0 uint64 = 0, 0x1, t1019
-	if t1011 != 0 {
-		t1020 = t1020_1
-	} else {
-		t1020 = t1020_0
-	}
-	var t1021, t1021_1, t1021_0 uint64 = 0, 0x0, t1020
-	if t1009 != 0 {
-		t1021 = t1021_1
-	} else {
-		t1021 = t1021_0
-	}
-	var t1022 uint64 = (t1008 - t1021) & 0xfff
-	var t1023, t1023_1, t1023_0 uint64 = 0, t1005, t1022
-	if t985 != 0 {
-		t1023 = t1023_1
-	} else {
-		t1023 = t1023_0
-	}
-	var t1025, t1025_1, t1025_0 uint64 = 0, t1023, 0x4
-	if t902 != 0 {
-		t1025 = t1025_1
-	} else {
-		t1025 = t1025_0
-	}
-	v[1025] = t1025
-	var t1026 uint64 = (t940 >> 2) & 0x1f
-	var t1027 uint64 = (t983) & 0x3
-	var t1028 uint64 = t1027 | t1026<<2
-	var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x0
-	if t902 != 0 {
-		t1030 = t1030_1
-	} else {
-		t1030 = t1030_0
-	}
-	var t1033, t1033_1, t1033_0 uint64 = 0, 0xb, 0xa
-	if t903 != 0 {
-		t1033 = t1033_1
-	} else {
-		t1033 = t1033_0
-	}
-	var t1035 uint64 = (t932 >> 9) & 0x1
-	var t1036 uint64 = (t932 >> 8) & 0x1
-	var t1037 uint64 = (t909 >> 2) & 0x1
-	var t1040 uint64 = (t909) & 0x3
-	var t1043 uint64 = t1040<<12 | t1037<<18 | t1036<<19 | t906<<20 | t1035<<23 | t1033<<24
-	v[1043] = t1043
-	var t1046 uint64 = (t932) & 0xff
-	var t1048 uint64 = t1030 | t1046<<8 | t926<<16
-	v[1048] = t1048
 	var t1051 uint64 = v[637] & v[650]
 	var t1052 uint64 = t1469 & t1051
 	v[1052] = t1052
@@ -2021,42 +728,8 @@ func (x *managerSim) EvalState() {
 	v[1152] = v[1074]>>46 | v[1075]<<18
 	v[1153] = v[1075] >> 46
 	v[1153] &= 0x3ffff
-	var t1167, t1167_1, t1167_0 uint64 = 0, 0x0, t1162
-	if t1469 != 0 {
-		t1167 = t1167_1
-	} else {
-		t1167 = t1167_0
-	}
-	v[1167] = t1167
 	var t1193 uint64 = (^v[1168]) & 0x1
 	v[1193] = t1193
-	var t1195 uint64 = v[1180] | t1160
-	v[1195] = t1195
-	if v[1180] != 0 {
-		v[1197] = v[1181]
-		v[1198] = v[1182]
-		v[1199] = v[1183]
-		v[1200] = v[1184]
-		v[1201] = v[1185]
-		v[1202] = v[1186]
-		v[1203] = v[1187]
-		v[1204] = v[1188]
-		v[1205] = v[1189]
-		v[1206] = v[1190]
-		v[1207] = v[1191]
-	} else {
-		v[1197] = v[1106]
-		v[1198] = v[1107]
-		v[1199] = v[1108]
-		v[1200] = v[1109]
-		v[1201] = v[1110]
-		v[1202] = v[1111]
-		v[1203] = v[1112]
-		v[1204] = v[1113]
-		v[1205] = v[1114]
-		v[1206] = v[1115]
-		v[1207] = v[1116]
-	}
 	var t1211 uint64 = t1160 & t1192
 	v[1211] = t1211
 	v[1213] = v[1177]>>18 | v[1178]<<46
@@ -2075,42 +748,8 @@ func (x *managerSim) EvalState() {
 	v[1224] = t1224
 	var t1225 uint64 = v[1169] >> 0 & 0x1
 	v[1225] = t1225
-	var t1237, t1237_1, t1237_0 uint64 = 0, 0x0, t1232
-	if t1469 != 0 {
-		t1237 = t1237_1
-	} else {
-		t1237 = t1237_0
-	}
-	v[1237] = t1237
 	var t1263 uint64 = (^v[1238]) & 0x1
 	v[1263] = t1263
-	var t1265 uint64 = v[1250] | t1230
-	v[1265] = t1265
-	if v[1250] != 0 {
-		v[1267] = v[1251]
-		v[1268] = v[1252]
-		v[1269] = v[1253]
-		v[1270] = v[1254]
-		v[1271] = v[1255]
-		v[1272] = v[1256]
-		v[1273] = v[1257]
-		v[1274] = v[1258]
-		v[1275] = v[1259]
-		v[1276] = v[1260]
-		v[1277] = v[1261]
-	} else {
-		v[1267] = v[1117]
-		v[1268] = v[1118]
-		v[1269] = v[1119]
-		v[1270] = v[1120]
-		v[1271] = v[1121]
-		v[1272] = v[1122]
-		v[1273] = v[1123]
-		v[1274] = v[1124]
-		v[1275] = v[1125]
-		v[1276] = v[1126]
-		v[1277] = v[1127]
-	}
 	var t1281 uint64 = t1230 & t1262
 	v[1281] = t1281
 	v[1283] = v[1247]>>18 | v[1248]<<46
@@ -2129,42 +768,8 @@ func (x *managerSim) EvalState() {
 	v[1294] = t1294
 	var t1295 uint64 = v[1239] >> 0 & 0x1
 	v[1295] = t1295
-	var t1307, t1307_1, t1307_0 uint64 = 0, 0x0, t1302
-	if t1469 != 0 {
-		t1307 = t1307_1
-	} else {
-		t1307 = t1307_0
-	}
-	v[1307] = t1307
 	var t1333 uint64 = (^v[1308]) & 0x1
 	v[1333] = t1333
-	var t1335 uint64 = v[1320] | t1300
-	v[1335] = t1335
-	if v[1320] != 0 {
-		v[1337] = v[1321]
-		v[1338] = v[1322]
-		v[1339] = v[1323]
-		v[1340] = v[1324]
-		v[1341] = v[1325]
-		v[1342] = v[1326]
-		v[1343] = v[1327]
-		v[1344] = v[1328]
-		v[1345] = v[1329]
-		v[1346] = v[1330]
-		v[1347] = v[1331]
-	} else {
-		v[1337] = v[1130]
-		v[1338] = v[1131]
-		v[1339] = v[1132]
-		v[1340] = v[1133]
-		v[1341] = v[1134]
-		v[1342] = v[1135]
-		v[1343] = v[1136]
-		v[1344] = v[1137]
-		v[1345] = v[1138]
-		v[1346] = v[1139]
-		v[1347] = v[1140]
-	}
 	var t1351 uint64 = t1300 & t1332
 	v[1351] = t1351
 	var t1353 uint64 = v[1319] >> 18 & 0xff
@@ -2185,42 +790,8 @@ func (x *managerSim) EvalState() {
 	v[1365] = t1365
 	var t1366 uint64 = v[1309] >> 0 & 0x1
 	v[1366] = t1366
-	var t1378, t1378_1, t1378_0 uint64 = 0, 0x0, t1373
-	if t1469 != 0 {
-		t1378 = t1378_1
-	} else {
-		t1378 = t1378_0
-	}
-	v[1378] = t1378
 	var t1404 uint64 = (^v[1379]) & 0x1
 	v[1404] = t1404
-	var t1406 uint64 = v[1391] | t1371
-	v[1406] = t1406
-	if v[1391] != 0 {
-		v[1408] = v[1392]
-		v[1409] = v[1393]
-		v[1410] = v[1394]
-		v[1411] = v[1395]
-		v[1412] = v[1396]
-		v[1413] = v[1397]
-		v[1414] = v[1398]
-		v[1415] = v[1399]
-		v[1416] = v[1400]
-		v[1417] = v[1401]
-		v[1418] = v[1402]
-	} else {
-		v[1408] = v[1143]
-		v[1409] = v[1144]
-		v[1410] = v[1145]
-		v[1411] = v[1146]
-		v[1412] = v[1147]
-		v[1413] = v[1148]
-		v[1414] = v[1149]
-		v[1415] = v[1150]
-		v[1416] = v[1151]
-		v[1417] = v[1152]
-		v[1418] = v[1153]
-	}
 	var t1422 uint64 = t1371 & t1403
 	v[1422] = t1422
 	v[1424] = v[1388]>>18 | v[1389]<<46
@@ -2239,102 +810,66 @@ func (x *managerSim) EvalState() {
 	v[1435] = t1435
 	var t1436 uint64 = v[1380] >> 0 & 0x1
 	v[1436] = t1436
-	var t1448, t1448_1, t1448_0 uint64 = 0, 0x0, t1443
-	if t1469 != 0 {
-		t1448 = t1448_1
-	} else {
-		t1448 = t1448_0
-	}
-	v[1448] = t1448
 	var t1456 uint64 = (^v[1449]) & 0x1
 	v[1456] = t1456
-	var t1458 uint64 = v[1452] | t1441
-	v[1458] = t1458
-	if v[1452] != 0 {
-		v[1460] = v[1453]
-		v[1461] = v[1454]
-	} else {
-		v[1460] = v[1078]
-		v[1461] = v[1079]
-	}
 	var t1465 uint64 = t1441 & t1455
 	v[1465] = t1465
 	var t1470 uint64 = v[1053] & v[1066]
 	var t1471 uint64 = t1469 & t1470
-	var t1474 uint64 = (v[1472] + 0x1) & 0xffffffff
-	v[1474] = t1474
 	var t1475 uint64
 	if v[1069] == 0x0 {
 		t1475 = 1
 	}
 	var t1476 uint64 = t1471 & t1475
 	v[1476] = t1476
-	var t1479 uint64 = (v[1477] + 0x1) & 0xffffffff
-	v[1479] = t1479
 	var t1480 uint64
 	if v[1069] == 0x1 {
 		t1480 = 1
 	}
 	var t1481 uint64 = t1471 & t1480
 	v[1481] = t1481
-	var t1484 uint64 = (v[1482] + 0x1) & 0xffffffff
-	v[1484] = t1484
 	var t1485 uint64
 	if v[1069] == 0x2 {
 		t1485 = 1
 	}
 	var t1486 uint64 = t1471 & t1485
 	v[1486] = t1486
-	var t1489 uint64 = (v[1487] + 0x1) & 0xffffffff
-	v[1489] = t1489
 	var t1490 uint64
 	if v[1069] == 0x3 {
 		t1490 = 1
 	}
 	var t1491 uint64 = t1471 & t1490
 	v[1491] = t1491
-	var t1494 uint64 = (v[1492] + 0x1) & 0xffffffff
-	v[1494] = t1494
 	var t1495 uint64
 	if v[1069] == 0x4 {
 		t1495 = 1
 	}
 	var t1496 uint64 = t1471 & t1495
 	v[1496] = t1496
-	var t1499 uint64 = (v[1497] + 0x1) & 0xffffffff
-	v[1499] = t1499
 	var t1500 uint64
 	if v[1069] == 0x5 {
 		t1500 = 1
 	}
 	var t1501 uint64 = t1471 & t1500
 	v[1501] = t1501
-	var t1504 uint64 = (v[1502] + 0x1) & 0xffffffff
-	v[1504] = t1504
 	var t1505 uint64
 	if v[1069] == 0x6 {
 		t1505 = 1
 	}
 	var t1506 uint64 = t1471 & t1505
 	v[1506] = t1506
-	var t1509 uint64 = (v[1507] + 0x1) & 0xffffffff
-	v[1509] = t1509
 	var t1510 uint64
 	if v[1069] == 0x7 {
 		t1510 = 1
 	}
 	var t1511 uint64 = t1471 & t1510
 	v[1511] = t1511
-	var t1514 uint64 = (v[1512] + 0x1) & 0xffffffff
-	v[1514] = t1514
 	var t1515 uint64
 	if v[1069] == 0x8 {
 		t1515 = 1
 	}
 	var t1516 uint64 = t1471 & t1515
 	v[1516] = t1516
-	var t1519 uint64 = (v[1517] + 0x1) & 0xffffffff
-	v[1519] = t1519
 	var t1521 uint64
 	if v[1069] == 0x9 {
 		t1521 = 1
@@ -2354,15 +889,6 @@ func (x *managerSim) EvalInputs() {
 	var t11 uint64 = v[5] & v[8]
 	var t13 uint64 = t11 & v[12]
 	v[13] = t13
-	var t15 uint64 = (^v[9]) & 0x1
-	var t16 uint64 = v[10] & t15
-	var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
-	if t13 != 0 {
-		t17 = t17_1
-	} else {
-		t17 = t17_0
-	}
-	v[17] = t17
 	var t19 uint64 = (v[7] >> 3) & 0x1
 	var t20 uint64 = t19 | t19<<1 | t19<<2 | t19<<3 | t19<<4 | t19<<5 | t19<<6 | t19<<7
 	var t21 uint64 = (v[7] >> 2) & 0x1
@@ -2372,11 +898,7 @@ func (x *managerSim) EvalInputs() {
 	var t25 uint64 = (v[7]) & 0x1
 	var t26 uint64 = t25 | t25<<1 | t25<<2 | t25<<3 | t25<<4 | t25<<5 | t25<<6 | t25<<7
 	var t27 uint64 = t26 | t24<<8 | t22<<16 | t20<<24
-	var t29 uint64 = (^t27) & 0xffffffff
-	var t30 uint64 = v[28] & t29
-	var t31 uint64 = v[6] & t27
-	var t32 uint64 = t30 | t31
-	v[32] = t32
+	v[27] = t27
 	var t33 uint64 = (v[4] >> 2) & 0x3ff
 	var t35 uint64
 	if t33 == 0x4 {
@@ -2384,11 +906,6 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t36 uint64 = t13 & t35
 	v[36] = t36
-	var t38 uint64 = (^t27) & 0xffffffff
-	var t39 uint64 = v[37] & t38
-	var t40 uint64 = v[6] & t27
-	var t41 uint64 = t39 | t40
-	v[41] = t41
 	var t42 uint64 = (v[4] >> 2) & 0x3ff
 	var t44 uint64
 	if t42 == 0x5 {
@@ -2396,11 +913,6 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t45 uint64 = t13 & t44
 	v[45] = t45
-	var t47 uint64 = (^t27) & 0xffffffff
-	var t48 uint64 = v[46] & t47
-	var t49 uint64 = v[6] & t27
-	var t50 uint64 = t48 | t49
-	v[50] = t50
 	var t51 uint64 = (v[4] >> 2) & 0x3ff
 	var t53 uint64
 	if t51 == 0x8 {
@@ -2408,11 +920,6 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t54 uint64 = t13 & t53
 	v[54] = t54
-	var t56 uint64 = (^t27) & 0xffffffff
-	var t57 uint64 = v[55] & t56
-	var t58 uint64 = v[6] & t27
-	var t59 uint64 = t57 | t58
-	v[59] = t59
 	var t60 uint64 = (v[4] >> 2) & 0x3ff
 	var t62 uint64
 	if t60 == 0x9 {
@@ -2420,11 +927,6 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t63 uint64 = t13 & t62
 	v[63] = t63
-	var t65 uint64 = (^t27) & 0xffffffff
-	var t66 uint64 = v[64] & t65
-	var t67 uint64 = v[6] & t27
-	var t68 uint64 = t66 | t67
-	v[68] = t68
 	var t69 uint64 = (v[4] >> 2) & 0x3ff
 	var t71 uint64
 	if t69 == 0xa {
@@ -2432,11 +934,6 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t72 uint64 = t13 & t71
 	v[72] = t72
-	var t74 uint64 = (^t27) & 0xffffffff
-	var t75 uint64 = v[73] & t74
-	var t76 uint64 = v[6] & t27
-	var t77 uint64 = t75 | t76
-	v[77] = t77
 	var t78 uint64 = (v[4] >> 2) & 0x3ff
 	var t80 uint64
 	if t78 == 0xb {
@@ -2445,6 +942,7 @@ func (x *managerSim) EvalInputs() {
 	var t81 uint64 = t13 & t80
 	v[81] = t81
 	var t92 uint64 = v[91] & 0x1
+	v[92] = t92
 	v[107] = v[96]<<18 | v[104]<<2 | v[105]<<1 | v[106]
 	v[108] = v[96]>>46 | v[97]<<18
 	v[109] = v[97]>>46 | v[98]<<18
@@ -2457,188 +955,39 @@ func (x *managerSim) EvalInputs() {
 	v[116] = v[93]>>43 | v[94]<<21
 	v[117] = v[94] >> 43
 	v[117] &= 0x1fffff
-	var t146 uint64 = v[131] | t92
-	var t147, t147_1, t147_0 uint64 = 0, t146, v[119]
-	if v[145] != 0 {
-		t147 = t147_1
-	} else {
-		t147 = t147_0
-	}
-	v[147] = t147
-	if v[131] != 0 {
-		v[148] = v[132]
-		v[149] = v[133]
-		v[150] = v[134]
-		v[151] = v[135]
-		v[152] = v[136]
-		v[153] = v[137]
-		v[154] = v[138]
-		v[155] = v[139]
-		v[156] = v[140]
-		v[157] = v[141]
-		v[158] = v[142]
-	} else {
-		v[148] = v[107]
-		v[149] = v[108]
-		v[150] = v[109]
-		v[151] = v[110]
-		v[152] = v[111]
-		v[153] = v[112]
-		v[154] = v[113]
-		v[155] = v[114]
-		v[156] = v[115]
-		v[157] = v[116]
-		v[158] = v[117]
-	}
-	var t160, t160_1, t160_0 uint64 = 0, 0x0, t146
-	if v[145] != 0 {
-		t160 = t160_1
-	} else {
-		t160 = t160_0
-	}
-	v[160] = t160
 	var t162 uint64 = t92 & v[143]
 	var t163 uint64 = v[161] & t162
 	v[163] = t163
-	var t457 uint64 = (v[3]) & 0x1
-	var t458 uint64 = v[456] & t457
-	var t461 uint64 = (v[3] >> 1) & 0x1
-	var t462 uint64 = v[460] & t461
-	var t463 uint64 = t458 | t462
-	var t464 uint64 = v[454] & t463
-	var t465, t465_1, t465_0 uint64 = 0, v[450], v[440]
-	if t464 != 0 {
-		t465 = t465_1
-	} else {
-		t465 = t465_0
-	}
-	v[465] = t465
-	var t466, t466_1, t466_0 uint64 = 0, v[452], v[444]
-	if t464 != 0 {
-		t466 = t466_1
-	} else {
-		t466 = t466_0
-	}
-	v[466] = t466
-	var t483 uint64
-	if t465 == 0x1 {
-		t483 = 1
-	}
-	var t484 uint64 = (v[3]) & 0x1
-	var t485 uint64 = t483 & t484
-	var t486 uint64
-	if t465 == 0x2 {
-		t486 = 1
-	}
-	var t487 uint64 = (v[3] >> 1) & 0x1
-	var t488 uint64 = t486 & t487
-	var t489 uint64 = t485 | t488
-	v[489] = t489
-	var t491 uint64 = (v[3]) & 0x1
-	var t492 uint64 = v[490] & t491
-	var t494 uint64 = (v[3] >> 1) & 0x1
-	var t495 uint64 = v[493] & t494
-	var t496 uint64 = t492 | t495
-	v[496] = t496
 	var t719 uint64
 	if v[692] == v[2] {
 		t719 = 1
 	}
 	var t800 uint64 = v[709] & t719
+	v[800] = t800
 	var t803, t803_1, t803_0 uint64 = 0, 0x0, v[795]
 	if t800 != 0 {
 		t803 = t803_1
 	} else {
 		t803 = t803_0
 	}
-	var t804, t804_1, t804_0 uint64 = 0, 0x4, v[796]
-	if t800 != 0 {
-		t804 = t804_1
-	} else {
-		t804 = t804_0
-	}
-	var t805, t805_1, t805_0 uint64 = 0, 0x0, v[797]
-	if t800 != 0 {
-		t805 = t805_1
-	} else {
-		t805 = t805_0
-	}
-	var t806, t806_1, t806_0 uint64 = 0, 0x0, v[798]
-	if t800 != 0 {
-		t806 = t806_1
-	} else {
-		t806 = t806_0
-	}
-	var t807, t807_1, t807_0 uint64 = 0, v[692], v[799]
-	if t800 != 0 {
-		t807 = t807_1
-	} else {
-		t807 = t807_0
-	}
 	var t808 uint64 = (^t719) & 0x1
 	var t809 uint64 = v[709] & t808
+	v[809] = t809
 	var t813, t813_1, t813_0 uint64 = 0, 0x7, t803
 	if t809 != 0 {
 		t813 = t813_1
 	} else {
 		t813 = t813_0
 	}
-	var t814, t814_1, t814_0 uint64 = 0, 0x0, t804
-	if t809 != 0 {
-		t814 = t814_1
-	} else {
-		t814 = t814_0
-	}
-	var t815, t815_1, t815_0 uint64 = 0, 0x0, t805
-	if t809 != 0 {
-		t815 = t815_1
-	} else {
-		t815 = t815_0
-	}
-	var t816, t816_1, t816_0 uint64 = 0, 0x0, t806
-	if t809 != 0 {
-		t816 = t816_1
-	} else {
-		t816 = t816_0
-	}
-	var t817, t817_1, t817_0 uint64 = 0, v[692], t807
-	if t809 != 0 {
-		t817 = t817_1
-	} else {
-		t817 = t817_0
-	}
 	var t823 uint64 = (^t719) & 0x1
 	var t824 uint64 = v[709] & t823
 	var t827 uint64 = t824 & v[826]
+	v[827] = t827
 	var t828, t828_1, t828_0 uint64 = 0, 0x0, t813
 	if t827 != 0 {
 		t828 = t828_1
 	} else {
 		t828 = t828_0
-	}
-	var t829, t829_1, t829_0 uint64 = 0, v[820], t814
-	if t827 != 0 {
-		t829 = t829_1
-	} else {
-		t829 = t829_0
-	}
-	var t830, t830_1, t830_0 uint64 = 0, 0x0, t815
-	if t827 != 0 {
-		t830 = t830_1
-	} else {
-		t830 = t830_0
-	}
-	var t831, t831_1, t831_0 uint64 = 0, 0x0, t816
-	if t827 != 0 {
-		t831 = t831_1
-	} else {
-		t831 = t831_0
-	}
-	var t832, t832_1, t832_0 uint64 = 0, v[692], t817
-	if t827 != 0 {
-		t832 = t832_1
-	} else {
-		t832 = t832_0
 	}
 	var t835, t835_1, t835_0 uint64 = 0, 0x0, t828
 	if v[708] != 0 {
@@ -2647,430 +996,33 @@ func (x *managerSim) EvalInputs() {
 		t835 = t835_0
 	}
 	v[835] = t835
-	var t836, t836_1, t836_0 uint64 = 0, 0x4, t829
-	if v[708] != 0 {
-		t836 = t836_1
-	} else {
-		t836 = t836_0
-	}
-	v[836] = t836
-	var t837, t837_1, t837_0 uint64 = 0, 0x0, t830
-	if v[708] != 0 {
-		t837 = t837_1
-	} else {
-		t837 = t837_0
-	}
-	v[837] = t837
-	var t838, t838_1, t838_0 uint64 = 0, 0x0, t831
-	if v[708] != 0 {
-		t838 = t838_1
-	} else {
-		t838 = t838_0
-	}
-	var t839, t839_1, t839_0 uint64 = 0, v[692], t832
-	if v[708] != 0 {
-		t839 = t839_1
-	} else {
-		t839 = t839_0
-	}
-	var t840 uint64
-	if t835 == 0x0 {
-		t840 = 1
-	}
-	var t845, t845_1, t845_0 uint64 = 0, 0x0, v[844]
-	if t840 != 0 {
-		t845 = t845_1
-	} else {
-		t845 = t845_0
-	}
-	v[845] = t845
-	var t846 uint64
-	if t835 == 0x5 {
-		t846 = 1
-	}
-	var t849, t849_1, t849_0 uint64 = 0, 0x1, 0x1
-	if t846 != 0 {
-		t849 = t849_1
-	} else {
-		t849 = t849_0
-	}
-	var t850 uint64 = t840 & v[707]
-	var t853 uint64 = t850 & v[852]
-	var t854 uint64 = t853 & v[664]
-	var t857 uint64 = t854 & v[856]
-	v[857] = t857
-	var t862 uint64 = (t838 >> 32) & 0xffffffff
-	var t863 uint64
-	if t862 != 0 {
-		t863 = 1
-	}
-	var t866 uint64 = v[865] | t863<<29 | v[864]<<30
-	var t868 uint64 = v[867] | t839<<16
-	var t869 uint64 = (t838 >> 32) & 0xffffffff
-	var t870 uint64 = (t838 >> 2) & 0x3fffffff
-	v[871] = t869<<32 | t870<<2 | v[861]
-	v[872] = t866<<32 | t868
-	var t873 uint64 = (t838 >> 2) & 0x3fffffff
-	v[875] = t873<<34 | v[861]<<32
-	v[876] = t866<<32 | t868
-	if t863 != 0 {
-		v[877] = v[871]
-		v[878] = v[872]
-	} else {
-		v[877] = v[875]
-		v[878] = v[876]
-	}
-	if v[707] != 0 {
-		v[879] = v[877]
-		v[880] = v[878]
-	} else {
-		v[879] = v[638]
-		v[880] = v[639]
-	}
-	var t891 uint64 = v[890] | t839<<16
-	v[894] = v[892]<<32 | v[893]<<2 | v[884]
-	v[895] = v[889]<<32 | t891
-	v[898] = v[896]<<34 | v[884]<<32
-	v[899] = v[889]<<32 | t891
-	if v[886] != 0 {
-		v[900] = v[894]
-		v[901] = v[895]
-	} else {
-		v[900] = v[898]
-		v[901] = v[899]
-	}
-	var t1045 uint64 = v[1025] | t849<<13 | v[2]<<16
-	v[1049] = t1045<<32 | v[1048]
-	v[1050] = v[1043]
-	v[1050] &= 0xffffffff
 	var t1194 uint64 = v[1226] | v[1193]
 	v[1194] = t1194
-	var t1196, t1196_1, t1196_0 uint64 = 0, v[1195], v[1168]
-	if t1194 != 0 {
-		t1196 = t1196_1
-	} else {
-		t1196 = t1196_0
-	}
-	v[1196] = t1196
-	var t1209, t1209_1, t1209_0 uint64 = 0, 0x0, v[1195]
-	if t1194 != 0 {
-		t1209 = t1209_1
-	} else {
-		t1209 = t1209_0
-	}
-	v[1209] = t1209
 	var t1210 uint64 = (^t1194) & 0x1
 	var t1212 uint64 = t1210 & v[1211]
 	v[1212] = t1212
 	var t1264 uint64 = v[1296] | v[1263]
 	v[1264] = t1264
-	var t1266, t1266_1, t1266_0 uint64 = 0, v[1265], v[1238]
-	if t1264 != 0 {
-		t1266 = t1266_1
-	} else {
-		t1266 = t1266_0
-	}
-	v[1266] = t1266
-	var t1279, t1279_1, t1279_0 uint64 = 0, 0x0, v[1265]
-	if t1264 != 0 {
-		t1279 = t1279_1
-	} else {
-		t1279 = t1279_0
-	}
-	v[1279] = t1279
 	var t1280 uint64 = (^t1264) & 0x1
 	var t1282 uint64 = t1280 & v[1281]
 	v[1282] = t1282
 	var t1334 uint64 = v[1367] | v[1333]
 	v[1334] = t1334
-	var t1336, t1336_1, t1336_0 uint64 = 0, v[1335], v[1308]
-	if t1334 != 0 {
-		t1336 = t1336_1
-	} else {
-		t1336 = t1336_0
-	}
-	v[1336] = t1336
-	var t1349, t1349_1, t1349_0 uint64 = 0, 0x0, v[1335]
-	if t1334 != 0 {
-		t1349 = t1349_1
-	} else {
-		t1349 = t1349_0
-	}
-	v[1349] = t1349
 	var t1350 uint64 = (^t1334) & 0x1
 	var t1352 uint64 = t1350 & v[1351]
 	v[1352] = t1352
 	var t1405 uint64 = v[1437] | v[1404]
 	v[1405] = t1405
-	var t1407, t1407_1, t1407_0 uint64 = 0, v[1406], v[1379]
-	if t1405 != 0 {
-		t1407 = t1407_1
-	} else {
-		t1407 = t1407_0
-	}
-	v[1407] = t1407
-	var t1420, t1420_1, t1420_0 uint64 = 0, 0x0, v[1406]
-	if t1405 != 0 {
-		t1420 = t1420_1
-	} else {
-		t1420 = t1420_0
-	}
-	v[1420] = t1420
 	var t1421 uint64 = (^t1405) & 0x1
 	var t1423 uint64 = t1421 & v[1422]
 	v[1423] = t1423
 	var t1457 uint64 = v[1467] | v[1456]
 	v[1457] = t1457
-	var t1459, t1459_1, t1459_0 uint64 = 0, v[1458], v[1449]
-	if t1457 != 0 {
-		t1459 = t1459_1
-	} else {
-		t1459 = t1459_0
-	}
-	v[1459] = t1459
-	var t1463, t1463_1, t1463_0 uint64 = 0, 0x0, v[1458]
-	if t1457 != 0 {
-		t1463 = t1463_1
-	} else {
-		t1463 = t1463_0
-	}
-	v[1463] = t1463
 	var t1464 uint64 = (^t1457) & 0x1
 	var t1466 uint64 = t1464 & v[1465]
 	v[1466] = t1466
 	var t1524 uint64 = v[87] & v[1523]
 	v[1524] = t1524
-	var t1526 uint64 = (v[86] >> 2) & 0x3ff
-	var t1530 uint64 = v[3]<<1 | 0x1
-	var t1532 uint64
-	if t1526 == 0x0 {
-		t1532 = 1
-	}
-	var t1534 uint64
-	if t1526 == 0x1 {
-		t1534 = 1
-	}
-	var t1536 uint64
-	if t1526 == 0x2 {
-		t1536 = 1
-	}
-	var t1538 uint64
-	if t1526 == 0x3 {
-		t1538 = 1
-	}
-	var t1540 uint64
-	if t1526 == 0x4 {
-		t1540 = 1
-	}
-	var t1542 uint64
-	if t1526 == 0x5 {
-		t1542 = 1
-	}
-	var t1544 uint64
-	if t1526 == 0x8 {
-		t1544 = 1
-	}
-	var t1546 uint64
-	if t1526 == 0x9 {
-		t1546 = 1
-	}
-	var t1548 uint64
-	if t1526 == 0xa {
-		t1548 = 1
-	}
-	var t1550 uint64
-	if t1526 == 0xb {
-		t1550 = 1
-	}
-	var t1552 uint64
-	if t1526 == 0x40 {
-		t1552 = 1
-	}
-	var t1554 uint64
-	if t1526 == 0x41 {
-		t1554 = 1
-	}
-	var t1556 uint64
-	if t1526 == 0x42 {
-		t1556 = 1
-	}
-	var t1558 uint64
-	if t1526 == 0x43 {
-		t1558 = 1
-	}
-	var t1560 uint64
-	if t1526 == 0x44 {
-		t1560 = 1
-	}
-	var t1562 uint64
-	if t1526 == 0x45 {
-		t1562 = 1
-	}
-	var t1564 uint64
-	if t1526 == 0x46 {
-		t1564 = 1
-	}
-	var t1566 uint64
-	if t1526 == 0x47 {
-		t1566 = 1
-	}
-	var t1568 uint64
-	if t1526 == 0x48 {
-		t1568 = 1
-	}
-	var t1570 uint64
-	if t1526 == 0x49 {
-		t1570 = 1
-	}
-	var t1572, t1572_1, t1572_0 uint64 = 0, 0x4f4e4943, 0x0
-	if t1532 != 0 {
-		t1572 = t1572_1
-	} else {
-		t1572 = t1572_0
-	}
-	var t1574, t1574_1, t1574_0 uint64 = 0, 0x10001, 0x0
-	if t1534 != 0 {
-		t1574 = t1574_1
-	} else {
-		t1574 = t1574_0
-	}
-	var t1576, t1576_1, t1576_0 uint64 = 0, 0x10000001, 0x0
-	if t1536 != 0 {
-		t1576 = t1576_1
-	} else {
-		t1576 = t1576_0
-	}
-	var t1578, t1578_1, t1578_0 uint64 = 0, t1530, 0x0
-	if t1538 != 0 {
-		t1578 = t1578_1
-	} else {
-		t1578 = t1578_0
-	}
-	var t1580, t1580_1, t1580_0 uint64 = 0, v[28], 0x0
-	if t1540 != 0 {
-		t1580 = t1580_1
-	} else {
-		t1580 = t1580_0
-	}
-	var t1582, t1582_1, t1582_0 uint64 = 0, v[37], 0x0
-	if t1542 != 0 {
-		t1582 = t1582_1
-	} else {
-		t1582 = t1582_0
-	}
-	var t1584, t1584_1, t1584_0 uint64 = 0, v[46], 0x0
-	if t1544 != 0 {
-		t1584 = t1584_1
-	} else {
-		t1584 = t1584_0
-	}
-	var t1586, t1586_1, t1586_0 uint64 = 0, v[55], 0x0
-	if t1546 != 0 {
-		t1586 = t1586_1
-	} else {
-		t1586 = t1586_0
-	}
-	var t1588, t1588_1, t1588_0 uint64 = 0, v[64], 0x0
-	if t1548 != 0 {
-		t1588 = t1588_1
-	} else {
-		t1588 = t1588_0
-	}
-	var t1590, t1590_1, t1590_0 uint64 = 0, v[73], 0x0
-	if t1550 != 0 {
-		t1590 = t1590_1
-	} else {
-		t1590 = t1590_0
-	}
-	var t1592, t1592_1, t1592_0 uint64 = 0, v[1472], 0x0
-	if t1552 != 0 {
-		t1592 = t1592_1
-	} else {
-		t1592 = t1592_0
-	}
-	var t1594, t1594_1, t1594_0 uint64 = 0, v[1477], 0x0
-	if t1554 != 0 {
-		t1594 = t1594_1
-	} else {
-		t1594 = t1594_0
-	}
-	var t1596, t1596_1, t1596_0 uint64 = 0, v[1482], 0x0
-	if t1556 != 0 {
-		t1596 = t1596_1
-	} else {
-		t1596 = t1596_0
-	}
-	var t1598, t1598_1, t1598_0 uint64 = 0, v[1487], 0x0
-	if t1558 != 0 {
-		t1598 = t1598_1
-	} else {
-		t1598 = t1598_0
-	}
-	var t1600, t1600_1, t1600_0 uint64 = 0, v[1492], 0x0
-	if t1560 != 0 {
-		t1600 = t1600_1
-	} else {
-		t1600 = t1600_0
-	}
-	var t1602, t1602_1, t1602_0 uint64 = 0, v[1497], 0x0
-	if t1562 != 0 {
-		t1602 = t1602_1
-	} else {
-		t1602 = t1602_0
-	}
-	var t1604, t1604_1, t1604_0 uint64 = 0, v[1502], 0x0
-	if t1564 != 0 {
-		t1604 = t1604_1
-	} else {
-		t1604 = t1604_0
-	}
-	var t1606, t1606_1, t1606_0 uint64 = 0, v[1507], 0x0
-	if t1566 != 0 {
-		t1606 = t1606_1
-	} else {
-		t1606 = t1606_0
-	}
-	var t1608, t1608_1, t1608_0 uint64 = 0, v[1512], 0x0
-	if t1568 != 0 {
-		t1608 = t1608_1
-	} else {
-		t1608 = t1608_0
-	}
-	var t1610, t1610_1, t1610_0 uint64 = 0, v[1517], 0x0
-	if t1570 != 0 {
-		t1610 = t1610_1
-	} else {
-		t1610 = t1610_0
-	}
-	var t1611 uint64 = t1572 | t1574
-	var t1612 uint64 = t1576 | t1578
-	var t1613 uint64 = t1580 | t1582
-	var t1614 uint64 = t1584 | t1586
-	var t1615 uint64 = t1588 | t1590
-	var t1616 uint64 = t1592 | t1594
-	var t1617 uint64 = t1596 | t1598
-	var t1618 uint64 = t1600 | t1602
-	var t1619 uint64 = t1604 | t1606
-	var t1620 uint64 = t1608 | t1610
-	var t1621 uint64 = t1611 | t1612
-	var t1622 uint64 = t1613 | t1614
-	var t1623 uint64 = t1615 | t1616
-	var t1624 uint64 = t1617 | t1618
-	var t1625 uint64 = t1619 | t1620
-	var t1626 uint64 = t1621 | t1622
-	var t1627 uint64 = t1623 | t1624
-	var t1628 uint64 = t1626 | t1627
-	var t1629 uint64 = t1628 | t1625
-	v[1629] = t1629
-	var t1631 uint64 = (^v[88]) & 0x1
-	var t1632 uint64 = v[89] & t1631
-	var t1633, t1633_1, t1633_0 uint64 = 0, 0x1, t1632
-	if t1524 != 0 {
-		t1633 = t1633_1
-	} else {
-		t1633 = t1633_0
-	}
-	v[1633] = t1633
 }
 
 // Step is one rising clock edge, then Eval.
@@ -3089,160 +1041,1302 @@ func (x *managerSim) Edge() bool {
 		copy(x.M0[a:a+1], v[388:389])
 	}
 	if x.Rst {
-		v[10] = 0x0
-		v[89] = 0x0
-		v[131] = 0x0
-		v[1157] = 0x0
-		v[1168] = 0x0
-		v[1180] = 0x0
-		v[1227] = 0x0
-		v[1238] = 0x0
-		v[1250] = 0x0
-		v[1297] = 0x0
-		v[1308] = 0x0
-		v[1320] = 0x0
-		v[1368] = 0x0
-		v[1379] = 0x0
-		v[1391] = 0x0
-		v[1438] = 0x0
-		v[1449] = 0x0
-		v[1452] = 0x0
-	} else {
-		v[10] = v[17]
-		v[89] = v[1633]
-		v[131] = v[160]
-		v[1157] = v[1167]
-		v[1168] = v[1196]
-		v[1180] = v[1209]
-		v[1227] = v[1237]
-		v[1238] = v[1266]
-		v[1250] = v[1279]
-		v[1297] = v[1307]
-		v[1308] = v[1336]
-		v[1320] = v[1349]
-		v[1368] = v[1378]
-		v[1379] = v[1407]
-		v[1391] = v[1420]
-		v[1438] = v[1448]
-		v[1449] = v[1459]
-		v[1452] = v[1463]
-	}
-	if x.Rst {
-		v[28] = 0x1
-	} else if v[36] != 0 {
-		v[28] = v[32]
-	}
-	if x.Rst {
-		v[37] = 0x0
-	} else if v[45] != 0 {
-		v[37] = v[41]
+		v[90] = 0x0
+	} else if v[1524] != 0 {
+		var t1526 uint64 = (v[86] >> 2) & 0x3ff
+		var t1532 uint64
+		if t1526 == 0x0 {
+			t1532 = 1
+		}
+		var t1572, t1572_1, t1572_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t1532 != 0 {
+			t1572 = t1572_1
+		} else {
+			t1572 = t1572_0
+		}
+		var t1534 uint64
+		if t1526 == 0x1 {
+			t1534 = 1
+		}
+		var t1574, t1574_1, t1574_0 uint64 = 0, 0x10001, 0x0
+		if t1534 != 0 {
+			t1574 = t1574_1
+		} else {
+			t1574 = t1574_0
+		}
+		var t1611 uint64 = t1572 | t1574
+		var t1536 uint64
+		if t1526 == 0x2 {
+			t1536 = 1
+		}
+		var t1576, t1576_1, t1576_0 uint64 = 0, 0x10000001, 0x0
+		if t1536 != 0 {
+			t1576 = t1576_1
+		} else {
+			t1576 = t1576_0
+		}
+		var t1538 uint64
+		if t1526 == 0x3 {
+			t1538 = 1
+		}
+		var t1530 uint64 = v[3]<<1 | 0x1
+		var t1578, t1578_1, t1578_0 uint64 = 0, t1530, 0x0
+		if t1538 != 0 {
+			t1578 = t1578_1
+		} else {
+			t1578 = t1578_0
+		}
+		var t1612 uint64 = t1576 | t1578
+		var t1621 uint64 = t1611 | t1612
+		var t1540 uint64
+		if t1526 == 0x4 {
+			t1540 = 1
+		}
+		var t1580, t1580_1, t1580_0 uint64 = 0, v[28], 0x0
+		if t1540 != 0 {
+			t1580 = t1580_1
+		} else {
+			t1580 = t1580_0
+		}
+		var t1542 uint64
+		if t1526 == 0x5 {
+			t1542 = 1
+		}
+		var t1582, t1582_1, t1582_0 uint64 = 0, v[37], 0x0
+		if t1542 != 0 {
+			t1582 = t1582_1
+		} else {
+			t1582 = t1582_0
+		}
+		var t1613 uint64 = t1580 | t1582
+		var t1544 uint64
+		if t1526 == 0x8 {
+			t1544 = 1
+		}
+		var t1584, t1584_1, t1584_0 uint64 = 0, v[46], 0x0
+		if t1544 != 0 {
+			t1584 = t1584_1
+		} else {
+			t1584 = t1584_0
+		}
+		var t1546 uint64
+		if t1526 == 0x9 {
+			t1546 = 1
+		}
+		var t1586, t1586_1, t1586_0 uint64 = 0, v[55], 0x0
+		if t1546 != 0 {
+			t1586 = t1586_1
+		} else {
+			t1586 = t1586_0
+		}
+		var t1614 uint64 = t1584 | t1586
+		var t1622 uint64 = t1613 | t1614
+		var t1626 uint64 = t1621 | t1622
+		var t1548 uint64
+		if t1526 == 0xa {
+			t1548 = 1
+		}
+		var t1588, t1588_1, t1588_0 uint64 = 0, v[64], 0x0
+		if t1548 != 0 {
+			t1588 = t1588_1
+		} else {
+			t1588 = t1588_0
+		}
+		var t1550 uint64
+		if t1526 == 0xb {
+			t1550 = 1
+		}
+		var t1590, t1590_1, t1590_0 uint64 = 0, v[73], 0x0
+		if t1550 != 0 {
+			t1590 = t1590_1
+		} else {
+			t1590 = t1590_0
+		}
+		var t1615 uint64 = t1588 | t1590
+		var t1552 uint64
+		if t1526 == 0x40 {
+			t1552 = 1
+		}
+		var t1592, t1592_1, t1592_0 uint64 = 0, v[1472], 0x0
+		if t1552 != 0 {
+			t1592 = t1592_1
+		} else {
+			t1592 = t1592_0
+		}
+		var t1554 uint64
+		if t1526 == 0x41 {
+			t1554 = 1
+		}
+		var t1594, t1594_1, t1594_0 uint64 = 0, v[1477], 0x0
+		if t1554 != 0 {
+			t1594 = t1594_1
+		} else {
+			t1594 = t1594_0
+		}
+		var t1616 uint64 = t1592 | t1594
+		var t1623 uint64 = t1615 | t1616
+		var t1556 uint64
+		if t1526 == 0x42 {
+			t1556 = 1
+		}
+		var t1596, t1596_1, t1596_0 uint64 = 0, v[1482], 0x0
+		if t1556 != 0 {
+			t1596 = t1596_1
+		} else {
+			t1596 = t1596_0
+		}
+		var t1558 uint64
+		if t1526 == 0x43 {
+			t1558 = 1
+		}
+		var t1598, t1598_1, t1598_0 uint64 = 0, v[1487], 0x0
+		if t1558 != 0 {
+			t1598 = t1598_1
+		} else {
+			t1598 = t1598_0
+		}
+		var t1617 uint64 = t1596 | t1598
+		var t1560 uint64
+		if t1526 == 0x44 {
+			t1560 = 1
+		}
+		var t1600, t1600_1, t1600_0 uint64 = 0, v[1492], 0x0
+		if t1560 != 0 {
+			t1600 = t1600_1
+		} else {
+			t1600 = t1600_0
+		}
+		var t1562 uint64
+		if t1526 == 0x45 {
+			t1562 = 1
+		}
+		var t1602, t1602_1, t1602_0 uint64 = 0, v[1497], 0x0
+		if t1562 != 0 {
+			t1602 = t1602_1
+		} else {
+			t1602 = t1602_0
+		}
+		var t1618 uint64 = t1600 | t1602
+		var t1624 uint64 = t1617 | t1618
+		var t1627 uint64 = t1623 | t1624
+		var t1628 uint64 = t1626 | t1627
+		var t1564 uint64
+		if t1526 == 0x46 {
+			t1564 = 1
+		}
+		var t1604, t1604_1, t1604_0 uint64 = 0, v[1502], 0x0
+		if t1564 != 0 {
+			t1604 = t1604_1
+		} else {
+			t1604 = t1604_0
+		}
+		var t1566 uint64
+		if t1526 == 0x47 {
+			t1566 = 1
+		}
+		var t1606, t1606_1, t1606_0 uint64 = 0, v[1507], 0x0
+		if t1566 != 0 {
+			t1606 = t1606_1
+		} else {
+			t1606 = t1606_0
+		}
+		var t1619 uint64 = t1604 | t1606
+		var t1568 uint64
+		if t1526 == 0x48 {
+			t1568 = 1
+		}
+		var t1608, t1608_1, t1608_0 uint64 = 0, v[1512], 0x0
+		if t1568 != 0 {
+			t1608 = t1608_1
+		} else {
+			t1608 = t1608_0
+		}
+		var t1570 uint64
+		if t1526 == 0x49 {
+			t1570 = 1
+		}
+		var t1610, t1610_1, t1610_0 uint64 = 0, v[1517], 0x0
+		if t1570 != 0 {
+			t1610 = t1610_1
+		} else {
+			t1610 = t1610_0
+		}
+		var t1620 uint64 = t1608 | t1610
+		var t1625 uint64 = t1619 | t1620
+		var t1629 uint64 = t1628 | t1625
+		v[90] = t1629
 	}
 	if x.Rst {
 		v[46] = 0x0
 	} else if v[54] != 0 {
-		v[46] = v[50]
+		var t47 uint64 = (^v[27]) & 0xffffffff
+		var t48 uint64 = v[46] & t47
+		var t49 uint64 = v[6] & v[27]
+		var t50 uint64 = t48 | t49
+		v[46] = t50
 	}
 	if x.Rst {
 		v[55] = 0x0
 	} else if v[63] != 0 {
-		v[55] = v[59]
+		var t56 uint64 = (^v[27]) & 0xffffffff
+		var t57 uint64 = v[55] & t56
+		var t58 uint64 = v[6] & v[27]
+		var t59 uint64 = t57 | t58
+		v[55] = t59
 	}
 	if x.Rst {
 		v[64] = 0x0
 	} else if v[72] != 0 {
-		v[64] = v[68]
+		var t65 uint64 = (^v[27]) & 0xffffffff
+		var t66 uint64 = v[64] & t65
+		var t67 uint64 = v[6] & v[27]
+		var t68 uint64 = t66 | t67
+		v[64] = t68
 	}
 	if x.Rst {
 		v[73] = 0x0
 	} else if v[81] != 0 {
-		v[73] = v[77]
+		var t74 uint64 = (^v[27]) & 0xffffffff
+		var t75 uint64 = v[73] & t74
+		var t76 uint64 = v[6] & v[27]
+		var t77 uint64 = t75 | t76
+		v[73] = t77
 	}
 	if x.Rst {
-		v[90] = 0x0
-	} else if v[1524] != 0 {
-		v[90] = v[1629]
+		v[1068] = 0x0
+		v[1069] = 0x0
+		v[1070] = 0x0
+		v[1072] = 0x0
+		v[1073] = 0x0
+	} else if v[1052] != 0 {
+		v[1069] = v[835]
+		v[1073] = v[665]
+		var t819 uint64
+		if v[669] == 0x2 {
+			t819 = 1
+		}
+		var t820, t820_1, t820_0 uint64 = 0, 0x2, 0x1
+		if t819 != 0 {
+			t820 = t820_1
+		} else {
+			t820 = t820_0
+		}
+		var t727, t727_1, t727_0 uint64 = 0, 0x0, v[660]
+		if v[721] != 0 {
+			t727 = t727_1
+		} else {
+			t727 = t727_0
+		}
+		var t736, t736_1, t736_0 uint64 = 0, 0x0, t727
+		if v[731] != 0 {
+			t736 = t736_1
+		} else {
+			t736 = t736_0
+		}
+		var t744, t744_1, t744_0 uint64 = 0, 0x0, t736
+		if v[663] != 0 {
+			t744 = t744_1
+		} else {
+			t744 = t744_0
+		}
+		var t753, t753_1, t753_0 uint64 = 0, 0x0, t744
+		if v[748] != 0 {
+			t753 = t753_1
+		} else {
+			t753 = t753_0
+		}
+		var t762, t762_1, t762_0 uint64 = 0, 0x0, t753
+		if v[757] != 0 {
+			t762 = t762_1
+		} else {
+			t762 = t762_0
+		}
+		var t769, t769_1, t769_0 uint64 = 0, 0x4, t762
+		if v[766] != 0 {
+			t769 = t769_1
+		} else {
+			t769 = t769_0
+		}
+		var t778, t778_1, t778_0 uint64 = 0, 0x0, t769
+		if v[774] != 0 {
+			t778 = t778_1
+		} else {
+			t778 = t778_0
+		}
+		var t787, t787_1, t787_0 uint64 = 0, 0x0, t778
+		if v[782] != 0 {
+			t787 = t787_1
+		} else {
+			t787 = t787_0
+		}
+		var t796, t796_1, t796_0 uint64 = 0, 0x0, t787
+		if v[791] != 0 {
+			t796 = t796_1
+		} else {
+			t796 = t796_0
+		}
+		var t804, t804_1, t804_0 uint64 = 0, 0x4, t796
+		if v[800] != 0 {
+			t804 = t804_1
+		} else {
+			t804 = t804_0
+		}
+		var t814, t814_1, t814_0 uint64 = 0, 0x0, t804
+		if v[809] != 0 {
+			t814 = t814_1
+		} else {
+			t814 = t814_0
+		}
+		var t829, t829_1, t829_0 uint64 = 0, t820, t814
+		if v[827] != 0 {
+			t829 = t829_1
+		} else {
+			t829 = t829_0
+		}
+		var t836, t836_1, t836_0 uint64 = 0, 0x4, t829
+		if v[708] != 0 {
+			t836 = t836_1
+		} else {
+			t836 = t836_0
+		}
+		v[1070] = t836
+		var t840 uint64
+		if v[835] == 0x0 {
+			t840 = 1
+		}
+		var t710 uint64 = (v[652] >> 3) & 0x1
+		var t844, t844_1, t844_0 uint64 = 0, 0x1, 0x2
+		if t710 != 0 {
+			t844 = t844_1
+		} else {
+			t844 = t844_0
+		}
+		var t845, t845_1, t845_0 uint64 = 0, 0x0, t844
+		if t840 != 0 {
+			t845 = t845_1
+		} else {
+			t845 = t845_0
+		}
+		v[1068] = t845
+		var t850 uint64 = t840 & v[707]
+		var t851 uint64 = (^v[655]) & 0x1
+		var t852 uint64 = v[654] & t851
+		var t853 uint64 = t850 & t852
+		var t854 uint64 = t853 & v[664]
+		var t711 uint64 = (v[652] >> 4) & 0x1
+		var t855 uint64 = (^v[667]) & 0x1
+		var t856 uint64 = t711 & t855
+		var t857 uint64 = t854 & t856
+		v[1072] = t857
 	}
-	if v[145] != 0 {
-		v[120] = v[148]
-		v[121] = v[149]
-		v[122] = v[150]
-		v[123] = v[151]
-		v[124] = v[152]
-		v[125] = v[153]
-		v[126] = v[154]
-		v[127] = v[155]
-		v[128] = v[156]
-		v[129] = v[157]
-		v[130] = v[158]
+	if v[1194] != 0 {
+		if v[1180] != 0 {
+			v[1197] = v[1181]
+			v[1198] = v[1182]
+			v[1199] = v[1183]
+			v[1200] = v[1184]
+			v[1201] = v[1185]
+			v[1202] = v[1186]
+			v[1203] = v[1187]
+			v[1204] = v[1188]
+			v[1205] = v[1189]
+			v[1206] = v[1190]
+			v[1207] = v[1191]
+		} else {
+			v[1197] = v[1106]
+			v[1198] = v[1107]
+			v[1199] = v[1108]
+			v[1200] = v[1109]
+			v[1201] = v[1110]
+			v[1202] = v[1111]
+			v[1203] = v[1112]
+			v[1204] = v[1113]
+			v[1205] = v[1114]
+			v[1206] = v[1115]
+			v[1207] = v[1116]
+		}
+		v[1169] = v[1197]
+		v[1170] = v[1198]
+		v[1171] = v[1199]
+		v[1172] = v[1200]
+		v[1173] = v[1201]
+		v[1174] = v[1202]
+		v[1175] = v[1203]
+		v[1176] = v[1204]
+		v[1177] = v[1205]
+		v[1178] = v[1206]
+		v[1179] = v[1207]
 	}
-	if v[163] != 0 {
-		v[132] = v[107]
-		v[133] = v[108]
-		v[134] = v[109]
-		v[135] = v[110]
-		v[136] = v[111]
-		v[137] = v[112]
-		v[138] = v[113]
-		v[139] = v[114]
-		v[140] = v[115]
-		v[141] = v[116]
-		v[142] = v[117]
+	if v[1264] != 0 {
+		if v[1250] != 0 {
+			v[1267] = v[1251]
+			v[1268] = v[1252]
+			v[1269] = v[1253]
+			v[1270] = v[1254]
+			v[1271] = v[1255]
+			v[1272] = v[1256]
+			v[1273] = v[1257]
+			v[1274] = v[1258]
+			v[1275] = v[1259]
+			v[1276] = v[1260]
+			v[1277] = v[1261]
+		} else {
+			v[1267] = v[1117]
+			v[1268] = v[1118]
+			v[1269] = v[1119]
+			v[1270] = v[1120]
+			v[1271] = v[1121]
+			v[1272] = v[1122]
+			v[1273] = v[1123]
+			v[1274] = v[1124]
+			v[1275] = v[1125]
+			v[1276] = v[1126]
+			v[1277] = v[1127]
+		}
+		v[1239] = v[1267]
+		v[1240] = v[1268]
+		v[1241] = v[1269]
+		v[1242] = v[1270]
+		v[1243] = v[1271]
+		v[1244] = v[1272]
+		v[1245] = v[1273]
+		v[1246] = v[1274]
+		v[1247] = v[1275]
+		v[1248] = v[1276]
+		v[1249] = v[1277]
+	}
+	if v[1334] != 0 {
+		if v[1320] != 0 {
+			v[1337] = v[1321]
+			v[1338] = v[1322]
+			v[1339] = v[1323]
+			v[1340] = v[1324]
+			v[1341] = v[1325]
+			v[1342] = v[1326]
+			v[1343] = v[1327]
+			v[1344] = v[1328]
+			v[1345] = v[1329]
+			v[1346] = v[1330]
+			v[1347] = v[1331]
+		} else {
+			v[1337] = v[1130]
+			v[1338] = v[1131]
+			v[1339] = v[1132]
+			v[1340] = v[1133]
+			v[1341] = v[1134]
+			v[1342] = v[1135]
+			v[1343] = v[1136]
+			v[1344] = v[1137]
+			v[1345] = v[1138]
+			v[1346] = v[1139]
+			v[1347] = v[1140]
+		}
+		v[1309] = v[1337]
+		v[1310] = v[1338]
+		v[1311] = v[1339]
+		v[1312] = v[1340]
+		v[1313] = v[1341]
+		v[1314] = v[1342]
+		v[1315] = v[1343]
+		v[1316] = v[1344]
+		v[1317] = v[1345]
+		v[1318] = v[1346]
+		v[1319] = v[1347]
+	}
+	if v[1405] != 0 {
+		if v[1391] != 0 {
+			v[1408] = v[1392]
+			v[1409] = v[1393]
+			v[1410] = v[1394]
+			v[1411] = v[1395]
+			v[1412] = v[1396]
+			v[1413] = v[1397]
+			v[1414] = v[1398]
+			v[1415] = v[1399]
+			v[1416] = v[1400]
+			v[1417] = v[1401]
+			v[1418] = v[1402]
+		} else {
+			v[1408] = v[1143]
+			v[1409] = v[1144]
+			v[1410] = v[1145]
+			v[1411] = v[1146]
+			v[1412] = v[1147]
+			v[1413] = v[1148]
+			v[1414] = v[1149]
+			v[1415] = v[1150]
+			v[1416] = v[1151]
+			v[1417] = v[1152]
+			v[1418] = v[1153]
+		}
+		v[1380] = v[1408]
+		v[1381] = v[1409]
+		v[1382] = v[1410]
+		v[1383] = v[1411]
+		v[1384] = v[1412]
+		v[1385] = v[1413]
+		v[1386] = v[1414]
+		v[1387] = v[1415]
+		v[1388] = v[1416]
+		v[1389] = v[1417]
+		v[1390] = v[1418]
+	}
+	if v[1457] != 0 {
+		if v[1452] != 0 {
+			v[1460] = v[1453]
+			v[1461] = v[1454]
+		} else {
+			v[1460] = v[1078]
+			v[1461] = v[1079]
+		}
+		v[1450] = v[1460]
+		v[1451] = v[1461]
+	}
+	if x.Rst {
+		v[1472] = 0x0
+	} else if v[1476] != 0 {
+		var t1474 uint64 = (v[1472] + 0x1) & 0xffffffff
+		v[1472] = t1474
+	}
+	if x.Rst {
+		v[1477] = 0x0
+	} else if v[1481] != 0 {
+		var t1479 uint64 = (v[1477] + 0x1) & 0xffffffff
+		v[1477] = t1479
+	}
+	if x.Rst {
+		v[1482] = 0x0
+	} else if v[1486] != 0 {
+		var t1484 uint64 = (v[1482] + 0x1) & 0xffffffff
+		v[1482] = t1484
+	}
+	if x.Rst {
+		v[1487] = 0x0
+	} else if v[1491] != 0 {
+		var t1489 uint64 = (v[1487] + 0x1) & 0xffffffff
+		v[1487] = t1489
+	}
+	if x.Rst {
+		v[1492] = 0x0
+	} else if v[1496] != 0 {
+		var t1494 uint64 = (v[1492] + 0x1) & 0xffffffff
+		v[1492] = t1494
+	}
+	if x.Rst {
+		v[1497] = 0x0
+	} else if v[1501] != 0 {
+		var t1499 uint64 = (v[1497] + 0x1) & 0xffffffff
+		v[1497] = t1499
+	}
+	if x.Rst {
+		v[1502] = 0x0
+	} else if v[1506] != 0 {
+		var t1504 uint64 = (v[1502] + 0x1) & 0xffffffff
+		v[1502] = t1504
+	}
+	if x.Rst {
+		v[1507] = 0x0
+	} else if v[1511] != 0 {
+		var t1509 uint64 = (v[1507] + 0x1) & 0xffffffff
+		v[1507] = t1509
+	}
+	if x.Rst {
+		v[1512] = 0x0
+	} else if v[1516] != 0 {
+		var t1514 uint64 = (v[1512] + 0x1) & 0xffffffff
+		v[1512] = t1514
+	}
+	if x.Rst {
+		v[1517] = 0x0
+	} else if v[1522] != 0 {
+		var t1519 uint64 = (v[1517] + 0x1) & 0xffffffff
+		v[1517] = t1519
+	}
+	if x.Rst {
+		v[1053] = 0x0
+		v[637] = 0x0
+		v[468] = 0x0
+		v[392] = 0x0
+	} else if v[1469] != 0 {
+		v[1053] = v[637]
+		v[637] = v[468]
+		v[468] = v[392]
+		v[392] = v[119]
+	}
+	if v[1212] != 0 {
+		v[1181] = v[1106]
+		v[1182] = v[1107]
+		v[1183] = v[1108]
+		v[1184] = v[1109]
+		v[1185] = v[1110]
+		v[1186] = v[1111]
+		v[1187] = v[1112]
+		v[1188] = v[1113]
+		v[1189] = v[1114]
+		v[1190] = v[1115]
+		v[1191] = v[1116]
+	}
+	if v[1282] != 0 {
+		v[1251] = v[1117]
+		v[1252] = v[1118]
+		v[1253] = v[1119]
+		v[1254] = v[1120]
+		v[1255] = v[1121]
+		v[1256] = v[1122]
+		v[1257] = v[1123]
+		v[1258] = v[1124]
+		v[1259] = v[1125]
+		v[1260] = v[1126]
+		v[1261] = v[1127]
+	}
+	if v[1352] != 0 {
+		v[1321] = v[1130]
+		v[1322] = v[1131]
+		v[1323] = v[1132]
+		v[1324] = v[1133]
+		v[1325] = v[1134]
+		v[1326] = v[1135]
+		v[1327] = v[1136]
+		v[1328] = v[1137]
+		v[1329] = v[1138]
+		v[1330] = v[1139]
+		v[1331] = v[1140]
+	}
+	if v[1423] != 0 {
+		v[1392] = v[1143]
+		v[1393] = v[1144]
+		v[1394] = v[1145]
+		v[1395] = v[1146]
+		v[1396] = v[1147]
+		v[1397] = v[1148]
+		v[1398] = v[1149]
+		v[1399] = v[1150]
+		v[1400] = v[1151]
+		v[1401] = v[1152]
+		v[1402] = v[1153]
+	}
+	if v[1466] != 0 {
+		v[1453] = v[1078]
+		v[1454] = v[1079]
+	}
+	if v[1052] != 0 {
+		var t728, t728_1, t728_0 uint64 = 0, 0x0, v[661]
+		if v[721] != 0 {
+			t728 = t728_1
+		} else {
+			t728 = t728_0
+		}
+		var t737, t737_1, t737_0 uint64 = 0, 0x0, t728
+		if v[731] != 0 {
+			t737 = t737_1
+		} else {
+			t737 = t737_0
+		}
+		var t745, t745_1, t745_0 uint64 = 0, 0x0, t737
+		if v[663] != 0 {
+			t745 = t745_1
+		} else {
+			t745 = t745_0
+		}
+		var t754, t754_1, t754_0 uint64 = 0, 0x0, t745
+		if v[748] != 0 {
+			t754 = t754_1
+		} else {
+			t754 = t754_0
+		}
+		var t763, t763_1, t763_0 uint64 = 0, 0x0, t754
+		if v[757] != 0 {
+			t763 = t763_1
+		} else {
+			t763 = t763_0
+		}
+		var t770, t770_1, t770_0 uint64 = 0, 0x0, t763
+		if v[766] != 0 {
+			t770 = t770_1
+		} else {
+			t770 = t770_0
+		}
+		var t779, t779_1, t779_0 uint64 = 0, 0x0, t770
+		if v[774] != 0 {
+			t779 = t779_1
+		} else {
+			t779 = t779_0
+		}
+		var t788, t788_1, t788_0 uint64 = 0, 0x0, t779
+		if v[782] != 0 {
+			t788 = t788_1
+		} else {
+			t788 = t788_0
+		}
+		var t797, t797_1, t797_0 uint64 = 0, 0x0, t788
+		if v[791] != 0 {
+			t797 = t797_1
+		} else {
+			t797 = t797_0
+		}
+		var t805, t805_1, t805_0 uint64 = 0, 0x0, t797
+		if v[800] != 0 {
+			t805 = t805_1
+		} else {
+			t805 = t805_0
+		}
+		var t815, t815_1, t815_0 uint64 = 0, 0x0, t805
+		if v[809] != 0 {
+			t815 = t815_1
+		} else {
+			t815 = t815_0
+		}
+		var t830, t830_1, t830_0 uint64 = 0, 0x0, t815
+		if v[827] != 0 {
+			t830 = t830_1
+		} else {
+			t830 = t830_0
+		}
+		var t837, t837_1, t837_0 uint64 = 0, 0x0, t830
+		if v[708] != 0 {
+			t837 = t837_1
+		} else {
+			t837 = t837_0
+		}
+		v[1071] = t837
+		var t864 uint64 = v[639] >> 62 & 0x3
+		var t729, t729_1, t729_0 uint64 = 0, 0x0, v[662]
+		if v[721] != 0 {
+			t729 = t729_1
+		} else {
+			t729 = t729_0
+		}
+		var t738, t738_1, t738_0 uint64 = 0, 0x0, t729
+		if v[731] != 0 {
+			t738 = t738_1
+		} else {
+			t738 = t738_0
+		}
+		var t746, t746_1, t746_0 uint64 = 0, 0x0, t738
+		if v[663] != 0 {
+			t746 = t746_1
+		} else {
+			t746 = t746_0
+		}
+		var t755, t755_1, t755_0 uint64 = 0, 0x0, t746
+		if v[748] != 0 {
+			t755 = t755_1
+		} else {
+			t755 = t755_0
+		}
+		var t764, t764_1, t764_0 uint64 = 0, 0x0, t755
+		if v[757] != 0 {
+			t764 = t764_1
+		} else {
+			t764 = t764_0
+		}
+		var t771, t771_1, t771_0 uint64 = 0, v[653], t764
+		if v[766] != 0 {
+			t771 = t771_1
+		} else {
+			t771 = t771_0
+		}
+		var t780, t780_1, t780_0 uint64 = 0, 0x0, t771
+		if v[774] != 0 {
+			t780 = t780_1
+		} else {
+			t780 = t780_0
+		}
+		var t789, t789_1, t789_0 uint64 = 0, 0x0, t780
+		if v[782] != 0 {
+			t789 = t789_1
+		} else {
+			t789 = t789_0
+		}
+		var t798, t798_1, t798_0 uint64 = 0, 0x0, t789
+		if v[791] != 0 {
+			t798 = t798_1
+		} else {
+			t798 = t798_0
+		}
+		var t806, t806_1, t806_0 uint64 = 0, 0x0, t798
+		if v[800] != 0 {
+			t806 = t806_1
+		} else {
+			t806 = t806_0
+		}
+		var t816, t816_1, t816_0 uint64 = 0, 0x0, t806
+		if v[809] != 0 {
+			t816 = t816_1
+		} else {
+			t816 = t816_0
+		}
+		var t831, t831_1, t831_0 uint64 = 0, 0x0, t816
+		if v[827] != 0 {
+			t831 = t831_1
+		} else {
+			t831 = t831_0
+		}
+		var t838, t838_1, t838_0 uint64 = 0, 0x0, t831
+		if v[708] != 0 {
+			t838 = t838_1
+		} else {
+			t838 = t838_0
+		}
+		var t862 uint64 = (t838 >> 32) & 0xffffffff
+		var t863 uint64
+		if t862 != 0 {
+			t863 = 1
+		}
+		var t865 uint64 = v[639] >> 32 & 0x1fffffff
+		var t866 uint64 = t865 | t863<<29 | t864<<30
+		var t718, t718_1, t718_0 uint64 = 0, v[657], v[692]
+		if v[716] != 0 {
+			t718 = t718_1
+		} else {
+			t718 = t718_0
+		}
+		var t730, t730_1, t730_0 uint64 = 0, v[692], t718
+		if v[721] != 0 {
+			t730 = t730_1
+		} else {
+			t730 = t730_0
+		}
+		var t739, t739_1, t739_0 uint64 = 0, v[692], t730
+		if v[731] != 0 {
+			t739 = t739_1
+		} else {
+			t739 = t739_0
+		}
+		var t747, t747_1, t747_0 uint64 = 0, v[692], t739
+		if v[663] != 0 {
+			t747 = t747_1
+		} else {
+			t747 = t747_0
+		}
+		var t756, t756_1, t756_0 uint64 = 0, v[692], t747
+		if v[748] != 0 {
+			t756 = t756_1
+		} else {
+			t756 = t756_0
+		}
+		var t765, t765_1, t765_0 uint64 = 0, v[692], t756
+		if v[757] != 0 {
+			t765 = t765_1
+		} else {
+			t765 = t765_0
+		}
+		var t772, t772_1, t772_0 uint64 = 0, v[692], t765
+		if v[766] != 0 {
+			t772 = t772_1
+		} else {
+			t772 = t772_0
+		}
+		var t781, t781_1, t781_0 uint64 = 0, v[692], t772
+		if v[774] != 0 {
+			t781 = t781_1
+		} else {
+			t781 = t781_0
+		}
+		var t790, t790_1, t790_0 uint64 = 0, v[692], t781
+		if v[782] != 0 {
+			t790 = t790_1
+		} else {
+			t790 = t790_0
+		}
+		var t799, t799_1, t799_0 uint64 = 0, v[692], t790
+		if v[791] != 0 {
+			t799 = t799_1
+		} else {
+			t799 = t799_0
+		}
+		var t807, t807_1, t807_0 uint64 = 0, v[692], t799
+		if v[800] != 0 {
+			t807 = t807_1
+		} else {
+			t807 = t807_0
+		}
+		var t817, t817_1, t817_0 uint64 = 0, v[692], t807
+		if v[809] != 0 {
+			t817 = t817_1
+		} else {
+			t817 = t817_0
+		}
+		var t832, t832_1, t832_0 uint64 = 0, v[692], t817
+		if v[827] != 0 {
+			t832 = t832_1
+		} else {
+			t832 = t832_0
+		}
+		var t839, t839_1, t839_0 uint64 = 0, v[692], t832
+		if v[708] != 0 {
+			t839 = t839_1
+		} else {
+			t839 = t839_0
+		}
+		var t867 uint64 = v[639] >> 0 & 0xffff
+		var t868 uint64 = t867 | t839<<16
+		var t869 uint64 = (t838 >> 32) & 0xffffffff
+		var t870 uint64 = (t838 >> 2) & 0x3fffffff
+		var t858 uint64 = v[639] >> 61 & 0x1
+		var t859 uint64 = v[638] >> 0 & 0x3
+		var t860 uint64 = v[638] >> 32 & 0x3
+		var t861, t861_1, t861_0 uint64 = 0, t859, t860
+		if t858 != 0 {
+			t861 = t861_1
+		} else {
+			t861 = t861_0
+		}
+		v[871] = t869<<32 | t870<<2 | t861
+		v[872] = t866<<32 | t868
+		var t873 uint64 = (t838 >> 2) & 0x3fffffff
+		v[875] = t873<<34 | t861<<32
+		v[876] = t866<<32 | t868
+		if t863 != 0 {
+			v[877] = v[871]
+			v[878] = v[872]
+		} else {
+			v[877] = v[875]
+			v[878] = v[876]
+		}
+		if v[707] != 0 {
+			v[879] = v[877]
+			v[880] = v[878]
+		} else {
+			v[879] = v[638]
+			v[880] = v[639]
+		}
+		v[1074] = v[879]
+		v[1075] = v[880]
+		var t887 uint64 = v[639] >> 62 & 0x3
+		var t885 uint64 = (v[666] >> 32) & 0xffffffff
+		var t886 uint64
+		if t885 != 0 {
+			t886 = 1
+		}
+		var t888 uint64 = v[639] >> 32 & 0x1fffffff
+		var t889 uint64 = t888 | t886<<29 | t887<<30
+		var t890 uint64 = v[639] >> 0 & 0xffff
+		var t891 uint64 = t890 | t839<<16
+		var t892 uint64 = (v[666] >> 32) & 0xffffffff
+		var t893 uint64 = (v[666] >> 2) & 0x3fffffff
+		var t881 uint64 = v[639] >> 61 & 0x1
+		var t882 uint64 = v[638] >> 0 & 0x3
+		var t883 uint64 = v[638] >> 32 & 0x3
+		var t884, t884_1, t884_0 uint64 = 0, t882, t883
+		if t881 != 0 {
+			t884 = t884_1
+		} else {
+			t884 = t884_0
+		}
+		v[894] = t892<<32 | t893<<2 | t884
+		v[895] = t889<<32 | t891
+		var t896 uint64 = (v[666] >> 2) & 0x3fffffff
+		v[898] = t896<<34 | t884<<32
+		v[899] = t889<<32 | t891
+		if t886 != 0 {
+			v[900] = v[894]
+			v[901] = v[895]
+		} else {
+			v[900] = v[898]
+			v[901] = v[899]
+		}
+		v[1076] = v[900]
+		v[1077] = v[901]
+		var t903 uint64 = (v[652] >> 6) & 0x1
+		var t1033, t1033_1, t1033_0 uint64 = 0, 0xb, 0xa
+		if t903 != 0 {
+			t1033 = t1033_1
+		} else {
+			t1033 = t1033_0
+		}
+		var t927 uint64 = v[639] >> 55 & 0x1
+		var t928 uint64 = v[639] >> 51 & 0x1
+		var t921 uint64 = v[639] >> 57 & 0xf
+		var t923 uint64
+		if t921 == 0x5 {
+			t923 = 1
+		}
+		var t929 uint64 = v[638] >> 40 & 0xff
+		var t930 uint64 = v[639] >> 8 & 0xff
+		var t931, t931_1, t931_0 uint64 = 0, t929, t930
+		if t923 != 0 {
+			t931 = t931_1
+		} else {
+			t931 = t931_0
+		}
+		var t932 uint64 = t931 | t928<<8 | t927<<9
+		var t1035 uint64 = (t932 >> 9) & 0x1
+		var t906 uint64 = v[639] >> 52 & 0x7
+		var t1036 uint64 = (t932 >> 8) & 0x1
+		var t907 uint64 = v[639] >> 50 & 0x1
+		var t908 uint64 = v[639] >> 44 & 0x3
+		var t909 uint64 = t908 | t907<<2
+		var t1037 uint64 = (t909 >> 2) & 0x1
+		var t1040 uint64 = (t909) & 0x3
+		var t1043 uint64 = t1040<<12 | t1037<<18 | t1036<<19 | t906<<20 | t1035<<23 | t1033<<24
+		var t846 uint64
+		if v[835] == 0x5 {
+			t846 = 1
+		}
+		var t849, t849_1, t849_0 uint64 = 0, 0x1, 0x1
+		if t846 != 0 {
+			t849 = t849_1
+		} else {
+			t849 = t849_0
+		}
+		var t902 uint64 = (v[652] >> 5) & 0x1
+		var t915 uint64 = v[639] >> 32 & 0x3ff
+		var t985 uint64
+		if t915 == 0x1 {
+			t985 = 1
+		}
+		var t920 uint64 = v[639] >> 0 & 0xf
+		var t987 uint64
+		if t920 == 0x0 {
+			t987 = 1
+		}
+		var t988 uint64 = (t920 >> 3) & 0x1
+		var t990 uint64 = (t920 >> 2) & 0x1
+		var t992 uint64 = (t920 >> 1) & 0x1
+		var t994 uint64 = (t920) & 0x1
+		var t997, t997_1, t997_0 uint64 = 0, 0x0, 0x3
+		if t994 != 0 {
+			t997 = t997_1
+		} else {
+			t997 = t997_0
+		}
+		var t998, t998_1, t998_0 uint64 = 0, 0x1, t997
+		if t992 != 0 {
+			t998 = t998_1
+		} else {
+			t998 = t998_0
+		}
+		var t999, t999_1, t999_0 uint64 = 0, 0x2, t998
+		if t990 != 0 {
+			t999 = t999_1
+		} else {
+			t999 = t999_0
+		}
+		var t1000, t1000_1, t1000_0 uint64 = 0, 0x3, t999
+		if t988 != 0 {
+			t1000 = t1000_1
+		} else {
+			t1000 = t1000_0
+		}
+		var t1002 uint64 = (t1000 + 0x1) & 0xfff
+		var t941 uint64 = (t920 >> 3) & 0x1
+		var t942 uint64 = (t920 >> 2) & 0x1
+		var t943 uint64 = (t920 >> 1) & 0x1
+		var t944 uint64 = (t920) & 0x1
+		var t947, t947_1, t947_0 uint64 = 0, 0x0, 0x1
+		if t944 != 0 {
+			t947 = t947_1
+		} else {
+			t947 = t947_0
+		}
+		var t948 uint64 = (t920) & 0x1
+		var t951, t951_1, t951_0 uint64 = 0, 0x0, 0x2
+		if t948 != 0 {
+			t951 = t951_1
+		} else {
+			t951 = t951_0
+		}
+		var t952, t952_1, t952_0 uint64 = 0, t947, t951
+		if t943 != 0 {
+			t952 = t952_1
+		} else {
+			t952 = t952_0
+		}
+		var t953 uint64 = (t920 >> 1) & 0x1
+		var t954 uint64 = (t920) & 0x1
+		var t957, t957_1, t957_0 uint64 = 0, 0x0, 0x1
+		if t954 != 0 {
+			t957 = t957_1
+		} else {
+			t957 = t957_0
+		}
+		var t958 uint64 = (t920) & 0x1
+		var t961, t961_1, t961_0 uint64 = 0, 0x0, 0x3
+		if t958 != 0 {
+			t961 = t961_1
+		} else {
+			t961 = t961_0
+		}
+		var t962, t962_1, t962_0 uint64 = 0, t957, t961
+		if t953 != 0 {
+			t962 = t962_1
+		} else {
+			t962 = t962_0
+		}
+		var t963, t963_1, t963_0 uint64 = 0, t952, t962
+		if t942 != 0 {
+			t963 = t963_1
+		} else {
+			t963 = t963_0
+		}
+		var t964 uint64 = (t920 >> 2) & 0x1
+		var t965 uint64 = (t920 >> 1) & 0x1
+		var t966 uint64 = (t920) & 0x1
+		var t969, t969_1, t969_0 uint64 = 0, 0x0, 0x1
+		if t966 != 0 {
+			t969 = t969_1
+		} else {
+			t969 = t969_0
+		}
+		var t970 uint64 = (t920) & 0x1
+		var t973, t973_1, t973_0 uint64 = 0, 0x0, 0x2
+		if t970 != 0 {
+			t973 = t973_1
+		} else {
+			t973 = t973_0
+		}
+		var t974, t974_1, t974_0 uint64 = 0, t969, t973
+		if t965 != 0 {
+			t974 = t974_1
+		} else {
+			t974 = t974_0
+		}
+		var t975 uint64 = (t920 >> 1) & 0x1
+		var t976 uint64 = (t920) & 0x1
+		var t979, t979_1, t979_0 uint64 = 0, 0x0, 0x1
+		if t976 != 0 {
+			t979 = t979_1
+		} else {
+			t979 = t979_0
+		}
+		var t981, t981_1, t981_0 uint64 = 0, t979, 0x0
+		if t975 != 0 {
+			t981 = t981_1
+		} else {
+			t981 = t981_0
+		}
+		var t982, t982_1, t982_0 uint64 = 0, t974, t981
+		if t964 != 0 {
+			t982 = t982_1
+		} else {
+			t982 = t982_0
+		}
+		var t983, t983_1, t983_0 uint64 = 0, t963, t982
+		if t941 != 0 {
+			t983 = t983_1
+		} else {
+			t983 = t983_0
+		}
+		var t1003 uint64 = (t1002 - t983) & 0xfff
+		var t1005, t1005_1, t1005_0 uint64 = 0, 0x1, t1003
+		if t987 != 0 {
+			t1005 = t1005_1
+		} else {
+			t1005 = t1005_0
+		}
+		var t1007 uint64 = t915 << 2
+		var t1008 uint64 = (t1007 - t983) & 0xfff
+		var t919 uint64 = v[639] >> 4 & 0xf
+		var t1009 uint64 = (t919 >> 3) & 0x1
+		var t1011 uint64 = (t919 >> 2) & 0x1
+		var t1013 uint64 = (t919 >> 1) & 0x1
+		var t1015 uint64 = (t919) & 0x1
+		var t1018, t1018_1, t1018_0 uint64 = 0, 0x3, 0x4
+		if t1015 != 0 {
+			t1018 = t1018_1
+		} else {
+			t1018 = t1018_0
+		}
+		var t1019, t1019_1, t1019_0 uint64 = 0, 0x2, t1018
+		if t1013 != 0 {
+			t1019 = t1019_1
+		} else {
+			t1019 = t1019_0
+		}
+		var t1020, t1020_1, t1020_0 uint64 = 0, 0x1, t1019
+		if t1011 != 0 {
+			t1020 = t1020_1
+		} else {
+			t1020 = t1020_0
+		}
+		var t1021, t1021_1, t1021_0 uint64 = 0, 0x0, t1020
+		if t1009 != 0 {
+			t1021 = t1021_1
+		} else {
+			t1021 = t1021_0
+		}
+		var t1022 uint64 = (t1008 - t1021) & 0xfff
+		var t1023, t1023_1, t1023_0 uint64 = 0, t1005, t1022
+		if t985 != 0 {
+			t1023 = t1023_1
+		} else {
+			t1023 = t1023_0
+		}
+		var t1025, t1025_1, t1025_0 uint64 = 0, t1023, 0x4
+		if t902 != 0 {
+			t1025 = t1025_1
+		} else {
+			t1025 = t1025_0
+		}
+		var t1045 uint64 = t1025 | t849<<13 | v[2]<<16
+		var t924 uint64 = v[638] >> 48 & 0xffff
+		var t925 uint64 = v[639] >> 16 & 0xffff
+		var t926, t926_1, t926_0 uint64 = 0, t924, t925
+		if t923 != 0 {
+			t926 = t926_1
+		} else {
+			t926 = t926_0
+		}
+		var t1046 uint64 = (t932) & 0xff
+		var t916 uint64 = v[639] >> 61 & 0x1
+		var t936 uint64 = v[638] >> 32 & 0xffffffff
+		var t937 uint64 = v[638] >> 2 & 0x3fffffff
+		var t939 uint64 = t937<<2 | t936<<32
+		var t933 uint64 = v[638] >> 34 & 0x3fffffff
+		var t935 uint64 = t933 << 2
+		var t940, t940_1, t940_0 uint64 = 0, t939, t935
+		if t916 != 0 {
+			t940 = t940_1
+		} else {
+			t940 = t940_0
+		}
+		var t1026 uint64 = (t940 >> 2) & 0x1f
+		var t1027 uint64 = (t983) & 0x3
+		var t1028 uint64 = t1027 | t1026<<2
+		var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x0
+		if t902 != 0 {
+			t1030 = t1030_1
+		} else {
+			t1030 = t1030_0
+		}
+		var t1048 uint64 = t1030 | t1046<<8 | t926<<16
+		v[1049] = t1045<<32 | t1048
+		v[1050] = t1043
+		v[1050] &= 0xffffffff
+		v[1078] = v[1049]
+		v[1079] = v[1050]
 	}
 	if v[1469] != 0 {
-		v[412] = v[1]
-		v[501] = v[411]
-		v[411] = v[378]
+		v[412] = 0x0
 		v[652] = v[497]
-		v[497] = v[407]
-		v[407] = v[333]
 		v[653] = v[498]
-		v[498] = v[408]
-		v[408] = v[353]
 		v[654] = v[499]
 		v[499] = v[409]
-		v[409] = v[372]
 		v[655] = v[500]
-		v[500] = v[410]
-		v[410] = v[374]
 		v[656] = v[502]
 		v[502] = v[413]
-		v[413] = v[381]
 		v[657] = v[503]
 		v[503] = v[414]
-		v[414] = v[385]
 		v[658] = v[504]
-		v[504] = v[422]
 		v[659] = v[505]
-		v[505] = v[436]
 		v[660] = v[506]
-		v[506] = v[465]
 		v[661] = v[507]
-		v[507] = v[442]
 		v[662] = v[508]
-		v[508] = v[466]
 		v[663] = v[509]
-		v[509] = v[489]
 		v[664] = v[510]
-		v[510] = v[467]
+		v[665] = v[511]
 		v[666] = v[512]
-		v[512] = v[452]
 		v[667] = v[513]
-		v[513] = v[496]
-		v[668] = v[636]
 		v[669] = v[514]
 		v[514] = v[391]
 		v[1054] = v[638]
 		v[1055] = v[639]
 		v[638] = v[469]
 		v[639] = v[470]
-		v[469] = v[393]
-		v[470] = v[394]
-		v[393] = v[164]
-		v[394] = v[165]
 		v[1056] = v[640]
 		v[640] = v[471]
 		v[471] = v[395]
-		v[395] = v[166]
 		v[1057] = v[641]
 		v[1058] = v[642]
 		v[1059] = v[643]
@@ -3267,6 +2361,24 @@ func (x *managerSim) Edge() bool {
 		v[477] = v[401]
 		v[478] = v[402]
 		v[479] = v[403]
+		v[1065] = v[649]
+		v[649] = v[480]
+		v[480] = v[404]
+		v[1066] = v[650]
+		v[650] = v[481]
+		v[481] = v[405]
+		v[1067] = v[651]
+		v[651] = v[482]
+		v[482] = v[406]
+		var t166 uint64 = v[128] >> 18 & 0x7
+		v[167] = v[120]>>18 | v[121]<<46
+		v[168] = v[121]>>18 | v[122]<<46
+		v[169] = v[122]>>18 | v[123]<<46
+		v[170] = v[123]>>18 | v[124]<<46
+		v[171] = v[124]>>18 | v[125]<<46
+		v[172] = v[125]>>18 | v[126]<<46
+		v[173] = v[126]>>18 | v[127]<<46
+		v[174] = v[127]>>18 | v[128]<<46
 		v[396] = v[167]
 		v[397] = v[168]
 		v[398] = v[169]
@@ -3275,224 +2387,1033 @@ func (x *managerSim) Edge() bool {
 		v[401] = v[172]
 		v[402] = v[173]
 		v[403] = v[174]
-		v[1065] = v[649]
-		v[649] = v[480]
-		v[480] = v[404]
-		v[404] = v[175]
-		v[1066] = v[650]
-		v[650] = v[481]
-		v[481] = v[405]
-		v[405] = v[176]
-		v[1067] = v[651]
-		v[651] = v[482]
-		v[482] = v[406]
-		v[406] = v[177]
+		var t175 uint64 = v[120] >> 2 & 0xffff
+		v[404] = t175
+		var t176 uint64 = v[120] >> 1 & 0x1
+		v[405] = t176
+		var t177 uint64 = v[120] >> 0 & 0x1
+		v[406] = t177
+		var t178 uint64 = v[165] >> 61 & 0x7
+		var t179 uint64 = v[165] >> 56 & 0x1f
+		var t215 uint64 = t179 | t178<<5
+		var t216 uint64 = (t215 >> 7) & 0x1
+		var t218 uint64 = (t215 >> 6) & 0x1
+		var t219 uint64 = (t215 >> 5) & 0x1
+		var t220 uint64 = (t215 >> 4) & 0x1
+		var t221 uint64 = (t215 >> 3) & 0x1
+		var t224, t224_1, t224_0 uint64 = 0, 0x0, 0x12
+		if t221 != 0 {
+			t224 = t224_1
+		} else {
+			t224 = t224_0
+		}
+		var t225 uint64 = (t215 >> 3) & 0x1
+		var t226 uint64 = (t215 >> 2) & 0x1
+		var t227 uint64 = (t215 >> 1) & 0x1
+		var t228 uint64 = (t215) & 0x1
+		var t231, t231_1, t231_0 uint64 = 0, 0x0, 0x19
+		if t228 != 0 {
+			t231 = t231_1
+		} else {
+			t231 = t231_0
+		}
+		var t233, t233_1, t233_0 uint64 = 0, t231, 0x19
+		if t227 != 0 {
+			t233 = t233_1
+		} else {
+			t233 = t233_0
+		}
+		var t235, t235_1, t235_0 uint64 = 0, t233, 0x0
+		if t226 != 0 {
+			t235 = t235_1
+		} else {
+			t235 = t235_0
+		}
+		var t236 uint64 = (t215 >> 2) & 0x1
+		var t238 uint64 = (t215 >> 1) & 0x1
+		var t240 uint64 = (t215) & 0x1
+		var t243, t243_1, t243_0 uint64 = 0, 0x0, 0x11
+		if t240 != 0 {
+			t243 = t243_1
+		} else {
+			t243 = t243_0
+		}
+		var t244, t244_1, t244_0 uint64 = 0, 0x0, t243
+		if t238 != 0 {
+			t244 = t244_1
+		} else {
+			t244 = t244_0
+		}
+		var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
+		if t236 != 0 {
+			t245 = t245_1
+		} else {
+			t245 = t245_0
+		}
+		var t246, t246_1, t246_0 uint64 = 0, t235, t245
+		if t225 != 0 {
+			t246 = t246_1
+		} else {
+			t246 = t246_0
+		}
+		var t247, t247_1, t247_0 uint64 = 0, t224, t246
+		if t220 != 0 {
+			t247 = t247_1
+		} else {
+			t247 = t247_0
+		}
+		var t248 uint64 = (t215 >> 4) & 0x1
+		var t250 uint64 = (t215 >> 3) & 0x1
+		var t251 uint64 = (t215 >> 2) & 0x1
+		var t252 uint64 = (t215 >> 1) & 0x1
+		var t253 uint64 = (t215) & 0x1
+		var t256, t256_1, t256_0 uint64 = 0, 0x0, 0x19
+		if t253 != 0 {
+			t256 = t256_1
+		} else {
+			t256 = t256_0
+		}
+		var t258, t258_1, t258_0 uint64 = 0, t256, 0x19
+		if t252 != 0 {
+			t258 = t258_1
+		} else {
+			t258 = t258_0
+		}
+		var t259 uint64 = (t215 >> 1) & 0x1
+		var t262, t262_1, t262_0 uint64 = 0, 0x14, 0x0
+		if t259 != 0 {
+			t262 = t262_1
+		} else {
+			t262 = t262_0
+		}
+		var t263, t263_1, t263_0 uint64 = 0, t258, t262
+		if t251 != 0 {
+			t263 = t263_1
+		} else {
+			t263 = t263_0
+		}
+		var t264 uint64 = (t215 >> 2) & 0x1
+		var t265 uint64 = (t215 >> 1) & 0x1
+		var t268, t268_1, t268_0 uint64 = 0, 0x0, 0x1a
+		if t265 != 0 {
+			t268 = t268_1
+		} else {
+			t268 = t268_0
+		}
+		var t269 uint64 = (t215 >> 1) & 0x1
+		var t270 uint64 = (t215) & 0x1
+		var t273, t273_1, t273_0 uint64 = 0, 0x0, 0x18
+		if t270 != 0 {
+			t273 = t273_1
+		} else {
+			t273 = t273_0
+		}
+		var t274 uint64 = (t215) & 0x1
+		var t277, t277_1, t277_0 uint64 = 0, 0x0, 0x11
+		if t274 != 0 {
+			t277 = t277_1
+		} else {
+			t277 = t277_0
+		}
+		var t278, t278_1, t278_0 uint64 = 0, t273, t277
+		if t269 != 0 {
+			t278 = t278_1
+		} else {
+			t278 = t278_0
+		}
+		var t279, t279_1, t279_0 uint64 = 0, t268, t278
+		if t264 != 0 {
+			t279 = t279_1
+		} else {
+			t279 = t279_0
+		}
+		var t280, t280_1, t280_0 uint64 = 0, t263, t279
+		if t250 != 0 {
+			t280 = t280_1
+		} else {
+			t280 = t280_0
+		}
+		var t281, t281_1, t281_0 uint64 = 0, 0x0, t280
+		if t248 != 0 {
+			t281 = t281_1
+		} else {
+			t281 = t281_0
+		}
+		var t282, t282_1, t282_0 uint64 = 0, t247, t281
+		if t219 != 0 {
+			t282 = t282_1
+		} else {
+			t282 = t282_0
+		}
+		var t283 uint64 = (t215 >> 5) & 0x1
+		var t284 uint64 = (t215 >> 4) & 0x1
+		var t285 uint64 = (t215 >> 3) & 0x1
+		var t288, t288_1, t288_0 uint64 = 0, 0x0, 0x2
+		if t285 != 0 {
+			t288 = t288_1
+		} else {
+			t288 = t288_0
+		}
+		var t289 uint64 = (t215 >> 3) & 0x1
+		var t291 uint64 = (t215 >> 2) & 0x1
+		var t293 uint64 = (t215 >> 1) & 0x1
+		var t295 uint64 = (t215) & 0x1
+		var t298, t298_1, t298_0 uint64 = 0, 0x69, 0x29
+		if t295 != 0 {
+			t298 = t298_1
+		} else {
+			t298 = t298_0
+		}
+		var t299, t299_1, t299_0 uint64 = 0, 0x0, t298
+		if t293 != 0 {
+			t299 = t299_1
+		} else {
+			t299 = t299_0
+		}
+		var t300, t300_1, t300_0 uint64 = 0, 0x0, t299
+		if t291 != 0 {
+			t300 = t300_1
+		} else {
+			t300 = t300_0
+		}
+		var t301, t301_1, t301_0 uint64 = 0, 0x0, t300
+		if t289 != 0 {
+			t301 = t301_1
+		} else {
+			t301 = t301_0
+		}
+		var t302, t302_1, t302_0 uint64 = 0, t288, t301
+		if t284 != 0 {
+			t302 = t302_1
+		} else {
+			t302 = t302_0
+		}
+		var t303 uint64 = (t215 >> 4) & 0x1
+		var t305 uint64 = (t215 >> 3) & 0x1
+		var t306 uint64 = (t215 >> 2) & 0x1
+		var t308 uint64 = (t215 >> 1) & 0x1
+		var t311, t311_1, t311_0 uint64 = 0, 0x4, 0x0
+		if t308 != 0 {
+			t311 = t311_1
+		} else {
+			t311 = t311_0
+		}
+		var t312, t312_1, t312_0 uint64 = 0, 0x0, t311
+		if t306 != 0 {
+			t312 = t312_1
+		} else {
+			t312 = t312_0
+		}
+		var t313 uint64 = (t215 >> 2) & 0x1
+		var t314 uint64 = (t215 >> 1) & 0x1
+		var t317, t317_1, t317_0 uint64 = 0, 0x0, 0xa
+		if t314 != 0 {
+			t317 = t317_1
+		} else {
+			t317 = t317_0
+		}
+		var t318 uint64 = (t215 >> 1) & 0x1
+		var t319 uint64 = (t215) & 0x1
+		var t322, t322_1, t322_0 uint64 = 0, 0x0, 0x8
+		if t319 != 0 {
+			t322 = t322_1
+		} else {
+			t322 = t322_0
+		}
+		var t323 uint64 = (t215) & 0x1
+		var t326, t326_1, t326_0 uint64 = 0, 0x69, 0x29
+		if t323 != 0 {
+			t326 = t326_1
+		} else {
+			t326 = t326_0
+		}
+		var t327, t327_1, t327_0 uint64 = 0, t322, t326
+		if t318 != 0 {
+			t327 = t327_1
+		} else {
+			t327 = t327_0
+		}
+		var t328, t328_1, t328_0 uint64 = 0, t317, t327
+		if t313 != 0 {
+			t328 = t328_1
+		} else {
+			t328 = t328_0
+		}
+		var t329, t329_1, t329_0 uint64 = 0, t312, t328
+		if t305 != 0 {
+			t329 = t329_1
+		} else {
+			t329 = t329_0
+		}
+		var t330, t330_1, t330_0 uint64 = 0, 0x0, t329
+		if t303 != 0 {
+			t330 = t330_1
+		} else {
+			t330 = t330_0
+		}
+		var t331, t331_1, t331_0 uint64 = 0, t302, t330
+		if t283 != 0 {
+			t331 = t331_1
+		} else {
+			t331 = t331_0
+		}
+		var t332, t332_1, t332_0 uint64 = 0, t282, t331
+		if t218 != 0 {
+			t332 = t332_1
+		} else {
+			t332 = t332_0
+		}
+		var t333, t333_1, t333_0 uint64 = 0, 0x0, t332
+		if t216 != 0 {
+			t333 = t333_1
+		} else {
+			t333 = t333_0
+		}
+		var t190 uint64 = v[165] >> 61 & 0x1
+		var t210 uint64 = v[164] >> 32 & 0xffffffff
+		var t211 uint64 = v[164] >> 2 & 0x3fffffff
+		var t213 uint64 = t211<<2 | t210<<32
+		var t207 uint64 = v[164] >> 34 & 0x3fffffff
+		var t209 uint64 = t207 << 2
+		var t214, t214_1, t214_0 uint64 = 0, t213, t209
+		if t190 != 0 {
+			t214 = t214_1
+		} else {
+			t214 = t214_0
+		}
+		var t334 uint64 = (t166 >> 2) & 0x1
+		var t335 uint64 = (t166 >> 1) & 0x1
+		var t337 uint64 = (t166) & 0x1
+		var t340, t340_1, t340_0 uint64 = 0, 0x0, 0x1ffffff
+		if t337 != 0 {
+			t340 = t340_1
+		} else {
+			t340 = t340_0
+		}
+		var t341, t341_1, t341_0 uint64 = 0, 0x0, t340
+		if t335 != 0 {
+			t341 = t341_1
+		} else {
+			t341 = t341_0
+		}
+		var t342 uint64 = (t166 >> 1) & 0x1
+		var t343 uint64 = (t166) & 0x1
+		var t346, t346_1, t346_0 uint64 = 0, 0x0, 0x3ffffffff
+		if t343 != 0 {
+			t346 = t346_1
+		} else {
+			t346 = t346_0
+		}
+		var t347 uint64 = (t166) & 0x1
+		var t350, t350_1, t350_0 uint64 = 0, 0x0, 0xffff
+		if t347 != 0 {
+			t350 = t350_1
+		} else {
+			t350 = t350_0
+		}
+		var t351, t351_1, t351_0 uint64 = 0, t346, t350
+		if t342 != 0 {
+			t351 = t351_1
+		} else {
+			t351 = t351_0
+		}
+		var t352, t352_1, t352_0 uint64 = 0, t341, t351
+		if t334 != 0 {
+			t352 = t352_1
+		} else {
+			t352 = t352_0
+		}
+		var t353 uint64 = t214 & t352
+		var t354 uint64 = (t166 >> 2) & 0x1
+		var t355 uint64 = (t166 >> 1) & 0x1
+		var t357 uint64 = (t166) & 0x1
+		var t360, t360_1, t360_0 uint64 = 0, 0x0, 0x1
+		if t357 != 0 {
+			t360 = t360_1
+		} else {
+			t360 = t360_0
+		}
+		var t361, t361_1, t361_0 uint64 = 0, 0x0, t360
+		if t355 != 0 {
+			t361 = t361_1
+		} else {
+			t361 = t361_0
+		}
+		var t362 uint64 = (t166 >> 1) & 0x1
+		var t363 uint64 = (t166) & 0x1
+		var t366, t366_1, t366_0 uint64 = 0, 0x0, 0x1
+		if t363 != 0 {
+			t366 = t366_1
+		} else {
+			t366 = t366_0
+		}
+		var t367 uint64 = (t166) & 0x1
+		var t370, t370_1, t370_0 uint64 = 0, 0x0, 0x1
+		if t367 != 0 {
+			t370 = t370_1
+		} else {
+			t370 = t370_0
+		}
+		var t371, t371_1, t371_0 uint64 = 0, t366, t370
+		if t362 != 0 {
+			t371 = t371_1
+		} else {
+			t371 = t371_0
+		}
+		var t372, t372_1, t372_0 uint64 = 0, t361, t371
+		if t354 != 0 {
+			t372 = t372_1
+		} else {
+			t372 = t372_0
+		}
+		v[409] = t372
+		var t374 uint64
+		if t166 == 0x0 {
+			t374 = 1
+		}
+		var t189 uint64 = v[165] >> 32 & 0x3ff
+		var t376 uint64
+		if t189 == 0x0 {
+			t376 = 1
+		}
+		var t378 uint64 = t189<<2 | t376<<12
+		var t381 uint64
+		if v[200] == 0x0 {
+			t381 = 1
+		}
+		v[413] = t381
+		var t385, t385_1, t385_0 uint64 = 0, 0x1000, 0x0
+		if t381 != 0 {
+			t385 = t385_1
+		} else {
+			t385 = t385_0
+		}
+		v[414] = t385
+		var t418 uint64
+		if v[395] == 0x2 {
+			t418 = 1
+		}
+		v[395] = t166
+		var t419 uint64 = (v[408] >> 30) & 0x3ffffffff
+		var t421 uint64
+		if t419 == 0x0 {
+			t421 = 1
+		}
+		var t422 uint64 = t418 & t421
+		v[504] = t422
+		var t415 uint64 = v[28] | v[37]<<32
+		var t416 uint64 = (t415) & 0x1
+		var t436, t436_1, t436_0 uint64 = 0, t416, 0x0
+		if t422 != 0 {
+			t436 = t436_1
+		} else {
+			t436 = t436_0
+		}
+		v[505] = t436
+		var t442, t442_1, t442_0 uint64 = 0, 0x0, 0x0
+		if t422 != 0 {
+			t442 = t442_1
+		} else {
+			t442 = t442_0
+		}
+		var t450, t450_1, t450_0 uint64 = 0, 0x0, 0x0
+		if t422 != 0 {
+			t450 = t450_1
+		} else {
+			t450 = t450_0
+		}
+		v[511] = t450
+		var t433 uint64 = (v[408]) & 0x3fffffff
+		var t434 uint64 = t433
+		var t452, t452_1, t452_0 uint64 = 0, t434, 0x0
+		if t422 != 0 {
+			t452 = t452_1
+		} else {
+			t452 = t452_0
+		}
+		v[512] = t452
+		var t446, t446_1, t446_0 uint64 = 0, 0x0, 0x0
+		if t422 != 0 {
+			t446 = t446_1
+		} else {
+			t446 = t446_0
+		}
+		var t448, t448_1, t448_0 uint64 = 0, 0x0, 0x0
+		if t422 != 0 {
+			t448 = t448_1
+		} else {
+			t448 = t448_0
+		}
+		var t467 uint64 = t446 & t448
+		v[510] = t467
+		var t543 uint64 = v[470] >> 16 & 0xffff
+		v[469] = v[393]
+		v[470] = v[394]
+		v[393] = v[164]
+		v[394] = v[165]
+		var t587 uint64
+		if t543 < 0x2000 {
+			t587 = 1
+		}
+		var t588 uint64 = (^t587) & 0x1
+		var t590 uint64
+		if 0x2007 < t543 {
+			t590 = 1
+		}
+		var t591 uint64 = (^t590) & 0x1
+		var t592 uint64 = t588 & t591
+		var t593 uint64 = 0x0 | t592
+		var t550 uint64
+		if t543 < 0x0 {
+			t550 = 1
+		}
+		var t551 uint64 = (^t550) & 0x1
+		var t553 uint64
+		if 0x0 < t543 {
+			t553 = 1
+		}
+		var t554 uint64 = (^t553) & 0x1
+		var t555 uint64 = t551 & t554
+		var t556 uint64 = 0x0 | t555
+		var t578, t578_1, t578_0 uint64 = 0, 0x1, 0x0
+		if t556 != 0 {
+			t578 = t578_1
+		} else {
+			t578 = t578_0
+		}
+		var t615, t615_1, t615_0 uint64 = 0, 0x1, t578
+		if t593 != 0 {
+			t615 = t615_1
+		} else {
+			t615 = t615_0
+		}
+		var t598 uint64 = 0x2 >> 0x0
+		var t599 uint64 = (t598) & 0x1
+		var t561 uint64 = 0x1 >> 0x0
+		var t562 uint64 = (t561) & 0x1
+		var t581, t581_1, t581_0 uint64 = 0, t562, 0x0
+		if t556 != 0 {
+			t581 = t581_1
+		} else {
+			t581 = t581_0
+		}
+		var t618, t618_1, t618_0 uint64 = 0, t599, t581
+		if t593 != 0 {
+			t618 = t618_1
+		} else {
+			t618 = t618_0
+		}
+		var t519 uint64
+		if v[506] == 0x1 {
+			t519 = 1
+		}
+		var t529, t529_1, t529_0 uint64 = 0, 0x0, 0x0
+		if t519 != 0 {
+			t529 = t529_1
+		} else {
+			t529 = t529_0
+		}
+		var t520 uint64
+		if v[506] == 0x2 {
+			t520 = 1
+		}
+		var t531, t531_1, t531_0 uint64 = 0, 0x1, 0x0
+		if t520 != 0 {
+			t531 = t531_1
+		} else {
+			t531 = t531_0
+		}
+		var t536 uint64 = t529 | t531
+		var t522 uint64
+		if v[506] == 0x4 {
+			t522 = 1
+		}
+		var t533, t533_1, t533_0 uint64 = 0, 0x2, 0x0
+		if t522 != 0 {
+			t533 = t533_1
+		} else {
+			t533 = t533_0
+		}
+		var t524 uint64
+		if v[506] == 0x3 {
+			t524 = 1
+		}
+		var t516 uint64 = (v[507]) & 0x1f
+		v[507] = t442
+		var t518 uint64 = (t516 + 0x8) & 0x1f
+		var t535, t535_1, t535_0 uint64 = 0, t518, 0x0
+		if t524 != 0 {
+			t535 = t535_1
+		} else {
+			t535 = t535_0
+		}
+		var t537 uint64 = t533 | t535
+		var t538 uint64 = t536 | t537
+		var t540, t540_1, t540_0 uint64 = 0, 0x2, t538
+		if v[500] != 0 {
+			t540 = t540_1
+		} else {
+			t540 = t540_0
+		}
+		var t595 uint64 = 0x8 >> t540
+		var t596 uint64 = (t595) & 0x1
+		var t558 uint64 = 0x1 >> t540
+		var t559 uint64 = (t558) & 0x1
+		var t582, t582_1, t582_0 uint64 = 0, t559, 0x0
+		if t556 != 0 {
+			t582 = t582_1
+		} else {
+			t582 = t582_0
+		}
+		var t619, t619_1, t619_0 uint64 = 0, t596, t582
+		if t593 != 0 {
+			t619 = t619_1
+		} else {
+			t619 = t619_0
+		}
+		var t515, t515_1, t515_0 uint64 = 0, v[498], v[508]
+		if v[500] != 0 {
+			t515 = t515_1
+		} else {
+			t515 = t515_0
+		}
+		v[498] = v[408]
+		v[500] = v[410]
+		v[410] = t374
+		var t602 uint64
+		if t515 < 0x100000000 {
+			t602 = 1
+		}
+		var t603 uint64 = (^t602) & 0x1
+		var t604 uint64
+		if t515 < 0x140000000 {
+			t604 = 1
+		}
+		var t605 uint64 = t603 & t604
+		var t607 uint64 = 0x140000000 - 0x1
+		var t608 uint64 = t607 - t515
+		var t547 uint64 = v[501] - 0x1
+		v[501] = v[411]
+		v[411] = t378
+		var t609 uint64
+		if t608 < t547 {
+			t609 = 1
+		}
+		var t610 uint64 = (^t609) & 0x1
+		var t611 uint64 = t605 & t610
+		var t612 uint64 = 0x0 | t611
+		var t565 uint64
+		if t515 < 0x100000000 {
+			t565 = 1
+		}
+		var t566 uint64 = (^t565) & 0x1
+		var t567 uint64
+		if t515 < 0x140000000 {
+			t567 = 1
+		}
+		var t568 uint64 = t566 & t567
+		var t570 uint64 = 0x140000000 - 0x1
+		var t571 uint64 = t570 - t515
+		var t572 uint64
+		if t571 < t547 {
+			t572 = 1
+		}
+		var t573 uint64 = (^t572) & 0x1
+		var t574 uint64 = t568 & t573
+		var t575 uint64 = 0x0 | t574
+		var t583, t583_1, t583_0 uint64 = 0, t575, 0x0
+		if t556 != 0 {
+			t583 = t583_1
+		} else {
+			t583 = t583_0
+		}
+		var t620, t620_1, t620_0 uint64 = 0, t612, t583
+		if t593 != 0 {
+			t620 = t620_1
+		} else {
+			t620 = t620_0
+		}
+		var t541 uint64 = (v[497] >> 4) & 0x1
+		v[497] = v[407]
+		v[407] = t333
+		var t614 uint64 = 0x0 | t611
+		var t577 uint64 = 0x0 | t574
+		var t585, t585_1, t585_0 uint64 = 0, t577, 0x0
+		if t556 != 0 {
+			t585 = t585_1
+		} else {
+			t585 = t585_0
+		}
+		var t622, t622_1, t622_0 uint64 = 0, t614, t585
+		if t593 != 0 {
+			t622 = t622_1
+		} else {
+			t622 = t622_0
+		}
+		var t613 uint64 = 0x0 | t611
+		var t576 uint64 = 0x0 | t574
+		var t584, t584_1, t584_0 uint64 = 0, t576, 0x0
+		if t556 != 0 {
+			t584 = t584_1
+		} else {
+			t584 = t584_0
+		}
+		var t621, t621_1, t621_0 uint64 = 0, t613, t584
+		if t593 != 0 {
+			t621 = t621_1
+		} else {
+			t621 = t621_0
+		}
+		var t623, t623_1, t623_0 uint64 = 0, t622, t621
+		if t541 != 0 {
+			t623 = t623_1
+		} else {
+			t623 = t623_0
+		}
+		var t626, t626_1, t626_0 uint64 = 0, 0x4, 0x3
+		if t541 != 0 {
+			t626 = t626_1
+		} else {
+			t626 = t626_0
+		}
+		var t628, t628_1, t628_0 uint64 = 0, 0x0, t626
+		if t623 != 0 {
+			t628 = t628_1
+		} else {
+			t628 = t628_0
+		}
+		var t630, t630_1, t630_0 uint64 = 0, t628, 0x2
+		if t620 != 0 {
+			t630 = t630_1
+		} else {
+			t630 = t630_0
+		}
+		var t632, t632_1, t632_0 uint64 = 0, t630, 0x5
+		if t619 != 0 {
+			t632 = t632_1
+		} else {
+			t632 = t632_0
+		}
+		var t634, t634_1, t634_0 uint64 = 0, t632, 0x6
+		if t618 != 0 {
+			t634 = t634_1
+		} else {
+			t634 = t634_0
+		}
+		var t636, t636_1, t636_0 uint64 = 0, t634, 0x1
+		if t615 != 0 {
+			t636 = t636_1
+		} else {
+			t636 = t636_0
+		}
+		v[668] = t636
+		var t453 uint64 = (^t448) & 0x1
+		var t454 uint64 = t446 & t453
+		var t440, t440_1, t440_0 uint64 = 0, 0x1, 0x0
+		if t422 != 0 {
+			t440 = t440_1
+		} else {
+			t440 = t440_0
+		}
+		var t456 uint64
+		if t440 == 0x1 {
+			t456 = 1
+		}
+		var t457 uint64 = (v[3]) & 0x1
+		var t458 uint64 = t456 & t457
+		var t460 uint64
+		if t440 == 0x2 {
+			t460 = 1
+		}
+		var t461 uint64 = (v[3] >> 1) & 0x1
+		var t462 uint64 = t460 & t461
+		var t463 uint64 = t458 | t462
+		var t464 uint64 = t454 & t463
+		var t465, t465_1, t465_0 uint64 = 0, t450, t440
+		if t464 != 0 {
+			t465 = t465_1
+		} else {
+			t465 = t465_0
+		}
+		v[506] = t465
+		var t427 uint64 = (v[408]) & 0x3fffffff
+		v[408] = t353
+		var t428 uint64 = t427 | 0x100000000
+		var t444, t444_1, t444_0 uint64 = 0, t428, 0x0
+		if t422 != 0 {
+			t444 = t444_1
+		} else {
+			t444 = t444_0
+		}
+		var t466, t466_1, t466_0 uint64 = 0, t452, t444
+		if t464 != 0 {
+			t466 = t466_1
+		} else {
+			t466 = t466_0
+		}
+		v[508] = t466
+		var t483 uint64
+		if t465 == 0x1 {
+			t483 = 1
+		}
+		var t484 uint64 = (v[3]) & 0x1
+		var t485 uint64 = t483 & t484
+		var t486 uint64
+		if t465 == 0x2 {
+			t486 = 1
+		}
+		var t487 uint64 = (v[3] >> 1) & 0x1
+		var t488 uint64 = t486 & t487
+		var t489 uint64 = t485 | t488
+		v[509] = t489
+		var t490 uint64
+		if t450 == 0x1 {
+			t490 = 1
+		}
+		var t491 uint64 = (v[3]) & 0x1
+		var t492 uint64 = t490 & t491
+		var t493 uint64
+		if t450 == 0x2 {
+			t493 = 1
+		}
+		var t494 uint64 = (v[3] >> 1) & 0x1
+		var t495 uint64 = t493 & t494
+		var t496 uint64 = t492 | t495
+		v[513] = t496
 	}
 	if x.Rst {
-		v[1053] = 0x0
-		v[637] = 0x0
-		v[468] = 0x0
-		v[392] = 0x0
-	} else if v[1469] != 0 {
-		v[1053] = v[637]
-		v[637] = v[468]
-		v[468] = v[392]
-		v[392] = v[119]
+		v[28] = 0x1
+	} else if v[36] != 0 {
+		var t29 uint64 = (^v[27]) & 0xffffffff
+		var t30 uint64 = v[28] & t29
+		var t31 uint64 = v[6] & v[27]
+		var t32 uint64 = t30 | t31
+		v[28] = t32
 	}
 	if x.Rst {
+		v[37] = 0x0
+	} else if v[45] != 0 {
+		var t38 uint64 = (^v[27]) & 0xffffffff
+		var t39 uint64 = v[37] & t38
+		var t40 uint64 = v[6] & v[27]
+		var t41 uint64 = t39 | t40
+		v[37] = t41
+	}
+	if v[145] != 0 {
+		if v[131] != 0 {
+			v[148] = v[132]
+			v[149] = v[133]
+			v[150] = v[134]
+			v[151] = v[135]
+			v[152] = v[136]
+			v[153] = v[137]
+			v[154] = v[138]
+			v[155] = v[139]
+			v[156] = v[140]
+			v[157] = v[141]
+			v[158] = v[142]
+		} else {
+			v[148] = v[107]
+			v[149] = v[108]
+			v[150] = v[109]
+			v[151] = v[110]
+			v[152] = v[111]
+			v[153] = v[112]
+			v[154] = v[113]
+			v[155] = v[114]
+			v[156] = v[115]
+			v[157] = v[116]
+			v[158] = v[117]
+		}
+		v[120] = v[148]
+		v[121] = v[149]
+		v[122] = v[150]
+		v[123] = v[151]
+		v[124] = v[152]
+		v[125] = v[153]
+		v[126] = v[154]
+		v[127] = v[155]
+		v[128] = v[156]
+		v[129] = v[157]
+		v[130] = v[158]
+	}
+	if x.Rst {
+		v[10] = 0x0
+		v[89] = 0x0
 		v[119] = 0x0
+		v[131] = 0x0
+		v[1157] = 0x0
+		v[1168] = 0x0
+		v[1180] = 0x0
+		v[1227] = 0x0
+		v[1238] = 0x0
+		v[1250] = 0x0
+		v[1297] = 0x0
+		v[1308] = 0x0
+		v[1320] = 0x0
+		v[1368] = 0x0
+		v[1379] = 0x0
+		v[1391] = 0x0
+		v[1438] = 0x0
+		v[1449] = 0x0
+		v[1452] = 0x0
 	} else {
-		v[119] = v[147]
+		var t1167, t1167_1, t1167_0 uint64 = 0, 0x0, v[1162]
+		if v[1469] != 0 {
+			t1167 = t1167_1
+		} else {
+			t1167 = t1167_0
+		}
+		v[1157] = t1167
+		var t1237, t1237_1, t1237_0 uint64 = 0, 0x0, v[1232]
+		if v[1469] != 0 {
+			t1237 = t1237_1
+		} else {
+			t1237 = t1237_0
+		}
+		v[1227] = t1237
+		var t1307, t1307_1, t1307_0 uint64 = 0, 0x0, v[1302]
+		if v[1469] != 0 {
+			t1307 = t1307_1
+		} else {
+			t1307 = t1307_0
+		}
+		v[1297] = t1307
+		var t1378, t1378_1, t1378_0 uint64 = 0, 0x0, v[1373]
+		if v[1469] != 0 {
+			t1378 = t1378_1
+		} else {
+			t1378 = t1378_0
+		}
+		v[1368] = t1378
+		var t1448, t1448_1, t1448_0 uint64 = 0, 0x0, v[1443]
+		if v[1469] != 0 {
+			t1448 = t1448_1
+		} else {
+			t1448 = t1448_0
+		}
+		v[1438] = t1448
+		var t15 uint64 = (^v[9]) & 0x1
+		var t16 uint64 = v[10] & t15
+		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
+		if v[13] != 0 {
+			t17 = t17_1
+		} else {
+			t17 = t17_0
+		}
+		v[10] = t17
+		var t146 uint64 = v[131] | v[92]
+		var t147, t147_1, t147_0 uint64 = 0, t146, v[119]
+		if v[145] != 0 {
+			t147 = t147_1
+		} else {
+			t147 = t147_0
+		}
+		v[119] = t147
+		var t160, t160_1, t160_0 uint64 = 0, 0x0, t146
+		if v[145] != 0 {
+			t160 = t160_1
+		} else {
+			t160 = t160_0
+		}
+		v[131] = t160
+		var t1195 uint64 = v[1180] | v[1160]
+		var t1196, t1196_1, t1196_0 uint64 = 0, t1195, v[1168]
+		if v[1194] != 0 {
+			t1196 = t1196_1
+		} else {
+			t1196 = t1196_0
+		}
+		v[1168] = t1196
+		var t1209, t1209_1, t1209_0 uint64 = 0, 0x0, t1195
+		if v[1194] != 0 {
+			t1209 = t1209_1
+		} else {
+			t1209 = t1209_0
+		}
+		v[1180] = t1209
+		var t1265 uint64 = v[1250] | v[1230]
+		var t1266, t1266_1, t1266_0 uint64 = 0, t1265, v[1238]
+		if v[1264] != 0 {
+			t1266 = t1266_1
+		} else {
+			t1266 = t1266_0
+		}
+		v[1238] = t1266
+		var t1279, t1279_1, t1279_0 uint64 = 0, 0x0, t1265
+		if v[1264] != 0 {
+			t1279 = t1279_1
+		} else {
+			t1279 = t1279_0
+		}
+		v[1250] = t1279
+		var t1335 uint64 = v[1320] | v[1300]
+		var t1336, t1336_1, t1336_0 uint64 = 0, t1335, v[1308]
+		if v[1334] != 0 {
+			t1336 = t1336_1
+		} else {
+			t1336 = t1336_0
+		}
+		v[1308] = t1336
+		var t1349, t1349_1, t1349_0 uint64 = 0, 0x0, t1335
+		if v[1334] != 0 {
+			t1349 = t1349_1
+		} else {
+			t1349 = t1349_0
+		}
+		v[1320] = t1349
+		var t1406 uint64 = v[1391] | v[1371]
+		var t1407, t1407_1, t1407_0 uint64 = 0, t1406, v[1379]
+		if v[1405] != 0 {
+			t1407 = t1407_1
+		} else {
+			t1407 = t1407_0
+		}
+		v[1379] = t1407
+		var t1420, t1420_1, t1420_0 uint64 = 0, 0x0, t1406
+		if v[1405] != 0 {
+			t1420 = t1420_1
+		} else {
+			t1420 = t1420_0
+		}
+		v[1391] = t1420
+		var t1458 uint64 = v[1452] | v[1441]
+		var t1459, t1459_1, t1459_0 uint64 = 0, t1458, v[1449]
+		if v[1457] != 0 {
+			t1459 = t1459_1
+		} else {
+			t1459 = t1459_0
+		}
+		v[1449] = t1459
+		var t1463, t1463_1, t1463_0 uint64 = 0, 0x0, t1458
+		if v[1457] != 0 {
+			t1463 = t1463_1
+		} else {
+			t1463 = t1463_0
+		}
+		v[1452] = t1463
+		var t1631 uint64 = (^v[88]) & 0x1
+		var t1632 uint64 = v[89] & t1631
+		var t1633, t1633_1, t1633_0 uint64 = 0, 0x1, t1632
+		if v[1524] != 0 {
+			t1633 = t1633_1
+		} else {
+			t1633 = t1633_0
+		}
+		v[89] = t1633
 	}
-	if x.Rst {
-		v[1068] = 0x0
-		v[1069] = 0x0
-		v[1070] = 0x0
-		v[1072] = 0x0
-		v[1073] = 0x0
-	} else if v[1052] != 0 {
-		v[1068] = v[845]
-		v[1069] = v[835]
-		v[1070] = v[836]
-		v[1072] = v[857]
-		v[1073] = v[665]
-	}
-	if v[1469] != 0 {
-		v[665] = v[511]
-		v[511] = v[450]
-	}
-	if v[1052] != 0 {
-		v[1071] = v[837]
-		v[1074] = v[879]
-		v[1075] = v[880]
-		v[1076] = v[900]
-		v[1077] = v[901]
-	}
-	if v[1194] != 0 {
-		v[1169] = v[1197]
-		v[1170] = v[1198]
-		v[1171] = v[1199]
-		v[1172] = v[1200]
-		v[1173] = v[1201]
-		v[1174] = v[1202]
-		v[1175] = v[1203]
-		v[1176] = v[1204]
-		v[1177] = v[1205]
-		v[1178] = v[1206]
-		v[1179] = v[1207]
-	}
-	if v[1212] != 0 {
-		v[1181] = v[1106]
-		v[1182] = v[1107]
-		v[1183] = v[1108]
-		v[1184] = v[1109]
-		v[1185] = v[1110]
-		v[1186] = v[1111]
-		v[1187] = v[1112]
-		v[1188] = v[1113]
-		v[1189] = v[1114]
-		v[1190] = v[1115]
-		v[1191] = v[1116]
-	}
-	if v[1264] != 0 {
-		v[1239] = v[1267]
-		v[1240] = v[1268]
-		v[1241] = v[1269]
-		v[1242] = v[1270]
-		v[1243] = v[1271]
-		v[1244] = v[1272]
-		v[1245] = v[1273]
-		v[1246] = v[1274]
-		v[1247] = v[1275]
-		v[1248] = v[1276]
-		v[1249] = v[1277]
-	}
-	if v[1282] != 0 {
-		v[1251] = v[1117]
-		v[1252] = v[1118]
-		v[1253] = v[1119]
-		v[1254] = v[1120]
-		v[1255] = v[1121]
-		v[1256] = v[1122]
-		v[1257] = v[1123]
-		v[1258] = v[1124]
-		v[1259] = v[1125]
-		v[1260] = v[1126]
-		v[1261] = v[1127]
-	}
-	if v[1334] != 0 {
-		v[1309] = v[1337]
-		v[1310] = v[1338]
-		v[1311] = v[1339]
-		v[1312] = v[1340]
-		v[1313] = v[1341]
-		v[1314] = v[1342]
-		v[1315] = v[1343]
-		v[1316] = v[1344]
-		v[1317] = v[1345]
-		v[1318] = v[1346]
-		v[1319] = v[1347]
-	}
-	if v[1352] != 0 {
-		v[1321] = v[1130]
-		v[1322] = v[1131]
-		v[1323] = v[1132]
-		v[1324] = v[1133]
-		v[1325] = v[1134]
-		v[1326] = v[1135]
-		v[1327] = v[1136]
-		v[1328] = v[1137]
-		v[1329] = v[1138]
-		v[1330] = v[1139]
-		v[1331] = v[1140]
-	}
-	if v[1405] != 0 {
-		v[1380] = v[1408]
-		v[1381] = v[1409]
-		v[1382] = v[1410]
-		v[1383] = v[1411]
-		v[1384] = v[1412]
-		v[1385] = v[1413]
-		v[1386] = v[1414]
-		v[1387] = v[1415]
-		v[1388] = v[1416]
-		v[1389] = v[1417]
-		v[1390] = v[1418]
-	}
-	if v[1423] != 0 {
-		v[1392] = v[1143]
-		v[1393] = v[1144]
-		v[1394] = v[1145]
-		v[1395] = v[1146]
-		v[1396] = v[1147]
-		v[1397] = v[1148]
-		v[1398] = v[1149]
-		v[1399] = v[1150]
-		v[1400] = v[1151]
-		v[1401] = v[1152]
-		v[1402] = v[1153]
-	}
-	if v[1457] != 0 {
-		v[1450] = v[1460]
-		v[1451] = v[1461]
-	}
-	if v[1466] != 0 {
-		v[1453] = v[1078]
-		v[1454] = v[1079]
-	}
-	if v[1052] != 0 {
-		v[1078] = v[1049]
-		v[1079] = v[1050]
-	}
-	if x.Rst {
-		v[1472] = 0x0
-	} else if v[1476] != 0 {
-		v[1472] = v[1474]
-	}
-	if x.Rst {
-		v[1477] = 0x0
-	} else if v[1481] != 0 {
-		v[1477] = v[1479]
-	}
-	if x.Rst {
-		v[1482] = 0x0
-	} else if v[1486] != 0 {
-		v[1482] = v[1484]
-	}
-	if x.Rst {
-		v[1487] = 0x0
-	} else if v[1491] != 0 {
-		v[1487] = v[1489]
-	}
-	if x.Rst {
-		v[1492] = 0x0
-	} else if v[1496] != 0 {
-		v[1492] = v[1494]
-	}
-	if x.Rst {
-		v[1497] = 0x0
-	} else if v[1501] != 0 {
-		v[1497] = v[1499]
-	}
-	if x.Rst {
-		v[1502] = 0x0
-	} else if v[1506] != 0 {
-		v[1502] = v[1504]
-	}
-	if x.Rst {
-		v[1507] = 0x0
-	} else if v[1511] != 0 {
-		v[1507] = v[1509]
-	}
-	if x.Rst {
-		v[1512] = 0x0
-	} else if v[1516] != 0 {
-		v[1512] = v[1514]
-	}
-	if x.Rst {
-		v[1517] = 0x0
-	} else if v[1522] != 0 {
-		v[1517] = v[1519]
+	if v[163] != 0 {
+		v[132] = v[107]
+		v[133] = v[108]
+		v[134] = v[109]
+		v[135] = v[110]
+		v[136] = v[111]
+		v[137] = v[112]
+		v[138] = v[113]
+		v[139] = v[114]
+		v[140] = v[115]
+		v[141] = v[116]
+		v[142] = v[117]
 	}
 	v[391] = q0
 	return true
