@@ -18,6 +18,7 @@ type simhistogram struct {
 	M2        [256]uint64
 	M3        [256]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -26,7 +27,7 @@ func init() { sim.Register(func() sim.Model { return Newsimhistogram() }) }
 
 // Newsimhistogram returns a simhistogram with registers at their reset values.
 func Newsimhistogram() *simhistogram {
-	x := &simhistogram{}
+	x := &simhistogram{D: ^uint64(0)}
 	x.S[19] = 0x1
 	x.S[21] = 0x1
 	x.S[22] = 0x1
@@ -78,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "2c9872c79d7d4aebff1f98abaf0dad52" }
+func (x *simhistogram) Fingerprint() string { return "3d3192739210f7b4c3f7c71022479bad" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -91,6 +92,9 @@ func (x *simhistogram) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simhistogram) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simhistogram) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simhistogram) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -98,162 +102,195 @@ func (x *simhistogram) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simhistogram) EvalState() {
 	v := &x.S
 	_ = v
-	var t242 uint64 = (^v[231]) & 0x1
-	v[242] = t242
-	var t215 uint64 = (^v[46]) & 0x1
-	var t216 uint64 = t242 & t215
-	v[216] = t216
-	var t218 uint64 = t216 & 0x1
-	v[218] = t218
-	var t19 uint64 = (^v[17]) & 0x1
-	v[19] = t19
-	var t30 uint64 = (^v[29]) & 0x1
-	v[30] = t30
-	var t32 uint64 = (^v[29]) & 0x1
-	v[32] = t32
-	var t203 uint64 = (^v[46]) & 0x1
-	v[203] = t203
-	var t78 uint64
-	if v[75] == v[73] {
-		t78 = 1
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t242 uint64 = (^v[231]) & 0x1
+		v[242] = t242
+		var t215 uint64 = (^v[46]) & 0x1
+		var t216 uint64 = t242 & t215
+		v[216] = t216
+		var t218 uint64 = t216 & 0x1
+		v[218] = t218
+		var t19 uint64 = (^v[17]) & 0x1
+		v[19] = t19
+		var t30 uint64 = (^v[29]) & 0x1
+		v[30] = t30
+		var t32 uint64 = (^v[29]) & 0x1
+		v[32] = t32
+		var t203 uint64 = (^v[46]) & 0x1
+		v[203] = t203
+		var t78 uint64
+		if v[75] == v[73] {
+			t78 = 1
+		}
+		var t79 uint64 = v[76] & t78
+		v[79] = t79
+		var t85, t85_1, t85_0 uint64 = 0, v[47], v[73]
+		if v[46] != 0 {
+			t85 = t85_1
+		} else {
+			t85 = t85_0
+		}
+		v[85] = t85
+		var t88 uint64 = v[46] | v[74]
+		v[88] = t88
+		var t106 uint64
+		if v[103] == v[101] {
+			t106 = 1
+		}
+		var t107 uint64 = v[104] & t106
+		v[107] = t107
+		var t113, t113_1, t113_0 uint64 = 0, v[47], v[101]
+		if v[46] != 0 {
+			t113 = t113_1
+		} else {
+			t113 = t113_0
+		}
+		v[113] = t113
+		var t116 uint64 = v[46] | v[102]
+		v[116] = t116
+		var t134 uint64
+		if v[131] == v[129] {
+			t134 = 1
+		}
+		var t135 uint64 = v[132] & t134
+		v[135] = t135
+		var t141, t141_1, t141_0 uint64 = 0, v[47], v[129]
+		if v[46] != 0 {
+			t141 = t141_1
+		} else {
+			t141 = t141_0
+		}
+		v[141] = t141
+		var t144 uint64 = v[46] | v[130]
+		v[144] = t144
+		var t162 uint64
+		if v[159] == v[157] {
+			t162 = 1
+		}
+		var t163 uint64 = v[160] & t162
+		v[163] = t163
+		var t169, t169_1, t169_0 uint64 = 0, v[47], v[157]
+		if v[46] != 0 {
+			t169 = t169_1
+		} else {
+			t169 = t169_0
+		}
+		v[169] = t169
+		var t172 uint64 = v[46] | v[158]
+		v[172] = t172
+		var t243 uint64 = (^v[220]) & 0x1
+		v[243] = t243
 	}
-	var t79 uint64 = v[76] & t78
-	var t80, t80_1, t80_0 uint64 = 0, v[77], v[72]
-	if t79 != 0 {
-		t80 = t80_1
-	} else {
-		t80 = t80_0
+	if d&0x4 != 0 {
+		v[262] = v[221]
+		v[263] = v[222]
+		v[264] = v[223]
+		v[265] = v[224]
+		v[266] = v[225]
+		v[267] = v[226]
+		v[268] = v[227]
+		v[269] = v[228]
+		var t270 uint64 = v[229] >> 0 & 0xffffffffffffffff
+		v[270] = t270
+		var t271 uint64 = v[230] >> 0 & 0x1
+		v[271] = t271
 	}
-	var t82 uint64 = (t80 + 0x1) & 0xffffffff
-	v[82] = t82
-	var t85, t85_1, t85_0 uint64 = 0, v[47], v[73]
-	if v[46] != 0 {
-		t85 = t85_1
-	} else {
-		t85 = t85_0
+	if d&0x20 != 0 {
+		var t92 uint64 = (0x0 + v[91]) & 0xffffffff
+		v[92] = t92
 	}
-	v[85] = t85
-	var t87, t87_1, t87_0 uint64 = 0, 0x0, t82
-	if v[46] != 0 {
-		t87 = t87_1
-	} else {
-		t87 = t87_0
+	if d&0x11 != 0 {
+		var t80, t80_1, t80_0 uint64 = 0, v[77], v[72]
+		if v[79] != 0 {
+			t80 = t80_1
+		} else {
+			t80 = t80_0
+		}
+		var t82 uint64 = (t80 + 0x1) & 0xffffffff
+		v[82] = t82
+		var t87, t87_1, t87_0 uint64 = 0, 0x0, t82
+		if v[46] != 0 {
+			t87 = t87_1
+		} else {
+			t87 = t87_0
+		}
+		v[87] = t87
 	}
-	v[87] = t87
-	var t88 uint64 = v[46] | v[74]
-	v[88] = t88
-	var t92 uint64 = (0x0 + v[91]) & 0xffffffff
-	var t106 uint64
-	if v[103] == v[101] {
-		t106 = 1
+	if d&0x41 != 0 {
+		var t108, t108_1, t108_0 uint64 = 0, v[105], v[100]
+		if v[107] != 0 {
+			t108 = t108_1
+		} else {
+			t108 = t108_0
+		}
+		var t110 uint64 = (t108 + 0x1) & 0xffffffff
+		v[110] = t110
+		var t115, t115_1, t115_0 uint64 = 0, 0x0, t110
+		if v[46] != 0 {
+			t115 = t115_1
+		} else {
+			t115 = t115_0
+		}
+		v[115] = t115
 	}
-	var t107 uint64 = v[104] & t106
-	var t108, t108_1, t108_0 uint64 = 0, v[105], v[100]
-	if t107 != 0 {
-		t108 = t108_1
-	} else {
-		t108 = t108_0
+	if d&0xa0 != 0 {
+		var t120 uint64 = (v[92] + v[119]) & 0xffffffff
+		v[120] = t120
 	}
-	var t110 uint64 = (t108 + 0x1) & 0xffffffff
-	v[110] = t110
-	var t113, t113_1, t113_0 uint64 = 0, v[47], v[101]
-	if v[46] != 0 {
-		t113 = t113_1
-	} else {
-		t113 = t113_0
+	if d&0x101 != 0 {
+		var t136, t136_1, t136_0 uint64 = 0, v[133], v[128]
+		if v[135] != 0 {
+			t136 = t136_1
+		} else {
+			t136 = t136_0
+		}
+		var t138 uint64 = (t136 + 0x1) & 0xffffffff
+		v[138] = t138
+		var t143, t143_1, t143_0 uint64 = 0, 0x0, t138
+		if v[46] != 0 {
+			t143 = t143_1
+		} else {
+			t143 = t143_0
+		}
+		v[143] = t143
 	}
-	v[113] = t113
-	var t115, t115_1, t115_0 uint64 = 0, 0x0, t110
-	if v[46] != 0 {
-		t115 = t115_1
-	} else {
-		t115 = t115_0
+	if d&0x401 != 0 {
+		var t164, t164_1, t164_0 uint64 = 0, v[161], v[156]
+		if v[163] != 0 {
+			t164 = t164_1
+		} else {
+			t164 = t164_0
+		}
+		var t166 uint64 = (t164 + 0x1) & 0xffffffff
+		v[166] = t166
+		var t171, t171_1, t171_0 uint64 = 0, 0x0, t166
+		if v[46] != 0 {
+			t171 = t171_1
+		} else {
+			t171 = t171_0
+		}
+		v[171] = t171
 	}
-	v[115] = t115
-	var t116 uint64 = v[46] | v[102]
-	v[116] = t116
-	var t120 uint64 = (t92 + v[119]) & 0xffffffff
-	var t134 uint64
-	if v[131] == v[129] {
-		t134 = 1
+	if d&0x2a0 != 0 {
+		var t148 uint64 = (v[120] + v[147]) & 0xffffffff
+		v[148] = t148
 	}
-	var t135 uint64 = v[132] & t134
-	var t136, t136_1, t136_0 uint64 = 0, v[133], v[128]
-	if t135 != 0 {
-		t136 = t136_1
-	} else {
-		t136 = t136_0
+	if d&0xaa0 != 0 {
+		var t176 uint64 = (v[148] + v[175]) & 0xffffffff
+		v[176] = t176
 	}
-	var t138 uint64 = (t136 + 0x1) & 0xffffffff
-	v[138] = t138
-	var t141, t141_1, t141_0 uint64 = 0, v[47], v[129]
-	if v[46] != 0 {
-		t141 = t141_1
-	} else {
-		t141 = t141_0
+	if d&0xaa2 != 0 {
+		var t200, t200_1, t200_0 uint64 = 0, v[176], v[199]
+		if v[180] != 0 {
+			t200 = t200_1
+		} else {
+			t200 = t200_0
+		}
+		v[200] = t200
 	}
-	v[141] = t141
-	var t143, t143_1, t143_0 uint64 = 0, 0x0, t138
-	if v[46] != 0 {
-		t143 = t143_1
-	} else {
-		t143 = t143_0
-	}
-	v[143] = t143
-	var t144 uint64 = v[46] | v[130]
-	v[144] = t144
-	var t148 uint64 = (t120 + v[147]) & 0xffffffff
-	var t162 uint64
-	if v[159] == v[157] {
-		t162 = 1
-	}
-	var t163 uint64 = v[160] & t162
-	var t164, t164_1, t164_0 uint64 = 0, v[161], v[156]
-	if t163 != 0 {
-		t164 = t164_1
-	} else {
-		t164 = t164_0
-	}
-	var t166 uint64 = (t164 + 0x1) & 0xffffffff
-	v[166] = t166
-	var t169, t169_1, t169_0 uint64 = 0, v[47], v[157]
-	if v[46] != 0 {
-		t169 = t169_1
-	} else {
-		t169 = t169_0
-	}
-	v[169] = t169
-	var t171, t171_1, t171_0 uint64 = 0, 0x0, t166
-	if v[46] != 0 {
-		t171 = t171_1
-	} else {
-		t171 = t171_0
-	}
-	v[171] = t171
-	var t172 uint64 = v[46] | v[158]
-	v[172] = t172
-	var t176 uint64 = (t148 + v[175]) & 0xffffffff
-	var t200, t200_1, t200_0 uint64 = 0, t176, v[199]
-	if v[180] != 0 {
-		t200 = t200_1
-	} else {
-		t200 = t200_0
-	}
-	v[200] = t200
-	var t243 uint64 = (^v[220]) & 0x1
-	v[243] = t243
-	v[262] = v[221]
-	v[263] = v[222]
-	v[264] = v[223]
-	v[265] = v[224]
-	v[266] = v[225]
-	v[267] = v[226]
-	v[268] = v[227]
-	v[269] = v[228]
-	var t270 uint64 = v[229] >> 0 & 0xffffffffffffffff
-	v[270] = t270
-	var t271 uint64 = v[230] >> 0 & 0x1
-	v[271] = t271
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -325,34 +362,42 @@ func (x *simhistogram) Edge() bool {
 	q0 := v[72]
 	if v[71] != 0 {
 		q0 = x.M0[int(v[66]&255)]
+		x.D |= 0x10
 	}
 	q1 := v[91]
 	if v[90] != 0 {
 		q1 = x.M0[int(v[61]&255)]
+		x.D |= 0x20
 	}
 	q2 := v[100]
 	if v[99] != 0 {
 		q2 = x.M1[int(v[94]&255)]
+		x.D |= 0x40
 	}
 	q3 := v[119]
 	if v[118] != 0 {
 		q3 = x.M1[int(v[61]&255)]
+		x.D |= 0x80
 	}
 	q4 := v[128]
 	if v[127] != 0 {
 		q4 = x.M2[int(v[122]&255)]
+		x.D |= 0x100
 	}
 	q5 := v[147]
 	if v[146] != 0 {
 		q5 = x.M2[int(v[61]&255)]
+		x.D |= 0x200
 	}
 	q6 := v[156]
 	if v[155] != 0 {
 		q6 = x.M3[int(v[150]&255)]
+		x.D |= 0x400
 	}
 	q7 := v[175]
 	if v[174] != 0 {
 		q7 = x.M3[int(v[61]&255)]
+		x.D |= 0x800
 	}
 	if v[88] != 0 {
 		a := int(v[85]&255) * 1
@@ -371,9 +416,11 @@ func (x *simhistogram) Edge() bool {
 		copy(x.M3[a:a+1], v[171:172])
 	}
 	if x.Rst {
+		x.D |= 0x2
 		v[180] = 0x0
 		v[199] = 0x0
 	} else if v[31] != 0 {
+		x.D |= 0x2
 		v[180] = v[60]
 		var t181 uint64 = (v[26] >> 2) & 0x3ff
 		var t183 uint64
@@ -413,6 +460,7 @@ func (x *simhistogram) Edge() bool {
 		v[199] = t198
 	}
 	if v[244] != 0 {
+		x.D |= 0x4
 		if v[231] != 0 {
 			v[247] = v[232]
 			v[248] = v[233]
@@ -448,6 +496,7 @@ func (x *simhistogram) Edge() bool {
 		v[230] = v[256]
 	}
 	if x.Rst {
+		x.D |= 0x1
 		v[17] = 0x0
 		v[29] = 0x0
 		v[46] = 0x1
@@ -476,6 +525,7 @@ func (x *simhistogram) Edge() bool {
 		v[220] = 0x0
 		v[231] = 0x0
 	} else {
+		x.D |= 0x1
 		v[75] = v[73]
 		v[73] = v[66]
 		v[77] = v[82]
@@ -592,6 +642,7 @@ func (x *simhistogram) Edge() bool {
 		v[231] = t258
 	}
 	if v[261] != 0 {
+		x.D |= 0x8
 		v[232] = v[205]
 		v[233] = v[206]
 		v[234] = v[207]

@@ -14,6 +14,7 @@ import (
 type simmax_int32 struct {
 	S         [247]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimmax_int32() }) }
 
 // Newsimmax_int32 returns a simmax_int32 with registers at their reset values.
 func Newsimmax_int32() *simmax_int32 {
-	x := &simmax_int32{}
+	x := &simmax_int32{D: ^uint64(0)}
 	x.S[22] = 0x1
 	x.S[31] = 0x1
 	x.S[40] = 0x1
@@ -49,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "96290f6d7e36863c3b9d619321da6247" }
+func (x *simmax_int32) Fingerprint() string { return "40cbf8a9913ae6541381c7cedbb33fa0" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -62,6 +63,9 @@ func (x *simmax_int32) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simmax_int32) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simmax_int32) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simmax_int32) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -69,22 +73,29 @@ func (x *simmax_int32) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simmax_int32) EvalState() {
 	v := &x.S
 	_ = v
-	var t216 uint64 = (^v[205]) & 0x1
-	v[216] = t216
-	var t217 uint64 = (^v[194]) & 0x1
-	v[217] = t217
-	v[236] = v[195]
-	v[237] = v[196]
-	v[238] = v[197]
-	v[239] = v[198]
-	v[240] = v[199]
-	v[241] = v[200]
-	v[242] = v[201]
-	v[243] = v[202]
-	var t244 uint64 = v[203] >> 0 & 0xffffffffffffffff
-	v[244] = t244
-	var t245 uint64 = v[204] >> 0 & 0x1
-	v[245] = t245
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t216 uint64 = (^v[205]) & 0x1
+		v[216] = t216
+		var t217 uint64 = (^v[194]) & 0x1
+		v[217] = t217
+	}
+	if d&0x2 != 0 {
+		v[236] = v[195]
+		v[237] = v[196]
+		v[238] = v[197]
+		v[239] = v[198]
+		v[240] = v[199]
+		v[241] = v[200]
+		v[242] = v[201]
+		v[243] = v[202]
+		var t244 uint64 = v[203] >> 0 & 0xffffffffffffffff
+		v[244] = t244
+		var t245 uint64 = v[204] >> 0 & 0x1
+		v[245] = t245
+	}
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -392,6 +403,7 @@ func (x *simmax_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[218] != 0 {
+		x.D |= 0x2
 		if v[205] != 0 {
 			v[221] = v[206]
 			v[222] = v[207]
@@ -427,9 +439,11 @@ func (x *simmax_int32) Edge() bool {
 		v[204] = v[230]
 	}
 	if x.Rst {
+		x.D |= 0x1
 		v[194] = 0x0
 		v[205] = 0x0
 	} else {
+		x.D |= 0x1
 		var t219 uint64 = v[205] | v[177]
 		var t220, t220_1, t220_0 uint64 = 0, t219, v[194]
 		if v[218] != 0 {
@@ -447,6 +461,7 @@ func (x *simmax_int32) Edge() bool {
 		v[205] = t232
 	}
 	if v[235] != 0 {
+		x.D |= 0x4
 		v[206] = v[178]
 		v[207] = v[179]
 		v[208] = v[180]

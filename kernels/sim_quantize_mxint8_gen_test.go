@@ -14,6 +14,7 @@ import (
 type simquantize_mxint8 struct {
 	S         [2447]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimquantize_mxint8() }) 
 
 // Newsimquantize_mxint8 returns a simquantize_mxint8 with registers at their reset values.
 func Newsimquantize_mxint8() *simquantize_mxint8 {
-	x := &simquantize_mxint8{}
+	x := &simquantize_mxint8{D: ^uint64(0)}
 	x.S[16] = 0x1
 	x.S[17] = 0x1
 	x.S[28] = 0x1
@@ -644,7 +645,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "ba50db4fbfa18acb22aaffd9d59f0b20" }
+func (x *simquantize_mxint8) Fingerprint() string { return "e4847956d558f4523bbbc6f2d22dff9b" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -657,6 +658,9 @@ func (x *simquantize_mxint8) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simquantize_mxint8) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simquantize_mxint8) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simquantize_mxint8) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -664,1099 +668,1114 @@ func (x *simquantize_mxint8) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simquantize_mxint8) EvalState() {
 	v := &x.S
 	_ = v
-	var t2424 uint64 = (^v[2418]) & 0x1
-	var t2407 uint64 = (^v[2401]) & 0x1
-	var t2408 uint64 = t2424 | t2407
-	v[2408] = t2408
-	var t2411 uint64 = t2408 & 0x1
-	v[2411] = t2411
-	var t1344 uint64 = (v[1343] >> 11) & 0x1
-	var t1345 uint64 = (v[1343] >> 10) & 0x1
-	var t1346 uint64 = (v[1343] >> 9) & 0x1
-	var t1347 uint64 = (v[1343] >> 8) & 0x1
-	var t1348 uint64 = (v[1343]) & 0xff
-	var t1363 uint64 = (v[1362] >> 11) & 0x1
-	var t1364 uint64 = (v[1362] >> 10) & 0x1
-	var t1365 uint64 = (v[1362] >> 9) & 0x1
-	var t1366 uint64 = (v[1362] >> 8) & 0x1
-	var t1367 uint64 = (v[1362]) & 0xff
-	var t1382 uint64 = (v[1381] >> 11) & 0x1
-	var t1383 uint64 = (v[1381] >> 10) & 0x1
-	var t1384 uint64 = (v[1381] >> 9) & 0x1
-	var t1385 uint64 = (v[1381] >> 8) & 0x1
-	var t1386 uint64 = (v[1381]) & 0xff
-	var t1401 uint64 = (v[1400] >> 11) & 0x1
-	var t1402 uint64 = (v[1400] >> 10) & 0x1
-	var t1403 uint64 = (v[1400] >> 9) & 0x1
-	var t1404 uint64 = (v[1400] >> 8) & 0x1
-	var t1405 uint64 = (v[1400]) & 0xff
-	var t1420 uint64 = (v[1419] >> 11) & 0x1
-	var t1421 uint64 = (v[1419] >> 10) & 0x1
-	var t1422 uint64 = (v[1419] >> 9) & 0x1
-	var t1423 uint64 = (v[1419] >> 8) & 0x1
-	var t1424 uint64 = (v[1419]) & 0xff
-	var t1439 uint64 = (v[1438] >> 11) & 0x1
-	var t1440 uint64 = (v[1438] >> 10) & 0x1
-	var t1441 uint64 = (v[1438] >> 9) & 0x1
-	var t1442 uint64 = (v[1438] >> 8) & 0x1
-	var t1443 uint64 = (v[1438]) & 0xff
-	var t1458 uint64 = (v[1457] >> 11) & 0x1
-	var t1459 uint64 = (v[1457] >> 10) & 0x1
-	var t1460 uint64 = (v[1457] >> 9) & 0x1
-	var t1461 uint64 = (v[1457] >> 8) & 0x1
-	var t1462 uint64 = (v[1457]) & 0xff
-	var t1477 uint64 = (v[1476] >> 11) & 0x1
-	var t1478 uint64 = (v[1476] >> 10) & 0x1
-	var t1479 uint64 = (v[1476] >> 9) & 0x1
-	var t1480 uint64 = (v[1476] >> 8) & 0x1
-	var t1481 uint64 = (v[1476]) & 0xff
-	var t1496 uint64 = (v[1495] >> 11) & 0x1
-	var t1497 uint64 = (v[1495] >> 10) & 0x1
-	var t1498 uint64 = (v[1495] >> 9) & 0x1
-	var t1499 uint64 = (v[1495] >> 8) & 0x1
-	var t1500 uint64 = (v[1495]) & 0xff
-	var t1515 uint64 = (v[1514] >> 11) & 0x1
-	var t1516 uint64 = (v[1514] >> 10) & 0x1
-	var t1517 uint64 = (v[1514] >> 9) & 0x1
-	var t1518 uint64 = (v[1514] >> 8) & 0x1
-	var t1519 uint64 = (v[1514]) & 0xff
-	var t1534 uint64 = (v[1533] >> 11) & 0x1
-	var t1535 uint64 = (v[1533] >> 10) & 0x1
-	var t1536 uint64 = (v[1533] >> 9) & 0x1
-	var t1537 uint64 = (v[1533] >> 8) & 0x1
-	var t1538 uint64 = (v[1533]) & 0xff
-	var t1553 uint64 = (v[1552] >> 11) & 0x1
-	var t1554 uint64 = (v[1552] >> 10) & 0x1
-	var t1555 uint64 = (v[1552] >> 9) & 0x1
-	var t1556 uint64 = (v[1552] >> 8) & 0x1
-	var t1557 uint64 = (v[1552]) & 0xff
-	var t1572 uint64 = (v[1571] >> 11) & 0x1
-	var t1573 uint64 = (v[1571] >> 10) & 0x1
-	var t1574 uint64 = (v[1571] >> 9) & 0x1
-	var t1575 uint64 = (v[1571] >> 8) & 0x1
-	var t1576 uint64 = (v[1571]) & 0xff
-	var t1591 uint64 = (v[1590] >> 11) & 0x1
-	var t1592 uint64 = (v[1590] >> 10) & 0x1
-	var t1593 uint64 = (v[1590] >> 9) & 0x1
-	var t1594 uint64 = (v[1590] >> 8) & 0x1
-	var t1595 uint64 = (v[1590]) & 0xff
-	var t1610 uint64 = (v[1609] >> 11) & 0x1
-	var t1611 uint64 = (v[1609] >> 10) & 0x1
-	var t1612 uint64 = (v[1609] >> 9) & 0x1
-	var t1613 uint64 = (v[1609] >> 8) & 0x1
-	var t1614 uint64 = (v[1609]) & 0xff
-	var t1629 uint64 = (v[1628] >> 11) & 0x1
-	var t1630 uint64 = (v[1628] >> 10) & 0x1
-	var t1631 uint64 = (v[1628] >> 9) & 0x1
-	var t1632 uint64 = (v[1628] >> 8) & 0x1
-	var t1633 uint64 = (v[1628]) & 0xff
-	var t1648 uint64 = (v[1647] >> 11) & 0x1
-	var t1649 uint64 = (v[1647] >> 10) & 0x1
-	var t1650 uint64 = (v[1647] >> 9) & 0x1
-	var t1651 uint64 = (v[1647] >> 8) & 0x1
-	var t1652 uint64 = (v[1647]) & 0xff
-	var t1667 uint64 = (v[1666] >> 11) & 0x1
-	var t1668 uint64 = (v[1666] >> 10) & 0x1
-	var t1669 uint64 = (v[1666] >> 9) & 0x1
-	var t1670 uint64 = (v[1666] >> 8) & 0x1
-	var t1671 uint64 = (v[1666]) & 0xff
-	var t1686 uint64 = (v[1685] >> 11) & 0x1
-	var t1687 uint64 = (v[1685] >> 10) & 0x1
-	var t1688 uint64 = (v[1685] >> 9) & 0x1
-	var t1689 uint64 = (v[1685] >> 8) & 0x1
-	var t1690 uint64 = (v[1685]) & 0xff
-	var t1705 uint64 = (v[1704] >> 11) & 0x1
-	var t1706 uint64 = (v[1704] >> 10) & 0x1
-	var t1707 uint64 = (v[1704] >> 9) & 0x1
-	var t1708 uint64 = (v[1704] >> 8) & 0x1
-	var t1709 uint64 = (v[1704]) & 0xff
-	var t1724 uint64 = (v[1723] >> 11) & 0x1
-	var t1725 uint64 = (v[1723] >> 10) & 0x1
-	var t1726 uint64 = (v[1723] >> 9) & 0x1
-	var t1727 uint64 = (v[1723] >> 8) & 0x1
-	var t1728 uint64 = (v[1723]) & 0xff
-	var t1743 uint64 = (v[1742] >> 11) & 0x1
-	var t1744 uint64 = (v[1742] >> 10) & 0x1
-	var t1745 uint64 = (v[1742] >> 9) & 0x1
-	var t1746 uint64 = (v[1742] >> 8) & 0x1
-	var t1747 uint64 = (v[1742]) & 0xff
-	var t1762 uint64 = (v[1761] >> 11) & 0x1
-	var t1763 uint64 = (v[1761] >> 10) & 0x1
-	var t1764 uint64 = (v[1761] >> 9) & 0x1
-	var t1765 uint64 = (v[1761] >> 8) & 0x1
-	var t1766 uint64 = (v[1761]) & 0xff
-	var t1781 uint64 = (v[1780] >> 11) & 0x1
-	var t1782 uint64 = (v[1780] >> 10) & 0x1
-	var t1783 uint64 = (v[1780] >> 9) & 0x1
-	var t1784 uint64 = (v[1780] >> 8) & 0x1
-	var t1785 uint64 = (v[1780]) & 0xff
-	var t1800 uint64 = (v[1799] >> 11) & 0x1
-	var t1801 uint64 = (v[1799] >> 10) & 0x1
-	var t1802 uint64 = (v[1799] >> 9) & 0x1
-	var t1803 uint64 = (v[1799] >> 8) & 0x1
-	var t1804 uint64 = (v[1799]) & 0xff
-	var t1819 uint64 = (v[1818] >> 11) & 0x1
-	var t1820 uint64 = (v[1818] >> 10) & 0x1
-	var t1821 uint64 = (v[1818] >> 9) & 0x1
-	var t1822 uint64 = (v[1818] >> 8) & 0x1
-	var t1823 uint64 = (v[1818]) & 0xff
-	var t1838 uint64 = (v[1837] >> 11) & 0x1
-	var t1839 uint64 = (v[1837] >> 10) & 0x1
-	var t1840 uint64 = (v[1837] >> 9) & 0x1
-	var t1841 uint64 = (v[1837] >> 8) & 0x1
-	var t1842 uint64 = (v[1837]) & 0xff
-	var t1857 uint64 = (v[1856] >> 11) & 0x1
-	var t1858 uint64 = (v[1856] >> 10) & 0x1
-	var t1859 uint64 = (v[1856] >> 9) & 0x1
-	var t1860 uint64 = (v[1856] >> 8) & 0x1
-	var t1861 uint64 = (v[1856]) & 0xff
-	var t1876 uint64 = (v[1875] >> 11) & 0x1
-	var t1877 uint64 = (v[1875] >> 10) & 0x1
-	var t1878 uint64 = (v[1875] >> 9) & 0x1
-	var t1879 uint64 = (v[1875] >> 8) & 0x1
-	var t1880 uint64 = (v[1875]) & 0xff
-	var t1895 uint64 = (v[1894] >> 11) & 0x1
-	var t1896 uint64 = (v[1894] >> 10) & 0x1
-	var t1897 uint64 = (v[1894] >> 9) & 0x1
-	var t1898 uint64 = (v[1894] >> 8) & 0x1
-	var t1899 uint64 = (v[1894]) & 0xff
-	var t1914 uint64 = (v[1913] >> 11) & 0x1
-	var t1915 uint64 = (v[1913] >> 10) & 0x1
-	var t1916 uint64 = (v[1913] >> 9) & 0x1
-	var t1917 uint64 = (v[1913] >> 8) & 0x1
-	var t1918 uint64 = (v[1913]) & 0xff
-	var t1933 uint64 = (v[1932] >> 11) & 0x1
-	var t1934 uint64 = (v[1932] >> 10) & 0x1
-	var t1935 uint64 = (v[1932] >> 9) & 0x1
-	var t1936 uint64 = (v[1932] >> 8) & 0x1
-	var t1937 uint64 = (v[1932]) & 0xff
-	var t1941 uint64
-	if v[1938] == 0xff {
-		t1941 = 1
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t1941 uint64
+		if v[1938] == 0xff {
+			t1941 = 1
+		}
+		var t1934 uint64 = (v[1932] >> 10) & 0x1
+		var t1937 uint64 = (v[1932]) & 0xff
+		var t1935 uint64 = (v[1932] >> 9) & 0x1
+		var t1936 uint64 = (v[1932] >> 8) & 0x1
+		var t1942 uint64 = (t1937) & 0x1
+		var t1943 uint64 = t1936 | t1942
+		var t1944 uint64 = t1935 & t1943
+		var t1945 uint64 = (t1937 + t1944) & 0x1ff
+		var t1947 uint64
+		if t1945 < 0x80 {
+			t1947 = 1
+		}
+		var t1948 uint64 = (t1945) & 0xff
+		var t1950, t1950_1, t1950_0 uint64 = 0, t1948, 0x7f
+		if t1947 != 0 {
+			t1950 = t1950_1
+		} else {
+			t1950 = t1950_0
+		}
+		var t1952 uint64 = (0x0 - t1950) & 0xff
+		var t1953, t1953_1, t1953_0 uint64 = 0, t1952, t1950
+		if t1934 != 0 {
+			t1953 = t1953_1
+		} else {
+			t1953 = t1953_0
+		}
+		var t1955, t1955_1, t1955_0 uint64 = 0, 0x0, t1953
+		if t1941 != 0 {
+			t1955 = t1955_1
+		} else {
+			t1955 = t1955_0
+		}
+		var t1915 uint64 = (v[1913] >> 10) & 0x1
+		var t1918 uint64 = (v[1913]) & 0xff
+		var t1916 uint64 = (v[1913] >> 9) & 0x1
+		var t1917 uint64 = (v[1913] >> 8) & 0x1
+		var t1956 uint64 = (t1918) & 0x1
+		var t1957 uint64 = t1917 | t1956
+		var t1958 uint64 = t1916 & t1957
+		var t1959 uint64 = (t1918 + t1958) & 0x1ff
+		var t1961 uint64
+		if t1959 < 0x80 {
+			t1961 = 1
+		}
+		var t1962 uint64 = (t1959) & 0xff
+		var t1964, t1964_1, t1964_0 uint64 = 0, t1962, 0x7f
+		if t1961 != 0 {
+			t1964 = t1964_1
+		} else {
+			t1964 = t1964_0
+		}
+		var t1966 uint64 = (0x0 - t1964) & 0xff
+		var t1967, t1967_1, t1967_0 uint64 = 0, t1966, t1964
+		if t1915 != 0 {
+			t1967 = t1967_1
+		} else {
+			t1967 = t1967_0
+		}
+		var t1969, t1969_1, t1969_0 uint64 = 0, 0x0, t1967
+		if t1941 != 0 {
+			t1969 = t1969_1
+		} else {
+			t1969 = t1969_0
+		}
+		var t1896 uint64 = (v[1894] >> 10) & 0x1
+		var t1899 uint64 = (v[1894]) & 0xff
+		var t1897 uint64 = (v[1894] >> 9) & 0x1
+		var t1898 uint64 = (v[1894] >> 8) & 0x1
+		var t1970 uint64 = (t1899) & 0x1
+		var t1971 uint64 = t1898 | t1970
+		var t1972 uint64 = t1897 & t1971
+		var t1973 uint64 = (t1899 + t1972) & 0x1ff
+		var t1975 uint64
+		if t1973 < 0x80 {
+			t1975 = 1
+		}
+		var t1976 uint64 = (t1973) & 0xff
+		var t1978, t1978_1, t1978_0 uint64 = 0, t1976, 0x7f
+		if t1975 != 0 {
+			t1978 = t1978_1
+		} else {
+			t1978 = t1978_0
+		}
+		var t1980 uint64 = (0x0 - t1978) & 0xff
+		var t1981, t1981_1, t1981_0 uint64 = 0, t1980, t1978
+		if t1896 != 0 {
+			t1981 = t1981_1
+		} else {
+			t1981 = t1981_0
+		}
+		var t1983, t1983_1, t1983_0 uint64 = 0, 0x0, t1981
+		if t1941 != 0 {
+			t1983 = t1983_1
+		} else {
+			t1983 = t1983_0
+		}
+		var t1877 uint64 = (v[1875] >> 10) & 0x1
+		var t1880 uint64 = (v[1875]) & 0xff
+		var t1878 uint64 = (v[1875] >> 9) & 0x1
+		var t1879 uint64 = (v[1875] >> 8) & 0x1
+		var t1984 uint64 = (t1880) & 0x1
+		var t1985 uint64 = t1879 | t1984
+		var t1986 uint64 = t1878 & t1985
+		var t1987 uint64 = (t1880 + t1986) & 0x1ff
+		var t1989 uint64
+		if t1987 < 0x80 {
+			t1989 = 1
+		}
+		var t1990 uint64 = (t1987) & 0xff
+		var t1992, t1992_1, t1992_0 uint64 = 0, t1990, 0x7f
+		if t1989 != 0 {
+			t1992 = t1992_1
+		} else {
+			t1992 = t1992_0
+		}
+		var t1994 uint64 = (0x0 - t1992) & 0xff
+		var t1995, t1995_1, t1995_0 uint64 = 0, t1994, t1992
+		if t1877 != 0 {
+			t1995 = t1995_1
+		} else {
+			t1995 = t1995_0
+		}
+		var t1997, t1997_1, t1997_0 uint64 = 0, 0x0, t1995
+		if t1941 != 0 {
+			t1997 = t1997_1
+		} else {
+			t1997 = t1997_0
+		}
+		var t1858 uint64 = (v[1856] >> 10) & 0x1
+		var t1861 uint64 = (v[1856]) & 0xff
+		var t1859 uint64 = (v[1856] >> 9) & 0x1
+		var t1860 uint64 = (v[1856] >> 8) & 0x1
+		var t1998 uint64 = (t1861) & 0x1
+		var t1999 uint64 = t1860 | t1998
+		var t2000 uint64 = t1859 & t1999
+		var t2001 uint64 = (t1861 + t2000) & 0x1ff
+		var t2003 uint64
+		if t2001 < 0x80 {
+			t2003 = 1
+		}
+		var t2004 uint64 = (t2001) & 0xff
+		var t2006, t2006_1, t2006_0 uint64 = 0, t2004, 0x7f
+		if t2003 != 0 {
+			t2006 = t2006_1
+		} else {
+			t2006 = t2006_0
+		}
+		var t2008 uint64 = (0x0 - t2006) & 0xff
+		var t2009, t2009_1, t2009_0 uint64 = 0, t2008, t2006
+		if t1858 != 0 {
+			t2009 = t2009_1
+		} else {
+			t2009 = t2009_0
+		}
+		var t2011, t2011_1, t2011_0 uint64 = 0, 0x0, t2009
+		if t1941 != 0 {
+			t2011 = t2011_1
+		} else {
+			t2011 = t2011_0
+		}
+		var t1839 uint64 = (v[1837] >> 10) & 0x1
+		var t1842 uint64 = (v[1837]) & 0xff
+		var t1840 uint64 = (v[1837] >> 9) & 0x1
+		var t1841 uint64 = (v[1837] >> 8) & 0x1
+		var t2012 uint64 = (t1842) & 0x1
+		var t2013 uint64 = t1841 | t2012
+		var t2014 uint64 = t1840 & t2013
+		var t2015 uint64 = (t1842 + t2014) & 0x1ff
+		var t2017 uint64
+		if t2015 < 0x80 {
+			t2017 = 1
+		}
+		var t2018 uint64 = (t2015) & 0xff
+		var t2020, t2020_1, t2020_0 uint64 = 0, t2018, 0x7f
+		if t2017 != 0 {
+			t2020 = t2020_1
+		} else {
+			t2020 = t2020_0
+		}
+		var t2022 uint64 = (0x0 - t2020) & 0xff
+		var t2023, t2023_1, t2023_0 uint64 = 0, t2022, t2020
+		if t1839 != 0 {
+			t2023 = t2023_1
+		} else {
+			t2023 = t2023_0
+		}
+		var t2025, t2025_1, t2025_0 uint64 = 0, 0x0, t2023
+		if t1941 != 0 {
+			t2025 = t2025_1
+		} else {
+			t2025 = t2025_0
+		}
+		var t1820 uint64 = (v[1818] >> 10) & 0x1
+		var t1823 uint64 = (v[1818]) & 0xff
+		var t1821 uint64 = (v[1818] >> 9) & 0x1
+		var t1822 uint64 = (v[1818] >> 8) & 0x1
+		var t2026 uint64 = (t1823) & 0x1
+		var t2027 uint64 = t1822 | t2026
+		var t2028 uint64 = t1821 & t2027
+		var t2029 uint64 = (t1823 + t2028) & 0x1ff
+		var t2031 uint64
+		if t2029 < 0x80 {
+			t2031 = 1
+		}
+		var t2032 uint64 = (t2029) & 0xff
+		var t2034, t2034_1, t2034_0 uint64 = 0, t2032, 0x7f
+		if t2031 != 0 {
+			t2034 = t2034_1
+		} else {
+			t2034 = t2034_0
+		}
+		var t2036 uint64 = (0x0 - t2034) & 0xff
+		var t2037, t2037_1, t2037_0 uint64 = 0, t2036, t2034
+		if t1820 != 0 {
+			t2037 = t2037_1
+		} else {
+			t2037 = t2037_0
+		}
+		var t2039, t2039_1, t2039_0 uint64 = 0, 0x0, t2037
+		if t1941 != 0 {
+			t2039 = t2039_1
+		} else {
+			t2039 = t2039_0
+		}
+		var t1801 uint64 = (v[1799] >> 10) & 0x1
+		var t1804 uint64 = (v[1799]) & 0xff
+		var t1802 uint64 = (v[1799] >> 9) & 0x1
+		var t1803 uint64 = (v[1799] >> 8) & 0x1
+		var t2040 uint64 = (t1804) & 0x1
+		var t2041 uint64 = t1803 | t2040
+		var t2042 uint64 = t1802 & t2041
+		var t2043 uint64 = (t1804 + t2042) & 0x1ff
+		var t2045 uint64
+		if t2043 < 0x80 {
+			t2045 = 1
+		}
+		var t2046 uint64 = (t2043) & 0xff
+		var t2048, t2048_1, t2048_0 uint64 = 0, t2046, 0x7f
+		if t2045 != 0 {
+			t2048 = t2048_1
+		} else {
+			t2048 = t2048_0
+		}
+		var t2050 uint64 = (0x0 - t2048) & 0xff
+		var t2051, t2051_1, t2051_0 uint64 = 0, t2050, t2048
+		if t1801 != 0 {
+			t2051 = t2051_1
+		} else {
+			t2051 = t2051_0
+		}
+		var t2053, t2053_1, t2053_0 uint64 = 0, 0x0, t2051
+		if t1941 != 0 {
+			t2053 = t2053_1
+		} else {
+			t2053 = t2053_0
+		}
+		var t1782 uint64 = (v[1780] >> 10) & 0x1
+		var t1785 uint64 = (v[1780]) & 0xff
+		var t1783 uint64 = (v[1780] >> 9) & 0x1
+		var t1784 uint64 = (v[1780] >> 8) & 0x1
+		var t2054 uint64 = (t1785) & 0x1
+		var t2055 uint64 = t1784 | t2054
+		var t2056 uint64 = t1783 & t2055
+		var t2057 uint64 = (t1785 + t2056) & 0x1ff
+		var t2059 uint64
+		if t2057 < 0x80 {
+			t2059 = 1
+		}
+		var t2060 uint64 = (t2057) & 0xff
+		var t2062, t2062_1, t2062_0 uint64 = 0, t2060, 0x7f
+		if t2059 != 0 {
+			t2062 = t2062_1
+		} else {
+			t2062 = t2062_0
+		}
+		var t2064 uint64 = (0x0 - t2062) & 0xff
+		var t2065, t2065_1, t2065_0 uint64 = 0, t2064, t2062
+		if t1782 != 0 {
+			t2065 = t2065_1
+		} else {
+			t2065 = t2065_0
+		}
+		var t2067, t2067_1, t2067_0 uint64 = 0, 0x0, t2065
+		if t1941 != 0 {
+			t2067 = t2067_1
+		} else {
+			t2067 = t2067_0
+		}
+		var t1763 uint64 = (v[1761] >> 10) & 0x1
+		var t1766 uint64 = (v[1761]) & 0xff
+		var t1764 uint64 = (v[1761] >> 9) & 0x1
+		var t1765 uint64 = (v[1761] >> 8) & 0x1
+		var t2068 uint64 = (t1766) & 0x1
+		var t2069 uint64 = t1765 | t2068
+		var t2070 uint64 = t1764 & t2069
+		var t2071 uint64 = (t1766 + t2070) & 0x1ff
+		var t2073 uint64
+		if t2071 < 0x80 {
+			t2073 = 1
+		}
+		var t2074 uint64 = (t2071) & 0xff
+		var t2076, t2076_1, t2076_0 uint64 = 0, t2074, 0x7f
+		if t2073 != 0 {
+			t2076 = t2076_1
+		} else {
+			t2076 = t2076_0
+		}
+		var t2078 uint64 = (0x0 - t2076) & 0xff
+		var t2079, t2079_1, t2079_0 uint64 = 0, t2078, t2076
+		if t1763 != 0 {
+			t2079 = t2079_1
+		} else {
+			t2079 = t2079_0
+		}
+		var t2081, t2081_1, t2081_0 uint64 = 0, 0x0, t2079
+		if t1941 != 0 {
+			t2081 = t2081_1
+		} else {
+			t2081 = t2081_0
+		}
+		var t1744 uint64 = (v[1742] >> 10) & 0x1
+		var t1747 uint64 = (v[1742]) & 0xff
+		var t1745 uint64 = (v[1742] >> 9) & 0x1
+		var t1746 uint64 = (v[1742] >> 8) & 0x1
+		var t2082 uint64 = (t1747) & 0x1
+		var t2083 uint64 = t1746 | t2082
+		var t2084 uint64 = t1745 & t2083
+		var t2085 uint64 = (t1747 + t2084) & 0x1ff
+		var t2087 uint64
+		if t2085 < 0x80 {
+			t2087 = 1
+		}
+		var t2088 uint64 = (t2085) & 0xff
+		var t2090, t2090_1, t2090_0 uint64 = 0, t2088, 0x7f
+		if t2087 != 0 {
+			t2090 = t2090_1
+		} else {
+			t2090 = t2090_0
+		}
+		var t2092 uint64 = (0x0 - t2090) & 0xff
+		var t2093, t2093_1, t2093_0 uint64 = 0, t2092, t2090
+		if t1744 != 0 {
+			t2093 = t2093_1
+		} else {
+			t2093 = t2093_0
+		}
+		var t2095, t2095_1, t2095_0 uint64 = 0, 0x0, t2093
+		if t1941 != 0 {
+			t2095 = t2095_1
+		} else {
+			t2095 = t2095_0
+		}
+		var t1725 uint64 = (v[1723] >> 10) & 0x1
+		var t1728 uint64 = (v[1723]) & 0xff
+		var t1726 uint64 = (v[1723] >> 9) & 0x1
+		var t1727 uint64 = (v[1723] >> 8) & 0x1
+		var t2096 uint64 = (t1728) & 0x1
+		var t2097 uint64 = t1727 | t2096
+		var t2098 uint64 = t1726 & t2097
+		var t2099 uint64 = (t1728 + t2098) & 0x1ff
+		var t2101 uint64
+		if t2099 < 0x80 {
+			t2101 = 1
+		}
+		var t2102 uint64 = (t2099) & 0xff
+		var t2104, t2104_1, t2104_0 uint64 = 0, t2102, 0x7f
+		if t2101 != 0 {
+			t2104 = t2104_1
+		} else {
+			t2104 = t2104_0
+		}
+		var t2106 uint64 = (0x0 - t2104) & 0xff
+		var t2107, t2107_1, t2107_0 uint64 = 0, t2106, t2104
+		if t1725 != 0 {
+			t2107 = t2107_1
+		} else {
+			t2107 = t2107_0
+		}
+		var t2109, t2109_1, t2109_0 uint64 = 0, 0x0, t2107
+		if t1941 != 0 {
+			t2109 = t2109_1
+		} else {
+			t2109 = t2109_0
+		}
+		var t1706 uint64 = (v[1704] >> 10) & 0x1
+		var t1709 uint64 = (v[1704]) & 0xff
+		var t1707 uint64 = (v[1704] >> 9) & 0x1
+		var t1708 uint64 = (v[1704] >> 8) & 0x1
+		var t2110 uint64 = (t1709) & 0x1
+		var t2111 uint64 = t1708 | t2110
+		var t2112 uint64 = t1707 & t2111
+		var t2113 uint64 = (t1709 + t2112) & 0x1ff
+		var t2115 uint64
+		if t2113 < 0x80 {
+			t2115 = 1
+		}
+		var t2116 uint64 = (t2113) & 0xff
+		var t2118, t2118_1, t2118_0 uint64 = 0, t2116, 0x7f
+		if t2115 != 0 {
+			t2118 = t2118_1
+		} else {
+			t2118 = t2118_0
+		}
+		var t2120 uint64 = (0x0 - t2118) & 0xff
+		var t2121, t2121_1, t2121_0 uint64 = 0, t2120, t2118
+		if t1706 != 0 {
+			t2121 = t2121_1
+		} else {
+			t2121 = t2121_0
+		}
+		var t2123, t2123_1, t2123_0 uint64 = 0, 0x0, t2121
+		if t1941 != 0 {
+			t2123 = t2123_1
+		} else {
+			t2123 = t2123_0
+		}
+		var t1687 uint64 = (v[1685] >> 10) & 0x1
+		var t1690 uint64 = (v[1685]) & 0xff
+		var t1688 uint64 = (v[1685] >> 9) & 0x1
+		var t1689 uint64 = (v[1685] >> 8) & 0x1
+		var t2124 uint64 = (t1690) & 0x1
+		var t2125 uint64 = t1689 | t2124
+		var t2126 uint64 = t1688 & t2125
+		var t2127 uint64 = (t1690 + t2126) & 0x1ff
+		var t2129 uint64
+		if t2127 < 0x80 {
+			t2129 = 1
+		}
+		var t2130 uint64 = (t2127) & 0xff
+		var t2132, t2132_1, t2132_0 uint64 = 0, t2130, 0x7f
+		if t2129 != 0 {
+			t2132 = t2132_1
+		} else {
+			t2132 = t2132_0
+		}
+		var t2134 uint64 = (0x0 - t2132) & 0xff
+		var t2135, t2135_1, t2135_0 uint64 = 0, t2134, t2132
+		if t1687 != 0 {
+			t2135 = t2135_1
+		} else {
+			t2135 = t2135_0
+		}
+		var t2137, t2137_1, t2137_0 uint64 = 0, 0x0, t2135
+		if t1941 != 0 {
+			t2137 = t2137_1
+		} else {
+			t2137 = t2137_0
+		}
+		var t1668 uint64 = (v[1666] >> 10) & 0x1
+		var t1671 uint64 = (v[1666]) & 0xff
+		var t1669 uint64 = (v[1666] >> 9) & 0x1
+		var t1670 uint64 = (v[1666] >> 8) & 0x1
+		var t2138 uint64 = (t1671) & 0x1
+		var t2139 uint64 = t1670 | t2138
+		var t2140 uint64 = t1669 & t2139
+		var t2141 uint64 = (t1671 + t2140) & 0x1ff
+		var t2143 uint64
+		if t2141 < 0x80 {
+			t2143 = 1
+		}
+		var t2144 uint64 = (t2141) & 0xff
+		var t2146, t2146_1, t2146_0 uint64 = 0, t2144, 0x7f
+		if t2143 != 0 {
+			t2146 = t2146_1
+		} else {
+			t2146 = t2146_0
+		}
+		var t2148 uint64 = (0x0 - t2146) & 0xff
+		var t2149, t2149_1, t2149_0 uint64 = 0, t2148, t2146
+		if t1668 != 0 {
+			t2149 = t2149_1
+		} else {
+			t2149 = t2149_0
+		}
+		var t2151, t2151_1, t2151_0 uint64 = 0, 0x0, t2149
+		if t1941 != 0 {
+			t2151 = t2151_1
+		} else {
+			t2151 = t2151_0
+		}
+		var t1649 uint64 = (v[1647] >> 10) & 0x1
+		var t1652 uint64 = (v[1647]) & 0xff
+		var t1650 uint64 = (v[1647] >> 9) & 0x1
+		var t1651 uint64 = (v[1647] >> 8) & 0x1
+		var t2152 uint64 = (t1652) & 0x1
+		var t2153 uint64 = t1651 | t2152
+		var t2154 uint64 = t1650 & t2153
+		var t2155 uint64 = (t1652 + t2154) & 0x1ff
+		var t2157 uint64
+		if t2155 < 0x80 {
+			t2157 = 1
+		}
+		var t2158 uint64 = (t2155) & 0xff
+		var t2160, t2160_1, t2160_0 uint64 = 0, t2158, 0x7f
+		if t2157 != 0 {
+			t2160 = t2160_1
+		} else {
+			t2160 = t2160_0
+		}
+		var t2162 uint64 = (0x0 - t2160) & 0xff
+		var t2163, t2163_1, t2163_0 uint64 = 0, t2162, t2160
+		if t1649 != 0 {
+			t2163 = t2163_1
+		} else {
+			t2163 = t2163_0
+		}
+		var t2165, t2165_1, t2165_0 uint64 = 0, 0x0, t2163
+		if t1941 != 0 {
+			t2165 = t2165_1
+		} else {
+			t2165 = t2165_0
+		}
+		var t1630 uint64 = (v[1628] >> 10) & 0x1
+		var t1633 uint64 = (v[1628]) & 0xff
+		var t1631 uint64 = (v[1628] >> 9) & 0x1
+		var t1632 uint64 = (v[1628] >> 8) & 0x1
+		var t2166 uint64 = (t1633) & 0x1
+		var t2167 uint64 = t1632 | t2166
+		var t2168 uint64 = t1631 & t2167
+		var t2169 uint64 = (t1633 + t2168) & 0x1ff
+		var t2171 uint64
+		if t2169 < 0x80 {
+			t2171 = 1
+		}
+		var t2172 uint64 = (t2169) & 0xff
+		var t2174, t2174_1, t2174_0 uint64 = 0, t2172, 0x7f
+		if t2171 != 0 {
+			t2174 = t2174_1
+		} else {
+			t2174 = t2174_0
+		}
+		var t2176 uint64 = (0x0 - t2174) & 0xff
+		var t2177, t2177_1, t2177_0 uint64 = 0, t2176, t2174
+		if t1630 != 0 {
+			t2177 = t2177_1
+		} else {
+			t2177 = t2177_0
+		}
+		var t2179, t2179_1, t2179_0 uint64 = 0, 0x0, t2177
+		if t1941 != 0 {
+			t2179 = t2179_1
+		} else {
+			t2179 = t2179_0
+		}
+		var t1611 uint64 = (v[1609] >> 10) & 0x1
+		var t1614 uint64 = (v[1609]) & 0xff
+		var t1612 uint64 = (v[1609] >> 9) & 0x1
+		var t1613 uint64 = (v[1609] >> 8) & 0x1
+		var t2180 uint64 = (t1614) & 0x1
+		var t2181 uint64 = t1613 | t2180
+		var t2182 uint64 = t1612 & t2181
+		var t2183 uint64 = (t1614 + t2182) & 0x1ff
+		var t2185 uint64
+		if t2183 < 0x80 {
+			t2185 = 1
+		}
+		var t2186 uint64 = (t2183) & 0xff
+		var t2188, t2188_1, t2188_0 uint64 = 0, t2186, 0x7f
+		if t2185 != 0 {
+			t2188 = t2188_1
+		} else {
+			t2188 = t2188_0
+		}
+		var t2190 uint64 = (0x0 - t2188) & 0xff
+		var t2191, t2191_1, t2191_0 uint64 = 0, t2190, t2188
+		if t1611 != 0 {
+			t2191 = t2191_1
+		} else {
+			t2191 = t2191_0
+		}
+		var t2193, t2193_1, t2193_0 uint64 = 0, 0x0, t2191
+		if t1941 != 0 {
+			t2193 = t2193_1
+		} else {
+			t2193 = t2193_0
+		}
+		var t1592 uint64 = (v[1590] >> 10) & 0x1
+		var t1595 uint64 = (v[1590]) & 0xff
+		var t1593 uint64 = (v[1590] >> 9) & 0x1
+		var t1594 uint64 = (v[1590] >> 8) & 0x1
+		var t2194 uint64 = (t1595) & 0x1
+		var t2195 uint64 = t1594 | t2194
+		var t2196 uint64 = t1593 & t2195
+		var t2197 uint64 = (t1595 + t2196) & 0x1ff
+		var t2199 uint64
+		if t2197 < 0x80 {
+			t2199 = 1
+		}
+		var t2200 uint64 = (t2197) & 0xff
+		var t2202, t2202_1, t2202_0 uint64 = 0, t2200, 0x7f
+		if t2199 != 0 {
+			t2202 = t2202_1
+		} else {
+			t2202 = t2202_0
+		}
+		var t2204 uint64 = (0x0 - t2202) & 0xff
+		var t2205, t2205_1, t2205_0 uint64 = 0, t2204, t2202
+		if t1592 != 0 {
+			t2205 = t2205_1
+		} else {
+			t2205 = t2205_0
+		}
+		var t2207, t2207_1, t2207_0 uint64 = 0, 0x0, t2205
+		if t1941 != 0 {
+			t2207 = t2207_1
+		} else {
+			t2207 = t2207_0
+		}
+		var t1573 uint64 = (v[1571] >> 10) & 0x1
+		var t1576 uint64 = (v[1571]) & 0xff
+		var t1574 uint64 = (v[1571] >> 9) & 0x1
+		var t1575 uint64 = (v[1571] >> 8) & 0x1
+		var t2208 uint64 = (t1576) & 0x1
+		var t2209 uint64 = t1575 | t2208
+		var t2210 uint64 = t1574 & t2209
+		var t2211 uint64 = (t1576 + t2210) & 0x1ff
+		var t2213 uint64
+		if t2211 < 0x80 {
+			t2213 = 1
+		}
+		var t2214 uint64 = (t2211) & 0xff
+		var t2216, t2216_1, t2216_0 uint64 = 0, t2214, 0x7f
+		if t2213 != 0 {
+			t2216 = t2216_1
+		} else {
+			t2216 = t2216_0
+		}
+		var t2218 uint64 = (0x0 - t2216) & 0xff
+		var t2219, t2219_1, t2219_0 uint64 = 0, t2218, t2216
+		if t1573 != 0 {
+			t2219 = t2219_1
+		} else {
+			t2219 = t2219_0
+		}
+		var t2221, t2221_1, t2221_0 uint64 = 0, 0x0, t2219
+		if t1941 != 0 {
+			t2221 = t2221_1
+		} else {
+			t2221 = t2221_0
+		}
+		var t1554 uint64 = (v[1552] >> 10) & 0x1
+		var t1557 uint64 = (v[1552]) & 0xff
+		var t1555 uint64 = (v[1552] >> 9) & 0x1
+		var t1556 uint64 = (v[1552] >> 8) & 0x1
+		var t2222 uint64 = (t1557) & 0x1
+		var t2223 uint64 = t1556 | t2222
+		var t2224 uint64 = t1555 & t2223
+		var t2225 uint64 = (t1557 + t2224) & 0x1ff
+		var t2227 uint64
+		if t2225 < 0x80 {
+			t2227 = 1
+		}
+		var t2228 uint64 = (t2225) & 0xff
+		var t2230, t2230_1, t2230_0 uint64 = 0, t2228, 0x7f
+		if t2227 != 0 {
+			t2230 = t2230_1
+		} else {
+			t2230 = t2230_0
+		}
+		var t2232 uint64 = (0x0 - t2230) & 0xff
+		var t2233, t2233_1, t2233_0 uint64 = 0, t2232, t2230
+		if t1554 != 0 {
+			t2233 = t2233_1
+		} else {
+			t2233 = t2233_0
+		}
+		var t2235, t2235_1, t2235_0 uint64 = 0, 0x0, t2233
+		if t1941 != 0 {
+			t2235 = t2235_1
+		} else {
+			t2235 = t2235_0
+		}
+		var t1535 uint64 = (v[1533] >> 10) & 0x1
+		var t1538 uint64 = (v[1533]) & 0xff
+		var t1536 uint64 = (v[1533] >> 9) & 0x1
+		var t1537 uint64 = (v[1533] >> 8) & 0x1
+		var t2236 uint64 = (t1538) & 0x1
+		var t2237 uint64 = t1537 | t2236
+		var t2238 uint64 = t1536 & t2237
+		var t2239 uint64 = (t1538 + t2238) & 0x1ff
+		var t2241 uint64
+		if t2239 < 0x80 {
+			t2241 = 1
+		}
+		var t2242 uint64 = (t2239) & 0xff
+		var t2244, t2244_1, t2244_0 uint64 = 0, t2242, 0x7f
+		if t2241 != 0 {
+			t2244 = t2244_1
+		} else {
+			t2244 = t2244_0
+		}
+		var t2246 uint64 = (0x0 - t2244) & 0xff
+		var t2247, t2247_1, t2247_0 uint64 = 0, t2246, t2244
+		if t1535 != 0 {
+			t2247 = t2247_1
+		} else {
+			t2247 = t2247_0
+		}
+		var t2249, t2249_1, t2249_0 uint64 = 0, 0x0, t2247
+		if t1941 != 0 {
+			t2249 = t2249_1
+		} else {
+			t2249 = t2249_0
+		}
+		var t1516 uint64 = (v[1514] >> 10) & 0x1
+		var t1519 uint64 = (v[1514]) & 0xff
+		var t1517 uint64 = (v[1514] >> 9) & 0x1
+		var t1518 uint64 = (v[1514] >> 8) & 0x1
+		var t2250 uint64 = (t1519) & 0x1
+		var t2251 uint64 = t1518 | t2250
+		var t2252 uint64 = t1517 & t2251
+		var t2253 uint64 = (t1519 + t2252) & 0x1ff
+		var t2255 uint64
+		if t2253 < 0x80 {
+			t2255 = 1
+		}
+		var t2256 uint64 = (t2253) & 0xff
+		var t2258, t2258_1, t2258_0 uint64 = 0, t2256, 0x7f
+		if t2255 != 0 {
+			t2258 = t2258_1
+		} else {
+			t2258 = t2258_0
+		}
+		var t2260 uint64 = (0x0 - t2258) & 0xff
+		var t2261, t2261_1, t2261_0 uint64 = 0, t2260, t2258
+		if t1516 != 0 {
+			t2261 = t2261_1
+		} else {
+			t2261 = t2261_0
+		}
+		var t2263, t2263_1, t2263_0 uint64 = 0, 0x0, t2261
+		if t1941 != 0 {
+			t2263 = t2263_1
+		} else {
+			t2263 = t2263_0
+		}
+		var t1497 uint64 = (v[1495] >> 10) & 0x1
+		var t1500 uint64 = (v[1495]) & 0xff
+		var t1498 uint64 = (v[1495] >> 9) & 0x1
+		var t1499 uint64 = (v[1495] >> 8) & 0x1
+		var t2264 uint64 = (t1500) & 0x1
+		var t2265 uint64 = t1499 | t2264
+		var t2266 uint64 = t1498 & t2265
+		var t2267 uint64 = (t1500 + t2266) & 0x1ff
+		var t2269 uint64
+		if t2267 < 0x80 {
+			t2269 = 1
+		}
+		var t2270 uint64 = (t2267) & 0xff
+		var t2272, t2272_1, t2272_0 uint64 = 0, t2270, 0x7f
+		if t2269 != 0 {
+			t2272 = t2272_1
+		} else {
+			t2272 = t2272_0
+		}
+		var t2274 uint64 = (0x0 - t2272) & 0xff
+		var t2275, t2275_1, t2275_0 uint64 = 0, t2274, t2272
+		if t1497 != 0 {
+			t2275 = t2275_1
+		} else {
+			t2275 = t2275_0
+		}
+		var t2277, t2277_1, t2277_0 uint64 = 0, 0x0, t2275
+		if t1941 != 0 {
+			t2277 = t2277_1
+		} else {
+			t2277 = t2277_0
+		}
+		var t1478 uint64 = (v[1476] >> 10) & 0x1
+		var t1481 uint64 = (v[1476]) & 0xff
+		var t1479 uint64 = (v[1476] >> 9) & 0x1
+		var t1480 uint64 = (v[1476] >> 8) & 0x1
+		var t2278 uint64 = (t1481) & 0x1
+		var t2279 uint64 = t1480 | t2278
+		var t2280 uint64 = t1479 & t2279
+		var t2281 uint64 = (t1481 + t2280) & 0x1ff
+		var t2283 uint64
+		if t2281 < 0x80 {
+			t2283 = 1
+		}
+		var t2284 uint64 = (t2281) & 0xff
+		var t2286, t2286_1, t2286_0 uint64 = 0, t2284, 0x7f
+		if t2283 != 0 {
+			t2286 = t2286_1
+		} else {
+			t2286 = t2286_0
+		}
+		var t2288 uint64 = (0x0 - t2286) & 0xff
+		var t2289, t2289_1, t2289_0 uint64 = 0, t2288, t2286
+		if t1478 != 0 {
+			t2289 = t2289_1
+		} else {
+			t2289 = t2289_0
+		}
+		var t2291, t2291_1, t2291_0 uint64 = 0, 0x0, t2289
+		if t1941 != 0 {
+			t2291 = t2291_1
+		} else {
+			t2291 = t2291_0
+		}
+		var t1459 uint64 = (v[1457] >> 10) & 0x1
+		var t1462 uint64 = (v[1457]) & 0xff
+		var t1460 uint64 = (v[1457] >> 9) & 0x1
+		var t1461 uint64 = (v[1457] >> 8) & 0x1
+		var t2292 uint64 = (t1462) & 0x1
+		var t2293 uint64 = t1461 | t2292
+		var t2294 uint64 = t1460 & t2293
+		var t2295 uint64 = (t1462 + t2294) & 0x1ff
+		var t2297 uint64
+		if t2295 < 0x80 {
+			t2297 = 1
+		}
+		var t2298 uint64 = (t2295) & 0xff
+		var t2300, t2300_1, t2300_0 uint64 = 0, t2298, 0x7f
+		if t2297 != 0 {
+			t2300 = t2300_1
+		} else {
+			t2300 = t2300_0
+		}
+		var t2302 uint64 = (0x0 - t2300) & 0xff
+		var t2303, t2303_1, t2303_0 uint64 = 0, t2302, t2300
+		if t1459 != 0 {
+			t2303 = t2303_1
+		} else {
+			t2303 = t2303_0
+		}
+		var t2305, t2305_1, t2305_0 uint64 = 0, 0x0, t2303
+		if t1941 != 0 {
+			t2305 = t2305_1
+		} else {
+			t2305 = t2305_0
+		}
+		var t1440 uint64 = (v[1438] >> 10) & 0x1
+		var t1443 uint64 = (v[1438]) & 0xff
+		var t1441 uint64 = (v[1438] >> 9) & 0x1
+		var t1442 uint64 = (v[1438] >> 8) & 0x1
+		var t2306 uint64 = (t1443) & 0x1
+		var t2307 uint64 = t1442 | t2306
+		var t2308 uint64 = t1441 & t2307
+		var t2309 uint64 = (t1443 + t2308) & 0x1ff
+		var t2311 uint64
+		if t2309 < 0x80 {
+			t2311 = 1
+		}
+		var t2312 uint64 = (t2309) & 0xff
+		var t2314, t2314_1, t2314_0 uint64 = 0, t2312, 0x7f
+		if t2311 != 0 {
+			t2314 = t2314_1
+		} else {
+			t2314 = t2314_0
+		}
+		var t2316 uint64 = (0x0 - t2314) & 0xff
+		var t2317, t2317_1, t2317_0 uint64 = 0, t2316, t2314
+		if t1440 != 0 {
+			t2317 = t2317_1
+		} else {
+			t2317 = t2317_0
+		}
+		var t2319, t2319_1, t2319_0 uint64 = 0, 0x0, t2317
+		if t1941 != 0 {
+			t2319 = t2319_1
+		} else {
+			t2319 = t2319_0
+		}
+		var t1421 uint64 = (v[1419] >> 10) & 0x1
+		var t1424 uint64 = (v[1419]) & 0xff
+		var t1422 uint64 = (v[1419] >> 9) & 0x1
+		var t1423 uint64 = (v[1419] >> 8) & 0x1
+		var t2320 uint64 = (t1424) & 0x1
+		var t2321 uint64 = t1423 | t2320
+		var t2322 uint64 = t1422 & t2321
+		var t2323 uint64 = (t1424 + t2322) & 0x1ff
+		var t2325 uint64
+		if t2323 < 0x80 {
+			t2325 = 1
+		}
+		var t2326 uint64 = (t2323) & 0xff
+		var t2328, t2328_1, t2328_0 uint64 = 0, t2326, 0x7f
+		if t2325 != 0 {
+			t2328 = t2328_1
+		} else {
+			t2328 = t2328_0
+		}
+		var t2330 uint64 = (0x0 - t2328) & 0xff
+		var t2331, t2331_1, t2331_0 uint64 = 0, t2330, t2328
+		if t1421 != 0 {
+			t2331 = t2331_1
+		} else {
+			t2331 = t2331_0
+		}
+		var t2333, t2333_1, t2333_0 uint64 = 0, 0x0, t2331
+		if t1941 != 0 {
+			t2333 = t2333_1
+		} else {
+			t2333 = t2333_0
+		}
+		var t1402 uint64 = (v[1400] >> 10) & 0x1
+		var t1405 uint64 = (v[1400]) & 0xff
+		var t1403 uint64 = (v[1400] >> 9) & 0x1
+		var t1404 uint64 = (v[1400] >> 8) & 0x1
+		var t2334 uint64 = (t1405) & 0x1
+		var t2335 uint64 = t1404 | t2334
+		var t2336 uint64 = t1403 & t2335
+		var t2337 uint64 = (t1405 + t2336) & 0x1ff
+		var t2339 uint64
+		if t2337 < 0x80 {
+			t2339 = 1
+		}
+		var t2340 uint64 = (t2337) & 0xff
+		var t2342, t2342_1, t2342_0 uint64 = 0, t2340, 0x7f
+		if t2339 != 0 {
+			t2342 = t2342_1
+		} else {
+			t2342 = t2342_0
+		}
+		var t2344 uint64 = (0x0 - t2342) & 0xff
+		var t2345, t2345_1, t2345_0 uint64 = 0, t2344, t2342
+		if t1402 != 0 {
+			t2345 = t2345_1
+		} else {
+			t2345 = t2345_0
+		}
+		var t2347, t2347_1, t2347_0 uint64 = 0, 0x0, t2345
+		if t1941 != 0 {
+			t2347 = t2347_1
+		} else {
+			t2347 = t2347_0
+		}
+		var t1383 uint64 = (v[1381] >> 10) & 0x1
+		var t1386 uint64 = (v[1381]) & 0xff
+		var t1384 uint64 = (v[1381] >> 9) & 0x1
+		var t1385 uint64 = (v[1381] >> 8) & 0x1
+		var t2348 uint64 = (t1386) & 0x1
+		var t2349 uint64 = t1385 | t2348
+		var t2350 uint64 = t1384 & t2349
+		var t2351 uint64 = (t1386 + t2350) & 0x1ff
+		var t2353 uint64
+		if t2351 < 0x80 {
+			t2353 = 1
+		}
+		var t2354 uint64 = (t2351) & 0xff
+		var t2356, t2356_1, t2356_0 uint64 = 0, t2354, 0x7f
+		if t2353 != 0 {
+			t2356 = t2356_1
+		} else {
+			t2356 = t2356_0
+		}
+		var t2358 uint64 = (0x0 - t2356) & 0xff
+		var t2359, t2359_1, t2359_0 uint64 = 0, t2358, t2356
+		if t1383 != 0 {
+			t2359 = t2359_1
+		} else {
+			t2359 = t2359_0
+		}
+		var t2361, t2361_1, t2361_0 uint64 = 0, 0x0, t2359
+		if t1941 != 0 {
+			t2361 = t2361_1
+		} else {
+			t2361 = t2361_0
+		}
+		var t1364 uint64 = (v[1362] >> 10) & 0x1
+		var t1367 uint64 = (v[1362]) & 0xff
+		var t1365 uint64 = (v[1362] >> 9) & 0x1
+		var t1366 uint64 = (v[1362] >> 8) & 0x1
+		var t2362 uint64 = (t1367) & 0x1
+		var t2363 uint64 = t1366 | t2362
+		var t2364 uint64 = t1365 & t2363
+		var t2365 uint64 = (t1367 + t2364) & 0x1ff
+		var t2367 uint64
+		if t2365 < 0x80 {
+			t2367 = 1
+		}
+		var t2368 uint64 = (t2365) & 0xff
+		var t2370, t2370_1, t2370_0 uint64 = 0, t2368, 0x7f
+		if t2367 != 0 {
+			t2370 = t2370_1
+		} else {
+			t2370 = t2370_0
+		}
+		var t2372 uint64 = (0x0 - t2370) & 0xff
+		var t2373, t2373_1, t2373_0 uint64 = 0, t2372, t2370
+		if t1364 != 0 {
+			t2373 = t2373_1
+		} else {
+			t2373 = t2373_0
+		}
+		var t2375, t2375_1, t2375_0 uint64 = 0, 0x0, t2373
+		if t1941 != 0 {
+			t2375 = t2375_1
+		} else {
+			t2375 = t2375_0
+		}
+		var t1345 uint64 = (v[1343] >> 10) & 0x1
+		var t1348 uint64 = (v[1343]) & 0xff
+		var t1346 uint64 = (v[1343] >> 9) & 0x1
+		var t1347 uint64 = (v[1343] >> 8) & 0x1
+		var t2376 uint64 = (t1348) & 0x1
+		var t2377 uint64 = t1347 | t2376
+		var t2378 uint64 = t1346 & t2377
+		var t2379 uint64 = (t1348 + t2378) & 0x1ff
+		var t2381 uint64
+		if t2379 < 0x80 {
+			t2381 = 1
+		}
+		var t2382 uint64 = (t2379) & 0xff
+		var t2384, t2384_1, t2384_0 uint64 = 0, t2382, 0x7f
+		if t2381 != 0 {
+			t2384 = t2384_1
+		} else {
+			t2384 = t2384_0
+		}
+		var t2386 uint64 = (0x0 - t2384) & 0xff
+		var t2387, t2387_1, t2387_0 uint64 = 0, t2386, t2384
+		if t1345 != 0 {
+			t2387 = t2387_1
+		} else {
+			t2387 = t2387_0
+		}
+		var t2389, t2389_1, t2389_0 uint64 = 0, 0x0, t2387
+		if t1941 != 0 {
+			t2389 = t2389_1
+		} else {
+			t2389 = t2389_0
+		}
+		v[2390] = t2305<<56 | t2319<<48 | t2333<<40 | t2347<<32 | t2361<<24 | t2375<<16 | t2389<<8 | v[1938]
+		v[2391] = t2193<<56 | t2207<<48 | t2221<<40 | t2235<<32 | t2249<<24 | t2263<<16 | t2277<<8 | t2291
+		v[2392] = t2081<<56 | t2095<<48 | t2109<<40 | t2123<<32 | t2137<<24 | t2151<<16 | t2165<<8 | t2179
+		v[2393] = t1969<<56 | t1983<<48 | t1997<<40 | t2011<<32 | t2025<<24 | t2039<<16 | t2053<<8 | t2067
+		v[2394] = t1955
+		v[2394] &= 0xff
+		var t1933 uint64 = (v[1932] >> 11) & 0x1
+		var t1914 uint64 = (v[1913] >> 11) & 0x1
+		var t1895 uint64 = (v[1894] >> 11) & 0x1
+		var t1876 uint64 = (v[1875] >> 11) & 0x1
+		var t1857 uint64 = (v[1856] >> 11) & 0x1
+		var t1838 uint64 = (v[1837] >> 11) & 0x1
+		var t1819 uint64 = (v[1818] >> 11) & 0x1
+		var t1800 uint64 = (v[1799] >> 11) & 0x1
+		var t1781 uint64 = (v[1780] >> 11) & 0x1
+		var t1762 uint64 = (v[1761] >> 11) & 0x1
+		var t1743 uint64 = (v[1742] >> 11) & 0x1
+		var t1724 uint64 = (v[1723] >> 11) & 0x1
+		var t1705 uint64 = (v[1704] >> 11) & 0x1
+		var t1686 uint64 = (v[1685] >> 11) & 0x1
+		var t1667 uint64 = (v[1666] >> 11) & 0x1
+		var t1648 uint64 = (v[1647] >> 11) & 0x1
+		var t1629 uint64 = (v[1628] >> 11) & 0x1
+		var t1610 uint64 = (v[1609] >> 11) & 0x1
+		var t1591 uint64 = (v[1590] >> 11) & 0x1
+		var t1572 uint64 = (v[1571] >> 11) & 0x1
+		var t1553 uint64 = (v[1552] >> 11) & 0x1
+		var t1534 uint64 = (v[1533] >> 11) & 0x1
+		var t1515 uint64 = (v[1514] >> 11) & 0x1
+		var t1496 uint64 = (v[1495] >> 11) & 0x1
+		var t1477 uint64 = (v[1476] >> 11) & 0x1
+		var t1458 uint64 = (v[1457] >> 11) & 0x1
+		var t1439 uint64 = (v[1438] >> 11) & 0x1
+		var t1420 uint64 = (v[1419] >> 11) & 0x1
+		var t1401 uint64 = (v[1400] >> 11) & 0x1
+		var t1382 uint64 = (v[1381] >> 11) & 0x1
+		var t1363 uint64 = (v[1362] >> 11) & 0x1
+		var t1344 uint64 = (v[1343] >> 11) & 0x1
+		var t2395 uint64 = t1344 | t1344<<1 | t1363<<2 | t1382<<3 | t1401<<4 | t1420<<5 | t1439<<6 | t1458<<7 | t1477<<8 | t1496<<9 | t1515<<10 | t1534<<11 | t1553<<12 | t1572<<13 | t1591<<14 | t1610<<15 | t1629<<16 | t1648<<17 | t1667<<18 | t1686<<19 | t1705<<20 | t1724<<21 | t1743<<22 | t1762<<23 | t1781<<24 | t1800<<25 | t1819<<26 | t1838<<27 | t1857<<28 | t1876<<29 | t1895<<30 | t1914<<31 | t1933<<32
+		v[2402] = v[2390]
+		v[2403] = v[2391]
+		v[2404] = v[2392]
+		v[2405] = v[2393]
+		v[2406] = v[1939]<<41 | t2395<<8 | v[2394]
+		v[2406] &= 0x3ffffffffff
+	}
+	if d&0x2 != 0 {
+		var t2407 uint64 = (^v[2401]) & 0x1
+		v[2407] = t2407
+	}
+	if d&0x4 != 0 {
+		var t2424 uint64 = (^v[2418]) & 0x1
+		v[2424] = t2424
+		var t2425 uint64 = (^v[2412]) & 0x1
+		v[2425] = t2425
+	}
+	if d&0x8 != 0 {
+		v[2439] = v[2413]
+		v[2440] = v[2414]
+		v[2441] = v[2415]
+		v[2442] = v[2416]
+		v[2443] = v[2417]
+		v[2443] &= 0xff
+		var t2444 uint64 = v[2417] >> 8 & 0x1ffffffff
+		v[2444] = t2444
+		var t2445 uint64 = v[2417] >> 41 & 0x1
+		v[2445] = t2445
+	}
+	if d&0x6 != 0 {
+		var t2408 uint64 = v[2424] | v[2407]
+		v[2408] = t2408
+		var t2411 uint64 = t2408 & 0x1
+		v[2411] = t2411
+		var t2437 uint64 = v[2401] & v[2424]
+		v[2437] = t2437
 	}
-	var t1942 uint64 = (t1937) & 0x1
-	var t1943 uint64 = t1936 | t1942
-	var t1944 uint64 = t1935 & t1943
-	var t1945 uint64 = (t1937 + t1944) & 0x1ff
-	var t1947 uint64
-	if t1945 < 0x80 {
-		t1947 = 1
-	}
-	var t1948 uint64 = (t1945) & 0xff
-	var t1950, t1950_1, t1950_0 uint64 = 0, t1948, 0x7f
-	if t1947 != 0 {
-		t1950 = t1950_1
-	} else {
-		t1950 = t1950_0
-	}
-	var t1952 uint64 = (0x0 - t1950) & 0xff
-	var t1953, t1953_1, t1953_0 uint64 = 0, t1952, t1950
-	if t1934 != 0 {
-		t1953 = t1953_1
-	} else {
-		t1953 = t1953_0
-	}
-	var t1955, t1955_1, t1955_0 uint64 = 0, 0x0, t1953
-	if t1941 != 0 {
-		t1955 = t1955_1
-	} else {
-		t1955 = t1955_0
-	}
-	var t1956 uint64 = (t1918) & 0x1
-	var t1957 uint64 = t1917 | t1956
-	var t1958 uint64 = t1916 & t1957
-	var t1959 uint64 = (t1918 + t1958) & 0x1ff
-	var t1961 uint64
-	if t1959 < 0x80 {
-		t1961 = 1
-	}
-	var t1962 uint64 = (t1959) & 0xff
-	var t1964, t1964_1, t1964_0 uint64 = 0, t1962, 0x7f
-	if t1961 != 0 {
-		t1964 = t1964_1
-	} else {
-		t1964 = t1964_0
-	}
-	var t1966 uint64 = (0x0 - t1964) & 0xff
-	var t1967, t1967_1, t1967_0 uint64 = 0, t1966, t1964
-	if t1915 != 0 {
-		t1967 = t1967_1
-	} else {
-		t1967 = t1967_0
-	}
-	var t1969, t1969_1, t1969_0 uint64 = 0, 0x0, t1967
-	if t1941 != 0 {
-		t1969 = t1969_1
-	} else {
-		t1969 = t1969_0
-	}
-	var t1970 uint64 = (t1899) & 0x1
-	var t1971 uint64 = t1898 | t1970
-	var t1972 uint64 = t1897 & t1971
-	var t1973 uint64 = (t1899 + t1972) & 0x1ff
-	var t1975 uint64
-	if t1973 < 0x80 {
-		t1975 = 1
-	}
-	var t1976 uint64 = (t1973) & 0xff
-	var t1978, t1978_1, t1978_0 uint64 = 0, t1976, 0x7f
-	if t1975 != 0 {
-		t1978 = t1978_1
-	} else {
-		t1978 = t1978_0
-	}
-	var t1980 uint64 = (0x0 - t1978) & 0xff
-	var t1981, t1981_1, t1981_0 uint64 = 0, t1980, t1978
-	if t1896 != 0 {
-		t1981 = t1981_1
-	} else {
-		t1981 = t1981_0
-	}
-	var t1983, t1983_1, t1983_0 uint64 = 0, 0x0, t1981
-	if t1941 != 0 {
-		t1983 = t1983_1
-	} else {
-		t1983 = t1983_0
-	}
-	var t1984 uint64 = (t1880) & 0x1
-	var t1985 uint64 = t1879 | t1984
-	var t1986 uint64 = t1878 & t1985
-	var t1987 uint64 = (t1880 + t1986) & 0x1ff
-	var t1989 uint64
-	if t1987 < 0x80 {
-		t1989 = 1
-	}
-	var t1990 uint64 = (t1987) & 0xff
-	var t1992, t1992_1, t1992_0 uint64 = 0, t1990, 0x7f
-	if t1989 != 0 {
-		t1992 = t1992_1
-	} else {
-		t1992 = t1992_0
-	}
-	var t1994 uint64 = (0x0 - t1992) & 0xff
-	var t1995, t1995_1, t1995_0 uint64 = 0, t1994, t1992
-	if t1877 != 0 {
-		t1995 = t1995_1
-	} else {
-		t1995 = t1995_0
-	}
-	var t1997, t1997_1, t1997_0 uint64 = 0, 0x0, t1995
-	if t1941 != 0 {
-		t1997 = t1997_1
-	} else {
-		t1997 = t1997_0
-	}
-	var t1998 uint64 = (t1861) & 0x1
-	var t1999 uint64 = t1860 | t1998
-	var t2000 uint64 = t1859 & t1999
-	var t2001 uint64 = (t1861 + t2000) & 0x1ff
-	var t2003 uint64
-	if t2001 < 0x80 {
-		t2003 = 1
-	}
-	var t2004 uint64 = (t2001) & 0xff
-	var t2006, t2006_1, t2006_0 uint64 = 0, t2004, 0x7f
-	if t2003 != 0 {
-		t2006 = t2006_1
-	} else {
-		t2006 = t2006_0
-	}
-	var t2008 uint64 = (0x0 - t2006) & 0xff
-	var t2009, t2009_1, t2009_0 uint64 = 0, t2008, t2006
-	if t1858 != 0 {
-		t2009 = t2009_1
-	} else {
-		t2009 = t2009_0
-	}
-	var t2011, t2011_1, t2011_0 uint64 = 0, 0x0, t2009
-	if t1941 != 0 {
-		t2011 = t2011_1
-	} else {
-		t2011 = t2011_0
-	}
-	var t2012 uint64 = (t1842) & 0x1
-	var t2013 uint64 = t1841 | t2012
-	var t2014 uint64 = t1840 & t2013
-	var t2015 uint64 = (t1842 + t2014) & 0x1ff
-	var t2017 uint64
-	if t2015 < 0x80 {
-		t2017 = 1
-	}
-	var t2018 uint64 = (t2015) & 0xff
-	var t2020, t2020_1, t2020_0 uint64 = 0, t2018, 0x7f
-	if t2017 != 0 {
-		t2020 = t2020_1
-	} else {
-		t2020 = t2020_0
-	}
-	var t2022 uint64 = (0x0 - t2020) & 0xff
-	var t2023, t2023_1, t2023_0 uint64 = 0, t2022, t2020
-	if t1839 != 0 {
-		t2023 = t2023_1
-	} else {
-		t2023 = t2023_0
-	}
-	var t2025, t2025_1, t2025_0 uint64 = 0, 0x0, t2023
-	if t1941 != 0 {
-		t2025 = t2025_1
-	} else {
-		t2025 = t2025_0
-	}
-	var t2026 uint64 = (t1823) & 0x1
-	var t2027 uint64 = t1822 | t2026
-	var t2028 uint64 = t1821 & t2027
-	var t2029 uint64 = (t1823 + t2028) & 0x1ff
-	var t2031 uint64
-	if t2029 < 0x80 {
-		t2031 = 1
-	}
-	var t2032 uint64 = (t2029) & 0xff
-	var t2034, t2034_1, t2034_0 uint64 = 0, t2032, 0x7f
-	if t2031 != 0 {
-		t2034 = t2034_1
-	} else {
-		t2034 = t2034_0
-	}
-	var t2036 uint64 = (0x0 - t2034) & 0xff
-	var t2037, t2037_1, t2037_0 uint64 = 0, t2036, t2034
-	if t1820 != 0 {
-		t2037 = t2037_1
-	} else {
-		t2037 = t2037_0
-	}
-	var t2039, t2039_1, t2039_0 uint64 = 0, 0x0, t2037
-	if t1941 != 0 {
-		t2039 = t2039_1
-	} else {
-		t2039 = t2039_0
-	}
-	var t2040 uint64 = (t1804) & 0x1
-	var t2041 uint64 = t1803 | t2040
-	var t2042 uint64 = t1802 & t2041
-	var t2043 uint64 = (t1804 + t2042) & 0x1ff
-	var t2045 uint64
-	if t2043 < 0x80 {
-		t2045 = 1
-	}
-	var t2046 uint64 = (t2043) & 0xff
-	var t2048, t2048_1, t2048_0 uint64 = 0, t2046, 0x7f
-	if t2045 != 0 {
-		t2048 = t2048_1
-	} else {
-		t2048 = t2048_0
-	}
-	var t2050 uint64 = (0x0 - t2048) & 0xff
-	var t2051, t2051_1, t2051_0 uint64 = 0, t2050, t2048
-	if t1801 != 0 {
-		t2051 = t2051_1
-	} else {
-		t2051 = t2051_0
-	}
-	var t2053, t2053_1, t2053_0 uint64 = 0, 0x0, t2051
-	if t1941 != 0 {
-		t2053 = t2053_1
-	} else {
-		t2053 = t2053_0
-	}
-	var t2054 uint64 = (t1785) & 0x1
-	var t2055 uint64 = t1784 | t2054
-	var t2056 uint64 = t1783 & t2055
-	var t2057 uint64 = (t1785 + t2056) & 0x1ff
-	var t2059 uint64
-	if t2057 < 0x80 {
-		t2059 = 1
-	}
-	var t2060 uint64 = (t2057) & 0xff
-	var t2062, t2062_1, t2062_0 uint64 = 0, t2060, 0x7f
-	if t2059 != 0 {
-		t2062 = t2062_1
-	} else {
-		t2062 = t2062_0
-	}
-	var t2064 uint64 = (0x0 - t2062) & 0xff
-	var t2065, t2065_1, t2065_0 uint64 = 0, t2064, t2062
-	if t1782 != 0 {
-		t2065 = t2065_1
-	} else {
-		t2065 = t2065_0
-	}
-	var t2067, t2067_1, t2067_0 uint64 = 0, 0x0, t2065
-	if t1941 != 0 {
-		t2067 = t2067_1
-	} else {
-		t2067 = t2067_0
-	}
-	var t2068 uint64 = (t1766) & 0x1
-	var t2069 uint64 = t1765 | t2068
-	var t2070 uint64 = t1764 & t2069
-	var t2071 uint64 = (t1766 + t2070) & 0x1ff
-	var t2073 uint64
-	if t2071 < 0x80 {
-		t2073 = 1
-	}
-	var t2074 uint64 = (t2071) & 0xff
-	var t2076, t2076_1, t2076_0 uint64 = 0, t2074, 0x7f
-	if t2073 != 0 {
-		t2076 = t2076_1
-	} else {
-		t2076 = t2076_0
-	}
-	var t2078 uint64 = (0x0 - t2076) & 0xff
-	var t2079, t2079_1, t2079_0 uint64 = 0, t2078, t2076
-	if t1763 != 0 {
-		t2079 = t2079_1
-	} else {
-		t2079 = t2079_0
-	}
-	var t2081, t2081_1, t2081_0 uint64 = 0, 0x0, t2079
-	if t1941 != 0 {
-		t2081 = t2081_1
-	} else {
-		t2081 = t2081_0
-	}
-	var t2082 uint64 = (t1747) & 0x1
-	var t2083 uint64 = t1746 | t2082
-	var t2084 uint64 = t1745 & t2083
-	var t2085 uint64 = (t1747 + t2084) & 0x1ff
-	var t2087 uint64
-	if t2085 < 0x80 {
-		t2087 = 1
-	}
-	var t2088 uint64 = (t2085) & 0xff
-	var t2090, t2090_1, t2090_0 uint64 = 0, t2088, 0x7f
-	if t2087 != 0 {
-		t2090 = t2090_1
-	} else {
-		t2090 = t2090_0
-	}
-	var t2092 uint64 = (0x0 - t2090) & 0xff
-	var t2093, t2093_1, t2093_0 uint64 = 0, t2092, t2090
-	if t1744 != 0 {
-		t2093 = t2093_1
-	} else {
-		t2093 = t2093_0
-	}
-	var t2095, t2095_1, t2095_0 uint64 = 0, 0x0, t2093
-	if t1941 != 0 {
-		t2095 = t2095_1
-	} else {
-		t2095 = t2095_0
-	}
-	var t2096 uint64 = (t1728) & 0x1
-	var t2097 uint64 = t1727 | t2096
-	var t2098 uint64 = t1726 & t2097
-	var t2099 uint64 = (t1728 + t2098) & 0x1ff
-	var t2101 uint64
-	if t2099 < 0x80 {
-		t2101 = 1
-	}
-	var t2102 uint64 = (t2099) & 0xff
-	var t2104, t2104_1, t2104_0 uint64 = 0, t2102, 0x7f
-	if t2101 != 0 {
-		t2104 = t2104_1
-	} else {
-		t2104 = t2104_0
-	}
-	var t2106 uint64 = (0x0 - t2104) & 0xff
-	var t2107, t2107_1, t2107_0 uint64 = 0, t2106, t2104
-	if t1725 != 0 {
-		t2107 = t2107_1
-	} else {
-		t2107 = t2107_0
-	}
-	var t2109, t2109_1, t2109_0 uint64 = 0, 0x0, t2107
-	if t1941 != 0 {
-		t2109 = t2109_1
-	} else {
-		t2109 = t2109_0
-	}
-	var t2110 uint64 = (t1709) & 0x1
-	var t2111 uint64 = t1708 | t2110
-	var t2112 uint64 = t1707 & t2111
-	var t2113 uint64 = (t1709 + t2112) & 0x1ff
-	var t2115 uint64
-	if t2113 < 0x80 {
-		t2115 = 1
-	}
-	var t2116 uint64 = (t2113) & 0xff
-	var t2118, t2118_1, t2118_0 uint64 = 0, t2116, 0x7f
-	if t2115 != 0 {
-		t2118 = t2118_1
-	} else {
-		t2118 = t2118_0
-	}
-	var t2120 uint64 = (0x0 - t2118) & 0xff
-	var t2121, t2121_1, t2121_0 uint64 = 0, t2120, t2118
-	if t1706 != 0 {
-		t2121 = t2121_1
-	} else {
-		t2121 = t2121_0
-	}
-	var t2123, t2123_1, t2123_0 uint64 = 0, 0x0, t2121
-	if t1941 != 0 {
-		t2123 = t2123_1
-	} else {
-		t2123 = t2123_0
-	}
-	var t2124 uint64 = (t1690) & 0x1
-	var t2125 uint64 = t1689 | t2124
-	var t2126 uint64 = t1688 & t2125
-	var t2127 uint64 = (t1690 + t2126) & 0x1ff
-	var t2129 uint64
-	if t2127 < 0x80 {
-		t2129 = 1
-	}
-	var t2130 uint64 = (t2127) & 0xff
-	var t2132, t2132_1, t2132_0 uint64 = 0, t2130, 0x7f
-	if t2129 != 0 {
-		t2132 = t2132_1
-	} else {
-		t2132 = t2132_0
-	}
-	var t2134 uint64 = (0x0 - t2132) & 0xff
-	var t2135, t2135_1, t2135_0 uint64 = 0, t2134, t2132
-	if t1687 != 0 {
-		t2135 = t2135_1
-	} else {
-		t2135 = t2135_0
-	}
-	var t2137, t2137_1, t2137_0 uint64 = 0, 0x0, t2135
-	if t1941 != 0 {
-		t2137 = t2137_1
-	} else {
-		t2137 = t2137_0
-	}
-	var t2138 uint64 = (t1671) & 0x1
-	var t2139 uint64 = t1670 | t2138
-	var t2140 uint64 = t1669 & t2139
-	var t2141 uint64 = (t1671 + t2140) & 0x1ff
-	var t2143 uint64
-	if t2141 < 0x80 {
-		t2143 = 1
-	}
-	var t2144 uint64 = (t2141) & 0xff
-	var t2146, t2146_1, t2146_0 uint64 = 0, t2144, 0x7f
-	if t2143 != 0 {
-		t2146 = t2146_1
-	} else {
-		t2146 = t2146_0
-	}
-	var t2148 uint64 = (0x0 - t2146) & 0xff
-	var t2149, t2149_1, t2149_0 uint64 = 0, t2148, t2146
-	if t1668 != 0 {
-		t2149 = t2149_1
-	} else {
-		t2149 = t2149_0
-	}
-	var t2151, t2151_1, t2151_0 uint64 = 0, 0x0, t2149
-	if t1941 != 0 {
-		t2151 = t2151_1
-	} else {
-		t2151 = t2151_0
-	}
-	var t2152 uint64 = (t1652) & 0x1
-	var t2153 uint64 = t1651 | t2152
-	var t2154 uint64 = t1650 & t2153
-	var t2155 uint64 = (t1652 + t2154) & 0x1ff
-	var t2157 uint64
-	if t2155 < 0x80 {
-		t2157 = 1
-	}
-	var t2158 uint64 = (t2155) & 0xff
-	var t2160, t2160_1, t2160_0 uint64 = 0, t2158, 0x7f
-	if t2157 != 0 {
-		t2160 = t2160_1
-	} else {
-		t2160 = t2160_0
-	}
-	var t2162 uint64 = (0x0 - t2160) & 0xff
-	var t2163, t2163_1, t2163_0 uint64 = 0, t2162, t2160
-	if t1649 != 0 {
-		t2163 = t2163_1
-	} else {
-		t2163 = t2163_0
-	}
-	var t2165, t2165_1, t2165_0 uint64 = 0, 0x0, t2163
-	if t1941 != 0 {
-		t2165 = t2165_1
-	} else {
-		t2165 = t2165_0
-	}
-	var t2166 uint64 = (t1633) & 0x1
-	var t2167 uint64 = t1632 | t2166
-	var t2168 uint64 = t1631 & t2167
-	var t2169 uint64 = (t1633 + t2168) & 0x1ff
-	var t2171 uint64
-	if t2169 < 0x80 {
-		t2171 = 1
-	}
-	var t2172 uint64 = (t2169) & 0xff
-	var t2174, t2174_1, t2174_0 uint64 = 0, t2172, 0x7f
-	if t2171 != 0 {
-		t2174 = t2174_1
-	} else {
-		t2174 = t2174_0
-	}
-	var t2176 uint64 = (0x0 - t2174) & 0xff
-	var t2177, t2177_1, t2177_0 uint64 = 0, t2176, t2174
-	if t1630 != 0 {
-		t2177 = t2177_1
-	} else {
-		t2177 = t2177_0
-	}
-	var t2179, t2179_1, t2179_0 uint64 = 0, 0x0, t2177
-	if t1941 != 0 {
-		t2179 = t2179_1
-	} else {
-		t2179 = t2179_0
-	}
-	var t2180 uint64 = (t1614) & 0x1
-	var t2181 uint64 = t1613 | t2180
-	var t2182 uint64 = t1612 & t2181
-	var t2183 uint64 = (t1614 + t2182) & 0x1ff
-	var t2185 uint64
-	if t2183 < 0x80 {
-		t2185 = 1
-	}
-	var t2186 uint64 = (t2183) & 0xff
-	var t2188, t2188_1, t2188_0 uint64 = 0, t2186, 0x7f
-	if t2185 != 0 {
-		t2188 = t2188_1
-	} else {
-		t2188 = t2188_0
-	}
-	var t2190 uint64 = (0x0 - t2188) & 0xff
-	var t2191, t2191_1, t2191_0 uint64 = 0, t2190, t2188
-	if t1611 != 0 {
-		t2191 = t2191_1
-	} else {
-		t2191 = t2191_0
-	}
-	var t2193, t2193_1, t2193_0 uint64 = 0, 0x0, t2191
-	if t1941 != 0 {
-		t2193 = t2193_1
-	} else {
-		t2193 = t2193_0
-	}
-	var t2194 uint64 = (t1595) & 0x1
-	var t2195 uint64 = t1594 | t2194
-	var t2196 uint64 = t1593 & t2195
-	var t2197 uint64 = (t1595 + t2196) & 0x1ff
-	var t2199 uint64
-	if t2197 < 0x80 {
-		t2199 = 1
-	}
-	var t2200 uint64 = (t2197) & 0xff
-	var t2202, t2202_1, t2202_0 uint64 = 0, t2200, 0x7f
-	if t2199 != 0 {
-		t2202 = t2202_1
-	} else {
-		t2202 = t2202_0
-	}
-	var t2204 uint64 = (0x0 - t2202) & 0xff
-	var t2205, t2205_1, t2205_0 uint64 = 0, t2204, t2202
-	if t1592 != 0 {
-		t2205 = t2205_1
-	} else {
-		t2205 = t2205_0
-	}
-	var t2207, t2207_1, t2207_0 uint64 = 0, 0x0, t2205
-	if t1941 != 0 {
-		t2207 = t2207_1
-	} else {
-		t2207 = t2207_0
-	}
-	var t2208 uint64 = (t1576) & 0x1
-	var t2209 uint64 = t1575 | t2208
-	var t2210 uint64 = t1574 & t2209
-	var t2211 uint64 = (t1576 + t2210) & 0x1ff
-	var t2213 uint64
-	if t2211 < 0x80 {
-		t2213 = 1
-	}
-	var t2214 uint64 = (t2211) & 0xff
-	var t2216, t2216_1, t2216_0 uint64 = 0, t2214, 0x7f
-	if t2213 != 0 {
-		t2216 = t2216_1
-	} else {
-		t2216 = t2216_0
-	}
-	var t2218 uint64 = (0x0 - t2216) & 0xff
-	var t2219, t2219_1, t2219_0 uint64 = 0, t2218, t2216
-	if t1573 != 0 {
-		t2219 = t2219_1
-	} else {
-		t2219 = t2219_0
-	}
-	var t2221, t2221_1, t2221_0 uint64 = 0, 0x0, t2219
-	if t1941 != 0 {
-		t2221 = t2221_1
-	} else {
-		t2221 = t2221_0
-	}
-	var t2222 uint64 = (t1557) & 0x1
-	var t2223 uint64 = t1556 | t2222
-	var t2224 uint64 = t1555 & t2223
-	var t2225 uint64 = (t1557 + t2224) & 0x1ff
-	var t2227 uint64
-	if t2225 < 0x80 {
-		t2227 = 1
-	}
-	var t2228 uint64 = (t2225) & 0xff
-	var t2230, t2230_1, t2230_0 uint64 = 0, t2228, 0x7f
-	if t2227 != 0 {
-		t2230 = t2230_1
-	} else {
-		t2230 = t2230_0
-	}
-	var t2232 uint64 = (0x0 - t2230) & 0xff
-	var t2233, t2233_1, t2233_0 uint64 = 0, t2232, t2230
-	if t1554 != 0 {
-		t2233 = t2233_1
-	} else {
-		t2233 = t2233_0
-	}
-	var t2235, t2235_1, t2235_0 uint64 = 0, 0x0, t2233
-	if t1941 != 0 {
-		t2235 = t2235_1
-	} else {
-		t2235 = t2235_0
-	}
-	var t2236 uint64 = (t1538) & 0x1
-	var t2237 uint64 = t1537 | t2236
-	var t2238 uint64 = t1536 & t2237
-	var t2239 uint64 = (t1538 + t2238) & 0x1ff
-	var t2241 uint64
-	if t2239 < 0x80 {
-		t2241 = 1
-	}
-	var t2242 uint64 = (t2239) & 0xff
-	var t2244, t2244_1, t2244_0 uint64 = 0, t2242, 0x7f
-	if t2241 != 0 {
-		t2244 = t2244_1
-	} else {
-		t2244 = t2244_0
-	}
-	var t2246 uint64 = (0x0 - t2244) & 0xff
-	var t2247, t2247_1, t2247_0 uint64 = 0, t2246, t2244
-	if t1535 != 0 {
-		t2247 = t2247_1
-	} else {
-		t2247 = t2247_0
-	}
-	var t2249, t2249_1, t2249_0 uint64 = 0, 0x0, t2247
-	if t1941 != 0 {
-		t2249 = t2249_1
-	} else {
-		t2249 = t2249_0
-	}
-	var t2250 uint64 = (t1519) & 0x1
-	var t2251 uint64 = t1518 | t2250
-	var t2252 uint64 = t1517 & t2251
-	var t2253 uint64 = (t1519 + t2252) & 0x1ff
-	var t2255 uint64
-	if t2253 < 0x80 {
-		t2255 = 1
-	}
-	var t2256 uint64 = (t2253) & 0xff
-	var t2258, t2258_1, t2258_0 uint64 = 0, t2256, 0x7f
-	if t2255 != 0 {
-		t2258 = t2258_1
-	} else {
-		t2258 = t2258_0
-	}
-	var t2260 uint64 = (0x0 - t2258) & 0xff
-	var t2261, t2261_1, t2261_0 uint64 = 0, t2260, t2258
-	if t1516 != 0 {
-		t2261 = t2261_1
-	} else {
-		t2261 = t2261_0
-	}
-	var t2263, t2263_1, t2263_0 uint64 = 0, 0x0, t2261
-	if t1941 != 0 {
-		t2263 = t2263_1
-	} else {
-		t2263 = t2263_0
-	}
-	var t2264 uint64 = (t1500) & 0x1
-	var t2265 uint64 = t1499 | t2264
-	var t2266 uint64 = t1498 & t2265
-	var t2267 uint64 = (t1500 + t2266) & 0x1ff
-	var t2269 uint64
-	if t2267 < 0x80 {
-		t2269 = 1
-	}
-	var t2270 uint64 = (t2267) & 0xff
-	var t2272, t2272_1, t2272_0 uint64 = 0, t2270, 0x7f
-	if t2269 != 0 {
-		t2272 = t2272_1
-	} else {
-		t2272 = t2272_0
-	}
-	var t2274 uint64 = (0x0 - t2272) & 0xff
-	var t2275, t2275_1, t2275_0 uint64 = 0, t2274, t2272
-	if t1497 != 0 {
-		t2275 = t2275_1
-	} else {
-		t2275 = t2275_0
-	}
-	var t2277, t2277_1, t2277_0 uint64 = 0, 0x0, t2275
-	if t1941 != 0 {
-		t2277 = t2277_1
-	} else {
-		t2277 = t2277_0
-	}
-	var t2278 uint64 = (t1481) & 0x1
-	var t2279 uint64 = t1480 | t2278
-	var t2280 uint64 = t1479 & t2279
-	var t2281 uint64 = (t1481 + t2280) & 0x1ff
-	var t2283 uint64
-	if t2281 < 0x80 {
-		t2283 = 1
-	}
-	var t2284 uint64 = (t2281) & 0xff
-	var t2286, t2286_1, t2286_0 uint64 = 0, t2284, 0x7f
-	if t2283 != 0 {
-		t2286 = t2286_1
-	} else {
-		t2286 = t2286_0
-	}
-	var t2288 uint64 = (0x0 - t2286) & 0xff
-	var t2289, t2289_1, t2289_0 uint64 = 0, t2288, t2286
-	if t1478 != 0 {
-		t2289 = t2289_1
-	} else {
-		t2289 = t2289_0
-	}
-	var t2291, t2291_1, t2291_0 uint64 = 0, 0x0, t2289
-	if t1941 != 0 {
-		t2291 = t2291_1
-	} else {
-		t2291 = t2291_0
-	}
-	var t2292 uint64 = (t1462) & 0x1
-	var t2293 uint64 = t1461 | t2292
-	var t2294 uint64 = t1460 & t2293
-	var t2295 uint64 = (t1462 + t2294) & 0x1ff
-	var t2297 uint64
-	if t2295 < 0x80 {
-		t2297 = 1
-	}
-	var t2298 uint64 = (t2295) & 0xff
-	var t2300, t2300_1, t2300_0 uint64 = 0, t2298, 0x7f
-	if t2297 != 0 {
-		t2300 = t2300_1
-	} else {
-		t2300 = t2300_0
-	}
-	var t2302 uint64 = (0x0 - t2300) & 0xff
-	var t2303, t2303_1, t2303_0 uint64 = 0, t2302, t2300
-	if t1459 != 0 {
-		t2303 = t2303_1
-	} else {
-		t2303 = t2303_0
-	}
-	var t2305, t2305_1, t2305_0 uint64 = 0, 0x0, t2303
-	if t1941 != 0 {
-		t2305 = t2305_1
-	} else {
-		t2305 = t2305_0
-	}
-	var t2306 uint64 = (t1443) & 0x1
-	var t2307 uint64 = t1442 | t2306
-	var t2308 uint64 = t1441 & t2307
-	var t2309 uint64 = (t1443 + t2308) & 0x1ff
-	var t2311 uint64
-	if t2309 < 0x80 {
-		t2311 = 1
-	}
-	var t2312 uint64 = (t2309) & 0xff
-	var t2314, t2314_1, t2314_0 uint64 = 0, t2312, 0x7f
-	if t2311 != 0 {
-		t2314 = t2314_1
-	} else {
-		t2314 = t2314_0
-	}
-	var t2316 uint64 = (0x0 - t2314) & 0xff
-	var t2317, t2317_1, t2317_0 uint64 = 0, t2316, t2314
-	if t1440 != 0 {
-		t2317 = t2317_1
-	} else {
-		t2317 = t2317_0
-	}
-	var t2319, t2319_1, t2319_0 uint64 = 0, 0x0, t2317
-	if t1941 != 0 {
-		t2319 = t2319_1
-	} else {
-		t2319 = t2319_0
-	}
-	var t2320 uint64 = (t1424) & 0x1
-	var t2321 uint64 = t1423 | t2320
-	var t2322 uint64 = t1422 & t2321
-	var t2323 uint64 = (t1424 + t2322) & 0x1ff
-	var t2325 uint64
-	if t2323 < 0x80 {
-		t2325 = 1
-	}
-	var t2326 uint64 = (t2323) & 0xff
-	var t2328, t2328_1, t2328_0 uint64 = 0, t2326, 0x7f
-	if t2325 != 0 {
-		t2328 = t2328_1
-	} else {
-		t2328 = t2328_0
-	}
-	var t2330 uint64 = (0x0 - t2328) & 0xff
-	var t2331, t2331_1, t2331_0 uint64 = 0, t2330, t2328
-	if t1421 != 0 {
-		t2331 = t2331_1
-	} else {
-		t2331 = t2331_0
-	}
-	var t2333, t2333_1, t2333_0 uint64 = 0, 0x0, t2331
-	if t1941 != 0 {
-		t2333 = t2333_1
-	} else {
-		t2333 = t2333_0
-	}
-	var t2334 uint64 = (t1405) & 0x1
-	var t2335 uint64 = t1404 | t2334
-	var t2336 uint64 = t1403 & t2335
-	var t2337 uint64 = (t1405 + t2336) & 0x1ff
-	var t2339 uint64
-	if t2337 < 0x80 {
-		t2339 = 1
-	}
-	var t2340 uint64 = (t2337) & 0xff
-	var t2342, t2342_1, t2342_0 uint64 = 0, t2340, 0x7f
-	if t2339 != 0 {
-		t2342 = t2342_1
-	} else {
-		t2342 = t2342_0
-	}
-	var t2344 uint64 = (0x0 - t2342) & 0xff
-	var t2345, t2345_1, t2345_0 uint64 = 0, t2344, t2342
-	if t1402 != 0 {
-		t2345 = t2345_1
-	} else {
-		t2345 = t2345_0
-	}
-	var t2347, t2347_1, t2347_0 uint64 = 0, 0x0, t2345
-	if t1941 != 0 {
-		t2347 = t2347_1
-	} else {
-		t2347 = t2347_0
-	}
-	var t2348 uint64 = (t1386) & 0x1
-	var t2349 uint64 = t1385 | t2348
-	var t2350 uint64 = t1384 & t2349
-	var t2351 uint64 = (t1386 + t2350) & 0x1ff
-	var t2353 uint64
-	if t2351 < 0x80 {
-		t2353 = 1
-	}
-	var t2354 uint64 = (t2351) & 0xff
-	var t2356, t2356_1, t2356_0 uint64 = 0, t2354, 0x7f
-	if t2353 != 0 {
-		t2356 = t2356_1
-	} else {
-		t2356 = t2356_0
-	}
-	var t2358 uint64 = (0x0 - t2356) & 0xff
-	var t2359, t2359_1, t2359_0 uint64 = 0, t2358, t2356
-	if t1383 != 0 {
-		t2359 = t2359_1
-	} else {
-		t2359 = t2359_0
-	}
-	var t2361, t2361_1, t2361_0 uint64 = 0, 0x0, t2359
-	if t1941 != 0 {
-		t2361 = t2361_1
-	} else {
-		t2361 = t2361_0
-	}
-	var t2362 uint64 = (t1367) & 0x1
-	var t2363 uint64 = t1366 | t2362
-	var t2364 uint64 = t1365 & t2363
-	var t2365 uint64 = (t1367 + t2364) & 0x1ff
-	var t2367 uint64
-	if t2365 < 0x80 {
-		t2367 = 1
-	}
-	var t2368 uint64 = (t2365) & 0xff
-	var t2370, t2370_1, t2370_0 uint64 = 0, t2368, 0x7f
-	if t2367 != 0 {
-		t2370 = t2370_1
-	} else {
-		t2370 = t2370_0
-	}
-	var t2372 uint64 = (0x0 - t2370) & 0xff
-	var t2373, t2373_1, t2373_0 uint64 = 0, t2372, t2370
-	if t1364 != 0 {
-		t2373 = t2373_1
-	} else {
-		t2373 = t2373_0
-	}
-	var t2375, t2375_1, t2375_0 uint64 = 0, 0x0, t2373
-	if t1941 != 0 {
-		t2375 = t2375_1
-	} else {
-		t2375 = t2375_0
-	}
-	var t2376 uint64 = (t1348) & 0x1
-	var t2377 uint64 = t1347 | t2376
-	var t2378 uint64 = t1346 & t2377
-	var t2379 uint64 = (t1348 + t2378) & 0x1ff
-	var t2381 uint64
-	if t2379 < 0x80 {
-		t2381 = 1
-	}
-	var t2382 uint64 = (t2379) & 0xff
-	var t2384, t2384_1, t2384_0 uint64 = 0, t2382, 0x7f
-	if t2381 != 0 {
-		t2384 = t2384_1
-	} else {
-		t2384 = t2384_0
-	}
-	var t2386 uint64 = (0x0 - t2384) & 0xff
-	var t2387, t2387_1, t2387_0 uint64 = 0, t2386, t2384
-	if t1345 != 0 {
-		t2387 = t2387_1
-	} else {
-		t2387 = t2387_0
-	}
-	var t2389, t2389_1, t2389_0 uint64 = 0, 0x0, t2387
-	if t1941 != 0 {
-		t2389 = t2389_1
-	} else {
-		t2389 = t2389_0
-	}
-	v[2390] = t2305<<56 | t2319<<48 | t2333<<40 | t2347<<32 | t2361<<24 | t2375<<16 | t2389<<8 | v[1938]
-	v[2391] = t2193<<56 | t2207<<48 | t2221<<40 | t2235<<32 | t2249<<24 | t2263<<16 | t2277<<8 | t2291
-	v[2392] = t2081<<56 | t2095<<48 | t2109<<40 | t2123<<32 | t2137<<24 | t2151<<16 | t2165<<8 | t2179
-	v[2393] = t1969<<56 | t1983<<48 | t1997<<40 | t2011<<32 | t2025<<24 | t2039<<16 | t2053<<8 | t2067
-	v[2394] = t1955
-	v[2394] &= 0xff
-	var t2395 uint64 = t1344 | t1344<<1 | t1363<<2 | t1382<<3 | t1401<<4 | t1420<<5 | t1439<<6 | t1458<<7 | t1477<<8 | t1496<<9 | t1515<<10 | t1534<<11 | t1553<<12 | t1572<<13 | t1591<<14 | t1610<<15 | t1629<<16 | t1648<<17 | t1667<<18 | t1686<<19 | t1705<<20 | t1724<<21 | t1743<<22 | t1762<<23 | t1781<<24 | t1800<<25 | t1819<<26 | t1838<<27 | t1857<<28 | t1876<<29 | t1895<<30 | t1914<<31 | t1933<<32
-	v[2402] = v[2390]
-	v[2403] = v[2391]
-	v[2404] = v[2392]
-	v[2405] = v[2393]
-	v[2406] = v[1939]<<41 | t2395<<8 | v[2394]
-	v[2406] &= 0x3ffffffffff
-	var t2425 uint64 = (^v[2412]) & 0x1
-	v[2425] = t2425
-	var t2437 uint64 = v[2401] & t2424
-	v[2437] = t2437
-	v[2439] = v[2413]
-	v[2440] = v[2414]
-	v[2441] = v[2415]
-	v[2442] = v[2416]
-	v[2443] = v[2417]
-	v[2443] &= 0xff
-	var t2444 uint64 = v[2417] >> 8 & 0x1ffffffff
-	v[2444] = t2444
-	var t2445 uint64 = v[2417] >> 41 & 0x1
-	v[2445] = t2445
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -1778,6 +1797,7 @@ func (x *simquantize_mxint8) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[2408] != 0 {
+		x.D |= 0x1
 		v[1938] = v[1136]
 		v[1136] = v[654]
 		v[1939] = v[1137]
@@ -4245,6 +4265,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[643] = t642
 	}
 	if v[2426] != 0 {
+		x.D |= 0x8
 		if v[2418] != 0 {
 			v[2429] = v[2419]
 			v[2430] = v[2420]
@@ -4265,9 +4286,11 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2417] = v[2433]
 	}
 	if x.Rst {
+		x.D |= 0x4
 		v[2412] = 0x0
 		v[2418] = 0x0
 	} else {
+		x.D |= 0x4
 		var t2427 uint64 = v[2418] | v[2401]
 		var t2428, t2428_1, t2428_0 uint64 = 0, t2427, v[2412]
 		if v[2426] != 0 {
@@ -4285,11 +4308,13 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2418] = t2435
 	}
 	if x.Rst {
+		x.D |= 0x2
 		v[2398] = 0x0
 		v[2399] = 0x0
 		v[2400] = 0x0
 		v[2401] = 0x0
 	} else if v[2408] != 0 {
+		x.D |= 0x2
 		v[2401] = v[2400]
 		v[2400] = v[2399]
 		v[2399] = v[2398]
@@ -4298,6 +4323,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2398] = t2409
 	}
 	if v[2438] != 0 {
+		x.D |= 0x10
 		v[2419] = v[2402]
 		v[2420] = v[2403]
 		v[2421] = v[2404]

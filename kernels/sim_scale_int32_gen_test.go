@@ -14,6 +14,7 @@ import (
 type simscale_int32 struct {
 	S         [1045]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimscale_int32() }) }
 
 // Newsimscale_int32 returns a simscale_int32 with registers at their reset values.
 func Newsimscale_int32() *simscale_int32 {
-	x := &simscale_int32{}
+	x := &simscale_int32{D: ^uint64(0)}
 	x.S[21] = 0x8000
 	x.S[27] = 0x1
 	x.S[30] = 0x10
@@ -315,7 +316,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "1a5cc7c7a0ff594bde013ef16caecef4" }
+func (x *simscale_int32) Fingerprint() string { return "b3acd0d64f07d4033990994368def3d5" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -328,6 +329,9 @@ func (x *simscale_int32) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simscale_int32) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simscale_int32) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simscale_int32) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -335,271 +339,286 @@ func (x *simscale_int32) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simscale_int32) EvalState() {
 	v := &x.S
 	_ = v
-	var t1014 uint64 = (^v[1003]) & 0x1
-	var t987 uint64 = (^v[976]) & 0x1
-	var t988 uint64 = t1014 | t987
-	v[988] = t988
-	var t991 uint64 = t988 & 0x1
-	v[991] = t991
-	var t72 uint64 = (v[71] >> 32) & 0x1
-	var t75, t75_1, t75_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t72 != 0 {
-		t75 = t75_1
-	} else {
-		t75 = t75_0
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t76 uint64 = (v[71]) & 0xffffffff
+		var t72 uint64 = (v[71] >> 32) & 0x1
+		var t75, t75_1, t75_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t72 != 0 {
+			t75 = t75_1
+		} else {
+			t75 = t75_0
+		}
+		var t77, t77_1, t77_0 uint64 = 0, t76, t75
+		if v[67] != 0 {
+			t77 = t77_1
+		} else {
+			t77 = t77_0
+		}
+		var t135 uint64 = (v[130]) & 0xffffffff
+		var t131 uint64 = (v[130] >> 32) & 0x1
+		var t134, t134_1, t134_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t131 != 0 {
+			t134 = t134_1
+		} else {
+			t134 = t134_0
+		}
+		var t136, t136_1, t136_0 uint64 = 0, t135, t134
+		if v[126] != 0 {
+			t136 = t136_1
+		} else {
+			t136 = t136_0
+		}
+		var t194 uint64 = (v[189]) & 0xffffffff
+		var t190 uint64 = (v[189] >> 32) & 0x1
+		var t193, t193_1, t193_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t190 != 0 {
+			t193 = t193_1
+		} else {
+			t193 = t193_0
+		}
+		var t195, t195_1, t195_0 uint64 = 0, t194, t193
+		if v[185] != 0 {
+			t195 = t195_1
+		} else {
+			t195 = t195_0
+		}
+		var t253 uint64 = (v[248]) & 0xffffffff
+		var t249 uint64 = (v[248] >> 32) & 0x1
+		var t252, t252_1, t252_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t249 != 0 {
+			t252 = t252_1
+		} else {
+			t252 = t252_0
+		}
+		var t254, t254_1, t254_0 uint64 = 0, t253, t252
+		if v[244] != 0 {
+			t254 = t254_1
+		} else {
+			t254 = t254_0
+		}
+		var t312 uint64 = (v[307]) & 0xffffffff
+		var t308 uint64 = (v[307] >> 32) & 0x1
+		var t311, t311_1, t311_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t308 != 0 {
+			t311 = t311_1
+		} else {
+			t311 = t311_0
+		}
+		var t313, t313_1, t313_0 uint64 = 0, t312, t311
+		if v[303] != 0 {
+			t313 = t313_1
+		} else {
+			t313 = t313_0
+		}
+		var t371 uint64 = (v[366]) & 0xffffffff
+		var t367 uint64 = (v[366] >> 32) & 0x1
+		var t370, t370_1, t370_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t367 != 0 {
+			t370 = t370_1
+		} else {
+			t370 = t370_0
+		}
+		var t372, t372_1, t372_0 uint64 = 0, t371, t370
+		if v[362] != 0 {
+			t372 = t372_1
+		} else {
+			t372 = t372_0
+		}
+		var t430 uint64 = (v[425]) & 0xffffffff
+		var t426 uint64 = (v[425] >> 32) & 0x1
+		var t429, t429_1, t429_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t426 != 0 {
+			t429 = t429_1
+		} else {
+			t429 = t429_0
+		}
+		var t431, t431_1, t431_0 uint64 = 0, t430, t429
+		if v[421] != 0 {
+			t431 = t431_1
+		} else {
+			t431 = t431_0
+		}
+		var t489 uint64 = (v[484]) & 0xffffffff
+		var t485 uint64 = (v[484] >> 32) & 0x1
+		var t488, t488_1, t488_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t485 != 0 {
+			t488 = t488_1
+		} else {
+			t488 = t488_0
+		}
+		var t490, t490_1, t490_0 uint64 = 0, t489, t488
+		if v[480] != 0 {
+			t490 = t490_1
+		} else {
+			t490 = t490_0
+		}
+		var t548 uint64 = (v[543]) & 0xffffffff
+		var t544 uint64 = (v[543] >> 32) & 0x1
+		var t547, t547_1, t547_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t544 != 0 {
+			t547 = t547_1
+		} else {
+			t547 = t547_0
+		}
+		var t549, t549_1, t549_0 uint64 = 0, t548, t547
+		if v[539] != 0 {
+			t549 = t549_1
+		} else {
+			t549 = t549_0
+		}
+		var t607 uint64 = (v[602]) & 0xffffffff
+		var t603 uint64 = (v[602] >> 32) & 0x1
+		var t606, t606_1, t606_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t603 != 0 {
+			t606 = t606_1
+		} else {
+			t606 = t606_0
+		}
+		var t608, t608_1, t608_0 uint64 = 0, t607, t606
+		if v[598] != 0 {
+			t608 = t608_1
+		} else {
+			t608 = t608_0
+		}
+		var t666 uint64 = (v[661]) & 0xffffffff
+		var t662 uint64 = (v[661] >> 32) & 0x1
+		var t665, t665_1, t665_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t662 != 0 {
+			t665 = t665_1
+		} else {
+			t665 = t665_0
+		}
+		var t667, t667_1, t667_0 uint64 = 0, t666, t665
+		if v[657] != 0 {
+			t667 = t667_1
+		} else {
+			t667 = t667_0
+		}
+		var t725 uint64 = (v[720]) & 0xffffffff
+		var t721 uint64 = (v[720] >> 32) & 0x1
+		var t724, t724_1, t724_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t721 != 0 {
+			t724 = t724_1
+		} else {
+			t724 = t724_0
+		}
+		var t726, t726_1, t726_0 uint64 = 0, t725, t724
+		if v[716] != 0 {
+			t726 = t726_1
+		} else {
+			t726 = t726_0
+		}
+		var t784 uint64 = (v[779]) & 0xffffffff
+		var t780 uint64 = (v[779] >> 32) & 0x1
+		var t783, t783_1, t783_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t780 != 0 {
+			t783 = t783_1
+		} else {
+			t783 = t783_0
+		}
+		var t785, t785_1, t785_0 uint64 = 0, t784, t783
+		if v[775] != 0 {
+			t785 = t785_1
+		} else {
+			t785 = t785_0
+		}
+		var t843 uint64 = (v[838]) & 0xffffffff
+		var t839 uint64 = (v[838] >> 32) & 0x1
+		var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t839 != 0 {
+			t842 = t842_1
+		} else {
+			t842 = t842_0
+		}
+		var t844, t844_1, t844_0 uint64 = 0, t843, t842
+		if v[834] != 0 {
+			t844 = t844_1
+		} else {
+			t844 = t844_0
+		}
+		var t902 uint64 = (v[897]) & 0xffffffff
+		var t898 uint64 = (v[897] >> 32) & 0x1
+		var t901, t901_1, t901_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t898 != 0 {
+			t901 = t901_1
+		} else {
+			t901 = t901_0
+		}
+		var t903, t903_1, t903_0 uint64 = 0, t902, t901
+		if v[893] != 0 {
+			t903 = t903_1
+		} else {
+			t903 = t903_0
+		}
+		var t961 uint64 = (v[956]) & 0xffffffff
+		var t957 uint64 = (v[956] >> 32) & 0x1
+		var t960, t960_1, t960_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t957 != 0 {
+			t960 = t960_1
+		} else {
+			t960 = t960_0
+		}
+		var t962, t962_1, t962_0 uint64 = 0, t961, t960
+		if v[952] != 0 {
+			t962 = t962_1
+		} else {
+			t962 = t962_0
+		}
+		v[963] = t903<<32 | t962
+		v[964] = t785<<32 | t844
+		v[965] = t667<<32 | t726
+		v[966] = t549<<32 | t608
+		v[967] = t431<<32 | t490
+		v[968] = t313<<32 | t372
+		v[969] = t195<<32 | t254
+		v[970] = t77<<32 | t136
+		v[977] = v[963]
+		v[978] = v[964]
+		v[979] = v[965]
+		v[980] = v[966]
+		v[981] = v[967]
+		v[982] = v[968]
+		v[983] = v[969]
+		v[984] = v[970]
+		v[985] = v[17]
+		v[986] = v[18]
+		v[986] &= 0x1
 	}
-	var t76 uint64 = (v[71]) & 0xffffffff
-	var t77, t77_1, t77_0 uint64 = 0, t76, t75
-	if v[67] != 0 {
-		t77 = t77_1
-	} else {
-		t77 = t77_0
+	if d&0x2 != 0 {
+		var t987 uint64 = (^v[976]) & 0x1
+		v[987] = t987
 	}
-	var t131 uint64 = (v[130] >> 32) & 0x1
-	var t134, t134_1, t134_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t131 != 0 {
-		t134 = t134_1
-	} else {
-		t134 = t134_0
+	if d&0x4 != 0 {
+		var t1014 uint64 = (^v[1003]) & 0x1
+		v[1014] = t1014
+		var t1015 uint64 = (^v[992]) & 0x1
+		v[1015] = t1015
 	}
-	var t135 uint64 = (v[130]) & 0xffffffff
-	var t136, t136_1, t136_0 uint64 = 0, t135, t134
-	if v[126] != 0 {
-		t136 = t136_1
-	} else {
-		t136 = t136_0
+	if d&0x8 != 0 {
+		v[1034] = v[993]
+		v[1035] = v[994]
+		v[1036] = v[995]
+		v[1037] = v[996]
+		v[1038] = v[997]
+		v[1039] = v[998]
+		v[1040] = v[999]
+		v[1041] = v[1000]
+		var t1042 uint64 = v[1001] >> 0 & 0xffffffffffffffff
+		v[1042] = t1042
+		var t1043 uint64 = v[1002] >> 0 & 0x1
+		v[1043] = t1043
 	}
-	var t190 uint64 = (v[189] >> 32) & 0x1
-	var t193, t193_1, t193_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t190 != 0 {
-		t193 = t193_1
-	} else {
-		t193 = t193_0
+	if d&0x6 != 0 {
+		var t988 uint64 = v[1014] | v[987]
+		v[988] = t988
+		var t991 uint64 = t988 & 0x1
+		v[991] = t991
+		var t1032 uint64 = v[976] & v[1014]
+		v[1032] = t1032
 	}
-	var t194 uint64 = (v[189]) & 0xffffffff
-	var t195, t195_1, t195_0 uint64 = 0, t194, t193
-	if v[185] != 0 {
-		t195 = t195_1
-	} else {
-		t195 = t195_0
-	}
-	var t249 uint64 = (v[248] >> 32) & 0x1
-	var t252, t252_1, t252_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t249 != 0 {
-		t252 = t252_1
-	} else {
-		t252 = t252_0
-	}
-	var t253 uint64 = (v[248]) & 0xffffffff
-	var t254, t254_1, t254_0 uint64 = 0, t253, t252
-	if v[244] != 0 {
-		t254 = t254_1
-	} else {
-		t254 = t254_0
-	}
-	var t308 uint64 = (v[307] >> 32) & 0x1
-	var t311, t311_1, t311_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t308 != 0 {
-		t311 = t311_1
-	} else {
-		t311 = t311_0
-	}
-	var t312 uint64 = (v[307]) & 0xffffffff
-	var t313, t313_1, t313_0 uint64 = 0, t312, t311
-	if v[303] != 0 {
-		t313 = t313_1
-	} else {
-		t313 = t313_0
-	}
-	var t367 uint64 = (v[366] >> 32) & 0x1
-	var t370, t370_1, t370_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t367 != 0 {
-		t370 = t370_1
-	} else {
-		t370 = t370_0
-	}
-	var t371 uint64 = (v[366]) & 0xffffffff
-	var t372, t372_1, t372_0 uint64 = 0, t371, t370
-	if v[362] != 0 {
-		t372 = t372_1
-	} else {
-		t372 = t372_0
-	}
-	var t426 uint64 = (v[425] >> 32) & 0x1
-	var t429, t429_1, t429_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t426 != 0 {
-		t429 = t429_1
-	} else {
-		t429 = t429_0
-	}
-	var t430 uint64 = (v[425]) & 0xffffffff
-	var t431, t431_1, t431_0 uint64 = 0, t430, t429
-	if v[421] != 0 {
-		t431 = t431_1
-	} else {
-		t431 = t431_0
-	}
-	var t485 uint64 = (v[484] >> 32) & 0x1
-	var t488, t488_1, t488_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t485 != 0 {
-		t488 = t488_1
-	} else {
-		t488 = t488_0
-	}
-	var t489 uint64 = (v[484]) & 0xffffffff
-	var t490, t490_1, t490_0 uint64 = 0, t489, t488
-	if v[480] != 0 {
-		t490 = t490_1
-	} else {
-		t490 = t490_0
-	}
-	var t544 uint64 = (v[543] >> 32) & 0x1
-	var t547, t547_1, t547_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t544 != 0 {
-		t547 = t547_1
-	} else {
-		t547 = t547_0
-	}
-	var t548 uint64 = (v[543]) & 0xffffffff
-	var t549, t549_1, t549_0 uint64 = 0, t548, t547
-	if v[539] != 0 {
-		t549 = t549_1
-	} else {
-		t549 = t549_0
-	}
-	var t603 uint64 = (v[602] >> 32) & 0x1
-	var t606, t606_1, t606_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t603 != 0 {
-		t606 = t606_1
-	} else {
-		t606 = t606_0
-	}
-	var t607 uint64 = (v[602]) & 0xffffffff
-	var t608, t608_1, t608_0 uint64 = 0, t607, t606
-	if v[598] != 0 {
-		t608 = t608_1
-	} else {
-		t608 = t608_0
-	}
-	var t662 uint64 = (v[661] >> 32) & 0x1
-	var t665, t665_1, t665_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t662 != 0 {
-		t665 = t665_1
-	} else {
-		t665 = t665_0
-	}
-	var t666 uint64 = (v[661]) & 0xffffffff
-	var t667, t667_1, t667_0 uint64 = 0, t666, t665
-	if v[657] != 0 {
-		t667 = t667_1
-	} else {
-		t667 = t667_0
-	}
-	var t721 uint64 = (v[720] >> 32) & 0x1
-	var t724, t724_1, t724_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t721 != 0 {
-		t724 = t724_1
-	} else {
-		t724 = t724_0
-	}
-	var t725 uint64 = (v[720]) & 0xffffffff
-	var t726, t726_1, t726_0 uint64 = 0, t725, t724
-	if v[716] != 0 {
-		t726 = t726_1
-	} else {
-		t726 = t726_0
-	}
-	var t780 uint64 = (v[779] >> 32) & 0x1
-	var t783, t783_1, t783_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t780 != 0 {
-		t783 = t783_1
-	} else {
-		t783 = t783_0
-	}
-	var t784 uint64 = (v[779]) & 0xffffffff
-	var t785, t785_1, t785_0 uint64 = 0, t784, t783
-	if v[775] != 0 {
-		t785 = t785_1
-	} else {
-		t785 = t785_0
-	}
-	var t839 uint64 = (v[838] >> 32) & 0x1
-	var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t839 != 0 {
-		t842 = t842_1
-	} else {
-		t842 = t842_0
-	}
-	var t843 uint64 = (v[838]) & 0xffffffff
-	var t844, t844_1, t844_0 uint64 = 0, t843, t842
-	if v[834] != 0 {
-		t844 = t844_1
-	} else {
-		t844 = t844_0
-	}
-	var t898 uint64 = (v[897] >> 32) & 0x1
-	var t901, t901_1, t901_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t898 != 0 {
-		t901 = t901_1
-	} else {
-		t901 = t901_0
-	}
-	var t902 uint64 = (v[897]) & 0xffffffff
-	var t903, t903_1, t903_0 uint64 = 0, t902, t901
-	if v[893] != 0 {
-		t903 = t903_1
-	} else {
-		t903 = t903_0
-	}
-	var t957 uint64 = (v[956] >> 32) & 0x1
-	var t960, t960_1, t960_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t957 != 0 {
-		t960 = t960_1
-	} else {
-		t960 = t960_0
-	}
-	var t961 uint64 = (v[956]) & 0xffffffff
-	var t962, t962_1, t962_0 uint64 = 0, t961, t960
-	if v[952] != 0 {
-		t962 = t962_1
-	} else {
-		t962 = t962_0
-	}
-	v[963] = t903<<32 | t962
-	v[964] = t785<<32 | t844
-	v[965] = t667<<32 | t726
-	v[966] = t549<<32 | t608
-	v[967] = t431<<32 | t490
-	v[968] = t313<<32 | t372
-	v[969] = t195<<32 | t254
-	v[970] = t77<<32 | t136
-	v[977] = v[963]
-	v[978] = v[964]
-	v[979] = v[965]
-	v[980] = v[966]
-	v[981] = v[967]
-	v[982] = v[968]
-	v[983] = v[969]
-	v[984] = v[970]
-	v[985] = v[17]
-	v[986] = v[18]
-	v[986] &= 0x1
-	var t1015 uint64 = (^v[992]) & 0x1
-	v[1015] = t1015
-	var t1032 uint64 = v[976] & t1014
-	v[1032] = t1032
-	v[1034] = v[993]
-	v[1035] = v[994]
-	v[1036] = v[995]
-	v[1037] = v[996]
-	v[1038] = v[997]
-	v[1039] = v[998]
-	v[1040] = v[999]
-	v[1041] = v[1000]
-	var t1042 uint64 = v[1001] >> 0 & 0xffffffffffffffff
-	v[1042] = t1042
-	var t1043 uint64 = v[1002] >> 0 & 0x1
-	v[1043] = t1043
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -621,6 +640,7 @@ func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[988] != 0 {
+		x.D |= 0x1
 		v[17] = v[15]
 		v[15] = v[13]
 		v[13] = v[11]
@@ -1463,6 +1483,7 @@ func (x *simscale_int32) Edge() bool {
 		v[926] = t925
 	}
 	if v[1016] != 0 {
+		x.D |= 0x8
 		if v[1003] != 0 {
 			v[1019] = v[1004]
 			v[1020] = v[1005]
@@ -1498,9 +1519,11 @@ func (x *simscale_int32) Edge() bool {
 		v[1002] = v[1028]
 	}
 	if x.Rst {
+		x.D |= 0x4
 		v[992] = 0x0
 		v[1003] = 0x0
 	} else {
+		x.D |= 0x4
 		var t1017 uint64 = v[1003] | v[976]
 		var t1018, t1018_1, t1018_0 uint64 = 0, t1017, v[992]
 		if v[1016] != 0 {
@@ -1518,11 +1541,13 @@ func (x *simscale_int32) Edge() bool {
 		v[1003] = t1030
 	}
 	if x.Rst {
+		x.D |= 0x2
 		v[973] = 0x0
 		v[974] = 0x0
 		v[975] = 0x0
 		v[976] = 0x0
 	} else if v[988] != 0 {
+		x.D |= 0x2
 		v[976] = v[975]
 		v[975] = v[974]
 		v[974] = v[973]
@@ -1531,6 +1556,7 @@ func (x *simscale_int32) Edge() bool {
 		v[973] = t989
 	}
 	if v[1033] != 0 {
+		x.D |= 0x10
 		v[1004] = v[977]
 		v[1005] = v[978]
 		v[1006] = v[979]

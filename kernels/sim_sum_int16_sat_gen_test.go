@@ -14,6 +14,7 @@ import (
 type simsum_int16_sat struct {
 	S         [679]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int16_sat() }) }
 
 // Newsimsum_int16_sat returns a simsum_int16_sat with registers at their reset values.
 func Newsimsum_int16_sat() *simsum_int16_sat {
-	x := &simsum_int16_sat{}
+	x := &simsum_int16_sat{D: ^uint64(0)}
 	x.S[22] = 0x1
 	x.S[34] = 0x8000
 	x.S[35] = 0x7fff
@@ -161,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "4bf1a80de5775cae7c01db6d5140dcb6" }
+func (x *simsum_int16_sat) Fingerprint() string { return "c77f6cc6cdfd9840b84cb81698a40b52" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -174,6 +175,9 @@ func (x *simsum_int16_sat) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simsum_int16_sat) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simsum_int16_sat) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simsum_int16_sat) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -181,22 +185,29 @@ func (x *simsum_int16_sat) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simsum_int16_sat) EvalState() {
 	v := &x.S
 	_ = v
-	var t648 uint64 = (^v[637]) & 0x1
-	v[648] = t648
-	var t649 uint64 = (^v[626]) & 0x1
-	v[649] = t649
-	v[668] = v[627]
-	v[669] = v[628]
-	v[670] = v[629]
-	v[671] = v[630]
-	v[672] = v[631]
-	v[673] = v[632]
-	v[674] = v[633]
-	v[675] = v[634]
-	var t676 uint64 = v[635] >> 0 & 0xffffffffffffffff
-	v[676] = t676
-	var t677 uint64 = v[636] >> 0 & 0x1
-	v[677] = t677
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t648 uint64 = (^v[637]) & 0x1
+		v[648] = t648
+		var t649 uint64 = (^v[626]) & 0x1
+		v[649] = t649
+	}
+	if d&0x2 != 0 {
+		v[668] = v[627]
+		v[669] = v[628]
+		v[670] = v[629]
+		v[671] = v[630]
+		v[672] = v[631]
+		v[673] = v[632]
+		v[674] = v[633]
+		v[675] = v[634]
+		var t676 uint64 = v[635] >> 0 & 0xffffffffffffffff
+		v[676] = t676
+		var t677 uint64 = v[636] >> 0 & 0x1
+		v[677] = t677
+	}
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -1144,6 +1155,7 @@ func (x *simsum_int16_sat) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[650] != 0 {
+		x.D |= 0x2
 		if v[637] != 0 {
 			v[653] = v[638]
 			v[654] = v[639]
@@ -1179,9 +1191,11 @@ func (x *simsum_int16_sat) Edge() bool {
 		v[636] = v[662]
 	}
 	if x.Rst {
+		x.D |= 0x1
 		v[626] = 0x0
 		v[637] = 0x0
 	} else {
+		x.D |= 0x1
 		var t651 uint64 = v[637] | v[609]
 		var t652, t652_1, t652_0 uint64 = 0, t651, v[626]
 		if v[650] != 0 {
@@ -1199,6 +1213,7 @@ func (x *simsum_int16_sat) Edge() bool {
 		v[637] = t664
 	}
 	if v[667] != 0 {
+		x.D |= 0x4
 		v[638] = v[610]
 		v[639] = v[611]
 		v[640] = v[612]

@@ -14,6 +14,7 @@ import (
 type simsum_int8_sat struct {
 	S         [1255]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int8_sat() }) }
 
 // Newsimsum_int8_sat returns a simsum_int8_sat with registers at their reset values.
 func Newsimsum_int8_sat() *simsum_int8_sat {
-	x := &simsum_int8_sat{}
+	x := &simsum_int8_sat{D: ^uint64(0)}
 	x.S[22] = 0x1
 	x.S[34] = 0x80
 	x.S[35] = 0x7f
@@ -289,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "eae569f5bf218db4596f8fbbac9a23d1" }
+func (x *simsum_int8_sat) Fingerprint() string { return "7322ed7c0bd2663084724fae382bc79b" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -302,6 +303,9 @@ func (x *simsum_int8_sat) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simsum_int8_sat) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simsum_int8_sat) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simsum_int8_sat) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -309,22 +313,29 @@ func (x *simsum_int8_sat) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simsum_int8_sat) EvalState() {
 	v := &x.S
 	_ = v
-	var t1224 uint64 = (^v[1213]) & 0x1
-	v[1224] = t1224
-	var t1225 uint64 = (^v[1202]) & 0x1
-	v[1225] = t1225
-	v[1244] = v[1203]
-	v[1245] = v[1204]
-	v[1246] = v[1205]
-	v[1247] = v[1206]
-	v[1248] = v[1207]
-	v[1249] = v[1208]
-	v[1250] = v[1209]
-	v[1251] = v[1210]
-	var t1252 uint64 = v[1211] >> 0 & 0xffffffffffffffff
-	v[1252] = t1252
-	var t1253 uint64 = v[1212] >> 0 & 0x1
-	v[1253] = t1253
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t1224 uint64 = (^v[1213]) & 0x1
+		v[1224] = t1224
+		var t1225 uint64 = (^v[1202]) & 0x1
+		v[1225] = t1225
+	}
+	if d&0x2 != 0 {
+		v[1244] = v[1203]
+		v[1245] = v[1204]
+		v[1246] = v[1205]
+		v[1247] = v[1206]
+		v[1248] = v[1207]
+		v[1249] = v[1208]
+		v[1250] = v[1209]
+		v[1251] = v[1210]
+		var t1252 uint64 = v[1211] >> 0 & 0xffffffffffffffff
+		v[1252] = t1252
+		var t1253 uint64 = v[1212] >> 0 & 0x1
+		v[1253] = t1253
+	}
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -2168,6 +2179,7 @@ func (x *simsum_int8_sat) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[1226] != 0 {
+		x.D |= 0x2
 		if v[1213] != 0 {
 			v[1229] = v[1214]
 			v[1230] = v[1215]
@@ -2203,9 +2215,11 @@ func (x *simsum_int8_sat) Edge() bool {
 		v[1212] = v[1238]
 	}
 	if x.Rst {
+		x.D |= 0x1
 		v[1202] = 0x0
 		v[1213] = 0x0
 	} else {
+		x.D |= 0x1
 		var t1227 uint64 = v[1213] | v[1185]
 		var t1228, t1228_1, t1228_0 uint64 = 0, t1227, v[1202]
 		if v[1226] != 0 {
@@ -2223,6 +2237,7 @@ func (x *simsum_int8_sat) Edge() bool {
 		v[1213] = t1240
 	}
 	if v[1243] != 0 {
+		x.D |= 0x4
 		v[1214] = v[1186]
 		v[1215] = v[1187]
 		v[1216] = v[1188]

@@ -14,6 +14,7 @@ import (
 type simsum_q8_24_block struct {
 	S         [390]uint64
 	Rst, Arst bool
+	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
 
 var _ = bits.OnesCount64
@@ -22,7 +23,7 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_q8_24_block() }) 
 
 // Newsimsum_q8_24_block returns a simsum_q8_24_block with registers at their reset values.
 func Newsimsum_q8_24_block() *simsum_q8_24_block {
-	x := &simsum_q8_24_block{}
+	x := &simsum_q8_24_block{D: ^uint64(0)}
 	x.S[25] = 0x1
 	x.S[33] = 0x1f
 	x.S[34] = 0x1
@@ -84,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "8159b10f1721202219cbf52456272372" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "201cdc3355226e8048398094e1306225" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -97,6 +98,9 @@ func (x *simsum_q8_24_block) Memories() [][]uint64 {
 // SetResets drives rst and arst for the next edges (Model).
 func (x *simsum_q8_24_block) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }
 
+// Touch marks every state group changed, for the next EvalState (Model).
+func (x *simsum_q8_24_block) Touch() { x.D = ^uint64(0) }
+
 // Eval settles the combinational logic.
 func (x *simsum_q8_24_block) Eval() { x.EvalState(); x.EvalInputs() }
 
@@ -104,452 +108,467 @@ func (x *simsum_q8_24_block) Eval() { x.EvalState(); x.EvalInputs() }
 func (x *simsum_q8_24_block) EvalState() {
 	v := &x.S
 	_ = v
-	var t359 uint64 = (^v[348]) & 0x1
-	var t328 uint64 = (^v[317]) & 0x1
-	var t329 uint64 = t359 | t328
-	v[329] = t329
-	var t63 uint64 = v[52] >> 32 & 0xffffffff
-	var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> v[40])) & 0xffffffff
-	var t65 uint64 = v[60] >> 32 & 0xffffffff
-	var t66 uint64 = (uint64((int64(t65<<32) >> 32) >> v[42])) & 0xffffffff
-	var t67 uint64 = (uint64((int64(t64<<32) >> 32))) & 0x1ffffffff
-	var t68 uint64 = (uint64((int64(t66<<32) >> 32))) & 0x1ffffffff
-	var t69 uint64 = (t67 + t68) & 0x1ffffffff
-	var t70 uint64 = (t69 >> 32) & 0x1
-	var t71 uint64 = (t69 >> 31) & 0x1
-	var t74, t74_1, t74_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t70 != 0 {
-		t74 = t74_1
-	} else {
-		t74 = t74_0
+	d := x.D
+	x.D = 0
+	_ = d
+	if d&0x1 != 0 {
+		var t63 uint64 = v[52] >> 32 & 0xffffffff
+		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> v[40])) & 0xffffffff
+		var t67 uint64 = (uint64((int64(t64<<32) >> 32))) & 0x1ffffffff
+		var t65 uint64 = v[60] >> 32 & 0xffffffff
+		var t66 uint64 = (uint64((int64(t65<<32) >> 32) >> v[42])) & 0xffffffff
+		var t68 uint64 = (uint64((int64(t66<<32) >> 32))) & 0x1ffffffff
+		var t69 uint64 = (t67 + t68) & 0x1ffffffff
+		var t70 uint64 = (t69 >> 32) & 0x1
+		var t71 uint64 = (t69 >> 31) & 0x1
+		var t75 uint64
+		if t70 != t71 {
+			t75 = 1
+		}
+		var t74, t74_1, t74_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t70 != 0 {
+			t74 = t74_1
+		} else {
+			t74 = t74_0
+		}
+		var t76 uint64 = (t69) & 0xffffffff
+		var t77, t77_1, t77_0 uint64 = 0, t74, t76
+		if t75 != 0 {
+			t77 = t77_1
+		} else {
+			t77 = t77_0
+		}
+		var t79 uint64 = v[52] >> 0 & 0xffffffff
+		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> v[40])) & 0xffffffff
+		var t83 uint64 = (uint64((int64(t80<<32) >> 32))) & 0x1ffffffff
+		var t81 uint64 = v[60] >> 0 & 0xffffffff
+		var t82 uint64 = (uint64((int64(t81<<32) >> 32) >> v[42])) & 0xffffffff
+		var t84 uint64 = (uint64((int64(t82<<32) >> 32))) & 0x1ffffffff
+		var t85 uint64 = (t83 + t84) & 0x1ffffffff
+		var t86 uint64 = (t85 >> 32) & 0x1
+		var t87 uint64 = (t85 >> 31) & 0x1
+		var t91 uint64
+		if t86 != t87 {
+			t91 = 1
+		}
+		var t90, t90_1, t90_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t86 != 0 {
+			t90 = t90_1
+		} else {
+			t90 = t90_0
+		}
+		var t92 uint64 = (t85) & 0xffffffff
+		var t93, t93_1, t93_0 uint64 = 0, t90, t92
+		if t91 != 0 {
+			t93 = t93_1
+		} else {
+			t93 = t93_0
+		}
+		var t95 uint64 = v[51] >> 32 & 0xffffffff
+		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> v[40])) & 0xffffffff
+		var t99 uint64 = (uint64((int64(t96<<32) >> 32))) & 0x1ffffffff
+		var t97 uint64 = v[59] >> 32 & 0xffffffff
+		var t98 uint64 = (uint64((int64(t97<<32) >> 32) >> v[42])) & 0xffffffff
+		var t100 uint64 = (uint64((int64(t98<<32) >> 32))) & 0x1ffffffff
+		var t101 uint64 = (t99 + t100) & 0x1ffffffff
+		var t102 uint64 = (t101 >> 32) & 0x1
+		var t103 uint64 = (t101 >> 31) & 0x1
+		var t107 uint64
+		if t102 != t103 {
+			t107 = 1
+		}
+		var t106, t106_1, t106_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t102 != 0 {
+			t106 = t106_1
+		} else {
+			t106 = t106_0
+		}
+		var t108 uint64 = (t101) & 0xffffffff
+		var t109, t109_1, t109_0 uint64 = 0, t106, t108
+		if t107 != 0 {
+			t109 = t109_1
+		} else {
+			t109 = t109_0
+		}
+		var t111 uint64 = v[51] >> 0 & 0xffffffff
+		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> v[40])) & 0xffffffff
+		var t115 uint64 = (uint64((int64(t112<<32) >> 32))) & 0x1ffffffff
+		var t113 uint64 = v[59] >> 0 & 0xffffffff
+		var t114 uint64 = (uint64((int64(t113<<32) >> 32) >> v[42])) & 0xffffffff
+		var t116 uint64 = (uint64((int64(t114<<32) >> 32))) & 0x1ffffffff
+		var t117 uint64 = (t115 + t116) & 0x1ffffffff
+		var t118 uint64 = (t117 >> 32) & 0x1
+		var t119 uint64 = (t117 >> 31) & 0x1
+		var t123 uint64
+		if t118 != t119 {
+			t123 = 1
+		}
+		var t122, t122_1, t122_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t118 != 0 {
+			t122 = t122_1
+		} else {
+			t122 = t122_0
+		}
+		var t124 uint64 = (t117) & 0xffffffff
+		var t125, t125_1, t125_0 uint64 = 0, t122, t124
+		if t123 != 0 {
+			t125 = t125_1
+		} else {
+			t125 = t125_0
+		}
+		var t127 uint64 = v[50] >> 32 & 0xffffffff
+		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> v[40])) & 0xffffffff
+		var t131 uint64 = (uint64((int64(t128<<32) >> 32))) & 0x1ffffffff
+		var t129 uint64 = v[58] >> 32 & 0xffffffff
+		var t130 uint64 = (uint64((int64(t129<<32) >> 32) >> v[42])) & 0xffffffff
+		var t132 uint64 = (uint64((int64(t130<<32) >> 32))) & 0x1ffffffff
+		var t133 uint64 = (t131 + t132) & 0x1ffffffff
+		var t134 uint64 = (t133 >> 32) & 0x1
+		var t135 uint64 = (t133 >> 31) & 0x1
+		var t139 uint64
+		if t134 != t135 {
+			t139 = 1
+		}
+		var t138, t138_1, t138_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t134 != 0 {
+			t138 = t138_1
+		} else {
+			t138 = t138_0
+		}
+		var t140 uint64 = (t133) & 0xffffffff
+		var t141, t141_1, t141_0 uint64 = 0, t138, t140
+		if t139 != 0 {
+			t141 = t141_1
+		} else {
+			t141 = t141_0
+		}
+		var t143 uint64 = v[50] >> 0 & 0xffffffff
+		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> v[40])) & 0xffffffff
+		var t147 uint64 = (uint64((int64(t144<<32) >> 32))) & 0x1ffffffff
+		var t145 uint64 = v[58] >> 0 & 0xffffffff
+		var t146 uint64 = (uint64((int64(t145<<32) >> 32) >> v[42])) & 0xffffffff
+		var t148 uint64 = (uint64((int64(t146<<32) >> 32))) & 0x1ffffffff
+		var t149 uint64 = (t147 + t148) & 0x1ffffffff
+		var t150 uint64 = (t149 >> 32) & 0x1
+		var t151 uint64 = (t149 >> 31) & 0x1
+		var t155 uint64
+		if t150 != t151 {
+			t155 = 1
+		}
+		var t154, t154_1, t154_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t150 != 0 {
+			t154 = t154_1
+		} else {
+			t154 = t154_0
+		}
+		var t156 uint64 = (t149) & 0xffffffff
+		var t157, t157_1, t157_0 uint64 = 0, t154, t156
+		if t155 != 0 {
+			t157 = t157_1
+		} else {
+			t157 = t157_0
+		}
+		var t159 uint64 = v[49] >> 32 & 0xffffffff
+		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> v[40])) & 0xffffffff
+		var t163 uint64 = (uint64((int64(t160<<32) >> 32))) & 0x1ffffffff
+		var t161 uint64 = v[57] >> 32 & 0xffffffff
+		var t162 uint64 = (uint64((int64(t161<<32) >> 32) >> v[42])) & 0xffffffff
+		var t164 uint64 = (uint64((int64(t162<<32) >> 32))) & 0x1ffffffff
+		var t165 uint64 = (t163 + t164) & 0x1ffffffff
+		var t166 uint64 = (t165 >> 32) & 0x1
+		var t167 uint64 = (t165 >> 31) & 0x1
+		var t171 uint64
+		if t166 != t167 {
+			t171 = 1
+		}
+		var t170, t170_1, t170_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t166 != 0 {
+			t170 = t170_1
+		} else {
+			t170 = t170_0
+		}
+		var t172 uint64 = (t165) & 0xffffffff
+		var t173, t173_1, t173_0 uint64 = 0, t170, t172
+		if t171 != 0 {
+			t173 = t173_1
+		} else {
+			t173 = t173_0
+		}
+		var t175 uint64 = v[49] >> 0 & 0xffffffff
+		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> v[40])) & 0xffffffff
+		var t179 uint64 = (uint64((int64(t176<<32) >> 32))) & 0x1ffffffff
+		var t177 uint64 = v[57] >> 0 & 0xffffffff
+		var t178 uint64 = (uint64((int64(t177<<32) >> 32) >> v[42])) & 0xffffffff
+		var t180 uint64 = (uint64((int64(t178<<32) >> 32))) & 0x1ffffffff
+		var t181 uint64 = (t179 + t180) & 0x1ffffffff
+		var t182 uint64 = (t181 >> 32) & 0x1
+		var t183 uint64 = (t181 >> 31) & 0x1
+		var t187 uint64
+		if t182 != t183 {
+			t187 = 1
+		}
+		var t186, t186_1, t186_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t182 != 0 {
+			t186 = t186_1
+		} else {
+			t186 = t186_0
+		}
+		var t188 uint64 = (t181) & 0xffffffff
+		var t189, t189_1, t189_0 uint64 = 0, t186, t188
+		if t187 != 0 {
+			t189 = t189_1
+		} else {
+			t189 = t189_0
+		}
+		var t191 uint64 = v[48] >> 32 & 0xffffffff
+		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> v[40])) & 0xffffffff
+		var t195 uint64 = (uint64((int64(t192<<32) >> 32))) & 0x1ffffffff
+		var t193 uint64 = v[56] >> 32 & 0xffffffff
+		var t194 uint64 = (uint64((int64(t193<<32) >> 32) >> v[42])) & 0xffffffff
+		var t196 uint64 = (uint64((int64(t194<<32) >> 32))) & 0x1ffffffff
+		var t197 uint64 = (t195 + t196) & 0x1ffffffff
+		var t198 uint64 = (t197 >> 32) & 0x1
+		var t199 uint64 = (t197 >> 31) & 0x1
+		var t203 uint64
+		if t198 != t199 {
+			t203 = 1
+		}
+		var t202, t202_1, t202_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t198 != 0 {
+			t202 = t202_1
+		} else {
+			t202 = t202_0
+		}
+		var t204 uint64 = (t197) & 0xffffffff
+		var t205, t205_1, t205_0 uint64 = 0, t202, t204
+		if t203 != 0 {
+			t205 = t205_1
+		} else {
+			t205 = t205_0
+		}
+		var t207 uint64 = v[48] >> 0 & 0xffffffff
+		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> v[40])) & 0xffffffff
+		var t211 uint64 = (uint64((int64(t208<<32) >> 32))) & 0x1ffffffff
+		var t209 uint64 = v[56] >> 0 & 0xffffffff
+		var t210 uint64 = (uint64((int64(t209<<32) >> 32) >> v[42])) & 0xffffffff
+		var t212 uint64 = (uint64((int64(t210<<32) >> 32))) & 0x1ffffffff
+		var t213 uint64 = (t211 + t212) & 0x1ffffffff
+		var t214 uint64 = (t213 >> 32) & 0x1
+		var t215 uint64 = (t213 >> 31) & 0x1
+		var t219 uint64
+		if t214 != t215 {
+			t219 = 1
+		}
+		var t218, t218_1, t218_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t214 != 0 {
+			t218 = t218_1
+		} else {
+			t218 = t218_0
+		}
+		var t220 uint64 = (t213) & 0xffffffff
+		var t221, t221_1, t221_0 uint64 = 0, t218, t220
+		if t219 != 0 {
+			t221 = t221_1
+		} else {
+			t221 = t221_0
+		}
+		var t223 uint64 = v[47] >> 32 & 0xffffffff
+		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> v[40])) & 0xffffffff
+		var t227 uint64 = (uint64((int64(t224<<32) >> 32))) & 0x1ffffffff
+		var t225 uint64 = v[55] >> 32 & 0xffffffff
+		var t226 uint64 = (uint64((int64(t225<<32) >> 32) >> v[42])) & 0xffffffff
+		var t228 uint64 = (uint64((int64(t226<<32) >> 32))) & 0x1ffffffff
+		var t229 uint64 = (t227 + t228) & 0x1ffffffff
+		var t230 uint64 = (t229 >> 32) & 0x1
+		var t231 uint64 = (t229 >> 31) & 0x1
+		var t235 uint64
+		if t230 != t231 {
+			t235 = 1
+		}
+		var t234, t234_1, t234_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t230 != 0 {
+			t234 = t234_1
+		} else {
+			t234 = t234_0
+		}
+		var t236 uint64 = (t229) & 0xffffffff
+		var t237, t237_1, t237_0 uint64 = 0, t234, t236
+		if t235 != 0 {
+			t237 = t237_1
+		} else {
+			t237 = t237_0
+		}
+		var t239 uint64 = v[47] >> 0 & 0xffffffff
+		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> v[40])) & 0xffffffff
+		var t243 uint64 = (uint64((int64(t240<<32) >> 32))) & 0x1ffffffff
+		var t241 uint64 = v[55] >> 0 & 0xffffffff
+		var t242 uint64 = (uint64((int64(t241<<32) >> 32) >> v[42])) & 0xffffffff
+		var t244 uint64 = (uint64((int64(t242<<32) >> 32))) & 0x1ffffffff
+		var t245 uint64 = (t243 + t244) & 0x1ffffffff
+		var t246 uint64 = (t245 >> 32) & 0x1
+		var t247 uint64 = (t245 >> 31) & 0x1
+		var t251 uint64
+		if t246 != t247 {
+			t251 = 1
+		}
+		var t250, t250_1, t250_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t246 != 0 {
+			t250 = t250_1
+		} else {
+			t250 = t250_0
+		}
+		var t252 uint64 = (t245) & 0xffffffff
+		var t253, t253_1, t253_0 uint64 = 0, t250, t252
+		if t251 != 0 {
+			t253 = t253_1
+		} else {
+			t253 = t253_0
+		}
+		var t255 uint64 = v[46] >> 32 & 0xffffffff
+		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> v[40])) & 0xffffffff
+		var t259 uint64 = (uint64((int64(t256<<32) >> 32))) & 0x1ffffffff
+		var t257 uint64 = v[54] >> 32 & 0xffffffff
+		var t258 uint64 = (uint64((int64(t257<<32) >> 32) >> v[42])) & 0xffffffff
+		var t260 uint64 = (uint64((int64(t258<<32) >> 32))) & 0x1ffffffff
+		var t261 uint64 = (t259 + t260) & 0x1ffffffff
+		var t262 uint64 = (t261 >> 32) & 0x1
+		var t263 uint64 = (t261 >> 31) & 0x1
+		var t267 uint64
+		if t262 != t263 {
+			t267 = 1
+		}
+		var t266, t266_1, t266_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t262 != 0 {
+			t266 = t266_1
+		} else {
+			t266 = t266_0
+		}
+		var t268 uint64 = (t261) & 0xffffffff
+		var t269, t269_1, t269_0 uint64 = 0, t266, t268
+		if t267 != 0 {
+			t269 = t269_1
+		} else {
+			t269 = t269_0
+		}
+		var t271 uint64 = v[46] >> 0 & 0xffffffff
+		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> v[40])) & 0xffffffff
+		var t275 uint64 = (uint64((int64(t272<<32) >> 32))) & 0x1ffffffff
+		var t273 uint64 = v[54] >> 0 & 0xffffffff
+		var t274 uint64 = (uint64((int64(t273<<32) >> 32) >> v[42])) & 0xffffffff
+		var t276 uint64 = (uint64((int64(t274<<32) >> 32))) & 0x1ffffffff
+		var t277 uint64 = (t275 + t276) & 0x1ffffffff
+		var t278 uint64 = (t277 >> 32) & 0x1
+		var t279 uint64 = (t277 >> 31) & 0x1
+		var t283 uint64
+		if t278 != t279 {
+			t283 = 1
+		}
+		var t282, t282_1, t282_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t278 != 0 {
+			t282 = t282_1
+		} else {
+			t282 = t282_0
+		}
+		var t284 uint64 = (t277) & 0xffffffff
+		var t285, t285_1, t285_0 uint64 = 0, t282, t284
+		if t283 != 0 {
+			t285 = t285_1
+		} else {
+			t285 = t285_0
+		}
+		var t287 uint64 = v[45] >> 32 & 0xffffffff
+		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> v[40])) & 0xffffffff
+		var t291 uint64 = (uint64((int64(t288<<32) >> 32))) & 0x1ffffffff
+		var t289 uint64 = v[53] >> 32 & 0xffffffff
+		var t290 uint64 = (uint64((int64(t289<<32) >> 32) >> v[42])) & 0xffffffff
+		var t292 uint64 = (uint64((int64(t290<<32) >> 32))) & 0x1ffffffff
+		var t293 uint64 = (t291 + t292) & 0x1ffffffff
+		var t294 uint64 = (t293 >> 32) & 0x1
+		var t295 uint64 = (t293 >> 31) & 0x1
+		var t299 uint64
+		if t294 != t295 {
+			t299 = 1
+		}
+		var t298, t298_1, t298_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t294 != 0 {
+			t298 = t298_1
+		} else {
+			t298 = t298_0
+		}
+		var t300 uint64 = (t293) & 0xffffffff
+		var t301, t301_1, t301_0 uint64 = 0, t298, t300
+		if t299 != 0 {
+			t301 = t301_1
+		} else {
+			t301 = t301_0
+		}
+		v[304] = t301<<32 | v[44]
+		v[305] = t269<<32 | t285
+		v[306] = t237<<32 | t253
+		v[307] = t205<<32 | t221
+		v[308] = t173<<32 | t189
+		v[309] = t141<<32 | t157
+		v[310] = t109<<32 | t125
+		v[311] = t77<<32 | t93
+		var t78 uint64 = (v[62] >> 60) & 0x1
+		var t94 uint64 = (v[62] >> 56) & 0x1
+		var t110 uint64 = (v[62] >> 52) & 0x1
+		var t126 uint64 = (v[62] >> 48) & 0x1
+		var t142 uint64 = (v[62] >> 44) & 0x1
+		var t158 uint64 = (v[62] >> 40) & 0x1
+		var t174 uint64 = (v[62] >> 36) & 0x1
+		var t190 uint64 = (v[62] >> 32) & 0x1
+		var t206 uint64 = (v[62] >> 28) & 0x1
+		var t222 uint64 = (v[62] >> 24) & 0x1
+		var t238 uint64 = (v[62] >> 20) & 0x1
+		var t254 uint64 = (v[62] >> 16) & 0x1
+		var t270 uint64 = (v[62] >> 12) & 0x1
+		var t286 uint64 = (v[62] >> 8) & 0x1
+		var t302 uint64 = (v[62] >> 4) & 0x1
+		var t303 uint64 = (v[62]) & 0x1
+		var t312 uint64 = t303 | t303<<1 | t303<<2 | t303<<3 | t302<<4 | t302<<5 | t302<<6 | t302<<7 | t286<<8 | t286<<9 | t286<<10 | t286<<11 | t270<<12 | t270<<13 | t270<<14 | t270<<15 | t254<<16 | t254<<17 | t254<<18 | t254<<19 | t238<<20 | t238<<21 | t238<<22 | t238<<23 | t222<<24 | t222<<25 | t222<<26 | t222<<27 | t206<<28 | t206<<29 | t206<<30 | t206<<31 | t190<<32 | t190<<33 | t190<<34 | t190<<35 | t174<<36 | t174<<37 | t174<<38 | t174<<39 | t158<<40 | t158<<41 | t158<<42 | t158<<43 | t142<<44 | t142<<45 | t142<<46 | t142<<47 | t126<<48 | t126<<49 | t126<<50 | t126<<51 | t110<<52 | t110<<53 | t110<<54 | t110<<55 | t94<<56 | t94<<57 | t94<<58 | t94<<59 | t78<<60 | t78<<61 | t78<<62 | t78<<63
+		v[318] = v[304]
+		v[319] = v[305]
+		v[320] = v[306]
+		v[321] = v[307]
+		v[322] = v[308]
+		v[323] = v[309]
+		v[324] = v[310]
+		v[325] = v[311]
+		v[326] = t312
+		v[327] = v[313]
+		v[327] &= 0x1
 	}
-	var t75 uint64
-	if t70 != t71 {
-		t75 = 1
+	if d&0x2 != 0 {
+		var t328 uint64 = (^v[317]) & 0x1
+		v[328] = t328
 	}
-	var t76 uint64 = (t69) & 0xffffffff
-	var t77, t77_1, t77_0 uint64 = 0, t74, t76
-	if t75 != 0 {
-		t77 = t77_1
-	} else {
-		t77 = t77_0
+	if d&0x4 != 0 {
+		var t359 uint64 = (^v[348]) & 0x1
+		v[359] = t359
+		var t360 uint64 = (^v[337]) & 0x1
+		v[360] = t360
 	}
-	var t78 uint64 = (v[62] >> 60) & 0x1
-	var t79 uint64 = v[52] >> 0 & 0xffffffff
-	var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> v[40])) & 0xffffffff
-	var t81 uint64 = v[60] >> 0 & 0xffffffff
-	var t82 uint64 = (uint64((int64(t81<<32) >> 32) >> v[42])) & 0xffffffff
-	var t83 uint64 = (uint64((int64(t80<<32) >> 32))) & 0x1ffffffff
-	var t84 uint64 = (uint64((int64(t82<<32) >> 32))) & 0x1ffffffff
-	var t85 uint64 = (t83 + t84) & 0x1ffffffff
-	var t86 uint64 = (t85 >> 32) & 0x1
-	var t87 uint64 = (t85 >> 31) & 0x1
-	var t90, t90_1, t90_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t86 != 0 {
-		t90 = t90_1
-	} else {
-		t90 = t90_0
+	if d&0x8 != 0 {
+		v[379] = v[338]
+		v[380] = v[339]
+		v[381] = v[340]
+		v[382] = v[341]
+		v[383] = v[342]
+		v[384] = v[343]
+		v[385] = v[344]
+		v[386] = v[345]
+		var t387 uint64 = v[346] >> 0 & 0xffffffffffffffff
+		v[387] = t387
+		var t388 uint64 = v[347] >> 0 & 0x1
+		v[388] = t388
 	}
-	var t91 uint64
-	if t86 != t87 {
-		t91 = 1
+	if d&0x6 != 0 {
+		var t329 uint64 = v[359] | v[328]
+		v[329] = t329
+		var t377 uint64 = v[317] & v[359]
+		v[377] = t377
 	}
-	var t92 uint64 = (t85) & 0xffffffff
-	var t93, t93_1, t93_0 uint64 = 0, t90, t92
-	if t91 != 0 {
-		t93 = t93_1
-	} else {
-		t93 = t93_0
-	}
-	var t94 uint64 = (v[62] >> 56) & 0x1
-	var t95 uint64 = v[51] >> 32 & 0xffffffff
-	var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> v[40])) & 0xffffffff
-	var t97 uint64 = v[59] >> 32 & 0xffffffff
-	var t98 uint64 = (uint64((int64(t97<<32) >> 32) >> v[42])) & 0xffffffff
-	var t99 uint64 = (uint64((int64(t96<<32) >> 32))) & 0x1ffffffff
-	var t100 uint64 = (uint64((int64(t98<<32) >> 32))) & 0x1ffffffff
-	var t101 uint64 = (t99 + t100) & 0x1ffffffff
-	var t102 uint64 = (t101 >> 32) & 0x1
-	var t103 uint64 = (t101 >> 31) & 0x1
-	var t106, t106_1, t106_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t102 != 0 {
-		t106 = t106_1
-	} else {
-		t106 = t106_0
-	}
-	var t107 uint64
-	if t102 != t103 {
-		t107 = 1
-	}
-	var t108 uint64 = (t101) & 0xffffffff
-	var t109, t109_1, t109_0 uint64 = 0, t106, t108
-	if t107 != 0 {
-		t109 = t109_1
-	} else {
-		t109 = t109_0
-	}
-	var t110 uint64 = (v[62] >> 52) & 0x1
-	var t111 uint64 = v[51] >> 0 & 0xffffffff
-	var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> v[40])) & 0xffffffff
-	var t113 uint64 = v[59] >> 0 & 0xffffffff
-	var t114 uint64 = (uint64((int64(t113<<32) >> 32) >> v[42])) & 0xffffffff
-	var t115 uint64 = (uint64((int64(t112<<32) >> 32))) & 0x1ffffffff
-	var t116 uint64 = (uint64((int64(t114<<32) >> 32))) & 0x1ffffffff
-	var t117 uint64 = (t115 + t116) & 0x1ffffffff
-	var t118 uint64 = (t117 >> 32) & 0x1
-	var t119 uint64 = (t117 >> 31) & 0x1
-	var t122, t122_1, t122_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t118 != 0 {
-		t122 = t122_1
-	} else {
-		t122 = t122_0
-	}
-	var t123 uint64
-	if t118 != t119 {
-		t123 = 1
-	}
-	var t124 uint64 = (t117) & 0xffffffff
-	var t125, t125_1, t125_0 uint64 = 0, t122, t124
-	if t123 != 0 {
-		t125 = t125_1
-	} else {
-		t125 = t125_0
-	}
-	var t126 uint64 = (v[62] >> 48) & 0x1
-	var t127 uint64 = v[50] >> 32 & 0xffffffff
-	var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> v[40])) & 0xffffffff
-	var t129 uint64 = v[58] >> 32 & 0xffffffff
-	var t130 uint64 = (uint64((int64(t129<<32) >> 32) >> v[42])) & 0xffffffff
-	var t131 uint64 = (uint64((int64(t128<<32) >> 32))) & 0x1ffffffff
-	var t132 uint64 = (uint64((int64(t130<<32) >> 32))) & 0x1ffffffff
-	var t133 uint64 = (t131 + t132) & 0x1ffffffff
-	var t134 uint64 = (t133 >> 32) & 0x1
-	var t135 uint64 = (t133 >> 31) & 0x1
-	var t138, t138_1, t138_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t134 != 0 {
-		t138 = t138_1
-	} else {
-		t138 = t138_0
-	}
-	var t139 uint64
-	if t134 != t135 {
-		t139 = 1
-	}
-	var t140 uint64 = (t133) & 0xffffffff
-	var t141, t141_1, t141_0 uint64 = 0, t138, t140
-	if t139 != 0 {
-		t141 = t141_1
-	} else {
-		t141 = t141_0
-	}
-	var t142 uint64 = (v[62] >> 44) & 0x1
-	var t143 uint64 = v[50] >> 0 & 0xffffffff
-	var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> v[40])) & 0xffffffff
-	var t145 uint64 = v[58] >> 0 & 0xffffffff
-	var t146 uint64 = (uint64((int64(t145<<32) >> 32) >> v[42])) & 0xffffffff
-	var t147 uint64 = (uint64((int64(t144<<32) >> 32))) & 0x1ffffffff
-	var t148 uint64 = (uint64((int64(t146<<32) >> 32))) & 0x1ffffffff
-	var t149 uint64 = (t147 + t148) & 0x1ffffffff
-	var t150 uint64 = (t149 >> 32) & 0x1
-	var t151 uint64 = (t149 >> 31) & 0x1
-	var t154, t154_1, t154_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t150 != 0 {
-		t154 = t154_1
-	} else {
-		t154 = t154_0
-	}
-	var t155 uint64
-	if t150 != t151 {
-		t155 = 1
-	}
-	var t156 uint64 = (t149) & 0xffffffff
-	var t157, t157_1, t157_0 uint64 = 0, t154, t156
-	if t155 != 0 {
-		t157 = t157_1
-	} else {
-		t157 = t157_0
-	}
-	var t158 uint64 = (v[62] >> 40) & 0x1
-	var t159 uint64 = v[49] >> 32 & 0xffffffff
-	var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> v[40])) & 0xffffffff
-	var t161 uint64 = v[57] >> 32 & 0xffffffff
-	var t162 uint64 = (uint64((int64(t161<<32) >> 32) >> v[42])) & 0xffffffff
-	var t163 uint64 = (uint64((int64(t160<<32) >> 32))) & 0x1ffffffff
-	var t164 uint64 = (uint64((int64(t162<<32) >> 32))) & 0x1ffffffff
-	var t165 uint64 = (t163 + t164) & 0x1ffffffff
-	var t166 uint64 = (t165 >> 32) & 0x1
-	var t167 uint64 = (t165 >> 31) & 0x1
-	var t170, t170_1, t170_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t166 != 0 {
-		t170 = t170_1
-	} else {
-		t170 = t170_0
-	}
-	var t171 uint64
-	if t166 != t167 {
-		t171 = 1
-	}
-	var t172 uint64 = (t165) & 0xffffffff
-	var t173, t173_1, t173_0 uint64 = 0, t170, t172
-	if t171 != 0 {
-		t173 = t173_1
-	} else {
-		t173 = t173_0
-	}
-	var t174 uint64 = (v[62] >> 36) & 0x1
-	var t175 uint64 = v[49] >> 0 & 0xffffffff
-	var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> v[40])) & 0xffffffff
-	var t177 uint64 = v[57] >> 0 & 0xffffffff
-	var t178 uint64 = (uint64((int64(t177<<32) >> 32) >> v[42])) & 0xffffffff
-	var t179 uint64 = (uint64((int64(t176<<32) >> 32))) & 0x1ffffffff
-	var t180 uint64 = (uint64((int64(t178<<32) >> 32))) & 0x1ffffffff
-	var t181 uint64 = (t179 + t180) & 0x1ffffffff
-	var t182 uint64 = (t181 >> 32) & 0x1
-	var t183 uint64 = (t181 >> 31) & 0x1
-	var t186, t186_1, t186_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t182 != 0 {
-		t186 = t186_1
-	} else {
-		t186 = t186_0
-	}
-	var t187 uint64
-	if t182 != t183 {
-		t187 = 1
-	}
-	var t188 uint64 = (t181) & 0xffffffff
-	var t189, t189_1, t189_0 uint64 = 0, t186, t188
-	if t187 != 0 {
-		t189 = t189_1
-	} else {
-		t189 = t189_0
-	}
-	var t190 uint64 = (v[62] >> 32) & 0x1
-	var t191 uint64 = v[48] >> 32 & 0xffffffff
-	var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> v[40])) & 0xffffffff
-	var t193 uint64 = v[56] >> 32 & 0xffffffff
-	var t194 uint64 = (uint64((int64(t193<<32) >> 32) >> v[42])) & 0xffffffff
-	var t195 uint64 = (uint64((int64(t192<<32) >> 32))) & 0x1ffffffff
-	var t196 uint64 = (uint64((int64(t194<<32) >> 32))) & 0x1ffffffff
-	var t197 uint64 = (t195 + t196) & 0x1ffffffff
-	var t198 uint64 = (t197 >> 32) & 0x1
-	var t199 uint64 = (t197 >> 31) & 0x1
-	var t202, t202_1, t202_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t198 != 0 {
-		t202 = t202_1
-	} else {
-		t202 = t202_0
-	}
-	var t203 uint64
-	if t198 != t199 {
-		t203 = 1
-	}
-	var t204 uint64 = (t197) & 0xffffffff
-	var t205, t205_1, t205_0 uint64 = 0, t202, t204
-	if t203 != 0 {
-		t205 = t205_1
-	} else {
-		t205 = t205_0
-	}
-	var t206 uint64 = (v[62] >> 28) & 0x1
-	var t207 uint64 = v[48] >> 0 & 0xffffffff
-	var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> v[40])) & 0xffffffff
-	var t209 uint64 = v[56] >> 0 & 0xffffffff
-	var t210 uint64 = (uint64((int64(t209<<32) >> 32) >> v[42])) & 0xffffffff
-	var t211 uint64 = (uint64((int64(t208<<32) >> 32))) & 0x1ffffffff
-	var t212 uint64 = (uint64((int64(t210<<32) >> 32))) & 0x1ffffffff
-	var t213 uint64 = (t211 + t212) & 0x1ffffffff
-	var t214 uint64 = (t213 >> 32) & 0x1
-	var t215 uint64 = (t213 >> 31) & 0x1
-	var t218, t218_1, t218_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t214 != 0 {
-		t218 = t218_1
-	} else {
-		t218 = t218_0
-	}
-	var t219 uint64
-	if t214 != t215 {
-		t219 = 1
-	}
-	var t220 uint64 = (t213) & 0xffffffff
-	var t221, t221_1, t221_0 uint64 = 0, t218, t220
-	if t219 != 0 {
-		t221 = t221_1
-	} else {
-		t221 = t221_0
-	}
-	var t222 uint64 = (v[62] >> 24) & 0x1
-	var t223 uint64 = v[47] >> 32 & 0xffffffff
-	var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> v[40])) & 0xffffffff
-	var t225 uint64 = v[55] >> 32 & 0xffffffff
-	var t226 uint64 = (uint64((int64(t225<<32) >> 32) >> v[42])) & 0xffffffff
-	var t227 uint64 = (uint64((int64(t224<<32) >> 32))) & 0x1ffffffff
-	var t228 uint64 = (uint64((int64(t226<<32) >> 32))) & 0x1ffffffff
-	var t229 uint64 = (t227 + t228) & 0x1ffffffff
-	var t230 uint64 = (t229 >> 32) & 0x1
-	var t231 uint64 = (t229 >> 31) & 0x1
-	var t234, t234_1, t234_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t230 != 0 {
-		t234 = t234_1
-	} else {
-		t234 = t234_0
-	}
-	var t235 uint64
-	if t230 != t231 {
-		t235 = 1
-	}
-	var t236 uint64 = (t229) & 0xffffffff
-	var t237, t237_1, t237_0 uint64 = 0, t234, t236
-	if t235 != 0 {
-		t237 = t237_1
-	} else {
-		t237 = t237_0
-	}
-	var t238 uint64 = (v[62] >> 20) & 0x1
-	var t239 uint64 = v[47] >> 0 & 0xffffffff
-	var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> v[40])) & 0xffffffff
-	var t241 uint64 = v[55] >> 0 & 0xffffffff
-	var t242 uint64 = (uint64((int64(t241<<32) >> 32) >> v[42])) & 0xffffffff
-	var t243 uint64 = (uint64((int64(t240<<32) >> 32))) & 0x1ffffffff
-	var t244 uint64 = (uint64((int64(t242<<32) >> 32))) & 0x1ffffffff
-	var t245 uint64 = (t243 + t244) & 0x1ffffffff
-	var t246 uint64 = (t245 >> 32) & 0x1
-	var t247 uint64 = (t245 >> 31) & 0x1
-	var t250, t250_1, t250_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t246 != 0 {
-		t250 = t250_1
-	} else {
-		t250 = t250_0
-	}
-	var t251 uint64
-	if t246 != t247 {
-		t251 = 1
-	}
-	var t252 uint64 = (t245) & 0xffffffff
-	var t253, t253_1, t253_0 uint64 = 0, t250, t252
-	if t251 != 0 {
-		t253 = t253_1
-	} else {
-		t253 = t253_0
-	}
-	var t254 uint64 = (v[62] >> 16) & 0x1
-	var t255 uint64 = v[46] >> 32 & 0xffffffff
-	var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> v[40])) & 0xffffffff
-	var t257 uint64 = v[54] >> 32 & 0xffffffff
-	var t258 uint64 = (uint64((int64(t257<<32) >> 32) >> v[42])) & 0xffffffff
-	var t259 uint64 = (uint64((int64(t256<<32) >> 32))) & 0x1ffffffff
-	var t260 uint64 = (uint64((int64(t258<<32) >> 32))) & 0x1ffffffff
-	var t261 uint64 = (t259 + t260) & 0x1ffffffff
-	var t262 uint64 = (t261 >> 32) & 0x1
-	var t263 uint64 = (t261 >> 31) & 0x1
-	var t266, t266_1, t266_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t262 != 0 {
-		t266 = t266_1
-	} else {
-		t266 = t266_0
-	}
-	var t267 uint64
-	if t262 != t263 {
-		t267 = 1
-	}
-	var t268 uint64 = (t261) & 0xffffffff
-	var t269, t269_1, t269_0 uint64 = 0, t266, t268
-	if t267 != 0 {
-		t269 = t269_1
-	} else {
-		t269 = t269_0
-	}
-	var t270 uint64 = (v[62] >> 12) & 0x1
-	var t271 uint64 = v[46] >> 0 & 0xffffffff
-	var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> v[40])) & 0xffffffff
-	var t273 uint64 = v[54] >> 0 & 0xffffffff
-	var t274 uint64 = (uint64((int64(t273<<32) >> 32) >> v[42])) & 0xffffffff
-	var t275 uint64 = (uint64((int64(t272<<32) >> 32))) & 0x1ffffffff
-	var t276 uint64 = (uint64((int64(t274<<32) >> 32))) & 0x1ffffffff
-	var t277 uint64 = (t275 + t276) & 0x1ffffffff
-	var t278 uint64 = (t277 >> 32) & 0x1
-	var t279 uint64 = (t277 >> 31) & 0x1
-	var t282, t282_1, t282_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t278 != 0 {
-		t282 = t282_1
-	} else {
-		t282 = t282_0
-	}
-	var t283 uint64
-	if t278 != t279 {
-		t283 = 1
-	}
-	var t284 uint64 = (t277) & 0xffffffff
-	var t285, t285_1, t285_0 uint64 = 0, t282, t284
-	if t283 != 0 {
-		t285 = t285_1
-	} else {
-		t285 = t285_0
-	}
-	var t286 uint64 = (v[62] >> 8) & 0x1
-	var t287 uint64 = v[45] >> 32 & 0xffffffff
-	var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> v[40])) & 0xffffffff
-	var t289 uint64 = v[53] >> 32 & 0xffffffff
-	var t290 uint64 = (uint64((int64(t289<<32) >> 32) >> v[42])) & 0xffffffff
-	var t291 uint64 = (uint64((int64(t288<<32) >> 32))) & 0x1ffffffff
-	var t292 uint64 = (uint64((int64(t290<<32) >> 32))) & 0x1ffffffff
-	var t293 uint64 = (t291 + t292) & 0x1ffffffff
-	var t294 uint64 = (t293 >> 32) & 0x1
-	var t295 uint64 = (t293 >> 31) & 0x1
-	var t298, t298_1, t298_0 uint64 = 0, 0x80000000, 0x7fffffff
-	if t294 != 0 {
-		t298 = t298_1
-	} else {
-		t298 = t298_0
-	}
-	var t299 uint64
-	if t294 != t295 {
-		t299 = 1
-	}
-	var t300 uint64 = (t293) & 0xffffffff
-	var t301, t301_1, t301_0 uint64 = 0, t298, t300
-	if t299 != 0 {
-		t301 = t301_1
-	} else {
-		t301 = t301_0
-	}
-	var t302 uint64 = (v[62] >> 4) & 0x1
-	var t303 uint64 = (v[62]) & 0x1
-	v[304] = t301<<32 | v[44]
-	v[305] = t269<<32 | t285
-	v[306] = t237<<32 | t253
-	v[307] = t205<<32 | t221
-	v[308] = t173<<32 | t189
-	v[309] = t141<<32 | t157
-	v[310] = t109<<32 | t125
-	v[311] = t77<<32 | t93
-	var t312 uint64 = t303 | t303<<1 | t303<<2 | t303<<3 | t302<<4 | t302<<5 | t302<<6 | t302<<7 | t286<<8 | t286<<9 | t286<<10 | t286<<11 | t270<<12 | t270<<13 | t270<<14 | t270<<15 | t254<<16 | t254<<17 | t254<<18 | t254<<19 | t238<<20 | t238<<21 | t238<<22 | t238<<23 | t222<<24 | t222<<25 | t222<<26 | t222<<27 | t206<<28 | t206<<29 | t206<<30 | t206<<31 | t190<<32 | t190<<33 | t190<<34 | t190<<35 | t174<<36 | t174<<37 | t174<<38 | t174<<39 | t158<<40 | t158<<41 | t158<<42 | t158<<43 | t142<<44 | t142<<45 | t142<<46 | t142<<47 | t126<<48 | t126<<49 | t126<<50 | t126<<51 | t110<<52 | t110<<53 | t110<<54 | t110<<55 | t94<<56 | t94<<57 | t94<<58 | t94<<59 | t78<<60 | t78<<61 | t78<<62 | t78<<63
-	v[318] = v[304]
-	v[319] = v[305]
-	v[320] = v[306]
-	v[321] = v[307]
-	v[322] = v[308]
-	v[323] = v[309]
-	v[324] = v[310]
-	v[325] = v[311]
-	v[326] = t312
-	v[327] = v[313]
-	v[327] &= 0x1
-	var t360 uint64 = (^v[337]) & 0x1
-	v[360] = t360
-	var t377 uint64 = v[317] & t359
-	v[377] = t377
-	v[379] = v[338]
-	v[380] = v[339]
-	v[381] = v[340]
-	v[382] = v[341]
-	v[383] = v[342]
-	v[384] = v[343]
-	v[385] = v[344]
-	v[386] = v[345]
-	var t387 uint64 = v[346] >> 0 & 0xffffffffffffffff
-	v[387] = t387
-	var t388 uint64 = v[347] >> 0 & 0x1
-	v[388] = t388
 }
 
 // EvalInputs settles the logic the inputs reach (Model).
@@ -577,6 +596,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
 	if v[329] != 0 {
+		x.D |= 0x1
 		v[45] = v[0]
 		v[46] = v[1]
 		v[47] = v[2]
@@ -649,6 +669,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[62] = t61
 	}
 	if v[361] != 0 {
+		x.D |= 0x8
 		if v[348] != 0 {
 			v[364] = v[349]
 			v[365] = v[350]
@@ -684,9 +705,11 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[347] = v[373]
 	}
 	if x.Rst {
+		x.D |= 0x4
 		v[337] = 0x0
 		v[348] = 0x0
 	} else {
+		x.D |= 0x4
 		var t362 uint64 = v[348] | v[317]
 		var t363, t363_1, t363_0 uint64 = 0, t362, v[337]
 		if v[361] != 0 {
@@ -704,14 +727,17 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[348] = t375
 	}
 	if x.Rst {
+		x.D |= 0x2
 		v[317] = 0x0
 	} else if v[329] != 0 {
+		x.D |= 0x2
 		var t315 uint64 = 0x1 & v[10]
 		var t316 uint64 = t315 & v[21]
 		var t330 uint64 = t316 & v[329]
 		v[317] = t330
 	}
 	if v[378] != 0 {
+		x.D |= 0x10
 		v[349] = v[318]
 		v[350] = v[319]
 		v[351] = v[320]

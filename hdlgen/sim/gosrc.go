@@ -2,10 +2,12 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"go/format"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -40,6 +42,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 		return nil, err
 	}
 	g := &gen{s: s, z: s.sink()}
+	g.partition()
 	g.analyse()
 	own := pkg == "sim"
 	q := "sim."
@@ -69,6 +72,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 		w("M%d [%d]uint64", k, len(mem))
 	}
 	w("Rst, Arst bool")
+	w("D uint64 // which state groups the last edges changed (EvalState's activity mask)")
 	w("}")
 	w("")
 	w("var _ = bits.OnesCount64")
@@ -79,7 +83,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("")
 	w("// New%s returns a %s with registers at their reset values.", typ, typ)
 	w("func New%s() *%s {", typ, typ)
-	w("x := &%s{}", typ)
+	w("x := &%s{D: ^uint64(0)}", typ)
 	for i, v := range s.v {
 		if v != 0 {
 			w("x.S[%d] = %#x", i, v)
@@ -106,6 +110,9 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("// SetResets drives rst and arst for the next edges (Model).")
 	w("func (x *%s) SetResets(rst, arst bool) { x.Rst, x.Arst = rst, arst }", typ)
 	w("")
+	w("// Touch marks every state group changed, for the next EvalState (Model).")
+	w("func (x *%s) Touch() { x.D = ^uint64(0) }", typ)
+	w("")
 	w("// Eval settles the combinational logic.")
 	w("func (x *%s) Eval() { x.EvalState(); x.EvalInputs() }", typ)
 	w("")
@@ -120,6 +127,14 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 		w("func (x *%s) %s() {", typ, part.name)
 		w("v := &x.S")
 		w("_ = v")
+		if part.name == "EvalState" {
+			if err := g.evalState(); err != nil {
+				return nil, err
+			}
+			w("}")
+			w("")
+			continue
+		}
 		g.local = map[int32]bool{}
 		for k := part.from; k < part.to; k++ {
 			if g.z.group[k] >= 0 {
@@ -162,8 +177,14 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 type gen struct {
 	s *Sim
 	z *sinking // where each instruction is printed, how registers commit
-	q string   // how the printed code names package sim ("sim." or "")
-	b bytes.Buffer
+	// EvalState's instructions by activity mask (activity): parts[p]
+	// evaluates when a group of masks[p] changed; partOf[k] is
+	// instruction k's (-1: sunk, or mask 0, never evaluated again).
+	masks  []uint64
+	parts  [][]int
+	partOf []int
+	q      string // how the printed code names package sim ("sim." or "")
+	b      bytes.Buffer
 	// stored marks the one-word offsets that must live in S: read by
 	// Edge, a port, a wide operation or the other Eval part, or a
 	// source. The rest are Go locals.
@@ -176,18 +197,18 @@ type gen struct {
 func (g *gen) analyse() {
 	s, m := g.s, g.s.m
 	g.stored, g.konst = map[int32]bool{}, map[int32]uint64{}
-	// Which part computes an instruction: EvalState 1, EvalInputs 2, the
-	// edge block of group g 3+g.
+	// Which part computes an instruction: the edge block of group g
+	// -1-g, EvalInputs 2, EvalState's part p 10+p (9: never again).
 	partOf := func(k int) int {
 		switch {
 		case g.z.group[k] >= 0:
-			return 3 + g.z.group[k]
+			return -1 - g.z.group[k]
 		case k >= s.split:
 			return 2
 		}
-		return 1
+		return 10 + g.partOf[k]
 	}
-	part := map[int32]int{} // which part computes an offset
+	part := map[int32]int{} // which part computes an offset (0: none)
 	for k, in := range s.prog {
 		if in.op != opWide {
 			part[in.dst] = partOf(k)
@@ -233,7 +254,7 @@ func (g *gen) analyse() {
 		}
 	}
 	for _, r := range s.regs {
-		if part[r.next] < 3 { // (a next value sunk into the edge is read there)
+		if part[r.next] >= 0 { // (a next value sunk into the edge is read there)
 			g.stored[r.next] = true
 		}
 		if r.en >= 0 {
@@ -252,6 +273,61 @@ func (g *gen) analyse() {
 	for _, p := range m.Ports() {
 		g.stored[s.off[p.Node]] = true
 	}
+}
+
+// partition splits EvalState's instructions not sunk into the edge by
+// activity mask, ordered so that a part comes after the parts it reads
+// (a subset's mask has fewer bits).
+func (g *gen) partition() {
+	s := g.s
+	mask := s.activity(g.z)
+	at := map[uint64]int{}
+	g.partOf = make([]int, s.split)
+	for k := range s.split {
+		g.partOf[k] = -1
+		if g.z.group[k] < 0 && mask[k] != 0 {
+			if _, ok := at[mask[k]]; !ok {
+				at[mask[k]] = len(g.masks)
+				g.masks = append(g.masks, mask[k])
+			}
+		}
+	}
+	slices.SortStableFunc(g.masks, func(a, b uint64) int {
+		if c := bits.OnesCount64(a) - bits.OnesCount64(b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for p, m := range g.masks {
+		at[m] = p
+	}
+	g.parts = make([][]int, len(g.masks))
+	for k := range s.split {
+		if g.z.group[k] < 0 && mask[k] != 0 {
+			g.partOf[k] = at[mask[k]]
+			g.parts[at[mask[k]]] = append(g.parts[at[mask[k]]], k)
+		}
+	}
+}
+
+// evalState prints EvalState's body: each part under its activity test,
+// its instructions scheduled depth first from what leaves them.
+func (g *gen) evalState() error {
+	w := g.line
+	w("d := x.D")
+	w("x.D = 0")
+	w("_ = d")
+	for p, list := range g.parts {
+		w("if d&%#x != 0 {", g.masks[p])
+		g.local = map[int32]bool{}
+		for _, k := range g.schedule(list, nil) {
+			if err := g.inst(g.s.prog[k], g.q); err != nil {
+				return err
+			}
+		}
+		w("}")
+	}
+	return nil
 }
 
 // ref is how the printed code reads the one-word value at off: a literal
@@ -532,12 +608,12 @@ func (g *gen) edge() error {
 	for k, p := range s.reads {
 		if p.nw == 1 {
 			w("q%d := v[%d]", k, p.slot)
-			w("if v[%d] != 0 { q%d = x.M%d[%s] }", p.en, k, p.mem, addr(p.addr, p.mem, 1))
+			w("if v[%d] != 0 { q%d = x.M%d[%s]; x.D |= %#x }", p.en, k, p.mem, addr(p.addr, p.mem, 1), z.readPortBit(k))
 			continue
 		}
 		w("var q%d [%d]uint64", k, p.nw)
 		w("copy(q%d[:], %s)", k, slots(p.slot, p.nw))
-		w("if v[%d] != 0 { a := %s * %d; copy(q%d[:], x.M%d[a:a+%d]) }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.mem, p.nw)
+		w("if v[%d] != 0 { a := %s * %d; copy(q%d[:], x.M%d[a:a+%d]); x.D |= %#x }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.mem, p.nw, z.readPortBit(k))
 	}
 	for _, p := range s.writes {
 		w("if v[%d] != 0 {", p.en)
@@ -571,7 +647,8 @@ func (g *gen) edge() error {
 			return
 		}
 		r := s.regs[block[0]]
-		var reset []string
+		bit := fmt.Sprintf("x.D |= %#x", activityBit(z.regGroup[block[0]]))
+		reset := []string{bit}
 		for _, k := range block {
 			for j := range s.regs[k].nw {
 				reset = append(reset, fmt.Sprintf("v[%d] = %#x", s.regs[k].slot+j, s.regs[k].reset[j]))
@@ -591,6 +668,7 @@ func (g *gen) edge() error {
 		default:
 			w("if %s {\n%s\n} else if v[%d] != 0 {", rst, strings.Join(reset, "\n"), r.en)
 		}
+		w("%s", bit)
 		if e := g.set(block, gid); e != nil && err == nil {
 			err = e
 		}
@@ -609,6 +687,7 @@ func (g *gen) edge() error {
 		if on {
 			for _, k := range z.units[u] {
 				commit(fmt.Sprintf("r%d", k), s.regs[k].slot, s.regs[k].nw)
+				w("x.D |= %#x", activityBit(z.regGroup[k]))
 			}
 		}
 	}
@@ -922,7 +1001,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-13"
+const goSourceVersion = "onic-gosrc-14"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -13,7 +13,7 @@ import (
 	"onic/testbenches/golden"
 )
 
-//go:generate go test -tags onic_regen -run TestStep50Source -update .
+//go:generate go test -tags onic_regen -run TestStep50Source|TestRegLoopsSource -update .
 
 // TestStep50Source: step50_gen_test.go is GoSource's output for the
 // benchmark module (go test -run TestStep50Source -update rewrites it).
@@ -23,6 +23,16 @@ func TestStep50Source(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "step50_gen_test.go", string(src))
+}
+
+// TestRegLoopsSource: regloops_gen_test.go is GoSource's output for
+// regLoops (go generate rewrites it; TestCompiledActivity runs it).
+func TestRegLoopsSource(t *testing.T) {
+	src, err := GoSource(regLoops(), "sim", "regloops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "regloops_gen_test.go", string(src))
 }
 
 // inputsFor draws cycles cycles of random values for m's inputs.
@@ -252,5 +262,10 @@ func regLoops() *ir.Module {
 	for k, r := range append(append(append(p, w0, w1, a, b, ws0, ws1, g), c...), h, e) {
 		m.Output(fmt.Sprintf("o%d", k), r)
 	}
+	// Logic of the state alone, evaluated only when what it reads changed
+	// (one group, two groups, a group and the asynchronously reset one).
+	m.Output("f0", m.Add(p[3], p[1]))
+	m.Output("f1", m.Xor(m.Slice(w1, 0, 8), m.Add(c[2], a)))
+	m.Output("f2", m.Xor(m.Slice(ws1, 60, 70), m.Zext(m.Concat(p[0], h), 70)))
 	return m
 }

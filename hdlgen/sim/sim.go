@@ -107,6 +107,10 @@ type Model interface {
 	// a register or read port may have changed (false lets the next
 	// EvalState be skipped; generated code always says true).
 	Edge() bool
+	// Touch says the state was written from outside (an asynchronous
+	// reset), so the next EvalState evaluates all of it: generated
+	// EvalState evaluates only what reads the state the edges changed.
+	Touch()
 }
 
 var models = map[string]func() Model{}
@@ -530,6 +534,9 @@ func (s *Sim) SetAsyncReset(on bool) {
 			if r := &s.regs[k]; r.async {
 				copy(s.v[r.slot:r.slot+r.nw], r.reset)
 			}
+		}
+		if s.model != nil {
+			s.model.Touch()
 		}
 		s.eval(0, s.split)
 		s.stale = true

@@ -30,6 +30,9 @@ type sinking struct {
 	units    [][]int
 	unitRead [][]int
 	gid      []int // the group whose logic unit u's block computes, -1 for a single register
+	// regGroup is each register's group; groups counts them.
+	regGroup []int
+	groups   int
 }
 
 // operandWords returns the words instruction in reads.
@@ -175,7 +178,7 @@ func (s *Sim) sink() *sinking {
 			sunkGroup[g] = true
 		}
 	}
-	z := &sinking{group: group, unit: make([]int, len(s.regs))}
+	z := &sinking{group: group, unit: make([]int, len(s.regs)), regGroup: regGroup, groups: len(keys)}
 	for {
 		// Units: each group with sunk logic, each other register alone.
 		z.units, z.gid = nil, nil
@@ -245,4 +248,48 @@ func (s *Sim) sink() *sinking {
 		}
 	}
 	return z
+}
+
+// Activity. The edge notes in a mask which groups of state changed
+// (might have: a register group whose reset or enable was on, a read port
+// that read), and EvalState evaluates only the logic reading those. Its
+// instructions are split by the set of groups they depend on (their
+// activity mask), each set evaluated under one test of the mask: a
+// 512-bit data path whose registers held costs nothing. Register groups
+// take bits 0, 1, ..., read ports the bits after; past 64 the bits are
+// shared (bit id%64), which only evaluates more.
+
+// activityBit is the mask bit of group (or read port) id.
+func activityBit(id int) uint64 { return 1 << uint(id%64) }
+
+// readPortBit is the mask bit of read port p.
+func (z *sinking) readPortBit(p int) uint64 { return activityBit(z.groups + p) }
+
+// activity returns each EvalState instruction's mask (prog[:split]): the
+// bits of the state it reads, directly or through other instructions.
+// Logic that reads no state (mask 0) never changes after New.
+func (s *Sim) activity(z *sinking) []uint64 {
+	state := map[int32]uint64{}
+	for k, r := range s.regs {
+		for j := range r.nw {
+			state[r.slot+j] = activityBit(z.regGroup[k])
+		}
+	}
+	for p, rp := range s.reads {
+		for j := range rp.nw {
+			state[rp.slot+j] = z.readPortBit(p)
+		}
+	}
+	mask := make([]uint64, s.split)
+	for k := range s.split {
+		var m uint64
+		for _, o := range s.operandWords(s.prog[k]) {
+			m |= state[o]
+		}
+		mask[k] = m
+		for _, o := range s.dstWords(s.prog[k]) {
+			state[o] = m
+		}
+	}
+	return mask
 }
