@@ -146,7 +146,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "cc9b06c2d5176d67ed7b4b553d3b3ce3" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "a21e9a14600209fbdcd6bb5db95f1472" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -199,8 +199,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t12 uint64 = v[7] >> 32 & 0xffffffff
 	var t13 uint64 = (v[8] >> 60) & 0x1
 	var t14 uint64 = 0x1 & t13
-	var t15 uint64 = (t12 >> 23) & 0xff
-	var t16 uint64 = (t12) & 0x7fffff
+	var t15 uint64 = v[7] >> 55 & 0xff
+	var t16 uint64 = v[7] >> 32 & 0x7fffff
 	var t18 uint64
 	if t15 == 0xff {
 		t18 = 1
@@ -210,11 +210,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t20 = 1
 	}
 	var t21 uint64 = t18 & t20
-	var t23 uint64 = (t12 >> 16) & 0x1
+	var t23 uint64 = v[7] >> 48 & 0x1
 	var t24 uint64 = (0x7fff + t23) & 0xffffffff
 	var t25 uint64 = (t12 + t24) & 0xffffffff
 	var t26 uint64 = (t25 >> 16) & 0xffff
-	var t27 uint64 = (t12 >> 16) & 0xffff
+	var t27 uint64 = v[7] >> 48 & 0xffff
 	var t29 uint64 = t27 | 0x40
 	var t30, t30_1, t30_0 uint64 = 0, t29, t26
 	if t21 != 0 {
@@ -225,8 +225,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t32 uint64 = v[7] >> 0 & 0xffffffff
 	var t33 uint64 = (v[8] >> 56) & 0x1
 	var t34 uint64 = 0x1 & t33
-	var t35 uint64 = (t32 >> 23) & 0xff
-	var t36 uint64 = (t32) & 0x7fffff
+	var t35 uint64 = v[7] >> 23 & 0xff
+	var t36 uint64 = v[7] >> 0 & 0x7fffff
 	var t38 uint64
 	if t35 == 0xff {
 		t38 = 1
@@ -236,11 +236,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t40 = 1
 	}
 	var t41 uint64 = t38 & t40
-	var t43 uint64 = (t32 >> 16) & 0x1
+	var t43 uint64 = v[7] >> 16 & 0x1
 	var t44 uint64 = (0x7fff + t43) & 0xffffffff
 	var t45 uint64 = (t32 + t44) & 0xffffffff
 	var t46 uint64 = (t45 >> 16) & 0xffff
-	var t47 uint64 = (t32 >> 16) & 0xffff
+	var t47 uint64 = v[7] >> 16 & 0xffff
 	var t49 uint64 = t47 | 0x40
 	var t50, t50_1, t50_0 uint64 = 0, t49, t46
 	if t41 != 0 {
@@ -251,8 +251,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t52 uint64 = v[6] >> 32 & 0xffffffff
 	var t53 uint64 = (v[8] >> 52) & 0x1
 	var t54 uint64 = 0x1 & t53
-	var t55 uint64 = (t52 >> 23) & 0xff
-	var t56 uint64 = (t52) & 0x7fffff
+	var t55 uint64 = v[6] >> 55 & 0xff
+	var t56 uint64 = v[6] >> 32 & 0x7fffff
 	var t58 uint64
 	if t55 == 0xff {
 		t58 = 1
@@ -262,11 +262,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t60 = 1
 	}
 	var t61 uint64 = t58 & t60
-	var t63 uint64 = (t52 >> 16) & 0x1
+	var t63 uint64 = v[6] >> 48 & 0x1
 	var t64 uint64 = (0x7fff + t63) & 0xffffffff
 	var t65 uint64 = (t52 + t64) & 0xffffffff
 	var t66 uint64 = (t65 >> 16) & 0xffff
-	var t67 uint64 = (t52 >> 16) & 0xffff
+	var t67 uint64 = v[6] >> 48 & 0xffff
 	var t69 uint64 = t67 | 0x40
 	var t70, t70_1, t70_0 uint64 = 0, t69, t66
 	if t61 != 0 {
@@ -277,8 +277,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t72 uint64 = v[6] >> 0 & 0xffffffff
 	var t73 uint64 = (v[8] >> 48) & 0x1
 	var t74 uint64 = 0x1 & t73
-	var t75 uint64 = (t72 >> 23) & 0xff
-	var t76 uint64 = (t72) & 0x7fffff
+	var t75 uint64 = v[6] >> 23 & 0xff
+	var t76 uint64 = v[6] >> 0 & 0x7fffff
 	var t78 uint64
 	if t75 == 0xff {
 		t78 = 1
@@ -288,11 +288,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t80 = 1
 	}
 	var t81 uint64 = t78 & t80
-	var t83 uint64 = (t72 >> 16) & 0x1
+	var t83 uint64 = v[6] >> 16 & 0x1
 	var t84 uint64 = (0x7fff + t83) & 0xffffffff
 	var t85 uint64 = (t72 + t84) & 0xffffffff
 	var t86 uint64 = (t85 >> 16) & 0xffff
-	var t87 uint64 = (t72 >> 16) & 0xffff
+	var t87 uint64 = v[6] >> 16 & 0xffff
 	var t89 uint64 = t87 | 0x40
 	var t90, t90_1, t90_0 uint64 = 0, t89, t86
 	if t81 != 0 {
@@ -303,8 +303,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t92 uint64 = v[5] >> 32 & 0xffffffff
 	var t93 uint64 = (v[8] >> 44) & 0x1
 	var t94 uint64 = 0x1 & t93
-	var t95 uint64 = (t92 >> 23) & 0xff
-	var t96 uint64 = (t92) & 0x7fffff
+	var t95 uint64 = v[5] >> 55 & 0xff
+	var t96 uint64 = v[5] >> 32 & 0x7fffff
 	var t98 uint64
 	if t95 == 0xff {
 		t98 = 1
@@ -314,11 +314,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t100 = 1
 	}
 	var t101 uint64 = t98 & t100
-	var t103 uint64 = (t92 >> 16) & 0x1
+	var t103 uint64 = v[5] >> 48 & 0x1
 	var t104 uint64 = (0x7fff + t103) & 0xffffffff
 	var t105 uint64 = (t92 + t104) & 0xffffffff
 	var t106 uint64 = (t105 >> 16) & 0xffff
-	var t107 uint64 = (t92 >> 16) & 0xffff
+	var t107 uint64 = v[5] >> 48 & 0xffff
 	var t109 uint64 = t107 | 0x40
 	var t110, t110_1, t110_0 uint64 = 0, t109, t106
 	if t101 != 0 {
@@ -329,8 +329,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t112 uint64 = v[5] >> 0 & 0xffffffff
 	var t113 uint64 = (v[8] >> 40) & 0x1
 	var t114 uint64 = 0x1 & t113
-	var t115 uint64 = (t112 >> 23) & 0xff
-	var t116 uint64 = (t112) & 0x7fffff
+	var t115 uint64 = v[5] >> 23 & 0xff
+	var t116 uint64 = v[5] >> 0 & 0x7fffff
 	var t118 uint64
 	if t115 == 0xff {
 		t118 = 1
@@ -340,11 +340,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t120 = 1
 	}
 	var t121 uint64 = t118 & t120
-	var t123 uint64 = (t112 >> 16) & 0x1
+	var t123 uint64 = v[5] >> 16 & 0x1
 	var t124 uint64 = (0x7fff + t123) & 0xffffffff
 	var t125 uint64 = (t112 + t124) & 0xffffffff
 	var t126 uint64 = (t125 >> 16) & 0xffff
-	var t127 uint64 = (t112 >> 16) & 0xffff
+	var t127 uint64 = v[5] >> 16 & 0xffff
 	var t129 uint64 = t127 | 0x40
 	var t130, t130_1, t130_0 uint64 = 0, t129, t126
 	if t121 != 0 {
@@ -355,8 +355,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t132 uint64 = v[4] >> 32 & 0xffffffff
 	var t133 uint64 = (v[8] >> 36) & 0x1
 	var t134 uint64 = 0x1 & t133
-	var t135 uint64 = (t132 >> 23) & 0xff
-	var t136 uint64 = (t132) & 0x7fffff
+	var t135 uint64 = v[4] >> 55 & 0xff
+	var t136 uint64 = v[4] >> 32 & 0x7fffff
 	var t138 uint64
 	if t135 == 0xff {
 		t138 = 1
@@ -366,11 +366,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t140 = 1
 	}
 	var t141 uint64 = t138 & t140
-	var t143 uint64 = (t132 >> 16) & 0x1
+	var t143 uint64 = v[4] >> 48 & 0x1
 	var t144 uint64 = (0x7fff + t143) & 0xffffffff
 	var t145 uint64 = (t132 + t144) & 0xffffffff
 	var t146 uint64 = (t145 >> 16) & 0xffff
-	var t147 uint64 = (t132 >> 16) & 0xffff
+	var t147 uint64 = v[4] >> 48 & 0xffff
 	var t149 uint64 = t147 | 0x40
 	var t150, t150_1, t150_0 uint64 = 0, t149, t146
 	if t141 != 0 {
@@ -381,8 +381,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t152 uint64 = v[4] >> 0 & 0xffffffff
 	var t153 uint64 = (v[8] >> 32) & 0x1
 	var t154 uint64 = 0x1 & t153
-	var t155 uint64 = (t152 >> 23) & 0xff
-	var t156 uint64 = (t152) & 0x7fffff
+	var t155 uint64 = v[4] >> 23 & 0xff
+	var t156 uint64 = v[4] >> 0 & 0x7fffff
 	var t158 uint64
 	if t155 == 0xff {
 		t158 = 1
@@ -392,11 +392,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t160 = 1
 	}
 	var t161 uint64 = t158 & t160
-	var t163 uint64 = (t152 >> 16) & 0x1
+	var t163 uint64 = v[4] >> 16 & 0x1
 	var t164 uint64 = (0x7fff + t163) & 0xffffffff
 	var t165 uint64 = (t152 + t164) & 0xffffffff
 	var t166 uint64 = (t165 >> 16) & 0xffff
-	var t167 uint64 = (t152 >> 16) & 0xffff
+	var t167 uint64 = v[4] >> 16 & 0xffff
 	var t169 uint64 = t167 | 0x40
 	var t170, t170_1, t170_0 uint64 = 0, t169, t166
 	if t161 != 0 {
@@ -407,8 +407,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t172 uint64 = v[3] >> 32 & 0xffffffff
 	var t173 uint64 = (v[8] >> 28) & 0x1
 	var t174 uint64 = 0x1 & t173
-	var t175 uint64 = (t172 >> 23) & 0xff
-	var t176 uint64 = (t172) & 0x7fffff
+	var t175 uint64 = v[3] >> 55 & 0xff
+	var t176 uint64 = v[3] >> 32 & 0x7fffff
 	var t178 uint64
 	if t175 == 0xff {
 		t178 = 1
@@ -418,11 +418,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t180 = 1
 	}
 	var t181 uint64 = t178 & t180
-	var t183 uint64 = (t172 >> 16) & 0x1
+	var t183 uint64 = v[3] >> 48 & 0x1
 	var t184 uint64 = (0x7fff + t183) & 0xffffffff
 	var t185 uint64 = (t172 + t184) & 0xffffffff
 	var t186 uint64 = (t185 >> 16) & 0xffff
-	var t187 uint64 = (t172 >> 16) & 0xffff
+	var t187 uint64 = v[3] >> 48 & 0xffff
 	var t189 uint64 = t187 | 0x40
 	var t190, t190_1, t190_0 uint64 = 0, t189, t186
 	if t181 != 0 {
@@ -433,8 +433,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t192 uint64 = v[3] >> 0 & 0xffffffff
 	var t193 uint64 = (v[8] >> 24) & 0x1
 	var t194 uint64 = 0x1 & t193
-	var t195 uint64 = (t192 >> 23) & 0xff
-	var t196 uint64 = (t192) & 0x7fffff
+	var t195 uint64 = v[3] >> 23 & 0xff
+	var t196 uint64 = v[3] >> 0 & 0x7fffff
 	var t198 uint64
 	if t195 == 0xff {
 		t198 = 1
@@ -444,11 +444,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t200 = 1
 	}
 	var t201 uint64 = t198 & t200
-	var t203 uint64 = (t192 >> 16) & 0x1
+	var t203 uint64 = v[3] >> 16 & 0x1
 	var t204 uint64 = (0x7fff + t203) & 0xffffffff
 	var t205 uint64 = (t192 + t204) & 0xffffffff
 	var t206 uint64 = (t205 >> 16) & 0xffff
-	var t207 uint64 = (t192 >> 16) & 0xffff
+	var t207 uint64 = v[3] >> 16 & 0xffff
 	var t209 uint64 = t207 | 0x40
 	var t210, t210_1, t210_0 uint64 = 0, t209, t206
 	if t201 != 0 {
@@ -459,8 +459,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t212 uint64 = v[2] >> 32 & 0xffffffff
 	var t213 uint64 = (v[8] >> 20) & 0x1
 	var t214 uint64 = 0x1 & t213
-	var t215 uint64 = (t212 >> 23) & 0xff
-	var t216 uint64 = (t212) & 0x7fffff
+	var t215 uint64 = v[2] >> 55 & 0xff
+	var t216 uint64 = v[2] >> 32 & 0x7fffff
 	var t218 uint64
 	if t215 == 0xff {
 		t218 = 1
@@ -470,11 +470,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t220 = 1
 	}
 	var t221 uint64 = t218 & t220
-	var t223 uint64 = (t212 >> 16) & 0x1
+	var t223 uint64 = v[2] >> 48 & 0x1
 	var t224 uint64 = (0x7fff + t223) & 0xffffffff
 	var t225 uint64 = (t212 + t224) & 0xffffffff
 	var t226 uint64 = (t225 >> 16) & 0xffff
-	var t227 uint64 = (t212 >> 16) & 0xffff
+	var t227 uint64 = v[2] >> 48 & 0xffff
 	var t229 uint64 = t227 | 0x40
 	var t230, t230_1, t230_0 uint64 = 0, t229, t226
 	if t221 != 0 {
@@ -485,8 +485,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t232 uint64 = v[2] >> 0 & 0xffffffff
 	var t233 uint64 = (v[8] >> 16) & 0x1
 	var t234 uint64 = 0x1 & t233
-	var t235 uint64 = (t232 >> 23) & 0xff
-	var t236 uint64 = (t232) & 0x7fffff
+	var t235 uint64 = v[2] >> 23 & 0xff
+	var t236 uint64 = v[2] >> 0 & 0x7fffff
 	var t238 uint64
 	if t235 == 0xff {
 		t238 = 1
@@ -496,11 +496,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t240 = 1
 	}
 	var t241 uint64 = t238 & t240
-	var t243 uint64 = (t232 >> 16) & 0x1
+	var t243 uint64 = v[2] >> 16 & 0x1
 	var t244 uint64 = (0x7fff + t243) & 0xffffffff
 	var t245 uint64 = (t232 + t244) & 0xffffffff
 	var t246 uint64 = (t245 >> 16) & 0xffff
-	var t247 uint64 = (t232 >> 16) & 0xffff
+	var t247 uint64 = v[2] >> 16 & 0xffff
 	var t249 uint64 = t247 | 0x40
 	var t250, t250_1, t250_0 uint64 = 0, t249, t246
 	if t241 != 0 {
@@ -511,8 +511,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t252 uint64 = v[1] >> 32 & 0xffffffff
 	var t253 uint64 = (v[8] >> 12) & 0x1
 	var t254 uint64 = 0x1 & t253
-	var t255 uint64 = (t252 >> 23) & 0xff
-	var t256 uint64 = (t252) & 0x7fffff
+	var t255 uint64 = v[1] >> 55 & 0xff
+	var t256 uint64 = v[1] >> 32 & 0x7fffff
 	var t258 uint64
 	if t255 == 0xff {
 		t258 = 1
@@ -522,11 +522,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t260 = 1
 	}
 	var t261 uint64 = t258 & t260
-	var t263 uint64 = (t252 >> 16) & 0x1
+	var t263 uint64 = v[1] >> 48 & 0x1
 	var t264 uint64 = (0x7fff + t263) & 0xffffffff
 	var t265 uint64 = (t252 + t264) & 0xffffffff
 	var t266 uint64 = (t265 >> 16) & 0xffff
-	var t267 uint64 = (t252 >> 16) & 0xffff
+	var t267 uint64 = v[1] >> 48 & 0xffff
 	var t269 uint64 = t267 | 0x40
 	var t270, t270_1, t270_0 uint64 = 0, t269, t266
 	if t261 != 0 {
@@ -537,8 +537,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t272 uint64 = v[1] >> 0 & 0xffffffff
 	var t273 uint64 = (v[8] >> 8) & 0x1
 	var t274 uint64 = 0x1 & t273
-	var t275 uint64 = (t272 >> 23) & 0xff
-	var t276 uint64 = (t272) & 0x7fffff
+	var t275 uint64 = v[1] >> 23 & 0xff
+	var t276 uint64 = v[1] >> 0 & 0x7fffff
 	var t278 uint64
 	if t275 == 0xff {
 		t278 = 1
@@ -548,11 +548,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t280 = 1
 	}
 	var t281 uint64 = t278 & t280
-	var t283 uint64 = (t272 >> 16) & 0x1
+	var t283 uint64 = v[1] >> 16 & 0x1
 	var t284 uint64 = (0x7fff + t283) & 0xffffffff
 	var t285 uint64 = (t272 + t284) & 0xffffffff
 	var t286 uint64 = (t285 >> 16) & 0xffff
-	var t287 uint64 = (t272 >> 16) & 0xffff
+	var t287 uint64 = v[1] >> 16 & 0xffff
 	var t289 uint64 = t287 | 0x40
 	var t290, t290_1, t290_0 uint64 = 0, t289, t286
 	if t281 != 0 {
@@ -563,8 +563,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t292 uint64 = v[0] >> 32 & 0xffffffff
 	var t293 uint64 = (v[8] >> 4) & 0x1
 	var t294 uint64 = 0x1 & t293
-	var t295 uint64 = (t292 >> 23) & 0xff
-	var t296 uint64 = (t292) & 0x7fffff
+	var t295 uint64 = v[0] >> 55 & 0xff
+	var t296 uint64 = v[0] >> 32 & 0x7fffff
 	var t298 uint64
 	if t295 == 0xff {
 		t298 = 1
@@ -574,11 +574,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t300 = 1
 	}
 	var t301 uint64 = t298 & t300
-	var t303 uint64 = (t292 >> 16) & 0x1
+	var t303 uint64 = v[0] >> 48 & 0x1
 	var t304 uint64 = (0x7fff + t303) & 0xffffffff
 	var t305 uint64 = (t292 + t304) & 0xffffffff
 	var t306 uint64 = (t305 >> 16) & 0xffff
-	var t307 uint64 = (t292 >> 16) & 0xffff
+	var t307 uint64 = v[0] >> 48 & 0xffff
 	var t309 uint64 = t307 | 0x40
 	var t310, t310_1, t310_0 uint64 = 0, t309, t306
 	if t301 != 0 {
@@ -589,8 +589,8 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t312 uint64 = v[0] >> 0 & 0xffffffff
 	var t313 uint64 = (v[8]) & 0x1
 	var t314 uint64 = 0x1 & t313
-	var t315 uint64 = (t312 >> 23) & 0xff
-	var t316 uint64 = (t312) & 0x7fffff
+	var t315 uint64 = v[0] >> 23 & 0xff
+	var t316 uint64 = v[0] >> 0 & 0x7fffff
 	var t318 uint64
 	if t315 == 0xff {
 		t318 = 1
@@ -600,11 +600,11 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t320 = 1
 	}
 	var t321 uint64 = t318 & t320
-	var t323 uint64 = (t312 >> 16) & 0x1
+	var t323 uint64 = v[0] >> 16 & 0x1
 	var t324 uint64 = (0x7fff + t323) & 0xffffffff
 	var t325 uint64 = (t312 + t324) & 0xffffffff
 	var t326 uint64 = (t325 >> 16) & 0xffff
-	var t327 uint64 = (t312 >> 16) & 0xffff
+	var t327 uint64 = v[0] >> 16 & 0xffff
 	var t329 uint64 = t327 | 0x40
 	var t330, t330_1, t330_0 uint64 = 0, t329, t326
 	if t321 != 0 {

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "3d3192739210f7b4c3f7c71022479bad" }
+func (x *simhistogram) Fingerprint() string { return "5ccbdf089a414ff65c4be5a88a6f4435" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -310,26 +310,22 @@ func (x *simhistogram) EvalInputs() {
 	v[60] = t60
 	var t61 uint64 = (v[26] >> 2) & 0xff
 	v[61] = t61
-	var t65 uint64 = v[1] >> 0 & 0xffff
-	var t66 uint64 = (t65 >> 8) & 0xff
+	var t66 uint64 = v[1] >> 8 & 0xff
 	v[66] = t66
 	var t202 uint64 = 0x1 & v[10]
 	var t204 uint64 = t202 & v[203]
 	v[204] = t204
 	var t90 uint64 = t31 & t60
 	v[90] = t90
-	var t93 uint64 = v[3] >> 0 & 0xffff
-	var t94 uint64 = (t93 >> 8) & 0xff
+	var t94 uint64 = v[3] >> 8 & 0xff
 	v[94] = t94
 	var t118 uint64 = t31 & t60
 	v[118] = t118
-	var t121 uint64 = v[5] >> 0 & 0xffff
-	var t122 uint64 = (t121 >> 8) & 0xff
+	var t122 uint64 = v[5] >> 8 & 0xff
 	v[122] = t122
 	var t146 uint64 = t31 & t60
 	v[146] = t146
-	var t149 uint64 = v[7] >> 0 & 0xffff
-	var t150 uint64 = (t149 >> 8) & 0xff
+	var t150 uint64 = v[7] >> 8 & 0xff
 	v[150] = t150
 	var t174 uint64 = t31 & t60
 	v[174] = t174

@@ -185,6 +185,23 @@ func (m *Module) Len() int { return len(m.nodes) }
 // Node returns node i (do not modify it).
 func (m *Module) Node(i int) *Node { return &m.nodes[i] }
 
+// Clone returns a copy of m that passes may rewrite: its nodes (through
+// Node's pointer) and operand lists are its own, and Append adds nodes to
+// it. A simulator simplifies a clone this way; nothing checks it again,
+// so a pass must keep every node's value what it was.
+func (m *Module) Clone() *Module {
+	c := *m
+	c.nodes = slices.Clone(m.nodes)
+	for i := range c.nodes {
+		c.nodes[i].Args = slices.Clone(c.nodes[i].Args)
+	}
+	c.ports = slices.Clone(m.ports)
+	return &c
+}
+
+// Append adds node n to m (a Clone) and returns its index.
+func (m *Module) Append(n Node) int { return m.add(n).id }
+
 // Ports returns the ports in declaration order.
 func (m *Module) Ports() []Port { return m.ports }
 

@@ -83,6 +83,14 @@ func (r *Reference) SetInput(i int, v uint64) {
 	r.memo = nil
 }
 
+// SetInputWords drives input node i with a value given as words, least
+// significant first (bits beyond its width are dropped).
+func (r *Reference) SetInputWords(i int, v []uint64) {
+	i = r.node(i)
+	r.in[i] = mod(words(v), r.m.Node(i).W)
+	r.memo = nil
+}
+
 // SetReset holds rst high or low for the next edges.
 func (r *Reference) SetReset(on bool) { r.rst = on }
 

@@ -153,6 +153,7 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 		return nil, err
 	}
 	m, at := ir.Flatten(m)
+	m = simplify(m)
 	s := &Sim{m: m, at: at, inputs: map[string]int32{}, outputs: map[string]int32{}}
 	words := func(i int) int32 { return int32((m.Node(i).W + 63) / 64) }
 	// A wire, or a zero-extension to as many words, is its operand's

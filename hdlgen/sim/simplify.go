@@ -1,0 +1,135 @@
+package sim
+
+import "onic/hdlgen/ir"
+
+// simplify returns a clone of m with its bit-level rewiring taken out:
+// generated designs pack fields into a word and take them apart again
+// (a lane's struct into a pipeline register, out of it into the next),
+// and each slice and concatenation would otherwise cost an operation
+// every cycle. Every node keeps its index and its value, so Value and the
+// VCD still see every signal of m; only what computes it changes:
+//
+//   - a slice of a slice is one slice of the first operand;
+//   - a slice of a concatenation that falls inside one part is a slice of
+//     that part, and of a zero-extension inside its operand, a slice of
+//     the operand;
+//   - a slice of all of a value is that value (a wire, sharing its words);
+//   - the parts of a concatenation that are adjacent slices of one value
+//     (the most significant part just above the next) are one slice, and
+//     a concatenation left with one part is that slice.
+//
+// The reference simulator runs m as built, so the cross-checks hold this
+// pass too.
+func simplify(src *ir.Module) *ir.Module {
+	m := src.Clone()
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < m.Len(); i++ {
+			switch m.Node(i).Op {
+			case ir.OpSlice:
+				changed = simplifySlice(m, i) || changed
+			case ir.OpConcat:
+				changed = simplifyConcat(m, i) || changed
+			}
+		}
+	}
+	return m
+}
+
+// through follows wires (and zero-extensions to the same width) to the
+// node that computes i's value.
+func through(m *ir.Module, i int) int {
+	for {
+		n := m.Node(i)
+		if (n.Op != ir.OpWire && n.Op != ir.OpZext) || len(n.Args) == 0 || n.Args[0] < 0 || m.Node(n.Args[0]).W != n.W {
+			return i
+		}
+		i = n.Args[0]
+	}
+}
+
+// simplifySlice rewrites slice i by the rules of simplify; it reports
+// whether it changed anything.
+func simplifySlice(m *ir.Module, i int) bool {
+	n := m.Node(i)
+	a := through(m, n.Args[0])
+	an := m.Node(a)
+	switch an.Op {
+	case ir.OpSlice:
+		n.Args[0], n.Lo = an.Args[0], n.Lo+an.Lo
+		return true
+	case ir.OpZext:
+		if y := an.Args[0]; n.Lo+n.W <= m.Node(y).W {
+			n.Args[0] = y
+			return true
+		}
+	case ir.OpConcat:
+		pos := an.W
+		for _, p := range an.Args {
+			pos -= m.Node(p).W
+			if pos <= n.Lo && n.Lo+n.W <= pos+m.Node(p).W {
+				n.Args[0], n.Lo = p, n.Lo-pos
+				return true
+			}
+		}
+	}
+	if n.Lo == 0 && n.W == m.Node(n.Args[0]).W {
+		n.Op, n.Lo = ir.OpWire, 0
+		return true
+	}
+	return false
+}
+
+// run is bits [lo, lo+w) of node src.
+type run struct{ src, lo, w int }
+
+// simplifyConcat merges the adjacent slices among concatenation i's parts
+// (simplify); it reports whether it changed anything.
+func simplifyConcat(m *ir.Module, i int) bool {
+	n := m.Node(i)
+	var runs []run
+	var merged []bool
+	for _, p := range n.Args {
+		r := run{through(m, p), 0, m.Node(p).W}
+		if pn := m.Node(r.src); pn.Op == ir.OpSlice {
+			r = run{through(m, pn.Args[0]), pn.Lo, pn.W}
+		}
+		if k := len(runs) - 1; k >= 0 && runs[k].src == r.src && runs[k].lo == r.lo+r.w {
+			runs[k] = run{r.src, r.lo, runs[k].w + r.w}
+			merged[k] = true
+			continue
+		}
+		runs = append(runs, r)
+		merged = append(merged, false)
+	}
+	if len(runs) == len(n.Args) {
+		return false
+	}
+	if len(runs) == 1 {
+		r := runs[0]
+		n.Op, n.Args, n.Lo = ir.OpSlice, []int{r.src}, r.lo
+		if r.lo == 0 && r.w == m.Node(r.src).W {
+			n.Op, n.Lo = ir.OpWire, 0
+		}
+		return true
+	}
+	args := make([]int, 0, len(runs))
+	k := 0 // the next original part
+	for j, r := range runs {
+		if !merged[j] {
+			args = append(args, n.Args[k])
+			k++
+			continue
+		}
+		for used := 0; used < r.w; k++ {
+			used += m.Node(n.Args[k]).W
+		}
+		if r.lo == 0 && r.w == m.Node(r.src).W {
+			args = append(args, r.src)
+		} else {
+			args = append(args, m.Append(ir.Node{Op: ir.OpSlice, W: r.w, Args: []int{r.src}, Lo: r.lo}))
+		}
+	}
+	n.Args = args
+	return true
+}
