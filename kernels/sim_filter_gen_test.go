@@ -12,7 +12,7 @@ import (
 
 // simfilter simulates module onic_kernel_filter: S holds every signal's words, M0... its memories.
 type simfilter struct {
-	S         [109]uint64
+	S         [106]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -26,22 +26,21 @@ func Newsimfilter() *simfilter {
 	x := &simfilter{D: ^uint64(0)}
 	x.S[11] = 0x80000000
 	x.S[14] = 0x1
-	x.S[20] = 0x1
-	x.S[26] = 0x1
-	x.S[32] = 0x1
-	x.S[39] = 0x1
+	x.S[19] = 0x1
+	x.S[25] = 0x1
+	x.S[31] = 0x1
+	x.S[38] = 0x1
+	x.S[50] = 0x1
+	x.S[51] = 0x1
 	x.S[52] = 0x1
-	x.S[53] = 0x1
-	x.S[54] = 0x1
-	x.S[55] = 0x1
-	x.S[78] = 0x1
-	x.S[79] = 0x1
-	x.S[80] = 0x1
+	x.S[75] = 0x1
+	x.S[76] = 0x1
+	x.S[77] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "d96a7476cc8188497e7c59f46bba8488" }
+func (x *simfilter) Fingerprint() string { return "a85099469b0362600748791a32182323" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -68,24 +67,24 @@ func (x *simfilter) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t78 uint64 = (^v[67]) & 0x1
-		v[78] = t78
-		var t79 uint64 = (^v[56]) & 0x1
-		v[79] = t79
+		var t75 uint64 = (^v[64]) & 0x1
+		v[75] = t75
+		var t76 uint64 = (^v[53]) & 0x1
+		v[76] = t76
 	}
 	if d&0x2 != 0 {
+		v[95] = v[54]
+		v[96] = v[55]
+		v[97] = v[56]
 		v[98] = v[57]
 		v[99] = v[58]
 		v[100] = v[59]
 		v[101] = v[60]
 		v[102] = v[61]
-		v[103] = v[62]
-		v[104] = v[63]
-		v[105] = v[64]
-		var t106 uint64 = v[65] >> 0 & 0xffffffffffffffff
-		v[106] = t106
-		var t107 uint64 = v[66] >> 0 & 0x1
-		v[107] = t107
+		var t103 uint64 = v[62] >> 0 & 0xffffffffffffffff
+		v[103] = t103
+		var t104 uint64 = v[63] >> 0 & 0x1
+		v[104] = t104
 	}
 }
 
@@ -101,60 +100,57 @@ func (x *simfilter) EvalInputs() {
 	var t15 uint64 = (^t14) & 0x1
 	var t16 uint64 = (v[8] >> 63) & 0x1
 	var t17 uint64 = t15 & t16
-	var t18 uint64 = 0x0 | t17
-	var t19 uint64 = v[5] >> 0 & 0xffffffff
-	var t20 uint64
-	if t19 < 0x80000000 {
-		t20 = 1
+	var t18 uint64 = v[5] >> 0 & 0xffffffff
+	var t19 uint64
+	if t18 < 0x80000000 {
+		t19 = 1
 	}
-	var t21 uint64 = (^t20) & 0x1
-	var t22 uint64 = (v[8] >> 47) & 0x1
-	var t23 uint64 = t21 & t22
-	var t24 uint64 = t18 | t23
-	var t25 uint64 = v[3] >> 0 & 0xffffffff
-	var t26 uint64
-	if t25 < 0x80000000 {
-		t26 = 1
+	var t20 uint64 = (^t19) & 0x1
+	var t21 uint64 = (v[8] >> 47) & 0x1
+	var t22 uint64 = t20 & t21
+	var t23 uint64 = t17 | t22
+	var t24 uint64 = v[3] >> 0 & 0xffffffff
+	var t25 uint64
+	if t24 < 0x80000000 {
+		t25 = 1
 	}
-	var t27 uint64 = (^t26) & 0x1
-	var t28 uint64 = (v[8] >> 31) & 0x1
-	var t29 uint64 = t27 & t28
-	var t30 uint64 = t24 | t29
-	var t31 uint64 = v[1] >> 0 & 0xffffffff
-	var t32 uint64
-	if t31 < 0x80000000 {
-		t32 = 1
+	var t26 uint64 = (^t25) & 0x1
+	var t27 uint64 = (v[8] >> 31) & 0x1
+	var t28 uint64 = t26 & t27
+	var t29 uint64 = t23 | t28
+	var t30 uint64 = v[1] >> 0 & 0xffffffff
+	var t31 uint64
+	if t30 < 0x80000000 {
+		t31 = 1
 	}
-	var t33 uint64 = (^t32) & 0x1
-	var t34 uint64 = (v[8] >> 15) & 0x1
-	var t35 uint64 = t33 & t34
-	var t36 uint64 = t30 | t35
-	var t38 uint64 = t36 | v[9]
-	var t52 uint64 = (^t38) & 0x1
-	var t53 uint64 = v[78] | t52
-	var t55 uint64 = t53 & 0x1
-	v[55] = t55
-	var t37 uint64 = t35 | t35<<1 | t35<<2 | t35<<3 | t35<<4 | t35<<5 | t35<<6 | t35<<7 | t35<<8 | t35<<9 | t35<<10 | t35<<11 | t35<<12 | t35<<13 | t35<<14 | t35<<15 | t29<<16 | t29<<17 | t29<<18 | t29<<19 | t29<<20 | t29<<21 | t29<<22 | t29<<23 | t29<<24 | t29<<25 | t29<<26 | t29<<27 | t29<<28 | t29<<29 | t29<<30 | t29<<31 | t23<<32 | t23<<33 | t23<<34 | t23<<35 | t23<<36 | t23<<37 | t23<<38 | t23<<39 | t23<<40 | t23<<41 | t23<<42 | t23<<43 | t23<<44 | t23<<45 | t23<<46 | t23<<47 | t17<<48 | t17<<49 | t17<<50 | t17<<51 | t17<<52 | t17<<53 | t17<<54 | t17<<55 | t17<<56 | t17<<57 | t17<<58 | t17<<59 | t17<<60 | t17<<61 | t17<<62 | t17<<63
-	var t40 uint64 = 0x1 & v[10]
-	var t41 uint64 = t40 & t38
-	v[41] = t41
-	v[42] = v[0]
-	v[43] = v[1]
-	v[44] = v[2]
-	v[45] = v[3]
-	v[46] = v[4]
-	v[47] = v[5]
-	v[48] = v[6]
-	v[49] = v[7]
-	v[50] = t37
-	v[51] = v[9]
-	v[51] &= 0x1
-	var t80 uint64 = v[108] | v[79]
-	v[80] = t80
-	var t95 uint64 = (^t80) & 0x1
-	var t96 uint64 = t41 & v[78]
-	var t97 uint64 = t95 & t96
-	v[97] = t97
+	var t32 uint64 = (^t31) & 0x1
+	var t33 uint64 = (v[8] >> 15) & 0x1
+	var t34 uint64 = t32 & t33
+	var t35 uint64 = t29 | t34
+	var t37 uint64 = t35 | v[9]
+	var t50 uint64 = (^t37) & 0x1
+	var t51 uint64 = v[75] | t50
+	v[51] = t51
+	var t36 uint64 = t34 | t34<<1 | t34<<2 | t34<<3 | t34<<4 | t34<<5 | t34<<6 | t34<<7 | t34<<8 | t34<<9 | t34<<10 | t34<<11 | t34<<12 | t34<<13 | t34<<14 | t34<<15 | t28<<16 | t28<<17 | t28<<18 | t28<<19 | t28<<20 | t28<<21 | t28<<22 | t28<<23 | t28<<24 | t28<<25 | t28<<26 | t28<<27 | t28<<28 | t28<<29 | t28<<30 | t28<<31 | t22<<32 | t22<<33 | t22<<34 | t22<<35 | t22<<36 | t22<<37 | t22<<38 | t22<<39 | t22<<40 | t22<<41 | t22<<42 | t22<<43 | t22<<44 | t22<<45 | t22<<46 | t22<<47 | t17<<48 | t17<<49 | t17<<50 | t17<<51 | t17<<52 | t17<<53 | t17<<54 | t17<<55 | t17<<56 | t17<<57 | t17<<58 | t17<<59 | t17<<60 | t17<<61 | t17<<62 | t17<<63
+	var t39 uint64 = v[10] & t37
+	v[39] = t39
+	v[40] = v[0]
+	v[41] = v[1]
+	v[42] = v[2]
+	v[43] = v[3]
+	v[44] = v[4]
+	v[45] = v[5]
+	v[46] = v[6]
+	v[47] = v[7]
+	v[48] = t36
+	v[49] = v[9]
+	v[49] &= 0x1
+	var t77 uint64 = v[105] | v[76]
+	v[77] = t77
+	var t92 uint64 = (^t77) & 0x1
+	var t93 uint64 = t39 & v[75]
+	var t94 uint64 = t92 & t93
+	v[94] = t94
 }
 
 // Step is one rising clock edge, then Eval.
@@ -164,9 +160,12 @@ func (x *simfilter) Step() { x.Edge(); x.Eval() }
 func (x *simfilter) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[80] != 0 {
+	if v[77] != 0 {
 		x.D |= 0x2
-		if v[67] != 0 {
+		if v[64] != 0 {
+			v[80] = v[65]
+			v[81] = v[66]
+			v[82] = v[67]
 			v[83] = v[68]
 			v[84] = v[69]
 			v[85] = v[70]
@@ -174,21 +173,21 @@ func (x *simfilter) Edge() bool {
 			v[87] = v[72]
 			v[88] = v[73]
 			v[89] = v[74]
-			v[90] = v[75]
-			v[91] = v[76]
-			v[92] = v[77]
 		} else {
-			v[83] = v[42]
-			v[84] = v[43]
-			v[85] = v[44]
-			v[86] = v[45]
-			v[87] = v[46]
-			v[88] = v[47]
-			v[89] = v[48]
-			v[90] = v[49]
-			v[91] = v[50]
-			v[92] = v[51]
+			v[80] = v[40]
+			v[81] = v[41]
+			v[82] = v[42]
+			v[83] = v[43]
+			v[84] = v[44]
+			v[85] = v[45]
+			v[86] = v[46]
+			v[87] = v[47]
+			v[88] = v[48]
+			v[89] = v[49]
 		}
+		v[54] = v[80]
+		v[55] = v[81]
+		v[56] = v[82]
 		v[57] = v[83]
 		v[58] = v[84]
 		v[59] = v[85]
@@ -196,44 +195,41 @@ func (x *simfilter) Edge() bool {
 		v[61] = v[87]
 		v[62] = v[88]
 		v[63] = v[89]
-		v[64] = v[90]
-		v[65] = v[91]
-		v[66] = v[92]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[56] = 0x0
-		v[67] = 0x0
+		v[53] = 0x0
+		v[64] = 0x0
 	} else {
 		x.D |= 0x1
-		var t81 uint64 = v[67] | v[41]
-		var t82, t82_1, t82_0 uint64 = 0, t81, v[56]
-		if v[80] != 0 {
-			t82 = t82_1
+		var t78 uint64 = v[64] | v[39]
+		var t79, t79_1, t79_0 uint64 = 0, t78, v[53]
+		if v[77] != 0 {
+			t79 = t79_1
 		} else {
-			t82 = t82_0
+			t79 = t79_0
 		}
-		v[56] = t82
-		var t94, t94_1, t94_0 uint64 = 0, 0x0, t81
-		if v[80] != 0 {
-			t94 = t94_1
+		v[53] = t79
+		var t91, t91_1, t91_0 uint64 = 0, 0x0, t78
+		if v[77] != 0 {
+			t91 = t91_1
 		} else {
-			t94 = t94_0
+			t91 = t91_0
 		}
-		v[67] = t94
+		v[64] = t91
 	}
-	if v[97] != 0 {
+	if v[94] != 0 {
 		x.D |= 0x4
-		v[68] = v[42]
-		v[69] = v[43]
-		v[70] = v[44]
-		v[71] = v[45]
-		v[72] = v[46]
-		v[73] = v[47]
-		v[74] = v[48]
-		v[75] = v[49]
-		v[76] = v[50]
-		v[77] = v[51]
+		v[65] = v[40]
+		v[66] = v[41]
+		v[67] = v[42]
+		v[68] = v[43]
+		v[69] = v[44]
+		v[70] = v[45]
+		v[71] = v[46]
+		v[72] = v[47]
+		v[73] = v[48]
+		v[74] = v[49]
 	}
 	return true
 }
@@ -244,10 +240,10 @@ var simfilterIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 55,
-	"m_tdata":   98,
-	"m_tkeep":   106,
-	"m_tlast":   107,
-	"m_tvalid":  56,
-	"m_tready":  108,
+	"s0_tready": 51,
+	"m_tdata":   95,
+	"m_tkeep":   103,
+	"m_tlast":   104,
+	"m_tvalid":  53,
+	"m_tready":  105,
 }

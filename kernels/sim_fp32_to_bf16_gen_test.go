@@ -12,7 +12,7 @@ import (
 
 // simfp32_to_bf16 simulates module onic_kernel_fp32_to_bf16: S holds every signal's words, M0... its memories.
 type simfp32_to_bf16 struct {
-	S         [379]uint64
+	S         [361]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,128 +25,127 @@ func init() { sim.Register(func() sim.Model { return Newsimfp32_to_bf16() }) }
 func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 	x := &simfp32_to_bf16{D: ^uint64(0)}
 	x.S[11] = 0x1
-	x.S[17] = 0xff
-	x.S[22] = 0x7fff
+	x.S[16] = 0xff
+	x.S[21] = 0x7fff
+	x.S[23] = 0x7fff
 	x.S[24] = 0x7fff
-	x.S[25] = 0x7fff
+	x.S[27] = 0x40
 	x.S[28] = 0x40
-	x.S[29] = 0x40
-	x.S[31] = 0x1
-	x.S[37] = 0xff
+	x.S[30] = 0x1
+	x.S[35] = 0xff
+	x.S[40] = 0x7fff
 	x.S[42] = 0x7fff
-	x.S[44] = 0x7fff
-	x.S[45] = 0x7fff
-	x.S[48] = 0x40
-	x.S[49] = 0x40
-	x.S[51] = 0x1
-	x.S[57] = 0xff
+	x.S[43] = 0x7fff
+	x.S[46] = 0x40
+	x.S[47] = 0x40
+	x.S[49] = 0x1
+	x.S[54] = 0xff
+	x.S[59] = 0x7fff
+	x.S[61] = 0x7fff
 	x.S[62] = 0x7fff
-	x.S[64] = 0x7fff
-	x.S[65] = 0x7fff
-	x.S[68] = 0x40
-	x.S[69] = 0x40
-	x.S[71] = 0x1
-	x.S[77] = 0xff
-	x.S[82] = 0x7fff
-	x.S[84] = 0x7fff
-	x.S[85] = 0x7fff
-	x.S[88] = 0x40
-	x.S[89] = 0x40
-	x.S[91] = 0x1
-	x.S[97] = 0xff
-	x.S[102] = 0x7fff
-	x.S[104] = 0x7fff
-	x.S[105] = 0x7fff
-	x.S[108] = 0x40
-	x.S[109] = 0x40
-	x.S[111] = 0x1
-	x.S[117] = 0xff
-	x.S[122] = 0x7fff
-	x.S[124] = 0x7fff
-	x.S[125] = 0x7fff
-	x.S[128] = 0x40
-	x.S[129] = 0x40
-	x.S[131] = 0x1
-	x.S[137] = 0xff
-	x.S[142] = 0x7fff
-	x.S[144] = 0x7fff
-	x.S[145] = 0x7fff
-	x.S[148] = 0x40
-	x.S[149] = 0x40
-	x.S[151] = 0x1
-	x.S[157] = 0xff
-	x.S[162] = 0x7fff
-	x.S[164] = 0x7fff
-	x.S[165] = 0x7fff
-	x.S[168] = 0x40
-	x.S[169] = 0x40
-	x.S[171] = 0x1
-	x.S[177] = 0xff
-	x.S[182] = 0x7fff
-	x.S[184] = 0x7fff
-	x.S[185] = 0x7fff
-	x.S[188] = 0x40
-	x.S[189] = 0x40
-	x.S[191] = 0x1
-	x.S[197] = 0xff
-	x.S[202] = 0x7fff
-	x.S[204] = 0x7fff
-	x.S[205] = 0x7fff
-	x.S[208] = 0x40
-	x.S[209] = 0x40
-	x.S[211] = 0x1
-	x.S[217] = 0xff
-	x.S[222] = 0x7fff
-	x.S[224] = 0x7fff
-	x.S[225] = 0x7fff
-	x.S[228] = 0x40
-	x.S[229] = 0x40
-	x.S[231] = 0x1
-	x.S[237] = 0xff
-	x.S[242] = 0x7fff
-	x.S[244] = 0x7fff
-	x.S[245] = 0x7fff
-	x.S[248] = 0x40
-	x.S[249] = 0x40
-	x.S[251] = 0x1
-	x.S[257] = 0xff
-	x.S[262] = 0x7fff
-	x.S[264] = 0x7fff
-	x.S[265] = 0x7fff
-	x.S[268] = 0x40
-	x.S[269] = 0x40
-	x.S[271] = 0x1
-	x.S[277] = 0xff
-	x.S[282] = 0x7fff
-	x.S[284] = 0x7fff
-	x.S[285] = 0x7fff
-	x.S[288] = 0x40
-	x.S[289] = 0x40
-	x.S[291] = 0x1
-	x.S[297] = 0xff
-	x.S[302] = 0x7fff
-	x.S[304] = 0x7fff
-	x.S[305] = 0x7fff
-	x.S[308] = 0x40
-	x.S[309] = 0x40
-	x.S[311] = 0x1
-	x.S[317] = 0xff
-	x.S[322] = 0x7fff
-	x.S[324] = 0x7fff
-	x.S[325] = 0x7fff
-	x.S[328] = 0x40
-	x.S[329] = 0x40
-	x.S[336] = 0x1
-	x.S[343] = 0x1
-	x.S[344] = 0x1
-	x.S[357] = 0x1
-	x.S[358] = 0x1
-	x.S[359] = 0x1
+	x.S[65] = 0x40
+	x.S[66] = 0x40
+	x.S[68] = 0x1
+	x.S[73] = 0xff
+	x.S[78] = 0x7fff
+	x.S[80] = 0x7fff
+	x.S[81] = 0x7fff
+	x.S[84] = 0x40
+	x.S[85] = 0x40
+	x.S[87] = 0x1
+	x.S[92] = 0xff
+	x.S[97] = 0x7fff
+	x.S[99] = 0x7fff
+	x.S[100] = 0x7fff
+	x.S[103] = 0x40
+	x.S[104] = 0x40
+	x.S[106] = 0x1
+	x.S[111] = 0xff
+	x.S[116] = 0x7fff
+	x.S[118] = 0x7fff
+	x.S[119] = 0x7fff
+	x.S[122] = 0x40
+	x.S[123] = 0x40
+	x.S[125] = 0x1
+	x.S[130] = 0xff
+	x.S[135] = 0x7fff
+	x.S[137] = 0x7fff
+	x.S[138] = 0x7fff
+	x.S[141] = 0x40
+	x.S[142] = 0x40
+	x.S[144] = 0x1
+	x.S[149] = 0xff
+	x.S[154] = 0x7fff
+	x.S[156] = 0x7fff
+	x.S[157] = 0x7fff
+	x.S[160] = 0x40
+	x.S[161] = 0x40
+	x.S[163] = 0x1
+	x.S[168] = 0xff
+	x.S[173] = 0x7fff
+	x.S[175] = 0x7fff
+	x.S[176] = 0x7fff
+	x.S[179] = 0x40
+	x.S[180] = 0x40
+	x.S[182] = 0x1
+	x.S[187] = 0xff
+	x.S[192] = 0x7fff
+	x.S[194] = 0x7fff
+	x.S[195] = 0x7fff
+	x.S[198] = 0x40
+	x.S[199] = 0x40
+	x.S[201] = 0x1
+	x.S[206] = 0xff
+	x.S[211] = 0x7fff
+	x.S[213] = 0x7fff
+	x.S[214] = 0x7fff
+	x.S[217] = 0x40
+	x.S[218] = 0x40
+	x.S[220] = 0x1
+	x.S[225] = 0xff
+	x.S[230] = 0x7fff
+	x.S[232] = 0x7fff
+	x.S[233] = 0x7fff
+	x.S[236] = 0x40
+	x.S[237] = 0x40
+	x.S[239] = 0x1
+	x.S[244] = 0xff
+	x.S[249] = 0x7fff
+	x.S[251] = 0x7fff
+	x.S[252] = 0x7fff
+	x.S[255] = 0x40
+	x.S[256] = 0x40
+	x.S[258] = 0x1
+	x.S[263] = 0xff
+	x.S[268] = 0x7fff
+	x.S[270] = 0x7fff
+	x.S[271] = 0x7fff
+	x.S[274] = 0x40
+	x.S[275] = 0x40
+	x.S[277] = 0x1
+	x.S[282] = 0xff
+	x.S[287] = 0x7fff
+	x.S[289] = 0x7fff
+	x.S[290] = 0x7fff
+	x.S[293] = 0x40
+	x.S[294] = 0x40
+	x.S[296] = 0x1
+	x.S[301] = 0xff
+	x.S[306] = 0x7fff
+	x.S[308] = 0x7fff
+	x.S[309] = 0x7fff
+	x.S[312] = 0x40
+	x.S[313] = 0x40
+	x.S[320] = 0x1
+	x.S[326] = 0x1
+	x.S[339] = 0x1
+	x.S[340] = 0x1
+	x.S[341] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "a21e9a14600209fbdcd6bb5db95f1472" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "c4eba72694bea8c3d2a3b59e0163aa95" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -173,22 +172,20 @@ func (x *simfp32_to_bf16) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t357 uint64 = (^v[351]) & 0x1
-		v[357] = t357
-		var t344 uint64 = t357 & 0x1
-		v[344] = t344
-		var t358 uint64 = (^v[345]) & 0x1
-		v[358] = t358
+		var t339 uint64 = (^v[333]) & 0x1
+		v[339] = t339
+		var t340 uint64 = (^v[327]) & 0x1
+		v[340] = t340
 	}
 	if d&0x2 != 0 {
-		v[372] = v[346]
-		v[373] = v[347]
-		v[374] = v[348]
-		v[375] = v[349]
-		var t376 uint64 = v[350] >> 0 & 0xffffffff
-		v[376] = t376
-		var t377 uint64 = v[350] >> 32 & 0x1
-		v[377] = t377
+		v[354] = v[328]
+		v[355] = v[329]
+		v[356] = v[330]
+		v[357] = v[331]
+		var t358 uint64 = v[332] >> 0 & 0xffffffff
+		v[358] = t358
+		var t359 uint64 = v[332] >> 32 & 0x1
+		v[359] = t359
 	}
 }
 
@@ -198,439 +195,421 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	_ = v
 	var t12 uint64 = v[7] >> 32 & 0xffffffff
 	var t13 uint64 = (v[8] >> 60) & 0x1
-	var t14 uint64 = 0x1 & t13
-	var t15 uint64 = v[7] >> 55 & 0xff
-	var t16 uint64 = v[7] >> 32 & 0x7fffff
-	var t18 uint64
-	if t15 == 0xff {
-		t18 = 1
+	var t14 uint64 = v[7] >> 55 & 0xff
+	var t15 uint64 = v[7] >> 32 & 0x7fffff
+	var t17 uint64
+	if t14 == 0xff {
+		t17 = 1
 	}
-	var t20 uint64
-	if t16 != 0x0 {
-		t20 = 1
+	var t19 uint64
+	if t15 != 0x0 {
+		t19 = 1
 	}
-	var t21 uint64 = t18 & t20
-	var t23 uint64 = v[7] >> 48 & 0x1
-	var t24 uint64 = (0x7fff + t23) & 0xffffffff
-	var t25 uint64 = (t12 + t24) & 0xffffffff
-	var t26 uint64 = (t25 >> 16) & 0xffff
-	var t27 uint64 = v[7] >> 48 & 0xffff
-	var t29 uint64 = t27 | 0x40
-	var t30, t30_1, t30_0 uint64 = 0, t29, t26
-	if t21 != 0 {
-		t30 = t30_1
+	var t20 uint64 = t17 & t19
+	var t22 uint64 = v[7] >> 48 & 0x1
+	var t23 uint64 = (0x7fff + t22) & 0xffffffff
+	var t24 uint64 = (t12 + t23) & 0xffffffff
+	var t25 uint64 = (t24 >> 16) & 0xffff
+	var t26 uint64 = v[7] >> 48 & 0xffff
+	var t28 uint64 = t26 | 0x40
+	var t29, t29_1, t29_0 uint64 = 0, t28, t25
+	if t20 != 0 {
+		t29 = t29_1
 	} else {
-		t30 = t30_0
+		t29 = t29_0
 	}
-	var t32 uint64 = v[7] >> 0 & 0xffffffff
-	var t33 uint64 = (v[8] >> 56) & 0x1
-	var t34 uint64 = 0x1 & t33
-	var t35 uint64 = v[7] >> 23 & 0xff
-	var t36 uint64 = v[7] >> 0 & 0x7fffff
+	var t31 uint64 = v[7] >> 0 & 0xffffffff
+	var t32 uint64 = (v[8] >> 56) & 0x1
+	var t33 uint64 = v[7] >> 23 & 0xff
+	var t34 uint64 = v[7] >> 0 & 0x7fffff
+	var t36 uint64
+	if t33 == 0xff {
+		t36 = 1
+	}
 	var t38 uint64
-	if t35 == 0xff {
+	if t34 != 0x0 {
 		t38 = 1
 	}
-	var t40 uint64
-	if t36 != 0x0 {
-		t40 = 1
-	}
-	var t41 uint64 = t38 & t40
-	var t43 uint64 = v[7] >> 16 & 0x1
-	var t44 uint64 = (0x7fff + t43) & 0xffffffff
-	var t45 uint64 = (t32 + t44) & 0xffffffff
-	var t46 uint64 = (t45 >> 16) & 0xffff
-	var t47 uint64 = v[7] >> 16 & 0xffff
-	var t49 uint64 = t47 | 0x40
-	var t50, t50_1, t50_0 uint64 = 0, t49, t46
-	if t41 != 0 {
-		t50 = t50_1
+	var t39 uint64 = t36 & t38
+	var t41 uint64 = v[7] >> 16 & 0x1
+	var t42 uint64 = (0x7fff + t41) & 0xffffffff
+	var t43 uint64 = (t31 + t42) & 0xffffffff
+	var t44 uint64 = (t43 >> 16) & 0xffff
+	var t45 uint64 = v[7] >> 16 & 0xffff
+	var t47 uint64 = t45 | 0x40
+	var t48, t48_1, t48_0 uint64 = 0, t47, t44
+	if t39 != 0 {
+		t48 = t48_1
 	} else {
-		t50 = t50_0
+		t48 = t48_0
 	}
-	var t52 uint64 = v[6] >> 32 & 0xffffffff
-	var t53 uint64 = (v[8] >> 52) & 0x1
-	var t54 uint64 = 0x1 & t53
-	var t55 uint64 = v[6] >> 55 & 0xff
-	var t56 uint64 = v[6] >> 32 & 0x7fffff
-	var t58 uint64
-	if t55 == 0xff {
-		t58 = 1
+	var t50 uint64 = v[6] >> 32 & 0xffffffff
+	var t51 uint64 = (v[8] >> 52) & 0x1
+	var t52 uint64 = v[6] >> 55 & 0xff
+	var t53 uint64 = v[6] >> 32 & 0x7fffff
+	var t55 uint64
+	if t52 == 0xff {
+		t55 = 1
 	}
-	var t60 uint64
-	if t56 != 0x0 {
-		t60 = 1
+	var t57 uint64
+	if t53 != 0x0 {
+		t57 = 1
 	}
-	var t61 uint64 = t58 & t60
-	var t63 uint64 = v[6] >> 48 & 0x1
-	var t64 uint64 = (0x7fff + t63) & 0xffffffff
-	var t65 uint64 = (t52 + t64) & 0xffffffff
-	var t66 uint64 = (t65 >> 16) & 0xffff
-	var t67 uint64 = v[6] >> 48 & 0xffff
-	var t69 uint64 = t67 | 0x40
-	var t70, t70_1, t70_0 uint64 = 0, t69, t66
-	if t61 != 0 {
-		t70 = t70_1
+	var t58 uint64 = t55 & t57
+	var t60 uint64 = v[6] >> 48 & 0x1
+	var t61 uint64 = (0x7fff + t60) & 0xffffffff
+	var t62 uint64 = (t50 + t61) & 0xffffffff
+	var t63 uint64 = (t62 >> 16) & 0xffff
+	var t64 uint64 = v[6] >> 48 & 0xffff
+	var t66 uint64 = t64 | 0x40
+	var t67, t67_1, t67_0 uint64 = 0, t66, t63
+	if t58 != 0 {
+		t67 = t67_1
 	} else {
-		t70 = t70_0
+		t67 = t67_0
 	}
-	var t72 uint64 = v[6] >> 0 & 0xffffffff
-	var t73 uint64 = (v[8] >> 48) & 0x1
-	var t74 uint64 = 0x1 & t73
-	var t75 uint64 = v[6] >> 23 & 0xff
-	var t76 uint64 = v[6] >> 0 & 0x7fffff
-	var t78 uint64
-	if t75 == 0xff {
-		t78 = 1
+	var t69 uint64 = v[6] >> 0 & 0xffffffff
+	var t70 uint64 = (v[8] >> 48) & 0x1
+	var t71 uint64 = v[6] >> 23 & 0xff
+	var t72 uint64 = v[6] >> 0 & 0x7fffff
+	var t74 uint64
+	if t71 == 0xff {
+		t74 = 1
 	}
-	var t80 uint64
-	if t76 != 0x0 {
-		t80 = 1
+	var t76 uint64
+	if t72 != 0x0 {
+		t76 = 1
 	}
-	var t81 uint64 = t78 & t80
-	var t83 uint64 = v[6] >> 16 & 0x1
-	var t84 uint64 = (0x7fff + t83) & 0xffffffff
-	var t85 uint64 = (t72 + t84) & 0xffffffff
-	var t86 uint64 = (t85 >> 16) & 0xffff
-	var t87 uint64 = v[6] >> 16 & 0xffff
-	var t89 uint64 = t87 | 0x40
-	var t90, t90_1, t90_0 uint64 = 0, t89, t86
-	if t81 != 0 {
-		t90 = t90_1
+	var t77 uint64 = t74 & t76
+	var t79 uint64 = v[6] >> 16 & 0x1
+	var t80 uint64 = (0x7fff + t79) & 0xffffffff
+	var t81 uint64 = (t69 + t80) & 0xffffffff
+	var t82 uint64 = (t81 >> 16) & 0xffff
+	var t83 uint64 = v[6] >> 16 & 0xffff
+	var t85 uint64 = t83 | 0x40
+	var t86, t86_1, t86_0 uint64 = 0, t85, t82
+	if t77 != 0 {
+		t86 = t86_1
 	} else {
-		t90 = t90_0
+		t86 = t86_0
 	}
-	var t92 uint64 = v[5] >> 32 & 0xffffffff
-	var t93 uint64 = (v[8] >> 44) & 0x1
-	var t94 uint64 = 0x1 & t93
-	var t95 uint64 = v[5] >> 55 & 0xff
-	var t96 uint64 = v[5] >> 32 & 0x7fffff
-	var t98 uint64
-	if t95 == 0xff {
-		t98 = 1
+	var t88 uint64 = v[5] >> 32 & 0xffffffff
+	var t89 uint64 = (v[8] >> 44) & 0x1
+	var t90 uint64 = v[5] >> 55 & 0xff
+	var t91 uint64 = v[5] >> 32 & 0x7fffff
+	var t93 uint64
+	if t90 == 0xff {
+		t93 = 1
 	}
-	var t100 uint64
-	if t96 != 0x0 {
-		t100 = 1
+	var t95 uint64
+	if t91 != 0x0 {
+		t95 = 1
 	}
-	var t101 uint64 = t98 & t100
-	var t103 uint64 = v[5] >> 48 & 0x1
-	var t104 uint64 = (0x7fff + t103) & 0xffffffff
-	var t105 uint64 = (t92 + t104) & 0xffffffff
-	var t106 uint64 = (t105 >> 16) & 0xffff
-	var t107 uint64 = v[5] >> 48 & 0xffff
-	var t109 uint64 = t107 | 0x40
-	var t110, t110_1, t110_0 uint64 = 0, t109, t106
-	if t101 != 0 {
-		t110 = t110_1
+	var t96 uint64 = t93 & t95
+	var t98 uint64 = v[5] >> 48 & 0x1
+	var t99 uint64 = (0x7fff + t98) & 0xffffffff
+	var t100 uint64 = (t88 + t99) & 0xffffffff
+	var t101 uint64 = (t100 >> 16) & 0xffff
+	var t102 uint64 = v[5] >> 48 & 0xffff
+	var t104 uint64 = t102 | 0x40
+	var t105, t105_1, t105_0 uint64 = 0, t104, t101
+	if t96 != 0 {
+		t105 = t105_1
 	} else {
-		t110 = t110_0
+		t105 = t105_0
 	}
-	var t112 uint64 = v[5] >> 0 & 0xffffffff
-	var t113 uint64 = (v[8] >> 40) & 0x1
-	var t114 uint64 = 0x1 & t113
-	var t115 uint64 = v[5] >> 23 & 0xff
-	var t116 uint64 = v[5] >> 0 & 0x7fffff
-	var t118 uint64
-	if t115 == 0xff {
-		t118 = 1
+	var t107 uint64 = v[5] >> 0 & 0xffffffff
+	var t108 uint64 = (v[8] >> 40) & 0x1
+	var t109 uint64 = v[5] >> 23 & 0xff
+	var t110 uint64 = v[5] >> 0 & 0x7fffff
+	var t112 uint64
+	if t109 == 0xff {
+		t112 = 1
 	}
-	var t120 uint64
-	if t116 != 0x0 {
-		t120 = 1
+	var t114 uint64
+	if t110 != 0x0 {
+		t114 = 1
 	}
-	var t121 uint64 = t118 & t120
-	var t123 uint64 = v[5] >> 16 & 0x1
-	var t124 uint64 = (0x7fff + t123) & 0xffffffff
-	var t125 uint64 = (t112 + t124) & 0xffffffff
-	var t126 uint64 = (t125 >> 16) & 0xffff
-	var t127 uint64 = v[5] >> 16 & 0xffff
-	var t129 uint64 = t127 | 0x40
-	var t130, t130_1, t130_0 uint64 = 0, t129, t126
-	if t121 != 0 {
-		t130 = t130_1
+	var t115 uint64 = t112 & t114
+	var t117 uint64 = v[5] >> 16 & 0x1
+	var t118 uint64 = (0x7fff + t117) & 0xffffffff
+	var t119 uint64 = (t107 + t118) & 0xffffffff
+	var t120 uint64 = (t119 >> 16) & 0xffff
+	var t121 uint64 = v[5] >> 16 & 0xffff
+	var t123 uint64 = t121 | 0x40
+	var t124, t124_1, t124_0 uint64 = 0, t123, t120
+	if t115 != 0 {
+		t124 = t124_1
 	} else {
-		t130 = t130_0
+		t124 = t124_0
 	}
-	var t132 uint64 = v[4] >> 32 & 0xffffffff
-	var t133 uint64 = (v[8] >> 36) & 0x1
-	var t134 uint64 = 0x1 & t133
-	var t135 uint64 = v[4] >> 55 & 0xff
-	var t136 uint64 = v[4] >> 32 & 0x7fffff
-	var t138 uint64
-	if t135 == 0xff {
-		t138 = 1
+	var t126 uint64 = v[4] >> 32 & 0xffffffff
+	var t127 uint64 = (v[8] >> 36) & 0x1
+	var t128 uint64 = v[4] >> 55 & 0xff
+	var t129 uint64 = v[4] >> 32 & 0x7fffff
+	var t131 uint64
+	if t128 == 0xff {
+		t131 = 1
 	}
-	var t140 uint64
-	if t136 != 0x0 {
-		t140 = 1
+	var t133 uint64
+	if t129 != 0x0 {
+		t133 = 1
 	}
-	var t141 uint64 = t138 & t140
-	var t143 uint64 = v[4] >> 48 & 0x1
-	var t144 uint64 = (0x7fff + t143) & 0xffffffff
-	var t145 uint64 = (t132 + t144) & 0xffffffff
-	var t146 uint64 = (t145 >> 16) & 0xffff
-	var t147 uint64 = v[4] >> 48 & 0xffff
-	var t149 uint64 = t147 | 0x40
-	var t150, t150_1, t150_0 uint64 = 0, t149, t146
-	if t141 != 0 {
-		t150 = t150_1
+	var t134 uint64 = t131 & t133
+	var t136 uint64 = v[4] >> 48 & 0x1
+	var t137 uint64 = (0x7fff + t136) & 0xffffffff
+	var t138 uint64 = (t126 + t137) & 0xffffffff
+	var t139 uint64 = (t138 >> 16) & 0xffff
+	var t140 uint64 = v[4] >> 48 & 0xffff
+	var t142 uint64 = t140 | 0x40
+	var t143, t143_1, t143_0 uint64 = 0, t142, t139
+	if t134 != 0 {
+		t143 = t143_1
 	} else {
-		t150 = t150_0
+		t143 = t143_0
 	}
-	var t152 uint64 = v[4] >> 0 & 0xffffffff
-	var t153 uint64 = (v[8] >> 32) & 0x1
-	var t154 uint64 = 0x1 & t153
-	var t155 uint64 = v[4] >> 23 & 0xff
-	var t156 uint64 = v[4] >> 0 & 0x7fffff
-	var t158 uint64
-	if t155 == 0xff {
-		t158 = 1
+	var t145 uint64 = v[4] >> 0 & 0xffffffff
+	var t146 uint64 = (v[8] >> 32) & 0x1
+	var t147 uint64 = v[4] >> 23 & 0xff
+	var t148 uint64 = v[4] >> 0 & 0x7fffff
+	var t150 uint64
+	if t147 == 0xff {
+		t150 = 1
 	}
-	var t160 uint64
-	if t156 != 0x0 {
-		t160 = 1
+	var t152 uint64
+	if t148 != 0x0 {
+		t152 = 1
 	}
-	var t161 uint64 = t158 & t160
-	var t163 uint64 = v[4] >> 16 & 0x1
-	var t164 uint64 = (0x7fff + t163) & 0xffffffff
-	var t165 uint64 = (t152 + t164) & 0xffffffff
-	var t166 uint64 = (t165 >> 16) & 0xffff
-	var t167 uint64 = v[4] >> 16 & 0xffff
-	var t169 uint64 = t167 | 0x40
-	var t170, t170_1, t170_0 uint64 = 0, t169, t166
-	if t161 != 0 {
-		t170 = t170_1
+	var t153 uint64 = t150 & t152
+	var t155 uint64 = v[4] >> 16 & 0x1
+	var t156 uint64 = (0x7fff + t155) & 0xffffffff
+	var t157 uint64 = (t145 + t156) & 0xffffffff
+	var t158 uint64 = (t157 >> 16) & 0xffff
+	var t159 uint64 = v[4] >> 16 & 0xffff
+	var t161 uint64 = t159 | 0x40
+	var t162, t162_1, t162_0 uint64 = 0, t161, t158
+	if t153 != 0 {
+		t162 = t162_1
 	} else {
-		t170 = t170_0
+		t162 = t162_0
 	}
-	var t172 uint64 = v[3] >> 32 & 0xffffffff
-	var t173 uint64 = (v[8] >> 28) & 0x1
-	var t174 uint64 = 0x1 & t173
-	var t175 uint64 = v[3] >> 55 & 0xff
-	var t176 uint64 = v[3] >> 32 & 0x7fffff
-	var t178 uint64
-	if t175 == 0xff {
-		t178 = 1
+	var t164 uint64 = v[3] >> 32 & 0xffffffff
+	var t165 uint64 = (v[8] >> 28) & 0x1
+	var t166 uint64 = v[3] >> 55 & 0xff
+	var t167 uint64 = v[3] >> 32 & 0x7fffff
+	var t169 uint64
+	if t166 == 0xff {
+		t169 = 1
 	}
-	var t180 uint64
-	if t176 != 0x0 {
-		t180 = 1
+	var t171 uint64
+	if t167 != 0x0 {
+		t171 = 1
 	}
-	var t181 uint64 = t178 & t180
-	var t183 uint64 = v[3] >> 48 & 0x1
-	var t184 uint64 = (0x7fff + t183) & 0xffffffff
-	var t185 uint64 = (t172 + t184) & 0xffffffff
-	var t186 uint64 = (t185 >> 16) & 0xffff
-	var t187 uint64 = v[3] >> 48 & 0xffff
-	var t189 uint64 = t187 | 0x40
-	var t190, t190_1, t190_0 uint64 = 0, t189, t186
-	if t181 != 0 {
-		t190 = t190_1
+	var t172 uint64 = t169 & t171
+	var t174 uint64 = v[3] >> 48 & 0x1
+	var t175 uint64 = (0x7fff + t174) & 0xffffffff
+	var t176 uint64 = (t164 + t175) & 0xffffffff
+	var t177 uint64 = (t176 >> 16) & 0xffff
+	var t178 uint64 = v[3] >> 48 & 0xffff
+	var t180 uint64 = t178 | 0x40
+	var t181, t181_1, t181_0 uint64 = 0, t180, t177
+	if t172 != 0 {
+		t181 = t181_1
 	} else {
-		t190 = t190_0
+		t181 = t181_0
 	}
-	var t192 uint64 = v[3] >> 0 & 0xffffffff
-	var t193 uint64 = (v[8] >> 24) & 0x1
-	var t194 uint64 = 0x1 & t193
-	var t195 uint64 = v[3] >> 23 & 0xff
-	var t196 uint64 = v[3] >> 0 & 0x7fffff
-	var t198 uint64
-	if t195 == 0xff {
-		t198 = 1
+	var t183 uint64 = v[3] >> 0 & 0xffffffff
+	var t184 uint64 = (v[8] >> 24) & 0x1
+	var t185 uint64 = v[3] >> 23 & 0xff
+	var t186 uint64 = v[3] >> 0 & 0x7fffff
+	var t188 uint64
+	if t185 == 0xff {
+		t188 = 1
 	}
-	var t200 uint64
-	if t196 != 0x0 {
-		t200 = 1
+	var t190 uint64
+	if t186 != 0x0 {
+		t190 = 1
 	}
-	var t201 uint64 = t198 & t200
-	var t203 uint64 = v[3] >> 16 & 0x1
-	var t204 uint64 = (0x7fff + t203) & 0xffffffff
-	var t205 uint64 = (t192 + t204) & 0xffffffff
-	var t206 uint64 = (t205 >> 16) & 0xffff
-	var t207 uint64 = v[3] >> 16 & 0xffff
-	var t209 uint64 = t207 | 0x40
-	var t210, t210_1, t210_0 uint64 = 0, t209, t206
-	if t201 != 0 {
-		t210 = t210_1
+	var t191 uint64 = t188 & t190
+	var t193 uint64 = v[3] >> 16 & 0x1
+	var t194 uint64 = (0x7fff + t193) & 0xffffffff
+	var t195 uint64 = (t183 + t194) & 0xffffffff
+	var t196 uint64 = (t195 >> 16) & 0xffff
+	var t197 uint64 = v[3] >> 16 & 0xffff
+	var t199 uint64 = t197 | 0x40
+	var t200, t200_1, t200_0 uint64 = 0, t199, t196
+	if t191 != 0 {
+		t200 = t200_1
 	} else {
-		t210 = t210_0
+		t200 = t200_0
 	}
-	var t212 uint64 = v[2] >> 32 & 0xffffffff
-	var t213 uint64 = (v[8] >> 20) & 0x1
-	var t214 uint64 = 0x1 & t213
-	var t215 uint64 = v[2] >> 55 & 0xff
-	var t216 uint64 = v[2] >> 32 & 0x7fffff
-	var t218 uint64
-	if t215 == 0xff {
-		t218 = 1
+	var t202 uint64 = v[2] >> 32 & 0xffffffff
+	var t203 uint64 = (v[8] >> 20) & 0x1
+	var t204 uint64 = v[2] >> 55 & 0xff
+	var t205 uint64 = v[2] >> 32 & 0x7fffff
+	var t207 uint64
+	if t204 == 0xff {
+		t207 = 1
 	}
-	var t220 uint64
-	if t216 != 0x0 {
-		t220 = 1
+	var t209 uint64
+	if t205 != 0x0 {
+		t209 = 1
 	}
-	var t221 uint64 = t218 & t220
-	var t223 uint64 = v[2] >> 48 & 0x1
-	var t224 uint64 = (0x7fff + t223) & 0xffffffff
-	var t225 uint64 = (t212 + t224) & 0xffffffff
-	var t226 uint64 = (t225 >> 16) & 0xffff
-	var t227 uint64 = v[2] >> 48 & 0xffff
-	var t229 uint64 = t227 | 0x40
-	var t230, t230_1, t230_0 uint64 = 0, t229, t226
-	if t221 != 0 {
-		t230 = t230_1
+	var t210 uint64 = t207 & t209
+	var t212 uint64 = v[2] >> 48 & 0x1
+	var t213 uint64 = (0x7fff + t212) & 0xffffffff
+	var t214 uint64 = (t202 + t213) & 0xffffffff
+	var t215 uint64 = (t214 >> 16) & 0xffff
+	var t216 uint64 = v[2] >> 48 & 0xffff
+	var t218 uint64 = t216 | 0x40
+	var t219, t219_1, t219_0 uint64 = 0, t218, t215
+	if t210 != 0 {
+		t219 = t219_1
 	} else {
-		t230 = t230_0
+		t219 = t219_0
 	}
-	var t232 uint64 = v[2] >> 0 & 0xffffffff
-	var t233 uint64 = (v[8] >> 16) & 0x1
-	var t234 uint64 = 0x1 & t233
-	var t235 uint64 = v[2] >> 23 & 0xff
-	var t236 uint64 = v[2] >> 0 & 0x7fffff
-	var t238 uint64
-	if t235 == 0xff {
-		t238 = 1
+	var t221 uint64 = v[2] >> 0 & 0xffffffff
+	var t222 uint64 = (v[8] >> 16) & 0x1
+	var t223 uint64 = v[2] >> 23 & 0xff
+	var t224 uint64 = v[2] >> 0 & 0x7fffff
+	var t226 uint64
+	if t223 == 0xff {
+		t226 = 1
 	}
-	var t240 uint64
-	if t236 != 0x0 {
-		t240 = 1
+	var t228 uint64
+	if t224 != 0x0 {
+		t228 = 1
 	}
-	var t241 uint64 = t238 & t240
-	var t243 uint64 = v[2] >> 16 & 0x1
-	var t244 uint64 = (0x7fff + t243) & 0xffffffff
-	var t245 uint64 = (t232 + t244) & 0xffffffff
-	var t246 uint64 = (t245 >> 16) & 0xffff
-	var t247 uint64 = v[2] >> 16 & 0xffff
-	var t249 uint64 = t247 | 0x40
-	var t250, t250_1, t250_0 uint64 = 0, t249, t246
-	if t241 != 0 {
-		t250 = t250_1
+	var t229 uint64 = t226 & t228
+	var t231 uint64 = v[2] >> 16 & 0x1
+	var t232 uint64 = (0x7fff + t231) & 0xffffffff
+	var t233 uint64 = (t221 + t232) & 0xffffffff
+	var t234 uint64 = (t233 >> 16) & 0xffff
+	var t235 uint64 = v[2] >> 16 & 0xffff
+	var t237 uint64 = t235 | 0x40
+	var t238, t238_1, t238_0 uint64 = 0, t237, t234
+	if t229 != 0 {
+		t238 = t238_1
 	} else {
-		t250 = t250_0
+		t238 = t238_0
 	}
-	var t252 uint64 = v[1] >> 32 & 0xffffffff
-	var t253 uint64 = (v[8] >> 12) & 0x1
-	var t254 uint64 = 0x1 & t253
-	var t255 uint64 = v[1] >> 55 & 0xff
-	var t256 uint64 = v[1] >> 32 & 0x7fffff
-	var t258 uint64
-	if t255 == 0xff {
-		t258 = 1
+	var t240 uint64 = v[1] >> 32 & 0xffffffff
+	var t241 uint64 = (v[8] >> 12) & 0x1
+	var t242 uint64 = v[1] >> 55 & 0xff
+	var t243 uint64 = v[1] >> 32 & 0x7fffff
+	var t245 uint64
+	if t242 == 0xff {
+		t245 = 1
 	}
-	var t260 uint64
-	if t256 != 0x0 {
-		t260 = 1
+	var t247 uint64
+	if t243 != 0x0 {
+		t247 = 1
 	}
-	var t261 uint64 = t258 & t260
-	var t263 uint64 = v[1] >> 48 & 0x1
-	var t264 uint64 = (0x7fff + t263) & 0xffffffff
-	var t265 uint64 = (t252 + t264) & 0xffffffff
-	var t266 uint64 = (t265 >> 16) & 0xffff
-	var t267 uint64 = v[1] >> 48 & 0xffff
-	var t269 uint64 = t267 | 0x40
-	var t270, t270_1, t270_0 uint64 = 0, t269, t266
-	if t261 != 0 {
-		t270 = t270_1
+	var t248 uint64 = t245 & t247
+	var t250 uint64 = v[1] >> 48 & 0x1
+	var t251 uint64 = (0x7fff + t250) & 0xffffffff
+	var t252 uint64 = (t240 + t251) & 0xffffffff
+	var t253 uint64 = (t252 >> 16) & 0xffff
+	var t254 uint64 = v[1] >> 48 & 0xffff
+	var t256 uint64 = t254 | 0x40
+	var t257, t257_1, t257_0 uint64 = 0, t256, t253
+	if t248 != 0 {
+		t257 = t257_1
 	} else {
-		t270 = t270_0
+		t257 = t257_0
 	}
-	var t272 uint64 = v[1] >> 0 & 0xffffffff
-	var t273 uint64 = (v[8] >> 8) & 0x1
-	var t274 uint64 = 0x1 & t273
-	var t275 uint64 = v[1] >> 23 & 0xff
-	var t276 uint64 = v[1] >> 0 & 0x7fffff
-	var t278 uint64
-	if t275 == 0xff {
-		t278 = 1
+	var t259 uint64 = v[1] >> 0 & 0xffffffff
+	var t260 uint64 = (v[8] >> 8) & 0x1
+	var t261 uint64 = v[1] >> 23 & 0xff
+	var t262 uint64 = v[1] >> 0 & 0x7fffff
+	var t264 uint64
+	if t261 == 0xff {
+		t264 = 1
 	}
-	var t280 uint64
-	if t276 != 0x0 {
-		t280 = 1
+	var t266 uint64
+	if t262 != 0x0 {
+		t266 = 1
 	}
-	var t281 uint64 = t278 & t280
-	var t283 uint64 = v[1] >> 16 & 0x1
-	var t284 uint64 = (0x7fff + t283) & 0xffffffff
-	var t285 uint64 = (t272 + t284) & 0xffffffff
-	var t286 uint64 = (t285 >> 16) & 0xffff
-	var t287 uint64 = v[1] >> 16 & 0xffff
-	var t289 uint64 = t287 | 0x40
-	var t290, t290_1, t290_0 uint64 = 0, t289, t286
-	if t281 != 0 {
-		t290 = t290_1
+	var t267 uint64 = t264 & t266
+	var t269 uint64 = v[1] >> 16 & 0x1
+	var t270 uint64 = (0x7fff + t269) & 0xffffffff
+	var t271 uint64 = (t259 + t270) & 0xffffffff
+	var t272 uint64 = (t271 >> 16) & 0xffff
+	var t273 uint64 = v[1] >> 16 & 0xffff
+	var t275 uint64 = t273 | 0x40
+	var t276, t276_1, t276_0 uint64 = 0, t275, t272
+	if t267 != 0 {
+		t276 = t276_1
 	} else {
-		t290 = t290_0
+		t276 = t276_0
 	}
-	var t292 uint64 = v[0] >> 32 & 0xffffffff
-	var t293 uint64 = (v[8] >> 4) & 0x1
-	var t294 uint64 = 0x1 & t293
-	var t295 uint64 = v[0] >> 55 & 0xff
-	var t296 uint64 = v[0] >> 32 & 0x7fffff
-	var t298 uint64
-	if t295 == 0xff {
-		t298 = 1
+	var t278 uint64 = v[0] >> 32 & 0xffffffff
+	var t279 uint64 = (v[8] >> 4) & 0x1
+	var t280 uint64 = v[0] >> 55 & 0xff
+	var t281 uint64 = v[0] >> 32 & 0x7fffff
+	var t283 uint64
+	if t280 == 0xff {
+		t283 = 1
 	}
-	var t300 uint64
-	if t296 != 0x0 {
-		t300 = 1
+	var t285 uint64
+	if t281 != 0x0 {
+		t285 = 1
 	}
-	var t301 uint64 = t298 & t300
-	var t303 uint64 = v[0] >> 48 & 0x1
-	var t304 uint64 = (0x7fff + t303) & 0xffffffff
-	var t305 uint64 = (t292 + t304) & 0xffffffff
-	var t306 uint64 = (t305 >> 16) & 0xffff
-	var t307 uint64 = v[0] >> 48 & 0xffff
-	var t309 uint64 = t307 | 0x40
-	var t310, t310_1, t310_0 uint64 = 0, t309, t306
-	if t301 != 0 {
-		t310 = t310_1
+	var t286 uint64 = t283 & t285
+	var t288 uint64 = v[0] >> 48 & 0x1
+	var t289 uint64 = (0x7fff + t288) & 0xffffffff
+	var t290 uint64 = (t278 + t289) & 0xffffffff
+	var t291 uint64 = (t290 >> 16) & 0xffff
+	var t292 uint64 = v[0] >> 48 & 0xffff
+	var t294 uint64 = t292 | 0x40
+	var t295, t295_1, t295_0 uint64 = 0, t294, t291
+	if t286 != 0 {
+		t295 = t295_1
 	} else {
-		t310 = t310_0
+		t295 = t295_0
 	}
-	var t312 uint64 = v[0] >> 0 & 0xffffffff
-	var t313 uint64 = (v[8]) & 0x1
-	var t314 uint64 = 0x1 & t313
-	var t315 uint64 = v[0] >> 23 & 0xff
-	var t316 uint64 = v[0] >> 0 & 0x7fffff
-	var t318 uint64
-	if t315 == 0xff {
-		t318 = 1
+	var t297 uint64 = v[0] >> 0 & 0xffffffff
+	var t298 uint64 = (v[8]) & 0x1
+	var t299 uint64 = v[0] >> 23 & 0xff
+	var t300 uint64 = v[0] >> 0 & 0x7fffff
+	var t302 uint64
+	if t299 == 0xff {
+		t302 = 1
 	}
-	var t320 uint64
-	if t316 != 0x0 {
-		t320 = 1
+	var t304 uint64
+	if t300 != 0x0 {
+		t304 = 1
 	}
-	var t321 uint64 = t318 & t320
-	var t323 uint64 = v[0] >> 16 & 0x1
-	var t324 uint64 = (0x7fff + t323) & 0xffffffff
-	var t325 uint64 = (t312 + t324) & 0xffffffff
-	var t326 uint64 = (t325 >> 16) & 0xffff
-	var t327 uint64 = v[0] >> 16 & 0xffff
-	var t329 uint64 = t327 | 0x40
-	var t330, t330_1, t330_0 uint64 = 0, t329, t326
-	if t321 != 0 {
-		t330 = t330_1
+	var t305 uint64 = t302 & t304
+	var t307 uint64 = v[0] >> 16 & 0x1
+	var t308 uint64 = (0x7fff + t307) & 0xffffffff
+	var t309 uint64 = (t297 + t308) & 0xffffffff
+	var t310 uint64 = (t309 >> 16) & 0xffff
+	var t311 uint64 = v[0] >> 16 & 0xffff
+	var t313 uint64 = t311 | 0x40
+	var t314, t314_1, t314_0 uint64 = 0, t313, t310
+	if t305 != 0 {
+		t314 = t314_1
 	} else {
-		t330 = t330_0
+		t314 = t314_0
 	}
-	v[331] = t270<<48 | t290<<32 | t310<<16 | t330
-	v[332] = t190<<48 | t210<<32 | t230<<16 | t250
-	v[333] = t110<<48 | t130<<32 | t150<<16 | t170
-	v[334] = t30<<48 | t50<<32 | t70<<16 | t90
-	var t335 uint64 = t314 | t314<<1 | t294<<2 | t294<<3 | t274<<4 | t274<<5 | t254<<6 | t254<<7 | t234<<8 | t234<<9 | t214<<10 | t214<<11 | t194<<12 | t194<<13 | t174<<14 | t174<<15 | t154<<16 | t154<<17 | t134<<18 | t134<<19 | t114<<20 | t114<<21 | t94<<22 | t94<<23 | t74<<24 | t74<<25 | t54<<26 | t54<<27 | t34<<28 | t34<<29 | t14<<30 | t14<<31
-	var t337 uint64 = 0x1 & v[10]
-	v[337] = t337
-	v[338] = v[331]
-	v[339] = v[332]
-	v[340] = v[333]
-	v[341] = v[334]
-	v[342] = v[9]<<32 | t335
-	v[342] &= 0x1ffffffff
-	var t359 uint64 = v[378] | v[358]
-	v[359] = t359
-	var t369 uint64 = (^t359) & 0x1
-	var t370 uint64 = t337 & v[357]
-	var t371 uint64 = t369 & t370
-	v[371] = t371
+	v[315] = t257<<48 | t276<<32 | t295<<16 | t314
+	v[316] = t181<<48 | t200<<32 | t219<<16 | t238
+	v[317] = t105<<48 | t124<<32 | t143<<16 | t162
+	v[318] = t29<<48 | t48<<32 | t67<<16 | t86
+	var t319 uint64 = t298 | t298<<1 | t279<<2 | t279<<3 | t260<<4 | t260<<5 | t241<<6 | t241<<7 | t222<<8 | t222<<9 | t203<<10 | t203<<11 | t184<<12 | t184<<13 | t165<<14 | t165<<15 | t146<<16 | t146<<17 | t127<<18 | t127<<19 | t108<<20 | t108<<21 | t89<<22 | t89<<23 | t70<<24 | t70<<25 | t51<<26 | t51<<27 | t32<<28 | t32<<29 | t13<<30 | t13<<31
+	v[321] = v[315]
+	v[322] = v[316]
+	v[323] = v[317]
+	v[324] = v[318]
+	v[325] = v[9]<<32 | t319
+	v[325] &= 0x1ffffffff
+	var t341 uint64 = v[360] | v[340]
+	v[341] = t341
+	var t351 uint64 = (^t341) & 0x1
+	var t352 uint64 = v[10] & v[339]
+	var t353 uint64 = t351 & t352
+	v[353] = t353
 }
 
 // Step is one rising clock edge, then Eval.
@@ -640,56 +619,56 @@ func (x *simfp32_to_bf16) Step() { x.Edge(); x.Eval() }
 func (x *simfp32_to_bf16) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[359] != 0 {
+	if v[341] != 0 {
 		x.D |= 0x2
-		if v[351] != 0 {
-			v[362] = v[352]
-			v[363] = v[353]
-			v[364] = v[354]
-			v[365] = v[355]
-			v[366] = v[356]
+		if v[333] != 0 {
+			v[344] = v[334]
+			v[345] = v[335]
+			v[346] = v[336]
+			v[347] = v[337]
+			v[348] = v[338]
 		} else {
-			v[362] = v[338]
-			v[363] = v[339]
-			v[364] = v[340]
-			v[365] = v[341]
-			v[366] = v[342]
+			v[344] = v[321]
+			v[345] = v[322]
+			v[346] = v[323]
+			v[347] = v[324]
+			v[348] = v[325]
 		}
-		v[346] = v[362]
-		v[347] = v[363]
-		v[348] = v[364]
-		v[349] = v[365]
-		v[350] = v[366]
+		v[328] = v[344]
+		v[329] = v[345]
+		v[330] = v[346]
+		v[331] = v[347]
+		v[332] = v[348]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[345] = 0x0
-		v[351] = 0x0
+		v[327] = 0x0
+		v[333] = 0x0
 	} else {
 		x.D |= 0x1
-		var t360 uint64 = v[351] | v[337]
-		var t361, t361_1, t361_0 uint64 = 0, t360, v[345]
-		if v[359] != 0 {
-			t361 = t361_1
+		var t342 uint64 = v[333] | v[10]
+		var t343, t343_1, t343_0 uint64 = 0, t342, v[327]
+		if v[341] != 0 {
+			t343 = t343_1
 		} else {
-			t361 = t361_0
+			t343 = t343_0
 		}
-		v[345] = t361
-		var t368, t368_1, t368_0 uint64 = 0, 0x0, t360
-		if v[359] != 0 {
-			t368 = t368_1
+		v[327] = t343
+		var t350, t350_1, t350_0 uint64 = 0, 0x0, t342
+		if v[341] != 0 {
+			t350 = t350_1
 		} else {
-			t368 = t368_0
+			t350 = t350_0
 		}
-		v[351] = t368
+		v[333] = t350
 	}
-	if v[371] != 0 {
+	if v[353] != 0 {
 		x.D |= 0x4
-		v[352] = v[338]
-		v[353] = v[339]
-		v[354] = v[340]
-		v[355] = v[341]
-		v[356] = v[342]
+		v[334] = v[321]
+		v[335] = v[322]
+		v[336] = v[323]
+		v[337] = v[324]
+		v[338] = v[325]
 	}
 	return true
 }
@@ -700,10 +679,10 @@ var simfp32_to_bf16Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 344,
-	"m_tdata":   372,
-	"m_tkeep":   376,
-	"m_tlast":   377,
-	"m_tvalid":  345,
-	"m_tready":  378,
+	"s0_tready": 339,
+	"m_tdata":   354,
+	"m_tkeep":   358,
+	"m_tlast":   359,
+	"m_tvalid":  327,
+	"m_tready":  360,
 }

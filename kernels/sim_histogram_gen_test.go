@@ -12,7 +12,7 @@ import (
 
 // simhistogram simulates module onic_kernel_histogram: S holds every signal's words, M0... its memories.
 type simhistogram struct {
-	S         [273]uint64
+	S         [271]uint64
 	M0        [256]uint64
 	M1        [256]uint64
 	M2        [256]uint64
@@ -71,15 +71,15 @@ func Newsimhistogram() *simhistogram {
 	x.S[188] = 0x3
 	x.S[190] = 0x100
 	x.S[201] = 0x1
-	x.S[217] = 0x1
+	x.S[216] = 0x1
+	x.S[240] = 0x1
+	x.S[241] = 0x1
 	x.S[242] = 0x1
-	x.S[243] = 0x1
-	x.S[244] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "5ccbdf089a414ff65c4be5a88a6f4435" }
+func (x *simhistogram) Fingerprint() string { return "b2f4ec3595301c68ce93ed5029a91a2d" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -106,21 +106,19 @@ func (x *simhistogram) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t242 uint64 = (^v[231]) & 0x1
-		v[242] = t242
-		var t215 uint64 = (^v[46]) & 0x1
-		var t216 uint64 = t242 & t215
-		v[216] = t216
-		var t218 uint64 = t216 & 0x1
-		v[218] = t218
+		var t240 uint64 = (^v[229]) & 0x1
+		v[240] = t240
+		var t214 uint64 = (^v[46]) & 0x1
+		var t215 uint64 = t240 & t214
+		v[215] = t215
 		var t19 uint64 = (^v[17]) & 0x1
 		v[19] = t19
 		var t30 uint64 = (^v[29]) & 0x1
 		v[30] = t30
 		var t32 uint64 = (^v[29]) & 0x1
 		v[32] = t32
-		var t203 uint64 = (^v[46]) & 0x1
-		v[203] = t203
+		var t202 uint64 = (^v[46]) & 0x1
+		v[202] = t202
 		var t78 uint64
 		if v[75] == v[73] {
 			t78 = 1
@@ -181,22 +179,22 @@ func (x *simhistogram) EvalState() {
 		v[169] = t169
 		var t172 uint64 = v[46] | v[158]
 		v[172] = t172
-		var t243 uint64 = (^v[220]) & 0x1
-		v[243] = t243
+		var t241 uint64 = (^v[218]) & 0x1
+		v[241] = t241
 	}
 	if d&0x4 != 0 {
+		v[260] = v[219]
+		v[261] = v[220]
 		v[262] = v[221]
 		v[263] = v[222]
 		v[264] = v[223]
 		v[265] = v[224]
 		v[266] = v[225]
 		v[267] = v[226]
-		v[268] = v[227]
-		v[269] = v[228]
-		var t270 uint64 = v[229] >> 0 & 0xffffffffffffffff
-		v[270] = t270
-		var t271 uint64 = v[230] >> 0 & 0x1
-		v[271] = t271
+		var t268 uint64 = v[227] >> 0 & 0xffffffffffffffff
+		v[268] = t268
+		var t269 uint64 = v[228] >> 0 & 0x1
+		v[269] = t269
 	}
 	if d&0x20 != 0 {
 		var t92 uint64 = (0x0 + v[91]) & 0xffffffff
@@ -312,9 +310,8 @@ func (x *simhistogram) EvalInputs() {
 	v[61] = t61
 	var t66 uint64 = v[1] >> 8 & 0xff
 	v[66] = t66
-	var t202 uint64 = 0x1 & v[10]
-	var t204 uint64 = t202 & v[203]
-	v[204] = t204
+	var t203 uint64 = v[10] & v[202]
+	v[203] = t203
 	var t90 uint64 = t31 & t60
 	v[90] = t90
 	var t94 uint64 = v[3] >> 8 & 0xff
@@ -329,23 +326,23 @@ func (x *simhistogram) EvalInputs() {
 	v[150] = t150
 	var t174 uint64 = t31 & t60
 	v[174] = t174
-	v[205] = v[0]
-	v[206] = v[1]
-	v[207] = v[2]
-	v[208] = v[3]
-	v[209] = v[4]
-	v[210] = v[5]
-	v[211] = v[6]
-	v[212] = v[7]
-	v[213] = v[8]
-	v[214] = v[9]
-	v[214] &= 0x1
-	var t244 uint64 = v[272] | v[243]
-	v[244] = t244
-	var t259 uint64 = (^t244) & 0x1
-	var t260 uint64 = t204 & v[242]
-	var t261 uint64 = t259 & t260
-	v[261] = t261
+	v[204] = v[0]
+	v[205] = v[1]
+	v[206] = v[2]
+	v[207] = v[3]
+	v[208] = v[4]
+	v[209] = v[5]
+	v[210] = v[6]
+	v[211] = v[7]
+	v[212] = v[8]
+	v[213] = v[9]
+	v[213] &= 0x1
+	var t242 uint64 = v[270] | v[241]
+	v[242] = t242
+	var t257 uint64 = (^t242) & 0x1
+	var t258 uint64 = t203 & v[240]
+	var t259 uint64 = t257 & t258
+	v[259] = t259
 }
 
 // Step is one rising clock edge, then Eval.
@@ -455,9 +452,11 @@ func (x *simhistogram) Edge() bool {
 		var t198 uint64 = t197 | t196
 		v[199] = t198
 	}
-	if v[244] != 0 {
+	if v[242] != 0 {
 		x.D |= 0x4
-		if v[231] != 0 {
+		if v[229] != 0 {
+			v[245] = v[230]
+			v[246] = v[231]
 			v[247] = v[232]
 			v[248] = v[233]
 			v[249] = v[234]
@@ -466,20 +465,20 @@ func (x *simhistogram) Edge() bool {
 			v[252] = v[237]
 			v[253] = v[238]
 			v[254] = v[239]
-			v[255] = v[240]
-			v[256] = v[241]
 		} else {
-			v[247] = v[205]
-			v[248] = v[206]
-			v[249] = v[207]
-			v[250] = v[208]
-			v[251] = v[209]
-			v[252] = v[210]
-			v[253] = v[211]
-			v[254] = v[212]
-			v[255] = v[213]
-			v[256] = v[214]
+			v[245] = v[204]
+			v[246] = v[205]
+			v[247] = v[206]
+			v[248] = v[207]
+			v[249] = v[208]
+			v[250] = v[209]
+			v[251] = v[210]
+			v[252] = v[211]
+			v[253] = v[212]
+			v[254] = v[213]
 		}
+		v[219] = v[245]
+		v[220] = v[246]
 		v[221] = v[247]
 		v[222] = v[248]
 		v[223] = v[249]
@@ -488,8 +487,6 @@ func (x *simhistogram) Edge() bool {
 		v[226] = v[252]
 		v[227] = v[253]
 		v[228] = v[254]
-		v[229] = v[255]
-		v[230] = v[256]
 	}
 	if x.Rst {
 		x.D |= 0x1
@@ -518,8 +515,8 @@ func (x *simhistogram) Edge() bool {
 		v[159] = 0x0
 		v[160] = 0x0
 		v[161] = 0x0
-		v[220] = 0x0
-		v[231] = 0x0
+		v[218] = 0x0
+		v[229] = 0x0
 	} else {
 		x.D |= 0x1
 		v[75] = v[73]
@@ -595,18 +592,18 @@ func (x *simhistogram) Edge() bool {
 			t57 = t57_0
 		}
 		v[47] = t57
-		var t219 uint64 = v[204] & v[216]
+		var t217 uint64 = v[203] & v[215]
 		var t67 uint64 = (v[8] >> 15) & 0x1
-		var t68 uint64 = t219 & t67
+		var t68 uint64 = t217 & t67
 		v[74] = t68
 		var t95 uint64 = (v[8] >> 31) & 0x1
-		var t96 uint64 = t219 & t95
+		var t96 uint64 = t217 & t95
 		v[102] = t96
 		var t123 uint64 = (v[8] >> 47) & 0x1
-		var t124 uint64 = t219 & t123
+		var t124 uint64 = t217 & t123
 		v[130] = t124
 		var t151 uint64 = (v[8] >> 63) & 0x1
-		var t152 uint64 = t219 & t151
+		var t152 uint64 = t217 & t151
 		v[158] = t152
 		var t69 uint64 = (0x0 + t68) & 0xffffffff
 		var t97 uint64 = (t69 + t96) & 0xffffffff
@@ -621,34 +618,34 @@ func (x *simhistogram) Edge() bool {
 		}
 		v[46] = t52
 		v[62] = t179
-		var t245 uint64 = v[231] | v[204]
-		var t246, t246_1, t246_0 uint64 = 0, t245, v[220]
-		if v[244] != 0 {
-			t246 = t246_1
+		var t243 uint64 = v[229] | v[203]
+		var t244, t244_1, t244_0 uint64 = 0, t243, v[218]
+		if v[242] != 0 {
+			t244 = t244_1
 		} else {
-			t246 = t246_0
+			t244 = t244_0
 		}
-		v[220] = t246
-		var t258, t258_1, t258_0 uint64 = 0, 0x0, t245
-		if v[244] != 0 {
-			t258 = t258_1
+		v[218] = t244
+		var t256, t256_1, t256_0 uint64 = 0, 0x0, t243
+		if v[242] != 0 {
+			t256 = t256_1
 		} else {
-			t258 = t258_0
+			t256 = t256_0
 		}
-		v[231] = t258
+		v[229] = t256
 	}
-	if v[261] != 0 {
+	if v[259] != 0 {
 		x.D |= 0x8
-		v[232] = v[205]
-		v[233] = v[206]
-		v[234] = v[207]
-		v[235] = v[208]
-		v[236] = v[209]
-		v[237] = v[210]
-		v[238] = v[211]
-		v[239] = v[212]
-		v[240] = v[213]
-		v[241] = v[214]
+		v[230] = v[204]
+		v[231] = v[205]
+		v[232] = v[206]
+		v[233] = v[207]
+		v[234] = v[208]
+		v[235] = v[209]
+		v[236] = v[210]
+		v[237] = v[211]
+		v[238] = v[212]
+		v[239] = v[213]
 	}
 	v[72] = q0
 	v[91] = q1
@@ -667,7 +664,7 @@ var simhistogramIndex = map[string]int{
 	"s0_tkeep":       8,
 	"s0_tlast":       9,
 	"s0_tvalid":      10,
-	"s0_tready":      218,
+	"s0_tready":      215,
 	"s_axil_awaddr":  11,
 	"s_axil_awvalid": 12,
 	"s_axil_wdata":   13,
@@ -685,9 +682,9 @@ var simhistogramIndex = map[string]int{
 	"s_axil_rvalid":  29,
 	"s_axil_rresp":   37,
 	"s_axil_rdata":   200,
-	"m_tdata":        262,
-	"m_tkeep":        270,
-	"m_tlast":        271,
-	"m_tvalid":       220,
-	"m_tready":       272,
+	"m_tdata":        260,
+	"m_tkeep":        268,
+	"m_tlast":        269,
+	"m_tvalid":       218,
+	"m_tready":       270,
 }

@@ -12,7 +12,7 @@ import (
 
 // simmin_int32 simulates module onic_kernel_min_int32: S holds every signal's words, M0... its memories.
 type simmin_int32 struct {
-	S         [247]uint64
+	S         [228]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,32 +25,32 @@ func init() { sim.Register(func() sim.Model { return Newsimmin_int32() }) }
 func Newsimmin_int32() *simmin_int32 {
 	x := &simmin_int32{D: ^uint64(0)}
 	x.S[22] = 0x1
-	x.S[31] = 0x1
-	x.S[40] = 0x1
-	x.S[49] = 0x1
-	x.S[58] = 0x1
-	x.S[67] = 0x1
-	x.S[76] = 0x1
-	x.S[85] = 0x1
+	x.S[30] = 0x1
+	x.S[38] = 0x1
+	x.S[46] = 0x1
+	x.S[54] = 0x1
+	x.S[62] = 0x1
+	x.S[70] = 0x1
+	x.S[78] = 0x1
+	x.S[86] = 0x1
 	x.S[94] = 0x1
-	x.S[103] = 0x1
-	x.S[112] = 0x1
-	x.S[121] = 0x1
-	x.S[130] = 0x1
-	x.S[139] = 0x1
-	x.S[148] = 0x1
-	x.S[157] = 0x1
-	x.S[175] = 0x1
-	x.S[188] = 0x1
-	x.S[191] = 0x1
-	x.S[216] = 0x1
-	x.S[217] = 0x1
-	x.S[218] = 0x1
+	x.S[102] = 0x1
+	x.S[110] = 0x1
+	x.S[118] = 0x1
+	x.S[126] = 0x1
+	x.S[134] = 0x1
+	x.S[142] = 0x1
+	x.S[159] = 0x1
+	x.S[171] = 0x1
+	x.S[173] = 0x1
+	x.S[197] = 0x1
+	x.S[198] = 0x1
+	x.S[199] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "9644daef083e5c000d2ded35f53e18a1" }
+func (x *simmin_int32) Fingerprint() string { return "5c930303c841c2650f45ad311592a1a5" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -77,24 +77,24 @@ func (x *simmin_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t216 uint64 = (^v[205]) & 0x1
-		v[216] = t216
-		var t217 uint64 = (^v[194]) & 0x1
-		v[217] = t217
+		var t197 uint64 = (^v[186]) & 0x1
+		v[197] = t197
+		var t198 uint64 = (^v[175]) & 0x1
+		v[198] = t198
 	}
 	if d&0x2 != 0 {
-		v[236] = v[195]
-		v[237] = v[196]
-		v[238] = v[197]
-		v[239] = v[198]
-		v[240] = v[199]
-		v[241] = v[200]
-		v[242] = v[201]
-		v[243] = v[202]
-		var t244 uint64 = v[203] >> 0 & 0xffffffffffffffff
-		v[244] = t244
-		var t245 uint64 = v[204] >> 0 & 0x1
-		v[245] = t245
+		v[217] = v[176]
+		v[218] = v[177]
+		v[219] = v[178]
+		v[220] = v[179]
+		v[221] = v[180]
+		v[222] = v[181]
+		v[223] = v[182]
+		v[224] = v[183]
+		var t225 uint64 = v[184] >> 0 & 0xffffffffffffffff
+		v[225] = t225
+		var t226 uint64 = v[185] >> 0 & 0x1
+		v[226] = t226
 	}
 }
 
@@ -102,297 +102,278 @@ func (x *simmin_int32) EvalState() {
 func (x *simmin_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t189 uint64 = 0x1 & v[21]
-	var t190 uint64 = v[216] & t189
-	v[190] = t190
-	var t192 uint64 = 0x1 & v[10]
-	var t193 uint64 = v[216] & t192
-	v[193] = t193
+	var t172 uint64 = v[197] & v[21]
+	v[172] = t172
+	var t174 uint64 = v[197] & v[10]
+	v[174] = t174
 	var t23 uint64 = v[7] >> 32 & 0xffffffff
 	var t24 uint64 = (v[8] >> 60) & 0x1
-	var t25 uint64 = 0x1 & t24
-	var t26 uint64 = v[18] >> 32 & 0xffffffff
-	var t27 uint64 = (v[19] >> 60) & 0x1
-	var t28 uint64 = t25 & t27
-	var t29 uint64
-	if (int64(t23<<32) >> 32) < (int64(t26<<32) >> 32) {
-		t29 = 1
+	var t25 uint64 = v[18] >> 32 & 0xffffffff
+	var t26 uint64 = (v[19] >> 60) & 0x1
+	var t27 uint64 = t24 & t26
+	var t28 uint64
+	if (int64(t23<<32) >> 32) < (int64(t25<<32) >> 32) {
+		t28 = 1
 	}
-	var t30, t30_1, t30_0 uint64 = 0, t23, t26
-	if t29 != 0 {
-		t30 = t30_1
+	var t29, t29_1, t29_0 uint64 = 0, t23, t25
+	if t28 != 0 {
+		t29 = t29_1
 	} else {
-		t30 = t30_0
+		t29 = t29_0
 	}
-	var t32 uint64 = v[7] >> 0 & 0xffffffff
-	var t33 uint64 = (v[8] >> 56) & 0x1
-	var t34 uint64 = 0x1 & t33
-	var t35 uint64 = v[18] >> 0 & 0xffffffff
-	var t36 uint64 = (v[19] >> 56) & 0x1
-	var t37 uint64 = t34 & t36
-	var t38 uint64
-	if (int64(t32<<32) >> 32) < (int64(t35<<32) >> 32) {
-		t38 = 1
+	var t31 uint64 = v[7] >> 0 & 0xffffffff
+	var t32 uint64 = (v[8] >> 56) & 0x1
+	var t33 uint64 = v[18] >> 0 & 0xffffffff
+	var t34 uint64 = (v[19] >> 56) & 0x1
+	var t35 uint64 = t32 & t34
+	var t36 uint64
+	if (int64(t31<<32) >> 32) < (int64(t33<<32) >> 32) {
+		t36 = 1
 	}
-	var t39, t39_1, t39_0 uint64 = 0, t32, t35
-	if t38 != 0 {
-		t39 = t39_1
+	var t37, t37_1, t37_0 uint64 = 0, t31, t33
+	if t36 != 0 {
+		t37 = t37_1
 	} else {
-		t39 = t39_0
+		t37 = t37_0
 	}
-	var t41 uint64 = v[6] >> 32 & 0xffffffff
-	var t42 uint64 = (v[8] >> 52) & 0x1
-	var t43 uint64 = 0x1 & t42
-	var t44 uint64 = v[17] >> 32 & 0xffffffff
-	var t45 uint64 = (v[19] >> 52) & 0x1
-	var t46 uint64 = t43 & t45
-	var t47 uint64
-	if (int64(t41<<32) >> 32) < (int64(t44<<32) >> 32) {
-		t47 = 1
+	var t39 uint64 = v[6] >> 32 & 0xffffffff
+	var t40 uint64 = (v[8] >> 52) & 0x1
+	var t41 uint64 = v[17] >> 32 & 0xffffffff
+	var t42 uint64 = (v[19] >> 52) & 0x1
+	var t43 uint64 = t40 & t42
+	var t44 uint64
+	if (int64(t39<<32) >> 32) < (int64(t41<<32) >> 32) {
+		t44 = 1
 	}
-	var t48, t48_1, t48_0 uint64 = 0, t41, t44
-	if t47 != 0 {
-		t48 = t48_1
+	var t45, t45_1, t45_0 uint64 = 0, t39, t41
+	if t44 != 0 {
+		t45 = t45_1
 	} else {
-		t48 = t48_0
+		t45 = t45_0
 	}
-	var t50 uint64 = v[6] >> 0 & 0xffffffff
-	var t51 uint64 = (v[8] >> 48) & 0x1
-	var t52 uint64 = 0x1 & t51
-	var t53 uint64 = v[17] >> 0 & 0xffffffff
-	var t54 uint64 = (v[19] >> 48) & 0x1
-	var t55 uint64 = t52 & t54
-	var t56 uint64
-	if (int64(t50<<32) >> 32) < (int64(t53<<32) >> 32) {
-		t56 = 1
+	var t47 uint64 = v[6] >> 0 & 0xffffffff
+	var t48 uint64 = (v[8] >> 48) & 0x1
+	var t49 uint64 = v[17] >> 0 & 0xffffffff
+	var t50 uint64 = (v[19] >> 48) & 0x1
+	var t51 uint64 = t48 & t50
+	var t52 uint64
+	if (int64(t47<<32) >> 32) < (int64(t49<<32) >> 32) {
+		t52 = 1
 	}
-	var t57, t57_1, t57_0 uint64 = 0, t50, t53
-	if t56 != 0 {
-		t57 = t57_1
+	var t53, t53_1, t53_0 uint64 = 0, t47, t49
+	if t52 != 0 {
+		t53 = t53_1
 	} else {
-		t57 = t57_0
+		t53 = t53_0
 	}
-	var t59 uint64 = v[5] >> 32 & 0xffffffff
-	var t60 uint64 = (v[8] >> 44) & 0x1
-	var t61 uint64 = 0x1 & t60
-	var t62 uint64 = v[16] >> 32 & 0xffffffff
-	var t63 uint64 = (v[19] >> 44) & 0x1
-	var t64 uint64 = t61 & t63
-	var t65 uint64
-	if (int64(t59<<32) >> 32) < (int64(t62<<32) >> 32) {
-		t65 = 1
+	var t55 uint64 = v[5] >> 32 & 0xffffffff
+	var t56 uint64 = (v[8] >> 44) & 0x1
+	var t57 uint64 = v[16] >> 32 & 0xffffffff
+	var t58 uint64 = (v[19] >> 44) & 0x1
+	var t59 uint64 = t56 & t58
+	var t60 uint64
+	if (int64(t55<<32) >> 32) < (int64(t57<<32) >> 32) {
+		t60 = 1
 	}
-	var t66, t66_1, t66_0 uint64 = 0, t59, t62
-	if t65 != 0 {
-		t66 = t66_1
+	var t61, t61_1, t61_0 uint64 = 0, t55, t57
+	if t60 != 0 {
+		t61 = t61_1
 	} else {
-		t66 = t66_0
+		t61 = t61_0
 	}
-	var t68 uint64 = v[5] >> 0 & 0xffffffff
-	var t69 uint64 = (v[8] >> 40) & 0x1
-	var t70 uint64 = 0x1 & t69
-	var t71 uint64 = v[16] >> 0 & 0xffffffff
-	var t72 uint64 = (v[19] >> 40) & 0x1
-	var t73 uint64 = t70 & t72
-	var t74 uint64
-	if (int64(t68<<32) >> 32) < (int64(t71<<32) >> 32) {
-		t74 = 1
+	var t63 uint64 = v[5] >> 0 & 0xffffffff
+	var t64 uint64 = (v[8] >> 40) & 0x1
+	var t65 uint64 = v[16] >> 0 & 0xffffffff
+	var t66 uint64 = (v[19] >> 40) & 0x1
+	var t67 uint64 = t64 & t66
+	var t68 uint64
+	if (int64(t63<<32) >> 32) < (int64(t65<<32) >> 32) {
+		t68 = 1
 	}
-	var t75, t75_1, t75_0 uint64 = 0, t68, t71
-	if t74 != 0 {
-		t75 = t75_1
+	var t69, t69_1, t69_0 uint64 = 0, t63, t65
+	if t68 != 0 {
+		t69 = t69_1
 	} else {
-		t75 = t75_0
+		t69 = t69_0
 	}
-	var t77 uint64 = v[4] >> 32 & 0xffffffff
-	var t78 uint64 = (v[8] >> 36) & 0x1
-	var t79 uint64 = 0x1 & t78
-	var t80 uint64 = v[15] >> 32 & 0xffffffff
-	var t81 uint64 = (v[19] >> 36) & 0x1
-	var t82 uint64 = t79 & t81
-	var t83 uint64
-	if (int64(t77<<32) >> 32) < (int64(t80<<32) >> 32) {
-		t83 = 1
+	var t71 uint64 = v[4] >> 32 & 0xffffffff
+	var t72 uint64 = (v[8] >> 36) & 0x1
+	var t73 uint64 = v[15] >> 32 & 0xffffffff
+	var t74 uint64 = (v[19] >> 36) & 0x1
+	var t75 uint64 = t72 & t74
+	var t76 uint64
+	if (int64(t71<<32) >> 32) < (int64(t73<<32) >> 32) {
+		t76 = 1
 	}
-	var t84, t84_1, t84_0 uint64 = 0, t77, t80
-	if t83 != 0 {
-		t84 = t84_1
+	var t77, t77_1, t77_0 uint64 = 0, t71, t73
+	if t76 != 0 {
+		t77 = t77_1
 	} else {
-		t84 = t84_0
+		t77 = t77_0
 	}
-	var t86 uint64 = v[4] >> 0 & 0xffffffff
-	var t87 uint64 = (v[8] >> 32) & 0x1
-	var t88 uint64 = 0x1 & t87
-	var t89 uint64 = v[15] >> 0 & 0xffffffff
-	var t90 uint64 = (v[19] >> 32) & 0x1
+	var t79 uint64 = v[4] >> 0 & 0xffffffff
+	var t80 uint64 = (v[8] >> 32) & 0x1
+	var t81 uint64 = v[15] >> 0 & 0xffffffff
+	var t82 uint64 = (v[19] >> 32) & 0x1
+	var t83 uint64 = t80 & t82
+	var t84 uint64
+	if (int64(t79<<32) >> 32) < (int64(t81<<32) >> 32) {
+		t84 = 1
+	}
+	var t85, t85_1, t85_0 uint64 = 0, t79, t81
+	if t84 != 0 {
+		t85 = t85_1
+	} else {
+		t85 = t85_0
+	}
+	var t87 uint64 = v[3] >> 32 & 0xffffffff
+	var t88 uint64 = (v[8] >> 28) & 0x1
+	var t89 uint64 = v[14] >> 32 & 0xffffffff
+	var t90 uint64 = (v[19] >> 28) & 0x1
 	var t91 uint64 = t88 & t90
 	var t92 uint64
-	if (int64(t86<<32) >> 32) < (int64(t89<<32) >> 32) {
+	if (int64(t87<<32) >> 32) < (int64(t89<<32) >> 32) {
 		t92 = 1
 	}
-	var t93, t93_1, t93_0 uint64 = 0, t86, t89
+	var t93, t93_1, t93_0 uint64 = 0, t87, t89
 	if t92 != 0 {
 		t93 = t93_1
 	} else {
 		t93 = t93_0
 	}
-	var t95 uint64 = v[3] >> 32 & 0xffffffff
-	var t96 uint64 = (v[8] >> 28) & 0x1
-	var t97 uint64 = 0x1 & t96
-	var t98 uint64 = v[14] >> 32 & 0xffffffff
-	var t99 uint64 = (v[19] >> 28) & 0x1
-	var t100 uint64 = t97 & t99
-	var t101 uint64
-	if (int64(t95<<32) >> 32) < (int64(t98<<32) >> 32) {
-		t101 = 1
+	var t95 uint64 = v[3] >> 0 & 0xffffffff
+	var t96 uint64 = (v[8] >> 24) & 0x1
+	var t97 uint64 = v[14] >> 0 & 0xffffffff
+	var t98 uint64 = (v[19] >> 24) & 0x1
+	var t99 uint64 = t96 & t98
+	var t100 uint64
+	if (int64(t95<<32) >> 32) < (int64(t97<<32) >> 32) {
+		t100 = 1
 	}
-	var t102, t102_1, t102_0 uint64 = 0, t95, t98
-	if t101 != 0 {
-		t102 = t102_1
+	var t101, t101_1, t101_0 uint64 = 0, t95, t97
+	if t100 != 0 {
+		t101 = t101_1
 	} else {
-		t102 = t102_0
+		t101 = t101_0
 	}
-	var t104 uint64 = v[3] >> 0 & 0xffffffff
-	var t105 uint64 = (v[8] >> 24) & 0x1
-	var t106 uint64 = 0x1 & t105
-	var t107 uint64 = v[14] >> 0 & 0xffffffff
-	var t108 uint64 = (v[19] >> 24) & 0x1
-	var t109 uint64 = t106 & t108
-	var t110 uint64
-	if (int64(t104<<32) >> 32) < (int64(t107<<32) >> 32) {
-		t110 = 1
+	var t103 uint64 = v[2] >> 32 & 0xffffffff
+	var t104 uint64 = (v[8] >> 20) & 0x1
+	var t105 uint64 = v[13] >> 32 & 0xffffffff
+	var t106 uint64 = (v[19] >> 20) & 0x1
+	var t107 uint64 = t104 & t106
+	var t108 uint64
+	if (int64(t103<<32) >> 32) < (int64(t105<<32) >> 32) {
+		t108 = 1
 	}
-	var t111, t111_1, t111_0 uint64 = 0, t104, t107
-	if t110 != 0 {
-		t111 = t111_1
+	var t109, t109_1, t109_0 uint64 = 0, t103, t105
+	if t108 != 0 {
+		t109 = t109_1
 	} else {
-		t111 = t111_0
+		t109 = t109_0
 	}
-	var t113 uint64 = v[2] >> 32 & 0xffffffff
-	var t114 uint64 = (v[8] >> 20) & 0x1
-	var t115 uint64 = 0x1 & t114
-	var t116 uint64 = v[13] >> 32 & 0xffffffff
-	var t117 uint64 = (v[19] >> 20) & 0x1
-	var t118 uint64 = t115 & t117
-	var t119 uint64
-	if (int64(t113<<32) >> 32) < (int64(t116<<32) >> 32) {
-		t119 = 1
+	var t111 uint64 = v[2] >> 0 & 0xffffffff
+	var t112 uint64 = (v[8] >> 16) & 0x1
+	var t113 uint64 = v[13] >> 0 & 0xffffffff
+	var t114 uint64 = (v[19] >> 16) & 0x1
+	var t115 uint64 = t112 & t114
+	var t116 uint64
+	if (int64(t111<<32) >> 32) < (int64(t113<<32) >> 32) {
+		t116 = 1
 	}
-	var t120, t120_1, t120_0 uint64 = 0, t113, t116
-	if t119 != 0 {
-		t120 = t120_1
+	var t117, t117_1, t117_0 uint64 = 0, t111, t113
+	if t116 != 0 {
+		t117 = t117_1
 	} else {
-		t120 = t120_0
+		t117 = t117_0
 	}
-	var t122 uint64 = v[2] >> 0 & 0xffffffff
-	var t123 uint64 = (v[8] >> 16) & 0x1
-	var t124 uint64 = 0x1 & t123
-	var t125 uint64 = v[13] >> 0 & 0xffffffff
-	var t126 uint64 = (v[19] >> 16) & 0x1
-	var t127 uint64 = t124 & t126
-	var t128 uint64
-	if (int64(t122<<32) >> 32) < (int64(t125<<32) >> 32) {
-		t128 = 1
+	var t119 uint64 = v[1] >> 32 & 0xffffffff
+	var t120 uint64 = (v[8] >> 12) & 0x1
+	var t121 uint64 = v[12] >> 32 & 0xffffffff
+	var t122 uint64 = (v[19] >> 12) & 0x1
+	var t123 uint64 = t120 & t122
+	var t124 uint64
+	if (int64(t119<<32) >> 32) < (int64(t121<<32) >> 32) {
+		t124 = 1
 	}
-	var t129, t129_1, t129_0 uint64 = 0, t122, t125
-	if t128 != 0 {
-		t129 = t129_1
+	var t125, t125_1, t125_0 uint64 = 0, t119, t121
+	if t124 != 0 {
+		t125 = t125_1
 	} else {
-		t129 = t129_0
+		t125 = t125_0
 	}
-	var t131 uint64 = v[1] >> 32 & 0xffffffff
-	var t132 uint64 = (v[8] >> 12) & 0x1
-	var t133 uint64 = 0x1 & t132
-	var t134 uint64 = v[12] >> 32 & 0xffffffff
-	var t135 uint64 = (v[19] >> 12) & 0x1
-	var t136 uint64 = t133 & t135
-	var t137 uint64
-	if (int64(t131<<32) >> 32) < (int64(t134<<32) >> 32) {
-		t137 = 1
+	var t127 uint64 = v[1] >> 0 & 0xffffffff
+	var t128 uint64 = (v[8] >> 8) & 0x1
+	var t129 uint64 = v[12] >> 0 & 0xffffffff
+	var t130 uint64 = (v[19] >> 8) & 0x1
+	var t131 uint64 = t128 & t130
+	var t132 uint64
+	if (int64(t127<<32) >> 32) < (int64(t129<<32) >> 32) {
+		t132 = 1
 	}
-	var t138, t138_1, t138_0 uint64 = 0, t131, t134
-	if t137 != 0 {
-		t138 = t138_1
+	var t133, t133_1, t133_0 uint64 = 0, t127, t129
+	if t132 != 0 {
+		t133 = t133_1
 	} else {
-		t138 = t138_0
+		t133 = t133_0
 	}
-	var t140 uint64 = v[1] >> 0 & 0xffffffff
-	var t141 uint64 = (v[8] >> 8) & 0x1
-	var t142 uint64 = 0x1 & t141
-	var t143 uint64 = v[12] >> 0 & 0xffffffff
-	var t144 uint64 = (v[19] >> 8) & 0x1
-	var t145 uint64 = t142 & t144
-	var t146 uint64
-	if (int64(t140<<32) >> 32) < (int64(t143<<32) >> 32) {
-		t146 = 1
+	var t135 uint64 = v[0] >> 32 & 0xffffffff
+	var t136 uint64 = (v[8] >> 4) & 0x1
+	var t137 uint64 = v[11] >> 32 & 0xffffffff
+	var t138 uint64 = (v[19] >> 4) & 0x1
+	var t139 uint64 = t136 & t138
+	var t140 uint64
+	if (int64(t135<<32) >> 32) < (int64(t137<<32) >> 32) {
+		t140 = 1
 	}
-	var t147, t147_1, t147_0 uint64 = 0, t140, t143
-	if t146 != 0 {
-		t147 = t147_1
+	var t141, t141_1, t141_0 uint64 = 0, t135, t137
+	if t140 != 0 {
+		t141 = t141_1
 	} else {
-		t147 = t147_0
+		t141 = t141_0
 	}
-	var t149 uint64 = v[0] >> 32 & 0xffffffff
-	var t150 uint64 = (v[8] >> 4) & 0x1
-	var t151 uint64 = 0x1 & t150
-	var t152 uint64 = v[11] >> 32 & 0xffffffff
-	var t153 uint64 = (v[19] >> 4) & 0x1
-	var t154 uint64 = t151 & t153
-	var t155 uint64
-	if (int64(t149<<32) >> 32) < (int64(t152<<32) >> 32) {
-		t155 = 1
+	var t143 uint64 = v[0] >> 0 & 0xffffffff
+	var t144 uint64 = (v[8]) & 0x1
+	var t145 uint64 = v[11] >> 0 & 0xffffffff
+	var t146 uint64 = (v[19]) & 0x1
+	var t147 uint64 = t144 & t146
+	var t148 uint64
+	if (int64(t143<<32) >> 32) < (int64(t145<<32) >> 32) {
+		t148 = 1
 	}
-	var t156, t156_1, t156_0 uint64 = 0, t149, t152
-	if t155 != 0 {
-		t156 = t156_1
+	var t149, t149_1, t149_0 uint64 = 0, t143, t145
+	if t148 != 0 {
+		t149 = t149_1
 	} else {
-		t156 = t156_0
+		t149 = t149_0
 	}
-	var t158 uint64 = v[0] >> 0 & 0xffffffff
-	var t159 uint64 = (v[8]) & 0x1
-	var t160 uint64 = 0x1 & t159
-	var t161 uint64 = v[11] >> 0 & 0xffffffff
-	var t162 uint64 = (v[19]) & 0x1
-	var t163 uint64 = t160 & t162
-	var t164 uint64
-	if (int64(t158<<32) >> 32) < (int64(t161<<32) >> 32) {
-		t164 = 1
-	}
-	var t165, t165_1, t165_0 uint64 = 0, t158, t161
-	if t164 != 0 {
-		t165 = t165_1
-	} else {
-		t165 = t165_0
-	}
-	v[166] = t156<<32 | t165
-	v[167] = t138<<32 | t147
-	v[168] = t120<<32 | t129
-	v[169] = t102<<32 | t111
-	v[170] = t84<<32 | t93
-	v[171] = t66<<32 | t75
-	v[172] = t48<<32 | t57
-	v[173] = t30<<32 | t39
-	var t174 uint64 = t163 | t163<<1 | t163<<2 | t163<<3 | t154<<4 | t154<<5 | t154<<6 | t154<<7 | t145<<8 | t145<<9 | t145<<10 | t145<<11 | t136<<12 | t136<<13 | t136<<14 | t136<<15 | t127<<16 | t127<<17 | t127<<18 | t127<<19 | t118<<20 | t118<<21 | t118<<22 | t118<<23 | t109<<24 | t109<<25 | t109<<26 | t109<<27 | t100<<28 | t100<<29 | t100<<30 | t100<<31 | t91<<32 | t91<<33 | t91<<34 | t91<<35 | t82<<36 | t82<<37 | t82<<38 | t82<<39 | t73<<40 | t73<<41 | t73<<42 | t73<<43 | t64<<44 | t64<<45 | t64<<46 | t64<<47 | t55<<48 | t55<<49 | t55<<50 | t55<<51 | t46<<52 | t46<<53 | t46<<54 | t46<<55 | t37<<56 | t37<<57 | t37<<58 | t37<<59 | t28<<60 | t28<<61 | t28<<62 | t28<<63
-	var t176 uint64 = 0x1 & v[10]
-	var t177 uint64 = t176 & v[21]
-	v[177] = t177
-	v[178] = v[166]
-	v[179] = v[167]
-	v[180] = v[168]
-	v[181] = v[169]
-	v[182] = v[170]
-	v[183] = v[171]
-	v[184] = v[172]
-	v[185] = v[173]
-	v[186] = t174
-	v[187] = v[9]
-	v[187] &= 0x1
-	var t218 uint64 = v[246] | v[217]
-	v[218] = t218
-	var t233 uint64 = (^t218) & 0x1
-	var t234 uint64 = t177 & v[216]
-	var t235 uint64 = t233 & t234
-	v[235] = t235
+	v[150] = t141<<32 | t149
+	v[151] = t125<<32 | t133
+	v[152] = t109<<32 | t117
+	v[153] = t93<<32 | t101
+	v[154] = t77<<32 | t85
+	v[155] = t61<<32 | t69
+	v[156] = t45<<32 | t53
+	v[157] = t29<<32 | t37
+	var t158 uint64 = t147 | t147<<1 | t147<<2 | t147<<3 | t139<<4 | t139<<5 | t139<<6 | t139<<7 | t131<<8 | t131<<9 | t131<<10 | t131<<11 | t123<<12 | t123<<13 | t123<<14 | t123<<15 | t115<<16 | t115<<17 | t115<<18 | t115<<19 | t107<<20 | t107<<21 | t107<<22 | t107<<23 | t99<<24 | t99<<25 | t99<<26 | t99<<27 | t91<<28 | t91<<29 | t91<<30 | t91<<31 | t83<<32 | t83<<33 | t83<<34 | t83<<35 | t75<<36 | t75<<37 | t75<<38 | t75<<39 | t67<<40 | t67<<41 | t67<<42 | t67<<43 | t59<<44 | t59<<45 | t59<<46 | t59<<47 | t51<<48 | t51<<49 | t51<<50 | t51<<51 | t43<<52 | t43<<53 | t43<<54 | t43<<55 | t35<<56 | t35<<57 | t35<<58 | t35<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
+	var t160 uint64 = v[10] & v[21]
+	v[160] = t160
+	v[161] = v[150]
+	v[162] = v[151]
+	v[163] = v[152]
+	v[164] = v[153]
+	v[165] = v[154]
+	v[166] = v[155]
+	v[167] = v[156]
+	v[168] = v[157]
+	v[169] = t158
+	v[170] = v[9]
+	v[170] &= 0x1
+	var t199 uint64 = v[227] | v[198]
+	v[199] = t199
+	var t214 uint64 = (^t199) & 0x1
+	var t215 uint64 = t160 & v[197]
+	var t216 uint64 = t214 & t215
+	v[216] = t216
 }
 
 // Step is one rising clock edge, then Eval.
@@ -402,76 +383,76 @@ func (x *simmin_int32) Step() { x.Edge(); x.Eval() }
 func (x *simmin_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[218] != 0 {
+	if v[199] != 0 {
 		x.D |= 0x2
-		if v[205] != 0 {
-			v[221] = v[206]
-			v[222] = v[207]
-			v[223] = v[208]
-			v[224] = v[209]
-			v[225] = v[210]
-			v[226] = v[211]
-			v[227] = v[212]
-			v[228] = v[213]
-			v[229] = v[214]
-			v[230] = v[215]
+		if v[186] != 0 {
+			v[202] = v[187]
+			v[203] = v[188]
+			v[204] = v[189]
+			v[205] = v[190]
+			v[206] = v[191]
+			v[207] = v[192]
+			v[208] = v[193]
+			v[209] = v[194]
+			v[210] = v[195]
+			v[211] = v[196]
 		} else {
-			v[221] = v[178]
-			v[222] = v[179]
-			v[223] = v[180]
-			v[224] = v[181]
-			v[225] = v[182]
-			v[226] = v[183]
-			v[227] = v[184]
-			v[228] = v[185]
-			v[229] = v[186]
-			v[230] = v[187]
+			v[202] = v[161]
+			v[203] = v[162]
+			v[204] = v[163]
+			v[205] = v[164]
+			v[206] = v[165]
+			v[207] = v[166]
+			v[208] = v[167]
+			v[209] = v[168]
+			v[210] = v[169]
+			v[211] = v[170]
 		}
-		v[195] = v[221]
-		v[196] = v[222]
-		v[197] = v[223]
-		v[198] = v[224]
-		v[199] = v[225]
-		v[200] = v[226]
-		v[201] = v[227]
-		v[202] = v[228]
-		v[203] = v[229]
-		v[204] = v[230]
+		v[176] = v[202]
+		v[177] = v[203]
+		v[178] = v[204]
+		v[179] = v[205]
+		v[180] = v[206]
+		v[181] = v[207]
+		v[182] = v[208]
+		v[183] = v[209]
+		v[184] = v[210]
+		v[185] = v[211]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[194] = 0x0
-		v[205] = 0x0
+		v[175] = 0x0
+		v[186] = 0x0
 	} else {
 		x.D |= 0x1
-		var t219 uint64 = v[205] | v[177]
-		var t220, t220_1, t220_0 uint64 = 0, t219, v[194]
-		if v[218] != 0 {
-			t220 = t220_1
+		var t200 uint64 = v[186] | v[160]
+		var t201, t201_1, t201_0 uint64 = 0, t200, v[175]
+		if v[199] != 0 {
+			t201 = t201_1
 		} else {
-			t220 = t220_0
+			t201 = t201_0
 		}
-		v[194] = t220
-		var t232, t232_1, t232_0 uint64 = 0, 0x0, t219
-		if v[218] != 0 {
-			t232 = t232_1
+		v[175] = t201
+		var t213, t213_1, t213_0 uint64 = 0, 0x0, t200
+		if v[199] != 0 {
+			t213 = t213_1
 		} else {
-			t232 = t232_0
+			t213 = t213_0
 		}
-		v[205] = t232
+		v[186] = t213
 	}
-	if v[235] != 0 {
+	if v[216] != 0 {
 		x.D |= 0x4
-		v[206] = v[178]
-		v[207] = v[179]
-		v[208] = v[180]
-		v[209] = v[181]
-		v[210] = v[182]
-		v[211] = v[183]
-		v[212] = v[184]
-		v[213] = v[185]
-		v[214] = v[186]
-		v[215] = v[187]
+		v[187] = v[161]
+		v[188] = v[162]
+		v[189] = v[163]
+		v[190] = v[164]
+		v[191] = v[165]
+		v[192] = v[166]
+		v[193] = v[167]
+		v[194] = v[168]
+		v[195] = v[169]
+		v[196] = v[170]
 	}
 	return true
 }
@@ -482,15 +463,15 @@ var simmin_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 190,
+	"s0_tready": 172,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 193,
-	"m_tdata":   236,
-	"m_tkeep":   244,
-	"m_tlast":   245,
-	"m_tvalid":  194,
-	"m_tready":  246,
+	"s1_tready": 174,
+	"m_tdata":   217,
+	"m_tkeep":   225,
+	"m_tlast":   226,
+	"m_tvalid":  175,
+	"m_tready":  227,
 }

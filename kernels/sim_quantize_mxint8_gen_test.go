@@ -12,7 +12,7 @@ import (
 
 // simquantize_mxint8 simulates module onic_kernel_quantize_mxint8: S holds every signal's words, M0... its memories.
 type simquantize_mxint8 struct {
-	S         [2416]uint64
+	S         [2414]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -634,18 +634,17 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 	x.S[2317] = 0x1
 	x.S[2319] = 0x7f
 	x.S[2332] = 0x1
+	x.S[2342] = 0x1
 	x.S[2343] = 0x1
-	x.S[2344] = 0x1
-	x.S[2346] = 0x1
-	x.S[2347] = 0x1
+	x.S[2345] = 0x1
+	x.S[2358] = 0x1
+	x.S[2359] = 0x1
 	x.S[2360] = 0x1
-	x.S[2361] = 0x1
-	x.S[2362] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "8212cc7a03e56265c58277cfdef96919" }
+func (x *simquantize_mxint8) Fingerprint() string { return "0c2fc565c2bc9cfbf689f62df03e3e12" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1739,42 +1738,40 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1299 uint64 = (v[1298] >> 11) & 0x1
 		var t1280 uint64 = (v[1279] >> 11) & 0x1
 		var t2331 uint64 = t1280 | t1280<<1 | t1299<<2 | t1318<<3 | t1337<<4 | t1356<<5 | t1375<<6 | t1394<<7 | t1413<<8 | t1432<<9 | t1451<<10 | t1470<<11 | t1489<<12 | t1508<<13 | t1527<<14 | t1546<<15 | t1565<<16 | t1584<<17 | t1603<<18 | t1622<<19 | t1641<<20 | t1660<<21 | t1679<<22 | t1698<<23 | t1717<<24 | t1736<<25 | t1755<<26 | t1774<<27 | t1793<<28 | t1812<<29 | t1831<<30 | t1850<<31 | t1869<<32
-		v[2338] = v[2326]
-		v[2339] = v[2327]
-		v[2340] = v[2328]
-		v[2341] = v[2329]
-		v[2342] = v[1875]<<41 | t2331<<8 | v[2330]
-		v[2342] &= 0x3ffffffffff
+		v[2337] = v[2326]
+		v[2338] = v[2327]
+		v[2339] = v[2328]
+		v[2340] = v[2329]
+		v[2341] = v[1875]<<41 | t2331<<8 | v[2330]
+		v[2341] &= 0x3ffffffffff
 	}
 	if d&0x2 != 0 {
-		var t2343 uint64 = (^v[2337]) & 0x1
-		v[2343] = t2343
+		var t2342 uint64 = (^v[2336]) & 0x1
+		v[2342] = t2342
 	}
 	if d&0x4 != 0 {
-		var t2360 uint64 = (^v[2354]) & 0x1
-		v[2360] = t2360
-		var t2361 uint64 = (^v[2348]) & 0x1
-		v[2361] = t2361
+		var t2358 uint64 = (^v[2352]) & 0x1
+		v[2358] = t2358
+		var t2359 uint64 = (^v[2346]) & 0x1
+		v[2359] = t2359
 	}
 	if d&0x8 != 0 {
+		v[2373] = v[2347]
+		v[2374] = v[2348]
 		v[2375] = v[2349]
 		v[2376] = v[2350]
 		v[2377] = v[2351]
-		v[2378] = v[2352]
-		v[2379] = v[2353]
-		v[2379] &= 0xff
-		var t2380 uint64 = v[2353] >> 8 & 0x1ffffffff
-		v[2380] = t2380
-		var t2381 uint64 = v[2353] >> 41 & 0x1
-		v[2381] = t2381
+		v[2377] &= 0xff
+		var t2378 uint64 = v[2351] >> 8 & 0x1ffffffff
+		v[2378] = t2378
+		var t2379 uint64 = v[2351] >> 41 & 0x1
+		v[2379] = t2379
 	}
 	if d&0x6 != 0 {
-		var t2344 uint64 = v[2360] | v[2343]
-		v[2344] = t2344
-		var t2347 uint64 = t2344 & 0x1
-		v[2347] = t2347
-		var t2373 uint64 = v[2337] & v[2360]
-		v[2373] = t2373
+		var t2343 uint64 = v[2358] | v[2342]
+		v[2343] = t2343
+		var t2371 uint64 = v[2336] & v[2358]
+		v[2371] = t2371
 	}
 }
 
@@ -1782,11 +1779,11 @@ func (x *simquantize_mxint8) EvalState() {
 func (x *simquantize_mxint8) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t2362 uint64 = v[2382] | v[2361]
-	v[2362] = t2362
-	var t2372 uint64 = (^t2362) & 0x1
-	var t2374 uint64 = t2372 & v[2373]
-	v[2374] = t2374
+	var t2360 uint64 = v[2380] | v[2359]
+	v[2360] = t2360
+	var t2370 uint64 = (^t2360) & 0x1
+	var t2372 uint64 = t2370 & v[2371]
+	v[2372] = t2372
 }
 
 // Step is one rising clock edge, then Eval.
@@ -1796,7 +1793,7 @@ func (x *simquantize_mxint8) Step() { x.Edge(); x.Eval() }
 func (x *simquantize_mxint8) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[2344] != 0 {
+	if v[2343] != 0 {
 		x.D |= 0x1
 		v[1874] = v[1104]
 		v[1104] = v[654]
@@ -2283,7 +2280,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t1102 = t1102_0
 		}
-		var t2415 uint64 = (v[1106] >> 16) & 0x3
+		var t2413 uint64 = (v[1106] >> 16) & 0x3
 		var t1110 uint64 = (v[1106]) & 0xff
 		v[1106] = v[656]
 		v[656] = v[457]
@@ -2300,9 +2297,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1266 uint64 = t1110 >> v[824]
 		v[824] = t823
 		var t1267 uint64 = (t1266) & 0xff
-		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2415<<10
+		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2413<<10
 		v[1279] = t1278
-		var t2384 uint64 = (v[1111] >> 16) & 0x3
+		var t2382 uint64 = (v[1111] >> 16) & 0x3
 		var t1115 uint64 = (v[1111]) & 0xff
 		v[1111] = v[661]
 		v[661] = v[463]
@@ -2319,9 +2316,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1285 uint64 = t1115 >> v[833]
 		v[833] = t832
 		var t1286 uint64 = (t1285) & 0xff
-		var t1297 uint64 = t1286 | t1296<<8 | t1290<<9 | t2384<<10
+		var t1297 uint64 = t1286 | t1296<<8 | t1290<<9 | t2382<<10
 		v[1298] = t1297
-		var t2385 uint64 = (v[1116] >> 16) & 0x3
+		var t2383 uint64 = (v[1116] >> 16) & 0x3
 		var t1120 uint64 = (v[1116]) & 0xff
 		v[1116] = v[666]
 		v[666] = v[469]
@@ -2338,9 +2335,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1304 uint64 = t1120 >> v[842]
 		v[842] = t841
 		var t1305 uint64 = (t1304) & 0xff
-		var t1316 uint64 = t1305 | t1315<<8 | t1309<<9 | t2385<<10
+		var t1316 uint64 = t1305 | t1315<<8 | t1309<<9 | t2383<<10
 		v[1317] = t1316
-		var t2386 uint64 = (v[1121] >> 16) & 0x3
+		var t2384 uint64 = (v[1121] >> 16) & 0x3
 		var t1125 uint64 = (v[1121]) & 0xff
 		v[1121] = v[671]
 		v[671] = v[475]
@@ -2357,9 +2354,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1323 uint64 = t1125 >> v[851]
 		v[851] = t850
 		var t1324 uint64 = (t1323) & 0xff
-		var t1335 uint64 = t1324 | t1334<<8 | t1328<<9 | t2386<<10
+		var t1335 uint64 = t1324 | t1334<<8 | t1328<<9 | t2384<<10
 		v[1336] = t1335
-		var t2387 uint64 = (v[1126] >> 16) & 0x3
+		var t2385 uint64 = (v[1126] >> 16) & 0x3
 		var t1130 uint64 = (v[1126]) & 0xff
 		v[1126] = v[676]
 		v[676] = v[481]
@@ -2376,9 +2373,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1342 uint64 = t1130 >> v[860]
 		v[860] = t859
 		var t1343 uint64 = (t1342) & 0xff
-		var t1354 uint64 = t1343 | t1353<<8 | t1347<<9 | t2387<<10
+		var t1354 uint64 = t1343 | t1353<<8 | t1347<<9 | t2385<<10
 		v[1355] = t1354
-		var t2388 uint64 = (v[1131] >> 16) & 0x3
+		var t2386 uint64 = (v[1131] >> 16) & 0x3
 		var t1135 uint64 = (v[1131]) & 0xff
 		v[1131] = v[681]
 		v[681] = v[487]
@@ -2395,9 +2392,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1361 uint64 = t1135 >> v[869]
 		v[869] = t868
 		var t1362 uint64 = (t1361) & 0xff
-		var t1373 uint64 = t1362 | t1372<<8 | t1366<<9 | t2388<<10
+		var t1373 uint64 = t1362 | t1372<<8 | t1366<<9 | t2386<<10
 		v[1374] = t1373
-		var t2389 uint64 = (v[1136] >> 16) & 0x3
+		var t2387 uint64 = (v[1136] >> 16) & 0x3
 		var t1140 uint64 = (v[1136]) & 0xff
 		v[1136] = v[686]
 		v[686] = v[493]
@@ -2414,9 +2411,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1380 uint64 = t1140 >> v[878]
 		v[878] = t877
 		var t1381 uint64 = (t1380) & 0xff
-		var t1392 uint64 = t1381 | t1391<<8 | t1385<<9 | t2389<<10
+		var t1392 uint64 = t1381 | t1391<<8 | t1385<<9 | t2387<<10
 		v[1393] = t1392
-		var t2390 uint64 = (v[1141] >> 16) & 0x3
+		var t2388 uint64 = (v[1141] >> 16) & 0x3
 		var t1145 uint64 = (v[1141]) & 0xff
 		v[1141] = v[691]
 		v[691] = v[499]
@@ -2433,9 +2430,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1399 uint64 = t1145 >> v[887]
 		v[887] = t886
 		var t1400 uint64 = (t1399) & 0xff
-		var t1411 uint64 = t1400 | t1410<<8 | t1404<<9 | t2390<<10
+		var t1411 uint64 = t1400 | t1410<<8 | t1404<<9 | t2388<<10
 		v[1412] = t1411
-		var t2391 uint64 = (v[1146] >> 16) & 0x3
+		var t2389 uint64 = (v[1146] >> 16) & 0x3
 		var t1150 uint64 = (v[1146]) & 0xff
 		v[1146] = v[696]
 		v[696] = v[505]
@@ -2452,9 +2449,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1418 uint64 = t1150 >> v[896]
 		v[896] = t895
 		var t1419 uint64 = (t1418) & 0xff
-		var t1430 uint64 = t1419 | t1429<<8 | t1423<<9 | t2391<<10
+		var t1430 uint64 = t1419 | t1429<<8 | t1423<<9 | t2389<<10
 		v[1431] = t1430
-		var t2392 uint64 = (v[1151] >> 16) & 0x3
+		var t2390 uint64 = (v[1151] >> 16) & 0x3
 		var t1155 uint64 = (v[1151]) & 0xff
 		v[1151] = v[701]
 		v[701] = v[511]
@@ -2471,9 +2468,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1437 uint64 = t1155 >> v[905]
 		v[905] = t904
 		var t1438 uint64 = (t1437) & 0xff
-		var t1449 uint64 = t1438 | t1448<<8 | t1442<<9 | t2392<<10
+		var t1449 uint64 = t1438 | t1448<<8 | t1442<<9 | t2390<<10
 		v[1450] = t1449
-		var t2393 uint64 = (v[1156] >> 16) & 0x3
+		var t2391 uint64 = (v[1156] >> 16) & 0x3
 		var t1160 uint64 = (v[1156]) & 0xff
 		v[1156] = v[706]
 		v[706] = v[517]
@@ -2490,9 +2487,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1456 uint64 = t1160 >> v[914]
 		v[914] = t913
 		var t1457 uint64 = (t1456) & 0xff
-		var t1468 uint64 = t1457 | t1467<<8 | t1461<<9 | t2393<<10
+		var t1468 uint64 = t1457 | t1467<<8 | t1461<<9 | t2391<<10
 		v[1469] = t1468
-		var t2394 uint64 = (v[1161] >> 16) & 0x3
+		var t2392 uint64 = (v[1161] >> 16) & 0x3
 		var t1165 uint64 = (v[1161]) & 0xff
 		v[1161] = v[711]
 		v[711] = v[523]
@@ -2509,9 +2506,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1475 uint64 = t1165 >> v[923]
 		v[923] = t922
 		var t1476 uint64 = (t1475) & 0xff
-		var t1487 uint64 = t1476 | t1486<<8 | t1480<<9 | t2394<<10
+		var t1487 uint64 = t1476 | t1486<<8 | t1480<<9 | t2392<<10
 		v[1488] = t1487
-		var t2395 uint64 = (v[1166] >> 16) & 0x3
+		var t2393 uint64 = (v[1166] >> 16) & 0x3
 		var t1170 uint64 = (v[1166]) & 0xff
 		v[1166] = v[716]
 		v[716] = v[529]
@@ -2528,9 +2525,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1494 uint64 = t1170 >> v[932]
 		v[932] = t931
 		var t1495 uint64 = (t1494) & 0xff
-		var t1506 uint64 = t1495 | t1505<<8 | t1499<<9 | t2395<<10
+		var t1506 uint64 = t1495 | t1505<<8 | t1499<<9 | t2393<<10
 		v[1507] = t1506
-		var t2396 uint64 = (v[1171] >> 16) & 0x3
+		var t2394 uint64 = (v[1171] >> 16) & 0x3
 		var t1175 uint64 = (v[1171]) & 0xff
 		v[1171] = v[721]
 		v[721] = v[535]
@@ -2547,9 +2544,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1513 uint64 = t1175 >> v[941]
 		v[941] = t940
 		var t1514 uint64 = (t1513) & 0xff
-		var t1525 uint64 = t1514 | t1524<<8 | t1518<<9 | t2396<<10
+		var t1525 uint64 = t1514 | t1524<<8 | t1518<<9 | t2394<<10
 		v[1526] = t1525
-		var t2397 uint64 = (v[1176] >> 16) & 0x3
+		var t2395 uint64 = (v[1176] >> 16) & 0x3
 		var t1180 uint64 = (v[1176]) & 0xff
 		v[1176] = v[726]
 		v[726] = v[541]
@@ -2566,9 +2563,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1532 uint64 = t1180 >> v[950]
 		v[950] = t949
 		var t1533 uint64 = (t1532) & 0xff
-		var t1544 uint64 = t1533 | t1543<<8 | t1537<<9 | t2397<<10
+		var t1544 uint64 = t1533 | t1543<<8 | t1537<<9 | t2395<<10
 		v[1545] = t1544
-		var t2398 uint64 = (v[1181] >> 16) & 0x3
+		var t2396 uint64 = (v[1181] >> 16) & 0x3
 		var t1185 uint64 = (v[1181]) & 0xff
 		v[1181] = v[731]
 		v[731] = v[547]
@@ -2585,9 +2582,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1551 uint64 = t1185 >> v[959]
 		v[959] = t958
 		var t1552 uint64 = (t1551) & 0xff
-		var t1563 uint64 = t1552 | t1562<<8 | t1556<<9 | t2398<<10
+		var t1563 uint64 = t1552 | t1562<<8 | t1556<<9 | t2396<<10
 		v[1564] = t1563
-		var t2399 uint64 = (v[1186] >> 16) & 0x3
+		var t2397 uint64 = (v[1186] >> 16) & 0x3
 		var t1190 uint64 = (v[1186]) & 0xff
 		v[1186] = v[736]
 		v[736] = v[553]
@@ -2604,9 +2601,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1570 uint64 = t1190 >> v[968]
 		v[968] = t967
 		var t1571 uint64 = (t1570) & 0xff
-		var t1582 uint64 = t1571 | t1581<<8 | t1575<<9 | t2399<<10
+		var t1582 uint64 = t1571 | t1581<<8 | t1575<<9 | t2397<<10
 		v[1583] = t1582
-		var t2400 uint64 = (v[1191] >> 16) & 0x3
+		var t2398 uint64 = (v[1191] >> 16) & 0x3
 		var t1195 uint64 = (v[1191]) & 0xff
 		v[1191] = v[741]
 		v[741] = v[559]
@@ -2623,9 +2620,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1589 uint64 = t1195 >> v[977]
 		v[977] = t976
 		var t1590 uint64 = (t1589) & 0xff
-		var t1601 uint64 = t1590 | t1600<<8 | t1594<<9 | t2400<<10
+		var t1601 uint64 = t1590 | t1600<<8 | t1594<<9 | t2398<<10
 		v[1602] = t1601
-		var t2401 uint64 = (v[1196] >> 16) & 0x3
+		var t2399 uint64 = (v[1196] >> 16) & 0x3
 		var t1200 uint64 = (v[1196]) & 0xff
 		v[1196] = v[746]
 		v[746] = v[565]
@@ -2642,9 +2639,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1608 uint64 = t1200 >> v[986]
 		v[986] = t985
 		var t1609 uint64 = (t1608) & 0xff
-		var t1620 uint64 = t1609 | t1619<<8 | t1613<<9 | t2401<<10
+		var t1620 uint64 = t1609 | t1619<<8 | t1613<<9 | t2399<<10
 		v[1621] = t1620
-		var t2402 uint64 = (v[1201] >> 16) & 0x3
+		var t2400 uint64 = (v[1201] >> 16) & 0x3
 		var t1205 uint64 = (v[1201]) & 0xff
 		v[1201] = v[751]
 		v[751] = v[571]
@@ -2661,9 +2658,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1627 uint64 = t1205 >> v[995]
 		v[995] = t994
 		var t1628 uint64 = (t1627) & 0xff
-		var t1639 uint64 = t1628 | t1638<<8 | t1632<<9 | t2402<<10
+		var t1639 uint64 = t1628 | t1638<<8 | t1632<<9 | t2400<<10
 		v[1640] = t1639
-		var t2403 uint64 = (v[1206] >> 16) & 0x3
+		var t2401 uint64 = (v[1206] >> 16) & 0x3
 		var t1210 uint64 = (v[1206]) & 0xff
 		v[1206] = v[756]
 		v[756] = v[577]
@@ -2680,9 +2677,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1646 uint64 = t1210 >> v[1004]
 		v[1004] = t1003
 		var t1647 uint64 = (t1646) & 0xff
-		var t1658 uint64 = t1647 | t1657<<8 | t1651<<9 | t2403<<10
+		var t1658 uint64 = t1647 | t1657<<8 | t1651<<9 | t2401<<10
 		v[1659] = t1658
-		var t2404 uint64 = (v[1211] >> 16) & 0x3
+		var t2402 uint64 = (v[1211] >> 16) & 0x3
 		var t1215 uint64 = (v[1211]) & 0xff
 		v[1211] = v[761]
 		v[761] = v[583]
@@ -2699,9 +2696,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1665 uint64 = t1215 >> v[1013]
 		v[1013] = t1012
 		var t1666 uint64 = (t1665) & 0xff
-		var t1677 uint64 = t1666 | t1676<<8 | t1670<<9 | t2404<<10
+		var t1677 uint64 = t1666 | t1676<<8 | t1670<<9 | t2402<<10
 		v[1678] = t1677
-		var t2405 uint64 = (v[1216] >> 16) & 0x3
+		var t2403 uint64 = (v[1216] >> 16) & 0x3
 		var t1220 uint64 = (v[1216]) & 0xff
 		v[1216] = v[766]
 		v[766] = v[589]
@@ -2718,9 +2715,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1684 uint64 = t1220 >> v[1022]
 		v[1022] = t1021
 		var t1685 uint64 = (t1684) & 0xff
-		var t1696 uint64 = t1685 | t1695<<8 | t1689<<9 | t2405<<10
+		var t1696 uint64 = t1685 | t1695<<8 | t1689<<9 | t2403<<10
 		v[1697] = t1696
-		var t2406 uint64 = (v[1221] >> 16) & 0x3
+		var t2404 uint64 = (v[1221] >> 16) & 0x3
 		var t1225 uint64 = (v[1221]) & 0xff
 		v[1221] = v[771]
 		v[771] = v[595]
@@ -2737,9 +2734,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1703 uint64 = t1225 >> v[1031]
 		v[1031] = t1030
 		var t1704 uint64 = (t1703) & 0xff
-		var t1715 uint64 = t1704 | t1714<<8 | t1708<<9 | t2406<<10
+		var t1715 uint64 = t1704 | t1714<<8 | t1708<<9 | t2404<<10
 		v[1716] = t1715
-		var t2407 uint64 = (v[1226] >> 16) & 0x3
+		var t2405 uint64 = (v[1226] >> 16) & 0x3
 		var t1230 uint64 = (v[1226]) & 0xff
 		v[1226] = v[776]
 		v[776] = v[601]
@@ -2756,9 +2753,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1722 uint64 = t1230 >> v[1040]
 		v[1040] = t1039
 		var t1723 uint64 = (t1722) & 0xff
-		var t1734 uint64 = t1723 | t1733<<8 | t1727<<9 | t2407<<10
+		var t1734 uint64 = t1723 | t1733<<8 | t1727<<9 | t2405<<10
 		v[1735] = t1734
-		var t2408 uint64 = (v[1231] >> 16) & 0x3
+		var t2406 uint64 = (v[1231] >> 16) & 0x3
 		var t1235 uint64 = (v[1231]) & 0xff
 		v[1231] = v[781]
 		v[781] = v[607]
@@ -2775,9 +2772,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1741 uint64 = t1235 >> v[1049]
 		v[1049] = t1048
 		var t1742 uint64 = (t1741) & 0xff
-		var t1753 uint64 = t1742 | t1752<<8 | t1746<<9 | t2408<<10
+		var t1753 uint64 = t1742 | t1752<<8 | t1746<<9 | t2406<<10
 		v[1754] = t1753
-		var t2409 uint64 = (v[1236] >> 16) & 0x3
+		var t2407 uint64 = (v[1236] >> 16) & 0x3
 		var t1240 uint64 = (v[1236]) & 0xff
 		v[1236] = v[786]
 		v[786] = v[613]
@@ -2794,9 +2791,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1760 uint64 = t1240 >> v[1058]
 		v[1058] = t1057
 		var t1761 uint64 = (t1760) & 0xff
-		var t1772 uint64 = t1761 | t1771<<8 | t1765<<9 | t2409<<10
+		var t1772 uint64 = t1761 | t1771<<8 | t1765<<9 | t2407<<10
 		v[1773] = t1772
-		var t2410 uint64 = (v[1241] >> 16) & 0x3
+		var t2408 uint64 = (v[1241] >> 16) & 0x3
 		var t1245 uint64 = (v[1241]) & 0xff
 		v[1241] = v[791]
 		v[791] = v[619]
@@ -2813,9 +2810,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1779 uint64 = t1245 >> v[1067]
 		v[1067] = t1066
 		var t1780 uint64 = (t1779) & 0xff
-		var t1791 uint64 = t1780 | t1790<<8 | t1784<<9 | t2410<<10
+		var t1791 uint64 = t1780 | t1790<<8 | t1784<<9 | t2408<<10
 		v[1792] = t1791
-		var t2411 uint64 = (v[1246] >> 16) & 0x3
+		var t2409 uint64 = (v[1246] >> 16) & 0x3
 		var t1250 uint64 = (v[1246]) & 0xff
 		v[1246] = v[796]
 		v[796] = v[625]
@@ -2832,9 +2829,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1798 uint64 = t1250 >> v[1076]
 		v[1076] = t1075
 		var t1799 uint64 = (t1798) & 0xff
-		var t1810 uint64 = t1799 | t1809<<8 | t1803<<9 | t2411<<10
+		var t1810 uint64 = t1799 | t1809<<8 | t1803<<9 | t2409<<10
 		v[1811] = t1810
-		var t2412 uint64 = (v[1251] >> 16) & 0x3
+		var t2410 uint64 = (v[1251] >> 16) & 0x3
 		var t1255 uint64 = (v[1251]) & 0xff
 		v[1251] = v[801]
 		v[801] = v[631]
@@ -2851,9 +2848,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1817 uint64 = t1255 >> v[1085]
 		v[1085] = t1084
 		var t1818 uint64 = (t1817) & 0xff
-		var t1829 uint64 = t1818 | t1828<<8 | t1822<<9 | t2412<<10
+		var t1829 uint64 = t1818 | t1828<<8 | t1822<<9 | t2410<<10
 		v[1830] = t1829
-		var t2413 uint64 = (v[1256] >> 16) & 0x3
+		var t2411 uint64 = (v[1256] >> 16) & 0x3
 		var t1260 uint64 = (v[1256]) & 0xff
 		v[1256] = v[806]
 		v[806] = v[637]
@@ -2870,9 +2867,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1836 uint64 = t1260 >> v[1094]
 		v[1094] = t1093
 		var t1837 uint64 = (t1836) & 0xff
-		var t1848 uint64 = t1837 | t1847<<8 | t1841<<9 | t2413<<10
+		var t1848 uint64 = t1837 | t1847<<8 | t1841<<9 | t2411<<10
 		v[1849] = t1848
-		var t2414 uint64 = (v[1261] >> 16) & 0x3
+		var t2412 uint64 = (v[1261] >> 16) & 0x3
 		var t1265 uint64 = (v[1261]) & 0xff
 		v[1261] = v[811]
 		v[811] = v[643]
@@ -2889,7 +2886,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1855 uint64 = t1265 >> v[1103]
 		v[1103] = t1102
 		var t1856 uint64 = (t1855) & 0xff
-		var t1867 uint64 = t1856 | t1866<<8 | t1860<<9 | t2414<<10
+		var t1867 uint64 = t1856 | t1866<<8 | t1860<<9 | t2412<<10
 		v[1868] = t1867
 		var t15 uint64 = (v[8]) & 0x1
 		var t12 uint64 = v[0] >> 7 & 0xff
@@ -3912,71 +3909,70 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t642 uint64 = t392 | t389<<8 | t390<<16 | t387<<17
 		v[643] = t642
 	}
-	if v[2362] != 0 {
+	if v[2360] != 0 {
 		x.D |= 0x8
-		if v[2354] != 0 {
+		if v[2352] != 0 {
+			v[2363] = v[2353]
+			v[2364] = v[2354]
 			v[2365] = v[2355]
 			v[2366] = v[2356]
 			v[2367] = v[2357]
-			v[2368] = v[2358]
-			v[2369] = v[2359]
 		} else {
-			v[2365] = v[2338]
-			v[2366] = v[2339]
-			v[2367] = v[2340]
-			v[2368] = v[2341]
-			v[2369] = v[2342]
+			v[2363] = v[2337]
+			v[2364] = v[2338]
+			v[2365] = v[2339]
+			v[2366] = v[2340]
+			v[2367] = v[2341]
 		}
+		v[2347] = v[2363]
+		v[2348] = v[2364]
 		v[2349] = v[2365]
 		v[2350] = v[2366]
 		v[2351] = v[2367]
-		v[2352] = v[2368]
-		v[2353] = v[2369]
 	}
 	if x.Rst {
 		x.D |= 0x4
-		v[2348] = 0x0
-		v[2354] = 0x0
+		v[2346] = 0x0
+		v[2352] = 0x0
 	} else {
 		x.D |= 0x4
-		var t2363 uint64 = v[2354] | v[2337]
-		var t2364, t2364_1, t2364_0 uint64 = 0, t2363, v[2348]
-		if v[2362] != 0 {
-			t2364 = t2364_1
+		var t2361 uint64 = v[2352] | v[2336]
+		var t2362, t2362_1, t2362_0 uint64 = 0, t2361, v[2346]
+		if v[2360] != 0 {
+			t2362 = t2362_1
 		} else {
-			t2364 = t2364_0
+			t2362 = t2362_0
 		}
-		v[2348] = t2364
-		var t2371, t2371_1, t2371_0 uint64 = 0, 0x0, t2363
-		if v[2362] != 0 {
-			t2371 = t2371_1
+		v[2346] = t2362
+		var t2369, t2369_1, t2369_0 uint64 = 0, 0x0, t2361
+		if v[2360] != 0 {
+			t2369 = t2369_1
 		} else {
-			t2371 = t2371_0
+			t2369 = t2369_0
 		}
-		v[2354] = t2371
+		v[2352] = t2369
 	}
 	if x.Rst {
 		x.D |= 0x2
+		v[2333] = 0x0
 		v[2334] = 0x0
 		v[2335] = 0x0
 		v[2336] = 0x0
-		v[2337] = 0x0
-	} else if v[2344] != 0 {
+	} else if v[2343] != 0 {
 		x.D |= 0x2
-		v[2337] = v[2336]
 		v[2336] = v[2335]
 		v[2335] = v[2334]
-		var t2333 uint64 = 0x1 & v[10]
-		var t2345 uint64 = t2333 & v[2344]
-		v[2334] = t2345
+		v[2334] = v[2333]
+		var t2344 uint64 = v[10] & v[2343]
+		v[2333] = t2344
 	}
-	if v[2374] != 0 {
+	if v[2372] != 0 {
 		x.D |= 0x10
-		v[2355] = v[2338]
-		v[2356] = v[2339]
-		v[2357] = v[2340]
-		v[2358] = v[2341]
-		v[2359] = v[2342]
+		v[2353] = v[2337]
+		v[2354] = v[2338]
+		v[2355] = v[2339]
+		v[2356] = v[2340]
+		v[2357] = v[2341]
 	}
 	return true
 }
@@ -3987,10 +3983,10 @@ var simquantize_mxint8Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 2347,
-	"m_tdata":   2375,
-	"m_tkeep":   2380,
-	"m_tlast":   2381,
-	"m_tvalid":  2348,
-	"m_tready":  2382,
+	"s0_tready": 2343,
+	"m_tdata":   2373,
+	"m_tkeep":   2378,
+	"m_tlast":   2379,
+	"m_tvalid":  2346,
+	"m_tready":  2380,
 }

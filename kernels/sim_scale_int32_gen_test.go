@@ -12,7 +12,7 @@ import (
 
 // simscale_int32 simulates module onic_kernel_scale_int32: S holds every signal's words, M0... its memories.
 type simscale_int32 struct {
-	S         [1045]uint64
+	S         [1043]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -289,6 +289,7 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[969] = 0x7fffffff7fffffff
 	x.S[970] = 0x7fffffff7fffffff
 	x.S[971] = 0x1
+	x.S[976] = 0x7fffffff7fffffff
 	x.S[977] = 0x7fffffff7fffffff
 	x.S[978] = 0x7fffffff7fffffff
 	x.S[979] = 0x7fffffff7fffffff
@@ -296,27 +297,25 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[981] = 0x7fffffff7fffffff
 	x.S[982] = 0x7fffffff7fffffff
 	x.S[983] = 0x7fffffff7fffffff
-	x.S[984] = 0x7fffffff7fffffff
+	x.S[986] = 0x1
 	x.S[987] = 0x1
-	x.S[988] = 0x1
-	x.S[990] = 0x1
-	x.S[991] = 0x1
+	x.S[989] = 0x1
+	x.S[1012] = 0x1
+	x.S[1013] = 0x1
 	x.S[1014] = 0x1
-	x.S[1015] = 0x1
-	x.S[1016] = 0x1
+	x.S[1017] = 0x7fffffff7fffffff
+	x.S[1018] = 0x7fffffff7fffffff
 	x.S[1019] = 0x7fffffff7fffffff
 	x.S[1020] = 0x7fffffff7fffffff
 	x.S[1021] = 0x7fffffff7fffffff
 	x.S[1022] = 0x7fffffff7fffffff
 	x.S[1023] = 0x7fffffff7fffffff
 	x.S[1024] = 0x7fffffff7fffffff
-	x.S[1025] = 0x7fffffff7fffffff
-	x.S[1026] = 0x7fffffff7fffffff
 	return x
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "3d478c51dab7719e76a45829ee2600af" }
+func (x *simscale_int32) Fingerprint() string { return "4ca68724825bce2272ccf8d4880ab445" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -575,49 +574,47 @@ func (x *simscale_int32) EvalState() {
 		v[968] = t313<<32 | t372
 		v[969] = t195<<32 | t254
 		v[970] = t77<<32 | t136
-		v[977] = v[963]
-		v[978] = v[964]
-		v[979] = v[965]
-		v[980] = v[966]
-		v[981] = v[967]
-		v[982] = v[968]
-		v[983] = v[969]
-		v[984] = v[970]
-		v[985] = v[17]
-		v[986] = v[18]
-		v[986] &= 0x1
+		v[976] = v[963]
+		v[977] = v[964]
+		v[978] = v[965]
+		v[979] = v[966]
+		v[980] = v[967]
+		v[981] = v[968]
+		v[982] = v[969]
+		v[983] = v[970]
+		v[984] = v[17]
+		v[985] = v[18]
+		v[985] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t987 uint64 = (^v[976]) & 0x1
-		v[987] = t987
+		var t986 uint64 = (^v[975]) & 0x1
+		v[986] = t986
 	}
 	if d&0x4 != 0 {
-		var t1014 uint64 = (^v[1003]) & 0x1
-		v[1014] = t1014
-		var t1015 uint64 = (^v[992]) & 0x1
-		v[1015] = t1015
+		var t1012 uint64 = (^v[1001]) & 0x1
+		v[1012] = t1012
+		var t1013 uint64 = (^v[990]) & 0x1
+		v[1013] = t1013
 	}
 	if d&0x8 != 0 {
+		v[1032] = v[991]
+		v[1033] = v[992]
 		v[1034] = v[993]
 		v[1035] = v[994]
 		v[1036] = v[995]
 		v[1037] = v[996]
 		v[1038] = v[997]
 		v[1039] = v[998]
-		v[1040] = v[999]
-		v[1041] = v[1000]
-		var t1042 uint64 = v[1001] >> 0 & 0xffffffffffffffff
-		v[1042] = t1042
-		var t1043 uint64 = v[1002] >> 0 & 0x1
-		v[1043] = t1043
+		var t1040 uint64 = v[999] >> 0 & 0xffffffffffffffff
+		v[1040] = t1040
+		var t1041 uint64 = v[1000] >> 0 & 0x1
+		v[1041] = t1041
 	}
 	if d&0x6 != 0 {
-		var t988 uint64 = v[1014] | v[987]
-		v[988] = t988
-		var t991 uint64 = t988 & 0x1
-		v[991] = t991
-		var t1032 uint64 = v[976] & v[1014]
-		v[1032] = t1032
+		var t987 uint64 = v[1012] | v[986]
+		v[987] = t987
+		var t1030 uint64 = v[975] & v[1012]
+		v[1030] = t1030
 	}
 }
 
@@ -625,11 +622,11 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t1016 uint64 = v[1044] | v[1015]
-	v[1016] = t1016
-	var t1031 uint64 = (^t1016) & 0x1
-	var t1033 uint64 = t1031 & v[1032]
-	v[1033] = t1033
+	var t1014 uint64 = v[1042] | v[1013]
+	v[1014] = t1014
+	var t1029 uint64 = (^t1014) & 0x1
+	var t1031 uint64 = t1029 & v[1030]
+	v[1031] = t1031
 }
 
 // Step is one rising clock edge, then Eval.
@@ -639,7 +636,7 @@ func (x *simscale_int32) Step() { x.Edge(); x.Eval() }
 func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[988] != 0 {
+	if v[987] != 0 {
 		x.D |= 0x1
 		v[17] = v[15]
 		v[15] = v[13]
@@ -1482,9 +1479,11 @@ func (x *simscale_int32) Edge() bool {
 		var t925 uint64 = t923 * 0x1
 		v[926] = t925
 	}
-	if v[1016] != 0 {
+	if v[1014] != 0 {
 		x.D |= 0x8
-		if v[1003] != 0 {
+		if v[1001] != 0 {
+			v[1017] = v[1002]
+			v[1018] = v[1003]
 			v[1019] = v[1004]
 			v[1020] = v[1005]
 			v[1021] = v[1006]
@@ -1493,20 +1492,20 @@ func (x *simscale_int32) Edge() bool {
 			v[1024] = v[1009]
 			v[1025] = v[1010]
 			v[1026] = v[1011]
-			v[1027] = v[1012]
-			v[1028] = v[1013]
 		} else {
-			v[1019] = v[977]
-			v[1020] = v[978]
-			v[1021] = v[979]
-			v[1022] = v[980]
-			v[1023] = v[981]
-			v[1024] = v[982]
-			v[1025] = v[983]
-			v[1026] = v[984]
-			v[1027] = v[985]
-			v[1028] = v[986]
+			v[1017] = v[976]
+			v[1018] = v[977]
+			v[1019] = v[978]
+			v[1020] = v[979]
+			v[1021] = v[980]
+			v[1022] = v[981]
+			v[1023] = v[982]
+			v[1024] = v[983]
+			v[1025] = v[984]
+			v[1026] = v[985]
 		}
+		v[991] = v[1017]
+		v[992] = v[1018]
 		v[993] = v[1019]
 		v[994] = v[1020]
 		v[995] = v[1021]
@@ -1515,58 +1514,55 @@ func (x *simscale_int32) Edge() bool {
 		v[998] = v[1024]
 		v[999] = v[1025]
 		v[1000] = v[1026]
-		v[1001] = v[1027]
-		v[1002] = v[1028]
 	}
 	if x.Rst {
 		x.D |= 0x4
-		v[992] = 0x0
-		v[1003] = 0x0
+		v[990] = 0x0
+		v[1001] = 0x0
 	} else {
 		x.D |= 0x4
-		var t1017 uint64 = v[1003] | v[976]
-		var t1018, t1018_1, t1018_0 uint64 = 0, t1017, v[992]
-		if v[1016] != 0 {
-			t1018 = t1018_1
+		var t1015 uint64 = v[1001] | v[975]
+		var t1016, t1016_1, t1016_0 uint64 = 0, t1015, v[990]
+		if v[1014] != 0 {
+			t1016 = t1016_1
 		} else {
-			t1018 = t1018_0
+			t1016 = t1016_0
 		}
-		v[992] = t1018
-		var t1030, t1030_1, t1030_0 uint64 = 0, 0x0, t1017
-		if v[1016] != 0 {
-			t1030 = t1030_1
+		v[990] = t1016
+		var t1028, t1028_1, t1028_0 uint64 = 0, 0x0, t1015
+		if v[1014] != 0 {
+			t1028 = t1028_1
 		} else {
-			t1030 = t1030_0
+			t1028 = t1028_0
 		}
-		v[1003] = t1030
+		v[1001] = t1028
 	}
 	if x.Rst {
 		x.D |= 0x2
+		v[972] = 0x0
 		v[973] = 0x0
 		v[974] = 0x0
 		v[975] = 0x0
-		v[976] = 0x0
-	} else if v[988] != 0 {
+	} else if v[987] != 0 {
 		x.D |= 0x2
-		v[976] = v[975]
 		v[975] = v[974]
 		v[974] = v[973]
-		var t972 uint64 = 0x1 & v[10]
-		var t989 uint64 = t972 & v[988]
-		v[973] = t989
+		v[973] = v[972]
+		var t988 uint64 = v[10] & v[987]
+		v[972] = t988
 	}
-	if v[1033] != 0 {
+	if v[1031] != 0 {
 		x.D |= 0x10
-		v[1004] = v[977]
-		v[1005] = v[978]
-		v[1006] = v[979]
-		v[1007] = v[980]
-		v[1008] = v[981]
-		v[1009] = v[982]
-		v[1010] = v[983]
-		v[1011] = v[984]
-		v[1012] = v[985]
-		v[1013] = v[986]
+		v[1002] = v[976]
+		v[1003] = v[977]
+		v[1004] = v[978]
+		v[1005] = v[979]
+		v[1006] = v[980]
+		v[1007] = v[981]
+		v[1008] = v[982]
+		v[1009] = v[983]
+		v[1010] = v[984]
+		v[1011] = v[985]
 	}
 	return true
 }
@@ -1577,10 +1573,10 @@ var simscale_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 991,
-	"m_tdata":   1034,
-	"m_tkeep":   1042,
-	"m_tlast":   1043,
-	"m_tvalid":  992,
-	"m_tready":  1044,
+	"s0_tready": 987,
+	"m_tdata":   1032,
+	"m_tkeep":   1040,
+	"m_tlast":   1041,
+	"m_tvalid":  990,
+	"m_tready":  1042,
 }

@@ -12,7 +12,7 @@ import (
 
 // simsum_int16_sat simulates module onic_kernel_sum_int16_sat: S holds every signal's words, M0... its memories.
 type simsum_int16_sat struct {
-	S         [679]uint64
+	S         [644]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,144 +25,144 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int16_sat() }) }
 func Newsimsum_int16_sat() *simsum_int16_sat {
 	x := &simsum_int16_sat{D: ^uint64(0)}
 	x.S[22] = 0x1
-	x.S[34] = 0x8000
+	x.S[33] = 0x8000
+	x.S[34] = 0x7fff
 	x.S[35] = 0x7fff
-	x.S[36] = 0x7fff
-	x.S[40] = 0x1
-	x.S[52] = 0x8000
-	x.S[53] = 0x7fff
-	x.S[54] = 0x7fff
-	x.S[58] = 0x1
-	x.S[70] = 0x8000
-	x.S[71] = 0x7fff
-	x.S[72] = 0x7fff
-	x.S[76] = 0x1
-	x.S[88] = 0x8000
-	x.S[89] = 0x7fff
-	x.S[90] = 0x7fff
-	x.S[94] = 0x1
-	x.S[106] = 0x8000
-	x.S[107] = 0x7fff
-	x.S[108] = 0x7fff
-	x.S[112] = 0x1
-	x.S[124] = 0x8000
-	x.S[125] = 0x7fff
-	x.S[126] = 0x7fff
-	x.S[130] = 0x1
-	x.S[142] = 0x8000
-	x.S[143] = 0x7fff
-	x.S[144] = 0x7fff
-	x.S[148] = 0x1
-	x.S[160] = 0x8000
-	x.S[161] = 0x7fff
-	x.S[162] = 0x7fff
-	x.S[166] = 0x1
-	x.S[178] = 0x8000
-	x.S[179] = 0x7fff
-	x.S[180] = 0x7fff
-	x.S[184] = 0x1
-	x.S[196] = 0x8000
-	x.S[197] = 0x7fff
-	x.S[198] = 0x7fff
-	x.S[202] = 0x1
-	x.S[214] = 0x8000
-	x.S[215] = 0x7fff
-	x.S[216] = 0x7fff
-	x.S[220] = 0x1
-	x.S[232] = 0x8000
-	x.S[233] = 0x7fff
-	x.S[234] = 0x7fff
-	x.S[238] = 0x1
-	x.S[250] = 0x8000
-	x.S[251] = 0x7fff
-	x.S[252] = 0x7fff
-	x.S[256] = 0x1
-	x.S[268] = 0x8000
-	x.S[269] = 0x7fff
-	x.S[270] = 0x7fff
-	x.S[274] = 0x1
-	x.S[286] = 0x8000
-	x.S[287] = 0x7fff
-	x.S[288] = 0x7fff
-	x.S[292] = 0x1
-	x.S[304] = 0x8000
-	x.S[305] = 0x7fff
+	x.S[39] = 0x1
+	x.S[50] = 0x8000
+	x.S[51] = 0x7fff
+	x.S[52] = 0x7fff
+	x.S[56] = 0x1
+	x.S[67] = 0x8000
+	x.S[68] = 0x7fff
+	x.S[69] = 0x7fff
+	x.S[73] = 0x1
+	x.S[84] = 0x8000
+	x.S[85] = 0x7fff
+	x.S[86] = 0x7fff
+	x.S[90] = 0x1
+	x.S[101] = 0x8000
+	x.S[102] = 0x7fff
+	x.S[103] = 0x7fff
+	x.S[107] = 0x1
+	x.S[118] = 0x8000
+	x.S[119] = 0x7fff
+	x.S[120] = 0x7fff
+	x.S[124] = 0x1
+	x.S[135] = 0x8000
+	x.S[136] = 0x7fff
+	x.S[137] = 0x7fff
+	x.S[141] = 0x1
+	x.S[152] = 0x8000
+	x.S[153] = 0x7fff
+	x.S[154] = 0x7fff
+	x.S[158] = 0x1
+	x.S[169] = 0x8000
+	x.S[170] = 0x7fff
+	x.S[171] = 0x7fff
+	x.S[175] = 0x1
+	x.S[186] = 0x8000
+	x.S[187] = 0x7fff
+	x.S[188] = 0x7fff
+	x.S[192] = 0x1
+	x.S[203] = 0x8000
+	x.S[204] = 0x7fff
+	x.S[205] = 0x7fff
+	x.S[209] = 0x1
+	x.S[220] = 0x8000
+	x.S[221] = 0x7fff
+	x.S[222] = 0x7fff
+	x.S[226] = 0x1
+	x.S[237] = 0x8000
+	x.S[238] = 0x7fff
+	x.S[239] = 0x7fff
+	x.S[243] = 0x1
+	x.S[254] = 0x8000
+	x.S[255] = 0x7fff
+	x.S[256] = 0x7fff
+	x.S[260] = 0x1
+	x.S[271] = 0x8000
+	x.S[272] = 0x7fff
+	x.S[273] = 0x7fff
+	x.S[277] = 0x1
+	x.S[288] = 0x8000
+	x.S[289] = 0x7fff
+	x.S[290] = 0x7fff
+	x.S[294] = 0x1
+	x.S[305] = 0x8000
 	x.S[306] = 0x7fff
-	x.S[310] = 0x1
+	x.S[307] = 0x7fff
+	x.S[311] = 0x1
 	x.S[322] = 0x8000
 	x.S[323] = 0x7fff
 	x.S[324] = 0x7fff
 	x.S[328] = 0x1
-	x.S[340] = 0x8000
+	x.S[339] = 0x8000
+	x.S[340] = 0x7fff
 	x.S[341] = 0x7fff
-	x.S[342] = 0x7fff
-	x.S[346] = 0x1
-	x.S[358] = 0x8000
-	x.S[359] = 0x7fff
-	x.S[360] = 0x7fff
-	x.S[364] = 0x1
-	x.S[376] = 0x8000
-	x.S[377] = 0x7fff
-	x.S[378] = 0x7fff
-	x.S[382] = 0x1
-	x.S[394] = 0x8000
-	x.S[395] = 0x7fff
-	x.S[396] = 0x7fff
-	x.S[400] = 0x1
-	x.S[412] = 0x8000
-	x.S[413] = 0x7fff
-	x.S[414] = 0x7fff
-	x.S[418] = 0x1
-	x.S[430] = 0x8000
-	x.S[431] = 0x7fff
-	x.S[432] = 0x7fff
-	x.S[436] = 0x1
-	x.S[448] = 0x8000
-	x.S[449] = 0x7fff
-	x.S[450] = 0x7fff
-	x.S[454] = 0x1
-	x.S[466] = 0x8000
-	x.S[467] = 0x7fff
-	x.S[468] = 0x7fff
-	x.S[472] = 0x1
-	x.S[484] = 0x8000
-	x.S[485] = 0x7fff
-	x.S[486] = 0x7fff
-	x.S[490] = 0x1
-	x.S[502] = 0x8000
-	x.S[503] = 0x7fff
-	x.S[504] = 0x7fff
-	x.S[508] = 0x1
-	x.S[520] = 0x8000
-	x.S[521] = 0x7fff
-	x.S[522] = 0x7fff
-	x.S[526] = 0x1
-	x.S[538] = 0x8000
-	x.S[539] = 0x7fff
-	x.S[540] = 0x7fff
-	x.S[544] = 0x1
-	x.S[556] = 0x8000
-	x.S[557] = 0x7fff
-	x.S[558] = 0x7fff
-	x.S[562] = 0x1
-	x.S[574] = 0x8000
-	x.S[575] = 0x7fff
-	x.S[576] = 0x7fff
-	x.S[580] = 0x1
-	x.S[592] = 0x8000
-	x.S[593] = 0x7fff
-	x.S[594] = 0x7fff
-	x.S[607] = 0x1
-	x.S[620] = 0x1
-	x.S[623] = 0x1
-	x.S[648] = 0x1
-	x.S[649] = 0x1
-	x.S[650] = 0x1
+	x.S[345] = 0x1
+	x.S[356] = 0x8000
+	x.S[357] = 0x7fff
+	x.S[358] = 0x7fff
+	x.S[362] = 0x1
+	x.S[373] = 0x8000
+	x.S[374] = 0x7fff
+	x.S[375] = 0x7fff
+	x.S[379] = 0x1
+	x.S[390] = 0x8000
+	x.S[391] = 0x7fff
+	x.S[392] = 0x7fff
+	x.S[396] = 0x1
+	x.S[407] = 0x8000
+	x.S[408] = 0x7fff
+	x.S[409] = 0x7fff
+	x.S[413] = 0x1
+	x.S[424] = 0x8000
+	x.S[425] = 0x7fff
+	x.S[426] = 0x7fff
+	x.S[430] = 0x1
+	x.S[441] = 0x8000
+	x.S[442] = 0x7fff
+	x.S[443] = 0x7fff
+	x.S[447] = 0x1
+	x.S[458] = 0x8000
+	x.S[459] = 0x7fff
+	x.S[460] = 0x7fff
+	x.S[464] = 0x1
+	x.S[475] = 0x8000
+	x.S[476] = 0x7fff
+	x.S[477] = 0x7fff
+	x.S[481] = 0x1
+	x.S[492] = 0x8000
+	x.S[493] = 0x7fff
+	x.S[494] = 0x7fff
+	x.S[498] = 0x1
+	x.S[509] = 0x8000
+	x.S[510] = 0x7fff
+	x.S[511] = 0x7fff
+	x.S[515] = 0x1
+	x.S[526] = 0x8000
+	x.S[527] = 0x7fff
+	x.S[528] = 0x7fff
+	x.S[532] = 0x1
+	x.S[543] = 0x8000
+	x.S[544] = 0x7fff
+	x.S[545] = 0x7fff
+	x.S[549] = 0x1
+	x.S[560] = 0x8000
+	x.S[561] = 0x7fff
+	x.S[562] = 0x7fff
+	x.S[575] = 0x1
+	x.S[587] = 0x1
+	x.S[589] = 0x1
+	x.S[613] = 0x1
+	x.S[614] = 0x1
+	x.S[615] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "c77f6cc6cdfd9840b84cb81698a40b52" }
+func (x *simsum_int16_sat) Fingerprint() string { return "90a5fa985d80392c47a6c5345cbc5d34" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -189,24 +189,24 @@ func (x *simsum_int16_sat) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t648 uint64 = (^v[637]) & 0x1
-		v[648] = t648
-		var t649 uint64 = (^v[626]) & 0x1
-		v[649] = t649
+		var t613 uint64 = (^v[602]) & 0x1
+		v[613] = t613
+		var t614 uint64 = (^v[591]) & 0x1
+		v[614] = t614
 	}
 	if d&0x2 != 0 {
-		v[668] = v[627]
-		v[669] = v[628]
-		v[670] = v[629]
-		v[671] = v[630]
-		v[672] = v[631]
-		v[673] = v[632]
-		v[674] = v[633]
-		v[675] = v[634]
-		var t676 uint64 = v[635] >> 0 & 0xffffffffffffffff
-		v[676] = t676
-		var t677 uint64 = v[636] >> 0 & 0x1
-		v[677] = t677
+		v[633] = v[592]
+		v[634] = v[593]
+		v[635] = v[594]
+		v[636] = v[595]
+		v[637] = v[596]
+		v[638] = v[597]
+		v[639] = v[598]
+		v[640] = v[599]
+		var t641 uint64 = v[600] >> 0 & 0xffffffffffffffff
+		v[641] = t641
+		var t642 uint64 = v[601] >> 0 & 0x1
+		v[642] = t642
 	}
 }
 
@@ -214,467 +214,475 @@ func (x *simsum_int16_sat) EvalState() {
 func (x *simsum_int16_sat) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t621 uint64 = 0x1 & v[21]
-	var t622 uint64 = v[648] & t621
-	v[622] = t622
-	var t624 uint64 = 0x1 & v[10]
-	var t625 uint64 = v[648] & t624
-	v[625] = t625
+	var t588 uint64 = v[613] & v[21]
+	v[588] = t588
+	var t590 uint64 = v[613] & v[10]
+	v[590] = t590
 	var t23 uint64 = v[7] >> 48 & 0xffff
 	var t24 uint64 = (v[8] >> 62) & 0x1
-	var t25 uint64 = 0x1 & t24
-	var t26 uint64 = v[18] >> 48 & 0xffff
-	var t27 uint64 = (v[19] >> 62) & 0x1
-	var t28 uint64 = t25 & t27
-	var t29 uint64 = (uint64((int64(t23<<48) >> 48))) & 0x1ffff
-	var t30 uint64 = (uint64((int64(t26<<48) >> 48))) & 0x1ffff
-	var t31 uint64 = (t29 + t30) & 0x1ffff
-	var t32 uint64 = (t31 >> 16) & 0x1
-	var t33 uint64 = (t31 >> 15) & 0x1
-	var t36, t36_1, t36_0 uint64 = 0, 0x8000, 0x7fff
-	if t32 != 0 {
-		t36 = t36_1
+	var t25 uint64 = v[18] >> 48 & 0xffff
+	var t26 uint64 = (v[19] >> 62) & 0x1
+	var t27 uint64 = t24 & t26
+	var t28 uint64 = (uint64((int64(t23<<48) >> 48))) & 0x1ffff
+	var t29 uint64 = (uint64((int64(t25<<48) >> 48))) & 0x1ffff
+	var t30 uint64 = (t28 + t29) & 0x1ffff
+	var t31 uint64 = (t30 >> 16) & 0x1
+	var t32 uint64 = (t30 >> 15) & 0x1
+	var t35, t35_1, t35_0 uint64 = 0, 0x8000, 0x7fff
+	if t31 != 0 {
+		t35 = t35_1
 	} else {
-		t36 = t36_0
+		t35 = t35_0
 	}
-	var t37 uint64
-	if t32 != t33 {
-		t37 = 1
+	var t36 uint64
+	if t31 != t32 {
+		t36 = 1
 	}
-	var t38 uint64 = (t31) & 0xffff
-	var t39, t39_1, t39_0 uint64 = 0, t36, t38
-	if t37 != 0 {
-		t39 = t39_1
+	var t37 uint64 = (t30) & 0xffff
+	var t38, t38_1, t38_0 uint64 = 0, t35, t37
+	if t36 != 0 {
+		t38 = t38_1
 	} else {
-		t39 = t39_0
+		t38 = t38_0
 	}
-	var t41 uint64 = v[7] >> 32 & 0xffff
-	var t42 uint64 = (v[8] >> 60) & 0x1
-	var t43 uint64 = 0x1 & t42
-	var t44 uint64 = v[18] >> 32 & 0xffff
-	var t45 uint64 = (v[19] >> 60) & 0x1
-	var t46 uint64 = t43 & t45
-	var t47 uint64 = (uint64((int64(t41<<48) >> 48))) & 0x1ffff
-	var t48 uint64 = (uint64((int64(t44<<48) >> 48))) & 0x1ffff
-	var t49 uint64 = (t47 + t48) & 0x1ffff
-	var t50 uint64 = (t49 >> 16) & 0x1
-	var t51 uint64 = (t49 >> 15) & 0x1
-	var t54, t54_1, t54_0 uint64 = 0, 0x8000, 0x7fff
-	if t50 != 0 {
-		t54 = t54_1
+	var t40 uint64 = v[7] >> 32 & 0xffff
+	var t41 uint64 = (v[8] >> 60) & 0x1
+	var t42 uint64 = v[18] >> 32 & 0xffff
+	var t43 uint64 = (v[19] >> 60) & 0x1
+	var t44 uint64 = t41 & t43
+	var t45 uint64 = (uint64((int64(t40<<48) >> 48))) & 0x1ffff
+	var t46 uint64 = (uint64((int64(t42<<48) >> 48))) & 0x1ffff
+	var t47 uint64 = (t45 + t46) & 0x1ffff
+	var t48 uint64 = (t47 >> 16) & 0x1
+	var t49 uint64 = (t47 >> 15) & 0x1
+	var t52, t52_1, t52_0 uint64 = 0, 0x8000, 0x7fff
+	if t48 != 0 {
+		t52 = t52_1
 	} else {
-		t54 = t54_0
+		t52 = t52_0
 	}
-	var t55 uint64
-	if t50 != t51 {
-		t55 = 1
+	var t53 uint64
+	if t48 != t49 {
+		t53 = 1
 	}
-	var t56 uint64 = (t49) & 0xffff
-	var t57, t57_1, t57_0 uint64 = 0, t54, t56
-	if t55 != 0 {
-		t57 = t57_1
+	var t54 uint64 = (t47) & 0xffff
+	var t55, t55_1, t55_0 uint64 = 0, t52, t54
+	if t53 != 0 {
+		t55 = t55_1
 	} else {
-		t57 = t57_0
+		t55 = t55_0
 	}
-	var t59 uint64 = v[7] >> 16 & 0xffff
-	var t60 uint64 = (v[8] >> 58) & 0x1
-	var t61 uint64 = 0x1 & t60
-	var t62 uint64 = v[18] >> 16 & 0xffff
-	var t63 uint64 = (v[19] >> 58) & 0x1
-	var t64 uint64 = t61 & t63
-	var t65 uint64 = (uint64((int64(t59<<48) >> 48))) & 0x1ffff
-	var t66 uint64 = (uint64((int64(t62<<48) >> 48))) & 0x1ffff
-	var t67 uint64 = (t65 + t66) & 0x1ffff
-	var t68 uint64 = (t67 >> 16) & 0x1
-	var t69 uint64 = (t67 >> 15) & 0x1
-	var t72, t72_1, t72_0 uint64 = 0, 0x8000, 0x7fff
-	if t68 != 0 {
+	var t57 uint64 = v[7] >> 16 & 0xffff
+	var t58 uint64 = (v[8] >> 58) & 0x1
+	var t59 uint64 = v[18] >> 16 & 0xffff
+	var t60 uint64 = (v[19] >> 58) & 0x1
+	var t61 uint64 = t58 & t60
+	var t62 uint64 = (uint64((int64(t57<<48) >> 48))) & 0x1ffff
+	var t63 uint64 = (uint64((int64(t59<<48) >> 48))) & 0x1ffff
+	var t64 uint64 = (t62 + t63) & 0x1ffff
+	var t65 uint64 = (t64 >> 16) & 0x1
+	var t66 uint64 = (t64 >> 15) & 0x1
+	var t69, t69_1, t69_0 uint64 = 0, 0x8000, 0x7fff
+	if t65 != 0 {
+		t69 = t69_1
+	} else {
+		t69 = t69_0
+	}
+	var t70 uint64
+	if t65 != t66 {
+		t70 = 1
+	}
+	var t71 uint64 = (t64) & 0xffff
+	var t72, t72_1, t72_0 uint64 = 0, t69, t71
+	if t70 != 0 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
 	}
-	var t73 uint64
-	if t68 != t69 {
-		t73 = 1
-	}
-	var t74 uint64 = (t67) & 0xffff
-	var t75, t75_1, t75_0 uint64 = 0, t72, t74
-	if t73 != 0 {
-		t75 = t75_1
+	var t74 uint64 = v[7] >> 0 & 0xffff
+	var t75 uint64 = (v[8] >> 56) & 0x1
+	var t76 uint64 = v[18] >> 0 & 0xffff
+	var t77 uint64 = (v[19] >> 56) & 0x1
+	var t78 uint64 = t75 & t77
+	var t79 uint64 = (uint64((int64(t74<<48) >> 48))) & 0x1ffff
+	var t80 uint64 = (uint64((int64(t76<<48) >> 48))) & 0x1ffff
+	var t81 uint64 = (t79 + t80) & 0x1ffff
+	var t82 uint64 = (t81 >> 16) & 0x1
+	var t83 uint64 = (t81 >> 15) & 0x1
+	var t86, t86_1, t86_0 uint64 = 0, 0x8000, 0x7fff
+	if t82 != 0 {
+		t86 = t86_1
 	} else {
-		t75 = t75_0
+		t86 = t86_0
 	}
-	var t77 uint64 = v[7] >> 0 & 0xffff
-	var t78 uint64 = (v[8] >> 56) & 0x1
-	var t79 uint64 = 0x1 & t78
-	var t80 uint64 = v[18] >> 0 & 0xffff
-	var t81 uint64 = (v[19] >> 56) & 0x1
-	var t82 uint64 = t79 & t81
-	var t83 uint64 = (uint64((int64(t77<<48) >> 48))) & 0x1ffff
-	var t84 uint64 = (uint64((int64(t80<<48) >> 48))) & 0x1ffff
-	var t85 uint64 = (t83 + t84) & 0x1ffff
-	var t86 uint64 = (t85 >> 16) & 0x1
-	var t87 uint64 = (t85 >> 15) & 0x1
-	var t90, t90_1, t90_0 uint64 = 0, 0x8000, 0x7fff
-	if t86 != 0 {
-		t90 = t90_1
+	var t87 uint64
+	if t82 != t83 {
+		t87 = 1
+	}
+	var t88 uint64 = (t81) & 0xffff
+	var t89, t89_1, t89_0 uint64 = 0, t86, t88
+	if t87 != 0 {
+		t89 = t89_1
 	} else {
-		t90 = t90_0
+		t89 = t89_0
 	}
-	var t91 uint64
-	if t86 != t87 {
-		t91 = 1
-	}
-	var t92 uint64 = (t85) & 0xffff
-	var t93, t93_1, t93_0 uint64 = 0, t90, t92
-	if t91 != 0 {
-		t93 = t93_1
+	var t91 uint64 = v[6] >> 48 & 0xffff
+	var t92 uint64 = (v[8] >> 54) & 0x1
+	var t93 uint64 = v[17] >> 48 & 0xffff
+	var t94 uint64 = (v[19] >> 54) & 0x1
+	var t95 uint64 = t92 & t94
+	var t96 uint64 = (uint64((int64(t91<<48) >> 48))) & 0x1ffff
+	var t97 uint64 = (uint64((int64(t93<<48) >> 48))) & 0x1ffff
+	var t98 uint64 = (t96 + t97) & 0x1ffff
+	var t99 uint64 = (t98 >> 16) & 0x1
+	var t100 uint64 = (t98 >> 15) & 0x1
+	var t103, t103_1, t103_0 uint64 = 0, 0x8000, 0x7fff
+	if t99 != 0 {
+		t103 = t103_1
 	} else {
-		t93 = t93_0
+		t103 = t103_0
 	}
-	var t95 uint64 = v[6] >> 48 & 0xffff
-	var t96 uint64 = (v[8] >> 54) & 0x1
-	var t97 uint64 = 0x1 & t96
-	var t98 uint64 = v[17] >> 48 & 0xffff
-	var t99 uint64 = (v[19] >> 54) & 0x1
-	var t100 uint64 = t97 & t99
-	var t101 uint64 = (uint64((int64(t95<<48) >> 48))) & 0x1ffff
-	var t102 uint64 = (uint64((int64(t98<<48) >> 48))) & 0x1ffff
-	var t103 uint64 = (t101 + t102) & 0x1ffff
-	var t104 uint64 = (t103 >> 16) & 0x1
-	var t105 uint64 = (t103 >> 15) & 0x1
-	var t108, t108_1, t108_0 uint64 = 0, 0x8000, 0x7fff
+	var t104 uint64
+	if t99 != t100 {
+		t104 = 1
+	}
+	var t105 uint64 = (t98) & 0xffff
+	var t106, t106_1, t106_0 uint64 = 0, t103, t105
 	if t104 != 0 {
-		t108 = t108_1
+		t106 = t106_1
 	} else {
-		t108 = t108_0
+		t106 = t106_0
 	}
-	var t109 uint64
-	if t104 != t105 {
-		t109 = 1
-	}
-	var t110 uint64 = (t103) & 0xffff
-	var t111, t111_1, t111_0 uint64 = 0, t108, t110
-	if t109 != 0 {
-		t111 = t111_1
+	var t108 uint64 = v[6] >> 32 & 0xffff
+	var t109 uint64 = (v[8] >> 52) & 0x1
+	var t110 uint64 = v[17] >> 32 & 0xffff
+	var t111 uint64 = (v[19] >> 52) & 0x1
+	var t112 uint64 = t109 & t111
+	var t113 uint64 = (uint64((int64(t108<<48) >> 48))) & 0x1ffff
+	var t114 uint64 = (uint64((int64(t110<<48) >> 48))) & 0x1ffff
+	var t115 uint64 = (t113 + t114) & 0x1ffff
+	var t116 uint64 = (t115 >> 16) & 0x1
+	var t117 uint64 = (t115 >> 15) & 0x1
+	var t120, t120_1, t120_0 uint64 = 0, 0x8000, 0x7fff
+	if t116 != 0 {
+		t120 = t120_1
 	} else {
-		t111 = t111_0
+		t120 = t120_0
 	}
-	var t113 uint64 = v[6] >> 32 & 0xffff
-	var t114 uint64 = (v[8] >> 52) & 0x1
-	var t115 uint64 = 0x1 & t114
-	var t116 uint64 = v[17] >> 32 & 0xffff
-	var t117 uint64 = (v[19] >> 52) & 0x1
-	var t118 uint64 = t115 & t117
-	var t119 uint64 = (uint64((int64(t113<<48) >> 48))) & 0x1ffff
-	var t120 uint64 = (uint64((int64(t116<<48) >> 48))) & 0x1ffff
-	var t121 uint64 = (t119 + t120) & 0x1ffff
-	var t122 uint64 = (t121 >> 16) & 0x1
-	var t123 uint64 = (t121 >> 15) & 0x1
-	var t126, t126_1, t126_0 uint64 = 0, 0x8000, 0x7fff
-	if t122 != 0 {
-		t126 = t126_1
+	var t121 uint64
+	if t116 != t117 {
+		t121 = 1
+	}
+	var t122 uint64 = (t115) & 0xffff
+	var t123, t123_1, t123_0 uint64 = 0, t120, t122
+	if t121 != 0 {
+		t123 = t123_1
 	} else {
-		t126 = t126_0
+		t123 = t123_0
 	}
-	var t127 uint64
-	if t122 != t123 {
-		t127 = 1
-	}
-	var t128 uint64 = (t121) & 0xffff
-	var t129, t129_1, t129_0 uint64 = 0, t126, t128
-	if t127 != 0 {
-		t129 = t129_1
+	var t125 uint64 = v[6] >> 16 & 0xffff
+	var t126 uint64 = (v[8] >> 50) & 0x1
+	var t127 uint64 = v[17] >> 16 & 0xffff
+	var t128 uint64 = (v[19] >> 50) & 0x1
+	var t129 uint64 = t126 & t128
+	var t130 uint64 = (uint64((int64(t125<<48) >> 48))) & 0x1ffff
+	var t131 uint64 = (uint64((int64(t127<<48) >> 48))) & 0x1ffff
+	var t132 uint64 = (t130 + t131) & 0x1ffff
+	var t133 uint64 = (t132 >> 16) & 0x1
+	var t134 uint64 = (t132 >> 15) & 0x1
+	var t137, t137_1, t137_0 uint64 = 0, 0x8000, 0x7fff
+	if t133 != 0 {
+		t137 = t137_1
 	} else {
-		t129 = t129_0
+		t137 = t137_0
 	}
-	var t131 uint64 = v[6] >> 16 & 0xffff
-	var t132 uint64 = (v[8] >> 50) & 0x1
-	var t133 uint64 = 0x1 & t132
-	var t134 uint64 = v[17] >> 16 & 0xffff
-	var t135 uint64 = (v[19] >> 50) & 0x1
-	var t136 uint64 = t133 & t135
-	var t137 uint64 = (uint64((int64(t131<<48) >> 48))) & 0x1ffff
-	var t138 uint64 = (uint64((int64(t134<<48) >> 48))) & 0x1ffff
-	var t139 uint64 = (t137 + t138) & 0x1ffff
-	var t140 uint64 = (t139 >> 16) & 0x1
-	var t141 uint64 = (t139 >> 15) & 0x1
-	var t144, t144_1, t144_0 uint64 = 0, 0x8000, 0x7fff
-	if t140 != 0 {
-		t144 = t144_1
+	var t138 uint64
+	if t133 != t134 {
+		t138 = 1
+	}
+	var t139 uint64 = (t132) & 0xffff
+	var t140, t140_1, t140_0 uint64 = 0, t137, t139
+	if t138 != 0 {
+		t140 = t140_1
 	} else {
-		t144 = t144_0
+		t140 = t140_0
 	}
-	var t145 uint64
-	if t140 != t141 {
-		t145 = 1
-	}
-	var t146 uint64 = (t139) & 0xffff
-	var t147, t147_1, t147_0 uint64 = 0, t144, t146
-	if t145 != 0 {
-		t147 = t147_1
+	var t142 uint64 = v[6] >> 0 & 0xffff
+	var t143 uint64 = (v[8] >> 48) & 0x1
+	var t144 uint64 = v[17] >> 0 & 0xffff
+	var t145 uint64 = (v[19] >> 48) & 0x1
+	var t146 uint64 = t143 & t145
+	var t147 uint64 = (uint64((int64(t142<<48) >> 48))) & 0x1ffff
+	var t148 uint64 = (uint64((int64(t144<<48) >> 48))) & 0x1ffff
+	var t149 uint64 = (t147 + t148) & 0x1ffff
+	var t150 uint64 = (t149 >> 16) & 0x1
+	var t151 uint64 = (t149 >> 15) & 0x1
+	var t154, t154_1, t154_0 uint64 = 0, 0x8000, 0x7fff
+	if t150 != 0 {
+		t154 = t154_1
 	} else {
-		t147 = t147_0
+		t154 = t154_0
 	}
-	var t149 uint64 = v[6] >> 0 & 0xffff
-	var t150 uint64 = (v[8] >> 48) & 0x1
-	var t151 uint64 = 0x1 & t150
-	var t152 uint64 = v[17] >> 0 & 0xffff
-	var t153 uint64 = (v[19] >> 48) & 0x1
-	var t154 uint64 = t151 & t153
-	var t155 uint64 = (uint64((int64(t149<<48) >> 48))) & 0x1ffff
-	var t156 uint64 = (uint64((int64(t152<<48) >> 48))) & 0x1ffff
-	var t157 uint64 = (t155 + t156) & 0x1ffff
-	var t158 uint64 = (t157 >> 16) & 0x1
-	var t159 uint64 = (t157 >> 15) & 0x1
-	var t162, t162_1, t162_0 uint64 = 0, 0x8000, 0x7fff
-	if t158 != 0 {
-		t162 = t162_1
+	var t155 uint64
+	if t150 != t151 {
+		t155 = 1
+	}
+	var t156 uint64 = (t149) & 0xffff
+	var t157, t157_1, t157_0 uint64 = 0, t154, t156
+	if t155 != 0 {
+		t157 = t157_1
 	} else {
-		t162 = t162_0
+		t157 = t157_0
 	}
-	var t163 uint64
-	if t158 != t159 {
-		t163 = 1
-	}
-	var t164 uint64 = (t157) & 0xffff
-	var t165, t165_1, t165_0 uint64 = 0, t162, t164
-	if t163 != 0 {
-		t165 = t165_1
+	var t159 uint64 = v[5] >> 48 & 0xffff
+	var t160 uint64 = (v[8] >> 46) & 0x1
+	var t161 uint64 = v[16] >> 48 & 0xffff
+	var t162 uint64 = (v[19] >> 46) & 0x1
+	var t163 uint64 = t160 & t162
+	var t164 uint64 = (uint64((int64(t159<<48) >> 48))) & 0x1ffff
+	var t165 uint64 = (uint64((int64(t161<<48) >> 48))) & 0x1ffff
+	var t166 uint64 = (t164 + t165) & 0x1ffff
+	var t167 uint64 = (t166 >> 16) & 0x1
+	var t168 uint64 = (t166 >> 15) & 0x1
+	var t171, t171_1, t171_0 uint64 = 0, 0x8000, 0x7fff
+	if t167 != 0 {
+		t171 = t171_1
 	} else {
-		t165 = t165_0
+		t171 = t171_0
 	}
-	var t167 uint64 = v[5] >> 48 & 0xffff
-	var t168 uint64 = (v[8] >> 46) & 0x1
-	var t169 uint64 = 0x1 & t168
-	var t170 uint64 = v[16] >> 48 & 0xffff
-	var t171 uint64 = (v[19] >> 46) & 0x1
-	var t172 uint64 = t169 & t171
-	var t173 uint64 = (uint64((int64(t167<<48) >> 48))) & 0x1ffff
-	var t174 uint64 = (uint64((int64(t170<<48) >> 48))) & 0x1ffff
-	var t175 uint64 = (t173 + t174) & 0x1ffff
-	var t176 uint64 = (t175 >> 16) & 0x1
-	var t177 uint64 = (t175 >> 15) & 0x1
-	var t180, t180_1, t180_0 uint64 = 0, 0x8000, 0x7fff
-	if t176 != 0 {
-		t180 = t180_1
+	var t172 uint64
+	if t167 != t168 {
+		t172 = 1
+	}
+	var t173 uint64 = (t166) & 0xffff
+	var t174, t174_1, t174_0 uint64 = 0, t171, t173
+	if t172 != 0 {
+		t174 = t174_1
 	} else {
-		t180 = t180_0
+		t174 = t174_0
 	}
-	var t181 uint64
-	if t176 != t177 {
-		t181 = 1
-	}
-	var t182 uint64 = (t175) & 0xffff
-	var t183, t183_1, t183_0 uint64 = 0, t180, t182
-	if t181 != 0 {
-		t183 = t183_1
+	var t176 uint64 = v[5] >> 32 & 0xffff
+	var t177 uint64 = (v[8] >> 44) & 0x1
+	var t178 uint64 = v[16] >> 32 & 0xffff
+	var t179 uint64 = (v[19] >> 44) & 0x1
+	var t180 uint64 = t177 & t179
+	var t181 uint64 = (uint64((int64(t176<<48) >> 48))) & 0x1ffff
+	var t182 uint64 = (uint64((int64(t178<<48) >> 48))) & 0x1ffff
+	var t183 uint64 = (t181 + t182) & 0x1ffff
+	var t184 uint64 = (t183 >> 16) & 0x1
+	var t185 uint64 = (t183 >> 15) & 0x1
+	var t188, t188_1, t188_0 uint64 = 0, 0x8000, 0x7fff
+	if t184 != 0 {
+		t188 = t188_1
 	} else {
-		t183 = t183_0
+		t188 = t188_0
 	}
-	var t185 uint64 = v[5] >> 32 & 0xffff
-	var t186 uint64 = (v[8] >> 44) & 0x1
-	var t187 uint64 = 0x1 & t186
-	var t188 uint64 = v[16] >> 32 & 0xffff
-	var t189 uint64 = (v[19] >> 44) & 0x1
-	var t190 uint64 = t187 & t189
-	var t191 uint64 = (uint64((int64(t185<<48) >> 48))) & 0x1ffff
-	var t192 uint64 = (uint64((int64(t188<<48) >> 48))) & 0x1ffff
-	var t193 uint64 = (t191 + t192) & 0x1ffff
-	var t194 uint64 = (t193 >> 16) & 0x1
-	var t195 uint64 = (t193 >> 15) & 0x1
-	var t198, t198_1, t198_0 uint64 = 0, 0x8000, 0x7fff
-	if t194 != 0 {
-		t198 = t198_1
+	var t189 uint64
+	if t184 != t185 {
+		t189 = 1
+	}
+	var t190 uint64 = (t183) & 0xffff
+	var t191, t191_1, t191_0 uint64 = 0, t188, t190
+	if t189 != 0 {
+		t191 = t191_1
 	} else {
-		t198 = t198_0
+		t191 = t191_0
 	}
-	var t199 uint64
-	if t194 != t195 {
-		t199 = 1
-	}
-	var t200 uint64 = (t193) & 0xffff
-	var t201, t201_1, t201_0 uint64 = 0, t198, t200
-	if t199 != 0 {
-		t201 = t201_1
+	var t193 uint64 = v[5] >> 16 & 0xffff
+	var t194 uint64 = (v[8] >> 42) & 0x1
+	var t195 uint64 = v[16] >> 16 & 0xffff
+	var t196 uint64 = (v[19] >> 42) & 0x1
+	var t197 uint64 = t194 & t196
+	var t198 uint64 = (uint64((int64(t193<<48) >> 48))) & 0x1ffff
+	var t199 uint64 = (uint64((int64(t195<<48) >> 48))) & 0x1ffff
+	var t200 uint64 = (t198 + t199) & 0x1ffff
+	var t201 uint64 = (t200 >> 16) & 0x1
+	var t202 uint64 = (t200 >> 15) & 0x1
+	var t205, t205_1, t205_0 uint64 = 0, 0x8000, 0x7fff
+	if t201 != 0 {
+		t205 = t205_1
 	} else {
-		t201 = t201_0
+		t205 = t205_0
 	}
-	var t203 uint64 = v[5] >> 16 & 0xffff
-	var t204 uint64 = (v[8] >> 42) & 0x1
-	var t205 uint64 = 0x1 & t204
-	var t206 uint64 = v[16] >> 16 & 0xffff
-	var t207 uint64 = (v[19] >> 42) & 0x1
-	var t208 uint64 = t205 & t207
-	var t209 uint64 = (uint64((int64(t203<<48) >> 48))) & 0x1ffff
-	var t210 uint64 = (uint64((int64(t206<<48) >> 48))) & 0x1ffff
-	var t211 uint64 = (t209 + t210) & 0x1ffff
-	var t212 uint64 = (t211 >> 16) & 0x1
-	var t213 uint64 = (t211 >> 15) & 0x1
-	var t216, t216_1, t216_0 uint64 = 0, 0x8000, 0x7fff
-	if t212 != 0 {
-		t216 = t216_1
+	var t206 uint64
+	if t201 != t202 {
+		t206 = 1
+	}
+	var t207 uint64 = (t200) & 0xffff
+	var t208, t208_1, t208_0 uint64 = 0, t205, t207
+	if t206 != 0 {
+		t208 = t208_1
 	} else {
-		t216 = t216_0
+		t208 = t208_0
 	}
-	var t217 uint64
-	if t212 != t213 {
-		t217 = 1
-	}
-	var t218 uint64 = (t211) & 0xffff
-	var t219, t219_1, t219_0 uint64 = 0, t216, t218
-	if t217 != 0 {
-		t219 = t219_1
+	var t210 uint64 = v[5] >> 0 & 0xffff
+	var t211 uint64 = (v[8] >> 40) & 0x1
+	var t212 uint64 = v[16] >> 0 & 0xffff
+	var t213 uint64 = (v[19] >> 40) & 0x1
+	var t214 uint64 = t211 & t213
+	var t215 uint64 = (uint64((int64(t210<<48) >> 48))) & 0x1ffff
+	var t216 uint64 = (uint64((int64(t212<<48) >> 48))) & 0x1ffff
+	var t217 uint64 = (t215 + t216) & 0x1ffff
+	var t218 uint64 = (t217 >> 16) & 0x1
+	var t219 uint64 = (t217 >> 15) & 0x1
+	var t222, t222_1, t222_0 uint64 = 0, 0x8000, 0x7fff
+	if t218 != 0 {
+		t222 = t222_1
 	} else {
-		t219 = t219_0
+		t222 = t222_0
 	}
-	var t221 uint64 = v[5] >> 0 & 0xffff
-	var t222 uint64 = (v[8] >> 40) & 0x1
-	var t223 uint64 = 0x1 & t222
-	var t224 uint64 = v[16] >> 0 & 0xffff
-	var t225 uint64 = (v[19] >> 40) & 0x1
-	var t226 uint64 = t223 & t225
-	var t227 uint64 = (uint64((int64(t221<<48) >> 48))) & 0x1ffff
-	var t228 uint64 = (uint64((int64(t224<<48) >> 48))) & 0x1ffff
-	var t229 uint64 = (t227 + t228) & 0x1ffff
-	var t230 uint64 = (t229 >> 16) & 0x1
-	var t231 uint64 = (t229 >> 15) & 0x1
-	var t234, t234_1, t234_0 uint64 = 0, 0x8000, 0x7fff
-	if t230 != 0 {
-		t234 = t234_1
+	var t223 uint64
+	if t218 != t219 {
+		t223 = 1
+	}
+	var t224 uint64 = (t217) & 0xffff
+	var t225, t225_1, t225_0 uint64 = 0, t222, t224
+	if t223 != 0 {
+		t225 = t225_1
 	} else {
-		t234 = t234_0
+		t225 = t225_0
 	}
-	var t235 uint64
-	if t230 != t231 {
-		t235 = 1
-	}
-	var t236 uint64 = (t229) & 0xffff
-	var t237, t237_1, t237_0 uint64 = 0, t234, t236
+	var t227 uint64 = v[4] >> 48 & 0xffff
+	var t228 uint64 = (v[8] >> 38) & 0x1
+	var t229 uint64 = v[15] >> 48 & 0xffff
+	var t230 uint64 = (v[19] >> 38) & 0x1
+	var t231 uint64 = t228 & t230
+	var t232 uint64 = (uint64((int64(t227<<48) >> 48))) & 0x1ffff
+	var t233 uint64 = (uint64((int64(t229<<48) >> 48))) & 0x1ffff
+	var t234 uint64 = (t232 + t233) & 0x1ffff
+	var t235 uint64 = (t234 >> 16) & 0x1
+	var t236 uint64 = (t234 >> 15) & 0x1
+	var t239, t239_1, t239_0 uint64 = 0, 0x8000, 0x7fff
 	if t235 != 0 {
-		t237 = t237_1
+		t239 = t239_1
 	} else {
-		t237 = t237_0
+		t239 = t239_0
 	}
-	var t239 uint64 = v[4] >> 48 & 0xffff
-	var t240 uint64 = (v[8] >> 38) & 0x1
-	var t241 uint64 = 0x1 & t240
-	var t242 uint64 = v[15] >> 48 & 0xffff
-	var t243 uint64 = (v[19] >> 38) & 0x1
-	var t244 uint64 = t241 & t243
-	var t245 uint64 = (uint64((int64(t239<<48) >> 48))) & 0x1ffff
-	var t246 uint64 = (uint64((int64(t242<<48) >> 48))) & 0x1ffff
-	var t247 uint64 = (t245 + t246) & 0x1ffff
-	var t248 uint64 = (t247 >> 16) & 0x1
-	var t249 uint64 = (t247 >> 15) & 0x1
-	var t252, t252_1, t252_0 uint64 = 0, 0x8000, 0x7fff
-	if t248 != 0 {
-		t252 = t252_1
+	var t240 uint64
+	if t235 != t236 {
+		t240 = 1
+	}
+	var t241 uint64 = (t234) & 0xffff
+	var t242, t242_1, t242_0 uint64 = 0, t239, t241
+	if t240 != 0 {
+		t242 = t242_1
 	} else {
-		t252 = t252_0
+		t242 = t242_0
 	}
-	var t253 uint64
-	if t248 != t249 {
-		t253 = 1
-	}
-	var t254 uint64 = (t247) & 0xffff
-	var t255, t255_1, t255_0 uint64 = 0, t252, t254
-	if t253 != 0 {
-		t255 = t255_1
+	var t244 uint64 = v[4] >> 32 & 0xffff
+	var t245 uint64 = (v[8] >> 36) & 0x1
+	var t246 uint64 = v[15] >> 32 & 0xffff
+	var t247 uint64 = (v[19] >> 36) & 0x1
+	var t248 uint64 = t245 & t247
+	var t249 uint64 = (uint64((int64(t244<<48) >> 48))) & 0x1ffff
+	var t250 uint64 = (uint64((int64(t246<<48) >> 48))) & 0x1ffff
+	var t251 uint64 = (t249 + t250) & 0x1ffff
+	var t252 uint64 = (t251 >> 16) & 0x1
+	var t253 uint64 = (t251 >> 15) & 0x1
+	var t256, t256_1, t256_0 uint64 = 0, 0x8000, 0x7fff
+	if t252 != 0 {
+		t256 = t256_1
 	} else {
-		t255 = t255_0
+		t256 = t256_0
 	}
-	var t257 uint64 = v[4] >> 32 & 0xffff
-	var t258 uint64 = (v[8] >> 36) & 0x1
-	var t259 uint64 = 0x1 & t258
-	var t260 uint64 = v[15] >> 32 & 0xffff
-	var t261 uint64 = (v[19] >> 36) & 0x1
-	var t262 uint64 = t259 & t261
-	var t263 uint64 = (uint64((int64(t257<<48) >> 48))) & 0x1ffff
-	var t264 uint64 = (uint64((int64(t260<<48) >> 48))) & 0x1ffff
-	var t265 uint64 = (t263 + t264) & 0x1ffff
-	var t266 uint64 = (t265 >> 16) & 0x1
-	var t267 uint64 = (t265 >> 15) & 0x1
-	var t270, t270_1, t270_0 uint64 = 0, 0x8000, 0x7fff
-	if t266 != 0 {
-		t270 = t270_1
+	var t257 uint64
+	if t252 != t253 {
+		t257 = 1
+	}
+	var t258 uint64 = (t251) & 0xffff
+	var t259, t259_1, t259_0 uint64 = 0, t256, t258
+	if t257 != 0 {
+		t259 = t259_1
 	} else {
-		t270 = t270_0
+		t259 = t259_0
 	}
-	var t271 uint64
-	if t266 != t267 {
-		t271 = 1
-	}
-	var t272 uint64 = (t265) & 0xffff
-	var t273, t273_1, t273_0 uint64 = 0, t270, t272
-	if t271 != 0 {
+	var t261 uint64 = v[4] >> 16 & 0xffff
+	var t262 uint64 = (v[8] >> 34) & 0x1
+	var t263 uint64 = v[15] >> 16 & 0xffff
+	var t264 uint64 = (v[19] >> 34) & 0x1
+	var t265 uint64 = t262 & t264
+	var t266 uint64 = (uint64((int64(t261<<48) >> 48))) & 0x1ffff
+	var t267 uint64 = (uint64((int64(t263<<48) >> 48))) & 0x1ffff
+	var t268 uint64 = (t266 + t267) & 0x1ffff
+	var t269 uint64 = (t268 >> 16) & 0x1
+	var t270 uint64 = (t268 >> 15) & 0x1
+	var t273, t273_1, t273_0 uint64 = 0, 0x8000, 0x7fff
+	if t269 != 0 {
 		t273 = t273_1
 	} else {
 		t273 = t273_0
 	}
-	var t275 uint64 = v[4] >> 16 & 0xffff
-	var t276 uint64 = (v[8] >> 34) & 0x1
-	var t277 uint64 = 0x1 & t276
-	var t278 uint64 = v[15] >> 16 & 0xffff
-	var t279 uint64 = (v[19] >> 34) & 0x1
-	var t280 uint64 = t277 & t279
-	var t281 uint64 = (uint64((int64(t275<<48) >> 48))) & 0x1ffff
-	var t282 uint64 = (uint64((int64(t278<<48) >> 48))) & 0x1ffff
-	var t283 uint64 = (t281 + t282) & 0x1ffff
-	var t284 uint64 = (t283 >> 16) & 0x1
-	var t285 uint64 = (t283 >> 15) & 0x1
-	var t288, t288_1, t288_0 uint64 = 0, 0x8000, 0x7fff
-	if t284 != 0 {
-		t288 = t288_1
+	var t274 uint64
+	if t269 != t270 {
+		t274 = 1
+	}
+	var t275 uint64 = (t268) & 0xffff
+	var t276, t276_1, t276_0 uint64 = 0, t273, t275
+	if t274 != 0 {
+		t276 = t276_1
 	} else {
-		t288 = t288_0
+		t276 = t276_0
 	}
-	var t289 uint64
-	if t284 != t285 {
-		t289 = 1
-	}
-	var t290 uint64 = (t283) & 0xffff
-	var t291, t291_1, t291_0 uint64 = 0, t288, t290
-	if t289 != 0 {
-		t291 = t291_1
+	var t278 uint64 = v[4] >> 0 & 0xffff
+	var t279 uint64 = (v[8] >> 32) & 0x1
+	var t280 uint64 = v[15] >> 0 & 0xffff
+	var t281 uint64 = (v[19] >> 32) & 0x1
+	var t282 uint64 = t279 & t281
+	var t283 uint64 = (uint64((int64(t278<<48) >> 48))) & 0x1ffff
+	var t284 uint64 = (uint64((int64(t280<<48) >> 48))) & 0x1ffff
+	var t285 uint64 = (t283 + t284) & 0x1ffff
+	var t286 uint64 = (t285 >> 16) & 0x1
+	var t287 uint64 = (t285 >> 15) & 0x1
+	var t290, t290_1, t290_0 uint64 = 0, 0x8000, 0x7fff
+	if t286 != 0 {
+		t290 = t290_1
 	} else {
-		t291 = t291_0
+		t290 = t290_0
 	}
-	var t293 uint64 = v[4] >> 0 & 0xffff
-	var t294 uint64 = (v[8] >> 32) & 0x1
-	var t295 uint64 = 0x1 & t294
-	var t296 uint64 = v[15] >> 0 & 0xffff
-	var t297 uint64 = (v[19] >> 32) & 0x1
-	var t298 uint64 = t295 & t297
-	var t299 uint64 = (uint64((int64(t293<<48) >> 48))) & 0x1ffff
-	var t300 uint64 = (uint64((int64(t296<<48) >> 48))) & 0x1ffff
-	var t301 uint64 = (t299 + t300) & 0x1ffff
-	var t302 uint64 = (t301 >> 16) & 0x1
-	var t303 uint64 = (t301 >> 15) & 0x1
-	var t306, t306_1, t306_0 uint64 = 0, 0x8000, 0x7fff
-	if t302 != 0 {
-		t306 = t306_1
+	var t291 uint64
+	if t286 != t287 {
+		t291 = 1
+	}
+	var t292 uint64 = (t285) & 0xffff
+	var t293, t293_1, t293_0 uint64 = 0, t290, t292
+	if t291 != 0 {
+		t293 = t293_1
 	} else {
-		t306 = t306_0
+		t293 = t293_0
 	}
-	var t307 uint64
-	if t302 != t303 {
-		t307 = 1
-	}
-	var t308 uint64 = (t301) & 0xffff
-	var t309, t309_1, t309_0 uint64 = 0, t306, t308
-	if t307 != 0 {
-		t309 = t309_1
+	var t295 uint64 = v[3] >> 48 & 0xffff
+	var t296 uint64 = (v[8] >> 30) & 0x1
+	var t297 uint64 = v[14] >> 48 & 0xffff
+	var t298 uint64 = (v[19] >> 30) & 0x1
+	var t299 uint64 = t296 & t298
+	var t300 uint64 = (uint64((int64(t295<<48) >> 48))) & 0x1ffff
+	var t301 uint64 = (uint64((int64(t297<<48) >> 48))) & 0x1ffff
+	var t302 uint64 = (t300 + t301) & 0x1ffff
+	var t303 uint64 = (t302 >> 16) & 0x1
+	var t304 uint64 = (t302 >> 15) & 0x1
+	var t307, t307_1, t307_0 uint64 = 0, 0x8000, 0x7fff
+	if t303 != 0 {
+		t307 = t307_1
 	} else {
-		t309 = t309_0
+		t307 = t307_0
 	}
-	var t311 uint64 = v[3] >> 48 & 0xffff
-	var t312 uint64 = (v[8] >> 30) & 0x1
-	var t313 uint64 = 0x1 & t312
-	var t314 uint64 = v[14] >> 48 & 0xffff
-	var t315 uint64 = (v[19] >> 30) & 0x1
+	var t308 uint64
+	if t303 != t304 {
+		t308 = 1
+	}
+	var t309 uint64 = (t302) & 0xffff
+	var t310, t310_1, t310_0 uint64 = 0, t307, t309
+	if t308 != 0 {
+		t310 = t310_1
+	} else {
+		t310 = t310_0
+	}
+	var t312 uint64 = v[3] >> 32 & 0xffff
+	var t313 uint64 = (v[8] >> 28) & 0x1
+	var t314 uint64 = v[14] >> 32 & 0xffff
+	var t315 uint64 = (v[19] >> 28) & 0x1
 	var t316 uint64 = t313 & t315
-	var t317 uint64 = (uint64((int64(t311<<48) >> 48))) & 0x1ffff
+	var t317 uint64 = (uint64((int64(t312<<48) >> 48))) & 0x1ffff
 	var t318 uint64 = (uint64((int64(t314<<48) >> 48))) & 0x1ffff
 	var t319 uint64 = (t317 + t318) & 0x1ffff
 	var t320 uint64 = (t319 >> 16) & 0x1
@@ -696,455 +704,412 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t327 = t327_0
 	}
-	var t329 uint64 = v[3] >> 32 & 0xffff
-	var t330 uint64 = (v[8] >> 28) & 0x1
-	var t331 uint64 = 0x1 & t330
-	var t332 uint64 = v[14] >> 32 & 0xffff
-	var t333 uint64 = (v[19] >> 28) & 0x1
-	var t334 uint64 = t331 & t333
-	var t335 uint64 = (uint64((int64(t329<<48) >> 48))) & 0x1ffff
-	var t336 uint64 = (uint64((int64(t332<<48) >> 48))) & 0x1ffff
-	var t337 uint64 = (t335 + t336) & 0x1ffff
-	var t338 uint64 = (t337 >> 16) & 0x1
-	var t339 uint64 = (t337 >> 15) & 0x1
-	var t342, t342_1, t342_0 uint64 = 0, 0x8000, 0x7fff
-	if t338 != 0 {
-		t342 = t342_1
+	var t329 uint64 = v[3] >> 16 & 0xffff
+	var t330 uint64 = (v[8] >> 26) & 0x1
+	var t331 uint64 = v[14] >> 16 & 0xffff
+	var t332 uint64 = (v[19] >> 26) & 0x1
+	var t333 uint64 = t330 & t332
+	var t334 uint64 = (uint64((int64(t329<<48) >> 48))) & 0x1ffff
+	var t335 uint64 = (uint64((int64(t331<<48) >> 48))) & 0x1ffff
+	var t336 uint64 = (t334 + t335) & 0x1ffff
+	var t337 uint64 = (t336 >> 16) & 0x1
+	var t338 uint64 = (t336 >> 15) & 0x1
+	var t341, t341_1, t341_0 uint64 = 0, 0x8000, 0x7fff
+	if t337 != 0 {
+		t341 = t341_1
 	} else {
-		t342 = t342_0
+		t341 = t341_0
 	}
-	var t343 uint64
-	if t338 != t339 {
-		t343 = 1
+	var t342 uint64
+	if t337 != t338 {
+		t342 = 1
 	}
-	var t344 uint64 = (t337) & 0xffff
-	var t345, t345_1, t345_0 uint64 = 0, t342, t344
-	if t343 != 0 {
-		t345 = t345_1
+	var t343 uint64 = (t336) & 0xffff
+	var t344, t344_1, t344_0 uint64 = 0, t341, t343
+	if t342 != 0 {
+		t344 = t344_1
 	} else {
-		t345 = t345_0
+		t344 = t344_0
 	}
-	var t347 uint64 = v[3] >> 16 & 0xffff
-	var t348 uint64 = (v[8] >> 26) & 0x1
-	var t349 uint64 = 0x1 & t348
-	var t350 uint64 = v[14] >> 16 & 0xffff
-	var t351 uint64 = (v[19] >> 26) & 0x1
-	var t352 uint64 = t349 & t351
-	var t353 uint64 = (uint64((int64(t347<<48) >> 48))) & 0x1ffff
-	var t354 uint64 = (uint64((int64(t350<<48) >> 48))) & 0x1ffff
-	var t355 uint64 = (t353 + t354) & 0x1ffff
-	var t356 uint64 = (t355 >> 16) & 0x1
-	var t357 uint64 = (t355 >> 15) & 0x1
-	var t360, t360_1, t360_0 uint64 = 0, 0x8000, 0x7fff
-	if t356 != 0 {
-		t360 = t360_1
+	var t346 uint64 = v[3] >> 0 & 0xffff
+	var t347 uint64 = (v[8] >> 24) & 0x1
+	var t348 uint64 = v[14] >> 0 & 0xffff
+	var t349 uint64 = (v[19] >> 24) & 0x1
+	var t350 uint64 = t347 & t349
+	var t351 uint64 = (uint64((int64(t346<<48) >> 48))) & 0x1ffff
+	var t352 uint64 = (uint64((int64(t348<<48) >> 48))) & 0x1ffff
+	var t353 uint64 = (t351 + t352) & 0x1ffff
+	var t354 uint64 = (t353 >> 16) & 0x1
+	var t355 uint64 = (t353 >> 15) & 0x1
+	var t358, t358_1, t358_0 uint64 = 0, 0x8000, 0x7fff
+	if t354 != 0 {
+		t358 = t358_1
 	} else {
-		t360 = t360_0
+		t358 = t358_0
 	}
-	var t361 uint64
-	if t356 != t357 {
-		t361 = 1
+	var t359 uint64
+	if t354 != t355 {
+		t359 = 1
 	}
-	var t362 uint64 = (t355) & 0xffff
-	var t363, t363_1, t363_0 uint64 = 0, t360, t362
-	if t361 != 0 {
-		t363 = t363_1
+	var t360 uint64 = (t353) & 0xffff
+	var t361, t361_1, t361_0 uint64 = 0, t358, t360
+	if t359 != 0 {
+		t361 = t361_1
 	} else {
-		t363 = t363_0
+		t361 = t361_0
 	}
-	var t365 uint64 = v[3] >> 0 & 0xffff
-	var t366 uint64 = (v[8] >> 24) & 0x1
-	var t367 uint64 = 0x1 & t366
-	var t368 uint64 = v[14] >> 0 & 0xffff
-	var t369 uint64 = (v[19] >> 24) & 0x1
-	var t370 uint64 = t367 & t369
-	var t371 uint64 = (uint64((int64(t365<<48) >> 48))) & 0x1ffff
-	var t372 uint64 = (uint64((int64(t368<<48) >> 48))) & 0x1ffff
-	var t373 uint64 = (t371 + t372) & 0x1ffff
-	var t374 uint64 = (t373 >> 16) & 0x1
-	var t375 uint64 = (t373 >> 15) & 0x1
-	var t378, t378_1, t378_0 uint64 = 0, 0x8000, 0x7fff
-	if t374 != 0 {
+	var t363 uint64 = v[2] >> 48 & 0xffff
+	var t364 uint64 = (v[8] >> 22) & 0x1
+	var t365 uint64 = v[13] >> 48 & 0xffff
+	var t366 uint64 = (v[19] >> 22) & 0x1
+	var t367 uint64 = t364 & t366
+	var t368 uint64 = (uint64((int64(t363<<48) >> 48))) & 0x1ffff
+	var t369 uint64 = (uint64((int64(t365<<48) >> 48))) & 0x1ffff
+	var t370 uint64 = (t368 + t369) & 0x1ffff
+	var t371 uint64 = (t370 >> 16) & 0x1
+	var t372 uint64 = (t370 >> 15) & 0x1
+	var t375, t375_1, t375_0 uint64 = 0, 0x8000, 0x7fff
+	if t371 != 0 {
+		t375 = t375_1
+	} else {
+		t375 = t375_0
+	}
+	var t376 uint64
+	if t371 != t372 {
+		t376 = 1
+	}
+	var t377 uint64 = (t370) & 0xffff
+	var t378, t378_1, t378_0 uint64 = 0, t375, t377
+	if t376 != 0 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
 	}
-	var t379 uint64
-	if t374 != t375 {
-		t379 = 1
-	}
-	var t380 uint64 = (t373) & 0xffff
-	var t381, t381_1, t381_0 uint64 = 0, t378, t380
-	if t379 != 0 {
-		t381 = t381_1
+	var t380 uint64 = v[2] >> 32 & 0xffff
+	var t381 uint64 = (v[8] >> 20) & 0x1
+	var t382 uint64 = v[13] >> 32 & 0xffff
+	var t383 uint64 = (v[19] >> 20) & 0x1
+	var t384 uint64 = t381 & t383
+	var t385 uint64 = (uint64((int64(t380<<48) >> 48))) & 0x1ffff
+	var t386 uint64 = (uint64((int64(t382<<48) >> 48))) & 0x1ffff
+	var t387 uint64 = (t385 + t386) & 0x1ffff
+	var t388 uint64 = (t387 >> 16) & 0x1
+	var t389 uint64 = (t387 >> 15) & 0x1
+	var t392, t392_1, t392_0 uint64 = 0, 0x8000, 0x7fff
+	if t388 != 0 {
+		t392 = t392_1
 	} else {
-		t381 = t381_0
+		t392 = t392_0
 	}
-	var t383 uint64 = v[2] >> 48 & 0xffff
-	var t384 uint64 = (v[8] >> 22) & 0x1
-	var t385 uint64 = 0x1 & t384
-	var t386 uint64 = v[13] >> 48 & 0xffff
-	var t387 uint64 = (v[19] >> 22) & 0x1
-	var t388 uint64 = t385 & t387
-	var t389 uint64 = (uint64((int64(t383<<48) >> 48))) & 0x1ffff
-	var t390 uint64 = (uint64((int64(t386<<48) >> 48))) & 0x1ffff
-	var t391 uint64 = (t389 + t390) & 0x1ffff
-	var t392 uint64 = (t391 >> 16) & 0x1
-	var t393 uint64 = (t391 >> 15) & 0x1
-	var t396, t396_1, t396_0 uint64 = 0, 0x8000, 0x7fff
-	if t392 != 0 {
-		t396 = t396_1
+	var t393 uint64
+	if t388 != t389 {
+		t393 = 1
+	}
+	var t394 uint64 = (t387) & 0xffff
+	var t395, t395_1, t395_0 uint64 = 0, t392, t394
+	if t393 != 0 {
+		t395 = t395_1
 	} else {
-		t396 = t396_0
+		t395 = t395_0
 	}
-	var t397 uint64
-	if t392 != t393 {
-		t397 = 1
-	}
-	var t398 uint64 = (t391) & 0xffff
-	var t399, t399_1, t399_0 uint64 = 0, t396, t398
-	if t397 != 0 {
-		t399 = t399_1
+	var t397 uint64 = v[2] >> 16 & 0xffff
+	var t398 uint64 = (v[8] >> 18) & 0x1
+	var t399 uint64 = v[13] >> 16 & 0xffff
+	var t400 uint64 = (v[19] >> 18) & 0x1
+	var t401 uint64 = t398 & t400
+	var t402 uint64 = (uint64((int64(t397<<48) >> 48))) & 0x1ffff
+	var t403 uint64 = (uint64((int64(t399<<48) >> 48))) & 0x1ffff
+	var t404 uint64 = (t402 + t403) & 0x1ffff
+	var t405 uint64 = (t404 >> 16) & 0x1
+	var t406 uint64 = (t404 >> 15) & 0x1
+	var t409, t409_1, t409_0 uint64 = 0, 0x8000, 0x7fff
+	if t405 != 0 {
+		t409 = t409_1
 	} else {
-		t399 = t399_0
+		t409 = t409_0
 	}
-	var t401 uint64 = v[2] >> 32 & 0xffff
-	var t402 uint64 = (v[8] >> 20) & 0x1
-	var t403 uint64 = 0x1 & t402
-	var t404 uint64 = v[13] >> 32 & 0xffff
-	var t405 uint64 = (v[19] >> 20) & 0x1
-	var t406 uint64 = t403 & t405
-	var t407 uint64 = (uint64((int64(t401<<48) >> 48))) & 0x1ffff
-	var t408 uint64 = (uint64((int64(t404<<48) >> 48))) & 0x1ffff
-	var t409 uint64 = (t407 + t408) & 0x1ffff
-	var t410 uint64 = (t409 >> 16) & 0x1
-	var t411 uint64 = (t409 >> 15) & 0x1
-	var t414, t414_1, t414_0 uint64 = 0, 0x8000, 0x7fff
+	var t410 uint64
+	if t405 != t406 {
+		t410 = 1
+	}
+	var t411 uint64 = (t404) & 0xffff
+	var t412, t412_1, t412_0 uint64 = 0, t409, t411
 	if t410 != 0 {
-		t414 = t414_1
+		t412 = t412_1
 	} else {
-		t414 = t414_0
+		t412 = t412_0
 	}
-	var t415 uint64
-	if t410 != t411 {
-		t415 = 1
-	}
-	var t416 uint64 = (t409) & 0xffff
-	var t417, t417_1, t417_0 uint64 = 0, t414, t416
-	if t415 != 0 {
-		t417 = t417_1
+	var t414 uint64 = v[2] >> 0 & 0xffff
+	var t415 uint64 = (v[8] >> 16) & 0x1
+	var t416 uint64 = v[13] >> 0 & 0xffff
+	var t417 uint64 = (v[19] >> 16) & 0x1
+	var t418 uint64 = t415 & t417
+	var t419 uint64 = (uint64((int64(t414<<48) >> 48))) & 0x1ffff
+	var t420 uint64 = (uint64((int64(t416<<48) >> 48))) & 0x1ffff
+	var t421 uint64 = (t419 + t420) & 0x1ffff
+	var t422 uint64 = (t421 >> 16) & 0x1
+	var t423 uint64 = (t421 >> 15) & 0x1
+	var t426, t426_1, t426_0 uint64 = 0, 0x8000, 0x7fff
+	if t422 != 0 {
+		t426 = t426_1
 	} else {
-		t417 = t417_0
+		t426 = t426_0
 	}
-	var t419 uint64 = v[2] >> 16 & 0xffff
-	var t420 uint64 = (v[8] >> 18) & 0x1
-	var t421 uint64 = 0x1 & t420
-	var t422 uint64 = v[13] >> 16 & 0xffff
-	var t423 uint64 = (v[19] >> 18) & 0x1
-	var t424 uint64 = t421 & t423
-	var t425 uint64 = (uint64((int64(t419<<48) >> 48))) & 0x1ffff
-	var t426 uint64 = (uint64((int64(t422<<48) >> 48))) & 0x1ffff
-	var t427 uint64 = (t425 + t426) & 0x1ffff
-	var t428 uint64 = (t427 >> 16) & 0x1
-	var t429 uint64 = (t427 >> 15) & 0x1
-	var t432, t432_1, t432_0 uint64 = 0, 0x8000, 0x7fff
-	if t428 != 0 {
-		t432 = t432_1
+	var t427 uint64
+	if t422 != t423 {
+		t427 = 1
+	}
+	var t428 uint64 = (t421) & 0xffff
+	var t429, t429_1, t429_0 uint64 = 0, t426, t428
+	if t427 != 0 {
+		t429 = t429_1
 	} else {
-		t432 = t432_0
+		t429 = t429_0
 	}
-	var t433 uint64
-	if t428 != t429 {
-		t433 = 1
-	}
-	var t434 uint64 = (t427) & 0xffff
-	var t435, t435_1, t435_0 uint64 = 0, t432, t434
-	if t433 != 0 {
-		t435 = t435_1
+	var t431 uint64 = v[1] >> 48 & 0xffff
+	var t432 uint64 = (v[8] >> 14) & 0x1
+	var t433 uint64 = v[12] >> 48 & 0xffff
+	var t434 uint64 = (v[19] >> 14) & 0x1
+	var t435 uint64 = t432 & t434
+	var t436 uint64 = (uint64((int64(t431<<48) >> 48))) & 0x1ffff
+	var t437 uint64 = (uint64((int64(t433<<48) >> 48))) & 0x1ffff
+	var t438 uint64 = (t436 + t437) & 0x1ffff
+	var t439 uint64 = (t438 >> 16) & 0x1
+	var t440 uint64 = (t438 >> 15) & 0x1
+	var t443, t443_1, t443_0 uint64 = 0, 0x8000, 0x7fff
+	if t439 != 0 {
+		t443 = t443_1
 	} else {
-		t435 = t435_0
+		t443 = t443_0
 	}
-	var t437 uint64 = v[2] >> 0 & 0xffff
-	var t438 uint64 = (v[8] >> 16) & 0x1
-	var t439 uint64 = 0x1 & t438
-	var t440 uint64 = v[13] >> 0 & 0xffff
-	var t441 uint64 = (v[19] >> 16) & 0x1
-	var t442 uint64 = t439 & t441
-	var t443 uint64 = (uint64((int64(t437<<48) >> 48))) & 0x1ffff
-	var t444 uint64 = (uint64((int64(t440<<48) >> 48))) & 0x1ffff
-	var t445 uint64 = (t443 + t444) & 0x1ffff
-	var t446 uint64 = (t445 >> 16) & 0x1
-	var t447 uint64 = (t445 >> 15) & 0x1
-	var t450, t450_1, t450_0 uint64 = 0, 0x8000, 0x7fff
-	if t446 != 0 {
-		t450 = t450_1
+	var t444 uint64
+	if t439 != t440 {
+		t444 = 1
+	}
+	var t445 uint64 = (t438) & 0xffff
+	var t446, t446_1, t446_0 uint64 = 0, t443, t445
+	if t444 != 0 {
+		t446 = t446_1
 	} else {
-		t450 = t450_0
+		t446 = t446_0
 	}
-	var t451 uint64
-	if t446 != t447 {
-		t451 = 1
-	}
-	var t452 uint64 = (t445) & 0xffff
-	var t453, t453_1, t453_0 uint64 = 0, t450, t452
-	if t451 != 0 {
-		t453 = t453_1
+	var t448 uint64 = v[1] >> 32 & 0xffff
+	var t449 uint64 = (v[8] >> 12) & 0x1
+	var t450 uint64 = v[12] >> 32 & 0xffff
+	var t451 uint64 = (v[19] >> 12) & 0x1
+	var t452 uint64 = t449 & t451
+	var t453 uint64 = (uint64((int64(t448<<48) >> 48))) & 0x1ffff
+	var t454 uint64 = (uint64((int64(t450<<48) >> 48))) & 0x1ffff
+	var t455 uint64 = (t453 + t454) & 0x1ffff
+	var t456 uint64 = (t455 >> 16) & 0x1
+	var t457 uint64 = (t455 >> 15) & 0x1
+	var t460, t460_1, t460_0 uint64 = 0, 0x8000, 0x7fff
+	if t456 != 0 {
+		t460 = t460_1
 	} else {
-		t453 = t453_0
+		t460 = t460_0
 	}
-	var t455 uint64 = v[1] >> 48 & 0xffff
-	var t456 uint64 = (v[8] >> 14) & 0x1
-	var t457 uint64 = 0x1 & t456
-	var t458 uint64 = v[12] >> 48 & 0xffff
-	var t459 uint64 = (v[19] >> 14) & 0x1
-	var t460 uint64 = t457 & t459
-	var t461 uint64 = (uint64((int64(t455<<48) >> 48))) & 0x1ffff
-	var t462 uint64 = (uint64((int64(t458<<48) >> 48))) & 0x1ffff
-	var t463 uint64 = (t461 + t462) & 0x1ffff
-	var t464 uint64 = (t463 >> 16) & 0x1
-	var t465 uint64 = (t463 >> 15) & 0x1
-	var t468, t468_1, t468_0 uint64 = 0, 0x8000, 0x7fff
-	if t464 != 0 {
-		t468 = t468_1
+	var t461 uint64
+	if t456 != t457 {
+		t461 = 1
+	}
+	var t462 uint64 = (t455) & 0xffff
+	var t463, t463_1, t463_0 uint64 = 0, t460, t462
+	if t461 != 0 {
+		t463 = t463_1
 	} else {
-		t468 = t468_0
+		t463 = t463_0
 	}
-	var t469 uint64
-	if t464 != t465 {
-		t469 = 1
-	}
-	var t470 uint64 = (t463) & 0xffff
-	var t471, t471_1, t471_0 uint64 = 0, t468, t470
-	if t469 != 0 {
-		t471 = t471_1
+	var t465 uint64 = v[1] >> 16 & 0xffff
+	var t466 uint64 = (v[8] >> 10) & 0x1
+	var t467 uint64 = v[12] >> 16 & 0xffff
+	var t468 uint64 = (v[19] >> 10) & 0x1
+	var t469 uint64 = t466 & t468
+	var t470 uint64 = (uint64((int64(t465<<48) >> 48))) & 0x1ffff
+	var t471 uint64 = (uint64((int64(t467<<48) >> 48))) & 0x1ffff
+	var t472 uint64 = (t470 + t471) & 0x1ffff
+	var t473 uint64 = (t472 >> 16) & 0x1
+	var t474 uint64 = (t472 >> 15) & 0x1
+	var t477, t477_1, t477_0 uint64 = 0, 0x8000, 0x7fff
+	if t473 != 0 {
+		t477 = t477_1
 	} else {
-		t471 = t471_0
+		t477 = t477_0
 	}
-	var t473 uint64 = v[1] >> 32 & 0xffff
-	var t474 uint64 = (v[8] >> 12) & 0x1
-	var t475 uint64 = 0x1 & t474
-	var t476 uint64 = v[12] >> 32 & 0xffff
-	var t477 uint64 = (v[19] >> 12) & 0x1
-	var t478 uint64 = t475 & t477
-	var t479 uint64 = (uint64((int64(t473<<48) >> 48))) & 0x1ffff
-	var t480 uint64 = (uint64((int64(t476<<48) >> 48))) & 0x1ffff
-	var t481 uint64 = (t479 + t480) & 0x1ffff
-	var t482 uint64 = (t481 >> 16) & 0x1
-	var t483 uint64 = (t481 >> 15) & 0x1
-	var t486, t486_1, t486_0 uint64 = 0, 0x8000, 0x7fff
-	if t482 != 0 {
-		t486 = t486_1
+	var t478 uint64
+	if t473 != t474 {
+		t478 = 1
+	}
+	var t479 uint64 = (t472) & 0xffff
+	var t480, t480_1, t480_0 uint64 = 0, t477, t479
+	if t478 != 0 {
+		t480 = t480_1
 	} else {
-		t486 = t486_0
+		t480 = t480_0
 	}
-	var t487 uint64
-	if t482 != t483 {
-		t487 = 1
-	}
-	var t488 uint64 = (t481) & 0xffff
-	var t489, t489_1, t489_0 uint64 = 0, t486, t488
-	if t487 != 0 {
-		t489 = t489_1
+	var t482 uint64 = v[1] >> 0 & 0xffff
+	var t483 uint64 = (v[8] >> 8) & 0x1
+	var t484 uint64 = v[12] >> 0 & 0xffff
+	var t485 uint64 = (v[19] >> 8) & 0x1
+	var t486 uint64 = t483 & t485
+	var t487 uint64 = (uint64((int64(t482<<48) >> 48))) & 0x1ffff
+	var t488 uint64 = (uint64((int64(t484<<48) >> 48))) & 0x1ffff
+	var t489 uint64 = (t487 + t488) & 0x1ffff
+	var t490 uint64 = (t489 >> 16) & 0x1
+	var t491 uint64 = (t489 >> 15) & 0x1
+	var t494, t494_1, t494_0 uint64 = 0, 0x8000, 0x7fff
+	if t490 != 0 {
+		t494 = t494_1
 	} else {
-		t489 = t489_0
+		t494 = t494_0
 	}
-	var t491 uint64 = v[1] >> 16 & 0xffff
-	var t492 uint64 = (v[8] >> 10) & 0x1
-	var t493 uint64 = 0x1 & t492
-	var t494 uint64 = v[12] >> 16 & 0xffff
-	var t495 uint64 = (v[19] >> 10) & 0x1
-	var t496 uint64 = t493 & t495
-	var t497 uint64 = (uint64((int64(t491<<48) >> 48))) & 0x1ffff
-	var t498 uint64 = (uint64((int64(t494<<48) >> 48))) & 0x1ffff
-	var t499 uint64 = (t497 + t498) & 0x1ffff
-	var t500 uint64 = (t499 >> 16) & 0x1
-	var t501 uint64 = (t499 >> 15) & 0x1
-	var t504, t504_1, t504_0 uint64 = 0, 0x8000, 0x7fff
-	if t500 != 0 {
-		t504 = t504_1
+	var t495 uint64
+	if t490 != t491 {
+		t495 = 1
+	}
+	var t496 uint64 = (t489) & 0xffff
+	var t497, t497_1, t497_0 uint64 = 0, t494, t496
+	if t495 != 0 {
+		t497 = t497_1
 	} else {
-		t504 = t504_0
+		t497 = t497_0
 	}
-	var t505 uint64
-	if t500 != t501 {
-		t505 = 1
-	}
-	var t506 uint64 = (t499) & 0xffff
-	var t507, t507_1, t507_0 uint64 = 0, t504, t506
-	if t505 != 0 {
-		t507 = t507_1
+	var t499 uint64 = v[0] >> 48 & 0xffff
+	var t500 uint64 = (v[8] >> 6) & 0x1
+	var t501 uint64 = v[11] >> 48 & 0xffff
+	var t502 uint64 = (v[19] >> 6) & 0x1
+	var t503 uint64 = t500 & t502
+	var t504 uint64 = (uint64((int64(t499<<48) >> 48))) & 0x1ffff
+	var t505 uint64 = (uint64((int64(t501<<48) >> 48))) & 0x1ffff
+	var t506 uint64 = (t504 + t505) & 0x1ffff
+	var t507 uint64 = (t506 >> 16) & 0x1
+	var t508 uint64 = (t506 >> 15) & 0x1
+	var t511, t511_1, t511_0 uint64 = 0, 0x8000, 0x7fff
+	if t507 != 0 {
+		t511 = t511_1
 	} else {
-		t507 = t507_0
+		t511 = t511_0
 	}
-	var t509 uint64 = v[1] >> 0 & 0xffff
-	var t510 uint64 = (v[8] >> 8) & 0x1
-	var t511 uint64 = 0x1 & t510
-	var t512 uint64 = v[12] >> 0 & 0xffff
-	var t513 uint64 = (v[19] >> 8) & 0x1
-	var t514 uint64 = t511 & t513
-	var t515 uint64 = (uint64((int64(t509<<48) >> 48))) & 0x1ffff
-	var t516 uint64 = (uint64((int64(t512<<48) >> 48))) & 0x1ffff
-	var t517 uint64 = (t515 + t516) & 0x1ffff
-	var t518 uint64 = (t517 >> 16) & 0x1
-	var t519 uint64 = (t517 >> 15) & 0x1
-	var t522, t522_1, t522_0 uint64 = 0, 0x8000, 0x7fff
-	if t518 != 0 {
-		t522 = t522_1
+	var t512 uint64
+	if t507 != t508 {
+		t512 = 1
+	}
+	var t513 uint64 = (t506) & 0xffff
+	var t514, t514_1, t514_0 uint64 = 0, t511, t513
+	if t512 != 0 {
+		t514 = t514_1
 	} else {
-		t522 = t522_0
+		t514 = t514_0
 	}
-	var t523 uint64
-	if t518 != t519 {
-		t523 = 1
-	}
-	var t524 uint64 = (t517) & 0xffff
-	var t525, t525_1, t525_0 uint64 = 0, t522, t524
-	if t523 != 0 {
-		t525 = t525_1
+	var t516 uint64 = v[0] >> 32 & 0xffff
+	var t517 uint64 = (v[8] >> 4) & 0x1
+	var t518 uint64 = v[11] >> 32 & 0xffff
+	var t519 uint64 = (v[19] >> 4) & 0x1
+	var t520 uint64 = t517 & t519
+	var t521 uint64 = (uint64((int64(t516<<48) >> 48))) & 0x1ffff
+	var t522 uint64 = (uint64((int64(t518<<48) >> 48))) & 0x1ffff
+	var t523 uint64 = (t521 + t522) & 0x1ffff
+	var t524 uint64 = (t523 >> 16) & 0x1
+	var t525 uint64 = (t523 >> 15) & 0x1
+	var t528, t528_1, t528_0 uint64 = 0, 0x8000, 0x7fff
+	if t524 != 0 {
+		t528 = t528_1
 	} else {
-		t525 = t525_0
+		t528 = t528_0
 	}
-	var t527 uint64 = v[0] >> 48 & 0xffff
-	var t528 uint64 = (v[8] >> 6) & 0x1
-	var t529 uint64 = 0x1 & t528
-	var t530 uint64 = v[11] >> 48 & 0xffff
-	var t531 uint64 = (v[19] >> 6) & 0x1
-	var t532 uint64 = t529 & t531
-	var t533 uint64 = (uint64((int64(t527<<48) >> 48))) & 0x1ffff
-	var t534 uint64 = (uint64((int64(t530<<48) >> 48))) & 0x1ffff
-	var t535 uint64 = (t533 + t534) & 0x1ffff
-	var t536 uint64 = (t535 >> 16) & 0x1
-	var t537 uint64 = (t535 >> 15) & 0x1
-	var t540, t540_1, t540_0 uint64 = 0, 0x8000, 0x7fff
-	if t536 != 0 {
-		t540 = t540_1
+	var t529 uint64
+	if t524 != t525 {
+		t529 = 1
+	}
+	var t530 uint64 = (t523) & 0xffff
+	var t531, t531_1, t531_0 uint64 = 0, t528, t530
+	if t529 != 0 {
+		t531 = t531_1
 	} else {
-		t540 = t540_0
+		t531 = t531_0
 	}
-	var t541 uint64
-	if t536 != t537 {
-		t541 = 1
-	}
-	var t542 uint64 = (t535) & 0xffff
-	var t543, t543_1, t543_0 uint64 = 0, t540, t542
+	var t533 uint64 = v[0] >> 16 & 0xffff
+	var t534 uint64 = (v[8] >> 2) & 0x1
+	var t535 uint64 = v[11] >> 16 & 0xffff
+	var t536 uint64 = (v[19] >> 2) & 0x1
+	var t537 uint64 = t534 & t536
+	var t538 uint64 = (uint64((int64(t533<<48) >> 48))) & 0x1ffff
+	var t539 uint64 = (uint64((int64(t535<<48) >> 48))) & 0x1ffff
+	var t540 uint64 = (t538 + t539) & 0x1ffff
+	var t541 uint64 = (t540 >> 16) & 0x1
+	var t542 uint64 = (t540 >> 15) & 0x1
+	var t545, t545_1, t545_0 uint64 = 0, 0x8000, 0x7fff
 	if t541 != 0 {
-		t543 = t543_1
+		t545 = t545_1
 	} else {
-		t543 = t543_0
+		t545 = t545_0
 	}
-	var t545 uint64 = v[0] >> 32 & 0xffff
-	var t546 uint64 = (v[8] >> 4) & 0x1
-	var t547 uint64 = 0x1 & t546
-	var t548 uint64 = v[11] >> 32 & 0xffff
-	var t549 uint64 = (v[19] >> 4) & 0x1
-	var t550 uint64 = t547 & t549
-	var t551 uint64 = (uint64((int64(t545<<48) >> 48))) & 0x1ffff
-	var t552 uint64 = (uint64((int64(t548<<48) >> 48))) & 0x1ffff
-	var t553 uint64 = (t551 + t552) & 0x1ffff
-	var t554 uint64 = (t553 >> 16) & 0x1
-	var t555 uint64 = (t553 >> 15) & 0x1
-	var t558, t558_1, t558_0 uint64 = 0, 0x8000, 0x7fff
-	if t554 != 0 {
-		t558 = t558_1
+	var t546 uint64
+	if t541 != t542 {
+		t546 = 1
+	}
+	var t547 uint64 = (t540) & 0xffff
+	var t548, t548_1, t548_0 uint64 = 0, t545, t547
+	if t546 != 0 {
+		t548 = t548_1
 	} else {
-		t558 = t558_0
+		t548 = t548_0
 	}
-	var t559 uint64
-	if t554 != t555 {
-		t559 = 1
-	}
-	var t560 uint64 = (t553) & 0xffff
-	var t561, t561_1, t561_0 uint64 = 0, t558, t560
-	if t559 != 0 {
-		t561 = t561_1
+	var t550 uint64 = v[0] >> 0 & 0xffff
+	var t551 uint64 = (v[8]) & 0x1
+	var t552 uint64 = v[11] >> 0 & 0xffff
+	var t553 uint64 = (v[19]) & 0x1
+	var t554 uint64 = t551 & t553
+	var t555 uint64 = (uint64((int64(t550<<48) >> 48))) & 0x1ffff
+	var t556 uint64 = (uint64((int64(t552<<48) >> 48))) & 0x1ffff
+	var t557 uint64 = (t555 + t556) & 0x1ffff
+	var t558 uint64 = (t557 >> 16) & 0x1
+	var t559 uint64 = (t557 >> 15) & 0x1
+	var t562, t562_1, t562_0 uint64 = 0, 0x8000, 0x7fff
+	if t558 != 0 {
+		t562 = t562_1
 	} else {
-		t561 = t561_0
+		t562 = t562_0
 	}
-	var t563 uint64 = v[0] >> 16 & 0xffff
-	var t564 uint64 = (v[8] >> 2) & 0x1
-	var t565 uint64 = 0x1 & t564
-	var t566 uint64 = v[11] >> 16 & 0xffff
-	var t567 uint64 = (v[19] >> 2) & 0x1
-	var t568 uint64 = t565 & t567
-	var t569 uint64 = (uint64((int64(t563<<48) >> 48))) & 0x1ffff
-	var t570 uint64 = (uint64((int64(t566<<48) >> 48))) & 0x1ffff
-	var t571 uint64 = (t569 + t570) & 0x1ffff
-	var t572 uint64 = (t571 >> 16) & 0x1
-	var t573 uint64 = (t571 >> 15) & 0x1
-	var t576, t576_1, t576_0 uint64 = 0, 0x8000, 0x7fff
-	if t572 != 0 {
-		t576 = t576_1
+	var t563 uint64
+	if t558 != t559 {
+		t563 = 1
+	}
+	var t564 uint64 = (t557) & 0xffff
+	var t565, t565_1, t565_0 uint64 = 0, t562, t564
+	if t563 != 0 {
+		t565 = t565_1
 	} else {
-		t576 = t576_0
+		t565 = t565_0
 	}
-	var t577 uint64
-	if t572 != t573 {
-		t577 = 1
-	}
-	var t578 uint64 = (t571) & 0xffff
-	var t579, t579_1, t579_0 uint64 = 0, t576, t578
-	if t577 != 0 {
-		t579 = t579_1
-	} else {
-		t579 = t579_0
-	}
-	var t581 uint64 = v[0] >> 0 & 0xffff
-	var t582 uint64 = (v[8]) & 0x1
-	var t583 uint64 = 0x1 & t582
-	var t584 uint64 = v[11] >> 0 & 0xffff
-	var t585 uint64 = (v[19]) & 0x1
-	var t586 uint64 = t583 & t585
-	var t587 uint64 = (uint64((int64(t581<<48) >> 48))) & 0x1ffff
-	var t588 uint64 = (uint64((int64(t584<<48) >> 48))) & 0x1ffff
-	var t589 uint64 = (t587 + t588) & 0x1ffff
-	var t590 uint64 = (t589 >> 16) & 0x1
-	var t591 uint64 = (t589 >> 15) & 0x1
-	var t594, t594_1, t594_0 uint64 = 0, 0x8000, 0x7fff
-	if t590 != 0 {
-		t594 = t594_1
-	} else {
-		t594 = t594_0
-	}
-	var t595 uint64
-	if t590 != t591 {
-		t595 = 1
-	}
-	var t596 uint64 = (t589) & 0xffff
-	var t597, t597_1, t597_0 uint64 = 0, t594, t596
-	if t595 != 0 {
-		t597 = t597_1
-	} else {
-		t597 = t597_0
-	}
-	v[598] = t543<<48 | t561<<32 | t579<<16 | t597
-	v[599] = t471<<48 | t489<<32 | t507<<16 | t525
-	v[600] = t399<<48 | t417<<32 | t435<<16 | t453
-	v[601] = t327<<48 | t345<<32 | t363<<16 | t381
-	v[602] = t255<<48 | t273<<32 | t291<<16 | t309
-	v[603] = t183<<48 | t201<<32 | t219<<16 | t237
-	v[604] = t111<<48 | t129<<32 | t147<<16 | t165
-	v[605] = t39<<48 | t57<<32 | t75<<16 | t93
-	var t606 uint64 = t586 | t586<<1 | t568<<2 | t568<<3 | t550<<4 | t550<<5 | t532<<6 | t532<<7 | t514<<8 | t514<<9 | t496<<10 | t496<<11 | t478<<12 | t478<<13 | t460<<14 | t460<<15 | t442<<16 | t442<<17 | t424<<18 | t424<<19 | t406<<20 | t406<<21 | t388<<22 | t388<<23 | t370<<24 | t370<<25 | t352<<26 | t352<<27 | t334<<28 | t334<<29 | t316<<30 | t316<<31 | t298<<32 | t298<<33 | t280<<34 | t280<<35 | t262<<36 | t262<<37 | t244<<38 | t244<<39 | t226<<40 | t226<<41 | t208<<42 | t208<<43 | t190<<44 | t190<<45 | t172<<46 | t172<<47 | t154<<48 | t154<<49 | t136<<50 | t136<<51 | t118<<52 | t118<<53 | t100<<54 | t100<<55 | t82<<56 | t82<<57 | t64<<58 | t64<<59 | t46<<60 | t46<<61 | t28<<62 | t28<<63
-	var t608 uint64 = 0x1 & v[10]
-	var t609 uint64 = t608 & v[21]
-	v[609] = t609
-	v[610] = v[598]
-	v[611] = v[599]
-	v[612] = v[600]
-	v[613] = v[601]
-	v[614] = v[602]
-	v[615] = v[603]
-	v[616] = v[604]
-	v[617] = v[605]
-	v[618] = t606
-	v[619] = v[9]
-	v[619] &= 0x1
-	var t650 uint64 = v[678] | v[649]
-	v[650] = t650
-	var t665 uint64 = (^t650) & 0x1
-	var t666 uint64 = t609 & v[648]
-	var t667 uint64 = t665 & t666
-	v[667] = t667
+	v[566] = t514<<48 | t531<<32 | t548<<16 | t565
+	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
+	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
+	v[569] = t310<<48 | t327<<32 | t344<<16 | t361
+	v[570] = t242<<48 | t259<<32 | t276<<16 | t293
+	v[571] = t174<<48 | t191<<32 | t208<<16 | t225
+	v[572] = t106<<48 | t123<<32 | t140<<16 | t157
+	v[573] = t38<<48 | t55<<32 | t72<<16 | t89
+	var t574 uint64 = t554 | t554<<1 | t537<<2 | t537<<3 | t520<<4 | t520<<5 | t503<<6 | t503<<7 | t486<<8 | t486<<9 | t469<<10 | t469<<11 | t452<<12 | t452<<13 | t435<<14 | t435<<15 | t418<<16 | t418<<17 | t401<<18 | t401<<19 | t384<<20 | t384<<21 | t367<<22 | t367<<23 | t350<<24 | t350<<25 | t333<<26 | t333<<27 | t316<<28 | t316<<29 | t299<<30 | t299<<31 | t282<<32 | t282<<33 | t265<<34 | t265<<35 | t248<<36 | t248<<37 | t231<<38 | t231<<39 | t214<<40 | t214<<41 | t197<<42 | t197<<43 | t180<<44 | t180<<45 | t163<<46 | t163<<47 | t146<<48 | t146<<49 | t129<<50 | t129<<51 | t112<<52 | t112<<53 | t95<<54 | t95<<55 | t78<<56 | t78<<57 | t61<<58 | t61<<59 | t44<<60 | t44<<61 | t27<<62 | t27<<63
+	var t576 uint64 = v[10] & v[21]
+	v[576] = t576
+	v[577] = v[566]
+	v[578] = v[567]
+	v[579] = v[568]
+	v[580] = v[569]
+	v[581] = v[570]
+	v[582] = v[571]
+	v[583] = v[572]
+	v[584] = v[573]
+	v[585] = t574
+	v[586] = v[9]
+	v[586] &= 0x1
+	var t615 uint64 = v[643] | v[614]
+	v[615] = t615
+	var t630 uint64 = (^t615) & 0x1
+	var t631 uint64 = t576 & v[613]
+	var t632 uint64 = t630 & t631
+	v[632] = t632
 }
 
 // Step is one rising clock edge, then Eval.
@@ -1154,76 +1119,76 @@ func (x *simsum_int16_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int16_sat) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[650] != 0 {
+	if v[615] != 0 {
 		x.D |= 0x2
-		if v[637] != 0 {
-			v[653] = v[638]
-			v[654] = v[639]
-			v[655] = v[640]
-			v[656] = v[641]
-			v[657] = v[642]
-			v[658] = v[643]
-			v[659] = v[644]
-			v[660] = v[645]
-			v[661] = v[646]
-			v[662] = v[647]
+		if v[602] != 0 {
+			v[618] = v[603]
+			v[619] = v[604]
+			v[620] = v[605]
+			v[621] = v[606]
+			v[622] = v[607]
+			v[623] = v[608]
+			v[624] = v[609]
+			v[625] = v[610]
+			v[626] = v[611]
+			v[627] = v[612]
 		} else {
-			v[653] = v[610]
-			v[654] = v[611]
-			v[655] = v[612]
-			v[656] = v[613]
-			v[657] = v[614]
-			v[658] = v[615]
-			v[659] = v[616]
-			v[660] = v[617]
-			v[661] = v[618]
-			v[662] = v[619]
+			v[618] = v[577]
+			v[619] = v[578]
+			v[620] = v[579]
+			v[621] = v[580]
+			v[622] = v[581]
+			v[623] = v[582]
+			v[624] = v[583]
+			v[625] = v[584]
+			v[626] = v[585]
+			v[627] = v[586]
 		}
-		v[627] = v[653]
-		v[628] = v[654]
-		v[629] = v[655]
-		v[630] = v[656]
-		v[631] = v[657]
-		v[632] = v[658]
-		v[633] = v[659]
-		v[634] = v[660]
-		v[635] = v[661]
-		v[636] = v[662]
+		v[592] = v[618]
+		v[593] = v[619]
+		v[594] = v[620]
+		v[595] = v[621]
+		v[596] = v[622]
+		v[597] = v[623]
+		v[598] = v[624]
+		v[599] = v[625]
+		v[600] = v[626]
+		v[601] = v[627]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[626] = 0x0
-		v[637] = 0x0
+		v[591] = 0x0
+		v[602] = 0x0
 	} else {
 		x.D |= 0x1
-		var t651 uint64 = v[637] | v[609]
-		var t652, t652_1, t652_0 uint64 = 0, t651, v[626]
-		if v[650] != 0 {
-			t652 = t652_1
+		var t616 uint64 = v[602] | v[576]
+		var t617, t617_1, t617_0 uint64 = 0, t616, v[591]
+		if v[615] != 0 {
+			t617 = t617_1
 		} else {
-			t652 = t652_0
+			t617 = t617_0
 		}
-		v[626] = t652
-		var t664, t664_1, t664_0 uint64 = 0, 0x0, t651
-		if v[650] != 0 {
-			t664 = t664_1
+		v[591] = t617
+		var t629, t629_1, t629_0 uint64 = 0, 0x0, t616
+		if v[615] != 0 {
+			t629 = t629_1
 		} else {
-			t664 = t664_0
+			t629 = t629_0
 		}
-		v[637] = t664
+		v[602] = t629
 	}
-	if v[667] != 0 {
+	if v[632] != 0 {
 		x.D |= 0x4
-		v[638] = v[610]
-		v[639] = v[611]
-		v[640] = v[612]
-		v[641] = v[613]
-		v[642] = v[614]
-		v[643] = v[615]
-		v[644] = v[616]
-		v[645] = v[617]
-		v[646] = v[618]
-		v[647] = v[619]
+		v[603] = v[577]
+		v[604] = v[578]
+		v[605] = v[579]
+		v[606] = v[580]
+		v[607] = v[581]
+		v[608] = v[582]
+		v[609] = v[583]
+		v[610] = v[584]
+		v[611] = v[585]
+		v[612] = v[586]
 	}
 	return true
 }
@@ -1234,15 +1199,15 @@ var simsum_int16_satIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 622,
+	"s0_tready": 588,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 625,
-	"m_tdata":   668,
-	"m_tkeep":   676,
-	"m_tlast":   677,
-	"m_tvalid":  626,
-	"m_tready":  678,
+	"s1_tready": 590,
+	"m_tdata":   633,
+	"m_tkeep":   641,
+	"m_tlast":   642,
+	"m_tvalid":  591,
+	"m_tready":  643,
 }

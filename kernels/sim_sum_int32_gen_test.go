@@ -12,7 +12,7 @@ import (
 
 // simsum_int32 simulates module onic_kernel_sum_int32: S holds every signal's words, M0... its memories.
 type simsum_int32 struct {
-	S         [231]uint64
+	S         [212]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,32 +25,32 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int32() }) }
 func Newsimsum_int32() *simsum_int32 {
 	x := &simsum_int32{D: ^uint64(0)}
 	x.S[22] = 0x1
-	x.S[30] = 0x1
-	x.S[38] = 0x1
-	x.S[46] = 0x1
-	x.S[54] = 0x1
-	x.S[62] = 0x1
-	x.S[70] = 0x1
+	x.S[29] = 0x1
+	x.S[36] = 0x1
+	x.S[43] = 0x1
+	x.S[50] = 0x1
+	x.S[57] = 0x1
+	x.S[64] = 0x1
+	x.S[71] = 0x1
 	x.S[78] = 0x1
-	x.S[86] = 0x1
-	x.S[94] = 0x1
-	x.S[102] = 0x1
-	x.S[110] = 0x1
-	x.S[118] = 0x1
-	x.S[126] = 0x1
-	x.S[134] = 0x1
-	x.S[142] = 0x1
-	x.S[159] = 0x1
-	x.S[172] = 0x1
-	x.S[175] = 0x1
-	x.S[200] = 0x1
-	x.S[201] = 0x1
-	x.S[202] = 0x1
+	x.S[85] = 0x1
+	x.S[92] = 0x1
+	x.S[99] = 0x1
+	x.S[106] = 0x1
+	x.S[113] = 0x1
+	x.S[120] = 0x1
+	x.S[127] = 0x1
+	x.S[143] = 0x1
+	x.S[155] = 0x1
+	x.S[157] = 0x1
+	x.S[181] = 0x1
+	x.S[182] = 0x1
+	x.S[183] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "02393a5dfb83fac2a34fa8435aaae161" }
+func (x *simsum_int32) Fingerprint() string { return "f0adf94c418c56ee9ce5d2e2a65040f5" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -77,24 +77,24 @@ func (x *simsum_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t200 uint64 = (^v[189]) & 0x1
-		v[200] = t200
-		var t201 uint64 = (^v[178]) & 0x1
-		v[201] = t201
+		var t181 uint64 = (^v[170]) & 0x1
+		v[181] = t181
+		var t182 uint64 = (^v[159]) & 0x1
+		v[182] = t182
 	}
 	if d&0x2 != 0 {
-		v[220] = v[179]
-		v[221] = v[180]
-		v[222] = v[181]
-		v[223] = v[182]
-		v[224] = v[183]
-		v[225] = v[184]
-		v[226] = v[185]
-		v[227] = v[186]
-		var t228 uint64 = v[187] >> 0 & 0xffffffffffffffff
-		v[228] = t228
-		var t229 uint64 = v[188] >> 0 & 0x1
-		v[229] = t229
+		v[201] = v[160]
+		v[202] = v[161]
+		v[203] = v[162]
+		v[204] = v[163]
+		v[205] = v[164]
+		v[206] = v[165]
+		v[207] = v[166]
+		v[208] = v[167]
+		var t209 uint64 = v[168] >> 0 & 0xffffffffffffffff
+		v[209] = t209
+		var t210 uint64 = v[169] >> 0 & 0x1
+		v[210] = t210
 	}
 }
 
@@ -102,153 +102,134 @@ func (x *simsum_int32) EvalState() {
 func (x *simsum_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t173 uint64 = 0x1 & v[21]
-	var t174 uint64 = v[200] & t173
-	v[174] = t174
-	var t176 uint64 = 0x1 & v[10]
-	var t177 uint64 = v[200] & t176
-	v[177] = t177
+	var t156 uint64 = v[181] & v[21]
+	v[156] = t156
+	var t158 uint64 = v[181] & v[10]
+	v[158] = t158
 	var t23 uint64 = v[7] >> 32 & 0xffffffff
 	var t24 uint64 = (v[8] >> 60) & 0x1
-	var t25 uint64 = 0x1 & t24
-	var t26 uint64 = v[18] >> 32 & 0xffffffff
-	var t27 uint64 = (v[19] >> 60) & 0x1
-	var t28 uint64 = t25 & t27
-	var t29 uint64 = (t23 + t26) & 0xffffffff
-	var t31 uint64 = v[7] >> 0 & 0xffffffff
-	var t32 uint64 = (v[8] >> 56) & 0x1
-	var t33 uint64 = 0x1 & t32
-	var t34 uint64 = v[18] >> 0 & 0xffffffff
-	var t35 uint64 = (v[19] >> 56) & 0x1
-	var t36 uint64 = t33 & t35
-	var t37 uint64 = (t31 + t34) & 0xffffffff
-	var t39 uint64 = v[6] >> 32 & 0xffffffff
-	var t40 uint64 = (v[8] >> 52) & 0x1
-	var t41 uint64 = 0x1 & t40
-	var t42 uint64 = v[17] >> 32 & 0xffffffff
-	var t43 uint64 = (v[19] >> 52) & 0x1
-	var t44 uint64 = t41 & t43
-	var t45 uint64 = (t39 + t42) & 0xffffffff
-	var t47 uint64 = v[6] >> 0 & 0xffffffff
-	var t48 uint64 = (v[8] >> 48) & 0x1
-	var t49 uint64 = 0x1 & t48
-	var t50 uint64 = v[17] >> 0 & 0xffffffff
-	var t51 uint64 = (v[19] >> 48) & 0x1
-	var t52 uint64 = t49 & t51
-	var t53 uint64 = (t47 + t50) & 0xffffffff
-	var t55 uint64 = v[5] >> 32 & 0xffffffff
-	var t56 uint64 = (v[8] >> 44) & 0x1
-	var t57 uint64 = 0x1 & t56
-	var t58 uint64 = v[16] >> 32 & 0xffffffff
-	var t59 uint64 = (v[19] >> 44) & 0x1
-	var t60 uint64 = t57 & t59
-	var t61 uint64 = (t55 + t58) & 0xffffffff
-	var t63 uint64 = v[5] >> 0 & 0xffffffff
-	var t64 uint64 = (v[8] >> 40) & 0x1
-	var t65 uint64 = 0x1 & t64
-	var t66 uint64 = v[16] >> 0 & 0xffffffff
-	var t67 uint64 = (v[19] >> 40) & 0x1
-	var t68 uint64 = t65 & t67
-	var t69 uint64 = (t63 + t66) & 0xffffffff
-	var t71 uint64 = v[4] >> 32 & 0xffffffff
-	var t72 uint64 = (v[8] >> 36) & 0x1
-	var t73 uint64 = 0x1 & t72
-	var t74 uint64 = v[15] >> 32 & 0xffffffff
-	var t75 uint64 = (v[19] >> 36) & 0x1
+	var t25 uint64 = v[18] >> 32 & 0xffffffff
+	var t26 uint64 = (v[19] >> 60) & 0x1
+	var t27 uint64 = t24 & t26
+	var t28 uint64 = (t23 + t25) & 0xffffffff
+	var t30 uint64 = v[7] >> 0 & 0xffffffff
+	var t31 uint64 = (v[8] >> 56) & 0x1
+	var t32 uint64 = v[18] >> 0 & 0xffffffff
+	var t33 uint64 = (v[19] >> 56) & 0x1
+	var t34 uint64 = t31 & t33
+	var t35 uint64 = (t30 + t32) & 0xffffffff
+	var t37 uint64 = v[6] >> 32 & 0xffffffff
+	var t38 uint64 = (v[8] >> 52) & 0x1
+	var t39 uint64 = v[17] >> 32 & 0xffffffff
+	var t40 uint64 = (v[19] >> 52) & 0x1
+	var t41 uint64 = t38 & t40
+	var t42 uint64 = (t37 + t39) & 0xffffffff
+	var t44 uint64 = v[6] >> 0 & 0xffffffff
+	var t45 uint64 = (v[8] >> 48) & 0x1
+	var t46 uint64 = v[17] >> 0 & 0xffffffff
+	var t47 uint64 = (v[19] >> 48) & 0x1
+	var t48 uint64 = t45 & t47
+	var t49 uint64 = (t44 + t46) & 0xffffffff
+	var t51 uint64 = v[5] >> 32 & 0xffffffff
+	var t52 uint64 = (v[8] >> 44) & 0x1
+	var t53 uint64 = v[16] >> 32 & 0xffffffff
+	var t54 uint64 = (v[19] >> 44) & 0x1
+	var t55 uint64 = t52 & t54
+	var t56 uint64 = (t51 + t53) & 0xffffffff
+	var t58 uint64 = v[5] >> 0 & 0xffffffff
+	var t59 uint64 = (v[8] >> 40) & 0x1
+	var t60 uint64 = v[16] >> 0 & 0xffffffff
+	var t61 uint64 = (v[19] >> 40) & 0x1
+	var t62 uint64 = t59 & t61
+	var t63 uint64 = (t58 + t60) & 0xffffffff
+	var t65 uint64 = v[4] >> 32 & 0xffffffff
+	var t66 uint64 = (v[8] >> 36) & 0x1
+	var t67 uint64 = v[15] >> 32 & 0xffffffff
+	var t68 uint64 = (v[19] >> 36) & 0x1
+	var t69 uint64 = t66 & t68
+	var t70 uint64 = (t65 + t67) & 0xffffffff
+	var t72 uint64 = v[4] >> 0 & 0xffffffff
+	var t73 uint64 = (v[8] >> 32) & 0x1
+	var t74 uint64 = v[15] >> 0 & 0xffffffff
+	var t75 uint64 = (v[19] >> 32) & 0x1
 	var t76 uint64 = t73 & t75
-	var t77 uint64 = (t71 + t74) & 0xffffffff
-	var t79 uint64 = v[4] >> 0 & 0xffffffff
-	var t80 uint64 = (v[8] >> 32) & 0x1
-	var t81 uint64 = 0x1 & t80
-	var t82 uint64 = v[15] >> 0 & 0xffffffff
-	var t83 uint64 = (v[19] >> 32) & 0x1
-	var t84 uint64 = t81 & t83
-	var t85 uint64 = (t79 + t82) & 0xffffffff
-	var t87 uint64 = v[3] >> 32 & 0xffffffff
-	var t88 uint64 = (v[8] >> 28) & 0x1
-	var t89 uint64 = 0x1 & t88
-	var t90 uint64 = v[14] >> 32 & 0xffffffff
-	var t91 uint64 = (v[19] >> 28) & 0x1
-	var t92 uint64 = t89 & t91
-	var t93 uint64 = (t87 + t90) & 0xffffffff
-	var t95 uint64 = v[3] >> 0 & 0xffffffff
-	var t96 uint64 = (v[8] >> 24) & 0x1
-	var t97 uint64 = 0x1 & t96
-	var t98 uint64 = v[14] >> 0 & 0xffffffff
-	var t99 uint64 = (v[19] >> 24) & 0x1
-	var t100 uint64 = t97 & t99
-	var t101 uint64 = (t95 + t98) & 0xffffffff
-	var t103 uint64 = v[2] >> 32 & 0xffffffff
-	var t104 uint64 = (v[8] >> 20) & 0x1
-	var t105 uint64 = 0x1 & t104
-	var t106 uint64 = v[13] >> 32 & 0xffffffff
-	var t107 uint64 = (v[19] >> 20) & 0x1
-	var t108 uint64 = t105 & t107
-	var t109 uint64 = (t103 + t106) & 0xffffffff
-	var t111 uint64 = v[2] >> 0 & 0xffffffff
-	var t112 uint64 = (v[8] >> 16) & 0x1
-	var t113 uint64 = 0x1 & t112
-	var t114 uint64 = v[13] >> 0 & 0xffffffff
-	var t115 uint64 = (v[19] >> 16) & 0x1
-	var t116 uint64 = t113 & t115
-	var t117 uint64 = (t111 + t114) & 0xffffffff
-	var t119 uint64 = v[1] >> 32 & 0xffffffff
-	var t120 uint64 = (v[8] >> 12) & 0x1
-	var t121 uint64 = 0x1 & t120
-	var t122 uint64 = v[12] >> 32 & 0xffffffff
-	var t123 uint64 = (v[19] >> 12) & 0x1
-	var t124 uint64 = t121 & t123
-	var t125 uint64 = (t119 + t122) & 0xffffffff
-	var t127 uint64 = v[1] >> 0 & 0xffffffff
-	var t128 uint64 = (v[8] >> 8) & 0x1
-	var t129 uint64 = 0x1 & t128
-	var t130 uint64 = v[12] >> 0 & 0xffffffff
-	var t131 uint64 = (v[19] >> 8) & 0x1
+	var t77 uint64 = (t72 + t74) & 0xffffffff
+	var t79 uint64 = v[3] >> 32 & 0xffffffff
+	var t80 uint64 = (v[8] >> 28) & 0x1
+	var t81 uint64 = v[14] >> 32 & 0xffffffff
+	var t82 uint64 = (v[19] >> 28) & 0x1
+	var t83 uint64 = t80 & t82
+	var t84 uint64 = (t79 + t81) & 0xffffffff
+	var t86 uint64 = v[3] >> 0 & 0xffffffff
+	var t87 uint64 = (v[8] >> 24) & 0x1
+	var t88 uint64 = v[14] >> 0 & 0xffffffff
+	var t89 uint64 = (v[19] >> 24) & 0x1
+	var t90 uint64 = t87 & t89
+	var t91 uint64 = (t86 + t88) & 0xffffffff
+	var t93 uint64 = v[2] >> 32 & 0xffffffff
+	var t94 uint64 = (v[8] >> 20) & 0x1
+	var t95 uint64 = v[13] >> 32 & 0xffffffff
+	var t96 uint64 = (v[19] >> 20) & 0x1
+	var t97 uint64 = t94 & t96
+	var t98 uint64 = (t93 + t95) & 0xffffffff
+	var t100 uint64 = v[2] >> 0 & 0xffffffff
+	var t101 uint64 = (v[8] >> 16) & 0x1
+	var t102 uint64 = v[13] >> 0 & 0xffffffff
+	var t103 uint64 = (v[19] >> 16) & 0x1
+	var t104 uint64 = t101 & t103
+	var t105 uint64 = (t100 + t102) & 0xffffffff
+	var t107 uint64 = v[1] >> 32 & 0xffffffff
+	var t108 uint64 = (v[8] >> 12) & 0x1
+	var t109 uint64 = v[12] >> 32 & 0xffffffff
+	var t110 uint64 = (v[19] >> 12) & 0x1
+	var t111 uint64 = t108 & t110
+	var t112 uint64 = (t107 + t109) & 0xffffffff
+	var t114 uint64 = v[1] >> 0 & 0xffffffff
+	var t115 uint64 = (v[8] >> 8) & 0x1
+	var t116 uint64 = v[12] >> 0 & 0xffffffff
+	var t117 uint64 = (v[19] >> 8) & 0x1
+	var t118 uint64 = t115 & t117
+	var t119 uint64 = (t114 + t116) & 0xffffffff
+	var t121 uint64 = v[0] >> 32 & 0xffffffff
+	var t122 uint64 = (v[8] >> 4) & 0x1
+	var t123 uint64 = v[11] >> 32 & 0xffffffff
+	var t124 uint64 = (v[19] >> 4) & 0x1
+	var t125 uint64 = t122 & t124
+	var t126 uint64 = (t121 + t123) & 0xffffffff
+	var t128 uint64 = v[0] >> 0 & 0xffffffff
+	var t129 uint64 = (v[8]) & 0x1
+	var t130 uint64 = v[11] >> 0 & 0xffffffff
+	var t131 uint64 = (v[19]) & 0x1
 	var t132 uint64 = t129 & t131
-	var t133 uint64 = (t127 + t130) & 0xffffffff
-	var t135 uint64 = v[0] >> 32 & 0xffffffff
-	var t136 uint64 = (v[8] >> 4) & 0x1
-	var t137 uint64 = 0x1 & t136
-	var t138 uint64 = v[11] >> 32 & 0xffffffff
-	var t139 uint64 = (v[19] >> 4) & 0x1
-	var t140 uint64 = t137 & t139
-	var t141 uint64 = (t135 + t138) & 0xffffffff
-	var t143 uint64 = v[0] >> 0 & 0xffffffff
-	var t144 uint64 = (v[8]) & 0x1
-	var t145 uint64 = 0x1 & t144
-	var t146 uint64 = v[11] >> 0 & 0xffffffff
-	var t147 uint64 = (v[19]) & 0x1
-	var t148 uint64 = t145 & t147
-	var t149 uint64 = (t143 + t146) & 0xffffffff
-	v[150] = t141<<32 | t149
-	v[151] = t125<<32 | t133
-	v[152] = t109<<32 | t117
-	v[153] = t93<<32 | t101
-	v[154] = t77<<32 | t85
-	v[155] = t61<<32 | t69
-	v[156] = t45<<32 | t53
-	v[157] = t29<<32 | t37
-	var t158 uint64 = t148 | t148<<1 | t148<<2 | t148<<3 | t140<<4 | t140<<5 | t140<<6 | t140<<7 | t132<<8 | t132<<9 | t132<<10 | t132<<11 | t124<<12 | t124<<13 | t124<<14 | t124<<15 | t116<<16 | t116<<17 | t116<<18 | t116<<19 | t108<<20 | t108<<21 | t108<<22 | t108<<23 | t100<<24 | t100<<25 | t100<<26 | t100<<27 | t92<<28 | t92<<29 | t92<<30 | t92<<31 | t84<<32 | t84<<33 | t84<<34 | t84<<35 | t76<<36 | t76<<37 | t76<<38 | t76<<39 | t68<<40 | t68<<41 | t68<<42 | t68<<43 | t60<<44 | t60<<45 | t60<<46 | t60<<47 | t52<<48 | t52<<49 | t52<<50 | t52<<51 | t44<<52 | t44<<53 | t44<<54 | t44<<55 | t36<<56 | t36<<57 | t36<<58 | t36<<59 | t28<<60 | t28<<61 | t28<<62 | t28<<63
-	var t160 uint64 = 0x1 & v[10]
-	var t161 uint64 = t160 & v[21]
-	v[161] = t161
-	v[162] = v[150]
-	v[163] = v[151]
-	v[164] = v[152]
-	v[165] = v[153]
-	v[166] = v[154]
-	v[167] = v[155]
-	v[168] = v[156]
-	v[169] = v[157]
-	v[170] = t158
-	v[171] = v[9]
-	v[171] &= 0x1
-	var t202 uint64 = v[230] | v[201]
-	v[202] = t202
-	var t217 uint64 = (^t202) & 0x1
-	var t218 uint64 = t161 & v[200]
-	var t219 uint64 = t217 & t218
-	v[219] = t219
+	var t133 uint64 = (t128 + t130) & 0xffffffff
+	v[134] = t126<<32 | t133
+	v[135] = t112<<32 | t119
+	v[136] = t98<<32 | t105
+	v[137] = t84<<32 | t91
+	v[138] = t70<<32 | t77
+	v[139] = t56<<32 | t63
+	v[140] = t42<<32 | t49
+	v[141] = t28<<32 | t35
+	var t142 uint64 = t132 | t132<<1 | t132<<2 | t132<<3 | t125<<4 | t125<<5 | t125<<6 | t125<<7 | t118<<8 | t118<<9 | t118<<10 | t118<<11 | t111<<12 | t111<<13 | t111<<14 | t111<<15 | t104<<16 | t104<<17 | t104<<18 | t104<<19 | t97<<20 | t97<<21 | t97<<22 | t97<<23 | t90<<24 | t90<<25 | t90<<26 | t90<<27 | t83<<28 | t83<<29 | t83<<30 | t83<<31 | t76<<32 | t76<<33 | t76<<34 | t76<<35 | t69<<36 | t69<<37 | t69<<38 | t69<<39 | t62<<40 | t62<<41 | t62<<42 | t62<<43 | t55<<44 | t55<<45 | t55<<46 | t55<<47 | t48<<48 | t48<<49 | t48<<50 | t48<<51 | t41<<52 | t41<<53 | t41<<54 | t41<<55 | t34<<56 | t34<<57 | t34<<58 | t34<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
+	var t144 uint64 = v[10] & v[21]
+	v[144] = t144
+	v[145] = v[134]
+	v[146] = v[135]
+	v[147] = v[136]
+	v[148] = v[137]
+	v[149] = v[138]
+	v[150] = v[139]
+	v[151] = v[140]
+	v[152] = v[141]
+	v[153] = t142
+	v[154] = v[9]
+	v[154] &= 0x1
+	var t183 uint64 = v[211] | v[182]
+	v[183] = t183
+	var t198 uint64 = (^t183) & 0x1
+	var t199 uint64 = t144 & v[181]
+	var t200 uint64 = t198 & t199
+	v[200] = t200
 }
 
 // Step is one rising clock edge, then Eval.
@@ -258,76 +239,76 @@ func (x *simsum_int32) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[202] != 0 {
+	if v[183] != 0 {
 		x.D |= 0x2
-		if v[189] != 0 {
-			v[205] = v[190]
-			v[206] = v[191]
-			v[207] = v[192]
-			v[208] = v[193]
-			v[209] = v[194]
-			v[210] = v[195]
-			v[211] = v[196]
-			v[212] = v[197]
-			v[213] = v[198]
-			v[214] = v[199]
+		if v[170] != 0 {
+			v[186] = v[171]
+			v[187] = v[172]
+			v[188] = v[173]
+			v[189] = v[174]
+			v[190] = v[175]
+			v[191] = v[176]
+			v[192] = v[177]
+			v[193] = v[178]
+			v[194] = v[179]
+			v[195] = v[180]
 		} else {
-			v[205] = v[162]
-			v[206] = v[163]
-			v[207] = v[164]
-			v[208] = v[165]
-			v[209] = v[166]
-			v[210] = v[167]
-			v[211] = v[168]
-			v[212] = v[169]
-			v[213] = v[170]
-			v[214] = v[171]
+			v[186] = v[145]
+			v[187] = v[146]
+			v[188] = v[147]
+			v[189] = v[148]
+			v[190] = v[149]
+			v[191] = v[150]
+			v[192] = v[151]
+			v[193] = v[152]
+			v[194] = v[153]
+			v[195] = v[154]
 		}
-		v[179] = v[205]
-		v[180] = v[206]
-		v[181] = v[207]
-		v[182] = v[208]
-		v[183] = v[209]
-		v[184] = v[210]
-		v[185] = v[211]
-		v[186] = v[212]
-		v[187] = v[213]
-		v[188] = v[214]
+		v[160] = v[186]
+		v[161] = v[187]
+		v[162] = v[188]
+		v[163] = v[189]
+		v[164] = v[190]
+		v[165] = v[191]
+		v[166] = v[192]
+		v[167] = v[193]
+		v[168] = v[194]
+		v[169] = v[195]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[178] = 0x0
-		v[189] = 0x0
+		v[159] = 0x0
+		v[170] = 0x0
 	} else {
 		x.D |= 0x1
-		var t203 uint64 = v[189] | v[161]
-		var t204, t204_1, t204_0 uint64 = 0, t203, v[178]
-		if v[202] != 0 {
-			t204 = t204_1
+		var t184 uint64 = v[170] | v[144]
+		var t185, t185_1, t185_0 uint64 = 0, t184, v[159]
+		if v[183] != 0 {
+			t185 = t185_1
 		} else {
-			t204 = t204_0
+			t185 = t185_0
 		}
-		v[178] = t204
-		var t216, t216_1, t216_0 uint64 = 0, 0x0, t203
-		if v[202] != 0 {
-			t216 = t216_1
+		v[159] = t185
+		var t197, t197_1, t197_0 uint64 = 0, 0x0, t184
+		if v[183] != 0 {
+			t197 = t197_1
 		} else {
-			t216 = t216_0
+			t197 = t197_0
 		}
-		v[189] = t216
+		v[170] = t197
 	}
-	if v[219] != 0 {
+	if v[200] != 0 {
 		x.D |= 0x4
-		v[190] = v[162]
-		v[191] = v[163]
-		v[192] = v[164]
-		v[193] = v[165]
-		v[194] = v[166]
-		v[195] = v[167]
-		v[196] = v[168]
-		v[197] = v[169]
-		v[198] = v[170]
-		v[199] = v[171]
+		v[171] = v[145]
+		v[172] = v[146]
+		v[173] = v[147]
+		v[174] = v[148]
+		v[175] = v[149]
+		v[176] = v[150]
+		v[177] = v[151]
+		v[178] = v[152]
+		v[179] = v[153]
+		v[180] = v[154]
 	}
 	return true
 }
@@ -338,15 +319,15 @@ var simsum_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 174,
+	"s0_tready": 156,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 177,
-	"m_tdata":   220,
-	"m_tkeep":   228,
-	"m_tlast":   229,
-	"m_tvalid":  178,
-	"m_tready":  230,
+	"s1_tready": 158,
+	"m_tdata":   201,
+	"m_tkeep":   209,
+	"m_tlast":   210,
+	"m_tvalid":  159,
+	"m_tready":  211,
 }

@@ -12,7 +12,7 @@ import (
 
 // simsum_int8_sat simulates module onic_kernel_sum_int8_sat: S holds every signal's words, M0... its memories.
 type simsum_int8_sat struct {
-	S         [1255]uint64
+	S         [1188]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,272 +25,272 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int8_sat() }) }
 func Newsimsum_int8_sat() *simsum_int8_sat {
 	x := &simsum_int8_sat{D: ^uint64(0)}
 	x.S[22] = 0x1
-	x.S[34] = 0x80
+	x.S[33] = 0x80
+	x.S[34] = 0x7f
 	x.S[35] = 0x7f
-	x.S[36] = 0x7f
-	x.S[40] = 0x1
-	x.S[52] = 0x80
-	x.S[53] = 0x7f
-	x.S[54] = 0x7f
-	x.S[58] = 0x1
-	x.S[70] = 0x80
-	x.S[71] = 0x7f
-	x.S[72] = 0x7f
-	x.S[76] = 0x1
-	x.S[88] = 0x80
-	x.S[89] = 0x7f
-	x.S[90] = 0x7f
-	x.S[94] = 0x1
-	x.S[106] = 0x80
-	x.S[107] = 0x7f
-	x.S[108] = 0x7f
-	x.S[112] = 0x1
-	x.S[124] = 0x80
-	x.S[125] = 0x7f
-	x.S[126] = 0x7f
-	x.S[130] = 0x1
-	x.S[142] = 0x80
-	x.S[143] = 0x7f
-	x.S[144] = 0x7f
-	x.S[148] = 0x1
-	x.S[160] = 0x80
-	x.S[161] = 0x7f
-	x.S[162] = 0x7f
-	x.S[166] = 0x1
-	x.S[178] = 0x80
-	x.S[179] = 0x7f
-	x.S[180] = 0x7f
-	x.S[184] = 0x1
-	x.S[196] = 0x80
-	x.S[197] = 0x7f
-	x.S[198] = 0x7f
-	x.S[202] = 0x1
-	x.S[214] = 0x80
-	x.S[215] = 0x7f
-	x.S[216] = 0x7f
-	x.S[220] = 0x1
-	x.S[232] = 0x80
-	x.S[233] = 0x7f
-	x.S[234] = 0x7f
-	x.S[238] = 0x1
-	x.S[250] = 0x80
-	x.S[251] = 0x7f
-	x.S[252] = 0x7f
-	x.S[256] = 0x1
-	x.S[268] = 0x80
-	x.S[269] = 0x7f
-	x.S[270] = 0x7f
-	x.S[274] = 0x1
-	x.S[286] = 0x80
-	x.S[287] = 0x7f
-	x.S[288] = 0x7f
-	x.S[292] = 0x1
-	x.S[304] = 0x80
-	x.S[305] = 0x7f
+	x.S[39] = 0x1
+	x.S[50] = 0x80
+	x.S[51] = 0x7f
+	x.S[52] = 0x7f
+	x.S[56] = 0x1
+	x.S[67] = 0x80
+	x.S[68] = 0x7f
+	x.S[69] = 0x7f
+	x.S[73] = 0x1
+	x.S[84] = 0x80
+	x.S[85] = 0x7f
+	x.S[86] = 0x7f
+	x.S[90] = 0x1
+	x.S[101] = 0x80
+	x.S[102] = 0x7f
+	x.S[103] = 0x7f
+	x.S[107] = 0x1
+	x.S[118] = 0x80
+	x.S[119] = 0x7f
+	x.S[120] = 0x7f
+	x.S[124] = 0x1
+	x.S[135] = 0x80
+	x.S[136] = 0x7f
+	x.S[137] = 0x7f
+	x.S[141] = 0x1
+	x.S[152] = 0x80
+	x.S[153] = 0x7f
+	x.S[154] = 0x7f
+	x.S[158] = 0x1
+	x.S[169] = 0x80
+	x.S[170] = 0x7f
+	x.S[171] = 0x7f
+	x.S[175] = 0x1
+	x.S[186] = 0x80
+	x.S[187] = 0x7f
+	x.S[188] = 0x7f
+	x.S[192] = 0x1
+	x.S[203] = 0x80
+	x.S[204] = 0x7f
+	x.S[205] = 0x7f
+	x.S[209] = 0x1
+	x.S[220] = 0x80
+	x.S[221] = 0x7f
+	x.S[222] = 0x7f
+	x.S[226] = 0x1
+	x.S[237] = 0x80
+	x.S[238] = 0x7f
+	x.S[239] = 0x7f
+	x.S[243] = 0x1
+	x.S[254] = 0x80
+	x.S[255] = 0x7f
+	x.S[256] = 0x7f
+	x.S[260] = 0x1
+	x.S[271] = 0x80
+	x.S[272] = 0x7f
+	x.S[273] = 0x7f
+	x.S[277] = 0x1
+	x.S[288] = 0x80
+	x.S[289] = 0x7f
+	x.S[290] = 0x7f
+	x.S[294] = 0x1
+	x.S[305] = 0x80
 	x.S[306] = 0x7f
-	x.S[310] = 0x1
+	x.S[307] = 0x7f
+	x.S[311] = 0x1
 	x.S[322] = 0x80
 	x.S[323] = 0x7f
 	x.S[324] = 0x7f
 	x.S[328] = 0x1
-	x.S[340] = 0x80
+	x.S[339] = 0x80
+	x.S[340] = 0x7f
 	x.S[341] = 0x7f
-	x.S[342] = 0x7f
-	x.S[346] = 0x1
-	x.S[358] = 0x80
-	x.S[359] = 0x7f
-	x.S[360] = 0x7f
-	x.S[364] = 0x1
-	x.S[376] = 0x80
-	x.S[377] = 0x7f
-	x.S[378] = 0x7f
-	x.S[382] = 0x1
-	x.S[394] = 0x80
-	x.S[395] = 0x7f
-	x.S[396] = 0x7f
-	x.S[400] = 0x1
-	x.S[412] = 0x80
-	x.S[413] = 0x7f
-	x.S[414] = 0x7f
-	x.S[418] = 0x1
-	x.S[430] = 0x80
-	x.S[431] = 0x7f
-	x.S[432] = 0x7f
-	x.S[436] = 0x1
-	x.S[448] = 0x80
-	x.S[449] = 0x7f
-	x.S[450] = 0x7f
-	x.S[454] = 0x1
-	x.S[466] = 0x80
-	x.S[467] = 0x7f
-	x.S[468] = 0x7f
-	x.S[472] = 0x1
-	x.S[484] = 0x80
-	x.S[485] = 0x7f
-	x.S[486] = 0x7f
-	x.S[490] = 0x1
-	x.S[502] = 0x80
-	x.S[503] = 0x7f
-	x.S[504] = 0x7f
-	x.S[508] = 0x1
-	x.S[520] = 0x80
-	x.S[521] = 0x7f
-	x.S[522] = 0x7f
-	x.S[526] = 0x1
-	x.S[538] = 0x80
-	x.S[539] = 0x7f
-	x.S[540] = 0x7f
-	x.S[544] = 0x1
-	x.S[556] = 0x80
-	x.S[557] = 0x7f
-	x.S[558] = 0x7f
-	x.S[562] = 0x1
-	x.S[574] = 0x80
-	x.S[575] = 0x7f
-	x.S[576] = 0x7f
-	x.S[580] = 0x1
-	x.S[592] = 0x80
-	x.S[593] = 0x7f
-	x.S[594] = 0x7f
-	x.S[598] = 0x1
-	x.S[610] = 0x80
-	x.S[611] = 0x7f
+	x.S[345] = 0x1
+	x.S[356] = 0x80
+	x.S[357] = 0x7f
+	x.S[358] = 0x7f
+	x.S[362] = 0x1
+	x.S[373] = 0x80
+	x.S[374] = 0x7f
+	x.S[375] = 0x7f
+	x.S[379] = 0x1
+	x.S[390] = 0x80
+	x.S[391] = 0x7f
+	x.S[392] = 0x7f
+	x.S[396] = 0x1
+	x.S[407] = 0x80
+	x.S[408] = 0x7f
+	x.S[409] = 0x7f
+	x.S[413] = 0x1
+	x.S[424] = 0x80
+	x.S[425] = 0x7f
+	x.S[426] = 0x7f
+	x.S[430] = 0x1
+	x.S[441] = 0x80
+	x.S[442] = 0x7f
+	x.S[443] = 0x7f
+	x.S[447] = 0x1
+	x.S[458] = 0x80
+	x.S[459] = 0x7f
+	x.S[460] = 0x7f
+	x.S[464] = 0x1
+	x.S[475] = 0x80
+	x.S[476] = 0x7f
+	x.S[477] = 0x7f
+	x.S[481] = 0x1
+	x.S[492] = 0x80
+	x.S[493] = 0x7f
+	x.S[494] = 0x7f
+	x.S[498] = 0x1
+	x.S[509] = 0x80
+	x.S[510] = 0x7f
+	x.S[511] = 0x7f
+	x.S[515] = 0x1
+	x.S[526] = 0x80
+	x.S[527] = 0x7f
+	x.S[528] = 0x7f
+	x.S[532] = 0x1
+	x.S[543] = 0x80
+	x.S[544] = 0x7f
+	x.S[545] = 0x7f
+	x.S[549] = 0x1
+	x.S[560] = 0x80
+	x.S[561] = 0x7f
+	x.S[562] = 0x7f
+	x.S[566] = 0x1
+	x.S[577] = 0x80
+	x.S[578] = 0x7f
+	x.S[579] = 0x7f
+	x.S[583] = 0x1
+	x.S[594] = 0x80
+	x.S[595] = 0x7f
+	x.S[596] = 0x7f
+	x.S[600] = 0x1
+	x.S[611] = 0x80
 	x.S[612] = 0x7f
-	x.S[616] = 0x1
+	x.S[613] = 0x7f
+	x.S[617] = 0x1
 	x.S[628] = 0x80
 	x.S[629] = 0x7f
 	x.S[630] = 0x7f
 	x.S[634] = 0x1
-	x.S[646] = 0x80
+	x.S[645] = 0x80
+	x.S[646] = 0x7f
 	x.S[647] = 0x7f
-	x.S[648] = 0x7f
-	x.S[652] = 0x1
-	x.S[664] = 0x80
-	x.S[665] = 0x7f
-	x.S[666] = 0x7f
-	x.S[670] = 0x1
-	x.S[682] = 0x80
-	x.S[683] = 0x7f
-	x.S[684] = 0x7f
-	x.S[688] = 0x1
-	x.S[700] = 0x80
-	x.S[701] = 0x7f
-	x.S[702] = 0x7f
-	x.S[706] = 0x1
-	x.S[718] = 0x80
-	x.S[719] = 0x7f
-	x.S[720] = 0x7f
-	x.S[724] = 0x1
-	x.S[736] = 0x80
-	x.S[737] = 0x7f
-	x.S[738] = 0x7f
-	x.S[742] = 0x1
-	x.S[754] = 0x80
-	x.S[755] = 0x7f
-	x.S[756] = 0x7f
-	x.S[760] = 0x1
-	x.S[772] = 0x80
-	x.S[773] = 0x7f
-	x.S[774] = 0x7f
-	x.S[778] = 0x1
-	x.S[790] = 0x80
-	x.S[791] = 0x7f
-	x.S[792] = 0x7f
-	x.S[796] = 0x1
-	x.S[808] = 0x80
-	x.S[809] = 0x7f
-	x.S[810] = 0x7f
-	x.S[814] = 0x1
-	x.S[826] = 0x80
-	x.S[827] = 0x7f
-	x.S[828] = 0x7f
-	x.S[832] = 0x1
-	x.S[844] = 0x80
-	x.S[845] = 0x7f
-	x.S[846] = 0x7f
-	x.S[850] = 0x1
-	x.S[862] = 0x80
-	x.S[863] = 0x7f
-	x.S[864] = 0x7f
-	x.S[868] = 0x1
-	x.S[880] = 0x80
-	x.S[881] = 0x7f
-	x.S[882] = 0x7f
-	x.S[886] = 0x1
-	x.S[898] = 0x80
-	x.S[899] = 0x7f
-	x.S[900] = 0x7f
-	x.S[904] = 0x1
-	x.S[916] = 0x80
-	x.S[917] = 0x7f
+	x.S[651] = 0x1
+	x.S[662] = 0x80
+	x.S[663] = 0x7f
+	x.S[664] = 0x7f
+	x.S[668] = 0x1
+	x.S[679] = 0x80
+	x.S[680] = 0x7f
+	x.S[681] = 0x7f
+	x.S[685] = 0x1
+	x.S[696] = 0x80
+	x.S[697] = 0x7f
+	x.S[698] = 0x7f
+	x.S[702] = 0x1
+	x.S[713] = 0x80
+	x.S[714] = 0x7f
+	x.S[715] = 0x7f
+	x.S[719] = 0x1
+	x.S[730] = 0x80
+	x.S[731] = 0x7f
+	x.S[732] = 0x7f
+	x.S[736] = 0x1
+	x.S[747] = 0x80
+	x.S[748] = 0x7f
+	x.S[749] = 0x7f
+	x.S[753] = 0x1
+	x.S[764] = 0x80
+	x.S[765] = 0x7f
+	x.S[766] = 0x7f
+	x.S[770] = 0x1
+	x.S[781] = 0x80
+	x.S[782] = 0x7f
+	x.S[783] = 0x7f
+	x.S[787] = 0x1
+	x.S[798] = 0x80
+	x.S[799] = 0x7f
+	x.S[800] = 0x7f
+	x.S[804] = 0x1
+	x.S[815] = 0x80
+	x.S[816] = 0x7f
+	x.S[817] = 0x7f
+	x.S[821] = 0x1
+	x.S[832] = 0x80
+	x.S[833] = 0x7f
+	x.S[834] = 0x7f
+	x.S[838] = 0x1
+	x.S[849] = 0x80
+	x.S[850] = 0x7f
+	x.S[851] = 0x7f
+	x.S[855] = 0x1
+	x.S[866] = 0x80
+	x.S[867] = 0x7f
+	x.S[868] = 0x7f
+	x.S[872] = 0x1
+	x.S[883] = 0x80
+	x.S[884] = 0x7f
+	x.S[885] = 0x7f
+	x.S[889] = 0x1
+	x.S[900] = 0x80
+	x.S[901] = 0x7f
+	x.S[902] = 0x7f
+	x.S[906] = 0x1
+	x.S[917] = 0x80
 	x.S[918] = 0x7f
-	x.S[922] = 0x1
+	x.S[919] = 0x7f
+	x.S[923] = 0x1
 	x.S[934] = 0x80
 	x.S[935] = 0x7f
 	x.S[936] = 0x7f
 	x.S[940] = 0x1
-	x.S[952] = 0x80
+	x.S[951] = 0x80
+	x.S[952] = 0x7f
 	x.S[953] = 0x7f
-	x.S[954] = 0x7f
-	x.S[958] = 0x1
-	x.S[970] = 0x80
-	x.S[971] = 0x7f
-	x.S[972] = 0x7f
-	x.S[976] = 0x1
-	x.S[988] = 0x80
-	x.S[989] = 0x7f
-	x.S[990] = 0x7f
-	x.S[994] = 0x1
-	x.S[1006] = 0x80
-	x.S[1007] = 0x7f
-	x.S[1008] = 0x7f
-	x.S[1012] = 0x1
-	x.S[1024] = 0x80
-	x.S[1025] = 0x7f
-	x.S[1026] = 0x7f
-	x.S[1030] = 0x1
-	x.S[1042] = 0x80
-	x.S[1043] = 0x7f
-	x.S[1044] = 0x7f
-	x.S[1048] = 0x1
-	x.S[1060] = 0x80
-	x.S[1061] = 0x7f
-	x.S[1062] = 0x7f
-	x.S[1066] = 0x1
-	x.S[1078] = 0x80
-	x.S[1079] = 0x7f
-	x.S[1080] = 0x7f
-	x.S[1084] = 0x1
-	x.S[1096] = 0x80
-	x.S[1097] = 0x7f
-	x.S[1098] = 0x7f
-	x.S[1102] = 0x1
-	x.S[1114] = 0x80
-	x.S[1115] = 0x7f
-	x.S[1116] = 0x7f
-	x.S[1120] = 0x1
-	x.S[1132] = 0x80
-	x.S[1133] = 0x7f
-	x.S[1134] = 0x7f
-	x.S[1138] = 0x1
-	x.S[1150] = 0x80
-	x.S[1151] = 0x7f
-	x.S[1152] = 0x7f
-	x.S[1156] = 0x1
-	x.S[1168] = 0x80
-	x.S[1169] = 0x7f
-	x.S[1170] = 0x7f
-	x.S[1183] = 0x1
-	x.S[1196] = 0x1
-	x.S[1199] = 0x1
-	x.S[1224] = 0x1
-	x.S[1225] = 0x1
-	x.S[1226] = 0x1
+	x.S[957] = 0x1
+	x.S[968] = 0x80
+	x.S[969] = 0x7f
+	x.S[970] = 0x7f
+	x.S[974] = 0x1
+	x.S[985] = 0x80
+	x.S[986] = 0x7f
+	x.S[987] = 0x7f
+	x.S[991] = 0x1
+	x.S[1002] = 0x80
+	x.S[1003] = 0x7f
+	x.S[1004] = 0x7f
+	x.S[1008] = 0x1
+	x.S[1019] = 0x80
+	x.S[1020] = 0x7f
+	x.S[1021] = 0x7f
+	x.S[1025] = 0x1
+	x.S[1036] = 0x80
+	x.S[1037] = 0x7f
+	x.S[1038] = 0x7f
+	x.S[1042] = 0x1
+	x.S[1053] = 0x80
+	x.S[1054] = 0x7f
+	x.S[1055] = 0x7f
+	x.S[1059] = 0x1
+	x.S[1070] = 0x80
+	x.S[1071] = 0x7f
+	x.S[1072] = 0x7f
+	x.S[1076] = 0x1
+	x.S[1087] = 0x80
+	x.S[1088] = 0x7f
+	x.S[1089] = 0x7f
+	x.S[1093] = 0x1
+	x.S[1104] = 0x80
+	x.S[1105] = 0x7f
+	x.S[1106] = 0x7f
+	x.S[1119] = 0x1
+	x.S[1131] = 0x1
+	x.S[1133] = 0x1
+	x.S[1157] = 0x1
+	x.S[1158] = 0x1
+	x.S[1159] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "7322ed7c0bd2663084724fae382bc79b" }
+func (x *simsum_int8_sat) Fingerprint() string { return "3c507dcafdf1c95a90d3785376acd4e4" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -317,24 +317,24 @@ func (x *simsum_int8_sat) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t1224 uint64 = (^v[1213]) & 0x1
-		v[1224] = t1224
-		var t1225 uint64 = (^v[1202]) & 0x1
-		v[1225] = t1225
+		var t1157 uint64 = (^v[1146]) & 0x1
+		v[1157] = t1157
+		var t1158 uint64 = (^v[1135]) & 0x1
+		v[1158] = t1158
 	}
 	if d&0x2 != 0 {
-		v[1244] = v[1203]
-		v[1245] = v[1204]
-		v[1246] = v[1205]
-		v[1247] = v[1206]
-		v[1248] = v[1207]
-		v[1249] = v[1208]
-		v[1250] = v[1209]
-		v[1251] = v[1210]
-		var t1252 uint64 = v[1211] >> 0 & 0xffffffffffffffff
-		v[1252] = t1252
-		var t1253 uint64 = v[1212] >> 0 & 0x1
-		v[1253] = t1253
+		v[1177] = v[1136]
+		v[1178] = v[1137]
+		v[1179] = v[1138]
+		v[1180] = v[1139]
+		v[1181] = v[1140]
+		v[1182] = v[1141]
+		v[1183] = v[1142]
+		v[1184] = v[1143]
+		var t1185 uint64 = v[1144] >> 0 & 0xffffffffffffffff
+		v[1185] = t1185
+		var t1186 uint64 = v[1145] >> 0 & 0x1
+		v[1186] = t1186
 	}
 }
 
@@ -342,467 +342,475 @@ func (x *simsum_int8_sat) EvalState() {
 func (x *simsum_int8_sat) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t1197 uint64 = 0x1 & v[21]
-	var t1198 uint64 = v[1224] & t1197
-	v[1198] = t1198
-	var t1200 uint64 = 0x1 & v[10]
-	var t1201 uint64 = v[1224] & t1200
-	v[1201] = t1201
+	var t1132 uint64 = v[1157] & v[21]
+	v[1132] = t1132
+	var t1134 uint64 = v[1157] & v[10]
+	v[1134] = t1134
 	var t23 uint64 = v[7] >> 56 & 0xff
 	var t24 uint64 = (v[8] >> 63) & 0x1
-	var t25 uint64 = 0x1 & t24
-	var t26 uint64 = v[18] >> 56 & 0xff
-	var t27 uint64 = (v[19] >> 63) & 0x1
-	var t28 uint64 = t25 & t27
-	var t29 uint64 = (uint64((int64(t23<<56) >> 56))) & 0x1ff
-	var t30 uint64 = (uint64((int64(t26<<56) >> 56))) & 0x1ff
-	var t31 uint64 = (t29 + t30) & 0x1ff
-	var t32 uint64 = (t31 >> 8) & 0x1
-	var t33 uint64 = (t31 >> 7) & 0x1
-	var t36, t36_1, t36_0 uint64 = 0, 0x80, 0x7f
-	if t32 != 0 {
-		t36 = t36_1
+	var t25 uint64 = v[18] >> 56 & 0xff
+	var t26 uint64 = (v[19] >> 63) & 0x1
+	var t27 uint64 = t24 & t26
+	var t28 uint64 = (uint64((int64(t23<<56) >> 56))) & 0x1ff
+	var t29 uint64 = (uint64((int64(t25<<56) >> 56))) & 0x1ff
+	var t30 uint64 = (t28 + t29) & 0x1ff
+	var t31 uint64 = (t30 >> 8) & 0x1
+	var t32 uint64 = (t30 >> 7) & 0x1
+	var t35, t35_1, t35_0 uint64 = 0, 0x80, 0x7f
+	if t31 != 0 {
+		t35 = t35_1
 	} else {
-		t36 = t36_0
+		t35 = t35_0
 	}
-	var t37 uint64
-	if t32 != t33 {
-		t37 = 1
+	var t36 uint64
+	if t31 != t32 {
+		t36 = 1
 	}
-	var t38 uint64 = (t31) & 0xff
-	var t39, t39_1, t39_0 uint64 = 0, t36, t38
-	if t37 != 0 {
-		t39 = t39_1
+	var t37 uint64 = (t30) & 0xff
+	var t38, t38_1, t38_0 uint64 = 0, t35, t37
+	if t36 != 0 {
+		t38 = t38_1
 	} else {
-		t39 = t39_0
+		t38 = t38_0
 	}
-	var t41 uint64 = v[7] >> 48 & 0xff
-	var t42 uint64 = (v[8] >> 62) & 0x1
-	var t43 uint64 = 0x1 & t42
-	var t44 uint64 = v[18] >> 48 & 0xff
-	var t45 uint64 = (v[19] >> 62) & 0x1
-	var t46 uint64 = t43 & t45
-	var t47 uint64 = (uint64((int64(t41<<56) >> 56))) & 0x1ff
-	var t48 uint64 = (uint64((int64(t44<<56) >> 56))) & 0x1ff
-	var t49 uint64 = (t47 + t48) & 0x1ff
-	var t50 uint64 = (t49 >> 8) & 0x1
-	var t51 uint64 = (t49 >> 7) & 0x1
-	var t54, t54_1, t54_0 uint64 = 0, 0x80, 0x7f
-	if t50 != 0 {
-		t54 = t54_1
+	var t40 uint64 = v[7] >> 48 & 0xff
+	var t41 uint64 = (v[8] >> 62) & 0x1
+	var t42 uint64 = v[18] >> 48 & 0xff
+	var t43 uint64 = (v[19] >> 62) & 0x1
+	var t44 uint64 = t41 & t43
+	var t45 uint64 = (uint64((int64(t40<<56) >> 56))) & 0x1ff
+	var t46 uint64 = (uint64((int64(t42<<56) >> 56))) & 0x1ff
+	var t47 uint64 = (t45 + t46) & 0x1ff
+	var t48 uint64 = (t47 >> 8) & 0x1
+	var t49 uint64 = (t47 >> 7) & 0x1
+	var t52, t52_1, t52_0 uint64 = 0, 0x80, 0x7f
+	if t48 != 0 {
+		t52 = t52_1
 	} else {
-		t54 = t54_0
+		t52 = t52_0
 	}
-	var t55 uint64
-	if t50 != t51 {
-		t55 = 1
+	var t53 uint64
+	if t48 != t49 {
+		t53 = 1
 	}
-	var t56 uint64 = (t49) & 0xff
-	var t57, t57_1, t57_0 uint64 = 0, t54, t56
-	if t55 != 0 {
-		t57 = t57_1
+	var t54 uint64 = (t47) & 0xff
+	var t55, t55_1, t55_0 uint64 = 0, t52, t54
+	if t53 != 0 {
+		t55 = t55_1
 	} else {
-		t57 = t57_0
+		t55 = t55_0
 	}
-	var t59 uint64 = v[7] >> 40 & 0xff
-	var t60 uint64 = (v[8] >> 61) & 0x1
-	var t61 uint64 = 0x1 & t60
-	var t62 uint64 = v[18] >> 40 & 0xff
-	var t63 uint64 = (v[19] >> 61) & 0x1
-	var t64 uint64 = t61 & t63
-	var t65 uint64 = (uint64((int64(t59<<56) >> 56))) & 0x1ff
-	var t66 uint64 = (uint64((int64(t62<<56) >> 56))) & 0x1ff
-	var t67 uint64 = (t65 + t66) & 0x1ff
-	var t68 uint64 = (t67 >> 8) & 0x1
-	var t69 uint64 = (t67 >> 7) & 0x1
-	var t72, t72_1, t72_0 uint64 = 0, 0x80, 0x7f
-	if t68 != 0 {
+	var t57 uint64 = v[7] >> 40 & 0xff
+	var t58 uint64 = (v[8] >> 61) & 0x1
+	var t59 uint64 = v[18] >> 40 & 0xff
+	var t60 uint64 = (v[19] >> 61) & 0x1
+	var t61 uint64 = t58 & t60
+	var t62 uint64 = (uint64((int64(t57<<56) >> 56))) & 0x1ff
+	var t63 uint64 = (uint64((int64(t59<<56) >> 56))) & 0x1ff
+	var t64 uint64 = (t62 + t63) & 0x1ff
+	var t65 uint64 = (t64 >> 8) & 0x1
+	var t66 uint64 = (t64 >> 7) & 0x1
+	var t69, t69_1, t69_0 uint64 = 0, 0x80, 0x7f
+	if t65 != 0 {
+		t69 = t69_1
+	} else {
+		t69 = t69_0
+	}
+	var t70 uint64
+	if t65 != t66 {
+		t70 = 1
+	}
+	var t71 uint64 = (t64) & 0xff
+	var t72, t72_1, t72_0 uint64 = 0, t69, t71
+	if t70 != 0 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
 	}
-	var t73 uint64
-	if t68 != t69 {
-		t73 = 1
-	}
-	var t74 uint64 = (t67) & 0xff
-	var t75, t75_1, t75_0 uint64 = 0, t72, t74
-	if t73 != 0 {
-		t75 = t75_1
+	var t74 uint64 = v[7] >> 32 & 0xff
+	var t75 uint64 = (v[8] >> 60) & 0x1
+	var t76 uint64 = v[18] >> 32 & 0xff
+	var t77 uint64 = (v[19] >> 60) & 0x1
+	var t78 uint64 = t75 & t77
+	var t79 uint64 = (uint64((int64(t74<<56) >> 56))) & 0x1ff
+	var t80 uint64 = (uint64((int64(t76<<56) >> 56))) & 0x1ff
+	var t81 uint64 = (t79 + t80) & 0x1ff
+	var t82 uint64 = (t81 >> 8) & 0x1
+	var t83 uint64 = (t81 >> 7) & 0x1
+	var t86, t86_1, t86_0 uint64 = 0, 0x80, 0x7f
+	if t82 != 0 {
+		t86 = t86_1
 	} else {
-		t75 = t75_0
+		t86 = t86_0
 	}
-	var t77 uint64 = v[7] >> 32 & 0xff
-	var t78 uint64 = (v[8] >> 60) & 0x1
-	var t79 uint64 = 0x1 & t78
-	var t80 uint64 = v[18] >> 32 & 0xff
-	var t81 uint64 = (v[19] >> 60) & 0x1
-	var t82 uint64 = t79 & t81
-	var t83 uint64 = (uint64((int64(t77<<56) >> 56))) & 0x1ff
-	var t84 uint64 = (uint64((int64(t80<<56) >> 56))) & 0x1ff
-	var t85 uint64 = (t83 + t84) & 0x1ff
-	var t86 uint64 = (t85 >> 8) & 0x1
-	var t87 uint64 = (t85 >> 7) & 0x1
-	var t90, t90_1, t90_0 uint64 = 0, 0x80, 0x7f
-	if t86 != 0 {
-		t90 = t90_1
+	var t87 uint64
+	if t82 != t83 {
+		t87 = 1
+	}
+	var t88 uint64 = (t81) & 0xff
+	var t89, t89_1, t89_0 uint64 = 0, t86, t88
+	if t87 != 0 {
+		t89 = t89_1
 	} else {
-		t90 = t90_0
+		t89 = t89_0
 	}
-	var t91 uint64
-	if t86 != t87 {
-		t91 = 1
-	}
-	var t92 uint64 = (t85) & 0xff
-	var t93, t93_1, t93_0 uint64 = 0, t90, t92
-	if t91 != 0 {
-		t93 = t93_1
+	var t91 uint64 = v[7] >> 24 & 0xff
+	var t92 uint64 = (v[8] >> 59) & 0x1
+	var t93 uint64 = v[18] >> 24 & 0xff
+	var t94 uint64 = (v[19] >> 59) & 0x1
+	var t95 uint64 = t92 & t94
+	var t96 uint64 = (uint64((int64(t91<<56) >> 56))) & 0x1ff
+	var t97 uint64 = (uint64((int64(t93<<56) >> 56))) & 0x1ff
+	var t98 uint64 = (t96 + t97) & 0x1ff
+	var t99 uint64 = (t98 >> 8) & 0x1
+	var t100 uint64 = (t98 >> 7) & 0x1
+	var t103, t103_1, t103_0 uint64 = 0, 0x80, 0x7f
+	if t99 != 0 {
+		t103 = t103_1
 	} else {
-		t93 = t93_0
+		t103 = t103_0
 	}
-	var t95 uint64 = v[7] >> 24 & 0xff
-	var t96 uint64 = (v[8] >> 59) & 0x1
-	var t97 uint64 = 0x1 & t96
-	var t98 uint64 = v[18] >> 24 & 0xff
-	var t99 uint64 = (v[19] >> 59) & 0x1
-	var t100 uint64 = t97 & t99
-	var t101 uint64 = (uint64((int64(t95<<56) >> 56))) & 0x1ff
-	var t102 uint64 = (uint64((int64(t98<<56) >> 56))) & 0x1ff
-	var t103 uint64 = (t101 + t102) & 0x1ff
-	var t104 uint64 = (t103 >> 8) & 0x1
-	var t105 uint64 = (t103 >> 7) & 0x1
-	var t108, t108_1, t108_0 uint64 = 0, 0x80, 0x7f
+	var t104 uint64
+	if t99 != t100 {
+		t104 = 1
+	}
+	var t105 uint64 = (t98) & 0xff
+	var t106, t106_1, t106_0 uint64 = 0, t103, t105
 	if t104 != 0 {
-		t108 = t108_1
+		t106 = t106_1
 	} else {
-		t108 = t108_0
+		t106 = t106_0
 	}
-	var t109 uint64
-	if t104 != t105 {
-		t109 = 1
-	}
-	var t110 uint64 = (t103) & 0xff
-	var t111, t111_1, t111_0 uint64 = 0, t108, t110
-	if t109 != 0 {
-		t111 = t111_1
+	var t108 uint64 = v[7] >> 16 & 0xff
+	var t109 uint64 = (v[8] >> 58) & 0x1
+	var t110 uint64 = v[18] >> 16 & 0xff
+	var t111 uint64 = (v[19] >> 58) & 0x1
+	var t112 uint64 = t109 & t111
+	var t113 uint64 = (uint64((int64(t108<<56) >> 56))) & 0x1ff
+	var t114 uint64 = (uint64((int64(t110<<56) >> 56))) & 0x1ff
+	var t115 uint64 = (t113 + t114) & 0x1ff
+	var t116 uint64 = (t115 >> 8) & 0x1
+	var t117 uint64 = (t115 >> 7) & 0x1
+	var t120, t120_1, t120_0 uint64 = 0, 0x80, 0x7f
+	if t116 != 0 {
+		t120 = t120_1
 	} else {
-		t111 = t111_0
+		t120 = t120_0
 	}
-	var t113 uint64 = v[7] >> 16 & 0xff
-	var t114 uint64 = (v[8] >> 58) & 0x1
-	var t115 uint64 = 0x1 & t114
-	var t116 uint64 = v[18] >> 16 & 0xff
-	var t117 uint64 = (v[19] >> 58) & 0x1
-	var t118 uint64 = t115 & t117
-	var t119 uint64 = (uint64((int64(t113<<56) >> 56))) & 0x1ff
-	var t120 uint64 = (uint64((int64(t116<<56) >> 56))) & 0x1ff
-	var t121 uint64 = (t119 + t120) & 0x1ff
-	var t122 uint64 = (t121 >> 8) & 0x1
-	var t123 uint64 = (t121 >> 7) & 0x1
-	var t126, t126_1, t126_0 uint64 = 0, 0x80, 0x7f
-	if t122 != 0 {
-		t126 = t126_1
+	var t121 uint64
+	if t116 != t117 {
+		t121 = 1
+	}
+	var t122 uint64 = (t115) & 0xff
+	var t123, t123_1, t123_0 uint64 = 0, t120, t122
+	if t121 != 0 {
+		t123 = t123_1
 	} else {
-		t126 = t126_0
+		t123 = t123_0
 	}
-	var t127 uint64
-	if t122 != t123 {
-		t127 = 1
-	}
-	var t128 uint64 = (t121) & 0xff
-	var t129, t129_1, t129_0 uint64 = 0, t126, t128
-	if t127 != 0 {
-		t129 = t129_1
+	var t125 uint64 = v[7] >> 8 & 0xff
+	var t126 uint64 = (v[8] >> 57) & 0x1
+	var t127 uint64 = v[18] >> 8 & 0xff
+	var t128 uint64 = (v[19] >> 57) & 0x1
+	var t129 uint64 = t126 & t128
+	var t130 uint64 = (uint64((int64(t125<<56) >> 56))) & 0x1ff
+	var t131 uint64 = (uint64((int64(t127<<56) >> 56))) & 0x1ff
+	var t132 uint64 = (t130 + t131) & 0x1ff
+	var t133 uint64 = (t132 >> 8) & 0x1
+	var t134 uint64 = (t132 >> 7) & 0x1
+	var t137, t137_1, t137_0 uint64 = 0, 0x80, 0x7f
+	if t133 != 0 {
+		t137 = t137_1
 	} else {
-		t129 = t129_0
+		t137 = t137_0
 	}
-	var t131 uint64 = v[7] >> 8 & 0xff
-	var t132 uint64 = (v[8] >> 57) & 0x1
-	var t133 uint64 = 0x1 & t132
-	var t134 uint64 = v[18] >> 8 & 0xff
-	var t135 uint64 = (v[19] >> 57) & 0x1
-	var t136 uint64 = t133 & t135
-	var t137 uint64 = (uint64((int64(t131<<56) >> 56))) & 0x1ff
-	var t138 uint64 = (uint64((int64(t134<<56) >> 56))) & 0x1ff
-	var t139 uint64 = (t137 + t138) & 0x1ff
-	var t140 uint64 = (t139 >> 8) & 0x1
-	var t141 uint64 = (t139 >> 7) & 0x1
-	var t144, t144_1, t144_0 uint64 = 0, 0x80, 0x7f
-	if t140 != 0 {
-		t144 = t144_1
+	var t138 uint64
+	if t133 != t134 {
+		t138 = 1
+	}
+	var t139 uint64 = (t132) & 0xff
+	var t140, t140_1, t140_0 uint64 = 0, t137, t139
+	if t138 != 0 {
+		t140 = t140_1
 	} else {
-		t144 = t144_0
+		t140 = t140_0
 	}
-	var t145 uint64
-	if t140 != t141 {
-		t145 = 1
-	}
-	var t146 uint64 = (t139) & 0xff
-	var t147, t147_1, t147_0 uint64 = 0, t144, t146
-	if t145 != 0 {
-		t147 = t147_1
+	var t142 uint64 = v[7] >> 0 & 0xff
+	var t143 uint64 = (v[8] >> 56) & 0x1
+	var t144 uint64 = v[18] >> 0 & 0xff
+	var t145 uint64 = (v[19] >> 56) & 0x1
+	var t146 uint64 = t143 & t145
+	var t147 uint64 = (uint64((int64(t142<<56) >> 56))) & 0x1ff
+	var t148 uint64 = (uint64((int64(t144<<56) >> 56))) & 0x1ff
+	var t149 uint64 = (t147 + t148) & 0x1ff
+	var t150 uint64 = (t149 >> 8) & 0x1
+	var t151 uint64 = (t149 >> 7) & 0x1
+	var t154, t154_1, t154_0 uint64 = 0, 0x80, 0x7f
+	if t150 != 0 {
+		t154 = t154_1
 	} else {
-		t147 = t147_0
+		t154 = t154_0
 	}
-	var t149 uint64 = v[7] >> 0 & 0xff
-	var t150 uint64 = (v[8] >> 56) & 0x1
-	var t151 uint64 = 0x1 & t150
-	var t152 uint64 = v[18] >> 0 & 0xff
-	var t153 uint64 = (v[19] >> 56) & 0x1
-	var t154 uint64 = t151 & t153
-	var t155 uint64 = (uint64((int64(t149<<56) >> 56))) & 0x1ff
-	var t156 uint64 = (uint64((int64(t152<<56) >> 56))) & 0x1ff
-	var t157 uint64 = (t155 + t156) & 0x1ff
-	var t158 uint64 = (t157 >> 8) & 0x1
-	var t159 uint64 = (t157 >> 7) & 0x1
-	var t162, t162_1, t162_0 uint64 = 0, 0x80, 0x7f
-	if t158 != 0 {
-		t162 = t162_1
+	var t155 uint64
+	if t150 != t151 {
+		t155 = 1
+	}
+	var t156 uint64 = (t149) & 0xff
+	var t157, t157_1, t157_0 uint64 = 0, t154, t156
+	if t155 != 0 {
+		t157 = t157_1
 	} else {
-		t162 = t162_0
+		t157 = t157_0
 	}
-	var t163 uint64
-	if t158 != t159 {
-		t163 = 1
-	}
-	var t164 uint64 = (t157) & 0xff
-	var t165, t165_1, t165_0 uint64 = 0, t162, t164
-	if t163 != 0 {
-		t165 = t165_1
+	var t159 uint64 = v[6] >> 56 & 0xff
+	var t160 uint64 = (v[8] >> 55) & 0x1
+	var t161 uint64 = v[17] >> 56 & 0xff
+	var t162 uint64 = (v[19] >> 55) & 0x1
+	var t163 uint64 = t160 & t162
+	var t164 uint64 = (uint64((int64(t159<<56) >> 56))) & 0x1ff
+	var t165 uint64 = (uint64((int64(t161<<56) >> 56))) & 0x1ff
+	var t166 uint64 = (t164 + t165) & 0x1ff
+	var t167 uint64 = (t166 >> 8) & 0x1
+	var t168 uint64 = (t166 >> 7) & 0x1
+	var t171, t171_1, t171_0 uint64 = 0, 0x80, 0x7f
+	if t167 != 0 {
+		t171 = t171_1
 	} else {
-		t165 = t165_0
+		t171 = t171_0
 	}
-	var t167 uint64 = v[6] >> 56 & 0xff
-	var t168 uint64 = (v[8] >> 55) & 0x1
-	var t169 uint64 = 0x1 & t168
-	var t170 uint64 = v[17] >> 56 & 0xff
-	var t171 uint64 = (v[19] >> 55) & 0x1
-	var t172 uint64 = t169 & t171
-	var t173 uint64 = (uint64((int64(t167<<56) >> 56))) & 0x1ff
-	var t174 uint64 = (uint64((int64(t170<<56) >> 56))) & 0x1ff
-	var t175 uint64 = (t173 + t174) & 0x1ff
-	var t176 uint64 = (t175 >> 8) & 0x1
-	var t177 uint64 = (t175 >> 7) & 0x1
-	var t180, t180_1, t180_0 uint64 = 0, 0x80, 0x7f
-	if t176 != 0 {
-		t180 = t180_1
+	var t172 uint64
+	if t167 != t168 {
+		t172 = 1
+	}
+	var t173 uint64 = (t166) & 0xff
+	var t174, t174_1, t174_0 uint64 = 0, t171, t173
+	if t172 != 0 {
+		t174 = t174_1
 	} else {
-		t180 = t180_0
+		t174 = t174_0
 	}
-	var t181 uint64
-	if t176 != t177 {
-		t181 = 1
-	}
-	var t182 uint64 = (t175) & 0xff
-	var t183, t183_1, t183_0 uint64 = 0, t180, t182
-	if t181 != 0 {
-		t183 = t183_1
+	var t176 uint64 = v[6] >> 48 & 0xff
+	var t177 uint64 = (v[8] >> 54) & 0x1
+	var t178 uint64 = v[17] >> 48 & 0xff
+	var t179 uint64 = (v[19] >> 54) & 0x1
+	var t180 uint64 = t177 & t179
+	var t181 uint64 = (uint64((int64(t176<<56) >> 56))) & 0x1ff
+	var t182 uint64 = (uint64((int64(t178<<56) >> 56))) & 0x1ff
+	var t183 uint64 = (t181 + t182) & 0x1ff
+	var t184 uint64 = (t183 >> 8) & 0x1
+	var t185 uint64 = (t183 >> 7) & 0x1
+	var t188, t188_1, t188_0 uint64 = 0, 0x80, 0x7f
+	if t184 != 0 {
+		t188 = t188_1
 	} else {
-		t183 = t183_0
+		t188 = t188_0
 	}
-	var t185 uint64 = v[6] >> 48 & 0xff
-	var t186 uint64 = (v[8] >> 54) & 0x1
-	var t187 uint64 = 0x1 & t186
-	var t188 uint64 = v[17] >> 48 & 0xff
-	var t189 uint64 = (v[19] >> 54) & 0x1
-	var t190 uint64 = t187 & t189
-	var t191 uint64 = (uint64((int64(t185<<56) >> 56))) & 0x1ff
-	var t192 uint64 = (uint64((int64(t188<<56) >> 56))) & 0x1ff
-	var t193 uint64 = (t191 + t192) & 0x1ff
-	var t194 uint64 = (t193 >> 8) & 0x1
-	var t195 uint64 = (t193 >> 7) & 0x1
-	var t198, t198_1, t198_0 uint64 = 0, 0x80, 0x7f
-	if t194 != 0 {
-		t198 = t198_1
+	var t189 uint64
+	if t184 != t185 {
+		t189 = 1
+	}
+	var t190 uint64 = (t183) & 0xff
+	var t191, t191_1, t191_0 uint64 = 0, t188, t190
+	if t189 != 0 {
+		t191 = t191_1
 	} else {
-		t198 = t198_0
+		t191 = t191_0
 	}
-	var t199 uint64
-	if t194 != t195 {
-		t199 = 1
-	}
-	var t200 uint64 = (t193) & 0xff
-	var t201, t201_1, t201_0 uint64 = 0, t198, t200
-	if t199 != 0 {
-		t201 = t201_1
+	var t193 uint64 = v[6] >> 40 & 0xff
+	var t194 uint64 = (v[8] >> 53) & 0x1
+	var t195 uint64 = v[17] >> 40 & 0xff
+	var t196 uint64 = (v[19] >> 53) & 0x1
+	var t197 uint64 = t194 & t196
+	var t198 uint64 = (uint64((int64(t193<<56) >> 56))) & 0x1ff
+	var t199 uint64 = (uint64((int64(t195<<56) >> 56))) & 0x1ff
+	var t200 uint64 = (t198 + t199) & 0x1ff
+	var t201 uint64 = (t200 >> 8) & 0x1
+	var t202 uint64 = (t200 >> 7) & 0x1
+	var t205, t205_1, t205_0 uint64 = 0, 0x80, 0x7f
+	if t201 != 0 {
+		t205 = t205_1
 	} else {
-		t201 = t201_0
+		t205 = t205_0
 	}
-	var t203 uint64 = v[6] >> 40 & 0xff
-	var t204 uint64 = (v[8] >> 53) & 0x1
-	var t205 uint64 = 0x1 & t204
-	var t206 uint64 = v[17] >> 40 & 0xff
-	var t207 uint64 = (v[19] >> 53) & 0x1
-	var t208 uint64 = t205 & t207
-	var t209 uint64 = (uint64((int64(t203<<56) >> 56))) & 0x1ff
-	var t210 uint64 = (uint64((int64(t206<<56) >> 56))) & 0x1ff
-	var t211 uint64 = (t209 + t210) & 0x1ff
-	var t212 uint64 = (t211 >> 8) & 0x1
-	var t213 uint64 = (t211 >> 7) & 0x1
-	var t216, t216_1, t216_0 uint64 = 0, 0x80, 0x7f
-	if t212 != 0 {
-		t216 = t216_1
+	var t206 uint64
+	if t201 != t202 {
+		t206 = 1
+	}
+	var t207 uint64 = (t200) & 0xff
+	var t208, t208_1, t208_0 uint64 = 0, t205, t207
+	if t206 != 0 {
+		t208 = t208_1
 	} else {
-		t216 = t216_0
+		t208 = t208_0
 	}
-	var t217 uint64
-	if t212 != t213 {
-		t217 = 1
-	}
-	var t218 uint64 = (t211) & 0xff
-	var t219, t219_1, t219_0 uint64 = 0, t216, t218
-	if t217 != 0 {
-		t219 = t219_1
+	var t210 uint64 = v[6] >> 32 & 0xff
+	var t211 uint64 = (v[8] >> 52) & 0x1
+	var t212 uint64 = v[17] >> 32 & 0xff
+	var t213 uint64 = (v[19] >> 52) & 0x1
+	var t214 uint64 = t211 & t213
+	var t215 uint64 = (uint64((int64(t210<<56) >> 56))) & 0x1ff
+	var t216 uint64 = (uint64((int64(t212<<56) >> 56))) & 0x1ff
+	var t217 uint64 = (t215 + t216) & 0x1ff
+	var t218 uint64 = (t217 >> 8) & 0x1
+	var t219 uint64 = (t217 >> 7) & 0x1
+	var t222, t222_1, t222_0 uint64 = 0, 0x80, 0x7f
+	if t218 != 0 {
+		t222 = t222_1
 	} else {
-		t219 = t219_0
+		t222 = t222_0
 	}
-	var t221 uint64 = v[6] >> 32 & 0xff
-	var t222 uint64 = (v[8] >> 52) & 0x1
-	var t223 uint64 = 0x1 & t222
-	var t224 uint64 = v[17] >> 32 & 0xff
-	var t225 uint64 = (v[19] >> 52) & 0x1
-	var t226 uint64 = t223 & t225
-	var t227 uint64 = (uint64((int64(t221<<56) >> 56))) & 0x1ff
-	var t228 uint64 = (uint64((int64(t224<<56) >> 56))) & 0x1ff
-	var t229 uint64 = (t227 + t228) & 0x1ff
-	var t230 uint64 = (t229 >> 8) & 0x1
-	var t231 uint64 = (t229 >> 7) & 0x1
-	var t234, t234_1, t234_0 uint64 = 0, 0x80, 0x7f
-	if t230 != 0 {
-		t234 = t234_1
+	var t223 uint64
+	if t218 != t219 {
+		t223 = 1
+	}
+	var t224 uint64 = (t217) & 0xff
+	var t225, t225_1, t225_0 uint64 = 0, t222, t224
+	if t223 != 0 {
+		t225 = t225_1
 	} else {
-		t234 = t234_0
+		t225 = t225_0
 	}
-	var t235 uint64
-	if t230 != t231 {
-		t235 = 1
-	}
-	var t236 uint64 = (t229) & 0xff
-	var t237, t237_1, t237_0 uint64 = 0, t234, t236
+	var t227 uint64 = v[6] >> 24 & 0xff
+	var t228 uint64 = (v[8] >> 51) & 0x1
+	var t229 uint64 = v[17] >> 24 & 0xff
+	var t230 uint64 = (v[19] >> 51) & 0x1
+	var t231 uint64 = t228 & t230
+	var t232 uint64 = (uint64((int64(t227<<56) >> 56))) & 0x1ff
+	var t233 uint64 = (uint64((int64(t229<<56) >> 56))) & 0x1ff
+	var t234 uint64 = (t232 + t233) & 0x1ff
+	var t235 uint64 = (t234 >> 8) & 0x1
+	var t236 uint64 = (t234 >> 7) & 0x1
+	var t239, t239_1, t239_0 uint64 = 0, 0x80, 0x7f
 	if t235 != 0 {
-		t237 = t237_1
+		t239 = t239_1
 	} else {
-		t237 = t237_0
+		t239 = t239_0
 	}
-	var t239 uint64 = v[6] >> 24 & 0xff
-	var t240 uint64 = (v[8] >> 51) & 0x1
-	var t241 uint64 = 0x1 & t240
-	var t242 uint64 = v[17] >> 24 & 0xff
-	var t243 uint64 = (v[19] >> 51) & 0x1
-	var t244 uint64 = t241 & t243
-	var t245 uint64 = (uint64((int64(t239<<56) >> 56))) & 0x1ff
-	var t246 uint64 = (uint64((int64(t242<<56) >> 56))) & 0x1ff
-	var t247 uint64 = (t245 + t246) & 0x1ff
-	var t248 uint64 = (t247 >> 8) & 0x1
-	var t249 uint64 = (t247 >> 7) & 0x1
-	var t252, t252_1, t252_0 uint64 = 0, 0x80, 0x7f
-	if t248 != 0 {
-		t252 = t252_1
+	var t240 uint64
+	if t235 != t236 {
+		t240 = 1
+	}
+	var t241 uint64 = (t234) & 0xff
+	var t242, t242_1, t242_0 uint64 = 0, t239, t241
+	if t240 != 0 {
+		t242 = t242_1
 	} else {
-		t252 = t252_0
+		t242 = t242_0
 	}
-	var t253 uint64
-	if t248 != t249 {
-		t253 = 1
-	}
-	var t254 uint64 = (t247) & 0xff
-	var t255, t255_1, t255_0 uint64 = 0, t252, t254
-	if t253 != 0 {
-		t255 = t255_1
+	var t244 uint64 = v[6] >> 16 & 0xff
+	var t245 uint64 = (v[8] >> 50) & 0x1
+	var t246 uint64 = v[17] >> 16 & 0xff
+	var t247 uint64 = (v[19] >> 50) & 0x1
+	var t248 uint64 = t245 & t247
+	var t249 uint64 = (uint64((int64(t244<<56) >> 56))) & 0x1ff
+	var t250 uint64 = (uint64((int64(t246<<56) >> 56))) & 0x1ff
+	var t251 uint64 = (t249 + t250) & 0x1ff
+	var t252 uint64 = (t251 >> 8) & 0x1
+	var t253 uint64 = (t251 >> 7) & 0x1
+	var t256, t256_1, t256_0 uint64 = 0, 0x80, 0x7f
+	if t252 != 0 {
+		t256 = t256_1
 	} else {
-		t255 = t255_0
+		t256 = t256_0
 	}
-	var t257 uint64 = v[6] >> 16 & 0xff
-	var t258 uint64 = (v[8] >> 50) & 0x1
-	var t259 uint64 = 0x1 & t258
-	var t260 uint64 = v[17] >> 16 & 0xff
-	var t261 uint64 = (v[19] >> 50) & 0x1
-	var t262 uint64 = t259 & t261
-	var t263 uint64 = (uint64((int64(t257<<56) >> 56))) & 0x1ff
-	var t264 uint64 = (uint64((int64(t260<<56) >> 56))) & 0x1ff
-	var t265 uint64 = (t263 + t264) & 0x1ff
-	var t266 uint64 = (t265 >> 8) & 0x1
-	var t267 uint64 = (t265 >> 7) & 0x1
-	var t270, t270_1, t270_0 uint64 = 0, 0x80, 0x7f
-	if t266 != 0 {
-		t270 = t270_1
+	var t257 uint64
+	if t252 != t253 {
+		t257 = 1
+	}
+	var t258 uint64 = (t251) & 0xff
+	var t259, t259_1, t259_0 uint64 = 0, t256, t258
+	if t257 != 0 {
+		t259 = t259_1
 	} else {
-		t270 = t270_0
+		t259 = t259_0
 	}
-	var t271 uint64
-	if t266 != t267 {
-		t271 = 1
-	}
-	var t272 uint64 = (t265) & 0xff
-	var t273, t273_1, t273_0 uint64 = 0, t270, t272
-	if t271 != 0 {
+	var t261 uint64 = v[6] >> 8 & 0xff
+	var t262 uint64 = (v[8] >> 49) & 0x1
+	var t263 uint64 = v[17] >> 8 & 0xff
+	var t264 uint64 = (v[19] >> 49) & 0x1
+	var t265 uint64 = t262 & t264
+	var t266 uint64 = (uint64((int64(t261<<56) >> 56))) & 0x1ff
+	var t267 uint64 = (uint64((int64(t263<<56) >> 56))) & 0x1ff
+	var t268 uint64 = (t266 + t267) & 0x1ff
+	var t269 uint64 = (t268 >> 8) & 0x1
+	var t270 uint64 = (t268 >> 7) & 0x1
+	var t273, t273_1, t273_0 uint64 = 0, 0x80, 0x7f
+	if t269 != 0 {
 		t273 = t273_1
 	} else {
 		t273 = t273_0
 	}
-	var t275 uint64 = v[6] >> 8 & 0xff
-	var t276 uint64 = (v[8] >> 49) & 0x1
-	var t277 uint64 = 0x1 & t276
-	var t278 uint64 = v[17] >> 8 & 0xff
-	var t279 uint64 = (v[19] >> 49) & 0x1
-	var t280 uint64 = t277 & t279
-	var t281 uint64 = (uint64((int64(t275<<56) >> 56))) & 0x1ff
-	var t282 uint64 = (uint64((int64(t278<<56) >> 56))) & 0x1ff
-	var t283 uint64 = (t281 + t282) & 0x1ff
-	var t284 uint64 = (t283 >> 8) & 0x1
-	var t285 uint64 = (t283 >> 7) & 0x1
-	var t288, t288_1, t288_0 uint64 = 0, 0x80, 0x7f
-	if t284 != 0 {
-		t288 = t288_1
+	var t274 uint64
+	if t269 != t270 {
+		t274 = 1
+	}
+	var t275 uint64 = (t268) & 0xff
+	var t276, t276_1, t276_0 uint64 = 0, t273, t275
+	if t274 != 0 {
+		t276 = t276_1
 	} else {
-		t288 = t288_0
+		t276 = t276_0
 	}
-	var t289 uint64
-	if t284 != t285 {
-		t289 = 1
-	}
-	var t290 uint64 = (t283) & 0xff
-	var t291, t291_1, t291_0 uint64 = 0, t288, t290
-	if t289 != 0 {
-		t291 = t291_1
+	var t278 uint64 = v[6] >> 0 & 0xff
+	var t279 uint64 = (v[8] >> 48) & 0x1
+	var t280 uint64 = v[17] >> 0 & 0xff
+	var t281 uint64 = (v[19] >> 48) & 0x1
+	var t282 uint64 = t279 & t281
+	var t283 uint64 = (uint64((int64(t278<<56) >> 56))) & 0x1ff
+	var t284 uint64 = (uint64((int64(t280<<56) >> 56))) & 0x1ff
+	var t285 uint64 = (t283 + t284) & 0x1ff
+	var t286 uint64 = (t285 >> 8) & 0x1
+	var t287 uint64 = (t285 >> 7) & 0x1
+	var t290, t290_1, t290_0 uint64 = 0, 0x80, 0x7f
+	if t286 != 0 {
+		t290 = t290_1
 	} else {
-		t291 = t291_0
+		t290 = t290_0
 	}
-	var t293 uint64 = v[6] >> 0 & 0xff
-	var t294 uint64 = (v[8] >> 48) & 0x1
-	var t295 uint64 = 0x1 & t294
-	var t296 uint64 = v[17] >> 0 & 0xff
-	var t297 uint64 = (v[19] >> 48) & 0x1
-	var t298 uint64 = t295 & t297
-	var t299 uint64 = (uint64((int64(t293<<56) >> 56))) & 0x1ff
-	var t300 uint64 = (uint64((int64(t296<<56) >> 56))) & 0x1ff
-	var t301 uint64 = (t299 + t300) & 0x1ff
-	var t302 uint64 = (t301 >> 8) & 0x1
-	var t303 uint64 = (t301 >> 7) & 0x1
-	var t306, t306_1, t306_0 uint64 = 0, 0x80, 0x7f
-	if t302 != 0 {
-		t306 = t306_1
+	var t291 uint64
+	if t286 != t287 {
+		t291 = 1
+	}
+	var t292 uint64 = (t285) & 0xff
+	var t293, t293_1, t293_0 uint64 = 0, t290, t292
+	if t291 != 0 {
+		t293 = t293_1
 	} else {
-		t306 = t306_0
+		t293 = t293_0
 	}
-	var t307 uint64
-	if t302 != t303 {
-		t307 = 1
-	}
-	var t308 uint64 = (t301) & 0xff
-	var t309, t309_1, t309_0 uint64 = 0, t306, t308
-	if t307 != 0 {
-		t309 = t309_1
+	var t295 uint64 = v[5] >> 56 & 0xff
+	var t296 uint64 = (v[8] >> 47) & 0x1
+	var t297 uint64 = v[16] >> 56 & 0xff
+	var t298 uint64 = (v[19] >> 47) & 0x1
+	var t299 uint64 = t296 & t298
+	var t300 uint64 = (uint64((int64(t295<<56) >> 56))) & 0x1ff
+	var t301 uint64 = (uint64((int64(t297<<56) >> 56))) & 0x1ff
+	var t302 uint64 = (t300 + t301) & 0x1ff
+	var t303 uint64 = (t302 >> 8) & 0x1
+	var t304 uint64 = (t302 >> 7) & 0x1
+	var t307, t307_1, t307_0 uint64 = 0, 0x80, 0x7f
+	if t303 != 0 {
+		t307 = t307_1
 	} else {
-		t309 = t309_0
+		t307 = t307_0
 	}
-	var t311 uint64 = v[5] >> 56 & 0xff
-	var t312 uint64 = (v[8] >> 47) & 0x1
-	var t313 uint64 = 0x1 & t312
-	var t314 uint64 = v[16] >> 56 & 0xff
-	var t315 uint64 = (v[19] >> 47) & 0x1
+	var t308 uint64
+	if t303 != t304 {
+		t308 = 1
+	}
+	var t309 uint64 = (t302) & 0xff
+	var t310, t310_1, t310_0 uint64 = 0, t307, t309
+	if t308 != 0 {
+		t310 = t310_1
+	} else {
+		t310 = t310_0
+	}
+	var t312 uint64 = v[5] >> 48 & 0xff
+	var t313 uint64 = (v[8] >> 46) & 0x1
+	var t314 uint64 = v[16] >> 48 & 0xff
+	var t315 uint64 = (v[19] >> 46) & 0x1
 	var t316 uint64 = t313 & t315
-	var t317 uint64 = (uint64((int64(t311<<56) >> 56))) & 0x1ff
+	var t317 uint64 = (uint64((int64(t312<<56) >> 56))) & 0x1ff
 	var t318 uint64 = (uint64((int64(t314<<56) >> 56))) & 0x1ff
 	var t319 uint64 = (t317 + t318) & 0x1ff
 	var t320 uint64 = (t319 >> 8) & 0x1
@@ -824,461 +832,471 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t327 = t327_0
 	}
-	var t329 uint64 = v[5] >> 48 & 0xff
-	var t330 uint64 = (v[8] >> 46) & 0x1
-	var t331 uint64 = 0x1 & t330
-	var t332 uint64 = v[16] >> 48 & 0xff
-	var t333 uint64 = (v[19] >> 46) & 0x1
-	var t334 uint64 = t331 & t333
-	var t335 uint64 = (uint64((int64(t329<<56) >> 56))) & 0x1ff
-	var t336 uint64 = (uint64((int64(t332<<56) >> 56))) & 0x1ff
-	var t337 uint64 = (t335 + t336) & 0x1ff
-	var t338 uint64 = (t337 >> 8) & 0x1
-	var t339 uint64 = (t337 >> 7) & 0x1
-	var t342, t342_1, t342_0 uint64 = 0, 0x80, 0x7f
-	if t338 != 0 {
-		t342 = t342_1
+	var t329 uint64 = v[5] >> 40 & 0xff
+	var t330 uint64 = (v[8] >> 45) & 0x1
+	var t331 uint64 = v[16] >> 40 & 0xff
+	var t332 uint64 = (v[19] >> 45) & 0x1
+	var t333 uint64 = t330 & t332
+	var t334 uint64 = (uint64((int64(t329<<56) >> 56))) & 0x1ff
+	var t335 uint64 = (uint64((int64(t331<<56) >> 56))) & 0x1ff
+	var t336 uint64 = (t334 + t335) & 0x1ff
+	var t337 uint64 = (t336 >> 8) & 0x1
+	var t338 uint64 = (t336 >> 7) & 0x1
+	var t341, t341_1, t341_0 uint64 = 0, 0x80, 0x7f
+	if t337 != 0 {
+		t341 = t341_1
 	} else {
-		t342 = t342_0
+		t341 = t341_0
 	}
-	var t343 uint64
-	if t338 != t339 {
-		t343 = 1
+	var t342 uint64
+	if t337 != t338 {
+		t342 = 1
 	}
-	var t344 uint64 = (t337) & 0xff
-	var t345, t345_1, t345_0 uint64 = 0, t342, t344
-	if t343 != 0 {
-		t345 = t345_1
+	var t343 uint64 = (t336) & 0xff
+	var t344, t344_1, t344_0 uint64 = 0, t341, t343
+	if t342 != 0 {
+		t344 = t344_1
 	} else {
-		t345 = t345_0
+		t344 = t344_0
 	}
-	var t347 uint64 = v[5] >> 40 & 0xff
-	var t348 uint64 = (v[8] >> 45) & 0x1
-	var t349 uint64 = 0x1 & t348
-	var t350 uint64 = v[16] >> 40 & 0xff
-	var t351 uint64 = (v[19] >> 45) & 0x1
-	var t352 uint64 = t349 & t351
-	var t353 uint64 = (uint64((int64(t347<<56) >> 56))) & 0x1ff
-	var t354 uint64 = (uint64((int64(t350<<56) >> 56))) & 0x1ff
-	var t355 uint64 = (t353 + t354) & 0x1ff
-	var t356 uint64 = (t355 >> 8) & 0x1
-	var t357 uint64 = (t355 >> 7) & 0x1
-	var t360, t360_1, t360_0 uint64 = 0, 0x80, 0x7f
-	if t356 != 0 {
-		t360 = t360_1
+	var t346 uint64 = v[5] >> 32 & 0xff
+	var t347 uint64 = (v[8] >> 44) & 0x1
+	var t348 uint64 = v[16] >> 32 & 0xff
+	var t349 uint64 = (v[19] >> 44) & 0x1
+	var t350 uint64 = t347 & t349
+	var t351 uint64 = (uint64((int64(t346<<56) >> 56))) & 0x1ff
+	var t352 uint64 = (uint64((int64(t348<<56) >> 56))) & 0x1ff
+	var t353 uint64 = (t351 + t352) & 0x1ff
+	var t354 uint64 = (t353 >> 8) & 0x1
+	var t355 uint64 = (t353 >> 7) & 0x1
+	var t358, t358_1, t358_0 uint64 = 0, 0x80, 0x7f
+	if t354 != 0 {
+		t358 = t358_1
 	} else {
-		t360 = t360_0
+		t358 = t358_0
 	}
-	var t361 uint64
-	if t356 != t357 {
-		t361 = 1
+	var t359 uint64
+	if t354 != t355 {
+		t359 = 1
 	}
-	var t362 uint64 = (t355) & 0xff
-	var t363, t363_1, t363_0 uint64 = 0, t360, t362
-	if t361 != 0 {
-		t363 = t363_1
+	var t360 uint64 = (t353) & 0xff
+	var t361, t361_1, t361_0 uint64 = 0, t358, t360
+	if t359 != 0 {
+		t361 = t361_1
 	} else {
-		t363 = t363_0
+		t361 = t361_0
 	}
-	var t365 uint64 = v[5] >> 32 & 0xff
-	var t366 uint64 = (v[8] >> 44) & 0x1
-	var t367 uint64 = 0x1 & t366
-	var t368 uint64 = v[16] >> 32 & 0xff
-	var t369 uint64 = (v[19] >> 44) & 0x1
-	var t370 uint64 = t367 & t369
-	var t371 uint64 = (uint64((int64(t365<<56) >> 56))) & 0x1ff
-	var t372 uint64 = (uint64((int64(t368<<56) >> 56))) & 0x1ff
-	var t373 uint64 = (t371 + t372) & 0x1ff
-	var t374 uint64 = (t373 >> 8) & 0x1
-	var t375 uint64 = (t373 >> 7) & 0x1
-	var t378, t378_1, t378_0 uint64 = 0, 0x80, 0x7f
-	if t374 != 0 {
+	var t363 uint64 = v[5] >> 24 & 0xff
+	var t364 uint64 = (v[8] >> 43) & 0x1
+	var t365 uint64 = v[16] >> 24 & 0xff
+	var t366 uint64 = (v[19] >> 43) & 0x1
+	var t367 uint64 = t364 & t366
+	var t368 uint64 = (uint64((int64(t363<<56) >> 56))) & 0x1ff
+	var t369 uint64 = (uint64((int64(t365<<56) >> 56))) & 0x1ff
+	var t370 uint64 = (t368 + t369) & 0x1ff
+	var t371 uint64 = (t370 >> 8) & 0x1
+	var t372 uint64 = (t370 >> 7) & 0x1
+	var t375, t375_1, t375_0 uint64 = 0, 0x80, 0x7f
+	if t371 != 0 {
+		t375 = t375_1
+	} else {
+		t375 = t375_0
+	}
+	var t376 uint64
+	if t371 != t372 {
+		t376 = 1
+	}
+	var t377 uint64 = (t370) & 0xff
+	var t378, t378_1, t378_0 uint64 = 0, t375, t377
+	if t376 != 0 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
 	}
-	var t379 uint64
-	if t374 != t375 {
-		t379 = 1
-	}
-	var t380 uint64 = (t373) & 0xff
-	var t381, t381_1, t381_0 uint64 = 0, t378, t380
-	if t379 != 0 {
-		t381 = t381_1
+	var t380 uint64 = v[5] >> 16 & 0xff
+	var t381 uint64 = (v[8] >> 42) & 0x1
+	var t382 uint64 = v[16] >> 16 & 0xff
+	var t383 uint64 = (v[19] >> 42) & 0x1
+	var t384 uint64 = t381 & t383
+	var t385 uint64 = (uint64((int64(t380<<56) >> 56))) & 0x1ff
+	var t386 uint64 = (uint64((int64(t382<<56) >> 56))) & 0x1ff
+	var t387 uint64 = (t385 + t386) & 0x1ff
+	var t388 uint64 = (t387 >> 8) & 0x1
+	var t389 uint64 = (t387 >> 7) & 0x1
+	var t392, t392_1, t392_0 uint64 = 0, 0x80, 0x7f
+	if t388 != 0 {
+		t392 = t392_1
 	} else {
-		t381 = t381_0
+		t392 = t392_0
 	}
-	var t383 uint64 = v[5] >> 24 & 0xff
-	var t384 uint64 = (v[8] >> 43) & 0x1
-	var t385 uint64 = 0x1 & t384
-	var t386 uint64 = v[16] >> 24 & 0xff
-	var t387 uint64 = (v[19] >> 43) & 0x1
-	var t388 uint64 = t385 & t387
-	var t389 uint64 = (uint64((int64(t383<<56) >> 56))) & 0x1ff
-	var t390 uint64 = (uint64((int64(t386<<56) >> 56))) & 0x1ff
-	var t391 uint64 = (t389 + t390) & 0x1ff
-	var t392 uint64 = (t391 >> 8) & 0x1
-	var t393 uint64 = (t391 >> 7) & 0x1
-	var t396, t396_1, t396_0 uint64 = 0, 0x80, 0x7f
-	if t392 != 0 {
-		t396 = t396_1
+	var t393 uint64
+	if t388 != t389 {
+		t393 = 1
+	}
+	var t394 uint64 = (t387) & 0xff
+	var t395, t395_1, t395_0 uint64 = 0, t392, t394
+	if t393 != 0 {
+		t395 = t395_1
 	} else {
-		t396 = t396_0
+		t395 = t395_0
 	}
-	var t397 uint64
-	if t392 != t393 {
-		t397 = 1
-	}
-	var t398 uint64 = (t391) & 0xff
-	var t399, t399_1, t399_0 uint64 = 0, t396, t398
-	if t397 != 0 {
-		t399 = t399_1
+	var t397 uint64 = v[5] >> 8 & 0xff
+	var t398 uint64 = (v[8] >> 41) & 0x1
+	var t399 uint64 = v[16] >> 8 & 0xff
+	var t400 uint64 = (v[19] >> 41) & 0x1
+	var t401 uint64 = t398 & t400
+	var t402 uint64 = (uint64((int64(t397<<56) >> 56))) & 0x1ff
+	var t403 uint64 = (uint64((int64(t399<<56) >> 56))) & 0x1ff
+	var t404 uint64 = (t402 + t403) & 0x1ff
+	var t405 uint64 = (t404 >> 8) & 0x1
+	var t406 uint64 = (t404 >> 7) & 0x1
+	var t409, t409_1, t409_0 uint64 = 0, 0x80, 0x7f
+	if t405 != 0 {
+		t409 = t409_1
 	} else {
-		t399 = t399_0
+		t409 = t409_0
 	}
-	var t401 uint64 = v[5] >> 16 & 0xff
-	var t402 uint64 = (v[8] >> 42) & 0x1
-	var t403 uint64 = 0x1 & t402
-	var t404 uint64 = v[16] >> 16 & 0xff
-	var t405 uint64 = (v[19] >> 42) & 0x1
-	var t406 uint64 = t403 & t405
-	var t407 uint64 = (uint64((int64(t401<<56) >> 56))) & 0x1ff
-	var t408 uint64 = (uint64((int64(t404<<56) >> 56))) & 0x1ff
-	var t409 uint64 = (t407 + t408) & 0x1ff
-	var t410 uint64 = (t409 >> 8) & 0x1
-	var t411 uint64 = (t409 >> 7) & 0x1
-	var t414, t414_1, t414_0 uint64 = 0, 0x80, 0x7f
+	var t410 uint64
+	if t405 != t406 {
+		t410 = 1
+	}
+	var t411 uint64 = (t404) & 0xff
+	var t412, t412_1, t412_0 uint64 = 0, t409, t411
 	if t410 != 0 {
-		t414 = t414_1
+		t412 = t412_1
 	} else {
-		t414 = t414_0
+		t412 = t412_0
 	}
-	var t415 uint64
-	if t410 != t411 {
-		t415 = 1
-	}
-	var t416 uint64 = (t409) & 0xff
-	var t417, t417_1, t417_0 uint64 = 0, t414, t416
-	if t415 != 0 {
-		t417 = t417_1
+	var t414 uint64 = v[5] >> 0 & 0xff
+	var t415 uint64 = (v[8] >> 40) & 0x1
+	var t416 uint64 = v[16] >> 0 & 0xff
+	var t417 uint64 = (v[19] >> 40) & 0x1
+	var t418 uint64 = t415 & t417
+	var t419 uint64 = (uint64((int64(t414<<56) >> 56))) & 0x1ff
+	var t420 uint64 = (uint64((int64(t416<<56) >> 56))) & 0x1ff
+	var t421 uint64 = (t419 + t420) & 0x1ff
+	var t422 uint64 = (t421 >> 8) & 0x1
+	var t423 uint64 = (t421 >> 7) & 0x1
+	var t426, t426_1, t426_0 uint64 = 0, 0x80, 0x7f
+	if t422 != 0 {
+		t426 = t426_1
 	} else {
-		t417 = t417_0
+		t426 = t426_0
 	}
-	var t419 uint64 = v[5] >> 8 & 0xff
-	var t420 uint64 = (v[8] >> 41) & 0x1
-	var t421 uint64 = 0x1 & t420
-	var t422 uint64 = v[16] >> 8 & 0xff
-	var t423 uint64 = (v[19] >> 41) & 0x1
-	var t424 uint64 = t421 & t423
-	var t425 uint64 = (uint64((int64(t419<<56) >> 56))) & 0x1ff
-	var t426 uint64 = (uint64((int64(t422<<56) >> 56))) & 0x1ff
-	var t427 uint64 = (t425 + t426) & 0x1ff
-	var t428 uint64 = (t427 >> 8) & 0x1
-	var t429 uint64 = (t427 >> 7) & 0x1
-	var t432, t432_1, t432_0 uint64 = 0, 0x80, 0x7f
-	if t428 != 0 {
-		t432 = t432_1
+	var t427 uint64
+	if t422 != t423 {
+		t427 = 1
+	}
+	var t428 uint64 = (t421) & 0xff
+	var t429, t429_1, t429_0 uint64 = 0, t426, t428
+	if t427 != 0 {
+		t429 = t429_1
 	} else {
-		t432 = t432_0
+		t429 = t429_0
 	}
-	var t433 uint64
-	if t428 != t429 {
-		t433 = 1
-	}
-	var t434 uint64 = (t427) & 0xff
-	var t435, t435_1, t435_0 uint64 = 0, t432, t434
-	if t433 != 0 {
-		t435 = t435_1
+	var t431 uint64 = v[4] >> 56 & 0xff
+	var t432 uint64 = (v[8] >> 39) & 0x1
+	var t433 uint64 = v[15] >> 56 & 0xff
+	var t434 uint64 = (v[19] >> 39) & 0x1
+	var t435 uint64 = t432 & t434
+	var t436 uint64 = (uint64((int64(t431<<56) >> 56))) & 0x1ff
+	var t437 uint64 = (uint64((int64(t433<<56) >> 56))) & 0x1ff
+	var t438 uint64 = (t436 + t437) & 0x1ff
+	var t439 uint64 = (t438 >> 8) & 0x1
+	var t440 uint64 = (t438 >> 7) & 0x1
+	var t443, t443_1, t443_0 uint64 = 0, 0x80, 0x7f
+	if t439 != 0 {
+		t443 = t443_1
 	} else {
-		t435 = t435_0
+		t443 = t443_0
 	}
-	var t437 uint64 = v[5] >> 0 & 0xff
-	var t438 uint64 = (v[8] >> 40) & 0x1
-	var t439 uint64 = 0x1 & t438
-	var t440 uint64 = v[16] >> 0 & 0xff
-	var t441 uint64 = (v[19] >> 40) & 0x1
-	var t442 uint64 = t439 & t441
-	var t443 uint64 = (uint64((int64(t437<<56) >> 56))) & 0x1ff
-	var t444 uint64 = (uint64((int64(t440<<56) >> 56))) & 0x1ff
-	var t445 uint64 = (t443 + t444) & 0x1ff
-	var t446 uint64 = (t445 >> 8) & 0x1
-	var t447 uint64 = (t445 >> 7) & 0x1
-	var t450, t450_1, t450_0 uint64 = 0, 0x80, 0x7f
-	if t446 != 0 {
-		t450 = t450_1
+	var t444 uint64
+	if t439 != t440 {
+		t444 = 1
+	}
+	var t445 uint64 = (t438) & 0xff
+	var t446, t446_1, t446_0 uint64 = 0, t443, t445
+	if t444 != 0 {
+		t446 = t446_1
 	} else {
-		t450 = t450_0
+		t446 = t446_0
 	}
-	var t451 uint64
-	if t446 != t447 {
-		t451 = 1
-	}
-	var t452 uint64 = (t445) & 0xff
-	var t453, t453_1, t453_0 uint64 = 0, t450, t452
-	if t451 != 0 {
-		t453 = t453_1
+	var t448 uint64 = v[4] >> 48 & 0xff
+	var t449 uint64 = (v[8] >> 38) & 0x1
+	var t450 uint64 = v[15] >> 48 & 0xff
+	var t451 uint64 = (v[19] >> 38) & 0x1
+	var t452 uint64 = t449 & t451
+	var t453 uint64 = (uint64((int64(t448<<56) >> 56))) & 0x1ff
+	var t454 uint64 = (uint64((int64(t450<<56) >> 56))) & 0x1ff
+	var t455 uint64 = (t453 + t454) & 0x1ff
+	var t456 uint64 = (t455 >> 8) & 0x1
+	var t457 uint64 = (t455 >> 7) & 0x1
+	var t460, t460_1, t460_0 uint64 = 0, 0x80, 0x7f
+	if t456 != 0 {
+		t460 = t460_1
 	} else {
-		t453 = t453_0
+		t460 = t460_0
 	}
-	var t455 uint64 = v[4] >> 56 & 0xff
-	var t456 uint64 = (v[8] >> 39) & 0x1
-	var t457 uint64 = 0x1 & t456
-	var t458 uint64 = v[15] >> 56 & 0xff
-	var t459 uint64 = (v[19] >> 39) & 0x1
-	var t460 uint64 = t457 & t459
-	var t461 uint64 = (uint64((int64(t455<<56) >> 56))) & 0x1ff
-	var t462 uint64 = (uint64((int64(t458<<56) >> 56))) & 0x1ff
-	var t463 uint64 = (t461 + t462) & 0x1ff
-	var t464 uint64 = (t463 >> 8) & 0x1
-	var t465 uint64 = (t463 >> 7) & 0x1
-	var t468, t468_1, t468_0 uint64 = 0, 0x80, 0x7f
-	if t464 != 0 {
-		t468 = t468_1
+	var t461 uint64
+	if t456 != t457 {
+		t461 = 1
+	}
+	var t462 uint64 = (t455) & 0xff
+	var t463, t463_1, t463_0 uint64 = 0, t460, t462
+	if t461 != 0 {
+		t463 = t463_1
 	} else {
-		t468 = t468_0
+		t463 = t463_0
 	}
-	var t469 uint64
-	if t464 != t465 {
-		t469 = 1
-	}
-	var t470 uint64 = (t463) & 0xff
-	var t471, t471_1, t471_0 uint64 = 0, t468, t470
-	if t469 != 0 {
-		t471 = t471_1
+	var t465 uint64 = v[4] >> 40 & 0xff
+	var t466 uint64 = (v[8] >> 37) & 0x1
+	var t467 uint64 = v[15] >> 40 & 0xff
+	var t468 uint64 = (v[19] >> 37) & 0x1
+	var t469 uint64 = t466 & t468
+	var t470 uint64 = (uint64((int64(t465<<56) >> 56))) & 0x1ff
+	var t471 uint64 = (uint64((int64(t467<<56) >> 56))) & 0x1ff
+	var t472 uint64 = (t470 + t471) & 0x1ff
+	var t473 uint64 = (t472 >> 8) & 0x1
+	var t474 uint64 = (t472 >> 7) & 0x1
+	var t477, t477_1, t477_0 uint64 = 0, 0x80, 0x7f
+	if t473 != 0 {
+		t477 = t477_1
 	} else {
-		t471 = t471_0
+		t477 = t477_0
 	}
-	var t473 uint64 = v[4] >> 48 & 0xff
-	var t474 uint64 = (v[8] >> 38) & 0x1
-	var t475 uint64 = 0x1 & t474
-	var t476 uint64 = v[15] >> 48 & 0xff
-	var t477 uint64 = (v[19] >> 38) & 0x1
-	var t478 uint64 = t475 & t477
-	var t479 uint64 = (uint64((int64(t473<<56) >> 56))) & 0x1ff
-	var t480 uint64 = (uint64((int64(t476<<56) >> 56))) & 0x1ff
-	var t481 uint64 = (t479 + t480) & 0x1ff
-	var t482 uint64 = (t481 >> 8) & 0x1
-	var t483 uint64 = (t481 >> 7) & 0x1
-	var t486, t486_1, t486_0 uint64 = 0, 0x80, 0x7f
-	if t482 != 0 {
-		t486 = t486_1
+	var t478 uint64
+	if t473 != t474 {
+		t478 = 1
+	}
+	var t479 uint64 = (t472) & 0xff
+	var t480, t480_1, t480_0 uint64 = 0, t477, t479
+	if t478 != 0 {
+		t480 = t480_1
 	} else {
-		t486 = t486_0
+		t480 = t480_0
 	}
-	var t487 uint64
-	if t482 != t483 {
-		t487 = 1
-	}
-	var t488 uint64 = (t481) & 0xff
-	var t489, t489_1, t489_0 uint64 = 0, t486, t488
-	if t487 != 0 {
-		t489 = t489_1
+	var t482 uint64 = v[4] >> 32 & 0xff
+	var t483 uint64 = (v[8] >> 36) & 0x1
+	var t484 uint64 = v[15] >> 32 & 0xff
+	var t485 uint64 = (v[19] >> 36) & 0x1
+	var t486 uint64 = t483 & t485
+	var t487 uint64 = (uint64((int64(t482<<56) >> 56))) & 0x1ff
+	var t488 uint64 = (uint64((int64(t484<<56) >> 56))) & 0x1ff
+	var t489 uint64 = (t487 + t488) & 0x1ff
+	var t490 uint64 = (t489 >> 8) & 0x1
+	var t491 uint64 = (t489 >> 7) & 0x1
+	var t494, t494_1, t494_0 uint64 = 0, 0x80, 0x7f
+	if t490 != 0 {
+		t494 = t494_1
 	} else {
-		t489 = t489_0
+		t494 = t494_0
 	}
-	var t491 uint64 = v[4] >> 40 & 0xff
-	var t492 uint64 = (v[8] >> 37) & 0x1
-	var t493 uint64 = 0x1 & t492
-	var t494 uint64 = v[15] >> 40 & 0xff
-	var t495 uint64 = (v[19] >> 37) & 0x1
-	var t496 uint64 = t493 & t495
-	var t497 uint64 = (uint64((int64(t491<<56) >> 56))) & 0x1ff
-	var t498 uint64 = (uint64((int64(t494<<56) >> 56))) & 0x1ff
-	var t499 uint64 = (t497 + t498) & 0x1ff
-	var t500 uint64 = (t499 >> 8) & 0x1
-	var t501 uint64 = (t499 >> 7) & 0x1
-	var t504, t504_1, t504_0 uint64 = 0, 0x80, 0x7f
-	if t500 != 0 {
-		t504 = t504_1
+	var t495 uint64
+	if t490 != t491 {
+		t495 = 1
+	}
+	var t496 uint64 = (t489) & 0xff
+	var t497, t497_1, t497_0 uint64 = 0, t494, t496
+	if t495 != 0 {
+		t497 = t497_1
 	} else {
-		t504 = t504_0
+		t497 = t497_0
 	}
-	var t505 uint64
-	if t500 != t501 {
-		t505 = 1
-	}
-	var t506 uint64 = (t499) & 0xff
-	var t507, t507_1, t507_0 uint64 = 0, t504, t506
-	if t505 != 0 {
-		t507 = t507_1
+	var t499 uint64 = v[4] >> 24 & 0xff
+	var t500 uint64 = (v[8] >> 35) & 0x1
+	var t501 uint64 = v[15] >> 24 & 0xff
+	var t502 uint64 = (v[19] >> 35) & 0x1
+	var t503 uint64 = t500 & t502
+	var t504 uint64 = (uint64((int64(t499<<56) >> 56))) & 0x1ff
+	var t505 uint64 = (uint64((int64(t501<<56) >> 56))) & 0x1ff
+	var t506 uint64 = (t504 + t505) & 0x1ff
+	var t507 uint64 = (t506 >> 8) & 0x1
+	var t508 uint64 = (t506 >> 7) & 0x1
+	var t511, t511_1, t511_0 uint64 = 0, 0x80, 0x7f
+	if t507 != 0 {
+		t511 = t511_1
 	} else {
-		t507 = t507_0
+		t511 = t511_0
 	}
-	var t509 uint64 = v[4] >> 32 & 0xff
-	var t510 uint64 = (v[8] >> 36) & 0x1
-	var t511 uint64 = 0x1 & t510
-	var t512 uint64 = v[15] >> 32 & 0xff
-	var t513 uint64 = (v[19] >> 36) & 0x1
-	var t514 uint64 = t511 & t513
-	var t515 uint64 = (uint64((int64(t509<<56) >> 56))) & 0x1ff
-	var t516 uint64 = (uint64((int64(t512<<56) >> 56))) & 0x1ff
-	var t517 uint64 = (t515 + t516) & 0x1ff
-	var t518 uint64 = (t517 >> 8) & 0x1
-	var t519 uint64 = (t517 >> 7) & 0x1
-	var t522, t522_1, t522_0 uint64 = 0, 0x80, 0x7f
-	if t518 != 0 {
-		t522 = t522_1
+	var t512 uint64
+	if t507 != t508 {
+		t512 = 1
+	}
+	var t513 uint64 = (t506) & 0xff
+	var t514, t514_1, t514_0 uint64 = 0, t511, t513
+	if t512 != 0 {
+		t514 = t514_1
 	} else {
-		t522 = t522_0
+		t514 = t514_0
 	}
-	var t523 uint64
-	if t518 != t519 {
-		t523 = 1
-	}
-	var t524 uint64 = (t517) & 0xff
-	var t525, t525_1, t525_0 uint64 = 0, t522, t524
-	if t523 != 0 {
-		t525 = t525_1
+	var t516 uint64 = v[4] >> 16 & 0xff
+	var t517 uint64 = (v[8] >> 34) & 0x1
+	var t518 uint64 = v[15] >> 16 & 0xff
+	var t519 uint64 = (v[19] >> 34) & 0x1
+	var t520 uint64 = t517 & t519
+	var t521 uint64 = (uint64((int64(t516<<56) >> 56))) & 0x1ff
+	var t522 uint64 = (uint64((int64(t518<<56) >> 56))) & 0x1ff
+	var t523 uint64 = (t521 + t522) & 0x1ff
+	var t524 uint64 = (t523 >> 8) & 0x1
+	var t525 uint64 = (t523 >> 7) & 0x1
+	var t528, t528_1, t528_0 uint64 = 0, 0x80, 0x7f
+	if t524 != 0 {
+		t528 = t528_1
 	} else {
-		t525 = t525_0
+		t528 = t528_0
 	}
-	var t527 uint64 = v[4] >> 24 & 0xff
-	var t528 uint64 = (v[8] >> 35) & 0x1
-	var t529 uint64 = 0x1 & t528
-	var t530 uint64 = v[15] >> 24 & 0xff
-	var t531 uint64 = (v[19] >> 35) & 0x1
-	var t532 uint64 = t529 & t531
-	var t533 uint64 = (uint64((int64(t527<<56) >> 56))) & 0x1ff
-	var t534 uint64 = (uint64((int64(t530<<56) >> 56))) & 0x1ff
-	var t535 uint64 = (t533 + t534) & 0x1ff
-	var t536 uint64 = (t535 >> 8) & 0x1
-	var t537 uint64 = (t535 >> 7) & 0x1
-	var t540, t540_1, t540_0 uint64 = 0, 0x80, 0x7f
-	if t536 != 0 {
-		t540 = t540_1
+	var t529 uint64
+	if t524 != t525 {
+		t529 = 1
+	}
+	var t530 uint64 = (t523) & 0xff
+	var t531, t531_1, t531_0 uint64 = 0, t528, t530
+	if t529 != 0 {
+		t531 = t531_1
 	} else {
-		t540 = t540_0
+		t531 = t531_0
 	}
-	var t541 uint64
-	if t536 != t537 {
-		t541 = 1
-	}
-	var t542 uint64 = (t535) & 0xff
-	var t543, t543_1, t543_0 uint64 = 0, t540, t542
+	var t533 uint64 = v[4] >> 8 & 0xff
+	var t534 uint64 = (v[8] >> 33) & 0x1
+	var t535 uint64 = v[15] >> 8 & 0xff
+	var t536 uint64 = (v[19] >> 33) & 0x1
+	var t537 uint64 = t534 & t536
+	var t538 uint64 = (uint64((int64(t533<<56) >> 56))) & 0x1ff
+	var t539 uint64 = (uint64((int64(t535<<56) >> 56))) & 0x1ff
+	var t540 uint64 = (t538 + t539) & 0x1ff
+	var t541 uint64 = (t540 >> 8) & 0x1
+	var t542 uint64 = (t540 >> 7) & 0x1
+	var t545, t545_1, t545_0 uint64 = 0, 0x80, 0x7f
 	if t541 != 0 {
-		t543 = t543_1
+		t545 = t545_1
 	} else {
-		t543 = t543_0
+		t545 = t545_0
 	}
-	var t545 uint64 = v[4] >> 16 & 0xff
-	var t546 uint64 = (v[8] >> 34) & 0x1
-	var t547 uint64 = 0x1 & t546
-	var t548 uint64 = v[15] >> 16 & 0xff
-	var t549 uint64 = (v[19] >> 34) & 0x1
-	var t550 uint64 = t547 & t549
-	var t551 uint64 = (uint64((int64(t545<<56) >> 56))) & 0x1ff
-	var t552 uint64 = (uint64((int64(t548<<56) >> 56))) & 0x1ff
-	var t553 uint64 = (t551 + t552) & 0x1ff
-	var t554 uint64 = (t553 >> 8) & 0x1
-	var t555 uint64 = (t553 >> 7) & 0x1
-	var t558, t558_1, t558_0 uint64 = 0, 0x80, 0x7f
-	if t554 != 0 {
-		t558 = t558_1
+	var t546 uint64
+	if t541 != t542 {
+		t546 = 1
+	}
+	var t547 uint64 = (t540) & 0xff
+	var t548, t548_1, t548_0 uint64 = 0, t545, t547
+	if t546 != 0 {
+		t548 = t548_1
 	} else {
-		t558 = t558_0
+		t548 = t548_0
 	}
-	var t559 uint64
-	if t554 != t555 {
-		t559 = 1
-	}
-	var t560 uint64 = (t553) & 0xff
-	var t561, t561_1, t561_0 uint64 = 0, t558, t560
-	if t559 != 0 {
-		t561 = t561_1
+	var t550 uint64 = v[4] >> 0 & 0xff
+	var t551 uint64 = (v[8] >> 32) & 0x1
+	var t552 uint64 = v[15] >> 0 & 0xff
+	var t553 uint64 = (v[19] >> 32) & 0x1
+	var t554 uint64 = t551 & t553
+	var t555 uint64 = (uint64((int64(t550<<56) >> 56))) & 0x1ff
+	var t556 uint64 = (uint64((int64(t552<<56) >> 56))) & 0x1ff
+	var t557 uint64 = (t555 + t556) & 0x1ff
+	var t558 uint64 = (t557 >> 8) & 0x1
+	var t559 uint64 = (t557 >> 7) & 0x1
+	var t562, t562_1, t562_0 uint64 = 0, 0x80, 0x7f
+	if t558 != 0 {
+		t562 = t562_1
 	} else {
-		t561 = t561_0
+		t562 = t562_0
 	}
-	var t563 uint64 = v[4] >> 8 & 0xff
-	var t564 uint64 = (v[8] >> 33) & 0x1
-	var t565 uint64 = 0x1 & t564
-	var t566 uint64 = v[15] >> 8 & 0xff
-	var t567 uint64 = (v[19] >> 33) & 0x1
-	var t568 uint64 = t565 & t567
-	var t569 uint64 = (uint64((int64(t563<<56) >> 56))) & 0x1ff
-	var t570 uint64 = (uint64((int64(t566<<56) >> 56))) & 0x1ff
-	var t571 uint64 = (t569 + t570) & 0x1ff
-	var t572 uint64 = (t571 >> 8) & 0x1
-	var t573 uint64 = (t571 >> 7) & 0x1
-	var t576, t576_1, t576_0 uint64 = 0, 0x80, 0x7f
-	if t572 != 0 {
-		t576 = t576_1
+	var t563 uint64
+	if t558 != t559 {
+		t563 = 1
+	}
+	var t564 uint64 = (t557) & 0xff
+	var t565, t565_1, t565_0 uint64 = 0, t562, t564
+	if t563 != 0 {
+		t565 = t565_1
 	} else {
-		t576 = t576_0
+		t565 = t565_0
 	}
-	var t577 uint64
-	if t572 != t573 {
-		t577 = 1
-	}
-	var t578 uint64 = (t571) & 0xff
-	var t579, t579_1, t579_0 uint64 = 0, t576, t578
-	if t577 != 0 {
+	var t567 uint64 = v[3] >> 56 & 0xff
+	var t568 uint64 = (v[8] >> 31) & 0x1
+	var t569 uint64 = v[14] >> 56 & 0xff
+	var t570 uint64 = (v[19] >> 31) & 0x1
+	var t571 uint64 = t568 & t570
+	var t572 uint64 = (uint64((int64(t567<<56) >> 56))) & 0x1ff
+	var t573 uint64 = (uint64((int64(t569<<56) >> 56))) & 0x1ff
+	var t574 uint64 = (t572 + t573) & 0x1ff
+	var t575 uint64 = (t574 >> 8) & 0x1
+	var t576 uint64 = (t574 >> 7) & 0x1
+	var t579, t579_1, t579_0 uint64 = 0, 0x80, 0x7f
+	if t575 != 0 {
 		t579 = t579_1
 	} else {
 		t579 = t579_0
 	}
-	var t581 uint64 = v[4] >> 0 & 0xff
-	var t582 uint64 = (v[8] >> 32) & 0x1
-	var t583 uint64 = 0x1 & t582
-	var t584 uint64 = v[15] >> 0 & 0xff
-	var t585 uint64 = (v[19] >> 32) & 0x1
-	var t586 uint64 = t583 & t585
-	var t587 uint64 = (uint64((int64(t581<<56) >> 56))) & 0x1ff
-	var t588 uint64 = (uint64((int64(t584<<56) >> 56))) & 0x1ff
-	var t589 uint64 = (t587 + t588) & 0x1ff
-	var t590 uint64 = (t589 >> 8) & 0x1
-	var t591 uint64 = (t589 >> 7) & 0x1
-	var t594, t594_1, t594_0 uint64 = 0, 0x80, 0x7f
-	if t590 != 0 {
-		t594 = t594_1
+	var t580 uint64
+	if t575 != t576 {
+		t580 = 1
+	}
+	var t581 uint64 = (t574) & 0xff
+	var t582, t582_1, t582_0 uint64 = 0, t579, t581
+	if t580 != 0 {
+		t582 = t582_1
 	} else {
-		t594 = t594_0
+		t582 = t582_0
 	}
-	var t595 uint64
-	if t590 != t591 {
-		t595 = 1
-	}
-	var t596 uint64 = (t589) & 0xff
-	var t597, t597_1, t597_0 uint64 = 0, t594, t596
-	if t595 != 0 {
-		t597 = t597_1
+	var t584 uint64 = v[3] >> 48 & 0xff
+	var t585 uint64 = (v[8] >> 30) & 0x1
+	var t586 uint64 = v[14] >> 48 & 0xff
+	var t587 uint64 = (v[19] >> 30) & 0x1
+	var t588 uint64 = t585 & t587
+	var t589 uint64 = (uint64((int64(t584<<56) >> 56))) & 0x1ff
+	var t590 uint64 = (uint64((int64(t586<<56) >> 56))) & 0x1ff
+	var t591 uint64 = (t589 + t590) & 0x1ff
+	var t592 uint64 = (t591 >> 8) & 0x1
+	var t593 uint64 = (t591 >> 7) & 0x1
+	var t596, t596_1, t596_0 uint64 = 0, 0x80, 0x7f
+	if t592 != 0 {
+		t596 = t596_1
 	} else {
-		t597 = t597_0
+		t596 = t596_0
 	}
-	var t599 uint64 = v[3] >> 56 & 0xff
-	var t600 uint64 = (v[8] >> 31) & 0x1
-	var t601 uint64 = 0x1 & t600
-	var t602 uint64 = v[14] >> 56 & 0xff
-	var t603 uint64 = (v[19] >> 31) & 0x1
-	var t604 uint64 = t601 & t603
-	var t605 uint64 = (uint64((int64(t599<<56) >> 56))) & 0x1ff
-	var t606 uint64 = (uint64((int64(t602<<56) >> 56))) & 0x1ff
-	var t607 uint64 = (t605 + t606) & 0x1ff
-	var t608 uint64 = (t607 >> 8) & 0x1
-	var t609 uint64 = (t607 >> 7) & 0x1
-	var t612, t612_1, t612_0 uint64 = 0, 0x80, 0x7f
-	if t608 != 0 {
-		t612 = t612_1
+	var t597 uint64
+	if t592 != t593 {
+		t597 = 1
+	}
+	var t598 uint64 = (t591) & 0xff
+	var t599, t599_1, t599_0 uint64 = 0, t596, t598
+	if t597 != 0 {
+		t599 = t599_1
 	} else {
-		t612 = t612_0
+		t599 = t599_0
 	}
-	var t613 uint64
-	if t608 != t609 {
-		t613 = 1
-	}
-	var t614 uint64 = (t607) & 0xff
-	var t615, t615_1, t615_0 uint64 = 0, t612, t614
-	if t613 != 0 {
-		t615 = t615_1
+	var t601 uint64 = v[3] >> 40 & 0xff
+	var t602 uint64 = (v[8] >> 29) & 0x1
+	var t603 uint64 = v[14] >> 40 & 0xff
+	var t604 uint64 = (v[19] >> 29) & 0x1
+	var t605 uint64 = t602 & t604
+	var t606 uint64 = (uint64((int64(t601<<56) >> 56))) & 0x1ff
+	var t607 uint64 = (uint64((int64(t603<<56) >> 56))) & 0x1ff
+	var t608 uint64 = (t606 + t607) & 0x1ff
+	var t609 uint64 = (t608 >> 8) & 0x1
+	var t610 uint64 = (t608 >> 7) & 0x1
+	var t613, t613_1, t613_0 uint64 = 0, 0x80, 0x7f
+	if t609 != 0 {
+		t613 = t613_1
 	} else {
-		t615 = t615_0
+		t613 = t613_0
 	}
-	var t617 uint64 = v[3] >> 48 & 0xff
-	var t618 uint64 = (v[8] >> 30) & 0x1
-	var t619 uint64 = 0x1 & t618
-	var t620 uint64 = v[14] >> 48 & 0xff
-	var t621 uint64 = (v[19] >> 30) & 0x1
+	var t614 uint64
+	if t609 != t610 {
+		t614 = 1
+	}
+	var t615 uint64 = (t608) & 0xff
+	var t616, t616_1, t616_0 uint64 = 0, t613, t615
+	if t614 != 0 {
+		t616 = t616_1
+	} else {
+		t616 = t616_0
+	}
+	var t618 uint64 = v[3] >> 32 & 0xff
+	var t619 uint64 = (v[8] >> 28) & 0x1
+	var t620 uint64 = v[14] >> 32 & 0xff
+	var t621 uint64 = (v[19] >> 28) & 0x1
 	var t622 uint64 = t619 & t621
-	var t623 uint64 = (uint64((int64(t617<<56) >> 56))) & 0x1ff
+	var t623 uint64 = (uint64((int64(t618<<56) >> 56))) & 0x1ff
 	var t624 uint64 = (uint64((int64(t620<<56) >> 56))) & 0x1ff
 	var t625 uint64 = (t623 + t624) & 0x1ff
 	var t626 uint64 = (t625 >> 8) & 0x1
@@ -1300,461 +1318,471 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t633 = t633_0
 	}
-	var t635 uint64 = v[3] >> 40 & 0xff
-	var t636 uint64 = (v[8] >> 29) & 0x1
-	var t637 uint64 = 0x1 & t636
-	var t638 uint64 = v[14] >> 40 & 0xff
-	var t639 uint64 = (v[19] >> 29) & 0x1
-	var t640 uint64 = t637 & t639
-	var t641 uint64 = (uint64((int64(t635<<56) >> 56))) & 0x1ff
-	var t642 uint64 = (uint64((int64(t638<<56) >> 56))) & 0x1ff
-	var t643 uint64 = (t641 + t642) & 0x1ff
-	var t644 uint64 = (t643 >> 8) & 0x1
-	var t645 uint64 = (t643 >> 7) & 0x1
-	var t648, t648_1, t648_0 uint64 = 0, 0x80, 0x7f
-	if t644 != 0 {
-		t648 = t648_1
+	var t635 uint64 = v[3] >> 24 & 0xff
+	var t636 uint64 = (v[8] >> 27) & 0x1
+	var t637 uint64 = v[14] >> 24 & 0xff
+	var t638 uint64 = (v[19] >> 27) & 0x1
+	var t639 uint64 = t636 & t638
+	var t640 uint64 = (uint64((int64(t635<<56) >> 56))) & 0x1ff
+	var t641 uint64 = (uint64((int64(t637<<56) >> 56))) & 0x1ff
+	var t642 uint64 = (t640 + t641) & 0x1ff
+	var t643 uint64 = (t642 >> 8) & 0x1
+	var t644 uint64 = (t642 >> 7) & 0x1
+	var t647, t647_1, t647_0 uint64 = 0, 0x80, 0x7f
+	if t643 != 0 {
+		t647 = t647_1
 	} else {
-		t648 = t648_0
+		t647 = t647_0
 	}
-	var t649 uint64
-	if t644 != t645 {
-		t649 = 1
+	var t648 uint64
+	if t643 != t644 {
+		t648 = 1
 	}
-	var t650 uint64 = (t643) & 0xff
-	var t651, t651_1, t651_0 uint64 = 0, t648, t650
-	if t649 != 0 {
-		t651 = t651_1
+	var t649 uint64 = (t642) & 0xff
+	var t650, t650_1, t650_0 uint64 = 0, t647, t649
+	if t648 != 0 {
+		t650 = t650_1
 	} else {
-		t651 = t651_0
+		t650 = t650_0
 	}
-	var t653 uint64 = v[3] >> 32 & 0xff
-	var t654 uint64 = (v[8] >> 28) & 0x1
-	var t655 uint64 = 0x1 & t654
-	var t656 uint64 = v[14] >> 32 & 0xff
-	var t657 uint64 = (v[19] >> 28) & 0x1
-	var t658 uint64 = t655 & t657
-	var t659 uint64 = (uint64((int64(t653<<56) >> 56))) & 0x1ff
-	var t660 uint64 = (uint64((int64(t656<<56) >> 56))) & 0x1ff
-	var t661 uint64 = (t659 + t660) & 0x1ff
-	var t662 uint64 = (t661 >> 8) & 0x1
-	var t663 uint64 = (t661 >> 7) & 0x1
-	var t666, t666_1, t666_0 uint64 = 0, 0x80, 0x7f
-	if t662 != 0 {
-		t666 = t666_1
+	var t652 uint64 = v[3] >> 16 & 0xff
+	var t653 uint64 = (v[8] >> 26) & 0x1
+	var t654 uint64 = v[14] >> 16 & 0xff
+	var t655 uint64 = (v[19] >> 26) & 0x1
+	var t656 uint64 = t653 & t655
+	var t657 uint64 = (uint64((int64(t652<<56) >> 56))) & 0x1ff
+	var t658 uint64 = (uint64((int64(t654<<56) >> 56))) & 0x1ff
+	var t659 uint64 = (t657 + t658) & 0x1ff
+	var t660 uint64 = (t659 >> 8) & 0x1
+	var t661 uint64 = (t659 >> 7) & 0x1
+	var t664, t664_1, t664_0 uint64 = 0, 0x80, 0x7f
+	if t660 != 0 {
+		t664 = t664_1
 	} else {
-		t666 = t666_0
+		t664 = t664_0
 	}
-	var t667 uint64
-	if t662 != t663 {
-		t667 = 1
+	var t665 uint64
+	if t660 != t661 {
+		t665 = 1
 	}
-	var t668 uint64 = (t661) & 0xff
-	var t669, t669_1, t669_0 uint64 = 0, t666, t668
-	if t667 != 0 {
-		t669 = t669_1
+	var t666 uint64 = (t659) & 0xff
+	var t667, t667_1, t667_0 uint64 = 0, t664, t666
+	if t665 != 0 {
+		t667 = t667_1
 	} else {
-		t669 = t669_0
+		t667 = t667_0
 	}
-	var t671 uint64 = v[3] >> 24 & 0xff
-	var t672 uint64 = (v[8] >> 27) & 0x1
-	var t673 uint64 = 0x1 & t672
-	var t674 uint64 = v[14] >> 24 & 0xff
-	var t675 uint64 = (v[19] >> 27) & 0x1
-	var t676 uint64 = t673 & t675
-	var t677 uint64 = (uint64((int64(t671<<56) >> 56))) & 0x1ff
-	var t678 uint64 = (uint64((int64(t674<<56) >> 56))) & 0x1ff
-	var t679 uint64 = (t677 + t678) & 0x1ff
-	var t680 uint64 = (t679 >> 8) & 0x1
-	var t681 uint64 = (t679 >> 7) & 0x1
-	var t684, t684_1, t684_0 uint64 = 0, 0x80, 0x7f
-	if t680 != 0 {
+	var t669 uint64 = v[3] >> 8 & 0xff
+	var t670 uint64 = (v[8] >> 25) & 0x1
+	var t671 uint64 = v[14] >> 8 & 0xff
+	var t672 uint64 = (v[19] >> 25) & 0x1
+	var t673 uint64 = t670 & t672
+	var t674 uint64 = (uint64((int64(t669<<56) >> 56))) & 0x1ff
+	var t675 uint64 = (uint64((int64(t671<<56) >> 56))) & 0x1ff
+	var t676 uint64 = (t674 + t675) & 0x1ff
+	var t677 uint64 = (t676 >> 8) & 0x1
+	var t678 uint64 = (t676 >> 7) & 0x1
+	var t681, t681_1, t681_0 uint64 = 0, 0x80, 0x7f
+	if t677 != 0 {
+		t681 = t681_1
+	} else {
+		t681 = t681_0
+	}
+	var t682 uint64
+	if t677 != t678 {
+		t682 = 1
+	}
+	var t683 uint64 = (t676) & 0xff
+	var t684, t684_1, t684_0 uint64 = 0, t681, t683
+	if t682 != 0 {
 		t684 = t684_1
 	} else {
 		t684 = t684_0
 	}
-	var t685 uint64
-	if t680 != t681 {
-		t685 = 1
-	}
-	var t686 uint64 = (t679) & 0xff
-	var t687, t687_1, t687_0 uint64 = 0, t684, t686
-	if t685 != 0 {
-		t687 = t687_1
+	var t686 uint64 = v[3] >> 0 & 0xff
+	var t687 uint64 = (v[8] >> 24) & 0x1
+	var t688 uint64 = v[14] >> 0 & 0xff
+	var t689 uint64 = (v[19] >> 24) & 0x1
+	var t690 uint64 = t687 & t689
+	var t691 uint64 = (uint64((int64(t686<<56) >> 56))) & 0x1ff
+	var t692 uint64 = (uint64((int64(t688<<56) >> 56))) & 0x1ff
+	var t693 uint64 = (t691 + t692) & 0x1ff
+	var t694 uint64 = (t693 >> 8) & 0x1
+	var t695 uint64 = (t693 >> 7) & 0x1
+	var t698, t698_1, t698_0 uint64 = 0, 0x80, 0x7f
+	if t694 != 0 {
+		t698 = t698_1
 	} else {
-		t687 = t687_0
+		t698 = t698_0
 	}
-	var t689 uint64 = v[3] >> 16 & 0xff
-	var t690 uint64 = (v[8] >> 26) & 0x1
-	var t691 uint64 = 0x1 & t690
-	var t692 uint64 = v[14] >> 16 & 0xff
-	var t693 uint64 = (v[19] >> 26) & 0x1
-	var t694 uint64 = t691 & t693
-	var t695 uint64 = (uint64((int64(t689<<56) >> 56))) & 0x1ff
-	var t696 uint64 = (uint64((int64(t692<<56) >> 56))) & 0x1ff
-	var t697 uint64 = (t695 + t696) & 0x1ff
-	var t698 uint64 = (t697 >> 8) & 0x1
-	var t699 uint64 = (t697 >> 7) & 0x1
-	var t702, t702_1, t702_0 uint64 = 0, 0x80, 0x7f
-	if t698 != 0 {
-		t702 = t702_1
+	var t699 uint64
+	if t694 != t695 {
+		t699 = 1
+	}
+	var t700 uint64 = (t693) & 0xff
+	var t701, t701_1, t701_0 uint64 = 0, t698, t700
+	if t699 != 0 {
+		t701 = t701_1
 	} else {
-		t702 = t702_0
+		t701 = t701_0
 	}
-	var t703 uint64
-	if t698 != t699 {
-		t703 = 1
-	}
-	var t704 uint64 = (t697) & 0xff
-	var t705, t705_1, t705_0 uint64 = 0, t702, t704
-	if t703 != 0 {
-		t705 = t705_1
+	var t703 uint64 = v[2] >> 56 & 0xff
+	var t704 uint64 = (v[8] >> 23) & 0x1
+	var t705 uint64 = v[13] >> 56 & 0xff
+	var t706 uint64 = (v[19] >> 23) & 0x1
+	var t707 uint64 = t704 & t706
+	var t708 uint64 = (uint64((int64(t703<<56) >> 56))) & 0x1ff
+	var t709 uint64 = (uint64((int64(t705<<56) >> 56))) & 0x1ff
+	var t710 uint64 = (t708 + t709) & 0x1ff
+	var t711 uint64 = (t710 >> 8) & 0x1
+	var t712 uint64 = (t710 >> 7) & 0x1
+	var t715, t715_1, t715_0 uint64 = 0, 0x80, 0x7f
+	if t711 != 0 {
+		t715 = t715_1
 	} else {
-		t705 = t705_0
+		t715 = t715_0
 	}
-	var t707 uint64 = v[3] >> 8 & 0xff
-	var t708 uint64 = (v[8] >> 25) & 0x1
-	var t709 uint64 = 0x1 & t708
-	var t710 uint64 = v[14] >> 8 & 0xff
-	var t711 uint64 = (v[19] >> 25) & 0x1
-	var t712 uint64 = t709 & t711
-	var t713 uint64 = (uint64((int64(t707<<56) >> 56))) & 0x1ff
-	var t714 uint64 = (uint64((int64(t710<<56) >> 56))) & 0x1ff
-	var t715 uint64 = (t713 + t714) & 0x1ff
-	var t716 uint64 = (t715 >> 8) & 0x1
-	var t717 uint64 = (t715 >> 7) & 0x1
-	var t720, t720_1, t720_0 uint64 = 0, 0x80, 0x7f
+	var t716 uint64
+	if t711 != t712 {
+		t716 = 1
+	}
+	var t717 uint64 = (t710) & 0xff
+	var t718, t718_1, t718_0 uint64 = 0, t715, t717
 	if t716 != 0 {
-		t720 = t720_1
+		t718 = t718_1
 	} else {
-		t720 = t720_0
+		t718 = t718_0
 	}
-	var t721 uint64
-	if t716 != t717 {
-		t721 = 1
-	}
-	var t722 uint64 = (t715) & 0xff
-	var t723, t723_1, t723_0 uint64 = 0, t720, t722
-	if t721 != 0 {
-		t723 = t723_1
+	var t720 uint64 = v[2] >> 48 & 0xff
+	var t721 uint64 = (v[8] >> 22) & 0x1
+	var t722 uint64 = v[13] >> 48 & 0xff
+	var t723 uint64 = (v[19] >> 22) & 0x1
+	var t724 uint64 = t721 & t723
+	var t725 uint64 = (uint64((int64(t720<<56) >> 56))) & 0x1ff
+	var t726 uint64 = (uint64((int64(t722<<56) >> 56))) & 0x1ff
+	var t727 uint64 = (t725 + t726) & 0x1ff
+	var t728 uint64 = (t727 >> 8) & 0x1
+	var t729 uint64 = (t727 >> 7) & 0x1
+	var t732, t732_1, t732_0 uint64 = 0, 0x80, 0x7f
+	if t728 != 0 {
+		t732 = t732_1
 	} else {
-		t723 = t723_0
+		t732 = t732_0
 	}
-	var t725 uint64 = v[3] >> 0 & 0xff
-	var t726 uint64 = (v[8] >> 24) & 0x1
-	var t727 uint64 = 0x1 & t726
-	var t728 uint64 = v[14] >> 0 & 0xff
-	var t729 uint64 = (v[19] >> 24) & 0x1
-	var t730 uint64 = t727 & t729
-	var t731 uint64 = (uint64((int64(t725<<56) >> 56))) & 0x1ff
-	var t732 uint64 = (uint64((int64(t728<<56) >> 56))) & 0x1ff
-	var t733 uint64 = (t731 + t732) & 0x1ff
-	var t734 uint64 = (t733 >> 8) & 0x1
-	var t735 uint64 = (t733 >> 7) & 0x1
-	var t738, t738_1, t738_0 uint64 = 0, 0x80, 0x7f
-	if t734 != 0 {
-		t738 = t738_1
+	var t733 uint64
+	if t728 != t729 {
+		t733 = 1
+	}
+	var t734 uint64 = (t727) & 0xff
+	var t735, t735_1, t735_0 uint64 = 0, t732, t734
+	if t733 != 0 {
+		t735 = t735_1
 	} else {
-		t738 = t738_0
+		t735 = t735_0
 	}
-	var t739 uint64
-	if t734 != t735 {
-		t739 = 1
-	}
-	var t740 uint64 = (t733) & 0xff
-	var t741, t741_1, t741_0 uint64 = 0, t738, t740
-	if t739 != 0 {
-		t741 = t741_1
+	var t737 uint64 = v[2] >> 40 & 0xff
+	var t738 uint64 = (v[8] >> 21) & 0x1
+	var t739 uint64 = v[13] >> 40 & 0xff
+	var t740 uint64 = (v[19] >> 21) & 0x1
+	var t741 uint64 = t738 & t740
+	var t742 uint64 = (uint64((int64(t737<<56) >> 56))) & 0x1ff
+	var t743 uint64 = (uint64((int64(t739<<56) >> 56))) & 0x1ff
+	var t744 uint64 = (t742 + t743) & 0x1ff
+	var t745 uint64 = (t744 >> 8) & 0x1
+	var t746 uint64 = (t744 >> 7) & 0x1
+	var t749, t749_1, t749_0 uint64 = 0, 0x80, 0x7f
+	if t745 != 0 {
+		t749 = t749_1
 	} else {
-		t741 = t741_0
+		t749 = t749_0
 	}
-	var t743 uint64 = v[2] >> 56 & 0xff
-	var t744 uint64 = (v[8] >> 23) & 0x1
-	var t745 uint64 = 0x1 & t744
-	var t746 uint64 = v[13] >> 56 & 0xff
-	var t747 uint64 = (v[19] >> 23) & 0x1
-	var t748 uint64 = t745 & t747
-	var t749 uint64 = (uint64((int64(t743<<56) >> 56))) & 0x1ff
-	var t750 uint64 = (uint64((int64(t746<<56) >> 56))) & 0x1ff
-	var t751 uint64 = (t749 + t750) & 0x1ff
-	var t752 uint64 = (t751 >> 8) & 0x1
-	var t753 uint64 = (t751 >> 7) & 0x1
-	var t756, t756_1, t756_0 uint64 = 0, 0x80, 0x7f
-	if t752 != 0 {
-		t756 = t756_1
+	var t750 uint64
+	if t745 != t746 {
+		t750 = 1
+	}
+	var t751 uint64 = (t744) & 0xff
+	var t752, t752_1, t752_0 uint64 = 0, t749, t751
+	if t750 != 0 {
+		t752 = t752_1
 	} else {
-		t756 = t756_0
+		t752 = t752_0
 	}
-	var t757 uint64
-	if t752 != t753 {
-		t757 = 1
-	}
-	var t758 uint64 = (t751) & 0xff
-	var t759, t759_1, t759_0 uint64 = 0, t756, t758
-	if t757 != 0 {
-		t759 = t759_1
+	var t754 uint64 = v[2] >> 32 & 0xff
+	var t755 uint64 = (v[8] >> 20) & 0x1
+	var t756 uint64 = v[13] >> 32 & 0xff
+	var t757 uint64 = (v[19] >> 20) & 0x1
+	var t758 uint64 = t755 & t757
+	var t759 uint64 = (uint64((int64(t754<<56) >> 56))) & 0x1ff
+	var t760 uint64 = (uint64((int64(t756<<56) >> 56))) & 0x1ff
+	var t761 uint64 = (t759 + t760) & 0x1ff
+	var t762 uint64 = (t761 >> 8) & 0x1
+	var t763 uint64 = (t761 >> 7) & 0x1
+	var t766, t766_1, t766_0 uint64 = 0, 0x80, 0x7f
+	if t762 != 0 {
+		t766 = t766_1
 	} else {
-		t759 = t759_0
+		t766 = t766_0
 	}
-	var t761 uint64 = v[2] >> 48 & 0xff
-	var t762 uint64 = (v[8] >> 22) & 0x1
-	var t763 uint64 = 0x1 & t762
-	var t764 uint64 = v[13] >> 48 & 0xff
-	var t765 uint64 = (v[19] >> 22) & 0x1
-	var t766 uint64 = t763 & t765
-	var t767 uint64 = (uint64((int64(t761<<56) >> 56))) & 0x1ff
-	var t768 uint64 = (uint64((int64(t764<<56) >> 56))) & 0x1ff
-	var t769 uint64 = (t767 + t768) & 0x1ff
-	var t770 uint64 = (t769 >> 8) & 0x1
-	var t771 uint64 = (t769 >> 7) & 0x1
-	var t774, t774_1, t774_0 uint64 = 0, 0x80, 0x7f
-	if t770 != 0 {
-		t774 = t774_1
+	var t767 uint64
+	if t762 != t763 {
+		t767 = 1
+	}
+	var t768 uint64 = (t761) & 0xff
+	var t769, t769_1, t769_0 uint64 = 0, t766, t768
+	if t767 != 0 {
+		t769 = t769_1
 	} else {
-		t774 = t774_0
+		t769 = t769_0
 	}
-	var t775 uint64
-	if t770 != t771 {
-		t775 = 1
-	}
-	var t776 uint64 = (t769) & 0xff
-	var t777, t777_1, t777_0 uint64 = 0, t774, t776
-	if t775 != 0 {
-		t777 = t777_1
+	var t771 uint64 = v[2] >> 24 & 0xff
+	var t772 uint64 = (v[8] >> 19) & 0x1
+	var t773 uint64 = v[13] >> 24 & 0xff
+	var t774 uint64 = (v[19] >> 19) & 0x1
+	var t775 uint64 = t772 & t774
+	var t776 uint64 = (uint64((int64(t771<<56) >> 56))) & 0x1ff
+	var t777 uint64 = (uint64((int64(t773<<56) >> 56))) & 0x1ff
+	var t778 uint64 = (t776 + t777) & 0x1ff
+	var t779 uint64 = (t778 >> 8) & 0x1
+	var t780 uint64 = (t778 >> 7) & 0x1
+	var t783, t783_1, t783_0 uint64 = 0, 0x80, 0x7f
+	if t779 != 0 {
+		t783 = t783_1
 	} else {
-		t777 = t777_0
+		t783 = t783_0
 	}
-	var t779 uint64 = v[2] >> 40 & 0xff
-	var t780 uint64 = (v[8] >> 21) & 0x1
-	var t781 uint64 = 0x1 & t780
-	var t782 uint64 = v[13] >> 40 & 0xff
-	var t783 uint64 = (v[19] >> 21) & 0x1
-	var t784 uint64 = t781 & t783
-	var t785 uint64 = (uint64((int64(t779<<56) >> 56))) & 0x1ff
-	var t786 uint64 = (uint64((int64(t782<<56) >> 56))) & 0x1ff
-	var t787 uint64 = (t785 + t786) & 0x1ff
-	var t788 uint64 = (t787 >> 8) & 0x1
-	var t789 uint64 = (t787 >> 7) & 0x1
-	var t792, t792_1, t792_0 uint64 = 0, 0x80, 0x7f
-	if t788 != 0 {
-		t792 = t792_1
+	var t784 uint64
+	if t779 != t780 {
+		t784 = 1
+	}
+	var t785 uint64 = (t778) & 0xff
+	var t786, t786_1, t786_0 uint64 = 0, t783, t785
+	if t784 != 0 {
+		t786 = t786_1
 	} else {
-		t792 = t792_0
+		t786 = t786_0
 	}
-	var t793 uint64
-	if t788 != t789 {
-		t793 = 1
-	}
-	var t794 uint64 = (t787) & 0xff
-	var t795, t795_1, t795_0 uint64 = 0, t792, t794
-	if t793 != 0 {
-		t795 = t795_1
+	var t788 uint64 = v[2] >> 16 & 0xff
+	var t789 uint64 = (v[8] >> 18) & 0x1
+	var t790 uint64 = v[13] >> 16 & 0xff
+	var t791 uint64 = (v[19] >> 18) & 0x1
+	var t792 uint64 = t789 & t791
+	var t793 uint64 = (uint64((int64(t788<<56) >> 56))) & 0x1ff
+	var t794 uint64 = (uint64((int64(t790<<56) >> 56))) & 0x1ff
+	var t795 uint64 = (t793 + t794) & 0x1ff
+	var t796 uint64 = (t795 >> 8) & 0x1
+	var t797 uint64 = (t795 >> 7) & 0x1
+	var t800, t800_1, t800_0 uint64 = 0, 0x80, 0x7f
+	if t796 != 0 {
+		t800 = t800_1
 	} else {
-		t795 = t795_0
+		t800 = t800_0
 	}
-	var t797 uint64 = v[2] >> 32 & 0xff
-	var t798 uint64 = (v[8] >> 20) & 0x1
-	var t799 uint64 = 0x1 & t798
-	var t800 uint64 = v[13] >> 32 & 0xff
-	var t801 uint64 = (v[19] >> 20) & 0x1
-	var t802 uint64 = t799 & t801
-	var t803 uint64 = (uint64((int64(t797<<56) >> 56))) & 0x1ff
-	var t804 uint64 = (uint64((int64(t800<<56) >> 56))) & 0x1ff
-	var t805 uint64 = (t803 + t804) & 0x1ff
-	var t806 uint64 = (t805 >> 8) & 0x1
-	var t807 uint64 = (t805 >> 7) & 0x1
-	var t810, t810_1, t810_0 uint64 = 0, 0x80, 0x7f
-	if t806 != 0 {
-		t810 = t810_1
+	var t801 uint64
+	if t796 != t797 {
+		t801 = 1
+	}
+	var t802 uint64 = (t795) & 0xff
+	var t803, t803_1, t803_0 uint64 = 0, t800, t802
+	if t801 != 0 {
+		t803 = t803_1
 	} else {
-		t810 = t810_0
+		t803 = t803_0
 	}
-	var t811 uint64
-	if t806 != t807 {
-		t811 = 1
-	}
-	var t812 uint64 = (t805) & 0xff
-	var t813, t813_1, t813_0 uint64 = 0, t810, t812
-	if t811 != 0 {
-		t813 = t813_1
+	var t805 uint64 = v[2] >> 8 & 0xff
+	var t806 uint64 = (v[8] >> 17) & 0x1
+	var t807 uint64 = v[13] >> 8 & 0xff
+	var t808 uint64 = (v[19] >> 17) & 0x1
+	var t809 uint64 = t806 & t808
+	var t810 uint64 = (uint64((int64(t805<<56) >> 56))) & 0x1ff
+	var t811 uint64 = (uint64((int64(t807<<56) >> 56))) & 0x1ff
+	var t812 uint64 = (t810 + t811) & 0x1ff
+	var t813 uint64 = (t812 >> 8) & 0x1
+	var t814 uint64 = (t812 >> 7) & 0x1
+	var t817, t817_1, t817_0 uint64 = 0, 0x80, 0x7f
+	if t813 != 0 {
+		t817 = t817_1
 	} else {
-		t813 = t813_0
+		t817 = t817_0
 	}
-	var t815 uint64 = v[2] >> 24 & 0xff
-	var t816 uint64 = (v[8] >> 19) & 0x1
-	var t817 uint64 = 0x1 & t816
-	var t818 uint64 = v[13] >> 24 & 0xff
-	var t819 uint64 = (v[19] >> 19) & 0x1
-	var t820 uint64 = t817 & t819
-	var t821 uint64 = (uint64((int64(t815<<56) >> 56))) & 0x1ff
-	var t822 uint64 = (uint64((int64(t818<<56) >> 56))) & 0x1ff
-	var t823 uint64 = (t821 + t822) & 0x1ff
-	var t824 uint64 = (t823 >> 8) & 0x1
-	var t825 uint64 = (t823 >> 7) & 0x1
-	var t828, t828_1, t828_0 uint64 = 0, 0x80, 0x7f
-	if t824 != 0 {
-		t828 = t828_1
+	var t818 uint64
+	if t813 != t814 {
+		t818 = 1
+	}
+	var t819 uint64 = (t812) & 0xff
+	var t820, t820_1, t820_0 uint64 = 0, t817, t819
+	if t818 != 0 {
+		t820 = t820_1
 	} else {
-		t828 = t828_0
+		t820 = t820_0
 	}
-	var t829 uint64
-	if t824 != t825 {
-		t829 = 1
-	}
-	var t830 uint64 = (t823) & 0xff
-	var t831, t831_1, t831_0 uint64 = 0, t828, t830
-	if t829 != 0 {
-		t831 = t831_1
+	var t822 uint64 = v[2] >> 0 & 0xff
+	var t823 uint64 = (v[8] >> 16) & 0x1
+	var t824 uint64 = v[13] >> 0 & 0xff
+	var t825 uint64 = (v[19] >> 16) & 0x1
+	var t826 uint64 = t823 & t825
+	var t827 uint64 = (uint64((int64(t822<<56) >> 56))) & 0x1ff
+	var t828 uint64 = (uint64((int64(t824<<56) >> 56))) & 0x1ff
+	var t829 uint64 = (t827 + t828) & 0x1ff
+	var t830 uint64 = (t829 >> 8) & 0x1
+	var t831 uint64 = (t829 >> 7) & 0x1
+	var t834, t834_1, t834_0 uint64 = 0, 0x80, 0x7f
+	if t830 != 0 {
+		t834 = t834_1
 	} else {
-		t831 = t831_0
+		t834 = t834_0
 	}
-	var t833 uint64 = v[2] >> 16 & 0xff
-	var t834 uint64 = (v[8] >> 18) & 0x1
-	var t835 uint64 = 0x1 & t834
-	var t836 uint64 = v[13] >> 16 & 0xff
-	var t837 uint64 = (v[19] >> 18) & 0x1
-	var t838 uint64 = t835 & t837
-	var t839 uint64 = (uint64((int64(t833<<56) >> 56))) & 0x1ff
-	var t840 uint64 = (uint64((int64(t836<<56) >> 56))) & 0x1ff
-	var t841 uint64 = (t839 + t840) & 0x1ff
-	var t842 uint64 = (t841 >> 8) & 0x1
-	var t843 uint64 = (t841 >> 7) & 0x1
-	var t846, t846_1, t846_0 uint64 = 0, 0x80, 0x7f
-	if t842 != 0 {
-		t846 = t846_1
+	var t835 uint64
+	if t830 != t831 {
+		t835 = 1
+	}
+	var t836 uint64 = (t829) & 0xff
+	var t837, t837_1, t837_0 uint64 = 0, t834, t836
+	if t835 != 0 {
+		t837 = t837_1
 	} else {
-		t846 = t846_0
+		t837 = t837_0
 	}
-	var t847 uint64
-	if t842 != t843 {
-		t847 = 1
-	}
-	var t848 uint64 = (t841) & 0xff
-	var t849, t849_1, t849_0 uint64 = 0, t846, t848
+	var t839 uint64 = v[1] >> 56 & 0xff
+	var t840 uint64 = (v[8] >> 15) & 0x1
+	var t841 uint64 = v[12] >> 56 & 0xff
+	var t842 uint64 = (v[19] >> 15) & 0x1
+	var t843 uint64 = t840 & t842
+	var t844 uint64 = (uint64((int64(t839<<56) >> 56))) & 0x1ff
+	var t845 uint64 = (uint64((int64(t841<<56) >> 56))) & 0x1ff
+	var t846 uint64 = (t844 + t845) & 0x1ff
+	var t847 uint64 = (t846 >> 8) & 0x1
+	var t848 uint64 = (t846 >> 7) & 0x1
+	var t851, t851_1, t851_0 uint64 = 0, 0x80, 0x7f
 	if t847 != 0 {
-		t849 = t849_1
+		t851 = t851_1
 	} else {
-		t849 = t849_0
+		t851 = t851_0
 	}
-	var t851 uint64 = v[2] >> 8 & 0xff
-	var t852 uint64 = (v[8] >> 17) & 0x1
-	var t853 uint64 = 0x1 & t852
-	var t854 uint64 = v[13] >> 8 & 0xff
-	var t855 uint64 = (v[19] >> 17) & 0x1
-	var t856 uint64 = t853 & t855
-	var t857 uint64 = (uint64((int64(t851<<56) >> 56))) & 0x1ff
-	var t858 uint64 = (uint64((int64(t854<<56) >> 56))) & 0x1ff
-	var t859 uint64 = (t857 + t858) & 0x1ff
-	var t860 uint64 = (t859 >> 8) & 0x1
-	var t861 uint64 = (t859 >> 7) & 0x1
-	var t864, t864_1, t864_0 uint64 = 0, 0x80, 0x7f
-	if t860 != 0 {
-		t864 = t864_1
+	var t852 uint64
+	if t847 != t848 {
+		t852 = 1
+	}
+	var t853 uint64 = (t846) & 0xff
+	var t854, t854_1, t854_0 uint64 = 0, t851, t853
+	if t852 != 0 {
+		t854 = t854_1
 	} else {
-		t864 = t864_0
+		t854 = t854_0
 	}
-	var t865 uint64
-	if t860 != t861 {
-		t865 = 1
-	}
-	var t866 uint64 = (t859) & 0xff
-	var t867, t867_1, t867_0 uint64 = 0, t864, t866
-	if t865 != 0 {
-		t867 = t867_1
+	var t856 uint64 = v[1] >> 48 & 0xff
+	var t857 uint64 = (v[8] >> 14) & 0x1
+	var t858 uint64 = v[12] >> 48 & 0xff
+	var t859 uint64 = (v[19] >> 14) & 0x1
+	var t860 uint64 = t857 & t859
+	var t861 uint64 = (uint64((int64(t856<<56) >> 56))) & 0x1ff
+	var t862 uint64 = (uint64((int64(t858<<56) >> 56))) & 0x1ff
+	var t863 uint64 = (t861 + t862) & 0x1ff
+	var t864 uint64 = (t863 >> 8) & 0x1
+	var t865 uint64 = (t863 >> 7) & 0x1
+	var t868, t868_1, t868_0 uint64 = 0, 0x80, 0x7f
+	if t864 != 0 {
+		t868 = t868_1
 	} else {
-		t867 = t867_0
+		t868 = t868_0
 	}
-	var t869 uint64 = v[2] >> 0 & 0xff
-	var t870 uint64 = (v[8] >> 16) & 0x1
-	var t871 uint64 = 0x1 & t870
-	var t872 uint64 = v[13] >> 0 & 0xff
-	var t873 uint64 = (v[19] >> 16) & 0x1
-	var t874 uint64 = t871 & t873
-	var t875 uint64 = (uint64((int64(t869<<56) >> 56))) & 0x1ff
-	var t876 uint64 = (uint64((int64(t872<<56) >> 56))) & 0x1ff
-	var t877 uint64 = (t875 + t876) & 0x1ff
-	var t878 uint64 = (t877 >> 8) & 0x1
-	var t879 uint64 = (t877 >> 7) & 0x1
-	var t882, t882_1, t882_0 uint64 = 0, 0x80, 0x7f
-	if t878 != 0 {
-		t882 = t882_1
+	var t869 uint64
+	if t864 != t865 {
+		t869 = 1
+	}
+	var t870 uint64 = (t863) & 0xff
+	var t871, t871_1, t871_0 uint64 = 0, t868, t870
+	if t869 != 0 {
+		t871 = t871_1
 	} else {
-		t882 = t882_0
+		t871 = t871_0
 	}
-	var t883 uint64
-	if t878 != t879 {
-		t883 = 1
-	}
-	var t884 uint64 = (t877) & 0xff
-	var t885, t885_1, t885_0 uint64 = 0, t882, t884
-	if t883 != 0 {
+	var t873 uint64 = v[1] >> 40 & 0xff
+	var t874 uint64 = (v[8] >> 13) & 0x1
+	var t875 uint64 = v[12] >> 40 & 0xff
+	var t876 uint64 = (v[19] >> 13) & 0x1
+	var t877 uint64 = t874 & t876
+	var t878 uint64 = (uint64((int64(t873<<56) >> 56))) & 0x1ff
+	var t879 uint64 = (uint64((int64(t875<<56) >> 56))) & 0x1ff
+	var t880 uint64 = (t878 + t879) & 0x1ff
+	var t881 uint64 = (t880 >> 8) & 0x1
+	var t882 uint64 = (t880 >> 7) & 0x1
+	var t885, t885_1, t885_0 uint64 = 0, 0x80, 0x7f
+	if t881 != 0 {
 		t885 = t885_1
 	} else {
 		t885 = t885_0
 	}
-	var t887 uint64 = v[1] >> 56 & 0xff
-	var t888 uint64 = (v[8] >> 15) & 0x1
-	var t889 uint64 = 0x1 & t888
-	var t890 uint64 = v[12] >> 56 & 0xff
-	var t891 uint64 = (v[19] >> 15) & 0x1
-	var t892 uint64 = t889 & t891
-	var t893 uint64 = (uint64((int64(t887<<56) >> 56))) & 0x1ff
-	var t894 uint64 = (uint64((int64(t890<<56) >> 56))) & 0x1ff
-	var t895 uint64 = (t893 + t894) & 0x1ff
-	var t896 uint64 = (t895 >> 8) & 0x1
-	var t897 uint64 = (t895 >> 7) & 0x1
-	var t900, t900_1, t900_0 uint64 = 0, 0x80, 0x7f
-	if t896 != 0 {
-		t900 = t900_1
+	var t886 uint64
+	if t881 != t882 {
+		t886 = 1
+	}
+	var t887 uint64 = (t880) & 0xff
+	var t888, t888_1, t888_0 uint64 = 0, t885, t887
+	if t886 != 0 {
+		t888 = t888_1
 	} else {
-		t900 = t900_0
+		t888 = t888_0
 	}
-	var t901 uint64
-	if t896 != t897 {
-		t901 = 1
-	}
-	var t902 uint64 = (t895) & 0xff
-	var t903, t903_1, t903_0 uint64 = 0, t900, t902
-	if t901 != 0 {
-		t903 = t903_1
+	var t890 uint64 = v[1] >> 32 & 0xff
+	var t891 uint64 = (v[8] >> 12) & 0x1
+	var t892 uint64 = v[12] >> 32 & 0xff
+	var t893 uint64 = (v[19] >> 12) & 0x1
+	var t894 uint64 = t891 & t893
+	var t895 uint64 = (uint64((int64(t890<<56) >> 56))) & 0x1ff
+	var t896 uint64 = (uint64((int64(t892<<56) >> 56))) & 0x1ff
+	var t897 uint64 = (t895 + t896) & 0x1ff
+	var t898 uint64 = (t897 >> 8) & 0x1
+	var t899 uint64 = (t897 >> 7) & 0x1
+	var t902, t902_1, t902_0 uint64 = 0, 0x80, 0x7f
+	if t898 != 0 {
+		t902 = t902_1
 	} else {
-		t903 = t903_0
+		t902 = t902_0
 	}
-	var t905 uint64 = v[1] >> 48 & 0xff
-	var t906 uint64 = (v[8] >> 14) & 0x1
-	var t907 uint64 = 0x1 & t906
-	var t908 uint64 = v[12] >> 48 & 0xff
-	var t909 uint64 = (v[19] >> 14) & 0x1
-	var t910 uint64 = t907 & t909
-	var t911 uint64 = (uint64((int64(t905<<56) >> 56))) & 0x1ff
-	var t912 uint64 = (uint64((int64(t908<<56) >> 56))) & 0x1ff
-	var t913 uint64 = (t911 + t912) & 0x1ff
-	var t914 uint64 = (t913 >> 8) & 0x1
-	var t915 uint64 = (t913 >> 7) & 0x1
-	var t918, t918_1, t918_0 uint64 = 0, 0x80, 0x7f
-	if t914 != 0 {
-		t918 = t918_1
+	var t903 uint64
+	if t898 != t899 {
+		t903 = 1
+	}
+	var t904 uint64 = (t897) & 0xff
+	var t905, t905_1, t905_0 uint64 = 0, t902, t904
+	if t903 != 0 {
+		t905 = t905_1
 	} else {
-		t918 = t918_0
+		t905 = t905_0
 	}
-	var t919 uint64
-	if t914 != t915 {
-		t919 = 1
-	}
-	var t920 uint64 = (t913) & 0xff
-	var t921, t921_1, t921_0 uint64 = 0, t918, t920
-	if t919 != 0 {
-		t921 = t921_1
+	var t907 uint64 = v[1] >> 24 & 0xff
+	var t908 uint64 = (v[8] >> 11) & 0x1
+	var t909 uint64 = v[12] >> 24 & 0xff
+	var t910 uint64 = (v[19] >> 11) & 0x1
+	var t911 uint64 = t908 & t910
+	var t912 uint64 = (uint64((int64(t907<<56) >> 56))) & 0x1ff
+	var t913 uint64 = (uint64((int64(t909<<56) >> 56))) & 0x1ff
+	var t914 uint64 = (t912 + t913) & 0x1ff
+	var t915 uint64 = (t914 >> 8) & 0x1
+	var t916 uint64 = (t914 >> 7) & 0x1
+	var t919, t919_1, t919_0 uint64 = 0, 0x80, 0x7f
+	if t915 != 0 {
+		t919 = t919_1
 	} else {
-		t921 = t921_0
+		t919 = t919_0
 	}
-	var t923 uint64 = v[1] >> 40 & 0xff
-	var t924 uint64 = (v[8] >> 13) & 0x1
-	var t925 uint64 = 0x1 & t924
-	var t926 uint64 = v[12] >> 40 & 0xff
-	var t927 uint64 = (v[19] >> 13) & 0x1
+	var t920 uint64
+	if t915 != t916 {
+		t920 = 1
+	}
+	var t921 uint64 = (t914) & 0xff
+	var t922, t922_1, t922_0 uint64 = 0, t919, t921
+	if t920 != 0 {
+		t922 = t922_1
+	} else {
+		t922 = t922_0
+	}
+	var t924 uint64 = v[1] >> 16 & 0xff
+	var t925 uint64 = (v[8] >> 10) & 0x1
+	var t926 uint64 = v[12] >> 16 & 0xff
+	var t927 uint64 = (v[19] >> 10) & 0x1
 	var t928 uint64 = t925 & t927
-	var t929 uint64 = (uint64((int64(t923<<56) >> 56))) & 0x1ff
+	var t929 uint64 = (uint64((int64(t924<<56) >> 56))) & 0x1ff
 	var t930 uint64 = (uint64((int64(t926<<56) >> 56))) & 0x1ff
 	var t931 uint64 = (t929 + t930) & 0x1ff
 	var t932 uint64 = (t931 >> 8) & 0x1
@@ -1776,399 +1804,304 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t939 = t939_0
 	}
-	var t941 uint64 = v[1] >> 32 & 0xff
-	var t942 uint64 = (v[8] >> 12) & 0x1
-	var t943 uint64 = 0x1 & t942
-	var t944 uint64 = v[12] >> 32 & 0xff
-	var t945 uint64 = (v[19] >> 12) & 0x1
-	var t946 uint64 = t943 & t945
-	var t947 uint64 = (uint64((int64(t941<<56) >> 56))) & 0x1ff
-	var t948 uint64 = (uint64((int64(t944<<56) >> 56))) & 0x1ff
-	var t949 uint64 = (t947 + t948) & 0x1ff
-	var t950 uint64 = (t949 >> 8) & 0x1
-	var t951 uint64 = (t949 >> 7) & 0x1
-	var t954, t954_1, t954_0 uint64 = 0, 0x80, 0x7f
-	if t950 != 0 {
-		t954 = t954_1
+	var t941 uint64 = v[1] >> 8 & 0xff
+	var t942 uint64 = (v[8] >> 9) & 0x1
+	var t943 uint64 = v[12] >> 8 & 0xff
+	var t944 uint64 = (v[19] >> 9) & 0x1
+	var t945 uint64 = t942 & t944
+	var t946 uint64 = (uint64((int64(t941<<56) >> 56))) & 0x1ff
+	var t947 uint64 = (uint64((int64(t943<<56) >> 56))) & 0x1ff
+	var t948 uint64 = (t946 + t947) & 0x1ff
+	var t949 uint64 = (t948 >> 8) & 0x1
+	var t950 uint64 = (t948 >> 7) & 0x1
+	var t953, t953_1, t953_0 uint64 = 0, 0x80, 0x7f
+	if t949 != 0 {
+		t953 = t953_1
 	} else {
-		t954 = t954_0
+		t953 = t953_0
 	}
-	var t955 uint64
-	if t950 != t951 {
-		t955 = 1
+	var t954 uint64
+	if t949 != t950 {
+		t954 = 1
 	}
-	var t956 uint64 = (t949) & 0xff
-	var t957, t957_1, t957_0 uint64 = 0, t954, t956
-	if t955 != 0 {
-		t957 = t957_1
+	var t955 uint64 = (t948) & 0xff
+	var t956, t956_1, t956_0 uint64 = 0, t953, t955
+	if t954 != 0 {
+		t956 = t956_1
 	} else {
-		t957 = t957_0
+		t956 = t956_0
 	}
-	var t959 uint64 = v[1] >> 24 & 0xff
-	var t960 uint64 = (v[8] >> 11) & 0x1
-	var t961 uint64 = 0x1 & t960
-	var t962 uint64 = v[12] >> 24 & 0xff
-	var t963 uint64 = (v[19] >> 11) & 0x1
-	var t964 uint64 = t961 & t963
-	var t965 uint64 = (uint64((int64(t959<<56) >> 56))) & 0x1ff
-	var t966 uint64 = (uint64((int64(t962<<56) >> 56))) & 0x1ff
-	var t967 uint64 = (t965 + t966) & 0x1ff
-	var t968 uint64 = (t967 >> 8) & 0x1
-	var t969 uint64 = (t967 >> 7) & 0x1
-	var t972, t972_1, t972_0 uint64 = 0, 0x80, 0x7f
-	if t968 != 0 {
-		t972 = t972_1
+	var t958 uint64 = v[1] >> 0 & 0xff
+	var t959 uint64 = (v[8] >> 8) & 0x1
+	var t960 uint64 = v[12] >> 0 & 0xff
+	var t961 uint64 = (v[19] >> 8) & 0x1
+	var t962 uint64 = t959 & t961
+	var t963 uint64 = (uint64((int64(t958<<56) >> 56))) & 0x1ff
+	var t964 uint64 = (uint64((int64(t960<<56) >> 56))) & 0x1ff
+	var t965 uint64 = (t963 + t964) & 0x1ff
+	var t966 uint64 = (t965 >> 8) & 0x1
+	var t967 uint64 = (t965 >> 7) & 0x1
+	var t970, t970_1, t970_0 uint64 = 0, 0x80, 0x7f
+	if t966 != 0 {
+		t970 = t970_1
 	} else {
-		t972 = t972_0
+		t970 = t970_0
 	}
-	var t973 uint64
-	if t968 != t969 {
-		t973 = 1
+	var t971 uint64
+	if t966 != t967 {
+		t971 = 1
 	}
-	var t974 uint64 = (t967) & 0xff
-	var t975, t975_1, t975_0 uint64 = 0, t972, t974
-	if t973 != 0 {
-		t975 = t975_1
+	var t972 uint64 = (t965) & 0xff
+	var t973, t973_1, t973_0 uint64 = 0, t970, t972
+	if t971 != 0 {
+		t973 = t973_1
 	} else {
-		t975 = t975_0
+		t973 = t973_0
 	}
-	var t977 uint64 = v[1] >> 16 & 0xff
-	var t978 uint64 = (v[8] >> 10) & 0x1
-	var t979 uint64 = 0x1 & t978
-	var t980 uint64 = v[12] >> 16 & 0xff
-	var t981 uint64 = (v[19] >> 10) & 0x1
-	var t982 uint64 = t979 & t981
-	var t983 uint64 = (uint64((int64(t977<<56) >> 56))) & 0x1ff
-	var t984 uint64 = (uint64((int64(t980<<56) >> 56))) & 0x1ff
-	var t985 uint64 = (t983 + t984) & 0x1ff
-	var t986 uint64 = (t985 >> 8) & 0x1
-	var t987 uint64 = (t985 >> 7) & 0x1
-	var t990, t990_1, t990_0 uint64 = 0, 0x80, 0x7f
-	if t986 != 0 {
+	var t975 uint64 = v[0] >> 56 & 0xff
+	var t976 uint64 = (v[8] >> 7) & 0x1
+	var t977 uint64 = v[11] >> 56 & 0xff
+	var t978 uint64 = (v[19] >> 7) & 0x1
+	var t979 uint64 = t976 & t978
+	var t980 uint64 = (uint64((int64(t975<<56) >> 56))) & 0x1ff
+	var t981 uint64 = (uint64((int64(t977<<56) >> 56))) & 0x1ff
+	var t982 uint64 = (t980 + t981) & 0x1ff
+	var t983 uint64 = (t982 >> 8) & 0x1
+	var t984 uint64 = (t982 >> 7) & 0x1
+	var t987, t987_1, t987_0 uint64 = 0, 0x80, 0x7f
+	if t983 != 0 {
+		t987 = t987_1
+	} else {
+		t987 = t987_0
+	}
+	var t988 uint64
+	if t983 != t984 {
+		t988 = 1
+	}
+	var t989 uint64 = (t982) & 0xff
+	var t990, t990_1, t990_0 uint64 = 0, t987, t989
+	if t988 != 0 {
 		t990 = t990_1
 	} else {
 		t990 = t990_0
 	}
-	var t991 uint64
-	if t986 != t987 {
-		t991 = 1
-	}
-	var t992 uint64 = (t985) & 0xff
-	var t993, t993_1, t993_0 uint64 = 0, t990, t992
-	if t991 != 0 {
-		t993 = t993_1
+	var t992 uint64 = v[0] >> 48 & 0xff
+	var t993 uint64 = (v[8] >> 6) & 0x1
+	var t994 uint64 = v[11] >> 48 & 0xff
+	var t995 uint64 = (v[19] >> 6) & 0x1
+	var t996 uint64 = t993 & t995
+	var t997 uint64 = (uint64((int64(t992<<56) >> 56))) & 0x1ff
+	var t998 uint64 = (uint64((int64(t994<<56) >> 56))) & 0x1ff
+	var t999 uint64 = (t997 + t998) & 0x1ff
+	var t1000 uint64 = (t999 >> 8) & 0x1
+	var t1001 uint64 = (t999 >> 7) & 0x1
+	var t1004, t1004_1, t1004_0 uint64 = 0, 0x80, 0x7f
+	if t1000 != 0 {
+		t1004 = t1004_1
 	} else {
-		t993 = t993_0
+		t1004 = t1004_0
 	}
-	var t995 uint64 = v[1] >> 8 & 0xff
-	var t996 uint64 = (v[8] >> 9) & 0x1
-	var t997 uint64 = 0x1 & t996
-	var t998 uint64 = v[12] >> 8 & 0xff
-	var t999 uint64 = (v[19] >> 9) & 0x1
-	var t1000 uint64 = t997 & t999
-	var t1001 uint64 = (uint64((int64(t995<<56) >> 56))) & 0x1ff
-	var t1002 uint64 = (uint64((int64(t998<<56) >> 56))) & 0x1ff
-	var t1003 uint64 = (t1001 + t1002) & 0x1ff
-	var t1004 uint64 = (t1003 >> 8) & 0x1
-	var t1005 uint64 = (t1003 >> 7) & 0x1
-	var t1008, t1008_1, t1008_0 uint64 = 0, 0x80, 0x7f
-	if t1004 != 0 {
-		t1008 = t1008_1
+	var t1005 uint64
+	if t1000 != t1001 {
+		t1005 = 1
+	}
+	var t1006 uint64 = (t999) & 0xff
+	var t1007, t1007_1, t1007_0 uint64 = 0, t1004, t1006
+	if t1005 != 0 {
+		t1007 = t1007_1
 	} else {
-		t1008 = t1008_0
+		t1007 = t1007_0
 	}
-	var t1009 uint64
-	if t1004 != t1005 {
-		t1009 = 1
-	}
-	var t1010 uint64 = (t1003) & 0xff
-	var t1011, t1011_1, t1011_0 uint64 = 0, t1008, t1010
-	if t1009 != 0 {
-		t1011 = t1011_1
+	var t1009 uint64 = v[0] >> 40 & 0xff
+	var t1010 uint64 = (v[8] >> 5) & 0x1
+	var t1011 uint64 = v[11] >> 40 & 0xff
+	var t1012 uint64 = (v[19] >> 5) & 0x1
+	var t1013 uint64 = t1010 & t1012
+	var t1014 uint64 = (uint64((int64(t1009<<56) >> 56))) & 0x1ff
+	var t1015 uint64 = (uint64((int64(t1011<<56) >> 56))) & 0x1ff
+	var t1016 uint64 = (t1014 + t1015) & 0x1ff
+	var t1017 uint64 = (t1016 >> 8) & 0x1
+	var t1018 uint64 = (t1016 >> 7) & 0x1
+	var t1021, t1021_1, t1021_0 uint64 = 0, 0x80, 0x7f
+	if t1017 != 0 {
+		t1021 = t1021_1
 	} else {
-		t1011 = t1011_0
+		t1021 = t1021_0
 	}
-	var t1013 uint64 = v[1] >> 0 & 0xff
-	var t1014 uint64 = (v[8] >> 8) & 0x1
-	var t1015 uint64 = 0x1 & t1014
-	var t1016 uint64 = v[12] >> 0 & 0xff
-	var t1017 uint64 = (v[19] >> 8) & 0x1
-	var t1018 uint64 = t1015 & t1017
-	var t1019 uint64 = (uint64((int64(t1013<<56) >> 56))) & 0x1ff
-	var t1020 uint64 = (uint64((int64(t1016<<56) >> 56))) & 0x1ff
-	var t1021 uint64 = (t1019 + t1020) & 0x1ff
-	var t1022 uint64 = (t1021 >> 8) & 0x1
-	var t1023 uint64 = (t1021 >> 7) & 0x1
-	var t1026, t1026_1, t1026_0 uint64 = 0, 0x80, 0x7f
+	var t1022 uint64
+	if t1017 != t1018 {
+		t1022 = 1
+	}
+	var t1023 uint64 = (t1016) & 0xff
+	var t1024, t1024_1, t1024_0 uint64 = 0, t1021, t1023
 	if t1022 != 0 {
-		t1026 = t1026_1
+		t1024 = t1024_1
 	} else {
-		t1026 = t1026_0
+		t1024 = t1024_0
 	}
-	var t1027 uint64
-	if t1022 != t1023 {
-		t1027 = 1
-	}
-	var t1028 uint64 = (t1021) & 0xff
-	var t1029, t1029_1, t1029_0 uint64 = 0, t1026, t1028
-	if t1027 != 0 {
-		t1029 = t1029_1
+	var t1026 uint64 = v[0] >> 32 & 0xff
+	var t1027 uint64 = (v[8] >> 4) & 0x1
+	var t1028 uint64 = v[11] >> 32 & 0xff
+	var t1029 uint64 = (v[19] >> 4) & 0x1
+	var t1030 uint64 = t1027 & t1029
+	var t1031 uint64 = (uint64((int64(t1026<<56) >> 56))) & 0x1ff
+	var t1032 uint64 = (uint64((int64(t1028<<56) >> 56))) & 0x1ff
+	var t1033 uint64 = (t1031 + t1032) & 0x1ff
+	var t1034 uint64 = (t1033 >> 8) & 0x1
+	var t1035 uint64 = (t1033 >> 7) & 0x1
+	var t1038, t1038_1, t1038_0 uint64 = 0, 0x80, 0x7f
+	if t1034 != 0 {
+		t1038 = t1038_1
 	} else {
-		t1029 = t1029_0
+		t1038 = t1038_0
 	}
-	var t1031 uint64 = v[0] >> 56 & 0xff
-	var t1032 uint64 = (v[8] >> 7) & 0x1
-	var t1033 uint64 = 0x1 & t1032
-	var t1034 uint64 = v[11] >> 56 & 0xff
-	var t1035 uint64 = (v[19] >> 7) & 0x1
-	var t1036 uint64 = t1033 & t1035
-	var t1037 uint64 = (uint64((int64(t1031<<56) >> 56))) & 0x1ff
-	var t1038 uint64 = (uint64((int64(t1034<<56) >> 56))) & 0x1ff
-	var t1039 uint64 = (t1037 + t1038) & 0x1ff
-	var t1040 uint64 = (t1039 >> 8) & 0x1
-	var t1041 uint64 = (t1039 >> 7) & 0x1
-	var t1044, t1044_1, t1044_0 uint64 = 0, 0x80, 0x7f
-	if t1040 != 0 {
-		t1044 = t1044_1
+	var t1039 uint64
+	if t1034 != t1035 {
+		t1039 = 1
+	}
+	var t1040 uint64 = (t1033) & 0xff
+	var t1041, t1041_1, t1041_0 uint64 = 0, t1038, t1040
+	if t1039 != 0 {
+		t1041 = t1041_1
 	} else {
-		t1044 = t1044_0
+		t1041 = t1041_0
 	}
-	var t1045 uint64
-	if t1040 != t1041 {
-		t1045 = 1
-	}
-	var t1046 uint64 = (t1039) & 0xff
-	var t1047, t1047_1, t1047_0 uint64 = 0, t1044, t1046
-	if t1045 != 0 {
-		t1047 = t1047_1
+	var t1043 uint64 = v[0] >> 24 & 0xff
+	var t1044 uint64 = (v[8] >> 3) & 0x1
+	var t1045 uint64 = v[11] >> 24 & 0xff
+	var t1046 uint64 = (v[19] >> 3) & 0x1
+	var t1047 uint64 = t1044 & t1046
+	var t1048 uint64 = (uint64((int64(t1043<<56) >> 56))) & 0x1ff
+	var t1049 uint64 = (uint64((int64(t1045<<56) >> 56))) & 0x1ff
+	var t1050 uint64 = (t1048 + t1049) & 0x1ff
+	var t1051 uint64 = (t1050 >> 8) & 0x1
+	var t1052 uint64 = (t1050 >> 7) & 0x1
+	var t1055, t1055_1, t1055_0 uint64 = 0, 0x80, 0x7f
+	if t1051 != 0 {
+		t1055 = t1055_1
 	} else {
-		t1047 = t1047_0
+		t1055 = t1055_0
 	}
-	var t1049 uint64 = v[0] >> 48 & 0xff
-	var t1050 uint64 = (v[8] >> 6) & 0x1
-	var t1051 uint64 = 0x1 & t1050
-	var t1052 uint64 = v[11] >> 48 & 0xff
-	var t1053 uint64 = (v[19] >> 6) & 0x1
-	var t1054 uint64 = t1051 & t1053
-	var t1055 uint64 = (uint64((int64(t1049<<56) >> 56))) & 0x1ff
-	var t1056 uint64 = (uint64((int64(t1052<<56) >> 56))) & 0x1ff
-	var t1057 uint64 = (t1055 + t1056) & 0x1ff
-	var t1058 uint64 = (t1057 >> 8) & 0x1
-	var t1059 uint64 = (t1057 >> 7) & 0x1
-	var t1062, t1062_1, t1062_0 uint64 = 0, 0x80, 0x7f
-	if t1058 != 0 {
-		t1062 = t1062_1
+	var t1056 uint64
+	if t1051 != t1052 {
+		t1056 = 1
+	}
+	var t1057 uint64 = (t1050) & 0xff
+	var t1058, t1058_1, t1058_0 uint64 = 0, t1055, t1057
+	if t1056 != 0 {
+		t1058 = t1058_1
 	} else {
-		t1062 = t1062_0
+		t1058 = t1058_0
 	}
-	var t1063 uint64
-	if t1058 != t1059 {
-		t1063 = 1
-	}
-	var t1064 uint64 = (t1057) & 0xff
-	var t1065, t1065_1, t1065_0 uint64 = 0, t1062, t1064
-	if t1063 != 0 {
-		t1065 = t1065_1
+	var t1060 uint64 = v[0] >> 16 & 0xff
+	var t1061 uint64 = (v[8] >> 2) & 0x1
+	var t1062 uint64 = v[11] >> 16 & 0xff
+	var t1063 uint64 = (v[19] >> 2) & 0x1
+	var t1064 uint64 = t1061 & t1063
+	var t1065 uint64 = (uint64((int64(t1060<<56) >> 56))) & 0x1ff
+	var t1066 uint64 = (uint64((int64(t1062<<56) >> 56))) & 0x1ff
+	var t1067 uint64 = (t1065 + t1066) & 0x1ff
+	var t1068 uint64 = (t1067 >> 8) & 0x1
+	var t1069 uint64 = (t1067 >> 7) & 0x1
+	var t1072, t1072_1, t1072_0 uint64 = 0, 0x80, 0x7f
+	if t1068 != 0 {
+		t1072 = t1072_1
 	} else {
-		t1065 = t1065_0
+		t1072 = t1072_0
 	}
-	var t1067 uint64 = v[0] >> 40 & 0xff
-	var t1068 uint64 = (v[8] >> 5) & 0x1
-	var t1069 uint64 = 0x1 & t1068
-	var t1070 uint64 = v[11] >> 40 & 0xff
-	var t1071 uint64 = (v[19] >> 5) & 0x1
-	var t1072 uint64 = t1069 & t1071
-	var t1073 uint64 = (uint64((int64(t1067<<56) >> 56))) & 0x1ff
-	var t1074 uint64 = (uint64((int64(t1070<<56) >> 56))) & 0x1ff
-	var t1075 uint64 = (t1073 + t1074) & 0x1ff
-	var t1076 uint64 = (t1075 >> 8) & 0x1
-	var t1077 uint64 = (t1075 >> 7) & 0x1
-	var t1080, t1080_1, t1080_0 uint64 = 0, 0x80, 0x7f
-	if t1076 != 0 {
-		t1080 = t1080_1
+	var t1073 uint64
+	if t1068 != t1069 {
+		t1073 = 1
+	}
+	var t1074 uint64 = (t1067) & 0xff
+	var t1075, t1075_1, t1075_0 uint64 = 0, t1072, t1074
+	if t1073 != 0 {
+		t1075 = t1075_1
 	} else {
-		t1080 = t1080_0
+		t1075 = t1075_0
 	}
-	var t1081 uint64
-	if t1076 != t1077 {
-		t1081 = 1
-	}
-	var t1082 uint64 = (t1075) & 0xff
-	var t1083, t1083_1, t1083_0 uint64 = 0, t1080, t1082
-	if t1081 != 0 {
-		t1083 = t1083_1
+	var t1077 uint64 = v[0] >> 8 & 0xff
+	var t1078 uint64 = (v[8] >> 1) & 0x1
+	var t1079 uint64 = v[11] >> 8 & 0xff
+	var t1080 uint64 = (v[19] >> 1) & 0x1
+	var t1081 uint64 = t1078 & t1080
+	var t1082 uint64 = (uint64((int64(t1077<<56) >> 56))) & 0x1ff
+	var t1083 uint64 = (uint64((int64(t1079<<56) >> 56))) & 0x1ff
+	var t1084 uint64 = (t1082 + t1083) & 0x1ff
+	var t1085 uint64 = (t1084 >> 8) & 0x1
+	var t1086 uint64 = (t1084 >> 7) & 0x1
+	var t1089, t1089_1, t1089_0 uint64 = 0, 0x80, 0x7f
+	if t1085 != 0 {
+		t1089 = t1089_1
 	} else {
-		t1083 = t1083_0
+		t1089 = t1089_0
 	}
-	var t1085 uint64 = v[0] >> 32 & 0xff
-	var t1086 uint64 = (v[8] >> 4) & 0x1
-	var t1087 uint64 = 0x1 & t1086
-	var t1088 uint64 = v[11] >> 32 & 0xff
-	var t1089 uint64 = (v[19] >> 4) & 0x1
-	var t1090 uint64 = t1087 & t1089
-	var t1091 uint64 = (uint64((int64(t1085<<56) >> 56))) & 0x1ff
-	var t1092 uint64 = (uint64((int64(t1088<<56) >> 56))) & 0x1ff
-	var t1093 uint64 = (t1091 + t1092) & 0x1ff
-	var t1094 uint64 = (t1093 >> 8) & 0x1
-	var t1095 uint64 = (t1093 >> 7) & 0x1
-	var t1098, t1098_1, t1098_0 uint64 = 0, 0x80, 0x7f
-	if t1094 != 0 {
-		t1098 = t1098_1
+	var t1090 uint64
+	if t1085 != t1086 {
+		t1090 = 1
+	}
+	var t1091 uint64 = (t1084) & 0xff
+	var t1092, t1092_1, t1092_0 uint64 = 0, t1089, t1091
+	if t1090 != 0 {
+		t1092 = t1092_1
 	} else {
-		t1098 = t1098_0
+		t1092 = t1092_0
 	}
-	var t1099 uint64
-	if t1094 != t1095 {
-		t1099 = 1
-	}
-	var t1100 uint64 = (t1093) & 0xff
-	var t1101, t1101_1, t1101_0 uint64 = 0, t1098, t1100
-	if t1099 != 0 {
-		t1101 = t1101_1
+	var t1094 uint64 = v[0] >> 0 & 0xff
+	var t1095 uint64 = (v[8]) & 0x1
+	var t1096 uint64 = v[11] >> 0 & 0xff
+	var t1097 uint64 = (v[19]) & 0x1
+	var t1098 uint64 = t1095 & t1097
+	var t1099 uint64 = (uint64((int64(t1094<<56) >> 56))) & 0x1ff
+	var t1100 uint64 = (uint64((int64(t1096<<56) >> 56))) & 0x1ff
+	var t1101 uint64 = (t1099 + t1100) & 0x1ff
+	var t1102 uint64 = (t1101 >> 8) & 0x1
+	var t1103 uint64 = (t1101 >> 7) & 0x1
+	var t1106, t1106_1, t1106_0 uint64 = 0, 0x80, 0x7f
+	if t1102 != 0 {
+		t1106 = t1106_1
 	} else {
-		t1101 = t1101_0
+		t1106 = t1106_0
 	}
-	var t1103 uint64 = v[0] >> 24 & 0xff
-	var t1104 uint64 = (v[8] >> 3) & 0x1
-	var t1105 uint64 = 0x1 & t1104
-	var t1106 uint64 = v[11] >> 24 & 0xff
-	var t1107 uint64 = (v[19] >> 3) & 0x1
-	var t1108 uint64 = t1105 & t1107
-	var t1109 uint64 = (uint64((int64(t1103<<56) >> 56))) & 0x1ff
-	var t1110 uint64 = (uint64((int64(t1106<<56) >> 56))) & 0x1ff
-	var t1111 uint64 = (t1109 + t1110) & 0x1ff
-	var t1112 uint64 = (t1111 >> 8) & 0x1
-	var t1113 uint64 = (t1111 >> 7) & 0x1
-	var t1116, t1116_1, t1116_0 uint64 = 0, 0x80, 0x7f
-	if t1112 != 0 {
-		t1116 = t1116_1
+	var t1107 uint64
+	if t1102 != t1103 {
+		t1107 = 1
+	}
+	var t1108 uint64 = (t1101) & 0xff
+	var t1109, t1109_1, t1109_0 uint64 = 0, t1106, t1108
+	if t1107 != 0 {
+		t1109 = t1109_1
 	} else {
-		t1116 = t1116_0
+		t1109 = t1109_0
 	}
-	var t1117 uint64
-	if t1112 != t1113 {
-		t1117 = 1
-	}
-	var t1118 uint64 = (t1111) & 0xff
-	var t1119, t1119_1, t1119_0 uint64 = 0, t1116, t1118
-	if t1117 != 0 {
-		t1119 = t1119_1
-	} else {
-		t1119 = t1119_0
-	}
-	var t1121 uint64 = v[0] >> 16 & 0xff
-	var t1122 uint64 = (v[8] >> 2) & 0x1
-	var t1123 uint64 = 0x1 & t1122
-	var t1124 uint64 = v[11] >> 16 & 0xff
-	var t1125 uint64 = (v[19] >> 2) & 0x1
-	var t1126 uint64 = t1123 & t1125
-	var t1127 uint64 = (uint64((int64(t1121<<56) >> 56))) & 0x1ff
-	var t1128 uint64 = (uint64((int64(t1124<<56) >> 56))) & 0x1ff
-	var t1129 uint64 = (t1127 + t1128) & 0x1ff
-	var t1130 uint64 = (t1129 >> 8) & 0x1
-	var t1131 uint64 = (t1129 >> 7) & 0x1
-	var t1134, t1134_1, t1134_0 uint64 = 0, 0x80, 0x7f
-	if t1130 != 0 {
-		t1134 = t1134_1
-	} else {
-		t1134 = t1134_0
-	}
-	var t1135 uint64
-	if t1130 != t1131 {
-		t1135 = 1
-	}
-	var t1136 uint64 = (t1129) & 0xff
-	var t1137, t1137_1, t1137_0 uint64 = 0, t1134, t1136
-	if t1135 != 0 {
-		t1137 = t1137_1
-	} else {
-		t1137 = t1137_0
-	}
-	var t1139 uint64 = v[0] >> 8 & 0xff
-	var t1140 uint64 = (v[8] >> 1) & 0x1
-	var t1141 uint64 = 0x1 & t1140
-	var t1142 uint64 = v[11] >> 8 & 0xff
-	var t1143 uint64 = (v[19] >> 1) & 0x1
-	var t1144 uint64 = t1141 & t1143
-	var t1145 uint64 = (uint64((int64(t1139<<56) >> 56))) & 0x1ff
-	var t1146 uint64 = (uint64((int64(t1142<<56) >> 56))) & 0x1ff
-	var t1147 uint64 = (t1145 + t1146) & 0x1ff
-	var t1148 uint64 = (t1147 >> 8) & 0x1
-	var t1149 uint64 = (t1147 >> 7) & 0x1
-	var t1152, t1152_1, t1152_0 uint64 = 0, 0x80, 0x7f
-	if t1148 != 0 {
-		t1152 = t1152_1
-	} else {
-		t1152 = t1152_0
-	}
-	var t1153 uint64
-	if t1148 != t1149 {
-		t1153 = 1
-	}
-	var t1154 uint64 = (t1147) & 0xff
-	var t1155, t1155_1, t1155_0 uint64 = 0, t1152, t1154
-	if t1153 != 0 {
-		t1155 = t1155_1
-	} else {
-		t1155 = t1155_0
-	}
-	var t1157 uint64 = v[0] >> 0 & 0xff
-	var t1158 uint64 = (v[8]) & 0x1
-	var t1159 uint64 = 0x1 & t1158
-	var t1160 uint64 = v[11] >> 0 & 0xff
-	var t1161 uint64 = (v[19]) & 0x1
-	var t1162 uint64 = t1159 & t1161
-	var t1163 uint64 = (uint64((int64(t1157<<56) >> 56))) & 0x1ff
-	var t1164 uint64 = (uint64((int64(t1160<<56) >> 56))) & 0x1ff
-	var t1165 uint64 = (t1163 + t1164) & 0x1ff
-	var t1166 uint64 = (t1165 >> 8) & 0x1
-	var t1167 uint64 = (t1165 >> 7) & 0x1
-	var t1170, t1170_1, t1170_0 uint64 = 0, 0x80, 0x7f
-	if t1166 != 0 {
-		t1170 = t1170_1
-	} else {
-		t1170 = t1170_0
-	}
-	var t1171 uint64
-	if t1166 != t1167 {
-		t1171 = 1
-	}
-	var t1172 uint64 = (t1165) & 0xff
-	var t1173, t1173_1, t1173_0 uint64 = 0, t1170, t1172
-	if t1171 != 0 {
-		t1173 = t1173_1
-	} else {
-		t1173 = t1173_0
-	}
-	v[1174] = t1047<<56 | t1065<<48 | t1083<<40 | t1101<<32 | t1119<<24 | t1137<<16 | t1155<<8 | t1173
-	v[1175] = t903<<56 | t921<<48 | t939<<40 | t957<<32 | t975<<24 | t993<<16 | t1011<<8 | t1029
-	v[1176] = t759<<56 | t777<<48 | t795<<40 | t813<<32 | t831<<24 | t849<<16 | t867<<8 | t885
-	v[1177] = t615<<56 | t633<<48 | t651<<40 | t669<<32 | t687<<24 | t705<<16 | t723<<8 | t741
-	v[1178] = t471<<56 | t489<<48 | t507<<40 | t525<<32 | t543<<24 | t561<<16 | t579<<8 | t597
-	v[1179] = t327<<56 | t345<<48 | t363<<40 | t381<<32 | t399<<24 | t417<<16 | t435<<8 | t453
-	v[1180] = t183<<56 | t201<<48 | t219<<40 | t237<<32 | t255<<24 | t273<<16 | t291<<8 | t309
-	v[1181] = t39<<56 | t57<<48 | t75<<40 | t93<<32 | t111<<24 | t129<<16 | t147<<8 | t165
-	var t1182 uint64 = t1162 | t1144<<1 | t1126<<2 | t1108<<3 | t1090<<4 | t1072<<5 | t1054<<6 | t1036<<7 | t1018<<8 | t1000<<9 | t982<<10 | t964<<11 | t946<<12 | t928<<13 | t910<<14 | t892<<15 | t874<<16 | t856<<17 | t838<<18 | t820<<19 | t802<<20 | t784<<21 | t766<<22 | t748<<23 | t730<<24 | t712<<25 | t694<<26 | t676<<27 | t658<<28 | t640<<29 | t622<<30 | t604<<31 | t586<<32 | t568<<33 | t550<<34 | t532<<35 | t514<<36 | t496<<37 | t478<<38 | t460<<39 | t442<<40 | t424<<41 | t406<<42 | t388<<43 | t370<<44 | t352<<45 | t334<<46 | t316<<47 | t298<<48 | t280<<49 | t262<<50 | t244<<51 | t226<<52 | t208<<53 | t190<<54 | t172<<55 | t154<<56 | t136<<57 | t118<<58 | t100<<59 | t82<<60 | t64<<61 | t46<<62 | t28<<63
-	var t1184 uint64 = 0x1 & v[10]
-	var t1185 uint64 = t1184 & v[21]
-	v[1185] = t1185
-	v[1186] = v[1174]
-	v[1187] = v[1175]
-	v[1188] = v[1176]
-	v[1189] = v[1177]
-	v[1190] = v[1178]
-	v[1191] = v[1179]
-	v[1192] = v[1180]
-	v[1193] = v[1181]
-	v[1194] = t1182
-	v[1195] = v[9]
-	v[1195] &= 0x1
-	var t1226 uint64 = v[1254] | v[1225]
-	v[1226] = t1226
-	var t1241 uint64 = (^t1226) & 0x1
-	var t1242 uint64 = t1185 & v[1224]
-	var t1243 uint64 = t1241 & t1242
-	v[1243] = t1243
+	v[1110] = t990<<56 | t1007<<48 | t1024<<40 | t1041<<32 | t1058<<24 | t1075<<16 | t1092<<8 | t1109
+	v[1111] = t854<<56 | t871<<48 | t888<<40 | t905<<32 | t922<<24 | t939<<16 | t956<<8 | t973
+	v[1112] = t718<<56 | t735<<48 | t752<<40 | t769<<32 | t786<<24 | t803<<16 | t820<<8 | t837
+	v[1113] = t582<<56 | t599<<48 | t616<<40 | t633<<32 | t650<<24 | t667<<16 | t684<<8 | t701
+	v[1114] = t446<<56 | t463<<48 | t480<<40 | t497<<32 | t514<<24 | t531<<16 | t548<<8 | t565
+	v[1115] = t310<<56 | t327<<48 | t344<<40 | t361<<32 | t378<<24 | t395<<16 | t412<<8 | t429
+	v[1116] = t174<<56 | t191<<48 | t208<<40 | t225<<32 | t242<<24 | t259<<16 | t276<<8 | t293
+	v[1117] = t38<<56 | t55<<48 | t72<<40 | t89<<32 | t106<<24 | t123<<16 | t140<<8 | t157
+	var t1118 uint64 = t1098 | t1081<<1 | t1064<<2 | t1047<<3 | t1030<<4 | t1013<<5 | t996<<6 | t979<<7 | t962<<8 | t945<<9 | t928<<10 | t911<<11 | t894<<12 | t877<<13 | t860<<14 | t843<<15 | t826<<16 | t809<<17 | t792<<18 | t775<<19 | t758<<20 | t741<<21 | t724<<22 | t707<<23 | t690<<24 | t673<<25 | t656<<26 | t639<<27 | t622<<28 | t605<<29 | t588<<30 | t571<<31 | t554<<32 | t537<<33 | t520<<34 | t503<<35 | t486<<36 | t469<<37 | t452<<38 | t435<<39 | t418<<40 | t401<<41 | t384<<42 | t367<<43 | t350<<44 | t333<<45 | t316<<46 | t299<<47 | t282<<48 | t265<<49 | t248<<50 | t231<<51 | t214<<52 | t197<<53 | t180<<54 | t163<<55 | t146<<56 | t129<<57 | t112<<58 | t95<<59 | t78<<60 | t61<<61 | t44<<62 | t27<<63
+	var t1120 uint64 = v[10] & v[21]
+	v[1120] = t1120
+	v[1121] = v[1110]
+	v[1122] = v[1111]
+	v[1123] = v[1112]
+	v[1124] = v[1113]
+	v[1125] = v[1114]
+	v[1126] = v[1115]
+	v[1127] = v[1116]
+	v[1128] = v[1117]
+	v[1129] = t1118
+	v[1130] = v[9]
+	v[1130] &= 0x1
+	var t1159 uint64 = v[1187] | v[1158]
+	v[1159] = t1159
+	var t1174 uint64 = (^t1159) & 0x1
+	var t1175 uint64 = t1120 & v[1157]
+	var t1176 uint64 = t1174 & t1175
+	v[1176] = t1176
 }
 
 // Step is one rising clock edge, then Eval.
@@ -2178,76 +2111,76 @@ func (x *simsum_int8_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int8_sat) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[1226] != 0 {
+	if v[1159] != 0 {
 		x.D |= 0x2
-		if v[1213] != 0 {
-			v[1229] = v[1214]
-			v[1230] = v[1215]
-			v[1231] = v[1216]
-			v[1232] = v[1217]
-			v[1233] = v[1218]
-			v[1234] = v[1219]
-			v[1235] = v[1220]
-			v[1236] = v[1221]
-			v[1237] = v[1222]
-			v[1238] = v[1223]
+		if v[1146] != 0 {
+			v[1162] = v[1147]
+			v[1163] = v[1148]
+			v[1164] = v[1149]
+			v[1165] = v[1150]
+			v[1166] = v[1151]
+			v[1167] = v[1152]
+			v[1168] = v[1153]
+			v[1169] = v[1154]
+			v[1170] = v[1155]
+			v[1171] = v[1156]
 		} else {
-			v[1229] = v[1186]
-			v[1230] = v[1187]
-			v[1231] = v[1188]
-			v[1232] = v[1189]
-			v[1233] = v[1190]
-			v[1234] = v[1191]
-			v[1235] = v[1192]
-			v[1236] = v[1193]
-			v[1237] = v[1194]
-			v[1238] = v[1195]
+			v[1162] = v[1121]
+			v[1163] = v[1122]
+			v[1164] = v[1123]
+			v[1165] = v[1124]
+			v[1166] = v[1125]
+			v[1167] = v[1126]
+			v[1168] = v[1127]
+			v[1169] = v[1128]
+			v[1170] = v[1129]
+			v[1171] = v[1130]
 		}
-		v[1203] = v[1229]
-		v[1204] = v[1230]
-		v[1205] = v[1231]
-		v[1206] = v[1232]
-		v[1207] = v[1233]
-		v[1208] = v[1234]
-		v[1209] = v[1235]
-		v[1210] = v[1236]
-		v[1211] = v[1237]
-		v[1212] = v[1238]
+		v[1136] = v[1162]
+		v[1137] = v[1163]
+		v[1138] = v[1164]
+		v[1139] = v[1165]
+		v[1140] = v[1166]
+		v[1141] = v[1167]
+		v[1142] = v[1168]
+		v[1143] = v[1169]
+		v[1144] = v[1170]
+		v[1145] = v[1171]
 	}
 	if x.Rst {
 		x.D |= 0x1
-		v[1202] = 0x0
-		v[1213] = 0x0
+		v[1135] = 0x0
+		v[1146] = 0x0
 	} else {
 		x.D |= 0x1
-		var t1227 uint64 = v[1213] | v[1185]
-		var t1228, t1228_1, t1228_0 uint64 = 0, t1227, v[1202]
-		if v[1226] != 0 {
-			t1228 = t1228_1
+		var t1160 uint64 = v[1146] | v[1120]
+		var t1161, t1161_1, t1161_0 uint64 = 0, t1160, v[1135]
+		if v[1159] != 0 {
+			t1161 = t1161_1
 		} else {
-			t1228 = t1228_0
+			t1161 = t1161_0
 		}
-		v[1202] = t1228
-		var t1240, t1240_1, t1240_0 uint64 = 0, 0x0, t1227
-		if v[1226] != 0 {
-			t1240 = t1240_1
+		v[1135] = t1161
+		var t1173, t1173_1, t1173_0 uint64 = 0, 0x0, t1160
+		if v[1159] != 0 {
+			t1173 = t1173_1
 		} else {
-			t1240 = t1240_0
+			t1173 = t1173_0
 		}
-		v[1213] = t1240
+		v[1146] = t1173
 	}
-	if v[1243] != 0 {
+	if v[1176] != 0 {
 		x.D |= 0x4
-		v[1214] = v[1186]
-		v[1215] = v[1187]
-		v[1216] = v[1188]
-		v[1217] = v[1189]
-		v[1218] = v[1190]
-		v[1219] = v[1191]
-		v[1220] = v[1192]
-		v[1221] = v[1193]
-		v[1222] = v[1194]
-		v[1223] = v[1195]
+		v[1147] = v[1121]
+		v[1148] = v[1122]
+		v[1149] = v[1123]
+		v[1150] = v[1124]
+		v[1151] = v[1125]
+		v[1152] = v[1126]
+		v[1153] = v[1127]
+		v[1154] = v[1128]
+		v[1155] = v[1129]
+		v[1156] = v[1130]
 	}
 	return true
 }
@@ -2258,15 +2191,15 @@ var simsum_int8_satIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 1198,
+	"s0_tready": 1132,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 1201,
-	"m_tdata":   1244,
-	"m_tkeep":   1252,
-	"m_tlast":   1253,
-	"m_tvalid":  1202,
-	"m_tready":  1254,
+	"s1_tready": 1134,
+	"m_tdata":   1177,
+	"m_tkeep":   1185,
+	"m_tlast":   1186,
+	"m_tvalid":  1135,
+	"m_tready":  1187,
 }

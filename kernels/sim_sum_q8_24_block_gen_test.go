@@ -12,7 +12,7 @@ import (
 
 // simsum_q8_24_block simulates module onic_kernel_sum_q8_24_block: S holds every signal's words, M0... its memories.
 type simsum_q8_24_block struct {
-	S         [390]uint64
+	S         [387]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -74,18 +74,18 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 	x.S[297] = 0x7fffffff
 	x.S[298] = 0x7fffffff
 	x.S[314] = 0x1
+	x.S[327] = 0x1
 	x.S[328] = 0x1
-	x.S[329] = 0x1
-	x.S[331] = 0x1
-	x.S[334] = 0x1
-	x.S[359] = 0x1
-	x.S[360] = 0x1
-	x.S[361] = 0x1
+	x.S[330] = 0x1
+	x.S[332] = 0x1
+	x.S[356] = 0x1
+	x.S[357] = 0x1
+	x.S[358] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "201cdc3355226e8048398094e1306225" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "9e6cea01badded5527fd842f2544b61c" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -527,47 +527,47 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t302 uint64 = (v[62] >> 4) & 0x1
 		var t303 uint64 = (v[62]) & 0x1
 		var t312 uint64 = t303 | t303<<1 | t303<<2 | t303<<3 | t302<<4 | t302<<5 | t302<<6 | t302<<7 | t286<<8 | t286<<9 | t286<<10 | t286<<11 | t270<<12 | t270<<13 | t270<<14 | t270<<15 | t254<<16 | t254<<17 | t254<<18 | t254<<19 | t238<<20 | t238<<21 | t238<<22 | t238<<23 | t222<<24 | t222<<25 | t222<<26 | t222<<27 | t206<<28 | t206<<29 | t206<<30 | t206<<31 | t190<<32 | t190<<33 | t190<<34 | t190<<35 | t174<<36 | t174<<37 | t174<<38 | t174<<39 | t158<<40 | t158<<41 | t158<<42 | t158<<43 | t142<<44 | t142<<45 | t142<<46 | t142<<47 | t126<<48 | t126<<49 | t126<<50 | t126<<51 | t110<<52 | t110<<53 | t110<<54 | t110<<55 | t94<<56 | t94<<57 | t94<<58 | t94<<59 | t78<<60 | t78<<61 | t78<<62 | t78<<63
-		v[318] = v[304]
-		v[319] = v[305]
-		v[320] = v[306]
-		v[321] = v[307]
-		v[322] = v[308]
-		v[323] = v[309]
-		v[324] = v[310]
-		v[325] = v[311]
-		v[326] = t312
-		v[327] = v[313]
-		v[327] &= 0x1
+		v[317] = v[304]
+		v[318] = v[305]
+		v[319] = v[306]
+		v[320] = v[307]
+		v[321] = v[308]
+		v[322] = v[309]
+		v[323] = v[310]
+		v[324] = v[311]
+		v[325] = t312
+		v[326] = v[313]
+		v[326] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t328 uint64 = (^v[317]) & 0x1
-		v[328] = t328
+		var t327 uint64 = (^v[316]) & 0x1
+		v[327] = t327
 	}
 	if d&0x4 != 0 {
-		var t359 uint64 = (^v[348]) & 0x1
-		v[359] = t359
-		var t360 uint64 = (^v[337]) & 0x1
-		v[360] = t360
+		var t356 uint64 = (^v[345]) & 0x1
+		v[356] = t356
+		var t357 uint64 = (^v[334]) & 0x1
+		v[357] = t357
 	}
 	if d&0x8 != 0 {
+		v[376] = v[335]
+		v[377] = v[336]
+		v[378] = v[337]
 		v[379] = v[338]
 		v[380] = v[339]
 		v[381] = v[340]
 		v[382] = v[341]
 		v[383] = v[342]
-		v[384] = v[343]
-		v[385] = v[344]
-		v[386] = v[345]
-		var t387 uint64 = v[346] >> 0 & 0xffffffffffffffff
-		v[387] = t387
-		var t388 uint64 = v[347] >> 0 & 0x1
-		v[388] = t388
+		var t384 uint64 = v[343] >> 0 & 0xffffffffffffffff
+		v[384] = t384
+		var t385 uint64 = v[344] >> 0 & 0x1
+		v[385] = t385
 	}
 	if d&0x6 != 0 {
-		var t329 uint64 = v[359] | v[328]
-		v[329] = t329
-		var t377 uint64 = v[317] & v[359]
-		v[377] = t377
+		var t328 uint64 = v[356] | v[327]
+		v[328] = t328
+		var t374 uint64 = v[316] & v[356]
+		v[374] = t374
 	}
 }
 
@@ -575,17 +575,15 @@ func (x *simsum_q8_24_block) EvalState() {
 func (x *simsum_q8_24_block) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t332 uint64 = 0x1 & v[21]
-	var t333 uint64 = v[329] & t332
+	var t331 uint64 = v[328] & v[21]
+	v[331] = t331
+	var t333 uint64 = v[328] & v[10]
 	v[333] = t333
-	var t335 uint64 = 0x1 & v[10]
-	var t336 uint64 = v[329] & t335
-	v[336] = t336
-	var t361 uint64 = v[389] | v[360]
-	v[361] = t361
-	var t376 uint64 = (^t361) & 0x1
-	var t378 uint64 = t376 & v[377]
-	v[378] = t378
+	var t358 uint64 = v[386] | v[357]
+	v[358] = t358
+	var t373 uint64 = (^t358) & 0x1
+	var t375 uint64 = t373 & v[374]
+	v[375] = t375
 }
 
 // Step is one rising clock edge, then Eval.
@@ -595,7 +593,7 @@ func (x *simsum_q8_24_block) Step() { x.Edge(); x.Eval() }
 func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[329] != 0 {
+	if v[328] != 0 {
 		x.D |= 0x1
 		v[45] = v[0]
 		v[46] = v[1]
@@ -668,9 +666,12 @@ func (x *simsum_q8_24_block) Edge() bool {
 		var t61 uint64 = v[8] & v[19]
 		v[62] = t61
 	}
-	if v[361] != 0 {
+	if v[358] != 0 {
 		x.D |= 0x8
-		if v[348] != 0 {
+		if v[345] != 0 {
+			v[361] = v[346]
+			v[362] = v[347]
+			v[363] = v[348]
 			v[364] = v[349]
 			v[365] = v[350]
 			v[366] = v[351]
@@ -678,21 +679,21 @@ func (x *simsum_q8_24_block) Edge() bool {
 			v[368] = v[353]
 			v[369] = v[354]
 			v[370] = v[355]
-			v[371] = v[356]
-			v[372] = v[357]
-			v[373] = v[358]
 		} else {
-			v[364] = v[318]
-			v[365] = v[319]
-			v[366] = v[320]
-			v[367] = v[321]
-			v[368] = v[322]
-			v[369] = v[323]
-			v[370] = v[324]
-			v[371] = v[325]
-			v[372] = v[326]
-			v[373] = v[327]
+			v[361] = v[317]
+			v[362] = v[318]
+			v[363] = v[319]
+			v[364] = v[320]
+			v[365] = v[321]
+			v[366] = v[322]
+			v[367] = v[323]
+			v[368] = v[324]
+			v[369] = v[325]
+			v[370] = v[326]
 		}
+		v[335] = v[361]
+		v[336] = v[362]
+		v[337] = v[363]
 		v[338] = v[364]
 		v[339] = v[365]
 		v[340] = v[366]
@@ -700,54 +701,50 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[342] = v[368]
 		v[343] = v[369]
 		v[344] = v[370]
-		v[345] = v[371]
-		v[346] = v[372]
-		v[347] = v[373]
 	}
 	if x.Rst {
 		x.D |= 0x4
-		v[337] = 0x0
-		v[348] = 0x0
+		v[334] = 0x0
+		v[345] = 0x0
 	} else {
 		x.D |= 0x4
-		var t362 uint64 = v[348] | v[317]
-		var t363, t363_1, t363_0 uint64 = 0, t362, v[337]
-		if v[361] != 0 {
-			t363 = t363_1
+		var t359 uint64 = v[345] | v[316]
+		var t360, t360_1, t360_0 uint64 = 0, t359, v[334]
+		if v[358] != 0 {
+			t360 = t360_1
 		} else {
-			t363 = t363_0
+			t360 = t360_0
 		}
-		v[337] = t363
-		var t375, t375_1, t375_0 uint64 = 0, 0x0, t362
-		if v[361] != 0 {
-			t375 = t375_1
+		v[334] = t360
+		var t372, t372_1, t372_0 uint64 = 0, 0x0, t359
+		if v[358] != 0 {
+			t372 = t372_1
 		} else {
-			t375 = t375_0
+			t372 = t372_0
 		}
-		v[348] = t375
+		v[345] = t372
 	}
 	if x.Rst {
 		x.D |= 0x2
-		v[317] = 0x0
-	} else if v[329] != 0 {
+		v[316] = 0x0
+	} else if v[328] != 0 {
 		x.D |= 0x2
-		var t315 uint64 = 0x1 & v[10]
-		var t316 uint64 = t315 & v[21]
-		var t330 uint64 = t316 & v[329]
-		v[317] = t330
+		var t315 uint64 = v[10] & v[21]
+		var t329 uint64 = t315 & v[328]
+		v[316] = t329
 	}
-	if v[378] != 0 {
+	if v[375] != 0 {
 		x.D |= 0x10
-		v[349] = v[318]
-		v[350] = v[319]
-		v[351] = v[320]
-		v[352] = v[321]
-		v[353] = v[322]
-		v[354] = v[323]
-		v[355] = v[324]
-		v[356] = v[325]
-		v[357] = v[326]
-		v[358] = v[327]
+		v[346] = v[317]
+		v[347] = v[318]
+		v[348] = v[319]
+		v[349] = v[320]
+		v[350] = v[321]
+		v[351] = v[322]
+		v[352] = v[323]
+		v[353] = v[324]
+		v[354] = v[325]
+		v[355] = v[326]
 	}
 	return true
 }
@@ -758,15 +755,15 @@ var simsum_q8_24_blockIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 333,
+	"s0_tready": 331,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 336,
-	"m_tdata":   379,
-	"m_tkeep":   387,
-	"m_tlast":   388,
-	"m_tvalid":  337,
-	"m_tready":  389,
+	"s1_tready": 333,
+	"m_tdata":   376,
+	"m_tkeep":   384,
+	"m_tlast":   385,
+	"m_tvalid":  334,
+	"m_tready":  386,
 }

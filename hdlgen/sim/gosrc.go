@@ -183,6 +183,12 @@ type gen struct {
 	masks  []uint64
 	parts  [][]int
 	partOf []int
+	// fused: the first words of wide bitwise operations printed inside
+	// the one reduction that reads them (fuse); wideKonst: the words of
+	// wide constants, printed as literals there.
+	fused     map[int32]int
+	fusedWord map[int32]int // every word of a fused operation -> its node
+	wideKonst map[int32]uint64
 	q      string // how the printed code names package sim ("sim." or "")
 	b      bytes.Buffer
 	// stored marks the one-word offsets that must live in S: read by
@@ -273,6 +279,136 @@ func (g *gen) analyse() {
 	for _, p := range m.Ports() {
 		g.stored[s.off[p.Node]] = true
 	}
+	g.fuse(partOf)
+}
+
+// fuse finds the wide bitwise operations (and, or, xor) whose only
+// reader is one wide reduction in the same part: a CRC's parity of the
+// data under each of 32 masks. The reduction computes their words inside
+// its own expression, with constant words as literals (a zero word of a
+// mask drops out), instead of storing the whole operation and reading it
+// back.
+func (g *gen) fuse(partOf func(int) int) {
+	s, m := g.s, g.s.m
+	g.fused, g.fusedWord, g.wideKonst = map[int32]int{}, map[int32]int{}, map[int32]uint64{}
+	for i := 0; i < m.Len(); i++ {
+		if n := m.Node(i); n.Op == ir.OpConst && s.nw[i] > 1 {
+			for j := range s.nw[i] {
+				g.wideKonst[s.off[i]+j] = n.Const[j]
+			}
+		}
+	}
+	readers := map[int32][]int{} // word -> the instructions reading it
+	for k, in := range s.prog {
+		for _, o := range s.operandWords(in) {
+			if r := readers[o]; len(r) == 0 || r[len(r)-1] != k {
+				readers[o] = append(readers[o], k)
+			}
+		}
+	}
+	elsewhere := map[int32]bool{} // read by a register, memory or port
+	for _, r := range s.regs {
+		for j := range r.nw {
+			elsewhere[r.next+j] = true
+		}
+		elsewhere[r.en] = true
+	}
+	for _, p := range s.reads {
+		elsewhere[p.addr], elsewhere[p.en] = true, true
+	}
+	for _, p := range s.writes {
+		for j := range p.nw {
+			elsewhere[p.data+j] = true
+		}
+		elsewhere[p.addr], elsewhere[p.en], elsewhere[p.be] = true, true, true
+	}
+	for _, p := range m.Ports() {
+		for j := range s.nw[p.Node] {
+			elsewhere[s.off[p.Node]+j] = true
+		}
+	}
+	for k, in := range s.prog {
+		if in.op != opWide {
+			continue
+		}
+		n := m.Node(int(in.node))
+		if n.Op != ir.OpAnd && n.Op != ir.OpOr && n.Op != ir.OpXor {
+			continue
+		}
+		reader := -1
+		ok := true
+		for _, o := range s.dstWords(in) {
+			r := readers[o]
+			if elsewhere[o] || len(r) != 1 || reader >= 0 && r[0] != reader {
+				ok = false
+				break
+			}
+			reader = r[0]
+		}
+		if !ok || reader < 0 || s.prog[reader].op != opWide || partOf(reader) != partOf(k) {
+			continue
+		}
+		switch m.Node(int(s.prog[reader].node)).Op {
+		case ir.OpRedXor, ir.OpRedOr, ir.OpRedAnd:
+			g.fused[in.dst] = int(in.node)
+			for _, o := range s.dstWords(in) {
+				g.fusedWord[o] = int(in.node)
+			}
+		}
+	}
+}
+
+// word is word j of the wide value at off as a Go expression: a literal
+// for a constant, the expression of a fused operation, or S.
+func (g *gen) word(off, j int32) string {
+	if k, ok := g.wideKonst[off+j]; ok {
+		return fmt.Sprintf("%#x", k)
+	}
+	i, ok := g.fused[off]
+	if !ok {
+		return fmt.Sprintf("v[%d]", off+j)
+	}
+	n := g.s.m.Node(i)
+	a, b := g.word(g.s.off[n.Args[0]], j), g.word(g.s.off[n.Args[1]], j)
+	switch {
+	case n.Op == ir.OpAnd && (a == "0x0" || b == "0x0"):
+		return "0x0"
+	case n.Op != ir.OpAnd && a == "0x0":
+		return b
+	case n.Op != ir.OpAnd && b == "0x0":
+		return a
+	}
+	op := map[ir.Op]string{ir.OpAnd: "&", ir.OpOr: "|", ir.OpXor: "^"}[n.Op]
+	return "(" + a + op + b + ")"
+}
+
+// effectiveReads is the words instruction k reads, with a fused
+// operation's operands in place of its words (they are read where the
+// reduction is printed).
+func (g *gen) effectiveReads(k int) []int32 {
+	s := g.s
+	var out []int32
+	seen := map[int32]bool{}
+	var add func(o int32)
+	add = func(o int32) {
+		if seen[o] {
+			return
+		}
+		seen[o] = true
+		if i, ok := g.fusedWord[o]; ok {
+			for _, a := range s.m.Node(i).Args {
+				for j := range s.nw[a] {
+					add(s.off[a] + j)
+				}
+			}
+			return
+		}
+		out = append(out, o)
+	}
+	for _, o := range s.operandWords(s.prog[k]) {
+		add(o)
+	}
+	return out
 }
 
 // partition splits EvalState's instructions not sunk into the edge by
@@ -355,6 +491,9 @@ func slots(off, n int32) string { return fmt.Sprintf("v[%d:%d]", off, off+n) }
 func (g *gen) inst(in inst, q string) error {
 	w := g.line
 	if in.op == opWide {
+		if _, ok := g.fused[in.dst]; ok {
+			return nil // printed inside the reduction that reads it
+		}
 		return g.wide(int(in.node), q)
 	}
 	dst := fmt.Sprintf("t%d", in.dst)
@@ -502,9 +641,14 @@ func (g *gen) wide(i int, q string) error {
 		}
 		w("if %s { v[%d] = 1 } else { v[%d] = 0 }", c, d, d)
 	case ir.OpRedOr, ir.OpRedXor, ir.OpRedAnd:
-		var ws []string
+		var ws []string // (a zero word adds nothing to an or or a parity)
 		for j := range na {
-			ws = append(ws, fmt.Sprintf("v[%d]", a+j))
+			if x := g.word(a, j); x != "0x0" || n.Op == ir.OpRedAnd {
+				ws = append(ws, x)
+			}
+		}
+		if len(ws) == 0 {
+			ws = []string{"0"}
 		}
 		switch n.Op {
 		case ir.OpRedOr:
@@ -518,7 +662,7 @@ func (g *gen) wide(i int, q string) error {
 				if j == na-1 && aw%64 != 0 {
 					full = uint64(1)<<uint(aw%64) - 1
 				}
-				all = append(all, fmt.Sprintf("v[%d] == %#x", a+j, full))
+				all = append(all, fmt.Sprintf("%s == %#x", ws[j], full))
 			}
 			w("if %s { v[%d] = 1 } else { v[%d] = 0 }", strings.Join(all, " && "), d, d)
 		}
@@ -743,7 +887,7 @@ func (g *gen) set(block []int, gid int) error {
 		for _, o := range s.dstWords(s.prog[k]) {
 			made[o] = pos
 		}
-		for _, o := range s.operandWords(s.prog[k]) {
+		for _, o := range g.effectiveReads(k) {
 			if i, ok := at[o]; ok {
 				earliest[i] = pos
 			}
@@ -1001,7 +1145,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-14"
+const goSourceVersion = "onic-gosrc-15"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -40,7 +40,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "3aa3fbe807ff7b4d474fea9dc2cdf0d7" }
+func (x *regloops) Fingerprint() string { return "5e1c48fdf181476252ad753e0c9ca079" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

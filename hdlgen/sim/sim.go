@@ -607,8 +607,13 @@ func (s *Sim) DrivePort(p Port, v []uint64) {
 		return
 	}
 	d := s.v[p.off : p.off+p.nw]
-	clear(d)
-	copy(d, v)
+	for j := range d { // (a loop: clear and copy cost calls for a few words)
+		if j < len(v) {
+			d[j] = v[j]
+		} else {
+			d[j] = 0
+		}
+	}
 	d[len(d)-1] &= p.mask
 }
 

@@ -16,7 +16,9 @@ import "onic/hdlgen/ir"
 //   - a slice of all of a value is that value (a wire, sharing its words);
 //   - the parts of a concatenation that are adjacent slices of one value
 //     (the most significant part just above the next) are one slice, and
-//     a concatenation left with one part is that slice.
+//     a concatenation left with one part is that slice;
+//   - an and with all ones, or an or or xor with zero, is the other
+//     operand (a valid bit masked by a constant enable, say).
 //
 // The reference simulator runs m as built, so the cross-checks hold this
 // pass too.
@@ -30,6 +32,8 @@ func simplify(src *ir.Module) *ir.Module {
 				changed = simplifySlice(m, i) || changed
 			case ir.OpConcat:
 				changed = simplifyConcat(m, i) || changed
+			case ir.OpAnd, ir.OpOr, ir.OpXor:
+				changed = simplifyIdentity(m, i) || changed
 			}
 		}
 	}
@@ -132,4 +136,34 @@ func simplifyConcat(m *ir.Module, i int) bool {
 	}
 	n.Args = args
 	return true
+}
+
+// simplifyIdentity makes and i (or, xor) a wire of its operand when the
+// other is the constant that leaves it unchanged (simplify).
+func simplifyIdentity(m *ir.Module, i int) bool {
+	n := m.Node(i)
+	for k, c := range n.Args {
+		cn := m.Node(through(m, c))
+		if cn.Op != ir.OpConst {
+			continue
+		}
+		identity := true
+		for j, word := range cn.Const {
+			want := uint64(0)
+			if n.Op == ir.OpAnd {
+				want = ^uint64(0)
+				if r := n.W - 64*j; r < 64 {
+					want = 1<<uint(r) - 1
+				}
+			}
+			if word != want {
+				identity = false
+			}
+		}
+		if identity {
+			n.Op, n.Args = ir.OpWire, []int{n.Args[1-k]}
+			return true
+		}
+	}
+	return false
 }
