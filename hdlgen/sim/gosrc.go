@@ -189,8 +189,8 @@ type gen struct {
 	fused     map[int32]int
 	fusedWord map[int32]int // every word of a fused operation -> its node
 	wideKonst map[int32]uint64
-	q      string // how the printed code names package sim ("sim." or "")
-	b      bytes.Buffer
+	q         string // how the printed code names package sim ("sim." or "")
+	b         bytes.Buffer
 	// stored marks the one-word offsets that must live in S: read by
 	// Edge, a port, a wide operation or the other Eval part, or a
 	// source. The rest are Go locals.
