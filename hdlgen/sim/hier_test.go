@@ -106,6 +106,11 @@ func TestHierarchyAgainstInline(t *testing.T) {
 			sh.Step()
 			sf.Step()
 		}
+		for i := 0; i < h.Len(); i++ { // every node reads, an instance as zero
+			if v := sh.ValueWords(i); h.Node(i).Op == ir.OpInstance && (len(v) != 1 || v[0] != 0) {
+				t.Fatalf("seed %d: instance node %d reads %x", seed, i, v)
+			}
+		}
 		if err := differ(h, seed, 30); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

@@ -594,18 +594,46 @@ func (s *Sim) portAt(i int32, input bool) Port {
 // DrivePort is Drive through a handle (an input's; driving an output's
 // does nothing).
 func (s *Sim) DrivePort(p Port, v []uint64) {
+	if p.nw == 1 && len(v) == 1 && p.input { // (small enough to inline)
+		s.stale = true
+		s.v[p.off] = v[0] & p.mask
+		return
+	}
+	s.driveWords(p, v)
+}
+
+// DrivePorts drives several inputs at once: v holds each port's value in
+// turn, its word count of words (a recorded vector replayed cycle after
+// cycle, the way a Verilator harness stores into the model's members).
+// Ports that are not inputs are skipped with their words.
+func (s *Sim) DrivePorts(ps []Port, v []uint64) {
+	s.stale = true
+	sv := s.v
+	for k := range ps {
+		p := &ps[k]
+		n := int(p.nw)
+		if n > len(v) {
+			return
+		}
+		if p.input {
+			d := sv[p.off : int(p.off)+n]
+			for j := range n - 1 { // (a loop: copy costs a call per port)
+				d[j] = v[j]
+			}
+			d[n-1] = v[n-1] & p.mask
+		}
+		v = v[n:]
+	}
+}
+
+// driveWords is DrivePort's path for a wide value, or a value given in
+// other than one word (kept out of line so DrivePort inlines into a
+// testbench's loop).
+func (s *Sim) driveWords(p Port, v []uint64) {
 	if !p.input {
 		return
 	}
 	s.stale = true
-	if p.nw == 1 {
-		if len(v) == 0 {
-			s.v[p.off] = 0
-			return
-		}
-		s.v[p.off] = v[0] & p.mask
-		return
-	}
 	d := s.v[p.off : p.off+p.nw]
 	for j := range d { // (a loop: clear and copy cost calls for a few words)
 		if j < len(v) {
@@ -663,11 +691,17 @@ func (s *Sim) node(i int) int {
 }
 
 // Value returns node i's current value (its low 64 bits).
-func (s *Sim) Value(i int) uint64 { return s.valueWords(s.node(i))[0] }
+func (s *Sim) Value(i int) uint64 { return s.ValueWords(i)[0] }
 
 // ValueWords returns node i's current value as words, least significant
-// first (valid until the next Set or Step).
-func (s *Sim) ValueWords(i int) []uint64 { return s.valueWords(s.node(i)) }
+// first (valid until the next Set or Step). An instance, which has no
+// value of its own (its outputs do), reads as zero.
+func (s *Sim) ValueWords(i int) []uint64 {
+	if j := s.node(i); j >= 0 {
+		return s.valueWords(j)
+	}
+	return []uint64{0}
+}
 
 // valueWords is the value of node i of the simulated (flattened) module.
 func (s *Sim) valueWords(i int) []uint64 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -79,5 +80,51 @@ func TestSimplify(t *testing.T) {
 		}
 		s.Step()
 		r.Step()
+	}
+}
+
+// TestDrivePorts: driving several inputs from one vector of words gives
+// each the value DrivePort would (masked to its width, wide values word
+// by word), skips an output's words, and stops at a vector too short.
+func TestDrivePorts(t *testing.T) {
+	m := ir.NewModule("drive")
+	a, b, c := m.Input("a", 5), m.Input("b", 130), m.Input("c", 64)
+	m.Output("oa", a)
+	m.Output("ob", b)
+	m.Output("oc", c)
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []Port
+	for _, name := range []string{"a", "oa", "b", "c"} {
+		p, err := s.Port(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	all := ^uint64(0)
+	for _, tc := range []struct {
+		name    string
+		v       []uint64
+		a, c    uint64
+		b       []uint64
+		partial bool
+	}{
+		{"whole", []uint64{0x3f, 7, all, all, all, 0x1234}, 0x1f, 0x1234, []uint64{all, all, 3}, false},
+		{"zero", []uint64{0, 0, 0, 0, 0, 0}, 0, 0, []uint64{0, 0, 0}, false},
+		{"short", []uint64{2, 0, 5, 6}, 2, 0, []uint64{0, 0, 0}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.DrivePorts(ps, tc.v)
+			got := map[string][]uint64{}
+			for _, n := range []string{"a", "b", "c"} {
+				got[n], _ = s.GetWords("o" + n)
+			}
+			if got["a"][0] != tc.a || got["c"][0] != tc.c || (!tc.partial && fmt.Sprint(got["b"]) != fmt.Sprint(tc.b)) {
+				t.Errorf("a %x b %x c %x, want a %x b %x c %x", got["a"], got["b"], got["c"], tc.a, tc.b, tc.c)
+			}
+		})
 	}
 }

@@ -40,6 +40,9 @@ type Stimulus struct {
 	// (as a testbench reads valid and ready signals), so that Verilator
 	// cannot skip the logic behind them.
 	Reads []string
+
+	flat []uint64 // Cycles laid out one after another (Replay)
+	at   []int    // where each input's words start in a cycle of flat
 }
 
 // Build verilates m into dir (single-threaded, -O3, X assignment and
@@ -187,22 +190,37 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-// Replay drives st into s, cycle by cycle, as the harness does: the
-// inputs, the reads, the edge. It returns the cycles run.
+// Replay drives st into s as a testbench would, cycle by cycle: every
+// input, the reads, one edge. It returns the cycles simulated. The
+// stimulus is laid out flat first (once, kept in st), as the Verilator
+// harness reads it, so neither side pays for the other's data layout.
 func Replay(s *sim.Sim, st *Stimulus) int {
-	ins := make([]sim.Port, len(st.Inputs))
+	if st.flat == nil {
+		st.at = make([]int, len(st.Inputs)+1)
+		for k, p := range st.Inputs {
+			st.at[k+1] = st.at[k] + (p.Width+63)/64
+		}
+		per := st.at[len(st.Inputs)]
+		st.flat = make([]uint64, per*len(st.Cycles))
+		for c, vec := range st.Cycles {
+			for k := range st.Inputs {
+				copy(st.flat[c*per+st.at[k]:c*per+st.at[k+1]], vec[k])
+			}
+		}
+	}
+	ins := make([]sim.Port, len(st.Inputs)-1) // (rst is SetReset's)
 	for k, p := range st.Inputs[1:] {
-		ins[k+1], _ = s.Port(p.Name)
+		ins[k], _ = s.Port(p.Name)
 	}
 	reads := make([]sim.Port, len(st.Reads))
 	for k, name := range st.Reads {
 		reads[k], _ = s.Port(name)
 	}
-	for _, vec := range st.Cycles {
-		for k := 1; k < len(ins); k++ {
-			s.DrivePort(ins[k], vec[k])
-		}
-		s.SetReset(vec[0][0] != 0)
+	per := st.at[len(st.Inputs)]
+	for c := range st.Cycles {
+		vec := st.flat[c*per : (c+1)*per]
+		s.DrivePorts(ins, vec[st.at[1]:])
+		s.SetReset(vec[0] != 0)
 		for _, p := range reads {
 			s.Read(p)
 		}
