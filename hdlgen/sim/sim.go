@@ -602,27 +602,46 @@ func (s *Sim) DrivePort(p Port, v []uint64) {
 	s.driveWords(p, v)
 }
 
-// DrivePorts drives several inputs at once: v holds each port's value in
-// turn, its word count of words (a recorded vector replayed cycle after
-// cycle, the way a Verilator harness stores into the model's members).
-// Ports that are not inputs are skipped with their words.
-func (s *Sim) DrivePorts(ps []Port, v []uint64) {
-	s.stale = true
-	sv := s.v
-	for k := range ps {
-		p := &ps[k]
-		n := int(p.nw)
-		if n > len(v) {
-			return
-		}
-		if p.input {
-			d := sv[p.off : int(p.off)+n]
-			for j := range n - 1 { // (a loop: copy costs a call per port)
-				d[j] = v[j]
+// Frame is a set of inputs driven together from one vector of words
+// (Sim.Frame), the way a Verilator harness stores a recorded vector into
+// the model's members cycle after cycle.
+type Frame struct {
+	s    *Sim
+	dst  []int32  // each word of a vector: its word in the simulation (-1: skipped)
+	mask []uint64 // and what of it the port keeps
+}
+
+// Frame prepares driving ports ps together: a vector holds each port's
+// value in turn, its word count of words. Ports that are not inputs are
+// skipped with their words.
+func (s *Sim) Frame(ps []Port) *Frame {
+	f := &Frame{s: s}
+	for _, p := range ps {
+		for j := range p.nw {
+			d, m := p.off+j, ^uint64(0)
+			if j == p.nw-1 {
+				m = p.mask
 			}
-			d[n-1] = v[n-1] & p.mask
+			if !p.input {
+				d = -1
+			}
+			f.dst, f.mask = append(f.dst, d), append(f.mask, m)
 		}
-		v = v[n:]
+	}
+	return f
+}
+
+// Drive drives the frame's ports from v (a short v drives the words it
+// has).
+func (f *Frame) Drive(v []uint64) {
+	f.s.stale = true
+	sv := f.s.v
+	n := min(len(v), len(f.dst))
+	dst, mask := f.dst[:n], f.mask[:n]
+	for i, d := range dst {
+		if d >= 0 {
+			sv[d] = v[i] & mask[i]
+		}
 	}
 }
 

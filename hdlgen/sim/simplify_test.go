@@ -83,10 +83,10 @@ func TestSimplify(t *testing.T) {
 	}
 }
 
-// TestDrivePorts: driving several inputs from one vector of words gives
-// each the value DrivePort would (masked to its width, wide values word
-// by word), skips an output's words, and stops at a vector too short.
-func TestDrivePorts(t *testing.T) {
+// TestFrame: driving several inputs from one vector of words gives each
+// the value DrivePort would (masked to its width, wide values word by
+// word), skips an output's words, and stops at a vector too short.
+func TestFrame(t *testing.T) {
 	m := ir.NewModule("drive")
 	a, b, c := m.Input("a", 5), m.Input("b", 130), m.Input("c", 64)
 	m.Output("oa", a)
@@ -104,6 +104,7 @@ func TestDrivePorts(t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
+	f := s.Frame(ps)
 	all := ^uint64(0)
 	for _, tc := range []struct {
 		name    string
@@ -117,7 +118,7 @@ func TestDrivePorts(t *testing.T) {
 		{"short", []uint64{2, 0, 5, 6}, 2, 0, []uint64{0, 0, 0}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s.DrivePorts(ps, tc.v)
+			f.Drive(tc.v)
 			got := map[string][]uint64{}
 			for _, n := range []string{"a", "b", "c"} {
 				got[n], _ = s.GetWords("o" + n)

@@ -216,10 +216,11 @@ func Replay(s *sim.Sim, st *Stimulus) int {
 	for k, name := range st.Reads {
 		reads[k], _ = s.Port(name)
 	}
+	frame := s.Frame(ins)
 	per := st.at[len(st.Inputs)]
 	for c := range st.Cycles {
 		vec := st.flat[c*per : (c+1)*per]
-		s.DrivePorts(ins, vec[st.at[1]:])
+		frame.Drive(vec[st.at[1]:])
 		s.SetReset(vec[0] != 0)
 		for _, p := range reads {
 			s.Read(p)
