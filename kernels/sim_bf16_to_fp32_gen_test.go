@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "cccc3e06aaff435568ebff241735d11b" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "bd61f82e24eec7df53a3db400ae599eb" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

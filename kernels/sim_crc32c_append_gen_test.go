@@ -1103,7 +1103,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "7a432a40766d7fab1178272dcd52ceb7" }
+func (x *simcrc32c_append) Fingerprint() string { return "7af8bbd64f2b7b623a5459c9e6fd4a4e" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "a85099469b0362600748791a32182323" }
+func (x *simfilter) Fingerprint() string { return "c64b91bdab630abdf1c4d281497824b5" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

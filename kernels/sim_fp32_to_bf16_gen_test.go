@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "c4eba72694bea8c3d2a3b59e0163aa95" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "20c9e31e7a937271b51b74049fd8bcea" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

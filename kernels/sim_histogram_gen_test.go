@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "b2f4ec3595301c68ce93ed5029a91a2d" }
+func (x *simhistogram) Fingerprint() string { return "9522a74310ebb2293b4103347181dd9f" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -416,35 +416,23 @@ func (x *simhistogram) Edge() bool {
 		x.D |= 0x2
 		v[180] = v[60]
 		var t181 uint64 = (v[26] >> 2) & 0x3ff
-		var t183 uint64
-		if t181 == 0x1 {
-			t183 = 1
-		}
 		var t192, t192_1, t192_0 uint64 = 0, v[46], 0x0
-		if t183 != 0 {
+		if t181 == 0x1 {
 			t192 = t192_1
 		} else {
 			t192 = t192_0
 		}
 		var t184 uint64 = (v[26] >> 2) & 0x3ff
-		var t186 uint64
-		if t184 == 0x2 {
-			t186 = 1
-		}
 		var t194, t194_1, t194_0 uint64 = 0, v[62], 0x0
-		if t186 != 0 {
+		if t184 == 0x2 {
 			t194 = t194_1
 		} else {
 			t194 = t194_0
 		}
 		var t197 uint64 = t192 | t194
 		var t187 uint64 = (v[26] >> 2) & 0x3ff
-		var t189 uint64
-		if t187 == 0x3 {
-			t189 = 1
-		}
 		var t196, t196_1, t196_0 uint64 = 0, 0x100, 0x0
-		if t189 != 0 {
+		if t187 == 0x3 {
 			t196 = t196_1
 		} else {
 			t196 = t196_0

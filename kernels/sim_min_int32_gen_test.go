@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "5c930303c841c2650f45ad311592a1a5" }
+func (x *simmin_int32) Fingerprint() string { return "d0c6c4822dc1bbbd1673fc92bf351f70" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -111,12 +111,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t25 uint64 = v[18] >> 32 & 0xffffffff
 	var t26 uint64 = (v[19] >> 60) & 0x1
 	var t27 uint64 = t24 & t26
-	var t28 uint64
-	if (int64(t23<<32) >> 32) < (int64(t25<<32) >> 32) {
-		t28 = 1
-	}
 	var t29, t29_1, t29_0 uint64 = 0, t23, t25
-	if t28 != 0 {
+	if (int64(t23<<32) >> 32) < (int64(t25<<32) >> 32) {
 		t29 = t29_1
 	} else {
 		t29 = t29_0
@@ -126,12 +122,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t33 uint64 = v[18] >> 0 & 0xffffffff
 	var t34 uint64 = (v[19] >> 56) & 0x1
 	var t35 uint64 = t32 & t34
-	var t36 uint64
-	if (int64(t31<<32) >> 32) < (int64(t33<<32) >> 32) {
-		t36 = 1
-	}
 	var t37, t37_1, t37_0 uint64 = 0, t31, t33
-	if t36 != 0 {
+	if (int64(t31<<32) >> 32) < (int64(t33<<32) >> 32) {
 		t37 = t37_1
 	} else {
 		t37 = t37_0
@@ -141,12 +133,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t41 uint64 = v[17] >> 32 & 0xffffffff
 	var t42 uint64 = (v[19] >> 52) & 0x1
 	var t43 uint64 = t40 & t42
-	var t44 uint64
-	if (int64(t39<<32) >> 32) < (int64(t41<<32) >> 32) {
-		t44 = 1
-	}
 	var t45, t45_1, t45_0 uint64 = 0, t39, t41
-	if t44 != 0 {
+	if (int64(t39<<32) >> 32) < (int64(t41<<32) >> 32) {
 		t45 = t45_1
 	} else {
 		t45 = t45_0
@@ -156,12 +144,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t49 uint64 = v[17] >> 0 & 0xffffffff
 	var t50 uint64 = (v[19] >> 48) & 0x1
 	var t51 uint64 = t48 & t50
-	var t52 uint64
-	if (int64(t47<<32) >> 32) < (int64(t49<<32) >> 32) {
-		t52 = 1
-	}
 	var t53, t53_1, t53_0 uint64 = 0, t47, t49
-	if t52 != 0 {
+	if (int64(t47<<32) >> 32) < (int64(t49<<32) >> 32) {
 		t53 = t53_1
 	} else {
 		t53 = t53_0
@@ -171,12 +155,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t57 uint64 = v[16] >> 32 & 0xffffffff
 	var t58 uint64 = (v[19] >> 44) & 0x1
 	var t59 uint64 = t56 & t58
-	var t60 uint64
-	if (int64(t55<<32) >> 32) < (int64(t57<<32) >> 32) {
-		t60 = 1
-	}
 	var t61, t61_1, t61_0 uint64 = 0, t55, t57
-	if t60 != 0 {
+	if (int64(t55<<32) >> 32) < (int64(t57<<32) >> 32) {
 		t61 = t61_1
 	} else {
 		t61 = t61_0
@@ -186,12 +166,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t65 uint64 = v[16] >> 0 & 0xffffffff
 	var t66 uint64 = (v[19] >> 40) & 0x1
 	var t67 uint64 = t64 & t66
-	var t68 uint64
-	if (int64(t63<<32) >> 32) < (int64(t65<<32) >> 32) {
-		t68 = 1
-	}
 	var t69, t69_1, t69_0 uint64 = 0, t63, t65
-	if t68 != 0 {
+	if (int64(t63<<32) >> 32) < (int64(t65<<32) >> 32) {
 		t69 = t69_1
 	} else {
 		t69 = t69_0
@@ -201,12 +177,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t73 uint64 = v[15] >> 32 & 0xffffffff
 	var t74 uint64 = (v[19] >> 36) & 0x1
 	var t75 uint64 = t72 & t74
-	var t76 uint64
-	if (int64(t71<<32) >> 32) < (int64(t73<<32) >> 32) {
-		t76 = 1
-	}
 	var t77, t77_1, t77_0 uint64 = 0, t71, t73
-	if t76 != 0 {
+	if (int64(t71<<32) >> 32) < (int64(t73<<32) >> 32) {
 		t77 = t77_1
 	} else {
 		t77 = t77_0
@@ -216,12 +188,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t81 uint64 = v[15] >> 0 & 0xffffffff
 	var t82 uint64 = (v[19] >> 32) & 0x1
 	var t83 uint64 = t80 & t82
-	var t84 uint64
-	if (int64(t79<<32) >> 32) < (int64(t81<<32) >> 32) {
-		t84 = 1
-	}
 	var t85, t85_1, t85_0 uint64 = 0, t79, t81
-	if t84 != 0 {
+	if (int64(t79<<32) >> 32) < (int64(t81<<32) >> 32) {
 		t85 = t85_1
 	} else {
 		t85 = t85_0
@@ -231,12 +199,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t89 uint64 = v[14] >> 32 & 0xffffffff
 	var t90 uint64 = (v[19] >> 28) & 0x1
 	var t91 uint64 = t88 & t90
-	var t92 uint64
-	if (int64(t87<<32) >> 32) < (int64(t89<<32) >> 32) {
-		t92 = 1
-	}
 	var t93, t93_1, t93_0 uint64 = 0, t87, t89
-	if t92 != 0 {
+	if (int64(t87<<32) >> 32) < (int64(t89<<32) >> 32) {
 		t93 = t93_1
 	} else {
 		t93 = t93_0
@@ -246,12 +210,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t97 uint64 = v[14] >> 0 & 0xffffffff
 	var t98 uint64 = (v[19] >> 24) & 0x1
 	var t99 uint64 = t96 & t98
-	var t100 uint64
-	if (int64(t95<<32) >> 32) < (int64(t97<<32) >> 32) {
-		t100 = 1
-	}
 	var t101, t101_1, t101_0 uint64 = 0, t95, t97
-	if t100 != 0 {
+	if (int64(t95<<32) >> 32) < (int64(t97<<32) >> 32) {
 		t101 = t101_1
 	} else {
 		t101 = t101_0
@@ -261,12 +221,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t105 uint64 = v[13] >> 32 & 0xffffffff
 	var t106 uint64 = (v[19] >> 20) & 0x1
 	var t107 uint64 = t104 & t106
-	var t108 uint64
-	if (int64(t103<<32) >> 32) < (int64(t105<<32) >> 32) {
-		t108 = 1
-	}
 	var t109, t109_1, t109_0 uint64 = 0, t103, t105
-	if t108 != 0 {
+	if (int64(t103<<32) >> 32) < (int64(t105<<32) >> 32) {
 		t109 = t109_1
 	} else {
 		t109 = t109_0
@@ -276,12 +232,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t113 uint64 = v[13] >> 0 & 0xffffffff
 	var t114 uint64 = (v[19] >> 16) & 0x1
 	var t115 uint64 = t112 & t114
-	var t116 uint64
-	if (int64(t111<<32) >> 32) < (int64(t113<<32) >> 32) {
-		t116 = 1
-	}
 	var t117, t117_1, t117_0 uint64 = 0, t111, t113
-	if t116 != 0 {
+	if (int64(t111<<32) >> 32) < (int64(t113<<32) >> 32) {
 		t117 = t117_1
 	} else {
 		t117 = t117_0
@@ -291,12 +243,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t121 uint64 = v[12] >> 32 & 0xffffffff
 	var t122 uint64 = (v[19] >> 12) & 0x1
 	var t123 uint64 = t120 & t122
-	var t124 uint64
-	if (int64(t119<<32) >> 32) < (int64(t121<<32) >> 32) {
-		t124 = 1
-	}
 	var t125, t125_1, t125_0 uint64 = 0, t119, t121
-	if t124 != 0 {
+	if (int64(t119<<32) >> 32) < (int64(t121<<32) >> 32) {
 		t125 = t125_1
 	} else {
 		t125 = t125_0
@@ -306,12 +254,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t129 uint64 = v[12] >> 0 & 0xffffffff
 	var t130 uint64 = (v[19] >> 8) & 0x1
 	var t131 uint64 = t128 & t130
-	var t132 uint64
-	if (int64(t127<<32) >> 32) < (int64(t129<<32) >> 32) {
-		t132 = 1
-	}
 	var t133, t133_1, t133_0 uint64 = 0, t127, t129
-	if t132 != 0 {
+	if (int64(t127<<32) >> 32) < (int64(t129<<32) >> 32) {
 		t133 = t133_1
 	} else {
 		t133 = t133_0
@@ -321,12 +265,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t137 uint64 = v[11] >> 32 & 0xffffffff
 	var t138 uint64 = (v[19] >> 4) & 0x1
 	var t139 uint64 = t136 & t138
-	var t140 uint64
-	if (int64(t135<<32) >> 32) < (int64(t137<<32) >> 32) {
-		t140 = 1
-	}
 	var t141, t141_1, t141_0 uint64 = 0, t135, t137
-	if t140 != 0 {
+	if (int64(t135<<32) >> 32) < (int64(t137<<32) >> 32) {
 		t141 = t141_1
 	} else {
 		t141 = t141_0
@@ -336,12 +276,8 @@ func (x *simmin_int32) EvalInputs() {
 	var t145 uint64 = v[11] >> 0 & 0xffffffff
 	var t146 uint64 = (v[19]) & 0x1
 	var t147 uint64 = t144 & t146
-	var t148 uint64
-	if (int64(t143<<32) >> 32) < (int64(t145<<32) >> 32) {
-		t148 = 1
-	}
 	var t149, t149_1, t149_0 uint64 = 0, t143, t145
-	if t148 != 0 {
+	if (int64(t143<<32) >> 32) < (int64(t145<<32) >> 32) {
 		t149 = t149_1
 	} else {
 		t149 = t149_0

@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "0c2fc565c2bc9cfbf689f62df03e3e12" }
+func (x *simquantize_mxint8) Fingerprint() string { return "92cff4091c6346ff59cfe562ce71df8e" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -683,13 +683,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1879 uint64 = t1872 | t1878
 		var t1880 uint64 = t1871 & t1879
 		var t1881 uint64 = (t1873 + t1880) & 0x1ff
-		var t1883 uint64
-		if t1881 < 0x80 {
-			t1883 = 1
-		}
 		var t1884 uint64 = (t1881) & 0xff
 		var t1886, t1886_1, t1886_0 uint64 = 0, t1884, 0x7f
-		if t1883 != 0 {
+		if t1881 < 0x80 {
 			t1886 = t1886_1
 		} else {
 			t1886 = t1886_0
@@ -715,13 +711,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1893 uint64 = t1853 | t1892
 		var t1894 uint64 = t1852 & t1893
 		var t1895 uint64 = (t1854 + t1894) & 0x1ff
-		var t1897 uint64
-		if t1895 < 0x80 {
-			t1897 = 1
-		}
 		var t1898 uint64 = (t1895) & 0xff
 		var t1900, t1900_1, t1900_0 uint64 = 0, t1898, 0x7f
-		if t1897 != 0 {
+		if t1895 < 0x80 {
 			t1900 = t1900_1
 		} else {
 			t1900 = t1900_0
@@ -747,13 +739,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1907 uint64 = t1834 | t1906
 		var t1908 uint64 = t1833 & t1907
 		var t1909 uint64 = (t1835 + t1908) & 0x1ff
-		var t1911 uint64
-		if t1909 < 0x80 {
-			t1911 = 1
-		}
 		var t1912 uint64 = (t1909) & 0xff
 		var t1914, t1914_1, t1914_0 uint64 = 0, t1912, 0x7f
-		if t1911 != 0 {
+		if t1909 < 0x80 {
 			t1914 = t1914_1
 		} else {
 			t1914 = t1914_0
@@ -779,13 +767,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1921 uint64 = t1815 | t1920
 		var t1922 uint64 = t1814 & t1921
 		var t1923 uint64 = (t1816 + t1922) & 0x1ff
-		var t1925 uint64
-		if t1923 < 0x80 {
-			t1925 = 1
-		}
 		var t1926 uint64 = (t1923) & 0xff
 		var t1928, t1928_1, t1928_0 uint64 = 0, t1926, 0x7f
-		if t1925 != 0 {
+		if t1923 < 0x80 {
 			t1928 = t1928_1
 		} else {
 			t1928 = t1928_0
@@ -811,13 +795,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1935 uint64 = t1796 | t1934
 		var t1936 uint64 = t1795 & t1935
 		var t1937 uint64 = (t1797 + t1936) & 0x1ff
-		var t1939 uint64
-		if t1937 < 0x80 {
-			t1939 = 1
-		}
 		var t1940 uint64 = (t1937) & 0xff
 		var t1942, t1942_1, t1942_0 uint64 = 0, t1940, 0x7f
-		if t1939 != 0 {
+		if t1937 < 0x80 {
 			t1942 = t1942_1
 		} else {
 			t1942 = t1942_0
@@ -843,13 +823,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1949 uint64 = t1777 | t1948
 		var t1950 uint64 = t1776 & t1949
 		var t1951 uint64 = (t1778 + t1950) & 0x1ff
-		var t1953 uint64
-		if t1951 < 0x80 {
-			t1953 = 1
-		}
 		var t1954 uint64 = (t1951) & 0xff
 		var t1956, t1956_1, t1956_0 uint64 = 0, t1954, 0x7f
-		if t1953 != 0 {
+		if t1951 < 0x80 {
 			t1956 = t1956_1
 		} else {
 			t1956 = t1956_0
@@ -875,13 +851,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1963 uint64 = t1758 | t1962
 		var t1964 uint64 = t1757 & t1963
 		var t1965 uint64 = (t1759 + t1964) & 0x1ff
-		var t1967 uint64
-		if t1965 < 0x80 {
-			t1967 = 1
-		}
 		var t1968 uint64 = (t1965) & 0xff
 		var t1970, t1970_1, t1970_0 uint64 = 0, t1968, 0x7f
-		if t1967 != 0 {
+		if t1965 < 0x80 {
 			t1970 = t1970_1
 		} else {
 			t1970 = t1970_0
@@ -907,13 +879,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1977 uint64 = t1739 | t1976
 		var t1978 uint64 = t1738 & t1977
 		var t1979 uint64 = (t1740 + t1978) & 0x1ff
-		var t1981 uint64
-		if t1979 < 0x80 {
-			t1981 = 1
-		}
 		var t1982 uint64 = (t1979) & 0xff
 		var t1984, t1984_1, t1984_0 uint64 = 0, t1982, 0x7f
-		if t1981 != 0 {
+		if t1979 < 0x80 {
 			t1984 = t1984_1
 		} else {
 			t1984 = t1984_0
@@ -939,13 +907,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t1991 uint64 = t1720 | t1990
 		var t1992 uint64 = t1719 & t1991
 		var t1993 uint64 = (t1721 + t1992) & 0x1ff
-		var t1995 uint64
-		if t1993 < 0x80 {
-			t1995 = 1
-		}
 		var t1996 uint64 = (t1993) & 0xff
 		var t1998, t1998_1, t1998_0 uint64 = 0, t1996, 0x7f
-		if t1995 != 0 {
+		if t1993 < 0x80 {
 			t1998 = t1998_1
 		} else {
 			t1998 = t1998_0
@@ -971,13 +935,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2005 uint64 = t1701 | t2004
 		var t2006 uint64 = t1700 & t2005
 		var t2007 uint64 = (t1702 + t2006) & 0x1ff
-		var t2009 uint64
-		if t2007 < 0x80 {
-			t2009 = 1
-		}
 		var t2010 uint64 = (t2007) & 0xff
 		var t2012, t2012_1, t2012_0 uint64 = 0, t2010, 0x7f
-		if t2009 != 0 {
+		if t2007 < 0x80 {
 			t2012 = t2012_1
 		} else {
 			t2012 = t2012_0
@@ -1003,13 +963,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2019 uint64 = t1682 | t2018
 		var t2020 uint64 = t1681 & t2019
 		var t2021 uint64 = (t1683 + t2020) & 0x1ff
-		var t2023 uint64
-		if t2021 < 0x80 {
-			t2023 = 1
-		}
 		var t2024 uint64 = (t2021) & 0xff
 		var t2026, t2026_1, t2026_0 uint64 = 0, t2024, 0x7f
-		if t2023 != 0 {
+		if t2021 < 0x80 {
 			t2026 = t2026_1
 		} else {
 			t2026 = t2026_0
@@ -1035,13 +991,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2033 uint64 = t1663 | t2032
 		var t2034 uint64 = t1662 & t2033
 		var t2035 uint64 = (t1664 + t2034) & 0x1ff
-		var t2037 uint64
-		if t2035 < 0x80 {
-			t2037 = 1
-		}
 		var t2038 uint64 = (t2035) & 0xff
 		var t2040, t2040_1, t2040_0 uint64 = 0, t2038, 0x7f
-		if t2037 != 0 {
+		if t2035 < 0x80 {
 			t2040 = t2040_1
 		} else {
 			t2040 = t2040_0
@@ -1067,13 +1019,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2047 uint64 = t1644 | t2046
 		var t2048 uint64 = t1643 & t2047
 		var t2049 uint64 = (t1645 + t2048) & 0x1ff
-		var t2051 uint64
-		if t2049 < 0x80 {
-			t2051 = 1
-		}
 		var t2052 uint64 = (t2049) & 0xff
 		var t2054, t2054_1, t2054_0 uint64 = 0, t2052, 0x7f
-		if t2051 != 0 {
+		if t2049 < 0x80 {
 			t2054 = t2054_1
 		} else {
 			t2054 = t2054_0
@@ -1099,13 +1047,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2061 uint64 = t1625 | t2060
 		var t2062 uint64 = t1624 & t2061
 		var t2063 uint64 = (t1626 + t2062) & 0x1ff
-		var t2065 uint64
-		if t2063 < 0x80 {
-			t2065 = 1
-		}
 		var t2066 uint64 = (t2063) & 0xff
 		var t2068, t2068_1, t2068_0 uint64 = 0, t2066, 0x7f
-		if t2065 != 0 {
+		if t2063 < 0x80 {
 			t2068 = t2068_1
 		} else {
 			t2068 = t2068_0
@@ -1131,13 +1075,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2075 uint64 = t1606 | t2074
 		var t2076 uint64 = t1605 & t2075
 		var t2077 uint64 = (t1607 + t2076) & 0x1ff
-		var t2079 uint64
-		if t2077 < 0x80 {
-			t2079 = 1
-		}
 		var t2080 uint64 = (t2077) & 0xff
 		var t2082, t2082_1, t2082_0 uint64 = 0, t2080, 0x7f
-		if t2079 != 0 {
+		if t2077 < 0x80 {
 			t2082 = t2082_1
 		} else {
 			t2082 = t2082_0
@@ -1163,13 +1103,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2089 uint64 = t1587 | t2088
 		var t2090 uint64 = t1586 & t2089
 		var t2091 uint64 = (t1588 + t2090) & 0x1ff
-		var t2093 uint64
-		if t2091 < 0x80 {
-			t2093 = 1
-		}
 		var t2094 uint64 = (t2091) & 0xff
 		var t2096, t2096_1, t2096_0 uint64 = 0, t2094, 0x7f
-		if t2093 != 0 {
+		if t2091 < 0x80 {
 			t2096 = t2096_1
 		} else {
 			t2096 = t2096_0
@@ -1195,13 +1131,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2103 uint64 = t1568 | t2102
 		var t2104 uint64 = t1567 & t2103
 		var t2105 uint64 = (t1569 + t2104) & 0x1ff
-		var t2107 uint64
-		if t2105 < 0x80 {
-			t2107 = 1
-		}
 		var t2108 uint64 = (t2105) & 0xff
 		var t2110, t2110_1, t2110_0 uint64 = 0, t2108, 0x7f
-		if t2107 != 0 {
+		if t2105 < 0x80 {
 			t2110 = t2110_1
 		} else {
 			t2110 = t2110_0
@@ -1227,13 +1159,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2117 uint64 = t1549 | t2116
 		var t2118 uint64 = t1548 & t2117
 		var t2119 uint64 = (t1550 + t2118) & 0x1ff
-		var t2121 uint64
-		if t2119 < 0x80 {
-			t2121 = 1
-		}
 		var t2122 uint64 = (t2119) & 0xff
 		var t2124, t2124_1, t2124_0 uint64 = 0, t2122, 0x7f
-		if t2121 != 0 {
+		if t2119 < 0x80 {
 			t2124 = t2124_1
 		} else {
 			t2124 = t2124_0
@@ -1259,13 +1187,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2131 uint64 = t1530 | t2130
 		var t2132 uint64 = t1529 & t2131
 		var t2133 uint64 = (t1531 + t2132) & 0x1ff
-		var t2135 uint64
-		if t2133 < 0x80 {
-			t2135 = 1
-		}
 		var t2136 uint64 = (t2133) & 0xff
 		var t2138, t2138_1, t2138_0 uint64 = 0, t2136, 0x7f
-		if t2135 != 0 {
+		if t2133 < 0x80 {
 			t2138 = t2138_1
 		} else {
 			t2138 = t2138_0
@@ -1291,13 +1215,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2145 uint64 = t1511 | t2144
 		var t2146 uint64 = t1510 & t2145
 		var t2147 uint64 = (t1512 + t2146) & 0x1ff
-		var t2149 uint64
-		if t2147 < 0x80 {
-			t2149 = 1
-		}
 		var t2150 uint64 = (t2147) & 0xff
 		var t2152, t2152_1, t2152_0 uint64 = 0, t2150, 0x7f
-		if t2149 != 0 {
+		if t2147 < 0x80 {
 			t2152 = t2152_1
 		} else {
 			t2152 = t2152_0
@@ -1323,13 +1243,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2159 uint64 = t1492 | t2158
 		var t2160 uint64 = t1491 & t2159
 		var t2161 uint64 = (t1493 + t2160) & 0x1ff
-		var t2163 uint64
-		if t2161 < 0x80 {
-			t2163 = 1
-		}
 		var t2164 uint64 = (t2161) & 0xff
 		var t2166, t2166_1, t2166_0 uint64 = 0, t2164, 0x7f
-		if t2163 != 0 {
+		if t2161 < 0x80 {
 			t2166 = t2166_1
 		} else {
 			t2166 = t2166_0
@@ -1355,13 +1271,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2173 uint64 = t1473 | t2172
 		var t2174 uint64 = t1472 & t2173
 		var t2175 uint64 = (t1474 + t2174) & 0x1ff
-		var t2177 uint64
-		if t2175 < 0x80 {
-			t2177 = 1
-		}
 		var t2178 uint64 = (t2175) & 0xff
 		var t2180, t2180_1, t2180_0 uint64 = 0, t2178, 0x7f
-		if t2177 != 0 {
+		if t2175 < 0x80 {
 			t2180 = t2180_1
 		} else {
 			t2180 = t2180_0
@@ -1387,13 +1299,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2187 uint64 = t1454 | t2186
 		var t2188 uint64 = t1453 & t2187
 		var t2189 uint64 = (t1455 + t2188) & 0x1ff
-		var t2191 uint64
-		if t2189 < 0x80 {
-			t2191 = 1
-		}
 		var t2192 uint64 = (t2189) & 0xff
 		var t2194, t2194_1, t2194_0 uint64 = 0, t2192, 0x7f
-		if t2191 != 0 {
+		if t2189 < 0x80 {
 			t2194 = t2194_1
 		} else {
 			t2194 = t2194_0
@@ -1419,13 +1327,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2201 uint64 = t1435 | t2200
 		var t2202 uint64 = t1434 & t2201
 		var t2203 uint64 = (t1436 + t2202) & 0x1ff
-		var t2205 uint64
-		if t2203 < 0x80 {
-			t2205 = 1
-		}
 		var t2206 uint64 = (t2203) & 0xff
 		var t2208, t2208_1, t2208_0 uint64 = 0, t2206, 0x7f
-		if t2205 != 0 {
+		if t2203 < 0x80 {
 			t2208 = t2208_1
 		} else {
 			t2208 = t2208_0
@@ -1451,13 +1355,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2215 uint64 = t1416 | t2214
 		var t2216 uint64 = t1415 & t2215
 		var t2217 uint64 = (t1417 + t2216) & 0x1ff
-		var t2219 uint64
-		if t2217 < 0x80 {
-			t2219 = 1
-		}
 		var t2220 uint64 = (t2217) & 0xff
 		var t2222, t2222_1, t2222_0 uint64 = 0, t2220, 0x7f
-		if t2219 != 0 {
+		if t2217 < 0x80 {
 			t2222 = t2222_1
 		} else {
 			t2222 = t2222_0
@@ -1483,13 +1383,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2229 uint64 = t1397 | t2228
 		var t2230 uint64 = t1396 & t2229
 		var t2231 uint64 = (t1398 + t2230) & 0x1ff
-		var t2233 uint64
-		if t2231 < 0x80 {
-			t2233 = 1
-		}
 		var t2234 uint64 = (t2231) & 0xff
 		var t2236, t2236_1, t2236_0 uint64 = 0, t2234, 0x7f
-		if t2233 != 0 {
+		if t2231 < 0x80 {
 			t2236 = t2236_1
 		} else {
 			t2236 = t2236_0
@@ -1515,13 +1411,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2243 uint64 = t1378 | t2242
 		var t2244 uint64 = t1377 & t2243
 		var t2245 uint64 = (t1379 + t2244) & 0x1ff
-		var t2247 uint64
-		if t2245 < 0x80 {
-			t2247 = 1
-		}
 		var t2248 uint64 = (t2245) & 0xff
 		var t2250, t2250_1, t2250_0 uint64 = 0, t2248, 0x7f
-		if t2247 != 0 {
+		if t2245 < 0x80 {
 			t2250 = t2250_1
 		} else {
 			t2250 = t2250_0
@@ -1547,13 +1439,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2257 uint64 = t1359 | t2256
 		var t2258 uint64 = t1358 & t2257
 		var t2259 uint64 = (t1360 + t2258) & 0x1ff
-		var t2261 uint64
-		if t2259 < 0x80 {
-			t2261 = 1
-		}
 		var t2262 uint64 = (t2259) & 0xff
 		var t2264, t2264_1, t2264_0 uint64 = 0, t2262, 0x7f
-		if t2261 != 0 {
+		if t2259 < 0x80 {
 			t2264 = t2264_1
 		} else {
 			t2264 = t2264_0
@@ -1579,13 +1467,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2271 uint64 = t1340 | t2270
 		var t2272 uint64 = t1339 & t2271
 		var t2273 uint64 = (t1341 + t2272) & 0x1ff
-		var t2275 uint64
-		if t2273 < 0x80 {
-			t2275 = 1
-		}
 		var t2276 uint64 = (t2273) & 0xff
 		var t2278, t2278_1, t2278_0 uint64 = 0, t2276, 0x7f
-		if t2275 != 0 {
+		if t2273 < 0x80 {
 			t2278 = t2278_1
 		} else {
 			t2278 = t2278_0
@@ -1611,13 +1495,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2285 uint64 = t1321 | t2284
 		var t2286 uint64 = t1320 & t2285
 		var t2287 uint64 = (t1322 + t2286) & 0x1ff
-		var t2289 uint64
-		if t2287 < 0x80 {
-			t2289 = 1
-		}
 		var t2290 uint64 = (t2287) & 0xff
 		var t2292, t2292_1, t2292_0 uint64 = 0, t2290, 0x7f
-		if t2289 != 0 {
+		if t2287 < 0x80 {
 			t2292 = t2292_1
 		} else {
 			t2292 = t2292_0
@@ -1643,13 +1523,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2299 uint64 = t1302 | t2298
 		var t2300 uint64 = t1301 & t2299
 		var t2301 uint64 = (t1303 + t2300) & 0x1ff
-		var t2303 uint64
-		if t2301 < 0x80 {
-			t2303 = 1
-		}
 		var t2304 uint64 = (t2301) & 0xff
 		var t2306, t2306_1, t2306_0 uint64 = 0, t2304, 0x7f
-		if t2303 != 0 {
+		if t2301 < 0x80 {
 			t2306 = t2306_1
 		} else {
 			t2306 = t2306_0
@@ -1675,13 +1551,9 @@ func (x *simquantize_mxint8) EvalState() {
 		var t2313 uint64 = t1283 | t2312
 		var t2314 uint64 = t1282 & t2313
 		var t2315 uint64 = (t1284 + t2314) & 0x1ff
-		var t2317 uint64
-		if t2315 < 0x80 {
-			t2317 = 1
-		}
 		var t2318 uint64 = (t2315) & 0xff
 		var t2320, t2320_1, t2320_0 uint64 = 0, t2318, 0x7f
-		if t2317 != 0 {
+		if t2315 < 0x80 {
 			t2320 = t2320_1
 		} else {
 			t2320 = t2320_0
@@ -1801,32 +1673,20 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[1105] = v[655]
 		v[655] = v[455]
 		v[455] = v[9]
-		var t648 uint64
-		if v[451] < v[452] {
-			t648 = 1
-		}
 		var t649, t649_1, t649_0 uint64 = 0, v[452], v[451]
-		if t648 != 0 {
+		if v[451] < v[452] {
 			t649 = t649_1
 		} else {
 			t649 = t649_0
 		}
-		var t650 uint64
-		if v[453] < v[454] {
-			t650 = 1
-		}
 		var t651, t651_1, t651_0 uint64 = 0, v[454], v[453]
-		if t650 != 0 {
+		if v[453] < v[454] {
 			t651 = t651_1
 		} else {
 			t651 = t651_0
 		}
-		var t652 uint64
-		if t649 < t651 {
-			t652 = 1
-		}
 		var t653, t653_1, t653_0 uint64 = 0, t651, t649
-		if t652 != 0 {
+		if t649 < t651 {
 			t653 = t653_1
 		} else {
 			t653 = t653_0
@@ -1834,13 +1694,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t659 uint64 = (v[656] >> 8) & 0xff
 		var t816 uint64 = (v[654] - t659) & 0x1ff
 		var t818 uint64 = (t816 + 0x1) & 0x1ff
-		var t820 uint64
-		if t818 < 0xa {
-			t820 = 1
-		}
 		var t821 uint64 = (t818) & 0xf
 		var t823, t823_1, t823_0 uint64 = 0, t821, 0x9
-		if t820 != 0 {
+		if t818 < 0xa {
 			t823 = t823_1
 		} else {
 			t823 = t823_0
@@ -1848,13 +1704,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t664 uint64 = (v[661] >> 8) & 0xff
 		var t825 uint64 = (v[654] - t664) & 0x1ff
 		var t827 uint64 = (t825 + 0x1) & 0x1ff
-		var t829 uint64
-		if t827 < 0xa {
-			t829 = 1
-		}
 		var t830 uint64 = (t827) & 0xf
 		var t832, t832_1, t832_0 uint64 = 0, t830, 0x9
-		if t829 != 0 {
+		if t827 < 0xa {
 			t832 = t832_1
 		} else {
 			t832 = t832_0
@@ -1862,13 +1714,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t669 uint64 = (v[666] >> 8) & 0xff
 		var t834 uint64 = (v[654] - t669) & 0x1ff
 		var t836 uint64 = (t834 + 0x1) & 0x1ff
-		var t838 uint64
-		if t836 < 0xa {
-			t838 = 1
-		}
 		var t839 uint64 = (t836) & 0xf
 		var t841, t841_1, t841_0 uint64 = 0, t839, 0x9
-		if t838 != 0 {
+		if t836 < 0xa {
 			t841 = t841_1
 		} else {
 			t841 = t841_0
@@ -1876,13 +1724,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t674 uint64 = (v[671] >> 8) & 0xff
 		var t843 uint64 = (v[654] - t674) & 0x1ff
 		var t845 uint64 = (t843 + 0x1) & 0x1ff
-		var t847 uint64
-		if t845 < 0xa {
-			t847 = 1
-		}
 		var t848 uint64 = (t845) & 0xf
 		var t850, t850_1, t850_0 uint64 = 0, t848, 0x9
-		if t847 != 0 {
+		if t845 < 0xa {
 			t850 = t850_1
 		} else {
 			t850 = t850_0
@@ -1890,13 +1734,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t679 uint64 = (v[676] >> 8) & 0xff
 		var t852 uint64 = (v[654] - t679) & 0x1ff
 		var t854 uint64 = (t852 + 0x1) & 0x1ff
-		var t856 uint64
-		if t854 < 0xa {
-			t856 = 1
-		}
 		var t857 uint64 = (t854) & 0xf
 		var t859, t859_1, t859_0 uint64 = 0, t857, 0x9
-		if t856 != 0 {
+		if t854 < 0xa {
 			t859 = t859_1
 		} else {
 			t859 = t859_0
@@ -1904,13 +1744,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t684 uint64 = (v[681] >> 8) & 0xff
 		var t861 uint64 = (v[654] - t684) & 0x1ff
 		var t863 uint64 = (t861 + 0x1) & 0x1ff
-		var t865 uint64
-		if t863 < 0xa {
-			t865 = 1
-		}
 		var t866 uint64 = (t863) & 0xf
 		var t868, t868_1, t868_0 uint64 = 0, t866, 0x9
-		if t865 != 0 {
+		if t863 < 0xa {
 			t868 = t868_1
 		} else {
 			t868 = t868_0
@@ -1918,13 +1754,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t689 uint64 = (v[686] >> 8) & 0xff
 		var t870 uint64 = (v[654] - t689) & 0x1ff
 		var t872 uint64 = (t870 + 0x1) & 0x1ff
-		var t874 uint64
-		if t872 < 0xa {
-			t874 = 1
-		}
 		var t875 uint64 = (t872) & 0xf
 		var t877, t877_1, t877_0 uint64 = 0, t875, 0x9
-		if t874 != 0 {
+		if t872 < 0xa {
 			t877 = t877_1
 		} else {
 			t877 = t877_0
@@ -1932,13 +1764,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t694 uint64 = (v[691] >> 8) & 0xff
 		var t879 uint64 = (v[654] - t694) & 0x1ff
 		var t881 uint64 = (t879 + 0x1) & 0x1ff
-		var t883 uint64
-		if t881 < 0xa {
-			t883 = 1
-		}
 		var t884 uint64 = (t881) & 0xf
 		var t886, t886_1, t886_0 uint64 = 0, t884, 0x9
-		if t883 != 0 {
+		if t881 < 0xa {
 			t886 = t886_1
 		} else {
 			t886 = t886_0
@@ -1946,13 +1774,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t699 uint64 = (v[696] >> 8) & 0xff
 		var t888 uint64 = (v[654] - t699) & 0x1ff
 		var t890 uint64 = (t888 + 0x1) & 0x1ff
-		var t892 uint64
-		if t890 < 0xa {
-			t892 = 1
-		}
 		var t893 uint64 = (t890) & 0xf
 		var t895, t895_1, t895_0 uint64 = 0, t893, 0x9
-		if t892 != 0 {
+		if t890 < 0xa {
 			t895 = t895_1
 		} else {
 			t895 = t895_0
@@ -1960,13 +1784,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t704 uint64 = (v[701] >> 8) & 0xff
 		var t897 uint64 = (v[654] - t704) & 0x1ff
 		var t899 uint64 = (t897 + 0x1) & 0x1ff
-		var t901 uint64
-		if t899 < 0xa {
-			t901 = 1
-		}
 		var t902 uint64 = (t899) & 0xf
 		var t904, t904_1, t904_0 uint64 = 0, t902, 0x9
-		if t901 != 0 {
+		if t899 < 0xa {
 			t904 = t904_1
 		} else {
 			t904 = t904_0
@@ -1974,13 +1794,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t709 uint64 = (v[706] >> 8) & 0xff
 		var t906 uint64 = (v[654] - t709) & 0x1ff
 		var t908 uint64 = (t906 + 0x1) & 0x1ff
-		var t910 uint64
-		if t908 < 0xa {
-			t910 = 1
-		}
 		var t911 uint64 = (t908) & 0xf
 		var t913, t913_1, t913_0 uint64 = 0, t911, 0x9
-		if t910 != 0 {
+		if t908 < 0xa {
 			t913 = t913_1
 		} else {
 			t913 = t913_0
@@ -1988,13 +1804,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t714 uint64 = (v[711] >> 8) & 0xff
 		var t915 uint64 = (v[654] - t714) & 0x1ff
 		var t917 uint64 = (t915 + 0x1) & 0x1ff
-		var t919 uint64
-		if t917 < 0xa {
-			t919 = 1
-		}
 		var t920 uint64 = (t917) & 0xf
 		var t922, t922_1, t922_0 uint64 = 0, t920, 0x9
-		if t919 != 0 {
+		if t917 < 0xa {
 			t922 = t922_1
 		} else {
 			t922 = t922_0
@@ -2002,13 +1814,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t719 uint64 = (v[716] >> 8) & 0xff
 		var t924 uint64 = (v[654] - t719) & 0x1ff
 		var t926 uint64 = (t924 + 0x1) & 0x1ff
-		var t928 uint64
-		if t926 < 0xa {
-			t928 = 1
-		}
 		var t929 uint64 = (t926) & 0xf
 		var t931, t931_1, t931_0 uint64 = 0, t929, 0x9
-		if t928 != 0 {
+		if t926 < 0xa {
 			t931 = t931_1
 		} else {
 			t931 = t931_0
@@ -2016,13 +1824,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t724 uint64 = (v[721] >> 8) & 0xff
 		var t933 uint64 = (v[654] - t724) & 0x1ff
 		var t935 uint64 = (t933 + 0x1) & 0x1ff
-		var t937 uint64
-		if t935 < 0xa {
-			t937 = 1
-		}
 		var t938 uint64 = (t935) & 0xf
 		var t940, t940_1, t940_0 uint64 = 0, t938, 0x9
-		if t937 != 0 {
+		if t935 < 0xa {
 			t940 = t940_1
 		} else {
 			t940 = t940_0
@@ -2030,13 +1834,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t729 uint64 = (v[726] >> 8) & 0xff
 		var t942 uint64 = (v[654] - t729) & 0x1ff
 		var t944 uint64 = (t942 + 0x1) & 0x1ff
-		var t946 uint64
-		if t944 < 0xa {
-			t946 = 1
-		}
 		var t947 uint64 = (t944) & 0xf
 		var t949, t949_1, t949_0 uint64 = 0, t947, 0x9
-		if t946 != 0 {
+		if t944 < 0xa {
 			t949 = t949_1
 		} else {
 			t949 = t949_0
@@ -2044,13 +1844,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t734 uint64 = (v[731] >> 8) & 0xff
 		var t951 uint64 = (v[654] - t734) & 0x1ff
 		var t953 uint64 = (t951 + 0x1) & 0x1ff
-		var t955 uint64
-		if t953 < 0xa {
-			t955 = 1
-		}
 		var t956 uint64 = (t953) & 0xf
 		var t958, t958_1, t958_0 uint64 = 0, t956, 0x9
-		if t955 != 0 {
+		if t953 < 0xa {
 			t958 = t958_1
 		} else {
 			t958 = t958_0
@@ -2058,13 +1854,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t739 uint64 = (v[736] >> 8) & 0xff
 		var t960 uint64 = (v[654] - t739) & 0x1ff
 		var t962 uint64 = (t960 + 0x1) & 0x1ff
-		var t964 uint64
-		if t962 < 0xa {
-			t964 = 1
-		}
 		var t965 uint64 = (t962) & 0xf
 		var t967, t967_1, t967_0 uint64 = 0, t965, 0x9
-		if t964 != 0 {
+		if t962 < 0xa {
 			t967 = t967_1
 		} else {
 			t967 = t967_0
@@ -2072,13 +1864,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t744 uint64 = (v[741] >> 8) & 0xff
 		var t969 uint64 = (v[654] - t744) & 0x1ff
 		var t971 uint64 = (t969 + 0x1) & 0x1ff
-		var t973 uint64
-		if t971 < 0xa {
-			t973 = 1
-		}
 		var t974 uint64 = (t971) & 0xf
 		var t976, t976_1, t976_0 uint64 = 0, t974, 0x9
-		if t973 != 0 {
+		if t971 < 0xa {
 			t976 = t976_1
 		} else {
 			t976 = t976_0
@@ -2086,13 +1874,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t749 uint64 = (v[746] >> 8) & 0xff
 		var t978 uint64 = (v[654] - t749) & 0x1ff
 		var t980 uint64 = (t978 + 0x1) & 0x1ff
-		var t982 uint64
-		if t980 < 0xa {
-			t982 = 1
-		}
 		var t983 uint64 = (t980) & 0xf
 		var t985, t985_1, t985_0 uint64 = 0, t983, 0x9
-		if t982 != 0 {
+		if t980 < 0xa {
 			t985 = t985_1
 		} else {
 			t985 = t985_0
@@ -2100,13 +1884,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t754 uint64 = (v[751] >> 8) & 0xff
 		var t987 uint64 = (v[654] - t754) & 0x1ff
 		var t989 uint64 = (t987 + 0x1) & 0x1ff
-		var t991 uint64
-		if t989 < 0xa {
-			t991 = 1
-		}
 		var t992 uint64 = (t989) & 0xf
 		var t994, t994_1, t994_0 uint64 = 0, t992, 0x9
-		if t991 != 0 {
+		if t989 < 0xa {
 			t994 = t994_1
 		} else {
 			t994 = t994_0
@@ -2114,13 +1894,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t759 uint64 = (v[756] >> 8) & 0xff
 		var t996 uint64 = (v[654] - t759) & 0x1ff
 		var t998 uint64 = (t996 + 0x1) & 0x1ff
-		var t1000 uint64
-		if t998 < 0xa {
-			t1000 = 1
-		}
 		var t1001 uint64 = (t998) & 0xf
 		var t1003, t1003_1, t1003_0 uint64 = 0, t1001, 0x9
-		if t1000 != 0 {
+		if t998 < 0xa {
 			t1003 = t1003_1
 		} else {
 			t1003 = t1003_0
@@ -2128,13 +1904,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t764 uint64 = (v[761] >> 8) & 0xff
 		var t1005 uint64 = (v[654] - t764) & 0x1ff
 		var t1007 uint64 = (t1005 + 0x1) & 0x1ff
-		var t1009 uint64
-		if t1007 < 0xa {
-			t1009 = 1
-		}
 		var t1010 uint64 = (t1007) & 0xf
 		var t1012, t1012_1, t1012_0 uint64 = 0, t1010, 0x9
-		if t1009 != 0 {
+		if t1007 < 0xa {
 			t1012 = t1012_1
 		} else {
 			t1012 = t1012_0
@@ -2142,13 +1914,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t769 uint64 = (v[766] >> 8) & 0xff
 		var t1014 uint64 = (v[654] - t769) & 0x1ff
 		var t1016 uint64 = (t1014 + 0x1) & 0x1ff
-		var t1018 uint64
-		if t1016 < 0xa {
-			t1018 = 1
-		}
 		var t1019 uint64 = (t1016) & 0xf
 		var t1021, t1021_1, t1021_0 uint64 = 0, t1019, 0x9
-		if t1018 != 0 {
+		if t1016 < 0xa {
 			t1021 = t1021_1
 		} else {
 			t1021 = t1021_0
@@ -2156,13 +1924,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t774 uint64 = (v[771] >> 8) & 0xff
 		var t1023 uint64 = (v[654] - t774) & 0x1ff
 		var t1025 uint64 = (t1023 + 0x1) & 0x1ff
-		var t1027 uint64
-		if t1025 < 0xa {
-			t1027 = 1
-		}
 		var t1028 uint64 = (t1025) & 0xf
 		var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x9
-		if t1027 != 0 {
+		if t1025 < 0xa {
 			t1030 = t1030_1
 		} else {
 			t1030 = t1030_0
@@ -2170,13 +1934,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t779 uint64 = (v[776] >> 8) & 0xff
 		var t1032 uint64 = (v[654] - t779) & 0x1ff
 		var t1034 uint64 = (t1032 + 0x1) & 0x1ff
-		var t1036 uint64
-		if t1034 < 0xa {
-			t1036 = 1
-		}
 		var t1037 uint64 = (t1034) & 0xf
 		var t1039, t1039_1, t1039_0 uint64 = 0, t1037, 0x9
-		if t1036 != 0 {
+		if t1034 < 0xa {
 			t1039 = t1039_1
 		} else {
 			t1039 = t1039_0
@@ -2184,13 +1944,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t784 uint64 = (v[781] >> 8) & 0xff
 		var t1041 uint64 = (v[654] - t784) & 0x1ff
 		var t1043 uint64 = (t1041 + 0x1) & 0x1ff
-		var t1045 uint64
-		if t1043 < 0xa {
-			t1045 = 1
-		}
 		var t1046 uint64 = (t1043) & 0xf
 		var t1048, t1048_1, t1048_0 uint64 = 0, t1046, 0x9
-		if t1045 != 0 {
+		if t1043 < 0xa {
 			t1048 = t1048_1
 		} else {
 			t1048 = t1048_0
@@ -2198,13 +1954,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t789 uint64 = (v[786] >> 8) & 0xff
 		var t1050 uint64 = (v[654] - t789) & 0x1ff
 		var t1052 uint64 = (t1050 + 0x1) & 0x1ff
-		var t1054 uint64
-		if t1052 < 0xa {
-			t1054 = 1
-		}
 		var t1055 uint64 = (t1052) & 0xf
 		var t1057, t1057_1, t1057_0 uint64 = 0, t1055, 0x9
-		if t1054 != 0 {
+		if t1052 < 0xa {
 			t1057 = t1057_1
 		} else {
 			t1057 = t1057_0
@@ -2212,13 +1964,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t794 uint64 = (v[791] >> 8) & 0xff
 		var t1059 uint64 = (v[654] - t794) & 0x1ff
 		var t1061 uint64 = (t1059 + 0x1) & 0x1ff
-		var t1063 uint64
-		if t1061 < 0xa {
-			t1063 = 1
-		}
 		var t1064 uint64 = (t1061) & 0xf
 		var t1066, t1066_1, t1066_0 uint64 = 0, t1064, 0x9
-		if t1063 != 0 {
+		if t1061 < 0xa {
 			t1066 = t1066_1
 		} else {
 			t1066 = t1066_0
@@ -2226,13 +1974,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t799 uint64 = (v[796] >> 8) & 0xff
 		var t1068 uint64 = (v[654] - t799) & 0x1ff
 		var t1070 uint64 = (t1068 + 0x1) & 0x1ff
-		var t1072 uint64
-		if t1070 < 0xa {
-			t1072 = 1
-		}
 		var t1073 uint64 = (t1070) & 0xf
 		var t1075, t1075_1, t1075_0 uint64 = 0, t1073, 0x9
-		if t1072 != 0 {
+		if t1070 < 0xa {
 			t1075 = t1075_1
 		} else {
 			t1075 = t1075_0
@@ -2240,13 +1984,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t804 uint64 = (v[801] >> 8) & 0xff
 		var t1077 uint64 = (v[654] - t804) & 0x1ff
 		var t1079 uint64 = (t1077 + 0x1) & 0x1ff
-		var t1081 uint64
-		if t1079 < 0xa {
-			t1081 = 1
-		}
 		var t1082 uint64 = (t1079) & 0xf
 		var t1084, t1084_1, t1084_0 uint64 = 0, t1082, 0x9
-		if t1081 != 0 {
+		if t1079 < 0xa {
 			t1084 = t1084_1
 		} else {
 			t1084 = t1084_0
@@ -2254,13 +1994,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t809 uint64 = (v[806] >> 8) & 0xff
 		var t1086 uint64 = (v[654] - t809) & 0x1ff
 		var t1088 uint64 = (t1086 + 0x1) & 0x1ff
-		var t1090 uint64
-		if t1088 < 0xa {
-			t1090 = 1
-		}
 		var t1091 uint64 = (t1088) & 0xf
 		var t1093, t1093_1, t1093_0 uint64 = 0, t1091, 0x9
-		if t1090 != 0 {
+		if t1088 < 0xa {
 			t1093 = t1093_1
 		} else {
 			t1093 = t1093_0
@@ -2269,13 +2005,9 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1095 uint64 = (v[654] - t814) & 0x1ff
 		v[654] = t653
 		var t1097 uint64 = (t1095 + 0x1) & 0x1ff
-		var t1099 uint64
-		if t1097 < 0xa {
-			t1099 = 1
-		}
 		var t1100 uint64 = (t1097) & 0xf
 		var t1102, t1102_1, t1102_0 uint64 = 0, t1100, 0x9
-		if t1099 != 0 {
+		if t1097 < 0xa {
 			t1102 = t1102_1
 		} else {
 			t1102 = t1102_0
@@ -2924,12 +2656,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t34 = t34_0
 		}
-		var t395 uint64
-		if t22 < t34 {
-			t395 = 1
-		}
 		var t396, t396_1, t396_0 uint64 = 0, t34, t22
-		if t395 != 0 {
+		if t22 < t34 {
 			t396 = t396_1
 		} else {
 			t396 = t396_0
@@ -2970,22 +2698,14 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t58 = t58_0
 		}
-		var t397 uint64
-		if t46 < t58 {
-			t397 = 1
-		}
 		var t398, t398_1, t398_0 uint64 = 0, t58, t46
-		if t397 != 0 {
+		if t46 < t58 {
 			t398 = t398_1
 		} else {
 			t398 = t398_0
 		}
-		var t427 uint64
-		if t396 < t398 {
-			t427 = 1
-		}
 		var t428, t428_1, t428_0 uint64 = 0, t398, t396
-		if t427 != 0 {
+		if t396 < t398 {
 			t428 = t428_1
 		} else {
 			t428 = t428_0
@@ -3026,12 +2746,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t82 = t82_0
 		}
-		var t399 uint64
-		if t70 < t82 {
-			t399 = 1
-		}
 		var t400, t400_1, t400_0 uint64 = 0, t82, t70
-		if t399 != 0 {
+		if t70 < t82 {
 			t400 = t400_1
 		} else {
 			t400 = t400_0
@@ -3072,32 +2788,20 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t106 = t106_0
 		}
-		var t401 uint64
-		if t94 < t106 {
-			t401 = 1
-		}
 		var t402, t402_1, t402_0 uint64 = 0, t106, t94
-		if t401 != 0 {
+		if t94 < t106 {
 			t402 = t402_1
 		} else {
 			t402 = t402_0
 		}
-		var t429 uint64
-		if t400 < t402 {
-			t429 = 1
-		}
 		var t430, t430_1, t430_0 uint64 = 0, t402, t400
-		if t429 != 0 {
+		if t400 < t402 {
 			t430 = t430_1
 		} else {
 			t430 = t430_0
 		}
-		var t443 uint64
-		if t428 < t430 {
-			t443 = 1
-		}
 		var t444, t444_1, t444_0 uint64 = 0, t430, t428
-		if t443 != 0 {
+		if t428 < t430 {
 			t444 = t444_1
 		} else {
 			t444 = t444_0
@@ -3139,12 +2843,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t130 = t130_0
 		}
-		var t403 uint64
-		if t118 < t130 {
-			t403 = 1
-		}
 		var t404, t404_1, t404_0 uint64 = 0, t130, t118
-		if t403 != 0 {
+		if t118 < t130 {
 			t404 = t404_1
 		} else {
 			t404 = t404_0
@@ -3185,22 +2885,14 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t154 = t154_0
 		}
-		var t405 uint64
-		if t142 < t154 {
-			t405 = 1
-		}
 		var t406, t406_1, t406_0 uint64 = 0, t154, t142
-		if t405 != 0 {
+		if t142 < t154 {
 			t406 = t406_1
 		} else {
 			t406 = t406_0
 		}
-		var t431 uint64
-		if t404 < t406 {
-			t431 = 1
-		}
 		var t432, t432_1, t432_0 uint64 = 0, t406, t404
-		if t431 != 0 {
+		if t404 < t406 {
 			t432 = t432_1
 		} else {
 			t432 = t432_0
@@ -3241,12 +2933,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t178 = t178_0
 		}
-		var t407 uint64
-		if t166 < t178 {
-			t407 = 1
-		}
 		var t408, t408_1, t408_0 uint64 = 0, t178, t166
-		if t407 != 0 {
+		if t166 < t178 {
 			t408 = t408_1
 		} else {
 			t408 = t408_0
@@ -3287,32 +2975,20 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t202 = t202_0
 		}
-		var t409 uint64
-		if t190 < t202 {
-			t409 = 1
-		}
 		var t410, t410_1, t410_0 uint64 = 0, t202, t190
-		if t409 != 0 {
+		if t190 < t202 {
 			t410 = t410_1
 		} else {
 			t410 = t410_0
 		}
-		var t433 uint64
-		if t408 < t410 {
-			t433 = 1
-		}
 		var t434, t434_1, t434_0 uint64 = 0, t410, t408
-		if t433 != 0 {
+		if t408 < t410 {
 			t434 = t434_1
 		} else {
 			t434 = t434_0
 		}
-		var t445 uint64
-		if t432 < t434 {
-			t445 = 1
-		}
 		var t446, t446_1, t446_0 uint64 = 0, t434, t432
-		if t445 != 0 {
+		if t432 < t434 {
 			t446 = t446_1
 		} else {
 			t446 = t446_0
@@ -3354,12 +3030,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t226 = t226_0
 		}
-		var t411 uint64
-		if t214 < t226 {
-			t411 = 1
-		}
 		var t412, t412_1, t412_0 uint64 = 0, t226, t214
-		if t411 != 0 {
+		if t214 < t226 {
 			t412 = t412_1
 		} else {
 			t412 = t412_0
@@ -3400,22 +3072,14 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t250 = t250_0
 		}
-		var t413 uint64
-		if t238 < t250 {
-			t413 = 1
-		}
 		var t414, t414_1, t414_0 uint64 = 0, t250, t238
-		if t413 != 0 {
+		if t238 < t250 {
 			t414 = t414_1
 		} else {
 			t414 = t414_0
 		}
-		var t435 uint64
-		if t412 < t414 {
-			t435 = 1
-		}
 		var t436, t436_1, t436_0 uint64 = 0, t414, t412
-		if t435 != 0 {
+		if t412 < t414 {
 			t436 = t436_1
 		} else {
 			t436 = t436_0
@@ -3456,12 +3120,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t274 = t274_0
 		}
-		var t415 uint64
-		if t262 < t274 {
-			t415 = 1
-		}
 		var t416, t416_1, t416_0 uint64 = 0, t274, t262
-		if t415 != 0 {
+		if t262 < t274 {
 			t416 = t416_1
 		} else {
 			t416 = t416_0
@@ -3502,32 +3162,20 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t298 = t298_0
 		}
-		var t417 uint64
-		if t286 < t298 {
-			t417 = 1
-		}
 		var t418, t418_1, t418_0 uint64 = 0, t298, t286
-		if t417 != 0 {
+		if t286 < t298 {
 			t418 = t418_1
 		} else {
 			t418 = t418_0
 		}
-		var t437 uint64
-		if t416 < t418 {
-			t437 = 1
-		}
 		var t438, t438_1, t438_0 uint64 = 0, t418, t416
-		if t437 != 0 {
+		if t416 < t418 {
 			t438 = t438_1
 		} else {
 			t438 = t438_0
 		}
-		var t447 uint64
-		if t436 < t438 {
-			t447 = 1
-		}
 		var t448, t448_1, t448_0 uint64 = 0, t438, t436
-		if t447 != 0 {
+		if t436 < t438 {
 			t448 = t448_1
 		} else {
 			t448 = t448_0
@@ -3569,12 +3217,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t322 = t322_0
 		}
-		var t419 uint64
-		if t310 < t322 {
-			t419 = 1
-		}
 		var t420, t420_1, t420_0 uint64 = 0, t322, t310
-		if t419 != 0 {
+		if t310 < t322 {
 			t420 = t420_1
 		} else {
 			t420 = t420_0
@@ -3615,22 +3259,14 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t346 = t346_0
 		}
-		var t421 uint64
-		if t334 < t346 {
-			t421 = 1
-		}
 		var t422, t422_1, t422_0 uint64 = 0, t346, t334
-		if t421 != 0 {
+		if t334 < t346 {
 			t422 = t422_1
 		} else {
 			t422 = t422_0
 		}
-		var t439 uint64
-		if t420 < t422 {
-			t439 = 1
-		}
 		var t440, t440_1, t440_0 uint64 = 0, t422, t420
-		if t439 != 0 {
+		if t420 < t422 {
 			t440 = t440_1
 		} else {
 			t440 = t440_0
@@ -3671,12 +3307,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t370 = t370_0
 		}
-		var t423 uint64
-		if t358 < t370 {
-			t423 = 1
-		}
 		var t424, t424_1, t424_0 uint64 = 0, t370, t358
-		if t423 != 0 {
+		if t358 < t370 {
 			t424 = t424_1
 		} else {
 			t424 = t424_0
@@ -3717,32 +3349,20 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t394 = t394_0
 		}
-		var t425 uint64
-		if t382 < t394 {
-			t425 = 1
-		}
 		var t426, t426_1, t426_0 uint64 = 0, t394, t382
-		if t425 != 0 {
+		if t382 < t394 {
 			t426 = t426_1
 		} else {
 			t426 = t426_0
 		}
-		var t441 uint64
-		if t424 < t426 {
-			t441 = 1
-		}
 		var t442, t442_1, t442_0 uint64 = 0, t426, t424
-		if t441 != 0 {
+		if t424 < t426 {
 			t442 = t442_1
 		} else {
 			t442 = t442_0
 		}
-		var t449 uint64
-		if t440 < t442 {
-			t449 = 1
-		}
 		var t450, t450_1, t450_0 uint64 = 0, t442, t440
-		if t449 != 0 {
+		if t440 < t442 {
 			t450 = t450_1
 		} else {
 			t450 = t450_0

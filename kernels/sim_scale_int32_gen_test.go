@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "4ca68724825bce2272ccf8d4880ab445" }
+func (x *simscale_int32) Fingerprint() string { return "96cbf30ff89c9cbc72de6393499b78a3" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

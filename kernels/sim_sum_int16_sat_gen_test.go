@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "90a5fa985d80392c47a6c5345cbc5d34" }
+func (x *simsum_int16_sat) Fingerprint() string { return "872c91f29ebcfff8cddfe21455971ba2" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -234,13 +234,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t35 = t35_0
 	}
-	var t36 uint64
-	if t31 != t32 {
-		t36 = 1
-	}
 	var t37 uint64 = (t30) & 0xffff
 	var t38, t38_1, t38_0 uint64 = 0, t35, t37
-	if t36 != 0 {
+	if t31 != t32 {
 		t38 = t38_1
 	} else {
 		t38 = t38_0
@@ -261,13 +257,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t52 = t52_0
 	}
-	var t53 uint64
-	if t48 != t49 {
-		t53 = 1
-	}
 	var t54 uint64 = (t47) & 0xffff
 	var t55, t55_1, t55_0 uint64 = 0, t52, t54
-	if t53 != 0 {
+	if t48 != t49 {
 		t55 = t55_1
 	} else {
 		t55 = t55_0
@@ -288,13 +280,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t69 = t69_0
 	}
-	var t70 uint64
-	if t65 != t66 {
-		t70 = 1
-	}
 	var t71 uint64 = (t64) & 0xffff
 	var t72, t72_1, t72_0 uint64 = 0, t69, t71
-	if t70 != 0 {
+	if t65 != t66 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
@@ -315,13 +303,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t86 = t86_0
 	}
-	var t87 uint64
-	if t82 != t83 {
-		t87 = 1
-	}
 	var t88 uint64 = (t81) & 0xffff
 	var t89, t89_1, t89_0 uint64 = 0, t86, t88
-	if t87 != 0 {
+	if t82 != t83 {
 		t89 = t89_1
 	} else {
 		t89 = t89_0
@@ -342,13 +326,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t103 = t103_0
 	}
-	var t104 uint64
-	if t99 != t100 {
-		t104 = 1
-	}
 	var t105 uint64 = (t98) & 0xffff
 	var t106, t106_1, t106_0 uint64 = 0, t103, t105
-	if t104 != 0 {
+	if t99 != t100 {
 		t106 = t106_1
 	} else {
 		t106 = t106_0
@@ -369,13 +349,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t120 = t120_0
 	}
-	var t121 uint64
-	if t116 != t117 {
-		t121 = 1
-	}
 	var t122 uint64 = (t115) & 0xffff
 	var t123, t123_1, t123_0 uint64 = 0, t120, t122
-	if t121 != 0 {
+	if t116 != t117 {
 		t123 = t123_1
 	} else {
 		t123 = t123_0
@@ -396,13 +372,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t137 = t137_0
 	}
-	var t138 uint64
-	if t133 != t134 {
-		t138 = 1
-	}
 	var t139 uint64 = (t132) & 0xffff
 	var t140, t140_1, t140_0 uint64 = 0, t137, t139
-	if t138 != 0 {
+	if t133 != t134 {
 		t140 = t140_1
 	} else {
 		t140 = t140_0
@@ -423,13 +395,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t154 = t154_0
 	}
-	var t155 uint64
-	if t150 != t151 {
-		t155 = 1
-	}
 	var t156 uint64 = (t149) & 0xffff
 	var t157, t157_1, t157_0 uint64 = 0, t154, t156
-	if t155 != 0 {
+	if t150 != t151 {
 		t157 = t157_1
 	} else {
 		t157 = t157_0
@@ -450,13 +418,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t171 = t171_0
 	}
-	var t172 uint64
-	if t167 != t168 {
-		t172 = 1
-	}
 	var t173 uint64 = (t166) & 0xffff
 	var t174, t174_1, t174_0 uint64 = 0, t171, t173
-	if t172 != 0 {
+	if t167 != t168 {
 		t174 = t174_1
 	} else {
 		t174 = t174_0
@@ -477,13 +441,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t188 = t188_0
 	}
-	var t189 uint64
-	if t184 != t185 {
-		t189 = 1
-	}
 	var t190 uint64 = (t183) & 0xffff
 	var t191, t191_1, t191_0 uint64 = 0, t188, t190
-	if t189 != 0 {
+	if t184 != t185 {
 		t191 = t191_1
 	} else {
 		t191 = t191_0
@@ -504,13 +464,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t205 = t205_0
 	}
-	var t206 uint64
-	if t201 != t202 {
-		t206 = 1
-	}
 	var t207 uint64 = (t200) & 0xffff
 	var t208, t208_1, t208_0 uint64 = 0, t205, t207
-	if t206 != 0 {
+	if t201 != t202 {
 		t208 = t208_1
 	} else {
 		t208 = t208_0
@@ -531,13 +487,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t222 = t222_0
 	}
-	var t223 uint64
-	if t218 != t219 {
-		t223 = 1
-	}
 	var t224 uint64 = (t217) & 0xffff
 	var t225, t225_1, t225_0 uint64 = 0, t222, t224
-	if t223 != 0 {
+	if t218 != t219 {
 		t225 = t225_1
 	} else {
 		t225 = t225_0
@@ -558,13 +510,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t239 = t239_0
 	}
-	var t240 uint64
-	if t235 != t236 {
-		t240 = 1
-	}
 	var t241 uint64 = (t234) & 0xffff
 	var t242, t242_1, t242_0 uint64 = 0, t239, t241
-	if t240 != 0 {
+	if t235 != t236 {
 		t242 = t242_1
 	} else {
 		t242 = t242_0
@@ -585,13 +533,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t256 = t256_0
 	}
-	var t257 uint64
-	if t252 != t253 {
-		t257 = 1
-	}
 	var t258 uint64 = (t251) & 0xffff
 	var t259, t259_1, t259_0 uint64 = 0, t256, t258
-	if t257 != 0 {
+	if t252 != t253 {
 		t259 = t259_1
 	} else {
 		t259 = t259_0
@@ -612,13 +556,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t273 = t273_0
 	}
-	var t274 uint64
-	if t269 != t270 {
-		t274 = 1
-	}
 	var t275 uint64 = (t268) & 0xffff
 	var t276, t276_1, t276_0 uint64 = 0, t273, t275
-	if t274 != 0 {
+	if t269 != t270 {
 		t276 = t276_1
 	} else {
 		t276 = t276_0
@@ -639,13 +579,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t290 = t290_0
 	}
-	var t291 uint64
-	if t286 != t287 {
-		t291 = 1
-	}
 	var t292 uint64 = (t285) & 0xffff
 	var t293, t293_1, t293_0 uint64 = 0, t290, t292
-	if t291 != 0 {
+	if t286 != t287 {
 		t293 = t293_1
 	} else {
 		t293 = t293_0
@@ -666,13 +602,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t307 = t307_0
 	}
-	var t308 uint64
-	if t303 != t304 {
-		t308 = 1
-	}
 	var t309 uint64 = (t302) & 0xffff
 	var t310, t310_1, t310_0 uint64 = 0, t307, t309
-	if t308 != 0 {
+	if t303 != t304 {
 		t310 = t310_1
 	} else {
 		t310 = t310_0
@@ -693,13 +625,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t324 = t324_0
 	}
-	var t325 uint64
-	if t320 != t321 {
-		t325 = 1
-	}
 	var t326 uint64 = (t319) & 0xffff
 	var t327, t327_1, t327_0 uint64 = 0, t324, t326
-	if t325 != 0 {
+	if t320 != t321 {
 		t327 = t327_1
 	} else {
 		t327 = t327_0
@@ -720,13 +648,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t341 = t341_0
 	}
-	var t342 uint64
-	if t337 != t338 {
-		t342 = 1
-	}
 	var t343 uint64 = (t336) & 0xffff
 	var t344, t344_1, t344_0 uint64 = 0, t341, t343
-	if t342 != 0 {
+	if t337 != t338 {
 		t344 = t344_1
 	} else {
 		t344 = t344_0
@@ -747,13 +671,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t358 = t358_0
 	}
-	var t359 uint64
-	if t354 != t355 {
-		t359 = 1
-	}
 	var t360 uint64 = (t353) & 0xffff
 	var t361, t361_1, t361_0 uint64 = 0, t358, t360
-	if t359 != 0 {
+	if t354 != t355 {
 		t361 = t361_1
 	} else {
 		t361 = t361_0
@@ -774,13 +694,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t375 = t375_0
 	}
-	var t376 uint64
-	if t371 != t372 {
-		t376 = 1
-	}
 	var t377 uint64 = (t370) & 0xffff
 	var t378, t378_1, t378_0 uint64 = 0, t375, t377
-	if t376 != 0 {
+	if t371 != t372 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
@@ -801,13 +717,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t392 = t392_0
 	}
-	var t393 uint64
-	if t388 != t389 {
-		t393 = 1
-	}
 	var t394 uint64 = (t387) & 0xffff
 	var t395, t395_1, t395_0 uint64 = 0, t392, t394
-	if t393 != 0 {
+	if t388 != t389 {
 		t395 = t395_1
 	} else {
 		t395 = t395_0
@@ -828,13 +740,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t409 = t409_0
 	}
-	var t410 uint64
-	if t405 != t406 {
-		t410 = 1
-	}
 	var t411 uint64 = (t404) & 0xffff
 	var t412, t412_1, t412_0 uint64 = 0, t409, t411
-	if t410 != 0 {
+	if t405 != t406 {
 		t412 = t412_1
 	} else {
 		t412 = t412_0
@@ -855,13 +763,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t426 = t426_0
 	}
-	var t427 uint64
-	if t422 != t423 {
-		t427 = 1
-	}
 	var t428 uint64 = (t421) & 0xffff
 	var t429, t429_1, t429_0 uint64 = 0, t426, t428
-	if t427 != 0 {
+	if t422 != t423 {
 		t429 = t429_1
 	} else {
 		t429 = t429_0
@@ -882,13 +786,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t443 = t443_0
 	}
-	var t444 uint64
-	if t439 != t440 {
-		t444 = 1
-	}
 	var t445 uint64 = (t438) & 0xffff
 	var t446, t446_1, t446_0 uint64 = 0, t443, t445
-	if t444 != 0 {
+	if t439 != t440 {
 		t446 = t446_1
 	} else {
 		t446 = t446_0
@@ -909,13 +809,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t460 = t460_0
 	}
-	var t461 uint64
-	if t456 != t457 {
-		t461 = 1
-	}
 	var t462 uint64 = (t455) & 0xffff
 	var t463, t463_1, t463_0 uint64 = 0, t460, t462
-	if t461 != 0 {
+	if t456 != t457 {
 		t463 = t463_1
 	} else {
 		t463 = t463_0
@@ -936,13 +832,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t477 = t477_0
 	}
-	var t478 uint64
-	if t473 != t474 {
-		t478 = 1
-	}
 	var t479 uint64 = (t472) & 0xffff
 	var t480, t480_1, t480_0 uint64 = 0, t477, t479
-	if t478 != 0 {
+	if t473 != t474 {
 		t480 = t480_1
 	} else {
 		t480 = t480_0
@@ -963,13 +855,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t494 = t494_0
 	}
-	var t495 uint64
-	if t490 != t491 {
-		t495 = 1
-	}
 	var t496 uint64 = (t489) & 0xffff
 	var t497, t497_1, t497_0 uint64 = 0, t494, t496
-	if t495 != 0 {
+	if t490 != t491 {
 		t497 = t497_1
 	} else {
 		t497 = t497_0
@@ -990,13 +878,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t511 = t511_0
 	}
-	var t512 uint64
-	if t507 != t508 {
-		t512 = 1
-	}
 	var t513 uint64 = (t506) & 0xffff
 	var t514, t514_1, t514_0 uint64 = 0, t511, t513
-	if t512 != 0 {
+	if t507 != t508 {
 		t514 = t514_1
 	} else {
 		t514 = t514_0
@@ -1017,13 +901,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t528 = t528_0
 	}
-	var t529 uint64
-	if t524 != t525 {
-		t529 = 1
-	}
 	var t530 uint64 = (t523) & 0xffff
 	var t531, t531_1, t531_0 uint64 = 0, t528, t530
-	if t529 != 0 {
+	if t524 != t525 {
 		t531 = t531_1
 	} else {
 		t531 = t531_0
@@ -1044,13 +924,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t545 = t545_0
 	}
-	var t546 uint64
-	if t541 != t542 {
-		t546 = 1
-	}
 	var t547 uint64 = (t540) & 0xffff
 	var t548, t548_1, t548_0 uint64 = 0, t545, t547
-	if t546 != 0 {
+	if t541 != t542 {
 		t548 = t548_1
 	} else {
 		t548 = t548_0
@@ -1071,13 +947,9 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t562 = t562_0
 	}
-	var t563 uint64
-	if t558 != t559 {
-		t563 = 1
-	}
 	var t564 uint64 = (t557) & 0xffff
 	var t565, t565_1, t565_0 uint64 = 0, t562, t564
-	if t563 != 0 {
+	if t558 != t559 {
 		t565 = t565_1
 	} else {
 		t565 = t565_0

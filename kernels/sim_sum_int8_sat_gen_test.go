@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "3c507dcafdf1c95a90d3785376acd4e4" }
+func (x *simsum_int8_sat) Fingerprint() string { return "4b1740f6b49093daf62a6d336218500b" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -362,13 +362,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t35 = t35_0
 	}
-	var t36 uint64
-	if t31 != t32 {
-		t36 = 1
-	}
 	var t37 uint64 = (t30) & 0xff
 	var t38, t38_1, t38_0 uint64 = 0, t35, t37
-	if t36 != 0 {
+	if t31 != t32 {
 		t38 = t38_1
 	} else {
 		t38 = t38_0
@@ -389,13 +385,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t52 = t52_0
 	}
-	var t53 uint64
-	if t48 != t49 {
-		t53 = 1
-	}
 	var t54 uint64 = (t47) & 0xff
 	var t55, t55_1, t55_0 uint64 = 0, t52, t54
-	if t53 != 0 {
+	if t48 != t49 {
 		t55 = t55_1
 	} else {
 		t55 = t55_0
@@ -416,13 +408,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t69 = t69_0
 	}
-	var t70 uint64
-	if t65 != t66 {
-		t70 = 1
-	}
 	var t71 uint64 = (t64) & 0xff
 	var t72, t72_1, t72_0 uint64 = 0, t69, t71
-	if t70 != 0 {
+	if t65 != t66 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
@@ -443,13 +431,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t86 = t86_0
 	}
-	var t87 uint64
-	if t82 != t83 {
-		t87 = 1
-	}
 	var t88 uint64 = (t81) & 0xff
 	var t89, t89_1, t89_0 uint64 = 0, t86, t88
-	if t87 != 0 {
+	if t82 != t83 {
 		t89 = t89_1
 	} else {
 		t89 = t89_0
@@ -470,13 +454,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t103 = t103_0
 	}
-	var t104 uint64
-	if t99 != t100 {
-		t104 = 1
-	}
 	var t105 uint64 = (t98) & 0xff
 	var t106, t106_1, t106_0 uint64 = 0, t103, t105
-	if t104 != 0 {
+	if t99 != t100 {
 		t106 = t106_1
 	} else {
 		t106 = t106_0
@@ -497,13 +477,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t120 = t120_0
 	}
-	var t121 uint64
-	if t116 != t117 {
-		t121 = 1
-	}
 	var t122 uint64 = (t115) & 0xff
 	var t123, t123_1, t123_0 uint64 = 0, t120, t122
-	if t121 != 0 {
+	if t116 != t117 {
 		t123 = t123_1
 	} else {
 		t123 = t123_0
@@ -524,13 +500,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t137 = t137_0
 	}
-	var t138 uint64
-	if t133 != t134 {
-		t138 = 1
-	}
 	var t139 uint64 = (t132) & 0xff
 	var t140, t140_1, t140_0 uint64 = 0, t137, t139
-	if t138 != 0 {
+	if t133 != t134 {
 		t140 = t140_1
 	} else {
 		t140 = t140_0
@@ -551,13 +523,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t154 = t154_0
 	}
-	var t155 uint64
-	if t150 != t151 {
-		t155 = 1
-	}
 	var t156 uint64 = (t149) & 0xff
 	var t157, t157_1, t157_0 uint64 = 0, t154, t156
-	if t155 != 0 {
+	if t150 != t151 {
 		t157 = t157_1
 	} else {
 		t157 = t157_0
@@ -578,13 +546,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t171 = t171_0
 	}
-	var t172 uint64
-	if t167 != t168 {
-		t172 = 1
-	}
 	var t173 uint64 = (t166) & 0xff
 	var t174, t174_1, t174_0 uint64 = 0, t171, t173
-	if t172 != 0 {
+	if t167 != t168 {
 		t174 = t174_1
 	} else {
 		t174 = t174_0
@@ -605,13 +569,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t188 = t188_0
 	}
-	var t189 uint64
-	if t184 != t185 {
-		t189 = 1
-	}
 	var t190 uint64 = (t183) & 0xff
 	var t191, t191_1, t191_0 uint64 = 0, t188, t190
-	if t189 != 0 {
+	if t184 != t185 {
 		t191 = t191_1
 	} else {
 		t191 = t191_0
@@ -632,13 +592,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t205 = t205_0
 	}
-	var t206 uint64
-	if t201 != t202 {
-		t206 = 1
-	}
 	var t207 uint64 = (t200) & 0xff
 	var t208, t208_1, t208_0 uint64 = 0, t205, t207
-	if t206 != 0 {
+	if t201 != t202 {
 		t208 = t208_1
 	} else {
 		t208 = t208_0
@@ -659,13 +615,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t222 = t222_0
 	}
-	var t223 uint64
-	if t218 != t219 {
-		t223 = 1
-	}
 	var t224 uint64 = (t217) & 0xff
 	var t225, t225_1, t225_0 uint64 = 0, t222, t224
-	if t223 != 0 {
+	if t218 != t219 {
 		t225 = t225_1
 	} else {
 		t225 = t225_0
@@ -686,13 +638,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t239 = t239_0
 	}
-	var t240 uint64
-	if t235 != t236 {
-		t240 = 1
-	}
 	var t241 uint64 = (t234) & 0xff
 	var t242, t242_1, t242_0 uint64 = 0, t239, t241
-	if t240 != 0 {
+	if t235 != t236 {
 		t242 = t242_1
 	} else {
 		t242 = t242_0
@@ -713,13 +661,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t256 = t256_0
 	}
-	var t257 uint64
-	if t252 != t253 {
-		t257 = 1
-	}
 	var t258 uint64 = (t251) & 0xff
 	var t259, t259_1, t259_0 uint64 = 0, t256, t258
-	if t257 != 0 {
+	if t252 != t253 {
 		t259 = t259_1
 	} else {
 		t259 = t259_0
@@ -740,13 +684,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t273 = t273_0
 	}
-	var t274 uint64
-	if t269 != t270 {
-		t274 = 1
-	}
 	var t275 uint64 = (t268) & 0xff
 	var t276, t276_1, t276_0 uint64 = 0, t273, t275
-	if t274 != 0 {
+	if t269 != t270 {
 		t276 = t276_1
 	} else {
 		t276 = t276_0
@@ -767,13 +707,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t290 = t290_0
 	}
-	var t291 uint64
-	if t286 != t287 {
-		t291 = 1
-	}
 	var t292 uint64 = (t285) & 0xff
 	var t293, t293_1, t293_0 uint64 = 0, t290, t292
-	if t291 != 0 {
+	if t286 != t287 {
 		t293 = t293_1
 	} else {
 		t293 = t293_0
@@ -794,13 +730,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t307 = t307_0
 	}
-	var t308 uint64
-	if t303 != t304 {
-		t308 = 1
-	}
 	var t309 uint64 = (t302) & 0xff
 	var t310, t310_1, t310_0 uint64 = 0, t307, t309
-	if t308 != 0 {
+	if t303 != t304 {
 		t310 = t310_1
 	} else {
 		t310 = t310_0
@@ -821,13 +753,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t324 = t324_0
 	}
-	var t325 uint64
-	if t320 != t321 {
-		t325 = 1
-	}
 	var t326 uint64 = (t319) & 0xff
 	var t327, t327_1, t327_0 uint64 = 0, t324, t326
-	if t325 != 0 {
+	if t320 != t321 {
 		t327 = t327_1
 	} else {
 		t327 = t327_0
@@ -848,13 +776,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t341 = t341_0
 	}
-	var t342 uint64
-	if t337 != t338 {
-		t342 = 1
-	}
 	var t343 uint64 = (t336) & 0xff
 	var t344, t344_1, t344_0 uint64 = 0, t341, t343
-	if t342 != 0 {
+	if t337 != t338 {
 		t344 = t344_1
 	} else {
 		t344 = t344_0
@@ -875,13 +799,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t358 = t358_0
 	}
-	var t359 uint64
-	if t354 != t355 {
-		t359 = 1
-	}
 	var t360 uint64 = (t353) & 0xff
 	var t361, t361_1, t361_0 uint64 = 0, t358, t360
-	if t359 != 0 {
+	if t354 != t355 {
 		t361 = t361_1
 	} else {
 		t361 = t361_0
@@ -902,13 +822,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t375 = t375_0
 	}
-	var t376 uint64
-	if t371 != t372 {
-		t376 = 1
-	}
 	var t377 uint64 = (t370) & 0xff
 	var t378, t378_1, t378_0 uint64 = 0, t375, t377
-	if t376 != 0 {
+	if t371 != t372 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
@@ -929,13 +845,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t392 = t392_0
 	}
-	var t393 uint64
-	if t388 != t389 {
-		t393 = 1
-	}
 	var t394 uint64 = (t387) & 0xff
 	var t395, t395_1, t395_0 uint64 = 0, t392, t394
-	if t393 != 0 {
+	if t388 != t389 {
 		t395 = t395_1
 	} else {
 		t395 = t395_0
@@ -956,13 +868,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t409 = t409_0
 	}
-	var t410 uint64
-	if t405 != t406 {
-		t410 = 1
-	}
 	var t411 uint64 = (t404) & 0xff
 	var t412, t412_1, t412_0 uint64 = 0, t409, t411
-	if t410 != 0 {
+	if t405 != t406 {
 		t412 = t412_1
 	} else {
 		t412 = t412_0
@@ -983,13 +891,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t426 = t426_0
 	}
-	var t427 uint64
-	if t422 != t423 {
-		t427 = 1
-	}
 	var t428 uint64 = (t421) & 0xff
 	var t429, t429_1, t429_0 uint64 = 0, t426, t428
-	if t427 != 0 {
+	if t422 != t423 {
 		t429 = t429_1
 	} else {
 		t429 = t429_0
@@ -1010,13 +914,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t443 = t443_0
 	}
-	var t444 uint64
-	if t439 != t440 {
-		t444 = 1
-	}
 	var t445 uint64 = (t438) & 0xff
 	var t446, t446_1, t446_0 uint64 = 0, t443, t445
-	if t444 != 0 {
+	if t439 != t440 {
 		t446 = t446_1
 	} else {
 		t446 = t446_0
@@ -1037,13 +937,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t460 = t460_0
 	}
-	var t461 uint64
-	if t456 != t457 {
-		t461 = 1
-	}
 	var t462 uint64 = (t455) & 0xff
 	var t463, t463_1, t463_0 uint64 = 0, t460, t462
-	if t461 != 0 {
+	if t456 != t457 {
 		t463 = t463_1
 	} else {
 		t463 = t463_0
@@ -1064,13 +960,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t477 = t477_0
 	}
-	var t478 uint64
-	if t473 != t474 {
-		t478 = 1
-	}
 	var t479 uint64 = (t472) & 0xff
 	var t480, t480_1, t480_0 uint64 = 0, t477, t479
-	if t478 != 0 {
+	if t473 != t474 {
 		t480 = t480_1
 	} else {
 		t480 = t480_0
@@ -1091,13 +983,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t494 = t494_0
 	}
-	var t495 uint64
-	if t490 != t491 {
-		t495 = 1
-	}
 	var t496 uint64 = (t489) & 0xff
 	var t497, t497_1, t497_0 uint64 = 0, t494, t496
-	if t495 != 0 {
+	if t490 != t491 {
 		t497 = t497_1
 	} else {
 		t497 = t497_0
@@ -1118,13 +1006,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t511 = t511_0
 	}
-	var t512 uint64
-	if t507 != t508 {
-		t512 = 1
-	}
 	var t513 uint64 = (t506) & 0xff
 	var t514, t514_1, t514_0 uint64 = 0, t511, t513
-	if t512 != 0 {
+	if t507 != t508 {
 		t514 = t514_1
 	} else {
 		t514 = t514_0
@@ -1145,13 +1029,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t528 = t528_0
 	}
-	var t529 uint64
-	if t524 != t525 {
-		t529 = 1
-	}
 	var t530 uint64 = (t523) & 0xff
 	var t531, t531_1, t531_0 uint64 = 0, t528, t530
-	if t529 != 0 {
+	if t524 != t525 {
 		t531 = t531_1
 	} else {
 		t531 = t531_0
@@ -1172,13 +1052,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t545 = t545_0
 	}
-	var t546 uint64
-	if t541 != t542 {
-		t546 = 1
-	}
 	var t547 uint64 = (t540) & 0xff
 	var t548, t548_1, t548_0 uint64 = 0, t545, t547
-	if t546 != 0 {
+	if t541 != t542 {
 		t548 = t548_1
 	} else {
 		t548 = t548_0
@@ -1199,13 +1075,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t562 = t562_0
 	}
-	var t563 uint64
-	if t558 != t559 {
-		t563 = 1
-	}
 	var t564 uint64 = (t557) & 0xff
 	var t565, t565_1, t565_0 uint64 = 0, t562, t564
-	if t563 != 0 {
+	if t558 != t559 {
 		t565 = t565_1
 	} else {
 		t565 = t565_0
@@ -1226,13 +1098,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t579 = t579_0
 	}
-	var t580 uint64
-	if t575 != t576 {
-		t580 = 1
-	}
 	var t581 uint64 = (t574) & 0xff
 	var t582, t582_1, t582_0 uint64 = 0, t579, t581
-	if t580 != 0 {
+	if t575 != t576 {
 		t582 = t582_1
 	} else {
 		t582 = t582_0
@@ -1253,13 +1121,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t596 = t596_0
 	}
-	var t597 uint64
-	if t592 != t593 {
-		t597 = 1
-	}
 	var t598 uint64 = (t591) & 0xff
 	var t599, t599_1, t599_0 uint64 = 0, t596, t598
-	if t597 != 0 {
+	if t592 != t593 {
 		t599 = t599_1
 	} else {
 		t599 = t599_0
@@ -1280,13 +1144,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t613 = t613_0
 	}
-	var t614 uint64
-	if t609 != t610 {
-		t614 = 1
-	}
 	var t615 uint64 = (t608) & 0xff
 	var t616, t616_1, t616_0 uint64 = 0, t613, t615
-	if t614 != 0 {
+	if t609 != t610 {
 		t616 = t616_1
 	} else {
 		t616 = t616_0
@@ -1307,13 +1167,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t630 = t630_0
 	}
-	var t631 uint64
-	if t626 != t627 {
-		t631 = 1
-	}
 	var t632 uint64 = (t625) & 0xff
 	var t633, t633_1, t633_0 uint64 = 0, t630, t632
-	if t631 != 0 {
+	if t626 != t627 {
 		t633 = t633_1
 	} else {
 		t633 = t633_0
@@ -1334,13 +1190,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t647 = t647_0
 	}
-	var t648 uint64
-	if t643 != t644 {
-		t648 = 1
-	}
 	var t649 uint64 = (t642) & 0xff
 	var t650, t650_1, t650_0 uint64 = 0, t647, t649
-	if t648 != 0 {
+	if t643 != t644 {
 		t650 = t650_1
 	} else {
 		t650 = t650_0
@@ -1361,13 +1213,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t664 = t664_0
 	}
-	var t665 uint64
-	if t660 != t661 {
-		t665 = 1
-	}
 	var t666 uint64 = (t659) & 0xff
 	var t667, t667_1, t667_0 uint64 = 0, t664, t666
-	if t665 != 0 {
+	if t660 != t661 {
 		t667 = t667_1
 	} else {
 		t667 = t667_0
@@ -1388,13 +1236,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t681 = t681_0
 	}
-	var t682 uint64
-	if t677 != t678 {
-		t682 = 1
-	}
 	var t683 uint64 = (t676) & 0xff
 	var t684, t684_1, t684_0 uint64 = 0, t681, t683
-	if t682 != 0 {
+	if t677 != t678 {
 		t684 = t684_1
 	} else {
 		t684 = t684_0
@@ -1415,13 +1259,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t698 = t698_0
 	}
-	var t699 uint64
-	if t694 != t695 {
-		t699 = 1
-	}
 	var t700 uint64 = (t693) & 0xff
 	var t701, t701_1, t701_0 uint64 = 0, t698, t700
-	if t699 != 0 {
+	if t694 != t695 {
 		t701 = t701_1
 	} else {
 		t701 = t701_0
@@ -1442,13 +1282,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t715 = t715_0
 	}
-	var t716 uint64
-	if t711 != t712 {
-		t716 = 1
-	}
 	var t717 uint64 = (t710) & 0xff
 	var t718, t718_1, t718_0 uint64 = 0, t715, t717
-	if t716 != 0 {
+	if t711 != t712 {
 		t718 = t718_1
 	} else {
 		t718 = t718_0
@@ -1469,13 +1305,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t732 = t732_0
 	}
-	var t733 uint64
-	if t728 != t729 {
-		t733 = 1
-	}
 	var t734 uint64 = (t727) & 0xff
 	var t735, t735_1, t735_0 uint64 = 0, t732, t734
-	if t733 != 0 {
+	if t728 != t729 {
 		t735 = t735_1
 	} else {
 		t735 = t735_0
@@ -1496,13 +1328,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t749 = t749_0
 	}
-	var t750 uint64
-	if t745 != t746 {
-		t750 = 1
-	}
 	var t751 uint64 = (t744) & 0xff
 	var t752, t752_1, t752_0 uint64 = 0, t749, t751
-	if t750 != 0 {
+	if t745 != t746 {
 		t752 = t752_1
 	} else {
 		t752 = t752_0
@@ -1523,13 +1351,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t766 = t766_0
 	}
-	var t767 uint64
-	if t762 != t763 {
-		t767 = 1
-	}
 	var t768 uint64 = (t761) & 0xff
 	var t769, t769_1, t769_0 uint64 = 0, t766, t768
-	if t767 != 0 {
+	if t762 != t763 {
 		t769 = t769_1
 	} else {
 		t769 = t769_0
@@ -1550,13 +1374,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t783 = t783_0
 	}
-	var t784 uint64
-	if t779 != t780 {
-		t784 = 1
-	}
 	var t785 uint64 = (t778) & 0xff
 	var t786, t786_1, t786_0 uint64 = 0, t783, t785
-	if t784 != 0 {
+	if t779 != t780 {
 		t786 = t786_1
 	} else {
 		t786 = t786_0
@@ -1577,13 +1397,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t800 = t800_0
 	}
-	var t801 uint64
-	if t796 != t797 {
-		t801 = 1
-	}
 	var t802 uint64 = (t795) & 0xff
 	var t803, t803_1, t803_0 uint64 = 0, t800, t802
-	if t801 != 0 {
+	if t796 != t797 {
 		t803 = t803_1
 	} else {
 		t803 = t803_0
@@ -1604,13 +1420,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t817 = t817_0
 	}
-	var t818 uint64
-	if t813 != t814 {
-		t818 = 1
-	}
 	var t819 uint64 = (t812) & 0xff
 	var t820, t820_1, t820_0 uint64 = 0, t817, t819
-	if t818 != 0 {
+	if t813 != t814 {
 		t820 = t820_1
 	} else {
 		t820 = t820_0
@@ -1631,13 +1443,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t834 = t834_0
 	}
-	var t835 uint64
-	if t830 != t831 {
-		t835 = 1
-	}
 	var t836 uint64 = (t829) & 0xff
 	var t837, t837_1, t837_0 uint64 = 0, t834, t836
-	if t835 != 0 {
+	if t830 != t831 {
 		t837 = t837_1
 	} else {
 		t837 = t837_0
@@ -1658,13 +1466,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t851 = t851_0
 	}
-	var t852 uint64
-	if t847 != t848 {
-		t852 = 1
-	}
 	var t853 uint64 = (t846) & 0xff
 	var t854, t854_1, t854_0 uint64 = 0, t851, t853
-	if t852 != 0 {
+	if t847 != t848 {
 		t854 = t854_1
 	} else {
 		t854 = t854_0
@@ -1685,13 +1489,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t868 = t868_0
 	}
-	var t869 uint64
-	if t864 != t865 {
-		t869 = 1
-	}
 	var t870 uint64 = (t863) & 0xff
 	var t871, t871_1, t871_0 uint64 = 0, t868, t870
-	if t869 != 0 {
+	if t864 != t865 {
 		t871 = t871_1
 	} else {
 		t871 = t871_0
@@ -1712,13 +1512,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t885 = t885_0
 	}
-	var t886 uint64
-	if t881 != t882 {
-		t886 = 1
-	}
 	var t887 uint64 = (t880) & 0xff
 	var t888, t888_1, t888_0 uint64 = 0, t885, t887
-	if t886 != 0 {
+	if t881 != t882 {
 		t888 = t888_1
 	} else {
 		t888 = t888_0
@@ -1739,13 +1535,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t902 = t902_0
 	}
-	var t903 uint64
-	if t898 != t899 {
-		t903 = 1
-	}
 	var t904 uint64 = (t897) & 0xff
 	var t905, t905_1, t905_0 uint64 = 0, t902, t904
-	if t903 != 0 {
+	if t898 != t899 {
 		t905 = t905_1
 	} else {
 		t905 = t905_0
@@ -1766,13 +1558,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t919 = t919_0
 	}
-	var t920 uint64
-	if t915 != t916 {
-		t920 = 1
-	}
 	var t921 uint64 = (t914) & 0xff
 	var t922, t922_1, t922_0 uint64 = 0, t919, t921
-	if t920 != 0 {
+	if t915 != t916 {
 		t922 = t922_1
 	} else {
 		t922 = t922_0
@@ -1793,13 +1581,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t936 = t936_0
 	}
-	var t937 uint64
-	if t932 != t933 {
-		t937 = 1
-	}
 	var t938 uint64 = (t931) & 0xff
 	var t939, t939_1, t939_0 uint64 = 0, t936, t938
-	if t937 != 0 {
+	if t932 != t933 {
 		t939 = t939_1
 	} else {
 		t939 = t939_0
@@ -1820,13 +1604,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t953 = t953_0
 	}
-	var t954 uint64
-	if t949 != t950 {
-		t954 = 1
-	}
 	var t955 uint64 = (t948) & 0xff
 	var t956, t956_1, t956_0 uint64 = 0, t953, t955
-	if t954 != 0 {
+	if t949 != t950 {
 		t956 = t956_1
 	} else {
 		t956 = t956_0
@@ -1847,13 +1627,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t970 = t970_0
 	}
-	var t971 uint64
-	if t966 != t967 {
-		t971 = 1
-	}
 	var t972 uint64 = (t965) & 0xff
 	var t973, t973_1, t973_0 uint64 = 0, t970, t972
-	if t971 != 0 {
+	if t966 != t967 {
 		t973 = t973_1
 	} else {
 		t973 = t973_0
@@ -1874,13 +1650,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t987 = t987_0
 	}
-	var t988 uint64
-	if t983 != t984 {
-		t988 = 1
-	}
 	var t989 uint64 = (t982) & 0xff
 	var t990, t990_1, t990_0 uint64 = 0, t987, t989
-	if t988 != 0 {
+	if t983 != t984 {
 		t990 = t990_1
 	} else {
 		t990 = t990_0
@@ -1901,13 +1673,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1004 = t1004_0
 	}
-	var t1005 uint64
-	if t1000 != t1001 {
-		t1005 = 1
-	}
 	var t1006 uint64 = (t999) & 0xff
 	var t1007, t1007_1, t1007_0 uint64 = 0, t1004, t1006
-	if t1005 != 0 {
+	if t1000 != t1001 {
 		t1007 = t1007_1
 	} else {
 		t1007 = t1007_0
@@ -1928,13 +1696,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1021 = t1021_0
 	}
-	var t1022 uint64
-	if t1017 != t1018 {
-		t1022 = 1
-	}
 	var t1023 uint64 = (t1016) & 0xff
 	var t1024, t1024_1, t1024_0 uint64 = 0, t1021, t1023
-	if t1022 != 0 {
+	if t1017 != t1018 {
 		t1024 = t1024_1
 	} else {
 		t1024 = t1024_0
@@ -1955,13 +1719,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1038 = t1038_0
 	}
-	var t1039 uint64
-	if t1034 != t1035 {
-		t1039 = 1
-	}
 	var t1040 uint64 = (t1033) & 0xff
 	var t1041, t1041_1, t1041_0 uint64 = 0, t1038, t1040
-	if t1039 != 0 {
+	if t1034 != t1035 {
 		t1041 = t1041_1
 	} else {
 		t1041 = t1041_0
@@ -1982,13 +1742,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1055 = t1055_0
 	}
-	var t1056 uint64
-	if t1051 != t1052 {
-		t1056 = 1
-	}
 	var t1057 uint64 = (t1050) & 0xff
 	var t1058, t1058_1, t1058_0 uint64 = 0, t1055, t1057
-	if t1056 != 0 {
+	if t1051 != t1052 {
 		t1058 = t1058_1
 	} else {
 		t1058 = t1058_0
@@ -2009,13 +1765,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1072 = t1072_0
 	}
-	var t1073 uint64
-	if t1068 != t1069 {
-		t1073 = 1
-	}
 	var t1074 uint64 = (t1067) & 0xff
 	var t1075, t1075_1, t1075_0 uint64 = 0, t1072, t1074
-	if t1073 != 0 {
+	if t1068 != t1069 {
 		t1075 = t1075_1
 	} else {
 		t1075 = t1075_0
@@ -2036,13 +1788,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1089 = t1089_0
 	}
-	var t1090 uint64
-	if t1085 != t1086 {
-		t1090 = 1
-	}
 	var t1091 uint64 = (t1084) & 0xff
 	var t1092, t1092_1, t1092_0 uint64 = 0, t1089, t1091
-	if t1090 != 0 {
+	if t1085 != t1086 {
 		t1092 = t1092_1
 	} else {
 		t1092 = t1092_0
@@ -2063,13 +1811,9 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1106 = t1106_0
 	}
-	var t1107 uint64
-	if t1102 != t1103 {
-		t1107 = 1
-	}
 	var t1108 uint64 = (t1101) & 0xff
 	var t1109, t1109_1, t1109_0 uint64 = 0, t1106, t1108
-	if t1107 != 0 {
+	if t1102 != t1103 {
 		t1109 = t1109_1
 	} else {
 		t1109 = t1109_0

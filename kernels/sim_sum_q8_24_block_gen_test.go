@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "9e6cea01badded5527fd842f2544b61c" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "b1ef1b6c7a41d69dbf3bbb4022b25e73" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -121,10 +121,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t69 uint64 = (t67 + t68) & 0x1ffffffff
 		var t70 uint64 = (t69 >> 32) & 0x1
 		var t71 uint64 = (t69 >> 31) & 0x1
-		var t75 uint64
-		if t70 != t71 {
-			t75 = 1
-		}
 		var t74, t74_1, t74_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t70 != 0 {
 			t74 = t74_1
@@ -133,7 +129,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t76 uint64 = (t69) & 0xffffffff
 		var t77, t77_1, t77_0 uint64 = 0, t74, t76
-		if t75 != 0 {
+		if t70 != t71 {
 			t77 = t77_1
 		} else {
 			t77 = t77_0
@@ -147,10 +143,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t85 uint64 = (t83 + t84) & 0x1ffffffff
 		var t86 uint64 = (t85 >> 32) & 0x1
 		var t87 uint64 = (t85 >> 31) & 0x1
-		var t91 uint64
-		if t86 != t87 {
-			t91 = 1
-		}
 		var t90, t90_1, t90_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t86 != 0 {
 			t90 = t90_1
@@ -159,7 +151,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t92 uint64 = (t85) & 0xffffffff
 		var t93, t93_1, t93_0 uint64 = 0, t90, t92
-		if t91 != 0 {
+		if t86 != t87 {
 			t93 = t93_1
 		} else {
 			t93 = t93_0
@@ -173,10 +165,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t101 uint64 = (t99 + t100) & 0x1ffffffff
 		var t102 uint64 = (t101 >> 32) & 0x1
 		var t103 uint64 = (t101 >> 31) & 0x1
-		var t107 uint64
-		if t102 != t103 {
-			t107 = 1
-		}
 		var t106, t106_1, t106_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t102 != 0 {
 			t106 = t106_1
@@ -185,7 +173,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t108 uint64 = (t101) & 0xffffffff
 		var t109, t109_1, t109_0 uint64 = 0, t106, t108
-		if t107 != 0 {
+		if t102 != t103 {
 			t109 = t109_1
 		} else {
 			t109 = t109_0
@@ -199,10 +187,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t117 uint64 = (t115 + t116) & 0x1ffffffff
 		var t118 uint64 = (t117 >> 32) & 0x1
 		var t119 uint64 = (t117 >> 31) & 0x1
-		var t123 uint64
-		if t118 != t119 {
-			t123 = 1
-		}
 		var t122, t122_1, t122_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t118 != 0 {
 			t122 = t122_1
@@ -211,7 +195,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t124 uint64 = (t117) & 0xffffffff
 		var t125, t125_1, t125_0 uint64 = 0, t122, t124
-		if t123 != 0 {
+		if t118 != t119 {
 			t125 = t125_1
 		} else {
 			t125 = t125_0
@@ -225,10 +209,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t133 uint64 = (t131 + t132) & 0x1ffffffff
 		var t134 uint64 = (t133 >> 32) & 0x1
 		var t135 uint64 = (t133 >> 31) & 0x1
-		var t139 uint64
-		if t134 != t135 {
-			t139 = 1
-		}
 		var t138, t138_1, t138_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t134 != 0 {
 			t138 = t138_1
@@ -237,7 +217,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t140 uint64 = (t133) & 0xffffffff
 		var t141, t141_1, t141_0 uint64 = 0, t138, t140
-		if t139 != 0 {
+		if t134 != t135 {
 			t141 = t141_1
 		} else {
 			t141 = t141_0
@@ -251,10 +231,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t149 uint64 = (t147 + t148) & 0x1ffffffff
 		var t150 uint64 = (t149 >> 32) & 0x1
 		var t151 uint64 = (t149 >> 31) & 0x1
-		var t155 uint64
-		if t150 != t151 {
-			t155 = 1
-		}
 		var t154, t154_1, t154_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t150 != 0 {
 			t154 = t154_1
@@ -263,7 +239,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t156 uint64 = (t149) & 0xffffffff
 		var t157, t157_1, t157_0 uint64 = 0, t154, t156
-		if t155 != 0 {
+		if t150 != t151 {
 			t157 = t157_1
 		} else {
 			t157 = t157_0
@@ -277,10 +253,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t165 uint64 = (t163 + t164) & 0x1ffffffff
 		var t166 uint64 = (t165 >> 32) & 0x1
 		var t167 uint64 = (t165 >> 31) & 0x1
-		var t171 uint64
-		if t166 != t167 {
-			t171 = 1
-		}
 		var t170, t170_1, t170_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t166 != 0 {
 			t170 = t170_1
@@ -289,7 +261,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t172 uint64 = (t165) & 0xffffffff
 		var t173, t173_1, t173_0 uint64 = 0, t170, t172
-		if t171 != 0 {
+		if t166 != t167 {
 			t173 = t173_1
 		} else {
 			t173 = t173_0
@@ -303,10 +275,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t181 uint64 = (t179 + t180) & 0x1ffffffff
 		var t182 uint64 = (t181 >> 32) & 0x1
 		var t183 uint64 = (t181 >> 31) & 0x1
-		var t187 uint64
-		if t182 != t183 {
-			t187 = 1
-		}
 		var t186, t186_1, t186_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t182 != 0 {
 			t186 = t186_1
@@ -315,7 +283,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t188 uint64 = (t181) & 0xffffffff
 		var t189, t189_1, t189_0 uint64 = 0, t186, t188
-		if t187 != 0 {
+		if t182 != t183 {
 			t189 = t189_1
 		} else {
 			t189 = t189_0
@@ -329,10 +297,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t197 uint64 = (t195 + t196) & 0x1ffffffff
 		var t198 uint64 = (t197 >> 32) & 0x1
 		var t199 uint64 = (t197 >> 31) & 0x1
-		var t203 uint64
-		if t198 != t199 {
-			t203 = 1
-		}
 		var t202, t202_1, t202_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t198 != 0 {
 			t202 = t202_1
@@ -341,7 +305,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t204 uint64 = (t197) & 0xffffffff
 		var t205, t205_1, t205_0 uint64 = 0, t202, t204
-		if t203 != 0 {
+		if t198 != t199 {
 			t205 = t205_1
 		} else {
 			t205 = t205_0
@@ -355,10 +319,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t213 uint64 = (t211 + t212) & 0x1ffffffff
 		var t214 uint64 = (t213 >> 32) & 0x1
 		var t215 uint64 = (t213 >> 31) & 0x1
-		var t219 uint64
-		if t214 != t215 {
-			t219 = 1
-		}
 		var t218, t218_1, t218_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t214 != 0 {
 			t218 = t218_1
@@ -367,7 +327,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t220 uint64 = (t213) & 0xffffffff
 		var t221, t221_1, t221_0 uint64 = 0, t218, t220
-		if t219 != 0 {
+		if t214 != t215 {
 			t221 = t221_1
 		} else {
 			t221 = t221_0
@@ -381,10 +341,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t229 uint64 = (t227 + t228) & 0x1ffffffff
 		var t230 uint64 = (t229 >> 32) & 0x1
 		var t231 uint64 = (t229 >> 31) & 0x1
-		var t235 uint64
-		if t230 != t231 {
-			t235 = 1
-		}
 		var t234, t234_1, t234_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t230 != 0 {
 			t234 = t234_1
@@ -393,7 +349,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t236 uint64 = (t229) & 0xffffffff
 		var t237, t237_1, t237_0 uint64 = 0, t234, t236
-		if t235 != 0 {
+		if t230 != t231 {
 			t237 = t237_1
 		} else {
 			t237 = t237_0
@@ -407,10 +363,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t245 uint64 = (t243 + t244) & 0x1ffffffff
 		var t246 uint64 = (t245 >> 32) & 0x1
 		var t247 uint64 = (t245 >> 31) & 0x1
-		var t251 uint64
-		if t246 != t247 {
-			t251 = 1
-		}
 		var t250, t250_1, t250_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t246 != 0 {
 			t250 = t250_1
@@ -419,7 +371,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t252 uint64 = (t245) & 0xffffffff
 		var t253, t253_1, t253_0 uint64 = 0, t250, t252
-		if t251 != 0 {
+		if t246 != t247 {
 			t253 = t253_1
 		} else {
 			t253 = t253_0
@@ -433,10 +385,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t261 uint64 = (t259 + t260) & 0x1ffffffff
 		var t262 uint64 = (t261 >> 32) & 0x1
 		var t263 uint64 = (t261 >> 31) & 0x1
-		var t267 uint64
-		if t262 != t263 {
-			t267 = 1
-		}
 		var t266, t266_1, t266_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t262 != 0 {
 			t266 = t266_1
@@ -445,7 +393,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t268 uint64 = (t261) & 0xffffffff
 		var t269, t269_1, t269_0 uint64 = 0, t266, t268
-		if t267 != 0 {
+		if t262 != t263 {
 			t269 = t269_1
 		} else {
 			t269 = t269_0
@@ -459,10 +407,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t277 uint64 = (t275 + t276) & 0x1ffffffff
 		var t278 uint64 = (t277 >> 32) & 0x1
 		var t279 uint64 = (t277 >> 31) & 0x1
-		var t283 uint64
-		if t278 != t279 {
-			t283 = 1
-		}
 		var t282, t282_1, t282_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t278 != 0 {
 			t282 = t282_1
@@ -471,7 +415,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t284 uint64 = (t277) & 0xffffffff
 		var t285, t285_1, t285_0 uint64 = 0, t282, t284
-		if t283 != 0 {
+		if t278 != t279 {
 			t285 = t285_1
 		} else {
 			t285 = t285_0
@@ -485,10 +429,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t293 uint64 = (t291 + t292) & 0x1ffffffff
 		var t294 uint64 = (t293 >> 32) & 0x1
 		var t295 uint64 = (t293 >> 31) & 0x1
-		var t299 uint64
-		if t294 != t295 {
-			t299 = 1
-		}
 		var t298, t298_1, t298_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t294 != 0 {
 			t298 = t298_1
@@ -497,7 +437,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		var t300 uint64 = (t293) & 0xffffffff
 		var t301, t301_1, t301_0 uint64 = 0, t298, t300
-		if t299 != 0 {
+		if t294 != t295 {
 			t301 = t301_1
 		} else {
 			t301 = t301_0
@@ -631,13 +571,9 @@ func (x *simsum_q8_24_block) Edge() bool {
 		} else {
 			t32 = t32_0
 		}
-		var t34 uint64
-		if t32 < 0x1f {
-			t34 = 1
-		}
 		var t35 uint64 = (t32) & 0x1f
 		var t37, t37_1, t37_0 uint64 = 0, t35, 0x1f
-		if t34 != 0 {
+		if t32 < 0x1f {
 			t37 = t37_1
 		} else {
 			t37 = t37_0

@@ -187,7 +187,8 @@ type gen struct {
 	// the one reduction that reads them (fuse); wideKonst: the words of
 	// wide constants, printed as literals there.
 	fused     map[int32]int
-	fusedWord map[int32]int // every word of a fused operation -> its node
+	fusedWord map[int32]int  // every word of a fused operation -> its node
+	fusedCond map[int32]inst // a comparison printed as the select of the mux reading it
 	wideKonst map[int32]uint64
 	q         string // how the printed code names package sim ("sim." or "")
 	b         bytes.Buffer
@@ -291,6 +292,7 @@ func (g *gen) analyse() {
 func (g *gen) fuse(partOf func(int) int) {
 	s, m := g.s, g.s.m
 	g.fused, g.fusedWord, g.wideKonst = map[int32]int{}, map[int32]int{}, map[int32]uint64{}
+	g.fusedCond = map[int32]inst{}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpConst && s.nw[i] > 1 {
 			for j := range s.nw[i] {
@@ -328,6 +330,18 @@ func (g *gen) fuse(partOf func(int) int) {
 		}
 	}
 	for k, in := range s.prog {
+		if _, ok := g.condition(in); ok && !elsewhere[in.dst] && !g.stored[in.dst] {
+			// A one-word comparison read only as one mux's select: the
+			// mux tests it directly (CMP and CMOV, no SETcc and TEST).
+			if r := readers[in.dst]; len(r) == 1 && partOf(r[0]) == partOf(k) {
+				if mx := s.prog[r[0]]; mx.op == ir.OpMux && mx.a == in.dst && mx.b != in.dst && mx.c != in.dst {
+					g.fused[in.dst] = int(in.node)
+					g.fusedWord[in.dst] = int(in.node)
+					g.fusedCond[in.dst] = in
+				}
+			}
+			continue
+		}
 		if in.op != opWide {
 			continue
 		}
@@ -495,6 +509,9 @@ func (g *gen) inst(in inst, q string) error {
 			return nil // printed inside the reduction that reads it
 		}
 		return g.wide(int(in.node), q)
+	}
+	if _, ok := g.fused[in.dst]; ok {
+		return nil // printed as the condition of the mux that reads it
 	}
 	dst := fmt.Sprintf("t%d", in.dst)
 	if in.op == opSliceW {
@@ -1145,7 +1162,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-15"
+const goSourceVersion = "onic-gosrc-16"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1186,6 +1203,43 @@ func (s *Sim) fingerprint() string {
 		fmt.Fprintf(h, "p %s %v %d %d\n", p.Name, p.Output, s.off[p.Node], s.nw[p.Node])
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// condition is a one-word comparison (or or-/and-reduction) as a Go
+// boolean expression; ok is false for any other instruction.
+func (g *gen) condition(in inst) (c string, ok bool) {
+	if in.op == opWide || in.op == opSliceW {
+		return "", false
+	}
+	var a, b string
+	if in.a >= 0 {
+		a = g.ref(in.a)
+	}
+	if in.b >= 0 && in.op != ir.OpConcat {
+		b = g.ref(in.b)
+	}
+	sx := func(x string) string { // x as a signed number of in.aw bits
+		sh := 64 - int(in.aw)
+		if sh == 0 {
+			return "int64(" + x + ")"
+		}
+		return fmt.Sprintf("(int64(%s<<%d) >> %d)", x, sh, sh)
+	}
+	switch in.op {
+	case ir.OpEq:
+		return a + " == " + b, true
+	case ir.OpNe:
+		return a + " != " + b, true
+	case ir.OpLtU:
+		return a + " < " + b, true
+	case ir.OpLtS:
+		return sx(a) + " < " + sx(b), true
+	case ir.OpRedOr:
+		return a + " != 0", true
+	case ir.OpRedAnd:
+		return fmt.Sprintf("%s == %#x", a, mask(int(in.aw))), true
+	}
+	return "", false
 }
 
 // goExpr is the Go expression of narrow instruction in (masked says it
@@ -1240,23 +1294,18 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 		return "^" + a, false
 	case ir.OpMul:
 		return a + " * " + bv, false
-	case ir.OpEq:
-		return cond(a + " == " + bv)
-	case ir.OpNe:
-		return cond(a + " != " + bv)
-	case ir.OpLtU:
-		return cond(a + " < " + bv)
-	case ir.OpLtS:
-		return cond(sx(a) + " < " + sx(bv))
-	case ir.OpRedOr:
-		return cond(a + " != 0")
-	case ir.OpRedAnd:
-		return cond(fmt.Sprintf("%s == %#x", a, mask(int(in.aw))))
+	case ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS, ir.OpRedOr, ir.OpRedAnd:
+		c, _ := g.condition(in)
+		return cond(c)
 	case ir.OpRedXor:
 		return fmt.Sprintf("uint64(bits.OnesCount64(%s) & 1)", a), true
 	case ir.OpMux:
 		// Both values read first, so the choice is a CMOV.
-		return fmt.Sprintf("var %s, %s_1, %s_0 uint64 = 0, %s, %s\nif %s != 0 { %s = %s_1 } else { %s = %s_0 }", dst, dst, dst, bv, cv, a, dst, dst, dst, dst), true
+		sel := a + " != 0"
+		if c, ok := g.fusedCond[in.a]; ok {
+			sel, _ = g.condition(c)
+		}
+		return fmt.Sprintf("var %s, %s_1, %s_0 uint64 = 0, %s, %s\nif %s { %s = %s_1 } else { %s = %s_0 }", dst, dst, dst, bv, cv, sel, dst, dst, dst, dst), true
 	case ir.OpSlice:
 		if in.sh == 0 {
 			return a, false

@@ -259,7 +259,15 @@ func regLoops() *ir.Module {
 	m.SetNext(h, m.Add(h, d))
 	m.SetEnable(h, e)
 	m.SetNext(e, m.Slice(h, 0, 1))
-	for k, r := range append(append(append(p, w0, w1, a, b, ws0, ws1, g), c...), h, e) {
+	// A mux whose select compares a register of its own group, the
+	// register committing in the same block before the mux is printed
+	// unless the comparison's reads count where the mux reads them.
+	q0, q1 := m.Reg("q0", 8, 0), m.Reg("q1", 8, 0)
+	m.SetNext(q0, d)
+	m.SetNext(q1, m.Mux(m.LtU(q0, d), m.Add(q0, m.Const(8, 3)), m.Xor(d, m.Const(8, 0x5a))))
+	m.SetEnable(q0, en)
+	m.SetEnable(q1, en)
+	for k, r := range append(append(append(p, w0, w1, a, b, ws0, ws1, g, q0, q1), c...), h, e) {
 		m.Output(fmt.Sprintf("o%d", k), r)
 	}
 	// Logic of the state alone, evaluated only when what it reads changed

@@ -10,7 +10,7 @@ import (
 
 // regloops simulates module regloops: S holds every signal's words, M0... its memories.
 type regloops struct {
-	S         [47]uint64
+	S         [55]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -33,14 +33,19 @@ func Newregloops() *regloops {
 	x.S[30] = 0xb
 	x.S[31] = 0xc
 	x.S[33] = 0x1
-	x.S[36] = 0x4
-	x.S[38] = 0xd
-	x.S[39] = 0xd
+	x.S[39] = 0x3
+	x.S[40] = 0x3
+	x.S[41] = 0x5a
+	x.S[42] = 0x5a
+	x.S[43] = 0x5a
+	x.S[44] = 0x4
+	x.S[46] = 0xd
+	x.S[47] = 0xd
 	return x
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "5e1c48fdf181476252ad753e0c9ca079" }
+func (x *regloops) Fingerprint() string { return "5e55b1dbe399f3979e7027c0cc7e72dd" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
@@ -67,39 +72,39 @@ func (x *regloops) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t36 uint64 = (v[8] + v[6]) & 0xff
-		v[36] = t36
+		var t44 uint64 = (v[8] + v[6]) & 0xff
+		v[44] = t44
 	}
 	if d&0x2 != 0 {
-		var t37 uint64 = v[12] >> 0 & 0xff
-		v[37] = t37
+		var t45 uint64 = v[12] >> 0 & 0xff
+		v[45] = t45
 	}
 	if d&0x8 != 0 {
-		v[40] = v[21]>>60 | v[22]<<4
-		v[41] = v[22]>>60 | v[23]<<4
-		v[41] &= 0x3f
+		v[48] = v[21]>>60 | v[22]<<4
+		v[49] = v[22]>>60 | v[23]<<4
+		v[49] &= 0x3f
 	}
 	if d&0x20 != 0 {
 		var t35 uint64 = (v[32]) & 0x1
 		v[35] = t35
 	}
 	if d&0x14 != 0 {
-		var t38 uint64 = (v[31] + v[15]) & 0xff
-		v[38] = t38
+		var t46 uint64 = (v[31] + v[15]) & 0xff
+		v[46] = t46
 	}
 	if d&0x21 != 0 {
-		var t42 uint64 = v[32] | v[5]<<8
-		v[42] = t42
-		v[43] = v[42]
-		v[44] = 0
+		var t50 uint64 = v[32] | v[5]<<8
+		v[50] = t50
+		v[51] = v[50]
+		v[52] = 0
 	}
 	if d&0x16 != 0 {
-		var t39 uint64 = v[37] ^ v[38]
-		v[39] = t39
+		var t47 uint64 = v[45] ^ v[46]
+		v[47] = t47
 	}
 	if d&0x29 != 0 {
-		v[45] = v[40] ^ v[43]
-		v[46] = v[41] ^ v[44]
+		v[53] = v[48] ^ v[51]
+		v[54] = v[49] ^ v[52]
 	}
 }
 
@@ -140,6 +145,31 @@ func (x *regloops) Edge() bool {
 	} else if v[27] != 0 {
 		r13 = v[30]
 	}
+	if x.Rst {
+		x.D |= 0x1
+		v[5] = 0x0
+		v[6] = 0x1
+		v[7] = 0x2
+		v[8] = 0x3
+		v[36] = 0x0
+		v[37] = 0x0
+	} else if v[0] != 0 {
+		x.D |= 0x1
+		v[8] = v[7]
+		v[7] = v[6]
+		v[6] = v[5]
+		v[5] = v[1]
+		var t40 uint64 = (v[36] + 0x3) & 0xff
+		var t42 uint64 = v[1] ^ 0x5a
+		var t43, t43_1, t43_0 uint64 = 0, t40, t42
+		if v[36] < v[1] {
+			t43 = t43_1
+		} else {
+			t43 = t43_0
+		}
+		v[36] = v[1]
+		v[37] = t43
+	}
 	if x.Arst {
 		x.D |= 0x8
 		v[18] = 0x5
@@ -159,19 +189,6 @@ func (x *regloops) Edge() bool {
 		v[21] = v[24]
 		v[22] = v[25]
 		v[23] = v[26]
-	}
-	if x.Rst {
-		x.D |= 0x1
-		v[8] = 0x3
-		v[7] = 0x2
-		v[6] = 0x1
-		v[5] = 0x0
-	} else if v[0] != 0 {
-		x.D |= 0x1
-		v[8] = v[7]
-		v[7] = v[6]
-		v[6] = v[5]
-		v[5] = v[1]
 	}
 	if v[0] != 0 {
 		x.D |= 0x2
@@ -232,12 +249,14 @@ var regloopsIndex = map[string]int{
 	"o8":  18,
 	"o9":  21,
 	"o10": 27,
-	"o11": 29,
-	"o12": 30,
-	"o13": 31,
-	"o14": 32,
-	"o15": 33,
-	"f0":  36,
-	"f1":  39,
-	"f2":  45,
+	"o11": 36,
+	"o12": 37,
+	"o13": 29,
+	"o14": 30,
+	"o15": 31,
+	"o16": 32,
+	"o17": 33,
+	"f0":  44,
+	"f1":  47,
+	"f2":  53,
 }

@@ -2647,7 +2647,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "a81adff1d908e97e5dce8851a94122a7" }
+func (x *largeSim) Fingerprint() string { return "49935f4c9d89afd6cec1250defd7201f" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2740,14 +2740,10 @@ func (x *largeSim) EvalState() {
 	}
 	if d&0x100 != 0 {
 		var t196 uint64 = v[131] >> 14 & 0xf
-		var t198 uint64
-		if t196 == 0x5 {
-			t198 = 1
-		}
 		var t199 uint64 = v[130] >> 5 & 0xffff
 		var t200 uint64 = v[130] >> 37 & 0xffff
 		var t201, t201_1, t201_0 uint64 = 0, t199, t200
-		if t198 != 0 {
+		if t196 == 0x5 {
 			t201 = t201_1
 		} else {
 			t201 = t201_0
@@ -2821,14 +2817,10 @@ func (x *largeSim) EvalState() {
 	}
 	if d&0x800 != 0 {
 		var t6664 uint64 = v[6616] >> 57 & 0xf
-		var t6666 uint64
-		if t6664 == 0x5 {
-			t6666 = 1
-		}
 		var t6667 uint64 = v[6615] >> 48 & 0xffff
 		var t6668 uint64 = v[6616] >> 16 & 0xffff
 		var t6669, t6669_1, t6669_0 uint64 = 0, t6667, t6668
-		if t6666 != 0 {
+		if t6664 == 0x5 {
 			t6669 = t6669_1
 		} else {
 			t6669 = t6669_0
@@ -7096,87 +7088,55 @@ func (x *largeSim) Edge() bool {
 	} else if v[7499] != 0 {
 		x.D |= 0x80
 		var t7501 uint64 = (v[86] >> 2) & 0x3ff
-		var t7507 uint64
-		if t7501 == 0x0 {
-			t7507 = 1
-		}
 		var t7547, t7547_1, t7547_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t7507 != 0 {
+		if t7501 == 0x0 {
 			t7547 = t7547_1
 		} else {
 			t7547 = t7547_0
 		}
-		var t7509 uint64
-		if t7501 == 0x1 {
-			t7509 = 1
-		}
 		var t7549, t7549_1, t7549_0 uint64 = 0, 0x10001, 0x0
-		if t7509 != 0 {
+		if t7501 == 0x1 {
 			t7549 = t7549_1
 		} else {
 			t7549 = t7549_0
 		}
 		var t7586 uint64 = t7547 | t7549
-		var t7511 uint64
-		if t7501 == 0x2 {
-			t7511 = 1
-		}
 		var t7551, t7551_1, t7551_0 uint64 = 0, 0x10020040, 0x0
-		if t7511 != 0 {
+		if t7501 == 0x2 {
 			t7551 = t7551_1
 		} else {
 			t7551 = t7551_0
 		}
-		var t7513 uint64
-		if t7501 == 0x3 {
-			t7513 = 1
-		}
 		var t7505 uint64 = v[91] | v[3]<<1
 		var t7553, t7553_1, t7553_0 uint64 = 0, t7505, 0x0
-		if t7513 != 0 {
+		if t7501 == 0x3 {
 			t7553 = t7553_1
 		} else {
 			t7553 = t7553_0
 		}
 		var t7587 uint64 = t7551 | t7553
 		var t7596 uint64 = t7586 | t7587
-		var t7515 uint64
-		if t7501 == 0x4 {
-			t7515 = 1
-		}
 		var t7555, t7555_1, t7555_0 uint64 = 0, v[28], 0x0
-		if t7515 != 0 {
+		if t7501 == 0x4 {
 			t7555 = t7555_1
 		} else {
 			t7555 = t7555_0
 		}
-		var t7517 uint64
-		if t7501 == 0x5 {
-			t7517 = 1
-		}
 		var t7557, t7557_1, t7557_0 uint64 = 0, v[37], 0x0
-		if t7517 != 0 {
+		if t7501 == 0x5 {
 			t7557 = t7557_1
 		} else {
 			t7557 = t7557_0
 		}
 		var t7588 uint64 = t7555 | t7557
-		var t7519 uint64
-		if t7501 == 0x8 {
-			t7519 = 1
-		}
 		var t7559, t7559_1, t7559_0 uint64 = 0, v[46], 0x0
-		if t7519 != 0 {
+		if t7501 == 0x8 {
 			t7559 = t7559_1
 		} else {
 			t7559 = t7559_0
 		}
-		var t7521 uint64
-		if t7501 == 0x9 {
-			t7521 = 1
-		}
 		var t7561, t7561_1, t7561_0 uint64 = 0, v[55], 0x0
-		if t7521 != 0 {
+		if t7501 == 0x9 {
 			t7561 = t7561_1
 		} else {
 			t7561 = t7561_0
@@ -7184,86 +7144,54 @@ func (x *largeSim) Edge() bool {
 		var t7589 uint64 = t7559 | t7561
 		var t7597 uint64 = t7588 | t7589
 		var t7601 uint64 = t7596 | t7597
-		var t7523 uint64
-		if t7501 == 0xa {
-			t7523 = 1
-		}
 		var t7563, t7563_1, t7563_0 uint64 = 0, v[64], 0x0
-		if t7523 != 0 {
+		if t7501 == 0xa {
 			t7563 = t7563_1
 		} else {
 			t7563 = t7563_0
 		}
-		var t7525 uint64
-		if t7501 == 0xb {
-			t7525 = 1
-		}
 		var t7565, t7565_1, t7565_0 uint64 = 0, v[73], 0x0
-		if t7525 != 0 {
+		if t7501 == 0xb {
 			t7565 = t7565_1
 		} else {
 			t7565 = t7565_0
 		}
 		var t7590 uint64 = t7563 | t7565
-		var t7527 uint64
-		if t7501 == 0x40 {
-			t7527 = 1
-		}
 		var t7567, t7567_1, t7567_0 uint64 = 0, v[7447], 0x0
-		if t7527 != 0 {
+		if t7501 == 0x40 {
 			t7567 = t7567_1
 		} else {
 			t7567 = t7567_0
 		}
-		var t7529 uint64
-		if t7501 == 0x41 {
-			t7529 = 1
-		}
 		var t7569, t7569_1, t7569_0 uint64 = 0, v[7452], 0x0
-		if t7529 != 0 {
+		if t7501 == 0x41 {
 			t7569 = t7569_1
 		} else {
 			t7569 = t7569_0
 		}
 		var t7591 uint64 = t7567 | t7569
 		var t7598 uint64 = t7590 | t7591
-		var t7531 uint64
-		if t7501 == 0x42 {
-			t7531 = 1
-		}
 		var t7571, t7571_1, t7571_0 uint64 = 0, v[7457], 0x0
-		if t7531 != 0 {
+		if t7501 == 0x42 {
 			t7571 = t7571_1
 		} else {
 			t7571 = t7571_0
 		}
-		var t7533 uint64
-		if t7501 == 0x43 {
-			t7533 = 1
-		}
 		var t7573, t7573_1, t7573_0 uint64 = 0, v[7462], 0x0
-		if t7533 != 0 {
+		if t7501 == 0x43 {
 			t7573 = t7573_1
 		} else {
 			t7573 = t7573_0
 		}
 		var t7592 uint64 = t7571 | t7573
-		var t7535 uint64
-		if t7501 == 0x44 {
-			t7535 = 1
-		}
 		var t7575, t7575_1, t7575_0 uint64 = 0, v[7467], 0x0
-		if t7535 != 0 {
+		if t7501 == 0x44 {
 			t7575 = t7575_1
 		} else {
 			t7575 = t7575_0
 		}
-		var t7537 uint64
-		if t7501 == 0x45 {
-			t7537 = 1
-		}
 		var t7577, t7577_1, t7577_0 uint64 = 0, v[7472], 0x0
-		if t7537 != 0 {
+		if t7501 == 0x45 {
 			t7577 = t7577_1
 		} else {
 			t7577 = t7577_0
@@ -7272,43 +7200,27 @@ func (x *largeSim) Edge() bool {
 		var t7599 uint64 = t7592 | t7593
 		var t7602 uint64 = t7598 | t7599
 		var t7603 uint64 = t7601 | t7602
-		var t7539 uint64
-		if t7501 == 0x46 {
-			t7539 = 1
-		}
 		var t7579, t7579_1, t7579_0 uint64 = 0, v[7477], 0x0
-		if t7539 != 0 {
+		if t7501 == 0x46 {
 			t7579 = t7579_1
 		} else {
 			t7579 = t7579_0
 		}
-		var t7541 uint64
-		if t7501 == 0x47 {
-			t7541 = 1
-		}
 		var t7581, t7581_1, t7581_0 uint64 = 0, v[7482], 0x0
-		if t7541 != 0 {
+		if t7501 == 0x47 {
 			t7581 = t7581_1
 		} else {
 			t7581 = t7581_0
 		}
 		var t7594 uint64 = t7579 | t7581
-		var t7543 uint64
-		if t7501 == 0x48 {
-			t7543 = 1
-		}
 		var t7583, t7583_1, t7583_0 uint64 = 0, v[7487], 0x0
-		if t7543 != 0 {
+		if t7501 == 0x48 {
 			t7583 = t7583_1
 		} else {
 			t7583 = t7583_0
 		}
-		var t7545 uint64
-		if t7501 == 0x49 {
-			t7545 = 1
-		}
 		var t7585, t7585_1, t7585_0 uint64 = 0, v[7492], 0x0
-		if t7545 != 0 {
+		if t7501 == 0x49 {
 			t7585 = t7585_1
 		} else {
 			t7585 = t7585_0
@@ -7373,12 +7285,8 @@ func (x *largeSim) Edge() bool {
 		x.D |= 0x2000
 		v[7045] = v[6812]
 		v[7049] = v[6642]
-		var t6796 uint64
-		if v[6646] == 0x2 {
-			t6796 = 1
-		}
 		var t6797, t6797_1, t6797_0 uint64 = 0, 0x2, 0x1
-		if t6796 != 0 {
+		if v[6646] == 0x2 {
 			t6797 = t6797_1
 		} else {
 			t6797 = t6797_0
@@ -8141,27 +8049,15 @@ func (x *largeSim) Edge() bool {
 		var t7615 uint64 = v[6616] >> 50 & 0x3f
 		var t7017 uint64 = v[6616] >> 44 & 0x3
 		var t7020 uint64 = t7017<<12 | t7615<<18 | t7010<<24
-		var t6823 uint64
-		if v[6812] == 0x5 {
-			t6823 = 1
-		}
 		var t6826, t6826_1, t6826_0 uint64 = 0, 0x1, 0x1
-		if t6823 != 0 {
+		if v[6812] == 0x5 {
 			t6826 = t6826_1
 		} else {
 			t6826 = t6826_0
 		}
 		var t6879 uint64 = (v[6629] >> 5) & 0x1
 		var t6892 uint64 = v[6616] >> 32 & 0x3ff
-		var t6962 uint64
-		if t6892 == 0x1 {
-			t6962 = 1
-		}
 		var t6897 uint64 = v[6616] >> 0 & 0xf
-		var t6964 uint64
-		if t6897 == 0x0 {
-			t6964 = 1
-		}
 		var t6965 uint64 = v[6616] >> 3 & 0x1
 		var t6967 uint64 = v[6616] >> 2 & 0x1
 		var t6969 uint64 = v[6616] >> 1 & 0x1
@@ -8291,7 +8187,7 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6980 uint64 = (t6979 - t6960) & 0xfff
 		var t6982, t6982_1, t6982_0 uint64 = 0, 0x1, t6980
-		if t6964 != 0 {
+		if t6897 == 0x0 {
 			t6982 = t6982_1
 		} else {
 			t6982 = t6982_0
@@ -8328,7 +8224,7 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6999 uint64 = (t6985 - t6998) & 0xfff
 		var t7000, t7000_1, t7000_0 uint64 = 0, t6982, t6999
-		if t6962 != 0 {
+		if t6892 == 0x1 {
 			t7000 = t7000_1
 		} else {
 			t7000 = t7000_0
@@ -13391,46 +13287,30 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6595 = t6595_0
 		}
-		var t5506 uint64
-		if v[5493] == 0x1 {
-			t5506 = 1
-		}
 		var t5516, t5516_1, t5516_0 uint64 = 0, 0x0, 0x0
-		if t5506 != 0 {
+		if v[5493] == 0x1 {
 			t5516 = t5516_1
 		} else {
 			t5516 = t5516_0
 		}
-		var t5507 uint64
-		if v[5493] == 0x2 {
-			t5507 = 1
-		}
 		var t5518, t5518_1, t5518_0 uint64 = 0, 0x1, 0x0
-		if t5507 != 0 {
+		if v[5493] == 0x2 {
 			t5518 = t5518_1
 		} else {
 			t5518 = t5518_0
 		}
 		var t5523 uint64 = t5516 | t5518
-		var t5509 uint64
-		if v[5493] == 0x4 {
-			t5509 = 1
-		}
 		var t5520, t5520_1, t5520_0 uint64 = 0, 0x2, 0x0
-		if t5509 != 0 {
+		if v[5493] == 0x4 {
 			t5520 = t5520_1
 		} else {
 			t5520 = t5520_0
-		}
-		var t5511 uint64
-		if v[5493] == 0x3 {
-			t5511 = 1
 		}
 		var t5503 uint64 = (v[5494]) & 0x1f
 		v[5494] = t5451
 		var t5505 uint64 = (t5503 + 0x8) & 0x1f
 		var t5522, t5522_1, t5522_0 uint64 = 0, t5505, 0x0
-		if t5511 != 0 {
+		if v[5493] == 0x3 {
 			t5522 = t5522_1
 		} else {
 			t5522 = t5522_0

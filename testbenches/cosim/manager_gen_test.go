@@ -384,7 +384,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "8b4546812551c9f4a3b5ceac936b6643" }
+func (x *managerSim) Fingerprint() string { return "5faa4e45b51df5598686b97950385ae8" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -454,14 +454,10 @@ func (x *managerSim) EvalState() {
 	}
 	if d&0x100 != 0 {
 		var t193 uint64 = v[128] >> 14 & 0xf
-		var t195 uint64
-		if t193 == 0x5 {
-			t195 = 1
-		}
 		var t196 uint64 = v[127] >> 5 & 0xffff
 		var t197 uint64 = v[127] >> 37 & 0xffff
 		var t198, t198_1, t198_0 uint64 = 0, t196, t197
-		if t195 != 0 {
+		if t193 == 0x5 {
 			t198 = t198_1
 		} else {
 			t198 = t198_0
@@ -474,14 +470,10 @@ func (x *managerSim) EvalState() {
 	}
 	if d&0x800 != 0 {
 		var t677 uint64 = v[629] >> 57 & 0xf
-		var t679 uint64
-		if t677 == 0x5 {
-			t679 = 1
-		}
 		var t680 uint64 = v[628] >> 48 & 0xffff
 		var t681 uint64 = v[629] >> 16 & 0xffff
 		var t682, t682_1, t682_0 uint64 = 0, t680, t681
-		if t679 != 0 {
+		if t677 == 0x5 {
 			t682 = t682_1
 		} else {
 			t682 = t682_0
@@ -1122,87 +1114,55 @@ func (x *managerSim) Edge() bool {
 	} else if v[1512] != 0 {
 		x.D |= 0x80
 		var t1514 uint64 = (v[86] >> 2) & 0x3ff
-		var t1520 uint64
-		if t1514 == 0x0 {
-			t1520 = 1
-		}
 		var t1560, t1560_1, t1560_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t1520 != 0 {
+		if t1514 == 0x0 {
 			t1560 = t1560_1
 		} else {
 			t1560 = t1560_0
 		}
-		var t1522 uint64
-		if t1514 == 0x1 {
-			t1522 = 1
-		}
 		var t1562, t1562_1, t1562_0 uint64 = 0, 0x10001, 0x0
-		if t1522 != 0 {
+		if t1514 == 0x1 {
 			t1562 = t1562_1
 		} else {
 			t1562 = t1562_0
 		}
 		var t1599 uint64 = t1560 | t1562
-		var t1524 uint64
-		if t1514 == 0x2 {
-			t1524 = 1
-		}
 		var t1564, t1564_1, t1564_0 uint64 = 0, 0x10000001, 0x0
-		if t1524 != 0 {
+		if t1514 == 0x2 {
 			t1564 = t1564_1
 		} else {
 			t1564 = t1564_0
 		}
-		var t1526 uint64
-		if t1514 == 0x3 {
-			t1526 = 1
-		}
 		var t1518 uint64 = v[3]<<1 | 0x1
 		var t1566, t1566_1, t1566_0 uint64 = 0, t1518, 0x0
-		if t1526 != 0 {
+		if t1514 == 0x3 {
 			t1566 = t1566_1
 		} else {
 			t1566 = t1566_0
 		}
 		var t1600 uint64 = t1564 | t1566
 		var t1609 uint64 = t1599 | t1600
-		var t1528 uint64
-		if t1514 == 0x4 {
-			t1528 = 1
-		}
 		var t1568, t1568_1, t1568_0 uint64 = 0, v[28], 0x0
-		if t1528 != 0 {
+		if t1514 == 0x4 {
 			t1568 = t1568_1
 		} else {
 			t1568 = t1568_0
 		}
-		var t1530 uint64
-		if t1514 == 0x5 {
-			t1530 = 1
-		}
 		var t1570, t1570_1, t1570_0 uint64 = 0, v[37], 0x0
-		if t1530 != 0 {
+		if t1514 == 0x5 {
 			t1570 = t1570_1
 		} else {
 			t1570 = t1570_0
 		}
 		var t1601 uint64 = t1568 | t1570
-		var t1532 uint64
-		if t1514 == 0x8 {
-			t1532 = 1
-		}
 		var t1572, t1572_1, t1572_0 uint64 = 0, v[46], 0x0
-		if t1532 != 0 {
+		if t1514 == 0x8 {
 			t1572 = t1572_1
 		} else {
 			t1572 = t1572_0
 		}
-		var t1534 uint64
-		if t1514 == 0x9 {
-			t1534 = 1
-		}
 		var t1574, t1574_1, t1574_0 uint64 = 0, v[55], 0x0
-		if t1534 != 0 {
+		if t1514 == 0x9 {
 			t1574 = t1574_1
 		} else {
 			t1574 = t1574_0
@@ -1210,86 +1170,54 @@ func (x *managerSim) Edge() bool {
 		var t1602 uint64 = t1572 | t1574
 		var t1610 uint64 = t1601 | t1602
 		var t1614 uint64 = t1609 | t1610
-		var t1536 uint64
-		if t1514 == 0xa {
-			t1536 = 1
-		}
 		var t1576, t1576_1, t1576_0 uint64 = 0, v[64], 0x0
-		if t1536 != 0 {
+		if t1514 == 0xa {
 			t1576 = t1576_1
 		} else {
 			t1576 = t1576_0
 		}
-		var t1538 uint64
-		if t1514 == 0xb {
-			t1538 = 1
-		}
 		var t1578, t1578_1, t1578_0 uint64 = 0, v[73], 0x0
-		if t1538 != 0 {
+		if t1514 == 0xb {
 			t1578 = t1578_1
 		} else {
 			t1578 = t1578_0
 		}
 		var t1603 uint64 = t1576 | t1578
-		var t1540 uint64
-		if t1514 == 0x40 {
-			t1540 = 1
-		}
 		var t1580, t1580_1, t1580_0 uint64 = 0, v[1460], 0x0
-		if t1540 != 0 {
+		if t1514 == 0x40 {
 			t1580 = t1580_1
 		} else {
 			t1580 = t1580_0
 		}
-		var t1542 uint64
-		if t1514 == 0x41 {
-			t1542 = 1
-		}
 		var t1582, t1582_1, t1582_0 uint64 = 0, v[1465], 0x0
-		if t1542 != 0 {
+		if t1514 == 0x41 {
 			t1582 = t1582_1
 		} else {
 			t1582 = t1582_0
 		}
 		var t1604 uint64 = t1580 | t1582
 		var t1611 uint64 = t1603 | t1604
-		var t1544 uint64
-		if t1514 == 0x42 {
-			t1544 = 1
-		}
 		var t1584, t1584_1, t1584_0 uint64 = 0, v[1470], 0x0
-		if t1544 != 0 {
+		if t1514 == 0x42 {
 			t1584 = t1584_1
 		} else {
 			t1584 = t1584_0
 		}
-		var t1546 uint64
-		if t1514 == 0x43 {
-			t1546 = 1
-		}
 		var t1586, t1586_1, t1586_0 uint64 = 0, v[1475], 0x0
-		if t1546 != 0 {
+		if t1514 == 0x43 {
 			t1586 = t1586_1
 		} else {
 			t1586 = t1586_0
 		}
 		var t1605 uint64 = t1584 | t1586
-		var t1548 uint64
-		if t1514 == 0x44 {
-			t1548 = 1
-		}
 		var t1588, t1588_1, t1588_0 uint64 = 0, v[1480], 0x0
-		if t1548 != 0 {
+		if t1514 == 0x44 {
 			t1588 = t1588_1
 		} else {
 			t1588 = t1588_0
 		}
-		var t1550 uint64
-		if t1514 == 0x45 {
-			t1550 = 1
-		}
 		var t1590, t1590_1, t1590_0 uint64 = 0, v[1485], 0x0
-		if t1550 != 0 {
+		if t1514 == 0x45 {
 			t1590 = t1590_1
 		} else {
 			t1590 = t1590_0
@@ -1298,43 +1226,27 @@ func (x *managerSim) Edge() bool {
 		var t1612 uint64 = t1605 | t1606
 		var t1615 uint64 = t1611 | t1612
 		var t1616 uint64 = t1614 | t1615
-		var t1552 uint64
-		if t1514 == 0x46 {
-			t1552 = 1
-		}
 		var t1592, t1592_1, t1592_0 uint64 = 0, v[1490], 0x0
-		if t1552 != 0 {
+		if t1514 == 0x46 {
 			t1592 = t1592_1
 		} else {
 			t1592 = t1592_0
 		}
-		var t1554 uint64
-		if t1514 == 0x47 {
-			t1554 = 1
-		}
 		var t1594, t1594_1, t1594_0 uint64 = 0, v[1495], 0x0
-		if t1554 != 0 {
+		if t1514 == 0x47 {
 			t1594 = t1594_1
 		} else {
 			t1594 = t1594_0
 		}
 		var t1607 uint64 = t1592 | t1594
-		var t1556 uint64
-		if t1514 == 0x48 {
-			t1556 = 1
-		}
 		var t1596, t1596_1, t1596_0 uint64 = 0, v[1500], 0x0
-		if t1556 != 0 {
+		if t1514 == 0x48 {
 			t1596 = t1596_1
 		} else {
 			t1596 = t1596_0
 		}
-		var t1558 uint64
-		if t1514 == 0x49 {
-			t1558 = 1
-		}
 		var t1598, t1598_1, t1598_0 uint64 = 0, v[1505], 0x0
-		if t1558 != 0 {
+		if t1514 == 0x49 {
 			t1598 = t1598_1
 		} else {
 			t1598 = t1598_0
@@ -1410,12 +1322,8 @@ func (x *managerSim) Edge() bool {
 		x.D |= 0x1000
 		v[1058] = v[825]
 		v[1062] = v[655]
-		var t809 uint64
-		if v[659] == 0x2 {
-			t809 = 1
-		}
 		var t810, t810_1, t810_0 uint64 = 0, 0x2, 0x1
-		if t809 != 0 {
+		if v[659] == 0x2 {
 			t810 = t810_1
 		} else {
 			t810 = t810_0
@@ -2178,27 +2086,15 @@ func (x *managerSim) Edge() bool {
 		var t1628 uint64 = v[629] >> 50 & 0x3f
 		var t1030 uint64 = v[629] >> 44 & 0x3
 		var t1033 uint64 = t1030<<12 | t1628<<18 | t1023<<24
-		var t836 uint64
-		if v[825] == 0x5 {
-			t836 = 1
-		}
 		var t839, t839_1, t839_0 uint64 = 0, 0x1, 0x1
-		if t836 != 0 {
+		if v[825] == 0x5 {
 			t839 = t839_1
 		} else {
 			t839 = t839_0
 		}
 		var t892 uint64 = (v[642] >> 5) & 0x1
 		var t905 uint64 = v[629] >> 32 & 0x3ff
-		var t975 uint64
-		if t905 == 0x1 {
-			t975 = 1
-		}
 		var t910 uint64 = v[629] >> 0 & 0xf
-		var t977 uint64
-		if t910 == 0x0 {
-			t977 = 1
-		}
 		var t978 uint64 = v[629] >> 3 & 0x1
 		var t980 uint64 = v[629] >> 2 & 0x1
 		var t982 uint64 = v[629] >> 1 & 0x1
@@ -2328,7 +2224,7 @@ func (x *managerSim) Edge() bool {
 		}
 		var t993 uint64 = (t992 - t973) & 0xfff
 		var t995, t995_1, t995_0 uint64 = 0, 0x1, t993
-		if t977 != 0 {
+		if t910 == 0x0 {
 			t995 = t995_1
 		} else {
 			t995 = t995_0
@@ -2365,7 +2261,7 @@ func (x *managerSim) Edge() bool {
 		}
 		var t1012 uint64 = (t998 - t1011) & 0xfff
 		var t1013, t1013_1, t1013_0 uint64 = 0, t995, t1012
-		if t975 != 0 {
+		if t905 == 0x1 {
 			t1013 = t1013_1
 		} else {
 			t1013 = t1013_0
@@ -3017,46 +2913,30 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t608 = t608_0
 		}
-		var t517 uint64
-		if v[504] == 0x1 {
-			t517 = 1
-		}
 		var t527, t527_1, t527_0 uint64 = 0, 0x0, 0x0
-		if t517 != 0 {
+		if v[504] == 0x1 {
 			t527 = t527_1
 		} else {
 			t527 = t527_0
 		}
-		var t518 uint64
-		if v[504] == 0x2 {
-			t518 = 1
-		}
 		var t529, t529_1, t529_0 uint64 = 0, 0x1, 0x0
-		if t518 != 0 {
+		if v[504] == 0x2 {
 			t529 = t529_1
 		} else {
 			t529 = t529_0
 		}
 		var t534 uint64 = t527 | t529
-		var t520 uint64
-		if v[504] == 0x4 {
-			t520 = 1
-		}
 		var t531, t531_1, t531_0 uint64 = 0, 0x2, 0x0
-		if t520 != 0 {
+		if v[504] == 0x4 {
 			t531 = t531_1
 		} else {
 			t531 = t531_0
-		}
-		var t522 uint64
-		if v[504] == 0x3 {
-			t522 = 1
 		}
 		var t514 uint64 = (v[505]) & 0x1f
 		v[505] = t440
 		var t516 uint64 = (t514 + 0x8) & 0x1f
 		var t533, t533_1, t533_0 uint64 = 0, t516, 0x0
-		if t522 != 0 {
+		if v[504] == 0x3 {
 			t533 = t533_1
 		} else {
 			t533 = t533_0
