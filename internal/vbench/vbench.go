@@ -41,8 +41,11 @@ type Stimulus struct {
 	// cannot skip the logic behind them.
 	Reads []string
 
-	flat []uint64 // Cycles laid out one after another (Replay)
-	at   []int    // where each input's words start in a cycle of flat
+	flat  []uint64   // Cycles laid out one after another (Replay)
+	at    []int      // where each input's words start in a cycle of flat
+	sim   *sim.Sim   // the simulation frame and reads are for
+	frame *sim.Frame // its inputs
+	reads []sim.Port
 }
 
 // Build verilates m into dir (single-threaded, -O3, X assignment and
@@ -208,15 +211,18 @@ func Replay(s *sim.Sim, st *Stimulus) int {
 			}
 		}
 	}
-	ins := make([]sim.Port, len(st.Inputs)-1) // (rst is SetReset's)
-	for k, p := range st.Inputs[1:] {
-		ins[k], _ = s.Port(p.Name)
+	if st.sim != s { // (kept for the next replay into s: no allocation then)
+		ins := make([]sim.Port, len(st.Inputs)-1) // (rst is SetReset's)
+		for k, p := range st.Inputs[1:] {
+			ins[k], _ = s.Port(p.Name)
+		}
+		st.reads = make([]sim.Port, len(st.Reads))
+		for k, name := range st.Reads {
+			st.reads[k], _ = s.Port(name)
+		}
+		st.sim, st.frame = s, s.Frame(ins)
 	}
-	reads := make([]sim.Port, len(st.Reads))
-	for k, name := range st.Reads {
-		reads[k], _ = s.Port(name)
-	}
-	frame := s.Frame(ins)
+	frame, reads := st.frame, st.reads
 	per := st.at[len(st.Inputs)]
 	for c := range st.Cycles {
 		vec := st.flat[c*per : (c+1)*per]

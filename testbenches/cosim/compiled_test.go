@@ -5,6 +5,7 @@ import (
 
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
+	"onic/internal/vbench"
 	"onic/testbenches/golden"
 )
 
@@ -89,4 +90,19 @@ func equalWords(a, b []uint64) bool {
 		}
 	}
 	return true
+}
+
+// TestReplayAllocs: replaying a recorded run into the compiled manager
+// (a Frame driving the inputs, reads, edges) allocates nothing per cycle
+// once the replay is set up.
+func TestReplayAllocs(t *testing.T) {
+	bn, st := managerStream(t)
+	s, err := sim.New(bn.Design.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vbench.Replay(s, st)
+	if n := testing.AllocsPerRun(3, func() { vbench.Replay(s, st) }); n != 0 {
+		t.Fatalf("%v allocations per replay of %d cycles", n, len(st.Cycles))
+	}
 }
