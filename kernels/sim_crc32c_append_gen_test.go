@@ -1103,7 +1103,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "7af8bbd64f2b7b623a5459c9e6fd4a4e" }
+func (x *simcrc32c_append) Fingerprint() string { return "40e7d50ff80d147877780acab1ff882b" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -2003,7 +2003,7 @@ func (x *simcrc32c_append) EvalState() {
 			v[2809] = v[2789]
 			v[2810] = v[2790]
 		}
-		var t2812 uint64 = (^v[2574]) & 0x1
+		var t2812 uint64 = ^v[2574]
 		var t2813 uint64 = v[2584] & t2812
 		var t2802 uint64 = v[2774] >> 0 & 0xf
 		var t2791 uint64 = v[2773] >> 0 & 0xffffffffffffffff
@@ -2128,14 +2128,14 @@ func (x *simcrc32c_append) EvalInputs() {
 	}
 	var t45 uint64 = t38 & v[44]
 	var t46 uint64 = v[9] & t45
-	var t2836 uint64 = (^t46) & 0x1
+	var t2836 uint64 = ^t46
 	var t2837 uint64 = v[2834] & t2836
 	var t2839 uint64 = t2837 & v[2838]
 	v[2839] = t2839
-	var t13 uint64 = (v[8] >> 63) & 0x1
-	var t14 uint64 = (^t13) & 0x1
-	var t15 uint64 = (^v[9]) & 0x1
-	var t16 uint64 = t14 & t15
+	var t13 uint64 = v[8] >> 63
+	var t14 uint64 = ^t13
+	var t15 uint64 = ^v[9]
+	var t16 uint64 = (t14 & t15) & 0x1
 	var t2816 uint64 = v[10] & v[2815]
 	v[2816] = t2816
 	var t2841 uint64 = t2816 & v[2834]
@@ -2203,7 +2203,7 @@ func (x *simcrc32c_append) EvalInputs() {
 		t2562 = t2562_0
 	}
 	v[2562] = t2562
-	var t2563 uint64 = (^t16) & 0x1
+	var t2563 uint64 = ^t16
 	var t2564 uint64 = t2842 & t2563
 	var t2565 uint64 = v[1940] | t2564
 	v[2565] = t2565
@@ -2212,7 +2212,7 @@ func (x *simcrc32c_append) EvalInputs() {
 	v[2568] = t2568
 	var t2867 uint64 = v[2895] | v[2866]
 	v[2867] = t2867
-	var t2882 uint64 = (^t2867) & 0x1
+	var t2882 uint64 = ^t2867
 	var t2884 uint64 = t2882 & v[2883]
 	v[2884] = t2884
 }

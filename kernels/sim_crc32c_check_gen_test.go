@@ -1105,7 +1105,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "d2fca0154a554304bb2edb57c775d4f4" }
+func (x *simcrc32c_check) Fingerprint() string { return "3d803628cb8d4a961417eeeba7e276b8" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }
@@ -1768,9 +1768,9 @@ func (x *simcrc32c_check) EvalState() {
 		v[1936] = t1936
 		var t1939 uint64 = (v[1938] >> 10) & 0x1
 		v[1939] = t1939
-		var t1935 uint64 = (v[1931] >> 7) & 0x1
-		var t2569 uint64 = (^t1935) & 0x1
-		var t2570 uint64 = (v[1929] >> 3) & 0x1
+		var t1935 uint64 = v[1931] >> 7
+		var t2569 uint64 = ^t1935
+		var t2570 uint64 = v[1929] >> 3
 		var t2571 uint64 = t2569 | t2570
 		var t2573 uint64
 		if v[1932] == 0xb798b438 {
@@ -2014,7 +2014,7 @@ func (x *simcrc32c_check) EvalState() {
 			v[2814] = v[2794]
 			v[2815] = v[2795]
 		}
-		var t2817 uint64 = (^v[2579]) & 0x1
+		var t2817 uint64 = ^v[2579]
 		var t2818 uint64 = v[2589] & t2817
 		var t2807 uint64 = v[2779] >> 0 & 0x1
 		var t2796 uint64 = v[2778] >> 0 & 0xffffffffffffffff
@@ -2139,14 +2139,14 @@ func (x *simcrc32c_check) EvalInputs() {
 	}
 	var t45 uint64 = t38 & v[44]
 	var t46 uint64 = v[9] & t45
-	var t2841 uint64 = (^t46) & 0x1
+	var t2841 uint64 = ^t46
 	var t2842 uint64 = v[2839] & t2841
 	var t2844 uint64 = t2842 & v[2843]
 	v[2844] = t2844
-	var t13 uint64 = (v[8] >> 63) & 0x1
-	var t14 uint64 = (^t13) & 0x1
-	var t15 uint64 = (^v[9]) & 0x1
-	var t16 uint64 = t14 & t15
+	var t13 uint64 = v[8] >> 63
+	var t14 uint64 = ^t13
+	var t15 uint64 = ^v[9]
+	var t16 uint64 = (t14 & t15) & 0x1
 	var t2821 uint64 = v[10] & v[2820]
 	v[2821] = t2821
 	var t2846 uint64 = t2821 & v[2839]
@@ -2214,7 +2214,7 @@ func (x *simcrc32c_check) EvalInputs() {
 		t2562 = t2562_0
 	}
 	v[2562] = t2562
-	var t2563 uint64 = (^t16) & 0x1
+	var t2563 uint64 = ^t16
 	var t2564 uint64 = t2847 & t2563
 	var t2565 uint64 = v[1940] | t2564
 	v[2565] = t2565
@@ -2223,7 +2223,7 @@ func (x *simcrc32c_check) EvalInputs() {
 	v[2568] = t2568
 	var t2872 uint64 = v[2900] | v[2871]
 	v[2872] = t2872
-	var t2887 uint64 = (^t2872) & 0x1
+	var t2887 uint64 = ^t2872
 	var t2889 uint64 = t2887 & v[2888]
 	v[2889] = t2889
 }

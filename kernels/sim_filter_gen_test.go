@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "c64b91bdab630abdf1c4d281497824b5" }
+func (x *simfilter) Fingerprint() string { return "a3d16403ee462c48597500bfa9fcfee7" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -97,39 +97,39 @@ func (x *simfilter) EvalInputs() {
 	if t13 < 0x80000000 {
 		t14 = 1
 	}
-	var t15 uint64 = (^t14) & 0x1
-	var t16 uint64 = (v[8] >> 63) & 0x1
-	var t17 uint64 = t15 & t16
+	var t15 uint64 = ^t14
+	var t16 uint64 = v[8] >> 63
+	var t17 uint64 = (t15 & t16) & 0x1
 	var t18 uint64 = v[5] >> 0 & 0xffffffff
 	var t19 uint64
 	if t18 < 0x80000000 {
 		t19 = 1
 	}
-	var t20 uint64 = (^t19) & 0x1
-	var t21 uint64 = (v[8] >> 47) & 0x1
-	var t22 uint64 = t20 & t21
+	var t20 uint64 = ^t19
+	var t21 uint64 = v[8] >> 47
+	var t22 uint64 = (t20 & t21) & 0x1
 	var t23 uint64 = t17 | t22
 	var t24 uint64 = v[3] >> 0 & 0xffffffff
 	var t25 uint64
 	if t24 < 0x80000000 {
 		t25 = 1
 	}
-	var t26 uint64 = (^t25) & 0x1
-	var t27 uint64 = (v[8] >> 31) & 0x1
-	var t28 uint64 = t26 & t27
+	var t26 uint64 = ^t25
+	var t27 uint64 = v[8] >> 31
+	var t28 uint64 = (t26 & t27) & 0x1
 	var t29 uint64 = t23 | t28
 	var t30 uint64 = v[1] >> 0 & 0xffffffff
 	var t31 uint64
 	if t30 < 0x80000000 {
 		t31 = 1
 	}
-	var t32 uint64 = (^t31) & 0x1
-	var t33 uint64 = (v[8] >> 15) & 0x1
-	var t34 uint64 = t32 & t33
+	var t32 uint64 = ^t31
+	var t33 uint64 = v[8] >> 15
+	var t34 uint64 = (t32 & t33) & 0x1
 	var t35 uint64 = t29 | t34
 	var t37 uint64 = t35 | v[9]
-	var t50 uint64 = (^t37) & 0x1
-	var t51 uint64 = v[75] | t50
+	var t50 uint64 = ^t37
+	var t51 uint64 = (v[75] | t50) & 0x1
 	v[51] = t51
 	var t36 uint64 = t34 | t34<<1 | t34<<2 | t34<<3 | t34<<4 | t34<<5 | t34<<6 | t34<<7 | t34<<8 | t34<<9 | t34<<10 | t34<<11 | t34<<12 | t34<<13 | t34<<14 | t34<<15 | t28<<16 | t28<<17 | t28<<18 | t28<<19 | t28<<20 | t28<<21 | t28<<22 | t28<<23 | t28<<24 | t28<<25 | t28<<26 | t28<<27 | t28<<28 | t28<<29 | t28<<30 | t28<<31 | t22<<32 | t22<<33 | t22<<34 | t22<<35 | t22<<36 | t22<<37 | t22<<38 | t22<<39 | t22<<40 | t22<<41 | t22<<42 | t22<<43 | t22<<44 | t22<<45 | t22<<46 | t22<<47 | t17<<48 | t17<<49 | t17<<50 | t17<<51 | t17<<52 | t17<<53 | t17<<54 | t17<<55 | t17<<56 | t17<<57 | t17<<58 | t17<<59 | t17<<60 | t17<<61 | t17<<62 | t17<<63
 	var t39 uint64 = v[10] & t37
@@ -147,7 +147,7 @@ func (x *simfilter) EvalInputs() {
 	v[49] &= 0x1
 	var t77 uint64 = v[105] | v[76]
 	v[77] = t77
-	var t92 uint64 = (^t77) & 0x1
+	var t92 uint64 = ^t77
 	var t93 uint64 = t39 & v[75]
 	var t94 uint64 = t92 & t93
 	v[94] = t94

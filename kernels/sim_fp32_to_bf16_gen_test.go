@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "20c9e31e7a937271b51b74049fd8bcea" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "433e68db3a26f0061708b192ace4ebd4" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -207,9 +207,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t20 uint64 = t17 & t19
 	var t22 uint64 = v[7] >> 48 & 0x1
-	var t23 uint64 = (0x7fff + t22) & 0xffffffff
-	var t24 uint64 = (t12 + t23) & 0xffffffff
-	var t25 uint64 = (t24 >> 16) & 0xffff
+	var t23 uint64 = 0x7fff + t22
+	var t24 uint64 = t12 + t23
+	var t25 uint64 = t24 >> 16
 	var t26 uint64 = v[7] >> 48 & 0xffff
 	var t28 uint64 = t26 | 0x40
 	var t29, t29_1, t29_0 uint64 = 0, t28, t25
@@ -218,6 +218,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t29 = t29_0
 	}
+	t29 &= 0xffff
 	var t31 uint64 = v[7] >> 0 & 0xffffffff
 	var t32 uint64 = (v[8] >> 56) & 0x1
 	var t33 uint64 = v[7] >> 23 & 0xff
@@ -232,9 +233,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t39 uint64 = t36 & t38
 	var t41 uint64 = v[7] >> 16 & 0x1
-	var t42 uint64 = (0x7fff + t41) & 0xffffffff
-	var t43 uint64 = (t31 + t42) & 0xffffffff
-	var t44 uint64 = (t43 >> 16) & 0xffff
+	var t42 uint64 = 0x7fff + t41
+	var t43 uint64 = t31 + t42
+	var t44 uint64 = t43 >> 16
 	var t45 uint64 = v[7] >> 16 & 0xffff
 	var t47 uint64 = t45 | 0x40
 	var t48, t48_1, t48_0 uint64 = 0, t47, t44
@@ -243,6 +244,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t48 = t48_0
 	}
+	t48 &= 0xffff
 	var t50 uint64 = v[6] >> 32 & 0xffffffff
 	var t51 uint64 = (v[8] >> 52) & 0x1
 	var t52 uint64 = v[6] >> 55 & 0xff
@@ -257,9 +259,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t58 uint64 = t55 & t57
 	var t60 uint64 = v[6] >> 48 & 0x1
-	var t61 uint64 = (0x7fff + t60) & 0xffffffff
-	var t62 uint64 = (t50 + t61) & 0xffffffff
-	var t63 uint64 = (t62 >> 16) & 0xffff
+	var t61 uint64 = 0x7fff + t60
+	var t62 uint64 = t50 + t61
+	var t63 uint64 = t62 >> 16
 	var t64 uint64 = v[6] >> 48 & 0xffff
 	var t66 uint64 = t64 | 0x40
 	var t67, t67_1, t67_0 uint64 = 0, t66, t63
@@ -268,6 +270,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t67 = t67_0
 	}
+	t67 &= 0xffff
 	var t69 uint64 = v[6] >> 0 & 0xffffffff
 	var t70 uint64 = (v[8] >> 48) & 0x1
 	var t71 uint64 = v[6] >> 23 & 0xff
@@ -282,9 +285,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t77 uint64 = t74 & t76
 	var t79 uint64 = v[6] >> 16 & 0x1
-	var t80 uint64 = (0x7fff + t79) & 0xffffffff
-	var t81 uint64 = (t69 + t80) & 0xffffffff
-	var t82 uint64 = (t81 >> 16) & 0xffff
+	var t80 uint64 = 0x7fff + t79
+	var t81 uint64 = t69 + t80
+	var t82 uint64 = t81 >> 16
 	var t83 uint64 = v[6] >> 16 & 0xffff
 	var t85 uint64 = t83 | 0x40
 	var t86, t86_1, t86_0 uint64 = 0, t85, t82
@@ -293,6 +296,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t86 = t86_0
 	}
+	t86 &= 0xffff
 	var t88 uint64 = v[5] >> 32 & 0xffffffff
 	var t89 uint64 = (v[8] >> 44) & 0x1
 	var t90 uint64 = v[5] >> 55 & 0xff
@@ -307,9 +311,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t96 uint64 = t93 & t95
 	var t98 uint64 = v[5] >> 48 & 0x1
-	var t99 uint64 = (0x7fff + t98) & 0xffffffff
-	var t100 uint64 = (t88 + t99) & 0xffffffff
-	var t101 uint64 = (t100 >> 16) & 0xffff
+	var t99 uint64 = 0x7fff + t98
+	var t100 uint64 = t88 + t99
+	var t101 uint64 = t100 >> 16
 	var t102 uint64 = v[5] >> 48 & 0xffff
 	var t104 uint64 = t102 | 0x40
 	var t105, t105_1, t105_0 uint64 = 0, t104, t101
@@ -318,6 +322,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t105 = t105_0
 	}
+	t105 &= 0xffff
 	var t107 uint64 = v[5] >> 0 & 0xffffffff
 	var t108 uint64 = (v[8] >> 40) & 0x1
 	var t109 uint64 = v[5] >> 23 & 0xff
@@ -332,9 +337,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t115 uint64 = t112 & t114
 	var t117 uint64 = v[5] >> 16 & 0x1
-	var t118 uint64 = (0x7fff + t117) & 0xffffffff
-	var t119 uint64 = (t107 + t118) & 0xffffffff
-	var t120 uint64 = (t119 >> 16) & 0xffff
+	var t118 uint64 = 0x7fff + t117
+	var t119 uint64 = t107 + t118
+	var t120 uint64 = t119 >> 16
 	var t121 uint64 = v[5] >> 16 & 0xffff
 	var t123 uint64 = t121 | 0x40
 	var t124, t124_1, t124_0 uint64 = 0, t123, t120
@@ -343,6 +348,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t124 = t124_0
 	}
+	t124 &= 0xffff
 	var t126 uint64 = v[4] >> 32 & 0xffffffff
 	var t127 uint64 = (v[8] >> 36) & 0x1
 	var t128 uint64 = v[4] >> 55 & 0xff
@@ -357,9 +363,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t134 uint64 = t131 & t133
 	var t136 uint64 = v[4] >> 48 & 0x1
-	var t137 uint64 = (0x7fff + t136) & 0xffffffff
-	var t138 uint64 = (t126 + t137) & 0xffffffff
-	var t139 uint64 = (t138 >> 16) & 0xffff
+	var t137 uint64 = 0x7fff + t136
+	var t138 uint64 = t126 + t137
+	var t139 uint64 = t138 >> 16
 	var t140 uint64 = v[4] >> 48 & 0xffff
 	var t142 uint64 = t140 | 0x40
 	var t143, t143_1, t143_0 uint64 = 0, t142, t139
@@ -368,6 +374,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t143 = t143_0
 	}
+	t143 &= 0xffff
 	var t145 uint64 = v[4] >> 0 & 0xffffffff
 	var t146 uint64 = (v[8] >> 32) & 0x1
 	var t147 uint64 = v[4] >> 23 & 0xff
@@ -382,9 +389,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t153 uint64 = t150 & t152
 	var t155 uint64 = v[4] >> 16 & 0x1
-	var t156 uint64 = (0x7fff + t155) & 0xffffffff
-	var t157 uint64 = (t145 + t156) & 0xffffffff
-	var t158 uint64 = (t157 >> 16) & 0xffff
+	var t156 uint64 = 0x7fff + t155
+	var t157 uint64 = t145 + t156
+	var t158 uint64 = t157 >> 16
 	var t159 uint64 = v[4] >> 16 & 0xffff
 	var t161 uint64 = t159 | 0x40
 	var t162, t162_1, t162_0 uint64 = 0, t161, t158
@@ -393,6 +400,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t162 = t162_0
 	}
+	t162 &= 0xffff
 	var t164 uint64 = v[3] >> 32 & 0xffffffff
 	var t165 uint64 = (v[8] >> 28) & 0x1
 	var t166 uint64 = v[3] >> 55 & 0xff
@@ -407,9 +415,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t172 uint64 = t169 & t171
 	var t174 uint64 = v[3] >> 48 & 0x1
-	var t175 uint64 = (0x7fff + t174) & 0xffffffff
-	var t176 uint64 = (t164 + t175) & 0xffffffff
-	var t177 uint64 = (t176 >> 16) & 0xffff
+	var t175 uint64 = 0x7fff + t174
+	var t176 uint64 = t164 + t175
+	var t177 uint64 = t176 >> 16
 	var t178 uint64 = v[3] >> 48 & 0xffff
 	var t180 uint64 = t178 | 0x40
 	var t181, t181_1, t181_0 uint64 = 0, t180, t177
@@ -418,6 +426,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t181 = t181_0
 	}
+	t181 &= 0xffff
 	var t183 uint64 = v[3] >> 0 & 0xffffffff
 	var t184 uint64 = (v[8] >> 24) & 0x1
 	var t185 uint64 = v[3] >> 23 & 0xff
@@ -432,9 +441,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t191 uint64 = t188 & t190
 	var t193 uint64 = v[3] >> 16 & 0x1
-	var t194 uint64 = (0x7fff + t193) & 0xffffffff
-	var t195 uint64 = (t183 + t194) & 0xffffffff
-	var t196 uint64 = (t195 >> 16) & 0xffff
+	var t194 uint64 = 0x7fff + t193
+	var t195 uint64 = t183 + t194
+	var t196 uint64 = t195 >> 16
 	var t197 uint64 = v[3] >> 16 & 0xffff
 	var t199 uint64 = t197 | 0x40
 	var t200, t200_1, t200_0 uint64 = 0, t199, t196
@@ -443,6 +452,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t200 = t200_0
 	}
+	t200 &= 0xffff
 	var t202 uint64 = v[2] >> 32 & 0xffffffff
 	var t203 uint64 = (v[8] >> 20) & 0x1
 	var t204 uint64 = v[2] >> 55 & 0xff
@@ -457,9 +467,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t210 uint64 = t207 & t209
 	var t212 uint64 = v[2] >> 48 & 0x1
-	var t213 uint64 = (0x7fff + t212) & 0xffffffff
-	var t214 uint64 = (t202 + t213) & 0xffffffff
-	var t215 uint64 = (t214 >> 16) & 0xffff
+	var t213 uint64 = 0x7fff + t212
+	var t214 uint64 = t202 + t213
+	var t215 uint64 = t214 >> 16
 	var t216 uint64 = v[2] >> 48 & 0xffff
 	var t218 uint64 = t216 | 0x40
 	var t219, t219_1, t219_0 uint64 = 0, t218, t215
@@ -468,6 +478,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t219 = t219_0
 	}
+	t219 &= 0xffff
 	var t221 uint64 = v[2] >> 0 & 0xffffffff
 	var t222 uint64 = (v[8] >> 16) & 0x1
 	var t223 uint64 = v[2] >> 23 & 0xff
@@ -482,9 +493,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t229 uint64 = t226 & t228
 	var t231 uint64 = v[2] >> 16 & 0x1
-	var t232 uint64 = (0x7fff + t231) & 0xffffffff
-	var t233 uint64 = (t221 + t232) & 0xffffffff
-	var t234 uint64 = (t233 >> 16) & 0xffff
+	var t232 uint64 = 0x7fff + t231
+	var t233 uint64 = t221 + t232
+	var t234 uint64 = t233 >> 16
 	var t235 uint64 = v[2] >> 16 & 0xffff
 	var t237 uint64 = t235 | 0x40
 	var t238, t238_1, t238_0 uint64 = 0, t237, t234
@@ -493,6 +504,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t238 = t238_0
 	}
+	t238 &= 0xffff
 	var t240 uint64 = v[1] >> 32 & 0xffffffff
 	var t241 uint64 = (v[8] >> 12) & 0x1
 	var t242 uint64 = v[1] >> 55 & 0xff
@@ -507,9 +519,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t248 uint64 = t245 & t247
 	var t250 uint64 = v[1] >> 48 & 0x1
-	var t251 uint64 = (0x7fff + t250) & 0xffffffff
-	var t252 uint64 = (t240 + t251) & 0xffffffff
-	var t253 uint64 = (t252 >> 16) & 0xffff
+	var t251 uint64 = 0x7fff + t250
+	var t252 uint64 = t240 + t251
+	var t253 uint64 = t252 >> 16
 	var t254 uint64 = v[1] >> 48 & 0xffff
 	var t256 uint64 = t254 | 0x40
 	var t257, t257_1, t257_0 uint64 = 0, t256, t253
@@ -518,6 +530,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t257 = t257_0
 	}
+	t257 &= 0xffff
 	var t259 uint64 = v[1] >> 0 & 0xffffffff
 	var t260 uint64 = (v[8] >> 8) & 0x1
 	var t261 uint64 = v[1] >> 23 & 0xff
@@ -532,9 +545,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t267 uint64 = t264 & t266
 	var t269 uint64 = v[1] >> 16 & 0x1
-	var t270 uint64 = (0x7fff + t269) & 0xffffffff
-	var t271 uint64 = (t259 + t270) & 0xffffffff
-	var t272 uint64 = (t271 >> 16) & 0xffff
+	var t270 uint64 = 0x7fff + t269
+	var t271 uint64 = t259 + t270
+	var t272 uint64 = t271 >> 16
 	var t273 uint64 = v[1] >> 16 & 0xffff
 	var t275 uint64 = t273 | 0x40
 	var t276, t276_1, t276_0 uint64 = 0, t275, t272
@@ -543,6 +556,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t276 = t276_0
 	}
+	t276 &= 0xffff
 	var t278 uint64 = v[0] >> 32 & 0xffffffff
 	var t279 uint64 = (v[8] >> 4) & 0x1
 	var t280 uint64 = v[0] >> 55 & 0xff
@@ -557,9 +571,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t286 uint64 = t283 & t285
 	var t288 uint64 = v[0] >> 48 & 0x1
-	var t289 uint64 = (0x7fff + t288) & 0xffffffff
-	var t290 uint64 = (t278 + t289) & 0xffffffff
-	var t291 uint64 = (t290 >> 16) & 0xffff
+	var t289 uint64 = 0x7fff + t288
+	var t290 uint64 = t278 + t289
+	var t291 uint64 = t290 >> 16
 	var t292 uint64 = v[0] >> 48 & 0xffff
 	var t294 uint64 = t292 | 0x40
 	var t295, t295_1, t295_0 uint64 = 0, t294, t291
@@ -568,6 +582,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t295 = t295_0
 	}
+	t295 &= 0xffff
 	var t297 uint64 = v[0] >> 0 & 0xffffffff
 	var t298 uint64 = (v[8]) & 0x1
 	var t299 uint64 = v[0] >> 23 & 0xff
@@ -582,9 +597,9 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	var t305 uint64 = t302 & t304
 	var t307 uint64 = v[0] >> 16 & 0x1
-	var t308 uint64 = (0x7fff + t307) & 0xffffffff
-	var t309 uint64 = (t297 + t308) & 0xffffffff
-	var t310 uint64 = (t309 >> 16) & 0xffff
+	var t308 uint64 = 0x7fff + t307
+	var t309 uint64 = t297 + t308
+	var t310 uint64 = t309 >> 16
 	var t311 uint64 = v[0] >> 16 & 0xffff
 	var t313 uint64 = t311 | 0x40
 	var t314, t314_1, t314_0 uint64 = 0, t313, t310
@@ -593,6 +608,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	} else {
 		t314 = t314_0
 	}
+	t314 &= 0xffff
 	v[315] = t257<<48 | t276<<32 | t295<<16 | t314
 	v[316] = t181<<48 | t200<<32 | t219<<16 | t238
 	v[317] = t105<<48 | t124<<32 | t143<<16 | t162
@@ -606,7 +622,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	v[325] &= 0x1ffffffff
 	var t341 uint64 = v[360] | v[340]
 	v[341] = t341
-	var t351 uint64 = (^t341) & 0x1
+	var t351 uint64 = ^t341
 	var t352 uint64 = v[10] & v[339]
 	var t353 uint64 = t351 & t352
 	v[353] = t353

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "9522a74310ebb2293b4103347181dd9f" }
+func (x *simhistogram) Fingerprint() string { return "7f58703dac3bf7b31e05be8676f824ef" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -108,7 +108,7 @@ func (x *simhistogram) EvalState() {
 	if d&0x1 != 0 {
 		var t240 uint64 = (^v[229]) & 0x1
 		v[240] = t240
-		var t214 uint64 = (^v[46]) & 0x1
+		var t214 uint64 = ^v[46]
 		var t215 uint64 = t240 & t214
 		v[215] = t215
 		var t19 uint64 = (^v[17]) & 0x1
@@ -339,7 +339,7 @@ func (x *simhistogram) EvalInputs() {
 	v[213] &= 0x1
 	var t242 uint64 = v[270] | v[241]
 	v[242] = t242
-	var t257 uint64 = (^t242) & 0x1
+	var t257 uint64 = ^t242
 	var t258 uint64 = t203 & v[240]
 	var t259 uint64 = t257 & t258
 	v[259] = t259
@@ -519,19 +519,19 @@ func (x *simhistogram) Edge() bool {
 		v[159] = v[157]
 		v[157] = v[150]
 		v[161] = v[166]
-		var t83 uint64 = (^v[46]) & 0x1
+		var t83 uint64 = ^v[46]
 		var t84 uint64 = v[74] & t83
 		v[76] = t84
-		var t111 uint64 = (^v[46]) & 0x1
+		var t111 uint64 = ^v[46]
 		var t112 uint64 = v[102] & t111
 		v[104] = t112
-		var t139 uint64 = (^v[46]) & 0x1
+		var t139 uint64 = ^v[46]
 		var t140 uint64 = v[130] & t139
 		v[132] = t140
-		var t167 uint64 = (^v[46]) & 0x1
+		var t167 uint64 = ^v[46]
 		var t168 uint64 = v[158] & t167
 		v[160] = t168
-		var t22 uint64 = (^v[16]) & 0x1
+		var t22 uint64 = ^v[16]
 		var t23 uint64 = v[17] & t22
 		var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
 		if v[20] != 0 {
@@ -540,7 +540,7 @@ func (x *simhistogram) Edge() bool {
 			t24 = t24_0
 		}
 		v[17] = t24
-		var t34 uint64 = (^v[28]) & 0x1
+		var t34 uint64 = ^v[28]
 		var t35 uint64 = v[29] & t34
 		var t36, t36_1, t36_0 uint64 = 0, 0x1, t35
 		if v[31] != 0 {
@@ -555,18 +555,18 @@ func (x *simhistogram) Edge() bool {
 			t40 = 1
 		}
 		var t41 uint64 = v[20] & t40
-		var t42 uint64 = (v[14]) & 0x1
+		var t42 uint64 = v[14]
 		var t43 uint64 = t41 & t42
-		var t44 uint64 = (v[13]) & 0x1
+		var t44 uint64 = v[13]
 		var t45 uint64 = t43 & t44
 		var t49 uint64
 		if v[47] == 0xff {
 			t49 = 1
 		}
-		var t50 uint64 = (^t49) & 0x1
+		var t50 uint64 = ^t49
 		var t51 uint64 = v[46] & t50
 		var t52 uint64 = t45 | t51
-		var t55 uint64 = (v[47] + 0x1) & 0xff
+		var t55 uint64 = v[47] + 0x1
 		var t56, t56_1, t56_0 uint64 = 0, t55, v[47]
 		if v[46] != 0 {
 			t56 = t56_1
@@ -579,31 +579,33 @@ func (x *simhistogram) Edge() bool {
 		} else {
 			t57 = t57_0
 		}
+		t57 &= 0xff
 		v[47] = t57
 		var t217 uint64 = v[203] & v[215]
-		var t67 uint64 = (v[8] >> 15) & 0x1
+		var t67 uint64 = v[8] >> 15
 		var t68 uint64 = t217 & t67
 		v[74] = t68
-		var t95 uint64 = (v[8] >> 31) & 0x1
+		var t95 uint64 = v[8] >> 31
 		var t96 uint64 = t217 & t95
 		v[102] = t96
-		var t123 uint64 = (v[8] >> 47) & 0x1
+		var t123 uint64 = v[8] >> 47
 		var t124 uint64 = t217 & t123
 		v[130] = t124
-		var t151 uint64 = (v[8] >> 63) & 0x1
+		var t151 uint64 = v[8] >> 63
 		var t152 uint64 = t217 & t151
 		v[158] = t152
-		var t69 uint64 = (0x0 + t68) & 0xffffffff
-		var t97 uint64 = (t69 + t96) & 0xffffffff
-		var t125 uint64 = (t97 + t124) & 0xffffffff
-		var t153 uint64 = (t125 + t152) & 0xffffffff
-		var t178 uint64 = (v[62] + t153) & 0xffffffff
+		var t69 uint64 = 0x0 + t68
+		var t97 uint64 = t69 + t96
+		var t125 uint64 = t97 + t124
+		var t153 uint64 = t125 + t152
+		var t178 uint64 = v[62] + t153
 		var t179, t179_1, t179_0 uint64 = 0, 0x0, t178
 		if v[46] != 0 {
 			t179 = t179_1
 		} else {
 			t179 = t179_0
 		}
+		t179 &= 0xffffffff
 		v[46] = t52
 		v[62] = t179
 		var t243 uint64 = v[229] | v[203]

@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "92cff4091c6346ff59cfe562ce71df8e" }
+func (x *simquantize_mxint8) Fingerprint() string { return "2386d7d1c06efe1dec98d3ba2e9e8aea" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -677,20 +677,20 @@ func (x *simquantize_mxint8) EvalState() {
 		}
 		var t1870 uint64 = (v[1868] >> 10) & 0x1
 		var t1873 uint64 = (v[1868]) & 0xff
-		var t1871 uint64 = (v[1868] >> 9) & 0x1
-		var t1872 uint64 = (v[1868] >> 8) & 0x1
-		var t1878 uint64 = (v[1868]) & 0x1
+		var t1871 uint64 = v[1868] >> 9
+		var t1872 uint64 = v[1868] >> 8
+		var t1878 uint64 = v[1868]
 		var t1879 uint64 = t1872 | t1878
-		var t1880 uint64 = t1871 & t1879
+		var t1880 uint64 = (t1871 & t1879) & 0x1
 		var t1881 uint64 = (t1873 + t1880) & 0x1ff
-		var t1884 uint64 = (t1881) & 0xff
+		var t1884 uint64 = t1881
 		var t1886, t1886_1, t1886_0 uint64 = 0, t1884, 0x7f
 		if t1881 < 0x80 {
 			t1886 = t1886_1
 		} else {
 			t1886 = t1886_0
 		}
-		var t1888 uint64 = (0x0 - t1886) & 0xff
+		var t1888 uint64 = 0x0 - t1886
 		var t1889, t1889_1, t1889_0 uint64 = 0, t1888, t1886
 		if t1870 != 0 {
 			t1889 = t1889_1
@@ -703,22 +703,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1891 = t1891_0
 		}
+		t1891 &= 0xff
 		var t1851 uint64 = (v[1849] >> 10) & 0x1
 		var t1854 uint64 = (v[1849]) & 0xff
-		var t1852 uint64 = (v[1849] >> 9) & 0x1
-		var t1853 uint64 = (v[1849] >> 8) & 0x1
-		var t1892 uint64 = (v[1849]) & 0x1
+		var t1852 uint64 = v[1849] >> 9
+		var t1853 uint64 = v[1849] >> 8
+		var t1892 uint64 = v[1849]
 		var t1893 uint64 = t1853 | t1892
-		var t1894 uint64 = t1852 & t1893
+		var t1894 uint64 = (t1852 & t1893) & 0x1
 		var t1895 uint64 = (t1854 + t1894) & 0x1ff
-		var t1898 uint64 = (t1895) & 0xff
+		var t1898 uint64 = t1895
 		var t1900, t1900_1, t1900_0 uint64 = 0, t1898, 0x7f
 		if t1895 < 0x80 {
 			t1900 = t1900_1
 		} else {
 			t1900 = t1900_0
 		}
-		var t1902 uint64 = (0x0 - t1900) & 0xff
+		var t1902 uint64 = 0x0 - t1900
 		var t1903, t1903_1, t1903_0 uint64 = 0, t1902, t1900
 		if t1851 != 0 {
 			t1903 = t1903_1
@@ -731,22 +732,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1905 = t1905_0
 		}
+		t1905 &= 0xff
 		var t1832 uint64 = (v[1830] >> 10) & 0x1
 		var t1835 uint64 = (v[1830]) & 0xff
-		var t1833 uint64 = (v[1830] >> 9) & 0x1
-		var t1834 uint64 = (v[1830] >> 8) & 0x1
-		var t1906 uint64 = (v[1830]) & 0x1
+		var t1833 uint64 = v[1830] >> 9
+		var t1834 uint64 = v[1830] >> 8
+		var t1906 uint64 = v[1830]
 		var t1907 uint64 = t1834 | t1906
-		var t1908 uint64 = t1833 & t1907
+		var t1908 uint64 = (t1833 & t1907) & 0x1
 		var t1909 uint64 = (t1835 + t1908) & 0x1ff
-		var t1912 uint64 = (t1909) & 0xff
+		var t1912 uint64 = t1909
 		var t1914, t1914_1, t1914_0 uint64 = 0, t1912, 0x7f
 		if t1909 < 0x80 {
 			t1914 = t1914_1
 		} else {
 			t1914 = t1914_0
 		}
-		var t1916 uint64 = (0x0 - t1914) & 0xff
+		var t1916 uint64 = 0x0 - t1914
 		var t1917, t1917_1, t1917_0 uint64 = 0, t1916, t1914
 		if t1832 != 0 {
 			t1917 = t1917_1
@@ -759,22 +761,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1919 = t1919_0
 		}
+		t1919 &= 0xff
 		var t1813 uint64 = (v[1811] >> 10) & 0x1
 		var t1816 uint64 = (v[1811]) & 0xff
-		var t1814 uint64 = (v[1811] >> 9) & 0x1
-		var t1815 uint64 = (v[1811] >> 8) & 0x1
-		var t1920 uint64 = (v[1811]) & 0x1
+		var t1814 uint64 = v[1811] >> 9
+		var t1815 uint64 = v[1811] >> 8
+		var t1920 uint64 = v[1811]
 		var t1921 uint64 = t1815 | t1920
-		var t1922 uint64 = t1814 & t1921
+		var t1922 uint64 = (t1814 & t1921) & 0x1
 		var t1923 uint64 = (t1816 + t1922) & 0x1ff
-		var t1926 uint64 = (t1923) & 0xff
+		var t1926 uint64 = t1923
 		var t1928, t1928_1, t1928_0 uint64 = 0, t1926, 0x7f
 		if t1923 < 0x80 {
 			t1928 = t1928_1
 		} else {
 			t1928 = t1928_0
 		}
-		var t1930 uint64 = (0x0 - t1928) & 0xff
+		var t1930 uint64 = 0x0 - t1928
 		var t1931, t1931_1, t1931_0 uint64 = 0, t1930, t1928
 		if t1813 != 0 {
 			t1931 = t1931_1
@@ -787,22 +790,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1933 = t1933_0
 		}
+		t1933 &= 0xff
 		var t1794 uint64 = (v[1792] >> 10) & 0x1
 		var t1797 uint64 = (v[1792]) & 0xff
-		var t1795 uint64 = (v[1792] >> 9) & 0x1
-		var t1796 uint64 = (v[1792] >> 8) & 0x1
-		var t1934 uint64 = (v[1792]) & 0x1
+		var t1795 uint64 = v[1792] >> 9
+		var t1796 uint64 = v[1792] >> 8
+		var t1934 uint64 = v[1792]
 		var t1935 uint64 = t1796 | t1934
-		var t1936 uint64 = t1795 & t1935
+		var t1936 uint64 = (t1795 & t1935) & 0x1
 		var t1937 uint64 = (t1797 + t1936) & 0x1ff
-		var t1940 uint64 = (t1937) & 0xff
+		var t1940 uint64 = t1937
 		var t1942, t1942_1, t1942_0 uint64 = 0, t1940, 0x7f
 		if t1937 < 0x80 {
 			t1942 = t1942_1
 		} else {
 			t1942 = t1942_0
 		}
-		var t1944 uint64 = (0x0 - t1942) & 0xff
+		var t1944 uint64 = 0x0 - t1942
 		var t1945, t1945_1, t1945_0 uint64 = 0, t1944, t1942
 		if t1794 != 0 {
 			t1945 = t1945_1
@@ -815,22 +819,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1947 = t1947_0
 		}
+		t1947 &= 0xff
 		var t1775 uint64 = (v[1773] >> 10) & 0x1
 		var t1778 uint64 = (v[1773]) & 0xff
-		var t1776 uint64 = (v[1773] >> 9) & 0x1
-		var t1777 uint64 = (v[1773] >> 8) & 0x1
-		var t1948 uint64 = (v[1773]) & 0x1
+		var t1776 uint64 = v[1773] >> 9
+		var t1777 uint64 = v[1773] >> 8
+		var t1948 uint64 = v[1773]
 		var t1949 uint64 = t1777 | t1948
-		var t1950 uint64 = t1776 & t1949
+		var t1950 uint64 = (t1776 & t1949) & 0x1
 		var t1951 uint64 = (t1778 + t1950) & 0x1ff
-		var t1954 uint64 = (t1951) & 0xff
+		var t1954 uint64 = t1951
 		var t1956, t1956_1, t1956_0 uint64 = 0, t1954, 0x7f
 		if t1951 < 0x80 {
 			t1956 = t1956_1
 		} else {
 			t1956 = t1956_0
 		}
-		var t1958 uint64 = (0x0 - t1956) & 0xff
+		var t1958 uint64 = 0x0 - t1956
 		var t1959, t1959_1, t1959_0 uint64 = 0, t1958, t1956
 		if t1775 != 0 {
 			t1959 = t1959_1
@@ -843,22 +848,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1961 = t1961_0
 		}
+		t1961 &= 0xff
 		var t1756 uint64 = (v[1754] >> 10) & 0x1
 		var t1759 uint64 = (v[1754]) & 0xff
-		var t1757 uint64 = (v[1754] >> 9) & 0x1
-		var t1758 uint64 = (v[1754] >> 8) & 0x1
-		var t1962 uint64 = (v[1754]) & 0x1
+		var t1757 uint64 = v[1754] >> 9
+		var t1758 uint64 = v[1754] >> 8
+		var t1962 uint64 = v[1754]
 		var t1963 uint64 = t1758 | t1962
-		var t1964 uint64 = t1757 & t1963
+		var t1964 uint64 = (t1757 & t1963) & 0x1
 		var t1965 uint64 = (t1759 + t1964) & 0x1ff
-		var t1968 uint64 = (t1965) & 0xff
+		var t1968 uint64 = t1965
 		var t1970, t1970_1, t1970_0 uint64 = 0, t1968, 0x7f
 		if t1965 < 0x80 {
 			t1970 = t1970_1
 		} else {
 			t1970 = t1970_0
 		}
-		var t1972 uint64 = (0x0 - t1970) & 0xff
+		var t1972 uint64 = 0x0 - t1970
 		var t1973, t1973_1, t1973_0 uint64 = 0, t1972, t1970
 		if t1756 != 0 {
 			t1973 = t1973_1
@@ -871,22 +877,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1975 = t1975_0
 		}
+		t1975 &= 0xff
 		var t1737 uint64 = (v[1735] >> 10) & 0x1
 		var t1740 uint64 = (v[1735]) & 0xff
-		var t1738 uint64 = (v[1735] >> 9) & 0x1
-		var t1739 uint64 = (v[1735] >> 8) & 0x1
-		var t1976 uint64 = (v[1735]) & 0x1
+		var t1738 uint64 = v[1735] >> 9
+		var t1739 uint64 = v[1735] >> 8
+		var t1976 uint64 = v[1735]
 		var t1977 uint64 = t1739 | t1976
-		var t1978 uint64 = t1738 & t1977
+		var t1978 uint64 = (t1738 & t1977) & 0x1
 		var t1979 uint64 = (t1740 + t1978) & 0x1ff
-		var t1982 uint64 = (t1979) & 0xff
+		var t1982 uint64 = t1979
 		var t1984, t1984_1, t1984_0 uint64 = 0, t1982, 0x7f
 		if t1979 < 0x80 {
 			t1984 = t1984_1
 		} else {
 			t1984 = t1984_0
 		}
-		var t1986 uint64 = (0x0 - t1984) & 0xff
+		var t1986 uint64 = 0x0 - t1984
 		var t1987, t1987_1, t1987_0 uint64 = 0, t1986, t1984
 		if t1737 != 0 {
 			t1987 = t1987_1
@@ -899,22 +906,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1989 = t1989_0
 		}
+		t1989 &= 0xff
 		var t1718 uint64 = (v[1716] >> 10) & 0x1
 		var t1721 uint64 = (v[1716]) & 0xff
-		var t1719 uint64 = (v[1716] >> 9) & 0x1
-		var t1720 uint64 = (v[1716] >> 8) & 0x1
-		var t1990 uint64 = (v[1716]) & 0x1
+		var t1719 uint64 = v[1716] >> 9
+		var t1720 uint64 = v[1716] >> 8
+		var t1990 uint64 = v[1716]
 		var t1991 uint64 = t1720 | t1990
-		var t1992 uint64 = t1719 & t1991
+		var t1992 uint64 = (t1719 & t1991) & 0x1
 		var t1993 uint64 = (t1721 + t1992) & 0x1ff
-		var t1996 uint64 = (t1993) & 0xff
+		var t1996 uint64 = t1993
 		var t1998, t1998_1, t1998_0 uint64 = 0, t1996, 0x7f
 		if t1993 < 0x80 {
 			t1998 = t1998_1
 		} else {
 			t1998 = t1998_0
 		}
-		var t2000 uint64 = (0x0 - t1998) & 0xff
+		var t2000 uint64 = 0x0 - t1998
 		var t2001, t2001_1, t2001_0 uint64 = 0, t2000, t1998
 		if t1718 != 0 {
 			t2001 = t2001_1
@@ -927,22 +935,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2003 = t2003_0
 		}
+		t2003 &= 0xff
 		var t1699 uint64 = (v[1697] >> 10) & 0x1
 		var t1702 uint64 = (v[1697]) & 0xff
-		var t1700 uint64 = (v[1697] >> 9) & 0x1
-		var t1701 uint64 = (v[1697] >> 8) & 0x1
-		var t2004 uint64 = (v[1697]) & 0x1
+		var t1700 uint64 = v[1697] >> 9
+		var t1701 uint64 = v[1697] >> 8
+		var t2004 uint64 = v[1697]
 		var t2005 uint64 = t1701 | t2004
-		var t2006 uint64 = t1700 & t2005
+		var t2006 uint64 = (t1700 & t2005) & 0x1
 		var t2007 uint64 = (t1702 + t2006) & 0x1ff
-		var t2010 uint64 = (t2007) & 0xff
+		var t2010 uint64 = t2007
 		var t2012, t2012_1, t2012_0 uint64 = 0, t2010, 0x7f
 		if t2007 < 0x80 {
 			t2012 = t2012_1
 		} else {
 			t2012 = t2012_0
 		}
-		var t2014 uint64 = (0x0 - t2012) & 0xff
+		var t2014 uint64 = 0x0 - t2012
 		var t2015, t2015_1, t2015_0 uint64 = 0, t2014, t2012
 		if t1699 != 0 {
 			t2015 = t2015_1
@@ -955,22 +964,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2017 = t2017_0
 		}
+		t2017 &= 0xff
 		var t1680 uint64 = (v[1678] >> 10) & 0x1
 		var t1683 uint64 = (v[1678]) & 0xff
-		var t1681 uint64 = (v[1678] >> 9) & 0x1
-		var t1682 uint64 = (v[1678] >> 8) & 0x1
-		var t2018 uint64 = (v[1678]) & 0x1
+		var t1681 uint64 = v[1678] >> 9
+		var t1682 uint64 = v[1678] >> 8
+		var t2018 uint64 = v[1678]
 		var t2019 uint64 = t1682 | t2018
-		var t2020 uint64 = t1681 & t2019
+		var t2020 uint64 = (t1681 & t2019) & 0x1
 		var t2021 uint64 = (t1683 + t2020) & 0x1ff
-		var t2024 uint64 = (t2021) & 0xff
+		var t2024 uint64 = t2021
 		var t2026, t2026_1, t2026_0 uint64 = 0, t2024, 0x7f
 		if t2021 < 0x80 {
 			t2026 = t2026_1
 		} else {
 			t2026 = t2026_0
 		}
-		var t2028 uint64 = (0x0 - t2026) & 0xff
+		var t2028 uint64 = 0x0 - t2026
 		var t2029, t2029_1, t2029_0 uint64 = 0, t2028, t2026
 		if t1680 != 0 {
 			t2029 = t2029_1
@@ -983,22 +993,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2031 = t2031_0
 		}
+		t2031 &= 0xff
 		var t1661 uint64 = (v[1659] >> 10) & 0x1
 		var t1664 uint64 = (v[1659]) & 0xff
-		var t1662 uint64 = (v[1659] >> 9) & 0x1
-		var t1663 uint64 = (v[1659] >> 8) & 0x1
-		var t2032 uint64 = (v[1659]) & 0x1
+		var t1662 uint64 = v[1659] >> 9
+		var t1663 uint64 = v[1659] >> 8
+		var t2032 uint64 = v[1659]
 		var t2033 uint64 = t1663 | t2032
-		var t2034 uint64 = t1662 & t2033
+		var t2034 uint64 = (t1662 & t2033) & 0x1
 		var t2035 uint64 = (t1664 + t2034) & 0x1ff
-		var t2038 uint64 = (t2035) & 0xff
+		var t2038 uint64 = t2035
 		var t2040, t2040_1, t2040_0 uint64 = 0, t2038, 0x7f
 		if t2035 < 0x80 {
 			t2040 = t2040_1
 		} else {
 			t2040 = t2040_0
 		}
-		var t2042 uint64 = (0x0 - t2040) & 0xff
+		var t2042 uint64 = 0x0 - t2040
 		var t2043, t2043_1, t2043_0 uint64 = 0, t2042, t2040
 		if t1661 != 0 {
 			t2043 = t2043_1
@@ -1011,22 +1022,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2045 = t2045_0
 		}
+		t2045 &= 0xff
 		var t1642 uint64 = (v[1640] >> 10) & 0x1
 		var t1645 uint64 = (v[1640]) & 0xff
-		var t1643 uint64 = (v[1640] >> 9) & 0x1
-		var t1644 uint64 = (v[1640] >> 8) & 0x1
-		var t2046 uint64 = (v[1640]) & 0x1
+		var t1643 uint64 = v[1640] >> 9
+		var t1644 uint64 = v[1640] >> 8
+		var t2046 uint64 = v[1640]
 		var t2047 uint64 = t1644 | t2046
-		var t2048 uint64 = t1643 & t2047
+		var t2048 uint64 = (t1643 & t2047) & 0x1
 		var t2049 uint64 = (t1645 + t2048) & 0x1ff
-		var t2052 uint64 = (t2049) & 0xff
+		var t2052 uint64 = t2049
 		var t2054, t2054_1, t2054_0 uint64 = 0, t2052, 0x7f
 		if t2049 < 0x80 {
 			t2054 = t2054_1
 		} else {
 			t2054 = t2054_0
 		}
-		var t2056 uint64 = (0x0 - t2054) & 0xff
+		var t2056 uint64 = 0x0 - t2054
 		var t2057, t2057_1, t2057_0 uint64 = 0, t2056, t2054
 		if t1642 != 0 {
 			t2057 = t2057_1
@@ -1039,22 +1051,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2059 = t2059_0
 		}
+		t2059 &= 0xff
 		var t1623 uint64 = (v[1621] >> 10) & 0x1
 		var t1626 uint64 = (v[1621]) & 0xff
-		var t1624 uint64 = (v[1621] >> 9) & 0x1
-		var t1625 uint64 = (v[1621] >> 8) & 0x1
-		var t2060 uint64 = (v[1621]) & 0x1
+		var t1624 uint64 = v[1621] >> 9
+		var t1625 uint64 = v[1621] >> 8
+		var t2060 uint64 = v[1621]
 		var t2061 uint64 = t1625 | t2060
-		var t2062 uint64 = t1624 & t2061
+		var t2062 uint64 = (t1624 & t2061) & 0x1
 		var t2063 uint64 = (t1626 + t2062) & 0x1ff
-		var t2066 uint64 = (t2063) & 0xff
+		var t2066 uint64 = t2063
 		var t2068, t2068_1, t2068_0 uint64 = 0, t2066, 0x7f
 		if t2063 < 0x80 {
 			t2068 = t2068_1
 		} else {
 			t2068 = t2068_0
 		}
-		var t2070 uint64 = (0x0 - t2068) & 0xff
+		var t2070 uint64 = 0x0 - t2068
 		var t2071, t2071_1, t2071_0 uint64 = 0, t2070, t2068
 		if t1623 != 0 {
 			t2071 = t2071_1
@@ -1067,22 +1080,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2073 = t2073_0
 		}
+		t2073 &= 0xff
 		var t1604 uint64 = (v[1602] >> 10) & 0x1
 		var t1607 uint64 = (v[1602]) & 0xff
-		var t1605 uint64 = (v[1602] >> 9) & 0x1
-		var t1606 uint64 = (v[1602] >> 8) & 0x1
-		var t2074 uint64 = (v[1602]) & 0x1
+		var t1605 uint64 = v[1602] >> 9
+		var t1606 uint64 = v[1602] >> 8
+		var t2074 uint64 = v[1602]
 		var t2075 uint64 = t1606 | t2074
-		var t2076 uint64 = t1605 & t2075
+		var t2076 uint64 = (t1605 & t2075) & 0x1
 		var t2077 uint64 = (t1607 + t2076) & 0x1ff
-		var t2080 uint64 = (t2077) & 0xff
+		var t2080 uint64 = t2077
 		var t2082, t2082_1, t2082_0 uint64 = 0, t2080, 0x7f
 		if t2077 < 0x80 {
 			t2082 = t2082_1
 		} else {
 			t2082 = t2082_0
 		}
-		var t2084 uint64 = (0x0 - t2082) & 0xff
+		var t2084 uint64 = 0x0 - t2082
 		var t2085, t2085_1, t2085_0 uint64 = 0, t2084, t2082
 		if t1604 != 0 {
 			t2085 = t2085_1
@@ -1095,22 +1109,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2087 = t2087_0
 		}
+		t2087 &= 0xff
 		var t1585 uint64 = (v[1583] >> 10) & 0x1
 		var t1588 uint64 = (v[1583]) & 0xff
-		var t1586 uint64 = (v[1583] >> 9) & 0x1
-		var t1587 uint64 = (v[1583] >> 8) & 0x1
-		var t2088 uint64 = (v[1583]) & 0x1
+		var t1586 uint64 = v[1583] >> 9
+		var t1587 uint64 = v[1583] >> 8
+		var t2088 uint64 = v[1583]
 		var t2089 uint64 = t1587 | t2088
-		var t2090 uint64 = t1586 & t2089
+		var t2090 uint64 = (t1586 & t2089) & 0x1
 		var t2091 uint64 = (t1588 + t2090) & 0x1ff
-		var t2094 uint64 = (t2091) & 0xff
+		var t2094 uint64 = t2091
 		var t2096, t2096_1, t2096_0 uint64 = 0, t2094, 0x7f
 		if t2091 < 0x80 {
 			t2096 = t2096_1
 		} else {
 			t2096 = t2096_0
 		}
-		var t2098 uint64 = (0x0 - t2096) & 0xff
+		var t2098 uint64 = 0x0 - t2096
 		var t2099, t2099_1, t2099_0 uint64 = 0, t2098, t2096
 		if t1585 != 0 {
 			t2099 = t2099_1
@@ -1123,22 +1138,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2101 = t2101_0
 		}
+		t2101 &= 0xff
 		var t1566 uint64 = (v[1564] >> 10) & 0x1
 		var t1569 uint64 = (v[1564]) & 0xff
-		var t1567 uint64 = (v[1564] >> 9) & 0x1
-		var t1568 uint64 = (v[1564] >> 8) & 0x1
-		var t2102 uint64 = (v[1564]) & 0x1
+		var t1567 uint64 = v[1564] >> 9
+		var t1568 uint64 = v[1564] >> 8
+		var t2102 uint64 = v[1564]
 		var t2103 uint64 = t1568 | t2102
-		var t2104 uint64 = t1567 & t2103
+		var t2104 uint64 = (t1567 & t2103) & 0x1
 		var t2105 uint64 = (t1569 + t2104) & 0x1ff
-		var t2108 uint64 = (t2105) & 0xff
+		var t2108 uint64 = t2105
 		var t2110, t2110_1, t2110_0 uint64 = 0, t2108, 0x7f
 		if t2105 < 0x80 {
 			t2110 = t2110_1
 		} else {
 			t2110 = t2110_0
 		}
-		var t2112 uint64 = (0x0 - t2110) & 0xff
+		var t2112 uint64 = 0x0 - t2110
 		var t2113, t2113_1, t2113_0 uint64 = 0, t2112, t2110
 		if t1566 != 0 {
 			t2113 = t2113_1
@@ -1151,22 +1167,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2115 = t2115_0
 		}
+		t2115 &= 0xff
 		var t1547 uint64 = (v[1545] >> 10) & 0x1
 		var t1550 uint64 = (v[1545]) & 0xff
-		var t1548 uint64 = (v[1545] >> 9) & 0x1
-		var t1549 uint64 = (v[1545] >> 8) & 0x1
-		var t2116 uint64 = (v[1545]) & 0x1
+		var t1548 uint64 = v[1545] >> 9
+		var t1549 uint64 = v[1545] >> 8
+		var t2116 uint64 = v[1545]
 		var t2117 uint64 = t1549 | t2116
-		var t2118 uint64 = t1548 & t2117
+		var t2118 uint64 = (t1548 & t2117) & 0x1
 		var t2119 uint64 = (t1550 + t2118) & 0x1ff
-		var t2122 uint64 = (t2119) & 0xff
+		var t2122 uint64 = t2119
 		var t2124, t2124_1, t2124_0 uint64 = 0, t2122, 0x7f
 		if t2119 < 0x80 {
 			t2124 = t2124_1
 		} else {
 			t2124 = t2124_0
 		}
-		var t2126 uint64 = (0x0 - t2124) & 0xff
+		var t2126 uint64 = 0x0 - t2124
 		var t2127, t2127_1, t2127_0 uint64 = 0, t2126, t2124
 		if t1547 != 0 {
 			t2127 = t2127_1
@@ -1179,22 +1196,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2129 = t2129_0
 		}
+		t2129 &= 0xff
 		var t1528 uint64 = (v[1526] >> 10) & 0x1
 		var t1531 uint64 = (v[1526]) & 0xff
-		var t1529 uint64 = (v[1526] >> 9) & 0x1
-		var t1530 uint64 = (v[1526] >> 8) & 0x1
-		var t2130 uint64 = (v[1526]) & 0x1
+		var t1529 uint64 = v[1526] >> 9
+		var t1530 uint64 = v[1526] >> 8
+		var t2130 uint64 = v[1526]
 		var t2131 uint64 = t1530 | t2130
-		var t2132 uint64 = t1529 & t2131
+		var t2132 uint64 = (t1529 & t2131) & 0x1
 		var t2133 uint64 = (t1531 + t2132) & 0x1ff
-		var t2136 uint64 = (t2133) & 0xff
+		var t2136 uint64 = t2133
 		var t2138, t2138_1, t2138_0 uint64 = 0, t2136, 0x7f
 		if t2133 < 0x80 {
 			t2138 = t2138_1
 		} else {
 			t2138 = t2138_0
 		}
-		var t2140 uint64 = (0x0 - t2138) & 0xff
+		var t2140 uint64 = 0x0 - t2138
 		var t2141, t2141_1, t2141_0 uint64 = 0, t2140, t2138
 		if t1528 != 0 {
 			t2141 = t2141_1
@@ -1207,22 +1225,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2143 = t2143_0
 		}
+		t2143 &= 0xff
 		var t1509 uint64 = (v[1507] >> 10) & 0x1
 		var t1512 uint64 = (v[1507]) & 0xff
-		var t1510 uint64 = (v[1507] >> 9) & 0x1
-		var t1511 uint64 = (v[1507] >> 8) & 0x1
-		var t2144 uint64 = (v[1507]) & 0x1
+		var t1510 uint64 = v[1507] >> 9
+		var t1511 uint64 = v[1507] >> 8
+		var t2144 uint64 = v[1507]
 		var t2145 uint64 = t1511 | t2144
-		var t2146 uint64 = t1510 & t2145
+		var t2146 uint64 = (t1510 & t2145) & 0x1
 		var t2147 uint64 = (t1512 + t2146) & 0x1ff
-		var t2150 uint64 = (t2147) & 0xff
+		var t2150 uint64 = t2147
 		var t2152, t2152_1, t2152_0 uint64 = 0, t2150, 0x7f
 		if t2147 < 0x80 {
 			t2152 = t2152_1
 		} else {
 			t2152 = t2152_0
 		}
-		var t2154 uint64 = (0x0 - t2152) & 0xff
+		var t2154 uint64 = 0x0 - t2152
 		var t2155, t2155_1, t2155_0 uint64 = 0, t2154, t2152
 		if t1509 != 0 {
 			t2155 = t2155_1
@@ -1235,22 +1254,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2157 = t2157_0
 		}
+		t2157 &= 0xff
 		var t1490 uint64 = (v[1488] >> 10) & 0x1
 		var t1493 uint64 = (v[1488]) & 0xff
-		var t1491 uint64 = (v[1488] >> 9) & 0x1
-		var t1492 uint64 = (v[1488] >> 8) & 0x1
-		var t2158 uint64 = (v[1488]) & 0x1
+		var t1491 uint64 = v[1488] >> 9
+		var t1492 uint64 = v[1488] >> 8
+		var t2158 uint64 = v[1488]
 		var t2159 uint64 = t1492 | t2158
-		var t2160 uint64 = t1491 & t2159
+		var t2160 uint64 = (t1491 & t2159) & 0x1
 		var t2161 uint64 = (t1493 + t2160) & 0x1ff
-		var t2164 uint64 = (t2161) & 0xff
+		var t2164 uint64 = t2161
 		var t2166, t2166_1, t2166_0 uint64 = 0, t2164, 0x7f
 		if t2161 < 0x80 {
 			t2166 = t2166_1
 		} else {
 			t2166 = t2166_0
 		}
-		var t2168 uint64 = (0x0 - t2166) & 0xff
+		var t2168 uint64 = 0x0 - t2166
 		var t2169, t2169_1, t2169_0 uint64 = 0, t2168, t2166
 		if t1490 != 0 {
 			t2169 = t2169_1
@@ -1263,22 +1283,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2171 = t2171_0
 		}
+		t2171 &= 0xff
 		var t1471 uint64 = (v[1469] >> 10) & 0x1
 		var t1474 uint64 = (v[1469]) & 0xff
-		var t1472 uint64 = (v[1469] >> 9) & 0x1
-		var t1473 uint64 = (v[1469] >> 8) & 0x1
-		var t2172 uint64 = (v[1469]) & 0x1
+		var t1472 uint64 = v[1469] >> 9
+		var t1473 uint64 = v[1469] >> 8
+		var t2172 uint64 = v[1469]
 		var t2173 uint64 = t1473 | t2172
-		var t2174 uint64 = t1472 & t2173
+		var t2174 uint64 = (t1472 & t2173) & 0x1
 		var t2175 uint64 = (t1474 + t2174) & 0x1ff
-		var t2178 uint64 = (t2175) & 0xff
+		var t2178 uint64 = t2175
 		var t2180, t2180_1, t2180_0 uint64 = 0, t2178, 0x7f
 		if t2175 < 0x80 {
 			t2180 = t2180_1
 		} else {
 			t2180 = t2180_0
 		}
-		var t2182 uint64 = (0x0 - t2180) & 0xff
+		var t2182 uint64 = 0x0 - t2180
 		var t2183, t2183_1, t2183_0 uint64 = 0, t2182, t2180
 		if t1471 != 0 {
 			t2183 = t2183_1
@@ -1291,22 +1312,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2185 = t2185_0
 		}
+		t2185 &= 0xff
 		var t1452 uint64 = (v[1450] >> 10) & 0x1
 		var t1455 uint64 = (v[1450]) & 0xff
-		var t1453 uint64 = (v[1450] >> 9) & 0x1
-		var t1454 uint64 = (v[1450] >> 8) & 0x1
-		var t2186 uint64 = (v[1450]) & 0x1
+		var t1453 uint64 = v[1450] >> 9
+		var t1454 uint64 = v[1450] >> 8
+		var t2186 uint64 = v[1450]
 		var t2187 uint64 = t1454 | t2186
-		var t2188 uint64 = t1453 & t2187
+		var t2188 uint64 = (t1453 & t2187) & 0x1
 		var t2189 uint64 = (t1455 + t2188) & 0x1ff
-		var t2192 uint64 = (t2189) & 0xff
+		var t2192 uint64 = t2189
 		var t2194, t2194_1, t2194_0 uint64 = 0, t2192, 0x7f
 		if t2189 < 0x80 {
 			t2194 = t2194_1
 		} else {
 			t2194 = t2194_0
 		}
-		var t2196 uint64 = (0x0 - t2194) & 0xff
+		var t2196 uint64 = 0x0 - t2194
 		var t2197, t2197_1, t2197_0 uint64 = 0, t2196, t2194
 		if t1452 != 0 {
 			t2197 = t2197_1
@@ -1319,22 +1341,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2199 = t2199_0
 		}
+		t2199 &= 0xff
 		var t1433 uint64 = (v[1431] >> 10) & 0x1
 		var t1436 uint64 = (v[1431]) & 0xff
-		var t1434 uint64 = (v[1431] >> 9) & 0x1
-		var t1435 uint64 = (v[1431] >> 8) & 0x1
-		var t2200 uint64 = (v[1431]) & 0x1
+		var t1434 uint64 = v[1431] >> 9
+		var t1435 uint64 = v[1431] >> 8
+		var t2200 uint64 = v[1431]
 		var t2201 uint64 = t1435 | t2200
-		var t2202 uint64 = t1434 & t2201
+		var t2202 uint64 = (t1434 & t2201) & 0x1
 		var t2203 uint64 = (t1436 + t2202) & 0x1ff
-		var t2206 uint64 = (t2203) & 0xff
+		var t2206 uint64 = t2203
 		var t2208, t2208_1, t2208_0 uint64 = 0, t2206, 0x7f
 		if t2203 < 0x80 {
 			t2208 = t2208_1
 		} else {
 			t2208 = t2208_0
 		}
-		var t2210 uint64 = (0x0 - t2208) & 0xff
+		var t2210 uint64 = 0x0 - t2208
 		var t2211, t2211_1, t2211_0 uint64 = 0, t2210, t2208
 		if t1433 != 0 {
 			t2211 = t2211_1
@@ -1347,22 +1370,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2213 = t2213_0
 		}
+		t2213 &= 0xff
 		var t1414 uint64 = (v[1412] >> 10) & 0x1
 		var t1417 uint64 = (v[1412]) & 0xff
-		var t1415 uint64 = (v[1412] >> 9) & 0x1
-		var t1416 uint64 = (v[1412] >> 8) & 0x1
-		var t2214 uint64 = (v[1412]) & 0x1
+		var t1415 uint64 = v[1412] >> 9
+		var t1416 uint64 = v[1412] >> 8
+		var t2214 uint64 = v[1412]
 		var t2215 uint64 = t1416 | t2214
-		var t2216 uint64 = t1415 & t2215
+		var t2216 uint64 = (t1415 & t2215) & 0x1
 		var t2217 uint64 = (t1417 + t2216) & 0x1ff
-		var t2220 uint64 = (t2217) & 0xff
+		var t2220 uint64 = t2217
 		var t2222, t2222_1, t2222_0 uint64 = 0, t2220, 0x7f
 		if t2217 < 0x80 {
 			t2222 = t2222_1
 		} else {
 			t2222 = t2222_0
 		}
-		var t2224 uint64 = (0x0 - t2222) & 0xff
+		var t2224 uint64 = 0x0 - t2222
 		var t2225, t2225_1, t2225_0 uint64 = 0, t2224, t2222
 		if t1414 != 0 {
 			t2225 = t2225_1
@@ -1375,22 +1399,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2227 = t2227_0
 		}
+		t2227 &= 0xff
 		var t1395 uint64 = (v[1393] >> 10) & 0x1
 		var t1398 uint64 = (v[1393]) & 0xff
-		var t1396 uint64 = (v[1393] >> 9) & 0x1
-		var t1397 uint64 = (v[1393] >> 8) & 0x1
-		var t2228 uint64 = (v[1393]) & 0x1
+		var t1396 uint64 = v[1393] >> 9
+		var t1397 uint64 = v[1393] >> 8
+		var t2228 uint64 = v[1393]
 		var t2229 uint64 = t1397 | t2228
-		var t2230 uint64 = t1396 & t2229
+		var t2230 uint64 = (t1396 & t2229) & 0x1
 		var t2231 uint64 = (t1398 + t2230) & 0x1ff
-		var t2234 uint64 = (t2231) & 0xff
+		var t2234 uint64 = t2231
 		var t2236, t2236_1, t2236_0 uint64 = 0, t2234, 0x7f
 		if t2231 < 0x80 {
 			t2236 = t2236_1
 		} else {
 			t2236 = t2236_0
 		}
-		var t2238 uint64 = (0x0 - t2236) & 0xff
+		var t2238 uint64 = 0x0 - t2236
 		var t2239, t2239_1, t2239_0 uint64 = 0, t2238, t2236
 		if t1395 != 0 {
 			t2239 = t2239_1
@@ -1403,22 +1428,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2241 = t2241_0
 		}
+		t2241 &= 0xff
 		var t1376 uint64 = (v[1374] >> 10) & 0x1
 		var t1379 uint64 = (v[1374]) & 0xff
-		var t1377 uint64 = (v[1374] >> 9) & 0x1
-		var t1378 uint64 = (v[1374] >> 8) & 0x1
-		var t2242 uint64 = (v[1374]) & 0x1
+		var t1377 uint64 = v[1374] >> 9
+		var t1378 uint64 = v[1374] >> 8
+		var t2242 uint64 = v[1374]
 		var t2243 uint64 = t1378 | t2242
-		var t2244 uint64 = t1377 & t2243
+		var t2244 uint64 = (t1377 & t2243) & 0x1
 		var t2245 uint64 = (t1379 + t2244) & 0x1ff
-		var t2248 uint64 = (t2245) & 0xff
+		var t2248 uint64 = t2245
 		var t2250, t2250_1, t2250_0 uint64 = 0, t2248, 0x7f
 		if t2245 < 0x80 {
 			t2250 = t2250_1
 		} else {
 			t2250 = t2250_0
 		}
-		var t2252 uint64 = (0x0 - t2250) & 0xff
+		var t2252 uint64 = 0x0 - t2250
 		var t2253, t2253_1, t2253_0 uint64 = 0, t2252, t2250
 		if t1376 != 0 {
 			t2253 = t2253_1
@@ -1431,22 +1457,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2255 = t2255_0
 		}
+		t2255 &= 0xff
 		var t1357 uint64 = (v[1355] >> 10) & 0x1
 		var t1360 uint64 = (v[1355]) & 0xff
-		var t1358 uint64 = (v[1355] >> 9) & 0x1
-		var t1359 uint64 = (v[1355] >> 8) & 0x1
-		var t2256 uint64 = (v[1355]) & 0x1
+		var t1358 uint64 = v[1355] >> 9
+		var t1359 uint64 = v[1355] >> 8
+		var t2256 uint64 = v[1355]
 		var t2257 uint64 = t1359 | t2256
-		var t2258 uint64 = t1358 & t2257
+		var t2258 uint64 = (t1358 & t2257) & 0x1
 		var t2259 uint64 = (t1360 + t2258) & 0x1ff
-		var t2262 uint64 = (t2259) & 0xff
+		var t2262 uint64 = t2259
 		var t2264, t2264_1, t2264_0 uint64 = 0, t2262, 0x7f
 		if t2259 < 0x80 {
 			t2264 = t2264_1
 		} else {
 			t2264 = t2264_0
 		}
-		var t2266 uint64 = (0x0 - t2264) & 0xff
+		var t2266 uint64 = 0x0 - t2264
 		var t2267, t2267_1, t2267_0 uint64 = 0, t2266, t2264
 		if t1357 != 0 {
 			t2267 = t2267_1
@@ -1459,22 +1486,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2269 = t2269_0
 		}
+		t2269 &= 0xff
 		var t1338 uint64 = (v[1336] >> 10) & 0x1
 		var t1341 uint64 = (v[1336]) & 0xff
-		var t1339 uint64 = (v[1336] >> 9) & 0x1
-		var t1340 uint64 = (v[1336] >> 8) & 0x1
-		var t2270 uint64 = (v[1336]) & 0x1
+		var t1339 uint64 = v[1336] >> 9
+		var t1340 uint64 = v[1336] >> 8
+		var t2270 uint64 = v[1336]
 		var t2271 uint64 = t1340 | t2270
-		var t2272 uint64 = t1339 & t2271
+		var t2272 uint64 = (t1339 & t2271) & 0x1
 		var t2273 uint64 = (t1341 + t2272) & 0x1ff
-		var t2276 uint64 = (t2273) & 0xff
+		var t2276 uint64 = t2273
 		var t2278, t2278_1, t2278_0 uint64 = 0, t2276, 0x7f
 		if t2273 < 0x80 {
 			t2278 = t2278_1
 		} else {
 			t2278 = t2278_0
 		}
-		var t2280 uint64 = (0x0 - t2278) & 0xff
+		var t2280 uint64 = 0x0 - t2278
 		var t2281, t2281_1, t2281_0 uint64 = 0, t2280, t2278
 		if t1338 != 0 {
 			t2281 = t2281_1
@@ -1487,22 +1515,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2283 = t2283_0
 		}
+		t2283 &= 0xff
 		var t1319 uint64 = (v[1317] >> 10) & 0x1
 		var t1322 uint64 = (v[1317]) & 0xff
-		var t1320 uint64 = (v[1317] >> 9) & 0x1
-		var t1321 uint64 = (v[1317] >> 8) & 0x1
-		var t2284 uint64 = (v[1317]) & 0x1
+		var t1320 uint64 = v[1317] >> 9
+		var t1321 uint64 = v[1317] >> 8
+		var t2284 uint64 = v[1317]
 		var t2285 uint64 = t1321 | t2284
-		var t2286 uint64 = t1320 & t2285
+		var t2286 uint64 = (t1320 & t2285) & 0x1
 		var t2287 uint64 = (t1322 + t2286) & 0x1ff
-		var t2290 uint64 = (t2287) & 0xff
+		var t2290 uint64 = t2287
 		var t2292, t2292_1, t2292_0 uint64 = 0, t2290, 0x7f
 		if t2287 < 0x80 {
 			t2292 = t2292_1
 		} else {
 			t2292 = t2292_0
 		}
-		var t2294 uint64 = (0x0 - t2292) & 0xff
+		var t2294 uint64 = 0x0 - t2292
 		var t2295, t2295_1, t2295_0 uint64 = 0, t2294, t2292
 		if t1319 != 0 {
 			t2295 = t2295_1
@@ -1515,22 +1544,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2297 = t2297_0
 		}
+		t2297 &= 0xff
 		var t1300 uint64 = (v[1298] >> 10) & 0x1
 		var t1303 uint64 = (v[1298]) & 0xff
-		var t1301 uint64 = (v[1298] >> 9) & 0x1
-		var t1302 uint64 = (v[1298] >> 8) & 0x1
-		var t2298 uint64 = (v[1298]) & 0x1
+		var t1301 uint64 = v[1298] >> 9
+		var t1302 uint64 = v[1298] >> 8
+		var t2298 uint64 = v[1298]
 		var t2299 uint64 = t1302 | t2298
-		var t2300 uint64 = t1301 & t2299
+		var t2300 uint64 = (t1301 & t2299) & 0x1
 		var t2301 uint64 = (t1303 + t2300) & 0x1ff
-		var t2304 uint64 = (t2301) & 0xff
+		var t2304 uint64 = t2301
 		var t2306, t2306_1, t2306_0 uint64 = 0, t2304, 0x7f
 		if t2301 < 0x80 {
 			t2306 = t2306_1
 		} else {
 			t2306 = t2306_0
 		}
-		var t2308 uint64 = (0x0 - t2306) & 0xff
+		var t2308 uint64 = 0x0 - t2306
 		var t2309, t2309_1, t2309_0 uint64 = 0, t2308, t2306
 		if t1300 != 0 {
 			t2309 = t2309_1
@@ -1543,22 +1573,23 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2311 = t2311_0
 		}
+		t2311 &= 0xff
 		var t1281 uint64 = (v[1279] >> 10) & 0x1
 		var t1284 uint64 = (v[1279]) & 0xff
-		var t1282 uint64 = (v[1279] >> 9) & 0x1
-		var t1283 uint64 = (v[1279] >> 8) & 0x1
-		var t2312 uint64 = (v[1279]) & 0x1
+		var t1282 uint64 = v[1279] >> 9
+		var t1283 uint64 = v[1279] >> 8
+		var t2312 uint64 = v[1279]
 		var t2313 uint64 = t1283 | t2312
-		var t2314 uint64 = t1282 & t2313
+		var t2314 uint64 = (t1282 & t2313) & 0x1
 		var t2315 uint64 = (t1284 + t2314) & 0x1ff
-		var t2318 uint64 = (t2315) & 0xff
+		var t2318 uint64 = t2315
 		var t2320, t2320_1, t2320_0 uint64 = 0, t2318, 0x7f
 		if t2315 < 0x80 {
 			t2320 = t2320_1
 		} else {
 			t2320 = t2320_0
 		}
-		var t2322 uint64 = (0x0 - t2320) & 0xff
+		var t2322 uint64 = 0x0 - t2320
 		var t2323, t2323_1, t2323_0 uint64 = 0, t2322, t2320
 		if t1281 != 0 {
 			t2323 = t2323_1
@@ -1571,6 +1602,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t2325 = t2325_0
 		}
+		t2325 &= 0xff
 		v[2326] = t2241<<56 | t2255<<48 | t2269<<40 | t2283<<32 | t2297<<24 | t2311<<16 | t2325<<8 | v[1874]
 		v[2327] = t2129<<56 | t2143<<48 | t2157<<40 | t2171<<32 | t2185<<24 | t2199<<16 | t2213<<8 | t2227
 		v[2328] = t2017<<56 | t2031<<48 | t2045<<40 | t2059<<32 | t2073<<24 | t2087<<16 | t2101<<8 | t2115
@@ -1653,7 +1685,7 @@ func (x *simquantize_mxint8) EvalInputs() {
 	_ = v
 	var t2360 uint64 = v[2380] | v[2359]
 	v[2360] = t2360
-	var t2370 uint64 = (^t2360) & 0x1
+	var t2370 uint64 = ^t2360
 	var t2372 uint64 = t2370 & v[2371]
 	v[2372] = t2372
 }
@@ -1692,326 +1724,358 @@ func (x *simquantize_mxint8) Edge() bool {
 			t653 = t653_0
 		}
 		var t659 uint64 = (v[656] >> 8) & 0xff
-		var t816 uint64 = (v[654] - t659) & 0x1ff
+		var t816 uint64 = v[654] - t659
 		var t818 uint64 = (t816 + 0x1) & 0x1ff
-		var t821 uint64 = (t818) & 0xf
+		var t821 uint64 = t818
 		var t823, t823_1, t823_0 uint64 = 0, t821, 0x9
 		if t818 < 0xa {
 			t823 = t823_1
 		} else {
 			t823 = t823_0
 		}
+		t823 &= 0xf
 		var t664 uint64 = (v[661] >> 8) & 0xff
-		var t825 uint64 = (v[654] - t664) & 0x1ff
+		var t825 uint64 = v[654] - t664
 		var t827 uint64 = (t825 + 0x1) & 0x1ff
-		var t830 uint64 = (t827) & 0xf
+		var t830 uint64 = t827
 		var t832, t832_1, t832_0 uint64 = 0, t830, 0x9
 		if t827 < 0xa {
 			t832 = t832_1
 		} else {
 			t832 = t832_0
 		}
+		t832 &= 0xf
 		var t669 uint64 = (v[666] >> 8) & 0xff
-		var t834 uint64 = (v[654] - t669) & 0x1ff
+		var t834 uint64 = v[654] - t669
 		var t836 uint64 = (t834 + 0x1) & 0x1ff
-		var t839 uint64 = (t836) & 0xf
+		var t839 uint64 = t836
 		var t841, t841_1, t841_0 uint64 = 0, t839, 0x9
 		if t836 < 0xa {
 			t841 = t841_1
 		} else {
 			t841 = t841_0
 		}
+		t841 &= 0xf
 		var t674 uint64 = (v[671] >> 8) & 0xff
-		var t843 uint64 = (v[654] - t674) & 0x1ff
+		var t843 uint64 = v[654] - t674
 		var t845 uint64 = (t843 + 0x1) & 0x1ff
-		var t848 uint64 = (t845) & 0xf
+		var t848 uint64 = t845
 		var t850, t850_1, t850_0 uint64 = 0, t848, 0x9
 		if t845 < 0xa {
 			t850 = t850_1
 		} else {
 			t850 = t850_0
 		}
+		t850 &= 0xf
 		var t679 uint64 = (v[676] >> 8) & 0xff
-		var t852 uint64 = (v[654] - t679) & 0x1ff
+		var t852 uint64 = v[654] - t679
 		var t854 uint64 = (t852 + 0x1) & 0x1ff
-		var t857 uint64 = (t854) & 0xf
+		var t857 uint64 = t854
 		var t859, t859_1, t859_0 uint64 = 0, t857, 0x9
 		if t854 < 0xa {
 			t859 = t859_1
 		} else {
 			t859 = t859_0
 		}
+		t859 &= 0xf
 		var t684 uint64 = (v[681] >> 8) & 0xff
-		var t861 uint64 = (v[654] - t684) & 0x1ff
+		var t861 uint64 = v[654] - t684
 		var t863 uint64 = (t861 + 0x1) & 0x1ff
-		var t866 uint64 = (t863) & 0xf
+		var t866 uint64 = t863
 		var t868, t868_1, t868_0 uint64 = 0, t866, 0x9
 		if t863 < 0xa {
 			t868 = t868_1
 		} else {
 			t868 = t868_0
 		}
+		t868 &= 0xf
 		var t689 uint64 = (v[686] >> 8) & 0xff
-		var t870 uint64 = (v[654] - t689) & 0x1ff
+		var t870 uint64 = v[654] - t689
 		var t872 uint64 = (t870 + 0x1) & 0x1ff
-		var t875 uint64 = (t872) & 0xf
+		var t875 uint64 = t872
 		var t877, t877_1, t877_0 uint64 = 0, t875, 0x9
 		if t872 < 0xa {
 			t877 = t877_1
 		} else {
 			t877 = t877_0
 		}
+		t877 &= 0xf
 		var t694 uint64 = (v[691] >> 8) & 0xff
-		var t879 uint64 = (v[654] - t694) & 0x1ff
+		var t879 uint64 = v[654] - t694
 		var t881 uint64 = (t879 + 0x1) & 0x1ff
-		var t884 uint64 = (t881) & 0xf
+		var t884 uint64 = t881
 		var t886, t886_1, t886_0 uint64 = 0, t884, 0x9
 		if t881 < 0xa {
 			t886 = t886_1
 		} else {
 			t886 = t886_0
 		}
+		t886 &= 0xf
 		var t699 uint64 = (v[696] >> 8) & 0xff
-		var t888 uint64 = (v[654] - t699) & 0x1ff
+		var t888 uint64 = v[654] - t699
 		var t890 uint64 = (t888 + 0x1) & 0x1ff
-		var t893 uint64 = (t890) & 0xf
+		var t893 uint64 = t890
 		var t895, t895_1, t895_0 uint64 = 0, t893, 0x9
 		if t890 < 0xa {
 			t895 = t895_1
 		} else {
 			t895 = t895_0
 		}
+		t895 &= 0xf
 		var t704 uint64 = (v[701] >> 8) & 0xff
-		var t897 uint64 = (v[654] - t704) & 0x1ff
+		var t897 uint64 = v[654] - t704
 		var t899 uint64 = (t897 + 0x1) & 0x1ff
-		var t902 uint64 = (t899) & 0xf
+		var t902 uint64 = t899
 		var t904, t904_1, t904_0 uint64 = 0, t902, 0x9
 		if t899 < 0xa {
 			t904 = t904_1
 		} else {
 			t904 = t904_0
 		}
+		t904 &= 0xf
 		var t709 uint64 = (v[706] >> 8) & 0xff
-		var t906 uint64 = (v[654] - t709) & 0x1ff
+		var t906 uint64 = v[654] - t709
 		var t908 uint64 = (t906 + 0x1) & 0x1ff
-		var t911 uint64 = (t908) & 0xf
+		var t911 uint64 = t908
 		var t913, t913_1, t913_0 uint64 = 0, t911, 0x9
 		if t908 < 0xa {
 			t913 = t913_1
 		} else {
 			t913 = t913_0
 		}
+		t913 &= 0xf
 		var t714 uint64 = (v[711] >> 8) & 0xff
-		var t915 uint64 = (v[654] - t714) & 0x1ff
+		var t915 uint64 = v[654] - t714
 		var t917 uint64 = (t915 + 0x1) & 0x1ff
-		var t920 uint64 = (t917) & 0xf
+		var t920 uint64 = t917
 		var t922, t922_1, t922_0 uint64 = 0, t920, 0x9
 		if t917 < 0xa {
 			t922 = t922_1
 		} else {
 			t922 = t922_0
 		}
+		t922 &= 0xf
 		var t719 uint64 = (v[716] >> 8) & 0xff
-		var t924 uint64 = (v[654] - t719) & 0x1ff
+		var t924 uint64 = v[654] - t719
 		var t926 uint64 = (t924 + 0x1) & 0x1ff
-		var t929 uint64 = (t926) & 0xf
+		var t929 uint64 = t926
 		var t931, t931_1, t931_0 uint64 = 0, t929, 0x9
 		if t926 < 0xa {
 			t931 = t931_1
 		} else {
 			t931 = t931_0
 		}
+		t931 &= 0xf
 		var t724 uint64 = (v[721] >> 8) & 0xff
-		var t933 uint64 = (v[654] - t724) & 0x1ff
+		var t933 uint64 = v[654] - t724
 		var t935 uint64 = (t933 + 0x1) & 0x1ff
-		var t938 uint64 = (t935) & 0xf
+		var t938 uint64 = t935
 		var t940, t940_1, t940_0 uint64 = 0, t938, 0x9
 		if t935 < 0xa {
 			t940 = t940_1
 		} else {
 			t940 = t940_0
 		}
+		t940 &= 0xf
 		var t729 uint64 = (v[726] >> 8) & 0xff
-		var t942 uint64 = (v[654] - t729) & 0x1ff
+		var t942 uint64 = v[654] - t729
 		var t944 uint64 = (t942 + 0x1) & 0x1ff
-		var t947 uint64 = (t944) & 0xf
+		var t947 uint64 = t944
 		var t949, t949_1, t949_0 uint64 = 0, t947, 0x9
 		if t944 < 0xa {
 			t949 = t949_1
 		} else {
 			t949 = t949_0
 		}
+		t949 &= 0xf
 		var t734 uint64 = (v[731] >> 8) & 0xff
-		var t951 uint64 = (v[654] - t734) & 0x1ff
+		var t951 uint64 = v[654] - t734
 		var t953 uint64 = (t951 + 0x1) & 0x1ff
-		var t956 uint64 = (t953) & 0xf
+		var t956 uint64 = t953
 		var t958, t958_1, t958_0 uint64 = 0, t956, 0x9
 		if t953 < 0xa {
 			t958 = t958_1
 		} else {
 			t958 = t958_0
 		}
+		t958 &= 0xf
 		var t739 uint64 = (v[736] >> 8) & 0xff
-		var t960 uint64 = (v[654] - t739) & 0x1ff
+		var t960 uint64 = v[654] - t739
 		var t962 uint64 = (t960 + 0x1) & 0x1ff
-		var t965 uint64 = (t962) & 0xf
+		var t965 uint64 = t962
 		var t967, t967_1, t967_0 uint64 = 0, t965, 0x9
 		if t962 < 0xa {
 			t967 = t967_1
 		} else {
 			t967 = t967_0
 		}
+		t967 &= 0xf
 		var t744 uint64 = (v[741] >> 8) & 0xff
-		var t969 uint64 = (v[654] - t744) & 0x1ff
+		var t969 uint64 = v[654] - t744
 		var t971 uint64 = (t969 + 0x1) & 0x1ff
-		var t974 uint64 = (t971) & 0xf
+		var t974 uint64 = t971
 		var t976, t976_1, t976_0 uint64 = 0, t974, 0x9
 		if t971 < 0xa {
 			t976 = t976_1
 		} else {
 			t976 = t976_0
 		}
+		t976 &= 0xf
 		var t749 uint64 = (v[746] >> 8) & 0xff
-		var t978 uint64 = (v[654] - t749) & 0x1ff
+		var t978 uint64 = v[654] - t749
 		var t980 uint64 = (t978 + 0x1) & 0x1ff
-		var t983 uint64 = (t980) & 0xf
+		var t983 uint64 = t980
 		var t985, t985_1, t985_0 uint64 = 0, t983, 0x9
 		if t980 < 0xa {
 			t985 = t985_1
 		} else {
 			t985 = t985_0
 		}
+		t985 &= 0xf
 		var t754 uint64 = (v[751] >> 8) & 0xff
-		var t987 uint64 = (v[654] - t754) & 0x1ff
+		var t987 uint64 = v[654] - t754
 		var t989 uint64 = (t987 + 0x1) & 0x1ff
-		var t992 uint64 = (t989) & 0xf
+		var t992 uint64 = t989
 		var t994, t994_1, t994_0 uint64 = 0, t992, 0x9
 		if t989 < 0xa {
 			t994 = t994_1
 		} else {
 			t994 = t994_0
 		}
+		t994 &= 0xf
 		var t759 uint64 = (v[756] >> 8) & 0xff
-		var t996 uint64 = (v[654] - t759) & 0x1ff
+		var t996 uint64 = v[654] - t759
 		var t998 uint64 = (t996 + 0x1) & 0x1ff
-		var t1001 uint64 = (t998) & 0xf
+		var t1001 uint64 = t998
 		var t1003, t1003_1, t1003_0 uint64 = 0, t1001, 0x9
 		if t998 < 0xa {
 			t1003 = t1003_1
 		} else {
 			t1003 = t1003_0
 		}
+		t1003 &= 0xf
 		var t764 uint64 = (v[761] >> 8) & 0xff
-		var t1005 uint64 = (v[654] - t764) & 0x1ff
+		var t1005 uint64 = v[654] - t764
 		var t1007 uint64 = (t1005 + 0x1) & 0x1ff
-		var t1010 uint64 = (t1007) & 0xf
+		var t1010 uint64 = t1007
 		var t1012, t1012_1, t1012_0 uint64 = 0, t1010, 0x9
 		if t1007 < 0xa {
 			t1012 = t1012_1
 		} else {
 			t1012 = t1012_0
 		}
+		t1012 &= 0xf
 		var t769 uint64 = (v[766] >> 8) & 0xff
-		var t1014 uint64 = (v[654] - t769) & 0x1ff
+		var t1014 uint64 = v[654] - t769
 		var t1016 uint64 = (t1014 + 0x1) & 0x1ff
-		var t1019 uint64 = (t1016) & 0xf
+		var t1019 uint64 = t1016
 		var t1021, t1021_1, t1021_0 uint64 = 0, t1019, 0x9
 		if t1016 < 0xa {
 			t1021 = t1021_1
 		} else {
 			t1021 = t1021_0
 		}
+		t1021 &= 0xf
 		var t774 uint64 = (v[771] >> 8) & 0xff
-		var t1023 uint64 = (v[654] - t774) & 0x1ff
+		var t1023 uint64 = v[654] - t774
 		var t1025 uint64 = (t1023 + 0x1) & 0x1ff
-		var t1028 uint64 = (t1025) & 0xf
+		var t1028 uint64 = t1025
 		var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x9
 		if t1025 < 0xa {
 			t1030 = t1030_1
 		} else {
 			t1030 = t1030_0
 		}
+		t1030 &= 0xf
 		var t779 uint64 = (v[776] >> 8) & 0xff
-		var t1032 uint64 = (v[654] - t779) & 0x1ff
+		var t1032 uint64 = v[654] - t779
 		var t1034 uint64 = (t1032 + 0x1) & 0x1ff
-		var t1037 uint64 = (t1034) & 0xf
+		var t1037 uint64 = t1034
 		var t1039, t1039_1, t1039_0 uint64 = 0, t1037, 0x9
 		if t1034 < 0xa {
 			t1039 = t1039_1
 		} else {
 			t1039 = t1039_0
 		}
+		t1039 &= 0xf
 		var t784 uint64 = (v[781] >> 8) & 0xff
-		var t1041 uint64 = (v[654] - t784) & 0x1ff
+		var t1041 uint64 = v[654] - t784
 		var t1043 uint64 = (t1041 + 0x1) & 0x1ff
-		var t1046 uint64 = (t1043) & 0xf
+		var t1046 uint64 = t1043
 		var t1048, t1048_1, t1048_0 uint64 = 0, t1046, 0x9
 		if t1043 < 0xa {
 			t1048 = t1048_1
 		} else {
 			t1048 = t1048_0
 		}
+		t1048 &= 0xf
 		var t789 uint64 = (v[786] >> 8) & 0xff
-		var t1050 uint64 = (v[654] - t789) & 0x1ff
+		var t1050 uint64 = v[654] - t789
 		var t1052 uint64 = (t1050 + 0x1) & 0x1ff
-		var t1055 uint64 = (t1052) & 0xf
+		var t1055 uint64 = t1052
 		var t1057, t1057_1, t1057_0 uint64 = 0, t1055, 0x9
 		if t1052 < 0xa {
 			t1057 = t1057_1
 		} else {
 			t1057 = t1057_0
 		}
+		t1057 &= 0xf
 		var t794 uint64 = (v[791] >> 8) & 0xff
-		var t1059 uint64 = (v[654] - t794) & 0x1ff
+		var t1059 uint64 = v[654] - t794
 		var t1061 uint64 = (t1059 + 0x1) & 0x1ff
-		var t1064 uint64 = (t1061) & 0xf
+		var t1064 uint64 = t1061
 		var t1066, t1066_1, t1066_0 uint64 = 0, t1064, 0x9
 		if t1061 < 0xa {
 			t1066 = t1066_1
 		} else {
 			t1066 = t1066_0
 		}
+		t1066 &= 0xf
 		var t799 uint64 = (v[796] >> 8) & 0xff
-		var t1068 uint64 = (v[654] - t799) & 0x1ff
+		var t1068 uint64 = v[654] - t799
 		var t1070 uint64 = (t1068 + 0x1) & 0x1ff
-		var t1073 uint64 = (t1070) & 0xf
+		var t1073 uint64 = t1070
 		var t1075, t1075_1, t1075_0 uint64 = 0, t1073, 0x9
 		if t1070 < 0xa {
 			t1075 = t1075_1
 		} else {
 			t1075 = t1075_0
 		}
+		t1075 &= 0xf
 		var t804 uint64 = (v[801] >> 8) & 0xff
-		var t1077 uint64 = (v[654] - t804) & 0x1ff
+		var t1077 uint64 = v[654] - t804
 		var t1079 uint64 = (t1077 + 0x1) & 0x1ff
-		var t1082 uint64 = (t1079) & 0xf
+		var t1082 uint64 = t1079
 		var t1084, t1084_1, t1084_0 uint64 = 0, t1082, 0x9
 		if t1079 < 0xa {
 			t1084 = t1084_1
 		} else {
 			t1084 = t1084_0
 		}
+		t1084 &= 0xf
 		var t809 uint64 = (v[806] >> 8) & 0xff
-		var t1086 uint64 = (v[654] - t809) & 0x1ff
+		var t1086 uint64 = v[654] - t809
 		var t1088 uint64 = (t1086 + 0x1) & 0x1ff
-		var t1091 uint64 = (t1088) & 0xf
+		var t1091 uint64 = t1088
 		var t1093, t1093_1, t1093_0 uint64 = 0, t1091, 0x9
 		if t1088 < 0xa {
 			t1093 = t1093_1
 		} else {
 			t1093 = t1093_0
 		}
+		t1093 &= 0xf
 		var t814 uint64 = (v[811] >> 8) & 0xff
-		var t1095 uint64 = (v[654] - t814) & 0x1ff
+		var t1095 uint64 = v[654] - t814
 		v[654] = t653
 		var t1097 uint64 = (t1095 + 0x1) & 0x1ff
-		var t1100 uint64 = (t1097) & 0xf
+		var t1100 uint64 = t1097
 		var t1102, t1102_1, t1102_0 uint64 = 0, t1100, 0x9
 		if t1097 < 0xa {
 			t1102 = t1102_1
 		} else {
 			t1102 = t1102_0
 		}
+		t1102 &= 0xf
 		var t2413 uint64 = (v[1106] >> 16) & 0x3
 		var t1110 uint64 = (v[1106]) & 0xff
 		v[1106] = v[656]
@@ -2019,8 +2083,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1269 uint64 = (v[824] - 0x1) & 0xf
 		var t1270 uint64 = t1110 >> t1269
 		var t1271 uint64 = (t1270) & 0x1
-		var t1273 uint64 = (0x1 << t1269) & 0xffff
-		var t1275 uint64 = (t1273 - 0x1) & 0xffff
+		var t1273 uint64 = 0x1 << t1269
+		var t1275 uint64 = t1273 - 0x1
 		var t1276 uint64 = t1110 & t1275
 		var t1277 uint64
 		if t1276 != 0 {
@@ -2038,8 +2102,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1288 uint64 = (v[833] - 0x1) & 0xf
 		var t1289 uint64 = t1115 >> t1288
 		var t1290 uint64 = (t1289) & 0x1
-		var t1292 uint64 = (0x1 << t1288) & 0xffff
-		var t1294 uint64 = (t1292 - 0x1) & 0xffff
+		var t1292 uint64 = 0x1 << t1288
+		var t1294 uint64 = t1292 - 0x1
 		var t1295 uint64 = t1115 & t1294
 		var t1296 uint64
 		if t1295 != 0 {
@@ -2057,8 +2121,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1307 uint64 = (v[842] - 0x1) & 0xf
 		var t1308 uint64 = t1120 >> t1307
 		var t1309 uint64 = (t1308) & 0x1
-		var t1311 uint64 = (0x1 << t1307) & 0xffff
-		var t1313 uint64 = (t1311 - 0x1) & 0xffff
+		var t1311 uint64 = 0x1 << t1307
+		var t1313 uint64 = t1311 - 0x1
 		var t1314 uint64 = t1120 & t1313
 		var t1315 uint64
 		if t1314 != 0 {
@@ -2076,8 +2140,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1326 uint64 = (v[851] - 0x1) & 0xf
 		var t1327 uint64 = t1125 >> t1326
 		var t1328 uint64 = (t1327) & 0x1
-		var t1330 uint64 = (0x1 << t1326) & 0xffff
-		var t1332 uint64 = (t1330 - 0x1) & 0xffff
+		var t1330 uint64 = 0x1 << t1326
+		var t1332 uint64 = t1330 - 0x1
 		var t1333 uint64 = t1125 & t1332
 		var t1334 uint64
 		if t1333 != 0 {
@@ -2095,8 +2159,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1345 uint64 = (v[860] - 0x1) & 0xf
 		var t1346 uint64 = t1130 >> t1345
 		var t1347 uint64 = (t1346) & 0x1
-		var t1349 uint64 = (0x1 << t1345) & 0xffff
-		var t1351 uint64 = (t1349 - 0x1) & 0xffff
+		var t1349 uint64 = 0x1 << t1345
+		var t1351 uint64 = t1349 - 0x1
 		var t1352 uint64 = t1130 & t1351
 		var t1353 uint64
 		if t1352 != 0 {
@@ -2114,8 +2178,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1364 uint64 = (v[869] - 0x1) & 0xf
 		var t1365 uint64 = t1135 >> t1364
 		var t1366 uint64 = (t1365) & 0x1
-		var t1368 uint64 = (0x1 << t1364) & 0xffff
-		var t1370 uint64 = (t1368 - 0x1) & 0xffff
+		var t1368 uint64 = 0x1 << t1364
+		var t1370 uint64 = t1368 - 0x1
 		var t1371 uint64 = t1135 & t1370
 		var t1372 uint64
 		if t1371 != 0 {
@@ -2133,8 +2197,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1383 uint64 = (v[878] - 0x1) & 0xf
 		var t1384 uint64 = t1140 >> t1383
 		var t1385 uint64 = (t1384) & 0x1
-		var t1387 uint64 = (0x1 << t1383) & 0xffff
-		var t1389 uint64 = (t1387 - 0x1) & 0xffff
+		var t1387 uint64 = 0x1 << t1383
+		var t1389 uint64 = t1387 - 0x1
 		var t1390 uint64 = t1140 & t1389
 		var t1391 uint64
 		if t1390 != 0 {
@@ -2152,8 +2216,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1402 uint64 = (v[887] - 0x1) & 0xf
 		var t1403 uint64 = t1145 >> t1402
 		var t1404 uint64 = (t1403) & 0x1
-		var t1406 uint64 = (0x1 << t1402) & 0xffff
-		var t1408 uint64 = (t1406 - 0x1) & 0xffff
+		var t1406 uint64 = 0x1 << t1402
+		var t1408 uint64 = t1406 - 0x1
 		var t1409 uint64 = t1145 & t1408
 		var t1410 uint64
 		if t1409 != 0 {
@@ -2171,8 +2235,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1421 uint64 = (v[896] - 0x1) & 0xf
 		var t1422 uint64 = t1150 >> t1421
 		var t1423 uint64 = (t1422) & 0x1
-		var t1425 uint64 = (0x1 << t1421) & 0xffff
-		var t1427 uint64 = (t1425 - 0x1) & 0xffff
+		var t1425 uint64 = 0x1 << t1421
+		var t1427 uint64 = t1425 - 0x1
 		var t1428 uint64 = t1150 & t1427
 		var t1429 uint64
 		if t1428 != 0 {
@@ -2190,8 +2254,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1440 uint64 = (v[905] - 0x1) & 0xf
 		var t1441 uint64 = t1155 >> t1440
 		var t1442 uint64 = (t1441) & 0x1
-		var t1444 uint64 = (0x1 << t1440) & 0xffff
-		var t1446 uint64 = (t1444 - 0x1) & 0xffff
+		var t1444 uint64 = 0x1 << t1440
+		var t1446 uint64 = t1444 - 0x1
 		var t1447 uint64 = t1155 & t1446
 		var t1448 uint64
 		if t1447 != 0 {
@@ -2209,8 +2273,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1459 uint64 = (v[914] - 0x1) & 0xf
 		var t1460 uint64 = t1160 >> t1459
 		var t1461 uint64 = (t1460) & 0x1
-		var t1463 uint64 = (0x1 << t1459) & 0xffff
-		var t1465 uint64 = (t1463 - 0x1) & 0xffff
+		var t1463 uint64 = 0x1 << t1459
+		var t1465 uint64 = t1463 - 0x1
 		var t1466 uint64 = t1160 & t1465
 		var t1467 uint64
 		if t1466 != 0 {
@@ -2228,8 +2292,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1478 uint64 = (v[923] - 0x1) & 0xf
 		var t1479 uint64 = t1165 >> t1478
 		var t1480 uint64 = (t1479) & 0x1
-		var t1482 uint64 = (0x1 << t1478) & 0xffff
-		var t1484 uint64 = (t1482 - 0x1) & 0xffff
+		var t1482 uint64 = 0x1 << t1478
+		var t1484 uint64 = t1482 - 0x1
 		var t1485 uint64 = t1165 & t1484
 		var t1486 uint64
 		if t1485 != 0 {
@@ -2247,8 +2311,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1497 uint64 = (v[932] - 0x1) & 0xf
 		var t1498 uint64 = t1170 >> t1497
 		var t1499 uint64 = (t1498) & 0x1
-		var t1501 uint64 = (0x1 << t1497) & 0xffff
-		var t1503 uint64 = (t1501 - 0x1) & 0xffff
+		var t1501 uint64 = 0x1 << t1497
+		var t1503 uint64 = t1501 - 0x1
 		var t1504 uint64 = t1170 & t1503
 		var t1505 uint64
 		if t1504 != 0 {
@@ -2266,8 +2330,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1516 uint64 = (v[941] - 0x1) & 0xf
 		var t1517 uint64 = t1175 >> t1516
 		var t1518 uint64 = (t1517) & 0x1
-		var t1520 uint64 = (0x1 << t1516) & 0xffff
-		var t1522 uint64 = (t1520 - 0x1) & 0xffff
+		var t1520 uint64 = 0x1 << t1516
+		var t1522 uint64 = t1520 - 0x1
 		var t1523 uint64 = t1175 & t1522
 		var t1524 uint64
 		if t1523 != 0 {
@@ -2285,8 +2349,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1535 uint64 = (v[950] - 0x1) & 0xf
 		var t1536 uint64 = t1180 >> t1535
 		var t1537 uint64 = (t1536) & 0x1
-		var t1539 uint64 = (0x1 << t1535) & 0xffff
-		var t1541 uint64 = (t1539 - 0x1) & 0xffff
+		var t1539 uint64 = 0x1 << t1535
+		var t1541 uint64 = t1539 - 0x1
 		var t1542 uint64 = t1180 & t1541
 		var t1543 uint64
 		if t1542 != 0 {
@@ -2304,8 +2368,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1554 uint64 = (v[959] - 0x1) & 0xf
 		var t1555 uint64 = t1185 >> t1554
 		var t1556 uint64 = (t1555) & 0x1
-		var t1558 uint64 = (0x1 << t1554) & 0xffff
-		var t1560 uint64 = (t1558 - 0x1) & 0xffff
+		var t1558 uint64 = 0x1 << t1554
+		var t1560 uint64 = t1558 - 0x1
 		var t1561 uint64 = t1185 & t1560
 		var t1562 uint64
 		if t1561 != 0 {
@@ -2323,8 +2387,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1573 uint64 = (v[968] - 0x1) & 0xf
 		var t1574 uint64 = t1190 >> t1573
 		var t1575 uint64 = (t1574) & 0x1
-		var t1577 uint64 = (0x1 << t1573) & 0xffff
-		var t1579 uint64 = (t1577 - 0x1) & 0xffff
+		var t1577 uint64 = 0x1 << t1573
+		var t1579 uint64 = t1577 - 0x1
 		var t1580 uint64 = t1190 & t1579
 		var t1581 uint64
 		if t1580 != 0 {
@@ -2342,8 +2406,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1592 uint64 = (v[977] - 0x1) & 0xf
 		var t1593 uint64 = t1195 >> t1592
 		var t1594 uint64 = (t1593) & 0x1
-		var t1596 uint64 = (0x1 << t1592) & 0xffff
-		var t1598 uint64 = (t1596 - 0x1) & 0xffff
+		var t1596 uint64 = 0x1 << t1592
+		var t1598 uint64 = t1596 - 0x1
 		var t1599 uint64 = t1195 & t1598
 		var t1600 uint64
 		if t1599 != 0 {
@@ -2361,8 +2425,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1611 uint64 = (v[986] - 0x1) & 0xf
 		var t1612 uint64 = t1200 >> t1611
 		var t1613 uint64 = (t1612) & 0x1
-		var t1615 uint64 = (0x1 << t1611) & 0xffff
-		var t1617 uint64 = (t1615 - 0x1) & 0xffff
+		var t1615 uint64 = 0x1 << t1611
+		var t1617 uint64 = t1615 - 0x1
 		var t1618 uint64 = t1200 & t1617
 		var t1619 uint64
 		if t1618 != 0 {
@@ -2380,8 +2444,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1630 uint64 = (v[995] - 0x1) & 0xf
 		var t1631 uint64 = t1205 >> t1630
 		var t1632 uint64 = (t1631) & 0x1
-		var t1634 uint64 = (0x1 << t1630) & 0xffff
-		var t1636 uint64 = (t1634 - 0x1) & 0xffff
+		var t1634 uint64 = 0x1 << t1630
+		var t1636 uint64 = t1634 - 0x1
 		var t1637 uint64 = t1205 & t1636
 		var t1638 uint64
 		if t1637 != 0 {
@@ -2399,8 +2463,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1649 uint64 = (v[1004] - 0x1) & 0xf
 		var t1650 uint64 = t1210 >> t1649
 		var t1651 uint64 = (t1650) & 0x1
-		var t1653 uint64 = (0x1 << t1649) & 0xffff
-		var t1655 uint64 = (t1653 - 0x1) & 0xffff
+		var t1653 uint64 = 0x1 << t1649
+		var t1655 uint64 = t1653 - 0x1
 		var t1656 uint64 = t1210 & t1655
 		var t1657 uint64
 		if t1656 != 0 {
@@ -2418,8 +2482,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1668 uint64 = (v[1013] - 0x1) & 0xf
 		var t1669 uint64 = t1215 >> t1668
 		var t1670 uint64 = (t1669) & 0x1
-		var t1672 uint64 = (0x1 << t1668) & 0xffff
-		var t1674 uint64 = (t1672 - 0x1) & 0xffff
+		var t1672 uint64 = 0x1 << t1668
+		var t1674 uint64 = t1672 - 0x1
 		var t1675 uint64 = t1215 & t1674
 		var t1676 uint64
 		if t1675 != 0 {
@@ -2437,8 +2501,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1687 uint64 = (v[1022] - 0x1) & 0xf
 		var t1688 uint64 = t1220 >> t1687
 		var t1689 uint64 = (t1688) & 0x1
-		var t1691 uint64 = (0x1 << t1687) & 0xffff
-		var t1693 uint64 = (t1691 - 0x1) & 0xffff
+		var t1691 uint64 = 0x1 << t1687
+		var t1693 uint64 = t1691 - 0x1
 		var t1694 uint64 = t1220 & t1693
 		var t1695 uint64
 		if t1694 != 0 {
@@ -2456,8 +2520,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1706 uint64 = (v[1031] - 0x1) & 0xf
 		var t1707 uint64 = t1225 >> t1706
 		var t1708 uint64 = (t1707) & 0x1
-		var t1710 uint64 = (0x1 << t1706) & 0xffff
-		var t1712 uint64 = (t1710 - 0x1) & 0xffff
+		var t1710 uint64 = 0x1 << t1706
+		var t1712 uint64 = t1710 - 0x1
 		var t1713 uint64 = t1225 & t1712
 		var t1714 uint64
 		if t1713 != 0 {
@@ -2475,8 +2539,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1725 uint64 = (v[1040] - 0x1) & 0xf
 		var t1726 uint64 = t1230 >> t1725
 		var t1727 uint64 = (t1726) & 0x1
-		var t1729 uint64 = (0x1 << t1725) & 0xffff
-		var t1731 uint64 = (t1729 - 0x1) & 0xffff
+		var t1729 uint64 = 0x1 << t1725
+		var t1731 uint64 = t1729 - 0x1
 		var t1732 uint64 = t1230 & t1731
 		var t1733 uint64
 		if t1732 != 0 {
@@ -2494,8 +2558,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1744 uint64 = (v[1049] - 0x1) & 0xf
 		var t1745 uint64 = t1235 >> t1744
 		var t1746 uint64 = (t1745) & 0x1
-		var t1748 uint64 = (0x1 << t1744) & 0xffff
-		var t1750 uint64 = (t1748 - 0x1) & 0xffff
+		var t1748 uint64 = 0x1 << t1744
+		var t1750 uint64 = t1748 - 0x1
 		var t1751 uint64 = t1235 & t1750
 		var t1752 uint64
 		if t1751 != 0 {
@@ -2513,8 +2577,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1763 uint64 = (v[1058] - 0x1) & 0xf
 		var t1764 uint64 = t1240 >> t1763
 		var t1765 uint64 = (t1764) & 0x1
-		var t1767 uint64 = (0x1 << t1763) & 0xffff
-		var t1769 uint64 = (t1767 - 0x1) & 0xffff
+		var t1767 uint64 = 0x1 << t1763
+		var t1769 uint64 = t1767 - 0x1
 		var t1770 uint64 = t1240 & t1769
 		var t1771 uint64
 		if t1770 != 0 {
@@ -2532,8 +2596,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1782 uint64 = (v[1067] - 0x1) & 0xf
 		var t1783 uint64 = t1245 >> t1782
 		var t1784 uint64 = (t1783) & 0x1
-		var t1786 uint64 = (0x1 << t1782) & 0xffff
-		var t1788 uint64 = (t1786 - 0x1) & 0xffff
+		var t1786 uint64 = 0x1 << t1782
+		var t1788 uint64 = t1786 - 0x1
 		var t1789 uint64 = t1245 & t1788
 		var t1790 uint64
 		if t1789 != 0 {
@@ -2551,8 +2615,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1801 uint64 = (v[1076] - 0x1) & 0xf
 		var t1802 uint64 = t1250 >> t1801
 		var t1803 uint64 = (t1802) & 0x1
-		var t1805 uint64 = (0x1 << t1801) & 0xffff
-		var t1807 uint64 = (t1805 - 0x1) & 0xffff
+		var t1805 uint64 = 0x1 << t1801
+		var t1807 uint64 = t1805 - 0x1
 		var t1808 uint64 = t1250 & t1807
 		var t1809 uint64
 		if t1808 != 0 {
@@ -2570,8 +2634,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1820 uint64 = (v[1085] - 0x1) & 0xf
 		var t1821 uint64 = t1255 >> t1820
 		var t1822 uint64 = (t1821) & 0x1
-		var t1824 uint64 = (0x1 << t1820) & 0xffff
-		var t1826 uint64 = (t1824 - 0x1) & 0xffff
+		var t1824 uint64 = 0x1 << t1820
+		var t1826 uint64 = t1824 - 0x1
 		var t1827 uint64 = t1255 & t1826
 		var t1828 uint64
 		if t1827 != 0 {
@@ -2589,8 +2653,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1839 uint64 = (v[1094] - 0x1) & 0xf
 		var t1840 uint64 = t1260 >> t1839
 		var t1841 uint64 = (t1840) & 0x1
-		var t1843 uint64 = (0x1 << t1839) & 0xffff
-		var t1845 uint64 = (t1843 - 0x1) & 0xffff
+		var t1843 uint64 = 0x1 << t1839
+		var t1845 uint64 = t1843 - 0x1
 		var t1846 uint64 = t1260 & t1845
 		var t1847 uint64
 		if t1846 != 0 {
@@ -2608,8 +2672,8 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1858 uint64 = (v[1103] - 0x1) & 0xf
 		var t1859 uint64 = t1265 >> t1858
 		var t1860 uint64 = (t1859) & 0x1
-		var t1862 uint64 = (0x1 << t1858) & 0xffff
-		var t1864 uint64 = (t1862 - 0x1) & 0xffff
+		var t1862 uint64 = 0x1 << t1858
+		var t1864 uint64 = t1862 - 0x1
 		var t1865 uint64 = t1265 & t1864
 		var t1866 uint64
 		if t1865 != 0 {

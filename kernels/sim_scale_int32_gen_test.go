@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "96cbf30ff89c9cbc72de6393499b78a3" }
+func (x *simscale_int32) Fingerprint() string { return "c09b520fb12bbd9e8205770547369bf0" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -342,7 +342,7 @@ func (x *simscale_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t76 uint64 = (v[71]) & 0xffffffff
+		var t76 uint64 = v[71]
 		var t72 uint64 = (v[71] >> 32) & 0x1
 		var t75, t75_1, t75_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t72 != 0 {
@@ -356,7 +356,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t77 = t77_0
 		}
-		var t135 uint64 = (v[130]) & 0xffffffff
+		t77 &= 0xffffffff
+		var t135 uint64 = v[130]
 		var t131 uint64 = (v[130] >> 32) & 0x1
 		var t134, t134_1, t134_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t131 != 0 {
@@ -370,7 +371,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t136 = t136_0
 		}
-		var t194 uint64 = (v[189]) & 0xffffffff
+		t136 &= 0xffffffff
+		var t194 uint64 = v[189]
 		var t190 uint64 = (v[189] >> 32) & 0x1
 		var t193, t193_1, t193_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t190 != 0 {
@@ -384,7 +386,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t195 = t195_0
 		}
-		var t253 uint64 = (v[248]) & 0xffffffff
+		t195 &= 0xffffffff
+		var t253 uint64 = v[248]
 		var t249 uint64 = (v[248] >> 32) & 0x1
 		var t252, t252_1, t252_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t249 != 0 {
@@ -398,7 +401,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t254 = t254_0
 		}
-		var t312 uint64 = (v[307]) & 0xffffffff
+		t254 &= 0xffffffff
+		var t312 uint64 = v[307]
 		var t308 uint64 = (v[307] >> 32) & 0x1
 		var t311, t311_1, t311_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t308 != 0 {
@@ -412,7 +416,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t313 = t313_0
 		}
-		var t371 uint64 = (v[366]) & 0xffffffff
+		t313 &= 0xffffffff
+		var t371 uint64 = v[366]
 		var t367 uint64 = (v[366] >> 32) & 0x1
 		var t370, t370_1, t370_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t367 != 0 {
@@ -426,7 +431,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t372 = t372_0
 		}
-		var t430 uint64 = (v[425]) & 0xffffffff
+		t372 &= 0xffffffff
+		var t430 uint64 = v[425]
 		var t426 uint64 = (v[425] >> 32) & 0x1
 		var t429, t429_1, t429_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t426 != 0 {
@@ -440,7 +446,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t431 = t431_0
 		}
-		var t489 uint64 = (v[484]) & 0xffffffff
+		t431 &= 0xffffffff
+		var t489 uint64 = v[484]
 		var t485 uint64 = (v[484] >> 32) & 0x1
 		var t488, t488_1, t488_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t485 != 0 {
@@ -454,7 +461,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t490 = t490_0
 		}
-		var t548 uint64 = (v[543]) & 0xffffffff
+		t490 &= 0xffffffff
+		var t548 uint64 = v[543]
 		var t544 uint64 = (v[543] >> 32) & 0x1
 		var t547, t547_1, t547_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t544 != 0 {
@@ -468,7 +476,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t549 = t549_0
 		}
-		var t607 uint64 = (v[602]) & 0xffffffff
+		t549 &= 0xffffffff
+		var t607 uint64 = v[602]
 		var t603 uint64 = (v[602] >> 32) & 0x1
 		var t606, t606_1, t606_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t603 != 0 {
@@ -482,7 +491,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t608 = t608_0
 		}
-		var t666 uint64 = (v[661]) & 0xffffffff
+		t608 &= 0xffffffff
+		var t666 uint64 = v[661]
 		var t662 uint64 = (v[661] >> 32) & 0x1
 		var t665, t665_1, t665_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t662 != 0 {
@@ -496,7 +506,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t667 = t667_0
 		}
-		var t725 uint64 = (v[720]) & 0xffffffff
+		t667 &= 0xffffffff
+		var t725 uint64 = v[720]
 		var t721 uint64 = (v[720] >> 32) & 0x1
 		var t724, t724_1, t724_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t721 != 0 {
@@ -510,7 +521,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t726 = t726_0
 		}
-		var t784 uint64 = (v[779]) & 0xffffffff
+		t726 &= 0xffffffff
+		var t784 uint64 = v[779]
 		var t780 uint64 = (v[779] >> 32) & 0x1
 		var t783, t783_1, t783_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t780 != 0 {
@@ -524,7 +536,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t785 = t785_0
 		}
-		var t843 uint64 = (v[838]) & 0xffffffff
+		t785 &= 0xffffffff
+		var t843 uint64 = v[838]
 		var t839 uint64 = (v[838] >> 32) & 0x1
 		var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t839 != 0 {
@@ -538,7 +551,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t844 = t844_0
 		}
-		var t902 uint64 = (v[897]) & 0xffffffff
+		t844 &= 0xffffffff
+		var t902 uint64 = v[897]
 		var t898 uint64 = (v[897] >> 32) & 0x1
 		var t901, t901_1, t901_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t898 != 0 {
@@ -552,7 +566,8 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t903 = t903_0
 		}
-		var t961 uint64 = (v[956]) & 0xffffffff
+		t903 &= 0xffffffff
+		var t961 uint64 = v[956]
 		var t957 uint64 = (v[956] >> 32) & 0x1
 		var t960, t960_1, t960_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if t957 != 0 {
@@ -566,6 +581,7 @@ func (x *simscale_int32) EvalState() {
 		} else {
 			t962 = t962_0
 		}
+		t962 &= 0xffffffff
 		v[963] = t903<<32 | t962
 		v[964] = t785<<32 | t844
 		v[965] = t667<<32 | t726
@@ -624,7 +640,7 @@ func (x *simscale_int32) EvalInputs() {
 	_ = v
 	var t1014 uint64 = v[1042] | v[1013]
 	v[1014] = t1014
-	var t1029 uint64 = (^t1014) & 0x1
+	var t1029 uint64 = ^t1014
 	var t1031 uint64 = t1029 & v[1030]
 	v[1031] = t1031
 }
@@ -676,8 +692,8 @@ func (x *simscale_int32) Edge() bool {
 		if t62 != 0 {
 			t64 = 1
 		}
-		var t65 uint64 = (^t64) & 0x1
-		var t66 uint64 = t63 | t65
+		var t65 uint64 = ^t64
+		var t66 uint64 = (t63 | t65) & 0x1
 		v[67] = t66
 		var t68 uint64 = (v[61] >> 63) & 0x1
 		var t69 uint64 = (v[61]) & 0xffffffff
@@ -714,8 +730,8 @@ func (x *simscale_int32) Edge() bool {
 		if t121 != 0 {
 			t123 = 1
 		}
-		var t124 uint64 = (^t123) & 0x1
-		var t125 uint64 = t122 | t124
+		var t124 uint64 = ^t123
+		var t125 uint64 = (t122 | t124) & 0x1
 		v[126] = t125
 		var t127 uint64 = (v[120] >> 63) & 0x1
 		var t128 uint64 = (v[120]) & 0xffffffff
@@ -752,8 +768,8 @@ func (x *simscale_int32) Edge() bool {
 		if t180 != 0 {
 			t182 = 1
 		}
-		var t183 uint64 = (^t182) & 0x1
-		var t184 uint64 = t181 | t183
+		var t183 uint64 = ^t182
+		var t184 uint64 = (t181 | t183) & 0x1
 		v[185] = t184
 		var t186 uint64 = (v[179] >> 63) & 0x1
 		var t187 uint64 = (v[179]) & 0xffffffff
@@ -790,8 +806,8 @@ func (x *simscale_int32) Edge() bool {
 		if t239 != 0 {
 			t241 = 1
 		}
-		var t242 uint64 = (^t241) & 0x1
-		var t243 uint64 = t240 | t242
+		var t242 uint64 = ^t241
+		var t243 uint64 = (t240 | t242) & 0x1
 		v[244] = t243
 		var t245 uint64 = (v[238] >> 63) & 0x1
 		var t246 uint64 = (v[238]) & 0xffffffff
@@ -828,8 +844,8 @@ func (x *simscale_int32) Edge() bool {
 		if t298 != 0 {
 			t300 = 1
 		}
-		var t301 uint64 = (^t300) & 0x1
-		var t302 uint64 = t299 | t301
+		var t301 uint64 = ^t300
+		var t302 uint64 = (t299 | t301) & 0x1
 		v[303] = t302
 		var t304 uint64 = (v[297] >> 63) & 0x1
 		var t305 uint64 = (v[297]) & 0xffffffff
@@ -866,8 +882,8 @@ func (x *simscale_int32) Edge() bool {
 		if t357 != 0 {
 			t359 = 1
 		}
-		var t360 uint64 = (^t359) & 0x1
-		var t361 uint64 = t358 | t360
+		var t360 uint64 = ^t359
+		var t361 uint64 = (t358 | t360) & 0x1
 		v[362] = t361
 		var t363 uint64 = (v[356] >> 63) & 0x1
 		var t364 uint64 = (v[356]) & 0xffffffff
@@ -904,8 +920,8 @@ func (x *simscale_int32) Edge() bool {
 		if t416 != 0 {
 			t418 = 1
 		}
-		var t419 uint64 = (^t418) & 0x1
-		var t420 uint64 = t417 | t419
+		var t419 uint64 = ^t418
+		var t420 uint64 = (t417 | t419) & 0x1
 		v[421] = t420
 		var t422 uint64 = (v[415] >> 63) & 0x1
 		var t423 uint64 = (v[415]) & 0xffffffff
@@ -942,8 +958,8 @@ func (x *simscale_int32) Edge() bool {
 		if t475 != 0 {
 			t477 = 1
 		}
-		var t478 uint64 = (^t477) & 0x1
-		var t479 uint64 = t476 | t478
+		var t478 uint64 = ^t477
+		var t479 uint64 = (t476 | t478) & 0x1
 		v[480] = t479
 		var t481 uint64 = (v[474] >> 63) & 0x1
 		var t482 uint64 = (v[474]) & 0xffffffff
@@ -980,8 +996,8 @@ func (x *simscale_int32) Edge() bool {
 		if t534 != 0 {
 			t536 = 1
 		}
-		var t537 uint64 = (^t536) & 0x1
-		var t538 uint64 = t535 | t537
+		var t537 uint64 = ^t536
+		var t538 uint64 = (t535 | t537) & 0x1
 		v[539] = t538
 		var t540 uint64 = (v[533] >> 63) & 0x1
 		var t541 uint64 = (v[533]) & 0xffffffff
@@ -1018,8 +1034,8 @@ func (x *simscale_int32) Edge() bool {
 		if t593 != 0 {
 			t595 = 1
 		}
-		var t596 uint64 = (^t595) & 0x1
-		var t597 uint64 = t594 | t596
+		var t596 uint64 = ^t595
+		var t597 uint64 = (t594 | t596) & 0x1
 		v[598] = t597
 		var t599 uint64 = (v[592] >> 63) & 0x1
 		var t600 uint64 = (v[592]) & 0xffffffff
@@ -1056,8 +1072,8 @@ func (x *simscale_int32) Edge() bool {
 		if t652 != 0 {
 			t654 = 1
 		}
-		var t655 uint64 = (^t654) & 0x1
-		var t656 uint64 = t653 | t655
+		var t655 uint64 = ^t654
+		var t656 uint64 = (t653 | t655) & 0x1
 		v[657] = t656
 		var t658 uint64 = (v[651] >> 63) & 0x1
 		var t659 uint64 = (v[651]) & 0xffffffff
@@ -1094,8 +1110,8 @@ func (x *simscale_int32) Edge() bool {
 		if t711 != 0 {
 			t713 = 1
 		}
-		var t714 uint64 = (^t713) & 0x1
-		var t715 uint64 = t712 | t714
+		var t714 uint64 = ^t713
+		var t715 uint64 = (t712 | t714) & 0x1
 		v[716] = t715
 		var t717 uint64 = (v[710] >> 63) & 0x1
 		var t718 uint64 = (v[710]) & 0xffffffff
@@ -1132,8 +1148,8 @@ func (x *simscale_int32) Edge() bool {
 		if t770 != 0 {
 			t772 = 1
 		}
-		var t773 uint64 = (^t772) & 0x1
-		var t774 uint64 = t771 | t773
+		var t773 uint64 = ^t772
+		var t774 uint64 = (t771 | t773) & 0x1
 		v[775] = t774
 		var t776 uint64 = (v[769] >> 63) & 0x1
 		var t777 uint64 = (v[769]) & 0xffffffff
@@ -1170,8 +1186,8 @@ func (x *simscale_int32) Edge() bool {
 		if t829 != 0 {
 			t831 = 1
 		}
-		var t832 uint64 = (^t831) & 0x1
-		var t833 uint64 = t830 | t832
+		var t832 uint64 = ^t831
+		var t833 uint64 = (t830 | t832) & 0x1
 		v[834] = t833
 		var t835 uint64 = (v[828] >> 63) & 0x1
 		var t836 uint64 = (v[828]) & 0xffffffff
@@ -1208,8 +1224,8 @@ func (x *simscale_int32) Edge() bool {
 		if t888 != 0 {
 			t890 = 1
 		}
-		var t891 uint64 = (^t890) & 0x1
-		var t892 uint64 = t889 | t891
+		var t891 uint64 = ^t890
+		var t892 uint64 = (t889 | t891) & 0x1
 		v[893] = t892
 		var t894 uint64 = (v[887] >> 63) & 0x1
 		var t895 uint64 = (v[887]) & 0xffffffff
@@ -1246,8 +1262,8 @@ func (x *simscale_int32) Edge() bool {
 		if t947 != 0 {
 			t949 = 1
 		}
-		var t950 uint64 = (^t949) & 0x1
-		var t951 uint64 = t948 | t950
+		var t950 uint64 = ^t949
+		var t951 uint64 = (t948 | t950) & 0x1
 		v[952] = t951
 		var t953 uint64 = (v[946] >> 63) & 0x1
 		var t954 uint64 = (v[946]) & 0xffffffff

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "872c91f29ebcfff8cddfe21455971ba2" }
+func (x *simsum_int16_sat) Fingerprint() string { return "5f754fdda7087006574f960e436a1c14" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -219,13 +219,13 @@ func (x *simsum_int16_sat) EvalInputs() {
 	var t590 uint64 = v[613] & v[10]
 	v[590] = t590
 	var t23 uint64 = v[7] >> 48 & 0xffff
-	var t24 uint64 = (v[8] >> 62) & 0x1
+	var t24 uint64 = v[8] >> 62
 	var t25 uint64 = v[18] >> 48 & 0xffff
-	var t26 uint64 = (v[19] >> 62) & 0x1
-	var t27 uint64 = t24 & t26
-	var t28 uint64 = (uint64((int64(t23<<48) >> 48))) & 0x1ffff
-	var t29 uint64 = (uint64((int64(t25<<48) >> 48))) & 0x1ffff
-	var t30 uint64 = (t28 + t29) & 0x1ffff
+	var t26 uint64 = v[19] >> 62
+	var t27 uint64 = (t24 & t26) & 0x1
+	var t28 uint64 = uint64((int64(t23<<48) >> 48))
+	var t29 uint64 = uint64((int64(t25<<48) >> 48))
+	var t30 uint64 = t28 + t29
 	var t31 uint64 = (t30 >> 16) & 0x1
 	var t32 uint64 = (t30 >> 15) & 0x1
 	var t35, t35_1, t35_0 uint64 = 0, 0x8000, 0x7fff
@@ -234,21 +234,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t35 = t35_0
 	}
-	var t37 uint64 = (t30) & 0xffff
+	var t37 uint64 = t30
 	var t38, t38_1, t38_0 uint64 = 0, t35, t37
 	if t31 != t32 {
 		t38 = t38_1
 	} else {
 		t38 = t38_0
 	}
+	t38 &= 0xffff
 	var t40 uint64 = v[7] >> 32 & 0xffff
-	var t41 uint64 = (v[8] >> 60) & 0x1
+	var t41 uint64 = v[8] >> 60
 	var t42 uint64 = v[18] >> 32 & 0xffff
-	var t43 uint64 = (v[19] >> 60) & 0x1
-	var t44 uint64 = t41 & t43
-	var t45 uint64 = (uint64((int64(t40<<48) >> 48))) & 0x1ffff
-	var t46 uint64 = (uint64((int64(t42<<48) >> 48))) & 0x1ffff
-	var t47 uint64 = (t45 + t46) & 0x1ffff
+	var t43 uint64 = v[19] >> 60
+	var t44 uint64 = (t41 & t43) & 0x1
+	var t45 uint64 = uint64((int64(t40<<48) >> 48))
+	var t46 uint64 = uint64((int64(t42<<48) >> 48))
+	var t47 uint64 = t45 + t46
 	var t48 uint64 = (t47 >> 16) & 0x1
 	var t49 uint64 = (t47 >> 15) & 0x1
 	var t52, t52_1, t52_0 uint64 = 0, 0x8000, 0x7fff
@@ -257,21 +258,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t52 = t52_0
 	}
-	var t54 uint64 = (t47) & 0xffff
+	var t54 uint64 = t47
 	var t55, t55_1, t55_0 uint64 = 0, t52, t54
 	if t48 != t49 {
 		t55 = t55_1
 	} else {
 		t55 = t55_0
 	}
+	t55 &= 0xffff
 	var t57 uint64 = v[7] >> 16 & 0xffff
-	var t58 uint64 = (v[8] >> 58) & 0x1
+	var t58 uint64 = v[8] >> 58
 	var t59 uint64 = v[18] >> 16 & 0xffff
-	var t60 uint64 = (v[19] >> 58) & 0x1
-	var t61 uint64 = t58 & t60
-	var t62 uint64 = (uint64((int64(t57<<48) >> 48))) & 0x1ffff
-	var t63 uint64 = (uint64((int64(t59<<48) >> 48))) & 0x1ffff
-	var t64 uint64 = (t62 + t63) & 0x1ffff
+	var t60 uint64 = v[19] >> 58
+	var t61 uint64 = (t58 & t60) & 0x1
+	var t62 uint64 = uint64((int64(t57<<48) >> 48))
+	var t63 uint64 = uint64((int64(t59<<48) >> 48))
+	var t64 uint64 = t62 + t63
 	var t65 uint64 = (t64 >> 16) & 0x1
 	var t66 uint64 = (t64 >> 15) & 0x1
 	var t69, t69_1, t69_0 uint64 = 0, 0x8000, 0x7fff
@@ -280,21 +282,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t69 = t69_0
 	}
-	var t71 uint64 = (t64) & 0xffff
+	var t71 uint64 = t64
 	var t72, t72_1, t72_0 uint64 = 0, t69, t71
 	if t65 != t66 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
 	}
+	t72 &= 0xffff
 	var t74 uint64 = v[7] >> 0 & 0xffff
-	var t75 uint64 = (v[8] >> 56) & 0x1
+	var t75 uint64 = v[8] >> 56
 	var t76 uint64 = v[18] >> 0 & 0xffff
-	var t77 uint64 = (v[19] >> 56) & 0x1
-	var t78 uint64 = t75 & t77
-	var t79 uint64 = (uint64((int64(t74<<48) >> 48))) & 0x1ffff
-	var t80 uint64 = (uint64((int64(t76<<48) >> 48))) & 0x1ffff
-	var t81 uint64 = (t79 + t80) & 0x1ffff
+	var t77 uint64 = v[19] >> 56
+	var t78 uint64 = (t75 & t77) & 0x1
+	var t79 uint64 = uint64((int64(t74<<48) >> 48))
+	var t80 uint64 = uint64((int64(t76<<48) >> 48))
+	var t81 uint64 = t79 + t80
 	var t82 uint64 = (t81 >> 16) & 0x1
 	var t83 uint64 = (t81 >> 15) & 0x1
 	var t86, t86_1, t86_0 uint64 = 0, 0x8000, 0x7fff
@@ -303,21 +306,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t86 = t86_0
 	}
-	var t88 uint64 = (t81) & 0xffff
+	var t88 uint64 = t81
 	var t89, t89_1, t89_0 uint64 = 0, t86, t88
 	if t82 != t83 {
 		t89 = t89_1
 	} else {
 		t89 = t89_0
 	}
+	t89 &= 0xffff
 	var t91 uint64 = v[6] >> 48 & 0xffff
-	var t92 uint64 = (v[8] >> 54) & 0x1
+	var t92 uint64 = v[8] >> 54
 	var t93 uint64 = v[17] >> 48 & 0xffff
-	var t94 uint64 = (v[19] >> 54) & 0x1
-	var t95 uint64 = t92 & t94
-	var t96 uint64 = (uint64((int64(t91<<48) >> 48))) & 0x1ffff
-	var t97 uint64 = (uint64((int64(t93<<48) >> 48))) & 0x1ffff
-	var t98 uint64 = (t96 + t97) & 0x1ffff
+	var t94 uint64 = v[19] >> 54
+	var t95 uint64 = (t92 & t94) & 0x1
+	var t96 uint64 = uint64((int64(t91<<48) >> 48))
+	var t97 uint64 = uint64((int64(t93<<48) >> 48))
+	var t98 uint64 = t96 + t97
 	var t99 uint64 = (t98 >> 16) & 0x1
 	var t100 uint64 = (t98 >> 15) & 0x1
 	var t103, t103_1, t103_0 uint64 = 0, 0x8000, 0x7fff
@@ -326,21 +330,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t103 = t103_0
 	}
-	var t105 uint64 = (t98) & 0xffff
+	var t105 uint64 = t98
 	var t106, t106_1, t106_0 uint64 = 0, t103, t105
 	if t99 != t100 {
 		t106 = t106_1
 	} else {
 		t106 = t106_0
 	}
+	t106 &= 0xffff
 	var t108 uint64 = v[6] >> 32 & 0xffff
-	var t109 uint64 = (v[8] >> 52) & 0x1
+	var t109 uint64 = v[8] >> 52
 	var t110 uint64 = v[17] >> 32 & 0xffff
-	var t111 uint64 = (v[19] >> 52) & 0x1
-	var t112 uint64 = t109 & t111
-	var t113 uint64 = (uint64((int64(t108<<48) >> 48))) & 0x1ffff
-	var t114 uint64 = (uint64((int64(t110<<48) >> 48))) & 0x1ffff
-	var t115 uint64 = (t113 + t114) & 0x1ffff
+	var t111 uint64 = v[19] >> 52
+	var t112 uint64 = (t109 & t111) & 0x1
+	var t113 uint64 = uint64((int64(t108<<48) >> 48))
+	var t114 uint64 = uint64((int64(t110<<48) >> 48))
+	var t115 uint64 = t113 + t114
 	var t116 uint64 = (t115 >> 16) & 0x1
 	var t117 uint64 = (t115 >> 15) & 0x1
 	var t120, t120_1, t120_0 uint64 = 0, 0x8000, 0x7fff
@@ -349,21 +354,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t120 = t120_0
 	}
-	var t122 uint64 = (t115) & 0xffff
+	var t122 uint64 = t115
 	var t123, t123_1, t123_0 uint64 = 0, t120, t122
 	if t116 != t117 {
 		t123 = t123_1
 	} else {
 		t123 = t123_0
 	}
+	t123 &= 0xffff
 	var t125 uint64 = v[6] >> 16 & 0xffff
-	var t126 uint64 = (v[8] >> 50) & 0x1
+	var t126 uint64 = v[8] >> 50
 	var t127 uint64 = v[17] >> 16 & 0xffff
-	var t128 uint64 = (v[19] >> 50) & 0x1
-	var t129 uint64 = t126 & t128
-	var t130 uint64 = (uint64((int64(t125<<48) >> 48))) & 0x1ffff
-	var t131 uint64 = (uint64((int64(t127<<48) >> 48))) & 0x1ffff
-	var t132 uint64 = (t130 + t131) & 0x1ffff
+	var t128 uint64 = v[19] >> 50
+	var t129 uint64 = (t126 & t128) & 0x1
+	var t130 uint64 = uint64((int64(t125<<48) >> 48))
+	var t131 uint64 = uint64((int64(t127<<48) >> 48))
+	var t132 uint64 = t130 + t131
 	var t133 uint64 = (t132 >> 16) & 0x1
 	var t134 uint64 = (t132 >> 15) & 0x1
 	var t137, t137_1, t137_0 uint64 = 0, 0x8000, 0x7fff
@@ -372,21 +378,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t137 = t137_0
 	}
-	var t139 uint64 = (t132) & 0xffff
+	var t139 uint64 = t132
 	var t140, t140_1, t140_0 uint64 = 0, t137, t139
 	if t133 != t134 {
 		t140 = t140_1
 	} else {
 		t140 = t140_0
 	}
+	t140 &= 0xffff
 	var t142 uint64 = v[6] >> 0 & 0xffff
-	var t143 uint64 = (v[8] >> 48) & 0x1
+	var t143 uint64 = v[8] >> 48
 	var t144 uint64 = v[17] >> 0 & 0xffff
-	var t145 uint64 = (v[19] >> 48) & 0x1
-	var t146 uint64 = t143 & t145
-	var t147 uint64 = (uint64((int64(t142<<48) >> 48))) & 0x1ffff
-	var t148 uint64 = (uint64((int64(t144<<48) >> 48))) & 0x1ffff
-	var t149 uint64 = (t147 + t148) & 0x1ffff
+	var t145 uint64 = v[19] >> 48
+	var t146 uint64 = (t143 & t145) & 0x1
+	var t147 uint64 = uint64((int64(t142<<48) >> 48))
+	var t148 uint64 = uint64((int64(t144<<48) >> 48))
+	var t149 uint64 = t147 + t148
 	var t150 uint64 = (t149 >> 16) & 0x1
 	var t151 uint64 = (t149 >> 15) & 0x1
 	var t154, t154_1, t154_0 uint64 = 0, 0x8000, 0x7fff
@@ -395,21 +402,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t154 = t154_0
 	}
-	var t156 uint64 = (t149) & 0xffff
+	var t156 uint64 = t149
 	var t157, t157_1, t157_0 uint64 = 0, t154, t156
 	if t150 != t151 {
 		t157 = t157_1
 	} else {
 		t157 = t157_0
 	}
+	t157 &= 0xffff
 	var t159 uint64 = v[5] >> 48 & 0xffff
-	var t160 uint64 = (v[8] >> 46) & 0x1
+	var t160 uint64 = v[8] >> 46
 	var t161 uint64 = v[16] >> 48 & 0xffff
-	var t162 uint64 = (v[19] >> 46) & 0x1
-	var t163 uint64 = t160 & t162
-	var t164 uint64 = (uint64((int64(t159<<48) >> 48))) & 0x1ffff
-	var t165 uint64 = (uint64((int64(t161<<48) >> 48))) & 0x1ffff
-	var t166 uint64 = (t164 + t165) & 0x1ffff
+	var t162 uint64 = v[19] >> 46
+	var t163 uint64 = (t160 & t162) & 0x1
+	var t164 uint64 = uint64((int64(t159<<48) >> 48))
+	var t165 uint64 = uint64((int64(t161<<48) >> 48))
+	var t166 uint64 = t164 + t165
 	var t167 uint64 = (t166 >> 16) & 0x1
 	var t168 uint64 = (t166 >> 15) & 0x1
 	var t171, t171_1, t171_0 uint64 = 0, 0x8000, 0x7fff
@@ -418,21 +426,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t171 = t171_0
 	}
-	var t173 uint64 = (t166) & 0xffff
+	var t173 uint64 = t166
 	var t174, t174_1, t174_0 uint64 = 0, t171, t173
 	if t167 != t168 {
 		t174 = t174_1
 	} else {
 		t174 = t174_0
 	}
+	t174 &= 0xffff
 	var t176 uint64 = v[5] >> 32 & 0xffff
-	var t177 uint64 = (v[8] >> 44) & 0x1
+	var t177 uint64 = v[8] >> 44
 	var t178 uint64 = v[16] >> 32 & 0xffff
-	var t179 uint64 = (v[19] >> 44) & 0x1
-	var t180 uint64 = t177 & t179
-	var t181 uint64 = (uint64((int64(t176<<48) >> 48))) & 0x1ffff
-	var t182 uint64 = (uint64((int64(t178<<48) >> 48))) & 0x1ffff
-	var t183 uint64 = (t181 + t182) & 0x1ffff
+	var t179 uint64 = v[19] >> 44
+	var t180 uint64 = (t177 & t179) & 0x1
+	var t181 uint64 = uint64((int64(t176<<48) >> 48))
+	var t182 uint64 = uint64((int64(t178<<48) >> 48))
+	var t183 uint64 = t181 + t182
 	var t184 uint64 = (t183 >> 16) & 0x1
 	var t185 uint64 = (t183 >> 15) & 0x1
 	var t188, t188_1, t188_0 uint64 = 0, 0x8000, 0x7fff
@@ -441,21 +450,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t188 = t188_0
 	}
-	var t190 uint64 = (t183) & 0xffff
+	var t190 uint64 = t183
 	var t191, t191_1, t191_0 uint64 = 0, t188, t190
 	if t184 != t185 {
 		t191 = t191_1
 	} else {
 		t191 = t191_0
 	}
+	t191 &= 0xffff
 	var t193 uint64 = v[5] >> 16 & 0xffff
-	var t194 uint64 = (v[8] >> 42) & 0x1
+	var t194 uint64 = v[8] >> 42
 	var t195 uint64 = v[16] >> 16 & 0xffff
-	var t196 uint64 = (v[19] >> 42) & 0x1
-	var t197 uint64 = t194 & t196
-	var t198 uint64 = (uint64((int64(t193<<48) >> 48))) & 0x1ffff
-	var t199 uint64 = (uint64((int64(t195<<48) >> 48))) & 0x1ffff
-	var t200 uint64 = (t198 + t199) & 0x1ffff
+	var t196 uint64 = v[19] >> 42
+	var t197 uint64 = (t194 & t196) & 0x1
+	var t198 uint64 = uint64((int64(t193<<48) >> 48))
+	var t199 uint64 = uint64((int64(t195<<48) >> 48))
+	var t200 uint64 = t198 + t199
 	var t201 uint64 = (t200 >> 16) & 0x1
 	var t202 uint64 = (t200 >> 15) & 0x1
 	var t205, t205_1, t205_0 uint64 = 0, 0x8000, 0x7fff
@@ -464,21 +474,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t205 = t205_0
 	}
-	var t207 uint64 = (t200) & 0xffff
+	var t207 uint64 = t200
 	var t208, t208_1, t208_0 uint64 = 0, t205, t207
 	if t201 != t202 {
 		t208 = t208_1
 	} else {
 		t208 = t208_0
 	}
+	t208 &= 0xffff
 	var t210 uint64 = v[5] >> 0 & 0xffff
-	var t211 uint64 = (v[8] >> 40) & 0x1
+	var t211 uint64 = v[8] >> 40
 	var t212 uint64 = v[16] >> 0 & 0xffff
-	var t213 uint64 = (v[19] >> 40) & 0x1
-	var t214 uint64 = t211 & t213
-	var t215 uint64 = (uint64((int64(t210<<48) >> 48))) & 0x1ffff
-	var t216 uint64 = (uint64((int64(t212<<48) >> 48))) & 0x1ffff
-	var t217 uint64 = (t215 + t216) & 0x1ffff
+	var t213 uint64 = v[19] >> 40
+	var t214 uint64 = (t211 & t213) & 0x1
+	var t215 uint64 = uint64((int64(t210<<48) >> 48))
+	var t216 uint64 = uint64((int64(t212<<48) >> 48))
+	var t217 uint64 = t215 + t216
 	var t218 uint64 = (t217 >> 16) & 0x1
 	var t219 uint64 = (t217 >> 15) & 0x1
 	var t222, t222_1, t222_0 uint64 = 0, 0x8000, 0x7fff
@@ -487,21 +498,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t222 = t222_0
 	}
-	var t224 uint64 = (t217) & 0xffff
+	var t224 uint64 = t217
 	var t225, t225_1, t225_0 uint64 = 0, t222, t224
 	if t218 != t219 {
 		t225 = t225_1
 	} else {
 		t225 = t225_0
 	}
+	t225 &= 0xffff
 	var t227 uint64 = v[4] >> 48 & 0xffff
-	var t228 uint64 = (v[8] >> 38) & 0x1
+	var t228 uint64 = v[8] >> 38
 	var t229 uint64 = v[15] >> 48 & 0xffff
-	var t230 uint64 = (v[19] >> 38) & 0x1
-	var t231 uint64 = t228 & t230
-	var t232 uint64 = (uint64((int64(t227<<48) >> 48))) & 0x1ffff
-	var t233 uint64 = (uint64((int64(t229<<48) >> 48))) & 0x1ffff
-	var t234 uint64 = (t232 + t233) & 0x1ffff
+	var t230 uint64 = v[19] >> 38
+	var t231 uint64 = (t228 & t230) & 0x1
+	var t232 uint64 = uint64((int64(t227<<48) >> 48))
+	var t233 uint64 = uint64((int64(t229<<48) >> 48))
+	var t234 uint64 = t232 + t233
 	var t235 uint64 = (t234 >> 16) & 0x1
 	var t236 uint64 = (t234 >> 15) & 0x1
 	var t239, t239_1, t239_0 uint64 = 0, 0x8000, 0x7fff
@@ -510,21 +522,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t239 = t239_0
 	}
-	var t241 uint64 = (t234) & 0xffff
+	var t241 uint64 = t234
 	var t242, t242_1, t242_0 uint64 = 0, t239, t241
 	if t235 != t236 {
 		t242 = t242_1
 	} else {
 		t242 = t242_0
 	}
+	t242 &= 0xffff
 	var t244 uint64 = v[4] >> 32 & 0xffff
-	var t245 uint64 = (v[8] >> 36) & 0x1
+	var t245 uint64 = v[8] >> 36
 	var t246 uint64 = v[15] >> 32 & 0xffff
-	var t247 uint64 = (v[19] >> 36) & 0x1
-	var t248 uint64 = t245 & t247
-	var t249 uint64 = (uint64((int64(t244<<48) >> 48))) & 0x1ffff
-	var t250 uint64 = (uint64((int64(t246<<48) >> 48))) & 0x1ffff
-	var t251 uint64 = (t249 + t250) & 0x1ffff
+	var t247 uint64 = v[19] >> 36
+	var t248 uint64 = (t245 & t247) & 0x1
+	var t249 uint64 = uint64((int64(t244<<48) >> 48))
+	var t250 uint64 = uint64((int64(t246<<48) >> 48))
+	var t251 uint64 = t249 + t250
 	var t252 uint64 = (t251 >> 16) & 0x1
 	var t253 uint64 = (t251 >> 15) & 0x1
 	var t256, t256_1, t256_0 uint64 = 0, 0x8000, 0x7fff
@@ -533,21 +546,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t256 = t256_0
 	}
-	var t258 uint64 = (t251) & 0xffff
+	var t258 uint64 = t251
 	var t259, t259_1, t259_0 uint64 = 0, t256, t258
 	if t252 != t253 {
 		t259 = t259_1
 	} else {
 		t259 = t259_0
 	}
+	t259 &= 0xffff
 	var t261 uint64 = v[4] >> 16 & 0xffff
-	var t262 uint64 = (v[8] >> 34) & 0x1
+	var t262 uint64 = v[8] >> 34
 	var t263 uint64 = v[15] >> 16 & 0xffff
-	var t264 uint64 = (v[19] >> 34) & 0x1
-	var t265 uint64 = t262 & t264
-	var t266 uint64 = (uint64((int64(t261<<48) >> 48))) & 0x1ffff
-	var t267 uint64 = (uint64((int64(t263<<48) >> 48))) & 0x1ffff
-	var t268 uint64 = (t266 + t267) & 0x1ffff
+	var t264 uint64 = v[19] >> 34
+	var t265 uint64 = (t262 & t264) & 0x1
+	var t266 uint64 = uint64((int64(t261<<48) >> 48))
+	var t267 uint64 = uint64((int64(t263<<48) >> 48))
+	var t268 uint64 = t266 + t267
 	var t269 uint64 = (t268 >> 16) & 0x1
 	var t270 uint64 = (t268 >> 15) & 0x1
 	var t273, t273_1, t273_0 uint64 = 0, 0x8000, 0x7fff
@@ -556,21 +570,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t273 = t273_0
 	}
-	var t275 uint64 = (t268) & 0xffff
+	var t275 uint64 = t268
 	var t276, t276_1, t276_0 uint64 = 0, t273, t275
 	if t269 != t270 {
 		t276 = t276_1
 	} else {
 		t276 = t276_0
 	}
+	t276 &= 0xffff
 	var t278 uint64 = v[4] >> 0 & 0xffff
-	var t279 uint64 = (v[8] >> 32) & 0x1
+	var t279 uint64 = v[8] >> 32
 	var t280 uint64 = v[15] >> 0 & 0xffff
-	var t281 uint64 = (v[19] >> 32) & 0x1
-	var t282 uint64 = t279 & t281
-	var t283 uint64 = (uint64((int64(t278<<48) >> 48))) & 0x1ffff
-	var t284 uint64 = (uint64((int64(t280<<48) >> 48))) & 0x1ffff
-	var t285 uint64 = (t283 + t284) & 0x1ffff
+	var t281 uint64 = v[19] >> 32
+	var t282 uint64 = (t279 & t281) & 0x1
+	var t283 uint64 = uint64((int64(t278<<48) >> 48))
+	var t284 uint64 = uint64((int64(t280<<48) >> 48))
+	var t285 uint64 = t283 + t284
 	var t286 uint64 = (t285 >> 16) & 0x1
 	var t287 uint64 = (t285 >> 15) & 0x1
 	var t290, t290_1, t290_0 uint64 = 0, 0x8000, 0x7fff
@@ -579,21 +594,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t290 = t290_0
 	}
-	var t292 uint64 = (t285) & 0xffff
+	var t292 uint64 = t285
 	var t293, t293_1, t293_0 uint64 = 0, t290, t292
 	if t286 != t287 {
 		t293 = t293_1
 	} else {
 		t293 = t293_0
 	}
+	t293 &= 0xffff
 	var t295 uint64 = v[3] >> 48 & 0xffff
-	var t296 uint64 = (v[8] >> 30) & 0x1
+	var t296 uint64 = v[8] >> 30
 	var t297 uint64 = v[14] >> 48 & 0xffff
-	var t298 uint64 = (v[19] >> 30) & 0x1
-	var t299 uint64 = t296 & t298
-	var t300 uint64 = (uint64((int64(t295<<48) >> 48))) & 0x1ffff
-	var t301 uint64 = (uint64((int64(t297<<48) >> 48))) & 0x1ffff
-	var t302 uint64 = (t300 + t301) & 0x1ffff
+	var t298 uint64 = v[19] >> 30
+	var t299 uint64 = (t296 & t298) & 0x1
+	var t300 uint64 = uint64((int64(t295<<48) >> 48))
+	var t301 uint64 = uint64((int64(t297<<48) >> 48))
+	var t302 uint64 = t300 + t301
 	var t303 uint64 = (t302 >> 16) & 0x1
 	var t304 uint64 = (t302 >> 15) & 0x1
 	var t307, t307_1, t307_0 uint64 = 0, 0x8000, 0x7fff
@@ -602,21 +618,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t307 = t307_0
 	}
-	var t309 uint64 = (t302) & 0xffff
+	var t309 uint64 = t302
 	var t310, t310_1, t310_0 uint64 = 0, t307, t309
 	if t303 != t304 {
 		t310 = t310_1
 	} else {
 		t310 = t310_0
 	}
+	t310 &= 0xffff
 	var t312 uint64 = v[3] >> 32 & 0xffff
-	var t313 uint64 = (v[8] >> 28) & 0x1
+	var t313 uint64 = v[8] >> 28
 	var t314 uint64 = v[14] >> 32 & 0xffff
-	var t315 uint64 = (v[19] >> 28) & 0x1
-	var t316 uint64 = t313 & t315
-	var t317 uint64 = (uint64((int64(t312<<48) >> 48))) & 0x1ffff
-	var t318 uint64 = (uint64((int64(t314<<48) >> 48))) & 0x1ffff
-	var t319 uint64 = (t317 + t318) & 0x1ffff
+	var t315 uint64 = v[19] >> 28
+	var t316 uint64 = (t313 & t315) & 0x1
+	var t317 uint64 = uint64((int64(t312<<48) >> 48))
+	var t318 uint64 = uint64((int64(t314<<48) >> 48))
+	var t319 uint64 = t317 + t318
 	var t320 uint64 = (t319 >> 16) & 0x1
 	var t321 uint64 = (t319 >> 15) & 0x1
 	var t324, t324_1, t324_0 uint64 = 0, 0x8000, 0x7fff
@@ -625,21 +642,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t324 = t324_0
 	}
-	var t326 uint64 = (t319) & 0xffff
+	var t326 uint64 = t319
 	var t327, t327_1, t327_0 uint64 = 0, t324, t326
 	if t320 != t321 {
 		t327 = t327_1
 	} else {
 		t327 = t327_0
 	}
+	t327 &= 0xffff
 	var t329 uint64 = v[3] >> 16 & 0xffff
-	var t330 uint64 = (v[8] >> 26) & 0x1
+	var t330 uint64 = v[8] >> 26
 	var t331 uint64 = v[14] >> 16 & 0xffff
-	var t332 uint64 = (v[19] >> 26) & 0x1
-	var t333 uint64 = t330 & t332
-	var t334 uint64 = (uint64((int64(t329<<48) >> 48))) & 0x1ffff
-	var t335 uint64 = (uint64((int64(t331<<48) >> 48))) & 0x1ffff
-	var t336 uint64 = (t334 + t335) & 0x1ffff
+	var t332 uint64 = v[19] >> 26
+	var t333 uint64 = (t330 & t332) & 0x1
+	var t334 uint64 = uint64((int64(t329<<48) >> 48))
+	var t335 uint64 = uint64((int64(t331<<48) >> 48))
+	var t336 uint64 = t334 + t335
 	var t337 uint64 = (t336 >> 16) & 0x1
 	var t338 uint64 = (t336 >> 15) & 0x1
 	var t341, t341_1, t341_0 uint64 = 0, 0x8000, 0x7fff
@@ -648,21 +666,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t341 = t341_0
 	}
-	var t343 uint64 = (t336) & 0xffff
+	var t343 uint64 = t336
 	var t344, t344_1, t344_0 uint64 = 0, t341, t343
 	if t337 != t338 {
 		t344 = t344_1
 	} else {
 		t344 = t344_0
 	}
+	t344 &= 0xffff
 	var t346 uint64 = v[3] >> 0 & 0xffff
-	var t347 uint64 = (v[8] >> 24) & 0x1
+	var t347 uint64 = v[8] >> 24
 	var t348 uint64 = v[14] >> 0 & 0xffff
-	var t349 uint64 = (v[19] >> 24) & 0x1
-	var t350 uint64 = t347 & t349
-	var t351 uint64 = (uint64((int64(t346<<48) >> 48))) & 0x1ffff
-	var t352 uint64 = (uint64((int64(t348<<48) >> 48))) & 0x1ffff
-	var t353 uint64 = (t351 + t352) & 0x1ffff
+	var t349 uint64 = v[19] >> 24
+	var t350 uint64 = (t347 & t349) & 0x1
+	var t351 uint64 = uint64((int64(t346<<48) >> 48))
+	var t352 uint64 = uint64((int64(t348<<48) >> 48))
+	var t353 uint64 = t351 + t352
 	var t354 uint64 = (t353 >> 16) & 0x1
 	var t355 uint64 = (t353 >> 15) & 0x1
 	var t358, t358_1, t358_0 uint64 = 0, 0x8000, 0x7fff
@@ -671,21 +690,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t358 = t358_0
 	}
-	var t360 uint64 = (t353) & 0xffff
+	var t360 uint64 = t353
 	var t361, t361_1, t361_0 uint64 = 0, t358, t360
 	if t354 != t355 {
 		t361 = t361_1
 	} else {
 		t361 = t361_0
 	}
+	t361 &= 0xffff
 	var t363 uint64 = v[2] >> 48 & 0xffff
-	var t364 uint64 = (v[8] >> 22) & 0x1
+	var t364 uint64 = v[8] >> 22
 	var t365 uint64 = v[13] >> 48 & 0xffff
-	var t366 uint64 = (v[19] >> 22) & 0x1
-	var t367 uint64 = t364 & t366
-	var t368 uint64 = (uint64((int64(t363<<48) >> 48))) & 0x1ffff
-	var t369 uint64 = (uint64((int64(t365<<48) >> 48))) & 0x1ffff
-	var t370 uint64 = (t368 + t369) & 0x1ffff
+	var t366 uint64 = v[19] >> 22
+	var t367 uint64 = (t364 & t366) & 0x1
+	var t368 uint64 = uint64((int64(t363<<48) >> 48))
+	var t369 uint64 = uint64((int64(t365<<48) >> 48))
+	var t370 uint64 = t368 + t369
 	var t371 uint64 = (t370 >> 16) & 0x1
 	var t372 uint64 = (t370 >> 15) & 0x1
 	var t375, t375_1, t375_0 uint64 = 0, 0x8000, 0x7fff
@@ -694,21 +714,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t375 = t375_0
 	}
-	var t377 uint64 = (t370) & 0xffff
+	var t377 uint64 = t370
 	var t378, t378_1, t378_0 uint64 = 0, t375, t377
 	if t371 != t372 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
 	}
+	t378 &= 0xffff
 	var t380 uint64 = v[2] >> 32 & 0xffff
-	var t381 uint64 = (v[8] >> 20) & 0x1
+	var t381 uint64 = v[8] >> 20
 	var t382 uint64 = v[13] >> 32 & 0xffff
-	var t383 uint64 = (v[19] >> 20) & 0x1
-	var t384 uint64 = t381 & t383
-	var t385 uint64 = (uint64((int64(t380<<48) >> 48))) & 0x1ffff
-	var t386 uint64 = (uint64((int64(t382<<48) >> 48))) & 0x1ffff
-	var t387 uint64 = (t385 + t386) & 0x1ffff
+	var t383 uint64 = v[19] >> 20
+	var t384 uint64 = (t381 & t383) & 0x1
+	var t385 uint64 = uint64((int64(t380<<48) >> 48))
+	var t386 uint64 = uint64((int64(t382<<48) >> 48))
+	var t387 uint64 = t385 + t386
 	var t388 uint64 = (t387 >> 16) & 0x1
 	var t389 uint64 = (t387 >> 15) & 0x1
 	var t392, t392_1, t392_0 uint64 = 0, 0x8000, 0x7fff
@@ -717,21 +738,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t392 = t392_0
 	}
-	var t394 uint64 = (t387) & 0xffff
+	var t394 uint64 = t387
 	var t395, t395_1, t395_0 uint64 = 0, t392, t394
 	if t388 != t389 {
 		t395 = t395_1
 	} else {
 		t395 = t395_0
 	}
+	t395 &= 0xffff
 	var t397 uint64 = v[2] >> 16 & 0xffff
-	var t398 uint64 = (v[8] >> 18) & 0x1
+	var t398 uint64 = v[8] >> 18
 	var t399 uint64 = v[13] >> 16 & 0xffff
-	var t400 uint64 = (v[19] >> 18) & 0x1
-	var t401 uint64 = t398 & t400
-	var t402 uint64 = (uint64((int64(t397<<48) >> 48))) & 0x1ffff
-	var t403 uint64 = (uint64((int64(t399<<48) >> 48))) & 0x1ffff
-	var t404 uint64 = (t402 + t403) & 0x1ffff
+	var t400 uint64 = v[19] >> 18
+	var t401 uint64 = (t398 & t400) & 0x1
+	var t402 uint64 = uint64((int64(t397<<48) >> 48))
+	var t403 uint64 = uint64((int64(t399<<48) >> 48))
+	var t404 uint64 = t402 + t403
 	var t405 uint64 = (t404 >> 16) & 0x1
 	var t406 uint64 = (t404 >> 15) & 0x1
 	var t409, t409_1, t409_0 uint64 = 0, 0x8000, 0x7fff
@@ -740,21 +762,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t409 = t409_0
 	}
-	var t411 uint64 = (t404) & 0xffff
+	var t411 uint64 = t404
 	var t412, t412_1, t412_0 uint64 = 0, t409, t411
 	if t405 != t406 {
 		t412 = t412_1
 	} else {
 		t412 = t412_0
 	}
+	t412 &= 0xffff
 	var t414 uint64 = v[2] >> 0 & 0xffff
-	var t415 uint64 = (v[8] >> 16) & 0x1
+	var t415 uint64 = v[8] >> 16
 	var t416 uint64 = v[13] >> 0 & 0xffff
-	var t417 uint64 = (v[19] >> 16) & 0x1
-	var t418 uint64 = t415 & t417
-	var t419 uint64 = (uint64((int64(t414<<48) >> 48))) & 0x1ffff
-	var t420 uint64 = (uint64((int64(t416<<48) >> 48))) & 0x1ffff
-	var t421 uint64 = (t419 + t420) & 0x1ffff
+	var t417 uint64 = v[19] >> 16
+	var t418 uint64 = (t415 & t417) & 0x1
+	var t419 uint64 = uint64((int64(t414<<48) >> 48))
+	var t420 uint64 = uint64((int64(t416<<48) >> 48))
+	var t421 uint64 = t419 + t420
 	var t422 uint64 = (t421 >> 16) & 0x1
 	var t423 uint64 = (t421 >> 15) & 0x1
 	var t426, t426_1, t426_0 uint64 = 0, 0x8000, 0x7fff
@@ -763,21 +786,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t426 = t426_0
 	}
-	var t428 uint64 = (t421) & 0xffff
+	var t428 uint64 = t421
 	var t429, t429_1, t429_0 uint64 = 0, t426, t428
 	if t422 != t423 {
 		t429 = t429_1
 	} else {
 		t429 = t429_0
 	}
+	t429 &= 0xffff
 	var t431 uint64 = v[1] >> 48 & 0xffff
-	var t432 uint64 = (v[8] >> 14) & 0x1
+	var t432 uint64 = v[8] >> 14
 	var t433 uint64 = v[12] >> 48 & 0xffff
-	var t434 uint64 = (v[19] >> 14) & 0x1
-	var t435 uint64 = t432 & t434
-	var t436 uint64 = (uint64((int64(t431<<48) >> 48))) & 0x1ffff
-	var t437 uint64 = (uint64((int64(t433<<48) >> 48))) & 0x1ffff
-	var t438 uint64 = (t436 + t437) & 0x1ffff
+	var t434 uint64 = v[19] >> 14
+	var t435 uint64 = (t432 & t434) & 0x1
+	var t436 uint64 = uint64((int64(t431<<48) >> 48))
+	var t437 uint64 = uint64((int64(t433<<48) >> 48))
+	var t438 uint64 = t436 + t437
 	var t439 uint64 = (t438 >> 16) & 0x1
 	var t440 uint64 = (t438 >> 15) & 0x1
 	var t443, t443_1, t443_0 uint64 = 0, 0x8000, 0x7fff
@@ -786,21 +810,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t443 = t443_0
 	}
-	var t445 uint64 = (t438) & 0xffff
+	var t445 uint64 = t438
 	var t446, t446_1, t446_0 uint64 = 0, t443, t445
 	if t439 != t440 {
 		t446 = t446_1
 	} else {
 		t446 = t446_0
 	}
+	t446 &= 0xffff
 	var t448 uint64 = v[1] >> 32 & 0xffff
-	var t449 uint64 = (v[8] >> 12) & 0x1
+	var t449 uint64 = v[8] >> 12
 	var t450 uint64 = v[12] >> 32 & 0xffff
-	var t451 uint64 = (v[19] >> 12) & 0x1
-	var t452 uint64 = t449 & t451
-	var t453 uint64 = (uint64((int64(t448<<48) >> 48))) & 0x1ffff
-	var t454 uint64 = (uint64((int64(t450<<48) >> 48))) & 0x1ffff
-	var t455 uint64 = (t453 + t454) & 0x1ffff
+	var t451 uint64 = v[19] >> 12
+	var t452 uint64 = (t449 & t451) & 0x1
+	var t453 uint64 = uint64((int64(t448<<48) >> 48))
+	var t454 uint64 = uint64((int64(t450<<48) >> 48))
+	var t455 uint64 = t453 + t454
 	var t456 uint64 = (t455 >> 16) & 0x1
 	var t457 uint64 = (t455 >> 15) & 0x1
 	var t460, t460_1, t460_0 uint64 = 0, 0x8000, 0x7fff
@@ -809,21 +834,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t460 = t460_0
 	}
-	var t462 uint64 = (t455) & 0xffff
+	var t462 uint64 = t455
 	var t463, t463_1, t463_0 uint64 = 0, t460, t462
 	if t456 != t457 {
 		t463 = t463_1
 	} else {
 		t463 = t463_0
 	}
+	t463 &= 0xffff
 	var t465 uint64 = v[1] >> 16 & 0xffff
-	var t466 uint64 = (v[8] >> 10) & 0x1
+	var t466 uint64 = v[8] >> 10
 	var t467 uint64 = v[12] >> 16 & 0xffff
-	var t468 uint64 = (v[19] >> 10) & 0x1
-	var t469 uint64 = t466 & t468
-	var t470 uint64 = (uint64((int64(t465<<48) >> 48))) & 0x1ffff
-	var t471 uint64 = (uint64((int64(t467<<48) >> 48))) & 0x1ffff
-	var t472 uint64 = (t470 + t471) & 0x1ffff
+	var t468 uint64 = v[19] >> 10
+	var t469 uint64 = (t466 & t468) & 0x1
+	var t470 uint64 = uint64((int64(t465<<48) >> 48))
+	var t471 uint64 = uint64((int64(t467<<48) >> 48))
+	var t472 uint64 = t470 + t471
 	var t473 uint64 = (t472 >> 16) & 0x1
 	var t474 uint64 = (t472 >> 15) & 0x1
 	var t477, t477_1, t477_0 uint64 = 0, 0x8000, 0x7fff
@@ -832,21 +858,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t477 = t477_0
 	}
-	var t479 uint64 = (t472) & 0xffff
+	var t479 uint64 = t472
 	var t480, t480_1, t480_0 uint64 = 0, t477, t479
 	if t473 != t474 {
 		t480 = t480_1
 	} else {
 		t480 = t480_0
 	}
+	t480 &= 0xffff
 	var t482 uint64 = v[1] >> 0 & 0xffff
-	var t483 uint64 = (v[8] >> 8) & 0x1
+	var t483 uint64 = v[8] >> 8
 	var t484 uint64 = v[12] >> 0 & 0xffff
-	var t485 uint64 = (v[19] >> 8) & 0x1
-	var t486 uint64 = t483 & t485
-	var t487 uint64 = (uint64((int64(t482<<48) >> 48))) & 0x1ffff
-	var t488 uint64 = (uint64((int64(t484<<48) >> 48))) & 0x1ffff
-	var t489 uint64 = (t487 + t488) & 0x1ffff
+	var t485 uint64 = v[19] >> 8
+	var t486 uint64 = (t483 & t485) & 0x1
+	var t487 uint64 = uint64((int64(t482<<48) >> 48))
+	var t488 uint64 = uint64((int64(t484<<48) >> 48))
+	var t489 uint64 = t487 + t488
 	var t490 uint64 = (t489 >> 16) & 0x1
 	var t491 uint64 = (t489 >> 15) & 0x1
 	var t494, t494_1, t494_0 uint64 = 0, 0x8000, 0x7fff
@@ -855,21 +882,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t494 = t494_0
 	}
-	var t496 uint64 = (t489) & 0xffff
+	var t496 uint64 = t489
 	var t497, t497_1, t497_0 uint64 = 0, t494, t496
 	if t490 != t491 {
 		t497 = t497_1
 	} else {
 		t497 = t497_0
 	}
+	t497 &= 0xffff
 	var t499 uint64 = v[0] >> 48 & 0xffff
-	var t500 uint64 = (v[8] >> 6) & 0x1
+	var t500 uint64 = v[8] >> 6
 	var t501 uint64 = v[11] >> 48 & 0xffff
-	var t502 uint64 = (v[19] >> 6) & 0x1
-	var t503 uint64 = t500 & t502
-	var t504 uint64 = (uint64((int64(t499<<48) >> 48))) & 0x1ffff
-	var t505 uint64 = (uint64((int64(t501<<48) >> 48))) & 0x1ffff
-	var t506 uint64 = (t504 + t505) & 0x1ffff
+	var t502 uint64 = v[19] >> 6
+	var t503 uint64 = (t500 & t502) & 0x1
+	var t504 uint64 = uint64((int64(t499<<48) >> 48))
+	var t505 uint64 = uint64((int64(t501<<48) >> 48))
+	var t506 uint64 = t504 + t505
 	var t507 uint64 = (t506 >> 16) & 0x1
 	var t508 uint64 = (t506 >> 15) & 0x1
 	var t511, t511_1, t511_0 uint64 = 0, 0x8000, 0x7fff
@@ -878,21 +906,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t511 = t511_0
 	}
-	var t513 uint64 = (t506) & 0xffff
+	var t513 uint64 = t506
 	var t514, t514_1, t514_0 uint64 = 0, t511, t513
 	if t507 != t508 {
 		t514 = t514_1
 	} else {
 		t514 = t514_0
 	}
+	t514 &= 0xffff
 	var t516 uint64 = v[0] >> 32 & 0xffff
-	var t517 uint64 = (v[8] >> 4) & 0x1
+	var t517 uint64 = v[8] >> 4
 	var t518 uint64 = v[11] >> 32 & 0xffff
-	var t519 uint64 = (v[19] >> 4) & 0x1
-	var t520 uint64 = t517 & t519
-	var t521 uint64 = (uint64((int64(t516<<48) >> 48))) & 0x1ffff
-	var t522 uint64 = (uint64((int64(t518<<48) >> 48))) & 0x1ffff
-	var t523 uint64 = (t521 + t522) & 0x1ffff
+	var t519 uint64 = v[19] >> 4
+	var t520 uint64 = (t517 & t519) & 0x1
+	var t521 uint64 = uint64((int64(t516<<48) >> 48))
+	var t522 uint64 = uint64((int64(t518<<48) >> 48))
+	var t523 uint64 = t521 + t522
 	var t524 uint64 = (t523 >> 16) & 0x1
 	var t525 uint64 = (t523 >> 15) & 0x1
 	var t528, t528_1, t528_0 uint64 = 0, 0x8000, 0x7fff
@@ -901,21 +930,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t528 = t528_0
 	}
-	var t530 uint64 = (t523) & 0xffff
+	var t530 uint64 = t523
 	var t531, t531_1, t531_0 uint64 = 0, t528, t530
 	if t524 != t525 {
 		t531 = t531_1
 	} else {
 		t531 = t531_0
 	}
+	t531 &= 0xffff
 	var t533 uint64 = v[0] >> 16 & 0xffff
-	var t534 uint64 = (v[8] >> 2) & 0x1
+	var t534 uint64 = v[8] >> 2
 	var t535 uint64 = v[11] >> 16 & 0xffff
-	var t536 uint64 = (v[19] >> 2) & 0x1
-	var t537 uint64 = t534 & t536
-	var t538 uint64 = (uint64((int64(t533<<48) >> 48))) & 0x1ffff
-	var t539 uint64 = (uint64((int64(t535<<48) >> 48))) & 0x1ffff
-	var t540 uint64 = (t538 + t539) & 0x1ffff
+	var t536 uint64 = v[19] >> 2
+	var t537 uint64 = (t534 & t536) & 0x1
+	var t538 uint64 = uint64((int64(t533<<48) >> 48))
+	var t539 uint64 = uint64((int64(t535<<48) >> 48))
+	var t540 uint64 = t538 + t539
 	var t541 uint64 = (t540 >> 16) & 0x1
 	var t542 uint64 = (t540 >> 15) & 0x1
 	var t545, t545_1, t545_0 uint64 = 0, 0x8000, 0x7fff
@@ -924,21 +954,22 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t545 = t545_0
 	}
-	var t547 uint64 = (t540) & 0xffff
+	var t547 uint64 = t540
 	var t548, t548_1, t548_0 uint64 = 0, t545, t547
 	if t541 != t542 {
 		t548 = t548_1
 	} else {
 		t548 = t548_0
 	}
+	t548 &= 0xffff
 	var t550 uint64 = v[0] >> 0 & 0xffff
-	var t551 uint64 = (v[8]) & 0x1
+	var t551 uint64 = v[8]
 	var t552 uint64 = v[11] >> 0 & 0xffff
-	var t553 uint64 = (v[19]) & 0x1
-	var t554 uint64 = t551 & t553
-	var t555 uint64 = (uint64((int64(t550<<48) >> 48))) & 0x1ffff
-	var t556 uint64 = (uint64((int64(t552<<48) >> 48))) & 0x1ffff
-	var t557 uint64 = (t555 + t556) & 0x1ffff
+	var t553 uint64 = v[19]
+	var t554 uint64 = (t551 & t553) & 0x1
+	var t555 uint64 = uint64((int64(t550<<48) >> 48))
+	var t556 uint64 = uint64((int64(t552<<48) >> 48))
+	var t557 uint64 = t555 + t556
 	var t558 uint64 = (t557 >> 16) & 0x1
 	var t559 uint64 = (t557 >> 15) & 0x1
 	var t562, t562_1, t562_0 uint64 = 0, 0x8000, 0x7fff
@@ -947,13 +978,14 @@ func (x *simsum_int16_sat) EvalInputs() {
 	} else {
 		t562 = t562_0
 	}
-	var t564 uint64 = (t557) & 0xffff
+	var t564 uint64 = t557
 	var t565, t565_1, t565_0 uint64 = 0, t562, t564
 	if t558 != t559 {
 		t565 = t565_1
 	} else {
 		t565 = t565_0
 	}
+	t565 &= 0xffff
 	v[566] = t514<<48 | t531<<32 | t548<<16 | t565
 	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
 	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
@@ -978,7 +1010,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 	v[586] &= 0x1
 	var t615 uint64 = v[643] | v[614]
 	v[615] = t615
-	var t630 uint64 = (^t615) & 0x1
+	var t630 uint64 = ^t615
 	var t631 uint64 = t576 & v[613]
 	var t632 uint64 = t630 & t631
 	v[632] = t632

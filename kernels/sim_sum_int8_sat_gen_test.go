@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "4b1740f6b49093daf62a6d336218500b" }
+func (x *simsum_int8_sat) Fingerprint() string { return "697def95f61fbb583b31ebd68220c057" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -347,13 +347,13 @@ func (x *simsum_int8_sat) EvalInputs() {
 	var t1134 uint64 = v[1157] & v[10]
 	v[1134] = t1134
 	var t23 uint64 = v[7] >> 56 & 0xff
-	var t24 uint64 = (v[8] >> 63) & 0x1
+	var t24 uint64 = v[8] >> 63
 	var t25 uint64 = v[18] >> 56 & 0xff
-	var t26 uint64 = (v[19] >> 63) & 0x1
-	var t27 uint64 = t24 & t26
-	var t28 uint64 = (uint64((int64(t23<<56) >> 56))) & 0x1ff
-	var t29 uint64 = (uint64((int64(t25<<56) >> 56))) & 0x1ff
-	var t30 uint64 = (t28 + t29) & 0x1ff
+	var t26 uint64 = v[19] >> 63
+	var t27 uint64 = (t24 & t26) & 0x1
+	var t28 uint64 = uint64((int64(t23<<56) >> 56))
+	var t29 uint64 = uint64((int64(t25<<56) >> 56))
+	var t30 uint64 = t28 + t29
 	var t31 uint64 = (t30 >> 8) & 0x1
 	var t32 uint64 = (t30 >> 7) & 0x1
 	var t35, t35_1, t35_0 uint64 = 0, 0x80, 0x7f
@@ -362,21 +362,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t35 = t35_0
 	}
-	var t37 uint64 = (t30) & 0xff
+	var t37 uint64 = t30
 	var t38, t38_1, t38_0 uint64 = 0, t35, t37
 	if t31 != t32 {
 		t38 = t38_1
 	} else {
 		t38 = t38_0
 	}
+	t38 &= 0xff
 	var t40 uint64 = v[7] >> 48 & 0xff
-	var t41 uint64 = (v[8] >> 62) & 0x1
+	var t41 uint64 = v[8] >> 62
 	var t42 uint64 = v[18] >> 48 & 0xff
-	var t43 uint64 = (v[19] >> 62) & 0x1
-	var t44 uint64 = t41 & t43
-	var t45 uint64 = (uint64((int64(t40<<56) >> 56))) & 0x1ff
-	var t46 uint64 = (uint64((int64(t42<<56) >> 56))) & 0x1ff
-	var t47 uint64 = (t45 + t46) & 0x1ff
+	var t43 uint64 = v[19] >> 62
+	var t44 uint64 = (t41 & t43) & 0x1
+	var t45 uint64 = uint64((int64(t40<<56) >> 56))
+	var t46 uint64 = uint64((int64(t42<<56) >> 56))
+	var t47 uint64 = t45 + t46
 	var t48 uint64 = (t47 >> 8) & 0x1
 	var t49 uint64 = (t47 >> 7) & 0x1
 	var t52, t52_1, t52_0 uint64 = 0, 0x80, 0x7f
@@ -385,21 +386,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t52 = t52_0
 	}
-	var t54 uint64 = (t47) & 0xff
+	var t54 uint64 = t47
 	var t55, t55_1, t55_0 uint64 = 0, t52, t54
 	if t48 != t49 {
 		t55 = t55_1
 	} else {
 		t55 = t55_0
 	}
+	t55 &= 0xff
 	var t57 uint64 = v[7] >> 40 & 0xff
-	var t58 uint64 = (v[8] >> 61) & 0x1
+	var t58 uint64 = v[8] >> 61
 	var t59 uint64 = v[18] >> 40 & 0xff
-	var t60 uint64 = (v[19] >> 61) & 0x1
-	var t61 uint64 = t58 & t60
-	var t62 uint64 = (uint64((int64(t57<<56) >> 56))) & 0x1ff
-	var t63 uint64 = (uint64((int64(t59<<56) >> 56))) & 0x1ff
-	var t64 uint64 = (t62 + t63) & 0x1ff
+	var t60 uint64 = v[19] >> 61
+	var t61 uint64 = (t58 & t60) & 0x1
+	var t62 uint64 = uint64((int64(t57<<56) >> 56))
+	var t63 uint64 = uint64((int64(t59<<56) >> 56))
+	var t64 uint64 = t62 + t63
 	var t65 uint64 = (t64 >> 8) & 0x1
 	var t66 uint64 = (t64 >> 7) & 0x1
 	var t69, t69_1, t69_0 uint64 = 0, 0x80, 0x7f
@@ -408,21 +410,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t69 = t69_0
 	}
-	var t71 uint64 = (t64) & 0xff
+	var t71 uint64 = t64
 	var t72, t72_1, t72_0 uint64 = 0, t69, t71
 	if t65 != t66 {
 		t72 = t72_1
 	} else {
 		t72 = t72_0
 	}
+	t72 &= 0xff
 	var t74 uint64 = v[7] >> 32 & 0xff
-	var t75 uint64 = (v[8] >> 60) & 0x1
+	var t75 uint64 = v[8] >> 60
 	var t76 uint64 = v[18] >> 32 & 0xff
-	var t77 uint64 = (v[19] >> 60) & 0x1
-	var t78 uint64 = t75 & t77
-	var t79 uint64 = (uint64((int64(t74<<56) >> 56))) & 0x1ff
-	var t80 uint64 = (uint64((int64(t76<<56) >> 56))) & 0x1ff
-	var t81 uint64 = (t79 + t80) & 0x1ff
+	var t77 uint64 = v[19] >> 60
+	var t78 uint64 = (t75 & t77) & 0x1
+	var t79 uint64 = uint64((int64(t74<<56) >> 56))
+	var t80 uint64 = uint64((int64(t76<<56) >> 56))
+	var t81 uint64 = t79 + t80
 	var t82 uint64 = (t81 >> 8) & 0x1
 	var t83 uint64 = (t81 >> 7) & 0x1
 	var t86, t86_1, t86_0 uint64 = 0, 0x80, 0x7f
@@ -431,21 +434,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t86 = t86_0
 	}
-	var t88 uint64 = (t81) & 0xff
+	var t88 uint64 = t81
 	var t89, t89_1, t89_0 uint64 = 0, t86, t88
 	if t82 != t83 {
 		t89 = t89_1
 	} else {
 		t89 = t89_0
 	}
+	t89 &= 0xff
 	var t91 uint64 = v[7] >> 24 & 0xff
-	var t92 uint64 = (v[8] >> 59) & 0x1
+	var t92 uint64 = v[8] >> 59
 	var t93 uint64 = v[18] >> 24 & 0xff
-	var t94 uint64 = (v[19] >> 59) & 0x1
-	var t95 uint64 = t92 & t94
-	var t96 uint64 = (uint64((int64(t91<<56) >> 56))) & 0x1ff
-	var t97 uint64 = (uint64((int64(t93<<56) >> 56))) & 0x1ff
-	var t98 uint64 = (t96 + t97) & 0x1ff
+	var t94 uint64 = v[19] >> 59
+	var t95 uint64 = (t92 & t94) & 0x1
+	var t96 uint64 = uint64((int64(t91<<56) >> 56))
+	var t97 uint64 = uint64((int64(t93<<56) >> 56))
+	var t98 uint64 = t96 + t97
 	var t99 uint64 = (t98 >> 8) & 0x1
 	var t100 uint64 = (t98 >> 7) & 0x1
 	var t103, t103_1, t103_0 uint64 = 0, 0x80, 0x7f
@@ -454,21 +458,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t103 = t103_0
 	}
-	var t105 uint64 = (t98) & 0xff
+	var t105 uint64 = t98
 	var t106, t106_1, t106_0 uint64 = 0, t103, t105
 	if t99 != t100 {
 		t106 = t106_1
 	} else {
 		t106 = t106_0
 	}
+	t106 &= 0xff
 	var t108 uint64 = v[7] >> 16 & 0xff
-	var t109 uint64 = (v[8] >> 58) & 0x1
+	var t109 uint64 = v[8] >> 58
 	var t110 uint64 = v[18] >> 16 & 0xff
-	var t111 uint64 = (v[19] >> 58) & 0x1
-	var t112 uint64 = t109 & t111
-	var t113 uint64 = (uint64((int64(t108<<56) >> 56))) & 0x1ff
-	var t114 uint64 = (uint64((int64(t110<<56) >> 56))) & 0x1ff
-	var t115 uint64 = (t113 + t114) & 0x1ff
+	var t111 uint64 = v[19] >> 58
+	var t112 uint64 = (t109 & t111) & 0x1
+	var t113 uint64 = uint64((int64(t108<<56) >> 56))
+	var t114 uint64 = uint64((int64(t110<<56) >> 56))
+	var t115 uint64 = t113 + t114
 	var t116 uint64 = (t115 >> 8) & 0x1
 	var t117 uint64 = (t115 >> 7) & 0x1
 	var t120, t120_1, t120_0 uint64 = 0, 0x80, 0x7f
@@ -477,21 +482,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t120 = t120_0
 	}
-	var t122 uint64 = (t115) & 0xff
+	var t122 uint64 = t115
 	var t123, t123_1, t123_0 uint64 = 0, t120, t122
 	if t116 != t117 {
 		t123 = t123_1
 	} else {
 		t123 = t123_0
 	}
+	t123 &= 0xff
 	var t125 uint64 = v[7] >> 8 & 0xff
-	var t126 uint64 = (v[8] >> 57) & 0x1
+	var t126 uint64 = v[8] >> 57
 	var t127 uint64 = v[18] >> 8 & 0xff
-	var t128 uint64 = (v[19] >> 57) & 0x1
-	var t129 uint64 = t126 & t128
-	var t130 uint64 = (uint64((int64(t125<<56) >> 56))) & 0x1ff
-	var t131 uint64 = (uint64((int64(t127<<56) >> 56))) & 0x1ff
-	var t132 uint64 = (t130 + t131) & 0x1ff
+	var t128 uint64 = v[19] >> 57
+	var t129 uint64 = (t126 & t128) & 0x1
+	var t130 uint64 = uint64((int64(t125<<56) >> 56))
+	var t131 uint64 = uint64((int64(t127<<56) >> 56))
+	var t132 uint64 = t130 + t131
 	var t133 uint64 = (t132 >> 8) & 0x1
 	var t134 uint64 = (t132 >> 7) & 0x1
 	var t137, t137_1, t137_0 uint64 = 0, 0x80, 0x7f
@@ -500,21 +506,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t137 = t137_0
 	}
-	var t139 uint64 = (t132) & 0xff
+	var t139 uint64 = t132
 	var t140, t140_1, t140_0 uint64 = 0, t137, t139
 	if t133 != t134 {
 		t140 = t140_1
 	} else {
 		t140 = t140_0
 	}
+	t140 &= 0xff
 	var t142 uint64 = v[7] >> 0 & 0xff
-	var t143 uint64 = (v[8] >> 56) & 0x1
+	var t143 uint64 = v[8] >> 56
 	var t144 uint64 = v[18] >> 0 & 0xff
-	var t145 uint64 = (v[19] >> 56) & 0x1
-	var t146 uint64 = t143 & t145
-	var t147 uint64 = (uint64((int64(t142<<56) >> 56))) & 0x1ff
-	var t148 uint64 = (uint64((int64(t144<<56) >> 56))) & 0x1ff
-	var t149 uint64 = (t147 + t148) & 0x1ff
+	var t145 uint64 = v[19] >> 56
+	var t146 uint64 = (t143 & t145) & 0x1
+	var t147 uint64 = uint64((int64(t142<<56) >> 56))
+	var t148 uint64 = uint64((int64(t144<<56) >> 56))
+	var t149 uint64 = t147 + t148
 	var t150 uint64 = (t149 >> 8) & 0x1
 	var t151 uint64 = (t149 >> 7) & 0x1
 	var t154, t154_1, t154_0 uint64 = 0, 0x80, 0x7f
@@ -523,21 +530,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t154 = t154_0
 	}
-	var t156 uint64 = (t149) & 0xff
+	var t156 uint64 = t149
 	var t157, t157_1, t157_0 uint64 = 0, t154, t156
 	if t150 != t151 {
 		t157 = t157_1
 	} else {
 		t157 = t157_0
 	}
+	t157 &= 0xff
 	var t159 uint64 = v[6] >> 56 & 0xff
-	var t160 uint64 = (v[8] >> 55) & 0x1
+	var t160 uint64 = v[8] >> 55
 	var t161 uint64 = v[17] >> 56 & 0xff
-	var t162 uint64 = (v[19] >> 55) & 0x1
-	var t163 uint64 = t160 & t162
-	var t164 uint64 = (uint64((int64(t159<<56) >> 56))) & 0x1ff
-	var t165 uint64 = (uint64((int64(t161<<56) >> 56))) & 0x1ff
-	var t166 uint64 = (t164 + t165) & 0x1ff
+	var t162 uint64 = v[19] >> 55
+	var t163 uint64 = (t160 & t162) & 0x1
+	var t164 uint64 = uint64((int64(t159<<56) >> 56))
+	var t165 uint64 = uint64((int64(t161<<56) >> 56))
+	var t166 uint64 = t164 + t165
 	var t167 uint64 = (t166 >> 8) & 0x1
 	var t168 uint64 = (t166 >> 7) & 0x1
 	var t171, t171_1, t171_0 uint64 = 0, 0x80, 0x7f
@@ -546,21 +554,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t171 = t171_0
 	}
-	var t173 uint64 = (t166) & 0xff
+	var t173 uint64 = t166
 	var t174, t174_1, t174_0 uint64 = 0, t171, t173
 	if t167 != t168 {
 		t174 = t174_1
 	} else {
 		t174 = t174_0
 	}
+	t174 &= 0xff
 	var t176 uint64 = v[6] >> 48 & 0xff
-	var t177 uint64 = (v[8] >> 54) & 0x1
+	var t177 uint64 = v[8] >> 54
 	var t178 uint64 = v[17] >> 48 & 0xff
-	var t179 uint64 = (v[19] >> 54) & 0x1
-	var t180 uint64 = t177 & t179
-	var t181 uint64 = (uint64((int64(t176<<56) >> 56))) & 0x1ff
-	var t182 uint64 = (uint64((int64(t178<<56) >> 56))) & 0x1ff
-	var t183 uint64 = (t181 + t182) & 0x1ff
+	var t179 uint64 = v[19] >> 54
+	var t180 uint64 = (t177 & t179) & 0x1
+	var t181 uint64 = uint64((int64(t176<<56) >> 56))
+	var t182 uint64 = uint64((int64(t178<<56) >> 56))
+	var t183 uint64 = t181 + t182
 	var t184 uint64 = (t183 >> 8) & 0x1
 	var t185 uint64 = (t183 >> 7) & 0x1
 	var t188, t188_1, t188_0 uint64 = 0, 0x80, 0x7f
@@ -569,21 +578,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t188 = t188_0
 	}
-	var t190 uint64 = (t183) & 0xff
+	var t190 uint64 = t183
 	var t191, t191_1, t191_0 uint64 = 0, t188, t190
 	if t184 != t185 {
 		t191 = t191_1
 	} else {
 		t191 = t191_0
 	}
+	t191 &= 0xff
 	var t193 uint64 = v[6] >> 40 & 0xff
-	var t194 uint64 = (v[8] >> 53) & 0x1
+	var t194 uint64 = v[8] >> 53
 	var t195 uint64 = v[17] >> 40 & 0xff
-	var t196 uint64 = (v[19] >> 53) & 0x1
-	var t197 uint64 = t194 & t196
-	var t198 uint64 = (uint64((int64(t193<<56) >> 56))) & 0x1ff
-	var t199 uint64 = (uint64((int64(t195<<56) >> 56))) & 0x1ff
-	var t200 uint64 = (t198 + t199) & 0x1ff
+	var t196 uint64 = v[19] >> 53
+	var t197 uint64 = (t194 & t196) & 0x1
+	var t198 uint64 = uint64((int64(t193<<56) >> 56))
+	var t199 uint64 = uint64((int64(t195<<56) >> 56))
+	var t200 uint64 = t198 + t199
 	var t201 uint64 = (t200 >> 8) & 0x1
 	var t202 uint64 = (t200 >> 7) & 0x1
 	var t205, t205_1, t205_0 uint64 = 0, 0x80, 0x7f
@@ -592,21 +602,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t205 = t205_0
 	}
-	var t207 uint64 = (t200) & 0xff
+	var t207 uint64 = t200
 	var t208, t208_1, t208_0 uint64 = 0, t205, t207
 	if t201 != t202 {
 		t208 = t208_1
 	} else {
 		t208 = t208_0
 	}
+	t208 &= 0xff
 	var t210 uint64 = v[6] >> 32 & 0xff
-	var t211 uint64 = (v[8] >> 52) & 0x1
+	var t211 uint64 = v[8] >> 52
 	var t212 uint64 = v[17] >> 32 & 0xff
-	var t213 uint64 = (v[19] >> 52) & 0x1
-	var t214 uint64 = t211 & t213
-	var t215 uint64 = (uint64((int64(t210<<56) >> 56))) & 0x1ff
-	var t216 uint64 = (uint64((int64(t212<<56) >> 56))) & 0x1ff
-	var t217 uint64 = (t215 + t216) & 0x1ff
+	var t213 uint64 = v[19] >> 52
+	var t214 uint64 = (t211 & t213) & 0x1
+	var t215 uint64 = uint64((int64(t210<<56) >> 56))
+	var t216 uint64 = uint64((int64(t212<<56) >> 56))
+	var t217 uint64 = t215 + t216
 	var t218 uint64 = (t217 >> 8) & 0x1
 	var t219 uint64 = (t217 >> 7) & 0x1
 	var t222, t222_1, t222_0 uint64 = 0, 0x80, 0x7f
@@ -615,21 +626,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t222 = t222_0
 	}
-	var t224 uint64 = (t217) & 0xff
+	var t224 uint64 = t217
 	var t225, t225_1, t225_0 uint64 = 0, t222, t224
 	if t218 != t219 {
 		t225 = t225_1
 	} else {
 		t225 = t225_0
 	}
+	t225 &= 0xff
 	var t227 uint64 = v[6] >> 24 & 0xff
-	var t228 uint64 = (v[8] >> 51) & 0x1
+	var t228 uint64 = v[8] >> 51
 	var t229 uint64 = v[17] >> 24 & 0xff
-	var t230 uint64 = (v[19] >> 51) & 0x1
-	var t231 uint64 = t228 & t230
-	var t232 uint64 = (uint64((int64(t227<<56) >> 56))) & 0x1ff
-	var t233 uint64 = (uint64((int64(t229<<56) >> 56))) & 0x1ff
-	var t234 uint64 = (t232 + t233) & 0x1ff
+	var t230 uint64 = v[19] >> 51
+	var t231 uint64 = (t228 & t230) & 0x1
+	var t232 uint64 = uint64((int64(t227<<56) >> 56))
+	var t233 uint64 = uint64((int64(t229<<56) >> 56))
+	var t234 uint64 = t232 + t233
 	var t235 uint64 = (t234 >> 8) & 0x1
 	var t236 uint64 = (t234 >> 7) & 0x1
 	var t239, t239_1, t239_0 uint64 = 0, 0x80, 0x7f
@@ -638,21 +650,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t239 = t239_0
 	}
-	var t241 uint64 = (t234) & 0xff
+	var t241 uint64 = t234
 	var t242, t242_1, t242_0 uint64 = 0, t239, t241
 	if t235 != t236 {
 		t242 = t242_1
 	} else {
 		t242 = t242_0
 	}
+	t242 &= 0xff
 	var t244 uint64 = v[6] >> 16 & 0xff
-	var t245 uint64 = (v[8] >> 50) & 0x1
+	var t245 uint64 = v[8] >> 50
 	var t246 uint64 = v[17] >> 16 & 0xff
-	var t247 uint64 = (v[19] >> 50) & 0x1
-	var t248 uint64 = t245 & t247
-	var t249 uint64 = (uint64((int64(t244<<56) >> 56))) & 0x1ff
-	var t250 uint64 = (uint64((int64(t246<<56) >> 56))) & 0x1ff
-	var t251 uint64 = (t249 + t250) & 0x1ff
+	var t247 uint64 = v[19] >> 50
+	var t248 uint64 = (t245 & t247) & 0x1
+	var t249 uint64 = uint64((int64(t244<<56) >> 56))
+	var t250 uint64 = uint64((int64(t246<<56) >> 56))
+	var t251 uint64 = t249 + t250
 	var t252 uint64 = (t251 >> 8) & 0x1
 	var t253 uint64 = (t251 >> 7) & 0x1
 	var t256, t256_1, t256_0 uint64 = 0, 0x80, 0x7f
@@ -661,21 +674,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t256 = t256_0
 	}
-	var t258 uint64 = (t251) & 0xff
+	var t258 uint64 = t251
 	var t259, t259_1, t259_0 uint64 = 0, t256, t258
 	if t252 != t253 {
 		t259 = t259_1
 	} else {
 		t259 = t259_0
 	}
+	t259 &= 0xff
 	var t261 uint64 = v[6] >> 8 & 0xff
-	var t262 uint64 = (v[8] >> 49) & 0x1
+	var t262 uint64 = v[8] >> 49
 	var t263 uint64 = v[17] >> 8 & 0xff
-	var t264 uint64 = (v[19] >> 49) & 0x1
-	var t265 uint64 = t262 & t264
-	var t266 uint64 = (uint64((int64(t261<<56) >> 56))) & 0x1ff
-	var t267 uint64 = (uint64((int64(t263<<56) >> 56))) & 0x1ff
-	var t268 uint64 = (t266 + t267) & 0x1ff
+	var t264 uint64 = v[19] >> 49
+	var t265 uint64 = (t262 & t264) & 0x1
+	var t266 uint64 = uint64((int64(t261<<56) >> 56))
+	var t267 uint64 = uint64((int64(t263<<56) >> 56))
+	var t268 uint64 = t266 + t267
 	var t269 uint64 = (t268 >> 8) & 0x1
 	var t270 uint64 = (t268 >> 7) & 0x1
 	var t273, t273_1, t273_0 uint64 = 0, 0x80, 0x7f
@@ -684,21 +698,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t273 = t273_0
 	}
-	var t275 uint64 = (t268) & 0xff
+	var t275 uint64 = t268
 	var t276, t276_1, t276_0 uint64 = 0, t273, t275
 	if t269 != t270 {
 		t276 = t276_1
 	} else {
 		t276 = t276_0
 	}
+	t276 &= 0xff
 	var t278 uint64 = v[6] >> 0 & 0xff
-	var t279 uint64 = (v[8] >> 48) & 0x1
+	var t279 uint64 = v[8] >> 48
 	var t280 uint64 = v[17] >> 0 & 0xff
-	var t281 uint64 = (v[19] >> 48) & 0x1
-	var t282 uint64 = t279 & t281
-	var t283 uint64 = (uint64((int64(t278<<56) >> 56))) & 0x1ff
-	var t284 uint64 = (uint64((int64(t280<<56) >> 56))) & 0x1ff
-	var t285 uint64 = (t283 + t284) & 0x1ff
+	var t281 uint64 = v[19] >> 48
+	var t282 uint64 = (t279 & t281) & 0x1
+	var t283 uint64 = uint64((int64(t278<<56) >> 56))
+	var t284 uint64 = uint64((int64(t280<<56) >> 56))
+	var t285 uint64 = t283 + t284
 	var t286 uint64 = (t285 >> 8) & 0x1
 	var t287 uint64 = (t285 >> 7) & 0x1
 	var t290, t290_1, t290_0 uint64 = 0, 0x80, 0x7f
@@ -707,21 +722,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t290 = t290_0
 	}
-	var t292 uint64 = (t285) & 0xff
+	var t292 uint64 = t285
 	var t293, t293_1, t293_0 uint64 = 0, t290, t292
 	if t286 != t287 {
 		t293 = t293_1
 	} else {
 		t293 = t293_0
 	}
+	t293 &= 0xff
 	var t295 uint64 = v[5] >> 56 & 0xff
-	var t296 uint64 = (v[8] >> 47) & 0x1
+	var t296 uint64 = v[8] >> 47
 	var t297 uint64 = v[16] >> 56 & 0xff
-	var t298 uint64 = (v[19] >> 47) & 0x1
-	var t299 uint64 = t296 & t298
-	var t300 uint64 = (uint64((int64(t295<<56) >> 56))) & 0x1ff
-	var t301 uint64 = (uint64((int64(t297<<56) >> 56))) & 0x1ff
-	var t302 uint64 = (t300 + t301) & 0x1ff
+	var t298 uint64 = v[19] >> 47
+	var t299 uint64 = (t296 & t298) & 0x1
+	var t300 uint64 = uint64((int64(t295<<56) >> 56))
+	var t301 uint64 = uint64((int64(t297<<56) >> 56))
+	var t302 uint64 = t300 + t301
 	var t303 uint64 = (t302 >> 8) & 0x1
 	var t304 uint64 = (t302 >> 7) & 0x1
 	var t307, t307_1, t307_0 uint64 = 0, 0x80, 0x7f
@@ -730,21 +746,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t307 = t307_0
 	}
-	var t309 uint64 = (t302) & 0xff
+	var t309 uint64 = t302
 	var t310, t310_1, t310_0 uint64 = 0, t307, t309
 	if t303 != t304 {
 		t310 = t310_1
 	} else {
 		t310 = t310_0
 	}
+	t310 &= 0xff
 	var t312 uint64 = v[5] >> 48 & 0xff
-	var t313 uint64 = (v[8] >> 46) & 0x1
+	var t313 uint64 = v[8] >> 46
 	var t314 uint64 = v[16] >> 48 & 0xff
-	var t315 uint64 = (v[19] >> 46) & 0x1
-	var t316 uint64 = t313 & t315
-	var t317 uint64 = (uint64((int64(t312<<56) >> 56))) & 0x1ff
-	var t318 uint64 = (uint64((int64(t314<<56) >> 56))) & 0x1ff
-	var t319 uint64 = (t317 + t318) & 0x1ff
+	var t315 uint64 = v[19] >> 46
+	var t316 uint64 = (t313 & t315) & 0x1
+	var t317 uint64 = uint64((int64(t312<<56) >> 56))
+	var t318 uint64 = uint64((int64(t314<<56) >> 56))
+	var t319 uint64 = t317 + t318
 	var t320 uint64 = (t319 >> 8) & 0x1
 	var t321 uint64 = (t319 >> 7) & 0x1
 	var t324, t324_1, t324_0 uint64 = 0, 0x80, 0x7f
@@ -753,21 +770,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t324 = t324_0
 	}
-	var t326 uint64 = (t319) & 0xff
+	var t326 uint64 = t319
 	var t327, t327_1, t327_0 uint64 = 0, t324, t326
 	if t320 != t321 {
 		t327 = t327_1
 	} else {
 		t327 = t327_0
 	}
+	t327 &= 0xff
 	var t329 uint64 = v[5] >> 40 & 0xff
-	var t330 uint64 = (v[8] >> 45) & 0x1
+	var t330 uint64 = v[8] >> 45
 	var t331 uint64 = v[16] >> 40 & 0xff
-	var t332 uint64 = (v[19] >> 45) & 0x1
-	var t333 uint64 = t330 & t332
-	var t334 uint64 = (uint64((int64(t329<<56) >> 56))) & 0x1ff
-	var t335 uint64 = (uint64((int64(t331<<56) >> 56))) & 0x1ff
-	var t336 uint64 = (t334 + t335) & 0x1ff
+	var t332 uint64 = v[19] >> 45
+	var t333 uint64 = (t330 & t332) & 0x1
+	var t334 uint64 = uint64((int64(t329<<56) >> 56))
+	var t335 uint64 = uint64((int64(t331<<56) >> 56))
+	var t336 uint64 = t334 + t335
 	var t337 uint64 = (t336 >> 8) & 0x1
 	var t338 uint64 = (t336 >> 7) & 0x1
 	var t341, t341_1, t341_0 uint64 = 0, 0x80, 0x7f
@@ -776,21 +794,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t341 = t341_0
 	}
-	var t343 uint64 = (t336) & 0xff
+	var t343 uint64 = t336
 	var t344, t344_1, t344_0 uint64 = 0, t341, t343
 	if t337 != t338 {
 		t344 = t344_1
 	} else {
 		t344 = t344_0
 	}
+	t344 &= 0xff
 	var t346 uint64 = v[5] >> 32 & 0xff
-	var t347 uint64 = (v[8] >> 44) & 0x1
+	var t347 uint64 = v[8] >> 44
 	var t348 uint64 = v[16] >> 32 & 0xff
-	var t349 uint64 = (v[19] >> 44) & 0x1
-	var t350 uint64 = t347 & t349
-	var t351 uint64 = (uint64((int64(t346<<56) >> 56))) & 0x1ff
-	var t352 uint64 = (uint64((int64(t348<<56) >> 56))) & 0x1ff
-	var t353 uint64 = (t351 + t352) & 0x1ff
+	var t349 uint64 = v[19] >> 44
+	var t350 uint64 = (t347 & t349) & 0x1
+	var t351 uint64 = uint64((int64(t346<<56) >> 56))
+	var t352 uint64 = uint64((int64(t348<<56) >> 56))
+	var t353 uint64 = t351 + t352
 	var t354 uint64 = (t353 >> 8) & 0x1
 	var t355 uint64 = (t353 >> 7) & 0x1
 	var t358, t358_1, t358_0 uint64 = 0, 0x80, 0x7f
@@ -799,21 +818,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t358 = t358_0
 	}
-	var t360 uint64 = (t353) & 0xff
+	var t360 uint64 = t353
 	var t361, t361_1, t361_0 uint64 = 0, t358, t360
 	if t354 != t355 {
 		t361 = t361_1
 	} else {
 		t361 = t361_0
 	}
+	t361 &= 0xff
 	var t363 uint64 = v[5] >> 24 & 0xff
-	var t364 uint64 = (v[8] >> 43) & 0x1
+	var t364 uint64 = v[8] >> 43
 	var t365 uint64 = v[16] >> 24 & 0xff
-	var t366 uint64 = (v[19] >> 43) & 0x1
-	var t367 uint64 = t364 & t366
-	var t368 uint64 = (uint64((int64(t363<<56) >> 56))) & 0x1ff
-	var t369 uint64 = (uint64((int64(t365<<56) >> 56))) & 0x1ff
-	var t370 uint64 = (t368 + t369) & 0x1ff
+	var t366 uint64 = v[19] >> 43
+	var t367 uint64 = (t364 & t366) & 0x1
+	var t368 uint64 = uint64((int64(t363<<56) >> 56))
+	var t369 uint64 = uint64((int64(t365<<56) >> 56))
+	var t370 uint64 = t368 + t369
 	var t371 uint64 = (t370 >> 8) & 0x1
 	var t372 uint64 = (t370 >> 7) & 0x1
 	var t375, t375_1, t375_0 uint64 = 0, 0x80, 0x7f
@@ -822,21 +842,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t375 = t375_0
 	}
-	var t377 uint64 = (t370) & 0xff
+	var t377 uint64 = t370
 	var t378, t378_1, t378_0 uint64 = 0, t375, t377
 	if t371 != t372 {
 		t378 = t378_1
 	} else {
 		t378 = t378_0
 	}
+	t378 &= 0xff
 	var t380 uint64 = v[5] >> 16 & 0xff
-	var t381 uint64 = (v[8] >> 42) & 0x1
+	var t381 uint64 = v[8] >> 42
 	var t382 uint64 = v[16] >> 16 & 0xff
-	var t383 uint64 = (v[19] >> 42) & 0x1
-	var t384 uint64 = t381 & t383
-	var t385 uint64 = (uint64((int64(t380<<56) >> 56))) & 0x1ff
-	var t386 uint64 = (uint64((int64(t382<<56) >> 56))) & 0x1ff
-	var t387 uint64 = (t385 + t386) & 0x1ff
+	var t383 uint64 = v[19] >> 42
+	var t384 uint64 = (t381 & t383) & 0x1
+	var t385 uint64 = uint64((int64(t380<<56) >> 56))
+	var t386 uint64 = uint64((int64(t382<<56) >> 56))
+	var t387 uint64 = t385 + t386
 	var t388 uint64 = (t387 >> 8) & 0x1
 	var t389 uint64 = (t387 >> 7) & 0x1
 	var t392, t392_1, t392_0 uint64 = 0, 0x80, 0x7f
@@ -845,21 +866,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t392 = t392_0
 	}
-	var t394 uint64 = (t387) & 0xff
+	var t394 uint64 = t387
 	var t395, t395_1, t395_0 uint64 = 0, t392, t394
 	if t388 != t389 {
 		t395 = t395_1
 	} else {
 		t395 = t395_0
 	}
+	t395 &= 0xff
 	var t397 uint64 = v[5] >> 8 & 0xff
-	var t398 uint64 = (v[8] >> 41) & 0x1
+	var t398 uint64 = v[8] >> 41
 	var t399 uint64 = v[16] >> 8 & 0xff
-	var t400 uint64 = (v[19] >> 41) & 0x1
-	var t401 uint64 = t398 & t400
-	var t402 uint64 = (uint64((int64(t397<<56) >> 56))) & 0x1ff
-	var t403 uint64 = (uint64((int64(t399<<56) >> 56))) & 0x1ff
-	var t404 uint64 = (t402 + t403) & 0x1ff
+	var t400 uint64 = v[19] >> 41
+	var t401 uint64 = (t398 & t400) & 0x1
+	var t402 uint64 = uint64((int64(t397<<56) >> 56))
+	var t403 uint64 = uint64((int64(t399<<56) >> 56))
+	var t404 uint64 = t402 + t403
 	var t405 uint64 = (t404 >> 8) & 0x1
 	var t406 uint64 = (t404 >> 7) & 0x1
 	var t409, t409_1, t409_0 uint64 = 0, 0x80, 0x7f
@@ -868,21 +890,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t409 = t409_0
 	}
-	var t411 uint64 = (t404) & 0xff
+	var t411 uint64 = t404
 	var t412, t412_1, t412_0 uint64 = 0, t409, t411
 	if t405 != t406 {
 		t412 = t412_1
 	} else {
 		t412 = t412_0
 	}
+	t412 &= 0xff
 	var t414 uint64 = v[5] >> 0 & 0xff
-	var t415 uint64 = (v[8] >> 40) & 0x1
+	var t415 uint64 = v[8] >> 40
 	var t416 uint64 = v[16] >> 0 & 0xff
-	var t417 uint64 = (v[19] >> 40) & 0x1
-	var t418 uint64 = t415 & t417
-	var t419 uint64 = (uint64((int64(t414<<56) >> 56))) & 0x1ff
-	var t420 uint64 = (uint64((int64(t416<<56) >> 56))) & 0x1ff
-	var t421 uint64 = (t419 + t420) & 0x1ff
+	var t417 uint64 = v[19] >> 40
+	var t418 uint64 = (t415 & t417) & 0x1
+	var t419 uint64 = uint64((int64(t414<<56) >> 56))
+	var t420 uint64 = uint64((int64(t416<<56) >> 56))
+	var t421 uint64 = t419 + t420
 	var t422 uint64 = (t421 >> 8) & 0x1
 	var t423 uint64 = (t421 >> 7) & 0x1
 	var t426, t426_1, t426_0 uint64 = 0, 0x80, 0x7f
@@ -891,21 +914,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t426 = t426_0
 	}
-	var t428 uint64 = (t421) & 0xff
+	var t428 uint64 = t421
 	var t429, t429_1, t429_0 uint64 = 0, t426, t428
 	if t422 != t423 {
 		t429 = t429_1
 	} else {
 		t429 = t429_0
 	}
+	t429 &= 0xff
 	var t431 uint64 = v[4] >> 56 & 0xff
-	var t432 uint64 = (v[8] >> 39) & 0x1
+	var t432 uint64 = v[8] >> 39
 	var t433 uint64 = v[15] >> 56 & 0xff
-	var t434 uint64 = (v[19] >> 39) & 0x1
-	var t435 uint64 = t432 & t434
-	var t436 uint64 = (uint64((int64(t431<<56) >> 56))) & 0x1ff
-	var t437 uint64 = (uint64((int64(t433<<56) >> 56))) & 0x1ff
-	var t438 uint64 = (t436 + t437) & 0x1ff
+	var t434 uint64 = v[19] >> 39
+	var t435 uint64 = (t432 & t434) & 0x1
+	var t436 uint64 = uint64((int64(t431<<56) >> 56))
+	var t437 uint64 = uint64((int64(t433<<56) >> 56))
+	var t438 uint64 = t436 + t437
 	var t439 uint64 = (t438 >> 8) & 0x1
 	var t440 uint64 = (t438 >> 7) & 0x1
 	var t443, t443_1, t443_0 uint64 = 0, 0x80, 0x7f
@@ -914,21 +938,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t443 = t443_0
 	}
-	var t445 uint64 = (t438) & 0xff
+	var t445 uint64 = t438
 	var t446, t446_1, t446_0 uint64 = 0, t443, t445
 	if t439 != t440 {
 		t446 = t446_1
 	} else {
 		t446 = t446_0
 	}
+	t446 &= 0xff
 	var t448 uint64 = v[4] >> 48 & 0xff
-	var t449 uint64 = (v[8] >> 38) & 0x1
+	var t449 uint64 = v[8] >> 38
 	var t450 uint64 = v[15] >> 48 & 0xff
-	var t451 uint64 = (v[19] >> 38) & 0x1
-	var t452 uint64 = t449 & t451
-	var t453 uint64 = (uint64((int64(t448<<56) >> 56))) & 0x1ff
-	var t454 uint64 = (uint64((int64(t450<<56) >> 56))) & 0x1ff
-	var t455 uint64 = (t453 + t454) & 0x1ff
+	var t451 uint64 = v[19] >> 38
+	var t452 uint64 = (t449 & t451) & 0x1
+	var t453 uint64 = uint64((int64(t448<<56) >> 56))
+	var t454 uint64 = uint64((int64(t450<<56) >> 56))
+	var t455 uint64 = t453 + t454
 	var t456 uint64 = (t455 >> 8) & 0x1
 	var t457 uint64 = (t455 >> 7) & 0x1
 	var t460, t460_1, t460_0 uint64 = 0, 0x80, 0x7f
@@ -937,21 +962,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t460 = t460_0
 	}
-	var t462 uint64 = (t455) & 0xff
+	var t462 uint64 = t455
 	var t463, t463_1, t463_0 uint64 = 0, t460, t462
 	if t456 != t457 {
 		t463 = t463_1
 	} else {
 		t463 = t463_0
 	}
+	t463 &= 0xff
 	var t465 uint64 = v[4] >> 40 & 0xff
-	var t466 uint64 = (v[8] >> 37) & 0x1
+	var t466 uint64 = v[8] >> 37
 	var t467 uint64 = v[15] >> 40 & 0xff
-	var t468 uint64 = (v[19] >> 37) & 0x1
-	var t469 uint64 = t466 & t468
-	var t470 uint64 = (uint64((int64(t465<<56) >> 56))) & 0x1ff
-	var t471 uint64 = (uint64((int64(t467<<56) >> 56))) & 0x1ff
-	var t472 uint64 = (t470 + t471) & 0x1ff
+	var t468 uint64 = v[19] >> 37
+	var t469 uint64 = (t466 & t468) & 0x1
+	var t470 uint64 = uint64((int64(t465<<56) >> 56))
+	var t471 uint64 = uint64((int64(t467<<56) >> 56))
+	var t472 uint64 = t470 + t471
 	var t473 uint64 = (t472 >> 8) & 0x1
 	var t474 uint64 = (t472 >> 7) & 0x1
 	var t477, t477_1, t477_0 uint64 = 0, 0x80, 0x7f
@@ -960,21 +986,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t477 = t477_0
 	}
-	var t479 uint64 = (t472) & 0xff
+	var t479 uint64 = t472
 	var t480, t480_1, t480_0 uint64 = 0, t477, t479
 	if t473 != t474 {
 		t480 = t480_1
 	} else {
 		t480 = t480_0
 	}
+	t480 &= 0xff
 	var t482 uint64 = v[4] >> 32 & 0xff
-	var t483 uint64 = (v[8] >> 36) & 0x1
+	var t483 uint64 = v[8] >> 36
 	var t484 uint64 = v[15] >> 32 & 0xff
-	var t485 uint64 = (v[19] >> 36) & 0x1
-	var t486 uint64 = t483 & t485
-	var t487 uint64 = (uint64((int64(t482<<56) >> 56))) & 0x1ff
-	var t488 uint64 = (uint64((int64(t484<<56) >> 56))) & 0x1ff
-	var t489 uint64 = (t487 + t488) & 0x1ff
+	var t485 uint64 = v[19] >> 36
+	var t486 uint64 = (t483 & t485) & 0x1
+	var t487 uint64 = uint64((int64(t482<<56) >> 56))
+	var t488 uint64 = uint64((int64(t484<<56) >> 56))
+	var t489 uint64 = t487 + t488
 	var t490 uint64 = (t489 >> 8) & 0x1
 	var t491 uint64 = (t489 >> 7) & 0x1
 	var t494, t494_1, t494_0 uint64 = 0, 0x80, 0x7f
@@ -983,21 +1010,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t494 = t494_0
 	}
-	var t496 uint64 = (t489) & 0xff
+	var t496 uint64 = t489
 	var t497, t497_1, t497_0 uint64 = 0, t494, t496
 	if t490 != t491 {
 		t497 = t497_1
 	} else {
 		t497 = t497_0
 	}
+	t497 &= 0xff
 	var t499 uint64 = v[4] >> 24 & 0xff
-	var t500 uint64 = (v[8] >> 35) & 0x1
+	var t500 uint64 = v[8] >> 35
 	var t501 uint64 = v[15] >> 24 & 0xff
-	var t502 uint64 = (v[19] >> 35) & 0x1
-	var t503 uint64 = t500 & t502
-	var t504 uint64 = (uint64((int64(t499<<56) >> 56))) & 0x1ff
-	var t505 uint64 = (uint64((int64(t501<<56) >> 56))) & 0x1ff
-	var t506 uint64 = (t504 + t505) & 0x1ff
+	var t502 uint64 = v[19] >> 35
+	var t503 uint64 = (t500 & t502) & 0x1
+	var t504 uint64 = uint64((int64(t499<<56) >> 56))
+	var t505 uint64 = uint64((int64(t501<<56) >> 56))
+	var t506 uint64 = t504 + t505
 	var t507 uint64 = (t506 >> 8) & 0x1
 	var t508 uint64 = (t506 >> 7) & 0x1
 	var t511, t511_1, t511_0 uint64 = 0, 0x80, 0x7f
@@ -1006,21 +1034,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t511 = t511_0
 	}
-	var t513 uint64 = (t506) & 0xff
+	var t513 uint64 = t506
 	var t514, t514_1, t514_0 uint64 = 0, t511, t513
 	if t507 != t508 {
 		t514 = t514_1
 	} else {
 		t514 = t514_0
 	}
+	t514 &= 0xff
 	var t516 uint64 = v[4] >> 16 & 0xff
-	var t517 uint64 = (v[8] >> 34) & 0x1
+	var t517 uint64 = v[8] >> 34
 	var t518 uint64 = v[15] >> 16 & 0xff
-	var t519 uint64 = (v[19] >> 34) & 0x1
-	var t520 uint64 = t517 & t519
-	var t521 uint64 = (uint64((int64(t516<<56) >> 56))) & 0x1ff
-	var t522 uint64 = (uint64((int64(t518<<56) >> 56))) & 0x1ff
-	var t523 uint64 = (t521 + t522) & 0x1ff
+	var t519 uint64 = v[19] >> 34
+	var t520 uint64 = (t517 & t519) & 0x1
+	var t521 uint64 = uint64((int64(t516<<56) >> 56))
+	var t522 uint64 = uint64((int64(t518<<56) >> 56))
+	var t523 uint64 = t521 + t522
 	var t524 uint64 = (t523 >> 8) & 0x1
 	var t525 uint64 = (t523 >> 7) & 0x1
 	var t528, t528_1, t528_0 uint64 = 0, 0x80, 0x7f
@@ -1029,21 +1058,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t528 = t528_0
 	}
-	var t530 uint64 = (t523) & 0xff
+	var t530 uint64 = t523
 	var t531, t531_1, t531_0 uint64 = 0, t528, t530
 	if t524 != t525 {
 		t531 = t531_1
 	} else {
 		t531 = t531_0
 	}
+	t531 &= 0xff
 	var t533 uint64 = v[4] >> 8 & 0xff
-	var t534 uint64 = (v[8] >> 33) & 0x1
+	var t534 uint64 = v[8] >> 33
 	var t535 uint64 = v[15] >> 8 & 0xff
-	var t536 uint64 = (v[19] >> 33) & 0x1
-	var t537 uint64 = t534 & t536
-	var t538 uint64 = (uint64((int64(t533<<56) >> 56))) & 0x1ff
-	var t539 uint64 = (uint64((int64(t535<<56) >> 56))) & 0x1ff
-	var t540 uint64 = (t538 + t539) & 0x1ff
+	var t536 uint64 = v[19] >> 33
+	var t537 uint64 = (t534 & t536) & 0x1
+	var t538 uint64 = uint64((int64(t533<<56) >> 56))
+	var t539 uint64 = uint64((int64(t535<<56) >> 56))
+	var t540 uint64 = t538 + t539
 	var t541 uint64 = (t540 >> 8) & 0x1
 	var t542 uint64 = (t540 >> 7) & 0x1
 	var t545, t545_1, t545_0 uint64 = 0, 0x80, 0x7f
@@ -1052,21 +1082,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t545 = t545_0
 	}
-	var t547 uint64 = (t540) & 0xff
+	var t547 uint64 = t540
 	var t548, t548_1, t548_0 uint64 = 0, t545, t547
 	if t541 != t542 {
 		t548 = t548_1
 	} else {
 		t548 = t548_0
 	}
+	t548 &= 0xff
 	var t550 uint64 = v[4] >> 0 & 0xff
-	var t551 uint64 = (v[8] >> 32) & 0x1
+	var t551 uint64 = v[8] >> 32
 	var t552 uint64 = v[15] >> 0 & 0xff
-	var t553 uint64 = (v[19] >> 32) & 0x1
-	var t554 uint64 = t551 & t553
-	var t555 uint64 = (uint64((int64(t550<<56) >> 56))) & 0x1ff
-	var t556 uint64 = (uint64((int64(t552<<56) >> 56))) & 0x1ff
-	var t557 uint64 = (t555 + t556) & 0x1ff
+	var t553 uint64 = v[19] >> 32
+	var t554 uint64 = (t551 & t553) & 0x1
+	var t555 uint64 = uint64((int64(t550<<56) >> 56))
+	var t556 uint64 = uint64((int64(t552<<56) >> 56))
+	var t557 uint64 = t555 + t556
 	var t558 uint64 = (t557 >> 8) & 0x1
 	var t559 uint64 = (t557 >> 7) & 0x1
 	var t562, t562_1, t562_0 uint64 = 0, 0x80, 0x7f
@@ -1075,21 +1106,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t562 = t562_0
 	}
-	var t564 uint64 = (t557) & 0xff
+	var t564 uint64 = t557
 	var t565, t565_1, t565_0 uint64 = 0, t562, t564
 	if t558 != t559 {
 		t565 = t565_1
 	} else {
 		t565 = t565_0
 	}
+	t565 &= 0xff
 	var t567 uint64 = v[3] >> 56 & 0xff
-	var t568 uint64 = (v[8] >> 31) & 0x1
+	var t568 uint64 = v[8] >> 31
 	var t569 uint64 = v[14] >> 56 & 0xff
-	var t570 uint64 = (v[19] >> 31) & 0x1
-	var t571 uint64 = t568 & t570
-	var t572 uint64 = (uint64((int64(t567<<56) >> 56))) & 0x1ff
-	var t573 uint64 = (uint64((int64(t569<<56) >> 56))) & 0x1ff
-	var t574 uint64 = (t572 + t573) & 0x1ff
+	var t570 uint64 = v[19] >> 31
+	var t571 uint64 = (t568 & t570) & 0x1
+	var t572 uint64 = uint64((int64(t567<<56) >> 56))
+	var t573 uint64 = uint64((int64(t569<<56) >> 56))
+	var t574 uint64 = t572 + t573
 	var t575 uint64 = (t574 >> 8) & 0x1
 	var t576 uint64 = (t574 >> 7) & 0x1
 	var t579, t579_1, t579_0 uint64 = 0, 0x80, 0x7f
@@ -1098,21 +1130,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t579 = t579_0
 	}
-	var t581 uint64 = (t574) & 0xff
+	var t581 uint64 = t574
 	var t582, t582_1, t582_0 uint64 = 0, t579, t581
 	if t575 != t576 {
 		t582 = t582_1
 	} else {
 		t582 = t582_0
 	}
+	t582 &= 0xff
 	var t584 uint64 = v[3] >> 48 & 0xff
-	var t585 uint64 = (v[8] >> 30) & 0x1
+	var t585 uint64 = v[8] >> 30
 	var t586 uint64 = v[14] >> 48 & 0xff
-	var t587 uint64 = (v[19] >> 30) & 0x1
-	var t588 uint64 = t585 & t587
-	var t589 uint64 = (uint64((int64(t584<<56) >> 56))) & 0x1ff
-	var t590 uint64 = (uint64((int64(t586<<56) >> 56))) & 0x1ff
-	var t591 uint64 = (t589 + t590) & 0x1ff
+	var t587 uint64 = v[19] >> 30
+	var t588 uint64 = (t585 & t587) & 0x1
+	var t589 uint64 = uint64((int64(t584<<56) >> 56))
+	var t590 uint64 = uint64((int64(t586<<56) >> 56))
+	var t591 uint64 = t589 + t590
 	var t592 uint64 = (t591 >> 8) & 0x1
 	var t593 uint64 = (t591 >> 7) & 0x1
 	var t596, t596_1, t596_0 uint64 = 0, 0x80, 0x7f
@@ -1121,21 +1154,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t596 = t596_0
 	}
-	var t598 uint64 = (t591) & 0xff
+	var t598 uint64 = t591
 	var t599, t599_1, t599_0 uint64 = 0, t596, t598
 	if t592 != t593 {
 		t599 = t599_1
 	} else {
 		t599 = t599_0
 	}
+	t599 &= 0xff
 	var t601 uint64 = v[3] >> 40 & 0xff
-	var t602 uint64 = (v[8] >> 29) & 0x1
+	var t602 uint64 = v[8] >> 29
 	var t603 uint64 = v[14] >> 40 & 0xff
-	var t604 uint64 = (v[19] >> 29) & 0x1
-	var t605 uint64 = t602 & t604
-	var t606 uint64 = (uint64((int64(t601<<56) >> 56))) & 0x1ff
-	var t607 uint64 = (uint64((int64(t603<<56) >> 56))) & 0x1ff
-	var t608 uint64 = (t606 + t607) & 0x1ff
+	var t604 uint64 = v[19] >> 29
+	var t605 uint64 = (t602 & t604) & 0x1
+	var t606 uint64 = uint64((int64(t601<<56) >> 56))
+	var t607 uint64 = uint64((int64(t603<<56) >> 56))
+	var t608 uint64 = t606 + t607
 	var t609 uint64 = (t608 >> 8) & 0x1
 	var t610 uint64 = (t608 >> 7) & 0x1
 	var t613, t613_1, t613_0 uint64 = 0, 0x80, 0x7f
@@ -1144,21 +1178,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t613 = t613_0
 	}
-	var t615 uint64 = (t608) & 0xff
+	var t615 uint64 = t608
 	var t616, t616_1, t616_0 uint64 = 0, t613, t615
 	if t609 != t610 {
 		t616 = t616_1
 	} else {
 		t616 = t616_0
 	}
+	t616 &= 0xff
 	var t618 uint64 = v[3] >> 32 & 0xff
-	var t619 uint64 = (v[8] >> 28) & 0x1
+	var t619 uint64 = v[8] >> 28
 	var t620 uint64 = v[14] >> 32 & 0xff
-	var t621 uint64 = (v[19] >> 28) & 0x1
-	var t622 uint64 = t619 & t621
-	var t623 uint64 = (uint64((int64(t618<<56) >> 56))) & 0x1ff
-	var t624 uint64 = (uint64((int64(t620<<56) >> 56))) & 0x1ff
-	var t625 uint64 = (t623 + t624) & 0x1ff
+	var t621 uint64 = v[19] >> 28
+	var t622 uint64 = (t619 & t621) & 0x1
+	var t623 uint64 = uint64((int64(t618<<56) >> 56))
+	var t624 uint64 = uint64((int64(t620<<56) >> 56))
+	var t625 uint64 = t623 + t624
 	var t626 uint64 = (t625 >> 8) & 0x1
 	var t627 uint64 = (t625 >> 7) & 0x1
 	var t630, t630_1, t630_0 uint64 = 0, 0x80, 0x7f
@@ -1167,21 +1202,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t630 = t630_0
 	}
-	var t632 uint64 = (t625) & 0xff
+	var t632 uint64 = t625
 	var t633, t633_1, t633_0 uint64 = 0, t630, t632
 	if t626 != t627 {
 		t633 = t633_1
 	} else {
 		t633 = t633_0
 	}
+	t633 &= 0xff
 	var t635 uint64 = v[3] >> 24 & 0xff
-	var t636 uint64 = (v[8] >> 27) & 0x1
+	var t636 uint64 = v[8] >> 27
 	var t637 uint64 = v[14] >> 24 & 0xff
-	var t638 uint64 = (v[19] >> 27) & 0x1
-	var t639 uint64 = t636 & t638
-	var t640 uint64 = (uint64((int64(t635<<56) >> 56))) & 0x1ff
-	var t641 uint64 = (uint64((int64(t637<<56) >> 56))) & 0x1ff
-	var t642 uint64 = (t640 + t641) & 0x1ff
+	var t638 uint64 = v[19] >> 27
+	var t639 uint64 = (t636 & t638) & 0x1
+	var t640 uint64 = uint64((int64(t635<<56) >> 56))
+	var t641 uint64 = uint64((int64(t637<<56) >> 56))
+	var t642 uint64 = t640 + t641
 	var t643 uint64 = (t642 >> 8) & 0x1
 	var t644 uint64 = (t642 >> 7) & 0x1
 	var t647, t647_1, t647_0 uint64 = 0, 0x80, 0x7f
@@ -1190,21 +1226,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t647 = t647_0
 	}
-	var t649 uint64 = (t642) & 0xff
+	var t649 uint64 = t642
 	var t650, t650_1, t650_0 uint64 = 0, t647, t649
 	if t643 != t644 {
 		t650 = t650_1
 	} else {
 		t650 = t650_0
 	}
+	t650 &= 0xff
 	var t652 uint64 = v[3] >> 16 & 0xff
-	var t653 uint64 = (v[8] >> 26) & 0x1
+	var t653 uint64 = v[8] >> 26
 	var t654 uint64 = v[14] >> 16 & 0xff
-	var t655 uint64 = (v[19] >> 26) & 0x1
-	var t656 uint64 = t653 & t655
-	var t657 uint64 = (uint64((int64(t652<<56) >> 56))) & 0x1ff
-	var t658 uint64 = (uint64((int64(t654<<56) >> 56))) & 0x1ff
-	var t659 uint64 = (t657 + t658) & 0x1ff
+	var t655 uint64 = v[19] >> 26
+	var t656 uint64 = (t653 & t655) & 0x1
+	var t657 uint64 = uint64((int64(t652<<56) >> 56))
+	var t658 uint64 = uint64((int64(t654<<56) >> 56))
+	var t659 uint64 = t657 + t658
 	var t660 uint64 = (t659 >> 8) & 0x1
 	var t661 uint64 = (t659 >> 7) & 0x1
 	var t664, t664_1, t664_0 uint64 = 0, 0x80, 0x7f
@@ -1213,21 +1250,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t664 = t664_0
 	}
-	var t666 uint64 = (t659) & 0xff
+	var t666 uint64 = t659
 	var t667, t667_1, t667_0 uint64 = 0, t664, t666
 	if t660 != t661 {
 		t667 = t667_1
 	} else {
 		t667 = t667_0
 	}
+	t667 &= 0xff
 	var t669 uint64 = v[3] >> 8 & 0xff
-	var t670 uint64 = (v[8] >> 25) & 0x1
+	var t670 uint64 = v[8] >> 25
 	var t671 uint64 = v[14] >> 8 & 0xff
-	var t672 uint64 = (v[19] >> 25) & 0x1
-	var t673 uint64 = t670 & t672
-	var t674 uint64 = (uint64((int64(t669<<56) >> 56))) & 0x1ff
-	var t675 uint64 = (uint64((int64(t671<<56) >> 56))) & 0x1ff
-	var t676 uint64 = (t674 + t675) & 0x1ff
+	var t672 uint64 = v[19] >> 25
+	var t673 uint64 = (t670 & t672) & 0x1
+	var t674 uint64 = uint64((int64(t669<<56) >> 56))
+	var t675 uint64 = uint64((int64(t671<<56) >> 56))
+	var t676 uint64 = t674 + t675
 	var t677 uint64 = (t676 >> 8) & 0x1
 	var t678 uint64 = (t676 >> 7) & 0x1
 	var t681, t681_1, t681_0 uint64 = 0, 0x80, 0x7f
@@ -1236,21 +1274,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t681 = t681_0
 	}
-	var t683 uint64 = (t676) & 0xff
+	var t683 uint64 = t676
 	var t684, t684_1, t684_0 uint64 = 0, t681, t683
 	if t677 != t678 {
 		t684 = t684_1
 	} else {
 		t684 = t684_0
 	}
+	t684 &= 0xff
 	var t686 uint64 = v[3] >> 0 & 0xff
-	var t687 uint64 = (v[8] >> 24) & 0x1
+	var t687 uint64 = v[8] >> 24
 	var t688 uint64 = v[14] >> 0 & 0xff
-	var t689 uint64 = (v[19] >> 24) & 0x1
-	var t690 uint64 = t687 & t689
-	var t691 uint64 = (uint64((int64(t686<<56) >> 56))) & 0x1ff
-	var t692 uint64 = (uint64((int64(t688<<56) >> 56))) & 0x1ff
-	var t693 uint64 = (t691 + t692) & 0x1ff
+	var t689 uint64 = v[19] >> 24
+	var t690 uint64 = (t687 & t689) & 0x1
+	var t691 uint64 = uint64((int64(t686<<56) >> 56))
+	var t692 uint64 = uint64((int64(t688<<56) >> 56))
+	var t693 uint64 = t691 + t692
 	var t694 uint64 = (t693 >> 8) & 0x1
 	var t695 uint64 = (t693 >> 7) & 0x1
 	var t698, t698_1, t698_0 uint64 = 0, 0x80, 0x7f
@@ -1259,21 +1298,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t698 = t698_0
 	}
-	var t700 uint64 = (t693) & 0xff
+	var t700 uint64 = t693
 	var t701, t701_1, t701_0 uint64 = 0, t698, t700
 	if t694 != t695 {
 		t701 = t701_1
 	} else {
 		t701 = t701_0
 	}
+	t701 &= 0xff
 	var t703 uint64 = v[2] >> 56 & 0xff
-	var t704 uint64 = (v[8] >> 23) & 0x1
+	var t704 uint64 = v[8] >> 23
 	var t705 uint64 = v[13] >> 56 & 0xff
-	var t706 uint64 = (v[19] >> 23) & 0x1
-	var t707 uint64 = t704 & t706
-	var t708 uint64 = (uint64((int64(t703<<56) >> 56))) & 0x1ff
-	var t709 uint64 = (uint64((int64(t705<<56) >> 56))) & 0x1ff
-	var t710 uint64 = (t708 + t709) & 0x1ff
+	var t706 uint64 = v[19] >> 23
+	var t707 uint64 = (t704 & t706) & 0x1
+	var t708 uint64 = uint64((int64(t703<<56) >> 56))
+	var t709 uint64 = uint64((int64(t705<<56) >> 56))
+	var t710 uint64 = t708 + t709
 	var t711 uint64 = (t710 >> 8) & 0x1
 	var t712 uint64 = (t710 >> 7) & 0x1
 	var t715, t715_1, t715_0 uint64 = 0, 0x80, 0x7f
@@ -1282,21 +1322,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t715 = t715_0
 	}
-	var t717 uint64 = (t710) & 0xff
+	var t717 uint64 = t710
 	var t718, t718_1, t718_0 uint64 = 0, t715, t717
 	if t711 != t712 {
 		t718 = t718_1
 	} else {
 		t718 = t718_0
 	}
+	t718 &= 0xff
 	var t720 uint64 = v[2] >> 48 & 0xff
-	var t721 uint64 = (v[8] >> 22) & 0x1
+	var t721 uint64 = v[8] >> 22
 	var t722 uint64 = v[13] >> 48 & 0xff
-	var t723 uint64 = (v[19] >> 22) & 0x1
-	var t724 uint64 = t721 & t723
-	var t725 uint64 = (uint64((int64(t720<<56) >> 56))) & 0x1ff
-	var t726 uint64 = (uint64((int64(t722<<56) >> 56))) & 0x1ff
-	var t727 uint64 = (t725 + t726) & 0x1ff
+	var t723 uint64 = v[19] >> 22
+	var t724 uint64 = (t721 & t723) & 0x1
+	var t725 uint64 = uint64((int64(t720<<56) >> 56))
+	var t726 uint64 = uint64((int64(t722<<56) >> 56))
+	var t727 uint64 = t725 + t726
 	var t728 uint64 = (t727 >> 8) & 0x1
 	var t729 uint64 = (t727 >> 7) & 0x1
 	var t732, t732_1, t732_0 uint64 = 0, 0x80, 0x7f
@@ -1305,21 +1346,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t732 = t732_0
 	}
-	var t734 uint64 = (t727) & 0xff
+	var t734 uint64 = t727
 	var t735, t735_1, t735_0 uint64 = 0, t732, t734
 	if t728 != t729 {
 		t735 = t735_1
 	} else {
 		t735 = t735_0
 	}
+	t735 &= 0xff
 	var t737 uint64 = v[2] >> 40 & 0xff
-	var t738 uint64 = (v[8] >> 21) & 0x1
+	var t738 uint64 = v[8] >> 21
 	var t739 uint64 = v[13] >> 40 & 0xff
-	var t740 uint64 = (v[19] >> 21) & 0x1
-	var t741 uint64 = t738 & t740
-	var t742 uint64 = (uint64((int64(t737<<56) >> 56))) & 0x1ff
-	var t743 uint64 = (uint64((int64(t739<<56) >> 56))) & 0x1ff
-	var t744 uint64 = (t742 + t743) & 0x1ff
+	var t740 uint64 = v[19] >> 21
+	var t741 uint64 = (t738 & t740) & 0x1
+	var t742 uint64 = uint64((int64(t737<<56) >> 56))
+	var t743 uint64 = uint64((int64(t739<<56) >> 56))
+	var t744 uint64 = t742 + t743
 	var t745 uint64 = (t744 >> 8) & 0x1
 	var t746 uint64 = (t744 >> 7) & 0x1
 	var t749, t749_1, t749_0 uint64 = 0, 0x80, 0x7f
@@ -1328,21 +1370,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t749 = t749_0
 	}
-	var t751 uint64 = (t744) & 0xff
+	var t751 uint64 = t744
 	var t752, t752_1, t752_0 uint64 = 0, t749, t751
 	if t745 != t746 {
 		t752 = t752_1
 	} else {
 		t752 = t752_0
 	}
+	t752 &= 0xff
 	var t754 uint64 = v[2] >> 32 & 0xff
-	var t755 uint64 = (v[8] >> 20) & 0x1
+	var t755 uint64 = v[8] >> 20
 	var t756 uint64 = v[13] >> 32 & 0xff
-	var t757 uint64 = (v[19] >> 20) & 0x1
-	var t758 uint64 = t755 & t757
-	var t759 uint64 = (uint64((int64(t754<<56) >> 56))) & 0x1ff
-	var t760 uint64 = (uint64((int64(t756<<56) >> 56))) & 0x1ff
-	var t761 uint64 = (t759 + t760) & 0x1ff
+	var t757 uint64 = v[19] >> 20
+	var t758 uint64 = (t755 & t757) & 0x1
+	var t759 uint64 = uint64((int64(t754<<56) >> 56))
+	var t760 uint64 = uint64((int64(t756<<56) >> 56))
+	var t761 uint64 = t759 + t760
 	var t762 uint64 = (t761 >> 8) & 0x1
 	var t763 uint64 = (t761 >> 7) & 0x1
 	var t766, t766_1, t766_0 uint64 = 0, 0x80, 0x7f
@@ -1351,21 +1394,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t766 = t766_0
 	}
-	var t768 uint64 = (t761) & 0xff
+	var t768 uint64 = t761
 	var t769, t769_1, t769_0 uint64 = 0, t766, t768
 	if t762 != t763 {
 		t769 = t769_1
 	} else {
 		t769 = t769_0
 	}
+	t769 &= 0xff
 	var t771 uint64 = v[2] >> 24 & 0xff
-	var t772 uint64 = (v[8] >> 19) & 0x1
+	var t772 uint64 = v[8] >> 19
 	var t773 uint64 = v[13] >> 24 & 0xff
-	var t774 uint64 = (v[19] >> 19) & 0x1
-	var t775 uint64 = t772 & t774
-	var t776 uint64 = (uint64((int64(t771<<56) >> 56))) & 0x1ff
-	var t777 uint64 = (uint64((int64(t773<<56) >> 56))) & 0x1ff
-	var t778 uint64 = (t776 + t777) & 0x1ff
+	var t774 uint64 = v[19] >> 19
+	var t775 uint64 = (t772 & t774) & 0x1
+	var t776 uint64 = uint64((int64(t771<<56) >> 56))
+	var t777 uint64 = uint64((int64(t773<<56) >> 56))
+	var t778 uint64 = t776 + t777
 	var t779 uint64 = (t778 >> 8) & 0x1
 	var t780 uint64 = (t778 >> 7) & 0x1
 	var t783, t783_1, t783_0 uint64 = 0, 0x80, 0x7f
@@ -1374,21 +1418,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t783 = t783_0
 	}
-	var t785 uint64 = (t778) & 0xff
+	var t785 uint64 = t778
 	var t786, t786_1, t786_0 uint64 = 0, t783, t785
 	if t779 != t780 {
 		t786 = t786_1
 	} else {
 		t786 = t786_0
 	}
+	t786 &= 0xff
 	var t788 uint64 = v[2] >> 16 & 0xff
-	var t789 uint64 = (v[8] >> 18) & 0x1
+	var t789 uint64 = v[8] >> 18
 	var t790 uint64 = v[13] >> 16 & 0xff
-	var t791 uint64 = (v[19] >> 18) & 0x1
-	var t792 uint64 = t789 & t791
-	var t793 uint64 = (uint64((int64(t788<<56) >> 56))) & 0x1ff
-	var t794 uint64 = (uint64((int64(t790<<56) >> 56))) & 0x1ff
-	var t795 uint64 = (t793 + t794) & 0x1ff
+	var t791 uint64 = v[19] >> 18
+	var t792 uint64 = (t789 & t791) & 0x1
+	var t793 uint64 = uint64((int64(t788<<56) >> 56))
+	var t794 uint64 = uint64((int64(t790<<56) >> 56))
+	var t795 uint64 = t793 + t794
 	var t796 uint64 = (t795 >> 8) & 0x1
 	var t797 uint64 = (t795 >> 7) & 0x1
 	var t800, t800_1, t800_0 uint64 = 0, 0x80, 0x7f
@@ -1397,21 +1442,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t800 = t800_0
 	}
-	var t802 uint64 = (t795) & 0xff
+	var t802 uint64 = t795
 	var t803, t803_1, t803_0 uint64 = 0, t800, t802
 	if t796 != t797 {
 		t803 = t803_1
 	} else {
 		t803 = t803_0
 	}
+	t803 &= 0xff
 	var t805 uint64 = v[2] >> 8 & 0xff
-	var t806 uint64 = (v[8] >> 17) & 0x1
+	var t806 uint64 = v[8] >> 17
 	var t807 uint64 = v[13] >> 8 & 0xff
-	var t808 uint64 = (v[19] >> 17) & 0x1
-	var t809 uint64 = t806 & t808
-	var t810 uint64 = (uint64((int64(t805<<56) >> 56))) & 0x1ff
-	var t811 uint64 = (uint64((int64(t807<<56) >> 56))) & 0x1ff
-	var t812 uint64 = (t810 + t811) & 0x1ff
+	var t808 uint64 = v[19] >> 17
+	var t809 uint64 = (t806 & t808) & 0x1
+	var t810 uint64 = uint64((int64(t805<<56) >> 56))
+	var t811 uint64 = uint64((int64(t807<<56) >> 56))
+	var t812 uint64 = t810 + t811
 	var t813 uint64 = (t812 >> 8) & 0x1
 	var t814 uint64 = (t812 >> 7) & 0x1
 	var t817, t817_1, t817_0 uint64 = 0, 0x80, 0x7f
@@ -1420,21 +1466,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t817 = t817_0
 	}
-	var t819 uint64 = (t812) & 0xff
+	var t819 uint64 = t812
 	var t820, t820_1, t820_0 uint64 = 0, t817, t819
 	if t813 != t814 {
 		t820 = t820_1
 	} else {
 		t820 = t820_0
 	}
+	t820 &= 0xff
 	var t822 uint64 = v[2] >> 0 & 0xff
-	var t823 uint64 = (v[8] >> 16) & 0x1
+	var t823 uint64 = v[8] >> 16
 	var t824 uint64 = v[13] >> 0 & 0xff
-	var t825 uint64 = (v[19] >> 16) & 0x1
-	var t826 uint64 = t823 & t825
-	var t827 uint64 = (uint64((int64(t822<<56) >> 56))) & 0x1ff
-	var t828 uint64 = (uint64((int64(t824<<56) >> 56))) & 0x1ff
-	var t829 uint64 = (t827 + t828) & 0x1ff
+	var t825 uint64 = v[19] >> 16
+	var t826 uint64 = (t823 & t825) & 0x1
+	var t827 uint64 = uint64((int64(t822<<56) >> 56))
+	var t828 uint64 = uint64((int64(t824<<56) >> 56))
+	var t829 uint64 = t827 + t828
 	var t830 uint64 = (t829 >> 8) & 0x1
 	var t831 uint64 = (t829 >> 7) & 0x1
 	var t834, t834_1, t834_0 uint64 = 0, 0x80, 0x7f
@@ -1443,21 +1490,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t834 = t834_0
 	}
-	var t836 uint64 = (t829) & 0xff
+	var t836 uint64 = t829
 	var t837, t837_1, t837_0 uint64 = 0, t834, t836
 	if t830 != t831 {
 		t837 = t837_1
 	} else {
 		t837 = t837_0
 	}
+	t837 &= 0xff
 	var t839 uint64 = v[1] >> 56 & 0xff
-	var t840 uint64 = (v[8] >> 15) & 0x1
+	var t840 uint64 = v[8] >> 15
 	var t841 uint64 = v[12] >> 56 & 0xff
-	var t842 uint64 = (v[19] >> 15) & 0x1
-	var t843 uint64 = t840 & t842
-	var t844 uint64 = (uint64((int64(t839<<56) >> 56))) & 0x1ff
-	var t845 uint64 = (uint64((int64(t841<<56) >> 56))) & 0x1ff
-	var t846 uint64 = (t844 + t845) & 0x1ff
+	var t842 uint64 = v[19] >> 15
+	var t843 uint64 = (t840 & t842) & 0x1
+	var t844 uint64 = uint64((int64(t839<<56) >> 56))
+	var t845 uint64 = uint64((int64(t841<<56) >> 56))
+	var t846 uint64 = t844 + t845
 	var t847 uint64 = (t846 >> 8) & 0x1
 	var t848 uint64 = (t846 >> 7) & 0x1
 	var t851, t851_1, t851_0 uint64 = 0, 0x80, 0x7f
@@ -1466,21 +1514,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t851 = t851_0
 	}
-	var t853 uint64 = (t846) & 0xff
+	var t853 uint64 = t846
 	var t854, t854_1, t854_0 uint64 = 0, t851, t853
 	if t847 != t848 {
 		t854 = t854_1
 	} else {
 		t854 = t854_0
 	}
+	t854 &= 0xff
 	var t856 uint64 = v[1] >> 48 & 0xff
-	var t857 uint64 = (v[8] >> 14) & 0x1
+	var t857 uint64 = v[8] >> 14
 	var t858 uint64 = v[12] >> 48 & 0xff
-	var t859 uint64 = (v[19] >> 14) & 0x1
-	var t860 uint64 = t857 & t859
-	var t861 uint64 = (uint64((int64(t856<<56) >> 56))) & 0x1ff
-	var t862 uint64 = (uint64((int64(t858<<56) >> 56))) & 0x1ff
-	var t863 uint64 = (t861 + t862) & 0x1ff
+	var t859 uint64 = v[19] >> 14
+	var t860 uint64 = (t857 & t859) & 0x1
+	var t861 uint64 = uint64((int64(t856<<56) >> 56))
+	var t862 uint64 = uint64((int64(t858<<56) >> 56))
+	var t863 uint64 = t861 + t862
 	var t864 uint64 = (t863 >> 8) & 0x1
 	var t865 uint64 = (t863 >> 7) & 0x1
 	var t868, t868_1, t868_0 uint64 = 0, 0x80, 0x7f
@@ -1489,21 +1538,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t868 = t868_0
 	}
-	var t870 uint64 = (t863) & 0xff
+	var t870 uint64 = t863
 	var t871, t871_1, t871_0 uint64 = 0, t868, t870
 	if t864 != t865 {
 		t871 = t871_1
 	} else {
 		t871 = t871_0
 	}
+	t871 &= 0xff
 	var t873 uint64 = v[1] >> 40 & 0xff
-	var t874 uint64 = (v[8] >> 13) & 0x1
+	var t874 uint64 = v[8] >> 13
 	var t875 uint64 = v[12] >> 40 & 0xff
-	var t876 uint64 = (v[19] >> 13) & 0x1
-	var t877 uint64 = t874 & t876
-	var t878 uint64 = (uint64((int64(t873<<56) >> 56))) & 0x1ff
-	var t879 uint64 = (uint64((int64(t875<<56) >> 56))) & 0x1ff
-	var t880 uint64 = (t878 + t879) & 0x1ff
+	var t876 uint64 = v[19] >> 13
+	var t877 uint64 = (t874 & t876) & 0x1
+	var t878 uint64 = uint64((int64(t873<<56) >> 56))
+	var t879 uint64 = uint64((int64(t875<<56) >> 56))
+	var t880 uint64 = t878 + t879
 	var t881 uint64 = (t880 >> 8) & 0x1
 	var t882 uint64 = (t880 >> 7) & 0x1
 	var t885, t885_1, t885_0 uint64 = 0, 0x80, 0x7f
@@ -1512,21 +1562,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t885 = t885_0
 	}
-	var t887 uint64 = (t880) & 0xff
+	var t887 uint64 = t880
 	var t888, t888_1, t888_0 uint64 = 0, t885, t887
 	if t881 != t882 {
 		t888 = t888_1
 	} else {
 		t888 = t888_0
 	}
+	t888 &= 0xff
 	var t890 uint64 = v[1] >> 32 & 0xff
-	var t891 uint64 = (v[8] >> 12) & 0x1
+	var t891 uint64 = v[8] >> 12
 	var t892 uint64 = v[12] >> 32 & 0xff
-	var t893 uint64 = (v[19] >> 12) & 0x1
-	var t894 uint64 = t891 & t893
-	var t895 uint64 = (uint64((int64(t890<<56) >> 56))) & 0x1ff
-	var t896 uint64 = (uint64((int64(t892<<56) >> 56))) & 0x1ff
-	var t897 uint64 = (t895 + t896) & 0x1ff
+	var t893 uint64 = v[19] >> 12
+	var t894 uint64 = (t891 & t893) & 0x1
+	var t895 uint64 = uint64((int64(t890<<56) >> 56))
+	var t896 uint64 = uint64((int64(t892<<56) >> 56))
+	var t897 uint64 = t895 + t896
 	var t898 uint64 = (t897 >> 8) & 0x1
 	var t899 uint64 = (t897 >> 7) & 0x1
 	var t902, t902_1, t902_0 uint64 = 0, 0x80, 0x7f
@@ -1535,21 +1586,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t902 = t902_0
 	}
-	var t904 uint64 = (t897) & 0xff
+	var t904 uint64 = t897
 	var t905, t905_1, t905_0 uint64 = 0, t902, t904
 	if t898 != t899 {
 		t905 = t905_1
 	} else {
 		t905 = t905_0
 	}
+	t905 &= 0xff
 	var t907 uint64 = v[1] >> 24 & 0xff
-	var t908 uint64 = (v[8] >> 11) & 0x1
+	var t908 uint64 = v[8] >> 11
 	var t909 uint64 = v[12] >> 24 & 0xff
-	var t910 uint64 = (v[19] >> 11) & 0x1
-	var t911 uint64 = t908 & t910
-	var t912 uint64 = (uint64((int64(t907<<56) >> 56))) & 0x1ff
-	var t913 uint64 = (uint64((int64(t909<<56) >> 56))) & 0x1ff
-	var t914 uint64 = (t912 + t913) & 0x1ff
+	var t910 uint64 = v[19] >> 11
+	var t911 uint64 = (t908 & t910) & 0x1
+	var t912 uint64 = uint64((int64(t907<<56) >> 56))
+	var t913 uint64 = uint64((int64(t909<<56) >> 56))
+	var t914 uint64 = t912 + t913
 	var t915 uint64 = (t914 >> 8) & 0x1
 	var t916 uint64 = (t914 >> 7) & 0x1
 	var t919, t919_1, t919_0 uint64 = 0, 0x80, 0x7f
@@ -1558,21 +1610,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t919 = t919_0
 	}
-	var t921 uint64 = (t914) & 0xff
+	var t921 uint64 = t914
 	var t922, t922_1, t922_0 uint64 = 0, t919, t921
 	if t915 != t916 {
 		t922 = t922_1
 	} else {
 		t922 = t922_0
 	}
+	t922 &= 0xff
 	var t924 uint64 = v[1] >> 16 & 0xff
-	var t925 uint64 = (v[8] >> 10) & 0x1
+	var t925 uint64 = v[8] >> 10
 	var t926 uint64 = v[12] >> 16 & 0xff
-	var t927 uint64 = (v[19] >> 10) & 0x1
-	var t928 uint64 = t925 & t927
-	var t929 uint64 = (uint64((int64(t924<<56) >> 56))) & 0x1ff
-	var t930 uint64 = (uint64((int64(t926<<56) >> 56))) & 0x1ff
-	var t931 uint64 = (t929 + t930) & 0x1ff
+	var t927 uint64 = v[19] >> 10
+	var t928 uint64 = (t925 & t927) & 0x1
+	var t929 uint64 = uint64((int64(t924<<56) >> 56))
+	var t930 uint64 = uint64((int64(t926<<56) >> 56))
+	var t931 uint64 = t929 + t930
 	var t932 uint64 = (t931 >> 8) & 0x1
 	var t933 uint64 = (t931 >> 7) & 0x1
 	var t936, t936_1, t936_0 uint64 = 0, 0x80, 0x7f
@@ -1581,21 +1634,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t936 = t936_0
 	}
-	var t938 uint64 = (t931) & 0xff
+	var t938 uint64 = t931
 	var t939, t939_1, t939_0 uint64 = 0, t936, t938
 	if t932 != t933 {
 		t939 = t939_1
 	} else {
 		t939 = t939_0
 	}
+	t939 &= 0xff
 	var t941 uint64 = v[1] >> 8 & 0xff
-	var t942 uint64 = (v[8] >> 9) & 0x1
+	var t942 uint64 = v[8] >> 9
 	var t943 uint64 = v[12] >> 8 & 0xff
-	var t944 uint64 = (v[19] >> 9) & 0x1
-	var t945 uint64 = t942 & t944
-	var t946 uint64 = (uint64((int64(t941<<56) >> 56))) & 0x1ff
-	var t947 uint64 = (uint64((int64(t943<<56) >> 56))) & 0x1ff
-	var t948 uint64 = (t946 + t947) & 0x1ff
+	var t944 uint64 = v[19] >> 9
+	var t945 uint64 = (t942 & t944) & 0x1
+	var t946 uint64 = uint64((int64(t941<<56) >> 56))
+	var t947 uint64 = uint64((int64(t943<<56) >> 56))
+	var t948 uint64 = t946 + t947
 	var t949 uint64 = (t948 >> 8) & 0x1
 	var t950 uint64 = (t948 >> 7) & 0x1
 	var t953, t953_1, t953_0 uint64 = 0, 0x80, 0x7f
@@ -1604,21 +1658,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t953 = t953_0
 	}
-	var t955 uint64 = (t948) & 0xff
+	var t955 uint64 = t948
 	var t956, t956_1, t956_0 uint64 = 0, t953, t955
 	if t949 != t950 {
 		t956 = t956_1
 	} else {
 		t956 = t956_0
 	}
+	t956 &= 0xff
 	var t958 uint64 = v[1] >> 0 & 0xff
-	var t959 uint64 = (v[8] >> 8) & 0x1
+	var t959 uint64 = v[8] >> 8
 	var t960 uint64 = v[12] >> 0 & 0xff
-	var t961 uint64 = (v[19] >> 8) & 0x1
-	var t962 uint64 = t959 & t961
-	var t963 uint64 = (uint64((int64(t958<<56) >> 56))) & 0x1ff
-	var t964 uint64 = (uint64((int64(t960<<56) >> 56))) & 0x1ff
-	var t965 uint64 = (t963 + t964) & 0x1ff
+	var t961 uint64 = v[19] >> 8
+	var t962 uint64 = (t959 & t961) & 0x1
+	var t963 uint64 = uint64((int64(t958<<56) >> 56))
+	var t964 uint64 = uint64((int64(t960<<56) >> 56))
+	var t965 uint64 = t963 + t964
 	var t966 uint64 = (t965 >> 8) & 0x1
 	var t967 uint64 = (t965 >> 7) & 0x1
 	var t970, t970_1, t970_0 uint64 = 0, 0x80, 0x7f
@@ -1627,21 +1682,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t970 = t970_0
 	}
-	var t972 uint64 = (t965) & 0xff
+	var t972 uint64 = t965
 	var t973, t973_1, t973_0 uint64 = 0, t970, t972
 	if t966 != t967 {
 		t973 = t973_1
 	} else {
 		t973 = t973_0
 	}
+	t973 &= 0xff
 	var t975 uint64 = v[0] >> 56 & 0xff
-	var t976 uint64 = (v[8] >> 7) & 0x1
+	var t976 uint64 = v[8] >> 7
 	var t977 uint64 = v[11] >> 56 & 0xff
-	var t978 uint64 = (v[19] >> 7) & 0x1
-	var t979 uint64 = t976 & t978
-	var t980 uint64 = (uint64((int64(t975<<56) >> 56))) & 0x1ff
-	var t981 uint64 = (uint64((int64(t977<<56) >> 56))) & 0x1ff
-	var t982 uint64 = (t980 + t981) & 0x1ff
+	var t978 uint64 = v[19] >> 7
+	var t979 uint64 = (t976 & t978) & 0x1
+	var t980 uint64 = uint64((int64(t975<<56) >> 56))
+	var t981 uint64 = uint64((int64(t977<<56) >> 56))
+	var t982 uint64 = t980 + t981
 	var t983 uint64 = (t982 >> 8) & 0x1
 	var t984 uint64 = (t982 >> 7) & 0x1
 	var t987, t987_1, t987_0 uint64 = 0, 0x80, 0x7f
@@ -1650,21 +1706,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t987 = t987_0
 	}
-	var t989 uint64 = (t982) & 0xff
+	var t989 uint64 = t982
 	var t990, t990_1, t990_0 uint64 = 0, t987, t989
 	if t983 != t984 {
 		t990 = t990_1
 	} else {
 		t990 = t990_0
 	}
+	t990 &= 0xff
 	var t992 uint64 = v[0] >> 48 & 0xff
-	var t993 uint64 = (v[8] >> 6) & 0x1
+	var t993 uint64 = v[8] >> 6
 	var t994 uint64 = v[11] >> 48 & 0xff
-	var t995 uint64 = (v[19] >> 6) & 0x1
-	var t996 uint64 = t993 & t995
-	var t997 uint64 = (uint64((int64(t992<<56) >> 56))) & 0x1ff
-	var t998 uint64 = (uint64((int64(t994<<56) >> 56))) & 0x1ff
-	var t999 uint64 = (t997 + t998) & 0x1ff
+	var t995 uint64 = v[19] >> 6
+	var t996 uint64 = (t993 & t995) & 0x1
+	var t997 uint64 = uint64((int64(t992<<56) >> 56))
+	var t998 uint64 = uint64((int64(t994<<56) >> 56))
+	var t999 uint64 = t997 + t998
 	var t1000 uint64 = (t999 >> 8) & 0x1
 	var t1001 uint64 = (t999 >> 7) & 0x1
 	var t1004, t1004_1, t1004_0 uint64 = 0, 0x80, 0x7f
@@ -1673,21 +1730,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1004 = t1004_0
 	}
-	var t1006 uint64 = (t999) & 0xff
+	var t1006 uint64 = t999
 	var t1007, t1007_1, t1007_0 uint64 = 0, t1004, t1006
 	if t1000 != t1001 {
 		t1007 = t1007_1
 	} else {
 		t1007 = t1007_0
 	}
+	t1007 &= 0xff
 	var t1009 uint64 = v[0] >> 40 & 0xff
-	var t1010 uint64 = (v[8] >> 5) & 0x1
+	var t1010 uint64 = v[8] >> 5
 	var t1011 uint64 = v[11] >> 40 & 0xff
-	var t1012 uint64 = (v[19] >> 5) & 0x1
-	var t1013 uint64 = t1010 & t1012
-	var t1014 uint64 = (uint64((int64(t1009<<56) >> 56))) & 0x1ff
-	var t1015 uint64 = (uint64((int64(t1011<<56) >> 56))) & 0x1ff
-	var t1016 uint64 = (t1014 + t1015) & 0x1ff
+	var t1012 uint64 = v[19] >> 5
+	var t1013 uint64 = (t1010 & t1012) & 0x1
+	var t1014 uint64 = uint64((int64(t1009<<56) >> 56))
+	var t1015 uint64 = uint64((int64(t1011<<56) >> 56))
+	var t1016 uint64 = t1014 + t1015
 	var t1017 uint64 = (t1016 >> 8) & 0x1
 	var t1018 uint64 = (t1016 >> 7) & 0x1
 	var t1021, t1021_1, t1021_0 uint64 = 0, 0x80, 0x7f
@@ -1696,21 +1754,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1021 = t1021_0
 	}
-	var t1023 uint64 = (t1016) & 0xff
+	var t1023 uint64 = t1016
 	var t1024, t1024_1, t1024_0 uint64 = 0, t1021, t1023
 	if t1017 != t1018 {
 		t1024 = t1024_1
 	} else {
 		t1024 = t1024_0
 	}
+	t1024 &= 0xff
 	var t1026 uint64 = v[0] >> 32 & 0xff
-	var t1027 uint64 = (v[8] >> 4) & 0x1
+	var t1027 uint64 = v[8] >> 4
 	var t1028 uint64 = v[11] >> 32 & 0xff
-	var t1029 uint64 = (v[19] >> 4) & 0x1
-	var t1030 uint64 = t1027 & t1029
-	var t1031 uint64 = (uint64((int64(t1026<<56) >> 56))) & 0x1ff
-	var t1032 uint64 = (uint64((int64(t1028<<56) >> 56))) & 0x1ff
-	var t1033 uint64 = (t1031 + t1032) & 0x1ff
+	var t1029 uint64 = v[19] >> 4
+	var t1030 uint64 = (t1027 & t1029) & 0x1
+	var t1031 uint64 = uint64((int64(t1026<<56) >> 56))
+	var t1032 uint64 = uint64((int64(t1028<<56) >> 56))
+	var t1033 uint64 = t1031 + t1032
 	var t1034 uint64 = (t1033 >> 8) & 0x1
 	var t1035 uint64 = (t1033 >> 7) & 0x1
 	var t1038, t1038_1, t1038_0 uint64 = 0, 0x80, 0x7f
@@ -1719,21 +1778,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1038 = t1038_0
 	}
-	var t1040 uint64 = (t1033) & 0xff
+	var t1040 uint64 = t1033
 	var t1041, t1041_1, t1041_0 uint64 = 0, t1038, t1040
 	if t1034 != t1035 {
 		t1041 = t1041_1
 	} else {
 		t1041 = t1041_0
 	}
+	t1041 &= 0xff
 	var t1043 uint64 = v[0] >> 24 & 0xff
-	var t1044 uint64 = (v[8] >> 3) & 0x1
+	var t1044 uint64 = v[8] >> 3
 	var t1045 uint64 = v[11] >> 24 & 0xff
-	var t1046 uint64 = (v[19] >> 3) & 0x1
-	var t1047 uint64 = t1044 & t1046
-	var t1048 uint64 = (uint64((int64(t1043<<56) >> 56))) & 0x1ff
-	var t1049 uint64 = (uint64((int64(t1045<<56) >> 56))) & 0x1ff
-	var t1050 uint64 = (t1048 + t1049) & 0x1ff
+	var t1046 uint64 = v[19] >> 3
+	var t1047 uint64 = (t1044 & t1046) & 0x1
+	var t1048 uint64 = uint64((int64(t1043<<56) >> 56))
+	var t1049 uint64 = uint64((int64(t1045<<56) >> 56))
+	var t1050 uint64 = t1048 + t1049
 	var t1051 uint64 = (t1050 >> 8) & 0x1
 	var t1052 uint64 = (t1050 >> 7) & 0x1
 	var t1055, t1055_1, t1055_0 uint64 = 0, 0x80, 0x7f
@@ -1742,21 +1802,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1055 = t1055_0
 	}
-	var t1057 uint64 = (t1050) & 0xff
+	var t1057 uint64 = t1050
 	var t1058, t1058_1, t1058_0 uint64 = 0, t1055, t1057
 	if t1051 != t1052 {
 		t1058 = t1058_1
 	} else {
 		t1058 = t1058_0
 	}
+	t1058 &= 0xff
 	var t1060 uint64 = v[0] >> 16 & 0xff
-	var t1061 uint64 = (v[8] >> 2) & 0x1
+	var t1061 uint64 = v[8] >> 2
 	var t1062 uint64 = v[11] >> 16 & 0xff
-	var t1063 uint64 = (v[19] >> 2) & 0x1
-	var t1064 uint64 = t1061 & t1063
-	var t1065 uint64 = (uint64((int64(t1060<<56) >> 56))) & 0x1ff
-	var t1066 uint64 = (uint64((int64(t1062<<56) >> 56))) & 0x1ff
-	var t1067 uint64 = (t1065 + t1066) & 0x1ff
+	var t1063 uint64 = v[19] >> 2
+	var t1064 uint64 = (t1061 & t1063) & 0x1
+	var t1065 uint64 = uint64((int64(t1060<<56) >> 56))
+	var t1066 uint64 = uint64((int64(t1062<<56) >> 56))
+	var t1067 uint64 = t1065 + t1066
 	var t1068 uint64 = (t1067 >> 8) & 0x1
 	var t1069 uint64 = (t1067 >> 7) & 0x1
 	var t1072, t1072_1, t1072_0 uint64 = 0, 0x80, 0x7f
@@ -1765,21 +1826,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1072 = t1072_0
 	}
-	var t1074 uint64 = (t1067) & 0xff
+	var t1074 uint64 = t1067
 	var t1075, t1075_1, t1075_0 uint64 = 0, t1072, t1074
 	if t1068 != t1069 {
 		t1075 = t1075_1
 	} else {
 		t1075 = t1075_0
 	}
+	t1075 &= 0xff
 	var t1077 uint64 = v[0] >> 8 & 0xff
-	var t1078 uint64 = (v[8] >> 1) & 0x1
+	var t1078 uint64 = v[8] >> 1
 	var t1079 uint64 = v[11] >> 8 & 0xff
-	var t1080 uint64 = (v[19] >> 1) & 0x1
-	var t1081 uint64 = t1078 & t1080
-	var t1082 uint64 = (uint64((int64(t1077<<56) >> 56))) & 0x1ff
-	var t1083 uint64 = (uint64((int64(t1079<<56) >> 56))) & 0x1ff
-	var t1084 uint64 = (t1082 + t1083) & 0x1ff
+	var t1080 uint64 = v[19] >> 1
+	var t1081 uint64 = (t1078 & t1080) & 0x1
+	var t1082 uint64 = uint64((int64(t1077<<56) >> 56))
+	var t1083 uint64 = uint64((int64(t1079<<56) >> 56))
+	var t1084 uint64 = t1082 + t1083
 	var t1085 uint64 = (t1084 >> 8) & 0x1
 	var t1086 uint64 = (t1084 >> 7) & 0x1
 	var t1089, t1089_1, t1089_0 uint64 = 0, 0x80, 0x7f
@@ -1788,21 +1850,22 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1089 = t1089_0
 	}
-	var t1091 uint64 = (t1084) & 0xff
+	var t1091 uint64 = t1084
 	var t1092, t1092_1, t1092_0 uint64 = 0, t1089, t1091
 	if t1085 != t1086 {
 		t1092 = t1092_1
 	} else {
 		t1092 = t1092_0
 	}
+	t1092 &= 0xff
 	var t1094 uint64 = v[0] >> 0 & 0xff
-	var t1095 uint64 = (v[8]) & 0x1
+	var t1095 uint64 = v[8]
 	var t1096 uint64 = v[11] >> 0 & 0xff
-	var t1097 uint64 = (v[19]) & 0x1
-	var t1098 uint64 = t1095 & t1097
-	var t1099 uint64 = (uint64((int64(t1094<<56) >> 56))) & 0x1ff
-	var t1100 uint64 = (uint64((int64(t1096<<56) >> 56))) & 0x1ff
-	var t1101 uint64 = (t1099 + t1100) & 0x1ff
+	var t1097 uint64 = v[19]
+	var t1098 uint64 = (t1095 & t1097) & 0x1
+	var t1099 uint64 = uint64((int64(t1094<<56) >> 56))
+	var t1100 uint64 = uint64((int64(t1096<<56) >> 56))
+	var t1101 uint64 = t1099 + t1100
 	var t1102 uint64 = (t1101 >> 8) & 0x1
 	var t1103 uint64 = (t1101 >> 7) & 0x1
 	var t1106, t1106_1, t1106_0 uint64 = 0, 0x80, 0x7f
@@ -1811,13 +1874,14 @@ func (x *simsum_int8_sat) EvalInputs() {
 	} else {
 		t1106 = t1106_0
 	}
-	var t1108 uint64 = (t1101) & 0xff
+	var t1108 uint64 = t1101
 	var t1109, t1109_1, t1109_0 uint64 = 0, t1106, t1108
 	if t1102 != t1103 {
 		t1109 = t1109_1
 	} else {
 		t1109 = t1109_0
 	}
+	t1109 &= 0xff
 	v[1110] = t990<<56 | t1007<<48 | t1024<<40 | t1041<<32 | t1058<<24 | t1075<<16 | t1092<<8 | t1109
 	v[1111] = t854<<56 | t871<<48 | t888<<40 | t905<<32 | t922<<24 | t939<<16 | t956<<8 | t973
 	v[1112] = t718<<56 | t735<<48 | t752<<40 | t769<<32 | t786<<24 | t803<<16 | t820<<8 | t837
@@ -1842,7 +1906,7 @@ func (x *simsum_int8_sat) EvalInputs() {
 	v[1130] &= 0x1
 	var t1159 uint64 = v[1187] | v[1158]
 	v[1159] = t1159
-	var t1174 uint64 = (^t1159) & 0x1
+	var t1174 uint64 = ^t1159
 	var t1175 uint64 = t1120 & v[1157]
 	var t1176 uint64 = t1174 & t1175
 	v[1176] = t1176

@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "b1ef1b6c7a41d69dbf3bbb4022b25e73" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "08b6e8de90fc8e7a9278005085782e04" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -114,11 +114,11 @@ func (x *simsum_q8_24_block) EvalState() {
 	if d&0x1 != 0 {
 		var t63 uint64 = v[52] >> 32 & 0xffffffff
 		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> v[40])) & 0xffffffff
-		var t67 uint64 = (uint64((int64(t64<<32) >> 32))) & 0x1ffffffff
+		var t67 uint64 = uint64((int64(t64<<32) >> 32))
 		var t65 uint64 = v[60] >> 32 & 0xffffffff
 		var t66 uint64 = (uint64((int64(t65<<32) >> 32) >> v[42])) & 0xffffffff
-		var t68 uint64 = (uint64((int64(t66<<32) >> 32))) & 0x1ffffffff
-		var t69 uint64 = (t67 + t68) & 0x1ffffffff
+		var t68 uint64 = uint64((int64(t66<<32) >> 32))
+		var t69 uint64 = t67 + t68
 		var t70 uint64 = (t69 >> 32) & 0x1
 		var t71 uint64 = (t69 >> 31) & 0x1
 		var t74, t74_1, t74_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -127,20 +127,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t74 = t74_0
 		}
-		var t76 uint64 = (t69) & 0xffffffff
+		var t76 uint64 = t69
 		var t77, t77_1, t77_0 uint64 = 0, t74, t76
 		if t70 != t71 {
 			t77 = t77_1
 		} else {
 			t77 = t77_0
 		}
+		t77 &= 0xffffffff
 		var t79 uint64 = v[52] >> 0 & 0xffffffff
 		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> v[40])) & 0xffffffff
-		var t83 uint64 = (uint64((int64(t80<<32) >> 32))) & 0x1ffffffff
+		var t83 uint64 = uint64((int64(t80<<32) >> 32))
 		var t81 uint64 = v[60] >> 0 & 0xffffffff
 		var t82 uint64 = (uint64((int64(t81<<32) >> 32) >> v[42])) & 0xffffffff
-		var t84 uint64 = (uint64((int64(t82<<32) >> 32))) & 0x1ffffffff
-		var t85 uint64 = (t83 + t84) & 0x1ffffffff
+		var t84 uint64 = uint64((int64(t82<<32) >> 32))
+		var t85 uint64 = t83 + t84
 		var t86 uint64 = (t85 >> 32) & 0x1
 		var t87 uint64 = (t85 >> 31) & 0x1
 		var t90, t90_1, t90_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -149,20 +150,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t90 = t90_0
 		}
-		var t92 uint64 = (t85) & 0xffffffff
+		var t92 uint64 = t85
 		var t93, t93_1, t93_0 uint64 = 0, t90, t92
 		if t86 != t87 {
 			t93 = t93_1
 		} else {
 			t93 = t93_0
 		}
+		t93 &= 0xffffffff
 		var t95 uint64 = v[51] >> 32 & 0xffffffff
 		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> v[40])) & 0xffffffff
-		var t99 uint64 = (uint64((int64(t96<<32) >> 32))) & 0x1ffffffff
+		var t99 uint64 = uint64((int64(t96<<32) >> 32))
 		var t97 uint64 = v[59] >> 32 & 0xffffffff
 		var t98 uint64 = (uint64((int64(t97<<32) >> 32) >> v[42])) & 0xffffffff
-		var t100 uint64 = (uint64((int64(t98<<32) >> 32))) & 0x1ffffffff
-		var t101 uint64 = (t99 + t100) & 0x1ffffffff
+		var t100 uint64 = uint64((int64(t98<<32) >> 32))
+		var t101 uint64 = t99 + t100
 		var t102 uint64 = (t101 >> 32) & 0x1
 		var t103 uint64 = (t101 >> 31) & 0x1
 		var t106, t106_1, t106_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -171,20 +173,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t106 = t106_0
 		}
-		var t108 uint64 = (t101) & 0xffffffff
+		var t108 uint64 = t101
 		var t109, t109_1, t109_0 uint64 = 0, t106, t108
 		if t102 != t103 {
 			t109 = t109_1
 		} else {
 			t109 = t109_0
 		}
+		t109 &= 0xffffffff
 		var t111 uint64 = v[51] >> 0 & 0xffffffff
 		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> v[40])) & 0xffffffff
-		var t115 uint64 = (uint64((int64(t112<<32) >> 32))) & 0x1ffffffff
+		var t115 uint64 = uint64((int64(t112<<32) >> 32))
 		var t113 uint64 = v[59] >> 0 & 0xffffffff
 		var t114 uint64 = (uint64((int64(t113<<32) >> 32) >> v[42])) & 0xffffffff
-		var t116 uint64 = (uint64((int64(t114<<32) >> 32))) & 0x1ffffffff
-		var t117 uint64 = (t115 + t116) & 0x1ffffffff
+		var t116 uint64 = uint64((int64(t114<<32) >> 32))
+		var t117 uint64 = t115 + t116
 		var t118 uint64 = (t117 >> 32) & 0x1
 		var t119 uint64 = (t117 >> 31) & 0x1
 		var t122, t122_1, t122_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -193,20 +196,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t122 = t122_0
 		}
-		var t124 uint64 = (t117) & 0xffffffff
+		var t124 uint64 = t117
 		var t125, t125_1, t125_0 uint64 = 0, t122, t124
 		if t118 != t119 {
 			t125 = t125_1
 		} else {
 			t125 = t125_0
 		}
+		t125 &= 0xffffffff
 		var t127 uint64 = v[50] >> 32 & 0xffffffff
 		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> v[40])) & 0xffffffff
-		var t131 uint64 = (uint64((int64(t128<<32) >> 32))) & 0x1ffffffff
+		var t131 uint64 = uint64((int64(t128<<32) >> 32))
 		var t129 uint64 = v[58] >> 32 & 0xffffffff
 		var t130 uint64 = (uint64((int64(t129<<32) >> 32) >> v[42])) & 0xffffffff
-		var t132 uint64 = (uint64((int64(t130<<32) >> 32))) & 0x1ffffffff
-		var t133 uint64 = (t131 + t132) & 0x1ffffffff
+		var t132 uint64 = uint64((int64(t130<<32) >> 32))
+		var t133 uint64 = t131 + t132
 		var t134 uint64 = (t133 >> 32) & 0x1
 		var t135 uint64 = (t133 >> 31) & 0x1
 		var t138, t138_1, t138_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -215,20 +219,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t138 = t138_0
 		}
-		var t140 uint64 = (t133) & 0xffffffff
+		var t140 uint64 = t133
 		var t141, t141_1, t141_0 uint64 = 0, t138, t140
 		if t134 != t135 {
 			t141 = t141_1
 		} else {
 			t141 = t141_0
 		}
+		t141 &= 0xffffffff
 		var t143 uint64 = v[50] >> 0 & 0xffffffff
 		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> v[40])) & 0xffffffff
-		var t147 uint64 = (uint64((int64(t144<<32) >> 32))) & 0x1ffffffff
+		var t147 uint64 = uint64((int64(t144<<32) >> 32))
 		var t145 uint64 = v[58] >> 0 & 0xffffffff
 		var t146 uint64 = (uint64((int64(t145<<32) >> 32) >> v[42])) & 0xffffffff
-		var t148 uint64 = (uint64((int64(t146<<32) >> 32))) & 0x1ffffffff
-		var t149 uint64 = (t147 + t148) & 0x1ffffffff
+		var t148 uint64 = uint64((int64(t146<<32) >> 32))
+		var t149 uint64 = t147 + t148
 		var t150 uint64 = (t149 >> 32) & 0x1
 		var t151 uint64 = (t149 >> 31) & 0x1
 		var t154, t154_1, t154_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -237,20 +242,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t154 = t154_0
 		}
-		var t156 uint64 = (t149) & 0xffffffff
+		var t156 uint64 = t149
 		var t157, t157_1, t157_0 uint64 = 0, t154, t156
 		if t150 != t151 {
 			t157 = t157_1
 		} else {
 			t157 = t157_0
 		}
+		t157 &= 0xffffffff
 		var t159 uint64 = v[49] >> 32 & 0xffffffff
 		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> v[40])) & 0xffffffff
-		var t163 uint64 = (uint64((int64(t160<<32) >> 32))) & 0x1ffffffff
+		var t163 uint64 = uint64((int64(t160<<32) >> 32))
 		var t161 uint64 = v[57] >> 32 & 0xffffffff
 		var t162 uint64 = (uint64((int64(t161<<32) >> 32) >> v[42])) & 0xffffffff
-		var t164 uint64 = (uint64((int64(t162<<32) >> 32))) & 0x1ffffffff
-		var t165 uint64 = (t163 + t164) & 0x1ffffffff
+		var t164 uint64 = uint64((int64(t162<<32) >> 32))
+		var t165 uint64 = t163 + t164
 		var t166 uint64 = (t165 >> 32) & 0x1
 		var t167 uint64 = (t165 >> 31) & 0x1
 		var t170, t170_1, t170_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -259,20 +265,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t170 = t170_0
 		}
-		var t172 uint64 = (t165) & 0xffffffff
+		var t172 uint64 = t165
 		var t173, t173_1, t173_0 uint64 = 0, t170, t172
 		if t166 != t167 {
 			t173 = t173_1
 		} else {
 			t173 = t173_0
 		}
+		t173 &= 0xffffffff
 		var t175 uint64 = v[49] >> 0 & 0xffffffff
 		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> v[40])) & 0xffffffff
-		var t179 uint64 = (uint64((int64(t176<<32) >> 32))) & 0x1ffffffff
+		var t179 uint64 = uint64((int64(t176<<32) >> 32))
 		var t177 uint64 = v[57] >> 0 & 0xffffffff
 		var t178 uint64 = (uint64((int64(t177<<32) >> 32) >> v[42])) & 0xffffffff
-		var t180 uint64 = (uint64((int64(t178<<32) >> 32))) & 0x1ffffffff
-		var t181 uint64 = (t179 + t180) & 0x1ffffffff
+		var t180 uint64 = uint64((int64(t178<<32) >> 32))
+		var t181 uint64 = t179 + t180
 		var t182 uint64 = (t181 >> 32) & 0x1
 		var t183 uint64 = (t181 >> 31) & 0x1
 		var t186, t186_1, t186_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -281,20 +288,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t186 = t186_0
 		}
-		var t188 uint64 = (t181) & 0xffffffff
+		var t188 uint64 = t181
 		var t189, t189_1, t189_0 uint64 = 0, t186, t188
 		if t182 != t183 {
 			t189 = t189_1
 		} else {
 			t189 = t189_0
 		}
+		t189 &= 0xffffffff
 		var t191 uint64 = v[48] >> 32 & 0xffffffff
 		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> v[40])) & 0xffffffff
-		var t195 uint64 = (uint64((int64(t192<<32) >> 32))) & 0x1ffffffff
+		var t195 uint64 = uint64((int64(t192<<32) >> 32))
 		var t193 uint64 = v[56] >> 32 & 0xffffffff
 		var t194 uint64 = (uint64((int64(t193<<32) >> 32) >> v[42])) & 0xffffffff
-		var t196 uint64 = (uint64((int64(t194<<32) >> 32))) & 0x1ffffffff
-		var t197 uint64 = (t195 + t196) & 0x1ffffffff
+		var t196 uint64 = uint64((int64(t194<<32) >> 32))
+		var t197 uint64 = t195 + t196
 		var t198 uint64 = (t197 >> 32) & 0x1
 		var t199 uint64 = (t197 >> 31) & 0x1
 		var t202, t202_1, t202_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -303,20 +311,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t202 = t202_0
 		}
-		var t204 uint64 = (t197) & 0xffffffff
+		var t204 uint64 = t197
 		var t205, t205_1, t205_0 uint64 = 0, t202, t204
 		if t198 != t199 {
 			t205 = t205_1
 		} else {
 			t205 = t205_0
 		}
+		t205 &= 0xffffffff
 		var t207 uint64 = v[48] >> 0 & 0xffffffff
 		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> v[40])) & 0xffffffff
-		var t211 uint64 = (uint64((int64(t208<<32) >> 32))) & 0x1ffffffff
+		var t211 uint64 = uint64((int64(t208<<32) >> 32))
 		var t209 uint64 = v[56] >> 0 & 0xffffffff
 		var t210 uint64 = (uint64((int64(t209<<32) >> 32) >> v[42])) & 0xffffffff
-		var t212 uint64 = (uint64((int64(t210<<32) >> 32))) & 0x1ffffffff
-		var t213 uint64 = (t211 + t212) & 0x1ffffffff
+		var t212 uint64 = uint64((int64(t210<<32) >> 32))
+		var t213 uint64 = t211 + t212
 		var t214 uint64 = (t213 >> 32) & 0x1
 		var t215 uint64 = (t213 >> 31) & 0x1
 		var t218, t218_1, t218_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -325,20 +334,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t218 = t218_0
 		}
-		var t220 uint64 = (t213) & 0xffffffff
+		var t220 uint64 = t213
 		var t221, t221_1, t221_0 uint64 = 0, t218, t220
 		if t214 != t215 {
 			t221 = t221_1
 		} else {
 			t221 = t221_0
 		}
+		t221 &= 0xffffffff
 		var t223 uint64 = v[47] >> 32 & 0xffffffff
 		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> v[40])) & 0xffffffff
-		var t227 uint64 = (uint64((int64(t224<<32) >> 32))) & 0x1ffffffff
+		var t227 uint64 = uint64((int64(t224<<32) >> 32))
 		var t225 uint64 = v[55] >> 32 & 0xffffffff
 		var t226 uint64 = (uint64((int64(t225<<32) >> 32) >> v[42])) & 0xffffffff
-		var t228 uint64 = (uint64((int64(t226<<32) >> 32))) & 0x1ffffffff
-		var t229 uint64 = (t227 + t228) & 0x1ffffffff
+		var t228 uint64 = uint64((int64(t226<<32) >> 32))
+		var t229 uint64 = t227 + t228
 		var t230 uint64 = (t229 >> 32) & 0x1
 		var t231 uint64 = (t229 >> 31) & 0x1
 		var t234, t234_1, t234_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -347,20 +357,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t234 = t234_0
 		}
-		var t236 uint64 = (t229) & 0xffffffff
+		var t236 uint64 = t229
 		var t237, t237_1, t237_0 uint64 = 0, t234, t236
 		if t230 != t231 {
 			t237 = t237_1
 		} else {
 			t237 = t237_0
 		}
+		t237 &= 0xffffffff
 		var t239 uint64 = v[47] >> 0 & 0xffffffff
 		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> v[40])) & 0xffffffff
-		var t243 uint64 = (uint64((int64(t240<<32) >> 32))) & 0x1ffffffff
+		var t243 uint64 = uint64((int64(t240<<32) >> 32))
 		var t241 uint64 = v[55] >> 0 & 0xffffffff
 		var t242 uint64 = (uint64((int64(t241<<32) >> 32) >> v[42])) & 0xffffffff
-		var t244 uint64 = (uint64((int64(t242<<32) >> 32))) & 0x1ffffffff
-		var t245 uint64 = (t243 + t244) & 0x1ffffffff
+		var t244 uint64 = uint64((int64(t242<<32) >> 32))
+		var t245 uint64 = t243 + t244
 		var t246 uint64 = (t245 >> 32) & 0x1
 		var t247 uint64 = (t245 >> 31) & 0x1
 		var t250, t250_1, t250_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -369,20 +380,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t250 = t250_0
 		}
-		var t252 uint64 = (t245) & 0xffffffff
+		var t252 uint64 = t245
 		var t253, t253_1, t253_0 uint64 = 0, t250, t252
 		if t246 != t247 {
 			t253 = t253_1
 		} else {
 			t253 = t253_0
 		}
+		t253 &= 0xffffffff
 		var t255 uint64 = v[46] >> 32 & 0xffffffff
 		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> v[40])) & 0xffffffff
-		var t259 uint64 = (uint64((int64(t256<<32) >> 32))) & 0x1ffffffff
+		var t259 uint64 = uint64((int64(t256<<32) >> 32))
 		var t257 uint64 = v[54] >> 32 & 0xffffffff
 		var t258 uint64 = (uint64((int64(t257<<32) >> 32) >> v[42])) & 0xffffffff
-		var t260 uint64 = (uint64((int64(t258<<32) >> 32))) & 0x1ffffffff
-		var t261 uint64 = (t259 + t260) & 0x1ffffffff
+		var t260 uint64 = uint64((int64(t258<<32) >> 32))
+		var t261 uint64 = t259 + t260
 		var t262 uint64 = (t261 >> 32) & 0x1
 		var t263 uint64 = (t261 >> 31) & 0x1
 		var t266, t266_1, t266_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -391,20 +403,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t266 = t266_0
 		}
-		var t268 uint64 = (t261) & 0xffffffff
+		var t268 uint64 = t261
 		var t269, t269_1, t269_0 uint64 = 0, t266, t268
 		if t262 != t263 {
 			t269 = t269_1
 		} else {
 			t269 = t269_0
 		}
+		t269 &= 0xffffffff
 		var t271 uint64 = v[46] >> 0 & 0xffffffff
 		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> v[40])) & 0xffffffff
-		var t275 uint64 = (uint64((int64(t272<<32) >> 32))) & 0x1ffffffff
+		var t275 uint64 = uint64((int64(t272<<32) >> 32))
 		var t273 uint64 = v[54] >> 0 & 0xffffffff
 		var t274 uint64 = (uint64((int64(t273<<32) >> 32) >> v[42])) & 0xffffffff
-		var t276 uint64 = (uint64((int64(t274<<32) >> 32))) & 0x1ffffffff
-		var t277 uint64 = (t275 + t276) & 0x1ffffffff
+		var t276 uint64 = uint64((int64(t274<<32) >> 32))
+		var t277 uint64 = t275 + t276
 		var t278 uint64 = (t277 >> 32) & 0x1
 		var t279 uint64 = (t277 >> 31) & 0x1
 		var t282, t282_1, t282_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -413,20 +426,21 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t282 = t282_0
 		}
-		var t284 uint64 = (t277) & 0xffffffff
+		var t284 uint64 = t277
 		var t285, t285_1, t285_0 uint64 = 0, t282, t284
 		if t278 != t279 {
 			t285 = t285_1
 		} else {
 			t285 = t285_0
 		}
+		t285 &= 0xffffffff
 		var t287 uint64 = v[45] >> 32 & 0xffffffff
 		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> v[40])) & 0xffffffff
-		var t291 uint64 = (uint64((int64(t288<<32) >> 32))) & 0x1ffffffff
+		var t291 uint64 = uint64((int64(t288<<32) >> 32))
 		var t289 uint64 = v[53] >> 32 & 0xffffffff
 		var t290 uint64 = (uint64((int64(t289<<32) >> 32) >> v[42])) & 0xffffffff
-		var t292 uint64 = (uint64((int64(t290<<32) >> 32))) & 0x1ffffffff
-		var t293 uint64 = (t291 + t292) & 0x1ffffffff
+		var t292 uint64 = uint64((int64(t290<<32) >> 32))
+		var t293 uint64 = t291 + t292
 		var t294 uint64 = (t293 >> 32) & 0x1
 		var t295 uint64 = (t293 >> 31) & 0x1
 		var t298, t298_1, t298_0 uint64 = 0, 0x80000000, 0x7fffffff
@@ -435,13 +449,14 @@ func (x *simsum_q8_24_block) EvalState() {
 		} else {
 			t298 = t298_0
 		}
-		var t300 uint64 = (t293) & 0xffffffff
+		var t300 uint64 = t293
 		var t301, t301_1, t301_0 uint64 = 0, t298, t300
 		if t294 != t295 {
 			t301 = t301_1
 		} else {
 			t301 = t301_0
 		}
+		t301 &= 0xffffffff
 		v[304] = t301<<32 | v[44]
 		v[305] = t269<<32 | t285
 		v[306] = t237<<32 | t253
@@ -521,7 +536,7 @@ func (x *simsum_q8_24_block) EvalInputs() {
 	v[333] = t333
 	var t358 uint64 = v[386] | v[357]
 	v[358] = t358
-	var t373 uint64 = (^t358) & 0x1
+	var t373 uint64 = ^t358
 	var t375 uint64 = t373 & v[374]
 	v[375] = t375
 }
@@ -559,19 +574,20 @@ func (x *simsum_q8_24_block) Edge() bool {
 			t24 = 1
 		}
 		var t25 uint64 = (^t24) & 0x1
-		var t26 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
-		var t27 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
-		var t28 uint64 = (t26 - t27) & 0x1ffffffff
-		var t29 uint64 = (uint64((int64(t23<<32) >> 32))) & 0x1ffffffff
-		var t30 uint64 = (uint64((int64(t22<<32) >> 32))) & 0x1ffffffff
-		var t31 uint64 = (t29 - t30) & 0x1ffffffff
+		var t26 uint64 = uint64((int64(t22<<32) >> 32))
+		var t27 uint64 = uint64((int64(t23<<32) >> 32))
+		var t28 uint64 = t26 - t27
+		var t29 uint64 = uint64((int64(t23<<32) >> 32))
+		var t30 uint64 = uint64((int64(t22<<32) >> 32))
+		var t31 uint64 = t29 - t30
 		var t32, t32_1, t32_0 uint64 = 0, t28, t31
 		if t25 != 0 {
 			t32 = t32_1
 		} else {
 			t32 = t32_0
 		}
-		var t35 uint64 = (t32) & 0x1f
+		t32 &= 0x1ffffffff
+		var t35 uint64 = t32
 		var t37, t37_1, t37_0 uint64 = 0, t35, 0x1f
 		if t32 < 0x1f {
 			t37 = t37_1
@@ -584,6 +600,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 		} else {
 			t39 = t39_0
 		}
+		t39 &= 0x1f
 		v[40] = t39
 		var t41, t41_1, t41_0 uint64 = 0, t37, 0x0
 		if t25 != 0 {
@@ -591,6 +608,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 		} else {
 			t41 = t41_0
 		}
+		t41 &= 0x1f
 		v[42] = t41
 		var t43, t43_1, t43_0 uint64 = 0, t22, t23
 		if t25 != 0 {

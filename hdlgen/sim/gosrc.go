@@ -189,6 +189,10 @@ type gen struct {
 	fused     map[int32]int
 	fusedWord map[int32]int  // every word of a fused operation -> its node
 	fusedCond map[int32]inst // a comparison printed as the select of the mux reading it
+	// need: the one-word values some reader needs clean (no bits above
+	// their width: demand); dirty: the locals printed without their mask.
+	need  map[int32]bool
+	dirty map[int32]bool
 	wideKonst map[int32]uint64
 	q         string // how the printed code names package sim ("sim." or "")
 	b         bytes.Buffer
@@ -370,6 +374,108 @@ func (g *gen) fuse(partOf func(int) int) {
 			}
 		}
 	}
+	g.demand(elsewhere)
+}
+
+// operandsClean says whether in's result is clean when goExpr says it is
+// masked: an and needs one clean operand, an or, xor or mux both values
+// clean; every other operation either makes its bits afresh or reads
+// only clean operands (demand).
+func (g *gen) operandsClean(in inst) bool {
+	c := func(o int32) bool { return o < 0 || !g.dirty[o] }
+	switch in.op {
+	case ir.OpAnd:
+		return c(in.a) || c(in.b)
+	case ir.OpOr, ir.OpXor:
+		return c(in.a) && c(in.b)
+	case ir.OpMux:
+		return c(in.b) && c(in.c)
+	case ir.OpWire, ir.OpZext:
+		return c(in.a)
+	}
+	return true
+}
+
+// demand works out which one-word values must be printed clean: those
+// stored in S or read by a register, port or memory, and those some
+// reader looks at above their width. The low bits of an add, subtract,
+// and, or, xor, not, left shift (of its value), slice or mux
+// (of its arms) depend only on the low bits of those operands, so such
+// readers take a value with garbage above its width, unless they read it
+// wider than it is (through a zero-extension sharing its words). Every
+// other reader (comparisons, right shifts, concatenations, reductions,
+// a mux's select, a shift amount) needs it clean.
+func (g *gen) demand(elsewhere map[int32]bool) {
+	s := g.s
+	g.need, g.dirty = map[int32]bool{}, map[int32]bool{}
+	width := map[int32]int{} // a one-word instruction's result width
+	for _, in := range s.prog {
+		if in.op != opWide {
+			width[in.dst] = s.m.Node(int(in.node)).W
+		}
+	}
+	transparent := func(j inst, o int32) bool {
+		w, ok := width[o]
+		if !ok {
+			return true // not an instruction's local: read clean from S
+		}
+		var at []bool // whether each position reading o lets garbage through
+		if j.a == o {
+			switch j.op {
+			case ir.OpAdd, ir.OpSub, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpNot, ir.OpShl, ir.OpSlice:
+				at = append(at, int(j.aw) == w)
+			default:
+				at = append(at, false)
+			}
+		}
+		if j.b == o && j.op != ir.OpConcat {
+			switch j.op {
+			case ir.OpAdd, ir.OpSub, ir.OpAnd, ir.OpOr, ir.OpXor:
+				at = append(at, int(j.aw) == w)
+			case ir.OpMux:
+				at = append(at, s.m.Node(int(j.node)).W == w)
+			default:
+				at = append(at, false)
+			}
+		}
+		if j.c == o && j.op == ir.OpMux {
+			at = append(at, s.m.Node(int(j.node)).W == w)
+		}
+		if len(at) == 0 {
+			return false // (a concatenation's part, a wide operand, ...)
+		}
+		for _, t := range at {
+			if !t {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range s.regs {
+		g.need[r.next] = true
+	}
+	for k := len(s.prog) - 1; k >= 0; k-- {
+		in := s.prog[k]
+		if in.op == opWide || g.stored[in.dst] || elsewhere[in.dst] {
+			g.need[in.dst] = true
+		}
+		if in.op == opWide || in.op == opSliceW {
+			for _, o := range s.operandWords(in) {
+				g.need[o] = true
+			}
+			continue
+		}
+		for _, o := range s.operandWords(in) {
+			if !transparent(in, o) {
+				g.need[o] = true
+			}
+		}
+	}
+	for _, c := range g.fusedCond { // (compared where the mux is printed)
+		for _, a := range s.operandWords(c) {
+			g.need[a] = true
+		}
+	}
 }
 
 // word is word j of the wide value at off as a Go expression: a literal
@@ -522,16 +628,26 @@ func (g *gen) inst(in inst, q string) error {
 		w("var %s uint64 = %s & %#x", dst, e, in.mask)
 	} else {
 		expr, masked := g.goExpr(in, dst)
+		// Bits above the width stay unmasked where no reader looks at
+		// them (lazy): masked is "clean if the operands are".
+		clean := masked && g.operandsClean(in)
+		need := g.need[in.dst] && in.mask != ^uint64(0)
 		switch {
 		case expr == "":
 			return fmt.Errorf("sim: GoSource: operation %s is not supported", in.op)
 		case strings.HasPrefix(expr, "var "):
 			w("%s", expr)
-		case !masked && in.mask != ^uint64(0):
+			if need && !clean {
+				w("%s &= %#x", dst, in.mask)
+				clean = true
+			}
+		case need && !clean:
 			w("var %s uint64 = (%s) & %#x", dst, expr, in.mask)
+			clean = true
 		default:
 			w("var %s uint64 = %s", dst, expr)
 		}
+		g.dirty[in.dst] = !clean && in.mask != ^uint64(0)
 	}
 	g.local[in.dst] = true
 	if g.stored[in.dst] {
@@ -1162,7 +1278,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-16"
+const goSourceVersion = "onic-gosrc-17"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "5e55b1dbe399f3979e7027c0cc7e72dd" }
+func (x *regloops) Fingerprint() string { return "01489f63fe031500f00bf2fc24dbe1f9" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
@@ -159,7 +159,7 @@ func (x *regloops) Edge() bool {
 		v[7] = v[6]
 		v[6] = v[5]
 		v[5] = v[1]
-		var t40 uint64 = (v[36] + 0x3) & 0xff
+		var t40 uint64 = v[36] + 0x3
 		var t42 uint64 = v[1] ^ 0x5a
 		var t43, t43_1, t43_0 uint64 = 0, t40, t42
 		if v[36] < v[1] {
@@ -167,6 +167,7 @@ func (x *regloops) Edge() bool {
 		} else {
 			t43 = t43_0
 		}
+		t43 &= 0xff
 		v[36] = v[1]
 		v[37] = t43
 	}

@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "4a2d39d6c20615e1ca0bebc4ce56804f" }
+func (x *step50) Fingerprint() string { return "4c859af39e91d4327bc249d75bcf546e" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -65,9 +65,9 @@ func (x *step50) EvalInputs() {
 	v := &x.S
 	_ = v
 	var t2 uint64 = 0
-	var t3 uint64 = (v[0] >> 4) & 0xffff
-	var t4 uint64 = v[1] | t3
-	var t5 uint64 = (v[0] >> 41) & 0xffff
+	var t3 uint64 = v[0] >> 4
+	var t4 uint64 = (v[1] | t3) & 0xffff
+	var t5 uint64 = v[0] >> 41
 	var t6 uint64 = (t4 + t5) & 0xffff
 	var t7 uint64 = (t2 >> 6) & 0x1
 	var t8 uint64 = (uint64((int64(t4<<48) >> 48) >> t7)) & 0xffff
@@ -80,9 +80,9 @@ func (x *step50) EvalInputs() {
 	}
 	v[14] = t14
 	var t15 uint64 = (uint64((int64(t6<<48) >> 48))) & 0x1fffffffffff
-	var t17 uint64 = (uint64((int64(t9<<63) >> 63))) & 0x7ffff
-	var t19 uint64 = (uint64((int64(t15<<19) >> 19))) & 0x7fffffffffffffff
-	var t20 uint64 = v[0] | t19
+	var t17 uint64 = uint64((int64(t9<<63) >> 63))
+	var t19 uint64 = uint64((int64(t15<<19) >> 19))
+	var t20 uint64 = (v[0] | t19) & 0x7fffffffffffffff
 	var t23 uint64
 	if v[0] != t20 {
 		t23 = 1
@@ -95,7 +95,7 @@ func (x *step50) EvalInputs() {
 		t51 = 1
 	}
 	var t54 uint64 = (t20 >> 40) & 0x3f
-	var t55 uint64 = (uint64((int64(t20<<1) >> 1) >> t54)) & 0x7fffffffffffffff
+	var t55 uint64 = uint64((int64(t20<<1) >> 1) >> t54)
 	var t59 uint64 = (^t51) & 0x1
 	var t66 uint64 = (t55 >> 17) & 0x1
 	var t67 uint64
@@ -103,7 +103,7 @@ func (x *step50) EvalInputs() {
 		t67 = 1
 	}
 	v[67] = t67
-	var t76 uint64 = (uint64((int64(t14<<63) >> 63))) & 0x7fffffffffffffff
+	var t76 uint64 = uint64((int64(t14<<63) >> 63))
 	var t77 uint64 = t20 | t76
 	var t82 uint64
 	if t37 != t23 {
@@ -114,8 +114,8 @@ func (x *step50) EvalInputs() {
 	v[91] = t91
 	var t93 uint64 = (t55 >> 28) & 0x7
 	v[93] = t93
-	var t95 uint64 = (t77 >> 1) & 0xffffffffffff
-	var t96 uint64 = v[94] ^ t95
+	var t95 uint64 = t77 >> 1
+	var t96 uint64 = (v[94] ^ t95) & 0xffffffffffff
 	v[96] = t96
 }
 

@@ -2647,7 +2647,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "49935f4c9d89afd6cec1250defd7201f" }
+func (x *largeSim) Fingerprint() string { return "cdaf2b0ebdc994ae908e4bb8091e4ef8" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2842,7 +2842,7 @@ func (x *largeSim) EvalState() {
 		}
 		var t6693 uint64 = t6691 | t6692
 		v[6693] = t6693
-		var t6697 uint64 = (^v[6633]) & 0x1
+		var t6697 uint64 = ^v[6633]
 		var t6698 uint64 = t6693 & t6697
 		v[6698] = t6698
 		var t6690 uint64
@@ -2857,7 +2857,7 @@ func (x *largeSim) EvalState() {
 		v[6734] = t6734
 		var t6743 uint64 = v[6632] & t6690
 		v[6743] = t6743
-		var t6750 uint64 = (^t6690) & 0x1
+		var t6750 uint64 = ^t6690
 		var t6751 uint64 = v[6632] & t6750
 		v[6751] = t6751
 		var t6759 uint64 = (^v[6631]) & 0x1
@@ -7002,7 +7002,7 @@ func (x *largeSim) EvalInputs() {
 	} else {
 		t6780 = t6780_0
 	}
-	var t6785 uint64 = (^t6696) & 0x1
+	var t6785 uint64 = ^t6696
 	var t6786 uint64 = v[6686] & t6785
 	v[6786] = t6786
 	var t6790, t6790_1, t6790_0 uint64 = 0, 0x7, t6780
@@ -7011,7 +7011,7 @@ func (x *largeSim) EvalInputs() {
 	} else {
 		t6790 = t6790_0
 	}
-	var t6800 uint64 = (^t6696) & 0x1
+	var t6800 uint64 = ^t6696
 	var t6801 uint64 = v[6686] & t6800
 	var t6804 uint64 = t6801 & v[6803]
 	v[6804] = t6804
@@ -7030,27 +7030,27 @@ func (x *largeSim) EvalInputs() {
 	v[6812] = t6812
 	var t7169 uint64 = v[7201] | v[7168]
 	v[7169] = t7169
-	var t7185 uint64 = (^t7169) & 0x1
+	var t7185 uint64 = ^t7169
 	var t7187 uint64 = t7185 & v[7186]
 	v[7187] = t7187
 	var t7239 uint64 = v[7271] | v[7238]
 	v[7239] = t7239
-	var t7255 uint64 = (^t7239) & 0x1
+	var t7255 uint64 = ^t7239
 	var t7257 uint64 = t7255 & v[7256]
 	v[7257] = t7257
 	var t7309 uint64 = v[7342] | v[7308]
 	v[7309] = t7309
-	var t7325 uint64 = (^t7309) & 0x1
+	var t7325 uint64 = ^t7309
 	var t7327 uint64 = t7325 & v[7326]
 	v[7327] = t7327
 	var t7380 uint64 = v[7412] | v[7379]
 	v[7380] = t7380
-	var t7396 uint64 = (^t7380) & 0x1
+	var t7396 uint64 = ^t7380
 	var t7398 uint64 = t7396 & v[7397]
 	v[7398] = t7398
 	var t7432 uint64 = v[7442] | v[7431]
 	v[7432] = t7432
-	var t7439 uint64 = (^t7432) & 0x1
+	var t7439 uint64 = ^t7432
 	var t7441 uint64 = t7439 & v[7440]
 	v[7441] = t7441
 	var t7499 uint64 = v[87] & v[7498]
@@ -7235,7 +7235,7 @@ func (x *largeSim) Edge() bool {
 		v[46] = 0x0
 	} else if v[54] != 0 {
 		x.D |= 0x8
-		var t47 uint64 = (^v[27]) & 0xffffffff
+		var t47 uint64 = ^v[27]
 		var t48 uint64 = v[46] & t47
 		var t49 uint64 = v[6] & v[27]
 		var t50 uint64 = t48 | t49
@@ -7246,7 +7246,7 @@ func (x *largeSim) Edge() bool {
 		v[55] = 0x0
 	} else if v[63] != 0 {
 		x.D |= 0x10
-		var t56 uint64 = (^v[27]) & 0xffffffff
+		var t56 uint64 = ^v[27]
 		var t57 uint64 = v[55] & t56
 		var t58 uint64 = v[6] & v[27]
 		var t59 uint64 = t57 | t58
@@ -7257,7 +7257,7 @@ func (x *largeSim) Edge() bool {
 		v[64] = 0x0
 	} else if v[72] != 0 {
 		x.D |= 0x20
-		var t65 uint64 = (^v[27]) & 0xffffffff
+		var t65 uint64 = ^v[27]
 		var t66 uint64 = v[64] & t65
 		var t67 uint64 = v[6] & v[27]
 		var t68 uint64 = t66 | t67
@@ -7268,7 +7268,7 @@ func (x *largeSim) Edge() bool {
 		v[73] = 0x0
 	} else if v[81] != 0 {
 		x.D |= 0x40
-		var t74 uint64 = (^v[27]) & 0xffffffff
+		var t74 uint64 = ^v[27]
 		var t75 uint64 = v[73] & t74
 		var t76 uint64 = v[6] & v[27]
 		var t77 uint64 = t75 | t76
@@ -7389,12 +7389,12 @@ func (x *largeSim) Edge() bool {
 		}
 		v[7044] = t6822
 		var t6827 uint64 = t6817 & v[6684]
-		var t6828 uint64 = (^v[6632]) & 0x1
+		var t6828 uint64 = ^v[6632]
 		var t6829 uint64 = v[6631] & t6828
 		var t6830 uint64 = t6827 & t6829
 		var t6831 uint64 = t6830 & v[6641]
-		var t6688 uint64 = (v[6629] >> 4) & 0x1
-		var t6832 uint64 = (^v[6644]) & 0x1
+		var t6688 uint64 = v[6629] >> 4
+		var t6832 uint64 = ^v[6644]
 		var t6833 uint64 = t6688 & t6832
 		var t6834 uint64 = t6831 & t6833
 		v[7048] = t6834
@@ -8086,7 +8086,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6977 = t6977_0
 		}
-		var t6979 uint64 = (t6977 + 0x1) & 0xfff
+		var t6979 uint64 = t6977 + 0x1
 		var t6918 uint64 = v[6616] >> 3 & 0x1
 		var t6919 uint64 = v[6616] >> 2 & 0x1
 		var t6920 uint64 = v[6616] >> 1 & 0x1
@@ -8185,7 +8185,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6960 = t6960_0
 		}
-		var t6980 uint64 = (t6979 - t6960) & 0xfff
+		var t6980 uint64 = t6979 - t6960
 		var t6982, t6982_1, t6982_0 uint64 = 0, 0x1, t6980
 		if t6897 == 0x0 {
 			t6982 = t6982_1
@@ -8193,7 +8193,7 @@ func (x *largeSim) Edge() bool {
 			t6982 = t6982_0
 		}
 		var t6984 uint64 = t6892 << 2
-		var t6985 uint64 = (t6984 - t6960) & 0xfff
+		var t6985 uint64 = t6984 - t6960
 		var t6986 uint64 = v[6616] >> 7 & 0x1
 		var t6988 uint64 = v[6616] >> 6 & 0x1
 		var t6990 uint64 = v[6616] >> 5 & 0x1
@@ -8222,7 +8222,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6998 = t6998_0
 		}
-		var t6999 uint64 = (t6985 - t6998) & 0xfff
+		var t6999 uint64 = t6985 - t6998
 		var t7000, t7000_1, t7000_0 uint64 = 0, t6982, t6999
 		if t6892 == 0x1 {
 			t7000 = t7000_1
@@ -8235,6 +8235,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t7002 = t7002_0
 		}
+		t7002 &= 0xfff
 		var t7022 uint64 = t7002 | t6826<<13 | v[2]<<16
 		var t6898 uint64 = v[6616] >> 57 & 0xf
 		var t6900 uint64
@@ -8706,7 +8707,7 @@ func (x *largeSim) Edge() bool {
 		if v[381] < 0x0 {
 			t387 = 1
 		}
-		var t388 uint64 = (^t387) & 0x1
+		var t388 uint64 = ^t387
 		var t390 uint64
 		if v[383] < 0x200 {
 			t390 = 1
@@ -11211,15 +11212,15 @@ func (x *largeSim) Edge() bool {
 		var t3707 uint64 = t3705 | t3706
 		var t5448 uint64 = t3707 | v[867]
 		v[5491] = t5448
-		var t5442 uint64 = (v[871] >> 59) & 0x1
-		var t3581 uint64 = (v[28]) & 0x1
+		var t5442 uint64 = v[871] >> 59
+		var t3581 uint64 = v[28]
 		var t3709, t3709_1, t3709_0 uint64 = 0, t3581, 0x0
 		if t2434 != 0 {
 			t3709 = t3709_1
 		} else {
 			t3709 = t3709_0
 		}
-		var t3582 uint64 = (v[28] >> 1) & 0x1
+		var t3582 uint64 = v[28] >> 1
 		var t3711, t3711_1, t3711_0 uint64 = 0, t3582, 0x0
 		if t2452 != 0 {
 			t3711 = t3711_1
@@ -11227,14 +11228,14 @@ func (x *largeSim) Edge() bool {
 			t3711 = t3711_0
 		}
 		var t3836 uint64 = t3709 | t3711
-		var t3583 uint64 = (v[28] >> 2) & 0x1
+		var t3583 uint64 = v[28] >> 2
 		var t3713, t3713_1, t3713_0 uint64 = 0, t3583, 0x0
 		if t2470 != 0 {
 			t3713 = t3713_1
 		} else {
 			t3713 = t3713_0
 		}
-		var t3584 uint64 = (v[28] >> 3) & 0x1
+		var t3584 uint64 = v[28] >> 3
 		var t3715, t3715_1, t3715_0 uint64 = 0, t3584, 0x0
 		if t2488 != 0 {
 			t3715 = t3715_1
@@ -11243,14 +11244,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3837 uint64 = t3713 | t3715
 		var t3868 uint64 = t3836 | t3837
-		var t3585 uint64 = (v[28] >> 4) & 0x1
+		var t3585 uint64 = v[28] >> 4
 		var t3717, t3717_1, t3717_0 uint64 = 0, t3585, 0x0
 		if t2506 != 0 {
 			t3717 = t3717_1
 		} else {
 			t3717 = t3717_0
 		}
-		var t3586 uint64 = (v[28] >> 5) & 0x1
+		var t3586 uint64 = v[28] >> 5
 		var t3719, t3719_1, t3719_0 uint64 = 0, t3586, 0x0
 		if t2524 != 0 {
 			t3719 = t3719_1
@@ -11258,14 +11259,14 @@ func (x *largeSim) Edge() bool {
 			t3719 = t3719_0
 		}
 		var t3838 uint64 = t3717 | t3719
-		var t3587 uint64 = (v[28] >> 6) & 0x1
+		var t3587 uint64 = v[28] >> 6
 		var t3721, t3721_1, t3721_0 uint64 = 0, t3587, 0x0
 		if t2542 != 0 {
 			t3721 = t3721_1
 		} else {
 			t3721 = t3721_0
 		}
-		var t3588 uint64 = (v[28] >> 7) & 0x1
+		var t3588 uint64 = v[28] >> 7
 		var t3723, t3723_1, t3723_0 uint64 = 0, t3588, 0x0
 		if t2560 != 0 {
 			t3723 = t3723_1
@@ -11275,14 +11276,14 @@ func (x *largeSim) Edge() bool {
 		var t3839 uint64 = t3721 | t3723
 		var t3869 uint64 = t3838 | t3839
 		var t3884 uint64 = t3868 | t3869
-		var t3589 uint64 = (v[28] >> 8) & 0x1
+		var t3589 uint64 = v[28] >> 8
 		var t3725, t3725_1, t3725_0 uint64 = 0, t3589, 0x0
 		if t2578 != 0 {
 			t3725 = t3725_1
 		} else {
 			t3725 = t3725_0
 		}
-		var t3590 uint64 = (v[28] >> 9) & 0x1
+		var t3590 uint64 = v[28] >> 9
 		var t3727, t3727_1, t3727_0 uint64 = 0, t3590, 0x0
 		if t2596 != 0 {
 			t3727 = t3727_1
@@ -11290,14 +11291,14 @@ func (x *largeSim) Edge() bool {
 			t3727 = t3727_0
 		}
 		var t3840 uint64 = t3725 | t3727
-		var t3591 uint64 = (v[28] >> 10) & 0x1
+		var t3591 uint64 = v[28] >> 10
 		var t3729, t3729_1, t3729_0 uint64 = 0, t3591, 0x0
 		if t2614 != 0 {
 			t3729 = t3729_1
 		} else {
 			t3729 = t3729_0
 		}
-		var t3592 uint64 = (v[28] >> 11) & 0x1
+		var t3592 uint64 = v[28] >> 11
 		var t3731, t3731_1, t3731_0 uint64 = 0, t3592, 0x0
 		if t2632 != 0 {
 			t3731 = t3731_1
@@ -11306,14 +11307,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3841 uint64 = t3729 | t3731
 		var t3870 uint64 = t3840 | t3841
-		var t3593 uint64 = (v[28] >> 12) & 0x1
+		var t3593 uint64 = v[28] >> 12
 		var t3733, t3733_1, t3733_0 uint64 = 0, t3593, 0x0
 		if t2650 != 0 {
 			t3733 = t3733_1
 		} else {
 			t3733 = t3733_0
 		}
-		var t3594 uint64 = (v[28] >> 13) & 0x1
+		var t3594 uint64 = v[28] >> 13
 		var t3735, t3735_1, t3735_0 uint64 = 0, t3594, 0x0
 		if t2668 != 0 {
 			t3735 = t3735_1
@@ -11321,14 +11322,14 @@ func (x *largeSim) Edge() bool {
 			t3735 = t3735_0
 		}
 		var t3842 uint64 = t3733 | t3735
-		var t3595 uint64 = (v[28] >> 14) & 0x1
+		var t3595 uint64 = v[28] >> 14
 		var t3737, t3737_1, t3737_0 uint64 = 0, t3595, 0x0
 		if t2686 != 0 {
 			t3737 = t3737_1
 		} else {
 			t3737 = t3737_0
 		}
-		var t3596 uint64 = (v[28] >> 15) & 0x1
+		var t3596 uint64 = v[28] >> 15
 		var t3739, t3739_1, t3739_0 uint64 = 0, t3596, 0x0
 		if t2704 != 0 {
 			t3739 = t3739_1
@@ -11339,14 +11340,14 @@ func (x *largeSim) Edge() bool {
 		var t3871 uint64 = t3842 | t3843
 		var t3885 uint64 = t3870 | t3871
 		var t3892 uint64 = t3884 | t3885
-		var t3597 uint64 = (v[28] >> 16) & 0x1
+		var t3597 uint64 = v[28] >> 16
 		var t3741, t3741_1, t3741_0 uint64 = 0, t3597, 0x0
 		if t2722 != 0 {
 			t3741 = t3741_1
 		} else {
 			t3741 = t3741_0
 		}
-		var t3598 uint64 = (v[28] >> 17) & 0x1
+		var t3598 uint64 = v[28] >> 17
 		var t3743, t3743_1, t3743_0 uint64 = 0, t3598, 0x0
 		if t2740 != 0 {
 			t3743 = t3743_1
@@ -11354,14 +11355,14 @@ func (x *largeSim) Edge() bool {
 			t3743 = t3743_0
 		}
 		var t3844 uint64 = t3741 | t3743
-		var t3599 uint64 = (v[28] >> 18) & 0x1
+		var t3599 uint64 = v[28] >> 18
 		var t3745, t3745_1, t3745_0 uint64 = 0, t3599, 0x0
 		if t2758 != 0 {
 			t3745 = t3745_1
 		} else {
 			t3745 = t3745_0
 		}
-		var t3600 uint64 = (v[28] >> 19) & 0x1
+		var t3600 uint64 = v[28] >> 19
 		var t3747, t3747_1, t3747_0 uint64 = 0, t3600, 0x0
 		if t2776 != 0 {
 			t3747 = t3747_1
@@ -11370,14 +11371,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3845 uint64 = t3745 | t3747
 		var t3872 uint64 = t3844 | t3845
-		var t3601 uint64 = (v[28] >> 20) & 0x1
+		var t3601 uint64 = v[28] >> 20
 		var t3749, t3749_1, t3749_0 uint64 = 0, t3601, 0x0
 		if t2794 != 0 {
 			t3749 = t3749_1
 		} else {
 			t3749 = t3749_0
 		}
-		var t3602 uint64 = (v[28] >> 21) & 0x1
+		var t3602 uint64 = v[28] >> 21
 		var t3751, t3751_1, t3751_0 uint64 = 0, t3602, 0x0
 		if t2812 != 0 {
 			t3751 = t3751_1
@@ -11385,14 +11386,14 @@ func (x *largeSim) Edge() bool {
 			t3751 = t3751_0
 		}
 		var t3846 uint64 = t3749 | t3751
-		var t3603 uint64 = (v[28] >> 22) & 0x1
+		var t3603 uint64 = v[28] >> 22
 		var t3753, t3753_1, t3753_0 uint64 = 0, t3603, 0x0
 		if t2830 != 0 {
 			t3753 = t3753_1
 		} else {
 			t3753 = t3753_0
 		}
-		var t3604 uint64 = (v[28] >> 23) & 0x1
+		var t3604 uint64 = v[28] >> 23
 		var t3755, t3755_1, t3755_0 uint64 = 0, t3604, 0x0
 		if t2848 != 0 {
 			t3755 = t3755_1
@@ -11402,14 +11403,14 @@ func (x *largeSim) Edge() bool {
 		var t3847 uint64 = t3753 | t3755
 		var t3873 uint64 = t3846 | t3847
 		var t3886 uint64 = t3872 | t3873
-		var t3605 uint64 = (v[28] >> 24) & 0x1
+		var t3605 uint64 = v[28] >> 24
 		var t3757, t3757_1, t3757_0 uint64 = 0, t3605, 0x0
 		if t2866 != 0 {
 			t3757 = t3757_1
 		} else {
 			t3757 = t3757_0
 		}
-		var t3606 uint64 = (v[28] >> 25) & 0x1
+		var t3606 uint64 = v[28] >> 25
 		var t3759, t3759_1, t3759_0 uint64 = 0, t3606, 0x0
 		if t2884 != 0 {
 			t3759 = t3759_1
@@ -11417,14 +11418,14 @@ func (x *largeSim) Edge() bool {
 			t3759 = t3759_0
 		}
 		var t3848 uint64 = t3757 | t3759
-		var t3607 uint64 = (v[28] >> 26) & 0x1
+		var t3607 uint64 = v[28] >> 26
 		var t3761, t3761_1, t3761_0 uint64 = 0, t3607, 0x0
 		if t2902 != 0 {
 			t3761 = t3761_1
 		} else {
 			t3761 = t3761_0
 		}
-		var t3608 uint64 = (v[28] >> 27) & 0x1
+		var t3608 uint64 = v[28] >> 27
 		var t3763, t3763_1, t3763_0 uint64 = 0, t3608, 0x0
 		if t2920 != 0 {
 			t3763 = t3763_1
@@ -11433,14 +11434,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3849 uint64 = t3761 | t3763
 		var t3874 uint64 = t3848 | t3849
-		var t3609 uint64 = (v[28] >> 28) & 0x1
+		var t3609 uint64 = v[28] >> 28
 		var t3765, t3765_1, t3765_0 uint64 = 0, t3609, 0x0
 		if t2938 != 0 {
 			t3765 = t3765_1
 		} else {
 			t3765 = t3765_0
 		}
-		var t3610 uint64 = (v[28] >> 29) & 0x1
+		var t3610 uint64 = v[28] >> 29
 		var t3767, t3767_1, t3767_0 uint64 = 0, t3610, 0x0
 		if t2956 != 0 {
 			t3767 = t3767_1
@@ -11448,14 +11449,14 @@ func (x *largeSim) Edge() bool {
 			t3767 = t3767_0
 		}
 		var t3850 uint64 = t3765 | t3767
-		var t3611 uint64 = (v[28] >> 30) & 0x1
+		var t3611 uint64 = v[28] >> 30
 		var t3769, t3769_1, t3769_0 uint64 = 0, t3611, 0x0
 		if t2974 != 0 {
 			t3769 = t3769_1
 		} else {
 			t3769 = t3769_0
 		}
-		var t3612 uint64 = (v[28] >> 31) & 0x1
+		var t3612 uint64 = v[28] >> 31
 		var t3771, t3771_1, t3771_0 uint64 = 0, t3612, 0x0
 		if t2992 != 0 {
 			t3771 = t3771_1
@@ -11467,14 +11468,14 @@ func (x *largeSim) Edge() bool {
 		var t3887 uint64 = t3874 | t3875
 		var t3893 uint64 = t3886 | t3887
 		var t3896 uint64 = t3892 | t3893
-		var t3613 uint64 = (v[37]) & 0x1
+		var t3613 uint64 = v[37]
 		var t3773, t3773_1, t3773_0 uint64 = 0, t3613, 0x0
 		if t3010 != 0 {
 			t3773 = t3773_1
 		} else {
 			t3773 = t3773_0
 		}
-		var t3614 uint64 = (v[37] >> 1) & 0x1
+		var t3614 uint64 = v[37] >> 1
 		var t3775, t3775_1, t3775_0 uint64 = 0, t3614, 0x0
 		if t3028 != 0 {
 			t3775 = t3775_1
@@ -11482,14 +11483,14 @@ func (x *largeSim) Edge() bool {
 			t3775 = t3775_0
 		}
 		var t3852 uint64 = t3773 | t3775
-		var t3615 uint64 = (v[37] >> 2) & 0x1
+		var t3615 uint64 = v[37] >> 2
 		var t3777, t3777_1, t3777_0 uint64 = 0, t3615, 0x0
 		if t3046 != 0 {
 			t3777 = t3777_1
 		} else {
 			t3777 = t3777_0
 		}
-		var t3616 uint64 = (v[37] >> 3) & 0x1
+		var t3616 uint64 = v[37] >> 3
 		var t3779, t3779_1, t3779_0 uint64 = 0, t3616, 0x0
 		if t3064 != 0 {
 			t3779 = t3779_1
@@ -11498,14 +11499,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3853 uint64 = t3777 | t3779
 		var t3876 uint64 = t3852 | t3853
-		var t3617 uint64 = (v[37] >> 4) & 0x1
+		var t3617 uint64 = v[37] >> 4
 		var t3781, t3781_1, t3781_0 uint64 = 0, t3617, 0x0
 		if t3082 != 0 {
 			t3781 = t3781_1
 		} else {
 			t3781 = t3781_0
 		}
-		var t3618 uint64 = (v[37] >> 5) & 0x1
+		var t3618 uint64 = v[37] >> 5
 		var t3783, t3783_1, t3783_0 uint64 = 0, t3618, 0x0
 		if t3100 != 0 {
 			t3783 = t3783_1
@@ -11513,14 +11514,14 @@ func (x *largeSim) Edge() bool {
 			t3783 = t3783_0
 		}
 		var t3854 uint64 = t3781 | t3783
-		var t3619 uint64 = (v[37] >> 6) & 0x1
+		var t3619 uint64 = v[37] >> 6
 		var t3785, t3785_1, t3785_0 uint64 = 0, t3619, 0x0
 		if t3118 != 0 {
 			t3785 = t3785_1
 		} else {
 			t3785 = t3785_0
 		}
-		var t3620 uint64 = (v[37] >> 7) & 0x1
+		var t3620 uint64 = v[37] >> 7
 		var t3787, t3787_1, t3787_0 uint64 = 0, t3620, 0x0
 		if t3136 != 0 {
 			t3787 = t3787_1
@@ -11530,14 +11531,14 @@ func (x *largeSim) Edge() bool {
 		var t3855 uint64 = t3785 | t3787
 		var t3877 uint64 = t3854 | t3855
 		var t3888 uint64 = t3876 | t3877
-		var t3621 uint64 = (v[37] >> 8) & 0x1
+		var t3621 uint64 = v[37] >> 8
 		var t3789, t3789_1, t3789_0 uint64 = 0, t3621, 0x0
 		if t3154 != 0 {
 			t3789 = t3789_1
 		} else {
 			t3789 = t3789_0
 		}
-		var t3622 uint64 = (v[37] >> 9) & 0x1
+		var t3622 uint64 = v[37] >> 9
 		var t3791, t3791_1, t3791_0 uint64 = 0, t3622, 0x0
 		if t3172 != 0 {
 			t3791 = t3791_1
@@ -11545,14 +11546,14 @@ func (x *largeSim) Edge() bool {
 			t3791 = t3791_0
 		}
 		var t3856 uint64 = t3789 | t3791
-		var t3623 uint64 = (v[37] >> 10) & 0x1
+		var t3623 uint64 = v[37] >> 10
 		var t3793, t3793_1, t3793_0 uint64 = 0, t3623, 0x0
 		if t3190 != 0 {
 			t3793 = t3793_1
 		} else {
 			t3793 = t3793_0
 		}
-		var t3624 uint64 = (v[37] >> 11) & 0x1
+		var t3624 uint64 = v[37] >> 11
 		var t3795, t3795_1, t3795_0 uint64 = 0, t3624, 0x0
 		if t3208 != 0 {
 			t3795 = t3795_1
@@ -11561,14 +11562,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3857 uint64 = t3793 | t3795
 		var t3878 uint64 = t3856 | t3857
-		var t3625 uint64 = (v[37] >> 12) & 0x1
+		var t3625 uint64 = v[37] >> 12
 		var t3797, t3797_1, t3797_0 uint64 = 0, t3625, 0x0
 		if t3226 != 0 {
 			t3797 = t3797_1
 		} else {
 			t3797 = t3797_0
 		}
-		var t3626 uint64 = (v[37] >> 13) & 0x1
+		var t3626 uint64 = v[37] >> 13
 		var t3799, t3799_1, t3799_0 uint64 = 0, t3626, 0x0
 		if t3244 != 0 {
 			t3799 = t3799_1
@@ -11576,14 +11577,14 @@ func (x *largeSim) Edge() bool {
 			t3799 = t3799_0
 		}
 		var t3858 uint64 = t3797 | t3799
-		var t3627 uint64 = (v[37] >> 14) & 0x1
+		var t3627 uint64 = v[37] >> 14
 		var t3801, t3801_1, t3801_0 uint64 = 0, t3627, 0x0
 		if t3262 != 0 {
 			t3801 = t3801_1
 		} else {
 			t3801 = t3801_0
 		}
-		var t3628 uint64 = (v[37] >> 15) & 0x1
+		var t3628 uint64 = v[37] >> 15
 		var t3803, t3803_1, t3803_0 uint64 = 0, t3628, 0x0
 		if t3280 != 0 {
 			t3803 = t3803_1
@@ -11594,14 +11595,14 @@ func (x *largeSim) Edge() bool {
 		var t3879 uint64 = t3858 | t3859
 		var t3889 uint64 = t3878 | t3879
 		var t3894 uint64 = t3888 | t3889
-		var t3629 uint64 = (v[37] >> 16) & 0x1
+		var t3629 uint64 = v[37] >> 16
 		var t3805, t3805_1, t3805_0 uint64 = 0, t3629, 0x0
 		if t3298 != 0 {
 			t3805 = t3805_1
 		} else {
 			t3805 = t3805_0
 		}
-		var t3630 uint64 = (v[37] >> 17) & 0x1
+		var t3630 uint64 = v[37] >> 17
 		var t3807, t3807_1, t3807_0 uint64 = 0, t3630, 0x0
 		if t3316 != 0 {
 			t3807 = t3807_1
@@ -11609,14 +11610,14 @@ func (x *largeSim) Edge() bool {
 			t3807 = t3807_0
 		}
 		var t3860 uint64 = t3805 | t3807
-		var t3631 uint64 = (v[37] >> 18) & 0x1
+		var t3631 uint64 = v[37] >> 18
 		var t3809, t3809_1, t3809_0 uint64 = 0, t3631, 0x0
 		if t3334 != 0 {
 			t3809 = t3809_1
 		} else {
 			t3809 = t3809_0
 		}
-		var t3632 uint64 = (v[37] >> 19) & 0x1
+		var t3632 uint64 = v[37] >> 19
 		var t3811, t3811_1, t3811_0 uint64 = 0, t3632, 0x0
 		if t3352 != 0 {
 			t3811 = t3811_1
@@ -11625,14 +11626,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3861 uint64 = t3809 | t3811
 		var t3880 uint64 = t3860 | t3861
-		var t3633 uint64 = (v[37] >> 20) & 0x1
+		var t3633 uint64 = v[37] >> 20
 		var t3813, t3813_1, t3813_0 uint64 = 0, t3633, 0x0
 		if t3370 != 0 {
 			t3813 = t3813_1
 		} else {
 			t3813 = t3813_0
 		}
-		var t3634 uint64 = (v[37] >> 21) & 0x1
+		var t3634 uint64 = v[37] >> 21
 		var t3815, t3815_1, t3815_0 uint64 = 0, t3634, 0x0
 		if t3388 != 0 {
 			t3815 = t3815_1
@@ -11640,14 +11641,14 @@ func (x *largeSim) Edge() bool {
 			t3815 = t3815_0
 		}
 		var t3862 uint64 = t3813 | t3815
-		var t3635 uint64 = (v[37] >> 22) & 0x1
+		var t3635 uint64 = v[37] >> 22
 		var t3817, t3817_1, t3817_0 uint64 = 0, t3635, 0x0
 		if t3406 != 0 {
 			t3817 = t3817_1
 		} else {
 			t3817 = t3817_0
 		}
-		var t3636 uint64 = (v[37] >> 23) & 0x1
+		var t3636 uint64 = v[37] >> 23
 		var t3819, t3819_1, t3819_0 uint64 = 0, t3636, 0x0
 		if t3424 != 0 {
 			t3819 = t3819_1
@@ -11657,14 +11658,14 @@ func (x *largeSim) Edge() bool {
 		var t3863 uint64 = t3817 | t3819
 		var t3881 uint64 = t3862 | t3863
 		var t3890 uint64 = t3880 | t3881
-		var t3637 uint64 = (v[37] >> 24) & 0x1
+		var t3637 uint64 = v[37] >> 24
 		var t3821, t3821_1, t3821_0 uint64 = 0, t3637, 0x0
 		if t3442 != 0 {
 			t3821 = t3821_1
 		} else {
 			t3821 = t3821_0
 		}
-		var t3638 uint64 = (v[37] >> 25) & 0x1
+		var t3638 uint64 = v[37] >> 25
 		var t3823, t3823_1, t3823_0 uint64 = 0, t3638, 0x0
 		if t3460 != 0 {
 			t3823 = t3823_1
@@ -11672,14 +11673,14 @@ func (x *largeSim) Edge() bool {
 			t3823 = t3823_0
 		}
 		var t3864 uint64 = t3821 | t3823
-		var t3639 uint64 = (v[37] >> 26) & 0x1
+		var t3639 uint64 = v[37] >> 26
 		var t3825, t3825_1, t3825_0 uint64 = 0, t3639, 0x0
 		if t3478 != 0 {
 			t3825 = t3825_1
 		} else {
 			t3825 = t3825_0
 		}
-		var t3640 uint64 = (v[37] >> 27) & 0x1
+		var t3640 uint64 = v[37] >> 27
 		var t3827, t3827_1, t3827_0 uint64 = 0, t3640, 0x0
 		if t3496 != 0 {
 			t3827 = t3827_1
@@ -11688,14 +11689,14 @@ func (x *largeSim) Edge() bool {
 		}
 		var t3865 uint64 = t3825 | t3827
 		var t3882 uint64 = t3864 | t3865
-		var t3641 uint64 = (v[37] >> 28) & 0x1
+		var t3641 uint64 = v[37] >> 28
 		var t3829, t3829_1, t3829_0 uint64 = 0, t3641, 0x0
 		if t3514 != 0 {
 			t3829 = t3829_1
 		} else {
 			t3829 = t3829_0
 		}
-		var t3642 uint64 = (v[37] >> 29) & 0x1
+		var t3642 uint64 = v[37] >> 29
 		var t3831, t3831_1, t3831_0 uint64 = 0, t3642, 0x0
 		if t3532 != 0 {
 			t3831 = t3831_1
@@ -11703,14 +11704,14 @@ func (x *largeSim) Edge() bool {
 			t3831 = t3831_0
 		}
 		var t3866 uint64 = t3829 | t3831
-		var t3643 uint64 = (v[37] >> 30) & 0x1
+		var t3643 uint64 = v[37] >> 30
 		var t3833, t3833_1, t3833_0 uint64 = 0, t3643, 0x0
 		if t3550 != 0 {
 			t3833 = t3833_1
 		} else {
 			t3833 = t3833_0
 		}
-		var t3644 uint64 = (v[37] >> 31) & 0x1
+		var t3644 uint64 = v[37] >> 31
 		var t3835, t3835_1, t3835_0 uint64 = 0, t3644, 0x0
 		if t3568 != 0 {
 			t3835 = t3835_1
@@ -11729,8 +11730,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5449 = t5449_0
 		}
+		t5449 &= 0x1
 		v[5492] = t5449
-		var t5444 uint64 = (v[871] >> 48) & 0xff
+		var t5444 uint64 = v[871] >> 48
 		var t4282, t4282_1, t4282_0 uint64 = 0, 0x0, 0x0
 		if t2434 != 0 {
 			t4282 = t4282_1
@@ -12184,6 +12186,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5451 = t5451_0
 		}
+		t5451 &= 0xff
 		var t4664, t4664_1, t4664_0 uint64 = 0, 0x1, 0x0
 		if t2434 != 0 {
 			t4664 = t4664_1
@@ -13079,7 +13082,7 @@ func (x *largeSim) Edge() bool {
 		var t5043 uint64 = t5040 | t5041
 		var t5044 uint64 = t5042 | t5043
 		var t5441 uint64 = t4853 & t5044
-		var t5453 uint64 = (^v[867]) & 0x1
+		var t5453 uint64 = ^v[867]
 		var t5454 uint64 = t5441 & t5453
 		v[5497] = t5454
 		var t5530 uint64 = v[5457] >> 16 & 0xffff
@@ -13091,90 +13094,90 @@ func (x *largeSim) Edge() bool {
 		if t5530 < 0x700 {
 			t6468 = 1
 		}
-		var t6469 uint64 = (^t6468) & 0x1
+		var t6469 uint64 = ^t6468
 		var t6471 uint64
 		if 0x7ff < t5530 {
 			t6471 = 1
 		}
-		var t6472 uint64 = (^t6471) & 0x1
-		var t6473 uint64 = t6469 & t6472
+		var t6472 uint64 = ^t6471
+		var t6473 uint64 = (t6469 & t6472) & 0x1
 		var t6335 uint64
 		if t5530 < 0x600 {
 			t6335 = 1
 		}
-		var t6336 uint64 = (^t6335) & 0x1
+		var t6336 uint64 = ^t6335
 		var t6338 uint64
 		if 0x6ff < t5530 {
 			t6338 = 1
 		}
-		var t6339 uint64 = (^t6338) & 0x1
-		var t6340 uint64 = t6336 & t6339
+		var t6339 uint64 = ^t6338
+		var t6340 uint64 = (t6336 & t6339) & 0x1
 		var t6202 uint64
 		if t5530 < 0x500 {
 			t6202 = 1
 		}
-		var t6203 uint64 = (^t6202) & 0x1
+		var t6203 uint64 = ^t6202
 		var t6205 uint64
 		if 0x5ff < t5530 {
 			t6205 = 1
 		}
-		var t6206 uint64 = (^t6205) & 0x1
-		var t6207 uint64 = t6203 & t6206
+		var t6206 uint64 = ^t6205
+		var t6207 uint64 = (t6203 & t6206) & 0x1
 		var t6069 uint64
 		if t5530 < 0x400 {
 			t6069 = 1
 		}
-		var t6070 uint64 = (^t6069) & 0x1
+		var t6070 uint64 = ^t6069
 		var t6072 uint64
 		if 0x4ff < t5530 {
 			t6072 = 1
 		}
-		var t6073 uint64 = (^t6072) & 0x1
-		var t6074 uint64 = t6070 & t6073
+		var t6073 uint64 = ^t6072
+		var t6074 uint64 = (t6070 & t6073) & 0x1
 		var t5936 uint64
 		if t5530 < 0x300 {
 			t5936 = 1
 		}
-		var t5937 uint64 = (^t5936) & 0x1
+		var t5937 uint64 = ^t5936
 		var t5939 uint64
 		if 0x3ff < t5530 {
 			t5939 = 1
 		}
-		var t5940 uint64 = (^t5939) & 0x1
-		var t5941 uint64 = t5937 & t5940
+		var t5940 uint64 = ^t5939
+		var t5941 uint64 = (t5937 & t5940) & 0x1
 		var t5803 uint64
 		if t5530 < 0x200 {
 			t5803 = 1
 		}
-		var t5804 uint64 = (^t5803) & 0x1
+		var t5804 uint64 = ^t5803
 		var t5806 uint64
 		if 0x2ff < t5530 {
 			t5806 = 1
 		}
-		var t5807 uint64 = (^t5806) & 0x1
-		var t5808 uint64 = t5804 & t5807
+		var t5807 uint64 = ^t5806
+		var t5808 uint64 = (t5804 & t5807) & 0x1
 		var t5670 uint64
 		if t5530 < 0x100 {
 			t5670 = 1
 		}
-		var t5671 uint64 = (^t5670) & 0x1
+		var t5671 uint64 = ^t5670
 		var t5673 uint64
 		if 0x1ff < t5530 {
 			t5673 = 1
 		}
-		var t5674 uint64 = (^t5673) & 0x1
-		var t5675 uint64 = t5671 & t5674
+		var t5674 uint64 = ^t5673
+		var t5675 uint64 = (t5671 & t5674) & 0x1
 		var t5537 uint64
 		if t5530 < 0x0 {
 			t5537 = 1
 		}
-		var t5538 uint64 = (^t5537) & 0x1
+		var t5538 uint64 = ^t5537
 		var t5540 uint64
 		if 0xff < t5530 {
 			t5540 = 1
 		}
-		var t5541 uint64 = (^t5540) & 0x1
-		var t5542 uint64 = t5538 & t5541
+		var t5541 uint64 = ^t5540
+		var t5542 uint64 = (t5538 & t5541) & 0x1
 		var t5661, t5661_1, t5661_0 uint64 = 0, 0x1, 0x0
 		if t5542 != 0 {
 			t5661 = t5661_1
@@ -13224,21 +13227,21 @@ func (x *largeSim) Edge() bool {
 			t6592 = t6592_0
 		}
 		var t6478 uint64 = 0x1 >> 0x0
-		var t6479 uint64 = (t6478) & 0x1
+		var t6479 uint64 = t6478
 		var t6345 uint64 = 0x1 >> 0x0
-		var t6346 uint64 = (t6345) & 0x1
+		var t6346 uint64 = t6345
 		var t6212 uint64 = 0x1 >> 0x0
-		var t6213 uint64 = (t6212) & 0x1
+		var t6213 uint64 = t6212
 		var t6079 uint64 = 0x1 >> 0x0
-		var t6080 uint64 = (t6079) & 0x1
+		var t6080 uint64 = t6079
 		var t5946 uint64 = 0x1 >> 0x0
-		var t5947 uint64 = (t5946) & 0x1
+		var t5947 uint64 = t5946
 		var t5813 uint64 = 0x1 >> 0x0
-		var t5814 uint64 = (t5813) & 0x1
+		var t5814 uint64 = t5813
 		var t5680 uint64 = 0x1 >> 0x0
-		var t5681 uint64 = (t5680) & 0x1
+		var t5681 uint64 = t5680
 		var t5547 uint64 = 0x1 >> 0x0
-		var t5548 uint64 = (t5547) & 0x1
+		var t5548 uint64 = t5547
 		var t5664, t5664_1, t5664_0 uint64 = 0, t5548, 0x0
 		if t5542 != 0 {
 			t5664 = t5664_1
@@ -13287,6 +13290,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6595 = t6595_0
 		}
+		t6595 &= 0x1
 		var t5516, t5516_1, t5516_0 uint64 = 0, 0x0, 0x0
 		if v[5493] == 0x1 {
 			t5516 = t5516_1
@@ -13306,9 +13310,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5520 = t5520_0
 		}
-		var t5503 uint64 = (v[5494]) & 0x1f
+		var t5503 uint64 = v[5494]
 		v[5494] = t5451
-		var t5505 uint64 = (t5503 + 0x8) & 0x1f
+		var t5505 uint64 = t5503 + 0x8
 		var t5522, t5522_1, t5522_0 uint64 = 0, t5505, 0x0
 		if v[5493] == 0x3 {
 			t5522 = t5522_1
@@ -13323,22 +13327,23 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5527 = t5527_0
 		}
+		t5527 &= 0x1f
 		var t6475 uint64 = 0x307 >> t5527
-		var t6476 uint64 = (t6475) & 0x1
+		var t6476 uint64 = t6475
 		var t6342 uint64 = 0x307 >> t5527
-		var t6343 uint64 = (t6342) & 0x1
+		var t6343 uint64 = t6342
 		var t6209 uint64 = 0x307 >> t5527
-		var t6210 uint64 = (t6209) & 0x1
+		var t6210 uint64 = t6209
 		var t6076 uint64 = 0x307 >> t5527
-		var t6077 uint64 = (t6076) & 0x1
+		var t6077 uint64 = t6076
 		var t5943 uint64 = 0x307 >> t5527
-		var t5944 uint64 = (t5943) & 0x1
+		var t5944 uint64 = t5943
 		var t5810 uint64 = 0x307 >> t5527
-		var t5811 uint64 = (t5810) & 0x1
+		var t5811 uint64 = t5810
 		var t5677 uint64 = 0x307 >> t5527
-		var t5678 uint64 = (t5677) & 0x1
+		var t5678 uint64 = t5677
 		var t5544 uint64 = 0x307 >> t5527
-		var t5545 uint64 = (t5544) & 0x1
+		var t5545 uint64 = t5544
 		var t5665, t5665_1, t5665_0 uint64 = 0, t5545, 0x0
 		if t5542 != 0 {
 			t5665 = t5665_1
@@ -13387,6 +13392,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6596 = t6596_0
 		}
+		t6596 &= 0x1
 		var t5502, t5502_1, t5502_0 uint64 = 0, v[5485], v[5495]
 		if v[5487] != 0 {
 			t5502 = t5502_1
@@ -13400,7 +13406,7 @@ func (x *largeSim) Edge() bool {
 		if t5502 < 0x3900000000 {
 			t6482 = 1
 		}
-		var t6483 uint64 = (^t6482) & 0x1
+		var t6483 uint64 = ^t6482
 		var t6484 uint64
 		if t5502 < 0x3910000000 {
 			t6484 = 1
@@ -13415,13 +13421,13 @@ func (x *largeSim) Edge() bool {
 		if t6488 < t5534 {
 			t6489 = 1
 		}
-		var t6490 uint64 = (^t6489) & 0x1
+		var t6490 uint64 = ^t6489
 		var t6491 uint64 = t6485 & t6490
 		var t6494 uint64
 		if t5502 < 0x3a00000000 {
 			t6494 = 1
 		}
-		var t6495 uint64 = (^t6494) & 0x1
+		var t6495 uint64 = ^t6494
 		var t6496 uint64
 		if t5502 < 0x3a10000000 {
 			t6496 = 1
@@ -13433,14 +13439,14 @@ func (x *largeSim) Edge() bool {
 		if t6500 < t5534 {
 			t6501 = 1
 		}
-		var t6502 uint64 = (^t6501) & 0x1
+		var t6502 uint64 = ^t6501
 		var t6503 uint64 = t6497 & t6502
 		var t6504 uint64 = t6491 | t6503
 		var t6508 uint64
 		if t5502 < 0x3b00000000 {
 			t6508 = 1
 		}
-		var t6509 uint64 = (^t6508) & 0x1
+		var t6509 uint64 = ^t6508
 		var t6510 uint64
 		if t5502 < 0x3b10000000 {
 			t6510 = 1
@@ -13452,14 +13458,14 @@ func (x *largeSim) Edge() bool {
 		if t6514 < t5534 {
 			t6515 = 1
 		}
-		var t6516 uint64 = (^t6515) & 0x1
+		var t6516 uint64 = ^t6515
 		var t6517 uint64 = t6511 & t6516
 		var t6518 uint64 = t6504 | t6517
 		var t6522 uint64
 		if t5502 < 0x3c00000000 {
 			t6522 = 1
 		}
-		var t6523 uint64 = (^t6522) & 0x1
+		var t6523 uint64 = ^t6522
 		var t6524 uint64
 		if t5502 < 0x3c10000000 {
 			t6524 = 1
@@ -13471,14 +13477,14 @@ func (x *largeSim) Edge() bool {
 		if t6528 < t5534 {
 			t6529 = 1
 		}
-		var t6530 uint64 = (^t6529) & 0x1
+		var t6530 uint64 = ^t6529
 		var t6531 uint64 = t6525 & t6530
 		var t6532 uint64 = t6518 | t6531
 		var t6537 uint64
 		if t5502 < 0x3d00000000 {
 			t6537 = 1
 		}
-		var t6538 uint64 = (^t6537) & 0x1
+		var t6538 uint64 = ^t6537
 		var t6539 uint64
 		if t5502 < 0x3d10000000 {
 			t6539 = 1
@@ -13490,14 +13496,14 @@ func (x *largeSim) Edge() bool {
 		if t6543 < t5534 {
 			t6544 = 1
 		}
-		var t6545 uint64 = (^t6544) & 0x1
+		var t6545 uint64 = ^t6544
 		var t6546 uint64 = t6540 & t6545
 		var t6547 uint64 = t6532 | t6546
 		var t6551 uint64
 		if t5502 < 0x3e00000000 {
 			t6551 = 1
 		}
-		var t6552 uint64 = (^t6551) & 0x1
+		var t6552 uint64 = ^t6551
 		var t6553 uint64
 		if t5502 < 0x3e10000000 {
 			t6553 = 1
@@ -13509,14 +13515,14 @@ func (x *largeSim) Edge() bool {
 		if t6557 < t5534 {
 			t6558 = 1
 		}
-		var t6559 uint64 = (^t6558) & 0x1
+		var t6559 uint64 = ^t6558
 		var t6560 uint64 = t6554 & t6559
 		var t6561 uint64 = t6547 | t6560
 		var t6565 uint64
 		if t5502 < 0x3f00000000 {
 			t6565 = 1
 		}
-		var t6566 uint64 = (^t6565) & 0x1
+		var t6566 uint64 = ^t6565
 		var t6567 uint64
 		if t5502 < 0x3f10000000 {
 			t6567 = 1
@@ -13528,14 +13534,14 @@ func (x *largeSim) Edge() bool {
 		if t6571 < t5534 {
 			t6572 = 1
 		}
-		var t6573 uint64 = (^t6572) & 0x1
+		var t6573 uint64 = ^t6572
 		var t6574 uint64 = t6568 & t6573
 		var t6575 uint64 = t6561 | t6574
 		var t6580 uint64
 		if t5502 < 0x4000000000 {
 			t6580 = 1
 		}
-		var t6581 uint64 = (^t6580) & 0x1
+		var t6581 uint64 = ^t6580
 		var t6582 uint64
 		if t5502 < 0x4010000000 {
 			t6582 = 1
@@ -13547,14 +13553,14 @@ func (x *largeSim) Edge() bool {
 		if t6586 < t5534 {
 			t6587 = 1
 		}
-		var t6588 uint64 = (^t6587) & 0x1
+		var t6588 uint64 = ^t6587
 		var t6589 uint64 = t6583 & t6588
 		var t6590 uint64 = t6575 | t6589
 		var t6349 uint64
 		if t5502 < 0x3100000000 {
 			t6349 = 1
 		}
-		var t6350 uint64 = (^t6349) & 0x1
+		var t6350 uint64 = ^t6349
 		var t6351 uint64
 		if t5502 < 0x3110000000 {
 			t6351 = 1
@@ -13566,13 +13572,13 @@ func (x *largeSim) Edge() bool {
 		if t6355 < t5534 {
 			t6356 = 1
 		}
-		var t6357 uint64 = (^t6356) & 0x1
+		var t6357 uint64 = ^t6356
 		var t6358 uint64 = t6352 & t6357
 		var t6361 uint64
 		if t5502 < 0x3200000000 {
 			t6361 = 1
 		}
-		var t6362 uint64 = (^t6361) & 0x1
+		var t6362 uint64 = ^t6361
 		var t6363 uint64
 		if t5502 < 0x3210000000 {
 			t6363 = 1
@@ -13584,14 +13590,14 @@ func (x *largeSim) Edge() bool {
 		if t6367 < t5534 {
 			t6368 = 1
 		}
-		var t6369 uint64 = (^t6368) & 0x1
+		var t6369 uint64 = ^t6368
 		var t6370 uint64 = t6364 & t6369
 		var t6371 uint64 = t6358 | t6370
 		var t6375 uint64
 		if t5502 < 0x3300000000 {
 			t6375 = 1
 		}
-		var t6376 uint64 = (^t6375) & 0x1
+		var t6376 uint64 = ^t6375
 		var t6377 uint64
 		if t5502 < 0x3310000000 {
 			t6377 = 1
@@ -13603,14 +13609,14 @@ func (x *largeSim) Edge() bool {
 		if t6381 < t5534 {
 			t6382 = 1
 		}
-		var t6383 uint64 = (^t6382) & 0x1
+		var t6383 uint64 = ^t6382
 		var t6384 uint64 = t6378 & t6383
 		var t6385 uint64 = t6371 | t6384
 		var t6389 uint64
 		if t5502 < 0x3400000000 {
 			t6389 = 1
 		}
-		var t6390 uint64 = (^t6389) & 0x1
+		var t6390 uint64 = ^t6389
 		var t6391 uint64
 		if t5502 < 0x3410000000 {
 			t6391 = 1
@@ -13622,14 +13628,14 @@ func (x *largeSim) Edge() bool {
 		if t6395 < t5534 {
 			t6396 = 1
 		}
-		var t6397 uint64 = (^t6396) & 0x1
+		var t6397 uint64 = ^t6396
 		var t6398 uint64 = t6392 & t6397
 		var t6399 uint64 = t6385 | t6398
 		var t6404 uint64
 		if t5502 < 0x3500000000 {
 			t6404 = 1
 		}
-		var t6405 uint64 = (^t6404) & 0x1
+		var t6405 uint64 = ^t6404
 		var t6406 uint64
 		if t5502 < 0x3510000000 {
 			t6406 = 1
@@ -13641,14 +13647,14 @@ func (x *largeSim) Edge() bool {
 		if t6410 < t5534 {
 			t6411 = 1
 		}
-		var t6412 uint64 = (^t6411) & 0x1
+		var t6412 uint64 = ^t6411
 		var t6413 uint64 = t6407 & t6412
 		var t6414 uint64 = t6399 | t6413
 		var t6418 uint64
 		if t5502 < 0x3600000000 {
 			t6418 = 1
 		}
-		var t6419 uint64 = (^t6418) & 0x1
+		var t6419 uint64 = ^t6418
 		var t6420 uint64
 		if t5502 < 0x3610000000 {
 			t6420 = 1
@@ -13660,14 +13666,14 @@ func (x *largeSim) Edge() bool {
 		if t6424 < t5534 {
 			t6425 = 1
 		}
-		var t6426 uint64 = (^t6425) & 0x1
+		var t6426 uint64 = ^t6425
 		var t6427 uint64 = t6421 & t6426
 		var t6428 uint64 = t6414 | t6427
 		var t6432 uint64
 		if t5502 < 0x3700000000 {
 			t6432 = 1
 		}
-		var t6433 uint64 = (^t6432) & 0x1
+		var t6433 uint64 = ^t6432
 		var t6434 uint64
 		if t5502 < 0x3710000000 {
 			t6434 = 1
@@ -13679,14 +13685,14 @@ func (x *largeSim) Edge() bool {
 		if t6438 < t5534 {
 			t6439 = 1
 		}
-		var t6440 uint64 = (^t6439) & 0x1
+		var t6440 uint64 = ^t6439
 		var t6441 uint64 = t6435 & t6440
 		var t6442 uint64 = t6428 | t6441
 		var t6447 uint64
 		if t5502 < 0x3800000000 {
 			t6447 = 1
 		}
-		var t6448 uint64 = (^t6447) & 0x1
+		var t6448 uint64 = ^t6447
 		var t6449 uint64
 		if t5502 < 0x3810000000 {
 			t6449 = 1
@@ -13698,14 +13704,14 @@ func (x *largeSim) Edge() bool {
 		if t6453 < t5534 {
 			t6454 = 1
 		}
-		var t6455 uint64 = (^t6454) & 0x1
+		var t6455 uint64 = ^t6454
 		var t6456 uint64 = t6450 & t6455
 		var t6457 uint64 = t6442 | t6456
 		var t6216 uint64
 		if t5502 < 0x2900000000 {
 			t6216 = 1
 		}
-		var t6217 uint64 = (^t6216) & 0x1
+		var t6217 uint64 = ^t6216
 		var t6218 uint64
 		if t5502 < 0x2910000000 {
 			t6218 = 1
@@ -13717,13 +13723,13 @@ func (x *largeSim) Edge() bool {
 		if t6222 < t5534 {
 			t6223 = 1
 		}
-		var t6224 uint64 = (^t6223) & 0x1
+		var t6224 uint64 = ^t6223
 		var t6225 uint64 = t6219 & t6224
 		var t6228 uint64
 		if t5502 < 0x2a00000000 {
 			t6228 = 1
 		}
-		var t6229 uint64 = (^t6228) & 0x1
+		var t6229 uint64 = ^t6228
 		var t6230 uint64
 		if t5502 < 0x2a10000000 {
 			t6230 = 1
@@ -13735,14 +13741,14 @@ func (x *largeSim) Edge() bool {
 		if t6234 < t5534 {
 			t6235 = 1
 		}
-		var t6236 uint64 = (^t6235) & 0x1
+		var t6236 uint64 = ^t6235
 		var t6237 uint64 = t6231 & t6236
 		var t6238 uint64 = t6225 | t6237
 		var t6242 uint64
 		if t5502 < 0x2b00000000 {
 			t6242 = 1
 		}
-		var t6243 uint64 = (^t6242) & 0x1
+		var t6243 uint64 = ^t6242
 		var t6244 uint64
 		if t5502 < 0x2b10000000 {
 			t6244 = 1
@@ -13754,14 +13760,14 @@ func (x *largeSim) Edge() bool {
 		if t6248 < t5534 {
 			t6249 = 1
 		}
-		var t6250 uint64 = (^t6249) & 0x1
+		var t6250 uint64 = ^t6249
 		var t6251 uint64 = t6245 & t6250
 		var t6252 uint64 = t6238 | t6251
 		var t6256 uint64
 		if t5502 < 0x2c00000000 {
 			t6256 = 1
 		}
-		var t6257 uint64 = (^t6256) & 0x1
+		var t6257 uint64 = ^t6256
 		var t6258 uint64
 		if t5502 < 0x2c10000000 {
 			t6258 = 1
@@ -13773,14 +13779,14 @@ func (x *largeSim) Edge() bool {
 		if t6262 < t5534 {
 			t6263 = 1
 		}
-		var t6264 uint64 = (^t6263) & 0x1
+		var t6264 uint64 = ^t6263
 		var t6265 uint64 = t6259 & t6264
 		var t6266 uint64 = t6252 | t6265
 		var t6271 uint64
 		if t5502 < 0x2d00000000 {
 			t6271 = 1
 		}
-		var t6272 uint64 = (^t6271) & 0x1
+		var t6272 uint64 = ^t6271
 		var t6273 uint64
 		if t5502 < 0x2d10000000 {
 			t6273 = 1
@@ -13792,14 +13798,14 @@ func (x *largeSim) Edge() bool {
 		if t6277 < t5534 {
 			t6278 = 1
 		}
-		var t6279 uint64 = (^t6278) & 0x1
+		var t6279 uint64 = ^t6278
 		var t6280 uint64 = t6274 & t6279
 		var t6281 uint64 = t6266 | t6280
 		var t6285 uint64
 		if t5502 < 0x2e00000000 {
 			t6285 = 1
 		}
-		var t6286 uint64 = (^t6285) & 0x1
+		var t6286 uint64 = ^t6285
 		var t6287 uint64
 		if t5502 < 0x2e10000000 {
 			t6287 = 1
@@ -13811,14 +13817,14 @@ func (x *largeSim) Edge() bool {
 		if t6291 < t5534 {
 			t6292 = 1
 		}
-		var t6293 uint64 = (^t6292) & 0x1
+		var t6293 uint64 = ^t6292
 		var t6294 uint64 = t6288 & t6293
 		var t6295 uint64 = t6281 | t6294
 		var t6299 uint64
 		if t5502 < 0x2f00000000 {
 			t6299 = 1
 		}
-		var t6300 uint64 = (^t6299) & 0x1
+		var t6300 uint64 = ^t6299
 		var t6301 uint64
 		if t5502 < 0x2f10000000 {
 			t6301 = 1
@@ -13830,14 +13836,14 @@ func (x *largeSim) Edge() bool {
 		if t6305 < t5534 {
 			t6306 = 1
 		}
-		var t6307 uint64 = (^t6306) & 0x1
+		var t6307 uint64 = ^t6306
 		var t6308 uint64 = t6302 & t6307
 		var t6309 uint64 = t6295 | t6308
 		var t6314 uint64
 		if t5502 < 0x3000000000 {
 			t6314 = 1
 		}
-		var t6315 uint64 = (^t6314) & 0x1
+		var t6315 uint64 = ^t6314
 		var t6316 uint64
 		if t5502 < 0x3010000000 {
 			t6316 = 1
@@ -13849,14 +13855,14 @@ func (x *largeSim) Edge() bool {
 		if t6320 < t5534 {
 			t6321 = 1
 		}
-		var t6322 uint64 = (^t6321) & 0x1
+		var t6322 uint64 = ^t6321
 		var t6323 uint64 = t6317 & t6322
 		var t6324 uint64 = t6309 | t6323
 		var t6083 uint64
 		if t5502 < 0x2100000000 {
 			t6083 = 1
 		}
-		var t6084 uint64 = (^t6083) & 0x1
+		var t6084 uint64 = ^t6083
 		var t6085 uint64
 		if t5502 < 0x2110000000 {
 			t6085 = 1
@@ -13868,13 +13874,13 @@ func (x *largeSim) Edge() bool {
 		if t6089 < t5534 {
 			t6090 = 1
 		}
-		var t6091 uint64 = (^t6090) & 0x1
+		var t6091 uint64 = ^t6090
 		var t6092 uint64 = t6086 & t6091
 		var t6095 uint64
 		if t5502 < 0x2200000000 {
 			t6095 = 1
 		}
-		var t6096 uint64 = (^t6095) & 0x1
+		var t6096 uint64 = ^t6095
 		var t6097 uint64
 		if t5502 < 0x2210000000 {
 			t6097 = 1
@@ -13886,14 +13892,14 @@ func (x *largeSim) Edge() bool {
 		if t6101 < t5534 {
 			t6102 = 1
 		}
-		var t6103 uint64 = (^t6102) & 0x1
+		var t6103 uint64 = ^t6102
 		var t6104 uint64 = t6098 & t6103
 		var t6105 uint64 = t6092 | t6104
 		var t6109 uint64
 		if t5502 < 0x2300000000 {
 			t6109 = 1
 		}
-		var t6110 uint64 = (^t6109) & 0x1
+		var t6110 uint64 = ^t6109
 		var t6111 uint64
 		if t5502 < 0x2310000000 {
 			t6111 = 1
@@ -13905,14 +13911,14 @@ func (x *largeSim) Edge() bool {
 		if t6115 < t5534 {
 			t6116 = 1
 		}
-		var t6117 uint64 = (^t6116) & 0x1
+		var t6117 uint64 = ^t6116
 		var t6118 uint64 = t6112 & t6117
 		var t6119 uint64 = t6105 | t6118
 		var t6123 uint64
 		if t5502 < 0x2400000000 {
 			t6123 = 1
 		}
-		var t6124 uint64 = (^t6123) & 0x1
+		var t6124 uint64 = ^t6123
 		var t6125 uint64
 		if t5502 < 0x2410000000 {
 			t6125 = 1
@@ -13924,14 +13930,14 @@ func (x *largeSim) Edge() bool {
 		if t6129 < t5534 {
 			t6130 = 1
 		}
-		var t6131 uint64 = (^t6130) & 0x1
+		var t6131 uint64 = ^t6130
 		var t6132 uint64 = t6126 & t6131
 		var t6133 uint64 = t6119 | t6132
 		var t6138 uint64
 		if t5502 < 0x2500000000 {
 			t6138 = 1
 		}
-		var t6139 uint64 = (^t6138) & 0x1
+		var t6139 uint64 = ^t6138
 		var t6140 uint64
 		if t5502 < 0x2510000000 {
 			t6140 = 1
@@ -13943,14 +13949,14 @@ func (x *largeSim) Edge() bool {
 		if t6144 < t5534 {
 			t6145 = 1
 		}
-		var t6146 uint64 = (^t6145) & 0x1
+		var t6146 uint64 = ^t6145
 		var t6147 uint64 = t6141 & t6146
 		var t6148 uint64 = t6133 | t6147
 		var t6152 uint64
 		if t5502 < 0x2600000000 {
 			t6152 = 1
 		}
-		var t6153 uint64 = (^t6152) & 0x1
+		var t6153 uint64 = ^t6152
 		var t6154 uint64
 		if t5502 < 0x2610000000 {
 			t6154 = 1
@@ -13962,14 +13968,14 @@ func (x *largeSim) Edge() bool {
 		if t6158 < t5534 {
 			t6159 = 1
 		}
-		var t6160 uint64 = (^t6159) & 0x1
+		var t6160 uint64 = ^t6159
 		var t6161 uint64 = t6155 & t6160
 		var t6162 uint64 = t6148 | t6161
 		var t6166 uint64
 		if t5502 < 0x2700000000 {
 			t6166 = 1
 		}
-		var t6167 uint64 = (^t6166) & 0x1
+		var t6167 uint64 = ^t6166
 		var t6168 uint64
 		if t5502 < 0x2710000000 {
 			t6168 = 1
@@ -13981,14 +13987,14 @@ func (x *largeSim) Edge() bool {
 		if t6172 < t5534 {
 			t6173 = 1
 		}
-		var t6174 uint64 = (^t6173) & 0x1
+		var t6174 uint64 = ^t6173
 		var t6175 uint64 = t6169 & t6174
 		var t6176 uint64 = t6162 | t6175
 		var t6181 uint64
 		if t5502 < 0x2800000000 {
 			t6181 = 1
 		}
-		var t6182 uint64 = (^t6181) & 0x1
+		var t6182 uint64 = ^t6181
 		var t6183 uint64
 		if t5502 < 0x2810000000 {
 			t6183 = 1
@@ -14000,14 +14006,14 @@ func (x *largeSim) Edge() bool {
 		if t6187 < t5534 {
 			t6188 = 1
 		}
-		var t6189 uint64 = (^t6188) & 0x1
+		var t6189 uint64 = ^t6188
 		var t6190 uint64 = t6184 & t6189
 		var t6191 uint64 = t6176 | t6190
 		var t5950 uint64
 		if t5502 < 0x1900000000 {
 			t5950 = 1
 		}
-		var t5951 uint64 = (^t5950) & 0x1
+		var t5951 uint64 = ^t5950
 		var t5952 uint64
 		if t5502 < 0x1910000000 {
 			t5952 = 1
@@ -14019,13 +14025,13 @@ func (x *largeSim) Edge() bool {
 		if t5956 < t5534 {
 			t5957 = 1
 		}
-		var t5958 uint64 = (^t5957) & 0x1
+		var t5958 uint64 = ^t5957
 		var t5959 uint64 = t5953 & t5958
 		var t5962 uint64
 		if t5502 < 0x1a00000000 {
 			t5962 = 1
 		}
-		var t5963 uint64 = (^t5962) & 0x1
+		var t5963 uint64 = ^t5962
 		var t5964 uint64
 		if t5502 < 0x1a10000000 {
 			t5964 = 1
@@ -14037,14 +14043,14 @@ func (x *largeSim) Edge() bool {
 		if t5968 < t5534 {
 			t5969 = 1
 		}
-		var t5970 uint64 = (^t5969) & 0x1
+		var t5970 uint64 = ^t5969
 		var t5971 uint64 = t5965 & t5970
 		var t5972 uint64 = t5959 | t5971
 		var t5976 uint64
 		if t5502 < 0x1b00000000 {
 			t5976 = 1
 		}
-		var t5977 uint64 = (^t5976) & 0x1
+		var t5977 uint64 = ^t5976
 		var t5978 uint64
 		if t5502 < 0x1b10000000 {
 			t5978 = 1
@@ -14056,14 +14062,14 @@ func (x *largeSim) Edge() bool {
 		if t5982 < t5534 {
 			t5983 = 1
 		}
-		var t5984 uint64 = (^t5983) & 0x1
+		var t5984 uint64 = ^t5983
 		var t5985 uint64 = t5979 & t5984
 		var t5986 uint64 = t5972 | t5985
 		var t5990 uint64
 		if t5502 < 0x1c00000000 {
 			t5990 = 1
 		}
-		var t5991 uint64 = (^t5990) & 0x1
+		var t5991 uint64 = ^t5990
 		var t5992 uint64
 		if t5502 < 0x1c10000000 {
 			t5992 = 1
@@ -14075,14 +14081,14 @@ func (x *largeSim) Edge() bool {
 		if t5996 < t5534 {
 			t5997 = 1
 		}
-		var t5998 uint64 = (^t5997) & 0x1
+		var t5998 uint64 = ^t5997
 		var t5999 uint64 = t5993 & t5998
 		var t6000 uint64 = t5986 | t5999
 		var t6005 uint64
 		if t5502 < 0x1d00000000 {
 			t6005 = 1
 		}
-		var t6006 uint64 = (^t6005) & 0x1
+		var t6006 uint64 = ^t6005
 		var t6007 uint64
 		if t5502 < 0x1d10000000 {
 			t6007 = 1
@@ -14094,14 +14100,14 @@ func (x *largeSim) Edge() bool {
 		if t6011 < t5534 {
 			t6012 = 1
 		}
-		var t6013 uint64 = (^t6012) & 0x1
+		var t6013 uint64 = ^t6012
 		var t6014 uint64 = t6008 & t6013
 		var t6015 uint64 = t6000 | t6014
 		var t6019 uint64
 		if t5502 < 0x1e00000000 {
 			t6019 = 1
 		}
-		var t6020 uint64 = (^t6019) & 0x1
+		var t6020 uint64 = ^t6019
 		var t6021 uint64
 		if t5502 < 0x1e10000000 {
 			t6021 = 1
@@ -14113,14 +14119,14 @@ func (x *largeSim) Edge() bool {
 		if t6025 < t5534 {
 			t6026 = 1
 		}
-		var t6027 uint64 = (^t6026) & 0x1
+		var t6027 uint64 = ^t6026
 		var t6028 uint64 = t6022 & t6027
 		var t6029 uint64 = t6015 | t6028
 		var t6033 uint64
 		if t5502 < 0x1f00000000 {
 			t6033 = 1
 		}
-		var t6034 uint64 = (^t6033) & 0x1
+		var t6034 uint64 = ^t6033
 		var t6035 uint64
 		if t5502 < 0x1f10000000 {
 			t6035 = 1
@@ -14132,14 +14138,14 @@ func (x *largeSim) Edge() bool {
 		if t6039 < t5534 {
 			t6040 = 1
 		}
-		var t6041 uint64 = (^t6040) & 0x1
+		var t6041 uint64 = ^t6040
 		var t6042 uint64 = t6036 & t6041
 		var t6043 uint64 = t6029 | t6042
 		var t6048 uint64
 		if t5502 < 0x2000000000 {
 			t6048 = 1
 		}
-		var t6049 uint64 = (^t6048) & 0x1
+		var t6049 uint64 = ^t6048
 		var t6050 uint64
 		if t5502 < 0x2010000000 {
 			t6050 = 1
@@ -14151,14 +14157,14 @@ func (x *largeSim) Edge() bool {
 		if t6054 < t5534 {
 			t6055 = 1
 		}
-		var t6056 uint64 = (^t6055) & 0x1
+		var t6056 uint64 = ^t6055
 		var t6057 uint64 = t6051 & t6056
 		var t6058 uint64 = t6043 | t6057
 		var t5817 uint64
 		if t5502 < 0x1100000000 {
 			t5817 = 1
 		}
-		var t5818 uint64 = (^t5817) & 0x1
+		var t5818 uint64 = ^t5817
 		var t5819 uint64
 		if t5502 < 0x1110000000 {
 			t5819 = 1
@@ -14170,13 +14176,13 @@ func (x *largeSim) Edge() bool {
 		if t5823 < t5534 {
 			t5824 = 1
 		}
-		var t5825 uint64 = (^t5824) & 0x1
+		var t5825 uint64 = ^t5824
 		var t5826 uint64 = t5820 & t5825
 		var t5829 uint64
 		if t5502 < 0x1200000000 {
 			t5829 = 1
 		}
-		var t5830 uint64 = (^t5829) & 0x1
+		var t5830 uint64 = ^t5829
 		var t5831 uint64
 		if t5502 < 0x1210000000 {
 			t5831 = 1
@@ -14188,14 +14194,14 @@ func (x *largeSim) Edge() bool {
 		if t5835 < t5534 {
 			t5836 = 1
 		}
-		var t5837 uint64 = (^t5836) & 0x1
+		var t5837 uint64 = ^t5836
 		var t5838 uint64 = t5832 & t5837
 		var t5839 uint64 = t5826 | t5838
 		var t5843 uint64
 		if t5502 < 0x1300000000 {
 			t5843 = 1
 		}
-		var t5844 uint64 = (^t5843) & 0x1
+		var t5844 uint64 = ^t5843
 		var t5845 uint64
 		if t5502 < 0x1310000000 {
 			t5845 = 1
@@ -14207,14 +14213,14 @@ func (x *largeSim) Edge() bool {
 		if t5849 < t5534 {
 			t5850 = 1
 		}
-		var t5851 uint64 = (^t5850) & 0x1
+		var t5851 uint64 = ^t5850
 		var t5852 uint64 = t5846 & t5851
 		var t5853 uint64 = t5839 | t5852
 		var t5857 uint64
 		if t5502 < 0x1400000000 {
 			t5857 = 1
 		}
-		var t5858 uint64 = (^t5857) & 0x1
+		var t5858 uint64 = ^t5857
 		var t5859 uint64
 		if t5502 < 0x1410000000 {
 			t5859 = 1
@@ -14226,14 +14232,14 @@ func (x *largeSim) Edge() bool {
 		if t5863 < t5534 {
 			t5864 = 1
 		}
-		var t5865 uint64 = (^t5864) & 0x1
+		var t5865 uint64 = ^t5864
 		var t5866 uint64 = t5860 & t5865
 		var t5867 uint64 = t5853 | t5866
 		var t5872 uint64
 		if t5502 < 0x1500000000 {
 			t5872 = 1
 		}
-		var t5873 uint64 = (^t5872) & 0x1
+		var t5873 uint64 = ^t5872
 		var t5874 uint64
 		if t5502 < 0x1510000000 {
 			t5874 = 1
@@ -14245,14 +14251,14 @@ func (x *largeSim) Edge() bool {
 		if t5878 < t5534 {
 			t5879 = 1
 		}
-		var t5880 uint64 = (^t5879) & 0x1
+		var t5880 uint64 = ^t5879
 		var t5881 uint64 = t5875 & t5880
 		var t5882 uint64 = t5867 | t5881
 		var t5886 uint64
 		if t5502 < 0x1600000000 {
 			t5886 = 1
 		}
-		var t5887 uint64 = (^t5886) & 0x1
+		var t5887 uint64 = ^t5886
 		var t5888 uint64
 		if t5502 < 0x1610000000 {
 			t5888 = 1
@@ -14264,14 +14270,14 @@ func (x *largeSim) Edge() bool {
 		if t5892 < t5534 {
 			t5893 = 1
 		}
-		var t5894 uint64 = (^t5893) & 0x1
+		var t5894 uint64 = ^t5893
 		var t5895 uint64 = t5889 & t5894
 		var t5896 uint64 = t5882 | t5895
 		var t5900 uint64
 		if t5502 < 0x1700000000 {
 			t5900 = 1
 		}
-		var t5901 uint64 = (^t5900) & 0x1
+		var t5901 uint64 = ^t5900
 		var t5902 uint64
 		if t5502 < 0x1710000000 {
 			t5902 = 1
@@ -14283,14 +14289,14 @@ func (x *largeSim) Edge() bool {
 		if t5906 < t5534 {
 			t5907 = 1
 		}
-		var t5908 uint64 = (^t5907) & 0x1
+		var t5908 uint64 = ^t5907
 		var t5909 uint64 = t5903 & t5908
 		var t5910 uint64 = t5896 | t5909
 		var t5915 uint64
 		if t5502 < 0x1800000000 {
 			t5915 = 1
 		}
-		var t5916 uint64 = (^t5915) & 0x1
+		var t5916 uint64 = ^t5915
 		var t5917 uint64
 		if t5502 < 0x1810000000 {
 			t5917 = 1
@@ -14302,14 +14308,14 @@ func (x *largeSim) Edge() bool {
 		if t5921 < t5534 {
 			t5922 = 1
 		}
-		var t5923 uint64 = (^t5922) & 0x1
+		var t5923 uint64 = ^t5922
 		var t5924 uint64 = t5918 & t5923
 		var t5925 uint64 = t5910 | t5924
 		var t5684 uint64
 		if t5502 < 0x900000000 {
 			t5684 = 1
 		}
-		var t5685 uint64 = (^t5684) & 0x1
+		var t5685 uint64 = ^t5684
 		var t5686 uint64
 		if t5502 < 0x910000000 {
 			t5686 = 1
@@ -14321,13 +14327,13 @@ func (x *largeSim) Edge() bool {
 		if t5690 < t5534 {
 			t5691 = 1
 		}
-		var t5692 uint64 = (^t5691) & 0x1
+		var t5692 uint64 = ^t5691
 		var t5693 uint64 = t5687 & t5692
 		var t5696 uint64
 		if t5502 < 0xa00000000 {
 			t5696 = 1
 		}
-		var t5697 uint64 = (^t5696) & 0x1
+		var t5697 uint64 = ^t5696
 		var t5698 uint64
 		if t5502 < 0xa10000000 {
 			t5698 = 1
@@ -14339,14 +14345,14 @@ func (x *largeSim) Edge() bool {
 		if t5702 < t5534 {
 			t5703 = 1
 		}
-		var t5704 uint64 = (^t5703) & 0x1
+		var t5704 uint64 = ^t5703
 		var t5705 uint64 = t5699 & t5704
 		var t5706 uint64 = t5693 | t5705
 		var t5710 uint64
 		if t5502 < 0xb00000000 {
 			t5710 = 1
 		}
-		var t5711 uint64 = (^t5710) & 0x1
+		var t5711 uint64 = ^t5710
 		var t5712 uint64
 		if t5502 < 0xb10000000 {
 			t5712 = 1
@@ -14358,14 +14364,14 @@ func (x *largeSim) Edge() bool {
 		if t5716 < t5534 {
 			t5717 = 1
 		}
-		var t5718 uint64 = (^t5717) & 0x1
+		var t5718 uint64 = ^t5717
 		var t5719 uint64 = t5713 & t5718
 		var t5720 uint64 = t5706 | t5719
 		var t5724 uint64
 		if t5502 < 0xc00000000 {
 			t5724 = 1
 		}
-		var t5725 uint64 = (^t5724) & 0x1
+		var t5725 uint64 = ^t5724
 		var t5726 uint64
 		if t5502 < 0xc10000000 {
 			t5726 = 1
@@ -14377,14 +14383,14 @@ func (x *largeSim) Edge() bool {
 		if t5730 < t5534 {
 			t5731 = 1
 		}
-		var t5732 uint64 = (^t5731) & 0x1
+		var t5732 uint64 = ^t5731
 		var t5733 uint64 = t5727 & t5732
 		var t5734 uint64 = t5720 | t5733
 		var t5739 uint64
 		if t5502 < 0xd00000000 {
 			t5739 = 1
 		}
-		var t5740 uint64 = (^t5739) & 0x1
+		var t5740 uint64 = ^t5739
 		var t5741 uint64
 		if t5502 < 0xd10000000 {
 			t5741 = 1
@@ -14396,14 +14402,14 @@ func (x *largeSim) Edge() bool {
 		if t5745 < t5534 {
 			t5746 = 1
 		}
-		var t5747 uint64 = (^t5746) & 0x1
+		var t5747 uint64 = ^t5746
 		var t5748 uint64 = t5742 & t5747
 		var t5749 uint64 = t5734 | t5748
 		var t5753 uint64
 		if t5502 < 0xe00000000 {
 			t5753 = 1
 		}
-		var t5754 uint64 = (^t5753) & 0x1
+		var t5754 uint64 = ^t5753
 		var t5755 uint64
 		if t5502 < 0xe10000000 {
 			t5755 = 1
@@ -14415,14 +14421,14 @@ func (x *largeSim) Edge() bool {
 		if t5759 < t5534 {
 			t5760 = 1
 		}
-		var t5761 uint64 = (^t5760) & 0x1
+		var t5761 uint64 = ^t5760
 		var t5762 uint64 = t5756 & t5761
 		var t5763 uint64 = t5749 | t5762
 		var t5767 uint64
 		if t5502 < 0xf00000000 {
 			t5767 = 1
 		}
-		var t5768 uint64 = (^t5767) & 0x1
+		var t5768 uint64 = ^t5767
 		var t5769 uint64
 		if t5502 < 0xf10000000 {
 			t5769 = 1
@@ -14434,14 +14440,14 @@ func (x *largeSim) Edge() bool {
 		if t5773 < t5534 {
 			t5774 = 1
 		}
-		var t5775 uint64 = (^t5774) & 0x1
+		var t5775 uint64 = ^t5774
 		var t5776 uint64 = t5770 & t5775
 		var t5777 uint64 = t5763 | t5776
 		var t5782 uint64
 		if t5502 < 0x1000000000 {
 			t5782 = 1
 		}
-		var t5783 uint64 = (^t5782) & 0x1
+		var t5783 uint64 = ^t5782
 		var t5784 uint64
 		if t5502 < 0x1010000000 {
 			t5784 = 1
@@ -14453,14 +14459,14 @@ func (x *largeSim) Edge() bool {
 		if t5788 < t5534 {
 			t5789 = 1
 		}
-		var t5790 uint64 = (^t5789) & 0x1
+		var t5790 uint64 = ^t5789
 		var t5791 uint64 = t5785 & t5790
 		var t5792 uint64 = t5777 | t5791
 		var t5551 uint64
 		if t5502 < 0x100000000 {
 			t5551 = 1
 		}
-		var t5552 uint64 = (^t5551) & 0x1
+		var t5552 uint64 = ^t5551
 		var t5553 uint64
 		if t5502 < 0x110000000 {
 			t5553 = 1
@@ -14472,13 +14478,13 @@ func (x *largeSim) Edge() bool {
 		if t5557 < t5534 {
 			t5558 = 1
 		}
-		var t5559 uint64 = (^t5558) & 0x1
+		var t5559 uint64 = ^t5558
 		var t5560 uint64 = t5554 & t5559
 		var t5563 uint64
 		if t5502 < 0x200000000 {
 			t5563 = 1
 		}
-		var t5564 uint64 = (^t5563) & 0x1
+		var t5564 uint64 = ^t5563
 		var t5565 uint64
 		if t5502 < 0x210000000 {
 			t5565 = 1
@@ -14490,14 +14496,14 @@ func (x *largeSim) Edge() bool {
 		if t5569 < t5534 {
 			t5570 = 1
 		}
-		var t5571 uint64 = (^t5570) & 0x1
+		var t5571 uint64 = ^t5570
 		var t5572 uint64 = t5566 & t5571
 		var t5573 uint64 = t5560 | t5572
 		var t5577 uint64
 		if t5502 < 0x300000000 {
 			t5577 = 1
 		}
-		var t5578 uint64 = (^t5577) & 0x1
+		var t5578 uint64 = ^t5577
 		var t5579 uint64
 		if t5502 < 0x310000000 {
 			t5579 = 1
@@ -14509,14 +14515,14 @@ func (x *largeSim) Edge() bool {
 		if t5583 < t5534 {
 			t5584 = 1
 		}
-		var t5585 uint64 = (^t5584) & 0x1
+		var t5585 uint64 = ^t5584
 		var t5586 uint64 = t5580 & t5585
 		var t5587 uint64 = t5573 | t5586
 		var t5591 uint64
 		if t5502 < 0x400000000 {
 			t5591 = 1
 		}
-		var t5592 uint64 = (^t5591) & 0x1
+		var t5592 uint64 = ^t5591
 		var t5593 uint64
 		if t5502 < 0x410000000 {
 			t5593 = 1
@@ -14528,14 +14534,14 @@ func (x *largeSim) Edge() bool {
 		if t5597 < t5534 {
 			t5598 = 1
 		}
-		var t5599 uint64 = (^t5598) & 0x1
+		var t5599 uint64 = ^t5598
 		var t5600 uint64 = t5594 & t5599
 		var t5601 uint64 = t5587 | t5600
 		var t5606 uint64
 		if t5502 < 0x500000000 {
 			t5606 = 1
 		}
-		var t5607 uint64 = (^t5606) & 0x1
+		var t5607 uint64 = ^t5606
 		var t5608 uint64
 		if t5502 < 0x510000000 {
 			t5608 = 1
@@ -14547,14 +14553,14 @@ func (x *largeSim) Edge() bool {
 		if t5612 < t5534 {
 			t5613 = 1
 		}
-		var t5614 uint64 = (^t5613) & 0x1
+		var t5614 uint64 = ^t5613
 		var t5615 uint64 = t5609 & t5614
 		var t5616 uint64 = t5601 | t5615
 		var t5620 uint64
 		if t5502 < 0x600000000 {
 			t5620 = 1
 		}
-		var t5621 uint64 = (^t5620) & 0x1
+		var t5621 uint64 = ^t5620
 		var t5622 uint64
 		if t5502 < 0x610000000 {
 			t5622 = 1
@@ -14566,14 +14572,14 @@ func (x *largeSim) Edge() bool {
 		if t5626 < t5534 {
 			t5627 = 1
 		}
-		var t5628 uint64 = (^t5627) & 0x1
+		var t5628 uint64 = ^t5627
 		var t5629 uint64 = t5623 & t5628
 		var t5630 uint64 = t5616 | t5629
 		var t5634 uint64
 		if t5502 < 0x700000000 {
 			t5634 = 1
 		}
-		var t5635 uint64 = (^t5634) & 0x1
+		var t5635 uint64 = ^t5634
 		var t5636 uint64
 		if t5502 < 0x710000000 {
 			t5636 = 1
@@ -14585,14 +14591,14 @@ func (x *largeSim) Edge() bool {
 		if t5640 < t5534 {
 			t5641 = 1
 		}
-		var t5642 uint64 = (^t5641) & 0x1
+		var t5642 uint64 = ^t5641
 		var t5643 uint64 = t5637 & t5642
 		var t5644 uint64 = t5630 | t5643
 		var t5649 uint64
 		if t5502 < 0x800000000 {
 			t5649 = 1
 		}
-		var t5650 uint64 = (^t5649) & 0x1
+		var t5650 uint64 = ^t5649
 		var t5651 uint64
 		if t5502 < 0x810000000 {
 			t5651 = 1
@@ -14604,7 +14610,7 @@ func (x *largeSim) Edge() bool {
 		if t5655 < t5534 {
 			t5656 = 1
 		}
-		var t5657 uint64 = (^t5656) & 0x1
+		var t5657 uint64 = ^t5656
 		var t5658 uint64 = t5652 & t5657
 		var t5659 uint64 = t5644 | t5658
 		var t5666, t5666_1, t5666_0 uint64 = 0, t5659, 0x0
@@ -14869,8 +14875,8 @@ func (x *largeSim) Edge() bool {
 			t6613 = t6613_0
 		}
 		v[6645] = t6613
-		var t5443 uint64 = (v[871] >> 56) & 0x7
-		var t5427 uint64 = (^t5044) & 0x1
+		var t5443 uint64 = v[871] >> 56
+		var t5427 uint64 = ^t5044
 		var t5428 uint64 = t4853 & t5427
 		var t4091, t4091_1, t4091_0 uint64 = 0, 0x1, 0x0
 		if t2434 != 0 {
@@ -15323,13 +15329,13 @@ func (x *largeSim) Edge() bool {
 		if t4280 == 0x1 {
 			t5430 = 1
 		}
-		var t5431 uint64 = (v[3]) & 0x1
+		var t5431 uint64 = v[3]
 		var t5432 uint64 = t5430 & t5431
 		var t5434 uint64
 		if t4280 == 0x2 {
 			t5434 = 1
 		}
-		var t5435 uint64 = (v[3] >> 1) & 0x1
+		var t5435 uint64 = v[3] >> 1
 		var t5436 uint64 = t5434 & t5435
 		var t5437 uint64 = t5432 | t5436
 		var t5438 uint64 = t5428 & t5437
@@ -15345,6 +15351,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5450 = t5450_0
 		}
+		t5450 &= 0x7
 		v[5493] = t5450
 		var t5445 uint64 = (v[871]) & 0xffffffffffff
 		var t5446 uint64 = (v[863]) & 0xffff
@@ -15943,13 +15950,13 @@ func (x *largeSim) Edge() bool {
 		if t5450 == 0x1 {
 			t5470 = 1
 		}
-		var t5471 uint64 = (v[3]) & 0x1
+		var t5471 uint64 = v[3]
 		var t5472 uint64 = t5470 & t5471
 		var t5473 uint64
 		if t5450 == 0x2 {
 			t5473 = 1
 		}
-		var t5474 uint64 = (v[3] >> 1) & 0x1
+		var t5474 uint64 = v[3] >> 1
 		var t5475 uint64 = t5473 & t5474
 		var t5476 uint64 = t5472 | t5475
 		v[5496] = t5476
@@ -15957,13 +15964,13 @@ func (x *largeSim) Edge() bool {
 		if t5235 == 0x1 {
 			t5477 = 1
 		}
-		var t5478 uint64 = (v[3]) & 0x1
+		var t5478 uint64 = v[3]
 		var t5479 uint64 = t5477 & t5478
 		var t5480 uint64
 		if t5235 == 0x2 {
 			t5480 = 1
 		}
-		var t5481 uint64 = (v[3] >> 1) & 0x1
+		var t5481 uint64 = v[3] >> 1
 		var t5482 uint64 = t5480 & t5481
 		var t5483 uint64 = t5479 | t5482
 		v[5500] = t5483
@@ -15973,7 +15980,7 @@ func (x *largeSim) Edge() bool {
 		v[28] = 0xffffffff
 	} else if v[36] != 0 {
 		x.D |= 0x2
-		var t29 uint64 = (^v[27]) & 0xffffffff
+		var t29 uint64 = ^v[27]
 		var t30 uint64 = v[28] & t29
 		var t31 uint64 = v[6] & v[27]
 		var t32 uint64 = t30 | t31
@@ -15984,7 +15991,7 @@ func (x *largeSim) Edge() bool {
 		v[37] = 0xffffffff
 	} else if v[45] != 0 {
 		x.D |= 0x4
-		var t38 uint64 = (^v[27]) & 0xffffffff
+		var t38 uint64 = ^v[27]
 		var t39 uint64 = v[37] & t38
 		var t40 uint64 = v[6] & v[27]
 		var t41 uint64 = t39 | t40
@@ -16094,7 +16101,7 @@ func (x *largeSim) Edge() bool {
 			t7423 = t7423_0
 		}
 		v[7413] = t7423
-		var t15 uint64 = (^v[9]) & 0x1
+		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
 		if v[13] != 0 {
@@ -16193,7 +16200,7 @@ func (x *largeSim) Edge() bool {
 			t7438 = t7438_0
 		}
 		v[7427] = t7438
-		var t7606 uint64 = (^v[88]) & 0x1
+		var t7606 uint64 = ^v[88]
 		var t7607 uint64 = v[89] & t7606
 		var t7608, t7608_1, t7608_0 uint64 = 0, 0x1, t7607
 		if v[7499] != 0 {

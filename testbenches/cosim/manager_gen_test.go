@@ -384,7 +384,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "5faa4e45b51df5598686b97950385ae8" }
+func (x *managerSim) Fingerprint() string { return "348d6efdea4b460b3b30e8d4890d2dd1" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -495,7 +495,7 @@ func (x *managerSim) EvalState() {
 		}
 		var t706 uint64 = t704 | t705
 		v[706] = t706
-		var t710 uint64 = (^v[646]) & 0x1
+		var t710 uint64 = ^v[646]
 		var t711 uint64 = t706 & t710
 		v[711] = t711
 		var t703 uint64
@@ -510,7 +510,7 @@ func (x *managerSim) EvalState() {
 		v[747] = t747
 		var t756 uint64 = v[645] & t703
 		v[756] = t756
-		var t763 uint64 = (^t703) & 0x1
+		var t763 uint64 = ^t703
 		var t764 uint64 = v[645] & t763
 		v[764] = t764
 		var t772 uint64 = (^v[644]) & 0x1
@@ -1037,7 +1037,7 @@ func (x *managerSim) EvalInputs() {
 	} else {
 		t793 = t793_0
 	}
-	var t798 uint64 = (^t709) & 0x1
+	var t798 uint64 = ^t709
 	var t799 uint64 = v[699] & t798
 	v[799] = t799
 	var t803, t803_1, t803_0 uint64 = 0, 0x7, t793
@@ -1046,7 +1046,7 @@ func (x *managerSim) EvalInputs() {
 	} else {
 		t803 = t803_0
 	}
-	var t813 uint64 = (^t709) & 0x1
+	var t813 uint64 = ^t709
 	var t814 uint64 = v[699] & t813
 	var t817 uint64 = t814 & v[816]
 	v[817] = t817
@@ -1065,27 +1065,27 @@ func (x *managerSim) EvalInputs() {
 	v[825] = t825
 	var t1182 uint64 = v[1214] | v[1181]
 	v[1182] = t1182
-	var t1198 uint64 = (^t1182) & 0x1
+	var t1198 uint64 = ^t1182
 	var t1200 uint64 = t1198 & v[1199]
 	v[1200] = t1200
 	var t1252 uint64 = v[1284] | v[1251]
 	v[1252] = t1252
-	var t1268 uint64 = (^t1252) & 0x1
+	var t1268 uint64 = ^t1252
 	var t1270 uint64 = t1268 & v[1269]
 	v[1270] = t1270
 	var t1322 uint64 = v[1355] | v[1321]
 	v[1322] = t1322
-	var t1338 uint64 = (^t1322) & 0x1
+	var t1338 uint64 = ^t1322
 	var t1340 uint64 = t1338 & v[1339]
 	v[1340] = t1340
 	var t1393 uint64 = v[1425] | v[1392]
 	v[1393] = t1393
-	var t1409 uint64 = (^t1393) & 0x1
+	var t1409 uint64 = ^t1393
 	var t1411 uint64 = t1409 & v[1410]
 	v[1411] = t1411
 	var t1445 uint64 = v[1455] | v[1444]
 	v[1445] = t1445
-	var t1452 uint64 = (^t1445) & 0x1
+	var t1452 uint64 = ^t1445
 	var t1454 uint64 = t1452 & v[1453]
 	v[1454] = t1454
 	var t1512 uint64 = v[87] & v[1511]
@@ -1261,7 +1261,7 @@ func (x *managerSim) Edge() bool {
 		v[37] = 0x0
 	} else if v[45] != 0 {
 		x.D |= 0x4
-		var t38 uint64 = (^v[27]) & 0xffffffff
+		var t38 uint64 = ^v[27]
 		var t39 uint64 = v[37] & t38
 		var t40 uint64 = v[6] & v[27]
 		var t41 uint64 = t39 | t40
@@ -1272,7 +1272,7 @@ func (x *managerSim) Edge() bool {
 		v[46] = 0x0
 	} else if v[54] != 0 {
 		x.D |= 0x8
-		var t47 uint64 = (^v[27]) & 0xffffffff
+		var t47 uint64 = ^v[27]
 		var t48 uint64 = v[46] & t47
 		var t49 uint64 = v[6] & v[27]
 		var t50 uint64 = t48 | t49
@@ -1283,7 +1283,7 @@ func (x *managerSim) Edge() bool {
 		v[55] = 0x0
 	} else if v[63] != 0 {
 		x.D |= 0x10
-		var t56 uint64 = (^v[27]) & 0xffffffff
+		var t56 uint64 = ^v[27]
 		var t57 uint64 = v[55] & t56
 		var t58 uint64 = v[6] & v[27]
 		var t59 uint64 = t57 | t58
@@ -1294,7 +1294,7 @@ func (x *managerSim) Edge() bool {
 		v[64] = 0x0
 	} else if v[72] != 0 {
 		x.D |= 0x20
-		var t65 uint64 = (^v[27]) & 0xffffffff
+		var t65 uint64 = ^v[27]
 		var t66 uint64 = v[64] & t65
 		var t67 uint64 = v[6] & v[27]
 		var t68 uint64 = t66 | t67
@@ -1305,7 +1305,7 @@ func (x *managerSim) Edge() bool {
 		v[73] = 0x0
 	} else if v[81] != 0 {
 		x.D |= 0x40
-		var t74 uint64 = (^v[27]) & 0xffffffff
+		var t74 uint64 = ^v[27]
 		var t75 uint64 = v[73] & t74
 		var t76 uint64 = v[6] & v[27]
 		var t77 uint64 = t75 | t76
@@ -1426,12 +1426,12 @@ func (x *managerSim) Edge() bool {
 		}
 		v[1057] = t835
 		var t840 uint64 = t830 & v[697]
-		var t841 uint64 = (^v[645]) & 0x1
+		var t841 uint64 = ^v[645]
 		var t842 uint64 = v[644] & t841
 		var t843 uint64 = t840 & t842
 		var t844 uint64 = t843 & v[654]
-		var t701 uint64 = (v[642] >> 4) & 0x1
-		var t845 uint64 = (^v[657]) & 0x1
+		var t701 uint64 = v[642] >> 4
+		var t845 uint64 = ^v[657]
 		var t846 uint64 = t701 & t845
 		var t847 uint64 = t844 & t846
 		v[1061] = t847
@@ -2123,7 +2123,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t990 = t990_0
 		}
-		var t992 uint64 = (t990 + 0x1) & 0xfff
+		var t992 uint64 = t990 + 0x1
 		var t931 uint64 = v[629] >> 3 & 0x1
 		var t932 uint64 = v[629] >> 2 & 0x1
 		var t933 uint64 = v[629] >> 1 & 0x1
@@ -2222,7 +2222,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t973 = t973_0
 		}
-		var t993 uint64 = (t992 - t973) & 0xfff
+		var t993 uint64 = t992 - t973
 		var t995, t995_1, t995_0 uint64 = 0, 0x1, t993
 		if t910 == 0x0 {
 			t995 = t995_1
@@ -2230,7 +2230,7 @@ func (x *managerSim) Edge() bool {
 			t995 = t995_0
 		}
 		var t997 uint64 = t905 << 2
-		var t998 uint64 = (t997 - t973) & 0xfff
+		var t998 uint64 = t997 - t973
 		var t999 uint64 = v[629] >> 7 & 0x1
 		var t1001 uint64 = v[629] >> 6 & 0x1
 		var t1003 uint64 = v[629] >> 5 & 0x1
@@ -2259,7 +2259,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t1011 = t1011_0
 		}
-		var t1012 uint64 = (t998 - t1011) & 0xfff
+		var t1012 uint64 = t998 - t1011
 		var t1013, t1013_1, t1013_0 uint64 = 0, t995, t1012
 		if t905 == 0x1 {
 			t1013 = t1013_1
@@ -2272,6 +2272,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t1015 = t1015_0
 		}
+		t1015 &= 0xfff
 		var t1035 uint64 = t1015 | t839<<13 | v[2]<<16
 		var t911 uint64 = v[629] >> 57 & 0xf
 		var t913 uint64
@@ -2814,13 +2815,14 @@ func (x *managerSim) Edge() bool {
 		}
 		var t420 uint64 = t416 & t419
 		v[502] = t420
-		var t414 uint64 = (v[28]) & 0x1
+		var t414 uint64 = v[28]
 		var t434, t434_1, t434_0 uint64 = 0, t414, 0x0
 		if t420 != 0 {
 			t434 = t434_1
 		} else {
 			t434 = t434_0
 		}
+		t434 &= 0x1
 		v[503] = t434
 		var t440, t440_1, t440_0 uint64 = 0, 0x0, 0x0
 		if t420 != 0 {
@@ -2867,24 +2869,24 @@ func (x *managerSim) Edge() bool {
 		if t541 < 0x2000 {
 			t581 = 1
 		}
-		var t582 uint64 = (^t581) & 0x1
+		var t582 uint64 = ^t581
 		var t584 uint64
 		if 0x2007 < t541 {
 			t584 = 1
 		}
-		var t585 uint64 = (^t584) & 0x1
-		var t586 uint64 = t582 & t585
+		var t585 uint64 = ^t584
+		var t586 uint64 = (t582 & t585) & 0x1
 		var t548 uint64
 		if t541 < 0x0 {
 			t548 = 1
 		}
-		var t549 uint64 = (^t548) & 0x1
+		var t549 uint64 = ^t548
 		var t551 uint64
 		if 0x0 < t541 {
 			t551 = 1
 		}
-		var t552 uint64 = (^t551) & 0x1
-		var t553 uint64 = t549 & t552
+		var t552 uint64 = ^t551
+		var t553 uint64 = (t549 & t552) & 0x1
 		var t572, t572_1, t572_0 uint64 = 0, 0x1, 0x0
 		if t553 != 0 {
 			t572 = t572_1
@@ -2898,9 +2900,9 @@ func (x *managerSim) Edge() bool {
 			t605 = t605_0
 		}
 		var t591 uint64 = 0x2 >> 0x0
-		var t592 uint64 = (t591) & 0x1
+		var t592 uint64 = t591
 		var t558 uint64 = 0x1 >> 0x0
-		var t559 uint64 = (t558) & 0x1
+		var t559 uint64 = t558
 		var t575, t575_1, t575_0 uint64 = 0, t559, 0x0
 		if t553 != 0 {
 			t575 = t575_1
@@ -2913,6 +2915,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t608 = t608_0
 		}
+		t608 &= 0x1
 		var t527, t527_1, t527_0 uint64 = 0, 0x0, 0x0
 		if v[504] == 0x1 {
 			t527 = t527_1
@@ -2932,9 +2935,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t531 = t531_0
 		}
-		var t514 uint64 = (v[505]) & 0x1f
+		var t514 uint64 = v[505]
 		v[505] = t440
-		var t516 uint64 = (t514 + 0x8) & 0x1f
+		var t516 uint64 = t514 + 0x8
 		var t533, t533_1, t533_0 uint64 = 0, t516, 0x0
 		if v[504] == 0x3 {
 			t533 = t533_1
@@ -2949,10 +2952,11 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t538 = t538_0
 		}
+		t538 &= 0x1f
 		var t588 uint64 = 0x8 >> t538
-		var t589 uint64 = (t588) & 0x1
+		var t589 uint64 = t588
 		var t555 uint64 = 0x1 >> t538
-		var t556 uint64 = (t555) & 0x1
+		var t556 uint64 = t555
 		var t576, t576_1, t576_0 uint64 = 0, t556, 0x0
 		if t553 != 0 {
 			t576 = t576_1
@@ -2965,6 +2969,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t609 = t609_0
 		}
+		t609 &= 0x1
 		var t513, t513_1, t513_0 uint64 = 0, v[496], v[506]
 		if v[498] != 0 {
 			t513 = t513_1
@@ -2978,7 +2983,7 @@ func (x *managerSim) Edge() bool {
 		if t513 < 0x100000000 {
 			t595 = 1
 		}
-		var t596 uint64 = (^t595) & 0x1
+		var t596 uint64 = ^t595
 		var t597 uint64
 		if t513 < 0x140000000 {
 			t597 = 1
@@ -2993,13 +2998,13 @@ func (x *managerSim) Edge() bool {
 		if t601 < t545 {
 			t602 = 1
 		}
-		var t603 uint64 = (^t602) & 0x1
+		var t603 uint64 = ^t602
 		var t604 uint64 = t598 & t603
 		var t562 uint64
 		if t513 < 0x100000000 {
 			t562 = 1
 		}
-		var t563 uint64 = (^t562) & 0x1
+		var t563 uint64 = ^t562
 		var t564 uint64
 		if t513 < 0x140000000 {
 			t564 = 1
@@ -3011,7 +3016,7 @@ func (x *managerSim) Edge() bool {
 		if t568 < t545 {
 			t569 = 1
 		}
-		var t570 uint64 = (^t569) & 0x1
+		var t570 uint64 = ^t569
 		var t571 uint64 = t565 & t570
 		var t577, t577_1, t577_0 uint64 = 0, t571, 0x0
 		if t553 != 0 {
@@ -3095,7 +3100,7 @@ func (x *managerSim) Edge() bool {
 			t626 = t626_0
 		}
 		v[658] = t626
-		var t451 uint64 = (^t446) & 0x1
+		var t451 uint64 = ^t446
 		var t452 uint64 = t444 & t451
 		var t438, t438_1, t438_0 uint64 = 0, 0x1, 0x0
 		if t420 != 0 {
@@ -3107,13 +3112,13 @@ func (x *managerSim) Edge() bool {
 		if t438 == 0x1 {
 			t454 = 1
 		}
-		var t455 uint64 = (v[3]) & 0x1
+		var t455 uint64 = v[3]
 		var t456 uint64 = t454 & t455
 		var t458 uint64
 		if t438 == 0x2 {
 			t458 = 1
 		}
-		var t459 uint64 = (v[3] >> 1) & 0x1
+		var t459 uint64 = v[3] >> 1
 		var t460 uint64 = t458 & t459
 		var t461 uint64 = t456 | t460
 		var t462 uint64 = t452 & t461
@@ -3144,13 +3149,13 @@ func (x *managerSim) Edge() bool {
 		if t463 == 0x1 {
 			t481 = 1
 		}
-		var t482 uint64 = (v[3]) & 0x1
+		var t482 uint64 = v[3]
 		var t483 uint64 = t481 & t482
 		var t484 uint64
 		if t463 == 0x2 {
 			t484 = 1
 		}
-		var t485 uint64 = (v[3] >> 1) & 0x1
+		var t485 uint64 = v[3] >> 1
 		var t486 uint64 = t484 & t485
 		var t487 uint64 = t483 | t486
 		v[507] = t487
@@ -3158,13 +3163,13 @@ func (x *managerSim) Edge() bool {
 		if t448 == 0x1 {
 			t488 = 1
 		}
-		var t489 uint64 = (v[3]) & 0x1
+		var t489 uint64 = v[3]
 		var t490 uint64 = t488 & t489
 		var t491 uint64
 		if t448 == 0x2 {
 			t491 = 1
 		}
-		var t492 uint64 = (v[3] >> 1) & 0x1
+		var t492 uint64 = v[3] >> 1
 		var t493 uint64 = t491 & t492
 		var t494 uint64 = t490 | t493
 		v[511] = t494
@@ -3174,7 +3179,7 @@ func (x *managerSim) Edge() bool {
 		v[28] = 0x1
 	} else if v[36] != 0 {
 		x.D |= 0x2
-		var t29 uint64 = (^v[27]) & 0xffffffff
+		var t29 uint64 = ^v[27]
 		var t30 uint64 = v[28] & t29
 		var t31 uint64 = v[6] & v[27]
 		var t32 uint64 = t30 | t31
@@ -3277,7 +3282,7 @@ func (x *managerSim) Edge() bool {
 			t1436 = t1436_0
 		}
 		v[1426] = t1436
-		var t15 uint64 = (^v[9]) & 0x1
+		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
 		if v[13] != 0 {
@@ -3376,7 +3381,7 @@ func (x *managerSim) Edge() bool {
 			t1451 = t1451_0
 		}
 		v[1440] = t1451
-		var t1619 uint64 = (^v[88]) & 0x1
+		var t1619 uint64 = ^v[88]
 		var t1620 uint64 = v[89] & t1619
 		var t1621, t1621_1, t1621_0 uint64 = 0, 0x1, t1620
 		if v[1512] != 0 {
