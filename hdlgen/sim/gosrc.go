@@ -191,8 +191,8 @@ type gen struct {
 	fusedCond map[int32]inst // a comparison printed as the select of the mux reading it
 	// need: the one-word values some reader needs clean (no bits above
 	// their width: demand); dirty: the locals printed without their mask.
-	need  map[int32]bool
-	dirty map[int32]bool
+	need      map[int32]bool
+	dirty     map[int32]bool
 	wideKonst map[int32]uint64
 	q         string // how the printed code names package sim ("sim." or "")
 	b         bytes.Buffer
