@@ -338,9 +338,22 @@ func (l *builder) receive() {
 	P := A + 1
 	one := func(w int) ir.Value { return m.Const(w, 1) }
 	ones := m.Const(32, 0xffffffff)
-	w := l.rxData
-	ctl := l.rxCtl
-	v := m.Named("rx_word", m.And(l.rxValid, l.phyUp))
+	// The words from the lanes go through a register stage first, with
+	// the deep part of the CRC check: the CRC is linear, so the CRC of a
+	// word's first 60 bytes from a running value r is the CRC of those
+	// bytes from zero (a 480-input XOR tree, worked out here) xor the CRC
+	// of 480 zero bits from r (32 inputs, next cycle). The check that
+	// decides where the receive buffer's write pointer goes next is then
+	// shallow.
+	w := m.RegNoReset("rx_data_r", dataBits)
+	m.SetNext(w, l.rxData)
+	ctl := m.RegNoReset("rx_ctl_r", 1)
+	m.SetNext(ctl, l.rxCtl)
+	valid := m.Reg("rx_valid_r", 1, 0)
+	m.SetNext(valid, m.And(l.rxValid, l.phyUp))
+	dataCRC := m.RegNoReset("rx_data_crc", 32)
+	m.SetNext(dataCRC, crc(m, "rx_data_crc_in", m.Const(32, 0), m.Slice(l.rxData, 0, dataBits-32)))
+	v := m.Named("rx_word", m.And(valid, l.phyUp))
 	isCtl := m.Named("rx_is_ctl", m.And(v, ctl))
 	isData := m.Named("rx_is_data", m.And(v, m.Not(ctl)))
 
@@ -362,7 +375,7 @@ func (l *builder) receive() {
 	first := m.Named("rx_first", m.And(isData, m.And(m.Not(rxIn), m.Not(rxSkip))))
 	inFrame := m.Named("rx_more", m.And(isData, rxIn))
 	crcCur := m.Mux(first, ones, rxCRC)
-	crcLow := crc(m, "rx_crc_low", m.Mux(ctl, ones, crcCur), m.Slice(w, 0, dataBits-32))
+	crcLow := m.Named("rx_crc_low", m.Xor(dataCRC, crcAhead(m, "rx_crc_carry", m.Mux(ctl, ones, crcCur), dataBits-32)))
 	check := m.Named("rx_crc_ok", m.Eq(m.Slice(w, dataBits-32, 32), m.Not(crcLow)))
 	m.SetNext(rxCRC, crc(m, "rx_crc_next", crcLow, m.Slice(w, dataBits-32, 32)))
 	m.SetEnable(rxCRC, isData)

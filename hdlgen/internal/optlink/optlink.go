@@ -99,6 +99,20 @@ func crc(m *ir.Module, name string, reg, data ir.Value) ir.Value {
 	return m.Named(name, m.Concat(bits...))
 }
 
+// crcAhead is crc of n zero data bits from reg: the register's share of
+// the CRC after n bits (crc is linear, so crc(reg, data) is crcAhead(reg,
+// n) xor crc(0, data)). Each bit is the parity of at most 32 register
+// bits.
+func crcAhead(m *ir.Module, name string, reg ir.Value, n int) ir.Value {
+	ir.Helper()
+	mat := crcMatrix(n)
+	bits := make([]ir.Value, 32)
+	for j := range bits {
+		bits[31-j] = m.RedXor(m.And(reg, m.Const(32, mat[j][0]&0xffffffff)))
+	}
+	return m.Named(name, m.Concat(bits...))
+}
+
 // keepMask widens a keep bit per DW to a mask of 32 bits per DW.
 func keepMask(m *ir.Module, keep ir.Value) ir.Value {
 	ir.Helper()
