@@ -97,10 +97,19 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// The DW address counts along with i (an adder of the header's address
 	// and i would be on the path to every decision).
 	dwAddr := m.Reg("rb_dw_addr", 31, 0)
-	below := func(off uint64) ir.Value { return m.LtU(dwAddr, m.Const(31, off/4)) }
-	toMgr := m.Named("rb_to_manager", below(RegBARManagerEnd))
-	toSlot := m.Named("rb_to_slots", m.And(m.Not(toMgr), below(RegBARSlotsEnd)))
-	toMSIX := m.Named("rb_to_msix", m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd)))
+	// Which part of the BAR the DW is in is registered with the address
+	// (worked out for both its next values, the header's and one on), so
+	// no comparison is on the path to the block's decisions.
+	regions := func(a ir.Value) [3]ir.Value {
+		below := func(off uint64) ir.Value { return m.LtU(a, m.Const(31, off/4)) }
+		mgr := below(RegBARManagerEnd)
+		return [3]ir.Value{mgr, m.And(m.Not(mgr), below(RegBARSlotsEnd)), m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd))}
+	}
+	var region [3]ir.Value
+	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix"} {
+		region[k] = m.Reg(name, 1, 0)
+	}
+	toMgr, toSlot, toMSIX := region[0], region[1], region[2]
 	toNone := m.Not(m.Any(toMgr, toSlot, toMSIX))
 
 	// A write's DW: the held beat's DW j, present if kept, with its byte
@@ -202,7 +211,12 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// The next DW.
 	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, m.Not(atLast)), m.And(rDoneNow, m.Not(m.Or(atLast, atBeatEnd))), m.And(sent, m.Not(atLast))))
 	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, m.Add(i, m.Const(11, 1)), i)))
-	m.SetNext(dwAddr, m.Mux(decide, m.Zext(m.Slice(f.Address, 2, 30), 31), m.Mux(advance, m.Add(dwAddr, m.Const(31, 1)), dwAddr)))
+	fromHdr, onward := m.Zext(m.Slice(f.Address, 2, 30), 31), m.Add(dwAddr, m.Const(31, 1))
+	m.SetNext(dwAddr, m.Mux(decide, fromHdr, m.Mux(advance, onward, dwAddr)))
+	hdrRegion, onRegion := regions(fromHdr), regions(onward)
+	for k := range region {
+		m.SetNext(region[k], m.Mux(decide, hdrRegion[k], m.Mux(advance, onRegion[k], region[k])))
+	}
 
 	// Where the block goes next: of the rules that apply, the last
 	// listed; none: it stays.
