@@ -37,7 +37,7 @@ root --config flag is the CLI's own defaults file.)`,
 		Example: `  onic hdl gen --out rtl
   onic hdl gen --scenario-file my-cluster.yaml --onic onicB --out rtl-b
   onic hdl gen --preset large --out rtl-large
-  onic hdl gen --pcie4 --out rtl-pcie4
+  onic hdl gen --pcie4 --out rtl-card
   onic hdl check rtl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -76,7 +76,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
-	c.Flags().Bool("pcie4", false, "put the manager behind AMD's PCIE4 completer interfaces (CQ in, CC out; PG213): the top is <name>_pcie4")
+	c.Flags().Bool("pcie4", false, "generate the whole card for Vivado: onic_top with the adapters to AMD's PCIE4 block (CQ, CC, RQ, RC; PG213), the manager both ways, the register block and both optical ports' link layers (docs/hdl.md, \"The card\")")
 	bindFlags(v, c, "hdl.gen")
 	return c
 }
