@@ -312,25 +312,10 @@ func (g *gen) fuse(partOf func(int) int) {
 			}
 		}
 	}
-	elsewhere := map[int32]bool{} // read by a register, memory or port
+	elsewhere := s.pinned() // read by a register, memory or port
 	for _, r := range s.regs {
 		for j := range r.nw {
 			elsewhere[r.next+j] = true
-		}
-		elsewhere[r.en] = true
-	}
-	for _, p := range s.reads {
-		elsewhere[p.addr], elsewhere[p.en] = true, true
-	}
-	for _, p := range s.writes {
-		for j := range p.nw {
-			elsewhere[p.data+j] = true
-		}
-		elsewhere[p.addr], elsewhere[p.en], elsewhere[p.be] = true, true, true
-	}
-	for _, p := range m.Ports() {
-		for j := range s.nw[p.Node] {
-			elsewhere[s.off[p.Node]+j] = true
 		}
 	}
 	for k, in := range s.prog {
@@ -1334,13 +1319,7 @@ func (g *gen) condition(in inst) (c string, ok bool) {
 	if in.b >= 0 && in.op != ir.OpConcat {
 		b = g.ref(in.b)
 	}
-	sx := func(x string) string { // x as a signed number of in.aw bits
-		sh := 64 - int(in.aw)
-		if sh == 0 {
-			return "int64(" + x + ")"
-		}
-		return fmt.Sprintf("(int64(%s<<%d) >> %d)", x, sh, sh)
-	}
+	sx := func(x string) string { return signedExpr(x, in.aw) }
 	switch in.op {
 	case ir.OpEq:
 		return a + " == " + b, true
@@ -1358,6 +1337,15 @@ func (g *gen) condition(in inst) (c string, ok bool) {
 	return "", false
 }
 
+// signedExpr is x, a value of w bits, as a signed Go number.
+func signedExpr(x string, w uint8) string {
+	sh := 64 - int(w)
+	if sh == 0 {
+		return "int64(" + x + ")"
+	}
+	return fmt.Sprintf("(int64(%s<<%d) >> %d)", x, sh, sh)
+}
+
 // goExpr is the Go expression of narrow instruction in (masked says it
 // needs no mask: its operands' values keep to their widths, and so does
 // the result), or a whole statement starting with "if " assigning dst.
@@ -1370,13 +1358,7 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 	if in.c >= 0 && in.op == ir.OpMux {
 		cv = g.ref(in.c)
 	}
-	sx := func(x string) string { // x as a signed number of in.aw bits
-		sh := 64 - int(in.aw)
-		if sh == 0 {
-			return "int64(" + x + ")"
-		}
-		return fmt.Sprintf("(int64(%s<<%d) >> %d)", x, sh, sh)
-	}
+	sx := func(x string) string { return signedExpr(x, in.aw) }
 	cond := func(c string) (string, bool) {
 		return fmt.Sprintf("var %s uint64\nif %s { %s = 1 }", dst, c, dst), true
 	}

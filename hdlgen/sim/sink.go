@@ -77,6 +77,37 @@ func (s *Sim) dstWords(in inst) []int32 {
 	return []int32{in.dst}
 }
 
+// pinned returns the words read other than by instructions and
+// registers' next values: enables, memory ports and ports.
+func (s *Sim) pinned() map[int32]bool {
+	pinned := map[int32]bool{}
+	for _, r := range s.regs {
+		if r.en >= 0 {
+			pinned[r.en] = true
+		}
+	}
+	for _, p := range s.reads {
+		pinned[p.addr], pinned[p.en] = true, true
+	}
+	for _, p := range s.writes {
+		for j := range p.nw {
+			pinned[p.data+j] = true
+		}
+		pinned[p.addr], pinned[p.en] = true, true
+		if p.be >= 0 {
+			for j := range (p.bytes + 63) / 64 {
+				pinned[p.be+j] = true
+			}
+		}
+	}
+	for _, p := range s.m.Ports() {
+		for j := range s.nw[p.Node] {
+			pinned[s.off[p.Node]+j] = true
+		}
+	}
+	return pinned
+}
+
 // sink works out which instructions only feed the next values of
 // registers of one group (same enable and reset), so that they can be
 // computed in that group's block of the edge, and in what order the
@@ -112,7 +143,7 @@ func (s *Sim) sink() *sinking {
 	// Who reads each word: instructions (>= 0) and registers' next
 	// values (-1-register); pinned words are read elsewhere too.
 	readers := map[int32][]int{}
-	pinned := map[int32]bool{}
+	pinned := s.pinned()
 	for k, in := range s.prog {
 		for _, o := range s.operandWords(in) {
 			readers[o] = append(readers[o], k)
@@ -121,28 +152,6 @@ func (s *Sim) sink() *sinking {
 	for k, r := range s.regs {
 		for j := range r.nw {
 			readers[r.next+j] = append(readers[r.next+j], -1-k)
-		}
-		if r.en >= 0 {
-			pinned[r.en] = true
-		}
-	}
-	for _, p := range s.reads {
-		pinned[p.addr], pinned[p.en] = true, true
-	}
-	for _, p := range s.writes {
-		for j := range p.nw {
-			pinned[p.data+j] = true
-		}
-		pinned[p.addr], pinned[p.en] = true, true
-		if p.be >= 0 {
-			for j := range (p.bytes + 63) / 64 {
-				pinned[p.be+j] = true
-			}
-		}
-	}
-	for _, p := range s.m.Ports() {
-		for j := range s.nw[p.Node] {
-			pinned[s.off[p.Node]+j] = true
 		}
 	}
 	group := make([]int, len(s.prog))

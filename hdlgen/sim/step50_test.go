@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"onic/hdlgen/ir"
 	"onic/testbenches/golden"
 )
 
@@ -70,20 +71,7 @@ func TestStep50CompiledAllocs(t *testing.T) {
 // on the model (Compiled).
 func TestCompiledValues(t *testing.T) {
 	m := random(7, 50)
-	models = map[string]func() Model{}
-	defer func() { models = map[string]func() Model{} }()
-	Register(func() Model { return Newstep50() })
-	fast, err := New(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := NewInterpreter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fast.Compiled() || ref.Compiled() {
-		t.Fatalf("compiled: %v and %v", fast.Compiled(), ref.Compiled())
-	}
+	fast, ref := compiledPair(t, m, func() Model { return Newstep50() })
 	in := inputsFor(m, 3, 300)
 	for c, vals := range in {
 		for _, s := range []*Sim{fast, ref} {
@@ -114,20 +102,7 @@ func TestCompiledValues(t *testing.T) {
 // every node's value would have the interpreter refill them.
 func TestCompiledActivity(t *testing.T) {
 	m := regLoops()
-	models = map[string]func() Model{}
-	defer func() { models = map[string]func() Model{} }()
-	Register(func() Model { return Newregloops() })
-	fast, err := New(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := NewInterpreter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fast.Compiled() {
-		t.Fatal("regloops_gen_test.go does not match regLoops: go generate ./hdlgen/sim")
-	}
+	fast, ref := compiledPair(t, m, func() Model { return Newregloops() })
 	rng := rand.New(rand.NewPCG(5, 5))
 	in := inputsForWide(m, 11, 2000)
 	for c, vals := range in {
@@ -157,4 +132,26 @@ func TestCompiledActivity(t *testing.T) {
 		fast.Step()
 		ref.Step()
 	}
+}
+
+// compiledPair returns m on the generated model newModel makes (registered
+// for the test alone) and on the interpreter; it fails the test if the
+// model's program is not m's (go generate ./hdlgen/sim rewrites it).
+func compiledPair(t *testing.T, m *ir.Module, newModel func() Model) (fast, ref *Sim) {
+	t.Helper()
+	models = map[string]func() Model{}
+	t.Cleanup(func() { models = map[string]func() Model{} })
+	Register(newModel)
+	fast, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err = NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fast.Compiled() || ref.Compiled() {
+		t.Fatalf("compiled: %v and %v (a generated file out of date: go generate ./hdlgen/sim)", fast.Compiled(), ref.Compiled())
+	}
+	return fast, ref
 }
