@@ -607,8 +607,11 @@ func (s *Sim) DrivePort(p Port, v []uint64) {
 // the model's members cycle after cycle.
 type Frame struct {
 	s    *Sim
-	dst  []int32  // each word of a vector: its word in the simulation (-1: skipped)
-	mask []uint64 // and what of it the port keeps
+	ptr  []*uint64 // each word of a vector: where it goes (an output's: scratch)
+	mask []uint64  // and what of it the port keeps
+	// scratch takes the words of ports that are not inputs, so a drive is
+	// one loop without a test.
+	scratch uint64
 }
 
 // Frame prepares driving ports ps together: a vector holds each port's
@@ -618,14 +621,14 @@ func (s *Sim) Frame(ps []Port) *Frame {
 	f := &Frame{s: s}
 	for _, p := range ps {
 		for j := range p.nw {
-			d, m := p.off+j, ^uint64(0)
+			d, m := &f.scratch, ^uint64(0)
+			if p.input {
+				d = &s.v[p.off+j] // (s.v never moves)
+			}
 			if j == p.nw-1 {
 				m = p.mask
 			}
-			if !p.input {
-				d = -1
-			}
-			f.dst, f.mask = append(f.dst, d), append(f.mask, m)
+			f.ptr, f.mask = append(f.ptr, d), append(f.mask, m)
 		}
 	}
 	return f
@@ -635,13 +638,10 @@ func (s *Sim) Frame(ps []Port) *Frame {
 // has).
 func (f *Frame) Drive(v []uint64) {
 	f.s.stale = true
-	sv := f.s.v
-	n := min(len(v), len(f.dst))
-	dst, mask := f.dst[:n], f.mask[:n]
-	for i, d := range dst {
-		if d >= 0 {
-			sv[d] = v[i] & mask[i]
-		}
+	n := min(len(v), len(f.ptr))
+	ptr, mask, v := f.ptr[:n], f.mask[:n], v[:n]
+	for i, p := range ptr {
+		*p = v[i] & mask[i]
 	}
 }
 
