@@ -89,6 +89,8 @@ soak: deps
 	  -requests $(SOAK_CARD_REQUESTS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestBoundedMemory' ./emu/hostif -v \
 	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestGoSourceRandom' ./hdlgen/sim -v \
+	  -gosrc-modules 120 | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "d7b0702ca70649aa9b402c8d367a7fe2" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "6ad0e57b6528aef1f9327ed7f2d23a48" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

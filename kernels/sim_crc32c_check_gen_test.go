@@ -1105,7 +1105,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "3d803628cb8d4a961417eeeba7e276b8" }
+func (x *simcrc32c_check) Fingerprint() string { return "f0283ce4b6d7b3751f073b8408178ae9" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }

@@ -79,7 +79,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "7f58703dac3bf7b31e05be8676f824ef" }
+func (x *simhistogram) Fingerprint() string { return "d935de2f1198cd8fd42b821c4d0dec25" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

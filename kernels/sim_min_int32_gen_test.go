@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "60e390533b975b070d95ca10e341e36a" }
+func (x *simmin_int32) Fingerprint() string { return "19b2059fe4fcec6aa35708c4f9f1ecc1" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "2386d7d1c06efe1dec98d3ba2e9e8aea" }
+func (x *simquantize_mxint8) Fingerprint() string { return "cdf075f9319a9ec4c9834848f80f1db0" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

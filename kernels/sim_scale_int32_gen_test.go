@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "c09b520fb12bbd9e8205770547369bf0" }
+func (x *simscale_int32) Fingerprint() string { return "d5f55e35da842467c3b949e616436d90" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "5f754fdda7087006574f960e436a1c14" }
+func (x *simsum_int16_sat) Fingerprint() string { return "9f8f3fe654b8dca0c284f2ed277bce3b" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "2f88f44b7d85604237a28a9dae7d1ec1" }
+func (x *simsum_int32) Fingerprint() string { return "fb550e14c976132e403edd03aa330758" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }

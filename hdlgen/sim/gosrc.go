@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/format"
 	"math/bits"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -633,6 +634,13 @@ func (g *gen) inst(in inst, q string) error {
 			w("var %s uint64 = %s", dst, expr)
 		}
 		g.dirty[in.dst] = !clean && in.mask != ^uint64(0)
+		if in.op != ir.OpConcat { // a folded operand (x^x, a mux of one value twice) is not read
+			for _, o := range []int32{in.a, in.b, in.c} {
+				if name := fmt.Sprintf("t%d", o); o >= 0 && g.local[o] && !regexp.MustCompile(`\b`+name+`\b`).MatchString(expr) {
+					w("_ = %s", name)
+				}
+			}
+		}
 	}
 	g.local[in.dst] = true
 	if g.stored[in.dst] {
@@ -1263,7 +1271,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-17"
+const goSourceVersion = "onic-gosrc-18"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

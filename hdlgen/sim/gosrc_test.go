@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -81,6 +82,10 @@ func interpret(t *testing.T, m *ir.Module, in [][]uint64) string {
 	return b.String()
 }
 
+// gosrcModules is how many random modules TestGoSourceRandom builds
+// (make soak asks for more).
+var gosrcModules = flag.Int("gosrc-modules", 30, "random modules TestGoSourceRandom generates code for")
+
 // TestGoSourceRandom generates code for random modules (with memories,
 // both resets' registers, and in half of them signals up to 200 bits),
 // builds it with the go command and requires every output of every cycle
@@ -98,7 +103,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var main strings.Builder
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
-	const n, cycles = 30, 300
+	n, cycles := *gosrcModules, 300
 	for k := range n + 1 {
 		maxW := 64
 		if k%2 == 1 {

@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "4c859af39e91d4327bc249d75bcf546e" }
+func (x *step50) Fingerprint() string { return "e23bbedcb2748ac5dc8dab850a9b710a" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -72,6 +72,8 @@ func (x *step50) EvalInputs() {
 	var t7 uint64 = (t2 >> 6) & 0x1
 	var t8 uint64 = (uint64((int64(t4<<48) >> 48) >> t7)) & 0xffff
 	var t9 uint64 = 0
+	_ = t4
+	_ = t4
 	var t10 uint64 = (t8 >> 6) & 0x7
 	var t11 uint64 = (uint64((int64(t8<<48) >> 48) >> t10)) & 0xffff
 	var t14 uint64

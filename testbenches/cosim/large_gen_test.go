@@ -2647,7 +2647,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "cdaf2b0ebdc994ae908e4bb8091e4ef8" }
+func (x *largeSim) Fingerprint() string { return "43b70d9b19b6a52991f2edf5b9430dca" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

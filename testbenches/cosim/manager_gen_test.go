@@ -384,7 +384,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "348d6efdea4b460b3b30e8d4890d2dd1" }
+func (x *managerSim) Fingerprint() string { return "503802eb445a2e3acb26b704e9bf044b" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
