@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"go/format"
 	"math/bits"
-	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"onic/hdlgen/ir"
 )
@@ -636,7 +636,7 @@ func (g *gen) inst(in inst, q string) error {
 		g.dirty[in.dst] = !clean && in.mask != ^uint64(0)
 		if in.op != ir.OpConcat { // a folded operand (x^x, a mux of one value twice) is not read
 			for _, o := range []int32{in.a, in.b, in.c} {
-				if name := fmt.Sprintf("t%d", o); o >= 0 && g.local[o] && !regexp.MustCompile(`\b`+name+`\b`).MatchString(expr) {
+				if name := fmt.Sprintf("t%d", o); o >= 0 && g.local[o] && !mentions(expr, name) {
 					w("_ = %s", name)
 				}
 			}
@@ -1343,6 +1343,12 @@ func (g *gen) condition(in inst) (c string, ok bool) {
 		return fmt.Sprintf("%s == %#x", a, mask(int(in.aw))), true
 	}
 	return "", false
+}
+
+// mentions reports whether Go expression expr uses identifier name.
+func mentions(expr, name string) bool {
+	ident := func(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+	return slices.Contains(strings.FieldsFunc(expr, func(r rune) bool { return !ident(r) }), name)
 }
 
 // signedExpr is x, a value of w bits, as a signed Go number.
