@@ -150,7 +150,7 @@ func TestHDLGen(t *testing.T) {
 func TestHDLGenPCIe4(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", dir)
-	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_optlink.v", "onic_top.xdc"} {
+	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_pcie4_cfg_ext.v", "onic_optlink.v", "onic_top.xdc"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("gen --pcie4: exit %d %s: no %s in %q", code, errs, want, out)
 		}
@@ -158,6 +158,11 @@ func TestHDLGenPCIe4(t *testing.T) {
 	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
 	if err != nil || !strings.Contains(string(tcl), "create_ip -name pcie4_uscale_plus") {
 		t.Fatalf("build.tcl creates no PCIE4 IP: %v", err)
+	}
+	// The description capability is answered on cfg_ext_*: the IP must
+	// hand its user extended space over.
+	if !strings.Contains(string(tcl), "CONFIG.ext_pcie_cfg_space_enabled {true}") {
+		t.Fatal("build.tcl does not enable the IP's user extended configuration space")
 	}
 	files, err := os.ReadFile(filepath.Join(dir, "files.f"))
 	if err != nil || !strings.HasPrefix(string(files), "onic_top.v\n") {

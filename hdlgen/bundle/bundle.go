@@ -71,7 +71,7 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		parts, err := card.PartsOf(d, link)
+		parts, err := card.PartsOf(d, link, o.Function)
 		if err != nil {
 			return nil, err
 		}
@@ -569,8 +569,8 @@ func pcie4IP(w func(string, ...any), f *pcie.Function) {
 	w("")
 	w("# AMD's PCIE4 block (pcie4_uscale_plus, PG213), configured as the O-NIC's")
 	w("# description gives it. onic_top connects to its CQ, CC, RQ, RC,")
-	w("# pcie_cq_np_req and cfg_bus_number ports by name in the board's top")
-	w("# (not generated).")
+	w("# pcie_cq_np_req, cfg_bus_number and cfg_ext_* ports by name in the")
+	w("# board's top (not generated).")
 	w("set ipdir [file join $dir ip]")
 	w("file mkdir $ipdir")
 	w("create_ip -name pcie4_uscale_plus -vendor xilinx.com -library ip -module_name onic_pcie4 -dir $ipdir")
@@ -605,6 +605,11 @@ func pcie4IP(w func(string, ...any), f *pcie.Function) {
 		{"PF0_MSIX_CAP_TABLE_OFFSET", fmt.Sprintf("%08X", pcie.ONICMSIXTableOffset)},
 		{"PF0_MSIX_CAP_PBA_BIR", barIndicator(f, pcie.ONICRegBAR)},
 		{"PF0_MSIX_CAP_PBA_OFFSET", fmt.Sprintf("%08X", pcie.ONICMSIXPBAOffset)},
+		// The user extended configuration space (PG213, "Configuration
+		// Extend Interface"): the block chains its capabilities to 0x480
+		// and onic_top's cfg_ext_* ports answer there with the O-NIC's
+		// description capability.
+		{"ext_pcie_cfg_space_enabled", "true"},
 	}
 	for i, b := range f.BARs {
 		if b.Kind != pcie.BARMem32 && b.Kind != pcie.BARMem64 {

@@ -162,7 +162,7 @@ func TestXDCDirections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parts, err := card.PartsOf(d, link)
+			parts, err := card.PartsOf(d, link, onicFunction(t))
 			if err != nil {
 				t.Fatal(err)
 			}

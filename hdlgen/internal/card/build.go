@@ -8,6 +8,7 @@ import (
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
 )
 
 // Parts are the generated blocks a card is made of.
@@ -23,6 +24,10 @@ type Parts struct {
 	// BAR's reads and writes, the manager's AXI-Lite registers, the MSI-X
 	// table and the kernel slots' pages.
 	Regs *ir.Module
+	// ExtConfig is what the card answers in the PCIE4 block's user
+	// extended configuration space (pg213.UserExtended of the O-NIC's
+	// function: its description capability).
+	ExtConfig [pg213.ExtRegs]uint32
 	// HoldTLPs is, for an O-NIC whose down policy is hold (a Manager
 	// built with manager.Config.Hold), how many TLPs each port's hold
 	// buffer keeps while the port is not up; 0 for the fail policy.
@@ -417,6 +422,12 @@ func Build(name string, p Parts) *ir.Module {
 	m.Assign(toCC.ready, ccOut["tlp_ready"])
 	outputsOf(cc, "s_axis_cc_", ccOut)
 	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Const(2, 0b01)))
+
+	// The user extended configuration space: the O-NIC's description.
+	ext := pcie4.CfgExtModule(p.ExtConfig)
+	extIn := map[string]ir.Value{}
+	inputsOf(ext, "cfg_ext_", extIn)
+	outputsOf(ext, "cfg_ext_", m.Instance("cfg_ext", ext, extIn))
 
 	// Toward the ports: both pipelines into each link.
 	for _, pt := range Ports {

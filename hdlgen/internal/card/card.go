@@ -10,6 +10,8 @@ package card
 import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
+	"onic/pcie"
+	"onic/pcie/pg213"
 )
 
 // Ports are the optical ports, by the prefix their top-level signals
@@ -29,9 +31,14 @@ const (
 )
 
 // PartsOf builds the blocks of the card around the manager d: its port
-// pipeline and register block from the same configuration, and link on
-// each optical port.
-func PartsOf(d *manager.Design, link *ir.Module) (Parts, error) {
+// pipeline and register block from the same configuration, link on each
+// optical port, and the user extended configuration space of f, the
+// O-NIC's host-facing function (pcie.NewONIC).
+func PartsOf(d *manager.Design, link *ir.Module, f *pcie.Function) (Parts, error) {
+	ext, err := pg213.UserExtended(f)
+	if err != nil {
+		return Parts{}, err
+	}
 	pi, err := manager.BuildPortIn(d.Config)
 	if err != nil {
 		return Parts{}, err
@@ -40,7 +47,7 @@ func PartsOf(d *manager.Design, link *ir.Module) (Parts, error) {
 	if err != nil {
 		return Parts{}, err
 	}
-	p := Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs}
+	p := Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs, ExtConfig: ext}
 	if d.Config.Hold {
 		p.HoldTLPs = d.Config.HoldTLPs
 		if p.HoldTLPs == 0 {

@@ -14,13 +14,18 @@ import (
 	"onic/tlp"
 )
 
-// config is the generator's input for O-NIC i of the two-party scenario.
-func config(t testing.TB, i int) manager.Config {
+// onicFunction is the tests' O-NIC function, as the emulator builds it.
+func onicFunction(t testing.TB) *pcie.Function {
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return manager.Config{Manager: scenario.TwoParty().ONICs[i].Manager, BARs: manager.BARSizes(f)}
+	return f
+}
+
+// config is the generator's input for O-NIC i of the two-party scenario.
+func config(t testing.TB, i int) manager.Config {
+	return manager.Config{Manager: scenario.TwoParty().ONICs[i].Manager, BARs: manager.BARSizes(onicFunction(t))}
 }
 
 // design builds O-NIC i of the two-party scenario's manager.
@@ -97,10 +102,7 @@ var bases = [6]uint64{0: 0x2_0000_0000, 2: 0x4_0000_0000, 4: 0x3_0000_0000}
 // modelOf is the emulator's manager for c with ID self, its function's
 // BARs at bases.
 func modelOf(t testing.TB, c manager.Config, self tlp.ID) (*pmgr.Manager, *pcie.Function) {
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := onicFunction(t)
 	for i, b := range f.BARs {
 		if b.Kind == pcie.BARMem64 {
 			f.Space.Write(0x10+4*i, 4, uint32(bases[i]))

@@ -30,7 +30,7 @@ func cardOf(t testing.TB, name string, c manager.Config, link *ir.Module) *ir.Mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := PartsOf(d, link)
+	parts, err := PartsOf(d, link, onicFunction(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestRegisterBAR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := PartsOf(d, testLink(t))
+	parts, err := PartsOf(d, testLink(t), onicFunction(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,4 +357,40 @@ func TestRegisterBAR(t *testing.T) {
 	// The card's Verilog, replayed with the first cycles' inputs, does
 	// what the IR simulation did, in Icarus and in Verilator.
 	replay.Verify(t, rec)
+}
+
+// TestCardDescription: through the whole card's cfg_ext_* ports (the
+// PCIE4 block's configuration extend interface), configuration reads of
+// the user extended space answer with the O-NIC's description
+// capability the emulator's function holds, and a read below it (the
+// block's own space) is not answered.
+func TestCardDescription(t *testing.T) {
+	d := newDUT(t, fullCard(t, "onic_card", 0, testLink(t)))
+	d.SetReset(true)
+	d.Step()
+	d.SetReset(false)
+	want, err := pg213.UserExtended(onicFunction(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want[0]&0xFFFF != pcie.ExtCapVSEC {
+		t.Fatalf("the function's user extended space starts %#08x, not a VSEC", want[0])
+	}
+	for reg := pg213.ExtFirstReg - 1; reg < pg213.ExtFirstReg+8; reg++ {
+		d.drive("cfg_ext_read_received", 1)
+		d.drive("cfg_ext_register_number", uint64(reg))
+		d.Step()
+		d.drive("cfg_ext_read_received", 0)
+		valid := d.bit("cfg_ext_read_data_valid")
+		if valid != pg213.InUserExtended(reg) {
+			t.Fatalf("read of Dword %#x: valid %v", reg, valid)
+		}
+		if valid && uint32(d.get("cfg_ext_read_data")[0]) != want[reg-pg213.ExtFirstReg] {
+			t.Fatalf("Dword %#x: card %#08x, want %#08x", reg, d.get("cfg_ext_read_data")[0], want[reg-pg213.ExtFirstReg])
+		}
+		d.Step()
+		if d.bit("cfg_ext_read_data_valid") {
+			t.Fatalf("read of Dword %#x answered twice", reg)
+		}
+	}
 }
