@@ -151,16 +151,22 @@ func roundRobin(m *ir.Module, last ir.Value, ins []Stream) []ir.Value {
 
 // Mux merges ins into one stream, word by word, round robin: the input
 // after the last one served that has a word goes next, so no input
-// starves. The grant is combinational over a registered pointer.
+// starves. The grant is combinational over a registered pointer. A word
+// offered and not taken keeps the grant until it is (AXI4-Stream: a
+// valid word stays, unchanged, until ready), even if an input the round
+// robin prefers has a word by then.
 func Mux(m *ir.Module, name string, ins []Stream) Stream {
 	n := len(ins)
 	pb := max(ir.AddrBits(max(n, 2)), 1)
-	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last
-	grant := roundRobin(m, last, ins)
+	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last, or offered and waiting
+	held := m.Reg(name+"_held", 1, 0)            // input last offered a word that was not taken
+	rr := roundRobin(m, last, ins)
+	grant := make([]ir.Value, n)
 	data := ins[0].Data
 	valid := m.Const(1, 0)
 	for k := range ins {
-		valid = m.Or(valid, ins[k].Valid)
+		grant[k] = m.Mux(held, m.And(m.Eq(last, m.Const(pb, uint64(k))), ins[k].Valid), rr[k])
+		valid = m.Or(valid, grant[k])
 		if k > 0 {
 			data = m.Mux(grant[k], ins[k].Data, data)
 		}
@@ -169,9 +175,10 @@ func Mux(m *ir.Module, name string, ins []Stream) Stream {
 	next := last
 	for k := range ins {
 		m.Assign(ins[k].Ready, m.And(out.Ready, grant[k]))
-		next = m.Mux(m.And(grant[k], out.Ready), m.Const(pb, uint64(k)), next)
+		next = m.Mux(grant[k], m.Const(pb, uint64(k)), next)
 	}
 	m.SetNext(last, next)
+	m.SetNext(held, m.And(valid, m.Not(out.Ready)))
 	return out
 }
 
@@ -278,12 +285,16 @@ func Downsize(m *ir.Module, name string, in Stream, n int) Stream {
 // PacketMux merges packet streams ({last, word}, see Upsize) into one,
 // packet by packet: the input after the last one served that has a word
 // starts a packet, and keeps the output until its word with last has
-// gone, so packets never interleave. Like Mux, no input starves.
+// gone, so packets never interleave. Like Mux, no input starves. The
+// grant is taken when a packet's first word is offered, not when it is
+// taken: a consumer may look at an offered word and take it cycles later
+// (AXI4-Stream: a valid word stays, unchanged, until ready), and it is
+// still the same word however the other inputs' valids change meanwhile.
 func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 	n := len(ins)
 	pb := max(ir.AddrBits(max(n, 2)), 1)
 	last := m.Reg(name+"_last", pb, uint64(n-1)) // the input served last (or serving)
-	busy := m.Reg(name+"_busy", 1, 0)            // inside a packet of input last
+	busy := m.Reg(name+"_busy", 1, 0)            // inside a packet of input last, or its first word offered
 	rr := roundRobin(m, last, ins)
 	grant := make([]ir.Value, n)
 	for k := range ins {
@@ -301,12 +312,12 @@ func PacketMux(m *ir.Module, name string, ins []Stream) Stream {
 	next := last
 	for k := range ins {
 		m.Assign(ins[k].Ready, m.And(out.Ready, grant[k]))
-		next = m.Mux(m.And(grant[k], out.Ready), m.Const(pb, uint64(k)), next)
+		next = m.Mux(grant[k], m.Const(pb, uint64(k)), next)
 	}
 	moved := m.And(valid, out.Ready)
 	end := m.Slice(data, data.Width()-1, 1)
 	m.SetNext(last, next)
-	m.SetNext(busy, m.Mux(moved, m.Not(end), busy))
+	m.SetNext(busy, m.Mux(moved, m.Not(end), m.Or(busy, valid)))
 	return out
 }
 

@@ -123,7 +123,9 @@ func TestWidthVerilog(t *testing.T) {
 
 // TestPacketMux: three sources of packets under random valid and a random
 // sink: packets come out whole (never interleaved), each source's words
-// in order, nothing lost; a word-by-word grant (Mux) is caught.
+// in order, nothing lost, and a word offered and not taken is offered
+// again, unchanged, until it is; a word-by-word grant (Mux) is caught
+// interleaving.
 func TestPacketMux(t *testing.T) {
 	for _, packetAware := range []bool{true, false} {
 		mod := ir.NewModule("pmux")
@@ -149,6 +151,7 @@ func TestPacketMux(t *testing.T) {
 		valid := [3]bool{}
 		word := [3]uint64{}
 		var got []uint64
+		waiting, waited := false, uint64(0) // a word offered and not taken last cycle
 		for range 5000 {
 			for k := range 3 {
 				if !valid[k] && rng.IntN(10) < 6 {
@@ -164,6 +167,12 @@ func TestPacketMux(t *testing.T) {
 			}
 			ready := rng.IntN(10) < 7
 			s.Set("m_tready", b(ready))
+			// AXI4-Stream: an offered word stays, unchanged, until taken,
+			// whatever the other inputs do meanwhile.
+			if waiting && (get("m_tvalid") != 1 || get("m_tdata") != waited) {
+				t.Fatalf("packet-aware %v: word %#x offered and not taken, then valid %d word %#x", packetAware, waited, get("m_tvalid"), get("m_tdata"))
+			}
+			waiting, waited = get("m_tvalid") == 1 && !ready, get("m_tdata")
 			if get("m_tvalid") == 1 && ready {
 				got = append(got, get("m_tdata"))
 			}

@@ -200,7 +200,7 @@ module onic_pcie_manager (
     wire [31:0] _win_en_lo_and; // manager.go:972
     wire init_done; // manager.go:975
     wire in_ready; // axis.go:23
-    wire in_slice_m_ready; // axis.go:329
+    wire in_slice_m_ready; // axis.go:340
     wire [127:0] in_hdr; // manager.go:455
     wire [2:0] in_bar; // manager.go:455
     wire adv; // manager.go:460
@@ -338,31 +338,31 @@ module onic_pcie_manager (
     wire m_port_a_took; // manager.go:756
     wire m_port_a_has; // manager.go:756
     wire m_port_a_done; // manager.go:756
-    wire m_port_a_slice_m_ready; // axis.go:329
+    wire m_port_a_slice_m_ready; // axis.go:340
     wire m_port_b_offer; // manager.go:756
     wire m_port_b_in_ready; // axis.go:23
     wire m_port_b_took; // manager.go:756
     wire m_port_b_has; // manager.go:756
     wire m_port_b_done; // manager.go:756
-    wire m_port_b_slice_m_ready; // axis.go:329
+    wire m_port_b_slice_m_ready; // axis.go:340
     wire m_kernel_offer; // manager.go:756
     wire m_kernel_in_ready; // axis.go:23
     wire m_kernel_took; // manager.go:756
     wire m_kernel_has; // manager.go:756
     wire m_kernel_done; // manager.go:756
-    wire m_kernel_slice_m_ready; // axis.go:329
+    wire m_kernel_slice_m_ready; // axis.go:340
     wire m_local_offer; // manager.go:756
     wire m_local_in_ready; // axis.go:23
     wire m_local_took; // manager.go:756
     wire m_local_has; // manager.go:756
     wire m_local_done; // manager.go:756
-    wire m_local_slice_m_ready; // axis.go:329
+    wire m_local_slice_m_ready; // axis.go:340
     wire m_cpl_offer; // manager.go:756
     wire m_cpl_in_ready; // axis.go:23
     wire m_cpl_took; // manager.go:756
     wire m_cpl_has; // manager.go:756
     wire m_cpl_done; // manager.go:756
-    wire m_cpl_slice_m_ready; // axis.go:329
+    wire m_cpl_slice_m_ready; // axis.go:340
     wire count_fire; // manager.go:793
     wire _s_axil_arready_not; // manager.go:996
     wire read_accept; // manager.go:996
@@ -373,9 +373,9 @@ module onic_pcie_manager (
     wire [31:0] _read_data_or_2; // manager.go:1019
     wire [31:0] _read_data_or; // manager.go:1019
     wire [31:0] read_data; // manager.go:1019
-    wire in_slice_s_tready; // axis.go:330
-    wire [660:0] in_slice_m_tdata; // axis.go:330
-    wire in_slice_m_tvalid; // axis.go:330
+    wire in_slice_s_tready; // axis.go:341
+    wire [660:0] in_slice_m_tdata; // axis.go:341
+    wire in_slice_m_tvalid; // axis.go:341
     wire translated_found; // translate.go:148
     wire translated_enabled; // translate.go:148
     wire [5:0] windows_index; // translate.go:148
@@ -389,21 +389,21 @@ module onic_pcie_manager (
     wire [2:0] access_rule; // access.go:158
     wire access_found; // access.go:158
     wire [15:0] access_domain; // access.go:158
-    wire m_port_a_slice_s_tready; // axis.go:330
-    wire [657:0] m_port_a_slice_m_tdata; // axis.go:330
-    wire m_port_a_slice_m_tvalid; // axis.go:330
-    wire m_port_b_slice_s_tready; // axis.go:330
-    wire [657:0] m_port_b_slice_m_tdata; // axis.go:330
-    wire m_port_b_slice_m_tvalid; // axis.go:330
-    wire m_kernel_slice_s_tready; // axis.go:330
-    wire [665:0] m_kernel_slice_m_tdata; // axis.go:330
-    wire m_kernel_slice_m_tvalid; // axis.go:330
-    wire m_local_slice_s_tready; // axis.go:330
-    wire [657:0] m_local_slice_m_tdata; // axis.go:330
-    wire m_local_slice_m_tvalid; // axis.go:330
-    wire m_cpl_slice_s_tready; // axis.go:330
-    wire [95:0] m_cpl_slice_m_tdata; // axis.go:330
-    wire m_cpl_slice_m_tvalid; // axis.go:330
+    wire m_port_a_slice_s_tready; // axis.go:341
+    wire [657:0] m_port_a_slice_m_tdata; // axis.go:341
+    wire m_port_a_slice_m_tvalid; // axis.go:341
+    wire m_port_b_slice_s_tready; // axis.go:341
+    wire [657:0] m_port_b_slice_m_tdata; // axis.go:341
+    wire m_port_b_slice_m_tvalid; // axis.go:341
+    wire m_kernel_slice_s_tready; // axis.go:341
+    wire [665:0] m_kernel_slice_m_tdata; // axis.go:341
+    wire m_kernel_slice_m_tvalid; // axis.go:341
+    wire m_local_slice_s_tready; // axis.go:341
+    wire [657:0] m_local_slice_m_tdata; // axis.go:341
+    wire m_local_slice_m_tvalid; // axis.go:341
+    wire m_cpl_slice_s_tready; // axis.go:341
+    wire [95:0] m_cpl_slice_m_tdata; // axis.go:341
+    wire m_cpl_slice_m_tvalid; // axis.go:341
     wire unused;
 
 `ifndef SYNTHESIS
@@ -695,7 +695,7 @@ module onic_pcie_manager (
         endcase
     end
 
-    onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop}),
@@ -734,7 +734,7 @@ module onic_pcie_manager (
         .domain(access_domain)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_a_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -745,7 +745,7 @@ module onic_pcie_manager (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_b_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -756,7 +756,7 @@ module onic_pcie_manager (
         .m_tready(m_port_b_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_slot, s4_hdr_primary, beat_tail}),
@@ -767,7 +767,7 @@ module onic_pcie_manager (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_hdr_primary, beat_tail}),
@@ -778,7 +778,7 @@ module onic_pcie_manager (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // axis.go:330
+    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),
