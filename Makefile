@@ -80,13 +80,17 @@ SOAK_HDL   ?= 10
 ## Then two whole generated cards joined over an errored fibre
 ## (SOAK_CARD_REQUESTS requests across and back, card A replayed under Icarus
 ## and Verilator), and the host-interface server's memory bound over 100 k
-## connection cycles and 1 M register writes (docs/hostif.md).
+## connection cycles and 1 M register writes (docs/hostif.md). And one card
+## with its host and both peers sending at once (SOAK_INGRESS_TLPS each).
 SOAK_CARD_REQUESTS ?= 2000
+SOAK_INGRESS_TLPS ?= 30000
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestTwoFullCards' ./hdlgen/internal/card -v \
 	  -requests $(SOAK_CARD_REQUESTS) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestEveryIngressAgainstModel' ./hdlgen/internal/card -v \
+	  -ingress-tlps $(SOAK_INGRESS_TLPS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestBoundedMemory' ./emu/hostif -v \
 	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestGoSourceRandom' ./hdlgen/sim -v \
