@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,21 +25,29 @@ import (
 func newHDLGenCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gen",
-		Short: "Generate the PCIe manager of an O-NIC: Verilog, file list, XDC, Vivado Tcl, register map, README",
-		Long: `Generates the O-NIC's PCIe manager (docs/hdl.md) from the same configuration the
+		Short: "Generate an O-NIC's RTL for Vivado: the whole card (onic_top), or the PCIe manager alone",
+		Long: `Generates an O-NIC's RTL (docs/hdl.md) from the same configuration the
 emulator runs: the manager section of an O-NIC in a scenario (the default
 scenario's first O-NIC unless --scenario-file and --onic say otherwise), or the
-'large' sizing preset (64 windows, a 512-entry LUT, 64 access ranges). Writes
-the .v file, files.f, an XDC constraints template, build.tcl (Vivado
-non-project), the register map as a C header and Markdown, and a README into
---out. The output is the same byte for byte every time for the same input.
+'large' sizing preset (64 windows, a 512-entry LUT, 64 access ranges).
+
+By default it writes the whole card: onic_top, on the user clock of AMD's
+PCIE4 block (PG213), with the adapters to the block's CQ, CC, RQ and RC
+interfaces, the PCIe manager both ways, the register block, the description
+capability and both optical ports' link layers. --manager-only writes the
+PCIe manager alone, on its generic TLP streams, as earlier versions did.
+
+Into --out go the Verilog (one file per module), files.f, an XDC
+constraints template, build.tcl (Vivado non-project; it creates the PCIE4
+IP for the card), the register map as a C header and Markdown, and a README.
+The output is the same byte for byte every time for the same input.
 ('onic emu run' takes the same YAML with the same --scenario-file flag; the
 root --config flag is the CLI's own defaults file.)`,
 		Example: `  onic hdl gen --out rtl
   onic hdl gen --scenario-file my-cluster.yaml --onic onicB --out rtl-b
   onic hdl gen --preset large --out rtl-large
-  onic hdl gen --pcie4 --out rtl-card
-  onic hdl check rtl`,
+  onic hdl gen --manager-only --out rtl-manager
+  onic hdl check rtl-manager`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
@@ -51,9 +60,13 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return err
 			}
-			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: v.GetBool("hdl.gen.pcie4"), Function: fn}
+			managerOnly := v.GetBool("hdl.gen.manager-only")
+			if managerOnly && cmd.Flags().Changed("pcie4") {
+				return fmt.Errorf("--manager-only and --pcie4: give one (--pcie4, the whole card, is the default)")
+			}
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn}
 			if o.PCIe4 && d.DataWidth != 512 {
-				return fmt.Errorf("--pcie4: the PCIE4 adapters take the 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide", d.DataWidth)
+				return fmt.Errorf("the whole card takes AMD's PCIE4 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide: give --width 512 for the card, or --manager-only for the manager alone", d.DataWidth)
 			}
 			paths, err := bundle.Write(v.GetString("hdl.gen.out"), d, o)
 			if err != nil {
@@ -62,6 +75,15 @@ root --config flag is the CLI's own defaults file.)`,
 			w := cmd.OutOrStdout()
 			for _, p := range paths {
 				fmt.Fprintln(w, p)
+			}
+			if o.PCIe4 {
+				n := 0
+				for _, p := range paths {
+					if strings.HasSuffix(p, ".v") {
+						n++
+					}
+				}
+				fmt.Fprintf(w, "onic_top: the whole card on the PCIE4 block's user_clk, %d Verilog files (files.f)\n", n)
 			}
 			fmt.Fprintf(w, "%s: %d-bit data path at %g MHz, latency %d cycles (%g ns), II %d; %d windows, %d LUT entries\n",
 				d.Module.Name(), d.DataWidth, d.ClockMHz, d.Depth, float64(d.Depth)*1000/d.ClockMHz, d.II, len(d.Windows), len(d.LUT.Entries))
@@ -76,7 +98,9 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Float64("clock", 0, "clock in MHz (default: the O-NIC's clock_mhz, else 250)")
 	c.Flags().String("part", firmware.DefaultPart, "FPGA part for build.tcl")
 	c.Flags().String("name", "onic_pcie_manager", "Verilog module name")
-	c.Flags().Bool("pcie4", false, "generate the whole card for Vivado: onic_top with the adapters to AMD's PCIE4 block (CQ, CC, RQ, RC; PG213), the manager both ways, the register block and both optical ports' link layers (docs/hdl.md, \"The card\")")
+	c.Flags().Bool("manager-only", false, "generate the PCIe manager alone on its generic TLP streams, not the whole card (onic_top with the adapters to AMD's PCIE4 block, the manager both ways, the register block and both optical ports' link layers; docs/hdl.md, \"The card\")")
+	c.Flags().Bool("pcie4", false, "the whole card, now the default")
+	c.Flags().MarkDeprecated("pcie4", "the whole card is the default now; --manager-only gives the manager alone")
 	bindFlags(v, c, "hdl.gen")
 	return c
 }

@@ -60,12 +60,12 @@ func TestHDLGen(t *testing.T) {
 		tools.Require(t, name)
 	}
 	dir := t.TempDir()
-	code, out, errs := onic(t, "", "hdl", "gen", "--out", dir)
-	if code != 0 || strings.Count(out, dir) != 10 || !strings.Contains(out, "latency 6 cycles (24 ns), II 1; 1 windows") {
-		t.Fatalf("gen: exit %d %s %q", code, errs, out)
+	code, out, errs := onic(t, "", "hdl", "gen", "--manager-only", "--out", dir)
+	if code != 0 || strings.Count(out, dir) != 10 || !strings.Contains(out, "latency 6 cycles (24 ns), II 1; 1 windows") || strings.Contains(out, "onic_top") {
+		t.Fatalf("gen --manager-only: exit %d %s %q", code, errs, out)
 	}
 	again := t.TempDir()
-	onic(t, "", "hdl", "gen", "--out", again)
+	onic(t, "", "hdl", "gen", "--manager-only", "--out", again)
 	for _, f := range []string{"onic_pcie_manager.v", "onic_pcie_manager_windows.v", "onic_pcie_manager_access.v", "onic_axis_skid.v", "files.f", "onic_pcie_manager.xdc", "build.tcl", "onic_pcie_manager_regs.h", "registers.md", "README.md"} {
 		a, err1 := os.ReadFile(filepath.Join(dir, f))
 		b, err2 := os.ReadFile(filepath.Join(again, f))
@@ -113,9 +113,15 @@ func TestHDLGen(t *testing.T) {
 		t.Fatal("two-party.yaml has no onicB entry to edit")
 	}
 	os.WriteFile(scen, src, 0o644)
-	code, out, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--out", t.TempDir())
+	code, out, errs = onic(t, "", "hdl", "gen", "--manager-only", "--scenario-file", scen, "--onic", "onicB", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(out, "256-bit data path") {
 		t.Errorf("scenario file with data_width 256: exit %d %s %q", code, errs, out)
+	}
+	// The whole card needs the PCIE4 block's 512 bits: a one-line error
+	// that says what to give instead.
+	code, _, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--out", t.TempDir())
+	if code != 1 || !strings.Contains(errs, "256 bits wide") || !strings.Contains(errs, "--manager-only") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("the card at data_width 256: exit %d %q", code, errs)
 	}
 	code, out, errs = onic(t, "", "hdl", "gen", "--scenario-file", scen, "--onic", "onicB", "--width", "512", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(out, "512-bit data path") {
@@ -135,6 +141,7 @@ func TestHDLGen(t *testing.T) {
 		{[]string{"--preset", "large", "--onic", "onicA"}, "either a preset"},
 		{[]string{"--scenario-file", "/nonexistent.yaml"}, "nonexistent.yaml"},
 		{[]string{"--clock", "-5"}, "--clock -5"},
+		{[]string{"--manager-only", "--pcie4"}, "give one"},
 	} {
 		code, _, errs := onic(t, "", append([]string{"hdl", "gen", "--out", t.TempDir()}, c.args...)...)
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
@@ -143,34 +150,61 @@ func TestHDLGen(t *testing.T) {
 	}
 }
 
-// TestHDLGenPCIe4: --pcie4 writes onic_top (the manager behind AMD's
-// PCIE4 completer adapters, an optical link layer on each port), with that
-// top's constraints and a build script that creates the IP, and refuses a
-// manager narrower than the adapters' 512-bit interface.
-func TestHDLGenPCIe4(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", dir)
-	for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_pcie4_cfg_ext.v", "onic_optlink.v", "onic_top.xdc"} {
-		if code != 0 || !strings.Contains(out, want) {
-			t.Fatalf("gen --pcie4: exit %d %s: no %s in %q", code, errs, want, out)
+// TestHDLGenCard: by default gen writes the whole card, onic_top (the
+// manager behind the adapters to AMD's PCIE4 block, the register block,
+// the description capability, an optical link layer on each port), with
+// that top's constraints and a build script that creates and configures
+// the IP, for the default scenario, the host-interface scenario and the
+// large preset; --pcie4, the flag that used to ask for it, still gives the
+// same files; a manager narrower than the adapters' 512-bit interface is
+// refused.
+func TestHDLGenCard(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"default", nil},
+		{"host-interface", []string{"--scenario-file", "../emu/scenario/scenarios/host-interface.yaml"}},
+		{"large", []string{"--preset", "large"}},
+	} {
+		dir := t.TempDir()
+		code, out, errs := onic(t, "", append([]string{"hdl", "gen", "--out", dir}, c.args...)...)
+		for _, want := range []string{"onic_top.v", "onic_pcie_manager_port_in.v", "onic_pcie4_cq.v", "onic_pcie4_cc.v", "onic_pcie4_rq.v", "onic_pcie4_rc.v", "onic_pcie4_cfg_ext.v", "onic_optlink.v", "onic_top.xdc", "onic_top: the whole card"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Fatalf("%s: gen: exit %d %s: no %s in %q", c.name, code, errs, want, out)
+			}
+		}
+		tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
+		if err != nil || !strings.Contains(string(tcl), "create_ip -name pcie4_uscale_plus") {
+			t.Fatalf("%s: build.tcl creates no PCIE4 IP: %v", c.name, err)
+		}
+		// The description capability is answered on cfg_ext_*: the IP
+		// must hand its user extended space over.
+		if !strings.Contains(string(tcl), "CONFIG.ext_pcie_cfg_space_enabled {true}") {
+			t.Fatalf("%s: build.tcl does not enable the IP's user extended configuration space", c.name)
+		}
+		files, err := os.ReadFile(filepath.Join(dir, "files.f"))
+		if err != nil || !strings.HasPrefix(string(files), "onic_top.v\n") {
+			t.Fatalf("%s: files.f does not start with the top: %v %q", c.name, err, files)
+		}
+		if c.name != "default" {
+			continue
+		}
+		old := t.TempDir()
+		if code, _, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", old); code != 0 {
+			t.Fatalf("--pcie4: exit %d %s", code, errs)
+		}
+		for _, f := range strings.Fields(string(files)) {
+			a, _ := os.ReadFile(filepath.Join(dir, f))
+			b, err := os.ReadFile(filepath.Join(old, f))
+			if err != nil || string(a) != string(b) {
+				t.Errorf("--pcie4 writes %s differently from the default (%v)", f, err)
+			}
 		}
 	}
-	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
-	if err != nil || !strings.Contains(string(tcl), "create_ip -name pcie4_uscale_plus") {
-		t.Fatalf("build.tcl creates no PCIE4 IP: %v", err)
-	}
-	// The description capability is answered on cfg_ext_*: the IP must
-	// hand its user extended space over.
-	if !strings.Contains(string(tcl), "CONFIG.ext_pcie_cfg_space_enabled {true}") {
-		t.Fatal("build.tcl does not enable the IP's user extended configuration space")
-	}
-	files, err := os.ReadFile(filepath.Join(dir, "files.f"))
-	if err != nil || !strings.HasPrefix(string(files), "onic_top.v\n") {
-		t.Fatalf("files.f does not start with the top: %v %q", err, files)
-	}
-	code, _, errs = onic(t, "", "hdl", "gen", "--pcie4", "--width", "256", "--out", t.TempDir())
-	if code == 0 || !strings.Contains(errs, "--pcie4") || !strings.Contains(errs, "256 bits") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-		t.Fatalf("--pcie4 with 256 bits: exit %d %q", code, errs)
+	code, _, errs := onic(t, "", "hdl", "gen", "--width", "256", "--out", t.TempDir())
+	if code == 0 || !strings.Contains(errs, "256 bits") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("the card with 256 bits: exit %d %q", code, errs)
 	}
 }
 

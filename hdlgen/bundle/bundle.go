@@ -58,7 +58,7 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 	name := d.Module.Name()
 	top := d.Module
 	if !o.PCIe4 && len(d.Config.Manager.Relay)+len(d.Config.Manager.KernelIn) > 0 {
-		return nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (--pcie4), which has the port pipeline")
+		return nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (onic hdl gen without --manager-only), which has the port pipeline")
 	}
 	if o.PCIe4 {
 		if d.DataWidth != 512 {
