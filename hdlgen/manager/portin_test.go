@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"onic/emu/scenario"
+	"onic/hdlgen/internal/tlpstim"
 	"onic/hdlgen/sim"
 	"onic/pcie"
 	"onic/pcie/acl"
@@ -32,56 +33,12 @@ func portConfig() pmgr.Config {
 	return c
 }
 
-// portTLP is a random TLP as a port would deliver it: completions for
-// proxy IDs and others, memory reads, writes and atomics by the peer and
-// ring domains and by strangers, into the relayed and steered ranges and
-// elsewhere, configuration requests, messages and I/O.
+// portTLP is a random TLP as a port would deliver it
+// (tlpstim.PortTLP): by the peer domain (20:00.x), the ring domain
+// (30:00.x) or a stranger (40:00.0).
 func portTLP(r *rand.Rand, i int) tlp.TLP {
 	reqs := []tlp.ID{tlp.NewID(0x20, 0, uint8(r.IntN(8))), tlp.NewID(0x30, 0, uint8(r.IntN(8))), tlp.NewID(0x40, 0, 0)}
-	addrs := []uint64{0x100000000, 0x100200000, 0x100080000, 0x100380000, 0x200000000, 0x1000}
-	x := tlp.TLP{Tag: uint16(i % 1024), RequesterID: reqs[r.IntN(len(reqs))], FirstBE: 0xF, LastBE: 0xF, TC: uint8(r.IntN(2))}
-	addr := addrs[r.IntN(len(addrs))] + uint64(r.IntN(0x1000))&^3
-	n := 1 + r.IntN(24)
-	var k tlp.Kind
-	switch c := r.IntN(20); {
-	case c < 3:
-		k = tlp.CplD
-		x.RequesterID = []tlp.ID{tlp.NewID(0x10, 0, 0), tlp.NewID(0x10, 0, 1), tlp.NewID(0x00, 0, 0)}[r.IntN(3)]
-		x.CompleterID, x.ByteCount, x.Status = tlp.NewID(0x20, 0, 0), uint16(4*n), tlp.StatusSC
-	case c < 4:
-		k, x.RequesterID = tlp.Cpl, tlp.NewID(0x10, 0, 0)
-		x.Status, x.ByteCount = tlp.StatusUR, 4
-	case c < 10:
-		k = tlp.MWr
-	case c < 15:
-		k = tlp.MRd
-	case c < 16:
-		k, n = tlp.FetchAdd, 2
-	case c < 17:
-		k, n = tlp.CfgRd0, 1
-	case c < 18:
-		k, n = tlp.Msg, 0
-	default:
-		k, n, addr = tlp.IOWr, 1, 0x100
-	}
-	f, typ, _ := tlp.FmtType(k, addr >= 1<<32 && k.Class() != tlp.ClassIO, 0)
-	x.Fmt, x.Type, x.Length = f, typ, uint16(n)
-	if k.Class() == tlp.ClassMemory || k.Class() == tlp.ClassAtomic || k.Class() == tlp.ClassIO {
-		x.Address = addr
-	}
-	if n == 1 {
-		x.LastBE = 0
-	}
-	if k.HasData() {
-		x.Data = make([]byte, 4*n)
-		for j := range x.Data {
-			x.Data[j] = byte(r.Uint32())
-		}
-	}
-	if k.Class() == tlp.ClassCompletion && !k.HasData() {
-		x.Length = 0
-	}
-	return x
+	return tlpstim.PortTLP(r, i, reqs, tlp.NewID(0x20, 0, 0))
 }
 
 func raw(t testing.TB, x *tlp.TLP) []byte {
@@ -199,11 +156,11 @@ func TestPortInAgainstModel(t *testing.T) {
 			drive(name+"valid", b2u(offered[k]))
 			if offered[k] {
 				b := beats[k][next[k]]
-				drive(name+"hdr", b.hdr...)
-				drive(name+"data", b.data...)
-				drive(name+"keep", b.keep)
-				drive(name+"sop", b2u(b.sop))
-				drive(name+"eop", b2u(b.eop))
+				drive(name+"hdr", b.Hdr...)
+				drive(name+"data", b.Data...)
+				drive(name+"keep", b.Keep)
+				drive(name+"sop", b2u(b.SOP))
+				drive(name+"eop", b2u(b.EOP))
 			}
 		}
 		ready := map[string]bool{}
@@ -326,34 +283,15 @@ func TestPortInLint(t *testing.T) {
 }
 
 // beatIn is one beat of a TLP in the manager's stream format.
-type beatIn struct {
-	hdr      []uint64
-	data     []uint64
-	keep     uint64
-	sop, eop bool
-}
+type beatIn = tlpstim.Beat
 
 // tlpBeats splits x into the manager's stream beats (512-bit data).
 func tlpBeats(t testing.TB, x *tlp.TLP) []beatIn {
-	b := raw(t, x)
-	hl := x.HeaderLen()
-	var h [16]byte
-	copy(h[:], b[:hl])
-	hw := []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])}
-	pay := b[hl:]
-	nb := max(1, (len(pay)+63)/64)
-	var out []beatIn
-	for j := range nb {
-		lo, hi := min(64*j, len(pay)), min(64*j+64, len(pay))
-		var buf [64]byte
-		copy(buf[:], pay[lo:hi])
-		d := make([]uint64, 8)
-		for w := range d {
-			d[w] = binary.LittleEndian.Uint64(buf[8*w:])
-		}
-		out = append(out, beatIn{hw, d, 1<<((hi-lo)/4) - 1, j == 0, j == nb-1})
+	bs, err := tlpstim.Beats(x)
+	if err != nil {
+		t.Fatalf("%v: %v", x, err)
 	}
-	return out
+	return bs
 }
 
 // TestRemoteCompletions: non-posted requests from the ports, passed to the
@@ -461,11 +399,11 @@ func TestRemoteCompletions(t *testing.T) {
 		return v
 	}
 	offer := func(s *sim.Sim, prefix string, b beatIn) {
-		drive(s, prefix+"hdr", b.hdr...)
-		drive(s, prefix+"data", b.data...)
-		drive(s, prefix+"keep", b.keep)
-		drive(s, prefix+"sop", b2u(b.sop))
-		drive(s, prefix+"eop", b2u(b.eop))
+		drive(s, prefix+"hdr", b.Hdr...)
+		drive(s, prefix+"data", b.Data...)
+		drive(s, prefix+"keep", b.Keep)
+		drive(s, prefix+"sop", b2u(b.SOP))
+		drive(s, prefix+"eop", b2u(b.EOP))
 	}
 	got := map[string][]string{}
 	next, hi := 0, 0
@@ -670,9 +608,9 @@ func TestPortInRuleSlots(t *testing.T) {
 			want = append(want, fmt.Sprintf("%x", raw(t, &x)))
 		}
 		b := tlpBeats(t, &x)[0]
-		drive(ps, "s_port_a_tlp_hdr", b.hdr...)
-		drive(ps, "s_port_a_tlp_data", b.data...)
-		drive(ps, "s_port_a_tlp_keep", b.keep)
+		drive(ps, "s_port_a_tlp_hdr", b.Hdr...)
+		drive(ps, "s_port_a_tlp_data", b.Data...)
+		drive(ps, "s_port_a_tlp_keep", b.Keep)
 		drive(ps, "s_port_a_tlp_sop", 1)
 		drive(ps, "s_port_a_tlp_eop", 1)
 		drive(ps, "s_port_a_tlp_valid", 1)

@@ -10,6 +10,7 @@ import (
 
 	"onic/emu/scenario"
 	"onic/hdlgen/internal/optlink"
+	"onic/hdlgen/internal/tlpstim"
 	"onic/hdlgen/manager"
 	"onic/pcie"
 	"onic/pcie/acl"
@@ -44,61 +45,14 @@ func ingressConfig() pmgr.Config {
 	return c
 }
 
-// ingressPortTLP is a random TLP as port p (0 A, 1 B) delivers it: memory
-// reads, writes and atomics by the peer and ring domains and by
-// strangers, into the relayed and steered ranges and elsewhere;
-// completions for the O-NIC's proxy IDs and for others; configuration
-// requests, messages and I/O. The two ports' requesters that can pass the
-// check are disjoint (30:00.0-3 behind A, 30:00.4-7 behind B; 20:00.x
-// passes only from A), so a host completion's way back does not depend on
-// which port's request the card saw last.
+// ingressPortTLP is a random TLP as port p (0 A, 1 B) delivers it
+// (tlpstim.PortTLP). The two ports' requesters that can pass the check
+// are disjoint (30:00.0-3 behind A, 30:00.4-7 behind B; 20:00.x passes
+// only from A), so a host completion's way back does not depend on which
+// port's request the card saw last.
 func ingressPortTLP(r *rand.Rand, p, i int) tlp.TLP {
 	reqs := []tlp.ID{tlp.NewID(0x20, 0, uint8(r.IntN(8))), tlp.NewID(0x30, 0, uint8(4*p+r.IntN(4))), tlp.NewID(0x40+uint8(p), 0, 0)}
-	addrs := []uint64{0x100000000, 0x100200000, 0x100080000, 0x100380000, 0x200000000, 0x1000}
-	x := tlp.TLP{Tag: uint16(i % 256), RequesterID: reqs[r.IntN(len(reqs))], FirstBE: 0xF, LastBE: 0xF, TC: uint8(r.IntN(2))}
-	addr := addrs[r.IntN(len(addrs))] + uint64(r.IntN(0x1000))&^3
-	n := 1 + r.IntN(24)
-	var k tlp.Kind
-	switch c := r.IntN(20); {
-	case c < 3:
-		k = tlp.CplD
-		x.RequesterID = []tlp.ID{tlp.NewID(0x10, 0, 0), tlp.NewID(0x10, 0, 1), tlp.NewID(0x00, 0, 0)}[r.IntN(3)]
-		x.CompleterID, x.ByteCount, x.Status = tlp.NewID(0x20+0x10*uint8(p), 0, 0), uint16(4*n), tlp.StatusSC
-	case c < 4:
-		k, x.RequesterID = tlp.Cpl, tlp.NewID(0x10, 0, 0)
-		x.CompleterID, x.Status, x.ByteCount = tlp.NewID(0x20+0x10*uint8(p), 0, 0), tlp.StatusUR, 4
-	case c < 10:
-		k = tlp.MWr
-	case c < 15:
-		k = tlp.MRd
-	case c < 16:
-		k, n = tlp.FetchAdd, 2
-	case c < 17:
-		k, n = tlp.CfgRd0, 1
-		x.CompleterID = tlp.NewID(1, 0, 0)
-	case c < 18:
-		k, n = tlp.Msg, 0
-	default:
-		k, n, addr = tlp.IOWr, 1, 0x100
-	}
-	f, typ, _ := tlp.FmtType(k, addr >= 1<<32 && k.Class() != tlp.ClassIO, 0)
-	x.Fmt, x.Type, x.Length = f, typ, uint16(n)
-	if k.Class() == tlp.ClassMemory || k.Class() == tlp.ClassAtomic || k.Class() == tlp.ClassIO {
-		x.Address = addr
-	}
-	if n == 1 {
-		x.LastBE = 0
-	}
-	if k.HasData() {
-		x.Data = make([]byte, 4*n)
-		for j := range x.Data {
-			x.Data[j] = byte(r.Uint32())
-		}
-	}
-	if k.Class() == tlp.ClassCompletion && !k.HasData() {
-		x.Length = 0
-	}
-	return x
+	return tlpstim.PortTLP(r, i, reqs, tlp.NewID(0x20+0x10*uint8(p), 0, 0))
 }
 
 // ingressHostTLP is a random request from the host as the PCIE4 block
@@ -295,7 +249,7 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 		hostDenials[rule] = model.Denials(rule)
 	}
 	// The peers' TLPs.
-	var peerBeats [2][]beatIn
+	var peerBeats [2][]tlpstim.Beat
 	rqWant := map[string][]tlp.TLP{} // a request on RQ, by its text with tag 0: the requests sent, in order
 	for p, in := range []pmgr.Ingress{pmgr.FromPortA, pmgr.FromPortB} {
 		name := []string{"port_a", "port_b"}[p]
@@ -311,13 +265,21 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 				switch o.Egress.Kind {
 				case ntb.EgressHost:
 					if x.Kind().Class() == tlp.ClassCompletion {
-						u.RequesterID, u.CompleterID = o.Requester, self
+						// The CC descriptor has 8 tag bits (PG213): the
+						// host's requests came on CQ with 8, so a
+						// completion for one has them too.
+						u.RequesterID, u.CompleterID, u.Tag = o.Requester, self, u.Tag&0xFF
 						want["cc"][name] = append(want["cc"][name], str(u))
 						break
 					}
 					if x.Kind().IsNonPosted() {
 						u.Tag = 0
 						rqWant[str(u)] = append(rqWant[str(u)], x)
+					} else {
+						// The RQ descriptor has 8 tag bits (PG213); a
+						// posted request's tag means nothing to its
+						// completer, so the card passes the low 8 on.
+						u.Tag &= 0xFF
 					}
 					want["rq"][name] = append(want["rq"][name], str(u))
 				case ntb.EgressKernel:
@@ -443,11 +405,11 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 			s.drive("s_tlp_valid", b2u(peerOffer[p]))
 			if peerOffer[p] {
 				b := peerBeats[p][next[p]]
-				s.drive("s_tlp_hdr", b.hdr...)
-				s.drive("s_tlp_data", b.data...)
-				s.drive("s_tlp_keep", b.keep)
-				s.drive("s_tlp_sop", b2u(b.sop))
-				s.drive("s_tlp_eop", b2u(b.eop))
+				s.drive("s_tlp_hdr", b.Hdr...)
+				s.drive("s_tlp_data", b.Data...)
+				s.drive("s_tlp_keep", b.Keep)
+				s.drive("s_tlp_sop", b2u(b.SOP))
+				s.drive("s_tlp_eop", b2u(b.EOP))
 			}
 		}
 		card.Settle()
@@ -650,35 +612,10 @@ func regsCompletion(x *tlp.TLP, self tlp.ID, regs *pmgr.Regs, off uint32) tlp.TL
 }
 
 // tlpBeatsOf splits x into beats of the card's TLP stream.
-func tlpBeatsOf(t testing.TB, x *tlp.TLP) []beatIn {
-	b, err := x.MarshalBinary()
+func tlpBeatsOf(t testing.TB, x *tlp.TLP) []tlpstim.Beat {
+	bs, err := tlpstim.Beats(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hl := x.HeaderLen()
-	var h [16]byte
-	copy(h[:], b[:hl])
-	hw := []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])}
-	pay := b[hl:]
-	nb := max(1, (len(pay)+63)/64)
-	var out []beatIn
-	for j := range nb {
-		lo, hi := min(64*j, len(pay)), min(64*j+64, len(pay))
-		var buf [64]byte
-		copy(buf[:], pay[lo:hi])
-		d := make([]uint64, 8)
-		for w := range d {
-			d[w] = binary.LittleEndian.Uint64(buf[8*w:])
-		}
-		out = append(out, beatIn{hw, d, 1<<((hi-lo)/4) - 1, j == 0, j == nb-1})
-	}
-	return out
-}
-
-// beatIn is one beat of a TLP in the card's stream format.
-type beatIn struct {
-	hdr      []uint64
-	data     []uint64
-	keep     uint64
-	sop, eop bool
+	return bs
 }
