@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "6ad0e57b6528aef1f9327ed7f2d23a48" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "a9a48e8d605a1360f6c0de4c483ce71e" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

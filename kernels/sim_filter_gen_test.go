@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "152fdd48939c13507b5c39c74e37e826" }
+func (x *simfilter) Fingerprint() string { return "7788e78849d8a805fb83a38711a149f0" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -12,7 +12,7 @@ import (
 
 // simhistogram simulates module onic_kernel_histogram: S holds every signal's words, M0... its memories.
 type simhistogram struct {
-	S         [271]uint64
+	S         [260]uint64
 	M0        [256]uint64
 	M1        [256]uint64
 	M2        [256]uint64
@@ -34,52 +34,51 @@ func Newsimhistogram() *simhistogram {
 	x.S[30] = 0x1
 	x.S[32] = 0x1
 	x.S[33] = 0x1
-	x.S[34] = 0x1
-	x.S[40] = 0x1
-	x.S[46] = 0x1
-	x.S[48] = 0xff
+	x.S[39] = 0x1
+	x.S[45] = 0x1
+	x.S[47] = 0xff
+	x.S[49] = 0x1
 	x.S[50] = 0x1
 	x.S[51] = 0x1
-	x.S[52] = 0x1
+	x.S[53] = 0x1
 	x.S[54] = 0x1
 	x.S[55] = 0x1
 	x.S[56] = 0x1
-	x.S[57] = 0x1
-	x.S[59] = 0x1
-	x.S[71] = 0x1
-	x.S[78] = 0x1
+	x.S[58] = 0x1
+	x.S[70] = 0x1
+	x.S[77] = 0x1
+	x.S[80] = 0x1
 	x.S[81] = 0x1
-	x.S[82] = 0x1
-	x.S[88] = 0x1
-	x.S[99] = 0x1
-	x.S[106] = 0x1
+	x.S[87] = 0x1
+	x.S[98] = 0x1
+	x.S[105] = 0x1
+	x.S[108] = 0x1
 	x.S[109] = 0x1
-	x.S[110] = 0x1
-	x.S[116] = 0x1
-	x.S[127] = 0x1
+	x.S[114] = 0x1
+	x.S[124] = 0x1
+	x.S[131] = 0x1
 	x.S[134] = 0x1
-	x.S[137] = 0x1
-	x.S[138] = 0x1
-	x.S[144] = 0x1
-	x.S[155] = 0x1
-	x.S[162] = 0x1
-	x.S[165] = 0x1
+	x.S[135] = 0x1
+	x.S[140] = 0x1
+	x.S[150] = 0x1
+	x.S[157] = 0x1
+	x.S[160] = 0x1
+	x.S[161] = 0x1
 	x.S[166] = 0x1
-	x.S[172] = 0x1
-	x.S[182] = 0x1
-	x.S[185] = 0x2
-	x.S[188] = 0x3
-	x.S[190] = 0x100
-	x.S[201] = 0x1
-	x.S[216] = 0x1
-	x.S[240] = 0x1
-	x.S[241] = 0x1
-	x.S[242] = 0x1
+	x.S[175] = 0x1
+	x.S[177] = 0x2
+	x.S[179] = 0x3
+	x.S[181] = 0x100
+	x.S[192] = 0x1
+	x.S[205] = 0x1
+	x.S[229] = 0x1
+	x.S[230] = 0x1
+	x.S[231] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "d935de2f1198cd8fd42b821c4d0dec25" }
+func (x *simhistogram) Fingerprint() string { return "c78f4097239e000c46472bfd0ac62b33" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -106,188 +105,185 @@ func (x *simhistogram) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t240 uint64 = (^v[229]) & 0x1
-		v[240] = t240
-		var t214 uint64 = ^v[46]
-		var t215 uint64 = t240 & t214
-		v[215] = t215
+		var t229 uint64 = (^v[218]) & 0x1
+		v[229] = t229
+		var t82 uint64 = (^v[45]) & 0x1
+		v[82] = t82
+		var t204 uint64 = t229 & t82
+		v[204] = t204
 		var t19 uint64 = (^v[17]) & 0x1
 		v[19] = t19
 		var t30 uint64 = (^v[29]) & 0x1
 		v[30] = t30
-		var t32 uint64 = (^v[29]) & 0x1
-		v[32] = t32
-		var t202 uint64 = (^v[46]) & 0x1
-		v[202] = t202
-		var t78 uint64
-		if v[75] == v[73] {
-			t78 = 1
+		var t77 uint64
+		if v[74] == v[72] {
+			t77 = 1
 		}
-		var t79 uint64 = v[76] & t78
-		v[79] = t79
-		var t85, t85_1, t85_0 uint64 = 0, v[47], v[73]
-		if v[46] != 0 {
-			t85 = t85_1
+		var t78 uint64 = v[75] & t77
+		v[78] = t78
+		var t84, t84_1, t84_0 uint64 = 0, v[46], v[72]
+		if v[45] != 0 {
+			t84 = t84_1
 		} else {
-			t85 = t85_0
+			t84 = t84_0
 		}
-		v[85] = t85
-		var t88 uint64 = v[46] | v[74]
-		v[88] = t88
-		var t106 uint64
-		if v[103] == v[101] {
-			t106 = 1
+		v[84] = t84
+		var t87 uint64 = v[45] | v[73]
+		v[87] = t87
+		var t105 uint64
+		if v[102] == v[100] {
+			t105 = 1
 		}
-		var t107 uint64 = v[104] & t106
-		v[107] = t107
-		var t113, t113_1, t113_0 uint64 = 0, v[47], v[101]
-		if v[46] != 0 {
+		var t106 uint64 = v[103] & t105
+		v[106] = t106
+		var t111, t111_1, t111_0 uint64 = 0, v[46], v[100]
+		if v[45] != 0 {
+			t111 = t111_1
+		} else {
+			t111 = t111_0
+		}
+		v[111] = t111
+		var t114 uint64 = v[45] | v[101]
+		v[114] = t114
+		var t131 uint64
+		if v[128] == v[126] {
+			t131 = 1
+		}
+		var t132 uint64 = v[129] & t131
+		v[132] = t132
+		var t137, t137_1, t137_0 uint64 = 0, v[46], v[126]
+		if v[45] != 0 {
+			t137 = t137_1
+		} else {
+			t137 = t137_0
+		}
+		v[137] = t137
+		var t140 uint64 = v[45] | v[127]
+		v[140] = t140
+		var t157 uint64
+		if v[154] == v[152] {
+			t157 = 1
+		}
+		var t158 uint64 = v[155] & t157
+		v[158] = t158
+		var t163, t163_1, t163_0 uint64 = 0, v[46], v[152]
+		if v[45] != 0 {
+			t163 = t163_1
+		} else {
+			t163 = t163_0
+		}
+		v[163] = t163
+		var t166 uint64 = v[45] | v[153]
+		v[166] = t166
+		var t230 uint64 = (^v[207]) & 0x1
+		v[230] = t230
+	}
+	if d&0x4 != 0 {
+		v[249] = v[208]
+		v[250] = v[209]
+		v[251] = v[210]
+		v[252] = v[211]
+		v[253] = v[212]
+		v[254] = v[213]
+		v[255] = v[214]
+		v[256] = v[215]
+		var t257 uint64 = v[216] >> 0 & 0xffffffffffffffff
+		v[257] = t257
+		var t258 uint64 = v[217] >> 0 & 0x1
+		v[258] = t258
+	}
+	if d&0x20 != 0 {
+		var t91 uint64 = (0x0 + v[90]) & 0xffffffff
+		v[91] = t91
+	}
+	if d&0x11 != 0 {
+		var t79, t79_1, t79_0 uint64 = 0, v[76], v[71]
+		if v[78] != 0 {
+			t79 = t79_1
+		} else {
+			t79 = t79_0
+		}
+		var t81 uint64 = (t79 + 0x1) & 0xffffffff
+		v[81] = t81
+		var t86, t86_1, t86_0 uint64 = 0, 0x0, t81
+		if v[45] != 0 {
+			t86 = t86_1
+		} else {
+			t86 = t86_0
+		}
+		v[86] = t86
+	}
+	if d&0x41 != 0 {
+		var t107, t107_1, t107_0 uint64 = 0, v[104], v[99]
+		if v[106] != 0 {
+			t107 = t107_1
+		} else {
+			t107 = t107_0
+		}
+		var t109 uint64 = (t107 + 0x1) & 0xffffffff
+		v[109] = t109
+		var t113, t113_1, t113_0 uint64 = 0, 0x0, t109
+		if v[45] != 0 {
 			t113 = t113_1
 		} else {
 			t113 = t113_0
 		}
 		v[113] = t113
-		var t116 uint64 = v[46] | v[102]
-		v[116] = t116
-		var t134 uint64
-		if v[131] == v[129] {
-			t134 = 1
-		}
-		var t135 uint64 = v[132] & t134
-		v[135] = t135
-		var t141, t141_1, t141_0 uint64 = 0, v[47], v[129]
-		if v[46] != 0 {
-			t141 = t141_1
-		} else {
-			t141 = t141_0
-		}
-		v[141] = t141
-		var t144 uint64 = v[46] | v[130]
-		v[144] = t144
-		var t162 uint64
-		if v[159] == v[157] {
-			t162 = 1
-		}
-		var t163 uint64 = v[160] & t162
-		v[163] = t163
-		var t169, t169_1, t169_0 uint64 = 0, v[47], v[157]
-		if v[46] != 0 {
-			t169 = t169_1
-		} else {
-			t169 = t169_0
-		}
-		v[169] = t169
-		var t172 uint64 = v[46] | v[158]
-		v[172] = t172
-		var t241 uint64 = (^v[218]) & 0x1
-		v[241] = t241
-	}
-	if d&0x4 != 0 {
-		v[260] = v[219]
-		v[261] = v[220]
-		v[262] = v[221]
-		v[263] = v[222]
-		v[264] = v[223]
-		v[265] = v[224]
-		v[266] = v[225]
-		v[267] = v[226]
-		var t268 uint64 = v[227] >> 0 & 0xffffffffffffffff
-		v[268] = t268
-		var t269 uint64 = v[228] >> 0 & 0x1
-		v[269] = t269
-	}
-	if d&0x20 != 0 {
-		var t92 uint64 = (0x0 + v[91]) & 0xffffffff
-		v[92] = t92
-	}
-	if d&0x11 != 0 {
-		var t80, t80_1, t80_0 uint64 = 0, v[77], v[72]
-		if v[79] != 0 {
-			t80 = t80_1
-		} else {
-			t80 = t80_0
-		}
-		var t82 uint64 = (t80 + 0x1) & 0xffffffff
-		v[82] = t82
-		var t87, t87_1, t87_0 uint64 = 0, 0x0, t82
-		if v[46] != 0 {
-			t87 = t87_1
-		} else {
-			t87 = t87_0
-		}
-		v[87] = t87
-	}
-	if d&0x41 != 0 {
-		var t108, t108_1, t108_0 uint64 = 0, v[105], v[100]
-		if v[107] != 0 {
-			t108 = t108_1
-		} else {
-			t108 = t108_0
-		}
-		var t110 uint64 = (t108 + 0x1) & 0xffffffff
-		v[110] = t110
-		var t115, t115_1, t115_0 uint64 = 0, 0x0, t110
-		if v[46] != 0 {
-			t115 = t115_1
-		} else {
-			t115 = t115_0
-		}
-		v[115] = t115
 	}
 	if d&0xa0 != 0 {
-		var t120 uint64 = (v[92] + v[119]) & 0xffffffff
-		v[120] = t120
+		var t117 uint64 = (v[91] + v[116]) & 0xffffffff
+		v[117] = t117
 	}
 	if d&0x101 != 0 {
-		var t136, t136_1, t136_0 uint64 = 0, v[133], v[128]
-		if v[135] != 0 {
-			t136 = t136_1
+		var t133, t133_1, t133_0 uint64 = 0, v[130], v[125]
+		if v[132] != 0 {
+			t133 = t133_1
 		} else {
-			t136 = t136_0
+			t133 = t133_0
 		}
-		var t138 uint64 = (t136 + 0x1) & 0xffffffff
-		v[138] = t138
-		var t143, t143_1, t143_0 uint64 = 0, 0x0, t138
-		if v[46] != 0 {
-			t143 = t143_1
+		var t135 uint64 = (t133 + 0x1) & 0xffffffff
+		v[135] = t135
+		var t139, t139_1, t139_0 uint64 = 0, 0x0, t135
+		if v[45] != 0 {
+			t139 = t139_1
 		} else {
-			t143 = t143_0
+			t139 = t139_0
 		}
-		v[143] = t143
+		v[139] = t139
 	}
 	if d&0x401 != 0 {
-		var t164, t164_1, t164_0 uint64 = 0, v[161], v[156]
-		if v[163] != 0 {
-			t164 = t164_1
+		var t159, t159_1, t159_0 uint64 = 0, v[156], v[151]
+		if v[158] != 0 {
+			t159 = t159_1
 		} else {
-			t164 = t164_0
+			t159 = t159_0
 		}
-		var t166 uint64 = (t164 + 0x1) & 0xffffffff
-		v[166] = t166
-		var t171, t171_1, t171_0 uint64 = 0, 0x0, t166
-		if v[46] != 0 {
-			t171 = t171_1
+		var t161 uint64 = (t159 + 0x1) & 0xffffffff
+		v[161] = t161
+		var t165, t165_1, t165_0 uint64 = 0, 0x0, t161
+		if v[45] != 0 {
+			t165 = t165_1
 		} else {
-			t171 = t171_0
+			t165 = t165_0
 		}
-		v[171] = t171
+		v[165] = t165
 	}
 	if d&0x2a0 != 0 {
-		var t148 uint64 = (v[120] + v[147]) & 0xffffffff
-		v[148] = t148
+		var t143 uint64 = (v[117] + v[142]) & 0xffffffff
+		v[143] = t143
 	}
 	if d&0xaa0 != 0 {
-		var t176 uint64 = (v[148] + v[175]) & 0xffffffff
-		v[176] = t176
+		var t169 uint64 = (v[143] + v[168]) & 0xffffffff
+		v[169] = t169
 	}
 	if d&0xaa2 != 0 {
-		var t200, t200_1, t200_0 uint64 = 0, v[176], v[199]
-		if v[180] != 0 {
-			t200 = t200_1
+		var t191, t191_1, t191_0 uint64 = 0, v[169], v[190]
+		if v[173] != 0 {
+			t191 = t191_1
 		} else {
-			t200 = t200_0
+			t191 = t191_0
 		}
-		v[200] = t200
+		v[191] = t191
 	}
 }
 
@@ -300,49 +296,43 @@ func (x *simhistogram) EvalInputs() {
 	v[20] = t20
 	var t31 uint64 = v[27] & v[30]
 	v[31] = t31
-	var t58 uint64 = (v[26] >> 10) & 0x3
-	var t60 uint64
-	if t58 == 0x1 {
-		t60 = 1
+	var t57 uint64 = (v[26] >> 10) & 0x3
+	var t59 uint64
+	if t57 == 0x1 {
+		t59 = 1
 	}
+	v[59] = t59
+	var t60 uint64 = (v[26] >> 2) & 0xff
 	v[60] = t60
-	var t61 uint64 = (v[26] >> 2) & 0xff
-	v[61] = t61
-	var t66 uint64 = v[1] >> 8 & 0xff
-	v[66] = t66
-	var t203 uint64 = v[10] & v[202]
-	v[203] = t203
-	var t90 uint64 = t31 & t60
-	v[90] = t90
-	var t94 uint64 = v[3] >> 8 & 0xff
-	v[94] = t94
-	var t118 uint64 = t31 & t60
-	v[118] = t118
-	var t122 uint64 = v[5] >> 8 & 0xff
-	v[122] = t122
-	var t146 uint64 = t31 & t60
-	v[146] = t146
-	var t150 uint64 = v[7] >> 8 & 0xff
-	v[150] = t150
-	var t174 uint64 = t31 & t60
-	v[174] = t174
-	v[204] = v[0]
-	v[205] = v[1]
-	v[206] = v[2]
-	v[207] = v[3]
-	v[208] = v[4]
-	v[209] = v[5]
-	v[210] = v[6]
-	v[211] = v[7]
-	v[212] = v[8]
-	v[213] = v[9]
-	v[213] &= 0x1
-	var t242 uint64 = v[270] | v[241]
-	v[242] = t242
-	var t257 uint64 = ^t242
-	var t258 uint64 = t203 & v[240]
-	var t259 uint64 = t257 & t258
-	v[259] = t259
+	var t65 uint64 = v[1] >> 8 & 0xff
+	v[65] = t65
+	var t193 uint64 = v[10] & v[82]
+	v[193] = t193
+	var t89 uint64 = t31 & t59
+	v[89] = t89
+	var t93 uint64 = v[3] >> 8 & 0xff
+	v[93] = t93
+	var t119 uint64 = v[5] >> 8 & 0xff
+	v[119] = t119
+	var t145 uint64 = v[7] >> 8 & 0xff
+	v[145] = t145
+	v[194] = v[0]
+	v[195] = v[1]
+	v[196] = v[2]
+	v[197] = v[3]
+	v[198] = v[4]
+	v[199] = v[5]
+	v[200] = v[6]
+	v[201] = v[7]
+	v[202] = v[8]
+	v[203] = v[9]
+	v[203] &= 0x1
+	var t231 uint64 = v[259] | v[230]
+	v[231] = t231
+	var t246 uint64 = ^t231
+	var t247 uint64 = t193 & v[229]
+	var t248 uint64 = t246 & t247
+	v[248] = t248
 }
 
 // Step is one rising clock edge, then Eval.
@@ -352,185 +342,179 @@ func (x *simhistogram) Step() { x.Edge(); x.Eval() }
 func (x *simhistogram) Edge() bool {
 	v := &x.S
 	_ = v
-	q0 := v[72]
-	if v[71] != 0 {
-		q0 = x.M0[int(v[66]&255)]
+	q0 := v[71]
+	if v[70] != 0 {
+		q0 = x.M0[int(v[65]&255)]
 		x.D |= 0x10
 	}
-	q1 := v[91]
-	if v[90] != 0 {
-		q1 = x.M0[int(v[61]&255)]
+	q1 := v[90]
+	if v[89] != 0 {
+		q1 = x.M0[int(v[60]&255)]
 		x.D |= 0x20
 	}
-	q2 := v[100]
-	if v[99] != 0 {
-		q2 = x.M1[int(v[94]&255)]
+	q2 := v[99]
+	if v[98] != 0 {
+		q2 = x.M1[int(v[93]&255)]
 		x.D |= 0x40
 	}
-	q3 := v[119]
-	if v[118] != 0 {
-		q3 = x.M1[int(v[61]&255)]
+	q3 := v[116]
+	if v[89] != 0 {
+		q3 = x.M1[int(v[60]&255)]
 		x.D |= 0x80
 	}
-	q4 := v[128]
-	if v[127] != 0 {
-		q4 = x.M2[int(v[122]&255)]
+	q4 := v[125]
+	if v[124] != 0 {
+		q4 = x.M2[int(v[119]&255)]
 		x.D |= 0x100
 	}
-	q5 := v[147]
-	if v[146] != 0 {
-		q5 = x.M2[int(v[61]&255)]
+	q5 := v[142]
+	if v[89] != 0 {
+		q5 = x.M2[int(v[60]&255)]
 		x.D |= 0x200
 	}
-	q6 := v[156]
-	if v[155] != 0 {
-		q6 = x.M3[int(v[150]&255)]
+	q6 := v[151]
+	if v[150] != 0 {
+		q6 = x.M3[int(v[145]&255)]
 		x.D |= 0x400
 	}
-	q7 := v[175]
-	if v[174] != 0 {
-		q7 = x.M3[int(v[61]&255)]
+	q7 := v[168]
+	if v[89] != 0 {
+		q7 = x.M3[int(v[60]&255)]
 		x.D |= 0x800
 	}
-	if v[88] != 0 {
-		a := int(v[85]&255) * 1
-		copy(x.M0[a:a+1], v[87:88])
+	if v[87] != 0 {
+		a := int(v[84]&255) * 1
+		copy(x.M0[a:a+1], v[86:87])
 	}
-	if v[116] != 0 {
-		a := int(v[113]&255) * 1
-		copy(x.M1[a:a+1], v[115:116])
+	if v[114] != 0 {
+		a := int(v[111]&255) * 1
+		copy(x.M1[a:a+1], v[113:114])
 	}
-	if v[144] != 0 {
-		a := int(v[141]&255) * 1
-		copy(x.M2[a:a+1], v[143:144])
+	if v[140] != 0 {
+		a := int(v[137]&255) * 1
+		copy(x.M2[a:a+1], v[139:140])
 	}
-	if v[172] != 0 {
-		a := int(v[169]&255) * 1
-		copy(x.M3[a:a+1], v[171:172])
+	if v[166] != 0 {
+		a := int(v[163]&255) * 1
+		copy(x.M3[a:a+1], v[165:166])
 	}
 	if x.Rst {
 		x.D |= 0x2
-		v[180] = 0x0
-		v[199] = 0x0
+		v[173] = 0x0
+		v[190] = 0x0
 	} else if v[31] != 0 {
 		x.D |= 0x2
-		v[180] = v[60]
-		var t181 uint64 = (v[26] >> 2) & 0x3ff
-		var t192, t192_1, t192_0 uint64 = 0, v[46], 0x0
-		if t181 == 0x1 {
-			t192 = t192_1
+		v[173] = v[59]
+		var t174 uint64 = (v[26] >> 2) & 0x3ff
+		var t183, t183_1, t183_0 uint64 = 0, v[45], 0x0
+		if t174 == 0x1 {
+			t183 = t183_1
 		} else {
-			t192 = t192_0
+			t183 = t183_0
 		}
-		var t184 uint64 = (v[26] >> 2) & 0x3ff
-		var t194, t194_1, t194_0 uint64 = 0, v[62], 0x0
-		if t184 == 0x2 {
-			t194 = t194_1
+		var t185, t185_1, t185_0 uint64 = 0, v[61], 0x0
+		if t174 == 0x2 {
+			t185 = t185_1
 		} else {
-			t194 = t194_0
+			t185 = t185_0
 		}
-		var t197 uint64 = t192 | t194
-		var t187 uint64 = (v[26] >> 2) & 0x3ff
-		var t196, t196_1, t196_0 uint64 = 0, 0x100, 0x0
-		if t187 == 0x3 {
-			t196 = t196_1
+		var t188 uint64 = t183 | t185
+		var t187, t187_1, t187_0 uint64 = 0, 0x100, 0x0
+		if t174 == 0x3 {
+			t187 = t187_1
 		} else {
-			t196 = t196_0
+			t187 = t187_0
 		}
-		var t198 uint64 = t197 | t196
-		v[199] = t198
+		var t189 uint64 = t188 | t187
+		v[190] = t189
 	}
-	if v[242] != 0 {
+	if v[231] != 0 {
 		x.D |= 0x4
-		if v[229] != 0 {
-			v[245] = v[230]
-			v[246] = v[231]
-			v[247] = v[232]
-			v[248] = v[233]
-			v[249] = v[234]
-			v[250] = v[235]
-			v[251] = v[236]
-			v[252] = v[237]
-			v[253] = v[238]
-			v[254] = v[239]
+		if v[218] != 0 {
+			v[234] = v[219]
+			v[235] = v[220]
+			v[236] = v[221]
+			v[237] = v[222]
+			v[238] = v[223]
+			v[239] = v[224]
+			v[240] = v[225]
+			v[241] = v[226]
+			v[242] = v[227]
+			v[243] = v[228]
 		} else {
-			v[245] = v[204]
-			v[246] = v[205]
-			v[247] = v[206]
-			v[248] = v[207]
-			v[249] = v[208]
-			v[250] = v[209]
-			v[251] = v[210]
-			v[252] = v[211]
-			v[253] = v[212]
-			v[254] = v[213]
+			v[234] = v[194]
+			v[235] = v[195]
+			v[236] = v[196]
+			v[237] = v[197]
+			v[238] = v[198]
+			v[239] = v[199]
+			v[240] = v[200]
+			v[241] = v[201]
+			v[242] = v[202]
+			v[243] = v[203]
 		}
-		v[219] = v[245]
-		v[220] = v[246]
-		v[221] = v[247]
-		v[222] = v[248]
-		v[223] = v[249]
-		v[224] = v[250]
-		v[225] = v[251]
-		v[226] = v[252]
-		v[227] = v[253]
-		v[228] = v[254]
+		v[208] = v[234]
+		v[209] = v[235]
+		v[210] = v[236]
+		v[211] = v[237]
+		v[212] = v[238]
+		v[213] = v[239]
+		v[214] = v[240]
+		v[215] = v[241]
+		v[216] = v[242]
+		v[217] = v[243]
 	}
 	if x.Rst {
 		x.D |= 0x1
 		v[17] = 0x0
 		v[29] = 0x0
-		v[46] = 0x1
-		v[47] = 0x0
-		v[62] = 0x0
+		v[45] = 0x1
+		v[46] = 0x0
+		v[61] = 0x0
+		v[72] = 0x0
 		v[73] = 0x0
 		v[74] = 0x0
 		v[75] = 0x0
 		v[76] = 0x0
-		v[77] = 0x0
+		v[100] = 0x0
 		v[101] = 0x0
 		v[102] = 0x0
 		v[103] = 0x0
 		v[104] = 0x0
-		v[105] = 0x0
+		v[126] = 0x0
+		v[127] = 0x0
+		v[128] = 0x0
 		v[129] = 0x0
 		v[130] = 0x0
-		v[131] = 0x0
-		v[132] = 0x0
-		v[133] = 0x0
-		v[157] = 0x0
-		v[158] = 0x0
-		v[159] = 0x0
-		v[160] = 0x0
-		v[161] = 0x0
+		v[152] = 0x0
+		v[153] = 0x0
+		v[154] = 0x0
+		v[155] = 0x0
+		v[156] = 0x0
+		v[207] = 0x0
 		v[218] = 0x0
-		v[229] = 0x0
 	} else {
 		x.D |= 0x1
-		v[75] = v[73]
-		v[73] = v[66]
-		v[77] = v[82]
-		v[103] = v[101]
-		v[101] = v[94]
-		v[105] = v[110]
-		v[131] = v[129]
-		v[129] = v[122]
-		v[133] = v[138]
-		v[159] = v[157]
-		v[157] = v[150]
-		v[161] = v[166]
-		var t83 uint64 = ^v[46]
-		var t84 uint64 = v[74] & t83
-		v[76] = t84
-		var t111 uint64 = ^v[46]
-		var t112 uint64 = v[102] & t111
-		v[104] = t112
-		var t139 uint64 = ^v[46]
-		var t140 uint64 = v[130] & t139
-		v[132] = t140
-		var t167 uint64 = ^v[46]
-		var t168 uint64 = v[158] & t167
-		v[160] = t168
+		v[74] = v[72]
+		v[72] = v[65]
+		v[76] = v[81]
+		v[102] = v[100]
+		v[100] = v[93]
+		v[104] = v[109]
+		v[128] = v[126]
+		v[126] = v[119]
+		v[130] = v[135]
+		v[154] = v[152]
+		v[152] = v[145]
+		v[156] = v[161]
+		var t83 uint64 = v[73] & v[82]
+		v[75] = t83
+		var t110 uint64 = v[101] & v[82]
+		v[103] = t110
+		var t136 uint64 = v[127] & v[82]
+		v[129] = t136
+		var t162 uint64 = v[153] & v[82]
+		v[155] = t162
 		var t22 uint64 = ^v[16]
 		var t23 uint64 = v[17] & t22
 		var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
@@ -540,111 +524,111 @@ func (x *simhistogram) Edge() bool {
 			t24 = t24_0
 		}
 		v[17] = t24
-		var t34 uint64 = ^v[28]
-		var t35 uint64 = v[29] & t34
-		var t36, t36_1, t36_0 uint64 = 0, 0x1, t35
+		var t33 uint64 = ^v[28]
+		var t34 uint64 = v[29] & t33
+		var t35, t35_1, t35_0 uint64 = 0, 0x1, t34
 		if v[31] != 0 {
-			t36 = t36_1
+			t35 = t35_1
 		} else {
-			t36 = t36_0
+			t35 = t35_0
 		}
-		v[29] = t36
-		var t38 uint64 = (v[11] >> 2) & 0x3ff
-		var t40 uint64
-		if t38 == 0x0 {
-			t40 = 1
+		v[29] = t35
+		var t37 uint64 = (v[11] >> 2) & 0x3ff
+		var t39 uint64
+		if t37 == 0x0 {
+			t39 = 1
 		}
-		var t41 uint64 = v[20] & t40
-		var t42 uint64 = v[14]
-		var t43 uint64 = t41 & t42
-		var t44 uint64 = v[13]
-		var t45 uint64 = t43 & t44
-		var t49 uint64
-		if v[47] == 0xff {
-			t49 = 1
+		var t40 uint64 = v[20] & t39
+		var t41 uint64 = v[14]
+		var t42 uint64 = t40 & t41
+		var t43 uint64 = v[13]
+		var t44 uint64 = t42 & t43
+		var t48 uint64
+		if v[46] == 0xff {
+			t48 = 1
 		}
-		var t50 uint64 = ^t49
-		var t51 uint64 = v[46] & t50
-		var t52 uint64 = t45 | t51
-		var t55 uint64 = v[47] + 0x1
-		var t56, t56_1, t56_0 uint64 = 0, t55, v[47]
-		if v[46] != 0 {
+		var t49 uint64 = ^t48
+		var t50 uint64 = v[45] & t49
+		var t51 uint64 = t44 | t50
+		var t54 uint64 = v[46] + 0x1
+		var t55, t55_1, t55_0 uint64 = 0, t54, v[46]
+		if v[45] != 0 {
+			t55 = t55_1
+		} else {
+			t55 = t55_0
+		}
+		var t56, t56_1, t56_0 uint64 = 0, 0x0, t55
+		if t44 != 0 {
 			t56 = t56_1
 		} else {
 			t56 = t56_0
 		}
-		var t57, t57_1, t57_0 uint64 = 0, 0x0, t56
-		if t45 != 0 {
-			t57 = t57_1
+		t56 &= 0xff
+		v[46] = t56
+		var t206 uint64 = v[193] & v[204]
+		var t66 uint64 = v[8] >> 15
+		var t67 uint64 = t206 & t66
+		v[73] = t67
+		var t94 uint64 = v[8] >> 31
+		var t95 uint64 = t206 & t94
+		v[101] = t95
+		var t120 uint64 = v[8] >> 47
+		var t121 uint64 = t206 & t120
+		v[127] = t121
+		var t146 uint64 = v[8] >> 63
+		var t147 uint64 = t206 & t146
+		v[153] = t147
+		var t68 uint64 = 0x0 + t67
+		var t96 uint64 = t68 + t95
+		var t122 uint64 = t96 + t121
+		var t148 uint64 = t122 + t147
+		var t171 uint64 = v[61] + t148
+		var t172, t172_1, t172_0 uint64 = 0, 0x0, t171
+		if v[45] != 0 {
+			t172 = t172_1
 		} else {
-			t57 = t57_0
+			t172 = t172_0
 		}
-		t57 &= 0xff
-		v[47] = t57
-		var t217 uint64 = v[203] & v[215]
-		var t67 uint64 = v[8] >> 15
-		var t68 uint64 = t217 & t67
-		v[74] = t68
-		var t95 uint64 = v[8] >> 31
-		var t96 uint64 = t217 & t95
-		v[102] = t96
-		var t123 uint64 = v[8] >> 47
-		var t124 uint64 = t217 & t123
-		v[130] = t124
-		var t151 uint64 = v[8] >> 63
-		var t152 uint64 = t217 & t151
-		v[158] = t152
-		var t69 uint64 = 0x0 + t68
-		var t97 uint64 = t69 + t96
-		var t125 uint64 = t97 + t124
-		var t153 uint64 = t125 + t152
-		var t178 uint64 = v[62] + t153
-		var t179, t179_1, t179_0 uint64 = 0, 0x0, t178
-		if v[46] != 0 {
-			t179 = t179_1
+		t172 &= 0xffffffff
+		v[45] = t51
+		v[61] = t172
+		var t232 uint64 = v[218] | v[193]
+		var t233, t233_1, t233_0 uint64 = 0, t232, v[207]
+		if v[231] != 0 {
+			t233 = t233_1
 		} else {
-			t179 = t179_0
+			t233 = t233_0
 		}
-		t179 &= 0xffffffff
-		v[46] = t52
-		v[62] = t179
-		var t243 uint64 = v[229] | v[203]
-		var t244, t244_1, t244_0 uint64 = 0, t243, v[218]
-		if v[242] != 0 {
-			t244 = t244_1
+		v[207] = t233
+		var t245, t245_1, t245_0 uint64 = 0, 0x0, t232
+		if v[231] != 0 {
+			t245 = t245_1
 		} else {
-			t244 = t244_0
+			t245 = t245_0
 		}
-		v[218] = t244
-		var t256, t256_1, t256_0 uint64 = 0, 0x0, t243
-		if v[242] != 0 {
-			t256 = t256_1
-		} else {
-			t256 = t256_0
-		}
-		v[229] = t256
+		v[218] = t245
 	}
-	if v[259] != 0 {
+	if v[248] != 0 {
 		x.D |= 0x8
-		v[230] = v[204]
-		v[231] = v[205]
-		v[232] = v[206]
-		v[233] = v[207]
-		v[234] = v[208]
-		v[235] = v[209]
-		v[236] = v[210]
-		v[237] = v[211]
-		v[238] = v[212]
-		v[239] = v[213]
+		v[219] = v[194]
+		v[220] = v[195]
+		v[221] = v[196]
+		v[222] = v[197]
+		v[223] = v[198]
+		v[224] = v[199]
+		v[225] = v[200]
+		v[226] = v[201]
+		v[227] = v[202]
+		v[228] = v[203]
 	}
-	v[72] = q0
-	v[91] = q1
-	v[100] = q2
-	v[119] = q3
-	v[128] = q4
-	v[147] = q5
-	v[156] = q6
-	v[175] = q7
+	v[71] = q0
+	v[90] = q1
+	v[99] = q2
+	v[116] = q3
+	v[125] = q4
+	v[142] = q5
+	v[151] = q6
+	v[168] = q7
 	return true
 }
 
@@ -654,7 +638,7 @@ var simhistogramIndex = map[string]int{
 	"s0_tkeep":       8,
 	"s0_tlast":       9,
 	"s0_tvalid":      10,
-	"s0_tready":      215,
+	"s0_tready":      204,
 	"s_axil_awaddr":  11,
 	"s_axil_awvalid": 12,
 	"s_axil_wdata":   13,
@@ -668,13 +652,13 @@ var simhistogramIndex = map[string]int{
 	"s_axil_araddr":  26,
 	"s_axil_arvalid": 27,
 	"s_axil_rready":  28,
-	"s_axil_arready": 32,
+	"s_axil_arready": 30,
 	"s_axil_rvalid":  29,
-	"s_axil_rresp":   37,
-	"s_axil_rdata":   200,
-	"m_tdata":        260,
-	"m_tkeep":        268,
-	"m_tlast":        269,
-	"m_tvalid":       218,
-	"m_tready":       270,
+	"s_axil_rresp":   36,
+	"s_axil_rdata":   191,
+	"m_tdata":        249,
+	"m_tkeep":        257,
+	"m_tlast":        258,
+	"m_tvalid":       207,
+	"m_tready":       259,
 }

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "459cffb078e467a28ea83bc73740db6b" }
+func (x *simmax_int32) Fingerprint() string { return "f52e71a77f38c0bae7dfaa4168ab3fac" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

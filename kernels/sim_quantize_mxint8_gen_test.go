@@ -12,7 +12,7 @@ import (
 
 // simquantize_mxint8 simulates module onic_kernel_quantize_mxint8: S holds every signal's words, M0... its memories.
 type simquantize_mxint8 struct {
-	S         [2414]uint64
+	S         [2413]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "cdf075f9319a9ec4c9834848f80f1db0" }
+func (x *simquantize_mxint8) Fingerprint() string { return "b21ad5665b378b656c64727b3258f1bd" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -2076,7 +2076,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t1102 = t1102_0
 		}
 		t1102 &= 0xf
-		var t2413 uint64 = (v[1106] >> 16) & 0x3
+		var t2381 uint64 = (v[1106] >> 16) & 0x3
 		var t1110 uint64 = (v[1106]) & 0xff
 		v[1106] = v[656]
 		v[656] = v[457]
@@ -2093,7 +2093,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1266 uint64 = t1110 >> v[824]
 		v[824] = t823
 		var t1267 uint64 = (t1266) & 0xff
-		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2413<<10
+		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2381<<10
 		v[1279] = t1278
 		var t2382 uint64 = (v[1111] >> 16) & 0x3
 		var t1115 uint64 = (v[1111]) & 0xff

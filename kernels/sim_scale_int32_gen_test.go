@@ -12,7 +12,7 @@ import (
 
 // simscale_int32 simulates module onic_kernel_scale_int32: S holds every signal's words, M0... its memories.
 type simscale_int32 struct {
-	S         [1043]uint64
+	S         [1011]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,297 +25,297 @@ func init() { sim.Register(func() sim.Model { return Newsimscale_int32() }) }
 func Newsimscale_int32() *simscale_int32 {
 	x := &simscale_int32{D: ^uint64(0)}
 	x.S[21] = 0x8000
-	x.S[27] = 0x1
-	x.S[30] = 0x10
-	x.S[33] = 0x8000
-	x.S[36] = 0x10
-	x.S[39] = 0x1
-	x.S[42] = 0x20
-	x.S[53] = 0x1800000000000
-	x.S[57] = 0x8000
-	x.S[58] = 0x8000
-	x.S[65] = 0x1
-	x.S[66] = 0x1
-	x.S[73] = 0x80000000
-	x.S[74] = 0x7fffffff
+	x.S[26] = 0x1
+	x.S[29] = 0x10
+	x.S[32] = 0x8000
+	x.S[35] = 0x10
+	x.S[37] = 0x1
+	x.S[40] = 0x20
+	x.S[51] = 0x1800000000000
+	x.S[55] = 0x8000
+	x.S[56] = 0x8000
+	x.S[63] = 0x1
+	x.S[64] = 0x1
+	x.S[71] = 0x80000000
+	x.S[72] = 0x7fffffff
+	x.S[73] = 0x7fffffff
 	x.S[75] = 0x7fffffff
-	x.S[77] = 0x7fffffff
-	x.S[80] = 0x8000
-	x.S[86] = 0x1
-	x.S[89] = 0x10
-	x.S[92] = 0x8000
-	x.S[95] = 0x10
-	x.S[98] = 0x1
-	x.S[101] = 0x20
-	x.S[112] = 0x1800000000000
-	x.S[116] = 0x8000
-	x.S[117] = 0x8000
-	x.S[124] = 0x1
-	x.S[125] = 0x1
-	x.S[132] = 0x80000000
-	x.S[133] = 0x7fffffff
-	x.S[134] = 0x7fffffff
-	x.S[136] = 0x7fffffff
-	x.S[139] = 0x8000
-	x.S[145] = 0x1
-	x.S[148] = 0x10
-	x.S[151] = 0x8000
-	x.S[154] = 0x10
-	x.S[157] = 0x1
-	x.S[160] = 0x20
-	x.S[171] = 0x1800000000000
-	x.S[175] = 0x8000
-	x.S[176] = 0x8000
-	x.S[183] = 0x1
-	x.S[184] = 0x1
-	x.S[191] = 0x80000000
-	x.S[192] = 0x7fffffff
-	x.S[193] = 0x7fffffff
-	x.S[195] = 0x7fffffff
-	x.S[198] = 0x8000
-	x.S[204] = 0x1
-	x.S[207] = 0x10
-	x.S[210] = 0x8000
-	x.S[213] = 0x10
-	x.S[216] = 0x1
-	x.S[219] = 0x20
-	x.S[230] = 0x1800000000000
-	x.S[234] = 0x8000
-	x.S[235] = 0x8000
-	x.S[242] = 0x1
-	x.S[243] = 0x1
-	x.S[250] = 0x80000000
-	x.S[251] = 0x7fffffff
-	x.S[252] = 0x7fffffff
-	x.S[254] = 0x7fffffff
-	x.S[257] = 0x8000
-	x.S[263] = 0x1
-	x.S[266] = 0x10
-	x.S[269] = 0x8000
-	x.S[272] = 0x10
-	x.S[275] = 0x1
-	x.S[278] = 0x20
-	x.S[289] = 0x1800000000000
-	x.S[293] = 0x8000
-	x.S[294] = 0x8000
-	x.S[301] = 0x1
-	x.S[302] = 0x1
-	x.S[309] = 0x80000000
-	x.S[310] = 0x7fffffff
-	x.S[311] = 0x7fffffff
-	x.S[313] = 0x7fffffff
-	x.S[316] = 0x8000
+	x.S[78] = 0x8000
+	x.S[83] = 0x1
+	x.S[86] = 0x10
+	x.S[89] = 0x8000
+	x.S[92] = 0x10
+	x.S[94] = 0x1
+	x.S[97] = 0x20
+	x.S[108] = 0x1800000000000
+	x.S[112] = 0x8000
+	x.S[113] = 0x8000
+	x.S[120] = 0x1
+	x.S[121] = 0x1
+	x.S[128] = 0x80000000
+	x.S[129] = 0x7fffffff
+	x.S[130] = 0x7fffffff
+	x.S[132] = 0x7fffffff
+	x.S[135] = 0x8000
+	x.S[140] = 0x1
+	x.S[143] = 0x10
+	x.S[146] = 0x8000
+	x.S[149] = 0x10
+	x.S[151] = 0x1
+	x.S[154] = 0x20
+	x.S[165] = 0x1800000000000
+	x.S[169] = 0x8000
+	x.S[170] = 0x8000
+	x.S[177] = 0x1
+	x.S[178] = 0x1
+	x.S[185] = 0x80000000
+	x.S[186] = 0x7fffffff
+	x.S[187] = 0x7fffffff
+	x.S[189] = 0x7fffffff
+	x.S[192] = 0x8000
+	x.S[197] = 0x1
+	x.S[200] = 0x10
+	x.S[203] = 0x8000
+	x.S[206] = 0x10
+	x.S[208] = 0x1
+	x.S[211] = 0x20
+	x.S[222] = 0x1800000000000
+	x.S[226] = 0x8000
+	x.S[227] = 0x8000
+	x.S[234] = 0x1
+	x.S[235] = 0x1
+	x.S[242] = 0x80000000
+	x.S[243] = 0x7fffffff
+	x.S[244] = 0x7fffffff
+	x.S[246] = 0x7fffffff
+	x.S[249] = 0x8000
+	x.S[254] = 0x1
+	x.S[257] = 0x10
+	x.S[260] = 0x8000
+	x.S[263] = 0x10
+	x.S[265] = 0x1
+	x.S[268] = 0x20
+	x.S[279] = 0x1800000000000
+	x.S[283] = 0x8000
+	x.S[284] = 0x8000
+	x.S[291] = 0x1
+	x.S[292] = 0x1
+	x.S[299] = 0x80000000
+	x.S[300] = 0x7fffffff
+	x.S[301] = 0x7fffffff
+	x.S[303] = 0x7fffffff
+	x.S[306] = 0x8000
+	x.S[311] = 0x1
+	x.S[314] = 0x10
+	x.S[317] = 0x8000
+	x.S[320] = 0x10
 	x.S[322] = 0x1
-	x.S[325] = 0x10
-	x.S[328] = 0x8000
-	x.S[331] = 0x10
-	x.S[334] = 0x1
-	x.S[337] = 0x20
-	x.S[348] = 0x1800000000000
-	x.S[352] = 0x8000
-	x.S[353] = 0x8000
-	x.S[360] = 0x1
-	x.S[361] = 0x1
-	x.S[368] = 0x80000000
-	x.S[369] = 0x7fffffff
-	x.S[370] = 0x7fffffff
-	x.S[372] = 0x7fffffff
-	x.S[375] = 0x8000
-	x.S[381] = 0x1
-	x.S[384] = 0x10
-	x.S[387] = 0x8000
-	x.S[390] = 0x10
-	x.S[393] = 0x1
-	x.S[396] = 0x20
-	x.S[407] = 0x1800000000000
-	x.S[411] = 0x8000
-	x.S[412] = 0x8000
-	x.S[419] = 0x1
-	x.S[420] = 0x1
-	x.S[427] = 0x80000000
-	x.S[428] = 0x7fffffff
-	x.S[429] = 0x7fffffff
-	x.S[431] = 0x7fffffff
-	x.S[434] = 0x8000
-	x.S[440] = 0x1
-	x.S[443] = 0x10
-	x.S[446] = 0x8000
-	x.S[449] = 0x10
-	x.S[452] = 0x1
-	x.S[455] = 0x20
-	x.S[466] = 0x1800000000000
-	x.S[470] = 0x8000
-	x.S[471] = 0x8000
-	x.S[478] = 0x1
-	x.S[479] = 0x1
-	x.S[486] = 0x80000000
-	x.S[487] = 0x7fffffff
-	x.S[488] = 0x7fffffff
-	x.S[490] = 0x7fffffff
-	x.S[493] = 0x8000
-	x.S[499] = 0x1
-	x.S[502] = 0x10
-	x.S[505] = 0x8000
-	x.S[508] = 0x10
-	x.S[511] = 0x1
-	x.S[514] = 0x20
-	x.S[525] = 0x1800000000000
-	x.S[529] = 0x8000
-	x.S[530] = 0x8000
-	x.S[537] = 0x1
-	x.S[538] = 0x1
-	x.S[545] = 0x80000000
-	x.S[546] = 0x7fffffff
-	x.S[547] = 0x7fffffff
-	x.S[549] = 0x7fffffff
-	x.S[552] = 0x8000
-	x.S[558] = 0x1
-	x.S[561] = 0x10
-	x.S[564] = 0x8000
-	x.S[567] = 0x10
-	x.S[570] = 0x1
-	x.S[573] = 0x20
-	x.S[584] = 0x1800000000000
-	x.S[588] = 0x8000
-	x.S[589] = 0x8000
+	x.S[325] = 0x20
+	x.S[336] = 0x1800000000000
+	x.S[340] = 0x8000
+	x.S[341] = 0x8000
+	x.S[348] = 0x1
+	x.S[349] = 0x1
+	x.S[356] = 0x80000000
+	x.S[357] = 0x7fffffff
+	x.S[358] = 0x7fffffff
+	x.S[360] = 0x7fffffff
+	x.S[363] = 0x8000
+	x.S[368] = 0x1
+	x.S[371] = 0x10
+	x.S[374] = 0x8000
+	x.S[377] = 0x10
+	x.S[379] = 0x1
+	x.S[382] = 0x20
+	x.S[393] = 0x1800000000000
+	x.S[397] = 0x8000
+	x.S[398] = 0x8000
+	x.S[405] = 0x1
+	x.S[406] = 0x1
+	x.S[413] = 0x80000000
+	x.S[414] = 0x7fffffff
+	x.S[415] = 0x7fffffff
+	x.S[417] = 0x7fffffff
+	x.S[420] = 0x8000
+	x.S[425] = 0x1
+	x.S[428] = 0x10
+	x.S[431] = 0x8000
+	x.S[434] = 0x10
+	x.S[436] = 0x1
+	x.S[439] = 0x20
+	x.S[450] = 0x1800000000000
+	x.S[454] = 0x8000
+	x.S[455] = 0x8000
+	x.S[462] = 0x1
+	x.S[463] = 0x1
+	x.S[470] = 0x80000000
+	x.S[471] = 0x7fffffff
+	x.S[472] = 0x7fffffff
+	x.S[474] = 0x7fffffff
+	x.S[477] = 0x8000
+	x.S[482] = 0x1
+	x.S[485] = 0x10
+	x.S[488] = 0x8000
+	x.S[491] = 0x10
+	x.S[493] = 0x1
+	x.S[496] = 0x20
+	x.S[507] = 0x1800000000000
+	x.S[511] = 0x8000
+	x.S[512] = 0x8000
+	x.S[519] = 0x1
+	x.S[520] = 0x1
+	x.S[527] = 0x80000000
+	x.S[528] = 0x7fffffff
+	x.S[529] = 0x7fffffff
+	x.S[531] = 0x7fffffff
+	x.S[534] = 0x8000
+	x.S[539] = 0x1
+	x.S[542] = 0x10
+	x.S[545] = 0x8000
+	x.S[548] = 0x10
+	x.S[550] = 0x1
+	x.S[553] = 0x20
+	x.S[564] = 0x1800000000000
+	x.S[568] = 0x8000
+	x.S[569] = 0x8000
+	x.S[576] = 0x1
+	x.S[577] = 0x1
+	x.S[584] = 0x80000000
+	x.S[585] = 0x7fffffff
+	x.S[586] = 0x7fffffff
+	x.S[588] = 0x7fffffff
+	x.S[591] = 0x8000
 	x.S[596] = 0x1
-	x.S[597] = 0x1
-	x.S[604] = 0x80000000
-	x.S[605] = 0x7fffffff
-	x.S[606] = 0x7fffffff
-	x.S[608] = 0x7fffffff
-	x.S[611] = 0x8000
-	x.S[617] = 0x1
-	x.S[620] = 0x10
-	x.S[623] = 0x8000
-	x.S[626] = 0x10
-	x.S[629] = 0x1
-	x.S[632] = 0x20
-	x.S[643] = 0x1800000000000
-	x.S[647] = 0x8000
+	x.S[599] = 0x10
+	x.S[602] = 0x8000
+	x.S[605] = 0x10
+	x.S[607] = 0x1
+	x.S[610] = 0x20
+	x.S[621] = 0x1800000000000
+	x.S[625] = 0x8000
+	x.S[626] = 0x8000
+	x.S[633] = 0x1
+	x.S[634] = 0x1
+	x.S[641] = 0x80000000
+	x.S[642] = 0x7fffffff
+	x.S[643] = 0x7fffffff
+	x.S[645] = 0x7fffffff
 	x.S[648] = 0x8000
-	x.S[655] = 0x1
-	x.S[656] = 0x1
-	x.S[663] = 0x80000000
-	x.S[664] = 0x7fffffff
-	x.S[665] = 0x7fffffff
-	x.S[667] = 0x7fffffff
-	x.S[670] = 0x8000
-	x.S[676] = 0x1
-	x.S[679] = 0x10
+	x.S[653] = 0x1
+	x.S[656] = 0x10
+	x.S[659] = 0x8000
+	x.S[662] = 0x10
+	x.S[664] = 0x1
+	x.S[667] = 0x20
+	x.S[678] = 0x1800000000000
 	x.S[682] = 0x8000
-	x.S[685] = 0x10
-	x.S[688] = 0x1
-	x.S[691] = 0x20
-	x.S[702] = 0x1800000000000
-	x.S[706] = 0x8000
-	x.S[707] = 0x8000
-	x.S[714] = 0x1
-	x.S[715] = 0x1
-	x.S[722] = 0x80000000
-	x.S[723] = 0x7fffffff
-	x.S[724] = 0x7fffffff
-	x.S[726] = 0x7fffffff
-	x.S[729] = 0x8000
-	x.S[735] = 0x1
-	x.S[738] = 0x10
-	x.S[741] = 0x8000
-	x.S[744] = 0x10
+	x.S[683] = 0x8000
+	x.S[690] = 0x1
+	x.S[691] = 0x1
+	x.S[698] = 0x80000000
+	x.S[699] = 0x7fffffff
+	x.S[700] = 0x7fffffff
+	x.S[702] = 0x7fffffff
+	x.S[705] = 0x8000
+	x.S[710] = 0x1
+	x.S[713] = 0x10
+	x.S[716] = 0x8000
+	x.S[719] = 0x10
+	x.S[721] = 0x1
+	x.S[724] = 0x20
+	x.S[735] = 0x1800000000000
+	x.S[739] = 0x8000
+	x.S[740] = 0x8000
 	x.S[747] = 0x1
-	x.S[750] = 0x20
-	x.S[761] = 0x1800000000000
-	x.S[765] = 0x8000
-	x.S[766] = 0x8000
-	x.S[773] = 0x1
-	x.S[774] = 0x1
-	x.S[781] = 0x80000000
-	x.S[782] = 0x7fffffff
-	x.S[783] = 0x7fffffff
-	x.S[785] = 0x7fffffff
-	x.S[788] = 0x8000
-	x.S[794] = 0x1
-	x.S[797] = 0x10
-	x.S[800] = 0x8000
-	x.S[803] = 0x10
-	x.S[806] = 0x1
-	x.S[809] = 0x20
-	x.S[820] = 0x1800000000000
-	x.S[824] = 0x8000
-	x.S[825] = 0x8000
-	x.S[832] = 0x1
-	x.S[833] = 0x1
-	x.S[840] = 0x80000000
-	x.S[841] = 0x7fffffff
-	x.S[842] = 0x7fffffff
-	x.S[844] = 0x7fffffff
-	x.S[847] = 0x8000
-	x.S[853] = 0x1
-	x.S[856] = 0x10
-	x.S[859] = 0x8000
-	x.S[862] = 0x10
-	x.S[865] = 0x1
-	x.S[868] = 0x20
-	x.S[879] = 0x1800000000000
-	x.S[883] = 0x8000
-	x.S[884] = 0x8000
-	x.S[891] = 0x1
+	x.S[748] = 0x1
+	x.S[755] = 0x80000000
+	x.S[756] = 0x7fffffff
+	x.S[757] = 0x7fffffff
+	x.S[759] = 0x7fffffff
+	x.S[762] = 0x8000
+	x.S[767] = 0x1
+	x.S[770] = 0x10
+	x.S[773] = 0x8000
+	x.S[776] = 0x10
+	x.S[778] = 0x1
+	x.S[781] = 0x20
+	x.S[792] = 0x1800000000000
+	x.S[796] = 0x8000
+	x.S[797] = 0x8000
+	x.S[804] = 0x1
+	x.S[805] = 0x1
+	x.S[812] = 0x80000000
+	x.S[813] = 0x7fffffff
+	x.S[814] = 0x7fffffff
+	x.S[816] = 0x7fffffff
+	x.S[819] = 0x8000
+	x.S[824] = 0x1
+	x.S[827] = 0x10
+	x.S[830] = 0x8000
+	x.S[833] = 0x10
+	x.S[835] = 0x1
+	x.S[838] = 0x20
+	x.S[849] = 0x1800000000000
+	x.S[853] = 0x8000
+	x.S[854] = 0x8000
+	x.S[861] = 0x1
+	x.S[862] = 0x1
+	x.S[869] = 0x80000000
+	x.S[870] = 0x7fffffff
+	x.S[871] = 0x7fffffff
+	x.S[873] = 0x7fffffff
+	x.S[876] = 0x8000
+	x.S[881] = 0x1
+	x.S[884] = 0x10
+	x.S[887] = 0x8000
+	x.S[890] = 0x10
 	x.S[892] = 0x1
-	x.S[899] = 0x80000000
-	x.S[900] = 0x7fffffff
-	x.S[901] = 0x7fffffff
-	x.S[903] = 0x7fffffff
-	x.S[906] = 0x8000
-	x.S[912] = 0x1
-	x.S[915] = 0x10
-	x.S[918] = 0x8000
-	x.S[921] = 0x10
-	x.S[924] = 0x1
-	x.S[927] = 0x20
-	x.S[938] = 0x1800000000000
-	x.S[942] = 0x8000
-	x.S[943] = 0x8000
-	x.S[950] = 0x1
-	x.S[951] = 0x1
-	x.S[958] = 0x80000000
-	x.S[959] = 0x7fffffff
-	x.S[960] = 0x7fffffff
-	x.S[962] = 0x7fffffff
-	x.S[963] = 0x7fffffff7fffffff
-	x.S[964] = 0x7fffffff7fffffff
-	x.S[965] = 0x7fffffff7fffffff
-	x.S[966] = 0x7fffffff7fffffff
-	x.S[967] = 0x7fffffff7fffffff
-	x.S[968] = 0x7fffffff7fffffff
-	x.S[969] = 0x7fffffff7fffffff
-	x.S[970] = 0x7fffffff7fffffff
-	x.S[971] = 0x1
-	x.S[976] = 0x7fffffff7fffffff
-	x.S[977] = 0x7fffffff7fffffff
-	x.S[978] = 0x7fffffff7fffffff
-	x.S[979] = 0x7fffffff7fffffff
-	x.S[980] = 0x7fffffff7fffffff
-	x.S[981] = 0x7fffffff7fffffff
-	x.S[982] = 0x7fffffff7fffffff
-	x.S[983] = 0x7fffffff7fffffff
-	x.S[986] = 0x1
-	x.S[987] = 0x1
-	x.S[989] = 0x1
-	x.S[1012] = 0x1
-	x.S[1013] = 0x1
-	x.S[1014] = 0x1
-	x.S[1017] = 0x7fffffff7fffffff
-	x.S[1018] = 0x7fffffff7fffffff
-	x.S[1019] = 0x7fffffff7fffffff
-	x.S[1020] = 0x7fffffff7fffffff
-	x.S[1021] = 0x7fffffff7fffffff
-	x.S[1022] = 0x7fffffff7fffffff
-	x.S[1023] = 0x7fffffff7fffffff
-	x.S[1024] = 0x7fffffff7fffffff
+	x.S[895] = 0x20
+	x.S[906] = 0x1800000000000
+	x.S[910] = 0x8000
+	x.S[911] = 0x8000
+	x.S[918] = 0x1
+	x.S[919] = 0x1
+	x.S[926] = 0x80000000
+	x.S[927] = 0x7fffffff
+	x.S[928] = 0x7fffffff
+	x.S[930] = 0x7fffffff
+	x.S[931] = 0x7fffffff7fffffff
+	x.S[932] = 0x7fffffff7fffffff
+	x.S[933] = 0x7fffffff7fffffff
+	x.S[934] = 0x7fffffff7fffffff
+	x.S[935] = 0x7fffffff7fffffff
+	x.S[936] = 0x7fffffff7fffffff
+	x.S[937] = 0x7fffffff7fffffff
+	x.S[938] = 0x7fffffff7fffffff
+	x.S[939] = 0x1
+	x.S[944] = 0x7fffffff7fffffff
+	x.S[945] = 0x7fffffff7fffffff
+	x.S[946] = 0x7fffffff7fffffff
+	x.S[947] = 0x7fffffff7fffffff
+	x.S[948] = 0x7fffffff7fffffff
+	x.S[949] = 0x7fffffff7fffffff
+	x.S[950] = 0x7fffffff7fffffff
+	x.S[951] = 0x7fffffff7fffffff
+	x.S[954] = 0x1
+	x.S[955] = 0x1
+	x.S[957] = 0x1
+	x.S[980] = 0x1
+	x.S[981] = 0x1
+	x.S[982] = 0x1
+	x.S[985] = 0x7fffffff7fffffff
+	x.S[986] = 0x7fffffff7fffffff
+	x.S[987] = 0x7fffffff7fffffff
+	x.S[988] = 0x7fffffff7fffffff
+	x.S[989] = 0x7fffffff7fffffff
+	x.S[990] = 0x7fffffff7fffffff
+	x.S[991] = 0x7fffffff7fffffff
+	x.S[992] = 0x7fffffff7fffffff
 	return x
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "d5f55e35da842467c3b949e616436d90" }
+func (x *simscale_int32) Fingerprint() string { return "28c8466dde944ba1c953543a93bb4ee8" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -342,295 +342,295 @@ func (x *simscale_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t76 uint64 = v[71]
-		var t72 uint64 = (v[71] >> 32) & 0x1
-		var t75, t75_1, t75_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t72 != 0 {
+		var t74 uint64 = v[69]
+		var t70 uint64 = (v[69] >> 32) & 0x1
+		var t73, t73_1, t73_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t70 != 0 {
+			t73 = t73_1
+		} else {
+			t73 = t73_0
+		}
+		var t75, t75_1, t75_0 uint64 = 0, t74, t73
+		if v[65] != 0 {
 			t75 = t75_1
 		} else {
 			t75 = t75_0
 		}
-		var t77, t77_1, t77_0 uint64 = 0, t76, t75
-		if v[67] != 0 {
-			t77 = t77_1
+		t75 &= 0xffffffff
+		var t131 uint64 = v[126]
+		var t127 uint64 = (v[126] >> 32) & 0x1
+		var t130, t130_1, t130_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t127 != 0 {
+			t130 = t130_1
 		} else {
-			t77 = t77_0
+			t130 = t130_0
 		}
-		t77 &= 0xffffffff
-		var t135 uint64 = v[130]
-		var t131 uint64 = (v[130] >> 32) & 0x1
-		var t134, t134_1, t134_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t131 != 0 {
-			t134 = t134_1
+		var t132, t132_1, t132_0 uint64 = 0, t131, t130
+		if v[122] != 0 {
+			t132 = t132_1
 		} else {
-			t134 = t134_0
+			t132 = t132_0
 		}
-		var t136, t136_1, t136_0 uint64 = 0, t135, t134
-		if v[126] != 0 {
-			t136 = t136_1
+		t132 &= 0xffffffff
+		var t188 uint64 = v[183]
+		var t184 uint64 = (v[183] >> 32) & 0x1
+		var t187, t187_1, t187_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t184 != 0 {
+			t187 = t187_1
 		} else {
-			t136 = t136_0
+			t187 = t187_0
 		}
-		t136 &= 0xffffffff
-		var t194 uint64 = v[189]
-		var t190 uint64 = (v[189] >> 32) & 0x1
-		var t193, t193_1, t193_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t190 != 0 {
-			t193 = t193_1
+		var t189, t189_1, t189_0 uint64 = 0, t188, t187
+		if v[179] != 0 {
+			t189 = t189_1
 		} else {
-			t193 = t193_0
+			t189 = t189_0
 		}
-		var t195, t195_1, t195_0 uint64 = 0, t194, t193
-		if v[185] != 0 {
-			t195 = t195_1
+		t189 &= 0xffffffff
+		var t245 uint64 = v[240]
+		var t241 uint64 = (v[240] >> 32) & 0x1
+		var t244, t244_1, t244_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t241 != 0 {
+			t244 = t244_1
 		} else {
-			t195 = t195_0
+			t244 = t244_0
 		}
-		t195 &= 0xffffffff
-		var t253 uint64 = v[248]
-		var t249 uint64 = (v[248] >> 32) & 0x1
-		var t252, t252_1, t252_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t249 != 0 {
-			t252 = t252_1
+		var t246, t246_1, t246_0 uint64 = 0, t245, t244
+		if v[236] != 0 {
+			t246 = t246_1
 		} else {
-			t252 = t252_0
+			t246 = t246_0
 		}
-		var t254, t254_1, t254_0 uint64 = 0, t253, t252
-		if v[244] != 0 {
-			t254 = t254_1
+		t246 &= 0xffffffff
+		var t302 uint64 = v[297]
+		var t298 uint64 = (v[297] >> 32) & 0x1
+		var t301, t301_1, t301_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t298 != 0 {
+			t301 = t301_1
 		} else {
-			t254 = t254_0
+			t301 = t301_0
 		}
-		t254 &= 0xffffffff
-		var t312 uint64 = v[307]
-		var t308 uint64 = (v[307] >> 32) & 0x1
-		var t311, t311_1, t311_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t308 != 0 {
-			t311 = t311_1
+		var t303, t303_1, t303_0 uint64 = 0, t302, t301
+		if v[293] != 0 {
+			t303 = t303_1
 		} else {
-			t311 = t311_0
+			t303 = t303_0
 		}
-		var t313, t313_1, t313_0 uint64 = 0, t312, t311
-		if v[303] != 0 {
-			t313 = t313_1
+		t303 &= 0xffffffff
+		var t359 uint64 = v[354]
+		var t355 uint64 = (v[354] >> 32) & 0x1
+		var t358, t358_1, t358_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t355 != 0 {
+			t358 = t358_1
 		} else {
-			t313 = t313_0
+			t358 = t358_0
 		}
-		t313 &= 0xffffffff
-		var t371 uint64 = v[366]
-		var t367 uint64 = (v[366] >> 32) & 0x1
-		var t370, t370_1, t370_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t367 != 0 {
-			t370 = t370_1
+		var t360, t360_1, t360_0 uint64 = 0, t359, t358
+		if v[350] != 0 {
+			t360 = t360_1
 		} else {
-			t370 = t370_0
+			t360 = t360_0
 		}
-		var t372, t372_1, t372_0 uint64 = 0, t371, t370
-		if v[362] != 0 {
-			t372 = t372_1
+		t360 &= 0xffffffff
+		var t416 uint64 = v[411]
+		var t412 uint64 = (v[411] >> 32) & 0x1
+		var t415, t415_1, t415_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t412 != 0 {
+			t415 = t415_1
 		} else {
-			t372 = t372_0
+			t415 = t415_0
 		}
-		t372 &= 0xffffffff
-		var t430 uint64 = v[425]
-		var t426 uint64 = (v[425] >> 32) & 0x1
-		var t429, t429_1, t429_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t426 != 0 {
-			t429 = t429_1
+		var t417, t417_1, t417_0 uint64 = 0, t416, t415
+		if v[407] != 0 {
+			t417 = t417_1
 		} else {
-			t429 = t429_0
+			t417 = t417_0
 		}
-		var t431, t431_1, t431_0 uint64 = 0, t430, t429
-		if v[421] != 0 {
-			t431 = t431_1
+		t417 &= 0xffffffff
+		var t473 uint64 = v[468]
+		var t469 uint64 = (v[468] >> 32) & 0x1
+		var t472, t472_1, t472_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t469 != 0 {
+			t472 = t472_1
 		} else {
-			t431 = t431_0
+			t472 = t472_0
 		}
-		t431 &= 0xffffffff
-		var t489 uint64 = v[484]
-		var t485 uint64 = (v[484] >> 32) & 0x1
-		var t488, t488_1, t488_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t485 != 0 {
-			t488 = t488_1
+		var t474, t474_1, t474_0 uint64 = 0, t473, t472
+		if v[464] != 0 {
+			t474 = t474_1
 		} else {
-			t488 = t488_0
+			t474 = t474_0
 		}
-		var t490, t490_1, t490_0 uint64 = 0, t489, t488
-		if v[480] != 0 {
-			t490 = t490_1
+		t474 &= 0xffffffff
+		var t530 uint64 = v[525]
+		var t526 uint64 = (v[525] >> 32) & 0x1
+		var t529, t529_1, t529_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t526 != 0 {
+			t529 = t529_1
 		} else {
-			t490 = t490_0
+			t529 = t529_0
 		}
-		t490 &= 0xffffffff
-		var t548 uint64 = v[543]
-		var t544 uint64 = (v[543] >> 32) & 0x1
-		var t547, t547_1, t547_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t544 != 0 {
-			t547 = t547_1
+		var t531, t531_1, t531_0 uint64 = 0, t530, t529
+		if v[521] != 0 {
+			t531 = t531_1
 		} else {
-			t547 = t547_0
+			t531 = t531_0
 		}
-		var t549, t549_1, t549_0 uint64 = 0, t548, t547
-		if v[539] != 0 {
-			t549 = t549_1
+		t531 &= 0xffffffff
+		var t587 uint64 = v[582]
+		var t583 uint64 = (v[582] >> 32) & 0x1
+		var t586, t586_1, t586_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t583 != 0 {
+			t586 = t586_1
 		} else {
-			t549 = t549_0
+			t586 = t586_0
 		}
-		t549 &= 0xffffffff
-		var t607 uint64 = v[602]
-		var t603 uint64 = (v[602] >> 32) & 0x1
-		var t606, t606_1, t606_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t603 != 0 {
-			t606 = t606_1
+		var t588, t588_1, t588_0 uint64 = 0, t587, t586
+		if v[578] != 0 {
+			t588 = t588_1
 		} else {
-			t606 = t606_0
+			t588 = t588_0
 		}
-		var t608, t608_1, t608_0 uint64 = 0, t607, t606
-		if v[598] != 0 {
-			t608 = t608_1
+		t588 &= 0xffffffff
+		var t644 uint64 = v[639]
+		var t640 uint64 = (v[639] >> 32) & 0x1
+		var t643, t643_1, t643_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t640 != 0 {
+			t643 = t643_1
 		} else {
-			t608 = t608_0
+			t643 = t643_0
 		}
-		t608 &= 0xffffffff
-		var t666 uint64 = v[661]
-		var t662 uint64 = (v[661] >> 32) & 0x1
-		var t665, t665_1, t665_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t662 != 0 {
-			t665 = t665_1
+		var t645, t645_1, t645_0 uint64 = 0, t644, t643
+		if v[635] != 0 {
+			t645 = t645_1
 		} else {
-			t665 = t665_0
+			t645 = t645_0
 		}
-		var t667, t667_1, t667_0 uint64 = 0, t666, t665
-		if v[657] != 0 {
-			t667 = t667_1
+		t645 &= 0xffffffff
+		var t701 uint64 = v[696]
+		var t697 uint64 = (v[696] >> 32) & 0x1
+		var t700, t700_1, t700_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t697 != 0 {
+			t700 = t700_1
 		} else {
-			t667 = t667_0
+			t700 = t700_0
 		}
-		t667 &= 0xffffffff
-		var t725 uint64 = v[720]
-		var t721 uint64 = (v[720] >> 32) & 0x1
-		var t724, t724_1, t724_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t721 != 0 {
-			t724 = t724_1
+		var t702, t702_1, t702_0 uint64 = 0, t701, t700
+		if v[692] != 0 {
+			t702 = t702_1
 		} else {
-			t724 = t724_0
+			t702 = t702_0
 		}
-		var t726, t726_1, t726_0 uint64 = 0, t725, t724
-		if v[716] != 0 {
-			t726 = t726_1
+		t702 &= 0xffffffff
+		var t758 uint64 = v[753]
+		var t754 uint64 = (v[753] >> 32) & 0x1
+		var t757, t757_1, t757_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t754 != 0 {
+			t757 = t757_1
 		} else {
-			t726 = t726_0
+			t757 = t757_0
 		}
-		t726 &= 0xffffffff
-		var t784 uint64 = v[779]
-		var t780 uint64 = (v[779] >> 32) & 0x1
-		var t783, t783_1, t783_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t780 != 0 {
-			t783 = t783_1
+		var t759, t759_1, t759_0 uint64 = 0, t758, t757
+		if v[749] != 0 {
+			t759 = t759_1
 		} else {
-			t783 = t783_0
+			t759 = t759_0
 		}
-		var t785, t785_1, t785_0 uint64 = 0, t784, t783
-		if v[775] != 0 {
-			t785 = t785_1
+		t759 &= 0xffffffff
+		var t815 uint64 = v[810]
+		var t811 uint64 = (v[810] >> 32) & 0x1
+		var t814, t814_1, t814_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t811 != 0 {
+			t814 = t814_1
 		} else {
-			t785 = t785_0
+			t814 = t814_0
 		}
-		t785 &= 0xffffffff
-		var t843 uint64 = v[838]
-		var t839 uint64 = (v[838] >> 32) & 0x1
-		var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t839 != 0 {
-			t842 = t842_1
+		var t816, t816_1, t816_0 uint64 = 0, t815, t814
+		if v[806] != 0 {
+			t816 = t816_1
 		} else {
-			t842 = t842_0
+			t816 = t816_0
 		}
-		var t844, t844_1, t844_0 uint64 = 0, t843, t842
-		if v[834] != 0 {
-			t844 = t844_1
+		t816 &= 0xffffffff
+		var t872 uint64 = v[867]
+		var t868 uint64 = (v[867] >> 32) & 0x1
+		var t871, t871_1, t871_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t868 != 0 {
+			t871 = t871_1
 		} else {
-			t844 = t844_0
+			t871 = t871_0
 		}
-		t844 &= 0xffffffff
-		var t902 uint64 = v[897]
-		var t898 uint64 = (v[897] >> 32) & 0x1
-		var t901, t901_1, t901_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t898 != 0 {
-			t901 = t901_1
+		var t873, t873_1, t873_0 uint64 = 0, t872, t871
+		if v[863] != 0 {
+			t873 = t873_1
 		} else {
-			t901 = t901_0
+			t873 = t873_0
 		}
-		var t903, t903_1, t903_0 uint64 = 0, t902, t901
-		if v[893] != 0 {
-			t903 = t903_1
+		t873 &= 0xffffffff
+		var t929 uint64 = v[924]
+		var t925 uint64 = (v[924] >> 32) & 0x1
+		var t928, t928_1, t928_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t925 != 0 {
+			t928 = t928_1
 		} else {
-			t903 = t903_0
+			t928 = t928_0
 		}
-		t903 &= 0xffffffff
-		var t961 uint64 = v[956]
-		var t957 uint64 = (v[956] >> 32) & 0x1
-		var t960, t960_1, t960_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t957 != 0 {
-			t960 = t960_1
+		var t930, t930_1, t930_0 uint64 = 0, t929, t928
+		if v[920] != 0 {
+			t930 = t930_1
 		} else {
-			t960 = t960_0
+			t930 = t930_0
 		}
-		var t962, t962_1, t962_0 uint64 = 0, t961, t960
-		if v[952] != 0 {
-			t962 = t962_1
-		} else {
-			t962 = t962_0
-		}
-		t962 &= 0xffffffff
-		v[963] = t903<<32 | t962
-		v[964] = t785<<32 | t844
-		v[965] = t667<<32 | t726
-		v[966] = t549<<32 | t608
-		v[967] = t431<<32 | t490
-		v[968] = t313<<32 | t372
-		v[969] = t195<<32 | t254
-		v[970] = t77<<32 | t136
-		v[976] = v[963]
-		v[977] = v[964]
-		v[978] = v[965]
-		v[979] = v[966]
-		v[980] = v[967]
-		v[981] = v[968]
-		v[982] = v[969]
-		v[983] = v[970]
-		v[984] = v[17]
-		v[985] = v[18]
-		v[985] &= 0x1
+		t930 &= 0xffffffff
+		v[931] = t873<<32 | t930
+		v[932] = t759<<32 | t816
+		v[933] = t645<<32 | t702
+		v[934] = t531<<32 | t588
+		v[935] = t417<<32 | t474
+		v[936] = t303<<32 | t360
+		v[937] = t189<<32 | t246
+		v[938] = t75<<32 | t132
+		v[944] = v[931]
+		v[945] = v[932]
+		v[946] = v[933]
+		v[947] = v[934]
+		v[948] = v[935]
+		v[949] = v[936]
+		v[950] = v[937]
+		v[951] = v[938]
+		v[952] = v[17]
+		v[953] = v[18]
+		v[953] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t986 uint64 = (^v[975]) & 0x1
-		v[986] = t986
+		var t954 uint64 = (^v[943]) & 0x1
+		v[954] = t954
 	}
 	if d&0x4 != 0 {
-		var t1012 uint64 = (^v[1001]) & 0x1
-		v[1012] = t1012
-		var t1013 uint64 = (^v[990]) & 0x1
-		v[1013] = t1013
+		var t980 uint64 = (^v[969]) & 0x1
+		v[980] = t980
+		var t981 uint64 = (^v[958]) & 0x1
+		v[981] = t981
 	}
 	if d&0x8 != 0 {
-		v[1032] = v[991]
-		v[1033] = v[992]
-		v[1034] = v[993]
-		v[1035] = v[994]
-		v[1036] = v[995]
-		v[1037] = v[996]
-		v[1038] = v[997]
-		v[1039] = v[998]
-		var t1040 uint64 = v[999] >> 0 & 0xffffffffffffffff
-		v[1040] = t1040
-		var t1041 uint64 = v[1000] >> 0 & 0x1
-		v[1041] = t1041
+		v[1000] = v[959]
+		v[1001] = v[960]
+		v[1002] = v[961]
+		v[1003] = v[962]
+		v[1004] = v[963]
+		v[1005] = v[964]
+		v[1006] = v[965]
+		v[1007] = v[966]
+		var t1008 uint64 = v[967] >> 0 & 0xffffffffffffffff
+		v[1008] = t1008
+		var t1009 uint64 = v[968] >> 0 & 0x1
+		v[1009] = t1009
 	}
 	if d&0x6 != 0 {
-		var t987 uint64 = v[1012] | v[986]
-		v[987] = t987
-		var t1030 uint64 = v[975] & v[1012]
-		v[1030] = t1030
+		var t955 uint64 = v[980] | v[954]
+		v[955] = t955
+		var t998 uint64 = v[943] & v[980]
+		v[998] = t998
 	}
 }
 
@@ -638,11 +638,11 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t1014 uint64 = v[1042] | v[1013]
-	v[1014] = t1014
-	var t1029 uint64 = ^t1014
-	var t1031 uint64 = t1029 & v[1030]
-	v[1031] = t1031
+	var t982 uint64 = v[1010] | v[981]
+	v[982] = t982
+	var t997 uint64 = ^t982
+	var t999 uint64 = t997 & v[998]
+	v[999] = t999
 }
 
 // Step is one rising clock edge, then Eval.
@@ -652,7 +652,7 @@ func (x *simscale_int32) Step() { x.Edge(); x.Eval() }
 func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[987] != 0 {
+	if v[955] != 0 {
 		x.D |= 0x1
 		v[17] = v[15]
 		v[15] = v[13]
@@ -663,922 +663,890 @@ func (x *simscale_int32) Edge() bool {
 		v[14] = v[12]
 		v[12] = v[9]
 		var t25 uint64 = v[23] << 0x0
-		var t45 uint64 = 0x0 + t25
-		var t31 uint64 = v[29] << 0x10
-		var t46 uint64 = t45 + t31
-		var t37 uint64 = v[35] << 0x10
-		var t47 uint64 = t46 + t37
-		var t43 uint64 = v[41] << 0x20
-		var t48 uint64 = t47 + t43
-		var t52 uint64 = (v[51] >> 31) & 0x1
-		v[51] = v[50]
-		var t55, t55_1, t55_0 uint64 = 0, 0x1800000000000, 0x0
-		if t52 != 0 {
-			t55 = t55_1
+		var t43 uint64 = 0x0 + t25
+		var t30 uint64 = v[28] << 0x10
+		var t44 uint64 = t43 + t30
+		var t36 uint64 = v[34] << 0x10
+		var t45 uint64 = t44 + t36
+		var t41 uint64 = v[39] << 0x20
+		var t46 uint64 = t45 + t41
+		var t50 uint64 = (v[49] >> 31) & 0x1
+		v[49] = v[48]
+		var t53, t53_1, t53_0 uint64 = 0, 0x1800000000000, 0x0
+		if t50 != 0 {
+			t53 = t53_1
 		} else {
-			t55 = t55_0
+			t53 = t53_0
 		}
-		var t56 uint64 = v[49] - t55
-		v[49] = t48
-		var t58 uint64 = t56 + 0x8000
-		var t59 uint64 = (t58 >> 16) & 0xffffffffffff
-		var t60 uint64 = uint64((int64(t59<<16) >> 16))
-		var t62 uint64 = (v[61] >> 31) & 0x1ffffffff
-		var t63 uint64
-		if t62 == 0x1ffffffff {
-			t63 = 1
+		var t54 uint64 = v[47] - t53
+		v[47] = t46
+		var t56 uint64 = t54 + 0x8000
+		var t57 uint64 = (t56 >> 16) & 0xffffffffffff
+		var t58 uint64 = uint64((int64(t57<<16) >> 16))
+		var t60 uint64 = (v[59] >> 31) & 0x1ffffffff
+		var t61 uint64
+		if t60 == 0x1ffffffff {
+			t61 = 1
 		}
-		var t64 uint64
-		if t62 != 0 {
-			t64 = 1
+		var t62 uint64
+		if t60 != 0 {
+			t62 = 1
 		}
-		var t65 uint64 = ^t64
-		var t66 uint64 = (t63 | t65) & 0x1
-		v[67] = t66
-		var t68 uint64 = (v[61] >> 63) & 0x1
-		var t69 uint64 = (v[61]) & 0xffffffff
-		v[61] = t60
-		var t70 uint64 = t69 | t68<<32
-		v[71] = t70
-		var t84 uint64 = v[82] << 0x0
-		var t104 uint64 = 0x0 + t84
-		var t90 uint64 = v[88] << 0x10
-		var t105 uint64 = t104 + t90
-		var t96 uint64 = v[94] << 0x10
-		var t106 uint64 = t105 + t96
-		var t102 uint64 = v[100] << 0x20
-		var t107 uint64 = t106 + t102
-		var t111 uint64 = (v[110] >> 31) & 0x1
-		v[110] = v[109]
-		var t114, t114_1, t114_0 uint64 = 0, 0x1800000000000, 0x0
-		if t111 != 0 {
-			t114 = t114_1
+		var t63 uint64 = ^t62
+		var t64 uint64 = (t61 | t63) & 0x1
+		v[65] = t64
+		var t66 uint64 = (v[59] >> 63) & 0x1
+		var t67 uint64 = (v[59]) & 0xffffffff
+		v[59] = t58
+		var t68 uint64 = t67 | t66<<32
+		v[69] = t68
+		var t82 uint64 = v[80] << 0x0
+		var t100 uint64 = 0x0 + t82
+		var t87 uint64 = v[85] << 0x10
+		var t101 uint64 = t100 + t87
+		var t93 uint64 = v[91] << 0x10
+		var t102 uint64 = t101 + t93
+		var t98 uint64 = v[96] << 0x20
+		var t103 uint64 = t102 + t98
+		var t107 uint64 = (v[106] >> 31) & 0x1
+		v[106] = v[105]
+		var t110, t110_1, t110_0 uint64 = 0, 0x1800000000000, 0x0
+		if t107 != 0 {
+			t110 = t110_1
 		} else {
-			t114 = t114_0
+			t110 = t110_0
 		}
-		var t115 uint64 = v[108] - t114
-		v[108] = t107
-		var t117 uint64 = t115 + 0x8000
-		var t118 uint64 = (t117 >> 16) & 0xffffffffffff
-		var t119 uint64 = uint64((int64(t118<<16) >> 16))
-		var t121 uint64 = (v[120] >> 31) & 0x1ffffffff
-		var t122 uint64
-		if t121 == 0x1ffffffff {
-			t122 = 1
+		var t111 uint64 = v[104] - t110
+		v[104] = t103
+		var t113 uint64 = t111 + 0x8000
+		var t114 uint64 = (t113 >> 16) & 0xffffffffffff
+		var t115 uint64 = uint64((int64(t114<<16) >> 16))
+		var t117 uint64 = (v[116] >> 31) & 0x1ffffffff
+		var t118 uint64
+		if t117 == 0x1ffffffff {
+			t118 = 1
 		}
-		var t123 uint64
-		if t121 != 0 {
-			t123 = 1
+		var t119 uint64
+		if t117 != 0 {
+			t119 = 1
 		}
-		var t124 uint64 = ^t123
-		var t125 uint64 = (t122 | t124) & 0x1
+		var t120 uint64 = ^t119
+		var t121 uint64 = (t118 | t120) & 0x1
+		v[122] = t121
+		var t123 uint64 = (v[116] >> 63) & 0x1
+		var t124 uint64 = (v[116]) & 0xffffffff
+		v[116] = t115
+		var t125 uint64 = t124 | t123<<32
 		v[126] = t125
-		var t127 uint64 = (v[120] >> 63) & 0x1
-		var t128 uint64 = (v[120]) & 0xffffffff
-		v[120] = t119
-		var t129 uint64 = t128 | t127<<32
-		v[130] = t129
-		var t143 uint64 = v[141] << 0x0
-		var t163 uint64 = 0x0 + t143
-		var t149 uint64 = v[147] << 0x10
-		var t164 uint64 = t163 + t149
-		var t155 uint64 = v[153] << 0x10
-		var t165 uint64 = t164 + t155
-		var t161 uint64 = v[159] << 0x20
-		var t166 uint64 = t165 + t161
-		var t170 uint64 = (v[169] >> 31) & 0x1
-		v[169] = v[168]
-		var t173, t173_1, t173_0 uint64 = 0, 0x1800000000000, 0x0
-		if t170 != 0 {
-			t173 = t173_1
+		var t139 uint64 = v[137] << 0x0
+		var t157 uint64 = 0x0 + t139
+		var t144 uint64 = v[142] << 0x10
+		var t158 uint64 = t157 + t144
+		var t150 uint64 = v[148] << 0x10
+		var t159 uint64 = t158 + t150
+		var t155 uint64 = v[153] << 0x20
+		var t160 uint64 = t159 + t155
+		var t164 uint64 = (v[163] >> 31) & 0x1
+		v[163] = v[162]
+		var t167, t167_1, t167_0 uint64 = 0, 0x1800000000000, 0x0
+		if t164 != 0 {
+			t167 = t167_1
 		} else {
-			t173 = t173_0
+			t167 = t167_0
 		}
-		var t174 uint64 = v[167] - t173
-		v[167] = t166
-		var t176 uint64 = t174 + 0x8000
-		var t177 uint64 = (t176 >> 16) & 0xffffffffffff
-		var t178 uint64 = uint64((int64(t177<<16) >> 16))
-		var t180 uint64 = (v[179] >> 31) & 0x1ffffffff
-		var t181 uint64
-		if t180 == 0x1ffffffff {
-			t181 = 1
+		var t168 uint64 = v[161] - t167
+		v[161] = t160
+		var t170 uint64 = t168 + 0x8000
+		var t171 uint64 = (t170 >> 16) & 0xffffffffffff
+		var t172 uint64 = uint64((int64(t171<<16) >> 16))
+		var t174 uint64 = (v[173] >> 31) & 0x1ffffffff
+		var t175 uint64
+		if t174 == 0x1ffffffff {
+			t175 = 1
 		}
-		var t182 uint64
-		if t180 != 0 {
-			t182 = 1
+		var t176 uint64
+		if t174 != 0 {
+			t176 = 1
 		}
-		var t183 uint64 = ^t182
-		var t184 uint64 = (t181 | t183) & 0x1
-		v[185] = t184
-		var t186 uint64 = (v[179] >> 63) & 0x1
-		var t187 uint64 = (v[179]) & 0xffffffff
+		var t177 uint64 = ^t176
+		var t178 uint64 = (t175 | t177) & 0x1
 		v[179] = t178
-		var t188 uint64 = t187 | t186<<32
-		v[189] = t188
-		var t202 uint64 = v[200] << 0x0
-		var t222 uint64 = 0x0 + t202
-		var t208 uint64 = v[206] << 0x10
-		var t223 uint64 = t222 + t208
-		var t214 uint64 = v[212] << 0x10
-		var t224 uint64 = t223 + t214
-		var t220 uint64 = v[218] << 0x20
-		var t225 uint64 = t224 + t220
-		var t229 uint64 = (v[228] >> 31) & 0x1
-		v[228] = v[227]
-		var t232, t232_1, t232_0 uint64 = 0, 0x1800000000000, 0x0
-		if t229 != 0 {
-			t232 = t232_1
+		var t180 uint64 = (v[173] >> 63) & 0x1
+		var t181 uint64 = (v[173]) & 0xffffffff
+		v[173] = t172
+		var t182 uint64 = t181 | t180<<32
+		v[183] = t182
+		var t196 uint64 = v[194] << 0x0
+		var t214 uint64 = 0x0 + t196
+		var t201 uint64 = v[199] << 0x10
+		var t215 uint64 = t214 + t201
+		var t207 uint64 = v[205] << 0x10
+		var t216 uint64 = t215 + t207
+		var t212 uint64 = v[210] << 0x20
+		var t217 uint64 = t216 + t212
+		var t221 uint64 = (v[220] >> 31) & 0x1
+		v[220] = v[219]
+		var t224, t224_1, t224_0 uint64 = 0, 0x1800000000000, 0x0
+		if t221 != 0 {
+			t224 = t224_1
 		} else {
-			t232 = t232_0
+			t224 = t224_0
 		}
-		var t233 uint64 = v[226] - t232
-		v[226] = t225
-		var t235 uint64 = t233 + 0x8000
-		var t236 uint64 = (t235 >> 16) & 0xffffffffffff
-		var t237 uint64 = uint64((int64(t236<<16) >> 16))
-		var t239 uint64 = (v[238] >> 31) & 0x1ffffffff
-		var t240 uint64
-		if t239 == 0x1ffffffff {
-			t240 = 1
+		var t225 uint64 = v[218] - t224
+		v[218] = t217
+		var t227 uint64 = t225 + 0x8000
+		var t228 uint64 = (t227 >> 16) & 0xffffffffffff
+		var t229 uint64 = uint64((int64(t228<<16) >> 16))
+		var t231 uint64 = (v[230] >> 31) & 0x1ffffffff
+		var t232 uint64
+		if t231 == 0x1ffffffff {
+			t232 = 1
 		}
-		var t241 uint64
-		if t239 != 0 {
-			t241 = 1
+		var t233 uint64
+		if t231 != 0 {
+			t233 = 1
 		}
-		var t242 uint64 = ^t241
-		var t243 uint64 = (t240 | t242) & 0x1
-		v[244] = t243
-		var t245 uint64 = (v[238] >> 63) & 0x1
-		var t246 uint64 = (v[238]) & 0xffffffff
-		v[238] = t237
-		var t247 uint64 = t246 | t245<<32
-		v[248] = t247
-		var t261 uint64 = v[259] << 0x0
-		var t281 uint64 = 0x0 + t261
-		var t267 uint64 = v[265] << 0x10
-		var t282 uint64 = t281 + t267
-		var t273 uint64 = v[271] << 0x10
-		var t283 uint64 = t282 + t273
-		var t279 uint64 = v[277] << 0x20
-		var t284 uint64 = t283 + t279
-		var t288 uint64 = (v[287] >> 31) & 0x1
-		v[287] = v[286]
-		var t291, t291_1, t291_0 uint64 = 0, 0x1800000000000, 0x0
+		var t234 uint64 = ^t233
+		var t235 uint64 = (t232 | t234) & 0x1
+		v[236] = t235
+		var t237 uint64 = (v[230] >> 63) & 0x1
+		var t238 uint64 = (v[230]) & 0xffffffff
+		v[230] = t229
+		var t239 uint64 = t238 | t237<<32
+		v[240] = t239
+		var t253 uint64 = v[251] << 0x0
+		var t271 uint64 = 0x0 + t253
+		var t258 uint64 = v[256] << 0x10
+		var t272 uint64 = t271 + t258
+		var t264 uint64 = v[262] << 0x10
+		var t273 uint64 = t272 + t264
+		var t269 uint64 = v[267] << 0x20
+		var t274 uint64 = t273 + t269
+		var t278 uint64 = (v[277] >> 31) & 0x1
+		v[277] = v[276]
+		var t281, t281_1, t281_0 uint64 = 0, 0x1800000000000, 0x0
+		if t278 != 0 {
+			t281 = t281_1
+		} else {
+			t281 = t281_0
+		}
+		var t282 uint64 = v[275] - t281
+		v[275] = t274
+		var t284 uint64 = t282 + 0x8000
+		var t285 uint64 = (t284 >> 16) & 0xffffffffffff
+		var t286 uint64 = uint64((int64(t285<<16) >> 16))
+		var t288 uint64 = (v[287] >> 31) & 0x1ffffffff
+		var t289 uint64
+		if t288 == 0x1ffffffff {
+			t289 = 1
+		}
+		var t290 uint64
 		if t288 != 0 {
-			t291 = t291_1
-		} else {
-			t291 = t291_0
+			t290 = 1
 		}
-		var t292 uint64 = v[285] - t291
-		v[285] = t284
-		var t294 uint64 = t292 + 0x8000
-		var t295 uint64 = (t294 >> 16) & 0xffffffffffff
-		var t296 uint64 = uint64((int64(t295<<16) >> 16))
-		var t298 uint64 = (v[297] >> 31) & 0x1ffffffff
-		var t299 uint64
-		if t298 == 0x1ffffffff {
-			t299 = 1
-		}
-		var t300 uint64
-		if t298 != 0 {
-			t300 = 1
-		}
-		var t301 uint64 = ^t300
-		var t302 uint64 = (t299 | t301) & 0x1
-		v[303] = t302
-		var t304 uint64 = (v[297] >> 63) & 0x1
-		var t305 uint64 = (v[297]) & 0xffffffff
+		var t291 uint64 = ^t290
+		var t292 uint64 = (t289 | t291) & 0x1
+		v[293] = t292
+		var t294 uint64 = (v[287] >> 63) & 0x1
+		var t295 uint64 = (v[287]) & 0xffffffff
+		v[287] = t286
+		var t296 uint64 = t295 | t294<<32
 		v[297] = t296
-		var t306 uint64 = t305 | t304<<32
-		v[307] = t306
-		var t320 uint64 = v[318] << 0x0
-		var t340 uint64 = 0x0 + t320
-		var t326 uint64 = v[324] << 0x10
-		var t341 uint64 = t340 + t326
-		var t332 uint64 = v[330] << 0x10
-		var t342 uint64 = t341 + t332
-		var t338 uint64 = v[336] << 0x20
-		var t343 uint64 = t342 + t338
-		var t347 uint64 = (v[346] >> 31) & 0x1
-		v[346] = v[345]
-		var t350, t350_1, t350_0 uint64 = 0, 0x1800000000000, 0x0
-		if t347 != 0 {
-			t350 = t350_1
+		var t310 uint64 = v[308] << 0x0
+		var t328 uint64 = 0x0 + t310
+		var t315 uint64 = v[313] << 0x10
+		var t329 uint64 = t328 + t315
+		var t321 uint64 = v[319] << 0x10
+		var t330 uint64 = t329 + t321
+		var t326 uint64 = v[324] << 0x20
+		var t331 uint64 = t330 + t326
+		var t335 uint64 = (v[334] >> 31) & 0x1
+		v[334] = v[333]
+		var t338, t338_1, t338_0 uint64 = 0, 0x1800000000000, 0x0
+		if t335 != 0 {
+			t338 = t338_1
 		} else {
-			t350 = t350_0
+			t338 = t338_0
 		}
-		var t351 uint64 = v[344] - t350
+		var t339 uint64 = v[332] - t338
+		v[332] = t331
+		var t341 uint64 = t339 + 0x8000
+		var t342 uint64 = (t341 >> 16) & 0xffffffffffff
+		var t343 uint64 = uint64((int64(t342<<16) >> 16))
+		var t345 uint64 = (v[344] >> 31) & 0x1ffffffff
+		var t346 uint64
+		if t345 == 0x1ffffffff {
+			t346 = 1
+		}
+		var t347 uint64
+		if t345 != 0 {
+			t347 = 1
+		}
+		var t348 uint64 = ^t347
+		var t349 uint64 = (t346 | t348) & 0x1
+		v[350] = t349
+		var t351 uint64 = (v[344] >> 63) & 0x1
+		var t352 uint64 = (v[344]) & 0xffffffff
 		v[344] = t343
-		var t353 uint64 = t351 + 0x8000
-		var t354 uint64 = (t353 >> 16) & 0xffffffffffff
-		var t355 uint64 = uint64((int64(t354<<16) >> 16))
-		var t357 uint64 = (v[356] >> 31) & 0x1ffffffff
-		var t358 uint64
-		if t357 == 0x1ffffffff {
-			t358 = 1
-		}
-		var t359 uint64
-		if t357 != 0 {
-			t359 = 1
-		}
-		var t360 uint64 = ^t359
-		var t361 uint64 = (t358 | t360) & 0x1
-		v[362] = t361
-		var t363 uint64 = (v[356] >> 63) & 0x1
-		var t364 uint64 = (v[356]) & 0xffffffff
-		v[356] = t355
-		var t365 uint64 = t364 | t363<<32
-		v[366] = t365
-		var t379 uint64 = v[377] << 0x0
-		var t399 uint64 = 0x0 + t379
-		var t385 uint64 = v[383] << 0x10
-		var t400 uint64 = t399 + t385
-		var t391 uint64 = v[389] << 0x10
-		var t401 uint64 = t400 + t391
-		var t397 uint64 = v[395] << 0x20
-		var t402 uint64 = t401 + t397
-		var t406 uint64 = (v[405] >> 31) & 0x1
-		v[405] = v[404]
-		var t409, t409_1, t409_0 uint64 = 0, 0x1800000000000, 0x0
-		if t406 != 0 {
-			t409 = t409_1
+		var t353 uint64 = t352 | t351<<32
+		v[354] = t353
+		var t367 uint64 = v[365] << 0x0
+		var t385 uint64 = 0x0 + t367
+		var t372 uint64 = v[370] << 0x10
+		var t386 uint64 = t385 + t372
+		var t378 uint64 = v[376] << 0x10
+		var t387 uint64 = t386 + t378
+		var t383 uint64 = v[381] << 0x20
+		var t388 uint64 = t387 + t383
+		var t392 uint64 = (v[391] >> 31) & 0x1
+		v[391] = v[390]
+		var t395, t395_1, t395_0 uint64 = 0, 0x1800000000000, 0x0
+		if t392 != 0 {
+			t395 = t395_1
 		} else {
-			t409 = t409_0
+			t395 = t395_0
 		}
-		var t410 uint64 = v[403] - t409
-		v[403] = t402
-		var t412 uint64 = t410 + 0x8000
-		var t413 uint64 = (t412 >> 16) & 0xffffffffffff
-		var t414 uint64 = uint64((int64(t413<<16) >> 16))
-		var t416 uint64 = (v[415] >> 31) & 0x1ffffffff
-		var t417 uint64
-		if t416 == 0x1ffffffff {
-			t417 = 1
+		var t396 uint64 = v[389] - t395
+		v[389] = t388
+		var t398 uint64 = t396 + 0x8000
+		var t399 uint64 = (t398 >> 16) & 0xffffffffffff
+		var t400 uint64 = uint64((int64(t399<<16) >> 16))
+		var t402 uint64 = (v[401] >> 31) & 0x1ffffffff
+		var t403 uint64
+		if t402 == 0x1ffffffff {
+			t403 = 1
 		}
-		var t418 uint64
-		if t416 != 0 {
-			t418 = 1
+		var t404 uint64
+		if t402 != 0 {
+			t404 = 1
 		}
-		var t419 uint64 = ^t418
-		var t420 uint64 = (t417 | t419) & 0x1
-		v[421] = t420
-		var t422 uint64 = (v[415] >> 63) & 0x1
-		var t423 uint64 = (v[415]) & 0xffffffff
-		v[415] = t414
-		var t424 uint64 = t423 | t422<<32
-		v[425] = t424
-		var t438 uint64 = v[436] << 0x0
-		var t458 uint64 = 0x0 + t438
-		var t444 uint64 = v[442] << 0x10
-		var t459 uint64 = t458 + t444
-		var t450 uint64 = v[448] << 0x10
-		var t460 uint64 = t459 + t450
-		var t456 uint64 = v[454] << 0x20
-		var t461 uint64 = t460 + t456
-		var t465 uint64 = (v[464] >> 31) & 0x1
-		v[464] = v[463]
-		var t468, t468_1, t468_0 uint64 = 0, 0x1800000000000, 0x0
-		if t465 != 0 {
-			t468 = t468_1
+		var t405 uint64 = ^t404
+		var t406 uint64 = (t403 | t405) & 0x1
+		v[407] = t406
+		var t408 uint64 = (v[401] >> 63) & 0x1
+		var t409 uint64 = (v[401]) & 0xffffffff
+		v[401] = t400
+		var t410 uint64 = t409 | t408<<32
+		v[411] = t410
+		var t424 uint64 = v[422] << 0x0
+		var t442 uint64 = 0x0 + t424
+		var t429 uint64 = v[427] << 0x10
+		var t443 uint64 = t442 + t429
+		var t435 uint64 = v[433] << 0x10
+		var t444 uint64 = t443 + t435
+		var t440 uint64 = v[438] << 0x20
+		var t445 uint64 = t444 + t440
+		var t449 uint64 = (v[448] >> 31) & 0x1
+		v[448] = v[447]
+		var t452, t452_1, t452_0 uint64 = 0, 0x1800000000000, 0x0
+		if t449 != 0 {
+			t452 = t452_1
 		} else {
-			t468 = t468_0
+			t452 = t452_0
 		}
-		var t469 uint64 = v[462] - t468
-		v[462] = t461
-		var t471 uint64 = t469 + 0x8000
-		var t472 uint64 = (t471 >> 16) & 0xffffffffffff
-		var t473 uint64 = uint64((int64(t472<<16) >> 16))
-		var t475 uint64 = (v[474] >> 31) & 0x1ffffffff
-		var t476 uint64
-		if t475 == 0x1ffffffff {
-			t476 = 1
+		var t453 uint64 = v[446] - t452
+		v[446] = t445
+		var t455 uint64 = t453 + 0x8000
+		var t456 uint64 = (t455 >> 16) & 0xffffffffffff
+		var t457 uint64 = uint64((int64(t456<<16) >> 16))
+		var t459 uint64 = (v[458] >> 31) & 0x1ffffffff
+		var t460 uint64
+		if t459 == 0x1ffffffff {
+			t460 = 1
 		}
-		var t477 uint64
-		if t475 != 0 {
-			t477 = 1
+		var t461 uint64
+		if t459 != 0 {
+			t461 = 1
 		}
-		var t478 uint64 = ^t477
-		var t479 uint64 = (t476 | t478) & 0x1
-		v[480] = t479
-		var t481 uint64 = (v[474] >> 63) & 0x1
-		var t482 uint64 = (v[474]) & 0xffffffff
-		v[474] = t473
-		var t483 uint64 = t482 | t481<<32
-		v[484] = t483
-		var t497 uint64 = v[495] << 0x0
-		var t517 uint64 = 0x0 + t497
-		var t503 uint64 = v[501] << 0x10
-		var t518 uint64 = t517 + t503
-		var t509 uint64 = v[507] << 0x10
-		var t519 uint64 = t518 + t509
-		var t515 uint64 = v[513] << 0x20
-		var t520 uint64 = t519 + t515
-		var t524 uint64 = (v[523] >> 31) & 0x1
-		v[523] = v[522]
-		var t527, t527_1, t527_0 uint64 = 0, 0x1800000000000, 0x0
-		if t524 != 0 {
-			t527 = t527_1
+		var t462 uint64 = ^t461
+		var t463 uint64 = (t460 | t462) & 0x1
+		v[464] = t463
+		var t465 uint64 = (v[458] >> 63) & 0x1
+		var t466 uint64 = (v[458]) & 0xffffffff
+		v[458] = t457
+		var t467 uint64 = t466 | t465<<32
+		v[468] = t467
+		var t481 uint64 = v[479] << 0x0
+		var t499 uint64 = 0x0 + t481
+		var t486 uint64 = v[484] << 0x10
+		var t500 uint64 = t499 + t486
+		var t492 uint64 = v[490] << 0x10
+		var t501 uint64 = t500 + t492
+		var t497 uint64 = v[495] << 0x20
+		var t502 uint64 = t501 + t497
+		var t506 uint64 = (v[505] >> 31) & 0x1
+		v[505] = v[504]
+		var t509, t509_1, t509_0 uint64 = 0, 0x1800000000000, 0x0
+		if t506 != 0 {
+			t509 = t509_1
 		} else {
-			t527 = t527_0
+			t509 = t509_0
 		}
-		var t528 uint64 = v[521] - t527
+		var t510 uint64 = v[503] - t509
+		v[503] = t502
+		var t512 uint64 = t510 + 0x8000
+		var t513 uint64 = (t512 >> 16) & 0xffffffffffff
+		var t514 uint64 = uint64((int64(t513<<16) >> 16))
+		var t516 uint64 = (v[515] >> 31) & 0x1ffffffff
+		var t517 uint64
+		if t516 == 0x1ffffffff {
+			t517 = 1
+		}
+		var t518 uint64
+		if t516 != 0 {
+			t518 = 1
+		}
+		var t519 uint64 = ^t518
+		var t520 uint64 = (t517 | t519) & 0x1
 		v[521] = t520
-		var t530 uint64 = t528 + 0x8000
-		var t531 uint64 = (t530 >> 16) & 0xffffffffffff
-		var t532 uint64 = uint64((int64(t531<<16) >> 16))
-		var t534 uint64 = (v[533] >> 31) & 0x1ffffffff
-		var t535 uint64
-		if t534 == 0x1ffffffff {
-			t535 = 1
-		}
-		var t536 uint64
-		if t534 != 0 {
-			t536 = 1
-		}
-		var t537 uint64 = ^t536
-		var t538 uint64 = (t535 | t537) & 0x1
-		v[539] = t538
-		var t540 uint64 = (v[533] >> 63) & 0x1
-		var t541 uint64 = (v[533]) & 0xffffffff
-		v[533] = t532
-		var t542 uint64 = t541 | t540<<32
-		v[543] = t542
-		var t556 uint64 = v[554] << 0x0
-		var t576 uint64 = 0x0 + t556
-		var t562 uint64 = v[560] << 0x10
-		var t577 uint64 = t576 + t562
-		var t568 uint64 = v[566] << 0x10
-		var t578 uint64 = t577 + t568
-		var t574 uint64 = v[572] << 0x20
-		var t579 uint64 = t578 + t574
-		var t583 uint64 = (v[582] >> 31) & 0x1
-		v[582] = v[581]
-		var t586, t586_1, t586_0 uint64 = 0, 0x1800000000000, 0x0
-		if t583 != 0 {
-			t586 = t586_1
+		var t522 uint64 = (v[515] >> 63) & 0x1
+		var t523 uint64 = (v[515]) & 0xffffffff
+		v[515] = t514
+		var t524 uint64 = t523 | t522<<32
+		v[525] = t524
+		var t538 uint64 = v[536] << 0x0
+		var t556 uint64 = 0x0 + t538
+		var t543 uint64 = v[541] << 0x10
+		var t557 uint64 = t556 + t543
+		var t549 uint64 = v[547] << 0x10
+		var t558 uint64 = t557 + t549
+		var t554 uint64 = v[552] << 0x20
+		var t559 uint64 = t558 + t554
+		var t563 uint64 = (v[562] >> 31) & 0x1
+		v[562] = v[561]
+		var t566, t566_1, t566_0 uint64 = 0, 0x1800000000000, 0x0
+		if t563 != 0 {
+			t566 = t566_1
 		} else {
-			t586 = t586_0
+			t566 = t566_0
 		}
-		var t587 uint64 = v[580] - t586
-		v[580] = t579
-		var t589 uint64 = t587 + 0x8000
-		var t590 uint64 = (t589 >> 16) & 0xffffffffffff
-		var t591 uint64 = uint64((int64(t590<<16) >> 16))
-		var t593 uint64 = (v[592] >> 31) & 0x1ffffffff
-		var t594 uint64
-		if t593 == 0x1ffffffff {
-			t594 = 1
+		var t567 uint64 = v[560] - t566
+		v[560] = t559
+		var t569 uint64 = t567 + 0x8000
+		var t570 uint64 = (t569 >> 16) & 0xffffffffffff
+		var t571 uint64 = uint64((int64(t570<<16) >> 16))
+		var t573 uint64 = (v[572] >> 31) & 0x1ffffffff
+		var t574 uint64
+		if t573 == 0x1ffffffff {
+			t574 = 1
 		}
-		var t595 uint64
-		if t593 != 0 {
-			t595 = 1
+		var t575 uint64
+		if t573 != 0 {
+			t575 = 1
 		}
-		var t596 uint64 = ^t595
-		var t597 uint64 = (t594 | t596) & 0x1
-		v[598] = t597
-		var t599 uint64 = (v[592] >> 63) & 0x1
-		var t600 uint64 = (v[592]) & 0xffffffff
-		v[592] = t591
-		var t601 uint64 = t600 | t599<<32
-		v[602] = t601
-		var t615 uint64 = v[613] << 0x0
-		var t635 uint64 = 0x0 + t615
-		var t621 uint64 = v[619] << 0x10
-		var t636 uint64 = t635 + t621
-		var t627 uint64 = v[625] << 0x10
-		var t637 uint64 = t636 + t627
-		var t633 uint64 = v[631] << 0x20
-		var t638 uint64 = t637 + t633
-		var t642 uint64 = (v[641] >> 31) & 0x1
-		v[641] = v[640]
-		var t645, t645_1, t645_0 uint64 = 0, 0x1800000000000, 0x0
-		if t642 != 0 {
-			t645 = t645_1
+		var t576 uint64 = ^t575
+		var t577 uint64 = (t574 | t576) & 0x1
+		v[578] = t577
+		var t579 uint64 = (v[572] >> 63) & 0x1
+		var t580 uint64 = (v[572]) & 0xffffffff
+		v[572] = t571
+		var t581 uint64 = t580 | t579<<32
+		v[582] = t581
+		var t595 uint64 = v[593] << 0x0
+		var t613 uint64 = 0x0 + t595
+		var t600 uint64 = v[598] << 0x10
+		var t614 uint64 = t613 + t600
+		var t606 uint64 = v[604] << 0x10
+		var t615 uint64 = t614 + t606
+		var t611 uint64 = v[609] << 0x20
+		var t616 uint64 = t615 + t611
+		var t620 uint64 = (v[619] >> 31) & 0x1
+		v[619] = v[618]
+		var t623, t623_1, t623_0 uint64 = 0, 0x1800000000000, 0x0
+		if t620 != 0 {
+			t623 = t623_1
 		} else {
-			t645 = t645_0
+			t623 = t623_0
 		}
-		var t646 uint64 = v[639] - t645
+		var t624 uint64 = v[617] - t623
+		v[617] = t616
+		var t626 uint64 = t624 + 0x8000
+		var t627 uint64 = (t626 >> 16) & 0xffffffffffff
+		var t628 uint64 = uint64((int64(t627<<16) >> 16))
+		var t630 uint64 = (v[629] >> 31) & 0x1ffffffff
+		var t631 uint64
+		if t630 == 0x1ffffffff {
+			t631 = 1
+		}
+		var t632 uint64
+		if t630 != 0 {
+			t632 = 1
+		}
+		var t633 uint64 = ^t632
+		var t634 uint64 = (t631 | t633) & 0x1
+		v[635] = t634
+		var t636 uint64 = (v[629] >> 63) & 0x1
+		var t637 uint64 = (v[629]) & 0xffffffff
+		v[629] = t628
+		var t638 uint64 = t637 | t636<<32
 		v[639] = t638
-		var t648 uint64 = t646 + 0x8000
-		var t649 uint64 = (t648 >> 16) & 0xffffffffffff
-		var t650 uint64 = uint64((int64(t649<<16) >> 16))
-		var t652 uint64 = (v[651] >> 31) & 0x1ffffffff
-		var t653 uint64
-		if t652 == 0x1ffffffff {
-			t653 = 1
-		}
-		var t654 uint64
-		if t652 != 0 {
-			t654 = 1
-		}
-		var t655 uint64 = ^t654
-		var t656 uint64 = (t653 | t655) & 0x1
-		v[657] = t656
-		var t658 uint64 = (v[651] >> 63) & 0x1
-		var t659 uint64 = (v[651]) & 0xffffffff
-		v[651] = t650
-		var t660 uint64 = t659 | t658<<32
-		v[661] = t660
-		var t674 uint64 = v[672] << 0x0
-		var t694 uint64 = 0x0 + t674
-		var t680 uint64 = v[678] << 0x10
-		var t695 uint64 = t694 + t680
-		var t686 uint64 = v[684] << 0x10
-		var t696 uint64 = t695 + t686
-		var t692 uint64 = v[690] << 0x20
-		var t697 uint64 = t696 + t692
-		var t701 uint64 = (v[700] >> 31) & 0x1
-		v[700] = v[699]
-		var t704, t704_1, t704_0 uint64 = 0, 0x1800000000000, 0x0
-		if t701 != 0 {
-			t704 = t704_1
+		var t652 uint64 = v[650] << 0x0
+		var t670 uint64 = 0x0 + t652
+		var t657 uint64 = v[655] << 0x10
+		var t671 uint64 = t670 + t657
+		var t663 uint64 = v[661] << 0x10
+		var t672 uint64 = t671 + t663
+		var t668 uint64 = v[666] << 0x20
+		var t673 uint64 = t672 + t668
+		var t677 uint64 = (v[676] >> 31) & 0x1
+		v[676] = v[675]
+		var t680, t680_1, t680_0 uint64 = 0, 0x1800000000000, 0x0
+		if t677 != 0 {
+			t680 = t680_1
 		} else {
-			t704 = t704_0
+			t680 = t680_0
 		}
-		var t705 uint64 = v[698] - t704
-		v[698] = t697
-		var t707 uint64 = t705 + 0x8000
-		var t708 uint64 = (t707 >> 16) & 0xffffffffffff
-		var t709 uint64 = uint64((int64(t708<<16) >> 16))
-		var t711 uint64 = (v[710] >> 31) & 0x1ffffffff
-		var t712 uint64
-		if t711 == 0x1ffffffff {
-			t712 = 1
+		var t681 uint64 = v[674] - t680
+		v[674] = t673
+		var t683 uint64 = t681 + 0x8000
+		var t684 uint64 = (t683 >> 16) & 0xffffffffffff
+		var t685 uint64 = uint64((int64(t684<<16) >> 16))
+		var t687 uint64 = (v[686] >> 31) & 0x1ffffffff
+		var t688 uint64
+		if t687 == 0x1ffffffff {
+			t688 = 1
 		}
-		var t713 uint64
-		if t711 != 0 {
-			t713 = 1
+		var t689 uint64
+		if t687 != 0 {
+			t689 = 1
 		}
-		var t714 uint64 = ^t713
-		var t715 uint64 = (t712 | t714) & 0x1
-		v[716] = t715
-		var t717 uint64 = (v[710] >> 63) & 0x1
-		var t718 uint64 = (v[710]) & 0xffffffff
-		v[710] = t709
-		var t719 uint64 = t718 | t717<<32
-		v[720] = t719
-		var t733 uint64 = v[731] << 0x0
-		var t753 uint64 = 0x0 + t733
-		var t739 uint64 = v[737] << 0x10
-		var t754 uint64 = t753 + t739
-		var t745 uint64 = v[743] << 0x10
-		var t755 uint64 = t754 + t745
-		var t751 uint64 = v[749] << 0x20
-		var t756 uint64 = t755 + t751
-		var t760 uint64 = (v[759] >> 31) & 0x1
-		v[759] = v[758]
-		var t763, t763_1, t763_0 uint64 = 0, 0x1800000000000, 0x0
-		if t760 != 0 {
-			t763 = t763_1
+		var t690 uint64 = ^t689
+		var t691 uint64 = (t688 | t690) & 0x1
+		v[692] = t691
+		var t693 uint64 = (v[686] >> 63) & 0x1
+		var t694 uint64 = (v[686]) & 0xffffffff
+		v[686] = t685
+		var t695 uint64 = t694 | t693<<32
+		v[696] = t695
+		var t709 uint64 = v[707] << 0x0
+		var t727 uint64 = 0x0 + t709
+		var t714 uint64 = v[712] << 0x10
+		var t728 uint64 = t727 + t714
+		var t720 uint64 = v[718] << 0x10
+		var t729 uint64 = t728 + t720
+		var t725 uint64 = v[723] << 0x20
+		var t730 uint64 = t729 + t725
+		var t734 uint64 = (v[733] >> 31) & 0x1
+		v[733] = v[732]
+		var t737, t737_1, t737_0 uint64 = 0, 0x1800000000000, 0x0
+		if t734 != 0 {
+			t737 = t737_1
 		} else {
-			t763 = t763_0
+			t737 = t737_0
 		}
-		var t764 uint64 = v[757] - t763
-		v[757] = t756
-		var t766 uint64 = t764 + 0x8000
-		var t767 uint64 = (t766 >> 16) & 0xffffffffffff
-		var t768 uint64 = uint64((int64(t767<<16) >> 16))
-		var t770 uint64 = (v[769] >> 31) & 0x1ffffffff
-		var t771 uint64
-		if t770 == 0x1ffffffff {
-			t771 = 1
+		var t738 uint64 = v[731] - t737
+		v[731] = t730
+		var t740 uint64 = t738 + 0x8000
+		var t741 uint64 = (t740 >> 16) & 0xffffffffffff
+		var t742 uint64 = uint64((int64(t741<<16) >> 16))
+		var t744 uint64 = (v[743] >> 31) & 0x1ffffffff
+		var t745 uint64
+		if t744 == 0x1ffffffff {
+			t745 = 1
 		}
-		var t772 uint64
-		if t770 != 0 {
-			t772 = 1
+		var t746 uint64
+		if t744 != 0 {
+			t746 = 1
 		}
-		var t773 uint64 = ^t772
-		var t774 uint64 = (t771 | t773) & 0x1
-		v[775] = t774
-		var t776 uint64 = (v[769] >> 63) & 0x1
-		var t777 uint64 = (v[769]) & 0xffffffff
-		v[769] = t768
-		var t778 uint64 = t777 | t776<<32
-		v[779] = t778
-		var t792 uint64 = v[790] << 0x0
-		var t812 uint64 = 0x0 + t792
-		var t798 uint64 = v[796] << 0x10
-		var t813 uint64 = t812 + t798
-		var t804 uint64 = v[802] << 0x10
-		var t814 uint64 = t813 + t804
-		var t810 uint64 = v[808] << 0x20
-		var t815 uint64 = t814 + t810
-		var t819 uint64 = (v[818] >> 31) & 0x1
-		v[818] = v[817]
-		var t822, t822_1, t822_0 uint64 = 0, 0x1800000000000, 0x0
-		if t819 != 0 {
-			t822 = t822_1
+		var t747 uint64 = ^t746
+		var t748 uint64 = (t745 | t747) & 0x1
+		v[749] = t748
+		var t750 uint64 = (v[743] >> 63) & 0x1
+		var t751 uint64 = (v[743]) & 0xffffffff
+		v[743] = t742
+		var t752 uint64 = t751 | t750<<32
+		v[753] = t752
+		var t766 uint64 = v[764] << 0x0
+		var t784 uint64 = 0x0 + t766
+		var t771 uint64 = v[769] << 0x10
+		var t785 uint64 = t784 + t771
+		var t777 uint64 = v[775] << 0x10
+		var t786 uint64 = t785 + t777
+		var t782 uint64 = v[780] << 0x20
+		var t787 uint64 = t786 + t782
+		var t791 uint64 = (v[790] >> 31) & 0x1
+		v[790] = v[789]
+		var t794, t794_1, t794_0 uint64 = 0, 0x1800000000000, 0x0
+		if t791 != 0 {
+			t794 = t794_1
 		} else {
-			t822 = t822_0
+			t794 = t794_0
 		}
-		var t823 uint64 = v[816] - t822
-		v[816] = t815
-		var t825 uint64 = t823 + 0x8000
-		var t826 uint64 = (t825 >> 16) & 0xffffffffffff
-		var t827 uint64 = uint64((int64(t826<<16) >> 16))
-		var t829 uint64 = (v[828] >> 31) & 0x1ffffffff
-		var t830 uint64
-		if t829 == 0x1ffffffff {
-			t830 = 1
+		var t795 uint64 = v[788] - t794
+		v[788] = t787
+		var t797 uint64 = t795 + 0x8000
+		var t798 uint64 = (t797 >> 16) & 0xffffffffffff
+		var t799 uint64 = uint64((int64(t798<<16) >> 16))
+		var t801 uint64 = (v[800] >> 31) & 0x1ffffffff
+		var t802 uint64
+		if t801 == 0x1ffffffff {
+			t802 = 1
 		}
-		var t831 uint64
-		if t829 != 0 {
-			t831 = 1
+		var t803 uint64
+		if t801 != 0 {
+			t803 = 1
 		}
-		var t832 uint64 = ^t831
-		var t833 uint64 = (t830 | t832) & 0x1
-		v[834] = t833
-		var t835 uint64 = (v[828] >> 63) & 0x1
-		var t836 uint64 = (v[828]) & 0xffffffff
-		v[828] = t827
-		var t837 uint64 = t836 | t835<<32
-		v[838] = t837
-		var t851 uint64 = v[849] << 0x0
-		var t871 uint64 = 0x0 + t851
-		var t857 uint64 = v[855] << 0x10
-		var t872 uint64 = t871 + t857
-		var t863 uint64 = v[861] << 0x10
-		var t873 uint64 = t872 + t863
-		var t869 uint64 = v[867] << 0x20
-		var t874 uint64 = t873 + t869
-		var t878 uint64 = (v[877] >> 31) & 0x1
-		v[877] = v[876]
-		var t881, t881_1, t881_0 uint64 = 0, 0x1800000000000, 0x0
-		if t878 != 0 {
-			t881 = t881_1
+		var t804 uint64 = ^t803
+		var t805 uint64 = (t802 | t804) & 0x1
+		v[806] = t805
+		var t807 uint64 = (v[800] >> 63) & 0x1
+		var t808 uint64 = (v[800]) & 0xffffffff
+		v[800] = t799
+		var t809 uint64 = t808 | t807<<32
+		v[810] = t809
+		var t823 uint64 = v[821] << 0x0
+		var t841 uint64 = 0x0 + t823
+		var t828 uint64 = v[826] << 0x10
+		var t842 uint64 = t841 + t828
+		var t834 uint64 = v[832] << 0x10
+		var t843 uint64 = t842 + t834
+		var t839 uint64 = v[837] << 0x20
+		var t844 uint64 = t843 + t839
+		var t848 uint64 = (v[847] >> 31) & 0x1
+		v[847] = v[846]
+		var t851, t851_1, t851_0 uint64 = 0, 0x1800000000000, 0x0
+		if t848 != 0 {
+			t851 = t851_1
 		} else {
-			t881 = t881_0
+			t851 = t851_0
 		}
-		var t882 uint64 = v[875] - t881
-		v[875] = t874
-		var t884 uint64 = t882 + 0x8000
-		var t885 uint64 = (t884 >> 16) & 0xffffffffffff
-		var t886 uint64 = uint64((int64(t885<<16) >> 16))
-		var t888 uint64 = (v[887] >> 31) & 0x1ffffffff
-		var t889 uint64
-		if t888 == 0x1ffffffff {
-			t889 = 1
+		var t852 uint64 = v[845] - t851
+		v[845] = t844
+		var t854 uint64 = t852 + 0x8000
+		var t855 uint64 = (t854 >> 16) & 0xffffffffffff
+		var t856 uint64 = uint64((int64(t855<<16) >> 16))
+		var t858 uint64 = (v[857] >> 31) & 0x1ffffffff
+		var t859 uint64
+		if t858 == 0x1ffffffff {
+			t859 = 1
 		}
-		var t890 uint64
-		if t888 != 0 {
-			t890 = 1
+		var t860 uint64
+		if t858 != 0 {
+			t860 = 1
 		}
-		var t891 uint64 = ^t890
-		var t892 uint64 = (t889 | t891) & 0x1
-		v[893] = t892
-		var t894 uint64 = (v[887] >> 63) & 0x1
-		var t895 uint64 = (v[887]) & 0xffffffff
-		v[887] = t886
-		var t896 uint64 = t895 | t894<<32
-		v[897] = t896
-		var t910 uint64 = v[908] << 0x0
-		var t930 uint64 = 0x0 + t910
-		var t916 uint64 = v[914] << 0x10
-		var t931 uint64 = t930 + t916
-		var t922 uint64 = v[920] << 0x10
-		var t932 uint64 = t931 + t922
-		var t928 uint64 = v[926] << 0x20
-		var t933 uint64 = t932 + t928
-		var t937 uint64 = (v[936] >> 31) & 0x1
-		v[936] = v[935]
-		var t940, t940_1, t940_0 uint64 = 0, 0x1800000000000, 0x0
-		if t937 != 0 {
-			t940 = t940_1
+		var t861 uint64 = ^t860
+		var t862 uint64 = (t859 | t861) & 0x1
+		v[863] = t862
+		var t864 uint64 = (v[857] >> 63) & 0x1
+		var t865 uint64 = (v[857]) & 0xffffffff
+		v[857] = t856
+		var t866 uint64 = t865 | t864<<32
+		v[867] = t866
+		var t880 uint64 = v[878] << 0x0
+		var t898 uint64 = 0x0 + t880
+		var t885 uint64 = v[883] << 0x10
+		var t899 uint64 = t898 + t885
+		var t891 uint64 = v[889] << 0x10
+		var t900 uint64 = t899 + t891
+		var t896 uint64 = v[894] << 0x20
+		var t901 uint64 = t900 + t896
+		var t905 uint64 = (v[904] >> 31) & 0x1
+		v[904] = v[903]
+		var t908, t908_1, t908_0 uint64 = 0, 0x1800000000000, 0x0
+		if t905 != 0 {
+			t908 = t908_1
 		} else {
-			t940 = t940_0
+			t908 = t908_0
 		}
-		var t941 uint64 = v[934] - t940
-		v[934] = t933
-		var t943 uint64 = t941 + 0x8000
-		var t944 uint64 = (t943 >> 16) & 0xffffffffffff
-		var t945 uint64 = uint64((int64(t944<<16) >> 16))
-		var t947 uint64 = (v[946] >> 31) & 0x1ffffffff
-		var t948 uint64
-		if t947 == 0x1ffffffff {
-			t948 = 1
+		var t909 uint64 = v[902] - t908
+		v[902] = t901
+		var t911 uint64 = t909 + 0x8000
+		var t912 uint64 = (t911 >> 16) & 0xffffffffffff
+		var t913 uint64 = uint64((int64(t912<<16) >> 16))
+		var t915 uint64 = (v[914] >> 31) & 0x1ffffffff
+		var t916 uint64
+		if t915 == 0x1ffffffff {
+			t916 = 1
 		}
-		var t949 uint64
-		if t947 != 0 {
-			t949 = 1
+		var t917 uint64
+		if t915 != 0 {
+			t917 = 1
 		}
-		var t950 uint64 = ^t949
-		var t951 uint64 = (t948 | t950) & 0x1
-		v[952] = t951
-		var t953 uint64 = (v[946] >> 63) & 0x1
-		var t954 uint64 = (v[946]) & 0xffffffff
-		v[946] = t945
-		var t955 uint64 = t954 | t953<<32
-		v[956] = t955
+		var t918 uint64 = ^t917
+		var t919 uint64 = (t916 | t918) & 0x1
+		v[920] = t919
+		var t921 uint64 = (v[914] >> 63) & 0x1
+		var t922 uint64 = (v[914]) & 0xffffffff
+		v[914] = t913
+		var t923 uint64 = t922 | t921<<32
+		v[924] = t923
 		var t19 uint64 = v[7] >> 32 & 0xffffffff
-		v[50] = t19
+		v[48] = t19
 		var t20 uint64 = v[7] >> 32 & 0xffff
 		var t22 uint64 = t20 * 0x8000
 		v[23] = t22
-		var t26 uint64 = v[7] >> 32 & 0xffff
-		var t28 uint64 = t26 * 0x1
-		v[29] = t28
-		var t32 uint64 = v[7] >> 48 & 0xffff
-		var t34 uint64 = t32 * 0x8000
-		v[35] = t34
-		var t38 uint64 = v[7] >> 48 & 0xffff
-		var t40 uint64 = t38 * 0x1
-		v[41] = t40
-		var t78 uint64 = v[7] >> 0 & 0xffffffff
-		v[109] = t78
-		var t79 uint64 = v[7] >> 0 & 0xffff
-		var t81 uint64 = t79 * 0x8000
-		v[82] = t81
-		var t85 uint64 = v[7] >> 0 & 0xffff
-		var t87 uint64 = t85 * 0x1
-		v[88] = t87
-		var t91 uint64 = v[7] >> 16 & 0xffff
-		var t93 uint64 = t91 * 0x8000
-		v[94] = t93
-		var t97 uint64 = v[7] >> 16 & 0xffff
-		var t99 uint64 = t97 * 0x1
-		v[100] = t99
-		var t137 uint64 = v[6] >> 32 & 0xffffffff
-		v[168] = t137
-		var t138 uint64 = v[6] >> 32 & 0xffff
-		var t140 uint64 = t138 * 0x8000
-		v[141] = t140
-		var t144 uint64 = v[6] >> 32 & 0xffff
-		var t146 uint64 = t144 * 0x1
-		v[147] = t146
-		var t150 uint64 = v[6] >> 48 & 0xffff
-		var t152 uint64 = t150 * 0x8000
+		var t27 uint64 = t20 * 0x1
+		v[28] = t27
+		var t31 uint64 = v[7] >> 48 & 0xffff
+		var t33 uint64 = t31 * 0x8000
+		v[34] = t33
+		var t38 uint64 = t31 * 0x1
+		v[39] = t38
+		var t76 uint64 = v[7] >> 0 & 0xffffffff
+		v[105] = t76
+		var t77 uint64 = v[7] >> 0 & 0xffff
+		var t79 uint64 = t77 * 0x8000
+		v[80] = t79
+		var t84 uint64 = t77 * 0x1
+		v[85] = t84
+		var t88 uint64 = v[7] >> 16 & 0xffff
+		var t90 uint64 = t88 * 0x8000
+		v[91] = t90
+		var t95 uint64 = t88 * 0x1
+		v[96] = t95
+		var t133 uint64 = v[6] >> 32 & 0xffffffff
+		v[162] = t133
+		var t134 uint64 = v[6] >> 32 & 0xffff
+		var t136 uint64 = t134 * 0x8000
+		v[137] = t136
+		var t141 uint64 = t134 * 0x1
+		v[142] = t141
+		var t145 uint64 = v[6] >> 48 & 0xffff
+		var t147 uint64 = t145 * 0x8000
+		v[148] = t147
+		var t152 uint64 = t145 * 0x1
 		v[153] = t152
-		var t156 uint64 = v[6] >> 48 & 0xffff
-		var t158 uint64 = t156 * 0x1
-		v[159] = t158
-		var t196 uint64 = v[6] >> 0 & 0xffffffff
-		v[227] = t196
-		var t197 uint64 = v[6] >> 0 & 0xffff
-		var t199 uint64 = t197 * 0x8000
-		v[200] = t199
-		var t203 uint64 = v[6] >> 0 & 0xffff
-		var t205 uint64 = t203 * 0x1
-		v[206] = t205
-		var t209 uint64 = v[6] >> 16 & 0xffff
-		var t211 uint64 = t209 * 0x8000
-		v[212] = t211
-		var t215 uint64 = v[6] >> 16 & 0xffff
-		var t217 uint64 = t215 * 0x1
-		v[218] = t217
-		var t255 uint64 = v[5] >> 32 & 0xffffffff
-		v[286] = t255
-		var t256 uint64 = v[5] >> 32 & 0xffff
-		var t258 uint64 = t256 * 0x8000
-		v[259] = t258
-		var t262 uint64 = v[5] >> 32 & 0xffff
-		var t264 uint64 = t262 * 0x1
-		v[265] = t264
-		var t268 uint64 = v[5] >> 48 & 0xffff
-		var t270 uint64 = t268 * 0x8000
-		v[271] = t270
-		var t274 uint64 = v[5] >> 48 & 0xffff
-		var t276 uint64 = t274 * 0x1
-		v[277] = t276
-		var t314 uint64 = v[5] >> 0 & 0xffffffff
-		v[345] = t314
-		var t315 uint64 = v[5] >> 0 & 0xffff
-		var t317 uint64 = t315 * 0x8000
-		v[318] = t317
-		var t321 uint64 = v[5] >> 0 & 0xffff
-		var t323 uint64 = t321 * 0x1
+		var t190 uint64 = v[6] >> 0 & 0xffffffff
+		v[219] = t190
+		var t191 uint64 = v[6] >> 0 & 0xffff
+		var t193 uint64 = t191 * 0x8000
+		v[194] = t193
+		var t198 uint64 = t191 * 0x1
+		v[199] = t198
+		var t202 uint64 = v[6] >> 16 & 0xffff
+		var t204 uint64 = t202 * 0x8000
+		v[205] = t204
+		var t209 uint64 = t202 * 0x1
+		v[210] = t209
+		var t247 uint64 = v[5] >> 32 & 0xffffffff
+		v[276] = t247
+		var t248 uint64 = v[5] >> 32 & 0xffff
+		var t250 uint64 = t248 * 0x8000
+		v[251] = t250
+		var t255 uint64 = t248 * 0x1
+		v[256] = t255
+		var t259 uint64 = v[5] >> 48 & 0xffff
+		var t261 uint64 = t259 * 0x8000
+		v[262] = t261
+		var t266 uint64 = t259 * 0x1
+		v[267] = t266
+		var t304 uint64 = v[5] >> 0 & 0xffffffff
+		v[333] = t304
+		var t305 uint64 = v[5] >> 0 & 0xffff
+		var t307 uint64 = t305 * 0x8000
+		v[308] = t307
+		var t312 uint64 = t305 * 0x1
+		v[313] = t312
+		var t316 uint64 = v[5] >> 16 & 0xffff
+		var t318 uint64 = t316 * 0x8000
+		v[319] = t318
+		var t323 uint64 = t316 * 0x1
 		v[324] = t323
-		var t327 uint64 = v[5] >> 16 & 0xffff
-		var t329 uint64 = t327 * 0x8000
-		v[330] = t329
-		var t333 uint64 = v[5] >> 16 & 0xffff
-		var t335 uint64 = t333 * 0x1
-		v[336] = t335
-		var t373 uint64 = v[4] >> 32 & 0xffffffff
-		v[404] = t373
-		var t374 uint64 = v[4] >> 32 & 0xffff
-		var t376 uint64 = t374 * 0x8000
-		v[377] = t376
-		var t380 uint64 = v[4] >> 32 & 0xffff
-		var t382 uint64 = t380 * 0x1
-		v[383] = t382
-		var t386 uint64 = v[4] >> 48 & 0xffff
-		var t388 uint64 = t386 * 0x8000
-		v[389] = t388
-		var t392 uint64 = v[4] >> 48 & 0xffff
-		var t394 uint64 = t392 * 0x1
-		v[395] = t394
-		var t432 uint64 = v[4] >> 0 & 0xffffffff
-		v[463] = t432
-		var t433 uint64 = v[4] >> 0 & 0xffff
-		var t435 uint64 = t433 * 0x8000
-		v[436] = t435
-		var t439 uint64 = v[4] >> 0 & 0xffff
-		var t441 uint64 = t439 * 0x1
-		v[442] = t441
-		var t445 uint64 = v[4] >> 16 & 0xffff
-		var t447 uint64 = t445 * 0x8000
-		v[448] = t447
-		var t451 uint64 = v[4] >> 16 & 0xffff
-		var t453 uint64 = t451 * 0x1
-		v[454] = t453
-		var t491 uint64 = v[3] >> 32 & 0xffffffff
-		v[522] = t491
-		var t492 uint64 = v[3] >> 32 & 0xffff
-		var t494 uint64 = t492 * 0x8000
+		var t361 uint64 = v[4] >> 32 & 0xffffffff
+		v[390] = t361
+		var t362 uint64 = v[4] >> 32 & 0xffff
+		var t364 uint64 = t362 * 0x8000
+		v[365] = t364
+		var t369 uint64 = t362 * 0x1
+		v[370] = t369
+		var t373 uint64 = v[4] >> 48 & 0xffff
+		var t375 uint64 = t373 * 0x8000
+		v[376] = t375
+		var t380 uint64 = t373 * 0x1
+		v[381] = t380
+		var t418 uint64 = v[4] >> 0 & 0xffffffff
+		v[447] = t418
+		var t419 uint64 = v[4] >> 0 & 0xffff
+		var t421 uint64 = t419 * 0x8000
+		v[422] = t421
+		var t426 uint64 = t419 * 0x1
+		v[427] = t426
+		var t430 uint64 = v[4] >> 16 & 0xffff
+		var t432 uint64 = t430 * 0x8000
+		v[433] = t432
+		var t437 uint64 = t430 * 0x1
+		v[438] = t437
+		var t475 uint64 = v[3] >> 32 & 0xffffffff
+		v[504] = t475
+		var t476 uint64 = v[3] >> 32 & 0xffff
+		var t478 uint64 = t476 * 0x8000
+		v[479] = t478
+		var t483 uint64 = t476 * 0x1
+		v[484] = t483
+		var t487 uint64 = v[3] >> 48 & 0xffff
+		var t489 uint64 = t487 * 0x8000
+		v[490] = t489
+		var t494 uint64 = t487 * 0x1
 		v[495] = t494
-		var t498 uint64 = v[3] >> 32 & 0xffff
-		var t500 uint64 = t498 * 0x1
-		v[501] = t500
-		var t504 uint64 = v[3] >> 48 & 0xffff
-		var t506 uint64 = t504 * 0x8000
-		v[507] = t506
-		var t510 uint64 = v[3] >> 48 & 0xffff
-		var t512 uint64 = t510 * 0x1
-		v[513] = t512
-		var t550 uint64 = v[3] >> 0 & 0xffffffff
-		v[581] = t550
-		var t551 uint64 = v[3] >> 0 & 0xffff
-		var t553 uint64 = t551 * 0x8000
-		v[554] = t553
-		var t557 uint64 = v[3] >> 0 & 0xffff
-		var t559 uint64 = t557 * 0x1
-		v[560] = t559
-		var t563 uint64 = v[3] >> 16 & 0xffff
-		var t565 uint64 = t563 * 0x8000
-		v[566] = t565
-		var t569 uint64 = v[3] >> 16 & 0xffff
-		var t571 uint64 = t569 * 0x1
-		v[572] = t571
-		var t609 uint64 = v[2] >> 32 & 0xffffffff
-		v[640] = t609
-		var t610 uint64 = v[2] >> 32 & 0xffff
-		var t612 uint64 = t610 * 0x8000
-		v[613] = t612
-		var t616 uint64 = v[2] >> 32 & 0xffff
-		var t618 uint64 = t616 * 0x1
-		v[619] = t618
-		var t622 uint64 = v[2] >> 48 & 0xffff
-		var t624 uint64 = t622 * 0x8000
-		v[625] = t624
-		var t628 uint64 = v[2] >> 48 & 0xffff
-		var t630 uint64 = t628 * 0x1
-		v[631] = t630
-		var t668 uint64 = v[2] >> 0 & 0xffffffff
-		v[699] = t668
-		var t669 uint64 = v[2] >> 0 & 0xffff
-		var t671 uint64 = t669 * 0x8000
-		v[672] = t671
-		var t675 uint64 = v[2] >> 0 & 0xffff
-		var t677 uint64 = t675 * 0x1
-		v[678] = t677
-		var t681 uint64 = v[2] >> 16 & 0xffff
-		var t683 uint64 = t681 * 0x8000
-		v[684] = t683
-		var t687 uint64 = v[2] >> 16 & 0xffff
-		var t689 uint64 = t687 * 0x1
-		v[690] = t689
-		var t727 uint64 = v[1] >> 32 & 0xffffffff
-		v[758] = t727
-		var t728 uint64 = v[1] >> 32 & 0xffff
-		var t730 uint64 = t728 * 0x8000
-		v[731] = t730
-		var t734 uint64 = v[1] >> 32 & 0xffff
-		var t736 uint64 = t734 * 0x1
-		v[737] = t736
-		var t740 uint64 = v[1] >> 48 & 0xffff
-		var t742 uint64 = t740 * 0x8000
-		v[743] = t742
-		var t746 uint64 = v[1] >> 48 & 0xffff
-		var t748 uint64 = t746 * 0x1
-		v[749] = t748
-		var t786 uint64 = v[1] >> 0 & 0xffffffff
-		v[817] = t786
-		var t787 uint64 = v[1] >> 0 & 0xffff
-		var t789 uint64 = t787 * 0x8000
-		v[790] = t789
-		var t793 uint64 = v[1] >> 0 & 0xffff
-		var t795 uint64 = t793 * 0x1
-		v[796] = t795
-		var t799 uint64 = v[1] >> 16 & 0xffff
-		var t801 uint64 = t799 * 0x8000
-		v[802] = t801
-		var t805 uint64 = v[1] >> 16 & 0xffff
-		var t807 uint64 = t805 * 0x1
-		v[808] = t807
-		var t845 uint64 = v[0] >> 32 & 0xffffffff
-		v[876] = t845
-		var t846 uint64 = v[0] >> 32 & 0xffff
-		var t848 uint64 = t846 * 0x8000
-		v[849] = t848
-		var t852 uint64 = v[0] >> 32 & 0xffff
-		var t854 uint64 = t852 * 0x1
-		v[855] = t854
-		var t858 uint64 = v[0] >> 48 & 0xffff
-		var t860 uint64 = t858 * 0x8000
-		v[861] = t860
-		var t864 uint64 = v[0] >> 48 & 0xffff
-		var t866 uint64 = t864 * 0x1
-		v[867] = t866
-		var t904 uint64 = v[0] >> 0 & 0xffffffff
-		v[935] = t904
-		var t905 uint64 = v[0] >> 0 & 0xffff
-		var t907 uint64 = t905 * 0x8000
-		v[908] = t907
-		var t911 uint64 = v[0] >> 0 & 0xffff
-		var t913 uint64 = t911 * 0x1
-		v[914] = t913
-		var t917 uint64 = v[0] >> 16 & 0xffff
-		var t919 uint64 = t917 * 0x8000
-		v[920] = t919
-		var t923 uint64 = v[0] >> 16 & 0xffff
-		var t925 uint64 = t923 * 0x1
-		v[926] = t925
+		var t532 uint64 = v[3] >> 0 & 0xffffffff
+		v[561] = t532
+		var t533 uint64 = v[3] >> 0 & 0xffff
+		var t535 uint64 = t533 * 0x8000
+		v[536] = t535
+		var t540 uint64 = t533 * 0x1
+		v[541] = t540
+		var t544 uint64 = v[3] >> 16 & 0xffff
+		var t546 uint64 = t544 * 0x8000
+		v[547] = t546
+		var t551 uint64 = t544 * 0x1
+		v[552] = t551
+		var t589 uint64 = v[2] >> 32 & 0xffffffff
+		v[618] = t589
+		var t590 uint64 = v[2] >> 32 & 0xffff
+		var t592 uint64 = t590 * 0x8000
+		v[593] = t592
+		var t597 uint64 = t590 * 0x1
+		v[598] = t597
+		var t601 uint64 = v[2] >> 48 & 0xffff
+		var t603 uint64 = t601 * 0x8000
+		v[604] = t603
+		var t608 uint64 = t601 * 0x1
+		v[609] = t608
+		var t646 uint64 = v[2] >> 0 & 0xffffffff
+		v[675] = t646
+		var t647 uint64 = v[2] >> 0 & 0xffff
+		var t649 uint64 = t647 * 0x8000
+		v[650] = t649
+		var t654 uint64 = t647 * 0x1
+		v[655] = t654
+		var t658 uint64 = v[2] >> 16 & 0xffff
+		var t660 uint64 = t658 * 0x8000
+		v[661] = t660
+		var t665 uint64 = t658 * 0x1
+		v[666] = t665
+		var t703 uint64 = v[1] >> 32 & 0xffffffff
+		v[732] = t703
+		var t704 uint64 = v[1] >> 32 & 0xffff
+		var t706 uint64 = t704 * 0x8000
+		v[707] = t706
+		var t711 uint64 = t704 * 0x1
+		v[712] = t711
+		var t715 uint64 = v[1] >> 48 & 0xffff
+		var t717 uint64 = t715 * 0x8000
+		v[718] = t717
+		var t722 uint64 = t715 * 0x1
+		v[723] = t722
+		var t760 uint64 = v[1] >> 0 & 0xffffffff
+		v[789] = t760
+		var t761 uint64 = v[1] >> 0 & 0xffff
+		var t763 uint64 = t761 * 0x8000
+		v[764] = t763
+		var t768 uint64 = t761 * 0x1
+		v[769] = t768
+		var t772 uint64 = v[1] >> 16 & 0xffff
+		var t774 uint64 = t772 * 0x8000
+		v[775] = t774
+		var t779 uint64 = t772 * 0x1
+		v[780] = t779
+		var t817 uint64 = v[0] >> 32 & 0xffffffff
+		v[846] = t817
+		var t818 uint64 = v[0] >> 32 & 0xffff
+		var t820 uint64 = t818 * 0x8000
+		v[821] = t820
+		var t825 uint64 = t818 * 0x1
+		v[826] = t825
+		var t829 uint64 = v[0] >> 48 & 0xffff
+		var t831 uint64 = t829 * 0x8000
+		v[832] = t831
+		var t836 uint64 = t829 * 0x1
+		v[837] = t836
+		var t874 uint64 = v[0] >> 0 & 0xffffffff
+		v[903] = t874
+		var t875 uint64 = v[0] >> 0 & 0xffff
+		var t877 uint64 = t875 * 0x8000
+		v[878] = t877
+		var t882 uint64 = t875 * 0x1
+		v[883] = t882
+		var t886 uint64 = v[0] >> 16 & 0xffff
+		var t888 uint64 = t886 * 0x8000
+		v[889] = t888
+		var t893 uint64 = t886 * 0x1
+		v[894] = t893
 	}
-	if v[1014] != 0 {
+	if v[982] != 0 {
 		x.D |= 0x8
-		if v[1001] != 0 {
-			v[1017] = v[1002]
-			v[1018] = v[1003]
-			v[1019] = v[1004]
-			v[1020] = v[1005]
-			v[1021] = v[1006]
-			v[1022] = v[1007]
-			v[1023] = v[1008]
-			v[1024] = v[1009]
-			v[1025] = v[1010]
-			v[1026] = v[1011]
+		if v[969] != 0 {
+			v[985] = v[970]
+			v[986] = v[971]
+			v[987] = v[972]
+			v[988] = v[973]
+			v[989] = v[974]
+			v[990] = v[975]
+			v[991] = v[976]
+			v[992] = v[977]
+			v[993] = v[978]
+			v[994] = v[979]
 		} else {
-			v[1017] = v[976]
-			v[1018] = v[977]
-			v[1019] = v[978]
-			v[1020] = v[979]
-			v[1021] = v[980]
-			v[1022] = v[981]
-			v[1023] = v[982]
-			v[1024] = v[983]
-			v[1025] = v[984]
-			v[1026] = v[985]
+			v[985] = v[944]
+			v[986] = v[945]
+			v[987] = v[946]
+			v[988] = v[947]
+			v[989] = v[948]
+			v[990] = v[949]
+			v[991] = v[950]
+			v[992] = v[951]
+			v[993] = v[952]
+			v[994] = v[953]
 		}
-		v[991] = v[1017]
-		v[992] = v[1018]
-		v[993] = v[1019]
-		v[994] = v[1020]
-		v[995] = v[1021]
-		v[996] = v[1022]
-		v[997] = v[1023]
-		v[998] = v[1024]
-		v[999] = v[1025]
-		v[1000] = v[1026]
+		v[959] = v[985]
+		v[960] = v[986]
+		v[961] = v[987]
+		v[962] = v[988]
+		v[963] = v[989]
+		v[964] = v[990]
+		v[965] = v[991]
+		v[966] = v[992]
+		v[967] = v[993]
+		v[968] = v[994]
 	}
 	if x.Rst {
 		x.D |= 0x4
-		v[990] = 0x0
-		v[1001] = 0x0
+		v[958] = 0x0
+		v[969] = 0x0
 	} else {
 		x.D |= 0x4
-		var t1015 uint64 = v[1001] | v[975]
-		var t1016, t1016_1, t1016_0 uint64 = 0, t1015, v[990]
-		if v[1014] != 0 {
-			t1016 = t1016_1
+		var t983 uint64 = v[969] | v[943]
+		var t984, t984_1, t984_0 uint64 = 0, t983, v[958]
+		if v[982] != 0 {
+			t984 = t984_1
 		} else {
-			t1016 = t1016_0
+			t984 = t984_0
 		}
-		v[990] = t1016
-		var t1028, t1028_1, t1028_0 uint64 = 0, 0x0, t1015
-		if v[1014] != 0 {
-			t1028 = t1028_1
+		v[958] = t984
+		var t996, t996_1, t996_0 uint64 = 0, 0x0, t983
+		if v[982] != 0 {
+			t996 = t996_1
 		} else {
-			t1028 = t1028_0
+			t996 = t996_0
 		}
-		v[1001] = t1028
+		v[969] = t996
 	}
 	if x.Rst {
 		x.D |= 0x2
-		v[972] = 0x0
-		v[973] = 0x0
-		v[974] = 0x0
-		v[975] = 0x0
-	} else if v[987] != 0 {
+		v[940] = 0x0
+		v[941] = 0x0
+		v[942] = 0x0
+		v[943] = 0x0
+	} else if v[955] != 0 {
 		x.D |= 0x2
-		v[975] = v[974]
-		v[974] = v[973]
-		v[973] = v[972]
-		var t988 uint64 = v[10] & v[987]
-		v[972] = t988
+		v[943] = v[942]
+		v[942] = v[941]
+		v[941] = v[940]
+		var t956 uint64 = v[10] & v[955]
+		v[940] = t956
 	}
-	if v[1031] != 0 {
+	if v[999] != 0 {
 		x.D |= 0x10
-		v[1002] = v[976]
-		v[1003] = v[977]
-		v[1004] = v[978]
-		v[1005] = v[979]
-		v[1006] = v[980]
-		v[1007] = v[981]
-		v[1008] = v[982]
-		v[1009] = v[983]
-		v[1010] = v[984]
-		v[1011] = v[985]
+		v[970] = v[944]
+		v[971] = v[945]
+		v[972] = v[946]
+		v[973] = v[947]
+		v[974] = v[948]
+		v[975] = v[949]
+		v[976] = v[950]
+		v[977] = v[951]
+		v[978] = v[952]
+		v[979] = v[953]
 	}
 	return true
 }
@@ -1589,10 +1557,10 @@ var simscale_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 987,
-	"m_tdata":   1032,
-	"m_tkeep":   1040,
-	"m_tlast":   1041,
-	"m_tvalid":  990,
-	"m_tready":  1042,
+	"s0_tready": 955,
+	"m_tdata":   1000,
+	"m_tkeep":   1008,
+	"m_tlast":   1009,
+	"m_tvalid":  958,
+	"m_tready":  1010,
 }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "9f8f3fe654b8dca0c284f2ed277bce3b" }
+func (x *simsum_int16_sat) Fingerprint() string { return "fca9ee5a699580495fe2cc37aedd3f0c" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

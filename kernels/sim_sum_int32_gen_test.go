@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "fb550e14c976132e403edd03aa330758" }
+func (x *simsum_int32) Fingerprint() string { return "661f3b8c4d9e9a9f07c5bbcfde4045ef" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }

@@ -12,7 +12,7 @@ import (
 
 // simsum_q8_24_block simulates module onic_kernel_sum_q8_24_block: S holds every signal's words, M0... its memories.
 type simsum_q8_24_block struct {
-	S         [387]uint64
+	S         [385]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -25,67 +25,67 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_q8_24_block() }) 
 func Newsimsum_q8_24_block() *simsum_q8_24_block {
 	x := &simsum_q8_24_block{D: ^uint64(0)}
 	x.S[25] = 0x1
-	x.S[33] = 0x1f
-	x.S[34] = 0x1
-	x.S[36] = 0x1f
-	x.S[72] = 0x80000000
-	x.S[73] = 0x7fffffff
-	x.S[74] = 0x7fffffff
-	x.S[88] = 0x80000000
-	x.S[89] = 0x7fffffff
-	x.S[90] = 0x7fffffff
-	x.S[104] = 0x80000000
-	x.S[105] = 0x7fffffff
-	x.S[106] = 0x7fffffff
-	x.S[120] = 0x80000000
-	x.S[121] = 0x7fffffff
-	x.S[122] = 0x7fffffff
-	x.S[136] = 0x80000000
-	x.S[137] = 0x7fffffff
-	x.S[138] = 0x7fffffff
-	x.S[152] = 0x80000000
-	x.S[153] = 0x7fffffff
-	x.S[154] = 0x7fffffff
-	x.S[168] = 0x80000000
-	x.S[169] = 0x7fffffff
-	x.S[170] = 0x7fffffff
-	x.S[184] = 0x80000000
-	x.S[185] = 0x7fffffff
-	x.S[186] = 0x7fffffff
-	x.S[200] = 0x80000000
-	x.S[201] = 0x7fffffff
-	x.S[202] = 0x7fffffff
-	x.S[216] = 0x80000000
-	x.S[217] = 0x7fffffff
-	x.S[218] = 0x7fffffff
-	x.S[232] = 0x80000000
-	x.S[233] = 0x7fffffff
-	x.S[234] = 0x7fffffff
-	x.S[248] = 0x80000000
-	x.S[249] = 0x7fffffff
-	x.S[250] = 0x7fffffff
-	x.S[264] = 0x80000000
-	x.S[265] = 0x7fffffff
-	x.S[266] = 0x7fffffff
-	x.S[280] = 0x80000000
-	x.S[281] = 0x7fffffff
-	x.S[282] = 0x7fffffff
-	x.S[296] = 0x80000000
-	x.S[297] = 0x7fffffff
-	x.S[298] = 0x7fffffff
-	x.S[314] = 0x1
-	x.S[327] = 0x1
+	x.S[31] = 0x1f
+	x.S[32] = 0x1
+	x.S[34] = 0x1f
+	x.S[70] = 0x80000000
+	x.S[71] = 0x7fffffff
+	x.S[72] = 0x7fffffff
+	x.S[86] = 0x80000000
+	x.S[87] = 0x7fffffff
+	x.S[88] = 0x7fffffff
+	x.S[102] = 0x80000000
+	x.S[103] = 0x7fffffff
+	x.S[104] = 0x7fffffff
+	x.S[118] = 0x80000000
+	x.S[119] = 0x7fffffff
+	x.S[120] = 0x7fffffff
+	x.S[134] = 0x80000000
+	x.S[135] = 0x7fffffff
+	x.S[136] = 0x7fffffff
+	x.S[150] = 0x80000000
+	x.S[151] = 0x7fffffff
+	x.S[152] = 0x7fffffff
+	x.S[166] = 0x80000000
+	x.S[167] = 0x7fffffff
+	x.S[168] = 0x7fffffff
+	x.S[182] = 0x80000000
+	x.S[183] = 0x7fffffff
+	x.S[184] = 0x7fffffff
+	x.S[198] = 0x80000000
+	x.S[199] = 0x7fffffff
+	x.S[200] = 0x7fffffff
+	x.S[214] = 0x80000000
+	x.S[215] = 0x7fffffff
+	x.S[216] = 0x7fffffff
+	x.S[230] = 0x80000000
+	x.S[231] = 0x7fffffff
+	x.S[232] = 0x7fffffff
+	x.S[246] = 0x80000000
+	x.S[247] = 0x7fffffff
+	x.S[248] = 0x7fffffff
+	x.S[262] = 0x80000000
+	x.S[263] = 0x7fffffff
+	x.S[264] = 0x7fffffff
+	x.S[278] = 0x80000000
+	x.S[279] = 0x7fffffff
+	x.S[280] = 0x7fffffff
+	x.S[294] = 0x80000000
+	x.S[295] = 0x7fffffff
+	x.S[296] = 0x7fffffff
+	x.S[312] = 0x1
+	x.S[325] = 0x1
+	x.S[326] = 0x1
 	x.S[328] = 0x1
 	x.S[330] = 0x1
-	x.S[332] = 0x1
+	x.S[354] = 0x1
+	x.S[355] = 0x1
 	x.S[356] = 0x1
-	x.S[357] = 0x1
-	x.S[358] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "09f4a658da003de093003bdc56e44b87" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "6fe3177ec5d4ba57b9cf3f4c729757ac" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -112,417 +112,417 @@ func (x *simsum_q8_24_block) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t63 uint64 = v[52] >> 32 & 0xffffffff
+		var t61 uint64 = v[50] >> 32 & 0xffffffff
+		var t62 uint64 = (uint64((int64(t61<<32) >> 32) >> v[38])) & 0xffffffff
+		var t65 uint64 = uint64((int64(t62<<32) >> 32))
+		var t63 uint64 = v[58] >> 32 & 0xffffffff
 		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> v[40])) & 0xffffffff
-		var t67 uint64 = uint64((int64(t64<<32) >> 32))
-		var t65 uint64 = v[60] >> 32 & 0xffffffff
-		var t66 uint64 = (uint64((int64(t65<<32) >> 32) >> v[42])) & 0xffffffff
-		var t68 uint64 = uint64((int64(t66<<32) >> 32))
-		var t69 uint64 = t67 + t68
-		var t70 uint64 = (t69 >> 32) & 0x1
-		var t71 uint64 = (t69 >> 31) & 0x1
-		var t74, t74_1, t74_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t70 != 0 {
-			t74 = t74_1
+		var t66 uint64 = uint64((int64(t64<<32) >> 32))
+		var t67 uint64 = t65 + t66
+		var t68 uint64 = (t67 >> 32) & 0x1
+		var t69 uint64 = (t67 >> 31) & 0x1
+		var t72, t72_1, t72_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t68 != 0 {
+			t72 = t72_1
 		} else {
-			t74 = t74_0
+			t72 = t72_0
 		}
-		var t76 uint64 = t69
-		var t77, t77_1, t77_0 uint64 = 0, t74, t76
-		if t70 != t71 {
-			t77 = t77_1
+		var t74 uint64 = t67
+		var t75, t75_1, t75_0 uint64 = 0, t72, t74
+		if t68 != t69 {
+			t75 = t75_1
 		} else {
-			t77 = t77_0
+			t75 = t75_0
 		}
-		t77 &= 0xffffffff
-		var t79 uint64 = v[52] >> 0 & 0xffffffff
+		t75 &= 0xffffffff
+		var t77 uint64 = v[50] >> 0 & 0xffffffff
+		var t78 uint64 = (uint64((int64(t77<<32) >> 32) >> v[38])) & 0xffffffff
+		var t81 uint64 = uint64((int64(t78<<32) >> 32))
+		var t79 uint64 = v[58] >> 0 & 0xffffffff
 		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> v[40])) & 0xffffffff
-		var t83 uint64 = uint64((int64(t80<<32) >> 32))
-		var t81 uint64 = v[60] >> 0 & 0xffffffff
-		var t82 uint64 = (uint64((int64(t81<<32) >> 32) >> v[42])) & 0xffffffff
-		var t84 uint64 = uint64((int64(t82<<32) >> 32))
-		var t85 uint64 = t83 + t84
-		var t86 uint64 = (t85 >> 32) & 0x1
-		var t87 uint64 = (t85 >> 31) & 0x1
-		var t90, t90_1, t90_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t86 != 0 {
-			t90 = t90_1
+		var t82 uint64 = uint64((int64(t80<<32) >> 32))
+		var t83 uint64 = t81 + t82
+		var t84 uint64 = (t83 >> 32) & 0x1
+		var t85 uint64 = (t83 >> 31) & 0x1
+		var t88, t88_1, t88_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t84 != 0 {
+			t88 = t88_1
 		} else {
-			t90 = t90_0
+			t88 = t88_0
 		}
-		var t92 uint64 = t85
-		var t93, t93_1, t93_0 uint64 = 0, t90, t92
-		if t86 != t87 {
-			t93 = t93_1
+		var t90 uint64 = t83
+		var t91, t91_1, t91_0 uint64 = 0, t88, t90
+		if t84 != t85 {
+			t91 = t91_1
 		} else {
-			t93 = t93_0
+			t91 = t91_0
 		}
-		t93 &= 0xffffffff
-		var t95 uint64 = v[51] >> 32 & 0xffffffff
+		t91 &= 0xffffffff
+		var t93 uint64 = v[49] >> 32 & 0xffffffff
+		var t94 uint64 = (uint64((int64(t93<<32) >> 32) >> v[38])) & 0xffffffff
+		var t97 uint64 = uint64((int64(t94<<32) >> 32))
+		var t95 uint64 = v[57] >> 32 & 0xffffffff
 		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> v[40])) & 0xffffffff
-		var t99 uint64 = uint64((int64(t96<<32) >> 32))
-		var t97 uint64 = v[59] >> 32 & 0xffffffff
-		var t98 uint64 = (uint64((int64(t97<<32) >> 32) >> v[42])) & 0xffffffff
-		var t100 uint64 = uint64((int64(t98<<32) >> 32))
-		var t101 uint64 = t99 + t100
-		var t102 uint64 = (t101 >> 32) & 0x1
-		var t103 uint64 = (t101 >> 31) & 0x1
-		var t106, t106_1, t106_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t102 != 0 {
-			t106 = t106_1
+		var t98 uint64 = uint64((int64(t96<<32) >> 32))
+		var t99 uint64 = t97 + t98
+		var t100 uint64 = (t99 >> 32) & 0x1
+		var t101 uint64 = (t99 >> 31) & 0x1
+		var t104, t104_1, t104_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t100 != 0 {
+			t104 = t104_1
 		} else {
-			t106 = t106_0
+			t104 = t104_0
 		}
-		var t108 uint64 = t101
-		var t109, t109_1, t109_0 uint64 = 0, t106, t108
-		if t102 != t103 {
-			t109 = t109_1
+		var t106 uint64 = t99
+		var t107, t107_1, t107_0 uint64 = 0, t104, t106
+		if t100 != t101 {
+			t107 = t107_1
 		} else {
-			t109 = t109_0
+			t107 = t107_0
 		}
-		t109 &= 0xffffffff
-		var t111 uint64 = v[51] >> 0 & 0xffffffff
+		t107 &= 0xffffffff
+		var t109 uint64 = v[49] >> 0 & 0xffffffff
+		var t110 uint64 = (uint64((int64(t109<<32) >> 32) >> v[38])) & 0xffffffff
+		var t113 uint64 = uint64((int64(t110<<32) >> 32))
+		var t111 uint64 = v[57] >> 0 & 0xffffffff
 		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> v[40])) & 0xffffffff
-		var t115 uint64 = uint64((int64(t112<<32) >> 32))
-		var t113 uint64 = v[59] >> 0 & 0xffffffff
-		var t114 uint64 = (uint64((int64(t113<<32) >> 32) >> v[42])) & 0xffffffff
-		var t116 uint64 = uint64((int64(t114<<32) >> 32))
-		var t117 uint64 = t115 + t116
-		var t118 uint64 = (t117 >> 32) & 0x1
-		var t119 uint64 = (t117 >> 31) & 0x1
-		var t122, t122_1, t122_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t118 != 0 {
-			t122 = t122_1
+		var t114 uint64 = uint64((int64(t112<<32) >> 32))
+		var t115 uint64 = t113 + t114
+		var t116 uint64 = (t115 >> 32) & 0x1
+		var t117 uint64 = (t115 >> 31) & 0x1
+		var t120, t120_1, t120_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t116 != 0 {
+			t120 = t120_1
 		} else {
-			t122 = t122_0
+			t120 = t120_0
 		}
-		var t124 uint64 = t117
-		var t125, t125_1, t125_0 uint64 = 0, t122, t124
-		if t118 != t119 {
-			t125 = t125_1
+		var t122 uint64 = t115
+		var t123, t123_1, t123_0 uint64 = 0, t120, t122
+		if t116 != t117 {
+			t123 = t123_1
 		} else {
-			t125 = t125_0
+			t123 = t123_0
 		}
-		t125 &= 0xffffffff
-		var t127 uint64 = v[50] >> 32 & 0xffffffff
+		t123 &= 0xffffffff
+		var t125 uint64 = v[48] >> 32 & 0xffffffff
+		var t126 uint64 = (uint64((int64(t125<<32) >> 32) >> v[38])) & 0xffffffff
+		var t129 uint64 = uint64((int64(t126<<32) >> 32))
+		var t127 uint64 = v[56] >> 32 & 0xffffffff
 		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> v[40])) & 0xffffffff
-		var t131 uint64 = uint64((int64(t128<<32) >> 32))
-		var t129 uint64 = v[58] >> 32 & 0xffffffff
-		var t130 uint64 = (uint64((int64(t129<<32) >> 32) >> v[42])) & 0xffffffff
-		var t132 uint64 = uint64((int64(t130<<32) >> 32))
-		var t133 uint64 = t131 + t132
-		var t134 uint64 = (t133 >> 32) & 0x1
-		var t135 uint64 = (t133 >> 31) & 0x1
-		var t138, t138_1, t138_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t134 != 0 {
-			t138 = t138_1
+		var t130 uint64 = uint64((int64(t128<<32) >> 32))
+		var t131 uint64 = t129 + t130
+		var t132 uint64 = (t131 >> 32) & 0x1
+		var t133 uint64 = (t131 >> 31) & 0x1
+		var t136, t136_1, t136_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t132 != 0 {
+			t136 = t136_1
 		} else {
-			t138 = t138_0
+			t136 = t136_0
 		}
-		var t140 uint64 = t133
-		var t141, t141_1, t141_0 uint64 = 0, t138, t140
-		if t134 != t135 {
-			t141 = t141_1
+		var t138 uint64 = t131
+		var t139, t139_1, t139_0 uint64 = 0, t136, t138
+		if t132 != t133 {
+			t139 = t139_1
 		} else {
-			t141 = t141_0
+			t139 = t139_0
 		}
-		t141 &= 0xffffffff
-		var t143 uint64 = v[50] >> 0 & 0xffffffff
+		t139 &= 0xffffffff
+		var t141 uint64 = v[48] >> 0 & 0xffffffff
+		var t142 uint64 = (uint64((int64(t141<<32) >> 32) >> v[38])) & 0xffffffff
+		var t145 uint64 = uint64((int64(t142<<32) >> 32))
+		var t143 uint64 = v[56] >> 0 & 0xffffffff
 		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> v[40])) & 0xffffffff
-		var t147 uint64 = uint64((int64(t144<<32) >> 32))
-		var t145 uint64 = v[58] >> 0 & 0xffffffff
-		var t146 uint64 = (uint64((int64(t145<<32) >> 32) >> v[42])) & 0xffffffff
-		var t148 uint64 = uint64((int64(t146<<32) >> 32))
-		var t149 uint64 = t147 + t148
-		var t150 uint64 = (t149 >> 32) & 0x1
-		var t151 uint64 = (t149 >> 31) & 0x1
-		var t154, t154_1, t154_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t150 != 0 {
-			t154 = t154_1
+		var t146 uint64 = uint64((int64(t144<<32) >> 32))
+		var t147 uint64 = t145 + t146
+		var t148 uint64 = (t147 >> 32) & 0x1
+		var t149 uint64 = (t147 >> 31) & 0x1
+		var t152, t152_1, t152_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t148 != 0 {
+			t152 = t152_1
 		} else {
-			t154 = t154_0
+			t152 = t152_0
 		}
-		var t156 uint64 = t149
-		var t157, t157_1, t157_0 uint64 = 0, t154, t156
-		if t150 != t151 {
-			t157 = t157_1
+		var t154 uint64 = t147
+		var t155, t155_1, t155_0 uint64 = 0, t152, t154
+		if t148 != t149 {
+			t155 = t155_1
 		} else {
-			t157 = t157_0
+			t155 = t155_0
 		}
-		t157 &= 0xffffffff
-		var t159 uint64 = v[49] >> 32 & 0xffffffff
+		t155 &= 0xffffffff
+		var t157 uint64 = v[47] >> 32 & 0xffffffff
+		var t158 uint64 = (uint64((int64(t157<<32) >> 32) >> v[38])) & 0xffffffff
+		var t161 uint64 = uint64((int64(t158<<32) >> 32))
+		var t159 uint64 = v[55] >> 32 & 0xffffffff
 		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> v[40])) & 0xffffffff
-		var t163 uint64 = uint64((int64(t160<<32) >> 32))
-		var t161 uint64 = v[57] >> 32 & 0xffffffff
-		var t162 uint64 = (uint64((int64(t161<<32) >> 32) >> v[42])) & 0xffffffff
-		var t164 uint64 = uint64((int64(t162<<32) >> 32))
-		var t165 uint64 = t163 + t164
-		var t166 uint64 = (t165 >> 32) & 0x1
-		var t167 uint64 = (t165 >> 31) & 0x1
-		var t170, t170_1, t170_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t166 != 0 {
-			t170 = t170_1
+		var t162 uint64 = uint64((int64(t160<<32) >> 32))
+		var t163 uint64 = t161 + t162
+		var t164 uint64 = (t163 >> 32) & 0x1
+		var t165 uint64 = (t163 >> 31) & 0x1
+		var t168, t168_1, t168_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t164 != 0 {
+			t168 = t168_1
 		} else {
-			t170 = t170_0
+			t168 = t168_0
 		}
-		var t172 uint64 = t165
-		var t173, t173_1, t173_0 uint64 = 0, t170, t172
-		if t166 != t167 {
-			t173 = t173_1
+		var t170 uint64 = t163
+		var t171, t171_1, t171_0 uint64 = 0, t168, t170
+		if t164 != t165 {
+			t171 = t171_1
 		} else {
-			t173 = t173_0
+			t171 = t171_0
 		}
-		t173 &= 0xffffffff
-		var t175 uint64 = v[49] >> 0 & 0xffffffff
+		t171 &= 0xffffffff
+		var t173 uint64 = v[47] >> 0 & 0xffffffff
+		var t174 uint64 = (uint64((int64(t173<<32) >> 32) >> v[38])) & 0xffffffff
+		var t177 uint64 = uint64((int64(t174<<32) >> 32))
+		var t175 uint64 = v[55] >> 0 & 0xffffffff
 		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> v[40])) & 0xffffffff
-		var t179 uint64 = uint64((int64(t176<<32) >> 32))
-		var t177 uint64 = v[57] >> 0 & 0xffffffff
-		var t178 uint64 = (uint64((int64(t177<<32) >> 32) >> v[42])) & 0xffffffff
-		var t180 uint64 = uint64((int64(t178<<32) >> 32))
-		var t181 uint64 = t179 + t180
-		var t182 uint64 = (t181 >> 32) & 0x1
-		var t183 uint64 = (t181 >> 31) & 0x1
-		var t186, t186_1, t186_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t182 != 0 {
-			t186 = t186_1
+		var t178 uint64 = uint64((int64(t176<<32) >> 32))
+		var t179 uint64 = t177 + t178
+		var t180 uint64 = (t179 >> 32) & 0x1
+		var t181 uint64 = (t179 >> 31) & 0x1
+		var t184, t184_1, t184_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t180 != 0 {
+			t184 = t184_1
 		} else {
-			t186 = t186_0
+			t184 = t184_0
 		}
-		var t188 uint64 = t181
-		var t189, t189_1, t189_0 uint64 = 0, t186, t188
-		if t182 != t183 {
-			t189 = t189_1
+		var t186 uint64 = t179
+		var t187, t187_1, t187_0 uint64 = 0, t184, t186
+		if t180 != t181 {
+			t187 = t187_1
 		} else {
-			t189 = t189_0
+			t187 = t187_0
 		}
-		t189 &= 0xffffffff
-		var t191 uint64 = v[48] >> 32 & 0xffffffff
+		t187 &= 0xffffffff
+		var t189 uint64 = v[46] >> 32 & 0xffffffff
+		var t190 uint64 = (uint64((int64(t189<<32) >> 32) >> v[38])) & 0xffffffff
+		var t193 uint64 = uint64((int64(t190<<32) >> 32))
+		var t191 uint64 = v[54] >> 32 & 0xffffffff
 		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> v[40])) & 0xffffffff
-		var t195 uint64 = uint64((int64(t192<<32) >> 32))
-		var t193 uint64 = v[56] >> 32 & 0xffffffff
-		var t194 uint64 = (uint64((int64(t193<<32) >> 32) >> v[42])) & 0xffffffff
-		var t196 uint64 = uint64((int64(t194<<32) >> 32))
-		var t197 uint64 = t195 + t196
-		var t198 uint64 = (t197 >> 32) & 0x1
-		var t199 uint64 = (t197 >> 31) & 0x1
-		var t202, t202_1, t202_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t198 != 0 {
-			t202 = t202_1
+		var t194 uint64 = uint64((int64(t192<<32) >> 32))
+		var t195 uint64 = t193 + t194
+		var t196 uint64 = (t195 >> 32) & 0x1
+		var t197 uint64 = (t195 >> 31) & 0x1
+		var t200, t200_1, t200_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t196 != 0 {
+			t200 = t200_1
 		} else {
-			t202 = t202_0
+			t200 = t200_0
 		}
-		var t204 uint64 = t197
-		var t205, t205_1, t205_0 uint64 = 0, t202, t204
-		if t198 != t199 {
-			t205 = t205_1
+		var t202 uint64 = t195
+		var t203, t203_1, t203_0 uint64 = 0, t200, t202
+		if t196 != t197 {
+			t203 = t203_1
 		} else {
-			t205 = t205_0
+			t203 = t203_0
 		}
-		t205 &= 0xffffffff
-		var t207 uint64 = v[48] >> 0 & 0xffffffff
+		t203 &= 0xffffffff
+		var t205 uint64 = v[46] >> 0 & 0xffffffff
+		var t206 uint64 = (uint64((int64(t205<<32) >> 32) >> v[38])) & 0xffffffff
+		var t209 uint64 = uint64((int64(t206<<32) >> 32))
+		var t207 uint64 = v[54] >> 0 & 0xffffffff
 		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> v[40])) & 0xffffffff
-		var t211 uint64 = uint64((int64(t208<<32) >> 32))
-		var t209 uint64 = v[56] >> 0 & 0xffffffff
-		var t210 uint64 = (uint64((int64(t209<<32) >> 32) >> v[42])) & 0xffffffff
-		var t212 uint64 = uint64((int64(t210<<32) >> 32))
-		var t213 uint64 = t211 + t212
-		var t214 uint64 = (t213 >> 32) & 0x1
-		var t215 uint64 = (t213 >> 31) & 0x1
-		var t218, t218_1, t218_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t214 != 0 {
-			t218 = t218_1
+		var t210 uint64 = uint64((int64(t208<<32) >> 32))
+		var t211 uint64 = t209 + t210
+		var t212 uint64 = (t211 >> 32) & 0x1
+		var t213 uint64 = (t211 >> 31) & 0x1
+		var t216, t216_1, t216_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t212 != 0 {
+			t216 = t216_1
 		} else {
-			t218 = t218_0
+			t216 = t216_0
 		}
-		var t220 uint64 = t213
-		var t221, t221_1, t221_0 uint64 = 0, t218, t220
-		if t214 != t215 {
-			t221 = t221_1
+		var t218 uint64 = t211
+		var t219, t219_1, t219_0 uint64 = 0, t216, t218
+		if t212 != t213 {
+			t219 = t219_1
 		} else {
-			t221 = t221_0
+			t219 = t219_0
 		}
-		t221 &= 0xffffffff
-		var t223 uint64 = v[47] >> 32 & 0xffffffff
+		t219 &= 0xffffffff
+		var t221 uint64 = v[45] >> 32 & 0xffffffff
+		var t222 uint64 = (uint64((int64(t221<<32) >> 32) >> v[38])) & 0xffffffff
+		var t225 uint64 = uint64((int64(t222<<32) >> 32))
+		var t223 uint64 = v[53] >> 32 & 0xffffffff
 		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> v[40])) & 0xffffffff
-		var t227 uint64 = uint64((int64(t224<<32) >> 32))
-		var t225 uint64 = v[55] >> 32 & 0xffffffff
-		var t226 uint64 = (uint64((int64(t225<<32) >> 32) >> v[42])) & 0xffffffff
-		var t228 uint64 = uint64((int64(t226<<32) >> 32))
-		var t229 uint64 = t227 + t228
-		var t230 uint64 = (t229 >> 32) & 0x1
-		var t231 uint64 = (t229 >> 31) & 0x1
-		var t234, t234_1, t234_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t230 != 0 {
-			t234 = t234_1
+		var t226 uint64 = uint64((int64(t224<<32) >> 32))
+		var t227 uint64 = t225 + t226
+		var t228 uint64 = (t227 >> 32) & 0x1
+		var t229 uint64 = (t227 >> 31) & 0x1
+		var t232, t232_1, t232_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t228 != 0 {
+			t232 = t232_1
 		} else {
-			t234 = t234_0
+			t232 = t232_0
 		}
-		var t236 uint64 = t229
-		var t237, t237_1, t237_0 uint64 = 0, t234, t236
-		if t230 != t231 {
-			t237 = t237_1
+		var t234 uint64 = t227
+		var t235, t235_1, t235_0 uint64 = 0, t232, t234
+		if t228 != t229 {
+			t235 = t235_1
 		} else {
-			t237 = t237_0
+			t235 = t235_0
 		}
-		t237 &= 0xffffffff
-		var t239 uint64 = v[47] >> 0 & 0xffffffff
+		t235 &= 0xffffffff
+		var t237 uint64 = v[45] >> 0 & 0xffffffff
+		var t238 uint64 = (uint64((int64(t237<<32) >> 32) >> v[38])) & 0xffffffff
+		var t241 uint64 = uint64((int64(t238<<32) >> 32))
+		var t239 uint64 = v[53] >> 0 & 0xffffffff
 		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> v[40])) & 0xffffffff
-		var t243 uint64 = uint64((int64(t240<<32) >> 32))
-		var t241 uint64 = v[55] >> 0 & 0xffffffff
-		var t242 uint64 = (uint64((int64(t241<<32) >> 32) >> v[42])) & 0xffffffff
-		var t244 uint64 = uint64((int64(t242<<32) >> 32))
-		var t245 uint64 = t243 + t244
-		var t246 uint64 = (t245 >> 32) & 0x1
-		var t247 uint64 = (t245 >> 31) & 0x1
-		var t250, t250_1, t250_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t246 != 0 {
-			t250 = t250_1
+		var t242 uint64 = uint64((int64(t240<<32) >> 32))
+		var t243 uint64 = t241 + t242
+		var t244 uint64 = (t243 >> 32) & 0x1
+		var t245 uint64 = (t243 >> 31) & 0x1
+		var t248, t248_1, t248_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t244 != 0 {
+			t248 = t248_1
 		} else {
-			t250 = t250_0
+			t248 = t248_0
 		}
-		var t252 uint64 = t245
-		var t253, t253_1, t253_0 uint64 = 0, t250, t252
-		if t246 != t247 {
-			t253 = t253_1
+		var t250 uint64 = t243
+		var t251, t251_1, t251_0 uint64 = 0, t248, t250
+		if t244 != t245 {
+			t251 = t251_1
 		} else {
-			t253 = t253_0
+			t251 = t251_0
 		}
-		t253 &= 0xffffffff
-		var t255 uint64 = v[46] >> 32 & 0xffffffff
+		t251 &= 0xffffffff
+		var t253 uint64 = v[44] >> 32 & 0xffffffff
+		var t254 uint64 = (uint64((int64(t253<<32) >> 32) >> v[38])) & 0xffffffff
+		var t257 uint64 = uint64((int64(t254<<32) >> 32))
+		var t255 uint64 = v[52] >> 32 & 0xffffffff
 		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> v[40])) & 0xffffffff
-		var t259 uint64 = uint64((int64(t256<<32) >> 32))
-		var t257 uint64 = v[54] >> 32 & 0xffffffff
-		var t258 uint64 = (uint64((int64(t257<<32) >> 32) >> v[42])) & 0xffffffff
-		var t260 uint64 = uint64((int64(t258<<32) >> 32))
-		var t261 uint64 = t259 + t260
-		var t262 uint64 = (t261 >> 32) & 0x1
-		var t263 uint64 = (t261 >> 31) & 0x1
-		var t266, t266_1, t266_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t262 != 0 {
-			t266 = t266_1
+		var t258 uint64 = uint64((int64(t256<<32) >> 32))
+		var t259 uint64 = t257 + t258
+		var t260 uint64 = (t259 >> 32) & 0x1
+		var t261 uint64 = (t259 >> 31) & 0x1
+		var t264, t264_1, t264_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t260 != 0 {
+			t264 = t264_1
 		} else {
-			t266 = t266_0
+			t264 = t264_0
 		}
-		var t268 uint64 = t261
-		var t269, t269_1, t269_0 uint64 = 0, t266, t268
-		if t262 != t263 {
-			t269 = t269_1
+		var t266 uint64 = t259
+		var t267, t267_1, t267_0 uint64 = 0, t264, t266
+		if t260 != t261 {
+			t267 = t267_1
 		} else {
-			t269 = t269_0
+			t267 = t267_0
 		}
-		t269 &= 0xffffffff
-		var t271 uint64 = v[46] >> 0 & 0xffffffff
+		t267 &= 0xffffffff
+		var t269 uint64 = v[44] >> 0 & 0xffffffff
+		var t270 uint64 = (uint64((int64(t269<<32) >> 32) >> v[38])) & 0xffffffff
+		var t273 uint64 = uint64((int64(t270<<32) >> 32))
+		var t271 uint64 = v[52] >> 0 & 0xffffffff
 		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> v[40])) & 0xffffffff
-		var t275 uint64 = uint64((int64(t272<<32) >> 32))
-		var t273 uint64 = v[54] >> 0 & 0xffffffff
-		var t274 uint64 = (uint64((int64(t273<<32) >> 32) >> v[42])) & 0xffffffff
-		var t276 uint64 = uint64((int64(t274<<32) >> 32))
-		var t277 uint64 = t275 + t276
-		var t278 uint64 = (t277 >> 32) & 0x1
-		var t279 uint64 = (t277 >> 31) & 0x1
-		var t282, t282_1, t282_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t278 != 0 {
-			t282 = t282_1
+		var t274 uint64 = uint64((int64(t272<<32) >> 32))
+		var t275 uint64 = t273 + t274
+		var t276 uint64 = (t275 >> 32) & 0x1
+		var t277 uint64 = (t275 >> 31) & 0x1
+		var t280, t280_1, t280_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t276 != 0 {
+			t280 = t280_1
 		} else {
-			t282 = t282_0
+			t280 = t280_0
 		}
-		var t284 uint64 = t277
-		var t285, t285_1, t285_0 uint64 = 0, t282, t284
-		if t278 != t279 {
-			t285 = t285_1
+		var t282 uint64 = t275
+		var t283, t283_1, t283_0 uint64 = 0, t280, t282
+		if t276 != t277 {
+			t283 = t283_1
 		} else {
-			t285 = t285_0
+			t283 = t283_0
 		}
-		t285 &= 0xffffffff
-		var t287 uint64 = v[45] >> 32 & 0xffffffff
+		t283 &= 0xffffffff
+		var t285 uint64 = v[43] >> 32 & 0xffffffff
+		var t286 uint64 = (uint64((int64(t285<<32) >> 32) >> v[38])) & 0xffffffff
+		var t289 uint64 = uint64((int64(t286<<32) >> 32))
+		var t287 uint64 = v[51] >> 32 & 0xffffffff
 		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> v[40])) & 0xffffffff
-		var t291 uint64 = uint64((int64(t288<<32) >> 32))
-		var t289 uint64 = v[53] >> 32 & 0xffffffff
-		var t290 uint64 = (uint64((int64(t289<<32) >> 32) >> v[42])) & 0xffffffff
-		var t292 uint64 = uint64((int64(t290<<32) >> 32))
-		var t293 uint64 = t291 + t292
-		var t294 uint64 = (t293 >> 32) & 0x1
-		var t295 uint64 = (t293 >> 31) & 0x1
-		var t298, t298_1, t298_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t294 != 0 {
-			t298 = t298_1
+		var t290 uint64 = uint64((int64(t288<<32) >> 32))
+		var t291 uint64 = t289 + t290
+		var t292 uint64 = (t291 >> 32) & 0x1
+		var t293 uint64 = (t291 >> 31) & 0x1
+		var t296, t296_1, t296_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t292 != 0 {
+			t296 = t296_1
 		} else {
-			t298 = t298_0
+			t296 = t296_0
 		}
-		var t300 uint64 = t293
-		var t301, t301_1, t301_0 uint64 = 0, t298, t300
-		if t294 != t295 {
-			t301 = t301_1
+		var t298 uint64 = t291
+		var t299, t299_1, t299_0 uint64 = 0, t296, t298
+		if t292 != t293 {
+			t299 = t299_1
 		} else {
-			t301 = t301_0
+			t299 = t299_0
 		}
-		t301 &= 0xffffffff
-		v[304] = t301<<32 | v[44]
-		v[305] = t269<<32 | t285
-		v[306] = t237<<32 | t253
-		v[307] = t205<<32 | t221
-		v[308] = t173<<32 | t189
-		v[309] = t141<<32 | t157
-		v[310] = t109<<32 | t125
-		v[311] = t77<<32 | t93
-		var t78 uint64 = (v[62] >> 60) & 0x1
-		var t94 uint64 = (v[62] >> 56) & 0x1
-		var t110 uint64 = (v[62] >> 52) & 0x1
-		var t126 uint64 = (v[62] >> 48) & 0x1
-		var t142 uint64 = (v[62] >> 44) & 0x1
-		var t158 uint64 = (v[62] >> 40) & 0x1
-		var t174 uint64 = (v[62] >> 36) & 0x1
-		var t190 uint64 = (v[62] >> 32) & 0x1
-		var t206 uint64 = (v[62] >> 28) & 0x1
-		var t222 uint64 = (v[62] >> 24) & 0x1
-		var t238 uint64 = (v[62] >> 20) & 0x1
-		var t254 uint64 = (v[62] >> 16) & 0x1
-		var t270 uint64 = (v[62] >> 12) & 0x1
-		var t286 uint64 = (v[62] >> 8) & 0x1
-		var t302 uint64 = (v[62] >> 4) & 0x1
-		var t303 uint64 = (v[62]) & 0x1
-		var t312 uint64 = t303 | t303<<1 | t303<<2 | t303<<3 | t302<<4 | t302<<5 | t302<<6 | t302<<7 | t286<<8 | t286<<9 | t286<<10 | t286<<11 | t270<<12 | t270<<13 | t270<<14 | t270<<15 | t254<<16 | t254<<17 | t254<<18 | t254<<19 | t238<<20 | t238<<21 | t238<<22 | t238<<23 | t222<<24 | t222<<25 | t222<<26 | t222<<27 | t206<<28 | t206<<29 | t206<<30 | t206<<31 | t190<<32 | t190<<33 | t190<<34 | t190<<35 | t174<<36 | t174<<37 | t174<<38 | t174<<39 | t158<<40 | t158<<41 | t158<<42 | t158<<43 | t142<<44 | t142<<45 | t142<<46 | t142<<47 | t126<<48 | t126<<49 | t126<<50 | t126<<51 | t110<<52 | t110<<53 | t110<<54 | t110<<55 | t94<<56 | t94<<57 | t94<<58 | t94<<59 | t78<<60 | t78<<61 | t78<<62 | t78<<63
+		t299 &= 0xffffffff
+		v[302] = t299<<32 | v[42]
+		v[303] = t267<<32 | t283
+		v[304] = t235<<32 | t251
+		v[305] = t203<<32 | t219
+		v[306] = t171<<32 | t187
+		v[307] = t139<<32 | t155
+		v[308] = t107<<32 | t123
+		v[309] = t75<<32 | t91
+		var t76 uint64 = (v[60] >> 60) & 0x1
+		var t92 uint64 = (v[60] >> 56) & 0x1
+		var t108 uint64 = (v[60] >> 52) & 0x1
+		var t124 uint64 = (v[60] >> 48) & 0x1
+		var t140 uint64 = (v[60] >> 44) & 0x1
+		var t156 uint64 = (v[60] >> 40) & 0x1
+		var t172 uint64 = (v[60] >> 36) & 0x1
+		var t188 uint64 = (v[60] >> 32) & 0x1
+		var t204 uint64 = (v[60] >> 28) & 0x1
+		var t220 uint64 = (v[60] >> 24) & 0x1
+		var t236 uint64 = (v[60] >> 20) & 0x1
+		var t252 uint64 = (v[60] >> 16) & 0x1
+		var t268 uint64 = (v[60] >> 12) & 0x1
+		var t284 uint64 = (v[60] >> 8) & 0x1
+		var t300 uint64 = (v[60] >> 4) & 0x1
+		var t301 uint64 = (v[60]) & 0x1
+		var t310 uint64 = t301 | t301<<1 | t301<<2 | t301<<3 | t300<<4 | t300<<5 | t300<<6 | t300<<7 | t284<<8 | t284<<9 | t284<<10 | t284<<11 | t268<<12 | t268<<13 | t268<<14 | t268<<15 | t252<<16 | t252<<17 | t252<<18 | t252<<19 | t236<<20 | t236<<21 | t236<<22 | t236<<23 | t220<<24 | t220<<25 | t220<<26 | t220<<27 | t204<<28 | t204<<29 | t204<<30 | t204<<31 | t188<<32 | t188<<33 | t188<<34 | t188<<35 | t172<<36 | t172<<37 | t172<<38 | t172<<39 | t156<<40 | t156<<41 | t156<<42 | t156<<43 | t140<<44 | t140<<45 | t140<<46 | t140<<47 | t124<<48 | t124<<49 | t124<<50 | t124<<51 | t108<<52 | t108<<53 | t108<<54 | t108<<55 | t92<<56 | t92<<57 | t92<<58 | t92<<59 | t76<<60 | t76<<61 | t76<<62 | t76<<63
+		v[315] = v[302]
+		v[316] = v[303]
 		v[317] = v[304]
 		v[318] = v[305]
 		v[319] = v[306]
 		v[320] = v[307]
 		v[321] = v[308]
 		v[322] = v[309]
-		v[323] = v[310]
+		v[323] = t310
 		v[324] = v[311]
-		v[325] = t312
-		v[326] = v[313]
-		v[326] &= 0x1
+		v[324] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t327 uint64 = (^v[316]) & 0x1
-		v[327] = t327
+		var t325 uint64 = (^v[314]) & 0x1
+		v[325] = t325
 	}
 	if d&0x4 != 0 {
-		var t356 uint64 = (^v[345]) & 0x1
-		v[356] = t356
-		var t357 uint64 = (^v[334]) & 0x1
-		v[357] = t357
+		var t354 uint64 = (^v[343]) & 0x1
+		v[354] = t354
+		var t355 uint64 = (^v[332]) & 0x1
+		v[355] = t355
 	}
 	if d&0x8 != 0 {
+		v[374] = v[333]
+		v[375] = v[334]
 		v[376] = v[335]
 		v[377] = v[336]
 		v[378] = v[337]
 		v[379] = v[338]
 		v[380] = v[339]
 		v[381] = v[340]
-		v[382] = v[341]
-		v[383] = v[342]
-		var t384 uint64 = v[343] >> 0 & 0xffffffffffffffff
-		v[384] = t384
-		var t385 uint64 = v[344] >> 0 & 0x1
-		v[385] = t385
+		var t382 uint64 = v[341] >> 0 & 0xffffffffffffffff
+		v[382] = t382
+		var t383 uint64 = v[342] >> 0 & 0x1
+		v[383] = t383
 	}
 	if d&0x6 != 0 {
-		var t328 uint64 = v[356] | v[327]
-		v[328] = t328
-		var t374 uint64 = v[316] & v[356]
-		v[374] = t374
+		var t326 uint64 = v[354] | v[325]
+		v[326] = t326
+		var t372 uint64 = v[314] & v[354]
+		v[372] = t372
 	}
 }
 
@@ -530,15 +530,15 @@ func (x *simsum_q8_24_block) EvalState() {
 func (x *simsum_q8_24_block) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t331 uint64 = v[328] & v[21]
+	var t329 uint64 = v[326] & v[21]
+	v[329] = t329
+	var t331 uint64 = v[326] & v[10]
 	v[331] = t331
-	var t333 uint64 = v[328] & v[10]
-	v[333] = t333
-	var t358 uint64 = v[386] | v[357]
-	v[358] = t358
-	var t373 uint64 = ^t358
-	var t375 uint64 = t373 & v[374]
-	v[375] = t375
+	var t356 uint64 = v[384] | v[355]
+	v[356] = t356
+	var t371 uint64 = ^t356
+	var t373 uint64 = t371 & v[372]
+	v[373] = t373
 }
 
 // Step is one rising clock edge, then Eval.
@@ -548,25 +548,25 @@ func (x *simsum_q8_24_block) Step() { x.Edge(); x.Eval() }
 func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
-	if v[328] != 0 {
+	if v[326] != 0 {
 		x.D |= 0x1
-		v[45] = v[0]
-		v[46] = v[1]
-		v[47] = v[2]
-		v[48] = v[3]
-		v[49] = v[4]
-		v[50] = v[5]
-		v[51] = v[6]
-		v[52] = v[7]
-		v[53] = v[11]
-		v[54] = v[12]
-		v[55] = v[13]
-		v[56] = v[14]
-		v[57] = v[15]
-		v[58] = v[16]
-		v[59] = v[17]
-		v[60] = v[18]
-		v[313] = v[9]
+		v[43] = v[0]
+		v[44] = v[1]
+		v[45] = v[2]
+		v[46] = v[3]
+		v[47] = v[4]
+		v[48] = v[5]
+		v[49] = v[6]
+		v[50] = v[7]
+		v[51] = v[11]
+		v[52] = v[12]
+		v[53] = v[13]
+		v[54] = v[14]
+		v[55] = v[15]
+		v[56] = v[16]
+		v[57] = v[17]
+		v[58] = v[18]
+		v[311] = v[9]
 		var t22 uint64 = v[0] >> 0 & 0xffffffff
 		var t23 uint64 = v[11] >> 0 & 0xffffffff
 		var t24 uint64
@@ -577,24 +577,30 @@ func (x *simsum_q8_24_block) Edge() bool {
 		var t26 uint64 = uint64((int64(t22<<32) >> 32))
 		var t27 uint64 = uint64((int64(t23<<32) >> 32))
 		var t28 uint64 = t26 - t27
-		var t29 uint64 = uint64((int64(t23<<32) >> 32))
-		var t30 uint64 = uint64((int64(t22<<32) >> 32))
-		var t31 uint64 = t29 - t30
-		var t32, t32_1, t32_0 uint64 = 0, t28, t31
+		var t29 uint64 = t27 - t26
+		var t30, t30_1, t30_0 uint64 = 0, t28, t29
 		if t25 != 0 {
-			t32 = t32_1
+			t30 = t30_1
 		} else {
-			t32 = t32_0
+			t30 = t30_0
 		}
-		t32 &= 0x1ffffffff
-		var t35 uint64 = t32
-		var t37, t37_1, t37_0 uint64 = 0, t35, 0x1f
-		if t32 < 0x1f {
+		t30 &= 0x1ffffffff
+		var t33 uint64 = t30
+		var t35, t35_1, t35_0 uint64 = 0, t33, 0x1f
+		if t30 < 0x1f {
+			t35 = t35_1
+		} else {
+			t35 = t35_0
+		}
+		var t37, t37_1, t37_0 uint64 = 0, 0x0, t35
+		if t25 != 0 {
 			t37 = t37_1
 		} else {
 			t37 = t37_0
 		}
-		var t39, t39_1, t39_0 uint64 = 0, 0x0, t37
+		t37 &= 0x1f
+		v[38] = t37
+		var t39, t39_1, t39_0 uint64 = 0, t35, 0x0
 		if t25 != 0 {
 			t39 = t39_1
 		} else {
@@ -602,27 +608,21 @@ func (x *simsum_q8_24_block) Edge() bool {
 		}
 		t39 &= 0x1f
 		v[40] = t39
-		var t41, t41_1, t41_0 uint64 = 0, t37, 0x0
+		var t41, t41_1, t41_0 uint64 = 0, t22, t23
 		if t25 != 0 {
 			t41 = t41_1
 		} else {
 			t41 = t41_0
 		}
-		t41 &= 0x1f
 		v[42] = t41
-		var t43, t43_1, t43_0 uint64 = 0, t22, t23
-		if t25 != 0 {
-			t43 = t43_1
-		} else {
-			t43 = t43_0
-		}
-		v[44] = t43
-		var t61 uint64 = v[8] & v[19]
-		v[62] = t61
+		var t59 uint64 = v[8] & v[19]
+		v[60] = t59
 	}
-	if v[358] != 0 {
+	if v[356] != 0 {
 		x.D |= 0x8
-		if v[345] != 0 {
+		if v[343] != 0 {
+			v[359] = v[344]
+			v[360] = v[345]
 			v[361] = v[346]
 			v[362] = v[347]
 			v[363] = v[348]
@@ -631,9 +631,9 @@ func (x *simsum_q8_24_block) Edge() bool {
 			v[366] = v[351]
 			v[367] = v[352]
 			v[368] = v[353]
-			v[369] = v[354]
-			v[370] = v[355]
 		} else {
+			v[359] = v[315]
+			v[360] = v[316]
 			v[361] = v[317]
 			v[362] = v[318]
 			v[363] = v[319]
@@ -642,9 +642,9 @@ func (x *simsum_q8_24_block) Edge() bool {
 			v[366] = v[322]
 			v[367] = v[323]
 			v[368] = v[324]
-			v[369] = v[325]
-			v[370] = v[326]
 		}
+		v[333] = v[359]
+		v[334] = v[360]
 		v[335] = v[361]
 		v[336] = v[362]
 		v[337] = v[363]
@@ -653,42 +653,42 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[340] = v[366]
 		v[341] = v[367]
 		v[342] = v[368]
-		v[343] = v[369]
-		v[344] = v[370]
 	}
 	if x.Rst {
 		x.D |= 0x4
-		v[334] = 0x0
-		v[345] = 0x0
+		v[332] = 0x0
+		v[343] = 0x0
 	} else {
 		x.D |= 0x4
-		var t359 uint64 = v[345] | v[316]
-		var t360, t360_1, t360_0 uint64 = 0, t359, v[334]
-		if v[358] != 0 {
-			t360 = t360_1
+		var t357 uint64 = v[343] | v[314]
+		var t358, t358_1, t358_0 uint64 = 0, t357, v[332]
+		if v[356] != 0 {
+			t358 = t358_1
 		} else {
-			t360 = t360_0
+			t358 = t358_0
 		}
-		v[334] = t360
-		var t372, t372_1, t372_0 uint64 = 0, 0x0, t359
-		if v[358] != 0 {
-			t372 = t372_1
+		v[332] = t358
+		var t370, t370_1, t370_0 uint64 = 0, 0x0, t357
+		if v[356] != 0 {
+			t370 = t370_1
 		} else {
-			t372 = t372_0
+			t370 = t370_0
 		}
-		v[345] = t372
+		v[343] = t370
 	}
 	if x.Rst {
 		x.D |= 0x2
-		v[316] = 0x0
-	} else if v[328] != 0 {
+		v[314] = 0x0
+	} else if v[326] != 0 {
 		x.D |= 0x2
-		var t315 uint64 = v[10] & v[21]
-		var t329 uint64 = t315 & v[328]
-		v[316] = t329
+		var t313 uint64 = v[10] & v[21]
+		var t327 uint64 = t313 & v[326]
+		v[314] = t327
 	}
-	if v[375] != 0 {
+	if v[373] != 0 {
 		x.D |= 0x10
+		v[344] = v[315]
+		v[345] = v[316]
 		v[346] = v[317]
 		v[347] = v[318]
 		v[348] = v[319]
@@ -697,8 +697,6 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[351] = v[322]
 		v[352] = v[323]
 		v[353] = v[324]
-		v[354] = v[325]
-		v[355] = v[326]
 	}
 	return true
 }
@@ -709,15 +707,15 @@ var simsum_q8_24_blockIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 331,
+	"s0_tready": 329,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 333,
-	"m_tdata":   376,
-	"m_tkeep":   384,
-	"m_tlast":   385,
-	"m_tvalid":  334,
-	"m_tready":  386,
+	"s1_tready": 331,
+	"m_tdata":   374,
+	"m_tkeep":   382,
+	"m_tlast":   383,
+	"m_tvalid":  332,
+	"m_tready":  384,
 }

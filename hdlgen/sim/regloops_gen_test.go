@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "4c7f9196cf547acca20a7e4644aa5e9e" }
+func (x *regloops) Fingerprint() string { return "61c3959bd1b41daf59ad948c5cd4293c" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

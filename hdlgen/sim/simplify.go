@@ -1,6 +1,12 @@
 package sim
 
-import "onic/hdlgen/ir"
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"onic/hdlgen/ir"
+)
 
 // simplify returns a clone of m with its bit-level rewiring taken out:
 // generated designs pack fields into a word and take them apart again
@@ -18,7 +24,12 @@ import "onic/hdlgen/ir"
 //     (the most significant part just above the next) are one slice, and
 //     a concatenation left with one part is that slice;
 //   - an and with all ones, or an or or xor with zero, is the other
-//     operand (a valid bit masked by a constant enable, say).
+//     operand (a valid bit masked by a constant enable, say);
+//   - an operation that repeats an earlier one (the same op, width and
+//     operands, in either order for a commutative op) is a wire of the
+//     earlier: generators decode the same header field for each of their
+//     comparisons, and Go does not merge the loads of the repeats across
+//     the stores between them.
 //
 // The reference simulator runs m as built, so the cross-checks hold this
 // pass too.
@@ -36,8 +47,66 @@ func simplify(src *ir.Module) *ir.Module {
 				changed = simplifyIdentity(m, i) || changed
 			}
 		}
+		changed = shareRepeats(m) || changed
 	}
 	return m
+}
+
+// shareRepeats makes each pure operation that repeats an earlier one a
+// wire of it (simplify); it reports whether it changed anything. Wires
+// share their operand's words, so a repeat costs nothing. Registers,
+// memories, instances, inputs and constants are never merged.
+func shareRepeats(m *ir.Module) bool {
+	seen := map[string]int{}
+	changed := false
+	var key strings.Builder
+	args := make([]string, 0, 8)
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		switch n.Op {
+		case ir.OpAdd, ir.OpSub, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpNot, ir.OpEq, ir.OpNe, ir.OpLtU, ir.OpLtS,
+			ir.OpMux, ir.OpSlice, ir.OpConcat, ir.OpZext, ir.OpSext, ir.OpRedOr, ir.OpRedAnd, ir.OpRedXor,
+			ir.OpMul, ir.OpShl, ir.OpShr, ir.OpSar:
+		default:
+			continue
+		}
+		args = args[:0]
+		for _, a := range n.Args {
+			a = through(m, a)
+			if c := m.Node(a); c.Op == ir.OpConst { // constants by value: each call to Const is a node of its own
+				var b strings.Builder
+				b.WriteString("k" + strconv.Itoa(c.W))
+				for _, w := range c.Const {
+					b.WriteString(":" + strconv.FormatUint(w, 16))
+				}
+				args = append(args, b.String())
+				continue
+			}
+			args = append(args, strconv.Itoa(a))
+		}
+		switch n.Op {
+		case ir.OpAdd, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpEq, ir.OpNe, ir.OpMul:
+			slices.Sort(args) // commutative
+		}
+		key.Reset()
+		key.WriteString(strconv.Itoa(int(n.Op)))
+		for _, v := range []int{n.W, n.Lo} {
+			key.WriteByte(' ')
+			key.WriteString(strconv.Itoa(v))
+		}
+		for _, a := range args {
+			key.WriteByte(',')
+			key.WriteString(a)
+		}
+		k := key.String()
+		if j, ok := seen[k]; ok {
+			n.Op, n.Args, n.Lo = ir.OpWire, []int{j}, 0
+			changed = true
+			continue
+		}
+		seen[k] = i
+	}
+	return changed
 }
 
 // through follows wires (and zero-extensions to the same width) to the

@@ -10,7 +10,7 @@ import (
 
 // step50 simulates module random7: S holds every signal's words, M0... its memories.
 type step50 struct {
-	S         [97]uint64
+	S         [96]uint64
 	M0        [8]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
@@ -26,13 +26,13 @@ func Newstep50() *step50 {
 	x.S[67] = 0x1
 	x.S[76] = 0x7fffffffffffffff
 	x.S[77] = 0x7fffffffffffffff
+	x.S[94] = 0xffffffffffff
 	x.S[95] = 0xffffffffffff
-	x.S[96] = 0xffffffffffff
 	return x
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "e23bbedcb2748ac5dc8dab850a9b710a" }
+func (x *step50) Fingerprint() string { return "088803c9775d4e6ff6e024755be4ca4e" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -112,13 +112,13 @@ func (x *step50) EvalInputs() {
 		t82 = 1
 	}
 	v[82] = t82
-	var t91 uint64 = (t17 >> 1) & 0x3f
-	v[91] = t91
-	var t93 uint64 = (t55 >> 28) & 0x7
-	v[93] = t93
-	var t95 uint64 = t77 >> 1
-	var t96 uint64 = (v[94] ^ t95) & 0xffffffffffff
-	v[96] = t96
+	var t90 uint64 = (t17 >> 1) & 0x3f
+	v[90] = t90
+	var t92 uint64 = (t55 >> 28) & 0x7
+	v[92] = t92
+	var t94 uint64 = t77 >> 1
+	var t95 uint64 = (v[93] ^ t94) & 0xffffffffffff
+	v[95] = t95
 }
 
 // Step is one rising clock edge, then Eval.
@@ -128,33 +128,33 @@ func (x *step50) Step() { x.Edge(); x.Eval() }
 func (x *step50) Edge() bool {
 	v := &x.S
 	_ = v
-	q0 := v[94]
+	q0 := v[93]
 	if v[67] != 0 {
-		q0 = x.M0[int(v[93]&7)]
+		q0 = x.M0[int(v[92]&7)]
 		x.D |= 0x1
 	}
 	if v[37] != 0 {
 		a := int(v[82]&7) * 1
-		if v[91]>>0&1 != 0 {
+		if v[90]>>0&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff | v[14]&0xff
 		}
-		if v[91]>>1&1 != 0 {
+		if v[90]>>1&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff00 | v[14]&0xff00
 		}
-		if v[91]>>2&1 != 0 {
+		if v[90]>>2&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff0000 | v[14]&0xff0000
 		}
-		if v[91]>>3&1 != 0 {
+		if v[90]>>3&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff000000 | v[14]&0xff000000
 		}
-		if v[91]>>4&1 != 0 {
+		if v[90]>>4&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff00000000 | v[14]&0xff00000000
 		}
-		if v[91]>>5&1 != 0 {
+		if v[90]>>5&1 != 0 {
 			x.M0[a+0] = x.M0[a+0]&^0xff0000000000 | v[14]&0xff0000000000
 		}
 	}
-	v[94] = q0
+	v[93] = q0
 	return true
 }
 
@@ -162,5 +162,5 @@ func (x *step50) Edge() bool {
 var step50Index = map[string]int{
 	"in0": 0,
 	"in1": 1,
-	"out": 96,
+	"out": 95,
 }
