@@ -90,6 +90,25 @@ func DirProgress(dir string, progress Progress) (Report, error) {
 	if progress == nil {
 		progress = func(string, string, int, int) {}
 	}
+	r, err := LintDir(dir, progress)
+	if err != nil {
+		return r, err
+	}
+	tmp, err := os.MkdirTemp("", "onic-check")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(tmp)
+	return r, synthAll(&r, tmp, progress)
+}
+
+// LintDir is the first half of DirProgress: Verilator -Wall and Icarus
+// over every .v file in dir, without the synthesis (the report has no
+// Modules). It takes seconds where synthesis takes minutes.
+func LintDir(dir string, progress Progress) (Report, error) {
+	if progress == nil {
+		progress = func(string, string, int, int) {}
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
 	if err != nil || len(files) == 0 {
 		return Report{}, fmt.Errorf("%s: no .v files", dir)
@@ -125,13 +144,18 @@ func DirProgress(dir string, progress Progress) (Report, error) {
 	}
 	r.Icarus = verdict(icarus)
 	r.Clean = len(lint) == 0 && len(icarus) == 0
+	return r, nil
+}
+
+// synthAll runs Yosys on every file's module of r into r.Modules, as
+// many at once as there are CPUs: a design's submodules are small beside
+// its top, so they mostly run while the top is being synthesised.
+func synthAll(r *Report, tmp string, progress Progress) error {
+	files := r.Files
 	yosys, err := tool("yosys")
 	if err != nil {
-		return r, err
+		return err
 	}
-	// One Yosys run per module, as many at once as there are CPUs: a
-	// design's submodules are small beside its top, so they mostly run
-	// while the top is being synthesised.
 	r.Modules = make([]Resources, len(files))
 	errs := make([]error, len(files))
 	work := make(chan int)
@@ -168,7 +192,7 @@ func DirProgress(dir string, progress Progress) (Report, error) {
 	}
 	close(work)
 	wg.Wait()
-	return r, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // Synth runs Yosys's synthesis alone (no lint, no compile) of module top
