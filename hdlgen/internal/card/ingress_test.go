@@ -17,6 +17,7 @@ import (
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
+	"onic/testbenches/replay"
 	"onic/tlp"
 )
 
@@ -189,17 +190,30 @@ var ingressFlag = flag.Int("ingress-tlps", 2000, "TLPs each of the host and the 
 // order; the requester tags on RQ are never two outstanding at once; and
 // the counters (the manager's, read over BAR0 at the end, plus the port
 // pipeline's) and the port pipeline's denials by rule equal the model's.
+// The card's Verilog replays its first 1,500 cycles alike in Icarus and
+// Verilator.
 func TestEveryIngressAgainstModel(t *testing.T) {
 	cfg := ingressConfig()
 	mc := manager.Config{Manager: cfg, BARs: manager.BARSizes(onicFunction(t))}
 	link := testLink(t)
-	card := newDUT(t, cardOf(t, "onic_card", mc, link))
+	top := cardOf(t, "onic_card", mc, link)
+	card := newDUT(t, top)
 	peers := [2]*dut{newDUT(t, link), newDUT(t, link)}
 	self := tlp.NewID(0x01, 0, 0)
 	hostID := tlp.NewID(0, 0, 0)
 	model, _ := modelOf(t, mc, self)
 	regs := pmgr.NewRegs(model, 512)
+	// The card's first recordCycles cycles, every input and output, for
+	// the HDL replay at the end.
+	const recordCycles = 1500
+	rec := replay.New(top, card.Sim)
 	card.drive("cfg_bus_number", uint64(self.Bus()))
+	rec.Reset(true)
+	card.Settle()
+	if err := rec.Cycle(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset(false)
 	for _, s := range append([]*dut{card}, peers[:]...) {
 		s.SetReset(true)
 		s.Step()
@@ -416,6 +430,11 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 		for _, s := range peers {
 			s.Settle()
 		}
+		if cyc < recordCycles {
+			if err := rec.Cycle(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if upAt < 0 && card.get("port_a_state")[0] == optlink.StateUp && card.get("port_b_state")[0] == optlink.StateUp {
 			upAt = cyc
 		}
@@ -595,6 +614,10 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 		}
 	}
 	t.Logf("counts: %s", strings.Join(line, ", "))
+	// The card's Verilog, replayed with its first cycles' inputs (all
+	// four sources sending by then), does what the IR simulation did, in
+	// Icarus and in Verilator.
+	replay.Verify(t, rec)
 }
 
 // regsCompletion is the register BAR's answer to read x at offset off:
