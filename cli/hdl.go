@@ -61,8 +61,12 @@ root --config flag is the CLI's own defaults file.)`,
 				return err
 			}
 			managerOnly := v.GetBool("hdl.gen.manager-only")
-			if managerOnly && cmd.Flags().Changed("pcie4") {
-				return fmt.Errorf("--manager-only and --pcie4: give one (--pcie4, the whole card, is the default)")
+			if cmd.Flags().Changed("pcie4") {
+				if managerOnly {
+					return fmt.Errorf("--manager-only and --pcie4: give one (--pcie4, the whole card, is the default)")
+				}
+				// (cobra keeps pflag's own deprecation notice to itself.)
+				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
 			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn}
 			if o.PCIe4 && d.DataWidth != 512 {

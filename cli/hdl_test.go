@@ -201,8 +201,8 @@ func TestHDLGenCard(t *testing.T) {
 			continue
 		}
 		old := t.TempDir()
-		if code, _, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", old); code != 0 {
-			t.Fatalf("--pcie4: exit %d %s", code, errs)
+		if code, _, errs := onic(t, "", "hdl", "gen", "--pcie4", "--out", old); code != 0 || !strings.Contains(errs, "--pcie4 is deprecated") {
+			t.Fatalf("--pcie4: exit %d, no deprecation notice in %q", code, errs)
 		}
 		for _, f := range strings.Fields(string(files)) {
 			a, _ := os.ReadFile(filepath.Join(dir, f))
