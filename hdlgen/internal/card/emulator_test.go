@@ -109,6 +109,9 @@ func TestCardsAgainstEmulator(t *testing.T) {
 	// 4 ns a word: 24 words.
 	p.setDelay(24)
 	p.run("the link comes up", 5000, func() bool { return p.up(0) && p.up(1) })
+	// A clean fibre: this test holds the latency to the emulator's too,
+	// and a replay delays the frames behind it (the other runs against
+	// the emulator flip bits).
 
 	r := rand.New(rand.NewPCG(5, 6))
 	var payloads [2][][]byte
@@ -220,6 +223,7 @@ func TestCardsAgainstEmulatorReads(t *testing.T) {
 	p := newPair(t, [2]*ir.Module{fullCard(t, "onic_card_a", 0, link), fullCard(t, "onic_card_b", 1, link)})
 	p.setDelay(24)
 	p.run("the link comes up", 5000, func() bool { return p.up(0) && p.up(1) })
+	flipBits(t, p)
 	for h := range 2 {
 		for i := range n {
 			x := reads[h][i]
@@ -342,6 +346,7 @@ func TestRingAgainstEmulator(t *testing.T) {
 		}
 		return true
 	})
+	flipBits(t, p)
 	r := rand.New(rand.NewPCG(9, 10))
 	var payloads [][]byte
 	for i, cp := range sent[0][:n] {
@@ -539,6 +544,7 @@ func TestHostInterfaceAgainstEmulator(t *testing.T) {
 	}
 	p.setDelay(24)
 	p.run("the link comes up", 5000, func() bool { return p.up(0) && p.up(1) })
+	flipBits(t, p)
 
 	// What reaches each host from its card, in order: RQ and CC as they
 	// leave, by cycle (one request at a time, so no two race).
@@ -623,4 +629,21 @@ func TestHostInterfaceAgainstEmulator(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests; %d and %d TLPs reached hosts A and B, byte for byte as in the emulator", len(requests), len(reached[0]), len(reached[1]))
+}
+
+// flipBits makes p's fibres flip a bit in one word of 150 from now on,
+// as a real fibre's errors would, and has the test fail if by its end no
+// frame was replayed: the emulator's scenarios must come out the same
+// through the link layers' recovery.
+func flipBits(t *testing.T, p *pair) {
+	p.ber = 1.0 / 150
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		if p.replays() == 0 {
+			t.Errorf("%d words flipped and no frame replayed: the test needs more errors", p.flips)
+		}
+		t.Logf("%d words flipped on the fibres; frames replayed: %d", p.flips, p.replays())
+	})
 }

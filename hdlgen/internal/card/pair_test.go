@@ -1,6 +1,7 @@
 package card
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"onic/hdlgen/internal/optlink"
@@ -29,6 +30,11 @@ type pair struct {
 	rqUser     []uint64 // tuser of the RQ packet's first beat (its byte enables)
 	rqCycle    [][]int  // the cycle each RQ packet's last beat left
 	cycles     int      // cycles run
+	// ber is the chance a word on a fibre gets one bit flipped (the link
+	// layers then replay it); flips counts the flipped words.
+	ber   float64
+	flips int
+	r     *rand.Rand
 }
 
 // end is one end of a fibre: a card and its port's prefix (port_a).
@@ -76,7 +82,7 @@ func newPair(t testing.TB, top [2]*ir.Module) *pair {
 // them by links (5 words of fibre each) and resets them.
 func newNet(t testing.TB, top []*ir.Module, links []fibre) *pair {
 	n := len(top)
-	p := &pair{t: t, top: top, phy: true, links: links, cards: make([]*dut, n), ids: make([]tlp.ID, n),
+	p := &pair{t: t, top: top, phy: true, links: links, r: rand.New(rand.NewPCG(17, 18)), cards: make([]*dut, n), ids: make([]tlp.ID, n),
 		cq: make([][]axisBeat, n), rc: make([][]axisBeat, n), rq: make([][]tlp.TLP, n), cc: make([][]tlp.TLP, n),
 		rqAt: make([][]byte, n), ccAt: make([][]byte, n), rqUser: make([]uint64, n), rqCycle: make([][]int, n)}
 	for k := range p.cards {
@@ -219,7 +225,12 @@ func (p *pair) cycle() {
 		l := &p.links[i]
 		for w, e := range []end{l.a, l.b} { // a sends on the a-to-b wire
 			s := p.cards[e.card]
-			l.wires[w] = append(l.wires[w][1:], word{append([]uint64(nil), s.get(e.port+"_tx_data")...), s.bit(e.port + "_tx_ctl"), s.bit(e.port + "_tx_valid")})
+			wd := word{append([]uint64(nil), s.get(e.port+"_tx_data")...), s.bit(e.port + "_tx_ctl"), s.bit(e.port + "_tx_valid")}
+			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber {
+				wd.data[p.r.IntN(8)] ^= 1 << p.r.IntN(64)
+				p.flips++
+			}
+			l.wires[w] = append(l.wires[w][1:], wd)
 		}
 	}
 	for _, s := range p.cards {
@@ -237,6 +248,15 @@ func (p *pair) run(what string, limit int, done func() bool) {
 		}
 		p.cycle()
 	}
+}
+
+// replays is how many frames the cards' links have sent again.
+func (p *pair) replays() uint64 {
+	n := uint64(0)
+	for _, s := range p.cards {
+		n += s.get("port_a_replays")[0] + s.get("port_b_replays")[0]
+	}
+	return n
 }
 
 // up says whether card k's port A link is up.
