@@ -161,9 +161,9 @@ func (c *tlpStream) beat(t *testing.T, s *dut, prefix string) (tlp.TLP, bool) {
 	if h[0]&0x20 != 0 {
 		n = 16
 	}
-	b := append(h[:n:n], c.pay...)
-	if h[0]&0x40 == 0 {
-		b = h[:n]
+	b := h[:n:n]
+	if h[0]&0x40 != 0 { // Fmt says a payload follows
+		b = append(b, c.pay...)
 	}
 	var x tlp.TLP
 	if err := x.Decode(b); err != nil {
@@ -184,10 +184,9 @@ var ingressFlag = flag.Int("ingress-tlps", 2000, "TLPs each of the host and the 
 // TLPs into its port (remote DMA, relayed and steered writes, completions
 // for the O-NIC's proxies and others, strangers, configuration requests,
 // messages, I/O); the fibres flip bits, so the link layers replay. Every
-// output is backpressured at random. Every TLP
-// leaving on RQ, CC, the kernel stream and each port is the one
-// pcie/manager, the emulator's model, sends there, each ingress's in its
-// order; the requester tags on RQ are never two outstanding at once; and
+// output is backpressured at random. Every TLP leaving on RQ, CC, the
+// kernel stream and each port is the one pcie/manager, the emulator's
+// model, sends there, each ingress's in its order; the requester tags on RQ are never two outstanding at once; and
 // the counters (the manager's, read over BAR0 at the end, plus the port
 // pipeline's) and the port pipeline's denials by rule equal the model's.
 // The card's Verilog replays its first 1,500 cycles alike in Icarus and
