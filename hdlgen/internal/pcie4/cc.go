@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 )
@@ -57,6 +58,9 @@ func CC(m *ir.Module) {
 			m.Const(1, 0), last, m.Const(5, 0), first)
 	}
 	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
+	// Registered toward the block: its interface is a hard block's
+	// input, and the descriptor is built from the header in this cycle.
+	out = axis.Skid(m, "cc_out", out)
 	realign.Unpack(m, out, "s_axis_cc_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: CCUserBits}})
 	m.Output("s_axis_cc_tvalid", out.Valid)
 	m.Assign(out.Ready, m.Input("s_axis_cc_tready", 1))

@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
 )
@@ -66,6 +67,9 @@ func RQ(m *ir.Module) {
 			m.Const(4, 0), m.Slice(b, 4, 4), m.Const(4, 0), m.Slice(b, 0, 4)) // last_be, first_be (of the beat's first TLP)
 	}
 	out := realign.Prepend(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, sop, eop, desc, user)
+	// Registered toward the block: its interface is a hard block's
+	// input, and the descriptor is built from the header in this cycle.
+	out = axis.Skid(m, "rq_out", out)
 	m.SetNext(heldBE, be)
 	m.SetEnable(heldBE, m.And(m.And(valid, inReady), sop))
 	realign.Unpack(m, out, "s_axis_rq_", []realign.Field{{Name: "tdata", Width: dataBits}, {Name: "tkeep", Width: keepBits}, {Name: "tlast", Width: 1}, {Name: "tuser", Width: RQUserBits}})
