@@ -63,7 +63,9 @@ type builder struct {
 
 	// What this end's receiver asks its control words to say.
 	rxNext, ackPend, nakPend, rxLimit ir.Value
-	heard, peerUp                     ir.Value
+	// sentCtlWire is ctl_sent, for logic built before the sender.
+	sentCtlWire   ir.Value
+	heard, peerUp ir.Value
 
 	sentCtl ir.Value // a control word went out this cycle
 }
@@ -112,6 +114,7 @@ func (l *builder) state() {
 	l.ctlLimit = m.Wire("rx_ctl_limit", 16)
 	l.rxNext = m.Reg("rx_next", SeqBits, 0)
 	l.ackPend = m.Reg("ack_pending", 1, 0)
+	l.sentCtlWire = m.Wire("ctl_sent_w", 1)
 	l.nakPend = m.Reg("nak_pending", 1, 0)
 	l.heard = m.Reg("heard", 1, 0)
 	l.peerUp = m.Reg("peer_up", 1, 0)
@@ -272,13 +275,25 @@ func (l *builder) transmit() {
 	// A control word is due when an Ack or credit update has waited
 	// AckCycles, and at least every quarter of LostCycles in any case, so
 	// a far end that only receives still hears this end is alive.
-	keepalive := m.Not(m.LtU(sinceCtl, m.Const(16, uint64(max(1, cfg.LostCycles/4)))))
-	ctlDue := m.Named("ctl_due", m.Or(keepalive, m.And(m.Not(m.LtU(sinceCtl, m.Const(16, uint64(cfg.AckCycles)))),
-		m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit)))))
+	//
+	// Whether since_ctl has reached each threshold is a register of its
+	// own, worked out with the counter's next value (it reaches k next
+	// cycle when no control word goes now and it is at k-1 or more), so
+	// no comparison of the counter is on the path to the sender's
+	// decision.
+	reached := func(name string, k int) ir.Value {
+		r := m.Reg(name, 1, 0) // since_ctl resets to 0, below every k (k >= 1)
+		m.SetNext(r, m.And(m.Not(l.sentCtlWire), m.Not(m.LtU(sinceCtl, m.Const(16, uint64(k-1))))))
+		return r
+	}
+	keepalive := reached("since_ctl_keepalive", max(1, cfg.LostCycles/4))
+	ackTime := reached("since_ctl_ack", cfg.AckCycles)
+	ctlDue := m.Named("ctl_due", m.Or(keepalive, m.And(ackTime, m.Or(l.ackPend, m.Ne(l.rxLimit, sentLimit)))))
 	sendData := m.Named("send_data", m.And(l.up, m.Or(mid, m.And(m.And(avail, m.Not(jump)), m.Not(m.Or(l.nakPend, ctlDue))))))
 	moved := m.Named("tx_moved", m.And(l.txReady, l.phyUp))
 	sentData := m.And(moved, sendData)
 	sentCtl := m.Named("ctl_sent", m.And(moved, m.Not(sendData)))
+	m.Assign(l.sentCtlWire, sentCtl)
 	sendNext := m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Add(sendPtr, one(P)), m.Mux(m.And(sentCtl, jump), ackPtr, sendPtr)))
 	m.SetNext(sendPtr, sendNext)
 	rd := m.ReadPort(replayMem, m.Slice(sendNext, 0, A), one(1))
