@@ -192,7 +192,14 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// completions are made (status SC).
 	c0 := completion(m, hdr, self, m.Const(3, uint64(tlp.StatusSC)), m.Const(1, 1), m.Const(1, 0))
 	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), f.Length, m.Slice(c0, 0, 64)))
-	m.Output("m_cpl_tlp_hdr", cplHdr)
+	// Registered: the header register it comes from is written only in
+	// idle, and a completion is sent two cycles later at the earliest
+	// (the decision, then at least one read), so the register always
+	// holds this request's completion header by then, and its byte count
+	// and lower address arithmetic is off the path through CC.
+	cplHdrR := m.RegNoReset("rb_cpl_hdr_r", cplHdr.Width())
+	m.SetNext(cplHdrR, cplHdr)
+	m.Output("m_cpl_tlp_hdr", cplHdrR)
 	m.Output("m_cpl_tlp_data", rbuf)
 	m.Output("m_cpl_tlp_keep", rkeep)
 	m.Output("m_cpl_tlp_sop", first)
