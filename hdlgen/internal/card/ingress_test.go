@@ -51,9 +51,17 @@ func ingressConfig() pmgr.Config {
 // are disjoint (30:00.0-3 behind A, 30:00.4-7 behind B; 20:00.x passes
 // only from A), so a host completion's way back does not depend on which
 // port's request the card saw last.
+//
+// Tags say where a TLP came from, so that TLPs of two ingresses that come
+// out alike (a UR completion for the same local requester, say) cannot
+// be taken for each other: a port's have bit 7 set and the port in bit 0
+// (the host's have bit 7 clear), and bits 9:8 vary, to carry 10-bit tags
+// to where the block's 8-bit descriptors cut them.
 func ingressPortTLP(r *rand.Rand, p, i int) tlp.TLP {
 	reqs := []tlp.ID{tlp.NewID(0x20, 0, uint8(r.IntN(8))), tlp.NewID(0x30, 0, uint8(4*p+r.IntN(4))), tlp.NewID(0x40+uint8(p), 0, 0)}
-	return tlpstim.PortTLP(r, i, reqs, tlp.NewID(0x20+0x10*uint8(p), 0, 0))
+	x := tlpstim.PortTLP(r, i, reqs, tlp.NewID(0x20+0x10*uint8(p), 0, 0))
+	x.Tag = uint16(i%4<<8 | 0x80 | i%64<<1 | p)
+	return x
 }
 
 // ingressHostTLP is a random request from the host as the PCIE4 block
@@ -62,7 +70,7 @@ func ingressPortTLP(r *rand.Rand, p, i int) tlp.TLP {
 // a requester no domain has, AtomicOps, and reads of the register BAR's
 // constant registers (ID, VERSION, CAPS).
 func ingressHostTLP(r *rand.Rand, i int) (tlp.TLP, int) {
-	x := tlp.TLP{Tag: uint16(i % 256), RequesterID: tlp.NewID(0, 0, 0), FirstBE: 0xF, LastBE: 0xF}
+	x := tlp.TLP{Tag: uint16(i % 128), RequesterID: tlp.NewID(0, 0, 0), FirstBE: 0xF, LastBE: 0xF} // bit 7 clear: the host's (ingressPortTLP)
 	if r.IntN(8) == 0 {
 		x.RequesterID = tlp.NewID(0, 0, 1)
 	}
