@@ -87,28 +87,27 @@ type Progress func(step, module string, done, total int)
 // DirProgress is Dir, telling progress (when not nil) what it is doing:
 // a large design's synthesis takes minutes.
 func DirProgress(dir string, progress Progress) (Report, error) {
-	if progress == nil {
-		progress = func(string, string, int, int) {}
-	}
+	progress = orQuiet(progress)
 	r, err := LintDir(dir, progress)
 	if err != nil {
 		return r, err
 	}
-	tmp, err := os.MkdirTemp("", "onic-check")
-	if err != nil {
-		return r, err
+	return r, synthAll(&r, progress)
+}
+
+// orQuiet is progress, or one that hears nothing when progress is nil.
+func orQuiet(progress Progress) Progress {
+	if progress == nil {
+		return func(string, string, int, int) {}
 	}
-	defer os.RemoveAll(tmp)
-	return r, synthAll(&r, tmp, progress)
+	return progress
 }
 
 // LintDir is the first half of DirProgress: Verilator -Wall and Icarus
 // over every .v file in dir, without the synthesis (the report has no
 // Modules). It takes seconds where synthesis takes minutes.
 func LintDir(dir string, progress Progress) (Report, error) {
-	if progress == nil {
-		progress = func(string, string, int, int) {}
-	}
+	progress = orQuiet(progress)
 	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
 	if err != nil || len(files) == 0 {
 		return Report{}, fmt.Errorf("%s: no .v files", dir)
@@ -150,12 +149,17 @@ func LintDir(dir string, progress Progress) (Report, error) {
 // synthAll runs Yosys on every file's module of r into r.Modules, as
 // many at once as there are CPUs: a design's submodules are small beside
 // its top, so they mostly run while the top is being synthesised.
-func synthAll(r *Report, tmp string, progress Progress) error {
+func synthAll(r *Report, progress Progress) error {
 	files := r.Files
 	yosys, err := tool("yosys")
 	if err != nil {
 		return err
 	}
+	tmp, err := os.MkdirTemp("", "onic-check")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	r.Modules = make([]Resources, len(files))
 	errs := make([]error, len(files))
 	work := make(chan int)

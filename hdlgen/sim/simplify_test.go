@@ -53,12 +53,19 @@ func TestSimplify(t *testing.T) {
 	if s.off[repack.ID()] != s.off[a.ID()] || s.off[regRepack.ID()] != s.off[r0.ID()] {
 		t.Errorf("a whole value put back together from its slices is computed, not shared")
 	}
+	matchesReference(t, m, s, 200, rand.New(rand.NewPCG(1, 2)))
+}
+
+// matchesReference drives m's inputs at random for cycles cycles, in s
+// and in the big-integer reference, and fails on the first output they
+// disagree on.
+func matchesReference(t *testing.T, m *ir.Module, s *Sim, cycles int, rng *rand.Rand) {
+	t.Helper()
 	r, err := NewReference(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for c := range 200 {
+	for c := range cycles {
 		for _, p := range m.Ports() {
 			if !p.Output {
 				w := make([]uint64, (m.Node(p.Node).W+63)/64)
@@ -159,30 +166,5 @@ func TestShareRepeats(t *testing.T) {
 	if same(d1, d2) || same(s1, s2) {
 		t.Errorf("different operations merged: sub %v, slices of two widths %v", same(d1, d2), same(s1, s2))
 	}
-	r, err := NewReference(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for c := range 100 {
-		for _, p := range []string{"a", "b"} {
-			v := rng.Uint64() & (1<<40 - 1)
-			s.Drive(p, []uint64{v})
-			for _, pt := range m.Ports() {
-				if pt.Name == p {
-					r.SetInputWords(pt.Node, []uint64{v})
-				}
-			}
-		}
-		for _, p := range m.Ports() {
-			if p.Output {
-				got, _ := s.GetWords(p.Name)
-				if want := r.Value(p.Node); words(got).Cmp(want) != 0 {
-					t.Fatalf("cycle %d: %s is %x, the reference says %x", c, p.Name, words(got), want)
-				}
-			}
-		}
-		s.Step()
-		r.Step()
-	}
+	matchesReference(t, m, s, 100, rand.New(rand.NewPCG(3, 4)))
 }
