@@ -115,3 +115,13 @@ func modelOf(t testing.TB, c manager.Config, self tlp.ID) (*pmgr.Manager, *pcie.
 	}
 	return mdl, f
 }
+
+// readCompletion is the successful answer of the register BAR to read x:
+// a CplD with data, its Byte Count and Lower Address from the byte
+// enables (PCIe §2.2.9), as the emulator's O-NIC answers.
+func readCompletion(x *tlp.TLP, self tlp.ID, data []byte) tlp.TLP {
+	c := pcie.Completion(x, self, tlp.StatusSC, data)
+	bc, la := tlp.ReadByteCount(x.Address, x.Length, x.FirstBE, x.LastBE)
+	c.ByteCount, c.LowerAddress = uint16(bc&0xFFF), la
+	return c
+}

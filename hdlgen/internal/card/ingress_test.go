@@ -162,20 +162,9 @@ func (c *tlpStream) beat(t *testing.T, s *dut, prefix string) (tlp.TLP, bool) {
 		return tlp.TLP{}, false
 	}
 	c.in = false
-	var h [16]byte
-	binary.BigEndian.PutUint64(h[:], c.hdr[1])
-	binary.BigEndian.PutUint64(h[8:], c.hdr[0])
-	n := 12
-	if h[0]&0x20 != 0 {
-		n = 16
-	}
-	b := h[:n:n]
-	if h[0]&0x40 != 0 { // Fmt says a payload follows
-		b = append(b, c.pay...)
-	}
-	var x tlp.TLP
-	if err := x.Decode(b); err != nil {
-		t.Fatalf("%s: %v (% x)", prefix, err, b)
+	x, err := tlpstim.TLP(c.hdr, c.pay)
+	if err != nil {
+		t.Fatalf("%s: %v", prefix, err)
 	}
 	return x, true
 }
@@ -251,7 +240,11 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 				want[portOf[o.Egress.Kind]]["host"] = append(want[portOf[o.Egress.Kind]]["host"], str(y))
 			case ntb.EgressLocal:
 				off := uint32(x.Address - bases[0])
-				want["cc"]["regs"] = append(want["cc"]["regs"], str(regsCompletion(&x, self, regs, off)))
+				var data []byte
+				for i := range uint32(x.Length) {
+					data = binary.LittleEndian.AppendUint32(data, regs.Read(off&^3+4*i))
+				}
+				want["cc"]["regs"] = append(want["cc"]["regs"], str(readCompletion(&x, self, data)))
 			default:
 				t.Fatalf("host TLP %d: the model sends it to %v", i, o.Egress)
 			}
@@ -625,20 +618,6 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 	// four sources sending by then), does what the IR simulation did, in
 	// Icarus and in Verilator.
 	replay.Verify(t, rec)
-}
-
-// regsCompletion is the register BAR's answer to read x at offset off:
-// a CplD with the registers' DWs, its Byte Count and Lower Address from
-// the byte enables (PCIe §2.2.9), as the emulator's O-NIC answers.
-func regsCompletion(x *tlp.TLP, self tlp.ID, regs *pmgr.Regs, off uint32) tlp.TLP {
-	var data []byte
-	for i := range int(x.Length) {
-		data = binary.LittleEndian.AppendUint32(data, regs.Read(off&^3+4*uint32(i)))
-	}
-	c := pcie.Completion(x, self, tlp.StatusSC, data)
-	bc, la := tlp.ReadByteCount(x.Address, x.Length, x.FirstBE, x.LastBE)
-	c.ByteCount, c.LowerAddress = uint16(bc&0xFFF), la
-	return c
 }
 
 // tlpBeatsOf splits x into beats of the card's TLP stream.

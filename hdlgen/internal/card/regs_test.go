@@ -291,9 +291,7 @@ func TestRegisterBAR(t *testing.T) {
 			for i := range length {
 				binary.LittleEndian.PutUint32(data[4*i:], model.word(o.Address+4*uint64(i)))
 			}
-			c := pcie.Completion(&x, self, tlp.StatusSC, data)
-			bc, la := tlp.ReadByteCount(x.Address, x.Length, x.FirstBE, x.LastBE)
-			c.ByteCount, c.LowerAddress = uint16(bc&0xFFF), la
+			c := readCompletion(&x, self, data)
 			want = append(want, c.String())
 			wantData = append(wantData, data)
 		case o.Action == pmgr.Complete:

@@ -50,6 +50,26 @@ func Beats(x *tlp.TLP) ([]Beat, error) {
 	return out, nil
 }
 
+// TLP decodes a TLP from the stream: its header words (as Beats gives
+// them, DW0 on top) and the kept DWs of its payload, in order. The
+// payload is taken only when the header's Fmt says one follows.
+func TLP(hdr []uint64, payload []byte) (tlp.TLP, error) {
+	var h [16]byte
+	binary.BigEndian.PutUint64(h[:], hdr[1])
+	binary.BigEndian.PutUint64(h[8:], hdr[0])
+	n := 12
+	if h[0]&0x20 != 0 { // Fmt: a 4 DW header
+		n = 16
+	}
+	b := h[:n:n]
+	if h[0]&0x40 != 0 { // Fmt: with data
+		b = append(b, payload...)
+	}
+	var x tlp.TLP
+	err := x.Decode(b)
+	return x, err
+}
+
 // PortTLP is a random TLP as an optical port delivers it, the i-th of a
 // run (its tag is i modulo 1024): by one of reqs, memory reads, writes
 // and AtomicOps into a relayed range (0x1_0000_0000), a steered one
