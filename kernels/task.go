@@ -114,9 +114,11 @@ const (
 )
 
 // TaskModule wraps the kernel in the task shell, module
-// onic_task_<name>: the kernel's streams pass through, open only while a
-// task runs and until it has taken ARG0 bytes on input 0 (to the end of
-// that packet); the shell counts and times them, and when every packet the
+// onic_task_<name>: the kernel's streams pass through freely until
+// software sets CTRL's enable bit, and from then on only while a task runs
+// and until it has taken ARG0 bytes on input 0 (to the end of that
+// packet); task_closed says the shell is enabled and takes no input (the
+// O-NIC's kernel slot drops what arrives then, as the emulator does); the shell counts and times them, and when every packet the
 // task took has left writes the completion record on m_cpl_* (address and
 // 32 bytes of data, valid/ready) and then, if enabled, the MSI-X message
 // on m_irq_* — for the O-NIC's DMA write path to turn into posted writes
@@ -169,7 +171,11 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	inMid := m.Reg("task_in_mid", 1, 0) // input 0 is inside a packet
 	in0 := m.Reg("task_in0_bytes", 32, 0)
 	full := m.And(m.Not(m.LtU(in0, args[0])), m.Not(inMid))
-	open := m.And(running, m.Not(full))
+	// Until software enables the shell the kernel streams freely, as the
+	// emulator's kernels do; once enabled, only inside a task.
+	taskOpen := m.And(running, m.Not(full))
+	open := m.Or(m.Not(enable), taskOpen)
+	m.Output("task_closed", m.And(enable, m.Not(taskOpen)))
 	subIn := map[string]ir.Value{"m_tready": m.Input("m_tready", 1)}
 	var keeps, hss, stallIn []ir.Value
 	var last0, hs0, keep0 ir.Value

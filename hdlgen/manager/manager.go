@@ -713,8 +713,8 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	second := m.Named("second_copy", m.And(m.And(viaWindow, second3), m.And(hasData, m.Not(secondDown3))))
 	// Memory requests leave with the translated address and requester;
 	// everything else as it came.
-	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, rewrite(m, "rewrite_primary", s3.hdr, o.addr, o.req), s3.hdr))
-	hdrS := m.Named("hdr_second", rewrite(m, "rewrite_second", s3.hdr, secondAt3, o.req))
+	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, tlphdr.Rewrite(m, "rewrite_primary", s3.hdr, o.addr, o.req), s3.hdr))
+	hdrS := m.Named("hdr_second", tlphdr.Rewrite(m, "rewrite_second", s3.hdr, secondAt3, o.req))
 	cpl := m.Named("cpl_hdr", completion(m, s3.hdr, selfID, status, bit(kind3, kMRd), bit(kind3, kLock)))
 
 	// The decision is taken on a packet's first beat and kept for the
@@ -832,30 +832,6 @@ func (g *gen) ruleSlots(l lite) []access.Slot {
 // (3 bits), kernel slot (8 bits), translated base above the entry size.
 func lutWord(e ntb.LUTEntry, sh int) uint64 {
 	return b2u(e.Enabled)<<(63-sh+12) | uint64(e.Egress.Kind)<<(64-sh+8) | uint64(e.Egress.Slot)<<(64-sh) | e.Translated>>sh
-}
-
-// rewrite puts addr and req into a memory request header, choosing the
-// 3-DW form for addresses below 4 GiB and the 4-DW form above, as the
-// specification requires (§2.2.4.1); the processing hint stays.
-//
-// Positions come from the TLP field table: Fmt bit 0 selects the form,
-// the requester ID tops DW1, and the processing hint sits under the last
-// address DW. The address itself is laid out as the table's 3 and 4 DW
-// layouts put it (bits 31:2 over PH, after bits 63:32 in the 4 DW form).
-func rewrite(m *ir.Module, name string, hdr, addr, req ir.Value) ir.Value {
-	fmtLo, _ := tlphdr.Pos(tlphdr.Layout("fmt", tlp.ClassMemory, tlp.Fmt3DW))
-	reqLo, _ := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
-	ph4, phW := tlphdr.Pos(tlphdr.Layout("ph", tlp.ClassMemory, tlp.Fmt4DW))
-	ph3, _ := tlphdr.Pos(tlphdr.Layout("ph", tlp.ClassMemory, tlp.Fmt3DW))
-	dw0Lo, dw1Lo := tlphdr.Index(0, 0), tlphdr.Index(1, 0)
-	fourDW := m.Slice(hdr, fmtLo, 1)
-	ph := m.Mux(fourDW, m.Slice(hdr, ph4, phW), m.Slice(hdr, ph3, phW))
-	high := m.Named(name+"_4dw", m.RedOr(m.Slice(addr, 32, 32)))
-	dw0 := m.Named(name+"_dw0", m.Concat(m.Slice(hdr, fmtLo+1, 2), high, m.Slice(hdr, dw0Lo, fmtLo-dw0Lo)))
-	dw1 := m.Named(name+"_dw1", m.Concat(req, m.Slice(hdr, dw1Lo, reqLo-dw1Lo)))
-	long := m.Concat(dw0, dw1, m.Slice(addr, 32, 32), m.Slice(addr, 2, 30), ph)
-	short := m.Concat(dw0, dw1, m.Slice(addr, 2, 30), ph, m.Const(32, 0))
-	return m.Mux(high, long, short)
 }
 
 // completion builds the header of the completion that answers the

@@ -242,7 +242,7 @@ func (p *portIn) build() {
 	// came.
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassCompletion, tlp.Fmt3DW))
 	cplHdr := m.Concat(m.Slice(s2.hdr, reqLo+reqW, 128-reqLo-reqW), local2, m.Slice(s2.hdr, 0, reqLo))
-	hdr := m.Mux(isCpl, cplHdr, m.Mux(steer2, rewrite(m, "pin_rewrite", s2.hdr, kiOff2, f2.Requester), s2.hdr))
+	hdr := m.Mux(isCpl, cplHdr, m.Mux(steer2, tlphdr.Rewrite(m, "pin_rewrite", s2.hdr, kiOff2, f2.Requester), s2.hdr))
 	status := m.Mux(m.Eq(reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR)))
 	urHdr := m.Concat(completion(m, s2.hdr, p.self, status, bit(kind2, kMRd), bit(kind2, kLock)), m.Const(32, 0))
 

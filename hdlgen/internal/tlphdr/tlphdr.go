@@ -148,3 +148,28 @@ func Decode(m *ir.Module, prefix string, hdr ir.Value) Fields {
 	}
 	return f
 }
+
+// Rewrite puts addr and req into a memory request header, choosing the
+// 3-DW form for addresses below 4 GiB and the 4-DW form above, as the
+// specification requires (§2.2.4.1); the processing hint stays.
+//
+// Positions come from the TLP field table: Fmt bit 0 selects the form,
+// the requester ID tops DW1, and the processing hint sits under the last
+// address DW. The address itself is laid out as the table's 3 and 4 DW
+// layouts put it (bits 31:2 over PH, after bits 63:32 in the 4 DW form).
+func Rewrite(m *ir.Module, name string, hdr, addr, req ir.Value) ir.Value {
+	ir.Helper()
+	fmtLo, _ := Pos(Layout("fmt", tlp.ClassMemory, tlp.Fmt3DW))
+	reqLo, _ := Pos(Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
+	ph4, phW := Pos(Layout("ph", tlp.ClassMemory, tlp.Fmt4DW))
+	ph3, _ := Pos(Layout("ph", tlp.ClassMemory, tlp.Fmt3DW))
+	dw0Lo, dw1Lo := Index(0, 0), Index(1, 0)
+	fourDW := m.Slice(hdr, fmtLo, 1)
+	ph := m.Mux(fourDW, m.Slice(hdr, ph4, phW), m.Slice(hdr, ph3, phW))
+	high := m.Named(name+"_4dw", m.RedOr(m.Slice(addr, 32, 32)))
+	dw0 := m.Named(name+"_dw0", m.Concat(m.Slice(hdr, fmtLo+1, 2), high, m.Slice(hdr, dw0Lo, fmtLo-dw0Lo)))
+	dw1 := m.Named(name+"_dw1", m.Concat(req, m.Slice(hdr, dw1Lo, reqLo-dw1Lo)))
+	long := m.Concat(dw0, dw1, m.Slice(addr, 32, 32), m.Slice(addr, 2, 30), ph)
+	short := m.Concat(dw0, dw1, m.Slice(addr, 2, 30), ph, m.Const(32, 0))
+	return m.Mux(high, long, short)
+}

@@ -88,15 +88,15 @@ module onic_pcie_manager (
     localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:708
     localparam [1:0] ACT_DROP = 2'h2; // manager.go:708
     localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:798
-    reg  axil_bvalid = 1'h0; // manager.go:947
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:972
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:972
-    reg  [31:0] lut_index = 32'h0; // manager.go:973
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:973
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:974
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:974
-    reg  axil_rvalid = 1'h0; // manager.go:977
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:977
+    reg  axil_bvalid = 1'h0; // manager.go:923
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:948
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:948
+    reg  [31:0] lut_index = 32'h0; // manager.go:949
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:949
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:950
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:950
+    reg  axil_rvalid = 1'h0; // manager.go:953
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:953
     reg  lut_init_done = 1'h0; // manager.go:436
     reg  [1:0] remote_port_of = 2'h0; // manager.go:508
     reg  s1_valid = 1'h0; // manager.go:510
@@ -197,14 +197,14 @@ module onic_pcie_manager (
     reg  [63:0] bar_mask; // manager.go:478: a table
     reg  bar_ok; // manager.go:479: a table
     reg  [59:0] _mux_2351_mux; // manager.go:540: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:883: a table
-    reg  [1:0] cpl_last_byte; // manager.go:887: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:889: a table
-    wire write_accept; // manager.go:948
-    wire [31:0] write_mask; // manager.go:959
-    wire [31:0] _win_en_lo_not; // manager.go:972
-    wire [31:0] _win_en_lo_and; // manager.go:972
-    wire init_done; // manager.go:975
+    reg  [2:0] cpl_lead_bytes; // manager.go:859: a table
+    reg  [1:0] cpl_last_byte; // manager.go:863: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:865: a table
+    wire write_accept; // manager.go:924
+    wire [31:0] write_mask; // manager.go:935
+    wire [31:0] _win_en_lo_not; // manager.go:948
+    wire [31:0] _win_en_lo_and; // manager.go:948
+    wire init_done; // manager.go:951
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
     wire [127:0] in_hdr; // manager.go:455
@@ -412,21 +412,21 @@ module onic_pcie_manager (
     wire [2:0] cpl_status; // manager.go:709
     wire via_window; // manager.go:712
     wire second_copy; // manager.go:713
-    wire [1:0] _hdr_primary_mux; // manager.go:852
-    wire rewrite_primary_4dw; // manager.go:853
-    wire [31:0] rewrite_primary_dw0; // manager.go:854
-    wire [31:0] rewrite_primary_dw1; // manager.go:855
+    wire [1:0] _hdr_primary_mux; // manager.go:716
+    wire rewrite_primary_4dw; // manager.go:716
+    wire [31:0] rewrite_primary_dw0; // manager.go:716
+    wire [31:0] rewrite_primary_dw1; // manager.go:716
     wire [127:0] hdr_primary; // manager.go:716
-    wire rewrite_second_4dw; // manager.go:853
-    wire [31:0] rewrite_second_dw0; // manager.go:854
-    wire [31:0] rewrite_second_dw1; // manager.go:855
-    wire [127:0] hdr_second; // manager.go:858
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:886
-    wire [11:0] cpl_bytes_one_dw; // manager.go:888
-    wire [11:0] cpl_bytes_many_dw; // manager.go:889
-    wire [11:0] cpl_byte_count; // manager.go:890
-    wire [6:0] cpl_lower_addr; // manager.go:891
-    wire [95:0] cpl_hdr; // manager.go:898
+    wire rewrite_second_4dw; // manager.go:717
+    wire [31:0] rewrite_second_dw0; // manager.go:717
+    wire [31:0] rewrite_second_dw1; // manager.go:717
+    wire [127:0] hdr_second; // manager.go:717
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:862
+    wire [11:0] cpl_bytes_one_dw; // manager.go:864
+    wire [11:0] cpl_bytes_many_dw; // manager.go:865
+    wire [11:0] cpl_byte_count; // manager.go:866
+    wire [6:0] cpl_lower_addr; // manager.go:867
+    wire [95:0] cpl_hdr; // manager.go:874
     wire take_decision; // manager.go:722
     wire forward; // manager.go:742
     wire _to_port_a_eq; // manager.go:743
@@ -468,15 +468,15 @@ module onic_pcie_manager (
     wire m_cpl_done; // manager.go:756
     wire m_cpl_slice_m_ready; // axis.go:340
     wire count_fire; // manager.go:793
-    wire _s_axil_arready_not; // manager.go:996
-    wire read_accept; // manager.go:996
-    wire [31:0] _read_data_or_6; // manager.go:1019
-    wire [31:0] _read_data_or_5; // manager.go:1019
-    wire [31:0] _read_data_or_4; // manager.go:1019
-    wire [31:0] _read_data_or_3; // manager.go:1019
-    wire [31:0] _read_data_or_2; // manager.go:1019
-    wire [31:0] _read_data_or; // manager.go:1019
-    wire [31:0] read_data; // manager.go:1019
+    wire _s_axil_arready_not; // manager.go:972
+    wire read_accept; // manager.go:972
+    wire [31:0] _read_data_or_6; // manager.go:995
+    wire [31:0] _read_data_or_5; // manager.go:995
+    wire [31:0] _read_data_or_4; // manager.go:995
+    wire [31:0] _read_data_or_3; // manager.go:995
+    wire [31:0] _read_data_or_2; // manager.go:995
+    wire [31:0] _read_data_or; // manager.go:995
+    wire [31:0] read_data; // manager.go:995
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
