@@ -73,6 +73,10 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	st := m.Reg("rb_state", 3, rbIdle)
 	in := func(s uint64) ir.Value { return m.Eq(st, m.Const(3, s)) }
 	idle, decide, writing, reading, sending, draining := in(rbIdle), in(rbDecide), in(rbWrite), in(rbRead), in(rbSend), in(rbDrain)
+	// busy: a TLP is being worked on (the card's kernel slots wait for a
+	// register write to reach the task shells before they judge a write
+	// that follows it).
+	m.Output("busy", m.Not(idle))
 
 	// The TLP's header, and what it asks for.
 	hdr := m.RegNoReset("rb_hdr", 128)

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/internal/tlphdr"
@@ -28,6 +29,12 @@ type Parts struct {
 	// extended configuration space (pg213.UserExtended of the O-NIC's
 	// function: its description capability).
 	ExtConfig [pg213.ExtRegs]uint32
+	// Slots are the kernel slots (SlotsOf), every one the manager's
+	// tables number, in order. Nil leaves the slots out of the card: the
+	// TLPs for them leave on m_kernel_tlp_* (m_kernel_slot says which) and
+	// the register block's master toward their pages is m_slot_axil_*,
+	// ports of the top (for tests of the pipelines alone).
+	Slots []Slot
 	// HoldTLPs is, for an O-NIC whose down policy is hold (a Manager
 	// built with manager.Config.Hold), how many TLPs each port's hold
 	// buffer keeps while the port is not up; 0 for the fail policy.
@@ -350,32 +357,24 @@ func Build(name string, p Parts) *ir.Module {
 		return s
 	}
 
-	// Kernel slots: both pipelines' streams, out of the top.
-	{
-		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot"))
-		m.Output("m_kernel_tlp_hdr", s.hdr)
-		m.Output("m_kernel_slot", s.side)
-		m.Output("m_kernel_tlp_data", s.data)
-		m.Output("m_kernel_tlp_keep", s.keep)
-		m.Output("m_kernel_tlp_sop", s.sop)
-		m.Output("m_kernel_tlp_eop", s.eop)
-		m.Output("m_kernel_tlp_valid", s.valid)
-		m.Assign(s.ready, m.Input("m_kernel_tlp_ready", 1))
-	}
-
 	// The register BAR: both pipelines' local streams into the register
 	// block, which drives the manager's AXI-Lite slave and the slots'
-	// pages (m_slot_axil_*, out of the top) and answers reads.
-	local := merge(m, "m_local_merge", mgrStream("m_local", ""), piStream("m_local", ""))
+	// pages and answers reads.
+	mgrLocal, piLocal := mgrStream("m_local", ""), piStream("m_local", "")
+	local := merge(m, "m_local_merge", mgrLocal, piLocal)
 	regsIn := map[string]ir.Value{"self_id": self}
 	into(regsIn, "s_tlp_", local)
 	regsCplReady := m.Wire("regs_cpl_ready", 1)
 	regsIn["m_cpl_tlp_ready"] = regsCplReady
+	slotAns := map[string]ir.Value{}
 	for _, pt := range p.Regs.Ports() {
 		switch {
 		case pt.Output || !strings.HasPrefix(pt.Name, "m_") || strings.HasPrefix(pt.Name, "m_cpl_"):
 		case strings.HasPrefix(pt.Name, "m_axil_"):
 			regsIn[pt.Name] = mgrOut["s_axil_"+strings.TrimPrefix(pt.Name, "m_axil_")]
+		case p.Slots != nil:
+			slotAns[pt.Name] = m.Wire("regs_"+pt.Name, p.Regs.Node(pt.Node).W) // the slots answer (below)
+			regsIn[pt.Name] = slotAns[pt.Name]
 		default:
 			regsIn[pt.Name] = m.Input(pt.Name, p.Regs.Node(pt.Node).W)
 		}
@@ -387,13 +386,40 @@ func Build(name string, p Parts) *ir.Module {
 			m.Assign(w, regsOut["m_axil_"+strings.TrimPrefix(pt.Name, "s_axil_")])
 		}
 	}
-	for _, pt := range p.Regs.Ports() {
-		if pt.Output && strings.HasPrefix(pt.Name, "m_slot_axil_") {
-			m.Output(pt.Name, regsOut[pt.Name])
-		}
-	}
 	regsCpl := tlps{hdr: regsOut["m_cpl_tlp_hdr"], data: regsOut["m_cpl_tlp_data"], keep: regsOut["m_cpl_tlp_keep"],
 		sop: regsOut["m_cpl_tlp_sop"], eop: regsOut["m_cpl_tlp_eop"], valid: regsOut["m_cpl_tlp_valid"], ready: regsCplReady}
+
+	// Kernel slots: both pipelines' streams, into the slots, or out of
+	// the top.
+	var slotOut [3][]tlps
+	if p.Slots != nil {
+		fromMgr, fromPI := mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot")
+		fromMgr.side, fromPI.side = m.Concat(m.Const(1, 1), fromMgr.side), m.Concat(m.Const(1, 0), fromPI.side)
+		s := merge(m, "m_kernel_merge", fromMgr, fromPI)
+		busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, piLocal.valid))
+		var ans axil.Answer
+		slotOut, ans = buildSlots(m, p.Slots, self, s, axil.BusOf(regsOut, "m_slot_axil_"), busy)
+		got := map[string]ir.Value{}
+		ans.Into(got, "m_slot_axil_")
+		for name, w := range slotAns {
+			m.Assign(w, got[name])
+		}
+	} else {
+		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot"))
+		m.Output("m_kernel_tlp_hdr", s.hdr)
+		m.Output("m_kernel_slot", s.side)
+		m.Output("m_kernel_tlp_data", s.data)
+		m.Output("m_kernel_tlp_keep", s.keep)
+		m.Output("m_kernel_tlp_sop", s.sop)
+		m.Output("m_kernel_tlp_eop", s.eop)
+		m.Output("m_kernel_tlp_valid", s.valid)
+		m.Assign(s.ready, m.Input("m_kernel_tlp_ready", 1))
+		for _, pt := range p.Regs.Ports() {
+			if pt.Output && strings.HasPrefix(pt.Name, "m_slot_axil_") {
+				m.Output(pt.Name, regsOut[pt.Name])
+			}
+		}
+	}
 
 	// Toward the host: the port pipeline's requests to RQ, its completions
 	// and the manager's to CC.
@@ -401,9 +427,14 @@ func Build(name string, p Parts) *ir.Module {
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
 	reqs := toHost
-	reqs.valid = split[0].Valid
+	reqs.valid, reqs.ready = split[0].Valid, split[0].Ready
+	if len(slotOut[0]) > 0 {
+		// The kernels' writes to the host join the port pipeline's
+		// requests (they need no tag: posted).
+		reqs = merge(m, "rq_merge", reqs, slotOut[0]...)
+	}
 	reqToTags.drive(m, reqs)
-	m.Assign(split[0].Ready, tagsOut["req_ready"])
+	m.Assign(reqs.ready, tagsOut["req_ready"])
 	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
 	into(rqIn, "tlp_", tlps{hdr: tagsOut["rq_hdr"], data: tagsOut["rq_data"], keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"],
 		eop: tagsOut["rq_eop"], valid: tagsOut["rq_valid"]})
@@ -430,8 +461,8 @@ func Build(name string, p Parts) *ir.Module {
 	outputsOf(ext, "cfg_ext_", m.Instance("cfg_ext", ext, extIn))
 
 	// Toward the ports: both pipelines into each link.
-	for _, pt := range Ports {
-		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), piStream("m_"+pt.Prefix, ""))
+	for k, pt := range Ports {
+		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), append([]tlps{piStream("m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
 		if p.HoldTLPs > 0 {
 			egress = holdBuffer(m, pt.Prefix, egress, up(pt.Prefix), p.HoldTLPs)
 		} else {

@@ -1,0 +1,131 @@
+package card
+
+import (
+	"fmt"
+
+	"onic/hdlgen/axil"
+	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/slot"
+	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
+	"onic/kernels"
+	"onic/pcie/ntb"
+)
+
+// Kernel is a library kernel loaded in a slot, as a scenario loads it
+// (emu/scenario.KernelConfig).
+type Kernel struct {
+	Slot       int
+	Name       string
+	Egress     string // host, port-a or port-b
+	Translated uint64
+}
+
+// Slot is one kernel slot of the card: its static module and its
+// reconfigurable one (hdlgen/internal/slot).
+type Slot struct {
+	Config     slot.Config
+	Static, RM *ir.Module
+}
+
+// SlotsOf builds every kernel slot the manager d's tables have, with the
+// kernels ks in theirs and the others empty.
+func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
+	tab, err := ntb.Build(d.Config.Manager.Translation, d.Config.BARs)
+	if err != nil {
+		return nil, err
+	}
+	base, locals := tab.RID()
+	cs := make([]slot.Config, tab.KernelSlots())
+	for i := range cs {
+		cs[i] = slot.Config{Slot: i, ProxyBase: uint16(base)}
+		for _, id := range locals {
+			cs[i].Locals = append(cs[i].Locals, uint16(id))
+		}
+	}
+	for i, k := range ks {
+		where := fmt.Sprintf("kernels[%d]", i)
+		if k.Slot < 0 || k.Slot >= len(cs) {
+			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC (it has %d)", where, k.Slot, len(cs))
+		}
+		c := &cs[k.Slot]
+		if c.Kernel != nil {
+			return nil, fmt.Errorf("%s.slot: slot %d already holds kernel %q", where, k.Slot, c.Kernel.Name)
+		}
+		lk, err := kernels.Lookup(k.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s.name: %v", where, err)
+		}
+		if err := slot.Supports(lk); err != nil {
+			return nil, fmt.Errorf("%s: %v", where, err)
+		}
+		if c.Egress, err = slot.ParseEgress(k.Egress); err != nil {
+			return nil, fmt.Errorf("%s.egress: %v", where, err)
+		}
+		c.Kernel, c.Translated = lk, k.Translated
+	}
+	slots := make([]Slot, len(cs))
+	for i, c := range cs {
+		rm, err := slot.RM(c)
+		if err != nil {
+			return nil, fmt.Errorf("slot %d: %v", i, err)
+		}
+		slots[i] = Slot{Config: c, Static: slot.Build(c, rm), RM: rm}
+		if err := slots[i].Static.Check(); err != nil {
+			return nil, fmt.Errorf("slot %d: %v", i, err)
+		}
+	}
+	return slots, nil
+}
+
+// buildSlots places the kernel slots: kernel streams in is the two
+// pipelines' TLPs for the slots merged, its sideband {from the host, slot
+// number}; slotLite the register block's master toward the slots' pages
+// (16-bit BAR offsets), whose answer the result's second value is;
+// localBusy says a register write may be on its way to a shell. It
+// returns each slot's output writes by egress (0 the host, 1 port A, 2
+// port B).
+func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer) {
+	n := len(slots)
+	slotNo := m.Slice(in.side, 0, 8)
+	fromHost := m.Slice(in.side, 8, 1)
+	outs := axis.Demux(m, "kernel_demux", axis.Stream{Data: m.Const(1, 0), Valid: in.valid, Ready: in.ready}, slotNo, n)
+	var byEgress [3][]tlps
+	var selW, selR []ir.Value
+	var answers []axil.Answer
+	page := func(a ir.Value, k int) ir.Value {
+		lo := kernels.TaskPage(k)
+		hi := min(lo+0x2000, manager.RegBARSlotsEnd)
+		return m.And(m.Not(m.LtU(a, m.Const(16, lo))), m.LtU(a, m.Const(16, hi)))
+	}
+	// A page's own offset: TaskPage(k) is 0x1000 past a multiple of
+	// 0x2000, so bit 12 flips and the bits above go.
+	local := func(a ir.Value) ir.Value {
+		return m.Concat(m.Not(m.Slice(a, 12, 1)), m.Slice(a, 0, 12))
+	}
+	for k, s := range slots {
+		p := fmt.Sprintf("slot%d", k)
+		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy, "s_tlp_from_host": fromHost}
+		into(sin, "s_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[k].Valid})
+		w, r := page(slotLite.AWAddr, k), page(slotLite.ARAddr, k)
+		selW, selR = append(selW, w), append(selR, r)
+		slotLite.Select(m, w, r, local).Into(sin, "s_axil_")
+		ready := m.Wire(p+"_out_ready", 1)
+		sin["m_tlp_ready"] = ready
+		out := m.Instance(p, s.Static, sin)
+		m.Assign(outs[k].Ready, out["s_tlp_ready"])
+		answers = append(answers, axil.AnswerOf(out, "s_axil_"))
+		for _, c := range []string{"drop_not_write", "drop_closed", "drop_no_proxy", "out_malformed"} {
+			m.Output(p+"_"+c, out[c])
+		}
+		o := fromOutputs(m, out, "m_tlp_", "", p+"_to_egress_ready")
+		m.Assign(ready, o.ready)
+		byEgress[s.Config.Egress] = append(byEgress[s.Config.Egress], o)
+	}
+	// Pages no slot has (fewer than four slots) read 0.
+	none := m.Not(m.Any(selW...))
+	noneR := m.Not(m.Any(selR...))
+	answers = append(answers, slotLite.Select(m, none, noneR, nil).Zero(m, "no_slot_axil"))
+	selW, selR = append(selW, none), append(selR, noneR)
+	return byEgress, axil.Choose(m, selW, selR, answers)
+}

@@ -1,0 +1,208 @@
+package card
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"onic/emu/scenario"
+	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
+	"onic/kernels"
+	"onic/pcie"
+	"onic/testbenches/verilator"
+	"onic/tlp"
+)
+
+// slotCard builds the card of O-NIC o of a scenario with its kernel
+// slots inside, o's kernels loaded.
+func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
+	o.Defaults()
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := PartsOf(d, link, onicFunction(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []Kernel
+	for _, k := range o.Kernels {
+		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated})
+	}
+	if parts.Slots, err = SlotsOf(d, ks); err != nil {
+		t.Fatal(err)
+	}
+	top := Build("onic_card_"+o.Name, parts)
+	if err := top.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+func offloadONIC(t testing.TB) scenario.ONICConfig {
+	c, err := scenario.Lookup("offload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ONICs[0]
+}
+
+func TestSlotsLint(t *testing.T) {
+	verilator.Lint(t, slotCard(t, offloadONIC(t), testLink(t)))
+}
+
+// TestOffloadAgainstEmulator: FLEET's offload scenario (host A runs 256
+// KiB fp32-to-bf16 tasks on the kernel in slot 1 of its O-NIC: ARG0 and
+// a doorbell to the slot's task shell, the data through a window into
+// the slot, the result written back into A's memory, then the shell's
+// completion record and an MSI-X message) on a generated card with its
+// kernel slots inside. The host's first task as the emulator captured it
+// goes in on CQ, with the register values and payloads the emulator's
+// traffic does not carry (after the writes that enable the shell and
+// give it the record's and the message's addresses, which the
+// emulator's task flow takes as configured). What the card sends on RQ is
+// what reached host A in the emulator, header for header and in order:
+// every output write, then the record, then the message; each write's
+// bytes are the kernel's reference output for its input, and the record
+// reports the task.
+func TestOffloadAgainstEmulator(t *testing.T) {
+	sent, got := emulatorRun(t, "offload")
+	o := offloadONIC(t)
+	top := slotCard(t, o, testLink(t))
+	p := newNet(t, []*ir.Module{top}, nil)
+	slot := o.Kernels[0].Slot
+	k, err := kernels.Lookup(o.Kernels[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The first task's requests: up to the second ARG0 write.
+	var task []tlp.TLP
+	page := uint64(0)
+	for i, c := range sent[0] {
+		x := c.t
+		if i == 0 {
+			page = x.Address - kernels.TaskArg0
+		} else if x.Address == page+kernels.TaskArg0 {
+			break
+		}
+		task = append(task, x)
+	}
+	if len(task) < 3 || task[1].Address != page+kernels.TaskDoorbell {
+		t.Fatalf("the emulator's host A did not start with ARG0, the doorbell and data: %d requests", len(task))
+	}
+	data := task[2:]
+	// What reached host A for it: a write per data write, the record and
+	// the message.
+	if len(got[0]) < len(data)+2 {
+		t.Fatalf("host A got %d TLPs in the emulator, want at least %d", len(got[0]), len(data)+2)
+	}
+	want := got[0][:len(data)+2]
+	record, msg := want[len(data)].t, want[len(data)+1].t
+	bar0 := page - kernels.TaskPage(slot)
+	le := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	regWrite := func(off uint64, v uint32) tlp.TLP {
+		return tlp.TLP{Fmt: tlp.Fmt3DWData, Length: 1, FirstBE: 0xF, RequesterID: task[0].RequesterID, Address: page + off, Data: le(v)}
+	}
+	_ = bar0
+	const tag = 0x2a
+	size := uint32(0)
+	for _, x := range data {
+		size += 4 * uint32(x.Length)
+	}
+	setup := []tlp.TLP{
+		regWrite(kernels.TaskCtrl, 3), // enable, interrupts
+		regWrite(kernels.TaskCplLo, uint32(record.Address)), regWrite(kernels.TaskCplHi, uint32(record.Address>>32)),
+		regWrite(kernels.TaskMSILo, uint32(msg.Address)), regWrite(kernels.TaskMSIHi, uint32(msg.Address>>32)),
+		regWrite(kernels.TaskMSIData, 0x41),
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	var in [][]byte
+	for i := range task {
+		x := &task[i]
+		x.Tag &= 0xFF // PG213's CQ descriptor has 8 tag bits; the emulator's host uses 10
+		switch i {
+		case 0:
+			x.Data = le(size)
+		case 1:
+			x.Data = le(tag)
+		default:
+			x.Data = make([]byte, 4*int(x.Length))
+			for j := range x.Data {
+				x.Data[j] = byte(r.Uint32())
+			}
+			in = append(in, x.Data)
+		}
+	}
+	rang := -1
+	for i, x := range append(setup, task...) {
+		bar := pcie.ONICWindowBAR
+		if x.Address >= page-kernels.TaskPage(slot) && x.Address < page-kernels.TaskPage(slot)+0x10000 {
+			bar = pcie.ONICRegBAR
+		}
+		if i == len(setup)+1 {
+			p.requestAt(0, &x, bar, func(c int) { rang = c })
+			continue
+		}
+		p.request(0, &x, bar)
+	}
+	p.run("the task's writes, record and message reach RQ", 40*len(data)+20000, func() bool { return len(p.rq[0]) >= len(want) })
+
+	for i, c := range want {
+		have, w := p.rq[0][i], c.t
+		switch {
+		case i < len(data):
+			ref, err := k.Reference([][]byte{in[i]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(have.Data, ref) {
+				t.Fatalf("output write %d: %d bytes, not the kernel's reference for its input (%d bytes)", i, len(have.Data), len(ref))
+			}
+		case i == len(data):
+			rec, err := kernels.ParseTaskRecord(have.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Tag != tag || rec.BytesIn != size || rec.BytesOut != size/2 || int(rec.Packets) != len(data) || rec.Count != 1 {
+				t.Errorf("the record says %+v; want tag %#x, %d bytes in, %d out, %d packets, task 1", rec, tag, size, size/2, len(data))
+			}
+		default:
+			if binary.LittleEndian.Uint32(have.Data) != 0x41 {
+				t.Errorf("the message's data is %x, want 41000000", have.Data)
+			}
+		}
+		have.Data, w.Snapped = nil, false
+		w.Tag &= 0xFF
+		if i >= len(data) {
+			// The shell's own writes carry tag 0, the emulator's a count
+			// of its own: a posted write's tag identifies nothing.
+			w.Tag = have.Tag
+		}
+		if have.String() != w.String() {
+			t.Fatalf("TLP %d to host A:\n %s\nin the emulator\n %s", i, have.String(), w.String())
+		}
+	}
+	for _, pt := range top.Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[0].get(pt.Name)[0] != 0 {
+			t.Errorf("%s: %d, want 0", pt.Name, p.cards[0].get(pt.Name)[0])
+		}
+	}
+	// The task's time, from the doorbell entering the O-NIC to the
+	// message leaving it (the emulator's from the doorbell leaving the
+	// host to the message reaching it: its host link both ways).
+	emu := want[len(want)-1].at - sent[0][1].at
+	rtl := time.Duration(4*(p.rqCycle[0][len(want)-1]-rang)) * time.Nanosecond
+	t.Logf("%d data writes of %d bytes in, %d TLPs to the host; doorbell to message: emulator %v, RTL %v", len(data), 4*task[2].Length, len(want), emu, rtl)
+	if rtl > emu*3/2 || rtl < emu/2 {
+		t.Errorf("the RTL's task takes %v, the emulator's %v: not within half to one and a half times", rtl, emu)
+	}
+}

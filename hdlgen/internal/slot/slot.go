@@ -1,0 +1,471 @@
+// Package slot builds an O-NIC's kernel slot: the static logic between
+// the PCIe manager's TLP streams and the kernel in the slot, and the
+// slot's reconfigurable module, the kernel in its task shell behind an
+// interface that is the same for every kernel (so Vivado's Dynamic
+// Function eXchange can swap one kernel for another).
+//
+// It is part of onic's own machinery, not its stable Go API (see
+// docs/architecture.md, "What users may import").
+package slot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"onic/hdlgen/axil"
+	"onic/hdlgen/axis"
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/ir"
+	"onic/kernels"
+	"onic/tlp"
+)
+
+// Egress is where a slot's kernel sends its output.
+type Egress int
+
+// The egresses, as the scenario's kernel egress names them.
+const (
+	Host  Egress = iota // host: into the O-NIC's host's memory
+	PortA               // port-a
+	PortB               // port-b
+)
+
+// ParseEgress reads a scenario's kernel egress ("host", "port-a",
+// "port-b").
+func ParseEgress(s string) (Egress, error) {
+	switch s {
+	case "host":
+		return Host, nil
+	case "port-a":
+		return PortA, nil
+	case "port-b":
+		return PortB, nil
+	}
+	return 0, fmt.Errorf("egress %q must be host, port-a or port-b", s)
+}
+
+// Config is one kernel slot of a card.
+type Config struct {
+	// Slot is the slot's number (its page in the register BAR is
+	// kernels.TaskPage(Slot)).
+	Slot int
+	// Kernel is the kernel in it; nil for an empty slot, which drops
+	// every TLP sent to it (the emulator's empty-slot) and reads 0.
+	Kernel *kernels.Kernel
+	// Egress and Translated: the kernel's output leaves as posted writes
+	// to Translated plus the offset of the write it came from, into the
+	// host's memory or out of a port (emu/scenario's kernel egress and
+	// translated).
+	Egress     Egress
+	Translated uint64
+	// ProxyBase and Locals are the manager's requester-ID table
+	// (ntb.Tables.RID): output leaving a port for a write that came from
+	// the host carries the proxy ID of the host requester Locals[i],
+	// ProxyBase+i, as the emulator's kernels do.
+	ProxyBase uint16
+	Locals    []uint16
+}
+
+// Name is the slot's static module's name; RMName its reconfigurable
+// module's.
+func (c Config) Name() string   { return fmt.Sprintf("onic_slot%d", c.Slot) }
+func (c Config) RMName() string { return fmt.Sprintf("onic_slot%d_kernel", c.Slot) }
+
+// Supports says whether a card slot can hold k, and if not why: the slot
+// takes one-input kernels whose output is at most as long as their input
+// (each output write is no bigger than the write it came from, so within
+// the MPS) in 512-bit beats or a power-of-two fraction of them.
+func Supports(k *kernels.Kernel) error {
+	if k.Inputs != 1 {
+		return fmt.Errorf("kernel %s has %d inputs: pairing two ingresses' writes in a card slot is not generated yet (docs/hdl.md)", k.Name, k.Inputs)
+	}
+	if k.InBits() != 512 {
+		return fmt.Errorf("kernel %s takes %d-bit beats; a card slot feeds 512", k.Name, k.InBits())
+	}
+	ob := k.OutBits()
+	if ob > 512 || 512%ob != 0 || bits.OnesCount(uint(ob)) != 1 || ob < 8 {
+		return fmt.Errorf("kernel %s sends %d-bit beats; a card slot packs 512-bit beats or a power-of-two fraction of them", k.Name, ob)
+	}
+	p, err := k.Profile()
+	if err != nil {
+		return err
+	}
+	if p.OutPerIn > 1 {
+		return fmt.Errorf("kernel %s sends %.4g bytes per byte in; a card slot's writes are no longer than the writes they come from", k.Name, p.OutPerIn)
+	}
+	return nil
+}
+
+// Sizes of the slot's buffers.
+const (
+	// BufferBeats is the kernel output the slot holds while it counts a
+	// write's length (its header goes first): two 4 KiB writes.
+	BufferBeats = 128
+	// Jobs is how many writes may be inside the kernel and the buffer at
+	// once: each has its header waiting.
+	Jobs = 16
+)
+
+// RM is the slot's reconfigurable module, onic_slot<N>_kernel: the
+// kernel in its task shell (kernels.Kernel.TaskModule), its output
+// packed into 512-bit beats, behind ports every kernel shares — one
+// 512-bit input stream s_* and output stream m_* (tkeep a bit per byte),
+// the shell's completion record m_cpl_* and MSI-X message m_irq_*,
+// task_closed, and one AXI-Lite slave s_axil_* of 13 address bits: the
+// shell's page below 0x1000, the kernel's own registers above (0 if it
+// has none). An empty slot's module takes nothing (task_closed high)
+// and reads 0.
+func RM(c Config) (*ir.Module, error) {
+	m := ir.NewModule(c.RMName())
+	in := map[string]ir.Value{}
+	sTData, sTKeep, sTLast, sTValid := m.Input("s_tdata", 512), m.Input("s_tkeep", 64), m.Input("s_tlast", 1), m.Input("s_tvalid", 1)
+	mTReady := m.Input("m_tready", 1)
+	cplReady, irqReady := m.Input("m_cpl_ready", 1), m.Input("m_irq_ready", 1)
+	lite := axil.Inputs(m, "s_axil_", 13)
+	if c.Kernel == nil {
+		m.Output("s_tready", m.Const(1, 0))
+		m.Output("m_tdata", m.Const(512, 0))
+		m.Output("m_tkeep", m.Const(64, 0))
+		m.Output("m_tlast", m.Const(1, 0))
+		m.Output("m_tvalid", m.Const(1, 0))
+		m.Output("m_cpl_valid", m.Const(1, 0))
+		m.Output("m_cpl_addr", m.Const(64, 0))
+		m.Output("m_cpl_data", m.Const(256, 0))
+		m.Output("m_irq_valid", m.Const(1, 0))
+		m.Output("m_irq_addr", m.Const(64, 0))
+		m.Output("m_irq_data", m.Const(32, 0))
+		m.Output("task_closed", m.Const(1, 1))
+		lite.Zero(m, "axil_zero").Outputs(m, "s_axil_")
+		return m, m.Check()
+	}
+	if err := Supports(c.Kernel); err != nil {
+		return nil, err
+	}
+	shell, err := c.Kernel.TaskModule()
+	if err != nil {
+		return nil, err
+	}
+	in["s0_tdata"], in["s0_tkeep"], in["s0_tlast"], in["s0_tvalid"] = sTData, sTKeep, sTLast, sTValid
+	in["m_cpl_ready"], in["m_irq_ready"] = cplReady, irqReady
+	ob := c.Kernel.OutBits()
+	n := 512 / ob
+	packReady := m.Wire("pack_ready", 1)
+	in["m_tready"] = packReady
+	// The AXI-Lite slave: the shell's page and the kernel's, by address
+	// bit 12. The register block offers one access at a time and holds
+	// its address until the answer, so the address routes the answer.
+	kernelPage := m.Named("kernel_page_w", m.Slice(lite.AWAddr, 12, 1))
+	kernelPageR := m.Named("kernel_page_r", m.Slice(lite.ARAddr, 12, 1))
+	low := func(a ir.Value) ir.Value { return m.Slice(a, 0, 12) }
+	lite.Select(m, m.Not(kernelPage), m.Not(kernelPageR), low).Into(in, "s_axil_")
+	kernLite := lite.Select(m, kernelPage, kernelPageR, low)
+	hasRegs := false
+	for _, p := range shell.Ports() {
+		if !p.Output && p.Name == "s_kaxil_awaddr" {
+			hasRegs = true
+		}
+	}
+	if hasRegs {
+		kernLite.Into(in, "s_kaxil_")
+	}
+	out := m.Instance("shell", shell, in)
+	m.Output("s_tready", out["s0_tready"])
+	m.Output("task_closed", out["task_closed"])
+	for _, p := range []string{"m_cpl_valid", "m_cpl_addr", "m_cpl_data", "m_irq_valid", "m_irq_addr", "m_irq_data"} {
+		m.Output(p, out[p])
+	}
+	kernAns := axil.AnswerOf(out, "s_kaxil_")
+	if !hasRegs {
+		kernAns = kernLite.Zero(m, "kernel_axil_zero")
+	}
+	axil.Choose(m, []ir.Value{kernelPage, m.Not(kernelPage)}, []ir.Value{kernelPageR, m.Not(kernelPageR)},
+		[]axil.Answer{kernAns, axil.AnswerOf(out, "s_axil_")}).Outputs(m, "s_axil_")
+
+	// The output in 512-bit beats: narrower beats packed n to one.
+	word := m.Concat(out["m_tlast"], out["m_tkeep"], out["m_tdata"])
+	if n == 1 {
+		m.Assign(packReady, mTReady)
+		m.Output("m_tdata", out["m_tdata"])
+		m.Output("m_tkeep", out["m_tkeep"])
+		m.Output("m_tlast", out["m_tlast"])
+		m.Output("m_tvalid", out["m_tvalid"])
+		return m, m.Check()
+	}
+	narrow := axis.Stream{Data: word, Valid: out["m_tvalid"], Ready: packReady}
+	// Upsize packs {last, word} with the word here {keep, data}.
+	wide := axis.Upsize(m, "pack", narrow, n)
+	m.Assign(wide.Ready, mTReady)
+	w := ob + ob/8
+	var data, keep []ir.Value
+	for k := n - 1; k >= 0; k-- {
+		part := m.Slice(wide.Data, k*w, w)
+		present := m.Slice(wide.Data, n*w+k, 1)
+		data = append(data, m.Slice(part, 0, ob))
+		keep = append(keep, m.And(m.Slice(part, ob, ob/8), m.Concat(repeat(m, present, ob/8)...)))
+	}
+	m.Output("m_tdata", m.Concat(data...))
+	m.Output("m_tkeep", m.Concat(keep...))
+	m.Output("m_tlast", m.Slice(wide.Data, wide.Data.Width()-1, 1))
+	m.Output("m_tvalid", wide.Valid)
+	return m, m.Check()
+}
+
+// repeat is n copies of the one-bit v.
+func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
+	vs := make([]ir.Value, n)
+	for i := range vs {
+		vs[i] = v
+	}
+	return vs
+}
+
+// Build is the slot's static module, onic_slot<N>: TLPs the manager
+// steers into the slot (s_tlp_*, from_host saying whether a write came
+// from the host rather than a port) go through the kernel, and what it
+// sends leaves as posted writes on m_tlp_*, followed by the task shell's
+// completion records and MSI-X messages.
+//
+// A TLP is decided on its first beat, as the emulator's kernel slots
+// decide: one that is not a posted write is dropped (drop_not_write); a
+// write that finds the shell enabled and taking no input (task_closed;
+// an empty slot always) is dropped (drop_closed) — unless a register
+// write is still on its way to the shells (local_busy: a doorbell the
+// host sent just before its data), when it waits for it; a write whose
+// output leaves a port with no proxy ID for its host requester is
+// dropped (drop_no_proxy). Each count is a 32-bit output.
+//
+// A write taken has its output's header made at once (the address
+// Translated plus the write's, the requester the card's own for the host
+// or the proxy ID out of a port); the kernel's output is buffered until
+// its last beat tells its length, then sent as one write, whole DWs with
+// byte enables for the last. The record and the message wait until no
+// output is buffered: they follow the data they report.
+func Build(c Config, rm *ir.Module) *ir.Module {
+	m := ir.NewModule(c.Name())
+	self := m.Input("self_id", 16)
+	hdr, data, keep := m.Input("s_tlp_hdr", 128), m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16)
+	sop, eop, valid := m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1), m.Input("s_tlp_valid", 1)
+	fromHost := m.Input("s_tlp_from_host", 1)
+	localBusy := m.Input("local_busy", 1)
+	rmIn := map[string]ir.Value{}
+	for _, p := range rm.Ports() {
+		if !p.Output && len(p.Name) > 7 && p.Name[:7] == "s_axil_" {
+			rmIn[p.Name] = m.Input(p.Name, rm.Node(p.Node).W)
+		}
+	}
+	closed := m.Wire("task_closed", 1)
+	rmReady := m.Wire("kernel_s_tready", 1)
+
+	// The decision on a TLP's first beat.
+	f := tlphdr.Decode(m, "in", hdr)
+	typeLo, typeW := tlphdr.Pos(tlphdr.Layout("type", tlp.ClassMemory, tlp.Fmt3DW))
+	isWrite := m.Named("in_is_write", m.And(f.HasData, m.Eq(m.Slice(hdr, typeLo, typeW), m.Const(typeW, 0))))
+	req := self
+	proxyOK := m.Const(1, 1)
+	if c.Egress != Host {
+		var hits, ids []ir.Value
+		for i, id := range c.Locals {
+			hits = append(hits, m.Eq(f.Requester, m.Const(16, uint64(id))))
+			ids = append(ids, m.Const(16, uint64(c.ProxyBase)+uint64(i)))
+		}
+		proxy := m.Const(16, 0)
+		if len(hits) > 0 {
+			proxy = m.Pick(hits, ids)
+		}
+		hasProxy := m.Named("in_has_proxy", m.Any(append(hits, m.Const(1, 0))...))
+		proxyOK = m.Or(m.Not(fromHost), hasProxy)
+		req = m.Mux(fromHost, proxy, f.Requester)
+	}
+	dropNotWrite := m.Not(isWrite)
+	dropClosed := m.Named("drop_closed_now", m.And(isWrite, m.And(closed, m.Not(localBusy))))
+	dropNoProxy := m.And(isWrite, m.And(m.Not(closed), m.Not(proxyOK)))
+	pass := m.Named("in_pass", m.And(isWrite, m.And(m.Not(closed), proxyOK)))
+	dropAtSop := m.Named("in_drop", m.Any(dropNotWrite, dropClosed, dropNoProxy))
+
+	jobs := axis.Stream{Valid: m.Wire("job_push", 1), Ready: m.Wire("job_room", 1)}
+	dropping := m.Reg("in_dropping", 1, 0)
+	drop := m.Mux(sop, dropAtSop, dropping)
+	toKernel := m.Named("to_kernel_valid", m.And(valid, m.Mux(sop, m.And(pass, jobs.Ready), m.Not(dropping))))
+	ready := m.Named("in_ready", m.Or(m.And(valid, drop), m.And(rmReady, m.Mux(sop, m.And(pass, jobs.Ready), m.Not(dropping)))))
+	m.Output("s_tlp_ready", ready)
+	taken := m.And(valid, ready)
+	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(eop)), dropping))
+	count := func(name string, when ir.Value) {
+		r := m.Reg(name+"_count", 32, 0)
+		m.SetNext(r, m.Add(r, m.Const(32, 1)))
+		m.SetEnable(r, m.And(m.And(taken, sop), when))
+		m.Output(name, r)
+	}
+	count("drop_not_write", dropNotWrite)
+	count("drop_closed", dropClosed)
+	count("drop_no_proxy", dropNoProxy)
+
+	// The output's header, but for its length and byte enables.
+	outAddr := m.Named("out_address", m.Add(f.Address, m.Const(64, c.Translated)))
+	m.Assign(jobs.Valid, m.And(m.And(valid, sop), m.And(pass, rmReady)))
+	jobs.Data = tlphdr.Rewrite(m, "out_rewrite", hdr, outAddr, req)
+	jobQ := axis.FIFO(m, "jobs", jobs, Jobs)
+
+	// The kernel.
+	rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = data, byteKeep(m, keep), eop, toKernel
+	bufReady := m.Wire("buffer_ready", 1)
+	rmIn["m_tready"] = bufReady
+	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("irq_ready", 1)
+	rmIn["m_cpl_ready"], rmIn["m_irq_ready"] = cplReady, irqReady
+	k := m.Instance("kernel", rm, rmIn)
+	m.Assign(closed, k["task_closed"])
+	m.Assign(rmReady, k["s_tready"])
+	for _, p := range rm.Ports() {
+		if p.Output && len(p.Name) > 7 && p.Name[:7] == "s_axil_" {
+			m.Output(p.Name, k[p.Name])
+		}
+	}
+
+	// The output buffer, and each write's length in bytes as its last
+	// beat goes in.
+	outKeep, outLast, outValid := k["m_tkeep"], k["m_tlast"], k["m_tvalid"]
+	lens := axis.Stream{Ready: m.Wire("len_room", 1)}
+	buf := axis.Stream{Data: m.Concat(outLast, outKeep, k["m_tdata"]), Valid: m.And(outValid, lens.Ready), Ready: m.Wire("buffer_room", 1)}
+	m.Assign(bufReady, m.And(buf.Ready, lens.Ready))
+	in := m.And(outValid, bufReady)
+	acc := m.Reg("out_bytes", 13, 0)
+	total := m.Named("out_bytes_total", m.Add(acc, m.Zext(popcount(m, outKeep), 13)))
+	m.SetNext(acc, m.Mux(outLast, m.Const(13, 0), total))
+	m.SetEnable(acc, in)
+	lens.Data, lens.Valid = total, m.And(in, outLast)
+	// A beat with a gap in its keep, or a partial one before the last,
+	// is not a continuous stream: counted, as its write's length comes
+	// from the kept bytes.
+	gap := m.Ne(m.And(outKeep, m.Add(outKeep, m.Const(64, 1))), m.Const(64, 0))
+	partial := m.And(m.Not(outLast), m.Not(m.RedAnd(outKeep)))
+	count2 := m.Reg("out_malformed_count", 32, 0)
+	m.SetNext(count2, m.Add(count2, m.Const(32, 1)))
+	m.SetEnable(count2, m.And(in, m.Or(gap, partial)))
+	m.Output("out_malformed", count2)
+	bufQ := axis.FIFO(m, "buffer", buf, BufferBeats)
+	lenQ := axis.FIFO(m, "lens", lens, Jobs)
+
+	// The writes: a buffered one first, else the record, else the
+	// message; the choice holds from offer to end (AXI4-Stream).
+	busy := m.Reg("out_busy", 1, 0)
+	held := m.Reg("out_held", 2, 0)
+	cplValid, irqValid := k["m_cpl_valid"], k["m_irq_valid"]
+	free := m.Mux(lenQ.Valid, m.Const(2, 1), m.Mux(cplValid, m.Const(2, 2), m.Mux(irqValid, m.Const(2, 3), m.Const(2, 0))))
+	sel := m.Named("out_sel", m.Mux(busy, held, free))
+	isData, isCpl, isIRQ := m.Eq(sel, m.Const(2, 1)), m.Eq(sel, m.Const(2, 2)), m.Eq(sel, m.Const(2, 3))
+	first := m.Reg("out_first", 1, 1)
+	bytes := lenQ.Data
+	dws := m.Named("out_dws", m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 3)), 2), 0, 11))
+	lastBytes := m.Slice(bytes, 0, 2) // bytes in the last DW, 0 meaning 4
+	beMask := m.Pick([]ir.Value{m.Eq(lastBytes, m.Const(2, 1)), m.Eq(lastBytes, m.Const(2, 2)), m.Eq(lastBytes, m.Const(2, 3))},
+		[]ir.Value{m.Const(4, 0x1), m.Const(4, 0x3), m.Const(4, 0x7)})
+	beMask = m.Mux(m.Eq(lastBytes, m.Const(2, 0)), m.Const(4, 0xF), beMask)
+	oneDW := m.Eq(dws, m.Const(11, 1))
+	noBytes := m.Eq(bytes, m.Const(13, 0))
+	firstBE := m.Mux(noBytes, m.Const(4, 0), m.Mux(oneDW, beMask, m.Const(4, 0xF)))
+	lastBE := m.Mux(m.Or(oneDW, noBytes), m.Const(4, 0), beMask)
+	lenField := m.Mux(noBytes, m.Const(10, 1), m.Slice(dws, 0, 10)) // 1024 DWs wrap to 0, as the field does
+	dataHdr := setLength(m, jobQ.Data, lenField, firstBE, lastBE)
+	recordHdr := tlphdr.Rewrite(m, "record_rewrite", template(m, kernels.TaskRecordBytes), k["m_cpl_addr"], self)
+	msgHdr := tlphdr.Rewrite(m, "msg_rewrite", template(m, 4), k["m_irq_addr"], self)
+
+	wordKeep := m.Slice(bufQ.Data, 512, 64)
+	dwKeep := make([]ir.Value, 16)
+	for i := range dwKeep {
+		dwKeep[15-i] = m.RedOr(m.Slice(wordKeep, 4*i, 4))
+	}
+	outReady := m.Input("m_tlp_ready", 1)
+	oValid := m.Named("out_valid", m.Any(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid), m.And(isIRQ, irqValid)))
+	oEop := m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1))
+	three := func(d, c, i ir.Value) ir.Value { return m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}) }
+	m.Output("m_tlp_hdr", three(dataHdr, recordHdr, msgHdr))
+	m.Output("m_tlp_data", three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512)))
+	m.Output("m_tlp_keep", three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1)))
+	m.Output("m_tlp_sop", m.Mux(isData, first, m.Const(1, 1)))
+	m.Output("m_tlp_eop", oEop)
+	m.Output("m_tlp_valid", oValid)
+	moved := m.And(oValid, outReady)
+	end := m.And(moved, oEop)
+	m.SetNext(busy, m.Mux(moved, m.Not(oEop), m.Or(busy, oValid)))
+	m.SetNext(held, sel)
+	m.SetNext(first, m.Mux(moved, oEop, first))
+	m.Assign(bufQ.Ready, m.And(isData, outReady))
+	m.Assign(lenQ.Ready, m.And(isData, end))
+	m.Assign(jobQ.Ready, m.And(isData, end))
+	m.Assign(cplReady, m.And(isCpl, outReady))
+	m.Assign(irqReady, m.And(isIRQ, outReady))
+	return m
+}
+
+// setLength puts the Length field and the byte enables into a memory
+// request header.
+func setLength(m *ir.Module, hdr, length, firstBE, lastBE ir.Value) ir.Value {
+	lenLo, _ := tlphdr.Pos(tlphdr.Layout("length", tlp.ClassMemory, tlp.Fmt3DW))
+	fbLo, _ := tlphdr.Pos(tlphdr.Layout("first_be", tlp.ClassMemory, tlp.Fmt3DW))
+	lbLo, _ := tlphdr.Pos(tlphdr.Layout("last_be", tlp.ClassMemory, tlp.Fmt3DW))
+	type field struct {
+		lo int
+		v  ir.Value
+	}
+	fs := []field{{lenLo, length}, {fbLo, firstBE}, {lbLo, lastBE}}
+	// Assemble from the top down, fields in position order.
+	for i := range fs {
+		for j := i + 1; j < len(fs); j++ {
+			if fs[j].lo > fs[i].lo {
+				fs[i], fs[j] = fs[j], fs[i]
+			}
+		}
+	}
+	var parts []ir.Value
+	top := 128
+	for _, f := range fs {
+		hi := f.lo + f.v.Width()
+		if hi < top {
+			parts = append(parts, m.Slice(hdr, hi, top-hi))
+		}
+		parts = append(parts, f.v)
+		top = f.lo
+	}
+	if top > 0 {
+		parts = append(parts, m.Slice(hdr, 0, top))
+	}
+	return m.Concat(parts...)
+}
+
+// template is the header of a posted write of n bytes (whole DWs) from
+// the O-NIC, before its address and requester are put in: TC 0, no
+// attributes, tag 0.
+func template(m *ir.Module, n int) ir.Value {
+	x := tlp.TLP{Fmt: tlp.Fmt3DWData, Type: 0, Length: uint16(n / 4), FirstBE: 0xF, Data: make([]byte, n)}
+	if n > 4 {
+		x.LastBE = 0xF
+	}
+	b, err := x.AppendHeader(nil)
+	if err != nil {
+		panic(err) // a fixed header the package makes
+	}
+	var h [16]byte
+	copy(h[:], b)
+	return m.ConstWords(128, []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])})
+}
+
+// byteKeep widens a keep bit per DW to a bit per byte.
+func byteKeep(m *ir.Module, dw ir.Value) ir.Value {
+	var parts []ir.Value
+	for i := dw.Width() - 1; i >= 0; i-- {
+		parts = append(parts, repeat(m, m.Slice(dw, i, 1), 4)...)
+	}
+	return m.Concat(parts...)
+}
+
+// popcount is the number of ones in v, as an adder tree.
+func popcount(m *ir.Module, v ir.Value) ir.Value {
+	n := v.Width()
+	if n == 1 {
+		return v
+	}
+	lo, hi := popcount(m, m.Slice(v, 0, n/2)), popcount(m, m.Slice(v, n/2, n-n/2))
+	w := bits.Len(uint(n))
+	return m.Add(m.Zext(lo, w), m.Zext(hi, w))
+}
