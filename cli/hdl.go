@@ -52,7 +52,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if len(args) > 0 {
 				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
 			}
-			cfg, source, fn, err := genConfig(v)
+			cfg, source, fn, ks, err := genConfig(v)
 			if err != nil {
 				return err
 			}
@@ -68,11 +68,15 @@ root --config flag is the CLI's own defaults file.)`,
 				// (cobra keeps pflag's own deprecation notice to itself.)
 				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
-			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn}
+			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn, Kernels: ks}
 			if o.PCIe4 && d.DataWidth != 512 {
 				return fmt.Errorf("the whole card takes AMD's PCIE4 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide: give --width 512 for the card, or --manager-only for the manager alone", d.DataWidth)
 			}
-			paths, err := bundle.Write(v.GetString("hdl.gen.out"), d, o)
+			fs, err := bundle.Files(d, o)
+			if err != nil {
+				return fmt.Errorf("%s: %v", source, err)
+			}
+			paths, err := bundle.WriteFiles(v.GetString("hdl.gen.out"), fs)
 			if err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
@@ -83,7 +87,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if o.PCIe4 {
 				n := 0
 				for _, p := range paths {
-					if strings.HasSuffix(p, ".v") {
+					if strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(p)) != "dfx" {
 						n++
 					}
 				}
@@ -112,42 +116,42 @@ root --config flag is the CLI's own defaults file.)`,
 // genConfig is the generator's input as the flags choose it, a
 // description of where it came from, and the O-NIC's host-facing function
 // (its IDs and BARs, for the PCIe block's configuration).
-func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, error) {
+func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle.Kernel, error) {
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
 	if err != nil {
-		return manager.Config{}, "", f, err
+		return manager.Config{}, "", f, nil, err
 	}
 	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: manager.BARSizes(f), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
 	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
-		return c, "", f, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
+		return c, "", f, nil, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
 	}
 	if c.ClockMHz != 0 && !(c.ClockMHz >= 1 && c.ClockMHz <= 1000) {
-		return c, "", f, fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
+		return c, "", f, nil, fmt.Errorf("--clock %g: must be 1 to 1000 MHz", c.ClockMHz)
 	}
 	switch p := v.GetString("hdl.gen.preset"); p {
 	case "":
 	case "large":
 		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" {
-			return c, "", f, fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
+			return c, "", f, nil, fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
 		}
 		c.Manager = manager.Large()
-		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", f, nil
+		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", f, nil, nil
 	default:
-		return c, "", f, fmt.Errorf("--preset %q: the only preset is 'large'", p)
+		return c, "", f, nil, fmt.Errorf("--preset %q: the only preset is 'large'", p)
 	}
 	var cfg scenario.Config
 	source := "the default scenario"
 	if path := v.GetString("hdl.gen.scenario-file"); path != "" {
 		if cfg, err = scenario.LoadFile(path); err != nil {
-			return c, "", f, err
+			return c, "", f, nil, err
 		}
 		source = filepath.Base(path)
 	} else {
 		cfg = scenario.TwoParty()
 	}
 	if len(cfg.ONICs) == 0 {
-		return c, "", f, fmt.Errorf("%s: the scenario has no O-NICs", source)
+		return c, "", f, nil, fmt.Errorf("%s: the scenario has no O-NICs", source)
 	}
 	o := cfg.ONICs[0]
 	if name := v.GetString("hdl.gen.onic"); name != "" {
@@ -158,7 +162,7 @@ func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, error) {
 			}
 		}
 		if !found {
-			return c, "", f, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
+			return c, "", f, nil, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
 		}
 	}
 	if c.ClockMHz == 0 {
@@ -173,7 +177,15 @@ func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, error) {
 	// each port's hold buffer.
 	o.Defaults()
 	c.Hold, c.HoldTLPs = o.DownPolicy == "hold", o.HoldTLPs
-	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, nil
+	// The O-NIC's kernels, into its slots.
+	var ks []bundle.Kernel
+	for i, k := range o.Kernels {
+		if k.Opaque {
+			return c, "", f, nil, fmt.Errorf("%s: onics[%s].kernels[%d]: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", source, o.Name, i, k.Name, k.Slot)
+		}
+		ks = append(ks, bundle.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated})
+	}
+	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, ks, nil
 }
 
 func newHDLCmd(v *viper.Viper) *cobra.Command {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,6 +170,7 @@ func TestHDLGenCard(t *testing.T) {
 		{"default", nil},
 		{"host-interface", []string{"--scenario-file", "../emu/scenario/scenarios/host-interface.yaml"}},
 		{"large", []string{"--preset", "large"}},
+		{"offload", []string{"--scenario-file", "../emu/scenario/testdata/offload.yaml"}},
 	} {
 		dir := t.TempDir()
 		code, out, errs := onic(t, "", append([]string{"hdl", "gen", "--out", dir}, c.args...)...)
@@ -197,6 +199,21 @@ func TestHDLGenCard(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "verilator -Wall: clean\niverilog -g2005: clean\n") {
 			t.Fatalf("%s: check --lint-only: exit %d %s %q", c.name, code, errs, out)
 		}
+		// Every kernel slot is a reconfigurable partition; the offload
+		// scenario's fp32-to-bf16 is in slot 1, the other slots empty.
+		for k := range 4 {
+			cell := fmt.Sprintf("card/slot%d/kernel", k)
+			if !strings.Contains(string(tcl), "set_property HD.RECONFIGURABLE true [get_cells "+cell+"]") {
+				t.Fatalf("%s: build.tcl makes no reconfigurable partition of %s", c.name, cell)
+			}
+			stub := fmt.Sprintf("dfx/onic_slot%d_kernel_stub.v", k)
+			if _, err := os.Stat(filepath.Join(dir, stub)); err != nil || !strings.Contains(string(tcl), stub) {
+				t.Fatalf("%s: no black box %s for the static design (%v)", c.name, stub, err)
+			}
+		}
+		if kernel := strings.Contains(string(tcl), "# card/slot1/kernel: fp32-to-bf16\n"); kernel != (c.name == "offload") {
+			t.Fatalf("%s: slot 1 holds fp32-to-bf16 in build.tcl: %v", c.name, kernel)
+		}
 		if c.name != "default" {
 			continue
 		}
@@ -210,6 +227,25 @@ func TestHDLGenCard(t *testing.T) {
 			if err != nil || string(a) != string(b) {
 				t.Errorf("--pcie4 writes %s differently from the default (%v)", f, err)
 			}
+		}
+	}
+	// A kernel no card slot can take yet, or a slot the O-NIC has not:
+	// one line naming it.
+	yaml, err := os.ReadFile("../emu/scenario/testdata/offload.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"name: fp32-to-bf16", "name: sum-int32", "kernels[0]: kernel sum-int32 has 2 inputs"},
+		{"slot: 1, name", "slot: 9, name", "kernels[0].slot: 9 is not a kernel slot"},
+	} {
+		f := filepath.Join(t.TempDir(), "s.yaml")
+		if err := os.WriteFile(f, []byte(strings.Replace(string(yaml), c.from, c.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := onic(t, "", "hdl", "gen", "--scenario-file", f, "--out", t.TempDir())
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%s in slot: exit %d %q, want one line with %q", c.to, code, errs, c.want)
 		}
 	}
 	code, _, errs := onic(t, "", "hdl", "gen", "--width", "256", "--out", t.TempDir())
