@@ -81,7 +81,8 @@ SOAK_HDL   ?= 10
 ## (SOAK_CARD_REQUESTS requests across and back, card A replayed under Icarus
 ## and Verilator), and the host-interface server's memory bound over 100 k
 ## connection cycles and 1 M register writes (docs/hostif.md). And one card
-## with its host and both peers sending at once (SOAK_INGRESS_TLPS each).
+## with its host and both peers sending at once (SOAK_INGRESS_TLPS each), and
+## the offload scenario's whole first task through a kernel slot, replayed.
 SOAK_CARD_REQUESTS ?= 2000
 SOAK_INGRESS_TLPS ?= 30000
 soak: deps
@@ -91,6 +92,8 @@ soak: deps
 	  -requests $(SOAK_CARD_REQUESTS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestEveryIngressAgainstModel' ./hdlgen/internal/card -v \
 	  -ingress-tlps $(SOAK_INGRESS_TLPS) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestOffloadAgainstEmulator' ./hdlgen/internal/card -v \
+	  -offload-replay 6000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestBoundedMemory' ./emu/hostif -v \
 	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestGoSourceRandom' ./hdlgen/sim -v \

@@ -71,7 +71,7 @@ func TestTopPairAcrossClocks(t *testing.T) {
 	var vs []string
 	var top string
 	for _, f := range fs {
-		if strings.HasSuffix(f.Name, ".v") {
+		if isSource(f.Name) {
 			vs = append(vs, filepath.Join(dir, f.Name))
 			if err := os.WriteFile(vs[len(vs)-1], f.Data, 0o644); err != nil {
 				t.Fatal(err)

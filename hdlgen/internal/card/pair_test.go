@@ -2,6 +2,7 @@ package card
 
 import (
 	"math/rand/v2"
+	"onic/testbenches/replay"
 	"testing"
 
 	"onic/hdlgen/internal/optlink"
@@ -35,7 +36,12 @@ type pair struct {
 	ber   float64
 	flips int
 	r     *rand.Rand
+	// rec records card 0's first recLimit cycles for a replay in the
+	// HDL simulators (newNetRecorded).
+	rec      *replay.Recorder
+	recLimit int
 }
+
 
 // end is one end of a fibre: a card and its port's prefix (port_a).
 type end struct {
@@ -81,6 +87,13 @@ func newPair(t testing.TB, top [2]*ir.Module) *pair {
 // newNet builds the cards from top (card k gets bus k+1 as its ID), joins
 // them by links (5 words of fibre each) and resets them.
 func newNet(t testing.TB, top []*ir.Module, links []fibre) *pair {
+	return newNetRecorded(t, top, links, 0)
+}
+
+// newNetRecorded is newNet, recording card 0's reset and its next
+// record cycles (p.rec) for a replay in the HDL simulators
+// (replay.Verify).
+func newNetRecorded(t testing.TB, top []*ir.Module, links []fibre, record int) *pair {
 	n := len(top)
 	p := &pair{t: t, top: top, phy: true, links: links, r: rand.New(rand.NewPCG(17, 18)), cards: make([]*dut, n), ids: make([]tlp.ID, n),
 		cq: make([][]axisBeat, n), rc: make([][]axisBeat, n), rq: make([][]tlp.TLP, n), cc: make([][]tlp.TLP, n),
@@ -91,6 +104,15 @@ func newNet(t testing.TB, top []*ir.Module, links []fibre) *pair {
 		p.cards[k] = s
 		s.drive("cfg_bus_number", uint64(p.ids[k].Bus()))
 		s.SetReset(true)
+		if k == 0 && record > 0 {
+			p.rec, p.recLimit = replay.New(top[0], s.Sim), record
+			p.rec.Reset(true)
+			s.Settle()
+			if err := p.rec.Cycle(); err != nil {
+				t.Fatal(err)
+			}
+			p.rec.Reset(false)
+		}
 		s.Step()
 		s.SetReset(false)
 		for _, in := range []string{"s_axis_cc_tready", "s_axis_rq_tready", "m_kernel_tlp_ready", "port_a_tx_ready", "port_b_tx_ready"} {
@@ -233,6 +255,11 @@ func (p *pair) cycle() {
 				p.flips++
 			}
 			l.wires[w] = append(l.wires[w][1:], wd)
+		}
+	}
+	if p.rec != nil && p.cycles < p.recLimit {
+		if err := p.rec.Cycle(); err != nil {
+			p.t.Fatal(err)
 		}
 	}
 	for _, s := range p.cards {

@@ -3,7 +3,9 @@ package card
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"math/rand/v2"
+	"onic/testbenches/replay"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,11 @@ func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
 	return top
 }
 
+// offloadReplayFlag is how many cycles of TestOffloadAgainstEmulator
+// are replayed in Icarus and Verilator (make soak replays the whole
+// task).
+var offloadReplayFlag = flag.Int("offload-replay", 1500, "cycles of TestOffloadAgainstEmulator replayed in the HDL simulators")
+
 func offloadONIC(t testing.TB) scenario.ONICConfig {
 	c, err := scenario.Lookup("offload")
 	if err != nil {
@@ -77,7 +84,8 @@ func TestOffloadAgainstEmulator(t *testing.T) {
 	sent, got := emulatorRun(t, "offload")
 	o := offloadONIC(t)
 	top := slotCard(t, o, testLink(t))
-	p := newNet(t, []*ir.Module{top}, nil)
+	p := newNetRecorded(t, []*ir.Module{top}, nil, *offloadReplayFlag)
+	rec := p.rec
 	slot := o.Kernels[0].Slot
 	k, err := kernels.Lookup(o.Kernels[0].Name)
 	if err != nil {
@@ -202,7 +210,92 @@ func TestOffloadAgainstEmulator(t *testing.T) {
 	emu := want[len(want)-1].at - sent[0][1].at
 	rtl := time.Duration(4*(p.rqCycle[0][len(want)-1]-rang)) * time.Nanosecond
 	t.Logf("%d data writes of %d bytes in, %d TLPs to the host; doorbell to message: emulator %v, RTL %v", len(data), 4*task[2].Length, len(want), emu, rtl)
+	// The card's Verilog, replayed with every input it saw, does what the
+	// IR simulation did, cycle for cycle, in Icarus and in Verilator.
+	replay.Verify(t, rec)
+	t.Logf("replayed in Icarus and Verilator: %d cycles alike", rec.Cycles())
 	if rtl > emu*3/2 || rtl < emu/2 {
 		t.Errorf("the RTL's task takes %v, the emulator's %v: not within half to one and a half times", rtl, emu)
 	}
+}
+
+// TestPipelineKernelAgainstEmulator: the last stage of FLEET's pipeline
+// scenario, host A sending on through a window into slot 1 of its O-NIC
+// (onicA3), whose fp32-to-bf16 kernel streams the result out of port A to
+// C's O-NIC. Two generated cards, onicA3 with its slots inside and onicC,
+// joined over their port A lanes by the scenario's fibre: the first
+// writes host A sent onicA3 in the emulator go in on its CQ with bytes
+// of the test's; what C's card sends its host on RQ is what reached host
+// C in the emulator, header for header and in order (the kernel's output
+// carrying A's proxy ID, checked by C's port pipeline), each write the
+// kernel's reference output for its input. No task shell is enabled: the
+// kernel streams freely, as in the emulator.
+func TestPipelineKernelAgainstEmulator(t *testing.T) {
+	const n = 40
+	sent, got := emulatorRun(t, "pipeline")
+	c, err := scenario.Lookup("pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := -1, -1
+	for i, o := range c.ONICs {
+		switch o.Name {
+		case "onicA3":
+			from = i
+		case "onicC":
+			to = i
+		}
+	}
+	if from < 0 || to < 0 || len(sent[from]) < n || len(got[to]) < n {
+		t.Fatalf("the pipeline scenario: onicA3 at %d, onicC at %d; want %d writes through them", from, to, n)
+	}
+	kc := c.ONICs[from].Kernels[0]
+	k, err := kernels.Lookup(kc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := testLink(t)
+	p := newPair(t, [2]*ir.Module{slotCard(t, c.ONICs[from], link), scenarioCard(t, c.ONICs[to], link)})
+	p.setDelay(24) // 10 m of fibre each side of the MEMS, as in the emulator
+	p.run("the link comes up", 5000, func() bool { return p.up(0) && p.up(1) })
+	r := rand.New(rand.NewPCG(51, 52))
+	var in [][]byte
+	for i, cp := range sent[from][:n] {
+		x := cp.t
+		if x.Kind() != tlp.MWr {
+			t.Fatalf("host A's request %d to onicA3 is %s: the test feeds writes", i, x.Kind())
+		}
+		x.Tag &= 0xFF
+		x.Data = make([]byte, 4*int(x.Length))
+		for j := range x.Data {
+			x.Data[j] = byte(r.Uint32())
+		}
+		in = append(in, x.Data)
+		p.request(0, &x, pcie.ONICWindowBAR)
+	}
+	p.run("the kernel's writes reach C", 40*n+20000, func() bool { return len(p.rq[1]) >= n })
+	for i := range n {
+		have, want := p.rq[1][i], got[to][i].t
+		ref, err := k.Reference([][]byte{in[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(have.Data, ref) {
+			t.Fatalf("write %d at C: not the kernel's reference output for A's write", i)
+		}
+		have.Data, want.Snapped = nil, false
+		want.Tag &= 0xFF
+		if have.String() != want.String() {
+			t.Fatalf("write %d at C:\n %s\nin the emulator\n %s", i, have.String(), want.String())
+		}
+	}
+	for _, pt := range p.top[0].Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[0].get(pt.Name)[0] != 0 {
+			t.Errorf("onicA3's %s: %d, want 0", pt.Name, p.cards[0].get(pt.Name)[0])
+		}
+	}
+	if ok := p.cards[1].get("port_in_count_ok_total")[0]; ok != n {
+		t.Errorf("onicC's port pipeline passed %d writes, want %d", ok, n)
+	}
+	t.Logf("%d writes of %d bytes through %s in slot %d out of port A, %d of %d bytes at C", n, len(in[0]), kc.Name, kc.Slot, n, len(p.rq[1][0].Data))
 }
