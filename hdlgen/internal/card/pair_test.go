@@ -42,7 +42,6 @@ type pair struct {
 	recLimit int
 }
 
-
 // end is one end of a fibre: a card and its port's prefix (port_a).
 type end struct {
 	card int
