@@ -183,7 +183,7 @@ func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle
 		if k.Opaque {
 			return c, "", f, nil, fmt.Errorf("%s: onics[%s].kernels[%d]: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", source, o.Name, i, k.Name, k.Slot)
 		}
-		ks = append(ks, bundle.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated})
+		ks = append(ks, bundle.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
 	}
 	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, ks, nil
 }

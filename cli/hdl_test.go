@@ -171,6 +171,7 @@ func TestHDLGenCard(t *testing.T) {
 		{"host-interface", []string{"--scenario-file", "../emu/scenario/scenarios/host-interface.yaml"}},
 		{"large", []string{"--preset", "large"}},
 		{"offload", []string{"--scenario-file", "../emu/scenario/testdata/offload.yaml"}},
+		{"allreduce", []string{"--scenario-file", "../emu/scenario/testdata/allreduce.yaml", "--onic", "onicC"}},
 	} {
 		dir := t.TempDir()
 		code, out, errs := onic(t, "", append([]string{"hdl", "gen", "--out", dir}, c.args...)...)
@@ -200,7 +201,8 @@ func TestHDLGenCard(t *testing.T) {
 			t.Fatalf("%s: check --lint-only: exit %d %s %q", c.name, code, errs, out)
 		}
 		// Every kernel slot is a reconfigurable partition; the offload
-		// scenario's fp32-to-bf16 is in slot 1, the other slots empty.
+		// scenario's fp32-to-bf16 is in slot 1 and the allreduce's
+		// two-input sum-int32 in slot 0 of onicC, the other slots empty.
 		for k := range 4 {
 			cell := fmt.Sprintf("card/slot%d/kernel", k)
 			if !strings.Contains(string(tcl), "set_property HD.RECONFIGURABLE true [get_cells "+cell+"]") {
@@ -211,8 +213,12 @@ func TestHDLGenCard(t *testing.T) {
 				t.Fatalf("%s: no black box %s for the static design (%v)", c.name, stub, err)
 			}
 		}
-		if kernel := strings.Contains(string(tcl), "# card/slot1/kernel: fp32-to-bf16\n"); kernel != (c.name == "offload") {
-			t.Fatalf("%s: slot 1 holds fp32-to-bf16 in build.tcl: %v", c.name, kernel)
+		for _, k := range []struct{ scenario, line string }{
+			{"offload", "# card/slot1/kernel: fp32-to-bf16\n"}, {"allreduce", "# card/slot0/kernel: sum-int32\n"},
+		} {
+			if has := strings.Contains(string(tcl), k.line); has != (c.name == k.scenario) {
+				t.Fatalf("%s: build.tcl has %q: %v", c.name, k.line, has)
+			}
 		}
 		if c.name != "default" {
 			continue
@@ -236,7 +242,7 @@ func TestHDLGenCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ from, to, want string }{
-		{"name: fp32-to-bf16", "name: sum-int32", "kernels[0]: kernel sum-int32 has 2 inputs"},
+		{"name: fp32-to-bf16", "name: crc32c-append", "kernels[0]: kernel crc32c-append sends 1.001 bytes per byte in"},
 		{"slot: 1, name", "slot: 9, name", "kernels[0].slot: 9 is not a kernel slot"},
 	} {
 		f := filepath.Join(t.TempDir(), "s.yaml")

@@ -60,6 +60,10 @@ type Kernel struct {
 	Name       string
 	Egress     string
 	Translated uint64
+	// Sources and PairBufferKiB are a two-input kernel's inputs (where
+	// writes for input 0 and 1 come in) and what each holds waiting.
+	Sources       []string
+	PairBufferKiB int
 }
 
 // File is one generated file.

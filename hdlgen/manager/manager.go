@@ -239,6 +239,10 @@ type gen struct {
 	tab    *ntb.Tables
 	acl    *acl.ACL
 	consts map[string]ir.Value // the named constants, each built once
+	// kernelFromB: the m_kernel stream carries, above the slot, whether
+	// the TLP came in on port B (the port pipeline's, for the kernel
+	// slots' two-input kernels), out as m_kernel_from_b.
+	kernelFromB bool
 }
 
 // beat is one stage's copy of a TLP beat.
@@ -884,6 +888,9 @@ func (g *gen) output(name string, s axis.Stream, W, K int) {
 		m.Output(name+"_tlp_hdr", v)
 	} else {
 		if name == "m_kernel" {
+			if g.kernelFromB {
+				m.Output(name+"_from_b", take(1))
+			}
 			m.Output(name+"_slot", take(8))
 		}
 		m.Output(name+"_tlp_hdr", take(128))

@@ -38,7 +38,7 @@ type PortIn struct {
 //	         the other port), with the ingress as source
 //	stage 3: the decision and the headers the TLP leaves with
 //	router:  m_host (requests and completions for the host), m_kernel
-//	         (with m_kernel_slot), m_local, m_port_a and m_port_b (relay
+//	         (with m_kernel_slot, and m_kernel_from_b for the port), m_local, m_port_a and m_port_b (relay
 //	         copies, and the UR/CA completions of refused non-posted
 //	         requests, back out of the port they came in on)
 //
@@ -76,7 +76,7 @@ func BuildPortIn(c Config) (*PortIn, error) {
 	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
-	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a}
+	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a, kernelFromB: true}
 	p := &portIn{gen: g, W: c.DataWidth, K: c.DataWidth / 32}
 	p.build()
 	if err := g.m.Check(); err != nil {
@@ -273,7 +273,7 @@ func (p *portIn) build() {
 	portBeat := m.Mux(d.complete, cplBeat, m.Concat(d.hdr, tail))
 	routes := []route{
 		{"m_host", isEg(egHost), m.Concat(d.hdr, tail)},
-		{"m_kernel", isEg(egKernel), m.Concat(d.slot, d.hdr, tail)},
+		{"m_kernel", isEg(egKernel), m.Concat(fromB, d.slot, d.hdr, tail)},
 		{"m_local", isEg(egLocal), m.Concat(d.hdr, tail)},
 		{"m_port_a", toA, portBeat},
 		{"m_port_b", toB, portBeat},

@@ -394,7 +394,10 @@ func Build(name string, p Parts) *ir.Module {
 	var slotOut [3][]tlps
 	if p.Slots != nil {
 		fromMgr, fromPI := mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot")
-		fromMgr.side, fromPI.side = m.Concat(m.Const(1, 1), fromMgr.side), m.Concat(m.Const(1, 0), fromPI.side)
+		// The sideband: the ingress (0 the host, 1 port A, 2 port B) above
+		// the slot.
+		fromB := piOut["m_kernel_from_b"]
+		fromMgr.side, fromPI.side = m.Concat(m.Const(2, 0), fromMgr.side), m.Concat(fromB, m.Not(fromB), fromPI.side)
 		s := merge(m, "m_kernel_merge", fromMgr, fromPI)
 		busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, piLocal.valid))
 		var ans axil.Answer

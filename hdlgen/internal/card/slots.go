@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"strings"
 
 	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
@@ -19,6 +20,11 @@ type Kernel struct {
 	Name       string
 	Egress     string // host, port-a or port-b
 	Translated uint64
+	// Sources and PairBufferKiB are a two-input kernel's: where writes
+	// for input 0 and input 1 come in (default port-a, port-b), and how
+	// much each input holds waiting for partners (default 1024).
+	Sources       []string
+	PairBufferKiB int
 }
 
 // Slot is one kernel slot of the card: its static module and its
@@ -63,6 +69,29 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 			return nil, fmt.Errorf("%s.egress: %v", where, err)
 		}
 		c.Kernel, c.Translated = lk, k.Translated
+		if lk.Inputs == 2 {
+			src := k.Sources
+			if src == nil {
+				src = []string{"port-a", "port-b"}
+			}
+			if len(src) != 2 {
+				return nil, fmt.Errorf("%s.sources: kernel %q has two inputs; name two sources, not %d", where, k.Name, len(src))
+			}
+			for j, s := range src {
+				if c.Sources[j], err = slot.ParseIngress(s); err != nil {
+					return nil, fmt.Errorf("%s.sources[%d]: %v", where, j, err)
+				}
+			}
+			if c.Sources[0] == c.Sources[1] {
+				return nil, fmt.Errorf("%s.sources: both inputs are %s", where, src[0])
+			}
+			if k.PairBufferKiB < 0 || k.PairBufferKiB<<10 > slot.MaxPairBytes {
+				return nil, fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", where, k.PairBufferKiB, slot.MaxPairBytes>>10)
+			}
+			c.PairBytes = k.PairBufferKiB << 10
+		} else if k.Sources != nil || k.PairBufferKiB != 0 {
+			return nil, fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %q has one input", where, k.Name)
+		}
 	}
 	slots := make([]Slot, len(cs))
 	for i, c := range cs {
@@ -79,8 +108,8 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 }
 
 // buildSlots places the kernel slots: kernel streams in is the two
-// pipelines' TLPs for the slots merged, its sideband {from the host, slot
-// number}; slotLite the register block's master toward the slots' pages
+// pipelines' TLPs for the slots merged, its sideband {ingress (0 the
+// host, 1 port A, 2 port B), slot number}; slotLite the register block's master toward the slots' pages
 // (16-bit BAR offsets), whose answer the result's second value is;
 // localBusy says a register write may be on its way to a shell. It
 // returns each slot's output writes by egress (0 the host, 1 port A, 2
@@ -88,7 +117,7 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer) {
 	n := len(slots)
 	slotNo := m.Slice(in.side, 0, 8)
-	fromHost := m.Slice(in.side, 8, 1)
+	ingress := m.Slice(in.side, 8, 2)
 	outs := axis.Demux(m, "kernel_demux", axis.Stream{Data: m.Const(1, 0), Valid: in.valid, Ready: in.ready}, slotNo, n)
 	var byEgress [3][]tlps
 	var selW, selR []ir.Value
@@ -105,7 +134,7 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axi
 	}
 	for k, s := range slots {
 		p := fmt.Sprintf("slot%d", k)
-		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy, "s_tlp_from_host": fromHost}
+		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy, "s_tlp_ingress": ingress}
 		into(sin, "s_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[k].Valid})
 		w, r := page(slotLite.AWAddr, k), page(slotLite.ARAddr, k)
 		selW, selR = append(selW, w), append(selR, r)
@@ -115,8 +144,10 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axi
 		out := m.Instance(p, s.Static, sin)
 		m.Assign(outs[k].Ready, out["s_tlp_ready"])
 		answers = append(answers, axil.AnswerOf(out, "s_axil_"))
-		for _, c := range []string{"drop_not_write", "drop_closed", "drop_no_proxy", "out_malformed"} {
-			m.Output(p+"_"+c, out[c])
+		for _, pt := range s.Static.Ports() {
+			if pt.Output && (strings.HasPrefix(pt.Name, "drop_") || pt.Name == "out_malformed") {
+				m.Output(p+"_"+pt.Name, out[pt.Name])
+			}
 		}
 		o := fromOutputs(m, out, "m_tlp_", "", p+"_to_egress_ready")
 		m.Assign(ready, o.ready)

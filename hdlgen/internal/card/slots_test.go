@@ -2,6 +2,7 @@ package card
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/binary"
 	"flag"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"onic/emu/scenario"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/kernels"
@@ -37,7 +39,7 @@ func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
 	}
 	var ks []Kernel
 	for _, k := range o.Kernels {
-		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated})
+		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
 	}
 	if parts.Slots, err = SlotsOf(d, ks); err != nil {
 		t.Fatal(err)
@@ -298,4 +300,103 @@ func TestPipelineKernelAgainstEmulator(t *testing.T) {
 		t.Errorf("onicC's port pipeline passed %d writes, want %d", ok, n)
 	}
 	t.Logf("%d writes of %d bytes through %s in slot %d out of port A, %d of %d bytes at C", n, len(in[0]), kc.Name, kc.Slot, n, len(p.rq[1][0].Data))
+}
+
+// TestAllreduceAgainstEmulator: FLEET's allreduce step. Hosts A and B
+// write 64 KiB blocks of int32 gradients to C; A's arrive on port A of
+// C's O-NIC, B's on port B, into its kernel_in ranges, where the two-input
+// sum-int32 kernel in slot 0 pairs them and writes each sum into C's
+// memory. Three generated cards (onicA and onicB plain, onicC with its
+// slots inside) joined as the scenario's circuits join them, over its
+// fibre: the first writes each host sent its O-NIC in the emulator go in
+// on their CQs with bytes of the test's; what C's card sends its host on
+// RQ is what reached host C in the emulator, header for header and in
+// order, each sum the kernel's reference for the pair (A's k-th write
+// with B's k-th), and nothing is dropped.
+func TestAllreduceAgainstEmulator(t *testing.T) {
+	const n = 128
+	sent, got := emulatorRun(t, "allreduce")
+	c, err := scenario.Lookup("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := map[string]int{}
+	for i, o := range c.ONICs {
+		idx[o.Name] = i
+	}
+	ia, ib, ic := idx["onicA"], idx["onicB"], idx["onicC"]
+	if len(sent[ia]) < n || len(sent[ib]) < n || len(got[ic]) < n {
+		t.Fatalf("the emulator's allreduce: %d and %d writes sent, %d sums at C; want %d", len(sent[ia]), len(sent[ib]), len(got[ic]), n)
+	}
+	kc := c.ONICs[ic].Kernels[0]
+	k, err := kernels.Lookup(kc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := testLink(t)
+	p := newNet(t, []*ir.Module{scenarioCard(t, c.ONICs[ia], link), scenarioCard(t, c.ONICs[ib], link), slotCard(t, c.ONICs[ic], link)},
+		[]fibre{{a: end{0, "port_a"}, b: end{2, "port_a"}}, {a: end{1, "port_a"}, b: end{2, "port_b"}}})
+	// Each host's O-NIC is bus 1 of its own hierarchy, as in the
+	// emulator: C's card writes the sums as 01:00.0.
+	for k := range p.cards {
+		p.ids[k] = tlp.NewID(1, 0, 0)
+		p.cards[k].drive("cfg_bus_number", 1)
+	}
+	p.setDelay(24)
+	upC := func(port string) bool { return p.cards[2].get(port + "_state")[0] == optlink.StateUp }
+	p.run("the links come up", 5000, func() bool { return p.up(0) && p.up(1) && upC("port_a") && upC("port_b") })
+	r := rand.New(rand.NewPCG(61, 62))
+	var in [2][][]byte
+	for h, from := range []int{ia, ib} {
+		for i, cp := range sent[from][:n] {
+			x := cp.t
+			if x.Kind() != tlp.MWr {
+				t.Fatalf("host %d's request %d is %s: the test feeds writes", h, i, x.Kind())
+			}
+			x.Tag &= 0xFF
+			x.Data = make([]byte, 4*int(x.Length))
+			for j := range x.Data {
+				x.Data[j] = byte(r.Uint32())
+			}
+			in[h] = append(in[h], x.Data)
+			p.request(h, &x, pcie.ONICWindowBAR)
+		}
+	}
+	for i := 0; i < 100*n+20000 && len(p.rq[2]) < n; i++ {
+		p.cycle()
+	}
+	if len(p.rq[2]) < n {
+		var b strings.Builder
+		for k := range p.cards {
+			for _, pt := range p.top[k].Ports() {
+				if pt.Output && (strings.HasPrefix(pt.Name, "slot") || strings.HasPrefix(pt.Name, "port_in_count") || strings.HasSuffix(pt.Name, "_state")) {
+					if v := p.cards[k].get(pt.Name)[0]; v != 0 {
+						fmt.Fprintf(&b, " card%d.%s=%d", k, pt.Name, v)
+					}
+				}
+			}
+		}
+		t.Fatalf("the sums reach C: %d of %d after %d cycles; CQ left %d %d; RQ %d %d %d;%s", len(p.rq[2]), n, p.cycles, len(p.cq[0]), len(p.cq[1]), len(p.rq[0]), len(p.rq[1]), len(p.rq[2]), b.String())
+	}
+	for i := range n {
+		have, want := p.rq[2][i], got[ic][i].t
+		ref, err := k.Reference([][]byte{in[0][i], in[1][i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(have.Data, ref) {
+			t.Fatalf("sum %d at C: not the kernel's reference for A's and B's write %d", i, i)
+		}
+		have.Data, want.Snapped = nil, false
+		want.Tag &= 0xFF
+		if have.String() != want.String() {
+			t.Fatalf("sum %d at C:\n %s\nin the emulator\n %s", i, have.String(), want.String())
+		}
+	}
+	for _, pt := range p.top[2].Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[2].get(pt.Name)[0] != 0 {
+			t.Errorf("onicC's %s: %d, want 0", pt.Name, p.cards[2].get(pt.Name)[0])
+		}
+	}
+	t.Logf("%d pairs of %d-byte writes summed by %s in slot %d, %d cycles", n, len(in[0][0]), kc.Name, kc.Slot, p.cycles)
 }

@@ -65,7 +65,47 @@ type Config struct {
 	// ProxyBase+i, as the emulator's kernels do.
 	ProxyBase uint16
 	Locals    []uint16
+	// Sources are a two-input kernel's inputs in order, as ingresses
+	// (Ingress: the host, port A or port B); PairBytes is how many bytes
+	// of writes each input may hold waiting for their partners (the
+	// scenario's pair_buffer_kib).
+	Sources   [2]Ingress
+	PairBytes int
 }
+
+// Ingress is where a TLP came into the O-NIC, as the slot's
+// s_tlp_ingress says.
+type Ingress uint8
+
+// The ingresses.
+const (
+	FromHost  Ingress = iota // the host
+	FromPortA                // optical port A
+	FromPortB                // optical port B
+)
+
+// ParseIngress reads a scenario's kernel source ("host", "port-a",
+// "port-b").
+func ParseIngress(s string) (Ingress, error) {
+	switch s {
+	case "host":
+		return FromHost, nil
+	case "port-a":
+		return FromPortA, nil
+	case "port-b":
+		return FromPortB, nil
+	}
+	return 0, fmt.Errorf("source %q must be host, port-a or port-b", s)
+}
+
+// PairTLPs is how many writes each input of a two-input kernel may hold
+// waiting; MaxPairBytes the most bytes a pair buffer may be given.
+const (
+	PairTLPs     = 64
+	MaxPairBytes = 16 << 20
+	// DefaultPairBytes is the emulator's pair_buffer_kib default, 1 MiB.
+	DefaultPairBytes = 1 << 20
+)
 
 // Name is the slot's static module's name; RMName its reconfigurable
 // module's.
@@ -73,12 +113,13 @@ func (c Config) Name() string   { return fmt.Sprintf("onic_slot%d", c.Slot) }
 func (c Config) RMName() string { return fmt.Sprintf("onic_slot%d_kernel", c.Slot) }
 
 // Supports says whether a card slot can hold k, and if not why: the slot
-// takes one-input kernels whose output is at most as long as their input
+// takes kernels of one or two inputs whose output is at most as long as
+// their input
 // (each output write is no bigger than the write it came from, so within
 // the MPS) in 512-bit beats or a power-of-two fraction of them.
 func Supports(k *kernels.Kernel) error {
-	if k.Inputs != 1 {
-		return fmt.Errorf("kernel %s has %d inputs: pairing two ingresses' writes in a card slot is not generated yet (docs/hdl.md)", k.Name, k.Inputs)
+	if k.Inputs != 1 && k.Inputs != 2 {
+		return fmt.Errorf("kernel %s has %d inputs; a card slot takes one or two", k.Name, k.Inputs)
 	}
 	if k.InBits() != 512 {
 		return fmt.Errorf("kernel %s takes %d-bit beats; a card slot feeds 512", k.Name, k.InBits())
@@ -109,8 +150,9 @@ const (
 
 // RM is the slot's reconfigurable module, onic_slot<N>_kernel: the
 // kernel in its task shell (kernels.Kernel.TaskModule), its output
-// packed into 512-bit beats, behind ports every kernel shares — one
-// 512-bit input stream s_* and output stream m_* (tkeep a bit per byte),
+// packed into 512-bit beats, behind ports every kernel shares — 512-bit
+// input streams s_* and s1_* (the second input, for two-input kernels)
+// and output stream m_* (tkeep a bit per byte),
 // the shell's completion record m_cpl_* and MSI-X message m_irq_*,
 // task_closed, and one AXI-Lite slave s_axil_* of 13 address bits: the
 // shell's page below 0x1000, the kernel's own registers above (0 if it
@@ -120,11 +162,13 @@ func RM(c Config) (*ir.Module, error) {
 	m := ir.NewModule(c.RMName())
 	in := map[string]ir.Value{}
 	sTData, sTKeep, sTLast, sTValid := m.Input("s_tdata", 512), m.Input("s_tkeep", 64), m.Input("s_tlast", 1), m.Input("s_tvalid", 1)
+	s1TData, s1TKeep, s1TLast, s1TValid := m.Input("s1_tdata", 512), m.Input("s1_tkeep", 64), m.Input("s1_tlast", 1), m.Input("s1_tvalid", 1)
 	mTReady := m.Input("m_tready", 1)
 	cplReady, irqReady := m.Input("m_cpl_ready", 1), m.Input("m_irq_ready", 1)
 	lite := axil.Inputs(m, "s_axil_", 13)
 	if c.Kernel == nil {
 		m.Output("s_tready", m.Const(1, 0))
+		m.Output("s1_tready", m.Const(1, 0))
 		m.Output("m_tdata", m.Const(512, 0))
 		m.Output("m_tkeep", m.Const(64, 0))
 		m.Output("m_tlast", m.Const(1, 0))
@@ -147,6 +191,9 @@ func RM(c Config) (*ir.Module, error) {
 		return nil, err
 	}
 	in["s0_tdata"], in["s0_tkeep"], in["s0_tlast"], in["s0_tvalid"] = sTData, sTKeep, sTLast, sTValid
+	if c.Kernel.Inputs == 2 {
+		in["s1_tdata"], in["s1_tkeep"], in["s1_tlast"], in["s1_tvalid"] = s1TData, s1TKeep, s1TLast, s1TValid
+	}
 	in["m_cpl_ready"], in["m_irq_ready"] = cplReady, irqReady
 	ob := c.Kernel.OutBits()
 	n := 512 / ob
@@ -171,6 +218,11 @@ func RM(c Config) (*ir.Module, error) {
 	}
 	out := m.Instance("shell", shell, in)
 	m.Output("s_tready", out["s0_tready"])
+	if c.Kernel.Inputs == 2 {
+		m.Output("s1_tready", out["s1_tready"])
+	} else {
+		m.Output("s1_tready", m.Const(1, 0))
+	}
 	m.Output("task_closed", out["task_closed"])
 	for _, p := range []string{"m_cpl_valid", "m_cpl_addr", "m_cpl_data", "m_irq_valid", "m_irq_addr", "m_irq_data"} {
 		m.Output(p, out[p])
@@ -246,7 +298,8 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	self := m.Input("self_id", 16)
 	hdr, data, keep := m.Input("s_tlp_hdr", 128), m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16)
 	sop, eop, valid := m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1), m.Input("s_tlp_valid", 1)
-	fromHost := m.Input("s_tlp_from_host", 1)
+	ingress := m.Input("s_tlp_ingress", 2)
+	fromHost := m.Named("in_from_host", m.Eq(ingress, m.Const(2, 0)))
 	localBusy := m.Input("local_busy", 1)
 	rmIn := map[string]ir.Value{}
 	for _, p := range rm.Ports() {
@@ -284,10 +337,40 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	dropAtSop := m.Named("in_drop", m.Any(dropNotWrite, dropClosed, dropNoProxy))
 
 	jobs := axis.Stream{Valid: m.Wire("job_push", 1), Ready: m.Wire("job_room", 1)}
+	outAddr := m.Named("out_address", m.Add(f.Address, m.Const(64, c.Translated)))
+	outHdr := tlphdr.Rewrite(m, "out_rewrite", hdr, outAddr, req)
+	two := c.Kernel != nil && c.Kernel.Inputs == 2
+	var dropNotInput, dropPairFull ir.Value
+	var side, fits ir.Value
+	if two {
+		// Which input a write feeds, and whether that input has room for
+		// it.
+		in0, in1 := m.Eq(ingress, m.Const(2, uint64(c.Sources[0]))), m.Eq(ingress, m.Const(2, uint64(c.Sources[1])))
+		side = m.Named("in_side", in1)
+		isInput := m.Or(in0, in1)
+		dropNotInput = m.And(isWrite, m.And(m.Not(closed), m.Not(isInput)))
+		fits = m.Wire("in_fits", 1)
+		dropPairFull = m.And(isWrite, m.And(m.Not(closed), m.And(isInput, m.And(proxyOK, m.Not(fits)))))
+		pass = m.Named("in_pass_pair", m.And(pass, m.And(isInput, fits)))
+		dropAtSop = m.Named("in_drop_pair", m.Any(dropAtSop, dropNotInput, dropPairFull))
+	}
+	rmReady1 := m.Wire("kernel_s1_tready", 1)
 	dropping := m.Reg("in_dropping", 1, 0)
 	drop := m.Mux(sop, dropAtSop, dropping)
-	toKernel := m.Named("to_kernel_valid", m.And(valid, m.Mux(sop, m.And(pass, jobs.Ready), m.Not(dropping))))
-	ready := m.Named("in_ready", m.Or(m.And(valid, drop), m.And(rmReady, m.Mux(sop, m.And(pass, jobs.Ready), m.Not(dropping)))))
+	// accept is where a write that passes goes: the kernel (with its
+	// job), or for two inputs its input's pair buffer.
+	acceptReady, acceptRoom := rmReady, jobs.Ready
+	var pairIn [2]axis.Stream
+	var sideHeld ir.Value
+	if two {
+		sideHeld = m.Reg("in_side_held", 1, 0)
+		for k := range pairIn {
+			pairIn[k] = axis.Stream{Ready: m.Wire(fmt.Sprintf("pair%d_in_ready", k), 1)}
+		}
+		acceptReady, acceptRoom = m.Mux(m.Mux(sop, side, sideHeld), pairIn[1].Ready, pairIn[0].Ready), m.Const(1, 1)
+	}
+	toKernel := m.Named("to_kernel_valid", m.And(valid, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping))))
+	ready := m.Named("in_ready", m.Or(m.And(valid, drop), m.And(acceptReady, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping)))))
 	m.Output("s_tlp_ready", ready)
 	taken := m.And(valid, ready)
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(eop)), dropping))
@@ -301,21 +384,34 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	count("drop_closed", dropClosed)
 	count("drop_no_proxy", dropNoProxy)
 
-	// The output's header, but for its length and byte enables.
-	outAddr := m.Named("out_address", m.Add(f.Address, m.Const(64, c.Translated)))
-	m.Assign(jobs.Valid, m.And(m.And(valid, sop), m.And(pass, rmReady)))
-	jobs.Data = tlphdr.Rewrite(m, "out_rewrite", hdr, outAddr, req)
+	bufReady := m.Wire("buffer_ready", 1)
+	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("irq_ready", 1)
+	rmIn["m_tready"] = bufReady
+	rmIn["m_cpl_ready"], rmIn["m_irq_ready"] = cplReady, irqReady
+	if !two {
+		// The output's header, but for its length and byte enables, as
+		// the write goes in.
+		m.Assign(jobs.Valid, m.And(m.And(valid, sop), m.And(pass, rmReady)))
+		jobs.Data = outHdr
+		rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = data, byteKeep(m, keep), eop, toKernel
+		rmIn["s1_tdata"], rmIn["s1_tkeep"], rmIn["s1_tlast"], rmIn["s1_tvalid"] = m.Const(512, 0), m.Const(64, 0), m.Const(1, 0), m.Const(1, 0)
+	} else {
+		m.SetNext(sideHeld, m.Mux(m.And(taken, sop), side, sideHeld))
+		pairs(m, c, pairStage{
+			side: side, sideHeld: sideHeld, sop: sop, taken: m.And(taken, m.Not(drop)), valid: toKernel,
+			hdr: hdr, outHdr: outHdr, data: data, keep: keep, eop: eop, ins: pairIn, fits: fits, jobs: &jobs,
+			rmIn: rmIn, ready0: rmReady, ready1: rmReady1,
+		})
+		count("drop_not_input", dropNotInput)
+		count("drop_pair_full", dropPairFull)
+	}
 	jobQ := axis.FIFO(m, "jobs", jobs, Jobs)
 
 	// The kernel.
-	rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = data, byteKeep(m, keep), eop, toKernel
-	bufReady := m.Wire("buffer_ready", 1)
-	rmIn["m_tready"] = bufReady
-	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("irq_ready", 1)
-	rmIn["m_cpl_ready"], rmIn["m_irq_ready"] = cplReady, irqReady
 	k := m.Instance("kernel", rm, rmIn)
 	m.Assign(closed, k["task_closed"])
 	m.Assign(rmReady, k["s_tready"])
+	m.Assign(rmReady1, k["s1_tready"])
 	for _, p := range rm.Ports() {
 		if p.Output && len(p.Name) > 7 && p.Name[:7] == "s_axil_" {
 			m.Output(p.Name, k[p.Name])
@@ -468,4 +564,135 @@ func popcount(m *ir.Module, v ir.Value) ir.Value {
 	lo, hi := popcount(m, m.Slice(v, 0, n/2)), popcount(m, m.Slice(v, n/2, n-n/2))
 	w := bits.Len(uint(n))
 	return m.Add(m.Zext(lo, w), m.Zext(hi, w))
+}
+
+// pairStage is what the pair buffers of a two-input kernel's slot work
+// with.
+type pairStage struct {
+	side, sideHeld ir.Value // the input a first beat is for; the one the TLP in progress is for
+	sop, taken     ir.Value // a beat taken into a pair buffer (not dropped)
+	valid          ir.Value // a beat offered to the pair buffers
+	hdr, outHdr    ir.Value // the write's header, and its output's
+	data, keep     ir.Value
+	eop            ir.Value
+	ins            [2]axis.Stream // each input's buffer's ready (wires to drive)
+	fits           ir.Value       // wire to drive: the first beat's input has room
+	jobs           *axis.Stream   // the output headers (Valid and Data to drive)
+	rmIn           map[string]ir.Value
+	ready0, ready1 ir.Value // the kernel's s_tready and s1_tready
+}
+
+// pairs builds a two-input kernel's pair buffers: each input's writes
+// wait in their own buffer (data, and a header each) until the other
+// input has one too; then the two go through the kernel side by side,
+// beat by beat, the output's header input 0's with the requester of
+// the later of the two (the emulator's kernel.process). A pair whose
+// lengths differ is drained unused and counted twice in
+// drop_pair_length. A write fits its input while that input holds fewer
+// than PairTLPs writes and room for its beats, and — unless the other
+// input has a write waiting for it — at most PairBytes bytes with it.
+func pairs(m *ir.Module, c Config, p pairStage) {
+	ir.Helper()
+	limit := c.PairBytes
+	if limit == 0 {
+		limit = DefaultPairBytes
+	}
+	limit = min(max(limit, 64), MaxPairBytes)
+	depth := 1 << ir.AddrBits(max(limit/64, 128)) // beats
+	db := ir.AddrBits(depth) + 1
+	f := tlphdr.Decode(m, "pair_in", p.hdr)
+	bytes := m.Named("pair_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0))) // 13 bits
+	beats := m.Named("pair_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
+	seq := m.Reg("pair_seq", 32, 0)
+	m.SetNext(seq, m.Add(seq, m.Const(32, 1)))
+	m.SetEnable(seq, m.And(p.taken, p.sop))
+
+	type input struct {
+		hdrQ, dataQ axis.Stream
+		hdrRoom     ir.Value // the header buffer is not full
+		free        ir.Value // beats
+		waiting     ir.Value // writes
+		queued      ir.Value // bytes
+		fits        ir.Value
+	}
+	var in [2]input
+	start := m.Wire("pair_start", 1)
+	popBeat := [2]ir.Value{m.Wire("pair0_pop", 1), m.Wire("pair1_pop", 1)}
+	startBytes := [2]ir.Value{}
+	for k := range in {
+		n := fmt.Sprintf("pair%d", k)
+		mine := m.Eq(p.side, m.Const(1, uint64(k)))
+		mineHeld := m.Eq(p.sideHeld, m.Const(1, uint64(k)))
+		accept := m.And(m.And(p.taken, p.sop), mine)
+		x := &in[k]
+		x.hdrRoom = m.Wire(n+"_hdr_room", 1)
+		x.hdrQ = axis.FIFO(m, n+"_hdrs", axis.Stream{Data: m.Concat(seq, p.outHdr), Valid: accept, Ready: x.hdrRoom}, PairTLPs)
+		push := m.And(p.valid, m.Mux(p.sop, mine, mineHeld))
+		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(p.eop, p.keep, p.data), Valid: push, Ready: p.ins[k].Ready}, depth)
+		x.free = m.Reg(n+"_free_beats", db, uint64(depth))
+		m.SetNext(x.free, m.Add(m.Sub(x.free, m.Mux(accept, beats, m.Const(db, 0))), m.Zext(popBeat[k], db)))
+		x.waiting = m.Reg(n+"_waiting", ir.AddrBits(PairTLPs)+1, 0)
+		wb := x.waiting.Width()
+		m.SetNext(x.waiting, m.Sub(m.Add(x.waiting, m.Zext(accept, wb)), m.Zext(start, wb)))
+		x.queued = m.Reg(n+"_queued_bytes", 25, 0)
+		hf := tlphdr.Decode(m, n+"_head", m.Slice(x.hdrQ.Data, 0, 128))
+		startBytes[k] = m.Concat(m.Eq(hf.Length, m.Const(10, 0)), hf.Length, m.Const(2, 0))
+		m.SetNext(x.queued, m.Sub(m.Add(x.queued, m.Mux(accept, m.Zext(bytes, 25), m.Const(25, 0))),
+			m.Mux(start, m.Zext(startBytes[k], 25), m.Const(25, 0))))
+	}
+	for k := range in {
+		x, other := &in[k], &in[1-k]
+		room := m.And(m.Not(m.LtU(x.free, beats)), x.hdrRoom)
+		otherWaits := m.Ne(other.waiting, m.Const(other.waiting.Width(), 0))
+		underLimit := m.Not(m.LtU(m.Const(25, uint64(limit)), m.Add(x.queued, m.Zext(bytes, 25))))
+		x.fits = m.Named(fmt.Sprintf("pair%d_fits", k), m.And(room, m.Or(otherWaits, underLimit)))
+	}
+	m.Assign(p.fits, m.Mux(p.side, in[1].fits, in[0].fits))
+
+	// The pairing: both inputs' oldest writes, when both have one.
+	const (
+		idle = iota
+		stream
+		drain
+	)
+	state := m.Reg("pair_state", 2, idle)
+	is := func(v uint64) ir.Value { return m.Eq(state, m.Const(2, v)) }
+	both := m.And(in[0].hdrQ.Valid, in[1].hdrQ.Valid)
+	same := m.Named("pair_same_length", m.Eq(startBytes[0], startBytes[1]))
+	m.Assign(start, m.And(m.And(is(idle), both), m.Or(m.Not(same), p.jobs.Ready)))
+	m.Assign(in[0].hdrQ.Ready, start)
+	m.Assign(in[1].hdrQ.Ready, start)
+	reqLo, _ := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
+	h0, h1 := m.Slice(in[0].hdrQ.Data, 0, 128), m.Slice(in[1].hdrQ.Data, 0, 128)
+	later1 := m.LtU(m.Slice(in[0].hdrQ.Data, 128, 32), m.Slice(in[1].hdrQ.Data, 128, 32))
+	req := m.Mux(later1, m.Slice(h1, reqLo, 16), m.Slice(h0, reqLo, 16))
+	m.Assign(p.jobs.Valid, m.And(m.And(is(idle), both), same))
+	p.jobs.Data = m.Concat(m.Slice(h0, reqLo+16, 128-reqLo-16), req, m.Slice(h0, 0, reqLo))
+	lengths := m.Reg("drop_pair_length_count", 32, 0)
+	m.SetNext(lengths, m.Add(lengths, m.Const(32, 2)))
+	m.SetEnable(lengths, m.And(start, m.Not(same)))
+	m.Output("drop_pair_length", lengths)
+
+	// Each input's beats: to the kernel side by side, or drained.
+	done := [2]ir.Value{m.Reg("pair0_done", 1, 0), m.Reg("pair1_done", 1, 0)}
+	busy := m.Not(is(idle))
+	var ends [2]ir.Value
+	for k := range in {
+		q := in[k].dataQ
+		last := m.Slice(q.Data, 512+16, 1)
+		offer := m.And(m.And(busy, q.Valid), m.Not(done[k]))
+		ready := m.Mux(is(stream), []ir.Value{p.ready0, p.ready1}[k], m.Const(1, 1))
+		pop := m.And(offer, ready)
+		m.Assign(popBeat[k], pop)
+		m.Assign(q.Ready, m.And(m.And(busy, m.Not(done[k])), ready))
+		ends[k] = m.Or(done[k], m.And(pop, last))
+		prefix := []string{"s_", "s1_"}[k]
+		p.rmIn[prefix+"tdata"], p.rmIn[prefix+"tkeep"], p.rmIn[prefix+"tlast"] = m.Slice(q.Data, 0, 512), byteKeep(m, m.Slice(q.Data, 512, 16)), last
+		p.rmIn[prefix+"tvalid"] = m.And(offer, is(stream))
+	}
+	finish := m.And(busy, m.And(ends[0], ends[1]))
+	for k := range done {
+		m.SetNext(done[k], m.And(ends[k], m.Not(finish)))
+	}
+	m.SetNext(state, m.Mux(start, m.Mux(same, m.Const(2, stream), m.Const(2, drain)), m.Mux(finish, m.Const(2, idle), state)))
 }
