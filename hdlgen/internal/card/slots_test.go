@@ -2,9 +2,9 @@ package card
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/binary"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"onic/testbenches/replay"
 	"strings"

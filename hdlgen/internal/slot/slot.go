@@ -601,7 +601,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 	depth := 1 << ir.AddrBits(max(limit/64, 128)) // beats
 	db := ir.AddrBits(depth) + 1
 	f := tlphdr.Decode(m, "pair_in", p.hdr)
-	bytes := m.Named("pair_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0))) // 13 bits
+	bytes := m.Named("pair_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0)))   // 13 bits
 	beats := m.Named("pair_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
 	seq := m.Reg("pair_seq", 32, 0)
 	m.SetNext(seq, m.Add(seq, m.Const(32, 1)))
