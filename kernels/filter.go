@@ -85,7 +85,7 @@ func Filter(spec FilterSpec, beat int) (*Kernel, error) {
 		Doc: fmt.Sprintf("pass the %d-byte records whose %d-byte field at %d is %s %#x, drop the rest", spec.Record, spec.Width, spec.Offset, spec.Op, spec.Value),
 		Params: []Param{{"record", fmt.Sprint(spec.Record)}, {"offset", fmt.Sprint(spec.Offset)}, {"width", fmt.Sprint(spec.Width)},
 			{"op", spec.Op}, {"value", fmt.Sprintf("%#x", spec.Value)}, {"beat_bytes", fmt.Sprint(beat)}},
-		In: U8, Lanes: beat, Inputs: 1,
+		In: U8, Lanes: beat, Inputs: 1, OutGaps: true,
 		Body: func(s *Step) {
 			m, in := s.M, s.In[0]
 			v := m.Const(8*spec.Width, spec.Value)

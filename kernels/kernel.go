@@ -48,6 +48,12 @@ type Kernel struct {
 	// same length, paired beat by beat; the output ends where input 0's
 	// packet ends.
 	Inputs int
+	// OutGaps says the output's tkeep may have gaps inside a packet
+	// (bytes left out in place, as the filter leaves out the records it
+	// drops), for whoever takes the stream to pack. The O-NIC's kernel
+	// slots send each output packet as one write of its kept bytes in
+	// order, so they do not take such a kernel.
+	OutGaps bool
 
 	// Lane builds one output element from one element of each input (an
 	// elementwise kernel): the same function is applied to every lane,

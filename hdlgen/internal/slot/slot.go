@@ -128,6 +128,9 @@ func Supports(k *kernels.Kernel) error {
 	if ob > 512 || 512%ob != 0 || bits.OnesCount(uint(ob)) != 1 || ob < 8 {
 		return fmt.Errorf("kernel %s sends %d-bit beats; a card slot packs 512-bit beats or a power-of-two fraction of them", k.Name, ob)
 	}
+	if k.OutGaps {
+		return fmt.Errorf("kernel %s leaves gaps in its output for the DMA to pack; a card slot sends each output as one write and does not pack", k.Name)
+	}
 	p, err := k.Profile()
 	if err != nil {
 		return err

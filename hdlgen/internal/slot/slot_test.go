@@ -304,7 +304,7 @@ func TestSupports(t *testing.T) {
 		ok   bool
 	}{
 		{"fp32-to-bf16", true}, {"sum-int32", true}, {"histogram", true}, {"scale-int32", true},
-		{"bf16-to-fp32", false}, {"crc32c-append", false}, {"quantize-mxint8", false},
+		{"bf16-to-fp32", false}, {"crc32c-append", false}, {"quantize-mxint8", false}, {"filter", false},
 	} {
 		k, err := kernels.Lookup(c.name)
 		if err != nil {
