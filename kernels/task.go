@@ -225,14 +225,22 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 		m.SetNext(r, m.Mux(launch, c32(0), m.Mux(when, m.Add(r, inc), r)))
 		return r
 	}
-	bytesIn := m.Const(32, 0)
+	// The bytes a cycle takes in are registered before they are added
+	// up: the popcounts of both inputs' keeps and their sum would
+	// otherwise sit in front of the counter's carry chain (a cycle's
+	// lag, long gone by the time the record is written).
+	w := bits.Len(uint(len(keeps) * keeps[0].Width()))
+	sum := m.Const(w, 0)
 	for i, kp := range keeps {
-		bytesIn = m.Add(bytesIn, m.Mux(hss[i], m.Zext(popcount(m, kp), 32), c32(0)))
+		sum = m.Add(sum, m.Mux(hss[i], m.Zext(popcount(m, kp), w), m.Const(w, 0)))
 	}
+	inNow := m.Reg("task_bytes_in_now", w, 0)
+	m.SetNext(inNow, m.Mux(running, sum, m.Const(w, 0)))
+	bytesIn := inNow
 	m.SetNext(in0, m.Mux(launch, c32(0), m.Mux(hs0, m.Add(in0, m.Zext(popcount(m, keep0), 32)), in0)))
 	m.SetNext(inMid, m.Mux(launch, m.Const(1, 0), m.Mux(hs0, m.Not(last0), inMid)))
 	one := m.Const(1, 1)
-	cBytesIn := count("task_bytes_in", bytesIn, running)
+	cBytesIn := count("task_bytes_in", bytesIn, m.Const(1, 1))
 	cBytesOut := count("task_bytes_out", popcount(m, out["m_tkeep"]), m.And(running, hsOut))
 	cPackets := count("task_packets", one, m.And(hs0, last0))
 	outPackets := count("task_out_packets", one, m.And(m.And(running, hsOut), out["m_tlast"]))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"onic/testbenches/replay"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -347,6 +348,7 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 	p.run("the links come up", 5000, func() bool { return p.up(0) && p.up(1) && upC("port_a") && upC("port_b") })
 	r := rand.New(rand.NewPCG(61, 62))
 	var in [2][][]byte
+	var entered [2][n]int // the cycle each write's first beat went into its card
 	for h, from := range []int{ia, ib} {
 		for i, cp := range sent[from][:n] {
 			x := cp.t
@@ -359,7 +361,7 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 				x.Data[j] = byte(r.Uint32())
 			}
 			in[h] = append(in[h], x.Data)
-			p.request(h, &x, pcie.ONICWindowBAR)
+			p.requestAt(h, &x, pcie.ONICWindowBAR, func(c int) { entered[h][i] = c })
 		}
 	}
 	for i := 0; i < 100*n+20000 && len(p.rq[2]) < n; i++ {
@@ -398,5 +400,18 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 			t.Errorf("onicC's %s: %d, want 0", pt.Name, p.cards[2].get(pt.Name)[0])
 		}
 	}
-	t.Logf("%d pairs of %d-byte writes summed by %s in slot %d, %d cycles", n, len(in[0][0]), kc.Name, kc.Slot, p.cycles)
+	// Latency of a sum: from the later of its two writes entering its
+	// O-NIC to the sum leaving C's (the emulator's from the later write
+	// leaving its host to the sum reaching C's).
+	var emu, rtl []float64
+	for i := range n {
+		emu = append(emu, float64(got[ic][i].at-max(sent[ia][i].at, sent[ib][i].at))/float64(time.Nanosecond))
+		rtl = append(rtl, float64(4*(p.rqCycle[2][i]-max(entered[0][i], entered[1][i]))))
+	}
+	slices.Sort(emu)
+	slices.Sort(rtl)
+	t.Logf("%d pairs of %d-byte writes summed by %s in slot %d; median latency: emulator %.0f ns, RTL %.0f ns", n, len(in[0][0]), kc.Name, kc.Slot, emu[n/2], rtl[n/2])
+	if rtl[n/2] > 1.5*emu[n/2] || rtl[n/2] < emu[n/2]/2 {
+		t.Errorf("the RTL's median latency is not within half to one and a half times the emulator's")
+	}
 }

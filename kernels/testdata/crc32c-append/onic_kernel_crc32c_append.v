@@ -19,58 +19,58 @@ module onic_kernel_crc32c_append (
     reg  [31:0] crc = 32'hffffffff; // crc.go:106
     reg  crc_wait = 1'h0; // crc.go:107
     reg  tail = 1'h0; // crc.go:115
-    reg  in_packet = 1'h0; // kernel.go:184
-    reg  [31:0] stage1_54 = 32'h0; // kernel.go:158
-    reg  [511:0] stage1_55 = 512'h0; // kernel.go:158
-    reg  [63:0] stage1_56 = 64'h0; // kernel.go:158
-    reg  stage1_57 = 1'h0; // kernel.go:158
-    reg  [10:0] stage1_58 = 11'h0; // kernel.go:158
-    reg  [31:0] stage2_161 = 32'h0; // kernel.go:158
-    reg  [511:0] stage2_162 = 512'h0; // kernel.go:158
-    reg  [63:0] stage2_163 = 64'h0; // kernel.go:158
-    reg  [511:0] stage2_164 = 512'h0; // kernel.go:158
-    reg  [63:0] stage2_165 = 64'h0; // kernel.go:158
-    reg  stage2_166 = 1'h0; // kernel.go:158
-    reg  [10:0] stage2_167 = 11'h0; // kernel.go:158
-    reg  [31:0] stage3_382 = 32'h0; // kernel.go:158
-    reg  [511:0] stage3_383 = 512'h0; // kernel.go:158
-    reg  [63:0] stage3_384 = 64'h0; // kernel.go:158
-    reg  [511:0] stage3_385 = 512'h0; // kernel.go:158
-    reg  [63:0] stage3_386 = 64'h0; // kernel.go:158
-    reg  stage3_387 = 1'h0; // kernel.go:158
-    reg  [10:0] stage3_388 = 11'h0; // kernel.go:158
-    reg  [31:0] stage4_603 = 32'h0; // kernel.go:158
-    reg  [511:0] stage4_604 = 512'h0; // kernel.go:158
-    reg  [63:0] stage4_605 = 64'h0; // kernel.go:158
-    reg  [511:0] stage4_606 = 512'h0; // kernel.go:158
-    reg  [63:0] stage4_607 = 64'h0; // kernel.go:158
-    reg  stage4_608 = 1'h0; // kernel.go:158
-    reg  [10:0] stage4_609 = 11'h0; // kernel.go:158
-    reg  [511:0] stage5_819 = 512'h0; // kernel.go:158
-    reg  [63:0] stage5_820 = 64'h0; // kernel.go:158
-    reg  stage5_821 = 1'h0; // kernel.go:158
-    reg  [10:0] stage5_822 = 11'h0; // kernel.go:158
-    reg  [31:0] stage5_823 = 32'h0; // kernel.go:158
-    reg  [10:0] stage6_830 = 11'h0; // kernel.go:158
-    reg  [31:0] stage6_931 = 32'h0; // kernel.go:158
-    reg  [31:0] stage6_943 = 32'h0; // kernel.go:158
-    reg  [6:0] stage6_944 = 7'h0; // kernel.go:158
-    reg  stage6_945 = 1'h0; // kernel.go:158
-    reg  stage6_946 = 1'h0; // kernel.go:158
-    reg  [511:0] stage6_947 = 512'h0; // kernel.go:158
-    reg  [63:0] stage6_948 = 64'h0; // kernel.go:158
-    reg  stage6_949 = 1'h0; // kernel.go:158
-    reg  stage1_valid = 1'h0; // kernel.go:303
-    reg  stage2_valid = 1'h0; // kernel.go:303
-    reg  stage3_valid = 1'h0; // kernel.go:303
-    reg  stage4_valid = 1'h0; // kernel.go:303
-    reg  stage5_valid = 1'h0; // kernel.go:303
-    reg  stage6_valid = 1'h0; // kernel.go:303
+    reg  in_packet = 1'h0; // kernel.go:190
+    reg  [31:0] stage1_54 = 32'h0; // kernel.go:164
+    reg  [511:0] stage1_55 = 512'h0; // kernel.go:164
+    reg  [63:0] stage1_56 = 64'h0; // kernel.go:164
+    reg  stage1_57 = 1'h0; // kernel.go:164
+    reg  [10:0] stage1_58 = 11'h0; // kernel.go:164
+    reg  [31:0] stage2_161 = 32'h0; // kernel.go:164
+    reg  [511:0] stage2_162 = 512'h0; // kernel.go:164
+    reg  [63:0] stage2_163 = 64'h0; // kernel.go:164
+    reg  [511:0] stage2_164 = 512'h0; // kernel.go:164
+    reg  [63:0] stage2_165 = 64'h0; // kernel.go:164
+    reg  stage2_166 = 1'h0; // kernel.go:164
+    reg  [10:0] stage2_167 = 11'h0; // kernel.go:164
+    reg  [31:0] stage3_382 = 32'h0; // kernel.go:164
+    reg  [511:0] stage3_383 = 512'h0; // kernel.go:164
+    reg  [63:0] stage3_384 = 64'h0; // kernel.go:164
+    reg  [511:0] stage3_385 = 512'h0; // kernel.go:164
+    reg  [63:0] stage3_386 = 64'h0; // kernel.go:164
+    reg  stage3_387 = 1'h0; // kernel.go:164
+    reg  [10:0] stage3_388 = 11'h0; // kernel.go:164
+    reg  [31:0] stage4_603 = 32'h0; // kernel.go:164
+    reg  [511:0] stage4_604 = 512'h0; // kernel.go:164
+    reg  [63:0] stage4_605 = 64'h0; // kernel.go:164
+    reg  [511:0] stage4_606 = 512'h0; // kernel.go:164
+    reg  [63:0] stage4_607 = 64'h0; // kernel.go:164
+    reg  stage4_608 = 1'h0; // kernel.go:164
+    reg  [10:0] stage4_609 = 11'h0; // kernel.go:164
+    reg  [511:0] stage5_819 = 512'h0; // kernel.go:164
+    reg  [63:0] stage5_820 = 64'h0; // kernel.go:164
+    reg  stage5_821 = 1'h0; // kernel.go:164
+    reg  [10:0] stage5_822 = 11'h0; // kernel.go:164
+    reg  [31:0] stage5_823 = 32'h0; // kernel.go:164
+    reg  [10:0] stage6_830 = 11'h0; // kernel.go:164
+    reg  [31:0] stage6_931 = 32'h0; // kernel.go:164
+    reg  [31:0] stage6_943 = 32'h0; // kernel.go:164
+    reg  [6:0] stage6_944 = 7'h0; // kernel.go:164
+    reg  stage6_945 = 1'h0; // kernel.go:164
+    reg  stage6_946 = 1'h0; // kernel.go:164
+    reg  [511:0] stage6_947 = 512'h0; // kernel.go:164
+    reg  [63:0] stage6_948 = 64'h0; // kernel.go:164
+    reg  stage6_949 = 1'h0; // kernel.go:164
+    reg  stage1_valid = 1'h0; // kernel.go:309
+    reg  stage2_valid = 1'h0; // kernel.go:309
+    reg  stage3_valid = 1'h0; // kernel.go:309
+    reg  stage4_valid = 1'h0; // kernel.go:309
+    reg  stage5_valid = 1'h0; // kernel.go:309
+    reg  stage6_valid = 1'h0; // kernel.go:309
     reg  out_valid = 1'h0; // axis.go:49
     reg  [576:0] out_data = 577'h0; // axis.go:50
     reg  out_skid_valid = 1'h0; // axis.go:51
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:257
+    wire s0_ready; // kernel.go:263
     wire _stage1_58_not; // crc.go:110
     wire _stage1_58_and_2; // crc.go:110
     wire [63:0] _tail_mux_6; // crc.go:195
@@ -82,10 +82,10 @@ module onic_kernel_crc32c_append (
     wire [6:0] _tail_concat; // crc.go:200
     wire _tail_ltu; // crc.go:114
     wire _tail_not; // crc.go:116
-    wire step_go; // kernel.go:167
+    wire step_go; // kernel.go:173
     wire _stage1_58_and; // crc.go:118
-    wire step_next; // kernel.go:175
-    wire pipe_adv; // kernel.go:118
+    wire step_next; // kernel.go:181
+    wire pipe_adv; // kernel.go:124
     wire [543:0] _stage2_161_concat_2; // crc.go:68
     wire [31:0] _stage2_161_concat; // crc.go:74
     wire [287:0] _stage3_382_concat_4; // crc.go:68
@@ -109,19 +109,19 @@ module onic_kernel_crc32c_append (
     wire [63:0] _stage5_823_mux; // crc.go:143
     wire [39:0] _stage5_823_concat_2; // crc.go:68
     wire [31:0] _stage5_823_concat; // crc.go:74
-    wire stage6_live; // kernel.go:132
+    wire stage6_live; // kernel.go:138
     wire _crc_and; // crc.go:152
     wire [543:0] _crc_concat_2; // crc.go:68
     wire [31:0] _crc_concat; // crc.go:74
     wire [511:0] _out_skid_data_concat_2; // crc.go:84
     wire [543:0] _out_skid_data_or_2; // crc.go:172
     wire [67:0] _out_skid_data_or; // crc.go:173
-    wire _step_go_not; // kernel.go:283
-    wire _step_go_and_2; // kernel.go:283
-    wire [576:0] _out_skid_data_concat; // kernel.go:305
+    wire _step_go_not; // kernel.go:289
+    wire _step_go_and_2; // kernel.go:289
+    wire [576:0] _out_skid_data_concat; // kernel.go:311
     wire res_ready; // axis.go:23
-    wire _step_go_and; // kernel.go:308
-    wire _s0_ready_and; // kernel.go:330
+    wire _step_go_and; // kernel.go:314
+    wire _s0_ready_and; // kernel.go:336
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60
