@@ -299,9 +299,17 @@ func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
 func Build(c Config, rm *ir.Module) *ir.Module {
 	m := ir.NewModule(c.Name())
 	self := m.Input("self_id", 16)
-	hdr, data, keep := m.Input("s_tlp_hdr", 128), m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16)
-	sop, eop, valid := m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1), m.Input("s_tlp_valid", 1)
-	ingress := m.Input("s_tlp_ingress", 2)
+	// The TLPs come in through a register slice: what the slot decides
+	// starts from registers, not from the card's merge in front of it.
+	sliceReady := m.Wire("in_slice_in_ready", 1)
+	m.Output("s_tlp_ready", sliceReady)
+	inS := axis.Skid(m, "in_slice", axis.Stream{
+		Data: m.Concat(m.Input("s_tlp_ingress", 2), m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1),
+			m.Input("s_tlp_keep", 16), m.Input("s_tlp_data", 512), m.Input("s_tlp_hdr", 128)),
+		Valid: m.Input("s_tlp_valid", 1), Ready: sliceReady})
+	hdr, data, keep := m.Slice(inS.Data, 0, 128), m.Slice(inS.Data, 128, 512), m.Slice(inS.Data, 640, 16)
+	eop, sop, ingress := m.Slice(inS.Data, 656, 1), m.Slice(inS.Data, 657, 1), m.Slice(inS.Data, 658, 2)
+	valid := inS.Valid
 	fromHost := m.Named("in_from_host", m.Eq(ingress, m.Const(2, 0)))
 	localBusy := m.Input("local_busy", 1)
 	rmIn := map[string]ir.Value{}
@@ -374,7 +382,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	}
 	toKernel := m.Named("to_kernel_valid", m.And(valid, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping))))
 	ready := m.Named("in_ready", m.Or(m.And(valid, drop), m.And(acceptReady, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping)))))
-	m.Output("s_tlp_ready", ready)
+	m.Assign(inS.Ready, ready)
 	taken := m.And(valid, ready)
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(eop)), dropping))
 	count := func(name string, when ir.Value) {
@@ -615,7 +623,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		hdrRoom     ir.Value // the header buffer is not full
 		free        ir.Value // beats
 		waiting     ir.Value // writes
-		queued      ir.Value // bytes
+		room        ir.Value // bytes
 		fits        ir.Value
 	}
 	var in [2]input
@@ -632,22 +640,27 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		x.hdrQ = axis.FIFO(m, n+"_hdrs", axis.Stream{Data: m.Concat(seq, p.outHdr), Valid: accept, Ready: x.hdrRoom}, PairTLPs)
 		push := m.And(p.valid, m.Mux(p.sop, mine, mineHeld))
 		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(p.eop, p.keep, p.data), Valid: push, Ready: p.ins[k].Ready}, depth)
+		// Both of a counter's next values are worked out beside the
+		// decision, which only chooses between them: the decision's path
+		// ends in a multiplexer, not in a carry chain.
 		x.free = m.Reg(n+"_free_beats", db, uint64(depth))
-		m.SetNext(x.free, m.Add(m.Sub(x.free, m.Mux(accept, beats, m.Const(db, 0))), m.Zext(popBeat[k], db)))
+		freeNext := m.Add(x.free, m.Zext(popBeat[k], db))
+		m.SetNext(x.free, m.Mux(accept, m.Sub(freeNext, beats), freeNext))
 		x.waiting = m.Reg(n+"_waiting", ir.AddrBits(PairTLPs)+1, 0)
 		wb := x.waiting.Width()
-		m.SetNext(x.waiting, m.Sub(m.Add(x.waiting, m.Zext(accept, wb)), m.Zext(start, wb)))
-		x.queued = m.Reg(n+"_queued_bytes", 25, 0)
+		waitNext := m.Sub(x.waiting, m.Zext(start, wb))
+		m.SetNext(x.waiting, m.Mux(accept, m.Add(waitNext, m.Const(wb, 1)), waitNext))
+		x.room = m.Reg(n+"_room_bytes", 25, uint64(limit)) // pair_buffer_kib less what waits
 		hf := tlphdr.Decode(m, n+"_head", m.Slice(x.hdrQ.Data, 0, 128))
 		startBytes[k] = m.Concat(m.Eq(hf.Length, m.Const(10, 0)), hf.Length, m.Const(2, 0))
-		m.SetNext(x.queued, m.Sub(m.Add(x.queued, m.Mux(accept, m.Zext(bytes, 25), m.Const(25, 0))),
-			m.Mux(start, m.Zext(startBytes[k], 25), m.Const(25, 0))))
+		roomNext := m.Add(x.room, m.Mux(start, m.Zext(startBytes[k], 25), m.Const(25, 0)))
+		m.SetNext(x.room, m.Mux(accept, m.Sub(roomNext, m.Zext(bytes, 25)), roomNext))
 	}
 	for k := range in {
 		x, other := &in[k], &in[1-k]
 		room := m.And(m.Not(m.LtU(x.free, beats)), x.hdrRoom)
 		otherWaits := m.Ne(other.waiting, m.Const(other.waiting.Width(), 0))
-		underLimit := m.Not(m.LtU(m.Const(25, uint64(limit)), m.Add(x.queued, m.Zext(bytes, 25))))
+		underLimit := m.Not(m.LtU(x.room, m.Zext(bytes, 25)))
 		x.fits = m.Named(fmt.Sprintf("pair%d_fits", k), m.And(room, m.Or(otherWaits, underLimit)))
 	}
 	m.Assign(p.fits, m.Mux(p.side, in[1].fits, in[0].fits))
@@ -681,12 +694,15 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 	busy := m.Not(is(idle))
 	var ends [2]ir.Value
 	for k := range in {
-		q := in[k].dataQ
+		// A register slice after the block RAM: its read out is slow, and
+		// the kernel's own logic follows.
+		fifo := in[k].dataQ
+		q := axis.Skid(m, fmt.Sprintf("pair%d_out", k), fifo)
+		m.Assign(popBeat[k], m.And(fifo.Valid, fifo.Ready))
 		last := m.Slice(q.Data, 512+16, 1)
 		offer := m.And(m.And(busy, q.Valid), m.Not(done[k]))
 		ready := m.Mux(is(stream), []ir.Value{p.ready0, p.ready1}[k], m.Const(1, 1))
 		pop := m.And(offer, ready)
-		m.Assign(popBeat[k], pop)
 		m.Assign(q.Ready, m.And(m.And(busy, m.Not(done[k])), ready))
 		ends[k] = m.Or(done[k], m.And(pop, last))
 		prefix := []string{"s_", "s1_"}[k]
