@@ -587,11 +587,9 @@ func TestKernelBackpressure(t *testing.T) {
 }
 
 // TestAllreduce: A's and B's writes meet in C's sum-int32 kernel, pair by
-// pair; both senders share C's port pipeline (the generated card takes
-// both ports' TLPs at one 512-bit beat per cycle together: 128 Gb/s), so
-// each runs at half of it, each write ends when its sum is in C's memory,
-// C receives half the bytes the kernel took in, and nothing is dropped or
-// left unpaired beyond the writes in flight.
+// pair; both senders run at the host-link rate, each write ends when its
+// sum is in C's memory, C receives half the bytes the kernel took in, and
+// nothing is dropped or left unpaired beyond the writes in flight.
 func TestAllreduce(t *testing.T) {
 	r := run(t, scenario.Allreduce())
 	balanced(t, r.Accounting)
@@ -599,7 +597,7 @@ func TestAllreduce(t *testing.T) {
 		t.Fatalf("accounting %+v", r.Accounting)
 	}
 	for _, f := range r.Flows {
-		if f.Gbps < 60 || f.Gbps > 64.1 || f.Failed != 0 || f.Transfers < 20 {
+		if f.Gbps < 100 || f.Failed != 0 || f.Transfers < 30 {
 			t.Errorf("flow %+v", f)
 		}
 	}
@@ -607,14 +605,12 @@ func TestAllreduce(t *testing.T) {
 		t.Errorf("A and B completed %d and %d transfers: a pair ends together", r.Flows[0].Transfers, r.Flows[1].Transfers)
 	}
 	k := r.ONICs[2].Kernels[0]
-	if k.Name != "sum-int32" || k.Inputs != 2 || k.TLPs == 0 || k.BytesIn != 2*k.BytesOut || k.GbpsIn < 120 || k.GbpsIn > 128.1 ||
+	if k.Name != "sum-int32" || k.Inputs != 2 || k.TLPs == 0 || k.BytesIn != 2*k.BytesOut || k.GbpsIn < 200 ||
 		k.LatencyCycles != 1 || k.StallNs != 0 || k.Dropped != nil || k.PairPeakBytes == 0 || k.PairPeakBytes > 64<<10 {
 		t.Errorf("kernel %+v", k)
 	}
-	// (What the kernel sent last is still on C's host link, and the sums
-	// of writes still waiting in C's ports' receive buffers for the port
-	// pipeline are timed but not sent.)
-	if c := r.Hosts[2]; c.ReceivedBytes > k.BytesOut || c.ReceivedBytes+32<<10 < k.BytesOut || r.Hosts[0].ReceivedBytes != 0 {
+	// (What the kernel sent last is still on C's host link.)
+	if c := r.Hosts[2]; c.ReceivedBytes > k.BytesOut || c.ReceivedBytes+8<<10 < k.BytesOut || r.Hosts[0].ReceivedBytes != 0 {
 		t.Errorf("C received %d B, the kernel sent %d B", c.ReceivedBytes, k.BytesOut)
 	}
 

@@ -8,21 +8,16 @@ import (
 )
 
 // pipeline times an O-NIC's PCIe manager as the generated RTL runs
-// (hdlgen/manager and the card around it): a fixed latency, and one
-// data-path-wide beat per cycle from the host (the manager's host
-// pipeline) and one from the two optical ports together (the port
-// pipeline, which takes both ports' TLPs a packet at a time), the header
-// riding a sideband with the first beat. It also keeps what the report
-// says about it.
+// (hdlgen/manager): a fixed latency, and per ingress (host, port A, port
+// B) one data-path-wide beat per cycle, the header riding a sideband with
+// the first beat. It also keeps what the report says about it.
 type pipeline struct {
 	latency sim.Time
 	cyclePS float64
 	width   int
-	// free is when each of the two pipelines (the host's, the ports')
-	// has fed in every beat it was given, and busy how long each ingress
-	// kept its pipeline busy in all.
-	free [2]sim.Time
-	busy [3]sim.Time
+	// free is when each ingress has fed in every beat it was given, and
+	// busy how long it kept the pipeline busy in all.
+	free, busy [3]sim.Time
 	// The TLPs that had to wait for their ingress: how many, and the
 	// total and longest wait.
 	waited           uint64
@@ -38,15 +33,14 @@ func (p *pipeline) set(cycles int, clockMHz float64, width int) {
 }
 
 // take feeds a TLP with payload bytes from ingress in to the pipeline at
-// now: it starts when the TLPs before it through the same pipeline (from
-// the host, or from either port) have gone in and occupies it for max(1,
-// ceil(payload bits / width)) cycles. It returns when the TLP starts.
+// now: it starts when the TLPs before it from the same ingress have gone
+// in and occupies the ingress for max(1, ceil(payload bits / width))
+// cycles. It returns when the TLP starts.
 func (p *pipeline) take(in manager.Ingress, payload int, now sim.Time) (start sim.Time) {
-	pl := min(int(in), 1) // the host's pipeline, or the ports'
-	start = max(now, p.free[pl])
+	start = max(now, p.free[in])
 	beats := max(1, (payload*8+p.width-1)/p.width)
 	occ := sim.Time(float64(beats)*p.cyclePS + 0.5)
-	p.free[pl] = start + occ
+	p.free[in] = start + occ
 	p.busy[in] += occ
 	if wait := start - now; wait > 0 {
 		p.waited++

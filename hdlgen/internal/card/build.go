@@ -291,42 +291,71 @@ func Build(name string, p Parts) *ir.Module {
 	}
 	up := func(port string) ir.Value { return m.Eq(states[port], m.Const(2, 2)) }
 
-	// The port pipeline, fed by the links.
-	piIn := map[string]ir.Value{"self_id": self}
+	// The port pipelines, one per optical port so that both ports take
+	// a beat a cycle (the module takes two ports; each instance has one
+	// of them tied off), fed by the links.
 	linkRx := map[string]tlps{}
 	for _, pt := range Ports {
-		s := wires(m, pt.Prefix+"_rx_tlp_")
-		linkRx[pt.Prefix] = s
-		into(piIn, "s_"+pt.Prefix+"_tlp_", s)
+		linkRx[pt.Prefix] = wires(m, pt.Prefix+"_rx_tlp_")
 	}
 	// The run-time access rules are the manager's AXI-Lite registers;
-	// the port pipeline checks against the same ones (wired below).
+	// the port pipelines check against the same ones (wired below).
 	ruleWires := map[string]ir.Value{}
 	for _, pt := range p.PortIn.Ports() {
 		if !pt.Output && strings.HasPrefix(pt.Name, "acl_slot") {
 			ruleWires[pt.Name] = m.Wire("port_in_"+pt.Name, p.PortIn.Node(pt.Node).W)
-			piIn[pt.Name] = ruleWires[pt.Name]
 		}
 	}
-	piReady := map[string]ir.Value{}
-	for _, o := range []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"} {
-		piReady[o] = m.Wire("port_in_"+o+"_ready", 1)
-		piIn[o+"_tlp_ready"] = piReady[o]
+	piReady := map[string]map[string]ir.Value{}
+	piOut := map[string]map[string]ir.Value{}
+	for _, pt := range Ports {
+		in := map[string]ir.Value{"self_id": self}
+		for _, other := range Ports {
+			if other.Prefix == pt.Prefix {
+				into(in, "s_"+other.Prefix+"_tlp_", linkRx[other.Prefix])
+				continue
+			}
+			into(in, "s_"+other.Prefix+"_tlp_", tlps{hdr: m.Const(128, 0), data: m.Const(512, 0), keep: m.Const(16, 0),
+				sop: m.Const(1, 0), eop: m.Const(1, 0), valid: m.Const(1, 0)})
+		}
+		for name, w := range ruleWires {
+			in[name] = w
+		}
+		piReady[pt.Prefix] = map[string]ir.Value{}
+		for _, o := range []string{"m_host", "m_kernel", "m_local", "m_port_a", "m_port_b"} {
+			piReady[pt.Prefix][o] = m.Wire(pt.Prefix+"_in_"+o+"_ready", 1)
+			in[o+"_tlp_ready"] = piReady[pt.Prefix][o]
+		}
+		piOut[pt.Prefix] = m.Instance(pt.Prefix+"_in", p.PortIn, in)
 	}
-	piOut := m.Instance("port_in", p.PortIn, piIn)
+	// Their counters, added up: the port pipeline's counts.
 	for _, pt := range p.PortIn.Ports() {
 		if pt.Output && (strings.HasPrefix(pt.Name, "count_") || strings.HasPrefix(pt.Name, "deny_")) {
-			m.Output("port_in_"+pt.Name, piOut[pt.Name])
+			m.Output("port_in_"+pt.Name, m.Add(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name]))
 		}
 	}
+	// Their writes to the manager's remote table, one a cycle: each
+	// pipeline's wait in a FIFO of its own, taken in turn.
+	var remoteQs []axis.Stream
+	for _, pt := range Ports {
+		o := piOut[pt.Prefix]
+		room := m.Wire(pt.Prefix+"_remote_room", 1)
+		q := axis.FIFO(m, pt.Prefix+"_remote", axis.Stream{Data: m.Concat(o["remote_id"], o["remote_port"]), Valid: o["remote_we"],
+			Ready: room}, RemoteWrites)
+		lost := m.Reg(pt.Prefix+"_remote_lost_count", 32, 0)
+		m.SetNext(lost, m.Add(lost, m.Const(32, 1)))
+		m.SetEnable(lost, m.And(o["remote_we"], m.Not(room)))
+		m.Output(pt.Prefix+"_remote_lost", lost)
+		remoteQs = append(remoteQs, q)
+	}
+	remote := axis.Mux(m, "remote_mux", remoteQs)
+	m.Assign(remote.Ready, m.Const(1, 1))
 
 	// The manager.
 	mgrIn := map[string]ir.Value{"self_id": self}
 	into(mgrIn, "s_host_tlp_", host)
 	mgrIn["s_host_tlp_bar"] = host.side
-	for _, r := range []string{"remote_we", "remote_id", "remote_port"} {
-		mgrIn[r] = piOut[r]
-	}
+	mgrIn["remote_we"], mgrIn["remote_id"], mgrIn["remote_port"] = remote.Valid, m.Slice(remote.Data, 2, 16), m.Slice(remote.Data, 0, 2)
 	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(up("port_b")), m.Not(up("port_a"))))
 	mgrReady := map[string]ir.Value{}
 	for _, o := range []string{"m_port_a", "m_port_b", "m_kernel", "m_local", "m_cpl"} {
@@ -351,17 +380,18 @@ func Build(name string, p Parts) *ir.Module {
 		m.Assign(mgrReady[o], s.ready)
 		return s
 	}
-	piStream := func(o, side string) tlps {
-		s := fromOutputs(m, piOut, o+"_tlp_", side, o+"_from_port_in_ready")
-		m.Assign(piReady[o], s.ready)
+	// piStream is output o of the port pipeline of port (port_a, port_b).
+	piStream := func(port, o, side string) tlps {
+		s := fromOutputs(m, piOut[port], o+"_tlp_", side, o+"_from_"+port+"_in_ready")
+		m.Assign(piReady[port][o], s.ready)
 		return s
 	}
 
 	// The register BAR: both pipelines' local streams into the register
 	// block, which drives the manager's AXI-Lite slave and the slots'
 	// pages and answers reads.
-	mgrLocal, piLocal := mgrStream("m_local", ""), piStream("m_local", "")
-	local := merge(m, "m_local_merge", mgrLocal, piLocal)
+	mgrLocal, aLocal, bLocal := mgrStream("m_local", ""), piStream("port_a", "m_local", ""), piStream("port_b", "m_local", "")
+	local := merge(m, "m_local_merge", mgrLocal, aLocal, bLocal)
 	regsIn := map[string]ir.Value{"self_id": self}
 	into(regsIn, "s_tlp_", local)
 	regsCplReady := m.Wire("regs_cpl_ready", 1)
@@ -393,22 +423,20 @@ func Build(name string, p Parts) *ir.Module {
 	// the top.
 	var slotOut [3][]tlps
 	if p.Slots != nil {
-		fromMgr, fromPI := mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot")
-		// The sideband: the ingress (0 the host, 1 port A, 2 port B) above
-		// the slot.
-		fromB := piOut["m_kernel_from_b"]
-		fromMgr.side, fromPI.side = m.Concat(m.Const(2, 0), fromMgr.side), m.Concat(fromB, m.Not(fromB), fromPI.side)
-		s := merge(m, "m_kernel_merge", fromMgr, fromPI)
-		busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, piLocal.valid))
+		// Each ingress's TLPs for the slots: the manager's (the host's)
+		// and each port pipeline's.
+		ins := []tlps{mgrStream("m_kernel", "m_kernel_slot"), piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")}
+		busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, aLocal.valid, bLocal.valid))
 		var ans axil.Answer
-		slotOut, ans = buildSlots(m, p.Slots, self, s, axil.BusOf(regsOut, "m_slot_axil_"), busy)
+		slotOut, ans = buildSlots(m, p.Slots, self, ins, axil.BusOf(regsOut, "m_slot_axil_"), busy)
 		got := map[string]ir.Value{}
 		ans.Into(got, "m_slot_axil_")
 		for name, w := range slotAns {
 			m.Assign(w, got[name])
 		}
 	} else {
-		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), piStream("m_kernel", "m_kernel_slot"))
+		a, b := piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")
+		s := merge(m, "m_kernel_merge", mgrStream("m_kernel", "m_kernel_slot"), a, b)
 		m.Output("m_kernel_tlp_hdr", s.hdr)
 		m.Output("m_kernel_slot", s.side)
 		m.Output("m_kernel_tlp_data", s.data)
@@ -426,7 +454,7 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the host: the port pipeline's requests to RQ, its completions
 	// and the manager's to CC.
-	toHost := piStream("m_host", "")
+	toHost := merge(m, "to_host_merge", piStream("port_a", "m_host", ""), piStream("port_b", "m_host", ""))
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
 	reqs := toHost
@@ -465,7 +493,8 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the ports: both pipelines into each link.
 	for k, pt := range Ports {
-		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""), append([]tlps{piStream("m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
+		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""),
+			append([]tlps{piStream("port_a", "m_"+pt.Prefix, ""), piStream("port_b", "m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
 		if p.HoldTLPs > 0 {
 			egress = holdBuffer(m, pt.Prefix, egress, up(pt.Prefix), p.HoldTLPs)
 		} else {
@@ -479,7 +508,7 @@ func Build(name string, p Parts) *ir.Module {
 				in[lp.Name] = m.Input(pt.Prefix+"_"+lp.Name, p.Link.Node(lp.Node).W)
 			}
 		}
-		in["m_tlp_ready"] = piOut["s_"+pt.Prefix+"_tlp_ready"]
+		in["m_tlp_ready"] = piOut[pt.Prefix]["s_"+pt.Prefix+"_tlp_ready"]
 		out := m.Instance(pt.Prefix+"_link", p.Link, in)
 		m.Assign(egress.ready, out["s_tlp_ready"])
 		m.Assign(states[pt.Prefix], out["state"])

@@ -613,6 +613,14 @@ func TestEveryIngressAgainstModel(t *testing.T) {
 			t.Errorf("%s: %d, the model %d", name, g, w)
 		}
 	}
+	// Each port pipeline's writes to the manager's remote table all got
+	// there (a full FIFO would lose one, and a host completion its way
+	// back).
+	for _, pt := range Ports {
+		if lost := card.get(pt.Prefix + "_remote_lost")[0]; lost != 0 {
+			t.Errorf("%s: %d writes to the remote table lost", pt.Prefix, lost)
+		}
+	}
 	t.Logf("counts: %s", strings.Join(line, ", "))
 	// The card's Verilog, replayed with its first cycles' inputs (all
 	// four sources sending by then), does what the IR simulation did, in

@@ -27,6 +27,15 @@ type Kernel struct {
 	PairBufferKiB int
 }
 
+// ingressNames name the slots' input streams, as hdlgen/internal/slot's
+// module names them.
+var ingressNames = []string{"host", "port_a", "port_b"}
+
+// RemoteWrites is how many writes to the manager's remote table each
+// port pipeline's FIFO holds (one is written a cycle); a write that finds
+// it full is lost and counted in <port>_remote_lost.
+const RemoteWrites = 16
+
 // Slot is one kernel slot of the card: its static module and its
 // reconfigurable one (hdlgen/internal/slot).
 type Slot struct {
@@ -107,18 +116,20 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 	return slots, nil
 }
 
-// buildSlots places the kernel slots: kernel streams in is the two
-// pipelines' TLPs for the slots merged, its sideband {ingress (0 the
-// host, 1 port A, 2 port B), slot number}; slotLite the register block's master toward the slots' pages
-// (16-bit BAR offsets), whose answer the result's second value is;
-// localBusy says a register write may be on its way to a shell. It
-// returns each slot's output writes by egress (0 the host, 1 port A, 2
-// port B).
-func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer) {
+// buildSlots places the kernel slots: ins are each ingress's TLPs for
+// the slots (the host's from the manager, port A's and port B's from
+// their port pipelines), the slot number on the sideband; slotLite the
+// register block's master toward the slots' pages (16-bit BAR offsets),
+// whose answer the result's second value is; localBusy says a register
+// write may be on its way to a shell. It returns each slot's output
+// writes by egress (0 the host, 1 port A, 2 port B).
+func buildSlots(m *ir.Module, slots []Slot, self ir.Value, ins []tlps, slotLite axil.Bus, localBusy ir.Value) ([3][]tlps, axil.Answer) {
 	n := len(slots)
-	slotNo := m.Slice(in.side, 0, 8)
-	ingress := m.Slice(in.side, 8, 2)
-	outs := axis.Demux(m, "kernel_demux", axis.Stream{Data: m.Const(1, 0), Valid: in.valid, Ready: in.ready}, slotNo, n)
+	var outs [3][]axis.Stream
+	for i, in := range ins {
+		outs[i] = axis.Demux(m, fmt.Sprintf("kernel_demux_%s", ingressNames[i]), axis.Stream{Data: m.Const(1, 0), Valid: in.valid, Ready: in.ready},
+			m.Slice(in.side, 0, 8), n)
+	}
 	var byEgress [3][]tlps
 	var selW, selR []ir.Value
 	var answers []axil.Answer
@@ -134,15 +145,19 @@ func buildSlots(m *ir.Module, slots []Slot, self ir.Value, in tlps, slotLite axi
 	}
 	for k, s := range slots {
 		p := fmt.Sprintf("slot%d", k)
-		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy, "s_tlp_ingress": ingress}
-		into(sin, "s_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[k].Valid})
+		sin := map[string]ir.Value{"self_id": self, "local_busy": localBusy}
+		for i, in := range ins {
+			into(sin, "s_"+ingressNames[i]+"_tlp_", tlps{hdr: in.hdr, data: in.data, keep: in.keep, sop: in.sop, eop: in.eop, valid: outs[i][k].Valid})
+		}
 		w, r := page(slotLite.AWAddr, k), page(slotLite.ARAddr, k)
 		selW, selR = append(selW, w), append(selR, r)
 		slotLite.Select(m, w, r, local).Into(sin, "s_axil_")
 		ready := m.Wire(p+"_out_ready", 1)
 		sin["m_tlp_ready"] = ready
 		out := m.Instance(p, s.Static, sin)
-		m.Assign(outs[k].Ready, out["s_tlp_ready"])
+		for i := range ins {
+			m.Assign(outs[i][k].Ready, out["s_"+ingressNames[i]+"_tlp_ready"])
+		}
 		answers = append(answers, axil.AnswerOf(out, "s_axil_"))
 		for _, pt := range s.Static.Ports() {
 			if pt.Output && (strings.HasPrefix(pt.Name, "drop_") || pt.Name == "out_malformed") {

@@ -411,7 +411,10 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 	slices.Sort(emu)
 	slices.Sort(rtl)
 	t.Logf("%d pairs of %d-byte writes summed by %s in slot %d; median latency: emulator %.0f ns, RTL %.0f ns", n, len(in[0][0]), kc.Name, kc.Slot, emu[n/2], rtl[n/2])
-	if rtl[n/2] > 1.5*emu[n/2] || rtl[n/2] < emu[n/2]/2 {
-		t.Errorf("the RTL's median latency is not within half to one and a half times the emulator's")
+	// The slot adds stages the emulator's kernel timing does not have
+	// (its input slice, the pair buffer's read slice, the output held
+	// until its length is known, the write's header made): docs/hdl.md.
+	if rtl[n/2] > 2*emu[n/2] || rtl[n/2] < emu[n/2]/2 {
+		t.Errorf("the RTL's median latency is not within half to twice the emulator's")
 	}
 }

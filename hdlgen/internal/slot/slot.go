@@ -275,9 +275,9 @@ func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
 	return vs
 }
 
-// Build is the slot's static module, onic_slot<N>: TLPs the manager
-// steers into the slot (s_tlp_*, from_host saying whether a write came
-// from the host rather than a port) go through the kernel, and what it
+// Build is the slot's static module, onic_slot<N>: TLPs steered into the
+// slot, each ingress's on its own stream (s_host_tlp_*, s_port_a_tlp_*,
+// s_port_b_tlp_*), go through the kernel, and what it
 // sends leaves as posted writes on m_tlp_*, followed by the task shell's
 // completion records and MSI-X messages.
 //
@@ -299,18 +299,6 @@ func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
 func Build(c Config, rm *ir.Module) *ir.Module {
 	m := ir.NewModule(c.Name())
 	self := m.Input("self_id", 16)
-	// The TLPs come in through a register slice: what the slot decides
-	// starts from registers, not from the card's merge in front of it.
-	sliceReady := m.Wire("in_slice_in_ready", 1)
-	m.Output("s_tlp_ready", sliceReady)
-	inS := axis.Skid(m, "in_slice", axis.Stream{
-		Data: m.Concat(m.Input("s_tlp_ingress", 2), m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1),
-			m.Input("s_tlp_keep", 16), m.Input("s_tlp_data", 512), m.Input("s_tlp_hdr", 128)),
-		Valid: m.Input("s_tlp_valid", 1), Ready: sliceReady})
-	hdr, data, keep := m.Slice(inS.Data, 0, 128), m.Slice(inS.Data, 128, 512), m.Slice(inS.Data, 640, 16)
-	eop, sop, ingress := m.Slice(inS.Data, 656, 1), m.Slice(inS.Data, 657, 1), m.Slice(inS.Data, 658, 2)
-	valid := inS.Valid
-	fromHost := m.Named("in_from_host", m.Eq(ingress, m.Const(2, 0)))
 	localBusy := m.Input("local_busy", 1)
 	rmIn := map[string]ir.Value{}
 	for _, p := range rm.Ports() {
@@ -319,102 +307,77 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 		}
 	}
 	closed := m.Wire("task_closed", 1)
-	rmReady := m.Wire("kernel_s_tready", 1)
-
-	// The decision on a TLP's first beat.
-	f := tlphdr.Decode(m, "in", hdr)
-	typeLo, typeW := tlphdr.Pos(tlphdr.Layout("type", tlp.ClassMemory, tlp.Fmt3DW))
-	isWrite := m.Named("in_is_write", m.And(f.HasData, m.Eq(m.Slice(hdr, typeLo, typeW), m.Const(typeW, 0))))
-	req := self
-	proxyOK := m.Const(1, 1)
-	if c.Egress != Host {
-		var hits, ids []ir.Value
-		for i, id := range c.Locals {
-			hits = append(hits, m.Eq(f.Requester, m.Const(16, uint64(id))))
-			ids = append(ids, m.Const(16, uint64(c.ProxyBase)+uint64(i)))
-		}
-		proxy := m.Const(16, 0)
-		if len(hits) > 0 {
-			proxy = m.Pick(hits, ids)
-		}
-		hasProxy := m.Named("in_has_proxy", m.Any(append(hits, m.Const(1, 0))...))
-		proxyOK = m.Or(m.Not(fromHost), hasProxy)
-		req = m.Mux(fromHost, proxy, f.Requester)
-	}
-	dropNotWrite := m.Not(isWrite)
-	dropClosed := m.Named("drop_closed_now", m.And(isWrite, m.And(closed, m.Not(localBusy))))
-	dropNoProxy := m.And(isWrite, m.And(m.Not(closed), m.Not(proxyOK)))
-	pass := m.Named("in_pass", m.And(isWrite, m.And(m.Not(closed), proxyOK)))
-	dropAtSop := m.Named("in_drop", m.Any(dropNotWrite, dropClosed, dropNoProxy))
-
+	rmReady, rmReady1 := m.Wire("kernel_s_tready", 1), m.Wire("kernel_s1_tready", 1)
 	jobs := axis.Stream{Valid: m.Wire("job_push", 1), Ready: m.Wire("job_room", 1)}
-	outAddr := m.Named("out_address", m.Add(f.Address, m.Const(64, c.Translated)))
-	outHdr := tlphdr.Rewrite(m, "out_rewrite", hdr, outAddr, req)
 	two := c.Kernel != nil && c.Kernel.Inputs == 2
-	var dropNotInput, dropPairFull ir.Value
-	var side, fits ir.Value
-	if two {
-		// Which input a write feeds, and whether that input has room for
-		// it.
-		in0, in1 := m.Eq(ingress, m.Const(2, uint64(c.Sources[0]))), m.Eq(ingress, m.Const(2, uint64(c.Sources[1])))
-		side = m.Named("in_side", in1)
-		isInput := m.Or(in0, in1)
-		dropNotInput = m.And(isWrite, m.And(m.Not(closed), m.Not(isInput)))
-		fits = m.Wire("in_fits", 1)
-		dropPairFull = m.And(isWrite, m.And(m.Not(closed), m.And(isInput, m.And(proxyOK, m.Not(fits)))))
-		pass = m.Named("in_pass_pair", m.And(pass, m.And(isInput, fits)))
-		dropAtSop = m.Named("in_drop_pair", m.Any(dropAtSop, dropNotInput, dropPairFull))
-	}
-	rmReady1 := m.Wire("kernel_s1_tready", 1)
-	dropping := m.Reg("in_dropping", 1, 0)
-	drop := m.Mux(sop, dropAtSop, dropping)
-	// accept is where a write that passes goes: the kernel (with its
-	// job), or for two inputs its input's pair buffer.
-	acceptReady, acceptRoom := rmReady, jobs.Ready
-	var pairIn [2]axis.Stream
-	var sideHeld ir.Value
-	if two {
-		sideHeld = m.Reg("in_side_held", 1, 0)
-		for k := range pairIn {
-			pairIn[k] = axis.Stream{Ready: m.Wire(fmt.Sprintf("pair%d_in_ready", k), 1)}
-		}
-		acceptReady, acceptRoom = m.Mux(m.Mux(sop, side, sideHeld), pairIn[1].Ready, pairIn[0].Ready), m.Const(1, 1)
-	}
-	toKernel := m.Named("to_kernel_valid", m.And(valid, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping))))
-	ready := m.Named("in_ready", m.Or(m.And(valid, drop), m.And(acceptReady, m.Mux(sop, m.And(pass, acceptRoom), m.Not(dropping)))))
-	m.Assign(inS.Ready, ready)
-	taken := m.And(valid, ready)
-	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(eop)), dropping))
-	count := func(name string, when ir.Value) {
-		r := m.Reg(name+"_count", 32, 0)
-		m.SetNext(r, m.Add(r, m.Const(32, 1)))
-		m.SetEnable(r, m.And(m.And(taken, sop), when))
-		m.Output(name, r)
-	}
-	count("drop_not_write", dropNotWrite)
-	count("drop_closed", dropClosed)
-	count("drop_no_proxy", dropNoProxy)
+	g := &intakes{m: m, c: c, self: self, closed: closed, localBusy: localBusy, counts: map[string][]ir.Value{}}
 
+	// Each ingress's TLPs: the host's (through the manager), port A's and
+	// port B's (through their port pipelines).
+	var raw [3]axis.Stream
+	for in, name := range ingressNames {
+		pre := "s_" + name + "_tlp_"
+		eop := m.Input(pre+"eop", 1)
+		raw[in] = axis.Stream{Data: m.Concat(eop, m.Const(2, uint64(in)), m.Input(pre+"sop", 1), m.Input(pre+"keep", 16), m.Input(pre+"data", 512),
+			m.Input(pre+"hdr", 128)), Valid: m.Input(pre+"valid", 1), Ready: m.Wire(pre+"ready_w", 1)}
+		m.Output(pre+"ready", raw[in].Ready)
+	}
 	bufReady := m.Wire("buffer_ready", 1)
 	cplReady, irqReady := m.Wire("cpl_ready", 1), m.Wire("irq_ready", 1)
 	rmIn["m_tready"] = bufReady
 	rmIn["m_cpl_ready"], rmIn["m_irq_ready"] = cplReady, irqReady
 	if !two {
-		// The output's header, but for its length and byte enables, as
-		// the write goes in.
-		m.Assign(jobs.Valid, m.And(m.And(valid, sop), m.And(pass, rmReady)))
-		jobs.Data = outHdr
-		rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = data, byteKeep(m, keep), eop, toKernel
+		// One input: the three, a packet at a time, through one
+		// register slice, each write with its output's header (but for
+		// its length and byte enables) as it goes in.
+		st := g.stream("in", axis.PacketMux(m, "in_mux", raw[:]))
+		d := g.decide(st, false, true, ir.Value{})
+		st.accept(m, d, rmReady, jobs.Ready)
+		m.Assign(jobs.Valid, m.And(m.And(st.valid, st.sop), m.And(d.pass, rmReady)))
+		jobs.Data = d.outHdr
+		rmIn["s_tdata"], rmIn["s_tkeep"], rmIn["s_tlast"], rmIn["s_tvalid"] = st.data, byteKeep(m, st.keep), st.eop, st.toKernel
 		rmIn["s1_tdata"], rmIn["s1_tkeep"], rmIn["s1_tlast"], rmIn["s1_tvalid"] = m.Const(512, 0), m.Const(64, 0), m.Const(1, 0), m.Const(1, 0)
 	} else {
-		m.SetNext(sideHeld, m.Mux(m.And(taken, sop), side, sideHeld))
-		pairs(m, c, pairStage{
-			side: side, sideHeld: sideHeld, sop: sop, taken: m.And(taken, m.Not(drop)), valid: toKernel,
-			hdr: hdr, outHdr: outHdr, data: data, keep: keep, eop: eop, ins: pairIn, fits: fits, jobs: &jobs,
-			rmIn: rmIn, ready0: rmReady, ready1: rmReady1,
-		})
-		count("drop_not_input", dropNotInput)
-		count("drop_pair_full", dropPairFull)
+		// Two inputs: each source's TLPs into its input's pair buffer,
+		// a beat a cycle each; the other ingress's are dropped.
+		var sides [2]*stream
+		var fits [2]ir.Value
+		var decs [2]decision
+		for in := range raw {
+			st := g.stream(ingressNames[in], raw[in])
+			side := -1
+			for k, src := range c.Sources {
+				if int(src) == in {
+					side = k
+				}
+			}
+			if side < 0 {
+				d := g.decide(st, true, false, ir.Value{})
+				st.accept(m, d, m.Const(1, 1), m.Const(1, 1)) // (nothing passes)
+				continue
+			}
+			fits[side] = m.Wire(fmt.Sprintf("pair%d_fits_w", side), 1)
+			decs[side] = g.decide(st, true, true, fits[side])
+			sides[side] = st
+		}
+		ps := pairStage{jobs: &jobs, rmIn: rmIn, ready0: rmReady, ready1: rmReady1}
+		for k := range sides {
+			ps.in[k] = sides[k]
+			ps.dec[k] = decs[k]
+			ps.fits[k] = fits[k]
+		}
+		pairs(m, c, ps)
+	}
+	for _, name := range []string{"drop_not_write", "drop_closed", "drop_no_proxy", "drop_not_input", "drop_pair_full"} {
+		if whens, ok := g.counts[name]; ok {
+			r := m.Reg(name+"_count", 32, 0)
+			inc := m.Const(32, 0)
+			for _, w := range whens {
+				inc = m.Add(inc, m.Zext(w, 32))
+			}
+			m.SetNext(r, m.Add(r, inc))
+			m.Output(name, r)
+		}
 	}
 	jobQ := axis.FIFO(m, "jobs", jobs, Jobs)
 
@@ -505,6 +468,111 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	return m
 }
 
+// ingressNames name the slot's input streams by ingress (Ingress).
+var ingressNames = [3]string{"host", "port_a", "port_b"}
+
+// intakes builds the slot's input streams and their decisions.
+type intakes struct {
+	m                       *ir.Module
+	c                       Config
+	self, closed, localBusy ir.Value
+	counts                  map[string][]ir.Value // each drop counter's increments, one per stream
+}
+
+// stream is one input stream after its register slice.
+type stream struct {
+	name                                      string
+	hdr, data, keep, sop, eop, valid, ingress ir.Value
+	ready                                     ir.Value // wire: the slice's consumer
+	// Set by accept: the beat offered to the kernel or pair buffer, and
+	// a beat taken (passed or dropped).
+	toKernel, taken, drop ir.Value
+}
+
+// stream puts in (a word of {eop, ingress, sop, keep, data, hdr})
+// through a register slice: what the slot decides starts from
+// registers, not from the card's merge in front of it.
+func (g *intakes) stream(name string, in axis.Stream) *stream {
+	m := g.m
+	sk := axis.Skid(m, name+"_slice", in)
+	st := &stream{name: name, ready: sk.Ready, valid: sk.Valid}
+	st.hdr, st.data, st.keep = m.Slice(sk.Data, 0, 128), m.Slice(sk.Data, 128, 512), m.Slice(sk.Data, 640, 16)
+	st.sop, st.ingress, st.eop = m.Slice(sk.Data, 656, 1), m.Slice(sk.Data, 657, 2), m.Slice(sk.Data, 659, 1)
+	return st
+}
+
+// decision is what the slot decides on a TLP's first beat.
+type decision struct {
+	pass, drop ir.Value // 1: goes in; 1: dropped (neither: it waits)
+	outHdr     ir.Value // the output's header, but for its length and byte enables
+}
+
+// decide makes the first-beat decision on st's TLP, in the emulator's
+// order (kernel.process): not a posted write; the shell closed (waiting
+// while a register write is on its way); for a two-input kernel (two)
+// not one of its inputs (isInput false) or no room in its pair buffer
+// (fits 0); no proxy ID for a port egress.
+func (g *intakes) decide(st *stream, two, isInput bool, fits ir.Value) decision {
+	m, c, n := g.m, g.c, st.name
+	f := tlphdr.Decode(m, n+"_hdr", st.hdr)
+	typeLo, typeW := tlphdr.Pos(tlphdr.Layout("type", tlp.ClassMemory, tlp.Fmt3DW))
+	isWrite := m.Named(n+"_is_write", m.And(f.HasData, m.Eq(m.Slice(st.hdr, typeLo, typeW), m.Const(typeW, 0))))
+	fromHost := m.Eq(st.ingress, m.Const(2, uint64(FromHost)))
+	req := g.self
+	proxyOK := m.Const(1, 1)
+	if c.Egress != Host {
+		var hits, ids []ir.Value
+		for i, id := range c.Locals {
+			hits = append(hits, m.Eq(f.Requester, m.Const(16, uint64(id))))
+			ids = append(ids, m.Const(16, uint64(c.ProxyBase)+uint64(i)))
+		}
+		proxy := m.Const(16, 0)
+		if len(hits) > 0 {
+			proxy = m.Pick(hits, ids)
+		}
+		proxyOK = m.Or(m.Not(fromHost), m.Any(append(hits, m.Const(1, 0))...))
+		req = m.Mux(fromHost, proxy, f.Requester)
+	}
+	open := m.Not(g.closed)
+	write := m.And(isWrite, open)
+	note := func(name string, v ir.Value) ir.Value {
+		g.counts[name] = append(g.counts[name], m.And(m.And(st.valid, st.sop), m.And(st.ready, v)))
+		return v
+	}
+	drops := []ir.Value{
+		note("drop_not_write", m.Not(isWrite)),
+		note("drop_closed", m.And(isWrite, m.And(g.closed, m.Not(g.localBusy)))),
+	}
+	pass := write
+	if two {
+		if !isInput {
+			drops = append(drops, note("drop_not_input", write))
+			return decision{pass: m.Const(1, 0), drop: m.Named(n+"_drop", m.Any(drops...)), outHdr: m.Const(128, 0)}
+		}
+		drops = append(drops, note("drop_pair_full", m.And(m.And(pass, proxyOK), m.Not(fits))))
+		pass = m.And(pass, fits)
+	}
+	drops = append(drops, note("drop_no_proxy", m.And(pass, m.Not(proxyOK))))
+	pass = m.Named(n+"_pass", m.And(pass, proxyOK))
+	outAddr := m.Named(n+"_out_address", m.Add(f.Address, m.Const(64, c.Translated)))
+	return decision{pass: pass, drop: m.Named(n+"_drop", m.Any(drops...)), outHdr: tlphdr.Rewrite(m, n+"_out_rewrite", st.hdr, outAddr, req)}
+}
+
+// accept drives st's ready: a dropped TLP is taken whole at once, one
+// that passes as its destination takes it (ready, with room for its
+// first beat), one that waits not at all. It sets st.toKernel, taken
+// and drop.
+func (st *stream) accept(m *ir.Module, d decision, ready, room ir.Value) {
+	dropping := m.Reg(st.name+"_dropping", 1, 0)
+	st.drop = m.Mux(st.sop, d.drop, dropping)
+	goes := m.Mux(st.sop, m.And(d.pass, room), m.Not(dropping))
+	st.toKernel = m.Named(st.name+"_to_kernel", m.And(st.valid, goes))
+	r := m.Named(st.name+"_ready", m.Or(m.And(st.valid, st.drop), m.And(ready, goes)))
+	m.Assign(st.ready, r)
+	st.taken = m.And(st.valid, r)
+	m.SetNext(dropping, m.Mux(st.taken, m.And(st.drop, m.Not(st.eop)), dropping))
+}
+
 // setLength puts the Length field and the byte enables into a memory
 // request header.
 func setLength(m *ir.Module, hdr, length, firstBE, lastBE ir.Value) ir.Value {
@@ -580,15 +648,10 @@ func popcount(m *ir.Module, v ir.Value) ir.Value {
 // pairStage is what the pair buffers of a two-input kernel's slot work
 // with.
 type pairStage struct {
-	side, sideHeld ir.Value // the input a first beat is for; the one the TLP in progress is for
-	sop, taken     ir.Value // a beat taken into a pair buffer (not dropped)
-	valid          ir.Value // a beat offered to the pair buffers
-	hdr, outHdr    ir.Value // the write's header, and its output's
-	data, keep     ir.Value
-	eop            ir.Value
-	ins            [2]axis.Stream // each input's buffer's ready (wires to drive)
-	fits           ir.Value       // wire to drive: the first beat's input has room
-	jobs           *axis.Stream   // the output headers (Valid and Data to drive)
+	in             [2]*stream   // each input's TLPs
+	dec            [2]decision  // and the decision on them
+	fits           [2]ir.Value  // wires to drive: the first beat offered on each input has room
+	jobs           *axis.Stream // the output headers (Valid and Data to drive)
 	rmIn           map[string]ir.Value
 	ready0, ready1 ir.Value // the kernel's s_tready and s1_tready
 }
@@ -602,6 +665,7 @@ type pairStage struct {
 // drop_pair_length. A write fits its input while that input holds fewer
 // than PairTLPs writes and room for its beats, and — unless the other
 // input has a write waiting for it — at most PairBytes bytes with it.
+// Each input takes a beat a cycle.
 func pairs(m *ir.Module, c Config, p pairStage) {
 	ir.Helper()
 	limit := c.PairBytes
@@ -611,64 +675,70 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 	limit = min(max(limit, 64), MaxPairBytes)
 	depth := 1 << ir.AddrBits(max(limit/64, 128)) // beats
 	db := ir.AddrBits(depth) + 1
-	f := tlphdr.Decode(m, "pair_in", p.hdr)
-	bytes := m.Named("pair_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0)))   // 13 bits
-	beats := m.Named("pair_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
-	seq := m.Reg("pair_seq", 32, 0)
-	m.SetNext(seq, m.Add(seq, m.Const(32, 1)))
-	m.SetEnable(seq, m.And(p.taken, p.sop))
 
 	type input struct {
-		hdrQ, dataQ axis.Stream
-		hdrRoom     ir.Value // the header buffer is not full
-		free        ir.Value // beats
-		waiting     ir.Value // writes
-		room        ir.Value // bytes
-		fits        ir.Value
+		hdrQ, dataQ  axis.Stream
+		hdrRoom      ir.Value // the header buffer is not full
+		free         ir.Value // beats
+		waiting      ir.Value // writes
+		room         ir.Value // bytes
+		bytes, beats ir.Value // of the write offered
+		accept       ir.Value // its first beat goes in
+		dataReady    ir.Value // the data buffer has room for a beat
 	}
 	var in [2]input
 	start := m.Wire("pair_start", 1)
 	popBeat := [2]ir.Value{m.Wire("pair0_pop", 1), m.Wire("pair1_pop", 1)}
 	startBytes := [2]ir.Value{}
 	for k := range in {
+		st, x := p.in[k], &in[k]
 		n := fmt.Sprintf("pair%d", k)
-		mine := m.Eq(p.side, m.Const(1, uint64(k)))
-		mineHeld := m.Eq(p.sideHeld, m.Const(1, uint64(k)))
-		accept := m.And(m.And(p.taken, p.sop), mine)
-		x := &in[k]
+		f := tlphdr.Decode(m, n+"_in", st.hdr)
+		x.bytes = m.Named(n+"_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0)))     // 13 bits
+		x.beats = m.Named(n+"_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(x.bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
+		x.dataReady = m.Wire(n+"_in_ready", 1)
+		st.accept(m, p.dec[k], x.dataReady, m.Const(1, 1))
+		x.accept = m.Named(n+"_accept", m.And(m.And(st.taken, st.sop), m.Not(st.drop)))
+	}
+	// Arrival order, for the requester of a pair's output: input 1's
+	// write counts as later when both arrive together.
+	seq := m.Reg("pair_seq", 32, 0)
+	m.SetNext(seq, m.Add(seq, m.Add(m.Zext(in[0].accept, 32), m.Zext(in[1].accept, 32))))
+	seqOf := [2]ir.Value{seq, m.Add(seq, m.Zext(in[0].accept, 32))}
+	for k := range in {
+		st, x := p.in[k], &in[k]
+		n := fmt.Sprintf("pair%d", k)
 		x.hdrRoom = m.Wire(n+"_hdr_room", 1)
-		x.hdrQ = axis.FIFO(m, n+"_hdrs", axis.Stream{Data: m.Concat(seq, p.outHdr), Valid: accept, Ready: x.hdrRoom}, PairTLPs)
-		push := m.And(p.valid, m.Mux(p.sop, mine, mineHeld))
-		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(p.eop, p.keep, p.data), Valid: push, Ready: p.ins[k].Ready}, depth)
+		x.hdrQ = axis.FIFO(m, n+"_hdrs", axis.Stream{Data: m.Concat(seqOf[k], p.dec[k].outHdr), Valid: x.accept, Ready: x.hdrRoom}, PairTLPs)
+		x.dataQ = axis.FIFO(m, n+"_data", axis.Stream{Data: m.Concat(st.eop, st.keep, st.data), Valid: st.toKernel, Ready: x.dataReady}, depth)
 		// Both of a counter's next values are worked out beside the
 		// decision, which only chooses between them: the decision's path
 		// ends in a multiplexer, not in a carry chain.
 		x.free = m.Reg(n+"_free_beats", db, uint64(depth))
 		freeNext := m.Add(x.free, m.Zext(popBeat[k], db))
-		m.SetNext(x.free, m.Mux(accept, m.Sub(freeNext, beats), freeNext))
+		m.SetNext(x.free, m.Mux(x.accept, m.Sub(freeNext, x.beats), freeNext))
 		x.waiting = m.Reg(n+"_waiting", ir.AddrBits(PairTLPs)+1, 0)
 		wb := x.waiting.Width()
 		waitNext := m.Sub(x.waiting, m.Zext(start, wb))
-		m.SetNext(x.waiting, m.Mux(accept, m.Add(waitNext, m.Const(wb, 1)), waitNext))
+		m.SetNext(x.waiting, m.Mux(x.accept, m.Add(waitNext, m.Const(wb, 1)), waitNext))
 		x.room = m.Reg(n+"_room_bytes", 25, uint64(limit)) // pair_buffer_kib less what waits
 		hf := tlphdr.Decode(m, n+"_head", m.Slice(x.hdrQ.Data, 0, 128))
 		startBytes[k] = m.Concat(m.Eq(hf.Length, m.Const(10, 0)), hf.Length, m.Const(2, 0))
 		roomNext := m.Add(x.room, m.Mux(start, m.Zext(startBytes[k], 25), m.Const(25, 0)))
-		m.SetNext(x.room, m.Mux(accept, m.Sub(roomNext, m.Zext(bytes, 25)), roomNext))
+		m.SetNext(x.room, m.Mux(x.accept, m.Sub(roomNext, m.Zext(x.bytes, 25)), roomNext))
 	}
 	for k := range in {
 		x, other := &in[k], &in[1-k]
-		room := m.And(m.Not(m.LtU(x.free, beats)), x.hdrRoom)
+		room := m.And(m.Not(m.LtU(x.free, x.beats)), x.hdrRoom)
 		otherWaits := m.Ne(other.waiting, m.Const(other.waiting.Width(), 0))
-		underLimit := m.Not(m.LtU(x.room, m.Zext(bytes, 25)))
-		x.fits = m.Named(fmt.Sprintf("pair%d_fits", k), m.And(room, m.Or(otherWaits, underLimit)))
+		underLimit := m.Not(m.LtU(x.room, m.Zext(x.bytes, 25)))
+		m.Assign(p.fits[k], m.Named(fmt.Sprintf("pair%d_fits", k), m.And(room, m.Or(otherWaits, underLimit))))
 	}
-	m.Assign(p.fits, m.Mux(p.side, in[1].fits, in[0].fits))
 
 	// The pairing: both inputs' oldest writes, when both have one.
 	const (
 		idle = iota
-		stream
+		streaming
 		drain
 	)
 	state := m.Reg("pair_state", 2, idle)
@@ -701,17 +771,17 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		m.Assign(popBeat[k], m.And(fifo.Valid, fifo.Ready))
 		last := m.Slice(q.Data, 512+16, 1)
 		offer := m.And(m.And(busy, q.Valid), m.Not(done[k]))
-		ready := m.Mux(is(stream), []ir.Value{p.ready0, p.ready1}[k], m.Const(1, 1))
+		ready := m.Mux(is(streaming), []ir.Value{p.ready0, p.ready1}[k], m.Const(1, 1))
 		pop := m.And(offer, ready)
 		m.Assign(q.Ready, m.And(m.And(busy, m.Not(done[k])), ready))
 		ends[k] = m.Or(done[k], m.And(pop, last))
 		prefix := []string{"s_", "s1_"}[k]
 		p.rmIn[prefix+"tdata"], p.rmIn[prefix+"tkeep"], p.rmIn[prefix+"tlast"] = m.Slice(q.Data, 0, 512), byteKeep(m, m.Slice(q.Data, 512, 16)), last
-		p.rmIn[prefix+"tvalid"] = m.And(offer, is(stream))
+		p.rmIn[prefix+"tvalid"] = m.And(offer, is(streaming))
 	}
 	finish := m.And(busy, m.And(ends[0], ends[1]))
 	for k := range done {
 		m.SetNext(done[k], m.And(ends[k], m.Not(finish)))
 	}
-	m.SetNext(state, m.Mux(start, m.Mux(same, m.Const(2, stream), m.Const(2, drain)), m.Mux(finish, m.Const(2, idle), state)))
+	m.SetNext(state, m.Mux(start, m.Mux(same, m.Const(2, streaming), m.Const(2, drain)), m.Mux(finish, m.Const(2, idle), state)))
 }

@@ -92,26 +92,26 @@ func (b *bench) send(x tlp.TLP, in Ingress, limit int) bool {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	b.set("s_tlp_ingress", uint64(in))
+	pre := "s_" + ingressNames[in] + "_tlp_"
 	for i := 0; len(beats) > 0; i++ {
 		if i == limit {
-			b.set("s_tlp_valid", 0)
+			b.set(pre+"valid", 0)
 			return false
 		}
 		bt := beats[0]
-		b.set("s_tlp_hdr", bt.Hdr...)
-		b.set("s_tlp_data", bt.Data...)
-		b.set("s_tlp_keep", bt.Keep)
-		b.set("s_tlp_sop", b2u(bt.SOP))
-		b.set("s_tlp_eop", b2u(bt.EOP))
-		b.set("s_tlp_valid", 1)
+		b.set(pre+"hdr", bt.Hdr...)
+		b.set(pre+"data", bt.Data...)
+		b.set(pre+"keep", bt.Keep)
+		b.set(pre+"sop", b2u(bt.SOP))
+		b.set(pre+"eop", b2u(bt.EOP))
+		b.set(pre+"valid", 1)
 		b.s.Settle()
-		if b.get("s_tlp_ready") == 1 {
+		if b.get(pre+"ready") == 1 {
 			beats = beats[1:]
 		}
 		b.cycle()
 	}
-	b.set("s_tlp_valid", 0)
+	b.set(pre+"valid", 0)
 	return true
 }
 
