@@ -50,7 +50,7 @@ run: build
 
 ## test: every test (unit, property, fuzz seeds, CLI, external tools) plus lint.
 test: deps lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 20m ./...
 
 ## bench: every benchmark, with allocation counts; the simulator's against
 ## Verilator (docs/hdl.md, "Speed against Verilator") need the tools.
