@@ -232,16 +232,16 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	w := bits.Len(uint(len(keeps) * keeps[0].Width()))
 	sum := m.Const(w, 0)
 	for i, kp := range keeps {
-		sum = m.Add(sum, m.Mux(hss[i], m.Zext(popcount(m, kp), w), m.Const(w, 0)))
+		sum = m.Add(sum, m.Mux(hss[i], m.Zext(m.PopCount(kp), w), m.Const(w, 0)))
 	}
 	inNow := m.Reg("task_bytes_in_now", w, 0)
 	m.SetNext(inNow, m.Mux(running, sum, m.Const(w, 0)))
 	bytesIn := inNow
-	m.SetNext(in0, m.Mux(launch, c32(0), m.Mux(hs0, m.Add(in0, m.Zext(popcount(m, keep0), 32)), in0)))
+	m.SetNext(in0, m.Mux(launch, c32(0), m.Mux(hs0, m.Add(in0, m.Zext(m.PopCount(keep0), 32)), in0)))
 	m.SetNext(inMid, m.Mux(launch, m.Const(1, 0), m.Mux(hs0, m.Not(last0), inMid)))
 	one := m.Const(1, 1)
 	cBytesIn := count("task_bytes_in", bytesIn, m.Const(1, 1))
-	cBytesOut := count("task_bytes_out", popcount(m, out["m_tkeep"]), m.And(running, hsOut))
+	cBytesOut := count("task_bytes_out", m.PopCount(out["m_tkeep"]), m.And(running, hsOut))
 	cPackets := count("task_packets", one, m.And(hs0, last0))
 	outPackets := count("task_out_packets", one, m.And(m.And(running, hsOut), out["m_tlast"]))
 	cCycles := count("task_cycles", one, running)
@@ -297,13 +297,3 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	return m, nil
 }
 
-// popcount is the number of ones in v, as an adder tree.
-func popcount(m *ir.Module, v ir.Value) ir.Value {
-	n := v.Width()
-	if n == 1 {
-		return v
-	}
-	lo, hi := popcount(m, m.Slice(v, 0, n/2)), popcount(m, m.Slice(v, n/2, n-n/2))
-	w := bits.Len(uint(n))
-	return m.Add(m.Zext(lo, w), m.Zext(hi, w))
-}

@@ -1089,6 +1089,18 @@ func (m *Module) Pick(sels, vals []Value) Value {
 	return terms[0]
 }
 
+// PopCount is the number of ones in v, as an adder tree (bits.Len of
+// v's width wide: a byte keep's count of kept bytes).
+func (m *Module) PopCount(v Value) Value {
+	n := v.Width()
+	if n <= 1 {
+		return v
+	}
+	lo, hi := m.PopCount(m.Slice(v, 0, n/2)), m.PopCount(m.Slice(v, n/2, n-n/2))
+	w := bits.Len(uint(n))
+	return m.Add(m.Zext(lo, w), m.Zext(hi, w))
+}
+
 // Any is the OR of 1-bit values, as a balanced tree (0 for none).
 func (m *Module) Any(vs ...Value) Value {
 	p := caller()

@@ -400,7 +400,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	m.Assign(bufReady, m.And(buf.Ready, lens.Ready))
 	in := m.And(outValid, bufReady)
 	acc := m.Reg("out_bytes", 13, 0)
-	total := m.Named("out_bytes_total", m.Add(acc, m.Zext(popcount(m, outKeep), 13)))
+	total := m.Named("out_bytes_total", m.Add(acc, m.Zext(m.PopCount(outKeep), 13)))
 	m.SetNext(acc, m.Mux(outLast, m.Const(13, 0), total))
 	m.SetEnable(acc, in)
 	lens.Data, lens.Valid = total, m.And(in, outLast)
@@ -634,16 +634,6 @@ func byteKeep(m *ir.Module, dw ir.Value) ir.Value {
 	return m.Concat(parts...)
 }
 
-// popcount is the number of ones in v, as an adder tree.
-func popcount(m *ir.Module, v ir.Value) ir.Value {
-	n := v.Width()
-	if n == 1 {
-		return v
-	}
-	lo, hi := popcount(m, m.Slice(v, 0, n/2)), popcount(m, m.Slice(v, n/2, n-n/2))
-	w := bits.Len(uint(n))
-	return m.Add(m.Zext(lo, w), m.Zext(hi, w))
-}
 
 // pairStage is what the pair buffers of a two-input kernel's slot work
 // with.
