@@ -296,4 +296,3 @@ func (k *Kernel) TaskModule() (*ir.Module, error) {
 	}
 	return m, nil
 }
-

@@ -283,20 +283,9 @@ func TestPipelineKernelAgainstEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(have.Data, ref) {
-			t.Fatalf("write %d at C: not the kernel's reference output for A's write", i)
-		}
-		have.Data, want.Snapped = nil, false
-		want.Tag &= 0xFF
-		if have.String() != want.String() {
-			t.Fatalf("write %d at C:\n %s\nin the emulator\n %s", i, have.String(), want.String())
-		}
+		sameWrite(t, fmt.Sprintf("write %d at C", i), have, want, ref)
 	}
-	for _, pt := range p.top[0].Ports() {
-		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[0].get(pt.Name)[0] != 0 {
-			t.Errorf("onicA3's %s: %d, want 0", pt.Name, p.cards[0].get(pt.Name)[0])
-		}
-	}
+	noSlotDrops(t, p, 0, "onicA3")
 	if ok := p.cards[1].get("port_in_count_ok_total")[0]; ok != n {
 		t.Errorf("onicC's port pipeline passed %d writes, want %d", ok, n)
 	}
@@ -386,20 +375,9 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(have.Data, ref) {
-			t.Fatalf("sum %d at C: not the kernel's reference for A's and B's write %d", i, i)
-		}
-		have.Data, want.Snapped = nil, false
-		want.Tag &= 0xFF
-		if have.String() != want.String() {
-			t.Fatalf("sum %d at C:\n %s\nin the emulator\n %s", i, have.String(), want.String())
-		}
+		sameWrite(t, fmt.Sprintf("sum %d at C", i), have, want, ref)
 	}
-	for _, pt := range p.top[2].Ports() {
-		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[2].get(pt.Name)[0] != 0 {
-			t.Errorf("onicC's %s: %d, want 0", pt.Name, p.cards[2].get(pt.Name)[0])
-		}
-	}
+	noSlotDrops(t, p, 2, "onicC")
 	// Latency of a sum: from the later of its two writes entering its
 	// O-NIC to the sum leaving C's (the emulator's from the later write
 	// leaving its host to the sum reaching C's).
@@ -416,5 +394,32 @@ func TestAllreduceAgainstEmulator(t *testing.T) {
 	// until its length is known, the write's header made): docs/hdl.md.
 	if rtl[n/2] > 2*emu[n/2] || rtl[n/2] < emu[n/2]/2 {
 		t.Errorf("the RTL's median latency is not within half to twice the emulator's")
+	}
+}
+
+// sameWrite fails the test unless the write a card sent (have) carries
+// the kernel's reference bytes ref and is, header for header, the one
+// the emulator delivered (want, whose capture has no payload; tags
+// compared in the 8 bits PG213's descriptors carry).
+func sameWrite(t *testing.T, what string, have, want tlp.TLP, ref []byte) {
+	t.Helper()
+	if !bytes.Equal(have.Data, ref) {
+		t.Fatalf("%s: not the kernel's reference output for its input", what)
+	}
+	have.Data, want.Snapped = nil, false
+	want.Tag &= 0xFF
+	if have.String() != want.String() {
+		t.Fatalf("%s:\n %s\nin the emulator\n %s", what, have.String(), want.String())
+	}
+}
+
+// noSlotDrops fails the test if card k (O-NIC name) counted anything in
+// its slots' drop counters.
+func noSlotDrops(t *testing.T, p *pair, k int, name string) {
+	t.Helper()
+	for _, pt := range p.top[k].Ports() {
+		if pt.Output && strings.HasPrefix(pt.Name, "slot") && p.cards[k].get(pt.Name)[0] != 0 {
+			t.Errorf("%s's %s: %d, want 0", name, pt.Name, p.cards[k].get(pt.Name)[0])
+		}
 	}
 }

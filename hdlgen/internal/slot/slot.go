@@ -634,7 +634,6 @@ func byteKeep(m *ir.Module, dw ir.Value) ir.Value {
 	return m.Concat(parts...)
 }
 
-
 // pairStage is what the pair buffers of a two-input kernel's slot work
 // with.
 type pairStage struct {
