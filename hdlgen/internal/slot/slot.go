@@ -445,16 +445,22 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	for i := range dwKeep {
 		dwKeep[15-i] = m.RedOr(m.Slice(wordKeep, 4*i, 4))
 	}
-	outReady := m.Input("m_tlp_ready", 1)
+	// The writes leave through a register slice: the card's merges and
+	// its path to RQ start from registers, not from this choice.
+	outReady := m.Wire("out_slice_in_ready", 1)
 	oValid := m.Named("out_valid", m.Any(m.And(isData, bufQ.Valid), m.And(isCpl, cplValid), m.And(isIRQ, irqValid)))
 	oEop := m.Mux(isData, m.Slice(bufQ.Data, 576, 1), m.Const(1, 1))
 	three := func(d, c, i ir.Value) ir.Value { return m.Pick([]ir.Value{isData, isCpl, isIRQ}, []ir.Value{d, c, i}) }
-	m.Output("m_tlp_hdr", three(dataHdr, recordHdr, msgHdr))
-	m.Output("m_tlp_data", three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512)))
-	m.Output("m_tlp_keep", three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1)))
-	m.Output("m_tlp_sop", m.Mux(isData, first, m.Const(1, 1)))
-	m.Output("m_tlp_eop", oEop)
-	m.Output("m_tlp_valid", oValid)
+	word := m.Concat(oEop, m.Mux(isData, first, m.Const(1, 1)), three(m.Concat(dwKeep...), m.Const(16, 0xFF), m.Const(16, 1)),
+		three(m.Slice(bufQ.Data, 0, 512), m.Zext(k["m_cpl_data"], 512), m.Zext(k["m_irq_data"], 512)), three(dataHdr, recordHdr, msgHdr))
+	outS := axis.Skid(m, "out_slice", axis.Stream{Data: word, Valid: oValid, Ready: outReady})
+	m.Assign(outS.Ready, m.Input("m_tlp_ready", 1))
+	m.Output("m_tlp_hdr", m.Slice(outS.Data, 0, 128))
+	m.Output("m_tlp_data", m.Slice(outS.Data, 128, 512))
+	m.Output("m_tlp_keep", m.Slice(outS.Data, 640, 16))
+	m.Output("m_tlp_sop", m.Slice(outS.Data, 656, 1))
+	m.Output("m_tlp_eop", m.Slice(outS.Data, 657, 1))
+	m.Output("m_tlp_valid", outS.Valid)
 	moved := m.And(oValid, outReady)
 	end := m.And(moved, oEop)
 	m.SetNext(busy, m.Mux(moved, m.Not(oEop), m.Or(busy, oValid)))
