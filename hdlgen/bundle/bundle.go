@@ -164,7 +164,7 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		File{"build.tcl", tcl(topName, o, vs, parts)},
 		File{name + "_regs.h", header(d)},
 		File{"registers.md", markdown(d)},
-		File{"README.md", readme(d, o, vs)},
+		File{"README.md", readme(d, o, vs, parts)},
 	), nil
 }
 
@@ -728,7 +728,7 @@ func markdown(d *manager.Design) []byte {
 	return []byte(b.String())
 }
 
-func readme(d *manager.Design, o Options, sources []string) []byte {
+func readme(d *manager.Design, o Options, sources []string, parts []partition) []byte {
 	name := d.Module.Name()
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
@@ -763,10 +763,35 @@ func readme(d *manager.Design, o Options, sources []string) []byte {
 	}
 	w("- `%s.xdc`: clock and interface constraints template.", top)
 	w("- `build.tcl`: Vivado non-project build (`vivado -mode batch -source build.tcl`), part %s.", o.Part)
+	if len(parts) > 0 {
+		w("- `dfx/`: the black boxes of the kernel slots' modules, which `build.tcl` synthesises")
+		w("  the static design around (each slot's module is a reconfigurable partition).")
+	}
 	w("- `%s_regs.h`, `registers.md`: the AXI-Lite register map.", name)
 	w("")
+	if len(parts) > 0 {
+		w("## Kernel slots")
+		w("")
+		w("Each slot's TLPs (writes into its window or `kernel_in` range) go through the kernel")
+		w("in it, and its output leaves as posted writes; its task shell is the page at")
+		w("0x1000 + 0x2000 n of BAR0 (docs/hdl.md, \"Kernel slots\").")
+		w("")
+		w("| Slot | Kernel | Partition (cell) | Module |")
+		w("|---:|---|---|---|")
+		for i, pt := range parts {
+			w("| %d | %s | `%s` | `%s` |", i, pt.kernel, pt.cell, pt.module)
+		}
+		w("")
+	}
 	w("## Interfaces")
 	w("")
+	if o.PCIe4 {
+		w("`%s` carries AMD's PCIE4 block's ports by the IP's own names (`m_axis_cq_*`,", top)
+		w("`s_axis_cc_*`, `s_axis_rq_*`, `m_axis_rc_*`, `pcie_cq_np_req`, `cfg_*`), each optical")
+		w("port's lane interface (`port_a_*`, `port_b_*`), and runs on `user_clk` and")
+		w("`user_reset`. Inside it the manager's streams are these:")
+		w("")
+	}
 	w("Each TLP stream has `_hdr` (128 bits, DW0 in [127:96], each DW in PCIe byte")
 	w("order; a 3-DW header leaves [31:0] zero), `_data` (payload byte n of the beat")
 	w("in bits [8n+7:8n]), `_keep` (a bit per DW), `_sop`, `_eop`, `_valid` and")
@@ -862,6 +887,24 @@ func moduleDoc(top, mod string) string {
 		return "AMD PCIE4 completer requests (CQ, PG213) to the manager's host TLP stream"
 	case mod == "onic_pcie4_cc":
 		return "the manager's completions to AMD PCIE4 completer completions (CC, PG213)"
+	case mod == top+"_regbar":
+		return "the register block: BAR0's reads and writes, the manager's registers, the MSI-X table, the kernel slots' pages"
+	case mod == "onic_pcie4_tags":
+		return "the requester tag table: a free local tag for each non-posted request to RQ, its own tag back on each RC completion"
+	case mod == "onic_pcie4_cfg_ext":
+		return "the O-NIC's description capability, answered in the PCIE4 block's user extended configuration space"
+	case mod == "onic_cdc_fifo":
+		return "an asynchronous FIFO (Gray-coded pointers) between user_clk and an optical port's lane clock"
+	case mod == "onic_cdc_sync":
+		return "a two-flip-flop synchroniser (a lane's phy_up, the reset) into another clock domain"
+	case strings.HasPrefix(mod, "onic_slot") && strings.HasSuffix(mod, "_kernel"):
+		return "a kernel slot's reconfigurable module: the kernel in its task shell behind the interface every slot's kernel shares"
+	case strings.HasPrefix(mod, "onic_slot"):
+		return "a kernel slot: its TLPs into the kernel, the kernel's output out as posted writes (after them the task shell's record and MSI-X message)"
+	case strings.HasPrefix(mod, "onic_task_"):
+		return "a kernel's task shell (its registers, tasks, completion record and MSI-X message; docs/kernels.md)"
+	case strings.HasPrefix(mod, "onic_kernel_"):
+		return "an in-network kernel (docs/kernels.md)"
 	case mod == "onic_axis_skid":
 		return "a full-throughput AXI-Stream register slice (parameter WIDTH: the word's bits), one instance per stream"
 	case strings.HasPrefix(mod, "onic_axis_skid_"):
