@@ -85,6 +85,11 @@ func merge(m *ir.Module, name string, a tlps, more ...tlps) tlps {
 	return unpack(m, out, a)
 }
 
+// slice is s through a register slice (axis.Skid).
+func slice(m *ir.Module, name string, s tlps) tlps {
+	return unpack(m, axis.Skid(m, name, s.pack(m)), s)
+}
+
 // fromOutputs is the stream a module instance sends on prefix+field.
 func fromOutputs(m *ir.Module, out map[string]ir.Value, prefix, side string, readyName string) tlps {
 	s := tlps{hdr: out[prefix+"hdr"], data: out[prefix+"data"], keep: out[prefix+"keep"], sop: out[prefix+"sop"], eop: out[prefix+"eop"],
@@ -454,7 +459,9 @@ func Build(name string, p Parts) *ir.Module {
 
 	// Toward the host: the port pipeline's requests to RQ, its completions
 	// and the manager's to CC.
-	toHost := merge(m, "to_host_merge", piStream("port_a", "m_host", ""), piStream("port_b", "m_host", ""))
+	// (Through a register slice after their merge: the tag table's
+	// logic follows.)
+	toHost := slice(m, "to_host_slice", merge(m, "to_host_merge", piStream("port_a", "m_host", ""), piStream("port_b", "m_host", "")))
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
 	reqs := toHost
