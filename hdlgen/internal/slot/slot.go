@@ -370,12 +370,17 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	}
 	for _, name := range []string{"drop_not_write", "drop_closed", "drop_no_proxy", "drop_not_input", "drop_pair_full"} {
 		if whens, ok := g.counts[name]; ok {
-			r := m.Reg(name+"_count", 32, 0)
-			inc := m.Const(32, 0)
-			for _, w := range whens {
-				inc = m.Add(inc, m.Zext(w, 32))
+			// The drops a cycle decides are registered before they are
+			// counted: the decision is not in front of the carry chain.
+			w := bits.Len(uint(len(whens)))
+			inc := m.Const(w, 0)
+			for _, when := range whens {
+				inc = m.Add(inc, m.Zext(when, w))
 			}
-			m.SetNext(r, m.Add(r, inc))
+			now := m.Reg(name+"_now", w, 0)
+			m.SetNext(now, inc)
+			r := m.Reg(name+"_count", 32, 0)
+			m.SetNext(r, m.Add(r, m.Zext(now, 32)))
 			m.Output(name, r)
 		}
 	}
@@ -695,11 +700,13 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		st.accept(m, p.dec[k], x.dataReady, m.Const(1, 1))
 		x.accept = m.Named(n+"_accept", m.And(m.And(st.taken, st.sop), m.Not(st.drop)))
 	}
-	// Arrival order, for the requester of a pair's output: input 1's
-	// write counts as later when both arrive together.
-	seq := m.Reg("pair_seq", 32, 0)
-	m.SetNext(seq, m.Add(seq, m.Add(m.Zext(in[0].accept, 32), m.Zext(in[1].accept, 32))))
-	seqOf := [2]ir.Value{seq, m.Add(seq, m.Zext(in[0].accept, 32))}
+	// Arrival order, for the requester of a pair's output: each write is
+	// stamped with the cycle it arrived in (a free-running count, so the
+	// stamp does not wait for the decision), and input 1's counts as the
+	// later when both arrive in the same cycle.
+	seq := m.Reg("pair_cycle", 32, 0)
+	m.SetNext(seq, m.Add(seq, m.Const(32, 1)))
+	seqOf := [2]ir.Value{seq, seq}
 	for k := range in {
 		st, x := p.in[k], &in[k]
 		n := fmt.Sprintf("pair%d", k)
@@ -745,7 +752,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 	m.Assign(in[1].hdrQ.Ready, start)
 	reqLo, _ := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
 	h0, h1 := m.Slice(in[0].hdrQ.Data, 0, 128), m.Slice(in[1].hdrQ.Data, 0, 128)
-	later1 := m.LtU(m.Slice(in[0].hdrQ.Data, 128, 32), m.Slice(in[1].hdrQ.Data, 128, 32))
+	later1 := m.Not(m.LtU(m.Slice(in[1].hdrQ.Data, 128, 32), m.Slice(in[0].hdrQ.Data, 128, 32)))
 	req := m.Mux(later1, m.Slice(h1, reqLo, 16), m.Slice(h0, reqLo, 16))
 	m.Assign(p.jobs.Valid, m.And(m.And(is(idle), both), same))
 	p.jobs.Data = m.Concat(m.Slice(h0, reqLo+16, 128-reqLo-16), req, m.Slice(h0, 0, reqLo))
