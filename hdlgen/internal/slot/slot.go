@@ -34,16 +34,15 @@ const (
 // ParseEgress reads a scenario's kernel egress ("host", "port-a",
 // "port-b").
 func ParseEgress(s string) (Egress, error) {
-	switch s {
-	case "host":
-		return Host, nil
-	case "port-a":
-		return PortA, nil
-	case "port-b":
-		return PortB, nil
+	i, ok := places[s]
+	if !ok {
+		return 0, fmt.Errorf("egress %q must be host, port-a or port-b", s)
 	}
-	return 0, fmt.Errorf("egress %q must be host, port-a or port-b", s)
+	return Egress(i), nil
 }
+
+// places number the host and the ports as Egress and Ingress both do.
+var places = map[string]int{"host": 0, "port-a": 1, "port-b": 2}
 
 // Config is one kernel slot of a card.
 type Config struct {
@@ -87,15 +86,11 @@ const (
 // ParseIngress reads a scenario's kernel source ("host", "port-a",
 // "port-b").
 func ParseIngress(s string) (Ingress, error) {
-	switch s {
-	case "host":
-		return FromHost, nil
-	case "port-a":
-		return FromPortA, nil
-	case "port-b":
-		return FromPortB, nil
+	i, ok := places[s]
+	if !ok {
+		return 0, fmt.Errorf("source %q must be host, port-a or port-b", s)
 	}
-	return 0, fmt.Errorf("source %q must be host, port-a or port-b", s)
+	return Ingress(i), nil
 }
 
 // PairTLPs is how many writes each input of a two-input kernel may hold
