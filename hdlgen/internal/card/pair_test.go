@@ -35,7 +35,11 @@ type pair struct {
 	// layers then replay it); flips counts the flipped words.
 	ber   float64
 	flips int
-	r     *rand.Rand
+	// flipData, if not 0, also flips a bit in every flipData-th frame
+	// word (dataWords counts them), so that frames are damaged however
+	// the random flips fall.
+	flipData, dataWords int
+	r                   *rand.Rand
 	// rec records card 0's first recLimit cycles for a replay in the
 	// HDL simulators (newNetRecorded).
 	rec      *replay.Recorder
@@ -249,7 +253,11 @@ func (p *pair) cycle() {
 		for w, e := range []end{l.a, l.b} { // a sends on the a-to-b wire
 			s := p.cards[e.card]
 			wd := word{append([]uint64(nil), s.get(e.port+"_tx_data")...), s.bit(e.port + "_tx_ctl"), s.bit(e.port + "_tx_valid")}
-			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber {
+			dataWord := wd.valid && !wd.ctl
+			if dataWord {
+				p.dataWords++
+			}
+			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber || dataWord && p.flipData > 0 && p.dataWords%p.flipData == 0 {
 				wd.data[p.r.IntN(8)] ^= 1 << p.r.IntN(64)
 				p.flips++
 			}
