@@ -87,7 +87,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if o.PCIe4 {
 				n := 0
 				for _, p := range paths {
-					if strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(p)) != "dfx" {
+					if strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(p)) != bundle.DFXDir {
 						n++
 					}
 				}

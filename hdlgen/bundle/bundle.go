@@ -52,6 +52,12 @@ type Options struct {
 	Kernels []Kernel
 }
 
+// DFXDir is the directory, among the generated files, of the black boxes
+// the static design is synthesised around (one per kernel slot's module):
+// a simulator or linter reading every .v of a bundle leaves it out, as
+// each module's own file is there too.
+const DFXDir = "dfx"
+
 // Kernel is a library kernel in a kernel slot, as a scenario loads it:
 // its output goes to Egress (host, port-a or port-b) at Translated plus
 // the offset of the write it came from.
@@ -153,7 +159,7 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 				}
 				// In a directory of its own: a simulator or linter
 				// reading every .v here must not see the module twice.
-				fs = append(fs, File{"dfx/" + s.RM.Name() + "_stub.v", stub})
+				fs = append(fs, File{DFXDir + "/" + s.RM.Name() + "_stub.v", stub})
 			}
 		}
 		parts = append(parts, pt)
@@ -543,14 +549,13 @@ func tcl(name string, o Options, sources []string, parts []partition) []byte {
 	}
 	for _, f := range sources {
 		if inRM[f] {
-			f = "dfx/" + strings.TrimSuffix(f, ".v") + "_stub.v"
+			f = DFXDir + "/" + strings.TrimSuffix(f, ".v") + "_stub.v"
 		}
 		w("read_verilog [file join $dir %s]", f)
 	}
 	if o.PCIe4 {
 		pcie4IP(w, o.Function)
 	}
-	mode := " -mode out_of_context"
 	if len(parts) > 0 {
 		w("if {$board_xdc eq \"\"} {")
 		w("    read_xdc -mode out_of_context [file join $dir %s.xdc]", name)
@@ -571,8 +576,8 @@ func tcl(name string, o Options, sources []string, parts []partition) []byte {
 			w("set_property RESET_AFTER_RECONFIG 1 [get_pblocks %s]", pb)
 		}
 	} else {
-		w("read_xdc%s [file join $dir %s.xdc]", mode, name)
-		w("synth_design -top %s -part $part%s", name, mode)
+		w("read_xdc -mode out_of_context [file join $dir %s.xdc]", name)
+		w("synth_design -top %s -part $part -mode out_of_context", name)
 	}
 	w("opt_design")
 	w("place_design")

@@ -370,5 +370,5 @@ func TestPCIe4Configurations(t *testing.T) {
 // not the black boxes under dfx/ that the Vivado build uses for the
 // reconfigurable partitions (each module's own file is there too).
 func isSource(p string) bool {
-	return strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(filepath.FromSlash(p))) != "dfx"
+	return strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(filepath.FromSlash(p))) != bundle.DFXDir
 }

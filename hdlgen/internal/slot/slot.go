@@ -252,22 +252,13 @@ func RM(c Config) (*ir.Module, error) {
 		part := m.Slice(wide.Data, k*w, w)
 		present := m.Slice(wide.Data, n*w+k, 1)
 		data = append(data, m.Slice(part, 0, ob))
-		keep = append(keep, m.And(m.Slice(part, ob, ob/8), m.Concat(repeat(m, present, ob/8)...)))
+		keep = append(keep, m.And(m.Slice(part, ob, ob/8), m.Sext(present, ob/8)))
 	}
 	m.Output("m_tdata", m.Concat(data...))
 	m.Output("m_tkeep", m.Concat(keep...))
 	m.Output("m_tlast", m.Slice(wide.Data, wide.Data.Width()-1, 1))
 	m.Output("m_tvalid", wide.Valid)
 	return m, m.Check()
-}
-
-// repeat is n copies of the one-bit v.
-func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
-	vs := make([]ir.Value, n)
-	for i := range vs {
-		vs[i] = v
-	}
-	return vs
 }
 
 // Build is the slot's static module, onic_slot<N>: TLPs steered into the
@@ -635,7 +626,7 @@ func template(m *ir.Module, n int) ir.Value {
 func byteKeep(m *ir.Module, dw ir.Value) ir.Value {
 	var parts []ir.Value
 	for i := dw.Width() - 1; i >= 0; i-- {
-		parts = append(parts, repeat(m, m.Slice(dw, i, 1), 4)...)
+		parts = append(parts, m.Sext(m.Slice(dw, i, 1), 4))
 	}
 	return m.Concat(parts...)
 }
@@ -689,7 +680,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		st, x := p.in[k], &in[k]
 		n := fmt.Sprintf("pair%d", k)
 		f := tlphdr.Decode(m, n+"_in", st.hdr)
-		x.bytes = m.Named(n+"_in_bytes", m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length, m.Const(2, 0)))     // 13 bits
+		x.bytes = m.Named(n+"_in_bytes", m.Concat(tlphdr.DWs(m, f.Length), m.Const(2, 0)))                      // 13 bits
 		x.beats = m.Named(n+"_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(x.bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
 		x.dataReady = m.Wire(n+"_in_ready", 1)
 		st.accept(m, p.dec[k], x.dataReady, m.Const(1, 1))
@@ -720,7 +711,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 		m.SetNext(x.waiting, m.Mux(x.accept, m.Add(waitNext, m.Const(wb, 1)), waitNext))
 		x.room = m.Reg(n+"_room_bytes", 25, uint64(limit)) // pair_buffer_kib less what waits
 		hf := tlphdr.Decode(m, n+"_head", m.Slice(x.hdrQ.Data, 0, 128))
-		startBytes[k] = m.Concat(m.Eq(hf.Length, m.Const(10, 0)), hf.Length, m.Const(2, 0))
+		startBytes[k] = m.Concat(tlphdr.DWs(m, hf.Length), m.Const(2, 0))
 		roomNext := m.Add(x.room, m.Mux(start, m.Zext(startBytes[k], 25), m.Const(25, 0)))
 		m.SetNext(x.room, m.Mux(x.accept, m.Sub(roomNext, m.Zext(x.bytes, 25)), roomNext))
 	}

@@ -173,3 +173,10 @@ func Rewrite(m *ir.Module, name string, hdr, addr, req ir.Value) ir.Value {
 	short := m.Concat(dw0, dw1, m.Slice(addr, 2, 30), ph, m.Const(32, 0))
 	return m.Mux(high, long, short)
 }
+
+// DWs is the payload length a Length field says, in DWs: 11 bits, the
+// field's 0 meaning 1024.
+func DWs(m *ir.Module, length ir.Value) ir.Value {
+	ir.Helper()
+	return m.Concat(m.Eq(length, m.Const(10, 0)), length)
+}
