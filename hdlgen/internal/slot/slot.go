@@ -252,7 +252,7 @@ func RM(c Config) (*ir.Module, error) {
 		part := m.Slice(wide.Data, k*w, w)
 		present := m.Slice(wide.Data, n*w+k, 1)
 		data = append(data, m.Slice(part, 0, ob))
-		keep = append(keep, m.And(m.Slice(part, ob, ob/8), m.Sext(present, ob/8)))
+		keep = append(keep, m.And(m.Slice(part, ob, ob/8), m.Concat(repeat(m, present, ob/8)...)))
 	}
 	m.Output("m_tdata", m.Concat(data...))
 	m.Output("m_tkeep", m.Concat(keep...))
@@ -622,11 +622,22 @@ func template(m *ir.Module, n int) ir.Value {
 	return m.ConstWords(128, []uint64{binary.BigEndian.Uint64(h[8:]), binary.BigEndian.Uint64(h[:8])})
 }
 
+// repeat is n copies of the one-bit v (as a concatenation they print as
+// Verilog's replication, where a sign extension would print a wire per
+// bit).
+func repeat(m *ir.Module, v ir.Value, n int) []ir.Value {
+	vs := make([]ir.Value, n)
+	for i := range vs {
+		vs[i] = v
+	}
+	return vs
+}
+
 // byteKeep widens a keep bit per DW to a bit per byte.
 func byteKeep(m *ir.Module, dw ir.Value) ir.Value {
 	var parts []ir.Value
 	for i := dw.Width() - 1; i >= 0; i-- {
-		parts = append(parts, m.Sext(m.Slice(dw, i, 1), 4))
+		parts = append(parts, repeat(m, m.Slice(dw, i, 1), 4)...)
 	}
 	return m.Concat(parts...)
 }
