@@ -22,7 +22,7 @@ import (
 func newFWCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fw",
-		Short: "Firmware images: keys, build, sign, inspect, verify, diff, pack, costs, plan",
+		Short: "Firmware images: keys, build, sign, inspect, verify, diff, pack, costs, plan, extract",
 		Long: `A firmware image is what is deployed to an O-NIC: the PCIe manager (the static
 region) and the kernels in its reconfigurable slots, built from a firmware spec
 (YAML), described by an msgp manifest listing every payload with its SHA-256,
@@ -35,7 +35,7 @@ all of it against a trust store before touching a running O-NIC.`,
 		RunE: areaRunE,
 	}
 	c.AddCommand(newFWKeygenCmd(v), newFWBuildCmd(v), newFWSignCmd(v), newFWInspectCmd(v), newFWVerifyCmd(v),
-		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v), newFWPlanCmd(v))
+		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v), newFWPlanCmd(v), newFWExtractCmd(v))
 	return c
 }
 
@@ -224,6 +224,41 @@ func newFWInspectCmd(v *viper.Viper) *cobra.Command {
 	}
 	c.Flags().Bool("json", false, "print JSON")
 	bindFlags(v, c, "fw.inspect")
+	return c
+}
+
+func newFWExtractCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "extract IMAGE --out DIR",
+		Short: "Write an image's payloads into a new directory: static/ (build.tcl there builds the card with DFX), slot<N>/, spec.json",
+		Long: `Writes every payload of the image under its name in DIR, which must be new or
+empty: static/ holds the card (onic_top and everything the static region
+needs, files.f, the XDC, build.tcl, the register header), slot<N>/ each
+slot's reconfigurable module with its files.f, spec.json the spec the image
+was built from. build.tcl in static/ reads the slots from ../slot<N>/
+(docs/firmware.md). The image is parsed (hashes checked) first; signatures
+are not needed to look inside it.`,
+		Example: "  onic fw extract onic-a.onicfw --out onic-a\n  cd onic-a/static && vivado -mode batch -source build.tcl",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := v.GetString("fw.extract.out")
+			if dir == "" {
+				return errors.New("--out: name the directory to write")
+			}
+			im, err := firmware.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			paths, err := im.Extract(dir)
+			if err != nil {
+				return fmt.Errorf("--out: %v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files from %s %s %s\n", dir, len(paths), im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version)
+			return nil
+		},
+	}
+	c.Flags().String("out", "", "directory to write (new or empty)")
+	bindFlags(v, c, "fw.extract")
 	return c
 }
 

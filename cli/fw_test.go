@@ -78,8 +78,40 @@ func TestFirmwareCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(must("fw", "inspect", at("a.onicfw"), "--json")), &doc); err != nil || doc.Manifest.Name != "onic-a" || len(doc.Signatures) != 2 {
 		t.Fatalf("inspect --json: %v %+v", err, doc.Manifest)
 	}
+	// Extracted, the image is the card's static region and each slot's
+	// module; together they are the whole card, clean under Verilator
+	// -Wall and Icarus.
+	must("fw", "extract", at("a.onicfw"), "--out", at("x"))
+	refuse("not empty", "fw", "extract", at("a.onicfw"), "--out", at("x"))
+	refuse("--out: name the directory", "fw", "extract", at("a.onicfw"))
+	card := at("card")
+	if err := os.Mkdir(card, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"static", "slot0", "slot1"} {
+		vs, _ := filepath.Glob(filepath.Join(at("x"), part, "*.v"))
+		if len(vs) == 0 {
+			t.Fatalf("extract: no Verilog in %s", part)
+		}
+		for _, v := range vs {
+			src := read(t, v)
+			dst := filepath.Join(card, filepath.Base(v))
+			if old, err := os.ReadFile(dst); err == nil {
+				if string(old) != string(src) {
+					t.Fatalf("%s: two different modules of one name", dst)
+				}
+				continue
+			}
+			if err := os.WriteFile(dst, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if code, out, errs := onic(t, "", "hdl", "check", "--lint-only", card); code != 0 || !strings.Contains(out, "verilator -Wall: clean\niverilog -g2005: clean\n") {
+		t.Errorf("the extracted card: check --lint-only: exit %d %s %q", code, errs, out)
+	}
 	text := must("fw", "inspect", at("a.onicfw"))
-	if !strings.Contains(text, "slot 0     filter 1.0.0") || strings.Count(text, ": verifies") != 2 {
+	if !strings.Contains(text, "slot 0     scale-int32 1.0.0") || strings.Count(text, ": verifies") != 2 {
 		t.Errorf("inspect:\n%s", text)
 	}
 	// The static region is the whole card, as onic hdl gen --pcie4 writes
@@ -129,7 +161,7 @@ func TestFirmwareCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(must("fw", "costs", at("c.onicfw"), "--json", "--icap-mbps", "100")), &costs); err != nil {
 		t.Fatal(err)
 	}
-	if k := costs.Kernels[0]; k.Kernel != "filter" || k.Cost.Bytes != 1_000_000 || k.Cost.Total.Milliseconds() != 10 || costs.Full.Total.Milliseconds() != 1253 {
+	if k := costs.Kernels[0]; k.Kernel != "scale-int32" || k.Cost.Bytes != 1_000_000 || k.Cost.Total.Milliseconds() != 10 || costs.Full.Total.Milliseconds() != 1253 {
 		t.Errorf("costs: %+v full %+v", costs.Kernels, costs.Full)
 	}
 	// Build -> sign -> verify -> load -> run: the image goes into onicA of
@@ -172,7 +204,7 @@ func TestFirmwareCLI(t *testing.T) {
 	o := rep.ONICs[0]
 	if len(o.Deploys) != 2 || o.Deploys[0].Outcome != "loaded" || o.Deploys[0].Kind != "full" || o.Deploys[0].Signer != "ops" ||
 		o.Deploys[0].Held == 0 || o.ReflashNs != 23000 || o.Deploys[1].Outcome != "refused" || !strings.Contains(o.Deploys[1].Error, "unsigned") ||
-		len(o.Kernels) != 1 || o.Kernels[0].Name != "filter" {
+		len(o.Kernels) != 1 || o.Kernels[0].Name != "scale-int32" {
 		t.Errorf("emu run with deploys: %+v", o)
 	}
 	runText := must("emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"), "--deploy", "onicA="+at("a.onicfw")+"@50us")
@@ -185,7 +217,7 @@ func TestFirmwareCLI(t *testing.T) {
 	if err := os.WriteFile(at("costs.json"), []byte(must("fw", "costs", at("a.onicfw"), "--json", "--icap-mbps", "258693.6")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	trace := "onics:\n  - name: onicA\n    slots: 1\n    tasks: [{kernel: filter, duration: 5us}, {kernel: filter, duration: 5us}]\n"
+	trace := "onics:\n  - name: onicA\n    slots: 1\n    tasks: [{kernel: scale-int32, duration: 5us}, {kernel: scale-int32, duration: 5us}]\n"
 	if err := os.WriteFile(at("trace.yaml"), []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +239,7 @@ func TestFirmwareCLI(t *testing.T) {
 	if rs := replayed.ONICs[0].Replays; len(rs) != 1 || rs[0].Loads != 1 || rs[0].Loaded != 1 || rs[0].PlanReflashNs != 10000 || rs[0].ReflashNs != 10000 || rs[0].LateNs != 0 {
 		t.Errorf("replay: %+v", rs)
 	}
-	refuse("steps[0] loads filter into slot 0: no kernel image", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
+	refuse("steps[0] loads scale-int32 into slot 0: no kernel image", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
 		"--replay", at("plan.json"), "--replay-policy", "lru")
 	refuse("--replay: needs --trust", "emu", "run", "--replay", at("plan.json"))
 	refuse("not 'onic fw plan --json' output", "emu", "run", "--trust", at("trust.yaml"), "--replay", at("trust.yaml"))

@@ -301,7 +301,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	}
 	spec := filepath.Join(root, "firmware", "testdata", "onic-a.yaml")
 	out = onTTY("fw", "build", spec, "--no-cache", "--out", filepath.Join(dir, "a.onicfw"))
-	if !strings.Contains(out, "onic fw build: synthesising onic_task_filter with Yosys, not in the cache") {
+	if !strings.Contains(out, "onic fw build: synthesising onic_slot0_kernel with Yosys, not in the cache") {
 		t.Errorf("a cold fw build on a terminal said nothing:\n%s", out)
 	}
 }

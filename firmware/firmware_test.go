@@ -17,7 +17,7 @@ import (
 	"onic/testbenches/tools"
 )
 
-// The tests share one Yosys cache, so the filter kernel is synthesised
+// The tests share one Yosys cache, so the scale-int32 kernel is synthesised
 // once per run.
 var (
 	cacheOnce sync.Once
@@ -91,7 +91,7 @@ func TestLoadSpecErrors(t *testing.T) {
 		{"width: 512", "width: 128", "width 128: must be 256 or 512"},
 		{"  - slot: 1\n", "  - slot: 2\n", "slots[1].slot 2: the manager has kernel slots 0-1"},
 		{"  - slot: 1\n", "  - slot: 0\n", "slots[1].slot 0: given twice"},
-		{"kernel: filter", "kernel: fft", "slots[0].kernel: "},
+		{"kernel: scale-int32", "kernel: fft", "slots[0].kernel: "},
 		{"region: {lut: 40000, ff: 80000, bram: 60, dsp: 120}\n    kernel", "region: {lut: 0}\n    kernel", "slots[0].region: want lut > 0"},
 		{"bram: 60, dsp: 120}\n    kernel", "bram: 2150, dsp: 120}\n    kernel", "slots: the regions together need more than xcvu9p has (bram 2210 > 2160)"},
 		{"slots: [1]", "slots: [3]", "tenants[0].slots[0] 3: no such slot"},
@@ -147,11 +147,11 @@ func TestBuild(t *testing.T) {
 		t.Errorf("slot bytes %d, %d; frames %d; want %d and 155387", m.Slots[0].Bytes, m.Slots[1].Bytes, vu9p.Frames(), want)
 	}
 	f := m.Slots[0]
-	if f.Kernel != "filter" || f.NeedSource != "yosys synth_xilinx" || f.Need.LUT < 500 || f.Need.FF < 500 || m.Slots[1].Kernel != "" {
+	if f.Kernel != "scale-int32" || f.NeedSource != "yosys synth_xilinx" || f.Need.LUT < 500 || f.Need.FF < 500 || m.Slots[1].Kernel != "" {
 		t.Errorf("slots: %+v", m.Slots)
 	}
 	if ok, why := f.Need.Fits(f.Region); !ok {
-		t.Errorf("filter does not fit its region: %s", why)
+		t.Errorf("scale-int32 does not fit its region: %s", why)
 	}
 	if m.ManagerDepth != 6 || m.DataWidth != s.Width || s.Width != firmware.DefaultWidth || len(m.Static) != 64 || m.Family != "virtex-ultrascale+" {
 		t.Errorf("manifest: depth %d, data width %d (spec %d), static %q, family %q", m.ManagerDepth, m.DataWidth, s.Width, m.Static, m.Family)
@@ -160,6 +160,69 @@ func TestBuild(t *testing.T) {
 	back.Describe(&text)
 	if !strings.Contains(text.String(), "manager    6 cycles at 250 MHz, 512-bit data path\n") {
 		t.Errorf("describe:\n%s", text.String())
+	}
+	// The static region is the card with the slots' static logic; each
+	// slot's payload is its module: the kernel's in slot 0, the empty one
+	// in slot 1, each with its file list, which build.tcl reads.
+	for _, c := range []struct {
+		name string
+		slot int
+		has  string
+	}{
+		{"static/onic_top.v", -1, "module onic_top"},
+		{"static/onic_slot0.v", -1, "onic_slot0_kernel kernel ("},
+		{"static/dfx/onic_slot1_kernel_stub.v", -1, "(* black_box *)"},
+		{"static/build.tcl", -1, "read_slot [file join $dir .. slot1]"},
+		{"slot0/onic_slot0_kernel.v", 0, "module onic_slot0_kernel"},
+		{"slot0/onic_kernel_scale_int32.v", 0, "module onic_kernel_scale_int32"},
+		{"slot0/files.f", 0, "onic_slot0_kernel.v\n"},
+		{"slot1/onic_slot1_kernel.v", 1, "module onic_slot1_kernel"},
+	} {
+		b, ok := back.Payload(c.name)
+		slot := -2
+		for _, p := range m.Payloads {
+			if p.Name == c.name {
+				slot = p.Slot
+			}
+		}
+		if !ok || slot != c.slot || !bytes.Contains(b, []byte(c.has)) {
+			t.Errorf("payload %s: present %v, slot %d (want %d), holds %q: %v", c.name, ok, slot, c.slot, c.has, bytes.Contains(b, []byte(c.has)))
+		}
+	}
+	for _, p := range m.Payloads {
+		if p.Slot == -1 && strings.Contains(p.Name, "scale_int32") {
+			t.Errorf("static payload %s names the kernel", p.Name)
+		}
+	}
+	tcl, _ := back.Payload("static/build.tcl")
+	if bytes.Contains(tcl, []byte("scale_int32")) || bytes.Contains(tcl, []byte("scale-int32")) {
+		t.Error("build.tcl names the kernel: the static identity would depend on it")
+	}
+}
+
+// TestBuildRefuses: a kernel no card slot can hold, and a kernel with
+// nowhere to send its output, stop the build with one line naming the
+// slot.
+func TestBuildRefuses(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*firmware.SlotSpec)
+		want string
+	}{
+		{func(sl *firmware.SlotSpec) { sl.Kernel = "filter" }, "slots[0]: kernel filter leaves gaps in its output"},
+		{func(sl *firmware.SlotSpec) { sl.Kernel = "crc32c-append" }, "slots[0]: kernel crc32c-append sends"},
+		{func(sl *firmware.SlotSpec) { sl.Egress = "" }, `slots[0].egress: egress "" must be host, port-a or port-b`},
+		{func(sl *firmware.SlotSpec) { sl.Egress = "port-c" }, `slots[0].egress: egress "port-c" must be`},
+		{func(sl *firmware.SlotSpec) { sl.PairBufferKiB = 64 }, "slots[0]: sources and pair_buffer_kib are for two-input kernels"},
+	} {
+		s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(&s.Slots[0])
+		_, err = build.Build(s, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
 	}
 }
 

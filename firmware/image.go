@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -77,6 +79,56 @@ func (im *Image) Payload(name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// MaxPayloadName is the longest payload name an image may carry.
+const MaxPayloadName = 200
+
+// ValidPayloadName reports whether name can be a payload's: a relative
+// path of one or more names separated by "/", each of letters, digits,
+// ".", "_" and "-" and none "." or "..", at most MaxPayloadName bytes.
+// So a payload written out under its name (Extract) stays in the
+// directory it is written to, whatever the image says.
+func ValidPayloadName(name string) bool {
+	if name == "" || len(name) > MaxPayloadName {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+		for _, r := range part {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Extract writes every payload of the image into dir under its name
+// (static/..., slot<N>/..., spec.json: the layout build.tcl expects) and
+// returns the paths written. dir must not exist yet, or be empty, so
+// nothing of another image is mixed in.
+func (im *Image) Extract(dir string) ([]string, error) {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("%s: not empty; extract into a new directory", dir)
+	}
+	var paths []string
+	for i, p := range im.Manifest.Payloads {
+		if !ValidPayloadName(p.Name) { // Parse refuses such images; one built in memory may still have one
+			return paths, fmt.Errorf("payload %q: not a relative path", p.Name)
+		}
+		path := filepath.Join(dir, filepath.FromSlash(p.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return paths, err
+		}
+		if err := os.WriteFile(path, im.Payloads[i], 0o644); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }
 
 // Spec is the image's firmware spec (an image kind only).
@@ -289,6 +341,8 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("payload %q: kind %q", p.Name, p.Kind)
 		case p.Slot != -1 && !slots[p.Slot]:
 			return fmt.Errorf("payload %q: slot %d is not in the manifest", p.Name, p.Slot)
+		case !ValidPayloadName(p.Name):
+			return fmt.Errorf("payload %q: not a relative path of names of a-z A-Z 0-9 . _ - (at most %d bytes)", p.Name, MaxPayloadName)
 		case len(p.SHA256) != sha256.Size:
 			return fmt.Errorf("payload %q: SHA-256 of %d bytes", p.Name, len(p.SHA256))
 		}

@@ -83,7 +83,7 @@ func TestLoaderRefuses(t *testing.T) {
 		t.Fatalf("first load: %+v", d)
 	}
 	// Slot 1 gets a kernel in a variant with the same static region.
-	withK := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "filter" })
+	withK := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "scale-int32" })
 	if withK.Manifest.Static != base.Manifest.Static {
 		t.Fatal("a slot's kernel changed the static identity")
 	}
@@ -106,9 +106,21 @@ func TestLoaderRefuses(t *testing.T) {
 	otherPart := variant(t, func(s *firmware.Spec) { s.Target = firmware.Target{Part: "xcku15p-ffve1517-2-e"} })
 	otherStatic := variant(t, func(s *firmware.Spec) {
 		s.Manager.Translation.Windows[0].Size = 0x20000000
-		s.Slots[1].Kernel = "filter"
+		s.Slots[1].Kernel = "scale-int32"
 	})
 	kOther, err := otherStatic.KernelImage(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A kernel of another shape (two inputs where the slot's static logic
+	// takes one): its image's static region is another.
+	otherShape := variant(t, func(s *firmware.Spec) {
+		s.Slots[1].Kernel, s.Slots[1].Sources = "sum-int32", []string{"port-a", "host"}
+	})
+	if otherShape.Manifest.Static == base.Manifest.Static {
+		t.Fatal("a two-input kernel in a one-input slot kept the static identity")
+	}
+	kShape, err := otherShape.KernelImage(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +131,14 @@ func TestLoaderRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	small.Slots[0].Region.LUT = 100
-	if _, err := build.Build(small, build.Yosys(cacheDir)); err == nil || !strings.Contains(err.Error(), "slots[0].region: filter 1.0.0 in its task shell needs lut") {
+	if _, err := build.Build(small, build.Yosys(cacheDir)); err == nil || !strings.Contains(err.Error(), "slots[0].region: scale-int32 1.0.0 in slot 0's module needs lut") {
 		t.Errorf("build of a kernel bigger than its region: %v", err)
 	}
 	tooSmall := *base
 	tooSmall.Manifest.Slots = append([]firmware.SlotManifest(nil), base.Manifest.Slots...)
 	tooSmall.Manifest.Slots[0].Region.LUT = 100
 	tooSmall.Seal()
-	if err := tooSmall.CheckFit(); err == nil || !strings.Contains(err.Error(), "slot 0: filter needs lut") {
+	if err := tooSmall.CheckFit(); err == nil || !strings.Contains(err.Error(), "slot 0: scale-int32 needs lut") {
 		t.Errorf("CheckFit of a kernel bigger than its region: %v", err)
 	}
 	unmeasured := *withK
@@ -156,7 +168,8 @@ func TestLoaderRefuses(t *testing.T) {
 		{"tenant loads a slot not theirs", signed(k0, alice), firmware.ErrUntrusted, "tenant ml may not load slot 0"},
 		{"wrong part", signed(otherPart, ops), firmware.ErrTarget, "the image is for xcku15p-ffve1517-2-e, the board has xcvu9p"},
 		{"wrong static region", signed(kOther, alice), firmware.ErrTarget, "was built for static region"},
-		{"kernel does not fit", signed(&tooSmall, ops), firmware.ErrFit, "slot 0: filter needs lut"},
+		{"kernel of another shape", signed(kShape, alice), firmware.ErrTarget, "kernel sum-int32 was built for static region"},
+		{"kernel does not fit", signed(&tooSmall, ops), firmware.ErrFit, "slot 0: scale-int32 needs lut"},
 		{"kernel never measured", signed(kUnmeasured, ops), firmware.ErrFit, "never measured"},
 		{"corrupted payload", corrupt, firmware.ErrCorrupt, "static/onic_pcie_manager.v"},
 		{"truncated", signed(base, ops)[:5000], firmware.ErrMalformed, "envelope"},
@@ -180,7 +193,7 @@ func TestLoaderRefuses(t *testing.T) {
 	if d.Kind != firmware.KindKernel || d.Signer != "alice" || d.Cost.Kind != "partial" || d.Cost.Slot != 1 || d.Cost.Total.Nanoseconds() != 5173872 {
 		t.Errorf("kernel load: %+v", d)
 	}
-	if b.slots[1] != "filter" || len(b.log) != 2 {
+	if b.slots[1] != "scale-int32" || len(b.log) != 2 {
 		t.Errorf("board after the kernel load: %v %q", b.slots, b.log)
 	}
 }
@@ -194,7 +207,7 @@ func TestVersionBumpKeepsStatic(t *testing.T) {
 	opsPub, ops := key(2)
 	var trust firmware.Trust
 	trust.Add("ops", firmware.OperatorRole, opsPub)
-	old := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "filter" })
+	old := variant(t, func(s *firmware.Spec) { s.Slots[1].Kernel = "scale-int32" })
 	bumped := variant(t, func(s *firmware.Spec) { s.Version = "1.0.1" })
 	if old.Manifest.Static != bumped.Manifest.Static {
 		t.Fatalf("a version bump changed the static identity: %.12s -> %.12s", old.Manifest.Static, bumped.Manifest.Static)

@@ -162,7 +162,7 @@ func TestDeployPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := onicASpec(t, "")
-	s.Slots[1].Kernel = "filter"
+	s.Slots[1].Kernel = "scale-int32"
 	withK, err := build.Build(s, measure)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestDeployPartial(t *testing.T) {
 	if len(o.SlotReflashNs) != 2 || o.SlotReflashNs[1] != float64(want.Nanoseconds()) || o.ReflashNs != 23000 || want < 9*time.Microsecond || want > 11*time.Microsecond {
 		t.Errorf("reflash time: O-NIC %v, slots %v", o.ReflashNs, o.SlotReflashNs)
 	}
-	if len(o.Kernels) != 0 && (len(o.Kernels) != 1 || o.Kernels[0].Name != "filter" || o.Kernels[0].Slot != 1) {
+	if len(o.Kernels) != 0 && (len(o.Kernels) != 1 || o.Kernels[0].Name != "scale-int32" || o.Kernels[0].Slot != 1) {
 		t.Errorf("kernels: %+v", o.Kernels)
 	}
 	// A running image that leaves its tenant slot without an egress: the
@@ -194,7 +194,7 @@ func TestDeployPartial(t *testing.T) {
 	r = runDeploys(t, "hold", trust, imageFile(t, noEgress, ops), imageFile(t, k, alice))
 	o = r.ONICs[0]
 	if len(o.Deploys) != 2 || o.Deploys[1].Outcome != "refused" ||
-		!strings.Contains(o.Deploys[1].Error, "kernel image filter 1.0.0 into slot 1: the running image onic-a 2.0.0 gives slot 1 no egress (set slots[1].egress to port-a, port-b or host in its spec)") {
+		!strings.Contains(o.Deploys[1].Error, "kernel image scale-int32 1.0.0 into slot 1: the running image onic-a 2.0.0 gives slot 1 no egress (set slots[1].egress to port-a, port-b or host in its spec)") {
 		t.Errorf("deploys: %+v", o.Deploys)
 	}
 }

@@ -49,7 +49,7 @@ func replayKernels(t *testing.T, key ed25519.PrivateKey, names ...string) []Kern
 // task running 2 µs once its kernel is in.
 func replayTrace() []plan.Task {
 	var tasks []plan.Task
-	for _, k := range strings.Fields("filter crc32c-check fp32-to-bf16 filter crc32c-check filter fp32-to-bf16 fp32-to-bf16 crc32c-check filter") {
+	for _, k := range strings.Fields("scale-int32 histogram fp32-to-bf16 scale-int32 histogram scale-int32 fp32-to-bf16 fp32-to-bf16 histogram scale-int32") {
 		tasks = append(tasks, plan.Task{Kernel: k, Duration: 2 * time.Microsecond})
 	}
 	return tasks
@@ -90,9 +90,9 @@ func replayRun(t *testing.T, p plan.ONICPlan, kernels []KernelFile, trust firmwa
 // them. The same replay twice gives the same report.
 func TestReplay(t *testing.T) {
 	ops, _, mallory, trust := deployKeys()
-	kernels := replayKernels(t, ops, "filter", "crc32c-check", "fp32-to-bf16")
+	kernels := replayKernels(t, ops, "scale-int32", "histogram", "fp32-to-bf16")
 	load := fastBoard.PartialCost(0, 2586936, true).Total // every slot's region is the same size
-	loads := map[string]time.Duration{"filter": load, "crc32c-check": load, "fp32-to-bf16": load}
+	loads := map[string]time.Duration{"scale-int32": load, "histogram": load, "fp32-to-bf16": load}
 	r, err := plan.Plan("optimal", 2, replayTrace(), loads)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestReplay(t *testing.T) {
 	}
 
 	// Kernels signed by a stranger: every load refused, no slot touched.
-	bad := replayRun(t, p, replayKernels(t, mallory, "filter", "crc32c-check", "fp32-to-bf16"), trust).ONICs[0]
+	bad := replayRun(t, p, replayKernels(t, mallory, "scale-int32", "histogram", "fp32-to-bf16"), trust).ONICs[0]
 	if rr := bad.Replays[0]; rr.Refused != r.Loads || rr.Loaded != 0 || len(bad.SlotReflashNs) != 0 || len(bad.Kernels) != 0 {
 		t.Errorf("untrusted replay: %+v, slots %v, kernels %+v", rr, bad.SlotReflashNs, bad.Kernels)
 	}
@@ -176,13 +176,13 @@ func TestReplay(t *testing.T) {
 // line and schedules nothing.
 func TestReplayRefusals(t *testing.T) {
 	ops, _, _, trust := deployKeys()
-	kernels := replayKernels(t, ops, "filter")
-	whole, err := build.Build(onicASpec(t, "filter"), tableMeasure)
+	kernels := replayKernels(t, ops, "scale-int32")
+	whole, err := build.Build(onicASpec(t, "scale-int32"), tableMeasure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	load := 10 * time.Microsecond
-	r, err := plan.Plan("lru", 2, replayTrace(), map[string]time.Duration{"filter": load, "crc32c-check": load, "fp32-to-bf16": load})
+	r, err := plan.Plan("lru", 2, replayTrace(), map[string]time.Duration{"scale-int32": load, "histogram": load, "fp32-to-bf16": load})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +194,11 @@ func TestReplayRefusals(t *testing.T) {
 		want    string
 	}{
 		{"unknown O-NIC", plan.ONICPlan{ONIC: "onicZ", Result: r}, 0, kernels, `the plan is for "onicZ"`},
-		{"missing kernel", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, kernels, "steps[1] loads crc32c-check into slot 1: no kernel image"},
+		{"missing kernel", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, kernels, "steps[1] loads histogram into slot 1: no kernel image"},
 		{"whole image", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, []KernelFile{{"a.onicfw", imageFile(t, whole, ops)}}, "a.onicfw: a whole image"},
-		{"twice", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, append(kernels, kernels[0]), "are both filter for slot 0"},
+		{"twice", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, append(kernels, kernels[0]), "are both scale-int32 for slot 0"},
 		{"damaged", plan.ONICPlan{ONIC: "onicA", Result: r}, 0, []KernelFile{{"x.onicfw", kernels[0].Bytes[:40]}}, "x.onicfw: malformed"},
-		{"too late", plan.ONICPlan{ONIC: "onicA", Result: r}, 190 * time.Microsecond, replayKernels(t, ops, "filter", "crc32c-check", "fp32-to-bf16"), "outside the run"},
+		{"too late", plan.ONICPlan{ONIC: "onicA", Result: r}, 190 * time.Microsecond, replayKernels(t, ops, "scale-int32", "histogram", "fp32-to-bf16"), "outside the run"},
 	} {
 		cl, err := Build(scenario.TwoParty())
 		if err != nil {

@@ -294,14 +294,14 @@ func TestKernelTask(t *testing.T) {
 		return regexp.MustCompile(`^(#[^\n]*\n)*`).ReplaceAllString(string(b), "")
 	}
 	slot1 := "  - slot: 1\n    region: {lut: 40000, ff: 80000, bram: 60, dsp: 120}\n"
-	if !strings.Contains(string(spec), slot1) || body(tenant) != strings.Replace(body(spec), slot1, slot1+"    kernel: filter\n", 1) {
-		t.Fatal("kernel_task_tenant.yaml is not kernel_task.yaml with kernel: filter in slot 1")
+	if !strings.Contains(string(spec), slot1) || body(tenant) != strings.Replace(body(spec), slot1, slot1+"    kernel: scale-int32\n", 1) {
+		t.Fatal("kernel_task_tenant.yaml is not kernel_task.yaml with kernel: scale-int32 in slot 1")
 	}
 	run(t, s.onic, "fw", "build", "c/examples/kernel_task.yaml", "--key", at("ops.key"), "--out", at("full.onicfw"))
 	run(t, s.onic, "fw", "build", "c/examples/kernel_task_tenant.yaml", "--kernel-slot", "1", "--key", at("dev.key"), "--out", at("k1.onicfw"))
 	s.serve("--trust", at("trust.yaml"))
 	out := s.example("kernel_task", at("full.onicfw"), at("k1.onicfw"))
-	lk, err := kernels.Lookup("filter")
+	lk, err := kernels.Lookup("scale-int32")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package build makes firmware images from a firmware spec: it generates
-// the PCIe manager's RTL and its bundle (the static region), each bound
-// kernel in its task shell, measures each kernel with Yosys, and
+// the card's RTL and its bundle (the static region), each slot's module
+// with its kernel in its task shell, measures each kernel with Yosys, and
 // assembles them into an unsigned image (package firmware: the format,
 // signing and the loader, light enough for a board-side tool, which does
 // not import this package's generators and tool runners).
@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"onic/firmware"
 	"onic/hdlgen/bundle"
@@ -92,11 +93,16 @@ func DefaultCacheDir() string {
 	return filepath.Join(d, "onic", "synth")
 }
 
-// Build makes an unsigned image of a checked spec: the spec, the PCIe
-// manager's generated RTL and vendor files (the static region), and each
-// bound kernel in its task shell, measured by measure, with bitstream
-// sizes estimated from the part until real bitstreams are attached
-// (Attach). The same spec gives the same bytes.
+// Build makes an unsigned image of a checked spec: the spec; the static
+// region, the whole card's generated RTL and vendor files
+// (bundle.ImageFiles) with each slot's static logic built for the shape
+// the spec gives it (one input or two, egress, translated base); and each
+// slot's reconfigurable module, holding its kernel in its task shell (or
+// nothing), measured by measure. Bitstream sizes are estimated from the
+// part until real bitstreams are attached (Attach). A kernel a card slot
+// cannot hold (slot.Supports) is refused. The same spec gives the same
+// bytes, and specs whose slots have the same shapes the same static
+// region, whatever kernels they hold.
 func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
@@ -111,45 +117,123 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
-	// The static region is the whole card (onic_top: AMD's PCIE4 block's
-	// interfaces, the manager's host and port pipelines, an optical link
-	// layer per port) where the card exists, at 512 bits; a 256-bit
-	// manager has no PCIE4 adapters yet and ships alone.
-	static, err := bundle.Files(d, bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version,
-		PCIe4: d.DataWidth == 512, Function: f})
-	if err != nil {
-		return nil, fmt.Errorf("manager: %v", err)
-	}
 	im := &firmware.Image{Manifest: firmware.Manifest{Format: firmware.FormatVersion, Kind: firmware.KindImage, Name: s.Name, Version: s.Version,
 		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
 		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
 	im.AddPayload("spec.json", firmware.PayloadSpec, -1, s.Canonical())
+	o := bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version, PCIe4: d.DataWidth == 512, Function: f}
+	if !o.PCIe4 {
+		// A 256-bit manager has no PCIE4 adapters and no card: it ships
+		// alone, and each kernel in its task shell.
+		return taskShells(im, s, d, o, part, measure)
+	}
+	// The static region is the whole card (onic_top: AMD's PCIE4 block's
+	// interfaces, the manager's host and port pipelines, an optical link
+	// layer per port, the kernel slots' static logic); each slot of the
+	// spec is a reconfigurable partition whose payload is its module
+	// (onic_slot<N>_kernel: the kernel in its task shell, or nothing).
+	for i, sl := range s.Slots {
+		o.Kernels = append(o.Kernels, bundle.Kernel{Where: fmt.Sprintf("slots[%d]", i), Slot: sl.Slot, Name: sl.Kernel, Egress: sl.Egress,
+			Translated: sl.Translated, Sources: sl.Sources, PairBufferKiB: sl.PairBufferKiB})
+	}
+	static, slotFiles, err := bundle.ImageFiles(d, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, fl := range static {
+		im.AddPayload("static/"+fl.Name, firmware.PayloadRTL, -1, fl.Data)
+	}
+	// A slot the spec leaves out holds nothing, ever: its empty module is
+	// part of the static region.
+	inSpec := map[int]bool{}
+	for _, sl := range s.Slots {
+		inSpec[sl.Slot] = true
+	}
+	for n, fs := range slotFiles {
+		if !inSpec[n] {
+			for _, fl := range fs {
+				im.AddPayload(fmt.Sprintf("slot%d/%s", n, fl.Name), firmware.PayloadRTL, -1, fl.Data)
+			}
+		}
+	}
+	im.Manifest.Static = im.StaticID()
+	for i, sl := range s.Slots {
+		sm := firmware.SlotManifest{Slot: sl.Slot, Region: sl.Region, Bytes: part.RegionBytes(sl.Region), Estimated: true}
+		fs := slotFiles[sl.Slot]
+		if sl.Kernel != "" {
+			k, _ := kernels.Lookup(sl.Kernel) // Check found it
+			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
+			if measure != nil {
+				var vs []verilog.File
+				for _, fl := range fs {
+					if strings.HasSuffix(fl.Name, ".v") {
+						vs = append(vs, verilog.File{Module: strings.TrimSuffix(fl.Name, ".v"), Name: fl.Name, Source: fl.Data})
+					}
+				}
+				if err := measureSlot(&sm, fmt.Sprintf("slots[%d]", i), fmt.Sprintf("in slot %d's module", sl.Slot), fmt.Sprintf("onic_slot%d_kernel", sl.Slot), vs, measure); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for _, fl := range fs {
+			im.AddPayload(fmt.Sprintf("slot%d/%s", sl.Slot, fl.Name), firmware.PayloadRTL, sl.Slot, fl.Data)
+		}
+		im.Manifest.Slots = append(im.Manifest.Slots, sm)
+	}
+	return finish(im, s), nil
+}
+
+// finish adds the tenants and seals the image.
+func finish(im *firmware.Image, s firmware.Spec) *firmware.Image {
+	for _, t := range s.Tenants {
+		im.Manifest.Tenants = append(im.Manifest.Tenants, firmware.TenantGrant{Name: t.Name, Slots: slices.Clone(t.Slots)})
+	}
+	im.Seal()
+	return im
+}
+
+// measureSlot measures a slot's kernel (files, top module top) into sm,
+// and refuses one bigger than its region, as the loader would; at and
+// what say where the kernel is, for errors.
+func measureSlot(sm *firmware.SlotManifest, at, what, top string, files []verilog.File, measure Measurer) error {
+	var err error
+	if sm.Need, sm.NeedSource, err = measure(top, files); err != nil {
+		return fmt.Errorf("%s %s: measuring: %v", at, sm.Kernel, err)
+	}
+	if ok, why := sm.Need.Fits(sm.Region); !ok {
+		return fmt.Errorf("%s.region: %s %s %s needs %s (by %s): give the slot a bigger region or a smaller kernel",
+			at, sm.Kernel, sm.KernelVersion, what, why, sm.NeedSource)
+	}
+	return nil
+}
+
+// taskShells finishes the image of a 256-bit manager, which has no card:
+// its bundle is the static region, and each kernel goes in its task shell.
+func taskShells(im *firmware.Image, s firmware.Spec, d *hmgr.Design, o bundle.Options, part firmware.Part, measure Measurer) (*firmware.Image, error) {
+	static, err := bundle.Files(d, o)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %v", err)
+	}
 	for _, fl := range static {
 		im.AddPayload("static/"+fl.Name, firmware.PayloadRTL, -1, fl.Data)
 	}
 	im.Manifest.Static = im.StaticID()
-	for _, sl := range s.Slots {
+	for i, sl := range s.Slots {
 		sm := firmware.SlotManifest{Slot: sl.Slot, Region: sl.Region, Bytes: part.RegionBytes(sl.Region), Estimated: true}
 		if sl.Kernel != "" {
 			k, _ := kernels.Lookup(sl.Kernel) // Check found it
 			m, err := k.TaskModule()
 			if err != nil {
-				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+				return nil, fmt.Errorf("slots[%d] %s: %v", i, k.Name, err)
 			}
 			files, err := verilog.EmitDesign(m)
 			if err != nil {
-				return nil, fmt.Errorf("slots[%d] %s: %v", sl.Slot, k.Name, err)
+				return nil, fmt.Errorf("slots[%d] %s: %v", i, k.Name, err)
 			}
 			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
 			if measure != nil {
-				if sm.Need, sm.NeedSource, err = measure(m.Name(), files); err != nil {
-					return nil, fmt.Errorf("slots[%d] %s: measuring: %v", sl.Slot, k.Name, err)
-				}
-				// The loader refuses a kernel bigger than its region: so
-				// does the build.
-				if ok, why := sm.Need.Fits(sl.Region); !ok {
-					return nil, fmt.Errorf("slots[%d].region: %s %s in its task shell needs %s (by %s): give the slot a bigger region or a smaller kernel",
-						sl.Slot, k.Name, k.Version, why, sm.NeedSource)
+				if err := measureSlot(&sm, fmt.Sprintf("slots[%d]", i), "in its task shell", m.Name(), files, measure); err != nil {
+					return nil, err
 				}
 			}
 			for _, fl := range files {
@@ -158,9 +242,5 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 		}
 		im.Manifest.Slots = append(im.Manifest.Slots, sm)
 	}
-	for _, t := range s.Tenants {
-		im.Manifest.Tenants = append(im.Manifest.Tenants, firmware.TenantGrant{Name: t.Name, Slots: slices.Clone(t.Slots)})
-	}
-	im.Seal()
-	return im, nil
+	return finish(im, s), nil
 }

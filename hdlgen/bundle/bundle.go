@@ -60,7 +60,8 @@ const DFXDir = "dfx"
 
 // Kernel is a library kernel in a kernel slot, as a scenario loads it:
 // its output goes to Egress (host, port-a or port-b) at Translated plus
-// the offset of the write it came from.
+// the offset of the write it came from. With no Name it is an empty
+// slot's shape, as a firmware spec gives it (card.Kernel).
 type Kernel struct {
 	Slot       int
 	Name       string
@@ -70,6 +71,8 @@ type Kernel struct {
 	// writes for input 0 and 1 come in) and what each holds waiting.
 	Sources       []string
 	PairBufferKiB int
+	// Where names the entry in errors (default kernels[i]).
+	Where string
 }
 
 // File is one generated file.
@@ -80,49 +83,84 @@ type File struct {
 
 // Files returns the generated files of d, in a fixed order.
 func Files(d *manager.Design, o Options) ([]File, error) {
+	fs, _, err := files(d, o, false)
+	return fs, err
+}
+
+// ImageFiles returns the files of a firmware image (onic fw build): the
+// static region's, and each kernel slot's (in slot order, each its
+// reconfigurable module, the modules under it and a files.f listing
+// them). The static region leaves out what only the slots' modules use,
+// and none of its hardware files names a slot's kernel: its build.tcl
+// reads each slot's sources from ../slot<N>/files.f. So kernels of one
+// shape (one input or two, egress, translated base, pair buffers) build
+// the same static region, and one built for another's image loads into
+// it by partial reconfiguration. It needs the card (o.PCIe4).
+func ImageFiles(d *manager.Design, o Options) (static []File, slots [][]File, err error) {
+	if !o.PCIe4 {
+		return nil, nil, fmt.Errorf("image: only the card (PCIe4) has kernel slots")
+	}
+	return files(d, o, true)
+}
+
+// files is Files, or with image ImageFiles.
+func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 	if o.Part == "" {
-		return nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
+		return nil, nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
 	}
 	name := d.Module.Name()
 	top := d.Module
 	var slots []card.Slot
 	if !o.PCIe4 && len(d.Config.Manager.Relay)+len(d.Config.Manager.KernelIn) > 0 {
-		return nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (onic hdl gen without --manager-only), which has the port pipeline")
+		return nil, nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (onic hdl gen without --manager-only), which has the port pipeline")
 	}
 	if o.PCIe4 {
 		if d.DataWidth != 512 {
-			return nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
+			return nil, nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
 		}
 		if o.Function == nil {
-			return nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
+			return nil, nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
 		}
 		link, err := optlink.Module(o.Link)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		parts, err := card.PartsOf(d, link, o.Function)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var ks []card.Kernel
 		for _, k := range o.Kernels {
 			ks = append(ks, card.Kernel(k))
 		}
 		if parts.Slots, err = card.SlotsOf(d, ks); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		slots = parts.Slots
 		top = card.Build("onic_card", parts)
 		if err := top.Check(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	mods, err := verilog.EmitDesign(top)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	// The static design: everything but the slots' modules and what only
+	// they use.
+	isRM := map[string]bool{}
+	for _, s := range slots {
+		isRM[s.RM.Name()] = true
+	}
+	static, err := verilog.EmitDesignWithout(top, func(m *ir.Module) bool { return isRM[m.Name()] })
+	if err != nil {
+		return nil, nil, err
+	}
+	if image {
+		mods = static
 	}
 	var fs []File
-	var vs []string
+	var vs, staticVs []string
 	clk := clocks{"clk", "rst", false}
 	topName := top.Name()
 	if o.PCIe4 {
@@ -132,30 +170,37 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 		fs = append(fs, File{topName + ".v", userClockTop(topName, top, clk)},
 			File{cdcFIFOName + ".v", []byte(cdcFIFO)}, File{cdcSyncName + ".v", []byte(cdcSync)})
 		vs = append(vs, topName+".v", cdcFIFOName+".v", cdcSyncName+".v")
+		staticVs = append(staticVs, vs...)
 	}
 	for _, f := range mods {
 		fs = append(fs, File{f.Name, f.Source})
 		vs = append(vs, f.Name)
 	}
+	for _, f := range static {
+		staticVs = append(staticVs, f.Name)
+	}
 	// Each slot's kernel module is a reconfigurable partition: the static
 	// design is synthesised with a black box of it, the module itself on
 	// its own.
 	var parts []partition
+	var slotFiles [][]File
 	for _, s := range slots {
 		files, err := verilog.EmitDesign(s.RM)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		pt := partition{cell: "card/slot" + fmt.Sprint(s.Config.Slot) + "/kernel", module: s.RM.Name(), kernel: "empty"}
+		pt := partition{slot: s.Config.Slot, cell: "card/slot" + fmt.Sprint(s.Config.Slot) + "/kernel", module: s.RM.Name(), kernel: "empty", image: image}
 		if s.Config.Kernel != nil {
 			pt.kernel = s.Config.Kernel.Name
 		}
+		var sf []File
 		for _, f := range files {
 			pt.sources = append(pt.sources, f.Name)
+			sf = append(sf, File{f.Name, f.Source})
 			if f.Name == s.RM.Name()+".v" {
 				stub, err := blackBox(f.Source)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				// In a directory of its own: a simulator or linter
 				// reading every .v here must not see the module twice.
@@ -163,15 +208,17 @@ func Files(d *manager.Design, o Options) ([]File, error) {
 			}
 		}
 		parts = append(parts, pt)
+		slotFiles = append(slotFiles, append(sf, File{"files.f", []byte(strings.Join(pt.sources, "\n") + "\n")}))
 	}
-	return append(fs,
+	fs = append(fs,
 		File{"files.f", []byte(strings.Join(vs, "\n") + "\n")},
 		File{topName + ".xdc", xdc(d, top, clk)},
-		File{"build.tcl", tcl(topName, o, vs, parts)},
+		File{"build.tcl", tcl(topName, o, staticVs, parts)},
 		File{name + "_regs.h", header(d)},
 		File{"registers.md", markdown(d)},
 		File{"README.md", readme(d, o, vs, parts)},
-	), nil
+	)
+	return fs, slotFiles, nil
 }
 
 // Write writes d's files into dir (created if needed) and returns their
@@ -475,8 +522,20 @@ func lanes(w func(string, ...any), period float64) {
 // (cell) of its kernel module, the module, the kernel it holds (or
 // "empty") and the module's sources.
 type partition struct {
+	slot                 int
 	cell, module, kernel string
 	sources              []string
+	// image: the sources are a firmware image's slot<N>/ payloads, read
+	// through their files.f, and the kernel is not named.
+	image bool
+}
+
+// checkpoint is the file build.tcl writes p's synthesised module to.
+func (p partition) checkpoint() string {
+	if p.image {
+		return p.module + "_synth.dcp"
+	}
+	return p.module + "_" + ident(p.kernel) + "_synth.dcp"
 }
 
 // blackBox is the black-box declaration of the module in src (its
@@ -515,10 +574,6 @@ func tcl(name string, o Options, sources []string, parts []partition) []byte {
 	w("# writes utilisation and timing reports next to this script.")
 	w("set dir [file dirname [file normalize [info script]]]")
 	w("set part %s", o.Part)
-	inRM := map[string]bool{}
-	for _, p := range parts {
-		inRM[p.module+".v"] = true
-	}
 	if len(parts) > 0 {
 		w("")
 		w("# Each kernel slot's module is a reconfigurable partition (Vivado Dynamic")
@@ -534,24 +589,41 @@ func tcl(name string, o Options, sources []string, parts []partition) []byte {
 		for k, p := range parts {
 			w("set pblock(%s) CLOCKREGION_X0Y%d:CLOCKREGION_X1Y%d", p.cell, 2*k+1, 2*k+1)
 		}
+		if parts[0].image {
+			w("")
+			w("# A firmware image's slots are its slot<N>/ payloads, next to static/, each")
+			w("# listing its sources in files.f (onic fw extract writes them out).")
+			w("proc read_slot {d} {")
+			w("    set f [open [file join $d files.f]]")
+			w("    foreach v [split [string trim [read $f]] \"\\n\"] {")
+			w("        read_verilog [file join $d $v]")
+			w("    }")
+			w("    close $f")
+			w("}")
+		}
 		for _, p := range parts {
 			w("")
-			w("# %s: %s", p.cell, p.kernel)
-			for _, f := range p.sources {
-				w("read_verilog [file join $dir %s]", f)
+			if p.image {
+				w("# %s: slot %d's kernel", p.cell, p.slot)
+				w("read_slot [file join $dir .. slot%d]", p.slot)
+			} else {
+				w("# %s: %s", p.cell, p.kernel)
+				for _, f := range p.sources {
+					w("read_verilog [file join $dir %s]", f)
+				}
 			}
 			w("synth_design -top %s -part $part -mode out_of_context", p.module)
-			w("write_checkpoint -force [file join $dir %s_%s_synth.dcp]", p.module, ident(p.kernel))
+			w("write_checkpoint -force [file join $dir %s]", p.checkpoint())
 			w("close_project")
 		}
 		w("")
 		w("# The static design.")
 	}
 	for _, f := range sources {
-		if inRM[f] {
-			f = DFXDir + "/" + strings.TrimSuffix(f, ".v") + "_stub.v"
-		}
 		w("read_verilog [file join $dir %s]", f)
+	}
+	for _, p := range parts {
+		w("read_verilog [file join $dir %s/%s_stub.v]", DFXDir, p.module)
 	}
 	if o.PCIe4 {
 		pcie4IP(w, o.Function)
@@ -567,7 +639,7 @@ func tcl(name string, o Options, sources []string, parts []partition) []byte {
 		w("}")
 		for _, p := range parts {
 			w("set_property HD.RECONFIGURABLE true [get_cells %s]", p.cell)
-			w("read_checkpoint -cell [get_cells %s] [file join $dir %s_%s_synth.dcp]", p.cell, p.module, ident(p.kernel))
+			w("read_checkpoint -cell [get_cells %s] [file join $dir %s]", p.cell, p.checkpoint())
 			pb := "pblock_" + strings.ReplaceAll(p.cell, "/", "_")
 			w("create_pblock %s", pb)
 			w("add_cells_to_pblock [get_pblocks %s] [get_cells %s]", pb, p.cell)
@@ -787,6 +859,14 @@ func readme(d *manager.Design, o Options, sources []string, parts []partition) [
 			w("| %d | %s | `%s` | `%s` |", i, pt.kernel, pt.cell, pt.module)
 		}
 		w("")
+		if parts[0].image {
+			w("This is a firmware image's static region (`static/`). Each slot's module, and")
+			w("the modules under it, are the image's `slot<N>/` payloads with a `files.f` of")
+			w("their own (`onic fw extract` writes them next to this directory); `build.tcl`")
+			w("reads them there. To simulate the whole card, read `files.f` and each slot's,")
+			w("taking a module both list (`onic_axis_skid.v`) once.")
+			w("")
+		}
 	}
 	w("## Interfaces")
 	w("")

@@ -42,6 +42,14 @@ type File struct {
 // different modules with the same name are an error unless they print
 // the same, as a module built twice by the same code does.
 func EmitDesign(m *ir.Module) ([]File, error) {
+	return EmitDesignWithout(m, nil)
+}
+
+// EmitDesignWithout is EmitDesign leaving out the modules leave says to
+// (nil: none) and whatever is under them, unless something else instances
+// it too: a design's static part without its reconfigurable modules, each
+// of which is emitted on its own.
+func EmitDesignWithout(m *ir.Module, leave func(*ir.Module) bool) ([]File, error) {
 	d := newDesign()
 	var files []File
 	from := map[string]*ir.Module{}
@@ -69,6 +77,9 @@ func EmitDesign(m *ir.Module) ([]File, error) {
 		from[name] = m
 		files = append(files, File{Module: name, Name: name + ".v", Source: src})
 		for _, sub := range e.subs {
+			if leave != nil && leave(sub) {
+				continue
+			}
 			if err := walk(sub); err != nil {
 				return err
 			}
@@ -442,6 +453,13 @@ func (e *emitter) inlining() {
 			continue
 		}
 		n := e.node(i)
+		if n.Op == ir.OpInstOut {
+			// Its operands are the instance and the inputs the output
+			// follows inside it: dependences, not uses, so how the
+			// instance's inputs print does not depend on what is inside it
+			// (a reconfigurable partition's static side must not).
+			continue
+		}
 		for k, a := range n.Args {
 			if a < 0 {
 				continue

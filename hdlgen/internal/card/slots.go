@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"onic/hdlgen/axil"
@@ -14,17 +15,22 @@ import (
 )
 
 // Kernel is a library kernel loaded in a slot, as a scenario loads it
-// (emu/scenario.KernelConfig).
+// (emu/scenario.KernelConfig), or with no Name an empty slot's shape as a
+// firmware spec gives it: the egress, translated base and sources its
+// static logic is built for (no sources: one input), which any kernel of
+// that shape then fills by partial reconfiguration.
 type Kernel struct {
 	Slot       int
 	Name       string
-	Egress     string // host, port-a or port-b
+	Egress     string // host, port-a or port-b ("" in an empty slot: host)
 	Translated uint64
 	// Sources and PairBufferKiB are a two-input kernel's: where writes
 	// for input 0 and input 1 come in (default port-a, port-b), and how
 	// much each input holds waiting for partners (default 1024).
 	Sources       []string
 	PairBufferKiB int
+	// Where names the entry in errors (default kernels[i]).
+	Where string
 }
 
 // ingressNames name the slots' input streams, as hdlgen/internal/slot's
@@ -58,33 +64,53 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 			cs[i].Locals = append(cs[i].Locals, uint16(id))
 		}
 	}
+	given := make([]bool, len(cs))
 	for i, k := range ks {
-		where := fmt.Sprintf("kernels[%d]", i)
+		where := k.Where
+		if where == "" {
+			where = fmt.Sprintf("kernels[%d]", i)
+		}
 		if k.Slot < 0 || k.Slot >= len(cs) {
 			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC (it has %d)", where, k.Slot, len(cs))
 		}
 		c := &cs[k.Slot]
-		if c.Kernel != nil {
-			return nil, fmt.Errorf("%s.slot: slot %d already holds kernel %q", where, k.Slot, c.Kernel.Name)
+		if given[k.Slot] {
+			return nil, fmt.Errorf("%s.slot: slot %d is given twice", where, k.Slot)
 		}
-		lk, err := kernels.Lookup(k.Name)
-		if err != nil {
-			return nil, fmt.Errorf("%s.name: %v", where, err)
+		given[k.Slot] = true
+		inputs := 1
+		var err error
+		if k.Name != "" {
+			lk, err := kernels.Lookup(k.Name)
+			if err != nil {
+				return nil, fmt.Errorf("%s.name: %v", where, err)
+			}
+			if err := slot.Supports(lk); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+			c.Kernel, inputs = lk, lk.Inputs
+		} else if k.Sources != nil {
+			inputs = 2
 		}
-		if err := slot.Supports(lk); err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
+		c.Inputs = inputs
+		if k.Egress == "" && k.Name == "" {
+			k.Egress = "host"
 		}
 		if c.Egress, err = slot.ParseEgress(k.Egress); err != nil {
 			return nil, fmt.Errorf("%s.egress: %v", where, err)
 		}
-		c.Kernel, c.Translated = lk, k.Translated
-		if lk.Inputs == 2 {
+		c.Translated = k.Translated
+		what := "kernel " + strconv.Quote(k.Name)
+		if k.Name == "" {
+			what = "the empty slot"
+		}
+		if inputs == 2 {
 			src := k.Sources
 			if src == nil {
 				src = []string{"port-a", "port-b"}
 			}
 			if len(src) != 2 {
-				return nil, fmt.Errorf("%s.sources: kernel %q has two inputs; name two sources, not %d", where, k.Name, len(src))
+				return nil, fmt.Errorf("%s.sources: %s has two inputs; name two sources, not %d", where, what, len(src))
 			}
 			for j, s := range src {
 				if c.Sources[j], err = slot.ParseIngress(s); err != nil {
@@ -99,7 +125,7 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 			}
 			c.PairBytes = k.PairBufferKiB << 10
 		} else if k.Sources != nil || k.PairBufferKiB != 0 {
-			return nil, fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %q has one input", where, k.Name)
+			return nil, fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %s has one input", where, what)
 		}
 	}
 	slots := make([]Slot, len(cs))

@@ -70,6 +70,22 @@ type Config struct {
 	// scenario's pair_buffer_kib).
 	Sources   [2]Ingress
 	PairBytes int
+	// Inputs is the number of inputs of the kernels the slot's static
+	// logic takes, 1 or 2 (0: the kernel's, or 1 for an empty slot). A
+	// reconfigurable module for the slot must hold a kernel of that many
+	// inputs, so an empty slot can be built for two-input kernels.
+	Inputs int
+}
+
+// inputs is c.Inputs, defaulted.
+func (c Config) inputs() int {
+	switch {
+	case c.Inputs != 0:
+		return c.Inputs
+	case c.Kernel != nil:
+		return c.Kernel.Inputs
+	}
+	return 1
 }
 
 // Ingress is where a TLP came into the O-NIC, as the slot's
@@ -165,24 +181,29 @@ func RM(c Config) (*ir.Module, error) {
 	cplReady, irqReady := m.Input("m_cpl_ready", 1), m.Input("m_irq_ready", 1)
 	lite := axil.Inputs(m, "s_axil_", 13)
 	if c.Kernel == nil {
+		// The outputs in the order a kernel's module has them, so the
+		// slot's black box is the same whichever fills it.
 		m.Output("s_tready", m.Const(1, 0))
 		m.Output("s1_tready", m.Const(1, 0))
-		m.Output("m_tdata", m.Const(512, 0))
-		m.Output("m_tkeep", m.Const(64, 0))
-		m.Output("m_tlast", m.Const(1, 0))
-		m.Output("m_tvalid", m.Const(1, 0))
+		m.Output("task_closed", m.Const(1, 1))
 		m.Output("m_cpl_valid", m.Const(1, 0))
 		m.Output("m_cpl_addr", m.Const(64, 0))
 		m.Output("m_cpl_data", m.Const(256, 0))
 		m.Output("m_irq_valid", m.Const(1, 0))
 		m.Output("m_irq_addr", m.Const(64, 0))
 		m.Output("m_irq_data", m.Const(32, 0))
-		m.Output("task_closed", m.Const(1, 1))
 		lite.Zero(m, "axil_zero").Outputs(m, "s_axil_")
+		m.Output("m_tdata", m.Const(512, 0))
+		m.Output("m_tkeep", m.Const(64, 0))
+		m.Output("m_tlast", m.Const(1, 0))
+		m.Output("m_tvalid", m.Const(1, 0))
 		return m, m.Check()
 	}
 	if err := Supports(c.Kernel); err != nil {
 		return nil, err
+	}
+	if c.Kernel.Inputs != c.inputs() {
+		return nil, fmt.Errorf("kernel %s has %d inputs; the slot is built for kernels of %d", c.Kernel.Name, c.Kernel.Inputs, c.inputs())
 	}
 	shell, err := c.Kernel.TaskModule()
 	if err != nil {
@@ -295,7 +316,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	closed := m.Wire("task_closed", 1)
 	rmReady, rmReady1 := m.Wire("kernel_s_tready", 1), m.Wire("kernel_s1_tready", 1)
 	jobs := axis.Stream{Valid: m.Wire("job_push", 1), Ready: m.Wire("job_room", 1)}
-	two := c.Kernel != nil && c.Kernel.Inputs == 2
+	two := c.inputs() == 2
 	g := &intakes{m: m, c: c, self: self, closed: closed, localBusy: localBusy, counts: map[string][]ir.Value{}}
 
 	// Each ingress's TLPs: the host's (through the manager), port A's and

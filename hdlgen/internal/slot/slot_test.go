@@ -3,11 +3,14 @@ package slot
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"strings"
 	"testing"
 
 	"onic/hdlgen/internal/tlpstim"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
+	"onic/hdlgen/verilog"
 	"onic/kernels"
 	"onic/testbenches/verilator"
 	"onic/tlp"
@@ -330,5 +333,72 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := ParseIngress("kernel"); err == nil {
 		t.Error("source kernel: no error")
+	}
+}
+
+// TestOneInterface: every kernel a slot takes, and the empty slot, give
+// the slot's reconfigurable module the same ports in the same order, and
+// kernels of the slot's shape the same static module: what lets one fill
+// the partition another was built around. A kernel of the other number
+// of inputs is refused.
+func TestOneInterface(t *testing.T) {
+	type port struct {
+		name   string
+		output bool
+		width  int
+	}
+	ports := func(m *ir.Module) []port {
+		var ps []port
+		for _, p := range m.Ports() {
+			ps = append(ps, port{p.Name, p.Output, m.Node(p.Node).W})
+		}
+		return ps
+	}
+	for _, two := range []bool{false, true} {
+		base := Config{Slot: 1, Egress: PortA, Translated: 0x1000, Sources: [2]Ingress{FromPortA, FromPortB}, PairBytes: 4096, Inputs: 1}
+		names := []string{"", "fp32-to-bf16", "histogram", "scale-int32"}
+		if two {
+			base.Inputs = 2
+			names = []string{"", "sum-int32", "max-int32", "sum-int8-sat"}
+		}
+		var wantPorts []port
+		var wantStatic []byte
+		for _, name := range names {
+			c := base
+			if name != "" {
+				k, err := kernels.Lookup(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Kernel = k
+			}
+			rm, err := RM(c)
+			if err != nil {
+				t.Fatalf("%q: %v", name, err)
+			}
+			st := Build(c, rm)
+			files, err := verilog.EmitDesignWithout(st, func(m *ir.Module) bool { return m.Name() == rm.Name() })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var src []byte
+			for _, f := range files {
+				src = append(src, f.Source...)
+			}
+			if wantPorts == nil {
+				wantPorts, wantStatic = ports(rm), src
+				continue
+			}
+			if got := ports(rm); !slices.Equal(got, wantPorts) {
+				t.Errorf("inputs %v, %q: the module's ports differ from the empty slot's:\n%v\n%v", base.Inputs, name, got, wantPorts)
+			}
+			if !bytes.Equal(src, wantStatic) {
+				t.Errorf("inputs %v, %q: the static module differs from the empty slot's", base.Inputs, name)
+			}
+		}
+	}
+	k, _ := kernels.Lookup("sum-int32")
+	if _, err := RM(Config{Kernel: k, Inputs: 1}); err == nil || !strings.Contains(err.Error(), "kernel sum-int32 has 2 inputs; the slot is built for kernels of 1") {
+		t.Errorf("a two-input kernel in a one-input slot: %v", err)
 	}
 }

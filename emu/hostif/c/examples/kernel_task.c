@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	uint32_t st = rd32(h, page + REG(TASK_STATUS));
 	check(h, (st & 1) && st >> 16 == TAG, "after the doorbell STATUS is %#x: want busy with tag %#x", st, TAG);
 
-	/* 3. The task's data: 16-byte records for the filter. */
+	/* 3. The task's data: int32 elements for the kernel (scale-int32). */
 	unsigned char data[TASK_BYTES];
 	for (unsigned i = 0; i < TASK_BYTES; i++)
 		data[i] = (unsigned char)(i * 13 + 5);
