@@ -73,7 +73,29 @@ type Config struct {
 	// 1024); more are dropped and counted. The manager alone does not use
 	// it.
 	HoldTLPs int
+	// StandIns are the functions the O-NIC presents to its host for lent
+	// devices (pcie/manager.AddStandIn), functions 1 to 3 of the card's
+	// PCIe block: s_host_tlp_func says which function a request is for.
+	// An access to a stand-in's BAR goes out of its port to the device's
+	// BAR at the same offset, through the access check, with the
+	// requester's proxy ID, as the model's does; none is held while the
+	// port is down.
+	StandIns []StandIn
 }
+
+// StandIn is a stand-in function for a lent device.
+type StandIn struct {
+	// Port is the optical port the device is behind: port-a or port-b.
+	Port string
+	// BARs are the sizes of the device's memory BARs (0: none), powers of
+	// two, as the stand-in presents them; Remote is where the lender's
+	// enumeration put each in its domain (aligned to its size).
+	BARs, Remote [6]uint64
+}
+
+// MaxStandIns is how many stand-ins a card presents: the PCIE4 block has
+// four physical functions, and the O-NIC is the first.
+const MaxStandIns = 3
 
 // Design is a generated manager and what the toolchain reports about it.
 type Design struct {
@@ -199,6 +221,31 @@ func Build(c Config) (*Design, error) {
 	if r := c.Manager.RegisterBAR; r < 0 || r > 5 || c.BARs[r] == 0 {
 		return nil, fmt.Errorf("register_bar: %d is not a memory BAR", r)
 	}
+	if len(c.StandIns) > MaxStandIns {
+		return nil, fmt.Errorf("stand_ins: %d; the card's PCIe block has functions for %d", len(c.StandIns), MaxStandIns)
+	}
+	for i, si := range c.StandIns {
+		if si.Port != "port-a" && si.Port != "port-b" {
+			return nil, fmt.Errorf("stand_ins[%d].port: %q must be port-a or port-b", i, si.Port)
+		}
+		any := false
+		for b, size := range si.BARs {
+			switch {
+			case size == 0 && si.Remote[b] != 0:
+				return nil, fmt.Errorf("stand_ins[%d].remote[%d]: %#x for a BAR the device does not have", i, b, si.Remote[b])
+			case size == 0:
+			case bits.OnesCount64(size) != 1:
+				return nil, fmt.Errorf("stand_ins[%d].bars[%d]: size %#x is not a power of two", i, b, size)
+			case si.Remote[b]%size != 0:
+				return nil, fmt.Errorf("stand_ins[%d].remote[%d]: %#x is not aligned to the BAR's size %#x", i, b, si.Remote[b], size)
+			default:
+				any = true
+			}
+		}
+		if !any {
+			return nil, fmt.Errorf("stand_ins[%d].bars: the device has no memory BAR to present", i)
+		}
+	}
 	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
 	if err != nil {
 		return nil, fmt.Errorf("translation.%v", err)
@@ -248,6 +295,9 @@ type gen struct {
 // beat is one stage's copy of a TLP beat.
 type beat struct {
 	valid, hdr, bar, data, keep, sop, eop ir.Value
+	// fn is the function a host request is for (0 the O-NIC, i+1 stand-in
+	// i); only with stand-ins.
+	fn ir.Value
 }
 
 // stageReg registers b into stage name, loading when adv is high. Only
@@ -262,8 +312,12 @@ func (g *gen) stageReg(name string, b beat, adv ir.Value) beat {
 		ir.Helper()
 		return g.dataReg(name+"_"+field, v, adv)
 	}
-	return beat{valid: valid, hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
+	out := beat{valid: valid, hdr: r("hdr", b.hdr), bar: r("bar", b.bar), data: r("data", b.data),
 		keep: r("keep", b.keep), sop: r("sop", b.sop), eop: r("eop", b.eop)}
+	if b.fn != (ir.Value{}) {
+		out.fn = r("func", b.fn)
+	}
+	return out
 }
 
 // tlpState is what the pipeline knows about a TLP besides its beat,
@@ -279,6 +333,9 @@ type tlpState struct {
 	// Stage 2: the remote table's port for the requester (1 A, 2 B, 0
 	// none), read in stage 1.
 	remote ir.Value
+	// Stage 1, with stand-ins: the request is for a stand-in's BAR, the
+	// device's BAR's address and the stand-in's port.
+	standIn, siBase, siEgress ir.Value
 }
 
 // carry registers every known field of t into stage st (registers named
@@ -293,7 +350,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"in_lut", &t.inLUT}, {"proxy_ok", &t.proxyOK}, {"proxy", &t.proxy}, {"found", &t.found}, {"enabled", &t.enabled},
 		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
-		{"remote", &t.remote},
+		{"remote", &t.remote}, {"stand_in", &t.standIn}, {"stand_in_base", &t.siBase}, {"stand_in_egress", &t.siEgress},
 	} {
 		if *f.v != (ir.Value{}) {
 			*f.v = g.dataReg(st+"_"+f.name, *f.v, adv)
@@ -451,13 +508,20 @@ func (p *pipe) input() beat {
 		data: m.Input("s_host_tlp_data", W), keep: m.Input("s_host_tlp_keep", K),
 		sop: m.Input("s_host_tlp_sop", 1), eop: m.Input("s_host_tlp_eop", 1)}
 	packed := m.Concat(in.hdr, in.bar, in.data, in.keep, in.sop, in.eop)
+	if len(p.c.StandIns) > 0 {
+		packed = m.Concat(m.Input("s_host_tlp_func", 2), packed)
+	}
 	inS := axis.New(m, "in", packed, in.valid)
 	m.Output("s_host_tlp_ready", m.And(inS.Ready, p.initDone))
 	sk := axis.Instance(m, "in_slice", axis.SkidModule(packed.Width()), inS)
 	v := sk.Data
 	at := v.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(v, at, w) }
-	b0 := beat{valid: sk.Valid, hdr: m.Named("in_hdr", take(128)), bar: m.Named("in_bar", take(3)), data: take(W), keep: take(K), sop: take(1), eop: take(1)}
+	var fn ir.Value
+	if len(p.c.StandIns) > 0 {
+		fn = m.Named("in_func", take(2))
+	}
+	b0 := beat{valid: sk.Valid, hdr: m.Named("in_hdr", take(128)), bar: m.Named("in_bar", take(3)), data: take(W), keep: take(K), sop: take(1), eop: take(1), fn: fn}
 
 	// The pipeline advances as a whole when its last stage is empty or
 	// the router has finished with it.
@@ -474,21 +538,66 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	lutSh, lutAB := p.lutSh, p.lutAB
 	f0 := tlphdr.Decode(m, "in_hdr", b0.hdr)
 	kind0 := m.Named("kind", m.ROM(m.Concat(f0.Fmt, f0.Type), kindBits, KindTable()))
-	var masks, present []uint64
-	for _, s := range c.BARs {
-		masks = append(masks, max(s, 1)-1)
-		present = append(present, b2u(s != 0))
+	// The BARs by index: the O-NIC's, then (with stand-ins, by function
+	// and BAR) each stand-in's.
+	var masks, present, bases, egresses []uint64
+	add := func(sizes, remote [6]uint64, eg uint64) {
+		for b := range 8 {
+			var size uint64
+			if b < 6 {
+				size = sizes[b]
+			}
+			masks = append(masks, max(size, 1)-1)
+			present = append(present, b2u(size != 0))
+			if b < 6 && size != 0 {
+				bases = append(bases, remote[b])
+			} else {
+				bases = append(bases, 0)
+			}
+			egresses = append(egresses, eg)
+		}
 	}
-	off0 := m.Named("bar_offset", m.And(f0.Address, m.Named("bar_mask", m.ROM(b0.bar, 64, masks))))
-	barOK0 := m.Named("bar_ok", m.ROM(b0.bar, 1, present))
-	regHit0 := m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR)))
+	add(c.BARs, [6]uint64{}, 0)
+	idx := b0.bar
+	var own ir.Value // the request is for the O-NIC's own function (with stand-ins)
+	ownAnd := func(v ir.Value) ir.Value {
+		if own == (ir.Value{}) {
+			return v
+		}
+		return m.And(own, v)
+	}
+	if len(c.StandIns) > 0 {
+		for _, si := range c.StandIns {
+			eg := kindPortA
+			if si.Port == "port-b" {
+				eg = kindPortB
+			}
+			add(si.BARs, si.Remote, eg)
+		}
+		for len(masks) < 32 {
+			add([6]uint64{}, [6]uint64{}, 0)
+		}
+		idx = m.Concat(b0.fn, b0.bar)
+		own = m.Named("own_function", m.Eq(b0.fn, m.Const(2, 0)))
+	} else {
+		masks, present = masks[:6], present[:6]
+	}
+	off0 := m.Named("bar_offset", m.And(f0.Address, m.Named("bar_mask", m.ROM(idx, 64, masks))))
+	barOK0 := m.Named("bar_ok", m.ROM(idx, 1, present))
+	regHit0 := ownAnd(m.Eq(b0.bar, m.Const(3, uint64(c.Manager.RegisterBAR))))
+	var standIn0, siBase0, siEgress0 ir.Value
+	if len(c.StandIns) > 0 {
+		standIn0 = m.Named("stand_in", m.Not(own))
+		siBase0 = m.Named("stand_in_base", m.ROM(idx, 64, bases))
+		siEgress0 = m.Named("stand_in_egress", m.ROM(idx, 3, egresses))
+	}
 	size0 := m.Concat(m.Eq(f0.Length, m.Const(10, 0)), f0.Length, m.Const(2, 0)) // 4 * DWs, 13 bits
 	inLUT0, lutIdx0 := p.zero, m.Const(1, 0)
 	if p.hasLUT {
 		page := m.Slice(off0, lutSh, 64-lutSh)
 		first := lut.Offset >> lutSh
 		rel := m.Sub(page, m.Const(64-lutSh, first))
-		inLUT0 = m.And(m.Eq(b0.bar, m.Const(3, uint64(lut.BAR))),
+		inLUT0 = m.And(ownAnd(m.Eq(b0.bar, m.Const(3, uint64(lut.BAR)))),
 			m.And(m.Not(m.LtU(page, m.Const(64-lutSh, first))), m.LtU(rel, m.Const(64-lutSh, uint64(len(lut.Entries))))))
 		lutIdx0 = m.Slice(rel, 0, lutAB)
 	}
@@ -513,7 +622,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 
 	s1 := p.stageReg("s1", b0, p.adv)
 	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
-		proxyOK: proxyOK0, proxy: proxy0}, p.adv)
+		proxyOK: proxyOK0, proxy: proxy0, standIn: standIn0, siBase: siBase0, siEgress: siEgress0}, p.adv)
 	return s1, t1, lutIdx0
 }
 
@@ -590,14 +699,26 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 		addr = m.Mux(inLUT1, lutAddr, addr)
 		multicast = m.And(multicast, m.Not(inLUT1))
 	}
+	secondEg, secondAt := tr.SecondEgress, tr.SecondTranslated
+	if t1.standIn != (ir.Value{}) {
+		// A stand-in's BAR is a window onto the device's, always on, to
+		// its port; the device's BAR is aligned to its size, so the
+		// offset fills its low bits.
+		si := t1.standIn
+		found, enabled = m.Or(found, si), m.Or(enabled, si)
+		egress = m.Mux(si, t1.siEgress, egress)
+		slot = m.Mux(si, m.Const(8, 0), slot)
+		addr = m.Mux(si, m.Or(t1.siBase, off1), addr)
+		multicast = m.And(multicast, m.Not(si))
+	}
 	// The translation's result, as stage 2 registers it.
 	found, enabled = m.Named("translated_found", found), m.Named("translated_enabled", enabled)
 	egress, slot = m.Named("translated_egress", egress), m.Named("translated_slot", slot)
 	addr, multicast = m.Named("translated_addr", addr), m.Named("multicast", multicast)
 	s2 := p.stageReg("s2", s1, p.adv)
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
-	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, tr.SecondEgress, tr.SecondTranslated, p.downOf(tr.SecondEgress)
-	t1.inLUT = ir.Value{} // used up
+	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, secondEg, secondAt, p.downOf(secondEg)
+	t1.inLUT, t1.siBase, t1.siEgress = ir.Value{}, ir.Value{}, ir.Value{} // used up
 	t1.remote = m.Named("remote_port_of", p.remoteQ)
 	return s2, p.carry("s2", t1, p.adv), nil
 }
@@ -681,7 +802,11 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	// a proxy ID) goes to that port to be held; it is still port-down.
 	var holdable ir.Value
 	if p.c.Hold {
-		holdable = m.Named("holdable", m.And(m.And(isPort, allowed), proxyOK3))
+		holdable = m.And(m.And(isPort, allowed), proxyOK3)
+		if t3.standIn != (ir.Value{}) {
+			holdable = m.And(holdable, m.Not(t3.standIn)) // the model fails a stand-in's down port at once
+		}
+		holdable = m.Named("holdable", holdable)
 		choose("port_down_failed", m.And(down3, m.Not(holdable)), fail(pmgr.PortDown))
 		choose("port_down_held", m.And(down3, holdable), outcome{r4(pmgr.PortDown), egress3, slot3, addr3, proxy3})
 	} else {

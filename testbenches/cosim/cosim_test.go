@@ -33,8 +33,31 @@ func benches(t testing.TB) map[string]*Bench {
 	return map[string]*Bench{"default": defaultBench(t, 512), "rich": richBench(t), "rich-hold": b}
 }
 
-// richBench is richConfig on a 256-bit path.
-func richBench(t testing.TB) *Bench { return bench(t, richConfig(), 256) }
+// richBench is richConfig on a 256-bit path, with the stand-ins of
+// richStandIns.
+func richBench(t testing.TB) *Bench {
+	t.Helper()
+	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := manager.Config{Manager: richConfig(), DataWidth: 256, BARs: manager.BARSizes(f), StandIns: richStandIns()}
+	b, err := NewBench(c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// richStandIns are two lent devices' stand-ins: one behind port A with
+// two BARs whose devices' BARs the host domain may reach, one behind
+// port B whose BAR it may reach in part (the rest is denied).
+func richStandIns() []manager.StandIn {
+	return []manager.StandIn{
+		{Port: "port-a", BARs: [6]uint64{0: 1 << 20, 2: 64 << 10}, Remote: [6]uint64{0: 1<<32 + 1<<20, 2: 0x2_0000_0000 + 64<<10}},
+		{Port: "port-b", BARs: [6]uint64{2: 32 << 20}, Remote: [6]uint64{2: 0x9000_0000}},
+	}
+}
 
 // bench generates c on an O-NIC function like the emulator's.
 func bench(t testing.TB, mc pmgr.Config, width int) *Bench {
@@ -71,10 +94,12 @@ func TestCosim(t *testing.T) {
 	for _, name := range []string{"default", "rich", "rich-hold"} {
 		b := all[name]
 		forged, held := 0, 0
+		standIn := map[string]int{}
 		for _, seed := range seeds(1000, *seedsFlag) {
 			st := b.Generate(seed, *tlpsFlag)
 			forged += sourceInvalid(b, st)
 			held += b.held(st)
+			b.standInOutcomes(st, standIn)
 			tr, err := b.Run(st, 1_000_000)
 			if err != nil {
 				t.Fatal(err)
@@ -89,6 +114,16 @@ func TestCosim(t *testing.T) {
 		if name == "rich" && forged == 0 {
 			t.Errorf("%s: no TLP carried a forged requester ID (source-invalid): the stimulus misses source validation", name)
 		}
+		if name != "default" {
+			// The stand-ins' BARs: forwarded out of either port, denied, and
+			// failed with the port down or no proxy ID, as the model decides.
+			t.Logf("%s: requests for the stand-ins' BARs by the model's outcome: %v", name, standIn)
+			for _, want := range []string{"port-a", "port-b", "denied", "port-down", "no-proxy-id"} {
+				if standIn[want] == 0 {
+					t.Errorf("%s: no request for a stand-in's BAR had outcome %s: the stimulus misses it", name, want)
+				}
+			}
+		}
 		if name == "rich-hold" {
 			if held == 0 {
 				t.Errorf("%s: no TLP was held for a down port: the stimulus misses the hold policy", name)
@@ -96,6 +131,29 @@ func TestCosim(t *testing.T) {
 			t.Logf("%s: %d TLPs held for a down port", name, held)
 		}
 	}
+}
+
+// standInOutcomes tallies into n the model's outcomes for st's requests
+// to a stand-in's BAR: the port they leave by, or why they fail.
+func (b *Bench) standInOutcomes(st *Stimulus, n map[string]int) {
+	b.walk(st, func(_ int, op *Op, o *pmgr.Outcome) error {
+		if op.Fn == 0 || op.Bar == 7 {
+			return nil
+		}
+		switch {
+		case o.Action == pmgr.Forward:
+			n[o.Egress.String()]++
+		case o.Reason == pmgr.Denied:
+			n["denied"]++
+		case o.Reason == pmgr.PortDown:
+			n["port-down"]++
+		case o.Reason == pmgr.NoProxyID:
+			n["no-proxy-id"]++
+		default:
+			n[o.Reason.String()]++
+		}
+		return nil
+	})
 }
 
 // sourceInvalid is how many of st's TLPs the model refuses as carrying a

@@ -234,6 +234,9 @@ func (d *driver) garbage() {
 	}
 	d.set("s_host_tlp_hdr", words(2)...)
 	d.set("s_host_tlp_bar", r.Uint64N(8))
+	if len(d.b.Config.StandIns) > 0 {
+		d.set("s_host_tlp_func", r.Uint64N(4))
+	}
 	d.set("s_host_tlp_data", words(d.wb/8)...)
 	d.set("s_host_tlp_keep", r.Uint64())
 	d.set("s_host_tlp_sop", r.Uint64N(2))
@@ -271,6 +274,9 @@ func (d *driver) beatInputs(op *Op) {
 	d.set("s_host_tlp_valid", 1)
 	d.set("s_host_tlp_hdr", hdr...)
 	d.set("s_host_tlp_bar", uint64(op.Bar))
+	if len(d.b.Config.StandIns) > 0 {
+		d.set("s_host_tlp_func", uint64(op.Fn))
+	}
 	d.set("s_host_tlp_data", data...)
 	d.set("s_host_tlp_keep", keep)
 	d.set("s_host_tlp_sop", b2u(d.beat == 0))

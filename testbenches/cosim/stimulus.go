@@ -35,6 +35,12 @@ import (
 // aligned to its size).
 var barBase = [6]uint64{0: 0xF000_0000, 2: 0x40_0000_0000, 4: 0x80_0000_0000}
 
+// standInBase is where the host put the stand-ins' BARs (stand-in i's
+// BAR b at standInBase + i<<36 + b<<32), apart from the O-NIC's.
+const standInBase = 0x100_0000_0000
+
+func standInBAR(i, b int) uint64 { return standInBase + uint64(i)<<36 + uint64(b)<<32 }
+
 // Self is the O-NIC's routing ID in the bench.
 const Self = tlp.ID(0x0300)
 
@@ -44,6 +50,9 @@ type Bench struct {
 	Config manager.Config
 	Design *manager.Design
 	fn     *pcie.Function
+	// standIns are the model's stand-in functions for c.StandIns, their
+	// BARs at standInBAR.
+	standIns []*pcie.Function
 	ds     []acl.Domain
 	rid    []tlp.ID
 	slots  int // access rule slots
@@ -68,7 +77,30 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 			return nil, fmt.Errorf("cosim: BAR%d did not take address %#x", i, barBase[i])
 		}
 	}
-	mdl, err := pmgr.New(c.Manager, f, Self)
+	b := &Bench{Config: c, Design: d, fn: f}
+	for i, si := range c.StandIns {
+		var bars [6]pcie.BAR
+		for k, size := range si.BARs {
+			if size != 0 {
+				bars[k] = pcie.BAR{Kind: pcie.BARMem64, Size: size} // (the next BAR must be free: its upper half)
+			}
+		}
+		sf, err := pcie.NewEndpoint(pcie.Config{Name: fmt.Sprintf("stand-in%d", i), VendorID: 0x10de, DeviceID: 0x1db4, Class: 0x030200, BARs: bars})
+		if err != nil {
+			return nil, err
+		}
+		for k, size := range si.BARs {
+			if size != 0 {
+				sf.Space.Write(0x10+4*k, 4, uint32(standInBAR(i, k)))
+				sf.Space.Write(0x14+4*k, 4, uint32(standInBAR(i, k)>>32))
+				if sf.BARAddress(k) != standInBAR(i, k) {
+					return nil, fmt.Errorf("cosim: stand-in %d BAR%d did not take address %#x", i, k, standInBAR(i, k))
+				}
+			}
+		}
+		b.standIns = append(b.standIns, sf)
+	}
+	mdl, err := b.newModel()
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +109,31 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 		return nil, err
 	}
 	_, rid := mdl.Tables().RID()
-	return &Bench{Config: c, Design: d, fn: f, ds: a.Domains(), rid: rid, slots: a.RuleSlots()}, nil
+	b.ds, b.rid, b.slots = a.Domains(), rid, a.RuleSlots()
+	return b, nil
+}
+
+// newModel builds the model of b's configuration, its stand-ins added.
+func (b *Bench) newModel() (*pmgr.Manager, error) {
+	m, err := pmgr.New(b.Config.Manager, b.fn, Self)
+	if err != nil {
+		return nil, err
+	}
+	for i, si := range b.Config.StandIns {
+		port := ntb.Egress{Kind: ntb.EgressPortA}
+		if si.Port == "port-b" {
+			port = ntb.Egress{Kind: ntb.EgressPortB}
+		}
+		if err := m.AddStandIn(b.standIns[i], si.Remote, port); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // model returns a fresh model (counters zero, tables as configured).
 func (b *Bench) model() *pmgr.Manager {
-	m, err := pmgr.New(b.Config.Manager, b.fn, Self)
+	m, err := b.newModel()
 	if err != nil {
 		panic(err) // NewBench built the same configuration
 	}
@@ -106,6 +157,7 @@ type Op struct {
 	Kind OpKind
 	Raw  []byte   // OpTLP: header (12 or 16 bytes) and payload
 	Bar  uint8    // OpTLP: the BAR the PCIe core decoded (7: none)
+	Fn   uint8    // OpTLP: the function it decoded it for (0 the O-NIC, i+1 stand-in i)
 	Addr uint32   // register
 	Data uint32   // register value, or port_down
 	Strb uint8    // write strobes
@@ -353,6 +405,13 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 	}
 	rb := g.b.Config.Manager.RegisterBAR
 	ts = append(ts, target{rb, 0, g.b.Config.BARs[rb], 0})
+	for i, si := range g.b.Config.StandIns { // a stand-in's BAR is a window onto the device's
+		for k, size := range si.BARs {
+			if size != 0 {
+				ts = append(ts, target{-1 - (i*8 + k), 0, size, si.Remote[k]})
+			}
+		}
+	}
 	r.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
 	for _, t := range ts {
 		lo, hi := max(sp.Base, t.xlt), min(sp.End, t.xlt+t.size)
@@ -360,7 +419,13 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 			continue
 		}
 		a := lo + r.Uint64N(hi-lo)
-		return id, barBase[t.bar] + t.off + (a - t.xlt), true
+		base := uint64(0)
+		if t.bar < 0 {
+			base = standInBAR((-1-t.bar)/8, (-1-t.bar)%8)
+		} else {
+			base = barBase[t.bar]
+		}
+		return id, base + t.off + (a - t.xlt), true
 	}
 	return 0, 0, false
 }
@@ -389,19 +454,31 @@ func (g *gen) anyAddress() uint64 {
 			bar := []int{0, 2, 4}[r.IntN(3)]
 			return barBase[bar] + r.Uint64N(g.b.Config.BARs[bar]+1)
 		}
+	case 7:
+		if n := len(g.b.Config.StandIns); n > 0 && r.IntN(2) == 0 { // a stand-in's BAR, or past its end
+			i, k := r.IntN(n), r.IntN(6)
+			return standInBAR(i, k) + r.Uint64N(g.b.Config.StandIns[i].BARs[k]+64)
+		}
 	}
 	return r.Uint64() >> r.IntN(33)
 }
 
-// barOf is the BAR the PCIe core would report for addr (7: none), for
-// memory requests; other TLPs carry none.
-func (b *Bench) barOf(addr uint64) uint8 {
+// barOf is the function and BAR the PCIe core would report for addr
+// (BAR 7: none), for memory requests; other TLPs carry none.
+func (b *Bench) barOf(addr uint64) (fn, bar uint8) {
 	for i := range 6 {
 		if s := b.Config.BARs[i]; s != 0 && addr >= barBase[i] && addr-barBase[i] < s {
-			return uint8(i)
+			return 0, uint8(i)
 		}
 	}
-	return 7
+	for i, si := range b.Config.StandIns {
+		for k, s := range si.BARs {
+			if base := standInBAR(i, k); s != 0 && addr >= base && addr-base < s {
+				return uint8(i + 1), uint8(k)
+			}
+		}
+	}
+	return 0, 7
 }
 
 var kinds = []tlp.Kind{tlp.MWr, tlp.MWr, tlp.MWr, tlp.MRd, tlp.MRd, tlp.MRd, tlp.MRdLk, tlp.FetchAdd, tlp.Swap, tlp.CAS,
@@ -524,9 +601,9 @@ func (g *gen) tlp() Op {
 	if err := dec.Decode(raw); err != nil {
 		panic(fmt.Sprintf("cosim: generated %s does not decode: %v", k, err))
 	}
-	bar := uint8(7)
+	fn, bar := uint8(0), uint8(7)
 	if c := k.Class(); c == tlp.ClassMemory || c == tlp.ClassAtomic {
-		bar = g.b.barOf(dec.Address)
+		fn, bar = g.b.barOf(dec.Address)
 	}
-	return Op{Kind: OpTLP, Raw: raw, Bar: bar, TLP: &dec}
+	return Op{Kind: OpTLP, Raw: raw, Bar: bar, Fn: fn, TLP: &dec}
 }

@@ -41,6 +41,16 @@ type Parts struct {
 	HoldTLPs int
 }
 
+// hasInput says whether m has an input port named name.
+func hasInput(m *ir.Module, name string) bool {
+	for _, p := range m.Ports() {
+		if !p.Output && p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // tlps is a TLP stream in the manager's format inside the card: a header
 // valid on every beat, data from byte 0, a keep bit per DW, start and end
 // of packet, and sideband (the BAR on the host ingress, the slot on the
@@ -286,6 +296,13 @@ func Build(name string, p Parts) *ir.Module {
 		data: tagsOut["cpl_data"], keep: tagsOut["cpl_keep"], sop: tagsOut["cpl_sop"], eop: tagsOut["cpl_eop"],
 		valid: tagsOut["cpl_valid"], ready: cplReady}
 	fromRC.side = m.Const(3, 0)
+	standIns := hasInput(p.Manager, "s_host_tlp_func") // a manager with stand-ins
+	if standIns {
+		// The function the block matched, for the stand-ins of lent
+		// devices: above the BAR.
+		fromCQ.side = m.Concat(cqOut["tlp_func"], fromCQ.side)
+		fromRC.side = m.Const(5, 0)
+	}
 	host := merge(m, "host_in", fromCQ, fromRC)
 
 	// The links' states, and the ports' egress streams from both
@@ -360,6 +377,9 @@ func Build(name string, p Parts) *ir.Module {
 	mgrIn := map[string]ir.Value{"self_id": self}
 	into(mgrIn, "s_host_tlp_", host)
 	mgrIn["s_host_tlp_bar"] = host.side
+	if standIns {
+		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = m.Slice(host.side, 0, 3), m.Slice(host.side, 3, 2)
+	}
 	mgrIn["remote_we"], mgrIn["remote_id"], mgrIn["remote_port"] = remote.Valid, m.Slice(remote.Data, 2, 16), m.Slice(remote.Data, 0, 2)
 	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(up("port_b")), m.Not(up("port_a"))))
 	mgrReady := map[string]ir.Value{}

@@ -7,7 +7,8 @@
 // descriptor, then the payload, on a 512-bit AXI4-Stream with straddling
 // off, as for Gen3 x16 at 250 MHz) become the manager's s_host_tlp_*
 // stream (a 128-bit header, the payload from byte 0 of the first beat, a
-// keep bit per DW, the BAR the block matched).
+// keep bit per DW, the BAR the block matched and the physical function
+// it matched it for).
 package pcie4
 
 import (
@@ -26,6 +27,8 @@ const (
 	rtLo, rtW      = 75, 4
 	reqLo, reqW    = 80, 16
 	tagLo, tagW    = 96, 8
+	funcLo         = 104 // target function [111:104]; its low bits: the block's physical functions 0-3
+	funcW          = 2
 	barLo, barW    = 112, 3
 	tcLo, tcW      = 121, 3
 	attrLo, attrW  = 124, 3
@@ -58,7 +61,9 @@ var requestTypes = []struct {
 
 // CQ builds the completer request adapter into m: ports m_axis_cq_*
 // toward the block (with the block's own names, so it connects to the IP
-// instance by name) and tlp_* toward the manager. A packet takes one
+// instance by name) and tlp_* toward the manager (tlp_func: the
+// descriptor's target function, 0 for the O-NIC and 1-3 for the
+// stand-ins of lent devices). A packet takes one
 // cycle more than its beats (the last beat is flushed on its own), and
 // each output beat is the previous input beat's last 48 bytes and the
 // next one's first 16.
@@ -92,8 +97,8 @@ func CQ(m *ir.Module) {
 	short := m.Concat(dw0, dw1, m.Slice(addr, 0, 32), m.Const(32, 0))
 	hdr := m.Named("cq_hdr", m.Mux(fourDW, long, short))
 
-	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, fieldOf(barLo, barW)), descDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "bar", Width: barW}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, fieldOf(funcLo, funcW), fieldOf(barLo, barW)), descDWs)
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "func", Width: funcW}, {Name: "bar", Width: barW}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

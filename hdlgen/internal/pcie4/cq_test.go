@@ -36,13 +36,13 @@ func words(b []byte, n int) []uint64 {
 // into CQ packets by the pcie/pg213 model and driven into the adapter
 // with random gaps and backpressure, leave as the manager's TLP stream:
 // each header and payload, read back as a TLP, is the request itself,
-// with the BAR the block matched.
+// with the BAR and the function (0-3) the block matched.
 func TestCQAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	kinds := []tlp.Kind{tlp.MRd, tlp.MWr, tlp.MRdLk, tlp.IORd, tlp.IOWr, tlp.FetchAdd, tlp.Swap, tlp.CAS}
 	type want struct {
-		enc []byte
-		bar int
+		enc     []byte
+		bar, fn int
 	}
 	var wants []want
 	var beats [][3]any // data bytes, keep, last + user
@@ -68,8 +68,8 @@ func TestCQAgainstModel(t *testing.T) {
 				x.Data[j] = byte(r.Uint32())
 			}
 		}
-		bar := r.IntN(6)
-		c, err := pg213.ToCQ(&x, bar, 20, 0)
+		bar, fn := r.IntN(6), r.IntN(4) // the O-NIC's function or a stand-in's
+		c, err := pg213.ToCQ(&x, bar, 20, uint8(fn))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestCQAgainstModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wants = append(wants, want{enc, bar})
+		wants = append(wants, want{enc, bar, fn})
 		pkt := append(c.Descriptor[:], c.Payload...)
 		for off := 0; off < len(pkt); off += 64 {
 			end := min(off+64, len(pkt))
@@ -92,7 +92,7 @@ func TestCQAgainstModel(t *testing.T) {
 	s := newBench(t, cqModule(t))
 	var got []want
 	var cur []byte
-	var curBAR int
+	var curBAR, curFn int
 	bi := 0
 	for cycle := 0; cycle < 40*len(beats) && len(got) < len(wants); cycle++ {
 		offer := bi < len(beats) && r.IntN(4) != 0
@@ -121,12 +121,12 @@ func TestCQAgainstModel(t *testing.T) {
 			if s.get("tlp_sop")[0] == 1 {
 				h := tlp.Header(hdr[:])
 				cur = append([]byte(nil), hdr[:h.HeaderLen()]...)
-				curBAR = int(s.get("tlp_bar")[0])
+				curBAR, curFn = int(s.get("tlp_bar")[0]), int(s.get("tlp_func")[0])
 			}
 			keep := s.get("tlp_keep")[0]
 			cur = dws(cur, s.bytes("tlp_data"), keep)
 			if s.get("tlp_eop")[0] == 1 {
-				got = append(got, want{cur, curBAR})
+				got = append(got, want{cur, curBAR, curFn})
 			}
 		}
 		s.Step()
@@ -135,11 +135,11 @@ func TestCQAgainstModel(t *testing.T) {
 		t.Fatalf("%d of %d requests came out", len(got), len(wants))
 	}
 	for i := range wants {
-		if !bytes.Equal(got[i].enc, wants[i].enc) || got[i].bar != wants[i].bar {
+		if !bytes.Equal(got[i].enc, wants[i].enc) || got[i].bar != wants[i].bar || got[i].fn != wants[i].fn {
 			var a, b tlp.TLP
 			a.Decode(got[i].enc)
 			b.Decode(wants[i].enc)
-			t.Fatalf("request %d:\n got %s (BAR %d)\nwant %s (BAR %d)", i, a.String(), got[i].bar, b.String(), wants[i].bar)
+			t.Fatalf("request %d:\n got %s (function %d, BAR %d)\nwant %s (function %d, BAR %d)", i, a.String(), got[i].fn, got[i].bar, b.String(), wants[i].fn, wants[i].bar)
 		}
 	}
 }

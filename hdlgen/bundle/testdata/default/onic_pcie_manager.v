@@ -68,311 +68,311 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [1:0] remote_table [0:65535]; // manager.go:510
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:555
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:556
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:614
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:614
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:664
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:675
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:675
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:675
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:675
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:675
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:675
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:675
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:675
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:675
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:712
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:712
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:712
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:802
-    reg  axil_bvalid = 1'h0; // manager.go:930
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:955
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:955
-    reg  [31:0] lut_index = 32'h0; // manager.go:956
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:956
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:957
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:957
-    reg  axil_rvalid = 1'h0; // manager.go:960
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:960
-    reg  [1:0] remote_port_of = 2'h0; // manager.go:512
-    reg  s1_valid = 1'h0; // manager.go:514
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:514
-    reg  [2:0] s1_bar = 3'h0; // manager.go:514
-    reg  [511:0] s1_data = 512'h0; // manager.go:514
-    reg  [15:0] s1_keep = 16'h0; // manager.go:514
-    reg  s1_sop = 1'h0; // manager.go:514
-    reg  s1_eop = 1'h0; // manager.go:514
-    reg  [6:0] s1_kind = 7'h0; // manager.go:515
-    reg  [63:0] s1_off = 64'h0; // manager.go:515
-    reg  s1_bar_ok = 1'h0; // manager.go:515
-    reg  s1_reg_hit = 1'h0; // manager.go:515
-    reg  [12:0] s1_size = 13'h0; // manager.go:515
-    reg  s1_proxy_ok = 1'h0; // manager.go:515
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:515
-    reg  s2_valid = 1'h0; // manager.go:597
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:597
-    reg  [511:0] s2_data = 512'h0; // manager.go:597
-    reg  [15:0] s2_keep = 16'h0; // manager.go:597
-    reg  s2_sop = 1'h0; // manager.go:597
-    reg  s2_eop = 1'h0; // manager.go:597
-    reg  [6:0] s2_kind = 7'h0; // manager.go:602
-    reg  [63:0] s2_off = 64'h0; // manager.go:602
-    reg  s2_bar_ok = 1'h0; // manager.go:602
-    reg  s2_reg_hit = 1'h0; // manager.go:602
-    reg  [12:0] s2_size = 13'h0; // manager.go:602
-    reg  s2_proxy_ok = 1'h0; // manager.go:602
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:602
-    reg  s2_found = 1'h0; // manager.go:602
-    reg  s2_enabled = 1'h0; // manager.go:602
-    reg  [2:0] s2_egress = 3'h0; // manager.go:602
-    reg  [7:0] s2_slot = 8'h0; // manager.go:602
-    reg  [63:0] s2_addr = 64'h0; // manager.go:602
-    reg  s2_down = 1'h0; // manager.go:602
-    reg  s2_second = 1'h0; // manager.go:602
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:602
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:602
-    reg  s2_second_down = 1'h0; // manager.go:602
-    reg  [1:0] s2_remote = 2'h0; // manager.go:602
-    reg  s3_valid = 1'h0; // manager.go:638
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:638
-    reg  [511:0] s3_data = 512'h0; // manager.go:638
-    reg  [15:0] s3_keep = 16'h0; // manager.go:638
-    reg  s3_sop = 1'h0; // manager.go:638
-    reg  s3_eop = 1'h0; // manager.go:638
-    reg  [6:0] s3_kind = 7'h0; // manager.go:640
-    reg  [63:0] s3_off = 64'h0; // manager.go:640
-    reg  s3_bar_ok = 1'h0; // manager.go:640
-    reg  s3_reg_hit = 1'h0; // manager.go:640
-    reg  s3_proxy_ok = 1'h0; // manager.go:640
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:640
-    reg  s3_found = 1'h0; // manager.go:640
-    reg  s3_enabled = 1'h0; // manager.go:640
-    reg  [2:0] s3_egress = 3'h0; // manager.go:640
-    reg  [7:0] s3_slot = 8'h0; // manager.go:640
-    reg  [63:0] s3_addr = 64'h0; // manager.go:640
-    reg  s3_down = 1'h0; // manager.go:640
-    reg  s3_second = 1'h0; // manager.go:640
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:640
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:640
-    reg  s3_second_down = 1'h0; // manager.go:640
-    reg  [2:0] s3_rule = 3'h0; // manager.go:640
-    reg  [1:0] s3_remote = 2'h0; // manager.go:640
-    reg  s4_valid = 1'h0; // manager.go:728
-    reg  [511:0] s4_data = 512'h0; // manager.go:728
-    reg  [15:0] s4_keep = 16'h0; // manager.go:728
-    reg  s4_sop = 1'h0; // manager.go:728
-    reg  s4_eop = 1'h0; // manager.go:728
-    reg  [1:0] s4_action = 2'h0; // manager.go:729
-    reg  [3:0] s4_reason = 4'h0; // manager.go:730
-    reg  [2:0] s4_egress = 3'h0; // manager.go:731
-    reg  [7:0] s4_slot = 8'h0; // manager.go:732
-    reg  s4_second = 1'h0; // manager.go:733
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:734
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:735
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:736
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:737
-    reg  m_port_a_sent = 1'h0; // manager.go:760
-    reg  m_port_b_sent = 1'h0; // manager.go:760
-    reg  m_kernel_sent = 1'h0; // manager.go:760
-    reg  m_local_sent = 1'h0; // manager.go:760
-    reg  m_cpl_sent = 1'h0; // manager.go:760
-    reg  [31:0] count_ok = 32'h0; // manager.go:800
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:800
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:800
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:800
-    reg  [31:0] count_port_down = 32'h0; // manager.go:800
-    reg  [31:0] count_denied = 32'h0; // manager.go:800
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:800
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:800
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:800
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:800
-    reg  [6:0] kind; // manager.go:476: a table
-    reg  [63:0] bar_mask; // manager.go:482: a table
-    reg  bar_ok; // manager.go:483: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:863: a table
-    reg  [1:0] cpl_last_byte; // manager.go:867: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:869: a table
-    wire write_accept; // manager.go:931
-    wire [31:0] write_mask; // manager.go:942
-    wire [31:0] _win_en_lo_not; // manager.go:955
-    wire [31:0] _win_en_lo_and; // manager.go:955
-    wire init_done; // manager.go:958
+    reg  [1:0] remote_table [0:65535]; // manager.go:619
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:664
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:665
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:735
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:735
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:785
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:796
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:796
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:796
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:796
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:796
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:796
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:796
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:796
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:796
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:837
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:837
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:837
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:927
+    reg  axil_bvalid = 1'h0; // manager.go:1055
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:1080
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:1080
+    reg  [31:0] lut_index = 32'h0; // manager.go:1081
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1081
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1082
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1082
+    reg  axil_rvalid = 1'h0; // manager.go:1085
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1085
+    reg  [1:0] remote_port_of = 2'h0; // manager.go:621
+    reg  s1_valid = 1'h0; // manager.go:623
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:623
+    reg  [2:0] s1_bar = 3'h0; // manager.go:623
+    reg  [511:0] s1_data = 512'h0; // manager.go:623
+    reg  [15:0] s1_keep = 16'h0; // manager.go:623
+    reg  s1_sop = 1'h0; // manager.go:623
+    reg  s1_eop = 1'h0; // manager.go:623
+    reg  [6:0] s1_kind = 7'h0; // manager.go:624
+    reg  [63:0] s1_off = 64'h0; // manager.go:624
+    reg  s1_bar_ok = 1'h0; // manager.go:624
+    reg  s1_reg_hit = 1'h0; // manager.go:624
+    reg  [12:0] s1_size = 13'h0; // manager.go:624
+    reg  s1_proxy_ok = 1'h0; // manager.go:624
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:624
+    reg  s2_valid = 1'h0; // manager.go:718
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:718
+    reg  [511:0] s2_data = 512'h0; // manager.go:718
+    reg  [15:0] s2_keep = 16'h0; // manager.go:718
+    reg  s2_sop = 1'h0; // manager.go:718
+    reg  s2_eop = 1'h0; // manager.go:718
+    reg  [6:0] s2_kind = 7'h0; // manager.go:723
+    reg  [63:0] s2_off = 64'h0; // manager.go:723
+    reg  s2_bar_ok = 1'h0; // manager.go:723
+    reg  s2_reg_hit = 1'h0; // manager.go:723
+    reg  [12:0] s2_size = 13'h0; // manager.go:723
+    reg  s2_proxy_ok = 1'h0; // manager.go:723
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:723
+    reg  s2_found = 1'h0; // manager.go:723
+    reg  s2_enabled = 1'h0; // manager.go:723
+    reg  [2:0] s2_egress = 3'h0; // manager.go:723
+    reg  [7:0] s2_slot = 8'h0; // manager.go:723
+    reg  [63:0] s2_addr = 64'h0; // manager.go:723
+    reg  s2_down = 1'h0; // manager.go:723
+    reg  s2_second = 1'h0; // manager.go:723
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:723
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:723
+    reg  s2_second_down = 1'h0; // manager.go:723
+    reg  [1:0] s2_remote = 2'h0; // manager.go:723
+    reg  s3_valid = 1'h0; // manager.go:759
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:759
+    reg  [511:0] s3_data = 512'h0; // manager.go:759
+    reg  [15:0] s3_keep = 16'h0; // manager.go:759
+    reg  s3_sop = 1'h0; // manager.go:759
+    reg  s3_eop = 1'h0; // manager.go:759
+    reg  [6:0] s3_kind = 7'h0; // manager.go:761
+    reg  [63:0] s3_off = 64'h0; // manager.go:761
+    reg  s3_bar_ok = 1'h0; // manager.go:761
+    reg  s3_reg_hit = 1'h0; // manager.go:761
+    reg  s3_proxy_ok = 1'h0; // manager.go:761
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:761
+    reg  s3_found = 1'h0; // manager.go:761
+    reg  s3_enabled = 1'h0; // manager.go:761
+    reg  [2:0] s3_egress = 3'h0; // manager.go:761
+    reg  [7:0] s3_slot = 8'h0; // manager.go:761
+    reg  [63:0] s3_addr = 64'h0; // manager.go:761
+    reg  s3_down = 1'h0; // manager.go:761
+    reg  s3_second = 1'h0; // manager.go:761
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:761
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:761
+    reg  s3_second_down = 1'h0; // manager.go:761
+    reg  [2:0] s3_rule = 3'h0; // manager.go:761
+    reg  [1:0] s3_remote = 2'h0; // manager.go:761
+    reg  s4_valid = 1'h0; // manager.go:853
+    reg  [511:0] s4_data = 512'h0; // manager.go:853
+    reg  [15:0] s4_keep = 16'h0; // manager.go:853
+    reg  s4_sop = 1'h0; // manager.go:853
+    reg  s4_eop = 1'h0; // manager.go:853
+    reg  [1:0] s4_action = 2'h0; // manager.go:854
+    reg  [3:0] s4_reason = 4'h0; // manager.go:855
+    reg  [2:0] s4_egress = 3'h0; // manager.go:856
+    reg  [7:0] s4_slot = 8'h0; // manager.go:857
+    reg  s4_second = 1'h0; // manager.go:858
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:859
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:860
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:861
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:862
+    reg  m_port_a_sent = 1'h0; // manager.go:885
+    reg  m_port_b_sent = 1'h0; // manager.go:885
+    reg  m_kernel_sent = 1'h0; // manager.go:885
+    reg  m_local_sent = 1'h0; // manager.go:885
+    reg  m_cpl_sent = 1'h0; // manager.go:885
+    reg  [31:0] count_ok = 32'h0; // manager.go:925
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:925
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:925
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:925
+    reg  [31:0] count_port_down = 32'h0; // manager.go:925
+    reg  [31:0] count_denied = 32'h0; // manager.go:925
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:925
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:925
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:925
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:925
+    reg  [6:0] kind; // manager.go:540: a table
+    reg  [63:0] bar_mask; // manager.go:585: a table
+    reg  bar_ok; // manager.go:586: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:988: a table
+    reg  [1:0] cpl_last_byte; // manager.go:992: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:994: a table
+    wire write_accept; // manager.go:1056
+    wire [31:0] write_mask; // manager.go:1067
+    wire [31:0] _win_en_lo_not; // manager.go:1080
+    wire [31:0] _win_en_lo_and; // manager.go:1080
+    wire init_done; // manager.go:1083
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:459
-    wire [2:0] in_bar; // manager.go:459
-    wire adv; // manager.go:464
+    wire [127:0] in_hdr; // manager.go:519
+    wire [2:0] in_bar; // manager.go:519
+    wire adv; // manager.go:528
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:482
-    wire _s1_proxy_eq; // manager.go:498
-    wire [63:0] _window_enables_concat; // manager.go:567
-    wire window_enables; // manager.go:567
-    wire failover; // manager.go:576
-    wire [2:0] translated_egress; // manager.go:577
-    wire [63:0] translated_addr; // manager.go:578
-    wire multicast; // manager.go:579
-    wire [63:0] check_addr; // manager.go:610
-    wire [4:0] _check_egress_or; // manager.go:612
-    wire [4:0] check_egress; // manager.go:616
+    wire [63:0] bar_offset; // manager.go:585
+    wire _s1_proxy_eq; // manager.go:607
+    wire [63:0] _window_enables_concat; // manager.go:676
+    wire window_enables; // manager.go:676
+    wire failover; // manager.go:685
+    wire [2:0] translated_egress; // manager.go:686
+    wire [63:0] translated_addr; // manager.go:687
+    wire multicast; // manager.go:688
+    wire [63:0] check_addr; // manager.go:731
+    wire [4:0] _check_egress_or; // manager.go:733
+    wire [4:0] check_egress; // manager.go:737
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:652
-    wire allowed; // manager.go:655
-    wire to_port; // manager.go:656
-    wire cpl_for_self; // manager.go:677
-    wire no_proxy_id; // manager.go:678
-    wire [3:0] reason_no_proxy_id; // manager.go:678
-    wire [2:0] egress_no_proxy_id; // manager.go:678
-    wire [7:0] slot_no_proxy_id; // manager.go:678
-    wire [63:0] addr_no_proxy_id; // manager.go:678
-    wire [15:0] req_no_proxy_id; // manager.go:678
-    wire denied; // manager.go:679
-    wire [3:0] reason_denied; // manager.go:679
-    wire [2:0] egress_denied; // manager.go:679
-    wire [7:0] slot_denied; // manager.go:679
-    wire [63:0] addr_denied; // manager.go:679
-    wire [15:0] req_denied; // manager.go:679
-    wire [3:0] reason_port_down; // manager.go:688
-    wire [2:0] egress_port_down; // manager.go:688
-    wire [7:0] slot_port_down; // manager.go:688
-    wire [63:0] addr_port_down; // manager.go:688
-    wire [15:0] req_port_down; // manager.go:688
-    wire mapping_disabled; // manager.go:690
-    wire [3:0] reason_mapping_disabled; // manager.go:690
-    wire [2:0] egress_mapping_disabled; // manager.go:690
-    wire [7:0] slot_mapping_disabled; // manager.go:690
-    wire [63:0] addr_mapping_disabled; // manager.go:690
-    wire [15:0] req_mapping_disabled; // manager.go:690
-    wire window_miss; // manager.go:691
-    wire [3:0] reason_window_miss; // manager.go:691
-    wire [2:0] egress_window_miss; // manager.go:691
-    wire [7:0] slot_window_miss; // manager.go:691
-    wire [63:0] addr_window_miss; // manager.go:691
-    wire [15:0] req_window_miss; // manager.go:691
-    wire reg_allowed; // manager.go:692
-    wire [3:0] reason_reg_allowed; // manager.go:692
-    wire [2:0] egress_reg_allowed; // manager.go:692
-    wire [7:0] slot_reg_allowed; // manager.go:692
-    wire [63:0] addr_reg_allowed; // manager.go:692
-    wire [15:0] req_reg_allowed; // manager.go:692
-    wire reg_denied; // manager.go:693
-    wire [3:0] reason_reg_denied; // manager.go:693
-    wire [2:0] egress_reg_denied; // manager.go:693
-    wire [7:0] slot_reg_denied; // manager.go:693
-    wire [63:0] addr_reg_denied; // manager.go:693
-    wire [15:0] req_reg_denied; // manager.go:693
-    wire not_for_us; // manager.go:694
-    wire [3:0] reason_not_for_us; // manager.go:694
-    wire [2:0] egress_not_for_us; // manager.go:694
-    wire [7:0] slot_not_for_us; // manager.go:694
-    wire [63:0] addr_not_for_us; // manager.go:694
-    wire [15:0] req_not_for_us; // manager.go:694
-    wire unsupported; // manager.go:695
-    wire [3:0] reason_unsupported; // manager.go:695
-    wire [2:0] egress_unsupported; // manager.go:695
-    wire [7:0] slot_unsupported; // manager.go:695
-    wire [63:0] addr_unsupported; // manager.go:695
-    wire [15:0] req_unsupported; // manager.go:695
-    wire cpl_local; // manager.go:696
-    wire [3:0] reason_cpl_local; // manager.go:696
-    wire [2:0] egress_cpl_local; // manager.go:696
-    wire [7:0] slot_cpl_local; // manager.go:696
-    wire [63:0] addr_cpl_local; // manager.go:696
-    wire [15:0] req_cpl_local; // manager.go:696
-    wire cpl_unexpected; // manager.go:697
-    wire [3:0] reason_cpl_unexpected; // manager.go:697
-    wire [2:0] egress_cpl_unexpected; // manager.go:697
-    wire [7:0] slot_cpl_unexpected; // manager.go:697
-    wire [63:0] addr_cpl_unexpected; // manager.go:697
-    wire [15:0] req_cpl_unexpected; // manager.go:697
-    wire cpl_remote; // manager.go:702
-    wire [3:0] reason_cpl_remote; // manager.go:702
-    wire [2:0] egress_cpl_remote; // manager.go:702
-    wire [7:0] slot_cpl_remote; // manager.go:702
-    wire [63:0] addr_cpl_remote; // manager.go:702
-    wire [15:0] req_cpl_remote; // manager.go:702
-    wire [3:0] reason_cfg_or_msg; // manager.go:703
-    wire [2:0] egress_cfg_or_msg; // manager.go:703
-    wire [7:0] slot_cfg_or_msg; // manager.go:703
-    wire [63:0] addr_cfg_or_msg; // manager.go:703
-    wire [15:0] req_cfg_or_msg; // manager.go:703
-    wire ok; // manager.go:705
-    wire [1:0] action; // manager.go:712
-    wire [2:0] cpl_status; // manager.go:713
-    wire via_window; // manager.go:716
-    wire second_copy; // manager.go:717
-    wire [1:0] _hdr_primary_mux; // manager.go:720
-    wire rewrite_primary_4dw; // manager.go:720
-    wire [31:0] rewrite_primary_dw0; // manager.go:720
-    wire [31:0] rewrite_primary_dw1; // manager.go:720
-    wire [127:0] hdr_primary; // manager.go:720
-    wire rewrite_second_4dw; // manager.go:721
-    wire [31:0] rewrite_second_dw0; // manager.go:721
-    wire [31:0] rewrite_second_dw1; // manager.go:721
-    wire [127:0] hdr_second; // manager.go:721
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:866
-    wire [11:0] cpl_bytes_one_dw; // manager.go:868
-    wire [11:0] cpl_bytes_many_dw; // manager.go:869
-    wire [11:0] cpl_byte_count; // manager.go:870
-    wire [6:0] cpl_lower_addr; // manager.go:871
-    wire [95:0] cpl_hdr; // manager.go:878
-    wire take_decision; // manager.go:726
-    wire forward; // manager.go:746
-    wire _to_port_a_eq; // manager.go:747
-    wire to_port_a; // manager.go:748
-    wire _to_port_b_eq; // manager.go:747
-    wire to_port_b; // manager.go:749
-    wire [529:0] beat_tail; // manager.go:752
-    wire m_kernel_for; // manager.go:756
-    wire m_local_for; // manager.go:757
-    wire m_cpl_for; // manager.go:758
-    wire m_port_a_offer; // manager.go:760
+    wire cfg_or_msg; // manager.go:773
+    wire allowed; // manager.go:776
+    wire to_port; // manager.go:777
+    wire cpl_for_self; // manager.go:798
+    wire no_proxy_id; // manager.go:799
+    wire [3:0] reason_no_proxy_id; // manager.go:799
+    wire [2:0] egress_no_proxy_id; // manager.go:799
+    wire [7:0] slot_no_proxy_id; // manager.go:799
+    wire [63:0] addr_no_proxy_id; // manager.go:799
+    wire [15:0] req_no_proxy_id; // manager.go:799
+    wire denied; // manager.go:800
+    wire [3:0] reason_denied; // manager.go:800
+    wire [2:0] egress_denied; // manager.go:800
+    wire [7:0] slot_denied; // manager.go:800
+    wire [63:0] addr_denied; // manager.go:800
+    wire [15:0] req_denied; // manager.go:800
+    wire [3:0] reason_port_down; // manager.go:813
+    wire [2:0] egress_port_down; // manager.go:813
+    wire [7:0] slot_port_down; // manager.go:813
+    wire [63:0] addr_port_down; // manager.go:813
+    wire [15:0] req_port_down; // manager.go:813
+    wire mapping_disabled; // manager.go:815
+    wire [3:0] reason_mapping_disabled; // manager.go:815
+    wire [2:0] egress_mapping_disabled; // manager.go:815
+    wire [7:0] slot_mapping_disabled; // manager.go:815
+    wire [63:0] addr_mapping_disabled; // manager.go:815
+    wire [15:0] req_mapping_disabled; // manager.go:815
+    wire window_miss; // manager.go:816
+    wire [3:0] reason_window_miss; // manager.go:816
+    wire [2:0] egress_window_miss; // manager.go:816
+    wire [7:0] slot_window_miss; // manager.go:816
+    wire [63:0] addr_window_miss; // manager.go:816
+    wire [15:0] req_window_miss; // manager.go:816
+    wire reg_allowed; // manager.go:817
+    wire [3:0] reason_reg_allowed; // manager.go:817
+    wire [2:0] egress_reg_allowed; // manager.go:817
+    wire [7:0] slot_reg_allowed; // manager.go:817
+    wire [63:0] addr_reg_allowed; // manager.go:817
+    wire [15:0] req_reg_allowed; // manager.go:817
+    wire reg_denied; // manager.go:818
+    wire [3:0] reason_reg_denied; // manager.go:818
+    wire [2:0] egress_reg_denied; // manager.go:818
+    wire [7:0] slot_reg_denied; // manager.go:818
+    wire [63:0] addr_reg_denied; // manager.go:818
+    wire [15:0] req_reg_denied; // manager.go:818
+    wire not_for_us; // manager.go:819
+    wire [3:0] reason_not_for_us; // manager.go:819
+    wire [2:0] egress_not_for_us; // manager.go:819
+    wire [7:0] slot_not_for_us; // manager.go:819
+    wire [63:0] addr_not_for_us; // manager.go:819
+    wire [15:0] req_not_for_us; // manager.go:819
+    wire unsupported; // manager.go:820
+    wire [3:0] reason_unsupported; // manager.go:820
+    wire [2:0] egress_unsupported; // manager.go:820
+    wire [7:0] slot_unsupported; // manager.go:820
+    wire [63:0] addr_unsupported; // manager.go:820
+    wire [15:0] req_unsupported; // manager.go:820
+    wire cpl_local; // manager.go:821
+    wire [3:0] reason_cpl_local; // manager.go:821
+    wire [2:0] egress_cpl_local; // manager.go:821
+    wire [7:0] slot_cpl_local; // manager.go:821
+    wire [63:0] addr_cpl_local; // manager.go:821
+    wire [15:0] req_cpl_local; // manager.go:821
+    wire cpl_unexpected; // manager.go:822
+    wire [3:0] reason_cpl_unexpected; // manager.go:822
+    wire [2:0] egress_cpl_unexpected; // manager.go:822
+    wire [7:0] slot_cpl_unexpected; // manager.go:822
+    wire [63:0] addr_cpl_unexpected; // manager.go:822
+    wire [15:0] req_cpl_unexpected; // manager.go:822
+    wire cpl_remote; // manager.go:827
+    wire [3:0] reason_cpl_remote; // manager.go:827
+    wire [2:0] egress_cpl_remote; // manager.go:827
+    wire [7:0] slot_cpl_remote; // manager.go:827
+    wire [63:0] addr_cpl_remote; // manager.go:827
+    wire [15:0] req_cpl_remote; // manager.go:827
+    wire [3:0] reason_cfg_or_msg; // manager.go:828
+    wire [2:0] egress_cfg_or_msg; // manager.go:828
+    wire [7:0] slot_cfg_or_msg; // manager.go:828
+    wire [63:0] addr_cfg_or_msg; // manager.go:828
+    wire [15:0] req_cfg_or_msg; // manager.go:828
+    wire ok; // manager.go:830
+    wire [1:0] action; // manager.go:837
+    wire [2:0] cpl_status; // manager.go:838
+    wire via_window; // manager.go:841
+    wire second_copy; // manager.go:842
+    wire [1:0] _hdr_primary_mux; // manager.go:845
+    wire rewrite_primary_4dw; // manager.go:845
+    wire [31:0] rewrite_primary_dw0; // manager.go:845
+    wire [31:0] rewrite_primary_dw1; // manager.go:845
+    wire [127:0] hdr_primary; // manager.go:845
+    wire rewrite_second_4dw; // manager.go:846
+    wire [31:0] rewrite_second_dw0; // manager.go:846
+    wire [31:0] rewrite_second_dw1; // manager.go:846
+    wire [127:0] hdr_second; // manager.go:846
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:991
+    wire [11:0] cpl_bytes_one_dw; // manager.go:993
+    wire [11:0] cpl_bytes_many_dw; // manager.go:994
+    wire [11:0] cpl_byte_count; // manager.go:995
+    wire [6:0] cpl_lower_addr; // manager.go:996
+    wire [95:0] cpl_hdr; // manager.go:1003
+    wire take_decision; // manager.go:851
+    wire forward; // manager.go:871
+    wire _to_port_a_eq; // manager.go:872
+    wire to_port_a; // manager.go:873
+    wire _to_port_b_eq; // manager.go:872
+    wire to_port_b; // manager.go:874
+    wire [529:0] beat_tail; // manager.go:877
+    wire m_kernel_for; // manager.go:881
+    wire m_local_for; // manager.go:882
+    wire m_cpl_for; // manager.go:883
+    wire m_port_a_offer; // manager.go:885
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:760
-    wire m_port_a_has; // manager.go:760
-    wire m_port_a_done; // manager.go:760
+    wire m_port_a_took; // manager.go:885
+    wire m_port_a_has; // manager.go:885
+    wire m_port_a_done; // manager.go:885
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:760
+    wire m_port_b_offer; // manager.go:885
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:760
-    wire m_port_b_has; // manager.go:760
-    wire m_port_b_done; // manager.go:760
+    wire m_port_b_took; // manager.go:885
+    wire m_port_b_has; // manager.go:885
+    wire m_port_b_done; // manager.go:885
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:760
+    wire m_kernel_offer; // manager.go:885
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:760
-    wire m_kernel_has; // manager.go:760
-    wire m_kernel_done; // manager.go:760
+    wire m_kernel_took; // manager.go:885
+    wire m_kernel_has; // manager.go:885
+    wire m_kernel_done; // manager.go:885
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:760
+    wire m_local_offer; // manager.go:885
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:760
-    wire m_local_has; // manager.go:760
-    wire m_local_done; // manager.go:760
+    wire m_local_took; // manager.go:885
+    wire m_local_has; // manager.go:885
+    wire m_local_done; // manager.go:885
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:760
+    wire m_cpl_offer; // manager.go:885
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:760
-    wire m_cpl_has; // manager.go:760
-    wire m_cpl_done; // manager.go:760
+    wire m_cpl_took; // manager.go:885
+    wire m_cpl_has; // manager.go:885
+    wire m_cpl_done; // manager.go:885
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:797
-    wire _s_axil_arready_not; // manager.go:979
-    wire read_accept; // manager.go:979
-    wire [31:0] _read_data_or_6; // manager.go:1002
-    wire [31:0] _read_data_or_5; // manager.go:1002
-    wire [31:0] _read_data_or_4; // manager.go:1002
-    wire [31:0] _read_data_or_3; // manager.go:1002
-    wire [31:0] _read_data_or_2; // manager.go:1002
-    wire [31:0] _read_data_or; // manager.go:1002
-    wire [31:0] read_data; // manager.go:1002
+    wire count_fire; // manager.go:922
+    wire _s_axil_arready_not; // manager.go:1104
+    wire read_accept; // manager.go:1104
+    wire [31:0] _read_data_or_6; // manager.go:1127
+    wire [31:0] _read_data_or_5; // manager.go:1127
+    wire [31:0] _read_data_or_4; // manager.go:1127
+    wire [31:0] _read_data_or_3; // manager.go:1127
+    wire [31:0] _read_data_or_2; // manager.go:1127
+    wire [31:0] _read_data_or; // manager.go:1127
+    wire [31:0] read_data; // manager.go:1127
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
