@@ -372,3 +372,78 @@ func TestPCIe4Configurations(t *testing.T) {
 func isSource(p string) bool {
 	return strings.HasSuffix(p, ".v") && filepath.Base(filepath.Dir(filepath.FromSlash(p))) != bundle.DFXDir
 }
+
+// TestStandIns: a card presenting a lent GPU as the block's physical
+// function 1 configures the IP with that function's IDs, class and BARs
+// (build.tcl), carries the CQ's target function to the manager, and is
+// clean under Verilator -Wall and Icarus.
+func TestStandIns(t *testing.T) {
+	verilator := tools.Require(t, "verilator")
+	iverilog := tools.Require(t, "iverilog")
+	gpu, err := pcie.NewEndpoint(pcie.Config{Name: "gpu", VendorID: 0x10de, DeviceID: 0x1db4, Revision: 0xa1, Class: 0x030200,
+		SubsystemVendorID: 0x10de, SubsystemID: 0x1212, BARs: [6]pcie.BAR{
+			0: {Kind: pcie.BARMem32, Size: 16 << 20},
+			1: {Kind: pcie.BARMem64, Size: 16 << 30, Prefetchable: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := onicFunction(t)
+	si := manager.StandIn{Port: "port-b", Function: gpu.StandIn("gpu-stand-in"), Remote: [6]uint64{0: 0xE000_0000, 1: 0x38_0000_0000}}
+	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: []manager.StandIn{si}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths, err := bundle.Write(dir, d, bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CONFIG.TL_PF_ENABLE_REG {2}", "CONFIG.pf1_vendor_id {10de}", "CONFIG.PF1_DEVICE_ID {1db4}",
+		"CONFIG.PF1_REVISION_ID {a1}", "CONFIG.PF1_CLASS_CODE {030200}", "CONFIG.PF1_SUBSYSTEM_ID {1212}",
+		"CONFIG.pf1_bar0_64bit {false}", "CONFIG.pf1_bar0_scale {Megabytes}", "CONFIG.pf1_bar0_size {16}",
+		"CONFIG.pf1_bar1_64bit {true}", "CONFIG.pf1_bar1_prefetchable {true}", "CONFIG.pf1_bar1_scale {Gigabytes}", "CONFIG.pf1_bar1_size {16}",
+		"CONFIG.pf0_bar2_size {16}"} {
+		if !strings.Contains(string(tcl), want) {
+			t.Errorf("build.tcl has no %q", want)
+		}
+	}
+	card, err := os.ReadFile(filepath.Join(dir, "onic_card.v"))
+	if err != nil || !strings.Contains(string(card), ".s_host_tlp_func(") {
+		t.Errorf("the card does not give the manager the function the block matched: %v", err)
+	}
+	var vs []string
+	for _, p := range paths {
+		if isSource(p) {
+			vs = append(vs, p)
+		}
+	}
+	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
+	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("verilator: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("iverilog: %v\n%s", err, out)
+	}
+	// Refused: more stand-ins than the block has functions, a port that is
+	// not one, a BAR not aligned to its size, a device with no memory BAR.
+	none, _ := pcie.NewEndpoint(pcie.Config{Name: "none", VendorID: 1, DeviceID: 1})
+	for _, c := range []struct {
+		sis  []manager.StandIn
+		want string
+	}{
+		{[]manager.StandIn{si, si, si, si}, "stand_ins: 4; the card's PCIe block has functions for 3"},
+		{[]manager.StandIn{{Port: "host", Function: si.Function, Remote: si.Remote}}, `stand_ins[0].port: "host" must be port-a or port-b`},
+		{[]manager.StandIn{{Port: "port-a", Function: si.Function, Remote: [6]uint64{0: 0xE000_1000}}}, "stand_ins[0].remote[0]: 0xe0001000 is not aligned"},
+		{[]manager.StandIn{{Port: "port-a", Function: none}}, "stand_ins[0].bars: the device has no memory BAR"},
+		{[]manager.StandIn{{Port: "port-a"}}, "stand_ins[0].function"},
+	} {
+		_, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: c.sis})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}

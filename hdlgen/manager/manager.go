@@ -38,6 +38,7 @@ import (
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/internal/translate"
 	"onic/hdlgen/ir"
+	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -87,11 +88,18 @@ type Config struct {
 type StandIn struct {
 	// Port is the optical port the device is behind: port-a or port-b.
 	Port string
-	// BARs are the sizes of the device's memory BARs (0: none), powers of
-	// two, as the stand-in presents them; Remote is where the lender's
-	// enumeration put each in its domain (aligned to its size).
-	BARs, Remote [6]uint64
+	// Function is what the stand-in presents to the host: the lent
+	// device's IDs, class and BARs (pcie.Function.StandIn makes one from
+	// the device); its BARs' sizes are the windows', and the card's
+	// build.tcl gives the block's function its IDs and BARs.
+	Function *pcie.Function
+	// Remote is where the lender's enumeration put each of the device's
+	// BARs in its domain (aligned to the BAR's size).
+	Remote [6]uint64
 }
+
+// BARs are the sizes of the stand-in's memory BARs (0: none).
+func (si StandIn) BARs() [6]uint64 { return BARSizes(si.Function) }
 
 // MaxStandIns is how many stand-ins a card presents: the PCIE4 block has
 // four physical functions, and the O-NIC is the first.
@@ -228,8 +236,11 @@ func Build(c Config) (*Design, error) {
 		if si.Port != "port-a" && si.Port != "port-b" {
 			return nil, fmt.Errorf("stand_ins[%d].port: %q must be port-a or port-b", i, si.Port)
 		}
+		if si.Function == nil {
+			return nil, fmt.Errorf("stand_ins[%d].function: the stand-in's function (IDs and BARs) is needed", i)
+		}
 		any := false
-		for b, size := range si.BARs {
+		for b, size := range si.BARs() {
 			switch {
 			case size == 0 && si.Remote[b] != 0:
 				return nil, fmt.Errorf("stand_ins[%d].remote[%d]: %#x for a BAR the device does not have", i, b, si.Remote[b])
@@ -572,7 +583,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 			if si.Port == "port-b" {
 				eg = kindPortB
 			}
-			add(si.BARs, si.Remote, eg)
+			add(si.BARs(), si.Remote, eg)
 		}
 		for len(masks) < 32 {
 			add([6]uint64{}, [6]uint64{}, 0)

@@ -41,7 +41,7 @@ func richBench(t testing.TB) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manager.Config{Manager: richConfig(), DataWidth: 256, BARs: manager.BARSizes(f), StandIns: richStandIns()}
+	c := manager.Config{Manager: richConfig(), DataWidth: 256, BARs: manager.BARSizes(f), StandIns: richStandIns(t)}
 	b, err := NewBench(c, f)
 	if err != nil {
 		t.Fatal(err)
@@ -49,13 +49,25 @@ func richBench(t testing.TB) *Bench {
 	return b
 }
 
-// richStandIns are two lent devices' stand-ins: one behind port A with
-// two BARs whose devices' BARs the host domain may reach, one behind
+// richStandIns are two lent devices' stand-ins: a GPU behind port A with
+// two BARs, which the host domain may reach, and an NVMe drive behind
 // port B whose BAR it may reach in part (the rest is denied).
-func richStandIns() []manager.StandIn {
+func richStandIns(t testing.TB) []manager.StandIn {
+	t.Helper()
+	dev := func(name string, id uint16, class uint32, sizes map[int]uint64) *pcie.Function {
+		var bars [6]pcie.BAR
+		for k, size := range sizes {
+			bars[k] = pcie.BAR{Kind: pcie.BARMem64, Size: size, Prefetchable: k == 2}
+		}
+		f, err := pcie.NewEndpoint(pcie.Config{Name: name, VendorID: 0x10de, DeviceID: id, Class: class, SubsystemVendorID: 0x10de, SubsystemID: 0x1234, BARs: bars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.StandIn(name + "-stand-in")
+	}
 	return []manager.StandIn{
-		{Port: "port-a", BARs: [6]uint64{0: 1 << 20, 2: 64 << 10}, Remote: [6]uint64{0: 1<<32 + 1<<20, 2: 0x2_0000_0000 + 64<<10}},
-		{Port: "port-b", BARs: [6]uint64{2: 32 << 20}, Remote: [6]uint64{2: 0x9000_0000}},
+		{Port: "port-a", Function: dev("gpu", 0x1db4, 0x030200, map[int]uint64{0: 1 << 20, 2: 64 << 10}), Remote: [6]uint64{0: 1<<32 + 1<<20, 2: 0x2_0000_0000 + 64<<10}},
+		{Port: "port-b", Function: dev("nvme", 0xa808, 0x010802, map[int]uint64{2: 32 << 20}), Remote: [6]uint64{2: 0x9000_0000}},
 	}
 }
 

@@ -53,9 +53,9 @@ type Bench struct {
 	// standIns are the model's stand-in functions for c.StandIns, their
 	// BARs at standInBAR.
 	standIns []*pcie.Function
-	ds     []acl.Domain
-	rid    []tlp.ID
-	slots  int // access rule slots
+	ds       []acl.Domain
+	rid      []tlp.ID
+	slots    int // access rule slots
 }
 
 // NewBench generates the design for c and prepares the model's function
@@ -79,22 +79,13 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 	}
 	b := &Bench{Config: c, Design: d, fn: f}
 	for i, si := range c.StandIns {
-		var bars [6]pcie.BAR
-		for k, size := range si.BARs {
-			if size != 0 {
-				bars[k] = pcie.BAR{Kind: pcie.BARMem64, Size: size} // (the next BAR must be free: its upper half)
-			}
-		}
-		sf, err := pcie.NewEndpoint(pcie.Config{Name: fmt.Sprintf("stand-in%d", i), VendorID: 0x10de, DeviceID: 0x1db4, Class: 0x030200, BARs: bars})
-		if err != nil {
-			return nil, err
-		}
-		for k, size := range si.BARs {
+		sf := si.Function
+		for k, size := range si.BARs() {
 			if size != 0 {
 				sf.Space.Write(0x10+4*k, 4, uint32(standInBAR(i, k)))
 				sf.Space.Write(0x14+4*k, 4, uint32(standInBAR(i, k)>>32))
 				if sf.BARAddress(k) != standInBAR(i, k) {
-					return nil, fmt.Errorf("cosim: stand-in %d BAR%d did not take address %#x", i, k, standInBAR(i, k))
+					return nil, fmt.Errorf("cosim: stand-in %d BAR%d did not take address %#x (stand-ins' BARs here are 64-bit)", i, k, standInBAR(i, k))
 				}
 			}
 		}
@@ -406,7 +397,7 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 	rb := g.b.Config.Manager.RegisterBAR
 	ts = append(ts, target{rb, 0, g.b.Config.BARs[rb], 0})
 	for i, si := range g.b.Config.StandIns { // a stand-in's BAR is a window onto the device's
-		for k, size := range si.BARs {
+		for k, size := range si.BARs() {
 			if size != 0 {
 				ts = append(ts, target{-1 - (i*8 + k), 0, size, si.Remote[k]})
 			}
@@ -457,7 +448,7 @@ func (g *gen) anyAddress() uint64 {
 	case 7:
 		if n := len(g.b.Config.StandIns); n > 0 && r.IntN(2) == 0 { // a stand-in's BAR, or past its end
 			i, k := r.IntN(n), r.IntN(6)
-			return standInBAR(i, k) + r.Uint64N(g.b.Config.StandIns[i].BARs[k]+64)
+			return standInBAR(i, k) + r.Uint64N(g.b.Config.StandIns[i].BARs()[k]+64)
 		}
 	}
 	return r.Uint64() >> r.IntN(33)
@@ -472,7 +463,7 @@ func (b *Bench) barOf(addr uint64) (fn, bar uint8) {
 		}
 	}
 	for i, si := range b.Config.StandIns {
-		for k, s := range si.BARs {
+		for k, s := range si.BARs() {
 			if base := standInBAR(i, k); s != 0 && addr >= base && addr-base < s {
 				return uint8(i + 1), uint8(k)
 			}

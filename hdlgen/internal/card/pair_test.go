@@ -297,13 +297,3 @@ func (p *pair) replays() uint64 {
 
 // up says whether card k's port A link is up.
 func (p *pair) up(k int) bool { return p.cards[k].get("port_a_state")[0] == optlink.StateUp }
-
-// hasInput says whether m has an input port name.
-func hasInput(m *ir.Module, name string) bool {
-	for _, p := range m.Ports() {
-		if !p.Output && p.Name == name {
-			return true
-		}
-	}
-	return false
-}
