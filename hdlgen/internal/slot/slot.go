@@ -501,7 +501,11 @@ type intakes struct {
 type stream struct {
 	name                                      string
 	hdr, data, keep, sop, eop, valid, ingress ir.Value
-	ready                                     ir.Value // wire: the slice's consumer
+	// bytes and beats are the write's payload length in bytes (13 bits)
+	// and in 64-byte beats, worked out before the slice from the header
+	// coming in, so the pair buffers' room checks start from registers.
+	bytes, beats ir.Value
+	ready        ir.Value // wire: the slice's consumer
 	// Set by accept: the beat offered to the kernel or pair buffer, and
 	// a beat taken (passed or dropped).
 	toKernel, taken, drop ir.Value
@@ -512,10 +516,15 @@ type stream struct {
 // registers, not from the card's merge in front of it.
 func (g *intakes) stream(name string, in axis.Stream) *stream {
 	m := g.m
+	f := tlphdr.Decode(m, name+"_pre", m.Slice(in.Data, 0, 128))
+	bytes := m.Concat(tlphdr.DWs(m, f.Length), m.Const(2, 0))        // 13 bits
+	beats := m.Slice(m.ShrC(m.Add(bytes, m.Const(13, 63)), 6), 0, 7) // at most 64
+	in.Data = m.Concat(beats, bytes, in.Data)
 	sk := axis.Skid(m, name+"_slice", in)
 	st := &stream{name: name, ready: sk.Ready, valid: sk.Valid}
 	st.hdr, st.data, st.keep = m.Slice(sk.Data, 0, 128), m.Slice(sk.Data, 128, 512), m.Slice(sk.Data, 640, 16)
 	st.sop, st.ingress, st.eop = m.Slice(sk.Data, 656, 1), m.Slice(sk.Data, 657, 2), m.Slice(sk.Data, 659, 1)
+	st.bytes, st.beats = m.Named(name+"_bytes", m.Slice(sk.Data, 660, 13)), m.Named(name+"_beats", m.Slice(sk.Data, 673, 7))
 	return st
 }
 
@@ -711,9 +720,7 @@ func pairs(m *ir.Module, c Config, p pairStage) {
 	for k := range in {
 		st, x := p.in[k], &in[k]
 		n := fmt.Sprintf("pair%d", k)
-		f := tlphdr.Decode(m, n+"_in", st.hdr)
-		x.bytes = m.Named(n+"_in_bytes", m.Concat(tlphdr.DWs(m, f.Length), m.Const(2, 0)))                      // 13 bits
-		x.beats = m.Named(n+"_in_beats", m.Zext(m.Slice(m.ShrC(m.Add(x.bytes, m.Const(13, 63)), 6), 0, 7), db)) // at most 64
+		x.bytes, x.beats = st.bytes, m.Zext(st.beats, db)
 		x.dataReady = m.Wire(n+"_in_ready", 1)
 		st.accept(m, p.dec[k], x.dataReady, m.Const(1, 1))
 		x.accept = m.Named(n+"_accept", m.And(m.And(st.taken, st.sop), m.Not(st.drop)))
