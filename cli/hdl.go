@@ -278,7 +278,8 @@ where the whole card's synthesis takes minutes.`,
 					}
 				}
 			}
-			run := check.DirProgress
+			o := check.Options{UltraRAM: v.GetBool("hdl.check.uram")}
+			run := func(dir string, p check.Progress) (check.Report, error) { return check.DirOptions(dir, o, p) }
 			lintOnly := v.GetBool("hdl.check.lint-only")
 			if lintOnly {
 				run = check.LintDir
@@ -301,9 +302,12 @@ where the whole card's synthesis takes minutes.`,
 				for _, m := range r.Modules {
 					nw = max(nw, len(m.Module))
 				}
-				fmt.Fprintf(w, "%-*s %6s %6s %6s %6s %6s %6s %6s %8s\n", nw, "module", "LUT", "FF", "LUTRAM", "BRAM", "DSP", "CARRY4", "depth", "est MHz")
+				fmt.Fprintf(w, "%-*s %6s %6s %6s %6s %6s %6s %6s %6s %8s\n", nw, "module", "LUT", "FF", "LUTRAM", "BRAM", "URAM", "DSP", "CARRY4", "depth", "est MHz")
 				for _, m := range r.Modules {
-					fmt.Fprintf(w, "%-*s %6d %6d %6d %6d %6d %6d %6d %8.0f\n", nw, m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.DSP, m.Carry, m.Depth, m.Timing.EstMHz)
+					fmt.Fprintf(w, "%-*s %6d %6d %6d %6d %6d %6d %6d %6d %8.0f\n", nw, m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.URAM, m.DSP, m.Carry, m.Depth, m.Timing.EstMHz)
+				}
+				if !o.UltraRAM {
+					fmt.Fprintf(w, "\n(7-series cells, which have no UltraRAM: --uram maps for UltraScale+)")
 				}
 				fmt.Fprintf(w, "\n(est MHz: the critical path by onic's delay model for UltraScale+ -2, docs/kernels.md, \"Resources and timing\"; Vivado's timing report is the authority)\n")
 			}
@@ -315,6 +319,7 @@ where the whole card's synthesis takes minutes.`,
 	}
 	c.Flags().Bool("json", false, "print the report as JSON")
 	c.Flags().Bool("lint-only", false, "run Verilator and Icarus only, not Yosys")
+	c.Flags().Bool("uram", false, "synthesise for UltraScale+ (synth_xilinx -family xcup -uram), mapping large memories to UltraRAM")
 	bindFlags(v, c, "hdl.check")
 	return c
 }

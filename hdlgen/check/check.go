@@ -31,7 +31,8 @@ type Resources struct {
 	LUT    int    `json:"lut"`    // LUT1-LUT6
 	FF     int    `json:"ff"`     // FDRE, FDSE, FDCE, FDPE
 	LUTRAM int    `json:"lutram"` // RAM32M, RAM64M and the like
-	BRAM   int    `json:"bram"`   // RAMB18E1, RAMB36E1
+	BRAM   int    `json:"bram"`   // RAMB18E1, RAMB36E1 (E2 with Options.UltraRAM)
+	URAM   int    `json:"uram"`   // URAM288: with Options.UltraRAM only
 	DSP    int    `json:"dsp"`    // DSP48E1
 	Carry  int    `json:"carry"`  // CARRY4
 	// Depth is the logic depth in LUT levels: the longest path between
@@ -80,6 +81,15 @@ func Lint(verilator, top string, files []string) string {
 // Dir checks every .v file in dir (one module per file, named after it).
 func Dir(dir string) (Report, error) { return DirProgress(dir, nil) }
 
+// Options change how a check synthesises.
+type Options struct {
+	// UltraRAM maps for UltraScale+ (synth_xilinx -family xcup -uram):
+	// large memories become URAM288 cells where Yosys finds them a fit,
+	// as Vivado would on the O-NIC's part. The default maps to 7-series
+	// cells, which have no UltraRAM (the figures docs/ quote).
+	UltraRAM bool
+}
+
 // Progress hears a check advance: a step ("lint", "compile", "synthesis")
 // has begun, or a module's synthesis has finished (done of total).
 type Progress func(step, module string, done, total int)
@@ -87,12 +97,17 @@ type Progress func(step, module string, done, total int)
 // DirProgress is Dir, telling progress (when not nil) what it is doing:
 // a large design's synthesis takes minutes.
 func DirProgress(dir string, progress Progress) (Report, error) {
+	return DirOptions(dir, Options{}, progress)
+}
+
+// DirOptions is DirProgress with options.
+func DirOptions(dir string, o Options, progress Progress) (Report, error) {
 	progress = orQuiet(progress)
 	r, err := LintDir(dir, progress)
 	if err != nil {
 		return r, err
 	}
-	return r, synthAll(&r, progress)
+	return r, synthAll(&r, o, progress)
 }
 
 // orQuiet is progress, or one that hears nothing when progress is nil.
@@ -149,7 +164,7 @@ func LintDir(dir string, progress Progress) (Report, error) {
 // synthAll runs Yosys on every file's module of r into r.Modules, as
 // many at once as there are CPUs: a design's submodules are small beside
 // its top, so they mostly run while the top is being synthesised.
-func synthAll(r *Report, progress Progress) error {
+func synthAll(r *Report, o Options, progress Progress) error {
 	files := r.Files
 	yosys, err := tool("yosys")
 	if err != nil {
@@ -173,7 +188,7 @@ func synthAll(r *Report, progress Progress) error {
 			defer wg.Done()
 			for i := range work {
 				top := strings.TrimSuffix(filepath.Base(files[i]), ".v")
-				r.Modules[i], errs[i] = synth(yosys, tmp, files, top)
+				r.Modules[i], errs[i] = synth(yosys, tmp, files, top, o)
 				mu.Lock()
 				done++
 				progress("synthesis", top, done, len(files))
@@ -217,7 +232,7 @@ func Synth(dir, top string) (Resources, error) {
 		return Resources{}, err
 	}
 	defer os.RemoveAll(tmp)
-	return synth(yosys, tmp, files, top)
+	return synth(yosys, tmp, files, top, Options{})
 }
 
 func verdict(msgs []string) string {
@@ -230,12 +245,16 @@ func verdict(msgs []string) string {
 var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)`)
 
 // synth runs synth_xilinx on top and reads its cell counts and depth.
-func synth(yosys, tmp string, files []string, top string) (Resources, error) {
+func synth(yosys, tmp string, files []string, top string, o Options) (Resources, error) {
 	stat := filepath.Join(tmp, top+".json")
 	// -noiopad: the module is a core inside a design, not the FPGA top.
 	netlist := filepath.Join(tmp, top+".netlist.json")
-	script := fmt.Sprintf("read_verilog %s; synth_xilinx -noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
-		strings.Join(files, " "), top, stat, netlist)
+	family := ""
+	if o.UltraRAM {
+		family = "-family xcup -uram "
+	}
+	script := fmt.Sprintf("read_verilog %s; synth_xilinx %s-noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
+		strings.Join(files, " "), family, top, stat, netlist)
 	out, err := runYosys(yosys, script)
 	if err != nil {
 		return Resources{}, fmt.Errorf("yosys on %s: %v\n%s", top, err, tail(string(out)))
@@ -268,6 +287,8 @@ func synth(yosys, tmp string, files []string, top string) (Resources, error) {
 			res.FF += n
 		case strings.HasPrefix(cell, "RAMB"):
 			res.BRAM += n
+		case strings.HasPrefix(cell, "URAM"):
+			res.URAM += n
 		case strings.HasPrefix(cell, "RAM"):
 			res.LUTRAM += n
 		case strings.HasPrefix(cell, "DSP"):

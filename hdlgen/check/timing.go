@@ -81,7 +81,7 @@ func cellKind(typ string, params map[string]string) (comb bool, delay, start, se
 		return true, CarryDelay, 0, 0
 	case strings.HasPrefix(typ, "MUXF"):
 		return true, MuxFDelay, 0, 0
-	case strings.HasPrefix(typ, "RAMB"):
+	case strings.HasPrefix(typ, "RAMB"), strings.HasPrefix(typ, "URAM"): // (UltraRAM taken as a block RAM)
 		return false, 0, BRAMClockToOut, 0
 	case strings.HasPrefix(typ, "SRL"):
 		return false, 0, SRLClockToOut, 0
