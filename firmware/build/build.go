@@ -134,7 +134,8 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	// (onic_slot<N>_kernel: the kernel in its task shell, or nothing).
 	for i, sl := range s.Slots {
 		o.Kernels = append(o.Kernels, bundle.Kernel{Where: fmt.Sprintf("slots[%d]", i), Slot: sl.Slot, Name: sl.Kernel, Egress: sl.Egress,
-			Translated: sl.Translated, Sources: sl.Sources, PairBufferKiB: sl.PairBufferKiB})
+			Translated: sl.Translated, Sources: sl.Sources, PairBufferKiB: sl.PairBufferKiB,
+			Region: bundle.Region{LUT: sl.Region.LUT, FF: sl.Region.FF, BRAM: sl.Region.BRAM, DSP: sl.Region.DSP}})
 	}
 	static, slotFiles, err := bundle.ImageFiles(d, o)
 	if err != nil {

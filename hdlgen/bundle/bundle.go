@@ -73,7 +73,14 @@ type Kernel struct {
 	PairBufferKiB int
 	// Where names the entry in errors (default kernels[i]).
 	Where string
+	// Region is what the slot's pblock must hold (a firmware spec's
+	// slot region); zero: not given, and build.tcl's pblock for the slot
+	// is a placeholder.
+	Region Region
 }
+
+// Region is what a slot's pblock must hold.
+type Region struct{ LUT, FF, BRAM, DSP int }
 
 // File is one generated file.
 type File struct {
@@ -131,7 +138,8 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 		}
 		var ks []card.Kernel
 		for _, k := range o.Kernels {
-			ks = append(ks, card.Kernel(k))
+			ks = append(ks, card.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated,
+				Sources: k.Sources, PairBufferKiB: k.PairBufferKiB, Where: k.Where})
 		}
 		if parts.Slots, err = card.SlotsOf(d, ks); err != nil {
 			return nil, nil, err
@@ -190,6 +198,11 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 			return nil, nil, err
 		}
 		pt := partition{slot: s.Config.Slot, cell: "card/slot" + fmt.Sprint(s.Config.Slot) + "/kernel", module: s.RM.Name(), kernel: "empty", image: image}
+		for _, k := range o.Kernels {
+			if k.Slot == s.Config.Slot {
+				pt.region = k.Region
+			}
+		}
 		if s.Config.Kernel != nil {
 			pt.kernel = s.Config.Kernel.Name
 		}
@@ -528,7 +541,50 @@ type partition struct {
 	// image: the sources are a firmware image's slot<N>/ payloads, read
 	// through their files.f, and the kernel is not named.
 	image bool
+	// region is what its pblock must hold (zero: not given).
+	region Region
 }
+
+// fitProc is build.tcl's onic_fit: the clock-region range of the first
+// rectangle, from column 0 of row row up, whose sites hold need {LUT FF
+// RAMB36 DSP}, and the row after it; an error if the part has none.
+// Its Vivado calls (get_clock_regions, get_property COLUMN_INDEX and
+// ROW_INDEX, get_sites -of_objects -filter SITE_TYPE) are the only ones
+// it makes, so a test runs it in tclsh against a made-up part.
+const fitProc = `set onic_row 0
+proc onic_fit {need row} {
+    lassign $need lut ff bram dsp
+    set cols 0
+    set rows 0
+    foreach cr [get_clock_regions] {
+        set x [get_property COLUMN_INDEX $cr]
+        set y [get_property ROW_INDEX $cr]
+        set cols [expr {max($cols, $x + 1)}]
+        set rows [expr {max($rows, $y + 1)}]
+        set n [llength [get_sites -quiet -of_objects $cr -filter {SITE_TYPE =~ SLICE*}]]
+        set have($x,$y) [list [expr {8 * $n}] [expr {16 * $n}] \
+            [llength [get_sites -quiet -of_objects $cr -filter {SITE_TYPE == RAMB36}]] \
+            [llength [get_sites -quiet -of_objects $cr -filter {SITE_TYPE == DSP48E2}]]]
+    }
+    for {set h 1} {$row + $h <= $rows} {incr h} {
+        for {set w 1} {$w <= $cols} {incr w} {
+            set sum {0 0 0 0}
+            for {set x 0} {$x < $w} {incr x} {
+                for {set y $row} {$y < $row + $h} {incr y} {
+                    if {[info exists have($x,$y)]} {
+                        set sum [lmap a $sum b $have($x,$y) {expr {$a + $b}}]
+                    }
+                }
+            }
+            lassign $sum l f b d
+            if {$l >= $lut && $f >= $ff && $b >= $bram && $d >= $dsp} {
+                set top [expr {$row + $h - 1}]
+                return [list CLOCKREGION_X0Y${row}:CLOCKREGION_X[expr {$w - 1}]Y${top} [expr {$top + 1}]]
+            }
+        }
+    }
+    error "onic_fit: the part has no clock regions from row $row up that hold $need (LUT FF RAMB36 DSP)"
+}`
 
 // checkpoint is the file build.tcl writes p's synthesised module to.
 func (p partition) checkpoint() string {
@@ -578,16 +634,39 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 		w("")
 		w("# Each kernel slot's module is a reconfigurable partition (Vivado Dynamic")
 		w("# Function eXchange, UG909): it is synthesised on its own, the static")
-		w("# design around a black box of it, and the two are linked below. The")
-		w("# pblocks are placeholders for %s, a clock region apiece: set each to a", o.Part)
-		w("# region of your floorplan with room for the largest kernel the slot will")
-		w("# hold (onic fw build measures a kernel against its slot's region).")
+		w("# design around a black box of it, and the two are linked below.")
+		sized := false
+		for _, p := range parts {
+			sized = sized || p.region != (Region{})
+		}
+		if sized {
+			w("# Each pblock is sized from its slot's region in the firmware spec")
+			w("# (region(...): LUTs, flip-flops, RAMB36, DSPs) once the design is open:")
+			w("# onic_fit takes, from the lowest clock-region row no earlier slot")
+			w("# holds, the first rectangle of clock regions from column 0 (a column")
+			w("# wider, then a row taller) whose sites hold the region (UltraScale+: 8")
+			w("# LUTs and 16 flip-flops per slice, UG574). It knows nothing of the static")
+			w("# design's placement (the PCIe block, the transceivers): set pblock(...)")
+			w("# to a range of your floorplan to override it.")
+		} else {
+			w("# The pblocks are placeholders for %s, a clock region apiece: set each to a", o.Part)
+			w("# region of your floorplan with room for the largest kernel the slot will")
+			w("# hold (onic fw build measures a kernel against its slot's region).")
+		}
 		w("# With a board's pin constraints in board_xdc (the PCIe reference clock,")
 		w("# the transceivers' locations), the design is built in context and the")
 		w("# full bitstream and one partial bitstream per slot are written.")
 		w("set board_xdc \"\"")
 		for k, p := range parts {
-			w("set pblock(%s) CLOCKREGION_X0Y%d:CLOCKREGION_X1Y%d", p.cell, 2*k+1, 2*k+1)
+			if r := p.region; r != (Region{}) {
+				w("set region(%s) {%d %d %d %d}", p.cell, r.LUT, r.FF, r.BRAM, r.DSP)
+			} else {
+				w("set pblock(%s) CLOCKREGION_X0Y%d:CLOCKREGION_X1Y%d", p.cell, 2*k+1, 2*k+1)
+			}
+		}
+		if sized {
+			w("")
+			w(fitProc)
 		}
 		if parts[0].image {
 			w("")
@@ -643,6 +722,11 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 			pb := "pblock_" + strings.ReplaceAll(p.cell, "/", "_")
 			w("create_pblock %s", pb)
 			w("add_cells_to_pblock [get_pblocks %s] [get_cells %s]", pb, p.cell)
+			if p.region != (Region{}) {
+				w("if {![info exists pblock(%s)]} {", p.cell)
+				w("    lassign [onic_fit $region(%s) $onic_row] pblock(%s) onic_row", p.cell, p.cell)
+				w("}")
+			}
 			w("resize_pblock [get_pblocks %s] -add $pblock(%s)", pb, p.cell)
 			w("set_property SNAPPING_MODE ON [get_pblocks %s]", pb)
 			w("set_property RESET_AFTER_RECONFIG 1 [get_pblocks %s]", pb)

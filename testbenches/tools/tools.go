@@ -27,6 +27,7 @@ var packages = map[string]string{
 	"vcd2fst":   "gtkwave",
 	"fst2vcd":   "gtkwave",
 	"chromium":  "chromium",
+	"tclsh":     "tcl",
 	"script":    "bsdutils",
 }
 
