@@ -706,6 +706,7 @@ func tcl(name string, o Options, sources []string, parts []partition, standIns [
 	}
 	if o.PCIe4 {
 		pcie4IP(w, o.Function, standIns)
+		gtIP(w)
 	}
 	if len(parts) > 0 {
 		w("if {$board_xdc eq \"\"} {")
@@ -1158,6 +1159,56 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 	w("] [get_ips onic_pcie4]")
 	w("generate_target all [get_ips onic_pcie4]")
 	w("synth_ip [get_ips onic_pcie4]")
+}
+
+// gtIP writes the optical ports' transceiver IP: per port, a
+// gtwizard_ultrascale of optlink.Lanes GTY channels at optlink.LaneGbps
+// with 64b/66b and 64-bit user data per lane, as the lane interface
+// needs. The channels and the reference clock are the board's, set at
+// the top of the block; the wrapper between the IP and the lane
+// interface (scrambler, block lock, deskew, gearbox pauses, clock
+// compensation) is not generated (docs/hdl.md).
+func gtIP(w func(string, ...any)) {
+	w("")
+	w("# The optical ports' transceivers (gtwizard_ultrascale, PG182): per port %d", optlink.Lanes)
+	w("# GTY channels at %g Gb/s with 64b/66b, 64 bits a lane a user clock", optlink.LaneGbps)
+	w("# (docs/hdl.md, \"The lane interface\"). The channels and the reference")
+	w("# clock are the board's: the ones below are placeholders. The wrapper")
+	w("# between each IP and onic_top's port_<x>_* lane interface is yours.")
+	for i, port := range []string{"port_a", "port_b"} {
+		var ch []string
+		for l := range optlink.Lanes {
+			ch = append(ch, fmt.Sprintf("X0Y%d", i*optlink.Lanes+l))
+		}
+		w("set gt_channels(%s) {%s}", port, strings.Join(ch, " "))
+	}
+	w("set gt_refclk_mhz 156.25")
+	w("foreach port {port_a port_b} {")
+	w("    set gt onic_${port}_gt")
+	w("    create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -module_name $gt -dir $ipdir")
+	w("    set_property -dict [list \\")
+	for _, p := range [][2]string{
+		{"GT_TYPE", "{GTY}"},
+		{"CHANNEL_ENABLE", "$gt_channels($port)"},
+		{"TX_MASTER_CHANNEL", "[lindex $gt_channels($port) 0]"},
+		{"RX_MASTER_CHANNEL", "[lindex $gt_channels($port) 0]"},
+		{"TX_LINE_RATE", fmt.Sprintf("{%g}", optlink.LaneGbps)},
+		{"RX_LINE_RATE", fmt.Sprintf("{%g}", optlink.LaneGbps)},
+		{"TX_REFCLK_FREQUENCY", "$gt_refclk_mhz"},
+		{"RX_REFCLK_FREQUENCY", "$gt_refclk_mhz"},
+		{"TX_DATA_ENCODING", "{64B66B}"},
+		{"RX_DATA_DECODING", "{64B66B}"},
+		{"TX_USER_DATA_WIDTH", "{64}"},
+		{"RX_USER_DATA_WIDTH", "{64}"},
+		{"TX_INT_DATA_WIDTH", "{64}"},
+		{"RX_INT_DATA_WIDTH", "{64}"},
+	} {
+		w("        CONFIG.%s %s \\", p[0], p[1])
+	}
+	w("    ] [get_ips $gt]")
+	w("    generate_target all [get_ips $gt]")
+	w("    synth_ip [get_ips $gt]")
+	w("}")
 }
 
 // barProps are the IP's settings of physical function pf's memory BARs,

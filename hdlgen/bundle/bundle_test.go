@@ -275,7 +275,11 @@ func TestPCIe4Bundle(t *testing.T) {
 		// MSI-X External: 64 vectors, the table and PBA in BAR0 (a 64-bit
 		// BAR) where the register block keeps them.
 		"CONFIG.MSI_X_OPTIONS {MSI-X_External}", "CONFIG.PF0_MSIX_CAP_TABLE_SIZE {03F}", "CONFIG.PF0_MSIX_CAP_TABLE_BIR {BAR_1:0}",
-		"CONFIG.PF0_MSIX_CAP_TABLE_OFFSET {00008000}", "CONFIG.PF0_MSIX_CAP_PBA_OFFSET {0000C000}"} {
+		"CONFIG.PF0_MSIX_CAP_TABLE_OFFSET {00008000}", "CONFIG.PF0_MSIX_CAP_PBA_OFFSET {0000C000}",
+		// The optical ports' transceivers: 16 GTY channels a port at
+		// 8.25 Gb/s with 64b/66b, on placeholder channels.
+		"create_ip -name gtwizard_ultrascale", "set gt_channels(port_b) {X0Y16 ", "CONFIG.GT_TYPE {GTY}",
+		"CONFIG.TX_LINE_RATE {8.25}", "CONFIG.RX_DATA_DECODING {64B66B}", "CONFIG.TX_USER_DATA_WIDTH {64}"} {
 		if !strings.Contains(string(tcl), want) {
 			t.Errorf("build.tcl has no %q", want)
 		}

@@ -9,6 +9,15 @@ import (
 	"onic/tlp"
 )
 
+// What the GTY transceiver wrapper under a port's lane interface
+// provides (docs/hdl.md, "The lane interface"): Lanes lanes at
+// LaneGbps with 64b/66b, so that a 512-bit word goes every 4 ns (eight
+// 66-bit blocks, four symbol times of each lane's 8 GT/s of data).
+const (
+	Lanes    = 16
+	LaneGbps = 8.25
+)
+
 // Link states, as the state output and the emulator's ports have them.
 const (
 	StateDown     = 0 // no PHY, or lost: nothing admitted
