@@ -235,8 +235,6 @@ func TestXDCDirections(t *testing.T) {
 // creates the PCIE4 IP as the O-NIC's function describes it — and the
 // whole passes Verilator -Wall and Icarus without a message.
 func TestPCIe4Bundle(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	iverilog := tools.Require(t, "iverilog")
 	dir := t.TempDir()
 	paths, err := bundle.Write(dir, design(t, scenario.TwoParty().ONICs[0].Manager), bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: onicFunction(t)})
 	if err != nil {
@@ -284,13 +282,7 @@ func TestPCIe4Bundle(t *testing.T) {
 			t.Errorf("build.tcl has no %q", want)
 		}
 	}
-	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
-	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Errorf("verilator: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Errorf("iverilog: %v\n%s", err, out)
-	}
+	lintTop(t, dir, vs)
 	// It runs on the block's user_clk and active-high user_reset.
 	top, err := os.ReadFile(filepath.Join(dir, "onic_top.v"))
 	if err != nil || !strings.Contains(string(top), "input  wire user_clk,") || !strings.Contains(string(top), ".rst(user_reset)") {
@@ -344,8 +336,6 @@ func TestPortRanges(t *testing.T) {
 // O-NIC (with run-time access rule slots, which the port pipeline takes
 // as inputs) and for the large preset, as for the default one.
 func TestPCIe4Configurations(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	iverilog := tools.Require(t, "iverilog")
 	for name, c := range map[string]pmgr.Config{"host-interface": scenario.HostInterface().ONICs[0].Manager, "large": manager.Large()} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -359,13 +349,7 @@ func TestPCIe4Configurations(t *testing.T) {
 					vs = append(vs, p)
 				}
 			}
-			lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
-			if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
-				t.Errorf("verilator: %v\n%s", err, out)
-			}
-			if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
-				t.Errorf("iverilog: %v\n%s", err, out)
-			}
+			lintTop(t, dir, vs)
 		})
 	}
 }
@@ -382,8 +366,6 @@ func isSource(p string) bool {
 // (build.tcl), carries the CQ's target function to the manager, and is
 // clean under Verilator -Wall and Icarus.
 func TestStandIns(t *testing.T) {
-	verilator := tools.Require(t, "verilator")
-	iverilog := tools.Require(t, "iverilog")
 	gpu, err := pcie.NewEndpoint(pcie.Config{Name: "gpu", VendorID: 0x10de, DeviceID: 0x1db4, Revision: 0xa1, Class: 0x030200,
 		SubsystemVendorID: 0x10de, SubsystemID: 0x1212, BARs: [6]pcie.BAR{
 			0: {Kind: pcie.BARMem32, Size: 16 << 20},
@@ -425,13 +407,7 @@ func TestStandIns(t *testing.T) {
 			vs = append(vs, p)
 		}
 	}
-	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
-	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Errorf("verilator: %v\n%s", err, out)
-	}
-	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
-		t.Errorf("iverilog: %v\n%s", err, out)
-	}
+	lintTop(t, dir, vs)
 	// Refused: more stand-ins than the block has functions, a port that is
 	// not one, a BAR not aligned to its size, a device with no memory BAR.
 	none, _ := pcie.NewEndpoint(pcie.Config{Name: "none", VendorID: 1, DeviceID: 1})
@@ -449,5 +425,19 @@ func TestStandIns(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}
+	}
+}
+
+// lintTop runs Verilator -Wall and Icarus over vs, onic_top's sources
+// in dir: both must print nothing.
+func lintTop(t *testing.T, dir string, vs []string) {
+	t.Helper()
+	verilator, iverilog := tools.Require(t, "verilator"), tools.Require(t, "iverilog")
+	lint := append([]string{"--lint-only", "-Wall", "--top-module", "onic_top"}, vs...)
+	if out, err := exec.Command(verilator, lint...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("verilator: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("iverilog: %v\n%s", err, out)
 	}
 }

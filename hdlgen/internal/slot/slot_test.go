@@ -281,18 +281,7 @@ func TestOneInput(t *testing.T) {
 // a two-input and an empty slot are clean under Verilator -Wall.
 func TestSlotLint(t *testing.T) {
 	for _, name := range []string{"fp32-to-bf16", "sum-int32", ""} {
-		c := Config{Slot: 1, Egress: Host, Sources: [2]Ingress{FromPortA, FromPortB}, PairBytes: 4096}
-		if name != "" {
-			k, err := kernels.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Kernel = k
-		}
-		rm, err := RM(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, rm := withKernel(t, Config{Slot: 1, Egress: Host, Sources: [2]Ingress{FromPortA, FromPortB}, PairBytes: 4096}, name)
 		for _, m := range []*ir.Module{rm, Build(c, rm)} {
 			verilator.Lint(t, m)
 		}
@@ -364,18 +353,7 @@ func TestOneInterface(t *testing.T) {
 		var wantPorts []port
 		var wantStatic []byte
 		for _, name := range names {
-			c := base
-			if name != "" {
-				k, err := kernels.Lookup(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.Kernel = k
-			}
-			rm, err := RM(c)
-			if err != nil {
-				t.Fatalf("%q: %v", name, err)
-			}
+			c, rm := withKernel(t, base, name)
 			st := Build(c, rm)
 			files, err := verilog.EmitDesignWithout(st, func(m *ir.Module) bool { return m.Name() == rm.Name() })
 			if err != nil {
@@ -401,4 +379,22 @@ func TestOneInterface(t *testing.T) {
 	if _, err := RM(Config{Kernel: k, Inputs: 1}); err == nil || !strings.Contains(err.Error(), "kernel sum-int32 has 2 inputs; the slot is built for kernels of 1") {
 		t.Errorf("a two-input kernel in a one-input slot: %v", err)
 	}
+}
+
+// withKernel is c with the library kernel name in it ("": empty) and its
+// reconfigurable module.
+func withKernel(t *testing.T, c Config, name string) (Config, *ir.Module) {
+	t.Helper()
+	if name != "" {
+		k, err := kernels.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Kernel = k
+	}
+	rm, err := RM(c)
+	if err != nil {
+		t.Fatalf("%q: %v", name, err)
+	}
+	return c, rm
 }
