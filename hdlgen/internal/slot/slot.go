@@ -34,6 +34,9 @@ const (
 // ParseEgress reads a scenario's kernel egress ("host", "port-a",
 // "port-b").
 func ParseEgress(s string) (Egress, error) {
+	if s == "" {
+		return 0, fmt.Errorf("no egress: a kernel's output needs one (host, port-a or port-b)")
+	}
 	i, ok := places[s]
 	if !ok {
 		return 0, fmt.Errorf("egress %q must be host, port-a or port-b", s)
