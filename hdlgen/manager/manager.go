@@ -553,18 +553,14 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	// and BAR) each stand-in's.
 	var masks, present, bases, egresses []uint64
 	add := func(sizes, remote [6]uint64, eg uint64) {
-		for b := range 8 {
-			var size uint64
+		for b := range 8 { // BAR IDs 6 and 7 name no BAR
+			var size, base uint64
 			if b < 6 {
-				size = sizes[b]
+				size, base = sizes[b], remote[b] // (Build checked: no address without a BAR)
 			}
 			masks = append(masks, max(size, 1)-1)
 			present = append(present, b2u(size != 0))
-			if b < 6 && size != 0 {
-				bases = append(bases, remote[b])
-			} else {
-				bases = append(bases, 0)
-			}
+			bases = append(bases, base)
 			egresses = append(egresses, eg)
 		}
 	}

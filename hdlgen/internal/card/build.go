@@ -41,16 +41,6 @@ type Parts struct {
 	HoldTLPs int
 }
 
-// hasInput says whether m has an input port named name.
-func hasInput(m *ir.Module, name string) bool {
-	for _, p := range m.Ports() {
-		if !p.Output && p.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // tlps is a TLP stream in the manager's format inside the card: a header
 // valid on every beat, data from byte 0, a keep bit per DW, start and end
 // of packet, and sideband (the BAR on the host ingress, the slot on the
@@ -296,7 +286,7 @@ func Build(name string, p Parts) *ir.Module {
 		data: tagsOut["cpl_data"], keep: tagsOut["cpl_keep"], sop: tagsOut["cpl_sop"], eop: tagsOut["cpl_eop"],
 		valid: tagsOut["cpl_valid"], ready: cplReady}
 	fromRC.side = m.Const(3, 0)
-	standIns := hasInput(p.Manager, "s_host_tlp_func") // a manager with stand-ins
+	standIns := p.Manager.HasInput("s_host_tlp_func") // a manager with stand-ins
 	if standIns {
 		// The function the block matched, for the stand-ins of lent
 		// devices: above the BAR.

@@ -119,7 +119,7 @@ func newNetRecorded(t testing.TB, top []*ir.Module, links []fibre, record int) *
 		s.Step()
 		s.SetReset(false)
 		for _, in := range []string{"s_axis_cc_tready", "s_axis_rq_tready", "m_kernel_tlp_ready", "port_a_tx_ready", "port_b_tx_ready"} {
-			if hasInput(top[k], in) { // a card with its kernel slots has no m_kernel_tlp_ready
+			if top[k].HasInput(in) { // a card with its kernel slots has no m_kernel_tlp_ready
 				s.drive(in, 1)
 			}
 		}

@@ -54,10 +54,8 @@ func HostTop(name string, mgr *ir.Module) *ir.Module {
 	for _, f := range []string{"hdr", "bar", "data", "keep", "sop", "eop", "valid"} {
 		mgrIn["s_host_tlp_"+f] = cqOut["tlp_"+f]
 	}
-	for _, p := range mgr.Ports() {
-		if !p.Output && p.Name == "s_host_tlp_func" { // a manager with stand-ins
-			mgrIn[p.Name] = cqOut["tlp_func"]
-		}
+	if mgr.HasInput("s_host_tlp_func") { // a manager with stand-ins
+		mgrIn["s_host_tlp_func"] = cqOut["tlp_func"]
 	}
 	cplReady := m.Wire("cpl_tlp_ready", 1)
 	mgrIn["m_cpl_tlp_ready"] = cplReady
