@@ -173,7 +173,10 @@ func (l *builder) transmit() {
 	room := m.Reg("replay_room_left", 12, uint64(R))
 	creditLeft := m.Reg("credit_left", 16, 0)
 	spaceOK := m.Named("replay_room", m.Not(m.LtU(room, m.Zext(frameWords, 12))))
-	creditOK := m.Named("credit_ok", m.And(m.Not(m.Slice(creditLeft, 15, 1)), m.Not(m.LtU(creditLeft, m.Zext(dataWords, 16)))))
+	// (The frame's data words are 7 bits: the credits left cover them when
+	// bits 14..7 hold anything, or the low 7 bits do, a short compare.)
+	creditOK := m.Named("credit_ok", m.And(m.Not(m.Slice(creditLeft, 15, 1)),
+		m.Or(m.RedOr(m.Slice(creditLeft, 7, 8)), m.Not(m.LtU(m.Slice(creditLeft, 0, 7), dataWords)))))
 	inTLP := m.Reg("in_tlp", 1, 0)
 	gate := m.Named("admit_gate", m.Or(inTLP, m.And(l.peerUp, m.And(spaceOK, creditOK))))
 	framerReady := m.Wire("framer_ready", 1)
@@ -322,12 +325,15 @@ func (l *builder) transmit() {
 	zero(nextSeq, m.Mux(admit, m.Add(nextSeq, one(SeqBits)), nextSeq))
 	zero(endSeq, nextSeq)
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
-	usedNext := m.Mux(l.down, m.Const(16, 0), m.Mux(admit, m.Add(creditUsed, m.Zext(dataWords, 16)), creditUsed))
-	m.SetNext(creditUsed, usedNext)
+	usedIfAdmit := m.Named("credit_used_admit", m.Add(creditUsed, m.Zext(dataWords, 16)))
+	m.SetNext(creditUsed, m.Mux(l.down, m.Const(16, 0), m.Mux(admit, usedIfAdmit, creditUsed)))
 	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, m.Const(2, StateTraining))))
-	limitNext := m.Mux(l.down, m.Const(16, 0), m.Mux(learn, l.ctlLimit, txLimit))
-	m.SetNext(txLimit, limitNext)
-	m.SetNext(creditLeft, m.Sub(limitNext, usedNext))
+	limit := m.Mux(learn, l.ctlLimit, txLimit)
+	m.SetNext(txLimit, m.Mux(l.down, m.Const(16, 0), limit))
+	// The credits left after this cycle, both ways the admission can go
+	// worked out beside it, so it only chooses (the admission is the
+	// transmitter's longest path).
+	m.SetNext(creditLeft, m.Mux(l.down, m.Const(16, 0), m.Mux(admit, m.Sub(limit, usedIfAdmit), m.Sub(limit, creditUsed))))
 	resvNext := m.Mux(l.down, m.Const(P, 0), m.Mux(admit, m.Add(resvPtr, m.Zext(frameWords, P)), resvPtr))
 	m.SetNext(resvPtr, resvNext)
 	// room = R - (resv - tail) = (R + tail) - resv, modulo 2R as the
