@@ -330,3 +330,16 @@ func (f *Function) AddVSEC(id uint16, rev uint8, payload []byte) (int, error) {
 	copy(s.b[off+8:], payload)
 	return off, nil
 }
+
+// MSIXTable returns where f's MSI-X vector table is, as its capability
+// says: the BAR and the byte range [off, end) in it (16 bytes per
+// vector); bar is -1 when f has no MSI-X capability.
+func (f *Function) MSIXTable() (bar int, off, end uint64) {
+	c := f.CapOffset(CapMSIX, false)
+	if c == 0 {
+		return -1, 0, 0
+	}
+	n := uint64(f.Space.Read16(c+2)&0x7FF) + 1
+	tbl := f.Space.Read32(c + 4)
+	return int(tbl & 7), uint64(tbl &^ 7), uint64(tbl&^7) + 16*n
+}

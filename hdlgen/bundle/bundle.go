@@ -1139,7 +1139,11 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 		// The stand-ins of lent devices: physical functions 1 to 3, each
 		// with its device's IDs, class and BARs. Their configuration
 		// space is the block's: capabilities are the block's, not copies
-		// of the device's (docs/hdl.md, "Stand-ins for lent devices").
+		// of the device's (docs/hdl.md, "Stand-ins for lent devices"),
+		// except MSI-X for a loan with an MSI window: external, where the
+		// device has its table and PBA, so the host programs the
+		// device's own table through the stand-in's BAR (the manager
+		// rewrites the addresses through the window on the way).
 		props = append(props, [2]string{"TL_PF_ENABLE_REG", fmt.Sprint(1 + len(standIns))})
 		for i, si := range standIns {
 			sf, pf := si.Function, i+1
@@ -1151,6 +1155,16 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 				[2]string{fmt.Sprintf("PF%d_SUBSYSTEM_VENDOR_ID", pf), fmt.Sprintf("%04x", sf.Space.Read16(0x2c))},
 				[2]string{fmt.Sprintf("PF%d_SUBSYSTEM_ID", pf), fmt.Sprintf("%04x", sf.Space.Read16(0x2e))})
 			props = append(props, barProps(pf, sf)...)
+			if bar, off, end := sf.MSIXTable(); si.MSI != nil && bar >= 0 {
+				pba := sf.Space.Read32(sf.CapOffset(pcie.CapMSIX, false) + 8)
+				props = append(props,
+					[2]string{fmt.Sprintf("pf%d_msix_enabled", pf), "true"},
+					[2]string{fmt.Sprintf("PF%d_MSIX_CAP_TABLE_SIZE", pf), fmt.Sprintf("%03X", (end-off)/16-1)},
+					[2]string{fmt.Sprintf("PF%d_MSIX_CAP_TABLE_BIR", pf), barIndicator(sf, bar)},
+					[2]string{fmt.Sprintf("PF%d_MSIX_CAP_TABLE_OFFSET", pf), fmt.Sprintf("%08X", off)},
+					[2]string{fmt.Sprintf("PF%d_MSIX_CAP_PBA_BIR", pf), barIndicator(sf, int(pba&7))},
+					[2]string{fmt.Sprintf("PF%d_MSIX_CAP_PBA_OFFSET", pf), fmt.Sprintf("%08X", pba&^7)})
+			}
 		}
 	}
 	for _, p := range props {

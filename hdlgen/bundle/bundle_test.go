@@ -373,8 +373,13 @@ func TestStandIns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plain := gpu.StandIn("gpu-without-msix")
+	if _, err := gpu.AddMSIX(pcie.MSIXConfig{Vectors: 32, TableBAR: 0, TableOffset: 0x1_0000, PBABAR: 0, PBAOffset: 0x1_1000}); err != nil {
+		t.Fatal(err)
+	}
 	f := onicFunction(t)
-	si := manager.StandIn{Port: "port-b", Function: gpu.StandIn("gpu-stand-in"), Remote: [6]uint64{0: 0xE000_0000, 1: 0x38_0000_0000}}
+	msi := &pmgr.MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0x38_4000_0000}
+	si := manager.StandIn{Port: "port-b", Function: gpu.StandIn("gpu-stand-in"), Remote: [6]uint64{0: 0xE000_0000, 1: 0x38_0000_0000}, MSI: msi}
 	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: []manager.StandIn{si}})
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +397,11 @@ func TestStandIns(t *testing.T) {
 		"CONFIG.PF1_REVISION_ID {a1}", "CONFIG.PF1_CLASS_CODE {030200}", "CONFIG.PF1_SUBSYSTEM_ID {1212}",
 		"CONFIG.pf1_bar0_64bit {false}", "CONFIG.pf1_bar0_scale {Megabytes}", "CONFIG.pf1_bar0_size {16}",
 		"CONFIG.pf1_bar1_64bit {true}", "CONFIG.pf1_bar1_prefetchable {true}", "CONFIG.pf1_bar1_scale {Gigabytes}", "CONFIG.pf1_bar1_size {16}",
-		"CONFIG.pf0_bar2_size {16}"} {
+		"CONFIG.pf0_bar2_size {16}",
+		// MSI-X external, where the device keeps its table (the loan has
+		// an MSI window).
+		"CONFIG.pf1_msix_enabled {true}", "CONFIG.PF1_MSIX_CAP_TABLE_SIZE {01F}", "CONFIG.PF1_MSIX_CAP_TABLE_BIR {BAR_0}",
+		"CONFIG.PF1_MSIX_CAP_TABLE_OFFSET {00010000}", "CONFIG.PF1_MSIX_CAP_PBA_BIR {BAR_0}", "CONFIG.PF1_MSIX_CAP_PBA_OFFSET {00011000}"} {
 		if !strings.Contains(string(tcl), want) {
 			t.Errorf("build.tcl has no %q", want)
 		}
@@ -420,6 +429,9 @@ func TestStandIns(t *testing.T) {
 		{[]manager.StandIn{{Port: "port-a", Function: si.Function, Remote: [6]uint64{0: 0xE000_1000}}}, "stand_ins[0].remote[0]: 0xe0001000 is not aligned"},
 		{[]manager.StandIn{{Port: "port-a", Function: none}}, "stand_ins[0].bars: the device has no memory BAR"},
 		{[]manager.StandIn{{Port: "port-a"}}, "stand_ins[0].function"},
+		{[]manager.StandIn{{Port: "port-a", Function: plain, Remote: si.Remote, MSI: msi}}, "stand_ins[0].msi: the device has no MSI-X capability"},
+		{[]manager.StandIn{{Port: "port-a", Function: si.Function, Remote: si.Remote, MSI: &pmgr.MSIWindow{HostBase: 0xFFFF_0000, Size: 1 << 20, RemoteBase: 0}}},
+			"stand_ins[0].msi: MSI window: host region 0xffff0000+0x100000 crosses a 4 GiB boundary"},
 	} {
 		_, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: c.sis})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

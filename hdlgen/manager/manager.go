@@ -96,6 +96,12 @@ type StandIn struct {
 	// Remote is where the lender's enumeration put each of the device's
 	// BARs in its domain (aligned to the BAR's size).
 	Remote [6]uint64
+	// MSI, when set, is the loan's MSI window: writes into the
+	// stand-in's MSI-X table (where the function's MSI-X capability puts
+	// it, in the device's BAR) leave with their message addresses mapped
+	// through it, as pcie/manager.StandIn.MSI does; a write the window
+	// cannot carry is dropped as msix-address.
+	MSI *pmgr.MSIWindow
 }
 
 // BARs are the sizes of the stand-in's memory BARs (0: none).
@@ -256,6 +262,14 @@ func Build(c Config) (*Design, error) {
 		if !any {
 			return nil, fmt.Errorf("stand_ins[%d].bars: the device has no memory BAR to present", i)
 		}
+		if si.MSI != nil {
+			if err := si.MSI.Check(); err != nil {
+				return nil, fmt.Errorf("stand_ins[%d].msi: %v", i, err)
+			}
+			if bar, _, _ := si.Function.MSIXTable(); bar < 0 {
+				return nil, fmt.Errorf("stand_ins[%d].msi: the device has no MSI-X capability whose table to rewrite", i)
+			}
+		}
 	}
 	tab, err := ntb.Build(c.Manager.Translation, c.BARs)
 	if err != nil {
@@ -347,6 +361,10 @@ type tlpState struct {
 	// Stage 1, with stand-ins: the request is for a stand-in's BAR, the
 	// device's BAR's address and the stand-in's port.
 	standIn, siBase, siEgress ir.Value
+	// Stage 3, with MSI windows: a write into a stand-in's MSI-X table
+	// the window cannot carry, and the payload DWs that leave rewritten
+	// (mask, 2 bits) with their new values.
+	msixBad, msixMask, msixDW0, msixDW1 ir.Value
 }
 
 // carry registers every known field of t into stage st (registers named
@@ -362,6 +380,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
 		{"remote", &t.remote}, {"stand_in", &t.standIn}, {"stand_in_base", &t.siBase}, {"stand_in_egress", &t.siEgress},
+		{"msix_bad", &t.msixBad}, {"msix_mask", &t.msixMask}, {"msix_dw0", &t.msixDW0}, {"msix_dw1", &t.msixDW1},
 	} {
 		if *f.v != (ir.Value{}) {
 			*f.v = g.dataReg(st+"_"+f.name, *f.v, adv)
@@ -763,6 +782,7 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 		}
 	}
 	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, write2, egBit, slots)
+	p.msix(s2, &t2)
 	s3 := p.stageReg("s3", s2, p.adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	return s3, p.carry("s3", t2, p.adv), nil
@@ -803,6 +823,9 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	fail := func(r pmgr.Reason) outcome { return outcome{r4(r), eg(0), m.Const(8, 0), m.Const(64, 0), req3} }
 	local := func(a ir.Value) outcome { return outcome{r4(pmgr.OK), eg(kindLocal), m.Const(8, 0), a, req3} }
 	selfHit := m.Named("cpl_for_self", m.Eq(req3, selfID))
+	if t3.msixBad != (ir.Value{}) {
+		choose("msix_address", t3.msixBad, fail(pmgr.MSIXAddress))
+	}
 	choose("no_proxy_id", m.And(isPort, m.Not(proxyOK3)), fail(pmgr.NoProxyID))
 	choose("denied", m.Not(allowed), fail(pmgr.Denied))
 	// Under hold, a TLP for a down port that would pass (the access check,
@@ -857,6 +880,14 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	// rest of it.
 	take := m.Named("take_decision", m.And(adv, m.And(s3.valid, s3.sop)))
 	var d decision
+	if t3.msixMask != (ir.Value{}) {
+		// A write into a stand-in's MSI-X table leaves with its address
+		// DWs rewritten (it is one beat: it lies within an entry).
+		on := func(k int) ir.Value { return m.And(s3.sop, m.Slice(t3.msixMask, k, 1)) }
+		dw := func(k int) ir.Value { return m.Slice(s3.data, 32*k, 32) }
+		s3.data = m.Named("s3_data_msix", m.Concat(m.Slice(s3.data, 64, p.W-64),
+			m.Mux(on(1), t3.msixDW1, dw(1)), m.Mux(on(0), t3.msixDW0, dw(0))))
+	}
 	d.s4 = p.stageReg("s4", s3, adv)
 	d.act = p.reg("s4_action", action, take)
 	d.reason = p.reg("s4_reason", o.reason, take)

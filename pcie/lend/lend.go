@@ -10,7 +10,8 @@
 //   - the MSI address the host programs is rewritten through an MSI
 //     window, so the device's interrupt write, issued in the lender's
 //     address space, comes back through the O-NICs to the host's
-//     interrupt address;
+//     interrupt address (MSI-X table entries on their way through the
+//     borrower's O-NIC: MSIWindow.Rewrite);
 //   - the device's DMA reaches the borrowing host through a DMA window on
 //     the lender's O-NIC.
 package lend
@@ -20,20 +21,14 @@ import (
 	"fmt"
 
 	"onic/pcie"
+	"onic/pcie/manager"
 	"onic/tlp"
 )
 
 // MSIWindow maps the borrowing host's interrupt region into the lender's
-// address space.
-type MSIWindow struct {
-	// HostBase and Size: the region of MSI addresses the borrowing host
-	// programs (on x86, 0xfee00000, 1 MiB).
-	HostBase, Size uint64
-	// RemoteBase is where that region appears in the lender's domain: a
-	// window on the lender's O-NIC that forwards to HostBase through the
-	// port towards the borrower.
-	RemoteBase uint64
-}
+// address space (the borrower's O-NIC rewrites MSI-X table entries
+// through it: pcie/manager.StandIn).
+type MSIWindow = manager.MSIWindow
 
 // Loan ties a stand-in function to the lent device.
 type Loan struct {
@@ -45,12 +40,9 @@ type Loan struct {
 	Proxy tlp.ID
 	MSI   MSIWindow
 
-	// MSI-X: where the stand-in's vector table is, and the addresses the
-	// host has programmed into it (a shadow, since entries are written a
-	// DW at a time).
-	msixBAR    int
-	msixOff    uint64
-	msixShadow [][2]uint32
+	// MSI-X: where the stand-in's vector table is (BAR -1: none).
+	msixBAR          int
+	msixOff, msixEnd uint64
 }
 
 // New checks that the stand-in presents the device and the MSI window is
@@ -60,16 +52,11 @@ func New(standIn, device *pcie.Function, deviceID, proxy tlp.ID, msi MSIWindow) 
 	if sa != sb {
 		return nil, fmt.Errorf("loan %s: stand-in IDs %08x do not match the device's %08x", standIn.Name, sa, sb)
 	}
-	if msi.Size == 0 || msi.HostBase%4 != 0 || msi.RemoteBase%4 != 0 {
-		return nil, fmt.Errorf("loan %s: MSI window needs a non-zero size and DW-aligned bases", standIn.Name)
+	if err := msi.Check(); err != nil {
+		return nil, fmt.Errorf("loan %s: %v", standIn.Name, err)
 	}
 	l := &Loan{StandIn: standIn, Device: device, DeviceID: deviceID, Proxy: proxy, MSI: msi, msixBAR: -1}
-	if off := standIn.CapOffset(pcie.CapMSIX, false); off != 0 {
-		n := int(standIn.Space.Read16(off+2)&0x7FF) + 1
-		tbl := standIn.Space.Read32(off + 4)
-		l.msixBAR, l.msixOff = int(tbl&7), uint64(tbl&^7)
-		l.msixShadow = make([][2]uint32, n)
-	}
+	l.msixBAR, l.msixOff, l.msixEnd = standIn.MSIXTable()
 	return l, nil
 }
 
@@ -84,46 +71,28 @@ func (l *Loan) remote(host uint64) (uint64, error) {
 // RewriteMSIX rewrites, in place, the payload of a memory write at offset
 // off of the stand-in's BAR bar before it is forwarded to the device:
 // message addresses written into the MSI-X table are mapped through the
-// MSI window, like MSI's. Writes elsewhere are left alone. An address
-// outside the window is an error, and data is then left unchanged.
+// MSI window, each address DW on its own (MSIWindow.Rewrite), as the
+// borrower's O-NIC does on the way (pcie/manager.StandIn.MSI). Writes
+// elsewhere are left alone. An address outside the window is an error,
+// and data is then left unchanged.
 func (l *Loan) RewriteMSIX(bar int, off uint64, data []byte) error {
-	if bar != l.msixBAR || len(data)%4 != 0 || off%4 != 0 {
+	if bar != l.msixBAR || len(data)%4 != 0 || off%4 != 0 || off+uint64(len(data)) <= l.msixOff || off >= l.msixEnd {
 		return nil
 	}
-	end := l.msixOff + uint64(len(l.msixShadow))*16
-	if off+uint64(len(data)) <= l.msixOff || off >= end {
-		return nil
-	}
-	// Apply the write to the shadow, then rewrite the address DWs it holds.
-	type fix struct {
-		pos   int // byte position in data
-		entry int
-		hi    bool
-	}
-	var fixes []fix
+	out := append([]byte(nil), data...)
 	for p := 0; p < len(data); p += 4 {
 		a := off + uint64(p)
-		if a < l.msixOff || a >= end {
+		if a < l.msixOff || a >= l.msixEnd {
 			continue
 		}
-		e, w := int((a-l.msixOff)/16), int((a-l.msixOff)%16/4)
-		if w < 2 {
-			l.msixShadow[e][w] = binary.LittleEndian.Uint32(data[p:])
-			fixes = append(fixes, fix{p, e, w == 1})
+		v := binary.LittleEndian.Uint32(data[p:])
+		r, ok := l.MSI.Rewrite(int((a-l.msixOff)%16/4), v)
+		if !ok {
+			return fmt.Errorf("loan %s: MSI-X address DW %#x at %#x is outside the MSI window %#x-%#x", l.StandIn.Name, v, a, l.MSI.HostBase, l.MSI.HostBase+l.MSI.Size-1)
 		}
+		binary.LittleEndian.PutUint32(out[p:], r)
 	}
-	for _, f := range fixes {
-		host := uint64(l.msixShadow[f.entry][0]) | uint64(l.msixShadow[f.entry][1])<<32
-		r, err := l.remote(host)
-		if err != nil {
-			return err
-		}
-		dw := uint32(r)
-		if f.hi {
-			dw = uint32(r >> 32)
-		}
-		binary.LittleEndian.PutUint32(data[f.pos:], dw)
-	}
+	copy(data, out)
 	return nil
 }
 

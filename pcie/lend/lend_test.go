@@ -92,7 +92,7 @@ func newWorld(t *testing.T) *world {
 				Ranges: []acl.RangeConfig{{Base: w.msiHost, Size: 1 << 20, Write: true}}},
 		}},
 	}, w.onicA.Funcs[0], w.onicA.ID(0)))
-	if err := w.mA.AddStandIn(w.standIn, w.lenderBARs, ntb.Egress{Kind: ntb.EgressPortA}); err != nil {
+	if err := w.mA.AddStandIn(manager.StandIn{Function: w.standIn, RemoteBARs: w.lenderBARs, Port: ntb.Egress{Kind: ntb.EgressPortA}}); err != nil {
 		t.Fatal(err)
 	}
 	w.loan = must(New(w.standIn, gpu, w.gpuB.ID(0), w.onicB.ID(0), MSIWindow{HostBase: w.msiHost, Size: 1 << 20, RemoteBase: onicBBAR2}))
@@ -262,12 +262,12 @@ func TestNewErrors(t *testing.T) {
 	if _, err := New(w.standIn, w.gpuB.Funcs[0], 0, 0, MSIWindow{}); err == nil {
 		t.Error("empty MSI window accepted")
 	}
-	if err := w.mA.AddStandIn(w.standIn, w.lenderBARs, ntb.Egress{Kind: ntb.EgressLocal}); err == nil {
+	if err := w.mA.AddStandIn(manager.StandIn{Function: w.standIn, RemoteBARs: w.lenderBARs, Port: ntb.Egress{Kind: ntb.EgressLocal}}); err == nil {
 		t.Error("a stand-in behind a non-port egress accepted")
 	}
 	bad := w.lenderBARs
 	bad[1] += 0x1000
-	if err := w.mA.AddStandIn(w.standIn, bad, ntb.Egress{Kind: ntb.EgressPortA}); err == nil || !strings.Contains(err.Error(), "not aligned") {
+	if err := w.mA.AddStandIn(manager.StandIn{Function: w.standIn, RemoteBARs: bad, Port: ntb.Egress{Kind: ntb.EgressPortA}}); err == nil || !strings.Contains(err.Error(), "not aligned") {
 		t.Errorf("misaligned remote BAR: %v", err)
 	}
 }

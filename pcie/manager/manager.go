@@ -115,11 +115,16 @@ const (
 	UnexpectedCompletion        // a completion nobody is waiting for
 	Unsupported                 // a request the O-NIC does not implement (I/O)
 	RelayDenied                 // a relay copy was refused by the security check (the original went on)
+	// MSIXAddress: a write into a lent device's MSI-X table that the
+	// O-NIC cannot carry (StandIn.MSI): a message address outside the
+	// MSI window, an address DW written in part, or a write across
+	// entries or into the table from outside it.
+	MSIXAddress
 	numReasons
 )
 
 var reasonNames = [numReasons]string{"ok", "not-for-us", "window-miss", "mapping-disabled", "port-down", "denied",
-	"no-proxy-id", "unexpected-completion", "unsupported", "relay-denied"}
+	"no-proxy-id", "unexpected-completion", "unsupported", "relay-denied", "msix-address"}
 
 // String returns a short name such as "window-miss".
 func (r Reason) String() string {
@@ -158,6 +163,9 @@ type Outcome struct {
 	// sent when it is back (the emulator's hold policy); the manager
 	// counts every one as port-down either way.
 	Holdable bool
+	// Rewrite, for a write into a lent device's MSI-X table, is how its
+	// payload leaves (RewritePayload); zero for every other TLP.
+	Rewrite DWRewrite
 }
 
 // Event records a denial.
@@ -174,16 +182,6 @@ const EventRing = 64
 type bar struct {
 	base, size uint64
 	present    bool
-}
-
-// standIn is a function the O-NIC presents to its host for a device
-// behind an optical port: each of its BARs is a window onto the device's
-// BAR at the same offset.
-type standIn struct {
-	fn     *pcie.Function
-	bars   [6]bar
-	remote [6]uint64
-	port   ntb.Egress
 }
 
 // Manager holds an O-NIC's tables and counters.
@@ -208,24 +206,6 @@ type Manager struct {
 	remote   idmap.Map[uint8]
 	relays   []relay
 	kernelIn []kernelIn
-}
-
-// AddStandIn registers f, a stand-in function the O-NIC presents for a
-// lent device (see pcie.Function.StandIn): accesses to f's BARs go through
-// port to the device's BARs, which the lender's enumeration put at
-// remoteBARs. Call SyncBARs after the host has enumerated f.
-func (m *Manager) AddStandIn(f *pcie.Function, remoteBARs [6]uint64, port ntb.Egress) error {
-	if !port.IsPort() {
-		return fmt.Errorf("stand-in %s: egress %s is not an optical port", f.Name, port)
-	}
-	for i, b := range f.BARs {
-		if (b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64) && remoteBARs[i]%b.Size != 0 {
-			return fmt.Errorf("stand-in %s: remote BAR%d at %#x is not aligned to its size %#x", f.Name, i, remoteBARs[i], b.Size)
-		}
-	}
-	m.standIns = append(m.standIns, standIn{fn: f, remote: remoteBARs, port: port})
-	m.SyncBARs()
-	return nil
 }
 
 // CheckPortRanges checks c's relay and kernel_in ranges for a manager
@@ -380,6 +360,7 @@ func (m *Manager) forward(o *Outcome, e ntb.Egress, addr uint64, req tlp.ID) {
 	o.Action, o.Reason, o.Deny, o.Status, o.Holdable = Forward, OK, acl.Allowed, 0, false
 	o.Egress, o.Address, o.Requester = e, addr, req
 	o.Second, o.SecondAddress = ntb.Egress{}, 0
+	o.Rewrite = DWRewrite{}
 }
 
 // accessSize is the number of bytes a request touches, for the security
@@ -510,37 +491,6 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 		o.Second, o.SecondAddress = r.to, t.Address
 		return
 	}
-}
-
-// processStandIn handles an access to a stand-in's BAR, or fails it as
-// not for us.
-func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64, o *Outcome) {
-	for si := range m.standIns {
-		sd := &m.standIns[si]
-		for i := range sd.bars {
-			b := &sd.bars[i]
-			if !b.present || t.Address < b.base || t.Address-b.base >= b.size {
-				continue
-			}
-			if m.PortDown[portIdx(sd.port)] {
-				m.fail(t, PortDown, tlp.StatusUR, o)
-				return
-			}
-			addr := sd.remote[i] + (t.Address - b.base)
-			if v := m.access.Check(t.RequesterID, acl.Ingress(in), addr, size, write, sd.port); v.Rule != acl.Allowed {
-				m.deny(t, in, addr, v.Rule, o)
-				return
-			}
-			p, ok := m.tables.ProxyID(t.RequesterID)
-			if !ok {
-				m.fail(t, NoProxyID, tlp.StatusUR, o)
-				return
-			}
-			m.forward(o, sd.port, addr, p)
-			return
-		}
-	}
-	m.fail(t, NotForUs, tlp.StatusUR, o)
 }
 
 func portIdx(e ntb.Egress) int {

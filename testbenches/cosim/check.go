@@ -100,7 +100,7 @@ func (b *Bench) expectTLP(want map[string][]packet, op *Op, i int, o *pmgr.Outco
 	c := t.Kind().Class()
 	mem := c == tlp.ClassMemory || c == tlp.ClassAtomic
 	out := func(e ntb.Egress, addr uint64) error {
-		p := packet{hdr: op.Raw[:hl], payload: op.Raw[hl:], op: i}
+		p := packet{hdr: op.Raw[:hl], payload: o.RewritePayload(op.Raw[hl:]), op: i}
 		if mem {
 			u := *t
 			u.Address, u.RequesterID = addr, o.Requester

@@ -51,10 +51,12 @@ func richBench(t testing.TB) *Bench {
 
 // richStandIns are two lent devices' stand-ins: a GPU behind port A with
 // two BARs, which the host domain may reach, and an NVMe drive behind
-// port B whose BAR it may reach in part (the rest is denied).
+// port B whose BAR it may reach in part (the rest is denied). Both have
+// an MSI-X table and an MSI window to rewrite it through: the GPU's
+// leads to a lender-side region above 4 GiB, the drive's below.
 func richStandIns(t testing.TB) []manager.StandIn {
 	t.Helper()
-	dev := func(name string, id uint16, class uint32, sizes map[int]uint64) *pcie.Function {
+	dev := func(name string, id uint16, class uint32, sizes map[int]uint64, msix pcie.MSIXConfig) *pcie.Function {
 		var bars [6]pcie.BAR
 		for k, size := range sizes {
 			bars[k] = pcie.BAR{Kind: pcie.BARMem64, Size: size, Prefetchable: k == 2}
@@ -63,11 +65,20 @@ func richStandIns(t testing.TB) []manager.StandIn {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := f.AddMSIX(msix); err != nil {
+			t.Fatal(err)
+		}
 		return f.StandIn(name + "-stand-in")
 	}
 	return []manager.StandIn{
-		{Port: "port-a", Function: dev("gpu", 0x1db4, 0x030200, map[int]uint64{0: 1 << 20, 2: 64 << 10}), Remote: [6]uint64{0: 1<<32 + 1<<20, 2: 0x2_0000_0000 + 64<<10}},
-		{Port: "port-b", Function: dev("nvme", 0xa808, 0x010802, map[int]uint64{2: 32 << 20}), Remote: [6]uint64{2: 0x9000_0000}},
+		{Port: "port-a", Function: dev("gpu", 0x1db4, 0x030200, map[int]uint64{0: 1 << 20, 2: 64 << 10},
+			pcie.MSIXConfig{Vectors: 16, TableBAR: 0, TableOffset: 0x8_0000, PBABAR: 0, PBAOffset: 0x9_0000}),
+			Remote: [6]uint64{0: 1<<32 + 1<<20, 2: 0x2_0000_0000 + 64<<10},
+			MSI:    &pmgr.MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0x4_0010_0000}},
+		{Port: "port-b", Function: dev("nvme", 0xa808, 0x010802, map[int]uint64{2: 32 << 20},
+			pcie.MSIXConfig{Vectors: 33, TableBAR: 2, TableOffset: 0x2008, PBABAR: 2, PBAOffset: 0x3000}),
+			Remote: [6]uint64{2: 0x9000_0000},
+			MSI:    &pmgr.MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0xB000_0000}},
 	}
 }
 
@@ -127,10 +138,12 @@ func TestCosim(t *testing.T) {
 			t.Errorf("%s: no TLP carried a forged requester ID (source-invalid): the stimulus misses source validation", name)
 		}
 		if name != "default" {
-			// The stand-ins' BARs: forwarded out of either port, denied, and
-			// failed with the port down or no proxy ID, as the model decides.
+			// The stand-ins' BARs: forwarded out of either port (MSI-X table
+			// writes among them, their addresses rewritten), denied, and
+			// failed with the port down, no proxy ID or an MSI-X address the
+			// window cannot carry, as the model decides.
 			t.Logf("%s: requests for the stand-ins' BARs by the model's outcome: %v", name, standIn)
-			for _, want := range []string{"port-a", "port-b", "denied", "port-down", "no-proxy-id"} {
+			for _, want := range []string{"port-a", "port-b", "msix-rewritten", "denied", "port-down", "no-proxy-id", "msix-address"} {
 				if standIn[want] == 0 {
 					t.Errorf("%s: no request for a stand-in's BAR had outcome %s: the stimulus misses it", name, want)
 				}
@@ -155,6 +168,9 @@ func (b *Bench) standInOutcomes(st *Stimulus, n map[string]int) {
 		switch {
 		case o.Action == pmgr.Forward:
 			n[o.Egress.String()]++
+			if o.Rewrite.Mask != 0 {
+				n["msix-rewritten"]++
+			}
 		case o.Reason == pmgr.Denied:
 			n["denied"]++
 		case o.Reason == pmgr.PortDown:

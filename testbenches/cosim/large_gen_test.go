@@ -12,7 +12,7 @@ import (
 
 // largeSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type largeSim struct {
-	S         [6513]uint64
+	S         [6524]uint64
 	M0        [65536]uint64
 	M1        [512]uint64
 	Rst, Arst bool
@@ -2565,43 +2565,47 @@ func NewlargeSim() *largeSim {
 	x.S[6392] = 0x1
 	x.S[6393] = 0x1
 	x.S[6394] = 0x9
-	x.S[6397] = 0x1
-	x.S[6400] = 0x4f4e4943
-	x.S[6401] = 0x10001
-	x.S[6402] = 0x10020040
-	x.S[6405] = 0x1
-	x.S[6406] = 0x1
-	x.S[6408] = 0x2
-	x.S[6410] = 0x3
-	x.S[6412] = 0x4
-	x.S[6414] = 0x5
-	x.S[6416] = 0x8
-	x.S[6418] = 0x9
-	x.S[6420] = 0xa
-	x.S[6422] = 0xb
-	x.S[6424] = 0x40
-	x.S[6426] = 0x41
-	x.S[6428] = 0x42
-	x.S[6430] = 0x43
-	x.S[6432] = 0x44
-	x.S[6434] = 0x45
-	x.S[6436] = 0x46
-	x.S[6438] = 0x47
-	x.S[6440] = 0x48
-	x.S[6442] = 0x49
-	x.S[6445] = 0x4f4e4943
-	x.S[6484] = 0x4f4e4943
+	x.S[6398] = 0x1
+	x.S[6399] = 0x1
+	x.S[6400] = 0xa
+	x.S[6403] = 0x1
+	x.S[6406] = 0x4f4e4943
+	x.S[6407] = 0x10002
+	x.S[6408] = 0x10020040
+	x.S[6411] = 0x1
+	x.S[6412] = 0x1
+	x.S[6414] = 0x2
+	x.S[6416] = 0x3
+	x.S[6418] = 0x4
+	x.S[6420] = 0x5
+	x.S[6422] = 0x8
+	x.S[6424] = 0x9
+	x.S[6426] = 0xa
+	x.S[6428] = 0xb
+	x.S[6430] = 0x40
+	x.S[6432] = 0x41
+	x.S[6434] = 0x42
+	x.S[6436] = 0x43
+	x.S[6438] = 0x44
+	x.S[6440] = 0x45
+	x.S[6442] = 0x46
+	x.S[6444] = 0x47
+	x.S[6446] = 0x48
+	x.S[6448] = 0x49
+	x.S[6450] = 0x4a
+	x.S[6453] = 0x4f4e4943
 	x.S[6494] = 0x4f4e4943
-	x.S[6499] = 0x4f4e4943
-	x.S[6501] = 0x4f4e4943
-	x.S[6502] = 0x4f4e4943
-	x.S[6503] = 0x1
-	x.S[6504] = 0x1
+	x.S[6504] = 0x4f4e4943
+	x.S[6509] = 0x4f4e4943
+	x.S[6512] = 0x4f4e4943
+	x.S[6513] = 0x4f4e4943
+	x.S[6514] = 0x1
+	x.S[6515] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "dfeb643a210e3a8c505e512620d0dd8b" }
+func (x *largeSim) Fingerprint() string { return "2ad3cbe63cf935506c80ce3fbce98543" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2668,8 +2672,8 @@ func (x *largeSim) EvalState() {
 		v[6280] = t6280
 		var t6331 uint64 = (^v[6324]) & 0x1
 		v[6331] = t6331
-		var t6397 uint64 = (^v[73]) & 0x1
-		v[6397] = t6397
+		var t6403 uint64 = (^v[73]) & 0x1
+		v[6403] = t6403
 	}
 	if d&0x8 != 0 {
 		var t820 uint64 = (v[43]) & 0x1ff
@@ -2707,8 +2711,8 @@ func (x *largeSim) EvalState() {
 		v[282] = t282
 		var t284 uint64 = v[113] >> 18 & 0x1
 		v[284] = t284
-		var t6508 uint64 = (v[113]>>23 | v[114]<<41) & 0x3fffffffffffffff
-		var t197 uint64 = t6508 << 2
+		var t6519 uint64 = (v[113]>>23 | v[114]<<41) & 0x3fffffffffffffff
+		var t197 uint64 = t6519 << 2
 		var t191 uint64 = (v[113]>>55 | v[114]<<9) & 0x3fffffff
 		var t193 uint64 = t191 << 2
 		var t198, t198_1, t198_0 uint64 = 0, t197, t193
@@ -6074,6 +6078,11 @@ func (x *largeSim) EvalState() {
 			t6395 = 1
 		}
 		v[6395] = t6395
+		var t6401 uint64
+		if v[5951] == 0xa {
+			t6401 = 1
+		}
+		v[6401] = t6401
 	}
 	if d&0x8000 != 0 {
 		v[6091] = v[6056]>>18 | v[6057]<<46
@@ -6333,6 +6342,8 @@ func (x *largeSim) EvalState() {
 		v[6390] = t6390
 		var t6396 uint64 = t6345 & v[6395]
 		v[6396] = t6396
+		var t6402 uint64 = t6345 & v[6401]
+		v[6402] = t6402
 	}
 	if d&0x1071 != 0 {
 		var t1854, t1854_1, t1854_0 uint64 = 0, v[819], v[1853]
@@ -6488,8 +6499,8 @@ func (x *largeSim) EvalInputs() {
 	var t6339 uint64 = ^t6332
 	var t6340 uint64 = t6339 & v[6317]
 	v[6340] = t6340
-	var t6398 uint64 = v[71] & v[6397]
-	v[6398] = t6398
+	var t6404 uint64 = v[71] & v[6403]
+	v[6404] = t6404
 }
 
 // Step is one rising clock edge, then Eval.
@@ -6502,12 +6513,12 @@ func (x *largeSim) Edge() bool {
 	q0 := v[781]
 	if v[6343] != 0 {
 		q0 = x.M0[int(v[184]&65535)]
-		x.D |= 0x800000000
+		x.D |= 0x1000000000
 	}
 	q1 := v[806]
 	if v[6343] != 0 {
 		q1 = x.M1[int(v[328]&511)]
-		x.D |= 0x1000000000
+		x.D |= 0x2000000000
 	}
 	if v[779] != 0 {
 		a := int(v[777]&65535) * 1
@@ -6520,150 +6531,157 @@ func (x *largeSim) Edge() bool {
 	if x.Rst {
 		x.D |= 0x80
 		v[74] = 0x0
-	} else if v[6398] != 0 {
+	} else if v[6404] != 0 {
 		x.D |= 0x80
-		var t6399 uint64 = (v[70] >> 2) & 0x3ff
-		var t6445, t6445_1, t6445_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t6399 == 0x0 {
-			t6445 = t6445_1
-		} else {
-			t6445 = t6445_0
-		}
-		var t6447, t6447_1, t6447_0 uint64 = 0, 0x10001, 0x0
-		if t6399 == 0x1 {
-			t6447 = t6447_1
-		} else {
-			t6447 = t6447_0
-		}
-		var t6484 uint64 = t6445 | t6447
-		var t6449, t6449_1, t6449_0 uint64 = 0, 0x10020040, 0x0
-		if t6399 == 0x2 {
-			t6449 = t6449_1
-		} else {
-			t6449 = t6449_0
-		}
-		var t6403 uint64 = v[75] | v[3]<<1
-		var t6451, t6451_1, t6451_0 uint64 = 0, t6403, 0x0
-		if t6399 == 0x3 {
-			t6451 = t6451_1
-		} else {
-			t6451 = t6451_0
-		}
-		var t6485 uint64 = t6449 | t6451
-		var t6494 uint64 = t6484 | t6485
-		var t6453, t6453_1, t6453_0 uint64 = 0, v[28], 0x0
-		if t6399 == 0x4 {
+		var t6405 uint64 = (v[70] >> 2) & 0x3ff
+		var t6453, t6453_1, t6453_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t6405 == 0x0 {
 			t6453 = t6453_1
 		} else {
 			t6453 = t6453_0
 		}
-		var t6455, t6455_1, t6455_0 uint64 = 0, v[37], 0x0
-		if t6399 == 0x5 {
+		var t6455, t6455_1, t6455_0 uint64 = 0, 0x10002, 0x0
+		if t6405 == 0x1 {
 			t6455 = t6455_1
 		} else {
 			t6455 = t6455_0
 		}
-		var t6486 uint64 = t6453 | t6455
-		var t6457, t6457_1, t6457_0 uint64 = 0, v[43], 0x0
-		if t6399 == 0x8 {
+		var t6494 uint64 = t6453 | t6455
+		var t6457, t6457_1, t6457_0 uint64 = 0, 0x10020040, 0x0
+		if t6405 == 0x2 {
 			t6457 = t6457_1
 		} else {
 			t6457 = t6457_0
 		}
-		var t6459, t6459_1, t6459_0 uint64 = 0, v[49], 0x0
-		if t6399 == 0x9 {
+		var t6409 uint64 = v[75] | v[3]<<1
+		var t6459, t6459_1, t6459_0 uint64 = 0, t6409, 0x0
+		if t6405 == 0x3 {
 			t6459 = t6459_1
 		} else {
 			t6459 = t6459_0
 		}
-		var t6487 uint64 = t6457 | t6459
-		var t6495 uint64 = t6486 | t6487
-		var t6499 uint64 = t6494 | t6495
-		var t6461, t6461_1, t6461_0 uint64 = 0, v[55], 0x0
-		if t6399 == 0xa {
+		var t6495 uint64 = t6457 | t6459
+		var t6504 uint64 = t6494 | t6495
+		var t6461, t6461_1, t6461_0 uint64 = 0, v[28], 0x0
+		if t6405 == 0x4 {
 			t6461 = t6461_1
 		} else {
 			t6461 = t6461_0
 		}
-		var t6463, t6463_1, t6463_0 uint64 = 0, v[61], 0x0
-		if t6399 == 0xb {
+		var t6463, t6463_1, t6463_0 uint64 = 0, v[37], 0x0
+		if t6405 == 0x5 {
 			t6463 = t6463_1
 		} else {
 			t6463 = t6463_0
 		}
-		var t6488 uint64 = t6461 | t6463
-		var t6465, t6465_1, t6465_0 uint64 = 0, v[6346], 0x0
-		if t6399 == 0x40 {
+		var t6496 uint64 = t6461 | t6463
+		var t6465, t6465_1, t6465_0 uint64 = 0, v[43], 0x0
+		if t6405 == 0x8 {
 			t6465 = t6465_1
 		} else {
 			t6465 = t6465_0
 		}
-		var t6467, t6467_1, t6467_0 uint64 = 0, v[6351], 0x0
-		if t6399 == 0x41 {
+		var t6467, t6467_1, t6467_0 uint64 = 0, v[49], 0x0
+		if t6405 == 0x9 {
 			t6467 = t6467_1
 		} else {
 			t6467 = t6467_0
 		}
-		var t6489 uint64 = t6465 | t6467
-		var t6496 uint64 = t6488 | t6489
-		var t6469, t6469_1, t6469_0 uint64 = 0, v[6356], 0x0
-		if t6399 == 0x42 {
+		var t6497 uint64 = t6465 | t6467
+		var t6505 uint64 = t6496 | t6497
+		var t6509 uint64 = t6504 | t6505
+		var t6469, t6469_1, t6469_0 uint64 = 0, v[55], 0x0
+		if t6405 == 0xa {
 			t6469 = t6469_1
 		} else {
 			t6469 = t6469_0
 		}
-		var t6471, t6471_1, t6471_0 uint64 = 0, v[6361], 0x0
-		if t6399 == 0x43 {
+		var t6471, t6471_1, t6471_0 uint64 = 0, v[61], 0x0
+		if t6405 == 0xb {
 			t6471 = t6471_1
 		} else {
 			t6471 = t6471_0
 		}
-		var t6490 uint64 = t6469 | t6471
-		var t6473, t6473_1, t6473_0 uint64 = 0, v[6366], 0x0
-		if t6399 == 0x44 {
+		var t6498 uint64 = t6469 | t6471
+		var t6473, t6473_1, t6473_0 uint64 = 0, v[6346], 0x0
+		if t6405 == 0x40 {
 			t6473 = t6473_1
 		} else {
 			t6473 = t6473_0
 		}
-		var t6475, t6475_1, t6475_0 uint64 = 0, v[6371], 0x0
-		if t6399 == 0x45 {
+		var t6475, t6475_1, t6475_0 uint64 = 0, v[6351], 0x0
+		if t6405 == 0x41 {
 			t6475 = t6475_1
 		} else {
 			t6475 = t6475_0
 		}
-		var t6491 uint64 = t6473 | t6475
-		var t6497 uint64 = t6490 | t6491
-		var t6500 uint64 = t6496 | t6497
-		var t6501 uint64 = t6499 | t6500
-		var t6477, t6477_1, t6477_0 uint64 = 0, v[6376], 0x0
-		if t6399 == 0x46 {
+		var t6499 uint64 = t6473 | t6475
+		var t6506 uint64 = t6498 | t6499
+		var t6477, t6477_1, t6477_0 uint64 = 0, v[6356], 0x0
+		if t6405 == 0x42 {
 			t6477 = t6477_1
 		} else {
 			t6477 = t6477_0
 		}
-		var t6479, t6479_1, t6479_0 uint64 = 0, v[6381], 0x0
-		if t6399 == 0x47 {
+		var t6479, t6479_1, t6479_0 uint64 = 0, v[6361], 0x0
+		if t6405 == 0x43 {
 			t6479 = t6479_1
 		} else {
 			t6479 = t6479_0
 		}
-		var t6492 uint64 = t6477 | t6479
-		var t6481, t6481_1, t6481_0 uint64 = 0, v[6386], 0x0
-		if t6399 == 0x48 {
+		var t6500 uint64 = t6477 | t6479
+		var t6481, t6481_1, t6481_0 uint64 = 0, v[6366], 0x0
+		if t6405 == 0x44 {
 			t6481 = t6481_1
 		} else {
 			t6481 = t6481_0
 		}
-		var t6483, t6483_1, t6483_0 uint64 = 0, v[6391], 0x0
-		if t6399 == 0x49 {
+		var t6483, t6483_1, t6483_0 uint64 = 0, v[6371], 0x0
+		if t6405 == 0x45 {
 			t6483 = t6483_1
 		} else {
 			t6483 = t6483_0
 		}
-		var t6493 uint64 = t6481 | t6483
-		var t6498 uint64 = t6492 | t6493
-		var t6502 uint64 = t6501 | t6498
-		v[74] = t6502
+		var t6501 uint64 = t6481 | t6483
+		var t6507 uint64 = t6500 | t6501
+		var t6510 uint64 = t6506 | t6507
+		var t6512 uint64 = t6509 | t6510
+		var t6485, t6485_1, t6485_0 uint64 = 0, v[6376], 0x0
+		if t6405 == 0x46 {
+			t6485 = t6485_1
+		} else {
+			t6485 = t6485_0
+		}
+		var t6487, t6487_1, t6487_0 uint64 = 0, v[6381], 0x0
+		if t6405 == 0x47 {
+			t6487 = t6487_1
+		} else {
+			t6487 = t6487_0
+		}
+		var t6502 uint64 = t6485 | t6487
+		var t6489, t6489_1, t6489_0 uint64 = 0, v[6386], 0x0
+		if t6405 == 0x48 {
+			t6489 = t6489_1
+		} else {
+			t6489 = t6489_0
+		}
+		var t6491, t6491_1, t6491_0 uint64 = 0, v[6391], 0x0
+		if t6405 == 0x49 {
+			t6491 = t6491_1
+		} else {
+			t6491 = t6491_0
+		}
+		var t6503 uint64 = t6489 | t6491
+		var t6508 uint64 = t6502 | t6503
+		var t6493, t6493_1, t6493_0 uint64 = 0, v[6397], 0x0
+		if t6405 == 0x4a {
+			t6493 = t6493_1
+		} else {
+			t6493 = t6493_0
+		}
+		var t6511 uint64 = t6508 | t6493
+		var t6513 uint64 = t6512 | t6511
+		v[74] = t6513
 	}
 	if x.Rst {
 		x.D |= 0x8
@@ -7075,6 +7093,14 @@ func (x *largeSim) Edge() bool {
 		v[6391] = t6393
 	}
 	if x.Rst {
+		x.D |= 0x800000000
+		v[6397] = 0x0
+	} else if v[6402] != 0 {
+		x.D |= 0x800000000
+		var t6399 uint64 = (v[6397] + 0x1) & 0xffffffff
+		v[6397] = t6399
+	}
+	if x.Rst {
 		x.D |= 0x400
 		v[5935] = 0x0
 		v[5594] = 0x0
@@ -7401,7 +7427,7 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5819 uint64 = v[5596] >> 0 & 0xffff
 		var t5820 uint64 = t5819 | t5792<<16
-		var t6510 uint64 = (t5791 >> 2) & 0x3fffffffffffffff
+		var t6521 uint64 = (t5791 >> 2) & 0x3fffffffffffffff
 		var t5639 uint64 = v[5596] >> 61 & 0x1
 		var t5811 uint64 = v[5595] >> 0 & 0x3
 		var t5812 uint64 = v[5595] >> 32 & 0x3
@@ -7411,7 +7437,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5813 = t5813_0
 		}
-		v[5822] = t6510<<2 | t5813
+		v[5822] = t6521<<2 | t5813
 		v[5823] = t5818<<32 | t5820
 		var t5821 uint64 = (t5791 >> 2) & 0x3fffffff
 		v[5825] = t5821<<34 | t5813<<32
@@ -7438,8 +7464,8 @@ func (x *largeSim) Edge() bool {
 			t5832 = 1
 		}
 		var t5833 uint64 = t5817 | t5832<<29 | t5816<<30
-		var t6511 uint64 = (v[5623] >> 2) & 0x3fffffffffffffff
-		v[5835] = t6511<<2 | t5813
+		var t6522 uint64 = (v[5623] >> 2) & 0x3fffffffffffffff
+		v[5835] = t6522<<2 | t5813
 		v[5836] = t5833<<32 | t5820
 		var t5834 uint64 = (v[5623] >> 2) & 0x3fffffff
 		v[5838] = t5834<<34 | t5813<<32
@@ -7460,9 +7486,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5920 = t5920_0
 		}
-		var t6512 uint64 = v[5596] >> 50 & 0x3f
+		var t6523 uint64 = v[5596] >> 50 & 0x3f
 		var t5631 uint64 = v[5596] >> 44 & 0x3
-		var t5926 uint64 = t5631<<12 | t6512<<18 | t5920<<24
+		var t5926 uint64 = t5631<<12 | t6523<<18 | t5920<<24
 		var t5802, t5802_1, t5802_0 uint64 = 0, 0x1, 0x1
 		if v[5788] == 0x5 {
 			t5802 = t5802_1
@@ -7615,8 +7641,8 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5653 = t5653_0
 		}
-		var t6509 uint64 = v[5595] >> 2 & 0x3fffffffffffffff
-		var t5661 uint64 = t6509 << 2
+		var t6520 uint64 = v[5595] >> 2 & 0x3fffffffffffffff
+		var t5661 uint64 = t6520 << 2
 		var t5655 uint64 = v[5595] >> 34 & 0x3fffffff
 		var t5657 uint64 = t5655 << 2
 		var t5662, t5662_1, t5662_0 uint64 = 0, t5661, t5657
@@ -14532,15 +14558,15 @@ func (x *largeSim) Edge() bool {
 			t6338 = t6338_0
 		}
 		v[6327] = t6338
-		var t6504 uint64 = ^v[72]
-		var t6505 uint64 = v[73] & t6504
-		var t6506, t6506_1, t6506_0 uint64 = 0, 0x1, t6505
-		if v[6398] != 0 {
-			t6506 = t6506_1
+		var t6515 uint64 = ^v[72]
+		var t6516 uint64 = v[73] & t6515
+		var t6517, t6517_1, t6517_0 uint64 = 0, 0x1, t6516
+		if v[6404] != 0 {
+			t6517 = t6517_1
 		} else {
-			t6506 = t6506_0
+			t6517 = t6517_0
 		}
-		v[73] = t6506
+		v[73] = t6517
 	}
 	if x.Rst {
 		x.D |= 0x1000
@@ -14629,8 +14655,8 @@ var largeSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      2337,
 	"m_cpl_tlp_valid":    1871,
 	"m_cpl_tlp_ready":    1891,
-	"s_axil_arready":     2378,
+	"s_axil_arready":     2384,
 	"s_axil_rvalid":      73,
 	"s_axil_rdata":       74,
-	"s_axil_rresp":       2459,
+	"s_axil_rresp":       1871,
 }

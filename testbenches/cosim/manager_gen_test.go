@@ -12,7 +12,7 @@ import (
 
 // managerSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type managerSim struct {
-	S         [1462]uint64
+	S         [1473]uint64
 	M0        [65536]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
@@ -325,44 +325,48 @@ func NewmanagerSim() *managerSim {
 	x.S[1341] = 0x1
 	x.S[1342] = 0x1
 	x.S[1343] = 0x9
-	x.S[1346] = 0x1
-	x.S[1349] = 0x4f4e4943
-	x.S[1350] = 0x10001
-	x.S[1351] = 0x10000001
+	x.S[1347] = 0x1
+	x.S[1348] = 0x1
+	x.S[1349] = 0xa
 	x.S[1352] = 0x1
-	x.S[1354] = 0x1
-	x.S[1355] = 0x1
-	x.S[1357] = 0x2
-	x.S[1359] = 0x3
-	x.S[1361] = 0x4
-	x.S[1363] = 0x5
-	x.S[1365] = 0x8
-	x.S[1367] = 0x9
-	x.S[1369] = 0xa
-	x.S[1371] = 0xb
-	x.S[1373] = 0x40
-	x.S[1375] = 0x41
-	x.S[1377] = 0x42
-	x.S[1379] = 0x43
-	x.S[1381] = 0x44
-	x.S[1383] = 0x45
-	x.S[1385] = 0x46
-	x.S[1387] = 0x47
-	x.S[1389] = 0x48
-	x.S[1391] = 0x49
-	x.S[1394] = 0x4f4e4943
-	x.S[1433] = 0x4f4e4943
+	x.S[1355] = 0x4f4e4943
+	x.S[1356] = 0x10002
+	x.S[1357] = 0x10000001
+	x.S[1358] = 0x1
+	x.S[1360] = 0x1
+	x.S[1361] = 0x1
+	x.S[1363] = 0x2
+	x.S[1365] = 0x3
+	x.S[1367] = 0x4
+	x.S[1369] = 0x5
+	x.S[1371] = 0x8
+	x.S[1373] = 0x9
+	x.S[1375] = 0xa
+	x.S[1377] = 0xb
+	x.S[1379] = 0x40
+	x.S[1381] = 0x41
+	x.S[1383] = 0x42
+	x.S[1385] = 0x43
+	x.S[1387] = 0x44
+	x.S[1389] = 0x45
+	x.S[1391] = 0x46
+	x.S[1393] = 0x47
+	x.S[1395] = 0x48
+	x.S[1397] = 0x49
+	x.S[1399] = 0x4a
+	x.S[1402] = 0x4f4e4943
 	x.S[1443] = 0x4f4e4943
-	x.S[1448] = 0x4f4e4943
-	x.S[1450] = 0x4f4e4943
-	x.S[1451] = 0x4f4e4943
-	x.S[1452] = 0x1
-	x.S[1453] = 0x1
+	x.S[1453] = 0x4f4e4943
+	x.S[1458] = 0x4f4e4943
+	x.S[1461] = 0x4f4e4943
+	x.S[1462] = 0x4f4e4943
+	x.S[1463] = 0x1
+	x.S[1464] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "42ef9026a0a106326940ba67c11527b7" }
+func (x *managerSim) Fingerprint() string { return "8814e486fc95ea6092808fec4ecfa483" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -425,8 +429,8 @@ func (x *managerSim) EvalState() {
 		v[1229] = t1229
 		var t1280 uint64 = (^v[1273]) & 0x1
 		v[1280] = t1280
-		var t1346 uint64 = (^v[73]) & 0x1
-		v[1346] = t1346
+		var t1352 uint64 = (^v[73]) & 0x1
+		v[1352] = t1352
 	}
 	if d&0x100 != 0 {
 		var t177 uint64 = v[112] >> 14 & 0xf
@@ -674,6 +678,11 @@ func (x *managerSim) EvalState() {
 			t1344 = 1
 		}
 		v[1344] = t1344
+		var t1350 uint64
+		if v[900] == 0xa {
+			t1350 = 1
+		}
+		v[1350] = t1350
 	}
 	if d&0x4000 != 0 {
 		v[1040] = v[1005]>>18 | v[1006]<<46
@@ -915,6 +924,8 @@ func (x *managerSim) EvalState() {
 		v[1339] = t1339
 		var t1345 uint64 = t1294 & v[1344]
 		v[1345] = t1345
+		var t1351 uint64 = t1294 & v[1350]
+		v[1351] = t1351
 	}
 }
 
@@ -1051,8 +1062,8 @@ func (x *managerSim) EvalInputs() {
 	var t1288 uint64 = ^t1281
 	var t1289 uint64 = t1288 & v[1266]
 	v[1289] = t1289
-	var t1347 uint64 = v[71] & v[1346]
-	v[1347] = t1347
+	var t1353 uint64 = v[71] & v[1352]
+	v[1353] = t1353
 }
 
 // Step is one rising clock edge, then Eval.
@@ -1065,7 +1076,7 @@ func (x *managerSim) Edge() bool {
 	q0 := v[324]
 	if v[1292] != 0 {
 		q0 = x.M0[int(v[181]&65535)]
-		x.D |= 0x400000000
+		x.D |= 0x800000000
 	}
 	if v[322] != 0 {
 		a := int(v[320]&65535) * 1
@@ -1074,150 +1085,157 @@ func (x *managerSim) Edge() bool {
 	if x.Rst {
 		x.D |= 0x80
 		v[74] = 0x0
-	} else if v[1347] != 0 {
+	} else if v[1353] != 0 {
 		x.D |= 0x80
-		var t1348 uint64 = (v[70] >> 2) & 0x3ff
-		var t1394, t1394_1, t1394_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t1348 == 0x0 {
-			t1394 = t1394_1
-		} else {
-			t1394 = t1394_0
-		}
-		var t1396, t1396_1, t1396_0 uint64 = 0, 0x10001, 0x0
-		if t1348 == 0x1 {
-			t1396 = t1396_1
-		} else {
-			t1396 = t1396_0
-		}
-		var t1433 uint64 = t1394 | t1396
-		var t1398, t1398_1, t1398_0 uint64 = 0, 0x10000001, 0x0
-		if t1348 == 0x2 {
-			t1398 = t1398_1
-		} else {
-			t1398 = t1398_0
-		}
-		var t1352 uint64 = v[3]<<1 | 0x1
-		var t1400, t1400_1, t1400_0 uint64 = 0, t1352, 0x0
-		if t1348 == 0x3 {
-			t1400 = t1400_1
-		} else {
-			t1400 = t1400_0
-		}
-		var t1434 uint64 = t1398 | t1400
-		var t1443 uint64 = t1433 | t1434
-		var t1402, t1402_1, t1402_0 uint64 = 0, v[28], 0x0
-		if t1348 == 0x4 {
+		var t1354 uint64 = (v[70] >> 2) & 0x3ff
+		var t1402, t1402_1, t1402_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t1354 == 0x0 {
 			t1402 = t1402_1
 		} else {
 			t1402 = t1402_0
 		}
-		var t1404, t1404_1, t1404_0 uint64 = 0, v[37], 0x0
-		if t1348 == 0x5 {
+		var t1404, t1404_1, t1404_0 uint64 = 0, 0x10002, 0x0
+		if t1354 == 0x1 {
 			t1404 = t1404_1
 		} else {
 			t1404 = t1404_0
 		}
-		var t1435 uint64 = t1402 | t1404
-		var t1406, t1406_1, t1406_0 uint64 = 0, v[43], 0x0
-		if t1348 == 0x8 {
+		var t1443 uint64 = t1402 | t1404
+		var t1406, t1406_1, t1406_0 uint64 = 0, 0x10000001, 0x0
+		if t1354 == 0x2 {
 			t1406 = t1406_1
 		} else {
 			t1406 = t1406_0
 		}
-		var t1408, t1408_1, t1408_0 uint64 = 0, v[49], 0x0
-		if t1348 == 0x9 {
+		var t1358 uint64 = v[3]<<1 | 0x1
+		var t1408, t1408_1, t1408_0 uint64 = 0, t1358, 0x0
+		if t1354 == 0x3 {
 			t1408 = t1408_1
 		} else {
 			t1408 = t1408_0
 		}
-		var t1436 uint64 = t1406 | t1408
-		var t1444 uint64 = t1435 | t1436
-		var t1448 uint64 = t1443 | t1444
-		var t1410, t1410_1, t1410_0 uint64 = 0, v[55], 0x0
-		if t1348 == 0xa {
+		var t1444 uint64 = t1406 | t1408
+		var t1453 uint64 = t1443 | t1444
+		var t1410, t1410_1, t1410_0 uint64 = 0, v[28], 0x0
+		if t1354 == 0x4 {
 			t1410 = t1410_1
 		} else {
 			t1410 = t1410_0
 		}
-		var t1412, t1412_1, t1412_0 uint64 = 0, v[61], 0x0
-		if t1348 == 0xb {
+		var t1412, t1412_1, t1412_0 uint64 = 0, v[37], 0x0
+		if t1354 == 0x5 {
 			t1412 = t1412_1
 		} else {
 			t1412 = t1412_0
 		}
-		var t1437 uint64 = t1410 | t1412
-		var t1414, t1414_1, t1414_0 uint64 = 0, v[1295], 0x0
-		if t1348 == 0x40 {
+		var t1445 uint64 = t1410 | t1412
+		var t1414, t1414_1, t1414_0 uint64 = 0, v[43], 0x0
+		if t1354 == 0x8 {
 			t1414 = t1414_1
 		} else {
 			t1414 = t1414_0
 		}
-		var t1416, t1416_1, t1416_0 uint64 = 0, v[1300], 0x0
-		if t1348 == 0x41 {
+		var t1416, t1416_1, t1416_0 uint64 = 0, v[49], 0x0
+		if t1354 == 0x9 {
 			t1416 = t1416_1
 		} else {
 			t1416 = t1416_0
 		}
-		var t1438 uint64 = t1414 | t1416
-		var t1445 uint64 = t1437 | t1438
-		var t1418, t1418_1, t1418_0 uint64 = 0, v[1305], 0x0
-		if t1348 == 0x42 {
+		var t1446 uint64 = t1414 | t1416
+		var t1454 uint64 = t1445 | t1446
+		var t1458 uint64 = t1453 | t1454
+		var t1418, t1418_1, t1418_0 uint64 = 0, v[55], 0x0
+		if t1354 == 0xa {
 			t1418 = t1418_1
 		} else {
 			t1418 = t1418_0
 		}
-		var t1420, t1420_1, t1420_0 uint64 = 0, v[1310], 0x0
-		if t1348 == 0x43 {
+		var t1420, t1420_1, t1420_0 uint64 = 0, v[61], 0x0
+		if t1354 == 0xb {
 			t1420 = t1420_1
 		} else {
 			t1420 = t1420_0
 		}
-		var t1439 uint64 = t1418 | t1420
-		var t1422, t1422_1, t1422_0 uint64 = 0, v[1315], 0x0
-		if t1348 == 0x44 {
+		var t1447 uint64 = t1418 | t1420
+		var t1422, t1422_1, t1422_0 uint64 = 0, v[1295], 0x0
+		if t1354 == 0x40 {
 			t1422 = t1422_1
 		} else {
 			t1422 = t1422_0
 		}
-		var t1424, t1424_1, t1424_0 uint64 = 0, v[1320], 0x0
-		if t1348 == 0x45 {
+		var t1424, t1424_1, t1424_0 uint64 = 0, v[1300], 0x0
+		if t1354 == 0x41 {
 			t1424 = t1424_1
 		} else {
 			t1424 = t1424_0
 		}
-		var t1440 uint64 = t1422 | t1424
-		var t1446 uint64 = t1439 | t1440
-		var t1449 uint64 = t1445 | t1446
-		var t1450 uint64 = t1448 | t1449
-		var t1426, t1426_1, t1426_0 uint64 = 0, v[1325], 0x0
-		if t1348 == 0x46 {
+		var t1448 uint64 = t1422 | t1424
+		var t1455 uint64 = t1447 | t1448
+		var t1426, t1426_1, t1426_0 uint64 = 0, v[1305], 0x0
+		if t1354 == 0x42 {
 			t1426 = t1426_1
 		} else {
 			t1426 = t1426_0
 		}
-		var t1428, t1428_1, t1428_0 uint64 = 0, v[1330], 0x0
-		if t1348 == 0x47 {
+		var t1428, t1428_1, t1428_0 uint64 = 0, v[1310], 0x0
+		if t1354 == 0x43 {
 			t1428 = t1428_1
 		} else {
 			t1428 = t1428_0
 		}
-		var t1441 uint64 = t1426 | t1428
-		var t1430, t1430_1, t1430_0 uint64 = 0, v[1335], 0x0
-		if t1348 == 0x48 {
+		var t1449 uint64 = t1426 | t1428
+		var t1430, t1430_1, t1430_0 uint64 = 0, v[1315], 0x0
+		if t1354 == 0x44 {
 			t1430 = t1430_1
 		} else {
 			t1430 = t1430_0
 		}
-		var t1432, t1432_1, t1432_0 uint64 = 0, v[1340], 0x0
-		if t1348 == 0x49 {
+		var t1432, t1432_1, t1432_0 uint64 = 0, v[1320], 0x0
+		if t1354 == 0x45 {
 			t1432 = t1432_1
 		} else {
 			t1432 = t1432_0
 		}
-		var t1442 uint64 = t1430 | t1432
-		var t1447 uint64 = t1441 | t1442
-		var t1451 uint64 = t1450 | t1447
-		v[74] = t1451
+		var t1450 uint64 = t1430 | t1432
+		var t1456 uint64 = t1449 | t1450
+		var t1459 uint64 = t1455 | t1456
+		var t1461 uint64 = t1458 | t1459
+		var t1434, t1434_1, t1434_0 uint64 = 0, v[1325], 0x0
+		if t1354 == 0x46 {
+			t1434 = t1434_1
+		} else {
+			t1434 = t1434_0
+		}
+		var t1436, t1436_1, t1436_0 uint64 = 0, v[1330], 0x0
+		if t1354 == 0x47 {
+			t1436 = t1436_1
+		} else {
+			t1436 = t1436_0
+		}
+		var t1451 uint64 = t1434 | t1436
+		var t1438, t1438_1, t1438_0 uint64 = 0, v[1335], 0x0
+		if t1354 == 0x48 {
+			t1438 = t1438_1
+		} else {
+			t1438 = t1438_0
+		}
+		var t1440, t1440_1, t1440_0 uint64 = 0, v[1340], 0x0
+		if t1354 == 0x49 {
+			t1440 = t1440_1
+		} else {
+			t1440 = t1440_0
+		}
+		var t1452 uint64 = t1438 | t1440
+		var t1457 uint64 = t1451 | t1452
+		var t1442, t1442_1, t1442_0 uint64 = 0, v[1346], 0x0
+		if t1354 == 0x4a {
+			t1442 = t1442_1
+		} else {
+			t1442 = t1442_0
+		}
+		var t1460 uint64 = t1457 | t1442
+		var t1462 uint64 = t1461 | t1460
+		v[74] = t1462
 	}
 	if x.Rst {
 		x.D |= 0x4
@@ -1638,6 +1656,14 @@ func (x *managerSim) Edge() bool {
 		v[1340] = t1342
 	}
 	if x.Rst {
+		x.D |= 0x400000000
+		v[1346] = 0x0
+	} else if v[1351] != 0 {
+		x.D |= 0x400000000
+		var t1348 uint64 = (v[1346] + 0x1) & 0xffffffff
+		v[1346] = t1348
+	}
+	if x.Rst {
 		x.D |= 0x400
 		v[884] = 0x0
 		v[543] = 0x0
@@ -1964,7 +1990,7 @@ func (x *managerSim) Edge() bool {
 		}
 		var t768 uint64 = v[545] >> 0 & 0xffff
 		var t769 uint64 = t768 | t741<<16
-		var t1459 uint64 = (t740 >> 2) & 0x3fffffffffffffff
+		var t1470 uint64 = (t740 >> 2) & 0x3fffffffffffffff
 		var t588 uint64 = v[545] >> 61 & 0x1
 		var t760 uint64 = v[544] >> 0 & 0x3
 		var t761 uint64 = v[544] >> 32 & 0x3
@@ -1974,7 +2000,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t762 = t762_0
 		}
-		v[771] = t1459<<2 | t762
+		v[771] = t1470<<2 | t762
 		v[772] = t767<<32 | t769
 		var t770 uint64 = (t740 >> 2) & 0x3fffffff
 		v[774] = t770<<34 | t762<<32
@@ -2001,8 +2027,8 @@ func (x *managerSim) Edge() bool {
 			t781 = 1
 		}
 		var t782 uint64 = t766 | t781<<29 | t765<<30
-		var t1460 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
-		v[784] = t1460<<2 | t762
+		var t1471 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
+		v[784] = t1471<<2 | t762
 		v[785] = t782<<32 | t769
 		var t783 uint64 = (v[572] >> 2) & 0x3fffffff
 		v[787] = t783<<34 | t762<<32
@@ -2023,9 +2049,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t869 = t869_0
 		}
-		var t1461 uint64 = v[545] >> 50 & 0x3f
+		var t1472 uint64 = v[545] >> 50 & 0x3f
 		var t580 uint64 = v[545] >> 44 & 0x3
-		var t875 uint64 = t580<<12 | t1461<<18 | t869<<24
+		var t875 uint64 = t580<<12 | t1472<<18 | t869<<24
 		var t751, t751_1, t751_0 uint64 = 0, 0x1, 0x1
 		if v[737] == 0x5 {
 			t751 = t751_1
@@ -2178,8 +2204,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t602 = t602_0
 		}
-		var t1458 uint64 = v[544] >> 2 & 0x3fffffffffffffff
-		var t610 uint64 = t1458 << 2
+		var t1469 uint64 = v[544] >> 2 & 0x3fffffffffffffff
+		var t610 uint64 = t1469 << 2
 		var t604 uint64 = v[544] >> 34 & 0x3fffffff
 		var t606 uint64 = t604 << 2
 		var t611, t611_1, t611_0 uint64 = 0, t610, t606
@@ -2511,8 +2537,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t277 = t277_0
 		}
-		var t1457 uint64 = (v[110]>>23 | v[111]<<41) & 0x3fffffffffffffff
-		var t194 uint64 = t1457 << 2
+		var t1468 uint64 = (v[110]>>23 | v[111]<<41) & 0x3fffffffffffffff
+		var t194 uint64 = t1468 << 2
 		var t188 uint64 = (v[110]>>55 | v[111]<<9) & 0x3fffffff
 		var t190 uint64 = t188 << 2
 		var t195, t195_1, t195_0 uint64 = 0, t194, t190
@@ -3123,15 +3149,15 @@ func (x *managerSim) Edge() bool {
 			t1287 = t1287_0
 		}
 		v[1276] = t1287
-		var t1453 uint64 = ^v[72]
-		var t1454 uint64 = v[73] & t1453
-		var t1455, t1455_1, t1455_0 uint64 = 0, 0x1, t1454
-		if v[1347] != 0 {
-			t1455 = t1455_1
+		var t1464 uint64 = ^v[72]
+		var t1465 uint64 = v[73] & t1464
+		var t1466, t1466_1, t1466_0 uint64 = 0, 0x1, t1465
+		if v[1353] != 0 {
+			t1466 = t1466_1
 		} else {
-			t1455 = t1455_0
+			t1466 = t1466_0
 		}
-		v[73] = t1455
+		v[73] = t1466
 	}
 	if v[145] != 0 {
 		x.D |= 0x200
@@ -3211,8 +3237,8 @@ var managerSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      602,
 	"m_cpl_tlp_valid":    878,
 	"m_cpl_tlp_ready":    879,
-	"s_axil_arready":     995,
+	"s_axil_arready":     997,
 	"s_axil_rvalid":      73,
 	"s_axil_rdata":       74,
-	"s_axil_rresp":       1179,
+	"s_axil_rresp":       1197,
 }

@@ -115,7 +115,7 @@ func (b *Bench) newModel() (*pmgr.Manager, error) {
 		if si.Port == "port-b" {
 			port = ntb.Egress{Kind: ntb.EgressPortB}
 		}
-		if err := m.AddStandIn(b.standIns[i], si.Remote, port); err != nil {
+		if err := m.AddStandIn(pmgr.StandIn{Function: b.standIns[i], RemoteBARs: si.Remote, Port: port, MSI: si.MSI}); err != nil {
 			return nil, err
 		}
 	}
@@ -569,6 +569,10 @@ func (g *gen) tlp() Op {
 		}
 		t.TH, t.PH = false, 0
 	}
+	msix := k == tlp.MWr && r.IntN(3) == 0 && g.msixWrite(&t)
+	if msix {
+		addr64 = t.Address >= 1<<32
+	}
 	var routing tlp.Routing
 	if k.Class() == tlp.ClassMessage {
 		routing = tlp.Routing([]uint8{0, 2, 3, 4, 5}[r.IntN(5)])
@@ -584,6 +588,9 @@ func (g *gen) tlp() Op {
 			t.Data[i] = byte(r.IntN(256))
 		}
 	}
+	if msix {
+		g.msixData(&t)
+	}
 	raw, err := t.MarshalBinary()
 	if err != nil {
 		panic(fmt.Sprintf("cosim: generated an unencodable %s: %v", k, err)) // a bug in this generator
@@ -597,4 +604,69 @@ func (g *gen) tlp() Op {
 		fn, bar = g.b.barOf(dec.Address)
 	}
 	return Op{Kind: OpTLP, Raw: raw, Bar: bar, Fn: fn, TLP: &dec}
+}
+
+// msixWrite aims memory write t at the MSI-X table of a stand-in with an
+// MSI window, as a driver programs a vector: mostly the host's requester
+// (which may reach the device), a DW or two at an entry's address or
+// data, sometimes across an entry, into the table from before it, or
+// with a partial byte enable. It reports false when no stand-in has a
+// window.
+func (g *gen) msixWrite(t *tlp.TLP) bool {
+	r := g.rng
+	var with []int
+	for i, si := range g.b.Config.StandIns {
+		if si.MSI != nil {
+			with = append(with, i)
+		}
+	}
+	if len(with) == 0 {
+		return false
+	}
+	i := with[r.IntN(len(with))]
+	bar, off, end := g.b.Config.StandIns[i].Function.MSIXTable()
+	at := off + 4*r.Uint64N((end-off)/4+8) - 16 // (from 16 bytes before the table to 16 past it)
+	if r.IntN(2) == 0 {
+		at = off + 16*r.Uint64N((end-off)/16) + 4*r.Uint64N(2) // an entry's address
+	}
+	t.Address = standInBAR(i, bar) + at
+	t.Length = uint16([]int{1, 1, 2, 2, 3, 4, 5}[r.IntN(7)])
+	t.FirstBE, t.LastBE = 0xF, 0xF
+	if r.IntN(8) == 0 {
+		t.FirstBE = uint8(r.IntN(16))
+	}
+	if r.IntN(8) == 0 {
+		t.LastBE = uint8(r.IntN(16))
+	}
+	if t.Length == 1 {
+		t.LastBE = 0
+	}
+	if r.IntN(8) != 0 {
+		t.RequesterID = 0 // 00:00.0, the host's, with a proxy ID
+	}
+	return true
+}
+
+// msixData fills the first DWs of an MSI-X table write t with what a
+// driver writes there: mostly an address in the window (its low DW, its
+// high DW, where the entry has them), sometimes not.
+func (g *gen) msixData(t *tlp.TLP) {
+	r := g.rng
+	fn, bar := g.b.barOf(t.Address)
+	if fn == 0 {
+		return
+	}
+	si := g.b.Config.StandIns[fn-1]
+	w := si.MSI
+	_, off, _ := si.Function.MSIXTable()
+	k := int((t.Address - standInBAR(int(fn-1), int(bar)) - off) % 16 / 4) // (off: below 2^32 in the BAR)
+	entry := []uint32{uint32(w.HostBase) + uint32(r.Uint64N(w.Size))&^3, uint32(w.HostBase >> 32), r.Uint32(), r.Uint32() & 1}
+	for j := range entry[:2] {
+		if r.IntN(10) == 0 {
+			entry[j] = r.Uint32()
+		}
+	}
+	for d := 0; 4*d+4 <= len(t.Data); d++ {
+		binary.LittleEndian.PutUint32(t.Data[4*d:], entry[(k+d)%4])
+	}
 }

@@ -68,415 +68,417 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [1:0] remote_table [0:65535]; // manager.go:626
-    reg  [59:0] lut [0:511]; // manager.go:644
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:671
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:672
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:742
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:742
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:792
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:803
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:803
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:803
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:803
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:803
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:803
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:803
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:803
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:803
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:844
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:844
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:844
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:934
-    reg  axil_bvalid = 1'h0; // manager.go:1062
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:1087
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:1087
-    reg  [31:0] lut_index = 32'h0; // manager.go:1088
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1088
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1089
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1089
-    reg  axil_rvalid = 1'h0; // manager.go:1092
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1092
-    reg  lut_init_done = 1'h0; // manager.go:508
-    reg  [1:0] remote_port_of = 2'h0; // manager.go:628
-    reg  s1_valid = 1'h0; // manager.go:630
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:630
-    reg  [2:0] s1_bar = 3'h0; // manager.go:630
-    reg  [511:0] s1_data = 512'h0; // manager.go:630
-    reg  [15:0] s1_keep = 16'h0; // manager.go:630
-    reg  s1_sop = 1'h0; // manager.go:630
-    reg  s1_eop = 1'h0; // manager.go:630
-    reg  [6:0] s1_kind = 7'h0; // manager.go:631
-    reg  [63:0] s1_off = 64'h0; // manager.go:631
-    reg  s1_bar_ok = 1'h0; // manager.go:631
-    reg  s1_reg_hit = 1'h0; // manager.go:631
-    reg  [12:0] s1_size = 13'h0; // manager.go:631
-    reg  s1_in_lut = 1'h0; // manager.go:631
-    reg  s1_proxy_ok = 1'h0; // manager.go:631
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:631
-    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:645
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:652
-    reg  s2_valid = 1'h0; // manager.go:725
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:725
-    reg  [511:0] s2_data = 512'h0; // manager.go:725
-    reg  [15:0] s2_keep = 16'h0; // manager.go:725
-    reg  s2_sop = 1'h0; // manager.go:725
-    reg  s2_eop = 1'h0; // manager.go:725
-    reg  [6:0] s2_kind = 7'h0; // manager.go:730
-    reg  [63:0] s2_off = 64'h0; // manager.go:730
-    reg  s2_bar_ok = 1'h0; // manager.go:730
-    reg  s2_reg_hit = 1'h0; // manager.go:730
-    reg  [12:0] s2_size = 13'h0; // manager.go:730
-    reg  s2_proxy_ok = 1'h0; // manager.go:730
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:730
-    reg  s2_found = 1'h0; // manager.go:730
-    reg  s2_enabled = 1'h0; // manager.go:730
-    reg  [2:0] s2_egress = 3'h0; // manager.go:730
-    reg  [7:0] s2_slot = 8'h0; // manager.go:730
-    reg  [63:0] s2_addr = 64'h0; // manager.go:730
-    reg  s2_down = 1'h0; // manager.go:730
-    reg  s2_second = 1'h0; // manager.go:730
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:730
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:730
-    reg  s2_second_down = 1'h0; // manager.go:730
-    reg  [1:0] s2_remote = 2'h0; // manager.go:730
-    reg  s3_valid = 1'h0; // manager.go:766
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:766
-    reg  [511:0] s3_data = 512'h0; // manager.go:766
-    reg  [15:0] s3_keep = 16'h0; // manager.go:766
-    reg  s3_sop = 1'h0; // manager.go:766
-    reg  s3_eop = 1'h0; // manager.go:766
-    reg  [6:0] s3_kind = 7'h0; // manager.go:768
-    reg  [63:0] s3_off = 64'h0; // manager.go:768
-    reg  s3_bar_ok = 1'h0; // manager.go:768
-    reg  s3_reg_hit = 1'h0; // manager.go:768
-    reg  s3_proxy_ok = 1'h0; // manager.go:768
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:768
-    reg  s3_found = 1'h0; // manager.go:768
-    reg  s3_enabled = 1'h0; // manager.go:768
-    reg  [2:0] s3_egress = 3'h0; // manager.go:768
-    reg  [7:0] s3_slot = 8'h0; // manager.go:768
-    reg  [63:0] s3_addr = 64'h0; // manager.go:768
-    reg  s3_down = 1'h0; // manager.go:768
-    reg  s3_second = 1'h0; // manager.go:768
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:768
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:768
-    reg  s3_second_down = 1'h0; // manager.go:768
-    reg  [2:0] s3_rule = 3'h0; // manager.go:768
-    reg  [1:0] s3_remote = 2'h0; // manager.go:768
-    reg  s4_valid = 1'h0; // manager.go:860
-    reg  [511:0] s4_data = 512'h0; // manager.go:860
-    reg  [15:0] s4_keep = 16'h0; // manager.go:860
-    reg  s4_sop = 1'h0; // manager.go:860
-    reg  s4_eop = 1'h0; // manager.go:860
-    reg  [1:0] s4_action = 2'h0; // manager.go:861
-    reg  [3:0] s4_reason = 4'h0; // manager.go:862
-    reg  [2:0] s4_egress = 3'h0; // manager.go:863
-    reg  [7:0] s4_slot = 8'h0; // manager.go:864
-    reg  s4_second = 1'h0; // manager.go:865
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:866
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:867
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:868
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:869
-    reg  m_port_a_sent = 1'h0; // manager.go:892
-    reg  m_port_b_sent = 1'h0; // manager.go:892
-    reg  m_kernel_sent = 1'h0; // manager.go:892
-    reg  m_local_sent = 1'h0; // manager.go:892
-    reg  m_cpl_sent = 1'h0; // manager.go:892
-    reg  [31:0] count_ok = 32'h0; // manager.go:932
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:932
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:932
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:932
-    reg  [31:0] count_port_down = 32'h0; // manager.go:932
-    reg  [31:0] count_denied = 32'h0; // manager.go:932
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:932
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:932
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:932
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:932
-    reg  [6:0] kind; // manager.go:551: a table
-    reg  [63:0] bar_mask; // manager.go:592: a table
-    reg  bar_ok; // manager.go:593: a table
-    reg  [59:0] _mux_2351_mux; // manager.go:660: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:995: a table
-    reg  [1:0] cpl_last_byte; // manager.go:999: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:1001: a table
-    wire write_accept; // manager.go:1063
-    wire [31:0] write_mask; // manager.go:1074
-    wire [31:0] _win_en_lo_not; // manager.go:1087
-    wire [31:0] _win_en_lo_and; // manager.go:1087
-    wire init_done; // manager.go:1090
+    reg  [1:0] remote_table [0:65535]; // manager.go:645
+    reg  [59:0] lut [0:511]; // manager.go:663
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:690
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:691
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:761
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:761
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:812
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:823
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:823
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:823
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:823
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:823
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:823
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:823
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:823
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:823
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:867
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:867
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:867
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:965
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:965
+    reg  axil_bvalid = 1'h0; // manager.go:1093
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:1118
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:1118
+    reg  [31:0] lut_index = 32'h0; // manager.go:1119
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1119
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1120
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1120
+    reg  axil_rvalid = 1'h0; // manager.go:1123
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1123
+    reg  lut_init_done = 1'h0; // manager.go:527
+    reg  [1:0] remote_port_of = 2'h0; // manager.go:647
+    reg  s1_valid = 1'h0; // manager.go:649
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:649
+    reg  [2:0] s1_bar = 3'h0; // manager.go:649
+    reg  [511:0] s1_data = 512'h0; // manager.go:649
+    reg  [15:0] s1_keep = 16'h0; // manager.go:649
+    reg  s1_sop = 1'h0; // manager.go:649
+    reg  s1_eop = 1'h0; // manager.go:649
+    reg  [6:0] s1_kind = 7'h0; // manager.go:650
+    reg  [63:0] s1_off = 64'h0; // manager.go:650
+    reg  s1_bar_ok = 1'h0; // manager.go:650
+    reg  s1_reg_hit = 1'h0; // manager.go:650
+    reg  [12:0] s1_size = 13'h0; // manager.go:650
+    reg  s1_in_lut = 1'h0; // manager.go:650
+    reg  s1_proxy_ok = 1'h0; // manager.go:650
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:650
+    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:664
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:671
+    reg  s2_valid = 1'h0; // manager.go:744
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:744
+    reg  [511:0] s2_data = 512'h0; // manager.go:744
+    reg  [15:0] s2_keep = 16'h0; // manager.go:744
+    reg  s2_sop = 1'h0; // manager.go:744
+    reg  s2_eop = 1'h0; // manager.go:744
+    reg  [6:0] s2_kind = 7'h0; // manager.go:749
+    reg  [63:0] s2_off = 64'h0; // manager.go:749
+    reg  s2_bar_ok = 1'h0; // manager.go:749
+    reg  s2_reg_hit = 1'h0; // manager.go:749
+    reg  [12:0] s2_size = 13'h0; // manager.go:749
+    reg  s2_proxy_ok = 1'h0; // manager.go:749
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:749
+    reg  s2_found = 1'h0; // manager.go:749
+    reg  s2_enabled = 1'h0; // manager.go:749
+    reg  [2:0] s2_egress = 3'h0; // manager.go:749
+    reg  [7:0] s2_slot = 8'h0; // manager.go:749
+    reg  [63:0] s2_addr = 64'h0; // manager.go:749
+    reg  s2_down = 1'h0; // manager.go:749
+    reg  s2_second = 1'h0; // manager.go:749
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:749
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:749
+    reg  s2_second_down = 1'h0; // manager.go:749
+    reg  [1:0] s2_remote = 2'h0; // manager.go:749
+    reg  s3_valid = 1'h0; // manager.go:786
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:786
+    reg  [511:0] s3_data = 512'h0; // manager.go:786
+    reg  [15:0] s3_keep = 16'h0; // manager.go:786
+    reg  s3_sop = 1'h0; // manager.go:786
+    reg  s3_eop = 1'h0; // manager.go:786
+    reg  [6:0] s3_kind = 7'h0; // manager.go:788
+    reg  [63:0] s3_off = 64'h0; // manager.go:788
+    reg  s3_bar_ok = 1'h0; // manager.go:788
+    reg  s3_reg_hit = 1'h0; // manager.go:788
+    reg  s3_proxy_ok = 1'h0; // manager.go:788
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:788
+    reg  s3_found = 1'h0; // manager.go:788
+    reg  s3_enabled = 1'h0; // manager.go:788
+    reg  [2:0] s3_egress = 3'h0; // manager.go:788
+    reg  [7:0] s3_slot = 8'h0; // manager.go:788
+    reg  [63:0] s3_addr = 64'h0; // manager.go:788
+    reg  s3_down = 1'h0; // manager.go:788
+    reg  s3_second = 1'h0; // manager.go:788
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:788
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:788
+    reg  s3_second_down = 1'h0; // manager.go:788
+    reg  [2:0] s3_rule = 3'h0; // manager.go:788
+    reg  [1:0] s3_remote = 2'h0; // manager.go:788
+    reg  s4_valid = 1'h0; // manager.go:891
+    reg  [511:0] s4_data = 512'h0; // manager.go:891
+    reg  [15:0] s4_keep = 16'h0; // manager.go:891
+    reg  s4_sop = 1'h0; // manager.go:891
+    reg  s4_eop = 1'h0; // manager.go:891
+    reg  [1:0] s4_action = 2'h0; // manager.go:892
+    reg  [3:0] s4_reason = 4'h0; // manager.go:893
+    reg  [2:0] s4_egress = 3'h0; // manager.go:894
+    reg  [7:0] s4_slot = 8'h0; // manager.go:895
+    reg  s4_second = 1'h0; // manager.go:896
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:897
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:898
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:899
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:900
+    reg  m_port_a_sent = 1'h0; // manager.go:923
+    reg  m_port_b_sent = 1'h0; // manager.go:923
+    reg  m_kernel_sent = 1'h0; // manager.go:923
+    reg  m_local_sent = 1'h0; // manager.go:923
+    reg  m_cpl_sent = 1'h0; // manager.go:923
+    reg  [31:0] count_ok = 32'h0; // manager.go:963
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:963
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:963
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:963
+    reg  [31:0] count_port_down = 32'h0; // manager.go:963
+    reg  [31:0] count_denied = 32'h0; // manager.go:963
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:963
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:963
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:963
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:963
+    reg  [31:0] count_msix_address = 32'h0; // manager.go:963
+    reg  [6:0] kind; // manager.go:570: a table
+    reg  [63:0] bar_mask; // manager.go:611: a table
+    reg  bar_ok; // manager.go:612: a table
+    reg  [59:0] _mux_2351_mux; // manager.go:679: a table
+    reg  [2:0] cpl_lead_bytes; // manager.go:1026: a table
+    reg  [1:0] cpl_last_byte; // manager.go:1030: a table
+    reg  [2:0] cpl_trail_bytes; // manager.go:1032: a table
+    wire write_accept; // manager.go:1094
+    wire [31:0] write_mask; // manager.go:1105
+    wire [31:0] _win_en_lo_not; // manager.go:1118
+    wire [31:0] _win_en_lo_and; // manager.go:1118
+    wire init_done; // manager.go:1121
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:530
-    wire [2:0] in_bar; // manager.go:530
-    wire adv; // manager.go:539
+    wire [127:0] in_hdr; // manager.go:549
+    wire [2:0] in_bar; // manager.go:549
+    wire adv; // manager.go:558
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:592
-    wire [47:0] _s1_in_lut_sub; // manager.go:606
-    wire _s1_in_lut_ltu; // manager.go:608
-    wire _s1_proxy_ok_eq_64; // manager.go:614
-    wire _s1_proxy_ok_eq_63; // manager.go:614
-    wire _s1_proxy_ok_eq_62; // manager.go:614
-    wire _s1_proxy_ok_eq_61; // manager.go:614
-    wire _s1_proxy_ok_eq_60; // manager.go:614
-    wire _s1_proxy_ok_eq_59; // manager.go:614
-    wire _s1_proxy_ok_eq_58; // manager.go:614
-    wire _s1_proxy_ok_eq_57; // manager.go:614
-    wire _s1_proxy_ok_eq_56; // manager.go:614
-    wire _s1_proxy_ok_eq_55; // manager.go:614
-    wire _s1_proxy_ok_eq_54; // manager.go:614
-    wire _s1_proxy_ok_eq_53; // manager.go:614
-    wire _s1_proxy_ok_eq_52; // manager.go:614
-    wire _s1_proxy_ok_eq_51; // manager.go:614
-    wire _s1_proxy_ok_eq_50; // manager.go:614
-    wire _s1_proxy_ok_eq_49; // manager.go:614
-    wire _s1_proxy_ok_eq_48; // manager.go:614
-    wire _s1_proxy_ok_eq_47; // manager.go:614
-    wire _s1_proxy_ok_eq_46; // manager.go:614
-    wire _s1_proxy_ok_eq_45; // manager.go:614
-    wire _s1_proxy_ok_eq_44; // manager.go:614
-    wire _s1_proxy_ok_eq_43; // manager.go:614
-    wire _s1_proxy_ok_eq_42; // manager.go:614
-    wire _s1_proxy_ok_eq_41; // manager.go:614
-    wire _s1_proxy_ok_eq_40; // manager.go:614
-    wire _s1_proxy_ok_eq_39; // manager.go:614
-    wire _s1_proxy_ok_eq_38; // manager.go:614
-    wire _s1_proxy_ok_eq_37; // manager.go:614
-    wire _s1_proxy_ok_eq_36; // manager.go:614
-    wire _s1_proxy_ok_eq_35; // manager.go:614
-    wire _s1_proxy_ok_eq_34; // manager.go:614
-    wire _s1_proxy_ok_eq_33; // manager.go:614
-    wire _s1_proxy_ok_eq_32; // manager.go:614
-    wire _s1_proxy_ok_eq_31; // manager.go:614
-    wire _s1_proxy_ok_eq_30; // manager.go:614
-    wire _s1_proxy_ok_eq_29; // manager.go:614
-    wire _s1_proxy_ok_eq_28; // manager.go:614
-    wire _s1_proxy_ok_eq_27; // manager.go:614
-    wire _s1_proxy_ok_eq_26; // manager.go:614
-    wire _s1_proxy_ok_eq_25; // manager.go:614
-    wire _s1_proxy_ok_eq_24; // manager.go:614
-    wire _s1_proxy_ok_eq_23; // manager.go:614
-    wire _s1_proxy_ok_eq_22; // manager.go:614
-    wire _s1_proxy_ok_eq_21; // manager.go:614
-    wire _s1_proxy_ok_eq_20; // manager.go:614
-    wire _s1_proxy_ok_eq_19; // manager.go:614
-    wire _s1_proxy_ok_eq_18; // manager.go:614
-    wire _s1_proxy_ok_eq_17; // manager.go:614
-    wire _s1_proxy_ok_eq_16; // manager.go:614
-    wire _s1_proxy_ok_eq_15; // manager.go:614
-    wire _s1_proxy_ok_eq_14; // manager.go:614
-    wire _s1_proxy_ok_eq_13; // manager.go:614
-    wire _s1_proxy_ok_eq_12; // manager.go:614
-    wire _s1_proxy_ok_eq_11; // manager.go:614
-    wire _s1_proxy_ok_eq_10; // manager.go:614
-    wire _s1_proxy_ok_eq_9; // manager.go:614
-    wire _s1_proxy_ok_eq_8; // manager.go:614
-    wire _s1_proxy_ok_eq_7; // manager.go:614
-    wire _s1_proxy_ok_eq_6; // manager.go:614
-    wire _s1_proxy_ok_eq_5; // manager.go:614
-    wire _s1_proxy_ok_eq_4; // manager.go:614
-    wire _s1_proxy_ok_eq_3; // manager.go:614
-    wire _s1_proxy_ok_eq_2; // manager.go:614
-    wire _s1_proxy_ok_eq; // manager.go:614
-    wire _s1_proxy_ok_or_9; // manager.go:617
-    wire _s1_proxy_ok_or_8; // manager.go:617
-    wire _s1_proxy_ok_or_7; // manager.go:617
-    wire _s1_proxy_ok_or_6; // manager.go:617
-    wire _s1_proxy_ok_or_5; // manager.go:617
-    wire _s1_proxy_ok_or_4; // manager.go:617
-    wire _s1_proxy_ok_or_3; // manager.go:617
-    wire _s1_proxy_ok_or_2; // manager.go:617
-    wire _s1_proxy_ok_or; // manager.go:617
-    wire [15:0] _s1_proxy_or_18; // manager.go:619
-    wire [15:0] _s1_proxy_or_17; // manager.go:619
-    wire [15:0] _s1_proxy_or_16; // manager.go:619
-    wire [15:0] _s1_proxy_or_15; // manager.go:619
-    wire [15:0] _s1_proxy_or_14; // manager.go:619
-    wire [15:0] _s1_proxy_or_13; // manager.go:619
-    wire [15:0] _s1_proxy_or_12; // manager.go:619
-    wire [15:0] _s1_proxy_or_11; // manager.go:619
-    wire [15:0] _s1_proxy_or_10; // manager.go:619
-    wire [15:0] _s1_proxy_or_9; // manager.go:619
-    wire [15:0] _s1_proxy_or_8; // manager.go:619
-    wire [15:0] _s1_proxy_or_7; // manager.go:619
-    wire [15:0] _s1_proxy_or_6; // manager.go:619
-    wire [15:0] _s1_proxy_or_5; // manager.go:619
-    wire [15:0] _s1_proxy_or_4; // manager.go:619
-    wire [15:0] _s1_proxy_or_3; // manager.go:619
-    wire [15:0] _s1_proxy_or_2; // manager.go:619
-    wire [15:0] _s1_proxy_or; // manager.go:619
-    wire _lut_init_idx_not; // manager.go:655
-    wire [63:0] _mux_2351_concat; // manager.go:658
-    wire [59:0] mux_2351; // manager.go:660
-    wire or_2356; // manager.go:661
-    wire [63:0] window_enables; // manager.go:683
-    wire failover; // manager.go:692
-    wire translated_found; // manager.go:702
-    wire translated_enabled; // manager.go:703
-    wire [2:0] translated_egress; // manager.go:704
-    wire [7:0] translated_slot; // manager.go:705
-    wire [63:0] translated_addr; // manager.go:706
-    wire multicast; // manager.go:707
-    wire [63:0] check_addr; // manager.go:738
-    wire [4:0] _check_egress_or; // manager.go:740
-    wire [4:0] check_egress; // manager.go:744
+    wire [63:0] bar_offset; // manager.go:611
+    wire [47:0] _s1_in_lut_sub; // manager.go:625
+    wire _s1_in_lut_ltu; // manager.go:627
+    wire _s1_proxy_ok_eq_64; // manager.go:633
+    wire _s1_proxy_ok_eq_63; // manager.go:633
+    wire _s1_proxy_ok_eq_62; // manager.go:633
+    wire _s1_proxy_ok_eq_61; // manager.go:633
+    wire _s1_proxy_ok_eq_60; // manager.go:633
+    wire _s1_proxy_ok_eq_59; // manager.go:633
+    wire _s1_proxy_ok_eq_58; // manager.go:633
+    wire _s1_proxy_ok_eq_57; // manager.go:633
+    wire _s1_proxy_ok_eq_56; // manager.go:633
+    wire _s1_proxy_ok_eq_55; // manager.go:633
+    wire _s1_proxy_ok_eq_54; // manager.go:633
+    wire _s1_proxy_ok_eq_53; // manager.go:633
+    wire _s1_proxy_ok_eq_52; // manager.go:633
+    wire _s1_proxy_ok_eq_51; // manager.go:633
+    wire _s1_proxy_ok_eq_50; // manager.go:633
+    wire _s1_proxy_ok_eq_49; // manager.go:633
+    wire _s1_proxy_ok_eq_48; // manager.go:633
+    wire _s1_proxy_ok_eq_47; // manager.go:633
+    wire _s1_proxy_ok_eq_46; // manager.go:633
+    wire _s1_proxy_ok_eq_45; // manager.go:633
+    wire _s1_proxy_ok_eq_44; // manager.go:633
+    wire _s1_proxy_ok_eq_43; // manager.go:633
+    wire _s1_proxy_ok_eq_42; // manager.go:633
+    wire _s1_proxy_ok_eq_41; // manager.go:633
+    wire _s1_proxy_ok_eq_40; // manager.go:633
+    wire _s1_proxy_ok_eq_39; // manager.go:633
+    wire _s1_proxy_ok_eq_38; // manager.go:633
+    wire _s1_proxy_ok_eq_37; // manager.go:633
+    wire _s1_proxy_ok_eq_36; // manager.go:633
+    wire _s1_proxy_ok_eq_35; // manager.go:633
+    wire _s1_proxy_ok_eq_34; // manager.go:633
+    wire _s1_proxy_ok_eq_33; // manager.go:633
+    wire _s1_proxy_ok_eq_32; // manager.go:633
+    wire _s1_proxy_ok_eq_31; // manager.go:633
+    wire _s1_proxy_ok_eq_30; // manager.go:633
+    wire _s1_proxy_ok_eq_29; // manager.go:633
+    wire _s1_proxy_ok_eq_28; // manager.go:633
+    wire _s1_proxy_ok_eq_27; // manager.go:633
+    wire _s1_proxy_ok_eq_26; // manager.go:633
+    wire _s1_proxy_ok_eq_25; // manager.go:633
+    wire _s1_proxy_ok_eq_24; // manager.go:633
+    wire _s1_proxy_ok_eq_23; // manager.go:633
+    wire _s1_proxy_ok_eq_22; // manager.go:633
+    wire _s1_proxy_ok_eq_21; // manager.go:633
+    wire _s1_proxy_ok_eq_20; // manager.go:633
+    wire _s1_proxy_ok_eq_19; // manager.go:633
+    wire _s1_proxy_ok_eq_18; // manager.go:633
+    wire _s1_proxy_ok_eq_17; // manager.go:633
+    wire _s1_proxy_ok_eq_16; // manager.go:633
+    wire _s1_proxy_ok_eq_15; // manager.go:633
+    wire _s1_proxy_ok_eq_14; // manager.go:633
+    wire _s1_proxy_ok_eq_13; // manager.go:633
+    wire _s1_proxy_ok_eq_12; // manager.go:633
+    wire _s1_proxy_ok_eq_11; // manager.go:633
+    wire _s1_proxy_ok_eq_10; // manager.go:633
+    wire _s1_proxy_ok_eq_9; // manager.go:633
+    wire _s1_proxy_ok_eq_8; // manager.go:633
+    wire _s1_proxy_ok_eq_7; // manager.go:633
+    wire _s1_proxy_ok_eq_6; // manager.go:633
+    wire _s1_proxy_ok_eq_5; // manager.go:633
+    wire _s1_proxy_ok_eq_4; // manager.go:633
+    wire _s1_proxy_ok_eq_3; // manager.go:633
+    wire _s1_proxy_ok_eq_2; // manager.go:633
+    wire _s1_proxy_ok_eq; // manager.go:633
+    wire _s1_proxy_ok_or_9; // manager.go:636
+    wire _s1_proxy_ok_or_8; // manager.go:636
+    wire _s1_proxy_ok_or_7; // manager.go:636
+    wire _s1_proxy_ok_or_6; // manager.go:636
+    wire _s1_proxy_ok_or_5; // manager.go:636
+    wire _s1_proxy_ok_or_4; // manager.go:636
+    wire _s1_proxy_ok_or_3; // manager.go:636
+    wire _s1_proxy_ok_or_2; // manager.go:636
+    wire _s1_proxy_ok_or; // manager.go:636
+    wire [15:0] _s1_proxy_or_18; // manager.go:638
+    wire [15:0] _s1_proxy_or_17; // manager.go:638
+    wire [15:0] _s1_proxy_or_16; // manager.go:638
+    wire [15:0] _s1_proxy_or_15; // manager.go:638
+    wire [15:0] _s1_proxy_or_14; // manager.go:638
+    wire [15:0] _s1_proxy_or_13; // manager.go:638
+    wire [15:0] _s1_proxy_or_12; // manager.go:638
+    wire [15:0] _s1_proxy_or_11; // manager.go:638
+    wire [15:0] _s1_proxy_or_10; // manager.go:638
+    wire [15:0] _s1_proxy_or_9; // manager.go:638
+    wire [15:0] _s1_proxy_or_8; // manager.go:638
+    wire [15:0] _s1_proxy_or_7; // manager.go:638
+    wire [15:0] _s1_proxy_or_6; // manager.go:638
+    wire [15:0] _s1_proxy_or_5; // manager.go:638
+    wire [15:0] _s1_proxy_or_4; // manager.go:638
+    wire [15:0] _s1_proxy_or_3; // manager.go:638
+    wire [15:0] _s1_proxy_or_2; // manager.go:638
+    wire [15:0] _s1_proxy_or; // manager.go:638
+    wire _lut_init_idx_not; // manager.go:674
+    wire [63:0] _mux_2351_concat; // manager.go:677
+    wire [59:0] mux_2351; // manager.go:679
+    wire or_2356; // manager.go:680
+    wire [63:0] window_enables; // manager.go:702
+    wire failover; // manager.go:711
+    wire translated_found; // manager.go:721
+    wire translated_enabled; // manager.go:722
+    wire [2:0] translated_egress; // manager.go:723
+    wire [7:0] translated_slot; // manager.go:724
+    wire [63:0] translated_addr; // manager.go:725
+    wire multicast; // manager.go:726
+    wire [63:0] check_addr; // manager.go:757
+    wire [4:0] _check_egress_or; // manager.go:759
+    wire [4:0] check_egress; // manager.go:763
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:780
-    wire allowed; // manager.go:783
-    wire to_port; // manager.go:784
-    wire cpl_for_self; // manager.go:805
-    wire no_proxy_id; // manager.go:806
-    wire [3:0] reason_no_proxy_id; // manager.go:806
-    wire [2:0] egress_no_proxy_id; // manager.go:806
-    wire [7:0] slot_no_proxy_id; // manager.go:806
-    wire [63:0] addr_no_proxy_id; // manager.go:806
-    wire [15:0] req_no_proxy_id; // manager.go:806
-    wire denied; // manager.go:807
-    wire [3:0] reason_denied; // manager.go:807
-    wire [2:0] egress_denied; // manager.go:807
-    wire [7:0] slot_denied; // manager.go:807
-    wire [63:0] addr_denied; // manager.go:807
-    wire [15:0] req_denied; // manager.go:807
-    wire [3:0] reason_port_down; // manager.go:820
-    wire [2:0] egress_port_down; // manager.go:820
-    wire [7:0] slot_port_down; // manager.go:820
-    wire [63:0] addr_port_down; // manager.go:820
-    wire [15:0] req_port_down; // manager.go:820
-    wire mapping_disabled; // manager.go:822
-    wire [3:0] reason_mapping_disabled; // manager.go:822
-    wire [2:0] egress_mapping_disabled; // manager.go:822
-    wire [7:0] slot_mapping_disabled; // manager.go:822
-    wire [63:0] addr_mapping_disabled; // manager.go:822
-    wire [15:0] req_mapping_disabled; // manager.go:822
-    wire window_miss; // manager.go:823
-    wire [3:0] reason_window_miss; // manager.go:823
-    wire [2:0] egress_window_miss; // manager.go:823
-    wire [7:0] slot_window_miss; // manager.go:823
-    wire [63:0] addr_window_miss; // manager.go:823
-    wire [15:0] req_window_miss; // manager.go:823
-    wire reg_allowed; // manager.go:824
-    wire [3:0] reason_reg_allowed; // manager.go:824
-    wire [2:0] egress_reg_allowed; // manager.go:824
-    wire [7:0] slot_reg_allowed; // manager.go:824
-    wire [63:0] addr_reg_allowed; // manager.go:824
-    wire [15:0] req_reg_allowed; // manager.go:824
-    wire reg_denied; // manager.go:825
-    wire [3:0] reason_reg_denied; // manager.go:825
-    wire [2:0] egress_reg_denied; // manager.go:825
-    wire [7:0] slot_reg_denied; // manager.go:825
-    wire [63:0] addr_reg_denied; // manager.go:825
-    wire [15:0] req_reg_denied; // manager.go:825
-    wire not_for_us; // manager.go:826
-    wire [3:0] reason_not_for_us; // manager.go:826
-    wire [2:0] egress_not_for_us; // manager.go:826
-    wire [7:0] slot_not_for_us; // manager.go:826
-    wire [63:0] addr_not_for_us; // manager.go:826
-    wire [15:0] req_not_for_us; // manager.go:826
-    wire unsupported; // manager.go:827
-    wire [3:0] reason_unsupported; // manager.go:827
-    wire [2:0] egress_unsupported; // manager.go:827
-    wire [7:0] slot_unsupported; // manager.go:827
-    wire [63:0] addr_unsupported; // manager.go:827
-    wire [15:0] req_unsupported; // manager.go:827
-    wire cpl_local; // manager.go:828
-    wire [3:0] reason_cpl_local; // manager.go:828
-    wire [2:0] egress_cpl_local; // manager.go:828
-    wire [7:0] slot_cpl_local; // manager.go:828
-    wire [63:0] addr_cpl_local; // manager.go:828
-    wire [15:0] req_cpl_local; // manager.go:828
-    wire cpl_unexpected; // manager.go:829
-    wire [3:0] reason_cpl_unexpected; // manager.go:829
-    wire [2:0] egress_cpl_unexpected; // manager.go:829
-    wire [7:0] slot_cpl_unexpected; // manager.go:829
-    wire [63:0] addr_cpl_unexpected; // manager.go:829
-    wire [15:0] req_cpl_unexpected; // manager.go:829
-    wire cpl_remote; // manager.go:834
-    wire [3:0] reason_cpl_remote; // manager.go:834
-    wire [2:0] egress_cpl_remote; // manager.go:834
-    wire [7:0] slot_cpl_remote; // manager.go:834
-    wire [63:0] addr_cpl_remote; // manager.go:834
-    wire [15:0] req_cpl_remote; // manager.go:834
-    wire [3:0] reason_cfg_or_msg; // manager.go:835
-    wire [2:0] egress_cfg_or_msg; // manager.go:835
-    wire [7:0] slot_cfg_or_msg; // manager.go:835
-    wire [63:0] addr_cfg_or_msg; // manager.go:835
-    wire [15:0] req_cfg_or_msg; // manager.go:835
-    wire ok; // manager.go:837
-    wire [1:0] action; // manager.go:844
-    wire [2:0] cpl_status; // manager.go:845
-    wire via_window; // manager.go:848
-    wire second_copy; // manager.go:849
-    wire [1:0] _hdr_primary_mux; // manager.go:852
-    wire rewrite_primary_4dw; // manager.go:852
-    wire [31:0] rewrite_primary_dw0; // manager.go:852
-    wire [31:0] rewrite_primary_dw1; // manager.go:852
-    wire [127:0] hdr_primary; // manager.go:852
-    wire rewrite_second_4dw; // manager.go:853
-    wire [31:0] rewrite_second_dw0; // manager.go:853
-    wire [31:0] rewrite_second_dw1; // manager.go:853
-    wire [127:0] hdr_second; // manager.go:853
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:998
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1000
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1001
-    wire [11:0] cpl_byte_count; // manager.go:1002
-    wire [6:0] cpl_lower_addr; // manager.go:1003
-    wire [95:0] cpl_hdr; // manager.go:1010
-    wire take_decision; // manager.go:858
-    wire forward; // manager.go:878
-    wire _to_port_a_eq; // manager.go:879
-    wire to_port_a; // manager.go:880
-    wire _to_port_b_eq; // manager.go:879
-    wire to_port_b; // manager.go:881
-    wire [529:0] beat_tail; // manager.go:884
-    wire m_kernel_for; // manager.go:888
-    wire m_local_for; // manager.go:889
-    wire m_cpl_for; // manager.go:890
-    wire m_port_a_offer; // manager.go:892
+    wire cfg_or_msg; // manager.go:800
+    wire allowed; // manager.go:803
+    wire to_port; // manager.go:804
+    wire cpl_for_self; // manager.go:825
+    wire no_proxy_id; // manager.go:829
+    wire [3:0] reason_no_proxy_id; // manager.go:829
+    wire [2:0] egress_no_proxy_id; // manager.go:829
+    wire [7:0] slot_no_proxy_id; // manager.go:829
+    wire [63:0] addr_no_proxy_id; // manager.go:829
+    wire [15:0] req_no_proxy_id; // manager.go:829
+    wire denied; // manager.go:830
+    wire [3:0] reason_denied; // manager.go:830
+    wire [2:0] egress_denied; // manager.go:830
+    wire [7:0] slot_denied; // manager.go:830
+    wire [63:0] addr_denied; // manager.go:830
+    wire [15:0] req_denied; // manager.go:830
+    wire [3:0] reason_port_down; // manager.go:843
+    wire [2:0] egress_port_down; // manager.go:843
+    wire [7:0] slot_port_down; // manager.go:843
+    wire [63:0] addr_port_down; // manager.go:843
+    wire [15:0] req_port_down; // manager.go:843
+    wire mapping_disabled; // manager.go:845
+    wire [3:0] reason_mapping_disabled; // manager.go:845
+    wire [2:0] egress_mapping_disabled; // manager.go:845
+    wire [7:0] slot_mapping_disabled; // manager.go:845
+    wire [63:0] addr_mapping_disabled; // manager.go:845
+    wire [15:0] req_mapping_disabled; // manager.go:845
+    wire window_miss; // manager.go:846
+    wire [3:0] reason_window_miss; // manager.go:846
+    wire [2:0] egress_window_miss; // manager.go:846
+    wire [7:0] slot_window_miss; // manager.go:846
+    wire [63:0] addr_window_miss; // manager.go:846
+    wire [15:0] req_window_miss; // manager.go:846
+    wire reg_allowed; // manager.go:847
+    wire [3:0] reason_reg_allowed; // manager.go:847
+    wire [2:0] egress_reg_allowed; // manager.go:847
+    wire [7:0] slot_reg_allowed; // manager.go:847
+    wire [63:0] addr_reg_allowed; // manager.go:847
+    wire [15:0] req_reg_allowed; // manager.go:847
+    wire reg_denied; // manager.go:848
+    wire [3:0] reason_reg_denied; // manager.go:848
+    wire [2:0] egress_reg_denied; // manager.go:848
+    wire [7:0] slot_reg_denied; // manager.go:848
+    wire [63:0] addr_reg_denied; // manager.go:848
+    wire [15:0] req_reg_denied; // manager.go:848
+    wire not_for_us; // manager.go:849
+    wire [3:0] reason_not_for_us; // manager.go:849
+    wire [2:0] egress_not_for_us; // manager.go:849
+    wire [7:0] slot_not_for_us; // manager.go:849
+    wire [63:0] addr_not_for_us; // manager.go:849
+    wire [15:0] req_not_for_us; // manager.go:849
+    wire unsupported; // manager.go:850
+    wire [3:0] reason_unsupported; // manager.go:850
+    wire [2:0] egress_unsupported; // manager.go:850
+    wire [7:0] slot_unsupported; // manager.go:850
+    wire [63:0] addr_unsupported; // manager.go:850
+    wire [15:0] req_unsupported; // manager.go:850
+    wire cpl_local; // manager.go:851
+    wire [3:0] reason_cpl_local; // manager.go:851
+    wire [2:0] egress_cpl_local; // manager.go:851
+    wire [7:0] slot_cpl_local; // manager.go:851
+    wire [63:0] addr_cpl_local; // manager.go:851
+    wire [15:0] req_cpl_local; // manager.go:851
+    wire cpl_unexpected; // manager.go:852
+    wire [3:0] reason_cpl_unexpected; // manager.go:852
+    wire [2:0] egress_cpl_unexpected; // manager.go:852
+    wire [7:0] slot_cpl_unexpected; // manager.go:852
+    wire [63:0] addr_cpl_unexpected; // manager.go:852
+    wire [15:0] req_cpl_unexpected; // manager.go:852
+    wire cpl_remote; // manager.go:857
+    wire [3:0] reason_cpl_remote; // manager.go:857
+    wire [2:0] egress_cpl_remote; // manager.go:857
+    wire [7:0] slot_cpl_remote; // manager.go:857
+    wire [63:0] addr_cpl_remote; // manager.go:857
+    wire [15:0] req_cpl_remote; // manager.go:857
+    wire [3:0] reason_cfg_or_msg; // manager.go:858
+    wire [2:0] egress_cfg_or_msg; // manager.go:858
+    wire [7:0] slot_cfg_or_msg; // manager.go:858
+    wire [63:0] addr_cfg_or_msg; // manager.go:858
+    wire [15:0] req_cfg_or_msg; // manager.go:858
+    wire ok; // manager.go:860
+    wire [1:0] action; // manager.go:867
+    wire [2:0] cpl_status; // manager.go:868
+    wire via_window; // manager.go:871
+    wire second_copy; // manager.go:872
+    wire [1:0] _hdr_primary_mux; // manager.go:875
+    wire rewrite_primary_4dw; // manager.go:875
+    wire [31:0] rewrite_primary_dw0; // manager.go:875
+    wire [31:0] rewrite_primary_dw1; // manager.go:875
+    wire [127:0] hdr_primary; // manager.go:875
+    wire rewrite_second_4dw; // manager.go:876
+    wire [31:0] rewrite_second_dw0; // manager.go:876
+    wire [31:0] rewrite_second_dw1; // manager.go:876
+    wire [127:0] hdr_second; // manager.go:876
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1029
+    wire [11:0] cpl_bytes_one_dw; // manager.go:1031
+    wire [11:0] cpl_bytes_many_dw; // manager.go:1032
+    wire [11:0] cpl_byte_count; // manager.go:1033
+    wire [6:0] cpl_lower_addr; // manager.go:1034
+    wire [95:0] cpl_hdr; // manager.go:1041
+    wire take_decision; // manager.go:881
+    wire forward; // manager.go:909
+    wire _to_port_a_eq; // manager.go:910
+    wire to_port_a; // manager.go:911
+    wire _to_port_b_eq; // manager.go:910
+    wire to_port_b; // manager.go:912
+    wire [529:0] beat_tail; // manager.go:915
+    wire m_kernel_for; // manager.go:919
+    wire m_local_for; // manager.go:920
+    wire m_cpl_for; // manager.go:921
+    wire m_port_a_offer; // manager.go:923
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:892
-    wire m_port_a_has; // manager.go:892
-    wire m_port_a_done; // manager.go:892
+    wire m_port_a_took; // manager.go:923
+    wire m_port_a_has; // manager.go:923
+    wire m_port_a_done; // manager.go:923
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:892
+    wire m_port_b_offer; // manager.go:923
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:892
-    wire m_port_b_has; // manager.go:892
-    wire m_port_b_done; // manager.go:892
+    wire m_port_b_took; // manager.go:923
+    wire m_port_b_has; // manager.go:923
+    wire m_port_b_done; // manager.go:923
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:892
+    wire m_kernel_offer; // manager.go:923
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:892
-    wire m_kernel_has; // manager.go:892
-    wire m_kernel_done; // manager.go:892
+    wire m_kernel_took; // manager.go:923
+    wire m_kernel_has; // manager.go:923
+    wire m_kernel_done; // manager.go:923
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:892
+    wire m_local_offer; // manager.go:923
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:892
-    wire m_local_has; // manager.go:892
-    wire m_local_done; // manager.go:892
+    wire m_local_took; // manager.go:923
+    wire m_local_has; // manager.go:923
+    wire m_local_done; // manager.go:923
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:892
+    wire m_cpl_offer; // manager.go:923
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:892
-    wire m_cpl_has; // manager.go:892
-    wire m_cpl_done; // manager.go:892
+    wire m_cpl_took; // manager.go:923
+    wire m_cpl_has; // manager.go:923
+    wire m_cpl_done; // manager.go:923
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:929
-    wire _s_axil_arready_not; // manager.go:1111
-    wire read_accept; // manager.go:1111
-    wire [31:0] _read_data_or_6; // manager.go:1134
-    wire [31:0] _read_data_or_5; // manager.go:1134
-    wire [31:0] _read_data_or_4; // manager.go:1134
-    wire [31:0] _read_data_or_3; // manager.go:1134
-    wire [31:0] _read_data_or_2; // manager.go:1134
-    wire [31:0] _read_data_or; // manager.go:1134
-    wire [31:0] read_data; // manager.go:1134
+    wire count_fire; // manager.go:960
+    wire _s_axil_arready_not; // manager.go:1142
+    wire read_accept; // manager.go:1142
+    wire [31:0] _read_data_or_6; // manager.go:1165
+    wire [31:0] _read_data_or_5; // manager.go:1165
+    wire [31:0] _read_data_or_4; // manager.go:1165
+    wire [31:0] _read_data_or_3; // manager.go:1165
+    wire [31:0] _read_data_or_2; // manager.go:1165
+    wire [31:0] _read_data_or; // manager.go:1165
+    wire [31:0] read_data; // manager.go:1165
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
@@ -792,8 +794,8 @@ module onic_pcie_manager (
     assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
     assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
     assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
-    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10001 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
-    assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | _read_data_or_2;
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10002 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
+    assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | (_read_data_or_2 | ((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0));
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2351_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     always @(*) begin
@@ -2206,6 +2208,14 @@ module onic_pcie_manager (
             count_relay_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_RELAY_DENIED)) begin
             count_relay_denied <= count_relay_denied + 32'h1;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            count_msix_address <= 32'h0;
+        end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
+            count_msix_address <= count_msix_address + 32'h1;
         end
     end
 
