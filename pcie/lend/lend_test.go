@@ -313,6 +313,33 @@ func TestMSIX(t *testing.T) {
 	if err := l.RewriteMSIX(0, 0x2000, []byte{0, 0, 0, 0x10}); err == nil {
 		t.Error("an MSI-X address outside the window was accepted")
 	}
+
+	// The borrower's O-NIC, with the loan's window on its stand-in,
+	// rewrites the same write the same way on its way to the device.
+	hA := must(pcie.Build(pcie.DefaultTopology()))
+	onicA := hA.Find("onic0").Funcs[0]
+	mA := must(manager.New(manager.Config{
+		Translation: ntb.Config{RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0"}}},
+		Access: acl.Config{Domains: []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a"},
+			Ranges: []acl.RangeConfig{{Base: dev.BARAddress(0), Size: 1 << 20, Write: true}}}}},
+	}, onicA, tlp.NewID(1, 0, 0)))
+	si.Space.Write(0x10, 4, 0) // host A's enumeration, away from its O-NIC's BARs
+	si.Space.Write(0x14, 4, 0x70)
+	si.Space.Write(0x04, 2, 0x6)
+	if err := mA.AddStandIn(manager.StandIn{Function: si, RemoteBARs: [6]uint64{0: dev.BARAddress(0)}, Port: ntb.Egress{Kind: ntb.EgressPortA}, MSI: &l.MSI}); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0x00, 0x20, 0xE0, 0xFE, 0, 0, 0, 0}
+	f, typ, _ := tlp.FmtType(tlp.MWr, true, 0)
+	wr := &tlp.TLP{Fmt: f, Type: typ, Length: 2, FirstBE: 0xF, LastBE: 0xF, Address: 0x70_0000_0000 + entry, Data: append([]byte(nil), want...)}
+	var o manager.Outcome
+	mA.Process(wr, manager.FromHost, &o)
+	if err := l.RewriteMSIX(0, entry, want); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.RewritePayload(wr.Data); o.Action != manager.Forward || string(got) != string(want) {
+		t.Errorf("the O-NIC forwards % x (%s %s), the loan rewrites to % x", got, o.Action, o.Reason, want)
+	}
 }
 
 // TestPeerToPeerShortestPath lends two devices of host B to host A. When
