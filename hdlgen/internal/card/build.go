@@ -478,8 +478,11 @@ func Build(name string, p Parts) *ir.Module {
 	reqs.valid, reqs.ready = split[0].Valid, split[0].Ready
 	if len(slotOut[0]) > 0 {
 		// The kernels' writes to the host join the port pipeline's
-		// requests (they need no tag: posted).
-		reqs = merge(m, "rq_merge", reqs, slotOut[0]...)
+		// requests (they need no tag: posted), through a register slice
+		// after the merge: the tag table's allocation follows, and a
+		// slot's valid through the merge's arbitration into it was the
+		// card's longest path.
+		reqs = slice(m, "rq_slice", merge(m, "rq_merge", reqs, slotOut[0]...))
 	}
 	reqToTags.drive(m, reqs)
 	m.Assign(reqs.ready, tagsOut["req_ready"])
