@@ -1100,7 +1100,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "e0228c110223e514c58f189975bcd3c6" }
+func (x *simcrc32c_append) Fingerprint() string { return "d6cee43f3f26dd76c8dc9b9bae37c457" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -1150,39 +1150,7 @@ func (x *simcrc32c_append) EvalState() {
 		v[69] = v[56] >> 32
 		v[69] &= 0xffffffff
 		var t60 uint64 = (v[57] >> 63) & 0x1
-		v[677] = uint64(bits.OnesCount64((v[61]&0xd33061aed33061ae)^(v[62]&0x53509b391eed2c2e)^(v[63]&0xf682723823479c65)^(v[64]&0x3f42047bdd0f0986)^(v[65]&0x2fa89ebcdafe84cc)^(v[66]&0xb0ba2e1d74b4fa05)^(v[67]&0xcaa668f7af0ddec)^(v[68]&0x1c379612ef13a98c)^(v[69]&0x8fc8e57b)) & 1)
-		v[658] = uint64(bits.OnesCount64((v[61]&0x699830d7699830d7)^(v[62]&0xa9a84d9c8f769617)^(v[63]&0x7b41391c11a3ce32)^(v[64]&0x1fa1023dee8784c3)^(v[65]&0x97d44f5e6d7f4266)^(v[66]&0x585d170eba5a7d02)^(v[67]&0x6553347bd786ef6)^(v[68]&0x8e1bcb097789d4c6)^(v[69]&0x47e472bd)) & 1)
-		v[639] = uint64(bits.OnesCount64((v[61]&0xb4cc186bb4cc186b)^(v[62]&0x54d426ce47bb4b0b)^(v[63]&0xbda09c8e08d1e719)^(v[64]&0xfd0811ef743c261)^(v[65]&0x4bea27af36bfa133)^(v[66]&0x2c2e8b875d2d3e81)^(v[67]&0x32a99a3debc377b)^(v[68]&0xc70de584bbc4ea63)^(v[69]&0x23f2395e)) & 1)
-		v[620] = uint64(bits.OnesCount64((v[61]&0xda660c35da660c35)^(v[62]&0xaa6a136723dda585)^(v[63]&0xded04e470468f38c)^(v[64]&0x87e8408f7ba1e130)^(v[65]&0xa5f513d79b5fd099)^(v[66]&0x961745c3ae969f40)^(v[67]&0x81954cd1ef5e1bbd)^(v[68]&0x6386f2c25de27531)^(v[69]&0x11f91caf)) & 1)
-		v[601] = uint64(bits.OnesCount64((v[61]&0xed33061aed33061a)^(v[62]&0x553509b391eed2c2)^(v[63]&0x6f682723823479c6)^(v[64]&0xc3f42047bdd0f098)^(v[65]&0x52fa89ebcdafe84c)^(v[66]&0xcb0ba2e1d74b4fa0)^(v[67]&0xc0caa668f7af0dde)^(v[68]&0xb1c379612ef13a98)^(v[69]&0x8fc8e57)) & 1)
-		v[582] = uint64(bits.OnesCount64((v[61]&0x7699830d7699830d)^(v[62]&0x2a9a84d9c8f76961)^(v[63]&0x37b41391c11a3ce3)^(v[64]&0x61fa1023dee8784c)^(v[65]&0x297d44f5e6d7f426)^(v[66]&0x6585d170eba5a7d0)^(v[67]&0x606553347bd786ef)^(v[68]&0xd8e1bcb097789d4c)^(v[69]&0x47e472b)) & 1)
-		v[563] = uint64(bits.OnesCount64((v[61]&0x687ca028687ca028)^(v[62]&0xc61dd955fa96989e)^(v[63]&0xed587bf0c3ca8214)^(v[64]&0xfbf0c6a327b35a0)^(v[65]&0x3b163cc629957edf)^(v[66]&0x278c6a5016629ed)^(v[67]&0x3c98cf15471b1e9b)^(v[68]&0xf047484aa4afe72a)^(v[69]&0x8df7c6ee)) & 1)
-		v[544] = uint64(bits.OnesCount64((v[61]&0x343e5014343e5014)^(v[62]&0x630eecaafd4b4c4f)^(v[63]&0x76ac3df861e5410a)^(v[64]&0x87df8635193d9ad0)^(v[65]&0x9d8b1e6314cabf6f)^(v[66]&0x813c635280b314f6)^(v[67]&0x1e4c678aa38d8f4d)^(v[68]&0x7823a4255257f395)^(v[69]&0x46fbe377)) & 1)
-		v[525] = uint64(bits.OnesCount64((v[61]&0x492f49a4492f49a4)^(v[62]&0x62d7ed6c60488a09)^(v[63]&0xcdd46cc413b53ce0)^(v[64]&0xfcadc7615191c4ee)^(v[65]&0x616d118d509bdb7b)^(v[66]&0x70241fb434ed707e)^(v[67]&0x838c554a2b361a4a)^(v[68]&0xa026440046385046)^(v[69]&0xacb514c0)) & 1)
-		v[506] = uint64(bits.OnesCount64((v[61]&0x77a7c57c77a7c57c)^(v[62]&0x623b6d8f2ec9692a)^(v[63]&0x9068445a2a9d0215)^(v[64]&0xc114e7cb75c7ebf1)^(v[65]&0x1f1e167a72b36971)^(v[66]&0x88a821c76ec2423a)^(v[67]&0x4d6c4c2a6f6bd0c9)^(v[68]&0x4c24b412cc0f81af)^(v[69]&0xd9926f1b)) & 1)
-		v[487] = uint64(bits.OnesCount64((v[61]&0xe8e38310e8e38310)^(v[62]&0xe24d2dfe898998bb)^(v[63]&0x3eb6501536091d6f)^(v[64]&0xdfc8779e67ecfc7e)^(v[65]&0x20279581e3a73074)^(v[66]&0x74ee3efec3d5db18)^(v[67]&0xaa1c409a4d453588)^(v[68]&0xba25cc1b8914695b)^(v[69]&0xe301d2f6)) & 1)
-		v[468] = uint64(bits.OnesCount64((v[61]&0x2741a0262741a026)^(v[62]&0xa2760dc65a29e073)^(v[63]&0xe9d95a32b84312d2)^(v[64]&0x50a63fb4eef977b9)^(v[65]&0x3fbb547c2b2d1cf6)^(v[66]&0x8acd3162155e1789)^(v[67]&0xd9a446c25c524728)^(v[68]&0x4125701f2b999d21)^(v[69]&0xfe480c00)) & 1)
-		v[449] = uint64(bits.OnesCount64((v[61]&0x93a0d01393a0d013)^(v[62]&0x513b06e32d14f039)^(v[63]&0xf4ecad195c218969)^(v[64]&0x28531fda777cbbdc)^(v[65]&0x9fddaa3e15968e7b)^(v[66]&0x456698b10aaf0bc4)^(v[67]&0xecd223612e292394)^(v[68]&0x2092b80f95ccce90)^(v[69]&0x7f240600)) & 1)
-		v[430] = uint64(bits.OnesCount64((v[61]&0x1ae009a71ae009a7)^(v[62]&0xfbcd184888675432)^(v[63]&0x8cf424b48d5758d1)^(v[64]&0xab6b8b96e6b15468)^(v[65]&0x60464ba3d035c3f1)^(v[66]&0x92096245f1e37fe7)^(v[67]&0x7ac3773fede44c26)^(v[68]&0xc7eca1525f5cec4)^(v[69]&0xb05ae67b)) & 1)
-		v[411] = uint64(bits.OnesCount64((v[61]&0xde40657dde40657d)^(v[62]&0xaeb6171d5ade8637)^(v[63]&0xb0f8606265ec300d)^(v[64]&0xeaf7c1b0ae57a3b2)^(v[65]&0x9f8bbb6d32e46534)^(v[66]&0xf9be9f3f8c4545f6)^(v[67]&0x31cbdd108c02fbff)^(v[68]&0x9a08f3187de94eee)^(v[69]&0xd7e59646)) & 1)
-		v[392] = uint64(bits.OnesCount64((v[61]&0xef2032beef2032be)^(v[62]&0xd75b0b8ead6f431b)^(v[63]&0x587c303132f61806)^(v[64]&0x757be0d8572bd1d9)^(v[65]&0x4fc5ddb69972329a)^(v[66]&0xfcdf4f9fc622a2fb)^(v[67]&0x18e5ee8846017dff)^(v[68]&0x4d04798c3ef4a777)^(v[69]&0x6bf2cb23)) & 1)
-		v[373] = uint64(bits.OnesCount64((v[61]&0xf790195ff790195f)^(v[62]&0x6bad85c756b7a18d)^(v[63]&0xac3e1818997b0c03)^(v[64]&0x3abdf06c2b95e8ec)^(v[65]&0xa7e2eedb4cb9194d)^(v[66]&0xfe6fa7cfe311517d)^(v[67]&0x8c72f7442300beff)^(v[68]&0xa6823cc61f7a53bb)^(v[69]&0x35f96591)) & 1)
-		v[354] = uint64(bits.OnesCount64((v[61]&0xfbc80caffbc80caf)^(v[62]&0xb5d6c2e3ab5bd0c6)^(v[63]&0x561f0c0c4cbd8601)^(v[64]&0x9d5ef83615caf476)^(v[65]&0xd3f1776da65c8ca6)^(v[66]&0xff37d3e7f188a8be)^(v[67]&0xc6397ba211805f7f)^(v[68]&0xd3411e630fbd29dd)^(v[69]&0x1afcb2c8)) & 1)
-		v[335] = uint64(bits.OnesCount64((v[61]&0xaed467f9aed467f9)^(v[62]&0x89bbfa48cb40c44d)^(v[63]&0xdd8df43e05195f65)^(v[64]&0x71ed7860d7ea73bd)^(v[65]&0x4650250a09d0c29f)^(v[66]&0x4f21c7ee8c70ae5a)^(v[67]&0xefb6db5e7230f253)^(v[68]&0x7597192368cd3d62)^(v[69]&0x82b6bc1f)) & 1)
-		v[316] = uint64(bits.OnesCount64((v[61]&0x45a5252045a5252)^(v[62]&0x978d661d7b4d4e08)^(v[63]&0x1844882721cb33d7)^(v[64]&0x87b4b84bb6fa3058)^(v[65]&0xc808c39de16e583)^(v[66]&0x172acdea328cad28)^(v[67]&0x7b710b2043e8a4c5)^(v[68]&0xa6fc1a835b75373d)^(v[69]&0xce93bb74)) & 1)
-		v[297] = uint64(bits.OnesCount64((v[61]&0xd11d4887d11d4887)^(v[62]&0x98962837a34b8b2a)^(v[63]&0xfaa0362bb3a2058e)^(v[64]&0xfc98585e067211aa)^(v[65]&0x29e8d8a035f5f60d)^(v[66]&0x3b2f48e86df2ac91)^(v[67]&0xb112e31f5b048f8e)^(v[68]&0x4f499b5342a93212)^(v[69]&0xe88138c1)) & 1)
-		v[278] = uint64(bits.OnesCount64((v[61]&0x688ea443688ea443)^(v[62]&0x4c4b141bd1a5c595)^(v[63]&0x7d501b15d9d102c7)^(v[64]&0xfe4c2c2f033908d5)^(v[65]&0x94f46c501afafb06)^(v[66]&0x1d97a47436f95648)^(v[67]&0x5889718fad8247c7)^(v[68]&0xa7a4cda9a1549909)^(v[69]&0x74409c60)) & 1)
-		v[259] = uint64(bits.OnesCount64((v[61]&0x6777338f6777338f)^(v[62]&0xf5751134f63fcee4)^(v[63]&0x482a7fb2cfaf1d06)^(v[64]&0x4064126c5c938dec)^(v[65]&0x65d2a894d783f94f)^(v[66]&0x3e71fc276fc85121)^(v[67]&0xa0eede48ac31fe0f)^(v[68]&0x4fe5f0c63fb9e508)^(v[69]&0xb5e8ab4b)) & 1)
-		v[240] = uint64(bits.OnesCount64((v[61]&0xe08bf869e08bf869)^(v[62]&0x29ea13a365f2cb5c)^(v[63]&0xd2974de1449012e6)^(v[64]&0x9f700d4df346cf70)^(v[65]&0x9d41caf6b13f786b)^(v[66]&0x2f82d00ec350d295)^(v[67]&0x5cdd09ab2ce822eb)^(v[68]&0xbbc56e71f0cf5b08)^(v[69]&0xd53cb0de)) & 1)
-		v[221] = uint64(bits.OnesCount64((v[61]&0x7045fc347045fc34)^(v[62]&0x14f509d1b2f965ae)^(v[63]&0x694ba6f0a2480973)^(v[64]&0xcfb806a6f9a367b8)^(v[65]&0xcea0e57b589fbc35)^(v[66]&0x97c1680761a8694a)^(v[67]&0x2e6e84d596741175)^(v[68]&0x5de2b738f867ad84)^(v[69]&0x6a9e586f)) & 1)
-		v[202] = uint64(bits.OnesCount64((v[61]&0xeb129fb4eb129fb4)^(v[62]&0xd92a1fd1c7919ef9)^(v[63]&0xc227a140726398dc)^(v[64]&0xd89e0728a1deba5a)^(v[65]&0x48f8ec0176b15ad6)^(v[66]&0x7b5a9a1ec460cea0)^(v[67]&0x1b9d24e5b1cad556)^(v[68]&0xb2c6cd8e93207f4e)^(v[69]&0xba87c94c)) & 1)
-		v[183] = uint64(bits.OnesCount64((v[61]&0x26b92e7426b92e74)^(v[62]&0x3fc594d1fd25e352)^(v[63]&0x9791a2981a76500b)^(v[64]&0x530d07ef8de054ab)^(v[65]&0xbd4e8bc61a629a7)^(v[66]&0x8d17631216849d55)^(v[67]&0x164f4fda215b747)^(v[68]&0x4554f0d5a683962b)^(v[69]&0xd28b01dd)) & 1)
-		v[164] = uint64(bits.OnesCount64((v[61]&0xc06cf694c06cf694)^(v[62]&0xccb25151e07fdd87)^(v[63]&0x3d4aa3742e7cb460)^(v[64]&0x96c4878c1bff23d3)^(v[65]&0xaa42eae2ea2d901f)^(v[66]&0x76319f947ff6b4af)^(v[67]&0x8c181cf1abfa064f)^(v[68]&0xbe9dee783c526299)^(v[69]&0xe68d6595)) & 1)
-		v[145] = uint64(bits.OnesCount64((v[61]&0x33061ae433061ae4)^(v[62]&0x3509b391eed2c2ed)^(v[63]&0x682723823479c655)^(v[64]&0xf42047bdd0f0986f)^(v[65]&0xfa89ebcdafe84cc3)^(v[66]&0xba2e1d74b4fa052)^(v[67]&0xcaa668f7af0ddecb)^(v[68]&0xc379612ef13a98c0)^(v[69]&0xfc8e57b1)) & 1)
-		v[126] = uint64(bits.OnesCount64((v[61]&0x99830d7299830d72)^(v[62]&0x9a84d9c8f7696176)^(v[63]&0xb41391c11a3ce32a)^(v[64]&0xfa1023dee8784c37)^(v[65]&0x7d44f5e6d7f42661)^(v[66]&0x85d170eba5a7d029)^(v[67]&0x6553347bd786ef65)^(v[68]&0xe1bcb097789d4c60)^(v[69]&0x7e472bd8)) & 1)
-		v[107] = uint64(bits.OnesCount64((v[61]&0x4cc186b94cc186b9)^(v[62]&0x4d426ce47bb4b0bb)^(v[63]&0xda09c8e08d1e7195)^(v[64]&0xfd0811ef743c261b)^(v[65]&0xbea27af36bfa1330)^(v[66]&0xc2e8b875d2d3e814)^(v[67]&0x32a99a3debc377b2)^(v[68]&0x70de584bbc4ea630)^(v[69]&0x3f2395ec)) & 1)
-		v[88] = uint64(bits.OnesCount64((v[61]&0xa660c35ca660c35c)^(v[62]&0xa6a136723dda585d)^(v[63]&0xed04e470468f38ca)^(v[64]&0x7e8408f7ba1e130d)^(v[65]&0x5f513d79b5fd0998)^(v[66]&0x61745c3ae969f40a)^(v[67]&0x1954cd1ef5e1bbd9)^(v[68]&0x386f2c25de275318)^(v[69]&0x1f91caf6)) & 1)
-		var t678 uint64 = v[88] | v[107]<<1 | v[126]<<2 | v[145]<<3 | v[164]<<4 | v[183]<<5 | v[202]<<6 | v[221]<<7 | v[240]<<8 | v[259]<<9 | v[278]<<10 | v[297]<<11 | v[316]<<12 | v[335]<<13 | v[354]<<14 | v[373]<<15 | v[392]<<16 | v[411]<<17 | v[430]<<18 | v[449]<<19 | v[468]<<20 | v[487]<<21 | v[506]<<22 | v[525]<<23 | v[544]<<24 | v[563]<<25 | v[582]<<26 | v[601]<<27 | v[620]<<28 | v[639]<<29 | v[658]<<30 | v[677]<<31
+		var t678 uint64 = (uint64(simcrc32c_appendP0[0][uint8(v[61])]) ^ uint64(simcrc32c_appendP0[1][uint8(v[61]>>8)]) ^ uint64(simcrc32c_appendP0[2][uint8(v[61]>>16)]) ^ uint64(simcrc32c_appendP0[3][uint8(v[61]>>24)]) ^ uint64(simcrc32c_appendP0[4][uint8(v[61]>>32)]) ^ uint64(simcrc32c_appendP0[5][uint8(v[61]>>40)]) ^ uint64(simcrc32c_appendP0[6][uint8(v[61]>>48)]) ^ uint64(simcrc32c_appendP0[7][uint8(v[61]>>56)]) ^ uint64(simcrc32c_appendP0[8][uint8(v[62])]) ^ uint64(simcrc32c_appendP0[9][uint8(v[62]>>8)]) ^ uint64(simcrc32c_appendP0[10][uint8(v[62]>>16)]) ^ uint64(simcrc32c_appendP0[11][uint8(v[62]>>24)]) ^ uint64(simcrc32c_appendP0[12][uint8(v[62]>>32)]) ^ uint64(simcrc32c_appendP0[13][uint8(v[62]>>40)]) ^ uint64(simcrc32c_appendP0[14][uint8(v[62]>>48)]) ^ uint64(simcrc32c_appendP0[15][uint8(v[62]>>56)]) ^ uint64(simcrc32c_appendP0[16][uint8(v[63])]) ^ uint64(simcrc32c_appendP0[17][uint8(v[63]>>8)]) ^ uint64(simcrc32c_appendP0[18][uint8(v[63]>>16)]) ^ uint64(simcrc32c_appendP0[19][uint8(v[63]>>24)]) ^ uint64(simcrc32c_appendP0[20][uint8(v[63]>>32)]) ^ uint64(simcrc32c_appendP0[21][uint8(v[63]>>40)]) ^ uint64(simcrc32c_appendP0[22][uint8(v[63]>>48)]) ^ uint64(simcrc32c_appendP0[23][uint8(v[63]>>56)]) ^ uint64(simcrc32c_appendP0[24][uint8(v[64])]) ^ uint64(simcrc32c_appendP0[25][uint8(v[64]>>8)]) ^ uint64(simcrc32c_appendP0[26][uint8(v[64]>>16)]) ^ uint64(simcrc32c_appendP0[27][uint8(v[64]>>24)]) ^ uint64(simcrc32c_appendP0[28][uint8(v[64]>>32)]) ^ uint64(simcrc32c_appendP0[29][uint8(v[64]>>40)]) ^ uint64(simcrc32c_appendP0[30][uint8(v[64]>>48)]) ^ uint64(simcrc32c_appendP0[31][uint8(v[64]>>56)]) ^ uint64(simcrc32c_appendP0[32][uint8(v[65])]) ^ uint64(simcrc32c_appendP0[33][uint8(v[65]>>8)]) ^ uint64(simcrc32c_appendP0[34][uint8(v[65]>>16)]) ^ uint64(simcrc32c_appendP0[35][uint8(v[65]>>24)]) ^ uint64(simcrc32c_appendP0[36][uint8(v[65]>>32)]) ^ uint64(simcrc32c_appendP0[37][uint8(v[65]>>40)]) ^ uint64(simcrc32c_appendP0[38][uint8(v[65]>>48)]) ^ uint64(simcrc32c_appendP0[39][uint8(v[65]>>56)]) ^ uint64(simcrc32c_appendP0[40][uint8(v[66])]) ^ uint64(simcrc32c_appendP0[41][uint8(v[66]>>8)]) ^ uint64(simcrc32c_appendP0[42][uint8(v[66]>>16)]) ^ uint64(simcrc32c_appendP0[43][uint8(v[66]>>24)]) ^ uint64(simcrc32c_appendP0[44][uint8(v[66]>>32)]) ^ uint64(simcrc32c_appendP0[45][uint8(v[66]>>40)]) ^ uint64(simcrc32c_appendP0[46][uint8(v[66]>>48)]) ^ uint64(simcrc32c_appendP0[47][uint8(v[66]>>56)]) ^ uint64(simcrc32c_appendP0[48][uint8(v[67])]) ^ uint64(simcrc32c_appendP0[49][uint8(v[67]>>8)]) ^ uint64(simcrc32c_appendP0[50][uint8(v[67]>>16)]) ^ uint64(simcrc32c_appendP0[51][uint8(v[67]>>24)]) ^ uint64(simcrc32c_appendP0[52][uint8(v[67]>>32)]) ^ uint64(simcrc32c_appendP0[53][uint8(v[67]>>40)]) ^ uint64(simcrc32c_appendP0[54][uint8(v[67]>>48)]) ^ uint64(simcrc32c_appendP0[55][uint8(v[67]>>56)]) ^ uint64(simcrc32c_appendP0[56][uint8(v[68])]) ^ uint64(simcrc32c_appendP0[57][uint8(v[68]>>8)]) ^ uint64(simcrc32c_appendP0[58][uint8(v[68]>>16)]) ^ uint64(simcrc32c_appendP0[59][uint8(v[68]>>24)]) ^ uint64(simcrc32c_appendP0[60][uint8(v[68]>>32)]) ^ uint64(simcrc32c_appendP0[61][uint8(v[68]>>40)]) ^ uint64(simcrc32c_appendP0[62][uint8(v[68]>>48)]) ^ uint64(simcrc32c_appendP0[63][uint8(v[68]>>56)]) ^ uint64(simcrc32c_appendP0[64][uint8(v[69])]) ^ uint64(simcrc32c_appendP0[65][uint8(v[69]>>8)]) ^ uint64(simcrc32c_appendP0[66][uint8(v[69]>>16)]) ^ uint64(simcrc32c_appendP0[67][uint8(v[69]>>24)]))
 		var t679, t679_1, t679_0 uint64 = 0, t678, v[48]
 		if t60 != 0 {
 			t679 = t679_1
@@ -1241,39 +1209,7 @@ func (x *simcrc32c_append) EvalState() {
 		}
 		v[1090] = v[1079]
 		v[1091] = v[1080]
-		v[1064] = uint64(bits.OnesCount64((v[708]&0x2fa89ebc2fa89ebc)^(v[709]&0xb0ba2e1d74b4fa05)^(v[710]&0xcaa668f7af0ddec)^(v[711]&0x1c379612ef13a98c)^(v[712]&0x8fc8e57b)) & 1)
-		v[1053] = uint64(bits.OnesCount64((v[708]&0x97d44f5e97d44f5e)^(v[709]&0x585d170eba5a7d02)^(v[710]&0x6553347bd786ef6)^(v[711]&0x8e1bcb097789d4c6)^(v[712]&0x47e472bd)) & 1)
-		v[1042] = uint64(bits.OnesCount64((v[708]&0x4bea27af4bea27af)^(v[709]&0x2c2e8b875d2d3e81)^(v[710]&0x32a99a3debc377b)^(v[711]&0xc70de584bbc4ea63)^(v[712]&0x23f2395e)) & 1)
-		v[1031] = uint64(bits.OnesCount64((v[708]&0xa5f513d7a5f513d7)^(v[709]&0x961745c3ae969f40)^(v[710]&0x81954cd1ef5e1bbd)^(v[711]&0x6386f2c25de27531)^(v[712]&0x11f91caf)) & 1)
-		v[1020] = uint64(bits.OnesCount64((v[708]&0x52fa89eb52fa89eb)^(v[709]&0xcb0ba2e1d74b4fa0)^(v[710]&0xc0caa668f7af0dde)^(v[711]&0xb1c379612ef13a98)^(v[712]&0x8fc8e57)) & 1)
-		v[1009] = uint64(bits.OnesCount64((v[708]&0x297d44f5297d44f5)^(v[709]&0x6585d170eba5a7d0)^(v[710]&0x606553347bd786ef)^(v[711]&0xd8e1bcb097789d4c)^(v[712]&0x47e472b)) & 1)
-		v[998] = uint64(bits.OnesCount64((v[708]&0x3b163cc63b163cc6)^(v[709]&0x278c6a5016629ed)^(v[710]&0x3c98cf15471b1e9b)^(v[711]&0xf047484aa4afe72a)^(v[712]&0x8df7c6ee)) & 1)
-		v[987] = uint64(bits.OnesCount64((v[708]&0x9d8b1e639d8b1e63)^(v[709]&0x813c635280b314f6)^(v[710]&0x1e4c678aa38d8f4d)^(v[711]&0x7823a4255257f395)^(v[712]&0x46fbe377)) & 1)
-		v[976] = uint64(bits.OnesCount64((v[708]&0x616d118d616d118d)^(v[709]&0x70241fb434ed707e)^(v[710]&0x838c554a2b361a4a)^(v[711]&0xa026440046385046)^(v[712]&0xacb514c0)) & 1)
-		v[965] = uint64(bits.OnesCount64((v[708]&0x1f1e167a1f1e167a)^(v[709]&0x88a821c76ec2423a)^(v[710]&0x4d6c4c2a6f6bd0c9)^(v[711]&0x4c24b412cc0f81af)^(v[712]&0xd9926f1b)) & 1)
-		v[954] = uint64(bits.OnesCount64((v[708]&0x2027958120279581)^(v[709]&0x74ee3efec3d5db18)^(v[710]&0xaa1c409a4d453588)^(v[711]&0xba25cc1b8914695b)^(v[712]&0xe301d2f6)) & 1)
-		v[943] = uint64(bits.OnesCount64((v[708]&0x3fbb547c3fbb547c)^(v[709]&0x8acd3162155e1789)^(v[710]&0xd9a446c25c524728)^(v[711]&0x4125701f2b999d21)^(v[712]&0xfe480c00)) & 1)
-		v[932] = uint64(bits.OnesCount64((v[708]&0x9fddaa3e9fddaa3e)^(v[709]&0x456698b10aaf0bc4)^(v[710]&0xecd223612e292394)^(v[711]&0x2092b80f95ccce90)^(v[712]&0x7f240600)) & 1)
-		v[921] = uint64(bits.OnesCount64((v[708]&0x60464ba360464ba3)^(v[709]&0x92096245f1e37fe7)^(v[710]&0x7ac3773fede44c26)^(v[711]&0xc7eca1525f5cec4)^(v[712]&0xb05ae67b)) & 1)
-		v[910] = uint64(bits.OnesCount64((v[708]&0x9f8bbb6d9f8bbb6d)^(v[709]&0xf9be9f3f8c4545f6)^(v[710]&0x31cbdd108c02fbff)^(v[711]&0x9a08f3187de94eee)^(v[712]&0xd7e59646)) & 1)
-		v[899] = uint64(bits.OnesCount64((v[708]&0x4fc5ddb64fc5ddb6)^(v[709]&0xfcdf4f9fc622a2fb)^(v[710]&0x18e5ee8846017dff)^(v[711]&0x4d04798c3ef4a777)^(v[712]&0x6bf2cb23)) & 1)
-		v[888] = uint64(bits.OnesCount64((v[708]&0xa7e2eedba7e2eedb)^(v[709]&0xfe6fa7cfe311517d)^(v[710]&0x8c72f7442300beff)^(v[711]&0xa6823cc61f7a53bb)^(v[712]&0x35f96591)) & 1)
-		v[877] = uint64(bits.OnesCount64((v[708]&0xd3f1776dd3f1776d)^(v[709]&0xff37d3e7f188a8be)^(v[710]&0xc6397ba211805f7f)^(v[711]&0xd3411e630fbd29dd)^(v[712]&0x1afcb2c8)) & 1)
-		v[866] = uint64(bits.OnesCount64((v[708]&0x4650250a4650250a)^(v[709]&0x4f21c7ee8c70ae5a)^(v[710]&0xefb6db5e7230f253)^(v[711]&0x7597192368cd3d62)^(v[712]&0x82b6bc1f)) & 1)
-		v[855] = uint64(bits.OnesCount64((v[708]&0xc808c390c808c39)^(v[709]&0x172acdea328cad28)^(v[710]&0x7b710b2043e8a4c5)^(v[711]&0xa6fc1a835b75373d)^(v[712]&0xce93bb74)) & 1)
-		v[844] = uint64(bits.OnesCount64((v[708]&0x29e8d8a029e8d8a0)^(v[709]&0x3b2f48e86df2ac91)^(v[710]&0xb112e31f5b048f8e)^(v[711]&0x4f499b5342a93212)^(v[712]&0xe88138c1)) & 1)
-		v[833] = uint64(bits.OnesCount64((v[708]&0x94f46c5094f46c50)^(v[709]&0x1d97a47436f95648)^(v[710]&0x5889718fad8247c7)^(v[711]&0xa7a4cda9a1549909)^(v[712]&0x74409c60)) & 1)
-		v[822] = uint64(bits.OnesCount64((v[708]&0x65d2a89465d2a894)^(v[709]&0x3e71fc276fc85121)^(v[710]&0xa0eede48ac31fe0f)^(v[711]&0x4fe5f0c63fb9e508)^(v[712]&0xb5e8ab4b)) & 1)
-		v[811] = uint64(bits.OnesCount64((v[708]&0x9d41caf69d41caf6)^(v[709]&0x2f82d00ec350d295)^(v[710]&0x5cdd09ab2ce822eb)^(v[711]&0xbbc56e71f0cf5b08)^(v[712]&0xd53cb0de)) & 1)
-		v[800] = uint64(bits.OnesCount64((v[708]&0xcea0e57bcea0e57b)^(v[709]&0x97c1680761a8694a)^(v[710]&0x2e6e84d596741175)^(v[711]&0x5de2b738f867ad84)^(v[712]&0x6a9e586f)) & 1)
-		v[789] = uint64(bits.OnesCount64((v[708]&0x48f8ec0148f8ec01)^(v[709]&0x7b5a9a1ec460cea0)^(v[710]&0x1b9d24e5b1cad556)^(v[711]&0xb2c6cd8e93207f4e)^(v[712]&0xba87c94c)) & 1)
-		v[778] = uint64(bits.OnesCount64((v[708]&0xbd4e8bc0bd4e8bc)^(v[709]&0x8d17631216849d55)^(v[710]&0x164f4fda215b747)^(v[711]&0x4554f0d5a683962b)^(v[712]&0xd28b01dd)) & 1)
-		v[767] = uint64(bits.OnesCount64((v[708]&0xaa42eae2aa42eae2)^(v[709]&0x76319f947ff6b4af)^(v[710]&0x8c181cf1abfa064f)^(v[711]&0xbe9dee783c526299)^(v[712]&0xe68d6595)) & 1)
-		v[756] = uint64(bits.OnesCount64((v[708]&0xfa89ebcdfa89ebcd)^(v[709]&0xba2e1d74b4fa052)^(v[710]&0xcaa668f7af0ddecb)^(v[711]&0xc379612ef13a98c0)^(v[712]&0xfc8e57b1)) & 1)
-		v[745] = uint64(bits.OnesCount64((v[708]&0x7d44f5e67d44f5e6)^(v[709]&0x85d170eba5a7d029)^(v[710]&0x6553347bd786ef65)^(v[711]&0xe1bcb097789d4c60)^(v[712]&0x7e472bd8)) & 1)
-		v[734] = uint64(bits.OnesCount64((v[708]&0xbea27af3bea27af3)^(v[709]&0xc2e8b875d2d3e814)^(v[710]&0x32a99a3debc377b2)^(v[711]&0x70de584bbc4ea630)^(v[712]&0x3f2395ec)) & 1)
-		v[723] = uint64(bits.OnesCount64((v[708]&0x5f513d795f513d79)^(v[709]&0x61745c3ae969f40a)^(v[710]&0x1954cd1ef5e1bbd9)^(v[711]&0x386f2c25de275318)^(v[712]&0x1f91caf6)) & 1)
-		var t1065 uint64 = v[723] | v[734]<<1 | v[745]<<2 | v[756]<<3 | v[767]<<4 | v[778]<<5 | v[789]<<6 | v[800]<<7 | v[811]<<8 | v[822]<<9 | v[833]<<10 | v[844]<<11 | v[855]<<12 | v[866]<<13 | v[877]<<14 | v[888]<<15 | v[899]<<16 | v[910]<<17 | v[921]<<18 | v[932]<<19 | v[943]<<20 | v[954]<<21 | v[965]<<22 | v[976]<<23 | v[987]<<24 | v[998]<<25 | v[1009]<<26 | v[1020]<<27 | v[1031]<<28 | v[1042]<<29 | v[1053]<<30 | v[1064]<<31
+		var t1065 uint64 = (uint64(simcrc32c_appendP1[0][uint8(v[708])]) ^ uint64(simcrc32c_appendP1[1][uint8(v[708]>>8)]) ^ uint64(simcrc32c_appendP1[2][uint8(v[708]>>16)]) ^ uint64(simcrc32c_appendP1[3][uint8(v[708]>>24)]) ^ uint64(simcrc32c_appendP1[4][uint8(v[708]>>32)]) ^ uint64(simcrc32c_appendP1[5][uint8(v[708]>>40)]) ^ uint64(simcrc32c_appendP1[6][uint8(v[708]>>48)]) ^ uint64(simcrc32c_appendP1[7][uint8(v[708]>>56)]) ^ uint64(simcrc32c_appendP1[8][uint8(v[709])]) ^ uint64(simcrc32c_appendP1[9][uint8(v[709]>>8)]) ^ uint64(simcrc32c_appendP1[10][uint8(v[709]>>16)]) ^ uint64(simcrc32c_appendP1[11][uint8(v[709]>>24)]) ^ uint64(simcrc32c_appendP1[12][uint8(v[709]>>32)]) ^ uint64(simcrc32c_appendP1[13][uint8(v[709]>>40)]) ^ uint64(simcrc32c_appendP1[14][uint8(v[709]>>48)]) ^ uint64(simcrc32c_appendP1[15][uint8(v[709]>>56)]) ^ uint64(simcrc32c_appendP1[16][uint8(v[710])]) ^ uint64(simcrc32c_appendP1[17][uint8(v[710]>>8)]) ^ uint64(simcrc32c_appendP1[18][uint8(v[710]>>16)]) ^ uint64(simcrc32c_appendP1[19][uint8(v[710]>>24)]) ^ uint64(simcrc32c_appendP1[20][uint8(v[710]>>32)]) ^ uint64(simcrc32c_appendP1[21][uint8(v[710]>>40)]) ^ uint64(simcrc32c_appendP1[22][uint8(v[710]>>48)]) ^ uint64(simcrc32c_appendP1[23][uint8(v[710]>>56)]) ^ uint64(simcrc32c_appendP1[24][uint8(v[711])]) ^ uint64(simcrc32c_appendP1[25][uint8(v[711]>>8)]) ^ uint64(simcrc32c_appendP1[26][uint8(v[711]>>16)]) ^ uint64(simcrc32c_appendP1[27][uint8(v[711]>>24)]) ^ uint64(simcrc32c_appendP1[28][uint8(v[711]>>32)]) ^ uint64(simcrc32c_appendP1[29][uint8(v[711]>>40)]) ^ uint64(simcrc32c_appendP1[30][uint8(v[711]>>48)]) ^ uint64(simcrc32c_appendP1[31][uint8(v[711]>>56)]) ^ uint64(simcrc32c_appendP1[32][uint8(v[712])]) ^ uint64(simcrc32c_appendP1[33][uint8(v[712]>>8)]) ^ uint64(simcrc32c_appendP1[34][uint8(v[712]>>16)]) ^ uint64(simcrc32c_appendP1[35][uint8(v[712]>>24)]))
 		var t1066, t1066_1, t1066_0 uint64 = 0, t1065, v[682]
 		if t703 != 0 {
 			t1066 = t1066_1
@@ -1292,39 +1228,7 @@ func (x *simcrc32c_append) EvalState() {
 			t1088 = t1088_0
 		}
 		var t1089 uint64 = (t1088 >> 15) & 0x1
-		v[1318] = uint64(bits.OnesCount64((v[1092]&0xcaa668f0caa668f)^(v[1093]&0x1c379612ef13a98c)^(v[1094]&0x8fc8e57b)) & 1)
-		v[1311] = uint64(bits.OnesCount64((v[1092]&0x655334706553347)^(v[1093]&0x8e1bcb097789d4c6)^(v[1094]&0x47e472bd)) & 1)
-		v[1304] = uint64(bits.OnesCount64((v[1092]&0x32a99a3032a99a3)^(v[1093]&0xc70de584bbc4ea63)^(v[1094]&0x23f2395e)) & 1)
-		v[1297] = uint64(bits.OnesCount64((v[1092]&0x81954cd181954cd1)^(v[1093]&0x6386f2c25de27531)^(v[1094]&0x11f91caf)) & 1)
-		v[1290] = uint64(bits.OnesCount64((v[1092]&0xc0caa668c0caa668)^(v[1093]&0xb1c379612ef13a98)^(v[1094]&0x8fc8e57)) & 1)
-		v[1283] = uint64(bits.OnesCount64((v[1092]&0x6065533460655334)^(v[1093]&0xd8e1bcb097789d4c)^(v[1094]&0x47e472b)) & 1)
-		v[1276] = uint64(bits.OnesCount64((v[1092]&0x3c98cf153c98cf15)^(v[1093]&0xf047484aa4afe72a)^(v[1094]&0x8df7c6ee)) & 1)
-		v[1269] = uint64(bits.OnesCount64((v[1092]&0x1e4c678a1e4c678a)^(v[1093]&0x7823a4255257f395)^(v[1094]&0x46fbe377)) & 1)
-		v[1262] = uint64(bits.OnesCount64((v[1092]&0x838c554a838c554a)^(v[1093]&0xa026440046385046)^(v[1094]&0xacb514c0)) & 1)
-		v[1255] = uint64(bits.OnesCount64((v[1092]&0x4d6c4c2a4d6c4c2a)^(v[1093]&0x4c24b412cc0f81af)^(v[1094]&0xd9926f1b)) & 1)
-		v[1248] = uint64(bits.OnesCount64((v[1092]&0xaa1c409aaa1c409a)^(v[1093]&0xba25cc1b8914695b)^(v[1094]&0xe301d2f6)) & 1)
-		v[1241] = uint64(bits.OnesCount64((v[1092]&0xd9a446c2d9a446c2)^(v[1093]&0x4125701f2b999d21)^(v[1094]&0xfe480c00)) & 1)
-		v[1234] = uint64(bits.OnesCount64((v[1092]&0xecd22361ecd22361)^(v[1093]&0x2092b80f95ccce90)^(v[1094]&0x7f240600)) & 1)
-		v[1227] = uint64(bits.OnesCount64((v[1092]&0x7ac3773f7ac3773f)^(v[1093]&0xc7eca1525f5cec4)^(v[1094]&0xb05ae67b)) & 1)
-		v[1220] = uint64(bits.OnesCount64((v[1092]&0x31cbdd1031cbdd10)^(v[1093]&0x9a08f3187de94eee)^(v[1094]&0xd7e59646)) & 1)
-		v[1213] = uint64(bits.OnesCount64((v[1092]&0x18e5ee8818e5ee88)^(v[1093]&0x4d04798c3ef4a777)^(v[1094]&0x6bf2cb23)) & 1)
-		v[1206] = uint64(bits.OnesCount64((v[1092]&0x8c72f7448c72f744)^(v[1093]&0xa6823cc61f7a53bb)^(v[1094]&0x35f96591)) & 1)
-		v[1199] = uint64(bits.OnesCount64((v[1092]&0xc6397ba2c6397ba2)^(v[1093]&0xd3411e630fbd29dd)^(v[1094]&0x1afcb2c8)) & 1)
-		v[1192] = uint64(bits.OnesCount64((v[1092]&0xefb6db5eefb6db5e)^(v[1093]&0x7597192368cd3d62)^(v[1094]&0x82b6bc1f)) & 1)
-		v[1185] = uint64(bits.OnesCount64((v[1092]&0x7b710b207b710b20)^(v[1093]&0xa6fc1a835b75373d)^(v[1094]&0xce93bb74)) & 1)
-		v[1178] = uint64(bits.OnesCount64((v[1092]&0xb112e31fb112e31f)^(v[1093]&0x4f499b5342a93212)^(v[1094]&0xe88138c1)) & 1)
-		v[1171] = uint64(bits.OnesCount64((v[1092]&0x5889718f5889718f)^(v[1093]&0xa7a4cda9a1549909)^(v[1094]&0x74409c60)) & 1)
-		v[1164] = uint64(bits.OnesCount64((v[1092]&0xa0eede48a0eede48)^(v[1093]&0x4fe5f0c63fb9e508)^(v[1094]&0xb5e8ab4b)) & 1)
-		v[1157] = uint64(bits.OnesCount64((v[1092]&0x5cdd09ab5cdd09ab)^(v[1093]&0xbbc56e71f0cf5b08)^(v[1094]&0xd53cb0de)) & 1)
-		v[1150] = uint64(bits.OnesCount64((v[1092]&0x2e6e84d52e6e84d5)^(v[1093]&0x5de2b738f867ad84)^(v[1094]&0x6a9e586f)) & 1)
-		v[1143] = uint64(bits.OnesCount64((v[1092]&0x1b9d24e51b9d24e5)^(v[1093]&0xb2c6cd8e93207f4e)^(v[1094]&0xba87c94c)) & 1)
-		v[1136] = uint64(bits.OnesCount64((v[1092]&0x164f4fd0164f4fd)^(v[1093]&0x4554f0d5a683962b)^(v[1094]&0xd28b01dd)) & 1)
-		v[1129] = uint64(bits.OnesCount64((v[1092]&0x8c181cf18c181cf1)^(v[1093]&0xbe9dee783c526299)^(v[1094]&0xe68d6595)) & 1)
-		v[1122] = uint64(bits.OnesCount64((v[1092]&0xcaa668f7caa668f7)^(v[1093]&0xc379612ef13a98c0)^(v[1094]&0xfc8e57b1)) & 1)
-		v[1115] = uint64(bits.OnesCount64((v[1092]&0x6553347b6553347b)^(v[1093]&0xe1bcb097789d4c60)^(v[1094]&0x7e472bd8)) & 1)
-		v[1108] = uint64(bits.OnesCount64((v[1092]&0x32a99a3d32a99a3d)^(v[1093]&0x70de584bbc4ea630)^(v[1094]&0x3f2395ec)) & 1)
-		v[1101] = uint64(bits.OnesCount64((v[1092]&0x1954cd1e1954cd1e)^(v[1093]&0x386f2c25de275318)^(v[1094]&0x1f91caf6)) & 1)
-		var t1319 uint64 = v[1101] | v[1108]<<1 | v[1115]<<2 | v[1122]<<3 | v[1129]<<4 | v[1136]<<5 | v[1143]<<6 | v[1150]<<7 | v[1157]<<8 | v[1164]<<9 | v[1171]<<10 | v[1178]<<11 | v[1185]<<12 | v[1192]<<13 | v[1199]<<14 | v[1206]<<15 | v[1213]<<16 | v[1220]<<17 | v[1227]<<18 | v[1234]<<19 | v[1241]<<20 | v[1248]<<21 | v[1255]<<22 | v[1262]<<23 | v[1269]<<24 | v[1276]<<25 | v[1283]<<26 | v[1290]<<27 | v[1297]<<28 | v[1304]<<29 | v[1311]<<30 | v[1318]<<31
+		var t1319 uint64 = (uint64(simcrc32c_appendP2[0][uint8(v[1092])]) ^ uint64(simcrc32c_appendP2[1][uint8(v[1092]>>8)]) ^ uint64(simcrc32c_appendP2[2][uint8(v[1092]>>16)]) ^ uint64(simcrc32c_appendP2[3][uint8(v[1092]>>24)]) ^ uint64(simcrc32c_appendP2[4][uint8(v[1092]>>32)]) ^ uint64(simcrc32c_appendP2[5][uint8(v[1092]>>40)]) ^ uint64(simcrc32c_appendP2[6][uint8(v[1092]>>48)]) ^ uint64(simcrc32c_appendP2[7][uint8(v[1092]>>56)]) ^ uint64(simcrc32c_appendP2[8][uint8(v[1093])]) ^ uint64(simcrc32c_appendP2[9][uint8(v[1093]>>8)]) ^ uint64(simcrc32c_appendP2[10][uint8(v[1093]>>16)]) ^ uint64(simcrc32c_appendP2[11][uint8(v[1093]>>24)]) ^ uint64(simcrc32c_appendP2[12][uint8(v[1093]>>32)]) ^ uint64(simcrc32c_appendP2[13][uint8(v[1093]>>40)]) ^ uint64(simcrc32c_appendP2[14][uint8(v[1093]>>48)]) ^ uint64(simcrc32c_appendP2[15][uint8(v[1093]>>56)]) ^ uint64(simcrc32c_appendP2[16][uint8(v[1094])]) ^ uint64(simcrc32c_appendP2[17][uint8(v[1094]>>8)]) ^ uint64(simcrc32c_appendP2[18][uint8(v[1094]>>16)]) ^ uint64(simcrc32c_appendP2[19][uint8(v[1094]>>24)]))
 		var t1320, t1320_1, t1320_0 uint64 = 0, t1319, t1066
 		if t1089 != 0 {
 			t1320 = t1320_1
@@ -1421,39 +1325,7 @@ func (x *simcrc32c_append) EvalState() {
 		}
 		var t1557 uint64 = (t1556 >> 3) & 0x1
 		var t1558 uint64 = v[1547] >> 0 & 0xffffffff
-		v[1529] = uint64(bits.OnesCount64((v[1368]&0x1c3796121c379612)^(v[1369]&0x8fc8e57b)) & 1)
-		v[1524] = uint64(bits.OnesCount64((v[1368]&0x8e1bcb098e1bcb09)^(v[1369]&0x47e472bd)) & 1)
-		v[1519] = uint64(bits.OnesCount64((v[1368]&0xc70de584c70de584)^(v[1369]&0x23f2395e)) & 1)
-		v[1514] = uint64(bits.OnesCount64((v[1368]&0x6386f2c26386f2c2)^(v[1369]&0x11f91caf)) & 1)
-		v[1509] = uint64(bits.OnesCount64((v[1368]&0xb1c37961b1c37961)^(v[1369]&0x8fc8e57)) & 1)
-		v[1504] = uint64(bits.OnesCount64((v[1368]&0xd8e1bcb0d8e1bcb0)^(v[1369]&0x47e472b)) & 1)
-		v[1499] = uint64(bits.OnesCount64((v[1368]&0xf047484af047484a)^(v[1369]&0x8df7c6ee)) & 1)
-		v[1494] = uint64(bits.OnesCount64((v[1368]&0x7823a4257823a425)^(v[1369]&0x46fbe377)) & 1)
-		v[1489] = uint64(bits.OnesCount64((v[1368]&0xa0264400a0264400)^(v[1369]&0xacb514c0)) & 1)
-		v[1484] = uint64(bits.OnesCount64((v[1368]&0x4c24b4124c24b412)^(v[1369]&0xd9926f1b)) & 1)
-		v[1479] = uint64(bits.OnesCount64((v[1368]&0xba25cc1bba25cc1b)^(v[1369]&0xe301d2f6)) & 1)
-		v[1474] = uint64(bits.OnesCount64((v[1368]&0x4125701f4125701f)^(v[1369]&0xfe480c00)) & 1)
-		v[1469] = uint64(bits.OnesCount64((v[1368]&0x2092b80f2092b80f)^(v[1369]&0x7f240600)) & 1)
-		v[1464] = uint64(bits.OnesCount64((v[1368]&0xc7eca150c7eca15)^(v[1369]&0xb05ae67b)) & 1)
-		v[1459] = uint64(bits.OnesCount64((v[1368]&0x9a08f3189a08f318)^(v[1369]&0xd7e59646)) & 1)
-		v[1454] = uint64(bits.OnesCount64((v[1368]&0x4d04798c4d04798c)^(v[1369]&0x6bf2cb23)) & 1)
-		v[1449] = uint64(bits.OnesCount64((v[1368]&0xa6823cc6a6823cc6)^(v[1369]&0x35f96591)) & 1)
-		v[1444] = uint64(bits.OnesCount64((v[1368]&0xd3411e63d3411e63)^(v[1369]&0x1afcb2c8)) & 1)
-		v[1439] = uint64(bits.OnesCount64((v[1368]&0x7597192375971923)^(v[1369]&0x82b6bc1f)) & 1)
-		v[1434] = uint64(bits.OnesCount64((v[1368]&0xa6fc1a83a6fc1a83)^(v[1369]&0xce93bb74)) & 1)
-		v[1429] = uint64(bits.OnesCount64((v[1368]&0x4f499b534f499b53)^(v[1369]&0xe88138c1)) & 1)
-		v[1424] = uint64(bits.OnesCount64((v[1368]&0xa7a4cda9a7a4cda9)^(v[1369]&0x74409c60)) & 1)
-		v[1419] = uint64(bits.OnesCount64((v[1368]&0x4fe5f0c64fe5f0c6)^(v[1369]&0xb5e8ab4b)) & 1)
-		v[1414] = uint64(bits.OnesCount64((v[1368]&0xbbc56e71bbc56e71)^(v[1369]&0xd53cb0de)) & 1)
-		v[1409] = uint64(bits.OnesCount64((v[1368]&0x5de2b7385de2b738)^(v[1369]&0x6a9e586f)) & 1)
-		v[1404] = uint64(bits.OnesCount64((v[1368]&0xb2c6cd8eb2c6cd8e)^(v[1369]&0xba87c94c)) & 1)
-		v[1399] = uint64(bits.OnesCount64((v[1368]&0x4554f0d54554f0d5)^(v[1369]&0xd28b01dd)) & 1)
-		v[1394] = uint64(bits.OnesCount64((v[1368]&0xbe9dee78be9dee78)^(v[1369]&0xe68d6595)) & 1)
-		v[1389] = uint64(bits.OnesCount64((v[1368]&0xc379612ec379612e)^(v[1369]&0xfc8e57b1)) & 1)
-		v[1384] = uint64(bits.OnesCount64((v[1368]&0xe1bcb097e1bcb097)^(v[1369]&0x7e472bd8)) & 1)
-		v[1379] = uint64(bits.OnesCount64((v[1368]&0x70de584b70de584b)^(v[1369]&0x3f2395ec)) & 1)
-		v[1374] = uint64(bits.OnesCount64((v[1368]&0x386f2c25386f2c25)^(v[1369]&0x1f91caf6)) & 1)
-		var t1530 uint64 = v[1374] | v[1379]<<1 | v[1384]<<2 | v[1389]<<3 | v[1394]<<4 | v[1399]<<5 | v[1404]<<6 | v[1409]<<7 | v[1414]<<8 | v[1419]<<9 | v[1424]<<10 | v[1429]<<11 | v[1434]<<12 | v[1439]<<13 | v[1444]<<14 | v[1449]<<15 | v[1454]<<16 | v[1459]<<17 | v[1464]<<18 | v[1469]<<19 | v[1474]<<20 | v[1479]<<21 | v[1484]<<22 | v[1489]<<23 | v[1494]<<24 | v[1499]<<25 | v[1504]<<26 | v[1509]<<27 | v[1514]<<28 | v[1519]<<29 | v[1524]<<30 | v[1529]<<31
+		var t1530 uint64 = (uint64(simcrc32c_appendP3[0][uint8(v[1368])]) ^ uint64(simcrc32c_appendP3[1][uint8(v[1368]>>8)]) ^ uint64(simcrc32c_appendP3[2][uint8(v[1368]>>16)]) ^ uint64(simcrc32c_appendP3[3][uint8(v[1368]>>24)]) ^ uint64(simcrc32c_appendP3[4][uint8(v[1368]>>32)]) ^ uint64(simcrc32c_appendP3[5][uint8(v[1368]>>40)]) ^ uint64(simcrc32c_appendP3[6][uint8(v[1368]>>48)]) ^ uint64(simcrc32c_appendP3[7][uint8(v[1368]>>56)]) ^ uint64(simcrc32c_appendP3[8][uint8(v[1369])]) ^ uint64(simcrc32c_appendP3[9][uint8(v[1369]>>8)]) ^ uint64(simcrc32c_appendP3[10][uint8(v[1369]>>16)]) ^ uint64(simcrc32c_appendP3[11][uint8(v[1369]>>24)]))
 		var t1531, t1531_1, t1531_0 uint64 = 0, t1530, v[1345]
 		if t1366 != 0 {
 			t1531 = t1531_1
@@ -1461,71 +1333,7 @@ func (x *simcrc32c_append) EvalState() {
 			t1531 = t1531_0
 		}
 		var t1559 uint64 = t1531 | t1558<<32
-		var t1654 uint64 = t1559 & 0x8fc8e57b8fc8e57b
-		var t1655 uint64 = uint64(bits.OnesCount64(t1654) & 1)
-		var t1651 uint64 = t1559 & 0x47e472bd47e472bd
-		var t1652 uint64 = uint64(bits.OnesCount64(t1651) & 1)
-		var t1648 uint64 = t1559 & 0x23f2395e23f2395e
-		var t1649 uint64 = uint64(bits.OnesCount64(t1648) & 1)
-		var t1645 uint64 = t1559 & 0x11f91caf11f91caf
-		var t1646 uint64 = uint64(bits.OnesCount64(t1645) & 1)
-		var t1642 uint64 = t1559 & 0x8fc8e5708fc8e57
-		var t1643 uint64 = uint64(bits.OnesCount64(t1642) & 1)
-		var t1639 uint64 = t1559 & 0x47e472b047e472b
-		var t1640 uint64 = uint64(bits.OnesCount64(t1639) & 1)
-		var t1636 uint64 = t1559 & 0x8df7c6ee8df7c6ee
-		var t1637 uint64 = uint64(bits.OnesCount64(t1636) & 1)
-		var t1633 uint64 = t1559 & 0x46fbe37746fbe377
-		var t1634 uint64 = uint64(bits.OnesCount64(t1633) & 1)
-		var t1630 uint64 = t1559 & 0xacb514c0acb514c0
-		var t1631 uint64 = uint64(bits.OnesCount64(t1630) & 1)
-		var t1627 uint64 = t1559 & 0xd9926f1bd9926f1b
-		var t1628 uint64 = uint64(bits.OnesCount64(t1627) & 1)
-		var t1624 uint64 = t1559 & 0xe301d2f6e301d2f6
-		var t1625 uint64 = uint64(bits.OnesCount64(t1624) & 1)
-		var t1621 uint64 = t1559 & 0xfe480c00fe480c00
-		var t1622 uint64 = uint64(bits.OnesCount64(t1621) & 1)
-		var t1618 uint64 = t1559 & 0x7f2406007f240600
-		var t1619 uint64 = uint64(bits.OnesCount64(t1618) & 1)
-		var t1615 uint64 = t1559 & 0xb05ae67bb05ae67b
-		var t1616 uint64 = uint64(bits.OnesCount64(t1615) & 1)
-		var t1612 uint64 = t1559 & 0xd7e59646d7e59646
-		var t1613 uint64 = uint64(bits.OnesCount64(t1612) & 1)
-		var t1609 uint64 = t1559 & 0x6bf2cb236bf2cb23
-		var t1610 uint64 = uint64(bits.OnesCount64(t1609) & 1)
-		var t1606 uint64 = t1559 & 0x35f9659135f96591
-		var t1607 uint64 = uint64(bits.OnesCount64(t1606) & 1)
-		var t1603 uint64 = t1559 & 0x1afcb2c81afcb2c8
-		var t1604 uint64 = uint64(bits.OnesCount64(t1603) & 1)
-		var t1600 uint64 = t1559 & 0x82b6bc1f82b6bc1f
-		var t1601 uint64 = uint64(bits.OnesCount64(t1600) & 1)
-		var t1597 uint64 = t1559 & 0xce93bb74ce93bb74
-		var t1598 uint64 = uint64(bits.OnesCount64(t1597) & 1)
-		var t1594 uint64 = t1559 & 0xe88138c1e88138c1
-		var t1595 uint64 = uint64(bits.OnesCount64(t1594) & 1)
-		var t1591 uint64 = t1559 & 0x74409c6074409c60
-		var t1592 uint64 = uint64(bits.OnesCount64(t1591) & 1)
-		var t1588 uint64 = t1559 & 0xb5e8ab4bb5e8ab4b
-		var t1589 uint64 = uint64(bits.OnesCount64(t1588) & 1)
-		var t1585 uint64 = t1559 & 0xd53cb0ded53cb0de
-		var t1586 uint64 = uint64(bits.OnesCount64(t1585) & 1)
-		var t1582 uint64 = t1559 & 0x6a9e586f6a9e586f
-		var t1583 uint64 = uint64(bits.OnesCount64(t1582) & 1)
-		var t1579 uint64 = t1559 & 0xba87c94cba87c94c
-		var t1580 uint64 = uint64(bits.OnesCount64(t1579) & 1)
-		var t1576 uint64 = t1559 & 0xd28b01ddd28b01dd
-		var t1577 uint64 = uint64(bits.OnesCount64(t1576) & 1)
-		var t1573 uint64 = t1559 & 0xe68d6595e68d6595
-		var t1574 uint64 = uint64(bits.OnesCount64(t1573) & 1)
-		var t1570 uint64 = t1559 & 0xfc8e57b1fc8e57b1
-		var t1571 uint64 = uint64(bits.OnesCount64(t1570) & 1)
-		var t1567 uint64 = t1559 & 0x7e472bd87e472bd8
-		var t1568 uint64 = uint64(bits.OnesCount64(t1567) & 1)
-		var t1564 uint64 = t1559 & 0x3f2395ec3f2395ec
-		var t1565 uint64 = uint64(bits.OnesCount64(t1564) & 1)
-		var t1561 uint64 = t1559 & 0x1f91caf61f91caf6
-		var t1562 uint64 = uint64(bits.OnesCount64(t1561) & 1)
-		var t1656 uint64 = t1562 | t1565<<1 | t1568<<2 | t1571<<3 | t1574<<4 | t1577<<5 | t1580<<6 | t1583<<7 | t1586<<8 | t1589<<9 | t1592<<10 | t1595<<11 | t1598<<12 | t1601<<13 | t1604<<14 | t1607<<15 | t1610<<16 | t1613<<17 | t1616<<18 | t1619<<19 | t1622<<20 | t1625<<21 | t1628<<22 | t1631<<23 | t1634<<24 | t1637<<25 | t1640<<26 | t1643<<27 | t1646<<28 | t1649<<29 | t1652<<30 | t1655<<31
+		var t1656 uint64 = (uint64(simcrc32c_appendP4[0][uint8(t1559)]) ^ uint64(simcrc32c_appendP4[1][uint8(t1559>>8)]) ^ uint64(simcrc32c_appendP4[2][uint8(t1559>>16)]) ^ uint64(simcrc32c_appendP4[3][uint8(t1559>>24)]) ^ uint64(simcrc32c_appendP4[4][uint8(t1559>>32)]) ^ uint64(simcrc32c_appendP4[5][uint8(t1559>>40)]) ^ uint64(simcrc32c_appendP4[6][uint8(t1559>>48)]) ^ uint64(simcrc32c_appendP4[7][uint8(t1559>>56)]))
 		var t1657, t1657_1, t1657_0 uint64 = 0, t1656, t1531
 		if t1557 != 0 {
 			t1657 = t1657_1
@@ -1609,71 +1417,7 @@ func (x *simcrc32c_append) EvalState() {
 		var t1817 uint64 = v[1806] >> 0 & 0xff
 		var t1698 uint64 = v[1677] >> 0 & 0xffff
 		var t1699 uint64 = v[1676] | t1698<<32
-		var t1794 uint64 = t1699 & 0x8fc800008fc8
-		var t1795 uint64 = uint64(bits.OnesCount64(t1794) & 1)
-		var t1791 uint64 = t1699 & 0x47e4000047e4
-		var t1792 uint64 = uint64(bits.OnesCount64(t1791) & 1)
-		var t1788 uint64 = t1699 & 0x23f2000023f2
-		var t1789 uint64 = uint64(bits.OnesCount64(t1788) & 1)
-		var t1785 uint64 = t1699 & 0x11f9000011f9
-		var t1786 uint64 = uint64(bits.OnesCount64(t1785) & 1)
-		var t1782 uint64 = t1699 & 0x8fc000008fc
-		var t1783 uint64 = uint64(bits.OnesCount64(t1782) & 1)
-		var t1779 uint64 = t1699 & 0x47e0000047e
-		var t1780 uint64 = uint64(bits.OnesCount64(t1779) & 1)
-		var t1776 uint64 = t1699 & 0x8df700008df7
-		var t1777 uint64 = uint64(bits.OnesCount64(t1776) & 1)
-		var t1773 uint64 = t1699 & 0x46fb000046fb
-		var t1774 uint64 = uint64(bits.OnesCount64(t1773) & 1)
-		var t1770 uint64 = t1699 & 0xacb50000acb5
-		var t1771 uint64 = uint64(bits.OnesCount64(t1770) & 1)
-		var t1767 uint64 = t1699 & 0xd9920000d992
-		var t1768 uint64 = uint64(bits.OnesCount64(t1767) & 1)
-		var t1764 uint64 = t1699 & 0xe3010000e301
-		var t1765 uint64 = uint64(bits.OnesCount64(t1764) & 1)
-		var t1761 uint64 = t1699 & 0xfe480000fe48
-		var t1762 uint64 = uint64(bits.OnesCount64(t1761) & 1)
-		var t1758 uint64 = t1699 & 0x7f2400007f24
-		var t1759 uint64 = uint64(bits.OnesCount64(t1758) & 1)
-		var t1755 uint64 = t1699 & 0xb05a0000b05a
-		var t1756 uint64 = uint64(bits.OnesCount64(t1755) & 1)
-		var t1752 uint64 = t1699 & 0xd7e50000d7e5
-		var t1753 uint64 = uint64(bits.OnesCount64(t1752) & 1)
-		var t1749 uint64 = t1699 & 0x6bf200006bf2
-		var t1750 uint64 = uint64(bits.OnesCount64(t1749) & 1)
-		var t1746 uint64 = t1699 & 0x35f9800035f9
-		var t1747 uint64 = uint64(bits.OnesCount64(t1746) & 1)
-		var t1743 uint64 = t1699 & 0x1afc40001afc
-		var t1744 uint64 = uint64(bits.OnesCount64(t1743) & 1)
-		var t1740 uint64 = t1699 & 0x82b6200082b6
-		var t1741 uint64 = uint64(bits.OnesCount64(t1740) & 1)
-		var t1737 uint64 = t1699 & 0xce931000ce93
-		var t1738 uint64 = uint64(bits.OnesCount64(t1737) & 1)
-		var t1734 uint64 = t1699 & 0xe8810800e881
-		var t1735 uint64 = uint64(bits.OnesCount64(t1734) & 1)
-		var t1731 uint64 = t1699 & 0x744004007440
-		var t1732 uint64 = uint64(bits.OnesCount64(t1731) & 1)
-		var t1728 uint64 = t1699 & 0xb5e80200b5e8
-		var t1729 uint64 = uint64(bits.OnesCount64(t1728) & 1)
-		var t1725 uint64 = t1699 & 0xd53c0100d53c
-		var t1726 uint64 = uint64(bits.OnesCount64(t1725) & 1)
-		var t1722 uint64 = t1699 & 0x6a9e00806a9e
-		var t1723 uint64 = uint64(bits.OnesCount64(t1722) & 1)
-		var t1719 uint64 = t1699 & 0xba870040ba87
-		var t1720 uint64 = uint64(bits.OnesCount64(t1719) & 1)
-		var t1716 uint64 = t1699 & 0xd28b0020d28b
-		var t1717 uint64 = uint64(bits.OnesCount64(t1716) & 1)
-		var t1713 uint64 = t1699 & 0xe68d0010e68d
-		var t1714 uint64 = uint64(bits.OnesCount64(t1713) & 1)
-		var t1710 uint64 = t1699 & 0xfc8e0008fc8e
-		var t1711 uint64 = uint64(bits.OnesCount64(t1710) & 1)
-		var t1707 uint64 = t1699 & 0x7e4700047e47
-		var t1708 uint64 = uint64(bits.OnesCount64(t1707) & 1)
-		var t1704 uint64 = t1699 & 0x3f2300023f23
-		var t1705 uint64 = uint64(bits.OnesCount64(t1704) & 1)
-		var t1701 uint64 = t1699 & 0x1f9100011f91
-		var t1702 uint64 = uint64(bits.OnesCount64(t1701) & 1)
-		var t1796 uint64 = t1702 | t1705<<1 | t1708<<2 | t1711<<3 | t1714<<4 | t1717<<5 | t1720<<6 | t1723<<7 | t1726<<8 | t1729<<9 | t1732<<10 | t1735<<11 | t1738<<12 | t1741<<13 | t1744<<14 | t1747<<15 | t1750<<16 | t1753<<17 | t1756<<18 | t1759<<19 | t1762<<20 | t1765<<21 | t1768<<22 | t1771<<23 | t1774<<24 | t1777<<25 | t1780<<26 | t1783<<27 | t1786<<28 | t1789<<29 | t1792<<30 | t1795<<31
+		var t1796 uint64 = (uint64(simcrc32c_appendP5[0][uint8(t1699)]) ^ uint64(simcrc32c_appendP5[1][uint8(t1699>>8)]) ^ uint64(simcrc32c_appendP5[2][uint8(t1699>>16)]) ^ uint64(simcrc32c_appendP5[3][uint8(t1699>>24)]) ^ uint64(simcrc32c_appendP5[4][uint8(t1699>>32)]) ^ uint64(simcrc32c_appendP5[5][uint8(t1699>>40)]))
 		var t1797, t1797_1, t1797_0 uint64 = 0, t1796, v[1676]
 		if t1697 != 0 {
 			t1797 = t1797_1
@@ -1681,71 +1425,7 @@ func (x *simcrc32c_append) EvalState() {
 			t1797 = t1797_0
 		}
 		var t1818 uint64 = t1797 | t1817<<32
-		var t1913 uint64 = t1818 & 0x8f0000008f
-		var t1914 uint64 = uint64(bits.OnesCount64(t1913) & 1)
-		var t1910 uint64 = t1818 & 0x4700000047
-		var t1911 uint64 = uint64(bits.OnesCount64(t1910) & 1)
-		var t1907 uint64 = t1818 & 0x2300000023
-		var t1908 uint64 = uint64(bits.OnesCount64(t1907) & 1)
-		var t1904 uint64 = t1818 & 0x1100000011
-		var t1905 uint64 = uint64(bits.OnesCount64(t1904) & 1)
-		var t1901 uint64 = t1818 & 0x800000008
-		var t1902 uint64 = uint64(bits.OnesCount64(t1901) & 1)
-		var t1898 uint64 = t1818 & 0x400000004
-		var t1899 uint64 = uint64(bits.OnesCount64(t1898) & 1)
-		var t1895 uint64 = t1818 & 0x8d0000008d
-		var t1896 uint64 = uint64(bits.OnesCount64(t1895) & 1)
-		var t1892 uint64 = t1818 & 0x4600000046
-		var t1893 uint64 = uint64(bits.OnesCount64(t1892) & 1)
-		var t1889 uint64 = t1818 & 0xac800000ac
-		var t1890 uint64 = uint64(bits.OnesCount64(t1889) & 1)
-		var t1886 uint64 = t1818 & 0xd9400000d9
-		var t1887 uint64 = uint64(bits.OnesCount64(t1886) & 1)
-		var t1883 uint64 = t1818 & 0xe3200000e3
-		var t1884 uint64 = uint64(bits.OnesCount64(t1883) & 1)
-		var t1880 uint64 = t1818 & 0xfe100000fe
-		var t1881 uint64 = uint64(bits.OnesCount64(t1880) & 1)
-		var t1877 uint64 = t1818 & 0x7f0800007f
-		var t1878 uint64 = uint64(bits.OnesCount64(t1877) & 1)
-		var t1874 uint64 = t1818 & 0xb0040000b0
-		var t1875 uint64 = uint64(bits.OnesCount64(t1874) & 1)
-		var t1871 uint64 = t1818 & 0xd7020000d7
-		var t1872 uint64 = uint64(bits.OnesCount64(t1871) & 1)
-		var t1868 uint64 = t1818 & 0x6b0100006b
-		var t1869 uint64 = uint64(bits.OnesCount64(t1868) & 1)
-		var t1865 uint64 = t1818 & 0x3500800035
-		var t1866 uint64 = uint64(bits.OnesCount64(t1865) & 1)
-		var t1862 uint64 = t1818 & 0x1a0040001a
-		var t1863 uint64 = uint64(bits.OnesCount64(t1862) & 1)
-		var t1859 uint64 = t1818 & 0x8200200082
-		var t1860 uint64 = uint64(bits.OnesCount64(t1859) & 1)
-		var t1856 uint64 = t1818 & 0xce001000ce
-		var t1857 uint64 = uint64(bits.OnesCount64(t1856) & 1)
-		var t1853 uint64 = t1818 & 0xe8000800e8
-		var t1854 uint64 = uint64(bits.OnesCount64(t1853) & 1)
-		var t1850 uint64 = t1818 & 0x7400040074
-		var t1851 uint64 = uint64(bits.OnesCount64(t1850) & 1)
-		var t1847 uint64 = t1818 & 0xb5000200b5
-		var t1848 uint64 = uint64(bits.OnesCount64(t1847) & 1)
-		var t1844 uint64 = t1818 & 0xd5000100d5
-		var t1845 uint64 = uint64(bits.OnesCount64(t1844) & 1)
-		var t1841 uint64 = t1818 & 0x6a0000806a
-		var t1842 uint64 = uint64(bits.OnesCount64(t1841) & 1)
-		var t1838 uint64 = t1818 & 0xba000040ba
-		var t1839 uint64 = uint64(bits.OnesCount64(t1838) & 1)
-		var t1835 uint64 = t1818 & 0xd2000020d2
-		var t1836 uint64 = uint64(bits.OnesCount64(t1835) & 1)
-		var t1832 uint64 = t1818 & 0xe6000010e6
-		var t1833 uint64 = uint64(bits.OnesCount64(t1832) & 1)
-		var t1829 uint64 = t1818 & 0xfc000008fc
-		var t1830 uint64 = uint64(bits.OnesCount64(t1829) & 1)
-		var t1826 uint64 = t1818 & 0x7e0000047e
-		var t1827 uint64 = uint64(bits.OnesCount64(t1826) & 1)
-		var t1823 uint64 = t1818 & 0x3f0000023f
-		var t1824 uint64 = uint64(bits.OnesCount64(t1823) & 1)
-		var t1820 uint64 = t1818 & 0x1f0000011f
-		var t1821 uint64 = uint64(bits.OnesCount64(t1820) & 1)
-		var t1915 uint64 = t1821 | t1824<<1 | t1827<<2 | t1830<<3 | t1833<<4 | t1836<<5 | t1839<<6 | t1842<<7 | t1845<<8 | t1848<<9 | t1851<<10 | t1854<<11 | t1857<<12 | t1860<<13 | t1863<<14 | t1866<<15 | t1869<<16 | t1872<<17 | t1875<<18 | t1878<<19 | t1881<<20 | t1884<<21 | t1887<<22 | t1890<<23 | t1893<<24 | t1896<<25 | t1899<<26 | t1902<<27 | t1905<<28 | t1908<<29 | t1911<<30 | t1914<<31
+		var t1915 uint64 = (uint64(simcrc32c_appendP6[0][uint8(t1818)]) ^ uint64(simcrc32c_appendP6[1][uint8(t1818>>8)]) ^ uint64(simcrc32c_appendP6[2][uint8(t1818>>16)]) ^ uint64(simcrc32c_appendP6[3][uint8(t1818>>24)]) ^ uint64(simcrc32c_appendP6[4][uint8(t1818>>32)]))
 		var t1916, t1916_1, t1916_0 uint64 = 0, t1915, t1797
 		if t1816 != 0 {
 			t1916 = t1916_1
@@ -2152,39 +1832,7 @@ func (x *simcrc32c_append) EvalInputs() {
 	v[1945] = v[6]>>32 | v[7]<<32
 	v[1946] = v[7] >> 32
 	v[1946] &= 0xffffffff
-	v[1965] = uint64(bits.OnesCount64((v[1938]&0xa660c35ca660c35c)^(v[1939]&0xa6a136723dda585d)^(v[1940]&0xed04e470468f38ca)^(v[1941]&0x7e8408f7ba1e130d)^(v[1942]&0x5f513d79b5fd0998)^(v[1943]&0x61745c3ae969f40a)^(v[1944]&0x1954cd1ef5e1bbd9)^(v[1945]&0x386f2c25de275318)^(v[1946]&0x1f91caf6)) & 1)
-	v[1984] = uint64(bits.OnesCount64((v[1938]&0x4cc186b94cc186b9)^(v[1939]&0x4d426ce47bb4b0bb)^(v[1940]&0xda09c8e08d1e7195)^(v[1941]&0xfd0811ef743c261b)^(v[1942]&0xbea27af36bfa1330)^(v[1943]&0xc2e8b875d2d3e814)^(v[1944]&0x32a99a3debc377b2)^(v[1945]&0x70de584bbc4ea630)^(v[1946]&0x3f2395ec)) & 1)
-	v[2003] = uint64(bits.OnesCount64((v[1938]&0x99830d7299830d72)^(v[1939]&0x9a84d9c8f7696176)^(v[1940]&0xb41391c11a3ce32a)^(v[1941]&0xfa1023dee8784c37)^(v[1942]&0x7d44f5e6d7f42661)^(v[1943]&0x85d170eba5a7d029)^(v[1944]&0x6553347bd786ef65)^(v[1945]&0xe1bcb097789d4c60)^(v[1946]&0x7e472bd8)) & 1)
-	v[2022] = uint64(bits.OnesCount64((v[1938]&0x33061ae433061ae4)^(v[1939]&0x3509b391eed2c2ed)^(v[1940]&0x682723823479c655)^(v[1941]&0xf42047bdd0f0986f)^(v[1942]&0xfa89ebcdafe84cc3)^(v[1943]&0xba2e1d74b4fa052)^(v[1944]&0xcaa668f7af0ddecb)^(v[1945]&0xc379612ef13a98c0)^(v[1946]&0xfc8e57b1)) & 1)
-	v[2041] = uint64(bits.OnesCount64((v[1938]&0xc06cf694c06cf694)^(v[1939]&0xccb25151e07fdd87)^(v[1940]&0x3d4aa3742e7cb460)^(v[1941]&0x96c4878c1bff23d3)^(v[1942]&0xaa42eae2ea2d901f)^(v[1943]&0x76319f947ff6b4af)^(v[1944]&0x8c181cf1abfa064f)^(v[1945]&0xbe9dee783c526299)^(v[1946]&0xe68d6595)) & 1)
-	v[2060] = uint64(bits.OnesCount64((v[1938]&0x26b92e7426b92e74)^(v[1939]&0x3fc594d1fd25e352)^(v[1940]&0x9791a2981a76500b)^(v[1941]&0x530d07ef8de054ab)^(v[1942]&0xbd4e8bc61a629a7)^(v[1943]&0x8d17631216849d55)^(v[1944]&0x164f4fda215b747)^(v[1945]&0x4554f0d5a683962b)^(v[1946]&0xd28b01dd)) & 1)
-	v[2079] = uint64(bits.OnesCount64((v[1938]&0xeb129fb4eb129fb4)^(v[1939]&0xd92a1fd1c7919ef9)^(v[1940]&0xc227a140726398dc)^(v[1941]&0xd89e0728a1deba5a)^(v[1942]&0x48f8ec0176b15ad6)^(v[1943]&0x7b5a9a1ec460cea0)^(v[1944]&0x1b9d24e5b1cad556)^(v[1945]&0xb2c6cd8e93207f4e)^(v[1946]&0xba87c94c)) & 1)
-	v[2098] = uint64(bits.OnesCount64((v[1938]&0x7045fc347045fc34)^(v[1939]&0x14f509d1b2f965ae)^(v[1940]&0x694ba6f0a2480973)^(v[1941]&0xcfb806a6f9a367b8)^(v[1942]&0xcea0e57b589fbc35)^(v[1943]&0x97c1680761a8694a)^(v[1944]&0x2e6e84d596741175)^(v[1945]&0x5de2b738f867ad84)^(v[1946]&0x6a9e586f)) & 1)
-	v[2117] = uint64(bits.OnesCount64((v[1938]&0xe08bf869e08bf869)^(v[1939]&0x29ea13a365f2cb5c)^(v[1940]&0xd2974de1449012e6)^(v[1941]&0x9f700d4df346cf70)^(v[1942]&0x9d41caf6b13f786b)^(v[1943]&0x2f82d00ec350d295)^(v[1944]&0x5cdd09ab2ce822eb)^(v[1945]&0xbbc56e71f0cf5b08)^(v[1946]&0xd53cb0de)) & 1)
-	v[2136] = uint64(bits.OnesCount64((v[1938]&0x6777338f6777338f)^(v[1939]&0xf5751134f63fcee4)^(v[1940]&0x482a7fb2cfaf1d06)^(v[1941]&0x4064126c5c938dec)^(v[1942]&0x65d2a894d783f94f)^(v[1943]&0x3e71fc276fc85121)^(v[1944]&0xa0eede48ac31fe0f)^(v[1945]&0x4fe5f0c63fb9e508)^(v[1946]&0xb5e8ab4b)) & 1)
-	v[2155] = uint64(bits.OnesCount64((v[1938]&0x688ea443688ea443)^(v[1939]&0x4c4b141bd1a5c595)^(v[1940]&0x7d501b15d9d102c7)^(v[1941]&0xfe4c2c2f033908d5)^(v[1942]&0x94f46c501afafb06)^(v[1943]&0x1d97a47436f95648)^(v[1944]&0x5889718fad8247c7)^(v[1945]&0xa7a4cda9a1549909)^(v[1946]&0x74409c60)) & 1)
-	v[2174] = uint64(bits.OnesCount64((v[1938]&0xd11d4887d11d4887)^(v[1939]&0x98962837a34b8b2a)^(v[1940]&0xfaa0362bb3a2058e)^(v[1941]&0xfc98585e067211aa)^(v[1942]&0x29e8d8a035f5f60d)^(v[1943]&0x3b2f48e86df2ac91)^(v[1944]&0xb112e31f5b048f8e)^(v[1945]&0x4f499b5342a93212)^(v[1946]&0xe88138c1)) & 1)
-	v[2193] = uint64(bits.OnesCount64((v[1938]&0x45a5252045a5252)^(v[1939]&0x978d661d7b4d4e08)^(v[1940]&0x1844882721cb33d7)^(v[1941]&0x87b4b84bb6fa3058)^(v[1942]&0xc808c39de16e583)^(v[1943]&0x172acdea328cad28)^(v[1944]&0x7b710b2043e8a4c5)^(v[1945]&0xa6fc1a835b75373d)^(v[1946]&0xce93bb74)) & 1)
-	v[2212] = uint64(bits.OnesCount64((v[1938]&0xaed467f9aed467f9)^(v[1939]&0x89bbfa48cb40c44d)^(v[1940]&0xdd8df43e05195f65)^(v[1941]&0x71ed7860d7ea73bd)^(v[1942]&0x4650250a09d0c29f)^(v[1943]&0x4f21c7ee8c70ae5a)^(v[1944]&0xefb6db5e7230f253)^(v[1945]&0x7597192368cd3d62)^(v[1946]&0x82b6bc1f)) & 1)
-	v[2231] = uint64(bits.OnesCount64((v[1938]&0xfbc80caffbc80caf)^(v[1939]&0xb5d6c2e3ab5bd0c6)^(v[1940]&0x561f0c0c4cbd8601)^(v[1941]&0x9d5ef83615caf476)^(v[1942]&0xd3f1776da65c8ca6)^(v[1943]&0xff37d3e7f188a8be)^(v[1944]&0xc6397ba211805f7f)^(v[1945]&0xd3411e630fbd29dd)^(v[1946]&0x1afcb2c8)) & 1)
-	v[2250] = uint64(bits.OnesCount64((v[1938]&0xf790195ff790195f)^(v[1939]&0x6bad85c756b7a18d)^(v[1940]&0xac3e1818997b0c03)^(v[1941]&0x3abdf06c2b95e8ec)^(v[1942]&0xa7e2eedb4cb9194d)^(v[1943]&0xfe6fa7cfe311517d)^(v[1944]&0x8c72f7442300beff)^(v[1945]&0xa6823cc61f7a53bb)^(v[1946]&0x35f96591)) & 1)
-	v[2269] = uint64(bits.OnesCount64((v[1938]&0xef2032beef2032be)^(v[1939]&0xd75b0b8ead6f431b)^(v[1940]&0x587c303132f61806)^(v[1941]&0x757be0d8572bd1d9)^(v[1942]&0x4fc5ddb69972329a)^(v[1943]&0xfcdf4f9fc622a2fb)^(v[1944]&0x18e5ee8846017dff)^(v[1945]&0x4d04798c3ef4a777)^(v[1946]&0x6bf2cb23)) & 1)
-	v[2288] = uint64(bits.OnesCount64((v[1938]&0xde40657dde40657d)^(v[1939]&0xaeb6171d5ade8637)^(v[1940]&0xb0f8606265ec300d)^(v[1941]&0xeaf7c1b0ae57a3b2)^(v[1942]&0x9f8bbb6d32e46534)^(v[1943]&0xf9be9f3f8c4545f6)^(v[1944]&0x31cbdd108c02fbff)^(v[1945]&0x9a08f3187de94eee)^(v[1946]&0xd7e59646)) & 1)
-	v[2307] = uint64(bits.OnesCount64((v[1938]&0x1ae009a71ae009a7)^(v[1939]&0xfbcd184888675432)^(v[1940]&0x8cf424b48d5758d1)^(v[1941]&0xab6b8b96e6b15468)^(v[1942]&0x60464ba3d035c3f1)^(v[1943]&0x92096245f1e37fe7)^(v[1944]&0x7ac3773fede44c26)^(v[1945]&0xc7eca1525f5cec4)^(v[1946]&0xb05ae67b)) & 1)
-	v[2326] = uint64(bits.OnesCount64((v[1938]&0x93a0d01393a0d013)^(v[1939]&0x513b06e32d14f039)^(v[1940]&0xf4ecad195c218969)^(v[1941]&0x28531fda777cbbdc)^(v[1942]&0x9fddaa3e15968e7b)^(v[1943]&0x456698b10aaf0bc4)^(v[1944]&0xecd223612e292394)^(v[1945]&0x2092b80f95ccce90)^(v[1946]&0x7f240600)) & 1)
-	v[2345] = uint64(bits.OnesCount64((v[1938]&0x2741a0262741a026)^(v[1939]&0xa2760dc65a29e073)^(v[1940]&0xe9d95a32b84312d2)^(v[1941]&0x50a63fb4eef977b9)^(v[1942]&0x3fbb547c2b2d1cf6)^(v[1943]&0x8acd3162155e1789)^(v[1944]&0xd9a446c25c524728)^(v[1945]&0x4125701f2b999d21)^(v[1946]&0xfe480c00)) & 1)
-	v[2364] = uint64(bits.OnesCount64((v[1938]&0xe8e38310e8e38310)^(v[1939]&0xe24d2dfe898998bb)^(v[1940]&0x3eb6501536091d6f)^(v[1941]&0xdfc8779e67ecfc7e)^(v[1942]&0x20279581e3a73074)^(v[1943]&0x74ee3efec3d5db18)^(v[1944]&0xaa1c409a4d453588)^(v[1945]&0xba25cc1b8914695b)^(v[1946]&0xe301d2f6)) & 1)
-	v[2383] = uint64(bits.OnesCount64((v[1938]&0x77a7c57c77a7c57c)^(v[1939]&0x623b6d8f2ec9692a)^(v[1940]&0x9068445a2a9d0215)^(v[1941]&0xc114e7cb75c7ebf1)^(v[1942]&0x1f1e167a72b36971)^(v[1943]&0x88a821c76ec2423a)^(v[1944]&0x4d6c4c2a6f6bd0c9)^(v[1945]&0x4c24b412cc0f81af)^(v[1946]&0xd9926f1b)) & 1)
-	v[2402] = uint64(bits.OnesCount64((v[1938]&0x492f49a4492f49a4)^(v[1939]&0x62d7ed6c60488a09)^(v[1940]&0xcdd46cc413b53ce0)^(v[1941]&0xfcadc7615191c4ee)^(v[1942]&0x616d118d509bdb7b)^(v[1943]&0x70241fb434ed707e)^(v[1944]&0x838c554a2b361a4a)^(v[1945]&0xa026440046385046)^(v[1946]&0xacb514c0)) & 1)
-	v[2421] = uint64(bits.OnesCount64((v[1938]&0x343e5014343e5014)^(v[1939]&0x630eecaafd4b4c4f)^(v[1940]&0x76ac3df861e5410a)^(v[1941]&0x87df8635193d9ad0)^(v[1942]&0x9d8b1e6314cabf6f)^(v[1943]&0x813c635280b314f6)^(v[1944]&0x1e4c678aa38d8f4d)^(v[1945]&0x7823a4255257f395)^(v[1946]&0x46fbe377)) & 1)
-	v[2440] = uint64(bits.OnesCount64((v[1938]&0x687ca028687ca028)^(v[1939]&0xc61dd955fa96989e)^(v[1940]&0xed587bf0c3ca8214)^(v[1941]&0xfbf0c6a327b35a0)^(v[1942]&0x3b163cc629957edf)^(v[1943]&0x278c6a5016629ed)^(v[1944]&0x3c98cf15471b1e9b)^(v[1945]&0xf047484aa4afe72a)^(v[1946]&0x8df7c6ee)) & 1)
-	v[2459] = uint64(bits.OnesCount64((v[1938]&0x7699830d7699830d)^(v[1939]&0x2a9a84d9c8f76961)^(v[1940]&0x37b41391c11a3ce3)^(v[1941]&0x61fa1023dee8784c)^(v[1942]&0x297d44f5e6d7f426)^(v[1943]&0x6585d170eba5a7d0)^(v[1944]&0x606553347bd786ef)^(v[1945]&0xd8e1bcb097789d4c)^(v[1946]&0x47e472b)) & 1)
-	v[2478] = uint64(bits.OnesCount64((v[1938]&0xed33061aed33061a)^(v[1939]&0x553509b391eed2c2)^(v[1940]&0x6f682723823479c6)^(v[1941]&0xc3f42047bdd0f098)^(v[1942]&0x52fa89ebcdafe84c)^(v[1943]&0xcb0ba2e1d74b4fa0)^(v[1944]&0xc0caa668f7af0dde)^(v[1945]&0xb1c379612ef13a98)^(v[1946]&0x8fc8e57)) & 1)
-	v[2497] = uint64(bits.OnesCount64((v[1938]&0xda660c35da660c35)^(v[1939]&0xaa6a136723dda585)^(v[1940]&0xded04e470468f38c)^(v[1941]&0x87e8408f7ba1e130)^(v[1942]&0xa5f513d79b5fd099)^(v[1943]&0x961745c3ae969f40)^(v[1944]&0x81954cd1ef5e1bbd)^(v[1945]&0x6386f2c25de27531)^(v[1946]&0x11f91caf)) & 1)
-	v[2516] = uint64(bits.OnesCount64((v[1938]&0xb4cc186bb4cc186b)^(v[1939]&0x54d426ce47bb4b0b)^(v[1940]&0xbda09c8e08d1e719)^(v[1941]&0xfd0811ef743c261)^(v[1942]&0x4bea27af36bfa133)^(v[1943]&0x2c2e8b875d2d3e81)^(v[1944]&0x32a99a3debc377b)^(v[1945]&0xc70de584bbc4ea63)^(v[1946]&0x23f2395e)) & 1)
-	v[2535] = uint64(bits.OnesCount64((v[1938]&0x699830d7699830d7)^(v[1939]&0xa9a84d9c8f769617)^(v[1940]&0x7b41391c11a3ce32)^(v[1941]&0x1fa1023dee8784c3)^(v[1942]&0x97d44f5e6d7f4266)^(v[1943]&0x585d170eba5a7d02)^(v[1944]&0x6553347bd786ef6)^(v[1945]&0x8e1bcb097789d4c6)^(v[1946]&0x47e472bd)) & 1)
-	v[2554] = uint64(bits.OnesCount64((v[1938]&0xd33061aed33061ae)^(v[1939]&0x53509b391eed2c2e)^(v[1940]&0xf682723823479c65)^(v[1941]&0x3f42047bdd0f0986)^(v[1942]&0x2fa89ebcdafe84cc)^(v[1943]&0xb0ba2e1d74b4fa05)^(v[1944]&0xcaa668f7af0ddec)^(v[1945]&0x1c379612ef13a98c)^(v[1946]&0x8fc8e57b)) & 1)
-	var t2555 uint64 = v[1965] | v[1984]<<1 | v[2003]<<2 | v[2022]<<3 | v[2041]<<4 | v[2060]<<5 | v[2079]<<6 | v[2098]<<7 | v[2117]<<8 | v[2136]<<9 | v[2155]<<10 | v[2174]<<11 | v[2193]<<12 | v[2212]<<13 | v[2231]<<14 | v[2250]<<15 | v[2269]<<16 | v[2288]<<17 | v[2307]<<18 | v[2326]<<19 | v[2345]<<20 | v[2364]<<21 | v[2383]<<22 | v[2402]<<23 | v[2421]<<24 | v[2440]<<25 | v[2459]<<26 | v[2478]<<27 | v[2497]<<28 | v[2516]<<29 | v[2535]<<30 | v[2554]<<31
+	var t2555 uint64 = (uint64(simcrc32c_appendP7[0][uint8(v[1938])]) ^ uint64(simcrc32c_appendP7[1][uint8(v[1938]>>8)]) ^ uint64(simcrc32c_appendP7[2][uint8(v[1938]>>16)]) ^ uint64(simcrc32c_appendP7[3][uint8(v[1938]>>24)]) ^ uint64(simcrc32c_appendP7[4][uint8(v[1938]>>32)]) ^ uint64(simcrc32c_appendP7[5][uint8(v[1938]>>40)]) ^ uint64(simcrc32c_appendP7[6][uint8(v[1938]>>48)]) ^ uint64(simcrc32c_appendP7[7][uint8(v[1938]>>56)]) ^ uint64(simcrc32c_appendP7[8][uint8(v[1939])]) ^ uint64(simcrc32c_appendP7[9][uint8(v[1939]>>8)]) ^ uint64(simcrc32c_appendP7[10][uint8(v[1939]>>16)]) ^ uint64(simcrc32c_appendP7[11][uint8(v[1939]>>24)]) ^ uint64(simcrc32c_appendP7[12][uint8(v[1939]>>32)]) ^ uint64(simcrc32c_appendP7[13][uint8(v[1939]>>40)]) ^ uint64(simcrc32c_appendP7[14][uint8(v[1939]>>48)]) ^ uint64(simcrc32c_appendP7[15][uint8(v[1939]>>56)]) ^ uint64(simcrc32c_appendP7[16][uint8(v[1940])]) ^ uint64(simcrc32c_appendP7[17][uint8(v[1940]>>8)]) ^ uint64(simcrc32c_appendP7[18][uint8(v[1940]>>16)]) ^ uint64(simcrc32c_appendP7[19][uint8(v[1940]>>24)]) ^ uint64(simcrc32c_appendP7[20][uint8(v[1940]>>32)]) ^ uint64(simcrc32c_appendP7[21][uint8(v[1940]>>40)]) ^ uint64(simcrc32c_appendP7[22][uint8(v[1940]>>48)]) ^ uint64(simcrc32c_appendP7[23][uint8(v[1940]>>56)]) ^ uint64(simcrc32c_appendP7[24][uint8(v[1941])]) ^ uint64(simcrc32c_appendP7[25][uint8(v[1941]>>8)]) ^ uint64(simcrc32c_appendP7[26][uint8(v[1941]>>16)]) ^ uint64(simcrc32c_appendP7[27][uint8(v[1941]>>24)]) ^ uint64(simcrc32c_appendP7[28][uint8(v[1941]>>32)]) ^ uint64(simcrc32c_appendP7[29][uint8(v[1941]>>40)]) ^ uint64(simcrc32c_appendP7[30][uint8(v[1941]>>48)]) ^ uint64(simcrc32c_appendP7[31][uint8(v[1941]>>56)]) ^ uint64(simcrc32c_appendP7[32][uint8(v[1942])]) ^ uint64(simcrc32c_appendP7[33][uint8(v[1942]>>8)]) ^ uint64(simcrc32c_appendP7[34][uint8(v[1942]>>16)]) ^ uint64(simcrc32c_appendP7[35][uint8(v[1942]>>24)]) ^ uint64(simcrc32c_appendP7[36][uint8(v[1942]>>32)]) ^ uint64(simcrc32c_appendP7[37][uint8(v[1942]>>40)]) ^ uint64(simcrc32c_appendP7[38][uint8(v[1942]>>48)]) ^ uint64(simcrc32c_appendP7[39][uint8(v[1942]>>56)]) ^ uint64(simcrc32c_appendP7[40][uint8(v[1943])]) ^ uint64(simcrc32c_appendP7[41][uint8(v[1943]>>8)]) ^ uint64(simcrc32c_appendP7[42][uint8(v[1943]>>16)]) ^ uint64(simcrc32c_appendP7[43][uint8(v[1943]>>24)]) ^ uint64(simcrc32c_appendP7[44][uint8(v[1943]>>32)]) ^ uint64(simcrc32c_appendP7[45][uint8(v[1943]>>40)]) ^ uint64(simcrc32c_appendP7[46][uint8(v[1943]>>48)]) ^ uint64(simcrc32c_appendP7[47][uint8(v[1943]>>56)]) ^ uint64(simcrc32c_appendP7[48][uint8(v[1944])]) ^ uint64(simcrc32c_appendP7[49][uint8(v[1944]>>8)]) ^ uint64(simcrc32c_appendP7[50][uint8(v[1944]>>16)]) ^ uint64(simcrc32c_appendP7[51][uint8(v[1944]>>24)]) ^ uint64(simcrc32c_appendP7[52][uint8(v[1944]>>32)]) ^ uint64(simcrc32c_appendP7[53][uint8(v[1944]>>40)]) ^ uint64(simcrc32c_appendP7[54][uint8(v[1944]>>48)]) ^ uint64(simcrc32c_appendP7[55][uint8(v[1944]>>56)]) ^ uint64(simcrc32c_appendP7[56][uint8(v[1945])]) ^ uint64(simcrc32c_appendP7[57][uint8(v[1945]>>8)]) ^ uint64(simcrc32c_appendP7[58][uint8(v[1945]>>16)]) ^ uint64(simcrc32c_appendP7[59][uint8(v[1945]>>24)]) ^ uint64(simcrc32c_appendP7[60][uint8(v[1945]>>32)]) ^ uint64(simcrc32c_appendP7[61][uint8(v[1945]>>40)]) ^ uint64(simcrc32c_appendP7[62][uint8(v[1945]>>48)]) ^ uint64(simcrc32c_appendP7[63][uint8(v[1945]>>56)]) ^ uint64(simcrc32c_appendP7[64][uint8(v[1946])]) ^ uint64(simcrc32c_appendP7[65][uint8(v[1946]>>8)]) ^ uint64(simcrc32c_appendP7[66][uint8(v[1946]>>16)]) ^ uint64(simcrc32c_appendP7[67][uint8(v[1946]>>24)]))
 	var t2558, t2558_1, t2558_0 uint64 = 0, 0xffffffff, t2555
 	if v[9] != 0 {
 		t2558 = t2558_1
@@ -2444,6 +2092,305 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2859] = v[2829]
 	}
 	return true
+}
+
+// simcrc32c_appendP0 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP0 [68][256]uint32
+
+// simcrc32c_appendP1 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP1 [36][256]uint32
+
+// simcrc32c_appendP2 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP2 [20][256]uint32
+
+// simcrc32c_appendP3 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP3 [12][256]uint32
+
+// simcrc32c_appendP4 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP4 [8][256]uint32
+
+// simcrc32c_appendP5 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP5 [6][256]uint32
+
+// simcrc32c_appendP6 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP6 [5][256]uint32
+
+// simcrc32c_appendP7 is a linear map's byte tables (ParityTable).
+var simcrc32c_appendP7 [68][256]uint32
+
+func init() {
+	sim.ParityTable(simcrc32c_appendP0[:], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67}, [][]uint64{
+		{0xa660c35ca660c35c, 0xa6a136723dda585d, 0xed04e470468f38ca, 0x7e8408f7ba1e130d, 0x5f513d79b5fd0998, 0x61745c3ae969f40a, 0x1954cd1ef5e1bbd9, 0x386f2c25de275318, 0x1f91caf6},
+		{0x4cc186b94cc186b9, 0x4d426ce47bb4b0bb, 0xda09c8e08d1e7195, 0xfd0811ef743c261b, 0xbea27af36bfa1330, 0xc2e8b875d2d3e814, 0x32a99a3debc377b2, 0x70de584bbc4ea630, 0x3f2395ec},
+		{0x99830d7299830d72, 0x9a84d9c8f7696176, 0xb41391c11a3ce32a, 0xfa1023dee8784c37, 0x7d44f5e6d7f42661, 0x85d170eba5a7d029, 0x6553347bd786ef65, 0xe1bcb097789d4c60, 0x7e472bd8},
+		{0x33061ae433061ae4, 0x3509b391eed2c2ed, 0x682723823479c655, 0xf42047bdd0f0986f, 0xfa89ebcdafe84cc3, 0xba2e1d74b4fa052, 0xcaa668f7af0ddecb, 0xc379612ef13a98c0, 0xfc8e57b1},
+		{0xc06cf694c06cf694, 0xccb25151e07fdd87, 0x3d4aa3742e7cb460, 0x96c4878c1bff23d3, 0xaa42eae2ea2d901f, 0x76319f947ff6b4af, 0x8c181cf1abfa064f, 0xbe9dee783c526299, 0xe68d6595},
+		{0x26b92e7426b92e74, 0x3fc594d1fd25e352, 0x9791a2981a76500b, 0x530d07ef8de054ab, 0xbd4e8bc61a629a7, 0x8d17631216849d55, 0x164f4fda215b747, 0x4554f0d5a683962b, 0xd28b01dd},
+		{0xeb129fb4eb129fb4, 0xd92a1fd1c7919ef9, 0xc227a140726398dc, 0xd89e0728a1deba5a, 0x48f8ec0176b15ad6, 0x7b5a9a1ec460cea0, 0x1b9d24e5b1cad556, 0xb2c6cd8e93207f4e, 0xba87c94c},
+		{0x7045fc347045fc34, 0x14f509d1b2f965ae, 0x694ba6f0a2480973, 0xcfb806a6f9a367b8, 0xcea0e57b589fbc35, 0x97c1680761a8694a, 0x2e6e84d596741175, 0x5de2b738f867ad84, 0x6a9e586f},
+		{0xe08bf869e08bf869, 0x29ea13a365f2cb5c, 0xd2974de1449012e6, 0x9f700d4df346cf70, 0x9d41caf6b13f786b, 0x2f82d00ec350d295, 0x5cdd09ab2ce822eb, 0xbbc56e71f0cf5b08, 0xd53cb0de},
+		{0x6777338f6777338f, 0xf5751134f63fcee4, 0x482a7fb2cfaf1d06, 0x4064126c5c938dec, 0x65d2a894d783f94f, 0x3e71fc276fc85121, 0xa0eede48ac31fe0f, 0x4fe5f0c63fb9e508, 0xb5e8ab4b},
+		{0x688ea443688ea443, 0x4c4b141bd1a5c595, 0x7d501b15d9d102c7, 0xfe4c2c2f033908d5, 0x94f46c501afafb06, 0x1d97a47436f95648, 0x5889718fad8247c7, 0xa7a4cda9a1549909, 0x74409c60},
+		{0xd11d4887d11d4887, 0x98962837a34b8b2a, 0xfaa0362bb3a2058e, 0xfc98585e067211aa, 0x29e8d8a035f5f60d, 0x3b2f48e86df2ac91, 0xb112e31f5b048f8e, 0x4f499b5342a93212, 0xe88138c1},
+		{0x45a5252045a5252, 0x978d661d7b4d4e08, 0x1844882721cb33d7, 0x87b4b84bb6fa3058, 0xc808c39de16e583, 0x172acdea328cad28, 0x7b710b2043e8a4c5, 0xa6fc1a835b75373d, 0xce93bb74},
+		{0xaed467f9aed467f9, 0x89bbfa48cb40c44d, 0xdd8df43e05195f65, 0x71ed7860d7ea73bd, 0x4650250a09d0c29f, 0x4f21c7ee8c70ae5a, 0xefb6db5e7230f253, 0x7597192368cd3d62, 0x82b6bc1f},
+		{0xfbc80caffbc80caf, 0xb5d6c2e3ab5bd0c6, 0x561f0c0c4cbd8601, 0x9d5ef83615caf476, 0xd3f1776da65c8ca6, 0xff37d3e7f188a8be, 0xc6397ba211805f7f, 0xd3411e630fbd29dd, 0x1afcb2c8},
+		{0xf790195ff790195f, 0x6bad85c756b7a18d, 0xac3e1818997b0c03, 0x3abdf06c2b95e8ec, 0xa7e2eedb4cb9194d, 0xfe6fa7cfe311517d, 0x8c72f7442300beff, 0xa6823cc61f7a53bb, 0x35f96591},
+		{0xef2032beef2032be, 0xd75b0b8ead6f431b, 0x587c303132f61806, 0x757be0d8572bd1d9, 0x4fc5ddb69972329a, 0xfcdf4f9fc622a2fb, 0x18e5ee8846017dff, 0x4d04798c3ef4a777, 0x6bf2cb23},
+		{0xde40657dde40657d, 0xaeb6171d5ade8637, 0xb0f8606265ec300d, 0xeaf7c1b0ae57a3b2, 0x9f8bbb6d32e46534, 0xf9be9f3f8c4545f6, 0x31cbdd108c02fbff, 0x9a08f3187de94eee, 0xd7e59646},
+		{0x1ae009a71ae009a7, 0xfbcd184888675432, 0x8cf424b48d5758d1, 0xab6b8b96e6b15468, 0x60464ba3d035c3f1, 0x92096245f1e37fe7, 0x7ac3773fede44c26, 0xc7eca1525f5cec4, 0xb05ae67b},
+		{0x93a0d01393a0d013, 0x513b06e32d14f039, 0xf4ecad195c218969, 0x28531fda777cbbdc, 0x9fddaa3e15968e7b, 0x456698b10aaf0bc4, 0xecd223612e292394, 0x2092b80f95ccce90, 0x7f240600},
+		{0x2741a0262741a026, 0xa2760dc65a29e073, 0xe9d95a32b84312d2, 0x50a63fb4eef977b9, 0x3fbb547c2b2d1cf6, 0x8acd3162155e1789, 0xd9a446c25c524728, 0x4125701f2b999d21, 0xfe480c00},
+		{0xe8e38310e8e38310, 0xe24d2dfe898998bb, 0x3eb6501536091d6f, 0xdfc8779e67ecfc7e, 0x20279581e3a73074, 0x74ee3efec3d5db18, 0xaa1c409a4d453588, 0xba25cc1b8914695b, 0xe301d2f6},
+		{0x77a7c57c77a7c57c, 0x623b6d8f2ec9692a, 0x9068445a2a9d0215, 0xc114e7cb75c7ebf1, 0x1f1e167a72b36971, 0x88a821c76ec2423a, 0x4d6c4c2a6f6bd0c9, 0x4c24b412cc0f81af, 0xd9926f1b},
+		{0x492f49a4492f49a4, 0x62d7ed6c60488a09, 0xcdd46cc413b53ce0, 0xfcadc7615191c4ee, 0x616d118d509bdb7b, 0x70241fb434ed707e, 0x838c554a2b361a4a, 0xa026440046385046, 0xacb514c0},
+		{0x343e5014343e5014, 0x630eecaafd4b4c4f, 0x76ac3df861e5410a, 0x87df8635193d9ad0, 0x9d8b1e6314cabf6f, 0x813c635280b314f6, 0x1e4c678aa38d8f4d, 0x7823a4255257f395, 0x46fbe377},
+		{0x687ca028687ca028, 0xc61dd955fa96989e, 0xed587bf0c3ca8214, 0xfbf0c6a327b35a0, 0x3b163cc629957edf, 0x278c6a5016629ed, 0x3c98cf15471b1e9b, 0xf047484aa4afe72a, 0x8df7c6ee},
+		{0x7699830d7699830d, 0x2a9a84d9c8f76961, 0x37b41391c11a3ce3, 0x61fa1023dee8784c, 0x297d44f5e6d7f426, 0x6585d170eba5a7d0, 0x606553347bd786ef, 0xd8e1bcb097789d4c, 0x47e472b},
+		{0xed33061aed33061a, 0x553509b391eed2c2, 0x6f682723823479c6, 0xc3f42047bdd0f098, 0x52fa89ebcdafe84c, 0xcb0ba2e1d74b4fa0, 0xc0caa668f7af0dde, 0xb1c379612ef13a98, 0x8fc8e57},
+		{0xda660c35da660c35, 0xaa6a136723dda585, 0xded04e470468f38c, 0x87e8408f7ba1e130, 0xa5f513d79b5fd099, 0x961745c3ae969f40, 0x81954cd1ef5e1bbd, 0x6386f2c25de27531, 0x11f91caf},
+		{0xb4cc186bb4cc186b, 0x54d426ce47bb4b0b, 0xbda09c8e08d1e719, 0xfd0811ef743c261, 0x4bea27af36bfa133, 0x2c2e8b875d2d3e81, 0x32a99a3debc377b, 0xc70de584bbc4ea63, 0x23f2395e},
+		{0x699830d7699830d7, 0xa9a84d9c8f769617, 0x7b41391c11a3ce32, 0x1fa1023dee8784c3, 0x97d44f5e6d7f4266, 0x585d170eba5a7d02, 0x6553347bd786ef6, 0x8e1bcb097789d4c6, 0x47e472bd},
+		{0xd33061aed33061ae, 0x53509b391eed2c2e, 0xf682723823479c65, 0x3f42047bdd0f0986, 0x2fa89ebcdafe84cc, 0xb0ba2e1d74b4fa05, 0xcaa668f7af0ddec, 0x1c379612ef13a98c, 0x8fc8e57b},
+	})
+	sim.ParityTable(simcrc32c_appendP1[:], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35}, [][]uint64{
+		{0x5f513d795f513d79, 0x61745c3ae969f40a, 0x1954cd1ef5e1bbd9, 0x386f2c25de275318, 0x1f91caf6},
+		{0xbea27af3bea27af3, 0xc2e8b875d2d3e814, 0x32a99a3debc377b2, 0x70de584bbc4ea630, 0x3f2395ec},
+		{0x7d44f5e67d44f5e6, 0x85d170eba5a7d029, 0x6553347bd786ef65, 0xe1bcb097789d4c60, 0x7e472bd8},
+		{0xfa89ebcdfa89ebcd, 0xba2e1d74b4fa052, 0xcaa668f7af0ddecb, 0xc379612ef13a98c0, 0xfc8e57b1},
+		{0xaa42eae2aa42eae2, 0x76319f947ff6b4af, 0x8c181cf1abfa064f, 0xbe9dee783c526299, 0xe68d6595},
+		{0xbd4e8bc0bd4e8bc, 0x8d17631216849d55, 0x164f4fda215b747, 0x4554f0d5a683962b, 0xd28b01dd},
+		{0x48f8ec0148f8ec01, 0x7b5a9a1ec460cea0, 0x1b9d24e5b1cad556, 0xb2c6cd8e93207f4e, 0xba87c94c},
+		{0xcea0e57bcea0e57b, 0x97c1680761a8694a, 0x2e6e84d596741175, 0x5de2b738f867ad84, 0x6a9e586f},
+		{0x9d41caf69d41caf6, 0x2f82d00ec350d295, 0x5cdd09ab2ce822eb, 0xbbc56e71f0cf5b08, 0xd53cb0de},
+		{0x65d2a89465d2a894, 0x3e71fc276fc85121, 0xa0eede48ac31fe0f, 0x4fe5f0c63fb9e508, 0xb5e8ab4b},
+		{0x94f46c5094f46c50, 0x1d97a47436f95648, 0x5889718fad8247c7, 0xa7a4cda9a1549909, 0x74409c60},
+		{0x29e8d8a029e8d8a0, 0x3b2f48e86df2ac91, 0xb112e31f5b048f8e, 0x4f499b5342a93212, 0xe88138c1},
+		{0xc808c390c808c39, 0x172acdea328cad28, 0x7b710b2043e8a4c5, 0xa6fc1a835b75373d, 0xce93bb74},
+		{0x4650250a4650250a, 0x4f21c7ee8c70ae5a, 0xefb6db5e7230f253, 0x7597192368cd3d62, 0x82b6bc1f},
+		{0xd3f1776dd3f1776d, 0xff37d3e7f188a8be, 0xc6397ba211805f7f, 0xd3411e630fbd29dd, 0x1afcb2c8},
+		{0xa7e2eedba7e2eedb, 0xfe6fa7cfe311517d, 0x8c72f7442300beff, 0xa6823cc61f7a53bb, 0x35f96591},
+		{0x4fc5ddb64fc5ddb6, 0xfcdf4f9fc622a2fb, 0x18e5ee8846017dff, 0x4d04798c3ef4a777, 0x6bf2cb23},
+		{0x9f8bbb6d9f8bbb6d, 0xf9be9f3f8c4545f6, 0x31cbdd108c02fbff, 0x9a08f3187de94eee, 0xd7e59646},
+		{0x60464ba360464ba3, 0x92096245f1e37fe7, 0x7ac3773fede44c26, 0xc7eca1525f5cec4, 0xb05ae67b},
+		{0x9fddaa3e9fddaa3e, 0x456698b10aaf0bc4, 0xecd223612e292394, 0x2092b80f95ccce90, 0x7f240600},
+		{0x3fbb547c3fbb547c, 0x8acd3162155e1789, 0xd9a446c25c524728, 0x4125701f2b999d21, 0xfe480c00},
+		{0x2027958120279581, 0x74ee3efec3d5db18, 0xaa1c409a4d453588, 0xba25cc1b8914695b, 0xe301d2f6},
+		{0x1f1e167a1f1e167a, 0x88a821c76ec2423a, 0x4d6c4c2a6f6bd0c9, 0x4c24b412cc0f81af, 0xd9926f1b},
+		{0x616d118d616d118d, 0x70241fb434ed707e, 0x838c554a2b361a4a, 0xa026440046385046, 0xacb514c0},
+		{0x9d8b1e639d8b1e63, 0x813c635280b314f6, 0x1e4c678aa38d8f4d, 0x7823a4255257f395, 0x46fbe377},
+		{0x3b163cc63b163cc6, 0x278c6a5016629ed, 0x3c98cf15471b1e9b, 0xf047484aa4afe72a, 0x8df7c6ee},
+		{0x297d44f5297d44f5, 0x6585d170eba5a7d0, 0x606553347bd786ef, 0xd8e1bcb097789d4c, 0x47e472b},
+		{0x52fa89eb52fa89eb, 0xcb0ba2e1d74b4fa0, 0xc0caa668f7af0dde, 0xb1c379612ef13a98, 0x8fc8e57},
+		{0xa5f513d7a5f513d7, 0x961745c3ae969f40, 0x81954cd1ef5e1bbd, 0x6386f2c25de27531, 0x11f91caf},
+		{0x4bea27af4bea27af, 0x2c2e8b875d2d3e81, 0x32a99a3debc377b, 0xc70de584bbc4ea63, 0x23f2395e},
+		{0x97d44f5e97d44f5e, 0x585d170eba5a7d02, 0x6553347bd786ef6, 0x8e1bcb097789d4c6, 0x47e472bd},
+		{0x2fa89ebc2fa89ebc, 0xb0ba2e1d74b4fa05, 0xcaa668f7af0ddec, 0x1c379612ef13a98c, 0x8fc8e57b},
+	})
+	sim.ParityTable(simcrc32c_appendP2[:], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, [][]uint64{
+		{0x1954cd1e1954cd1e, 0x386f2c25de275318, 0x1f91caf6},
+		{0x32a99a3d32a99a3d, 0x70de584bbc4ea630, 0x3f2395ec},
+		{0x6553347b6553347b, 0xe1bcb097789d4c60, 0x7e472bd8},
+		{0xcaa668f7caa668f7, 0xc379612ef13a98c0, 0xfc8e57b1},
+		{0x8c181cf18c181cf1, 0xbe9dee783c526299, 0xe68d6595},
+		{0x164f4fd0164f4fd, 0x4554f0d5a683962b, 0xd28b01dd},
+		{0x1b9d24e51b9d24e5, 0xb2c6cd8e93207f4e, 0xba87c94c},
+		{0x2e6e84d52e6e84d5, 0x5de2b738f867ad84, 0x6a9e586f},
+		{0x5cdd09ab5cdd09ab, 0xbbc56e71f0cf5b08, 0xd53cb0de},
+		{0xa0eede48a0eede48, 0x4fe5f0c63fb9e508, 0xb5e8ab4b},
+		{0x5889718f5889718f, 0xa7a4cda9a1549909, 0x74409c60},
+		{0xb112e31fb112e31f, 0x4f499b5342a93212, 0xe88138c1},
+		{0x7b710b207b710b20, 0xa6fc1a835b75373d, 0xce93bb74},
+		{0xefb6db5eefb6db5e, 0x7597192368cd3d62, 0x82b6bc1f},
+		{0xc6397ba2c6397ba2, 0xd3411e630fbd29dd, 0x1afcb2c8},
+		{0x8c72f7448c72f744, 0xa6823cc61f7a53bb, 0x35f96591},
+		{0x18e5ee8818e5ee88, 0x4d04798c3ef4a777, 0x6bf2cb23},
+		{0x31cbdd1031cbdd10, 0x9a08f3187de94eee, 0xd7e59646},
+		{0x7ac3773f7ac3773f, 0xc7eca1525f5cec4, 0xb05ae67b},
+		{0xecd22361ecd22361, 0x2092b80f95ccce90, 0x7f240600},
+		{0xd9a446c2d9a446c2, 0x4125701f2b999d21, 0xfe480c00},
+		{0xaa1c409aaa1c409a, 0xba25cc1b8914695b, 0xe301d2f6},
+		{0x4d6c4c2a4d6c4c2a, 0x4c24b412cc0f81af, 0xd9926f1b},
+		{0x838c554a838c554a, 0xa026440046385046, 0xacb514c0},
+		{0x1e4c678a1e4c678a, 0x7823a4255257f395, 0x46fbe377},
+		{0x3c98cf153c98cf15, 0xf047484aa4afe72a, 0x8df7c6ee},
+		{0x6065533460655334, 0xd8e1bcb097789d4c, 0x47e472b},
+		{0xc0caa668c0caa668, 0xb1c379612ef13a98, 0x8fc8e57},
+		{0x81954cd181954cd1, 0x6386f2c25de27531, 0x11f91caf},
+		{0x32a99a3032a99a3, 0xc70de584bbc4ea63, 0x23f2395e},
+		{0x655334706553347, 0x8e1bcb097789d4c6, 0x47e472bd},
+		{0xcaa668f0caa668f, 0x1c379612ef13a98c, 0x8fc8e57b},
+	})
+	sim.ParityTable(simcrc32c_appendP3[:], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, [][]uint64{
+		{0x386f2c25386f2c25, 0x1f91caf6},
+		{0x70de584b70de584b, 0x3f2395ec},
+		{0xe1bcb097e1bcb097, 0x7e472bd8},
+		{0xc379612ec379612e, 0xfc8e57b1},
+		{0xbe9dee78be9dee78, 0xe68d6595},
+		{0x4554f0d54554f0d5, 0xd28b01dd},
+		{0xb2c6cd8eb2c6cd8e, 0xba87c94c},
+		{0x5de2b7385de2b738, 0x6a9e586f},
+		{0xbbc56e71bbc56e71, 0xd53cb0de},
+		{0x4fe5f0c64fe5f0c6, 0xb5e8ab4b},
+		{0xa7a4cda9a7a4cda9, 0x74409c60},
+		{0x4f499b534f499b53, 0xe88138c1},
+		{0xa6fc1a83a6fc1a83, 0xce93bb74},
+		{0x7597192375971923, 0x82b6bc1f},
+		{0xd3411e63d3411e63, 0x1afcb2c8},
+		{0xa6823cc6a6823cc6, 0x35f96591},
+		{0x4d04798c4d04798c, 0x6bf2cb23},
+		{0x9a08f3189a08f318, 0xd7e59646},
+		{0xc7eca150c7eca15, 0xb05ae67b},
+		{0x2092b80f2092b80f, 0x7f240600},
+		{0x4125701f4125701f, 0xfe480c00},
+		{0xba25cc1bba25cc1b, 0xe301d2f6},
+		{0x4c24b4124c24b412, 0xd9926f1b},
+		{0xa0264400a0264400, 0xacb514c0},
+		{0x7823a4257823a425, 0x46fbe377},
+		{0xf047484af047484a, 0x8df7c6ee},
+		{0xd8e1bcb0d8e1bcb0, 0x47e472b},
+		{0xb1c37961b1c37961, 0x8fc8e57},
+		{0x6386f2c26386f2c2, 0x11f91caf},
+		{0xc70de584c70de584, 0x23f2395e},
+		{0x8e1bcb098e1bcb09, 0x47e472bd},
+		{0x1c3796121c379612, 0x8fc8e57b},
+	})
+	sim.ParityTable(simcrc32c_appendP4[:], []int{0, 1, 2, 3, 4, 5, 6, 7}, [][]uint64{
+		{0x1f91caf61f91caf6},
+		{0x3f2395ec3f2395ec},
+		{0x7e472bd87e472bd8},
+		{0xfc8e57b1fc8e57b1},
+		{0xe68d6595e68d6595},
+		{0xd28b01ddd28b01dd},
+		{0xba87c94cba87c94c},
+		{0x6a9e586f6a9e586f},
+		{0xd53cb0ded53cb0de},
+		{0xb5e8ab4bb5e8ab4b},
+		{0x74409c6074409c60},
+		{0xe88138c1e88138c1},
+		{0xce93bb74ce93bb74},
+		{0x82b6bc1f82b6bc1f},
+		{0x1afcb2c81afcb2c8},
+		{0x35f9659135f96591},
+		{0x6bf2cb236bf2cb23},
+		{0xd7e59646d7e59646},
+		{0xb05ae67bb05ae67b},
+		{0x7f2406007f240600},
+		{0xfe480c00fe480c00},
+		{0xe301d2f6e301d2f6},
+		{0xd9926f1bd9926f1b},
+		{0xacb514c0acb514c0},
+		{0x46fbe37746fbe377},
+		{0x8df7c6ee8df7c6ee},
+		{0x47e472b047e472b},
+		{0x8fc8e5708fc8e57},
+		{0x11f91caf11f91caf},
+		{0x23f2395e23f2395e},
+		{0x47e472bd47e472bd},
+		{0x8fc8e57b8fc8e57b},
+	})
+	sim.ParityTable(simcrc32c_appendP5[:], []int{0, 1, 2, 3, 4, 5}, [][]uint64{
+		{0x1f9100011f91},
+		{0x3f2300023f23},
+		{0x7e4700047e47},
+		{0xfc8e0008fc8e},
+		{0xe68d0010e68d},
+		{0xd28b0020d28b},
+		{0xba870040ba87},
+		{0x6a9e00806a9e},
+		{0xd53c0100d53c},
+		{0xb5e80200b5e8},
+		{0x744004007440},
+		{0xe8810800e881},
+		{0xce931000ce93},
+		{0x82b6200082b6},
+		{0x1afc40001afc},
+		{0x35f9800035f9},
+		{0x6bf200006bf2},
+		{0xd7e50000d7e5},
+		{0xb05a0000b05a},
+		{0x7f2400007f24},
+		{0xfe480000fe48},
+		{0xe3010000e301},
+		{0xd9920000d992},
+		{0xacb50000acb5},
+		{0x46fb000046fb},
+		{0x8df700008df7},
+		{0x47e0000047e},
+		{0x8fc000008fc},
+		{0x11f9000011f9},
+		{0x23f2000023f2},
+		{0x47e4000047e4},
+		{0x8fc800008fc8},
+	})
+	sim.ParityTable(simcrc32c_appendP6[:], []int{0, 1, 2, 3, 4}, [][]uint64{
+		{0x1f0000011f},
+		{0x3f0000023f},
+		{0x7e0000047e},
+		{0xfc000008fc},
+		{0xe6000010e6},
+		{0xd2000020d2},
+		{0xba000040ba},
+		{0x6a0000806a},
+		{0xd5000100d5},
+		{0xb5000200b5},
+		{0x7400040074},
+		{0xe8000800e8},
+		{0xce001000ce},
+		{0x8200200082},
+		{0x1a0040001a},
+		{0x3500800035},
+		{0x6b0100006b},
+		{0xd7020000d7},
+		{0xb0040000b0},
+		{0x7f0800007f},
+		{0xfe100000fe},
+		{0xe3200000e3},
+		{0xd9400000d9},
+		{0xac800000ac},
+		{0x4600000046},
+		{0x8d0000008d},
+		{0x400000004},
+		{0x800000008},
+		{0x1100000011},
+		{0x2300000023},
+		{0x4700000047},
+		{0x8f0000008f},
+	})
+	sim.ParityTable(simcrc32c_appendP7[:], []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67}, [][]uint64{
+		{0xa660c35ca660c35c, 0xa6a136723dda585d, 0xed04e470468f38ca, 0x7e8408f7ba1e130d, 0x5f513d79b5fd0998, 0x61745c3ae969f40a, 0x1954cd1ef5e1bbd9, 0x386f2c25de275318, 0x1f91caf6},
+		{0x4cc186b94cc186b9, 0x4d426ce47bb4b0bb, 0xda09c8e08d1e7195, 0xfd0811ef743c261b, 0xbea27af36bfa1330, 0xc2e8b875d2d3e814, 0x32a99a3debc377b2, 0x70de584bbc4ea630, 0x3f2395ec},
+		{0x99830d7299830d72, 0x9a84d9c8f7696176, 0xb41391c11a3ce32a, 0xfa1023dee8784c37, 0x7d44f5e6d7f42661, 0x85d170eba5a7d029, 0x6553347bd786ef65, 0xe1bcb097789d4c60, 0x7e472bd8},
+		{0x33061ae433061ae4, 0x3509b391eed2c2ed, 0x682723823479c655, 0xf42047bdd0f0986f, 0xfa89ebcdafe84cc3, 0xba2e1d74b4fa052, 0xcaa668f7af0ddecb, 0xc379612ef13a98c0, 0xfc8e57b1},
+		{0xc06cf694c06cf694, 0xccb25151e07fdd87, 0x3d4aa3742e7cb460, 0x96c4878c1bff23d3, 0xaa42eae2ea2d901f, 0x76319f947ff6b4af, 0x8c181cf1abfa064f, 0xbe9dee783c526299, 0xe68d6595},
+		{0x26b92e7426b92e74, 0x3fc594d1fd25e352, 0x9791a2981a76500b, 0x530d07ef8de054ab, 0xbd4e8bc61a629a7, 0x8d17631216849d55, 0x164f4fda215b747, 0x4554f0d5a683962b, 0xd28b01dd},
+		{0xeb129fb4eb129fb4, 0xd92a1fd1c7919ef9, 0xc227a140726398dc, 0xd89e0728a1deba5a, 0x48f8ec0176b15ad6, 0x7b5a9a1ec460cea0, 0x1b9d24e5b1cad556, 0xb2c6cd8e93207f4e, 0xba87c94c},
+		{0x7045fc347045fc34, 0x14f509d1b2f965ae, 0x694ba6f0a2480973, 0xcfb806a6f9a367b8, 0xcea0e57b589fbc35, 0x97c1680761a8694a, 0x2e6e84d596741175, 0x5de2b738f867ad84, 0x6a9e586f},
+		{0xe08bf869e08bf869, 0x29ea13a365f2cb5c, 0xd2974de1449012e6, 0x9f700d4df346cf70, 0x9d41caf6b13f786b, 0x2f82d00ec350d295, 0x5cdd09ab2ce822eb, 0xbbc56e71f0cf5b08, 0xd53cb0de},
+		{0x6777338f6777338f, 0xf5751134f63fcee4, 0x482a7fb2cfaf1d06, 0x4064126c5c938dec, 0x65d2a894d783f94f, 0x3e71fc276fc85121, 0xa0eede48ac31fe0f, 0x4fe5f0c63fb9e508, 0xb5e8ab4b},
+		{0x688ea443688ea443, 0x4c4b141bd1a5c595, 0x7d501b15d9d102c7, 0xfe4c2c2f033908d5, 0x94f46c501afafb06, 0x1d97a47436f95648, 0x5889718fad8247c7, 0xa7a4cda9a1549909, 0x74409c60},
+		{0xd11d4887d11d4887, 0x98962837a34b8b2a, 0xfaa0362bb3a2058e, 0xfc98585e067211aa, 0x29e8d8a035f5f60d, 0x3b2f48e86df2ac91, 0xb112e31f5b048f8e, 0x4f499b5342a93212, 0xe88138c1},
+		{0x45a5252045a5252, 0x978d661d7b4d4e08, 0x1844882721cb33d7, 0x87b4b84bb6fa3058, 0xc808c39de16e583, 0x172acdea328cad28, 0x7b710b2043e8a4c5, 0xa6fc1a835b75373d, 0xce93bb74},
+		{0xaed467f9aed467f9, 0x89bbfa48cb40c44d, 0xdd8df43e05195f65, 0x71ed7860d7ea73bd, 0x4650250a09d0c29f, 0x4f21c7ee8c70ae5a, 0xefb6db5e7230f253, 0x7597192368cd3d62, 0x82b6bc1f},
+		{0xfbc80caffbc80caf, 0xb5d6c2e3ab5bd0c6, 0x561f0c0c4cbd8601, 0x9d5ef83615caf476, 0xd3f1776da65c8ca6, 0xff37d3e7f188a8be, 0xc6397ba211805f7f, 0xd3411e630fbd29dd, 0x1afcb2c8},
+		{0xf790195ff790195f, 0x6bad85c756b7a18d, 0xac3e1818997b0c03, 0x3abdf06c2b95e8ec, 0xa7e2eedb4cb9194d, 0xfe6fa7cfe311517d, 0x8c72f7442300beff, 0xa6823cc61f7a53bb, 0x35f96591},
+		{0xef2032beef2032be, 0xd75b0b8ead6f431b, 0x587c303132f61806, 0x757be0d8572bd1d9, 0x4fc5ddb69972329a, 0xfcdf4f9fc622a2fb, 0x18e5ee8846017dff, 0x4d04798c3ef4a777, 0x6bf2cb23},
+		{0xde40657dde40657d, 0xaeb6171d5ade8637, 0xb0f8606265ec300d, 0xeaf7c1b0ae57a3b2, 0x9f8bbb6d32e46534, 0xf9be9f3f8c4545f6, 0x31cbdd108c02fbff, 0x9a08f3187de94eee, 0xd7e59646},
+		{0x1ae009a71ae009a7, 0xfbcd184888675432, 0x8cf424b48d5758d1, 0xab6b8b96e6b15468, 0x60464ba3d035c3f1, 0x92096245f1e37fe7, 0x7ac3773fede44c26, 0xc7eca1525f5cec4, 0xb05ae67b},
+		{0x93a0d01393a0d013, 0x513b06e32d14f039, 0xf4ecad195c218969, 0x28531fda777cbbdc, 0x9fddaa3e15968e7b, 0x456698b10aaf0bc4, 0xecd223612e292394, 0x2092b80f95ccce90, 0x7f240600},
+		{0x2741a0262741a026, 0xa2760dc65a29e073, 0xe9d95a32b84312d2, 0x50a63fb4eef977b9, 0x3fbb547c2b2d1cf6, 0x8acd3162155e1789, 0xd9a446c25c524728, 0x4125701f2b999d21, 0xfe480c00},
+		{0xe8e38310e8e38310, 0xe24d2dfe898998bb, 0x3eb6501536091d6f, 0xdfc8779e67ecfc7e, 0x20279581e3a73074, 0x74ee3efec3d5db18, 0xaa1c409a4d453588, 0xba25cc1b8914695b, 0xe301d2f6},
+		{0x77a7c57c77a7c57c, 0x623b6d8f2ec9692a, 0x9068445a2a9d0215, 0xc114e7cb75c7ebf1, 0x1f1e167a72b36971, 0x88a821c76ec2423a, 0x4d6c4c2a6f6bd0c9, 0x4c24b412cc0f81af, 0xd9926f1b},
+		{0x492f49a4492f49a4, 0x62d7ed6c60488a09, 0xcdd46cc413b53ce0, 0xfcadc7615191c4ee, 0x616d118d509bdb7b, 0x70241fb434ed707e, 0x838c554a2b361a4a, 0xa026440046385046, 0xacb514c0},
+		{0x343e5014343e5014, 0x630eecaafd4b4c4f, 0x76ac3df861e5410a, 0x87df8635193d9ad0, 0x9d8b1e6314cabf6f, 0x813c635280b314f6, 0x1e4c678aa38d8f4d, 0x7823a4255257f395, 0x46fbe377},
+		{0x687ca028687ca028, 0xc61dd955fa96989e, 0xed587bf0c3ca8214, 0xfbf0c6a327b35a0, 0x3b163cc629957edf, 0x278c6a5016629ed, 0x3c98cf15471b1e9b, 0xf047484aa4afe72a, 0x8df7c6ee},
+		{0x7699830d7699830d, 0x2a9a84d9c8f76961, 0x37b41391c11a3ce3, 0x61fa1023dee8784c, 0x297d44f5e6d7f426, 0x6585d170eba5a7d0, 0x606553347bd786ef, 0xd8e1bcb097789d4c, 0x47e472b},
+		{0xed33061aed33061a, 0x553509b391eed2c2, 0x6f682723823479c6, 0xc3f42047bdd0f098, 0x52fa89ebcdafe84c, 0xcb0ba2e1d74b4fa0, 0xc0caa668f7af0dde, 0xb1c379612ef13a98, 0x8fc8e57},
+		{0xda660c35da660c35, 0xaa6a136723dda585, 0xded04e470468f38c, 0x87e8408f7ba1e130, 0xa5f513d79b5fd099, 0x961745c3ae969f40, 0x81954cd1ef5e1bbd, 0x6386f2c25de27531, 0x11f91caf},
+		{0xb4cc186bb4cc186b, 0x54d426ce47bb4b0b, 0xbda09c8e08d1e719, 0xfd0811ef743c261, 0x4bea27af36bfa133, 0x2c2e8b875d2d3e81, 0x32a99a3debc377b, 0xc70de584bbc4ea63, 0x23f2395e},
+		{0x699830d7699830d7, 0xa9a84d9c8f769617, 0x7b41391c11a3ce32, 0x1fa1023dee8784c3, 0x97d44f5e6d7f4266, 0x585d170eba5a7d02, 0x6553347bd786ef6, 0x8e1bcb097789d4c6, 0x47e472bd},
+		{0xd33061aed33061ae, 0x53509b391eed2c2e, 0xf682723823479c65, 0x3f42047bdd0f0986, 0x2fa89ebcdafe84cc, 0xb0ba2e1d74b4fa05, 0xcaa668f7af0ddec, 0x1c379612ef13a98c, 0x8fc8e57b},
+	})
 }
 
 // simcrc32c_appendIndex gives the first word of each port.

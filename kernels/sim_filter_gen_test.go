@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "7788e78849d8a805fb83a38711a149f0" }
+func (x *simfilter) Fingerprint() string { return "c99e7acc584560e415f795e5c4d60c85" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "fb186b71db4e88e7c89b7aa631b812da" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "4cac31f83da4f4d68017fbc4578dda7d" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

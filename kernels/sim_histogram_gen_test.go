@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "c78f4097239e000c46472bfd0ac62b33" }
+func (x *simhistogram) Fingerprint() string { return "f4b04a6ad88382c7f7083823cb6d3707" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

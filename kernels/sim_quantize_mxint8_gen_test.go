@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "b21ad5665b378b656c64727b3258f1bd" }
+func (x *simquantize_mxint8) Fingerprint() string { return "633397cd168ee73790eba23d2529132f" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "28c8466dde944ba1c953543a93bb4ee8" }
+func (x *simscale_int32) Fingerprint() string { return "ce2dc16806864ac04291696a2522396a" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "fca9ee5a699580495fe2cc37aedd3f0c" }
+func (x *simsum_int16_sat) Fingerprint() string { return "ede55163f9e66c238ec8efcfd61518ff" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

@@ -42,7 +42,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{s: s, z: s.sink()}
+	g := &gen{s: s, z: s.sink(), typ: typ}
 	g.partition()
 	g.analyse()
 	own := pkg == "sim"
@@ -160,6 +160,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	}
 	w("}")
 	w("")
+	g.printTables()
 	w("// %sIndex gives the first word of each port.", typ)
 	w("var %sIndex = map[string]int{", typ)
 	for _, p := range m.Ports() {
@@ -196,7 +197,12 @@ type gen struct {
 	dirty     map[int32]bool
 	wideKonst map[int32]uint64
 	q         string // how the printed code names package sim ("sim." or "")
-	b         bytes.Buffer
+	typ       string // the generated type's name
+	// lmaps: the concatenations printed through a linear map's table
+	// (linearMaps), by destination; tables: those tables, in order.
+	lmaps  map[int32]*lmap
+	tables []*lmap
+	b      bytes.Buffer
 	// stored marks the one-word offsets that must live in S: read by
 	// Edge, a port, a wide operation or the other Eval part, or a
 	// source. The rest are Go locals.
@@ -360,6 +366,7 @@ func (g *gen) fuse(partOf func(int) int) {
 			}
 		}
 	}
+	g.linearMaps(partOf, readers, elsewhere)
 	g.demand(elsewhere)
 }
 
@@ -1271,7 +1278,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-19"
+const goSourceVersion = "onic-gosrc-20"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1429,8 +1436,11 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 		var terms []string
 		var lit uint64
 		pos := 0
+		lm := g.lmaps[in.dst]
 		for j := len(ps) - 2; j >= 0; j -= 2 {
-			if k, ok := g.konst[ps[j]]; ok {
+			if lm != nil && lm.part[ps[j]] {
+				// (from the table, below)
+			} else if k, ok := g.konst[ps[j]]; ok {
 				lit |= k << uint(pos)
 			} else if pos == 0 {
 				terms = append(terms, g.ref(ps[j]))
@@ -1438,6 +1448,9 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 				terms = append(terms, fmt.Sprintf("%s<<%d", g.ref(ps[j]), pos))
 			}
 			pos += int(ps[j+1])
+		}
+		if lm != nil {
+			terms = append(terms, g.lmapTerms(lm))
 		}
 		if lit != 0 || len(terms) == 0 {
 			terms = append(terms, fmt.Sprintf("%#x", lit))

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -104,16 +106,19 @@ func TestGoSourceRandom(t *testing.T) {
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
-	for k := range n + 1 {
+	for k := range n + 2 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
 		}
 		var m *ir.Module
-		if k < n {
+		switch {
+		case k < n:
 			m = randomModule(uint64(100+k), 40, true, maxW)
-		} else {
+		case k == n:
 			m = regLoops()
+		default:
+			m = parityMaps()
 		}
 		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
 		if err != nil {
@@ -225,6 +230,84 @@ func interpretWide(t *testing.T, m *ir.Module, in [][][]uint64) string {
 // a register whose enable reads the register it enables. Its outputs are
 // every register. Committing registers in place is right for the
 // pipelines only in reverse order, and for the loops not at all.
+// parityMaps is a module of linear maps over GF(2), the shape of a CRC's
+// next value, that GoSource prints through byte tables (linearMaps): 28
+// parities of a registered 200-bit value under random masks, concatenated
+// with a constant and another bit (32 bits); 40 parities of the inputs' 100 bits
+// (a 64-bit table); and 16 parities of a 50-bit value, one of which a
+// port reads too, so its table leaves it out. Every mask is drawn with
+// seed 9; the last word of a mask has no bits above the value's width.
+func parityMaps() *ir.Module {
+	m := ir.NewModule("paritymaps")
+	d := m.Input("d", 200)
+	e := m.Input("e", 100)
+	s := m.Input("s", 50)
+	r := m.Reg("r", 200, 0)
+	m.SetNext(r, m.Xor(r, d))
+	rng := rand.New(rand.NewPCG(9, 9))
+	mask := func(w int) ir.Value {
+		ws := make([]uint64, (w+63)/64)
+		for j := range ws {
+			ws[j] = rng.Uint64()
+		}
+		if w%64 != 0 {
+			ws[len(ws)-1] &= uint64(1)<<uint(w%64) - 1
+		}
+		return m.ConstWords(w, ws)
+	}
+	parities := func(x ir.Value, w, n int) []ir.Value {
+		var out []ir.Value
+		for range n {
+			out = append(out, m.RedXor(m.And(x, mask(w))))
+		}
+		return out
+	}
+	a := append([]ir.Value{m.Const(3, 5)}, parities(r, 200, 28)...)
+	m.Output("crc", m.Concat(append(a, m.Slice(r, 7, 1))...))
+	m.Output("wide", m.Concat(parities(e, 100, 40)...))
+	c := parities(m.Xor(s, m.Slice(e, 0, 50)), 50, 16)
+	m.Output("narrow", m.Concat(c...))
+	m.Output("bit", c[5])
+	return m
+}
+
+// TestLinearMaps: GoSource prints parityMaps' three concatenations of
+// parities through tables, a 64-bit one for the 40 parities, and still
+// computes the parity a port reads; ParityTable's entries are the
+// parities of each byte under the masks.
+func TestLinearMaps(t *testing.T) {
+	src, err := GoSource(parityMaps(), "main", "pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{" [25][256]uint32", " [13][256]uint64", " [7][256]uint32"} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("GoSource printed no %q", want)
+		}
+	}
+	if n := bytes.Count(src, []byte("bits.OnesCount64")); n != 2 { // (the import's use, and the port's parity)
+		t.Errorf("GoSource printed %d parities, want 1", n-1)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	masks := [][]uint64{{rng.Uint64(), rng.Uint64()}, nil, {rng.Uint64(), 0}, {0, rng.Uint64()}}
+	rows := []int{0, 3, 9, 15}
+	tab := make([][256]uint32, len(rows))
+	ParityTable(tab, rows, masks)
+	for r, p := range rows {
+		for b := range 256 {
+			var want uint32
+			for i, mk := range masks {
+				if mk != nil && bits.OnesCount64(mk[p/8]>>(8*uint(p%8))&uint64(b))%2 == 1 {
+					want |= 1 << uint(i)
+				}
+			}
+			if tab[r][b] != want {
+				t.Fatalf("row %d (byte %d), byte value %#x: %#x, want %#x", r, p, b, tab[r][b], want)
+			}
+		}
+	}
+}
+
 func regLoops() *ir.Module {
 	m := ir.NewModule("regloops")
 	en, d, wd := m.Input("en", 1), m.Input("d", 8), m.Input("wd", 130)

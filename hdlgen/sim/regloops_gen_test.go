@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "61c3959bd1b41daf59ad948c5cd4293c" }
+func (x *regloops) Fingerprint() string { return "c20446f84ab484b72b1a8baca7aef58c" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

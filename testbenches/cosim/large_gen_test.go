@@ -2605,7 +2605,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "2ad3cbe63cf935506c80ce3fbce98543" }
+func (x *largeSim) Fingerprint() string { return "261f550f6e7b863b7485ea3c852082f7" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }

@@ -366,7 +366,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "8814e486fc95ea6092808fec4ecfa483" }
+func (x *managerSim) Fingerprint() string { return "78aab53da832bb1d6cd27d4d3e393aef" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
