@@ -1100,7 +1100,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "d6cee43f3f26dd76c8dc9b9bae37c457" }
+func (x *simcrc32c_append) Fingerprint() string { return "0852a25ed336149094f2f66aab389e63" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "c99e7acc584560e415f795e5c4d60c85" }
+func (x *simfilter) Fingerprint() string { return "3b42239ebf798c078165067ee9ab5f59" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "f4b04a6ad88382c7f7083823cb6d3707" }
+func (x *simhistogram) Fingerprint() string { return "f843a8f319dc70cd982a113d44a24063" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -507,14 +507,6 @@ func (x *simhistogram) Edge() bool {
 		v[154] = v[152]
 		v[152] = v[145]
 		v[156] = v[161]
-		var t83 uint64 = v[73] & v[82]
-		v[75] = t83
-		var t110 uint64 = v[101] & v[82]
-		v[103] = t110
-		var t136 uint64 = v[127] & v[82]
-		v[129] = t136
-		var t162 uint64 = v[153] & v[82]
-		v[155] = t162
 		var t22 uint64 = ^v[16]
 		var t23 uint64 = v[17] & t22
 		var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
@@ -543,13 +535,6 @@ func (x *simhistogram) Edge() bool {
 		var t42 uint64 = t40 & t41
 		var t43 uint64 = v[13]
 		var t44 uint64 = t42 & t43
-		var t48 uint64
-		if v[46] == 0xff {
-			t48 = 1
-		}
-		var t49 uint64 = ^t48
-		var t50 uint64 = v[45] & t49
-		var t51 uint64 = t44 | t50
 		var t54 uint64 = v[46] + 0x1
 		var t55, t55_1, t55_0 uint64 = 0, t54, v[46]
 		if v[45] != 0 {
@@ -564,23 +549,18 @@ func (x *simhistogram) Edge() bool {
 			t56 = t56_0
 		}
 		t56 &= 0xff
-		v[46] = t56
 		var t206 uint64 = v[193] & v[204]
 		var t66 uint64 = v[8] >> 15
 		var t67 uint64 = t206 & t66
-		v[73] = t67
+		var t68 uint64 = 0x0 + t67
 		var t94 uint64 = v[8] >> 31
 		var t95 uint64 = t206 & t94
-		v[101] = t95
+		var t96 uint64 = t68 + t95
 		var t120 uint64 = v[8] >> 47
 		var t121 uint64 = t206 & t120
-		v[127] = t121
+		var t122 uint64 = t96 + t121
 		var t146 uint64 = v[8] >> 63
 		var t147 uint64 = t206 & t146
-		v[153] = t147
-		var t68 uint64 = 0x0 + t67
-		var t96 uint64 = t68 + t95
-		var t122 uint64 = t96 + t121
 		var t148 uint64 = t122 + t147
 		var t171 uint64 = v[61] + t148
 		var t172, t172_1, t172_0 uint64 = 0, 0x0, t171
@@ -590,8 +570,28 @@ func (x *simhistogram) Edge() bool {
 			t172 = t172_0
 		}
 		t172 &= 0xffffffff
-		v[45] = t51
 		v[61] = t172
+		var t48 uint64
+		if v[46] == 0xff {
+			t48 = 1
+		}
+		v[46] = t56
+		var t49 uint64 = ^t48
+		var t50 uint64 = v[45] & t49
+		var t51 uint64 = t44 | t50
+		v[45] = t51
+		var t83 uint64 = v[73] & v[82]
+		v[73] = t67
+		v[75] = t83
+		var t110 uint64 = v[101] & v[82]
+		v[101] = t95
+		v[103] = t110
+		var t136 uint64 = v[127] & v[82]
+		v[127] = t121
+		v[129] = t136
+		var t162 uint64 = v[153] & v[82]
+		v[153] = t147
+		v[155] = t162
 		var t232 uint64 = v[218] | v[193]
 		var t233, t233_1, t233_0 uint64 = 0, t232, v[207]
 		if v[231] != 0 {

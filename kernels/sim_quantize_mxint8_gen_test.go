@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "633397cd168ee73790eba23d2529132f" }
+func (x *simquantize_mxint8) Fingerprint() string { return "d32233dfb7e41d5381720290e9fcffe7" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1705,6 +1705,966 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[1105] = v[655]
 		v[655] = v[455]
 		v[455] = v[9]
+		var t2381 uint64 = (v[1106] >> 16) & 0x3
+		var t1110 uint64 = (v[1106]) & 0xff
+		v[1106] = v[656]
+		var t1269 uint64 = (v[824] - 0x1) & 0xf
+		var t1270 uint64 = t1110 >> t1269
+		var t1271 uint64 = (t1270) & 0x1
+		var t1273 uint64 = 0x1 << t1269
+		var t1275 uint64 = t1273 - 0x1
+		var t1276 uint64 = t1110 & t1275
+		var t1277 uint64
+		if t1276 != 0 {
+			t1277 = 1
+		}
+		var t1266 uint64 = t1110 >> v[824]
+		var t1267 uint64 = (t1266) & 0xff
+		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2381<<10
+		v[1279] = t1278
+		var t659 uint64 = (v[656] >> 8) & 0xff
+		v[656] = v[457]
+		var t816 uint64 = v[654] - t659
+		var t818 uint64 = (t816 + 0x1) & 0x1ff
+		var t821 uint64 = t818
+		var t823, t823_1, t823_0 uint64 = 0, t821, 0x9
+		if t818 < 0xa {
+			t823 = t823_1
+		} else {
+			t823 = t823_0
+		}
+		t823 &= 0xf
+		v[824] = t823
+		var t2382 uint64 = (v[1111] >> 16) & 0x3
+		var t1115 uint64 = (v[1111]) & 0xff
+		v[1111] = v[661]
+		var t1288 uint64 = (v[833] - 0x1) & 0xf
+		var t1289 uint64 = t1115 >> t1288
+		var t1290 uint64 = (t1289) & 0x1
+		var t1292 uint64 = 0x1 << t1288
+		var t1294 uint64 = t1292 - 0x1
+		var t1295 uint64 = t1115 & t1294
+		var t1296 uint64
+		if t1295 != 0 {
+			t1296 = 1
+		}
+		var t1285 uint64 = t1115 >> v[833]
+		var t1286 uint64 = (t1285) & 0xff
+		var t1297 uint64 = t1286 | t1296<<8 | t1290<<9 | t2382<<10
+		v[1298] = t1297
+		var t664 uint64 = (v[661] >> 8) & 0xff
+		v[661] = v[463]
+		var t825 uint64 = v[654] - t664
+		var t827 uint64 = (t825 + 0x1) & 0x1ff
+		var t830 uint64 = t827
+		var t832, t832_1, t832_0 uint64 = 0, t830, 0x9
+		if t827 < 0xa {
+			t832 = t832_1
+		} else {
+			t832 = t832_0
+		}
+		t832 &= 0xf
+		v[833] = t832
+		var t2383 uint64 = (v[1116] >> 16) & 0x3
+		var t1120 uint64 = (v[1116]) & 0xff
+		v[1116] = v[666]
+		var t1307 uint64 = (v[842] - 0x1) & 0xf
+		var t1308 uint64 = t1120 >> t1307
+		var t1309 uint64 = (t1308) & 0x1
+		var t1311 uint64 = 0x1 << t1307
+		var t1313 uint64 = t1311 - 0x1
+		var t1314 uint64 = t1120 & t1313
+		var t1315 uint64
+		if t1314 != 0 {
+			t1315 = 1
+		}
+		var t1304 uint64 = t1120 >> v[842]
+		var t1305 uint64 = (t1304) & 0xff
+		var t1316 uint64 = t1305 | t1315<<8 | t1309<<9 | t2383<<10
+		v[1317] = t1316
+		var t669 uint64 = (v[666] >> 8) & 0xff
+		v[666] = v[469]
+		var t834 uint64 = v[654] - t669
+		var t836 uint64 = (t834 + 0x1) & 0x1ff
+		var t839 uint64 = t836
+		var t841, t841_1, t841_0 uint64 = 0, t839, 0x9
+		if t836 < 0xa {
+			t841 = t841_1
+		} else {
+			t841 = t841_0
+		}
+		t841 &= 0xf
+		v[842] = t841
+		var t2384 uint64 = (v[1121] >> 16) & 0x3
+		var t1125 uint64 = (v[1121]) & 0xff
+		v[1121] = v[671]
+		var t1326 uint64 = (v[851] - 0x1) & 0xf
+		var t1327 uint64 = t1125 >> t1326
+		var t1328 uint64 = (t1327) & 0x1
+		var t1330 uint64 = 0x1 << t1326
+		var t1332 uint64 = t1330 - 0x1
+		var t1333 uint64 = t1125 & t1332
+		var t1334 uint64
+		if t1333 != 0 {
+			t1334 = 1
+		}
+		var t1323 uint64 = t1125 >> v[851]
+		var t1324 uint64 = (t1323) & 0xff
+		var t1335 uint64 = t1324 | t1334<<8 | t1328<<9 | t2384<<10
+		v[1336] = t1335
+		var t674 uint64 = (v[671] >> 8) & 0xff
+		v[671] = v[475]
+		var t843 uint64 = v[654] - t674
+		var t845 uint64 = (t843 + 0x1) & 0x1ff
+		var t848 uint64 = t845
+		var t850, t850_1, t850_0 uint64 = 0, t848, 0x9
+		if t845 < 0xa {
+			t850 = t850_1
+		} else {
+			t850 = t850_0
+		}
+		t850 &= 0xf
+		v[851] = t850
+		var t2385 uint64 = (v[1126] >> 16) & 0x3
+		var t1130 uint64 = (v[1126]) & 0xff
+		v[1126] = v[676]
+		var t1345 uint64 = (v[860] - 0x1) & 0xf
+		var t1346 uint64 = t1130 >> t1345
+		var t1347 uint64 = (t1346) & 0x1
+		var t1349 uint64 = 0x1 << t1345
+		var t1351 uint64 = t1349 - 0x1
+		var t1352 uint64 = t1130 & t1351
+		var t1353 uint64
+		if t1352 != 0 {
+			t1353 = 1
+		}
+		var t1342 uint64 = t1130 >> v[860]
+		var t1343 uint64 = (t1342) & 0xff
+		var t1354 uint64 = t1343 | t1353<<8 | t1347<<9 | t2385<<10
+		v[1355] = t1354
+		var t679 uint64 = (v[676] >> 8) & 0xff
+		v[676] = v[481]
+		var t852 uint64 = v[654] - t679
+		var t854 uint64 = (t852 + 0x1) & 0x1ff
+		var t857 uint64 = t854
+		var t859, t859_1, t859_0 uint64 = 0, t857, 0x9
+		if t854 < 0xa {
+			t859 = t859_1
+		} else {
+			t859 = t859_0
+		}
+		t859 &= 0xf
+		v[860] = t859
+		var t2386 uint64 = (v[1131] >> 16) & 0x3
+		var t1135 uint64 = (v[1131]) & 0xff
+		v[1131] = v[681]
+		var t1364 uint64 = (v[869] - 0x1) & 0xf
+		var t1365 uint64 = t1135 >> t1364
+		var t1366 uint64 = (t1365) & 0x1
+		var t1368 uint64 = 0x1 << t1364
+		var t1370 uint64 = t1368 - 0x1
+		var t1371 uint64 = t1135 & t1370
+		var t1372 uint64
+		if t1371 != 0 {
+			t1372 = 1
+		}
+		var t1361 uint64 = t1135 >> v[869]
+		var t1362 uint64 = (t1361) & 0xff
+		var t1373 uint64 = t1362 | t1372<<8 | t1366<<9 | t2386<<10
+		v[1374] = t1373
+		var t684 uint64 = (v[681] >> 8) & 0xff
+		v[681] = v[487]
+		var t861 uint64 = v[654] - t684
+		var t863 uint64 = (t861 + 0x1) & 0x1ff
+		var t866 uint64 = t863
+		var t868, t868_1, t868_0 uint64 = 0, t866, 0x9
+		if t863 < 0xa {
+			t868 = t868_1
+		} else {
+			t868 = t868_0
+		}
+		t868 &= 0xf
+		v[869] = t868
+		var t2387 uint64 = (v[1136] >> 16) & 0x3
+		var t1140 uint64 = (v[1136]) & 0xff
+		v[1136] = v[686]
+		var t1383 uint64 = (v[878] - 0x1) & 0xf
+		var t1384 uint64 = t1140 >> t1383
+		var t1385 uint64 = (t1384) & 0x1
+		var t1387 uint64 = 0x1 << t1383
+		var t1389 uint64 = t1387 - 0x1
+		var t1390 uint64 = t1140 & t1389
+		var t1391 uint64
+		if t1390 != 0 {
+			t1391 = 1
+		}
+		var t1380 uint64 = t1140 >> v[878]
+		var t1381 uint64 = (t1380) & 0xff
+		var t1392 uint64 = t1381 | t1391<<8 | t1385<<9 | t2387<<10
+		v[1393] = t1392
+		var t689 uint64 = (v[686] >> 8) & 0xff
+		v[686] = v[493]
+		var t870 uint64 = v[654] - t689
+		var t872 uint64 = (t870 + 0x1) & 0x1ff
+		var t875 uint64 = t872
+		var t877, t877_1, t877_0 uint64 = 0, t875, 0x9
+		if t872 < 0xa {
+			t877 = t877_1
+		} else {
+			t877 = t877_0
+		}
+		t877 &= 0xf
+		v[878] = t877
+		var t2388 uint64 = (v[1141] >> 16) & 0x3
+		var t1145 uint64 = (v[1141]) & 0xff
+		v[1141] = v[691]
+		var t1402 uint64 = (v[887] - 0x1) & 0xf
+		var t1403 uint64 = t1145 >> t1402
+		var t1404 uint64 = (t1403) & 0x1
+		var t1406 uint64 = 0x1 << t1402
+		var t1408 uint64 = t1406 - 0x1
+		var t1409 uint64 = t1145 & t1408
+		var t1410 uint64
+		if t1409 != 0 {
+			t1410 = 1
+		}
+		var t1399 uint64 = t1145 >> v[887]
+		var t1400 uint64 = (t1399) & 0xff
+		var t1411 uint64 = t1400 | t1410<<8 | t1404<<9 | t2388<<10
+		v[1412] = t1411
+		var t694 uint64 = (v[691] >> 8) & 0xff
+		v[691] = v[499]
+		var t879 uint64 = v[654] - t694
+		var t881 uint64 = (t879 + 0x1) & 0x1ff
+		var t884 uint64 = t881
+		var t886, t886_1, t886_0 uint64 = 0, t884, 0x9
+		if t881 < 0xa {
+			t886 = t886_1
+		} else {
+			t886 = t886_0
+		}
+		t886 &= 0xf
+		v[887] = t886
+		var t2389 uint64 = (v[1146] >> 16) & 0x3
+		var t1150 uint64 = (v[1146]) & 0xff
+		v[1146] = v[696]
+		var t1421 uint64 = (v[896] - 0x1) & 0xf
+		var t1422 uint64 = t1150 >> t1421
+		var t1423 uint64 = (t1422) & 0x1
+		var t1425 uint64 = 0x1 << t1421
+		var t1427 uint64 = t1425 - 0x1
+		var t1428 uint64 = t1150 & t1427
+		var t1429 uint64
+		if t1428 != 0 {
+			t1429 = 1
+		}
+		var t1418 uint64 = t1150 >> v[896]
+		var t1419 uint64 = (t1418) & 0xff
+		var t1430 uint64 = t1419 | t1429<<8 | t1423<<9 | t2389<<10
+		v[1431] = t1430
+		var t699 uint64 = (v[696] >> 8) & 0xff
+		v[696] = v[505]
+		var t888 uint64 = v[654] - t699
+		var t890 uint64 = (t888 + 0x1) & 0x1ff
+		var t893 uint64 = t890
+		var t895, t895_1, t895_0 uint64 = 0, t893, 0x9
+		if t890 < 0xa {
+			t895 = t895_1
+		} else {
+			t895 = t895_0
+		}
+		t895 &= 0xf
+		v[896] = t895
+		var t2390 uint64 = (v[1151] >> 16) & 0x3
+		var t1155 uint64 = (v[1151]) & 0xff
+		v[1151] = v[701]
+		var t1440 uint64 = (v[905] - 0x1) & 0xf
+		var t1441 uint64 = t1155 >> t1440
+		var t1442 uint64 = (t1441) & 0x1
+		var t1444 uint64 = 0x1 << t1440
+		var t1446 uint64 = t1444 - 0x1
+		var t1447 uint64 = t1155 & t1446
+		var t1448 uint64
+		if t1447 != 0 {
+			t1448 = 1
+		}
+		var t1437 uint64 = t1155 >> v[905]
+		var t1438 uint64 = (t1437) & 0xff
+		var t1449 uint64 = t1438 | t1448<<8 | t1442<<9 | t2390<<10
+		v[1450] = t1449
+		var t704 uint64 = (v[701] >> 8) & 0xff
+		v[701] = v[511]
+		var t897 uint64 = v[654] - t704
+		var t899 uint64 = (t897 + 0x1) & 0x1ff
+		var t902 uint64 = t899
+		var t904, t904_1, t904_0 uint64 = 0, t902, 0x9
+		if t899 < 0xa {
+			t904 = t904_1
+		} else {
+			t904 = t904_0
+		}
+		t904 &= 0xf
+		v[905] = t904
+		var t2391 uint64 = (v[1156] >> 16) & 0x3
+		var t1160 uint64 = (v[1156]) & 0xff
+		v[1156] = v[706]
+		var t1459 uint64 = (v[914] - 0x1) & 0xf
+		var t1460 uint64 = t1160 >> t1459
+		var t1461 uint64 = (t1460) & 0x1
+		var t1463 uint64 = 0x1 << t1459
+		var t1465 uint64 = t1463 - 0x1
+		var t1466 uint64 = t1160 & t1465
+		var t1467 uint64
+		if t1466 != 0 {
+			t1467 = 1
+		}
+		var t1456 uint64 = t1160 >> v[914]
+		var t1457 uint64 = (t1456) & 0xff
+		var t1468 uint64 = t1457 | t1467<<8 | t1461<<9 | t2391<<10
+		v[1469] = t1468
+		var t709 uint64 = (v[706] >> 8) & 0xff
+		v[706] = v[517]
+		var t906 uint64 = v[654] - t709
+		var t908 uint64 = (t906 + 0x1) & 0x1ff
+		var t911 uint64 = t908
+		var t913, t913_1, t913_0 uint64 = 0, t911, 0x9
+		if t908 < 0xa {
+			t913 = t913_1
+		} else {
+			t913 = t913_0
+		}
+		t913 &= 0xf
+		v[914] = t913
+		var t2392 uint64 = (v[1161] >> 16) & 0x3
+		var t1165 uint64 = (v[1161]) & 0xff
+		v[1161] = v[711]
+		var t1478 uint64 = (v[923] - 0x1) & 0xf
+		var t1479 uint64 = t1165 >> t1478
+		var t1480 uint64 = (t1479) & 0x1
+		var t1482 uint64 = 0x1 << t1478
+		var t1484 uint64 = t1482 - 0x1
+		var t1485 uint64 = t1165 & t1484
+		var t1486 uint64
+		if t1485 != 0 {
+			t1486 = 1
+		}
+		var t1475 uint64 = t1165 >> v[923]
+		var t1476 uint64 = (t1475) & 0xff
+		var t1487 uint64 = t1476 | t1486<<8 | t1480<<9 | t2392<<10
+		v[1488] = t1487
+		var t714 uint64 = (v[711] >> 8) & 0xff
+		v[711] = v[523]
+		var t915 uint64 = v[654] - t714
+		var t917 uint64 = (t915 + 0x1) & 0x1ff
+		var t920 uint64 = t917
+		var t922, t922_1, t922_0 uint64 = 0, t920, 0x9
+		if t917 < 0xa {
+			t922 = t922_1
+		} else {
+			t922 = t922_0
+		}
+		t922 &= 0xf
+		v[923] = t922
+		var t2393 uint64 = (v[1166] >> 16) & 0x3
+		var t1170 uint64 = (v[1166]) & 0xff
+		v[1166] = v[716]
+		var t1497 uint64 = (v[932] - 0x1) & 0xf
+		var t1498 uint64 = t1170 >> t1497
+		var t1499 uint64 = (t1498) & 0x1
+		var t1501 uint64 = 0x1 << t1497
+		var t1503 uint64 = t1501 - 0x1
+		var t1504 uint64 = t1170 & t1503
+		var t1505 uint64
+		if t1504 != 0 {
+			t1505 = 1
+		}
+		var t1494 uint64 = t1170 >> v[932]
+		var t1495 uint64 = (t1494) & 0xff
+		var t1506 uint64 = t1495 | t1505<<8 | t1499<<9 | t2393<<10
+		v[1507] = t1506
+		var t719 uint64 = (v[716] >> 8) & 0xff
+		v[716] = v[529]
+		var t924 uint64 = v[654] - t719
+		var t926 uint64 = (t924 + 0x1) & 0x1ff
+		var t929 uint64 = t926
+		var t931, t931_1, t931_0 uint64 = 0, t929, 0x9
+		if t926 < 0xa {
+			t931 = t931_1
+		} else {
+			t931 = t931_0
+		}
+		t931 &= 0xf
+		v[932] = t931
+		var t2394 uint64 = (v[1171] >> 16) & 0x3
+		var t1175 uint64 = (v[1171]) & 0xff
+		v[1171] = v[721]
+		var t1516 uint64 = (v[941] - 0x1) & 0xf
+		var t1517 uint64 = t1175 >> t1516
+		var t1518 uint64 = (t1517) & 0x1
+		var t1520 uint64 = 0x1 << t1516
+		var t1522 uint64 = t1520 - 0x1
+		var t1523 uint64 = t1175 & t1522
+		var t1524 uint64
+		if t1523 != 0 {
+			t1524 = 1
+		}
+		var t1513 uint64 = t1175 >> v[941]
+		var t1514 uint64 = (t1513) & 0xff
+		var t1525 uint64 = t1514 | t1524<<8 | t1518<<9 | t2394<<10
+		v[1526] = t1525
+		var t724 uint64 = (v[721] >> 8) & 0xff
+		v[721] = v[535]
+		var t933 uint64 = v[654] - t724
+		var t935 uint64 = (t933 + 0x1) & 0x1ff
+		var t938 uint64 = t935
+		var t940, t940_1, t940_0 uint64 = 0, t938, 0x9
+		if t935 < 0xa {
+			t940 = t940_1
+		} else {
+			t940 = t940_0
+		}
+		t940 &= 0xf
+		v[941] = t940
+		var t2395 uint64 = (v[1176] >> 16) & 0x3
+		var t1180 uint64 = (v[1176]) & 0xff
+		v[1176] = v[726]
+		var t1535 uint64 = (v[950] - 0x1) & 0xf
+		var t1536 uint64 = t1180 >> t1535
+		var t1537 uint64 = (t1536) & 0x1
+		var t1539 uint64 = 0x1 << t1535
+		var t1541 uint64 = t1539 - 0x1
+		var t1542 uint64 = t1180 & t1541
+		var t1543 uint64
+		if t1542 != 0 {
+			t1543 = 1
+		}
+		var t1532 uint64 = t1180 >> v[950]
+		var t1533 uint64 = (t1532) & 0xff
+		var t1544 uint64 = t1533 | t1543<<8 | t1537<<9 | t2395<<10
+		v[1545] = t1544
+		var t729 uint64 = (v[726] >> 8) & 0xff
+		v[726] = v[541]
+		var t942 uint64 = v[654] - t729
+		var t944 uint64 = (t942 + 0x1) & 0x1ff
+		var t947 uint64 = t944
+		var t949, t949_1, t949_0 uint64 = 0, t947, 0x9
+		if t944 < 0xa {
+			t949 = t949_1
+		} else {
+			t949 = t949_0
+		}
+		t949 &= 0xf
+		v[950] = t949
+		var t2396 uint64 = (v[1181] >> 16) & 0x3
+		var t1185 uint64 = (v[1181]) & 0xff
+		v[1181] = v[731]
+		var t1554 uint64 = (v[959] - 0x1) & 0xf
+		var t1555 uint64 = t1185 >> t1554
+		var t1556 uint64 = (t1555) & 0x1
+		var t1558 uint64 = 0x1 << t1554
+		var t1560 uint64 = t1558 - 0x1
+		var t1561 uint64 = t1185 & t1560
+		var t1562 uint64
+		if t1561 != 0 {
+			t1562 = 1
+		}
+		var t1551 uint64 = t1185 >> v[959]
+		var t1552 uint64 = (t1551) & 0xff
+		var t1563 uint64 = t1552 | t1562<<8 | t1556<<9 | t2396<<10
+		v[1564] = t1563
+		var t734 uint64 = (v[731] >> 8) & 0xff
+		v[731] = v[547]
+		var t951 uint64 = v[654] - t734
+		var t953 uint64 = (t951 + 0x1) & 0x1ff
+		var t956 uint64 = t953
+		var t958, t958_1, t958_0 uint64 = 0, t956, 0x9
+		if t953 < 0xa {
+			t958 = t958_1
+		} else {
+			t958 = t958_0
+		}
+		t958 &= 0xf
+		v[959] = t958
+		var t2397 uint64 = (v[1186] >> 16) & 0x3
+		var t1190 uint64 = (v[1186]) & 0xff
+		v[1186] = v[736]
+		var t1573 uint64 = (v[968] - 0x1) & 0xf
+		var t1574 uint64 = t1190 >> t1573
+		var t1575 uint64 = (t1574) & 0x1
+		var t1577 uint64 = 0x1 << t1573
+		var t1579 uint64 = t1577 - 0x1
+		var t1580 uint64 = t1190 & t1579
+		var t1581 uint64
+		if t1580 != 0 {
+			t1581 = 1
+		}
+		var t1570 uint64 = t1190 >> v[968]
+		var t1571 uint64 = (t1570) & 0xff
+		var t1582 uint64 = t1571 | t1581<<8 | t1575<<9 | t2397<<10
+		v[1583] = t1582
+		var t739 uint64 = (v[736] >> 8) & 0xff
+		v[736] = v[553]
+		var t960 uint64 = v[654] - t739
+		var t962 uint64 = (t960 + 0x1) & 0x1ff
+		var t965 uint64 = t962
+		var t967, t967_1, t967_0 uint64 = 0, t965, 0x9
+		if t962 < 0xa {
+			t967 = t967_1
+		} else {
+			t967 = t967_0
+		}
+		t967 &= 0xf
+		v[968] = t967
+		var t2398 uint64 = (v[1191] >> 16) & 0x3
+		var t1195 uint64 = (v[1191]) & 0xff
+		v[1191] = v[741]
+		var t1592 uint64 = (v[977] - 0x1) & 0xf
+		var t1593 uint64 = t1195 >> t1592
+		var t1594 uint64 = (t1593) & 0x1
+		var t1596 uint64 = 0x1 << t1592
+		var t1598 uint64 = t1596 - 0x1
+		var t1599 uint64 = t1195 & t1598
+		var t1600 uint64
+		if t1599 != 0 {
+			t1600 = 1
+		}
+		var t1589 uint64 = t1195 >> v[977]
+		var t1590 uint64 = (t1589) & 0xff
+		var t1601 uint64 = t1590 | t1600<<8 | t1594<<9 | t2398<<10
+		v[1602] = t1601
+		var t744 uint64 = (v[741] >> 8) & 0xff
+		v[741] = v[559]
+		var t969 uint64 = v[654] - t744
+		var t971 uint64 = (t969 + 0x1) & 0x1ff
+		var t974 uint64 = t971
+		var t976, t976_1, t976_0 uint64 = 0, t974, 0x9
+		if t971 < 0xa {
+			t976 = t976_1
+		} else {
+			t976 = t976_0
+		}
+		t976 &= 0xf
+		v[977] = t976
+		var t2399 uint64 = (v[1196] >> 16) & 0x3
+		var t1200 uint64 = (v[1196]) & 0xff
+		v[1196] = v[746]
+		var t1611 uint64 = (v[986] - 0x1) & 0xf
+		var t1612 uint64 = t1200 >> t1611
+		var t1613 uint64 = (t1612) & 0x1
+		var t1615 uint64 = 0x1 << t1611
+		var t1617 uint64 = t1615 - 0x1
+		var t1618 uint64 = t1200 & t1617
+		var t1619 uint64
+		if t1618 != 0 {
+			t1619 = 1
+		}
+		var t1608 uint64 = t1200 >> v[986]
+		var t1609 uint64 = (t1608) & 0xff
+		var t1620 uint64 = t1609 | t1619<<8 | t1613<<9 | t2399<<10
+		v[1621] = t1620
+		var t749 uint64 = (v[746] >> 8) & 0xff
+		v[746] = v[565]
+		var t978 uint64 = v[654] - t749
+		var t980 uint64 = (t978 + 0x1) & 0x1ff
+		var t983 uint64 = t980
+		var t985, t985_1, t985_0 uint64 = 0, t983, 0x9
+		if t980 < 0xa {
+			t985 = t985_1
+		} else {
+			t985 = t985_0
+		}
+		t985 &= 0xf
+		v[986] = t985
+		var t2400 uint64 = (v[1201] >> 16) & 0x3
+		var t1205 uint64 = (v[1201]) & 0xff
+		v[1201] = v[751]
+		var t1630 uint64 = (v[995] - 0x1) & 0xf
+		var t1631 uint64 = t1205 >> t1630
+		var t1632 uint64 = (t1631) & 0x1
+		var t1634 uint64 = 0x1 << t1630
+		var t1636 uint64 = t1634 - 0x1
+		var t1637 uint64 = t1205 & t1636
+		var t1638 uint64
+		if t1637 != 0 {
+			t1638 = 1
+		}
+		var t1627 uint64 = t1205 >> v[995]
+		var t1628 uint64 = (t1627) & 0xff
+		var t1639 uint64 = t1628 | t1638<<8 | t1632<<9 | t2400<<10
+		v[1640] = t1639
+		var t754 uint64 = (v[751] >> 8) & 0xff
+		v[751] = v[571]
+		var t987 uint64 = v[654] - t754
+		var t989 uint64 = (t987 + 0x1) & 0x1ff
+		var t992 uint64 = t989
+		var t994, t994_1, t994_0 uint64 = 0, t992, 0x9
+		if t989 < 0xa {
+			t994 = t994_1
+		} else {
+			t994 = t994_0
+		}
+		t994 &= 0xf
+		v[995] = t994
+		var t2401 uint64 = (v[1206] >> 16) & 0x3
+		var t1210 uint64 = (v[1206]) & 0xff
+		v[1206] = v[756]
+		var t1649 uint64 = (v[1004] - 0x1) & 0xf
+		var t1650 uint64 = t1210 >> t1649
+		var t1651 uint64 = (t1650) & 0x1
+		var t1653 uint64 = 0x1 << t1649
+		var t1655 uint64 = t1653 - 0x1
+		var t1656 uint64 = t1210 & t1655
+		var t1657 uint64
+		if t1656 != 0 {
+			t1657 = 1
+		}
+		var t1646 uint64 = t1210 >> v[1004]
+		var t1647 uint64 = (t1646) & 0xff
+		var t1658 uint64 = t1647 | t1657<<8 | t1651<<9 | t2401<<10
+		v[1659] = t1658
+		var t759 uint64 = (v[756] >> 8) & 0xff
+		v[756] = v[577]
+		var t996 uint64 = v[654] - t759
+		var t998 uint64 = (t996 + 0x1) & 0x1ff
+		var t1001 uint64 = t998
+		var t1003, t1003_1, t1003_0 uint64 = 0, t1001, 0x9
+		if t998 < 0xa {
+			t1003 = t1003_1
+		} else {
+			t1003 = t1003_0
+		}
+		t1003 &= 0xf
+		v[1004] = t1003
+		var t2402 uint64 = (v[1211] >> 16) & 0x3
+		var t1215 uint64 = (v[1211]) & 0xff
+		v[1211] = v[761]
+		var t1668 uint64 = (v[1013] - 0x1) & 0xf
+		var t1669 uint64 = t1215 >> t1668
+		var t1670 uint64 = (t1669) & 0x1
+		var t1672 uint64 = 0x1 << t1668
+		var t1674 uint64 = t1672 - 0x1
+		var t1675 uint64 = t1215 & t1674
+		var t1676 uint64
+		if t1675 != 0 {
+			t1676 = 1
+		}
+		var t1665 uint64 = t1215 >> v[1013]
+		var t1666 uint64 = (t1665) & 0xff
+		var t1677 uint64 = t1666 | t1676<<8 | t1670<<9 | t2402<<10
+		v[1678] = t1677
+		var t764 uint64 = (v[761] >> 8) & 0xff
+		v[761] = v[583]
+		var t1005 uint64 = v[654] - t764
+		var t1007 uint64 = (t1005 + 0x1) & 0x1ff
+		var t1010 uint64 = t1007
+		var t1012, t1012_1, t1012_0 uint64 = 0, t1010, 0x9
+		if t1007 < 0xa {
+			t1012 = t1012_1
+		} else {
+			t1012 = t1012_0
+		}
+		t1012 &= 0xf
+		v[1013] = t1012
+		var t2403 uint64 = (v[1216] >> 16) & 0x3
+		var t1220 uint64 = (v[1216]) & 0xff
+		v[1216] = v[766]
+		var t1687 uint64 = (v[1022] - 0x1) & 0xf
+		var t1688 uint64 = t1220 >> t1687
+		var t1689 uint64 = (t1688) & 0x1
+		var t1691 uint64 = 0x1 << t1687
+		var t1693 uint64 = t1691 - 0x1
+		var t1694 uint64 = t1220 & t1693
+		var t1695 uint64
+		if t1694 != 0 {
+			t1695 = 1
+		}
+		var t1684 uint64 = t1220 >> v[1022]
+		var t1685 uint64 = (t1684) & 0xff
+		var t1696 uint64 = t1685 | t1695<<8 | t1689<<9 | t2403<<10
+		v[1697] = t1696
+		var t769 uint64 = (v[766] >> 8) & 0xff
+		v[766] = v[589]
+		var t1014 uint64 = v[654] - t769
+		var t1016 uint64 = (t1014 + 0x1) & 0x1ff
+		var t1019 uint64 = t1016
+		var t1021, t1021_1, t1021_0 uint64 = 0, t1019, 0x9
+		if t1016 < 0xa {
+			t1021 = t1021_1
+		} else {
+			t1021 = t1021_0
+		}
+		t1021 &= 0xf
+		v[1022] = t1021
+		var t2404 uint64 = (v[1221] >> 16) & 0x3
+		var t1225 uint64 = (v[1221]) & 0xff
+		v[1221] = v[771]
+		var t1706 uint64 = (v[1031] - 0x1) & 0xf
+		var t1707 uint64 = t1225 >> t1706
+		var t1708 uint64 = (t1707) & 0x1
+		var t1710 uint64 = 0x1 << t1706
+		var t1712 uint64 = t1710 - 0x1
+		var t1713 uint64 = t1225 & t1712
+		var t1714 uint64
+		if t1713 != 0 {
+			t1714 = 1
+		}
+		var t1703 uint64 = t1225 >> v[1031]
+		var t1704 uint64 = (t1703) & 0xff
+		var t1715 uint64 = t1704 | t1714<<8 | t1708<<9 | t2404<<10
+		v[1716] = t1715
+		var t774 uint64 = (v[771] >> 8) & 0xff
+		v[771] = v[595]
+		var t1023 uint64 = v[654] - t774
+		var t1025 uint64 = (t1023 + 0x1) & 0x1ff
+		var t1028 uint64 = t1025
+		var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x9
+		if t1025 < 0xa {
+			t1030 = t1030_1
+		} else {
+			t1030 = t1030_0
+		}
+		t1030 &= 0xf
+		v[1031] = t1030
+		var t2405 uint64 = (v[1226] >> 16) & 0x3
+		var t1230 uint64 = (v[1226]) & 0xff
+		v[1226] = v[776]
+		var t1725 uint64 = (v[1040] - 0x1) & 0xf
+		var t1726 uint64 = t1230 >> t1725
+		var t1727 uint64 = (t1726) & 0x1
+		var t1729 uint64 = 0x1 << t1725
+		var t1731 uint64 = t1729 - 0x1
+		var t1732 uint64 = t1230 & t1731
+		var t1733 uint64
+		if t1732 != 0 {
+			t1733 = 1
+		}
+		var t1722 uint64 = t1230 >> v[1040]
+		var t1723 uint64 = (t1722) & 0xff
+		var t1734 uint64 = t1723 | t1733<<8 | t1727<<9 | t2405<<10
+		v[1735] = t1734
+		var t779 uint64 = (v[776] >> 8) & 0xff
+		v[776] = v[601]
+		var t1032 uint64 = v[654] - t779
+		var t1034 uint64 = (t1032 + 0x1) & 0x1ff
+		var t1037 uint64 = t1034
+		var t1039, t1039_1, t1039_0 uint64 = 0, t1037, 0x9
+		if t1034 < 0xa {
+			t1039 = t1039_1
+		} else {
+			t1039 = t1039_0
+		}
+		t1039 &= 0xf
+		v[1040] = t1039
+		var t2406 uint64 = (v[1231] >> 16) & 0x3
+		var t1235 uint64 = (v[1231]) & 0xff
+		v[1231] = v[781]
+		var t1744 uint64 = (v[1049] - 0x1) & 0xf
+		var t1745 uint64 = t1235 >> t1744
+		var t1746 uint64 = (t1745) & 0x1
+		var t1748 uint64 = 0x1 << t1744
+		var t1750 uint64 = t1748 - 0x1
+		var t1751 uint64 = t1235 & t1750
+		var t1752 uint64
+		if t1751 != 0 {
+			t1752 = 1
+		}
+		var t1741 uint64 = t1235 >> v[1049]
+		var t1742 uint64 = (t1741) & 0xff
+		var t1753 uint64 = t1742 | t1752<<8 | t1746<<9 | t2406<<10
+		v[1754] = t1753
+		var t784 uint64 = (v[781] >> 8) & 0xff
+		v[781] = v[607]
+		var t1041 uint64 = v[654] - t784
+		var t1043 uint64 = (t1041 + 0x1) & 0x1ff
+		var t1046 uint64 = t1043
+		var t1048, t1048_1, t1048_0 uint64 = 0, t1046, 0x9
+		if t1043 < 0xa {
+			t1048 = t1048_1
+		} else {
+			t1048 = t1048_0
+		}
+		t1048 &= 0xf
+		v[1049] = t1048
+		var t2407 uint64 = (v[1236] >> 16) & 0x3
+		var t1240 uint64 = (v[1236]) & 0xff
+		v[1236] = v[786]
+		var t1763 uint64 = (v[1058] - 0x1) & 0xf
+		var t1764 uint64 = t1240 >> t1763
+		var t1765 uint64 = (t1764) & 0x1
+		var t1767 uint64 = 0x1 << t1763
+		var t1769 uint64 = t1767 - 0x1
+		var t1770 uint64 = t1240 & t1769
+		var t1771 uint64
+		if t1770 != 0 {
+			t1771 = 1
+		}
+		var t1760 uint64 = t1240 >> v[1058]
+		var t1761 uint64 = (t1760) & 0xff
+		var t1772 uint64 = t1761 | t1771<<8 | t1765<<9 | t2407<<10
+		v[1773] = t1772
+		var t789 uint64 = (v[786] >> 8) & 0xff
+		v[786] = v[613]
+		var t1050 uint64 = v[654] - t789
+		var t1052 uint64 = (t1050 + 0x1) & 0x1ff
+		var t1055 uint64 = t1052
+		var t1057, t1057_1, t1057_0 uint64 = 0, t1055, 0x9
+		if t1052 < 0xa {
+			t1057 = t1057_1
+		} else {
+			t1057 = t1057_0
+		}
+		t1057 &= 0xf
+		v[1058] = t1057
+		var t2408 uint64 = (v[1241] >> 16) & 0x3
+		var t1245 uint64 = (v[1241]) & 0xff
+		v[1241] = v[791]
+		var t1782 uint64 = (v[1067] - 0x1) & 0xf
+		var t1783 uint64 = t1245 >> t1782
+		var t1784 uint64 = (t1783) & 0x1
+		var t1786 uint64 = 0x1 << t1782
+		var t1788 uint64 = t1786 - 0x1
+		var t1789 uint64 = t1245 & t1788
+		var t1790 uint64
+		if t1789 != 0 {
+			t1790 = 1
+		}
+		var t1779 uint64 = t1245 >> v[1067]
+		var t1780 uint64 = (t1779) & 0xff
+		var t1791 uint64 = t1780 | t1790<<8 | t1784<<9 | t2408<<10
+		v[1792] = t1791
+		var t794 uint64 = (v[791] >> 8) & 0xff
+		v[791] = v[619]
+		var t1059 uint64 = v[654] - t794
+		var t1061 uint64 = (t1059 + 0x1) & 0x1ff
+		var t1064 uint64 = t1061
+		var t1066, t1066_1, t1066_0 uint64 = 0, t1064, 0x9
+		if t1061 < 0xa {
+			t1066 = t1066_1
+		} else {
+			t1066 = t1066_0
+		}
+		t1066 &= 0xf
+		v[1067] = t1066
+		var t2409 uint64 = (v[1246] >> 16) & 0x3
+		var t1250 uint64 = (v[1246]) & 0xff
+		v[1246] = v[796]
+		var t1801 uint64 = (v[1076] - 0x1) & 0xf
+		var t1802 uint64 = t1250 >> t1801
+		var t1803 uint64 = (t1802) & 0x1
+		var t1805 uint64 = 0x1 << t1801
+		var t1807 uint64 = t1805 - 0x1
+		var t1808 uint64 = t1250 & t1807
+		var t1809 uint64
+		if t1808 != 0 {
+			t1809 = 1
+		}
+		var t1798 uint64 = t1250 >> v[1076]
+		var t1799 uint64 = (t1798) & 0xff
+		var t1810 uint64 = t1799 | t1809<<8 | t1803<<9 | t2409<<10
+		v[1811] = t1810
+		var t799 uint64 = (v[796] >> 8) & 0xff
+		v[796] = v[625]
+		var t1068 uint64 = v[654] - t799
+		var t1070 uint64 = (t1068 + 0x1) & 0x1ff
+		var t1073 uint64 = t1070
+		var t1075, t1075_1, t1075_0 uint64 = 0, t1073, 0x9
+		if t1070 < 0xa {
+			t1075 = t1075_1
+		} else {
+			t1075 = t1075_0
+		}
+		t1075 &= 0xf
+		v[1076] = t1075
+		var t2410 uint64 = (v[1251] >> 16) & 0x3
+		var t1255 uint64 = (v[1251]) & 0xff
+		v[1251] = v[801]
+		var t1820 uint64 = (v[1085] - 0x1) & 0xf
+		var t1821 uint64 = t1255 >> t1820
+		var t1822 uint64 = (t1821) & 0x1
+		var t1824 uint64 = 0x1 << t1820
+		var t1826 uint64 = t1824 - 0x1
+		var t1827 uint64 = t1255 & t1826
+		var t1828 uint64
+		if t1827 != 0 {
+			t1828 = 1
+		}
+		var t1817 uint64 = t1255 >> v[1085]
+		var t1818 uint64 = (t1817) & 0xff
+		var t1829 uint64 = t1818 | t1828<<8 | t1822<<9 | t2410<<10
+		v[1830] = t1829
+		var t804 uint64 = (v[801] >> 8) & 0xff
+		v[801] = v[631]
+		var t1077 uint64 = v[654] - t804
+		var t1079 uint64 = (t1077 + 0x1) & 0x1ff
+		var t1082 uint64 = t1079
+		var t1084, t1084_1, t1084_0 uint64 = 0, t1082, 0x9
+		if t1079 < 0xa {
+			t1084 = t1084_1
+		} else {
+			t1084 = t1084_0
+		}
+		t1084 &= 0xf
+		v[1085] = t1084
+		var t2411 uint64 = (v[1256] >> 16) & 0x3
+		var t1260 uint64 = (v[1256]) & 0xff
+		v[1256] = v[806]
+		var t1839 uint64 = (v[1094] - 0x1) & 0xf
+		var t1840 uint64 = t1260 >> t1839
+		var t1841 uint64 = (t1840) & 0x1
+		var t1843 uint64 = 0x1 << t1839
+		var t1845 uint64 = t1843 - 0x1
+		var t1846 uint64 = t1260 & t1845
+		var t1847 uint64
+		if t1846 != 0 {
+			t1847 = 1
+		}
+		var t1836 uint64 = t1260 >> v[1094]
+		var t1837 uint64 = (t1836) & 0xff
+		var t1848 uint64 = t1837 | t1847<<8 | t1841<<9 | t2411<<10
+		v[1849] = t1848
+		var t809 uint64 = (v[806] >> 8) & 0xff
+		v[806] = v[637]
+		var t1086 uint64 = v[654] - t809
+		var t1088 uint64 = (t1086 + 0x1) & 0x1ff
+		var t1091 uint64 = t1088
+		var t1093, t1093_1, t1093_0 uint64 = 0, t1091, 0x9
+		if t1088 < 0xa {
+			t1093 = t1093_1
+		} else {
+			t1093 = t1093_0
+		}
+		t1093 &= 0xf
+		v[1094] = t1093
+		var t2412 uint64 = (v[1261] >> 16) & 0x3
+		var t1265 uint64 = (v[1261]) & 0xff
+		v[1261] = v[811]
+		var t1858 uint64 = (v[1103] - 0x1) & 0xf
+		var t1859 uint64 = t1265 >> t1858
+		var t1860 uint64 = (t1859) & 0x1
+		var t1862 uint64 = 0x1 << t1858
+		var t1864 uint64 = t1862 - 0x1
+		var t1865 uint64 = t1265 & t1864
+		var t1866 uint64
+		if t1865 != 0 {
+			t1866 = 1
+		}
+		var t1855 uint64 = t1265 >> v[1103]
+		var t1856 uint64 = (t1855) & 0xff
+		var t1867 uint64 = t1856 | t1866<<8 | t1860<<9 | t2412<<10
+		v[1868] = t1867
+		var t814 uint64 = (v[811] >> 8) & 0xff
+		v[811] = v[643]
+		var t1095 uint64 = v[654] - t814
+		var t1097 uint64 = (t1095 + 0x1) & 0x1ff
+		var t1100 uint64 = t1097
+		var t1102, t1102_1, t1102_0 uint64 = 0, t1100, 0x9
+		if t1097 < 0xa {
+			t1102 = t1102_1
+		} else {
+			t1102 = t1102_0
+		}
+		t1102 &= 0xf
+		v[1103] = t1102
 		var t649, t649_1, t649_0 uint64 = 0, v[452], v[451]
 		if v[451] < v[452] {
 			t649 = t649_1
@@ -1723,967 +2683,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		} else {
 			t653 = t653_0
 		}
-		var t659 uint64 = (v[656] >> 8) & 0xff
-		var t816 uint64 = v[654] - t659
-		var t818 uint64 = (t816 + 0x1) & 0x1ff
-		var t821 uint64 = t818
-		var t823, t823_1, t823_0 uint64 = 0, t821, 0x9
-		if t818 < 0xa {
-			t823 = t823_1
-		} else {
-			t823 = t823_0
-		}
-		t823 &= 0xf
-		var t664 uint64 = (v[661] >> 8) & 0xff
-		var t825 uint64 = v[654] - t664
-		var t827 uint64 = (t825 + 0x1) & 0x1ff
-		var t830 uint64 = t827
-		var t832, t832_1, t832_0 uint64 = 0, t830, 0x9
-		if t827 < 0xa {
-			t832 = t832_1
-		} else {
-			t832 = t832_0
-		}
-		t832 &= 0xf
-		var t669 uint64 = (v[666] >> 8) & 0xff
-		var t834 uint64 = v[654] - t669
-		var t836 uint64 = (t834 + 0x1) & 0x1ff
-		var t839 uint64 = t836
-		var t841, t841_1, t841_0 uint64 = 0, t839, 0x9
-		if t836 < 0xa {
-			t841 = t841_1
-		} else {
-			t841 = t841_0
-		}
-		t841 &= 0xf
-		var t674 uint64 = (v[671] >> 8) & 0xff
-		var t843 uint64 = v[654] - t674
-		var t845 uint64 = (t843 + 0x1) & 0x1ff
-		var t848 uint64 = t845
-		var t850, t850_1, t850_0 uint64 = 0, t848, 0x9
-		if t845 < 0xa {
-			t850 = t850_1
-		} else {
-			t850 = t850_0
-		}
-		t850 &= 0xf
-		var t679 uint64 = (v[676] >> 8) & 0xff
-		var t852 uint64 = v[654] - t679
-		var t854 uint64 = (t852 + 0x1) & 0x1ff
-		var t857 uint64 = t854
-		var t859, t859_1, t859_0 uint64 = 0, t857, 0x9
-		if t854 < 0xa {
-			t859 = t859_1
-		} else {
-			t859 = t859_0
-		}
-		t859 &= 0xf
-		var t684 uint64 = (v[681] >> 8) & 0xff
-		var t861 uint64 = v[654] - t684
-		var t863 uint64 = (t861 + 0x1) & 0x1ff
-		var t866 uint64 = t863
-		var t868, t868_1, t868_0 uint64 = 0, t866, 0x9
-		if t863 < 0xa {
-			t868 = t868_1
-		} else {
-			t868 = t868_0
-		}
-		t868 &= 0xf
-		var t689 uint64 = (v[686] >> 8) & 0xff
-		var t870 uint64 = v[654] - t689
-		var t872 uint64 = (t870 + 0x1) & 0x1ff
-		var t875 uint64 = t872
-		var t877, t877_1, t877_0 uint64 = 0, t875, 0x9
-		if t872 < 0xa {
-			t877 = t877_1
-		} else {
-			t877 = t877_0
-		}
-		t877 &= 0xf
-		var t694 uint64 = (v[691] >> 8) & 0xff
-		var t879 uint64 = v[654] - t694
-		var t881 uint64 = (t879 + 0x1) & 0x1ff
-		var t884 uint64 = t881
-		var t886, t886_1, t886_0 uint64 = 0, t884, 0x9
-		if t881 < 0xa {
-			t886 = t886_1
-		} else {
-			t886 = t886_0
-		}
-		t886 &= 0xf
-		var t699 uint64 = (v[696] >> 8) & 0xff
-		var t888 uint64 = v[654] - t699
-		var t890 uint64 = (t888 + 0x1) & 0x1ff
-		var t893 uint64 = t890
-		var t895, t895_1, t895_0 uint64 = 0, t893, 0x9
-		if t890 < 0xa {
-			t895 = t895_1
-		} else {
-			t895 = t895_0
-		}
-		t895 &= 0xf
-		var t704 uint64 = (v[701] >> 8) & 0xff
-		var t897 uint64 = v[654] - t704
-		var t899 uint64 = (t897 + 0x1) & 0x1ff
-		var t902 uint64 = t899
-		var t904, t904_1, t904_0 uint64 = 0, t902, 0x9
-		if t899 < 0xa {
-			t904 = t904_1
-		} else {
-			t904 = t904_0
-		}
-		t904 &= 0xf
-		var t709 uint64 = (v[706] >> 8) & 0xff
-		var t906 uint64 = v[654] - t709
-		var t908 uint64 = (t906 + 0x1) & 0x1ff
-		var t911 uint64 = t908
-		var t913, t913_1, t913_0 uint64 = 0, t911, 0x9
-		if t908 < 0xa {
-			t913 = t913_1
-		} else {
-			t913 = t913_0
-		}
-		t913 &= 0xf
-		var t714 uint64 = (v[711] >> 8) & 0xff
-		var t915 uint64 = v[654] - t714
-		var t917 uint64 = (t915 + 0x1) & 0x1ff
-		var t920 uint64 = t917
-		var t922, t922_1, t922_0 uint64 = 0, t920, 0x9
-		if t917 < 0xa {
-			t922 = t922_1
-		} else {
-			t922 = t922_0
-		}
-		t922 &= 0xf
-		var t719 uint64 = (v[716] >> 8) & 0xff
-		var t924 uint64 = v[654] - t719
-		var t926 uint64 = (t924 + 0x1) & 0x1ff
-		var t929 uint64 = t926
-		var t931, t931_1, t931_0 uint64 = 0, t929, 0x9
-		if t926 < 0xa {
-			t931 = t931_1
-		} else {
-			t931 = t931_0
-		}
-		t931 &= 0xf
-		var t724 uint64 = (v[721] >> 8) & 0xff
-		var t933 uint64 = v[654] - t724
-		var t935 uint64 = (t933 + 0x1) & 0x1ff
-		var t938 uint64 = t935
-		var t940, t940_1, t940_0 uint64 = 0, t938, 0x9
-		if t935 < 0xa {
-			t940 = t940_1
-		} else {
-			t940 = t940_0
-		}
-		t940 &= 0xf
-		var t729 uint64 = (v[726] >> 8) & 0xff
-		var t942 uint64 = v[654] - t729
-		var t944 uint64 = (t942 + 0x1) & 0x1ff
-		var t947 uint64 = t944
-		var t949, t949_1, t949_0 uint64 = 0, t947, 0x9
-		if t944 < 0xa {
-			t949 = t949_1
-		} else {
-			t949 = t949_0
-		}
-		t949 &= 0xf
-		var t734 uint64 = (v[731] >> 8) & 0xff
-		var t951 uint64 = v[654] - t734
-		var t953 uint64 = (t951 + 0x1) & 0x1ff
-		var t956 uint64 = t953
-		var t958, t958_1, t958_0 uint64 = 0, t956, 0x9
-		if t953 < 0xa {
-			t958 = t958_1
-		} else {
-			t958 = t958_0
-		}
-		t958 &= 0xf
-		var t739 uint64 = (v[736] >> 8) & 0xff
-		var t960 uint64 = v[654] - t739
-		var t962 uint64 = (t960 + 0x1) & 0x1ff
-		var t965 uint64 = t962
-		var t967, t967_1, t967_0 uint64 = 0, t965, 0x9
-		if t962 < 0xa {
-			t967 = t967_1
-		} else {
-			t967 = t967_0
-		}
-		t967 &= 0xf
-		var t744 uint64 = (v[741] >> 8) & 0xff
-		var t969 uint64 = v[654] - t744
-		var t971 uint64 = (t969 + 0x1) & 0x1ff
-		var t974 uint64 = t971
-		var t976, t976_1, t976_0 uint64 = 0, t974, 0x9
-		if t971 < 0xa {
-			t976 = t976_1
-		} else {
-			t976 = t976_0
-		}
-		t976 &= 0xf
-		var t749 uint64 = (v[746] >> 8) & 0xff
-		var t978 uint64 = v[654] - t749
-		var t980 uint64 = (t978 + 0x1) & 0x1ff
-		var t983 uint64 = t980
-		var t985, t985_1, t985_0 uint64 = 0, t983, 0x9
-		if t980 < 0xa {
-			t985 = t985_1
-		} else {
-			t985 = t985_0
-		}
-		t985 &= 0xf
-		var t754 uint64 = (v[751] >> 8) & 0xff
-		var t987 uint64 = v[654] - t754
-		var t989 uint64 = (t987 + 0x1) & 0x1ff
-		var t992 uint64 = t989
-		var t994, t994_1, t994_0 uint64 = 0, t992, 0x9
-		if t989 < 0xa {
-			t994 = t994_1
-		} else {
-			t994 = t994_0
-		}
-		t994 &= 0xf
-		var t759 uint64 = (v[756] >> 8) & 0xff
-		var t996 uint64 = v[654] - t759
-		var t998 uint64 = (t996 + 0x1) & 0x1ff
-		var t1001 uint64 = t998
-		var t1003, t1003_1, t1003_0 uint64 = 0, t1001, 0x9
-		if t998 < 0xa {
-			t1003 = t1003_1
-		} else {
-			t1003 = t1003_0
-		}
-		t1003 &= 0xf
-		var t764 uint64 = (v[761] >> 8) & 0xff
-		var t1005 uint64 = v[654] - t764
-		var t1007 uint64 = (t1005 + 0x1) & 0x1ff
-		var t1010 uint64 = t1007
-		var t1012, t1012_1, t1012_0 uint64 = 0, t1010, 0x9
-		if t1007 < 0xa {
-			t1012 = t1012_1
-		} else {
-			t1012 = t1012_0
-		}
-		t1012 &= 0xf
-		var t769 uint64 = (v[766] >> 8) & 0xff
-		var t1014 uint64 = v[654] - t769
-		var t1016 uint64 = (t1014 + 0x1) & 0x1ff
-		var t1019 uint64 = t1016
-		var t1021, t1021_1, t1021_0 uint64 = 0, t1019, 0x9
-		if t1016 < 0xa {
-			t1021 = t1021_1
-		} else {
-			t1021 = t1021_0
-		}
-		t1021 &= 0xf
-		var t774 uint64 = (v[771] >> 8) & 0xff
-		var t1023 uint64 = v[654] - t774
-		var t1025 uint64 = (t1023 + 0x1) & 0x1ff
-		var t1028 uint64 = t1025
-		var t1030, t1030_1, t1030_0 uint64 = 0, t1028, 0x9
-		if t1025 < 0xa {
-			t1030 = t1030_1
-		} else {
-			t1030 = t1030_0
-		}
-		t1030 &= 0xf
-		var t779 uint64 = (v[776] >> 8) & 0xff
-		var t1032 uint64 = v[654] - t779
-		var t1034 uint64 = (t1032 + 0x1) & 0x1ff
-		var t1037 uint64 = t1034
-		var t1039, t1039_1, t1039_0 uint64 = 0, t1037, 0x9
-		if t1034 < 0xa {
-			t1039 = t1039_1
-		} else {
-			t1039 = t1039_0
-		}
-		t1039 &= 0xf
-		var t784 uint64 = (v[781] >> 8) & 0xff
-		var t1041 uint64 = v[654] - t784
-		var t1043 uint64 = (t1041 + 0x1) & 0x1ff
-		var t1046 uint64 = t1043
-		var t1048, t1048_1, t1048_0 uint64 = 0, t1046, 0x9
-		if t1043 < 0xa {
-			t1048 = t1048_1
-		} else {
-			t1048 = t1048_0
-		}
-		t1048 &= 0xf
-		var t789 uint64 = (v[786] >> 8) & 0xff
-		var t1050 uint64 = v[654] - t789
-		var t1052 uint64 = (t1050 + 0x1) & 0x1ff
-		var t1055 uint64 = t1052
-		var t1057, t1057_1, t1057_0 uint64 = 0, t1055, 0x9
-		if t1052 < 0xa {
-			t1057 = t1057_1
-		} else {
-			t1057 = t1057_0
-		}
-		t1057 &= 0xf
-		var t794 uint64 = (v[791] >> 8) & 0xff
-		var t1059 uint64 = v[654] - t794
-		var t1061 uint64 = (t1059 + 0x1) & 0x1ff
-		var t1064 uint64 = t1061
-		var t1066, t1066_1, t1066_0 uint64 = 0, t1064, 0x9
-		if t1061 < 0xa {
-			t1066 = t1066_1
-		} else {
-			t1066 = t1066_0
-		}
-		t1066 &= 0xf
-		var t799 uint64 = (v[796] >> 8) & 0xff
-		var t1068 uint64 = v[654] - t799
-		var t1070 uint64 = (t1068 + 0x1) & 0x1ff
-		var t1073 uint64 = t1070
-		var t1075, t1075_1, t1075_0 uint64 = 0, t1073, 0x9
-		if t1070 < 0xa {
-			t1075 = t1075_1
-		} else {
-			t1075 = t1075_0
-		}
-		t1075 &= 0xf
-		var t804 uint64 = (v[801] >> 8) & 0xff
-		var t1077 uint64 = v[654] - t804
-		var t1079 uint64 = (t1077 + 0x1) & 0x1ff
-		var t1082 uint64 = t1079
-		var t1084, t1084_1, t1084_0 uint64 = 0, t1082, 0x9
-		if t1079 < 0xa {
-			t1084 = t1084_1
-		} else {
-			t1084 = t1084_0
-		}
-		t1084 &= 0xf
-		var t809 uint64 = (v[806] >> 8) & 0xff
-		var t1086 uint64 = v[654] - t809
-		var t1088 uint64 = (t1086 + 0x1) & 0x1ff
-		var t1091 uint64 = t1088
-		var t1093, t1093_1, t1093_0 uint64 = 0, t1091, 0x9
-		if t1088 < 0xa {
-			t1093 = t1093_1
-		} else {
-			t1093 = t1093_0
-		}
-		t1093 &= 0xf
-		var t814 uint64 = (v[811] >> 8) & 0xff
-		var t1095 uint64 = v[654] - t814
 		v[654] = t653
-		var t1097 uint64 = (t1095 + 0x1) & 0x1ff
-		var t1100 uint64 = t1097
-		var t1102, t1102_1, t1102_0 uint64 = 0, t1100, 0x9
-		if t1097 < 0xa {
-			t1102 = t1102_1
-		} else {
-			t1102 = t1102_0
-		}
-		t1102 &= 0xf
-		var t2381 uint64 = (v[1106] >> 16) & 0x3
-		var t1110 uint64 = (v[1106]) & 0xff
-		v[1106] = v[656]
-		v[656] = v[457]
-		var t1269 uint64 = (v[824] - 0x1) & 0xf
-		var t1270 uint64 = t1110 >> t1269
-		var t1271 uint64 = (t1270) & 0x1
-		var t1273 uint64 = 0x1 << t1269
-		var t1275 uint64 = t1273 - 0x1
-		var t1276 uint64 = t1110 & t1275
-		var t1277 uint64
-		if t1276 != 0 {
-			t1277 = 1
-		}
-		var t1266 uint64 = t1110 >> v[824]
-		v[824] = t823
-		var t1267 uint64 = (t1266) & 0xff
-		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2381<<10
-		v[1279] = t1278
-		var t2382 uint64 = (v[1111] >> 16) & 0x3
-		var t1115 uint64 = (v[1111]) & 0xff
-		v[1111] = v[661]
-		v[661] = v[463]
-		var t1288 uint64 = (v[833] - 0x1) & 0xf
-		var t1289 uint64 = t1115 >> t1288
-		var t1290 uint64 = (t1289) & 0x1
-		var t1292 uint64 = 0x1 << t1288
-		var t1294 uint64 = t1292 - 0x1
-		var t1295 uint64 = t1115 & t1294
-		var t1296 uint64
-		if t1295 != 0 {
-			t1296 = 1
-		}
-		var t1285 uint64 = t1115 >> v[833]
-		v[833] = t832
-		var t1286 uint64 = (t1285) & 0xff
-		var t1297 uint64 = t1286 | t1296<<8 | t1290<<9 | t2382<<10
-		v[1298] = t1297
-		var t2383 uint64 = (v[1116] >> 16) & 0x3
-		var t1120 uint64 = (v[1116]) & 0xff
-		v[1116] = v[666]
-		v[666] = v[469]
-		var t1307 uint64 = (v[842] - 0x1) & 0xf
-		var t1308 uint64 = t1120 >> t1307
-		var t1309 uint64 = (t1308) & 0x1
-		var t1311 uint64 = 0x1 << t1307
-		var t1313 uint64 = t1311 - 0x1
-		var t1314 uint64 = t1120 & t1313
-		var t1315 uint64
-		if t1314 != 0 {
-			t1315 = 1
-		}
-		var t1304 uint64 = t1120 >> v[842]
-		v[842] = t841
-		var t1305 uint64 = (t1304) & 0xff
-		var t1316 uint64 = t1305 | t1315<<8 | t1309<<9 | t2383<<10
-		v[1317] = t1316
-		var t2384 uint64 = (v[1121] >> 16) & 0x3
-		var t1125 uint64 = (v[1121]) & 0xff
-		v[1121] = v[671]
-		v[671] = v[475]
-		var t1326 uint64 = (v[851] - 0x1) & 0xf
-		var t1327 uint64 = t1125 >> t1326
-		var t1328 uint64 = (t1327) & 0x1
-		var t1330 uint64 = 0x1 << t1326
-		var t1332 uint64 = t1330 - 0x1
-		var t1333 uint64 = t1125 & t1332
-		var t1334 uint64
-		if t1333 != 0 {
-			t1334 = 1
-		}
-		var t1323 uint64 = t1125 >> v[851]
-		v[851] = t850
-		var t1324 uint64 = (t1323) & 0xff
-		var t1335 uint64 = t1324 | t1334<<8 | t1328<<9 | t2384<<10
-		v[1336] = t1335
-		var t2385 uint64 = (v[1126] >> 16) & 0x3
-		var t1130 uint64 = (v[1126]) & 0xff
-		v[1126] = v[676]
-		v[676] = v[481]
-		var t1345 uint64 = (v[860] - 0x1) & 0xf
-		var t1346 uint64 = t1130 >> t1345
-		var t1347 uint64 = (t1346) & 0x1
-		var t1349 uint64 = 0x1 << t1345
-		var t1351 uint64 = t1349 - 0x1
-		var t1352 uint64 = t1130 & t1351
-		var t1353 uint64
-		if t1352 != 0 {
-			t1353 = 1
-		}
-		var t1342 uint64 = t1130 >> v[860]
-		v[860] = t859
-		var t1343 uint64 = (t1342) & 0xff
-		var t1354 uint64 = t1343 | t1353<<8 | t1347<<9 | t2385<<10
-		v[1355] = t1354
-		var t2386 uint64 = (v[1131] >> 16) & 0x3
-		var t1135 uint64 = (v[1131]) & 0xff
-		v[1131] = v[681]
-		v[681] = v[487]
-		var t1364 uint64 = (v[869] - 0x1) & 0xf
-		var t1365 uint64 = t1135 >> t1364
-		var t1366 uint64 = (t1365) & 0x1
-		var t1368 uint64 = 0x1 << t1364
-		var t1370 uint64 = t1368 - 0x1
-		var t1371 uint64 = t1135 & t1370
-		var t1372 uint64
-		if t1371 != 0 {
-			t1372 = 1
-		}
-		var t1361 uint64 = t1135 >> v[869]
-		v[869] = t868
-		var t1362 uint64 = (t1361) & 0xff
-		var t1373 uint64 = t1362 | t1372<<8 | t1366<<9 | t2386<<10
-		v[1374] = t1373
-		var t2387 uint64 = (v[1136] >> 16) & 0x3
-		var t1140 uint64 = (v[1136]) & 0xff
-		v[1136] = v[686]
-		v[686] = v[493]
-		var t1383 uint64 = (v[878] - 0x1) & 0xf
-		var t1384 uint64 = t1140 >> t1383
-		var t1385 uint64 = (t1384) & 0x1
-		var t1387 uint64 = 0x1 << t1383
-		var t1389 uint64 = t1387 - 0x1
-		var t1390 uint64 = t1140 & t1389
-		var t1391 uint64
-		if t1390 != 0 {
-			t1391 = 1
-		}
-		var t1380 uint64 = t1140 >> v[878]
-		v[878] = t877
-		var t1381 uint64 = (t1380) & 0xff
-		var t1392 uint64 = t1381 | t1391<<8 | t1385<<9 | t2387<<10
-		v[1393] = t1392
-		var t2388 uint64 = (v[1141] >> 16) & 0x3
-		var t1145 uint64 = (v[1141]) & 0xff
-		v[1141] = v[691]
-		v[691] = v[499]
-		var t1402 uint64 = (v[887] - 0x1) & 0xf
-		var t1403 uint64 = t1145 >> t1402
-		var t1404 uint64 = (t1403) & 0x1
-		var t1406 uint64 = 0x1 << t1402
-		var t1408 uint64 = t1406 - 0x1
-		var t1409 uint64 = t1145 & t1408
-		var t1410 uint64
-		if t1409 != 0 {
-			t1410 = 1
-		}
-		var t1399 uint64 = t1145 >> v[887]
-		v[887] = t886
-		var t1400 uint64 = (t1399) & 0xff
-		var t1411 uint64 = t1400 | t1410<<8 | t1404<<9 | t2388<<10
-		v[1412] = t1411
-		var t2389 uint64 = (v[1146] >> 16) & 0x3
-		var t1150 uint64 = (v[1146]) & 0xff
-		v[1146] = v[696]
-		v[696] = v[505]
-		var t1421 uint64 = (v[896] - 0x1) & 0xf
-		var t1422 uint64 = t1150 >> t1421
-		var t1423 uint64 = (t1422) & 0x1
-		var t1425 uint64 = 0x1 << t1421
-		var t1427 uint64 = t1425 - 0x1
-		var t1428 uint64 = t1150 & t1427
-		var t1429 uint64
-		if t1428 != 0 {
-			t1429 = 1
-		}
-		var t1418 uint64 = t1150 >> v[896]
-		v[896] = t895
-		var t1419 uint64 = (t1418) & 0xff
-		var t1430 uint64 = t1419 | t1429<<8 | t1423<<9 | t2389<<10
-		v[1431] = t1430
-		var t2390 uint64 = (v[1151] >> 16) & 0x3
-		var t1155 uint64 = (v[1151]) & 0xff
-		v[1151] = v[701]
-		v[701] = v[511]
-		var t1440 uint64 = (v[905] - 0x1) & 0xf
-		var t1441 uint64 = t1155 >> t1440
-		var t1442 uint64 = (t1441) & 0x1
-		var t1444 uint64 = 0x1 << t1440
-		var t1446 uint64 = t1444 - 0x1
-		var t1447 uint64 = t1155 & t1446
-		var t1448 uint64
-		if t1447 != 0 {
-			t1448 = 1
-		}
-		var t1437 uint64 = t1155 >> v[905]
-		v[905] = t904
-		var t1438 uint64 = (t1437) & 0xff
-		var t1449 uint64 = t1438 | t1448<<8 | t1442<<9 | t2390<<10
-		v[1450] = t1449
-		var t2391 uint64 = (v[1156] >> 16) & 0x3
-		var t1160 uint64 = (v[1156]) & 0xff
-		v[1156] = v[706]
-		v[706] = v[517]
-		var t1459 uint64 = (v[914] - 0x1) & 0xf
-		var t1460 uint64 = t1160 >> t1459
-		var t1461 uint64 = (t1460) & 0x1
-		var t1463 uint64 = 0x1 << t1459
-		var t1465 uint64 = t1463 - 0x1
-		var t1466 uint64 = t1160 & t1465
-		var t1467 uint64
-		if t1466 != 0 {
-			t1467 = 1
-		}
-		var t1456 uint64 = t1160 >> v[914]
-		v[914] = t913
-		var t1457 uint64 = (t1456) & 0xff
-		var t1468 uint64 = t1457 | t1467<<8 | t1461<<9 | t2391<<10
-		v[1469] = t1468
-		var t2392 uint64 = (v[1161] >> 16) & 0x3
-		var t1165 uint64 = (v[1161]) & 0xff
-		v[1161] = v[711]
-		v[711] = v[523]
-		var t1478 uint64 = (v[923] - 0x1) & 0xf
-		var t1479 uint64 = t1165 >> t1478
-		var t1480 uint64 = (t1479) & 0x1
-		var t1482 uint64 = 0x1 << t1478
-		var t1484 uint64 = t1482 - 0x1
-		var t1485 uint64 = t1165 & t1484
-		var t1486 uint64
-		if t1485 != 0 {
-			t1486 = 1
-		}
-		var t1475 uint64 = t1165 >> v[923]
-		v[923] = t922
-		var t1476 uint64 = (t1475) & 0xff
-		var t1487 uint64 = t1476 | t1486<<8 | t1480<<9 | t2392<<10
-		v[1488] = t1487
-		var t2393 uint64 = (v[1166] >> 16) & 0x3
-		var t1170 uint64 = (v[1166]) & 0xff
-		v[1166] = v[716]
-		v[716] = v[529]
-		var t1497 uint64 = (v[932] - 0x1) & 0xf
-		var t1498 uint64 = t1170 >> t1497
-		var t1499 uint64 = (t1498) & 0x1
-		var t1501 uint64 = 0x1 << t1497
-		var t1503 uint64 = t1501 - 0x1
-		var t1504 uint64 = t1170 & t1503
-		var t1505 uint64
-		if t1504 != 0 {
-			t1505 = 1
-		}
-		var t1494 uint64 = t1170 >> v[932]
-		v[932] = t931
-		var t1495 uint64 = (t1494) & 0xff
-		var t1506 uint64 = t1495 | t1505<<8 | t1499<<9 | t2393<<10
-		v[1507] = t1506
-		var t2394 uint64 = (v[1171] >> 16) & 0x3
-		var t1175 uint64 = (v[1171]) & 0xff
-		v[1171] = v[721]
-		v[721] = v[535]
-		var t1516 uint64 = (v[941] - 0x1) & 0xf
-		var t1517 uint64 = t1175 >> t1516
-		var t1518 uint64 = (t1517) & 0x1
-		var t1520 uint64 = 0x1 << t1516
-		var t1522 uint64 = t1520 - 0x1
-		var t1523 uint64 = t1175 & t1522
-		var t1524 uint64
-		if t1523 != 0 {
-			t1524 = 1
-		}
-		var t1513 uint64 = t1175 >> v[941]
-		v[941] = t940
-		var t1514 uint64 = (t1513) & 0xff
-		var t1525 uint64 = t1514 | t1524<<8 | t1518<<9 | t2394<<10
-		v[1526] = t1525
-		var t2395 uint64 = (v[1176] >> 16) & 0x3
-		var t1180 uint64 = (v[1176]) & 0xff
-		v[1176] = v[726]
-		v[726] = v[541]
-		var t1535 uint64 = (v[950] - 0x1) & 0xf
-		var t1536 uint64 = t1180 >> t1535
-		var t1537 uint64 = (t1536) & 0x1
-		var t1539 uint64 = 0x1 << t1535
-		var t1541 uint64 = t1539 - 0x1
-		var t1542 uint64 = t1180 & t1541
-		var t1543 uint64
-		if t1542 != 0 {
-			t1543 = 1
-		}
-		var t1532 uint64 = t1180 >> v[950]
-		v[950] = t949
-		var t1533 uint64 = (t1532) & 0xff
-		var t1544 uint64 = t1533 | t1543<<8 | t1537<<9 | t2395<<10
-		v[1545] = t1544
-		var t2396 uint64 = (v[1181] >> 16) & 0x3
-		var t1185 uint64 = (v[1181]) & 0xff
-		v[1181] = v[731]
-		v[731] = v[547]
-		var t1554 uint64 = (v[959] - 0x1) & 0xf
-		var t1555 uint64 = t1185 >> t1554
-		var t1556 uint64 = (t1555) & 0x1
-		var t1558 uint64 = 0x1 << t1554
-		var t1560 uint64 = t1558 - 0x1
-		var t1561 uint64 = t1185 & t1560
-		var t1562 uint64
-		if t1561 != 0 {
-			t1562 = 1
-		}
-		var t1551 uint64 = t1185 >> v[959]
-		v[959] = t958
-		var t1552 uint64 = (t1551) & 0xff
-		var t1563 uint64 = t1552 | t1562<<8 | t1556<<9 | t2396<<10
-		v[1564] = t1563
-		var t2397 uint64 = (v[1186] >> 16) & 0x3
-		var t1190 uint64 = (v[1186]) & 0xff
-		v[1186] = v[736]
-		v[736] = v[553]
-		var t1573 uint64 = (v[968] - 0x1) & 0xf
-		var t1574 uint64 = t1190 >> t1573
-		var t1575 uint64 = (t1574) & 0x1
-		var t1577 uint64 = 0x1 << t1573
-		var t1579 uint64 = t1577 - 0x1
-		var t1580 uint64 = t1190 & t1579
-		var t1581 uint64
-		if t1580 != 0 {
-			t1581 = 1
-		}
-		var t1570 uint64 = t1190 >> v[968]
-		v[968] = t967
-		var t1571 uint64 = (t1570) & 0xff
-		var t1582 uint64 = t1571 | t1581<<8 | t1575<<9 | t2397<<10
-		v[1583] = t1582
-		var t2398 uint64 = (v[1191] >> 16) & 0x3
-		var t1195 uint64 = (v[1191]) & 0xff
-		v[1191] = v[741]
-		v[741] = v[559]
-		var t1592 uint64 = (v[977] - 0x1) & 0xf
-		var t1593 uint64 = t1195 >> t1592
-		var t1594 uint64 = (t1593) & 0x1
-		var t1596 uint64 = 0x1 << t1592
-		var t1598 uint64 = t1596 - 0x1
-		var t1599 uint64 = t1195 & t1598
-		var t1600 uint64
-		if t1599 != 0 {
-			t1600 = 1
-		}
-		var t1589 uint64 = t1195 >> v[977]
-		v[977] = t976
-		var t1590 uint64 = (t1589) & 0xff
-		var t1601 uint64 = t1590 | t1600<<8 | t1594<<9 | t2398<<10
-		v[1602] = t1601
-		var t2399 uint64 = (v[1196] >> 16) & 0x3
-		var t1200 uint64 = (v[1196]) & 0xff
-		v[1196] = v[746]
-		v[746] = v[565]
-		var t1611 uint64 = (v[986] - 0x1) & 0xf
-		var t1612 uint64 = t1200 >> t1611
-		var t1613 uint64 = (t1612) & 0x1
-		var t1615 uint64 = 0x1 << t1611
-		var t1617 uint64 = t1615 - 0x1
-		var t1618 uint64 = t1200 & t1617
-		var t1619 uint64
-		if t1618 != 0 {
-			t1619 = 1
-		}
-		var t1608 uint64 = t1200 >> v[986]
-		v[986] = t985
-		var t1609 uint64 = (t1608) & 0xff
-		var t1620 uint64 = t1609 | t1619<<8 | t1613<<9 | t2399<<10
-		v[1621] = t1620
-		var t2400 uint64 = (v[1201] >> 16) & 0x3
-		var t1205 uint64 = (v[1201]) & 0xff
-		v[1201] = v[751]
-		v[751] = v[571]
-		var t1630 uint64 = (v[995] - 0x1) & 0xf
-		var t1631 uint64 = t1205 >> t1630
-		var t1632 uint64 = (t1631) & 0x1
-		var t1634 uint64 = 0x1 << t1630
-		var t1636 uint64 = t1634 - 0x1
-		var t1637 uint64 = t1205 & t1636
-		var t1638 uint64
-		if t1637 != 0 {
-			t1638 = 1
-		}
-		var t1627 uint64 = t1205 >> v[995]
-		v[995] = t994
-		var t1628 uint64 = (t1627) & 0xff
-		var t1639 uint64 = t1628 | t1638<<8 | t1632<<9 | t2400<<10
-		v[1640] = t1639
-		var t2401 uint64 = (v[1206] >> 16) & 0x3
-		var t1210 uint64 = (v[1206]) & 0xff
-		v[1206] = v[756]
-		v[756] = v[577]
-		var t1649 uint64 = (v[1004] - 0x1) & 0xf
-		var t1650 uint64 = t1210 >> t1649
-		var t1651 uint64 = (t1650) & 0x1
-		var t1653 uint64 = 0x1 << t1649
-		var t1655 uint64 = t1653 - 0x1
-		var t1656 uint64 = t1210 & t1655
-		var t1657 uint64
-		if t1656 != 0 {
-			t1657 = 1
-		}
-		var t1646 uint64 = t1210 >> v[1004]
-		v[1004] = t1003
-		var t1647 uint64 = (t1646) & 0xff
-		var t1658 uint64 = t1647 | t1657<<8 | t1651<<9 | t2401<<10
-		v[1659] = t1658
-		var t2402 uint64 = (v[1211] >> 16) & 0x3
-		var t1215 uint64 = (v[1211]) & 0xff
-		v[1211] = v[761]
-		v[761] = v[583]
-		var t1668 uint64 = (v[1013] - 0x1) & 0xf
-		var t1669 uint64 = t1215 >> t1668
-		var t1670 uint64 = (t1669) & 0x1
-		var t1672 uint64 = 0x1 << t1668
-		var t1674 uint64 = t1672 - 0x1
-		var t1675 uint64 = t1215 & t1674
-		var t1676 uint64
-		if t1675 != 0 {
-			t1676 = 1
-		}
-		var t1665 uint64 = t1215 >> v[1013]
-		v[1013] = t1012
-		var t1666 uint64 = (t1665) & 0xff
-		var t1677 uint64 = t1666 | t1676<<8 | t1670<<9 | t2402<<10
-		v[1678] = t1677
-		var t2403 uint64 = (v[1216] >> 16) & 0x3
-		var t1220 uint64 = (v[1216]) & 0xff
-		v[1216] = v[766]
-		v[766] = v[589]
-		var t1687 uint64 = (v[1022] - 0x1) & 0xf
-		var t1688 uint64 = t1220 >> t1687
-		var t1689 uint64 = (t1688) & 0x1
-		var t1691 uint64 = 0x1 << t1687
-		var t1693 uint64 = t1691 - 0x1
-		var t1694 uint64 = t1220 & t1693
-		var t1695 uint64
-		if t1694 != 0 {
-			t1695 = 1
-		}
-		var t1684 uint64 = t1220 >> v[1022]
-		v[1022] = t1021
-		var t1685 uint64 = (t1684) & 0xff
-		var t1696 uint64 = t1685 | t1695<<8 | t1689<<9 | t2403<<10
-		v[1697] = t1696
-		var t2404 uint64 = (v[1221] >> 16) & 0x3
-		var t1225 uint64 = (v[1221]) & 0xff
-		v[1221] = v[771]
-		v[771] = v[595]
-		var t1706 uint64 = (v[1031] - 0x1) & 0xf
-		var t1707 uint64 = t1225 >> t1706
-		var t1708 uint64 = (t1707) & 0x1
-		var t1710 uint64 = 0x1 << t1706
-		var t1712 uint64 = t1710 - 0x1
-		var t1713 uint64 = t1225 & t1712
-		var t1714 uint64
-		if t1713 != 0 {
-			t1714 = 1
-		}
-		var t1703 uint64 = t1225 >> v[1031]
-		v[1031] = t1030
-		var t1704 uint64 = (t1703) & 0xff
-		var t1715 uint64 = t1704 | t1714<<8 | t1708<<9 | t2404<<10
-		v[1716] = t1715
-		var t2405 uint64 = (v[1226] >> 16) & 0x3
-		var t1230 uint64 = (v[1226]) & 0xff
-		v[1226] = v[776]
-		v[776] = v[601]
-		var t1725 uint64 = (v[1040] - 0x1) & 0xf
-		var t1726 uint64 = t1230 >> t1725
-		var t1727 uint64 = (t1726) & 0x1
-		var t1729 uint64 = 0x1 << t1725
-		var t1731 uint64 = t1729 - 0x1
-		var t1732 uint64 = t1230 & t1731
-		var t1733 uint64
-		if t1732 != 0 {
-			t1733 = 1
-		}
-		var t1722 uint64 = t1230 >> v[1040]
-		v[1040] = t1039
-		var t1723 uint64 = (t1722) & 0xff
-		var t1734 uint64 = t1723 | t1733<<8 | t1727<<9 | t2405<<10
-		v[1735] = t1734
-		var t2406 uint64 = (v[1231] >> 16) & 0x3
-		var t1235 uint64 = (v[1231]) & 0xff
-		v[1231] = v[781]
-		v[781] = v[607]
-		var t1744 uint64 = (v[1049] - 0x1) & 0xf
-		var t1745 uint64 = t1235 >> t1744
-		var t1746 uint64 = (t1745) & 0x1
-		var t1748 uint64 = 0x1 << t1744
-		var t1750 uint64 = t1748 - 0x1
-		var t1751 uint64 = t1235 & t1750
-		var t1752 uint64
-		if t1751 != 0 {
-			t1752 = 1
-		}
-		var t1741 uint64 = t1235 >> v[1049]
-		v[1049] = t1048
-		var t1742 uint64 = (t1741) & 0xff
-		var t1753 uint64 = t1742 | t1752<<8 | t1746<<9 | t2406<<10
-		v[1754] = t1753
-		var t2407 uint64 = (v[1236] >> 16) & 0x3
-		var t1240 uint64 = (v[1236]) & 0xff
-		v[1236] = v[786]
-		v[786] = v[613]
-		var t1763 uint64 = (v[1058] - 0x1) & 0xf
-		var t1764 uint64 = t1240 >> t1763
-		var t1765 uint64 = (t1764) & 0x1
-		var t1767 uint64 = 0x1 << t1763
-		var t1769 uint64 = t1767 - 0x1
-		var t1770 uint64 = t1240 & t1769
-		var t1771 uint64
-		if t1770 != 0 {
-			t1771 = 1
-		}
-		var t1760 uint64 = t1240 >> v[1058]
-		v[1058] = t1057
-		var t1761 uint64 = (t1760) & 0xff
-		var t1772 uint64 = t1761 | t1771<<8 | t1765<<9 | t2407<<10
-		v[1773] = t1772
-		var t2408 uint64 = (v[1241] >> 16) & 0x3
-		var t1245 uint64 = (v[1241]) & 0xff
-		v[1241] = v[791]
-		v[791] = v[619]
-		var t1782 uint64 = (v[1067] - 0x1) & 0xf
-		var t1783 uint64 = t1245 >> t1782
-		var t1784 uint64 = (t1783) & 0x1
-		var t1786 uint64 = 0x1 << t1782
-		var t1788 uint64 = t1786 - 0x1
-		var t1789 uint64 = t1245 & t1788
-		var t1790 uint64
-		if t1789 != 0 {
-			t1790 = 1
-		}
-		var t1779 uint64 = t1245 >> v[1067]
-		v[1067] = t1066
-		var t1780 uint64 = (t1779) & 0xff
-		var t1791 uint64 = t1780 | t1790<<8 | t1784<<9 | t2408<<10
-		v[1792] = t1791
-		var t2409 uint64 = (v[1246] >> 16) & 0x3
-		var t1250 uint64 = (v[1246]) & 0xff
-		v[1246] = v[796]
-		v[796] = v[625]
-		var t1801 uint64 = (v[1076] - 0x1) & 0xf
-		var t1802 uint64 = t1250 >> t1801
-		var t1803 uint64 = (t1802) & 0x1
-		var t1805 uint64 = 0x1 << t1801
-		var t1807 uint64 = t1805 - 0x1
-		var t1808 uint64 = t1250 & t1807
-		var t1809 uint64
-		if t1808 != 0 {
-			t1809 = 1
-		}
-		var t1798 uint64 = t1250 >> v[1076]
-		v[1076] = t1075
-		var t1799 uint64 = (t1798) & 0xff
-		var t1810 uint64 = t1799 | t1809<<8 | t1803<<9 | t2409<<10
-		v[1811] = t1810
-		var t2410 uint64 = (v[1251] >> 16) & 0x3
-		var t1255 uint64 = (v[1251]) & 0xff
-		v[1251] = v[801]
-		v[801] = v[631]
-		var t1820 uint64 = (v[1085] - 0x1) & 0xf
-		var t1821 uint64 = t1255 >> t1820
-		var t1822 uint64 = (t1821) & 0x1
-		var t1824 uint64 = 0x1 << t1820
-		var t1826 uint64 = t1824 - 0x1
-		var t1827 uint64 = t1255 & t1826
-		var t1828 uint64
-		if t1827 != 0 {
-			t1828 = 1
-		}
-		var t1817 uint64 = t1255 >> v[1085]
-		v[1085] = t1084
-		var t1818 uint64 = (t1817) & 0xff
-		var t1829 uint64 = t1818 | t1828<<8 | t1822<<9 | t2410<<10
-		v[1830] = t1829
-		var t2411 uint64 = (v[1256] >> 16) & 0x3
-		var t1260 uint64 = (v[1256]) & 0xff
-		v[1256] = v[806]
-		v[806] = v[637]
-		var t1839 uint64 = (v[1094] - 0x1) & 0xf
-		var t1840 uint64 = t1260 >> t1839
-		var t1841 uint64 = (t1840) & 0x1
-		var t1843 uint64 = 0x1 << t1839
-		var t1845 uint64 = t1843 - 0x1
-		var t1846 uint64 = t1260 & t1845
-		var t1847 uint64
-		if t1846 != 0 {
-			t1847 = 1
-		}
-		var t1836 uint64 = t1260 >> v[1094]
-		v[1094] = t1093
-		var t1837 uint64 = (t1836) & 0xff
-		var t1848 uint64 = t1837 | t1847<<8 | t1841<<9 | t2411<<10
-		v[1849] = t1848
-		var t2412 uint64 = (v[1261] >> 16) & 0x3
-		var t1265 uint64 = (v[1261]) & 0xff
-		v[1261] = v[811]
-		v[811] = v[643]
-		var t1858 uint64 = (v[1103] - 0x1) & 0xf
-		var t1859 uint64 = t1265 >> t1858
-		var t1860 uint64 = (t1859) & 0x1
-		var t1862 uint64 = 0x1 << t1858
-		var t1864 uint64 = t1862 - 0x1
-		var t1865 uint64 = t1265 & t1864
-		var t1866 uint64
-		if t1865 != 0 {
-			t1866 = 1
-		}
-		var t1855 uint64 = t1265 >> v[1103]
-		v[1103] = t1102
-		var t1856 uint64 = (t1855) & 0xff
-		var t1867 uint64 = t1856 | t1866<<8 | t1860<<9 | t2412<<10
-		v[1868] = t1867
 		var t15 uint64 = (v[8]) & 0x1
 		var t12 uint64 = v[0] >> 7 & 0xff
 		var t14 uint64

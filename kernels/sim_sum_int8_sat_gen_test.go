@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "0afca4739a3cae2138a4181a68dcfbb2" }
+func (x *simsum_int8_sat) Fingerprint() string { return "5a3c2d2a11215b68773c6727f291ced1" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -569,7 +569,7 @@ func (g *gen) evalState() error {
 	for p, list := range g.parts {
 		w("if d&%#x != 0 {", g.masks[p])
 		g.local = map[int32]bool{}
-		for _, k := range g.schedule(list, nil) {
+		for _, k := range g.schedule(list, nil, nil) {
 			if err := g.inst(g.s.prog[k], g.q); err != nil {
 				return err
 			}
@@ -1002,7 +1002,7 @@ func (g *gen) set(block []int, gid int) error {
 			nexts[s.regs[k].next+j] = true
 		}
 	}
-	cone = g.schedule(cone, nexts)
+	cone = g.schedule(cone, nexts, g.stageOrder(block, cone))
 	at := map[int32]int{} // a block register's word -> its place in block
 	for i, k := range block {
 		for j := range s.regs[k].nw {
@@ -1112,14 +1112,103 @@ func (g *gen) set(block []int, gid int) error {
 	return nil
 }
 
+// stageOrder is the order in which a commit block's next values are
+// best computed: a register's after the next values of the block's
+// registers that read its words (a pipeline's last stage first), so that
+// each register commits as soon as its next value is made and the next
+// values do not wait in Go variables (spilled to the stack: a 32-lane
+// stage computed all its lanes' next values, then the stage after it
+// read the old ones). It lists each register's next words in turn;
+// registers reading each other round a loop keep block order.
+func (g *gen) stageOrder(block []int, cone []int) []int32 {
+	s := g.s
+	if len(block) < 2 {
+		return nil
+	}
+	at := map[int32]int{} // a block register's word -> its place in block
+	for i, k := range block {
+		for j := range s.regs[k].nw {
+			at[s.regs[k].slot+j] = i
+		}
+	}
+	made := map[int32]int{}
+	for _, k := range cone {
+		for _, o := range s.dstWords(s.prog[k]) {
+			made[o] = k
+		}
+	}
+	nb := (len(block) + 63) / 64
+	reads := map[int][]uint64{} // an instruction -> the block registers its cone reads
+	var cone1 func(k int) []uint64
+	cone1 = func(k int) []uint64 {
+		if r, ok := reads[k]; ok {
+			return r
+		}
+		r := make([]uint64, nb)
+		reads[k] = r
+		for _, o := range g.effectiveReads(k) {
+			if i, ok := at[o]; ok {
+				r[i/64] |= 1 << uint(i%64)
+			}
+			if p, ok := made[o]; ok {
+				for w, x := range cone1(p) {
+					r[w] |= x
+				}
+			}
+		}
+		return r
+	}
+	readBy := make([][]int, len(block)) // register -> the registers whose next values read it
+	for i, k := range block {
+		r := s.regs[k]
+		seen := make([]uint64, nb)
+		for j := range r.nw {
+			if p, ok := made[r.next+j]; ok {
+				for w, x := range cone1(p) {
+					seen[w] |= x
+				}
+			}
+			if q, ok := at[r.next+j]; ok {
+				seen[q/64] |= 1 << uint(q%64)
+			}
+		}
+		for q := range block {
+			if q != i && seen[q/64]>>uint(q%64)&1 != 0 {
+				readBy[q] = append(readBy[q], i)
+			}
+		}
+	}
+	state := make([]int, len(block)) // 0 new, 1 visiting, 2 done
+	var order []int32
+	var visit func(q int)
+	visit = func(q int) {
+		if state[q] != 0 {
+			return
+		}
+		state[q] = 1
+		for _, i := range readBy[q] {
+			visit(i)
+		}
+		state[q] = 2
+		r := s.regs[block[q]]
+		for j := range r.nw {
+			order = append(order, r.next+j)
+		}
+	}
+	for q := range block {
+		visit(q)
+	}
+	return order
+}
+
 // schedule reorders instructions (indices into prog, in program order)
-// so that each is computed just before its first use: the ones whose
-// values leave Go variables (stored in S, or words in roots) in order,
-// each after the
+// so that each is computed just before its first use: the ones computing
+// the words first in that order, then the ones whose values leave Go
+// variables (stored in S, or words in roots) in order, each after the
 // operands it alone needs, depth first. Levelised order computes a
 // value as early as it can, which keeps hundreds of values live at once
 // in a big design and makes the Go compiler spill them to the stack.
-func (g *gen) schedule(list []int, roots map[int32]bool) []int {
+func (g *gen) schedule(list []int, roots map[int32]bool, first []int32) []int {
 	s := g.s
 	in := map[int]bool{}
 	for _, k := range list {
@@ -1145,6 +1234,11 @@ func (g *gen) schedule(list []int, roots map[int32]bool) []int {
 			}
 		}
 		order = append(order, k)
+	}
+	for _, o := range first {
+		if k, ok := made[o]; ok {
+			emit(k)
+		}
 	}
 	for _, k := range list {
 		for _, o := range s.dstWords(s.prog[k]) {
@@ -1278,7 +1372,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-20"
+const goSourceVersion = "onic-gosrc-21"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "c20446f84ab484b72b1a8baca7aef58c" }
+func (x *regloops) Fingerprint() string { return "459fdcc5ca7d3969559ed90b8d8aae23" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

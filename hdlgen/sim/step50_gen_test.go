@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "359e72ac835341479f497ef271aad962" }
+func (x *step50) Fingerprint() string { return "a61c73159bae766cd8009a34bfcc2d92" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }

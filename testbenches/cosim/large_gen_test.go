@@ -2605,7 +2605,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "261f550f6e7b863b7485ea3c852082f7" }
+func (x *largeSim) Fingerprint() string { return "4a8dc74cdebfe20fdc96350525a6bee8" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -6730,6 +6730,24 @@ func (x *largeSim) Edge() bool {
 		x.D |= 0x2000
 		v[5951] = v[5788]
 		v[5955] = v[5622]
+		var t5793 uint64
+		if v[5788] == 0x0 {
+			t5793 = 1
+		}
+		var t5666 uint64 = (v[5609] >> 3) & 0x1
+		var t5797, t5797_1, t5797_0 uint64 = 0, 0x1, 0x2
+		if t5666 != 0 {
+			t5797 = t5797_1
+		} else {
+			t5797 = t5797_0
+		}
+		var t5798, t5798_1, t5798_0 uint64 = 0, 0x0, t5797
+		if t5793 != 0 {
+			t5798 = t5798_1
+		} else {
+			t5798 = t5798_0
+		}
+		v[5950] = t5798
 		var t5775, t5775_1, t5775_0 uint64 = 0, 0x2, 0x1
 		if v[5626] == 0x2 {
 			t5775 = t5775_1
@@ -6815,24 +6833,6 @@ func (x *largeSim) Edge() bool {
 			t5789 = t5789_0
 		}
 		v[5952] = t5789
-		var t5793 uint64
-		if v[5788] == 0x0 {
-			t5793 = 1
-		}
-		var t5666 uint64 = (v[5609] >> 3) & 0x1
-		var t5797, t5797_1, t5797_0 uint64 = 0, 0x1, 0x2
-		if t5666 != 0 {
-			t5797 = t5797_1
-		} else {
-			t5797 = t5797_0
-		}
-		var t5798, t5798_1, t5798_0 uint64 = 0, 0x0, t5797
-		if t5793 != 0 {
-			t5798 = t5798_1
-		} else {
-			t5798 = t5798_0
-		}
-		v[5950] = t5798
 		var t5803 uint64 = t5793 & v[5663]
 		var t5804 uint64 = ^v[5612]
 		var t5805 uint64 = v[5611] & t5804
@@ -7255,7 +7255,6 @@ func (x *largeSim) Edge() bool {
 			t5790 = t5790_0
 		}
 		v[5953] = t5790
-		var t5816 uint64 = v[5596] >> 62 & 0x3
 		var t5685, t5685_1, t5685_0 uint64 = 0, 0x0, v[5619]
 		if v[5677] != 0 {
 			t5685 = t5685_1
@@ -7339,6 +7338,7 @@ func (x *largeSim) Edge() bool {
 		if t5814 != 0 {
 			t5815 = 1
 		}
+		var t5816 uint64 = v[5596] >> 62 & 0x3
 		var t5817 uint64 = v[5596] >> 32 & 0x1fffffff
 		var t5818 uint64 = t5817 | t5815<<29 | t5816<<30
 		var t5674, t5674_1, t5674_0 uint64 = 0, v[5614], v[5648]
@@ -7730,3832 +7730,9 @@ func (x *largeSim) Edge() bool {
 		v[5949] = v[5608]
 		v[5608] = v[4489]
 		v[4489] = v[796]
-		v[149] = v[113]>>21 | v[114]<<43
-		v[150] = v[114]>>21 | v[115]<<43
-		var t151 uint64 = v[113] >> 18 & 0x7
-		v[152] = v[105]>>18 | v[106]<<46
-		v[153] = v[106]>>18 | v[107]<<46
-		v[154] = v[107]>>18 | v[108]<<46
-		v[155] = v[108]>>18 | v[109]<<46
-		v[156] = v[109]>>18 | v[110]<<46
-		v[157] = v[110]>>18 | v[111]<<46
-		v[158] = v[111]>>18 | v[112]<<46
-		v[159] = v[112]>>18 | v[113]<<46
-		v[786] = v[152]
-		v[787] = v[153]
-		v[788] = v[154]
-		v[789] = v[155]
-		v[790] = v[156]
-		v[791] = v[157]
-		v[792] = v[158]
-		v[793] = v[159]
-		var t160 uint64 = v[105] >> 2 & 0xffff
-		v[794] = t160
-		var t161 uint64 = v[105] >> 1 & 0x1
-		v[795] = t161
-		var t162 uint64 = v[105] >> 0 & 0x1
-		v[796] = t162
-		var t200 uint64 = v[115] >> 20 & 0x1
-		var t176 uint64 = v[115] >> 19 & 0x1
-		var t202 uint64 = v[115] >> 17 & 0x1
-		var t203 uint64 = v[115] >> 16 & 0x1
-		var t206, t206_1, t206_0 uint64 = 0, 0x0, 0x12
-		if t203 != 0 {
-			t206 = t206_1
-		} else {
-			t206 = t206_0
-		}
-		var t207 uint64 = v[115] >> 15 & 0x1
-		var t208 uint64 = v[115] >> 14 & 0x1
-		var t209 uint64 = v[115] >> 13 & 0x1
-		var t212, t212_1, t212_0 uint64 = 0, 0x0, 0x19
-		if t209 != 0 {
-			t212 = t212_1
-		} else {
-			t212 = t212_0
-		}
-		var t214, t214_1, t214_0 uint64 = 0, t212, 0x19
-		if t208 != 0 {
-			t214 = t214_1
-		} else {
-			t214 = t214_0
-		}
-		var t216, t216_1, t216_0 uint64 = 0, t214, 0x0
-		if t207 != 0 {
-			t216 = t216_1
-		} else {
-			t216 = t216_0
-		}
-		var t221, t221_1, t221_0 uint64 = 0, 0x0, 0x11
-		if t209 != 0 {
-			t221 = t221_1
-		} else {
-			t221 = t221_0
-		}
-		var t222, t222_1, t222_0 uint64 = 0, 0x0, t221
-		if t208 != 0 {
-			t222 = t222_1
-		} else {
-			t222 = t222_0
-		}
-		var t223, t223_1, t223_0 uint64 = 0, 0x0, t222
-		if t207 != 0 {
-			t223 = t223_1
-		} else {
-			t223 = t223_0
-		}
-		var t224, t224_1, t224_0 uint64 = 0, t216, t223
-		if t203 != 0 {
-			t224 = t224_1
-		} else {
-			t224 = t224_0
-		}
-		var t225, t225_1, t225_0 uint64 = 0, t206, t224
-		if t202 != 0 {
-			t225 = t225_1
-		} else {
-			t225 = t225_0
-		}
-		var t232, t232_1, t232_0 uint64 = 0, 0x14, 0x0
-		if t208 != 0 {
-			t232 = t232_1
-		} else {
-			t232 = t232_0
-		}
-		var t233, t233_1, t233_0 uint64 = 0, t214, t232
-		if t207 != 0 {
-			t233 = t233_1
-		} else {
-			t233 = t233_0
-		}
-		var t236, t236_1, t236_0 uint64 = 0, 0x0, 0x1a
-		if t208 != 0 {
-			t236 = t236_1
-		} else {
-			t236 = t236_0
-		}
-		var t239, t239_1, t239_0 uint64 = 0, 0x0, 0x18
-		if t209 != 0 {
-			t239 = t239_1
-		} else {
-			t239 = t239_0
-		}
-		var t242, t242_1, t242_0 uint64 = 0, t239, t221
-		if t208 != 0 {
-			t242 = t242_1
-		} else {
-			t242 = t242_0
-		}
-		var t243, t243_1, t243_0 uint64 = 0, t236, t242
-		if t207 != 0 {
-			t243 = t243_1
-		} else {
-			t243 = t243_0
-		}
-		var t244, t244_1, t244_0 uint64 = 0, t233, t243
-		if t203 != 0 {
-			t244 = t244_1
-		} else {
-			t244 = t244_0
-		}
-		var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
-		if t202 != 0 {
-			t245 = t245_1
-		} else {
-			t245 = t245_0
-		}
-		var t246, t246_1, t246_0 uint64 = 0, t225, t245
-		if v[175] != 0 {
-			t246 = t246_1
-		} else {
-			t246 = t246_0
-		}
-		var t249, t249_1, t249_0 uint64 = 0, 0x0, 0x2
-		if t203 != 0 {
-			t249 = t249_1
-		} else {
-			t249 = t249_0
-		}
-		var t255, t255_1, t255_0 uint64 = 0, 0x69, 0x29
-		if t209 != 0 {
-			t255 = t255_1
-		} else {
-			t255 = t255_0
-		}
-		var t256, t256_1, t256_0 uint64 = 0, 0x0, t255
-		if t208 != 0 {
-			t256 = t256_1
-		} else {
-			t256 = t256_0
-		}
-		var t257, t257_1, t257_0 uint64 = 0, 0x0, t256
-		if t207 != 0 {
-			t257 = t257_1
-		} else {
-			t257 = t257_0
-		}
-		var t258, t258_1, t258_0 uint64 = 0, 0x0, t257
-		if t203 != 0 {
-			t258 = t258_1
-		} else {
-			t258 = t258_0
-		}
-		var t259, t259_1, t259_0 uint64 = 0, t249, t258
-		if t202 != 0 {
-			t259 = t259_1
-		} else {
-			t259 = t259_0
-		}
-		var t264, t264_1, t264_0 uint64 = 0, 0x4, 0x0
-		if t208 != 0 {
-			t264 = t264_1
-		} else {
-			t264 = t264_0
-		}
-		var t265, t265_1, t265_0 uint64 = 0, 0x0, t264
-		if t207 != 0 {
-			t265 = t265_1
-		} else {
-			t265 = t265_0
-		}
-		var t268, t268_1, t268_0 uint64 = 0, 0x0, 0xa
-		if t208 != 0 {
-			t268 = t268_1
-		} else {
-			t268 = t268_0
-		}
-		var t271, t271_1, t271_0 uint64 = 0, 0x0, 0x8
-		if t209 != 0 {
-			t271 = t271_1
-		} else {
-			t271 = t271_0
-		}
-		var t274, t274_1, t274_0 uint64 = 0, t271, t255
-		if t208 != 0 {
-			t274 = t274_1
-		} else {
-			t274 = t274_0
-		}
-		var t275, t275_1, t275_0 uint64 = 0, t268, t274
-		if t207 != 0 {
-			t275 = t275_1
-		} else {
-			t275 = t275_0
-		}
-		var t276, t276_1, t276_0 uint64 = 0, t265, t275
-		if t203 != 0 {
-			t276 = t276_1
-		} else {
-			t276 = t276_0
-		}
-		var t277, t277_1, t277_0 uint64 = 0, 0x0, t276
-		if t202 != 0 {
-			t277 = t277_1
-		} else {
-			t277 = t277_0
-		}
-		var t278, t278_1, t278_0 uint64 = 0, t259, t277
-		if v[175] != 0 {
-			t278 = t278_1
-		} else {
-			t278 = t278_0
-		}
-		var t279, t279_1, t279_0 uint64 = 0, t246, t278
-		if t176 != 0 {
-			t279 = t279_1
-		} else {
-			t279 = t279_0
-		}
-		var t280, t280_1, t280_0 uint64 = 0, 0x0, t279
-		if t200 != 0 {
-			t280 = t280_1
-		} else {
-			t280 = t280_0
-		}
-		var t301, t301_1, t301_0 uint64 = 0, 0x0, 0x1
-		if v[284] != 0 {
-			t301 = t301_1
-		} else {
-			t301 = t301_0
-		}
-		var t302, t302_1, t302_0 uint64 = 0, 0x0, t301
-		if v[282] != 0 {
-			t302 = t302_1
-		} else {
-			t302 = t302_0
-		}
-		var t307 uint64 = t301
-		var t308, t308_1, t308_0 uint64 = 0, t302, t307
-		if v[281] != 0 {
-			t308 = t308_1
-		} else {
-			t308 = t308_0
-		}
-		v[799] = t308
-		var t310 uint64
-		if t151 == 0x0 {
-			t310 = 1
-		}
-		var t174 uint64 = v[114] >> 53 & 0x3ff
-		var t312 uint64
-		if t174 == 0x0 {
-			t312 = 1
-		}
-		var t314 uint64 = t174<<2 | t312<<12
-		var t320 uint64
-		if t151 == 0x4 {
-			t320 = 1
-		}
-		var t322 uint64
-		if v[316] < 0x0 {
-			t322 = 1
-		}
-		var t323 uint64 = ^t322
-		var t325 uint64
-		if v[318] < 0x200 {
-			t325 = 1
-		}
-		var t326 uint64 = t323 & t325
-		var t327 uint64 = t320 & t326
-		var t330 uint64
-		if v[184] == 0x0 {
-			t330 = 1
-		}
-		var t333 uint64
-		if v[184] == 0x1 {
-			t333 = 1
-		}
-		var t521 uint64 = t330 | t333
-		var t336 uint64
-		if v[184] == 0x2 {
-			t336 = 1
-		}
-		var t339 uint64
-		if v[184] == 0x3 {
-			t339 = 1
-		}
-		var t522 uint64 = t336 | t339
-		var t553 uint64 = t521 | t522
-		var t342 uint64
-		if v[184] == 0x4 {
-			t342 = 1
-		}
-		var t345 uint64
-		if v[184] == 0x5 {
-			t345 = 1
-		}
-		var t523 uint64 = t342 | t345
-		var t348 uint64
-		if v[184] == 0x6 {
-			t348 = 1
-		}
-		var t351 uint64
-		if v[184] == 0x7 {
-			t351 = 1
-		}
-		var t524 uint64 = t348 | t351
-		var t554 uint64 = t523 | t524
-		var t569 uint64 = t553 | t554
-		var t354 uint64
-		if v[184] == 0x100 {
-			t354 = 1
-		}
-		var t357 uint64
-		if v[184] == 0x101 {
-			t357 = 1
-		}
-		var t525 uint64 = t354 | t357
-		var t360 uint64
-		if v[184] == 0x102 {
-			t360 = 1
-		}
-		var t363 uint64
-		if v[184] == 0x103 {
-			t363 = 1
-		}
-		var t526 uint64 = t360 | t363
-		var t555 uint64 = t525 | t526
-		var t366 uint64
-		if v[184] == 0x104 {
-			t366 = 1
-		}
-		var t369 uint64
-		if v[184] == 0x105 {
-			t369 = 1
-		}
-		var t527 uint64 = t366 | t369
-		var t372 uint64
-		if v[184] == 0x106 {
-			t372 = 1
-		}
-		var t375 uint64
-		if v[184] == 0x107 {
-			t375 = 1
-		}
-		var t528 uint64 = t372 | t375
-		var t556 uint64 = t527 | t528
-		var t570 uint64 = t555 | t556
-		var t577 uint64 = t569 | t570
-		var t378 uint64
-		if v[184] == 0x200 {
-			t378 = 1
-		}
-		var t381 uint64
-		if v[184] == 0x201 {
-			t381 = 1
-		}
-		var t529 uint64 = t378 | t381
-		var t384 uint64
-		if v[184] == 0x202 {
-			t384 = 1
-		}
-		var t387 uint64
-		if v[184] == 0x203 {
-			t387 = 1
-		}
-		var t530 uint64 = t384 | t387
-		var t557 uint64 = t529 | t530
-		var t390 uint64
-		if v[184] == 0x204 {
-			t390 = 1
-		}
-		var t393 uint64
-		if v[184] == 0x205 {
-			t393 = 1
-		}
-		var t531 uint64 = t390 | t393
-		var t396 uint64
-		if v[184] == 0x206 {
-			t396 = 1
-		}
-		var t399 uint64
-		if v[184] == 0x207 {
-			t399 = 1
-		}
-		var t532 uint64 = t396 | t399
-		var t558 uint64 = t531 | t532
-		var t571 uint64 = t557 | t558
-		var t402 uint64
-		if v[184] == 0x300 {
-			t402 = 1
-		}
-		var t405 uint64
-		if v[184] == 0x301 {
-			t405 = 1
-		}
-		var t533 uint64 = t402 | t405
-		var t408 uint64
-		if v[184] == 0x302 {
-			t408 = 1
-		}
-		var t411 uint64
-		if v[184] == 0x303 {
-			t411 = 1
-		}
-		var t534 uint64 = t408 | t411
-		var t559 uint64 = t533 | t534
-		var t414 uint64
-		if v[184] == 0x304 {
-			t414 = 1
-		}
-		var t417 uint64
-		if v[184] == 0x305 {
-			t417 = 1
-		}
-		var t535 uint64 = t414 | t417
-		var t420 uint64
-		if v[184] == 0x306 {
-			t420 = 1
-		}
-		var t423 uint64
-		if v[184] == 0x307 {
-			t423 = 1
-		}
-		var t536 uint64 = t420 | t423
-		var t560 uint64 = t535 | t536
-		var t572 uint64 = t559 | t560
-		var t578 uint64 = t571 | t572
-		var t581 uint64 = t577 | t578
-		var t426 uint64
-		if v[184] == 0x400 {
-			t426 = 1
-		}
-		var t429 uint64
-		if v[184] == 0x401 {
-			t429 = 1
-		}
-		var t537 uint64 = t426 | t429
-		var t432 uint64
-		if v[184] == 0x402 {
-			t432 = 1
-		}
-		var t435 uint64
-		if v[184] == 0x403 {
-			t435 = 1
-		}
-		var t538 uint64 = t432 | t435
-		var t561 uint64 = t537 | t538
-		var t438 uint64
-		if v[184] == 0x404 {
-			t438 = 1
-		}
-		var t441 uint64
-		if v[184] == 0x405 {
-			t441 = 1
-		}
-		var t539 uint64 = t438 | t441
-		var t444 uint64
-		if v[184] == 0x406 {
-			t444 = 1
-		}
-		var t447 uint64
-		if v[184] == 0x407 {
-			t447 = 1
-		}
-		var t540 uint64 = t444 | t447
-		var t562 uint64 = t539 | t540
-		var t573 uint64 = t561 | t562
-		var t450 uint64
-		if v[184] == 0x500 {
-			t450 = 1
-		}
-		var t453 uint64
-		if v[184] == 0x501 {
-			t453 = 1
-		}
-		var t541 uint64 = t450 | t453
-		var t456 uint64
-		if v[184] == 0x502 {
-			t456 = 1
-		}
-		var t459 uint64
-		if v[184] == 0x503 {
-			t459 = 1
-		}
-		var t542 uint64 = t456 | t459
-		var t563 uint64 = t541 | t542
-		var t462 uint64
-		if v[184] == 0x504 {
-			t462 = 1
-		}
-		var t465 uint64
-		if v[184] == 0x505 {
-			t465 = 1
-		}
-		var t543 uint64 = t462 | t465
-		var t468 uint64
-		if v[184] == 0x506 {
-			t468 = 1
-		}
-		var t471 uint64
-		if v[184] == 0x507 {
-			t471 = 1
-		}
-		var t544 uint64 = t468 | t471
-		var t564 uint64 = t543 | t544
-		var t574 uint64 = t563 | t564
-		var t579 uint64 = t573 | t574
-		var t474 uint64
-		if v[184] == 0x600 {
-			t474 = 1
-		}
-		var t477 uint64
-		if v[184] == 0x601 {
-			t477 = 1
-		}
-		var t545 uint64 = t474 | t477
-		var t480 uint64
-		if v[184] == 0x602 {
-			t480 = 1
-		}
-		var t483 uint64
-		if v[184] == 0x603 {
-			t483 = 1
-		}
-		var t546 uint64 = t480 | t483
-		var t565 uint64 = t545 | t546
-		var t486 uint64
-		if v[184] == 0x604 {
-			t486 = 1
-		}
-		var t489 uint64
-		if v[184] == 0x605 {
-			t489 = 1
-		}
-		var t547 uint64 = t486 | t489
-		var t492 uint64
-		if v[184] == 0x606 {
-			t492 = 1
-		}
-		var t495 uint64
-		if v[184] == 0x607 {
-			t495 = 1
-		}
-		var t548 uint64 = t492 | t495
-		var t566 uint64 = t547 | t548
-		var t575 uint64 = t565 | t566
-		var t498 uint64
-		if v[184] == 0x700 {
-			t498 = 1
-		}
-		var t501 uint64
-		if v[184] == 0x701 {
-			t501 = 1
-		}
-		var t549 uint64 = t498 | t501
-		var t504 uint64
-		if v[184] == 0x702 {
-			t504 = 1
-		}
-		var t507 uint64
-		if v[184] == 0x703 {
-			t507 = 1
-		}
-		var t550 uint64 = t504 | t507
-		var t567 uint64 = t549 | t550
-		var t510 uint64
-		if v[184] == 0x704 {
-			t510 = 1
-		}
-		var t513 uint64
-		if v[184] == 0x705 {
-			t513 = 1
-		}
-		var t551 uint64 = t510 | t513
-		var t516 uint64
-		if v[184] == 0x706 {
-			t516 = 1
-		}
-		var t519 uint64
-		if v[184] == 0x707 {
-			t519 = 1
-		}
-		var t552 uint64 = t516 | t519
-		var t568 uint64 = t551 | t552
-		var t576 uint64 = t567 | t568
-		var t580 uint64 = t575 | t576
-		var t582 uint64 = t579 | t580
-		var t583 uint64 = t581 | t582
-		v[803] = t583
-		var t586, t586_1, t586_0 uint64 = 0, 0x8000, 0x0
-		if t330 != 0 {
-			t586 = t586_1
-		} else {
-			t586 = t586_0
-		}
-		var t588, t588_1, t588_0 uint64 = 0, 0x8001, 0x0
-		if t333 != 0 {
-			t588 = t588_1
-		} else {
-			t588 = t588_0
-		}
-		var t713 uint64 = t586 | t588
-		var t590, t590_1, t590_0 uint64 = 0, 0x8002, 0x0
-		if t336 != 0 {
-			t590 = t590_1
-		} else {
-			t590 = t590_0
-		}
-		var t592, t592_1, t592_0 uint64 = 0, 0x8003, 0x0
-		if t339 != 0 {
-			t592 = t592_1
-		} else {
-			t592 = t592_0
-		}
-		var t714 uint64 = t590 | t592
-		var t745 uint64 = t713 | t714
-		var t594, t594_1, t594_0 uint64 = 0, 0x8004, 0x0
-		if t342 != 0 {
-			t594 = t594_1
-		} else {
-			t594 = t594_0
-		}
-		var t596, t596_1, t596_0 uint64 = 0, 0x8005, 0x0
-		if t345 != 0 {
-			t596 = t596_1
-		} else {
-			t596 = t596_0
-		}
-		var t715 uint64 = t594 | t596
-		var t598, t598_1, t598_0 uint64 = 0, 0x8006, 0x0
-		if t348 != 0 {
-			t598 = t598_1
-		} else {
-			t598 = t598_0
-		}
-		var t600, t600_1, t600_0 uint64 = 0, 0x8007, 0x0
-		if t351 != 0 {
-			t600 = t600_1
-		} else {
-			t600 = t600_0
-		}
-		var t716 uint64 = t598 | t600
-		var t746 uint64 = t715 | t716
-		var t761 uint64 = t745 | t746
-		var t602, t602_1, t602_0 uint64 = 0, 0x8008, 0x0
-		if t354 != 0 {
-			t602 = t602_1
-		} else {
-			t602 = t602_0
-		}
-		var t604, t604_1, t604_0 uint64 = 0, 0x8009, 0x0
-		if t357 != 0 {
-			t604 = t604_1
-		} else {
-			t604 = t604_0
-		}
-		var t717 uint64 = t602 | t604
-		var t606, t606_1, t606_0 uint64 = 0, 0x800a, 0x0
-		if t360 != 0 {
-			t606 = t606_1
-		} else {
-			t606 = t606_0
-		}
-		var t608, t608_1, t608_0 uint64 = 0, 0x800b, 0x0
-		if t363 != 0 {
-			t608 = t608_1
-		} else {
-			t608 = t608_0
-		}
-		var t718 uint64 = t606 | t608
-		var t747 uint64 = t717 | t718
-		var t610, t610_1, t610_0 uint64 = 0, 0x800c, 0x0
-		if t366 != 0 {
-			t610 = t610_1
-		} else {
-			t610 = t610_0
-		}
-		var t612, t612_1, t612_0 uint64 = 0, 0x800d, 0x0
-		if t369 != 0 {
-			t612 = t612_1
-		} else {
-			t612 = t612_0
-		}
-		var t719 uint64 = t610 | t612
-		var t614, t614_1, t614_0 uint64 = 0, 0x800e, 0x0
-		if t372 != 0 {
-			t614 = t614_1
-		} else {
-			t614 = t614_0
-		}
-		var t616, t616_1, t616_0 uint64 = 0, 0x800f, 0x0
-		if t375 != 0 {
-			t616 = t616_1
-		} else {
-			t616 = t616_0
-		}
-		var t720 uint64 = t614 | t616
-		var t748 uint64 = t719 | t720
-		var t762 uint64 = t747 | t748
-		var t769 uint64 = t761 | t762
-		var t618, t618_1, t618_0 uint64 = 0, 0x8010, 0x0
-		if t378 != 0 {
-			t618 = t618_1
-		} else {
-			t618 = t618_0
-		}
-		var t620, t620_1, t620_0 uint64 = 0, 0x8011, 0x0
-		if t381 != 0 {
-			t620 = t620_1
-		} else {
-			t620 = t620_0
-		}
-		var t721 uint64 = t618 | t620
-		var t622, t622_1, t622_0 uint64 = 0, 0x8012, 0x0
-		if t384 != 0 {
-			t622 = t622_1
-		} else {
-			t622 = t622_0
-		}
-		var t624, t624_1, t624_0 uint64 = 0, 0x8013, 0x0
-		if t387 != 0 {
-			t624 = t624_1
-		} else {
-			t624 = t624_0
-		}
-		var t722 uint64 = t622 | t624
-		var t749 uint64 = t721 | t722
-		var t626, t626_1, t626_0 uint64 = 0, 0x8014, 0x0
-		if t390 != 0 {
-			t626 = t626_1
-		} else {
-			t626 = t626_0
-		}
-		var t628, t628_1, t628_0 uint64 = 0, 0x8015, 0x0
-		if t393 != 0 {
-			t628 = t628_1
-		} else {
-			t628 = t628_0
-		}
-		var t723 uint64 = t626 | t628
-		var t630, t630_1, t630_0 uint64 = 0, 0x8016, 0x0
-		if t396 != 0 {
-			t630 = t630_1
-		} else {
-			t630 = t630_0
-		}
-		var t632, t632_1, t632_0 uint64 = 0, 0x8017, 0x0
-		if t399 != 0 {
-			t632 = t632_1
-		} else {
-			t632 = t632_0
-		}
-		var t724 uint64 = t630 | t632
-		var t750 uint64 = t723 | t724
-		var t763 uint64 = t749 | t750
-		var t634, t634_1, t634_0 uint64 = 0, 0x8018, 0x0
-		if t402 != 0 {
-			t634 = t634_1
-		} else {
-			t634 = t634_0
-		}
-		var t636, t636_1, t636_0 uint64 = 0, 0x8019, 0x0
-		if t405 != 0 {
-			t636 = t636_1
-		} else {
-			t636 = t636_0
-		}
-		var t725 uint64 = t634 | t636
-		var t638, t638_1, t638_0 uint64 = 0, 0x801a, 0x0
-		if t408 != 0 {
-			t638 = t638_1
-		} else {
-			t638 = t638_0
-		}
-		var t640, t640_1, t640_0 uint64 = 0, 0x801b, 0x0
-		if t411 != 0 {
-			t640 = t640_1
-		} else {
-			t640 = t640_0
-		}
-		var t726 uint64 = t638 | t640
-		var t751 uint64 = t725 | t726
-		var t642, t642_1, t642_0 uint64 = 0, 0x801c, 0x0
-		if t414 != 0 {
-			t642 = t642_1
-		} else {
-			t642 = t642_0
-		}
-		var t644, t644_1, t644_0 uint64 = 0, 0x801d, 0x0
-		if t417 != 0 {
-			t644 = t644_1
-		} else {
-			t644 = t644_0
-		}
-		var t727 uint64 = t642 | t644
-		var t646, t646_1, t646_0 uint64 = 0, 0x801e, 0x0
-		if t420 != 0 {
-			t646 = t646_1
-		} else {
-			t646 = t646_0
-		}
-		var t648, t648_1, t648_0 uint64 = 0, 0x801f, 0x0
-		if t423 != 0 {
-			t648 = t648_1
-		} else {
-			t648 = t648_0
-		}
-		var t728 uint64 = t646 | t648
-		var t752 uint64 = t727 | t728
-		var t764 uint64 = t751 | t752
-		var t770 uint64 = t763 | t764
-		var t773 uint64 = t769 | t770
-		var t650, t650_1, t650_0 uint64 = 0, 0x8020, 0x0
-		if t426 != 0 {
-			t650 = t650_1
-		} else {
-			t650 = t650_0
-		}
-		var t652, t652_1, t652_0 uint64 = 0, 0x8021, 0x0
-		if t429 != 0 {
-			t652 = t652_1
-		} else {
-			t652 = t652_0
-		}
-		var t729 uint64 = t650 | t652
-		var t654, t654_1, t654_0 uint64 = 0, 0x8022, 0x0
-		if t432 != 0 {
-			t654 = t654_1
-		} else {
-			t654 = t654_0
-		}
-		var t656, t656_1, t656_0 uint64 = 0, 0x8023, 0x0
-		if t435 != 0 {
-			t656 = t656_1
-		} else {
-			t656 = t656_0
-		}
-		var t730 uint64 = t654 | t656
-		var t753 uint64 = t729 | t730
-		var t658, t658_1, t658_0 uint64 = 0, 0x8024, 0x0
-		if t438 != 0 {
-			t658 = t658_1
-		} else {
-			t658 = t658_0
-		}
-		var t660, t660_1, t660_0 uint64 = 0, 0x8025, 0x0
-		if t441 != 0 {
-			t660 = t660_1
-		} else {
-			t660 = t660_0
-		}
-		var t731 uint64 = t658 | t660
-		var t662, t662_1, t662_0 uint64 = 0, 0x8026, 0x0
-		if t444 != 0 {
-			t662 = t662_1
-		} else {
-			t662 = t662_0
-		}
-		var t664, t664_1, t664_0 uint64 = 0, 0x8027, 0x0
-		if t447 != 0 {
-			t664 = t664_1
-		} else {
-			t664 = t664_0
-		}
-		var t732 uint64 = t662 | t664
-		var t754 uint64 = t731 | t732
-		var t765 uint64 = t753 | t754
-		var t666, t666_1, t666_0 uint64 = 0, 0x8028, 0x0
-		if t450 != 0 {
-			t666 = t666_1
-		} else {
-			t666 = t666_0
-		}
-		var t668, t668_1, t668_0 uint64 = 0, 0x8029, 0x0
-		if t453 != 0 {
-			t668 = t668_1
-		} else {
-			t668 = t668_0
-		}
-		var t733 uint64 = t666 | t668
-		var t670, t670_1, t670_0 uint64 = 0, 0x802a, 0x0
-		if t456 != 0 {
-			t670 = t670_1
-		} else {
-			t670 = t670_0
-		}
-		var t672, t672_1, t672_0 uint64 = 0, 0x802b, 0x0
-		if t459 != 0 {
-			t672 = t672_1
-		} else {
-			t672 = t672_0
-		}
-		var t734 uint64 = t670 | t672
-		var t755 uint64 = t733 | t734
-		var t674, t674_1, t674_0 uint64 = 0, 0x802c, 0x0
-		if t462 != 0 {
-			t674 = t674_1
-		} else {
-			t674 = t674_0
-		}
-		var t676, t676_1, t676_0 uint64 = 0, 0x802d, 0x0
-		if t465 != 0 {
-			t676 = t676_1
-		} else {
-			t676 = t676_0
-		}
-		var t735 uint64 = t674 | t676
-		var t678, t678_1, t678_0 uint64 = 0, 0x802e, 0x0
-		if t468 != 0 {
-			t678 = t678_1
-		} else {
-			t678 = t678_0
-		}
-		var t680, t680_1, t680_0 uint64 = 0, 0x802f, 0x0
-		if t471 != 0 {
-			t680 = t680_1
-		} else {
-			t680 = t680_0
-		}
-		var t736 uint64 = t678 | t680
-		var t756 uint64 = t735 | t736
-		var t766 uint64 = t755 | t756
-		var t771 uint64 = t765 | t766
-		var t682, t682_1, t682_0 uint64 = 0, 0x8030, 0x0
-		if t474 != 0 {
-			t682 = t682_1
-		} else {
-			t682 = t682_0
-		}
-		var t684, t684_1, t684_0 uint64 = 0, 0x8031, 0x0
-		if t477 != 0 {
-			t684 = t684_1
-		} else {
-			t684 = t684_0
-		}
-		var t737 uint64 = t682 | t684
-		var t686, t686_1, t686_0 uint64 = 0, 0x8032, 0x0
-		if t480 != 0 {
-			t686 = t686_1
-		} else {
-			t686 = t686_0
-		}
-		var t688, t688_1, t688_0 uint64 = 0, 0x8033, 0x0
-		if t483 != 0 {
-			t688 = t688_1
-		} else {
-			t688 = t688_0
-		}
-		var t738 uint64 = t686 | t688
-		var t757 uint64 = t737 | t738
-		var t690, t690_1, t690_0 uint64 = 0, 0x8034, 0x0
-		if t486 != 0 {
-			t690 = t690_1
-		} else {
-			t690 = t690_0
-		}
-		var t692, t692_1, t692_0 uint64 = 0, 0x8035, 0x0
-		if t489 != 0 {
-			t692 = t692_1
-		} else {
-			t692 = t692_0
-		}
-		var t739 uint64 = t690 | t692
-		var t694, t694_1, t694_0 uint64 = 0, 0x8036, 0x0
-		if t492 != 0 {
-			t694 = t694_1
-		} else {
-			t694 = t694_0
-		}
-		var t696, t696_1, t696_0 uint64 = 0, 0x8037, 0x0
-		if t495 != 0 {
-			t696 = t696_1
-		} else {
-			t696 = t696_0
-		}
-		var t740 uint64 = t694 | t696
-		var t758 uint64 = t739 | t740
-		var t767 uint64 = t757 | t758
-		var t698, t698_1, t698_0 uint64 = 0, 0x8038, 0x0
-		if t498 != 0 {
-			t698 = t698_1
-		} else {
-			t698 = t698_0
-		}
-		var t700, t700_1, t700_0 uint64 = 0, 0x8039, 0x0
-		if t501 != 0 {
-			t700 = t700_1
-		} else {
-			t700 = t700_0
-		}
-		var t741 uint64 = t698 | t700
-		var t702, t702_1, t702_0 uint64 = 0, 0x803a, 0x0
-		if t504 != 0 {
-			t702 = t702_1
-		} else {
-			t702 = t702_0
-		}
-		var t704, t704_1, t704_0 uint64 = 0, 0x803b, 0x0
-		if t507 != 0 {
-			t704 = t704_1
-		} else {
-			t704 = t704_0
-		}
-		var t742 uint64 = t702 | t704
-		var t759 uint64 = t741 | t742
-		var t706, t706_1, t706_0 uint64 = 0, 0x803c, 0x0
-		if t510 != 0 {
-			t706 = t706_1
-		} else {
-			t706 = t706_0
-		}
-		var t708, t708_1, t708_0 uint64 = 0, 0x803d, 0x0
-		if t513 != 0 {
-			t708 = t708_1
-		} else {
-			t708 = t708_0
-		}
-		var t743 uint64 = t706 | t708
-		var t710, t710_1, t710_0 uint64 = 0, 0x803e, 0x0
-		if t516 != 0 {
-			t710 = t710_1
-		} else {
-			t710 = t710_0
-		}
-		var t712, t712_1, t712_0 uint64 = 0, 0x803f, 0x0
-		if t519 != 0 {
-			t712 = t712_1
-		} else {
-			t712 = t712_0
-		}
-		var t744 uint64 = t710 | t712
-		var t760 uint64 = t743 | t744
-		var t768 uint64 = t759 | t760
-		var t772 uint64 = t767 | t768
-		var t774 uint64 = t771 | t772
-		var t775 uint64 = t773 | t774
-		v[804] = t775
-		var t1862 uint64
-		if v[785] == 0x2 {
-			t1862 = 1
-		}
-		v[785] = t151
-		var t1863 uint64 = (v[798] >> 28) & 0xfffffffff
-		var t1865 uint64
-		if t1863 == 0x0 {
-			t1865 = 1
-		}
-		var t1866 uint64 = t1862 & t1865
-		var t4066, t4066_1, t4066_0 uint64 = 0, 0x2, 0x0
-		if t1866 != 0 {
-			t4066 = t4066_1
-		} else {
-			t4066 = t4066_0
-		}
-		var t1880 uint64
-		if t1863 == 0x1 {
-			t1880 = 1
-		}
-		var t1881 uint64 = t1862 & t1880
-		var t4068, t4068_1, t4068_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t4068 = t4068_1
-		} else {
-			t4068 = t4068_0
-		}
-		var t4193 uint64 = t4066 | t4068
-		var t1894 uint64
-		if t1863 == 0x2 {
-			t1894 = 1
-		}
-		var t1895 uint64 = t1862 & t1894
-		var t4070, t4070_1, t4070_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t4070 = t4070_1
-		} else {
-			t4070 = t4070_0
-		}
-		var t1907 uint64
-		if t1863 == 0x3 {
-			t1907 = 1
-		}
-		var t1908 uint64 = t1862 & t1907
-		var t4072, t4072_1, t4072_0 uint64 = 0, 0x0, 0x0
-		if t1908 != 0 {
-			t4072 = t4072_1
-		} else {
-			t4072 = t4072_0
-		}
-		var t4194 uint64 = t4070 | t4072
-		var t4225 uint64 = t4193 | t4194
-		var t1920 uint64
-		if t1863 == 0x4 {
-			t1920 = 1
-		}
-		var t1921 uint64 = t1862 & t1920
-		var t4074, t4074_1, t4074_0 uint64 = 0, 0x0, 0x0
-		if t1921 != 0 {
-			t4074 = t4074_1
-		} else {
-			t4074 = t4074_0
-		}
-		var t1933 uint64
-		if t1863 == 0x5 {
-			t1933 = 1
-		}
-		var t1934 uint64 = t1862 & t1933
-		var t4076, t4076_1, t4076_0 uint64 = 0, 0x0, 0x0
-		if t1934 != 0 {
-			t4076 = t4076_1
-		} else {
-			t4076 = t4076_0
-		}
-		var t4195 uint64 = t4074 | t4076
-		var t1946 uint64
-		if t1863 == 0x6 {
-			t1946 = 1
-		}
-		var t1947 uint64 = t1862 & t1946
-		var t4078, t4078_1, t4078_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t4078 = t4078_1
-		} else {
-			t4078 = t4078_0
-		}
-		var t1959 uint64
-		if t1863 == 0x7 {
-			t1959 = 1
-		}
-		var t1960 uint64 = t1862 & t1959
-		var t4080, t4080_1, t4080_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t4080 = t4080_1
-		} else {
-			t4080 = t4080_0
-		}
-		var t4196 uint64 = t4078 | t4080
-		var t4226 uint64 = t4195 | t4196
-		var t4241 uint64 = t4225 | t4226
-		var t1972 uint64
-		if t1863 == 0x8 {
-			t1972 = 1
-		}
-		var t1973 uint64 = t1862 & t1972
-		var t4082, t4082_1, t4082_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t4082 = t4082_1
-		} else {
-			t4082 = t4082_0
-		}
-		var t1985 uint64
-		if t1863 == 0x9 {
-			t1985 = 1
-		}
-		var t1986 uint64 = t1862 & t1985
-		var t4084, t4084_1, t4084_0 uint64 = 0, 0x1, 0x0
-		if t1986 != 0 {
-			t4084 = t4084_1
-		} else {
-			t4084 = t4084_0
-		}
-		var t4197 uint64 = t4082 | t4084
-		var t1999 uint64
-		if t1863 == 0xa {
-			t1999 = 1
-		}
-		var t2000 uint64 = t1862 & t1999
-		var t4086, t4086_1, t4086_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t4086 = t4086_1
-		} else {
-			t4086 = t4086_0
-		}
-		var t2012 uint64
-		if t1863 == 0xb {
-			t2012 = 1
-		}
-		var t2013 uint64 = t1862 & t2012
-		var t4088, t4088_1, t4088_0 uint64 = 0, 0x0, 0x0
-		if t2013 != 0 {
-			t4088 = t4088_1
-		} else {
-			t4088 = t4088_0
-		}
-		var t4198 uint64 = t4086 | t4088
-		var t4227 uint64 = t4197 | t4198
-		var t2025 uint64
-		if t1863 == 0xc {
-			t2025 = 1
-		}
-		var t2026 uint64 = t1862 & t2025
-		var t4090, t4090_1, t4090_0 uint64 = 0, 0x0, 0x0
-		if t2026 != 0 {
-			t4090 = t4090_1
-		} else {
-			t4090 = t4090_0
-		}
-		var t2038 uint64
-		if t1863 == 0xd {
-			t2038 = 1
-		}
-		var t2039 uint64 = t1862 & t2038
-		var t4092, t4092_1, t4092_0 uint64 = 0, 0x0, 0x0
-		if t2039 != 0 {
-			t4092 = t4092_1
-		} else {
-			t4092 = t4092_0
-		}
-		var t4199 uint64 = t4090 | t4092
-		var t2051 uint64
-		if t1863 == 0xe {
-			t2051 = 1
-		}
-		var t2052 uint64 = t1862 & t2051
-		var t4094, t4094_1, t4094_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t4094 = t4094_1
-		} else {
-			t4094 = t4094_0
-		}
-		var t2064 uint64
-		if t1863 == 0xf {
-			t2064 = 1
-		}
-		var t2065 uint64 = t1862 & t2064
-		var t4096, t4096_1, t4096_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t4096 = t4096_1
-		} else {
-			t4096 = t4096_0
-		}
-		var t4200 uint64 = t4094 | t4096
-		var t4228 uint64 = t4199 | t4200
-		var t4242 uint64 = t4227 | t4228
-		var t4249 uint64 = t4241 | t4242
-		var t2077 uint64
-		if t1863 == 0x10 {
-			t2077 = 1
-		}
-		var t2078 uint64 = t1862 & t2077
-		var t4098, t4098_1, t4098_0 uint64 = 0, 0x2, 0x0
-		if t2078 != 0 {
-			t4098 = t4098_1
-		} else {
-			t4098 = t4098_0
-		}
-		var t2091 uint64
-		if t1863 == 0x11 {
-			t2091 = 1
-		}
-		var t2092 uint64 = t1862 & t2091
-		var t4100, t4100_1, t4100_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t4100 = t4100_1
-		} else {
-			t4100 = t4100_0
-		}
-		var t4201 uint64 = t4098 | t4100
-		var t2104 uint64
-		if t1863 == 0x12 {
-			t2104 = 1
-		}
-		var t2105 uint64 = t1862 & t2104
-		var t4102, t4102_1, t4102_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t4102 = t4102_1
-		} else {
-			t4102 = t4102_0
-		}
-		var t2117 uint64
-		if t1863 == 0x13 {
-			t2117 = 1
-		}
-		var t2118 uint64 = t1862 & t2117
-		var t4104, t4104_1, t4104_0 uint64 = 0, 0x0, 0x0
-		if t2118 != 0 {
-			t4104 = t4104_1
-		} else {
-			t4104 = t4104_0
-		}
-		var t4202 uint64 = t4102 | t4104
-		var t4229 uint64 = t4201 | t4202
-		var t2130 uint64
-		if t1863 == 0x14 {
-			t2130 = 1
-		}
-		var t2131 uint64 = t1862 & t2130
-		var t4106, t4106_1, t4106_0 uint64 = 0, 0x0, 0x0
-		if t2131 != 0 {
-			t4106 = t4106_1
-		} else {
-			t4106 = t4106_0
-		}
-		var t2143 uint64
-		if t1863 == 0x15 {
-			t2143 = 1
-		}
-		var t2144 uint64 = t1862 & t2143
-		var t4108, t4108_1, t4108_0 uint64 = 0, 0x0, 0x0
-		if t2144 != 0 {
-			t4108 = t4108_1
-		} else {
-			t4108 = t4108_0
-		}
-		var t4203 uint64 = t4106 | t4108
-		var t2156 uint64
-		if t1863 == 0x16 {
-			t2156 = 1
-		}
-		var t2157 uint64 = t1862 & t2156
-		var t4110, t4110_1, t4110_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t4110 = t4110_1
-		} else {
-			t4110 = t4110_0
-		}
-		var t2169 uint64
-		if t1863 == 0x17 {
-			t2169 = 1
-		}
-		var t2170 uint64 = t1862 & t2169
-		var t4112, t4112_1, t4112_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t4112 = t4112_1
-		} else {
-			t4112 = t4112_0
-		}
-		var t4204 uint64 = t4110 | t4112
-		var t4230 uint64 = t4203 | t4204
-		var t4243 uint64 = t4229 | t4230
-		var t2182 uint64
-		if t1863 == 0x18 {
-			t2182 = 1
-		}
-		var t2183 uint64 = t1862 & t2182
-		var t4114, t4114_1, t4114_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t4114 = t4114_1
-		} else {
-			t4114 = t4114_0
-		}
-		var t2195 uint64
-		if t1863 == 0x19 {
-			t2195 = 1
-		}
-		var t2196 uint64 = t1862 & t2195
-		var t4116, t4116_1, t4116_0 uint64 = 0, 0x1, 0x0
-		if t2196 != 0 {
-			t4116 = t4116_1
-		} else {
-			t4116 = t4116_0
-		}
-		var t4205 uint64 = t4114 | t4116
-		var t2209 uint64
-		if t1863 == 0x1a {
-			t2209 = 1
-		}
-		var t2210 uint64 = t1862 & t2209
-		var t4118, t4118_1, t4118_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t4118 = t4118_1
-		} else {
-			t4118 = t4118_0
-		}
-		var t2222 uint64
-		if t1863 == 0x1b {
-			t2222 = 1
-		}
-		var t2223 uint64 = t1862 & t2222
-		var t4120, t4120_1, t4120_0 uint64 = 0, 0x0, 0x0
-		if t2223 != 0 {
-			t4120 = t4120_1
-		} else {
-			t4120 = t4120_0
-		}
-		var t4206 uint64 = t4118 | t4120
-		var t4231 uint64 = t4205 | t4206
-		var t2235 uint64
-		if t1863 == 0x1c {
-			t2235 = 1
-		}
-		var t2236 uint64 = t1862 & t2235
-		var t4122, t4122_1, t4122_0 uint64 = 0, 0x0, 0x0
-		if t2236 != 0 {
-			t4122 = t4122_1
-		} else {
-			t4122 = t4122_0
-		}
-		var t2248 uint64
-		if t1863 == 0x1d {
-			t2248 = 1
-		}
-		var t2249 uint64 = t1862 & t2248
-		var t4124, t4124_1, t4124_0 uint64 = 0, 0x0, 0x0
-		if t2249 != 0 {
-			t4124 = t4124_1
-		} else {
-			t4124 = t4124_0
-		}
-		var t4207 uint64 = t4122 | t4124
-		var t2261 uint64
-		if t1863 == 0x1e {
-			t2261 = 1
-		}
-		var t2262 uint64 = t1862 & t2261
-		var t4126, t4126_1, t4126_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t4126 = t4126_1
-		} else {
-			t4126 = t4126_0
-		}
-		var t2274 uint64
-		if t1863 == 0x1f {
-			t2274 = 1
-		}
-		var t2275 uint64 = t1862 & t2274
-		var t4128, t4128_1, t4128_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t4128 = t4128_1
-		} else {
-			t4128 = t4128_0
-		}
-		var t4208 uint64 = t4126 | t4128
-		var t4232 uint64 = t4207 | t4208
-		var t4244 uint64 = t4231 | t4232
-		var t4250 uint64 = t4243 | t4244
-		var t4253 uint64 = t4249 | t4250
-		var t2287 uint64
-		if t1863 == 0x20 {
-			t2287 = 1
-		}
-		var t2288 uint64 = t1862 & t2287
-		var t4130, t4130_1, t4130_0 uint64 = 0, 0x2, 0x0
-		if t2288 != 0 {
-			t4130 = t4130_1
-		} else {
-			t4130 = t4130_0
-		}
-		var t2301 uint64
-		if t1863 == 0x21 {
-			t2301 = 1
-		}
-		var t2302 uint64 = t1862 & t2301
-		var t4132, t4132_1, t4132_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t4132 = t4132_1
-		} else {
-			t4132 = t4132_0
-		}
-		var t4209 uint64 = t4130 | t4132
-		var t2314 uint64
-		if t1863 == 0x22 {
-			t2314 = 1
-		}
-		var t2315 uint64 = t1862 & t2314
-		var t4134, t4134_1, t4134_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t4134 = t4134_1
-		} else {
-			t4134 = t4134_0
-		}
-		var t2327 uint64
-		if t1863 == 0x23 {
-			t2327 = 1
-		}
-		var t2328 uint64 = t1862 & t2327
-		var t4136, t4136_1, t4136_0 uint64 = 0, 0x0, 0x0
-		if t2328 != 0 {
-			t4136 = t4136_1
-		} else {
-			t4136 = t4136_0
-		}
-		var t4210 uint64 = t4134 | t4136
-		var t4233 uint64 = t4209 | t4210
-		var t2340 uint64
-		if t1863 == 0x24 {
-			t2340 = 1
-		}
-		var t2341 uint64 = t1862 & t2340
-		var t4138, t4138_1, t4138_0 uint64 = 0, 0x0, 0x0
-		if t2341 != 0 {
-			t4138 = t4138_1
-		} else {
-			t4138 = t4138_0
-		}
-		var t2353 uint64
-		if t1863 == 0x25 {
-			t2353 = 1
-		}
-		var t2354 uint64 = t1862 & t2353
-		var t4140, t4140_1, t4140_0 uint64 = 0, 0x0, 0x0
-		if t2354 != 0 {
-			t4140 = t4140_1
-		} else {
-			t4140 = t4140_0
-		}
-		var t4211 uint64 = t4138 | t4140
-		var t2366 uint64
-		if t1863 == 0x26 {
-			t2366 = 1
-		}
-		var t2367 uint64 = t1862 & t2366
-		var t4142, t4142_1, t4142_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t4142 = t4142_1
-		} else {
-			t4142 = t4142_0
-		}
-		var t2379 uint64
-		if t1863 == 0x27 {
-			t2379 = 1
-		}
-		var t2380 uint64 = t1862 & t2379
-		var t4144, t4144_1, t4144_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t4144 = t4144_1
-		} else {
-			t4144 = t4144_0
-		}
-		var t4212 uint64 = t4142 | t4144
-		var t4234 uint64 = t4211 | t4212
-		var t4245 uint64 = t4233 | t4234
-		var t2392 uint64
-		if t1863 == 0x28 {
-			t2392 = 1
-		}
-		var t2393 uint64 = t1862 & t2392
-		var t4146, t4146_1, t4146_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t4146 = t4146_1
-		} else {
-			t4146 = t4146_0
-		}
-		var t2405 uint64
-		if t1863 == 0x29 {
-			t2405 = 1
-		}
-		var t2406 uint64 = t1862 & t2405
-		var t4148, t4148_1, t4148_0 uint64 = 0, 0x1, 0x0
-		if t2406 != 0 {
-			t4148 = t4148_1
-		} else {
-			t4148 = t4148_0
-		}
-		var t4213 uint64 = t4146 | t4148
-		var t2419 uint64
-		if t1863 == 0x2a {
-			t2419 = 1
-		}
-		var t2420 uint64 = t1862 & t2419
-		var t4150, t4150_1, t4150_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t4150 = t4150_1
-		} else {
-			t4150 = t4150_0
-		}
-		var t2432 uint64
-		if t1863 == 0x2b {
-			t2432 = 1
-		}
-		var t2433 uint64 = t1862 & t2432
-		var t4152, t4152_1, t4152_0 uint64 = 0, 0x0, 0x0
-		if t2433 != 0 {
-			t4152 = t4152_1
-		} else {
-			t4152 = t4152_0
-		}
-		var t4214 uint64 = t4150 | t4152
-		var t4235 uint64 = t4213 | t4214
-		var t2445 uint64
-		if t1863 == 0x2c {
-			t2445 = 1
-		}
-		var t2446 uint64 = t1862 & t2445
-		var t4154, t4154_1, t4154_0 uint64 = 0, 0x0, 0x0
-		if t2446 != 0 {
-			t4154 = t4154_1
-		} else {
-			t4154 = t4154_0
-		}
-		var t2458 uint64
-		if t1863 == 0x2d {
-			t2458 = 1
-		}
-		var t2459 uint64 = t1862 & t2458
-		var t4156, t4156_1, t4156_0 uint64 = 0, 0x0, 0x0
-		if t2459 != 0 {
-			t4156 = t4156_1
-		} else {
-			t4156 = t4156_0
-		}
-		var t4215 uint64 = t4154 | t4156
-		var t2471 uint64
-		if t1863 == 0x2e {
-			t2471 = 1
-		}
-		var t2472 uint64 = t1862 & t2471
-		var t4158, t4158_1, t4158_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t4158 = t4158_1
-		} else {
-			t4158 = t4158_0
-		}
-		var t2484 uint64
-		if t1863 == 0x2f {
-			t2484 = 1
-		}
-		var t2485 uint64 = t1862 & t2484
-		var t4160, t4160_1, t4160_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t4160 = t4160_1
-		} else {
-			t4160 = t4160_0
-		}
-		var t4216 uint64 = t4158 | t4160
-		var t4236 uint64 = t4215 | t4216
-		var t4246 uint64 = t4235 | t4236
-		var t4251 uint64 = t4245 | t4246
-		var t2497 uint64
-		if t1863 == 0x30 {
-			t2497 = 1
-		}
-		var t2498 uint64 = t1862 & t2497
-		var t4162, t4162_1, t4162_0 uint64 = 0, 0x2, 0x0
-		if t2498 != 0 {
-			t4162 = t4162_1
-		} else {
-			t4162 = t4162_0
-		}
-		var t2511 uint64
-		if t1863 == 0x31 {
-			t2511 = 1
-		}
-		var t2512 uint64 = t1862 & t2511
-		var t4164, t4164_1, t4164_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t4164 = t4164_1
-		} else {
-			t4164 = t4164_0
-		}
-		var t4217 uint64 = t4162 | t4164
-		var t2524 uint64
-		if t1863 == 0x32 {
-			t2524 = 1
-		}
-		var t2525 uint64 = t1862 & t2524
-		var t4166, t4166_1, t4166_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t4166 = t4166_1
-		} else {
-			t4166 = t4166_0
-		}
-		var t2537 uint64
-		if t1863 == 0x33 {
-			t2537 = 1
-		}
-		var t2538 uint64 = t1862 & t2537
-		var t4168, t4168_1, t4168_0 uint64 = 0, 0x0, 0x0
-		if t2538 != 0 {
-			t4168 = t4168_1
-		} else {
-			t4168 = t4168_0
-		}
-		var t4218 uint64 = t4166 | t4168
-		var t4237 uint64 = t4217 | t4218
-		var t2550 uint64
-		if t1863 == 0x34 {
-			t2550 = 1
-		}
-		var t2551 uint64 = t1862 & t2550
-		var t4170, t4170_1, t4170_0 uint64 = 0, 0x0, 0x0
-		if t2551 != 0 {
-			t4170 = t4170_1
-		} else {
-			t4170 = t4170_0
-		}
-		var t2563 uint64
-		if t1863 == 0x35 {
-			t2563 = 1
-		}
-		var t2564 uint64 = t1862 & t2563
-		var t4172, t4172_1, t4172_0 uint64 = 0, 0x0, 0x0
-		if t2564 != 0 {
-			t4172 = t4172_1
-		} else {
-			t4172 = t4172_0
-		}
-		var t4219 uint64 = t4170 | t4172
-		var t2576 uint64
-		if t1863 == 0x36 {
-			t2576 = 1
-		}
-		var t2577 uint64 = t1862 & t2576
-		var t4174, t4174_1, t4174_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t4174 = t4174_1
-		} else {
-			t4174 = t4174_0
-		}
-		var t2589 uint64
-		if t1863 == 0x37 {
-			t2589 = 1
-		}
-		var t2590 uint64 = t1862 & t2589
-		var t4176, t4176_1, t4176_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t4176 = t4176_1
-		} else {
-			t4176 = t4176_0
-		}
-		var t4220 uint64 = t4174 | t4176
-		var t4238 uint64 = t4219 | t4220
-		var t4247 uint64 = t4237 | t4238
-		var t2602 uint64
-		if t1863 == 0x38 {
-			t2602 = 1
-		}
-		var t2603 uint64 = t1862 & t2602
-		var t4178, t4178_1, t4178_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t4178 = t4178_1
-		} else {
-			t4178 = t4178_0
-		}
-		var t2615 uint64
-		if t1863 == 0x39 {
-			t2615 = 1
-		}
-		var t2616 uint64 = t1862 & t2615
-		var t4180, t4180_1, t4180_0 uint64 = 0, 0x1, 0x0
-		if t2616 != 0 {
-			t4180 = t4180_1
-		} else {
-			t4180 = t4180_0
-		}
-		var t4221 uint64 = t4178 | t4180
-		var t2629 uint64
-		if t1863 == 0x3a {
-			t2629 = 1
-		}
-		var t2630 uint64 = t1862 & t2629
-		var t4182, t4182_1, t4182_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t4182 = t4182_1
-		} else {
-			t4182 = t4182_0
-		}
-		var t2642 uint64
-		if t1863 == 0x3b {
-			t2642 = 1
-		}
-		var t2643 uint64 = t1862 & t2642
-		var t4184, t4184_1, t4184_0 uint64 = 0, 0x0, 0x0
-		if t2643 != 0 {
-			t4184 = t4184_1
-		} else {
-			t4184 = t4184_0
-		}
-		var t4222 uint64 = t4182 | t4184
-		var t4239 uint64 = t4221 | t4222
-		var t2655 uint64
-		if t1863 == 0x3c {
-			t2655 = 1
-		}
-		var t2656 uint64 = t1862 & t2655
-		var t4186, t4186_1, t4186_0 uint64 = 0, 0x0, 0x0
-		if t2656 != 0 {
-			t4186 = t4186_1
-		} else {
-			t4186 = t4186_0
-		}
-		var t2668 uint64
-		if t1863 == 0x3d {
-			t2668 = 1
-		}
-		var t2669 uint64 = t1862 & t2668
-		var t4188, t4188_1, t4188_0 uint64 = 0, 0x0, 0x0
-		if t2669 != 0 {
-			t4188 = t4188_1
-		} else {
-			t4188 = t4188_0
-		}
-		var t4223 uint64 = t4186 | t4188
-		var t2681 uint64
-		if t1863 == 0x3e {
-			t2681 = 1
-		}
-		var t2682 uint64 = t1862 & t2681
-		var t4190, t4190_1, t4190_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t4190 = t4190_1
-		} else {
-			t4190 = t4190_0
-		}
-		var t2694 uint64
-		if t1863 == 0x3f {
-			t2694 = 1
-		}
-		var t2695 uint64 = t1862 & t2694
-		var t4192, t4192_1, t4192_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t4192 = t4192_1
-		} else {
-			t4192 = t4192_0
-		}
-		var t4224 uint64 = t4190 | t4192
-		var t4240 uint64 = t4223 | t4224
-		var t4248 uint64 = t4239 | t4240
-		var t4252 uint64 = t4247 | t4248
-		var t4254 uint64 = t4251 | t4252
-		var t4255 uint64 = t4253 | t4254
-		v[4514] = t4255
-		var t1871 uint64 = (v[798]) & 0xfffffff
-		var t1877 uint64 = t1871 | 0x180000000
-		var t4257, t4257_1, t4257_0 uint64 = 0, t1877, 0x0
-		if t1866 != 0 {
-			t4257 = t4257_1
-		} else {
-			t4257 = t4257_0
-		}
-		var t1891 uint64 = t1871
-		var t4259, t4259_1, t4259_0 uint64 = 0, t1891, 0x0
-		if t1881 != 0 {
-			t4259 = t4259_1
-		} else {
-			t4259 = t4259_0
-		}
-		var t4384 uint64 = t4257 | t4259
-		var t4261, t4261_1, t4261_0 uint64 = 0, t1891, 0x0
-		if t1895 != 0 {
-			t4261 = t4261_1
-		} else {
-			t4261 = t4261_0
-		}
-		var t4263, t4263_1, t4263_0 uint64 = 0, t1891, 0x0
-		if t1908 != 0 {
-			t4263 = t4263_1
-		} else {
-			t4263 = t4263_0
-		}
-		var t4385 uint64 = t4261 | t4263
-		var t4416 uint64 = t4384 | t4385
-		var t4265, t4265_1, t4265_0 uint64 = 0, t1891, 0x0
-		if t1921 != 0 {
-			t4265 = t4265_1
-		} else {
-			t4265 = t4265_0
-		}
-		var t4267, t4267_1, t4267_0 uint64 = 0, t1891, 0x0
-		if t1934 != 0 {
-			t4267 = t4267_1
-		} else {
-			t4267 = t4267_0
-		}
-		var t4386 uint64 = t4265 | t4267
-		var t4269, t4269_1, t4269_0 uint64 = 0, t1891, 0x0
-		if t1947 != 0 {
-			t4269 = t4269_1
-		} else {
-			t4269 = t4269_0
-		}
-		var t4271, t4271_1, t4271_0 uint64 = 0, t1891, 0x0
-		if t1960 != 0 {
-			t4271 = t4271_1
-		} else {
-			t4271 = t4271_0
-		}
-		var t4387 uint64 = t4269 | t4271
-		var t4417 uint64 = t4386 | t4387
-		var t4432 uint64 = t4416 | t4417
-		var t4273, t4273_1, t4273_0 uint64 = 0, t1891, 0x0
-		if t1973 != 0 {
-			t4273 = t4273_1
-		} else {
-			t4273 = t4273_0
-		}
-		var t1996 uint64 = t1871 | 0xa40000000
-		var t4275, t4275_1, t4275_0 uint64 = 0, t1996, 0x0
-		if t1986 != 0 {
-			t4275 = t4275_1
-		} else {
-			t4275 = t4275_0
-		}
-		var t4388 uint64 = t4273 | t4275
-		var t4277, t4277_1, t4277_0 uint64 = 0, t1891, 0x0
-		if t2000 != 0 {
-			t4277 = t4277_1
-		} else {
-			t4277 = t4277_0
-		}
-		var t4279, t4279_1, t4279_0 uint64 = 0, t1891, 0x0
-		if t2013 != 0 {
-			t4279 = t4279_1
-		} else {
-			t4279 = t4279_0
-		}
-		var t4389 uint64 = t4277 | t4279
-		var t4418 uint64 = t4388 | t4389
-		var t4281, t4281_1, t4281_0 uint64 = 0, t1891, 0x0
-		if t2026 != 0 {
-			t4281 = t4281_1
-		} else {
-			t4281 = t4281_0
-		}
-		var t4283, t4283_1, t4283_0 uint64 = 0, t1891, 0x0
-		if t2039 != 0 {
-			t4283 = t4283_1
-		} else {
-			t4283 = t4283_0
-		}
-		var t4390 uint64 = t4281 | t4283
-		var t4285, t4285_1, t4285_0 uint64 = 0, t1891, 0x0
-		if t2052 != 0 {
-			t4285 = t4285_1
-		} else {
-			t4285 = t4285_0
-		}
-		var t4287, t4287_1, t4287_0 uint64 = 0, t1891, 0x0
-		if t2065 != 0 {
-			t4287 = t4287_1
-		} else {
-			t4287 = t4287_0
-		}
-		var t4391 uint64 = t4285 | t4287
-		var t4419 uint64 = t4390 | t4391
-		var t4433 uint64 = t4418 | t4419
-		var t4440 uint64 = t4432 | t4433
-		var t2088 uint64 = t1871 | 0x1180000000
-		var t4289, t4289_1, t4289_0 uint64 = 0, t2088, 0x0
-		if t2078 != 0 {
-			t4289 = t4289_1
-		} else {
-			t4289 = t4289_0
-		}
-		var t4291, t4291_1, t4291_0 uint64 = 0, t1891, 0x0
-		if t2092 != 0 {
-			t4291 = t4291_1
-		} else {
-			t4291 = t4291_0
-		}
-		var t4392 uint64 = t4289 | t4291
-		var t4293, t4293_1, t4293_0 uint64 = 0, t1891, 0x0
-		if t2105 != 0 {
-			t4293 = t4293_1
-		} else {
-			t4293 = t4293_0
-		}
-		var t4295, t4295_1, t4295_0 uint64 = 0, t1891, 0x0
-		if t2118 != 0 {
-			t4295 = t4295_1
-		} else {
-			t4295 = t4295_0
-		}
-		var t4393 uint64 = t4293 | t4295
-		var t4420 uint64 = t4392 | t4393
-		var t4297, t4297_1, t4297_0 uint64 = 0, t1891, 0x0
-		if t2131 != 0 {
-			t4297 = t4297_1
-		} else {
-			t4297 = t4297_0
-		}
-		var t4299, t4299_1, t4299_0 uint64 = 0, t1891, 0x0
-		if t2144 != 0 {
-			t4299 = t4299_1
-		} else {
-			t4299 = t4299_0
-		}
-		var t4394 uint64 = t4297 | t4299
-		var t4301, t4301_1, t4301_0 uint64 = 0, t1891, 0x0
-		if t2157 != 0 {
-			t4301 = t4301_1
-		} else {
-			t4301 = t4301_0
-		}
-		var t4303, t4303_1, t4303_0 uint64 = 0, t1891, 0x0
-		if t2170 != 0 {
-			t4303 = t4303_1
-		} else {
-			t4303 = t4303_0
-		}
-		var t4395 uint64 = t4301 | t4303
-		var t4421 uint64 = t4394 | t4395
-		var t4434 uint64 = t4420 | t4421
-		var t4305, t4305_1, t4305_0 uint64 = 0, t1891, 0x0
-		if t2183 != 0 {
-			t4305 = t4305_1
-		} else {
-			t4305 = t4305_0
-		}
-		var t2206 uint64 = t1871 | 0x1a40000000
-		var t4307, t4307_1, t4307_0 uint64 = 0, t2206, 0x0
-		if t2196 != 0 {
-			t4307 = t4307_1
-		} else {
-			t4307 = t4307_0
-		}
-		var t4396 uint64 = t4305 | t4307
-		var t4309, t4309_1, t4309_0 uint64 = 0, t1891, 0x0
-		if t2210 != 0 {
-			t4309 = t4309_1
-		} else {
-			t4309 = t4309_0
-		}
-		var t4311, t4311_1, t4311_0 uint64 = 0, t1891, 0x0
-		if t2223 != 0 {
-			t4311 = t4311_1
-		} else {
-			t4311 = t4311_0
-		}
-		var t4397 uint64 = t4309 | t4311
-		var t4422 uint64 = t4396 | t4397
-		var t4313, t4313_1, t4313_0 uint64 = 0, t1891, 0x0
-		if t2236 != 0 {
-			t4313 = t4313_1
-		} else {
-			t4313 = t4313_0
-		}
-		var t4315, t4315_1, t4315_0 uint64 = 0, t1891, 0x0
-		if t2249 != 0 {
-			t4315 = t4315_1
-		} else {
-			t4315 = t4315_0
-		}
-		var t4398 uint64 = t4313 | t4315
-		var t4317, t4317_1, t4317_0 uint64 = 0, t1891, 0x0
-		if t2262 != 0 {
-			t4317 = t4317_1
-		} else {
-			t4317 = t4317_0
-		}
-		var t4319, t4319_1, t4319_0 uint64 = 0, t1891, 0x0
-		if t2275 != 0 {
-			t4319 = t4319_1
-		} else {
-			t4319 = t4319_0
-		}
-		var t4399 uint64 = t4317 | t4319
-		var t4423 uint64 = t4398 | t4399
-		var t4435 uint64 = t4422 | t4423
-		var t4441 uint64 = t4434 | t4435
-		var t4444 uint64 = t4440 | t4441
-		var t2298 uint64 = t1871 | 0x2180000000
-		var t4321, t4321_1, t4321_0 uint64 = 0, t2298, 0x0
-		if t2288 != 0 {
-			t4321 = t4321_1
-		} else {
-			t4321 = t4321_0
-		}
-		var t4323, t4323_1, t4323_0 uint64 = 0, t1891, 0x0
-		if t2302 != 0 {
-			t4323 = t4323_1
-		} else {
-			t4323 = t4323_0
-		}
-		var t4400 uint64 = t4321 | t4323
-		var t4325, t4325_1, t4325_0 uint64 = 0, t1891, 0x0
-		if t2315 != 0 {
-			t4325 = t4325_1
-		} else {
-			t4325 = t4325_0
-		}
-		var t4327, t4327_1, t4327_0 uint64 = 0, t1891, 0x0
-		if t2328 != 0 {
-			t4327 = t4327_1
-		} else {
-			t4327 = t4327_0
-		}
-		var t4401 uint64 = t4325 | t4327
-		var t4424 uint64 = t4400 | t4401
-		var t4329, t4329_1, t4329_0 uint64 = 0, t1891, 0x0
-		if t2341 != 0 {
-			t4329 = t4329_1
-		} else {
-			t4329 = t4329_0
-		}
-		var t4331, t4331_1, t4331_0 uint64 = 0, t1891, 0x0
-		if t2354 != 0 {
-			t4331 = t4331_1
-		} else {
-			t4331 = t4331_0
-		}
-		var t4402 uint64 = t4329 | t4331
-		var t4333, t4333_1, t4333_0 uint64 = 0, t1891, 0x0
-		if t2367 != 0 {
-			t4333 = t4333_1
-		} else {
-			t4333 = t4333_0
-		}
-		var t4335, t4335_1, t4335_0 uint64 = 0, t1891, 0x0
-		if t2380 != 0 {
-			t4335 = t4335_1
-		} else {
-			t4335 = t4335_0
-		}
-		var t4403 uint64 = t4333 | t4335
-		var t4425 uint64 = t4402 | t4403
-		var t4436 uint64 = t4424 | t4425
-		var t4337, t4337_1, t4337_0 uint64 = 0, t1891, 0x0
-		if t2393 != 0 {
-			t4337 = t4337_1
-		} else {
-			t4337 = t4337_0
-		}
-		var t2416 uint64 = t1871 | 0x2a40000000
-		var t4339, t4339_1, t4339_0 uint64 = 0, t2416, 0x0
-		if t2406 != 0 {
-			t4339 = t4339_1
-		} else {
-			t4339 = t4339_0
-		}
-		var t4404 uint64 = t4337 | t4339
-		var t4341, t4341_1, t4341_0 uint64 = 0, t1891, 0x0
-		if t2420 != 0 {
-			t4341 = t4341_1
-		} else {
-			t4341 = t4341_0
-		}
-		var t4343, t4343_1, t4343_0 uint64 = 0, t1891, 0x0
-		if t2433 != 0 {
-			t4343 = t4343_1
-		} else {
-			t4343 = t4343_0
-		}
-		var t4405 uint64 = t4341 | t4343
-		var t4426 uint64 = t4404 | t4405
-		var t4345, t4345_1, t4345_0 uint64 = 0, t1891, 0x0
-		if t2446 != 0 {
-			t4345 = t4345_1
-		} else {
-			t4345 = t4345_0
-		}
-		var t4347, t4347_1, t4347_0 uint64 = 0, t1891, 0x0
-		if t2459 != 0 {
-			t4347 = t4347_1
-		} else {
-			t4347 = t4347_0
-		}
-		var t4406 uint64 = t4345 | t4347
-		var t4349, t4349_1, t4349_0 uint64 = 0, t1891, 0x0
-		if t2472 != 0 {
-			t4349 = t4349_1
-		} else {
-			t4349 = t4349_0
-		}
-		var t4351, t4351_1, t4351_0 uint64 = 0, t1891, 0x0
-		if t2485 != 0 {
-			t4351 = t4351_1
-		} else {
-			t4351 = t4351_0
-		}
-		var t4407 uint64 = t4349 | t4351
-		var t4427 uint64 = t4406 | t4407
-		var t4437 uint64 = t4426 | t4427
-		var t4442 uint64 = t4436 | t4437
-		var t2508 uint64 = t1871 | 0x3180000000
-		var t4353, t4353_1, t4353_0 uint64 = 0, t2508, 0x0
-		if t2498 != 0 {
-			t4353 = t4353_1
-		} else {
-			t4353 = t4353_0
-		}
-		var t4355, t4355_1, t4355_0 uint64 = 0, t1891, 0x0
-		if t2512 != 0 {
-			t4355 = t4355_1
-		} else {
-			t4355 = t4355_0
-		}
-		var t4408 uint64 = t4353 | t4355
-		var t4357, t4357_1, t4357_0 uint64 = 0, t1891, 0x0
-		if t2525 != 0 {
-			t4357 = t4357_1
-		} else {
-			t4357 = t4357_0
-		}
-		var t4359, t4359_1, t4359_0 uint64 = 0, t1891, 0x0
-		if t2538 != 0 {
-			t4359 = t4359_1
-		} else {
-			t4359 = t4359_0
-		}
-		var t4409 uint64 = t4357 | t4359
-		var t4428 uint64 = t4408 | t4409
-		var t4361, t4361_1, t4361_0 uint64 = 0, t1891, 0x0
-		if t2551 != 0 {
-			t4361 = t4361_1
-		} else {
-			t4361 = t4361_0
-		}
-		var t4363, t4363_1, t4363_0 uint64 = 0, t1891, 0x0
-		if t2564 != 0 {
-			t4363 = t4363_1
-		} else {
-			t4363 = t4363_0
-		}
-		var t4410 uint64 = t4361 | t4363
-		var t4365, t4365_1, t4365_0 uint64 = 0, t1891, 0x0
-		if t2577 != 0 {
-			t4365 = t4365_1
-		} else {
-			t4365 = t4365_0
-		}
-		var t4367, t4367_1, t4367_0 uint64 = 0, t1891, 0x0
-		if t2590 != 0 {
-			t4367 = t4367_1
-		} else {
-			t4367 = t4367_0
-		}
-		var t4411 uint64 = t4365 | t4367
-		var t4429 uint64 = t4410 | t4411
-		var t4438 uint64 = t4428 | t4429
-		var t4369, t4369_1, t4369_0 uint64 = 0, t1891, 0x0
-		if t2603 != 0 {
-			t4369 = t4369_1
-		} else {
-			t4369 = t4369_0
-		}
-		var t2626 uint64 = t1871 | 0x3a40000000
-		var t4371, t4371_1, t4371_0 uint64 = 0, t2626, 0x0
-		if t2616 != 0 {
-			t4371 = t4371_1
-		} else {
-			t4371 = t4371_0
-		}
-		var t4412 uint64 = t4369 | t4371
-		var t4373, t4373_1, t4373_0 uint64 = 0, t1891, 0x0
-		if t2630 != 0 {
-			t4373 = t4373_1
-		} else {
-			t4373 = t4373_0
-		}
-		var t4375, t4375_1, t4375_0 uint64 = 0, t1891, 0x0
-		if t2643 != 0 {
-			t4375 = t4375_1
-		} else {
-			t4375 = t4375_0
-		}
-		var t4413 uint64 = t4373 | t4375
-		var t4430 uint64 = t4412 | t4413
-		var t4377, t4377_1, t4377_0 uint64 = 0, t1891, 0x0
-		if t2656 != 0 {
-			t4377 = t4377_1
-		} else {
-			t4377 = t4377_0
-		}
-		var t4379, t4379_1, t4379_0 uint64 = 0, t1891, 0x0
-		if t2669 != 0 {
-			t4379 = t4379_1
-		} else {
-			t4379 = t4379_0
-		}
-		var t4414 uint64 = t4377 | t4379
-		var t4381, t4381_1, t4381_0 uint64 = 0, t1891, 0x0
-		if t2682 != 0 {
-			t4381 = t4381_1
-		} else {
-			t4381 = t4381_0
-		}
-		var t4383, t4383_1, t4383_0 uint64 = 0, t1891, 0x0
-		if t2695 != 0 {
-			t4383 = t4383_1
-		} else {
-			t4383 = t4383_0
-		}
-		var t4415 uint64 = t4381 | t4383
-		var t4431 uint64 = t4414 | t4415
-		var t4439 uint64 = t4430 | t4431
-		var t4443 uint64 = t4438 | t4439
-		var t4445 uint64 = t4442 | t4443
-		var t4446 uint64 = t4444 | t4445
-		v[4515] = t4446
-		var t2769 uint64 = t1866 | t1881
-		var t2770 uint64 = t1895 | t1908
-		var t2801 uint64 = t2769 | t2770
-		var t2771 uint64 = t1921 | t1934
-		var t2772 uint64 = t1947 | t1960
-		var t2802 uint64 = t2771 | t2772
-		var t2817 uint64 = t2801 | t2802
-		var t2773 uint64 = t1973 | t1986
-		var t2774 uint64 = t2000 | t2013
-		var t2803 uint64 = t2773 | t2774
-		var t2775 uint64 = t2026 | t2039
-		var t2776 uint64 = t2052 | t2065
-		var t2804 uint64 = t2775 | t2776
-		var t2818 uint64 = t2803 | t2804
-		var t2825 uint64 = t2817 | t2818
-		var t2777 uint64 = t2078 | t2092
-		var t2778 uint64 = t2105 | t2118
-		var t2805 uint64 = t2777 | t2778
-		var t2779 uint64 = t2131 | t2144
-		var t2780 uint64 = t2157 | t2170
-		var t2806 uint64 = t2779 | t2780
-		var t2819 uint64 = t2805 | t2806
-		var t2781 uint64 = t2183 | t2196
-		var t2782 uint64 = t2210 | t2223
-		var t2807 uint64 = t2781 | t2782
-		var t2783 uint64 = t2236 | t2249
-		var t2784 uint64 = t2262 | t2275
-		var t2808 uint64 = t2783 | t2784
-		var t2820 uint64 = t2807 | t2808
-		var t2826 uint64 = t2819 | t2820
-		var t2829 uint64 = t2825 | t2826
-		var t2785 uint64 = t2288 | t2302
-		var t2786 uint64 = t2315 | t2328
-		var t2809 uint64 = t2785 | t2786
-		var t2787 uint64 = t2341 | t2354
-		var t2788 uint64 = t2367 | t2380
-		var t2810 uint64 = t2787 | t2788
-		var t2821 uint64 = t2809 | t2810
-		var t2789 uint64 = t2393 | t2406
-		var t2790 uint64 = t2420 | t2433
-		var t2811 uint64 = t2789 | t2790
-		var t2791 uint64 = t2446 | t2459
-		var t2792 uint64 = t2472 | t2485
-		var t2812 uint64 = t2791 | t2792
-		var t2822 uint64 = t2811 | t2812
-		var t2827 uint64 = t2821 | t2822
-		var t2793 uint64 = t2498 | t2512
-		var t2794 uint64 = t2525 | t2538
-		var t2813 uint64 = t2793 | t2794
-		var t2795 uint64 = t2551 | t2564
-		var t2796 uint64 = t2577 | t2590
-		var t2814 uint64 = t2795 | t2796
-		var t2823 uint64 = t2813 | t2814
-		var t2797 uint64 = t2603 | t2616
-		var t2798 uint64 = t2630 | t2643
-		var t2815 uint64 = t2797 | t2798
-		var t2799 uint64 = t2656 | t2669
-		var t2800 uint64 = t2682 | t2695
-		var t2816 uint64 = t2799 | t2800
-		var t2824 uint64 = t2815 | t2816
-		var t2828 uint64 = t2823 | t2824
-		var t2830 uint64 = t2827 | t2828
-		var t2831 uint64 = t2829 | t2830
-		var t4468 uint64 = t2831 | v[802]
-		v[4507] = t4468
-		var t4462 uint64 = v[806] >> 59
-		var t2705 uint64 = v[28]
-		var t2833, t2833_1, t2833_0 uint64 = 0, t2705, 0x0
-		if t1866 != 0 {
-			t2833 = t2833_1
-		} else {
-			t2833 = t2833_0
-		}
-		var t2706 uint64 = v[28] >> 1
-		var t2835, t2835_1, t2835_0 uint64 = 0, t2706, 0x0
-		if t1881 != 0 {
-			t2835 = t2835_1
-		} else {
-			t2835 = t2835_0
-		}
-		var t2960 uint64 = t2833 | t2835
-		var t2707 uint64 = v[28] >> 2
-		var t2837, t2837_1, t2837_0 uint64 = 0, t2707, 0x0
-		if t1895 != 0 {
-			t2837 = t2837_1
-		} else {
-			t2837 = t2837_0
-		}
-		var t2708 uint64 = v[28] >> 3
-		var t2839, t2839_1, t2839_0 uint64 = 0, t2708, 0x0
-		if t1908 != 0 {
-			t2839 = t2839_1
-		} else {
-			t2839 = t2839_0
-		}
-		var t2961 uint64 = t2837 | t2839
-		var t2992 uint64 = t2960 | t2961
-		var t2709 uint64 = v[28] >> 4
-		var t2841, t2841_1, t2841_0 uint64 = 0, t2709, 0x0
-		if t1921 != 0 {
-			t2841 = t2841_1
-		} else {
-			t2841 = t2841_0
-		}
-		var t2710 uint64 = v[28] >> 5
-		var t2843, t2843_1, t2843_0 uint64 = 0, t2710, 0x0
-		if t1934 != 0 {
-			t2843 = t2843_1
-		} else {
-			t2843 = t2843_0
-		}
-		var t2962 uint64 = t2841 | t2843
-		var t2711 uint64 = v[28] >> 6
-		var t2845, t2845_1, t2845_0 uint64 = 0, t2711, 0x0
-		if t1947 != 0 {
-			t2845 = t2845_1
-		} else {
-			t2845 = t2845_0
-		}
-		var t2712 uint64 = v[28] >> 7
-		var t2847, t2847_1, t2847_0 uint64 = 0, t2712, 0x0
-		if t1960 != 0 {
-			t2847 = t2847_1
-		} else {
-			t2847 = t2847_0
-		}
-		var t2963 uint64 = t2845 | t2847
-		var t2993 uint64 = t2962 | t2963
-		var t3008 uint64 = t2992 | t2993
-		var t2713 uint64 = v[28] >> 8
-		var t2849, t2849_1, t2849_0 uint64 = 0, t2713, 0x0
-		if t1973 != 0 {
-			t2849 = t2849_1
-		} else {
-			t2849 = t2849_0
-		}
-		var t2714 uint64 = v[28] >> 9
-		var t2851, t2851_1, t2851_0 uint64 = 0, t2714, 0x0
-		if t1986 != 0 {
-			t2851 = t2851_1
-		} else {
-			t2851 = t2851_0
-		}
-		var t2964 uint64 = t2849 | t2851
-		var t2715 uint64 = v[28] >> 10
-		var t2853, t2853_1, t2853_0 uint64 = 0, t2715, 0x0
-		if t2000 != 0 {
-			t2853 = t2853_1
-		} else {
-			t2853 = t2853_0
-		}
-		var t2716 uint64 = v[28] >> 11
-		var t2855, t2855_1, t2855_0 uint64 = 0, t2716, 0x0
-		if t2013 != 0 {
-			t2855 = t2855_1
-		} else {
-			t2855 = t2855_0
-		}
-		var t2965 uint64 = t2853 | t2855
-		var t2994 uint64 = t2964 | t2965
-		var t2717 uint64 = v[28] >> 12
-		var t2857, t2857_1, t2857_0 uint64 = 0, t2717, 0x0
-		if t2026 != 0 {
-			t2857 = t2857_1
-		} else {
-			t2857 = t2857_0
-		}
-		var t2718 uint64 = v[28] >> 13
-		var t2859, t2859_1, t2859_0 uint64 = 0, t2718, 0x0
-		if t2039 != 0 {
-			t2859 = t2859_1
-		} else {
-			t2859 = t2859_0
-		}
-		var t2966 uint64 = t2857 | t2859
-		var t2719 uint64 = v[28] >> 14
-		var t2861, t2861_1, t2861_0 uint64 = 0, t2719, 0x0
-		if t2052 != 0 {
-			t2861 = t2861_1
-		} else {
-			t2861 = t2861_0
-		}
-		var t2720 uint64 = v[28] >> 15
-		var t2863, t2863_1, t2863_0 uint64 = 0, t2720, 0x0
-		if t2065 != 0 {
-			t2863 = t2863_1
-		} else {
-			t2863 = t2863_0
-		}
-		var t2967 uint64 = t2861 | t2863
-		var t2995 uint64 = t2966 | t2967
-		var t3009 uint64 = t2994 | t2995
-		var t3016 uint64 = t3008 | t3009
-		var t2721 uint64 = v[28] >> 16
-		var t2865, t2865_1, t2865_0 uint64 = 0, t2721, 0x0
-		if t2078 != 0 {
-			t2865 = t2865_1
-		} else {
-			t2865 = t2865_0
-		}
-		var t2722 uint64 = v[28] >> 17
-		var t2867, t2867_1, t2867_0 uint64 = 0, t2722, 0x0
-		if t2092 != 0 {
-			t2867 = t2867_1
-		} else {
-			t2867 = t2867_0
-		}
-		var t2968 uint64 = t2865 | t2867
-		var t2723 uint64 = v[28] >> 18
-		var t2869, t2869_1, t2869_0 uint64 = 0, t2723, 0x0
-		if t2105 != 0 {
-			t2869 = t2869_1
-		} else {
-			t2869 = t2869_0
-		}
-		var t2724 uint64 = v[28] >> 19
-		var t2871, t2871_1, t2871_0 uint64 = 0, t2724, 0x0
-		if t2118 != 0 {
-			t2871 = t2871_1
-		} else {
-			t2871 = t2871_0
-		}
-		var t2969 uint64 = t2869 | t2871
-		var t2996 uint64 = t2968 | t2969
-		var t2725 uint64 = v[28] >> 20
-		var t2873, t2873_1, t2873_0 uint64 = 0, t2725, 0x0
-		if t2131 != 0 {
-			t2873 = t2873_1
-		} else {
-			t2873 = t2873_0
-		}
-		var t2726 uint64 = v[28] >> 21
-		var t2875, t2875_1, t2875_0 uint64 = 0, t2726, 0x0
-		if t2144 != 0 {
-			t2875 = t2875_1
-		} else {
-			t2875 = t2875_0
-		}
-		var t2970 uint64 = t2873 | t2875
-		var t2727 uint64 = v[28] >> 22
-		var t2877, t2877_1, t2877_0 uint64 = 0, t2727, 0x0
-		if t2157 != 0 {
-			t2877 = t2877_1
-		} else {
-			t2877 = t2877_0
-		}
-		var t2728 uint64 = v[28] >> 23
-		var t2879, t2879_1, t2879_0 uint64 = 0, t2728, 0x0
-		if t2170 != 0 {
-			t2879 = t2879_1
-		} else {
-			t2879 = t2879_0
-		}
-		var t2971 uint64 = t2877 | t2879
-		var t2997 uint64 = t2970 | t2971
-		var t3010 uint64 = t2996 | t2997
-		var t2729 uint64 = v[28] >> 24
-		var t2881, t2881_1, t2881_0 uint64 = 0, t2729, 0x0
-		if t2183 != 0 {
-			t2881 = t2881_1
-		} else {
-			t2881 = t2881_0
-		}
-		var t2730 uint64 = v[28] >> 25
-		var t2883, t2883_1, t2883_0 uint64 = 0, t2730, 0x0
-		if t2196 != 0 {
-			t2883 = t2883_1
-		} else {
-			t2883 = t2883_0
-		}
-		var t2972 uint64 = t2881 | t2883
-		var t2731 uint64 = v[28] >> 26
-		var t2885, t2885_1, t2885_0 uint64 = 0, t2731, 0x0
-		if t2210 != 0 {
-			t2885 = t2885_1
-		} else {
-			t2885 = t2885_0
-		}
-		var t2732 uint64 = v[28] >> 27
-		var t2887, t2887_1, t2887_0 uint64 = 0, t2732, 0x0
-		if t2223 != 0 {
-			t2887 = t2887_1
-		} else {
-			t2887 = t2887_0
-		}
-		var t2973 uint64 = t2885 | t2887
-		var t2998 uint64 = t2972 | t2973
-		var t2733 uint64 = v[28] >> 28
-		var t2889, t2889_1, t2889_0 uint64 = 0, t2733, 0x0
-		if t2236 != 0 {
-			t2889 = t2889_1
-		} else {
-			t2889 = t2889_0
-		}
-		var t2734 uint64 = v[28] >> 29
-		var t2891, t2891_1, t2891_0 uint64 = 0, t2734, 0x0
-		if t2249 != 0 {
-			t2891 = t2891_1
-		} else {
-			t2891 = t2891_0
-		}
-		var t2974 uint64 = t2889 | t2891
-		var t2735 uint64 = v[28] >> 30
-		var t2893, t2893_1, t2893_0 uint64 = 0, t2735, 0x0
-		if t2262 != 0 {
-			t2893 = t2893_1
-		} else {
-			t2893 = t2893_0
-		}
-		var t2736 uint64 = v[28] >> 31
-		var t2895, t2895_1, t2895_0 uint64 = 0, t2736, 0x0
-		if t2275 != 0 {
-			t2895 = t2895_1
-		} else {
-			t2895 = t2895_0
-		}
-		var t2975 uint64 = t2893 | t2895
-		var t2999 uint64 = t2974 | t2975
-		var t3011 uint64 = t2998 | t2999
-		var t3017 uint64 = t3010 | t3011
-		var t3020 uint64 = t3016 | t3017
-		var t2737 uint64 = v[37]
-		var t2897, t2897_1, t2897_0 uint64 = 0, t2737, 0x0
-		if t2288 != 0 {
-			t2897 = t2897_1
-		} else {
-			t2897 = t2897_0
-		}
-		var t2738 uint64 = v[37] >> 1
-		var t2899, t2899_1, t2899_0 uint64 = 0, t2738, 0x0
-		if t2302 != 0 {
-			t2899 = t2899_1
-		} else {
-			t2899 = t2899_0
-		}
-		var t2976 uint64 = t2897 | t2899
-		var t2739 uint64 = v[37] >> 2
-		var t2901, t2901_1, t2901_0 uint64 = 0, t2739, 0x0
-		if t2315 != 0 {
-			t2901 = t2901_1
-		} else {
-			t2901 = t2901_0
-		}
-		var t2740 uint64 = v[37] >> 3
-		var t2903, t2903_1, t2903_0 uint64 = 0, t2740, 0x0
-		if t2328 != 0 {
-			t2903 = t2903_1
-		} else {
-			t2903 = t2903_0
-		}
-		var t2977 uint64 = t2901 | t2903
-		var t3000 uint64 = t2976 | t2977
-		var t2741 uint64 = v[37] >> 4
-		var t2905, t2905_1, t2905_0 uint64 = 0, t2741, 0x0
-		if t2341 != 0 {
-			t2905 = t2905_1
-		} else {
-			t2905 = t2905_0
-		}
-		var t2742 uint64 = v[37] >> 5
-		var t2907, t2907_1, t2907_0 uint64 = 0, t2742, 0x0
-		if t2354 != 0 {
-			t2907 = t2907_1
-		} else {
-			t2907 = t2907_0
-		}
-		var t2978 uint64 = t2905 | t2907
-		var t2743 uint64 = v[37] >> 6
-		var t2909, t2909_1, t2909_0 uint64 = 0, t2743, 0x0
-		if t2367 != 0 {
-			t2909 = t2909_1
-		} else {
-			t2909 = t2909_0
-		}
-		var t2744 uint64 = v[37] >> 7
-		var t2911, t2911_1, t2911_0 uint64 = 0, t2744, 0x0
-		if t2380 != 0 {
-			t2911 = t2911_1
-		} else {
-			t2911 = t2911_0
-		}
-		var t2979 uint64 = t2909 | t2911
-		var t3001 uint64 = t2978 | t2979
-		var t3012 uint64 = t3000 | t3001
-		var t2745 uint64 = v[37] >> 8
-		var t2913, t2913_1, t2913_0 uint64 = 0, t2745, 0x0
-		if t2393 != 0 {
-			t2913 = t2913_1
-		} else {
-			t2913 = t2913_0
-		}
-		var t2746 uint64 = v[37] >> 9
-		var t2915, t2915_1, t2915_0 uint64 = 0, t2746, 0x0
-		if t2406 != 0 {
-			t2915 = t2915_1
-		} else {
-			t2915 = t2915_0
-		}
-		var t2980 uint64 = t2913 | t2915
-		var t2747 uint64 = v[37] >> 10
-		var t2917, t2917_1, t2917_0 uint64 = 0, t2747, 0x0
-		if t2420 != 0 {
-			t2917 = t2917_1
-		} else {
-			t2917 = t2917_0
-		}
-		var t2748 uint64 = v[37] >> 11
-		var t2919, t2919_1, t2919_0 uint64 = 0, t2748, 0x0
-		if t2433 != 0 {
-			t2919 = t2919_1
-		} else {
-			t2919 = t2919_0
-		}
-		var t2981 uint64 = t2917 | t2919
-		var t3002 uint64 = t2980 | t2981
-		var t2749 uint64 = v[37] >> 12
-		var t2921, t2921_1, t2921_0 uint64 = 0, t2749, 0x0
-		if t2446 != 0 {
-			t2921 = t2921_1
-		} else {
-			t2921 = t2921_0
-		}
-		var t2750 uint64 = v[37] >> 13
-		var t2923, t2923_1, t2923_0 uint64 = 0, t2750, 0x0
-		if t2459 != 0 {
-			t2923 = t2923_1
-		} else {
-			t2923 = t2923_0
-		}
-		var t2982 uint64 = t2921 | t2923
-		var t2751 uint64 = v[37] >> 14
-		var t2925, t2925_1, t2925_0 uint64 = 0, t2751, 0x0
-		if t2472 != 0 {
-			t2925 = t2925_1
-		} else {
-			t2925 = t2925_0
-		}
-		var t2752 uint64 = v[37] >> 15
-		var t2927, t2927_1, t2927_0 uint64 = 0, t2752, 0x0
-		if t2485 != 0 {
-			t2927 = t2927_1
-		} else {
-			t2927 = t2927_0
-		}
-		var t2983 uint64 = t2925 | t2927
-		var t3003 uint64 = t2982 | t2983
-		var t3013 uint64 = t3002 | t3003
-		var t3018 uint64 = t3012 | t3013
-		var t2753 uint64 = v[37] >> 16
-		var t2929, t2929_1, t2929_0 uint64 = 0, t2753, 0x0
-		if t2498 != 0 {
-			t2929 = t2929_1
-		} else {
-			t2929 = t2929_0
-		}
-		var t2754 uint64 = v[37] >> 17
-		var t2931, t2931_1, t2931_0 uint64 = 0, t2754, 0x0
-		if t2512 != 0 {
-			t2931 = t2931_1
-		} else {
-			t2931 = t2931_0
-		}
-		var t2984 uint64 = t2929 | t2931
-		var t2755 uint64 = v[37] >> 18
-		var t2933, t2933_1, t2933_0 uint64 = 0, t2755, 0x0
-		if t2525 != 0 {
-			t2933 = t2933_1
-		} else {
-			t2933 = t2933_0
-		}
-		var t2756 uint64 = v[37] >> 19
-		var t2935, t2935_1, t2935_0 uint64 = 0, t2756, 0x0
-		if t2538 != 0 {
-			t2935 = t2935_1
-		} else {
-			t2935 = t2935_0
-		}
-		var t2985 uint64 = t2933 | t2935
-		var t3004 uint64 = t2984 | t2985
-		var t2757 uint64 = v[37] >> 20
-		var t2937, t2937_1, t2937_0 uint64 = 0, t2757, 0x0
-		if t2551 != 0 {
-			t2937 = t2937_1
-		} else {
-			t2937 = t2937_0
-		}
-		var t2758 uint64 = v[37] >> 21
-		var t2939, t2939_1, t2939_0 uint64 = 0, t2758, 0x0
-		if t2564 != 0 {
-			t2939 = t2939_1
-		} else {
-			t2939 = t2939_0
-		}
-		var t2986 uint64 = t2937 | t2939
-		var t2759 uint64 = v[37] >> 22
-		var t2941, t2941_1, t2941_0 uint64 = 0, t2759, 0x0
-		if t2577 != 0 {
-			t2941 = t2941_1
-		} else {
-			t2941 = t2941_0
-		}
-		var t2760 uint64 = v[37] >> 23
-		var t2943, t2943_1, t2943_0 uint64 = 0, t2760, 0x0
-		if t2590 != 0 {
-			t2943 = t2943_1
-		} else {
-			t2943 = t2943_0
-		}
-		var t2987 uint64 = t2941 | t2943
-		var t3005 uint64 = t2986 | t2987
-		var t3014 uint64 = t3004 | t3005
-		var t2761 uint64 = v[37] >> 24
-		var t2945, t2945_1, t2945_0 uint64 = 0, t2761, 0x0
-		if t2603 != 0 {
-			t2945 = t2945_1
-		} else {
-			t2945 = t2945_0
-		}
-		var t2762 uint64 = v[37] >> 25
-		var t2947, t2947_1, t2947_0 uint64 = 0, t2762, 0x0
-		if t2616 != 0 {
-			t2947 = t2947_1
-		} else {
-			t2947 = t2947_0
-		}
-		var t2988 uint64 = t2945 | t2947
-		var t2763 uint64 = v[37] >> 26
-		var t2949, t2949_1, t2949_0 uint64 = 0, t2763, 0x0
-		if t2630 != 0 {
-			t2949 = t2949_1
-		} else {
-			t2949 = t2949_0
-		}
-		var t2764 uint64 = v[37] >> 27
-		var t2951, t2951_1, t2951_0 uint64 = 0, t2764, 0x0
-		if t2643 != 0 {
-			t2951 = t2951_1
-		} else {
-			t2951 = t2951_0
-		}
-		var t2989 uint64 = t2949 | t2951
-		var t3006 uint64 = t2988 | t2989
-		var t2765 uint64 = v[37] >> 28
-		var t2953, t2953_1, t2953_0 uint64 = 0, t2765, 0x0
-		if t2656 != 0 {
-			t2953 = t2953_1
-		} else {
-			t2953 = t2953_0
-		}
-		var t2766 uint64 = v[37] >> 29
-		var t2955, t2955_1, t2955_0 uint64 = 0, t2766, 0x0
-		if t2669 != 0 {
-			t2955 = t2955_1
-		} else {
-			t2955 = t2955_0
-		}
-		var t2990 uint64 = t2953 | t2955
-		var t2767 uint64 = v[37] >> 30
-		var t2957, t2957_1, t2957_0 uint64 = 0, t2767, 0x0
-		if t2682 != 0 {
-			t2957 = t2957_1
-		} else {
-			t2957 = t2957_0
-		}
-		var t2768 uint64 = v[37] >> 31
-		var t2959, t2959_1, t2959_0 uint64 = 0, t2768, 0x0
-		if t2695 != 0 {
-			t2959 = t2959_1
-		} else {
-			t2959 = t2959_0
-		}
-		var t2991 uint64 = t2957 | t2959
-		var t3007 uint64 = t2990 | t2991
-		var t3015 uint64 = t3006 | t3007
-		var t3019 uint64 = t3014 | t3015
-		var t3021 uint64 = t3018 | t3019
-		var t3022 uint64 = t3020 | t3021
-		var t4469, t4469_1, t4469_0 uint64 = 0, t4462, t3022
-		if v[802] != 0 {
-			t4469 = t4469_1
-		} else {
-			t4469 = t4469_0
-		}
-		t4469 &= 0x1
-		v[4508] = t4469
-		var t4464 uint64 = v[806] >> 48
-		var t3406, t3406_1, t3406_0 uint64 = 0, 0x0, 0x0
-		if t1866 != 0 {
-			t3406 = t3406_1
-		} else {
-			t3406 = t3406_0
-		}
-		var t3408, t3408_1, t3408_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t3408 = t3408_1
-		} else {
-			t3408 = t3408_0
-		}
-		var t3533 uint64 = t3406 | t3408
-		var t3410, t3410_1, t3410_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t3410 = t3410_1
-		} else {
-			t3410 = t3410_0
-		}
-		var t3412, t3412_1, t3412_0 uint64 = 0, 0x1, 0x0
-		if t1908 != 0 {
-			t3412 = t3412_1
-		} else {
-			t3412 = t3412_0
-		}
-		var t3534 uint64 = t3410 | t3412
-		var t3565 uint64 = t3533 | t3534
-		var t3414, t3414_1, t3414_0 uint64 = 0, 0x2, 0x0
-		if t1921 != 0 {
-			t3414 = t3414_1
-		} else {
-			t3414 = t3414_0
-		}
-		var t3416, t3416_1, t3416_0 uint64 = 0, 0x3, 0x0
-		if t1934 != 0 {
-			t3416 = t3416_1
-		} else {
-			t3416 = t3416_0
-		}
-		var t3535 uint64 = t3414 | t3416
-		var t3418, t3418_1, t3418_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t3418 = t3418_1
-		} else {
-			t3418 = t3418_0
-		}
-		var t3420, t3420_1, t3420_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t3420 = t3420_1
-		} else {
-			t3420 = t3420_0
-		}
-		var t3536 uint64 = t3418 | t3420
-		var t3566 uint64 = t3535 | t3536
-		var t3581 uint64 = t3565 | t3566
-		var t3422, t3422_1, t3422_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t3422 = t3422_1
-		} else {
-			t3422 = t3422_0
-		}
-		var t3424, t3424_1, t3424_0 uint64 = 0, 0x0, 0x0
-		if t1986 != 0 {
-			t3424 = t3424_1
-		} else {
-			t3424 = t3424_0
-		}
-		var t3537 uint64 = t3422 | t3424
-		var t3426, t3426_1, t3426_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t3426 = t3426_1
-		} else {
-			t3426 = t3426_0
-		}
-		var t3428, t3428_1, t3428_0 uint64 = 0, 0x1, 0x0
-		if t2013 != 0 {
-			t3428 = t3428_1
-		} else {
-			t3428 = t3428_0
-		}
-		var t3538 uint64 = t3426 | t3428
-		var t3567 uint64 = t3537 | t3538
-		var t3430, t3430_1, t3430_0 uint64 = 0, 0x2, 0x0
-		if t2026 != 0 {
-			t3430 = t3430_1
-		} else {
-			t3430 = t3430_0
-		}
-		var t3432, t3432_1, t3432_0 uint64 = 0, 0x3, 0x0
-		if t2039 != 0 {
-			t3432 = t3432_1
-		} else {
-			t3432 = t3432_0
-		}
-		var t3539 uint64 = t3430 | t3432
-		var t3434, t3434_1, t3434_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t3434 = t3434_1
-		} else {
-			t3434 = t3434_0
-		}
-		var t3436, t3436_1, t3436_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t3436 = t3436_1
-		} else {
-			t3436 = t3436_0
-		}
-		var t3540 uint64 = t3434 | t3436
-		var t3568 uint64 = t3539 | t3540
-		var t3582 uint64 = t3567 | t3568
-		var t3589 uint64 = t3581 | t3582
-		var t3438, t3438_1, t3438_0 uint64 = 0, 0x0, 0x0
-		if t2078 != 0 {
-			t3438 = t3438_1
-		} else {
-			t3438 = t3438_0
-		}
-		var t3440, t3440_1, t3440_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t3440 = t3440_1
-		} else {
-			t3440 = t3440_0
-		}
-		var t3541 uint64 = t3438 | t3440
-		var t3442, t3442_1, t3442_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t3442 = t3442_1
-		} else {
-			t3442 = t3442_0
-		}
-		var t3444, t3444_1, t3444_0 uint64 = 0, 0x1, 0x0
-		if t2118 != 0 {
-			t3444 = t3444_1
-		} else {
-			t3444 = t3444_0
-		}
-		var t3542 uint64 = t3442 | t3444
-		var t3569 uint64 = t3541 | t3542
-		var t3446, t3446_1, t3446_0 uint64 = 0, 0x2, 0x0
-		if t2131 != 0 {
-			t3446 = t3446_1
-		} else {
-			t3446 = t3446_0
-		}
-		var t3448, t3448_1, t3448_0 uint64 = 0, 0x3, 0x0
-		if t2144 != 0 {
-			t3448 = t3448_1
-		} else {
-			t3448 = t3448_0
-		}
-		var t3543 uint64 = t3446 | t3448
-		var t3450, t3450_1, t3450_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t3450 = t3450_1
-		} else {
-			t3450 = t3450_0
-		}
-		var t3452, t3452_1, t3452_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t3452 = t3452_1
-		} else {
-			t3452 = t3452_0
-		}
-		var t3544 uint64 = t3450 | t3452
-		var t3570 uint64 = t3543 | t3544
-		var t3583 uint64 = t3569 | t3570
-		var t3454, t3454_1, t3454_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t3454 = t3454_1
-		} else {
-			t3454 = t3454_0
-		}
-		var t3456, t3456_1, t3456_0 uint64 = 0, 0x0, 0x0
-		if t2196 != 0 {
-			t3456 = t3456_1
-		} else {
-			t3456 = t3456_0
-		}
-		var t3545 uint64 = t3454 | t3456
-		var t3458, t3458_1, t3458_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t3458 = t3458_1
-		} else {
-			t3458 = t3458_0
-		}
-		var t3460, t3460_1, t3460_0 uint64 = 0, 0x1, 0x0
-		if t2223 != 0 {
-			t3460 = t3460_1
-		} else {
-			t3460 = t3460_0
-		}
-		var t3546 uint64 = t3458 | t3460
-		var t3571 uint64 = t3545 | t3546
-		var t3462, t3462_1, t3462_0 uint64 = 0, 0x2, 0x0
-		if t2236 != 0 {
-			t3462 = t3462_1
-		} else {
-			t3462 = t3462_0
-		}
-		var t3464, t3464_1, t3464_0 uint64 = 0, 0x3, 0x0
-		if t2249 != 0 {
-			t3464 = t3464_1
-		} else {
-			t3464 = t3464_0
-		}
-		var t3547 uint64 = t3462 | t3464
-		var t3466, t3466_1, t3466_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t3466 = t3466_1
-		} else {
-			t3466 = t3466_0
-		}
-		var t3468, t3468_1, t3468_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t3468 = t3468_1
-		} else {
-			t3468 = t3468_0
-		}
-		var t3548 uint64 = t3466 | t3468
-		var t3572 uint64 = t3547 | t3548
-		var t3584 uint64 = t3571 | t3572
-		var t3590 uint64 = t3583 | t3584
-		var t3593 uint64 = t3589 | t3590
-		var t3470, t3470_1, t3470_0 uint64 = 0, 0x0, 0x0
-		if t2288 != 0 {
-			t3470 = t3470_1
-		} else {
-			t3470 = t3470_0
-		}
-		var t3472, t3472_1, t3472_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t3472 = t3472_1
-		} else {
-			t3472 = t3472_0
-		}
-		var t3549 uint64 = t3470 | t3472
-		var t3474, t3474_1, t3474_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t3474 = t3474_1
-		} else {
-			t3474 = t3474_0
-		}
-		var t3476, t3476_1, t3476_0 uint64 = 0, 0x1, 0x0
-		if t2328 != 0 {
-			t3476 = t3476_1
-		} else {
-			t3476 = t3476_0
-		}
-		var t3550 uint64 = t3474 | t3476
-		var t3573 uint64 = t3549 | t3550
-		var t3478, t3478_1, t3478_0 uint64 = 0, 0x2, 0x0
-		if t2341 != 0 {
-			t3478 = t3478_1
-		} else {
-			t3478 = t3478_0
-		}
-		var t3480, t3480_1, t3480_0 uint64 = 0, 0x3, 0x0
-		if t2354 != 0 {
-			t3480 = t3480_1
-		} else {
-			t3480 = t3480_0
-		}
-		var t3551 uint64 = t3478 | t3480
-		var t3482, t3482_1, t3482_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t3482 = t3482_1
-		} else {
-			t3482 = t3482_0
-		}
-		var t3484, t3484_1, t3484_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t3484 = t3484_1
-		} else {
-			t3484 = t3484_0
-		}
-		var t3552 uint64 = t3482 | t3484
-		var t3574 uint64 = t3551 | t3552
-		var t3585 uint64 = t3573 | t3574
-		var t3486, t3486_1, t3486_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t3486 = t3486_1
-		} else {
-			t3486 = t3486_0
-		}
-		var t3488, t3488_1, t3488_0 uint64 = 0, 0x0, 0x0
-		if t2406 != 0 {
-			t3488 = t3488_1
-		} else {
-			t3488 = t3488_0
-		}
-		var t3553 uint64 = t3486 | t3488
-		var t3490, t3490_1, t3490_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t3490 = t3490_1
-		} else {
-			t3490 = t3490_0
-		}
-		var t3492, t3492_1, t3492_0 uint64 = 0, 0x1, 0x0
-		if t2433 != 0 {
-			t3492 = t3492_1
-		} else {
-			t3492 = t3492_0
-		}
-		var t3554 uint64 = t3490 | t3492
-		var t3575 uint64 = t3553 | t3554
-		var t3494, t3494_1, t3494_0 uint64 = 0, 0x2, 0x0
-		if t2446 != 0 {
-			t3494 = t3494_1
-		} else {
-			t3494 = t3494_0
-		}
-		var t3496, t3496_1, t3496_0 uint64 = 0, 0x3, 0x0
-		if t2459 != 0 {
-			t3496 = t3496_1
-		} else {
-			t3496 = t3496_0
-		}
-		var t3555 uint64 = t3494 | t3496
-		var t3498, t3498_1, t3498_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t3498 = t3498_1
-		} else {
-			t3498 = t3498_0
-		}
-		var t3500, t3500_1, t3500_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t3500 = t3500_1
-		} else {
-			t3500 = t3500_0
-		}
-		var t3556 uint64 = t3498 | t3500
-		var t3576 uint64 = t3555 | t3556
-		var t3586 uint64 = t3575 | t3576
-		var t3591 uint64 = t3585 | t3586
-		var t3502, t3502_1, t3502_0 uint64 = 0, 0x0, 0x0
-		if t2498 != 0 {
-			t3502 = t3502_1
-		} else {
-			t3502 = t3502_0
-		}
-		var t3504, t3504_1, t3504_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t3504 = t3504_1
-		} else {
-			t3504 = t3504_0
-		}
-		var t3557 uint64 = t3502 | t3504
-		var t3506, t3506_1, t3506_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t3506 = t3506_1
-		} else {
-			t3506 = t3506_0
-		}
-		var t3508, t3508_1, t3508_0 uint64 = 0, 0x1, 0x0
-		if t2538 != 0 {
-			t3508 = t3508_1
-		} else {
-			t3508 = t3508_0
-		}
-		var t3558 uint64 = t3506 | t3508
-		var t3577 uint64 = t3557 | t3558
-		var t3510, t3510_1, t3510_0 uint64 = 0, 0x2, 0x0
-		if t2551 != 0 {
-			t3510 = t3510_1
-		} else {
-			t3510 = t3510_0
-		}
-		var t3512, t3512_1, t3512_0 uint64 = 0, 0x3, 0x0
-		if t2564 != 0 {
-			t3512 = t3512_1
-		} else {
-			t3512 = t3512_0
-		}
-		var t3559 uint64 = t3510 | t3512
-		var t3514, t3514_1, t3514_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t3514 = t3514_1
-		} else {
-			t3514 = t3514_0
-		}
-		var t3516, t3516_1, t3516_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t3516 = t3516_1
-		} else {
-			t3516 = t3516_0
-		}
-		var t3560 uint64 = t3514 | t3516
-		var t3578 uint64 = t3559 | t3560
-		var t3587 uint64 = t3577 | t3578
-		var t3518, t3518_1, t3518_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t3518 = t3518_1
-		} else {
-			t3518 = t3518_0
-		}
-		var t3520, t3520_1, t3520_0 uint64 = 0, 0x0, 0x0
-		if t2616 != 0 {
-			t3520 = t3520_1
-		} else {
-			t3520 = t3520_0
-		}
-		var t3561 uint64 = t3518 | t3520
-		var t3522, t3522_1, t3522_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t3522 = t3522_1
-		} else {
-			t3522 = t3522_0
-		}
-		var t3524, t3524_1, t3524_0 uint64 = 0, 0x1, 0x0
-		if t2643 != 0 {
-			t3524 = t3524_1
-		} else {
-			t3524 = t3524_0
-		}
-		var t3562 uint64 = t3522 | t3524
-		var t3579 uint64 = t3561 | t3562
-		var t3526, t3526_1, t3526_0 uint64 = 0, 0x2, 0x0
-		if t2656 != 0 {
-			t3526 = t3526_1
-		} else {
-			t3526 = t3526_0
-		}
-		var t3528, t3528_1, t3528_0 uint64 = 0, 0x3, 0x0
-		if t2669 != 0 {
-			t3528 = t3528_1
-		} else {
-			t3528 = t3528_0
-		}
-		var t3563 uint64 = t3526 | t3528
-		var t3530, t3530_1, t3530_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t3530 = t3530_1
-		} else {
-			t3530 = t3530_0
-		}
-		var t3532, t3532_1, t3532_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t3532 = t3532_1
-		} else {
-			t3532 = t3532_0
-		}
-		var t3564 uint64 = t3530 | t3532
-		var t3580 uint64 = t3563 | t3564
-		var t3588 uint64 = t3579 | t3580
-		var t3592 uint64 = t3587 | t3588
-		var t3594 uint64 = t3591 | t3592
-		var t3595 uint64 = t3593 | t3594
-		var t4471, t4471_1, t4471_0 uint64 = 0, t4464, t3595
-		if v[802] != 0 {
-			t4471 = t4471_1
-		} else {
-			t4471 = t4471_0
-		}
-		t4471 &= 0xff
-		var t3788, t3788_1, t3788_0 uint64 = 0, 0x1, 0x0
-		if t1866 != 0 {
-			t3788 = t3788_1
-		} else {
-			t3788 = t3788_0
-		}
-		var t3790, t3790_1, t3790_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t3790 = t3790_1
-		} else {
-			t3790 = t3790_0
-		}
-		var t3915 uint64 = t3788 | t3790
-		var t3792, t3792_1, t3792_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t3792 = t3792_1
-		} else {
-			t3792 = t3792_0
-		}
-		var t3794, t3794_1, t3794_0 uint64 = 0, 0x0, 0x0
-		if t1908 != 0 {
-			t3794 = t3794_1
-		} else {
-			t3794 = t3794_0
-		}
-		var t3916 uint64 = t3792 | t3794
-		var t3947 uint64 = t3915 | t3916
-		var t3796, t3796_1, t3796_0 uint64 = 0, 0x0, 0x0
-		if t1921 != 0 {
-			t3796 = t3796_1
-		} else {
-			t3796 = t3796_0
-		}
-		var t3798, t3798_1, t3798_0 uint64 = 0, 0x0, 0x0
-		if t1934 != 0 {
-			t3798 = t3798_1
-		} else {
-			t3798 = t3798_0
-		}
-		var t3917 uint64 = t3796 | t3798
-		var t3800, t3800_1, t3800_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t3800 = t3800_1
-		} else {
-			t3800 = t3800_0
-		}
-		var t3802, t3802_1, t3802_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t3802 = t3802_1
-		} else {
-			t3802 = t3802_0
-		}
-		var t3918 uint64 = t3800 | t3802
-		var t3948 uint64 = t3917 | t3918
-		var t3963 uint64 = t3947 | t3948
-		var t3804, t3804_1, t3804_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t3804 = t3804_1
-		} else {
-			t3804 = t3804_0
-		}
-		var t3806, t3806_1, t3806_0 uint64 = 0, 0x1, 0x0
-		if t1986 != 0 {
-			t3806 = t3806_1
-		} else {
-			t3806 = t3806_0
-		}
-		var t3919 uint64 = t3804 | t3806
-		var t3808, t3808_1, t3808_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t3808 = t3808_1
-		} else {
-			t3808 = t3808_0
-		}
-		var t3810, t3810_1, t3810_0 uint64 = 0, 0x0, 0x0
-		if t2013 != 0 {
-			t3810 = t3810_1
-		} else {
-			t3810 = t3810_0
-		}
-		var t3920 uint64 = t3808 | t3810
-		var t3949 uint64 = t3919 | t3920
-		var t3812, t3812_1, t3812_0 uint64 = 0, 0x0, 0x0
-		if t2026 != 0 {
-			t3812 = t3812_1
-		} else {
-			t3812 = t3812_0
-		}
-		var t3814, t3814_1, t3814_0 uint64 = 0, 0x0, 0x0
-		if t2039 != 0 {
-			t3814 = t3814_1
-		} else {
-			t3814 = t3814_0
-		}
-		var t3921 uint64 = t3812 | t3814
-		var t3816, t3816_1, t3816_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t3816 = t3816_1
-		} else {
-			t3816 = t3816_0
-		}
-		var t3818, t3818_1, t3818_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t3818 = t3818_1
-		} else {
-			t3818 = t3818_0
-		}
-		var t3922 uint64 = t3816 | t3818
-		var t3950 uint64 = t3921 | t3922
-		var t3964 uint64 = t3949 | t3950
-		var t3971 uint64 = t3963 | t3964
-		var t3820, t3820_1, t3820_0 uint64 = 0, 0x1, 0x0
-		if t2078 != 0 {
-			t3820 = t3820_1
-		} else {
-			t3820 = t3820_0
-		}
-		var t3822, t3822_1, t3822_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t3822 = t3822_1
-		} else {
-			t3822 = t3822_0
-		}
-		var t3923 uint64 = t3820 | t3822
-		var t3824, t3824_1, t3824_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t3824 = t3824_1
-		} else {
-			t3824 = t3824_0
-		}
-		var t3826, t3826_1, t3826_0 uint64 = 0, 0x0, 0x0
-		if t2118 != 0 {
-			t3826 = t3826_1
-		} else {
-			t3826 = t3826_0
-		}
-		var t3924 uint64 = t3824 | t3826
-		var t3951 uint64 = t3923 | t3924
-		var t3828, t3828_1, t3828_0 uint64 = 0, 0x0, 0x0
-		if t2131 != 0 {
-			t3828 = t3828_1
-		} else {
-			t3828 = t3828_0
-		}
-		var t3830, t3830_1, t3830_0 uint64 = 0, 0x0, 0x0
-		if t2144 != 0 {
-			t3830 = t3830_1
-		} else {
-			t3830 = t3830_0
-		}
-		var t3925 uint64 = t3828 | t3830
-		var t3832, t3832_1, t3832_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t3832 = t3832_1
-		} else {
-			t3832 = t3832_0
-		}
-		var t3834, t3834_1, t3834_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t3834 = t3834_1
-		} else {
-			t3834 = t3834_0
-		}
-		var t3926 uint64 = t3832 | t3834
-		var t3952 uint64 = t3925 | t3926
-		var t3965 uint64 = t3951 | t3952
-		var t3836, t3836_1, t3836_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t3836 = t3836_1
-		} else {
-			t3836 = t3836_0
-		}
-		var t3838, t3838_1, t3838_0 uint64 = 0, 0x1, 0x0
-		if t2196 != 0 {
-			t3838 = t3838_1
-		} else {
-			t3838 = t3838_0
-		}
-		var t3927 uint64 = t3836 | t3838
-		var t3840, t3840_1, t3840_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t3840 = t3840_1
-		} else {
-			t3840 = t3840_0
-		}
-		var t3842, t3842_1, t3842_0 uint64 = 0, 0x0, 0x0
-		if t2223 != 0 {
-			t3842 = t3842_1
-		} else {
-			t3842 = t3842_0
-		}
-		var t3928 uint64 = t3840 | t3842
-		var t3953 uint64 = t3927 | t3928
-		var t3844, t3844_1, t3844_0 uint64 = 0, 0x0, 0x0
-		if t2236 != 0 {
-			t3844 = t3844_1
-		} else {
-			t3844 = t3844_0
-		}
-		var t3846, t3846_1, t3846_0 uint64 = 0, 0x0, 0x0
-		if t2249 != 0 {
-			t3846 = t3846_1
-		} else {
-			t3846 = t3846_0
-		}
-		var t3929 uint64 = t3844 | t3846
-		var t3848, t3848_1, t3848_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t3848 = t3848_1
-		} else {
-			t3848 = t3848_0
-		}
-		var t3850, t3850_1, t3850_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t3850 = t3850_1
-		} else {
-			t3850 = t3850_0
-		}
-		var t3930 uint64 = t3848 | t3850
-		var t3954 uint64 = t3929 | t3930
-		var t3966 uint64 = t3953 | t3954
-		var t3972 uint64 = t3965 | t3966
-		var t3975 uint64 = t3971 | t3972
-		var t3852, t3852_1, t3852_0 uint64 = 0, 0x1, 0x0
-		if t2288 != 0 {
-			t3852 = t3852_1
-		} else {
-			t3852 = t3852_0
-		}
-		var t3854, t3854_1, t3854_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t3854 = t3854_1
-		} else {
-			t3854 = t3854_0
-		}
-		var t3931 uint64 = t3852 | t3854
-		var t3856, t3856_1, t3856_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t3856 = t3856_1
-		} else {
-			t3856 = t3856_0
-		}
-		var t3858, t3858_1, t3858_0 uint64 = 0, 0x0, 0x0
-		if t2328 != 0 {
-			t3858 = t3858_1
-		} else {
-			t3858 = t3858_0
-		}
-		var t3932 uint64 = t3856 | t3858
-		var t3955 uint64 = t3931 | t3932
-		var t3860, t3860_1, t3860_0 uint64 = 0, 0x0, 0x0
-		if t2341 != 0 {
-			t3860 = t3860_1
-		} else {
-			t3860 = t3860_0
-		}
-		var t3862, t3862_1, t3862_0 uint64 = 0, 0x0, 0x0
-		if t2354 != 0 {
-			t3862 = t3862_1
-		} else {
-			t3862 = t3862_0
-		}
-		var t3933 uint64 = t3860 | t3862
-		var t3864, t3864_1, t3864_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t3864 = t3864_1
-		} else {
-			t3864 = t3864_0
-		}
-		var t3866, t3866_1, t3866_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t3866 = t3866_1
-		} else {
-			t3866 = t3866_0
-		}
-		var t3934 uint64 = t3864 | t3866
-		var t3956 uint64 = t3933 | t3934
-		var t3967 uint64 = t3955 | t3956
-		var t3868, t3868_1, t3868_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t3868 = t3868_1
-		} else {
-			t3868 = t3868_0
-		}
-		var t3870, t3870_1, t3870_0 uint64 = 0, 0x1, 0x0
-		if t2406 != 0 {
-			t3870 = t3870_1
-		} else {
-			t3870 = t3870_0
-		}
-		var t3935 uint64 = t3868 | t3870
-		var t3872, t3872_1, t3872_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t3872 = t3872_1
-		} else {
-			t3872 = t3872_0
-		}
-		var t3874, t3874_1, t3874_0 uint64 = 0, 0x0, 0x0
-		if t2433 != 0 {
-			t3874 = t3874_1
-		} else {
-			t3874 = t3874_0
-		}
-		var t3936 uint64 = t3872 | t3874
-		var t3957 uint64 = t3935 | t3936
-		var t3876, t3876_1, t3876_0 uint64 = 0, 0x0, 0x0
-		if t2446 != 0 {
-			t3876 = t3876_1
-		} else {
-			t3876 = t3876_0
-		}
-		var t3878, t3878_1, t3878_0 uint64 = 0, 0x0, 0x0
-		if t2459 != 0 {
-			t3878 = t3878_1
-		} else {
-			t3878 = t3878_0
-		}
-		var t3937 uint64 = t3876 | t3878
-		var t3880, t3880_1, t3880_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t3880 = t3880_1
-		} else {
-			t3880 = t3880_0
-		}
-		var t3882, t3882_1, t3882_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t3882 = t3882_1
-		} else {
-			t3882 = t3882_0
-		}
-		var t3938 uint64 = t3880 | t3882
-		var t3958 uint64 = t3937 | t3938
-		var t3968 uint64 = t3957 | t3958
-		var t3973 uint64 = t3967 | t3968
-		var t3884, t3884_1, t3884_0 uint64 = 0, 0x1, 0x0
-		if t2498 != 0 {
-			t3884 = t3884_1
-		} else {
-			t3884 = t3884_0
-		}
-		var t3886, t3886_1, t3886_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t3886 = t3886_1
-		} else {
-			t3886 = t3886_0
-		}
-		var t3939 uint64 = t3884 | t3886
-		var t3888, t3888_1, t3888_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t3888 = t3888_1
-		} else {
-			t3888 = t3888_0
-		}
-		var t3890, t3890_1, t3890_0 uint64 = 0, 0x0, 0x0
-		if t2538 != 0 {
-			t3890 = t3890_1
-		} else {
-			t3890 = t3890_0
-		}
-		var t3940 uint64 = t3888 | t3890
-		var t3959 uint64 = t3939 | t3940
-		var t3892, t3892_1, t3892_0 uint64 = 0, 0x0, 0x0
-		if t2551 != 0 {
-			t3892 = t3892_1
-		} else {
-			t3892 = t3892_0
-		}
-		var t3894, t3894_1, t3894_0 uint64 = 0, 0x0, 0x0
-		if t2564 != 0 {
-			t3894 = t3894_1
-		} else {
-			t3894 = t3894_0
-		}
-		var t3941 uint64 = t3892 | t3894
-		var t3896, t3896_1, t3896_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t3896 = t3896_1
-		} else {
-			t3896 = t3896_0
-		}
-		var t3898, t3898_1, t3898_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t3898 = t3898_1
-		} else {
-			t3898 = t3898_0
-		}
-		var t3942 uint64 = t3896 | t3898
-		var t3960 uint64 = t3941 | t3942
-		var t3969 uint64 = t3959 | t3960
-		var t3900, t3900_1, t3900_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t3900 = t3900_1
-		} else {
-			t3900 = t3900_0
-		}
-		var t3902, t3902_1, t3902_0 uint64 = 0, 0x1, 0x0
-		if t2616 != 0 {
-			t3902 = t3902_1
-		} else {
-			t3902 = t3902_0
-		}
-		var t3943 uint64 = t3900 | t3902
-		var t3904, t3904_1, t3904_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t3904 = t3904_1
-		} else {
-			t3904 = t3904_0
-		}
-		var t3906, t3906_1, t3906_0 uint64 = 0, 0x0, 0x0
-		if t2643 != 0 {
-			t3906 = t3906_1
-		} else {
-			t3906 = t3906_0
-		}
-		var t3944 uint64 = t3904 | t3906
-		var t3961 uint64 = t3943 | t3944
-		var t3908, t3908_1, t3908_0 uint64 = 0, 0x0, 0x0
-		if t2656 != 0 {
-			t3908 = t3908_1
-		} else {
-			t3908 = t3908_0
-		}
-		var t3910, t3910_1, t3910_0 uint64 = 0, 0x0, 0x0
-		if t2669 != 0 {
-			t3910 = t3910_1
-		} else {
-			t3910 = t3910_0
-		}
-		var t3945 uint64 = t3908 | t3910
-		var t3912, t3912_1, t3912_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t3912 = t3912_1
-		} else {
-			t3912 = t3912_0
-		}
-		var t3914, t3914_1, t3914_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t3914 = t3914_1
-		} else {
-			t3914 = t3914_0
-		}
-		var t3946 uint64 = t3912 | t3914
-		var t3962 uint64 = t3945 | t3946
-		var t3970 uint64 = t3961 | t3962
-		var t3974 uint64 = t3969 | t3970
-		var t3976 uint64 = t3973 | t3974
-		var t3977 uint64 = t3975 | t3976
-		var t3979, t3979_1, t3979_0 uint64 = 0, 0x0, 0x0
-		if t1866 != 0 {
-			t3979 = t3979_1
-		} else {
-			t3979 = t3979_0
-		}
-		var t4046 uint64 = t3979 | t3790
-		var t4050 uint64 = t4046 | t3916
-		var t4054 uint64 = t4050 | t3948
-		var t4058 uint64 = t4054 | t3964
-		var t3996, t3996_1, t3996_0 uint64 = 0, 0x0, 0x0
-		if t2078 != 0 {
-			t3996 = t3996_1
-		} else {
-			t3996 = t3996_0
-		}
-		var t4047 uint64 = t3996 | t3822
-		var t4051 uint64 = t4047 | t3924
-		var t4055 uint64 = t4051 | t3952
-		var t4059 uint64 = t4055 | t3966
-		var t4062 uint64 = t4058 | t4059
-		var t4013, t4013_1, t4013_0 uint64 = 0, 0x0, 0x0
-		if t2288 != 0 {
-			t4013 = t4013_1
-		} else {
-			t4013 = t4013_0
-		}
-		var t4048 uint64 = t4013 | t3854
-		var t4052 uint64 = t4048 | t3932
-		var t4056 uint64 = t4052 | t3956
-		var t4060 uint64 = t4056 | t3968
-		var t4030, t4030_1, t4030_0 uint64 = 0, 0x0, 0x0
-		if t2498 != 0 {
-			t4030 = t4030_1
-		} else {
-			t4030 = t4030_0
-		}
-		var t4049 uint64 = t4030 | t3886
-		var t4053 uint64 = t4049 | t3940
-		var t4057 uint64 = t4053 | t3960
-		var t4061 uint64 = t4057 | t3970
-		var t4063 uint64 = t4060 | t4061
-		var t4064 uint64 = t4062 | t4063
-		var t4461 uint64 = t3977 & t4064
-		var t4473 uint64 = ^v[802]
-		var t4474 uint64 = t4461 & t4473
-		v[4513] = t4474
 		var t4546 uint64 = v[4477] >> 16 & 0xffff
 		v[4476] = v[783]
 		v[4477] = v[784]
-		v[783] = v[149]
-		v[784] = v[150]
 		var t5453 uint64
 		if t4546 < 0x700 {
 			t5453 = 1
@@ -11763,7 +7940,6 @@ func (x *largeSim) Edge() bool {
 			t4536 = t4536_0
 		}
 		var t4519 uint64 = v[4510]
-		v[4510] = t4471
 		var t4521 uint64 = t4519 + 0x8
 		var t4538, t4538_1, t4538_0 uint64 = 0, t4521, 0x0
 		if v[4509] == 0x3 {
@@ -11839,7 +8015,6 @@ func (x *largeSim) Edge() bool {
 		}
 		v[4501] = v[798]
 		v[4503] = v[800]
-		v[800] = t310
 		var t5463 uint64
 		if t4518 < 0x3900000000 {
 			t5463 = 1
@@ -11854,7 +8029,6 @@ func (x *largeSim) Edge() bool {
 		var t5469 uint64 = t5468 - t4518
 		var t4550 uint64 = v[4504] - 0x1
 		v[4504] = v[801]
-		v[801] = t314
 		var t5470 uint64
 		if t5469 < t4550 {
 			t5470 = 1
@@ -13101,7 +9275,6 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4544 uint64 = (v[4500] >> 4) & 0x1
 		v[4500] = v[797]
-		v[797] = t280
 		var t5499 uint64 = t5472 | t5497
 		var t5514 uint64 = t5499 | t5511
 		var t5542 uint64 = t5514 | t5540
@@ -13305,7 +9478,1411 @@ func (x *largeSim) Edge() bool {
 			t5593 = t5593_0
 		}
 		v[5625] = t5593
+		v[149] = v[113]>>21 | v[114]<<43
+		v[150] = v[114]>>21 | v[115]<<43
+		v[783] = v[149]
+		v[784] = v[150]
+		var t1862 uint64
+		if v[785] == 0x2 {
+			t1862 = 1
+		}
+		var t1863 uint64 = (v[798] >> 28) & 0xfffffffff
+		var t1865 uint64
+		if t1863 == 0x0 {
+			t1865 = 1
+		}
+		var t1866 uint64 = t1862 & t1865
+		var t1880 uint64
+		if t1863 == 0x1 {
+			t1880 = 1
+		}
+		var t1881 uint64 = t1862 & t1880
+		var t2769 uint64 = t1866 | t1881
+		var t1894 uint64
+		if t1863 == 0x2 {
+			t1894 = 1
+		}
+		var t1895 uint64 = t1862 & t1894
+		var t1907 uint64
+		if t1863 == 0x3 {
+			t1907 = 1
+		}
+		var t1908 uint64 = t1862 & t1907
+		var t2770 uint64 = t1895 | t1908
+		var t2801 uint64 = t2769 | t2770
+		var t1920 uint64
+		if t1863 == 0x4 {
+			t1920 = 1
+		}
+		var t1921 uint64 = t1862 & t1920
+		var t1933 uint64
+		if t1863 == 0x5 {
+			t1933 = 1
+		}
+		var t1934 uint64 = t1862 & t1933
+		var t2771 uint64 = t1921 | t1934
+		var t1946 uint64
+		if t1863 == 0x6 {
+			t1946 = 1
+		}
+		var t1947 uint64 = t1862 & t1946
+		var t1959 uint64
+		if t1863 == 0x7 {
+			t1959 = 1
+		}
+		var t1960 uint64 = t1862 & t1959
+		var t2772 uint64 = t1947 | t1960
+		var t2802 uint64 = t2771 | t2772
+		var t2817 uint64 = t2801 | t2802
+		var t1972 uint64
+		if t1863 == 0x8 {
+			t1972 = 1
+		}
+		var t1973 uint64 = t1862 & t1972
+		var t1985 uint64
+		if t1863 == 0x9 {
+			t1985 = 1
+		}
+		var t1986 uint64 = t1862 & t1985
+		var t2773 uint64 = t1973 | t1986
+		var t1999 uint64
+		if t1863 == 0xa {
+			t1999 = 1
+		}
+		var t2000 uint64 = t1862 & t1999
+		var t2012 uint64
+		if t1863 == 0xb {
+			t2012 = 1
+		}
+		var t2013 uint64 = t1862 & t2012
+		var t2774 uint64 = t2000 | t2013
+		var t2803 uint64 = t2773 | t2774
+		var t2025 uint64
+		if t1863 == 0xc {
+			t2025 = 1
+		}
+		var t2026 uint64 = t1862 & t2025
+		var t2038 uint64
+		if t1863 == 0xd {
+			t2038 = 1
+		}
+		var t2039 uint64 = t1862 & t2038
+		var t2775 uint64 = t2026 | t2039
+		var t2051 uint64
+		if t1863 == 0xe {
+			t2051 = 1
+		}
+		var t2052 uint64 = t1862 & t2051
+		var t2064 uint64
+		if t1863 == 0xf {
+			t2064 = 1
+		}
+		var t2065 uint64 = t1862 & t2064
+		var t2776 uint64 = t2052 | t2065
+		var t2804 uint64 = t2775 | t2776
+		var t2818 uint64 = t2803 | t2804
+		var t2825 uint64 = t2817 | t2818
+		var t2077 uint64
+		if t1863 == 0x10 {
+			t2077 = 1
+		}
+		var t2078 uint64 = t1862 & t2077
+		var t2091 uint64
+		if t1863 == 0x11 {
+			t2091 = 1
+		}
+		var t2092 uint64 = t1862 & t2091
+		var t2777 uint64 = t2078 | t2092
+		var t2104 uint64
+		if t1863 == 0x12 {
+			t2104 = 1
+		}
+		var t2105 uint64 = t1862 & t2104
+		var t2117 uint64
+		if t1863 == 0x13 {
+			t2117 = 1
+		}
+		var t2118 uint64 = t1862 & t2117
+		var t2778 uint64 = t2105 | t2118
+		var t2805 uint64 = t2777 | t2778
+		var t2130 uint64
+		if t1863 == 0x14 {
+			t2130 = 1
+		}
+		var t2131 uint64 = t1862 & t2130
+		var t2143 uint64
+		if t1863 == 0x15 {
+			t2143 = 1
+		}
+		var t2144 uint64 = t1862 & t2143
+		var t2779 uint64 = t2131 | t2144
+		var t2156 uint64
+		if t1863 == 0x16 {
+			t2156 = 1
+		}
+		var t2157 uint64 = t1862 & t2156
+		var t2169 uint64
+		if t1863 == 0x17 {
+			t2169 = 1
+		}
+		var t2170 uint64 = t1862 & t2169
+		var t2780 uint64 = t2157 | t2170
+		var t2806 uint64 = t2779 | t2780
+		var t2819 uint64 = t2805 | t2806
+		var t2182 uint64
+		if t1863 == 0x18 {
+			t2182 = 1
+		}
+		var t2183 uint64 = t1862 & t2182
+		var t2195 uint64
+		if t1863 == 0x19 {
+			t2195 = 1
+		}
+		var t2196 uint64 = t1862 & t2195
+		var t2781 uint64 = t2183 | t2196
+		var t2209 uint64
+		if t1863 == 0x1a {
+			t2209 = 1
+		}
+		var t2210 uint64 = t1862 & t2209
+		var t2222 uint64
+		if t1863 == 0x1b {
+			t2222 = 1
+		}
+		var t2223 uint64 = t1862 & t2222
+		var t2782 uint64 = t2210 | t2223
+		var t2807 uint64 = t2781 | t2782
+		var t2235 uint64
+		if t1863 == 0x1c {
+			t2235 = 1
+		}
+		var t2236 uint64 = t1862 & t2235
+		var t2248 uint64
+		if t1863 == 0x1d {
+			t2248 = 1
+		}
+		var t2249 uint64 = t1862 & t2248
+		var t2783 uint64 = t2236 | t2249
+		var t2261 uint64
+		if t1863 == 0x1e {
+			t2261 = 1
+		}
+		var t2262 uint64 = t1862 & t2261
+		var t2274 uint64
+		if t1863 == 0x1f {
+			t2274 = 1
+		}
+		var t2275 uint64 = t1862 & t2274
+		var t2784 uint64 = t2262 | t2275
+		var t2808 uint64 = t2783 | t2784
+		var t2820 uint64 = t2807 | t2808
+		var t2826 uint64 = t2819 | t2820
+		var t2829 uint64 = t2825 | t2826
+		var t2287 uint64
+		if t1863 == 0x20 {
+			t2287 = 1
+		}
+		var t2288 uint64 = t1862 & t2287
+		var t2301 uint64
+		if t1863 == 0x21 {
+			t2301 = 1
+		}
+		var t2302 uint64 = t1862 & t2301
+		var t2785 uint64 = t2288 | t2302
+		var t2314 uint64
+		if t1863 == 0x22 {
+			t2314 = 1
+		}
+		var t2315 uint64 = t1862 & t2314
+		var t2327 uint64
+		if t1863 == 0x23 {
+			t2327 = 1
+		}
+		var t2328 uint64 = t1862 & t2327
+		var t2786 uint64 = t2315 | t2328
+		var t2809 uint64 = t2785 | t2786
+		var t2340 uint64
+		if t1863 == 0x24 {
+			t2340 = 1
+		}
+		var t2341 uint64 = t1862 & t2340
+		var t2353 uint64
+		if t1863 == 0x25 {
+			t2353 = 1
+		}
+		var t2354 uint64 = t1862 & t2353
+		var t2787 uint64 = t2341 | t2354
+		var t2366 uint64
+		if t1863 == 0x26 {
+			t2366 = 1
+		}
+		var t2367 uint64 = t1862 & t2366
+		var t2379 uint64
+		if t1863 == 0x27 {
+			t2379 = 1
+		}
+		var t2380 uint64 = t1862 & t2379
+		var t2788 uint64 = t2367 | t2380
+		var t2810 uint64 = t2787 | t2788
+		var t2821 uint64 = t2809 | t2810
+		var t2392 uint64
+		if t1863 == 0x28 {
+			t2392 = 1
+		}
+		var t2393 uint64 = t1862 & t2392
+		var t2405 uint64
+		if t1863 == 0x29 {
+			t2405 = 1
+		}
+		var t2406 uint64 = t1862 & t2405
+		var t2789 uint64 = t2393 | t2406
+		var t2419 uint64
+		if t1863 == 0x2a {
+			t2419 = 1
+		}
+		var t2420 uint64 = t1862 & t2419
+		var t2432 uint64
+		if t1863 == 0x2b {
+			t2432 = 1
+		}
+		var t2433 uint64 = t1862 & t2432
+		var t2790 uint64 = t2420 | t2433
+		var t2811 uint64 = t2789 | t2790
+		var t2445 uint64
+		if t1863 == 0x2c {
+			t2445 = 1
+		}
+		var t2446 uint64 = t1862 & t2445
+		var t2458 uint64
+		if t1863 == 0x2d {
+			t2458 = 1
+		}
+		var t2459 uint64 = t1862 & t2458
+		var t2791 uint64 = t2446 | t2459
+		var t2471 uint64
+		if t1863 == 0x2e {
+			t2471 = 1
+		}
+		var t2472 uint64 = t1862 & t2471
+		var t2484 uint64
+		if t1863 == 0x2f {
+			t2484 = 1
+		}
+		var t2485 uint64 = t1862 & t2484
+		var t2792 uint64 = t2472 | t2485
+		var t2812 uint64 = t2791 | t2792
+		var t2822 uint64 = t2811 | t2812
+		var t2827 uint64 = t2821 | t2822
+		var t2497 uint64
+		if t1863 == 0x30 {
+			t2497 = 1
+		}
+		var t2498 uint64 = t1862 & t2497
+		var t2511 uint64
+		if t1863 == 0x31 {
+			t2511 = 1
+		}
+		var t2512 uint64 = t1862 & t2511
+		var t2793 uint64 = t2498 | t2512
+		var t2524 uint64
+		if t1863 == 0x32 {
+			t2524 = 1
+		}
+		var t2525 uint64 = t1862 & t2524
+		var t2537 uint64
+		if t1863 == 0x33 {
+			t2537 = 1
+		}
+		var t2538 uint64 = t1862 & t2537
+		var t2794 uint64 = t2525 | t2538
+		var t2813 uint64 = t2793 | t2794
+		var t2550 uint64
+		if t1863 == 0x34 {
+			t2550 = 1
+		}
+		var t2551 uint64 = t1862 & t2550
+		var t2563 uint64
+		if t1863 == 0x35 {
+			t2563 = 1
+		}
+		var t2564 uint64 = t1862 & t2563
+		var t2795 uint64 = t2551 | t2564
+		var t2576 uint64
+		if t1863 == 0x36 {
+			t2576 = 1
+		}
+		var t2577 uint64 = t1862 & t2576
+		var t2589 uint64
+		if t1863 == 0x37 {
+			t2589 = 1
+		}
+		var t2590 uint64 = t1862 & t2589
+		var t2796 uint64 = t2577 | t2590
+		var t2814 uint64 = t2795 | t2796
+		var t2823 uint64 = t2813 | t2814
+		var t2602 uint64
+		if t1863 == 0x38 {
+			t2602 = 1
+		}
+		var t2603 uint64 = t1862 & t2602
+		var t2615 uint64
+		if t1863 == 0x39 {
+			t2615 = 1
+		}
+		var t2616 uint64 = t1862 & t2615
+		var t2797 uint64 = t2603 | t2616
+		var t2629 uint64
+		if t1863 == 0x3a {
+			t2629 = 1
+		}
+		var t2630 uint64 = t1862 & t2629
+		var t2642 uint64
+		if t1863 == 0x3b {
+			t2642 = 1
+		}
+		var t2643 uint64 = t1862 & t2642
+		var t2798 uint64 = t2630 | t2643
+		var t2815 uint64 = t2797 | t2798
+		var t2655 uint64
+		if t1863 == 0x3c {
+			t2655 = 1
+		}
+		var t2656 uint64 = t1862 & t2655
+		var t2668 uint64
+		if t1863 == 0x3d {
+			t2668 = 1
+		}
+		var t2669 uint64 = t1862 & t2668
+		var t2799 uint64 = t2656 | t2669
+		var t2681 uint64
+		if t1863 == 0x3e {
+			t2681 = 1
+		}
+		var t2682 uint64 = t1862 & t2681
+		var t2694 uint64
+		if t1863 == 0x3f {
+			t2694 = 1
+		}
+		var t2695 uint64 = t1862 & t2694
+		var t2800 uint64 = t2682 | t2695
+		var t2816 uint64 = t2799 | t2800
+		var t2824 uint64 = t2815 | t2816
+		var t2828 uint64 = t2823 | t2824
+		var t2830 uint64 = t2827 | t2828
+		var t2831 uint64 = t2829 | t2830
+		var t4468 uint64 = t2831 | v[802]
+		v[4507] = t4468
+		var t4462 uint64 = v[806] >> 59
+		var t2705 uint64 = v[28]
+		var t2833, t2833_1, t2833_0 uint64 = 0, t2705, 0x0
+		if t1866 != 0 {
+			t2833 = t2833_1
+		} else {
+			t2833 = t2833_0
+		}
+		var t2706 uint64 = v[28] >> 1
+		var t2835, t2835_1, t2835_0 uint64 = 0, t2706, 0x0
+		if t1881 != 0 {
+			t2835 = t2835_1
+		} else {
+			t2835 = t2835_0
+		}
+		var t2960 uint64 = t2833 | t2835
+		var t2707 uint64 = v[28] >> 2
+		var t2837, t2837_1, t2837_0 uint64 = 0, t2707, 0x0
+		if t1895 != 0 {
+			t2837 = t2837_1
+		} else {
+			t2837 = t2837_0
+		}
+		var t2708 uint64 = v[28] >> 3
+		var t2839, t2839_1, t2839_0 uint64 = 0, t2708, 0x0
+		if t1908 != 0 {
+			t2839 = t2839_1
+		} else {
+			t2839 = t2839_0
+		}
+		var t2961 uint64 = t2837 | t2839
+		var t2992 uint64 = t2960 | t2961
+		var t2709 uint64 = v[28] >> 4
+		var t2841, t2841_1, t2841_0 uint64 = 0, t2709, 0x0
+		if t1921 != 0 {
+			t2841 = t2841_1
+		} else {
+			t2841 = t2841_0
+		}
+		var t2710 uint64 = v[28] >> 5
+		var t2843, t2843_1, t2843_0 uint64 = 0, t2710, 0x0
+		if t1934 != 0 {
+			t2843 = t2843_1
+		} else {
+			t2843 = t2843_0
+		}
+		var t2962 uint64 = t2841 | t2843
+		var t2711 uint64 = v[28] >> 6
+		var t2845, t2845_1, t2845_0 uint64 = 0, t2711, 0x0
+		if t1947 != 0 {
+			t2845 = t2845_1
+		} else {
+			t2845 = t2845_0
+		}
+		var t2712 uint64 = v[28] >> 7
+		var t2847, t2847_1, t2847_0 uint64 = 0, t2712, 0x0
+		if t1960 != 0 {
+			t2847 = t2847_1
+		} else {
+			t2847 = t2847_0
+		}
+		var t2963 uint64 = t2845 | t2847
+		var t2993 uint64 = t2962 | t2963
+		var t3008 uint64 = t2992 | t2993
+		var t2713 uint64 = v[28] >> 8
+		var t2849, t2849_1, t2849_0 uint64 = 0, t2713, 0x0
+		if t1973 != 0 {
+			t2849 = t2849_1
+		} else {
+			t2849 = t2849_0
+		}
+		var t2714 uint64 = v[28] >> 9
+		var t2851, t2851_1, t2851_0 uint64 = 0, t2714, 0x0
+		if t1986 != 0 {
+			t2851 = t2851_1
+		} else {
+			t2851 = t2851_0
+		}
+		var t2964 uint64 = t2849 | t2851
+		var t2715 uint64 = v[28] >> 10
+		var t2853, t2853_1, t2853_0 uint64 = 0, t2715, 0x0
+		if t2000 != 0 {
+			t2853 = t2853_1
+		} else {
+			t2853 = t2853_0
+		}
+		var t2716 uint64 = v[28] >> 11
+		var t2855, t2855_1, t2855_0 uint64 = 0, t2716, 0x0
+		if t2013 != 0 {
+			t2855 = t2855_1
+		} else {
+			t2855 = t2855_0
+		}
+		var t2965 uint64 = t2853 | t2855
+		var t2994 uint64 = t2964 | t2965
+		var t2717 uint64 = v[28] >> 12
+		var t2857, t2857_1, t2857_0 uint64 = 0, t2717, 0x0
+		if t2026 != 0 {
+			t2857 = t2857_1
+		} else {
+			t2857 = t2857_0
+		}
+		var t2718 uint64 = v[28] >> 13
+		var t2859, t2859_1, t2859_0 uint64 = 0, t2718, 0x0
+		if t2039 != 0 {
+			t2859 = t2859_1
+		} else {
+			t2859 = t2859_0
+		}
+		var t2966 uint64 = t2857 | t2859
+		var t2719 uint64 = v[28] >> 14
+		var t2861, t2861_1, t2861_0 uint64 = 0, t2719, 0x0
+		if t2052 != 0 {
+			t2861 = t2861_1
+		} else {
+			t2861 = t2861_0
+		}
+		var t2720 uint64 = v[28] >> 15
+		var t2863, t2863_1, t2863_0 uint64 = 0, t2720, 0x0
+		if t2065 != 0 {
+			t2863 = t2863_1
+		} else {
+			t2863 = t2863_0
+		}
+		var t2967 uint64 = t2861 | t2863
+		var t2995 uint64 = t2966 | t2967
+		var t3009 uint64 = t2994 | t2995
+		var t3016 uint64 = t3008 | t3009
+		var t2721 uint64 = v[28] >> 16
+		var t2865, t2865_1, t2865_0 uint64 = 0, t2721, 0x0
+		if t2078 != 0 {
+			t2865 = t2865_1
+		} else {
+			t2865 = t2865_0
+		}
+		var t2722 uint64 = v[28] >> 17
+		var t2867, t2867_1, t2867_0 uint64 = 0, t2722, 0x0
+		if t2092 != 0 {
+			t2867 = t2867_1
+		} else {
+			t2867 = t2867_0
+		}
+		var t2968 uint64 = t2865 | t2867
+		var t2723 uint64 = v[28] >> 18
+		var t2869, t2869_1, t2869_0 uint64 = 0, t2723, 0x0
+		if t2105 != 0 {
+			t2869 = t2869_1
+		} else {
+			t2869 = t2869_0
+		}
+		var t2724 uint64 = v[28] >> 19
+		var t2871, t2871_1, t2871_0 uint64 = 0, t2724, 0x0
+		if t2118 != 0 {
+			t2871 = t2871_1
+		} else {
+			t2871 = t2871_0
+		}
+		var t2969 uint64 = t2869 | t2871
+		var t2996 uint64 = t2968 | t2969
+		var t2725 uint64 = v[28] >> 20
+		var t2873, t2873_1, t2873_0 uint64 = 0, t2725, 0x0
+		if t2131 != 0 {
+			t2873 = t2873_1
+		} else {
+			t2873 = t2873_0
+		}
+		var t2726 uint64 = v[28] >> 21
+		var t2875, t2875_1, t2875_0 uint64 = 0, t2726, 0x0
+		if t2144 != 0 {
+			t2875 = t2875_1
+		} else {
+			t2875 = t2875_0
+		}
+		var t2970 uint64 = t2873 | t2875
+		var t2727 uint64 = v[28] >> 22
+		var t2877, t2877_1, t2877_0 uint64 = 0, t2727, 0x0
+		if t2157 != 0 {
+			t2877 = t2877_1
+		} else {
+			t2877 = t2877_0
+		}
+		var t2728 uint64 = v[28] >> 23
+		var t2879, t2879_1, t2879_0 uint64 = 0, t2728, 0x0
+		if t2170 != 0 {
+			t2879 = t2879_1
+		} else {
+			t2879 = t2879_0
+		}
+		var t2971 uint64 = t2877 | t2879
+		var t2997 uint64 = t2970 | t2971
+		var t3010 uint64 = t2996 | t2997
+		var t2729 uint64 = v[28] >> 24
+		var t2881, t2881_1, t2881_0 uint64 = 0, t2729, 0x0
+		if t2183 != 0 {
+			t2881 = t2881_1
+		} else {
+			t2881 = t2881_0
+		}
+		var t2730 uint64 = v[28] >> 25
+		var t2883, t2883_1, t2883_0 uint64 = 0, t2730, 0x0
+		if t2196 != 0 {
+			t2883 = t2883_1
+		} else {
+			t2883 = t2883_0
+		}
+		var t2972 uint64 = t2881 | t2883
+		var t2731 uint64 = v[28] >> 26
+		var t2885, t2885_1, t2885_0 uint64 = 0, t2731, 0x0
+		if t2210 != 0 {
+			t2885 = t2885_1
+		} else {
+			t2885 = t2885_0
+		}
+		var t2732 uint64 = v[28] >> 27
+		var t2887, t2887_1, t2887_0 uint64 = 0, t2732, 0x0
+		if t2223 != 0 {
+			t2887 = t2887_1
+		} else {
+			t2887 = t2887_0
+		}
+		var t2973 uint64 = t2885 | t2887
+		var t2998 uint64 = t2972 | t2973
+		var t2733 uint64 = v[28] >> 28
+		var t2889, t2889_1, t2889_0 uint64 = 0, t2733, 0x0
+		if t2236 != 0 {
+			t2889 = t2889_1
+		} else {
+			t2889 = t2889_0
+		}
+		var t2734 uint64 = v[28] >> 29
+		var t2891, t2891_1, t2891_0 uint64 = 0, t2734, 0x0
+		if t2249 != 0 {
+			t2891 = t2891_1
+		} else {
+			t2891 = t2891_0
+		}
+		var t2974 uint64 = t2889 | t2891
+		var t2735 uint64 = v[28] >> 30
+		var t2893, t2893_1, t2893_0 uint64 = 0, t2735, 0x0
+		if t2262 != 0 {
+			t2893 = t2893_1
+		} else {
+			t2893 = t2893_0
+		}
+		var t2736 uint64 = v[28] >> 31
+		var t2895, t2895_1, t2895_0 uint64 = 0, t2736, 0x0
+		if t2275 != 0 {
+			t2895 = t2895_1
+		} else {
+			t2895 = t2895_0
+		}
+		var t2975 uint64 = t2893 | t2895
+		var t2999 uint64 = t2974 | t2975
+		var t3011 uint64 = t2998 | t2999
+		var t3017 uint64 = t3010 | t3011
+		var t3020 uint64 = t3016 | t3017
+		var t2737 uint64 = v[37]
+		var t2897, t2897_1, t2897_0 uint64 = 0, t2737, 0x0
+		if t2288 != 0 {
+			t2897 = t2897_1
+		} else {
+			t2897 = t2897_0
+		}
+		var t2738 uint64 = v[37] >> 1
+		var t2899, t2899_1, t2899_0 uint64 = 0, t2738, 0x0
+		if t2302 != 0 {
+			t2899 = t2899_1
+		} else {
+			t2899 = t2899_0
+		}
+		var t2976 uint64 = t2897 | t2899
+		var t2739 uint64 = v[37] >> 2
+		var t2901, t2901_1, t2901_0 uint64 = 0, t2739, 0x0
+		if t2315 != 0 {
+			t2901 = t2901_1
+		} else {
+			t2901 = t2901_0
+		}
+		var t2740 uint64 = v[37] >> 3
+		var t2903, t2903_1, t2903_0 uint64 = 0, t2740, 0x0
+		if t2328 != 0 {
+			t2903 = t2903_1
+		} else {
+			t2903 = t2903_0
+		}
+		var t2977 uint64 = t2901 | t2903
+		var t3000 uint64 = t2976 | t2977
+		var t2741 uint64 = v[37] >> 4
+		var t2905, t2905_1, t2905_0 uint64 = 0, t2741, 0x0
+		if t2341 != 0 {
+			t2905 = t2905_1
+		} else {
+			t2905 = t2905_0
+		}
+		var t2742 uint64 = v[37] >> 5
+		var t2907, t2907_1, t2907_0 uint64 = 0, t2742, 0x0
+		if t2354 != 0 {
+			t2907 = t2907_1
+		} else {
+			t2907 = t2907_0
+		}
+		var t2978 uint64 = t2905 | t2907
+		var t2743 uint64 = v[37] >> 6
+		var t2909, t2909_1, t2909_0 uint64 = 0, t2743, 0x0
+		if t2367 != 0 {
+			t2909 = t2909_1
+		} else {
+			t2909 = t2909_0
+		}
+		var t2744 uint64 = v[37] >> 7
+		var t2911, t2911_1, t2911_0 uint64 = 0, t2744, 0x0
+		if t2380 != 0 {
+			t2911 = t2911_1
+		} else {
+			t2911 = t2911_0
+		}
+		var t2979 uint64 = t2909 | t2911
+		var t3001 uint64 = t2978 | t2979
+		var t3012 uint64 = t3000 | t3001
+		var t2745 uint64 = v[37] >> 8
+		var t2913, t2913_1, t2913_0 uint64 = 0, t2745, 0x0
+		if t2393 != 0 {
+			t2913 = t2913_1
+		} else {
+			t2913 = t2913_0
+		}
+		var t2746 uint64 = v[37] >> 9
+		var t2915, t2915_1, t2915_0 uint64 = 0, t2746, 0x0
+		if t2406 != 0 {
+			t2915 = t2915_1
+		} else {
+			t2915 = t2915_0
+		}
+		var t2980 uint64 = t2913 | t2915
+		var t2747 uint64 = v[37] >> 10
+		var t2917, t2917_1, t2917_0 uint64 = 0, t2747, 0x0
+		if t2420 != 0 {
+			t2917 = t2917_1
+		} else {
+			t2917 = t2917_0
+		}
+		var t2748 uint64 = v[37] >> 11
+		var t2919, t2919_1, t2919_0 uint64 = 0, t2748, 0x0
+		if t2433 != 0 {
+			t2919 = t2919_1
+		} else {
+			t2919 = t2919_0
+		}
+		var t2981 uint64 = t2917 | t2919
+		var t3002 uint64 = t2980 | t2981
+		var t2749 uint64 = v[37] >> 12
+		var t2921, t2921_1, t2921_0 uint64 = 0, t2749, 0x0
+		if t2446 != 0 {
+			t2921 = t2921_1
+		} else {
+			t2921 = t2921_0
+		}
+		var t2750 uint64 = v[37] >> 13
+		var t2923, t2923_1, t2923_0 uint64 = 0, t2750, 0x0
+		if t2459 != 0 {
+			t2923 = t2923_1
+		} else {
+			t2923 = t2923_0
+		}
+		var t2982 uint64 = t2921 | t2923
+		var t2751 uint64 = v[37] >> 14
+		var t2925, t2925_1, t2925_0 uint64 = 0, t2751, 0x0
+		if t2472 != 0 {
+			t2925 = t2925_1
+		} else {
+			t2925 = t2925_0
+		}
+		var t2752 uint64 = v[37] >> 15
+		var t2927, t2927_1, t2927_0 uint64 = 0, t2752, 0x0
+		if t2485 != 0 {
+			t2927 = t2927_1
+		} else {
+			t2927 = t2927_0
+		}
+		var t2983 uint64 = t2925 | t2927
+		var t3003 uint64 = t2982 | t2983
+		var t3013 uint64 = t3002 | t3003
+		var t3018 uint64 = t3012 | t3013
+		var t2753 uint64 = v[37] >> 16
+		var t2929, t2929_1, t2929_0 uint64 = 0, t2753, 0x0
+		if t2498 != 0 {
+			t2929 = t2929_1
+		} else {
+			t2929 = t2929_0
+		}
+		var t2754 uint64 = v[37] >> 17
+		var t2931, t2931_1, t2931_0 uint64 = 0, t2754, 0x0
+		if t2512 != 0 {
+			t2931 = t2931_1
+		} else {
+			t2931 = t2931_0
+		}
+		var t2984 uint64 = t2929 | t2931
+		var t2755 uint64 = v[37] >> 18
+		var t2933, t2933_1, t2933_0 uint64 = 0, t2755, 0x0
+		if t2525 != 0 {
+			t2933 = t2933_1
+		} else {
+			t2933 = t2933_0
+		}
+		var t2756 uint64 = v[37] >> 19
+		var t2935, t2935_1, t2935_0 uint64 = 0, t2756, 0x0
+		if t2538 != 0 {
+			t2935 = t2935_1
+		} else {
+			t2935 = t2935_0
+		}
+		var t2985 uint64 = t2933 | t2935
+		var t3004 uint64 = t2984 | t2985
+		var t2757 uint64 = v[37] >> 20
+		var t2937, t2937_1, t2937_0 uint64 = 0, t2757, 0x0
+		if t2551 != 0 {
+			t2937 = t2937_1
+		} else {
+			t2937 = t2937_0
+		}
+		var t2758 uint64 = v[37] >> 21
+		var t2939, t2939_1, t2939_0 uint64 = 0, t2758, 0x0
+		if t2564 != 0 {
+			t2939 = t2939_1
+		} else {
+			t2939 = t2939_0
+		}
+		var t2986 uint64 = t2937 | t2939
+		var t2759 uint64 = v[37] >> 22
+		var t2941, t2941_1, t2941_0 uint64 = 0, t2759, 0x0
+		if t2577 != 0 {
+			t2941 = t2941_1
+		} else {
+			t2941 = t2941_0
+		}
+		var t2760 uint64 = v[37] >> 23
+		var t2943, t2943_1, t2943_0 uint64 = 0, t2760, 0x0
+		if t2590 != 0 {
+			t2943 = t2943_1
+		} else {
+			t2943 = t2943_0
+		}
+		var t2987 uint64 = t2941 | t2943
+		var t3005 uint64 = t2986 | t2987
+		var t3014 uint64 = t3004 | t3005
+		var t2761 uint64 = v[37] >> 24
+		var t2945, t2945_1, t2945_0 uint64 = 0, t2761, 0x0
+		if t2603 != 0 {
+			t2945 = t2945_1
+		} else {
+			t2945 = t2945_0
+		}
+		var t2762 uint64 = v[37] >> 25
+		var t2947, t2947_1, t2947_0 uint64 = 0, t2762, 0x0
+		if t2616 != 0 {
+			t2947 = t2947_1
+		} else {
+			t2947 = t2947_0
+		}
+		var t2988 uint64 = t2945 | t2947
+		var t2763 uint64 = v[37] >> 26
+		var t2949, t2949_1, t2949_0 uint64 = 0, t2763, 0x0
+		if t2630 != 0 {
+			t2949 = t2949_1
+		} else {
+			t2949 = t2949_0
+		}
+		var t2764 uint64 = v[37] >> 27
+		var t2951, t2951_1, t2951_0 uint64 = 0, t2764, 0x0
+		if t2643 != 0 {
+			t2951 = t2951_1
+		} else {
+			t2951 = t2951_0
+		}
+		var t2989 uint64 = t2949 | t2951
+		var t3006 uint64 = t2988 | t2989
+		var t2765 uint64 = v[37] >> 28
+		var t2953, t2953_1, t2953_0 uint64 = 0, t2765, 0x0
+		if t2656 != 0 {
+			t2953 = t2953_1
+		} else {
+			t2953 = t2953_0
+		}
+		var t2766 uint64 = v[37] >> 29
+		var t2955, t2955_1, t2955_0 uint64 = 0, t2766, 0x0
+		if t2669 != 0 {
+			t2955 = t2955_1
+		} else {
+			t2955 = t2955_0
+		}
+		var t2990 uint64 = t2953 | t2955
+		var t2767 uint64 = v[37] >> 30
+		var t2957, t2957_1, t2957_0 uint64 = 0, t2767, 0x0
+		if t2682 != 0 {
+			t2957 = t2957_1
+		} else {
+			t2957 = t2957_0
+		}
+		var t2768 uint64 = v[37] >> 31
+		var t2959, t2959_1, t2959_0 uint64 = 0, t2768, 0x0
+		if t2695 != 0 {
+			t2959 = t2959_1
+		} else {
+			t2959 = t2959_0
+		}
+		var t2991 uint64 = t2957 | t2959
+		var t3007 uint64 = t2990 | t2991
+		var t3015 uint64 = t3006 | t3007
+		var t3019 uint64 = t3014 | t3015
+		var t3021 uint64 = t3018 | t3019
+		var t3022 uint64 = t3020 | t3021
+		var t4469, t4469_1, t4469_0 uint64 = 0, t4462, t3022
+		if v[802] != 0 {
+			t4469 = t4469_1
+		} else {
+			t4469 = t4469_0
+		}
+		t4469 &= 0x1
+		v[4508] = t4469
 		var t4463 uint64 = v[806] >> 56
+		var t3788, t3788_1, t3788_0 uint64 = 0, 0x1, 0x0
+		if t1866 != 0 {
+			t3788 = t3788_1
+		} else {
+			t3788 = t3788_0
+		}
+		var t3790, t3790_1, t3790_0 uint64 = 0, 0x0, 0x0
+		if t1881 != 0 {
+			t3790 = t3790_1
+		} else {
+			t3790 = t3790_0
+		}
+		var t3915 uint64 = t3788 | t3790
+		var t3792, t3792_1, t3792_0 uint64 = 0, 0x0, 0x0
+		if t1895 != 0 {
+			t3792 = t3792_1
+		} else {
+			t3792 = t3792_0
+		}
+		var t3794, t3794_1, t3794_0 uint64 = 0, 0x0, 0x0
+		if t1908 != 0 {
+			t3794 = t3794_1
+		} else {
+			t3794 = t3794_0
+		}
+		var t3916 uint64 = t3792 | t3794
+		var t3947 uint64 = t3915 | t3916
+		var t3796, t3796_1, t3796_0 uint64 = 0, 0x0, 0x0
+		if t1921 != 0 {
+			t3796 = t3796_1
+		} else {
+			t3796 = t3796_0
+		}
+		var t3798, t3798_1, t3798_0 uint64 = 0, 0x0, 0x0
+		if t1934 != 0 {
+			t3798 = t3798_1
+		} else {
+			t3798 = t3798_0
+		}
+		var t3917 uint64 = t3796 | t3798
+		var t3800, t3800_1, t3800_0 uint64 = 0, 0x0, 0x0
+		if t1947 != 0 {
+			t3800 = t3800_1
+		} else {
+			t3800 = t3800_0
+		}
+		var t3802, t3802_1, t3802_0 uint64 = 0, 0x0, 0x0
+		if t1960 != 0 {
+			t3802 = t3802_1
+		} else {
+			t3802 = t3802_0
+		}
+		var t3918 uint64 = t3800 | t3802
+		var t3948 uint64 = t3917 | t3918
+		var t3963 uint64 = t3947 | t3948
+		var t3804, t3804_1, t3804_0 uint64 = 0, 0x0, 0x0
+		if t1973 != 0 {
+			t3804 = t3804_1
+		} else {
+			t3804 = t3804_0
+		}
+		var t3806, t3806_1, t3806_0 uint64 = 0, 0x1, 0x0
+		if t1986 != 0 {
+			t3806 = t3806_1
+		} else {
+			t3806 = t3806_0
+		}
+		var t3919 uint64 = t3804 | t3806
+		var t3808, t3808_1, t3808_0 uint64 = 0, 0x0, 0x0
+		if t2000 != 0 {
+			t3808 = t3808_1
+		} else {
+			t3808 = t3808_0
+		}
+		var t3810, t3810_1, t3810_0 uint64 = 0, 0x0, 0x0
+		if t2013 != 0 {
+			t3810 = t3810_1
+		} else {
+			t3810 = t3810_0
+		}
+		var t3920 uint64 = t3808 | t3810
+		var t3949 uint64 = t3919 | t3920
+		var t3812, t3812_1, t3812_0 uint64 = 0, 0x0, 0x0
+		if t2026 != 0 {
+			t3812 = t3812_1
+		} else {
+			t3812 = t3812_0
+		}
+		var t3814, t3814_1, t3814_0 uint64 = 0, 0x0, 0x0
+		if t2039 != 0 {
+			t3814 = t3814_1
+		} else {
+			t3814 = t3814_0
+		}
+		var t3921 uint64 = t3812 | t3814
+		var t3816, t3816_1, t3816_0 uint64 = 0, 0x0, 0x0
+		if t2052 != 0 {
+			t3816 = t3816_1
+		} else {
+			t3816 = t3816_0
+		}
+		var t3818, t3818_1, t3818_0 uint64 = 0, 0x0, 0x0
+		if t2065 != 0 {
+			t3818 = t3818_1
+		} else {
+			t3818 = t3818_0
+		}
+		var t3922 uint64 = t3816 | t3818
+		var t3950 uint64 = t3921 | t3922
+		var t3964 uint64 = t3949 | t3950
+		var t3971 uint64 = t3963 | t3964
+		var t3820, t3820_1, t3820_0 uint64 = 0, 0x1, 0x0
+		if t2078 != 0 {
+			t3820 = t3820_1
+		} else {
+			t3820 = t3820_0
+		}
+		var t3822, t3822_1, t3822_0 uint64 = 0, 0x0, 0x0
+		if t2092 != 0 {
+			t3822 = t3822_1
+		} else {
+			t3822 = t3822_0
+		}
+		var t3923 uint64 = t3820 | t3822
+		var t3824, t3824_1, t3824_0 uint64 = 0, 0x0, 0x0
+		if t2105 != 0 {
+			t3824 = t3824_1
+		} else {
+			t3824 = t3824_0
+		}
+		var t3826, t3826_1, t3826_0 uint64 = 0, 0x0, 0x0
+		if t2118 != 0 {
+			t3826 = t3826_1
+		} else {
+			t3826 = t3826_0
+		}
+		var t3924 uint64 = t3824 | t3826
+		var t3951 uint64 = t3923 | t3924
+		var t3828, t3828_1, t3828_0 uint64 = 0, 0x0, 0x0
+		if t2131 != 0 {
+			t3828 = t3828_1
+		} else {
+			t3828 = t3828_0
+		}
+		var t3830, t3830_1, t3830_0 uint64 = 0, 0x0, 0x0
+		if t2144 != 0 {
+			t3830 = t3830_1
+		} else {
+			t3830 = t3830_0
+		}
+		var t3925 uint64 = t3828 | t3830
+		var t3832, t3832_1, t3832_0 uint64 = 0, 0x0, 0x0
+		if t2157 != 0 {
+			t3832 = t3832_1
+		} else {
+			t3832 = t3832_0
+		}
+		var t3834, t3834_1, t3834_0 uint64 = 0, 0x0, 0x0
+		if t2170 != 0 {
+			t3834 = t3834_1
+		} else {
+			t3834 = t3834_0
+		}
+		var t3926 uint64 = t3832 | t3834
+		var t3952 uint64 = t3925 | t3926
+		var t3965 uint64 = t3951 | t3952
+		var t3836, t3836_1, t3836_0 uint64 = 0, 0x0, 0x0
+		if t2183 != 0 {
+			t3836 = t3836_1
+		} else {
+			t3836 = t3836_0
+		}
+		var t3838, t3838_1, t3838_0 uint64 = 0, 0x1, 0x0
+		if t2196 != 0 {
+			t3838 = t3838_1
+		} else {
+			t3838 = t3838_0
+		}
+		var t3927 uint64 = t3836 | t3838
+		var t3840, t3840_1, t3840_0 uint64 = 0, 0x0, 0x0
+		if t2210 != 0 {
+			t3840 = t3840_1
+		} else {
+			t3840 = t3840_0
+		}
+		var t3842, t3842_1, t3842_0 uint64 = 0, 0x0, 0x0
+		if t2223 != 0 {
+			t3842 = t3842_1
+		} else {
+			t3842 = t3842_0
+		}
+		var t3928 uint64 = t3840 | t3842
+		var t3953 uint64 = t3927 | t3928
+		var t3844, t3844_1, t3844_0 uint64 = 0, 0x0, 0x0
+		if t2236 != 0 {
+			t3844 = t3844_1
+		} else {
+			t3844 = t3844_0
+		}
+		var t3846, t3846_1, t3846_0 uint64 = 0, 0x0, 0x0
+		if t2249 != 0 {
+			t3846 = t3846_1
+		} else {
+			t3846 = t3846_0
+		}
+		var t3929 uint64 = t3844 | t3846
+		var t3848, t3848_1, t3848_0 uint64 = 0, 0x0, 0x0
+		if t2262 != 0 {
+			t3848 = t3848_1
+		} else {
+			t3848 = t3848_0
+		}
+		var t3850, t3850_1, t3850_0 uint64 = 0, 0x0, 0x0
+		if t2275 != 0 {
+			t3850 = t3850_1
+		} else {
+			t3850 = t3850_0
+		}
+		var t3930 uint64 = t3848 | t3850
+		var t3954 uint64 = t3929 | t3930
+		var t3966 uint64 = t3953 | t3954
+		var t3972 uint64 = t3965 | t3966
+		var t3975 uint64 = t3971 | t3972
+		var t3852, t3852_1, t3852_0 uint64 = 0, 0x1, 0x0
+		if t2288 != 0 {
+			t3852 = t3852_1
+		} else {
+			t3852 = t3852_0
+		}
+		var t3854, t3854_1, t3854_0 uint64 = 0, 0x0, 0x0
+		if t2302 != 0 {
+			t3854 = t3854_1
+		} else {
+			t3854 = t3854_0
+		}
+		var t3931 uint64 = t3852 | t3854
+		var t3856, t3856_1, t3856_0 uint64 = 0, 0x0, 0x0
+		if t2315 != 0 {
+			t3856 = t3856_1
+		} else {
+			t3856 = t3856_0
+		}
+		var t3858, t3858_1, t3858_0 uint64 = 0, 0x0, 0x0
+		if t2328 != 0 {
+			t3858 = t3858_1
+		} else {
+			t3858 = t3858_0
+		}
+		var t3932 uint64 = t3856 | t3858
+		var t3955 uint64 = t3931 | t3932
+		var t3860, t3860_1, t3860_0 uint64 = 0, 0x0, 0x0
+		if t2341 != 0 {
+			t3860 = t3860_1
+		} else {
+			t3860 = t3860_0
+		}
+		var t3862, t3862_1, t3862_0 uint64 = 0, 0x0, 0x0
+		if t2354 != 0 {
+			t3862 = t3862_1
+		} else {
+			t3862 = t3862_0
+		}
+		var t3933 uint64 = t3860 | t3862
+		var t3864, t3864_1, t3864_0 uint64 = 0, 0x0, 0x0
+		if t2367 != 0 {
+			t3864 = t3864_1
+		} else {
+			t3864 = t3864_0
+		}
+		var t3866, t3866_1, t3866_0 uint64 = 0, 0x0, 0x0
+		if t2380 != 0 {
+			t3866 = t3866_1
+		} else {
+			t3866 = t3866_0
+		}
+		var t3934 uint64 = t3864 | t3866
+		var t3956 uint64 = t3933 | t3934
+		var t3967 uint64 = t3955 | t3956
+		var t3868, t3868_1, t3868_0 uint64 = 0, 0x0, 0x0
+		if t2393 != 0 {
+			t3868 = t3868_1
+		} else {
+			t3868 = t3868_0
+		}
+		var t3870, t3870_1, t3870_0 uint64 = 0, 0x1, 0x0
+		if t2406 != 0 {
+			t3870 = t3870_1
+		} else {
+			t3870 = t3870_0
+		}
+		var t3935 uint64 = t3868 | t3870
+		var t3872, t3872_1, t3872_0 uint64 = 0, 0x0, 0x0
+		if t2420 != 0 {
+			t3872 = t3872_1
+		} else {
+			t3872 = t3872_0
+		}
+		var t3874, t3874_1, t3874_0 uint64 = 0, 0x0, 0x0
+		if t2433 != 0 {
+			t3874 = t3874_1
+		} else {
+			t3874 = t3874_0
+		}
+		var t3936 uint64 = t3872 | t3874
+		var t3957 uint64 = t3935 | t3936
+		var t3876, t3876_1, t3876_0 uint64 = 0, 0x0, 0x0
+		if t2446 != 0 {
+			t3876 = t3876_1
+		} else {
+			t3876 = t3876_0
+		}
+		var t3878, t3878_1, t3878_0 uint64 = 0, 0x0, 0x0
+		if t2459 != 0 {
+			t3878 = t3878_1
+		} else {
+			t3878 = t3878_0
+		}
+		var t3937 uint64 = t3876 | t3878
+		var t3880, t3880_1, t3880_0 uint64 = 0, 0x0, 0x0
+		if t2472 != 0 {
+			t3880 = t3880_1
+		} else {
+			t3880 = t3880_0
+		}
+		var t3882, t3882_1, t3882_0 uint64 = 0, 0x0, 0x0
+		if t2485 != 0 {
+			t3882 = t3882_1
+		} else {
+			t3882 = t3882_0
+		}
+		var t3938 uint64 = t3880 | t3882
+		var t3958 uint64 = t3937 | t3938
+		var t3968 uint64 = t3957 | t3958
+		var t3973 uint64 = t3967 | t3968
+		var t3884, t3884_1, t3884_0 uint64 = 0, 0x1, 0x0
+		if t2498 != 0 {
+			t3884 = t3884_1
+		} else {
+			t3884 = t3884_0
+		}
+		var t3886, t3886_1, t3886_0 uint64 = 0, 0x0, 0x0
+		if t2512 != 0 {
+			t3886 = t3886_1
+		} else {
+			t3886 = t3886_0
+		}
+		var t3939 uint64 = t3884 | t3886
+		var t3888, t3888_1, t3888_0 uint64 = 0, 0x0, 0x0
+		if t2525 != 0 {
+			t3888 = t3888_1
+		} else {
+			t3888 = t3888_0
+		}
+		var t3890, t3890_1, t3890_0 uint64 = 0, 0x0, 0x0
+		if t2538 != 0 {
+			t3890 = t3890_1
+		} else {
+			t3890 = t3890_0
+		}
+		var t3940 uint64 = t3888 | t3890
+		var t3959 uint64 = t3939 | t3940
+		var t3892, t3892_1, t3892_0 uint64 = 0, 0x0, 0x0
+		if t2551 != 0 {
+			t3892 = t3892_1
+		} else {
+			t3892 = t3892_0
+		}
+		var t3894, t3894_1, t3894_0 uint64 = 0, 0x0, 0x0
+		if t2564 != 0 {
+			t3894 = t3894_1
+		} else {
+			t3894 = t3894_0
+		}
+		var t3941 uint64 = t3892 | t3894
+		var t3896, t3896_1, t3896_0 uint64 = 0, 0x0, 0x0
+		if t2577 != 0 {
+			t3896 = t3896_1
+		} else {
+			t3896 = t3896_0
+		}
+		var t3898, t3898_1, t3898_0 uint64 = 0, 0x0, 0x0
+		if t2590 != 0 {
+			t3898 = t3898_1
+		} else {
+			t3898 = t3898_0
+		}
+		var t3942 uint64 = t3896 | t3898
+		var t3960 uint64 = t3941 | t3942
+		var t3969 uint64 = t3959 | t3960
+		var t3900, t3900_1, t3900_0 uint64 = 0, 0x0, 0x0
+		if t2603 != 0 {
+			t3900 = t3900_1
+		} else {
+			t3900 = t3900_0
+		}
+		var t3902, t3902_1, t3902_0 uint64 = 0, 0x1, 0x0
+		if t2616 != 0 {
+			t3902 = t3902_1
+		} else {
+			t3902 = t3902_0
+		}
+		var t3943 uint64 = t3900 | t3902
+		var t3904, t3904_1, t3904_0 uint64 = 0, 0x0, 0x0
+		if t2630 != 0 {
+			t3904 = t3904_1
+		} else {
+			t3904 = t3904_0
+		}
+		var t3906, t3906_1, t3906_0 uint64 = 0, 0x0, 0x0
+		if t2643 != 0 {
+			t3906 = t3906_1
+		} else {
+			t3906 = t3906_0
+		}
+		var t3944 uint64 = t3904 | t3906
+		var t3961 uint64 = t3943 | t3944
+		var t3908, t3908_1, t3908_0 uint64 = 0, 0x0, 0x0
+		if t2656 != 0 {
+			t3908 = t3908_1
+		} else {
+			t3908 = t3908_0
+		}
+		var t3910, t3910_1, t3910_0 uint64 = 0, 0x0, 0x0
+		if t2669 != 0 {
+			t3910 = t3910_1
+		} else {
+			t3910 = t3910_0
+		}
+		var t3945 uint64 = t3908 | t3910
+		var t3912, t3912_1, t3912_0 uint64 = 0, 0x0, 0x0
+		if t2682 != 0 {
+			t3912 = t3912_1
+		} else {
+			t3912 = t3912_0
+		}
+		var t3914, t3914_1, t3914_0 uint64 = 0, 0x0, 0x0
+		if t2695 != 0 {
+			t3914 = t3914_1
+		} else {
+			t3914 = t3914_0
+		}
+		var t3946 uint64 = t3912 | t3914
+		var t3962 uint64 = t3945 | t3946
+		var t3970 uint64 = t3961 | t3962
+		var t3974 uint64 = t3969 | t3970
+		var t3976 uint64 = t3973 | t3974
+		var t3977 uint64 = t3975 | t3976
+		var t3979, t3979_1, t3979_0 uint64 = 0, 0x0, 0x0
+		if t1866 != 0 {
+			t3979 = t3979_1
+		} else {
+			t3979 = t3979_0
+		}
+		var t4046 uint64 = t3979 | t3790
+		var t4050 uint64 = t4046 | t3916
+		var t4054 uint64 = t4050 | t3948
+		var t4058 uint64 = t4054 | t3964
+		var t3996, t3996_1, t3996_0 uint64 = 0, 0x0, 0x0
+		if t2078 != 0 {
+			t3996 = t3996_1
+		} else {
+			t3996 = t3996_0
+		}
+		var t4047 uint64 = t3996 | t3822
+		var t4051 uint64 = t4047 | t3924
+		var t4055 uint64 = t4051 | t3952
+		var t4059 uint64 = t4055 | t3966
+		var t4062 uint64 = t4058 | t4059
+		var t4013, t4013_1, t4013_0 uint64 = 0, 0x0, 0x0
+		if t2288 != 0 {
+			t4013 = t4013_1
+		} else {
+			t4013 = t4013_0
+		}
+		var t4048 uint64 = t4013 | t3854
+		var t4052 uint64 = t4048 | t3932
+		var t4056 uint64 = t4052 | t3956
+		var t4060 uint64 = t4056 | t3968
+		var t4030, t4030_1, t4030_0 uint64 = 0, 0x0, 0x0
+		if t2498 != 0 {
+			t4030 = t4030_1
+		} else {
+			t4030 = t4030_0
+		}
+		var t4049 uint64 = t4030 | t3886
+		var t4053 uint64 = t4049 | t3940
+		var t4057 uint64 = t4053 | t3960
+		var t4061 uint64 = t4057 | t3970
+		var t4063 uint64 = t4060 | t4061
+		var t4064 uint64 = t4062 | t4063
 		var t4447 uint64 = ^t4064
 		var t4448 uint64 = t3977 & t4447
 		var t3215, t3215_1, t3215_0 uint64 = 0, 0x1, 0x0
@@ -13769,6 +11346,454 @@ func (x *largeSim) Edge() bool {
 		var t4456 uint64 = t4454 & t4455
 		var t4457 uint64 = t4452 | t4456
 		var t4458 uint64 = t4448 & t4457
+		var t4066, t4066_1, t4066_0 uint64 = 0, 0x2, 0x0
+		if t1866 != 0 {
+			t4066 = t4066_1
+		} else {
+			t4066 = t4066_0
+		}
+		var t4068, t4068_1, t4068_0 uint64 = 0, 0x0, 0x0
+		if t1881 != 0 {
+			t4068 = t4068_1
+		} else {
+			t4068 = t4068_0
+		}
+		var t4193 uint64 = t4066 | t4068
+		var t4070, t4070_1, t4070_0 uint64 = 0, 0x0, 0x0
+		if t1895 != 0 {
+			t4070 = t4070_1
+		} else {
+			t4070 = t4070_0
+		}
+		var t4072, t4072_1, t4072_0 uint64 = 0, 0x0, 0x0
+		if t1908 != 0 {
+			t4072 = t4072_1
+		} else {
+			t4072 = t4072_0
+		}
+		var t4194 uint64 = t4070 | t4072
+		var t4225 uint64 = t4193 | t4194
+		var t4074, t4074_1, t4074_0 uint64 = 0, 0x0, 0x0
+		if t1921 != 0 {
+			t4074 = t4074_1
+		} else {
+			t4074 = t4074_0
+		}
+		var t4076, t4076_1, t4076_0 uint64 = 0, 0x0, 0x0
+		if t1934 != 0 {
+			t4076 = t4076_1
+		} else {
+			t4076 = t4076_0
+		}
+		var t4195 uint64 = t4074 | t4076
+		var t4078, t4078_1, t4078_0 uint64 = 0, 0x0, 0x0
+		if t1947 != 0 {
+			t4078 = t4078_1
+		} else {
+			t4078 = t4078_0
+		}
+		var t4080, t4080_1, t4080_0 uint64 = 0, 0x0, 0x0
+		if t1960 != 0 {
+			t4080 = t4080_1
+		} else {
+			t4080 = t4080_0
+		}
+		var t4196 uint64 = t4078 | t4080
+		var t4226 uint64 = t4195 | t4196
+		var t4241 uint64 = t4225 | t4226
+		var t4082, t4082_1, t4082_0 uint64 = 0, 0x0, 0x0
+		if t1973 != 0 {
+			t4082 = t4082_1
+		} else {
+			t4082 = t4082_0
+		}
+		var t4084, t4084_1, t4084_0 uint64 = 0, 0x1, 0x0
+		if t1986 != 0 {
+			t4084 = t4084_1
+		} else {
+			t4084 = t4084_0
+		}
+		var t4197 uint64 = t4082 | t4084
+		var t4086, t4086_1, t4086_0 uint64 = 0, 0x0, 0x0
+		if t2000 != 0 {
+			t4086 = t4086_1
+		} else {
+			t4086 = t4086_0
+		}
+		var t4088, t4088_1, t4088_0 uint64 = 0, 0x0, 0x0
+		if t2013 != 0 {
+			t4088 = t4088_1
+		} else {
+			t4088 = t4088_0
+		}
+		var t4198 uint64 = t4086 | t4088
+		var t4227 uint64 = t4197 | t4198
+		var t4090, t4090_1, t4090_0 uint64 = 0, 0x0, 0x0
+		if t2026 != 0 {
+			t4090 = t4090_1
+		} else {
+			t4090 = t4090_0
+		}
+		var t4092, t4092_1, t4092_0 uint64 = 0, 0x0, 0x0
+		if t2039 != 0 {
+			t4092 = t4092_1
+		} else {
+			t4092 = t4092_0
+		}
+		var t4199 uint64 = t4090 | t4092
+		var t4094, t4094_1, t4094_0 uint64 = 0, 0x0, 0x0
+		if t2052 != 0 {
+			t4094 = t4094_1
+		} else {
+			t4094 = t4094_0
+		}
+		var t4096, t4096_1, t4096_0 uint64 = 0, 0x0, 0x0
+		if t2065 != 0 {
+			t4096 = t4096_1
+		} else {
+			t4096 = t4096_0
+		}
+		var t4200 uint64 = t4094 | t4096
+		var t4228 uint64 = t4199 | t4200
+		var t4242 uint64 = t4227 | t4228
+		var t4249 uint64 = t4241 | t4242
+		var t4098, t4098_1, t4098_0 uint64 = 0, 0x2, 0x0
+		if t2078 != 0 {
+			t4098 = t4098_1
+		} else {
+			t4098 = t4098_0
+		}
+		var t4100, t4100_1, t4100_0 uint64 = 0, 0x0, 0x0
+		if t2092 != 0 {
+			t4100 = t4100_1
+		} else {
+			t4100 = t4100_0
+		}
+		var t4201 uint64 = t4098 | t4100
+		var t4102, t4102_1, t4102_0 uint64 = 0, 0x0, 0x0
+		if t2105 != 0 {
+			t4102 = t4102_1
+		} else {
+			t4102 = t4102_0
+		}
+		var t4104, t4104_1, t4104_0 uint64 = 0, 0x0, 0x0
+		if t2118 != 0 {
+			t4104 = t4104_1
+		} else {
+			t4104 = t4104_0
+		}
+		var t4202 uint64 = t4102 | t4104
+		var t4229 uint64 = t4201 | t4202
+		var t4106, t4106_1, t4106_0 uint64 = 0, 0x0, 0x0
+		if t2131 != 0 {
+			t4106 = t4106_1
+		} else {
+			t4106 = t4106_0
+		}
+		var t4108, t4108_1, t4108_0 uint64 = 0, 0x0, 0x0
+		if t2144 != 0 {
+			t4108 = t4108_1
+		} else {
+			t4108 = t4108_0
+		}
+		var t4203 uint64 = t4106 | t4108
+		var t4110, t4110_1, t4110_0 uint64 = 0, 0x0, 0x0
+		if t2157 != 0 {
+			t4110 = t4110_1
+		} else {
+			t4110 = t4110_0
+		}
+		var t4112, t4112_1, t4112_0 uint64 = 0, 0x0, 0x0
+		if t2170 != 0 {
+			t4112 = t4112_1
+		} else {
+			t4112 = t4112_0
+		}
+		var t4204 uint64 = t4110 | t4112
+		var t4230 uint64 = t4203 | t4204
+		var t4243 uint64 = t4229 | t4230
+		var t4114, t4114_1, t4114_0 uint64 = 0, 0x0, 0x0
+		if t2183 != 0 {
+			t4114 = t4114_1
+		} else {
+			t4114 = t4114_0
+		}
+		var t4116, t4116_1, t4116_0 uint64 = 0, 0x1, 0x0
+		if t2196 != 0 {
+			t4116 = t4116_1
+		} else {
+			t4116 = t4116_0
+		}
+		var t4205 uint64 = t4114 | t4116
+		var t4118, t4118_1, t4118_0 uint64 = 0, 0x0, 0x0
+		if t2210 != 0 {
+			t4118 = t4118_1
+		} else {
+			t4118 = t4118_0
+		}
+		var t4120, t4120_1, t4120_0 uint64 = 0, 0x0, 0x0
+		if t2223 != 0 {
+			t4120 = t4120_1
+		} else {
+			t4120 = t4120_0
+		}
+		var t4206 uint64 = t4118 | t4120
+		var t4231 uint64 = t4205 | t4206
+		var t4122, t4122_1, t4122_0 uint64 = 0, 0x0, 0x0
+		if t2236 != 0 {
+			t4122 = t4122_1
+		} else {
+			t4122 = t4122_0
+		}
+		var t4124, t4124_1, t4124_0 uint64 = 0, 0x0, 0x0
+		if t2249 != 0 {
+			t4124 = t4124_1
+		} else {
+			t4124 = t4124_0
+		}
+		var t4207 uint64 = t4122 | t4124
+		var t4126, t4126_1, t4126_0 uint64 = 0, 0x0, 0x0
+		if t2262 != 0 {
+			t4126 = t4126_1
+		} else {
+			t4126 = t4126_0
+		}
+		var t4128, t4128_1, t4128_0 uint64 = 0, 0x0, 0x0
+		if t2275 != 0 {
+			t4128 = t4128_1
+		} else {
+			t4128 = t4128_0
+		}
+		var t4208 uint64 = t4126 | t4128
+		var t4232 uint64 = t4207 | t4208
+		var t4244 uint64 = t4231 | t4232
+		var t4250 uint64 = t4243 | t4244
+		var t4253 uint64 = t4249 | t4250
+		var t4130, t4130_1, t4130_0 uint64 = 0, 0x2, 0x0
+		if t2288 != 0 {
+			t4130 = t4130_1
+		} else {
+			t4130 = t4130_0
+		}
+		var t4132, t4132_1, t4132_0 uint64 = 0, 0x0, 0x0
+		if t2302 != 0 {
+			t4132 = t4132_1
+		} else {
+			t4132 = t4132_0
+		}
+		var t4209 uint64 = t4130 | t4132
+		var t4134, t4134_1, t4134_0 uint64 = 0, 0x0, 0x0
+		if t2315 != 0 {
+			t4134 = t4134_1
+		} else {
+			t4134 = t4134_0
+		}
+		var t4136, t4136_1, t4136_0 uint64 = 0, 0x0, 0x0
+		if t2328 != 0 {
+			t4136 = t4136_1
+		} else {
+			t4136 = t4136_0
+		}
+		var t4210 uint64 = t4134 | t4136
+		var t4233 uint64 = t4209 | t4210
+		var t4138, t4138_1, t4138_0 uint64 = 0, 0x0, 0x0
+		if t2341 != 0 {
+			t4138 = t4138_1
+		} else {
+			t4138 = t4138_0
+		}
+		var t4140, t4140_1, t4140_0 uint64 = 0, 0x0, 0x0
+		if t2354 != 0 {
+			t4140 = t4140_1
+		} else {
+			t4140 = t4140_0
+		}
+		var t4211 uint64 = t4138 | t4140
+		var t4142, t4142_1, t4142_0 uint64 = 0, 0x0, 0x0
+		if t2367 != 0 {
+			t4142 = t4142_1
+		} else {
+			t4142 = t4142_0
+		}
+		var t4144, t4144_1, t4144_0 uint64 = 0, 0x0, 0x0
+		if t2380 != 0 {
+			t4144 = t4144_1
+		} else {
+			t4144 = t4144_0
+		}
+		var t4212 uint64 = t4142 | t4144
+		var t4234 uint64 = t4211 | t4212
+		var t4245 uint64 = t4233 | t4234
+		var t4146, t4146_1, t4146_0 uint64 = 0, 0x0, 0x0
+		if t2393 != 0 {
+			t4146 = t4146_1
+		} else {
+			t4146 = t4146_0
+		}
+		var t4148, t4148_1, t4148_0 uint64 = 0, 0x1, 0x0
+		if t2406 != 0 {
+			t4148 = t4148_1
+		} else {
+			t4148 = t4148_0
+		}
+		var t4213 uint64 = t4146 | t4148
+		var t4150, t4150_1, t4150_0 uint64 = 0, 0x0, 0x0
+		if t2420 != 0 {
+			t4150 = t4150_1
+		} else {
+			t4150 = t4150_0
+		}
+		var t4152, t4152_1, t4152_0 uint64 = 0, 0x0, 0x0
+		if t2433 != 0 {
+			t4152 = t4152_1
+		} else {
+			t4152 = t4152_0
+		}
+		var t4214 uint64 = t4150 | t4152
+		var t4235 uint64 = t4213 | t4214
+		var t4154, t4154_1, t4154_0 uint64 = 0, 0x0, 0x0
+		if t2446 != 0 {
+			t4154 = t4154_1
+		} else {
+			t4154 = t4154_0
+		}
+		var t4156, t4156_1, t4156_0 uint64 = 0, 0x0, 0x0
+		if t2459 != 0 {
+			t4156 = t4156_1
+		} else {
+			t4156 = t4156_0
+		}
+		var t4215 uint64 = t4154 | t4156
+		var t4158, t4158_1, t4158_0 uint64 = 0, 0x0, 0x0
+		if t2472 != 0 {
+			t4158 = t4158_1
+		} else {
+			t4158 = t4158_0
+		}
+		var t4160, t4160_1, t4160_0 uint64 = 0, 0x0, 0x0
+		if t2485 != 0 {
+			t4160 = t4160_1
+		} else {
+			t4160 = t4160_0
+		}
+		var t4216 uint64 = t4158 | t4160
+		var t4236 uint64 = t4215 | t4216
+		var t4246 uint64 = t4235 | t4236
+		var t4251 uint64 = t4245 | t4246
+		var t4162, t4162_1, t4162_0 uint64 = 0, 0x2, 0x0
+		if t2498 != 0 {
+			t4162 = t4162_1
+		} else {
+			t4162 = t4162_0
+		}
+		var t4164, t4164_1, t4164_0 uint64 = 0, 0x0, 0x0
+		if t2512 != 0 {
+			t4164 = t4164_1
+		} else {
+			t4164 = t4164_0
+		}
+		var t4217 uint64 = t4162 | t4164
+		var t4166, t4166_1, t4166_0 uint64 = 0, 0x0, 0x0
+		if t2525 != 0 {
+			t4166 = t4166_1
+		} else {
+			t4166 = t4166_0
+		}
+		var t4168, t4168_1, t4168_0 uint64 = 0, 0x0, 0x0
+		if t2538 != 0 {
+			t4168 = t4168_1
+		} else {
+			t4168 = t4168_0
+		}
+		var t4218 uint64 = t4166 | t4168
+		var t4237 uint64 = t4217 | t4218
+		var t4170, t4170_1, t4170_0 uint64 = 0, 0x0, 0x0
+		if t2551 != 0 {
+			t4170 = t4170_1
+		} else {
+			t4170 = t4170_0
+		}
+		var t4172, t4172_1, t4172_0 uint64 = 0, 0x0, 0x0
+		if t2564 != 0 {
+			t4172 = t4172_1
+		} else {
+			t4172 = t4172_0
+		}
+		var t4219 uint64 = t4170 | t4172
+		var t4174, t4174_1, t4174_0 uint64 = 0, 0x0, 0x0
+		if t2577 != 0 {
+			t4174 = t4174_1
+		} else {
+			t4174 = t4174_0
+		}
+		var t4176, t4176_1, t4176_0 uint64 = 0, 0x0, 0x0
+		if t2590 != 0 {
+			t4176 = t4176_1
+		} else {
+			t4176 = t4176_0
+		}
+		var t4220 uint64 = t4174 | t4176
+		var t4238 uint64 = t4219 | t4220
+		var t4247 uint64 = t4237 | t4238
+		var t4178, t4178_1, t4178_0 uint64 = 0, 0x0, 0x0
+		if t2603 != 0 {
+			t4178 = t4178_1
+		} else {
+			t4178 = t4178_0
+		}
+		var t4180, t4180_1, t4180_0 uint64 = 0, 0x1, 0x0
+		if t2616 != 0 {
+			t4180 = t4180_1
+		} else {
+			t4180 = t4180_0
+		}
+		var t4221 uint64 = t4178 | t4180
+		var t4182, t4182_1, t4182_0 uint64 = 0, 0x0, 0x0
+		if t2630 != 0 {
+			t4182 = t4182_1
+		} else {
+			t4182 = t4182_0
+		}
+		var t4184, t4184_1, t4184_0 uint64 = 0, 0x0, 0x0
+		if t2643 != 0 {
+			t4184 = t4184_1
+		} else {
+			t4184 = t4184_0
+		}
+		var t4222 uint64 = t4182 | t4184
+		var t4239 uint64 = t4221 | t4222
+		var t4186, t4186_1, t4186_0 uint64 = 0, 0x0, 0x0
+		if t2656 != 0 {
+			t4186 = t4186_1
+		} else {
+			t4186 = t4186_0
+		}
+		var t4188, t4188_1, t4188_0 uint64 = 0, 0x0, 0x0
+		if t2669 != 0 {
+			t4188 = t4188_1
+		} else {
+			t4188 = t4188_0
+		}
+		var t4223 uint64 = t4186 | t4188
+		var t4190, t4190_1, t4190_0 uint64 = 0, 0x0, 0x0
+		if t2682 != 0 {
+			t4190 = t4190_1
+		} else {
+			t4190 = t4190_0
+		}
+		var t4192, t4192_1, t4192_0 uint64 = 0, 0x0, 0x0
+		if t2695 != 0 {
+			t4192 = t4192_1
+		} else {
+			t4192 = t4192_0
+		}
+		var t4224 uint64 = t4190 | t4192
+		var t4240 uint64 = t4223 | t4224
+		var t4248 uint64 = t4239 | t4240
+		var t4252 uint64 = t4247 | t4248
+		var t4254 uint64 = t4251 | t4252
+		var t4255 uint64 = t4253 | t4254
+		v[4514] = t4255
 		var t4459, t4459_1, t4459_0 uint64 = 0, t4255, t3404
 		if t4458 != 0 {
 			t4459 = t4459_1
@@ -13783,10 +11808,924 @@ func (x *largeSim) Edge() bool {
 		}
 		t4470 &= 0x7
 		v[4509] = t4470
+		var t4464 uint64 = v[806] >> 48
+		var t3406, t3406_1, t3406_0 uint64 = 0, 0x0, 0x0
+		if t1866 != 0 {
+			t3406 = t3406_1
+		} else {
+			t3406 = t3406_0
+		}
+		var t3408, t3408_1, t3408_0 uint64 = 0, 0x0, 0x0
+		if t1881 != 0 {
+			t3408 = t3408_1
+		} else {
+			t3408 = t3408_0
+		}
+		var t3533 uint64 = t3406 | t3408
+		var t3410, t3410_1, t3410_0 uint64 = 0, 0x0, 0x0
+		if t1895 != 0 {
+			t3410 = t3410_1
+		} else {
+			t3410 = t3410_0
+		}
+		var t3412, t3412_1, t3412_0 uint64 = 0, 0x1, 0x0
+		if t1908 != 0 {
+			t3412 = t3412_1
+		} else {
+			t3412 = t3412_0
+		}
+		var t3534 uint64 = t3410 | t3412
+		var t3565 uint64 = t3533 | t3534
+		var t3414, t3414_1, t3414_0 uint64 = 0, 0x2, 0x0
+		if t1921 != 0 {
+			t3414 = t3414_1
+		} else {
+			t3414 = t3414_0
+		}
+		var t3416, t3416_1, t3416_0 uint64 = 0, 0x3, 0x0
+		if t1934 != 0 {
+			t3416 = t3416_1
+		} else {
+			t3416 = t3416_0
+		}
+		var t3535 uint64 = t3414 | t3416
+		var t3418, t3418_1, t3418_0 uint64 = 0, 0x0, 0x0
+		if t1947 != 0 {
+			t3418 = t3418_1
+		} else {
+			t3418 = t3418_0
+		}
+		var t3420, t3420_1, t3420_0 uint64 = 0, 0x0, 0x0
+		if t1960 != 0 {
+			t3420 = t3420_1
+		} else {
+			t3420 = t3420_0
+		}
+		var t3536 uint64 = t3418 | t3420
+		var t3566 uint64 = t3535 | t3536
+		var t3581 uint64 = t3565 | t3566
+		var t3422, t3422_1, t3422_0 uint64 = 0, 0x0, 0x0
+		if t1973 != 0 {
+			t3422 = t3422_1
+		} else {
+			t3422 = t3422_0
+		}
+		var t3424, t3424_1, t3424_0 uint64 = 0, 0x0, 0x0
+		if t1986 != 0 {
+			t3424 = t3424_1
+		} else {
+			t3424 = t3424_0
+		}
+		var t3537 uint64 = t3422 | t3424
+		var t3426, t3426_1, t3426_0 uint64 = 0, 0x0, 0x0
+		if t2000 != 0 {
+			t3426 = t3426_1
+		} else {
+			t3426 = t3426_0
+		}
+		var t3428, t3428_1, t3428_0 uint64 = 0, 0x1, 0x0
+		if t2013 != 0 {
+			t3428 = t3428_1
+		} else {
+			t3428 = t3428_0
+		}
+		var t3538 uint64 = t3426 | t3428
+		var t3567 uint64 = t3537 | t3538
+		var t3430, t3430_1, t3430_0 uint64 = 0, 0x2, 0x0
+		if t2026 != 0 {
+			t3430 = t3430_1
+		} else {
+			t3430 = t3430_0
+		}
+		var t3432, t3432_1, t3432_0 uint64 = 0, 0x3, 0x0
+		if t2039 != 0 {
+			t3432 = t3432_1
+		} else {
+			t3432 = t3432_0
+		}
+		var t3539 uint64 = t3430 | t3432
+		var t3434, t3434_1, t3434_0 uint64 = 0, 0x0, 0x0
+		if t2052 != 0 {
+			t3434 = t3434_1
+		} else {
+			t3434 = t3434_0
+		}
+		var t3436, t3436_1, t3436_0 uint64 = 0, 0x0, 0x0
+		if t2065 != 0 {
+			t3436 = t3436_1
+		} else {
+			t3436 = t3436_0
+		}
+		var t3540 uint64 = t3434 | t3436
+		var t3568 uint64 = t3539 | t3540
+		var t3582 uint64 = t3567 | t3568
+		var t3589 uint64 = t3581 | t3582
+		var t3438, t3438_1, t3438_0 uint64 = 0, 0x0, 0x0
+		if t2078 != 0 {
+			t3438 = t3438_1
+		} else {
+			t3438 = t3438_0
+		}
+		var t3440, t3440_1, t3440_0 uint64 = 0, 0x0, 0x0
+		if t2092 != 0 {
+			t3440 = t3440_1
+		} else {
+			t3440 = t3440_0
+		}
+		var t3541 uint64 = t3438 | t3440
+		var t3442, t3442_1, t3442_0 uint64 = 0, 0x0, 0x0
+		if t2105 != 0 {
+			t3442 = t3442_1
+		} else {
+			t3442 = t3442_0
+		}
+		var t3444, t3444_1, t3444_0 uint64 = 0, 0x1, 0x0
+		if t2118 != 0 {
+			t3444 = t3444_1
+		} else {
+			t3444 = t3444_0
+		}
+		var t3542 uint64 = t3442 | t3444
+		var t3569 uint64 = t3541 | t3542
+		var t3446, t3446_1, t3446_0 uint64 = 0, 0x2, 0x0
+		if t2131 != 0 {
+			t3446 = t3446_1
+		} else {
+			t3446 = t3446_0
+		}
+		var t3448, t3448_1, t3448_0 uint64 = 0, 0x3, 0x0
+		if t2144 != 0 {
+			t3448 = t3448_1
+		} else {
+			t3448 = t3448_0
+		}
+		var t3543 uint64 = t3446 | t3448
+		var t3450, t3450_1, t3450_0 uint64 = 0, 0x0, 0x0
+		if t2157 != 0 {
+			t3450 = t3450_1
+		} else {
+			t3450 = t3450_0
+		}
+		var t3452, t3452_1, t3452_0 uint64 = 0, 0x0, 0x0
+		if t2170 != 0 {
+			t3452 = t3452_1
+		} else {
+			t3452 = t3452_0
+		}
+		var t3544 uint64 = t3450 | t3452
+		var t3570 uint64 = t3543 | t3544
+		var t3583 uint64 = t3569 | t3570
+		var t3454, t3454_1, t3454_0 uint64 = 0, 0x0, 0x0
+		if t2183 != 0 {
+			t3454 = t3454_1
+		} else {
+			t3454 = t3454_0
+		}
+		var t3456, t3456_1, t3456_0 uint64 = 0, 0x0, 0x0
+		if t2196 != 0 {
+			t3456 = t3456_1
+		} else {
+			t3456 = t3456_0
+		}
+		var t3545 uint64 = t3454 | t3456
+		var t3458, t3458_1, t3458_0 uint64 = 0, 0x0, 0x0
+		if t2210 != 0 {
+			t3458 = t3458_1
+		} else {
+			t3458 = t3458_0
+		}
+		var t3460, t3460_1, t3460_0 uint64 = 0, 0x1, 0x0
+		if t2223 != 0 {
+			t3460 = t3460_1
+		} else {
+			t3460 = t3460_0
+		}
+		var t3546 uint64 = t3458 | t3460
+		var t3571 uint64 = t3545 | t3546
+		var t3462, t3462_1, t3462_0 uint64 = 0, 0x2, 0x0
+		if t2236 != 0 {
+			t3462 = t3462_1
+		} else {
+			t3462 = t3462_0
+		}
+		var t3464, t3464_1, t3464_0 uint64 = 0, 0x3, 0x0
+		if t2249 != 0 {
+			t3464 = t3464_1
+		} else {
+			t3464 = t3464_0
+		}
+		var t3547 uint64 = t3462 | t3464
+		var t3466, t3466_1, t3466_0 uint64 = 0, 0x0, 0x0
+		if t2262 != 0 {
+			t3466 = t3466_1
+		} else {
+			t3466 = t3466_0
+		}
+		var t3468, t3468_1, t3468_0 uint64 = 0, 0x0, 0x0
+		if t2275 != 0 {
+			t3468 = t3468_1
+		} else {
+			t3468 = t3468_0
+		}
+		var t3548 uint64 = t3466 | t3468
+		var t3572 uint64 = t3547 | t3548
+		var t3584 uint64 = t3571 | t3572
+		var t3590 uint64 = t3583 | t3584
+		var t3593 uint64 = t3589 | t3590
+		var t3470, t3470_1, t3470_0 uint64 = 0, 0x0, 0x0
+		if t2288 != 0 {
+			t3470 = t3470_1
+		} else {
+			t3470 = t3470_0
+		}
+		var t3472, t3472_1, t3472_0 uint64 = 0, 0x0, 0x0
+		if t2302 != 0 {
+			t3472 = t3472_1
+		} else {
+			t3472 = t3472_0
+		}
+		var t3549 uint64 = t3470 | t3472
+		var t3474, t3474_1, t3474_0 uint64 = 0, 0x0, 0x0
+		if t2315 != 0 {
+			t3474 = t3474_1
+		} else {
+			t3474 = t3474_0
+		}
+		var t3476, t3476_1, t3476_0 uint64 = 0, 0x1, 0x0
+		if t2328 != 0 {
+			t3476 = t3476_1
+		} else {
+			t3476 = t3476_0
+		}
+		var t3550 uint64 = t3474 | t3476
+		var t3573 uint64 = t3549 | t3550
+		var t3478, t3478_1, t3478_0 uint64 = 0, 0x2, 0x0
+		if t2341 != 0 {
+			t3478 = t3478_1
+		} else {
+			t3478 = t3478_0
+		}
+		var t3480, t3480_1, t3480_0 uint64 = 0, 0x3, 0x0
+		if t2354 != 0 {
+			t3480 = t3480_1
+		} else {
+			t3480 = t3480_0
+		}
+		var t3551 uint64 = t3478 | t3480
+		var t3482, t3482_1, t3482_0 uint64 = 0, 0x0, 0x0
+		if t2367 != 0 {
+			t3482 = t3482_1
+		} else {
+			t3482 = t3482_0
+		}
+		var t3484, t3484_1, t3484_0 uint64 = 0, 0x0, 0x0
+		if t2380 != 0 {
+			t3484 = t3484_1
+		} else {
+			t3484 = t3484_0
+		}
+		var t3552 uint64 = t3482 | t3484
+		var t3574 uint64 = t3551 | t3552
+		var t3585 uint64 = t3573 | t3574
+		var t3486, t3486_1, t3486_0 uint64 = 0, 0x0, 0x0
+		if t2393 != 0 {
+			t3486 = t3486_1
+		} else {
+			t3486 = t3486_0
+		}
+		var t3488, t3488_1, t3488_0 uint64 = 0, 0x0, 0x0
+		if t2406 != 0 {
+			t3488 = t3488_1
+		} else {
+			t3488 = t3488_0
+		}
+		var t3553 uint64 = t3486 | t3488
+		var t3490, t3490_1, t3490_0 uint64 = 0, 0x0, 0x0
+		if t2420 != 0 {
+			t3490 = t3490_1
+		} else {
+			t3490 = t3490_0
+		}
+		var t3492, t3492_1, t3492_0 uint64 = 0, 0x1, 0x0
+		if t2433 != 0 {
+			t3492 = t3492_1
+		} else {
+			t3492 = t3492_0
+		}
+		var t3554 uint64 = t3490 | t3492
+		var t3575 uint64 = t3553 | t3554
+		var t3494, t3494_1, t3494_0 uint64 = 0, 0x2, 0x0
+		if t2446 != 0 {
+			t3494 = t3494_1
+		} else {
+			t3494 = t3494_0
+		}
+		var t3496, t3496_1, t3496_0 uint64 = 0, 0x3, 0x0
+		if t2459 != 0 {
+			t3496 = t3496_1
+		} else {
+			t3496 = t3496_0
+		}
+		var t3555 uint64 = t3494 | t3496
+		var t3498, t3498_1, t3498_0 uint64 = 0, 0x0, 0x0
+		if t2472 != 0 {
+			t3498 = t3498_1
+		} else {
+			t3498 = t3498_0
+		}
+		var t3500, t3500_1, t3500_0 uint64 = 0, 0x0, 0x0
+		if t2485 != 0 {
+			t3500 = t3500_1
+		} else {
+			t3500 = t3500_0
+		}
+		var t3556 uint64 = t3498 | t3500
+		var t3576 uint64 = t3555 | t3556
+		var t3586 uint64 = t3575 | t3576
+		var t3591 uint64 = t3585 | t3586
+		var t3502, t3502_1, t3502_0 uint64 = 0, 0x0, 0x0
+		if t2498 != 0 {
+			t3502 = t3502_1
+		} else {
+			t3502 = t3502_0
+		}
+		var t3504, t3504_1, t3504_0 uint64 = 0, 0x0, 0x0
+		if t2512 != 0 {
+			t3504 = t3504_1
+		} else {
+			t3504 = t3504_0
+		}
+		var t3557 uint64 = t3502 | t3504
+		var t3506, t3506_1, t3506_0 uint64 = 0, 0x0, 0x0
+		if t2525 != 0 {
+			t3506 = t3506_1
+		} else {
+			t3506 = t3506_0
+		}
+		var t3508, t3508_1, t3508_0 uint64 = 0, 0x1, 0x0
+		if t2538 != 0 {
+			t3508 = t3508_1
+		} else {
+			t3508 = t3508_0
+		}
+		var t3558 uint64 = t3506 | t3508
+		var t3577 uint64 = t3557 | t3558
+		var t3510, t3510_1, t3510_0 uint64 = 0, 0x2, 0x0
+		if t2551 != 0 {
+			t3510 = t3510_1
+		} else {
+			t3510 = t3510_0
+		}
+		var t3512, t3512_1, t3512_0 uint64 = 0, 0x3, 0x0
+		if t2564 != 0 {
+			t3512 = t3512_1
+		} else {
+			t3512 = t3512_0
+		}
+		var t3559 uint64 = t3510 | t3512
+		var t3514, t3514_1, t3514_0 uint64 = 0, 0x0, 0x0
+		if t2577 != 0 {
+			t3514 = t3514_1
+		} else {
+			t3514 = t3514_0
+		}
+		var t3516, t3516_1, t3516_0 uint64 = 0, 0x0, 0x0
+		if t2590 != 0 {
+			t3516 = t3516_1
+		} else {
+			t3516 = t3516_0
+		}
+		var t3560 uint64 = t3514 | t3516
+		var t3578 uint64 = t3559 | t3560
+		var t3587 uint64 = t3577 | t3578
+		var t3518, t3518_1, t3518_0 uint64 = 0, 0x0, 0x0
+		if t2603 != 0 {
+			t3518 = t3518_1
+		} else {
+			t3518 = t3518_0
+		}
+		var t3520, t3520_1, t3520_0 uint64 = 0, 0x0, 0x0
+		if t2616 != 0 {
+			t3520 = t3520_1
+		} else {
+			t3520 = t3520_0
+		}
+		var t3561 uint64 = t3518 | t3520
+		var t3522, t3522_1, t3522_0 uint64 = 0, 0x0, 0x0
+		if t2630 != 0 {
+			t3522 = t3522_1
+		} else {
+			t3522 = t3522_0
+		}
+		var t3524, t3524_1, t3524_0 uint64 = 0, 0x1, 0x0
+		if t2643 != 0 {
+			t3524 = t3524_1
+		} else {
+			t3524 = t3524_0
+		}
+		var t3562 uint64 = t3522 | t3524
+		var t3579 uint64 = t3561 | t3562
+		var t3526, t3526_1, t3526_0 uint64 = 0, 0x2, 0x0
+		if t2656 != 0 {
+			t3526 = t3526_1
+		} else {
+			t3526 = t3526_0
+		}
+		var t3528, t3528_1, t3528_0 uint64 = 0, 0x3, 0x0
+		if t2669 != 0 {
+			t3528 = t3528_1
+		} else {
+			t3528 = t3528_0
+		}
+		var t3563 uint64 = t3526 | t3528
+		var t3530, t3530_1, t3530_0 uint64 = 0, 0x0, 0x0
+		if t2682 != 0 {
+			t3530 = t3530_1
+		} else {
+			t3530 = t3530_0
+		}
+		var t3532, t3532_1, t3532_0 uint64 = 0, 0x0, 0x0
+		if t2695 != 0 {
+			t3532 = t3532_1
+		} else {
+			t3532 = t3532_0
+		}
+		var t3564 uint64 = t3530 | t3532
+		var t3580 uint64 = t3563 | t3564
+		var t3588 uint64 = t3579 | t3580
+		var t3592 uint64 = t3587 | t3588
+		var t3594 uint64 = t3591 | t3592
+		var t3595 uint64 = t3593 | t3594
+		var t4471, t4471_1, t4471_0 uint64 = 0, t4464, t3595
+		if v[802] != 0 {
+			t4471 = t4471_1
+		} else {
+			t4471 = t4471_0
+		}
+		t4471 &= 0xff
+		v[4510] = t4471
 		var t4465 uint64 = (v[806]) & 0xffffffffffff
 		var t4466 uint64 = (v[798]) & 0xffff
-		v[798] = v[297]
 		var t4467 uint64 = t4466 | t4465<<16
+		var t1871 uint64 = (v[798]) & 0xfffffff
+		v[798] = v[297]
+		var t1877 uint64 = t1871 | 0x180000000
+		var t4257, t4257_1, t4257_0 uint64 = 0, t1877, 0x0
+		if t1866 != 0 {
+			t4257 = t4257_1
+		} else {
+			t4257 = t4257_0
+		}
+		var t1891 uint64 = t1871
+		var t4259, t4259_1, t4259_0 uint64 = 0, t1891, 0x0
+		if t1881 != 0 {
+			t4259 = t4259_1
+		} else {
+			t4259 = t4259_0
+		}
+		var t4384 uint64 = t4257 | t4259
+		var t4261, t4261_1, t4261_0 uint64 = 0, t1891, 0x0
+		if t1895 != 0 {
+			t4261 = t4261_1
+		} else {
+			t4261 = t4261_0
+		}
+		var t4263, t4263_1, t4263_0 uint64 = 0, t1891, 0x0
+		if t1908 != 0 {
+			t4263 = t4263_1
+		} else {
+			t4263 = t4263_0
+		}
+		var t4385 uint64 = t4261 | t4263
+		var t4416 uint64 = t4384 | t4385
+		var t4265, t4265_1, t4265_0 uint64 = 0, t1891, 0x0
+		if t1921 != 0 {
+			t4265 = t4265_1
+		} else {
+			t4265 = t4265_0
+		}
+		var t4267, t4267_1, t4267_0 uint64 = 0, t1891, 0x0
+		if t1934 != 0 {
+			t4267 = t4267_1
+		} else {
+			t4267 = t4267_0
+		}
+		var t4386 uint64 = t4265 | t4267
+		var t4269, t4269_1, t4269_0 uint64 = 0, t1891, 0x0
+		if t1947 != 0 {
+			t4269 = t4269_1
+		} else {
+			t4269 = t4269_0
+		}
+		var t4271, t4271_1, t4271_0 uint64 = 0, t1891, 0x0
+		if t1960 != 0 {
+			t4271 = t4271_1
+		} else {
+			t4271 = t4271_0
+		}
+		var t4387 uint64 = t4269 | t4271
+		var t4417 uint64 = t4386 | t4387
+		var t4432 uint64 = t4416 | t4417
+		var t4273, t4273_1, t4273_0 uint64 = 0, t1891, 0x0
+		if t1973 != 0 {
+			t4273 = t4273_1
+		} else {
+			t4273 = t4273_0
+		}
+		var t1996 uint64 = t1871 | 0xa40000000
+		var t4275, t4275_1, t4275_0 uint64 = 0, t1996, 0x0
+		if t1986 != 0 {
+			t4275 = t4275_1
+		} else {
+			t4275 = t4275_0
+		}
+		var t4388 uint64 = t4273 | t4275
+		var t4277, t4277_1, t4277_0 uint64 = 0, t1891, 0x0
+		if t2000 != 0 {
+			t4277 = t4277_1
+		} else {
+			t4277 = t4277_0
+		}
+		var t4279, t4279_1, t4279_0 uint64 = 0, t1891, 0x0
+		if t2013 != 0 {
+			t4279 = t4279_1
+		} else {
+			t4279 = t4279_0
+		}
+		var t4389 uint64 = t4277 | t4279
+		var t4418 uint64 = t4388 | t4389
+		var t4281, t4281_1, t4281_0 uint64 = 0, t1891, 0x0
+		if t2026 != 0 {
+			t4281 = t4281_1
+		} else {
+			t4281 = t4281_0
+		}
+		var t4283, t4283_1, t4283_0 uint64 = 0, t1891, 0x0
+		if t2039 != 0 {
+			t4283 = t4283_1
+		} else {
+			t4283 = t4283_0
+		}
+		var t4390 uint64 = t4281 | t4283
+		var t4285, t4285_1, t4285_0 uint64 = 0, t1891, 0x0
+		if t2052 != 0 {
+			t4285 = t4285_1
+		} else {
+			t4285 = t4285_0
+		}
+		var t4287, t4287_1, t4287_0 uint64 = 0, t1891, 0x0
+		if t2065 != 0 {
+			t4287 = t4287_1
+		} else {
+			t4287 = t4287_0
+		}
+		var t4391 uint64 = t4285 | t4287
+		var t4419 uint64 = t4390 | t4391
+		var t4433 uint64 = t4418 | t4419
+		var t4440 uint64 = t4432 | t4433
+		var t2088 uint64 = t1871 | 0x1180000000
+		var t4289, t4289_1, t4289_0 uint64 = 0, t2088, 0x0
+		if t2078 != 0 {
+			t4289 = t4289_1
+		} else {
+			t4289 = t4289_0
+		}
+		var t4291, t4291_1, t4291_0 uint64 = 0, t1891, 0x0
+		if t2092 != 0 {
+			t4291 = t4291_1
+		} else {
+			t4291 = t4291_0
+		}
+		var t4392 uint64 = t4289 | t4291
+		var t4293, t4293_1, t4293_0 uint64 = 0, t1891, 0x0
+		if t2105 != 0 {
+			t4293 = t4293_1
+		} else {
+			t4293 = t4293_0
+		}
+		var t4295, t4295_1, t4295_0 uint64 = 0, t1891, 0x0
+		if t2118 != 0 {
+			t4295 = t4295_1
+		} else {
+			t4295 = t4295_0
+		}
+		var t4393 uint64 = t4293 | t4295
+		var t4420 uint64 = t4392 | t4393
+		var t4297, t4297_1, t4297_0 uint64 = 0, t1891, 0x0
+		if t2131 != 0 {
+			t4297 = t4297_1
+		} else {
+			t4297 = t4297_0
+		}
+		var t4299, t4299_1, t4299_0 uint64 = 0, t1891, 0x0
+		if t2144 != 0 {
+			t4299 = t4299_1
+		} else {
+			t4299 = t4299_0
+		}
+		var t4394 uint64 = t4297 | t4299
+		var t4301, t4301_1, t4301_0 uint64 = 0, t1891, 0x0
+		if t2157 != 0 {
+			t4301 = t4301_1
+		} else {
+			t4301 = t4301_0
+		}
+		var t4303, t4303_1, t4303_0 uint64 = 0, t1891, 0x0
+		if t2170 != 0 {
+			t4303 = t4303_1
+		} else {
+			t4303 = t4303_0
+		}
+		var t4395 uint64 = t4301 | t4303
+		var t4421 uint64 = t4394 | t4395
+		var t4434 uint64 = t4420 | t4421
+		var t4305, t4305_1, t4305_0 uint64 = 0, t1891, 0x0
+		if t2183 != 0 {
+			t4305 = t4305_1
+		} else {
+			t4305 = t4305_0
+		}
+		var t2206 uint64 = t1871 | 0x1a40000000
+		var t4307, t4307_1, t4307_0 uint64 = 0, t2206, 0x0
+		if t2196 != 0 {
+			t4307 = t4307_1
+		} else {
+			t4307 = t4307_0
+		}
+		var t4396 uint64 = t4305 | t4307
+		var t4309, t4309_1, t4309_0 uint64 = 0, t1891, 0x0
+		if t2210 != 0 {
+			t4309 = t4309_1
+		} else {
+			t4309 = t4309_0
+		}
+		var t4311, t4311_1, t4311_0 uint64 = 0, t1891, 0x0
+		if t2223 != 0 {
+			t4311 = t4311_1
+		} else {
+			t4311 = t4311_0
+		}
+		var t4397 uint64 = t4309 | t4311
+		var t4422 uint64 = t4396 | t4397
+		var t4313, t4313_1, t4313_0 uint64 = 0, t1891, 0x0
+		if t2236 != 0 {
+			t4313 = t4313_1
+		} else {
+			t4313 = t4313_0
+		}
+		var t4315, t4315_1, t4315_0 uint64 = 0, t1891, 0x0
+		if t2249 != 0 {
+			t4315 = t4315_1
+		} else {
+			t4315 = t4315_0
+		}
+		var t4398 uint64 = t4313 | t4315
+		var t4317, t4317_1, t4317_0 uint64 = 0, t1891, 0x0
+		if t2262 != 0 {
+			t4317 = t4317_1
+		} else {
+			t4317 = t4317_0
+		}
+		var t4319, t4319_1, t4319_0 uint64 = 0, t1891, 0x0
+		if t2275 != 0 {
+			t4319 = t4319_1
+		} else {
+			t4319 = t4319_0
+		}
+		var t4399 uint64 = t4317 | t4319
+		var t4423 uint64 = t4398 | t4399
+		var t4435 uint64 = t4422 | t4423
+		var t4441 uint64 = t4434 | t4435
+		var t4444 uint64 = t4440 | t4441
+		var t2298 uint64 = t1871 | 0x2180000000
+		var t4321, t4321_1, t4321_0 uint64 = 0, t2298, 0x0
+		if t2288 != 0 {
+			t4321 = t4321_1
+		} else {
+			t4321 = t4321_0
+		}
+		var t4323, t4323_1, t4323_0 uint64 = 0, t1891, 0x0
+		if t2302 != 0 {
+			t4323 = t4323_1
+		} else {
+			t4323 = t4323_0
+		}
+		var t4400 uint64 = t4321 | t4323
+		var t4325, t4325_1, t4325_0 uint64 = 0, t1891, 0x0
+		if t2315 != 0 {
+			t4325 = t4325_1
+		} else {
+			t4325 = t4325_0
+		}
+		var t4327, t4327_1, t4327_0 uint64 = 0, t1891, 0x0
+		if t2328 != 0 {
+			t4327 = t4327_1
+		} else {
+			t4327 = t4327_0
+		}
+		var t4401 uint64 = t4325 | t4327
+		var t4424 uint64 = t4400 | t4401
+		var t4329, t4329_1, t4329_0 uint64 = 0, t1891, 0x0
+		if t2341 != 0 {
+			t4329 = t4329_1
+		} else {
+			t4329 = t4329_0
+		}
+		var t4331, t4331_1, t4331_0 uint64 = 0, t1891, 0x0
+		if t2354 != 0 {
+			t4331 = t4331_1
+		} else {
+			t4331 = t4331_0
+		}
+		var t4402 uint64 = t4329 | t4331
+		var t4333, t4333_1, t4333_0 uint64 = 0, t1891, 0x0
+		if t2367 != 0 {
+			t4333 = t4333_1
+		} else {
+			t4333 = t4333_0
+		}
+		var t4335, t4335_1, t4335_0 uint64 = 0, t1891, 0x0
+		if t2380 != 0 {
+			t4335 = t4335_1
+		} else {
+			t4335 = t4335_0
+		}
+		var t4403 uint64 = t4333 | t4335
+		var t4425 uint64 = t4402 | t4403
+		var t4436 uint64 = t4424 | t4425
+		var t4337, t4337_1, t4337_0 uint64 = 0, t1891, 0x0
+		if t2393 != 0 {
+			t4337 = t4337_1
+		} else {
+			t4337 = t4337_0
+		}
+		var t2416 uint64 = t1871 | 0x2a40000000
+		var t4339, t4339_1, t4339_0 uint64 = 0, t2416, 0x0
+		if t2406 != 0 {
+			t4339 = t4339_1
+		} else {
+			t4339 = t4339_0
+		}
+		var t4404 uint64 = t4337 | t4339
+		var t4341, t4341_1, t4341_0 uint64 = 0, t1891, 0x0
+		if t2420 != 0 {
+			t4341 = t4341_1
+		} else {
+			t4341 = t4341_0
+		}
+		var t4343, t4343_1, t4343_0 uint64 = 0, t1891, 0x0
+		if t2433 != 0 {
+			t4343 = t4343_1
+		} else {
+			t4343 = t4343_0
+		}
+		var t4405 uint64 = t4341 | t4343
+		var t4426 uint64 = t4404 | t4405
+		var t4345, t4345_1, t4345_0 uint64 = 0, t1891, 0x0
+		if t2446 != 0 {
+			t4345 = t4345_1
+		} else {
+			t4345 = t4345_0
+		}
+		var t4347, t4347_1, t4347_0 uint64 = 0, t1891, 0x0
+		if t2459 != 0 {
+			t4347 = t4347_1
+		} else {
+			t4347 = t4347_0
+		}
+		var t4406 uint64 = t4345 | t4347
+		var t4349, t4349_1, t4349_0 uint64 = 0, t1891, 0x0
+		if t2472 != 0 {
+			t4349 = t4349_1
+		} else {
+			t4349 = t4349_0
+		}
+		var t4351, t4351_1, t4351_0 uint64 = 0, t1891, 0x0
+		if t2485 != 0 {
+			t4351 = t4351_1
+		} else {
+			t4351 = t4351_0
+		}
+		var t4407 uint64 = t4349 | t4351
+		var t4427 uint64 = t4406 | t4407
+		var t4437 uint64 = t4426 | t4427
+		var t4442 uint64 = t4436 | t4437
+		var t2508 uint64 = t1871 | 0x3180000000
+		var t4353, t4353_1, t4353_0 uint64 = 0, t2508, 0x0
+		if t2498 != 0 {
+			t4353 = t4353_1
+		} else {
+			t4353 = t4353_0
+		}
+		var t4355, t4355_1, t4355_0 uint64 = 0, t1891, 0x0
+		if t2512 != 0 {
+			t4355 = t4355_1
+		} else {
+			t4355 = t4355_0
+		}
+		var t4408 uint64 = t4353 | t4355
+		var t4357, t4357_1, t4357_0 uint64 = 0, t1891, 0x0
+		if t2525 != 0 {
+			t4357 = t4357_1
+		} else {
+			t4357 = t4357_0
+		}
+		var t4359, t4359_1, t4359_0 uint64 = 0, t1891, 0x0
+		if t2538 != 0 {
+			t4359 = t4359_1
+		} else {
+			t4359 = t4359_0
+		}
+		var t4409 uint64 = t4357 | t4359
+		var t4428 uint64 = t4408 | t4409
+		var t4361, t4361_1, t4361_0 uint64 = 0, t1891, 0x0
+		if t2551 != 0 {
+			t4361 = t4361_1
+		} else {
+			t4361 = t4361_0
+		}
+		var t4363, t4363_1, t4363_0 uint64 = 0, t1891, 0x0
+		if t2564 != 0 {
+			t4363 = t4363_1
+		} else {
+			t4363 = t4363_0
+		}
+		var t4410 uint64 = t4361 | t4363
+		var t4365, t4365_1, t4365_0 uint64 = 0, t1891, 0x0
+		if t2577 != 0 {
+			t4365 = t4365_1
+		} else {
+			t4365 = t4365_0
+		}
+		var t4367, t4367_1, t4367_0 uint64 = 0, t1891, 0x0
+		if t2590 != 0 {
+			t4367 = t4367_1
+		} else {
+			t4367 = t4367_0
+		}
+		var t4411 uint64 = t4365 | t4367
+		var t4429 uint64 = t4410 | t4411
+		var t4438 uint64 = t4428 | t4429
+		var t4369, t4369_1, t4369_0 uint64 = 0, t1891, 0x0
+		if t2603 != 0 {
+			t4369 = t4369_1
+		} else {
+			t4369 = t4369_0
+		}
+		var t2626 uint64 = t1871 | 0x3a40000000
+		var t4371, t4371_1, t4371_0 uint64 = 0, t2626, 0x0
+		if t2616 != 0 {
+			t4371 = t4371_1
+		} else {
+			t4371 = t4371_0
+		}
+		var t4412 uint64 = t4369 | t4371
+		var t4373, t4373_1, t4373_0 uint64 = 0, t1891, 0x0
+		if t2630 != 0 {
+			t4373 = t4373_1
+		} else {
+			t4373 = t4373_0
+		}
+		var t4375, t4375_1, t4375_0 uint64 = 0, t1891, 0x0
+		if t2643 != 0 {
+			t4375 = t4375_1
+		} else {
+			t4375 = t4375_0
+		}
+		var t4413 uint64 = t4373 | t4375
+		var t4430 uint64 = t4412 | t4413
+		var t4377, t4377_1, t4377_0 uint64 = 0, t1891, 0x0
+		if t2656 != 0 {
+			t4377 = t4377_1
+		} else {
+			t4377 = t4377_0
+		}
+		var t4379, t4379_1, t4379_0 uint64 = 0, t1891, 0x0
+		if t2669 != 0 {
+			t4379 = t4379_1
+		} else {
+			t4379 = t4379_0
+		}
+		var t4414 uint64 = t4377 | t4379
+		var t4381, t4381_1, t4381_0 uint64 = 0, t1891, 0x0
+		if t2682 != 0 {
+			t4381 = t4381_1
+		} else {
+			t4381 = t4381_0
+		}
+		var t4383, t4383_1, t4383_0 uint64 = 0, t1891, 0x0
+		if t2695 != 0 {
+			t4383 = t4383_1
+		} else {
+			t4383 = t4383_0
+		}
+		var t4415 uint64 = t4381 | t4383
+		var t4431 uint64 = t4414 | t4415
+		var t4439 uint64 = t4430 | t4431
+		var t4443 uint64 = t4438 | t4439
+		var t4445 uint64 = t4442 | t4443
+		var t4446 uint64 = t4444 | t4445
+		v[4515] = t4446
 		var t1872 uint64 = t1871 | 0x100000000
 		var t3597, t3597_1, t3597_0 uint64 = 0, t1872, 0x0
 		if t1866 != 0 {
@@ -14310,7 +13249,6 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t4472 = t4472_0
 		}
-		v[802] = t327
 		v[4511] = t4472
 		var t4490 uint64
 		if t4470 == 0x1 {
@@ -14324,6 +13262,10 @@ func (x *largeSim) Edge() bool {
 		var t4493 uint64 = t4492 & t4455
 		var t4494 uint64 = t4491 | t4493
 		v[4512] = t4494
+		var t4461 uint64 = t3977 & t4064
+		var t4473 uint64 = ^v[802]
+		var t4474 uint64 = t4461 & t4473
+		v[4513] = t4474
 		var t4495 uint64
 		if t4255 == 0x1 {
 			t4495 = 1
@@ -14336,6 +13278,1064 @@ func (x *largeSim) Edge() bool {
 		var t4498 uint64 = t4497 & t4455
 		var t4499 uint64 = t4496 | t4498
 		v[4516] = t4499
+		var t151 uint64 = v[113] >> 18 & 0x7
+		v[785] = t151
+		v[152] = v[105]>>18 | v[106]<<46
+		v[153] = v[106]>>18 | v[107]<<46
+		v[154] = v[107]>>18 | v[108]<<46
+		v[155] = v[108]>>18 | v[109]<<46
+		v[156] = v[109]>>18 | v[110]<<46
+		v[157] = v[110]>>18 | v[111]<<46
+		v[158] = v[111]>>18 | v[112]<<46
+		v[159] = v[112]>>18 | v[113]<<46
+		v[786] = v[152]
+		v[787] = v[153]
+		v[788] = v[154]
+		v[789] = v[155]
+		v[790] = v[156]
+		v[791] = v[157]
+		v[792] = v[158]
+		v[793] = v[159]
+		var t160 uint64 = v[105] >> 2 & 0xffff
+		v[794] = t160
+		var t161 uint64 = v[105] >> 1 & 0x1
+		v[795] = t161
+		var t162 uint64 = v[105] >> 0 & 0x1
+		v[796] = t162
+		var t200 uint64 = v[115] >> 20 & 0x1
+		var t176 uint64 = v[115] >> 19 & 0x1
+		var t202 uint64 = v[115] >> 17 & 0x1
+		var t203 uint64 = v[115] >> 16 & 0x1
+		var t206, t206_1, t206_0 uint64 = 0, 0x0, 0x12
+		if t203 != 0 {
+			t206 = t206_1
+		} else {
+			t206 = t206_0
+		}
+		var t207 uint64 = v[115] >> 15 & 0x1
+		var t208 uint64 = v[115] >> 14 & 0x1
+		var t209 uint64 = v[115] >> 13 & 0x1
+		var t212, t212_1, t212_0 uint64 = 0, 0x0, 0x19
+		if t209 != 0 {
+			t212 = t212_1
+		} else {
+			t212 = t212_0
+		}
+		var t214, t214_1, t214_0 uint64 = 0, t212, 0x19
+		if t208 != 0 {
+			t214 = t214_1
+		} else {
+			t214 = t214_0
+		}
+		var t216, t216_1, t216_0 uint64 = 0, t214, 0x0
+		if t207 != 0 {
+			t216 = t216_1
+		} else {
+			t216 = t216_0
+		}
+		var t221, t221_1, t221_0 uint64 = 0, 0x0, 0x11
+		if t209 != 0 {
+			t221 = t221_1
+		} else {
+			t221 = t221_0
+		}
+		var t222, t222_1, t222_0 uint64 = 0, 0x0, t221
+		if t208 != 0 {
+			t222 = t222_1
+		} else {
+			t222 = t222_0
+		}
+		var t223, t223_1, t223_0 uint64 = 0, 0x0, t222
+		if t207 != 0 {
+			t223 = t223_1
+		} else {
+			t223 = t223_0
+		}
+		var t224, t224_1, t224_0 uint64 = 0, t216, t223
+		if t203 != 0 {
+			t224 = t224_1
+		} else {
+			t224 = t224_0
+		}
+		var t225, t225_1, t225_0 uint64 = 0, t206, t224
+		if t202 != 0 {
+			t225 = t225_1
+		} else {
+			t225 = t225_0
+		}
+		var t232, t232_1, t232_0 uint64 = 0, 0x14, 0x0
+		if t208 != 0 {
+			t232 = t232_1
+		} else {
+			t232 = t232_0
+		}
+		var t233, t233_1, t233_0 uint64 = 0, t214, t232
+		if t207 != 0 {
+			t233 = t233_1
+		} else {
+			t233 = t233_0
+		}
+		var t236, t236_1, t236_0 uint64 = 0, 0x0, 0x1a
+		if t208 != 0 {
+			t236 = t236_1
+		} else {
+			t236 = t236_0
+		}
+		var t239, t239_1, t239_0 uint64 = 0, 0x0, 0x18
+		if t209 != 0 {
+			t239 = t239_1
+		} else {
+			t239 = t239_0
+		}
+		var t242, t242_1, t242_0 uint64 = 0, t239, t221
+		if t208 != 0 {
+			t242 = t242_1
+		} else {
+			t242 = t242_0
+		}
+		var t243, t243_1, t243_0 uint64 = 0, t236, t242
+		if t207 != 0 {
+			t243 = t243_1
+		} else {
+			t243 = t243_0
+		}
+		var t244, t244_1, t244_0 uint64 = 0, t233, t243
+		if t203 != 0 {
+			t244 = t244_1
+		} else {
+			t244 = t244_0
+		}
+		var t245, t245_1, t245_0 uint64 = 0, 0x0, t244
+		if t202 != 0 {
+			t245 = t245_1
+		} else {
+			t245 = t245_0
+		}
+		var t246, t246_1, t246_0 uint64 = 0, t225, t245
+		if v[175] != 0 {
+			t246 = t246_1
+		} else {
+			t246 = t246_0
+		}
+		var t249, t249_1, t249_0 uint64 = 0, 0x0, 0x2
+		if t203 != 0 {
+			t249 = t249_1
+		} else {
+			t249 = t249_0
+		}
+		var t255, t255_1, t255_0 uint64 = 0, 0x69, 0x29
+		if t209 != 0 {
+			t255 = t255_1
+		} else {
+			t255 = t255_0
+		}
+		var t256, t256_1, t256_0 uint64 = 0, 0x0, t255
+		if t208 != 0 {
+			t256 = t256_1
+		} else {
+			t256 = t256_0
+		}
+		var t257, t257_1, t257_0 uint64 = 0, 0x0, t256
+		if t207 != 0 {
+			t257 = t257_1
+		} else {
+			t257 = t257_0
+		}
+		var t258, t258_1, t258_0 uint64 = 0, 0x0, t257
+		if t203 != 0 {
+			t258 = t258_1
+		} else {
+			t258 = t258_0
+		}
+		var t259, t259_1, t259_0 uint64 = 0, t249, t258
+		if t202 != 0 {
+			t259 = t259_1
+		} else {
+			t259 = t259_0
+		}
+		var t264, t264_1, t264_0 uint64 = 0, 0x4, 0x0
+		if t208 != 0 {
+			t264 = t264_1
+		} else {
+			t264 = t264_0
+		}
+		var t265, t265_1, t265_0 uint64 = 0, 0x0, t264
+		if t207 != 0 {
+			t265 = t265_1
+		} else {
+			t265 = t265_0
+		}
+		var t268, t268_1, t268_0 uint64 = 0, 0x0, 0xa
+		if t208 != 0 {
+			t268 = t268_1
+		} else {
+			t268 = t268_0
+		}
+		var t271, t271_1, t271_0 uint64 = 0, 0x0, 0x8
+		if t209 != 0 {
+			t271 = t271_1
+		} else {
+			t271 = t271_0
+		}
+		var t274, t274_1, t274_0 uint64 = 0, t271, t255
+		if t208 != 0 {
+			t274 = t274_1
+		} else {
+			t274 = t274_0
+		}
+		var t275, t275_1, t275_0 uint64 = 0, t268, t274
+		if t207 != 0 {
+			t275 = t275_1
+		} else {
+			t275 = t275_0
+		}
+		var t276, t276_1, t276_0 uint64 = 0, t265, t275
+		if t203 != 0 {
+			t276 = t276_1
+		} else {
+			t276 = t276_0
+		}
+		var t277, t277_1, t277_0 uint64 = 0, 0x0, t276
+		if t202 != 0 {
+			t277 = t277_1
+		} else {
+			t277 = t277_0
+		}
+		var t278, t278_1, t278_0 uint64 = 0, t259, t277
+		if v[175] != 0 {
+			t278 = t278_1
+		} else {
+			t278 = t278_0
+		}
+		var t279, t279_1, t279_0 uint64 = 0, t246, t278
+		if t176 != 0 {
+			t279 = t279_1
+		} else {
+			t279 = t279_0
+		}
+		var t280, t280_1, t280_0 uint64 = 0, 0x0, t279
+		if t200 != 0 {
+			t280 = t280_1
+		} else {
+			t280 = t280_0
+		}
+		v[797] = t280
+		var t301, t301_1, t301_0 uint64 = 0, 0x0, 0x1
+		if v[284] != 0 {
+			t301 = t301_1
+		} else {
+			t301 = t301_0
+		}
+		var t302, t302_1, t302_0 uint64 = 0, 0x0, t301
+		if v[282] != 0 {
+			t302 = t302_1
+		} else {
+			t302 = t302_0
+		}
+		var t307 uint64 = t301
+		var t308, t308_1, t308_0 uint64 = 0, t302, t307
+		if v[281] != 0 {
+			t308 = t308_1
+		} else {
+			t308 = t308_0
+		}
+		v[799] = t308
+		var t310 uint64
+		if t151 == 0x0 {
+			t310 = 1
+		}
+		v[800] = t310
+		var t174 uint64 = v[114] >> 53 & 0x3ff
+		var t312 uint64
+		if t174 == 0x0 {
+			t312 = 1
+		}
+		var t314 uint64 = t174<<2 | t312<<12
+		v[801] = t314
+		var t320 uint64
+		if t151 == 0x4 {
+			t320 = 1
+		}
+		var t322 uint64
+		if v[316] < 0x0 {
+			t322 = 1
+		}
+		var t323 uint64 = ^t322
+		var t325 uint64
+		if v[318] < 0x200 {
+			t325 = 1
+		}
+		var t326 uint64 = t323 & t325
+		var t327 uint64 = t320 & t326
+		v[802] = t327
+		var t330 uint64
+		if v[184] == 0x0 {
+			t330 = 1
+		}
+		var t333 uint64
+		if v[184] == 0x1 {
+			t333 = 1
+		}
+		var t521 uint64 = t330 | t333
+		var t336 uint64
+		if v[184] == 0x2 {
+			t336 = 1
+		}
+		var t339 uint64
+		if v[184] == 0x3 {
+			t339 = 1
+		}
+		var t522 uint64 = t336 | t339
+		var t553 uint64 = t521 | t522
+		var t342 uint64
+		if v[184] == 0x4 {
+			t342 = 1
+		}
+		var t345 uint64
+		if v[184] == 0x5 {
+			t345 = 1
+		}
+		var t523 uint64 = t342 | t345
+		var t348 uint64
+		if v[184] == 0x6 {
+			t348 = 1
+		}
+		var t351 uint64
+		if v[184] == 0x7 {
+			t351 = 1
+		}
+		var t524 uint64 = t348 | t351
+		var t554 uint64 = t523 | t524
+		var t569 uint64 = t553 | t554
+		var t354 uint64
+		if v[184] == 0x100 {
+			t354 = 1
+		}
+		var t357 uint64
+		if v[184] == 0x101 {
+			t357 = 1
+		}
+		var t525 uint64 = t354 | t357
+		var t360 uint64
+		if v[184] == 0x102 {
+			t360 = 1
+		}
+		var t363 uint64
+		if v[184] == 0x103 {
+			t363 = 1
+		}
+		var t526 uint64 = t360 | t363
+		var t555 uint64 = t525 | t526
+		var t366 uint64
+		if v[184] == 0x104 {
+			t366 = 1
+		}
+		var t369 uint64
+		if v[184] == 0x105 {
+			t369 = 1
+		}
+		var t527 uint64 = t366 | t369
+		var t372 uint64
+		if v[184] == 0x106 {
+			t372 = 1
+		}
+		var t375 uint64
+		if v[184] == 0x107 {
+			t375 = 1
+		}
+		var t528 uint64 = t372 | t375
+		var t556 uint64 = t527 | t528
+		var t570 uint64 = t555 | t556
+		var t577 uint64 = t569 | t570
+		var t378 uint64
+		if v[184] == 0x200 {
+			t378 = 1
+		}
+		var t381 uint64
+		if v[184] == 0x201 {
+			t381 = 1
+		}
+		var t529 uint64 = t378 | t381
+		var t384 uint64
+		if v[184] == 0x202 {
+			t384 = 1
+		}
+		var t387 uint64
+		if v[184] == 0x203 {
+			t387 = 1
+		}
+		var t530 uint64 = t384 | t387
+		var t557 uint64 = t529 | t530
+		var t390 uint64
+		if v[184] == 0x204 {
+			t390 = 1
+		}
+		var t393 uint64
+		if v[184] == 0x205 {
+			t393 = 1
+		}
+		var t531 uint64 = t390 | t393
+		var t396 uint64
+		if v[184] == 0x206 {
+			t396 = 1
+		}
+		var t399 uint64
+		if v[184] == 0x207 {
+			t399 = 1
+		}
+		var t532 uint64 = t396 | t399
+		var t558 uint64 = t531 | t532
+		var t571 uint64 = t557 | t558
+		var t402 uint64
+		if v[184] == 0x300 {
+			t402 = 1
+		}
+		var t405 uint64
+		if v[184] == 0x301 {
+			t405 = 1
+		}
+		var t533 uint64 = t402 | t405
+		var t408 uint64
+		if v[184] == 0x302 {
+			t408 = 1
+		}
+		var t411 uint64
+		if v[184] == 0x303 {
+			t411 = 1
+		}
+		var t534 uint64 = t408 | t411
+		var t559 uint64 = t533 | t534
+		var t414 uint64
+		if v[184] == 0x304 {
+			t414 = 1
+		}
+		var t417 uint64
+		if v[184] == 0x305 {
+			t417 = 1
+		}
+		var t535 uint64 = t414 | t417
+		var t420 uint64
+		if v[184] == 0x306 {
+			t420 = 1
+		}
+		var t423 uint64
+		if v[184] == 0x307 {
+			t423 = 1
+		}
+		var t536 uint64 = t420 | t423
+		var t560 uint64 = t535 | t536
+		var t572 uint64 = t559 | t560
+		var t578 uint64 = t571 | t572
+		var t581 uint64 = t577 | t578
+		var t426 uint64
+		if v[184] == 0x400 {
+			t426 = 1
+		}
+		var t429 uint64
+		if v[184] == 0x401 {
+			t429 = 1
+		}
+		var t537 uint64 = t426 | t429
+		var t432 uint64
+		if v[184] == 0x402 {
+			t432 = 1
+		}
+		var t435 uint64
+		if v[184] == 0x403 {
+			t435 = 1
+		}
+		var t538 uint64 = t432 | t435
+		var t561 uint64 = t537 | t538
+		var t438 uint64
+		if v[184] == 0x404 {
+			t438 = 1
+		}
+		var t441 uint64
+		if v[184] == 0x405 {
+			t441 = 1
+		}
+		var t539 uint64 = t438 | t441
+		var t444 uint64
+		if v[184] == 0x406 {
+			t444 = 1
+		}
+		var t447 uint64
+		if v[184] == 0x407 {
+			t447 = 1
+		}
+		var t540 uint64 = t444 | t447
+		var t562 uint64 = t539 | t540
+		var t573 uint64 = t561 | t562
+		var t450 uint64
+		if v[184] == 0x500 {
+			t450 = 1
+		}
+		var t453 uint64
+		if v[184] == 0x501 {
+			t453 = 1
+		}
+		var t541 uint64 = t450 | t453
+		var t456 uint64
+		if v[184] == 0x502 {
+			t456 = 1
+		}
+		var t459 uint64
+		if v[184] == 0x503 {
+			t459 = 1
+		}
+		var t542 uint64 = t456 | t459
+		var t563 uint64 = t541 | t542
+		var t462 uint64
+		if v[184] == 0x504 {
+			t462 = 1
+		}
+		var t465 uint64
+		if v[184] == 0x505 {
+			t465 = 1
+		}
+		var t543 uint64 = t462 | t465
+		var t468 uint64
+		if v[184] == 0x506 {
+			t468 = 1
+		}
+		var t471 uint64
+		if v[184] == 0x507 {
+			t471 = 1
+		}
+		var t544 uint64 = t468 | t471
+		var t564 uint64 = t543 | t544
+		var t574 uint64 = t563 | t564
+		var t579 uint64 = t573 | t574
+		var t474 uint64
+		if v[184] == 0x600 {
+			t474 = 1
+		}
+		var t477 uint64
+		if v[184] == 0x601 {
+			t477 = 1
+		}
+		var t545 uint64 = t474 | t477
+		var t480 uint64
+		if v[184] == 0x602 {
+			t480 = 1
+		}
+		var t483 uint64
+		if v[184] == 0x603 {
+			t483 = 1
+		}
+		var t546 uint64 = t480 | t483
+		var t565 uint64 = t545 | t546
+		var t486 uint64
+		if v[184] == 0x604 {
+			t486 = 1
+		}
+		var t489 uint64
+		if v[184] == 0x605 {
+			t489 = 1
+		}
+		var t547 uint64 = t486 | t489
+		var t492 uint64
+		if v[184] == 0x606 {
+			t492 = 1
+		}
+		var t495 uint64
+		if v[184] == 0x607 {
+			t495 = 1
+		}
+		var t548 uint64 = t492 | t495
+		var t566 uint64 = t547 | t548
+		var t575 uint64 = t565 | t566
+		var t498 uint64
+		if v[184] == 0x700 {
+			t498 = 1
+		}
+		var t501 uint64
+		if v[184] == 0x701 {
+			t501 = 1
+		}
+		var t549 uint64 = t498 | t501
+		var t504 uint64
+		if v[184] == 0x702 {
+			t504 = 1
+		}
+		var t507 uint64
+		if v[184] == 0x703 {
+			t507 = 1
+		}
+		var t550 uint64 = t504 | t507
+		var t567 uint64 = t549 | t550
+		var t510 uint64
+		if v[184] == 0x704 {
+			t510 = 1
+		}
+		var t513 uint64
+		if v[184] == 0x705 {
+			t513 = 1
+		}
+		var t551 uint64 = t510 | t513
+		var t516 uint64
+		if v[184] == 0x706 {
+			t516 = 1
+		}
+		var t519 uint64
+		if v[184] == 0x707 {
+			t519 = 1
+		}
+		var t552 uint64 = t516 | t519
+		var t568 uint64 = t551 | t552
+		var t576 uint64 = t567 | t568
+		var t580 uint64 = t575 | t576
+		var t582 uint64 = t579 | t580
+		var t583 uint64 = t581 | t582
+		v[803] = t583
+		var t586, t586_1, t586_0 uint64 = 0, 0x8000, 0x0
+		if t330 != 0 {
+			t586 = t586_1
+		} else {
+			t586 = t586_0
+		}
+		var t588, t588_1, t588_0 uint64 = 0, 0x8001, 0x0
+		if t333 != 0 {
+			t588 = t588_1
+		} else {
+			t588 = t588_0
+		}
+		var t713 uint64 = t586 | t588
+		var t590, t590_1, t590_0 uint64 = 0, 0x8002, 0x0
+		if t336 != 0 {
+			t590 = t590_1
+		} else {
+			t590 = t590_0
+		}
+		var t592, t592_1, t592_0 uint64 = 0, 0x8003, 0x0
+		if t339 != 0 {
+			t592 = t592_1
+		} else {
+			t592 = t592_0
+		}
+		var t714 uint64 = t590 | t592
+		var t745 uint64 = t713 | t714
+		var t594, t594_1, t594_0 uint64 = 0, 0x8004, 0x0
+		if t342 != 0 {
+			t594 = t594_1
+		} else {
+			t594 = t594_0
+		}
+		var t596, t596_1, t596_0 uint64 = 0, 0x8005, 0x0
+		if t345 != 0 {
+			t596 = t596_1
+		} else {
+			t596 = t596_0
+		}
+		var t715 uint64 = t594 | t596
+		var t598, t598_1, t598_0 uint64 = 0, 0x8006, 0x0
+		if t348 != 0 {
+			t598 = t598_1
+		} else {
+			t598 = t598_0
+		}
+		var t600, t600_1, t600_0 uint64 = 0, 0x8007, 0x0
+		if t351 != 0 {
+			t600 = t600_1
+		} else {
+			t600 = t600_0
+		}
+		var t716 uint64 = t598 | t600
+		var t746 uint64 = t715 | t716
+		var t761 uint64 = t745 | t746
+		var t602, t602_1, t602_0 uint64 = 0, 0x8008, 0x0
+		if t354 != 0 {
+			t602 = t602_1
+		} else {
+			t602 = t602_0
+		}
+		var t604, t604_1, t604_0 uint64 = 0, 0x8009, 0x0
+		if t357 != 0 {
+			t604 = t604_1
+		} else {
+			t604 = t604_0
+		}
+		var t717 uint64 = t602 | t604
+		var t606, t606_1, t606_0 uint64 = 0, 0x800a, 0x0
+		if t360 != 0 {
+			t606 = t606_1
+		} else {
+			t606 = t606_0
+		}
+		var t608, t608_1, t608_0 uint64 = 0, 0x800b, 0x0
+		if t363 != 0 {
+			t608 = t608_1
+		} else {
+			t608 = t608_0
+		}
+		var t718 uint64 = t606 | t608
+		var t747 uint64 = t717 | t718
+		var t610, t610_1, t610_0 uint64 = 0, 0x800c, 0x0
+		if t366 != 0 {
+			t610 = t610_1
+		} else {
+			t610 = t610_0
+		}
+		var t612, t612_1, t612_0 uint64 = 0, 0x800d, 0x0
+		if t369 != 0 {
+			t612 = t612_1
+		} else {
+			t612 = t612_0
+		}
+		var t719 uint64 = t610 | t612
+		var t614, t614_1, t614_0 uint64 = 0, 0x800e, 0x0
+		if t372 != 0 {
+			t614 = t614_1
+		} else {
+			t614 = t614_0
+		}
+		var t616, t616_1, t616_0 uint64 = 0, 0x800f, 0x0
+		if t375 != 0 {
+			t616 = t616_1
+		} else {
+			t616 = t616_0
+		}
+		var t720 uint64 = t614 | t616
+		var t748 uint64 = t719 | t720
+		var t762 uint64 = t747 | t748
+		var t769 uint64 = t761 | t762
+		var t618, t618_1, t618_0 uint64 = 0, 0x8010, 0x0
+		if t378 != 0 {
+			t618 = t618_1
+		} else {
+			t618 = t618_0
+		}
+		var t620, t620_1, t620_0 uint64 = 0, 0x8011, 0x0
+		if t381 != 0 {
+			t620 = t620_1
+		} else {
+			t620 = t620_0
+		}
+		var t721 uint64 = t618 | t620
+		var t622, t622_1, t622_0 uint64 = 0, 0x8012, 0x0
+		if t384 != 0 {
+			t622 = t622_1
+		} else {
+			t622 = t622_0
+		}
+		var t624, t624_1, t624_0 uint64 = 0, 0x8013, 0x0
+		if t387 != 0 {
+			t624 = t624_1
+		} else {
+			t624 = t624_0
+		}
+		var t722 uint64 = t622 | t624
+		var t749 uint64 = t721 | t722
+		var t626, t626_1, t626_0 uint64 = 0, 0x8014, 0x0
+		if t390 != 0 {
+			t626 = t626_1
+		} else {
+			t626 = t626_0
+		}
+		var t628, t628_1, t628_0 uint64 = 0, 0x8015, 0x0
+		if t393 != 0 {
+			t628 = t628_1
+		} else {
+			t628 = t628_0
+		}
+		var t723 uint64 = t626 | t628
+		var t630, t630_1, t630_0 uint64 = 0, 0x8016, 0x0
+		if t396 != 0 {
+			t630 = t630_1
+		} else {
+			t630 = t630_0
+		}
+		var t632, t632_1, t632_0 uint64 = 0, 0x8017, 0x0
+		if t399 != 0 {
+			t632 = t632_1
+		} else {
+			t632 = t632_0
+		}
+		var t724 uint64 = t630 | t632
+		var t750 uint64 = t723 | t724
+		var t763 uint64 = t749 | t750
+		var t634, t634_1, t634_0 uint64 = 0, 0x8018, 0x0
+		if t402 != 0 {
+			t634 = t634_1
+		} else {
+			t634 = t634_0
+		}
+		var t636, t636_1, t636_0 uint64 = 0, 0x8019, 0x0
+		if t405 != 0 {
+			t636 = t636_1
+		} else {
+			t636 = t636_0
+		}
+		var t725 uint64 = t634 | t636
+		var t638, t638_1, t638_0 uint64 = 0, 0x801a, 0x0
+		if t408 != 0 {
+			t638 = t638_1
+		} else {
+			t638 = t638_0
+		}
+		var t640, t640_1, t640_0 uint64 = 0, 0x801b, 0x0
+		if t411 != 0 {
+			t640 = t640_1
+		} else {
+			t640 = t640_0
+		}
+		var t726 uint64 = t638 | t640
+		var t751 uint64 = t725 | t726
+		var t642, t642_1, t642_0 uint64 = 0, 0x801c, 0x0
+		if t414 != 0 {
+			t642 = t642_1
+		} else {
+			t642 = t642_0
+		}
+		var t644, t644_1, t644_0 uint64 = 0, 0x801d, 0x0
+		if t417 != 0 {
+			t644 = t644_1
+		} else {
+			t644 = t644_0
+		}
+		var t727 uint64 = t642 | t644
+		var t646, t646_1, t646_0 uint64 = 0, 0x801e, 0x0
+		if t420 != 0 {
+			t646 = t646_1
+		} else {
+			t646 = t646_0
+		}
+		var t648, t648_1, t648_0 uint64 = 0, 0x801f, 0x0
+		if t423 != 0 {
+			t648 = t648_1
+		} else {
+			t648 = t648_0
+		}
+		var t728 uint64 = t646 | t648
+		var t752 uint64 = t727 | t728
+		var t764 uint64 = t751 | t752
+		var t770 uint64 = t763 | t764
+		var t773 uint64 = t769 | t770
+		var t650, t650_1, t650_0 uint64 = 0, 0x8020, 0x0
+		if t426 != 0 {
+			t650 = t650_1
+		} else {
+			t650 = t650_0
+		}
+		var t652, t652_1, t652_0 uint64 = 0, 0x8021, 0x0
+		if t429 != 0 {
+			t652 = t652_1
+		} else {
+			t652 = t652_0
+		}
+		var t729 uint64 = t650 | t652
+		var t654, t654_1, t654_0 uint64 = 0, 0x8022, 0x0
+		if t432 != 0 {
+			t654 = t654_1
+		} else {
+			t654 = t654_0
+		}
+		var t656, t656_1, t656_0 uint64 = 0, 0x8023, 0x0
+		if t435 != 0 {
+			t656 = t656_1
+		} else {
+			t656 = t656_0
+		}
+		var t730 uint64 = t654 | t656
+		var t753 uint64 = t729 | t730
+		var t658, t658_1, t658_0 uint64 = 0, 0x8024, 0x0
+		if t438 != 0 {
+			t658 = t658_1
+		} else {
+			t658 = t658_0
+		}
+		var t660, t660_1, t660_0 uint64 = 0, 0x8025, 0x0
+		if t441 != 0 {
+			t660 = t660_1
+		} else {
+			t660 = t660_0
+		}
+		var t731 uint64 = t658 | t660
+		var t662, t662_1, t662_0 uint64 = 0, 0x8026, 0x0
+		if t444 != 0 {
+			t662 = t662_1
+		} else {
+			t662 = t662_0
+		}
+		var t664, t664_1, t664_0 uint64 = 0, 0x8027, 0x0
+		if t447 != 0 {
+			t664 = t664_1
+		} else {
+			t664 = t664_0
+		}
+		var t732 uint64 = t662 | t664
+		var t754 uint64 = t731 | t732
+		var t765 uint64 = t753 | t754
+		var t666, t666_1, t666_0 uint64 = 0, 0x8028, 0x0
+		if t450 != 0 {
+			t666 = t666_1
+		} else {
+			t666 = t666_0
+		}
+		var t668, t668_1, t668_0 uint64 = 0, 0x8029, 0x0
+		if t453 != 0 {
+			t668 = t668_1
+		} else {
+			t668 = t668_0
+		}
+		var t733 uint64 = t666 | t668
+		var t670, t670_1, t670_0 uint64 = 0, 0x802a, 0x0
+		if t456 != 0 {
+			t670 = t670_1
+		} else {
+			t670 = t670_0
+		}
+		var t672, t672_1, t672_0 uint64 = 0, 0x802b, 0x0
+		if t459 != 0 {
+			t672 = t672_1
+		} else {
+			t672 = t672_0
+		}
+		var t734 uint64 = t670 | t672
+		var t755 uint64 = t733 | t734
+		var t674, t674_1, t674_0 uint64 = 0, 0x802c, 0x0
+		if t462 != 0 {
+			t674 = t674_1
+		} else {
+			t674 = t674_0
+		}
+		var t676, t676_1, t676_0 uint64 = 0, 0x802d, 0x0
+		if t465 != 0 {
+			t676 = t676_1
+		} else {
+			t676 = t676_0
+		}
+		var t735 uint64 = t674 | t676
+		var t678, t678_1, t678_0 uint64 = 0, 0x802e, 0x0
+		if t468 != 0 {
+			t678 = t678_1
+		} else {
+			t678 = t678_0
+		}
+		var t680, t680_1, t680_0 uint64 = 0, 0x802f, 0x0
+		if t471 != 0 {
+			t680 = t680_1
+		} else {
+			t680 = t680_0
+		}
+		var t736 uint64 = t678 | t680
+		var t756 uint64 = t735 | t736
+		var t766 uint64 = t755 | t756
+		var t771 uint64 = t765 | t766
+		var t682, t682_1, t682_0 uint64 = 0, 0x8030, 0x0
+		if t474 != 0 {
+			t682 = t682_1
+		} else {
+			t682 = t682_0
+		}
+		var t684, t684_1, t684_0 uint64 = 0, 0x8031, 0x0
+		if t477 != 0 {
+			t684 = t684_1
+		} else {
+			t684 = t684_0
+		}
+		var t737 uint64 = t682 | t684
+		var t686, t686_1, t686_0 uint64 = 0, 0x8032, 0x0
+		if t480 != 0 {
+			t686 = t686_1
+		} else {
+			t686 = t686_0
+		}
+		var t688, t688_1, t688_0 uint64 = 0, 0x8033, 0x0
+		if t483 != 0 {
+			t688 = t688_1
+		} else {
+			t688 = t688_0
+		}
+		var t738 uint64 = t686 | t688
+		var t757 uint64 = t737 | t738
+		var t690, t690_1, t690_0 uint64 = 0, 0x8034, 0x0
+		if t486 != 0 {
+			t690 = t690_1
+		} else {
+			t690 = t690_0
+		}
+		var t692, t692_1, t692_0 uint64 = 0, 0x8035, 0x0
+		if t489 != 0 {
+			t692 = t692_1
+		} else {
+			t692 = t692_0
+		}
+		var t739 uint64 = t690 | t692
+		var t694, t694_1, t694_0 uint64 = 0, 0x8036, 0x0
+		if t492 != 0 {
+			t694 = t694_1
+		} else {
+			t694 = t694_0
+		}
+		var t696, t696_1, t696_0 uint64 = 0, 0x8037, 0x0
+		if t495 != 0 {
+			t696 = t696_1
+		} else {
+			t696 = t696_0
+		}
+		var t740 uint64 = t694 | t696
+		var t758 uint64 = t739 | t740
+		var t767 uint64 = t757 | t758
+		var t698, t698_1, t698_0 uint64 = 0, 0x8038, 0x0
+		if t498 != 0 {
+			t698 = t698_1
+		} else {
+			t698 = t698_0
+		}
+		var t700, t700_1, t700_0 uint64 = 0, 0x8039, 0x0
+		if t501 != 0 {
+			t700 = t700_1
+		} else {
+			t700 = t700_0
+		}
+		var t741 uint64 = t698 | t700
+		var t702, t702_1, t702_0 uint64 = 0, 0x803a, 0x0
+		if t504 != 0 {
+			t702 = t702_1
+		} else {
+			t702 = t702_0
+		}
+		var t704, t704_1, t704_0 uint64 = 0, 0x803b, 0x0
+		if t507 != 0 {
+			t704 = t704_1
+		} else {
+			t704 = t704_0
+		}
+		var t742 uint64 = t702 | t704
+		var t759 uint64 = t741 | t742
+		var t706, t706_1, t706_0 uint64 = 0, 0x803c, 0x0
+		if t510 != 0 {
+			t706 = t706_1
+		} else {
+			t706 = t706_0
+		}
+		var t708, t708_1, t708_0 uint64 = 0, 0x803d, 0x0
+		if t513 != 0 {
+			t708 = t708_1
+		} else {
+			t708 = t708_0
+		}
+		var t743 uint64 = t706 | t708
+		var t710, t710_1, t710_0 uint64 = 0, 0x803e, 0x0
+		if t516 != 0 {
+			t710 = t710_1
+		} else {
+			t710 = t710_0
+		}
+		var t712, t712_1, t712_0 uint64 = 0, 0x803f, 0x0
+		if t519 != 0 {
+			t712 = t712_1
+		} else {
+			t712 = t712_0
+		}
+		var t744 uint64 = t710 | t712
+		var t760 uint64 = t743 | t744
+		var t768 uint64 = t759 | t760
+		var t772 uint64 = t767 | t768
+		var t774 uint64 = t771 | t772
+		var t775 uint64 = t773 | t774
+		v[804] = t775
 	}
 	if x.Rst {
 		x.D |= 0x2
@@ -14418,47 +14418,6 @@ func (x *largeSim) Edge() bool {
 		v[6327] = 0x0
 	} else {
 		x.D |= 0x1
-		var t809 uint64
-		if v[807] == 0x1ff {
-			t809 = 1
-		}
-		var t813 uint64 = v[75] | t809
-		v[75] = t813
-		var t6046, t6046_1, t6046_0 uint64 = 0, 0x0, v[6042]
-		if v[6343] != 0 {
-			t6046 = t6046_1
-		} else {
-			t6046 = t6046_0
-		}
-		v[6037] = t6046
-		var t6115, t6115_1, t6115_0 uint64 = 0, 0x0, v[6110]
-		if v[6343] != 0 {
-			t6115 = t6115_1
-		} else {
-			t6115 = t6115_0
-		}
-		v[6105] = t6115
-		var t6184, t6184_1, t6184_0 uint64 = 0, 0x0, v[6179]
-		if v[6343] != 0 {
-			t6184 = t6184_1
-		} else {
-			t6184 = t6184_0
-		}
-		v[6174] = t6184
-		var t6254, t6254_1, t6254_0 uint64 = 0, 0x0, v[6249]
-		if v[6343] != 0 {
-			t6254 = t6254_1
-		} else {
-			t6254 = t6254_0
-		}
-		v[6244] = t6254
-		var t6323, t6323_1, t6323_0 uint64 = 0, 0x0, v[6318]
-		if v[6343] != 0 {
-			t6323 = t6323_1
-		} else {
-			t6323 = t6323_0
-		}
-		v[6313] = t6323
 		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
@@ -14468,6 +14427,21 @@ func (x *largeSim) Edge() bool {
 			t17 = t17_0
 		}
 		v[10] = t17
+		var t6515 uint64 = ^v[72]
+		var t6516 uint64 = v[73] & t6515
+		var t6517, t6517_1, t6517_0 uint64 = 0, 0x1, t6516
+		if v[6404] != 0 {
+			t6517 = t6517_1
+		} else {
+			t6517 = t6517_0
+		}
+		v[73] = t6517
+		var t809 uint64
+		if v[807] == 0x1ff {
+			t809 = 1
+		}
+		var t813 uint64 = v[75] | t809
+		v[75] = t813
 		var t131 uint64 = v[116] | v[77]
 		var t132, t132_1, t132_0 uint64 = 0, t131, v[104]
 		if v[130] != 0 {
@@ -14483,6 +14457,13 @@ func (x *largeSim) Edge() bool {
 			t145 = t145_0
 		}
 		v[116] = t145
+		var t6046, t6046_1, t6046_0 uint64 = 0, 0x0, v[6042]
+		if v[6343] != 0 {
+			t6046 = t6046_1
+		} else {
+			t6046 = t6046_0
+		}
+		v[6037] = t6046
 		var t6074 uint64 = v[6059] | v[6040]
 		var t6075, t6075_1, t6075_0 uint64 = 0, t6074, v[6047]
 		if v[6073] != 0 {
@@ -14498,6 +14479,13 @@ func (x *largeSim) Edge() bool {
 			t6088 = t6088_0
 		}
 		v[6059] = t6088
+		var t6115, t6115_1, t6115_0 uint64 = 0, 0x0, v[6110]
+		if v[6343] != 0 {
+			t6115 = t6115_1
+		} else {
+			t6115 = t6115_0
+		}
+		v[6105] = t6115
 		var t6143 uint64 = v[6128] | v[6108]
 		var t6144, t6144_1, t6144_0 uint64 = 0, t6143, v[6116]
 		if v[6142] != 0 {
@@ -14513,6 +14501,13 @@ func (x *largeSim) Edge() bool {
 			t6157 = t6157_0
 		}
 		v[6128] = t6157
+		var t6184, t6184_1, t6184_0 uint64 = 0, 0x0, v[6179]
+		if v[6343] != 0 {
+			t6184 = t6184_1
+		} else {
+			t6184 = t6184_0
+		}
+		v[6174] = t6184
 		var t6212 uint64 = v[6197] | v[6177]
 		var t6213, t6213_1, t6213_0 uint64 = 0, t6212, v[6185]
 		if v[6211] != 0 {
@@ -14528,6 +14523,13 @@ func (x *largeSim) Edge() bool {
 			t6226 = t6226_0
 		}
 		v[6197] = t6226
+		var t6254, t6254_1, t6254_0 uint64 = 0, 0x0, v[6249]
+		if v[6343] != 0 {
+			t6254 = t6254_1
+		} else {
+			t6254 = t6254_0
+		}
+		v[6244] = t6254
 		var t6282 uint64 = v[6267] | v[6247]
 		var t6283, t6283_1, t6283_0 uint64 = 0, t6282, v[6255]
 		if v[6281] != 0 {
@@ -14543,6 +14545,13 @@ func (x *largeSim) Edge() bool {
 			t6296 = t6296_0
 		}
 		v[6267] = t6296
+		var t6323, t6323_1, t6323_0 uint64 = 0, 0x0, v[6318]
+		if v[6343] != 0 {
+			t6323 = t6323_1
+		} else {
+			t6323 = t6323_0
+		}
+		v[6313] = t6323
 		var t6333 uint64 = v[6327] | v[6316]
 		var t6334, t6334_1, t6334_0 uint64 = 0, t6333, v[6324]
 		if v[6332] != 0 {
@@ -14558,15 +14567,6 @@ func (x *largeSim) Edge() bool {
 			t6338 = t6338_0
 		}
 		v[6327] = t6338
-		var t6515 uint64 = ^v[72]
-		var t6516 uint64 = v[73] & t6515
-		var t6517, t6517_1, t6517_0 uint64 = 0, 0x1, t6516
-		if v[6404] != 0 {
-			t6517 = t6517_1
-		} else {
-			t6517 = t6517_0
-		}
-		v[73] = t6517
 	}
 	if x.Rst {
 		x.D |= 0x1000

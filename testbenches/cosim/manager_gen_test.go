@@ -366,7 +366,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "78aab53da832bb1d6cd27d4d3e393aef" }
+func (x *managerSim) Fingerprint() string { return "986b723bebffbebe167a15e06bf29233" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1293,6 +1293,24 @@ func (x *managerSim) Edge() bool {
 		x.D |= 0x1000
 		v[900] = v[737]
 		v[904] = v[571]
+		var t742 uint64
+		if v[737] == 0x0 {
+			t742 = 1
+		}
+		var t615 uint64 = (v[558] >> 3) & 0x1
+		var t746, t746_1, t746_0 uint64 = 0, 0x1, 0x2
+		if t615 != 0 {
+			t746 = t746_1
+		} else {
+			t746 = t746_0
+		}
+		var t747, t747_1, t747_0 uint64 = 0, 0x0, t746
+		if t742 != 0 {
+			t747 = t747_1
+		} else {
+			t747 = t747_0
+		}
+		v[899] = t747
 		var t724, t724_1, t724_0 uint64 = 0, 0x2, 0x1
 		if v[575] == 0x2 {
 			t724 = t724_1
@@ -1378,24 +1396,6 @@ func (x *managerSim) Edge() bool {
 			t738 = t738_0
 		}
 		v[901] = t738
-		var t742 uint64
-		if v[737] == 0x0 {
-			t742 = 1
-		}
-		var t615 uint64 = (v[558] >> 3) & 0x1
-		var t746, t746_1, t746_0 uint64 = 0, 0x1, 0x2
-		if t615 != 0 {
-			t746 = t746_1
-		} else {
-			t746 = t746_0
-		}
-		var t747, t747_1, t747_0 uint64 = 0, 0x0, t746
-		if t742 != 0 {
-			t747 = t747_1
-		} else {
-			t747 = t747_0
-		}
-		v[899] = t747
 		var t752 uint64 = t742 & v[612]
 		var t753 uint64 = ^v[561]
 		var t754 uint64 = v[560] & t753
@@ -1818,7 +1818,6 @@ func (x *managerSim) Edge() bool {
 			t739 = t739_0
 		}
 		v[902] = t739
-		var t765 uint64 = v[545] >> 62 & 0x3
 		var t634, t634_1, t634_0 uint64 = 0, 0x0, v[568]
 		if v[626] != 0 {
 			t634 = t634_1
@@ -1902,6 +1901,7 @@ func (x *managerSim) Edge() bool {
 		if t763 != 0 {
 			t764 = 1
 		}
+		var t765 uint64 = v[545] >> 62 & 0x3
 		var t766 uint64 = v[545] >> 32 & 0x1fffffff
 		var t767 uint64 = t766 | t764<<29 | t765<<30
 		var t623, t623_1, t623_0 uint64 = 0, v[563], v[597]
@@ -2294,9 +2294,318 @@ func (x *managerSim) Edge() bool {
 		v[898] = v[557]
 		v[557] = v[413]
 		v[413] = v[339]
+		var t470 uint64 = v[401] >> 16 & 0xffff
+		v[400] = v[326]
+		v[401] = v[327]
+		var t508 uint64
+		if t470 < 0x2000 {
+			t508 = 1
+		}
+		var t509 uint64 = ^t508
+		var t511 uint64
+		if 0x2007 < t470 {
+			t511 = 1
+		}
+		var t512 uint64 = ^t511
+		var t513 uint64 = (t509 & t512) & 0x1
+		var t477 uint64
+		if t470 < 0x0 {
+			t477 = 1
+		}
+		var t478 uint64 = ^t477
+		var t480 uint64
+		if 0x0 < t470 {
+			t480 = 1
+		}
+		var t481 uint64 = ^t480
+		var t482 uint64 = (t478 & t481) & 0x1
+		var t501, t501_1, t501_0 uint64 = 0, 0x1, 0x0
+		if t482 != 0 {
+			t501 = t501_1
+		} else {
+			t501 = t501_0
+		}
+		var t523, t523_1, t523_0 uint64 = 0, 0x1, t501
+		if t513 != 0 {
+			t523 = t523_1
+		} else {
+			t523 = t523_0
+		}
+		var t518 uint64 = 0x2 >> 0x0
+		var t519 uint64 = t518
+		var t487 uint64 = 0x1 >> 0x0
+		var t488 uint64 = t487
+		var t504, t504_1, t504_0 uint64 = 0, t488, 0x0
+		if t482 != 0 {
+			t504 = t504_1
+		} else {
+			t504 = t504_0
+		}
+		var t526, t526_1, t526_0 uint64 = 0, t519, t504
+		if t513 != 0 {
+			t526 = t526_1
+		} else {
+			t526 = t526_0
+		}
+		t526 &= 0x1
+		var t456, t456_1, t456_0 uint64 = 0, 0x0, 0x0
+		if v[433] == 0x1 {
+			t456 = t456_1
+		} else {
+			t456 = t456_0
+		}
+		var t458, t458_1, t458_0 uint64 = 0, 0x1, 0x0
+		if v[433] == 0x2 {
+			t458 = t458_1
+		} else {
+			t458 = t458_0
+		}
+		var t463 uint64 = t456 | t458
+		var t460, t460_1, t460_0 uint64 = 0, 0x2, 0x0
+		if v[433] == 0x4 {
+			t460 = t460_1
+		} else {
+			t460 = t460_0
+		}
+		var t443 uint64 = v[434]
+		var t445 uint64 = t443 + 0x8
+		var t462, t462_1, t462_0 uint64 = 0, t445, 0x0
+		if v[433] == 0x3 {
+			t462 = t462_1
+		} else {
+			t462 = t462_0
+		}
+		var t464 uint64 = t460 | t462
+		var t465 uint64 = t463 | t464
+		var t467, t467_1, t467_0 uint64 = 0, 0x2, t465
+		if v[427] != 0 {
+			t467 = t467_1
+		} else {
+			t467 = t467_0
+		}
+		t467 &= 0x1f
+		var t515 uint64 = 0x8 >> t467
+		var t516 uint64 = t515
+		var t484 uint64 = 0x1 >> t467
+		var t485 uint64 = t484
+		var t505, t505_1, t505_0 uint64 = 0, t485, 0x0
+		if t482 != 0 {
+			t505 = t505_1
+		} else {
+			t505 = t505_0
+		}
+		var t527, t527_1, t527_0 uint64 = 0, t516, t505
+		if t513 != 0 {
+			t527 = t527_1
+		} else {
+			t527 = t527_0
+		}
+		t527 &= 0x1
+		var t442, t442_1, t442_0 uint64 = 0, v[425], v[435]
+		if v[427] != 0 {
+			t442 = t442_1
+		} else {
+			t442 = t442_0
+		}
+		v[425] = v[341]
+		v[427] = v[343]
+		var t491 uint64
+		if t442 < 0x100000000 {
+			t491 = 1
+		}
+		var t492 uint64 = ^t491
+		var t493 uint64
+		if t442 < 0x140000000 {
+			t493 = 1
+		}
+		var t494 uint64 = t492 & t493
+		var t496 uint64 = 0x140000000 - 0x1
+		var t497 uint64 = t496 - t442
+		var t474 uint64 = v[428] - 0x1
+		v[428] = v[344]
+		var t498 uint64
+		if t497 < t474 {
+			t498 = 1
+		}
+		var t499 uint64 = ^t498
+		var t500 uint64 = t494 & t499
+		var t506, t506_1, t506_0 uint64 = 0, t500, 0x0
+		if t482 != 0 {
+			t506 = t506_1
+		} else {
+			t506 = t506_0
+		}
+		var t528, t528_1, t528_0 uint64 = 0, t500, t506
+		if t513 != 0 {
+			t528 = t528_1
+		} else {
+			t528 = t528_0
+		}
+		var t468 uint64 = (v[424] >> 4) & 0x1
+		v[424] = v[340]
+		var t529 uint64 = t528
+		_ = t468
+		var t532, t532_1, t532_0 uint64 = 0, 0x4, 0x3
+		if t468 != 0 {
+			t532 = t532_1
+		} else {
+			t532 = t532_0
+		}
+		var t534, t534_1, t534_0 uint64 = 0, 0x0, t532
+		if t529 != 0 {
+			t534 = t534_1
+		} else {
+			t534 = t534_0
+		}
+		var t536, t536_1, t536_0 uint64 = 0, t534, 0x2
+		if t528 != 0 {
+			t536 = t536_1
+		} else {
+			t536 = t536_0
+		}
+		var t538, t538_1, t538_0 uint64 = 0, t536, 0x5
+		if t527 != 0 {
+			t538 = t538_1
+		} else {
+			t538 = t538_0
+		}
+		var t540, t540_1, t540_0 uint64 = 0, t538, 0x6
+		if t526 != 0 {
+			t540 = t540_1
+		} else {
+			t540 = t540_0
+		}
+		var t542, t542_1, t542_0 uint64 = 0, t540, 0x1
+		if t523 != 0 {
+			t542 = t542_1
+		} else {
+			t542 = t542_0
+		}
+		v[574] = t542
 		v[146] = v[110]>>21 | v[111]<<43
 		v[147] = v[111]>>21 | v[112]<<43
+		v[326] = v[146]
+		v[327] = v[147]
+		var t351 uint64
+		if v[328] == 0x2 {
+			t351 = 1
+		}
+		var t352 uint64 = (v[341] >> 30) & 0x3ffffffff
+		var t354 uint64
+		if t352 == 0x0 {
+			t354 = 1
+		}
+		var t355 uint64 = t351 & t354
+		v[431] = t355
+		var t349 uint64 = v[28]
+		var t368, t368_1, t368_0 uint64 = 0, t349, 0x0
+		if t355 != 0 {
+			t368 = t368_1
+		} else {
+			t368 = t368_0
+		}
+		t368 &= 0x1
+		v[432] = t368
+		var t378, t378_1, t378_0 uint64 = 0, 0x0, 0x0
+		if t355 != 0 {
+			t378 = t378_1
+		} else {
+			t378 = t378_0
+		}
+		var t384 uint64 = ^t378
+		var t385 uint64 = t378 & t384
+		var t372, t372_1, t372_0 uint64 = 0, 0x1, 0x0
+		if t355 != 0 {
+			t372 = t372_1
+		} else {
+			t372 = t372_0
+		}
+		var t387 uint64
+		if t372 == 0x1 {
+			t387 = 1
+		}
+		var t388 uint64 = v[3]
+		var t389 uint64 = t387 & t388
+		var t391 uint64
+		if t372 == 0x2 {
+			t391 = 1
+		}
+		var t392 uint64 = v[3] >> 1
+		var t393 uint64 = t391 & t392
+		var t394 uint64 = t389 | t393
+		var t395 uint64 = t385 & t394
+		var t381, t381_1, t381_0 uint64 = 0, 0x0, 0x0
+		if t355 != 0 {
+			t381 = t381_1
+		} else {
+			t381 = t381_0
+		}
+		v[438] = t381
+		var t396, t396_1, t396_0 uint64 = 0, t381, t372
+		if t395 != 0 {
+			t396 = t396_1
+		} else {
+			t396 = t396_0
+		}
+		v[433] = t396
+		var t374, t374_1, t374_0 uint64 = 0, 0x0, 0x0
+		if t355 != 0 {
+			t374 = t374_1
+		} else {
+			t374 = t374_0
+		}
+		v[434] = t374
+		var t360 uint64 = (v[341]) & 0x3fffffff
+		var t366 uint64 = t360
+		var t383, t383_1, t383_0 uint64 = 0, t366, 0x0
+		if t355 != 0 {
+			t383 = t383_1
+		} else {
+			t383 = t383_0
+		}
+		v[439] = t383
+		var t361 uint64 = t360 | 0x100000000
+		var t376, t376_1, t376_0 uint64 = 0, t361, 0x0
+		if t355 != 0 {
+			t376 = t376_1
+		} else {
+			t376 = t376_0
+		}
+		var t397, t397_1, t397_0 uint64 = 0, t383, t376
+		if t395 != 0 {
+			t397 = t397_1
+		} else {
+			t397 = t397_0
+		}
+		v[435] = t397
+		var t414 uint64
+		if t396 == 0x1 {
+			t414 = 1
+		}
+		var t415 uint64 = t414 & t388
+		var t416 uint64
+		if t396 == 0x2 {
+			t416 = 1
+		}
+		var t417 uint64 = t416 & t392
+		var t418 uint64 = t415 | t417
+		v[436] = t418
+		var t398 uint64 = t378
+		v[437] = t398
+		var t419 uint64
+		if t381 == 0x1 {
+			t419 = 1
+		}
+		var t420 uint64 = t419 & t388
+		var t421 uint64
+		if t381 == 0x2 {
+			t421 = 1
+		}
+		var t422 uint64 = t421 & t392
+		var t423 uint64 = t420 | t422
+		v[440] = t423
 		var t148 uint64 = v[110] >> 18 & 0x7
+		v[328] = t148
 		v[149] = v[102]>>18 | v[103]<<46
 		v[150] = v[103]>>18 | v[104]<<46
 		v[151] = v[104]>>18 | v[105]<<46
@@ -2537,6 +2846,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t277 = t277_0
 		}
+		v[340] = t277
 		var t1468 uint64 = (v[110]>>23 | v[111]<<41) & 0x3fffffffffffffff
 		var t194 uint64 = t1468 << 2
 		var t188 uint64 = (v[110]>>55 | v[111]<<9) & 0x3fffffff
@@ -2587,6 +2897,7 @@ func (x *managerSim) Edge() bool {
 			t293 = t293_0
 		}
 		var t294 uint64 = t195 & t293
+		v[341] = t294
 		var t298, t298_1, t298_0 uint64 = 0, 0x0, 0x1
 		if t281 != 0 {
 			t298 = t298_1
@@ -2612,12 +2923,14 @@ func (x *managerSim) Edge() bool {
 		if t148 == 0x0 {
 			t307 = 1
 		}
+		v[343] = t307
 		var t171 uint64 = v[111] >> 53 & 0x3ff
 		var t309 uint64
 		if t171 == 0x0 {
 			t309 = 1
 		}
 		var t311 uint64 = t171<<2 | t309<<12
+		v[344] = t311
 		var t314 uint64
 		if v[181] == 0x0 {
 			t314 = 1
@@ -2630,319 +2943,6 @@ func (x *managerSim) Edge() bool {
 			t318 = t318_0
 		}
 		v[347] = t318
-		var t351 uint64
-		if v[328] == 0x2 {
-			t351 = 1
-		}
-		v[328] = t148
-		var t352 uint64 = (v[341] >> 30) & 0x3ffffffff
-		var t354 uint64
-		if t352 == 0x0 {
-			t354 = 1
-		}
-		var t355 uint64 = t351 & t354
-		v[431] = t355
-		var t349 uint64 = v[28]
-		var t368, t368_1, t368_0 uint64 = 0, t349, 0x0
-		if t355 != 0 {
-			t368 = t368_1
-		} else {
-			t368 = t368_0
-		}
-		t368 &= 0x1
-		v[432] = t368
-		var t374, t374_1, t374_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t374 = t374_1
-		} else {
-			t374 = t374_0
-		}
-		var t381, t381_1, t381_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t381 = t381_1
-		} else {
-			t381 = t381_0
-		}
-		v[438] = t381
-		var t360 uint64 = (v[341]) & 0x3fffffff
-		var t366 uint64 = t360
-		var t383, t383_1, t383_0 uint64 = 0, t366, 0x0
-		if t355 != 0 {
-			t383 = t383_1
-		} else {
-			t383 = t383_0
-		}
-		v[439] = t383
-		var t378, t378_1, t378_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t378 = t378_1
-		} else {
-			t378 = t378_0
-		}
-		var t398 uint64 = t378
-		v[437] = t398
-		var t470 uint64 = v[401] >> 16 & 0xffff
-		v[400] = v[326]
-		v[401] = v[327]
-		v[326] = v[146]
-		v[327] = v[147]
-		var t508 uint64
-		if t470 < 0x2000 {
-			t508 = 1
-		}
-		var t509 uint64 = ^t508
-		var t511 uint64
-		if 0x2007 < t470 {
-			t511 = 1
-		}
-		var t512 uint64 = ^t511
-		var t513 uint64 = (t509 & t512) & 0x1
-		var t477 uint64
-		if t470 < 0x0 {
-			t477 = 1
-		}
-		var t478 uint64 = ^t477
-		var t480 uint64
-		if 0x0 < t470 {
-			t480 = 1
-		}
-		var t481 uint64 = ^t480
-		var t482 uint64 = (t478 & t481) & 0x1
-		var t501, t501_1, t501_0 uint64 = 0, 0x1, 0x0
-		if t482 != 0 {
-			t501 = t501_1
-		} else {
-			t501 = t501_0
-		}
-		var t523, t523_1, t523_0 uint64 = 0, 0x1, t501
-		if t513 != 0 {
-			t523 = t523_1
-		} else {
-			t523 = t523_0
-		}
-		var t518 uint64 = 0x2 >> 0x0
-		var t519 uint64 = t518
-		var t487 uint64 = 0x1 >> 0x0
-		var t488 uint64 = t487
-		var t504, t504_1, t504_0 uint64 = 0, t488, 0x0
-		if t482 != 0 {
-			t504 = t504_1
-		} else {
-			t504 = t504_0
-		}
-		var t526, t526_1, t526_0 uint64 = 0, t519, t504
-		if t513 != 0 {
-			t526 = t526_1
-		} else {
-			t526 = t526_0
-		}
-		t526 &= 0x1
-		var t456, t456_1, t456_0 uint64 = 0, 0x0, 0x0
-		if v[433] == 0x1 {
-			t456 = t456_1
-		} else {
-			t456 = t456_0
-		}
-		var t458, t458_1, t458_0 uint64 = 0, 0x1, 0x0
-		if v[433] == 0x2 {
-			t458 = t458_1
-		} else {
-			t458 = t458_0
-		}
-		var t463 uint64 = t456 | t458
-		var t460, t460_1, t460_0 uint64 = 0, 0x2, 0x0
-		if v[433] == 0x4 {
-			t460 = t460_1
-		} else {
-			t460 = t460_0
-		}
-		var t443 uint64 = v[434]
-		v[434] = t374
-		var t445 uint64 = t443 + 0x8
-		var t462, t462_1, t462_0 uint64 = 0, t445, 0x0
-		if v[433] == 0x3 {
-			t462 = t462_1
-		} else {
-			t462 = t462_0
-		}
-		var t464 uint64 = t460 | t462
-		var t465 uint64 = t463 | t464
-		var t467, t467_1, t467_0 uint64 = 0, 0x2, t465
-		if v[427] != 0 {
-			t467 = t467_1
-		} else {
-			t467 = t467_0
-		}
-		t467 &= 0x1f
-		var t515 uint64 = 0x8 >> t467
-		var t516 uint64 = t515
-		var t484 uint64 = 0x1 >> t467
-		var t485 uint64 = t484
-		var t505, t505_1, t505_0 uint64 = 0, t485, 0x0
-		if t482 != 0 {
-			t505 = t505_1
-		} else {
-			t505 = t505_0
-		}
-		var t527, t527_1, t527_0 uint64 = 0, t516, t505
-		if t513 != 0 {
-			t527 = t527_1
-		} else {
-			t527 = t527_0
-		}
-		t527 &= 0x1
-		var t442, t442_1, t442_0 uint64 = 0, v[425], v[435]
-		if v[427] != 0 {
-			t442 = t442_1
-		} else {
-			t442 = t442_0
-		}
-		v[425] = v[341]
-		v[341] = t294
-		v[427] = v[343]
-		v[343] = t307
-		var t491 uint64
-		if t442 < 0x100000000 {
-			t491 = 1
-		}
-		var t492 uint64 = ^t491
-		var t493 uint64
-		if t442 < 0x140000000 {
-			t493 = 1
-		}
-		var t494 uint64 = t492 & t493
-		var t496 uint64 = 0x140000000 - 0x1
-		var t497 uint64 = t496 - t442
-		var t474 uint64 = v[428] - 0x1
-		v[428] = v[344]
-		v[344] = t311
-		var t498 uint64
-		if t497 < t474 {
-			t498 = 1
-		}
-		var t499 uint64 = ^t498
-		var t500 uint64 = t494 & t499
-		var t506, t506_1, t506_0 uint64 = 0, t500, 0x0
-		if t482 != 0 {
-			t506 = t506_1
-		} else {
-			t506 = t506_0
-		}
-		var t528, t528_1, t528_0 uint64 = 0, t500, t506
-		if t513 != 0 {
-			t528 = t528_1
-		} else {
-			t528 = t528_0
-		}
-		var t468 uint64 = (v[424] >> 4) & 0x1
-		v[424] = v[340]
-		v[340] = t277
-		var t529 uint64 = t528
-		_ = t468
-		var t532, t532_1, t532_0 uint64 = 0, 0x4, 0x3
-		if t468 != 0 {
-			t532 = t532_1
-		} else {
-			t532 = t532_0
-		}
-		var t534, t534_1, t534_0 uint64 = 0, 0x0, t532
-		if t529 != 0 {
-			t534 = t534_1
-		} else {
-			t534 = t534_0
-		}
-		var t536, t536_1, t536_0 uint64 = 0, t534, 0x2
-		if t528 != 0 {
-			t536 = t536_1
-		} else {
-			t536 = t536_0
-		}
-		var t538, t538_1, t538_0 uint64 = 0, t536, 0x5
-		if t527 != 0 {
-			t538 = t538_1
-		} else {
-			t538 = t538_0
-		}
-		var t540, t540_1, t540_0 uint64 = 0, t538, 0x6
-		if t526 != 0 {
-			t540 = t540_1
-		} else {
-			t540 = t540_0
-		}
-		var t542, t542_1, t542_0 uint64 = 0, t540, 0x1
-		if t523 != 0 {
-			t542 = t542_1
-		} else {
-			t542 = t542_0
-		}
-		v[574] = t542
-		var t384 uint64 = ^t378
-		var t385 uint64 = t378 & t384
-		var t372, t372_1, t372_0 uint64 = 0, 0x1, 0x0
-		if t355 != 0 {
-			t372 = t372_1
-		} else {
-			t372 = t372_0
-		}
-		var t387 uint64
-		if t372 == 0x1 {
-			t387 = 1
-		}
-		var t388 uint64 = v[3]
-		var t389 uint64 = t387 & t388
-		var t391 uint64
-		if t372 == 0x2 {
-			t391 = 1
-		}
-		var t392 uint64 = v[3] >> 1
-		var t393 uint64 = t391 & t392
-		var t394 uint64 = t389 | t393
-		var t395 uint64 = t385 & t394
-		var t396, t396_1, t396_0 uint64 = 0, t381, t372
-		if t395 != 0 {
-			t396 = t396_1
-		} else {
-			t396 = t396_0
-		}
-		v[433] = t396
-		var t361 uint64 = t360 | 0x100000000
-		var t376, t376_1, t376_0 uint64 = 0, t361, 0x0
-		if t355 != 0 {
-			t376 = t376_1
-		} else {
-			t376 = t376_0
-		}
-		var t397, t397_1, t397_0 uint64 = 0, t383, t376
-		if t395 != 0 {
-			t397 = t397_1
-		} else {
-			t397 = t397_0
-		}
-		v[435] = t397
-		var t414 uint64
-		if t396 == 0x1 {
-			t414 = 1
-		}
-		var t415 uint64 = t414 & t388
-		var t416 uint64
-		if t396 == 0x2 {
-			t416 = 1
-		}
-		var t417 uint64 = t416 & t392
-		var t418 uint64 = t415 | t417
-		v[436] = t418
-		var t419 uint64
-		if t381 == 0x1 {
-			t419 = 1
-		}
-		var t420 uint64 = t419 & t388
-		var t421 uint64
-		if t381 == 0x2 {
-			t421 = 1
-		}
-		var t422 uint64 = t421 & t392
-		var t423 uint64 = t420 | t422
-		v[440] = t423
 	}
 	if x.Rst {
 		x.D |= 0x2
@@ -3015,41 +3015,6 @@ func (x *managerSim) Edge() bool {
 		v[1276] = 0x0
 	} else {
 		x.D |= 0x1
-		var t995, t995_1, t995_0 uint64 = 0, 0x0, v[991]
-		if v[1292] != 0 {
-			t995 = t995_1
-		} else {
-			t995 = t995_0
-		}
-		v[986] = t995
-		var t1064, t1064_1, t1064_0 uint64 = 0, 0x0, v[1059]
-		if v[1292] != 0 {
-			t1064 = t1064_1
-		} else {
-			t1064 = t1064_0
-		}
-		v[1054] = t1064
-		var t1133, t1133_1, t1133_0 uint64 = 0, 0x0, v[1128]
-		if v[1292] != 0 {
-			t1133 = t1133_1
-		} else {
-			t1133 = t1133_0
-		}
-		v[1123] = t1133
-		var t1203, t1203_1, t1203_0 uint64 = 0, 0x0, v[1198]
-		if v[1292] != 0 {
-			t1203 = t1203_1
-		} else {
-			t1203 = t1203_0
-		}
-		v[1193] = t1203
-		var t1272, t1272_1, t1272_0 uint64 = 0, 0x0, v[1267]
-		if v[1292] != 0 {
-			t1272 = t1272_1
-		} else {
-			t1272 = t1272_0
-		}
-		v[1262] = t1272
 		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
@@ -3059,6 +3024,15 @@ func (x *managerSim) Edge() bool {
 			t17 = t17_0
 		}
 		v[10] = t17
+		var t1464 uint64 = ^v[72]
+		var t1465 uint64 = v[73] & t1464
+		var t1466, t1466_1, t1466_0 uint64 = 0, 0x1, t1465
+		if v[1353] != 0 {
+			t1466 = t1466_1
+		} else {
+			t1466 = t1466_0
+		}
+		v[73] = t1466
 		var t128 uint64 = v[113] | v[75]
 		var t129, t129_1, t129_0 uint64 = 0, t128, v[101]
 		if v[127] != 0 {
@@ -3074,6 +3048,13 @@ func (x *managerSim) Edge() bool {
 			t142 = t142_0
 		}
 		v[113] = t142
+		var t995, t995_1, t995_0 uint64 = 0, 0x0, v[991]
+		if v[1292] != 0 {
+			t995 = t995_1
+		} else {
+			t995 = t995_0
+		}
+		v[986] = t995
 		var t1023 uint64 = v[1008] | v[989]
 		var t1024, t1024_1, t1024_0 uint64 = 0, t1023, v[996]
 		if v[1022] != 0 {
@@ -3089,6 +3070,13 @@ func (x *managerSim) Edge() bool {
 			t1037 = t1037_0
 		}
 		v[1008] = t1037
+		var t1064, t1064_1, t1064_0 uint64 = 0, 0x0, v[1059]
+		if v[1292] != 0 {
+			t1064 = t1064_1
+		} else {
+			t1064 = t1064_0
+		}
+		v[1054] = t1064
 		var t1092 uint64 = v[1077] | v[1057]
 		var t1093, t1093_1, t1093_0 uint64 = 0, t1092, v[1065]
 		if v[1091] != 0 {
@@ -3104,6 +3092,13 @@ func (x *managerSim) Edge() bool {
 			t1106 = t1106_0
 		}
 		v[1077] = t1106
+		var t1133, t1133_1, t1133_0 uint64 = 0, 0x0, v[1128]
+		if v[1292] != 0 {
+			t1133 = t1133_1
+		} else {
+			t1133 = t1133_0
+		}
+		v[1123] = t1133
 		var t1161 uint64 = v[1146] | v[1126]
 		var t1162, t1162_1, t1162_0 uint64 = 0, t1161, v[1134]
 		if v[1160] != 0 {
@@ -3119,6 +3114,13 @@ func (x *managerSim) Edge() bool {
 			t1175 = t1175_0
 		}
 		v[1146] = t1175
+		var t1203, t1203_1, t1203_0 uint64 = 0, 0x0, v[1198]
+		if v[1292] != 0 {
+			t1203 = t1203_1
+		} else {
+			t1203 = t1203_0
+		}
+		v[1193] = t1203
 		var t1231 uint64 = v[1216] | v[1196]
 		var t1232, t1232_1, t1232_0 uint64 = 0, t1231, v[1204]
 		if v[1230] != 0 {
@@ -3134,6 +3136,13 @@ func (x *managerSim) Edge() bool {
 			t1245 = t1245_0
 		}
 		v[1216] = t1245
+		var t1272, t1272_1, t1272_0 uint64 = 0, 0x0, v[1267]
+		if v[1292] != 0 {
+			t1272 = t1272_1
+		} else {
+			t1272 = t1272_0
+		}
+		v[1262] = t1272
 		var t1282 uint64 = v[1276] | v[1265]
 		var t1283, t1283_1, t1283_0 uint64 = 0, t1282, v[1273]
 		if v[1281] != 0 {
@@ -3149,15 +3158,6 @@ func (x *managerSim) Edge() bool {
 			t1287 = t1287_0
 		}
 		v[1276] = t1287
-		var t1464 uint64 = ^v[72]
-		var t1465 uint64 = v[73] & t1464
-		var t1466, t1466_1, t1466_0 uint64 = 0, 0x1, t1465
-		if v[1353] != 0 {
-			t1466 = t1466_1
-		} else {
-			t1466 = t1466_0
-		}
-		v[73] = t1466
 	}
 	if v[145] != 0 {
 		x.D |= 0x200
