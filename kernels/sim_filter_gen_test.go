@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "3b42239ebf798c078165067ee9ab5f59" }
+func (x *simfilter) Fingerprint() string { return "f04f07dee55df7eb27a333fbee83031f" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "84c95292debb27f0c9392df6e70f35de" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "fc5f8f31bdcee42624da8e22fc2bb87f" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

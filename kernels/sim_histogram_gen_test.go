@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "f843a8f319dc70cd982a113d44a24063" }
+func (x *simhistogram) Fingerprint() string { return "2d44308a05105cbc0d26dce83bcc33b0" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "72b9306833751713efa04c745fe46d4d" }
+func (x *simmax_int32) Fingerprint() string { return "5b79ba501193cb09ed158c901837f756" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "a9d0ea45e2366c66a4ebfd31e12d5fda" }
+func (x *simmin_int32) Fingerprint() string { return "a1865e2f8fa4823effaf3f332b481596" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

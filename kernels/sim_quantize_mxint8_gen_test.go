@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "d32233dfb7e41d5381720290e9fcffe7" }
+func (x *simquantize_mxint8) Fingerprint() string { return "36c7cab1ecdca0e002779dcd152d2e1f" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1709,16 +1709,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1110 uint64 = (v[1106]) & 0xff
 		v[1106] = v[656]
 		var t1269 uint64 = (v[824] - 0x1) & 0xf
-		var t1270 uint64 = t1110 >> t1269
+		var t1270 uint64 = t1110 >> (t1269 & 63)
 		var t1271 uint64 = (t1270) & 0x1
-		var t1273 uint64 = 0x1 << t1269
+		var t1273 uint64 = 0x1 << (t1269 & 63)
 		var t1275 uint64 = t1273 - 0x1
 		var t1276 uint64 = t1110 & t1275
 		var t1277 uint64
 		if t1276 != 0 {
 			t1277 = 1
 		}
-		var t1266 uint64 = t1110 >> v[824]
+		var t1266 uint64 = t1110 >> (v[824] & 63)
 		var t1267 uint64 = (t1266) & 0xff
 		var t1278 uint64 = t1267 | t1277<<8 | t1271<<9 | t2381<<10
 		v[1279] = t1278
@@ -1739,16 +1739,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1115 uint64 = (v[1111]) & 0xff
 		v[1111] = v[661]
 		var t1288 uint64 = (v[833] - 0x1) & 0xf
-		var t1289 uint64 = t1115 >> t1288
+		var t1289 uint64 = t1115 >> (t1288 & 63)
 		var t1290 uint64 = (t1289) & 0x1
-		var t1292 uint64 = 0x1 << t1288
+		var t1292 uint64 = 0x1 << (t1288 & 63)
 		var t1294 uint64 = t1292 - 0x1
 		var t1295 uint64 = t1115 & t1294
 		var t1296 uint64
 		if t1295 != 0 {
 			t1296 = 1
 		}
-		var t1285 uint64 = t1115 >> v[833]
+		var t1285 uint64 = t1115 >> (v[833] & 63)
 		var t1286 uint64 = (t1285) & 0xff
 		var t1297 uint64 = t1286 | t1296<<8 | t1290<<9 | t2382<<10
 		v[1298] = t1297
@@ -1769,16 +1769,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1120 uint64 = (v[1116]) & 0xff
 		v[1116] = v[666]
 		var t1307 uint64 = (v[842] - 0x1) & 0xf
-		var t1308 uint64 = t1120 >> t1307
+		var t1308 uint64 = t1120 >> (t1307 & 63)
 		var t1309 uint64 = (t1308) & 0x1
-		var t1311 uint64 = 0x1 << t1307
+		var t1311 uint64 = 0x1 << (t1307 & 63)
 		var t1313 uint64 = t1311 - 0x1
 		var t1314 uint64 = t1120 & t1313
 		var t1315 uint64
 		if t1314 != 0 {
 			t1315 = 1
 		}
-		var t1304 uint64 = t1120 >> v[842]
+		var t1304 uint64 = t1120 >> (v[842] & 63)
 		var t1305 uint64 = (t1304) & 0xff
 		var t1316 uint64 = t1305 | t1315<<8 | t1309<<9 | t2383<<10
 		v[1317] = t1316
@@ -1799,16 +1799,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1125 uint64 = (v[1121]) & 0xff
 		v[1121] = v[671]
 		var t1326 uint64 = (v[851] - 0x1) & 0xf
-		var t1327 uint64 = t1125 >> t1326
+		var t1327 uint64 = t1125 >> (t1326 & 63)
 		var t1328 uint64 = (t1327) & 0x1
-		var t1330 uint64 = 0x1 << t1326
+		var t1330 uint64 = 0x1 << (t1326 & 63)
 		var t1332 uint64 = t1330 - 0x1
 		var t1333 uint64 = t1125 & t1332
 		var t1334 uint64
 		if t1333 != 0 {
 			t1334 = 1
 		}
-		var t1323 uint64 = t1125 >> v[851]
+		var t1323 uint64 = t1125 >> (v[851] & 63)
 		var t1324 uint64 = (t1323) & 0xff
 		var t1335 uint64 = t1324 | t1334<<8 | t1328<<9 | t2384<<10
 		v[1336] = t1335
@@ -1829,16 +1829,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1130 uint64 = (v[1126]) & 0xff
 		v[1126] = v[676]
 		var t1345 uint64 = (v[860] - 0x1) & 0xf
-		var t1346 uint64 = t1130 >> t1345
+		var t1346 uint64 = t1130 >> (t1345 & 63)
 		var t1347 uint64 = (t1346) & 0x1
-		var t1349 uint64 = 0x1 << t1345
+		var t1349 uint64 = 0x1 << (t1345 & 63)
 		var t1351 uint64 = t1349 - 0x1
 		var t1352 uint64 = t1130 & t1351
 		var t1353 uint64
 		if t1352 != 0 {
 			t1353 = 1
 		}
-		var t1342 uint64 = t1130 >> v[860]
+		var t1342 uint64 = t1130 >> (v[860] & 63)
 		var t1343 uint64 = (t1342) & 0xff
 		var t1354 uint64 = t1343 | t1353<<8 | t1347<<9 | t2385<<10
 		v[1355] = t1354
@@ -1859,16 +1859,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1135 uint64 = (v[1131]) & 0xff
 		v[1131] = v[681]
 		var t1364 uint64 = (v[869] - 0x1) & 0xf
-		var t1365 uint64 = t1135 >> t1364
+		var t1365 uint64 = t1135 >> (t1364 & 63)
 		var t1366 uint64 = (t1365) & 0x1
-		var t1368 uint64 = 0x1 << t1364
+		var t1368 uint64 = 0x1 << (t1364 & 63)
 		var t1370 uint64 = t1368 - 0x1
 		var t1371 uint64 = t1135 & t1370
 		var t1372 uint64
 		if t1371 != 0 {
 			t1372 = 1
 		}
-		var t1361 uint64 = t1135 >> v[869]
+		var t1361 uint64 = t1135 >> (v[869] & 63)
 		var t1362 uint64 = (t1361) & 0xff
 		var t1373 uint64 = t1362 | t1372<<8 | t1366<<9 | t2386<<10
 		v[1374] = t1373
@@ -1889,16 +1889,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1140 uint64 = (v[1136]) & 0xff
 		v[1136] = v[686]
 		var t1383 uint64 = (v[878] - 0x1) & 0xf
-		var t1384 uint64 = t1140 >> t1383
+		var t1384 uint64 = t1140 >> (t1383 & 63)
 		var t1385 uint64 = (t1384) & 0x1
-		var t1387 uint64 = 0x1 << t1383
+		var t1387 uint64 = 0x1 << (t1383 & 63)
 		var t1389 uint64 = t1387 - 0x1
 		var t1390 uint64 = t1140 & t1389
 		var t1391 uint64
 		if t1390 != 0 {
 			t1391 = 1
 		}
-		var t1380 uint64 = t1140 >> v[878]
+		var t1380 uint64 = t1140 >> (v[878] & 63)
 		var t1381 uint64 = (t1380) & 0xff
 		var t1392 uint64 = t1381 | t1391<<8 | t1385<<9 | t2387<<10
 		v[1393] = t1392
@@ -1919,16 +1919,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1145 uint64 = (v[1141]) & 0xff
 		v[1141] = v[691]
 		var t1402 uint64 = (v[887] - 0x1) & 0xf
-		var t1403 uint64 = t1145 >> t1402
+		var t1403 uint64 = t1145 >> (t1402 & 63)
 		var t1404 uint64 = (t1403) & 0x1
-		var t1406 uint64 = 0x1 << t1402
+		var t1406 uint64 = 0x1 << (t1402 & 63)
 		var t1408 uint64 = t1406 - 0x1
 		var t1409 uint64 = t1145 & t1408
 		var t1410 uint64
 		if t1409 != 0 {
 			t1410 = 1
 		}
-		var t1399 uint64 = t1145 >> v[887]
+		var t1399 uint64 = t1145 >> (v[887] & 63)
 		var t1400 uint64 = (t1399) & 0xff
 		var t1411 uint64 = t1400 | t1410<<8 | t1404<<9 | t2388<<10
 		v[1412] = t1411
@@ -1949,16 +1949,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1150 uint64 = (v[1146]) & 0xff
 		v[1146] = v[696]
 		var t1421 uint64 = (v[896] - 0x1) & 0xf
-		var t1422 uint64 = t1150 >> t1421
+		var t1422 uint64 = t1150 >> (t1421 & 63)
 		var t1423 uint64 = (t1422) & 0x1
-		var t1425 uint64 = 0x1 << t1421
+		var t1425 uint64 = 0x1 << (t1421 & 63)
 		var t1427 uint64 = t1425 - 0x1
 		var t1428 uint64 = t1150 & t1427
 		var t1429 uint64
 		if t1428 != 0 {
 			t1429 = 1
 		}
-		var t1418 uint64 = t1150 >> v[896]
+		var t1418 uint64 = t1150 >> (v[896] & 63)
 		var t1419 uint64 = (t1418) & 0xff
 		var t1430 uint64 = t1419 | t1429<<8 | t1423<<9 | t2389<<10
 		v[1431] = t1430
@@ -1979,16 +1979,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1155 uint64 = (v[1151]) & 0xff
 		v[1151] = v[701]
 		var t1440 uint64 = (v[905] - 0x1) & 0xf
-		var t1441 uint64 = t1155 >> t1440
+		var t1441 uint64 = t1155 >> (t1440 & 63)
 		var t1442 uint64 = (t1441) & 0x1
-		var t1444 uint64 = 0x1 << t1440
+		var t1444 uint64 = 0x1 << (t1440 & 63)
 		var t1446 uint64 = t1444 - 0x1
 		var t1447 uint64 = t1155 & t1446
 		var t1448 uint64
 		if t1447 != 0 {
 			t1448 = 1
 		}
-		var t1437 uint64 = t1155 >> v[905]
+		var t1437 uint64 = t1155 >> (v[905] & 63)
 		var t1438 uint64 = (t1437) & 0xff
 		var t1449 uint64 = t1438 | t1448<<8 | t1442<<9 | t2390<<10
 		v[1450] = t1449
@@ -2009,16 +2009,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1160 uint64 = (v[1156]) & 0xff
 		v[1156] = v[706]
 		var t1459 uint64 = (v[914] - 0x1) & 0xf
-		var t1460 uint64 = t1160 >> t1459
+		var t1460 uint64 = t1160 >> (t1459 & 63)
 		var t1461 uint64 = (t1460) & 0x1
-		var t1463 uint64 = 0x1 << t1459
+		var t1463 uint64 = 0x1 << (t1459 & 63)
 		var t1465 uint64 = t1463 - 0x1
 		var t1466 uint64 = t1160 & t1465
 		var t1467 uint64
 		if t1466 != 0 {
 			t1467 = 1
 		}
-		var t1456 uint64 = t1160 >> v[914]
+		var t1456 uint64 = t1160 >> (v[914] & 63)
 		var t1457 uint64 = (t1456) & 0xff
 		var t1468 uint64 = t1457 | t1467<<8 | t1461<<9 | t2391<<10
 		v[1469] = t1468
@@ -2039,16 +2039,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1165 uint64 = (v[1161]) & 0xff
 		v[1161] = v[711]
 		var t1478 uint64 = (v[923] - 0x1) & 0xf
-		var t1479 uint64 = t1165 >> t1478
+		var t1479 uint64 = t1165 >> (t1478 & 63)
 		var t1480 uint64 = (t1479) & 0x1
-		var t1482 uint64 = 0x1 << t1478
+		var t1482 uint64 = 0x1 << (t1478 & 63)
 		var t1484 uint64 = t1482 - 0x1
 		var t1485 uint64 = t1165 & t1484
 		var t1486 uint64
 		if t1485 != 0 {
 			t1486 = 1
 		}
-		var t1475 uint64 = t1165 >> v[923]
+		var t1475 uint64 = t1165 >> (v[923] & 63)
 		var t1476 uint64 = (t1475) & 0xff
 		var t1487 uint64 = t1476 | t1486<<8 | t1480<<9 | t2392<<10
 		v[1488] = t1487
@@ -2069,16 +2069,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1170 uint64 = (v[1166]) & 0xff
 		v[1166] = v[716]
 		var t1497 uint64 = (v[932] - 0x1) & 0xf
-		var t1498 uint64 = t1170 >> t1497
+		var t1498 uint64 = t1170 >> (t1497 & 63)
 		var t1499 uint64 = (t1498) & 0x1
-		var t1501 uint64 = 0x1 << t1497
+		var t1501 uint64 = 0x1 << (t1497 & 63)
 		var t1503 uint64 = t1501 - 0x1
 		var t1504 uint64 = t1170 & t1503
 		var t1505 uint64
 		if t1504 != 0 {
 			t1505 = 1
 		}
-		var t1494 uint64 = t1170 >> v[932]
+		var t1494 uint64 = t1170 >> (v[932] & 63)
 		var t1495 uint64 = (t1494) & 0xff
 		var t1506 uint64 = t1495 | t1505<<8 | t1499<<9 | t2393<<10
 		v[1507] = t1506
@@ -2099,16 +2099,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1175 uint64 = (v[1171]) & 0xff
 		v[1171] = v[721]
 		var t1516 uint64 = (v[941] - 0x1) & 0xf
-		var t1517 uint64 = t1175 >> t1516
+		var t1517 uint64 = t1175 >> (t1516 & 63)
 		var t1518 uint64 = (t1517) & 0x1
-		var t1520 uint64 = 0x1 << t1516
+		var t1520 uint64 = 0x1 << (t1516 & 63)
 		var t1522 uint64 = t1520 - 0x1
 		var t1523 uint64 = t1175 & t1522
 		var t1524 uint64
 		if t1523 != 0 {
 			t1524 = 1
 		}
-		var t1513 uint64 = t1175 >> v[941]
+		var t1513 uint64 = t1175 >> (v[941] & 63)
 		var t1514 uint64 = (t1513) & 0xff
 		var t1525 uint64 = t1514 | t1524<<8 | t1518<<9 | t2394<<10
 		v[1526] = t1525
@@ -2129,16 +2129,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1180 uint64 = (v[1176]) & 0xff
 		v[1176] = v[726]
 		var t1535 uint64 = (v[950] - 0x1) & 0xf
-		var t1536 uint64 = t1180 >> t1535
+		var t1536 uint64 = t1180 >> (t1535 & 63)
 		var t1537 uint64 = (t1536) & 0x1
-		var t1539 uint64 = 0x1 << t1535
+		var t1539 uint64 = 0x1 << (t1535 & 63)
 		var t1541 uint64 = t1539 - 0x1
 		var t1542 uint64 = t1180 & t1541
 		var t1543 uint64
 		if t1542 != 0 {
 			t1543 = 1
 		}
-		var t1532 uint64 = t1180 >> v[950]
+		var t1532 uint64 = t1180 >> (v[950] & 63)
 		var t1533 uint64 = (t1532) & 0xff
 		var t1544 uint64 = t1533 | t1543<<8 | t1537<<9 | t2395<<10
 		v[1545] = t1544
@@ -2159,16 +2159,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1185 uint64 = (v[1181]) & 0xff
 		v[1181] = v[731]
 		var t1554 uint64 = (v[959] - 0x1) & 0xf
-		var t1555 uint64 = t1185 >> t1554
+		var t1555 uint64 = t1185 >> (t1554 & 63)
 		var t1556 uint64 = (t1555) & 0x1
-		var t1558 uint64 = 0x1 << t1554
+		var t1558 uint64 = 0x1 << (t1554 & 63)
 		var t1560 uint64 = t1558 - 0x1
 		var t1561 uint64 = t1185 & t1560
 		var t1562 uint64
 		if t1561 != 0 {
 			t1562 = 1
 		}
-		var t1551 uint64 = t1185 >> v[959]
+		var t1551 uint64 = t1185 >> (v[959] & 63)
 		var t1552 uint64 = (t1551) & 0xff
 		var t1563 uint64 = t1552 | t1562<<8 | t1556<<9 | t2396<<10
 		v[1564] = t1563
@@ -2189,16 +2189,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1190 uint64 = (v[1186]) & 0xff
 		v[1186] = v[736]
 		var t1573 uint64 = (v[968] - 0x1) & 0xf
-		var t1574 uint64 = t1190 >> t1573
+		var t1574 uint64 = t1190 >> (t1573 & 63)
 		var t1575 uint64 = (t1574) & 0x1
-		var t1577 uint64 = 0x1 << t1573
+		var t1577 uint64 = 0x1 << (t1573 & 63)
 		var t1579 uint64 = t1577 - 0x1
 		var t1580 uint64 = t1190 & t1579
 		var t1581 uint64
 		if t1580 != 0 {
 			t1581 = 1
 		}
-		var t1570 uint64 = t1190 >> v[968]
+		var t1570 uint64 = t1190 >> (v[968] & 63)
 		var t1571 uint64 = (t1570) & 0xff
 		var t1582 uint64 = t1571 | t1581<<8 | t1575<<9 | t2397<<10
 		v[1583] = t1582
@@ -2219,16 +2219,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1195 uint64 = (v[1191]) & 0xff
 		v[1191] = v[741]
 		var t1592 uint64 = (v[977] - 0x1) & 0xf
-		var t1593 uint64 = t1195 >> t1592
+		var t1593 uint64 = t1195 >> (t1592 & 63)
 		var t1594 uint64 = (t1593) & 0x1
-		var t1596 uint64 = 0x1 << t1592
+		var t1596 uint64 = 0x1 << (t1592 & 63)
 		var t1598 uint64 = t1596 - 0x1
 		var t1599 uint64 = t1195 & t1598
 		var t1600 uint64
 		if t1599 != 0 {
 			t1600 = 1
 		}
-		var t1589 uint64 = t1195 >> v[977]
+		var t1589 uint64 = t1195 >> (v[977] & 63)
 		var t1590 uint64 = (t1589) & 0xff
 		var t1601 uint64 = t1590 | t1600<<8 | t1594<<9 | t2398<<10
 		v[1602] = t1601
@@ -2249,16 +2249,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1200 uint64 = (v[1196]) & 0xff
 		v[1196] = v[746]
 		var t1611 uint64 = (v[986] - 0x1) & 0xf
-		var t1612 uint64 = t1200 >> t1611
+		var t1612 uint64 = t1200 >> (t1611 & 63)
 		var t1613 uint64 = (t1612) & 0x1
-		var t1615 uint64 = 0x1 << t1611
+		var t1615 uint64 = 0x1 << (t1611 & 63)
 		var t1617 uint64 = t1615 - 0x1
 		var t1618 uint64 = t1200 & t1617
 		var t1619 uint64
 		if t1618 != 0 {
 			t1619 = 1
 		}
-		var t1608 uint64 = t1200 >> v[986]
+		var t1608 uint64 = t1200 >> (v[986] & 63)
 		var t1609 uint64 = (t1608) & 0xff
 		var t1620 uint64 = t1609 | t1619<<8 | t1613<<9 | t2399<<10
 		v[1621] = t1620
@@ -2279,16 +2279,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1205 uint64 = (v[1201]) & 0xff
 		v[1201] = v[751]
 		var t1630 uint64 = (v[995] - 0x1) & 0xf
-		var t1631 uint64 = t1205 >> t1630
+		var t1631 uint64 = t1205 >> (t1630 & 63)
 		var t1632 uint64 = (t1631) & 0x1
-		var t1634 uint64 = 0x1 << t1630
+		var t1634 uint64 = 0x1 << (t1630 & 63)
 		var t1636 uint64 = t1634 - 0x1
 		var t1637 uint64 = t1205 & t1636
 		var t1638 uint64
 		if t1637 != 0 {
 			t1638 = 1
 		}
-		var t1627 uint64 = t1205 >> v[995]
+		var t1627 uint64 = t1205 >> (v[995] & 63)
 		var t1628 uint64 = (t1627) & 0xff
 		var t1639 uint64 = t1628 | t1638<<8 | t1632<<9 | t2400<<10
 		v[1640] = t1639
@@ -2309,16 +2309,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1210 uint64 = (v[1206]) & 0xff
 		v[1206] = v[756]
 		var t1649 uint64 = (v[1004] - 0x1) & 0xf
-		var t1650 uint64 = t1210 >> t1649
+		var t1650 uint64 = t1210 >> (t1649 & 63)
 		var t1651 uint64 = (t1650) & 0x1
-		var t1653 uint64 = 0x1 << t1649
+		var t1653 uint64 = 0x1 << (t1649 & 63)
 		var t1655 uint64 = t1653 - 0x1
 		var t1656 uint64 = t1210 & t1655
 		var t1657 uint64
 		if t1656 != 0 {
 			t1657 = 1
 		}
-		var t1646 uint64 = t1210 >> v[1004]
+		var t1646 uint64 = t1210 >> (v[1004] & 63)
 		var t1647 uint64 = (t1646) & 0xff
 		var t1658 uint64 = t1647 | t1657<<8 | t1651<<9 | t2401<<10
 		v[1659] = t1658
@@ -2339,16 +2339,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1215 uint64 = (v[1211]) & 0xff
 		v[1211] = v[761]
 		var t1668 uint64 = (v[1013] - 0x1) & 0xf
-		var t1669 uint64 = t1215 >> t1668
+		var t1669 uint64 = t1215 >> (t1668 & 63)
 		var t1670 uint64 = (t1669) & 0x1
-		var t1672 uint64 = 0x1 << t1668
+		var t1672 uint64 = 0x1 << (t1668 & 63)
 		var t1674 uint64 = t1672 - 0x1
 		var t1675 uint64 = t1215 & t1674
 		var t1676 uint64
 		if t1675 != 0 {
 			t1676 = 1
 		}
-		var t1665 uint64 = t1215 >> v[1013]
+		var t1665 uint64 = t1215 >> (v[1013] & 63)
 		var t1666 uint64 = (t1665) & 0xff
 		var t1677 uint64 = t1666 | t1676<<8 | t1670<<9 | t2402<<10
 		v[1678] = t1677
@@ -2369,16 +2369,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1220 uint64 = (v[1216]) & 0xff
 		v[1216] = v[766]
 		var t1687 uint64 = (v[1022] - 0x1) & 0xf
-		var t1688 uint64 = t1220 >> t1687
+		var t1688 uint64 = t1220 >> (t1687 & 63)
 		var t1689 uint64 = (t1688) & 0x1
-		var t1691 uint64 = 0x1 << t1687
+		var t1691 uint64 = 0x1 << (t1687 & 63)
 		var t1693 uint64 = t1691 - 0x1
 		var t1694 uint64 = t1220 & t1693
 		var t1695 uint64
 		if t1694 != 0 {
 			t1695 = 1
 		}
-		var t1684 uint64 = t1220 >> v[1022]
+		var t1684 uint64 = t1220 >> (v[1022] & 63)
 		var t1685 uint64 = (t1684) & 0xff
 		var t1696 uint64 = t1685 | t1695<<8 | t1689<<9 | t2403<<10
 		v[1697] = t1696
@@ -2399,16 +2399,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1225 uint64 = (v[1221]) & 0xff
 		v[1221] = v[771]
 		var t1706 uint64 = (v[1031] - 0x1) & 0xf
-		var t1707 uint64 = t1225 >> t1706
+		var t1707 uint64 = t1225 >> (t1706 & 63)
 		var t1708 uint64 = (t1707) & 0x1
-		var t1710 uint64 = 0x1 << t1706
+		var t1710 uint64 = 0x1 << (t1706 & 63)
 		var t1712 uint64 = t1710 - 0x1
 		var t1713 uint64 = t1225 & t1712
 		var t1714 uint64
 		if t1713 != 0 {
 			t1714 = 1
 		}
-		var t1703 uint64 = t1225 >> v[1031]
+		var t1703 uint64 = t1225 >> (v[1031] & 63)
 		var t1704 uint64 = (t1703) & 0xff
 		var t1715 uint64 = t1704 | t1714<<8 | t1708<<9 | t2404<<10
 		v[1716] = t1715
@@ -2429,16 +2429,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1230 uint64 = (v[1226]) & 0xff
 		v[1226] = v[776]
 		var t1725 uint64 = (v[1040] - 0x1) & 0xf
-		var t1726 uint64 = t1230 >> t1725
+		var t1726 uint64 = t1230 >> (t1725 & 63)
 		var t1727 uint64 = (t1726) & 0x1
-		var t1729 uint64 = 0x1 << t1725
+		var t1729 uint64 = 0x1 << (t1725 & 63)
 		var t1731 uint64 = t1729 - 0x1
 		var t1732 uint64 = t1230 & t1731
 		var t1733 uint64
 		if t1732 != 0 {
 			t1733 = 1
 		}
-		var t1722 uint64 = t1230 >> v[1040]
+		var t1722 uint64 = t1230 >> (v[1040] & 63)
 		var t1723 uint64 = (t1722) & 0xff
 		var t1734 uint64 = t1723 | t1733<<8 | t1727<<9 | t2405<<10
 		v[1735] = t1734
@@ -2459,16 +2459,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1235 uint64 = (v[1231]) & 0xff
 		v[1231] = v[781]
 		var t1744 uint64 = (v[1049] - 0x1) & 0xf
-		var t1745 uint64 = t1235 >> t1744
+		var t1745 uint64 = t1235 >> (t1744 & 63)
 		var t1746 uint64 = (t1745) & 0x1
-		var t1748 uint64 = 0x1 << t1744
+		var t1748 uint64 = 0x1 << (t1744 & 63)
 		var t1750 uint64 = t1748 - 0x1
 		var t1751 uint64 = t1235 & t1750
 		var t1752 uint64
 		if t1751 != 0 {
 			t1752 = 1
 		}
-		var t1741 uint64 = t1235 >> v[1049]
+		var t1741 uint64 = t1235 >> (v[1049] & 63)
 		var t1742 uint64 = (t1741) & 0xff
 		var t1753 uint64 = t1742 | t1752<<8 | t1746<<9 | t2406<<10
 		v[1754] = t1753
@@ -2489,16 +2489,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1240 uint64 = (v[1236]) & 0xff
 		v[1236] = v[786]
 		var t1763 uint64 = (v[1058] - 0x1) & 0xf
-		var t1764 uint64 = t1240 >> t1763
+		var t1764 uint64 = t1240 >> (t1763 & 63)
 		var t1765 uint64 = (t1764) & 0x1
-		var t1767 uint64 = 0x1 << t1763
+		var t1767 uint64 = 0x1 << (t1763 & 63)
 		var t1769 uint64 = t1767 - 0x1
 		var t1770 uint64 = t1240 & t1769
 		var t1771 uint64
 		if t1770 != 0 {
 			t1771 = 1
 		}
-		var t1760 uint64 = t1240 >> v[1058]
+		var t1760 uint64 = t1240 >> (v[1058] & 63)
 		var t1761 uint64 = (t1760) & 0xff
 		var t1772 uint64 = t1761 | t1771<<8 | t1765<<9 | t2407<<10
 		v[1773] = t1772
@@ -2519,16 +2519,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1245 uint64 = (v[1241]) & 0xff
 		v[1241] = v[791]
 		var t1782 uint64 = (v[1067] - 0x1) & 0xf
-		var t1783 uint64 = t1245 >> t1782
+		var t1783 uint64 = t1245 >> (t1782 & 63)
 		var t1784 uint64 = (t1783) & 0x1
-		var t1786 uint64 = 0x1 << t1782
+		var t1786 uint64 = 0x1 << (t1782 & 63)
 		var t1788 uint64 = t1786 - 0x1
 		var t1789 uint64 = t1245 & t1788
 		var t1790 uint64
 		if t1789 != 0 {
 			t1790 = 1
 		}
-		var t1779 uint64 = t1245 >> v[1067]
+		var t1779 uint64 = t1245 >> (v[1067] & 63)
 		var t1780 uint64 = (t1779) & 0xff
 		var t1791 uint64 = t1780 | t1790<<8 | t1784<<9 | t2408<<10
 		v[1792] = t1791
@@ -2549,16 +2549,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1250 uint64 = (v[1246]) & 0xff
 		v[1246] = v[796]
 		var t1801 uint64 = (v[1076] - 0x1) & 0xf
-		var t1802 uint64 = t1250 >> t1801
+		var t1802 uint64 = t1250 >> (t1801 & 63)
 		var t1803 uint64 = (t1802) & 0x1
-		var t1805 uint64 = 0x1 << t1801
+		var t1805 uint64 = 0x1 << (t1801 & 63)
 		var t1807 uint64 = t1805 - 0x1
 		var t1808 uint64 = t1250 & t1807
 		var t1809 uint64
 		if t1808 != 0 {
 			t1809 = 1
 		}
-		var t1798 uint64 = t1250 >> v[1076]
+		var t1798 uint64 = t1250 >> (v[1076] & 63)
 		var t1799 uint64 = (t1798) & 0xff
 		var t1810 uint64 = t1799 | t1809<<8 | t1803<<9 | t2409<<10
 		v[1811] = t1810
@@ -2579,16 +2579,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1255 uint64 = (v[1251]) & 0xff
 		v[1251] = v[801]
 		var t1820 uint64 = (v[1085] - 0x1) & 0xf
-		var t1821 uint64 = t1255 >> t1820
+		var t1821 uint64 = t1255 >> (t1820 & 63)
 		var t1822 uint64 = (t1821) & 0x1
-		var t1824 uint64 = 0x1 << t1820
+		var t1824 uint64 = 0x1 << (t1820 & 63)
 		var t1826 uint64 = t1824 - 0x1
 		var t1827 uint64 = t1255 & t1826
 		var t1828 uint64
 		if t1827 != 0 {
 			t1828 = 1
 		}
-		var t1817 uint64 = t1255 >> v[1085]
+		var t1817 uint64 = t1255 >> (v[1085] & 63)
 		var t1818 uint64 = (t1817) & 0xff
 		var t1829 uint64 = t1818 | t1828<<8 | t1822<<9 | t2410<<10
 		v[1830] = t1829
@@ -2609,16 +2609,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1260 uint64 = (v[1256]) & 0xff
 		v[1256] = v[806]
 		var t1839 uint64 = (v[1094] - 0x1) & 0xf
-		var t1840 uint64 = t1260 >> t1839
+		var t1840 uint64 = t1260 >> (t1839 & 63)
 		var t1841 uint64 = (t1840) & 0x1
-		var t1843 uint64 = 0x1 << t1839
+		var t1843 uint64 = 0x1 << (t1839 & 63)
 		var t1845 uint64 = t1843 - 0x1
 		var t1846 uint64 = t1260 & t1845
 		var t1847 uint64
 		if t1846 != 0 {
 			t1847 = 1
 		}
-		var t1836 uint64 = t1260 >> v[1094]
+		var t1836 uint64 = t1260 >> (v[1094] & 63)
 		var t1837 uint64 = (t1836) & 0xff
 		var t1848 uint64 = t1837 | t1847<<8 | t1841<<9 | t2411<<10
 		v[1849] = t1848
@@ -2639,16 +2639,16 @@ func (x *simquantize_mxint8) Edge() bool {
 		var t1265 uint64 = (v[1261]) & 0xff
 		v[1261] = v[811]
 		var t1858 uint64 = (v[1103] - 0x1) & 0xf
-		var t1859 uint64 = t1265 >> t1858
+		var t1859 uint64 = t1265 >> (t1858 & 63)
 		var t1860 uint64 = (t1859) & 0x1
-		var t1862 uint64 = 0x1 << t1858
+		var t1862 uint64 = 0x1 << (t1858 & 63)
 		var t1864 uint64 = t1862 - 0x1
 		var t1865 uint64 = t1265 & t1864
 		var t1866 uint64
 		if t1865 != 0 {
 			t1866 = 1
 		}
-		var t1855 uint64 = t1265 >> v[1103]
+		var t1855 uint64 = t1265 >> (v[1103] & 63)
 		var t1856 uint64 = (t1855) & 0xff
 		var t1867 uint64 = t1856 | t1866<<8 | t1860<<9 | t2412<<10
 		v[1868] = t1867

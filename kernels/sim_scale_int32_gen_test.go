@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "6ddfb5cbb6d20bfa93bab03375c34e79" }
+func (x *simscale_int32) Fingerprint() string { return "2d3bdd86613a957651a644dc88911dcb" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

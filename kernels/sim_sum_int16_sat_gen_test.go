@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "597ffd8068fefa5de861a2f2b7a39994" }
+func (x *simsum_int16_sat) Fingerprint() string { return "cf0418cb0e9df327104bb2be1df021b6" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

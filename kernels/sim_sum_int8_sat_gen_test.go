@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "5a3c2d2a11215b68773c6727f291ced1" }
+func (x *simsum_int8_sat) Fingerprint() string { return "351d3ff57c96a06fb6519fefe48c0133" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

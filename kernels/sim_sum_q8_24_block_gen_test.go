@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "5f6eee550074b499862b6fb219862406" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "fecd8b9239a70ecb2d3bf3b1dc1479d0" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -113,10 +113,10 @@ func (x *simsum_q8_24_block) EvalState() {
 	_ = d
 	if d&0x1 != 0 {
 		var t61 uint64 = v[50] >> 32 & 0xffffffff
-		var t62 uint64 = (uint64((int64(t61<<32) >> 32) >> v[38])) & 0xffffffff
+		var t62 uint64 = (uint64((int64(t61<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t65 uint64 = uint64((int64(t62<<32) >> 32))
 		var t63 uint64 = v[58] >> 32 & 0xffffffff
-		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> v[40])) & 0xffffffff
+		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t66 uint64 = uint64((int64(t64<<32) >> 32))
 		var t67 uint64 = t65 + t66
 		var t68 uint64 = (t67 >> 32) & 0x1
@@ -136,10 +136,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t75 &= 0xffffffff
 		var t77 uint64 = v[50] >> 0 & 0xffffffff
-		var t78 uint64 = (uint64((int64(t77<<32) >> 32) >> v[38])) & 0xffffffff
+		var t78 uint64 = (uint64((int64(t77<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t81 uint64 = uint64((int64(t78<<32) >> 32))
 		var t79 uint64 = v[58] >> 0 & 0xffffffff
-		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> v[40])) & 0xffffffff
+		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t82 uint64 = uint64((int64(t80<<32) >> 32))
 		var t83 uint64 = t81 + t82
 		var t84 uint64 = (t83 >> 32) & 0x1
@@ -159,10 +159,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t91 &= 0xffffffff
 		var t93 uint64 = v[49] >> 32 & 0xffffffff
-		var t94 uint64 = (uint64((int64(t93<<32) >> 32) >> v[38])) & 0xffffffff
+		var t94 uint64 = (uint64((int64(t93<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t97 uint64 = uint64((int64(t94<<32) >> 32))
 		var t95 uint64 = v[57] >> 32 & 0xffffffff
-		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> v[40])) & 0xffffffff
+		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t98 uint64 = uint64((int64(t96<<32) >> 32))
 		var t99 uint64 = t97 + t98
 		var t100 uint64 = (t99 >> 32) & 0x1
@@ -182,10 +182,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t107 &= 0xffffffff
 		var t109 uint64 = v[49] >> 0 & 0xffffffff
-		var t110 uint64 = (uint64((int64(t109<<32) >> 32) >> v[38])) & 0xffffffff
+		var t110 uint64 = (uint64((int64(t109<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t113 uint64 = uint64((int64(t110<<32) >> 32))
 		var t111 uint64 = v[57] >> 0 & 0xffffffff
-		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> v[40])) & 0xffffffff
+		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t114 uint64 = uint64((int64(t112<<32) >> 32))
 		var t115 uint64 = t113 + t114
 		var t116 uint64 = (t115 >> 32) & 0x1
@@ -205,10 +205,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t123 &= 0xffffffff
 		var t125 uint64 = v[48] >> 32 & 0xffffffff
-		var t126 uint64 = (uint64((int64(t125<<32) >> 32) >> v[38])) & 0xffffffff
+		var t126 uint64 = (uint64((int64(t125<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t129 uint64 = uint64((int64(t126<<32) >> 32))
 		var t127 uint64 = v[56] >> 32 & 0xffffffff
-		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> v[40])) & 0xffffffff
+		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t130 uint64 = uint64((int64(t128<<32) >> 32))
 		var t131 uint64 = t129 + t130
 		var t132 uint64 = (t131 >> 32) & 0x1
@@ -228,10 +228,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t139 &= 0xffffffff
 		var t141 uint64 = v[48] >> 0 & 0xffffffff
-		var t142 uint64 = (uint64((int64(t141<<32) >> 32) >> v[38])) & 0xffffffff
+		var t142 uint64 = (uint64((int64(t141<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t145 uint64 = uint64((int64(t142<<32) >> 32))
 		var t143 uint64 = v[56] >> 0 & 0xffffffff
-		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> v[40])) & 0xffffffff
+		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t146 uint64 = uint64((int64(t144<<32) >> 32))
 		var t147 uint64 = t145 + t146
 		var t148 uint64 = (t147 >> 32) & 0x1
@@ -251,10 +251,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t155 &= 0xffffffff
 		var t157 uint64 = v[47] >> 32 & 0xffffffff
-		var t158 uint64 = (uint64((int64(t157<<32) >> 32) >> v[38])) & 0xffffffff
+		var t158 uint64 = (uint64((int64(t157<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t161 uint64 = uint64((int64(t158<<32) >> 32))
 		var t159 uint64 = v[55] >> 32 & 0xffffffff
-		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> v[40])) & 0xffffffff
+		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t162 uint64 = uint64((int64(t160<<32) >> 32))
 		var t163 uint64 = t161 + t162
 		var t164 uint64 = (t163 >> 32) & 0x1
@@ -274,10 +274,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t171 &= 0xffffffff
 		var t173 uint64 = v[47] >> 0 & 0xffffffff
-		var t174 uint64 = (uint64((int64(t173<<32) >> 32) >> v[38])) & 0xffffffff
+		var t174 uint64 = (uint64((int64(t173<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t177 uint64 = uint64((int64(t174<<32) >> 32))
 		var t175 uint64 = v[55] >> 0 & 0xffffffff
-		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> v[40])) & 0xffffffff
+		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t178 uint64 = uint64((int64(t176<<32) >> 32))
 		var t179 uint64 = t177 + t178
 		var t180 uint64 = (t179 >> 32) & 0x1
@@ -297,10 +297,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t187 &= 0xffffffff
 		var t189 uint64 = v[46] >> 32 & 0xffffffff
-		var t190 uint64 = (uint64((int64(t189<<32) >> 32) >> v[38])) & 0xffffffff
+		var t190 uint64 = (uint64((int64(t189<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t193 uint64 = uint64((int64(t190<<32) >> 32))
 		var t191 uint64 = v[54] >> 32 & 0xffffffff
-		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> v[40])) & 0xffffffff
+		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t194 uint64 = uint64((int64(t192<<32) >> 32))
 		var t195 uint64 = t193 + t194
 		var t196 uint64 = (t195 >> 32) & 0x1
@@ -320,10 +320,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t203 &= 0xffffffff
 		var t205 uint64 = v[46] >> 0 & 0xffffffff
-		var t206 uint64 = (uint64((int64(t205<<32) >> 32) >> v[38])) & 0xffffffff
+		var t206 uint64 = (uint64((int64(t205<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t209 uint64 = uint64((int64(t206<<32) >> 32))
 		var t207 uint64 = v[54] >> 0 & 0xffffffff
-		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> v[40])) & 0xffffffff
+		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t210 uint64 = uint64((int64(t208<<32) >> 32))
 		var t211 uint64 = t209 + t210
 		var t212 uint64 = (t211 >> 32) & 0x1
@@ -343,10 +343,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t219 &= 0xffffffff
 		var t221 uint64 = v[45] >> 32 & 0xffffffff
-		var t222 uint64 = (uint64((int64(t221<<32) >> 32) >> v[38])) & 0xffffffff
+		var t222 uint64 = (uint64((int64(t221<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t225 uint64 = uint64((int64(t222<<32) >> 32))
 		var t223 uint64 = v[53] >> 32 & 0xffffffff
-		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> v[40])) & 0xffffffff
+		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t226 uint64 = uint64((int64(t224<<32) >> 32))
 		var t227 uint64 = t225 + t226
 		var t228 uint64 = (t227 >> 32) & 0x1
@@ -366,10 +366,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t235 &= 0xffffffff
 		var t237 uint64 = v[45] >> 0 & 0xffffffff
-		var t238 uint64 = (uint64((int64(t237<<32) >> 32) >> v[38])) & 0xffffffff
+		var t238 uint64 = (uint64((int64(t237<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t241 uint64 = uint64((int64(t238<<32) >> 32))
 		var t239 uint64 = v[53] >> 0 & 0xffffffff
-		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> v[40])) & 0xffffffff
+		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t242 uint64 = uint64((int64(t240<<32) >> 32))
 		var t243 uint64 = t241 + t242
 		var t244 uint64 = (t243 >> 32) & 0x1
@@ -389,10 +389,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t251 &= 0xffffffff
 		var t253 uint64 = v[44] >> 32 & 0xffffffff
-		var t254 uint64 = (uint64((int64(t253<<32) >> 32) >> v[38])) & 0xffffffff
+		var t254 uint64 = (uint64((int64(t253<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t257 uint64 = uint64((int64(t254<<32) >> 32))
 		var t255 uint64 = v[52] >> 32 & 0xffffffff
-		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> v[40])) & 0xffffffff
+		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t258 uint64 = uint64((int64(t256<<32) >> 32))
 		var t259 uint64 = t257 + t258
 		var t260 uint64 = (t259 >> 32) & 0x1
@@ -412,10 +412,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t267 &= 0xffffffff
 		var t269 uint64 = v[44] >> 0 & 0xffffffff
-		var t270 uint64 = (uint64((int64(t269<<32) >> 32) >> v[38])) & 0xffffffff
+		var t270 uint64 = (uint64((int64(t269<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t273 uint64 = uint64((int64(t270<<32) >> 32))
 		var t271 uint64 = v[52] >> 0 & 0xffffffff
-		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> v[40])) & 0xffffffff
+		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t274 uint64 = uint64((int64(t272<<32) >> 32))
 		var t275 uint64 = t273 + t274
 		var t276 uint64 = (t275 >> 32) & 0x1
@@ -435,10 +435,10 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t283 &= 0xffffffff
 		var t285 uint64 = v[43] >> 32 & 0xffffffff
-		var t286 uint64 = (uint64((int64(t285<<32) >> 32) >> v[38])) & 0xffffffff
+		var t286 uint64 = (uint64((int64(t285<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t289 uint64 = uint64((int64(t286<<32) >> 32))
 		var t287 uint64 = v[51] >> 32 & 0xffffffff
-		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> v[40])) & 0xffffffff
+		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
 		var t290 uint64 = uint64((int64(t288<<32) >> 32))
 		var t291 uint64 = t289 + t290
 		var t292 uint64 = (t291 >> 32) & 0x1

@@ -1372,7 +1372,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-21"
+const goSourceVersion = "onic-gosrc-22"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1552,6 +1552,15 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 		return strings.Join(terms, " | "), true
 	case ir.OpSext:
 		return "uint64(" + sx(a) + ")", false
+	case ir.OpShl, ir.OpShr, ir.OpSar:
+		// A shift amount under 64 (six bits or fewer, read clean) is
+		// and-ed with 63, which the Go compiler drops: x86 masks the count
+		// itself, and Go's test for a count of 64 or more goes.
+		if _, k := g.konst[in.b]; !k && s.m.Node(s.m.Node(int(in.node)).Args[1]).W <= 6 {
+			bv = "(" + bv + " & 63)"
+		}
+	}
+	switch in.op {
 	case ir.OpShl:
 		return a + " << " + bv, false
 	case ir.OpShr:

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "459fdcc5ca7d3969559ed90b8d8aae23" }
+func (x *regloops) Fingerprint() string { return "17412e02fcb92f42475e8669914c55fb" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "a61c73159bae766cd8009a34bfcc2d92" }
+func (x *step50) Fingerprint() string { return "bbd51236ad883634812f444761eb2d6c" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -70,12 +70,12 @@ func (x *step50) EvalInputs() {
 	var t5 uint64 = v[0] >> 41
 	var t6 uint64 = (t4 + t5) & 0xffff
 	var t7 uint64 = (t2 >> 6) & 0x1
-	var t8 uint64 = (uint64((int64(t4<<48) >> 48) >> t7)) & 0xffff
+	var t8 uint64 = (uint64((int64(t4<<48) >> 48) >> (t7 & 63))) & 0xffff
 	var t9 uint64 = 0
 	_ = t4
 	_ = t4
 	var t10 uint64 = (t8 >> 6) & 0x7
-	var t11 uint64 = (uint64((int64(t8<<48) >> 48) >> t10)) & 0xffff
+	var t11 uint64 = (uint64((int64(t8<<48) >> 48) >> (t10 & 63))) & 0xffff
 	var t14 uint64
 	if t6 == t11 {
 		t14 = 1
@@ -90,14 +90,14 @@ func (x *step50) EvalInputs() {
 		t23 = 1
 	}
 	var t36 uint64 = (t4 >> 9) & 0x7
-	var t37 uint64 = (uint64((int64(t23<<63) >> 63) >> t36)) & 0x1
+	var t37 uint64 = (uint64((int64(t23<<63) >> 63) >> (t36 & 63))) & 0x1
 	v[37] = t37
 	var t51 uint64
 	if t20 == 0x7fffffffffffffff {
 		t51 = 1
 	}
 	var t54 uint64 = (t20 >> 40) & 0x3f
-	var t55 uint64 = uint64((int64(t20<<1) >> 1) >> t54)
+	var t55 uint64 = uint64((int64(t20<<1) >> 1) >> (t54 & 63))
 	var t59 uint64 = (^t51) & 0x1
 	var t66 uint64 = (t55 >> 17) & 0x1
 	var t67 uint64

@@ -2605,7 +2605,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "4a8dc74cdebfe20fdc96350525a6bee8" }
+func (x *largeSim) Fingerprint() string { return "cbcd2fe69a967b5e0c8e82f4133a41ef" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -7956,7 +7956,7 @@ func (x *largeSim) Edge() bool {
 			t4543 = t4543_0
 		}
 		t4543 &= 0x1f
-		var t4560 uint64 = 0x307 >> t4543
+		var t4560 uint64 = 0x307 >> (t4543 & 63)
 		var t4561 uint64 = t4560
 		var t4680, t4680_1, t4680_0 uint64 = 0, t4561, 0x0
 		if t4558 != 0 {

@@ -366,7 +366,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "986b723bebffbebe167a15e06bf29233" }
+func (x *managerSim) Fingerprint() string { return "8af446872217dd5c47817fcc45289efb" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -2384,9 +2384,9 @@ func (x *managerSim) Edge() bool {
 			t467 = t467_0
 		}
 		t467 &= 0x1f
-		var t515 uint64 = 0x8 >> t467
+		var t515 uint64 = 0x8 >> (t467 & 63)
 		var t516 uint64 = t515
-		var t484 uint64 = 0x1 >> t467
+		var t484 uint64 = 0x1 >> (t467 & 63)
 		var t485 uint64 = t484
 		var t505, t505_1, t505_0 uint64 = 0, t485, 0x0
 		if t482 != 0 {
