@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "1a739819546d2dfcd181fdd68b591e9e" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "8bd6559973d0854888b8400161fec787" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }
@@ -274,8 +274,9 @@ func (x *simbf16_to_fp32) Step() { x.Edge(); x.Eval() }
 func (x *simbf16_to_fp32) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[252] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[230] != 0 {
 			v[255] = v[231]
 			v[256] = v[232]
@@ -338,11 +339,11 @@ func (x *simbf16_to_fp32) Edge() bool {
 		v[229] = v[273]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[210] = 0x0
 		v[230] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t253 uint64 = v[230] | v[10]
 		var t254, t254_1, t254_0 uint64 = 0, t253, v[210]
 		if v[252] != 0 {
@@ -360,7 +361,7 @@ func (x *simbf16_to_fp32) Edge() bool {
 		v[230] = t275
 	}
 	if v[278] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[231] = v[190]
 		v[232] = v[191]
 		v[233] = v[192]
@@ -381,6 +382,7 @@ func (x *simbf16_to_fp32) Edge() bool {
 		v[248] = v[207]
 		v[249] = v[208]
 	}
+	x.D |= d
 	return true
 }
 

@@ -1100,7 +1100,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "4ed78f3e03a69ba477de1cf084f80754" }
+func (x *simcrc32c_append) Fingerprint() string { return "2f863c84c5332575e0f83a68b8d8f305" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -1867,16 +1867,17 @@ func (x *simcrc32c_append) Step() { x.Edge(); x.Eval() }
 func (x *simcrc32c_append) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[12] = 0x0
 	} else if v[2565] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		var t2563 uint64 = (^v[1937]) & 0x1
 		v[12] = t2563
 	}
 	if v[2862] != 0 {
-		x.D |= 0x80
+		d |= 0x80
 		if v[2849] != 0 {
 			v[2865] = v[2850]
 			v[2866] = v[2851]
@@ -1912,11 +1913,11 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2848] = v[2874]
 	}
 	if x.Rst {
-		x.D |= 0x40
+		d |= 0x40
 		v[2838] = 0x0
 		v[2849] = 0x0
 	} else {
-		x.D |= 0x40
+		d |= 0x40
 		var t2863 uint64 = v[2849] | v[2819]
 		var t2864, t2864_1, t2864_0 uint64 = 0, t2863, v[2838]
 		if v[2862] != 0 {
@@ -1934,21 +1935,21 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2849] = t2876
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[38] = 0x0
 	} else if v[42] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[38] = v[39]
 	}
 	if x.Rst {
-		x.D |= 0x8
+		d |= 0x8
 		v[45] = 0x0
 	} else if v[2837] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		v[45] = v[15]
 	}
 	if v[2831] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		v[682] = v[679]
 		v[683] = v[49]
 		v[684] = v[50]
@@ -2055,14 +2056,14 @@ func (x *simcrc32c_append) Edge() bool {
 		v[58] = v[9]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[11] = 0xffffffff
 	} else if v[2562] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[11] = v[2559]
 	}
 	if x.Rst {
-		x.D |= 0x20
+		d |= 0x20
 		v[2819] = 0x0
 		v[2818] = 0x0
 		v[2817] = 0x0
@@ -2070,7 +2071,7 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2815] = 0x0
 		v[2814] = 0x0
 	} else if v[2831] != 0 {
-		x.D |= 0x20
+		d |= 0x20
 		v[2819] = v[2818]
 		v[2818] = v[2817]
 		v[2817] = v[2816]
@@ -2079,7 +2080,7 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2814] = v[2832]
 	}
 	if v[2879] != 0 {
-		x.D |= 0x100
+		d |= 0x100
 		v[2850] = v[2820]
 		v[2851] = v[2821]
 		v[2852] = v[2822]
@@ -2091,6 +2092,7 @@ func (x *simcrc32c_append) Edge() bool {
 		v[2858] = v[2828]
 		v[2859] = v[2829]
 	}
+	x.D |= d
 	return true
 }
 

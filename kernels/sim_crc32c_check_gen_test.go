@@ -1102,7 +1102,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "c385e05b46b278fa21d5a353c2c3611f" }
+func (x *simcrc32c_check) Fingerprint() string { return "dc5bf6eb8ada7b4c062f09c54b898368" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }
@@ -1878,16 +1878,17 @@ func (x *simcrc32c_check) Step() { x.Edge(); x.Eval() }
 func (x *simcrc32c_check) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[12] = 0x0
 	} else if v[2565] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		var t2563 uint64 = (^v[1937]) & 0x1
 		v[12] = t2563
 	}
 	if v[2867] != 0 {
-		x.D |= 0x80
+		d |= 0x80
 		if v[2854] != 0 {
 			v[2870] = v[2855]
 			v[2871] = v[2856]
@@ -1923,11 +1924,11 @@ func (x *simcrc32c_check) Edge() bool {
 		v[2853] = v[2879]
 	}
 	if x.Rst {
-		x.D |= 0x40
+		d |= 0x40
 		v[2843] = 0x0
 		v[2854] = 0x0
 	} else {
-		x.D |= 0x40
+		d |= 0x40
 		var t2868 uint64 = v[2854] | v[2824]
 		var t2869, t2869_1, t2869_0 uint64 = 0, t2868, v[2843]
 		if v[2867] != 0 {
@@ -1945,21 +1946,21 @@ func (x *simcrc32c_check) Edge() bool {
 		v[2854] = t2881
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[38] = 0x0
 	} else if v[42] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[38] = v[39]
 	}
 	if x.Rst {
-		x.D |= 0x8
+		d |= 0x8
 		v[45] = 0x0
 	} else if v[2842] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		v[45] = v[15]
 	}
 	if v[2836] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		v[682] = v[679]
 		v[683] = v[49]
 		v[684] = v[50]
@@ -2066,14 +2067,14 @@ func (x *simcrc32c_check) Edge() bool {
 		v[58] = v[9]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[11] = 0xffffffff
 	} else if v[2562] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[11] = v[2559]
 	}
 	if x.Rst {
-		x.D |= 0x20
+		d |= 0x20
 		v[2824] = 0x0
 		v[2823] = 0x0
 		v[2822] = 0x0
@@ -2081,7 +2082,7 @@ func (x *simcrc32c_check) Edge() bool {
 		v[2820] = 0x0
 		v[2819] = 0x0
 	} else if v[2836] != 0 {
-		x.D |= 0x20
+		d |= 0x20
 		v[2824] = v[2823]
 		v[2823] = v[2822]
 		v[2822] = v[2821]
@@ -2090,7 +2091,7 @@ func (x *simcrc32c_check) Edge() bool {
 		v[2819] = v[2837]
 	}
 	if v[2884] != 0 {
-		x.D |= 0x100
+		d |= 0x100
 		v[2855] = v[2825]
 		v[2856] = v[2826]
 		v[2857] = v[2827]
@@ -2102,6 +2103,7 @@ func (x *simcrc32c_check) Edge() bool {
 		v[2863] = v[2833]
 		v[2864] = v[2834]
 	}
+	x.D |= d
 	return true
 }
 

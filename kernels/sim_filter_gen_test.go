@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "f04f07dee55df7eb27a333fbee83031f" }
+func (x *simfilter) Fingerprint() string { return "fe4d64e92962234b5f212b632bb16104" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -160,8 +160,9 @@ func (x *simfilter) Step() { x.Edge(); x.Eval() }
 func (x *simfilter) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[77] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[64] != 0 {
 			v[80] = v[65]
 			v[81] = v[66]
@@ -197,11 +198,11 @@ func (x *simfilter) Edge() bool {
 		v[63] = v[89]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[53] = 0x0
 		v[64] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t78 uint64 = v[64] | v[39]
 		var t79, t79_1, t79_0 uint64 = 0, t78, v[53]
 		if v[77] != 0 {
@@ -219,7 +220,7 @@ func (x *simfilter) Edge() bool {
 		v[64] = t91
 	}
 	if v[94] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[65] = v[40]
 		v[66] = v[41]
 		v[67] = v[42]
@@ -231,6 +232,7 @@ func (x *simfilter) Edge() bool {
 		v[73] = v[48]
 		v[74] = v[49]
 	}
+	x.D |= d
 	return true
 }
 

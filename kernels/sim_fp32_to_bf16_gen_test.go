@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "fc5f8f31bdcee42624da8e22fc2bb87f" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "b2d138a12167c6138c182c888b85a3df" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -635,8 +635,9 @@ func (x *simfp32_to_bf16) Step() { x.Edge(); x.Eval() }
 func (x *simfp32_to_bf16) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[341] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[333] != 0 {
 			v[344] = v[334]
 			v[345] = v[335]
@@ -657,11 +658,11 @@ func (x *simfp32_to_bf16) Edge() bool {
 		v[332] = v[348]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[327] = 0x0
 		v[333] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t342 uint64 = v[333] | v[10]
 		var t343, t343_1, t343_0 uint64 = 0, t342, v[327]
 		if v[341] != 0 {
@@ -679,13 +680,14 @@ func (x *simfp32_to_bf16) Edge() bool {
 		v[333] = t350
 	}
 	if v[353] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[334] = v[321]
 		v[335] = v[322]
 		v[336] = v[323]
 		v[337] = v[324]
 		v[338] = v[325]
 	}
+	x.D |= d
 	return true
 }
 

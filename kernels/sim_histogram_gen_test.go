@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "2d44308a05105cbc0d26dce83bcc33b0" }
+func (x *simhistogram) Fingerprint() string { return "a0e038bf8586f9bf2b0200c58780185b" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -342,45 +342,46 @@ func (x *simhistogram) Step() { x.Edge(); x.Eval() }
 func (x *simhistogram) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	q0 := v[71]
 	if v[70] != 0 {
 		q0 = x.M0[int(v[65]&255)]
-		x.D |= 0x10
+		d |= 0x10
 	}
 	q1 := v[90]
 	if v[89] != 0 {
 		q1 = x.M0[int(v[60]&255)]
-		x.D |= 0x20
+		d |= 0x20
 	}
 	q2 := v[99]
 	if v[98] != 0 {
 		q2 = x.M1[int(v[93]&255)]
-		x.D |= 0x40
+		d |= 0x40
 	}
 	q3 := v[116]
 	if v[89] != 0 {
 		q3 = x.M1[int(v[60]&255)]
-		x.D |= 0x80
+		d |= 0x80
 	}
 	q4 := v[125]
 	if v[124] != 0 {
 		q4 = x.M2[int(v[119]&255)]
-		x.D |= 0x100
+		d |= 0x100
 	}
 	q5 := v[142]
 	if v[89] != 0 {
 		q5 = x.M2[int(v[60]&255)]
-		x.D |= 0x200
+		d |= 0x200
 	}
 	q6 := v[151]
 	if v[150] != 0 {
 		q6 = x.M3[int(v[145]&255)]
-		x.D |= 0x400
+		d |= 0x400
 	}
 	q7 := v[168]
 	if v[89] != 0 {
 		q7 = x.M3[int(v[60]&255)]
-		x.D |= 0x800
+		d |= 0x800
 	}
 	if v[87] != 0 {
 		a := int(v[84]&255) * 1
@@ -399,11 +400,11 @@ func (x *simhistogram) Edge() bool {
 		copy(x.M3[a:a+1], v[165:166])
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[173] = 0x0
 		v[190] = 0x0
 	} else if v[31] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		v[173] = v[59]
 		var t174 uint64 = (v[26] >> 2) & 0x3ff
 		var t183, t183_1, t183_0 uint64 = 0, v[45], 0x0
@@ -429,7 +430,7 @@ func (x *simhistogram) Edge() bool {
 		v[190] = t189
 	}
 	if v[231] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		if v[218] != 0 {
 			v[234] = v[219]
 			v[235] = v[220]
@@ -465,7 +466,7 @@ func (x *simhistogram) Edge() bool {
 		v[217] = v[243]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[17] = 0x0
 		v[29] = 0x0
 		v[45] = 0x1
@@ -494,7 +495,7 @@ func (x *simhistogram) Edge() bool {
 		v[207] = 0x0
 		v[218] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		v[74] = v[72]
 		v[72] = v[65]
 		v[76] = v[81]
@@ -609,7 +610,7 @@ func (x *simhistogram) Edge() bool {
 		v[218] = t245
 	}
 	if v[248] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		v[219] = v[194]
 		v[220] = v[195]
 		v[221] = v[196]
@@ -629,6 +630,7 @@ func (x *simhistogram) Edge() bool {
 	v[142] = q5
 	v[151] = q6
 	v[168] = q7
+	x.D |= d
 	return true
 }
 

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "a1865e2f8fa4823effaf3f332b481596" }
+func (x *simmin_int32) Fingerprint() string { return "6f3f91b18f21b31d7118aaf7245f163f" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -319,8 +319,9 @@ func (x *simmin_int32) Step() { x.Edge(); x.Eval() }
 func (x *simmin_int32) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[199] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[186] != 0 {
 			v[202] = v[187]
 			v[203] = v[188]
@@ -356,11 +357,11 @@ func (x *simmin_int32) Edge() bool {
 		v[185] = v[211]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[175] = 0x0
 		v[186] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t200 uint64 = v[186] | v[160]
 		var t201, t201_1, t201_0 uint64 = 0, t200, v[175]
 		if v[199] != 0 {
@@ -378,7 +379,7 @@ func (x *simmin_int32) Edge() bool {
 		v[186] = t213
 	}
 	if v[216] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[187] = v[161]
 		v[188] = v[162]
 		v[189] = v[163]
@@ -390,6 +391,7 @@ func (x *simmin_int32) Edge() bool {
 		v[195] = v[169]
 		v[196] = v[170]
 	}
+	x.D |= d
 	return true
 }
 

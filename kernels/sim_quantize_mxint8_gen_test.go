@@ -644,7 +644,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "36c7cab1ecdca0e002779dcd152d2e1f" }
+func (x *simquantize_mxint8) Fingerprint() string { return "eb4d5d57af86e134b4f82b6c3061d5d9" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1697,8 +1697,9 @@ func (x *simquantize_mxint8) Step() { x.Edge(); x.Eval() }
 func (x *simquantize_mxint8) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[2343] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[1874] = v[1104]
 		v[1104] = v[654]
 		v[1875] = v[1105]
@@ -3594,7 +3595,7 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[643] = t642
 	}
 	if v[2360] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		if v[2352] != 0 {
 			v[2363] = v[2353]
 			v[2364] = v[2354]
@@ -3615,11 +3616,11 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2351] = v[2367]
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[2346] = 0x0
 		v[2352] = 0x0
 	} else {
-		x.D |= 0x4
+		d |= 0x4
 		var t2361 uint64 = v[2352] | v[2336]
 		var t2362, t2362_1, t2362_0 uint64 = 0, t2361, v[2346]
 		if v[2360] != 0 {
@@ -3637,13 +3638,13 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2352] = t2369
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[2333] = 0x0
 		v[2334] = 0x0
 		v[2335] = 0x0
 		v[2336] = 0x0
 	} else if v[2343] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		v[2336] = v[2335]
 		v[2335] = v[2334]
 		v[2334] = v[2333]
@@ -3651,13 +3652,14 @@ func (x *simquantize_mxint8) Edge() bool {
 		v[2333] = t2344
 	}
 	if v[2372] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		v[2353] = v[2337]
 		v[2354] = v[2338]
 		v[2355] = v[2339]
 		v[2356] = v[2340]
 		v[2357] = v[2341]
 	}
+	x.D |= d
 	return true
 }
 

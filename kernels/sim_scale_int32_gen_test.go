@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "2d3bdd86613a957651a644dc88911dcb" }
+func (x *simscale_int32) Fingerprint() string { return "7cca78f2e5255f00ca479d5bea3a451f" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -652,8 +652,9 @@ func (x *simscale_int32) Step() { x.Edge(); x.Eval() }
 func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[955] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[17] = v[15]
 		v[15] = v[13]
 		v[13] = v[11]
@@ -1464,7 +1465,7 @@ func (x *simscale_int32) Edge() bool {
 		v[903] = t874
 	}
 	if v[982] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		if v[969] != 0 {
 			v[985] = v[970]
 			v[986] = v[971]
@@ -1500,11 +1501,11 @@ func (x *simscale_int32) Edge() bool {
 		v[968] = v[994]
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[958] = 0x0
 		v[969] = 0x0
 	} else {
-		x.D |= 0x4
+		d |= 0x4
 		var t983 uint64 = v[969] | v[943]
 		var t984, t984_1, t984_0 uint64 = 0, t983, v[958]
 		if v[982] != 0 {
@@ -1522,13 +1523,13 @@ func (x *simscale_int32) Edge() bool {
 		v[969] = t996
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[940] = 0x0
 		v[941] = 0x0
 		v[942] = 0x0
 		v[943] = 0x0
 	} else if v[955] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		v[943] = v[942]
 		v[942] = v[941]
 		v[941] = v[940]
@@ -1536,7 +1537,7 @@ func (x *simscale_int32) Edge() bool {
 		v[940] = t956
 	}
 	if v[999] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		v[970] = v[944]
 		v[971] = v[945]
 		v[972] = v[946]
@@ -1548,6 +1549,7 @@ func (x *simscale_int32) Edge() bool {
 		v[978] = v[952]
 		v[979] = v[953]
 	}
+	x.D |= d
 	return true
 }
 

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "cf0418cb0e9df327104bb2be1df021b6" }
+func (x *simsum_int16_sat) Fingerprint() string { return "7481b05ac34820e9a8cad275f924253b" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -1023,8 +1023,9 @@ func (x *simsum_int16_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int16_sat) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[615] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[602] != 0 {
 			v[618] = v[603]
 			v[619] = v[604]
@@ -1060,11 +1061,11 @@ func (x *simsum_int16_sat) Edge() bool {
 		v[601] = v[627]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[591] = 0x0
 		v[602] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t616 uint64 = v[602] | v[576]
 		var t617, t617_1, t617_0 uint64 = 0, t616, v[591]
 		if v[615] != 0 {
@@ -1082,7 +1083,7 @@ func (x *simsum_int16_sat) Edge() bool {
 		v[602] = t629
 	}
 	if v[632] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[603] = v[577]
 		v[604] = v[578]
 		v[605] = v[579]
@@ -1094,6 +1095,7 @@ func (x *simsum_int16_sat) Edge() bool {
 		v[611] = v[585]
 		v[612] = v[586]
 	}
+	x.D |= d
 	return true
 }
 

@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "64a7612f6749cde70dfdb0d027577906" }
+func (x *simsum_int32) Fingerprint() string { return "0f731e094e5e5d8c9d6d4c65e706f616" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -239,8 +239,9 @@ func (x *simsum_int32) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int32) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[183] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[170] != 0 {
 			v[186] = v[171]
 			v[187] = v[172]
@@ -276,11 +277,11 @@ func (x *simsum_int32) Edge() bool {
 		v[169] = v[195]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[159] = 0x0
 		v[170] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t184 uint64 = v[170] | v[144]
 		var t185, t185_1, t185_0 uint64 = 0, t184, v[159]
 		if v[183] != 0 {
@@ -298,7 +299,7 @@ func (x *simsum_int32) Edge() bool {
 		v[170] = t197
 	}
 	if v[200] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[171] = v[145]
 		v[172] = v[146]
 		v[173] = v[147]
@@ -310,6 +311,7 @@ func (x *simsum_int32) Edge() bool {
 		v[179] = v[153]
 		v[180] = v[154]
 	}
+	x.D |= d
 	return true
 }
 

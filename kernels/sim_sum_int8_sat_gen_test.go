@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "351d3ff57c96a06fb6519fefe48c0133" }
+func (x *simsum_int8_sat) Fingerprint() string { return "8e05e0588a2174ce12d3178722d8ebec" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -1919,8 +1919,9 @@ func (x *simsum_int8_sat) Step() { x.Edge(); x.Eval() }
 func (x *simsum_int8_sat) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[1159] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		if v[1146] != 0 {
 			v[1162] = v[1147]
 			v[1163] = v[1148]
@@ -1956,11 +1957,11 @@ func (x *simsum_int8_sat) Edge() bool {
 		v[1145] = v[1171]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[1135] = 0x0
 		v[1146] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t1160 uint64 = v[1146] | v[1120]
 		var t1161, t1161_1, t1161_0 uint64 = 0, t1160, v[1135]
 		if v[1159] != 0 {
@@ -1978,7 +1979,7 @@ func (x *simsum_int8_sat) Edge() bool {
 		v[1146] = t1173
 	}
 	if v[1176] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		v[1147] = v[1121]
 		v[1148] = v[1122]
 		v[1149] = v[1123]
@@ -1990,6 +1991,7 @@ func (x *simsum_int8_sat) Edge() bool {
 		v[1155] = v[1129]
 		v[1156] = v[1130]
 	}
+	x.D |= d
 	return true
 }
 

@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "fecd8b9239a70ecb2d3bf3b1dc1479d0" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "2e221eb617c8c0dad88690d6c5e63920" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -548,8 +548,9 @@ func (x *simsum_q8_24_block) Step() { x.Edge(); x.Eval() }
 func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	if v[326] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[43] = v[0]
 		v[44] = v[1]
 		v[45] = v[2]
@@ -619,7 +620,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[60] = t59
 	}
 	if v[356] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		if v[343] != 0 {
 			v[359] = v[344]
 			v[360] = v[345]
@@ -655,11 +656,11 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[342] = v[368]
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[332] = 0x0
 		v[343] = 0x0
 	} else {
-		x.D |= 0x4
+		d |= 0x4
 		var t357 uint64 = v[343] | v[314]
 		var t358, t358_1, t358_0 uint64 = 0, t357, v[332]
 		if v[356] != 0 {
@@ -677,16 +678,16 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[343] = t370
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[314] = 0x0
 	} else if v[326] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		var t313 uint64 = v[10] & v[21]
 		var t327 uint64 = t313 & v[326]
 		v[314] = t327
 	}
 	if v[373] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		v[344] = v[315]
 		v[345] = v[316]
 		v[346] = v[317]
@@ -698,6 +699,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 		v[352] = v[323]
 		v[353] = v[324]
 	}
+	x.D |= d
 	return true
 }
 

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "17412e02fcb92f42475e8669914c55fb" }
+func (x *regloops) Fingerprint() string { return "db260b6b01d333d69a500b9183179bad" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
@@ -127,6 +127,7 @@ func (x *regloops) Step() { x.Edge(); x.Eval() }
 func (x *regloops) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	r11 := v[29]
 	if x.Rst {
 		r11 = 0xa
@@ -146,7 +147,7 @@ func (x *regloops) Edge() bool {
 		r13 = v[30]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[5] = 0x0
 		v[6] = 0x1
 		v[7] = 0x2
@@ -154,7 +155,7 @@ func (x *regloops) Edge() bool {
 		v[36] = 0x0
 		v[37] = 0x0
 	} else if v[0] != 0 {
-		x.D |= 0x1
+		d |= 0x1
 		v[8] = v[7]
 		v[7] = v[6]
 		v[6] = v[5]
@@ -172,7 +173,7 @@ func (x *regloops) Edge() bool {
 		v[37] = t43
 	}
 	if x.Arst {
-		x.D |= 0x8
+		d |= 0x8
 		v[18] = 0x5
 		v[19] = 0x0
 		v[20] = 0x0
@@ -180,7 +181,7 @@ func (x *regloops) Edge() bool {
 		v[22] = 0x0
 		v[23] = 0x0
 	} else {
-		x.D |= 0x8
+		d |= 0x8
 		v[24] = v[18] ^ v[2]
 		v[25] = v[19] ^ v[3]
 		v[26] = v[20] ^ v[4]
@@ -192,7 +193,7 @@ func (x *regloops) Edge() bool {
 		v[23] = v[26]
 	}
 	if v[0] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		v[12] = v[9]
 		v[13] = v[10]
 		v[14] = v[11]
@@ -201,36 +202,37 @@ func (x *regloops) Edge() bool {
 		v[11] = v[4]
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[15] = 0x1
 		v[16] = 0x2
 		v[27] = 0x0
 	} else {
-		x.D |= 0x4
+		d |= 0x4
 		v[15] = v[16]
 		v[16] = v[17]
 		v[27] = v[28]
 	}
 	if x.Rst {
-		x.D |= 0x20
+		d |= 0x20
 		v[32] = 0x0
 	} else if v[33] != 0 {
-		x.D |= 0x20
+		d |= 0x20
 		v[32] = v[34]
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[33] = 0x1
 	} else {
-		x.D |= 0x4
+		d |= 0x4
 		v[33] = v[35]
 	}
 	v[29] = r11
-	x.D |= 0x10
+	d |= 0x10
 	v[30] = r12
-	x.D |= 0x10
+	d |= 0x10
 	v[31] = r13
-	x.D |= 0x10
+	d |= 0x10
+	x.D |= d
 	return true
 }
 

@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "bbd51236ad883634812f444761eb2d6c" }
+func (x *step50) Fingerprint() string { return "6bd527486d5b449609f1667f3fa487e7" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -128,10 +128,11 @@ func (x *step50) Step() { x.Edge(); x.Eval() }
 func (x *step50) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	q0 := v[93]
 	if v[67] != 0 {
 		q0 = x.M0[int(v[92]&7)]
-		x.D |= 0x1
+		d |= 0x1
 	}
 	if v[37] != 0 {
 		a := int(v[82]&7) * 1
@@ -155,6 +156,7 @@ func (x *step50) Edge() bool {
 		}
 	}
 	v[93] = q0
+	x.D |= d
 	return true
 }
 

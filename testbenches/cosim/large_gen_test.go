@@ -2605,7 +2605,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "cbcd2fe69a967b5e0c8e82f4133a41ef" }
+func (x *largeSim) Fingerprint() string { return "0b8cd59edc7bf45dce9b5bacea3ff85a" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -6510,15 +6510,16 @@ func (x *largeSim) Step() { x.Edge(); x.Eval() }
 func (x *largeSim) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	q0 := v[781]
 	if v[6343] != 0 {
 		q0 = x.M0[int(v[184]&65535)]
-		x.D |= 0x1000000000
+		d |= 0x1000000000
 	}
 	q1 := v[806]
 	if v[6343] != 0 {
 		q1 = x.M1[int(v[328]&511)]
-		x.D |= 0x2000000000
+		d |= 0x2000000000
 	}
 	if v[779] != 0 {
 		a := int(v[777]&65535) * 1
@@ -6529,10 +6530,10 @@ func (x *largeSim) Edge() bool {
 		copy(x.M1[a:a+1], v[1854:1855])
 	}
 	if x.Rst {
-		x.D |= 0x80
+		d |= 0x80
 		v[74] = 0x0
 	} else if v[6404] != 0 {
-		x.D |= 0x80
+		d |= 0x80
 		var t6405 uint64 = (v[70] >> 2) & 0x3ff
 		var t6453, t6453_1, t6453_0 uint64 = 0, 0x4f4e4943, 0x0
 		if t6405 == 0x0 {
@@ -6684,50 +6685,50 @@ func (x *largeSim) Edge() bool {
 		v[74] = t6513
 	}
 	if x.Rst {
-		x.D |= 0x8
+		d |= 0x8
 		v[43] = 0x0
 	} else if v[48] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		var t44 uint64 = v[43] & v[29]
 		var t45 uint64 = t44 | v[31]
 		v[43] = t45
 	}
 	if x.Rst {
-		x.D |= 0x10
+		d |= 0x10
 		v[49] = 0x0
 	} else if v[54] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		var t50 uint64 = v[49] & v[29]
 		var t51 uint64 = t50 | v[31]
 		v[49] = t51
 	}
 	if x.Rst {
-		x.D |= 0x20
+		d |= 0x20
 		v[55] = 0x0
 	} else if v[60] != 0 {
-		x.D |= 0x20
+		d |= 0x20
 		var t56 uint64 = v[55] & v[29]
 		var t57 uint64 = t56 | v[31]
 		v[55] = t57
 	}
 	if x.Rst {
-		x.D |= 0x40
+		d |= 0x40
 		v[61] = 0x0
 	} else if v[66] != 0 {
-		x.D |= 0x40
+		d |= 0x40
 		var t62 uint64 = v[61] & v[29]
 		var t63 uint64 = t62 | v[31]
 		v[61] = t63
 	}
 	if x.Rst {
-		x.D |= 0x2000
+		d |= 0x2000
 		v[5950] = 0x0
 		v[5951] = 0x0
 		v[5952] = 0x0
 		v[5954] = 0x0
 		v[5955] = 0x0
 	} else if v[5934] != 0 {
-		x.D |= 0x2000
+		d |= 0x2000
 		v[5951] = v[5788]
 		v[5955] = v[5622]
 		var t5793 uint64
@@ -6845,7 +6846,7 @@ func (x *largeSim) Edge() bool {
 		v[5954] = t5810
 	}
 	if v[6073] != 0 {
-		x.D |= 0x8000
+		d |= 0x8000
 		if v[6059] != 0 {
 			v[6076] = v[6060]
 			v[6077] = v[6061]
@@ -6884,7 +6885,7 @@ func (x *largeSim) Edge() bool {
 		v[6058] = v[6086]
 	}
 	if v[6142] != 0 {
-		x.D |= 0x20000
+		d |= 0x20000
 		if v[6128] != 0 {
 			v[6145] = v[6129]
 			v[6146] = v[6130]
@@ -6923,7 +6924,7 @@ func (x *largeSim) Edge() bool {
 		v[6127] = v[6155]
 	}
 	if v[6211] != 0 {
-		x.D |= 0x80000
+		d |= 0x80000
 		if v[6197] != 0 {
 			v[6214] = v[6198]
 			v[6215] = v[6199]
@@ -6962,7 +6963,7 @@ func (x *largeSim) Edge() bool {
 		v[6196] = v[6224]
 	}
 	if v[6281] != 0 {
-		x.D |= 0x200000
+		d |= 0x200000
 		if v[6267] != 0 {
 			v[6284] = v[6268]
 			v[6285] = v[6269]
@@ -7001,7 +7002,7 @@ func (x *largeSim) Edge() bool {
 		v[6266] = v[6294]
 	}
 	if v[6332] != 0 {
-		x.D |= 0x800000
+		d |= 0x800000
 		if v[6327] != 0 {
 			v[6335] = v[6328]
 			v[6336] = v[6329]
@@ -7013,108 +7014,108 @@ func (x *largeSim) Edge() bool {
 		v[6326] = v[6336]
 	}
 	if x.Rst {
-		x.D |= 0x2000000
+		d |= 0x2000000
 		v[6346] = 0x0
 	} else if v[6350] != 0 {
-		x.D |= 0x2000000
+		d |= 0x2000000
 		var t6348 uint64 = (v[6346] + 0x1) & 0xffffffff
 		v[6346] = t6348
 	}
 	if x.Rst {
-		x.D |= 0x4000000
+		d |= 0x4000000
 		v[6351] = 0x0
 	} else if v[6355] != 0 {
-		x.D |= 0x4000000
+		d |= 0x4000000
 		var t6353 uint64 = (v[6351] + 0x1) & 0xffffffff
 		v[6351] = t6353
 	}
 	if x.Rst {
-		x.D |= 0x8000000
+		d |= 0x8000000
 		v[6356] = 0x0
 	} else if v[6360] != 0 {
-		x.D |= 0x8000000
+		d |= 0x8000000
 		var t6358 uint64 = (v[6356] + 0x1) & 0xffffffff
 		v[6356] = t6358
 	}
 	if x.Rst {
-		x.D |= 0x10000000
+		d |= 0x10000000
 		v[6361] = 0x0
 	} else if v[6365] != 0 {
-		x.D |= 0x10000000
+		d |= 0x10000000
 		var t6363 uint64 = (v[6361] + 0x1) & 0xffffffff
 		v[6361] = t6363
 	}
 	if x.Rst {
-		x.D |= 0x20000000
+		d |= 0x20000000
 		v[6366] = 0x0
 	} else if v[6370] != 0 {
-		x.D |= 0x20000000
+		d |= 0x20000000
 		var t6368 uint64 = (v[6366] + 0x1) & 0xffffffff
 		v[6366] = t6368
 	}
 	if x.Rst {
-		x.D |= 0x40000000
+		d |= 0x40000000
 		v[6371] = 0x0
 	} else if v[6375] != 0 {
-		x.D |= 0x40000000
+		d |= 0x40000000
 		var t6373 uint64 = (v[6371] + 0x1) & 0xffffffff
 		v[6371] = t6373
 	}
 	if x.Rst {
-		x.D |= 0x80000000
+		d |= 0x80000000
 		v[6376] = 0x0
 	} else if v[6380] != 0 {
-		x.D |= 0x80000000
+		d |= 0x80000000
 		var t6378 uint64 = (v[6376] + 0x1) & 0xffffffff
 		v[6376] = t6378
 	}
 	if x.Rst {
-		x.D |= 0x100000000
+		d |= 0x100000000
 		v[6381] = 0x0
 	} else if v[6385] != 0 {
-		x.D |= 0x100000000
+		d |= 0x100000000
 		var t6383 uint64 = (v[6381] + 0x1) & 0xffffffff
 		v[6381] = t6383
 	}
 	if x.Rst {
-		x.D |= 0x200000000
+		d |= 0x200000000
 		v[6386] = 0x0
 	} else if v[6390] != 0 {
-		x.D |= 0x200000000
+		d |= 0x200000000
 		var t6388 uint64 = (v[6386] + 0x1) & 0xffffffff
 		v[6386] = t6388
 	}
 	if x.Rst {
-		x.D |= 0x400000000
+		d |= 0x400000000
 		v[6391] = 0x0
 	} else if v[6396] != 0 {
-		x.D |= 0x400000000
+		d |= 0x400000000
 		var t6393 uint64 = (v[6391] + 0x1) & 0xffffffff
 		v[6391] = t6393
 	}
 	if x.Rst {
-		x.D |= 0x800000000
+		d |= 0x800000000
 		v[6397] = 0x0
 	} else if v[6402] != 0 {
-		x.D |= 0x800000000
+		d |= 0x800000000
 		var t6399 uint64 = (v[6397] + 0x1) & 0xffffffff
 		v[6397] = t6399
 	}
 	if x.Rst {
-		x.D |= 0x400
+		d |= 0x400
 		v[5935] = 0x0
 		v[5594] = 0x0
 		v[4475] = 0x0
 		v[782] = 0x0
 	} else if v[6343] != 0 {
-		x.D |= 0x400
+		d |= 0x400
 		v[5935] = v[5594]
 		v[5594] = v[4475]
 		v[4475] = v[782]
 		v[782] = v[104]
 	}
 	if v[6090] != 0 {
-		x.D |= 0x10000
+		d |= 0x10000
 		v[6060] = v[5986]
 		v[6061] = v[5987]
 		v[6062] = v[5988]
@@ -7128,7 +7129,7 @@ func (x *largeSim) Edge() bool {
 		v[6070] = v[5996]
 	}
 	if v[6159] != 0 {
-		x.D |= 0x40000
+		d |= 0x40000
 		v[6129] = v[5997]
 		v[6130] = v[5998]
 		v[6131] = v[5999]
@@ -7142,7 +7143,7 @@ func (x *largeSim) Edge() bool {
 		v[6139] = v[6007]
 	}
 	if v[6228] != 0 {
-		x.D |= 0x100000
+		d |= 0x100000
 		v[6198] = v[6010]
 		v[6199] = v[6011]
 		v[6200] = v[6012]
@@ -7156,7 +7157,7 @@ func (x *largeSim) Edge() bool {
 		v[6208] = v[6020]
 	}
 	if v[6298] != 0 {
-		x.D |= 0x400000
+		d |= 0x400000
 		v[6268] = v[6023]
 		v[6269] = v[6024]
 		v[6270] = v[6025]
@@ -7170,12 +7171,12 @@ func (x *largeSim) Edge() bool {
 		v[6278] = v[6033]
 	}
 	if v[6340] != 0 {
-		x.D |= 0x1000000
+		d |= 0x1000000
 		v[6328] = v[5960]
 		v[6329] = v[5961]
 	}
 	if v[5934] != 0 {
-		x.D |= 0x4000
+		d |= 0x4000
 		var t5684, t5684_1, t5684_0 uint64 = 0, 0x0, v[5618]
 		if v[5677] != 0 {
 			t5684 = t5684_1
@@ -7668,7 +7669,7 @@ func (x *largeSim) Edge() bool {
 		v[5961] = v[5932]
 	}
 	if v[6343] != 0 {
-		x.D |= 0x800
+		d |= 0x800
 		v[5609] = v[4500]
 		v[5610] = v[4501]
 		v[5611] = v[4502]
@@ -14338,25 +14339,25 @@ func (x *largeSim) Edge() bool {
 		v[804] = t775
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[28] = 0xffffffff
 	} else if v[36] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		var t30 uint64 = v[28] & v[29]
 		var t32 uint64 = t30 | v[31]
 		v[28] = t32
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[37] = 0xffffffff
 	} else if v[42] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		var t38 uint64 = v[37] & v[29]
 		var t39 uint64 = t38 | v[31]
 		v[37] = t39
 	}
 	if v[130] != 0 {
-		x.D |= 0x100
+		d |= 0x100
 		if v[116] != 0 {
 			v[133] = v[117]
 			v[134] = v[118]
@@ -14395,7 +14396,7 @@ func (x *largeSim) Edge() bool {
 		v[115] = v[143]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[10] = 0x0
 		v[73] = 0x0
 		v[75] = 0x0
@@ -14417,7 +14418,7 @@ func (x *largeSim) Edge() bool {
 		v[6324] = 0x0
 		v[6327] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
@@ -14569,15 +14570,15 @@ func (x *largeSim) Edge() bool {
 		v[6327] = t6338
 	}
 	if x.Rst {
-		x.D |= 0x1000
+		d |= 0x1000
 		v[807] = 0x0
 	} else if v[812] != 0 {
-		x.D |= 0x1000
+		d |= 0x1000
 		var t811 uint64 = (v[807] + 0x1) & 0x1ff
 		v[807] = t811
 	}
 	if v[148] != 0 {
-		x.D |= 0x200
+		d |= 0x200
 		v[117] = v[92]
 		v[118] = v[93]
 		v[119] = v[94]
@@ -14592,6 +14593,7 @@ func (x *largeSim) Edge() bool {
 	}
 	v[781] = q0
 	v[806] = q1
+	x.D |= d
 	return true
 }
 

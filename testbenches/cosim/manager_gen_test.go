@@ -366,7 +366,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "8af446872217dd5c47817fcc45289efb" }
+func (x *managerSim) Fingerprint() string { return "6fd5374c8c34d2309b5c70c1c1396bbc" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1073,20 +1073,21 @@ func (x *managerSim) Step() { x.Edge(); x.Eval() }
 func (x *managerSim) Edge() bool {
 	v := &x.S
 	_ = v
+	var d uint64
 	q0 := v[324]
 	if v[1292] != 0 {
 		q0 = x.M0[int(v[181]&65535)]
-		x.D |= 0x800000000
+		d |= 0x800000000
 	}
 	if v[322] != 0 {
 		a := int(v[320]&65535) * 1
 		copy(x.M0[a:a+1], v[321:322])
 	}
 	if x.Rst {
-		x.D |= 0x80
+		d |= 0x80
 		v[74] = 0x0
 	} else if v[1353] != 0 {
-		x.D |= 0x80
+		d |= 0x80
 		var t1354 uint64 = (v[70] >> 2) & 0x3ff
 		var t1402, t1402_1, t1402_0 uint64 = 0, 0x4f4e4943, 0x0
 		if t1354 == 0x0 {
@@ -1238,59 +1239,59 @@ func (x *managerSim) Edge() bool {
 		v[74] = t1462
 	}
 	if x.Rst {
-		x.D |= 0x4
+		d |= 0x4
 		v[37] = 0x0
 	} else if v[42] != 0 {
-		x.D |= 0x4
+		d |= 0x4
 		var t38 uint64 = v[37] & v[29]
 		var t39 uint64 = t38 | v[31]
 		v[37] = t39
 	}
 	if x.Rst {
-		x.D |= 0x8
+		d |= 0x8
 		v[43] = 0x0
 	} else if v[48] != 0 {
-		x.D |= 0x8
+		d |= 0x8
 		var t44 uint64 = v[43] & v[29]
 		var t45 uint64 = t44 | v[31]
 		v[43] = t45
 	}
 	if x.Rst {
-		x.D |= 0x10
+		d |= 0x10
 		v[49] = 0x0
 	} else if v[54] != 0 {
-		x.D |= 0x10
+		d |= 0x10
 		var t50 uint64 = v[49] & v[29]
 		var t51 uint64 = t50 | v[31]
 		v[49] = t51
 	}
 	if x.Rst {
-		x.D |= 0x20
+		d |= 0x20
 		v[55] = 0x0
 	} else if v[60] != 0 {
-		x.D |= 0x20
+		d |= 0x20
 		var t56 uint64 = v[55] & v[29]
 		var t57 uint64 = t56 | v[31]
 		v[55] = t57
 	}
 	if x.Rst {
-		x.D |= 0x40
+		d |= 0x40
 		v[61] = 0x0
 	} else if v[66] != 0 {
-		x.D |= 0x40
+		d |= 0x40
 		var t62 uint64 = v[61] & v[29]
 		var t63 uint64 = t62 | v[31]
 		v[61] = t63
 	}
 	if x.Rst {
-		x.D |= 0x1000
+		d |= 0x1000
 		v[899] = 0x0
 		v[900] = 0x0
 		v[901] = 0x0
 		v[903] = 0x0
 		v[904] = 0x0
 	} else if v[883] != 0 {
-		x.D |= 0x1000
+		d |= 0x1000
 		v[900] = v[737]
 		v[904] = v[571]
 		var t742 uint64
@@ -1408,7 +1409,7 @@ func (x *managerSim) Edge() bool {
 		v[903] = t759
 	}
 	if v[1022] != 0 {
-		x.D |= 0x4000
+		d |= 0x4000
 		if v[1008] != 0 {
 			v[1025] = v[1009]
 			v[1026] = v[1010]
@@ -1447,7 +1448,7 @@ func (x *managerSim) Edge() bool {
 		v[1007] = v[1035]
 	}
 	if v[1091] != 0 {
-		x.D |= 0x10000
+		d |= 0x10000
 		if v[1077] != 0 {
 			v[1094] = v[1078]
 			v[1095] = v[1079]
@@ -1486,7 +1487,7 @@ func (x *managerSim) Edge() bool {
 		v[1076] = v[1104]
 	}
 	if v[1160] != 0 {
-		x.D |= 0x40000
+		d |= 0x40000
 		if v[1146] != 0 {
 			v[1163] = v[1147]
 			v[1164] = v[1148]
@@ -1525,7 +1526,7 @@ func (x *managerSim) Edge() bool {
 		v[1145] = v[1173]
 	}
 	if v[1230] != 0 {
-		x.D |= 0x100000
+		d |= 0x100000
 		if v[1216] != 0 {
 			v[1233] = v[1217]
 			v[1234] = v[1218]
@@ -1564,7 +1565,7 @@ func (x *managerSim) Edge() bool {
 		v[1215] = v[1243]
 	}
 	if v[1281] != 0 {
-		x.D |= 0x400000
+		d |= 0x400000
 		if v[1276] != 0 {
 			v[1284] = v[1277]
 			v[1285] = v[1278]
@@ -1576,108 +1577,108 @@ func (x *managerSim) Edge() bool {
 		v[1275] = v[1285]
 	}
 	if x.Rst {
-		x.D |= 0x1000000
+		d |= 0x1000000
 		v[1295] = 0x0
 	} else if v[1299] != 0 {
-		x.D |= 0x1000000
+		d |= 0x1000000
 		var t1297 uint64 = (v[1295] + 0x1) & 0xffffffff
 		v[1295] = t1297
 	}
 	if x.Rst {
-		x.D |= 0x2000000
+		d |= 0x2000000
 		v[1300] = 0x0
 	} else if v[1304] != 0 {
-		x.D |= 0x2000000
+		d |= 0x2000000
 		var t1302 uint64 = (v[1300] + 0x1) & 0xffffffff
 		v[1300] = t1302
 	}
 	if x.Rst {
-		x.D |= 0x4000000
+		d |= 0x4000000
 		v[1305] = 0x0
 	} else if v[1309] != 0 {
-		x.D |= 0x4000000
+		d |= 0x4000000
 		var t1307 uint64 = (v[1305] + 0x1) & 0xffffffff
 		v[1305] = t1307
 	}
 	if x.Rst {
-		x.D |= 0x8000000
+		d |= 0x8000000
 		v[1310] = 0x0
 	} else if v[1314] != 0 {
-		x.D |= 0x8000000
+		d |= 0x8000000
 		var t1312 uint64 = (v[1310] + 0x1) & 0xffffffff
 		v[1310] = t1312
 	}
 	if x.Rst {
-		x.D |= 0x10000000
+		d |= 0x10000000
 		v[1315] = 0x0
 	} else if v[1319] != 0 {
-		x.D |= 0x10000000
+		d |= 0x10000000
 		var t1317 uint64 = (v[1315] + 0x1) & 0xffffffff
 		v[1315] = t1317
 	}
 	if x.Rst {
-		x.D |= 0x20000000
+		d |= 0x20000000
 		v[1320] = 0x0
 	} else if v[1324] != 0 {
-		x.D |= 0x20000000
+		d |= 0x20000000
 		var t1322 uint64 = (v[1320] + 0x1) & 0xffffffff
 		v[1320] = t1322
 	}
 	if x.Rst {
-		x.D |= 0x40000000
+		d |= 0x40000000
 		v[1325] = 0x0
 	} else if v[1329] != 0 {
-		x.D |= 0x40000000
+		d |= 0x40000000
 		var t1327 uint64 = (v[1325] + 0x1) & 0xffffffff
 		v[1325] = t1327
 	}
 	if x.Rst {
-		x.D |= 0x80000000
+		d |= 0x80000000
 		v[1330] = 0x0
 	} else if v[1334] != 0 {
-		x.D |= 0x80000000
+		d |= 0x80000000
 		var t1332 uint64 = (v[1330] + 0x1) & 0xffffffff
 		v[1330] = t1332
 	}
 	if x.Rst {
-		x.D |= 0x100000000
+		d |= 0x100000000
 		v[1335] = 0x0
 	} else if v[1339] != 0 {
-		x.D |= 0x100000000
+		d |= 0x100000000
 		var t1337 uint64 = (v[1335] + 0x1) & 0xffffffff
 		v[1335] = t1337
 	}
 	if x.Rst {
-		x.D |= 0x200000000
+		d |= 0x200000000
 		v[1340] = 0x0
 	} else if v[1345] != 0 {
-		x.D |= 0x200000000
+		d |= 0x200000000
 		var t1342 uint64 = (v[1340] + 0x1) & 0xffffffff
 		v[1340] = t1342
 	}
 	if x.Rst {
-		x.D |= 0x400000000
+		d |= 0x400000000
 		v[1346] = 0x0
 	} else if v[1351] != 0 {
-		x.D |= 0x400000000
+		d |= 0x400000000
 		var t1348 uint64 = (v[1346] + 0x1) & 0xffffffff
 		v[1346] = t1348
 	}
 	if x.Rst {
-		x.D |= 0x400
+		d |= 0x400
 		v[884] = 0x0
 		v[543] = 0x0
 		v[399] = 0x0
 		v[325] = 0x0
 	} else if v[1292] != 0 {
-		x.D |= 0x400
+		d |= 0x400
 		v[884] = v[543]
 		v[543] = v[399]
 		v[399] = v[325]
 		v[325] = v[101]
 	}
 	if v[1039] != 0 {
-		x.D |= 0x8000
+		d |= 0x8000
 		v[1009] = v[935]
 		v[1010] = v[936]
 		v[1011] = v[937]
@@ -1691,7 +1692,7 @@ func (x *managerSim) Edge() bool {
 		v[1019] = v[945]
 	}
 	if v[1108] != 0 {
-		x.D |= 0x20000
+		d |= 0x20000
 		v[1078] = v[946]
 		v[1079] = v[947]
 		v[1080] = v[948]
@@ -1705,7 +1706,7 @@ func (x *managerSim) Edge() bool {
 		v[1088] = v[956]
 	}
 	if v[1177] != 0 {
-		x.D |= 0x80000
+		d |= 0x80000
 		v[1147] = v[959]
 		v[1148] = v[960]
 		v[1149] = v[961]
@@ -1719,7 +1720,7 @@ func (x *managerSim) Edge() bool {
 		v[1157] = v[969]
 	}
 	if v[1247] != 0 {
-		x.D |= 0x200000
+		d |= 0x200000
 		v[1217] = v[972]
 		v[1218] = v[973]
 		v[1219] = v[974]
@@ -1733,12 +1734,12 @@ func (x *managerSim) Edge() bool {
 		v[1227] = v[982]
 	}
 	if v[1289] != 0 {
-		x.D |= 0x800000
+		d |= 0x800000
 		v[1277] = v[909]
 		v[1278] = v[910]
 	}
 	if v[883] != 0 {
-		x.D |= 0x2000
+		d |= 0x2000
 		var t633, t633_1, t633_0 uint64 = 0, 0x0, v[567]
 		if v[626] != 0 {
 			t633 = t633_1
@@ -2231,7 +2232,7 @@ func (x *managerSim) Edge() bool {
 		v[910] = v[881]
 	}
 	if v[1292] != 0 {
-		x.D |= 0x800
+		d |= 0x800
 		v[345] = 0x0
 		v[558] = v[424]
 		v[559] = v[425]
@@ -2945,16 +2946,16 @@ func (x *managerSim) Edge() bool {
 		v[347] = t318
 	}
 	if x.Rst {
-		x.D |= 0x2
+		d |= 0x2
 		v[28] = 0x1
 	} else if v[36] != 0 {
-		x.D |= 0x2
+		d |= 0x2
 		var t30 uint64 = v[28] & v[29]
 		var t32 uint64 = t30 | v[31]
 		v[28] = t32
 	}
 	if v[127] != 0 {
-		x.D |= 0x100
+		d |= 0x100
 		if v[113] != 0 {
 			v[130] = v[114]
 			v[131] = v[115]
@@ -2993,7 +2994,7 @@ func (x *managerSim) Edge() bool {
 		v[112] = v[140]
 	}
 	if x.Rst {
-		x.D |= 0x1
+		d |= 0x1
 		v[10] = 0x0
 		v[73] = 0x0
 		v[101] = 0x0
@@ -3014,7 +3015,7 @@ func (x *managerSim) Edge() bool {
 		v[1273] = 0x0
 		v[1276] = 0x0
 	} else {
-		x.D |= 0x1
+		d |= 0x1
 		var t15 uint64 = ^v[9]
 		var t16 uint64 = v[10] & t15
 		var t17, t17_1, t17_0 uint64 = 0, 0x1, t16
@@ -3160,7 +3161,7 @@ func (x *managerSim) Edge() bool {
 		v[1276] = t1287
 	}
 	if v[145] != 0 {
-		x.D |= 0x200
+		d |= 0x200
 		v[114] = v[90]
 		v[115] = v[91]
 		v[116] = v[92]
@@ -3174,6 +3175,7 @@ func (x *managerSim) Edge() bool {
 		v[124] = v[100]
 	}
 	v[324] = q0
+	x.D |= d
 	return true
 }
 
