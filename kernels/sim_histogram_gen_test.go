@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "a0e038bf8586f9bf2b0200c58780185b" }
+func (x *simhistogram) Fingerprint() string { return "85a5191e9aa915af1278c8a3e684f0d4" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "a5d4c7c79f9cf21fa2441407fbb3c525" }
+func (x *simmax_int32) Fingerprint() string { return "a28c1bb559c173919767e05aaf07ccd3" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -128,6 +128,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t37 = t37_0
 	}
+	v[157] = t29<<32 | t37
 	var t39 uint64 = v[6] >> 32 & 0xffffffff
 	var t40 uint64 = v[8] >> 52
 	var t41 uint64 = v[17] >> 32 & 0xffffffff
@@ -150,6 +151,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t53 = t53_0
 	}
+	v[156] = t45<<32 | t53
 	var t55 uint64 = v[5] >> 32 & 0xffffffff
 	var t56 uint64 = v[8] >> 44
 	var t57 uint64 = v[16] >> 32 & 0xffffffff
@@ -172,6 +174,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t69 = t69_0
 	}
+	v[155] = t61<<32 | t69
 	var t71 uint64 = v[4] >> 32 & 0xffffffff
 	var t72 uint64 = v[8] >> 36
 	var t73 uint64 = v[15] >> 32 & 0xffffffff
@@ -194,6 +197,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t85 = t85_0
 	}
+	v[154] = t77<<32 | t85
 	var t87 uint64 = v[3] >> 32 & 0xffffffff
 	var t88 uint64 = v[8] >> 28
 	var t89 uint64 = v[14] >> 32 & 0xffffffff
@@ -216,6 +220,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t101 = t101_0
 	}
+	v[153] = t93<<32 | t101
 	var t103 uint64 = v[2] >> 32 & 0xffffffff
 	var t104 uint64 = v[8] >> 20
 	var t105 uint64 = v[13] >> 32 & 0xffffffff
@@ -238,6 +243,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t117 = t117_0
 	}
+	v[152] = t109<<32 | t117
 	var t119 uint64 = v[1] >> 32 & 0xffffffff
 	var t120 uint64 = v[8] >> 12
 	var t121 uint64 = v[12] >> 32 & 0xffffffff
@@ -260,6 +266,7 @@ func (x *simmax_int32) EvalInputs() {
 	} else {
 		t133 = t133_0
 	}
+	v[151] = t125<<32 | t133
 	var t135 uint64 = v[0] >> 32 & 0xffffffff
 	var t136 uint64 = v[8] >> 4
 	var t137 uint64 = v[11] >> 32 & 0xffffffff
@@ -283,16 +290,6 @@ func (x *simmax_int32) EvalInputs() {
 		t149 = t149_0
 	}
 	v[150] = t141<<32 | t149
-	v[151] = t125<<32 | t133
-	v[152] = t109<<32 | t117
-	v[153] = t93<<32 | t101
-	v[154] = t77<<32 | t85
-	v[155] = t61<<32 | t69
-	v[156] = t45<<32 | t53
-	v[157] = t29<<32 | t37
-	var t158 uint64 = t147 | t147<<1 | t147<<2 | t147<<3 | t139<<4 | t139<<5 | t139<<6 | t139<<7 | t131<<8 | t131<<9 | t131<<10 | t131<<11 | t123<<12 | t123<<13 | t123<<14 | t123<<15 | t115<<16 | t115<<17 | t115<<18 | t115<<19 | t107<<20 | t107<<21 | t107<<22 | t107<<23 | t99<<24 | t99<<25 | t99<<26 | t99<<27 | t91<<28 | t91<<29 | t91<<30 | t91<<31 | t83<<32 | t83<<33 | t83<<34 | t83<<35 | t75<<36 | t75<<37 | t75<<38 | t75<<39 | t67<<40 | t67<<41 | t67<<42 | t67<<43 | t59<<44 | t59<<45 | t59<<46 | t59<<47 | t51<<48 | t51<<49 | t51<<50 | t51<<51 | t43<<52 | t43<<53 | t43<<54 | t43<<55 | t35<<56 | t35<<57 | t35<<58 | t35<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
-	var t160 uint64 = v[10] & v[21]
-	v[160] = t160
 	v[161] = v[150]
 	v[162] = v[151]
 	v[163] = v[152]
@@ -301,7 +298,10 @@ func (x *simmax_int32) EvalInputs() {
 	v[166] = v[155]
 	v[167] = v[156]
 	v[168] = v[157]
+	var t158 uint64 = t147 | t147<<1 | t147<<2 | t147<<3 | t139<<4 | t139<<5 | t139<<6 | t139<<7 | t131<<8 | t131<<9 | t131<<10 | t131<<11 | t123<<12 | t123<<13 | t123<<14 | t123<<15 | t115<<16 | t115<<17 | t115<<18 | t115<<19 | t107<<20 | t107<<21 | t107<<22 | t107<<23 | t99<<24 | t99<<25 | t99<<26 | t99<<27 | t91<<28 | t91<<29 | t91<<30 | t91<<31 | t83<<32 | t83<<33 | t83<<34 | t83<<35 | t75<<36 | t75<<37 | t75<<38 | t75<<39 | t67<<40 | t67<<41 | t67<<42 | t67<<43 | t59<<44 | t59<<45 | t59<<46 | t59<<47 | t51<<48 | t51<<49 | t51<<50 | t51<<51 | t43<<52 | t43<<53 | t43<<54 | t43<<55 | t35<<56 | t35<<57 | t35<<58 | t35<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
 	v[169] = t158
+	var t160 uint64 = v[10] & v[21]
+	v[160] = t160
 	v[170] = v[9]
 	v[170] &= 0x1
 	var t199 uint64 = v[227] | v[198]

@@ -36,286 +36,286 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[56] = 0x8000
 	x.S[63] = 0x1
 	x.S[64] = 0x1
-	x.S[71] = 0x80000000
+	x.S[70] = 0x80000000
+	x.S[71] = 0x7fffffff
 	x.S[72] = 0x7fffffff
 	x.S[73] = 0x7fffffff
-	x.S[75] = 0x7fffffff
-	x.S[78] = 0x8000
-	x.S[83] = 0x1
-	x.S[86] = 0x10
-	x.S[89] = 0x8000
-	x.S[92] = 0x10
-	x.S[94] = 0x1
-	x.S[97] = 0x20
-	x.S[108] = 0x1800000000000
-	x.S[112] = 0x8000
-	x.S[113] = 0x8000
-	x.S[120] = 0x1
-	x.S[121] = 0x1
-	x.S[128] = 0x80000000
-	x.S[129] = 0x7fffffff
-	x.S[130] = 0x7fffffff
-	x.S[132] = 0x7fffffff
-	x.S[135] = 0x8000
-	x.S[140] = 0x1
-	x.S[143] = 0x10
-	x.S[146] = 0x8000
-	x.S[149] = 0x10
-	x.S[151] = 0x1
-	x.S[154] = 0x20
-	x.S[165] = 0x1800000000000
-	x.S[169] = 0x8000
-	x.S[170] = 0x8000
-	x.S[177] = 0x1
-	x.S[178] = 0x1
-	x.S[185] = 0x80000000
-	x.S[186] = 0x7fffffff
-	x.S[187] = 0x7fffffff
-	x.S[189] = 0x7fffffff
-	x.S[192] = 0x8000
-	x.S[197] = 0x1
+	x.S[76] = 0x8000
+	x.S[81] = 0x1
+	x.S[84] = 0x10
+	x.S[87] = 0x8000
+	x.S[90] = 0x10
+	x.S[92] = 0x1
+	x.S[95] = 0x20
+	x.S[106] = 0x1800000000000
+	x.S[110] = 0x8000
+	x.S[111] = 0x8000
+	x.S[118] = 0x1
+	x.S[119] = 0x1
+	x.S[125] = 0x80000000
+	x.S[126] = 0x7fffffff
+	x.S[127] = 0x7fffffff
+	x.S[128] = 0x7fffffff
+	x.S[131] = 0x8000
+	x.S[136] = 0x1
+	x.S[139] = 0x10
+	x.S[142] = 0x8000
+	x.S[145] = 0x10
+	x.S[147] = 0x1
+	x.S[150] = 0x20
+	x.S[161] = 0x1800000000000
+	x.S[165] = 0x8000
+	x.S[166] = 0x8000
+	x.S[173] = 0x1
+	x.S[174] = 0x1
+	x.S[180] = 0x80000000
+	x.S[181] = 0x7fffffff
+	x.S[182] = 0x7fffffff
+	x.S[183] = 0x7fffffff
+	x.S[186] = 0x8000
+	x.S[191] = 0x1
+	x.S[194] = 0x10
+	x.S[197] = 0x8000
 	x.S[200] = 0x10
-	x.S[203] = 0x8000
-	x.S[206] = 0x10
-	x.S[208] = 0x1
-	x.S[211] = 0x20
-	x.S[222] = 0x1800000000000
-	x.S[226] = 0x8000
-	x.S[227] = 0x8000
-	x.S[234] = 0x1
-	x.S[235] = 0x1
-	x.S[242] = 0x80000000
-	x.S[243] = 0x7fffffff
-	x.S[244] = 0x7fffffff
-	x.S[246] = 0x7fffffff
-	x.S[249] = 0x8000
-	x.S[254] = 0x1
-	x.S[257] = 0x10
-	x.S[260] = 0x8000
-	x.S[263] = 0x10
-	x.S[265] = 0x1
-	x.S[268] = 0x20
-	x.S[279] = 0x1800000000000
-	x.S[283] = 0x8000
-	x.S[284] = 0x8000
-	x.S[291] = 0x1
-	x.S[292] = 0x1
-	x.S[299] = 0x80000000
-	x.S[300] = 0x7fffffff
-	x.S[301] = 0x7fffffff
-	x.S[303] = 0x7fffffff
-	x.S[306] = 0x8000
-	x.S[311] = 0x1
-	x.S[314] = 0x10
-	x.S[317] = 0x8000
-	x.S[320] = 0x10
-	x.S[322] = 0x1
-	x.S[325] = 0x20
-	x.S[336] = 0x1800000000000
-	x.S[340] = 0x8000
-	x.S[341] = 0x8000
-	x.S[348] = 0x1
-	x.S[349] = 0x1
-	x.S[356] = 0x80000000
-	x.S[357] = 0x7fffffff
-	x.S[358] = 0x7fffffff
-	x.S[360] = 0x7fffffff
-	x.S[363] = 0x8000
-	x.S[368] = 0x1
-	x.S[371] = 0x10
-	x.S[374] = 0x8000
-	x.S[377] = 0x10
-	x.S[379] = 0x1
-	x.S[382] = 0x20
-	x.S[393] = 0x1800000000000
-	x.S[397] = 0x8000
-	x.S[398] = 0x8000
-	x.S[405] = 0x1
-	x.S[406] = 0x1
-	x.S[413] = 0x80000000
-	x.S[414] = 0x7fffffff
-	x.S[415] = 0x7fffffff
-	x.S[417] = 0x7fffffff
-	x.S[420] = 0x8000
-	x.S[425] = 0x1
-	x.S[428] = 0x10
-	x.S[431] = 0x8000
-	x.S[434] = 0x10
-	x.S[436] = 0x1
-	x.S[439] = 0x20
-	x.S[450] = 0x1800000000000
-	x.S[454] = 0x8000
-	x.S[455] = 0x8000
-	x.S[462] = 0x1
-	x.S[463] = 0x1
-	x.S[470] = 0x80000000
-	x.S[471] = 0x7fffffff
-	x.S[472] = 0x7fffffff
-	x.S[474] = 0x7fffffff
-	x.S[477] = 0x8000
-	x.S[482] = 0x1
-	x.S[485] = 0x10
-	x.S[488] = 0x8000
-	x.S[491] = 0x10
-	x.S[493] = 0x1
-	x.S[496] = 0x20
-	x.S[507] = 0x1800000000000
-	x.S[511] = 0x8000
-	x.S[512] = 0x8000
-	x.S[519] = 0x1
-	x.S[520] = 0x1
-	x.S[527] = 0x80000000
-	x.S[528] = 0x7fffffff
-	x.S[529] = 0x7fffffff
-	x.S[531] = 0x7fffffff
-	x.S[534] = 0x8000
-	x.S[539] = 0x1
-	x.S[542] = 0x10
-	x.S[545] = 0x8000
-	x.S[548] = 0x10
-	x.S[550] = 0x1
-	x.S[553] = 0x20
-	x.S[564] = 0x1800000000000
-	x.S[568] = 0x8000
-	x.S[569] = 0x8000
+	x.S[202] = 0x1
+	x.S[205] = 0x20
+	x.S[216] = 0x1800000000000
+	x.S[220] = 0x8000
+	x.S[221] = 0x8000
+	x.S[228] = 0x1
+	x.S[229] = 0x1
+	x.S[235] = 0x80000000
+	x.S[236] = 0x7fffffff
+	x.S[237] = 0x7fffffff
+	x.S[238] = 0x7fffffff
+	x.S[241] = 0x8000
+	x.S[246] = 0x1
+	x.S[249] = 0x10
+	x.S[252] = 0x8000
+	x.S[255] = 0x10
+	x.S[257] = 0x1
+	x.S[260] = 0x20
+	x.S[271] = 0x1800000000000
+	x.S[275] = 0x8000
+	x.S[276] = 0x8000
+	x.S[283] = 0x1
+	x.S[284] = 0x1
+	x.S[290] = 0x80000000
+	x.S[291] = 0x7fffffff
+	x.S[292] = 0x7fffffff
+	x.S[293] = 0x7fffffff
+	x.S[296] = 0x8000
+	x.S[301] = 0x1
+	x.S[304] = 0x10
+	x.S[307] = 0x8000
+	x.S[310] = 0x10
+	x.S[312] = 0x1
+	x.S[315] = 0x20
+	x.S[326] = 0x1800000000000
+	x.S[330] = 0x8000
+	x.S[331] = 0x8000
+	x.S[338] = 0x1
+	x.S[339] = 0x1
+	x.S[345] = 0x80000000
+	x.S[346] = 0x7fffffff
+	x.S[347] = 0x7fffffff
+	x.S[348] = 0x7fffffff
+	x.S[351] = 0x8000
+	x.S[356] = 0x1
+	x.S[359] = 0x10
+	x.S[362] = 0x8000
+	x.S[365] = 0x10
+	x.S[367] = 0x1
+	x.S[370] = 0x20
+	x.S[381] = 0x1800000000000
+	x.S[385] = 0x8000
+	x.S[386] = 0x8000
+	x.S[393] = 0x1
+	x.S[394] = 0x1
+	x.S[400] = 0x80000000
+	x.S[401] = 0x7fffffff
+	x.S[402] = 0x7fffffff
+	x.S[403] = 0x7fffffff
+	x.S[406] = 0x8000
+	x.S[411] = 0x1
+	x.S[414] = 0x10
+	x.S[417] = 0x8000
+	x.S[420] = 0x10
+	x.S[422] = 0x1
+	x.S[425] = 0x20
+	x.S[436] = 0x1800000000000
+	x.S[440] = 0x8000
+	x.S[441] = 0x8000
+	x.S[448] = 0x1
+	x.S[449] = 0x1
+	x.S[455] = 0x80000000
+	x.S[456] = 0x7fffffff
+	x.S[457] = 0x7fffffff
+	x.S[458] = 0x7fffffff
+	x.S[461] = 0x8000
+	x.S[466] = 0x1
+	x.S[469] = 0x10
+	x.S[472] = 0x8000
+	x.S[475] = 0x10
+	x.S[477] = 0x1
+	x.S[480] = 0x20
+	x.S[491] = 0x1800000000000
+	x.S[495] = 0x8000
+	x.S[496] = 0x8000
+	x.S[503] = 0x1
+	x.S[504] = 0x1
+	x.S[510] = 0x80000000
+	x.S[511] = 0x7fffffff
+	x.S[512] = 0x7fffffff
+	x.S[513] = 0x7fffffff
+	x.S[516] = 0x8000
+	x.S[521] = 0x1
+	x.S[524] = 0x10
+	x.S[527] = 0x8000
+	x.S[530] = 0x10
+	x.S[532] = 0x1
+	x.S[535] = 0x20
+	x.S[546] = 0x1800000000000
+	x.S[550] = 0x8000
+	x.S[551] = 0x8000
+	x.S[558] = 0x1
+	x.S[559] = 0x1
+	x.S[565] = 0x80000000
+	x.S[566] = 0x7fffffff
+	x.S[567] = 0x7fffffff
+	x.S[568] = 0x7fffffff
+	x.S[571] = 0x8000
 	x.S[576] = 0x1
-	x.S[577] = 0x1
-	x.S[584] = 0x80000000
-	x.S[585] = 0x7fffffff
-	x.S[586] = 0x7fffffff
-	x.S[588] = 0x7fffffff
-	x.S[591] = 0x8000
-	x.S[596] = 0x1
-	x.S[599] = 0x10
-	x.S[602] = 0x8000
-	x.S[605] = 0x10
-	x.S[607] = 0x1
-	x.S[610] = 0x20
-	x.S[621] = 0x1800000000000
-	x.S[625] = 0x8000
+	x.S[579] = 0x10
+	x.S[582] = 0x8000
+	x.S[585] = 0x10
+	x.S[587] = 0x1
+	x.S[590] = 0x20
+	x.S[601] = 0x1800000000000
+	x.S[605] = 0x8000
+	x.S[606] = 0x8000
+	x.S[613] = 0x1
+	x.S[614] = 0x1
+	x.S[620] = 0x80000000
+	x.S[621] = 0x7fffffff
+	x.S[622] = 0x7fffffff
+	x.S[623] = 0x7fffffff
 	x.S[626] = 0x8000
-	x.S[633] = 0x1
-	x.S[634] = 0x1
-	x.S[641] = 0x80000000
-	x.S[642] = 0x7fffffff
-	x.S[643] = 0x7fffffff
-	x.S[645] = 0x7fffffff
-	x.S[648] = 0x8000
-	x.S[653] = 0x1
-	x.S[656] = 0x10
-	x.S[659] = 0x8000
-	x.S[662] = 0x10
-	x.S[664] = 0x1
-	x.S[667] = 0x20
-	x.S[678] = 0x1800000000000
-	x.S[682] = 0x8000
-	x.S[683] = 0x8000
-	x.S[690] = 0x1
-	x.S[691] = 0x1
-	x.S[698] = 0x80000000
-	x.S[699] = 0x7fffffff
-	x.S[700] = 0x7fffffff
-	x.S[702] = 0x7fffffff
-	x.S[705] = 0x8000
-	x.S[710] = 0x1
-	x.S[713] = 0x10
+	x.S[631] = 0x1
+	x.S[634] = 0x10
+	x.S[637] = 0x8000
+	x.S[640] = 0x10
+	x.S[642] = 0x1
+	x.S[645] = 0x20
+	x.S[656] = 0x1800000000000
+	x.S[660] = 0x8000
+	x.S[661] = 0x8000
+	x.S[668] = 0x1
+	x.S[669] = 0x1
+	x.S[675] = 0x80000000
+	x.S[676] = 0x7fffffff
+	x.S[677] = 0x7fffffff
+	x.S[678] = 0x7fffffff
+	x.S[681] = 0x8000
+	x.S[686] = 0x1
+	x.S[689] = 0x10
+	x.S[692] = 0x8000
+	x.S[695] = 0x10
+	x.S[697] = 0x1
+	x.S[700] = 0x20
+	x.S[711] = 0x1800000000000
+	x.S[715] = 0x8000
 	x.S[716] = 0x8000
-	x.S[719] = 0x10
-	x.S[721] = 0x1
-	x.S[724] = 0x20
-	x.S[735] = 0x1800000000000
-	x.S[739] = 0x8000
-	x.S[740] = 0x8000
-	x.S[747] = 0x1
-	x.S[748] = 0x1
-	x.S[755] = 0x80000000
-	x.S[756] = 0x7fffffff
-	x.S[757] = 0x7fffffff
-	x.S[759] = 0x7fffffff
-	x.S[762] = 0x8000
-	x.S[767] = 0x1
-	x.S[770] = 0x10
-	x.S[773] = 0x8000
-	x.S[776] = 0x10
+	x.S[723] = 0x1
+	x.S[724] = 0x1
+	x.S[730] = 0x80000000
+	x.S[731] = 0x7fffffff
+	x.S[732] = 0x7fffffff
+	x.S[733] = 0x7fffffff
+	x.S[736] = 0x8000
+	x.S[741] = 0x1
+	x.S[744] = 0x10
+	x.S[747] = 0x8000
+	x.S[750] = 0x10
+	x.S[752] = 0x1
+	x.S[755] = 0x20
+	x.S[766] = 0x1800000000000
+	x.S[770] = 0x8000
+	x.S[771] = 0x8000
 	x.S[778] = 0x1
-	x.S[781] = 0x20
-	x.S[792] = 0x1800000000000
-	x.S[796] = 0x8000
-	x.S[797] = 0x8000
-	x.S[804] = 0x1
-	x.S[805] = 0x1
-	x.S[812] = 0x80000000
-	x.S[813] = 0x7fffffff
-	x.S[814] = 0x7fffffff
-	x.S[816] = 0x7fffffff
-	x.S[819] = 0x8000
-	x.S[824] = 0x1
-	x.S[827] = 0x10
-	x.S[830] = 0x8000
-	x.S[833] = 0x10
-	x.S[835] = 0x1
-	x.S[838] = 0x20
-	x.S[849] = 0x1800000000000
-	x.S[853] = 0x8000
-	x.S[854] = 0x8000
-	x.S[861] = 0x1
+	x.S[779] = 0x1
+	x.S[785] = 0x80000000
+	x.S[786] = 0x7fffffff
+	x.S[787] = 0x7fffffff
+	x.S[788] = 0x7fffffff
+	x.S[791] = 0x8000
+	x.S[796] = 0x1
+	x.S[799] = 0x10
+	x.S[802] = 0x8000
+	x.S[805] = 0x10
+	x.S[807] = 0x1
+	x.S[810] = 0x20
+	x.S[821] = 0x1800000000000
+	x.S[825] = 0x8000
+	x.S[826] = 0x8000
+	x.S[833] = 0x1
+	x.S[834] = 0x1
+	x.S[840] = 0x80000000
+	x.S[841] = 0x7fffffff
+	x.S[842] = 0x7fffffff
+	x.S[843] = 0x7fffffff
+	x.S[846] = 0x8000
+	x.S[851] = 0x1
+	x.S[854] = 0x10
+	x.S[857] = 0x8000
+	x.S[860] = 0x10
 	x.S[862] = 0x1
-	x.S[869] = 0x80000000
-	x.S[870] = 0x7fffffff
-	x.S[871] = 0x7fffffff
-	x.S[873] = 0x7fffffff
-	x.S[876] = 0x8000
-	x.S[881] = 0x1
-	x.S[884] = 0x10
-	x.S[887] = 0x8000
-	x.S[890] = 0x10
-	x.S[892] = 0x1
-	x.S[895] = 0x20
-	x.S[906] = 0x1800000000000
-	x.S[910] = 0x8000
-	x.S[911] = 0x8000
-	x.S[918] = 0x1
-	x.S[919] = 0x1
-	x.S[926] = 0x80000000
-	x.S[927] = 0x7fffffff
-	x.S[928] = 0x7fffffff
-	x.S[930] = 0x7fffffff
-	x.S[931] = 0x7fffffff7fffffff
-	x.S[932] = 0x7fffffff7fffffff
-	x.S[933] = 0x7fffffff7fffffff
-	x.S[934] = 0x7fffffff7fffffff
-	x.S[935] = 0x7fffffff7fffffff
-	x.S[936] = 0x7fffffff7fffffff
-	x.S[937] = 0x7fffffff7fffffff
-	x.S[938] = 0x7fffffff7fffffff
-	x.S[939] = 0x1
-	x.S[944] = 0x7fffffff7fffffff
-	x.S[945] = 0x7fffffff7fffffff
-	x.S[946] = 0x7fffffff7fffffff
-	x.S[947] = 0x7fffffff7fffffff
-	x.S[948] = 0x7fffffff7fffffff
-	x.S[949] = 0x7fffffff7fffffff
-	x.S[950] = 0x7fffffff7fffffff
-	x.S[951] = 0x7fffffff7fffffff
-	x.S[954] = 0x1
-	x.S[955] = 0x1
-	x.S[957] = 0x1
-	x.S[980] = 0x1
-	x.S[981] = 0x1
-	x.S[982] = 0x1
-	x.S[985] = 0x7fffffff7fffffff
-	x.S[986] = 0x7fffffff7fffffff
-	x.S[987] = 0x7fffffff7fffffff
-	x.S[988] = 0x7fffffff7fffffff
-	x.S[989] = 0x7fffffff7fffffff
-	x.S[990] = 0x7fffffff7fffffff
-	x.S[991] = 0x7fffffff7fffffff
-	x.S[992] = 0x7fffffff7fffffff
+	x.S[865] = 0x20
+	x.S[876] = 0x1800000000000
+	x.S[880] = 0x8000
+	x.S[881] = 0x8000
+	x.S[888] = 0x1
+	x.S[889] = 0x1
+	x.S[895] = 0x80000000
+	x.S[896] = 0x7fffffff
+	x.S[897] = 0x7fffffff
+	x.S[898] = 0x7fffffff
+	x.S[899] = 0x7fffffff7fffffff
+	x.S[900] = 0x7fffffff7fffffff
+	x.S[901] = 0x7fffffff7fffffff
+	x.S[902] = 0x7fffffff7fffffff
+	x.S[903] = 0x7fffffff7fffffff
+	x.S[904] = 0x7fffffff7fffffff
+	x.S[905] = 0x7fffffff7fffffff
+	x.S[906] = 0x7fffffff7fffffff
+	x.S[907] = 0x1
+	x.S[912] = 0x7fffffff7fffffff
+	x.S[913] = 0x7fffffff7fffffff
+	x.S[914] = 0x7fffffff7fffffff
+	x.S[915] = 0x7fffffff7fffffff
+	x.S[916] = 0x7fffffff7fffffff
+	x.S[917] = 0x7fffffff7fffffff
+	x.S[918] = 0x7fffffff7fffffff
+	x.S[919] = 0x7fffffff7fffffff
+	x.S[922] = 0x1
+	x.S[923] = 0x1
+	x.S[925] = 0x1
+	x.S[948] = 0x1
+	x.S[949] = 0x1
+	x.S[950] = 0x1
+	x.S[953] = 0x7fffffff7fffffff
+	x.S[954] = 0x7fffffff7fffffff
+	x.S[955] = 0x7fffffff7fffffff
+	x.S[956] = 0x7fffffff7fffffff
+	x.S[957] = 0x7fffffff7fffffff
+	x.S[958] = 0x7fffffff7fffffff
+	x.S[959] = 0x7fffffff7fffffff
+	x.S[960] = 0x7fffffff7fffffff
 	return x
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "7cca78f2e5255f00ca479d5bea3a451f" }
+func (x *simscale_int32) Fingerprint() string { return "8b94b49429f888eeb03ecd677dd194e5" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -342,295 +342,247 @@ func (x *simscale_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t74 uint64 = v[69]
-		var t70 uint64 = (v[69] >> 32) & 0x1
-		var t73, t73_1, t73_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t70 != 0 {
+		var t72, t72_1, t72_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[979] != 0 {
+			t72 = t72_1
+		} else {
+			t72 = t72_0
+		}
+		var t73, t73_1, t73_0 uint64 = 0, v[980], t72
+		if v[65] != 0 {
 			t73 = t73_1
 		} else {
 			t73 = t73_0
 		}
-		var t75, t75_1, t75_0 uint64 = 0, t74, t73
-		if v[65] != 0 {
-			t75 = t75_1
+		var t127, t127_1, t127_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[981] != 0 {
+			t127 = t127_1
 		} else {
-			t75 = t75_0
+			t127 = t127_0
 		}
-		t75 &= 0xffffffff
-		var t131 uint64 = v[126]
-		var t127 uint64 = (v[126] >> 32) & 0x1
-		var t130, t130_1, t130_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t127 != 0 {
-			t130 = t130_1
+		var t128, t128_1, t128_0 uint64 = 0, v[982], t127
+		if v[120] != 0 {
+			t128 = t128_1
 		} else {
-			t130 = t130_0
+			t128 = t128_0
 		}
-		var t132, t132_1, t132_0 uint64 = 0, t131, t130
-		if v[122] != 0 {
-			t132 = t132_1
+		v[906] = t73<<32 | t128
+		var t182, t182_1, t182_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[983] != 0 {
+			t182 = t182_1
 		} else {
-			t132 = t132_0
+			t182 = t182_0
 		}
-		t132 &= 0xffffffff
-		var t188 uint64 = v[183]
-		var t184 uint64 = (v[183] >> 32) & 0x1
-		var t187, t187_1, t187_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t184 != 0 {
-			t187 = t187_1
+		var t183, t183_1, t183_0 uint64 = 0, v[984], t182
+		if v[175] != 0 {
+			t183 = t183_1
 		} else {
-			t187 = t187_0
+			t183 = t183_0
 		}
-		var t189, t189_1, t189_0 uint64 = 0, t188, t187
-		if v[179] != 0 {
-			t189 = t189_1
+		var t237, t237_1, t237_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[985] != 0 {
+			t237 = t237_1
 		} else {
-			t189 = t189_0
+			t237 = t237_0
 		}
-		t189 &= 0xffffffff
-		var t245 uint64 = v[240]
-		var t241 uint64 = (v[240] >> 32) & 0x1
-		var t244, t244_1, t244_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t241 != 0 {
-			t244 = t244_1
+		var t238, t238_1, t238_0 uint64 = 0, v[986], t237
+		if v[230] != 0 {
+			t238 = t238_1
 		} else {
-			t244 = t244_0
+			t238 = t238_0
 		}
-		var t246, t246_1, t246_0 uint64 = 0, t245, t244
-		if v[236] != 0 {
-			t246 = t246_1
+		v[905] = t183<<32 | t238
+		var t292, t292_1, t292_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[987] != 0 {
+			t292 = t292_1
 		} else {
-			t246 = t246_0
+			t292 = t292_0
 		}
-		t246 &= 0xffffffff
-		var t302 uint64 = v[297]
-		var t298 uint64 = (v[297] >> 32) & 0x1
-		var t301, t301_1, t301_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t298 != 0 {
-			t301 = t301_1
+		var t293, t293_1, t293_0 uint64 = 0, v[988], t292
+		if v[285] != 0 {
+			t293 = t293_1
 		} else {
-			t301 = t301_0
+			t293 = t293_0
 		}
-		var t303, t303_1, t303_0 uint64 = 0, t302, t301
-		if v[293] != 0 {
-			t303 = t303_1
+		var t347, t347_1, t347_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[989] != 0 {
+			t347 = t347_1
 		} else {
-			t303 = t303_0
+			t347 = t347_0
 		}
-		t303 &= 0xffffffff
-		var t359 uint64 = v[354]
-		var t355 uint64 = (v[354] >> 32) & 0x1
-		var t358, t358_1, t358_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t355 != 0 {
-			t358 = t358_1
+		var t348, t348_1, t348_0 uint64 = 0, v[990], t347
+		if v[340] != 0 {
+			t348 = t348_1
 		} else {
-			t358 = t358_0
+			t348 = t348_0
 		}
-		var t360, t360_1, t360_0 uint64 = 0, t359, t358
-		if v[350] != 0 {
-			t360 = t360_1
+		v[904] = t293<<32 | t348
+		var t402, t402_1, t402_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[991] != 0 {
+			t402 = t402_1
 		} else {
-			t360 = t360_0
+			t402 = t402_0
 		}
-		t360 &= 0xffffffff
-		var t416 uint64 = v[411]
-		var t412 uint64 = (v[411] >> 32) & 0x1
-		var t415, t415_1, t415_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t412 != 0 {
-			t415 = t415_1
+		var t403, t403_1, t403_0 uint64 = 0, v[992], t402
+		if v[395] != 0 {
+			t403 = t403_1
 		} else {
-			t415 = t415_0
+			t403 = t403_0
 		}
-		var t417, t417_1, t417_0 uint64 = 0, t416, t415
-		if v[407] != 0 {
-			t417 = t417_1
+		var t457, t457_1, t457_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[993] != 0 {
+			t457 = t457_1
 		} else {
-			t417 = t417_0
+			t457 = t457_0
 		}
-		t417 &= 0xffffffff
-		var t473 uint64 = v[468]
-		var t469 uint64 = (v[468] >> 32) & 0x1
-		var t472, t472_1, t472_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t469 != 0 {
-			t472 = t472_1
+		var t458, t458_1, t458_0 uint64 = 0, v[994], t457
+		if v[450] != 0 {
+			t458 = t458_1
 		} else {
-			t472 = t472_0
+			t458 = t458_0
 		}
-		var t474, t474_1, t474_0 uint64 = 0, t473, t472
-		if v[464] != 0 {
-			t474 = t474_1
+		v[903] = t403<<32 | t458
+		var t512, t512_1, t512_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[995] != 0 {
+			t512 = t512_1
 		} else {
-			t474 = t474_0
+			t512 = t512_0
 		}
-		t474 &= 0xffffffff
-		var t530 uint64 = v[525]
-		var t526 uint64 = (v[525] >> 32) & 0x1
-		var t529, t529_1, t529_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t526 != 0 {
-			t529 = t529_1
+		var t513, t513_1, t513_0 uint64 = 0, v[996], t512
+		if v[505] != 0 {
+			t513 = t513_1
 		} else {
-			t529 = t529_0
+			t513 = t513_0
 		}
-		var t531, t531_1, t531_0 uint64 = 0, t530, t529
-		if v[521] != 0 {
-			t531 = t531_1
+		var t567, t567_1, t567_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[997] != 0 {
+			t567 = t567_1
 		} else {
-			t531 = t531_0
+			t567 = t567_0
 		}
-		t531 &= 0xffffffff
-		var t587 uint64 = v[582]
-		var t583 uint64 = (v[582] >> 32) & 0x1
-		var t586, t586_1, t586_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t583 != 0 {
-			t586 = t586_1
+		var t568, t568_1, t568_0 uint64 = 0, v[998], t567
+		if v[560] != 0 {
+			t568 = t568_1
 		} else {
-			t586 = t586_0
+			t568 = t568_0
 		}
-		var t588, t588_1, t588_0 uint64 = 0, t587, t586
-		if v[578] != 0 {
-			t588 = t588_1
+		v[902] = t513<<32 | t568
+		var t622, t622_1, t622_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[999] != 0 {
+			t622 = t622_1
 		} else {
-			t588 = t588_0
+			t622 = t622_0
 		}
-		t588 &= 0xffffffff
-		var t644 uint64 = v[639]
-		var t640 uint64 = (v[639] >> 32) & 0x1
-		var t643, t643_1, t643_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t640 != 0 {
-			t643 = t643_1
+		var t623, t623_1, t623_0 uint64 = 0, v[1000], t622
+		if v[615] != 0 {
+			t623 = t623_1
 		} else {
-			t643 = t643_0
+			t623 = t623_0
 		}
-		var t645, t645_1, t645_0 uint64 = 0, t644, t643
-		if v[635] != 0 {
-			t645 = t645_1
+		var t677, t677_1, t677_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1001] != 0 {
+			t677 = t677_1
 		} else {
-			t645 = t645_0
+			t677 = t677_0
 		}
-		t645 &= 0xffffffff
-		var t701 uint64 = v[696]
-		var t697 uint64 = (v[696] >> 32) & 0x1
-		var t700, t700_1, t700_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t697 != 0 {
-			t700 = t700_1
+		var t678, t678_1, t678_0 uint64 = 0, v[1002], t677
+		if v[670] != 0 {
+			t678 = t678_1
 		} else {
-			t700 = t700_0
+			t678 = t678_0
 		}
-		var t702, t702_1, t702_0 uint64 = 0, t701, t700
-		if v[692] != 0 {
-			t702 = t702_1
+		v[901] = t623<<32 | t678
+		var t732, t732_1, t732_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1003] != 0 {
+			t732 = t732_1
 		} else {
-			t702 = t702_0
+			t732 = t732_0
 		}
-		t702 &= 0xffffffff
-		var t758 uint64 = v[753]
-		var t754 uint64 = (v[753] >> 32) & 0x1
-		var t757, t757_1, t757_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t754 != 0 {
-			t757 = t757_1
+		var t733, t733_1, t733_0 uint64 = 0, v[1004], t732
+		if v[725] != 0 {
+			t733 = t733_1
 		} else {
-			t757 = t757_0
+			t733 = t733_0
 		}
-		var t759, t759_1, t759_0 uint64 = 0, t758, t757
-		if v[749] != 0 {
-			t759 = t759_1
+		var t787, t787_1, t787_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1005] != 0 {
+			t787 = t787_1
 		} else {
-			t759 = t759_0
+			t787 = t787_0
 		}
-		t759 &= 0xffffffff
-		var t815 uint64 = v[810]
-		var t811 uint64 = (v[810] >> 32) & 0x1
-		var t814, t814_1, t814_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t811 != 0 {
-			t814 = t814_1
+		var t788, t788_1, t788_0 uint64 = 0, v[1006], t787
+		if v[780] != 0 {
+			t788 = t788_1
 		} else {
-			t814 = t814_0
+			t788 = t788_0
 		}
-		var t816, t816_1, t816_0 uint64 = 0, t815, t814
-		if v[806] != 0 {
-			t816 = t816_1
+		v[900] = t733<<32 | t788
+		var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1007] != 0 {
+			t842 = t842_1
 		} else {
-			t816 = t816_0
+			t842 = t842_0
 		}
-		t816 &= 0xffffffff
-		var t872 uint64 = v[867]
-		var t868 uint64 = (v[867] >> 32) & 0x1
-		var t871, t871_1, t871_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t868 != 0 {
-			t871 = t871_1
+		var t843, t843_1, t843_0 uint64 = 0, v[1008], t842
+		if v[835] != 0 {
+			t843 = t843_1
 		} else {
-			t871 = t871_0
+			t843 = t843_0
 		}
-		var t873, t873_1, t873_0 uint64 = 0, t872, t871
-		if v[863] != 0 {
-			t873 = t873_1
+		var t897, t897_1, t897_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1009] != 0 {
+			t897 = t897_1
 		} else {
-			t873 = t873_0
+			t897 = t897_0
 		}
-		t873 &= 0xffffffff
-		var t929 uint64 = v[924]
-		var t925 uint64 = (v[924] >> 32) & 0x1
-		var t928, t928_1, t928_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t925 != 0 {
-			t928 = t928_1
+		var t898, t898_1, t898_0 uint64 = 0, v[1010], t897
+		if v[890] != 0 {
+			t898 = t898_1
 		} else {
-			t928 = t928_0
+			t898 = t898_0
 		}
-		var t930, t930_1, t930_0 uint64 = 0, t929, t928
-		if v[920] != 0 {
-			t930 = t930_1
-		} else {
-			t930 = t930_0
-		}
-		t930 &= 0xffffffff
-		v[931] = t873<<32 | t930
-		v[932] = t759<<32 | t816
-		v[933] = t645<<32 | t702
-		v[934] = t531<<32 | t588
-		v[935] = t417<<32 | t474
-		v[936] = t303<<32 | t360
-		v[937] = t189<<32 | t246
-		v[938] = t75<<32 | t132
-		v[944] = v[931]
-		v[945] = v[932]
-		v[946] = v[933]
-		v[947] = v[934]
-		v[948] = v[935]
-		v[949] = v[936]
-		v[950] = v[937]
-		v[951] = v[938]
-		v[952] = v[17]
-		v[953] = v[18]
-		v[953] &= 0x1
+		v[899] = t843<<32 | t898
+		v[912] = v[899]
+		v[913] = v[900]
+		v[914] = v[901]
+		v[915] = v[902]
+		v[916] = v[903]
+		v[917] = v[904]
+		v[918] = v[905]
+		v[919] = v[906]
+		v[920] = v[17]
+		v[921] = v[18]
+		v[921] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t954 uint64 = (^v[943]) & 0x1
-		v[954] = t954
+		var t922 uint64 = (^v[911]) & 0x1
+		v[922] = t922
 	}
 	if d&0x4 != 0 {
-		var t980 uint64 = (^v[969]) & 0x1
-		v[980] = t980
-		var t981 uint64 = (^v[958]) & 0x1
-		v[981] = t981
+		var t948 uint64 = (^v[937]) & 0x1
+		v[948] = t948
+		var t949 uint64 = (^v[926]) & 0x1
+		v[949] = t949
 	}
 	if d&0x8 != 0 {
-		v[1000] = v[959]
-		v[1001] = v[960]
-		v[1002] = v[961]
-		v[1003] = v[962]
-		v[1004] = v[963]
-		v[1005] = v[964]
-		v[1006] = v[965]
-		v[1007] = v[966]
-		var t1008 uint64 = v[967] >> 0 & 0xffffffffffffffff
-		v[1008] = t1008
-		var t1009 uint64 = v[968] >> 0 & 0x1
-		v[1009] = t1009
+		v[968] = v[927]
+		v[969] = v[928]
+		v[970] = v[929]
+		v[971] = v[930]
+		v[972] = v[931]
+		v[973] = v[932]
+		v[974] = v[933]
+		v[975] = v[934]
+		var t976 uint64 = v[935] >> 0 & 0xffffffffffffffff
+		v[976] = t976
+		var t977 uint64 = v[936] >> 0 & 0x1
+		v[977] = t977
 	}
 	if d&0x6 != 0 {
-		var t955 uint64 = v[980] | v[954]
-		v[955] = t955
-		var t998 uint64 = v[943] & v[980]
-		v[998] = t998
+		var t923 uint64 = v[948] | v[922]
+		v[923] = t923
+		var t966 uint64 = v[911] & v[948]
+		v[966] = t966
 	}
 }
 
@@ -638,11 +590,11 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t982 uint64 = v[1010] | v[981]
-	v[982] = t982
-	var t997 uint64 = ^t982
-	var t999 uint64 = t997 & v[998]
-	v[999] = t999
+	var t950 uint64 = v[978] | v[949]
+	v[950] = t950
+	var t965 uint64 = ^t950
+	var t967 uint64 = t965 & v[966]
+	v[967] = t967
 }
 
 // Step is one rising clock edge, then Eval.
@@ -653,7 +605,7 @@ func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[955] != 0 {
+	if v[923] != 0 {
 		d |= 0x1
 		v[17] = v[15]
 		v[15] = v[13]
@@ -676,9 +628,9 @@ func (x *simscale_int32) Edge() bool {
 		var t64 uint64 = (t61 | t63) & 0x1
 		v[65] = t64
 		var t66 uint64 = (v[59] >> 63) & 0x1
+		v[979] = t66
 		var t67 uint64 = (v[59]) & 0xffffffff
-		var t68 uint64 = t67 | t66<<32
-		v[69] = t68
+		v[980] = t67
 		var t50 uint64 = (v[49] >> 31) & 0x1
 		v[49] = v[48]
 		var t53, t53_1, t53_0 uint64 = 0, 0x1800000000000, 0x0
@@ -713,841 +665,841 @@ func (x *simscale_int32) Edge() bool {
 		v[39] = t38
 		var t19 uint64 = v[7] >> 32 & 0xffffffff
 		v[48] = t19
-		var t117 uint64 = (v[116] >> 31) & 0x1ffffffff
-		var t118 uint64
-		if t117 == 0x1ffffffff {
-			t118 = 1
+		var t115 uint64 = (v[114] >> 31) & 0x1ffffffff
+		var t116 uint64
+		if t115 == 0x1ffffffff {
+			t116 = 1
 		}
-		var t119 uint64
-		if t117 != 0 {
-			t119 = 1
+		var t117 uint64
+		if t115 != 0 {
+			t117 = 1
 		}
-		var t120 uint64 = ^t119
-		var t121 uint64 = (t118 | t120) & 0x1
-		v[122] = t121
-		var t123 uint64 = (v[116] >> 63) & 0x1
-		var t124 uint64 = (v[116]) & 0xffffffff
-		var t125 uint64 = t124 | t123<<32
-		v[126] = t125
-		var t107 uint64 = (v[106] >> 31) & 0x1
-		v[106] = v[105]
-		var t110, t110_1, t110_0 uint64 = 0, 0x1800000000000, 0x0
-		if t107 != 0 {
-			t110 = t110_1
+		var t118 uint64 = ^t117
+		var t119 uint64 = (t116 | t118) & 0x1
+		v[120] = t119
+		var t121 uint64 = (v[114] >> 63) & 0x1
+		v[981] = t121
+		var t122 uint64 = (v[114]) & 0xffffffff
+		v[982] = t122
+		var t105 uint64 = (v[104] >> 31) & 0x1
+		v[104] = v[103]
+		var t108, t108_1, t108_0 uint64 = 0, 0x1800000000000, 0x0
+		if t105 != 0 {
+			t108 = t108_1
 		} else {
-			t110 = t110_0
+			t108 = t108_0
 		}
-		var t111 uint64 = v[104] - t110
-		var t113 uint64 = t111 + 0x8000
-		var t114 uint64 = (t113 >> 16) & 0xffffffffffff
-		var t115 uint64 = uint64((int64(t114<<16) >> 16))
-		v[116] = t115
-		var t82 uint64 = v[80] << 0x0
-		var t100 uint64 = 0x0 + t82
-		var t87 uint64 = v[85] << 0x10
-		var t101 uint64 = t100 + t87
-		var t93 uint64 = v[91] << 0x10
-		var t102 uint64 = t101 + t93
-		var t98 uint64 = v[96] << 0x20
-		var t103 uint64 = t102 + t98
-		v[104] = t103
-		var t77 uint64 = v[7] >> 0 & 0xffff
-		var t79 uint64 = t77 * 0x8000
-		v[80] = t79
-		var t84 uint64 = t77 * 0x1
-		v[85] = t84
-		var t88 uint64 = v[7] >> 16 & 0xffff
-		var t90 uint64 = t88 * 0x8000
-		v[91] = t90
-		var t95 uint64 = t88 * 0x1
-		v[96] = t95
-		var t76 uint64 = v[7] >> 0 & 0xffffffff
-		v[105] = t76
-		var t174 uint64 = (v[173] >> 31) & 0x1ffffffff
-		var t175 uint64
-		if t174 == 0x1ffffffff {
-			t175 = 1
+		var t109 uint64 = v[102] - t108
+		var t111 uint64 = t109 + 0x8000
+		var t112 uint64 = (t111 >> 16) & 0xffffffffffff
+		var t113 uint64 = uint64((int64(t112<<16) >> 16))
+		v[114] = t113
+		var t80 uint64 = v[78] << 0x0
+		var t98 uint64 = 0x0 + t80
+		var t85 uint64 = v[83] << 0x10
+		var t99 uint64 = t98 + t85
+		var t91 uint64 = v[89] << 0x10
+		var t100 uint64 = t99 + t91
+		var t96 uint64 = v[94] << 0x20
+		var t101 uint64 = t100 + t96
+		v[102] = t101
+		var t75 uint64 = v[7] >> 0 & 0xffff
+		var t77 uint64 = t75 * 0x8000
+		v[78] = t77
+		var t82 uint64 = t75 * 0x1
+		v[83] = t82
+		var t86 uint64 = v[7] >> 16 & 0xffff
+		var t88 uint64 = t86 * 0x8000
+		v[89] = t88
+		var t93 uint64 = t86 * 0x1
+		v[94] = t93
+		var t74 uint64 = v[7] >> 0 & 0xffffffff
+		v[103] = t74
+		var t170 uint64 = (v[169] >> 31) & 0x1ffffffff
+		var t171 uint64
+		if t170 == 0x1ffffffff {
+			t171 = 1
 		}
-		var t176 uint64
-		if t174 != 0 {
-			t176 = 1
+		var t172 uint64
+		if t170 != 0 {
+			t172 = 1
 		}
-		var t177 uint64 = ^t176
-		var t178 uint64 = (t175 | t177) & 0x1
-		v[179] = t178
-		var t180 uint64 = (v[173] >> 63) & 0x1
-		var t181 uint64 = (v[173]) & 0xffffffff
-		var t182 uint64 = t181 | t180<<32
-		v[183] = t182
-		var t164 uint64 = (v[163] >> 31) & 0x1
-		v[163] = v[162]
-		var t167, t167_1, t167_0 uint64 = 0, 0x1800000000000, 0x0
-		if t164 != 0 {
-			t167 = t167_1
+		var t173 uint64 = ^t172
+		var t174 uint64 = (t171 | t173) & 0x1
+		v[175] = t174
+		var t176 uint64 = (v[169] >> 63) & 0x1
+		v[983] = t176
+		var t177 uint64 = (v[169]) & 0xffffffff
+		v[984] = t177
+		var t160 uint64 = (v[159] >> 31) & 0x1
+		v[159] = v[158]
+		var t163, t163_1, t163_0 uint64 = 0, 0x1800000000000, 0x0
+		if t160 != 0 {
+			t163 = t163_1
 		} else {
-			t167 = t167_0
+			t163 = t163_0
 		}
-		var t168 uint64 = v[161] - t167
-		var t170 uint64 = t168 + 0x8000
-		var t171 uint64 = (t170 >> 16) & 0xffffffffffff
-		var t172 uint64 = uint64((int64(t171<<16) >> 16))
-		v[173] = t172
-		var t139 uint64 = v[137] << 0x0
-		var t157 uint64 = 0x0 + t139
-		var t144 uint64 = v[142] << 0x10
-		var t158 uint64 = t157 + t144
-		var t150 uint64 = v[148] << 0x10
-		var t159 uint64 = t158 + t150
-		var t155 uint64 = v[153] << 0x20
-		var t160 uint64 = t159 + t155
-		v[161] = t160
-		var t134 uint64 = v[6] >> 32 & 0xffff
-		var t136 uint64 = t134 * 0x8000
-		v[137] = t136
-		var t141 uint64 = t134 * 0x1
-		v[142] = t141
-		var t145 uint64 = v[6] >> 48 & 0xffff
-		var t147 uint64 = t145 * 0x8000
-		v[148] = t147
-		var t152 uint64 = t145 * 0x1
-		v[153] = t152
-		var t133 uint64 = v[6] >> 32 & 0xffffffff
-		v[162] = t133
-		var t231 uint64 = (v[230] >> 31) & 0x1ffffffff
-		var t232 uint64
-		if t231 == 0x1ffffffff {
-			t232 = 1
+		var t164 uint64 = v[157] - t163
+		var t166 uint64 = t164 + 0x8000
+		var t167 uint64 = (t166 >> 16) & 0xffffffffffff
+		var t168 uint64 = uint64((int64(t167<<16) >> 16))
+		v[169] = t168
+		var t135 uint64 = v[133] << 0x0
+		var t153 uint64 = 0x0 + t135
+		var t140 uint64 = v[138] << 0x10
+		var t154 uint64 = t153 + t140
+		var t146 uint64 = v[144] << 0x10
+		var t155 uint64 = t154 + t146
+		var t151 uint64 = v[149] << 0x20
+		var t156 uint64 = t155 + t151
+		v[157] = t156
+		var t130 uint64 = v[6] >> 32 & 0xffff
+		var t132 uint64 = t130 * 0x8000
+		v[133] = t132
+		var t137 uint64 = t130 * 0x1
+		v[138] = t137
+		var t141 uint64 = v[6] >> 48 & 0xffff
+		var t143 uint64 = t141 * 0x8000
+		v[144] = t143
+		var t148 uint64 = t141 * 0x1
+		v[149] = t148
+		var t129 uint64 = v[6] >> 32 & 0xffffffff
+		v[158] = t129
+		var t225 uint64 = (v[224] >> 31) & 0x1ffffffff
+		var t226 uint64
+		if t225 == 0x1ffffffff {
+			t226 = 1
 		}
-		var t233 uint64
-		if t231 != 0 {
-			t233 = 1
+		var t227 uint64
+		if t225 != 0 {
+			t227 = 1
 		}
-		var t234 uint64 = ^t233
-		var t235 uint64 = (t232 | t234) & 0x1
-		v[236] = t235
-		var t237 uint64 = (v[230] >> 63) & 0x1
-		var t238 uint64 = (v[230]) & 0xffffffff
-		var t239 uint64 = t238 | t237<<32
-		v[240] = t239
-		var t221 uint64 = (v[220] >> 31) & 0x1
-		v[220] = v[219]
-		var t224, t224_1, t224_0 uint64 = 0, 0x1800000000000, 0x0
-		if t221 != 0 {
-			t224 = t224_1
-		} else {
-			t224 = t224_0
-		}
-		var t225 uint64 = v[218] - t224
-		var t227 uint64 = t225 + 0x8000
-		var t228 uint64 = (t227 >> 16) & 0xffffffffffff
-		var t229 uint64 = uint64((int64(t228<<16) >> 16))
+		var t228 uint64 = ^t227
+		var t229 uint64 = (t226 | t228) & 0x1
 		v[230] = t229
-		var t196 uint64 = v[194] << 0x0
-		var t214 uint64 = 0x0 + t196
+		var t231 uint64 = (v[224] >> 63) & 0x1
+		v[985] = t231
+		var t232 uint64 = (v[224]) & 0xffffffff
+		v[986] = t232
+		var t215 uint64 = (v[214] >> 31) & 0x1
+		v[214] = v[213]
+		var t218, t218_1, t218_0 uint64 = 0, 0x1800000000000, 0x0
+		if t215 != 0 {
+			t218 = t218_1
+		} else {
+			t218 = t218_0
+		}
+		var t219 uint64 = v[212] - t218
+		var t221 uint64 = t219 + 0x8000
+		var t222 uint64 = (t221 >> 16) & 0xffffffffffff
+		var t223 uint64 = uint64((int64(t222<<16) >> 16))
+		v[224] = t223
+		var t190 uint64 = v[188] << 0x0
+		var t208 uint64 = 0x0 + t190
+		var t195 uint64 = v[193] << 0x10
+		var t209 uint64 = t208 + t195
 		var t201 uint64 = v[199] << 0x10
-		var t215 uint64 = t214 + t201
-		var t207 uint64 = v[205] << 0x10
-		var t216 uint64 = t215 + t207
-		var t212 uint64 = v[210] << 0x20
-		var t217 uint64 = t216 + t212
-		v[218] = t217
-		var t191 uint64 = v[6] >> 0 & 0xffff
-		var t193 uint64 = t191 * 0x8000
-		v[194] = t193
-		var t198 uint64 = t191 * 0x1
+		var t210 uint64 = t209 + t201
+		var t206 uint64 = v[204] << 0x20
+		var t211 uint64 = t210 + t206
+		v[212] = t211
+		var t185 uint64 = v[6] >> 0 & 0xffff
+		var t187 uint64 = t185 * 0x8000
+		v[188] = t187
+		var t192 uint64 = t185 * 0x1
+		v[193] = t192
+		var t196 uint64 = v[6] >> 16 & 0xffff
+		var t198 uint64 = t196 * 0x8000
 		v[199] = t198
-		var t202 uint64 = v[6] >> 16 & 0xffff
-		var t204 uint64 = t202 * 0x8000
-		v[205] = t204
-		var t209 uint64 = t202 * 0x1
-		v[210] = t209
-		var t190 uint64 = v[6] >> 0 & 0xffffffff
-		v[219] = t190
-		var t288 uint64 = (v[287] >> 31) & 0x1ffffffff
-		var t289 uint64
-		if t288 == 0x1ffffffff {
-			t289 = 1
+		var t203 uint64 = t196 * 0x1
+		v[204] = t203
+		var t184 uint64 = v[6] >> 0 & 0xffffffff
+		v[213] = t184
+		var t280 uint64 = (v[279] >> 31) & 0x1ffffffff
+		var t281 uint64
+		if t280 == 0x1ffffffff {
+			t281 = 1
 		}
-		var t290 uint64
-		if t288 != 0 {
-			t290 = 1
+		var t282 uint64
+		if t280 != 0 {
+			t282 = 1
 		}
-		var t291 uint64 = ^t290
-		var t292 uint64 = (t289 | t291) & 0x1
-		v[293] = t292
-		var t294 uint64 = (v[287] >> 63) & 0x1
-		var t295 uint64 = (v[287]) & 0xffffffff
-		var t296 uint64 = t295 | t294<<32
-		v[297] = t296
-		var t278 uint64 = (v[277] >> 31) & 0x1
-		v[277] = v[276]
-		var t281, t281_1, t281_0 uint64 = 0, 0x1800000000000, 0x0
-		if t278 != 0 {
-			t281 = t281_1
+		var t283 uint64 = ^t282
+		var t284 uint64 = (t281 | t283) & 0x1
+		v[285] = t284
+		var t286 uint64 = (v[279] >> 63) & 0x1
+		v[987] = t286
+		var t287 uint64 = (v[279]) & 0xffffffff
+		v[988] = t287
+		var t270 uint64 = (v[269] >> 31) & 0x1
+		v[269] = v[268]
+		var t273, t273_1, t273_0 uint64 = 0, 0x1800000000000, 0x0
+		if t270 != 0 {
+			t273 = t273_1
 		} else {
-			t281 = t281_0
+			t273 = t273_0
 		}
-		var t282 uint64 = v[275] - t281
-		var t284 uint64 = t282 + 0x8000
-		var t285 uint64 = (t284 >> 16) & 0xffffffffffff
-		var t286 uint64 = uint64((int64(t285<<16) >> 16))
-		v[287] = t286
-		var t253 uint64 = v[251] << 0x0
-		var t271 uint64 = 0x0 + t253
-		var t258 uint64 = v[256] << 0x10
-		var t272 uint64 = t271 + t258
-		var t264 uint64 = v[262] << 0x10
-		var t273 uint64 = t272 + t264
-		var t269 uint64 = v[267] << 0x20
-		var t274 uint64 = t273 + t269
-		v[275] = t274
-		var t248 uint64 = v[5] >> 32 & 0xffff
-		var t250 uint64 = t248 * 0x8000
-		v[251] = t250
-		var t255 uint64 = t248 * 0x1
-		v[256] = t255
-		var t259 uint64 = v[5] >> 48 & 0xffff
-		var t261 uint64 = t259 * 0x8000
-		v[262] = t261
-		var t266 uint64 = t259 * 0x1
+		var t274 uint64 = v[267] - t273
+		var t276 uint64 = t274 + 0x8000
+		var t277 uint64 = (t276 >> 16) & 0xffffffffffff
+		var t278 uint64 = uint64((int64(t277<<16) >> 16))
+		v[279] = t278
+		var t245 uint64 = v[243] << 0x0
+		var t263 uint64 = 0x0 + t245
+		var t250 uint64 = v[248] << 0x10
+		var t264 uint64 = t263 + t250
+		var t256 uint64 = v[254] << 0x10
+		var t265 uint64 = t264 + t256
+		var t261 uint64 = v[259] << 0x20
+		var t266 uint64 = t265 + t261
 		v[267] = t266
-		var t247 uint64 = v[5] >> 32 & 0xffffffff
-		v[276] = t247
-		var t345 uint64 = (v[344] >> 31) & 0x1ffffffff
-		var t346 uint64
-		if t345 == 0x1ffffffff {
-			t346 = 1
+		var t240 uint64 = v[5] >> 32 & 0xffff
+		var t242 uint64 = t240 * 0x8000
+		v[243] = t242
+		var t247 uint64 = t240 * 0x1
+		v[248] = t247
+		var t251 uint64 = v[5] >> 48 & 0xffff
+		var t253 uint64 = t251 * 0x8000
+		v[254] = t253
+		var t258 uint64 = t251 * 0x1
+		v[259] = t258
+		var t239 uint64 = v[5] >> 32 & 0xffffffff
+		v[268] = t239
+		var t335 uint64 = (v[334] >> 31) & 0x1ffffffff
+		var t336 uint64
+		if t335 == 0x1ffffffff {
+			t336 = 1
 		}
-		var t347 uint64
-		if t345 != 0 {
-			t347 = 1
-		}
-		var t348 uint64 = ^t347
-		var t349 uint64 = (t346 | t348) & 0x1
-		v[350] = t349
-		var t351 uint64 = (v[344] >> 63) & 0x1
-		var t352 uint64 = (v[344]) & 0xffffffff
-		var t353 uint64 = t352 | t351<<32
-		v[354] = t353
-		var t335 uint64 = (v[334] >> 31) & 0x1
-		v[334] = v[333]
-		var t338, t338_1, t338_0 uint64 = 0, 0x1800000000000, 0x0
+		var t337 uint64
 		if t335 != 0 {
-			t338 = t338_1
+			t337 = 1
+		}
+		var t338 uint64 = ^t337
+		var t339 uint64 = (t336 | t338) & 0x1
+		v[340] = t339
+		var t341 uint64 = (v[334] >> 63) & 0x1
+		v[989] = t341
+		var t342 uint64 = (v[334]) & 0xffffffff
+		v[990] = t342
+		var t325 uint64 = (v[324] >> 31) & 0x1
+		v[324] = v[323]
+		var t328, t328_1, t328_0 uint64 = 0, 0x1800000000000, 0x0
+		if t325 != 0 {
+			t328 = t328_1
 		} else {
-			t338 = t338_0
+			t328 = t328_0
 		}
-		var t339 uint64 = v[332] - t338
-		var t341 uint64 = t339 + 0x8000
-		var t342 uint64 = (t341 >> 16) & 0xffffffffffff
-		var t343 uint64 = uint64((int64(t342<<16) >> 16))
-		v[344] = t343
-		var t310 uint64 = v[308] << 0x0
-		var t328 uint64 = 0x0 + t310
-		var t315 uint64 = v[313] << 0x10
-		var t329 uint64 = t328 + t315
-		var t321 uint64 = v[319] << 0x10
-		var t330 uint64 = t329 + t321
-		var t326 uint64 = v[324] << 0x20
-		var t331 uint64 = t330 + t326
-		v[332] = t331
-		var t305 uint64 = v[5] >> 0 & 0xffff
-		var t307 uint64 = t305 * 0x8000
-		v[308] = t307
-		var t312 uint64 = t305 * 0x1
-		v[313] = t312
-		var t316 uint64 = v[5] >> 16 & 0xffff
-		var t318 uint64 = t316 * 0x8000
-		v[319] = t318
-		var t323 uint64 = t316 * 0x1
-		v[324] = t323
-		var t304 uint64 = v[5] >> 0 & 0xffffffff
-		v[333] = t304
-		var t402 uint64 = (v[401] >> 31) & 0x1ffffffff
-		var t403 uint64
-		if t402 == 0x1ffffffff {
-			t403 = 1
+		var t329 uint64 = v[322] - t328
+		var t331 uint64 = t329 + 0x8000
+		var t332 uint64 = (t331 >> 16) & 0xffffffffffff
+		var t333 uint64 = uint64((int64(t332<<16) >> 16))
+		v[334] = t333
+		var t300 uint64 = v[298] << 0x0
+		var t318 uint64 = 0x0 + t300
+		var t305 uint64 = v[303] << 0x10
+		var t319 uint64 = t318 + t305
+		var t311 uint64 = v[309] << 0x10
+		var t320 uint64 = t319 + t311
+		var t316 uint64 = v[314] << 0x20
+		var t321 uint64 = t320 + t316
+		v[322] = t321
+		var t295 uint64 = v[5] >> 0 & 0xffff
+		var t297 uint64 = t295 * 0x8000
+		v[298] = t297
+		var t302 uint64 = t295 * 0x1
+		v[303] = t302
+		var t306 uint64 = v[5] >> 16 & 0xffff
+		var t308 uint64 = t306 * 0x8000
+		v[309] = t308
+		var t313 uint64 = t306 * 0x1
+		v[314] = t313
+		var t294 uint64 = v[5] >> 0 & 0xffffffff
+		v[323] = t294
+		var t390 uint64 = (v[389] >> 31) & 0x1ffffffff
+		var t391 uint64
+		if t390 == 0x1ffffffff {
+			t391 = 1
 		}
-		var t404 uint64
-		if t402 != 0 {
-			t404 = 1
+		var t392 uint64
+		if t390 != 0 {
+			t392 = 1
 		}
-		var t405 uint64 = ^t404
-		var t406 uint64 = (t403 | t405) & 0x1
-		v[407] = t406
-		var t408 uint64 = (v[401] >> 63) & 0x1
-		var t409 uint64 = (v[401]) & 0xffffffff
-		var t410 uint64 = t409 | t408<<32
-		v[411] = t410
-		var t392 uint64 = (v[391] >> 31) & 0x1
-		v[391] = v[390]
-		var t395, t395_1, t395_0 uint64 = 0, 0x1800000000000, 0x0
-		if t392 != 0 {
-			t395 = t395_1
+		var t393 uint64 = ^t392
+		var t394 uint64 = (t391 | t393) & 0x1
+		v[395] = t394
+		var t396 uint64 = (v[389] >> 63) & 0x1
+		v[991] = t396
+		var t397 uint64 = (v[389]) & 0xffffffff
+		v[992] = t397
+		var t380 uint64 = (v[379] >> 31) & 0x1
+		v[379] = v[378]
+		var t383, t383_1, t383_0 uint64 = 0, 0x1800000000000, 0x0
+		if t380 != 0 {
+			t383 = t383_1
 		} else {
-			t395 = t395_0
+			t383 = t383_0
 		}
-		var t396 uint64 = v[389] - t395
-		var t398 uint64 = t396 + 0x8000
-		var t399 uint64 = (t398 >> 16) & 0xffffffffffff
-		var t400 uint64 = uint64((int64(t399<<16) >> 16))
-		v[401] = t400
-		var t367 uint64 = v[365] << 0x0
-		var t385 uint64 = 0x0 + t367
-		var t372 uint64 = v[370] << 0x10
-		var t386 uint64 = t385 + t372
-		var t378 uint64 = v[376] << 0x10
-		var t387 uint64 = t386 + t378
-		var t383 uint64 = v[381] << 0x20
-		var t388 uint64 = t387 + t383
+		var t384 uint64 = v[377] - t383
+		var t386 uint64 = t384 + 0x8000
+		var t387 uint64 = (t386 >> 16) & 0xffffffffffff
+		var t388 uint64 = uint64((int64(t387<<16) >> 16))
 		v[389] = t388
-		var t362 uint64 = v[4] >> 32 & 0xffff
-		var t364 uint64 = t362 * 0x8000
-		v[365] = t364
-		var t369 uint64 = t362 * 0x1
-		v[370] = t369
-		var t373 uint64 = v[4] >> 48 & 0xffff
-		var t375 uint64 = t373 * 0x8000
-		v[376] = t375
-		var t380 uint64 = t373 * 0x1
-		v[381] = t380
-		var t361 uint64 = v[4] >> 32 & 0xffffffff
-		v[390] = t361
-		var t459 uint64 = (v[458] >> 31) & 0x1ffffffff
-		var t460 uint64
-		if t459 == 0x1ffffffff {
-			t460 = 1
+		var t355 uint64 = v[353] << 0x0
+		var t373 uint64 = 0x0 + t355
+		var t360 uint64 = v[358] << 0x10
+		var t374 uint64 = t373 + t360
+		var t366 uint64 = v[364] << 0x10
+		var t375 uint64 = t374 + t366
+		var t371 uint64 = v[369] << 0x20
+		var t376 uint64 = t375 + t371
+		v[377] = t376
+		var t350 uint64 = v[4] >> 32 & 0xffff
+		var t352 uint64 = t350 * 0x8000
+		v[353] = t352
+		var t357 uint64 = t350 * 0x1
+		v[358] = t357
+		var t361 uint64 = v[4] >> 48 & 0xffff
+		var t363 uint64 = t361 * 0x8000
+		v[364] = t363
+		var t368 uint64 = t361 * 0x1
+		v[369] = t368
+		var t349 uint64 = v[4] >> 32 & 0xffffffff
+		v[378] = t349
+		var t445 uint64 = (v[444] >> 31) & 0x1ffffffff
+		var t446 uint64
+		if t445 == 0x1ffffffff {
+			t446 = 1
 		}
-		var t461 uint64
-		if t459 != 0 {
-			t461 = 1
+		var t447 uint64
+		if t445 != 0 {
+			t447 = 1
 		}
-		var t462 uint64 = ^t461
-		var t463 uint64 = (t460 | t462) & 0x1
-		v[464] = t463
-		var t465 uint64 = (v[458] >> 63) & 0x1
-		var t466 uint64 = (v[458]) & 0xffffffff
-		var t467 uint64 = t466 | t465<<32
+		var t448 uint64 = ^t447
+		var t449 uint64 = (t446 | t448) & 0x1
+		v[450] = t449
+		var t451 uint64 = (v[444] >> 63) & 0x1
+		v[993] = t451
+		var t452 uint64 = (v[444]) & 0xffffffff
+		v[994] = t452
+		var t435 uint64 = (v[434] >> 31) & 0x1
+		v[434] = v[433]
+		var t438, t438_1, t438_0 uint64 = 0, 0x1800000000000, 0x0
+		if t435 != 0 {
+			t438 = t438_1
+		} else {
+			t438 = t438_0
+		}
+		var t439 uint64 = v[432] - t438
+		var t441 uint64 = t439 + 0x8000
+		var t442 uint64 = (t441 >> 16) & 0xffffffffffff
+		var t443 uint64 = uint64((int64(t442<<16) >> 16))
+		v[444] = t443
+		var t410 uint64 = v[408] << 0x0
+		var t428 uint64 = 0x0 + t410
+		var t415 uint64 = v[413] << 0x10
+		var t429 uint64 = t428 + t415
+		var t421 uint64 = v[419] << 0x10
+		var t430 uint64 = t429 + t421
+		var t426 uint64 = v[424] << 0x20
+		var t431 uint64 = t430 + t426
+		v[432] = t431
+		var t405 uint64 = v[4] >> 0 & 0xffff
+		var t407 uint64 = t405 * 0x8000
+		v[408] = t407
+		var t412 uint64 = t405 * 0x1
+		v[413] = t412
+		var t416 uint64 = v[4] >> 16 & 0xffff
+		var t418 uint64 = t416 * 0x8000
+		v[419] = t418
+		var t423 uint64 = t416 * 0x1
+		v[424] = t423
+		var t404 uint64 = v[4] >> 0 & 0xffffffff
+		v[433] = t404
+		var t500 uint64 = (v[499] >> 31) & 0x1ffffffff
+		var t501 uint64
+		if t500 == 0x1ffffffff {
+			t501 = 1
+		}
+		var t502 uint64
+		if t500 != 0 {
+			t502 = 1
+		}
+		var t503 uint64 = ^t502
+		var t504 uint64 = (t501 | t503) & 0x1
+		v[505] = t504
+		var t506 uint64 = (v[499] >> 63) & 0x1
+		v[995] = t506
+		var t507 uint64 = (v[499]) & 0xffffffff
+		v[996] = t507
+		var t490 uint64 = (v[489] >> 31) & 0x1
+		v[489] = v[488]
+		var t493, t493_1, t493_0 uint64 = 0, 0x1800000000000, 0x0
+		if t490 != 0 {
+			t493 = t493_1
+		} else {
+			t493 = t493_0
+		}
+		var t494 uint64 = v[487] - t493
+		var t496 uint64 = t494 + 0x8000
+		var t497 uint64 = (t496 >> 16) & 0xffffffffffff
+		var t498 uint64 = uint64((int64(t497<<16) >> 16))
+		v[499] = t498
+		var t465 uint64 = v[463] << 0x0
+		var t483 uint64 = 0x0 + t465
+		var t470 uint64 = v[468] << 0x10
+		var t484 uint64 = t483 + t470
+		var t476 uint64 = v[474] << 0x10
+		var t485 uint64 = t484 + t476
+		var t481 uint64 = v[479] << 0x20
+		var t486 uint64 = t485 + t481
+		v[487] = t486
+		var t460 uint64 = v[3] >> 32 & 0xffff
+		var t462 uint64 = t460 * 0x8000
+		v[463] = t462
+		var t467 uint64 = t460 * 0x1
 		v[468] = t467
-		var t449 uint64 = (v[448] >> 31) & 0x1
-		v[448] = v[447]
-		var t452, t452_1, t452_0 uint64 = 0, 0x1800000000000, 0x0
-		if t449 != 0 {
-			t452 = t452_1
-		} else {
-			t452 = t452_0
-		}
-		var t453 uint64 = v[446] - t452
-		var t455 uint64 = t453 + 0x8000
-		var t456 uint64 = (t455 >> 16) & 0xffffffffffff
-		var t457 uint64 = uint64((int64(t456<<16) >> 16))
-		v[458] = t457
-		var t424 uint64 = v[422] << 0x0
-		var t442 uint64 = 0x0 + t424
-		var t429 uint64 = v[427] << 0x10
-		var t443 uint64 = t442 + t429
-		var t435 uint64 = v[433] << 0x10
-		var t444 uint64 = t443 + t435
-		var t440 uint64 = v[438] << 0x20
-		var t445 uint64 = t444 + t440
-		v[446] = t445
-		var t419 uint64 = v[4] >> 0 & 0xffff
-		var t421 uint64 = t419 * 0x8000
-		v[422] = t421
-		var t426 uint64 = t419 * 0x1
-		v[427] = t426
-		var t430 uint64 = v[4] >> 16 & 0xffff
-		var t432 uint64 = t430 * 0x8000
-		v[433] = t432
-		var t437 uint64 = t430 * 0x1
-		v[438] = t437
-		var t418 uint64 = v[4] >> 0 & 0xffffffff
-		v[447] = t418
-		var t516 uint64 = (v[515] >> 31) & 0x1ffffffff
-		var t517 uint64
-		if t516 == 0x1ffffffff {
-			t517 = 1
-		}
-		var t518 uint64
-		if t516 != 0 {
-			t518 = 1
-		}
-		var t519 uint64 = ^t518
-		var t520 uint64 = (t517 | t519) & 0x1
-		v[521] = t520
-		var t522 uint64 = (v[515] >> 63) & 0x1
-		var t523 uint64 = (v[515]) & 0xffffffff
-		var t524 uint64 = t523 | t522<<32
-		v[525] = t524
-		var t506 uint64 = (v[505] >> 31) & 0x1
-		v[505] = v[504]
-		var t509, t509_1, t509_0 uint64 = 0, 0x1800000000000, 0x0
-		if t506 != 0 {
-			t509 = t509_1
-		} else {
-			t509 = t509_0
-		}
-		var t510 uint64 = v[503] - t509
-		var t512 uint64 = t510 + 0x8000
-		var t513 uint64 = (t512 >> 16) & 0xffffffffffff
-		var t514 uint64 = uint64((int64(t513<<16) >> 16))
-		v[515] = t514
-		var t481 uint64 = v[479] << 0x0
-		var t499 uint64 = 0x0 + t481
-		var t486 uint64 = v[484] << 0x10
-		var t500 uint64 = t499 + t486
-		var t492 uint64 = v[490] << 0x10
-		var t501 uint64 = t500 + t492
-		var t497 uint64 = v[495] << 0x20
-		var t502 uint64 = t501 + t497
-		v[503] = t502
-		var t476 uint64 = v[3] >> 32 & 0xffff
-		var t478 uint64 = t476 * 0x8000
+		var t471 uint64 = v[3] >> 48 & 0xffff
+		var t473 uint64 = t471 * 0x8000
+		v[474] = t473
+		var t478 uint64 = t471 * 0x1
 		v[479] = t478
-		var t483 uint64 = t476 * 0x1
-		v[484] = t483
-		var t487 uint64 = v[3] >> 48 & 0xffff
-		var t489 uint64 = t487 * 0x8000
-		v[490] = t489
-		var t494 uint64 = t487 * 0x1
-		v[495] = t494
-		var t475 uint64 = v[3] >> 32 & 0xffffffff
-		v[504] = t475
-		var t573 uint64 = (v[572] >> 31) & 0x1ffffffff
-		var t574 uint64
-		if t573 == 0x1ffffffff {
-			t574 = 1
+		var t459 uint64 = v[3] >> 32 & 0xffffffff
+		v[488] = t459
+		var t555 uint64 = (v[554] >> 31) & 0x1ffffffff
+		var t556 uint64
+		if t555 == 0x1ffffffff {
+			t556 = 1
 		}
-		var t575 uint64
-		if t573 != 0 {
-			t575 = 1
+		var t557 uint64
+		if t555 != 0 {
+			t557 = 1
 		}
-		var t576 uint64 = ^t575
-		var t577 uint64 = (t574 | t576) & 0x1
-		v[578] = t577
-		var t579 uint64 = (v[572] >> 63) & 0x1
-		var t580 uint64 = (v[572]) & 0xffffffff
-		var t581 uint64 = t580 | t579<<32
-		v[582] = t581
-		var t563 uint64 = (v[562] >> 31) & 0x1
-		v[562] = v[561]
-		var t566, t566_1, t566_0 uint64 = 0, 0x1800000000000, 0x0
-		if t563 != 0 {
-			t566 = t566_1
-		} else {
-			t566 = t566_0
-		}
-		var t567 uint64 = v[560] - t566
-		var t569 uint64 = t567 + 0x8000
-		var t570 uint64 = (t569 >> 16) & 0xffffffffffff
-		var t571 uint64 = uint64((int64(t570<<16) >> 16))
-		v[572] = t571
-		var t538 uint64 = v[536] << 0x0
-		var t556 uint64 = 0x0 + t538
-		var t543 uint64 = v[541] << 0x10
-		var t557 uint64 = t556 + t543
-		var t549 uint64 = v[547] << 0x10
-		var t558 uint64 = t557 + t549
-		var t554 uint64 = v[552] << 0x20
-		var t559 uint64 = t558 + t554
+		var t558 uint64 = ^t557
+		var t559 uint64 = (t556 | t558) & 0x1
 		v[560] = t559
-		var t533 uint64 = v[3] >> 0 & 0xffff
-		var t535 uint64 = t533 * 0x8000
-		v[536] = t535
-		var t540 uint64 = t533 * 0x1
-		v[541] = t540
-		var t544 uint64 = v[3] >> 16 & 0xffff
-		var t546 uint64 = t544 * 0x8000
-		v[547] = t546
-		var t551 uint64 = t544 * 0x1
-		v[552] = t551
-		var t532 uint64 = v[3] >> 0 & 0xffffffff
-		v[561] = t532
-		var t630 uint64 = (v[629] >> 31) & 0x1ffffffff
-		var t631 uint64
-		if t630 == 0x1ffffffff {
-			t631 = 1
-		}
-		var t632 uint64
-		if t630 != 0 {
-			t632 = 1
-		}
-		var t633 uint64 = ^t632
-		var t634 uint64 = (t631 | t633) & 0x1
-		v[635] = t634
-		var t636 uint64 = (v[629] >> 63) & 0x1
-		var t637 uint64 = (v[629]) & 0xffffffff
-		var t638 uint64 = t637 | t636<<32
-		v[639] = t638
-		var t620 uint64 = (v[619] >> 31) & 0x1
-		v[619] = v[618]
-		var t623, t623_1, t623_0 uint64 = 0, 0x1800000000000, 0x0
-		if t620 != 0 {
-			t623 = t623_1
+		var t561 uint64 = (v[554] >> 63) & 0x1
+		v[997] = t561
+		var t562 uint64 = (v[554]) & 0xffffffff
+		v[998] = t562
+		var t545 uint64 = (v[544] >> 31) & 0x1
+		v[544] = v[543]
+		var t548, t548_1, t548_0 uint64 = 0, 0x1800000000000, 0x0
+		if t545 != 0 {
+			t548 = t548_1
 		} else {
-			t623 = t623_0
+			t548 = t548_0
 		}
-		var t624 uint64 = v[617] - t623
-		var t626 uint64 = t624 + 0x8000
-		var t627 uint64 = (t626 >> 16) & 0xffffffffffff
-		var t628 uint64 = uint64((int64(t627<<16) >> 16))
-		v[629] = t628
-		var t595 uint64 = v[593] << 0x0
-		var t613 uint64 = 0x0 + t595
-		var t600 uint64 = v[598] << 0x10
-		var t614 uint64 = t613 + t600
-		var t606 uint64 = v[604] << 0x10
-		var t615 uint64 = t614 + t606
-		var t611 uint64 = v[609] << 0x20
-		var t616 uint64 = t615 + t611
-		v[617] = t616
-		var t590 uint64 = v[2] >> 32 & 0xffff
-		var t592 uint64 = t590 * 0x8000
-		v[593] = t592
-		var t597 uint64 = t590 * 0x1
-		v[598] = t597
-		var t601 uint64 = v[2] >> 48 & 0xffff
-		var t603 uint64 = t601 * 0x8000
-		v[604] = t603
-		var t608 uint64 = t601 * 0x1
+		var t549 uint64 = v[542] - t548
+		var t551 uint64 = t549 + 0x8000
+		var t552 uint64 = (t551 >> 16) & 0xffffffffffff
+		var t553 uint64 = uint64((int64(t552<<16) >> 16))
+		v[554] = t553
+		var t520 uint64 = v[518] << 0x0
+		var t538 uint64 = 0x0 + t520
+		var t525 uint64 = v[523] << 0x10
+		var t539 uint64 = t538 + t525
+		var t531 uint64 = v[529] << 0x10
+		var t540 uint64 = t539 + t531
+		var t536 uint64 = v[534] << 0x20
+		var t541 uint64 = t540 + t536
+		v[542] = t541
+		var t515 uint64 = v[3] >> 0 & 0xffff
+		var t517 uint64 = t515 * 0x8000
+		v[518] = t517
+		var t522 uint64 = t515 * 0x1
+		v[523] = t522
+		var t526 uint64 = v[3] >> 16 & 0xffff
+		var t528 uint64 = t526 * 0x8000
+		v[529] = t528
+		var t533 uint64 = t526 * 0x1
+		v[534] = t533
+		var t514 uint64 = v[3] >> 0 & 0xffffffff
+		v[543] = t514
+		var t610 uint64 = (v[609] >> 31) & 0x1ffffffff
+		var t611 uint64
+		if t610 == 0x1ffffffff {
+			t611 = 1
+		}
+		var t612 uint64
+		if t610 != 0 {
+			t612 = 1
+		}
+		var t613 uint64 = ^t612
+		var t614 uint64 = (t611 | t613) & 0x1
+		v[615] = t614
+		var t616 uint64 = (v[609] >> 63) & 0x1
+		v[999] = t616
+		var t617 uint64 = (v[609]) & 0xffffffff
+		v[1000] = t617
+		var t600 uint64 = (v[599] >> 31) & 0x1
+		v[599] = v[598]
+		var t603, t603_1, t603_0 uint64 = 0, 0x1800000000000, 0x0
+		if t600 != 0 {
+			t603 = t603_1
+		} else {
+			t603 = t603_0
+		}
+		var t604 uint64 = v[597] - t603
+		var t606 uint64 = t604 + 0x8000
+		var t607 uint64 = (t606 >> 16) & 0xffffffffffff
+		var t608 uint64 = uint64((int64(t607<<16) >> 16))
 		v[609] = t608
-		var t589 uint64 = v[2] >> 32 & 0xffffffff
-		v[618] = t589
-		var t687 uint64 = (v[686] >> 31) & 0x1ffffffff
-		var t688 uint64
-		if t687 == 0x1ffffffff {
-			t688 = 1
+		var t575 uint64 = v[573] << 0x0
+		var t593 uint64 = 0x0 + t575
+		var t580 uint64 = v[578] << 0x10
+		var t594 uint64 = t593 + t580
+		var t586 uint64 = v[584] << 0x10
+		var t595 uint64 = t594 + t586
+		var t591 uint64 = v[589] << 0x20
+		var t596 uint64 = t595 + t591
+		v[597] = t596
+		var t570 uint64 = v[2] >> 32 & 0xffff
+		var t572 uint64 = t570 * 0x8000
+		v[573] = t572
+		var t577 uint64 = t570 * 0x1
+		v[578] = t577
+		var t581 uint64 = v[2] >> 48 & 0xffff
+		var t583 uint64 = t581 * 0x8000
+		v[584] = t583
+		var t588 uint64 = t581 * 0x1
+		v[589] = t588
+		var t569 uint64 = v[2] >> 32 & 0xffffffff
+		v[598] = t569
+		var t665 uint64 = (v[664] >> 31) & 0x1ffffffff
+		var t666 uint64
+		if t665 == 0x1ffffffff {
+			t666 = 1
 		}
-		var t689 uint64
-		if t687 != 0 {
-			t689 = 1
+		var t667 uint64
+		if t665 != 0 {
+			t667 = 1
 		}
-		var t690 uint64 = ^t689
-		var t691 uint64 = (t688 | t690) & 0x1
-		v[692] = t691
-		var t693 uint64 = (v[686] >> 63) & 0x1
-		var t694 uint64 = (v[686]) & 0xffffffff
-		var t695 uint64 = t694 | t693<<32
-		v[696] = t695
-		var t677 uint64 = (v[676] >> 31) & 0x1
-		v[676] = v[675]
-		var t680, t680_1, t680_0 uint64 = 0, 0x1800000000000, 0x0
-		if t677 != 0 {
-			t680 = t680_1
+		var t668 uint64 = ^t667
+		var t669 uint64 = (t666 | t668) & 0x1
+		v[670] = t669
+		var t671 uint64 = (v[664] >> 63) & 0x1
+		v[1001] = t671
+		var t672 uint64 = (v[664]) & 0xffffffff
+		v[1002] = t672
+		var t655 uint64 = (v[654] >> 31) & 0x1
+		v[654] = v[653]
+		var t658, t658_1, t658_0 uint64 = 0, 0x1800000000000, 0x0
+		if t655 != 0 {
+			t658 = t658_1
 		} else {
-			t680 = t680_0
+			t658 = t658_0
 		}
-		var t681 uint64 = v[674] - t680
-		var t683 uint64 = t681 + 0x8000
-		var t684 uint64 = (t683 >> 16) & 0xffffffffffff
-		var t685 uint64 = uint64((int64(t684<<16) >> 16))
-		v[686] = t685
-		var t652 uint64 = v[650] << 0x0
-		var t670 uint64 = 0x0 + t652
-		var t657 uint64 = v[655] << 0x10
-		var t671 uint64 = t670 + t657
-		var t663 uint64 = v[661] << 0x10
-		var t672 uint64 = t671 + t663
-		var t668 uint64 = v[666] << 0x20
-		var t673 uint64 = t672 + t668
-		v[674] = t673
-		var t647 uint64 = v[2] >> 0 & 0xffff
-		var t649 uint64 = t647 * 0x8000
-		v[650] = t649
-		var t654 uint64 = t647 * 0x1
-		v[655] = t654
-		var t658 uint64 = v[2] >> 16 & 0xffff
-		var t660 uint64 = t658 * 0x8000
-		v[661] = t660
-		var t665 uint64 = t658 * 0x1
-		v[666] = t665
-		var t646 uint64 = v[2] >> 0 & 0xffffffff
-		v[675] = t646
-		var t744 uint64 = (v[743] >> 31) & 0x1ffffffff
-		var t745 uint64
-		if t744 == 0x1ffffffff {
-			t745 = 1
+		var t659 uint64 = v[652] - t658
+		var t661 uint64 = t659 + 0x8000
+		var t662 uint64 = (t661 >> 16) & 0xffffffffffff
+		var t663 uint64 = uint64((int64(t662<<16) >> 16))
+		v[664] = t663
+		var t630 uint64 = v[628] << 0x0
+		var t648 uint64 = 0x0 + t630
+		var t635 uint64 = v[633] << 0x10
+		var t649 uint64 = t648 + t635
+		var t641 uint64 = v[639] << 0x10
+		var t650 uint64 = t649 + t641
+		var t646 uint64 = v[644] << 0x20
+		var t651 uint64 = t650 + t646
+		v[652] = t651
+		var t625 uint64 = v[2] >> 0 & 0xffff
+		var t627 uint64 = t625 * 0x8000
+		v[628] = t627
+		var t632 uint64 = t625 * 0x1
+		v[633] = t632
+		var t636 uint64 = v[2] >> 16 & 0xffff
+		var t638 uint64 = t636 * 0x8000
+		v[639] = t638
+		var t643 uint64 = t636 * 0x1
+		v[644] = t643
+		var t624 uint64 = v[2] >> 0 & 0xffffffff
+		v[653] = t624
+		var t720 uint64 = (v[719] >> 31) & 0x1ffffffff
+		var t721 uint64
+		if t720 == 0x1ffffffff {
+			t721 = 1
 		}
-		var t746 uint64
-		if t744 != 0 {
-			t746 = 1
+		var t722 uint64
+		if t720 != 0 {
+			t722 = 1
 		}
-		var t747 uint64 = ^t746
-		var t748 uint64 = (t745 | t747) & 0x1
-		v[749] = t748
-		var t750 uint64 = (v[743] >> 63) & 0x1
-		var t751 uint64 = (v[743]) & 0xffffffff
-		var t752 uint64 = t751 | t750<<32
-		v[753] = t752
-		var t734 uint64 = (v[733] >> 31) & 0x1
-		v[733] = v[732]
-		var t737, t737_1, t737_0 uint64 = 0, 0x1800000000000, 0x0
-		if t734 != 0 {
-			t737 = t737_1
+		var t723 uint64 = ^t722
+		var t724 uint64 = (t721 | t723) & 0x1
+		v[725] = t724
+		var t726 uint64 = (v[719] >> 63) & 0x1
+		v[1003] = t726
+		var t727 uint64 = (v[719]) & 0xffffffff
+		v[1004] = t727
+		var t710 uint64 = (v[709] >> 31) & 0x1
+		v[709] = v[708]
+		var t713, t713_1, t713_0 uint64 = 0, 0x1800000000000, 0x0
+		if t710 != 0 {
+			t713 = t713_1
 		} else {
-			t737 = t737_0
+			t713 = t713_0
 		}
-		var t738 uint64 = v[731] - t737
-		var t740 uint64 = t738 + 0x8000
-		var t741 uint64 = (t740 >> 16) & 0xffffffffffff
-		var t742 uint64 = uint64((int64(t741<<16) >> 16))
-		v[743] = t742
-		var t709 uint64 = v[707] << 0x0
-		var t727 uint64 = 0x0 + t709
-		var t714 uint64 = v[712] << 0x10
-		var t728 uint64 = t727 + t714
-		var t720 uint64 = v[718] << 0x10
-		var t729 uint64 = t728 + t720
-		var t725 uint64 = v[723] << 0x20
-		var t730 uint64 = t729 + t725
-		v[731] = t730
-		var t704 uint64 = v[1] >> 32 & 0xffff
-		var t706 uint64 = t704 * 0x8000
+		var t714 uint64 = v[707] - t713
+		var t716 uint64 = t714 + 0x8000
+		var t717 uint64 = (t716 >> 16) & 0xffffffffffff
+		var t718 uint64 = uint64((int64(t717<<16) >> 16))
+		v[719] = t718
+		var t685 uint64 = v[683] << 0x0
+		var t703 uint64 = 0x0 + t685
+		var t690 uint64 = v[688] << 0x10
+		var t704 uint64 = t703 + t690
+		var t696 uint64 = v[694] << 0x10
+		var t705 uint64 = t704 + t696
+		var t701 uint64 = v[699] << 0x20
+		var t706 uint64 = t705 + t701
 		v[707] = t706
-		var t711 uint64 = t704 * 0x1
-		v[712] = t711
-		var t715 uint64 = v[1] >> 48 & 0xffff
-		var t717 uint64 = t715 * 0x8000
-		v[718] = t717
-		var t722 uint64 = t715 * 0x1
-		v[723] = t722
-		var t703 uint64 = v[1] >> 32 & 0xffffffff
-		v[732] = t703
-		var t801 uint64 = (v[800] >> 31) & 0x1ffffffff
-		var t802 uint64
-		if t801 == 0x1ffffffff {
-			t802 = 1
+		var t680 uint64 = v[1] >> 32 & 0xffff
+		var t682 uint64 = t680 * 0x8000
+		v[683] = t682
+		var t687 uint64 = t680 * 0x1
+		v[688] = t687
+		var t691 uint64 = v[1] >> 48 & 0xffff
+		var t693 uint64 = t691 * 0x8000
+		v[694] = t693
+		var t698 uint64 = t691 * 0x1
+		v[699] = t698
+		var t679 uint64 = v[1] >> 32 & 0xffffffff
+		v[708] = t679
+		var t775 uint64 = (v[774] >> 31) & 0x1ffffffff
+		var t776 uint64
+		if t775 == 0x1ffffffff {
+			t776 = 1
 		}
-		var t803 uint64
-		if t801 != 0 {
-			t803 = 1
+		var t777 uint64
+		if t775 != 0 {
+			t777 = 1
 		}
-		var t804 uint64 = ^t803
-		var t805 uint64 = (t802 | t804) & 0x1
-		v[806] = t805
-		var t807 uint64 = (v[800] >> 63) & 0x1
-		var t808 uint64 = (v[800]) & 0xffffffff
-		var t809 uint64 = t808 | t807<<32
-		v[810] = t809
-		var t791 uint64 = (v[790] >> 31) & 0x1
-		v[790] = v[789]
-		var t794, t794_1, t794_0 uint64 = 0, 0x1800000000000, 0x0
-		if t791 != 0 {
-			t794 = t794_1
-		} else {
-			t794 = t794_0
-		}
-		var t795 uint64 = v[788] - t794
-		var t797 uint64 = t795 + 0x8000
-		var t798 uint64 = (t797 >> 16) & 0xffffffffffff
-		var t799 uint64 = uint64((int64(t798<<16) >> 16))
-		v[800] = t799
-		var t766 uint64 = v[764] << 0x0
-		var t784 uint64 = 0x0 + t766
-		var t771 uint64 = v[769] << 0x10
-		var t785 uint64 = t784 + t771
-		var t777 uint64 = v[775] << 0x10
-		var t786 uint64 = t785 + t777
-		var t782 uint64 = v[780] << 0x20
-		var t787 uint64 = t786 + t782
-		v[788] = t787
-		var t761 uint64 = v[1] >> 0 & 0xffff
-		var t763 uint64 = t761 * 0x8000
-		v[764] = t763
-		var t768 uint64 = t761 * 0x1
-		v[769] = t768
-		var t772 uint64 = v[1] >> 16 & 0xffff
-		var t774 uint64 = t772 * 0x8000
-		v[775] = t774
-		var t779 uint64 = t772 * 0x1
+		var t778 uint64 = ^t777
+		var t779 uint64 = (t776 | t778) & 0x1
 		v[780] = t779
-		var t760 uint64 = v[1] >> 0 & 0xffffffff
-		v[789] = t760
-		var t858 uint64 = (v[857] >> 31) & 0x1ffffffff
-		var t859 uint64
-		if t858 == 0x1ffffffff {
-			t859 = 1
-		}
-		var t860 uint64
-		if t858 != 0 {
-			t860 = 1
-		}
-		var t861 uint64 = ^t860
-		var t862 uint64 = (t859 | t861) & 0x1
-		v[863] = t862
-		var t864 uint64 = (v[857] >> 63) & 0x1
-		var t865 uint64 = (v[857]) & 0xffffffff
-		var t866 uint64 = t865 | t864<<32
-		v[867] = t866
-		var t848 uint64 = (v[847] >> 31) & 0x1
-		v[847] = v[846]
-		var t851, t851_1, t851_0 uint64 = 0, 0x1800000000000, 0x0
-		if t848 != 0 {
-			t851 = t851_1
+		var t781 uint64 = (v[774] >> 63) & 0x1
+		v[1005] = t781
+		var t782 uint64 = (v[774]) & 0xffffffff
+		v[1006] = t782
+		var t765 uint64 = (v[764] >> 31) & 0x1
+		v[764] = v[763]
+		var t768, t768_1, t768_0 uint64 = 0, 0x1800000000000, 0x0
+		if t765 != 0 {
+			t768 = t768_1
 		} else {
-			t851 = t851_0
+			t768 = t768_0
 		}
-		var t852 uint64 = v[845] - t851
-		var t854 uint64 = t852 + 0x8000
-		var t855 uint64 = (t854 >> 16) & 0xffffffffffff
-		var t856 uint64 = uint64((int64(t855<<16) >> 16))
-		v[857] = t856
-		var t823 uint64 = v[821] << 0x0
-		var t841 uint64 = 0x0 + t823
-		var t828 uint64 = v[826] << 0x10
-		var t842 uint64 = t841 + t828
-		var t834 uint64 = v[832] << 0x10
-		var t843 uint64 = t842 + t834
-		var t839 uint64 = v[837] << 0x20
-		var t844 uint64 = t843 + t839
-		v[845] = t844
-		var t818 uint64 = v[0] >> 32 & 0xffff
-		var t820 uint64 = t818 * 0x8000
-		v[821] = t820
-		var t825 uint64 = t818 * 0x1
-		v[826] = t825
-		var t829 uint64 = v[0] >> 48 & 0xffff
-		var t831 uint64 = t829 * 0x8000
-		v[832] = t831
-		var t836 uint64 = t829 * 0x1
-		v[837] = t836
-		var t817 uint64 = v[0] >> 32 & 0xffffffff
-		v[846] = t817
-		var t915 uint64 = (v[914] >> 31) & 0x1ffffffff
-		var t916 uint64
-		if t915 == 0x1ffffffff {
-			t916 = 1
+		var t769 uint64 = v[762] - t768
+		var t771 uint64 = t769 + 0x8000
+		var t772 uint64 = (t771 >> 16) & 0xffffffffffff
+		var t773 uint64 = uint64((int64(t772<<16) >> 16))
+		v[774] = t773
+		var t740 uint64 = v[738] << 0x0
+		var t758 uint64 = 0x0 + t740
+		var t745 uint64 = v[743] << 0x10
+		var t759 uint64 = t758 + t745
+		var t751 uint64 = v[749] << 0x10
+		var t760 uint64 = t759 + t751
+		var t756 uint64 = v[754] << 0x20
+		var t761 uint64 = t760 + t756
+		v[762] = t761
+		var t735 uint64 = v[1] >> 0 & 0xffff
+		var t737 uint64 = t735 * 0x8000
+		v[738] = t737
+		var t742 uint64 = t735 * 0x1
+		v[743] = t742
+		var t746 uint64 = v[1] >> 16 & 0xffff
+		var t748 uint64 = t746 * 0x8000
+		v[749] = t748
+		var t753 uint64 = t746 * 0x1
+		v[754] = t753
+		var t734 uint64 = v[1] >> 0 & 0xffffffff
+		v[763] = t734
+		var t830 uint64 = (v[829] >> 31) & 0x1ffffffff
+		var t831 uint64
+		if t830 == 0x1ffffffff {
+			t831 = 1
 		}
-		var t917 uint64
-		if t915 != 0 {
-			t917 = 1
+		var t832 uint64
+		if t830 != 0 {
+			t832 = 1
 		}
-		var t918 uint64 = ^t917
-		var t919 uint64 = (t916 | t918) & 0x1
-		v[920] = t919
-		var t921 uint64 = (v[914] >> 63) & 0x1
-		var t922 uint64 = (v[914]) & 0xffffffff
-		var t923 uint64 = t922 | t921<<32
-		v[924] = t923
-		var t905 uint64 = (v[904] >> 31) & 0x1
-		v[904] = v[903]
-		var t908, t908_1, t908_0 uint64 = 0, 0x1800000000000, 0x0
-		if t905 != 0 {
-			t908 = t908_1
+		var t833 uint64 = ^t832
+		var t834 uint64 = (t831 | t833) & 0x1
+		v[835] = t834
+		var t836 uint64 = (v[829] >> 63) & 0x1
+		v[1007] = t836
+		var t837 uint64 = (v[829]) & 0xffffffff
+		v[1008] = t837
+		var t820 uint64 = (v[819] >> 31) & 0x1
+		v[819] = v[818]
+		var t823, t823_1, t823_0 uint64 = 0, 0x1800000000000, 0x0
+		if t820 != 0 {
+			t823 = t823_1
 		} else {
-			t908 = t908_0
+			t823 = t823_0
 		}
-		var t909 uint64 = v[902] - t908
-		var t911 uint64 = t909 + 0x8000
-		var t912 uint64 = (t911 >> 16) & 0xffffffffffff
-		var t913 uint64 = uint64((int64(t912<<16) >> 16))
-		v[914] = t913
-		var t880 uint64 = v[878] << 0x0
-		var t898 uint64 = 0x0 + t880
-		var t885 uint64 = v[883] << 0x10
-		var t899 uint64 = t898 + t885
-		var t891 uint64 = v[889] << 0x10
-		var t900 uint64 = t899 + t891
-		var t896 uint64 = v[894] << 0x20
-		var t901 uint64 = t900 + t896
-		v[902] = t901
-		var t875 uint64 = v[0] >> 0 & 0xffff
-		var t877 uint64 = t875 * 0x8000
-		v[878] = t877
-		var t882 uint64 = t875 * 0x1
-		v[883] = t882
-		var t886 uint64 = v[0] >> 16 & 0xffff
-		var t888 uint64 = t886 * 0x8000
-		v[889] = t888
-		var t893 uint64 = t886 * 0x1
-		v[894] = t893
-		var t874 uint64 = v[0] >> 0 & 0xffffffff
-		v[903] = t874
+		var t824 uint64 = v[817] - t823
+		var t826 uint64 = t824 + 0x8000
+		var t827 uint64 = (t826 >> 16) & 0xffffffffffff
+		var t828 uint64 = uint64((int64(t827<<16) >> 16))
+		v[829] = t828
+		var t795 uint64 = v[793] << 0x0
+		var t813 uint64 = 0x0 + t795
+		var t800 uint64 = v[798] << 0x10
+		var t814 uint64 = t813 + t800
+		var t806 uint64 = v[804] << 0x10
+		var t815 uint64 = t814 + t806
+		var t811 uint64 = v[809] << 0x20
+		var t816 uint64 = t815 + t811
+		v[817] = t816
+		var t790 uint64 = v[0] >> 32 & 0xffff
+		var t792 uint64 = t790 * 0x8000
+		v[793] = t792
+		var t797 uint64 = t790 * 0x1
+		v[798] = t797
+		var t801 uint64 = v[0] >> 48 & 0xffff
+		var t803 uint64 = t801 * 0x8000
+		v[804] = t803
+		var t808 uint64 = t801 * 0x1
+		v[809] = t808
+		var t789 uint64 = v[0] >> 32 & 0xffffffff
+		v[818] = t789
+		var t885 uint64 = (v[884] >> 31) & 0x1ffffffff
+		var t886 uint64
+		if t885 == 0x1ffffffff {
+			t886 = 1
+		}
+		var t887 uint64
+		if t885 != 0 {
+			t887 = 1
+		}
+		var t888 uint64 = ^t887
+		var t889 uint64 = (t886 | t888) & 0x1
+		v[890] = t889
+		var t891 uint64 = (v[884] >> 63) & 0x1
+		v[1009] = t891
+		var t892 uint64 = (v[884]) & 0xffffffff
+		v[1010] = t892
+		var t875 uint64 = (v[874] >> 31) & 0x1
+		v[874] = v[873]
+		var t878, t878_1, t878_0 uint64 = 0, 0x1800000000000, 0x0
+		if t875 != 0 {
+			t878 = t878_1
+		} else {
+			t878 = t878_0
+		}
+		var t879 uint64 = v[872] - t878
+		var t881 uint64 = t879 + 0x8000
+		var t882 uint64 = (t881 >> 16) & 0xffffffffffff
+		var t883 uint64 = uint64((int64(t882<<16) >> 16))
+		v[884] = t883
+		var t850 uint64 = v[848] << 0x0
+		var t868 uint64 = 0x0 + t850
+		var t855 uint64 = v[853] << 0x10
+		var t869 uint64 = t868 + t855
+		var t861 uint64 = v[859] << 0x10
+		var t870 uint64 = t869 + t861
+		var t866 uint64 = v[864] << 0x20
+		var t871 uint64 = t870 + t866
+		v[872] = t871
+		var t845 uint64 = v[0] >> 0 & 0xffff
+		var t847 uint64 = t845 * 0x8000
+		v[848] = t847
+		var t852 uint64 = t845 * 0x1
+		v[853] = t852
+		var t856 uint64 = v[0] >> 16 & 0xffff
+		var t858 uint64 = t856 * 0x8000
+		v[859] = t858
+		var t863 uint64 = t856 * 0x1
+		v[864] = t863
+		var t844 uint64 = v[0] >> 0 & 0xffffffff
+		v[873] = t844
 	}
-	if v[982] != 0 {
+	if v[950] != 0 {
 		d |= 0x8
-		if v[969] != 0 {
-			v[985] = v[970]
-			v[986] = v[971]
-			v[987] = v[972]
-			v[988] = v[973]
-			v[989] = v[974]
-			v[990] = v[975]
-			v[991] = v[976]
-			v[992] = v[977]
-			v[993] = v[978]
-			v[994] = v[979]
+		if v[937] != 0 {
+			v[953] = v[938]
+			v[954] = v[939]
+			v[955] = v[940]
+			v[956] = v[941]
+			v[957] = v[942]
+			v[958] = v[943]
+			v[959] = v[944]
+			v[960] = v[945]
+			v[961] = v[946]
+			v[962] = v[947]
 		} else {
-			v[985] = v[944]
-			v[986] = v[945]
-			v[987] = v[946]
-			v[988] = v[947]
-			v[989] = v[948]
-			v[990] = v[949]
-			v[991] = v[950]
-			v[992] = v[951]
-			v[993] = v[952]
-			v[994] = v[953]
+			v[953] = v[912]
+			v[954] = v[913]
+			v[955] = v[914]
+			v[956] = v[915]
+			v[957] = v[916]
+			v[958] = v[917]
+			v[959] = v[918]
+			v[960] = v[919]
+			v[961] = v[920]
+			v[962] = v[921]
 		}
-		v[959] = v[985]
-		v[960] = v[986]
-		v[961] = v[987]
-		v[962] = v[988]
-		v[963] = v[989]
-		v[964] = v[990]
-		v[965] = v[991]
-		v[966] = v[992]
-		v[967] = v[993]
-		v[968] = v[994]
+		v[927] = v[953]
+		v[928] = v[954]
+		v[929] = v[955]
+		v[930] = v[956]
+		v[931] = v[957]
+		v[932] = v[958]
+		v[933] = v[959]
+		v[934] = v[960]
+		v[935] = v[961]
+		v[936] = v[962]
 	}
 	if x.Rst {
 		d |= 0x4
-		v[958] = 0x0
-		v[969] = 0x0
+		v[926] = 0x0
+		v[937] = 0x0
 	} else {
 		d |= 0x4
-		var t983 uint64 = v[969] | v[943]
-		var t984, t984_1, t984_0 uint64 = 0, t983, v[958]
-		if v[982] != 0 {
-			t984 = t984_1
+		var t951 uint64 = v[937] | v[911]
+		var t952, t952_1, t952_0 uint64 = 0, t951, v[926]
+		if v[950] != 0 {
+			t952 = t952_1
 		} else {
-			t984 = t984_0
+			t952 = t952_0
 		}
-		v[958] = t984
-		var t996, t996_1, t996_0 uint64 = 0, 0x0, t983
-		if v[982] != 0 {
-			t996 = t996_1
+		v[926] = t952
+		var t964, t964_1, t964_0 uint64 = 0, 0x0, t951
+		if v[950] != 0 {
+			t964 = t964_1
 		} else {
-			t996 = t996_0
+			t964 = t964_0
 		}
-		v[969] = t996
+		v[937] = t964
 	}
 	if x.Rst {
 		d |= 0x2
-		v[940] = 0x0
-		v[941] = 0x0
-		v[942] = 0x0
-		v[943] = 0x0
-	} else if v[955] != 0 {
+		v[908] = 0x0
+		v[909] = 0x0
+		v[910] = 0x0
+		v[911] = 0x0
+	} else if v[923] != 0 {
 		d |= 0x2
-		v[943] = v[942]
-		v[942] = v[941]
-		v[941] = v[940]
-		var t956 uint64 = v[10] & v[955]
-		v[940] = t956
+		v[911] = v[910]
+		v[910] = v[909]
+		v[909] = v[908]
+		var t924 uint64 = v[10] & v[923]
+		v[908] = t924
 	}
-	if v[999] != 0 {
+	if v[967] != 0 {
 		d |= 0x10
-		v[970] = v[944]
-		v[971] = v[945]
-		v[972] = v[946]
-		v[973] = v[947]
-		v[974] = v[948]
-		v[975] = v[949]
-		v[976] = v[950]
-		v[977] = v[951]
-		v[978] = v[952]
-		v[979] = v[953]
+		v[938] = v[912]
+		v[939] = v[913]
+		v[940] = v[914]
+		v[941] = v[915]
+		v[942] = v[916]
+		v[943] = v[917]
+		v[944] = v[918]
+		v[945] = v[919]
+		v[946] = v[920]
+		v[947] = v[921]
 	}
 	x.D |= d
 	return true
@@ -1559,10 +1511,10 @@ var simscale_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 955,
-	"m_tdata":   1000,
-	"m_tkeep":   1008,
-	"m_tlast":   1009,
-	"m_tvalid":  958,
-	"m_tready":  1010,
+	"s0_tready": 923,
+	"m_tdata":   968,
+	"m_tkeep":   976,
+	"m_tlast":   977,
+	"m_tvalid":  926,
+	"m_tready":  978,
 }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "7481b05ac34820e9a8cad275f924253b" }
+func (x *simsum_int16_sat) Fingerprint() string { return "39de2481969b61f96fb0b103b76e522a" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -314,6 +314,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t89 = t89_0
 	}
 	t89 &= 0xffff
+	v[573] = t38<<48 | t55<<32 | t72<<16 | t89
 	var t91 uint64 = v[6] >> 48 & 0xffff
 	var t92 uint64 = v[8] >> 54
 	var t93 uint64 = v[17] >> 48 & 0xffff
@@ -410,6 +411,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t157 = t157_0
 	}
 	t157 &= 0xffff
+	v[572] = t106<<48 | t123<<32 | t140<<16 | t157
 	var t159 uint64 = v[5] >> 48 & 0xffff
 	var t160 uint64 = v[8] >> 46
 	var t161 uint64 = v[16] >> 48 & 0xffff
@@ -506,6 +508,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t225 = t225_0
 	}
 	t225 &= 0xffff
+	v[571] = t174<<48 | t191<<32 | t208<<16 | t225
 	var t227 uint64 = v[4] >> 48 & 0xffff
 	var t228 uint64 = v[8] >> 38
 	var t229 uint64 = v[15] >> 48 & 0xffff
@@ -602,6 +605,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t293 = t293_0
 	}
 	t293 &= 0xffff
+	v[570] = t242<<48 | t259<<32 | t276<<16 | t293
 	var t295 uint64 = v[3] >> 48 & 0xffff
 	var t296 uint64 = v[8] >> 30
 	var t297 uint64 = v[14] >> 48 & 0xffff
@@ -698,6 +702,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t361 = t361_0
 	}
 	t361 &= 0xffff
+	v[569] = t310<<48 | t327<<32 | t344<<16 | t361
 	var t363 uint64 = v[2] >> 48 & 0xffff
 	var t364 uint64 = v[8] >> 22
 	var t365 uint64 = v[13] >> 48 & 0xffff
@@ -794,6 +799,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t429 = t429_0
 	}
 	t429 &= 0xffff
+	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
 	var t431 uint64 = v[1] >> 48 & 0xffff
 	var t432 uint64 = v[8] >> 14
 	var t433 uint64 = v[12] >> 48 & 0xffff
@@ -890,6 +896,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 		t497 = t497_0
 	}
 	t497 &= 0xffff
+	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
 	var t499 uint64 = v[0] >> 48 & 0xffff
 	var t500 uint64 = v[8] >> 6
 	var t501 uint64 = v[11] >> 48 & 0xffff
@@ -987,16 +994,6 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t565 &= 0xffff
 	v[566] = t514<<48 | t531<<32 | t548<<16 | t565
-	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
-	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
-	v[569] = t310<<48 | t327<<32 | t344<<16 | t361
-	v[570] = t242<<48 | t259<<32 | t276<<16 | t293
-	v[571] = t174<<48 | t191<<32 | t208<<16 | t225
-	v[572] = t106<<48 | t123<<32 | t140<<16 | t157
-	v[573] = t38<<48 | t55<<32 | t72<<16 | t89
-	var t574 uint64 = t554 | t554<<1 | t537<<2 | t537<<3 | t520<<4 | t520<<5 | t503<<6 | t503<<7 | t486<<8 | t486<<9 | t469<<10 | t469<<11 | t452<<12 | t452<<13 | t435<<14 | t435<<15 | t418<<16 | t418<<17 | t401<<18 | t401<<19 | t384<<20 | t384<<21 | t367<<22 | t367<<23 | t350<<24 | t350<<25 | t333<<26 | t333<<27 | t316<<28 | t316<<29 | t299<<30 | t299<<31 | t282<<32 | t282<<33 | t265<<34 | t265<<35 | t248<<36 | t248<<37 | t231<<38 | t231<<39 | t214<<40 | t214<<41 | t197<<42 | t197<<43 | t180<<44 | t180<<45 | t163<<46 | t163<<47 | t146<<48 | t146<<49 | t129<<50 | t129<<51 | t112<<52 | t112<<53 | t95<<54 | t95<<55 | t78<<56 | t78<<57 | t61<<58 | t61<<59 | t44<<60 | t44<<61 | t27<<62 | t27<<63
-	var t576 uint64 = v[10] & v[21]
-	v[576] = t576
 	v[577] = v[566]
 	v[578] = v[567]
 	v[579] = v[568]
@@ -1005,7 +1002,10 @@ func (x *simsum_int16_sat) EvalInputs() {
 	v[582] = v[571]
 	v[583] = v[572]
 	v[584] = v[573]
+	var t574 uint64 = t554 | t554<<1 | t537<<2 | t537<<3 | t520<<4 | t520<<5 | t503<<6 | t503<<7 | t486<<8 | t486<<9 | t469<<10 | t469<<11 | t452<<12 | t452<<13 | t435<<14 | t435<<15 | t418<<16 | t418<<17 | t401<<18 | t401<<19 | t384<<20 | t384<<21 | t367<<22 | t367<<23 | t350<<24 | t350<<25 | t333<<26 | t333<<27 | t316<<28 | t316<<29 | t299<<30 | t299<<31 | t282<<32 | t282<<33 | t265<<34 | t265<<35 | t248<<36 | t248<<37 | t231<<38 | t231<<39 | t214<<40 | t214<<41 | t197<<42 | t197<<43 | t180<<44 | t180<<45 | t163<<46 | t163<<47 | t146<<48 | t146<<49 | t129<<50 | t129<<51 | t112<<52 | t112<<53 | t95<<54 | t95<<55 | t78<<56 | t78<<57 | t61<<58 | t61<<59 | t44<<60 | t44<<61 | t27<<62 | t27<<63
 	v[585] = t574
+	var t576 uint64 = v[10] & v[21]
+	v[576] = t576
 	v[586] = v[9]
 	v[586] &= 0x1
 	var t615 uint64 = v[643] | v[614]

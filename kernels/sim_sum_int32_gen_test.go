@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "0f731e094e5e5d8c9d6d4c65e706f616" }
+func (x *simsum_int32) Fingerprint() string { return "9d56e3cfb048e69d4c4a3624d2cb6888" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -118,6 +118,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t33 uint64 = v[19] >> 56
 	var t34 uint64 = (t31 & t33) & 0x1
 	var t35 uint64 = (t30 + t32) & 0xffffffff
+	v[141] = t28<<32 | t35
 	var t37 uint64 = v[6] >> 32 & 0xffffffff
 	var t38 uint64 = v[8] >> 52
 	var t39 uint64 = v[17] >> 32 & 0xffffffff
@@ -130,6 +131,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t47 uint64 = v[19] >> 48
 	var t48 uint64 = (t45 & t47) & 0x1
 	var t49 uint64 = (t44 + t46) & 0xffffffff
+	v[140] = t42<<32 | t49
 	var t51 uint64 = v[5] >> 32 & 0xffffffff
 	var t52 uint64 = v[8] >> 44
 	var t53 uint64 = v[16] >> 32 & 0xffffffff
@@ -142,6 +144,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t61 uint64 = v[19] >> 40
 	var t62 uint64 = (t59 & t61) & 0x1
 	var t63 uint64 = (t58 + t60) & 0xffffffff
+	v[139] = t56<<32 | t63
 	var t65 uint64 = v[4] >> 32 & 0xffffffff
 	var t66 uint64 = v[8] >> 36
 	var t67 uint64 = v[15] >> 32 & 0xffffffff
@@ -154,6 +157,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t75 uint64 = v[19] >> 32
 	var t76 uint64 = (t73 & t75) & 0x1
 	var t77 uint64 = (t72 + t74) & 0xffffffff
+	v[138] = t70<<32 | t77
 	var t79 uint64 = v[3] >> 32 & 0xffffffff
 	var t80 uint64 = v[8] >> 28
 	var t81 uint64 = v[14] >> 32 & 0xffffffff
@@ -166,6 +170,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t89 uint64 = v[19] >> 24
 	var t90 uint64 = (t87 & t89) & 0x1
 	var t91 uint64 = (t86 + t88) & 0xffffffff
+	v[137] = t84<<32 | t91
 	var t93 uint64 = v[2] >> 32 & 0xffffffff
 	var t94 uint64 = v[8] >> 20
 	var t95 uint64 = v[13] >> 32 & 0xffffffff
@@ -178,6 +183,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t103 uint64 = v[19] >> 16
 	var t104 uint64 = (t101 & t103) & 0x1
 	var t105 uint64 = (t100 + t102) & 0xffffffff
+	v[136] = t98<<32 | t105
 	var t107 uint64 = v[1] >> 32 & 0xffffffff
 	var t108 uint64 = v[8] >> 12
 	var t109 uint64 = v[12] >> 32 & 0xffffffff
@@ -190,6 +196,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t117 uint64 = v[19] >> 8
 	var t118 uint64 = (t115 & t117) & 0x1
 	var t119 uint64 = (t114 + t116) & 0xffffffff
+	v[135] = t112<<32 | t119
 	var t121 uint64 = v[0] >> 32 & 0xffffffff
 	var t122 uint64 = v[8] >> 4
 	var t123 uint64 = v[11] >> 32 & 0xffffffff
@@ -203,16 +210,6 @@ func (x *simsum_int32) EvalInputs() {
 	var t132 uint64 = (t129 & t131) & 0x1
 	var t133 uint64 = (t128 + t130) & 0xffffffff
 	v[134] = t126<<32 | t133
-	v[135] = t112<<32 | t119
-	v[136] = t98<<32 | t105
-	v[137] = t84<<32 | t91
-	v[138] = t70<<32 | t77
-	v[139] = t56<<32 | t63
-	v[140] = t42<<32 | t49
-	v[141] = t28<<32 | t35
-	var t142 uint64 = t132 | t132<<1 | t132<<2 | t132<<3 | t125<<4 | t125<<5 | t125<<6 | t125<<7 | t118<<8 | t118<<9 | t118<<10 | t118<<11 | t111<<12 | t111<<13 | t111<<14 | t111<<15 | t104<<16 | t104<<17 | t104<<18 | t104<<19 | t97<<20 | t97<<21 | t97<<22 | t97<<23 | t90<<24 | t90<<25 | t90<<26 | t90<<27 | t83<<28 | t83<<29 | t83<<30 | t83<<31 | t76<<32 | t76<<33 | t76<<34 | t76<<35 | t69<<36 | t69<<37 | t69<<38 | t69<<39 | t62<<40 | t62<<41 | t62<<42 | t62<<43 | t55<<44 | t55<<45 | t55<<46 | t55<<47 | t48<<48 | t48<<49 | t48<<50 | t48<<51 | t41<<52 | t41<<53 | t41<<54 | t41<<55 | t34<<56 | t34<<57 | t34<<58 | t34<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
-	var t144 uint64 = v[10] & v[21]
-	v[144] = t144
 	v[145] = v[134]
 	v[146] = v[135]
 	v[147] = v[136]
@@ -221,7 +218,10 @@ func (x *simsum_int32) EvalInputs() {
 	v[150] = v[139]
 	v[151] = v[140]
 	v[152] = v[141]
+	var t142 uint64 = t132 | t132<<1 | t132<<2 | t132<<3 | t125<<4 | t125<<5 | t125<<6 | t125<<7 | t118<<8 | t118<<9 | t118<<10 | t118<<11 | t111<<12 | t111<<13 | t111<<14 | t111<<15 | t104<<16 | t104<<17 | t104<<18 | t104<<19 | t97<<20 | t97<<21 | t97<<22 | t97<<23 | t90<<24 | t90<<25 | t90<<26 | t90<<27 | t83<<28 | t83<<29 | t83<<30 | t83<<31 | t76<<32 | t76<<33 | t76<<34 | t76<<35 | t69<<36 | t69<<37 | t69<<38 | t69<<39 | t62<<40 | t62<<41 | t62<<42 | t62<<43 | t55<<44 | t55<<45 | t55<<46 | t55<<47 | t48<<48 | t48<<49 | t48<<50 | t48<<51 | t41<<52 | t41<<53 | t41<<54 | t41<<55 | t34<<56 | t34<<57 | t34<<58 | t34<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
 	v[153] = t142
+	var t144 uint64 = v[10] & v[21]
+	v[144] = t144
 	v[154] = v[9]
 	v[154] &= 0x1
 	var t183 uint64 = v[211] | v[182]

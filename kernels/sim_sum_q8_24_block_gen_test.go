@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "2e221eb617c8c0dad88690d6c5e63920" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "5fc23a259438085180a733c485ce47cf" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -158,6 +158,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t91 = t91_0
 		}
 		t91 &= 0xffffffff
+		v[309] = t75<<32 | t91
 		var t93 uint64 = v[49] >> 32 & 0xffffffff
 		var t94 uint64 = (uint64((int64(t93<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t97 uint64 = uint64((int64(t94<<32) >> 32))
@@ -204,6 +205,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t123 = t123_0
 		}
 		t123 &= 0xffffffff
+		v[308] = t107<<32 | t123
 		var t125 uint64 = v[48] >> 32 & 0xffffffff
 		var t126 uint64 = (uint64((int64(t125<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t129 uint64 = uint64((int64(t126<<32) >> 32))
@@ -250,6 +252,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t155 = t155_0
 		}
 		t155 &= 0xffffffff
+		v[307] = t139<<32 | t155
 		var t157 uint64 = v[47] >> 32 & 0xffffffff
 		var t158 uint64 = (uint64((int64(t157<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t161 uint64 = uint64((int64(t158<<32) >> 32))
@@ -296,6 +299,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t187 = t187_0
 		}
 		t187 &= 0xffffffff
+		v[306] = t171<<32 | t187
 		var t189 uint64 = v[46] >> 32 & 0xffffffff
 		var t190 uint64 = (uint64((int64(t189<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t193 uint64 = uint64((int64(t190<<32) >> 32))
@@ -342,6 +346,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t219 = t219_0
 		}
 		t219 &= 0xffffffff
+		v[305] = t203<<32 | t219
 		var t221 uint64 = v[45] >> 32 & 0xffffffff
 		var t222 uint64 = (uint64((int64(t221<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t225 uint64 = uint64((int64(t222<<32) >> 32))
@@ -388,6 +393,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t251 = t251_0
 		}
 		t251 &= 0xffffffff
+		v[304] = t235<<32 | t251
 		var t253 uint64 = v[44] >> 32 & 0xffffffff
 		var t254 uint64 = (uint64((int64(t253<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t257 uint64 = uint64((int64(t254<<32) >> 32))
@@ -434,6 +440,7 @@ func (x *simsum_q8_24_block) EvalState() {
 			t283 = t283_0
 		}
 		t283 &= 0xffffffff
+		v[303] = t267<<32 | t283
 		var t285 uint64 = v[43] >> 32 & 0xffffffff
 		var t286 uint64 = (uint64((int64(t285<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
 		var t289 uint64 = uint64((int64(t286<<32) >> 32))
@@ -458,13 +465,14 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t299 &= 0xffffffff
 		v[302] = t299<<32 | v[42]
-		v[303] = t267<<32 | t283
-		v[304] = t235<<32 | t251
-		v[305] = t203<<32 | t219
-		v[306] = t171<<32 | t187
-		v[307] = t139<<32 | t155
-		v[308] = t107<<32 | t123
-		v[309] = t75<<32 | t91
+		v[315] = v[302]
+		v[316] = v[303]
+		v[317] = v[304]
+		v[318] = v[305]
+		v[319] = v[306]
+		v[320] = v[307]
+		v[321] = v[308]
+		v[322] = v[309]
 		var t76 uint64 = (v[60] >> 60) & 0x1
 		var t92 uint64 = (v[60] >> 56) & 0x1
 		var t108 uint64 = (v[60] >> 52) & 0x1
@@ -482,14 +490,6 @@ func (x *simsum_q8_24_block) EvalState() {
 		var t300 uint64 = (v[60] >> 4) & 0x1
 		var t301 uint64 = (v[60]) & 0x1
 		var t310 uint64 = t301 | t301<<1 | t301<<2 | t301<<3 | t300<<4 | t300<<5 | t300<<6 | t300<<7 | t284<<8 | t284<<9 | t284<<10 | t284<<11 | t268<<12 | t268<<13 | t268<<14 | t268<<15 | t252<<16 | t252<<17 | t252<<18 | t252<<19 | t236<<20 | t236<<21 | t236<<22 | t236<<23 | t220<<24 | t220<<25 | t220<<26 | t220<<27 | t204<<28 | t204<<29 | t204<<30 | t204<<31 | t188<<32 | t188<<33 | t188<<34 | t188<<35 | t172<<36 | t172<<37 | t172<<38 | t172<<39 | t156<<40 | t156<<41 | t156<<42 | t156<<43 | t140<<44 | t140<<45 | t140<<46 | t140<<47 | t124<<48 | t124<<49 | t124<<50 | t124<<51 | t108<<52 | t108<<53 | t108<<54 | t108<<55 | t92<<56 | t92<<57 | t92<<58 | t92<<59 | t76<<60 | t76<<61 | t76<<62 | t76<<63
-		v[315] = v[302]
-		v[316] = v[303]
-		v[317] = v[304]
-		v[318] = v[305]
-		v[319] = v[306]
-		v[320] = v[307]
-		v[321] = v[308]
-		v[322] = v[309]
 		v[323] = t310
 		v[324] = v[311]
 		v[324] &= 0x1

@@ -137,10 +137,14 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 			continue
 		}
 		g.local = map[int32]bool{}
+		var order []int
 		for k := part.from; k < part.to; k++ {
-			if g.z.group[k] >= 0 {
-				continue // printed in the edge (sink)
+			if g.z.group[k] < 0 { // (else printed in the edge: sink)
+				order = append(order, k)
 			}
+		}
+		g.planConcats(order)
+		for _, k := range order {
 			if err := g.inst(s.prog[k], q); err != nil {
 				return nil, err
 			}
@@ -202,7 +206,12 @@ type gen struct {
 	// (linearMaps), by destination; tables: those tables, in order.
 	lmaps  map[int32]*lmap
 	tables []*lmap
-	b      bytes.Buffer
+	// early: the wide concatenations' words printed right after the
+	// instruction computing a word (planConcats); earlyDone: the words
+	// so printed.
+	early     map[int32][]earlyWord
+	earlyDone map[int32]bool
+	b         bytes.Buffer
 	// stored marks the one-word offsets that must live in S: read by
 	// Edge, a port, a wide operation or the other Eval part, or a
 	// source. The rest are Go locals.
@@ -569,7 +578,9 @@ func (g *gen) evalState() error {
 	for p, list := range g.parts {
 		w("if d&%#x != 0 {", g.masks[p])
 		g.local = map[int32]bool{}
-		for _, k := range g.schedule(list, nil, nil) {
+		order := g.schedule(list, nil, nil)
+		g.planConcats(order)
+		for _, k := range order {
 			if err := g.inst(g.s.prog[k], g.q); err != nil {
 				return err
 			}
@@ -602,6 +613,13 @@ func slots(off, n int32) string { return fmt.Sprintf("v[%d:%d]", off, off+n) }
 // something else reads it; the compiler keeps such values in registers
 // and turns the conditional assignments below into SETcc and CMOV.
 func (g *gen) inst(in inst, q string) error {
+	err := g.instBody(in, q)
+	g.flushEarly(in.dst)
+	return err
+}
+
+// instBody prints one instruction (inst).
+func (g *gen) instBody(in inst, q string) error {
 	w := g.line
 	if in.op == opWide {
 		if _, ok := g.fused[in.dst]; ok {
@@ -700,41 +718,11 @@ func (g *gen) wide(i int, q string) error {
 		}
 		top()
 	case ir.OpConcat:
-		// Each destination word is the or of the parts' words shifted
-		// into it; the parts keep their bits above their widths zero.
-		terms := make([][]string, nd)
-		pos := n.W
-		for _, p := range n.Args {
-			pw := m.Node(p).W
-			pos -= pw
-			po := s.off[p]
-			for k := 0; k*64 < pw; k++ {
-				at := pos + 64*k
-				qw, r := at/64, at%64
-				src := fmt.Sprintf("v[%d]", po+int32(k))
-				if s.nw[p] == 1 {
-					if k, ok := g.konst[po]; ok && k == 0 {
-						continue // a zero part adds nothing
-					}
-					src = g.ref(po)
-				}
-				if r == 0 {
-					terms[qw] = append(terms[qw], src)
-				} else {
-					terms[qw] = append(terms[qw], fmt.Sprintf("%s<<%d", src, r))
-				}
-				if bitsHere := min(64, pw-64*k); r != 0 && r+bitsHere > 64 && qw+1 < int(nd) {
-					terms[qw+1] = append(terms[qw+1], fmt.Sprintf("%s>>%d", src, 64-r))
-				}
+		for j := range nd {
+			if !g.earlyDone[d+j] { // (printed after its last part: planConcats)
+				w("%s", g.concatWord(i, j))
 			}
 		}
-		for j, t := range terms {
-			if len(t) == 0 {
-				t = []string{"0"}
-			}
-			w("v[%d] = %s", d+int32(j), strings.Join(t, " | "))
-		}
-		top()
 	case ir.OpWire, ir.OpZext:
 		for j := range nd {
 			if j < na {
@@ -1092,6 +1080,7 @@ func (g *gen) set(block []int, gid int) error {
 	for i := range block {
 		commit(i, -1)
 	}
+	g.planConcats(cone)
 	for pos, k := range cone {
 		if err := g.inst(s.prog[k], g.q); err != nil {
 			return err
@@ -1377,7 +1366,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-23"
+const goSourceVersion = "onic-gosrc-24"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -106,7 +106,7 @@ func TestGoSourceRandom(t *testing.T) {
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
-	for k := range n + 2 {
+	for k := range n + 3 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -117,8 +117,10 @@ func TestGoSourceRandom(t *testing.T) {
 			m = randomModule(uint64(100+k), 40, true, maxW)
 		case k == n:
 			m = regLoops()
-		default:
+		case k == n+1:
 			m = parityMaps()
+		default:
+			m, _, _ = packedStages()
 		}
 		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
 		if err != nil {

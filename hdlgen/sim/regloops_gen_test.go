@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "db260b6b01d333d69a500b9183179bad" }
+func (x *regloops) Fingerprint() string { return "d23e98b96370a1274dbc18fd402a0f00" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

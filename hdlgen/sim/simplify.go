@@ -25,6 +25,8 @@ import (
 //     a concatenation left with one part is that slice;
 //   - an and with all ones, or an or or xor with zero, is the other
 //     operand (a valid bit masked by a constant enable, say);
+//   - a register loaded with a concatenation and read only through
+//     slices inside its parts is a register per part (splitRegisters);
 //   - an operation that repeats an earlier one (the same op, width and
 //     operands, in either order for a commutative op) is a wire of the
 //     earlier: generators decode the same header field for each of their
@@ -35,7 +37,7 @@ import (
 // pass too.
 func simplify(src *ir.Module) *ir.Module {
 	m := src.Clone()
-	for changed := true; changed; {
+	for changed, split := true, true; changed; {
 		changed = false
 		for i := 0; i < m.Len(); i++ {
 			switch m.Node(i).Op {
@@ -48,6 +50,10 @@ func simplify(src *ir.Module) *ir.Module {
 			}
 		}
 		changed = shareRepeats(m) || changed
+		if !changed && split { // (once the concatenations that load registers are simplified)
+			split = splitRegisters(m)
+			changed = split
+		}
 	}
 	return m
 }

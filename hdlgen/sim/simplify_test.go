@@ -168,3 +168,99 @@ func TestShareRepeats(t *testing.T) {
 	}
 	matchesReference(t, m, s, 100, rand.New(rand.NewPCG(3, 4)))
 }
+
+// packedStages is a pipeline of the kind splitRegisters takes apart: a
+// lane's fields packed into a stage register (reset values split across
+// the parts, an enable), copied whole into a later stage (asynchronously
+// reset) and into a third with no reset, read through slices inside one
+// field and across two (present and sign together), and a swap of two
+// fields within one register (reading itself). The ones it must leave
+// alone: a register an output port reads, and one read whole by logic.
+func packedStages() (m *ir.Module, split, kept []ir.Value) {
+	m = ir.NewModule("packed")
+	a, en := m.Input("a", 40), m.Input("en", 1)
+	s1 := m.Reg("s1", 20, 0xabcde)
+	m.SetNext(s1, m.Concat(m.Slice(a, 39, 1), m.Add(m.Slice(a, 1, 8), m.Const(8, 3)), m.Slice(a, 9, 11)))
+	m.SetEnable(s1, en)
+	s2 := m.RegAsync("s2", 20, 0x12345)
+	m.SetNext(s2, s1)
+	s3 := m.RegNoReset("s3", 20)
+	m.SetNext(s3, s2)
+	m.SetEnable(s3, en)
+	m.Output("top2", m.Slice(s3, 18, 2))  // across the first two fields
+	m.Output("mid", m.Slice(s3, 12, 4))   // inside the second
+	m.Output("low", m.Slice(s2, 0, 11))   // the third, whole
+	m.Output("s1bit", m.Slice(s1, 19, 1)) // the first
+	m.Output("span", m.Slice(s1, 5, 10))  // across the second and third
+	sw := m.Reg("sw", 16, 0x1234)
+	m.SetNext(sw, m.Concat(m.Slice(sw, 0, 8), m.Xor(m.Slice(sw, 8, 8), m.Slice(a, 0, 8))))
+	m.Output("swl", m.Slice(sw, 0, 8))
+	m.Output("swh", m.Slice(sw, 8, 8))
+	p := m.Reg("p", 16, 7)
+	m.SetNext(p, m.Concat(m.Slice(a, 0, 8), m.Slice(a, 20, 8)))
+	m.Output("pout", p)
+	w := m.Reg("w", 16, 9)
+	m.SetNext(w, m.Concat(m.Slice(a, 8, 8), m.Slice(a, 30, 8)))
+	m.Output("wsum", m.Add(w, m.Slice(a, 0, 16)))
+	return m, []ir.Value{s1, s2, s3, sw}, []ir.Value{p, w}
+}
+
+// TestSplitRegisters: packedStages' stage registers and swap are split
+// (their nodes are no longer registers in the simulated module), the
+// register a port reads and the one read whole are not, and the module
+// simulates as the reference says under random inputs and both resets,
+// every output every cycle (TestGoSourceRandom runs it compiled).
+func TestSplitRegisters(t *testing.T) {
+	m, split, kept := packedStages()
+	s, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range split {
+		if op := s.m.Node(s.node(v.ID())).Op; op == ir.OpReg {
+			t.Errorf("register %s was not split", m.Node(v.ID()).Name)
+		}
+	}
+	for _, v := range kept {
+		if op := s.m.Node(s.node(v.ID())).Op; op != ir.OpReg {
+			t.Errorf("register %s was split (now %v)", m.Node(v.ID()).Name, op)
+		}
+	}
+	r, err := NewReference(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for c := range 400 {
+		for _, p := range m.Ports() {
+			if !p.Output {
+				w := []uint64{rng.Uint64()}
+				topMask(w, m.Node(p.Node).W)
+				s.Drive(p.Name, w)
+				r.SetInputWords(p.Node, w)
+			}
+		}
+		rst, arst := rng.IntN(13) == 0, rng.IntN(17) == 0
+		s.SetReset(rst)
+		r.SetReset(rst)
+		s.SetAsyncReset(arst)
+		r.SetAsyncReset(arst)
+		for _, p := range m.Ports() {
+			if p.Output {
+				got, _ := s.GetWords(p.Name)
+				if want := r.Value(p.Node); words(got).Cmp(want) != 0 {
+					t.Fatalf("cycle %d: %s is %x, the reference says %x", c, p.Name, words(got), want)
+				}
+			}
+		}
+		for i := 0; i < m.Len(); i++ { // (the split registers' own values too)
+			if n := m.Node(i); n.Op == ir.OpReg {
+				if got, want := words(s.ValueWords(i)), r.Value(i); got.Cmp(want) != 0 {
+					t.Fatalf("cycle %d: register %s is %x, the reference says %x", c, n.Name, got, want)
+				}
+			}
+		}
+		s.Step()
+		r.Step()
+	}
+}

@@ -2605,7 +2605,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "0b8cd59edc7bf45dce9b5bacea3ff85a" }
+func (x *largeSim) Fingerprint() string { return "e5f08389250ea5f5c06489f164671936" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -7428,6 +7428,8 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5819 uint64 = v[5596] >> 0 & 0xffff
 		var t5820 uint64 = t5819 | t5792<<16
+		v[5823] = t5818<<32 | t5820
+		v[5826] = t5818<<32 | t5820
 		var t6521 uint64 = (t5791 >> 2) & 0x3fffffffffffffff
 		var t5639 uint64 = v[5596] >> 61 & 0x1
 		var t5811 uint64 = v[5595] >> 0 & 0x3
@@ -7439,10 +7441,8 @@ func (x *largeSim) Edge() bool {
 			t5813 = t5813_0
 		}
 		v[5822] = t6521<<2 | t5813
-		v[5823] = t5818<<32 | t5820
 		var t5821 uint64 = (t5791 >> 2) & 0x3fffffff
 		v[5825] = t5821<<34 | t5813<<32
-		v[5826] = t5818<<32 | t5820
 		if t5815 != 0 {
 			v[5827] = v[5822]
 			v[5828] = v[5823]
@@ -7465,12 +7465,12 @@ func (x *largeSim) Edge() bool {
 			t5832 = 1
 		}
 		var t5833 uint64 = t5817 | t5832<<29 | t5816<<30
+		v[5836] = t5833<<32 | t5820
+		v[5839] = t5833<<32 | t5820
 		var t6522 uint64 = (v[5623] >> 2) & 0x3fffffffffffffff
 		v[5835] = t6522<<2 | t5813
-		v[5836] = t5833<<32 | t5820
 		var t5834 uint64 = (v[5623] >> 2) & 0x3fffffff
 		v[5838] = t5834<<34 | t5813<<32
-		v[5839] = t5833<<32 | t5820
 		if t5832 != 0 {
 			v[5840] = v[5835]
 			v[5841] = v[5836]
@@ -7490,6 +7490,8 @@ func (x *largeSim) Edge() bool {
 		var t6523 uint64 = v[5596] >> 50 & 0x3f
 		var t5631 uint64 = v[5596] >> 44 & 0x3
 		var t5926 uint64 = t5631<<12 | t6523<<18 | t5920<<24
+		v[5932] = t5926
+		v[5932] &= 0xffffffff
 		var t5802, t5802_1, t5802_0 uint64 = 0, 0x1, 0x1
 		if v[5788] == 0x5 {
 			t5802 = t5802_1
@@ -7663,8 +7665,6 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5930 uint64 = t5917 | t5653<<8 | v[5648]<<16
 		v[5931] = t5928<<32 | t5930
-		v[5932] = t5926
-		v[5932] &= 0xffffffff
 		v[5960] = v[5931]
 		v[5961] = v[5932]
 	}

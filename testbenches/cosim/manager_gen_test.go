@@ -366,7 +366,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "6fd5374c8c34d2309b5c70c1c1396bbc" }
+func (x *managerSim) Fingerprint() string { return "9807167af12c5f3a1e5c83418ebfc833" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1991,6 +1991,8 @@ func (x *managerSim) Edge() bool {
 		}
 		var t768 uint64 = v[545] >> 0 & 0xffff
 		var t769 uint64 = t768 | t741<<16
+		v[772] = t767<<32 | t769
+		v[775] = t767<<32 | t769
 		var t1470 uint64 = (t740 >> 2) & 0x3fffffffffffffff
 		var t588 uint64 = v[545] >> 61 & 0x1
 		var t760 uint64 = v[544] >> 0 & 0x3
@@ -2002,10 +2004,8 @@ func (x *managerSim) Edge() bool {
 			t762 = t762_0
 		}
 		v[771] = t1470<<2 | t762
-		v[772] = t767<<32 | t769
 		var t770 uint64 = (t740 >> 2) & 0x3fffffff
 		v[774] = t770<<34 | t762<<32
-		v[775] = t767<<32 | t769
 		if t764 != 0 {
 			v[776] = v[771]
 			v[777] = v[772]
@@ -2028,12 +2028,12 @@ func (x *managerSim) Edge() bool {
 			t781 = 1
 		}
 		var t782 uint64 = t766 | t781<<29 | t765<<30
+		v[785] = t782<<32 | t769
+		v[788] = t782<<32 | t769
 		var t1471 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
 		v[784] = t1471<<2 | t762
-		v[785] = t782<<32 | t769
 		var t783 uint64 = (v[572] >> 2) & 0x3fffffff
 		v[787] = t783<<34 | t762<<32
-		v[788] = t782<<32 | t769
 		if t781 != 0 {
 			v[789] = v[784]
 			v[790] = v[785]
@@ -2053,6 +2053,8 @@ func (x *managerSim) Edge() bool {
 		var t1472 uint64 = v[545] >> 50 & 0x3f
 		var t580 uint64 = v[545] >> 44 & 0x3
 		var t875 uint64 = t580<<12 | t1472<<18 | t869<<24
+		v[881] = t875
+		v[881] &= 0xffffffff
 		var t751, t751_1, t751_0 uint64 = 0, 0x1, 0x1
 		if v[737] == 0x5 {
 			t751 = t751_1
@@ -2226,8 +2228,6 @@ func (x *managerSim) Edge() bool {
 		}
 		var t879 uint64 = t866 | t602<<8 | v[597]<<16
 		v[880] = t877<<32 | t879
-		v[881] = t875
-		v[881] &= 0xffffffff
 		v[909] = v[880]
 		v[910] = v[881]
 	}
