@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "3bb56d4b926d12f6f5d9714b3b862cbe" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "34db4686436a3b6b0b88fbad25dbb73a" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

@@ -1099,7 +1099,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "e5f16e71beb0f27174f6825865cdc75b" }
+func (x *simcrc32c_append) Fingerprint() string { return "81544ec472a5729024e88ee22164884d" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

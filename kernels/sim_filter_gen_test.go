@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "711a514dadf7048c68b5d4815b2c9ac6" }
+func (x *simfilter) Fingerprint() string { return "56ae822bb10f8757c617e7217ed6923b" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "a07a3fc233aae46b1ba87d01c7c193a7" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "423129f897475ce7ef2ba19b15a11236" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "a28c1bb559c173919767e05aaf07ccd3" }
+func (x *simmax_int32) Fingerprint() string { return "fdf9a08e8141c185f30f3fc0eb4c5217" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "f6b263d6311738ea02037d99c6787af9" }
+func (x *simmin_int32) Fingerprint() string { return "77a29b175d45da98a55b9cab38298fc4" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

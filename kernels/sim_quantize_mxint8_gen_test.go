@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "d0caa2da5a6e1b9cfe9bbb187a5f6eee" }
+func (x *simquantize_mxint8) Fingerprint() string { return "d234517cc76c68d103b68e154106c387" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "8b94b49429f888eeb03ecd677dd194e5" }
+func (x *simscale_int32) Fingerprint() string { return "ce709d7d72108e5e1d99241451c0e302" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "39de2481969b61f96fb0b103b76e522a" }
+func (x *simsum_int16_sat) Fingerprint() string { return "92ee06f6870349d721e30bfd543d8149" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "c7ba3f7c234c91a597075f5ea9a6d247" }
+func (x *simsum_int8_sat) Fingerprint() string { return "1198e34b513f4f913c2b31f1f4296379" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -165,6 +165,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("}")
 	w("")
 	g.printTables()
+	g.printROMs()
 	w("// %sIndex gives the first word of each port.", typ)
 	w("var %sIndex = map[string]int{", typ)
 	for _, p := range m.Ports() {
@@ -1366,7 +1367,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-24"
+const goSourceVersion = "onic-gosrc-25"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1397,6 +1398,9 @@ func (s *Sim) fingerprint() string {
 	}
 	for _, mem := range s.mems {
 		fmt.Fprintf(h, "m %d\n", len(mem))
+	}
+	for _, rom := range s.roms {
+		fmt.Fprintf(h, "rom %x\n", rom)
 	}
 	for i, v := range s.v {
 		if v != 0 {
@@ -1544,6 +1548,8 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 			terms = append(terms, fmt.Sprintf("%#x", lit))
 		}
 		return strings.Join(terms, " | "), true
+	case opTable: // (the index is clean: the and only proves the bound)
+		return fmt.Sprintf("%sR%d[%s&%#x]", g.typ, -2-in.c, a, len(s.roms[-2-in.c])-1), true
 	case ir.OpSext:
 		return "uint64(" + sx(a) + ")", false
 	case ir.OpShl, ir.OpShr, ir.OpSar:

@@ -106,7 +106,7 @@ func TestGoSourceRandom(t *testing.T) {
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
-	for k := range n + 3 {
+	for k := range n + 4 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -119,8 +119,10 @@ func TestGoSourceRandom(t *testing.T) {
 			m = regLoops()
 		case k == n+1:
 			m = parityMaps()
-		default:
+		case k == n+2:
 			m, _, _ = packedStages()
+		default:
+			m, _ = roms()
 		}
 		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
 		if err != nil {

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "d23e98b96370a1274dbc18fd402a0f00" }
+func (x *regloops) Fingerprint() string { return "3c70dfc6e396a7abe25f88abd464194f" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

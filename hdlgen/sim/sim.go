@@ -82,11 +82,12 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	vcd     *vcd   // nil unless TraceVCD was called
-	at      []int  // where each node of the module given to New went in the flattened one (nil: not flattened)
-	model   Model  // the compiled simulator running this program (nil: interpreted)
-	whole   bool   // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
-	dead    []inst // the logic nothing observable reads (levelised), evaluated only when a value is asked for
+	vcd     *vcd       // nil unless TraceVCD was called
+	at      []int      // where each node of the module given to New went in the flattened one (nil: not flattened)
+	model   Model      // the compiled simulator running this program (nil: interpreted)
+	whole   bool       // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
+	dead    []inst     // the logic nothing observable reads (levelised), evaluated only when a value is asked for
+	roms    [][]uint64 // the ROMs looked up by opTable, padded to one word per index value
 }
 
 // Model is a simulator GoSource generated for one program: v and the
@@ -206,6 +207,9 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 		case ir.OpConst:
 			copy(s.get(i), n.Const)
 		default:
+			if t := tableOf(m, i); t != nil {
+				visit(t.Index) // (the tree too, below: its nodes stay readable)
+			}
 			for _, a := range n.Args {
 				visit(a)
 			}
@@ -276,6 +280,10 @@ func (s *Sim) prune() {
 			return
 		}
 		live[i] = true
+		if t := tableOf(m, i); t != nil {
+			mark(t.Index) // (a ROM's lookup reads its index alone)
+			return
+		}
 		switch m.Node(i).Op {
 		case ir.OpReg, ir.OpMemRead, ir.OpMemWrite:
 			// their operands are marked as roots below
@@ -376,6 +384,12 @@ func (s *Sim) compile(i int) inst {
 		in.op, in.a = opWide, int32(i)
 		return in
 	}
+	if t := tableOf(s.m, i); t != nil {
+		in.op, in.a, in.aw = opTable, s.off[t.Index], uint8(s.m.Node(t.Index).W)
+		in.c = int32(-2 - len(s.roms))
+		s.roms = append(s.roms, romWords(s.m, t))
+		return in
+	}
 	if len(n.Args) > 0 {
 		in.a = s.off[n.Args[0]]
 		in.aw = uint8(s.m.Node(n.Args[0]).W)
@@ -439,6 +453,8 @@ func (s *Sim) run(prog []inst) {
 		switch in.op {
 		case ir.OpWire:
 			r = a
+		case opTable:
+			r = s.roms[-2-in.c][a]
 		case ir.OpAdd:
 			r = a + v[in.b]
 		case ir.OpSub:

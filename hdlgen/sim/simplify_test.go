@@ -264,3 +264,68 @@ func TestSplitRegisters(t *testing.T) {
 		r.Step()
 	}
 }
+
+// roms is a module of ROMs (ir.Module.ROM): 512 words of 60 bits behind
+// a register (the large preset's translation table), 6 words behind a
+// 3-bit index (the rest read 0), 20 words behind an 8-bit index (indexes
+// past them read 0 through the ROM's own range check), and 40 words
+// behind a 14-bit index, wider than a lookup takes (left a tree).
+func roms() (m *ir.Module, lookups int) {
+	m = ir.NewModule("roms")
+	a := m.Input("a", 16)
+	rng := rand.New(rand.NewPCG(7, 8))
+	words := func(n, w int) []uint64 {
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = rng.Uint64() >> (64 - w)
+		}
+		return out
+	}
+	idx := m.Reg("idx", 9, 3)
+	m.SetNext(idx, m.Slice(a, 0, 9))
+	m.Output("big", m.ROM(idx, 60, words(512, 60)))
+	m.Output("short", m.ROM(m.Slice(a, 9, 3), 7, words(6, 7)))
+	m.Output("ranged", m.ROM(m.Slice(a, 4, 8), 12, words(20, 12)))
+	m.Output("wide", m.ROM(m.Slice(a, 2, 14), 5, words(40, 5)))
+	return m, 3
+}
+
+// TestROMLookup: the ROMs a lookup takes are compiled as one opTable each
+// (their trees left as dead logic), and every output and every node's
+// value, the trees' included, is the reference's, cycle after cycle.
+func TestROMLookup(t *testing.T) {
+	m, want := roms()
+	s, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, in := range s.prog {
+		if in.op == opTable {
+			n++
+		}
+	}
+	if n != want || len(s.roms) != want {
+		t.Errorf("%d lookups (%d tables), want %d", n, len(s.roms), want)
+	}
+	r, err := NewReference(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for c := range 300 {
+		w := []uint64{rng.Uint64() & 0xffff}
+		s.Drive("a", w)
+		r.SetInputWords(m.Ports()[0].Node, w)
+		rst := c%41 == 0
+		s.SetReset(rst)
+		r.SetReset(rst)
+		for i := 0; i < m.Len(); i++ {
+			if got, want := words(s.ValueWords(i)), r.Value(i); got.Cmp(want) != 0 {
+				t.Fatalf("cycle %d: node %d (%v) is %x, the reference says %x", c, i, m.Node(i).Op, got, want)
+			}
+		}
+		s.Step()
+		r.Step()
+	}
+}

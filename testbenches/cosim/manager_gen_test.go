@@ -45,68 +45,31 @@ func NewmanagerSim() *managerSim {
 	x.S[127] = 0x1
 	x.S[178] = 0x5
 	x.S[202] = 0x12
-	x.S[203] = 0x12
 	x.S[208] = 0x19
-	x.S[209] = 0x19
 	x.S[210] = 0x19
-	x.S[211] = 0x19
 	x.S[217] = 0x11
-	x.S[218] = 0x11
-	x.S[219] = 0x11
-	x.S[220] = 0x11
-	x.S[221] = 0x11
-	x.S[222] = 0x11
 	x.S[225] = 0x19
 	x.S[226] = 0x19
 	x.S[227] = 0x14
 	x.S[232] = 0x1a
-	x.S[233] = 0x1a
 	x.S[235] = 0x18
-	x.S[236] = 0x18
 	x.S[238] = 0x11
-	x.S[239] = 0x11
-	x.S[240] = 0x11
-	x.S[241] = 0x11
-	x.S[242] = 0x11
-	x.S[243] = 0x11
 	x.S[245] = 0x2
-	x.S[246] = 0x2
 	x.S[250] = 0x69
 	x.S[251] = 0x29
-	x.S[252] = 0x29
-	x.S[253] = 0x29
-	x.S[254] = 0x29
-	x.S[255] = 0x29
-	x.S[256] = 0x29
 	x.S[259] = 0x4
 	x.S[264] = 0xa
-	x.S[265] = 0xa
 	x.S[267] = 0x8
-	x.S[268] = 0x8
 	x.S[269] = 0x69
 	x.S[270] = 0x29
-	x.S[271] = 0x29
-	x.S[272] = 0x29
-	x.S[273] = 0x29
-	x.S[274] = 0x29
-	x.S[275] = 0x29
-	x.S[276] = 0x29
 	x.S[277] = 0x29
 	x.S[283] = 0x1ffffff
-	x.S[284] = 0x1ffffff
-	x.S[285] = 0x1ffffff
 	x.S[287] = 0x3ffffffff
-	x.S[288] = 0x3ffffffff
 	x.S[290] = 0xffff
-	x.S[291] = 0xffff
-	x.S[292] = 0xffff
 	x.S[293] = 0xffff
 	x.S[297] = 0x1
-	x.S[298] = 0x1
-	x.S[299] = 0x1
 	x.S[301] = 0x1
 	x.S[303] = 0x1
-	x.S[304] = 0x1
 	x.S[305] = 0x1
 	x.S[307] = 0x1
 	x.S[309] = 0x1
@@ -219,15 +182,9 @@ func NewmanagerSim() *managerSim {
 	x.S[757] = 0x1
 	x.S[793] = 0x5
 	x.S[801] = 0x1
-	x.S[802] = 0x1
 	x.S[804] = 0x2
-	x.S[805] = 0x2
-	x.S[806] = 0x2
 	x.S[808] = 0x1
 	x.S[810] = 0x3
-	x.S[811] = 0x3
-	x.S[812] = 0x3
-	x.S[813] = 0x3
 	x.S[815] = 0x1
 	x.S[817] = 0x2
 	x.S[819] = 0x1
@@ -237,9 +194,6 @@ func NewmanagerSim() *managerSim {
 	x.S[829] = 0x2
 	x.S[830] = 0x1
 	x.S[832] = 0x3
-	x.S[833] = 0x3
-	x.S[834] = 0x3
-	x.S[835] = 0x3
 	x.S[836] = 0x3
 	x.S[837] = 0x1
 	x.S[838] = 0x4
@@ -250,9 +204,6 @@ func NewmanagerSim() *managerSim {
 	x.S[850] = 0x2
 	x.S[852] = 0x3
 	x.S[853] = 0x4
-	x.S[854] = 0x4
-	x.S[855] = 0x4
-	x.S[856] = 0x4
 	x.S[857] = 0x4
 	x.S[858] = 0xffc
 	x.S[859] = 0xffc
@@ -366,7 +317,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "9807167af12c5f3a1e5c83418ebfc833" }
+func (x *managerSim) Fingerprint() string { return "f498aaa11aaeca9dc64b655bc20a906f" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -2064,89 +2015,9 @@ func (x *managerSim) Edge() bool {
 		var t791 uint64 = (v[558] >> 5) & 0x1
 		var t587 uint64 = v[545] >> 32 & 0x3ff
 		var t592 uint64 = v[545] >> 0 & 0xf
-		var t796 uint64 = v[545] >> 3 & 0x1
-		var t797 uint64 = v[545] >> 2 & 0x1
-		var t798 uint64 = v[545] >> 1 & 0x1
-		var t799 uint64 = v[545] >> 0 & 0x1
-		var t833, t833_1, t833_0 uint64 = 0, 0x0, 0x3
-		if t799 != 0 {
-			t833 = t833_1
-		} else {
-			t833 = t833_0
-		}
-		var t834, t834_1, t834_0 uint64 = 0, 0x1, t833
-		if t798 != 0 {
-			t834 = t834_1
-		} else {
-			t834 = t834_0
-		}
-		var t835, t835_1, t835_0 uint64 = 0, 0x2, t834
-		if t797 != 0 {
-			t835 = t835_1
-		} else {
-			t835 = t835_0
-		}
-		var t836, t836_1, t836_0 uint64 = 0, 0x3, t835
-		if t796 != 0 {
-			t836 = t836_1
-		} else {
-			t836 = t836_0
-		}
+		var t836 uint64 = managerSimR4[t592&0xf]
 		var t838 uint64 = t836 + 0x1
-		var t802, t802_1, t802_0 uint64 = 0, 0x0, 0x1
-		if t799 != 0 {
-			t802 = t802_1
-		} else {
-			t802 = t802_0
-		}
-		var t805, t805_1, t805_0 uint64 = 0, 0x0, 0x2
-		if t799 != 0 {
-			t805 = t805_1
-		} else {
-			t805 = t805_0
-		}
-		var t806, t806_1, t806_0 uint64 = 0, t802, t805
-		if t798 != 0 {
-			t806 = t806_1
-		} else {
-			t806 = t806_0
-		}
-		var t811, t811_1, t811_0 uint64 = 0, 0x0, 0x3
-		if t799 != 0 {
-			t811 = t811_1
-		} else {
-			t811 = t811_0
-		}
-		var t812, t812_1, t812_0 uint64 = 0, t802, t811
-		if t798 != 0 {
-			t812 = t812_1
-		} else {
-			t812 = t812_0
-		}
-		var t813, t813_1, t813_0 uint64 = 0, t806, t812
-		if t797 != 0 {
-			t813 = t813_1
-		} else {
-			t813 = t813_0
-		}
-		var t821, t821_1, t821_0 uint64 = 0, t802, 0x0
-		if t798 != 0 {
-			t821 = t821_1
-		} else {
-			t821 = t821_0
-		}
-		var t822, t822_1, t822_0 uint64 = 0, t806, t821
-		if t797 != 0 {
-			t822 = t822_1
-		} else {
-			t822 = t822_0
-		}
-		var t823, t823_1, t823_0 uint64 = 0, t813, t822
-		if t796 != 0 {
-			t823 = t823_1
-		} else {
-			t823 = t823_0
-		}
+		var t823 uint64 = managerSimR3[t592&0xf]
 		var t839 uint64 = t838 - t823
 		var t841, t841_1, t841_0 uint64 = 0, 0x1, t839
 		if t592 == 0x0 {
@@ -2156,34 +2027,8 @@ func (x *managerSim) Edge() bool {
 		}
 		var t843 uint64 = t587 << 2
 		var t844 uint64 = t843 - t823
-		var t845 uint64 = v[545] >> 7 & 0x1
-		var t847 uint64 = v[545] >> 6 & 0x1
-		var t849 uint64 = v[545] >> 5 & 0x1
-		var t851 uint64 = v[545] >> 4 & 0x1
-		var t854, t854_1, t854_0 uint64 = 0, 0x3, 0x4
-		if t851 != 0 {
-			t854 = t854_1
-		} else {
-			t854 = t854_0
-		}
-		var t855, t855_1, t855_0 uint64 = 0, 0x2, t854
-		if t849 != 0 {
-			t855 = t855_1
-		} else {
-			t855 = t855_0
-		}
-		var t856, t856_1, t856_0 uint64 = 0, 0x1, t855
-		if t847 != 0 {
-			t856 = t856_1
-		} else {
-			t856 = t856_0
-		}
-		var t857, t857_1, t857_0 uint64 = 0, 0x0, t856
-		if t845 != 0 {
-			t857 = t857_1
-		} else {
-			t857 = t857_0
-		}
+		var t591 uint64 = v[545] >> 4 & 0xf
+		var t857 uint64 = managerSimR5[t591&0xf]
 		var t858 uint64 = t844 - t857
 		var t859, t859_1, t859_0 uint64 = 0, t841, t858
 		if t587 == 0x1 {
@@ -2629,225 +2474,10 @@ func (x *managerSim) Edge() bool {
 		v[338] = t158
 		var t159 uint64 = v[102] >> 0 & 0x1
 		v[339] = t159
-		var t197 uint64 = v[112] >> 20 & 0x1
-		var t173 uint64 = v[112] >> 19 & 0x1
-		var t172 uint64 = v[112] >> 18 & 0x1
-		var t199 uint64 = v[112] >> 17 & 0x1
-		var t200 uint64 = v[112] >> 16 & 0x1
-		var t203, t203_1, t203_0 uint64 = 0, 0x0, 0x12
-		if t200 != 0 {
-			t203 = t203_1
-		} else {
-			t203 = t203_0
-		}
-		var t204 uint64 = v[112] >> 15 & 0x1
-		var t205 uint64 = v[112] >> 14 & 0x1
-		var t206 uint64 = v[112] >> 13 & 0x1
-		var t209, t209_1, t209_0 uint64 = 0, 0x0, 0x19
-		if t206 != 0 {
-			t209 = t209_1
-		} else {
-			t209 = t209_0
-		}
-		var t211, t211_1, t211_0 uint64 = 0, t209, 0x19
-		if t205 != 0 {
-			t211 = t211_1
-		} else {
-			t211 = t211_0
-		}
-		var t213, t213_1, t213_0 uint64 = 0, t211, 0x0
-		if t204 != 0 {
-			t213 = t213_1
-		} else {
-			t213 = t213_0
-		}
-		var t218, t218_1, t218_0 uint64 = 0, 0x0, 0x11
-		if t206 != 0 {
-			t218 = t218_1
-		} else {
-			t218 = t218_0
-		}
-		var t219, t219_1, t219_0 uint64 = 0, 0x0, t218
-		if t205 != 0 {
-			t219 = t219_1
-		} else {
-			t219 = t219_0
-		}
-		var t220, t220_1, t220_0 uint64 = 0, 0x0, t219
-		if t204 != 0 {
-			t220 = t220_1
-		} else {
-			t220 = t220_0
-		}
-		var t221, t221_1, t221_0 uint64 = 0, t213, t220
-		if t200 != 0 {
-			t221 = t221_1
-		} else {
-			t221 = t221_0
-		}
-		var t222, t222_1, t222_0 uint64 = 0, t203, t221
-		if t199 != 0 {
-			t222 = t222_1
-		} else {
-			t222 = t222_0
-		}
-		var t229, t229_1, t229_0 uint64 = 0, 0x14, 0x0
-		if t205 != 0 {
-			t229 = t229_1
-		} else {
-			t229 = t229_0
-		}
-		var t230, t230_1, t230_0 uint64 = 0, t211, t229
-		if t204 != 0 {
-			t230 = t230_1
-		} else {
-			t230 = t230_0
-		}
-		var t233, t233_1, t233_0 uint64 = 0, 0x0, 0x1a
-		if t205 != 0 {
-			t233 = t233_1
-		} else {
-			t233 = t233_0
-		}
-		var t236, t236_1, t236_0 uint64 = 0, 0x0, 0x18
-		if t206 != 0 {
-			t236 = t236_1
-		} else {
-			t236 = t236_0
-		}
-		var t239, t239_1, t239_0 uint64 = 0, t236, t218
-		if t205 != 0 {
-			t239 = t239_1
-		} else {
-			t239 = t239_0
-		}
-		var t240, t240_1, t240_0 uint64 = 0, t233, t239
-		if t204 != 0 {
-			t240 = t240_1
-		} else {
-			t240 = t240_0
-		}
-		var t241, t241_1, t241_0 uint64 = 0, t230, t240
-		if t200 != 0 {
-			t241 = t241_1
-		} else {
-			t241 = t241_0
-		}
-		var t242, t242_1, t242_0 uint64 = 0, 0x0, t241
-		if t199 != 0 {
-			t242 = t242_1
-		} else {
-			t242 = t242_0
-		}
-		var t243, t243_1, t243_0 uint64 = 0, t222, t242
-		if t172 != 0 {
-			t243 = t243_1
-		} else {
-			t243 = t243_0
-		}
-		var t246, t246_1, t246_0 uint64 = 0, 0x0, 0x2
-		if t200 != 0 {
-			t246 = t246_1
-		} else {
-			t246 = t246_0
-		}
-		var t252, t252_1, t252_0 uint64 = 0, 0x69, 0x29
-		if t206 != 0 {
-			t252 = t252_1
-		} else {
-			t252 = t252_0
-		}
-		var t253, t253_1, t253_0 uint64 = 0, 0x0, t252
-		if t205 != 0 {
-			t253 = t253_1
-		} else {
-			t253 = t253_0
-		}
-		var t254, t254_1, t254_0 uint64 = 0, 0x0, t253
-		if t204 != 0 {
-			t254 = t254_1
-		} else {
-			t254 = t254_0
-		}
-		var t255, t255_1, t255_0 uint64 = 0, 0x0, t254
-		if t200 != 0 {
-			t255 = t255_1
-		} else {
-			t255 = t255_0
-		}
-		var t256, t256_1, t256_0 uint64 = 0, t246, t255
-		if t199 != 0 {
-			t256 = t256_1
-		} else {
-			t256 = t256_0
-		}
-		var t261, t261_1, t261_0 uint64 = 0, 0x4, 0x0
-		if t205 != 0 {
-			t261 = t261_1
-		} else {
-			t261 = t261_0
-		}
-		var t262, t262_1, t262_0 uint64 = 0, 0x0, t261
-		if t204 != 0 {
-			t262 = t262_1
-		} else {
-			t262 = t262_0
-		}
-		var t265, t265_1, t265_0 uint64 = 0, 0x0, 0xa
-		if t205 != 0 {
-			t265 = t265_1
-		} else {
-			t265 = t265_0
-		}
-		var t268, t268_1, t268_0 uint64 = 0, 0x0, 0x8
-		if t206 != 0 {
-			t268 = t268_1
-		} else {
-			t268 = t268_0
-		}
-		var t271, t271_1, t271_0 uint64 = 0, t268, t252
-		if t205 != 0 {
-			t271 = t271_1
-		} else {
-			t271 = t271_0
-		}
-		var t272, t272_1, t272_0 uint64 = 0, t265, t271
-		if t204 != 0 {
-			t272 = t272_1
-		} else {
-			t272 = t272_0
-		}
-		var t273, t273_1, t273_0 uint64 = 0, t262, t272
-		if t200 != 0 {
-			t273 = t273_1
-		} else {
-			t273 = t273_0
-		}
-		var t274, t274_1, t274_0 uint64 = 0, 0x0, t273
-		if t199 != 0 {
-			t274 = t274_1
-		} else {
-			t274 = t274_0
-		}
-		var t275, t275_1, t275_0 uint64 = 0, t256, t274
-		if t172 != 0 {
-			t275 = t275_1
-		} else {
-			t275 = t275_0
-		}
-		var t276, t276_1, t276_0 uint64 = 0, t243, t275
-		if t173 != 0 {
-			t276 = t276_1
-		} else {
-			t276 = t276_0
-		}
-		var t277, t277_1, t277_0 uint64 = 0, 0x0, t276
-		if t197 != 0 {
-			t277 = t277_1
-		} else {
-			t277 = t277_0
-		}
+		var t196 uint64 = v[112] >> 13 & 0xff
+		var t277 uint64 = managerSimR0[t196&0xff]
 		v[340] = t277
+		var t172 uint64 = v[112] >> 18 & 0x1
 		var t1468 uint64 = (v[110]>>23 | v[111]<<41) & 0x3fffffffffffffff
 		var t194 uint64 = t1468 << 2
 		var t188 uint64 = (v[110]>>55 | v[111]<<9) & 0x3fffffff
@@ -2858,67 +2488,10 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t195 = t195_0
 		}
-		var t278 uint64 = v[110] >> 20 & 0x1
-		var t279 uint64 = v[110] >> 19 & 0x1
-		var t281 uint64 = v[110] >> 18 & 0x1
-		var t284, t284_1, t284_0 uint64 = 0, 0x0, 0x1ffffff
-		if t281 != 0 {
-			t284 = t284_1
-		} else {
-			t284 = t284_0
-		}
-		var t285, t285_1, t285_0 uint64 = 0, 0x0, t284
-		if t279 != 0 {
-			t285 = t285_1
-		} else {
-			t285 = t285_0
-		}
-		var t288, t288_1, t288_0 uint64 = 0, 0x0, 0x3ffffffff
-		if t281 != 0 {
-			t288 = t288_1
-		} else {
-			t288 = t288_0
-		}
-		var t291, t291_1, t291_0 uint64 = 0, 0x0, 0xffff
-		if t281 != 0 {
-			t291 = t291_1
-		} else {
-			t291 = t291_0
-		}
-		var t292, t292_1, t292_0 uint64 = 0, t288, t291
-		if t279 != 0 {
-			t292 = t292_1
-		} else {
-			t292 = t292_0
-		}
-		var t293, t293_1, t293_0 uint64 = 0, t285, t292
-		if t278 != 0 {
-			t293 = t293_1
-		} else {
-			t293 = t293_0
-		}
+		var t293 uint64 = managerSimR1[t148&0x7]
 		var t294 uint64 = t195 & t293
 		v[341] = t294
-		var t298, t298_1, t298_0 uint64 = 0, 0x0, 0x1
-		if t281 != 0 {
-			t298 = t298_1
-		} else {
-			t298 = t298_0
-		}
-		var t299, t299_1, t299_0 uint64 = 0, 0x0, t298
-		if t279 != 0 {
-			t299 = t299_1
-		} else {
-			t299 = t299_0
-		}
-		var t304 uint64 = t298
-		_ = t279
-		var t305, t305_1, t305_0 uint64 = 0, t299, t304
-		if t278 != 0 {
-			t305 = t305_1
-		} else {
-			t305 = t305_0
-		}
+		var t305 uint64 = managerSimR2[t148&0x7]
 		v[342] = t305
 		var t307 uint64
 		if t148 == 0x0 {
@@ -3177,6 +2750,70 @@ func (x *managerSim) Edge() bool {
 	v[324] = q0
 	x.D |= d
 	return true
+}
+
+// managerSimR0 is a ROM's words, one per index value (opTable).
+var managerSimR0 = [256]uint64{
+	0x29, 0x69, 0x8, 0x0, 0xa, 0xa, 0x0, 0x0,
+	0x0, 0x0, 0x4, 0x4, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x29, 0x69, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x11, 0x0, 0x18, 0x0, 0x1a, 0x1a, 0x0, 0x0,
+	0x0, 0x0, 0x14, 0x14, 0x19, 0x19, 0x19, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x11, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x19, 0x19, 0x19, 0x0,
+	0x12, 0x12, 0x12, 0x12, 0x12, 0x12, 0x12, 0x12,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
+}
+
+// managerSimR1 is a ROM's words, one per index value (opTable).
+var managerSimR1 = [8]uint64{
+	0xffff, 0x0, 0x3ffffffff, 0x0, 0x1ffffff, 0x0, 0x0, 0x0,
+}
+
+// managerSimR2 is a ROM's words, one per index value (opTable).
+var managerSimR2 = [8]uint64{
+	0x1, 0x0, 0x1, 0x0, 0x1, 0x0, 0x0, 0x0,
+}
+
+// managerSimR3 is a ROM's words, one per index value (opTable).
+var managerSimR3 = [16]uint64{
+	0x0, 0x0, 0x1, 0x0, 0x2, 0x0, 0x1, 0x0,
+	0x3, 0x0, 0x1, 0x0, 0x2, 0x0, 0x1, 0x0,
+}
+
+// managerSimR4 is a ROM's words, one per index value (opTable).
+var managerSimR4 = [16]uint64{
+	0x3, 0x0, 0x1, 0x1, 0x2, 0x2, 0x2, 0x2,
+	0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x3,
+}
+
+// managerSimR5 is a ROM's words, one per index value (opTable).
+var managerSimR5 = [16]uint64{
+	0x4, 0x3, 0x2, 0x2, 0x1, 0x1, 0x1, 0x1,
+	0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0,
 }
 
 // managerSimIndex gives the first word of each port.
