@@ -996,13 +996,13 @@ func (g *gen) set(block []int, gid int) error {
 			nexts[s.regs[k].next+j] = true
 		}
 	}
-	cone = g.schedule(cone, nexts, g.stageOrder(block, cone))
 	at := map[int32]int{} // a block register's word -> its place in block
 	for i, k := range block {
 		for j := range s.regs[k].nw {
 			at[s.regs[k].slot+j] = i
 		}
 	}
+	cone = g.schedule(cone, nexts, g.stageOrder(block, cone, at))
 	// earliest[i]: the last cone position that computes register i's
 	// next value or reads its words (-1: none).
 	earliest := make([]int, len(block))
@@ -1107,6 +1107,18 @@ func (g *gen) set(block []int, gid int) error {
 	return nil
 }
 
+// producers maps each word the instructions of list compute (indices
+// into prog) to the instruction computing it.
+func (s *Sim) producers(list []int) map[int32]int {
+	made := map[int32]int{}
+	for _, k := range list {
+		for _, o := range s.dstWords(s.prog[k]) {
+			made[o] = k
+		}
+	}
+	return made
+}
+
 // stageOrder is the order in which a commit block's next values are
 // best computed: a register's after the next values of the block's
 // registers that read its words (a pipeline's last stage first), so that
@@ -1115,23 +1127,12 @@ func (g *gen) set(block []int, gid int) error {
 // stage computed all its lanes' next values, then the stage after it
 // read the old ones). It lists each register's next words in turn;
 // registers reading each other round a loop keep block order.
-func (g *gen) stageOrder(block []int, cone []int) []int32 {
+func (g *gen) stageOrder(block, cone []int, at map[int32]int) []int32 {
 	s := g.s
 	if len(block) < 2 {
 		return nil
 	}
-	at := map[int32]int{} // a block register's word -> its place in block
-	for i, k := range block {
-		for j := range s.regs[k].nw {
-			at[s.regs[k].slot+j] = i
-		}
-	}
-	made := map[int32]int{}
-	for _, k := range cone {
-		for _, o := range s.dstWords(s.prog[k]) {
-			made[o] = k
-		}
-	}
+	made := s.producers(cone)
 	nb := (len(block) + 63) / 64
 	reads := map[int][]uint64{} // an instruction -> the block registers its cone reads
 	var cone1 func(k int) []uint64
@@ -1209,12 +1210,7 @@ func (g *gen) schedule(list []int, roots map[int32]bool, first []int32) []int {
 	for _, k := range list {
 		in[k] = true
 	}
-	made := map[int32]int{} // a word -> the instruction of list computing it
-	for _, k := range list {
-		for _, o := range s.dstWords(s.prog[k]) {
-			made[o] = k
-		}
-	}
+	made := s.producers(list)
 	done := map[int]bool{}
 	var order []int
 	var emit func(k int)

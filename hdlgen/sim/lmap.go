@@ -63,12 +63,11 @@ func ParityTable[T uint32 | uint64](t [][256]T, rows []int, masks [][]uint64) {
 func (g *gen) linearMaps(partOf func(int) int, readers map[int32][]int, elsewhere map[int32]bool) {
 	s, m := g.s, g.s.m
 	g.lmaps = map[int32]*lmap{}
-	prod := map[int32]int{} // a word -> the instruction computing it
-	for k, in := range s.prog {
-		for _, o := range s.dstWords(in) {
-			prod[o] = k
-		}
+	all := make([]int, len(s.prog))
+	for k := range all {
+		all[k] = k
 	}
+	prod := s.producers(all)            // a word -> the instruction computing it
 	only := func(o int32, k int) bool { // o is read by instruction k alone
 		r := readers[o]
 		return !elsewhere[o] && len(r) == 1 && r[0] == k

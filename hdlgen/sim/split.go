@@ -123,7 +123,7 @@ func splitRegisters(m *ir.Module) bool {
 				continue
 			}
 			sl := *m.Node(j)
-			if partOf(lo, parts, m, &sl) >= 0 {
+			if partHolding(lo, parts, m, &sl) >= 0 {
 				continue
 			}
 			var pieces []int
@@ -140,9 +140,9 @@ func splitRegisters(m *ir.Module) bool {
 	return changed
 }
 
-// partOf is the part (of the concatenation whose parts start at bits lo)
+// partHolding is the part (of the concatenation whose parts start at bits lo)
 // that slice s falls inside, or -1.
-func partOf(lo, parts []int, m *ir.Module, s *ir.Node) int {
+func partHolding(lo, parts []int, m *ir.Module, s *ir.Node) int {
 	for k, p := range parts {
 		if lo[k] <= s.Lo && s.Lo+s.W <= lo[k]+m.Node(p).W {
 			return k
