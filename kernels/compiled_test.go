@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -143,13 +144,25 @@ func kernelStream(t testing.TB, k *Kernel, reps int) (*ir.Module, *vbench.Stimul
 // logic.
 var benchKernels = []string{"sum-int32", "crc32c-append", "quantize-mxint8"}
 
+// benchAll has BenchmarkKernelStream time every library kernel (about 20
+// seconds each), for docs/hdl.md's table of them all.
+var benchAll = flag.Bool("bench-all-kernels", false, "BenchmarkKernelStream times every library kernel, not only benchKernels")
+
 // BenchmarkKernelStream times each of benchKernels' modules replaying a
 // recorded stream of 16 packets of 4 KiB with backpressure, compiled (the
 // generated simulator sim.New picks) and in Verilator (-O3, one thread),
 // for as many cycles each; it reports both speeds and their ratio.
+// -bench-all-kernels times every library kernel.
 func BenchmarkKernelStream(b *testing.B) {
 	verilator := tools.Require(b, "verilator")
-	for _, name := range benchKernels {
+	names := benchKernels
+	if *benchAll {
+		names = nil
+		for _, k := range Library() {
+			names = append(names, k.Name)
+		}
+	}
+	for _, name := range names {
 		b.Run(name, func(b *testing.B) {
 			k, err := Lookup(name)
 			if err != nil {
