@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "56ae822bb10f8757c617e7217ed6923b" }
+func (x *simfilter) Fingerprint() string { return "0cdcec2077d80745376aea9d0fe75ae0" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -73,14 +73,7 @@ func (x *simfilter) EvalState() {
 		v[76] = t76
 	}
 	if d&0x2 != 0 {
-		v[95] = v[54]
-		v[96] = v[55]
-		v[97] = v[56]
-		v[98] = v[57]
-		v[99] = v[58]
-		v[100] = v[59]
-		v[101] = v[60]
-		v[102] = v[61]
+		*(*[8]uint64)(v[95:103]) = *(*[8]uint64)(v[54:62])
 		var t103 uint64 = v[62] >> 0 & 0xffffffffffffffff
 		v[103] = t103
 		var t104 uint64 = v[63] >> 0 & 0x1
@@ -135,14 +128,7 @@ func (x *simfilter) EvalInputs() {
 	v[48] = t36
 	var t39 uint64 = v[10] & t37
 	v[39] = t39
-	v[40] = v[0]
-	v[41] = v[1]
-	v[42] = v[2]
-	v[43] = v[3]
-	v[44] = v[4]
-	v[45] = v[5]
-	v[46] = v[6]
-	v[47] = v[7]
+	*(*[8]uint64)(v[40:48]) = *(*[8]uint64)(v[0:8])
 	v[49] = v[9]
 	v[49] &= 0x1
 	var t77 uint64 = v[105] | v[76]
@@ -164,38 +150,11 @@ func (x *simfilter) Edge() bool {
 	if v[77] != 0 {
 		d |= 0x2
 		if v[64] != 0 {
-			v[80] = v[65]
-			v[81] = v[66]
-			v[82] = v[67]
-			v[83] = v[68]
-			v[84] = v[69]
-			v[85] = v[70]
-			v[86] = v[71]
-			v[87] = v[72]
-			v[88] = v[73]
-			v[89] = v[74]
+			*(*[10]uint64)(v[80:90]) = *(*[10]uint64)(v[65:75])
 		} else {
-			v[80] = v[40]
-			v[81] = v[41]
-			v[82] = v[42]
-			v[83] = v[43]
-			v[84] = v[44]
-			v[85] = v[45]
-			v[86] = v[46]
-			v[87] = v[47]
-			v[88] = v[48]
-			v[89] = v[49]
+			*(*[10]uint64)(v[80:90]) = *(*[10]uint64)(v[40:50])
 		}
-		v[54] = v[80]
-		v[55] = v[81]
-		v[56] = v[82]
-		v[57] = v[83]
-		v[58] = v[84]
-		v[59] = v[85]
-		v[60] = v[86]
-		v[61] = v[87]
-		v[62] = v[88]
-		v[63] = v[89]
+		*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[80:90])
 	}
 	if x.Rst {
 		d |= 0x1
@@ -221,16 +180,7 @@ func (x *simfilter) Edge() bool {
 	}
 	if v[94] != 0 {
 		d |= 0x4
-		v[65] = v[40]
-		v[66] = v[41]
-		v[67] = v[42]
-		v[68] = v[43]
-		v[69] = v[44]
-		v[70] = v[45]
-		v[71] = v[46]
-		v[72] = v[47]
-		v[73] = v[48]
-		v[74] = v[49]
+		*(*[10]uint64)(v[65:75]) = *(*[10]uint64)(v[40:50])
 	}
 	x.D |= d
 	return true

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "423129f897475ce7ef2ba19b15a11236" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "1c4d6c4316e8bc40b3a46a619acc1fa6" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -178,10 +178,7 @@ func (x *simfp32_to_bf16) EvalState() {
 		v[340] = t340
 	}
 	if d&0x2 != 0 {
-		v[354] = v[328]
-		v[355] = v[329]
-		v[356] = v[330]
-		v[357] = v[331]
+		*(*[4]uint64)(v[354:358]) = *(*[4]uint64)(v[328:332])
 		var t358 uint64 = v[332] >> 0 & 0xffffffff
 		v[358] = t358
 		var t359 uint64 = v[332] >> 32 & 0x1
@@ -613,10 +610,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	t314 &= 0xffff
 	v[315] = t257<<48 | t276<<32 | t295<<16 | t314
-	v[321] = v[315]
-	v[322] = v[316]
-	v[323] = v[317]
-	v[324] = v[318]
+	*(*[4]uint64)(v[321:325]) = *(*[4]uint64)(v[315:319])
 	var t319 uint64 = t298 | t298<<1 | t279<<2 | t279<<3 | t260<<4 | t260<<5 | t241<<6 | t241<<7 | t222<<8 | t222<<9 | t203<<10 | t203<<11 | t184<<12 | t184<<13 | t165<<14 | t165<<15 | t146<<16 | t146<<17 | t127<<18 | t127<<19 | t108<<20 | t108<<21 | t89<<22 | t89<<23 | t70<<24 | t70<<25 | t51<<26 | t51<<27 | t32<<28 | t32<<29 | t13<<30 | t13<<31
 	v[325] = v[9]<<32 | t319
 	v[325] &= 0x1ffffffff
@@ -639,23 +633,11 @@ func (x *simfp32_to_bf16) Edge() bool {
 	if v[341] != 0 {
 		d |= 0x2
 		if v[333] != 0 {
-			v[344] = v[334]
-			v[345] = v[335]
-			v[346] = v[336]
-			v[347] = v[337]
-			v[348] = v[338]
+			*(*[5]uint64)(v[344:349]) = *(*[5]uint64)(v[334:339])
 		} else {
-			v[344] = v[321]
-			v[345] = v[322]
-			v[346] = v[323]
-			v[347] = v[324]
-			v[348] = v[325]
+			*(*[5]uint64)(v[344:349]) = *(*[5]uint64)(v[321:326])
 		}
-		v[328] = v[344]
-		v[329] = v[345]
-		v[330] = v[346]
-		v[331] = v[347]
-		v[332] = v[348]
+		*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[344:349])
 	}
 	if x.Rst {
 		d |= 0x1
@@ -681,11 +663,7 @@ func (x *simfp32_to_bf16) Edge() bool {
 	}
 	if v[353] != 0 {
 		d |= 0x4
-		v[334] = v[321]
-		v[335] = v[322]
-		v[336] = v[323]
-		v[337] = v[324]
-		v[338] = v[325]
+		*(*[5]uint64)(v[334:339]) = *(*[5]uint64)(v[321:326])
 	}
 	x.D |= d
 	return true

@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "31be88e36620494d3e21df16f1293737" }
+func (x *simhistogram) Fingerprint() string { return "ef291356f7794db0918df65294dec90d" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -179,14 +179,7 @@ func (x *simhistogram) EvalState() {
 		v[230] = t230
 	}
 	if d&0x4 != 0 {
-		v[249] = v[208]
-		v[250] = v[209]
-		v[251] = v[210]
-		v[252] = v[211]
-		v[253] = v[212]
-		v[254] = v[213]
-		v[255] = v[214]
-		v[256] = v[215]
+		*(*[8]uint64)(v[249:257]) = *(*[8]uint64)(v[208:216])
 		var t257 uint64 = v[216] >> 0 & 0xffffffffffffffff
 		v[257] = t257
 		var t258 uint64 = v[217] >> 0 & 0x1
@@ -316,16 +309,7 @@ func (x *simhistogram) EvalInputs() {
 	v[119] = t119
 	var t145 uint64 = v[7] >> 8 & 0xff
 	v[145] = t145
-	v[194] = v[0]
-	v[195] = v[1]
-	v[196] = v[2]
-	v[197] = v[3]
-	v[198] = v[4]
-	v[199] = v[5]
-	v[200] = v[6]
-	v[201] = v[7]
-	v[202] = v[8]
-	v[203] = v[9]
+	*(*[10]uint64)(v[194:204]) = *(*[10]uint64)(v[0:10])
 	v[203] &= 0x1
 	var t231 uint64 = v[259] | v[230]
 	v[231] = t231
@@ -432,38 +416,11 @@ func (x *simhistogram) Edge() bool {
 	if v[231] != 0 {
 		d |= 0x4
 		if v[218] != 0 {
-			v[234] = v[219]
-			v[235] = v[220]
-			v[236] = v[221]
-			v[237] = v[222]
-			v[238] = v[223]
-			v[239] = v[224]
-			v[240] = v[225]
-			v[241] = v[226]
-			v[242] = v[227]
-			v[243] = v[228]
+			*(*[10]uint64)(v[234:244]) = *(*[10]uint64)(v[219:229])
 		} else {
-			v[234] = v[194]
-			v[235] = v[195]
-			v[236] = v[196]
-			v[237] = v[197]
-			v[238] = v[198]
-			v[239] = v[199]
-			v[240] = v[200]
-			v[241] = v[201]
-			v[242] = v[202]
-			v[243] = v[203]
+			*(*[10]uint64)(v[234:244]) = *(*[10]uint64)(v[194:204])
 		}
-		v[208] = v[234]
-		v[209] = v[235]
-		v[210] = v[236]
-		v[211] = v[237]
-		v[212] = v[238]
-		v[213] = v[239]
-		v[214] = v[240]
-		v[215] = v[241]
-		v[216] = v[242]
-		v[217] = v[243]
+		*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[234:244])
 	}
 	if x.Rst {
 		d |= 0x1
@@ -611,16 +568,7 @@ func (x *simhistogram) Edge() bool {
 	}
 	if v[248] != 0 {
 		d |= 0x8
-		v[219] = v[194]
-		v[220] = v[195]
-		v[221] = v[196]
-		v[222] = v[197]
-		v[223] = v[198]
-		v[224] = v[199]
-		v[225] = v[200]
-		v[226] = v[201]
-		v[227] = v[202]
-		v[228] = v[203]
+		*(*[10]uint64)(v[219:229]) = *(*[10]uint64)(v[194:204])
 	}
 	v[71] = q0
 	v[90] = q1

@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "d234517cc76c68d103b68e154106c387" }
+func (x *simquantize_mxint8) Fingerprint() string { return "82bb89bf16b64025eb2bed2588afdbca" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1481,10 +1481,7 @@ func (x *simquantize_mxint8) EvalState() {
 		}
 		t1845 &= 0xff
 		v[1846] = t1761<<56 | t1775<<48 | t1789<<40 | t1803<<32 | t1817<<24 | t1831<<16 | t1845<<8 | v[1394]
-		v[1857] = v[1846]
-		v[1858] = v[1847]
-		v[1859] = v[1848]
-		v[1860] = v[1849]
+		*(*[4]uint64)(v[1857:1861]) = *(*[4]uint64)(v[1846:1850])
 		var t1392 uint64 = (v[2441] >> 1) & 0x1
 		var t1376 uint64 = (v[2437] >> 1) & 0x1
 		var t1360 uint64 = (v[2433] >> 1) & 0x1
@@ -1532,11 +1529,7 @@ func (x *simquantize_mxint8) EvalState() {
 		v[1879] = t1879
 	}
 	if d&0x8 != 0 {
-		v[1893] = v[1867]
-		v[1894] = v[1868]
-		v[1895] = v[1869]
-		v[1896] = v[1870]
-		v[1897] = v[1871]
+		*(*[5]uint64)(v[1893:1898]) = *(*[5]uint64)(v[1867:1872])
 		v[1897] &= 0xff
 		var t1898 uint64 = v[1871] >> 8 & 0x1ffffffff
 		v[1898] = t1898
@@ -3725,23 +3718,11 @@ func (x *simquantize_mxint8) Edge() bool {
 	if v[1880] != 0 {
 		d |= 0x8
 		if v[1872] != 0 {
-			v[1883] = v[1873]
-			v[1884] = v[1874]
-			v[1885] = v[1875]
-			v[1886] = v[1876]
-			v[1887] = v[1877]
+			*(*[5]uint64)(v[1883:1888]) = *(*[5]uint64)(v[1873:1878])
 		} else {
-			v[1883] = v[1857]
-			v[1884] = v[1858]
-			v[1885] = v[1859]
-			v[1886] = v[1860]
-			v[1887] = v[1861]
+			*(*[5]uint64)(v[1883:1888]) = *(*[5]uint64)(v[1857:1862])
 		}
-		v[1867] = v[1883]
-		v[1868] = v[1884]
-		v[1869] = v[1885]
-		v[1870] = v[1886]
-		v[1871] = v[1887]
+		*(*[5]uint64)(v[1867:1872]) = *(*[5]uint64)(v[1883:1888])
 	}
 	if x.Rst {
 		d |= 0x4
@@ -3781,11 +3762,7 @@ func (x *simquantize_mxint8) Edge() bool {
 	}
 	if v[1892] != 0 {
 		d |= 0x10
-		v[1873] = v[1857]
-		v[1874] = v[1858]
-		v[1875] = v[1859]
-		v[1876] = v[1860]
-		v[1877] = v[1861]
+		*(*[5]uint64)(v[1873:1878]) = *(*[5]uint64)(v[1857:1862])
 	}
 	x.D |= d
 	return true

@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "ce709d7d72108e5e1d99241451c0e302" }
+func (x *simscale_int32) Fingerprint() string { return "b95d7a738c20c81ef09034f1c2949b13" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -542,14 +542,7 @@ func (x *simscale_int32) EvalState() {
 			t898 = t898_0
 		}
 		v[899] = t843<<32 | t898
-		v[912] = v[899]
-		v[913] = v[900]
-		v[914] = v[901]
-		v[915] = v[902]
-		v[916] = v[903]
-		v[917] = v[904]
-		v[918] = v[905]
-		v[919] = v[906]
+		*(*[8]uint64)(v[912:920]) = *(*[8]uint64)(v[899:907])
 		v[920] = v[17]
 		v[921] = v[18]
 		v[921] &= 0x1
@@ -565,14 +558,7 @@ func (x *simscale_int32) EvalState() {
 		v[949] = t949
 	}
 	if d&0x8 != 0 {
-		v[968] = v[927]
-		v[969] = v[928]
-		v[970] = v[929]
-		v[971] = v[930]
-		v[972] = v[931]
-		v[973] = v[932]
-		v[974] = v[933]
-		v[975] = v[934]
+		*(*[8]uint64)(v[968:976]) = *(*[8]uint64)(v[927:935])
 		var t976 uint64 = v[935] >> 0 & 0xffffffffffffffff
 		v[976] = t976
 		var t977 uint64 = v[936] >> 0 & 0x1
@@ -1419,38 +1405,11 @@ func (x *simscale_int32) Edge() bool {
 	if v[950] != 0 {
 		d |= 0x8
 		if v[937] != 0 {
-			v[953] = v[938]
-			v[954] = v[939]
-			v[955] = v[940]
-			v[956] = v[941]
-			v[957] = v[942]
-			v[958] = v[943]
-			v[959] = v[944]
-			v[960] = v[945]
-			v[961] = v[946]
-			v[962] = v[947]
+			*(*[10]uint64)(v[953:963]) = *(*[10]uint64)(v[938:948])
 		} else {
-			v[953] = v[912]
-			v[954] = v[913]
-			v[955] = v[914]
-			v[956] = v[915]
-			v[957] = v[916]
-			v[958] = v[917]
-			v[959] = v[918]
-			v[960] = v[919]
-			v[961] = v[920]
-			v[962] = v[921]
+			*(*[10]uint64)(v[953:963]) = *(*[10]uint64)(v[912:922])
 		}
-		v[927] = v[953]
-		v[928] = v[954]
-		v[929] = v[955]
-		v[930] = v[956]
-		v[931] = v[957]
-		v[932] = v[958]
-		v[933] = v[959]
-		v[934] = v[960]
-		v[935] = v[961]
-		v[936] = v[962]
+		*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[953:963])
 	}
 	if x.Rst {
 		d |= 0x4
@@ -1490,16 +1449,7 @@ func (x *simscale_int32) Edge() bool {
 	}
 	if v[967] != 0 {
 		d |= 0x10
-		v[938] = v[912]
-		v[939] = v[913]
-		v[940] = v[914]
-		v[941] = v[915]
-		v[942] = v[916]
-		v[943] = v[917]
-		v[944] = v[918]
-		v[945] = v[919]
-		v[946] = v[920]
-		v[947] = v[921]
+		*(*[10]uint64)(v[938:948]) = *(*[10]uint64)(v[912:922])
 	}
 	x.D |= d
 	return true

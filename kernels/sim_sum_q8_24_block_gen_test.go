@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "28175019a1e555e1da8c5a86845fc35b" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "4f8dd3222ed9dda76ec5c137ed750685" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -465,14 +465,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		}
 		t299 &= 0xffffffff
 		v[302] = t299<<32 | v[42]
-		v[315] = v[302]
-		v[316] = v[303]
-		v[317] = v[304]
-		v[318] = v[305]
-		v[319] = v[306]
-		v[320] = v[307]
-		v[321] = v[308]
-		v[322] = v[309]
+		*(*[8]uint64)(v[315:323]) = *(*[8]uint64)(v[302:310])
 		var t76 uint64 = (v[60] >> 60) & 0x1
 		var t92 uint64 = (v[60] >> 56) & 0x1
 		var t108 uint64 = (v[60] >> 52) & 0x1
@@ -505,14 +498,7 @@ func (x *simsum_q8_24_block) EvalState() {
 		v[355] = t355
 	}
 	if d&0x8 != 0 {
-		v[374] = v[333]
-		v[375] = v[334]
-		v[376] = v[335]
-		v[377] = v[336]
-		v[378] = v[337]
-		v[379] = v[338]
-		v[380] = v[339]
-		v[381] = v[340]
+		*(*[8]uint64)(v[374:382]) = *(*[8]uint64)(v[333:341])
 		var t382 uint64 = v[341] >> 0 & 0xffffffffffffffff
 		v[382] = t382
 		var t383 uint64 = v[342] >> 0 & 0x1
@@ -551,22 +537,8 @@ func (x *simsum_q8_24_block) Edge() bool {
 	var d uint64
 	if v[326] != 0 {
 		d |= 0x1
-		v[43] = v[0]
-		v[44] = v[1]
-		v[45] = v[2]
-		v[46] = v[3]
-		v[47] = v[4]
-		v[48] = v[5]
-		v[49] = v[6]
-		v[50] = v[7]
-		v[51] = v[11]
-		v[52] = v[12]
-		v[53] = v[13]
-		v[54] = v[14]
-		v[55] = v[15]
-		v[56] = v[16]
-		v[57] = v[17]
-		v[58] = v[18]
+		*(*[8]uint64)(v[43:51]) = *(*[8]uint64)(v[0:8])
+		*(*[8]uint64)(v[51:59]) = *(*[8]uint64)(v[11:19])
 		v[311] = v[9]
 		var t22 uint64 = v[0] >> 0 & 0xffffffff
 		var t23 uint64 = v[11] >> 0 & 0xffffffff
@@ -622,38 +594,11 @@ func (x *simsum_q8_24_block) Edge() bool {
 	if v[356] != 0 {
 		d |= 0x8
 		if v[343] != 0 {
-			v[359] = v[344]
-			v[360] = v[345]
-			v[361] = v[346]
-			v[362] = v[347]
-			v[363] = v[348]
-			v[364] = v[349]
-			v[365] = v[350]
-			v[366] = v[351]
-			v[367] = v[352]
-			v[368] = v[353]
+			*(*[10]uint64)(v[359:369]) = *(*[10]uint64)(v[344:354])
 		} else {
-			v[359] = v[315]
-			v[360] = v[316]
-			v[361] = v[317]
-			v[362] = v[318]
-			v[363] = v[319]
-			v[364] = v[320]
-			v[365] = v[321]
-			v[366] = v[322]
-			v[367] = v[323]
-			v[368] = v[324]
+			*(*[10]uint64)(v[359:369]) = *(*[10]uint64)(v[315:325])
 		}
-		v[333] = v[359]
-		v[334] = v[360]
-		v[335] = v[361]
-		v[336] = v[362]
-		v[337] = v[363]
-		v[338] = v[364]
-		v[339] = v[365]
-		v[340] = v[366]
-		v[341] = v[367]
-		v[342] = v[368]
+		*(*[10]uint64)(v[333:343]) = *(*[10]uint64)(v[359:369])
 	}
 	if x.Rst {
 		d |= 0x4
@@ -688,16 +633,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 	}
 	if v[373] != 0 {
 		d |= 0x10
-		v[344] = v[315]
-		v[345] = v[316]
-		v[346] = v[317]
-		v[347] = v[318]
-		v[348] = v[319]
-		v[349] = v[320]
-		v[350] = v[321]
-		v[351] = v[322]
-		v[352] = v[323]
-		v[353] = v[324]
+		*(*[10]uint64)(v[344:354]) = *(*[10]uint64)(v[315:325])
 	}
 	x.D |= d
 	return true

@@ -172,7 +172,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 		w("%q: %d,", p.Name, s.off[p.Node])
 	}
 	w("}")
-	src, err := format.Source(g.b.Bytes())
+	src, err := format.Source(mergeCopies(g.b.Bytes()))
 	if err != nil {
 		return nil, fmt.Errorf("sim: GoSource: %v", err)
 	}
@@ -1363,7 +1363,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-25"
+const goSourceVersion = "onic-gosrc-26"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -106,6 +106,7 @@ func TestGoSourceRandom(t *testing.T) {
 	main.WriteString("package main\n\nimport \"fmt\"\n\nfunc main() {\n")
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
+	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
 	for k := range n + 4 {
 		maxW := 64
 		if k%2 == 1 {
@@ -128,6 +129,7 @@ func TestGoSourceRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		blockCopies += bytes.Count(src, []byte("*(*["))
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("mod%d.go", k)), src, 0o644)
 		in := inputsForWide(m, uint64(k), cycles)
 		fmt.Fprintf(&main, "{\nx := Newmod%d()\nx.Eval()\nin := [][][]uint64{", k)
@@ -161,6 +163,9 @@ func TestGoSourceRandom(t *testing.T) {
 		want.WriteString(interpretWide(t, m, in))
 	}
 	main.WriteString("}\n")
+	if blockCopies == 0 {
+		t.Errorf("no generated module copies words as an array: mergeCopies is not exercised")
+	}
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte(main.String()), 0o644)
 	gomod := "module gen\n\ngo 1.26\n\nrequire onic v0.0.0\n\nreplace onic => " + root + "\n"
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644)

@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "3c70dfc6e396a7abe25f88abd464194f" }
+func (x *regloops) Fingerprint() string { return "324b876081da3c69c3b2b0d9d0a1dc2a" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
@@ -188,18 +188,12 @@ func (x *regloops) Edge() bool {
 		v[18] = v[21]
 		v[19] = v[22]
 		v[20] = v[23]
-		v[21] = v[24]
-		v[22] = v[25]
-		v[23] = v[26]
+		*(*[3]uint64)(v[21:24]) = *(*[3]uint64)(v[24:27])
 	}
 	if v[0] != 0 {
 		d |= 0x2
-		v[12] = v[9]
-		v[13] = v[10]
-		v[14] = v[11]
-		v[9] = v[2]
-		v[10] = v[3]
-		v[11] = v[4]
+		*(*[3]uint64)(v[12:15]) = *(*[3]uint64)(v[9:12])
+		*(*[3]uint64)(v[9:12]) = *(*[3]uint64)(v[2:5])
 	}
 	if x.Rst {
 		d |= 0x4
