@@ -12,7 +12,7 @@ import (
 
 // simbf16_to_fp32 simulates module onic_kernel_bf16_to_fp32: S holds every signal's words, M0... its memories.
 type simbf16_to_fp32 struct {
-	S         [299]uint64
+	S         [281]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "25717516d11b52c5701692061337bb00" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "8710e5a337719ca9d1abff21c3063518" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }
@@ -98,9 +98,8 @@ func (x *simbf16_to_fp32) EvalState() {
 		v[251] = t251
 	}
 	if d&0x2 != 0 {
-		*(*[18]uint64)(v[279:297]) = *(*[18]uint64)(v[211:229])
-		var t297 uint64 = v[229] >> 0 & 0x1
-		v[297] = t297
+		var t279 uint64 = v[229] >> 0 & 0x1
+		v[279] = t279
 	}
 }
 
@@ -225,7 +224,7 @@ func (x *simbf16_to_fp32) EvalInputs() {
 	*(*[18]uint64)(v[190:208]) = *(*[18]uint64)(v[171:189])
 	v[208] = v[9]
 	v[208] &= 0x1
-	var t252 uint64 = v[298] | v[251]
+	var t252 uint64 = v[280] | v[251]
 	v[252] = t252
 	var t276 uint64 = ^t252
 	var t277 uint64 = v[10] & v[250]
@@ -287,9 +286,9 @@ var simbf16_to_fp32Index = map[string]int{
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
 	"s0_tready": 250,
-	"m_tdata":   279,
-	"m_tkeep":   295,
-	"m_tlast":   297,
+	"m_tdata":   211,
+	"m_tkeep":   227,
+	"m_tlast":   279,
 	"m_tvalid":  210,
-	"m_tready":  298,
+	"m_tready":  280,
 }

@@ -12,7 +12,7 @@ import (
 
 // simfilter simulates module onic_kernel_filter: S holds every signal's words, M0... its memories.
 type simfilter struct {
-	S         [106]uint64
+	S         [97]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "0cdcec2077d80745376aea9d0fe75ae0" }
+func (x *simfilter) Fingerprint() string { return "613ddda3bce42b6297c35fd35ad7618f" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -73,11 +73,8 @@ func (x *simfilter) EvalState() {
 		v[76] = t76
 	}
 	if d&0x2 != 0 {
-		*(*[8]uint64)(v[95:103]) = *(*[8]uint64)(v[54:62])
-		var t103 uint64 = v[62] >> 0 & 0xffffffffffffffff
-		v[103] = t103
-		var t104 uint64 = v[63] >> 0 & 0x1
-		v[104] = t104
+		var t95 uint64 = v[63] >> 0 & 0x1
+		v[95] = t95
 	}
 }
 
@@ -131,7 +128,7 @@ func (x *simfilter) EvalInputs() {
 	*(*[8]uint64)(v[40:48]) = *(*[8]uint64)(v[0:8])
 	v[49] = v[9]
 	v[49] &= 0x1
-	var t77 uint64 = v[105] | v[76]
+	var t77 uint64 = v[96] | v[76]
 	v[77] = t77
 	var t92 uint64 = ^t77
 	var t93 uint64 = t39 & v[75]
@@ -193,9 +190,9 @@ var simfilterIndex = map[string]int{
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
 	"s0_tready": 51,
-	"m_tdata":   95,
-	"m_tkeep":   103,
-	"m_tlast":   104,
+	"m_tdata":   54,
+	"m_tkeep":   62,
+	"m_tlast":   95,
 	"m_tvalid":  53,
-	"m_tready":  105,
+	"m_tready":  96,
 }

@@ -12,7 +12,7 @@ import (
 
 // simfp32_to_bf16 simulates module onic_kernel_fp32_to_bf16: S holds every signal's words, M0... its memories.
 type simfp32_to_bf16 struct {
-	S         [361]uint64
+	S         [357]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "1c4d6c4316e8bc40b3a46a619acc1fa6" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "d00c8a766d0de858fc20595ccdf82af2" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -178,11 +178,10 @@ func (x *simfp32_to_bf16) EvalState() {
 		v[340] = t340
 	}
 	if d&0x2 != 0 {
-		*(*[4]uint64)(v[354:358]) = *(*[4]uint64)(v[328:332])
-		var t358 uint64 = v[332] >> 0 & 0xffffffff
-		v[358] = t358
-		var t359 uint64 = v[332] >> 32 & 0x1
-		v[359] = t359
+		var t354 uint64 = v[332] >> 0 & 0xffffffff
+		v[354] = t354
+		var t355 uint64 = v[332] >> 32 & 0x1
+		v[355] = t355
 	}
 }
 
@@ -614,7 +613,7 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	var t319 uint64 = t298 | t298<<1 | t279<<2 | t279<<3 | t260<<4 | t260<<5 | t241<<6 | t241<<7 | t222<<8 | t222<<9 | t203<<10 | t203<<11 | t184<<12 | t184<<13 | t165<<14 | t165<<15 | t146<<16 | t146<<17 | t127<<18 | t127<<19 | t108<<20 | t108<<21 | t89<<22 | t89<<23 | t70<<24 | t70<<25 | t51<<26 | t51<<27 | t32<<28 | t32<<29 | t13<<30 | t13<<31
 	v[325] = v[9]<<32 | t319
 	v[325] &= 0x1ffffffff
-	var t341 uint64 = v[360] | v[340]
+	var t341 uint64 = v[356] | v[340]
 	v[341] = t341
 	var t351 uint64 = ^t341
 	var t352 uint64 = v[10] & v[339]
@@ -676,9 +675,9 @@ var simfp32_to_bf16Index = map[string]int{
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
 	"s0_tready": 339,
-	"m_tdata":   354,
-	"m_tkeep":   358,
-	"m_tlast":   359,
+	"m_tdata":   328,
+	"m_tkeep":   354,
+	"m_tlast":   355,
 	"m_tvalid":  327,
-	"m_tready":  360,
+	"m_tready":  356,
 }

@@ -12,7 +12,7 @@ import (
 
 // simmax_int32 simulates module onic_kernel_max_int32: S holds every signal's words, M0... its memories.
 type simmax_int32 struct {
-	S         [228]uint64
+	S         [219]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "b53cca3f04ea0bff6e07512bdae4b79c" }
+func (x *simmax_int32) Fingerprint() string { return "c43430d026143b868d7ecf6c3bad7df4" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -83,11 +83,8 @@ func (x *simmax_int32) EvalState() {
 		v[198] = t198
 	}
 	if d&0x2 != 0 {
-		*(*[8]uint64)(v[217:225]) = *(*[8]uint64)(v[176:184])
-		var t225 uint64 = v[184] >> 0 & 0xffffffffffffffff
-		v[225] = t225
-		var t226 uint64 = v[185] >> 0 & 0x1
-		v[226] = t226
+		var t217 uint64 = v[185] >> 0 & 0x1
+		v[217] = t217
 	}
 }
 
@@ -290,7 +287,7 @@ func (x *simmax_int32) EvalInputs() {
 	v[160] = t160
 	v[170] = v[9]
 	v[170] &= 0x1
-	var t199 uint64 = v[227] | v[198]
+	var t199 uint64 = v[218] | v[198]
 	v[199] = t199
 	var t214 uint64 = ^t199
 	var t215 uint64 = t160 & v[197]
@@ -357,9 +354,9 @@ var simmax_int32Index = map[string]int{
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
 	"s1_tready": 174,
-	"m_tdata":   217,
-	"m_tkeep":   225,
-	"m_tlast":   226,
+	"m_tdata":   176,
+	"m_tkeep":   184,
+	"m_tlast":   217,
 	"m_tvalid":  175,
-	"m_tready":  227,
+	"m_tready":  218,
 }

@@ -12,7 +12,7 @@ import (
 
 // simscale_int32 simulates module onic_kernel_scale_int32: S holds every signal's words, M0... its memories.
 type simscale_int32 struct {
-	S         [1011]uint64
+	S         [1002]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "b95d7a738c20c81ef09034f1c2949b13" }
+func (x *simscale_int32) Fingerprint() string { return "8d8630b3525347ea49e032bbc70278ad" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -343,24 +343,24 @@ func (x *simscale_int32) EvalState() {
 	_ = d
 	if d&0x1 != 0 {
 		var t72, t72_1, t72_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[979] != 0 {
+		if v[970] != 0 {
 			t72 = t72_1
 		} else {
 			t72 = t72_0
 		}
-		var t73, t73_1, t73_0 uint64 = 0, v[980], t72
+		var t73, t73_1, t73_0 uint64 = 0, v[971], t72
 		if v[65] != 0 {
 			t73 = t73_1
 		} else {
 			t73 = t73_0
 		}
 		var t127, t127_1, t127_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[981] != 0 {
+		if v[972] != 0 {
 			t127 = t127_1
 		} else {
 			t127 = t127_0
 		}
-		var t128, t128_1, t128_0 uint64 = 0, v[982], t127
+		var t128, t128_1, t128_0 uint64 = 0, v[973], t127
 		if v[120] != 0 {
 			t128 = t128_1
 		} else {
@@ -368,24 +368,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[906] = t73<<32 | t128
 		var t182, t182_1, t182_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[983] != 0 {
+		if v[974] != 0 {
 			t182 = t182_1
 		} else {
 			t182 = t182_0
 		}
-		var t183, t183_1, t183_0 uint64 = 0, v[984], t182
+		var t183, t183_1, t183_0 uint64 = 0, v[975], t182
 		if v[175] != 0 {
 			t183 = t183_1
 		} else {
 			t183 = t183_0
 		}
 		var t237, t237_1, t237_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[985] != 0 {
+		if v[976] != 0 {
 			t237 = t237_1
 		} else {
 			t237 = t237_0
 		}
-		var t238, t238_1, t238_0 uint64 = 0, v[986], t237
+		var t238, t238_1, t238_0 uint64 = 0, v[977], t237
 		if v[230] != 0 {
 			t238 = t238_1
 		} else {
@@ -393,24 +393,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[905] = t183<<32 | t238
 		var t292, t292_1, t292_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[987] != 0 {
+		if v[978] != 0 {
 			t292 = t292_1
 		} else {
 			t292 = t292_0
 		}
-		var t293, t293_1, t293_0 uint64 = 0, v[988], t292
+		var t293, t293_1, t293_0 uint64 = 0, v[979], t292
 		if v[285] != 0 {
 			t293 = t293_1
 		} else {
 			t293 = t293_0
 		}
 		var t347, t347_1, t347_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[989] != 0 {
+		if v[980] != 0 {
 			t347 = t347_1
 		} else {
 			t347 = t347_0
 		}
-		var t348, t348_1, t348_0 uint64 = 0, v[990], t347
+		var t348, t348_1, t348_0 uint64 = 0, v[981], t347
 		if v[340] != 0 {
 			t348 = t348_1
 		} else {
@@ -418,24 +418,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[904] = t293<<32 | t348
 		var t402, t402_1, t402_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[991] != 0 {
+		if v[982] != 0 {
 			t402 = t402_1
 		} else {
 			t402 = t402_0
 		}
-		var t403, t403_1, t403_0 uint64 = 0, v[992], t402
+		var t403, t403_1, t403_0 uint64 = 0, v[983], t402
 		if v[395] != 0 {
 			t403 = t403_1
 		} else {
 			t403 = t403_0
 		}
 		var t457, t457_1, t457_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[993] != 0 {
+		if v[984] != 0 {
 			t457 = t457_1
 		} else {
 			t457 = t457_0
 		}
-		var t458, t458_1, t458_0 uint64 = 0, v[994], t457
+		var t458, t458_1, t458_0 uint64 = 0, v[985], t457
 		if v[450] != 0 {
 			t458 = t458_1
 		} else {
@@ -443,24 +443,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[903] = t403<<32 | t458
 		var t512, t512_1, t512_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[995] != 0 {
+		if v[986] != 0 {
 			t512 = t512_1
 		} else {
 			t512 = t512_0
 		}
-		var t513, t513_1, t513_0 uint64 = 0, v[996], t512
+		var t513, t513_1, t513_0 uint64 = 0, v[987], t512
 		if v[505] != 0 {
 			t513 = t513_1
 		} else {
 			t513 = t513_0
 		}
 		var t567, t567_1, t567_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[997] != 0 {
+		if v[988] != 0 {
 			t567 = t567_1
 		} else {
 			t567 = t567_0
 		}
-		var t568, t568_1, t568_0 uint64 = 0, v[998], t567
+		var t568, t568_1, t568_0 uint64 = 0, v[989], t567
 		if v[560] != 0 {
 			t568 = t568_1
 		} else {
@@ -468,24 +468,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[902] = t513<<32 | t568
 		var t622, t622_1, t622_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[999] != 0 {
+		if v[990] != 0 {
 			t622 = t622_1
 		} else {
 			t622 = t622_0
 		}
-		var t623, t623_1, t623_0 uint64 = 0, v[1000], t622
+		var t623, t623_1, t623_0 uint64 = 0, v[991], t622
 		if v[615] != 0 {
 			t623 = t623_1
 		} else {
 			t623 = t623_0
 		}
 		var t677, t677_1, t677_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1001] != 0 {
+		if v[992] != 0 {
 			t677 = t677_1
 		} else {
 			t677 = t677_0
 		}
-		var t678, t678_1, t678_0 uint64 = 0, v[1002], t677
+		var t678, t678_1, t678_0 uint64 = 0, v[993], t677
 		if v[670] != 0 {
 			t678 = t678_1
 		} else {
@@ -493,24 +493,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[901] = t623<<32 | t678
 		var t732, t732_1, t732_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1003] != 0 {
+		if v[994] != 0 {
 			t732 = t732_1
 		} else {
 			t732 = t732_0
 		}
-		var t733, t733_1, t733_0 uint64 = 0, v[1004], t732
+		var t733, t733_1, t733_0 uint64 = 0, v[995], t732
 		if v[725] != 0 {
 			t733 = t733_1
 		} else {
 			t733 = t733_0
 		}
 		var t787, t787_1, t787_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1005] != 0 {
+		if v[996] != 0 {
 			t787 = t787_1
 		} else {
 			t787 = t787_0
 		}
-		var t788, t788_1, t788_0 uint64 = 0, v[1006], t787
+		var t788, t788_1, t788_0 uint64 = 0, v[997], t787
 		if v[780] != 0 {
 			t788 = t788_1
 		} else {
@@ -518,24 +518,24 @@ func (x *simscale_int32) EvalState() {
 		}
 		v[900] = t733<<32 | t788
 		var t842, t842_1, t842_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1007] != 0 {
+		if v[998] != 0 {
 			t842 = t842_1
 		} else {
 			t842 = t842_0
 		}
-		var t843, t843_1, t843_0 uint64 = 0, v[1008], t842
+		var t843, t843_1, t843_0 uint64 = 0, v[999], t842
 		if v[835] != 0 {
 			t843 = t843_1
 		} else {
 			t843 = t843_0
 		}
 		var t897, t897_1, t897_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1009] != 0 {
+		if v[1000] != 0 {
 			t897 = t897_1
 		} else {
 			t897 = t897_0
 		}
-		var t898, t898_1, t898_0 uint64 = 0, v[1010], t897
+		var t898, t898_1, t898_0 uint64 = 0, v[1001], t897
 		if v[890] != 0 {
 			t898 = t898_1
 		} else {
@@ -558,11 +558,8 @@ func (x *simscale_int32) EvalState() {
 		v[949] = t949
 	}
 	if d&0x8 != 0 {
-		*(*[8]uint64)(v[968:976]) = *(*[8]uint64)(v[927:935])
-		var t976 uint64 = v[935] >> 0 & 0xffffffffffffffff
-		v[976] = t976
-		var t977 uint64 = v[936] >> 0 & 0x1
-		v[977] = t977
+		var t968 uint64 = v[936] >> 0 & 0x1
+		v[968] = t968
 	}
 	if d&0x6 != 0 {
 		var t923 uint64 = v[948] | v[922]
@@ -576,7 +573,7 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t950 uint64 = v[978] | v[949]
+	var t950 uint64 = v[969] | v[949]
 	v[950] = t950
 	var t965 uint64 = ^t950
 	var t967 uint64 = t965 & v[966]
@@ -614,9 +611,9 @@ func (x *simscale_int32) Edge() bool {
 		var t64 uint64 = (t61 | t63) & 0x1
 		v[65] = t64
 		var t66 uint64 = (v[59] >> 63) & 0x1
-		v[979] = t66
+		v[970] = t66
 		var t67 uint64 = (v[59]) & 0xffffffff
-		v[980] = t67
+		v[971] = t67
 		var t50 uint64 = (v[49] >> 31) & 0x1
 		v[49] = v[48]
 		var t53, t53_1, t53_0 uint64 = 0, 0x1800000000000, 0x0
@@ -664,9 +661,9 @@ func (x *simscale_int32) Edge() bool {
 		var t119 uint64 = (t116 | t118) & 0x1
 		v[120] = t119
 		var t121 uint64 = (v[114] >> 63) & 0x1
-		v[981] = t121
+		v[972] = t121
 		var t122 uint64 = (v[114]) & 0xffffffff
-		v[982] = t122
+		v[973] = t122
 		var t105 uint64 = (v[104] >> 31) & 0x1
 		v[104] = v[103]
 		var t108, t108_1, t108_0 uint64 = 0, 0x1800000000000, 0x0
@@ -714,9 +711,9 @@ func (x *simscale_int32) Edge() bool {
 		var t174 uint64 = (t171 | t173) & 0x1
 		v[175] = t174
 		var t176 uint64 = (v[169] >> 63) & 0x1
-		v[983] = t176
+		v[974] = t176
 		var t177 uint64 = (v[169]) & 0xffffffff
-		v[984] = t177
+		v[975] = t177
 		var t160 uint64 = (v[159] >> 31) & 0x1
 		v[159] = v[158]
 		var t163, t163_1, t163_0 uint64 = 0, 0x1800000000000, 0x0
@@ -764,9 +761,9 @@ func (x *simscale_int32) Edge() bool {
 		var t229 uint64 = (t226 | t228) & 0x1
 		v[230] = t229
 		var t231 uint64 = (v[224] >> 63) & 0x1
-		v[985] = t231
+		v[976] = t231
 		var t232 uint64 = (v[224]) & 0xffffffff
-		v[986] = t232
+		v[977] = t232
 		var t215 uint64 = (v[214] >> 31) & 0x1
 		v[214] = v[213]
 		var t218, t218_1, t218_0 uint64 = 0, 0x1800000000000, 0x0
@@ -814,9 +811,9 @@ func (x *simscale_int32) Edge() bool {
 		var t284 uint64 = (t281 | t283) & 0x1
 		v[285] = t284
 		var t286 uint64 = (v[279] >> 63) & 0x1
-		v[987] = t286
+		v[978] = t286
 		var t287 uint64 = (v[279]) & 0xffffffff
-		v[988] = t287
+		v[979] = t287
 		var t270 uint64 = (v[269] >> 31) & 0x1
 		v[269] = v[268]
 		var t273, t273_1, t273_0 uint64 = 0, 0x1800000000000, 0x0
@@ -864,9 +861,9 @@ func (x *simscale_int32) Edge() bool {
 		var t339 uint64 = (t336 | t338) & 0x1
 		v[340] = t339
 		var t341 uint64 = (v[334] >> 63) & 0x1
-		v[989] = t341
+		v[980] = t341
 		var t342 uint64 = (v[334]) & 0xffffffff
-		v[990] = t342
+		v[981] = t342
 		var t325 uint64 = (v[324] >> 31) & 0x1
 		v[324] = v[323]
 		var t328, t328_1, t328_0 uint64 = 0, 0x1800000000000, 0x0
@@ -914,9 +911,9 @@ func (x *simscale_int32) Edge() bool {
 		var t394 uint64 = (t391 | t393) & 0x1
 		v[395] = t394
 		var t396 uint64 = (v[389] >> 63) & 0x1
-		v[991] = t396
+		v[982] = t396
 		var t397 uint64 = (v[389]) & 0xffffffff
-		v[992] = t397
+		v[983] = t397
 		var t380 uint64 = (v[379] >> 31) & 0x1
 		v[379] = v[378]
 		var t383, t383_1, t383_0 uint64 = 0, 0x1800000000000, 0x0
@@ -964,9 +961,9 @@ func (x *simscale_int32) Edge() bool {
 		var t449 uint64 = (t446 | t448) & 0x1
 		v[450] = t449
 		var t451 uint64 = (v[444] >> 63) & 0x1
-		v[993] = t451
+		v[984] = t451
 		var t452 uint64 = (v[444]) & 0xffffffff
-		v[994] = t452
+		v[985] = t452
 		var t435 uint64 = (v[434] >> 31) & 0x1
 		v[434] = v[433]
 		var t438, t438_1, t438_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1014,9 +1011,9 @@ func (x *simscale_int32) Edge() bool {
 		var t504 uint64 = (t501 | t503) & 0x1
 		v[505] = t504
 		var t506 uint64 = (v[499] >> 63) & 0x1
-		v[995] = t506
+		v[986] = t506
 		var t507 uint64 = (v[499]) & 0xffffffff
-		v[996] = t507
+		v[987] = t507
 		var t490 uint64 = (v[489] >> 31) & 0x1
 		v[489] = v[488]
 		var t493, t493_1, t493_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1064,9 +1061,9 @@ func (x *simscale_int32) Edge() bool {
 		var t559 uint64 = (t556 | t558) & 0x1
 		v[560] = t559
 		var t561 uint64 = (v[554] >> 63) & 0x1
-		v[997] = t561
+		v[988] = t561
 		var t562 uint64 = (v[554]) & 0xffffffff
-		v[998] = t562
+		v[989] = t562
 		var t545 uint64 = (v[544] >> 31) & 0x1
 		v[544] = v[543]
 		var t548, t548_1, t548_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1114,9 +1111,9 @@ func (x *simscale_int32) Edge() bool {
 		var t614 uint64 = (t611 | t613) & 0x1
 		v[615] = t614
 		var t616 uint64 = (v[609] >> 63) & 0x1
-		v[999] = t616
+		v[990] = t616
 		var t617 uint64 = (v[609]) & 0xffffffff
-		v[1000] = t617
+		v[991] = t617
 		var t600 uint64 = (v[599] >> 31) & 0x1
 		v[599] = v[598]
 		var t603, t603_1, t603_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1164,9 +1161,9 @@ func (x *simscale_int32) Edge() bool {
 		var t669 uint64 = (t666 | t668) & 0x1
 		v[670] = t669
 		var t671 uint64 = (v[664] >> 63) & 0x1
-		v[1001] = t671
+		v[992] = t671
 		var t672 uint64 = (v[664]) & 0xffffffff
-		v[1002] = t672
+		v[993] = t672
 		var t655 uint64 = (v[654] >> 31) & 0x1
 		v[654] = v[653]
 		var t658, t658_1, t658_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1214,9 +1211,9 @@ func (x *simscale_int32) Edge() bool {
 		var t724 uint64 = (t721 | t723) & 0x1
 		v[725] = t724
 		var t726 uint64 = (v[719] >> 63) & 0x1
-		v[1003] = t726
+		v[994] = t726
 		var t727 uint64 = (v[719]) & 0xffffffff
-		v[1004] = t727
+		v[995] = t727
 		var t710 uint64 = (v[709] >> 31) & 0x1
 		v[709] = v[708]
 		var t713, t713_1, t713_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1264,9 +1261,9 @@ func (x *simscale_int32) Edge() bool {
 		var t779 uint64 = (t776 | t778) & 0x1
 		v[780] = t779
 		var t781 uint64 = (v[774] >> 63) & 0x1
-		v[1005] = t781
+		v[996] = t781
 		var t782 uint64 = (v[774]) & 0xffffffff
-		v[1006] = t782
+		v[997] = t782
 		var t765 uint64 = (v[764] >> 31) & 0x1
 		v[764] = v[763]
 		var t768, t768_1, t768_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1314,9 +1311,9 @@ func (x *simscale_int32) Edge() bool {
 		var t834 uint64 = (t831 | t833) & 0x1
 		v[835] = t834
 		var t836 uint64 = (v[829] >> 63) & 0x1
-		v[1007] = t836
+		v[998] = t836
 		var t837 uint64 = (v[829]) & 0xffffffff
-		v[1008] = t837
+		v[999] = t837
 		var t820 uint64 = (v[819] >> 31) & 0x1
 		v[819] = v[818]
 		var t823, t823_1, t823_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1364,9 +1361,9 @@ func (x *simscale_int32) Edge() bool {
 		var t889 uint64 = (t886 | t888) & 0x1
 		v[890] = t889
 		var t891 uint64 = (v[884] >> 63) & 0x1
-		v[1009] = t891
+		v[1000] = t891
 		var t892 uint64 = (v[884]) & 0xffffffff
-		v[1010] = t892
+		v[1001] = t892
 		var t875 uint64 = (v[874] >> 31) & 0x1
 		v[874] = v[873]
 		var t878, t878_1, t878_0 uint64 = 0, 0x1800000000000, 0x0
@@ -1462,9 +1459,9 @@ var simscale_int32Index = map[string]int{
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
 	"s0_tready": 923,
-	"m_tdata":   968,
-	"m_tkeep":   976,
-	"m_tlast":   977,
+	"m_tdata":   927,
+	"m_tkeep":   935,
+	"m_tlast":   968,
 	"m_tvalid":  926,
-	"m_tready":  978,
+	"m_tready":  969,
 }

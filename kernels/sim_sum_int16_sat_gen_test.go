@@ -12,7 +12,7 @@ import (
 
 // simsum_int16_sat simulates module onic_kernel_sum_int16_sat: S holds every signal's words, M0... its memories.
 type simsum_int16_sat struct {
-	S         [644]uint64
+	S         [635]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "4b82353750bfdfe832ce5a4a022b82d6" }
+func (x *simsum_int16_sat) Fingerprint() string { return "c07cb476349da1116013f6c848e51596" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -195,11 +195,8 @@ func (x *simsum_int16_sat) EvalState() {
 		v[614] = t614
 	}
 	if d&0x2 != 0 {
-		*(*[8]uint64)(v[633:641]) = *(*[8]uint64)(v[592:600])
-		var t641 uint64 = v[600] >> 0 & 0xffffffffffffffff
-		v[641] = t641
-		var t642 uint64 = v[601] >> 0 & 0x1
-		v[642] = t642
+		var t633 uint64 = v[601] >> 0 & 0x1
+		v[633] = t633
 	}
 }
 
@@ -994,7 +991,7 @@ func (x *simsum_int16_sat) EvalInputs() {
 	v[576] = t576
 	v[586] = v[9]
 	v[586] &= 0x1
-	var t615 uint64 = v[643] | v[614]
+	var t615 uint64 = v[634] | v[614]
 	v[615] = t615
 	var t630 uint64 = ^t615
 	var t631 uint64 = t576 & v[613]
@@ -1061,9 +1058,9 @@ var simsum_int16_satIndex = map[string]int{
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
 	"s1_tready": 590,
-	"m_tdata":   633,
-	"m_tkeep":   641,
-	"m_tlast":   642,
+	"m_tdata":   592,
+	"m_tkeep":   600,
+	"m_tlast":   633,
 	"m_tvalid":  591,
-	"m_tready":  643,
+	"m_tready":  634,
 }

@@ -12,7 +12,7 @@ import (
 
 // simsum_int32 simulates module onic_kernel_sum_int32: S holds every signal's words, M0... its memories.
 type simsum_int32 struct {
-	S         [212]uint64
+	S         [203]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "a5289e0f53e69d07018a8ff2de169571" }
+func (x *simsum_int32) Fingerprint() string { return "7c307824c206b1977be54f6459b04075" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -83,11 +83,8 @@ func (x *simsum_int32) EvalState() {
 		v[182] = t182
 	}
 	if d&0x2 != 0 {
-		*(*[8]uint64)(v[201:209]) = *(*[8]uint64)(v[160:168])
-		var t209 uint64 = v[168] >> 0 & 0xffffffffffffffff
-		v[209] = t209
-		var t210 uint64 = v[169] >> 0 & 0x1
-		v[210] = t210
+		var t201 uint64 = v[169] >> 0 & 0x1
+		v[201] = t201
 	}
 }
 
@@ -210,7 +207,7 @@ func (x *simsum_int32) EvalInputs() {
 	v[144] = t144
 	v[154] = v[9]
 	v[154] &= 0x1
-	var t183 uint64 = v[211] | v[182]
+	var t183 uint64 = v[202] | v[182]
 	v[183] = t183
 	var t198 uint64 = ^t183
 	var t199 uint64 = t144 & v[181]
@@ -277,9 +274,9 @@ var simsum_int32Index = map[string]int{
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
 	"s1_tready": 158,
-	"m_tdata":   201,
-	"m_tkeep":   209,
-	"m_tlast":   210,
+	"m_tdata":   160,
+	"m_tkeep":   168,
+	"m_tlast":   201,
 	"m_tvalid":  159,
-	"m_tready":  211,
+	"m_tready":  202,
 }

@@ -12,7 +12,7 @@ import (
 
 // simsum_int8_sat simulates module onic_kernel_sum_int8_sat: S holds every signal's words, M0... its memories.
 type simsum_int8_sat struct {
-	S         [1188]uint64
+	S         [1179]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "66402ed3b0119d48b29d25a48e12e0e3" }
+func (x *simsum_int8_sat) Fingerprint() string { return "3e5a14a8f95961878834dee1801304b1" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -323,11 +323,8 @@ func (x *simsum_int8_sat) EvalState() {
 		v[1158] = t1158
 	}
 	if d&0x2 != 0 {
-		*(*[8]uint64)(v[1177:1185]) = *(*[8]uint64)(v[1136:1144])
-		var t1185 uint64 = v[1144] >> 0 & 0xffffffffffffffff
-		v[1185] = t1185
-		var t1186 uint64 = v[1145] >> 0 & 0x1
-		v[1186] = t1186
+		var t1177 uint64 = v[1145] >> 0 & 0x1
+		v[1177] = t1177
 	}
 }
 
@@ -1890,7 +1887,7 @@ func (x *simsum_int8_sat) EvalInputs() {
 	v[1120] = t1120
 	v[1130] = v[9]
 	v[1130] &= 0x1
-	var t1159 uint64 = v[1187] | v[1158]
+	var t1159 uint64 = v[1178] | v[1158]
 	v[1159] = t1159
 	var t1174 uint64 = ^t1159
 	var t1175 uint64 = t1120 & v[1157]
@@ -1957,9 +1954,9 @@ var simsum_int8_satIndex = map[string]int{
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
 	"s1_tready": 1134,
-	"m_tdata":   1177,
-	"m_tkeep":   1185,
-	"m_tlast":   1186,
+	"m_tdata":   1136,
+	"m_tkeep":   1144,
+	"m_tlast":   1177,
 	"m_tvalid":  1135,
-	"m_tready":  1187,
+	"m_tready":  1178,
 }

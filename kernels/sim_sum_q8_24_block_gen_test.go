@@ -12,7 +12,7 @@ import (
 
 // simsum_q8_24_block simulates module onic_kernel_sum_q8_24_block: S holds every signal's words, M0... its memories.
 type simsum_q8_24_block struct {
-	S         [385]uint64
+	S         [376]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "4f8dd3222ed9dda76ec5c137ed750685" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "cc11d2d940591adc5cb0dc0f414686ff" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -498,11 +498,8 @@ func (x *simsum_q8_24_block) EvalState() {
 		v[355] = t355
 	}
 	if d&0x8 != 0 {
-		*(*[8]uint64)(v[374:382]) = *(*[8]uint64)(v[333:341])
-		var t382 uint64 = v[341] >> 0 & 0xffffffffffffffff
-		v[382] = t382
-		var t383 uint64 = v[342] >> 0 & 0x1
-		v[383] = t383
+		var t374 uint64 = v[342] >> 0 & 0x1
+		v[374] = t374
 	}
 	if d&0x6 != 0 {
 		var t326 uint64 = v[354] | v[325]
@@ -520,7 +517,7 @@ func (x *simsum_q8_24_block) EvalInputs() {
 	v[329] = t329
 	var t331 uint64 = v[326] & v[10]
 	v[331] = t331
-	var t356 uint64 = v[384] | v[355]
+	var t356 uint64 = v[375] | v[355]
 	v[356] = t356
 	var t371 uint64 = ^t356
 	var t373 uint64 = t371 & v[372]
@@ -651,9 +648,9 @@ var simsum_q8_24_blockIndex = map[string]int{
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
 	"s1_tready": 331,
-	"m_tdata":   374,
-	"m_tkeep":   382,
-	"m_tlast":   383,
+	"m_tdata":   333,
+	"m_tkeep":   341,
+	"m_tlast":   374,
 	"m_tvalid":  332,
-	"m_tready":  384,
+	"m_tready":  375,
 }

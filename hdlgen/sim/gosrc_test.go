@@ -107,7 +107,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 4 {
+	for k := range n + 5 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -122,6 +122,8 @@ func TestGoSourceRandom(t *testing.T) {
 			m = parityMaps()
 		case k == n+2:
 			m, _, _ = packedStages()
+		case k == n+3:
+			m, _ = wordSlices()
 		default:
 			m, _ = roms()
 		}

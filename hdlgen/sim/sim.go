@@ -159,16 +159,23 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 	s := &Sim{m: m, at: at, inputs: map[string]int32{}, outputs: map[string]int32{}}
 	words := func(i int) int32 { return int32((m.Node(i).W + 63) / 64) }
 	// A wire, or a zero-extension to as many words, is its operand's
-	// value: it shares the operand's words and costs no instruction.
-	rep := make([]int32, m.Len())
+	// value: it shares the operand's words and costs no instruction. So
+	// is a slice of whole words (a bus taken out of a wider register: a
+	// task shell's output data), which shares those of the operand's
+	// words, from the word it starts at (from).
+	rep, from := make([]int32, m.Len()), make([]int32, m.Len())
 	for i := range rep {
 		rep[i] = int32(i)
-		if n := m.Node(i); (n.Op == ir.OpWire || n.Op == ir.OpZext) && words(i) == words(n.Args[0]) {
+		switch n := m.Node(i); {
+		case (n.Op == ir.OpWire || n.Op == ir.OpZext) && words(i) == words(n.Args[0]):
 			rep[i] = int32(n.Args[0])
+		case n.Op == ir.OpSlice && n.Lo%64 == 0 && n.W%64 == 0:
+			rep[i], from[i] = int32(n.Args[0]), int32(n.Lo/64)
 		}
 	}
 	for i := range rep { // follow chains (a wire may be driven by a later node; Check ruled out loops)
 		for rep[i] != rep[rep[i]] {
+			from[i] += from[rep[i]]
 			rep[i] = rep[rep[i]]
 		}
 	}
@@ -182,7 +189,7 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 		}
 	}
 	for i := range rep {
-		s.off[i] = s.off[rep[i]]
+		s.off[i] = s.off[rep[i]] + from[i]
 	}
 	s.v = make([]uint64, total)
 	for _, p := range m.Ports() {

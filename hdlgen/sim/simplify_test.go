@@ -329,3 +329,46 @@ func TestROMLookup(t *testing.T) {
 		r.Step()
 	}
 }
+
+// wordSlices is a module of slices of whole words, which share their
+// operand's words (New): the words of a 256-bit register, a slice of such
+// a slice, slices of a concatenation and of an input, a register loaded
+// from one, and a slice read by arithmetic.
+func wordSlices() (m *ir.Module, shared []ir.Value) {
+	m = ir.NewModule("wordslices")
+	a, b := m.Input("a", 256), m.Input("b", 70)
+	r := m.Reg("r", 256, 0)
+	m.SetNext(r, m.Xor(a, m.Concat(m.Slice(r, 0, 128), m.Slice(r, 128, 128))))
+	mid := m.Slice(r, 64, 128)
+	hi := m.Slice(mid, 64, 64)
+	cat := m.Concat(b, m.Slice(a, 0, 58))
+	lo := m.Slice(cat, 0, 64)
+	top := m.Slice(cat, 64, 64)
+	q := m.Reg("q", 128, 0)
+	m.SetNext(q, m.Slice(a, 128, 128))
+	m.Output("mid", mid)
+	m.Output("hi", m.Add(hi, m.Slice(a, 192, 64)))
+	m.Output("lo", lo)
+	m.Output("top", top)
+	m.Output("qhi", m.Slice(q, 64, 64))
+	m.Output("rtop", m.Slice(r, 192, 64))
+	return m, []ir.Value{mid, hi, lo} // (simplify takes top apart: a slice across a concatenation's parts)
+}
+
+// TestWordSlices: a slice of whole words shares its operand's words (no
+// instruction of its own) and the module simulates as the reference says.
+func TestWordSlices(t *testing.T) {
+	m, shared := wordSlices()
+	s, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range shared {
+		n := m.Node(v.ID())
+		i, a := s.node(v.ID()), s.node(n.Args[0])
+		if i < 0 || a < 0 || s.off[i] != s.off[a]+int32(n.Lo/64) {
+			t.Errorf("slice %d [%d+:%d] does not share its operand's words", v.ID(), n.Lo, n.W)
+		}
+	}
+	matchesReference(t, m, s, 200, rand.New(rand.NewPCG(7, 8)))
+}
