@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "8710e5a337719ca9d1abff21c3063518" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "2d13e6939eb9e2f27a282de9347ea674" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }
@@ -243,11 +243,10 @@ func (x *simbf16_to_fp32) Edge() bool {
 	if v[252] != 0 {
 		d |= 0x2
 		if v[230] != 0 {
-			*(*[19]uint64)(v[255:274]) = *(*[19]uint64)(v[231:250])
+			*(*[19]uint64)(v[211:230]) = *(*[19]uint64)(v[231:250])
 		} else {
-			*(*[19]uint64)(v[255:274]) = *(*[19]uint64)(v[190:209])
+			*(*[19]uint64)(v[211:230]) = *(*[19]uint64)(v[190:209])
 		}
-		*(*[19]uint64)(v[211:230]) = *(*[19]uint64)(v[255:274])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -1098,7 +1098,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "030c37e7672e0a351326c66ac4a5265a" }
+func (x *simcrc32c_append) Fingerprint() string { return "b968c378618f803101794055a106c4ae" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -1701,11 +1701,10 @@ func (x *simcrc32c_append) Edge() bool {
 	if v[2824] != 0 {
 		d |= 0x80
 		if v[2811] != 0 {
-			*(*[10]uint64)(v[2827:2837]) = *(*[10]uint64)(v[2812:2822])
+			*(*[10]uint64)(v[2801:2811]) = *(*[10]uint64)(v[2812:2822])
 		} else {
-			*(*[10]uint64)(v[2827:2837]) = *(*[10]uint64)(v[2782:2792])
+			*(*[10]uint64)(v[2801:2811]) = *(*[10]uint64)(v[2782:2792])
 		}
-		*(*[10]uint64)(v[2801:2811]) = *(*[10]uint64)(v[2827:2837])
 	}
 	if x.Rst {
 		d |= 0x40

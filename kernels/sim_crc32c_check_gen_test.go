@@ -1100,7 +1100,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "0b1125333b7b61574c90757fe95fa2cd" }
+func (x *simcrc32c_check) Fingerprint() string { return "73bc413ec7fed86ff5e4103d10e8bfc2" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }
@@ -1711,11 +1711,10 @@ func (x *simcrc32c_check) Edge() bool {
 	if v[2829] != 0 {
 		d |= 0x80
 		if v[2816] != 0 {
-			*(*[10]uint64)(v[2832:2842]) = *(*[10]uint64)(v[2817:2827])
+			*(*[10]uint64)(v[2806:2816]) = *(*[10]uint64)(v[2817:2827])
 		} else {
-			*(*[10]uint64)(v[2832:2842]) = *(*[10]uint64)(v[2787:2797])
+			*(*[10]uint64)(v[2806:2816]) = *(*[10]uint64)(v[2787:2797])
 		}
-		*(*[10]uint64)(v[2806:2816]) = *(*[10]uint64)(v[2832:2842])
 	}
 	if x.Rst {
 		d |= 0x40

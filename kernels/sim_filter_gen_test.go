@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "613ddda3bce42b6297c35fd35ad7618f" }
+func (x *simfilter) Fingerprint() string { return "b27b07cd4a266f7945a24e99156d88a7" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -147,11 +147,10 @@ func (x *simfilter) Edge() bool {
 	if v[77] != 0 {
 		d |= 0x2
 		if v[64] != 0 {
-			*(*[10]uint64)(v[80:90]) = *(*[10]uint64)(v[65:75])
+			*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[65:75])
 		} else {
-			*(*[10]uint64)(v[80:90]) = *(*[10]uint64)(v[40:50])
+			*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[40:50])
 		}
-		*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[80:90])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "d00c8a766d0de858fc20595ccdf82af2" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "a1c60e8e56af110e1024246202aa6493" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -632,11 +632,10 @@ func (x *simfp32_to_bf16) Edge() bool {
 	if v[341] != 0 {
 		d |= 0x2
 		if v[333] != 0 {
-			*(*[5]uint64)(v[344:349]) = *(*[5]uint64)(v[334:339])
+			*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[334:339])
 		} else {
-			*(*[5]uint64)(v[344:349]) = *(*[5]uint64)(v[321:326])
+			*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[321:326])
 		}
-		*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[344:349])
 	}
 	if x.Rst {
 		d |= 0x1

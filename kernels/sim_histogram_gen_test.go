@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "54553a6490a61a3bbfc0dedd47c7f328" }
+func (x *simhistogram) Fingerprint() string { return "5bf5eb229f266e3ea856089efec84c5b" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -413,11 +413,10 @@ func (x *simhistogram) Edge() bool {
 	if v[231] != 0 {
 		d |= 0x4
 		if v[218] != 0 {
-			*(*[10]uint64)(v[234:244]) = *(*[10]uint64)(v[219:229])
+			*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[219:229])
 		} else {
-			*(*[10]uint64)(v[234:244]) = *(*[10]uint64)(v[194:204])
+			*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[194:204])
 		}
-		*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[234:244])
 	}
 	if x.Rst {
 		d |= 0x1

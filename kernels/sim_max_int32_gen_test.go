@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "c43430d026143b868d7ecf6c3bad7df4" }
+func (x *simmax_int32) Fingerprint() string { return "e013bbbbc833ed3757d46b5a3f00e585" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -306,11 +306,10 @@ func (x *simmax_int32) Edge() bool {
 	if v[199] != 0 {
 		d |= 0x2
 		if v[186] != 0 {
-			*(*[10]uint64)(v[202:212]) = *(*[10]uint64)(v[187:197])
+			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[187:197])
 		} else {
-			*(*[10]uint64)(v[202:212]) = *(*[10]uint64)(v[161:171])
+			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[161:171])
 		}
-		*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[202:212])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "52dad1c161ad9aece9f82523492e3f6f" }
+func (x *simmin_int32) Fingerprint() string { return "1b549e428ad98ef2e13058b0227e7038" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -306,11 +306,10 @@ func (x *simmin_int32) Edge() bool {
 	if v[199] != 0 {
 		d |= 0x2
 		if v[186] != 0 {
-			*(*[10]uint64)(v[202:212]) = *(*[10]uint64)(v[187:197])
+			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[187:197])
 		} else {
-			*(*[10]uint64)(v[202:212]) = *(*[10]uint64)(v[161:171])
+			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[161:171])
 		}
-		*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[202:212])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "82bb89bf16b64025eb2bed2588afdbca" }
+func (x *simquantize_mxint8) Fingerprint() string { return "25167e974398cde32ace1cdb46e0618c" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -3718,11 +3718,10 @@ func (x *simquantize_mxint8) Edge() bool {
 	if v[1880] != 0 {
 		d |= 0x8
 		if v[1872] != 0 {
-			*(*[5]uint64)(v[1883:1888]) = *(*[5]uint64)(v[1873:1878])
+			*(*[5]uint64)(v[1867:1872]) = *(*[5]uint64)(v[1873:1878])
 		} else {
-			*(*[5]uint64)(v[1883:1888]) = *(*[5]uint64)(v[1857:1862])
+			*(*[5]uint64)(v[1867:1872]) = *(*[5]uint64)(v[1857:1862])
 		}
-		*(*[5]uint64)(v[1867:1872]) = *(*[5]uint64)(v[1883:1888])
 	}
 	if x.Rst {
 		d |= 0x4

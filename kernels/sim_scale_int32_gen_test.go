@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "8d8630b3525347ea49e032bbc70278ad" }
+func (x *simscale_int32) Fingerprint() string { return "76c37c6a2a59c1a81c9a9d7f1f7382e0" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -1402,11 +1402,10 @@ func (x *simscale_int32) Edge() bool {
 	if v[950] != 0 {
 		d |= 0x8
 		if v[937] != 0 {
-			*(*[10]uint64)(v[953:963]) = *(*[10]uint64)(v[938:948])
+			*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[938:948])
 		} else {
-			*(*[10]uint64)(v[953:963]) = *(*[10]uint64)(v[912:922])
+			*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[912:922])
 		}
-		*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[953:963])
 	}
 	if x.Rst {
 		d |= 0x4

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "c07cb476349da1116013f6c848e51596" }
+func (x *simsum_int16_sat) Fingerprint() string { return "4e0e156b71cd90f573f65deb214552d1" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -1010,11 +1010,10 @@ func (x *simsum_int16_sat) Edge() bool {
 	if v[615] != 0 {
 		d |= 0x2
 		if v[602] != 0 {
-			*(*[10]uint64)(v[618:628]) = *(*[10]uint64)(v[603:613])
+			*(*[10]uint64)(v[592:602]) = *(*[10]uint64)(v[603:613])
 		} else {
-			*(*[10]uint64)(v[618:628]) = *(*[10]uint64)(v[577:587])
+			*(*[10]uint64)(v[592:602]) = *(*[10]uint64)(v[577:587])
 		}
-		*(*[10]uint64)(v[592:602]) = *(*[10]uint64)(v[618:628])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "7c307824c206b1977be54f6459b04075" }
+func (x *simsum_int32) Fingerprint() string { return "d1155567650b56230a5ab9e594b9967e" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -226,11 +226,10 @@ func (x *simsum_int32) Edge() bool {
 	if v[183] != 0 {
 		d |= 0x2
 		if v[170] != 0 {
-			*(*[10]uint64)(v[186:196]) = *(*[10]uint64)(v[171:181])
+			*(*[10]uint64)(v[160:170]) = *(*[10]uint64)(v[171:181])
 		} else {
-			*(*[10]uint64)(v[186:196]) = *(*[10]uint64)(v[145:155])
+			*(*[10]uint64)(v[160:170]) = *(*[10]uint64)(v[145:155])
 		}
-		*(*[10]uint64)(v[160:170]) = *(*[10]uint64)(v[186:196])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "3e5a14a8f95961878834dee1801304b1" }
+func (x *simsum_int8_sat) Fingerprint() string { return "10019c927b6f94e30d88d70c9962000e" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -1906,11 +1906,10 @@ func (x *simsum_int8_sat) Edge() bool {
 	if v[1159] != 0 {
 		d |= 0x2
 		if v[1146] != 0 {
-			*(*[10]uint64)(v[1162:1172]) = *(*[10]uint64)(v[1147:1157])
+			*(*[10]uint64)(v[1136:1146]) = *(*[10]uint64)(v[1147:1157])
 		} else {
-			*(*[10]uint64)(v[1162:1172]) = *(*[10]uint64)(v[1121:1131])
+			*(*[10]uint64)(v[1136:1146]) = *(*[10]uint64)(v[1121:1131])
 		}
-		*(*[10]uint64)(v[1136:1146]) = *(*[10]uint64)(v[1162:1172])
 	}
 	if x.Rst {
 		d |= 0x1

@@ -42,7 +42,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{s: s, z: s.sink(), typ: typ}
+	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}}
 	g.partition()
 	g.analyse()
 	own := pkg == "sim"
@@ -219,6 +219,12 @@ type gen struct {
 	stored map[int32]bool
 	konst  map[int32]uint64 // one-word constants, printed as literals
 	local  map[int32]bool   // declared in the function being printed
+	// into: the wide multiplexers printed straight into the words of the
+	// register they load (by the multiplexer's first word: set), which
+	// then commits with no copy; pin: the words read other than by
+	// instructions and registers (Sim.pinned).
+	into map[int32]int32
+	pin  map[int32]bool
 }
 
 // analyse fills stored and konst.
@@ -695,6 +701,9 @@ func (g *gen) wide(i int, q string) error {
 	}
 	switch n.Op {
 	case ir.OpMux:
+		if to, ok := g.into[d]; ok {
+			d = to
+		}
 		c := s.off[n.Args[2]]
 		var yes, no []string
 		for j := range nd {
@@ -1009,17 +1018,20 @@ func (g *gen) set(block []int, gid int) error {
 	for i := range earliest {
 		earliest[i] = -1
 	}
-	made := map[int32]int{} // a word the cone computes -> its position
+	made := map[int32]int{}   // a word the cone computes -> its position
+	readBy := map[int32]int{} // a word -> how many cone instructions read it
 	for pos, k := range cone {
 		for _, o := range s.dstWords(s.prog[k]) {
 			made[o] = pos
 		}
 		for _, o := range g.effectiveReads(k) {
+			readBy[o]++
 			if i, ok := at[o]; ok {
 				earliest[i] = pos
 			}
 		}
 	}
+	direct := g.directMuxes(block, cone, made, readBy)
 	reads := make([][]int, len(block))
 	for i, k := range block {
 		r := s.regs[k]
@@ -1066,7 +1078,7 @@ func (g *gen) set(block []int, gid int) error {
 		}
 		done[i] = true
 		r := s.regs[block[i]]
-		if r.next != r.slot {
+		if r.next != r.slot && direct[i] < 0 {
 			for j := range r.nw {
 				w("v[%d] = %s", r.slot+j, src(r, j))
 			}
@@ -1083,7 +1095,21 @@ func (g *gen) set(block []int, gid int) error {
 	}
 	g.planConcats(cone)
 	for pos, k := range cone {
-		if err := g.inst(s.prog[k], g.q); err != nil {
+		for i := range block {
+			// Straight into the register if it may take its new value
+			// now: nothing later reads its words, and the registers
+			// reading them as their next values have committed (else
+			// its multiplexer goes to its own words and is copied).
+			if direct[i] == pos && (blocked[i] > 0 || earliest[i] != pos) {
+				direct[i] = -1
+			}
+			if direct[i] == pos {
+				g.into[s.regs[block[i]].next] = s.regs[block[i]].slot
+			}
+		}
+		err := g.inst(s.prog[k], g.q)
+		clear(g.into)
+		if err != nil {
 			return err
 		}
 		for i := range block {
@@ -1105,6 +1131,53 @@ func (g *gen) set(block []int, gid int) error {
 		}
 	}
 	return nil
+}
+
+// directMuxes finds, for each register of block, the cone position of
+// the wide multiplexer that is its whole next value and that only it
+// reads (-1: none), which set may print straight into the register's
+// words: a stage register loaded from one of two buses (a skid buffer's
+// output) then takes its value with no copy. The multiplexer's operands
+// must not share the register's words, and nothing but the register
+// reads the multiplexer's (no instruction, port or other register).
+func (g *gen) directMuxes(block, cone []int, made map[int32]int, readBy map[int32]int) []int {
+	s := g.s
+	if g.pin == nil {
+		g.pin = s.pinned()
+	}
+	nextOf := map[int32]int{} // a word -> how many block registers load it
+	for _, k := range block {
+		for j := range s.regs[k].nw {
+			nextOf[s.regs[k].next+j]++
+		}
+	}
+	direct := make([]int, len(block))
+	for i, k := range block {
+		direct[i] = -1
+		r := s.regs[k]
+		pos, ok := made[r.next]
+		if r.nw < 2 || !ok {
+			continue
+		}
+		in := s.prog[cone[pos]]
+		if in.op != opWide || s.m.Node(int(in.node)).Op != ir.OpMux || s.off[in.node] != r.next || s.nw[in.node] != r.nw {
+			continue
+		}
+		overlaps := func(a int32) bool { return s.off[a] < r.slot+r.nw && r.slot < s.off[a]+s.nw[a] }
+		n := s.m.Node(int(in.node))
+		if overlaps(int32(n.Args[0])) || overlaps(int32(n.Args[1])) || overlaps(int32(n.Args[2])) {
+			continue
+		}
+		alone := true
+		for j := range r.nw {
+			o := r.next + j
+			alone = alone && readBy[o] == 0 && nextOf[o] == 1 && !g.pin[o]
+		}
+		if alone {
+			direct[i] = pos
+		}
+	}
+	return direct
 }
 
 // producers maps each word the instructions of list compute (indices
@@ -1363,7 +1436,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-26"
+const goSourceVersion = "onic-gosrc-27"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

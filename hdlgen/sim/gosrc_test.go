@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,7 +108,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 5 {
+	for k := range n + 6 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -124,6 +125,8 @@ func TestGoSourceRandom(t *testing.T) {
 			m, _, _ = packedStages()
 		case k == n+3:
 			m, _ = wordSlices()
+		case k == n+4:
+			m, _ = skidStages()
 		default:
 			m, _ = roms()
 		}
@@ -375,4 +378,73 @@ func regLoops() *ir.Module {
 	m.Output("f1", m.Xor(m.Slice(w1, 0, 8), m.Add(c[2], a)))
 	m.Output("f2", m.Xor(m.Slice(ws1, 60, 70), m.Zext(m.Concat(p[0], h), 70)))
 	return m
+}
+
+// skidStages is a module of 256-bit stage registers loaded from
+// multiplexers, the shapes directMuxes must tell apart: out, a skid
+// buffer's output register, loaded from its skid register or the input
+// (printed straight into out); a stage that a later stage of the same
+// enable reads (straight in, after that stage has taken out2's old
+// value); a register that holds itself through its multiplexer (its own
+// words are an operand: not straight in); and a multiplexer two
+// registers load (not straight in).
+func skidStages() (m *ir.Module, direct []ir.Value) {
+	m = ir.NewModule("skid")
+	a, b := m.Input("a", 256), m.Input("b", 256)
+	sel, en := m.Input("sel", 1), m.Input("en", 1)
+	skid := m.Reg("skid", 256, 0)
+	m.SetNext(skid, a)
+	m.SetEnable(skid, m.Not(sel))
+	out := m.Reg("out", 256, 0)
+	m.SetNext(out, m.Mux(sel, skid, b))
+	m.SetEnable(out, en)
+	out2 := m.Reg("out2", 256, 0)
+	m.SetNext(out2, m.Mux(sel, b, a))
+	m.SetEnable(out2, en)
+	later := m.Reg("later", 256, 0)
+	m.SetNext(later, out2)
+	m.SetEnable(later, en)
+	z := m.Reg("z", 256, 0)
+	m.SetNext(z, m.Xor(later, m.Concat(m.Slice(out2, 0, 128), m.Slice(a, 0, 128))))
+	m.SetEnable(z, en)
+	hold := m.Reg("hold", 256, 0)
+	m.SetNext(hold, m.Mux(sel, a, hold))
+	both := m.Mux(en, a, b)
+	r1, r2 := m.Reg("r1", 256, 0), m.Reg("r2", 256, 1)
+	m.SetNext(r1, both)
+	m.SetNext(r2, both)
+	m.Output("q", out)
+	m.Output("q2", m.Xor(z, hold))
+	m.Output("q3", m.Add(r1, r2))
+	return m, []ir.Value{out, out2}
+}
+
+// TestDirectMuxes: the multiplexers skidStages' out and out2 load are
+// printed straight into their words (an array copy from an operand to the
+// register's words) and the others are not; TestGoSourceRandom runs the
+// module against the interpreter.
+func TestDirectMuxes(t *testing.T) {
+	m, direct := skidStages()
+	src, err := GoSource(m, "main", "skid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < m.Len(); i++ {
+		n := m.Node(i)
+		if n.Op != ir.OpReg || n.W != 256 {
+			continue
+		}
+		j := s.node(i)
+		into := fmt.Sprintf("*(*[4]uint64)(v[%d:%d]) = *(*[4]uint64)(v[", s.off[j], s.off[j]+4)
+		mux := s.m.Node(s.m.Node(j).Args[0])
+		want := slices.ContainsFunc(direct, func(v ir.Value) bool { return v.ID() == i })
+		got := mux.Op == ir.OpMux && bytes.Count(src, []byte(into)) == 2
+		if got != want {
+			t.Errorf("register %s: multiplexer printed straight into it %v, want %v", n.Name, got, want)
+		}
+	}
 }

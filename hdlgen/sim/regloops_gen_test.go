@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "324b876081da3c69c3b2b0d9d0a1dc2a" }
+func (x *regloops) Fingerprint() string { return "4fd50e71b1147c011bdd95919aa6f9ff" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
