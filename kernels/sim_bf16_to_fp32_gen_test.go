@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "2d13e6939eb9e2f27a282de9347ea674" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "b03ba4fe9312356a680c680646493eed" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "b27b07cd4a266f7945a24e99156d88a7" }
+func (x *simfilter) Fingerprint() string { return "4e616af6fed4d167aa0259bc6f1335be" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -121,7 +121,7 @@ func (x *simfilter) EvalInputs() {
 	var t50 uint64 = ^t37
 	var t51 uint64 = (v[75] | t50) & 0x1
 	v[51] = t51
-	var t36 uint64 = t34 | t34<<1 | t34<<2 | t34<<3 | t34<<4 | t34<<5 | t34<<6 | t34<<7 | t34<<8 | t34<<9 | t34<<10 | t34<<11 | t34<<12 | t34<<13 | t34<<14 | t34<<15 | t28<<16 | t28<<17 | t28<<18 | t28<<19 | t28<<20 | t28<<21 | t28<<22 | t28<<23 | t28<<24 | t28<<25 | t28<<26 | t28<<27 | t28<<28 | t28<<29 | t28<<30 | t28<<31 | t22<<32 | t22<<33 | t22<<34 | t22<<35 | t22<<36 | t22<<37 | t22<<38 | t22<<39 | t22<<40 | t22<<41 | t22<<42 | t22<<43 | t22<<44 | t22<<45 | t22<<46 | t22<<47 | t17<<48 | t17<<49 | t17<<50 | t17<<51 | t17<<52 | t17<<53 | t17<<54 | t17<<55 | t17<<56 | t17<<57 | t17<<58 | t17<<59 | t17<<60 | t17<<61 | t17<<62 | t17<<63
+	var t36 uint64 = t34*0xffff | t28*0xffff<<16 | t22*0xffff<<32 | t17*0xffff<<48
 	v[48] = t36
 	var t39 uint64 = v[10] & t37
 	v[39] = t39

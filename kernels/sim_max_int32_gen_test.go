@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "e013bbbbc833ed3757d46b5a3f00e585" }
+func (x *simmax_int32) Fingerprint() string { return "3b0c2a05bf74fdea8764a32f1f6e8f66" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -281,7 +281,7 @@ func (x *simmax_int32) EvalInputs() {
 	}
 	v[150] = t141<<32 | t149
 	*(*[8]uint64)(v[161:169]) = *(*[8]uint64)(v[150:158])
-	var t158 uint64 = t147 | t147<<1 | t147<<2 | t147<<3 | t139<<4 | t139<<5 | t139<<6 | t139<<7 | t131<<8 | t131<<9 | t131<<10 | t131<<11 | t123<<12 | t123<<13 | t123<<14 | t123<<15 | t115<<16 | t115<<17 | t115<<18 | t115<<19 | t107<<20 | t107<<21 | t107<<22 | t107<<23 | t99<<24 | t99<<25 | t99<<26 | t99<<27 | t91<<28 | t91<<29 | t91<<30 | t91<<31 | t83<<32 | t83<<33 | t83<<34 | t83<<35 | t75<<36 | t75<<37 | t75<<38 | t75<<39 | t67<<40 | t67<<41 | t67<<42 | t67<<43 | t59<<44 | t59<<45 | t59<<46 | t59<<47 | t51<<48 | t51<<49 | t51<<50 | t51<<51 | t43<<52 | t43<<53 | t43<<54 | t43<<55 | t35<<56 | t35<<57 | t35<<58 | t35<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
+	var t158 uint64 = t147*0xf | t139*0xf<<4 | t131*0xf<<8 | t123*0xf<<12 | t115*0xf<<16 | t107*0xf<<20 | t99*0xf<<24 | t91*0xf<<28 | t83*0xf<<32 | t75*0xf<<36 | t67*0xf<<40 | t59*0xf<<44 | t51*0xf<<48 | t43*0xf<<52 | t35*0xf<<56 | t27*0xf<<60
 	v[169] = t158
 	var t160 uint64 = v[10] & v[21]
 	v[160] = t160

@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "25167e974398cde32ace1cdb46e0618c" }
+func (x *simquantize_mxint8) Fingerprint() string { return "71e27b47f3860d06432f63bb7bb6f9e6" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -1514,7 +1514,7 @@ func (x *simquantize_mxint8) EvalState() {
 		var t928 uint64 = (v[2325] >> 1) & 0x1
 		var t912 uint64 = (v[2321] >> 1) & 0x1
 		var t896 uint64 = (v[2317] >> 1) & 0x1
-		var t1851 uint64 = t896 | t896<<1 | t912<<2 | t928<<3 | t944<<4 | t960<<5 | t976<<6 | t992<<7 | t1008<<8 | t1024<<9 | t1040<<10 | t1056<<11 | t1072<<12 | t1088<<13 | t1104<<14 | t1120<<15 | t1136<<16 | t1152<<17 | t1168<<18 | t1184<<19 | t1200<<20 | t1216<<21 | t1232<<22 | t1248<<23 | t1264<<24 | t1280<<25 | t1296<<26 | t1312<<27 | t1328<<28 | t1344<<29 | t1360<<30 | t1376<<31 | t1392<<32
+		var t1851 uint64 = t896*0x3 | t912<<2 | t928<<3 | t944<<4 | t960<<5 | t976<<6 | t992<<7 | t1008<<8 | t1024<<9 | t1040<<10 | t1056<<11 | t1072<<12 | t1088<<13 | t1104<<14 | t1120<<15 | t1136<<16 | t1152<<17 | t1168<<18 | t1184<<19 | t1200<<20 | t1216<<21 | t1232<<22 | t1248<<23 | t1264<<24 | t1280<<25 | t1296<<26 | t1312<<27 | t1328<<28 | t1344<<29 | t1360<<30 | t1376<<31 | t1392<<32
 		v[1861] = v[1395]<<41 | t1851<<8 | v[1850]
 		v[1861] &= 0x3ffffffffff
 	}

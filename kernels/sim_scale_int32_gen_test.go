@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "76c37c6a2a59c1a81c9a9d7f1f7382e0" }
+func (x *simscale_int32) Fingerprint() string { return "afd6b2caebfaf1225417a23f9873078e" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

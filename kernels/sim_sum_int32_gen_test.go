@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "d1155567650b56230a5ab9e594b9967e" }
+func (x *simsum_int32) Fingerprint() string { return "e9bd713971ae60da72b0453ad49b0b58" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -201,7 +201,7 @@ func (x *simsum_int32) EvalInputs() {
 	var t133 uint64 = (t128 + t130) & 0xffffffff
 	v[134] = t126<<32 | t133
 	*(*[8]uint64)(v[145:153]) = *(*[8]uint64)(v[134:142])
-	var t142 uint64 = t132 | t132<<1 | t132<<2 | t132<<3 | t125<<4 | t125<<5 | t125<<6 | t125<<7 | t118<<8 | t118<<9 | t118<<10 | t118<<11 | t111<<12 | t111<<13 | t111<<14 | t111<<15 | t104<<16 | t104<<17 | t104<<18 | t104<<19 | t97<<20 | t97<<21 | t97<<22 | t97<<23 | t90<<24 | t90<<25 | t90<<26 | t90<<27 | t83<<28 | t83<<29 | t83<<30 | t83<<31 | t76<<32 | t76<<33 | t76<<34 | t76<<35 | t69<<36 | t69<<37 | t69<<38 | t69<<39 | t62<<40 | t62<<41 | t62<<42 | t62<<43 | t55<<44 | t55<<45 | t55<<46 | t55<<47 | t48<<48 | t48<<49 | t48<<50 | t48<<51 | t41<<52 | t41<<53 | t41<<54 | t41<<55 | t34<<56 | t34<<57 | t34<<58 | t34<<59 | t27<<60 | t27<<61 | t27<<62 | t27<<63
+	var t142 uint64 = t132*0xf | t125*0xf<<4 | t118*0xf<<8 | t111*0xf<<12 | t104*0xf<<16 | t97*0xf<<20 | t90*0xf<<24 | t83*0xf<<28 | t76*0xf<<32 | t69*0xf<<36 | t62*0xf<<40 | t55*0xf<<44 | t48*0xf<<48 | t41*0xf<<52 | t34*0xf<<56 | t27*0xf<<60
 	v[153] = t142
 	var t144 uint64 = v[10] & v[21]
 	v[144] = t144

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "10019c927b6f94e30d88d70c9962000e" }
+func (x *simsum_int8_sat) Fingerprint() string { return "e45e3d87ea724d20fb94b05f7bb5350c" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -1436,7 +1436,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-27"
+const goSourceVersion = "onic-gosrc-28"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1599,6 +1599,29 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 		pos := 0
 		lm := g.lmaps[in.dst]
 		for j := len(ps) - 2; j >= 0; j -= 2 {
+			// A part repeated k times in a row (a byte enable's bit made
+			// a byte mask) is one multiplication: the part is clean and
+			// the copies do not overlap, so times 1 + 2^w + 2^2w + ...
+			// places them all, where k shifts and ors did.
+			k := 1
+			for j-2*k >= 0 && ps[j-2*k] == ps[j] && ps[j-2*k+1] == ps[j+1] {
+				k++
+			}
+			_, isConst := g.konst[ps[j]]
+			if k > 1 && !isConst && !(lm != nil && lm.part[ps[j]]) {
+				var times uint64
+				for c := range k {
+					times |= 1 << uint(c*int(ps[j+1]))
+				}
+				t := fmt.Sprintf("%s*%#x", g.ref(ps[j]), times)
+				if pos != 0 {
+					t += fmt.Sprintf("<<%d", pos)
+				}
+				terms = append(terms, t)
+				pos += k * int(ps[j+1])
+				j -= 2 * (k - 1)
+				continue
+			}
 			if lm != nil && lm.part[ps[j]] {
 				// (from the table, below)
 			} else if k, ok := g.konst[ps[j]]; ok {

@@ -108,7 +108,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 6 {
+	for k := range n + 7 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -127,6 +127,8 @@ func TestGoSourceRandom(t *testing.T) {
 			m, _ = wordSlices()
 		case k == n+4:
 			m, _ = skidStages()
+		case k == n+5:
+			m = replicas()
 		default:
 			m, _ = roms()
 		}
@@ -445,6 +447,47 @@ func TestDirectMuxes(t *testing.T) {
 		got := mux.Op == ir.OpMux && bytes.Count(src, []byte(into)) == 2
 		if got != want {
 			t.Errorf("register %s: multiplexer printed straight into it %v, want %v", n.Name, got, want)
+		}
+	}
+}
+
+// replicas is a module of concatenations that repeat a part: a bit made a
+// 16-bit mask, a 3-bit field thrice beside other parts and constants, a
+// 5-bit field twelve times (60 bits), a part repeated but not in a row,
+// and a 64-bit concatenation whose operand is a register (its upper bits
+// kept clean by the register's own width).
+func replicas() *ir.Module {
+	m := ir.NewModule("replicas")
+	a, b, c := m.Input("a", 1), m.Input("b", 3), m.Input("c", 5)
+	rep := func(v ir.Value, k int) []ir.Value {
+		var out []ir.Value
+		for range k {
+			out = append(out, v)
+		}
+		return out
+	}
+	m.Output("mask", m.Concat(rep(a, 16)...))
+	m.Output("mixed", m.Concat(append(append(rep(b, 3), c, a, a, m.Const(2, 1)), rep(a, 2)...)...))
+	m.Output("wide", m.Concat(rep(c, 12)...))
+	m.Output("apart", m.Concat(a, b, a, b))
+	r := m.Reg("r", 4, 0)
+	m.SetNext(r, m.Add(r, m.Concat(a, b)))
+	m.Output("regs", m.Concat(rep(r, 16)...))
+	return m
+}
+
+// TestReplicas: GoSource prints each run of a repeated part as one
+// multiplication (TestGoSourceRandom runs the module against the
+// interpreter).
+func TestReplicas(t *testing.T) {
+	src, err := GoSource(replicas(), "main", "replicas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.ReplaceAll(src, []byte(" "), nil)
+	for _, times := range []string{"v[0]*0xffff", "v[0]*0x3|v[0]*0x3<<4|", "v[1]*0x49<<11", "v[2]*0x84210842108421", "v[8]*0x1111111111111111", "=v[1]|v[0]<<3|v[1]<<4|v[0]<<7"} {
+		if !bytes.Contains(src, []byte(times)) {
+			t.Errorf("no %q in the generated source", times)
 		}
 	}
 }

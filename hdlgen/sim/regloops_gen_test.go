@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "4fd50e71b1147c011bdd95919aa6f9ff" }
+func (x *regloops) Fingerprint() string { return "b3360e04c7437f8a5f5bf47eab14b26a" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

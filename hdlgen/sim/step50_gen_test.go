@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "9bc120add45a238005ccfe6df9949458" }
+func (x *step50) Fingerprint() string { return "57f373578932608f0dafa0f25cd58f4c" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }

@@ -317,7 +317,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "dd35f00ab2fd486f3745c46dea2a0f93" }
+func (x *managerSim) Fingerprint() string { return "bf8c1da1acbe65207858f5ddf8556114" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -860,13 +860,13 @@ func (x *managerSim) EvalInputs() {
 	var t13 uint64 = t11 & v[12]
 	v[13] = t13
 	var t19 uint64 = (v[7] >> 3) & 0x1
-	var t20 uint64 = t19 | t19<<1 | t19<<2 | t19<<3 | t19<<4 | t19<<5 | t19<<6 | t19<<7
+	var t20 uint64 = t19 * 0xff
 	var t21 uint64 = (v[7] >> 2) & 0x1
-	var t22 uint64 = t21 | t21<<1 | t21<<2 | t21<<3 | t21<<4 | t21<<5 | t21<<6 | t21<<7
+	var t22 uint64 = t21 * 0xff
 	var t23 uint64 = (v[7] >> 1) & 0x1
-	var t24 uint64 = t23 | t23<<1 | t23<<2 | t23<<3 | t23<<4 | t23<<5 | t23<<6 | t23<<7
+	var t24 uint64 = t23 * 0xff
 	var t25 uint64 = (v[7]) & 0x1
-	var t26 uint64 = t25 | t25<<1 | t25<<2 | t25<<3 | t25<<4 | t25<<5 | t25<<6 | t25<<7
+	var t26 uint64 = t25 * 0xff
 	var t27 uint64 = t26 | t24<<8 | t22<<16 | t20<<24
 	var t29 uint64 = (^t27) & 0xffffffff
 	v[29] = t29
