@@ -85,6 +85,14 @@ func (g *gen) concatWord(i int, j int32) string {
 	n := m.Node(i)
 	d, nd := s.off[i], s.nw[i]
 	var terms []string
+	// run: the last term, when it is a one-word part placed whole in
+	// this word, and how many copies of that part in a row it places (a
+	// repeated part is one multiplication: see goExpr's concatenation).
+	var run struct {
+		src       string
+		p, lo, pw int
+		k         int
+	}
 	pos := n.W
 	for _, p := range n.Args {
 		pw := m.Node(p).W
@@ -104,6 +112,17 @@ func (g *gen) concatWord(i int, j int32) string {
 				}
 				src = g.ref(po)
 			}
+			whole := s.nw[p] == 1 && qw == j && r+pw <= 64
+			if whole && run.k > 0 && run.p == p && run.lo == r+pw {
+				run.k++
+				run.lo = r
+				terms[len(terms)-1] = repeated(run.src, run.pw, run.k, run.lo)
+				continue
+			}
+			run.k = 0
+			if whole {
+				run.src, run.p, run.lo, run.pw, run.k = src, p, r, pw, 1
+			}
 			switch {
 			case qw != j:
 				terms = append(terms, fmt.Sprintf("%s>>%d", src, 64-r))
@@ -122,4 +141,18 @@ func (g *gen) concatWord(i int, j int32) string {
 		st += fmt.Sprintf("\nv[%d] &= %#x", d+j, uint64(1)<<uint(r)-1)
 	}
 	return st
+}
+
+// repeated is the term placing k copies of the clean w-bit value src in a
+// row from bit lo up: src times 1 + 2^w + 2^2w + ..., shifted.
+func repeated(src string, w, k, lo int) string {
+	var times uint64
+	for c := range k {
+		times |= 1 << uint(c*w)
+	}
+	t := fmt.Sprintf("%s*%#x", src, times)
+	if lo != 0 {
+		t += fmt.Sprintf("<<%d", lo)
+	}
+	return t
 }

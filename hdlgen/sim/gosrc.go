@@ -1609,15 +1609,7 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 			}
 			_, isConst := g.konst[ps[j]]
 			if k > 1 && !isConst && !(lm != nil && lm.part[ps[j]]) {
-				var times uint64
-				for c := range k {
-					times |= 1 << uint(c*int(ps[j+1]))
-				}
-				t := fmt.Sprintf("%s*%#x", g.ref(ps[j]), times)
-				if pos != 0 {
-					t += fmt.Sprintf("<<%d", pos)
-				}
-				terms = append(terms, t)
+				terms = append(terms, repeated(g.ref(ps[j]), int(ps[j+1]), k, pos))
 				pos += k * int(ps[j+1])
 				j -= 2 * (k - 1)
 				continue

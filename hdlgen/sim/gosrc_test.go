@@ -454,8 +454,8 @@ func TestDirectMuxes(t *testing.T) {
 // replicas is a module of concatenations that repeat a part: a bit made a
 // 16-bit mask, a 3-bit field thrice beside other parts and constants, a
 // 5-bit field twelve times (60 bits), a part repeated but not in a row,
-// and a 64-bit concatenation whose operand is a register (its upper bits
-// kept clean by the register's own width).
+// a 143-bit concatenation (runs cut at word edges, a copy across two
+// words), and a 64-bit concatenation whose operand is a register.
 func replicas() *ir.Module {
 	m := ir.NewModule("replicas")
 	a, b, c := m.Input("a", 1), m.Input("b", 3), m.Input("c", 5)
@@ -470,6 +470,7 @@ func replicas() *ir.Module {
 	m.Output("mixed", m.Concat(append(append(rep(b, 3), c, a, a, m.Const(2, 1)), rep(a, 2)...)...))
 	m.Output("wide", m.Concat(rep(c, 12)...))
 	m.Output("apart", m.Concat(a, b, a, b))
+	m.Output("across", m.Concat(append(append(rep(a, 40), b), rep(c, 20)...)...)) // (143 bits: parts across words)
 	r := m.Reg("r", 4, 0)
 	m.SetNext(r, m.Add(r, m.Concat(a, b)))
 	m.Output("regs", m.Concat(rep(r, 16)...))
@@ -477,7 +478,7 @@ func replicas() *ir.Module {
 }
 
 // TestReplicas: GoSource prints each run of a repeated part as one
-// multiplication (TestGoSourceRandom runs the module against the
+// multiplication, in one-word and in wide concatenations (TestGoSourceRandom runs the module against the
 // interpreter).
 func TestReplicas(t *testing.T) {
 	src, err := GoSource(replicas(), "main", "replicas")
@@ -485,7 +486,8 @@ func TestReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	src = bytes.ReplaceAll(src, []byte(" "), nil)
-	for _, times := range []string{"v[0]*0xffff", "v[0]*0x3|v[0]*0x3<<4|", "v[1]*0x49<<11", "v[2]*0x84210842108421", "v[8]*0x1111111111111111", "=v[1]|v[0]<<3|v[1]<<4|v[0]<<7"} {
+	for _, times := range []string{"v[0]*0xffff", "v[0]*0x3|v[0]*0x3<<4|", "v[1]*0x49<<11", "v[2]*0x84210842108421", "*0x1111111111111111", "=v[1]|v[0]<<3|v[1]<<4|v[0]<<7",
+		"=v[0]*0x1ffffff<<39|v[1]<<36|v[2]*0x42108421<<1|v[2]>>4", "=v[0]*0x7fff"} {
 		if !bytes.Contains(src, []byte(times)) {
 			t.Errorf("no %q in the generated source", times)
 		}
