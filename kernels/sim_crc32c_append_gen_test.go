@@ -1098,7 +1098,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "536c501bd611cf3b28cdaac7e4bdc2d2" }
+func (x *simcrc32c_append) Fingerprint() string { return "ec0dce91d65d0d31a37cd945a961f3ec" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -1630,9 +1630,9 @@ func (x *simcrc32c_append) EvalInputs() {
 	var t2796 uint64 = v[2793] & t2795
 	var t2797 uint64 = t2796 & v[2774]
 	v[2797] = t2797
-	var t14 uint64 = ^t13
 	var t15 uint64 = (^v[9]) & 0x1
 	v[15] = t15
+	var t14 uint64 = ^t13
 	var t16 uint64 = t14 & t15
 	v[16] = t16
 	var t2775 uint64 = v[10] & v[2774]

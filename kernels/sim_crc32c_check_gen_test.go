@@ -1100,7 +1100,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "57f9893ce4c2c1ef00690e1e11eecbae" }
+func (x *simcrc32c_check) Fingerprint() string { return "a25022ba65917300991853fc2694c456" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }
@@ -1640,9 +1640,9 @@ func (x *simcrc32c_check) EvalInputs() {
 	var t2801 uint64 = v[2798] & t2800
 	var t2802 uint64 = t2801 & v[2779]
 	v[2802] = t2802
-	var t14 uint64 = ^t13
 	var t15 uint64 = (^v[9]) & 0x1
 	v[15] = t15
+	var t14 uint64 = ^t13
 	var t16 uint64 = t14 & t15
 	v[16] = t16
 	var t2780 uint64 = v[10] & v[2779]

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "4e616af6fed4d167aa0259bc6f1335be" }
+func (x *simfilter) Fingerprint() string { return "71e4918e3d23095cabcafd86509b339c" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -121,10 +121,10 @@ func (x *simfilter) EvalInputs() {
 	var t50 uint64 = ^t37
 	var t51 uint64 = (v[75] | t50) & 0x1
 	v[51] = t51
-	var t36 uint64 = t34*0xffff | t28*0xffff<<16 | t22*0xffff<<32 | t17*0xffff<<48
-	v[48] = t36
 	var t39 uint64 = v[10] & t37
 	v[39] = t39
+	var t36 uint64 = t34*0xffff | t28*0xffff<<16 | t22*0xffff<<32 | t17*0xffff<<48
+	v[48] = t36
 	*(*[8]uint64)(v[40:48]) = *(*[8]uint64)(v[0:8])
 	v[49] = v[9]
 	v[49] &= 0x1

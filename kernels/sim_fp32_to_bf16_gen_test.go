@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "63b55a6e5b504d67cdbeac1e80347747" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "0aa0e206a87a4288740e47557bacdd52" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -189,25 +189,24 @@ func (x *simfp32_to_bf16) EvalState() {
 func (x *simfp32_to_bf16) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t12 uint64 = v[7] >> 32 & 0xffffffff
-	var t13 uint64 = (v[8] >> 60) & 0x1
 	var t14 uint64 = v[7] >> 55 & 0xff
-	var t15 uint64 = v[7] >> 32 & 0x7fffff
 	var t17 uint64
 	if t14 == 0xff {
 		t17 = 1
 	}
+	var t15 uint64 = v[7] >> 32 & 0x7fffff
 	var t19 uint64
 	if t15 != 0x0 {
 		t19 = 1
 	}
 	var t20 uint64 = t17 & t19
+	var t26 uint64 = v[7] >> 48 & 0xffff
+	var t28 uint64 = t26 | 0x40
+	var t12 uint64 = v[7] >> 32 & 0xffffffff
 	var t22 uint64 = v[7] >> 48 & 0x1
 	var t23 uint64 = 0x7fff + t22
 	var t24 uint64 = t12 + t23
 	var t25 uint64 = t24 >> 16
-	var t26 uint64 = v[7] >> 48 & 0xffff
-	var t28 uint64 = t26 | 0x40
 	var t29, t29_1, t29_0 uint64 = 0, t28, t25
 	if t20 != 0 {
 		t29 = t29_1
@@ -215,25 +214,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t29 = t29_0
 	}
 	t29 &= 0xffff
-	var t31 uint64 = v[7] >> 0 & 0xffffffff
-	var t32 uint64 = (v[8] >> 56) & 0x1
 	var t33 uint64 = v[7] >> 23 & 0xff
-	var t34 uint64 = v[7] >> 0 & 0x7fffff
 	var t36 uint64
 	if t33 == 0xff {
 		t36 = 1
 	}
+	var t34 uint64 = v[7] >> 0 & 0x7fffff
 	var t38 uint64
 	if t34 != 0x0 {
 		t38 = 1
 	}
 	var t39 uint64 = t36 & t38
+	var t45 uint64 = v[7] >> 16 & 0xffff
+	var t47 uint64 = t45 | 0x40
+	var t31 uint64 = v[7] >> 0 & 0xffffffff
 	var t41 uint64 = v[7] >> 16 & 0x1
 	var t42 uint64 = 0x7fff + t41
 	var t43 uint64 = t31 + t42
 	var t44 uint64 = t43 >> 16
-	var t45 uint64 = v[7] >> 16 & 0xffff
-	var t47 uint64 = t45 | 0x40
 	var t48, t48_1, t48_0 uint64 = 0, t47, t44
 	if t39 != 0 {
 		t48 = t48_1
@@ -241,25 +239,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t48 = t48_0
 	}
 	t48 &= 0xffff
-	var t50 uint64 = v[6] >> 32 & 0xffffffff
-	var t51 uint64 = (v[8] >> 52) & 0x1
 	var t52 uint64 = v[6] >> 55 & 0xff
-	var t53 uint64 = v[6] >> 32 & 0x7fffff
 	var t55 uint64
 	if t52 == 0xff {
 		t55 = 1
 	}
+	var t53 uint64 = v[6] >> 32 & 0x7fffff
 	var t57 uint64
 	if t53 != 0x0 {
 		t57 = 1
 	}
 	var t58 uint64 = t55 & t57
+	var t64 uint64 = v[6] >> 48 & 0xffff
+	var t66 uint64 = t64 | 0x40
+	var t50 uint64 = v[6] >> 32 & 0xffffffff
 	var t60 uint64 = v[6] >> 48 & 0x1
 	var t61 uint64 = 0x7fff + t60
 	var t62 uint64 = t50 + t61
 	var t63 uint64 = t62 >> 16
-	var t64 uint64 = v[6] >> 48 & 0xffff
-	var t66 uint64 = t64 | 0x40
 	var t67, t67_1, t67_0 uint64 = 0, t66, t63
 	if t58 != 0 {
 		t67 = t67_1
@@ -267,25 +264,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t67 = t67_0
 	}
 	t67 &= 0xffff
-	var t69 uint64 = v[6] >> 0 & 0xffffffff
-	var t70 uint64 = (v[8] >> 48) & 0x1
 	var t71 uint64 = v[6] >> 23 & 0xff
-	var t72 uint64 = v[6] >> 0 & 0x7fffff
 	var t74 uint64
 	if t71 == 0xff {
 		t74 = 1
 	}
+	var t72 uint64 = v[6] >> 0 & 0x7fffff
 	var t76 uint64
 	if t72 != 0x0 {
 		t76 = 1
 	}
 	var t77 uint64 = t74 & t76
+	var t83 uint64 = v[6] >> 16 & 0xffff
+	var t85 uint64 = t83 | 0x40
+	var t69 uint64 = v[6] >> 0 & 0xffffffff
 	var t79 uint64 = v[6] >> 16 & 0x1
 	var t80 uint64 = 0x7fff + t79
 	var t81 uint64 = t69 + t80
 	var t82 uint64 = t81 >> 16
-	var t83 uint64 = v[6] >> 16 & 0xffff
-	var t85 uint64 = t83 | 0x40
 	var t86, t86_1, t86_0 uint64 = 0, t85, t82
 	if t77 != 0 {
 		t86 = t86_1
@@ -294,25 +290,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	t86 &= 0xffff
 	v[318] = t29<<48 | t48<<32 | t67<<16 | t86
-	var t88 uint64 = v[5] >> 32 & 0xffffffff
-	var t89 uint64 = (v[8] >> 44) & 0x1
 	var t90 uint64 = v[5] >> 55 & 0xff
-	var t91 uint64 = v[5] >> 32 & 0x7fffff
 	var t93 uint64
 	if t90 == 0xff {
 		t93 = 1
 	}
+	var t91 uint64 = v[5] >> 32 & 0x7fffff
 	var t95 uint64
 	if t91 != 0x0 {
 		t95 = 1
 	}
 	var t96 uint64 = t93 & t95
+	var t102 uint64 = v[5] >> 48 & 0xffff
+	var t104 uint64 = t102 | 0x40
+	var t88 uint64 = v[5] >> 32 & 0xffffffff
 	var t98 uint64 = v[5] >> 48 & 0x1
 	var t99 uint64 = 0x7fff + t98
 	var t100 uint64 = t88 + t99
 	var t101 uint64 = t100 >> 16
-	var t102 uint64 = v[5] >> 48 & 0xffff
-	var t104 uint64 = t102 | 0x40
 	var t105, t105_1, t105_0 uint64 = 0, t104, t101
 	if t96 != 0 {
 		t105 = t105_1
@@ -320,25 +315,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t105 = t105_0
 	}
 	t105 &= 0xffff
-	var t107 uint64 = v[5] >> 0 & 0xffffffff
-	var t108 uint64 = (v[8] >> 40) & 0x1
 	var t109 uint64 = v[5] >> 23 & 0xff
-	var t110 uint64 = v[5] >> 0 & 0x7fffff
 	var t112 uint64
 	if t109 == 0xff {
 		t112 = 1
 	}
+	var t110 uint64 = v[5] >> 0 & 0x7fffff
 	var t114 uint64
 	if t110 != 0x0 {
 		t114 = 1
 	}
 	var t115 uint64 = t112 & t114
+	var t121 uint64 = v[5] >> 16 & 0xffff
+	var t123 uint64 = t121 | 0x40
+	var t107 uint64 = v[5] >> 0 & 0xffffffff
 	var t117 uint64 = v[5] >> 16 & 0x1
 	var t118 uint64 = 0x7fff + t117
 	var t119 uint64 = t107 + t118
 	var t120 uint64 = t119 >> 16
-	var t121 uint64 = v[5] >> 16 & 0xffff
-	var t123 uint64 = t121 | 0x40
 	var t124, t124_1, t124_0 uint64 = 0, t123, t120
 	if t115 != 0 {
 		t124 = t124_1
@@ -346,25 +340,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t124 = t124_0
 	}
 	t124 &= 0xffff
-	var t126 uint64 = v[4] >> 32 & 0xffffffff
-	var t127 uint64 = (v[8] >> 36) & 0x1
 	var t128 uint64 = v[4] >> 55 & 0xff
-	var t129 uint64 = v[4] >> 32 & 0x7fffff
 	var t131 uint64
 	if t128 == 0xff {
 		t131 = 1
 	}
+	var t129 uint64 = v[4] >> 32 & 0x7fffff
 	var t133 uint64
 	if t129 != 0x0 {
 		t133 = 1
 	}
 	var t134 uint64 = t131 & t133
+	var t140 uint64 = v[4] >> 48 & 0xffff
+	var t142 uint64 = t140 | 0x40
+	var t126 uint64 = v[4] >> 32 & 0xffffffff
 	var t136 uint64 = v[4] >> 48 & 0x1
 	var t137 uint64 = 0x7fff + t136
 	var t138 uint64 = t126 + t137
 	var t139 uint64 = t138 >> 16
-	var t140 uint64 = v[4] >> 48 & 0xffff
-	var t142 uint64 = t140 | 0x40
 	var t143, t143_1, t143_0 uint64 = 0, t142, t139
 	if t134 != 0 {
 		t143 = t143_1
@@ -372,25 +365,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t143 = t143_0
 	}
 	t143 &= 0xffff
-	var t145 uint64 = v[4] >> 0 & 0xffffffff
-	var t146 uint64 = (v[8] >> 32) & 0x1
 	var t147 uint64 = v[4] >> 23 & 0xff
-	var t148 uint64 = v[4] >> 0 & 0x7fffff
 	var t150 uint64
 	if t147 == 0xff {
 		t150 = 1
 	}
+	var t148 uint64 = v[4] >> 0 & 0x7fffff
 	var t152 uint64
 	if t148 != 0x0 {
 		t152 = 1
 	}
 	var t153 uint64 = t150 & t152
+	var t159 uint64 = v[4] >> 16 & 0xffff
+	var t161 uint64 = t159 | 0x40
+	var t145 uint64 = v[4] >> 0 & 0xffffffff
 	var t155 uint64 = v[4] >> 16 & 0x1
 	var t156 uint64 = 0x7fff + t155
 	var t157 uint64 = t145 + t156
 	var t158 uint64 = t157 >> 16
-	var t159 uint64 = v[4] >> 16 & 0xffff
-	var t161 uint64 = t159 | 0x40
 	var t162, t162_1, t162_0 uint64 = 0, t161, t158
 	if t153 != 0 {
 		t162 = t162_1
@@ -399,25 +391,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	t162 &= 0xffff
 	v[317] = t105<<48 | t124<<32 | t143<<16 | t162
-	var t164 uint64 = v[3] >> 32 & 0xffffffff
-	var t165 uint64 = (v[8] >> 28) & 0x1
 	var t166 uint64 = v[3] >> 55 & 0xff
-	var t167 uint64 = v[3] >> 32 & 0x7fffff
 	var t169 uint64
 	if t166 == 0xff {
 		t169 = 1
 	}
+	var t167 uint64 = v[3] >> 32 & 0x7fffff
 	var t171 uint64
 	if t167 != 0x0 {
 		t171 = 1
 	}
 	var t172 uint64 = t169 & t171
+	var t178 uint64 = v[3] >> 48 & 0xffff
+	var t180 uint64 = t178 | 0x40
+	var t164 uint64 = v[3] >> 32 & 0xffffffff
 	var t174 uint64 = v[3] >> 48 & 0x1
 	var t175 uint64 = 0x7fff + t174
 	var t176 uint64 = t164 + t175
 	var t177 uint64 = t176 >> 16
-	var t178 uint64 = v[3] >> 48 & 0xffff
-	var t180 uint64 = t178 | 0x40
 	var t181, t181_1, t181_0 uint64 = 0, t180, t177
 	if t172 != 0 {
 		t181 = t181_1
@@ -425,25 +416,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t181 = t181_0
 	}
 	t181 &= 0xffff
-	var t183 uint64 = v[3] >> 0 & 0xffffffff
-	var t184 uint64 = (v[8] >> 24) & 0x1
 	var t185 uint64 = v[3] >> 23 & 0xff
-	var t186 uint64 = v[3] >> 0 & 0x7fffff
 	var t188 uint64
 	if t185 == 0xff {
 		t188 = 1
 	}
+	var t186 uint64 = v[3] >> 0 & 0x7fffff
 	var t190 uint64
 	if t186 != 0x0 {
 		t190 = 1
 	}
 	var t191 uint64 = t188 & t190
+	var t197 uint64 = v[3] >> 16 & 0xffff
+	var t199 uint64 = t197 | 0x40
+	var t183 uint64 = v[3] >> 0 & 0xffffffff
 	var t193 uint64 = v[3] >> 16 & 0x1
 	var t194 uint64 = 0x7fff + t193
 	var t195 uint64 = t183 + t194
 	var t196 uint64 = t195 >> 16
-	var t197 uint64 = v[3] >> 16 & 0xffff
-	var t199 uint64 = t197 | 0x40
 	var t200, t200_1, t200_0 uint64 = 0, t199, t196
 	if t191 != 0 {
 		t200 = t200_1
@@ -451,25 +441,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t200 = t200_0
 	}
 	t200 &= 0xffff
-	var t202 uint64 = v[2] >> 32 & 0xffffffff
-	var t203 uint64 = (v[8] >> 20) & 0x1
 	var t204 uint64 = v[2] >> 55 & 0xff
-	var t205 uint64 = v[2] >> 32 & 0x7fffff
 	var t207 uint64
 	if t204 == 0xff {
 		t207 = 1
 	}
+	var t205 uint64 = v[2] >> 32 & 0x7fffff
 	var t209 uint64
 	if t205 != 0x0 {
 		t209 = 1
 	}
 	var t210 uint64 = t207 & t209
+	var t216 uint64 = v[2] >> 48 & 0xffff
+	var t218 uint64 = t216 | 0x40
+	var t202 uint64 = v[2] >> 32 & 0xffffffff
 	var t212 uint64 = v[2] >> 48 & 0x1
 	var t213 uint64 = 0x7fff + t212
 	var t214 uint64 = t202 + t213
 	var t215 uint64 = t214 >> 16
-	var t216 uint64 = v[2] >> 48 & 0xffff
-	var t218 uint64 = t216 | 0x40
 	var t219, t219_1, t219_0 uint64 = 0, t218, t215
 	if t210 != 0 {
 		t219 = t219_1
@@ -477,25 +466,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t219 = t219_0
 	}
 	t219 &= 0xffff
-	var t221 uint64 = v[2] >> 0 & 0xffffffff
-	var t222 uint64 = (v[8] >> 16) & 0x1
 	var t223 uint64 = v[2] >> 23 & 0xff
-	var t224 uint64 = v[2] >> 0 & 0x7fffff
 	var t226 uint64
 	if t223 == 0xff {
 		t226 = 1
 	}
+	var t224 uint64 = v[2] >> 0 & 0x7fffff
 	var t228 uint64
 	if t224 != 0x0 {
 		t228 = 1
 	}
 	var t229 uint64 = t226 & t228
+	var t235 uint64 = v[2] >> 16 & 0xffff
+	var t237 uint64 = t235 | 0x40
+	var t221 uint64 = v[2] >> 0 & 0xffffffff
 	var t231 uint64 = v[2] >> 16 & 0x1
 	var t232 uint64 = 0x7fff + t231
 	var t233 uint64 = t221 + t232
 	var t234 uint64 = t233 >> 16
-	var t235 uint64 = v[2] >> 16 & 0xffff
-	var t237 uint64 = t235 | 0x40
 	var t238, t238_1, t238_0 uint64 = 0, t237, t234
 	if t229 != 0 {
 		t238 = t238_1
@@ -504,25 +492,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	}
 	t238 &= 0xffff
 	v[316] = t181<<48 | t200<<32 | t219<<16 | t238
-	var t240 uint64 = v[1] >> 32 & 0xffffffff
-	var t241 uint64 = (v[8] >> 12) & 0x1
 	var t242 uint64 = v[1] >> 55 & 0xff
-	var t243 uint64 = v[1] >> 32 & 0x7fffff
 	var t245 uint64
 	if t242 == 0xff {
 		t245 = 1
 	}
+	var t243 uint64 = v[1] >> 32 & 0x7fffff
 	var t247 uint64
 	if t243 != 0x0 {
 		t247 = 1
 	}
 	var t248 uint64 = t245 & t247
+	var t254 uint64 = v[1] >> 48 & 0xffff
+	var t256 uint64 = t254 | 0x40
+	var t240 uint64 = v[1] >> 32 & 0xffffffff
 	var t250 uint64 = v[1] >> 48 & 0x1
 	var t251 uint64 = 0x7fff + t250
 	var t252 uint64 = t240 + t251
 	var t253 uint64 = t252 >> 16
-	var t254 uint64 = v[1] >> 48 & 0xffff
-	var t256 uint64 = t254 | 0x40
 	var t257, t257_1, t257_0 uint64 = 0, t256, t253
 	if t248 != 0 {
 		t257 = t257_1
@@ -530,25 +517,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t257 = t257_0
 	}
 	t257 &= 0xffff
-	var t259 uint64 = v[1] >> 0 & 0xffffffff
-	var t260 uint64 = (v[8] >> 8) & 0x1
 	var t261 uint64 = v[1] >> 23 & 0xff
-	var t262 uint64 = v[1] >> 0 & 0x7fffff
 	var t264 uint64
 	if t261 == 0xff {
 		t264 = 1
 	}
+	var t262 uint64 = v[1] >> 0 & 0x7fffff
 	var t266 uint64
 	if t262 != 0x0 {
 		t266 = 1
 	}
 	var t267 uint64 = t264 & t266
+	var t273 uint64 = v[1] >> 16 & 0xffff
+	var t275 uint64 = t273 | 0x40
+	var t259 uint64 = v[1] >> 0 & 0xffffffff
 	var t269 uint64 = v[1] >> 16 & 0x1
 	var t270 uint64 = 0x7fff + t269
 	var t271 uint64 = t259 + t270
 	var t272 uint64 = t271 >> 16
-	var t273 uint64 = v[1] >> 16 & 0xffff
-	var t275 uint64 = t273 | 0x40
 	var t276, t276_1, t276_0 uint64 = 0, t275, t272
 	if t267 != 0 {
 		t276 = t276_1
@@ -556,25 +542,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t276 = t276_0
 	}
 	t276 &= 0xffff
-	var t278 uint64 = v[0] >> 32 & 0xffffffff
-	var t279 uint64 = (v[8] >> 4) & 0x1
 	var t280 uint64 = v[0] >> 55 & 0xff
-	var t281 uint64 = v[0] >> 32 & 0x7fffff
 	var t283 uint64
 	if t280 == 0xff {
 		t283 = 1
 	}
+	var t281 uint64 = v[0] >> 32 & 0x7fffff
 	var t285 uint64
 	if t281 != 0x0 {
 		t285 = 1
 	}
 	var t286 uint64 = t283 & t285
+	var t292 uint64 = v[0] >> 48 & 0xffff
+	var t294 uint64 = t292 | 0x40
+	var t278 uint64 = v[0] >> 32 & 0xffffffff
 	var t288 uint64 = v[0] >> 48 & 0x1
 	var t289 uint64 = 0x7fff + t288
 	var t290 uint64 = t278 + t289
 	var t291 uint64 = t290 >> 16
-	var t292 uint64 = v[0] >> 48 & 0xffff
-	var t294 uint64 = t292 | 0x40
 	var t295, t295_1, t295_0 uint64 = 0, t294, t291
 	if t286 != 0 {
 		t295 = t295_1
@@ -582,25 +567,24 @@ func (x *simfp32_to_bf16) EvalInputs() {
 		t295 = t295_0
 	}
 	t295 &= 0xffff
-	var t297 uint64 = v[0] >> 0 & 0xffffffff
-	var t298 uint64 = (v[8]) & 0x1
 	var t299 uint64 = v[0] >> 23 & 0xff
-	var t300 uint64 = v[0] >> 0 & 0x7fffff
 	var t302 uint64
 	if t299 == 0xff {
 		t302 = 1
 	}
+	var t300 uint64 = v[0] >> 0 & 0x7fffff
 	var t304 uint64
 	if t300 != 0x0 {
 		t304 = 1
 	}
 	var t305 uint64 = t302 & t304
+	var t311 uint64 = v[0] >> 16 & 0xffff
+	var t313 uint64 = t311 | 0x40
+	var t297 uint64 = v[0] >> 0 & 0xffffffff
 	var t307 uint64 = v[0] >> 16 & 0x1
 	var t308 uint64 = 0x7fff + t307
 	var t309 uint64 = t297 + t308
 	var t310 uint64 = t309 >> 16
-	var t311 uint64 = v[0] >> 16 & 0xffff
-	var t313 uint64 = t311 | 0x40
 	var t314, t314_1, t314_0 uint64 = 0, t313, t310
 	if t305 != 0 {
 		t314 = t314_1
@@ -610,6 +594,22 @@ func (x *simfp32_to_bf16) EvalInputs() {
 	t314 &= 0xffff
 	v[315] = t257<<48 | t276<<32 | t295<<16 | t314
 	*(*[4]uint64)(v[321:325]) = *(*[4]uint64)(v[315:319])
+	var t13 uint64 = (v[8] >> 60) & 0x1
+	var t32 uint64 = (v[8] >> 56) & 0x1
+	var t51 uint64 = (v[8] >> 52) & 0x1
+	var t70 uint64 = (v[8] >> 48) & 0x1
+	var t89 uint64 = (v[8] >> 44) & 0x1
+	var t108 uint64 = (v[8] >> 40) & 0x1
+	var t127 uint64 = (v[8] >> 36) & 0x1
+	var t146 uint64 = (v[8] >> 32) & 0x1
+	var t165 uint64 = (v[8] >> 28) & 0x1
+	var t184 uint64 = (v[8] >> 24) & 0x1
+	var t203 uint64 = (v[8] >> 20) & 0x1
+	var t222 uint64 = (v[8] >> 16) & 0x1
+	var t241 uint64 = (v[8] >> 12) & 0x1
+	var t260 uint64 = (v[8] >> 8) & 0x1
+	var t279 uint64 = (v[8] >> 4) & 0x1
+	var t298 uint64 = (v[8]) & 0x1
 	var t319 uint64 = t298*0x3 | t279*0x3<<2 | t260*0x3<<4 | t241*0x3<<6 | t222*0x3<<8 | t203*0x3<<10 | t184*0x3<<12 | t165*0x3<<14 | t146*0x3<<16 | t127*0x3<<18 | t108*0x3<<20 | t89*0x3<<22 | t70*0x3<<24 | t51*0x3<<26 | t32*0x3<<28 | t13*0x3<<30
 	v[325] = v[9]<<32 | t319
 	v[325] &= 0x1ffffffff

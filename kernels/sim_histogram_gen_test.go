@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "de1f3c8df856b1d60b1dc9dee87bc3a7" }
+func (x *simhistogram) Fingerprint() string { return "0de766ad48263e6b71217d0430119bc0" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "0766e2dfc43254f207b0fc29a4fa0999" }
+func (x *simmin_int32) Fingerprint() string { return "b780ce8e9b681af2c4271dbcf5210358" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -97,10 +97,7 @@ func (x *simmin_int32) EvalInputs() {
 	var t174 uint64 = v[197] & v[10]
 	v[174] = t174
 	var t23 uint64 = v[7] >> 32 & 0xffffffff
-	var t24 uint64 = v[8] >> 60
 	var t25 uint64 = v[18] >> 32 & 0xffffffff
-	var t26 uint64 = v[19] >> 60
-	var t27 uint64 = (t24 & t26) & 0x1
 	var t29, t29_1, t29_0 uint64 = 0, t23, t25
 	if (int64(t23<<32) >> 32) < (int64(t25<<32) >> 32) {
 		t29 = t29_1
@@ -108,10 +105,7 @@ func (x *simmin_int32) EvalInputs() {
 		t29 = t29_0
 	}
 	var t31 uint64 = v[7] >> 0 & 0xffffffff
-	var t32 uint64 = v[8] >> 56
 	var t33 uint64 = v[18] >> 0 & 0xffffffff
-	var t34 uint64 = v[19] >> 56
-	var t35 uint64 = (t32 & t34) & 0x1
 	var t37, t37_1, t37_0 uint64 = 0, t31, t33
 	if (int64(t31<<32) >> 32) < (int64(t33<<32) >> 32) {
 		t37 = t37_1
@@ -120,10 +114,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[157] = t29<<32 | t37
 	var t39 uint64 = v[6] >> 32 & 0xffffffff
-	var t40 uint64 = v[8] >> 52
 	var t41 uint64 = v[17] >> 32 & 0xffffffff
-	var t42 uint64 = v[19] >> 52
-	var t43 uint64 = (t40 & t42) & 0x1
 	var t45, t45_1, t45_0 uint64 = 0, t39, t41
 	if (int64(t39<<32) >> 32) < (int64(t41<<32) >> 32) {
 		t45 = t45_1
@@ -131,10 +122,7 @@ func (x *simmin_int32) EvalInputs() {
 		t45 = t45_0
 	}
 	var t47 uint64 = v[6] >> 0 & 0xffffffff
-	var t48 uint64 = v[8] >> 48
 	var t49 uint64 = v[17] >> 0 & 0xffffffff
-	var t50 uint64 = v[19] >> 48
-	var t51 uint64 = (t48 & t50) & 0x1
 	var t53, t53_1, t53_0 uint64 = 0, t47, t49
 	if (int64(t47<<32) >> 32) < (int64(t49<<32) >> 32) {
 		t53 = t53_1
@@ -143,10 +131,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[156] = t45<<32 | t53
 	var t55 uint64 = v[5] >> 32 & 0xffffffff
-	var t56 uint64 = v[8] >> 44
 	var t57 uint64 = v[16] >> 32 & 0xffffffff
-	var t58 uint64 = v[19] >> 44
-	var t59 uint64 = (t56 & t58) & 0x1
 	var t61, t61_1, t61_0 uint64 = 0, t55, t57
 	if (int64(t55<<32) >> 32) < (int64(t57<<32) >> 32) {
 		t61 = t61_1
@@ -154,10 +139,7 @@ func (x *simmin_int32) EvalInputs() {
 		t61 = t61_0
 	}
 	var t63 uint64 = v[5] >> 0 & 0xffffffff
-	var t64 uint64 = v[8] >> 40
 	var t65 uint64 = v[16] >> 0 & 0xffffffff
-	var t66 uint64 = v[19] >> 40
-	var t67 uint64 = (t64 & t66) & 0x1
 	var t69, t69_1, t69_0 uint64 = 0, t63, t65
 	if (int64(t63<<32) >> 32) < (int64(t65<<32) >> 32) {
 		t69 = t69_1
@@ -166,10 +148,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[155] = t61<<32 | t69
 	var t71 uint64 = v[4] >> 32 & 0xffffffff
-	var t72 uint64 = v[8] >> 36
 	var t73 uint64 = v[15] >> 32 & 0xffffffff
-	var t74 uint64 = v[19] >> 36
-	var t75 uint64 = (t72 & t74) & 0x1
 	var t77, t77_1, t77_0 uint64 = 0, t71, t73
 	if (int64(t71<<32) >> 32) < (int64(t73<<32) >> 32) {
 		t77 = t77_1
@@ -177,10 +156,7 @@ func (x *simmin_int32) EvalInputs() {
 		t77 = t77_0
 	}
 	var t79 uint64 = v[4] >> 0 & 0xffffffff
-	var t80 uint64 = v[8] >> 32
 	var t81 uint64 = v[15] >> 0 & 0xffffffff
-	var t82 uint64 = v[19] >> 32
-	var t83 uint64 = (t80 & t82) & 0x1
 	var t85, t85_1, t85_0 uint64 = 0, t79, t81
 	if (int64(t79<<32) >> 32) < (int64(t81<<32) >> 32) {
 		t85 = t85_1
@@ -189,10 +165,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[154] = t77<<32 | t85
 	var t87 uint64 = v[3] >> 32 & 0xffffffff
-	var t88 uint64 = v[8] >> 28
 	var t89 uint64 = v[14] >> 32 & 0xffffffff
-	var t90 uint64 = v[19] >> 28
-	var t91 uint64 = (t88 & t90) & 0x1
 	var t93, t93_1, t93_0 uint64 = 0, t87, t89
 	if (int64(t87<<32) >> 32) < (int64(t89<<32) >> 32) {
 		t93 = t93_1
@@ -200,10 +173,7 @@ func (x *simmin_int32) EvalInputs() {
 		t93 = t93_0
 	}
 	var t95 uint64 = v[3] >> 0 & 0xffffffff
-	var t96 uint64 = v[8] >> 24
 	var t97 uint64 = v[14] >> 0 & 0xffffffff
-	var t98 uint64 = v[19] >> 24
-	var t99 uint64 = (t96 & t98) & 0x1
 	var t101, t101_1, t101_0 uint64 = 0, t95, t97
 	if (int64(t95<<32) >> 32) < (int64(t97<<32) >> 32) {
 		t101 = t101_1
@@ -212,10 +182,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[153] = t93<<32 | t101
 	var t103 uint64 = v[2] >> 32 & 0xffffffff
-	var t104 uint64 = v[8] >> 20
 	var t105 uint64 = v[13] >> 32 & 0xffffffff
-	var t106 uint64 = v[19] >> 20
-	var t107 uint64 = (t104 & t106) & 0x1
 	var t109, t109_1, t109_0 uint64 = 0, t103, t105
 	if (int64(t103<<32) >> 32) < (int64(t105<<32) >> 32) {
 		t109 = t109_1
@@ -223,10 +190,7 @@ func (x *simmin_int32) EvalInputs() {
 		t109 = t109_0
 	}
 	var t111 uint64 = v[2] >> 0 & 0xffffffff
-	var t112 uint64 = v[8] >> 16
 	var t113 uint64 = v[13] >> 0 & 0xffffffff
-	var t114 uint64 = v[19] >> 16
-	var t115 uint64 = (t112 & t114) & 0x1
 	var t117, t117_1, t117_0 uint64 = 0, t111, t113
 	if (int64(t111<<32) >> 32) < (int64(t113<<32) >> 32) {
 		t117 = t117_1
@@ -235,10 +199,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[152] = t109<<32 | t117
 	var t119 uint64 = v[1] >> 32 & 0xffffffff
-	var t120 uint64 = v[8] >> 12
 	var t121 uint64 = v[12] >> 32 & 0xffffffff
-	var t122 uint64 = v[19] >> 12
-	var t123 uint64 = (t120 & t122) & 0x1
 	var t125, t125_1, t125_0 uint64 = 0, t119, t121
 	if (int64(t119<<32) >> 32) < (int64(t121<<32) >> 32) {
 		t125 = t125_1
@@ -246,10 +207,7 @@ func (x *simmin_int32) EvalInputs() {
 		t125 = t125_0
 	}
 	var t127 uint64 = v[1] >> 0 & 0xffffffff
-	var t128 uint64 = v[8] >> 8
 	var t129 uint64 = v[12] >> 0 & 0xffffffff
-	var t130 uint64 = v[19] >> 8
-	var t131 uint64 = (t128 & t130) & 0x1
 	var t133, t133_1, t133_0 uint64 = 0, t127, t129
 	if (int64(t127<<32) >> 32) < (int64(t129<<32) >> 32) {
 		t133 = t133_1
@@ -258,10 +216,7 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[151] = t125<<32 | t133
 	var t135 uint64 = v[0] >> 32 & 0xffffffff
-	var t136 uint64 = v[8] >> 4
 	var t137 uint64 = v[11] >> 32 & 0xffffffff
-	var t138 uint64 = v[19] >> 4
-	var t139 uint64 = (t136 & t138) & 0x1
 	var t141, t141_1, t141_0 uint64 = 0, t135, t137
 	if (int64(t135<<32) >> 32) < (int64(t137<<32) >> 32) {
 		t141 = t141_1
@@ -269,10 +224,7 @@ func (x *simmin_int32) EvalInputs() {
 		t141 = t141_0
 	}
 	var t143 uint64 = v[0] >> 0 & 0xffffffff
-	var t144 uint64 = v[8]
 	var t145 uint64 = v[11] >> 0 & 0xffffffff
-	var t146 uint64 = v[19]
-	var t147 uint64 = (t144 & t146) & 0x1
 	var t149, t149_1, t149_0 uint64 = 0, t143, t145
 	if (int64(t143<<32) >> 32) < (int64(t145<<32) >> 32) {
 		t149 = t149_1
@@ -281,10 +233,58 @@ func (x *simmin_int32) EvalInputs() {
 	}
 	v[150] = t141<<32 | t149
 	*(*[8]uint64)(v[161:169]) = *(*[8]uint64)(v[150:158])
-	var t158 uint64 = t147*0xf | t139*0xf<<4 | t131*0xf<<8 | t123*0xf<<12 | t115*0xf<<16 | t107*0xf<<20 | t99*0xf<<24 | t91*0xf<<28 | t83*0xf<<32 | t75*0xf<<36 | t67*0xf<<40 | t59*0xf<<44 | t51*0xf<<48 | t43*0xf<<52 | t35*0xf<<56 | t27*0xf<<60
-	v[169] = t158
 	var t160 uint64 = v[10] & v[21]
 	v[160] = t160
+	var t24 uint64 = v[8] >> 60
+	var t26 uint64 = v[19] >> 60
+	var t27 uint64 = (t24 & t26) & 0x1
+	var t32 uint64 = v[8] >> 56
+	var t34 uint64 = v[19] >> 56
+	var t35 uint64 = (t32 & t34) & 0x1
+	var t40 uint64 = v[8] >> 52
+	var t42 uint64 = v[19] >> 52
+	var t43 uint64 = (t40 & t42) & 0x1
+	var t48 uint64 = v[8] >> 48
+	var t50 uint64 = v[19] >> 48
+	var t51 uint64 = (t48 & t50) & 0x1
+	var t56 uint64 = v[8] >> 44
+	var t58 uint64 = v[19] >> 44
+	var t59 uint64 = (t56 & t58) & 0x1
+	var t64 uint64 = v[8] >> 40
+	var t66 uint64 = v[19] >> 40
+	var t67 uint64 = (t64 & t66) & 0x1
+	var t72 uint64 = v[8] >> 36
+	var t74 uint64 = v[19] >> 36
+	var t75 uint64 = (t72 & t74) & 0x1
+	var t80 uint64 = v[8] >> 32
+	var t82 uint64 = v[19] >> 32
+	var t83 uint64 = (t80 & t82) & 0x1
+	var t88 uint64 = v[8] >> 28
+	var t90 uint64 = v[19] >> 28
+	var t91 uint64 = (t88 & t90) & 0x1
+	var t96 uint64 = v[8] >> 24
+	var t98 uint64 = v[19] >> 24
+	var t99 uint64 = (t96 & t98) & 0x1
+	var t104 uint64 = v[8] >> 20
+	var t106 uint64 = v[19] >> 20
+	var t107 uint64 = (t104 & t106) & 0x1
+	var t112 uint64 = v[8] >> 16
+	var t114 uint64 = v[19] >> 16
+	var t115 uint64 = (t112 & t114) & 0x1
+	var t120 uint64 = v[8] >> 12
+	var t122 uint64 = v[19] >> 12
+	var t123 uint64 = (t120 & t122) & 0x1
+	var t128 uint64 = v[8] >> 8
+	var t130 uint64 = v[19] >> 8
+	var t131 uint64 = (t128 & t130) & 0x1
+	var t136 uint64 = v[8] >> 4
+	var t138 uint64 = v[19] >> 4
+	var t139 uint64 = (t136 & t138) & 0x1
+	var t144 uint64 = v[8]
+	var t146 uint64 = v[19]
+	var t147 uint64 = (t144 & t146) & 0x1
+	var t158 uint64 = t147*0xf | t139*0xf<<4 | t131*0xf<<8 | t123*0xf<<12 | t115*0xf<<16 | t107*0xf<<20 | t99*0xf<<24 | t91*0xf<<28 | t83*0xf<<32 | t75*0xf<<36 | t67*0xf<<40 | t59*0xf<<44 | t51*0xf<<48 | t43*0xf<<52 | t35*0xf<<56 | t27*0xf<<60
+	v[169] = t158
 	v[170] = v[9]
 	v[170] &= 0x1
 	var t199 uint64 = v[218] | v[198]

@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "71e27b47f3860d06432f63bb7bb6f9e6" }
+func (x *simquantize_mxint8) Fingerprint() string { return "e0ebb36c30fbc6ca7b01faca1b952d93" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "c6e56d2142a1311e558a21c5278a924d" }
+func (x *simsum_int16_sat) Fingerprint() string { return "0870dbecde3b2b9781fca9cb2bfe29b0" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -209,11 +209,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	var t590 uint64 = v[613] & v[10]
 	v[590] = t590
 	var t23 uint64 = v[7] >> 48 & 0xffff
-	var t24 uint64 = v[8] >> 62
-	var t25 uint64 = v[18] >> 48 & 0xffff
-	var t26 uint64 = v[19] >> 62
-	var t27 uint64 = (t24 & t26) & 0x1
 	var t28 uint64 = uint64((int64(t23<<48) >> 48))
+	var t25 uint64 = v[18] >> 48 & 0xffff
 	var t29 uint64 = uint64((int64(t25<<48) >> 48))
 	var t30 uint64 = t28 + t29
 	var t31 uint64 = (t30 >> 16) & 0x1
@@ -233,11 +230,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t38 &= 0xffff
 	var t40 uint64 = v[7] >> 32 & 0xffff
-	var t41 uint64 = v[8] >> 60
-	var t42 uint64 = v[18] >> 32 & 0xffff
-	var t43 uint64 = v[19] >> 60
-	var t44 uint64 = (t41 & t43) & 0x1
 	var t45 uint64 = uint64((int64(t40<<48) >> 48))
+	var t42 uint64 = v[18] >> 32 & 0xffff
 	var t46 uint64 = uint64((int64(t42<<48) >> 48))
 	var t47 uint64 = t45 + t46
 	var t48 uint64 = (t47 >> 16) & 0x1
@@ -257,11 +251,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t55 &= 0xffff
 	var t57 uint64 = v[7] >> 16 & 0xffff
-	var t58 uint64 = v[8] >> 58
-	var t59 uint64 = v[18] >> 16 & 0xffff
-	var t60 uint64 = v[19] >> 58
-	var t61 uint64 = (t58 & t60) & 0x1
 	var t62 uint64 = uint64((int64(t57<<48) >> 48))
+	var t59 uint64 = v[18] >> 16 & 0xffff
 	var t63 uint64 = uint64((int64(t59<<48) >> 48))
 	var t64 uint64 = t62 + t63
 	var t65 uint64 = (t64 >> 16) & 0x1
@@ -281,11 +272,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t72 &= 0xffff
 	var t74 uint64 = v[7] >> 0 & 0xffff
-	var t75 uint64 = v[8] >> 56
-	var t76 uint64 = v[18] >> 0 & 0xffff
-	var t77 uint64 = v[19] >> 56
-	var t78 uint64 = (t75 & t77) & 0x1
 	var t79 uint64 = uint64((int64(t74<<48) >> 48))
+	var t76 uint64 = v[18] >> 0 & 0xffff
 	var t80 uint64 = uint64((int64(t76<<48) >> 48))
 	var t81 uint64 = t79 + t80
 	var t82 uint64 = (t81 >> 16) & 0x1
@@ -306,11 +294,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t89 &= 0xffff
 	v[573] = t38<<48 | t55<<32 | t72<<16 | t89
 	var t91 uint64 = v[6] >> 48 & 0xffff
-	var t92 uint64 = v[8] >> 54
-	var t93 uint64 = v[17] >> 48 & 0xffff
-	var t94 uint64 = v[19] >> 54
-	var t95 uint64 = (t92 & t94) & 0x1
 	var t96 uint64 = uint64((int64(t91<<48) >> 48))
+	var t93 uint64 = v[17] >> 48 & 0xffff
 	var t97 uint64 = uint64((int64(t93<<48) >> 48))
 	var t98 uint64 = t96 + t97
 	var t99 uint64 = (t98 >> 16) & 0x1
@@ -330,11 +315,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t106 &= 0xffff
 	var t108 uint64 = v[6] >> 32 & 0xffff
-	var t109 uint64 = v[8] >> 52
-	var t110 uint64 = v[17] >> 32 & 0xffff
-	var t111 uint64 = v[19] >> 52
-	var t112 uint64 = (t109 & t111) & 0x1
 	var t113 uint64 = uint64((int64(t108<<48) >> 48))
+	var t110 uint64 = v[17] >> 32 & 0xffff
 	var t114 uint64 = uint64((int64(t110<<48) >> 48))
 	var t115 uint64 = t113 + t114
 	var t116 uint64 = (t115 >> 16) & 0x1
@@ -354,11 +336,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t123 &= 0xffff
 	var t125 uint64 = v[6] >> 16 & 0xffff
-	var t126 uint64 = v[8] >> 50
-	var t127 uint64 = v[17] >> 16 & 0xffff
-	var t128 uint64 = v[19] >> 50
-	var t129 uint64 = (t126 & t128) & 0x1
 	var t130 uint64 = uint64((int64(t125<<48) >> 48))
+	var t127 uint64 = v[17] >> 16 & 0xffff
 	var t131 uint64 = uint64((int64(t127<<48) >> 48))
 	var t132 uint64 = t130 + t131
 	var t133 uint64 = (t132 >> 16) & 0x1
@@ -378,11 +357,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t140 &= 0xffff
 	var t142 uint64 = v[6] >> 0 & 0xffff
-	var t143 uint64 = v[8] >> 48
-	var t144 uint64 = v[17] >> 0 & 0xffff
-	var t145 uint64 = v[19] >> 48
-	var t146 uint64 = (t143 & t145) & 0x1
 	var t147 uint64 = uint64((int64(t142<<48) >> 48))
+	var t144 uint64 = v[17] >> 0 & 0xffff
 	var t148 uint64 = uint64((int64(t144<<48) >> 48))
 	var t149 uint64 = t147 + t148
 	var t150 uint64 = (t149 >> 16) & 0x1
@@ -403,11 +379,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t157 &= 0xffff
 	v[572] = t106<<48 | t123<<32 | t140<<16 | t157
 	var t159 uint64 = v[5] >> 48 & 0xffff
-	var t160 uint64 = v[8] >> 46
-	var t161 uint64 = v[16] >> 48 & 0xffff
-	var t162 uint64 = v[19] >> 46
-	var t163 uint64 = (t160 & t162) & 0x1
 	var t164 uint64 = uint64((int64(t159<<48) >> 48))
+	var t161 uint64 = v[16] >> 48 & 0xffff
 	var t165 uint64 = uint64((int64(t161<<48) >> 48))
 	var t166 uint64 = t164 + t165
 	var t167 uint64 = (t166 >> 16) & 0x1
@@ -427,11 +400,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t174 &= 0xffff
 	var t176 uint64 = v[5] >> 32 & 0xffff
-	var t177 uint64 = v[8] >> 44
-	var t178 uint64 = v[16] >> 32 & 0xffff
-	var t179 uint64 = v[19] >> 44
-	var t180 uint64 = (t177 & t179) & 0x1
 	var t181 uint64 = uint64((int64(t176<<48) >> 48))
+	var t178 uint64 = v[16] >> 32 & 0xffff
 	var t182 uint64 = uint64((int64(t178<<48) >> 48))
 	var t183 uint64 = t181 + t182
 	var t184 uint64 = (t183 >> 16) & 0x1
@@ -451,11 +421,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t191 &= 0xffff
 	var t193 uint64 = v[5] >> 16 & 0xffff
-	var t194 uint64 = v[8] >> 42
-	var t195 uint64 = v[16] >> 16 & 0xffff
-	var t196 uint64 = v[19] >> 42
-	var t197 uint64 = (t194 & t196) & 0x1
 	var t198 uint64 = uint64((int64(t193<<48) >> 48))
+	var t195 uint64 = v[16] >> 16 & 0xffff
 	var t199 uint64 = uint64((int64(t195<<48) >> 48))
 	var t200 uint64 = t198 + t199
 	var t201 uint64 = (t200 >> 16) & 0x1
@@ -475,11 +442,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t208 &= 0xffff
 	var t210 uint64 = v[5] >> 0 & 0xffff
-	var t211 uint64 = v[8] >> 40
-	var t212 uint64 = v[16] >> 0 & 0xffff
-	var t213 uint64 = v[19] >> 40
-	var t214 uint64 = (t211 & t213) & 0x1
 	var t215 uint64 = uint64((int64(t210<<48) >> 48))
+	var t212 uint64 = v[16] >> 0 & 0xffff
 	var t216 uint64 = uint64((int64(t212<<48) >> 48))
 	var t217 uint64 = t215 + t216
 	var t218 uint64 = (t217 >> 16) & 0x1
@@ -500,11 +464,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t225 &= 0xffff
 	v[571] = t174<<48 | t191<<32 | t208<<16 | t225
 	var t227 uint64 = v[4] >> 48 & 0xffff
-	var t228 uint64 = v[8] >> 38
-	var t229 uint64 = v[15] >> 48 & 0xffff
-	var t230 uint64 = v[19] >> 38
-	var t231 uint64 = (t228 & t230) & 0x1
 	var t232 uint64 = uint64((int64(t227<<48) >> 48))
+	var t229 uint64 = v[15] >> 48 & 0xffff
 	var t233 uint64 = uint64((int64(t229<<48) >> 48))
 	var t234 uint64 = t232 + t233
 	var t235 uint64 = (t234 >> 16) & 0x1
@@ -524,11 +485,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t242 &= 0xffff
 	var t244 uint64 = v[4] >> 32 & 0xffff
-	var t245 uint64 = v[8] >> 36
-	var t246 uint64 = v[15] >> 32 & 0xffff
-	var t247 uint64 = v[19] >> 36
-	var t248 uint64 = (t245 & t247) & 0x1
 	var t249 uint64 = uint64((int64(t244<<48) >> 48))
+	var t246 uint64 = v[15] >> 32 & 0xffff
 	var t250 uint64 = uint64((int64(t246<<48) >> 48))
 	var t251 uint64 = t249 + t250
 	var t252 uint64 = (t251 >> 16) & 0x1
@@ -548,11 +506,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t259 &= 0xffff
 	var t261 uint64 = v[4] >> 16 & 0xffff
-	var t262 uint64 = v[8] >> 34
-	var t263 uint64 = v[15] >> 16 & 0xffff
-	var t264 uint64 = v[19] >> 34
-	var t265 uint64 = (t262 & t264) & 0x1
 	var t266 uint64 = uint64((int64(t261<<48) >> 48))
+	var t263 uint64 = v[15] >> 16 & 0xffff
 	var t267 uint64 = uint64((int64(t263<<48) >> 48))
 	var t268 uint64 = t266 + t267
 	var t269 uint64 = (t268 >> 16) & 0x1
@@ -572,11 +527,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t276 &= 0xffff
 	var t278 uint64 = v[4] >> 0 & 0xffff
-	var t279 uint64 = v[8] >> 32
-	var t280 uint64 = v[15] >> 0 & 0xffff
-	var t281 uint64 = v[19] >> 32
-	var t282 uint64 = (t279 & t281) & 0x1
 	var t283 uint64 = uint64((int64(t278<<48) >> 48))
+	var t280 uint64 = v[15] >> 0 & 0xffff
 	var t284 uint64 = uint64((int64(t280<<48) >> 48))
 	var t285 uint64 = t283 + t284
 	var t286 uint64 = (t285 >> 16) & 0x1
@@ -597,11 +549,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t293 &= 0xffff
 	v[570] = t242<<48 | t259<<32 | t276<<16 | t293
 	var t295 uint64 = v[3] >> 48 & 0xffff
-	var t296 uint64 = v[8] >> 30
-	var t297 uint64 = v[14] >> 48 & 0xffff
-	var t298 uint64 = v[19] >> 30
-	var t299 uint64 = (t296 & t298) & 0x1
 	var t300 uint64 = uint64((int64(t295<<48) >> 48))
+	var t297 uint64 = v[14] >> 48 & 0xffff
 	var t301 uint64 = uint64((int64(t297<<48) >> 48))
 	var t302 uint64 = t300 + t301
 	var t303 uint64 = (t302 >> 16) & 0x1
@@ -621,11 +570,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t310 &= 0xffff
 	var t312 uint64 = v[3] >> 32 & 0xffff
-	var t313 uint64 = v[8] >> 28
-	var t314 uint64 = v[14] >> 32 & 0xffff
-	var t315 uint64 = v[19] >> 28
-	var t316 uint64 = (t313 & t315) & 0x1
 	var t317 uint64 = uint64((int64(t312<<48) >> 48))
+	var t314 uint64 = v[14] >> 32 & 0xffff
 	var t318 uint64 = uint64((int64(t314<<48) >> 48))
 	var t319 uint64 = t317 + t318
 	var t320 uint64 = (t319 >> 16) & 0x1
@@ -645,11 +591,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t327 &= 0xffff
 	var t329 uint64 = v[3] >> 16 & 0xffff
-	var t330 uint64 = v[8] >> 26
-	var t331 uint64 = v[14] >> 16 & 0xffff
-	var t332 uint64 = v[19] >> 26
-	var t333 uint64 = (t330 & t332) & 0x1
 	var t334 uint64 = uint64((int64(t329<<48) >> 48))
+	var t331 uint64 = v[14] >> 16 & 0xffff
 	var t335 uint64 = uint64((int64(t331<<48) >> 48))
 	var t336 uint64 = t334 + t335
 	var t337 uint64 = (t336 >> 16) & 0x1
@@ -669,11 +612,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t344 &= 0xffff
 	var t346 uint64 = v[3] >> 0 & 0xffff
-	var t347 uint64 = v[8] >> 24
-	var t348 uint64 = v[14] >> 0 & 0xffff
-	var t349 uint64 = v[19] >> 24
-	var t350 uint64 = (t347 & t349) & 0x1
 	var t351 uint64 = uint64((int64(t346<<48) >> 48))
+	var t348 uint64 = v[14] >> 0 & 0xffff
 	var t352 uint64 = uint64((int64(t348<<48) >> 48))
 	var t353 uint64 = t351 + t352
 	var t354 uint64 = (t353 >> 16) & 0x1
@@ -694,11 +634,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t361 &= 0xffff
 	v[569] = t310<<48 | t327<<32 | t344<<16 | t361
 	var t363 uint64 = v[2] >> 48 & 0xffff
-	var t364 uint64 = v[8] >> 22
-	var t365 uint64 = v[13] >> 48 & 0xffff
-	var t366 uint64 = v[19] >> 22
-	var t367 uint64 = (t364 & t366) & 0x1
 	var t368 uint64 = uint64((int64(t363<<48) >> 48))
+	var t365 uint64 = v[13] >> 48 & 0xffff
 	var t369 uint64 = uint64((int64(t365<<48) >> 48))
 	var t370 uint64 = t368 + t369
 	var t371 uint64 = (t370 >> 16) & 0x1
@@ -718,11 +655,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t378 &= 0xffff
 	var t380 uint64 = v[2] >> 32 & 0xffff
-	var t381 uint64 = v[8] >> 20
-	var t382 uint64 = v[13] >> 32 & 0xffff
-	var t383 uint64 = v[19] >> 20
-	var t384 uint64 = (t381 & t383) & 0x1
 	var t385 uint64 = uint64((int64(t380<<48) >> 48))
+	var t382 uint64 = v[13] >> 32 & 0xffff
 	var t386 uint64 = uint64((int64(t382<<48) >> 48))
 	var t387 uint64 = t385 + t386
 	var t388 uint64 = (t387 >> 16) & 0x1
@@ -742,11 +676,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t395 &= 0xffff
 	var t397 uint64 = v[2] >> 16 & 0xffff
-	var t398 uint64 = v[8] >> 18
-	var t399 uint64 = v[13] >> 16 & 0xffff
-	var t400 uint64 = v[19] >> 18
-	var t401 uint64 = (t398 & t400) & 0x1
 	var t402 uint64 = uint64((int64(t397<<48) >> 48))
+	var t399 uint64 = v[13] >> 16 & 0xffff
 	var t403 uint64 = uint64((int64(t399<<48) >> 48))
 	var t404 uint64 = t402 + t403
 	var t405 uint64 = (t404 >> 16) & 0x1
@@ -766,11 +697,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t412 &= 0xffff
 	var t414 uint64 = v[2] >> 0 & 0xffff
-	var t415 uint64 = v[8] >> 16
-	var t416 uint64 = v[13] >> 0 & 0xffff
-	var t417 uint64 = v[19] >> 16
-	var t418 uint64 = (t415 & t417) & 0x1
 	var t419 uint64 = uint64((int64(t414<<48) >> 48))
+	var t416 uint64 = v[13] >> 0 & 0xffff
 	var t420 uint64 = uint64((int64(t416<<48) >> 48))
 	var t421 uint64 = t419 + t420
 	var t422 uint64 = (t421 >> 16) & 0x1
@@ -791,11 +719,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t429 &= 0xffff
 	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
 	var t431 uint64 = v[1] >> 48 & 0xffff
-	var t432 uint64 = v[8] >> 14
-	var t433 uint64 = v[12] >> 48 & 0xffff
-	var t434 uint64 = v[19] >> 14
-	var t435 uint64 = (t432 & t434) & 0x1
 	var t436 uint64 = uint64((int64(t431<<48) >> 48))
+	var t433 uint64 = v[12] >> 48 & 0xffff
 	var t437 uint64 = uint64((int64(t433<<48) >> 48))
 	var t438 uint64 = t436 + t437
 	var t439 uint64 = (t438 >> 16) & 0x1
@@ -815,11 +740,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t446 &= 0xffff
 	var t448 uint64 = v[1] >> 32 & 0xffff
-	var t449 uint64 = v[8] >> 12
-	var t450 uint64 = v[12] >> 32 & 0xffff
-	var t451 uint64 = v[19] >> 12
-	var t452 uint64 = (t449 & t451) & 0x1
 	var t453 uint64 = uint64((int64(t448<<48) >> 48))
+	var t450 uint64 = v[12] >> 32 & 0xffff
 	var t454 uint64 = uint64((int64(t450<<48) >> 48))
 	var t455 uint64 = t453 + t454
 	var t456 uint64 = (t455 >> 16) & 0x1
@@ -839,11 +761,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t463 &= 0xffff
 	var t465 uint64 = v[1] >> 16 & 0xffff
-	var t466 uint64 = v[8] >> 10
-	var t467 uint64 = v[12] >> 16 & 0xffff
-	var t468 uint64 = v[19] >> 10
-	var t469 uint64 = (t466 & t468) & 0x1
 	var t470 uint64 = uint64((int64(t465<<48) >> 48))
+	var t467 uint64 = v[12] >> 16 & 0xffff
 	var t471 uint64 = uint64((int64(t467<<48) >> 48))
 	var t472 uint64 = t470 + t471
 	var t473 uint64 = (t472 >> 16) & 0x1
@@ -863,11 +782,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t480 &= 0xffff
 	var t482 uint64 = v[1] >> 0 & 0xffff
-	var t483 uint64 = v[8] >> 8
-	var t484 uint64 = v[12] >> 0 & 0xffff
-	var t485 uint64 = v[19] >> 8
-	var t486 uint64 = (t483 & t485) & 0x1
 	var t487 uint64 = uint64((int64(t482<<48) >> 48))
+	var t484 uint64 = v[12] >> 0 & 0xffff
 	var t488 uint64 = uint64((int64(t484<<48) >> 48))
 	var t489 uint64 = t487 + t488
 	var t490 uint64 = (t489 >> 16) & 0x1
@@ -888,11 +804,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t497 &= 0xffff
 	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
 	var t499 uint64 = v[0] >> 48 & 0xffff
-	var t500 uint64 = v[8] >> 6
-	var t501 uint64 = v[11] >> 48 & 0xffff
-	var t502 uint64 = v[19] >> 6
-	var t503 uint64 = (t500 & t502) & 0x1
 	var t504 uint64 = uint64((int64(t499<<48) >> 48))
+	var t501 uint64 = v[11] >> 48 & 0xffff
 	var t505 uint64 = uint64((int64(t501<<48) >> 48))
 	var t506 uint64 = t504 + t505
 	var t507 uint64 = (t506 >> 16) & 0x1
@@ -912,11 +825,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t514 &= 0xffff
 	var t516 uint64 = v[0] >> 32 & 0xffff
-	var t517 uint64 = v[8] >> 4
-	var t518 uint64 = v[11] >> 32 & 0xffff
-	var t519 uint64 = v[19] >> 4
-	var t520 uint64 = (t517 & t519) & 0x1
 	var t521 uint64 = uint64((int64(t516<<48) >> 48))
+	var t518 uint64 = v[11] >> 32 & 0xffff
 	var t522 uint64 = uint64((int64(t518<<48) >> 48))
 	var t523 uint64 = t521 + t522
 	var t524 uint64 = (t523 >> 16) & 0x1
@@ -936,11 +846,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t531 &= 0xffff
 	var t533 uint64 = v[0] >> 16 & 0xffff
-	var t534 uint64 = v[8] >> 2
-	var t535 uint64 = v[11] >> 16 & 0xffff
-	var t536 uint64 = v[19] >> 2
-	var t537 uint64 = (t534 & t536) & 0x1
 	var t538 uint64 = uint64((int64(t533<<48) >> 48))
+	var t535 uint64 = v[11] >> 16 & 0xffff
 	var t539 uint64 = uint64((int64(t535<<48) >> 48))
 	var t540 uint64 = t538 + t539
 	var t541 uint64 = (t540 >> 16) & 0x1
@@ -960,11 +867,8 @@ func (x *simsum_int16_sat) EvalInputs() {
 	}
 	t548 &= 0xffff
 	var t550 uint64 = v[0] >> 0 & 0xffff
-	var t551 uint64 = v[8]
-	var t552 uint64 = v[11] >> 0 & 0xffff
-	var t553 uint64 = v[19]
-	var t554 uint64 = (t551 & t553) & 0x1
 	var t555 uint64 = uint64((int64(t550<<48) >> 48))
+	var t552 uint64 = v[11] >> 0 & 0xffff
 	var t556 uint64 = uint64((int64(t552<<48) >> 48))
 	var t557 uint64 = t555 + t556
 	var t558 uint64 = (t557 >> 16) & 0x1
@@ -985,10 +889,106 @@ func (x *simsum_int16_sat) EvalInputs() {
 	t565 &= 0xffff
 	v[566] = t514<<48 | t531<<32 | t548<<16 | t565
 	*(*[8]uint64)(v[577:585]) = *(*[8]uint64)(v[566:574])
-	var t574 uint64 = t554*0x3 | t537*0x3<<2 | t520*0x3<<4 | t503*0x3<<6 | t486*0x3<<8 | t469*0x3<<10 | t452*0x3<<12 | t435*0x3<<14 | t418*0x3<<16 | t401*0x3<<18 | t384*0x3<<20 | t367*0x3<<22 | t350*0x3<<24 | t333*0x3<<26 | t316*0x3<<28 | t299*0x3<<30 | t282*0x3<<32 | t265*0x3<<34 | t248*0x3<<36 | t231*0x3<<38 | t214*0x3<<40 | t197*0x3<<42 | t180*0x3<<44 | t163*0x3<<46 | t146*0x3<<48 | t129*0x3<<50 | t112*0x3<<52 | t95*0x3<<54 | t78*0x3<<56 | t61*0x3<<58 | t44*0x3<<60 | t27*0x3<<62
-	v[585] = t574
 	var t576 uint64 = v[10] & v[21]
 	v[576] = t576
+	var t24 uint64 = v[8] >> 62
+	var t26 uint64 = v[19] >> 62
+	var t27 uint64 = (t24 & t26) & 0x1
+	var t41 uint64 = v[8] >> 60
+	var t43 uint64 = v[19] >> 60
+	var t44 uint64 = (t41 & t43) & 0x1
+	var t58 uint64 = v[8] >> 58
+	var t60 uint64 = v[19] >> 58
+	var t61 uint64 = (t58 & t60) & 0x1
+	var t75 uint64 = v[8] >> 56
+	var t77 uint64 = v[19] >> 56
+	var t78 uint64 = (t75 & t77) & 0x1
+	var t92 uint64 = v[8] >> 54
+	var t94 uint64 = v[19] >> 54
+	var t95 uint64 = (t92 & t94) & 0x1
+	var t109 uint64 = v[8] >> 52
+	var t111 uint64 = v[19] >> 52
+	var t112 uint64 = (t109 & t111) & 0x1
+	var t126 uint64 = v[8] >> 50
+	var t128 uint64 = v[19] >> 50
+	var t129 uint64 = (t126 & t128) & 0x1
+	var t143 uint64 = v[8] >> 48
+	var t145 uint64 = v[19] >> 48
+	var t146 uint64 = (t143 & t145) & 0x1
+	var t160 uint64 = v[8] >> 46
+	var t162 uint64 = v[19] >> 46
+	var t163 uint64 = (t160 & t162) & 0x1
+	var t177 uint64 = v[8] >> 44
+	var t179 uint64 = v[19] >> 44
+	var t180 uint64 = (t177 & t179) & 0x1
+	var t194 uint64 = v[8] >> 42
+	var t196 uint64 = v[19] >> 42
+	var t197 uint64 = (t194 & t196) & 0x1
+	var t211 uint64 = v[8] >> 40
+	var t213 uint64 = v[19] >> 40
+	var t214 uint64 = (t211 & t213) & 0x1
+	var t228 uint64 = v[8] >> 38
+	var t230 uint64 = v[19] >> 38
+	var t231 uint64 = (t228 & t230) & 0x1
+	var t245 uint64 = v[8] >> 36
+	var t247 uint64 = v[19] >> 36
+	var t248 uint64 = (t245 & t247) & 0x1
+	var t262 uint64 = v[8] >> 34
+	var t264 uint64 = v[19] >> 34
+	var t265 uint64 = (t262 & t264) & 0x1
+	var t279 uint64 = v[8] >> 32
+	var t281 uint64 = v[19] >> 32
+	var t282 uint64 = (t279 & t281) & 0x1
+	var t296 uint64 = v[8] >> 30
+	var t298 uint64 = v[19] >> 30
+	var t299 uint64 = (t296 & t298) & 0x1
+	var t313 uint64 = v[8] >> 28
+	var t315 uint64 = v[19] >> 28
+	var t316 uint64 = (t313 & t315) & 0x1
+	var t330 uint64 = v[8] >> 26
+	var t332 uint64 = v[19] >> 26
+	var t333 uint64 = (t330 & t332) & 0x1
+	var t347 uint64 = v[8] >> 24
+	var t349 uint64 = v[19] >> 24
+	var t350 uint64 = (t347 & t349) & 0x1
+	var t364 uint64 = v[8] >> 22
+	var t366 uint64 = v[19] >> 22
+	var t367 uint64 = (t364 & t366) & 0x1
+	var t381 uint64 = v[8] >> 20
+	var t383 uint64 = v[19] >> 20
+	var t384 uint64 = (t381 & t383) & 0x1
+	var t398 uint64 = v[8] >> 18
+	var t400 uint64 = v[19] >> 18
+	var t401 uint64 = (t398 & t400) & 0x1
+	var t415 uint64 = v[8] >> 16
+	var t417 uint64 = v[19] >> 16
+	var t418 uint64 = (t415 & t417) & 0x1
+	var t432 uint64 = v[8] >> 14
+	var t434 uint64 = v[19] >> 14
+	var t435 uint64 = (t432 & t434) & 0x1
+	var t449 uint64 = v[8] >> 12
+	var t451 uint64 = v[19] >> 12
+	var t452 uint64 = (t449 & t451) & 0x1
+	var t466 uint64 = v[8] >> 10
+	var t468 uint64 = v[19] >> 10
+	var t469 uint64 = (t466 & t468) & 0x1
+	var t483 uint64 = v[8] >> 8
+	var t485 uint64 = v[19] >> 8
+	var t486 uint64 = (t483 & t485) & 0x1
+	var t500 uint64 = v[8] >> 6
+	var t502 uint64 = v[19] >> 6
+	var t503 uint64 = (t500 & t502) & 0x1
+	var t517 uint64 = v[8] >> 4
+	var t519 uint64 = v[19] >> 4
+	var t520 uint64 = (t517 & t519) & 0x1
+	var t534 uint64 = v[8] >> 2
+	var t536 uint64 = v[19] >> 2
+	var t537 uint64 = (t534 & t536) & 0x1
+	var t551 uint64 = v[8]
+	var t553 uint64 = v[19]
+	var t554 uint64 = (t551 & t553) & 0x1
+	var t574 uint64 = t554*0x3 | t537*0x3<<2 | t520*0x3<<4 | t503*0x3<<6 | t486*0x3<<8 | t469*0x3<<10 | t452*0x3<<12 | t435*0x3<<14 | t418*0x3<<16 | t401*0x3<<18 | t384*0x3<<20 | t367*0x3<<22 | t350*0x3<<24 | t333*0x3<<26 | t316*0x3<<28 | t299*0x3<<30 | t282*0x3<<32 | t265*0x3<<34 | t248*0x3<<36 | t231*0x3<<38 | t214*0x3<<40 | t197*0x3<<42 | t180*0x3<<44 | t163*0x3<<46 | t146*0x3<<48 | t129*0x3<<50 | t112*0x3<<52 | t95*0x3<<54 | t78*0x3<<56 | t61*0x3<<58 | t44*0x3<<60 | t27*0x3<<62
+	v[585] = t574
 	v[586] = v[9]
 	v[586] &= 0x1
 	var t615 uint64 = v[634] | v[614]

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "e45e3d87ea724d20fb94b05f7bb5350c" }
+func (x *simsum_int8_sat) Fingerprint() string { return "304b46e8ecd564c413a6e06e54d01c0f" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -337,11 +337,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	var t1134 uint64 = v[1157] & v[10]
 	v[1134] = t1134
 	var t23 uint64 = v[7] >> 56 & 0xff
-	var t24 uint64 = v[8] >> 63
-	var t25 uint64 = v[18] >> 56 & 0xff
-	var t26 uint64 = v[19] >> 63
-	var t27 uint64 = (t24 & t26) & 0x1
 	var t28 uint64 = uint64((int64(t23<<56) >> 56))
+	var t25 uint64 = v[18] >> 56 & 0xff
 	var t29 uint64 = uint64((int64(t25<<56) >> 56))
 	var t30 uint64 = t28 + t29
 	var t31 uint64 = (t30 >> 8) & 0x1
@@ -361,11 +358,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t38 &= 0xff
 	var t40 uint64 = v[7] >> 48 & 0xff
-	var t41 uint64 = v[8] >> 62
-	var t42 uint64 = v[18] >> 48 & 0xff
-	var t43 uint64 = v[19] >> 62
-	var t44 uint64 = (t41 & t43) & 0x1
 	var t45 uint64 = uint64((int64(t40<<56) >> 56))
+	var t42 uint64 = v[18] >> 48 & 0xff
 	var t46 uint64 = uint64((int64(t42<<56) >> 56))
 	var t47 uint64 = t45 + t46
 	var t48 uint64 = (t47 >> 8) & 0x1
@@ -385,11 +379,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t55 &= 0xff
 	var t57 uint64 = v[7] >> 40 & 0xff
-	var t58 uint64 = v[8] >> 61
-	var t59 uint64 = v[18] >> 40 & 0xff
-	var t60 uint64 = v[19] >> 61
-	var t61 uint64 = (t58 & t60) & 0x1
 	var t62 uint64 = uint64((int64(t57<<56) >> 56))
+	var t59 uint64 = v[18] >> 40 & 0xff
 	var t63 uint64 = uint64((int64(t59<<56) >> 56))
 	var t64 uint64 = t62 + t63
 	var t65 uint64 = (t64 >> 8) & 0x1
@@ -409,11 +400,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t72 &= 0xff
 	var t74 uint64 = v[7] >> 32 & 0xff
-	var t75 uint64 = v[8] >> 60
-	var t76 uint64 = v[18] >> 32 & 0xff
-	var t77 uint64 = v[19] >> 60
-	var t78 uint64 = (t75 & t77) & 0x1
 	var t79 uint64 = uint64((int64(t74<<56) >> 56))
+	var t76 uint64 = v[18] >> 32 & 0xff
 	var t80 uint64 = uint64((int64(t76<<56) >> 56))
 	var t81 uint64 = t79 + t80
 	var t82 uint64 = (t81 >> 8) & 0x1
@@ -433,11 +421,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t89 &= 0xff
 	var t91 uint64 = v[7] >> 24 & 0xff
-	var t92 uint64 = v[8] >> 59
-	var t93 uint64 = v[18] >> 24 & 0xff
-	var t94 uint64 = v[19] >> 59
-	var t95 uint64 = (t92 & t94) & 0x1
 	var t96 uint64 = uint64((int64(t91<<56) >> 56))
+	var t93 uint64 = v[18] >> 24 & 0xff
 	var t97 uint64 = uint64((int64(t93<<56) >> 56))
 	var t98 uint64 = t96 + t97
 	var t99 uint64 = (t98 >> 8) & 0x1
@@ -457,11 +442,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t106 &= 0xff
 	var t108 uint64 = v[7] >> 16 & 0xff
-	var t109 uint64 = v[8] >> 58
-	var t110 uint64 = v[18] >> 16 & 0xff
-	var t111 uint64 = v[19] >> 58
-	var t112 uint64 = (t109 & t111) & 0x1
 	var t113 uint64 = uint64((int64(t108<<56) >> 56))
+	var t110 uint64 = v[18] >> 16 & 0xff
 	var t114 uint64 = uint64((int64(t110<<56) >> 56))
 	var t115 uint64 = t113 + t114
 	var t116 uint64 = (t115 >> 8) & 0x1
@@ -481,11 +463,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t123 &= 0xff
 	var t125 uint64 = v[7] >> 8 & 0xff
-	var t126 uint64 = v[8] >> 57
-	var t127 uint64 = v[18] >> 8 & 0xff
-	var t128 uint64 = v[19] >> 57
-	var t129 uint64 = (t126 & t128) & 0x1
 	var t130 uint64 = uint64((int64(t125<<56) >> 56))
+	var t127 uint64 = v[18] >> 8 & 0xff
 	var t131 uint64 = uint64((int64(t127<<56) >> 56))
 	var t132 uint64 = t130 + t131
 	var t133 uint64 = (t132 >> 8) & 0x1
@@ -505,11 +484,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t140 &= 0xff
 	var t142 uint64 = v[7] >> 0 & 0xff
-	var t143 uint64 = v[8] >> 56
-	var t144 uint64 = v[18] >> 0 & 0xff
-	var t145 uint64 = v[19] >> 56
-	var t146 uint64 = (t143 & t145) & 0x1
 	var t147 uint64 = uint64((int64(t142<<56) >> 56))
+	var t144 uint64 = v[18] >> 0 & 0xff
 	var t148 uint64 = uint64((int64(t144<<56) >> 56))
 	var t149 uint64 = t147 + t148
 	var t150 uint64 = (t149 >> 8) & 0x1
@@ -530,11 +506,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t157 &= 0xff
 	v[1117] = t38<<56 | t55<<48 | t72<<40 | t89<<32 | t106<<24 | t123<<16 | t140<<8 | t157
 	var t159 uint64 = v[6] >> 56 & 0xff
-	var t160 uint64 = v[8] >> 55
-	var t161 uint64 = v[17] >> 56 & 0xff
-	var t162 uint64 = v[19] >> 55
-	var t163 uint64 = (t160 & t162) & 0x1
 	var t164 uint64 = uint64((int64(t159<<56) >> 56))
+	var t161 uint64 = v[17] >> 56 & 0xff
 	var t165 uint64 = uint64((int64(t161<<56) >> 56))
 	var t166 uint64 = t164 + t165
 	var t167 uint64 = (t166 >> 8) & 0x1
@@ -554,11 +527,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t174 &= 0xff
 	var t176 uint64 = v[6] >> 48 & 0xff
-	var t177 uint64 = v[8] >> 54
-	var t178 uint64 = v[17] >> 48 & 0xff
-	var t179 uint64 = v[19] >> 54
-	var t180 uint64 = (t177 & t179) & 0x1
 	var t181 uint64 = uint64((int64(t176<<56) >> 56))
+	var t178 uint64 = v[17] >> 48 & 0xff
 	var t182 uint64 = uint64((int64(t178<<56) >> 56))
 	var t183 uint64 = t181 + t182
 	var t184 uint64 = (t183 >> 8) & 0x1
@@ -578,11 +548,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t191 &= 0xff
 	var t193 uint64 = v[6] >> 40 & 0xff
-	var t194 uint64 = v[8] >> 53
-	var t195 uint64 = v[17] >> 40 & 0xff
-	var t196 uint64 = v[19] >> 53
-	var t197 uint64 = (t194 & t196) & 0x1
 	var t198 uint64 = uint64((int64(t193<<56) >> 56))
+	var t195 uint64 = v[17] >> 40 & 0xff
 	var t199 uint64 = uint64((int64(t195<<56) >> 56))
 	var t200 uint64 = t198 + t199
 	var t201 uint64 = (t200 >> 8) & 0x1
@@ -602,11 +569,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t208 &= 0xff
 	var t210 uint64 = v[6] >> 32 & 0xff
-	var t211 uint64 = v[8] >> 52
-	var t212 uint64 = v[17] >> 32 & 0xff
-	var t213 uint64 = v[19] >> 52
-	var t214 uint64 = (t211 & t213) & 0x1
 	var t215 uint64 = uint64((int64(t210<<56) >> 56))
+	var t212 uint64 = v[17] >> 32 & 0xff
 	var t216 uint64 = uint64((int64(t212<<56) >> 56))
 	var t217 uint64 = t215 + t216
 	var t218 uint64 = (t217 >> 8) & 0x1
@@ -626,11 +590,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t225 &= 0xff
 	var t227 uint64 = v[6] >> 24 & 0xff
-	var t228 uint64 = v[8] >> 51
-	var t229 uint64 = v[17] >> 24 & 0xff
-	var t230 uint64 = v[19] >> 51
-	var t231 uint64 = (t228 & t230) & 0x1
 	var t232 uint64 = uint64((int64(t227<<56) >> 56))
+	var t229 uint64 = v[17] >> 24 & 0xff
 	var t233 uint64 = uint64((int64(t229<<56) >> 56))
 	var t234 uint64 = t232 + t233
 	var t235 uint64 = (t234 >> 8) & 0x1
@@ -650,11 +611,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t242 &= 0xff
 	var t244 uint64 = v[6] >> 16 & 0xff
-	var t245 uint64 = v[8] >> 50
-	var t246 uint64 = v[17] >> 16 & 0xff
-	var t247 uint64 = v[19] >> 50
-	var t248 uint64 = (t245 & t247) & 0x1
 	var t249 uint64 = uint64((int64(t244<<56) >> 56))
+	var t246 uint64 = v[17] >> 16 & 0xff
 	var t250 uint64 = uint64((int64(t246<<56) >> 56))
 	var t251 uint64 = t249 + t250
 	var t252 uint64 = (t251 >> 8) & 0x1
@@ -674,11 +632,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t259 &= 0xff
 	var t261 uint64 = v[6] >> 8 & 0xff
-	var t262 uint64 = v[8] >> 49
-	var t263 uint64 = v[17] >> 8 & 0xff
-	var t264 uint64 = v[19] >> 49
-	var t265 uint64 = (t262 & t264) & 0x1
 	var t266 uint64 = uint64((int64(t261<<56) >> 56))
+	var t263 uint64 = v[17] >> 8 & 0xff
 	var t267 uint64 = uint64((int64(t263<<56) >> 56))
 	var t268 uint64 = t266 + t267
 	var t269 uint64 = (t268 >> 8) & 0x1
@@ -698,11 +653,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t276 &= 0xff
 	var t278 uint64 = v[6] >> 0 & 0xff
-	var t279 uint64 = v[8] >> 48
-	var t280 uint64 = v[17] >> 0 & 0xff
-	var t281 uint64 = v[19] >> 48
-	var t282 uint64 = (t279 & t281) & 0x1
 	var t283 uint64 = uint64((int64(t278<<56) >> 56))
+	var t280 uint64 = v[17] >> 0 & 0xff
 	var t284 uint64 = uint64((int64(t280<<56) >> 56))
 	var t285 uint64 = t283 + t284
 	var t286 uint64 = (t285 >> 8) & 0x1
@@ -723,11 +675,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t293 &= 0xff
 	v[1116] = t174<<56 | t191<<48 | t208<<40 | t225<<32 | t242<<24 | t259<<16 | t276<<8 | t293
 	var t295 uint64 = v[5] >> 56 & 0xff
-	var t296 uint64 = v[8] >> 47
-	var t297 uint64 = v[16] >> 56 & 0xff
-	var t298 uint64 = v[19] >> 47
-	var t299 uint64 = (t296 & t298) & 0x1
 	var t300 uint64 = uint64((int64(t295<<56) >> 56))
+	var t297 uint64 = v[16] >> 56 & 0xff
 	var t301 uint64 = uint64((int64(t297<<56) >> 56))
 	var t302 uint64 = t300 + t301
 	var t303 uint64 = (t302 >> 8) & 0x1
@@ -747,11 +696,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t310 &= 0xff
 	var t312 uint64 = v[5] >> 48 & 0xff
-	var t313 uint64 = v[8] >> 46
-	var t314 uint64 = v[16] >> 48 & 0xff
-	var t315 uint64 = v[19] >> 46
-	var t316 uint64 = (t313 & t315) & 0x1
 	var t317 uint64 = uint64((int64(t312<<56) >> 56))
+	var t314 uint64 = v[16] >> 48 & 0xff
 	var t318 uint64 = uint64((int64(t314<<56) >> 56))
 	var t319 uint64 = t317 + t318
 	var t320 uint64 = (t319 >> 8) & 0x1
@@ -771,11 +717,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t327 &= 0xff
 	var t329 uint64 = v[5] >> 40 & 0xff
-	var t330 uint64 = v[8] >> 45
-	var t331 uint64 = v[16] >> 40 & 0xff
-	var t332 uint64 = v[19] >> 45
-	var t333 uint64 = (t330 & t332) & 0x1
 	var t334 uint64 = uint64((int64(t329<<56) >> 56))
+	var t331 uint64 = v[16] >> 40 & 0xff
 	var t335 uint64 = uint64((int64(t331<<56) >> 56))
 	var t336 uint64 = t334 + t335
 	var t337 uint64 = (t336 >> 8) & 0x1
@@ -795,11 +738,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t344 &= 0xff
 	var t346 uint64 = v[5] >> 32 & 0xff
-	var t347 uint64 = v[8] >> 44
-	var t348 uint64 = v[16] >> 32 & 0xff
-	var t349 uint64 = v[19] >> 44
-	var t350 uint64 = (t347 & t349) & 0x1
 	var t351 uint64 = uint64((int64(t346<<56) >> 56))
+	var t348 uint64 = v[16] >> 32 & 0xff
 	var t352 uint64 = uint64((int64(t348<<56) >> 56))
 	var t353 uint64 = t351 + t352
 	var t354 uint64 = (t353 >> 8) & 0x1
@@ -819,11 +759,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t361 &= 0xff
 	var t363 uint64 = v[5] >> 24 & 0xff
-	var t364 uint64 = v[8] >> 43
-	var t365 uint64 = v[16] >> 24 & 0xff
-	var t366 uint64 = v[19] >> 43
-	var t367 uint64 = (t364 & t366) & 0x1
 	var t368 uint64 = uint64((int64(t363<<56) >> 56))
+	var t365 uint64 = v[16] >> 24 & 0xff
 	var t369 uint64 = uint64((int64(t365<<56) >> 56))
 	var t370 uint64 = t368 + t369
 	var t371 uint64 = (t370 >> 8) & 0x1
@@ -843,11 +780,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t378 &= 0xff
 	var t380 uint64 = v[5] >> 16 & 0xff
-	var t381 uint64 = v[8] >> 42
-	var t382 uint64 = v[16] >> 16 & 0xff
-	var t383 uint64 = v[19] >> 42
-	var t384 uint64 = (t381 & t383) & 0x1
 	var t385 uint64 = uint64((int64(t380<<56) >> 56))
+	var t382 uint64 = v[16] >> 16 & 0xff
 	var t386 uint64 = uint64((int64(t382<<56) >> 56))
 	var t387 uint64 = t385 + t386
 	var t388 uint64 = (t387 >> 8) & 0x1
@@ -867,11 +801,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t395 &= 0xff
 	var t397 uint64 = v[5] >> 8 & 0xff
-	var t398 uint64 = v[8] >> 41
-	var t399 uint64 = v[16] >> 8 & 0xff
-	var t400 uint64 = v[19] >> 41
-	var t401 uint64 = (t398 & t400) & 0x1
 	var t402 uint64 = uint64((int64(t397<<56) >> 56))
+	var t399 uint64 = v[16] >> 8 & 0xff
 	var t403 uint64 = uint64((int64(t399<<56) >> 56))
 	var t404 uint64 = t402 + t403
 	var t405 uint64 = (t404 >> 8) & 0x1
@@ -891,11 +822,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t412 &= 0xff
 	var t414 uint64 = v[5] >> 0 & 0xff
-	var t415 uint64 = v[8] >> 40
-	var t416 uint64 = v[16] >> 0 & 0xff
-	var t417 uint64 = v[19] >> 40
-	var t418 uint64 = (t415 & t417) & 0x1
 	var t419 uint64 = uint64((int64(t414<<56) >> 56))
+	var t416 uint64 = v[16] >> 0 & 0xff
 	var t420 uint64 = uint64((int64(t416<<56) >> 56))
 	var t421 uint64 = t419 + t420
 	var t422 uint64 = (t421 >> 8) & 0x1
@@ -916,11 +844,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t429 &= 0xff
 	v[1115] = t310<<56 | t327<<48 | t344<<40 | t361<<32 | t378<<24 | t395<<16 | t412<<8 | t429
 	var t431 uint64 = v[4] >> 56 & 0xff
-	var t432 uint64 = v[8] >> 39
-	var t433 uint64 = v[15] >> 56 & 0xff
-	var t434 uint64 = v[19] >> 39
-	var t435 uint64 = (t432 & t434) & 0x1
 	var t436 uint64 = uint64((int64(t431<<56) >> 56))
+	var t433 uint64 = v[15] >> 56 & 0xff
 	var t437 uint64 = uint64((int64(t433<<56) >> 56))
 	var t438 uint64 = t436 + t437
 	var t439 uint64 = (t438 >> 8) & 0x1
@@ -940,11 +865,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t446 &= 0xff
 	var t448 uint64 = v[4] >> 48 & 0xff
-	var t449 uint64 = v[8] >> 38
-	var t450 uint64 = v[15] >> 48 & 0xff
-	var t451 uint64 = v[19] >> 38
-	var t452 uint64 = (t449 & t451) & 0x1
 	var t453 uint64 = uint64((int64(t448<<56) >> 56))
+	var t450 uint64 = v[15] >> 48 & 0xff
 	var t454 uint64 = uint64((int64(t450<<56) >> 56))
 	var t455 uint64 = t453 + t454
 	var t456 uint64 = (t455 >> 8) & 0x1
@@ -964,11 +886,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t463 &= 0xff
 	var t465 uint64 = v[4] >> 40 & 0xff
-	var t466 uint64 = v[8] >> 37
-	var t467 uint64 = v[15] >> 40 & 0xff
-	var t468 uint64 = v[19] >> 37
-	var t469 uint64 = (t466 & t468) & 0x1
 	var t470 uint64 = uint64((int64(t465<<56) >> 56))
+	var t467 uint64 = v[15] >> 40 & 0xff
 	var t471 uint64 = uint64((int64(t467<<56) >> 56))
 	var t472 uint64 = t470 + t471
 	var t473 uint64 = (t472 >> 8) & 0x1
@@ -988,11 +907,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t480 &= 0xff
 	var t482 uint64 = v[4] >> 32 & 0xff
-	var t483 uint64 = v[8] >> 36
-	var t484 uint64 = v[15] >> 32 & 0xff
-	var t485 uint64 = v[19] >> 36
-	var t486 uint64 = (t483 & t485) & 0x1
 	var t487 uint64 = uint64((int64(t482<<56) >> 56))
+	var t484 uint64 = v[15] >> 32 & 0xff
 	var t488 uint64 = uint64((int64(t484<<56) >> 56))
 	var t489 uint64 = t487 + t488
 	var t490 uint64 = (t489 >> 8) & 0x1
@@ -1012,11 +928,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t497 &= 0xff
 	var t499 uint64 = v[4] >> 24 & 0xff
-	var t500 uint64 = v[8] >> 35
-	var t501 uint64 = v[15] >> 24 & 0xff
-	var t502 uint64 = v[19] >> 35
-	var t503 uint64 = (t500 & t502) & 0x1
 	var t504 uint64 = uint64((int64(t499<<56) >> 56))
+	var t501 uint64 = v[15] >> 24 & 0xff
 	var t505 uint64 = uint64((int64(t501<<56) >> 56))
 	var t506 uint64 = t504 + t505
 	var t507 uint64 = (t506 >> 8) & 0x1
@@ -1036,11 +949,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t514 &= 0xff
 	var t516 uint64 = v[4] >> 16 & 0xff
-	var t517 uint64 = v[8] >> 34
-	var t518 uint64 = v[15] >> 16 & 0xff
-	var t519 uint64 = v[19] >> 34
-	var t520 uint64 = (t517 & t519) & 0x1
 	var t521 uint64 = uint64((int64(t516<<56) >> 56))
+	var t518 uint64 = v[15] >> 16 & 0xff
 	var t522 uint64 = uint64((int64(t518<<56) >> 56))
 	var t523 uint64 = t521 + t522
 	var t524 uint64 = (t523 >> 8) & 0x1
@@ -1060,11 +970,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t531 &= 0xff
 	var t533 uint64 = v[4] >> 8 & 0xff
-	var t534 uint64 = v[8] >> 33
-	var t535 uint64 = v[15] >> 8 & 0xff
-	var t536 uint64 = v[19] >> 33
-	var t537 uint64 = (t534 & t536) & 0x1
 	var t538 uint64 = uint64((int64(t533<<56) >> 56))
+	var t535 uint64 = v[15] >> 8 & 0xff
 	var t539 uint64 = uint64((int64(t535<<56) >> 56))
 	var t540 uint64 = t538 + t539
 	var t541 uint64 = (t540 >> 8) & 0x1
@@ -1084,11 +991,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t548 &= 0xff
 	var t550 uint64 = v[4] >> 0 & 0xff
-	var t551 uint64 = v[8] >> 32
-	var t552 uint64 = v[15] >> 0 & 0xff
-	var t553 uint64 = v[19] >> 32
-	var t554 uint64 = (t551 & t553) & 0x1
 	var t555 uint64 = uint64((int64(t550<<56) >> 56))
+	var t552 uint64 = v[15] >> 0 & 0xff
 	var t556 uint64 = uint64((int64(t552<<56) >> 56))
 	var t557 uint64 = t555 + t556
 	var t558 uint64 = (t557 >> 8) & 0x1
@@ -1109,11 +1013,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t565 &= 0xff
 	v[1114] = t446<<56 | t463<<48 | t480<<40 | t497<<32 | t514<<24 | t531<<16 | t548<<8 | t565
 	var t567 uint64 = v[3] >> 56 & 0xff
-	var t568 uint64 = v[8] >> 31
-	var t569 uint64 = v[14] >> 56 & 0xff
-	var t570 uint64 = v[19] >> 31
-	var t571 uint64 = (t568 & t570) & 0x1
 	var t572 uint64 = uint64((int64(t567<<56) >> 56))
+	var t569 uint64 = v[14] >> 56 & 0xff
 	var t573 uint64 = uint64((int64(t569<<56) >> 56))
 	var t574 uint64 = t572 + t573
 	var t575 uint64 = (t574 >> 8) & 0x1
@@ -1133,11 +1034,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t582 &= 0xff
 	var t584 uint64 = v[3] >> 48 & 0xff
-	var t585 uint64 = v[8] >> 30
-	var t586 uint64 = v[14] >> 48 & 0xff
-	var t587 uint64 = v[19] >> 30
-	var t588 uint64 = (t585 & t587) & 0x1
 	var t589 uint64 = uint64((int64(t584<<56) >> 56))
+	var t586 uint64 = v[14] >> 48 & 0xff
 	var t590 uint64 = uint64((int64(t586<<56) >> 56))
 	var t591 uint64 = t589 + t590
 	var t592 uint64 = (t591 >> 8) & 0x1
@@ -1157,11 +1055,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t599 &= 0xff
 	var t601 uint64 = v[3] >> 40 & 0xff
-	var t602 uint64 = v[8] >> 29
-	var t603 uint64 = v[14] >> 40 & 0xff
-	var t604 uint64 = v[19] >> 29
-	var t605 uint64 = (t602 & t604) & 0x1
 	var t606 uint64 = uint64((int64(t601<<56) >> 56))
+	var t603 uint64 = v[14] >> 40 & 0xff
 	var t607 uint64 = uint64((int64(t603<<56) >> 56))
 	var t608 uint64 = t606 + t607
 	var t609 uint64 = (t608 >> 8) & 0x1
@@ -1181,11 +1076,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t616 &= 0xff
 	var t618 uint64 = v[3] >> 32 & 0xff
-	var t619 uint64 = v[8] >> 28
-	var t620 uint64 = v[14] >> 32 & 0xff
-	var t621 uint64 = v[19] >> 28
-	var t622 uint64 = (t619 & t621) & 0x1
 	var t623 uint64 = uint64((int64(t618<<56) >> 56))
+	var t620 uint64 = v[14] >> 32 & 0xff
 	var t624 uint64 = uint64((int64(t620<<56) >> 56))
 	var t625 uint64 = t623 + t624
 	var t626 uint64 = (t625 >> 8) & 0x1
@@ -1205,11 +1097,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t633 &= 0xff
 	var t635 uint64 = v[3] >> 24 & 0xff
-	var t636 uint64 = v[8] >> 27
-	var t637 uint64 = v[14] >> 24 & 0xff
-	var t638 uint64 = v[19] >> 27
-	var t639 uint64 = (t636 & t638) & 0x1
 	var t640 uint64 = uint64((int64(t635<<56) >> 56))
+	var t637 uint64 = v[14] >> 24 & 0xff
 	var t641 uint64 = uint64((int64(t637<<56) >> 56))
 	var t642 uint64 = t640 + t641
 	var t643 uint64 = (t642 >> 8) & 0x1
@@ -1229,11 +1118,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t650 &= 0xff
 	var t652 uint64 = v[3] >> 16 & 0xff
-	var t653 uint64 = v[8] >> 26
-	var t654 uint64 = v[14] >> 16 & 0xff
-	var t655 uint64 = v[19] >> 26
-	var t656 uint64 = (t653 & t655) & 0x1
 	var t657 uint64 = uint64((int64(t652<<56) >> 56))
+	var t654 uint64 = v[14] >> 16 & 0xff
 	var t658 uint64 = uint64((int64(t654<<56) >> 56))
 	var t659 uint64 = t657 + t658
 	var t660 uint64 = (t659 >> 8) & 0x1
@@ -1253,11 +1139,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t667 &= 0xff
 	var t669 uint64 = v[3] >> 8 & 0xff
-	var t670 uint64 = v[8] >> 25
-	var t671 uint64 = v[14] >> 8 & 0xff
-	var t672 uint64 = v[19] >> 25
-	var t673 uint64 = (t670 & t672) & 0x1
 	var t674 uint64 = uint64((int64(t669<<56) >> 56))
+	var t671 uint64 = v[14] >> 8 & 0xff
 	var t675 uint64 = uint64((int64(t671<<56) >> 56))
 	var t676 uint64 = t674 + t675
 	var t677 uint64 = (t676 >> 8) & 0x1
@@ -1277,11 +1160,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t684 &= 0xff
 	var t686 uint64 = v[3] >> 0 & 0xff
-	var t687 uint64 = v[8] >> 24
-	var t688 uint64 = v[14] >> 0 & 0xff
-	var t689 uint64 = v[19] >> 24
-	var t690 uint64 = (t687 & t689) & 0x1
 	var t691 uint64 = uint64((int64(t686<<56) >> 56))
+	var t688 uint64 = v[14] >> 0 & 0xff
 	var t692 uint64 = uint64((int64(t688<<56) >> 56))
 	var t693 uint64 = t691 + t692
 	var t694 uint64 = (t693 >> 8) & 0x1
@@ -1302,11 +1182,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t701 &= 0xff
 	v[1113] = t582<<56 | t599<<48 | t616<<40 | t633<<32 | t650<<24 | t667<<16 | t684<<8 | t701
 	var t703 uint64 = v[2] >> 56 & 0xff
-	var t704 uint64 = v[8] >> 23
-	var t705 uint64 = v[13] >> 56 & 0xff
-	var t706 uint64 = v[19] >> 23
-	var t707 uint64 = (t704 & t706) & 0x1
 	var t708 uint64 = uint64((int64(t703<<56) >> 56))
+	var t705 uint64 = v[13] >> 56 & 0xff
 	var t709 uint64 = uint64((int64(t705<<56) >> 56))
 	var t710 uint64 = t708 + t709
 	var t711 uint64 = (t710 >> 8) & 0x1
@@ -1326,11 +1203,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t718 &= 0xff
 	var t720 uint64 = v[2] >> 48 & 0xff
-	var t721 uint64 = v[8] >> 22
-	var t722 uint64 = v[13] >> 48 & 0xff
-	var t723 uint64 = v[19] >> 22
-	var t724 uint64 = (t721 & t723) & 0x1
 	var t725 uint64 = uint64((int64(t720<<56) >> 56))
+	var t722 uint64 = v[13] >> 48 & 0xff
 	var t726 uint64 = uint64((int64(t722<<56) >> 56))
 	var t727 uint64 = t725 + t726
 	var t728 uint64 = (t727 >> 8) & 0x1
@@ -1350,11 +1224,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t735 &= 0xff
 	var t737 uint64 = v[2] >> 40 & 0xff
-	var t738 uint64 = v[8] >> 21
-	var t739 uint64 = v[13] >> 40 & 0xff
-	var t740 uint64 = v[19] >> 21
-	var t741 uint64 = (t738 & t740) & 0x1
 	var t742 uint64 = uint64((int64(t737<<56) >> 56))
+	var t739 uint64 = v[13] >> 40 & 0xff
 	var t743 uint64 = uint64((int64(t739<<56) >> 56))
 	var t744 uint64 = t742 + t743
 	var t745 uint64 = (t744 >> 8) & 0x1
@@ -1374,11 +1245,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t752 &= 0xff
 	var t754 uint64 = v[2] >> 32 & 0xff
-	var t755 uint64 = v[8] >> 20
-	var t756 uint64 = v[13] >> 32 & 0xff
-	var t757 uint64 = v[19] >> 20
-	var t758 uint64 = (t755 & t757) & 0x1
 	var t759 uint64 = uint64((int64(t754<<56) >> 56))
+	var t756 uint64 = v[13] >> 32 & 0xff
 	var t760 uint64 = uint64((int64(t756<<56) >> 56))
 	var t761 uint64 = t759 + t760
 	var t762 uint64 = (t761 >> 8) & 0x1
@@ -1398,11 +1266,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t769 &= 0xff
 	var t771 uint64 = v[2] >> 24 & 0xff
-	var t772 uint64 = v[8] >> 19
-	var t773 uint64 = v[13] >> 24 & 0xff
-	var t774 uint64 = v[19] >> 19
-	var t775 uint64 = (t772 & t774) & 0x1
 	var t776 uint64 = uint64((int64(t771<<56) >> 56))
+	var t773 uint64 = v[13] >> 24 & 0xff
 	var t777 uint64 = uint64((int64(t773<<56) >> 56))
 	var t778 uint64 = t776 + t777
 	var t779 uint64 = (t778 >> 8) & 0x1
@@ -1422,11 +1287,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t786 &= 0xff
 	var t788 uint64 = v[2] >> 16 & 0xff
-	var t789 uint64 = v[8] >> 18
-	var t790 uint64 = v[13] >> 16 & 0xff
-	var t791 uint64 = v[19] >> 18
-	var t792 uint64 = (t789 & t791) & 0x1
 	var t793 uint64 = uint64((int64(t788<<56) >> 56))
+	var t790 uint64 = v[13] >> 16 & 0xff
 	var t794 uint64 = uint64((int64(t790<<56) >> 56))
 	var t795 uint64 = t793 + t794
 	var t796 uint64 = (t795 >> 8) & 0x1
@@ -1446,11 +1308,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t803 &= 0xff
 	var t805 uint64 = v[2] >> 8 & 0xff
-	var t806 uint64 = v[8] >> 17
-	var t807 uint64 = v[13] >> 8 & 0xff
-	var t808 uint64 = v[19] >> 17
-	var t809 uint64 = (t806 & t808) & 0x1
 	var t810 uint64 = uint64((int64(t805<<56) >> 56))
+	var t807 uint64 = v[13] >> 8 & 0xff
 	var t811 uint64 = uint64((int64(t807<<56) >> 56))
 	var t812 uint64 = t810 + t811
 	var t813 uint64 = (t812 >> 8) & 0x1
@@ -1470,11 +1329,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t820 &= 0xff
 	var t822 uint64 = v[2] >> 0 & 0xff
-	var t823 uint64 = v[8] >> 16
-	var t824 uint64 = v[13] >> 0 & 0xff
-	var t825 uint64 = v[19] >> 16
-	var t826 uint64 = (t823 & t825) & 0x1
 	var t827 uint64 = uint64((int64(t822<<56) >> 56))
+	var t824 uint64 = v[13] >> 0 & 0xff
 	var t828 uint64 = uint64((int64(t824<<56) >> 56))
 	var t829 uint64 = t827 + t828
 	var t830 uint64 = (t829 >> 8) & 0x1
@@ -1495,11 +1351,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t837 &= 0xff
 	v[1112] = t718<<56 | t735<<48 | t752<<40 | t769<<32 | t786<<24 | t803<<16 | t820<<8 | t837
 	var t839 uint64 = v[1] >> 56 & 0xff
-	var t840 uint64 = v[8] >> 15
-	var t841 uint64 = v[12] >> 56 & 0xff
-	var t842 uint64 = v[19] >> 15
-	var t843 uint64 = (t840 & t842) & 0x1
 	var t844 uint64 = uint64((int64(t839<<56) >> 56))
+	var t841 uint64 = v[12] >> 56 & 0xff
 	var t845 uint64 = uint64((int64(t841<<56) >> 56))
 	var t846 uint64 = t844 + t845
 	var t847 uint64 = (t846 >> 8) & 0x1
@@ -1519,11 +1372,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t854 &= 0xff
 	var t856 uint64 = v[1] >> 48 & 0xff
-	var t857 uint64 = v[8] >> 14
-	var t858 uint64 = v[12] >> 48 & 0xff
-	var t859 uint64 = v[19] >> 14
-	var t860 uint64 = (t857 & t859) & 0x1
 	var t861 uint64 = uint64((int64(t856<<56) >> 56))
+	var t858 uint64 = v[12] >> 48 & 0xff
 	var t862 uint64 = uint64((int64(t858<<56) >> 56))
 	var t863 uint64 = t861 + t862
 	var t864 uint64 = (t863 >> 8) & 0x1
@@ -1543,11 +1393,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t871 &= 0xff
 	var t873 uint64 = v[1] >> 40 & 0xff
-	var t874 uint64 = v[8] >> 13
-	var t875 uint64 = v[12] >> 40 & 0xff
-	var t876 uint64 = v[19] >> 13
-	var t877 uint64 = (t874 & t876) & 0x1
 	var t878 uint64 = uint64((int64(t873<<56) >> 56))
+	var t875 uint64 = v[12] >> 40 & 0xff
 	var t879 uint64 = uint64((int64(t875<<56) >> 56))
 	var t880 uint64 = t878 + t879
 	var t881 uint64 = (t880 >> 8) & 0x1
@@ -1567,11 +1414,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t888 &= 0xff
 	var t890 uint64 = v[1] >> 32 & 0xff
-	var t891 uint64 = v[8] >> 12
-	var t892 uint64 = v[12] >> 32 & 0xff
-	var t893 uint64 = v[19] >> 12
-	var t894 uint64 = (t891 & t893) & 0x1
 	var t895 uint64 = uint64((int64(t890<<56) >> 56))
+	var t892 uint64 = v[12] >> 32 & 0xff
 	var t896 uint64 = uint64((int64(t892<<56) >> 56))
 	var t897 uint64 = t895 + t896
 	var t898 uint64 = (t897 >> 8) & 0x1
@@ -1591,11 +1435,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t905 &= 0xff
 	var t907 uint64 = v[1] >> 24 & 0xff
-	var t908 uint64 = v[8] >> 11
-	var t909 uint64 = v[12] >> 24 & 0xff
-	var t910 uint64 = v[19] >> 11
-	var t911 uint64 = (t908 & t910) & 0x1
 	var t912 uint64 = uint64((int64(t907<<56) >> 56))
+	var t909 uint64 = v[12] >> 24 & 0xff
 	var t913 uint64 = uint64((int64(t909<<56) >> 56))
 	var t914 uint64 = t912 + t913
 	var t915 uint64 = (t914 >> 8) & 0x1
@@ -1615,11 +1456,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t922 &= 0xff
 	var t924 uint64 = v[1] >> 16 & 0xff
-	var t925 uint64 = v[8] >> 10
-	var t926 uint64 = v[12] >> 16 & 0xff
-	var t927 uint64 = v[19] >> 10
-	var t928 uint64 = (t925 & t927) & 0x1
 	var t929 uint64 = uint64((int64(t924<<56) >> 56))
+	var t926 uint64 = v[12] >> 16 & 0xff
 	var t930 uint64 = uint64((int64(t926<<56) >> 56))
 	var t931 uint64 = t929 + t930
 	var t932 uint64 = (t931 >> 8) & 0x1
@@ -1639,11 +1477,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t939 &= 0xff
 	var t941 uint64 = v[1] >> 8 & 0xff
-	var t942 uint64 = v[8] >> 9
-	var t943 uint64 = v[12] >> 8 & 0xff
-	var t944 uint64 = v[19] >> 9
-	var t945 uint64 = (t942 & t944) & 0x1
 	var t946 uint64 = uint64((int64(t941<<56) >> 56))
+	var t943 uint64 = v[12] >> 8 & 0xff
 	var t947 uint64 = uint64((int64(t943<<56) >> 56))
 	var t948 uint64 = t946 + t947
 	var t949 uint64 = (t948 >> 8) & 0x1
@@ -1663,11 +1498,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t956 &= 0xff
 	var t958 uint64 = v[1] >> 0 & 0xff
-	var t959 uint64 = v[8] >> 8
-	var t960 uint64 = v[12] >> 0 & 0xff
-	var t961 uint64 = v[19] >> 8
-	var t962 uint64 = (t959 & t961) & 0x1
 	var t963 uint64 = uint64((int64(t958<<56) >> 56))
+	var t960 uint64 = v[12] >> 0 & 0xff
 	var t964 uint64 = uint64((int64(t960<<56) >> 56))
 	var t965 uint64 = t963 + t964
 	var t966 uint64 = (t965 >> 8) & 0x1
@@ -1688,11 +1520,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t973 &= 0xff
 	v[1111] = t854<<56 | t871<<48 | t888<<40 | t905<<32 | t922<<24 | t939<<16 | t956<<8 | t973
 	var t975 uint64 = v[0] >> 56 & 0xff
-	var t976 uint64 = v[8] >> 7
-	var t977 uint64 = v[11] >> 56 & 0xff
-	var t978 uint64 = v[19] >> 7
-	var t979 uint64 = (t976 & t978) & 0x1
 	var t980 uint64 = uint64((int64(t975<<56) >> 56))
+	var t977 uint64 = v[11] >> 56 & 0xff
 	var t981 uint64 = uint64((int64(t977<<56) >> 56))
 	var t982 uint64 = t980 + t981
 	var t983 uint64 = (t982 >> 8) & 0x1
@@ -1712,11 +1541,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t990 &= 0xff
 	var t992 uint64 = v[0] >> 48 & 0xff
-	var t993 uint64 = v[8] >> 6
-	var t994 uint64 = v[11] >> 48 & 0xff
-	var t995 uint64 = v[19] >> 6
-	var t996 uint64 = (t993 & t995) & 0x1
 	var t997 uint64 = uint64((int64(t992<<56) >> 56))
+	var t994 uint64 = v[11] >> 48 & 0xff
 	var t998 uint64 = uint64((int64(t994<<56) >> 56))
 	var t999 uint64 = t997 + t998
 	var t1000 uint64 = (t999 >> 8) & 0x1
@@ -1736,11 +1562,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1007 &= 0xff
 	var t1009 uint64 = v[0] >> 40 & 0xff
-	var t1010 uint64 = v[8] >> 5
-	var t1011 uint64 = v[11] >> 40 & 0xff
-	var t1012 uint64 = v[19] >> 5
-	var t1013 uint64 = (t1010 & t1012) & 0x1
 	var t1014 uint64 = uint64((int64(t1009<<56) >> 56))
+	var t1011 uint64 = v[11] >> 40 & 0xff
 	var t1015 uint64 = uint64((int64(t1011<<56) >> 56))
 	var t1016 uint64 = t1014 + t1015
 	var t1017 uint64 = (t1016 >> 8) & 0x1
@@ -1760,11 +1583,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1024 &= 0xff
 	var t1026 uint64 = v[0] >> 32 & 0xff
-	var t1027 uint64 = v[8] >> 4
-	var t1028 uint64 = v[11] >> 32 & 0xff
-	var t1029 uint64 = v[19] >> 4
-	var t1030 uint64 = (t1027 & t1029) & 0x1
 	var t1031 uint64 = uint64((int64(t1026<<56) >> 56))
+	var t1028 uint64 = v[11] >> 32 & 0xff
 	var t1032 uint64 = uint64((int64(t1028<<56) >> 56))
 	var t1033 uint64 = t1031 + t1032
 	var t1034 uint64 = (t1033 >> 8) & 0x1
@@ -1784,11 +1604,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1041 &= 0xff
 	var t1043 uint64 = v[0] >> 24 & 0xff
-	var t1044 uint64 = v[8] >> 3
-	var t1045 uint64 = v[11] >> 24 & 0xff
-	var t1046 uint64 = v[19] >> 3
-	var t1047 uint64 = (t1044 & t1046) & 0x1
 	var t1048 uint64 = uint64((int64(t1043<<56) >> 56))
+	var t1045 uint64 = v[11] >> 24 & 0xff
 	var t1049 uint64 = uint64((int64(t1045<<56) >> 56))
 	var t1050 uint64 = t1048 + t1049
 	var t1051 uint64 = (t1050 >> 8) & 0x1
@@ -1808,11 +1625,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1058 &= 0xff
 	var t1060 uint64 = v[0] >> 16 & 0xff
-	var t1061 uint64 = v[8] >> 2
-	var t1062 uint64 = v[11] >> 16 & 0xff
-	var t1063 uint64 = v[19] >> 2
-	var t1064 uint64 = (t1061 & t1063) & 0x1
 	var t1065 uint64 = uint64((int64(t1060<<56) >> 56))
+	var t1062 uint64 = v[11] >> 16 & 0xff
 	var t1066 uint64 = uint64((int64(t1062<<56) >> 56))
 	var t1067 uint64 = t1065 + t1066
 	var t1068 uint64 = (t1067 >> 8) & 0x1
@@ -1832,11 +1646,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1075 &= 0xff
 	var t1077 uint64 = v[0] >> 8 & 0xff
-	var t1078 uint64 = v[8] >> 1
-	var t1079 uint64 = v[11] >> 8 & 0xff
-	var t1080 uint64 = v[19] >> 1
-	var t1081 uint64 = (t1078 & t1080) & 0x1
 	var t1082 uint64 = uint64((int64(t1077<<56) >> 56))
+	var t1079 uint64 = v[11] >> 8 & 0xff
 	var t1083 uint64 = uint64((int64(t1079<<56) >> 56))
 	var t1084 uint64 = t1082 + t1083
 	var t1085 uint64 = (t1084 >> 8) & 0x1
@@ -1856,11 +1667,8 @@ func (x *simsum_int8_sat) EvalInputs() {
 	}
 	t1092 &= 0xff
 	var t1094 uint64 = v[0] >> 0 & 0xff
-	var t1095 uint64 = v[8]
-	var t1096 uint64 = v[11] >> 0 & 0xff
-	var t1097 uint64 = v[19]
-	var t1098 uint64 = (t1095 & t1097) & 0x1
 	var t1099 uint64 = uint64((int64(t1094<<56) >> 56))
+	var t1096 uint64 = v[11] >> 0 & 0xff
 	var t1100 uint64 = uint64((int64(t1096<<56) >> 56))
 	var t1101 uint64 = t1099 + t1100
 	var t1102 uint64 = (t1101 >> 8) & 0x1
@@ -1881,10 +1689,202 @@ func (x *simsum_int8_sat) EvalInputs() {
 	t1109 &= 0xff
 	v[1110] = t990<<56 | t1007<<48 | t1024<<40 | t1041<<32 | t1058<<24 | t1075<<16 | t1092<<8 | t1109
 	*(*[8]uint64)(v[1121:1129]) = *(*[8]uint64)(v[1110:1118])
-	var t1118 uint64 = t1098 | t1081<<1 | t1064<<2 | t1047<<3 | t1030<<4 | t1013<<5 | t996<<6 | t979<<7 | t962<<8 | t945<<9 | t928<<10 | t911<<11 | t894<<12 | t877<<13 | t860<<14 | t843<<15 | t826<<16 | t809<<17 | t792<<18 | t775<<19 | t758<<20 | t741<<21 | t724<<22 | t707<<23 | t690<<24 | t673<<25 | t656<<26 | t639<<27 | t622<<28 | t605<<29 | t588<<30 | t571<<31 | t554<<32 | t537<<33 | t520<<34 | t503<<35 | t486<<36 | t469<<37 | t452<<38 | t435<<39 | t418<<40 | t401<<41 | t384<<42 | t367<<43 | t350<<44 | t333<<45 | t316<<46 | t299<<47 | t282<<48 | t265<<49 | t248<<50 | t231<<51 | t214<<52 | t197<<53 | t180<<54 | t163<<55 | t146<<56 | t129<<57 | t112<<58 | t95<<59 | t78<<60 | t61<<61 | t44<<62 | t27<<63
-	v[1129] = t1118
 	var t1120 uint64 = v[10] & v[21]
 	v[1120] = t1120
+	var t24 uint64 = v[8] >> 63
+	var t26 uint64 = v[19] >> 63
+	var t27 uint64 = (t24 & t26) & 0x1
+	var t41 uint64 = v[8] >> 62
+	var t43 uint64 = v[19] >> 62
+	var t44 uint64 = (t41 & t43) & 0x1
+	var t58 uint64 = v[8] >> 61
+	var t60 uint64 = v[19] >> 61
+	var t61 uint64 = (t58 & t60) & 0x1
+	var t75 uint64 = v[8] >> 60
+	var t77 uint64 = v[19] >> 60
+	var t78 uint64 = (t75 & t77) & 0x1
+	var t92 uint64 = v[8] >> 59
+	var t94 uint64 = v[19] >> 59
+	var t95 uint64 = (t92 & t94) & 0x1
+	var t109 uint64 = v[8] >> 58
+	var t111 uint64 = v[19] >> 58
+	var t112 uint64 = (t109 & t111) & 0x1
+	var t126 uint64 = v[8] >> 57
+	var t128 uint64 = v[19] >> 57
+	var t129 uint64 = (t126 & t128) & 0x1
+	var t143 uint64 = v[8] >> 56
+	var t145 uint64 = v[19] >> 56
+	var t146 uint64 = (t143 & t145) & 0x1
+	var t160 uint64 = v[8] >> 55
+	var t162 uint64 = v[19] >> 55
+	var t163 uint64 = (t160 & t162) & 0x1
+	var t177 uint64 = v[8] >> 54
+	var t179 uint64 = v[19] >> 54
+	var t180 uint64 = (t177 & t179) & 0x1
+	var t194 uint64 = v[8] >> 53
+	var t196 uint64 = v[19] >> 53
+	var t197 uint64 = (t194 & t196) & 0x1
+	var t211 uint64 = v[8] >> 52
+	var t213 uint64 = v[19] >> 52
+	var t214 uint64 = (t211 & t213) & 0x1
+	var t228 uint64 = v[8] >> 51
+	var t230 uint64 = v[19] >> 51
+	var t231 uint64 = (t228 & t230) & 0x1
+	var t245 uint64 = v[8] >> 50
+	var t247 uint64 = v[19] >> 50
+	var t248 uint64 = (t245 & t247) & 0x1
+	var t262 uint64 = v[8] >> 49
+	var t264 uint64 = v[19] >> 49
+	var t265 uint64 = (t262 & t264) & 0x1
+	var t279 uint64 = v[8] >> 48
+	var t281 uint64 = v[19] >> 48
+	var t282 uint64 = (t279 & t281) & 0x1
+	var t296 uint64 = v[8] >> 47
+	var t298 uint64 = v[19] >> 47
+	var t299 uint64 = (t296 & t298) & 0x1
+	var t313 uint64 = v[8] >> 46
+	var t315 uint64 = v[19] >> 46
+	var t316 uint64 = (t313 & t315) & 0x1
+	var t330 uint64 = v[8] >> 45
+	var t332 uint64 = v[19] >> 45
+	var t333 uint64 = (t330 & t332) & 0x1
+	var t347 uint64 = v[8] >> 44
+	var t349 uint64 = v[19] >> 44
+	var t350 uint64 = (t347 & t349) & 0x1
+	var t364 uint64 = v[8] >> 43
+	var t366 uint64 = v[19] >> 43
+	var t367 uint64 = (t364 & t366) & 0x1
+	var t381 uint64 = v[8] >> 42
+	var t383 uint64 = v[19] >> 42
+	var t384 uint64 = (t381 & t383) & 0x1
+	var t398 uint64 = v[8] >> 41
+	var t400 uint64 = v[19] >> 41
+	var t401 uint64 = (t398 & t400) & 0x1
+	var t415 uint64 = v[8] >> 40
+	var t417 uint64 = v[19] >> 40
+	var t418 uint64 = (t415 & t417) & 0x1
+	var t432 uint64 = v[8] >> 39
+	var t434 uint64 = v[19] >> 39
+	var t435 uint64 = (t432 & t434) & 0x1
+	var t449 uint64 = v[8] >> 38
+	var t451 uint64 = v[19] >> 38
+	var t452 uint64 = (t449 & t451) & 0x1
+	var t466 uint64 = v[8] >> 37
+	var t468 uint64 = v[19] >> 37
+	var t469 uint64 = (t466 & t468) & 0x1
+	var t483 uint64 = v[8] >> 36
+	var t485 uint64 = v[19] >> 36
+	var t486 uint64 = (t483 & t485) & 0x1
+	var t500 uint64 = v[8] >> 35
+	var t502 uint64 = v[19] >> 35
+	var t503 uint64 = (t500 & t502) & 0x1
+	var t517 uint64 = v[8] >> 34
+	var t519 uint64 = v[19] >> 34
+	var t520 uint64 = (t517 & t519) & 0x1
+	var t534 uint64 = v[8] >> 33
+	var t536 uint64 = v[19] >> 33
+	var t537 uint64 = (t534 & t536) & 0x1
+	var t551 uint64 = v[8] >> 32
+	var t553 uint64 = v[19] >> 32
+	var t554 uint64 = (t551 & t553) & 0x1
+	var t568 uint64 = v[8] >> 31
+	var t570 uint64 = v[19] >> 31
+	var t571 uint64 = (t568 & t570) & 0x1
+	var t585 uint64 = v[8] >> 30
+	var t587 uint64 = v[19] >> 30
+	var t588 uint64 = (t585 & t587) & 0x1
+	var t602 uint64 = v[8] >> 29
+	var t604 uint64 = v[19] >> 29
+	var t605 uint64 = (t602 & t604) & 0x1
+	var t619 uint64 = v[8] >> 28
+	var t621 uint64 = v[19] >> 28
+	var t622 uint64 = (t619 & t621) & 0x1
+	var t636 uint64 = v[8] >> 27
+	var t638 uint64 = v[19] >> 27
+	var t639 uint64 = (t636 & t638) & 0x1
+	var t653 uint64 = v[8] >> 26
+	var t655 uint64 = v[19] >> 26
+	var t656 uint64 = (t653 & t655) & 0x1
+	var t670 uint64 = v[8] >> 25
+	var t672 uint64 = v[19] >> 25
+	var t673 uint64 = (t670 & t672) & 0x1
+	var t687 uint64 = v[8] >> 24
+	var t689 uint64 = v[19] >> 24
+	var t690 uint64 = (t687 & t689) & 0x1
+	var t704 uint64 = v[8] >> 23
+	var t706 uint64 = v[19] >> 23
+	var t707 uint64 = (t704 & t706) & 0x1
+	var t721 uint64 = v[8] >> 22
+	var t723 uint64 = v[19] >> 22
+	var t724 uint64 = (t721 & t723) & 0x1
+	var t738 uint64 = v[8] >> 21
+	var t740 uint64 = v[19] >> 21
+	var t741 uint64 = (t738 & t740) & 0x1
+	var t755 uint64 = v[8] >> 20
+	var t757 uint64 = v[19] >> 20
+	var t758 uint64 = (t755 & t757) & 0x1
+	var t772 uint64 = v[8] >> 19
+	var t774 uint64 = v[19] >> 19
+	var t775 uint64 = (t772 & t774) & 0x1
+	var t789 uint64 = v[8] >> 18
+	var t791 uint64 = v[19] >> 18
+	var t792 uint64 = (t789 & t791) & 0x1
+	var t806 uint64 = v[8] >> 17
+	var t808 uint64 = v[19] >> 17
+	var t809 uint64 = (t806 & t808) & 0x1
+	var t823 uint64 = v[8] >> 16
+	var t825 uint64 = v[19] >> 16
+	var t826 uint64 = (t823 & t825) & 0x1
+	var t840 uint64 = v[8] >> 15
+	var t842 uint64 = v[19] >> 15
+	var t843 uint64 = (t840 & t842) & 0x1
+	var t857 uint64 = v[8] >> 14
+	var t859 uint64 = v[19] >> 14
+	var t860 uint64 = (t857 & t859) & 0x1
+	var t874 uint64 = v[8] >> 13
+	var t876 uint64 = v[19] >> 13
+	var t877 uint64 = (t874 & t876) & 0x1
+	var t891 uint64 = v[8] >> 12
+	var t893 uint64 = v[19] >> 12
+	var t894 uint64 = (t891 & t893) & 0x1
+	var t908 uint64 = v[8] >> 11
+	var t910 uint64 = v[19] >> 11
+	var t911 uint64 = (t908 & t910) & 0x1
+	var t925 uint64 = v[8] >> 10
+	var t927 uint64 = v[19] >> 10
+	var t928 uint64 = (t925 & t927) & 0x1
+	var t942 uint64 = v[8] >> 9
+	var t944 uint64 = v[19] >> 9
+	var t945 uint64 = (t942 & t944) & 0x1
+	var t959 uint64 = v[8] >> 8
+	var t961 uint64 = v[19] >> 8
+	var t962 uint64 = (t959 & t961) & 0x1
+	var t976 uint64 = v[8] >> 7
+	var t978 uint64 = v[19] >> 7
+	var t979 uint64 = (t976 & t978) & 0x1
+	var t993 uint64 = v[8] >> 6
+	var t995 uint64 = v[19] >> 6
+	var t996 uint64 = (t993 & t995) & 0x1
+	var t1010 uint64 = v[8] >> 5
+	var t1012 uint64 = v[19] >> 5
+	var t1013 uint64 = (t1010 & t1012) & 0x1
+	var t1027 uint64 = v[8] >> 4
+	var t1029 uint64 = v[19] >> 4
+	var t1030 uint64 = (t1027 & t1029) & 0x1
+	var t1044 uint64 = v[8] >> 3
+	var t1046 uint64 = v[19] >> 3
+	var t1047 uint64 = (t1044 & t1046) & 0x1
+	var t1061 uint64 = v[8] >> 2
+	var t1063 uint64 = v[19] >> 2
+	var t1064 uint64 = (t1061 & t1063) & 0x1
+	var t1078 uint64 = v[8] >> 1
+	var t1080 uint64 = v[19] >> 1
+	var t1081 uint64 = (t1078 & t1080) & 0x1
+	var t1095 uint64 = v[8]
+	var t1097 uint64 = v[19]
+	var t1098 uint64 = (t1095 & t1097) & 0x1
+	var t1118 uint64 = t1098 | t1081<<1 | t1064<<2 | t1047<<3 | t1030<<4 | t1013<<5 | t996<<6 | t979<<7 | t962<<8 | t945<<9 | t928<<10 | t911<<11 | t894<<12 | t877<<13 | t860<<14 | t843<<15 | t826<<16 | t809<<17 | t792<<18 | t775<<19 | t758<<20 | t741<<21 | t724<<22 | t707<<23 | t690<<24 | t673<<25 | t656<<26 | t639<<27 | t622<<28 | t605<<29 | t588<<30 | t571<<31 | t554<<32 | t537<<33 | t520<<34 | t503<<35 | t486<<36 | t469<<37 | t452<<38 | t435<<39 | t418<<40 | t401<<41 | t384<<42 | t367<<43 | t350<<44 | t333<<45 | t316<<46 | t299<<47 | t282<<48 | t265<<49 | t248<<50 | t231<<51 | t214<<52 | t197<<53 | t180<<54 | t163<<55 | t146<<56 | t129<<57 | t112<<58 | t95<<59 | t78<<60 | t61<<61 | t44<<62 | t27<<63
+	v[1129] = t1118
 	v[1130] = v[9]
 	v[1130] &= 0x1
 	var t1159 uint64 = v[1178] | v[1158]

@@ -143,6 +143,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 				order = append(order, k)
 			}
 		}
+		order = g.schedule(order, nil, nil) // (as EvalState's parts)
 		g.planConcats(order)
 		for _, k := range order {
 			if err := g.inst(s.prog[k], q); err != nil {
@@ -1436,7 +1437,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-28"
+const goSourceVersion = "onic-gosrc-29"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "57f373578932608f0dafa0f25cd58f4c" }
+func (x *step50) Fingerprint() string { return "25502185209d4c838ad716dabc8d2a75" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
@@ -64,16 +64,13 @@ func (x *step50) EvalState() {
 func (x *step50) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t2 uint64 = 0
 	var t3 uint64 = v[0] >> 4
 	var t4 uint64 = (v[1] | t3) & 0xffff
 	var t5 uint64 = v[0] >> 41
 	var t6 uint64 = (t4 + t5) & 0xffff
+	var t2 uint64 = 0
 	var t7 uint64 = (t2 >> 6) & 0x1
 	var t8 uint64 = (uint64((int64(t4<<48) >> 48) >> (t7 & 63))) & 0xffff
-	var t9 uint64 = 0
-	_ = t4
-	_ = t4
 	var t10 uint64 = (t8 >> 6) & 0x7
 	var t11 uint64 = (uint64((int64(t8<<48) >> 48) >> (t10 & 63))) & 0xffff
 	var t14 uint64
@@ -82,7 +79,6 @@ func (x *step50) EvalInputs() {
 	}
 	v[14] = t14
 	var t15 uint64 = (uint64((int64(t6<<48) >> 48))) & 0x1fffffffffff
-	var t17 uint64 = uint64((int64(t9<<63) >> 63))
 	var t19 uint64 = uint64((int64(t15<<19) >> 19))
 	var t20 uint64 = (v[0] | t19) & 0x7fffffffffffffff
 	var t23 uint64
@@ -96,26 +92,30 @@ func (x *step50) EvalInputs() {
 	if t20 == 0x7fffffffffffffff {
 		t51 = 1
 	}
+	var t59 uint64 = (^t51) & 0x1
 	var t54 uint64 = (t20 >> 40) & 0x3f
 	var t55 uint64 = uint64((int64(t20<<1) >> 1) >> (t54 & 63))
-	var t59 uint64 = (^t51) & 0x1
 	var t66 uint64 = (t55 >> 17) & 0x1
 	var t67 uint64
 	if (int64(t59<<63) >> 63) < (int64(t66<<63) >> 63) {
 		t67 = 1
 	}
 	v[67] = t67
-	var t76 uint64 = uint64((int64(t14<<63) >> 63))
-	var t77 uint64 = t20 | t76
 	var t82 uint64
 	if t37 != t23 {
 		t82 = 1
 	}
 	v[82] = t82
+	var t9 uint64 = 0
+	_ = t4
+	_ = t4
+	var t17 uint64 = uint64((int64(t9<<63) >> 63))
 	var t90 uint64 = (t17 >> 1) & 0x3f
 	v[90] = t90
 	var t92 uint64 = (t55 >> 28) & 0x7
 	v[92] = t92
+	var t76 uint64 = uint64((int64(t14<<63) >> 63))
+	var t77 uint64 = t20 | t76
 	var t94 uint64 = t77 >> 1
 	var t95 uint64 = (v[93] ^ t94) & 0xffffffffffff
 	v[95] = t95

@@ -2046,7 +2046,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "6f67ba563ee64f964807abbe09279794" }
+func (x *largeSim) Fingerprint() string { return "7d79e711a335797e89a5576d3daa82eb" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2712,11 +2712,6 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t66 uint64 = t13 & t65
 	v[66] = t66
-	var t68 uint64
-	if t33 == 0xc {
-		t68 = 1
-	}
-	var t69 uint64 = t13 & t68
 	var t77 uint64 = v[76] & v[75]
 	v[77] = t77
 	v[92] = v[81]<<18 | v[89]<<2 | v[90]<<1 | v[91]
@@ -2734,6 +2729,11 @@ func (x *largeSim) EvalInputs() {
 	var t147 uint64 = t77 & v[128]
 	var t148 uint64 = v[146] & t147
 	v[148] = t148
+	var t68 uint64
+	if t33 == 0xc {
+		t68 = 1
+	}
+	var t69 uint64 = t13 & t68
 	var t1857 uint64 = t69 & v[1856]
 	var t1858 uint64 = v[812] | t1857
 	v[1858] = t1858
@@ -2743,23 +2743,23 @@ func (x *largeSim) EvalInputs() {
 	}
 	var t5755 uint64 = v[5665] & t5675
 	v[5755] = t5755
+	var t5763 uint64 = ^t5675
+	var t5764 uint64 = v[5665] & t5763
+	v[5764] = t5764
+	var t5780 uint64 = t5764 & v[5779]
+	v[5780] = t5780
 	var t5758, t5758_1, t5758_0 uint64 = 0, 0x0, v[5750]
 	if t5755 != 0 {
 		t5758 = t5758_1
 	} else {
 		t5758 = t5758_0
 	}
-	var t5763 uint64 = ^t5675
-	var t5764 uint64 = v[5665] & t5763
-	v[5764] = t5764
 	var t5768, t5768_1, t5768_0 uint64 = 0, 0x7, t5758
 	if t5764 != 0 {
 		t5768 = t5768_1
 	} else {
 		t5768 = t5768_0
 	}
-	var t5780 uint64 = t5764 & v[5779]
-	v[5780] = t5780
 	var t5781, t5781_1, t5781_0 uint64 = 0, 0x0, t5768
 	if t5780 != 0 {
 		t5781 = t5781_1

@@ -317,7 +317,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "bf8c1da1acbe65207858f5ddf8556114" }
+func (x *managerSim) Fingerprint() string { return "11aacc2c5d9c06b7b3e64a18f4d1ae9d" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -930,23 +930,23 @@ func (x *managerSim) EvalInputs() {
 	}
 	var t704 uint64 = v[614] & t624
 	v[704] = t704
+	var t712 uint64 = ^t624
+	var t713 uint64 = v[614] & t712
+	v[713] = t713
+	var t729 uint64 = t713 & v[728]
+	v[729] = t729
 	var t707, t707_1, t707_0 uint64 = 0, 0x0, v[699]
 	if t704 != 0 {
 		t707 = t707_1
 	} else {
 		t707 = t707_0
 	}
-	var t712 uint64 = ^t624
-	var t713 uint64 = v[614] & t712
-	v[713] = t713
 	var t717, t717_1, t717_0 uint64 = 0, 0x7, t707
 	if t713 != 0 {
 		t717 = t717_1
 	} else {
 		t717 = t717_0
 	}
-	var t729 uint64 = t713 & v[728]
-	v[729] = t729
 	var t730, t730_1, t730_0 uint64 = 0, 0x0, t717
 	if t729 != 0 {
 		t730 = t730_1
