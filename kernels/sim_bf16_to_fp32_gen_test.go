@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "a7a73de39129e40ba54fa96e8331ced9" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "fe6766431552c68cff5f13f2b3e1a981" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

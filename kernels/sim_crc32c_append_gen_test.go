@@ -1098,7 +1098,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "ec0dce91d65d0d31a37cd945a961f3ec" }
+func (x *simcrc32c_append) Fingerprint() string { return "13cedd4ce92ee9f73af2b1ac006281c7" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "71e4918e3d23095cabcafd86509b339c" }
+func (x *simfilter) Fingerprint() string { return "91be4c7492ce3fb9c6829544dc1ab9f1" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "0de766ad48263e6b71217d0430119bc0" }
+func (x *simhistogram) Fingerprint() string { return "3d076a96dc36d214f71039fd8d48d52f" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -366,19 +366,19 @@ func (x *simhistogram) Edge() bool {
 	}
 	if v[87] != 0 {
 		a := int(v[84]&255) * 1
-		copy(x.M0[a:a+1], v[86:87])
+		x.M0[a] = v[86]
 	}
 	if v[114] != 0 {
 		a := int(v[111]&255) * 1
-		copy(x.M1[a:a+1], v[113:114])
+		x.M1[a] = v[113]
 	}
 	if v[140] != 0 {
 		a := int(v[137]&255) * 1
-		copy(x.M2[a:a+1], v[139:140])
+		x.M2[a] = v[139]
 	}
 	if v[166] != 0 {
 		a := int(v[163]&255) * 1
-		copy(x.M3[a:a+1], v[165:166])
+		x.M3[a] = v[165]
 	}
 	if x.Rst {
 		d |= 0x2

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "3f41f20b362c9dfaba5a678ec87e4af6" }
+func (x *simmax_int32) Fingerprint() string { return "91eaeb1499ae940162f1bc6536e6c834" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

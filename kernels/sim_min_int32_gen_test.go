@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "b780ce8e9b681af2c4271dbcf5210358" }
+func (x *simmin_int32) Fingerprint() string { return "ee61c3aeb9ca7028e99e769f5d2e425e" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "e0ebb36c30fbc6ca7b01faca1b952d93" }
+func (x *simquantize_mxint8) Fingerprint() string { return "b2457740f2cf270bfc791b6705fcf3bd" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }

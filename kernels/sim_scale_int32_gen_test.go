@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "dc0058994756e9fce616aab847568925" }
+func (x *simscale_int32) Fingerprint() string { return "073138664189e64844f175e78fca58d4" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "304b46e8ecd564c413a6e06e54d01c0f" }
+func (x *simsum_int8_sat) Fingerprint() string { return "988bbed5f73d9919380b26480b2c2284" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }

@@ -848,8 +848,7 @@ func (g *gen) edge() error {
 		if r.nw == 1 {
 			w("r%d := v[%d]", k, r.slot)
 		} else {
-			w("var r%d [%d]uint64", k, r.nw)
-			w("copy(r%d[:], %s)", k, slots(r.slot, r.nw))
+			w("r%d := *(*[%d]uint64)(%s)", k, r.nw, slots(r.slot, r.nw))
 		}
 		var set, reset []string
 		for j := range r.nw {
@@ -867,9 +866,7 @@ func (g *gen) edge() error {
 			w("v[%d] = %s", slot, name)
 			return
 		}
-		for j := range nw {
-			w("v[%d] = %s[%d]", slot+j, name, j)
-		}
+		w("*(*[%d]uint64)(%s) = %s", nw, slots(slot, nw), name)
 	}
 	for u, on := range staged {
 		if on {
@@ -891,16 +888,20 @@ func (g *gen) edge() error {
 			w("if v[%d] != 0 { q%d = x.M%d[%s]; d |= %#x }", p.en, k, p.mem, addr(p.addr, p.mem, 1), z.readPortBit(k))
 			continue
 		}
-		w("var q%d [%d]uint64", k, p.nw)
-		w("copy(q%d[:], %s)", k, slots(p.slot, p.nw))
-		w("if v[%d] != 0 { a := %s * %d; copy(q%d[:], x.M%d[a:a+%d]); d |= %#x }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.mem, p.nw, z.readPortBit(k))
+		// (array assignments: the compiler moves them 16 bytes at a time,
+		// where copy calls memmove)
+		w("q%d := *(*[%d]uint64)(%s)", k, p.nw, slots(p.slot, p.nw))
+		w("if v[%d] != 0 { a := %s * %d; q%d = *(*[%d]uint64)(x.M%d[a:a+%d]); d |= %#x }", p.en, addr(p.addr, p.mem, p.nw), p.nw, k, p.nw, p.mem, p.nw, z.readPortBit(k))
 	}
 	for _, p := range s.writes {
 		w("if v[%d] != 0 {", p.en)
 		w("a := %s * %d", addr(p.addr, p.mem, p.nw), p.nw)
-		if p.be < 0 {
-			w("copy(x.M%d[a:a+%d], %s)", p.mem, p.nw, slots(p.data, p.nw))
-		} else {
+		switch {
+		case p.be < 0 && p.nw == 1:
+			w("x.M%d[a] = v[%d]", p.mem, p.data)
+		case p.be < 0:
+			w("*(*[%d]uint64)(x.M%d[a:a+%d]) = *(*[%d]uint64)(%s)", p.nw, p.mem, p.nw, p.nw, slots(p.data, p.nw))
+		default:
 			for by := range p.bytes {
 				qw, r := by/8, 8*(by%8)
 				w("if v[%d]>>%d&1 != 0 { x.M%d[a+%d] = x.M%d[a+%d]&^%#x | v[%d]&%#x }",
@@ -1437,7 +1438,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-29"
+const goSourceVersion = "onic-gosrc-30"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

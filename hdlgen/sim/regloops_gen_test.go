@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "440f1724bf64efccaecbdc58fac7a4d2" }
+func (x *regloops) Fingerprint() string { return "e1f00da4b24f0b11209a04495c512ac8" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

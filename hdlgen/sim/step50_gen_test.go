@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "25502185209d4c838ad716dabc8d2a75" }
+func (x *step50) Fingerprint() string { return "d8ea60454242c875d047088b92373613" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }

@@ -2046,7 +2046,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "7d79e711a335797e89a5576d3daa82eb" }
+func (x *largeSim) Fingerprint() string { return "70b9b859d1384a6d324eb477006f7404" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2822,11 +2822,11 @@ func (x *largeSim) Edge() bool {
 	}
 	if v[779] != 0 {
 		a := int(v[777]&65535) * 1
-		copy(x.M0[a:a+1], v[778:779])
+		x.M0[a] = v[778]
 	}
 	if v[1858] != 0 {
 		a := int(v[821]&511) * 1
-		copy(x.M1[a:a+1], v[1854:1855])
+		x.M1[a] = v[1854]
 	}
 	if x.Rst {
 		d |= 0x80

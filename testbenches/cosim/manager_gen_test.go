@@ -317,7 +317,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "11aacc2c5d9c06b7b3e64a18f4d1ae9d" }
+func (x *managerSim) Fingerprint() string { return "7e41f051ccf5381accb361c578344a0e" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1004,7 +1004,7 @@ func (x *managerSim) Edge() bool {
 	}
 	if v[322] != 0 {
 		a := int(v[320]&65535) * 1
-		copy(x.M0[a:a+1], v[321:322])
+		x.M0[a] = v[321]
 	}
 	if x.Rst {
 		d |= 0x80
