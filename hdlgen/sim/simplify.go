@@ -25,6 +25,9 @@ import (
 //     a concatenation left with one part is that slice;
 //   - an and with all ones, or an or or xor with zero, is the other
 //     operand (a valid bit masked by a constant enable, say);
+//   - a range check, !(a < lo) & (a < hi) with constant bounds, is one
+//     comparison, a - lo < hi - lo (unsigned, wrapping): an address
+//     window's or access range's test;
 //   - a register loaded with a concatenation and read only through
 //     slices inside its parts is a register per part (splitRegisters);
 //   - an operation that repeats an earlier one (the same op, width and
@@ -47,6 +50,7 @@ func simplify(src *ir.Module) *ir.Module {
 				changed = simplifyConcat(m, i) || changed
 			case ir.OpAnd, ir.OpOr, ir.OpXor:
 				changed = simplifyIdentity(m, i) || changed
+				changed = simplifyRange(m, i) || changed
 			}
 		}
 		changed = shareRepeats(m) || changed
@@ -239,6 +243,48 @@ func simplifyIdentity(m *ir.Module, i int) bool {
 			n.Op, n.Args = ir.OpWire, []int{n.Args[1-k]}
 			return true
 		}
+	}
+	return false
+}
+
+// simplifyRange makes and i, of !(a < lo) and a < hi (unsigned, lo <= hi
+// constants, in either order), the comparison a - lo < hi - lo
+// (simplify). For a below lo the difference wraps to 2^w - (lo - a),
+// which is at least hi - lo since hi < 2^w, so the two agree.
+func simplifyRange(m *ir.Module, i int) bool {
+	n := m.Node(i)
+	if n.Op != ir.OpAnd || n.W != 1 {
+		return false
+	}
+	// below: the value and constant of a one-word a < c, if x is one.
+	below := func(x int) (a, c int, ok bool) {
+		l := m.Node(through(m, x))
+		if l.Op != ir.OpLtU || m.Node(l.Args[0]).W > 64 {
+			return 0, 0, false
+		}
+		c = through(m, l.Args[1])
+		return through(m, l.Args[0]), c, m.Node(c).Op == ir.OpConst
+	}
+	for k := range 2 {
+		not := m.Node(through(m, n.Args[k]))
+		if not.Op != ir.OpNot {
+			continue
+		}
+		a, lo, ok1 := below(not.Args[0])
+		b, hi, ok2 := below(n.Args[1-k])
+		if !ok1 || !ok2 || a != b {
+			continue
+		}
+		l, h := m.Node(lo).Const[0], m.Node(hi).Const[0]
+		if l > h {
+			continue
+		}
+		w, pos := m.Node(a).W, n.Pos
+		d := m.Append(ir.Node{Op: ir.OpSub, W: w, Args: []int{a, lo}, Pos: pos})
+		span := m.Append(ir.Node{Op: ir.OpConst, W: w, Const: []uint64{h - l}, Pos: pos})
+		n = m.Node(i) // (Append may move the nodes)
+		n.Op, n.Args = ir.OpLtU, []int{d, span}
+		return true
 	}
 	return false
 }

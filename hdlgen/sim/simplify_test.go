@@ -372,3 +372,64 @@ func TestWordSlices(t *testing.T) {
 	}
 	matchesReference(t, m, s, 200, rand.New(rand.NewPCG(7, 8)))
 }
+
+// TestRanges: range checks !(a < lo) & (a < hi) become one comparison
+// (a - lo < hi - lo) when lo <= hi, and give what the reference gives for
+// every 8-bit value and at the edges of 64-bit windows; checks with lo
+// above hi, or two different values, stay as they are.
+func TestRanges(t *testing.T) {
+	m := ir.NewModule("ranges")
+	a, b := m.Input("a", 8), m.Input("b", 64)
+	within := func(x ir.Value, lo, hi uint64, swap bool) ir.Value {
+		ge := m.Not(m.LtU(x, m.Const(x.Width(), lo)))
+		lt := m.LtU(x, m.Const(x.Width(), hi))
+		if swap {
+			return m.And(lt, ge)
+		}
+		return m.And(ge, lt)
+	}
+	type check struct {
+		v      ir.Value
+		merged bool
+	}
+	checks := []check{
+		{within(a, 10, 20, false), true},
+		{within(a, 0, 255, true), true},
+		{within(a, 7, 7, false), true},
+		{within(a, 30, 12, false), false},
+		{within(b, 0x2700000000, 0x2710000000, false), true},
+		{within(b, 1<<63, ^uint64(0), true), true},
+		{m.And(m.Not(m.LtU(a, m.Const(8, 3))), m.LtU(m.Slice(b, 0, 8), m.Const(8, 9))), false},
+	}
+	for k, c := range checks {
+		m.Output(fmt.Sprintf("in%d", k), c.v)
+	}
+	s, err := NewInterpreter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, c := range checks {
+		if merged := s.m.Node(s.node(c.v.ID())).Op == ir.OpLtU; merged != c.merged {
+			t.Errorf("check %d: one comparison %v, want %v", k, merged, c.merged)
+		}
+	}
+	r, err := NewReference(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := []uint64{0, 1, 0x26ffffffff, 0x2700000000, 0x2700000001, 0x270fffffff, 0x2710000000, 1<<63 - 1, 1 << 63, ^uint64(0) - 1, ^uint64(0)}
+	for x := range 256 {
+		for _, y := range edges {
+			s.Drive("a", []uint64{uint64(x)})
+			s.Drive("b", []uint64{y})
+			r.SetInputWords(a.ID(), []uint64{uint64(x)})
+			r.SetInputWords(b.ID(), []uint64{y})
+			for k, c := range checks {
+				got, _ := s.Get(fmt.Sprintf("in%d", k))
+				if want := r.Value(c.v.ID()); want.Uint64() != got {
+					t.Fatalf("a=%d b=%#x: check %d is %d, the reference says %v", x, y, k, got, want)
+				}
+			}
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 // largeSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type largeSim struct {
-	S         [6524]uint64
+	S         [6652]uint64
 	M0        [65536]uint64
 	M1        [512]uint64
 	Rst, Arst bool
@@ -1278,64 +1278,48 @@ func NewlargeSim() *largeSim {
 	x.S[4564] = 0x1
 	x.S[4565] = 0x110000000
 	x.S[4566] = 0x100000000
-	x.S[4567] = 0x1
-	x.S[4569] = 0x1
 	x.S[4571] = 0x1
 	x.S[4572] = 0x10fffffff
 	x.S[4573] = 0x10fffffff
 	x.S[4574] = 0x1
 	x.S[4577] = 0x210000000
 	x.S[4578] = 0x200000000
-	x.S[4579] = 0x1
-	x.S[4581] = 0x1
 	x.S[4583] = 0x1
 	x.S[4584] = 0x20fffffff
 	x.S[4585] = 0x20fffffff
 	x.S[4586] = 0x1
 	x.S[4590] = 0x310000000
 	x.S[4591] = 0x300000000
-	x.S[4592] = 0x1
-	x.S[4594] = 0x1
 	x.S[4596] = 0x1
 	x.S[4597] = 0x30fffffff
 	x.S[4598] = 0x30fffffff
 	x.S[4599] = 0x1
 	x.S[4604] = 0x410000000
 	x.S[4605] = 0x400000000
-	x.S[4606] = 0x1
-	x.S[4608] = 0x1
 	x.S[4610] = 0x1
 	x.S[4611] = 0x40fffffff
 	x.S[4612] = 0x40fffffff
 	x.S[4613] = 0x1
 	x.S[4619] = 0x510000000
 	x.S[4620] = 0x500000000
-	x.S[4621] = 0x1
-	x.S[4623] = 0x1
 	x.S[4625] = 0x1
 	x.S[4626] = 0x50fffffff
 	x.S[4627] = 0x50fffffff
 	x.S[4628] = 0x1
 	x.S[4633] = 0x610000000
 	x.S[4634] = 0x600000000
-	x.S[4635] = 0x1
-	x.S[4637] = 0x1
 	x.S[4639] = 0x1
 	x.S[4640] = 0x60fffffff
 	x.S[4641] = 0x60fffffff
 	x.S[4642] = 0x1
 	x.S[4647] = 0x710000000
 	x.S[4648] = 0x700000000
-	x.S[4649] = 0x1
-	x.S[4651] = 0x1
 	x.S[4653] = 0x1
 	x.S[4654] = 0x70fffffff
 	x.S[4655] = 0x70fffffff
 	x.S[4656] = 0x1
 	x.S[4662] = 0x810000000
 	x.S[4663] = 0x800000000
-	x.S[4664] = 0x1
-	x.S[4666] = 0x1
 	x.S[4668] = 0x1
 	x.S[4669] = 0x80fffffff
 	x.S[4670] = 0x80fffffff
@@ -1351,64 +1335,48 @@ func NewlargeSim() *largeSim {
 	x.S[4692] = 0x1
 	x.S[4693] = 0x910000000
 	x.S[4694] = 0x900000000
-	x.S[4695] = 0x1
-	x.S[4697] = 0x1
 	x.S[4699] = 0x1
 	x.S[4700] = 0x90fffffff
 	x.S[4701] = 0x90fffffff
 	x.S[4702] = 0x1
 	x.S[4705] = 0xa10000000
 	x.S[4706] = 0xa00000000
-	x.S[4707] = 0x1
-	x.S[4709] = 0x1
 	x.S[4711] = 0x1
 	x.S[4712] = 0xa0fffffff
 	x.S[4713] = 0xa0fffffff
 	x.S[4714] = 0x1
 	x.S[4718] = 0xb10000000
 	x.S[4719] = 0xb00000000
-	x.S[4720] = 0x1
-	x.S[4722] = 0x1
 	x.S[4724] = 0x1
 	x.S[4725] = 0xb0fffffff
 	x.S[4726] = 0xb0fffffff
 	x.S[4727] = 0x1
 	x.S[4732] = 0xc10000000
 	x.S[4733] = 0xc00000000
-	x.S[4734] = 0x1
-	x.S[4736] = 0x1
 	x.S[4738] = 0x1
 	x.S[4739] = 0xc0fffffff
 	x.S[4740] = 0xc0fffffff
 	x.S[4741] = 0x1
 	x.S[4747] = 0xd10000000
 	x.S[4748] = 0xd00000000
-	x.S[4749] = 0x1
-	x.S[4751] = 0x1
 	x.S[4753] = 0x1
 	x.S[4754] = 0xd0fffffff
 	x.S[4755] = 0xd0fffffff
 	x.S[4756] = 0x1
 	x.S[4761] = 0xe10000000
 	x.S[4762] = 0xe00000000
-	x.S[4763] = 0x1
-	x.S[4765] = 0x1
 	x.S[4767] = 0x1
 	x.S[4768] = 0xe0fffffff
 	x.S[4769] = 0xe0fffffff
 	x.S[4770] = 0x1
 	x.S[4775] = 0xf10000000
 	x.S[4776] = 0xf00000000
-	x.S[4777] = 0x1
-	x.S[4779] = 0x1
 	x.S[4781] = 0x1
 	x.S[4782] = 0xf0fffffff
 	x.S[4783] = 0xf0fffffff
 	x.S[4784] = 0x1
 	x.S[4790] = 0x1010000000
 	x.S[4791] = 0x1000000000
-	x.S[4792] = 0x1
-	x.S[4794] = 0x1
 	x.S[4796] = 0x1
 	x.S[4797] = 0x100fffffff
 	x.S[4798] = 0x100fffffff
@@ -1425,64 +1393,48 @@ func NewlargeSim() *largeSim {
 	x.S[4820] = 0x1
 	x.S[4821] = 0x1110000000
 	x.S[4822] = 0x1100000000
-	x.S[4823] = 0x1
-	x.S[4825] = 0x1
 	x.S[4827] = 0x1
 	x.S[4828] = 0x110fffffff
 	x.S[4829] = 0x110fffffff
 	x.S[4830] = 0x1
 	x.S[4833] = 0x1210000000
 	x.S[4834] = 0x1200000000
-	x.S[4835] = 0x1
-	x.S[4837] = 0x1
 	x.S[4839] = 0x1
 	x.S[4840] = 0x120fffffff
 	x.S[4841] = 0x120fffffff
 	x.S[4842] = 0x1
 	x.S[4846] = 0x1310000000
 	x.S[4847] = 0x1300000000
-	x.S[4848] = 0x1
-	x.S[4850] = 0x1
 	x.S[4852] = 0x1
 	x.S[4853] = 0x130fffffff
 	x.S[4854] = 0x130fffffff
 	x.S[4855] = 0x1
 	x.S[4860] = 0x1410000000
 	x.S[4861] = 0x1400000000
-	x.S[4862] = 0x1
-	x.S[4864] = 0x1
 	x.S[4866] = 0x1
 	x.S[4867] = 0x140fffffff
 	x.S[4868] = 0x140fffffff
 	x.S[4869] = 0x1
 	x.S[4875] = 0x1510000000
 	x.S[4876] = 0x1500000000
-	x.S[4877] = 0x1
-	x.S[4879] = 0x1
 	x.S[4881] = 0x1
 	x.S[4882] = 0x150fffffff
 	x.S[4883] = 0x150fffffff
 	x.S[4884] = 0x1
 	x.S[4889] = 0x1610000000
 	x.S[4890] = 0x1600000000
-	x.S[4891] = 0x1
-	x.S[4893] = 0x1
 	x.S[4895] = 0x1
 	x.S[4896] = 0x160fffffff
 	x.S[4897] = 0x160fffffff
 	x.S[4898] = 0x1
 	x.S[4903] = 0x1710000000
 	x.S[4904] = 0x1700000000
-	x.S[4905] = 0x1
-	x.S[4907] = 0x1
 	x.S[4909] = 0x1
 	x.S[4910] = 0x170fffffff
 	x.S[4911] = 0x170fffffff
 	x.S[4912] = 0x1
 	x.S[4918] = 0x1810000000
 	x.S[4919] = 0x1800000000
-	x.S[4920] = 0x1
-	x.S[4922] = 0x1
 	x.S[4924] = 0x1
 	x.S[4925] = 0x180fffffff
 	x.S[4926] = 0x180fffffff
@@ -1499,64 +1451,48 @@ func NewlargeSim() *largeSim {
 	x.S[4948] = 0x1
 	x.S[4949] = 0x1910000000
 	x.S[4950] = 0x1900000000
-	x.S[4951] = 0x1
-	x.S[4953] = 0x1
 	x.S[4955] = 0x1
 	x.S[4956] = 0x190fffffff
 	x.S[4957] = 0x190fffffff
 	x.S[4958] = 0x1
 	x.S[4961] = 0x1a10000000
 	x.S[4962] = 0x1a00000000
-	x.S[4963] = 0x1
-	x.S[4965] = 0x1
 	x.S[4967] = 0x1
 	x.S[4968] = 0x1a0fffffff
 	x.S[4969] = 0x1a0fffffff
 	x.S[4970] = 0x1
 	x.S[4974] = 0x1b10000000
 	x.S[4975] = 0x1b00000000
-	x.S[4976] = 0x1
-	x.S[4978] = 0x1
 	x.S[4980] = 0x1
 	x.S[4981] = 0x1b0fffffff
 	x.S[4982] = 0x1b0fffffff
 	x.S[4983] = 0x1
 	x.S[4988] = 0x1c10000000
 	x.S[4989] = 0x1c00000000
-	x.S[4990] = 0x1
-	x.S[4992] = 0x1
 	x.S[4994] = 0x1
 	x.S[4995] = 0x1c0fffffff
 	x.S[4996] = 0x1c0fffffff
 	x.S[4997] = 0x1
 	x.S[5003] = 0x1d10000000
 	x.S[5004] = 0x1d00000000
-	x.S[5005] = 0x1
-	x.S[5007] = 0x1
 	x.S[5009] = 0x1
 	x.S[5010] = 0x1d0fffffff
 	x.S[5011] = 0x1d0fffffff
 	x.S[5012] = 0x1
 	x.S[5017] = 0x1e10000000
 	x.S[5018] = 0x1e00000000
-	x.S[5019] = 0x1
-	x.S[5021] = 0x1
 	x.S[5023] = 0x1
 	x.S[5024] = 0x1e0fffffff
 	x.S[5025] = 0x1e0fffffff
 	x.S[5026] = 0x1
 	x.S[5031] = 0x1f10000000
 	x.S[5032] = 0x1f00000000
-	x.S[5033] = 0x1
-	x.S[5035] = 0x1
 	x.S[5037] = 0x1
 	x.S[5038] = 0x1f0fffffff
 	x.S[5039] = 0x1f0fffffff
 	x.S[5040] = 0x1
 	x.S[5046] = 0x2010000000
 	x.S[5047] = 0x2000000000
-	x.S[5048] = 0x1
-	x.S[5050] = 0x1
 	x.S[5052] = 0x1
 	x.S[5053] = 0x200fffffff
 	x.S[5054] = 0x200fffffff
@@ -1573,64 +1509,48 @@ func NewlargeSim() *largeSim {
 	x.S[5076] = 0x1
 	x.S[5077] = 0x2110000000
 	x.S[5078] = 0x2100000000
-	x.S[5079] = 0x1
-	x.S[5081] = 0x1
 	x.S[5083] = 0x1
 	x.S[5084] = 0x210fffffff
 	x.S[5085] = 0x210fffffff
 	x.S[5086] = 0x1
 	x.S[5089] = 0x2210000000
 	x.S[5090] = 0x2200000000
-	x.S[5091] = 0x1
-	x.S[5093] = 0x1
 	x.S[5095] = 0x1
 	x.S[5096] = 0x220fffffff
 	x.S[5097] = 0x220fffffff
 	x.S[5098] = 0x1
 	x.S[5102] = 0x2310000000
 	x.S[5103] = 0x2300000000
-	x.S[5104] = 0x1
-	x.S[5106] = 0x1
 	x.S[5108] = 0x1
 	x.S[5109] = 0x230fffffff
 	x.S[5110] = 0x230fffffff
 	x.S[5111] = 0x1
 	x.S[5116] = 0x2410000000
 	x.S[5117] = 0x2400000000
-	x.S[5118] = 0x1
-	x.S[5120] = 0x1
 	x.S[5122] = 0x1
 	x.S[5123] = 0x240fffffff
 	x.S[5124] = 0x240fffffff
 	x.S[5125] = 0x1
 	x.S[5131] = 0x2510000000
 	x.S[5132] = 0x2500000000
-	x.S[5133] = 0x1
-	x.S[5135] = 0x1
 	x.S[5137] = 0x1
 	x.S[5138] = 0x250fffffff
 	x.S[5139] = 0x250fffffff
 	x.S[5140] = 0x1
 	x.S[5145] = 0x2610000000
 	x.S[5146] = 0x2600000000
-	x.S[5147] = 0x1
-	x.S[5149] = 0x1
 	x.S[5151] = 0x1
 	x.S[5152] = 0x260fffffff
 	x.S[5153] = 0x260fffffff
 	x.S[5154] = 0x1
 	x.S[5159] = 0x2710000000
 	x.S[5160] = 0x2700000000
-	x.S[5161] = 0x1
-	x.S[5163] = 0x1
 	x.S[5165] = 0x1
 	x.S[5166] = 0x270fffffff
 	x.S[5167] = 0x270fffffff
 	x.S[5168] = 0x1
 	x.S[5174] = 0x2810000000
 	x.S[5175] = 0x2800000000
-	x.S[5176] = 0x1
-	x.S[5178] = 0x1
 	x.S[5180] = 0x1
 	x.S[5181] = 0x280fffffff
 	x.S[5182] = 0x280fffffff
@@ -1647,64 +1567,48 @@ func NewlargeSim() *largeSim {
 	x.S[5204] = 0x1
 	x.S[5205] = 0x2910000000
 	x.S[5206] = 0x2900000000
-	x.S[5207] = 0x1
-	x.S[5209] = 0x1
 	x.S[5211] = 0x1
 	x.S[5212] = 0x290fffffff
 	x.S[5213] = 0x290fffffff
 	x.S[5214] = 0x1
 	x.S[5217] = 0x2a10000000
 	x.S[5218] = 0x2a00000000
-	x.S[5219] = 0x1
-	x.S[5221] = 0x1
 	x.S[5223] = 0x1
 	x.S[5224] = 0x2a0fffffff
 	x.S[5225] = 0x2a0fffffff
 	x.S[5226] = 0x1
 	x.S[5230] = 0x2b10000000
 	x.S[5231] = 0x2b00000000
-	x.S[5232] = 0x1
-	x.S[5234] = 0x1
 	x.S[5236] = 0x1
 	x.S[5237] = 0x2b0fffffff
 	x.S[5238] = 0x2b0fffffff
 	x.S[5239] = 0x1
 	x.S[5244] = 0x2c10000000
 	x.S[5245] = 0x2c00000000
-	x.S[5246] = 0x1
-	x.S[5248] = 0x1
 	x.S[5250] = 0x1
 	x.S[5251] = 0x2c0fffffff
 	x.S[5252] = 0x2c0fffffff
 	x.S[5253] = 0x1
 	x.S[5259] = 0x2d10000000
 	x.S[5260] = 0x2d00000000
-	x.S[5261] = 0x1
-	x.S[5263] = 0x1
 	x.S[5265] = 0x1
 	x.S[5266] = 0x2d0fffffff
 	x.S[5267] = 0x2d0fffffff
 	x.S[5268] = 0x1
 	x.S[5273] = 0x2e10000000
 	x.S[5274] = 0x2e00000000
-	x.S[5275] = 0x1
-	x.S[5277] = 0x1
 	x.S[5279] = 0x1
 	x.S[5280] = 0x2e0fffffff
 	x.S[5281] = 0x2e0fffffff
 	x.S[5282] = 0x1
 	x.S[5287] = 0x2f10000000
 	x.S[5288] = 0x2f00000000
-	x.S[5289] = 0x1
-	x.S[5291] = 0x1
 	x.S[5293] = 0x1
 	x.S[5294] = 0x2f0fffffff
 	x.S[5295] = 0x2f0fffffff
 	x.S[5296] = 0x1
 	x.S[5302] = 0x3010000000
 	x.S[5303] = 0x3000000000
-	x.S[5304] = 0x1
-	x.S[5306] = 0x1
 	x.S[5308] = 0x1
 	x.S[5309] = 0x300fffffff
 	x.S[5310] = 0x300fffffff
@@ -1721,64 +1625,48 @@ func NewlargeSim() *largeSim {
 	x.S[5332] = 0x1
 	x.S[5333] = 0x3110000000
 	x.S[5334] = 0x3100000000
-	x.S[5335] = 0x1
-	x.S[5337] = 0x1
 	x.S[5339] = 0x1
 	x.S[5340] = 0x310fffffff
 	x.S[5341] = 0x310fffffff
 	x.S[5342] = 0x1
 	x.S[5345] = 0x3210000000
 	x.S[5346] = 0x3200000000
-	x.S[5347] = 0x1
-	x.S[5349] = 0x1
 	x.S[5351] = 0x1
 	x.S[5352] = 0x320fffffff
 	x.S[5353] = 0x320fffffff
 	x.S[5354] = 0x1
 	x.S[5358] = 0x3310000000
 	x.S[5359] = 0x3300000000
-	x.S[5360] = 0x1
-	x.S[5362] = 0x1
 	x.S[5364] = 0x1
 	x.S[5365] = 0x330fffffff
 	x.S[5366] = 0x330fffffff
 	x.S[5367] = 0x1
 	x.S[5372] = 0x3410000000
 	x.S[5373] = 0x3400000000
-	x.S[5374] = 0x1
-	x.S[5376] = 0x1
 	x.S[5378] = 0x1
 	x.S[5379] = 0x340fffffff
 	x.S[5380] = 0x340fffffff
 	x.S[5381] = 0x1
 	x.S[5387] = 0x3510000000
 	x.S[5388] = 0x3500000000
-	x.S[5389] = 0x1
-	x.S[5391] = 0x1
 	x.S[5393] = 0x1
 	x.S[5394] = 0x350fffffff
 	x.S[5395] = 0x350fffffff
 	x.S[5396] = 0x1
 	x.S[5401] = 0x3610000000
 	x.S[5402] = 0x3600000000
-	x.S[5403] = 0x1
-	x.S[5405] = 0x1
 	x.S[5407] = 0x1
 	x.S[5408] = 0x360fffffff
 	x.S[5409] = 0x360fffffff
 	x.S[5410] = 0x1
 	x.S[5415] = 0x3710000000
 	x.S[5416] = 0x3700000000
-	x.S[5417] = 0x1
-	x.S[5419] = 0x1
 	x.S[5421] = 0x1
 	x.S[5422] = 0x370fffffff
 	x.S[5423] = 0x370fffffff
 	x.S[5424] = 0x1
 	x.S[5430] = 0x3810000000
 	x.S[5431] = 0x3800000000
-	x.S[5432] = 0x1
-	x.S[5434] = 0x1
 	x.S[5436] = 0x1
 	x.S[5437] = 0x380fffffff
 	x.S[5438] = 0x380fffffff
@@ -1795,64 +1683,48 @@ func NewlargeSim() *largeSim {
 	x.S[5460] = 0x1
 	x.S[5461] = 0x3910000000
 	x.S[5462] = 0x3900000000
-	x.S[5463] = 0x1
-	x.S[5465] = 0x1
 	x.S[5467] = 0x1
 	x.S[5468] = 0x390fffffff
 	x.S[5469] = 0x390fffffff
 	x.S[5470] = 0x1
 	x.S[5473] = 0x3a10000000
 	x.S[5474] = 0x3a00000000
-	x.S[5475] = 0x1
-	x.S[5477] = 0x1
 	x.S[5479] = 0x1
 	x.S[5480] = 0x3a0fffffff
 	x.S[5481] = 0x3a0fffffff
 	x.S[5482] = 0x1
 	x.S[5486] = 0x3b10000000
 	x.S[5487] = 0x3b00000000
-	x.S[5488] = 0x1
-	x.S[5490] = 0x1
 	x.S[5492] = 0x1
 	x.S[5493] = 0x3b0fffffff
 	x.S[5494] = 0x3b0fffffff
 	x.S[5495] = 0x1
 	x.S[5500] = 0x3c10000000
 	x.S[5501] = 0x3c00000000
-	x.S[5502] = 0x1
-	x.S[5504] = 0x1
 	x.S[5506] = 0x1
 	x.S[5507] = 0x3c0fffffff
 	x.S[5508] = 0x3c0fffffff
 	x.S[5509] = 0x1
 	x.S[5515] = 0x3d10000000
 	x.S[5516] = 0x3d00000000
-	x.S[5517] = 0x1
-	x.S[5519] = 0x1
 	x.S[5521] = 0x1
 	x.S[5522] = 0x3d0fffffff
 	x.S[5523] = 0x3d0fffffff
 	x.S[5524] = 0x1
 	x.S[5529] = 0x3e10000000
 	x.S[5530] = 0x3e00000000
-	x.S[5531] = 0x1
-	x.S[5533] = 0x1
 	x.S[5535] = 0x1
 	x.S[5536] = 0x3e0fffffff
 	x.S[5537] = 0x3e0fffffff
 	x.S[5538] = 0x1
 	x.S[5543] = 0x3f10000000
 	x.S[5544] = 0x3f00000000
-	x.S[5545] = 0x1
-	x.S[5547] = 0x1
 	x.S[5549] = 0x1
 	x.S[5550] = 0x3f0fffffff
 	x.S[5551] = 0x3f0fffffff
 	x.S[5552] = 0x1
 	x.S[5558] = 0x4010000000
 	x.S[5559] = 0x4000000000
-	x.S[5560] = 0x1
-	x.S[5562] = 0x1
 	x.S[5564] = 0x1
 	x.S[5565] = 0x400fffffff
 	x.S[5566] = 0x400fffffff
@@ -2042,11 +1914,139 @@ func NewlargeSim() *largeSim {
 	x.S[6513] = 0x4f4e4943
 	x.S[6514] = 0x1
 	x.S[6515] = 0x1
+	x.S[6520] = 0xffffffff00000000
+	x.S[6521] = 0x10000000
+	x.S[6522] = 0xfffffffe00000000
+	x.S[6523] = 0x10000000
+	x.S[6524] = 0xfffffffd00000000
+	x.S[6525] = 0x10000000
+	x.S[6526] = 0xfffffffc00000000
+	x.S[6527] = 0x10000000
+	x.S[6528] = 0xfffffffb00000000
+	x.S[6529] = 0x10000000
+	x.S[6530] = 0xfffffffa00000000
+	x.S[6531] = 0x10000000
+	x.S[6532] = 0xfffffff900000000
+	x.S[6533] = 0x10000000
+	x.S[6534] = 0xfffffff800000000
+	x.S[6535] = 0x10000000
+	x.S[6536] = 0xfffffff700000000
+	x.S[6537] = 0x10000000
+	x.S[6538] = 0xfffffff600000000
+	x.S[6539] = 0x10000000
+	x.S[6540] = 0xfffffff500000000
+	x.S[6541] = 0x10000000
+	x.S[6542] = 0xfffffff400000000
+	x.S[6543] = 0x10000000
+	x.S[6544] = 0xfffffff300000000
+	x.S[6545] = 0x10000000
+	x.S[6546] = 0xfffffff200000000
+	x.S[6547] = 0x10000000
+	x.S[6548] = 0xfffffff100000000
+	x.S[6549] = 0x10000000
+	x.S[6550] = 0xfffffff000000000
+	x.S[6551] = 0x10000000
+	x.S[6552] = 0xffffffef00000000
+	x.S[6553] = 0x10000000
+	x.S[6554] = 0xffffffee00000000
+	x.S[6555] = 0x10000000
+	x.S[6556] = 0xffffffed00000000
+	x.S[6557] = 0x10000000
+	x.S[6558] = 0xffffffec00000000
+	x.S[6559] = 0x10000000
+	x.S[6560] = 0xffffffeb00000000
+	x.S[6561] = 0x10000000
+	x.S[6562] = 0xffffffea00000000
+	x.S[6563] = 0x10000000
+	x.S[6564] = 0xffffffe900000000
+	x.S[6565] = 0x10000000
+	x.S[6566] = 0xffffffe800000000
+	x.S[6567] = 0x10000000
+	x.S[6568] = 0xffffffe700000000
+	x.S[6569] = 0x10000000
+	x.S[6570] = 0xffffffe600000000
+	x.S[6571] = 0x10000000
+	x.S[6572] = 0xffffffe500000000
+	x.S[6573] = 0x10000000
+	x.S[6574] = 0xffffffe400000000
+	x.S[6575] = 0x10000000
+	x.S[6576] = 0xffffffe300000000
+	x.S[6577] = 0x10000000
+	x.S[6578] = 0xffffffe200000000
+	x.S[6579] = 0x10000000
+	x.S[6580] = 0xffffffe100000000
+	x.S[6581] = 0x10000000
+	x.S[6582] = 0xffffffe000000000
+	x.S[6583] = 0x10000000
+	x.S[6584] = 0xffffffdf00000000
+	x.S[6585] = 0x10000000
+	x.S[6586] = 0xffffffde00000000
+	x.S[6587] = 0x10000000
+	x.S[6588] = 0xffffffdd00000000
+	x.S[6589] = 0x10000000
+	x.S[6590] = 0xffffffdc00000000
+	x.S[6591] = 0x10000000
+	x.S[6592] = 0xffffffdb00000000
+	x.S[6593] = 0x10000000
+	x.S[6594] = 0xffffffda00000000
+	x.S[6595] = 0x10000000
+	x.S[6596] = 0xffffffd900000000
+	x.S[6597] = 0x10000000
+	x.S[6598] = 0xffffffd800000000
+	x.S[6599] = 0x10000000
+	x.S[6600] = 0xffffffd700000000
+	x.S[6601] = 0x10000000
+	x.S[6602] = 0xffffffd600000000
+	x.S[6603] = 0x10000000
+	x.S[6604] = 0xffffffd500000000
+	x.S[6605] = 0x10000000
+	x.S[6606] = 0xffffffd400000000
+	x.S[6607] = 0x10000000
+	x.S[6608] = 0xffffffd300000000
+	x.S[6609] = 0x10000000
+	x.S[6610] = 0xffffffd200000000
+	x.S[6611] = 0x10000000
+	x.S[6612] = 0xffffffd100000000
+	x.S[6613] = 0x10000000
+	x.S[6614] = 0xffffffd000000000
+	x.S[6615] = 0x10000000
+	x.S[6616] = 0xffffffcf00000000
+	x.S[6617] = 0x10000000
+	x.S[6618] = 0xffffffce00000000
+	x.S[6619] = 0x10000000
+	x.S[6620] = 0xffffffcd00000000
+	x.S[6621] = 0x10000000
+	x.S[6622] = 0xffffffcc00000000
+	x.S[6623] = 0x10000000
+	x.S[6624] = 0xffffffcb00000000
+	x.S[6625] = 0x10000000
+	x.S[6626] = 0xffffffca00000000
+	x.S[6627] = 0x10000000
+	x.S[6628] = 0xffffffc900000000
+	x.S[6629] = 0x10000000
+	x.S[6630] = 0xffffffc800000000
+	x.S[6631] = 0x10000000
+	x.S[6632] = 0xffffffc700000000
+	x.S[6633] = 0x10000000
+	x.S[6634] = 0xffffffc600000000
+	x.S[6635] = 0x10000000
+	x.S[6636] = 0xffffffc500000000
+	x.S[6637] = 0x10000000
+	x.S[6638] = 0xffffffc400000000
+	x.S[6639] = 0x10000000
+	x.S[6640] = 0xffffffc300000000
+	x.S[6641] = 0x10000000
+	x.S[6642] = 0xffffffc200000000
+	x.S[6643] = 0x10000000
+	x.S[6644] = 0xffffffc100000000
+	x.S[6645] = 0x10000000
+	x.S[6646] = 0xffffffc000000000
+	x.S[6647] = 0x10000000
 	return x
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "70b9b859d1384a6d324eb477006f7404" }
+func (x *largeSim) Fingerprint() string { return "4b78c932c2fc59fb5483ed6aed059831" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -3563,7 +3563,7 @@ func (x *largeSim) Edge() bool {
 		var t5820 uint64 = t5819 | t5792<<16
 		v[5823] = t5818<<32 | t5820
 		v[5826] = t5818<<32 | t5820
-		var t6521 uint64 = (t5791 >> 2) & 0x3fffffffffffffff
+		var t6649 uint64 = (t5791 >> 2) & 0x3fffffffffffffff
 		var t5639 uint64 = v[5596] >> 61 & 0x1
 		var t5811 uint64 = v[5595] >> 0 & 0x3
 		var t5812 uint64 = v[5595] >> 32 & 0x3
@@ -3573,7 +3573,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5813 = t5813_0
 		}
-		v[5822] = t6521<<2 | t5813
+		v[5822] = t6649<<2 | t5813
 		var t5821 uint64 = (t5791 >> 2) & 0x3fffffff
 		v[5825] = t5821<<34 | t5813<<32
 		if t5815 != 0 {
@@ -3598,8 +3598,8 @@ func (x *largeSim) Edge() bool {
 		var t5833 uint64 = t5817 | t5832<<29 | t5816<<30
 		v[5836] = t5833<<32 | t5820
 		v[5839] = t5833<<32 | t5820
-		var t6522 uint64 = (v[5623] >> 2) & 0x3fffffffffffffff
-		v[5835] = t6522<<2 | t5813
+		var t6650 uint64 = (v[5623] >> 2) & 0x3fffffffffffffff
+		v[5835] = t6650<<2 | t5813
 		var t5834 uint64 = (v[5623] >> 2) & 0x3fffffff
 		v[5838] = t5834<<34 | t5813<<32
 		if t5832 != 0 {
@@ -3616,9 +3616,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5920 = t5920_0
 		}
-		var t6523 uint64 = v[5596] >> 50 & 0x3f
+		var t6651 uint64 = v[5596] >> 50 & 0x3f
 		var t5631 uint64 = v[5596] >> 44 & 0x3
-		var t5926 uint64 = t5631<<12 | t6523<<18 | t5920<<24
+		var t5926 uint64 = t5631<<12 | t6651<<18 | t5920<<24
 		v[5932] = t5926
 		v[5932] &= 0xffffffff
 		var t5802, t5802_1, t5802_0 uint64 = 0, 0x1, 0x1
@@ -3667,8 +3667,8 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5653 = t5653_0
 		}
-		var t6520 uint64 = v[5595] >> 2 & 0x3fffffffffffffff
-		var t5661 uint64 = t6520 << 2
+		var t6648 uint64 = v[5595] >> 2 & 0x3fffffffffffffff
+		var t5661 uint64 = t6648 << 2
 		var t5655 uint64 = v[5595] >> 34 & 0x3fffffff
 		var t5657 uint64 = t5655 << 2
 		var t5662, t5662_1, t5662_0 uint64 = 0, t5661, t5657
@@ -4007,16 +4007,11 @@ func (x *largeSim) Edge() bool {
 		}
 		v[4501] = v[798]
 		v[4503] = v[800]
-		var t5463 uint64
-		if t4518 < 0x3900000000 {
-			t5463 = 1
+		var t6632 uint64 = t4518 - 0x3900000000
+		var t5466 uint64
+		if t6632 < 0x10000000 {
+			t5466 = 1
 		}
-		var t5464 uint64 = ^t5463
-		var t5465 uint64
-		if t4518 < 0x3910000000 {
-			t5465 = 1
-		}
-		var t5466 uint64 = t5464 & t5465
 		var t5468 uint64 = 0x3910000000 - 0x1
 		var t5469 uint64 = t5468 - t4518
 		var t4550 uint64 = v[4504] - 0x1
@@ -4027,16 +4022,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5471 uint64 = ^t5470
 		var t5472 uint64 = t5466 & t5471
-		var t5475 uint64
-		if t4518 < 0x3a00000000 {
-			t5475 = 1
+		var t6634 uint64 = t4518 - 0x3a00000000
+		var t5478 uint64
+		if t6634 < 0x10000000 {
+			t5478 = 1
 		}
-		var t5476 uint64 = ^t5475
-		var t5477 uint64
-		if t4518 < 0x3a10000000 {
-			t5477 = 1
-		}
-		var t5478 uint64 = t5476 & t5477
 		var t5480 uint64 = 0x3a10000000 - 0x1
 		var t5481 uint64 = t5480 - t4518
 		var t5482 uint64
@@ -4046,16 +4036,11 @@ func (x *largeSim) Edge() bool {
 		var t5483 uint64 = ^t5482
 		var t5484 uint64 = t5478 & t5483
 		var t5485 uint64 = t5472 | t5484
-		var t5488 uint64
-		if t4518 < 0x3b00000000 {
-			t5488 = 1
+		var t6636 uint64 = t4518 - 0x3b00000000
+		var t5491 uint64
+		if t6636 < 0x10000000 {
+			t5491 = 1
 		}
-		var t5489 uint64 = ^t5488
-		var t5490 uint64
-		if t4518 < 0x3b10000000 {
-			t5490 = 1
-		}
-		var t5491 uint64 = t5489 & t5490
 		var t5493 uint64 = 0x3b10000000 - 0x1
 		var t5494 uint64 = t5493 - t4518
 		var t5495 uint64
@@ -4065,16 +4050,11 @@ func (x *largeSim) Edge() bool {
 		var t5496 uint64 = ^t5495
 		var t5497 uint64 = t5491 & t5496
 		var t5498 uint64 = t5485 | t5497
-		var t5502 uint64
-		if t4518 < 0x3c00000000 {
-			t5502 = 1
+		var t6638 uint64 = t4518 - 0x3c00000000
+		var t5505 uint64
+		if t6638 < 0x10000000 {
+			t5505 = 1
 		}
-		var t5503 uint64 = ^t5502
-		var t5504 uint64
-		if t4518 < 0x3c10000000 {
-			t5504 = 1
-		}
-		var t5505 uint64 = t5503 & t5504
 		var t5507 uint64 = 0x3c10000000 - 0x1
 		var t5508 uint64 = t5507 - t4518
 		var t5509 uint64
@@ -4084,16 +4064,11 @@ func (x *largeSim) Edge() bool {
 		var t5510 uint64 = ^t5509
 		var t5511 uint64 = t5505 & t5510
 		var t5512 uint64 = t5498 | t5511
-		var t5517 uint64
-		if t4518 < 0x3d00000000 {
-			t5517 = 1
+		var t6640 uint64 = t4518 - 0x3d00000000
+		var t5520 uint64
+		if t6640 < 0x10000000 {
+			t5520 = 1
 		}
-		var t5518 uint64 = ^t5517
-		var t5519 uint64
-		if t4518 < 0x3d10000000 {
-			t5519 = 1
-		}
-		var t5520 uint64 = t5518 & t5519
 		var t5522 uint64 = 0x3d10000000 - 0x1
 		var t5523 uint64 = t5522 - t4518
 		var t5524 uint64
@@ -4103,16 +4078,11 @@ func (x *largeSim) Edge() bool {
 		var t5525 uint64 = ^t5524
 		var t5526 uint64 = t5520 & t5525
 		var t5527 uint64 = t5512 | t5526
-		var t5531 uint64
-		if t4518 < 0x3e00000000 {
-			t5531 = 1
+		var t6642 uint64 = t4518 - 0x3e00000000
+		var t5534 uint64
+		if t6642 < 0x10000000 {
+			t5534 = 1
 		}
-		var t5532 uint64 = ^t5531
-		var t5533 uint64
-		if t4518 < 0x3e10000000 {
-			t5533 = 1
-		}
-		var t5534 uint64 = t5532 & t5533
 		var t5536 uint64 = 0x3e10000000 - 0x1
 		var t5537 uint64 = t5536 - t4518
 		var t5538 uint64
@@ -4122,16 +4092,11 @@ func (x *largeSim) Edge() bool {
 		var t5539 uint64 = ^t5538
 		var t5540 uint64 = t5534 & t5539
 		var t5541 uint64 = t5527 | t5540
-		var t5545 uint64
-		if t4518 < 0x3f00000000 {
-			t5545 = 1
+		var t6644 uint64 = t4518 - 0x3f00000000
+		var t5548 uint64
+		if t6644 < 0x10000000 {
+			t5548 = 1
 		}
-		var t5546 uint64 = ^t5545
-		var t5547 uint64
-		if t4518 < 0x3f10000000 {
-			t5547 = 1
-		}
-		var t5548 uint64 = t5546 & t5547
 		var t5550 uint64 = 0x3f10000000 - 0x1
 		var t5551 uint64 = t5550 - t4518
 		var t5552 uint64
@@ -4141,16 +4106,11 @@ func (x *largeSim) Edge() bool {
 		var t5553 uint64 = ^t5552
 		var t5554 uint64 = t5548 & t5553
 		var t5555 uint64 = t5541 | t5554
-		var t5560 uint64
-		if t4518 < 0x4000000000 {
-			t5560 = 1
+		var t6646 uint64 = t4518 - 0x4000000000
+		var t5563 uint64
+		if t6646 < 0x10000000 {
+			t5563 = 1
 		}
-		var t5561 uint64 = ^t5560
-		var t5562 uint64
-		if t4518 < 0x4010000000 {
-			t5562 = 1
-		}
-		var t5563 uint64 = t5561 & t5562
 		var t5565 uint64 = 0x4010000000 - 0x1
 		var t5566 uint64 = t5565 - t4518
 		var t5567 uint64
@@ -4160,16 +4120,11 @@ func (x *largeSim) Edge() bool {
 		var t5568 uint64 = ^t5567
 		var t5569 uint64 = t5563 & t5568
 		var t5570 uint64 = t5555 | t5569
-		var t5335 uint64
-		if t4518 < 0x3100000000 {
-			t5335 = 1
+		var t6616 uint64 = t4518 - 0x3100000000
+		var t5338 uint64
+		if t6616 < 0x10000000 {
+			t5338 = 1
 		}
-		var t5336 uint64 = ^t5335
-		var t5337 uint64
-		if t4518 < 0x3110000000 {
-			t5337 = 1
-		}
-		var t5338 uint64 = t5336 & t5337
 		var t5340 uint64 = 0x3110000000 - 0x1
 		var t5341 uint64 = t5340 - t4518
 		var t5342 uint64
@@ -4178,16 +4133,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5343 uint64 = ^t5342
 		var t5344 uint64 = t5338 & t5343
-		var t5347 uint64
-		if t4518 < 0x3200000000 {
-			t5347 = 1
+		var t6618 uint64 = t4518 - 0x3200000000
+		var t5350 uint64
+		if t6618 < 0x10000000 {
+			t5350 = 1
 		}
-		var t5348 uint64 = ^t5347
-		var t5349 uint64
-		if t4518 < 0x3210000000 {
-			t5349 = 1
-		}
-		var t5350 uint64 = t5348 & t5349
 		var t5352 uint64 = 0x3210000000 - 0x1
 		var t5353 uint64 = t5352 - t4518
 		var t5354 uint64
@@ -4197,16 +4147,11 @@ func (x *largeSim) Edge() bool {
 		var t5355 uint64 = ^t5354
 		var t5356 uint64 = t5350 & t5355
 		var t5357 uint64 = t5344 | t5356
-		var t5360 uint64
-		if t4518 < 0x3300000000 {
-			t5360 = 1
+		var t6620 uint64 = t4518 - 0x3300000000
+		var t5363 uint64
+		if t6620 < 0x10000000 {
+			t5363 = 1
 		}
-		var t5361 uint64 = ^t5360
-		var t5362 uint64
-		if t4518 < 0x3310000000 {
-			t5362 = 1
-		}
-		var t5363 uint64 = t5361 & t5362
 		var t5365 uint64 = 0x3310000000 - 0x1
 		var t5366 uint64 = t5365 - t4518
 		var t5367 uint64
@@ -4216,16 +4161,11 @@ func (x *largeSim) Edge() bool {
 		var t5368 uint64 = ^t5367
 		var t5369 uint64 = t5363 & t5368
 		var t5370 uint64 = t5357 | t5369
-		var t5374 uint64
-		if t4518 < 0x3400000000 {
-			t5374 = 1
+		var t6622 uint64 = t4518 - 0x3400000000
+		var t5377 uint64
+		if t6622 < 0x10000000 {
+			t5377 = 1
 		}
-		var t5375 uint64 = ^t5374
-		var t5376 uint64
-		if t4518 < 0x3410000000 {
-			t5376 = 1
-		}
-		var t5377 uint64 = t5375 & t5376
 		var t5379 uint64 = 0x3410000000 - 0x1
 		var t5380 uint64 = t5379 - t4518
 		var t5381 uint64
@@ -4235,16 +4175,11 @@ func (x *largeSim) Edge() bool {
 		var t5382 uint64 = ^t5381
 		var t5383 uint64 = t5377 & t5382
 		var t5384 uint64 = t5370 | t5383
-		var t5389 uint64
-		if t4518 < 0x3500000000 {
-			t5389 = 1
+		var t6624 uint64 = t4518 - 0x3500000000
+		var t5392 uint64
+		if t6624 < 0x10000000 {
+			t5392 = 1
 		}
-		var t5390 uint64 = ^t5389
-		var t5391 uint64
-		if t4518 < 0x3510000000 {
-			t5391 = 1
-		}
-		var t5392 uint64 = t5390 & t5391
 		var t5394 uint64 = 0x3510000000 - 0x1
 		var t5395 uint64 = t5394 - t4518
 		var t5396 uint64
@@ -4254,16 +4189,11 @@ func (x *largeSim) Edge() bool {
 		var t5397 uint64 = ^t5396
 		var t5398 uint64 = t5392 & t5397
 		var t5399 uint64 = t5384 | t5398
-		var t5403 uint64
-		if t4518 < 0x3600000000 {
-			t5403 = 1
+		var t6626 uint64 = t4518 - 0x3600000000
+		var t5406 uint64
+		if t6626 < 0x10000000 {
+			t5406 = 1
 		}
-		var t5404 uint64 = ^t5403
-		var t5405 uint64
-		if t4518 < 0x3610000000 {
-			t5405 = 1
-		}
-		var t5406 uint64 = t5404 & t5405
 		var t5408 uint64 = 0x3610000000 - 0x1
 		var t5409 uint64 = t5408 - t4518
 		var t5410 uint64
@@ -4273,16 +4203,11 @@ func (x *largeSim) Edge() bool {
 		var t5411 uint64 = ^t5410
 		var t5412 uint64 = t5406 & t5411
 		var t5413 uint64 = t5399 | t5412
-		var t5417 uint64
-		if t4518 < 0x3700000000 {
-			t5417 = 1
+		var t6628 uint64 = t4518 - 0x3700000000
+		var t5420 uint64
+		if t6628 < 0x10000000 {
+			t5420 = 1
 		}
-		var t5418 uint64 = ^t5417
-		var t5419 uint64
-		if t4518 < 0x3710000000 {
-			t5419 = 1
-		}
-		var t5420 uint64 = t5418 & t5419
 		var t5422 uint64 = 0x3710000000 - 0x1
 		var t5423 uint64 = t5422 - t4518
 		var t5424 uint64
@@ -4292,16 +4217,11 @@ func (x *largeSim) Edge() bool {
 		var t5425 uint64 = ^t5424
 		var t5426 uint64 = t5420 & t5425
 		var t5427 uint64 = t5413 | t5426
-		var t5432 uint64
-		if t4518 < 0x3800000000 {
-			t5432 = 1
+		var t6630 uint64 = t4518 - 0x3800000000
+		var t5435 uint64
+		if t6630 < 0x10000000 {
+			t5435 = 1
 		}
-		var t5433 uint64 = ^t5432
-		var t5434 uint64
-		if t4518 < 0x3810000000 {
-			t5434 = 1
-		}
-		var t5435 uint64 = t5433 & t5434
 		var t5437 uint64 = 0x3810000000 - 0x1
 		var t5438 uint64 = t5437 - t4518
 		var t5439 uint64
@@ -4311,16 +4231,11 @@ func (x *largeSim) Edge() bool {
 		var t5440 uint64 = ^t5439
 		var t5441 uint64 = t5435 & t5440
 		var t5442 uint64 = t5427 | t5441
-		var t5207 uint64
-		if t4518 < 0x2900000000 {
-			t5207 = 1
+		var t6600 uint64 = t4518 - 0x2900000000
+		var t5210 uint64
+		if t6600 < 0x10000000 {
+			t5210 = 1
 		}
-		var t5208 uint64 = ^t5207
-		var t5209 uint64
-		if t4518 < 0x2910000000 {
-			t5209 = 1
-		}
-		var t5210 uint64 = t5208 & t5209
 		var t5212 uint64 = 0x2910000000 - 0x1
 		var t5213 uint64 = t5212 - t4518
 		var t5214 uint64
@@ -4329,16 +4244,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5215 uint64 = ^t5214
 		var t5216 uint64 = t5210 & t5215
-		var t5219 uint64
-		if t4518 < 0x2a00000000 {
-			t5219 = 1
+		var t6602 uint64 = t4518 - 0x2a00000000
+		var t5222 uint64
+		if t6602 < 0x10000000 {
+			t5222 = 1
 		}
-		var t5220 uint64 = ^t5219
-		var t5221 uint64
-		if t4518 < 0x2a10000000 {
-			t5221 = 1
-		}
-		var t5222 uint64 = t5220 & t5221
 		var t5224 uint64 = 0x2a10000000 - 0x1
 		var t5225 uint64 = t5224 - t4518
 		var t5226 uint64
@@ -4348,16 +4258,11 @@ func (x *largeSim) Edge() bool {
 		var t5227 uint64 = ^t5226
 		var t5228 uint64 = t5222 & t5227
 		var t5229 uint64 = t5216 | t5228
-		var t5232 uint64
-		if t4518 < 0x2b00000000 {
-			t5232 = 1
+		var t6604 uint64 = t4518 - 0x2b00000000
+		var t5235 uint64
+		if t6604 < 0x10000000 {
+			t5235 = 1
 		}
-		var t5233 uint64 = ^t5232
-		var t5234 uint64
-		if t4518 < 0x2b10000000 {
-			t5234 = 1
-		}
-		var t5235 uint64 = t5233 & t5234
 		var t5237 uint64 = 0x2b10000000 - 0x1
 		var t5238 uint64 = t5237 - t4518
 		var t5239 uint64
@@ -4367,16 +4272,11 @@ func (x *largeSim) Edge() bool {
 		var t5240 uint64 = ^t5239
 		var t5241 uint64 = t5235 & t5240
 		var t5242 uint64 = t5229 | t5241
-		var t5246 uint64
-		if t4518 < 0x2c00000000 {
-			t5246 = 1
+		var t6606 uint64 = t4518 - 0x2c00000000
+		var t5249 uint64
+		if t6606 < 0x10000000 {
+			t5249 = 1
 		}
-		var t5247 uint64 = ^t5246
-		var t5248 uint64
-		if t4518 < 0x2c10000000 {
-			t5248 = 1
-		}
-		var t5249 uint64 = t5247 & t5248
 		var t5251 uint64 = 0x2c10000000 - 0x1
 		var t5252 uint64 = t5251 - t4518
 		var t5253 uint64
@@ -4386,16 +4286,11 @@ func (x *largeSim) Edge() bool {
 		var t5254 uint64 = ^t5253
 		var t5255 uint64 = t5249 & t5254
 		var t5256 uint64 = t5242 | t5255
-		var t5261 uint64
-		if t4518 < 0x2d00000000 {
-			t5261 = 1
+		var t6608 uint64 = t4518 - 0x2d00000000
+		var t5264 uint64
+		if t6608 < 0x10000000 {
+			t5264 = 1
 		}
-		var t5262 uint64 = ^t5261
-		var t5263 uint64
-		if t4518 < 0x2d10000000 {
-			t5263 = 1
-		}
-		var t5264 uint64 = t5262 & t5263
 		var t5266 uint64 = 0x2d10000000 - 0x1
 		var t5267 uint64 = t5266 - t4518
 		var t5268 uint64
@@ -4405,16 +4300,11 @@ func (x *largeSim) Edge() bool {
 		var t5269 uint64 = ^t5268
 		var t5270 uint64 = t5264 & t5269
 		var t5271 uint64 = t5256 | t5270
-		var t5275 uint64
-		if t4518 < 0x2e00000000 {
-			t5275 = 1
+		var t6610 uint64 = t4518 - 0x2e00000000
+		var t5278 uint64
+		if t6610 < 0x10000000 {
+			t5278 = 1
 		}
-		var t5276 uint64 = ^t5275
-		var t5277 uint64
-		if t4518 < 0x2e10000000 {
-			t5277 = 1
-		}
-		var t5278 uint64 = t5276 & t5277
 		var t5280 uint64 = 0x2e10000000 - 0x1
 		var t5281 uint64 = t5280 - t4518
 		var t5282 uint64
@@ -4424,16 +4314,11 @@ func (x *largeSim) Edge() bool {
 		var t5283 uint64 = ^t5282
 		var t5284 uint64 = t5278 & t5283
 		var t5285 uint64 = t5271 | t5284
-		var t5289 uint64
-		if t4518 < 0x2f00000000 {
-			t5289 = 1
+		var t6612 uint64 = t4518 - 0x2f00000000
+		var t5292 uint64
+		if t6612 < 0x10000000 {
+			t5292 = 1
 		}
-		var t5290 uint64 = ^t5289
-		var t5291 uint64
-		if t4518 < 0x2f10000000 {
-			t5291 = 1
-		}
-		var t5292 uint64 = t5290 & t5291
 		var t5294 uint64 = 0x2f10000000 - 0x1
 		var t5295 uint64 = t5294 - t4518
 		var t5296 uint64
@@ -4443,16 +4328,11 @@ func (x *largeSim) Edge() bool {
 		var t5297 uint64 = ^t5296
 		var t5298 uint64 = t5292 & t5297
 		var t5299 uint64 = t5285 | t5298
-		var t5304 uint64
-		if t4518 < 0x3000000000 {
-			t5304 = 1
+		var t6614 uint64 = t4518 - 0x3000000000
+		var t5307 uint64
+		if t6614 < 0x10000000 {
+			t5307 = 1
 		}
-		var t5305 uint64 = ^t5304
-		var t5306 uint64
-		if t4518 < 0x3010000000 {
-			t5306 = 1
-		}
-		var t5307 uint64 = t5305 & t5306
 		var t5309 uint64 = 0x3010000000 - 0x1
 		var t5310 uint64 = t5309 - t4518
 		var t5311 uint64
@@ -4462,16 +4342,11 @@ func (x *largeSim) Edge() bool {
 		var t5312 uint64 = ^t5311
 		var t5313 uint64 = t5307 & t5312
 		var t5314 uint64 = t5299 | t5313
-		var t5079 uint64
-		if t4518 < 0x2100000000 {
-			t5079 = 1
+		var t6584 uint64 = t4518 - 0x2100000000
+		var t5082 uint64
+		if t6584 < 0x10000000 {
+			t5082 = 1
 		}
-		var t5080 uint64 = ^t5079
-		var t5081 uint64
-		if t4518 < 0x2110000000 {
-			t5081 = 1
-		}
-		var t5082 uint64 = t5080 & t5081
 		var t5084 uint64 = 0x2110000000 - 0x1
 		var t5085 uint64 = t5084 - t4518
 		var t5086 uint64
@@ -4480,16 +4355,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5087 uint64 = ^t5086
 		var t5088 uint64 = t5082 & t5087
-		var t5091 uint64
-		if t4518 < 0x2200000000 {
-			t5091 = 1
+		var t6586 uint64 = t4518 - 0x2200000000
+		var t5094 uint64
+		if t6586 < 0x10000000 {
+			t5094 = 1
 		}
-		var t5092 uint64 = ^t5091
-		var t5093 uint64
-		if t4518 < 0x2210000000 {
-			t5093 = 1
-		}
-		var t5094 uint64 = t5092 & t5093
 		var t5096 uint64 = 0x2210000000 - 0x1
 		var t5097 uint64 = t5096 - t4518
 		var t5098 uint64
@@ -4499,16 +4369,11 @@ func (x *largeSim) Edge() bool {
 		var t5099 uint64 = ^t5098
 		var t5100 uint64 = t5094 & t5099
 		var t5101 uint64 = t5088 | t5100
-		var t5104 uint64
-		if t4518 < 0x2300000000 {
-			t5104 = 1
+		var t6588 uint64 = t4518 - 0x2300000000
+		var t5107 uint64
+		if t6588 < 0x10000000 {
+			t5107 = 1
 		}
-		var t5105 uint64 = ^t5104
-		var t5106 uint64
-		if t4518 < 0x2310000000 {
-			t5106 = 1
-		}
-		var t5107 uint64 = t5105 & t5106
 		var t5109 uint64 = 0x2310000000 - 0x1
 		var t5110 uint64 = t5109 - t4518
 		var t5111 uint64
@@ -4518,16 +4383,11 @@ func (x *largeSim) Edge() bool {
 		var t5112 uint64 = ^t5111
 		var t5113 uint64 = t5107 & t5112
 		var t5114 uint64 = t5101 | t5113
-		var t5118 uint64
-		if t4518 < 0x2400000000 {
-			t5118 = 1
+		var t6590 uint64 = t4518 - 0x2400000000
+		var t5121 uint64
+		if t6590 < 0x10000000 {
+			t5121 = 1
 		}
-		var t5119 uint64 = ^t5118
-		var t5120 uint64
-		if t4518 < 0x2410000000 {
-			t5120 = 1
-		}
-		var t5121 uint64 = t5119 & t5120
 		var t5123 uint64 = 0x2410000000 - 0x1
 		var t5124 uint64 = t5123 - t4518
 		var t5125 uint64
@@ -4537,16 +4397,11 @@ func (x *largeSim) Edge() bool {
 		var t5126 uint64 = ^t5125
 		var t5127 uint64 = t5121 & t5126
 		var t5128 uint64 = t5114 | t5127
-		var t5133 uint64
-		if t4518 < 0x2500000000 {
-			t5133 = 1
+		var t6592 uint64 = t4518 - 0x2500000000
+		var t5136 uint64
+		if t6592 < 0x10000000 {
+			t5136 = 1
 		}
-		var t5134 uint64 = ^t5133
-		var t5135 uint64
-		if t4518 < 0x2510000000 {
-			t5135 = 1
-		}
-		var t5136 uint64 = t5134 & t5135
 		var t5138 uint64 = 0x2510000000 - 0x1
 		var t5139 uint64 = t5138 - t4518
 		var t5140 uint64
@@ -4556,16 +4411,11 @@ func (x *largeSim) Edge() bool {
 		var t5141 uint64 = ^t5140
 		var t5142 uint64 = t5136 & t5141
 		var t5143 uint64 = t5128 | t5142
-		var t5147 uint64
-		if t4518 < 0x2600000000 {
-			t5147 = 1
+		var t6594 uint64 = t4518 - 0x2600000000
+		var t5150 uint64
+		if t6594 < 0x10000000 {
+			t5150 = 1
 		}
-		var t5148 uint64 = ^t5147
-		var t5149 uint64
-		if t4518 < 0x2610000000 {
-			t5149 = 1
-		}
-		var t5150 uint64 = t5148 & t5149
 		var t5152 uint64 = 0x2610000000 - 0x1
 		var t5153 uint64 = t5152 - t4518
 		var t5154 uint64
@@ -4575,16 +4425,11 @@ func (x *largeSim) Edge() bool {
 		var t5155 uint64 = ^t5154
 		var t5156 uint64 = t5150 & t5155
 		var t5157 uint64 = t5143 | t5156
-		var t5161 uint64
-		if t4518 < 0x2700000000 {
-			t5161 = 1
+		var t6596 uint64 = t4518 - 0x2700000000
+		var t5164 uint64
+		if t6596 < 0x10000000 {
+			t5164 = 1
 		}
-		var t5162 uint64 = ^t5161
-		var t5163 uint64
-		if t4518 < 0x2710000000 {
-			t5163 = 1
-		}
-		var t5164 uint64 = t5162 & t5163
 		var t5166 uint64 = 0x2710000000 - 0x1
 		var t5167 uint64 = t5166 - t4518
 		var t5168 uint64
@@ -4594,16 +4439,11 @@ func (x *largeSim) Edge() bool {
 		var t5169 uint64 = ^t5168
 		var t5170 uint64 = t5164 & t5169
 		var t5171 uint64 = t5157 | t5170
-		var t5176 uint64
-		if t4518 < 0x2800000000 {
-			t5176 = 1
+		var t6598 uint64 = t4518 - 0x2800000000
+		var t5179 uint64
+		if t6598 < 0x10000000 {
+			t5179 = 1
 		}
-		var t5177 uint64 = ^t5176
-		var t5178 uint64
-		if t4518 < 0x2810000000 {
-			t5178 = 1
-		}
-		var t5179 uint64 = t5177 & t5178
 		var t5181 uint64 = 0x2810000000 - 0x1
 		var t5182 uint64 = t5181 - t4518
 		var t5183 uint64
@@ -4613,16 +4453,11 @@ func (x *largeSim) Edge() bool {
 		var t5184 uint64 = ^t5183
 		var t5185 uint64 = t5179 & t5184
 		var t5186 uint64 = t5171 | t5185
-		var t4951 uint64
-		if t4518 < 0x1900000000 {
-			t4951 = 1
+		var t6568 uint64 = t4518 - 0x1900000000
+		var t4954 uint64
+		if t6568 < 0x10000000 {
+			t4954 = 1
 		}
-		var t4952 uint64 = ^t4951
-		var t4953 uint64
-		if t4518 < 0x1910000000 {
-			t4953 = 1
-		}
-		var t4954 uint64 = t4952 & t4953
 		var t4956 uint64 = 0x1910000000 - 0x1
 		var t4957 uint64 = t4956 - t4518
 		var t4958 uint64
@@ -4631,16 +4466,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4959 uint64 = ^t4958
 		var t4960 uint64 = t4954 & t4959
-		var t4963 uint64
-		if t4518 < 0x1a00000000 {
-			t4963 = 1
+		var t6570 uint64 = t4518 - 0x1a00000000
+		var t4966 uint64
+		if t6570 < 0x10000000 {
+			t4966 = 1
 		}
-		var t4964 uint64 = ^t4963
-		var t4965 uint64
-		if t4518 < 0x1a10000000 {
-			t4965 = 1
-		}
-		var t4966 uint64 = t4964 & t4965
 		var t4968 uint64 = 0x1a10000000 - 0x1
 		var t4969 uint64 = t4968 - t4518
 		var t4970 uint64
@@ -4650,16 +4480,11 @@ func (x *largeSim) Edge() bool {
 		var t4971 uint64 = ^t4970
 		var t4972 uint64 = t4966 & t4971
 		var t4973 uint64 = t4960 | t4972
-		var t4976 uint64
-		if t4518 < 0x1b00000000 {
-			t4976 = 1
+		var t6572 uint64 = t4518 - 0x1b00000000
+		var t4979 uint64
+		if t6572 < 0x10000000 {
+			t4979 = 1
 		}
-		var t4977 uint64 = ^t4976
-		var t4978 uint64
-		if t4518 < 0x1b10000000 {
-			t4978 = 1
-		}
-		var t4979 uint64 = t4977 & t4978
 		var t4981 uint64 = 0x1b10000000 - 0x1
 		var t4982 uint64 = t4981 - t4518
 		var t4983 uint64
@@ -4669,16 +4494,11 @@ func (x *largeSim) Edge() bool {
 		var t4984 uint64 = ^t4983
 		var t4985 uint64 = t4979 & t4984
 		var t4986 uint64 = t4973 | t4985
-		var t4990 uint64
-		if t4518 < 0x1c00000000 {
-			t4990 = 1
+		var t6574 uint64 = t4518 - 0x1c00000000
+		var t4993 uint64
+		if t6574 < 0x10000000 {
+			t4993 = 1
 		}
-		var t4991 uint64 = ^t4990
-		var t4992 uint64
-		if t4518 < 0x1c10000000 {
-			t4992 = 1
-		}
-		var t4993 uint64 = t4991 & t4992
 		var t4995 uint64 = 0x1c10000000 - 0x1
 		var t4996 uint64 = t4995 - t4518
 		var t4997 uint64
@@ -4688,16 +4508,11 @@ func (x *largeSim) Edge() bool {
 		var t4998 uint64 = ^t4997
 		var t4999 uint64 = t4993 & t4998
 		var t5000 uint64 = t4986 | t4999
-		var t5005 uint64
-		if t4518 < 0x1d00000000 {
-			t5005 = 1
+		var t6576 uint64 = t4518 - 0x1d00000000
+		var t5008 uint64
+		if t6576 < 0x10000000 {
+			t5008 = 1
 		}
-		var t5006 uint64 = ^t5005
-		var t5007 uint64
-		if t4518 < 0x1d10000000 {
-			t5007 = 1
-		}
-		var t5008 uint64 = t5006 & t5007
 		var t5010 uint64 = 0x1d10000000 - 0x1
 		var t5011 uint64 = t5010 - t4518
 		var t5012 uint64
@@ -4707,16 +4522,11 @@ func (x *largeSim) Edge() bool {
 		var t5013 uint64 = ^t5012
 		var t5014 uint64 = t5008 & t5013
 		var t5015 uint64 = t5000 | t5014
-		var t5019 uint64
-		if t4518 < 0x1e00000000 {
-			t5019 = 1
+		var t6578 uint64 = t4518 - 0x1e00000000
+		var t5022 uint64
+		if t6578 < 0x10000000 {
+			t5022 = 1
 		}
-		var t5020 uint64 = ^t5019
-		var t5021 uint64
-		if t4518 < 0x1e10000000 {
-			t5021 = 1
-		}
-		var t5022 uint64 = t5020 & t5021
 		var t5024 uint64 = 0x1e10000000 - 0x1
 		var t5025 uint64 = t5024 - t4518
 		var t5026 uint64
@@ -4726,16 +4536,11 @@ func (x *largeSim) Edge() bool {
 		var t5027 uint64 = ^t5026
 		var t5028 uint64 = t5022 & t5027
 		var t5029 uint64 = t5015 | t5028
-		var t5033 uint64
-		if t4518 < 0x1f00000000 {
-			t5033 = 1
+		var t6580 uint64 = t4518 - 0x1f00000000
+		var t5036 uint64
+		if t6580 < 0x10000000 {
+			t5036 = 1
 		}
-		var t5034 uint64 = ^t5033
-		var t5035 uint64
-		if t4518 < 0x1f10000000 {
-			t5035 = 1
-		}
-		var t5036 uint64 = t5034 & t5035
 		var t5038 uint64 = 0x1f10000000 - 0x1
 		var t5039 uint64 = t5038 - t4518
 		var t5040 uint64
@@ -4745,16 +4550,11 @@ func (x *largeSim) Edge() bool {
 		var t5041 uint64 = ^t5040
 		var t5042 uint64 = t5036 & t5041
 		var t5043 uint64 = t5029 | t5042
-		var t5048 uint64
-		if t4518 < 0x2000000000 {
-			t5048 = 1
+		var t6582 uint64 = t4518 - 0x2000000000
+		var t5051 uint64
+		if t6582 < 0x10000000 {
+			t5051 = 1
 		}
-		var t5049 uint64 = ^t5048
-		var t5050 uint64
-		if t4518 < 0x2010000000 {
-			t5050 = 1
-		}
-		var t5051 uint64 = t5049 & t5050
 		var t5053 uint64 = 0x2010000000 - 0x1
 		var t5054 uint64 = t5053 - t4518
 		var t5055 uint64
@@ -4764,16 +4564,11 @@ func (x *largeSim) Edge() bool {
 		var t5056 uint64 = ^t5055
 		var t5057 uint64 = t5051 & t5056
 		var t5058 uint64 = t5043 | t5057
-		var t4823 uint64
-		if t4518 < 0x1100000000 {
-			t4823 = 1
+		var t6552 uint64 = t4518 - 0x1100000000
+		var t4826 uint64
+		if t6552 < 0x10000000 {
+			t4826 = 1
 		}
-		var t4824 uint64 = ^t4823
-		var t4825 uint64
-		if t4518 < 0x1110000000 {
-			t4825 = 1
-		}
-		var t4826 uint64 = t4824 & t4825
 		var t4828 uint64 = 0x1110000000 - 0x1
 		var t4829 uint64 = t4828 - t4518
 		var t4830 uint64
@@ -4782,16 +4577,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4831 uint64 = ^t4830
 		var t4832 uint64 = t4826 & t4831
-		var t4835 uint64
-		if t4518 < 0x1200000000 {
-			t4835 = 1
+		var t6554 uint64 = t4518 - 0x1200000000
+		var t4838 uint64
+		if t6554 < 0x10000000 {
+			t4838 = 1
 		}
-		var t4836 uint64 = ^t4835
-		var t4837 uint64
-		if t4518 < 0x1210000000 {
-			t4837 = 1
-		}
-		var t4838 uint64 = t4836 & t4837
 		var t4840 uint64 = 0x1210000000 - 0x1
 		var t4841 uint64 = t4840 - t4518
 		var t4842 uint64
@@ -4801,16 +4591,11 @@ func (x *largeSim) Edge() bool {
 		var t4843 uint64 = ^t4842
 		var t4844 uint64 = t4838 & t4843
 		var t4845 uint64 = t4832 | t4844
-		var t4848 uint64
-		if t4518 < 0x1300000000 {
-			t4848 = 1
+		var t6556 uint64 = t4518 - 0x1300000000
+		var t4851 uint64
+		if t6556 < 0x10000000 {
+			t4851 = 1
 		}
-		var t4849 uint64 = ^t4848
-		var t4850 uint64
-		if t4518 < 0x1310000000 {
-			t4850 = 1
-		}
-		var t4851 uint64 = t4849 & t4850
 		var t4853 uint64 = 0x1310000000 - 0x1
 		var t4854 uint64 = t4853 - t4518
 		var t4855 uint64
@@ -4820,16 +4605,11 @@ func (x *largeSim) Edge() bool {
 		var t4856 uint64 = ^t4855
 		var t4857 uint64 = t4851 & t4856
 		var t4858 uint64 = t4845 | t4857
-		var t4862 uint64
-		if t4518 < 0x1400000000 {
-			t4862 = 1
+		var t6558 uint64 = t4518 - 0x1400000000
+		var t4865 uint64
+		if t6558 < 0x10000000 {
+			t4865 = 1
 		}
-		var t4863 uint64 = ^t4862
-		var t4864 uint64
-		if t4518 < 0x1410000000 {
-			t4864 = 1
-		}
-		var t4865 uint64 = t4863 & t4864
 		var t4867 uint64 = 0x1410000000 - 0x1
 		var t4868 uint64 = t4867 - t4518
 		var t4869 uint64
@@ -4839,16 +4619,11 @@ func (x *largeSim) Edge() bool {
 		var t4870 uint64 = ^t4869
 		var t4871 uint64 = t4865 & t4870
 		var t4872 uint64 = t4858 | t4871
-		var t4877 uint64
-		if t4518 < 0x1500000000 {
-			t4877 = 1
+		var t6560 uint64 = t4518 - 0x1500000000
+		var t4880 uint64
+		if t6560 < 0x10000000 {
+			t4880 = 1
 		}
-		var t4878 uint64 = ^t4877
-		var t4879 uint64
-		if t4518 < 0x1510000000 {
-			t4879 = 1
-		}
-		var t4880 uint64 = t4878 & t4879
 		var t4882 uint64 = 0x1510000000 - 0x1
 		var t4883 uint64 = t4882 - t4518
 		var t4884 uint64
@@ -4858,16 +4633,11 @@ func (x *largeSim) Edge() bool {
 		var t4885 uint64 = ^t4884
 		var t4886 uint64 = t4880 & t4885
 		var t4887 uint64 = t4872 | t4886
-		var t4891 uint64
-		if t4518 < 0x1600000000 {
-			t4891 = 1
+		var t6562 uint64 = t4518 - 0x1600000000
+		var t4894 uint64
+		if t6562 < 0x10000000 {
+			t4894 = 1
 		}
-		var t4892 uint64 = ^t4891
-		var t4893 uint64
-		if t4518 < 0x1610000000 {
-			t4893 = 1
-		}
-		var t4894 uint64 = t4892 & t4893
 		var t4896 uint64 = 0x1610000000 - 0x1
 		var t4897 uint64 = t4896 - t4518
 		var t4898 uint64
@@ -4877,16 +4647,11 @@ func (x *largeSim) Edge() bool {
 		var t4899 uint64 = ^t4898
 		var t4900 uint64 = t4894 & t4899
 		var t4901 uint64 = t4887 | t4900
-		var t4905 uint64
-		if t4518 < 0x1700000000 {
-			t4905 = 1
+		var t6564 uint64 = t4518 - 0x1700000000
+		var t4908 uint64
+		if t6564 < 0x10000000 {
+			t4908 = 1
 		}
-		var t4906 uint64 = ^t4905
-		var t4907 uint64
-		if t4518 < 0x1710000000 {
-			t4907 = 1
-		}
-		var t4908 uint64 = t4906 & t4907
 		var t4910 uint64 = 0x1710000000 - 0x1
 		var t4911 uint64 = t4910 - t4518
 		var t4912 uint64
@@ -4896,16 +4661,11 @@ func (x *largeSim) Edge() bool {
 		var t4913 uint64 = ^t4912
 		var t4914 uint64 = t4908 & t4913
 		var t4915 uint64 = t4901 | t4914
-		var t4920 uint64
-		if t4518 < 0x1800000000 {
-			t4920 = 1
+		var t6566 uint64 = t4518 - 0x1800000000
+		var t4923 uint64
+		if t6566 < 0x10000000 {
+			t4923 = 1
 		}
-		var t4921 uint64 = ^t4920
-		var t4922 uint64
-		if t4518 < 0x1810000000 {
-			t4922 = 1
-		}
-		var t4923 uint64 = t4921 & t4922
 		var t4925 uint64 = 0x1810000000 - 0x1
 		var t4926 uint64 = t4925 - t4518
 		var t4927 uint64
@@ -4915,16 +4675,11 @@ func (x *largeSim) Edge() bool {
 		var t4928 uint64 = ^t4927
 		var t4929 uint64 = t4923 & t4928
 		var t4930 uint64 = t4915 | t4929
-		var t4695 uint64
-		if t4518 < 0x900000000 {
-			t4695 = 1
+		var t6536 uint64 = t4518 - 0x900000000
+		var t4698 uint64
+		if t6536 < 0x10000000 {
+			t4698 = 1
 		}
-		var t4696 uint64 = ^t4695
-		var t4697 uint64
-		if t4518 < 0x910000000 {
-			t4697 = 1
-		}
-		var t4698 uint64 = t4696 & t4697
 		var t4700 uint64 = 0x910000000 - 0x1
 		var t4701 uint64 = t4700 - t4518
 		var t4702 uint64
@@ -4933,16 +4688,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4703 uint64 = ^t4702
 		var t4704 uint64 = t4698 & t4703
-		var t4707 uint64
-		if t4518 < 0xa00000000 {
-			t4707 = 1
+		var t6538 uint64 = t4518 - 0xa00000000
+		var t4710 uint64
+		if t6538 < 0x10000000 {
+			t4710 = 1
 		}
-		var t4708 uint64 = ^t4707
-		var t4709 uint64
-		if t4518 < 0xa10000000 {
-			t4709 = 1
-		}
-		var t4710 uint64 = t4708 & t4709
 		var t4712 uint64 = 0xa10000000 - 0x1
 		var t4713 uint64 = t4712 - t4518
 		var t4714 uint64
@@ -4952,16 +4702,11 @@ func (x *largeSim) Edge() bool {
 		var t4715 uint64 = ^t4714
 		var t4716 uint64 = t4710 & t4715
 		var t4717 uint64 = t4704 | t4716
-		var t4720 uint64
-		if t4518 < 0xb00000000 {
-			t4720 = 1
+		var t6540 uint64 = t4518 - 0xb00000000
+		var t4723 uint64
+		if t6540 < 0x10000000 {
+			t4723 = 1
 		}
-		var t4721 uint64 = ^t4720
-		var t4722 uint64
-		if t4518 < 0xb10000000 {
-			t4722 = 1
-		}
-		var t4723 uint64 = t4721 & t4722
 		var t4725 uint64 = 0xb10000000 - 0x1
 		var t4726 uint64 = t4725 - t4518
 		var t4727 uint64
@@ -4971,16 +4716,11 @@ func (x *largeSim) Edge() bool {
 		var t4728 uint64 = ^t4727
 		var t4729 uint64 = t4723 & t4728
 		var t4730 uint64 = t4717 | t4729
-		var t4734 uint64
-		if t4518 < 0xc00000000 {
-			t4734 = 1
+		var t6542 uint64 = t4518 - 0xc00000000
+		var t4737 uint64
+		if t6542 < 0x10000000 {
+			t4737 = 1
 		}
-		var t4735 uint64 = ^t4734
-		var t4736 uint64
-		if t4518 < 0xc10000000 {
-			t4736 = 1
-		}
-		var t4737 uint64 = t4735 & t4736
 		var t4739 uint64 = 0xc10000000 - 0x1
 		var t4740 uint64 = t4739 - t4518
 		var t4741 uint64
@@ -4990,16 +4730,11 @@ func (x *largeSim) Edge() bool {
 		var t4742 uint64 = ^t4741
 		var t4743 uint64 = t4737 & t4742
 		var t4744 uint64 = t4730 | t4743
-		var t4749 uint64
-		if t4518 < 0xd00000000 {
-			t4749 = 1
+		var t6544 uint64 = t4518 - 0xd00000000
+		var t4752 uint64
+		if t6544 < 0x10000000 {
+			t4752 = 1
 		}
-		var t4750 uint64 = ^t4749
-		var t4751 uint64
-		if t4518 < 0xd10000000 {
-			t4751 = 1
-		}
-		var t4752 uint64 = t4750 & t4751
 		var t4754 uint64 = 0xd10000000 - 0x1
 		var t4755 uint64 = t4754 - t4518
 		var t4756 uint64
@@ -5009,16 +4744,11 @@ func (x *largeSim) Edge() bool {
 		var t4757 uint64 = ^t4756
 		var t4758 uint64 = t4752 & t4757
 		var t4759 uint64 = t4744 | t4758
-		var t4763 uint64
-		if t4518 < 0xe00000000 {
-			t4763 = 1
+		var t6546 uint64 = t4518 - 0xe00000000
+		var t4766 uint64
+		if t6546 < 0x10000000 {
+			t4766 = 1
 		}
-		var t4764 uint64 = ^t4763
-		var t4765 uint64
-		if t4518 < 0xe10000000 {
-			t4765 = 1
-		}
-		var t4766 uint64 = t4764 & t4765
 		var t4768 uint64 = 0xe10000000 - 0x1
 		var t4769 uint64 = t4768 - t4518
 		var t4770 uint64
@@ -5028,16 +4758,11 @@ func (x *largeSim) Edge() bool {
 		var t4771 uint64 = ^t4770
 		var t4772 uint64 = t4766 & t4771
 		var t4773 uint64 = t4759 | t4772
-		var t4777 uint64
-		if t4518 < 0xf00000000 {
-			t4777 = 1
+		var t6548 uint64 = t4518 - 0xf00000000
+		var t4780 uint64
+		if t6548 < 0x10000000 {
+			t4780 = 1
 		}
-		var t4778 uint64 = ^t4777
-		var t4779 uint64
-		if t4518 < 0xf10000000 {
-			t4779 = 1
-		}
-		var t4780 uint64 = t4778 & t4779
 		var t4782 uint64 = 0xf10000000 - 0x1
 		var t4783 uint64 = t4782 - t4518
 		var t4784 uint64
@@ -5047,16 +4772,11 @@ func (x *largeSim) Edge() bool {
 		var t4785 uint64 = ^t4784
 		var t4786 uint64 = t4780 & t4785
 		var t4787 uint64 = t4773 | t4786
-		var t4792 uint64
-		if t4518 < 0x1000000000 {
-			t4792 = 1
+		var t6550 uint64 = t4518 - 0x1000000000
+		var t4795 uint64
+		if t6550 < 0x10000000 {
+			t4795 = 1
 		}
-		var t4793 uint64 = ^t4792
-		var t4794 uint64
-		if t4518 < 0x1010000000 {
-			t4794 = 1
-		}
-		var t4795 uint64 = t4793 & t4794
 		var t4797 uint64 = 0x1010000000 - 0x1
 		var t4798 uint64 = t4797 - t4518
 		var t4799 uint64
@@ -5066,16 +4786,11 @@ func (x *largeSim) Edge() bool {
 		var t4800 uint64 = ^t4799
 		var t4801 uint64 = t4795 & t4800
 		var t4802 uint64 = t4787 | t4801
-		var t4567 uint64
-		if t4518 < 0x100000000 {
-			t4567 = 1
+		var t6520 uint64 = t4518 - 0x100000000
+		var t4570 uint64
+		if t6520 < 0x10000000 {
+			t4570 = 1
 		}
-		var t4568 uint64 = ^t4567
-		var t4569 uint64
-		if t4518 < 0x110000000 {
-			t4569 = 1
-		}
-		var t4570 uint64 = t4568 & t4569
 		var t4572 uint64 = 0x110000000 - 0x1
 		var t4573 uint64 = t4572 - t4518
 		var t4574 uint64
@@ -5084,16 +4799,11 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4575 uint64 = ^t4574
 		var t4576 uint64 = t4570 & t4575
-		var t4579 uint64
-		if t4518 < 0x200000000 {
-			t4579 = 1
+		var t6522 uint64 = t4518 - 0x200000000
+		var t4582 uint64
+		if t6522 < 0x10000000 {
+			t4582 = 1
 		}
-		var t4580 uint64 = ^t4579
-		var t4581 uint64
-		if t4518 < 0x210000000 {
-			t4581 = 1
-		}
-		var t4582 uint64 = t4580 & t4581
 		var t4584 uint64 = 0x210000000 - 0x1
 		var t4585 uint64 = t4584 - t4518
 		var t4586 uint64
@@ -5103,16 +4813,11 @@ func (x *largeSim) Edge() bool {
 		var t4587 uint64 = ^t4586
 		var t4588 uint64 = t4582 & t4587
 		var t4589 uint64 = t4576 | t4588
-		var t4592 uint64
-		if t4518 < 0x300000000 {
-			t4592 = 1
+		var t6524 uint64 = t4518 - 0x300000000
+		var t4595 uint64
+		if t6524 < 0x10000000 {
+			t4595 = 1
 		}
-		var t4593 uint64 = ^t4592
-		var t4594 uint64
-		if t4518 < 0x310000000 {
-			t4594 = 1
-		}
-		var t4595 uint64 = t4593 & t4594
 		var t4597 uint64 = 0x310000000 - 0x1
 		var t4598 uint64 = t4597 - t4518
 		var t4599 uint64
@@ -5122,16 +4827,11 @@ func (x *largeSim) Edge() bool {
 		var t4600 uint64 = ^t4599
 		var t4601 uint64 = t4595 & t4600
 		var t4602 uint64 = t4589 | t4601
-		var t4606 uint64
-		if t4518 < 0x400000000 {
-			t4606 = 1
+		var t6526 uint64 = t4518 - 0x400000000
+		var t4609 uint64
+		if t6526 < 0x10000000 {
+			t4609 = 1
 		}
-		var t4607 uint64 = ^t4606
-		var t4608 uint64
-		if t4518 < 0x410000000 {
-			t4608 = 1
-		}
-		var t4609 uint64 = t4607 & t4608
 		var t4611 uint64 = 0x410000000 - 0x1
 		var t4612 uint64 = t4611 - t4518
 		var t4613 uint64
@@ -5141,16 +4841,11 @@ func (x *largeSim) Edge() bool {
 		var t4614 uint64 = ^t4613
 		var t4615 uint64 = t4609 & t4614
 		var t4616 uint64 = t4602 | t4615
-		var t4621 uint64
-		if t4518 < 0x500000000 {
-			t4621 = 1
+		var t6528 uint64 = t4518 - 0x500000000
+		var t4624 uint64
+		if t6528 < 0x10000000 {
+			t4624 = 1
 		}
-		var t4622 uint64 = ^t4621
-		var t4623 uint64
-		if t4518 < 0x510000000 {
-			t4623 = 1
-		}
-		var t4624 uint64 = t4622 & t4623
 		var t4626 uint64 = 0x510000000 - 0x1
 		var t4627 uint64 = t4626 - t4518
 		var t4628 uint64
@@ -5160,16 +4855,11 @@ func (x *largeSim) Edge() bool {
 		var t4629 uint64 = ^t4628
 		var t4630 uint64 = t4624 & t4629
 		var t4631 uint64 = t4616 | t4630
-		var t4635 uint64
-		if t4518 < 0x600000000 {
-			t4635 = 1
+		var t6530 uint64 = t4518 - 0x600000000
+		var t4638 uint64
+		if t6530 < 0x10000000 {
+			t4638 = 1
 		}
-		var t4636 uint64 = ^t4635
-		var t4637 uint64
-		if t4518 < 0x610000000 {
-			t4637 = 1
-		}
-		var t4638 uint64 = t4636 & t4637
 		var t4640 uint64 = 0x610000000 - 0x1
 		var t4641 uint64 = t4640 - t4518
 		var t4642 uint64
@@ -5179,16 +4869,11 @@ func (x *largeSim) Edge() bool {
 		var t4643 uint64 = ^t4642
 		var t4644 uint64 = t4638 & t4643
 		var t4645 uint64 = t4631 | t4644
-		var t4649 uint64
-		if t4518 < 0x700000000 {
-			t4649 = 1
+		var t6532 uint64 = t4518 - 0x700000000
+		var t4652 uint64
+		if t6532 < 0x10000000 {
+			t4652 = 1
 		}
-		var t4650 uint64 = ^t4649
-		var t4651 uint64
-		if t4518 < 0x710000000 {
-			t4651 = 1
-		}
-		var t4652 uint64 = t4650 & t4651
 		var t4654 uint64 = 0x710000000 - 0x1
 		var t4655 uint64 = t4654 - t4518
 		var t4656 uint64
@@ -5198,16 +4883,11 @@ func (x *largeSim) Edge() bool {
 		var t4657 uint64 = ^t4656
 		var t4658 uint64 = t4652 & t4657
 		var t4659 uint64 = t4645 | t4658
-		var t4664 uint64
-		if t4518 < 0x800000000 {
-			t4664 = 1
+		var t6534 uint64 = t4518 - 0x800000000
+		var t4667 uint64
+		if t6534 < 0x10000000 {
+			t4667 = 1
 		}
-		var t4665 uint64 = ^t4664
-		var t4666 uint64
-		if t4518 < 0x810000000 {
-			t4666 = 1
-		}
-		var t4667 uint64 = t4665 & t4666
 		var t4669 uint64 = 0x810000000 - 0x1
 		var t4670 uint64 = t4669 - t4518
 		var t4671 uint64

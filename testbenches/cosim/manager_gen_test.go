@@ -12,7 +12,7 @@ import (
 
 // managerSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type managerSim struct {
-	S         [1473]uint64
+	S         [1476]uint64
 	M0        [65536]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
@@ -107,8 +107,6 @@ func NewmanagerSim() *managerSim {
 	x.S[488] = 0x1
 	x.S[489] = 0x140000000
 	x.S[490] = 0x100000000
-	x.S[491] = 0x1
-	x.S[493] = 0x1
 	x.S[495] = 0x1
 	x.S[496] = 0x13fffffff
 	x.S[497] = 0x13fffffff
@@ -313,11 +311,14 @@ func NewmanagerSim() *managerSim {
 	x.S[1462] = 0x4f4e4943
 	x.S[1463] = 0x1
 	x.S[1464] = 0x1
+	x.S[1469] = 0xffffffff00000000
+	x.S[1470] = 0x40000000
+	x.S[1471] = 0x40000000
 	return x
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "7e41f051ccf5381accb361c578344a0e" }
+func (x *managerSim) Fingerprint() string { return "7e316efd9577c79e9ef423833a943f48" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1750,7 +1751,7 @@ func (x *managerSim) Edge() bool {
 		var t769 uint64 = t768 | t741<<16
 		v[772] = t767<<32 | t769
 		v[775] = t767<<32 | t769
-		var t1470 uint64 = (t740 >> 2) & 0x3fffffffffffffff
+		var t1473 uint64 = (t740 >> 2) & 0x3fffffffffffffff
 		var t588 uint64 = v[545] >> 61 & 0x1
 		var t760 uint64 = v[544] >> 0 & 0x3
 		var t761 uint64 = v[544] >> 32 & 0x3
@@ -1760,7 +1761,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t762 = t762_0
 		}
-		v[771] = t1470<<2 | t762
+		v[771] = t1473<<2 | t762
 		var t770 uint64 = (t740 >> 2) & 0x3fffffff
 		v[774] = t770<<34 | t762<<32
 		if t764 != 0 {
@@ -1785,8 +1786,8 @@ func (x *managerSim) Edge() bool {
 		var t782 uint64 = t766 | t781<<29 | t765<<30
 		v[785] = t782<<32 | t769
 		v[788] = t782<<32 | t769
-		var t1471 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
-		v[784] = t1471<<2 | t762
+		var t1474 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
+		v[784] = t1474<<2 | t762
 		var t783 uint64 = (v[572] >> 2) & 0x3fffffff
 		v[787] = t783<<34 | t762<<32
 		if t781 != 0 {
@@ -1803,9 +1804,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t869 = t869_0
 		}
-		var t1472 uint64 = v[545] >> 50 & 0x3f
+		var t1475 uint64 = v[545] >> 50 & 0x3f
 		var t580 uint64 = v[545] >> 44 & 0x3
-		var t875 uint64 = t580<<12 | t1472<<18 | t869<<24
+		var t875 uint64 = t580<<12 | t1475<<18 | t869<<24
 		v[881] = t875
 		v[881] &= 0xffffffff
 		var t751, t751_1, t751_0 uint64 = 0, 0x1, 0x1
@@ -1854,8 +1855,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t602 = t602_0
 		}
-		var t1469 uint64 = v[544] >> 2 & 0x3fffffffffffffff
-		var t610 uint64 = t1469 << 2
+		var t1472 uint64 = v[544] >> 2 & 0x3fffffffffffffff
+		var t610 uint64 = t1472 << 2
 		var t604 uint64 = v[544] >> 34 & 0x3fffffff
 		var t606 uint64 = t604 << 2
 		var t611, t611_1, t611_0 uint64 = 0, t610, t606
@@ -2025,16 +2026,11 @@ func (x *managerSim) Edge() bool {
 		}
 		v[425] = v[341]
 		v[427] = v[343]
-		var t491 uint64
-		if t442 < 0x100000000 {
-			t491 = 1
+		var t1469 uint64 = t442 - 0x100000000
+		var t494 uint64
+		if t1469 < 0x40000000 {
+			t494 = 1
 		}
-		var t492 uint64 = ^t491
-		var t493 uint64
-		if t442 < 0x140000000 {
-			t493 = 1
-		}
-		var t494 uint64 = t492 & t493
 		var t496 uint64 = 0x140000000 - 0x1
 		var t497 uint64 = t496 - t442
 		var t474 uint64 = v[428] - 0x1
