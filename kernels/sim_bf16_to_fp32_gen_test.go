@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "fe6766431552c68cff5f13f2b3e1a981" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "ebc559120dfb63b7c2e42b3fcffaa512" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }
@@ -264,12 +264,7 @@ func (x *simbf16_to_fp32) Edge() bool {
 			t254 = t254_0
 		}
 		v[210] = t254
-		var t275, t275_1, t275_0 uint64 = 0, 0x0, t253
-		if v[252] != 0 {
-			t275 = t275_1
-		} else {
-			t275 = t275_0
-		}
+		var t275 uint64 = t253 & (v[252] - 1)
 		v[230] = t275
 	}
 	if v[278] != 0 {

@@ -1098,7 +1098,7 @@ func Newsimcrc32c_append() *simcrc32c_append {
 }
 
 // Fingerprint identifies the program simcrc32c_append runs (Model).
-func (x *simcrc32c_append) Fingerprint() string { return "13cedd4ce92ee9f73af2b1ac006281c7" }
+func (x *simcrc32c_append) Fingerprint() string { return "5c1c22f3fbc0593f92771c5fb040d425" }
 
 // Words returns S (Model).
 func (x *simcrc32c_append) Words() []uint64 { return x.S[:] }
@@ -1156,12 +1156,7 @@ func (x *simcrc32c_append) EvalState() {
 			t679 = t679_0
 		}
 		v[679] = t679
-		var t681, t681_1, t681_0 uint64 = 0, 0x0, v[57]
-		if t60 != 0 {
-			t681 = t681_1
-		} else {
-			t681 = t681_0
-		}
+		var t681 uint64 = v[57] & (t60 - 1)
 		v[681] = t681
 		v[704] = v[683]<<32 | v[682]
 		v[705] = v[683]>>32 | v[684]<<32
@@ -1570,12 +1565,7 @@ func (x *simcrc32c_append) EvalInputs() {
 	v := &x.S
 	_ = v
 	var t13 uint64 = (v[8] >> 63) & 0x1
-	var t18, t18_1, t18_0 uint64 = 0, 0x0, v[8]
-	if t13 != 0 {
-		t18 = t18_1
-	} else {
-		t18 = t18_0
-	}
+	var t18 uint64 = v[8] & (t13 - 1)
 	var t19 uint64 = (t18 >> 31) & 0x1
 	var t20 uint64 = (t18 >> 32) & 0xffffffff
 	var t21, t21_1, t21_0 uint64 = 0, t20, t18
@@ -1720,12 +1710,7 @@ func (x *simcrc32c_append) Edge() bool {
 			t2826 = t2826_0
 		}
 		v[2800] = t2826
-		var t2838, t2838_1, t2838_0 uint64 = 0, 0x0, t2825
-		if v[2824] != 0 {
-			t2838 = t2838_1
-		} else {
-			t2838 = t2838_0
-		}
+		var t2838 uint64 = t2825 & (v[2824] - 1)
 		v[2811] = t2838
 	}
 	if x.Rst {

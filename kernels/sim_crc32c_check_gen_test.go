@@ -1100,7 +1100,7 @@ func Newsimcrc32c_check() *simcrc32c_check {
 }
 
 // Fingerprint identifies the program simcrc32c_check runs (Model).
-func (x *simcrc32c_check) Fingerprint() string { return "3efc1c4b4f2ef9e715232019407a07c1" }
+func (x *simcrc32c_check) Fingerprint() string { return "a25c33f3e0cadee8a82fc44c12abca80" }
 
 // Words returns S (Model).
 func (x *simcrc32c_check) Words() []uint64 { return x.S[:] }
@@ -1158,12 +1158,7 @@ func (x *simcrc32c_check) EvalState() {
 			t679 = t679_0
 		}
 		v[679] = t679
-		var t681, t681_1, t681_0 uint64 = 0, 0x0, v[57]
-		if t60 != 0 {
-			t681 = t681_1
-		} else {
-			t681 = t681_0
-		}
+		var t681 uint64 = v[57] & (t60 - 1)
 		v[681] = t681
 		v[704] = v[683]<<32 | v[682]
 		v[705] = v[683]>>32 | v[684]<<32
@@ -1580,12 +1575,7 @@ func (x *simcrc32c_check) EvalInputs() {
 	v := &x.S
 	_ = v
 	var t13 uint64 = (v[8] >> 63) & 0x1
-	var t18, t18_1, t18_0 uint64 = 0, 0x0, v[8]
-	if t13 != 0 {
-		t18 = t18_1
-	} else {
-		t18 = t18_0
-	}
+	var t18 uint64 = v[8] & (t13 - 1)
 	var t19 uint64 = (t18 >> 31) & 0x1
 	var t20 uint64 = (t18 >> 32) & 0xffffffff
 	var t21, t21_1, t21_0 uint64 = 0, t20, t18
@@ -1730,12 +1720,7 @@ func (x *simcrc32c_check) Edge() bool {
 			t2831 = t2831_0
 		}
 		v[2805] = t2831
-		var t2843, t2843_1, t2843_0 uint64 = 0, 0x0, t2830
-		if v[2829] != 0 {
-			t2843 = t2843_1
-		} else {
-			t2843 = t2843_0
-		}
+		var t2843 uint64 = t2830 & (v[2829] - 1)
 		v[2816] = t2843
 	}
 	if x.Rst {

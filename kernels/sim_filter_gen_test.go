@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "91be4c7492ce3fb9c6829544dc1ab9f1" }
+func (x *simfilter) Fingerprint() string { return "9000754529ca86dbf19c3720e3020b51" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -166,12 +166,7 @@ func (x *simfilter) Edge() bool {
 			t79 = t79_0
 		}
 		v[53] = t79
-		var t91, t91_1, t91_0 uint64 = 0, 0x0, t78
-		if v[77] != 0 {
-			t91 = t91_1
-		} else {
-			t91 = t91_0
-		}
+		var t91 uint64 = t78 & (v[77] - 1)
 		v[64] = t91
 	}
 	if v[94] != 0 {

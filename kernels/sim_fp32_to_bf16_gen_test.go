@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "538b3bf7f400fedebaf70279b4c1c975" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "c0de7f4d89b431416df6b9365ec53059" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -651,12 +651,7 @@ func (x *simfp32_to_bf16) Edge() bool {
 			t343 = t343_0
 		}
 		v[327] = t343
-		var t350, t350_1, t350_0 uint64 = 0, 0x0, t342
-		if v[341] != 0 {
-			t350 = t350_1
-		} else {
-			t350 = t350_0
-		}
+		var t350 uint64 = t342 & (v[341] - 1)
 		v[333] = t350
 	}
 	if v[353] != 0 {

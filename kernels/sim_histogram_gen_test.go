@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "3d076a96dc36d214f71039fd8d48d52f" }
+func (x *simhistogram) Fingerprint() string { return "7c9cc57cd8303ff385156d2d80a9117c" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -195,12 +195,7 @@ func (x *simhistogram) EvalState() {
 		}
 		var t81 uint64 = (t79 + 0x1) & 0xffffffff
 		v[81] = t81
-		var t86, t86_1, t86_0 uint64 = 0, 0x0, t81
-		if v[45] != 0 {
-			t86 = t86_1
-		} else {
-			t86 = t86_0
-		}
+		var t86 uint64 = t81 & (v[45] - 1)
 		v[86] = t86
 	}
 	if d&0x41 != 0 {
@@ -212,12 +207,7 @@ func (x *simhistogram) EvalState() {
 		}
 		var t109 uint64 = (t107 + 0x1) & 0xffffffff
 		v[109] = t109
-		var t113, t113_1, t113_0 uint64 = 0, 0x0, t109
-		if v[45] != 0 {
-			t113 = t113_1
-		} else {
-			t113 = t113_0
-		}
+		var t113 uint64 = t109 & (v[45] - 1)
 		v[113] = t113
 	}
 	if d&0xa0 != 0 {
@@ -233,12 +223,7 @@ func (x *simhistogram) EvalState() {
 		}
 		var t135 uint64 = (t133 + 0x1) & 0xffffffff
 		v[135] = t135
-		var t139, t139_1, t139_0 uint64 = 0, 0x0, t135
-		if v[45] != 0 {
-			t139 = t139_1
-		} else {
-			t139 = t139_0
-		}
+		var t139 uint64 = t135 & (v[45] - 1)
 		v[139] = t139
 	}
 	if d&0x401 != 0 {
@@ -250,12 +235,7 @@ func (x *simhistogram) EvalState() {
 		}
 		var t161 uint64 = (t159 + 0x1) & 0xffffffff
 		v[161] = t161
-		var t165, t165_1, t165_0 uint64 = 0, 0x0, t161
-		if v[45] != 0 {
-			t165 = t165_1
-		} else {
-			t165 = t165_0
-		}
+		var t165 uint64 = t161 & (v[45] - 1)
 		v[165] = t165
 	}
 	if d&0x2a0 != 0 {
@@ -496,13 +476,7 @@ func (x *simhistogram) Edge() bool {
 		} else {
 			t55 = t55_0
 		}
-		var t56, t56_1, t56_0 uint64 = 0, 0x0, t55
-		if t44 != 0 {
-			t56 = t56_1
-		} else {
-			t56 = t56_0
-		}
-		t56 &= 0xff
+		var t56 uint64 = (t55 & (t44 - 1)) & 0xff
 		var t206 uint64 = v[193] & v[204]
 		var t66 uint64 = v[8] >> 15
 		var t67 uint64 = t206 & t66
@@ -517,13 +491,7 @@ func (x *simhistogram) Edge() bool {
 		var t147 uint64 = t206 & t146
 		var t148 uint64 = t122 + t147
 		var t171 uint64 = v[61] + t148
-		var t172, t172_1, t172_0 uint64 = 0, 0x0, t171
-		if v[45] != 0 {
-			t172 = t172_1
-		} else {
-			t172 = t172_0
-		}
-		t172 &= 0xffffffff
+		var t172 uint64 = (t171 & (v[45] - 1)) & 0xffffffff
 		v[61] = t172
 		var t48 uint64
 		if v[46] == 0xff {
@@ -554,12 +522,7 @@ func (x *simhistogram) Edge() bool {
 			t233 = t233_0
 		}
 		v[207] = t233
-		var t245, t245_1, t245_0 uint64 = 0, 0x0, t232
-		if v[231] != 0 {
-			t245 = t245_1
-		} else {
-			t245 = t245_0
-		}
+		var t245 uint64 = t232 & (v[231] - 1)
 		v[218] = t245
 	}
 	if v[248] != 0 {

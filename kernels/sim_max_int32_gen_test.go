@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "91eaeb1499ae940162f1bc6536e6c834" }
+func (x *simmax_int32) Fingerprint() string { return "1585c964eac58cb39f7b5bd903ca31db" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }
@@ -325,12 +325,7 @@ func (x *simmax_int32) Edge() bool {
 			t201 = t201_0
 		}
 		v[175] = t201
-		var t213, t213_1, t213_0 uint64 = 0, 0x0, t200
-		if v[199] != 0 {
-			t213 = t213_1
-		} else {
-			t213 = t213_0
-		}
+		var t213 uint64 = t200 & (v[199] - 1)
 		v[186] = t213
 	}
 	if v[216] != 0 {

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "ee61c3aeb9ca7028e99e769f5d2e425e" }
+func (x *simmin_int32) Fingerprint() string { return "350cc0a232672ea3c04679a89dfc2b57" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -325,12 +325,7 @@ func (x *simmin_int32) Edge() bool {
 			t201 = t201_0
 		}
 		v[175] = t201
-		var t213, t213_1, t213_0 uint64 = 0, 0x0, t200
-		if v[199] != 0 {
-			t213 = t213_1
-		} else {
-			t213 = t213_0
-		}
+		var t213 uint64 = t200 & (v[199] - 1)
 		v[186] = t213
 	}
 	if v[216] != 0 {

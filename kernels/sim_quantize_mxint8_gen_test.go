@@ -612,7 +612,7 @@ func Newsimquantize_mxint8() *simquantize_mxint8 {
 }
 
 // Fingerprint identifies the program simquantize_mxint8 runs (Model).
-func (x *simquantize_mxint8) Fingerprint() string { return "b2457740f2cf270bfc791b6705fcf3bd" }
+func (x *simquantize_mxint8) Fingerprint() string { return "9c16fe93e6012c65a0311cd6d8237e9d" }
 
 // Words returns S (Model).
 func (x *simquantize_mxint8) Words() []uint64 { return x.S[:] }
@@ -662,13 +662,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1409 = t1409_0
 		}
-		var t1411, t1411_1, t1411_0 uint64 = 0, 0x0, t1409
-		if t1397 != 0 {
-			t1411 = t1411_1
-		} else {
-			t1411 = t1411_0
-		}
-		t1411 &= 0xff
+		var t1411 uint64 = (t1409 & (t1397 - 1)) & 0xff
 		v[1850] = t1411
 		v[1850] &= 0xff
 		var t1377 uint64 = (v[2437]) & 0x1
@@ -690,13 +684,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1423 = t1423_0
 		}
-		var t1425, t1425_1, t1425_0 uint64 = 0, 0x0, t1423
-		if t1397 != 0 {
-			t1425 = t1425_1
-		} else {
-			t1425 = t1425_0
-		}
-		t1425 &= 0xff
+		var t1425 uint64 = (t1423 & (t1397 - 1)) & 0xff
 		var t1361 uint64 = (v[2433]) & 0x1
 		var t1426 uint64 = v[2436]
 		var t1427 uint64 = v[2435] | t1426
@@ -716,13 +704,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1437 = t1437_0
 		}
-		var t1439, t1439_1, t1439_0 uint64 = 0, 0x0, t1437
-		if t1397 != 0 {
-			t1439 = t1439_1
-		} else {
-			t1439 = t1439_0
-		}
-		t1439 &= 0xff
+		var t1439 uint64 = (t1437 & (t1397 - 1)) & 0xff
 		var t1345 uint64 = (v[2429]) & 0x1
 		var t1440 uint64 = v[2432]
 		var t1441 uint64 = v[2431] | t1440
@@ -742,13 +724,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1451 = t1451_0
 		}
-		var t1453, t1453_1, t1453_0 uint64 = 0, 0x0, t1451
-		if t1397 != 0 {
-			t1453 = t1453_1
-		} else {
-			t1453 = t1453_0
-		}
-		t1453 &= 0xff
+		var t1453 uint64 = (t1451 & (t1397 - 1)) & 0xff
 		var t1329 uint64 = (v[2425]) & 0x1
 		var t1454 uint64 = v[2428]
 		var t1455 uint64 = v[2427] | t1454
@@ -768,13 +744,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1465 = t1465_0
 		}
-		var t1467, t1467_1, t1467_0 uint64 = 0, 0x0, t1465
-		if t1397 != 0 {
-			t1467 = t1467_1
-		} else {
-			t1467 = t1467_0
-		}
-		t1467 &= 0xff
+		var t1467 uint64 = (t1465 & (t1397 - 1)) & 0xff
 		var t1313 uint64 = (v[2421]) & 0x1
 		var t1468 uint64 = v[2424]
 		var t1469 uint64 = v[2423] | t1468
@@ -794,13 +764,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1479 = t1479_0
 		}
-		var t1481, t1481_1, t1481_0 uint64 = 0, 0x0, t1479
-		if t1397 != 0 {
-			t1481 = t1481_1
-		} else {
-			t1481 = t1481_0
-		}
-		t1481 &= 0xff
+		var t1481 uint64 = (t1479 & (t1397 - 1)) & 0xff
 		var t1297 uint64 = (v[2417]) & 0x1
 		var t1482 uint64 = v[2420]
 		var t1483 uint64 = v[2419] | t1482
@@ -820,13 +784,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1493 = t1493_0
 		}
-		var t1495, t1495_1, t1495_0 uint64 = 0, 0x0, t1493
-		if t1397 != 0 {
-			t1495 = t1495_1
-		} else {
-			t1495 = t1495_0
-		}
-		t1495 &= 0xff
+		var t1495 uint64 = (t1493 & (t1397 - 1)) & 0xff
 		var t1281 uint64 = (v[2413]) & 0x1
 		var t1496 uint64 = v[2416]
 		var t1497 uint64 = v[2415] | t1496
@@ -846,13 +804,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1507 = t1507_0
 		}
-		var t1509, t1509_1, t1509_0 uint64 = 0, 0x0, t1507
-		if t1397 != 0 {
-			t1509 = t1509_1
-		} else {
-			t1509 = t1509_0
-		}
-		t1509 &= 0xff
+		var t1509 uint64 = (t1507 & (t1397 - 1)) & 0xff
 		var t1265 uint64 = (v[2409]) & 0x1
 		var t1510 uint64 = v[2412]
 		var t1511 uint64 = v[2411] | t1510
@@ -872,13 +824,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1521 = t1521_0
 		}
-		var t1523, t1523_1, t1523_0 uint64 = 0, 0x0, t1521
-		if t1397 != 0 {
-			t1523 = t1523_1
-		} else {
-			t1523 = t1523_0
-		}
-		t1523 &= 0xff
+		var t1523 uint64 = (t1521 & (t1397 - 1)) & 0xff
 		v[1849] = t1425<<56 | t1439<<48 | t1453<<40 | t1467<<32 | t1481<<24 | t1495<<16 | t1509<<8 | t1523
 		var t1249 uint64 = (v[2405]) & 0x1
 		var t1524 uint64 = v[2408]
@@ -899,13 +845,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1535 = t1535_0
 		}
-		var t1537, t1537_1, t1537_0 uint64 = 0, 0x0, t1535
-		if t1397 != 0 {
-			t1537 = t1537_1
-		} else {
-			t1537 = t1537_0
-		}
-		t1537 &= 0xff
+		var t1537 uint64 = (t1535 & (t1397 - 1)) & 0xff
 		var t1233 uint64 = (v[2401]) & 0x1
 		var t1538 uint64 = v[2404]
 		var t1539 uint64 = v[2403] | t1538
@@ -925,13 +865,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1549 = t1549_0
 		}
-		var t1551, t1551_1, t1551_0 uint64 = 0, 0x0, t1549
-		if t1397 != 0 {
-			t1551 = t1551_1
-		} else {
-			t1551 = t1551_0
-		}
-		t1551 &= 0xff
+		var t1551 uint64 = (t1549 & (t1397 - 1)) & 0xff
 		var t1217 uint64 = (v[2397]) & 0x1
 		var t1552 uint64 = v[2400]
 		var t1553 uint64 = v[2399] | t1552
@@ -951,13 +885,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1563 = t1563_0
 		}
-		var t1565, t1565_1, t1565_0 uint64 = 0, 0x0, t1563
-		if t1397 != 0 {
-			t1565 = t1565_1
-		} else {
-			t1565 = t1565_0
-		}
-		t1565 &= 0xff
+		var t1565 uint64 = (t1563 & (t1397 - 1)) & 0xff
 		var t1201 uint64 = (v[2393]) & 0x1
 		var t1566 uint64 = v[2396]
 		var t1567 uint64 = v[2395] | t1566
@@ -977,13 +905,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1577 = t1577_0
 		}
-		var t1579, t1579_1, t1579_0 uint64 = 0, 0x0, t1577
-		if t1397 != 0 {
-			t1579 = t1579_1
-		} else {
-			t1579 = t1579_0
-		}
-		t1579 &= 0xff
+		var t1579 uint64 = (t1577 & (t1397 - 1)) & 0xff
 		var t1185 uint64 = (v[2389]) & 0x1
 		var t1580 uint64 = v[2392]
 		var t1581 uint64 = v[2391] | t1580
@@ -1003,13 +925,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1591 = t1591_0
 		}
-		var t1593, t1593_1, t1593_0 uint64 = 0, 0x0, t1591
-		if t1397 != 0 {
-			t1593 = t1593_1
-		} else {
-			t1593 = t1593_0
-		}
-		t1593 &= 0xff
+		var t1593 uint64 = (t1591 & (t1397 - 1)) & 0xff
 		var t1169 uint64 = (v[2385]) & 0x1
 		var t1594 uint64 = v[2388]
 		var t1595 uint64 = v[2387] | t1594
@@ -1029,13 +945,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1605 = t1605_0
 		}
-		var t1607, t1607_1, t1607_0 uint64 = 0, 0x0, t1605
-		if t1397 != 0 {
-			t1607 = t1607_1
-		} else {
-			t1607 = t1607_0
-		}
-		t1607 &= 0xff
+		var t1607 uint64 = (t1605 & (t1397 - 1)) & 0xff
 		var t1153 uint64 = (v[2381]) & 0x1
 		var t1608 uint64 = v[2384]
 		var t1609 uint64 = v[2383] | t1608
@@ -1055,13 +965,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1619 = t1619_0
 		}
-		var t1621, t1621_1, t1621_0 uint64 = 0, 0x0, t1619
-		if t1397 != 0 {
-			t1621 = t1621_1
-		} else {
-			t1621 = t1621_0
-		}
-		t1621 &= 0xff
+		var t1621 uint64 = (t1619 & (t1397 - 1)) & 0xff
 		var t1137 uint64 = (v[2377]) & 0x1
 		var t1622 uint64 = v[2380]
 		var t1623 uint64 = v[2379] | t1622
@@ -1081,13 +985,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1633 = t1633_0
 		}
-		var t1635, t1635_1, t1635_0 uint64 = 0, 0x0, t1633
-		if t1397 != 0 {
-			t1635 = t1635_1
-		} else {
-			t1635 = t1635_0
-		}
-		t1635 &= 0xff
+		var t1635 uint64 = (t1633 & (t1397 - 1)) & 0xff
 		v[1848] = t1537<<56 | t1551<<48 | t1565<<40 | t1579<<32 | t1593<<24 | t1607<<16 | t1621<<8 | t1635
 		var t1121 uint64 = (v[2373]) & 0x1
 		var t1636 uint64 = v[2376]
@@ -1108,13 +1006,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1647 = t1647_0
 		}
-		var t1649, t1649_1, t1649_0 uint64 = 0, 0x0, t1647
-		if t1397 != 0 {
-			t1649 = t1649_1
-		} else {
-			t1649 = t1649_0
-		}
-		t1649 &= 0xff
+		var t1649 uint64 = (t1647 & (t1397 - 1)) & 0xff
 		var t1105 uint64 = (v[2369]) & 0x1
 		var t1650 uint64 = v[2372]
 		var t1651 uint64 = v[2371] | t1650
@@ -1134,13 +1026,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1661 = t1661_0
 		}
-		var t1663, t1663_1, t1663_0 uint64 = 0, 0x0, t1661
-		if t1397 != 0 {
-			t1663 = t1663_1
-		} else {
-			t1663 = t1663_0
-		}
-		t1663 &= 0xff
+		var t1663 uint64 = (t1661 & (t1397 - 1)) & 0xff
 		var t1089 uint64 = (v[2365]) & 0x1
 		var t1664 uint64 = v[2368]
 		var t1665 uint64 = v[2367] | t1664
@@ -1160,13 +1046,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1675 = t1675_0
 		}
-		var t1677, t1677_1, t1677_0 uint64 = 0, 0x0, t1675
-		if t1397 != 0 {
-			t1677 = t1677_1
-		} else {
-			t1677 = t1677_0
-		}
-		t1677 &= 0xff
+		var t1677 uint64 = (t1675 & (t1397 - 1)) & 0xff
 		var t1073 uint64 = (v[2361]) & 0x1
 		var t1678 uint64 = v[2364]
 		var t1679 uint64 = v[2363] | t1678
@@ -1186,13 +1066,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1689 = t1689_0
 		}
-		var t1691, t1691_1, t1691_0 uint64 = 0, 0x0, t1689
-		if t1397 != 0 {
-			t1691 = t1691_1
-		} else {
-			t1691 = t1691_0
-		}
-		t1691 &= 0xff
+		var t1691 uint64 = (t1689 & (t1397 - 1)) & 0xff
 		var t1057 uint64 = (v[2357]) & 0x1
 		var t1692 uint64 = v[2360]
 		var t1693 uint64 = v[2359] | t1692
@@ -1212,13 +1086,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1703 = t1703_0
 		}
-		var t1705, t1705_1, t1705_0 uint64 = 0, 0x0, t1703
-		if t1397 != 0 {
-			t1705 = t1705_1
-		} else {
-			t1705 = t1705_0
-		}
-		t1705 &= 0xff
+		var t1705 uint64 = (t1703 & (t1397 - 1)) & 0xff
 		var t1041 uint64 = (v[2353]) & 0x1
 		var t1706 uint64 = v[2356]
 		var t1707 uint64 = v[2355] | t1706
@@ -1238,13 +1106,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1717 = t1717_0
 		}
-		var t1719, t1719_1, t1719_0 uint64 = 0, 0x0, t1717
-		if t1397 != 0 {
-			t1719 = t1719_1
-		} else {
-			t1719 = t1719_0
-		}
-		t1719 &= 0xff
+		var t1719 uint64 = (t1717 & (t1397 - 1)) & 0xff
 		var t1025 uint64 = (v[2349]) & 0x1
 		var t1720 uint64 = v[2352]
 		var t1721 uint64 = v[2351] | t1720
@@ -1264,13 +1126,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1731 = t1731_0
 		}
-		var t1733, t1733_1, t1733_0 uint64 = 0, 0x0, t1731
-		if t1397 != 0 {
-			t1733 = t1733_1
-		} else {
-			t1733 = t1733_0
-		}
-		t1733 &= 0xff
+		var t1733 uint64 = (t1731 & (t1397 - 1)) & 0xff
 		var t1009 uint64 = (v[2345]) & 0x1
 		var t1734 uint64 = v[2348]
 		var t1735 uint64 = v[2347] | t1734
@@ -1290,13 +1146,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1745 = t1745_0
 		}
-		var t1747, t1747_1, t1747_0 uint64 = 0, 0x0, t1745
-		if t1397 != 0 {
-			t1747 = t1747_1
-		} else {
-			t1747 = t1747_0
-		}
-		t1747 &= 0xff
+		var t1747 uint64 = (t1745 & (t1397 - 1)) & 0xff
 		v[1847] = t1649<<56 | t1663<<48 | t1677<<40 | t1691<<32 | t1705<<24 | t1719<<16 | t1733<<8 | t1747
 		var t993 uint64 = (v[2341]) & 0x1
 		var t1748 uint64 = v[2344]
@@ -1317,13 +1167,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1759 = t1759_0
 		}
-		var t1761, t1761_1, t1761_0 uint64 = 0, 0x0, t1759
-		if t1397 != 0 {
-			t1761 = t1761_1
-		} else {
-			t1761 = t1761_0
-		}
-		t1761 &= 0xff
+		var t1761 uint64 = (t1759 & (t1397 - 1)) & 0xff
 		var t977 uint64 = (v[2337]) & 0x1
 		var t1762 uint64 = v[2340]
 		var t1763 uint64 = v[2339] | t1762
@@ -1343,13 +1187,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1773 = t1773_0
 		}
-		var t1775, t1775_1, t1775_0 uint64 = 0, 0x0, t1773
-		if t1397 != 0 {
-			t1775 = t1775_1
-		} else {
-			t1775 = t1775_0
-		}
-		t1775 &= 0xff
+		var t1775 uint64 = (t1773 & (t1397 - 1)) & 0xff
 		var t961 uint64 = (v[2333]) & 0x1
 		var t1776 uint64 = v[2336]
 		var t1777 uint64 = v[2335] | t1776
@@ -1369,13 +1207,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1787 = t1787_0
 		}
-		var t1789, t1789_1, t1789_0 uint64 = 0, 0x0, t1787
-		if t1397 != 0 {
-			t1789 = t1789_1
-		} else {
-			t1789 = t1789_0
-		}
-		t1789 &= 0xff
+		var t1789 uint64 = (t1787 & (t1397 - 1)) & 0xff
 		var t945 uint64 = (v[2329]) & 0x1
 		var t1790 uint64 = v[2332]
 		var t1791 uint64 = v[2331] | t1790
@@ -1395,13 +1227,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1801 = t1801_0
 		}
-		var t1803, t1803_1, t1803_0 uint64 = 0, 0x0, t1801
-		if t1397 != 0 {
-			t1803 = t1803_1
-		} else {
-			t1803 = t1803_0
-		}
-		t1803 &= 0xff
+		var t1803 uint64 = (t1801 & (t1397 - 1)) & 0xff
 		var t929 uint64 = (v[2325]) & 0x1
 		var t1804 uint64 = v[2328]
 		var t1805 uint64 = v[2327] | t1804
@@ -1421,13 +1247,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1815 = t1815_0
 		}
-		var t1817, t1817_1, t1817_0 uint64 = 0, 0x0, t1815
-		if t1397 != 0 {
-			t1817 = t1817_1
-		} else {
-			t1817 = t1817_0
-		}
-		t1817 &= 0xff
+		var t1817 uint64 = (t1815 & (t1397 - 1)) & 0xff
 		var t913 uint64 = (v[2321]) & 0x1
 		var t1818 uint64 = v[2324]
 		var t1819 uint64 = v[2323] | t1818
@@ -1447,13 +1267,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1829 = t1829_0
 		}
-		var t1831, t1831_1, t1831_0 uint64 = 0, 0x0, t1829
-		if t1397 != 0 {
-			t1831 = t1831_1
-		} else {
-			t1831 = t1831_0
-		}
-		t1831 &= 0xff
+		var t1831 uint64 = (t1829 & (t1397 - 1)) & 0xff
 		var t897 uint64 = (v[2317]) & 0x1
 		var t1832 uint64 = v[2320]
 		var t1833 uint64 = v[2319] | t1832
@@ -1473,13 +1287,7 @@ func (x *simquantize_mxint8) EvalState() {
 		} else {
 			t1843 = t1843_0
 		}
-		var t1845, t1845_1, t1845_0 uint64 = 0, 0x0, t1843
-		if t1397 != 0 {
-			t1845 = t1845_1
-		} else {
-			t1845 = t1845_0
-		}
-		t1845 &= 0xff
+		var t1845 uint64 = (t1843 & (t1397 - 1)) & 0xff
 		v[1846] = t1761<<56 | t1775<<48 | t1789<<40 | t1803<<32 | t1817<<24 | t1831<<16 | t1845<<8 | v[1394]
 		*(*[4]uint64)(v[1857:1861]) = *(*[4]uint64)(v[1846:1850])
 		var t1392 uint64 = (v[2441] >> 1) & 0x1
@@ -2563,12 +2371,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t17 = t17_0
 		}
 		v[1935] = t17
-		var t22, t22_1, t22_0 uint64 = 0, t17, 0x0
-		if t15 != 0 {
-			t22 = t22_1
-		} else {
-			t22 = t22_0
-		}
+		var t22 uint64 = t17 & -t15
 		var t27 uint64 = (v[8] >> 2) & 0x1
 		var t24 uint64 = v[0] >> 23 & 0xff
 		var t26 uint64
@@ -2582,12 +2385,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t29 = t29_0
 		}
 		v[1947] = t29
-		var t34, t34_1, t34_0 uint64 = 0, t29, 0x0
-		if t27 != 0 {
-			t34 = t34_1
-		} else {
-			t34 = t34_0
-		}
+		var t34 uint64 = t29 & -t27
 		var t396, t396_1, t396_0 uint64 = 0, t34, t22
 		if t22 < t34 {
 			t396 = t396_1
@@ -2607,12 +2405,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t41 = t41_0
 		}
 		v[1959] = t41
-		var t46, t46_1, t46_0 uint64 = 0, t41, 0x0
-		if t39 != 0 {
-			t46 = t46_1
-		} else {
-			t46 = t46_0
-		}
+		var t46 uint64 = t41 & -t39
 		var t51 uint64 = (v[8] >> 6) & 0x1
 		var t48 uint64 = v[0] >> 55 & 0xff
 		var t50 uint64
@@ -2626,12 +2419,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t53 = t53_0
 		}
 		v[1971] = t53
-		var t58, t58_1, t58_0 uint64 = 0, t53, 0x0
-		if t51 != 0 {
-			t58 = t58_1
-		} else {
-			t58 = t58_0
-		}
+		var t58 uint64 = t53 & -t51
 		var t398, t398_1, t398_0 uint64 = 0, t58, t46
 		if t46 < t58 {
 			t398 = t398_1
@@ -2657,12 +2445,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t65 = t65_0
 		}
 		v[1983] = t65
-		var t70, t70_1, t70_0 uint64 = 0, t65, 0x0
-		if t63 != 0 {
-			t70 = t70_1
-		} else {
-			t70 = t70_0
-		}
+		var t70 uint64 = t65 & -t63
 		var t75 uint64 = (v[8] >> 10) & 0x1
 		var t72 uint64 = v[1] >> 23 & 0xff
 		var t74 uint64
@@ -2676,12 +2459,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t77 = t77_0
 		}
 		v[1995] = t77
-		var t82, t82_1, t82_0 uint64 = 0, t77, 0x0
-		if t75 != 0 {
-			t82 = t82_1
-		} else {
-			t82 = t82_0
-		}
+		var t82 uint64 = t77 & -t75
 		var t400, t400_1, t400_0 uint64 = 0, t82, t70
 		if t70 < t82 {
 			t400 = t400_1
@@ -2701,12 +2479,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t89 = t89_0
 		}
 		v[2007] = t89
-		var t94, t94_1, t94_0 uint64 = 0, t89, 0x0
-		if t87 != 0 {
-			t94 = t94_1
-		} else {
-			t94 = t94_0
-		}
+		var t94 uint64 = t89 & -t87
 		var t99 uint64 = (v[8] >> 14) & 0x1
 		var t96 uint64 = v[1] >> 55 & 0xff
 		var t98 uint64
@@ -2720,12 +2493,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t101 = t101_0
 		}
 		v[2019] = t101
-		var t106, t106_1, t106_0 uint64 = 0, t101, 0x0
-		if t99 != 0 {
-			t106 = t106_1
-		} else {
-			t106 = t106_0
-		}
+		var t106 uint64 = t101 & -t99
 		var t402, t402_1, t402_0 uint64 = 0, t106, t94
 		if t94 < t106 {
 			t402 = t402_1
@@ -2758,12 +2526,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t113 = t113_0
 		}
 		v[2031] = t113
-		var t118, t118_1, t118_0 uint64 = 0, t113, 0x0
-		if t111 != 0 {
-			t118 = t118_1
-		} else {
-			t118 = t118_0
-		}
+		var t118 uint64 = t113 & -t111
 		var t123 uint64 = (v[8] >> 18) & 0x1
 		var t120 uint64 = v[2] >> 23 & 0xff
 		var t122 uint64
@@ -2777,12 +2540,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t125 = t125_0
 		}
 		v[2043] = t125
-		var t130, t130_1, t130_0 uint64 = 0, t125, 0x0
-		if t123 != 0 {
-			t130 = t130_1
-		} else {
-			t130 = t130_0
-		}
+		var t130 uint64 = t125 & -t123
 		var t404, t404_1, t404_0 uint64 = 0, t130, t118
 		if t118 < t130 {
 			t404 = t404_1
@@ -2802,12 +2560,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t137 = t137_0
 		}
 		v[2055] = t137
-		var t142, t142_1, t142_0 uint64 = 0, t137, 0x0
-		if t135 != 0 {
-			t142 = t142_1
-		} else {
-			t142 = t142_0
-		}
+		var t142 uint64 = t137 & -t135
 		var t147 uint64 = (v[8] >> 22) & 0x1
 		var t144 uint64 = v[2] >> 55 & 0xff
 		var t146 uint64
@@ -2821,12 +2574,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t149 = t149_0
 		}
 		v[2067] = t149
-		var t154, t154_1, t154_0 uint64 = 0, t149, 0x0
-		if t147 != 0 {
-			t154 = t154_1
-		} else {
-			t154 = t154_0
-		}
+		var t154 uint64 = t149 & -t147
 		var t406, t406_1, t406_0 uint64 = 0, t154, t142
 		if t142 < t154 {
 			t406 = t406_1
@@ -2852,12 +2600,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t161 = t161_0
 		}
 		v[2079] = t161
-		var t166, t166_1, t166_0 uint64 = 0, t161, 0x0
-		if t159 != 0 {
-			t166 = t166_1
-		} else {
-			t166 = t166_0
-		}
+		var t166 uint64 = t161 & -t159
 		var t171 uint64 = (v[8] >> 26) & 0x1
 		var t168 uint64 = v[3] >> 23 & 0xff
 		var t170 uint64
@@ -2871,12 +2614,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t173 = t173_0
 		}
 		v[2091] = t173
-		var t178, t178_1, t178_0 uint64 = 0, t173, 0x0
-		if t171 != 0 {
-			t178 = t178_1
-		} else {
-			t178 = t178_0
-		}
+		var t178 uint64 = t173 & -t171
 		var t408, t408_1, t408_0 uint64 = 0, t178, t166
 		if t166 < t178 {
 			t408 = t408_1
@@ -2896,12 +2634,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t185 = t185_0
 		}
 		v[2103] = t185
-		var t190, t190_1, t190_0 uint64 = 0, t185, 0x0
-		if t183 != 0 {
-			t190 = t190_1
-		} else {
-			t190 = t190_0
-		}
+		var t190 uint64 = t185 & -t183
 		var t195 uint64 = (v[8] >> 30) & 0x1
 		var t192 uint64 = v[3] >> 55 & 0xff
 		var t194 uint64
@@ -2915,12 +2648,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t197 = t197_0
 		}
 		v[2115] = t197
-		var t202, t202_1, t202_0 uint64 = 0, t197, 0x0
-		if t195 != 0 {
-			t202 = t202_1
-		} else {
-			t202 = t202_0
-		}
+		var t202 uint64 = t197 & -t195
 		var t410, t410_1, t410_0 uint64 = 0, t202, t190
 		if t190 < t202 {
 			t410 = t410_1
@@ -2953,12 +2681,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t209 = t209_0
 		}
 		v[2127] = t209
-		var t214, t214_1, t214_0 uint64 = 0, t209, 0x0
-		if t207 != 0 {
-			t214 = t214_1
-		} else {
-			t214 = t214_0
-		}
+		var t214 uint64 = t209 & -t207
 		var t219 uint64 = (v[8] >> 34) & 0x1
 		var t216 uint64 = v[4] >> 23 & 0xff
 		var t218 uint64
@@ -2972,12 +2695,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t221 = t221_0
 		}
 		v[2139] = t221
-		var t226, t226_1, t226_0 uint64 = 0, t221, 0x0
-		if t219 != 0 {
-			t226 = t226_1
-		} else {
-			t226 = t226_0
-		}
+		var t226 uint64 = t221 & -t219
 		var t412, t412_1, t412_0 uint64 = 0, t226, t214
 		if t214 < t226 {
 			t412 = t412_1
@@ -2997,12 +2715,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t233 = t233_0
 		}
 		v[2151] = t233
-		var t238, t238_1, t238_0 uint64 = 0, t233, 0x0
-		if t231 != 0 {
-			t238 = t238_1
-		} else {
-			t238 = t238_0
-		}
+		var t238 uint64 = t233 & -t231
 		var t243 uint64 = (v[8] >> 38) & 0x1
 		var t240 uint64 = v[4] >> 55 & 0xff
 		var t242 uint64
@@ -3016,12 +2729,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t245 = t245_0
 		}
 		v[2163] = t245
-		var t250, t250_1, t250_0 uint64 = 0, t245, 0x0
-		if t243 != 0 {
-			t250 = t250_1
-		} else {
-			t250 = t250_0
-		}
+		var t250 uint64 = t245 & -t243
 		var t414, t414_1, t414_0 uint64 = 0, t250, t238
 		if t238 < t250 {
 			t414 = t414_1
@@ -3047,12 +2755,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t257 = t257_0
 		}
 		v[2175] = t257
-		var t262, t262_1, t262_0 uint64 = 0, t257, 0x0
-		if t255 != 0 {
-			t262 = t262_1
-		} else {
-			t262 = t262_0
-		}
+		var t262 uint64 = t257 & -t255
 		var t267 uint64 = (v[8] >> 42) & 0x1
 		var t264 uint64 = v[5] >> 23 & 0xff
 		var t266 uint64
@@ -3066,12 +2769,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t269 = t269_0
 		}
 		v[2187] = t269
-		var t274, t274_1, t274_0 uint64 = 0, t269, 0x0
-		if t267 != 0 {
-			t274 = t274_1
-		} else {
-			t274 = t274_0
-		}
+		var t274 uint64 = t269 & -t267
 		var t416, t416_1, t416_0 uint64 = 0, t274, t262
 		if t262 < t274 {
 			t416 = t416_1
@@ -3091,12 +2789,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t281 = t281_0
 		}
 		v[2199] = t281
-		var t286, t286_1, t286_0 uint64 = 0, t281, 0x0
-		if t279 != 0 {
-			t286 = t286_1
-		} else {
-			t286 = t286_0
-		}
+		var t286 uint64 = t281 & -t279
 		var t291 uint64 = (v[8] >> 46) & 0x1
 		var t288 uint64 = v[5] >> 55 & 0xff
 		var t290 uint64
@@ -3110,12 +2803,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t293 = t293_0
 		}
 		v[2211] = t293
-		var t298, t298_1, t298_0 uint64 = 0, t293, 0x0
-		if t291 != 0 {
-			t298 = t298_1
-		} else {
-			t298 = t298_0
-		}
+		var t298 uint64 = t293 & -t291
 		var t418, t418_1, t418_0 uint64 = 0, t298, t286
 		if t286 < t298 {
 			t418 = t418_1
@@ -3148,12 +2836,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t305 = t305_0
 		}
 		v[2223] = t305
-		var t310, t310_1, t310_0 uint64 = 0, t305, 0x0
-		if t303 != 0 {
-			t310 = t310_1
-		} else {
-			t310 = t310_0
-		}
+		var t310 uint64 = t305 & -t303
 		var t315 uint64 = (v[8] >> 50) & 0x1
 		var t312 uint64 = v[6] >> 23 & 0xff
 		var t314 uint64
@@ -3167,12 +2850,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t317 = t317_0
 		}
 		v[2235] = t317
-		var t322, t322_1, t322_0 uint64 = 0, t317, 0x0
-		if t315 != 0 {
-			t322 = t322_1
-		} else {
-			t322 = t322_0
-		}
+		var t322 uint64 = t317 & -t315
 		var t420, t420_1, t420_0 uint64 = 0, t322, t310
 		if t310 < t322 {
 			t420 = t420_1
@@ -3192,12 +2870,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t329 = t329_0
 		}
 		v[2247] = t329
-		var t334, t334_1, t334_0 uint64 = 0, t329, 0x0
-		if t327 != 0 {
-			t334 = t334_1
-		} else {
-			t334 = t334_0
-		}
+		var t334 uint64 = t329 & -t327
 		var t339 uint64 = (v[8] >> 54) & 0x1
 		var t336 uint64 = v[6] >> 55 & 0xff
 		var t338 uint64
@@ -3211,12 +2884,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t341 = t341_0
 		}
 		v[2259] = t341
-		var t346, t346_1, t346_0 uint64 = 0, t341, 0x0
-		if t339 != 0 {
-			t346 = t346_1
-		} else {
-			t346 = t346_0
-		}
+		var t346 uint64 = t341 & -t339
 		var t422, t422_1, t422_0 uint64 = 0, t346, t334
 		if t334 < t346 {
 			t422 = t422_1
@@ -3242,12 +2910,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t353 = t353_0
 		}
 		v[2271] = t353
-		var t358, t358_1, t358_0 uint64 = 0, t353, 0x0
-		if t351 != 0 {
-			t358 = t358_1
-		} else {
-			t358 = t358_0
-		}
+		var t358 uint64 = t353 & -t351
 		var t363 uint64 = (v[8] >> 58) & 0x1
 		var t360 uint64 = v[7] >> 23 & 0xff
 		var t362 uint64
@@ -3261,12 +2924,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t365 = t365_0
 		}
 		v[2283] = t365
-		var t370, t370_1, t370_0 uint64 = 0, t365, 0x0
-		if t363 != 0 {
-			t370 = t370_1
-		} else {
-			t370 = t370_0
-		}
+		var t370 uint64 = t365 & -t363
 		var t424, t424_1, t424_0 uint64 = 0, t370, t358
 		if t358 < t370 {
 			t424 = t424_1
@@ -3286,12 +2944,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t377 = t377_0
 		}
 		v[2295] = t377
-		var t382, t382_1, t382_0 uint64 = 0, t377, 0x0
-		if t375 != 0 {
-			t382 = t382_1
-		} else {
-			t382 = t382_0
-		}
+		var t382 uint64 = t377 & -t375
 		var t387 uint64 = (v[8] >> 62) & 0x1
 		var t384 uint64 = v[7] >> 55 & 0xff
 		var t386 uint64
@@ -3305,12 +2958,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t389 = t389_0
 		}
 		v[2307] = t389
-		var t394, t394_1, t394_0 uint64 = 0, t389, 0x0
-		if t387 != 0 {
-			t394 = t394_1
-		} else {
-			t394 = t394_0
-		}
+		var t394 uint64 = t389 & -t387
 		var t426, t426_1, t426_0 uint64 = 0, t394, t382
 		if t382 < t394 {
 			t426 = t426_1
@@ -3737,12 +3385,7 @@ func (x *simquantize_mxint8) Edge() bool {
 			t1882 = t1882_0
 		}
 		v[1866] = t1882
-		var t1889, t1889_1, t1889_0 uint64 = 0, 0x0, t1881
-		if v[1880] != 0 {
-			t1889 = t1889_1
-		} else {
-			t1889 = t1889_0
-		}
+		var t1889 uint64 = t1881 & (v[1880] - 1)
 		v[1872] = t1889
 	}
 	if x.Rst {

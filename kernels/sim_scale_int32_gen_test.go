@@ -315,7 +315,7 @@ func Newsimscale_int32() *simscale_int32 {
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "073138664189e64844f175e78fca58d4" }
+func (x *simscale_int32) Fingerprint() string { return "5fe21c0fde5cf4952d5a4da276e010ae" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -616,12 +616,7 @@ func (x *simscale_int32) Edge() bool {
 		v[971] = t67
 		var t50 uint64 = (v[49] >> 31) & 0x1
 		v[49] = v[48]
-		var t53, t53_1, t53_0 uint64 = 0, 0x1800000000000, 0x0
-		if t50 != 0 {
-			t53 = t53_1
-		} else {
-			t53 = t53_0
-		}
+		var t53 uint64 = 0x1800000000000 & -t50
 		var t54 uint64 = v[47] - t53
 		var t56 uint64 = t54 + 0x8000
 		var t57 uint64 = (t56 >> 16) & 0xffffffffffff
@@ -666,12 +661,7 @@ func (x *simscale_int32) Edge() bool {
 		v[973] = t122
 		var t105 uint64 = (v[104] >> 31) & 0x1
 		v[104] = v[103]
-		var t108, t108_1, t108_0 uint64 = 0, 0x1800000000000, 0x0
-		if t105 != 0 {
-			t108 = t108_1
-		} else {
-			t108 = t108_0
-		}
+		var t108 uint64 = 0x1800000000000 & -t105
 		var t109 uint64 = v[102] - t108
 		var t111 uint64 = t109 + 0x8000
 		var t112 uint64 = (t111 >> 16) & 0xffffffffffff
@@ -716,12 +706,7 @@ func (x *simscale_int32) Edge() bool {
 		v[975] = t177
 		var t160 uint64 = (v[159] >> 31) & 0x1
 		v[159] = v[158]
-		var t163, t163_1, t163_0 uint64 = 0, 0x1800000000000, 0x0
-		if t160 != 0 {
-			t163 = t163_1
-		} else {
-			t163 = t163_0
-		}
+		var t163 uint64 = 0x1800000000000 & -t160
 		var t164 uint64 = v[157] - t163
 		var t166 uint64 = t164 + 0x8000
 		var t167 uint64 = (t166 >> 16) & 0xffffffffffff
@@ -766,12 +751,7 @@ func (x *simscale_int32) Edge() bool {
 		v[977] = t232
 		var t215 uint64 = (v[214] >> 31) & 0x1
 		v[214] = v[213]
-		var t218, t218_1, t218_0 uint64 = 0, 0x1800000000000, 0x0
-		if t215 != 0 {
-			t218 = t218_1
-		} else {
-			t218 = t218_0
-		}
+		var t218 uint64 = 0x1800000000000 & -t215
 		var t219 uint64 = v[212] - t218
 		var t221 uint64 = t219 + 0x8000
 		var t222 uint64 = (t221 >> 16) & 0xffffffffffff
@@ -816,12 +796,7 @@ func (x *simscale_int32) Edge() bool {
 		v[979] = t287
 		var t270 uint64 = (v[269] >> 31) & 0x1
 		v[269] = v[268]
-		var t273, t273_1, t273_0 uint64 = 0, 0x1800000000000, 0x0
-		if t270 != 0 {
-			t273 = t273_1
-		} else {
-			t273 = t273_0
-		}
+		var t273 uint64 = 0x1800000000000 & -t270
 		var t274 uint64 = v[267] - t273
 		var t276 uint64 = t274 + 0x8000
 		var t277 uint64 = (t276 >> 16) & 0xffffffffffff
@@ -866,12 +841,7 @@ func (x *simscale_int32) Edge() bool {
 		v[981] = t342
 		var t325 uint64 = (v[324] >> 31) & 0x1
 		v[324] = v[323]
-		var t328, t328_1, t328_0 uint64 = 0, 0x1800000000000, 0x0
-		if t325 != 0 {
-			t328 = t328_1
-		} else {
-			t328 = t328_0
-		}
+		var t328 uint64 = 0x1800000000000 & -t325
 		var t329 uint64 = v[322] - t328
 		var t331 uint64 = t329 + 0x8000
 		var t332 uint64 = (t331 >> 16) & 0xffffffffffff
@@ -916,12 +886,7 @@ func (x *simscale_int32) Edge() bool {
 		v[983] = t397
 		var t380 uint64 = (v[379] >> 31) & 0x1
 		v[379] = v[378]
-		var t383, t383_1, t383_0 uint64 = 0, 0x1800000000000, 0x0
-		if t380 != 0 {
-			t383 = t383_1
-		} else {
-			t383 = t383_0
-		}
+		var t383 uint64 = 0x1800000000000 & -t380
 		var t384 uint64 = v[377] - t383
 		var t386 uint64 = t384 + 0x8000
 		var t387 uint64 = (t386 >> 16) & 0xffffffffffff
@@ -966,12 +931,7 @@ func (x *simscale_int32) Edge() bool {
 		v[985] = t452
 		var t435 uint64 = (v[434] >> 31) & 0x1
 		v[434] = v[433]
-		var t438, t438_1, t438_0 uint64 = 0, 0x1800000000000, 0x0
-		if t435 != 0 {
-			t438 = t438_1
-		} else {
-			t438 = t438_0
-		}
+		var t438 uint64 = 0x1800000000000 & -t435
 		var t439 uint64 = v[432] - t438
 		var t441 uint64 = t439 + 0x8000
 		var t442 uint64 = (t441 >> 16) & 0xffffffffffff
@@ -1016,12 +976,7 @@ func (x *simscale_int32) Edge() bool {
 		v[987] = t507
 		var t490 uint64 = (v[489] >> 31) & 0x1
 		v[489] = v[488]
-		var t493, t493_1, t493_0 uint64 = 0, 0x1800000000000, 0x0
-		if t490 != 0 {
-			t493 = t493_1
-		} else {
-			t493 = t493_0
-		}
+		var t493 uint64 = 0x1800000000000 & -t490
 		var t494 uint64 = v[487] - t493
 		var t496 uint64 = t494 + 0x8000
 		var t497 uint64 = (t496 >> 16) & 0xffffffffffff
@@ -1066,12 +1021,7 @@ func (x *simscale_int32) Edge() bool {
 		v[989] = t562
 		var t545 uint64 = (v[544] >> 31) & 0x1
 		v[544] = v[543]
-		var t548, t548_1, t548_0 uint64 = 0, 0x1800000000000, 0x0
-		if t545 != 0 {
-			t548 = t548_1
-		} else {
-			t548 = t548_0
-		}
+		var t548 uint64 = 0x1800000000000 & -t545
 		var t549 uint64 = v[542] - t548
 		var t551 uint64 = t549 + 0x8000
 		var t552 uint64 = (t551 >> 16) & 0xffffffffffff
@@ -1116,12 +1066,7 @@ func (x *simscale_int32) Edge() bool {
 		v[991] = t617
 		var t600 uint64 = (v[599] >> 31) & 0x1
 		v[599] = v[598]
-		var t603, t603_1, t603_0 uint64 = 0, 0x1800000000000, 0x0
-		if t600 != 0 {
-			t603 = t603_1
-		} else {
-			t603 = t603_0
-		}
+		var t603 uint64 = 0x1800000000000 & -t600
 		var t604 uint64 = v[597] - t603
 		var t606 uint64 = t604 + 0x8000
 		var t607 uint64 = (t606 >> 16) & 0xffffffffffff
@@ -1166,12 +1111,7 @@ func (x *simscale_int32) Edge() bool {
 		v[993] = t672
 		var t655 uint64 = (v[654] >> 31) & 0x1
 		v[654] = v[653]
-		var t658, t658_1, t658_0 uint64 = 0, 0x1800000000000, 0x0
-		if t655 != 0 {
-			t658 = t658_1
-		} else {
-			t658 = t658_0
-		}
+		var t658 uint64 = 0x1800000000000 & -t655
 		var t659 uint64 = v[652] - t658
 		var t661 uint64 = t659 + 0x8000
 		var t662 uint64 = (t661 >> 16) & 0xffffffffffff
@@ -1216,12 +1156,7 @@ func (x *simscale_int32) Edge() bool {
 		v[995] = t727
 		var t710 uint64 = (v[709] >> 31) & 0x1
 		v[709] = v[708]
-		var t713, t713_1, t713_0 uint64 = 0, 0x1800000000000, 0x0
-		if t710 != 0 {
-			t713 = t713_1
-		} else {
-			t713 = t713_0
-		}
+		var t713 uint64 = 0x1800000000000 & -t710
 		var t714 uint64 = v[707] - t713
 		var t716 uint64 = t714 + 0x8000
 		var t717 uint64 = (t716 >> 16) & 0xffffffffffff
@@ -1266,12 +1201,7 @@ func (x *simscale_int32) Edge() bool {
 		v[997] = t782
 		var t765 uint64 = (v[764] >> 31) & 0x1
 		v[764] = v[763]
-		var t768, t768_1, t768_0 uint64 = 0, 0x1800000000000, 0x0
-		if t765 != 0 {
-			t768 = t768_1
-		} else {
-			t768 = t768_0
-		}
+		var t768 uint64 = 0x1800000000000 & -t765
 		var t769 uint64 = v[762] - t768
 		var t771 uint64 = t769 + 0x8000
 		var t772 uint64 = (t771 >> 16) & 0xffffffffffff
@@ -1316,12 +1246,7 @@ func (x *simscale_int32) Edge() bool {
 		v[999] = t837
 		var t820 uint64 = (v[819] >> 31) & 0x1
 		v[819] = v[818]
-		var t823, t823_1, t823_0 uint64 = 0, 0x1800000000000, 0x0
-		if t820 != 0 {
-			t823 = t823_1
-		} else {
-			t823 = t823_0
-		}
+		var t823 uint64 = 0x1800000000000 & -t820
 		var t824 uint64 = v[817] - t823
 		var t826 uint64 = t824 + 0x8000
 		var t827 uint64 = (t826 >> 16) & 0xffffffffffff
@@ -1366,12 +1291,7 @@ func (x *simscale_int32) Edge() bool {
 		v[1001] = t892
 		var t875 uint64 = (v[874] >> 31) & 0x1
 		v[874] = v[873]
-		var t878, t878_1, t878_0 uint64 = 0, 0x1800000000000, 0x0
-		if t875 != 0 {
-			t878 = t878_1
-		} else {
-			t878 = t878_0
-		}
+		var t878 uint64 = 0x1800000000000 & -t875
 		var t879 uint64 = v[872] - t878
 		var t881 uint64 = t879 + 0x8000
 		var t882 uint64 = (t881 >> 16) & 0xffffffffffff
@@ -1421,12 +1341,7 @@ func (x *simscale_int32) Edge() bool {
 			t952 = t952_0
 		}
 		v[926] = t952
-		var t964, t964_1, t964_0 uint64 = 0, 0x0, t951
-		if v[950] != 0 {
-			t964 = t964_1
-		} else {
-			t964 = t964_0
-		}
+		var t964 uint64 = t951 & (v[950] - 1)
 		v[937] = t964
 	}
 	if x.Rst {

@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "5a6227b4d3a6854e857474e4aaf2637b" }
+func (x *simsum_int16_sat) Fingerprint() string { return "6b7fb4cc9e4c4fe88a39badf6fe480d8" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -1029,12 +1029,7 @@ func (x *simsum_int16_sat) Edge() bool {
 			t617 = t617_0
 		}
 		v[591] = t617
-		var t629, t629_1, t629_0 uint64 = 0, 0x0, t616
-		if v[615] != 0 {
-			t629 = t629_1
-		} else {
-			t629 = t629_0
-		}
+		var t629 uint64 = t616 & (v[615] - 1)
 		v[602] = t629
 	}
 	if v[632] != 0 {

@@ -50,7 +50,7 @@ func Newsimsum_int32() *simsum_int32 {
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "a2232f2afcf12a5d0c2b6840830581b2" }
+func (x *simsum_int32) Fingerprint() string { return "c0f94a15a71d2c18fcec0aaf72c6c539" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -245,12 +245,7 @@ func (x *simsum_int32) Edge() bool {
 			t185 = t185_0
 		}
 		v[159] = t185
-		var t197, t197_1, t197_0 uint64 = 0, 0x0, t184
-		if v[183] != 0 {
-			t197 = t197_1
-		} else {
-			t197 = t197_0
-		}
+		var t197 uint64 = t184 & (v[183] - 1)
 		v[170] = t197
 	}
 	if v[200] != 0 {

@@ -290,7 +290,7 @@ func Newsimsum_int8_sat() *simsum_int8_sat {
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "988bbed5f73d9919380b26480b2c2284" }
+func (x *simsum_int8_sat) Fingerprint() string { return "64ed23cac414ad9edc089e34e0ec7a80" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -1925,12 +1925,7 @@ func (x *simsum_int8_sat) Edge() bool {
 			t1161 = t1161_0
 		}
 		v[1135] = t1161
-		var t1173, t1173_1, t1173_0 uint64 = 0, 0x0, t1160
-		if v[1159] != 0 {
-			t1173 = t1173_1
-		} else {
-			t1173 = t1173_0
-		}
+		var t1173 uint64 = t1160 & (v[1159] - 1)
 		v[1146] = t1173
 	}
 	if v[1176] != 0 {

@@ -85,7 +85,7 @@ func Newsimsum_q8_24_block() *simsum_q8_24_block {
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "c809e49d363acfb6ff990df96fea998e" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "40926cd14c722278109651f0b5279d48" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -562,21 +562,9 @@ func (x *simsum_q8_24_block) Edge() bool {
 		} else {
 			t35 = t35_0
 		}
-		var t37, t37_1, t37_0 uint64 = 0, 0x0, t35
-		if t25 != 0 {
-			t37 = t37_1
-		} else {
-			t37 = t37_0
-		}
-		t37 &= 0x1f
+		var t37 uint64 = (t35 & (t25 - 1)) & 0x1f
 		v[38] = t37
-		var t39, t39_1, t39_0 uint64 = 0, t35, 0x0
-		if t25 != 0 {
-			t39 = t39_1
-		} else {
-			t39 = t39_0
-		}
-		t39 &= 0x1f
+		var t39 uint64 = (t35 & -t25) & 0x1f
 		v[40] = t39
 		var t41, t41_1, t41_0 uint64 = 0, t22, t23
 		if t25 != 0 {
@@ -610,12 +598,7 @@ func (x *simsum_q8_24_block) Edge() bool {
 			t358 = t358_0
 		}
 		v[332] = t358
-		var t370, t370_1, t370_0 uint64 = 0, 0x0, t357
-		if v[356] != 0 {
-			t370 = t370_1
-		} else {
-			t370 = t370_0
-		}
+		var t370 uint64 = t357 & (v[356] - 1)
 		v[343] = t370
 	}
 	if x.Rst {

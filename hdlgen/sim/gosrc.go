@@ -1438,7 +1438,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-30"
+const goSourceVersion = "onic-gosrc-31"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's
@@ -1582,6 +1582,22 @@ func (g *gen) goExpr(in inst, dst string) (expr string, masked bool) {
 	case ir.OpRedXor:
 		return fmt.Sprintf("uint64(bits.OnesCount64(%s) & 1)", a), true
 	case ir.OpMux:
+		_, fused := g.fusedCond[in.a]
+		_, selConst := g.konst[in.a]
+		zb, bConst := g.konst[in.b]
+		zc, cConst := g.konst[in.c]
+		if !fused && !selConst {
+			// A choice of a value or zero (a Pick's term: an or-tree of
+			// them picks one of 64 windows' constants) masks the value
+			// with the clean select negated, two instructions where a
+			// CMOV took three or four (a zero and a constant to load).
+			switch {
+			case cConst && zc == 0:
+				return fmt.Sprintf("%s & -%s", bv, a), true
+			case bConst && zb == 0:
+				return fmt.Sprintf("%s & (%s - 1)", cv, a), true
+			}
+		}
 		// Both values read first, so the choice is a CMOV.
 		sel := a + " != 0"
 		if c, ok := g.fusedCond[in.a]; ok {

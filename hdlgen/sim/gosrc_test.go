@@ -108,7 +108,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 7 {
+	for k := range n + 8 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -129,6 +129,8 @@ func TestGoSourceRandom(t *testing.T) {
 			m, _ = skidStages()
 		case k == n+5:
 			m = replicas()
+		case k == n+6:
+			m = picks()
 		default:
 			m, _ = roms()
 		}
@@ -491,5 +493,47 @@ func TestReplicas(t *testing.T) {
 		if !bytes.Contains(src, []byte(times)) {
 			t.Errorf("no %q in the generated source", times)
 		}
+	}
+}
+
+// picks is a module of choices between a value and zero: a Pick of eight
+// windows' constants (one above 32 bits) and values under one-hot
+// selects, a zero on the chosen arm and on the other, and a register as
+// the select.
+func picks() *ir.Module {
+	m := ir.NewModule("picks")
+	idx, x, y, en := m.Input("idx", 3), m.Input("x", 40), m.Input("y", 40), m.Input("en", 1)
+	var sels, vals []ir.Value
+	for k := range 8 {
+		sels = append(sels, m.And(en, m.Eq(idx, m.Const(3, uint64(k)))))
+		if k%2 == 0 {
+			vals = append(vals, m.Const(40, 0x80_0000_0000|uint64(0x1234567)<<k))
+		} else {
+			vals = append(vals, m.Xor(x, m.Const(40, uint64(k))))
+		}
+	}
+	m.Output("pick", m.Pick(sels, vals))
+	m.Output("yes0", m.Mux(m.Slice(y, 3, 1), m.Const(40, 0), x))
+	m.Output("no0", m.Mux(m.Slice(y, 5, 1), y, m.Const(40, 0)))
+	r := m.Reg("r", 1, 0)
+	m.SetNext(r, m.Slice(x, 0, 1))
+	m.Output("regsel", m.Mux(r, m.Add(x, y), m.Const(40, 0)))
+	return m
+}
+
+// TestPicks: a choice between a value and zero is printed as the value
+// masked with the select (negated, or less one when zero is the chosen
+// arm); TestGoSourceRandom runs the module against the interpreter.
+func TestPicks(t *testing.T) {
+	src, err := GoSource(picks(), "main", "picks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.ReplaceAll(src, []byte(" "), nil)
+	if n := bytes.Count(src, []byte("&-")); n < 9 {
+		t.Errorf("%d values masked with a negated select, want 9 (8 picked, 1 chosen over zero)", n)
+	}
+	if !bytes.Contains(src, []byte("-1)\n")) {
+		t.Errorf("no value masked with its select less one (zero on the chosen arm)")
 	}
 }

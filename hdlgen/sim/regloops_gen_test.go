@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "e1f00da4b24f0b11209a04495c512ac8" }
+func (x *regloops) Fingerprint() string { return "a1c9e3ee1e5fe7015c9b14853b24a981" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

@@ -2046,7 +2046,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "4b78c932c2fc59fb5483ed6aed059831" }
+func (x *largeSim) Fingerprint() string { return "02d8c0dd90863e4771a4068a21b18ebb" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2224,12 +2224,7 @@ func (x *largeSim) EvalState() {
 		v[5737] = t5737
 		var t5746 uint64 = (^t5663) & 0x1
 		v[5746] = t5746
-		var t5682, t5682_1, t5682_0 uint64 = 0, 0x6, 0x0
-		if t5677 != 0 {
-			t5682 = t5682_1
-		} else {
-			t5682 = t5682_0
-		}
+		var t5682 uint64 = 0x6 & -t5677
 		var t5691, t5691_1, t5691_0 uint64 = 0, 0x5, t5682
 		if t5687 != 0 {
 			t5691 = t5691_1
@@ -2254,12 +2249,7 @@ func (x *largeSim) EvalState() {
 		} else {
 			t5717 = t5717_0
 		}
-		var t5724, t5724_1, t5724_0 uint64 = 0, 0x0, t5717
-		if t5722 != 0 {
-			t5724 = t5724_1
-		} else {
-			t5724 = t5724_0
-		}
+		var t5724 uint64 = t5717 & (t5722 - 1)
 		var t5732, t5732_1, t5732_0 uint64 = 0, 0x5, t5724
 		if t5729 != 0 {
 			t5732 = t5732_1
@@ -2748,30 +2738,15 @@ func (x *largeSim) EvalInputs() {
 	v[5764] = t5764
 	var t5780 uint64 = t5764 & v[5779]
 	v[5780] = t5780
-	var t5758, t5758_1, t5758_0 uint64 = 0, 0x0, v[5750]
-	if t5755 != 0 {
-		t5758 = t5758_1
-	} else {
-		t5758 = t5758_0
-	}
+	var t5758 uint64 = v[5750] & (t5755 - 1)
 	var t5768, t5768_1, t5768_0 uint64 = 0, 0x7, t5758
 	if t5764 != 0 {
 		t5768 = t5768_1
 	} else {
 		t5768 = t5768_0
 	}
-	var t5781, t5781_1, t5781_0 uint64 = 0, 0x0, t5768
-	if t5780 != 0 {
-		t5781 = t5781_1
-	} else {
-		t5781 = t5781_0
-	}
-	var t5788, t5788_1, t5788_0 uint64 = 0, 0x0, t5781
-	if v[5664] != 0 {
-		t5788 = t5788_1
-	} else {
-		t5788 = t5788_0
-	}
+	var t5781 uint64 = t5768 & (t5780 - 1)
+	var t5788 uint64 = t5781 & (v[5664] - 1)
 	v[5788] = t5788
 	var t6073 uint64 = v[6104] | v[6072]
 	v[6073] = t6073
@@ -3041,12 +3016,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5797 = t5797_0
 		}
-		var t5798, t5798_1, t5798_0 uint64 = 0, 0x0, t5797
-		if t5793 != 0 {
-			t5798 = t5798_1
-		} else {
-			t5798 = t5798_0
-		}
+		var t5798 uint64 = t5797 & (t5793 - 1)
 		v[5950] = t5798
 		var t5775, t5775_1, t5775_0 uint64 = 0, 0x2, 0x1
 		if v[5626] == 0x2 {
@@ -3054,72 +3024,27 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5775 = t5775_0
 		}
-		var t5683, t5683_1, t5683_0 uint64 = 0, 0x0, v[5617]
-		if v[5677] != 0 {
-			t5683 = t5683_1
-		} else {
-			t5683 = t5683_0
-		}
-		var t5692, t5692_1, t5692_0 uint64 = 0, 0x0, t5683
-		if v[5687] != 0 {
-			t5692 = t5692_1
-		} else {
-			t5692 = t5692_0
-		}
-		var t5700, t5700_1, t5700_0 uint64 = 0, 0x0, t5692
-		if v[5620] != 0 {
-			t5700 = t5700_1
-		} else {
-			t5700 = t5700_0
-		}
-		var t5709, t5709_1, t5709_0 uint64 = 0, 0x0, t5700
-		if v[5704] != 0 {
-			t5709 = t5709_1
-		} else {
-			t5709 = t5709_0
-		}
-		var t5718, t5718_1, t5718_0 uint64 = 0, 0x0, t5709
-		if v[5713] != 0 {
-			t5718 = t5718_1
-		} else {
-			t5718 = t5718_0
-		}
+		var t5683 uint64 = v[5617] & (v[5677] - 1)
+		var t5692 uint64 = t5683 & (v[5687] - 1)
+		var t5700 uint64 = t5692 & (v[5620] - 1)
+		var t5709 uint64 = t5700 & (v[5704] - 1)
+		var t5718 uint64 = t5709 & (v[5713] - 1)
 		var t5725, t5725_1, t5725_0 uint64 = 0, 0x4, t5718
 		if v[5722] != 0 {
 			t5725 = t5725_1
 		} else {
 			t5725 = t5725_0
 		}
-		var t5733, t5733_1, t5733_0 uint64 = 0, 0x0, t5725
-		if v[5729] != 0 {
-			t5733 = t5733_1
-		} else {
-			t5733 = t5733_0
-		}
-		var t5742, t5742_1, t5742_0 uint64 = 0, 0x0, t5733
-		if v[5737] != 0 {
-			t5742 = t5742_1
-		} else {
-			t5742 = t5742_0
-		}
-		var t5751, t5751_1, t5751_0 uint64 = 0, 0x0, t5742
-		if v[5746] != 0 {
-			t5751 = t5751_1
-		} else {
-			t5751 = t5751_0
-		}
+		var t5733 uint64 = t5725 & (v[5729] - 1)
+		var t5742 uint64 = t5733 & (v[5737] - 1)
+		var t5751 uint64 = t5742 & (v[5746] - 1)
 		var t5759, t5759_1, t5759_0 uint64 = 0, 0x4, t5751
 		if v[5755] != 0 {
 			t5759 = t5759_1
 		} else {
 			t5759 = t5759_0
 		}
-		var t5769, t5769_1, t5769_0 uint64 = 0, 0x0, t5759
-		if v[5764] != 0 {
-			t5769 = t5769_1
-		} else {
-			t5769 = t5769_0
-		}
+		var t5769 uint64 = t5759 & (v[5764] - 1)
 		var t5782, t5782_1, t5782_0 uint64 = 0, t5775, t5769
 		if v[5780] != 0 {
 			t5782 = t5782_1
@@ -3310,163 +3235,38 @@ func (x *largeSim) Edge() bool {
 	}
 	if v[5934] != 0 {
 		d |= 0x4000
-		var t5684, t5684_1, t5684_0 uint64 = 0, 0x0, v[5618]
-		if v[5677] != 0 {
-			t5684 = t5684_1
-		} else {
-			t5684 = t5684_0
-		}
-		var t5693, t5693_1, t5693_0 uint64 = 0, 0x0, t5684
-		if v[5687] != 0 {
-			t5693 = t5693_1
-		} else {
-			t5693 = t5693_0
-		}
-		var t5701, t5701_1, t5701_0 uint64 = 0, 0x0, t5693
-		if v[5620] != 0 {
-			t5701 = t5701_1
-		} else {
-			t5701 = t5701_0
-		}
-		var t5710, t5710_1, t5710_0 uint64 = 0, 0x0, t5701
-		if v[5704] != 0 {
-			t5710 = t5710_1
-		} else {
-			t5710 = t5710_0
-		}
-		var t5719, t5719_1, t5719_0 uint64 = 0, 0x0, t5710
-		if v[5713] != 0 {
-			t5719 = t5719_1
-		} else {
-			t5719 = t5719_0
-		}
-		var t5726, t5726_1, t5726_0 uint64 = 0, 0x0, t5719
-		if v[5722] != 0 {
-			t5726 = t5726_1
-		} else {
-			t5726 = t5726_0
-		}
-		var t5734, t5734_1, t5734_0 uint64 = 0, 0x0, t5726
-		if v[5729] != 0 {
-			t5734 = t5734_1
-		} else {
-			t5734 = t5734_0
-		}
-		var t5743, t5743_1, t5743_0 uint64 = 0, 0x0, t5734
-		if v[5737] != 0 {
-			t5743 = t5743_1
-		} else {
-			t5743 = t5743_0
-		}
-		var t5752, t5752_1, t5752_0 uint64 = 0, 0x0, t5743
-		if v[5746] != 0 {
-			t5752 = t5752_1
-		} else {
-			t5752 = t5752_0
-		}
-		var t5760, t5760_1, t5760_0 uint64 = 0, 0x0, t5752
-		if v[5755] != 0 {
-			t5760 = t5760_1
-		} else {
-			t5760 = t5760_0
-		}
-		var t5770, t5770_1, t5770_0 uint64 = 0, 0x0, t5760
-		if v[5764] != 0 {
-			t5770 = t5770_1
-		} else {
-			t5770 = t5770_0
-		}
-		var t5783, t5783_1, t5783_0 uint64 = 0, 0x0, t5770
-		if v[5780] != 0 {
-			t5783 = t5783_1
-		} else {
-			t5783 = t5783_0
-		}
-		var t5790, t5790_1, t5790_0 uint64 = 0, 0x0, t5783
-		if v[5664] != 0 {
-			t5790 = t5790_1
-		} else {
-			t5790 = t5790_0
-		}
+		var t5684 uint64 = v[5618] & (v[5677] - 1)
+		var t5693 uint64 = t5684 & (v[5687] - 1)
+		var t5701 uint64 = t5693 & (v[5620] - 1)
+		var t5710 uint64 = t5701 & (v[5704] - 1)
+		var t5719 uint64 = t5710 & (v[5713] - 1)
+		var t5726 uint64 = t5719 & (v[5722] - 1)
+		var t5734 uint64 = t5726 & (v[5729] - 1)
+		var t5743 uint64 = t5734 & (v[5737] - 1)
+		var t5752 uint64 = t5743 & (v[5746] - 1)
+		var t5760 uint64 = t5752 & (v[5755] - 1)
+		var t5770 uint64 = t5760 & (v[5764] - 1)
+		var t5783 uint64 = t5770 & (v[5780] - 1)
+		var t5790 uint64 = t5783 & (v[5664] - 1)
 		v[5953] = t5790
-		var t5685, t5685_1, t5685_0 uint64 = 0, 0x0, v[5619]
-		if v[5677] != 0 {
-			t5685 = t5685_1
-		} else {
-			t5685 = t5685_0
-		}
-		var t5694, t5694_1, t5694_0 uint64 = 0, 0x0, t5685
-		if v[5687] != 0 {
-			t5694 = t5694_1
-		} else {
-			t5694 = t5694_0
-		}
-		var t5702, t5702_1, t5702_0 uint64 = 0, 0x0, t5694
-		if v[5620] != 0 {
-			t5702 = t5702_1
-		} else {
-			t5702 = t5702_0
-		}
-		var t5711, t5711_1, t5711_0 uint64 = 0, 0x0, t5702
-		if v[5704] != 0 {
-			t5711 = t5711_1
-		} else {
-			t5711 = t5711_0
-		}
-		var t5720, t5720_1, t5720_0 uint64 = 0, 0x0, t5711
-		if v[5713] != 0 {
-			t5720 = t5720_1
-		} else {
-			t5720 = t5720_0
-		}
+		var t5685 uint64 = v[5619] & (v[5677] - 1)
+		var t5694 uint64 = t5685 & (v[5687] - 1)
+		var t5702 uint64 = t5694 & (v[5620] - 1)
+		var t5711 uint64 = t5702 & (v[5704] - 1)
+		var t5720 uint64 = t5711 & (v[5713] - 1)
 		var t5727, t5727_1, t5727_0 uint64 = 0, v[5610], t5720
 		if v[5722] != 0 {
 			t5727 = t5727_1
 		} else {
 			t5727 = t5727_0
 		}
-		var t5735, t5735_1, t5735_0 uint64 = 0, 0x0, t5727
-		if v[5729] != 0 {
-			t5735 = t5735_1
-		} else {
-			t5735 = t5735_0
-		}
-		var t5744, t5744_1, t5744_0 uint64 = 0, 0x0, t5735
-		if v[5737] != 0 {
-			t5744 = t5744_1
-		} else {
-			t5744 = t5744_0
-		}
-		var t5753, t5753_1, t5753_0 uint64 = 0, 0x0, t5744
-		if v[5746] != 0 {
-			t5753 = t5753_1
-		} else {
-			t5753 = t5753_0
-		}
-		var t5761, t5761_1, t5761_0 uint64 = 0, 0x0, t5753
-		if v[5755] != 0 {
-			t5761 = t5761_1
-		} else {
-			t5761 = t5761_0
-		}
-		var t5771, t5771_1, t5771_0 uint64 = 0, 0x0, t5761
-		if v[5764] != 0 {
-			t5771 = t5771_1
-		} else {
-			t5771 = t5771_0
-		}
-		var t5784, t5784_1, t5784_0 uint64 = 0, 0x0, t5771
-		if v[5780] != 0 {
-			t5784 = t5784_1
-		} else {
-			t5784 = t5784_0
-		}
-		var t5791, t5791_1, t5791_0 uint64 = 0, 0x0, t5784
-		if v[5664] != 0 {
-			t5791 = t5791_1
-		} else {
-			t5791 = t5791_0
-		}
+		var t5735 uint64 = t5727 & (v[5729] - 1)
+		var t5744 uint64 = t5735 & (v[5737] - 1)
+		var t5753 uint64 = t5744 & (v[5746] - 1)
+		var t5761 uint64 = t5753 & (v[5755] - 1)
+		var t5771 uint64 = t5761 & (v[5764] - 1)
+		var t5784 uint64 = t5771 & (v[5780] - 1)
+		var t5791 uint64 = t5784 & (v[5664] - 1)
 		var t5814 uint64 = (t5791 >> 32) & 0xffffffff
 		var t5815 uint64
 		if t5814 != 0 {
@@ -3680,12 +3480,7 @@ func (x *largeSim) Edge() bool {
 		var t5913 uint64 = (t5662 >> 2) & 0x1f
 		var t5914 uint64 = (t5874) & 0x3
 		var t5915 uint64 = t5914 | t5913<<2
-		var t5917, t5917_1, t5917_0 uint64 = 0, t5915, 0x0
-		if t5842 != 0 {
-			t5917 = t5917_1
-		} else {
-			t5917 = t5917_0
-		}
+		var t5917 uint64 = t5915 & -t5842
 		var t5930 uint64 = t5917 | t5653<<8 | v[5648]<<16
 		v[5931] = t5928<<32 | t5930
 		v[5960] = v[5931]
@@ -3813,12 +3608,7 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4557 uint64 = ^t4556
 		var t4558 uint64 = (t4554 & t4557) & 0x1
-		var t4676, t4676_1, t4676_0 uint64 = 0, 0x1, 0x0
-		if t4558 != 0 {
-			t4676 = t4676_1
-		} else {
-			t4676 = t4676_0
-		}
+		var t4676 uint64 = 0x1 & -t4558
 		var t4804, t4804_1, t4804_0 uint64 = 0, 0x1, t4676
 		if t4690 != 0 {
 			t4804 = t4804_1
@@ -3863,12 +3653,7 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4563 uint64 = 0x1 >> 0x0
 		var t4564 uint64 = t4563
-		var t4679, t4679_1, t4679_0 uint64 = 0, t4564, 0x0
-		if t4558 != 0 {
-			t4679 = t4679_1
-		} else {
-			t4679 = t4679_0
-		}
+		var t4679 uint64 = t4564 & -t4558
 		var t4807, t4807_1, t4807_0 uint64 = 0, t4564, t4679
 		if t4690 != 0 {
 			t4807 = t4807_1
@@ -3950,12 +3735,7 @@ func (x *largeSim) Edge() bool {
 		t4543 &= 0x1f
 		var t4560 uint64 = 0x307 >> (t4543 & 63)
 		var t4561 uint64 = t4560
-		var t4680, t4680_1, t4680_0 uint64 = 0, t4561, 0x0
-		if t4558 != 0 {
-			t4680 = t4680_1
-		} else {
-			t4680 = t4680_0
-		}
+		var t4680 uint64 = t4561 & -t4558
 		var t4808, t4808_1, t4808_0 uint64 = 0, t4561, t4680
 		if t4690 != 0 {
 			t4808 = t4808_1
@@ -4897,12 +4677,7 @@ func (x *largeSim) Edge() bool {
 		var t4672 uint64 = ^t4671
 		var t4673 uint64 = t4667 & t4672
 		var t4674 uint64 = t4659 | t4673
-		var t4681, t4681_1, t4681_0 uint64 = 0, t4674, 0x0
-		if t4558 != 0 {
-			t4681 = t4681_1
-		} else {
-			t4681 = t4681_0
-		}
+		var t4681 uint64 = t4674 & -t4558
 		var t4809, t4809_1, t4809_0 uint64 = 0, t4802, t4681
 		if t4690 != 0 {
 			t4809 = t4809_1
@@ -4979,12 +4754,7 @@ func (x *largeSim) Edge() bool {
 		var t4618 uint64 = t4603 | t4615
 		var t4646 uint64 = t4618 | t4644
 		var t4661 uint64 = t4646 | t4658
-		var t4683, t4683_1, t4683_0 uint64 = 0, t4661, 0x0
-		if t4558 != 0 {
-			t4683 = t4683_1
-		} else {
-			t4683 = t4683_0
-		}
+		var t4683 uint64 = t4661 & -t4558
 		var t4811, t4811_1, t4811_0 uint64 = 0, t4789, t4683
 		if t4690 != 0 {
 			t4811 = t4811_1
@@ -5059,12 +4829,7 @@ func (x *largeSim) Edge() bool {
 		var t4632 uint64 = t4617 | t4630
 		var t4660 uint64 = t4632 | t4658
 		var t4675 uint64 = t4660 | t4673
-		var t4682, t4682_1, t4682_0 uint64 = 0, t4675, 0x0
-		if t4558 != 0 {
-			t4682 = t4682_1
-		} else {
-			t4682 = t4682_0
-		}
+		var t4682 uint64 = t4675 & -t4558
 		var t4810, t4810_1, t4810_0 uint64 = 0, t4803, t4682
 		if t4690 != 0 {
 			t4810 = t4810_1
@@ -5119,12 +4884,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t5583 = t5583_0
 		}
-		var t5585, t5585_1, t5585_0 uint64 = 0, 0x0, t5583
-		if t5580 != 0 {
-			t5585 = t5585_1
-		} else {
-			t5585 = t5585_0
-		}
+		var t5585 uint64 = t5583 & (t5580 - 1)
 		var t5587, t5587_1, t5587_0 uint64 = 0, t5585, 0x2
 		if t5577 != 0 {
 			t5587 = t5587_1
@@ -5547,510 +5307,190 @@ func (x *largeSim) Edge() bool {
 		v[4507] = t4468
 		var t4462 uint64 = v[806] >> 59
 		var t2705 uint64 = v[28]
-		var t2833, t2833_1, t2833_0 uint64 = 0, t2705, 0x0
-		if t1866 != 0 {
-			t2833 = t2833_1
-		} else {
-			t2833 = t2833_0
-		}
+		var t2833 uint64 = t2705 & -t1866
 		var t2706 uint64 = v[28] >> 1
-		var t2835, t2835_1, t2835_0 uint64 = 0, t2706, 0x0
-		if t1881 != 0 {
-			t2835 = t2835_1
-		} else {
-			t2835 = t2835_0
-		}
+		var t2835 uint64 = t2706 & -t1881
 		var t2960 uint64 = t2833 | t2835
 		var t2707 uint64 = v[28] >> 2
-		var t2837, t2837_1, t2837_0 uint64 = 0, t2707, 0x0
-		if t1895 != 0 {
-			t2837 = t2837_1
-		} else {
-			t2837 = t2837_0
-		}
+		var t2837 uint64 = t2707 & -t1895
 		var t2708 uint64 = v[28] >> 3
-		var t2839, t2839_1, t2839_0 uint64 = 0, t2708, 0x0
-		if t1908 != 0 {
-			t2839 = t2839_1
-		} else {
-			t2839 = t2839_0
-		}
+		var t2839 uint64 = t2708 & -t1908
 		var t2961 uint64 = t2837 | t2839
 		var t2992 uint64 = t2960 | t2961
 		var t2709 uint64 = v[28] >> 4
-		var t2841, t2841_1, t2841_0 uint64 = 0, t2709, 0x0
-		if t1921 != 0 {
-			t2841 = t2841_1
-		} else {
-			t2841 = t2841_0
-		}
+		var t2841 uint64 = t2709 & -t1921
 		var t2710 uint64 = v[28] >> 5
-		var t2843, t2843_1, t2843_0 uint64 = 0, t2710, 0x0
-		if t1934 != 0 {
-			t2843 = t2843_1
-		} else {
-			t2843 = t2843_0
-		}
+		var t2843 uint64 = t2710 & -t1934
 		var t2962 uint64 = t2841 | t2843
 		var t2711 uint64 = v[28] >> 6
-		var t2845, t2845_1, t2845_0 uint64 = 0, t2711, 0x0
-		if t1947 != 0 {
-			t2845 = t2845_1
-		} else {
-			t2845 = t2845_0
-		}
+		var t2845 uint64 = t2711 & -t1947
 		var t2712 uint64 = v[28] >> 7
-		var t2847, t2847_1, t2847_0 uint64 = 0, t2712, 0x0
-		if t1960 != 0 {
-			t2847 = t2847_1
-		} else {
-			t2847 = t2847_0
-		}
+		var t2847 uint64 = t2712 & -t1960
 		var t2963 uint64 = t2845 | t2847
 		var t2993 uint64 = t2962 | t2963
 		var t3008 uint64 = t2992 | t2993
 		var t2713 uint64 = v[28] >> 8
-		var t2849, t2849_1, t2849_0 uint64 = 0, t2713, 0x0
-		if t1973 != 0 {
-			t2849 = t2849_1
-		} else {
-			t2849 = t2849_0
-		}
+		var t2849 uint64 = t2713 & -t1973
 		var t2714 uint64 = v[28] >> 9
-		var t2851, t2851_1, t2851_0 uint64 = 0, t2714, 0x0
-		if t1986 != 0 {
-			t2851 = t2851_1
-		} else {
-			t2851 = t2851_0
-		}
+		var t2851 uint64 = t2714 & -t1986
 		var t2964 uint64 = t2849 | t2851
 		var t2715 uint64 = v[28] >> 10
-		var t2853, t2853_1, t2853_0 uint64 = 0, t2715, 0x0
-		if t2000 != 0 {
-			t2853 = t2853_1
-		} else {
-			t2853 = t2853_0
-		}
+		var t2853 uint64 = t2715 & -t2000
 		var t2716 uint64 = v[28] >> 11
-		var t2855, t2855_1, t2855_0 uint64 = 0, t2716, 0x0
-		if t2013 != 0 {
-			t2855 = t2855_1
-		} else {
-			t2855 = t2855_0
-		}
+		var t2855 uint64 = t2716 & -t2013
 		var t2965 uint64 = t2853 | t2855
 		var t2994 uint64 = t2964 | t2965
 		var t2717 uint64 = v[28] >> 12
-		var t2857, t2857_1, t2857_0 uint64 = 0, t2717, 0x0
-		if t2026 != 0 {
-			t2857 = t2857_1
-		} else {
-			t2857 = t2857_0
-		}
+		var t2857 uint64 = t2717 & -t2026
 		var t2718 uint64 = v[28] >> 13
-		var t2859, t2859_1, t2859_0 uint64 = 0, t2718, 0x0
-		if t2039 != 0 {
-			t2859 = t2859_1
-		} else {
-			t2859 = t2859_0
-		}
+		var t2859 uint64 = t2718 & -t2039
 		var t2966 uint64 = t2857 | t2859
 		var t2719 uint64 = v[28] >> 14
-		var t2861, t2861_1, t2861_0 uint64 = 0, t2719, 0x0
-		if t2052 != 0 {
-			t2861 = t2861_1
-		} else {
-			t2861 = t2861_0
-		}
+		var t2861 uint64 = t2719 & -t2052
 		var t2720 uint64 = v[28] >> 15
-		var t2863, t2863_1, t2863_0 uint64 = 0, t2720, 0x0
-		if t2065 != 0 {
-			t2863 = t2863_1
-		} else {
-			t2863 = t2863_0
-		}
+		var t2863 uint64 = t2720 & -t2065
 		var t2967 uint64 = t2861 | t2863
 		var t2995 uint64 = t2966 | t2967
 		var t3009 uint64 = t2994 | t2995
 		var t3016 uint64 = t3008 | t3009
 		var t2721 uint64 = v[28] >> 16
-		var t2865, t2865_1, t2865_0 uint64 = 0, t2721, 0x0
-		if t2078 != 0 {
-			t2865 = t2865_1
-		} else {
-			t2865 = t2865_0
-		}
+		var t2865 uint64 = t2721 & -t2078
 		var t2722 uint64 = v[28] >> 17
-		var t2867, t2867_1, t2867_0 uint64 = 0, t2722, 0x0
-		if t2092 != 0 {
-			t2867 = t2867_1
-		} else {
-			t2867 = t2867_0
-		}
+		var t2867 uint64 = t2722 & -t2092
 		var t2968 uint64 = t2865 | t2867
 		var t2723 uint64 = v[28] >> 18
-		var t2869, t2869_1, t2869_0 uint64 = 0, t2723, 0x0
-		if t2105 != 0 {
-			t2869 = t2869_1
-		} else {
-			t2869 = t2869_0
-		}
+		var t2869 uint64 = t2723 & -t2105
 		var t2724 uint64 = v[28] >> 19
-		var t2871, t2871_1, t2871_0 uint64 = 0, t2724, 0x0
-		if t2118 != 0 {
-			t2871 = t2871_1
-		} else {
-			t2871 = t2871_0
-		}
+		var t2871 uint64 = t2724 & -t2118
 		var t2969 uint64 = t2869 | t2871
 		var t2996 uint64 = t2968 | t2969
 		var t2725 uint64 = v[28] >> 20
-		var t2873, t2873_1, t2873_0 uint64 = 0, t2725, 0x0
-		if t2131 != 0 {
-			t2873 = t2873_1
-		} else {
-			t2873 = t2873_0
-		}
+		var t2873 uint64 = t2725 & -t2131
 		var t2726 uint64 = v[28] >> 21
-		var t2875, t2875_1, t2875_0 uint64 = 0, t2726, 0x0
-		if t2144 != 0 {
-			t2875 = t2875_1
-		} else {
-			t2875 = t2875_0
-		}
+		var t2875 uint64 = t2726 & -t2144
 		var t2970 uint64 = t2873 | t2875
 		var t2727 uint64 = v[28] >> 22
-		var t2877, t2877_1, t2877_0 uint64 = 0, t2727, 0x0
-		if t2157 != 0 {
-			t2877 = t2877_1
-		} else {
-			t2877 = t2877_0
-		}
+		var t2877 uint64 = t2727 & -t2157
 		var t2728 uint64 = v[28] >> 23
-		var t2879, t2879_1, t2879_0 uint64 = 0, t2728, 0x0
-		if t2170 != 0 {
-			t2879 = t2879_1
-		} else {
-			t2879 = t2879_0
-		}
+		var t2879 uint64 = t2728 & -t2170
 		var t2971 uint64 = t2877 | t2879
 		var t2997 uint64 = t2970 | t2971
 		var t3010 uint64 = t2996 | t2997
 		var t2729 uint64 = v[28] >> 24
-		var t2881, t2881_1, t2881_0 uint64 = 0, t2729, 0x0
-		if t2183 != 0 {
-			t2881 = t2881_1
-		} else {
-			t2881 = t2881_0
-		}
+		var t2881 uint64 = t2729 & -t2183
 		var t2730 uint64 = v[28] >> 25
-		var t2883, t2883_1, t2883_0 uint64 = 0, t2730, 0x0
-		if t2196 != 0 {
-			t2883 = t2883_1
-		} else {
-			t2883 = t2883_0
-		}
+		var t2883 uint64 = t2730 & -t2196
 		var t2972 uint64 = t2881 | t2883
 		var t2731 uint64 = v[28] >> 26
-		var t2885, t2885_1, t2885_0 uint64 = 0, t2731, 0x0
-		if t2210 != 0 {
-			t2885 = t2885_1
-		} else {
-			t2885 = t2885_0
-		}
+		var t2885 uint64 = t2731 & -t2210
 		var t2732 uint64 = v[28] >> 27
-		var t2887, t2887_1, t2887_0 uint64 = 0, t2732, 0x0
-		if t2223 != 0 {
-			t2887 = t2887_1
-		} else {
-			t2887 = t2887_0
-		}
+		var t2887 uint64 = t2732 & -t2223
 		var t2973 uint64 = t2885 | t2887
 		var t2998 uint64 = t2972 | t2973
 		var t2733 uint64 = v[28] >> 28
-		var t2889, t2889_1, t2889_0 uint64 = 0, t2733, 0x0
-		if t2236 != 0 {
-			t2889 = t2889_1
-		} else {
-			t2889 = t2889_0
-		}
+		var t2889 uint64 = t2733 & -t2236
 		var t2734 uint64 = v[28] >> 29
-		var t2891, t2891_1, t2891_0 uint64 = 0, t2734, 0x0
-		if t2249 != 0 {
-			t2891 = t2891_1
-		} else {
-			t2891 = t2891_0
-		}
+		var t2891 uint64 = t2734 & -t2249
 		var t2974 uint64 = t2889 | t2891
 		var t2735 uint64 = v[28] >> 30
-		var t2893, t2893_1, t2893_0 uint64 = 0, t2735, 0x0
-		if t2262 != 0 {
-			t2893 = t2893_1
-		} else {
-			t2893 = t2893_0
-		}
+		var t2893 uint64 = t2735 & -t2262
 		var t2736 uint64 = v[28] >> 31
-		var t2895, t2895_1, t2895_0 uint64 = 0, t2736, 0x0
-		if t2275 != 0 {
-			t2895 = t2895_1
-		} else {
-			t2895 = t2895_0
-		}
+		var t2895 uint64 = t2736 & -t2275
 		var t2975 uint64 = t2893 | t2895
 		var t2999 uint64 = t2974 | t2975
 		var t3011 uint64 = t2998 | t2999
 		var t3017 uint64 = t3010 | t3011
 		var t3020 uint64 = t3016 | t3017
 		var t2737 uint64 = v[37]
-		var t2897, t2897_1, t2897_0 uint64 = 0, t2737, 0x0
-		if t2288 != 0 {
-			t2897 = t2897_1
-		} else {
-			t2897 = t2897_0
-		}
+		var t2897 uint64 = t2737 & -t2288
 		var t2738 uint64 = v[37] >> 1
-		var t2899, t2899_1, t2899_0 uint64 = 0, t2738, 0x0
-		if t2302 != 0 {
-			t2899 = t2899_1
-		} else {
-			t2899 = t2899_0
-		}
+		var t2899 uint64 = t2738 & -t2302
 		var t2976 uint64 = t2897 | t2899
 		var t2739 uint64 = v[37] >> 2
-		var t2901, t2901_1, t2901_0 uint64 = 0, t2739, 0x0
-		if t2315 != 0 {
-			t2901 = t2901_1
-		} else {
-			t2901 = t2901_0
-		}
+		var t2901 uint64 = t2739 & -t2315
 		var t2740 uint64 = v[37] >> 3
-		var t2903, t2903_1, t2903_0 uint64 = 0, t2740, 0x0
-		if t2328 != 0 {
-			t2903 = t2903_1
-		} else {
-			t2903 = t2903_0
-		}
+		var t2903 uint64 = t2740 & -t2328
 		var t2977 uint64 = t2901 | t2903
 		var t3000 uint64 = t2976 | t2977
 		var t2741 uint64 = v[37] >> 4
-		var t2905, t2905_1, t2905_0 uint64 = 0, t2741, 0x0
-		if t2341 != 0 {
-			t2905 = t2905_1
-		} else {
-			t2905 = t2905_0
-		}
+		var t2905 uint64 = t2741 & -t2341
 		var t2742 uint64 = v[37] >> 5
-		var t2907, t2907_1, t2907_0 uint64 = 0, t2742, 0x0
-		if t2354 != 0 {
-			t2907 = t2907_1
-		} else {
-			t2907 = t2907_0
-		}
+		var t2907 uint64 = t2742 & -t2354
 		var t2978 uint64 = t2905 | t2907
 		var t2743 uint64 = v[37] >> 6
-		var t2909, t2909_1, t2909_0 uint64 = 0, t2743, 0x0
-		if t2367 != 0 {
-			t2909 = t2909_1
-		} else {
-			t2909 = t2909_0
-		}
+		var t2909 uint64 = t2743 & -t2367
 		var t2744 uint64 = v[37] >> 7
-		var t2911, t2911_1, t2911_0 uint64 = 0, t2744, 0x0
-		if t2380 != 0 {
-			t2911 = t2911_1
-		} else {
-			t2911 = t2911_0
-		}
+		var t2911 uint64 = t2744 & -t2380
 		var t2979 uint64 = t2909 | t2911
 		var t3001 uint64 = t2978 | t2979
 		var t3012 uint64 = t3000 | t3001
 		var t2745 uint64 = v[37] >> 8
-		var t2913, t2913_1, t2913_0 uint64 = 0, t2745, 0x0
-		if t2393 != 0 {
-			t2913 = t2913_1
-		} else {
-			t2913 = t2913_0
-		}
+		var t2913 uint64 = t2745 & -t2393
 		var t2746 uint64 = v[37] >> 9
-		var t2915, t2915_1, t2915_0 uint64 = 0, t2746, 0x0
-		if t2406 != 0 {
-			t2915 = t2915_1
-		} else {
-			t2915 = t2915_0
-		}
+		var t2915 uint64 = t2746 & -t2406
 		var t2980 uint64 = t2913 | t2915
 		var t2747 uint64 = v[37] >> 10
-		var t2917, t2917_1, t2917_0 uint64 = 0, t2747, 0x0
-		if t2420 != 0 {
-			t2917 = t2917_1
-		} else {
-			t2917 = t2917_0
-		}
+		var t2917 uint64 = t2747 & -t2420
 		var t2748 uint64 = v[37] >> 11
-		var t2919, t2919_1, t2919_0 uint64 = 0, t2748, 0x0
-		if t2433 != 0 {
-			t2919 = t2919_1
-		} else {
-			t2919 = t2919_0
-		}
+		var t2919 uint64 = t2748 & -t2433
 		var t2981 uint64 = t2917 | t2919
 		var t3002 uint64 = t2980 | t2981
 		var t2749 uint64 = v[37] >> 12
-		var t2921, t2921_1, t2921_0 uint64 = 0, t2749, 0x0
-		if t2446 != 0 {
-			t2921 = t2921_1
-		} else {
-			t2921 = t2921_0
-		}
+		var t2921 uint64 = t2749 & -t2446
 		var t2750 uint64 = v[37] >> 13
-		var t2923, t2923_1, t2923_0 uint64 = 0, t2750, 0x0
-		if t2459 != 0 {
-			t2923 = t2923_1
-		} else {
-			t2923 = t2923_0
-		}
+		var t2923 uint64 = t2750 & -t2459
 		var t2982 uint64 = t2921 | t2923
 		var t2751 uint64 = v[37] >> 14
-		var t2925, t2925_1, t2925_0 uint64 = 0, t2751, 0x0
-		if t2472 != 0 {
-			t2925 = t2925_1
-		} else {
-			t2925 = t2925_0
-		}
+		var t2925 uint64 = t2751 & -t2472
 		var t2752 uint64 = v[37] >> 15
-		var t2927, t2927_1, t2927_0 uint64 = 0, t2752, 0x0
-		if t2485 != 0 {
-			t2927 = t2927_1
-		} else {
-			t2927 = t2927_0
-		}
+		var t2927 uint64 = t2752 & -t2485
 		var t2983 uint64 = t2925 | t2927
 		var t3003 uint64 = t2982 | t2983
 		var t3013 uint64 = t3002 | t3003
 		var t3018 uint64 = t3012 | t3013
 		var t2753 uint64 = v[37] >> 16
-		var t2929, t2929_1, t2929_0 uint64 = 0, t2753, 0x0
-		if t2498 != 0 {
-			t2929 = t2929_1
-		} else {
-			t2929 = t2929_0
-		}
+		var t2929 uint64 = t2753 & -t2498
 		var t2754 uint64 = v[37] >> 17
-		var t2931, t2931_1, t2931_0 uint64 = 0, t2754, 0x0
-		if t2512 != 0 {
-			t2931 = t2931_1
-		} else {
-			t2931 = t2931_0
-		}
+		var t2931 uint64 = t2754 & -t2512
 		var t2984 uint64 = t2929 | t2931
 		var t2755 uint64 = v[37] >> 18
-		var t2933, t2933_1, t2933_0 uint64 = 0, t2755, 0x0
-		if t2525 != 0 {
-			t2933 = t2933_1
-		} else {
-			t2933 = t2933_0
-		}
+		var t2933 uint64 = t2755 & -t2525
 		var t2756 uint64 = v[37] >> 19
-		var t2935, t2935_1, t2935_0 uint64 = 0, t2756, 0x0
-		if t2538 != 0 {
-			t2935 = t2935_1
-		} else {
-			t2935 = t2935_0
-		}
+		var t2935 uint64 = t2756 & -t2538
 		var t2985 uint64 = t2933 | t2935
 		var t3004 uint64 = t2984 | t2985
 		var t2757 uint64 = v[37] >> 20
-		var t2937, t2937_1, t2937_0 uint64 = 0, t2757, 0x0
-		if t2551 != 0 {
-			t2937 = t2937_1
-		} else {
-			t2937 = t2937_0
-		}
+		var t2937 uint64 = t2757 & -t2551
 		var t2758 uint64 = v[37] >> 21
-		var t2939, t2939_1, t2939_0 uint64 = 0, t2758, 0x0
-		if t2564 != 0 {
-			t2939 = t2939_1
-		} else {
-			t2939 = t2939_0
-		}
+		var t2939 uint64 = t2758 & -t2564
 		var t2986 uint64 = t2937 | t2939
 		var t2759 uint64 = v[37] >> 22
-		var t2941, t2941_1, t2941_0 uint64 = 0, t2759, 0x0
-		if t2577 != 0 {
-			t2941 = t2941_1
-		} else {
-			t2941 = t2941_0
-		}
+		var t2941 uint64 = t2759 & -t2577
 		var t2760 uint64 = v[37] >> 23
-		var t2943, t2943_1, t2943_0 uint64 = 0, t2760, 0x0
-		if t2590 != 0 {
-			t2943 = t2943_1
-		} else {
-			t2943 = t2943_0
-		}
+		var t2943 uint64 = t2760 & -t2590
 		var t2987 uint64 = t2941 | t2943
 		var t3005 uint64 = t2986 | t2987
 		var t3014 uint64 = t3004 | t3005
 		var t2761 uint64 = v[37] >> 24
-		var t2945, t2945_1, t2945_0 uint64 = 0, t2761, 0x0
-		if t2603 != 0 {
-			t2945 = t2945_1
-		} else {
-			t2945 = t2945_0
-		}
+		var t2945 uint64 = t2761 & -t2603
 		var t2762 uint64 = v[37] >> 25
-		var t2947, t2947_1, t2947_0 uint64 = 0, t2762, 0x0
-		if t2616 != 0 {
-			t2947 = t2947_1
-		} else {
-			t2947 = t2947_0
-		}
+		var t2947 uint64 = t2762 & -t2616
 		var t2988 uint64 = t2945 | t2947
 		var t2763 uint64 = v[37] >> 26
-		var t2949, t2949_1, t2949_0 uint64 = 0, t2763, 0x0
-		if t2630 != 0 {
-			t2949 = t2949_1
-		} else {
-			t2949 = t2949_0
-		}
+		var t2949 uint64 = t2763 & -t2630
 		var t2764 uint64 = v[37] >> 27
-		var t2951, t2951_1, t2951_0 uint64 = 0, t2764, 0x0
-		if t2643 != 0 {
-			t2951 = t2951_1
-		} else {
-			t2951 = t2951_0
-		}
+		var t2951 uint64 = t2764 & -t2643
 		var t2989 uint64 = t2949 | t2951
 		var t3006 uint64 = t2988 | t2989
 		var t2765 uint64 = v[37] >> 28
-		var t2953, t2953_1, t2953_0 uint64 = 0, t2765, 0x0
-		if t2656 != 0 {
-			t2953 = t2953_1
-		} else {
-			t2953 = t2953_0
-		}
+		var t2953 uint64 = t2765 & -t2656
 		var t2766 uint64 = v[37] >> 29
-		var t2955, t2955_1, t2955_0 uint64 = 0, t2766, 0x0
-		if t2669 != 0 {
-			t2955 = t2955_1
-		} else {
-			t2955 = t2955_0
-		}
+		var t2955 uint64 = t2766 & -t2669
 		var t2990 uint64 = t2953 | t2955
 		var t2767 uint64 = v[37] >> 30
-		var t2957, t2957_1, t2957_0 uint64 = 0, t2767, 0x0
-		if t2682 != 0 {
-			t2957 = t2957_1
-		} else {
-			t2957 = t2957_0
-		}
+		var t2957 uint64 = t2767 & -t2682
 		var t2768 uint64 = v[37] >> 31
-		var t2959, t2959_1, t2959_0 uint64 = 0, t2768, 0x0
-		if t2695 != 0 {
-			t2959 = t2959_1
-		} else {
-			t2959 = t2959_0
-		}
+		var t2959 uint64 = t2768 & -t2695
 		var t2991 uint64 = t2957 | t2959
 		var t3007 uint64 = t2990 | t2991
 		var t3015 uint64 = t3006 | t3007
@@ -6066,490 +5506,150 @@ func (x *largeSim) Edge() bool {
 		t4469 &= 0x1
 		v[4508] = t4469
 		var t4463 uint64 = v[806] >> 56
-		var t3788, t3788_1, t3788_0 uint64 = 0, 0x1, 0x0
-		if t1866 != 0 {
-			t3788 = t3788_1
-		} else {
-			t3788 = t3788_0
-		}
-		var t3790, t3790_1, t3790_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t3790 = t3790_1
-		} else {
-			t3790 = t3790_0
-		}
+		var t3788 uint64 = 0x1 & -t1866
+		var t3790 uint64 = 0x0 & -t1881
 		var t3915 uint64 = t3788 | t3790
-		var t3792, t3792_1, t3792_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t3792 = t3792_1
-		} else {
-			t3792 = t3792_0
-		}
-		var t3794, t3794_1, t3794_0 uint64 = 0, 0x0, 0x0
-		if t1908 != 0 {
-			t3794 = t3794_1
-		} else {
-			t3794 = t3794_0
-		}
+		var t3792 uint64 = 0x0 & -t1895
+		var t3794 uint64 = 0x0 & -t1908
 		var t3916 uint64 = t3792 | t3794
 		var t3947 uint64 = t3915 | t3916
-		var t3796, t3796_1, t3796_0 uint64 = 0, 0x0, 0x0
-		if t1921 != 0 {
-			t3796 = t3796_1
-		} else {
-			t3796 = t3796_0
-		}
-		var t3798, t3798_1, t3798_0 uint64 = 0, 0x0, 0x0
-		if t1934 != 0 {
-			t3798 = t3798_1
-		} else {
-			t3798 = t3798_0
-		}
+		var t3796 uint64 = 0x0 & -t1921
+		var t3798 uint64 = 0x0 & -t1934
 		var t3917 uint64 = t3796 | t3798
-		var t3800, t3800_1, t3800_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t3800 = t3800_1
-		} else {
-			t3800 = t3800_0
-		}
-		var t3802, t3802_1, t3802_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t3802 = t3802_1
-		} else {
-			t3802 = t3802_0
-		}
+		var t3800 uint64 = 0x0 & -t1947
+		var t3802 uint64 = 0x0 & -t1960
 		var t3918 uint64 = t3800 | t3802
 		var t3948 uint64 = t3917 | t3918
 		var t3963 uint64 = t3947 | t3948
-		var t3804, t3804_1, t3804_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t3804 = t3804_1
-		} else {
-			t3804 = t3804_0
-		}
-		var t3806, t3806_1, t3806_0 uint64 = 0, 0x1, 0x0
-		if t1986 != 0 {
-			t3806 = t3806_1
-		} else {
-			t3806 = t3806_0
-		}
+		var t3804 uint64 = 0x0 & -t1973
+		var t3806 uint64 = 0x1 & -t1986
 		var t3919 uint64 = t3804 | t3806
-		var t3808, t3808_1, t3808_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t3808 = t3808_1
-		} else {
-			t3808 = t3808_0
-		}
-		var t3810, t3810_1, t3810_0 uint64 = 0, 0x0, 0x0
-		if t2013 != 0 {
-			t3810 = t3810_1
-		} else {
-			t3810 = t3810_0
-		}
+		var t3808 uint64 = 0x0 & -t2000
+		var t3810 uint64 = 0x0 & -t2013
 		var t3920 uint64 = t3808 | t3810
 		var t3949 uint64 = t3919 | t3920
-		var t3812, t3812_1, t3812_0 uint64 = 0, 0x0, 0x0
-		if t2026 != 0 {
-			t3812 = t3812_1
-		} else {
-			t3812 = t3812_0
-		}
-		var t3814, t3814_1, t3814_0 uint64 = 0, 0x0, 0x0
-		if t2039 != 0 {
-			t3814 = t3814_1
-		} else {
-			t3814 = t3814_0
-		}
+		var t3812 uint64 = 0x0 & -t2026
+		var t3814 uint64 = 0x0 & -t2039
 		var t3921 uint64 = t3812 | t3814
-		var t3816, t3816_1, t3816_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t3816 = t3816_1
-		} else {
-			t3816 = t3816_0
-		}
-		var t3818, t3818_1, t3818_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t3818 = t3818_1
-		} else {
-			t3818 = t3818_0
-		}
+		var t3816 uint64 = 0x0 & -t2052
+		var t3818 uint64 = 0x0 & -t2065
 		var t3922 uint64 = t3816 | t3818
 		var t3950 uint64 = t3921 | t3922
 		var t3964 uint64 = t3949 | t3950
 		var t3971 uint64 = t3963 | t3964
-		var t3820, t3820_1, t3820_0 uint64 = 0, 0x1, 0x0
-		if t2078 != 0 {
-			t3820 = t3820_1
-		} else {
-			t3820 = t3820_0
-		}
-		var t3822, t3822_1, t3822_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t3822 = t3822_1
-		} else {
-			t3822 = t3822_0
-		}
+		var t3820 uint64 = 0x1 & -t2078
+		var t3822 uint64 = 0x0 & -t2092
 		var t3923 uint64 = t3820 | t3822
-		var t3824, t3824_1, t3824_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t3824 = t3824_1
-		} else {
-			t3824 = t3824_0
-		}
-		var t3826, t3826_1, t3826_0 uint64 = 0, 0x0, 0x0
-		if t2118 != 0 {
-			t3826 = t3826_1
-		} else {
-			t3826 = t3826_0
-		}
+		var t3824 uint64 = 0x0 & -t2105
+		var t3826 uint64 = 0x0 & -t2118
 		var t3924 uint64 = t3824 | t3826
 		var t3951 uint64 = t3923 | t3924
-		var t3828, t3828_1, t3828_0 uint64 = 0, 0x0, 0x0
-		if t2131 != 0 {
-			t3828 = t3828_1
-		} else {
-			t3828 = t3828_0
-		}
-		var t3830, t3830_1, t3830_0 uint64 = 0, 0x0, 0x0
-		if t2144 != 0 {
-			t3830 = t3830_1
-		} else {
-			t3830 = t3830_0
-		}
+		var t3828 uint64 = 0x0 & -t2131
+		var t3830 uint64 = 0x0 & -t2144
 		var t3925 uint64 = t3828 | t3830
-		var t3832, t3832_1, t3832_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t3832 = t3832_1
-		} else {
-			t3832 = t3832_0
-		}
-		var t3834, t3834_1, t3834_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t3834 = t3834_1
-		} else {
-			t3834 = t3834_0
-		}
+		var t3832 uint64 = 0x0 & -t2157
+		var t3834 uint64 = 0x0 & -t2170
 		var t3926 uint64 = t3832 | t3834
 		var t3952 uint64 = t3925 | t3926
 		var t3965 uint64 = t3951 | t3952
-		var t3836, t3836_1, t3836_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t3836 = t3836_1
-		} else {
-			t3836 = t3836_0
-		}
-		var t3838, t3838_1, t3838_0 uint64 = 0, 0x1, 0x0
-		if t2196 != 0 {
-			t3838 = t3838_1
-		} else {
-			t3838 = t3838_0
-		}
+		var t3836 uint64 = 0x0 & -t2183
+		var t3838 uint64 = 0x1 & -t2196
 		var t3927 uint64 = t3836 | t3838
-		var t3840, t3840_1, t3840_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t3840 = t3840_1
-		} else {
-			t3840 = t3840_0
-		}
-		var t3842, t3842_1, t3842_0 uint64 = 0, 0x0, 0x0
-		if t2223 != 0 {
-			t3842 = t3842_1
-		} else {
-			t3842 = t3842_0
-		}
+		var t3840 uint64 = 0x0 & -t2210
+		var t3842 uint64 = 0x0 & -t2223
 		var t3928 uint64 = t3840 | t3842
 		var t3953 uint64 = t3927 | t3928
-		var t3844, t3844_1, t3844_0 uint64 = 0, 0x0, 0x0
-		if t2236 != 0 {
-			t3844 = t3844_1
-		} else {
-			t3844 = t3844_0
-		}
-		var t3846, t3846_1, t3846_0 uint64 = 0, 0x0, 0x0
-		if t2249 != 0 {
-			t3846 = t3846_1
-		} else {
-			t3846 = t3846_0
-		}
+		var t3844 uint64 = 0x0 & -t2236
+		var t3846 uint64 = 0x0 & -t2249
 		var t3929 uint64 = t3844 | t3846
-		var t3848, t3848_1, t3848_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t3848 = t3848_1
-		} else {
-			t3848 = t3848_0
-		}
-		var t3850, t3850_1, t3850_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t3850 = t3850_1
-		} else {
-			t3850 = t3850_0
-		}
+		var t3848 uint64 = 0x0 & -t2262
+		var t3850 uint64 = 0x0 & -t2275
 		var t3930 uint64 = t3848 | t3850
 		var t3954 uint64 = t3929 | t3930
 		var t3966 uint64 = t3953 | t3954
 		var t3972 uint64 = t3965 | t3966
 		var t3975 uint64 = t3971 | t3972
-		var t3852, t3852_1, t3852_0 uint64 = 0, 0x1, 0x0
-		if t2288 != 0 {
-			t3852 = t3852_1
-		} else {
-			t3852 = t3852_0
-		}
-		var t3854, t3854_1, t3854_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t3854 = t3854_1
-		} else {
-			t3854 = t3854_0
-		}
+		var t3852 uint64 = 0x1 & -t2288
+		var t3854 uint64 = 0x0 & -t2302
 		var t3931 uint64 = t3852 | t3854
-		var t3856, t3856_1, t3856_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t3856 = t3856_1
-		} else {
-			t3856 = t3856_0
-		}
-		var t3858, t3858_1, t3858_0 uint64 = 0, 0x0, 0x0
-		if t2328 != 0 {
-			t3858 = t3858_1
-		} else {
-			t3858 = t3858_0
-		}
+		var t3856 uint64 = 0x0 & -t2315
+		var t3858 uint64 = 0x0 & -t2328
 		var t3932 uint64 = t3856 | t3858
 		var t3955 uint64 = t3931 | t3932
-		var t3860, t3860_1, t3860_0 uint64 = 0, 0x0, 0x0
-		if t2341 != 0 {
-			t3860 = t3860_1
-		} else {
-			t3860 = t3860_0
-		}
-		var t3862, t3862_1, t3862_0 uint64 = 0, 0x0, 0x0
-		if t2354 != 0 {
-			t3862 = t3862_1
-		} else {
-			t3862 = t3862_0
-		}
+		var t3860 uint64 = 0x0 & -t2341
+		var t3862 uint64 = 0x0 & -t2354
 		var t3933 uint64 = t3860 | t3862
-		var t3864, t3864_1, t3864_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t3864 = t3864_1
-		} else {
-			t3864 = t3864_0
-		}
-		var t3866, t3866_1, t3866_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t3866 = t3866_1
-		} else {
-			t3866 = t3866_0
-		}
+		var t3864 uint64 = 0x0 & -t2367
+		var t3866 uint64 = 0x0 & -t2380
 		var t3934 uint64 = t3864 | t3866
 		var t3956 uint64 = t3933 | t3934
 		var t3967 uint64 = t3955 | t3956
-		var t3868, t3868_1, t3868_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t3868 = t3868_1
-		} else {
-			t3868 = t3868_0
-		}
-		var t3870, t3870_1, t3870_0 uint64 = 0, 0x1, 0x0
-		if t2406 != 0 {
-			t3870 = t3870_1
-		} else {
-			t3870 = t3870_0
-		}
+		var t3868 uint64 = 0x0 & -t2393
+		var t3870 uint64 = 0x1 & -t2406
 		var t3935 uint64 = t3868 | t3870
-		var t3872, t3872_1, t3872_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t3872 = t3872_1
-		} else {
-			t3872 = t3872_0
-		}
-		var t3874, t3874_1, t3874_0 uint64 = 0, 0x0, 0x0
-		if t2433 != 0 {
-			t3874 = t3874_1
-		} else {
-			t3874 = t3874_0
-		}
+		var t3872 uint64 = 0x0 & -t2420
+		var t3874 uint64 = 0x0 & -t2433
 		var t3936 uint64 = t3872 | t3874
 		var t3957 uint64 = t3935 | t3936
-		var t3876, t3876_1, t3876_0 uint64 = 0, 0x0, 0x0
-		if t2446 != 0 {
-			t3876 = t3876_1
-		} else {
-			t3876 = t3876_0
-		}
-		var t3878, t3878_1, t3878_0 uint64 = 0, 0x0, 0x0
-		if t2459 != 0 {
-			t3878 = t3878_1
-		} else {
-			t3878 = t3878_0
-		}
+		var t3876 uint64 = 0x0 & -t2446
+		var t3878 uint64 = 0x0 & -t2459
 		var t3937 uint64 = t3876 | t3878
-		var t3880, t3880_1, t3880_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t3880 = t3880_1
-		} else {
-			t3880 = t3880_0
-		}
-		var t3882, t3882_1, t3882_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t3882 = t3882_1
-		} else {
-			t3882 = t3882_0
-		}
+		var t3880 uint64 = 0x0 & -t2472
+		var t3882 uint64 = 0x0 & -t2485
 		var t3938 uint64 = t3880 | t3882
 		var t3958 uint64 = t3937 | t3938
 		var t3968 uint64 = t3957 | t3958
 		var t3973 uint64 = t3967 | t3968
-		var t3884, t3884_1, t3884_0 uint64 = 0, 0x1, 0x0
-		if t2498 != 0 {
-			t3884 = t3884_1
-		} else {
-			t3884 = t3884_0
-		}
-		var t3886, t3886_1, t3886_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t3886 = t3886_1
-		} else {
-			t3886 = t3886_0
-		}
+		var t3884 uint64 = 0x1 & -t2498
+		var t3886 uint64 = 0x0 & -t2512
 		var t3939 uint64 = t3884 | t3886
-		var t3888, t3888_1, t3888_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t3888 = t3888_1
-		} else {
-			t3888 = t3888_0
-		}
-		var t3890, t3890_1, t3890_0 uint64 = 0, 0x0, 0x0
-		if t2538 != 0 {
-			t3890 = t3890_1
-		} else {
-			t3890 = t3890_0
-		}
+		var t3888 uint64 = 0x0 & -t2525
+		var t3890 uint64 = 0x0 & -t2538
 		var t3940 uint64 = t3888 | t3890
 		var t3959 uint64 = t3939 | t3940
-		var t3892, t3892_1, t3892_0 uint64 = 0, 0x0, 0x0
-		if t2551 != 0 {
-			t3892 = t3892_1
-		} else {
-			t3892 = t3892_0
-		}
-		var t3894, t3894_1, t3894_0 uint64 = 0, 0x0, 0x0
-		if t2564 != 0 {
-			t3894 = t3894_1
-		} else {
-			t3894 = t3894_0
-		}
+		var t3892 uint64 = 0x0 & -t2551
+		var t3894 uint64 = 0x0 & -t2564
 		var t3941 uint64 = t3892 | t3894
-		var t3896, t3896_1, t3896_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t3896 = t3896_1
-		} else {
-			t3896 = t3896_0
-		}
-		var t3898, t3898_1, t3898_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t3898 = t3898_1
-		} else {
-			t3898 = t3898_0
-		}
+		var t3896 uint64 = 0x0 & -t2577
+		var t3898 uint64 = 0x0 & -t2590
 		var t3942 uint64 = t3896 | t3898
 		var t3960 uint64 = t3941 | t3942
 		var t3969 uint64 = t3959 | t3960
-		var t3900, t3900_1, t3900_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t3900 = t3900_1
-		} else {
-			t3900 = t3900_0
-		}
-		var t3902, t3902_1, t3902_0 uint64 = 0, 0x1, 0x0
-		if t2616 != 0 {
-			t3902 = t3902_1
-		} else {
-			t3902 = t3902_0
-		}
+		var t3900 uint64 = 0x0 & -t2603
+		var t3902 uint64 = 0x1 & -t2616
 		var t3943 uint64 = t3900 | t3902
-		var t3904, t3904_1, t3904_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t3904 = t3904_1
-		} else {
-			t3904 = t3904_0
-		}
-		var t3906, t3906_1, t3906_0 uint64 = 0, 0x0, 0x0
-		if t2643 != 0 {
-			t3906 = t3906_1
-		} else {
-			t3906 = t3906_0
-		}
+		var t3904 uint64 = 0x0 & -t2630
+		var t3906 uint64 = 0x0 & -t2643
 		var t3944 uint64 = t3904 | t3906
 		var t3961 uint64 = t3943 | t3944
-		var t3908, t3908_1, t3908_0 uint64 = 0, 0x0, 0x0
-		if t2656 != 0 {
-			t3908 = t3908_1
-		} else {
-			t3908 = t3908_0
-		}
-		var t3910, t3910_1, t3910_0 uint64 = 0, 0x0, 0x0
-		if t2669 != 0 {
-			t3910 = t3910_1
-		} else {
-			t3910 = t3910_0
-		}
+		var t3908 uint64 = 0x0 & -t2656
+		var t3910 uint64 = 0x0 & -t2669
 		var t3945 uint64 = t3908 | t3910
-		var t3912, t3912_1, t3912_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t3912 = t3912_1
-		} else {
-			t3912 = t3912_0
-		}
-		var t3914, t3914_1, t3914_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t3914 = t3914_1
-		} else {
-			t3914 = t3914_0
-		}
+		var t3912 uint64 = 0x0 & -t2682
+		var t3914 uint64 = 0x0 & -t2695
 		var t3946 uint64 = t3912 | t3914
 		var t3962 uint64 = t3945 | t3946
 		var t3970 uint64 = t3961 | t3962
 		var t3974 uint64 = t3969 | t3970
 		var t3976 uint64 = t3973 | t3974
 		var t3977 uint64 = t3975 | t3976
-		var t3979, t3979_1, t3979_0 uint64 = 0, 0x0, 0x0
-		if t1866 != 0 {
-			t3979 = t3979_1
-		} else {
-			t3979 = t3979_0
-		}
+		var t3979 uint64 = 0x0 & -t1866
 		var t4046 uint64 = t3979 | t3790
 		var t4050 uint64 = t4046 | t3916
 		var t4054 uint64 = t4050 | t3948
 		var t4058 uint64 = t4054 | t3964
-		var t3996, t3996_1, t3996_0 uint64 = 0, 0x0, 0x0
-		if t2078 != 0 {
-			t3996 = t3996_1
-		} else {
-			t3996 = t3996_0
-		}
+		var t3996 uint64 = 0x0 & -t2078
 		var t4047 uint64 = t3996 | t3822
 		var t4051 uint64 = t4047 | t3924
 		var t4055 uint64 = t4051 | t3952
 		var t4059 uint64 = t4055 | t3966
 		var t4062 uint64 = t4058 | t4059
-		var t4013, t4013_1, t4013_0 uint64 = 0, 0x0, 0x0
-		if t2288 != 0 {
-			t4013 = t4013_1
-		} else {
-			t4013 = t4013_0
-		}
+		var t4013 uint64 = 0x0 & -t2288
 		var t4048 uint64 = t4013 | t3854
 		var t4052 uint64 = t4048 | t3932
 		var t4056 uint64 = t4052 | t3956
 		var t4060 uint64 = t4056 | t3968
-		var t4030, t4030_1, t4030_0 uint64 = 0, 0x0, 0x0
-		if t2498 != 0 {
-			t4030 = t4030_1
-		} else {
-			t4030 = t4030_0
-		}
+		var t4030 uint64 = 0x0 & -t2498
 		var t4049 uint64 = t4030 | t3886
 		var t4053 uint64 = t4049 | t3940
 		var t4057 uint64 = t4053 | t3960
@@ -6558,447 +5658,127 @@ func (x *largeSim) Edge() bool {
 		var t4064 uint64 = t4062 | t4063
 		var t4447 uint64 = ^t4064
 		var t4448 uint64 = t3977 & t4447
-		var t3215, t3215_1, t3215_0 uint64 = 0, 0x1, 0x0
-		if t1866 != 0 {
-			t3215 = t3215_1
-		} else {
-			t3215 = t3215_0
-		}
-		var t3217, t3217_1, t3217_0 uint64 = 0, 0x2, 0x0
-		if t1881 != 0 {
-			t3217 = t3217_1
-		} else {
-			t3217 = t3217_0
-		}
+		var t3215 uint64 = 0x1 & -t1866
+		var t3217 uint64 = 0x2 & -t1881
 		var t3342 uint64 = t3215 | t3217
-		var t3219, t3219_1, t3219_0 uint64 = 0, 0x3, 0x0
-		if t1895 != 0 {
-			t3219 = t3219_1
-		} else {
-			t3219 = t3219_0
-		}
-		var t3221, t3221_1, t3221_0 uint64 = 0, 0x3, 0x0
-		if t1908 != 0 {
-			t3221 = t3221_1
-		} else {
-			t3221 = t3221_0
-		}
+		var t3219 uint64 = 0x3 & -t1895
+		var t3221 uint64 = 0x3 & -t1908
 		var t3343 uint64 = t3219 | t3221
 		var t3374 uint64 = t3342 | t3343
-		var t3223, t3223_1, t3223_0 uint64 = 0, 0x3, 0x0
-		if t1921 != 0 {
-			t3223 = t3223_1
-		} else {
-			t3223 = t3223_0
-		}
-		var t3225, t3225_1, t3225_0 uint64 = 0, 0x3, 0x0
-		if t1934 != 0 {
-			t3225 = t3225_1
-		} else {
-			t3225 = t3225_0
-		}
+		var t3223 uint64 = 0x3 & -t1921
+		var t3225 uint64 = 0x3 & -t1934
 		var t3344 uint64 = t3223 | t3225
-		var t3227, t3227_1, t3227_0 uint64 = 0, 0x4, 0x0
-		if t1947 != 0 {
-			t3227 = t3227_1
-		} else {
-			t3227 = t3227_0
-		}
-		var t3229, t3229_1, t3229_0 uint64 = 0, 0x1, 0x0
-		if t1960 != 0 {
-			t3229 = t3229_1
-		} else {
-			t3229 = t3229_0
-		}
+		var t3227 uint64 = 0x4 & -t1947
+		var t3229 uint64 = 0x1 & -t1960
 		var t3345 uint64 = t3227 | t3229
 		var t3375 uint64 = t3344 | t3345
 		var t3390 uint64 = t3374 | t3375
-		var t3231, t3231_1, t3231_0 uint64 = 0, 0x1, 0x0
-		if t1973 != 0 {
-			t3231 = t3231_1
-		} else {
-			t3231 = t3231_0
-		}
-		var t3233, t3233_1, t3233_0 uint64 = 0, 0x2, 0x0
-		if t1986 != 0 {
-			t3233 = t3233_1
-		} else {
-			t3233 = t3233_0
-		}
+		var t3231 uint64 = 0x1 & -t1973
+		var t3233 uint64 = 0x2 & -t1986
 		var t3346 uint64 = t3231 | t3233
-		var t3235, t3235_1, t3235_0 uint64 = 0, 0x3, 0x0
-		if t2000 != 0 {
-			t3235 = t3235_1
-		} else {
-			t3235 = t3235_0
-		}
-		var t3237, t3237_1, t3237_0 uint64 = 0, 0x3, 0x0
-		if t2013 != 0 {
-			t3237 = t3237_1
-		} else {
-			t3237 = t3237_0
-		}
+		var t3235 uint64 = 0x3 & -t2000
+		var t3237 uint64 = 0x3 & -t2013
 		var t3347 uint64 = t3235 | t3237
 		var t3376 uint64 = t3346 | t3347
-		var t3239, t3239_1, t3239_0 uint64 = 0, 0x3, 0x0
-		if t2026 != 0 {
-			t3239 = t3239_1
-		} else {
-			t3239 = t3239_0
-		}
-		var t3241, t3241_1, t3241_0 uint64 = 0, 0x3, 0x0
-		if t2039 != 0 {
-			t3241 = t3241_1
-		} else {
-			t3241 = t3241_0
-		}
+		var t3239 uint64 = 0x3 & -t2026
+		var t3241 uint64 = 0x3 & -t2039
 		var t3348 uint64 = t3239 | t3241
-		var t3243, t3243_1, t3243_0 uint64 = 0, 0x4, 0x0
-		if t2052 != 0 {
-			t3243 = t3243_1
-		} else {
-			t3243 = t3243_0
-		}
-		var t3245, t3245_1, t3245_0 uint64 = 0, 0x1, 0x0
-		if t2065 != 0 {
-			t3245 = t3245_1
-		} else {
-			t3245 = t3245_0
-		}
+		var t3243 uint64 = 0x4 & -t2052
+		var t3245 uint64 = 0x1 & -t2065
 		var t3349 uint64 = t3243 | t3245
 		var t3377 uint64 = t3348 | t3349
 		var t3391 uint64 = t3376 | t3377
 		var t3398 uint64 = t3390 | t3391
-		var t3247, t3247_1, t3247_0 uint64 = 0, 0x1, 0x0
-		if t2078 != 0 {
-			t3247 = t3247_1
-		} else {
-			t3247 = t3247_0
-		}
-		var t3249, t3249_1, t3249_0 uint64 = 0, 0x2, 0x0
-		if t2092 != 0 {
-			t3249 = t3249_1
-		} else {
-			t3249 = t3249_0
-		}
+		var t3247 uint64 = 0x1 & -t2078
+		var t3249 uint64 = 0x2 & -t2092
 		var t3350 uint64 = t3247 | t3249
-		var t3251, t3251_1, t3251_0 uint64 = 0, 0x3, 0x0
-		if t2105 != 0 {
-			t3251 = t3251_1
-		} else {
-			t3251 = t3251_0
-		}
-		var t3253, t3253_1, t3253_0 uint64 = 0, 0x3, 0x0
-		if t2118 != 0 {
-			t3253 = t3253_1
-		} else {
-			t3253 = t3253_0
-		}
+		var t3251 uint64 = 0x3 & -t2105
+		var t3253 uint64 = 0x3 & -t2118
 		var t3351 uint64 = t3251 | t3253
 		var t3378 uint64 = t3350 | t3351
-		var t3255, t3255_1, t3255_0 uint64 = 0, 0x3, 0x0
-		if t2131 != 0 {
-			t3255 = t3255_1
-		} else {
-			t3255 = t3255_0
-		}
-		var t3257, t3257_1, t3257_0 uint64 = 0, 0x3, 0x0
-		if t2144 != 0 {
-			t3257 = t3257_1
-		} else {
-			t3257 = t3257_0
-		}
+		var t3255 uint64 = 0x3 & -t2131
+		var t3257 uint64 = 0x3 & -t2144
 		var t3352 uint64 = t3255 | t3257
-		var t3259, t3259_1, t3259_0 uint64 = 0, 0x4, 0x0
-		if t2157 != 0 {
-			t3259 = t3259_1
-		} else {
-			t3259 = t3259_0
-		}
-		var t3261, t3261_1, t3261_0 uint64 = 0, 0x1, 0x0
-		if t2170 != 0 {
-			t3261 = t3261_1
-		} else {
-			t3261 = t3261_0
-		}
+		var t3259 uint64 = 0x4 & -t2157
+		var t3261 uint64 = 0x1 & -t2170
 		var t3353 uint64 = t3259 | t3261
 		var t3379 uint64 = t3352 | t3353
 		var t3392 uint64 = t3378 | t3379
-		var t3263, t3263_1, t3263_0 uint64 = 0, 0x1, 0x0
-		if t2183 != 0 {
-			t3263 = t3263_1
-		} else {
-			t3263 = t3263_0
-		}
-		var t3265, t3265_1, t3265_0 uint64 = 0, 0x2, 0x0
-		if t2196 != 0 {
-			t3265 = t3265_1
-		} else {
-			t3265 = t3265_0
-		}
+		var t3263 uint64 = 0x1 & -t2183
+		var t3265 uint64 = 0x2 & -t2196
 		var t3354 uint64 = t3263 | t3265
-		var t3267, t3267_1, t3267_0 uint64 = 0, 0x3, 0x0
-		if t2210 != 0 {
-			t3267 = t3267_1
-		} else {
-			t3267 = t3267_0
-		}
-		var t3269, t3269_1, t3269_0 uint64 = 0, 0x3, 0x0
-		if t2223 != 0 {
-			t3269 = t3269_1
-		} else {
-			t3269 = t3269_0
-		}
+		var t3267 uint64 = 0x3 & -t2210
+		var t3269 uint64 = 0x3 & -t2223
 		var t3355 uint64 = t3267 | t3269
 		var t3380 uint64 = t3354 | t3355
-		var t3271, t3271_1, t3271_0 uint64 = 0, 0x3, 0x0
-		if t2236 != 0 {
-			t3271 = t3271_1
-		} else {
-			t3271 = t3271_0
-		}
-		var t3273, t3273_1, t3273_0 uint64 = 0, 0x3, 0x0
-		if t2249 != 0 {
-			t3273 = t3273_1
-		} else {
-			t3273 = t3273_0
-		}
+		var t3271 uint64 = 0x3 & -t2236
+		var t3273 uint64 = 0x3 & -t2249
 		var t3356 uint64 = t3271 | t3273
-		var t3275, t3275_1, t3275_0 uint64 = 0, 0x4, 0x0
-		if t2262 != 0 {
-			t3275 = t3275_1
-		} else {
-			t3275 = t3275_0
-		}
-		var t3277, t3277_1, t3277_0 uint64 = 0, 0x1, 0x0
-		if t2275 != 0 {
-			t3277 = t3277_1
-		} else {
-			t3277 = t3277_0
-		}
+		var t3275 uint64 = 0x4 & -t2262
+		var t3277 uint64 = 0x1 & -t2275
 		var t3357 uint64 = t3275 | t3277
 		var t3381 uint64 = t3356 | t3357
 		var t3393 uint64 = t3380 | t3381
 		var t3399 uint64 = t3392 | t3393
 		var t3402 uint64 = t3398 | t3399
-		var t3279, t3279_1, t3279_0 uint64 = 0, 0x1, 0x0
-		if t2288 != 0 {
-			t3279 = t3279_1
-		} else {
-			t3279 = t3279_0
-		}
-		var t3281, t3281_1, t3281_0 uint64 = 0, 0x2, 0x0
-		if t2302 != 0 {
-			t3281 = t3281_1
-		} else {
-			t3281 = t3281_0
-		}
+		var t3279 uint64 = 0x1 & -t2288
+		var t3281 uint64 = 0x2 & -t2302
 		var t3358 uint64 = t3279 | t3281
-		var t3283, t3283_1, t3283_0 uint64 = 0, 0x3, 0x0
-		if t2315 != 0 {
-			t3283 = t3283_1
-		} else {
-			t3283 = t3283_0
-		}
-		var t3285, t3285_1, t3285_0 uint64 = 0, 0x3, 0x0
-		if t2328 != 0 {
-			t3285 = t3285_1
-		} else {
-			t3285 = t3285_0
-		}
+		var t3283 uint64 = 0x3 & -t2315
+		var t3285 uint64 = 0x3 & -t2328
 		var t3359 uint64 = t3283 | t3285
 		var t3382 uint64 = t3358 | t3359
-		var t3287, t3287_1, t3287_0 uint64 = 0, 0x3, 0x0
-		if t2341 != 0 {
-			t3287 = t3287_1
-		} else {
-			t3287 = t3287_0
-		}
-		var t3289, t3289_1, t3289_0 uint64 = 0, 0x3, 0x0
-		if t2354 != 0 {
-			t3289 = t3289_1
-		} else {
-			t3289 = t3289_0
-		}
+		var t3287 uint64 = 0x3 & -t2341
+		var t3289 uint64 = 0x3 & -t2354
 		var t3360 uint64 = t3287 | t3289
-		var t3291, t3291_1, t3291_0 uint64 = 0, 0x4, 0x0
-		if t2367 != 0 {
-			t3291 = t3291_1
-		} else {
-			t3291 = t3291_0
-		}
-		var t3293, t3293_1, t3293_0 uint64 = 0, 0x1, 0x0
-		if t2380 != 0 {
-			t3293 = t3293_1
-		} else {
-			t3293 = t3293_0
-		}
+		var t3291 uint64 = 0x4 & -t2367
+		var t3293 uint64 = 0x1 & -t2380
 		var t3361 uint64 = t3291 | t3293
 		var t3383 uint64 = t3360 | t3361
 		var t3394 uint64 = t3382 | t3383
-		var t3295, t3295_1, t3295_0 uint64 = 0, 0x1, 0x0
-		if t2393 != 0 {
-			t3295 = t3295_1
-		} else {
-			t3295 = t3295_0
-		}
-		var t3297, t3297_1, t3297_0 uint64 = 0, 0x2, 0x0
-		if t2406 != 0 {
-			t3297 = t3297_1
-		} else {
-			t3297 = t3297_0
-		}
+		var t3295 uint64 = 0x1 & -t2393
+		var t3297 uint64 = 0x2 & -t2406
 		var t3362 uint64 = t3295 | t3297
-		var t3299, t3299_1, t3299_0 uint64 = 0, 0x3, 0x0
-		if t2420 != 0 {
-			t3299 = t3299_1
-		} else {
-			t3299 = t3299_0
-		}
-		var t3301, t3301_1, t3301_0 uint64 = 0, 0x3, 0x0
-		if t2433 != 0 {
-			t3301 = t3301_1
-		} else {
-			t3301 = t3301_0
-		}
+		var t3299 uint64 = 0x3 & -t2420
+		var t3301 uint64 = 0x3 & -t2433
 		var t3363 uint64 = t3299 | t3301
 		var t3384 uint64 = t3362 | t3363
-		var t3303, t3303_1, t3303_0 uint64 = 0, 0x3, 0x0
-		if t2446 != 0 {
-			t3303 = t3303_1
-		} else {
-			t3303 = t3303_0
-		}
-		var t3305, t3305_1, t3305_0 uint64 = 0, 0x3, 0x0
-		if t2459 != 0 {
-			t3305 = t3305_1
-		} else {
-			t3305 = t3305_0
-		}
+		var t3303 uint64 = 0x3 & -t2446
+		var t3305 uint64 = 0x3 & -t2459
 		var t3364 uint64 = t3303 | t3305
-		var t3307, t3307_1, t3307_0 uint64 = 0, 0x4, 0x0
-		if t2472 != 0 {
-			t3307 = t3307_1
-		} else {
-			t3307 = t3307_0
-		}
-		var t3309, t3309_1, t3309_0 uint64 = 0, 0x1, 0x0
-		if t2485 != 0 {
-			t3309 = t3309_1
-		} else {
-			t3309 = t3309_0
-		}
+		var t3307 uint64 = 0x4 & -t2472
+		var t3309 uint64 = 0x1 & -t2485
 		var t3365 uint64 = t3307 | t3309
 		var t3385 uint64 = t3364 | t3365
 		var t3395 uint64 = t3384 | t3385
 		var t3400 uint64 = t3394 | t3395
-		var t3311, t3311_1, t3311_0 uint64 = 0, 0x1, 0x0
-		if t2498 != 0 {
-			t3311 = t3311_1
-		} else {
-			t3311 = t3311_0
-		}
-		var t3313, t3313_1, t3313_0 uint64 = 0, 0x2, 0x0
-		if t2512 != 0 {
-			t3313 = t3313_1
-		} else {
-			t3313 = t3313_0
-		}
+		var t3311 uint64 = 0x1 & -t2498
+		var t3313 uint64 = 0x2 & -t2512
 		var t3366 uint64 = t3311 | t3313
-		var t3315, t3315_1, t3315_0 uint64 = 0, 0x3, 0x0
-		if t2525 != 0 {
-			t3315 = t3315_1
-		} else {
-			t3315 = t3315_0
-		}
-		var t3317, t3317_1, t3317_0 uint64 = 0, 0x3, 0x0
-		if t2538 != 0 {
-			t3317 = t3317_1
-		} else {
-			t3317 = t3317_0
-		}
+		var t3315 uint64 = 0x3 & -t2525
+		var t3317 uint64 = 0x3 & -t2538
 		var t3367 uint64 = t3315 | t3317
 		var t3386 uint64 = t3366 | t3367
-		var t3319, t3319_1, t3319_0 uint64 = 0, 0x3, 0x0
-		if t2551 != 0 {
-			t3319 = t3319_1
-		} else {
-			t3319 = t3319_0
-		}
-		var t3321, t3321_1, t3321_0 uint64 = 0, 0x3, 0x0
-		if t2564 != 0 {
-			t3321 = t3321_1
-		} else {
-			t3321 = t3321_0
-		}
+		var t3319 uint64 = 0x3 & -t2551
+		var t3321 uint64 = 0x3 & -t2564
 		var t3368 uint64 = t3319 | t3321
-		var t3323, t3323_1, t3323_0 uint64 = 0, 0x4, 0x0
-		if t2577 != 0 {
-			t3323 = t3323_1
-		} else {
-			t3323 = t3323_0
-		}
-		var t3325, t3325_1, t3325_0 uint64 = 0, 0x1, 0x0
-		if t2590 != 0 {
-			t3325 = t3325_1
-		} else {
-			t3325 = t3325_0
-		}
+		var t3323 uint64 = 0x4 & -t2577
+		var t3325 uint64 = 0x1 & -t2590
 		var t3369 uint64 = t3323 | t3325
 		var t3387 uint64 = t3368 | t3369
 		var t3396 uint64 = t3386 | t3387
-		var t3327, t3327_1, t3327_0 uint64 = 0, 0x1, 0x0
-		if t2603 != 0 {
-			t3327 = t3327_1
-		} else {
-			t3327 = t3327_0
-		}
-		var t3329, t3329_1, t3329_0 uint64 = 0, 0x2, 0x0
-		if t2616 != 0 {
-			t3329 = t3329_1
-		} else {
-			t3329 = t3329_0
-		}
+		var t3327 uint64 = 0x1 & -t2603
+		var t3329 uint64 = 0x2 & -t2616
 		var t3370 uint64 = t3327 | t3329
-		var t3331, t3331_1, t3331_0 uint64 = 0, 0x3, 0x0
-		if t2630 != 0 {
-			t3331 = t3331_1
-		} else {
-			t3331 = t3331_0
-		}
-		var t3333, t3333_1, t3333_0 uint64 = 0, 0x3, 0x0
-		if t2643 != 0 {
-			t3333 = t3333_1
-		} else {
-			t3333 = t3333_0
-		}
+		var t3331 uint64 = 0x3 & -t2630
+		var t3333 uint64 = 0x3 & -t2643
 		var t3371 uint64 = t3331 | t3333
 		var t3388 uint64 = t3370 | t3371
-		var t3335, t3335_1, t3335_0 uint64 = 0, 0x3, 0x0
-		if t2656 != 0 {
-			t3335 = t3335_1
-		} else {
-			t3335 = t3335_0
-		}
-		var t3337, t3337_1, t3337_0 uint64 = 0, 0x3, 0x0
-		if t2669 != 0 {
-			t3337 = t3337_1
-		} else {
-			t3337 = t3337_0
-		}
+		var t3335 uint64 = 0x3 & -t2656
+		var t3337 uint64 = 0x3 & -t2669
 		var t3372 uint64 = t3335 | t3337
-		var t3339, t3339_1, t3339_0 uint64 = 0, 0x4, 0x0
-		if t2682 != 0 {
-			t3339 = t3339_1
-		} else {
-			t3339 = t3339_0
-		}
-		var t3341, t3341_1, t3341_0 uint64 = 0, 0x1, 0x0
-		if t2695 != 0 {
-			t3341 = t3341_1
-		} else {
-			t3341 = t3341_0
-		}
+		var t3339 uint64 = 0x4 & -t2682
+		var t3341 uint64 = 0x1 & -t2695
 		var t3373 uint64 = t3339 | t3341
 		var t3389 uint64 = t3372 | t3373
 		var t3397 uint64 = t3388 | t3389
@@ -7019,447 +5799,127 @@ func (x *largeSim) Edge() bool {
 		var t4456 uint64 = t4454 & t4455
 		var t4457 uint64 = t4452 | t4456
 		var t4458 uint64 = t4448 & t4457
-		var t4066, t4066_1, t4066_0 uint64 = 0, 0x2, 0x0
-		if t1866 != 0 {
-			t4066 = t4066_1
-		} else {
-			t4066 = t4066_0
-		}
-		var t4068, t4068_1, t4068_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t4068 = t4068_1
-		} else {
-			t4068 = t4068_0
-		}
+		var t4066 uint64 = 0x2 & -t1866
+		var t4068 uint64 = 0x0 & -t1881
 		var t4193 uint64 = t4066 | t4068
-		var t4070, t4070_1, t4070_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t4070 = t4070_1
-		} else {
-			t4070 = t4070_0
-		}
-		var t4072, t4072_1, t4072_0 uint64 = 0, 0x0, 0x0
-		if t1908 != 0 {
-			t4072 = t4072_1
-		} else {
-			t4072 = t4072_0
-		}
+		var t4070 uint64 = 0x0 & -t1895
+		var t4072 uint64 = 0x0 & -t1908
 		var t4194 uint64 = t4070 | t4072
 		var t4225 uint64 = t4193 | t4194
-		var t4074, t4074_1, t4074_0 uint64 = 0, 0x0, 0x0
-		if t1921 != 0 {
-			t4074 = t4074_1
-		} else {
-			t4074 = t4074_0
-		}
-		var t4076, t4076_1, t4076_0 uint64 = 0, 0x0, 0x0
-		if t1934 != 0 {
-			t4076 = t4076_1
-		} else {
-			t4076 = t4076_0
-		}
+		var t4074 uint64 = 0x0 & -t1921
+		var t4076 uint64 = 0x0 & -t1934
 		var t4195 uint64 = t4074 | t4076
-		var t4078, t4078_1, t4078_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t4078 = t4078_1
-		} else {
-			t4078 = t4078_0
-		}
-		var t4080, t4080_1, t4080_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t4080 = t4080_1
-		} else {
-			t4080 = t4080_0
-		}
+		var t4078 uint64 = 0x0 & -t1947
+		var t4080 uint64 = 0x0 & -t1960
 		var t4196 uint64 = t4078 | t4080
 		var t4226 uint64 = t4195 | t4196
 		var t4241 uint64 = t4225 | t4226
-		var t4082, t4082_1, t4082_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t4082 = t4082_1
-		} else {
-			t4082 = t4082_0
-		}
-		var t4084, t4084_1, t4084_0 uint64 = 0, 0x1, 0x0
-		if t1986 != 0 {
-			t4084 = t4084_1
-		} else {
-			t4084 = t4084_0
-		}
+		var t4082 uint64 = 0x0 & -t1973
+		var t4084 uint64 = 0x1 & -t1986
 		var t4197 uint64 = t4082 | t4084
-		var t4086, t4086_1, t4086_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t4086 = t4086_1
-		} else {
-			t4086 = t4086_0
-		}
-		var t4088, t4088_1, t4088_0 uint64 = 0, 0x0, 0x0
-		if t2013 != 0 {
-			t4088 = t4088_1
-		} else {
-			t4088 = t4088_0
-		}
+		var t4086 uint64 = 0x0 & -t2000
+		var t4088 uint64 = 0x0 & -t2013
 		var t4198 uint64 = t4086 | t4088
 		var t4227 uint64 = t4197 | t4198
-		var t4090, t4090_1, t4090_0 uint64 = 0, 0x0, 0x0
-		if t2026 != 0 {
-			t4090 = t4090_1
-		} else {
-			t4090 = t4090_0
-		}
-		var t4092, t4092_1, t4092_0 uint64 = 0, 0x0, 0x0
-		if t2039 != 0 {
-			t4092 = t4092_1
-		} else {
-			t4092 = t4092_0
-		}
+		var t4090 uint64 = 0x0 & -t2026
+		var t4092 uint64 = 0x0 & -t2039
 		var t4199 uint64 = t4090 | t4092
-		var t4094, t4094_1, t4094_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t4094 = t4094_1
-		} else {
-			t4094 = t4094_0
-		}
-		var t4096, t4096_1, t4096_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t4096 = t4096_1
-		} else {
-			t4096 = t4096_0
-		}
+		var t4094 uint64 = 0x0 & -t2052
+		var t4096 uint64 = 0x0 & -t2065
 		var t4200 uint64 = t4094 | t4096
 		var t4228 uint64 = t4199 | t4200
 		var t4242 uint64 = t4227 | t4228
 		var t4249 uint64 = t4241 | t4242
-		var t4098, t4098_1, t4098_0 uint64 = 0, 0x2, 0x0
-		if t2078 != 0 {
-			t4098 = t4098_1
-		} else {
-			t4098 = t4098_0
-		}
-		var t4100, t4100_1, t4100_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t4100 = t4100_1
-		} else {
-			t4100 = t4100_0
-		}
+		var t4098 uint64 = 0x2 & -t2078
+		var t4100 uint64 = 0x0 & -t2092
 		var t4201 uint64 = t4098 | t4100
-		var t4102, t4102_1, t4102_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t4102 = t4102_1
-		} else {
-			t4102 = t4102_0
-		}
-		var t4104, t4104_1, t4104_0 uint64 = 0, 0x0, 0x0
-		if t2118 != 0 {
-			t4104 = t4104_1
-		} else {
-			t4104 = t4104_0
-		}
+		var t4102 uint64 = 0x0 & -t2105
+		var t4104 uint64 = 0x0 & -t2118
 		var t4202 uint64 = t4102 | t4104
 		var t4229 uint64 = t4201 | t4202
-		var t4106, t4106_1, t4106_0 uint64 = 0, 0x0, 0x0
-		if t2131 != 0 {
-			t4106 = t4106_1
-		} else {
-			t4106 = t4106_0
-		}
-		var t4108, t4108_1, t4108_0 uint64 = 0, 0x0, 0x0
-		if t2144 != 0 {
-			t4108 = t4108_1
-		} else {
-			t4108 = t4108_0
-		}
+		var t4106 uint64 = 0x0 & -t2131
+		var t4108 uint64 = 0x0 & -t2144
 		var t4203 uint64 = t4106 | t4108
-		var t4110, t4110_1, t4110_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t4110 = t4110_1
-		} else {
-			t4110 = t4110_0
-		}
-		var t4112, t4112_1, t4112_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t4112 = t4112_1
-		} else {
-			t4112 = t4112_0
-		}
+		var t4110 uint64 = 0x0 & -t2157
+		var t4112 uint64 = 0x0 & -t2170
 		var t4204 uint64 = t4110 | t4112
 		var t4230 uint64 = t4203 | t4204
 		var t4243 uint64 = t4229 | t4230
-		var t4114, t4114_1, t4114_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t4114 = t4114_1
-		} else {
-			t4114 = t4114_0
-		}
-		var t4116, t4116_1, t4116_0 uint64 = 0, 0x1, 0x0
-		if t2196 != 0 {
-			t4116 = t4116_1
-		} else {
-			t4116 = t4116_0
-		}
+		var t4114 uint64 = 0x0 & -t2183
+		var t4116 uint64 = 0x1 & -t2196
 		var t4205 uint64 = t4114 | t4116
-		var t4118, t4118_1, t4118_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t4118 = t4118_1
-		} else {
-			t4118 = t4118_0
-		}
-		var t4120, t4120_1, t4120_0 uint64 = 0, 0x0, 0x0
-		if t2223 != 0 {
-			t4120 = t4120_1
-		} else {
-			t4120 = t4120_0
-		}
+		var t4118 uint64 = 0x0 & -t2210
+		var t4120 uint64 = 0x0 & -t2223
 		var t4206 uint64 = t4118 | t4120
 		var t4231 uint64 = t4205 | t4206
-		var t4122, t4122_1, t4122_0 uint64 = 0, 0x0, 0x0
-		if t2236 != 0 {
-			t4122 = t4122_1
-		} else {
-			t4122 = t4122_0
-		}
-		var t4124, t4124_1, t4124_0 uint64 = 0, 0x0, 0x0
-		if t2249 != 0 {
-			t4124 = t4124_1
-		} else {
-			t4124 = t4124_0
-		}
+		var t4122 uint64 = 0x0 & -t2236
+		var t4124 uint64 = 0x0 & -t2249
 		var t4207 uint64 = t4122 | t4124
-		var t4126, t4126_1, t4126_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t4126 = t4126_1
-		} else {
-			t4126 = t4126_0
-		}
-		var t4128, t4128_1, t4128_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t4128 = t4128_1
-		} else {
-			t4128 = t4128_0
-		}
+		var t4126 uint64 = 0x0 & -t2262
+		var t4128 uint64 = 0x0 & -t2275
 		var t4208 uint64 = t4126 | t4128
 		var t4232 uint64 = t4207 | t4208
 		var t4244 uint64 = t4231 | t4232
 		var t4250 uint64 = t4243 | t4244
 		var t4253 uint64 = t4249 | t4250
-		var t4130, t4130_1, t4130_0 uint64 = 0, 0x2, 0x0
-		if t2288 != 0 {
-			t4130 = t4130_1
-		} else {
-			t4130 = t4130_0
-		}
-		var t4132, t4132_1, t4132_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t4132 = t4132_1
-		} else {
-			t4132 = t4132_0
-		}
+		var t4130 uint64 = 0x2 & -t2288
+		var t4132 uint64 = 0x0 & -t2302
 		var t4209 uint64 = t4130 | t4132
-		var t4134, t4134_1, t4134_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t4134 = t4134_1
-		} else {
-			t4134 = t4134_0
-		}
-		var t4136, t4136_1, t4136_0 uint64 = 0, 0x0, 0x0
-		if t2328 != 0 {
-			t4136 = t4136_1
-		} else {
-			t4136 = t4136_0
-		}
+		var t4134 uint64 = 0x0 & -t2315
+		var t4136 uint64 = 0x0 & -t2328
 		var t4210 uint64 = t4134 | t4136
 		var t4233 uint64 = t4209 | t4210
-		var t4138, t4138_1, t4138_0 uint64 = 0, 0x0, 0x0
-		if t2341 != 0 {
-			t4138 = t4138_1
-		} else {
-			t4138 = t4138_0
-		}
-		var t4140, t4140_1, t4140_0 uint64 = 0, 0x0, 0x0
-		if t2354 != 0 {
-			t4140 = t4140_1
-		} else {
-			t4140 = t4140_0
-		}
+		var t4138 uint64 = 0x0 & -t2341
+		var t4140 uint64 = 0x0 & -t2354
 		var t4211 uint64 = t4138 | t4140
-		var t4142, t4142_1, t4142_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t4142 = t4142_1
-		} else {
-			t4142 = t4142_0
-		}
-		var t4144, t4144_1, t4144_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t4144 = t4144_1
-		} else {
-			t4144 = t4144_0
-		}
+		var t4142 uint64 = 0x0 & -t2367
+		var t4144 uint64 = 0x0 & -t2380
 		var t4212 uint64 = t4142 | t4144
 		var t4234 uint64 = t4211 | t4212
 		var t4245 uint64 = t4233 | t4234
-		var t4146, t4146_1, t4146_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t4146 = t4146_1
-		} else {
-			t4146 = t4146_0
-		}
-		var t4148, t4148_1, t4148_0 uint64 = 0, 0x1, 0x0
-		if t2406 != 0 {
-			t4148 = t4148_1
-		} else {
-			t4148 = t4148_0
-		}
+		var t4146 uint64 = 0x0 & -t2393
+		var t4148 uint64 = 0x1 & -t2406
 		var t4213 uint64 = t4146 | t4148
-		var t4150, t4150_1, t4150_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t4150 = t4150_1
-		} else {
-			t4150 = t4150_0
-		}
-		var t4152, t4152_1, t4152_0 uint64 = 0, 0x0, 0x0
-		if t2433 != 0 {
-			t4152 = t4152_1
-		} else {
-			t4152 = t4152_0
-		}
+		var t4150 uint64 = 0x0 & -t2420
+		var t4152 uint64 = 0x0 & -t2433
 		var t4214 uint64 = t4150 | t4152
 		var t4235 uint64 = t4213 | t4214
-		var t4154, t4154_1, t4154_0 uint64 = 0, 0x0, 0x0
-		if t2446 != 0 {
-			t4154 = t4154_1
-		} else {
-			t4154 = t4154_0
-		}
-		var t4156, t4156_1, t4156_0 uint64 = 0, 0x0, 0x0
-		if t2459 != 0 {
-			t4156 = t4156_1
-		} else {
-			t4156 = t4156_0
-		}
+		var t4154 uint64 = 0x0 & -t2446
+		var t4156 uint64 = 0x0 & -t2459
 		var t4215 uint64 = t4154 | t4156
-		var t4158, t4158_1, t4158_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t4158 = t4158_1
-		} else {
-			t4158 = t4158_0
-		}
-		var t4160, t4160_1, t4160_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t4160 = t4160_1
-		} else {
-			t4160 = t4160_0
-		}
+		var t4158 uint64 = 0x0 & -t2472
+		var t4160 uint64 = 0x0 & -t2485
 		var t4216 uint64 = t4158 | t4160
 		var t4236 uint64 = t4215 | t4216
 		var t4246 uint64 = t4235 | t4236
 		var t4251 uint64 = t4245 | t4246
-		var t4162, t4162_1, t4162_0 uint64 = 0, 0x2, 0x0
-		if t2498 != 0 {
-			t4162 = t4162_1
-		} else {
-			t4162 = t4162_0
-		}
-		var t4164, t4164_1, t4164_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t4164 = t4164_1
-		} else {
-			t4164 = t4164_0
-		}
+		var t4162 uint64 = 0x2 & -t2498
+		var t4164 uint64 = 0x0 & -t2512
 		var t4217 uint64 = t4162 | t4164
-		var t4166, t4166_1, t4166_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t4166 = t4166_1
-		} else {
-			t4166 = t4166_0
-		}
-		var t4168, t4168_1, t4168_0 uint64 = 0, 0x0, 0x0
-		if t2538 != 0 {
-			t4168 = t4168_1
-		} else {
-			t4168 = t4168_0
-		}
+		var t4166 uint64 = 0x0 & -t2525
+		var t4168 uint64 = 0x0 & -t2538
 		var t4218 uint64 = t4166 | t4168
 		var t4237 uint64 = t4217 | t4218
-		var t4170, t4170_1, t4170_0 uint64 = 0, 0x0, 0x0
-		if t2551 != 0 {
-			t4170 = t4170_1
-		} else {
-			t4170 = t4170_0
-		}
-		var t4172, t4172_1, t4172_0 uint64 = 0, 0x0, 0x0
-		if t2564 != 0 {
-			t4172 = t4172_1
-		} else {
-			t4172 = t4172_0
-		}
+		var t4170 uint64 = 0x0 & -t2551
+		var t4172 uint64 = 0x0 & -t2564
 		var t4219 uint64 = t4170 | t4172
-		var t4174, t4174_1, t4174_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t4174 = t4174_1
-		} else {
-			t4174 = t4174_0
-		}
-		var t4176, t4176_1, t4176_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t4176 = t4176_1
-		} else {
-			t4176 = t4176_0
-		}
+		var t4174 uint64 = 0x0 & -t2577
+		var t4176 uint64 = 0x0 & -t2590
 		var t4220 uint64 = t4174 | t4176
 		var t4238 uint64 = t4219 | t4220
 		var t4247 uint64 = t4237 | t4238
-		var t4178, t4178_1, t4178_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t4178 = t4178_1
-		} else {
-			t4178 = t4178_0
-		}
-		var t4180, t4180_1, t4180_0 uint64 = 0, 0x1, 0x0
-		if t2616 != 0 {
-			t4180 = t4180_1
-		} else {
-			t4180 = t4180_0
-		}
+		var t4178 uint64 = 0x0 & -t2603
+		var t4180 uint64 = 0x1 & -t2616
 		var t4221 uint64 = t4178 | t4180
-		var t4182, t4182_1, t4182_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t4182 = t4182_1
-		} else {
-			t4182 = t4182_0
-		}
-		var t4184, t4184_1, t4184_0 uint64 = 0, 0x0, 0x0
-		if t2643 != 0 {
-			t4184 = t4184_1
-		} else {
-			t4184 = t4184_0
-		}
+		var t4182 uint64 = 0x0 & -t2630
+		var t4184 uint64 = 0x0 & -t2643
 		var t4222 uint64 = t4182 | t4184
 		var t4239 uint64 = t4221 | t4222
-		var t4186, t4186_1, t4186_0 uint64 = 0, 0x0, 0x0
-		if t2656 != 0 {
-			t4186 = t4186_1
-		} else {
-			t4186 = t4186_0
-		}
-		var t4188, t4188_1, t4188_0 uint64 = 0, 0x0, 0x0
-		if t2669 != 0 {
-			t4188 = t4188_1
-		} else {
-			t4188 = t4188_0
-		}
+		var t4186 uint64 = 0x0 & -t2656
+		var t4188 uint64 = 0x0 & -t2669
 		var t4223 uint64 = t4186 | t4188
-		var t4190, t4190_1, t4190_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t4190 = t4190_1
-		} else {
-			t4190 = t4190_0
-		}
-		var t4192, t4192_1, t4192_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t4192 = t4192_1
-		} else {
-			t4192 = t4192_0
-		}
+		var t4190 uint64 = 0x0 & -t2682
+		var t4192 uint64 = 0x0 & -t2695
 		var t4224 uint64 = t4190 | t4192
 		var t4240 uint64 = t4223 | t4224
 		var t4248 uint64 = t4239 | t4240
@@ -7482,447 +5942,127 @@ func (x *largeSim) Edge() bool {
 		t4470 &= 0x7
 		v[4509] = t4470
 		var t4464 uint64 = v[806] >> 48
-		var t3406, t3406_1, t3406_0 uint64 = 0, 0x0, 0x0
-		if t1866 != 0 {
-			t3406 = t3406_1
-		} else {
-			t3406 = t3406_0
-		}
-		var t3408, t3408_1, t3408_0 uint64 = 0, 0x0, 0x0
-		if t1881 != 0 {
-			t3408 = t3408_1
-		} else {
-			t3408 = t3408_0
-		}
+		var t3406 uint64 = 0x0 & -t1866
+		var t3408 uint64 = 0x0 & -t1881
 		var t3533 uint64 = t3406 | t3408
-		var t3410, t3410_1, t3410_0 uint64 = 0, 0x0, 0x0
-		if t1895 != 0 {
-			t3410 = t3410_1
-		} else {
-			t3410 = t3410_0
-		}
-		var t3412, t3412_1, t3412_0 uint64 = 0, 0x1, 0x0
-		if t1908 != 0 {
-			t3412 = t3412_1
-		} else {
-			t3412 = t3412_0
-		}
+		var t3410 uint64 = 0x0 & -t1895
+		var t3412 uint64 = 0x1 & -t1908
 		var t3534 uint64 = t3410 | t3412
 		var t3565 uint64 = t3533 | t3534
-		var t3414, t3414_1, t3414_0 uint64 = 0, 0x2, 0x0
-		if t1921 != 0 {
-			t3414 = t3414_1
-		} else {
-			t3414 = t3414_0
-		}
-		var t3416, t3416_1, t3416_0 uint64 = 0, 0x3, 0x0
-		if t1934 != 0 {
-			t3416 = t3416_1
-		} else {
-			t3416 = t3416_0
-		}
+		var t3414 uint64 = 0x2 & -t1921
+		var t3416 uint64 = 0x3 & -t1934
 		var t3535 uint64 = t3414 | t3416
-		var t3418, t3418_1, t3418_0 uint64 = 0, 0x0, 0x0
-		if t1947 != 0 {
-			t3418 = t3418_1
-		} else {
-			t3418 = t3418_0
-		}
-		var t3420, t3420_1, t3420_0 uint64 = 0, 0x0, 0x0
-		if t1960 != 0 {
-			t3420 = t3420_1
-		} else {
-			t3420 = t3420_0
-		}
+		var t3418 uint64 = 0x0 & -t1947
+		var t3420 uint64 = 0x0 & -t1960
 		var t3536 uint64 = t3418 | t3420
 		var t3566 uint64 = t3535 | t3536
 		var t3581 uint64 = t3565 | t3566
-		var t3422, t3422_1, t3422_0 uint64 = 0, 0x0, 0x0
-		if t1973 != 0 {
-			t3422 = t3422_1
-		} else {
-			t3422 = t3422_0
-		}
-		var t3424, t3424_1, t3424_0 uint64 = 0, 0x0, 0x0
-		if t1986 != 0 {
-			t3424 = t3424_1
-		} else {
-			t3424 = t3424_0
-		}
+		var t3422 uint64 = 0x0 & -t1973
+		var t3424 uint64 = 0x0 & -t1986
 		var t3537 uint64 = t3422 | t3424
-		var t3426, t3426_1, t3426_0 uint64 = 0, 0x0, 0x0
-		if t2000 != 0 {
-			t3426 = t3426_1
-		} else {
-			t3426 = t3426_0
-		}
-		var t3428, t3428_1, t3428_0 uint64 = 0, 0x1, 0x0
-		if t2013 != 0 {
-			t3428 = t3428_1
-		} else {
-			t3428 = t3428_0
-		}
+		var t3426 uint64 = 0x0 & -t2000
+		var t3428 uint64 = 0x1 & -t2013
 		var t3538 uint64 = t3426 | t3428
 		var t3567 uint64 = t3537 | t3538
-		var t3430, t3430_1, t3430_0 uint64 = 0, 0x2, 0x0
-		if t2026 != 0 {
-			t3430 = t3430_1
-		} else {
-			t3430 = t3430_0
-		}
-		var t3432, t3432_1, t3432_0 uint64 = 0, 0x3, 0x0
-		if t2039 != 0 {
-			t3432 = t3432_1
-		} else {
-			t3432 = t3432_0
-		}
+		var t3430 uint64 = 0x2 & -t2026
+		var t3432 uint64 = 0x3 & -t2039
 		var t3539 uint64 = t3430 | t3432
-		var t3434, t3434_1, t3434_0 uint64 = 0, 0x0, 0x0
-		if t2052 != 0 {
-			t3434 = t3434_1
-		} else {
-			t3434 = t3434_0
-		}
-		var t3436, t3436_1, t3436_0 uint64 = 0, 0x0, 0x0
-		if t2065 != 0 {
-			t3436 = t3436_1
-		} else {
-			t3436 = t3436_0
-		}
+		var t3434 uint64 = 0x0 & -t2052
+		var t3436 uint64 = 0x0 & -t2065
 		var t3540 uint64 = t3434 | t3436
 		var t3568 uint64 = t3539 | t3540
 		var t3582 uint64 = t3567 | t3568
 		var t3589 uint64 = t3581 | t3582
-		var t3438, t3438_1, t3438_0 uint64 = 0, 0x0, 0x0
-		if t2078 != 0 {
-			t3438 = t3438_1
-		} else {
-			t3438 = t3438_0
-		}
-		var t3440, t3440_1, t3440_0 uint64 = 0, 0x0, 0x0
-		if t2092 != 0 {
-			t3440 = t3440_1
-		} else {
-			t3440 = t3440_0
-		}
+		var t3438 uint64 = 0x0 & -t2078
+		var t3440 uint64 = 0x0 & -t2092
 		var t3541 uint64 = t3438 | t3440
-		var t3442, t3442_1, t3442_0 uint64 = 0, 0x0, 0x0
-		if t2105 != 0 {
-			t3442 = t3442_1
-		} else {
-			t3442 = t3442_0
-		}
-		var t3444, t3444_1, t3444_0 uint64 = 0, 0x1, 0x0
-		if t2118 != 0 {
-			t3444 = t3444_1
-		} else {
-			t3444 = t3444_0
-		}
+		var t3442 uint64 = 0x0 & -t2105
+		var t3444 uint64 = 0x1 & -t2118
 		var t3542 uint64 = t3442 | t3444
 		var t3569 uint64 = t3541 | t3542
-		var t3446, t3446_1, t3446_0 uint64 = 0, 0x2, 0x0
-		if t2131 != 0 {
-			t3446 = t3446_1
-		} else {
-			t3446 = t3446_0
-		}
-		var t3448, t3448_1, t3448_0 uint64 = 0, 0x3, 0x0
-		if t2144 != 0 {
-			t3448 = t3448_1
-		} else {
-			t3448 = t3448_0
-		}
+		var t3446 uint64 = 0x2 & -t2131
+		var t3448 uint64 = 0x3 & -t2144
 		var t3543 uint64 = t3446 | t3448
-		var t3450, t3450_1, t3450_0 uint64 = 0, 0x0, 0x0
-		if t2157 != 0 {
-			t3450 = t3450_1
-		} else {
-			t3450 = t3450_0
-		}
-		var t3452, t3452_1, t3452_0 uint64 = 0, 0x0, 0x0
-		if t2170 != 0 {
-			t3452 = t3452_1
-		} else {
-			t3452 = t3452_0
-		}
+		var t3450 uint64 = 0x0 & -t2157
+		var t3452 uint64 = 0x0 & -t2170
 		var t3544 uint64 = t3450 | t3452
 		var t3570 uint64 = t3543 | t3544
 		var t3583 uint64 = t3569 | t3570
-		var t3454, t3454_1, t3454_0 uint64 = 0, 0x0, 0x0
-		if t2183 != 0 {
-			t3454 = t3454_1
-		} else {
-			t3454 = t3454_0
-		}
-		var t3456, t3456_1, t3456_0 uint64 = 0, 0x0, 0x0
-		if t2196 != 0 {
-			t3456 = t3456_1
-		} else {
-			t3456 = t3456_0
-		}
+		var t3454 uint64 = 0x0 & -t2183
+		var t3456 uint64 = 0x0 & -t2196
 		var t3545 uint64 = t3454 | t3456
-		var t3458, t3458_1, t3458_0 uint64 = 0, 0x0, 0x0
-		if t2210 != 0 {
-			t3458 = t3458_1
-		} else {
-			t3458 = t3458_0
-		}
-		var t3460, t3460_1, t3460_0 uint64 = 0, 0x1, 0x0
-		if t2223 != 0 {
-			t3460 = t3460_1
-		} else {
-			t3460 = t3460_0
-		}
+		var t3458 uint64 = 0x0 & -t2210
+		var t3460 uint64 = 0x1 & -t2223
 		var t3546 uint64 = t3458 | t3460
 		var t3571 uint64 = t3545 | t3546
-		var t3462, t3462_1, t3462_0 uint64 = 0, 0x2, 0x0
-		if t2236 != 0 {
-			t3462 = t3462_1
-		} else {
-			t3462 = t3462_0
-		}
-		var t3464, t3464_1, t3464_0 uint64 = 0, 0x3, 0x0
-		if t2249 != 0 {
-			t3464 = t3464_1
-		} else {
-			t3464 = t3464_0
-		}
+		var t3462 uint64 = 0x2 & -t2236
+		var t3464 uint64 = 0x3 & -t2249
 		var t3547 uint64 = t3462 | t3464
-		var t3466, t3466_1, t3466_0 uint64 = 0, 0x0, 0x0
-		if t2262 != 0 {
-			t3466 = t3466_1
-		} else {
-			t3466 = t3466_0
-		}
-		var t3468, t3468_1, t3468_0 uint64 = 0, 0x0, 0x0
-		if t2275 != 0 {
-			t3468 = t3468_1
-		} else {
-			t3468 = t3468_0
-		}
+		var t3466 uint64 = 0x0 & -t2262
+		var t3468 uint64 = 0x0 & -t2275
 		var t3548 uint64 = t3466 | t3468
 		var t3572 uint64 = t3547 | t3548
 		var t3584 uint64 = t3571 | t3572
 		var t3590 uint64 = t3583 | t3584
 		var t3593 uint64 = t3589 | t3590
-		var t3470, t3470_1, t3470_0 uint64 = 0, 0x0, 0x0
-		if t2288 != 0 {
-			t3470 = t3470_1
-		} else {
-			t3470 = t3470_0
-		}
-		var t3472, t3472_1, t3472_0 uint64 = 0, 0x0, 0x0
-		if t2302 != 0 {
-			t3472 = t3472_1
-		} else {
-			t3472 = t3472_0
-		}
+		var t3470 uint64 = 0x0 & -t2288
+		var t3472 uint64 = 0x0 & -t2302
 		var t3549 uint64 = t3470 | t3472
-		var t3474, t3474_1, t3474_0 uint64 = 0, 0x0, 0x0
-		if t2315 != 0 {
-			t3474 = t3474_1
-		} else {
-			t3474 = t3474_0
-		}
-		var t3476, t3476_1, t3476_0 uint64 = 0, 0x1, 0x0
-		if t2328 != 0 {
-			t3476 = t3476_1
-		} else {
-			t3476 = t3476_0
-		}
+		var t3474 uint64 = 0x0 & -t2315
+		var t3476 uint64 = 0x1 & -t2328
 		var t3550 uint64 = t3474 | t3476
 		var t3573 uint64 = t3549 | t3550
-		var t3478, t3478_1, t3478_0 uint64 = 0, 0x2, 0x0
-		if t2341 != 0 {
-			t3478 = t3478_1
-		} else {
-			t3478 = t3478_0
-		}
-		var t3480, t3480_1, t3480_0 uint64 = 0, 0x3, 0x0
-		if t2354 != 0 {
-			t3480 = t3480_1
-		} else {
-			t3480 = t3480_0
-		}
+		var t3478 uint64 = 0x2 & -t2341
+		var t3480 uint64 = 0x3 & -t2354
 		var t3551 uint64 = t3478 | t3480
-		var t3482, t3482_1, t3482_0 uint64 = 0, 0x0, 0x0
-		if t2367 != 0 {
-			t3482 = t3482_1
-		} else {
-			t3482 = t3482_0
-		}
-		var t3484, t3484_1, t3484_0 uint64 = 0, 0x0, 0x0
-		if t2380 != 0 {
-			t3484 = t3484_1
-		} else {
-			t3484 = t3484_0
-		}
+		var t3482 uint64 = 0x0 & -t2367
+		var t3484 uint64 = 0x0 & -t2380
 		var t3552 uint64 = t3482 | t3484
 		var t3574 uint64 = t3551 | t3552
 		var t3585 uint64 = t3573 | t3574
-		var t3486, t3486_1, t3486_0 uint64 = 0, 0x0, 0x0
-		if t2393 != 0 {
-			t3486 = t3486_1
-		} else {
-			t3486 = t3486_0
-		}
-		var t3488, t3488_1, t3488_0 uint64 = 0, 0x0, 0x0
-		if t2406 != 0 {
-			t3488 = t3488_1
-		} else {
-			t3488 = t3488_0
-		}
+		var t3486 uint64 = 0x0 & -t2393
+		var t3488 uint64 = 0x0 & -t2406
 		var t3553 uint64 = t3486 | t3488
-		var t3490, t3490_1, t3490_0 uint64 = 0, 0x0, 0x0
-		if t2420 != 0 {
-			t3490 = t3490_1
-		} else {
-			t3490 = t3490_0
-		}
-		var t3492, t3492_1, t3492_0 uint64 = 0, 0x1, 0x0
-		if t2433 != 0 {
-			t3492 = t3492_1
-		} else {
-			t3492 = t3492_0
-		}
+		var t3490 uint64 = 0x0 & -t2420
+		var t3492 uint64 = 0x1 & -t2433
 		var t3554 uint64 = t3490 | t3492
 		var t3575 uint64 = t3553 | t3554
-		var t3494, t3494_1, t3494_0 uint64 = 0, 0x2, 0x0
-		if t2446 != 0 {
-			t3494 = t3494_1
-		} else {
-			t3494 = t3494_0
-		}
-		var t3496, t3496_1, t3496_0 uint64 = 0, 0x3, 0x0
-		if t2459 != 0 {
-			t3496 = t3496_1
-		} else {
-			t3496 = t3496_0
-		}
+		var t3494 uint64 = 0x2 & -t2446
+		var t3496 uint64 = 0x3 & -t2459
 		var t3555 uint64 = t3494 | t3496
-		var t3498, t3498_1, t3498_0 uint64 = 0, 0x0, 0x0
-		if t2472 != 0 {
-			t3498 = t3498_1
-		} else {
-			t3498 = t3498_0
-		}
-		var t3500, t3500_1, t3500_0 uint64 = 0, 0x0, 0x0
-		if t2485 != 0 {
-			t3500 = t3500_1
-		} else {
-			t3500 = t3500_0
-		}
+		var t3498 uint64 = 0x0 & -t2472
+		var t3500 uint64 = 0x0 & -t2485
 		var t3556 uint64 = t3498 | t3500
 		var t3576 uint64 = t3555 | t3556
 		var t3586 uint64 = t3575 | t3576
 		var t3591 uint64 = t3585 | t3586
-		var t3502, t3502_1, t3502_0 uint64 = 0, 0x0, 0x0
-		if t2498 != 0 {
-			t3502 = t3502_1
-		} else {
-			t3502 = t3502_0
-		}
-		var t3504, t3504_1, t3504_0 uint64 = 0, 0x0, 0x0
-		if t2512 != 0 {
-			t3504 = t3504_1
-		} else {
-			t3504 = t3504_0
-		}
+		var t3502 uint64 = 0x0 & -t2498
+		var t3504 uint64 = 0x0 & -t2512
 		var t3557 uint64 = t3502 | t3504
-		var t3506, t3506_1, t3506_0 uint64 = 0, 0x0, 0x0
-		if t2525 != 0 {
-			t3506 = t3506_1
-		} else {
-			t3506 = t3506_0
-		}
-		var t3508, t3508_1, t3508_0 uint64 = 0, 0x1, 0x0
-		if t2538 != 0 {
-			t3508 = t3508_1
-		} else {
-			t3508 = t3508_0
-		}
+		var t3506 uint64 = 0x0 & -t2525
+		var t3508 uint64 = 0x1 & -t2538
 		var t3558 uint64 = t3506 | t3508
 		var t3577 uint64 = t3557 | t3558
-		var t3510, t3510_1, t3510_0 uint64 = 0, 0x2, 0x0
-		if t2551 != 0 {
-			t3510 = t3510_1
-		} else {
-			t3510 = t3510_0
-		}
-		var t3512, t3512_1, t3512_0 uint64 = 0, 0x3, 0x0
-		if t2564 != 0 {
-			t3512 = t3512_1
-		} else {
-			t3512 = t3512_0
-		}
+		var t3510 uint64 = 0x2 & -t2551
+		var t3512 uint64 = 0x3 & -t2564
 		var t3559 uint64 = t3510 | t3512
-		var t3514, t3514_1, t3514_0 uint64 = 0, 0x0, 0x0
-		if t2577 != 0 {
-			t3514 = t3514_1
-		} else {
-			t3514 = t3514_0
-		}
-		var t3516, t3516_1, t3516_0 uint64 = 0, 0x0, 0x0
-		if t2590 != 0 {
-			t3516 = t3516_1
-		} else {
-			t3516 = t3516_0
-		}
+		var t3514 uint64 = 0x0 & -t2577
+		var t3516 uint64 = 0x0 & -t2590
 		var t3560 uint64 = t3514 | t3516
 		var t3578 uint64 = t3559 | t3560
 		var t3587 uint64 = t3577 | t3578
-		var t3518, t3518_1, t3518_0 uint64 = 0, 0x0, 0x0
-		if t2603 != 0 {
-			t3518 = t3518_1
-		} else {
-			t3518 = t3518_0
-		}
-		var t3520, t3520_1, t3520_0 uint64 = 0, 0x0, 0x0
-		if t2616 != 0 {
-			t3520 = t3520_1
-		} else {
-			t3520 = t3520_0
-		}
+		var t3518 uint64 = 0x0 & -t2603
+		var t3520 uint64 = 0x0 & -t2616
 		var t3561 uint64 = t3518 | t3520
-		var t3522, t3522_1, t3522_0 uint64 = 0, 0x0, 0x0
-		if t2630 != 0 {
-			t3522 = t3522_1
-		} else {
-			t3522 = t3522_0
-		}
-		var t3524, t3524_1, t3524_0 uint64 = 0, 0x1, 0x0
-		if t2643 != 0 {
-			t3524 = t3524_1
-		} else {
-			t3524 = t3524_0
-		}
+		var t3522 uint64 = 0x0 & -t2630
+		var t3524 uint64 = 0x1 & -t2643
 		var t3562 uint64 = t3522 | t3524
 		var t3579 uint64 = t3561 | t3562
-		var t3526, t3526_1, t3526_0 uint64 = 0, 0x2, 0x0
-		if t2656 != 0 {
-			t3526 = t3526_1
-		} else {
-			t3526 = t3526_0
-		}
-		var t3528, t3528_1, t3528_0 uint64 = 0, 0x3, 0x0
-		if t2669 != 0 {
-			t3528 = t3528_1
-		} else {
-			t3528 = t3528_0
-		}
+		var t3526 uint64 = 0x2 & -t2656
+		var t3528 uint64 = 0x3 & -t2669
 		var t3563 uint64 = t3526 | t3528
-		var t3530, t3530_1, t3530_0 uint64 = 0, 0x0, 0x0
-		if t2682 != 0 {
-			t3530 = t3530_1
-		} else {
-			t3530 = t3530_0
-		}
-		var t3532, t3532_1, t3532_0 uint64 = 0, 0x0, 0x0
-		if t2695 != 0 {
-			t3532 = t3532_1
-		} else {
-			t3532 = t3532_0
-		}
+		var t3530 uint64 = 0x0 & -t2682
+		var t3532 uint64 = 0x0 & -t2695
 		var t3564 uint64 = t3530 | t3532
 		var t3580 uint64 = t3563 | t3564
 		var t3588 uint64 = t3579 | t3580
@@ -7943,455 +6083,135 @@ func (x *largeSim) Edge() bool {
 		var t1871 uint64 = (v[798]) & 0xfffffff
 		v[798] = v[297]
 		var t1877 uint64 = t1871 | 0x180000000
-		var t4257, t4257_1, t4257_0 uint64 = 0, t1877, 0x0
-		if t1866 != 0 {
-			t4257 = t4257_1
-		} else {
-			t4257 = t4257_0
-		}
+		var t4257 uint64 = t1877 & -t1866
 		var t1891 uint64 = t1871
-		var t4259, t4259_1, t4259_0 uint64 = 0, t1891, 0x0
-		if t1881 != 0 {
-			t4259 = t4259_1
-		} else {
-			t4259 = t4259_0
-		}
+		var t4259 uint64 = t1891 & -t1881
 		var t4384 uint64 = t4257 | t4259
-		var t4261, t4261_1, t4261_0 uint64 = 0, t1891, 0x0
-		if t1895 != 0 {
-			t4261 = t4261_1
-		} else {
-			t4261 = t4261_0
-		}
-		var t4263, t4263_1, t4263_0 uint64 = 0, t1891, 0x0
-		if t1908 != 0 {
-			t4263 = t4263_1
-		} else {
-			t4263 = t4263_0
-		}
+		var t4261 uint64 = t1891 & -t1895
+		var t4263 uint64 = t1891 & -t1908
 		var t4385 uint64 = t4261 | t4263
 		var t4416 uint64 = t4384 | t4385
-		var t4265, t4265_1, t4265_0 uint64 = 0, t1891, 0x0
-		if t1921 != 0 {
-			t4265 = t4265_1
-		} else {
-			t4265 = t4265_0
-		}
-		var t4267, t4267_1, t4267_0 uint64 = 0, t1891, 0x0
-		if t1934 != 0 {
-			t4267 = t4267_1
-		} else {
-			t4267 = t4267_0
-		}
+		var t4265 uint64 = t1891 & -t1921
+		var t4267 uint64 = t1891 & -t1934
 		var t4386 uint64 = t4265 | t4267
-		var t4269, t4269_1, t4269_0 uint64 = 0, t1891, 0x0
-		if t1947 != 0 {
-			t4269 = t4269_1
-		} else {
-			t4269 = t4269_0
-		}
-		var t4271, t4271_1, t4271_0 uint64 = 0, t1891, 0x0
-		if t1960 != 0 {
-			t4271 = t4271_1
-		} else {
-			t4271 = t4271_0
-		}
+		var t4269 uint64 = t1891 & -t1947
+		var t4271 uint64 = t1891 & -t1960
 		var t4387 uint64 = t4269 | t4271
 		var t4417 uint64 = t4386 | t4387
 		var t4432 uint64 = t4416 | t4417
-		var t4273, t4273_1, t4273_0 uint64 = 0, t1891, 0x0
-		if t1973 != 0 {
-			t4273 = t4273_1
-		} else {
-			t4273 = t4273_0
-		}
+		var t4273 uint64 = t1891 & -t1973
 		var t1996 uint64 = t1871 | 0xa40000000
-		var t4275, t4275_1, t4275_0 uint64 = 0, t1996, 0x0
-		if t1986 != 0 {
-			t4275 = t4275_1
-		} else {
-			t4275 = t4275_0
-		}
+		var t4275 uint64 = t1996 & -t1986
 		var t4388 uint64 = t4273 | t4275
-		var t4277, t4277_1, t4277_0 uint64 = 0, t1891, 0x0
-		if t2000 != 0 {
-			t4277 = t4277_1
-		} else {
-			t4277 = t4277_0
-		}
-		var t4279, t4279_1, t4279_0 uint64 = 0, t1891, 0x0
-		if t2013 != 0 {
-			t4279 = t4279_1
-		} else {
-			t4279 = t4279_0
-		}
+		var t4277 uint64 = t1891 & -t2000
+		var t4279 uint64 = t1891 & -t2013
 		var t4389 uint64 = t4277 | t4279
 		var t4418 uint64 = t4388 | t4389
-		var t4281, t4281_1, t4281_0 uint64 = 0, t1891, 0x0
-		if t2026 != 0 {
-			t4281 = t4281_1
-		} else {
-			t4281 = t4281_0
-		}
-		var t4283, t4283_1, t4283_0 uint64 = 0, t1891, 0x0
-		if t2039 != 0 {
-			t4283 = t4283_1
-		} else {
-			t4283 = t4283_0
-		}
+		var t4281 uint64 = t1891 & -t2026
+		var t4283 uint64 = t1891 & -t2039
 		var t4390 uint64 = t4281 | t4283
-		var t4285, t4285_1, t4285_0 uint64 = 0, t1891, 0x0
-		if t2052 != 0 {
-			t4285 = t4285_1
-		} else {
-			t4285 = t4285_0
-		}
-		var t4287, t4287_1, t4287_0 uint64 = 0, t1891, 0x0
-		if t2065 != 0 {
-			t4287 = t4287_1
-		} else {
-			t4287 = t4287_0
-		}
+		var t4285 uint64 = t1891 & -t2052
+		var t4287 uint64 = t1891 & -t2065
 		var t4391 uint64 = t4285 | t4287
 		var t4419 uint64 = t4390 | t4391
 		var t4433 uint64 = t4418 | t4419
 		var t4440 uint64 = t4432 | t4433
 		var t2088 uint64 = t1871 | 0x1180000000
-		var t4289, t4289_1, t4289_0 uint64 = 0, t2088, 0x0
-		if t2078 != 0 {
-			t4289 = t4289_1
-		} else {
-			t4289 = t4289_0
-		}
-		var t4291, t4291_1, t4291_0 uint64 = 0, t1891, 0x0
-		if t2092 != 0 {
-			t4291 = t4291_1
-		} else {
-			t4291 = t4291_0
-		}
+		var t4289 uint64 = t2088 & -t2078
+		var t4291 uint64 = t1891 & -t2092
 		var t4392 uint64 = t4289 | t4291
-		var t4293, t4293_1, t4293_0 uint64 = 0, t1891, 0x0
-		if t2105 != 0 {
-			t4293 = t4293_1
-		} else {
-			t4293 = t4293_0
-		}
-		var t4295, t4295_1, t4295_0 uint64 = 0, t1891, 0x0
-		if t2118 != 0 {
-			t4295 = t4295_1
-		} else {
-			t4295 = t4295_0
-		}
+		var t4293 uint64 = t1891 & -t2105
+		var t4295 uint64 = t1891 & -t2118
 		var t4393 uint64 = t4293 | t4295
 		var t4420 uint64 = t4392 | t4393
-		var t4297, t4297_1, t4297_0 uint64 = 0, t1891, 0x0
-		if t2131 != 0 {
-			t4297 = t4297_1
-		} else {
-			t4297 = t4297_0
-		}
-		var t4299, t4299_1, t4299_0 uint64 = 0, t1891, 0x0
-		if t2144 != 0 {
-			t4299 = t4299_1
-		} else {
-			t4299 = t4299_0
-		}
+		var t4297 uint64 = t1891 & -t2131
+		var t4299 uint64 = t1891 & -t2144
 		var t4394 uint64 = t4297 | t4299
-		var t4301, t4301_1, t4301_0 uint64 = 0, t1891, 0x0
-		if t2157 != 0 {
-			t4301 = t4301_1
-		} else {
-			t4301 = t4301_0
-		}
-		var t4303, t4303_1, t4303_0 uint64 = 0, t1891, 0x0
-		if t2170 != 0 {
-			t4303 = t4303_1
-		} else {
-			t4303 = t4303_0
-		}
+		var t4301 uint64 = t1891 & -t2157
+		var t4303 uint64 = t1891 & -t2170
 		var t4395 uint64 = t4301 | t4303
 		var t4421 uint64 = t4394 | t4395
 		var t4434 uint64 = t4420 | t4421
-		var t4305, t4305_1, t4305_0 uint64 = 0, t1891, 0x0
-		if t2183 != 0 {
-			t4305 = t4305_1
-		} else {
-			t4305 = t4305_0
-		}
+		var t4305 uint64 = t1891 & -t2183
 		var t2206 uint64 = t1871 | 0x1a40000000
-		var t4307, t4307_1, t4307_0 uint64 = 0, t2206, 0x0
-		if t2196 != 0 {
-			t4307 = t4307_1
-		} else {
-			t4307 = t4307_0
-		}
+		var t4307 uint64 = t2206 & -t2196
 		var t4396 uint64 = t4305 | t4307
-		var t4309, t4309_1, t4309_0 uint64 = 0, t1891, 0x0
-		if t2210 != 0 {
-			t4309 = t4309_1
-		} else {
-			t4309 = t4309_0
-		}
-		var t4311, t4311_1, t4311_0 uint64 = 0, t1891, 0x0
-		if t2223 != 0 {
-			t4311 = t4311_1
-		} else {
-			t4311 = t4311_0
-		}
+		var t4309 uint64 = t1891 & -t2210
+		var t4311 uint64 = t1891 & -t2223
 		var t4397 uint64 = t4309 | t4311
 		var t4422 uint64 = t4396 | t4397
-		var t4313, t4313_1, t4313_0 uint64 = 0, t1891, 0x0
-		if t2236 != 0 {
-			t4313 = t4313_1
-		} else {
-			t4313 = t4313_0
-		}
-		var t4315, t4315_1, t4315_0 uint64 = 0, t1891, 0x0
-		if t2249 != 0 {
-			t4315 = t4315_1
-		} else {
-			t4315 = t4315_0
-		}
+		var t4313 uint64 = t1891 & -t2236
+		var t4315 uint64 = t1891 & -t2249
 		var t4398 uint64 = t4313 | t4315
-		var t4317, t4317_1, t4317_0 uint64 = 0, t1891, 0x0
-		if t2262 != 0 {
-			t4317 = t4317_1
-		} else {
-			t4317 = t4317_0
-		}
-		var t4319, t4319_1, t4319_0 uint64 = 0, t1891, 0x0
-		if t2275 != 0 {
-			t4319 = t4319_1
-		} else {
-			t4319 = t4319_0
-		}
+		var t4317 uint64 = t1891 & -t2262
+		var t4319 uint64 = t1891 & -t2275
 		var t4399 uint64 = t4317 | t4319
 		var t4423 uint64 = t4398 | t4399
 		var t4435 uint64 = t4422 | t4423
 		var t4441 uint64 = t4434 | t4435
 		var t4444 uint64 = t4440 | t4441
 		var t2298 uint64 = t1871 | 0x2180000000
-		var t4321, t4321_1, t4321_0 uint64 = 0, t2298, 0x0
-		if t2288 != 0 {
-			t4321 = t4321_1
-		} else {
-			t4321 = t4321_0
-		}
-		var t4323, t4323_1, t4323_0 uint64 = 0, t1891, 0x0
-		if t2302 != 0 {
-			t4323 = t4323_1
-		} else {
-			t4323 = t4323_0
-		}
+		var t4321 uint64 = t2298 & -t2288
+		var t4323 uint64 = t1891 & -t2302
 		var t4400 uint64 = t4321 | t4323
-		var t4325, t4325_1, t4325_0 uint64 = 0, t1891, 0x0
-		if t2315 != 0 {
-			t4325 = t4325_1
-		} else {
-			t4325 = t4325_0
-		}
-		var t4327, t4327_1, t4327_0 uint64 = 0, t1891, 0x0
-		if t2328 != 0 {
-			t4327 = t4327_1
-		} else {
-			t4327 = t4327_0
-		}
+		var t4325 uint64 = t1891 & -t2315
+		var t4327 uint64 = t1891 & -t2328
 		var t4401 uint64 = t4325 | t4327
 		var t4424 uint64 = t4400 | t4401
-		var t4329, t4329_1, t4329_0 uint64 = 0, t1891, 0x0
-		if t2341 != 0 {
-			t4329 = t4329_1
-		} else {
-			t4329 = t4329_0
-		}
-		var t4331, t4331_1, t4331_0 uint64 = 0, t1891, 0x0
-		if t2354 != 0 {
-			t4331 = t4331_1
-		} else {
-			t4331 = t4331_0
-		}
+		var t4329 uint64 = t1891 & -t2341
+		var t4331 uint64 = t1891 & -t2354
 		var t4402 uint64 = t4329 | t4331
-		var t4333, t4333_1, t4333_0 uint64 = 0, t1891, 0x0
-		if t2367 != 0 {
-			t4333 = t4333_1
-		} else {
-			t4333 = t4333_0
-		}
-		var t4335, t4335_1, t4335_0 uint64 = 0, t1891, 0x0
-		if t2380 != 0 {
-			t4335 = t4335_1
-		} else {
-			t4335 = t4335_0
-		}
+		var t4333 uint64 = t1891 & -t2367
+		var t4335 uint64 = t1891 & -t2380
 		var t4403 uint64 = t4333 | t4335
 		var t4425 uint64 = t4402 | t4403
 		var t4436 uint64 = t4424 | t4425
-		var t4337, t4337_1, t4337_0 uint64 = 0, t1891, 0x0
-		if t2393 != 0 {
-			t4337 = t4337_1
-		} else {
-			t4337 = t4337_0
-		}
+		var t4337 uint64 = t1891 & -t2393
 		var t2416 uint64 = t1871 | 0x2a40000000
-		var t4339, t4339_1, t4339_0 uint64 = 0, t2416, 0x0
-		if t2406 != 0 {
-			t4339 = t4339_1
-		} else {
-			t4339 = t4339_0
-		}
+		var t4339 uint64 = t2416 & -t2406
 		var t4404 uint64 = t4337 | t4339
-		var t4341, t4341_1, t4341_0 uint64 = 0, t1891, 0x0
-		if t2420 != 0 {
-			t4341 = t4341_1
-		} else {
-			t4341 = t4341_0
-		}
-		var t4343, t4343_1, t4343_0 uint64 = 0, t1891, 0x0
-		if t2433 != 0 {
-			t4343 = t4343_1
-		} else {
-			t4343 = t4343_0
-		}
+		var t4341 uint64 = t1891 & -t2420
+		var t4343 uint64 = t1891 & -t2433
 		var t4405 uint64 = t4341 | t4343
 		var t4426 uint64 = t4404 | t4405
-		var t4345, t4345_1, t4345_0 uint64 = 0, t1891, 0x0
-		if t2446 != 0 {
-			t4345 = t4345_1
-		} else {
-			t4345 = t4345_0
-		}
-		var t4347, t4347_1, t4347_0 uint64 = 0, t1891, 0x0
-		if t2459 != 0 {
-			t4347 = t4347_1
-		} else {
-			t4347 = t4347_0
-		}
+		var t4345 uint64 = t1891 & -t2446
+		var t4347 uint64 = t1891 & -t2459
 		var t4406 uint64 = t4345 | t4347
-		var t4349, t4349_1, t4349_0 uint64 = 0, t1891, 0x0
-		if t2472 != 0 {
-			t4349 = t4349_1
-		} else {
-			t4349 = t4349_0
-		}
-		var t4351, t4351_1, t4351_0 uint64 = 0, t1891, 0x0
-		if t2485 != 0 {
-			t4351 = t4351_1
-		} else {
-			t4351 = t4351_0
-		}
+		var t4349 uint64 = t1891 & -t2472
+		var t4351 uint64 = t1891 & -t2485
 		var t4407 uint64 = t4349 | t4351
 		var t4427 uint64 = t4406 | t4407
 		var t4437 uint64 = t4426 | t4427
 		var t4442 uint64 = t4436 | t4437
 		var t2508 uint64 = t1871 | 0x3180000000
-		var t4353, t4353_1, t4353_0 uint64 = 0, t2508, 0x0
-		if t2498 != 0 {
-			t4353 = t4353_1
-		} else {
-			t4353 = t4353_0
-		}
-		var t4355, t4355_1, t4355_0 uint64 = 0, t1891, 0x0
-		if t2512 != 0 {
-			t4355 = t4355_1
-		} else {
-			t4355 = t4355_0
-		}
+		var t4353 uint64 = t2508 & -t2498
+		var t4355 uint64 = t1891 & -t2512
 		var t4408 uint64 = t4353 | t4355
-		var t4357, t4357_1, t4357_0 uint64 = 0, t1891, 0x0
-		if t2525 != 0 {
-			t4357 = t4357_1
-		} else {
-			t4357 = t4357_0
-		}
-		var t4359, t4359_1, t4359_0 uint64 = 0, t1891, 0x0
-		if t2538 != 0 {
-			t4359 = t4359_1
-		} else {
-			t4359 = t4359_0
-		}
+		var t4357 uint64 = t1891 & -t2525
+		var t4359 uint64 = t1891 & -t2538
 		var t4409 uint64 = t4357 | t4359
 		var t4428 uint64 = t4408 | t4409
-		var t4361, t4361_1, t4361_0 uint64 = 0, t1891, 0x0
-		if t2551 != 0 {
-			t4361 = t4361_1
-		} else {
-			t4361 = t4361_0
-		}
-		var t4363, t4363_1, t4363_0 uint64 = 0, t1891, 0x0
-		if t2564 != 0 {
-			t4363 = t4363_1
-		} else {
-			t4363 = t4363_0
-		}
+		var t4361 uint64 = t1891 & -t2551
+		var t4363 uint64 = t1891 & -t2564
 		var t4410 uint64 = t4361 | t4363
-		var t4365, t4365_1, t4365_0 uint64 = 0, t1891, 0x0
-		if t2577 != 0 {
-			t4365 = t4365_1
-		} else {
-			t4365 = t4365_0
-		}
-		var t4367, t4367_1, t4367_0 uint64 = 0, t1891, 0x0
-		if t2590 != 0 {
-			t4367 = t4367_1
-		} else {
-			t4367 = t4367_0
-		}
+		var t4365 uint64 = t1891 & -t2577
+		var t4367 uint64 = t1891 & -t2590
 		var t4411 uint64 = t4365 | t4367
 		var t4429 uint64 = t4410 | t4411
 		var t4438 uint64 = t4428 | t4429
-		var t4369, t4369_1, t4369_0 uint64 = 0, t1891, 0x0
-		if t2603 != 0 {
-			t4369 = t4369_1
-		} else {
-			t4369 = t4369_0
-		}
+		var t4369 uint64 = t1891 & -t2603
 		var t2626 uint64 = t1871 | 0x3a40000000
-		var t4371, t4371_1, t4371_0 uint64 = 0, t2626, 0x0
-		if t2616 != 0 {
-			t4371 = t4371_1
-		} else {
-			t4371 = t4371_0
-		}
+		var t4371 uint64 = t2626 & -t2616
 		var t4412 uint64 = t4369 | t4371
-		var t4373, t4373_1, t4373_0 uint64 = 0, t1891, 0x0
-		if t2630 != 0 {
-			t4373 = t4373_1
-		} else {
-			t4373 = t4373_0
-		}
-		var t4375, t4375_1, t4375_0 uint64 = 0, t1891, 0x0
-		if t2643 != 0 {
-			t4375 = t4375_1
-		} else {
-			t4375 = t4375_0
-		}
+		var t4373 uint64 = t1891 & -t2630
+		var t4375 uint64 = t1891 & -t2643
 		var t4413 uint64 = t4373 | t4375
 		var t4430 uint64 = t4412 | t4413
-		var t4377, t4377_1, t4377_0 uint64 = 0, t1891, 0x0
-		if t2656 != 0 {
-			t4377 = t4377_1
-		} else {
-			t4377 = t4377_0
-		}
-		var t4379, t4379_1, t4379_0 uint64 = 0, t1891, 0x0
-		if t2669 != 0 {
-			t4379 = t4379_1
-		} else {
-			t4379 = t4379_0
-		}
+		var t4377 uint64 = t1891 & -t2656
+		var t4379 uint64 = t1891 & -t2669
 		var t4414 uint64 = t4377 | t4379
-		var t4381, t4381_1, t4381_0 uint64 = 0, t1891, 0x0
-		if t2682 != 0 {
-			t4381 = t4381_1
-		} else {
-			t4381 = t4381_0
-		}
-		var t4383, t4383_1, t4383_0 uint64 = 0, t1891, 0x0
-		if t2695 != 0 {
-			t4383 = t4383_1
-		} else {
-			t4383 = t4383_0
-		}
+		var t4381 uint64 = t1891 & -t2682
+		var t4383 uint64 = t1891 & -t2695
 		var t4415 uint64 = t4381 | t4383
 		var t4431 uint64 = t4414 | t4415
 		var t4439 uint64 = t4430 | t4431
@@ -8400,510 +6220,190 @@ func (x *largeSim) Edge() bool {
 		var t4446 uint64 = t4444 | t4445
 		v[4515] = t4446
 		var t1872 uint64 = t1871 | 0x100000000
-		var t3597, t3597_1, t3597_0 uint64 = 0, t1872, 0x0
-		if t1866 != 0 {
-			t3597 = t3597_1
-		} else {
-			t3597 = t3597_0
-		}
+		var t3597 uint64 = t1872 & -t1866
 		var t1886 uint64 = t1871 | 0x200000000
-		var t3599, t3599_1, t3599_0 uint64 = 0, t1886, 0x0
-		if t1881 != 0 {
-			t3599 = t3599_1
-		} else {
-			t3599 = t3599_0
-		}
+		var t3599 uint64 = t1886 & -t1881
 		var t3724 uint64 = t3597 | t3599
 		var t1900 uint64 = t1871 | 0x300000000
-		var t3601, t3601_1, t3601_0 uint64 = 0, t1900, 0x0
-		if t1895 != 0 {
-			t3601 = t3601_1
-		} else {
-			t3601 = t3601_0
-		}
+		var t3601 uint64 = t1900 & -t1895
 		var t1913 uint64 = t1871 | 0x400000000
-		var t3603, t3603_1, t3603_0 uint64 = 0, t1913, 0x0
-		if t1908 != 0 {
-			t3603 = t3603_1
-		} else {
-			t3603 = t3603_0
-		}
+		var t3603 uint64 = t1913 & -t1908
 		var t3725 uint64 = t3601 | t3603
 		var t3756 uint64 = t3724 | t3725
 		var t1926 uint64 = t1871 | 0x500000000
-		var t3605, t3605_1, t3605_0 uint64 = 0, t1926, 0x0
-		if t1921 != 0 {
-			t3605 = t3605_1
-		} else {
-			t3605 = t3605_0
-		}
+		var t3605 uint64 = t1926 & -t1921
 		var t1939 uint64 = t1871 | 0x600000000
-		var t3607, t3607_1, t3607_0 uint64 = 0, t1939, 0x0
-		if t1934 != 0 {
-			t3607 = t3607_1
-		} else {
-			t3607 = t3607_0
-		}
+		var t3607 uint64 = t1939 & -t1934
 		var t3726 uint64 = t3605 | t3607
 		var t1952 uint64 = t1871 | 0x700000000
-		var t3609, t3609_1, t3609_0 uint64 = 0, t1952, 0x0
-		if t1947 != 0 {
-			t3609 = t3609_1
-		} else {
-			t3609 = t3609_0
-		}
+		var t3609 uint64 = t1952 & -t1947
 		var t1965 uint64 = t1871 | 0x800000000
-		var t3611, t3611_1, t3611_0 uint64 = 0, t1965, 0x0
-		if t1960 != 0 {
-			t3611 = t3611_1
-		} else {
-			t3611 = t3611_0
-		}
+		var t3611 uint64 = t1965 & -t1960
 		var t3727 uint64 = t3609 | t3611
 		var t3757 uint64 = t3726 | t3727
 		var t3772 uint64 = t3756 | t3757
 		var t1978 uint64 = t1871 | 0x900000000
-		var t3613, t3613_1, t3613_0 uint64 = 0, t1978, 0x0
-		if t1973 != 0 {
-			t3613 = t3613_1
-		} else {
-			t3613 = t3613_0
-		}
+		var t3613 uint64 = t1978 & -t1973
 		var t1991 uint64 = t1871 | 0xa00000000
-		var t3615, t3615_1, t3615_0 uint64 = 0, t1991, 0x0
-		if t1986 != 0 {
-			t3615 = t3615_1
-		} else {
-			t3615 = t3615_0
-		}
+		var t3615 uint64 = t1991 & -t1986
 		var t3728 uint64 = t3613 | t3615
 		var t2005 uint64 = t1871 | 0xb00000000
-		var t3617, t3617_1, t3617_0 uint64 = 0, t2005, 0x0
-		if t2000 != 0 {
-			t3617 = t3617_1
-		} else {
-			t3617 = t3617_0
-		}
+		var t3617 uint64 = t2005 & -t2000
 		var t2018 uint64 = t1871 | 0xc00000000
-		var t3619, t3619_1, t3619_0 uint64 = 0, t2018, 0x0
-		if t2013 != 0 {
-			t3619 = t3619_1
-		} else {
-			t3619 = t3619_0
-		}
+		var t3619 uint64 = t2018 & -t2013
 		var t3729 uint64 = t3617 | t3619
 		var t3758 uint64 = t3728 | t3729
 		var t2031 uint64 = t1871 | 0xd00000000
-		var t3621, t3621_1, t3621_0 uint64 = 0, t2031, 0x0
-		if t2026 != 0 {
-			t3621 = t3621_1
-		} else {
-			t3621 = t3621_0
-		}
+		var t3621 uint64 = t2031 & -t2026
 		var t2044 uint64 = t1871 | 0xe00000000
-		var t3623, t3623_1, t3623_0 uint64 = 0, t2044, 0x0
-		if t2039 != 0 {
-			t3623 = t3623_1
-		} else {
-			t3623 = t3623_0
-		}
+		var t3623 uint64 = t2044 & -t2039
 		var t3730 uint64 = t3621 | t3623
 		var t2057 uint64 = t1871 | 0xf00000000
-		var t3625, t3625_1, t3625_0 uint64 = 0, t2057, 0x0
-		if t2052 != 0 {
-			t3625 = t3625_1
-		} else {
-			t3625 = t3625_0
-		}
+		var t3625 uint64 = t2057 & -t2052
 		var t2070 uint64 = t1871 | 0x1000000000
-		var t3627, t3627_1, t3627_0 uint64 = 0, t2070, 0x0
-		if t2065 != 0 {
-			t3627 = t3627_1
-		} else {
-			t3627 = t3627_0
-		}
+		var t3627 uint64 = t2070 & -t2065
 		var t3731 uint64 = t3625 | t3627
 		var t3759 uint64 = t3730 | t3731
 		var t3773 uint64 = t3758 | t3759
 		var t3780 uint64 = t3772 | t3773
 		var t2083 uint64 = t1871 | 0x1100000000
-		var t3629, t3629_1, t3629_0 uint64 = 0, t2083, 0x0
-		if t2078 != 0 {
-			t3629 = t3629_1
-		} else {
-			t3629 = t3629_0
-		}
+		var t3629 uint64 = t2083 & -t2078
 		var t2097 uint64 = t1871 | 0x1200000000
-		var t3631, t3631_1, t3631_0 uint64 = 0, t2097, 0x0
-		if t2092 != 0 {
-			t3631 = t3631_1
-		} else {
-			t3631 = t3631_0
-		}
+		var t3631 uint64 = t2097 & -t2092
 		var t3732 uint64 = t3629 | t3631
 		var t2110 uint64 = t1871 | 0x1300000000
-		var t3633, t3633_1, t3633_0 uint64 = 0, t2110, 0x0
-		if t2105 != 0 {
-			t3633 = t3633_1
-		} else {
-			t3633 = t3633_0
-		}
+		var t3633 uint64 = t2110 & -t2105
 		var t2123 uint64 = t1871 | 0x1400000000
-		var t3635, t3635_1, t3635_0 uint64 = 0, t2123, 0x0
-		if t2118 != 0 {
-			t3635 = t3635_1
-		} else {
-			t3635 = t3635_0
-		}
+		var t3635 uint64 = t2123 & -t2118
 		var t3733 uint64 = t3633 | t3635
 		var t3760 uint64 = t3732 | t3733
 		var t2136 uint64 = t1871 | 0x1500000000
-		var t3637, t3637_1, t3637_0 uint64 = 0, t2136, 0x0
-		if t2131 != 0 {
-			t3637 = t3637_1
-		} else {
-			t3637 = t3637_0
-		}
+		var t3637 uint64 = t2136 & -t2131
 		var t2149 uint64 = t1871 | 0x1600000000
-		var t3639, t3639_1, t3639_0 uint64 = 0, t2149, 0x0
-		if t2144 != 0 {
-			t3639 = t3639_1
-		} else {
-			t3639 = t3639_0
-		}
+		var t3639 uint64 = t2149 & -t2144
 		var t3734 uint64 = t3637 | t3639
 		var t2162 uint64 = t1871 | 0x1700000000
-		var t3641, t3641_1, t3641_0 uint64 = 0, t2162, 0x0
-		if t2157 != 0 {
-			t3641 = t3641_1
-		} else {
-			t3641 = t3641_0
-		}
+		var t3641 uint64 = t2162 & -t2157
 		var t2175 uint64 = t1871 | 0x1800000000
-		var t3643, t3643_1, t3643_0 uint64 = 0, t2175, 0x0
-		if t2170 != 0 {
-			t3643 = t3643_1
-		} else {
-			t3643 = t3643_0
-		}
+		var t3643 uint64 = t2175 & -t2170
 		var t3735 uint64 = t3641 | t3643
 		var t3761 uint64 = t3734 | t3735
 		var t3774 uint64 = t3760 | t3761
 		var t2188 uint64 = t1871 | 0x1900000000
-		var t3645, t3645_1, t3645_0 uint64 = 0, t2188, 0x0
-		if t2183 != 0 {
-			t3645 = t3645_1
-		} else {
-			t3645 = t3645_0
-		}
+		var t3645 uint64 = t2188 & -t2183
 		var t2201 uint64 = t1871 | 0x1a00000000
-		var t3647, t3647_1, t3647_0 uint64 = 0, t2201, 0x0
-		if t2196 != 0 {
-			t3647 = t3647_1
-		} else {
-			t3647 = t3647_0
-		}
+		var t3647 uint64 = t2201 & -t2196
 		var t3736 uint64 = t3645 | t3647
 		var t2215 uint64 = t1871 | 0x1b00000000
-		var t3649, t3649_1, t3649_0 uint64 = 0, t2215, 0x0
-		if t2210 != 0 {
-			t3649 = t3649_1
-		} else {
-			t3649 = t3649_0
-		}
+		var t3649 uint64 = t2215 & -t2210
 		var t2228 uint64 = t1871 | 0x1c00000000
-		var t3651, t3651_1, t3651_0 uint64 = 0, t2228, 0x0
-		if t2223 != 0 {
-			t3651 = t3651_1
-		} else {
-			t3651 = t3651_0
-		}
+		var t3651 uint64 = t2228 & -t2223
 		var t3737 uint64 = t3649 | t3651
 		var t3762 uint64 = t3736 | t3737
 		var t2241 uint64 = t1871 | 0x1d00000000
-		var t3653, t3653_1, t3653_0 uint64 = 0, t2241, 0x0
-		if t2236 != 0 {
-			t3653 = t3653_1
-		} else {
-			t3653 = t3653_0
-		}
+		var t3653 uint64 = t2241 & -t2236
 		var t2254 uint64 = t1871 | 0x1e00000000
-		var t3655, t3655_1, t3655_0 uint64 = 0, t2254, 0x0
-		if t2249 != 0 {
-			t3655 = t3655_1
-		} else {
-			t3655 = t3655_0
-		}
+		var t3655 uint64 = t2254 & -t2249
 		var t3738 uint64 = t3653 | t3655
 		var t2267 uint64 = t1871 | 0x1f00000000
-		var t3657, t3657_1, t3657_0 uint64 = 0, t2267, 0x0
-		if t2262 != 0 {
-			t3657 = t3657_1
-		} else {
-			t3657 = t3657_0
-		}
+		var t3657 uint64 = t2267 & -t2262
 		var t2280 uint64 = t1871 | 0x2000000000
-		var t3659, t3659_1, t3659_0 uint64 = 0, t2280, 0x0
-		if t2275 != 0 {
-			t3659 = t3659_1
-		} else {
-			t3659 = t3659_0
-		}
+		var t3659 uint64 = t2280 & -t2275
 		var t3739 uint64 = t3657 | t3659
 		var t3763 uint64 = t3738 | t3739
 		var t3775 uint64 = t3762 | t3763
 		var t3781 uint64 = t3774 | t3775
 		var t3784 uint64 = t3780 | t3781
 		var t2293 uint64 = t1871 | 0x2100000000
-		var t3661, t3661_1, t3661_0 uint64 = 0, t2293, 0x0
-		if t2288 != 0 {
-			t3661 = t3661_1
-		} else {
-			t3661 = t3661_0
-		}
+		var t3661 uint64 = t2293 & -t2288
 		var t2307 uint64 = t1871 | 0x2200000000
-		var t3663, t3663_1, t3663_0 uint64 = 0, t2307, 0x0
-		if t2302 != 0 {
-			t3663 = t3663_1
-		} else {
-			t3663 = t3663_0
-		}
+		var t3663 uint64 = t2307 & -t2302
 		var t3740 uint64 = t3661 | t3663
 		var t2320 uint64 = t1871 | 0x2300000000
-		var t3665, t3665_1, t3665_0 uint64 = 0, t2320, 0x0
-		if t2315 != 0 {
-			t3665 = t3665_1
-		} else {
-			t3665 = t3665_0
-		}
+		var t3665 uint64 = t2320 & -t2315
 		var t2333 uint64 = t1871 | 0x2400000000
-		var t3667, t3667_1, t3667_0 uint64 = 0, t2333, 0x0
-		if t2328 != 0 {
-			t3667 = t3667_1
-		} else {
-			t3667 = t3667_0
-		}
+		var t3667 uint64 = t2333 & -t2328
 		var t3741 uint64 = t3665 | t3667
 		var t3764 uint64 = t3740 | t3741
 		var t2346 uint64 = t1871 | 0x2500000000
-		var t3669, t3669_1, t3669_0 uint64 = 0, t2346, 0x0
-		if t2341 != 0 {
-			t3669 = t3669_1
-		} else {
-			t3669 = t3669_0
-		}
+		var t3669 uint64 = t2346 & -t2341
 		var t2359 uint64 = t1871 | 0x2600000000
-		var t3671, t3671_1, t3671_0 uint64 = 0, t2359, 0x0
-		if t2354 != 0 {
-			t3671 = t3671_1
-		} else {
-			t3671 = t3671_0
-		}
+		var t3671 uint64 = t2359 & -t2354
 		var t3742 uint64 = t3669 | t3671
 		var t2372 uint64 = t1871 | 0x2700000000
-		var t3673, t3673_1, t3673_0 uint64 = 0, t2372, 0x0
-		if t2367 != 0 {
-			t3673 = t3673_1
-		} else {
-			t3673 = t3673_0
-		}
+		var t3673 uint64 = t2372 & -t2367
 		var t2385 uint64 = t1871 | 0x2800000000
-		var t3675, t3675_1, t3675_0 uint64 = 0, t2385, 0x0
-		if t2380 != 0 {
-			t3675 = t3675_1
-		} else {
-			t3675 = t3675_0
-		}
+		var t3675 uint64 = t2385 & -t2380
 		var t3743 uint64 = t3673 | t3675
 		var t3765 uint64 = t3742 | t3743
 		var t3776 uint64 = t3764 | t3765
 		var t2398 uint64 = t1871 | 0x2900000000
-		var t3677, t3677_1, t3677_0 uint64 = 0, t2398, 0x0
-		if t2393 != 0 {
-			t3677 = t3677_1
-		} else {
-			t3677 = t3677_0
-		}
+		var t3677 uint64 = t2398 & -t2393
 		var t2411 uint64 = t1871 | 0x2a00000000
-		var t3679, t3679_1, t3679_0 uint64 = 0, t2411, 0x0
-		if t2406 != 0 {
-			t3679 = t3679_1
-		} else {
-			t3679 = t3679_0
-		}
+		var t3679 uint64 = t2411 & -t2406
 		var t3744 uint64 = t3677 | t3679
 		var t2425 uint64 = t1871 | 0x2b00000000
-		var t3681, t3681_1, t3681_0 uint64 = 0, t2425, 0x0
-		if t2420 != 0 {
-			t3681 = t3681_1
-		} else {
-			t3681 = t3681_0
-		}
+		var t3681 uint64 = t2425 & -t2420
 		var t2438 uint64 = t1871 | 0x2c00000000
-		var t3683, t3683_1, t3683_0 uint64 = 0, t2438, 0x0
-		if t2433 != 0 {
-			t3683 = t3683_1
-		} else {
-			t3683 = t3683_0
-		}
+		var t3683 uint64 = t2438 & -t2433
 		var t3745 uint64 = t3681 | t3683
 		var t3766 uint64 = t3744 | t3745
 		var t2451 uint64 = t1871 | 0x2d00000000
-		var t3685, t3685_1, t3685_0 uint64 = 0, t2451, 0x0
-		if t2446 != 0 {
-			t3685 = t3685_1
-		} else {
-			t3685 = t3685_0
-		}
+		var t3685 uint64 = t2451 & -t2446
 		var t2464 uint64 = t1871 | 0x2e00000000
-		var t3687, t3687_1, t3687_0 uint64 = 0, t2464, 0x0
-		if t2459 != 0 {
-			t3687 = t3687_1
-		} else {
-			t3687 = t3687_0
-		}
+		var t3687 uint64 = t2464 & -t2459
 		var t3746 uint64 = t3685 | t3687
 		var t2477 uint64 = t1871 | 0x2f00000000
-		var t3689, t3689_1, t3689_0 uint64 = 0, t2477, 0x0
-		if t2472 != 0 {
-			t3689 = t3689_1
-		} else {
-			t3689 = t3689_0
-		}
+		var t3689 uint64 = t2477 & -t2472
 		var t2490 uint64 = t1871 | 0x3000000000
-		var t3691, t3691_1, t3691_0 uint64 = 0, t2490, 0x0
-		if t2485 != 0 {
-			t3691 = t3691_1
-		} else {
-			t3691 = t3691_0
-		}
+		var t3691 uint64 = t2490 & -t2485
 		var t3747 uint64 = t3689 | t3691
 		var t3767 uint64 = t3746 | t3747
 		var t3777 uint64 = t3766 | t3767
 		var t3782 uint64 = t3776 | t3777
 		var t2503 uint64 = t1871 | 0x3100000000
-		var t3693, t3693_1, t3693_0 uint64 = 0, t2503, 0x0
-		if t2498 != 0 {
-			t3693 = t3693_1
-		} else {
-			t3693 = t3693_0
-		}
+		var t3693 uint64 = t2503 & -t2498
 		var t2517 uint64 = t1871 | 0x3200000000
-		var t3695, t3695_1, t3695_0 uint64 = 0, t2517, 0x0
-		if t2512 != 0 {
-			t3695 = t3695_1
-		} else {
-			t3695 = t3695_0
-		}
+		var t3695 uint64 = t2517 & -t2512
 		var t3748 uint64 = t3693 | t3695
 		var t2530 uint64 = t1871 | 0x3300000000
-		var t3697, t3697_1, t3697_0 uint64 = 0, t2530, 0x0
-		if t2525 != 0 {
-			t3697 = t3697_1
-		} else {
-			t3697 = t3697_0
-		}
+		var t3697 uint64 = t2530 & -t2525
 		var t2543 uint64 = t1871 | 0x3400000000
-		var t3699, t3699_1, t3699_0 uint64 = 0, t2543, 0x0
-		if t2538 != 0 {
-			t3699 = t3699_1
-		} else {
-			t3699 = t3699_0
-		}
+		var t3699 uint64 = t2543 & -t2538
 		var t3749 uint64 = t3697 | t3699
 		var t3768 uint64 = t3748 | t3749
 		var t2556 uint64 = t1871 | 0x3500000000
-		var t3701, t3701_1, t3701_0 uint64 = 0, t2556, 0x0
-		if t2551 != 0 {
-			t3701 = t3701_1
-		} else {
-			t3701 = t3701_0
-		}
+		var t3701 uint64 = t2556 & -t2551
 		var t2569 uint64 = t1871 | 0x3600000000
-		var t3703, t3703_1, t3703_0 uint64 = 0, t2569, 0x0
-		if t2564 != 0 {
-			t3703 = t3703_1
-		} else {
-			t3703 = t3703_0
-		}
+		var t3703 uint64 = t2569 & -t2564
 		var t3750 uint64 = t3701 | t3703
 		var t2582 uint64 = t1871 | 0x3700000000
-		var t3705, t3705_1, t3705_0 uint64 = 0, t2582, 0x0
-		if t2577 != 0 {
-			t3705 = t3705_1
-		} else {
-			t3705 = t3705_0
-		}
+		var t3705 uint64 = t2582 & -t2577
 		var t2595 uint64 = t1871 | 0x3800000000
-		var t3707, t3707_1, t3707_0 uint64 = 0, t2595, 0x0
-		if t2590 != 0 {
-			t3707 = t3707_1
-		} else {
-			t3707 = t3707_0
-		}
+		var t3707 uint64 = t2595 & -t2590
 		var t3751 uint64 = t3705 | t3707
 		var t3769 uint64 = t3750 | t3751
 		var t3778 uint64 = t3768 | t3769
 		var t2608 uint64 = t1871 | 0x3900000000
-		var t3709, t3709_1, t3709_0 uint64 = 0, t2608, 0x0
-		if t2603 != 0 {
-			t3709 = t3709_1
-		} else {
-			t3709 = t3709_0
-		}
+		var t3709 uint64 = t2608 & -t2603
 		var t2621 uint64 = t1871 | 0x3a00000000
-		var t3711, t3711_1, t3711_0 uint64 = 0, t2621, 0x0
-		if t2616 != 0 {
-			t3711 = t3711_1
-		} else {
-			t3711 = t3711_0
-		}
+		var t3711 uint64 = t2621 & -t2616
 		var t3752 uint64 = t3709 | t3711
 		var t2635 uint64 = t1871 | 0x3b00000000
-		var t3713, t3713_1, t3713_0 uint64 = 0, t2635, 0x0
-		if t2630 != 0 {
-			t3713 = t3713_1
-		} else {
-			t3713 = t3713_0
-		}
+		var t3713 uint64 = t2635 & -t2630
 		var t2648 uint64 = t1871 | 0x3c00000000
-		var t3715, t3715_1, t3715_0 uint64 = 0, t2648, 0x0
-		if t2643 != 0 {
-			t3715 = t3715_1
-		} else {
-			t3715 = t3715_0
-		}
+		var t3715 uint64 = t2648 & -t2643
 		var t3753 uint64 = t3713 | t3715
 		var t3770 uint64 = t3752 | t3753
 		var t2661 uint64 = t1871 | 0x3d00000000
-		var t3717, t3717_1, t3717_0 uint64 = 0, t2661, 0x0
-		if t2656 != 0 {
-			t3717 = t3717_1
-		} else {
-			t3717 = t3717_0
-		}
+		var t3717 uint64 = t2661 & -t2656
 		var t2674 uint64 = t1871 | 0x3e00000000
-		var t3719, t3719_1, t3719_0 uint64 = 0, t2674, 0x0
-		if t2669 != 0 {
-			t3719 = t3719_1
-		} else {
-			t3719 = t3719_0
-		}
+		var t3719 uint64 = t2674 & -t2669
 		var t3754 uint64 = t3717 | t3719
 		var t2687 uint64 = t1871 | 0x3f00000000
-		var t3721, t3721_1, t3721_0 uint64 = 0, t2687, 0x0
-		if t2682 != 0 {
-			t3721 = t3721_1
-		} else {
-			t3721 = t3721_0
-		}
+		var t3721 uint64 = t2687 & -t2682
 		var t2700 uint64 = t1871 | 0x4000000000
-		var t3723, t3723_1, t3723_0 uint64 = 0, t2700, 0x0
-		if t2695 != 0 {
-			t3723 = t3723_1
-		} else {
-			t3723 = t3723_0
-		}
+		var t3723 uint64 = t2700 & -t2695
 		var t3755 uint64 = t3721 | t3723
 		var t3771 uint64 = t3754 | t3755
 		var t3779 uint64 = t3770 | t3771
@@ -9319,447 +6819,127 @@ func (x *largeSim) Edge() bool {
 		var t582 uint64 = t579 | t580
 		var t583 uint64 = t581 | t582
 		v[803] = t583
-		var t586, t586_1, t586_0 uint64 = 0, 0x8000, 0x0
-		if t330 != 0 {
-			t586 = t586_1
-		} else {
-			t586 = t586_0
-		}
-		var t588, t588_1, t588_0 uint64 = 0, 0x8001, 0x0
-		if t333 != 0 {
-			t588 = t588_1
-		} else {
-			t588 = t588_0
-		}
+		var t586 uint64 = 0x8000 & -t330
+		var t588 uint64 = 0x8001 & -t333
 		var t713 uint64 = t586 | t588
-		var t590, t590_1, t590_0 uint64 = 0, 0x8002, 0x0
-		if t336 != 0 {
-			t590 = t590_1
-		} else {
-			t590 = t590_0
-		}
-		var t592, t592_1, t592_0 uint64 = 0, 0x8003, 0x0
-		if t339 != 0 {
-			t592 = t592_1
-		} else {
-			t592 = t592_0
-		}
+		var t590 uint64 = 0x8002 & -t336
+		var t592 uint64 = 0x8003 & -t339
 		var t714 uint64 = t590 | t592
 		var t745 uint64 = t713 | t714
-		var t594, t594_1, t594_0 uint64 = 0, 0x8004, 0x0
-		if t342 != 0 {
-			t594 = t594_1
-		} else {
-			t594 = t594_0
-		}
-		var t596, t596_1, t596_0 uint64 = 0, 0x8005, 0x0
-		if t345 != 0 {
-			t596 = t596_1
-		} else {
-			t596 = t596_0
-		}
+		var t594 uint64 = 0x8004 & -t342
+		var t596 uint64 = 0x8005 & -t345
 		var t715 uint64 = t594 | t596
-		var t598, t598_1, t598_0 uint64 = 0, 0x8006, 0x0
-		if t348 != 0 {
-			t598 = t598_1
-		} else {
-			t598 = t598_0
-		}
-		var t600, t600_1, t600_0 uint64 = 0, 0x8007, 0x0
-		if t351 != 0 {
-			t600 = t600_1
-		} else {
-			t600 = t600_0
-		}
+		var t598 uint64 = 0x8006 & -t348
+		var t600 uint64 = 0x8007 & -t351
 		var t716 uint64 = t598 | t600
 		var t746 uint64 = t715 | t716
 		var t761 uint64 = t745 | t746
-		var t602, t602_1, t602_0 uint64 = 0, 0x8008, 0x0
-		if t354 != 0 {
-			t602 = t602_1
-		} else {
-			t602 = t602_0
-		}
-		var t604, t604_1, t604_0 uint64 = 0, 0x8009, 0x0
-		if t357 != 0 {
-			t604 = t604_1
-		} else {
-			t604 = t604_0
-		}
+		var t602 uint64 = 0x8008 & -t354
+		var t604 uint64 = 0x8009 & -t357
 		var t717 uint64 = t602 | t604
-		var t606, t606_1, t606_0 uint64 = 0, 0x800a, 0x0
-		if t360 != 0 {
-			t606 = t606_1
-		} else {
-			t606 = t606_0
-		}
-		var t608, t608_1, t608_0 uint64 = 0, 0x800b, 0x0
-		if t363 != 0 {
-			t608 = t608_1
-		} else {
-			t608 = t608_0
-		}
+		var t606 uint64 = 0x800a & -t360
+		var t608 uint64 = 0x800b & -t363
 		var t718 uint64 = t606 | t608
 		var t747 uint64 = t717 | t718
-		var t610, t610_1, t610_0 uint64 = 0, 0x800c, 0x0
-		if t366 != 0 {
-			t610 = t610_1
-		} else {
-			t610 = t610_0
-		}
-		var t612, t612_1, t612_0 uint64 = 0, 0x800d, 0x0
-		if t369 != 0 {
-			t612 = t612_1
-		} else {
-			t612 = t612_0
-		}
+		var t610 uint64 = 0x800c & -t366
+		var t612 uint64 = 0x800d & -t369
 		var t719 uint64 = t610 | t612
-		var t614, t614_1, t614_0 uint64 = 0, 0x800e, 0x0
-		if t372 != 0 {
-			t614 = t614_1
-		} else {
-			t614 = t614_0
-		}
-		var t616, t616_1, t616_0 uint64 = 0, 0x800f, 0x0
-		if t375 != 0 {
-			t616 = t616_1
-		} else {
-			t616 = t616_0
-		}
+		var t614 uint64 = 0x800e & -t372
+		var t616 uint64 = 0x800f & -t375
 		var t720 uint64 = t614 | t616
 		var t748 uint64 = t719 | t720
 		var t762 uint64 = t747 | t748
 		var t769 uint64 = t761 | t762
-		var t618, t618_1, t618_0 uint64 = 0, 0x8010, 0x0
-		if t378 != 0 {
-			t618 = t618_1
-		} else {
-			t618 = t618_0
-		}
-		var t620, t620_1, t620_0 uint64 = 0, 0x8011, 0x0
-		if t381 != 0 {
-			t620 = t620_1
-		} else {
-			t620 = t620_0
-		}
+		var t618 uint64 = 0x8010 & -t378
+		var t620 uint64 = 0x8011 & -t381
 		var t721 uint64 = t618 | t620
-		var t622, t622_1, t622_0 uint64 = 0, 0x8012, 0x0
-		if t384 != 0 {
-			t622 = t622_1
-		} else {
-			t622 = t622_0
-		}
-		var t624, t624_1, t624_0 uint64 = 0, 0x8013, 0x0
-		if t387 != 0 {
-			t624 = t624_1
-		} else {
-			t624 = t624_0
-		}
+		var t622 uint64 = 0x8012 & -t384
+		var t624 uint64 = 0x8013 & -t387
 		var t722 uint64 = t622 | t624
 		var t749 uint64 = t721 | t722
-		var t626, t626_1, t626_0 uint64 = 0, 0x8014, 0x0
-		if t390 != 0 {
-			t626 = t626_1
-		} else {
-			t626 = t626_0
-		}
-		var t628, t628_1, t628_0 uint64 = 0, 0x8015, 0x0
-		if t393 != 0 {
-			t628 = t628_1
-		} else {
-			t628 = t628_0
-		}
+		var t626 uint64 = 0x8014 & -t390
+		var t628 uint64 = 0x8015 & -t393
 		var t723 uint64 = t626 | t628
-		var t630, t630_1, t630_0 uint64 = 0, 0x8016, 0x0
-		if t396 != 0 {
-			t630 = t630_1
-		} else {
-			t630 = t630_0
-		}
-		var t632, t632_1, t632_0 uint64 = 0, 0x8017, 0x0
-		if t399 != 0 {
-			t632 = t632_1
-		} else {
-			t632 = t632_0
-		}
+		var t630 uint64 = 0x8016 & -t396
+		var t632 uint64 = 0x8017 & -t399
 		var t724 uint64 = t630 | t632
 		var t750 uint64 = t723 | t724
 		var t763 uint64 = t749 | t750
-		var t634, t634_1, t634_0 uint64 = 0, 0x8018, 0x0
-		if t402 != 0 {
-			t634 = t634_1
-		} else {
-			t634 = t634_0
-		}
-		var t636, t636_1, t636_0 uint64 = 0, 0x8019, 0x0
-		if t405 != 0 {
-			t636 = t636_1
-		} else {
-			t636 = t636_0
-		}
+		var t634 uint64 = 0x8018 & -t402
+		var t636 uint64 = 0x8019 & -t405
 		var t725 uint64 = t634 | t636
-		var t638, t638_1, t638_0 uint64 = 0, 0x801a, 0x0
-		if t408 != 0 {
-			t638 = t638_1
-		} else {
-			t638 = t638_0
-		}
-		var t640, t640_1, t640_0 uint64 = 0, 0x801b, 0x0
-		if t411 != 0 {
-			t640 = t640_1
-		} else {
-			t640 = t640_0
-		}
+		var t638 uint64 = 0x801a & -t408
+		var t640 uint64 = 0x801b & -t411
 		var t726 uint64 = t638 | t640
 		var t751 uint64 = t725 | t726
-		var t642, t642_1, t642_0 uint64 = 0, 0x801c, 0x0
-		if t414 != 0 {
-			t642 = t642_1
-		} else {
-			t642 = t642_0
-		}
-		var t644, t644_1, t644_0 uint64 = 0, 0x801d, 0x0
-		if t417 != 0 {
-			t644 = t644_1
-		} else {
-			t644 = t644_0
-		}
+		var t642 uint64 = 0x801c & -t414
+		var t644 uint64 = 0x801d & -t417
 		var t727 uint64 = t642 | t644
-		var t646, t646_1, t646_0 uint64 = 0, 0x801e, 0x0
-		if t420 != 0 {
-			t646 = t646_1
-		} else {
-			t646 = t646_0
-		}
-		var t648, t648_1, t648_0 uint64 = 0, 0x801f, 0x0
-		if t423 != 0 {
-			t648 = t648_1
-		} else {
-			t648 = t648_0
-		}
+		var t646 uint64 = 0x801e & -t420
+		var t648 uint64 = 0x801f & -t423
 		var t728 uint64 = t646 | t648
 		var t752 uint64 = t727 | t728
 		var t764 uint64 = t751 | t752
 		var t770 uint64 = t763 | t764
 		var t773 uint64 = t769 | t770
-		var t650, t650_1, t650_0 uint64 = 0, 0x8020, 0x0
-		if t426 != 0 {
-			t650 = t650_1
-		} else {
-			t650 = t650_0
-		}
-		var t652, t652_1, t652_0 uint64 = 0, 0x8021, 0x0
-		if t429 != 0 {
-			t652 = t652_1
-		} else {
-			t652 = t652_0
-		}
+		var t650 uint64 = 0x8020 & -t426
+		var t652 uint64 = 0x8021 & -t429
 		var t729 uint64 = t650 | t652
-		var t654, t654_1, t654_0 uint64 = 0, 0x8022, 0x0
-		if t432 != 0 {
-			t654 = t654_1
-		} else {
-			t654 = t654_0
-		}
-		var t656, t656_1, t656_0 uint64 = 0, 0x8023, 0x0
-		if t435 != 0 {
-			t656 = t656_1
-		} else {
-			t656 = t656_0
-		}
+		var t654 uint64 = 0x8022 & -t432
+		var t656 uint64 = 0x8023 & -t435
 		var t730 uint64 = t654 | t656
 		var t753 uint64 = t729 | t730
-		var t658, t658_1, t658_0 uint64 = 0, 0x8024, 0x0
-		if t438 != 0 {
-			t658 = t658_1
-		} else {
-			t658 = t658_0
-		}
-		var t660, t660_1, t660_0 uint64 = 0, 0x8025, 0x0
-		if t441 != 0 {
-			t660 = t660_1
-		} else {
-			t660 = t660_0
-		}
+		var t658 uint64 = 0x8024 & -t438
+		var t660 uint64 = 0x8025 & -t441
 		var t731 uint64 = t658 | t660
-		var t662, t662_1, t662_0 uint64 = 0, 0x8026, 0x0
-		if t444 != 0 {
-			t662 = t662_1
-		} else {
-			t662 = t662_0
-		}
-		var t664, t664_1, t664_0 uint64 = 0, 0x8027, 0x0
-		if t447 != 0 {
-			t664 = t664_1
-		} else {
-			t664 = t664_0
-		}
+		var t662 uint64 = 0x8026 & -t444
+		var t664 uint64 = 0x8027 & -t447
 		var t732 uint64 = t662 | t664
 		var t754 uint64 = t731 | t732
 		var t765 uint64 = t753 | t754
-		var t666, t666_1, t666_0 uint64 = 0, 0x8028, 0x0
-		if t450 != 0 {
-			t666 = t666_1
-		} else {
-			t666 = t666_0
-		}
-		var t668, t668_1, t668_0 uint64 = 0, 0x8029, 0x0
-		if t453 != 0 {
-			t668 = t668_1
-		} else {
-			t668 = t668_0
-		}
+		var t666 uint64 = 0x8028 & -t450
+		var t668 uint64 = 0x8029 & -t453
 		var t733 uint64 = t666 | t668
-		var t670, t670_1, t670_0 uint64 = 0, 0x802a, 0x0
-		if t456 != 0 {
-			t670 = t670_1
-		} else {
-			t670 = t670_0
-		}
-		var t672, t672_1, t672_0 uint64 = 0, 0x802b, 0x0
-		if t459 != 0 {
-			t672 = t672_1
-		} else {
-			t672 = t672_0
-		}
+		var t670 uint64 = 0x802a & -t456
+		var t672 uint64 = 0x802b & -t459
 		var t734 uint64 = t670 | t672
 		var t755 uint64 = t733 | t734
-		var t674, t674_1, t674_0 uint64 = 0, 0x802c, 0x0
-		if t462 != 0 {
-			t674 = t674_1
-		} else {
-			t674 = t674_0
-		}
-		var t676, t676_1, t676_0 uint64 = 0, 0x802d, 0x0
-		if t465 != 0 {
-			t676 = t676_1
-		} else {
-			t676 = t676_0
-		}
+		var t674 uint64 = 0x802c & -t462
+		var t676 uint64 = 0x802d & -t465
 		var t735 uint64 = t674 | t676
-		var t678, t678_1, t678_0 uint64 = 0, 0x802e, 0x0
-		if t468 != 0 {
-			t678 = t678_1
-		} else {
-			t678 = t678_0
-		}
-		var t680, t680_1, t680_0 uint64 = 0, 0x802f, 0x0
-		if t471 != 0 {
-			t680 = t680_1
-		} else {
-			t680 = t680_0
-		}
+		var t678 uint64 = 0x802e & -t468
+		var t680 uint64 = 0x802f & -t471
 		var t736 uint64 = t678 | t680
 		var t756 uint64 = t735 | t736
 		var t766 uint64 = t755 | t756
 		var t771 uint64 = t765 | t766
-		var t682, t682_1, t682_0 uint64 = 0, 0x8030, 0x0
-		if t474 != 0 {
-			t682 = t682_1
-		} else {
-			t682 = t682_0
-		}
-		var t684, t684_1, t684_0 uint64 = 0, 0x8031, 0x0
-		if t477 != 0 {
-			t684 = t684_1
-		} else {
-			t684 = t684_0
-		}
+		var t682 uint64 = 0x8030 & -t474
+		var t684 uint64 = 0x8031 & -t477
 		var t737 uint64 = t682 | t684
-		var t686, t686_1, t686_0 uint64 = 0, 0x8032, 0x0
-		if t480 != 0 {
-			t686 = t686_1
-		} else {
-			t686 = t686_0
-		}
-		var t688, t688_1, t688_0 uint64 = 0, 0x8033, 0x0
-		if t483 != 0 {
-			t688 = t688_1
-		} else {
-			t688 = t688_0
-		}
+		var t686 uint64 = 0x8032 & -t480
+		var t688 uint64 = 0x8033 & -t483
 		var t738 uint64 = t686 | t688
 		var t757 uint64 = t737 | t738
-		var t690, t690_1, t690_0 uint64 = 0, 0x8034, 0x0
-		if t486 != 0 {
-			t690 = t690_1
-		} else {
-			t690 = t690_0
-		}
-		var t692, t692_1, t692_0 uint64 = 0, 0x8035, 0x0
-		if t489 != 0 {
-			t692 = t692_1
-		} else {
-			t692 = t692_0
-		}
+		var t690 uint64 = 0x8034 & -t486
+		var t692 uint64 = 0x8035 & -t489
 		var t739 uint64 = t690 | t692
-		var t694, t694_1, t694_0 uint64 = 0, 0x8036, 0x0
-		if t492 != 0 {
-			t694 = t694_1
-		} else {
-			t694 = t694_0
-		}
-		var t696, t696_1, t696_0 uint64 = 0, 0x8037, 0x0
-		if t495 != 0 {
-			t696 = t696_1
-		} else {
-			t696 = t696_0
-		}
+		var t694 uint64 = 0x8036 & -t492
+		var t696 uint64 = 0x8037 & -t495
 		var t740 uint64 = t694 | t696
 		var t758 uint64 = t739 | t740
 		var t767 uint64 = t757 | t758
-		var t698, t698_1, t698_0 uint64 = 0, 0x8038, 0x0
-		if t498 != 0 {
-			t698 = t698_1
-		} else {
-			t698 = t698_0
-		}
-		var t700, t700_1, t700_0 uint64 = 0, 0x8039, 0x0
-		if t501 != 0 {
-			t700 = t700_1
-		} else {
-			t700 = t700_0
-		}
+		var t698 uint64 = 0x8038 & -t498
+		var t700 uint64 = 0x8039 & -t501
 		var t741 uint64 = t698 | t700
-		var t702, t702_1, t702_0 uint64 = 0, 0x803a, 0x0
-		if t504 != 0 {
-			t702 = t702_1
-		} else {
-			t702 = t702_0
-		}
-		var t704, t704_1, t704_0 uint64 = 0, 0x803b, 0x0
-		if t507 != 0 {
-			t704 = t704_1
-		} else {
-			t704 = t704_0
-		}
+		var t702 uint64 = 0x803a & -t504
+		var t704 uint64 = 0x803b & -t507
 		var t742 uint64 = t702 | t704
 		var t759 uint64 = t741 | t742
-		var t706, t706_1, t706_0 uint64 = 0, 0x803c, 0x0
-		if t510 != 0 {
-			t706 = t706_1
-		} else {
-			t706 = t706_0
-		}
-		var t708, t708_1, t708_0 uint64 = 0, 0x803d, 0x0
-		if t513 != 0 {
-			t708 = t708_1
-		} else {
-			t708 = t708_0
-		}
+		var t706 uint64 = 0x803c & -t510
+		var t708 uint64 = 0x803d & -t513
 		var t743 uint64 = t706 | t708
-		var t710, t710_1, t710_0 uint64 = 0, 0x803e, 0x0
-		if t516 != 0 {
-			t710 = t710_1
-		} else {
-			t710 = t710_0
-		}
-		var t712, t712_1, t712_0 uint64 = 0, 0x803f, 0x0
-		if t519 != 0 {
-			t712 = t712_1
-		} else {
-			t712 = t712_0
-		}
+		var t710 uint64 = 0x803e & -t516
+		var t712 uint64 = 0x803f & -t519
 		var t744 uint64 = t710 | t712
 		var t760 uint64 = t743 | t744
 		var t768 uint64 = t759 | t760
@@ -9850,19 +7030,9 @@ func (x *largeSim) Edge() bool {
 			t132 = t132_0
 		}
 		v[104] = t132
-		var t145, t145_1, t145_0 uint64 = 0, 0x0, t131
-		if v[130] != 0 {
-			t145 = t145_1
-		} else {
-			t145 = t145_0
-		}
+		var t145 uint64 = t131 & (v[130] - 1)
 		v[116] = t145
-		var t6046, t6046_1, t6046_0 uint64 = 0, 0x0, v[6042]
-		if v[6343] != 0 {
-			t6046 = t6046_1
-		} else {
-			t6046 = t6046_0
-		}
+		var t6046 uint64 = v[6042] & (v[6343] - 1)
 		v[6037] = t6046
 		var t6074 uint64 = v[6059] | v[6040]
 		var t6075, t6075_1, t6075_0 uint64 = 0, t6074, v[6047]
@@ -9872,19 +7042,9 @@ func (x *largeSim) Edge() bool {
 			t6075 = t6075_0
 		}
 		v[6047] = t6075
-		var t6088, t6088_1, t6088_0 uint64 = 0, 0x0, t6074
-		if v[6073] != 0 {
-			t6088 = t6088_1
-		} else {
-			t6088 = t6088_0
-		}
+		var t6088 uint64 = t6074 & (v[6073] - 1)
 		v[6059] = t6088
-		var t6115, t6115_1, t6115_0 uint64 = 0, 0x0, v[6110]
-		if v[6343] != 0 {
-			t6115 = t6115_1
-		} else {
-			t6115 = t6115_0
-		}
+		var t6115 uint64 = v[6110] & (v[6343] - 1)
 		v[6105] = t6115
 		var t6143 uint64 = v[6128] | v[6108]
 		var t6144, t6144_1, t6144_0 uint64 = 0, t6143, v[6116]
@@ -9894,19 +7054,9 @@ func (x *largeSim) Edge() bool {
 			t6144 = t6144_0
 		}
 		v[6116] = t6144
-		var t6157, t6157_1, t6157_0 uint64 = 0, 0x0, t6143
-		if v[6142] != 0 {
-			t6157 = t6157_1
-		} else {
-			t6157 = t6157_0
-		}
+		var t6157 uint64 = t6143 & (v[6142] - 1)
 		v[6128] = t6157
-		var t6184, t6184_1, t6184_0 uint64 = 0, 0x0, v[6179]
-		if v[6343] != 0 {
-			t6184 = t6184_1
-		} else {
-			t6184 = t6184_0
-		}
+		var t6184 uint64 = v[6179] & (v[6343] - 1)
 		v[6174] = t6184
 		var t6212 uint64 = v[6197] | v[6177]
 		var t6213, t6213_1, t6213_0 uint64 = 0, t6212, v[6185]
@@ -9916,19 +7066,9 @@ func (x *largeSim) Edge() bool {
 			t6213 = t6213_0
 		}
 		v[6185] = t6213
-		var t6226, t6226_1, t6226_0 uint64 = 0, 0x0, t6212
-		if v[6211] != 0 {
-			t6226 = t6226_1
-		} else {
-			t6226 = t6226_0
-		}
+		var t6226 uint64 = t6212 & (v[6211] - 1)
 		v[6197] = t6226
-		var t6254, t6254_1, t6254_0 uint64 = 0, 0x0, v[6249]
-		if v[6343] != 0 {
-			t6254 = t6254_1
-		} else {
-			t6254 = t6254_0
-		}
+		var t6254 uint64 = v[6249] & (v[6343] - 1)
 		v[6244] = t6254
 		var t6282 uint64 = v[6267] | v[6247]
 		var t6283, t6283_1, t6283_0 uint64 = 0, t6282, v[6255]
@@ -9938,19 +7078,9 @@ func (x *largeSim) Edge() bool {
 			t6283 = t6283_0
 		}
 		v[6255] = t6283
-		var t6296, t6296_1, t6296_0 uint64 = 0, 0x0, t6282
-		if v[6281] != 0 {
-			t6296 = t6296_1
-		} else {
-			t6296 = t6296_0
-		}
+		var t6296 uint64 = t6282 & (v[6281] - 1)
 		v[6267] = t6296
-		var t6323, t6323_1, t6323_0 uint64 = 0, 0x0, v[6318]
-		if v[6343] != 0 {
-			t6323 = t6323_1
-		} else {
-			t6323 = t6323_0
-		}
+		var t6323 uint64 = v[6318] & (v[6343] - 1)
 		v[6313] = t6323
 		var t6333 uint64 = v[6327] | v[6316]
 		var t6334, t6334_1, t6334_0 uint64 = 0, t6333, v[6324]
@@ -9960,12 +7090,7 @@ func (x *largeSim) Edge() bool {
 			t6334 = t6334_0
 		}
 		v[6324] = t6334
-		var t6338, t6338_1, t6338_0 uint64 = 0, 0x0, t6333
-		if v[6332] != 0 {
-			t6338 = t6338_1
-		} else {
-			t6338 = t6338_0
-		}
+		var t6338 uint64 = t6333 & (v[6332] - 1)
 		v[6327] = t6338
 	}
 	if x.Rst {

@@ -318,7 +318,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "7e316efd9577c79e9ef423833a943f48" }
+func (x *managerSim) Fingerprint() string { return "e62a0576de3a8317dfd0aba86081444c" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -453,12 +453,7 @@ func (x *managerSim) EvalState() {
 		v[686] = t686
 		var t695 uint64 = (^t612) & 0x1
 		v[695] = t695
-		var t631, t631_1, t631_0 uint64 = 0, 0x6, 0x0
-		if t626 != 0 {
-			t631 = t631_1
-		} else {
-			t631 = t631_0
-		}
+		var t631 uint64 = 0x6 & -t626
 		var t640, t640_1, t640_0 uint64 = 0, 0x5, t631
 		if t636 != 0 {
 			t640 = t640_1
@@ -483,12 +478,7 @@ func (x *managerSim) EvalState() {
 		} else {
 			t666 = t666_0
 		}
-		var t673, t673_1, t673_0 uint64 = 0, 0x0, t666
-		if t671 != 0 {
-			t673 = t673_1
-		} else {
-			t673 = t673_0
-		}
+		var t673 uint64 = t666 & (t671 - 1)
 		var t681, t681_1, t681_0 uint64 = 0, 0x5, t673
 		if t678 != 0 {
 			t681 = t681_1
@@ -936,30 +926,15 @@ func (x *managerSim) EvalInputs() {
 	v[713] = t713
 	var t729 uint64 = t713 & v[728]
 	v[729] = t729
-	var t707, t707_1, t707_0 uint64 = 0, 0x0, v[699]
-	if t704 != 0 {
-		t707 = t707_1
-	} else {
-		t707 = t707_0
-	}
+	var t707 uint64 = v[699] & (t704 - 1)
 	var t717, t717_1, t717_0 uint64 = 0, 0x7, t707
 	if t713 != 0 {
 		t717 = t717_1
 	} else {
 		t717 = t717_0
 	}
-	var t730, t730_1, t730_0 uint64 = 0, 0x0, t717
-	if t729 != 0 {
-		t730 = t730_1
-	} else {
-		t730 = t730_0
-	}
-	var t737, t737_1, t737_0 uint64 = 0, 0x0, t730
-	if v[613] != 0 {
-		t737 = t737_1
-	} else {
-		t737 = t737_0
-	}
+	var t730 uint64 = t717 & (t729 - 1)
+	var t737 uint64 = t730 & (v[613] - 1)
 	v[737] = t737
 	var t1022 uint64 = v[1053] | v[1021]
 	v[1022] = t1022
@@ -1229,12 +1204,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t746 = t746_0
 		}
-		var t747, t747_1, t747_0 uint64 = 0, 0x0, t746
-		if t742 != 0 {
-			t747 = t747_1
-		} else {
-			t747 = t747_0
-		}
+		var t747 uint64 = t746 & (t742 - 1)
 		v[899] = t747
 		var t724, t724_1, t724_0 uint64 = 0, 0x2, 0x1
 		if v[575] == 0x2 {
@@ -1242,72 +1212,27 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t724 = t724_0
 		}
-		var t632, t632_1, t632_0 uint64 = 0, 0x0, v[566]
-		if v[626] != 0 {
-			t632 = t632_1
-		} else {
-			t632 = t632_0
-		}
-		var t641, t641_1, t641_0 uint64 = 0, 0x0, t632
-		if v[636] != 0 {
-			t641 = t641_1
-		} else {
-			t641 = t641_0
-		}
-		var t649, t649_1, t649_0 uint64 = 0, 0x0, t641
-		if v[569] != 0 {
-			t649 = t649_1
-		} else {
-			t649 = t649_0
-		}
-		var t658, t658_1, t658_0 uint64 = 0, 0x0, t649
-		if v[653] != 0 {
-			t658 = t658_1
-		} else {
-			t658 = t658_0
-		}
-		var t667, t667_1, t667_0 uint64 = 0, 0x0, t658
-		if v[662] != 0 {
-			t667 = t667_1
-		} else {
-			t667 = t667_0
-		}
+		var t632 uint64 = v[566] & (v[626] - 1)
+		var t641 uint64 = t632 & (v[636] - 1)
+		var t649 uint64 = t641 & (v[569] - 1)
+		var t658 uint64 = t649 & (v[653] - 1)
+		var t667 uint64 = t658 & (v[662] - 1)
 		var t674, t674_1, t674_0 uint64 = 0, 0x4, t667
 		if v[671] != 0 {
 			t674 = t674_1
 		} else {
 			t674 = t674_0
 		}
-		var t682, t682_1, t682_0 uint64 = 0, 0x0, t674
-		if v[678] != 0 {
-			t682 = t682_1
-		} else {
-			t682 = t682_0
-		}
-		var t691, t691_1, t691_0 uint64 = 0, 0x0, t682
-		if v[686] != 0 {
-			t691 = t691_1
-		} else {
-			t691 = t691_0
-		}
-		var t700, t700_1, t700_0 uint64 = 0, 0x0, t691
-		if v[695] != 0 {
-			t700 = t700_1
-		} else {
-			t700 = t700_0
-		}
+		var t682 uint64 = t674 & (v[678] - 1)
+		var t691 uint64 = t682 & (v[686] - 1)
+		var t700 uint64 = t691 & (v[695] - 1)
 		var t708, t708_1, t708_0 uint64 = 0, 0x4, t700
 		if v[704] != 0 {
 			t708 = t708_1
 		} else {
 			t708 = t708_0
 		}
-		var t718, t718_1, t718_0 uint64 = 0, 0x0, t708
-		if v[713] != 0 {
-			t718 = t718_1
-		} else {
-			t718 = t718_0
-		}
+		var t718 uint64 = t708 & (v[713] - 1)
 		var t731, t731_1, t731_0 uint64 = 0, t724, t718
 		if v[729] != 0 {
 			t731 = t731_1
@@ -1498,163 +1423,38 @@ func (x *managerSim) Edge() bool {
 	}
 	if v[883] != 0 {
 		d |= 0x2000
-		var t633, t633_1, t633_0 uint64 = 0, 0x0, v[567]
-		if v[626] != 0 {
-			t633 = t633_1
-		} else {
-			t633 = t633_0
-		}
-		var t642, t642_1, t642_0 uint64 = 0, 0x0, t633
-		if v[636] != 0 {
-			t642 = t642_1
-		} else {
-			t642 = t642_0
-		}
-		var t650, t650_1, t650_0 uint64 = 0, 0x0, t642
-		if v[569] != 0 {
-			t650 = t650_1
-		} else {
-			t650 = t650_0
-		}
-		var t659, t659_1, t659_0 uint64 = 0, 0x0, t650
-		if v[653] != 0 {
-			t659 = t659_1
-		} else {
-			t659 = t659_0
-		}
-		var t668, t668_1, t668_0 uint64 = 0, 0x0, t659
-		if v[662] != 0 {
-			t668 = t668_1
-		} else {
-			t668 = t668_0
-		}
-		var t675, t675_1, t675_0 uint64 = 0, 0x0, t668
-		if v[671] != 0 {
-			t675 = t675_1
-		} else {
-			t675 = t675_0
-		}
-		var t683, t683_1, t683_0 uint64 = 0, 0x0, t675
-		if v[678] != 0 {
-			t683 = t683_1
-		} else {
-			t683 = t683_0
-		}
-		var t692, t692_1, t692_0 uint64 = 0, 0x0, t683
-		if v[686] != 0 {
-			t692 = t692_1
-		} else {
-			t692 = t692_0
-		}
-		var t701, t701_1, t701_0 uint64 = 0, 0x0, t692
-		if v[695] != 0 {
-			t701 = t701_1
-		} else {
-			t701 = t701_0
-		}
-		var t709, t709_1, t709_0 uint64 = 0, 0x0, t701
-		if v[704] != 0 {
-			t709 = t709_1
-		} else {
-			t709 = t709_0
-		}
-		var t719, t719_1, t719_0 uint64 = 0, 0x0, t709
-		if v[713] != 0 {
-			t719 = t719_1
-		} else {
-			t719 = t719_0
-		}
-		var t732, t732_1, t732_0 uint64 = 0, 0x0, t719
-		if v[729] != 0 {
-			t732 = t732_1
-		} else {
-			t732 = t732_0
-		}
-		var t739, t739_1, t739_0 uint64 = 0, 0x0, t732
-		if v[613] != 0 {
-			t739 = t739_1
-		} else {
-			t739 = t739_0
-		}
+		var t633 uint64 = v[567] & (v[626] - 1)
+		var t642 uint64 = t633 & (v[636] - 1)
+		var t650 uint64 = t642 & (v[569] - 1)
+		var t659 uint64 = t650 & (v[653] - 1)
+		var t668 uint64 = t659 & (v[662] - 1)
+		var t675 uint64 = t668 & (v[671] - 1)
+		var t683 uint64 = t675 & (v[678] - 1)
+		var t692 uint64 = t683 & (v[686] - 1)
+		var t701 uint64 = t692 & (v[695] - 1)
+		var t709 uint64 = t701 & (v[704] - 1)
+		var t719 uint64 = t709 & (v[713] - 1)
+		var t732 uint64 = t719 & (v[729] - 1)
+		var t739 uint64 = t732 & (v[613] - 1)
 		v[902] = t739
-		var t634, t634_1, t634_0 uint64 = 0, 0x0, v[568]
-		if v[626] != 0 {
-			t634 = t634_1
-		} else {
-			t634 = t634_0
-		}
-		var t643, t643_1, t643_0 uint64 = 0, 0x0, t634
-		if v[636] != 0 {
-			t643 = t643_1
-		} else {
-			t643 = t643_0
-		}
-		var t651, t651_1, t651_0 uint64 = 0, 0x0, t643
-		if v[569] != 0 {
-			t651 = t651_1
-		} else {
-			t651 = t651_0
-		}
-		var t660, t660_1, t660_0 uint64 = 0, 0x0, t651
-		if v[653] != 0 {
-			t660 = t660_1
-		} else {
-			t660 = t660_0
-		}
-		var t669, t669_1, t669_0 uint64 = 0, 0x0, t660
-		if v[662] != 0 {
-			t669 = t669_1
-		} else {
-			t669 = t669_0
-		}
+		var t634 uint64 = v[568] & (v[626] - 1)
+		var t643 uint64 = t634 & (v[636] - 1)
+		var t651 uint64 = t643 & (v[569] - 1)
+		var t660 uint64 = t651 & (v[653] - 1)
+		var t669 uint64 = t660 & (v[662] - 1)
 		var t676, t676_1, t676_0 uint64 = 0, v[559], t669
 		if v[671] != 0 {
 			t676 = t676_1
 		} else {
 			t676 = t676_0
 		}
-		var t684, t684_1, t684_0 uint64 = 0, 0x0, t676
-		if v[678] != 0 {
-			t684 = t684_1
-		} else {
-			t684 = t684_0
-		}
-		var t693, t693_1, t693_0 uint64 = 0, 0x0, t684
-		if v[686] != 0 {
-			t693 = t693_1
-		} else {
-			t693 = t693_0
-		}
-		var t702, t702_1, t702_0 uint64 = 0, 0x0, t693
-		if v[695] != 0 {
-			t702 = t702_1
-		} else {
-			t702 = t702_0
-		}
-		var t710, t710_1, t710_0 uint64 = 0, 0x0, t702
-		if v[704] != 0 {
-			t710 = t710_1
-		} else {
-			t710 = t710_0
-		}
-		var t720, t720_1, t720_0 uint64 = 0, 0x0, t710
-		if v[713] != 0 {
-			t720 = t720_1
-		} else {
-			t720 = t720_0
-		}
-		var t733, t733_1, t733_0 uint64 = 0, 0x0, t720
-		if v[729] != 0 {
-			t733 = t733_1
-		} else {
-			t733 = t733_0
-		}
-		var t740, t740_1, t740_0 uint64 = 0, 0x0, t733
-		if v[613] != 0 {
-			t740 = t740_1
-		} else {
-			t740 = t740_0
-		}
+		var t684 uint64 = t676 & (v[678] - 1)
+		var t693 uint64 = t684 & (v[686] - 1)
+		var t702 uint64 = t693 & (v[695] - 1)
+		var t710 uint64 = t702 & (v[704] - 1)
+		var t720 uint64 = t710 & (v[713] - 1)
+		var t733 uint64 = t720 & (v[729] - 1)
+		var t740 uint64 = t733 & (v[613] - 1)
 		var t763 uint64 = (t740 >> 32) & 0xffffffff
 		var t764 uint64
 		if t763 != 0 {
@@ -1868,12 +1668,7 @@ func (x *managerSim) Edge() bool {
 		var t862 uint64 = (t611 >> 2) & 0x1f
 		var t863 uint64 = (t823) & 0x3
 		var t864 uint64 = t863 | t862<<2
-		var t866, t866_1, t866_0 uint64 = 0, t864, 0x0
-		if t791 != 0 {
-			t866 = t866_1
-		} else {
-			t866 = t866_0
-		}
+		var t866 uint64 = t864 & -t791
 		var t879 uint64 = t866 | t602<<8 | v[597]<<16
 		v[880] = t877<<32 | t879
 		v[909] = v[880]
@@ -1936,12 +1731,7 @@ func (x *managerSim) Edge() bool {
 		}
 		var t481 uint64 = ^t480
 		var t482 uint64 = (t478 & t481) & 0x1
-		var t501, t501_1, t501_0 uint64 = 0, 0x1, 0x0
-		if t482 != 0 {
-			t501 = t501_1
-		} else {
-			t501 = t501_0
-		}
+		var t501 uint64 = 0x1 & -t482
 		var t523, t523_1, t523_0 uint64 = 0, 0x1, t501
 		if t513 != 0 {
 			t523 = t523_1
@@ -1952,12 +1742,7 @@ func (x *managerSim) Edge() bool {
 		var t519 uint64 = t518
 		var t487 uint64 = 0x1 >> 0x0
 		var t488 uint64 = t487
-		var t504, t504_1, t504_0 uint64 = 0, t488, 0x0
-		if t482 != 0 {
-			t504 = t504_1
-		} else {
-			t504 = t504_0
-		}
+		var t504 uint64 = t488 & -t482
 		var t526, t526_1, t526_0 uint64 = 0, t519, t504
 		if t513 != 0 {
 			t526 = t526_1
@@ -2005,12 +1790,7 @@ func (x *managerSim) Edge() bool {
 		var t516 uint64 = t515
 		var t484 uint64 = 0x1 >> (t467 & 63)
 		var t485 uint64 = t484
-		var t505, t505_1, t505_0 uint64 = 0, t485, 0x0
-		if t482 != 0 {
-			t505 = t505_1
-		} else {
-			t505 = t505_0
-		}
+		var t505 uint64 = t485 & -t482
 		var t527, t527_1, t527_0 uint64 = 0, t516, t505
 		if t513 != 0 {
 			t527 = t527_1
@@ -2041,12 +1821,7 @@ func (x *managerSim) Edge() bool {
 		}
 		var t499 uint64 = ^t498
 		var t500 uint64 = t494 & t499
-		var t506, t506_1, t506_0 uint64 = 0, t500, 0x0
-		if t482 != 0 {
-			t506 = t506_1
-		} else {
-			t506 = t506_0
-		}
+		var t506 uint64 = t500 & -t482
 		var t528, t528_1, t528_0 uint64 = 0, t500, t506
 		if t513 != 0 {
 			t528 = t528_1
@@ -2063,12 +1838,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t532 = t532_0
 		}
-		var t534, t534_1, t534_0 uint64 = 0, 0x0, t532
-		if t529 != 0 {
-			t534 = t534_1
-		} else {
-			t534 = t534_0
-		}
+		var t534 uint64 = t532 & (t529 - 1)
 		var t536, t536_1, t536_0 uint64 = 0, t534, 0x2
 		if t528 != 0 {
 			t536 = t536_1
@@ -2110,28 +1880,12 @@ func (x *managerSim) Edge() bool {
 		var t355 uint64 = t351 & t354
 		v[431] = t355
 		var t349 uint64 = v[28]
-		var t368, t368_1, t368_0 uint64 = 0, t349, 0x0
-		if t355 != 0 {
-			t368 = t368_1
-		} else {
-			t368 = t368_0
-		}
-		t368 &= 0x1
+		var t368 uint64 = (t349 & -t355) & 0x1
 		v[432] = t368
-		var t378, t378_1, t378_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t378 = t378_1
-		} else {
-			t378 = t378_0
-		}
+		var t378 uint64 = 0x0 & -t355
 		var t384 uint64 = ^t378
 		var t385 uint64 = t378 & t384
-		var t372, t372_1, t372_0 uint64 = 0, 0x1, 0x0
-		if t355 != 0 {
-			t372 = t372_1
-		} else {
-			t372 = t372_0
-		}
+		var t372 uint64 = 0x1 & -t355
 		var t387 uint64
 		if t372 == 0x1 {
 			t387 = 1
@@ -2146,12 +1900,7 @@ func (x *managerSim) Edge() bool {
 		var t393 uint64 = t391 & t392
 		var t394 uint64 = t389 | t393
 		var t395 uint64 = t385 & t394
-		var t381, t381_1, t381_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t381 = t381_1
-		} else {
-			t381 = t381_0
-		}
+		var t381 uint64 = 0x0 & -t355
 		v[438] = t381
 		var t396, t396_1, t396_0 uint64 = 0, t381, t372
 		if t395 != 0 {
@@ -2160,29 +1909,14 @@ func (x *managerSim) Edge() bool {
 			t396 = t396_0
 		}
 		v[433] = t396
-		var t374, t374_1, t374_0 uint64 = 0, 0x0, 0x0
-		if t355 != 0 {
-			t374 = t374_1
-		} else {
-			t374 = t374_0
-		}
+		var t374 uint64 = 0x0 & -t355
 		v[434] = t374
 		var t360 uint64 = (v[341]) & 0x3fffffff
 		var t366 uint64 = t360
-		var t383, t383_1, t383_0 uint64 = 0, t366, 0x0
-		if t355 != 0 {
-			t383 = t383_1
-		} else {
-			t383 = t383_0
-		}
+		var t383 uint64 = t366 & -t355
 		v[439] = t383
 		var t361 uint64 = t360 | 0x100000000
-		var t376, t376_1, t376_0 uint64 = 0, t361, 0x0
-		if t355 != 0 {
-			t376 = t376_1
-		} else {
-			t376 = t376_0
-		}
+		var t376 uint64 = t361 & -t355
 		var t397, t397_1, t397_0 uint64 = 0, t383, t376
 		if t395 != 0 {
 			t397 = t397_1
@@ -2269,12 +2003,7 @@ func (x *managerSim) Edge() bool {
 			t314 = 1
 		}
 		v[346] = t314
-		var t318, t318_1, t318_0 uint64 = 0, 0x1000, 0x0
-		if t314 != 0 {
-			t318 = t318_1
-		} else {
-			t318 = t318_0
-		}
+		var t318 uint64 = 0x1000 & -t314
 		v[347] = t318
 	}
 	if x.Rst {
@@ -2343,19 +2072,9 @@ func (x *managerSim) Edge() bool {
 			t129 = t129_0
 		}
 		v[101] = t129
-		var t142, t142_1, t142_0 uint64 = 0, 0x0, t128
-		if v[127] != 0 {
-			t142 = t142_1
-		} else {
-			t142 = t142_0
-		}
+		var t142 uint64 = t128 & (v[127] - 1)
 		v[113] = t142
-		var t995, t995_1, t995_0 uint64 = 0, 0x0, v[991]
-		if v[1292] != 0 {
-			t995 = t995_1
-		} else {
-			t995 = t995_0
-		}
+		var t995 uint64 = v[991] & (v[1292] - 1)
 		v[986] = t995
 		var t1023 uint64 = v[1008] | v[989]
 		var t1024, t1024_1, t1024_0 uint64 = 0, t1023, v[996]
@@ -2365,19 +2084,9 @@ func (x *managerSim) Edge() bool {
 			t1024 = t1024_0
 		}
 		v[996] = t1024
-		var t1037, t1037_1, t1037_0 uint64 = 0, 0x0, t1023
-		if v[1022] != 0 {
-			t1037 = t1037_1
-		} else {
-			t1037 = t1037_0
-		}
+		var t1037 uint64 = t1023 & (v[1022] - 1)
 		v[1008] = t1037
-		var t1064, t1064_1, t1064_0 uint64 = 0, 0x0, v[1059]
-		if v[1292] != 0 {
-			t1064 = t1064_1
-		} else {
-			t1064 = t1064_0
-		}
+		var t1064 uint64 = v[1059] & (v[1292] - 1)
 		v[1054] = t1064
 		var t1092 uint64 = v[1077] | v[1057]
 		var t1093, t1093_1, t1093_0 uint64 = 0, t1092, v[1065]
@@ -2387,19 +2096,9 @@ func (x *managerSim) Edge() bool {
 			t1093 = t1093_0
 		}
 		v[1065] = t1093
-		var t1106, t1106_1, t1106_0 uint64 = 0, 0x0, t1092
-		if v[1091] != 0 {
-			t1106 = t1106_1
-		} else {
-			t1106 = t1106_0
-		}
+		var t1106 uint64 = t1092 & (v[1091] - 1)
 		v[1077] = t1106
-		var t1133, t1133_1, t1133_0 uint64 = 0, 0x0, v[1128]
-		if v[1292] != 0 {
-			t1133 = t1133_1
-		} else {
-			t1133 = t1133_0
-		}
+		var t1133 uint64 = v[1128] & (v[1292] - 1)
 		v[1123] = t1133
 		var t1161 uint64 = v[1146] | v[1126]
 		var t1162, t1162_1, t1162_0 uint64 = 0, t1161, v[1134]
@@ -2409,19 +2108,9 @@ func (x *managerSim) Edge() bool {
 			t1162 = t1162_0
 		}
 		v[1134] = t1162
-		var t1175, t1175_1, t1175_0 uint64 = 0, 0x0, t1161
-		if v[1160] != 0 {
-			t1175 = t1175_1
-		} else {
-			t1175 = t1175_0
-		}
+		var t1175 uint64 = t1161 & (v[1160] - 1)
 		v[1146] = t1175
-		var t1203, t1203_1, t1203_0 uint64 = 0, 0x0, v[1198]
-		if v[1292] != 0 {
-			t1203 = t1203_1
-		} else {
-			t1203 = t1203_0
-		}
+		var t1203 uint64 = v[1198] & (v[1292] - 1)
 		v[1193] = t1203
 		var t1231 uint64 = v[1216] | v[1196]
 		var t1232, t1232_1, t1232_0 uint64 = 0, t1231, v[1204]
@@ -2431,19 +2120,9 @@ func (x *managerSim) Edge() bool {
 			t1232 = t1232_0
 		}
 		v[1204] = t1232
-		var t1245, t1245_1, t1245_0 uint64 = 0, 0x0, t1231
-		if v[1230] != 0 {
-			t1245 = t1245_1
-		} else {
-			t1245 = t1245_0
-		}
+		var t1245 uint64 = t1231 & (v[1230] - 1)
 		v[1216] = t1245
-		var t1272, t1272_1, t1272_0 uint64 = 0, 0x0, v[1267]
-		if v[1292] != 0 {
-			t1272 = t1272_1
-		} else {
-			t1272 = t1272_0
-		}
+		var t1272 uint64 = v[1267] & (v[1292] - 1)
 		v[1262] = t1272
 		var t1282 uint64 = v[1276] | v[1265]
 		var t1283, t1283_1, t1283_0 uint64 = 0, t1282, v[1273]
@@ -2453,12 +2132,7 @@ func (x *managerSim) Edge() bool {
 			t1283 = t1283_0
 		}
 		v[1273] = t1283
-		var t1287, t1287_1, t1287_0 uint64 = 0, 0x0, t1282
-		if v[1281] != 0 {
-			t1287 = t1287_1
-		} else {
-			t1287 = t1287_0
-		}
+		var t1287 uint64 = t1282 & (v[1281] - 1)
 		v[1276] = t1287
 	}
 	if v[145] != 0 {
