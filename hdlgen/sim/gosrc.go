@@ -42,7 +42,7 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}}
+	g := &gen{s: s, z: s.sink(), typ: typ, into: map[int32]int32{}, pin: s.pinned()}
 	g.partition()
 	g.analyse()
 	own := pkg == "sim"
@@ -220,9 +220,9 @@ type gen struct {
 	stored map[int32]bool
 	konst  map[int32]uint64 // one-word constants, printed as literals
 	local  map[int32]bool   // declared in the function being printed
-	// into: the wide multiplexers printed straight into the words of the
-	// register they load (by the multiplexer's first word: set), which
-	// then commits with no copy; pin: the words read other than by
+	// into: the wide multiplexer being printed straight into the words
+	// of the register it loads (by the multiplexer's first word: set),
+	// which then commits with no copy; pin: the words read other than by
 	// instructions and registers (Sim.pinned).
 	into map[int32]int32
 	pin  map[int32]bool
@@ -1034,6 +1034,12 @@ func (g *gen) set(block []int, gid int) error {
 		}
 	}
 	direct := g.directMuxes(block, cone, made, readBy)
+	directAt := map[int]int{} // a cone position -> the block register its multiplexer may go into
+	for i, pos := range direct {
+		if pos >= 0 {
+			directAt[pos] = i
+		}
+	}
 	reads := make([][]int, len(block))
 	for i, k := range block {
 		r := s.regs[k]
@@ -1097,15 +1103,14 @@ func (g *gen) set(block []int, gid int) error {
 	}
 	g.planConcats(cone)
 	for pos, k := range cone {
-		for i := range block {
+		if i, ok := directAt[pos]; ok {
 			// Straight into the register if it may take its new value
 			// now: nothing later reads its words, and the registers
 			// reading them as their next values have committed (else
 			// its multiplexer goes to its own words and is copied).
-			if direct[i] == pos && (blocked[i] > 0 || earliest[i] != pos) {
+			if blocked[i] > 0 || earliest[i] != pos {
 				direct[i] = -1
-			}
-			if direct[i] == pos {
+			} else {
 				g.into[s.regs[block[i]].next] = s.regs[block[i]].slot
 			}
 		}
@@ -1144,9 +1149,6 @@ func (g *gen) set(block []int, gid int) error {
 // reads the multiplexer's (no instruction, port or other register).
 func (g *gen) directMuxes(block, cone []int, made map[int32]int, readBy map[int32]int) []int {
 	s := g.s
-	if g.pin == nil {
-		g.pin = s.pinned()
-	}
 	nextOf := map[int32]int{} // a word -> how many block registers load it
 	for _, k := range block {
 		for j := range s.regs[k].nw {
