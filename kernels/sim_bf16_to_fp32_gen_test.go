@@ -65,7 +65,7 @@ func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "ebc559120dfb63b7c2e42b3fcffaa512" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "4756d637b52f38fa23cac43db88e9841" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }

@@ -40,7 +40,7 @@ func Newsimfilter() *simfilter {
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "9000754529ca86dbf19c3720e3020b51" }
+func (x *simfilter) Fingerprint() string { return "02e901b9787059c76476cc535db2b9e7" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }

@@ -145,7 +145,7 @@ func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "c0de7f4d89b431416df6b9365ec53059" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "43782b81296b569a34fbd4ad23cf9365" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }

@@ -46,21 +46,21 @@ func Newsimhistogram() *simhistogram {
 	x.S[56] = 0x1
 	x.S[58] = 0x1
 	x.S[70] = 0x1
-	x.S[77] = 0x1
-	x.S[80] = 0x1
-	x.S[81] = 0x1
+	x.S[83] = 0x1
+	x.S[86] = 0x1
 	x.S[87] = 0x1
-	x.S[98] = 0x1
-	x.S[105] = 0x1
-	x.S[108] = 0x1
+	x.S[93] = 0x1
+	x.S[104] = 0x1
 	x.S[109] = 0x1
-	x.S[114] = 0x1
-	x.S[124] = 0x1
-	x.S[131] = 0x1
-	x.S[134] = 0x1
-	x.S[135] = 0x1
-	x.S[140] = 0x1
-	x.S[150] = 0x1
+	x.S[112] = 0x1
+	x.S[113] = 0x1
+	x.S[118] = 0x1
+	x.S[128] = 0x1
+	x.S[133] = 0x1
+	x.S[136] = 0x1
+	x.S[137] = 0x1
+	x.S[142] = 0x1
+	x.S[152] = 0x1
 	x.S[157] = 0x1
 	x.S[160] = 0x1
 	x.S[161] = 0x1
@@ -78,7 +78,7 @@ func Newsimhistogram() *simhistogram {
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "7c9cc57cd8303ff385156d2d80a9117c" }
+func (x *simhistogram) Fingerprint() string { return "3fff29fcd2e284577567cd12b77c550f" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -107,73 +107,73 @@ func (x *simhistogram) EvalState() {
 	if d&0x1 != 0 {
 		var t229 uint64 = (^v[218]) & 0x1
 		v[229] = t229
-		var t82 uint64 = (^v[45]) & 0x1
-		v[82] = t82
-		var t204 uint64 = t229 & t82
+		var t88 uint64 = (^v[45]) & 0x1
+		v[88] = t88
+		var t204 uint64 = t229 & t88
 		v[204] = t204
 		var t19 uint64 = (^v[17]) & 0x1
 		v[19] = t19
 		var t30 uint64 = (^v[29]) & 0x1
 		v[30] = t30
-		var t77 uint64
-		if v[74] == v[72] {
-			t77 = 1
+		var t83 uint64
+		if v[76] == v[72] {
+			t83 = 1
 		}
-		var t78 uint64 = v[75] & t77
-		v[78] = t78
-		var t84, t84_1, t84_0 uint64 = 0, v[46], v[72]
-		if v[45] != 0 {
-			t84 = t84_1
-		} else {
-			t84 = t84_0
-		}
+		var t84 uint64 = v[81] & t83
 		v[84] = t84
-		var t87 uint64 = v[45] | v[73]
-		v[87] = t87
-		var t105 uint64
-		if v[102] == v[100] {
-			t105 = 1
-		}
-		var t106 uint64 = v[103] & t105
-		v[106] = t106
-		var t111, t111_1, t111_0 uint64 = 0, v[46], v[100]
+		var t90, t90_1, t90_0 uint64 = 0, v[46], v[72]
 		if v[45] != 0 {
-			t111 = t111_1
+			t90 = t90_1
 		} else {
-			t111 = t111_0
+			t90 = t90_0
 		}
-		v[111] = t111
-		var t114 uint64 = v[45] | v[101]
-		v[114] = t114
-		var t131 uint64
-		if v[128] == v[126] {
-			t131 = 1
+		v[90] = t90
+		var t93 uint64 = v[45] | v[80]
+		v[93] = t93
+		var t109 uint64
+		if v[77] == v[73] {
+			t109 = 1
 		}
-		var t132 uint64 = v[129] & t131
-		v[132] = t132
-		var t137, t137_1, t137_0 uint64 = 0, v[46], v[126]
+		var t110 uint64 = v[107] & t109
+		v[110] = t110
+		var t115, t115_1, t115_0 uint64 = 0, v[46], v[73]
 		if v[45] != 0 {
-			t137 = t137_1
+			t115 = t115_1
 		} else {
-			t137 = t137_0
+			t115 = t115_0
 		}
-		v[137] = t137
-		var t140 uint64 = v[45] | v[127]
-		v[140] = t140
+		v[115] = t115
+		var t118 uint64 = v[45] | v[106]
+		v[118] = t118
+		var t133 uint64
+		if v[78] == v[74] {
+			t133 = 1
+		}
+		var t134 uint64 = v[131] & t133
+		v[134] = t134
+		var t139, t139_1, t139_0 uint64 = 0, v[46], v[74]
+		if v[45] != 0 {
+			t139 = t139_1
+		} else {
+			t139 = t139_0
+		}
+		v[139] = t139
+		var t142 uint64 = v[45] | v[130]
+		v[142] = t142
 		var t157 uint64
-		if v[154] == v[152] {
+		if v[79] == v[75] {
 			t157 = 1
 		}
 		var t158 uint64 = v[155] & t157
 		v[158] = t158
-		var t163, t163_1, t163_0 uint64 = 0, v[46], v[152]
+		var t163, t163_1, t163_0 uint64 = 0, v[46], v[75]
 		if v[45] != 0 {
 			t163 = t163_1
 		} else {
 			t163 = t163_0
 		}
 		v[163] = t163
-		var t166 uint64 = v[45] | v[153]
+		var t166 uint64 = v[45] | v[154]
 		v[166] = t166
 		var t230 uint64 = (^v[207]) & 0x1
 		v[230] = t230
@@ -183,51 +183,51 @@ func (x *simhistogram) EvalState() {
 		v[249] = t249
 	}
 	if d&0x20 != 0 {
-		var t91 uint64 = (0x0 + v[90]) & 0xffffffff
-		v[91] = t91
+		var t97 uint64 = (0x0 + v[96]) & 0xffffffff
+		v[97] = t97
 	}
 	if d&0x11 != 0 {
-		var t79, t79_1, t79_0 uint64 = 0, v[76], v[71]
-		if v[78] != 0 {
-			t79 = t79_1
+		var t85, t85_1, t85_0 uint64 = 0, v[82], v[71]
+		if v[84] != 0 {
+			t85 = t85_1
 		} else {
-			t79 = t79_0
+			t85 = t85_0
 		}
-		var t81 uint64 = (t79 + 0x1) & 0xffffffff
-		v[81] = t81
-		var t86 uint64 = t81 & (v[45] - 1)
-		v[86] = t86
+		var t87 uint64 = (t85 + 0x1) & 0xffffffff
+		v[87] = t87
+		var t92 uint64 = t87 & (v[45] - 1)
+		v[92] = t92
 	}
 	if d&0x41 != 0 {
-		var t107, t107_1, t107_0 uint64 = 0, v[104], v[99]
-		if v[106] != 0 {
-			t107 = t107_1
+		var t111, t111_1, t111_0 uint64 = 0, v[108], v[105]
+		if v[110] != 0 {
+			t111 = t111_1
 		} else {
-			t107 = t107_0
+			t111 = t111_0
 		}
-		var t109 uint64 = (t107 + 0x1) & 0xffffffff
-		v[109] = t109
-		var t113 uint64 = t109 & (v[45] - 1)
+		var t113 uint64 = (t111 + 0x1) & 0xffffffff
 		v[113] = t113
-	}
-	if d&0xa0 != 0 {
-		var t117 uint64 = (v[91] + v[116]) & 0xffffffff
+		var t117 uint64 = t113 & (v[45] - 1)
 		v[117] = t117
 	}
+	if d&0xa0 != 0 {
+		var t121 uint64 = (v[97] + v[120]) & 0xffffffff
+		v[121] = t121
+	}
 	if d&0x101 != 0 {
-		var t133, t133_1, t133_0 uint64 = 0, v[130], v[125]
-		if v[132] != 0 {
-			t133 = t133_1
+		var t135, t135_1, t135_0 uint64 = 0, v[132], v[129]
+		if v[134] != 0 {
+			t135 = t135_1
 		} else {
-			t133 = t133_0
+			t135 = t135_0
 		}
-		var t135 uint64 = (t133 + 0x1) & 0xffffffff
-		v[135] = t135
-		var t139 uint64 = t135 & (v[45] - 1)
-		v[139] = t139
+		var t137 uint64 = (t135 + 0x1) & 0xffffffff
+		v[137] = t137
+		var t141 uint64 = t137 & (v[45] - 1)
+		v[141] = t141
 	}
 	if d&0x401 != 0 {
-		var t159, t159_1, t159_0 uint64 = 0, v[156], v[151]
+		var t159, t159_1, t159_0 uint64 = 0, v[156], v[153]
 		if v[158] != 0 {
 			t159 = t159_1
 		} else {
@@ -239,11 +239,11 @@ func (x *simhistogram) EvalState() {
 		v[165] = t165
 	}
 	if d&0x2a0 != 0 {
-		var t143 uint64 = (v[117] + v[142]) & 0xffffffff
-		v[143] = t143
+		var t145 uint64 = (v[121] + v[144]) & 0xffffffff
+		v[145] = t145
 	}
 	if d&0xaa0 != 0 {
-		var t169 uint64 = (v[143] + v[168]) & 0xffffffff
+		var t169 uint64 = (v[145] + v[168]) & 0xffffffff
 		v[169] = t169
 	}
 	if d&0xaa2 != 0 {
@@ -276,16 +276,16 @@ func (x *simhistogram) EvalInputs() {
 	v[60] = t60
 	var t65 uint64 = v[1] >> 8 & 0xff
 	v[65] = t65
-	var t193 uint64 = v[10] & v[82]
+	var t193 uint64 = v[10] & v[88]
 	v[193] = t193
-	var t89 uint64 = t31 & t59
-	v[89] = t89
-	var t93 uint64 = v[3] >> 8 & 0xff
-	v[93] = t93
-	var t119 uint64 = v[5] >> 8 & 0xff
-	v[119] = t119
-	var t145 uint64 = v[7] >> 8 & 0xff
-	v[145] = t145
+	var t95 uint64 = t31 & t59
+	v[95] = t95
+	var t99 uint64 = v[3] >> 8 & 0xff
+	v[99] = t99
+	var t123 uint64 = v[5] >> 8 & 0xff
+	v[123] = t123
+	var t147 uint64 = v[7] >> 8 & 0xff
+	v[147] = t147
 	*(*[10]uint64)(v[194:204]) = *(*[10]uint64)(v[0:10])
 	v[203] &= 0x1
 	var t231 uint64 = v[250] | v[230]
@@ -309,52 +309,52 @@ func (x *simhistogram) Edge() bool {
 		q0 = x.M0[int(v[65]&255)]
 		d |= 0x10
 	}
-	q1 := v[90]
-	if v[89] != 0 {
+	q1 := v[96]
+	if v[95] != 0 {
 		q1 = x.M0[int(v[60]&255)]
 		d |= 0x20
 	}
-	q2 := v[99]
-	if v[98] != 0 {
-		q2 = x.M1[int(v[93]&255)]
+	q2 := v[105]
+	if v[104] != 0 {
+		q2 = x.M1[int(v[99]&255)]
 		d |= 0x40
 	}
-	q3 := v[116]
-	if v[89] != 0 {
+	q3 := v[120]
+	if v[95] != 0 {
 		q3 = x.M1[int(v[60]&255)]
 		d |= 0x80
 	}
-	q4 := v[125]
-	if v[124] != 0 {
-		q4 = x.M2[int(v[119]&255)]
+	q4 := v[129]
+	if v[128] != 0 {
+		q4 = x.M2[int(v[123]&255)]
 		d |= 0x100
 	}
-	q5 := v[142]
-	if v[89] != 0 {
+	q5 := v[144]
+	if v[95] != 0 {
 		q5 = x.M2[int(v[60]&255)]
 		d |= 0x200
 	}
-	q6 := v[151]
-	if v[150] != 0 {
-		q6 = x.M3[int(v[145]&255)]
+	q6 := v[153]
+	if v[152] != 0 {
+		q6 = x.M3[int(v[147]&255)]
 		d |= 0x400
 	}
 	q7 := v[168]
-	if v[89] != 0 {
+	if v[95] != 0 {
 		q7 = x.M3[int(v[60]&255)]
 		d |= 0x800
 	}
-	if v[87] != 0 {
-		a := int(v[84]&255) * 1
-		x.M0[a] = v[86]
+	if v[93] != 0 {
+		a := int(v[90]&255) * 1
+		x.M0[a] = v[92]
 	}
-	if v[114] != 0 {
-		a := int(v[111]&255) * 1
-		x.M1[a] = v[113]
+	if v[118] != 0 {
+		a := int(v[115]&255) * 1
+		x.M1[a] = v[117]
 	}
-	if v[140] != 0 {
-		a := int(v[137]&255) * 1
-		x.M2[a] = v[139]
+	if v[142] != 0 {
+		a := int(v[139]&255) * 1
+		x.M2[a] = v[141]
 	}
 	if v[166] != 0 {
 		a := int(v[163]&255) * 1
@@ -406,40 +406,37 @@ func (x *simhistogram) Edge() bool {
 		v[46] = 0x0
 		v[61] = 0x0
 		v[72] = 0x0
-		v[73] = 0x0
-		v[74] = 0x0
-		v[75] = 0x0
+		v[80] = 0x0
 		v[76] = 0x0
-		v[100] = 0x0
-		v[101] = 0x0
-		v[102] = 0x0
-		v[103] = 0x0
-		v[104] = 0x0
-		v[126] = 0x0
-		v[127] = 0x0
-		v[128] = 0x0
-		v[129] = 0x0
+		v[81] = 0x0
+		v[82] = 0x0
+		v[73] = 0x0
+		v[106] = 0x0
+		v[77] = 0x0
+		v[107] = 0x0
+		v[108] = 0x0
+		v[74] = 0x0
 		v[130] = 0x0
-		v[152] = 0x0
-		v[153] = 0x0
+		v[78] = 0x0
+		v[131] = 0x0
+		v[132] = 0x0
+		v[75] = 0x0
 		v[154] = 0x0
+		v[79] = 0x0
 		v[155] = 0x0
 		v[156] = 0x0
 		v[207] = 0x0
 		v[218] = 0x0
 	} else {
 		d |= 0x1
-		v[74] = v[72]
+		*(*[4]uint64)(v[76:80]) = *(*[4]uint64)(v[72:76])
 		v[72] = v[65]
-		v[76] = v[81]
-		v[102] = v[100]
-		v[100] = v[93]
-		v[104] = v[109]
-		v[128] = v[126]
-		v[126] = v[119]
-		v[130] = v[135]
-		v[154] = v[152]
-		v[152] = v[145]
+		v[73] = v[99]
+		v[74] = v[123]
+		v[75] = v[147]
+		v[82] = v[87]
+		v[108] = v[113]
+		v[132] = v[137]
 		v[156] = v[161]
 		var t22 uint64 = ^v[16]
 		var t23 uint64 = v[17] & t22
@@ -481,16 +478,16 @@ func (x *simhistogram) Edge() bool {
 		var t66 uint64 = v[8] >> 15
 		var t67 uint64 = t206 & t66
 		var t68 uint64 = 0x0 + t67
-		var t94 uint64 = v[8] >> 31
-		var t95 uint64 = t206 & t94
-		var t96 uint64 = t68 + t95
-		var t120 uint64 = v[8] >> 47
-		var t121 uint64 = t206 & t120
-		var t122 uint64 = t96 + t121
-		var t146 uint64 = v[8] >> 63
-		var t147 uint64 = t206 & t146
-		var t148 uint64 = t122 + t147
-		var t171 uint64 = v[61] + t148
+		var t100 uint64 = v[8] >> 31
+		var t101 uint64 = t206 & t100
+		var t102 uint64 = t68 + t101
+		var t124 uint64 = v[8] >> 47
+		var t125 uint64 = t206 & t124
+		var t126 uint64 = t102 + t125
+		var t148 uint64 = v[8] >> 63
+		var t149 uint64 = t206 & t148
+		var t150 uint64 = t126 + t149
+		var t171 uint64 = v[61] + t150
 		var t172 uint64 = (t171 & (v[45] - 1)) & 0xffffffff
 		v[61] = t172
 		var t48 uint64
@@ -502,17 +499,17 @@ func (x *simhistogram) Edge() bool {
 		var t50 uint64 = v[45] & t49
 		var t51 uint64 = t44 | t50
 		v[45] = t51
-		var t83 uint64 = v[73] & v[82]
-		v[73] = t67
-		v[75] = t83
-		var t110 uint64 = v[101] & v[82]
-		v[101] = t95
-		v[103] = t110
-		var t136 uint64 = v[127] & v[82]
-		v[127] = t121
-		v[129] = t136
-		var t162 uint64 = v[153] & v[82]
-		v[153] = t147
+		var t89 uint64 = v[80] & v[88]
+		v[80] = t67
+		v[81] = t89
+		var t114 uint64 = v[106] & v[88]
+		v[106] = t101
+		v[107] = t114
+		var t138 uint64 = v[130] & v[88]
+		v[130] = t125
+		v[131] = t138
+		var t162 uint64 = v[154] & v[88]
+		v[154] = t149
 		v[155] = t162
 		var t232 uint64 = v[218] | v[193]
 		var t233, t233_1, t233_0 uint64 = 0, t232, v[207]
@@ -530,12 +527,12 @@ func (x *simhistogram) Edge() bool {
 		*(*[10]uint64)(v[219:229]) = *(*[10]uint64)(v[194:204])
 	}
 	v[71] = q0
-	v[90] = q1
-	v[99] = q2
-	v[116] = q3
-	v[125] = q4
-	v[142] = q5
-	v[151] = q6
+	v[96] = q1
+	v[105] = q2
+	v[120] = q3
+	v[129] = q4
+	v[144] = q5
+	v[153] = q6
 	v[168] = q7
 	x.D |= d
 	return true

@@ -50,7 +50,7 @@ func Newsimmax_int32() *simmax_int32 {
 }
 
 // Fingerprint identifies the program simmax_int32 runs (Model).
-func (x *simmax_int32) Fingerprint() string { return "1585c964eac58cb39f7b5bd903ca31db" }
+func (x *simmax_int32) Fingerprint() string { return "f80af3a3a3247b37cce2bb6e7c5e93a4" }
 
 // Words returns S (Model).
 func (x *simmax_int32) Words() []uint64 { return x.S[:] }

@@ -50,7 +50,7 @@ func Newsimmin_int32() *simmin_int32 {
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "350cc0a232672ea3c04679a89dfc2b57" }
+func (x *simmin_int32) Fingerprint() string { return "588b651a8f0d088c76acde23872bb1e7" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }

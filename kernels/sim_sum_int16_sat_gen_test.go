@@ -162,7 +162,7 @@ func Newsimsum_int16_sat() *simsum_int16_sat {
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "6b7fb4cc9e4c4fe88a39badf6fe480d8" }
+func (x *simsum_int16_sat) Fingerprint() string { return "78d5bb316afbcb2823b45a6a12fe7ecd" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }

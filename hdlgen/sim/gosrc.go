@@ -1013,7 +1013,8 @@ func (g *gen) set(block []int, gid int) error {
 			at[s.regs[k].slot+j] = i
 		}
 	}
-	cone = g.schedule(cone, nexts, g.stageOrder(block, cone, at))
+	layerOf, members := g.blockLayers(block)
+	cone = g.schedule(cone, nexts, g.stageOrder(block, cone, at, layerOf, members))
 	// earliest[i]: the last cone position that computes register i's
 	// next value or reads its words (-1: none).
 	earliest := make([]int, len(block))
@@ -1055,6 +1056,7 @@ func (g *gen) set(block []int, gid int) error {
 		}
 	}
 	temp := loops(reads)
+	unlayer(layerOf, members, reads, temp)
 	blocked := make([]int, len(block)) // block registers yet to commit that read it
 	for i := range block {
 		if !temp[i] {
@@ -1079,22 +1081,35 @@ func (g *gen) set(block []int, gid int) error {
 		}
 	}
 	done := make([]bool, len(block))
+	// commit commits register i, with the rest of its layer (a delay
+	// line's stage: its copies print as consecutive lines, which
+	// mergeCopies makes one array copy), if they all may now.
 	var commit func(i, pos int)
 	commit = func(i, pos int) {
-		if done[i] || temp[i] || blocked[i] > 0 || earliest[i] > pos {
-			return
+		unit := []int{i}
+		if l := layerOf[i]; l >= 0 {
+			unit = members[l]
 		}
-		done[i] = true
-		r := s.regs[block[i]]
-		if r.next != r.slot && direct[i] < 0 {
-			for j := range r.nw {
-				w("v[%d] = %s", r.slot+j, src(r, j))
+		for _, p := range unit {
+			if done[p] || temp[p] || blocked[p] > 0 || earliest[p] > pos {
+				return
 			}
 		}
-		for _, q := range reads[i] {
-			if !temp[q] {
-				blocked[q]--
-				commit(q, pos)
+		for _, p := range unit {
+			done[p] = true
+			r := s.regs[block[p]]
+			if r.next != r.slot && direct[p] < 0 {
+				for j := range r.nw {
+					w("v[%d] = %s", r.slot+j, src(r, j))
+				}
+			}
+		}
+		for _, p := range unit {
+			for _, q := range reads[p] {
+				if !temp[q] {
+					blocked[q]--
+					commit(q, pos)
+				}
 			}
 		}
 	}
@@ -1204,7 +1219,7 @@ func (s *Sim) producers(list []int) map[int32]int {
 // stage computed all its lanes' next values, then the stage after it
 // read the old ones). It lists each register's next words in turn;
 // registers reading each other round a loop keep block order.
-func (g *gen) stageOrder(block, cone []int, at map[int32]int) []int32 {
+func (g *gen) stageOrder(block, cone []int, at map[int32]int, layerOf []int, members [][]int) []int32 {
 	s := g.s
 	if len(block) < 2 {
 		return nil
@@ -1258,14 +1273,24 @@ func (g *gen) stageOrder(block, cone []int, at map[int32]int) []int32 {
 		if state[q] != 0 {
 			return
 		}
-		state[q] = 1
-		for _, i := range readBy[q] {
-			visit(i)
+		unit := []int{q} // (a layer's registers commit together: what reads any of them comes first)
+		if l := layerOf[q]; l >= 0 {
+			unit = members[l]
 		}
-		state[q] = 2
-		r := s.regs[block[q]]
-		for j := range r.nw {
-			order = append(order, r.next+j)
+		for _, p := range unit {
+			state[p] = 1
+		}
+		for _, p := range unit {
+			for _, i := range readBy[p] {
+				visit(i)
+			}
+		}
+		for _, p := range unit {
+			state[p] = 2
+			r := s.regs[block[p]]
+			for j := range r.nw {
+				order = append(order, r.next+j)
+			}
 		}
 	}
 	for q := range block {
@@ -1440,7 +1465,7 @@ func commitOrder(reads [][]int, staged []bool, keyOf func(int) any) []int {
 
 // goSourceVersion changes whenever GoSource's output would for the same
 // program, so that code generated before is not taken for current.
-const goSourceVersion = "onic-gosrc-31"
+const goSourceVersion = "onic-gosrc-32"
 
 // fingerprint identifies the compiled program: its instructions, the
 // word layout, the registers, memories and ports, and the generator's

@@ -108,7 +108,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 8 {
+	for k := range n + 9 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -131,6 +131,8 @@ func TestGoSourceRandom(t *testing.T) {
 			m = replicas()
 		case k == n+6:
 			m = picks()
+		case k == n+7:
+			m = delayLines()
 		default:
 			m, _ = roms()
 		}

@@ -23,11 +23,11 @@ func Newregloops() *regloops {
 	x.S[6] = 0x1
 	x.S[7] = 0x2
 	x.S[8] = 0x3
-	x.S[15] = 0x1
-	x.S[16] = 0x2
+	x.S[15] = 0x2
+	x.S[16] = 0x1
 	x.S[17] = 0x1
-	x.S[18] = 0x5
-	x.S[21] = 0x6
+	x.S[18] = 0x6
+	x.S[21] = 0x5
 	x.S[24] = 0x5
 	x.S[29] = 0xa
 	x.S[30] = 0xb
@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "a1c9e3ee1e5fe7015c9b14853b24a981" }
+func (x *regloops) Fingerprint() string { return "219fa3c3f7ec0be69a1f3f3d3ea84f00" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }
@@ -80,8 +80,8 @@ func (x *regloops) EvalState() {
 		v[45] = t45
 	}
 	if d&0x8 != 0 {
-		v[48] = v[21]>>60 | v[22]<<4
-		v[49] = v[22]>>60 | v[23]<<4
+		v[48] = v[18]>>60 | v[19]<<4
+		v[49] = v[19]>>60 | v[20]<<4
 		v[49] &= 0x3f
 	}
 	if d&0x20 != 0 {
@@ -89,7 +89,7 @@ func (x *regloops) EvalState() {
 		v[35] = t35
 	}
 	if d&0x14 != 0 {
-		var t46 uint64 = (v[31] + v[15]) & 0xff
+		var t46 uint64 = (v[31] + v[16]) & 0xff
 		v[46] = t46
 	}
 	if d&0x21 != 0 {
@@ -112,7 +112,7 @@ func (x *regloops) EvalState() {
 func (x *regloops) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t17 uint64 = v[15] ^ v[1]
+	var t17 uint64 = v[16] ^ v[1]
 	v[17] = t17
 	var t28 uint64 = (v[1]) & 0x1
 	v[28] = t28
@@ -174,21 +174,19 @@ func (x *regloops) Edge() bool {
 	}
 	if x.Arst {
 		d |= 0x8
-		v[18] = 0x5
-		v[19] = 0x0
-		v[20] = 0x0
-		v[21] = 0x6
+		v[21] = 0x5
 		v[22] = 0x0
 		v[23] = 0x0
+		v[18] = 0x6
+		v[19] = 0x0
+		v[20] = 0x0
 	} else {
 		d |= 0x8
-		v[24] = v[18] ^ v[2]
-		v[25] = v[19] ^ v[3]
-		v[26] = v[20] ^ v[4]
-		v[18] = v[21]
-		v[19] = v[22]
-		v[20] = v[23]
-		*(*[3]uint64)(v[21:24]) = *(*[3]uint64)(v[24:27])
+		v[24] = v[21] ^ v[2]
+		v[25] = v[22] ^ v[3]
+		v[26] = v[23] ^ v[4]
+		*(*[3]uint64)(v[21:24]) = *(*[3]uint64)(v[18:21])
+		*(*[3]uint64)(v[18:21]) = *(*[3]uint64)(v[24:27])
 	}
 	if v[0] != 0 {
 		d |= 0x2
@@ -197,13 +195,13 @@ func (x *regloops) Edge() bool {
 	}
 	if x.Rst {
 		d |= 0x4
-		v[15] = 0x1
-		v[16] = 0x2
+		v[16] = 0x1
+		v[15] = 0x2
 		v[27] = 0x0
 	} else {
 		d |= 0x4
-		v[15] = v[16]
-		v[16] = v[17]
+		v[16] = v[15]
+		v[15] = v[17]
 		v[27] = v[28]
 	}
 	if x.Rst {
@@ -241,10 +239,10 @@ var regloopsIndex = map[string]int{
 	"o3":  8,
 	"o4":  9,
 	"o5":  12,
-	"o6":  15,
-	"o7":  16,
-	"o8":  18,
-	"o9":  21,
+	"o6":  16,
+	"o7":  15,
+	"o8":  21,
+	"o9":  18,
 	"o10": 27,
 	"o11": 36,
 	"o12": 37,

@@ -71,9 +71,10 @@ type Sim struct {
 	split   int      // prog[split:] is the inputs' cone
 	stale   bool     // the inputs' cone is out of date (inputs driven or the state changed since it ran)
 	regs    []reg
-	staged  []uint64   // register next values, staged so all commit at once
-	parts   []int32    // concat operands, then their widths: see compile
-	mems    [][]uint64 // memories' words, nw per entry
+	layers  []copyLayer // the delay lines' stages, each one array copy (layout)
+	staged  []uint64    // register next values, staged so all commit at once
+	parts   []int32     // concat operands, then their widths: see compile
+	mems    [][]uint64  // memories' words, nw per entry
 	reads   []readPort
 	writes  []writePort
 	rstaged []uint64 // read ports' words, staged like registers
@@ -183,10 +184,11 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 	total := int32(0)
 	for i := range rep {
 		s.nw[i] = words(i)
-		if rep[i] == int32(i) { // (a memory's and a write port's words stay zero: their value is no signal's)
-			s.off[i] = total
-			total += s.nw[i]
-		}
+	}
+	order, layers := layout(m, rep, from, words)
+	for _, i := range order { // (a memory's and a write port's words stay zero: their value is no signal's)
+		s.off[i] = total
+		total += s.nw[i]
 	}
 	for i := range rep {
 		s.off[i] = s.off[rep[i]] + from[i]
@@ -232,8 +234,10 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 	}
 	s.prune()
 	s.splitProg()
+	regOf := map[int]int{}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpReg {
+			regOf[i] = len(s.regs)
 			r := reg{slot: s.off[i], next: s.off[n.Args[0]], en: -1, nw: s.nw[i], reset: n.Reset, async: n.Async, noReset: n.NoReset}
 			if len(n.Args) > 1 && n.Args[1] >= 0 {
 				r.en = s.off[n.Args[1]]
@@ -242,6 +246,7 @@ func NewInterpreter(m *ir.Module) (*Sim, error) {
 			copy(s.get(i), n.Reset)
 		}
 	}
+	s.layers = s.copyLayers(layers, regOf)
 	memOf := map[int]int32{}
 	for i := 0; i < m.Len(); i++ {
 		if n := m.Node(i); n.Op == ir.OpMem {

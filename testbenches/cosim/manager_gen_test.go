@@ -77,143 +77,143 @@ func NewmanagerSim() *managerSim {
 	x.S[314] = 0x1
 	x.S[315] = 0x1000
 	x.S[318] = 0x1000
-	x.S[349] = 0x1
-	x.S[350] = 0x2
-	x.S[354] = 0x1
-	x.S[357] = 0x1
-	x.S[359] = 0x4
-	x.S[361] = 0x100000000
-	x.S[384] = 0x1
-	x.S[386] = 0x1
-	x.S[390] = 0x2
-	x.S[444] = 0x8
-	x.S[445] = 0x8
-	x.S[448] = 0x4
-	x.S[450] = 0x3
-	x.S[453] = 0x1
-	x.S[454] = 0x2
-	x.S[466] = 0x2
-	x.S[471] = 0x1
-	x.S[473] = 0x1
-	x.S[474] = 0xffffffffffffffff
-	x.S[478] = 0x1
-	x.S[481] = 0x1
-	x.S[482] = 0x1
-	x.S[483] = 0x1
-	x.S[484] = 0x1
-	x.S[485] = 0x1
-	x.S[486] = 0x1
-	x.S[487] = 0x1
-	x.S[488] = 0x1
-	x.S[489] = 0x140000000
-	x.S[490] = 0x100000000
-	x.S[495] = 0x1
-	x.S[496] = 0x13fffffff
-	x.S[497] = 0x13fffffff
-	x.S[498] = 0x1
-	x.S[501] = 0x1
-	x.S[504] = 0x1
-	x.S[505] = 0x1
-	x.S[507] = 0x2000
-	x.S[508] = 0x1
-	x.S[510] = 0x2007
-	x.S[512] = 0x1
-	x.S[514] = 0x8
-	x.S[515] = 0x8
-	x.S[517] = 0x2
-	x.S[518] = 0x2
-	x.S[520] = 0x140000000
-	x.S[521] = 0x100000000
-	x.S[522] = 0x1
-	x.S[523] = 0x1
-	x.S[524] = 0x1
-	x.S[526] = 0x1
-	x.S[527] = 0x1
-	x.S[530] = 0x4
-	x.S[531] = 0x3
-	x.S[532] = 0x3
-	x.S[534] = 0x3
-	x.S[535] = 0x2
-	x.S[536] = 0x2
-	x.S[537] = 0x5
-	x.S[538] = 0x2
-	x.S[539] = 0x6
-	x.S[540] = 0x2
-	x.S[541] = 0x1
-	x.S[542] = 0x2
-	x.S[594] = 0x5
-	x.S[618] = 0x1
-	x.S[624] = 0x1
-	x.S[625] = 0x1
-	x.S[627] = 0x6
-	x.S[637] = 0x5
-	x.S[645] = 0x4
-	x.S[653] = 0x1
-	x.S[654] = 0x3
-	x.S[657] = 0x3
-	x.S[662] = 0x1
-	x.S[663] = 0x2
-	x.S[666] = 0x2
-	x.S[673] = 0x2
+	x.S[429] = 0x1
+	x.S[430] = 0x2
+	x.S[434] = 0x1
+	x.S[437] = 0x1
+	x.S[439] = 0x4
+	x.S[441] = 0x100000000
+	x.S[464] = 0x1
+	x.S[466] = 0x1
+	x.S[470] = 0x2
+	x.S[491] = 0x8
+	x.S[492] = 0x8
+	x.S[495] = 0x4
+	x.S[497] = 0x3
+	x.S[500] = 0x1
+	x.S[501] = 0x2
+	x.S[513] = 0x2
+	x.S[518] = 0x1
+	x.S[520] = 0x1
+	x.S[521] = 0xffffffffffffffff
+	x.S[525] = 0x1
+	x.S[528] = 0x1
+	x.S[529] = 0x1
+	x.S[530] = 0x1
+	x.S[531] = 0x1
+	x.S[532] = 0x1
+	x.S[533] = 0x1
+	x.S[534] = 0x1
+	x.S[535] = 0x1
+	x.S[536] = 0x140000000
+	x.S[537] = 0x100000000
+	x.S[542] = 0x1
+	x.S[543] = 0x13fffffff
+	x.S[544] = 0x13fffffff
+	x.S[545] = 0x1
+	x.S[548] = 0x1
+	x.S[551] = 0x1
+	x.S[552] = 0x1
+	x.S[554] = 0x2000
+	x.S[555] = 0x1
+	x.S[557] = 0x2007
+	x.S[559] = 0x1
+	x.S[561] = 0x8
+	x.S[562] = 0x8
+	x.S[564] = 0x2
+	x.S[565] = 0x2
+	x.S[567] = 0x140000000
+	x.S[568] = 0x100000000
+	x.S[569] = 0x1
+	x.S[570] = 0x1
+	x.S[571] = 0x1
+	x.S[573] = 0x1
+	x.S[574] = 0x1
+	x.S[577] = 0x4
+	x.S[578] = 0x3
+	x.S[579] = 0x3
+	x.S[581] = 0x3
+	x.S[582] = 0x2
+	x.S[583] = 0x2
+	x.S[584] = 0x5
+	x.S[585] = 0x2
+	x.S[586] = 0x6
+	x.S[587] = 0x2
+	x.S[588] = 0x1
+	x.S[589] = 0x2
+	x.S[609] = 0x5
+	x.S[633] = 0x1
+	x.S[639] = 0x1
+	x.S[640] = 0x1
+	x.S[642] = 0x6
+	x.S[652] = 0x5
+	x.S[660] = 0x4
+	x.S[668] = 0x1
+	x.S[669] = 0x3
+	x.S[672] = 0x3
+	x.S[677] = 0x1
+	x.S[678] = 0x2
 	x.S[681] = 0x2
-	x.S[686] = 0x1
-	x.S[687] = 0x1
-	x.S[690] = 0x1
-	x.S[695] = 0x1
-	x.S[696] = 0x8
-	x.S[699] = 0x8
-	x.S[707] = 0x8
-	x.S[714] = 0x7
-	x.S[717] = 0x8
-	x.S[722] = 0x2
-	x.S[724] = 0x1
-	x.S[730] = 0x8
-	x.S[737] = 0x8
-	x.S[744] = 0x1
-	x.S[745] = 0x2
-	x.S[746] = 0x2
-	x.S[747] = 0x2
-	x.S[749] = 0x1
-	x.S[750] = 0x1
-	x.S[751] = 0x1
-	x.S[753] = 0x1
-	x.S[757] = 0x1
-	x.S[793] = 0x5
-	x.S[801] = 0x1
-	x.S[804] = 0x2
-	x.S[808] = 0x1
-	x.S[810] = 0x3
-	x.S[815] = 0x1
-	x.S[817] = 0x2
-	x.S[819] = 0x1
-	x.S[824] = 0x1
-	x.S[827] = 0x1
-	x.S[828] = 0x3
-	x.S[829] = 0x2
+	x.S[688] = 0x2
+	x.S[696] = 0x2
+	x.S[701] = 0x1
+	x.S[702] = 0x1
+	x.S[705] = 0x1
+	x.S[710] = 0x1
+	x.S[711] = 0x8
+	x.S[714] = 0x8
+	x.S[722] = 0x8
+	x.S[729] = 0x7
+	x.S[732] = 0x8
+	x.S[737] = 0x2
+	x.S[739] = 0x1
+	x.S[745] = 0x8
+	x.S[752] = 0x8
+	x.S[759] = 0x1
+	x.S[760] = 0x2
+	x.S[761] = 0x2
+	x.S[762] = 0x2
+	x.S[764] = 0x1
+	x.S[765] = 0x1
+	x.S[766] = 0x1
+	x.S[768] = 0x1
+	x.S[772] = 0x1
+	x.S[808] = 0x5
+	x.S[816] = 0x1
+	x.S[819] = 0x2
+	x.S[823] = 0x1
+	x.S[825] = 0x3
 	x.S[830] = 0x1
-	x.S[832] = 0x3
-	x.S[836] = 0x3
-	x.S[837] = 0x1
-	x.S[838] = 0x4
-	x.S[839] = 0x4
-	x.S[840] = 0x1
-	x.S[841] = 0x1
-	x.S[848] = 0x1
-	x.S[850] = 0x2
-	x.S[852] = 0x3
+	x.S[832] = 0x2
+	x.S[834] = 0x1
+	x.S[839] = 0x1
+	x.S[842] = 0x1
+	x.S[843] = 0x3
+	x.S[844] = 0x2
+	x.S[845] = 0x1
+	x.S[847] = 0x3
+	x.S[851] = 0x3
+	x.S[852] = 0x1
 	x.S[853] = 0x4
-	x.S[857] = 0x4
-	x.S[858] = 0xffc
-	x.S[859] = 0xffc
-	x.S[860] = 0x4
-	x.S[861] = 0x4
-	x.S[867] = 0xb
-	x.S[868] = 0xa
-	x.S[869] = 0xa
-	x.S[875] = 0xa000000
-	x.S[877] = 0x2004
-	x.S[880] = 0x200400000000
-	x.S[881] = 0xa000000
+	x.S[854] = 0x4
+	x.S[855] = 0x1
+	x.S[856] = 0x1
+	x.S[863] = 0x1
+	x.S[865] = 0x2
+	x.S[867] = 0x3
+	x.S[868] = 0x4
+	x.S[872] = 0x4
+	x.S[873] = 0xffc
+	x.S[874] = 0xffc
+	x.S[875] = 0x4
+	x.S[876] = 0x4
+	x.S[882] = 0xb
+	x.S[883] = 0xa
+	x.S[884] = 0xa
+	x.S[890] = 0xa000000
+	x.S[892] = 0x2004
+	x.S[895] = 0x200400000000
+	x.S[896] = 0xa000000
 	x.S[911] = 0x1
 	x.S[985] = 0x1
 	x.S[988] = 0x1
@@ -318,7 +318,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "e62a0576de3a8317dfd0aba86081444c" }
+func (x *managerSim) Fingerprint() string { return "b4d2fdf249bfd18c6136268608c21da7" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -397,121 +397,121 @@ func (x *managerSim) EvalState() {
 		v[181] = t181
 	}
 	if d&0x400 != 0 {
-		var t1291 uint64 = (^v[884]) & 0x1
+		var t1291 uint64 = (^v[328]) & 0x1
 		v[1291] = t1291
 	}
 	if d&0x800 != 0 {
-		var t593 uint64 = v[545] >> 57 & 0xf
-		var t595 uint64
-		if t593 == 0x5 {
-			t595 = 1
+		var t608 uint64 = v[394] >> 57 & 0xf
+		var t610 uint64
+		if t608 == 0x5 {
+			t610 = 1
 		}
-		v[595] = t595
-		var t596 uint64 = v[544] >> 48 & 0xffff
-		var t590 uint64 = v[545] >> 16 & 0xffff
-		var t597, t597_1, t597_0 uint64 = 0, t596, t590
-		if t595 != 0 {
-			t597 = t597_1
+		v[610] = t610
+		var t611 uint64 = v[393] >> 48 & 0xffff
+		var t605 uint64 = v[394] >> 16 & 0xffff
+		var t612, t612_1, t612_0 uint64 = 0, t611, t605
+		if t610 != 0 {
+			t612 = t612_1
 		} else {
-			t597 = t597_0
+			t612 = t612_0
 		}
-		v[597] = t597
-		var t612 uint64 = (v[558]) & 0x1
 		v[612] = t612
-		var t613 uint64 = (v[558] >> 1) & 0x1
-		v[613] = t613
-		var t614 uint64 = (v[558] >> 2) & 0x1
-		v[614] = t614
-		var t619 uint64
-		if v[566] == 0x1 {
-			t619 = 1
+		var t627 uint64 = (v[407]) & 0x1
+		v[627] = t627
+		var t628 uint64 = (v[407] >> 1) & 0x1
+		v[628] = t628
+		var t629 uint64 = (v[407] >> 2) & 0x1
+		v[629] = t629
+		var t634 uint64
+		if v[384] == 0x1 {
+			t634 = 1
 		}
-		var t620 uint64
-		if v[566] == 0x2 {
-			t620 = 1
+		var t635 uint64
+		if v[384] == 0x2 {
+			t635 = 1
 		}
-		var t621 uint64 = t619 | t620
-		v[621] = t621
-		var t625 uint64 = ^v[562]
-		var t626 uint64 = t621 & t625
-		v[626] = t626
-		var t618 uint64
-		if v[574] == 0x0 {
-			t618 = 1
-		}
-		var t636 uint64 = (^t618) & 0x1
+		var t636 uint64 = t634 | t635
 		v[636] = t636
-		var t653 uint64 = (^v[565]) & 0x1
-		v[653] = t653
-		var t662 uint64 = (^v[564]) & 0x1
-		v[662] = t662
-		var t671 uint64 = v[561] & t618
-		v[671] = t671
-		var t678 uint64 = v[561] & t636
-		v[678] = t678
-		var t686 uint64 = (^v[560]) & 0x1
+		var t640 uint64 = ^v[411]
+		var t641 uint64 = t636 & t640
+		v[641] = t641
+		var t633 uint64
+		if v[590] == 0x0 {
+			t633 = 1
+		}
+		var t651 uint64 = (^t633) & 0x1
+		v[651] = t651
+		var t668 uint64 = (^v[383]) & 0x1
+		v[668] = t668
+		var t677 uint64 = (^v[382]) & 0x1
+		v[677] = t677
+		var t686 uint64 = v[410] & t633
 		v[686] = t686
-		var t695 uint64 = (^t612) & 0x1
-		v[695] = t695
-		var t631 uint64 = 0x6 & -t626
-		var t640, t640_1, t640_0 uint64 = 0, 0x5, t631
-		if t636 != 0 {
-			t640 = t640_1
+		var t693 uint64 = v[410] & t651
+		v[693] = t693
+		var t701 uint64 = (^v[409]) & 0x1
+		v[701] = t701
+		var t710 uint64 = (^t627) & 0x1
+		v[710] = t710
+		var t646 uint64 = 0x6 & -t641
+		var t655, t655_1, t655_0 uint64 = 0, 0x5, t646
+		if t651 != 0 {
+			t655 = t655_1
 		} else {
-			t640 = t640_0
+			t655 = t655_0
 		}
-		var t648, t648_1, t648_0 uint64 = 0, 0x4, t640
-		if v[569] != 0 {
-			t648 = t648_1
+		var t663, t663_1, t663_0 uint64 = 0, 0x4, t655
+		if v[387] != 0 {
+			t663 = t663_1
 		} else {
-			t648 = t648_0
+			t663 = t663_0
 		}
-		var t657, t657_1, t657_0 uint64 = 0, 0x3, t648
-		if t653 != 0 {
-			t657 = t657_1
+		var t672, t672_1, t672_0 uint64 = 0, 0x3, t663
+		if t668 != 0 {
+			t672 = t672_1
 		} else {
-			t657 = t657_0
+			t672 = t672_0
 		}
-		var t666, t666_1, t666_0 uint64 = 0, 0x2, t657
-		if t662 != 0 {
-			t666 = t666_1
-		} else {
-			t666 = t666_0
-		}
-		var t673 uint64 = t666 & (t671 - 1)
-		var t681, t681_1, t681_0 uint64 = 0, 0x5, t673
-		if t678 != 0 {
+		var t681, t681_1, t681_0 uint64 = 0, 0x2, t672
+		if t677 != 0 {
 			t681 = t681_1
 		} else {
 			t681 = t681_0
 		}
-		var t690, t690_1, t690_0 uint64 = 0, 0x1, t681
-		if t686 != 0 {
-			t690 = t690_1
+		var t688 uint64 = t681 & (t686 - 1)
+		var t696, t696_1, t696_0 uint64 = 0, 0x5, t688
+		if t693 != 0 {
+			t696 = t696_1
 		} else {
-			t690 = t690_0
+			t696 = t696_0
 		}
-		var t699, t699_1, t699_0 uint64 = 0, 0x8, t690
-		if t695 != 0 {
-			t699 = t699_1
+		var t705, t705_1, t705_0 uint64 = 0, 0x1, t696
+		if t701 != 0 {
+			t705 = t705_1
 		} else {
-			t699 = t699_0
+			t705 = t705_0
 		}
-		v[699] = t699
-		var t728 uint64
-		if v[575] != 0x0 {
-			t728 = 1
+		var t714, t714_1, t714_0 uint64 = 0, 0x8, t705
+		if t710 != 0 {
+			t714 = t714_1
+		} else {
+			t714 = t714_0
 		}
-		v[728] = t728
-		v[926] = v[888]<<18 | v[896]<<2 | v[897]<<1 | v[898]
-		v[927] = v[888]>>46 | v[889]<<18
-		v[928] = v[889]>>46 | v[890]<<18
-		v[929] = v[890]>>46 | v[891]<<18
-		v[930] = v[891]>>46 | v[892]<<18
-		v[931] = v[892]>>46 | v[893]<<18
-		v[932] = v[893]>>46 | v[894]<<18
-		v[933] = v[894]>>46 | v[895]<<18
-		v[934] = v[895] >> 46
+		v[714] = t714
+		var t743 uint64
+		if v[392] != 0x0 {
+			t743 = 1
+		}
+		v[743] = t743
+		v[926] = v[416]<<18 | v[424]<<2 | v[425]<<1 | v[426]
+		v[927] = v[416]>>46 | v[417]<<18
+		v[928] = v[417]>>46 | v[418]<<18
+		v[929] = v[418]>>46 | v[419]<<18
+		v[930] = v[419]>>46 | v[420]<<18
+		v[931] = v[420]>>46 | v[421]<<18
+		v[932] = v[421]>>46 | v[422]<<18
+		v[933] = v[422]>>46 | v[423]<<18
+		v[934] = v[423] >> 46
 		v[934] &= 0x3ffff
 	}
 	if d&0x1000 != 0 {
@@ -701,23 +701,23 @@ func (x *managerSim) EvalState() {
 		v[1260] = t1260
 	}
 	if d&0xc00 != 0 {
-		var t882 uint64 = v[543] & v[556]
-		v[882] = t882
-		var t1293 uint64 = v[884] & v[897]
+		var t897 uint64 = v[327] & v[405]
+		v[897] = t897
+		var t1293 uint64 = v[328] & v[425]
 		v[1293] = t1293
 	}
 	if d&0x1400 != 0 {
-		var t987 uint64 = v[884] & v[916]
+		var t987 uint64 = v[328] & v[916]
 		v[987] = t987
-		var t1055 uint64 = v[884] & v[921]
+		var t1055 uint64 = v[328] & v[921]
 		v[1055] = t1055
-		var t1124 uint64 = v[884] & v[958]
+		var t1124 uint64 = v[328] & v[958]
 		v[1124] = t1124
-		var t1194 uint64 = v[884] & v[971]
+		var t1194 uint64 = v[328] & v[971]
 		v[1194] = t1194
 	}
 	if d&0x1800 != 0 {
-		var t984 uint64 = v[983] & v[897]
+		var t984 uint64 = v[983] & v[425]
 		v[984] = t984
 		var t1268 uint64 = (^t984) & 0x1
 		v[1268] = t1268
@@ -785,7 +785,7 @@ func (x *managerSim) EvalState() {
 		v[1201] = t1201
 	}
 	if d&0x1c00 != 0 {
-		var t1263 uint64 = v[884] & v[984]
+		var t1263 uint64 = v[328] & v[984]
 		v[1263] = t1263
 	}
 	if d&0x3800 != 0 {
@@ -815,8 +815,8 @@ func (x *managerSim) EvalState() {
 		v[127] = t127
 		var t143 uint64 = (^t127) & 0x1
 		v[143] = t143
-		var t883 uint64 = t1292 & v[882]
-		v[883] = t883
+		var t898 uint64 = t1292 & v[897]
+		v[898] = t898
 		var t1294 uint64 = t1292 & v[1293]
 		var t1299 uint64 = t1294 & v[1298]
 		v[1299] = t1299
@@ -915,27 +915,27 @@ func (x *managerSim) EvalInputs() {
 	var t144 uint64 = v[75] & v[125]
 	var t145 uint64 = v[143] & t144
 	v[145] = t145
-	var t624 uint64
-	if v[597] == v[2] {
-		t624 = 1
+	var t639 uint64
+	if v[612] == v[2] {
+		t639 = 1
 	}
-	var t704 uint64 = v[614] & t624
-	v[704] = t704
-	var t712 uint64 = ^t624
-	var t713 uint64 = v[614] & t712
-	v[713] = t713
-	var t729 uint64 = t713 & v[728]
-	v[729] = t729
-	var t707 uint64 = v[699] & (t704 - 1)
-	var t717, t717_1, t717_0 uint64 = 0, 0x7, t707
-	if t713 != 0 {
-		t717 = t717_1
+	var t719 uint64 = v[629] & t639
+	v[719] = t719
+	var t727 uint64 = ^t639
+	var t728 uint64 = v[629] & t727
+	v[728] = t728
+	var t744 uint64 = t728 & v[743]
+	v[744] = t744
+	var t722 uint64 = v[714] & (t719 - 1)
+	var t732, t732_1, t732_0 uint64 = 0, 0x7, t722
+	if t728 != 0 {
+		t732 = t732_1
 	} else {
-		t717 = t717_0
+		t732 = t732_0
 	}
-	var t730 uint64 = t717 & (t729 - 1)
-	var t737 uint64 = t730 & (v[613] - 1)
-	v[737] = t737
+	var t745 uint64 = t732 & (t744 - 1)
+	var t752 uint64 = t745 & (v[628] - 1)
+	v[752] = t752
 	var t1022 uint64 = v[1053] | v[1021]
 	v[1022] = t1022
 	var t1038 uint64 = ^t1022
@@ -1189,73 +1189,73 @@ func (x *managerSim) Edge() bool {
 		v[901] = 0x0
 		v[903] = 0x0
 		v[904] = 0x0
-	} else if v[883] != 0 {
+	} else if v[898] != 0 {
 		d |= 0x1000
-		v[900] = v[737]
-		v[904] = v[571]
-		var t742 uint64
-		if v[737] == 0x0 {
-			t742 = 1
+		v[900] = v[752]
+		v[904] = v[389]
+		var t757 uint64
+		if v[752] == 0x0 {
+			t757 = 1
 		}
-		var t615 uint64 = (v[558] >> 3) & 0x1
-		var t746, t746_1, t746_0 uint64 = 0, 0x1, 0x2
-		if t615 != 0 {
+		var t630 uint64 = (v[407] >> 3) & 0x1
+		var t761, t761_1, t761_0 uint64 = 0, 0x1, 0x2
+		if t630 != 0 {
+			t761 = t761_1
+		} else {
+			t761 = t761_0
+		}
+		var t762 uint64 = t761 & (t757 - 1)
+		v[899] = t762
+		var t739, t739_1, t739_0 uint64 = 0, 0x2, 0x1
+		if v[392] == 0x2 {
+			t739 = t739_1
+		} else {
+			t739 = t739_0
+		}
+		var t647 uint64 = v[384] & (v[641] - 1)
+		var t656 uint64 = t647 & (v[651] - 1)
+		var t664 uint64 = t656 & (v[387] - 1)
+		var t673 uint64 = t664 & (v[668] - 1)
+		var t682 uint64 = t673 & (v[677] - 1)
+		var t689, t689_1, t689_0 uint64 = 0, 0x4, t682
+		if v[686] != 0 {
+			t689 = t689_1
+		} else {
+			t689 = t689_0
+		}
+		var t697 uint64 = t689 & (v[693] - 1)
+		var t706 uint64 = t697 & (v[701] - 1)
+		var t715 uint64 = t706 & (v[710] - 1)
+		var t723, t723_1, t723_0 uint64 = 0, 0x4, t715
+		if v[719] != 0 {
+			t723 = t723_1
+		} else {
+			t723 = t723_0
+		}
+		var t733 uint64 = t723 & (v[728] - 1)
+		var t746, t746_1, t746_0 uint64 = 0, t739, t733
+		if v[744] != 0 {
 			t746 = t746_1
 		} else {
 			t746 = t746_0
 		}
-		var t747 uint64 = t746 & (t742 - 1)
-		v[899] = t747
-		var t724, t724_1, t724_0 uint64 = 0, 0x2, 0x1
-		if v[575] == 0x2 {
-			t724 = t724_1
+		var t753, t753_1, t753_0 uint64 = 0, 0x4, t746
+		if v[628] != 0 {
+			t753 = t753_1
 		} else {
-			t724 = t724_0
+			t753 = t753_0
 		}
-		var t632 uint64 = v[566] & (v[626] - 1)
-		var t641 uint64 = t632 & (v[636] - 1)
-		var t649 uint64 = t641 & (v[569] - 1)
-		var t658 uint64 = t649 & (v[653] - 1)
-		var t667 uint64 = t658 & (v[662] - 1)
-		var t674, t674_1, t674_0 uint64 = 0, 0x4, t667
-		if v[671] != 0 {
-			t674 = t674_1
-		} else {
-			t674 = t674_0
-		}
-		var t682 uint64 = t674 & (v[678] - 1)
-		var t691 uint64 = t682 & (v[686] - 1)
-		var t700 uint64 = t691 & (v[695] - 1)
-		var t708, t708_1, t708_0 uint64 = 0, 0x4, t700
-		if v[704] != 0 {
-			t708 = t708_1
-		} else {
-			t708 = t708_0
-		}
-		var t718 uint64 = t708 & (v[713] - 1)
-		var t731, t731_1, t731_0 uint64 = 0, t724, t718
-		if v[729] != 0 {
-			t731 = t731_1
-		} else {
-			t731 = t731_0
-		}
-		var t738, t738_1, t738_0 uint64 = 0, 0x4, t731
-		if v[613] != 0 {
-			t738 = t738_1
-		} else {
-			t738 = t738_0
-		}
-		v[901] = t738
-		var t752 uint64 = t742 & v[612]
-		var t753 uint64 = ^v[561]
-		var t754 uint64 = v[560] & t753
-		var t755 uint64 = t752 & t754
-		var t756 uint64 = t755 & v[570]
-		var t616 uint64 = v[558] >> 4
-		var t757 uint64 = ^v[573]
-		var t758 uint64 = t616 & t757
-		var t759 uint64 = t756 & t758
-		v[903] = t759
+		v[901] = t753
+		var t767 uint64 = t757 & v[627]
+		var t768 uint64 = ^v[410]
+		var t769 uint64 = v[409] & t768
+		var t770 uint64 = t767 & t769
+		var t771 uint64 = t770 & v[388]
+		var t631 uint64 = v[407] >> 4
+		var t772 uint64 = ^v[391]
+		var t773 uint64 = t631 & t772
+		var t774 uint64 = t771 & t773
+		v[903] = t774
 	}
 	if v[1022] != 0 {
 		d |= 0x4000
@@ -1389,15 +1389,15 @@ func (x *managerSim) Edge() bool {
 	}
 	if x.Rst {
 		d |= 0x400
-		v[884] = 0x0
-		v[543] = 0x0
-		v[399] = 0x0
+		v[328] = 0x0
+		v[327] = 0x0
+		v[326] = 0x0
 		v[325] = 0x0
 	} else if v[1292] != 0 {
 		d |= 0x400
-		v[884] = v[543]
-		v[543] = v[399]
-		v[399] = v[325]
+		v[328] = v[327]
+		v[327] = v[326]
+		v[326] = v[325]
 		v[325] = v[101]
 	}
 	if v[1039] != 0 {
@@ -1421,537 +1421,506 @@ func (x *managerSim) Edge() bool {
 		v[1277] = v[909]
 		v[1278] = v[910]
 	}
-	if v[883] != 0 {
+	if v[898] != 0 {
 		d |= 0x2000
-		var t633 uint64 = v[567] & (v[626] - 1)
-		var t642 uint64 = t633 & (v[636] - 1)
-		var t650 uint64 = t642 & (v[569] - 1)
-		var t659 uint64 = t650 & (v[653] - 1)
-		var t668 uint64 = t659 & (v[662] - 1)
-		var t675 uint64 = t668 & (v[671] - 1)
-		var t683 uint64 = t675 & (v[678] - 1)
-		var t692 uint64 = t683 & (v[686] - 1)
-		var t701 uint64 = t692 & (v[695] - 1)
-		var t709 uint64 = t701 & (v[704] - 1)
-		var t719 uint64 = t709 & (v[713] - 1)
-		var t732 uint64 = t719 & (v[729] - 1)
-		var t739 uint64 = t732 & (v[613] - 1)
-		v[902] = t739
-		var t634 uint64 = v[568] & (v[626] - 1)
-		var t643 uint64 = t634 & (v[636] - 1)
-		var t651 uint64 = t643 & (v[569] - 1)
-		var t660 uint64 = t651 & (v[653] - 1)
-		var t669 uint64 = t660 & (v[662] - 1)
-		var t676, t676_1, t676_0 uint64 = 0, v[559], t669
-		if v[671] != 0 {
+		var t648 uint64 = v[385] & (v[641] - 1)
+		var t657 uint64 = t648 & (v[651] - 1)
+		var t665 uint64 = t657 & (v[387] - 1)
+		var t674 uint64 = t665 & (v[668] - 1)
+		var t683 uint64 = t674 & (v[677] - 1)
+		var t690 uint64 = t683 & (v[686] - 1)
+		var t698 uint64 = t690 & (v[693] - 1)
+		var t707 uint64 = t698 & (v[701] - 1)
+		var t716 uint64 = t707 & (v[710] - 1)
+		var t724 uint64 = t716 & (v[719] - 1)
+		var t734 uint64 = t724 & (v[728] - 1)
+		var t747 uint64 = t734 & (v[744] - 1)
+		var t754 uint64 = t747 & (v[628] - 1)
+		v[902] = t754
+		var t649 uint64 = v[386] & (v[641] - 1)
+		var t658 uint64 = t649 & (v[651] - 1)
+		var t666 uint64 = t658 & (v[387] - 1)
+		var t675 uint64 = t666 & (v[668] - 1)
+		var t684 uint64 = t675 & (v[677] - 1)
+		var t691, t691_1, t691_0 uint64 = 0, v[408], t684
+		if v[686] != 0 {
+			t691 = t691_1
+		} else {
+			t691 = t691_0
+		}
+		var t699 uint64 = t691 & (v[693] - 1)
+		var t708 uint64 = t699 & (v[701] - 1)
+		var t717 uint64 = t708 & (v[710] - 1)
+		var t725 uint64 = t717 & (v[719] - 1)
+		var t735 uint64 = t725 & (v[728] - 1)
+		var t748 uint64 = t735 & (v[744] - 1)
+		var t755 uint64 = t748 & (v[628] - 1)
+		var t778 uint64 = (t755 >> 32) & 0xffffffff
+		var t779 uint64
+		if t778 != 0 {
+			t779 = 1
+		}
+		var t780 uint64 = v[394] >> 62 & 0x3
+		var t781 uint64 = v[394] >> 32 & 0x1fffffff
+		var t782 uint64 = t781 | t779<<29 | t780<<30
+		var t638, t638_1, t638_0 uint64 = 0, v[412], v[612]
+		if v[636] != 0 {
+			t638 = t638_1
+		} else {
+			t638 = t638_0
+		}
+		var t650, t650_1, t650_0 uint64 = 0, v[612], t638
+		if v[641] != 0 {
+			t650 = t650_1
+		} else {
+			t650 = t650_0
+		}
+		var t659, t659_1, t659_0 uint64 = 0, v[612], t650
+		if v[651] != 0 {
+			t659 = t659_1
+		} else {
+			t659 = t659_0
+		}
+		var t667, t667_1, t667_0 uint64 = 0, v[612], t659
+		if v[387] != 0 {
+			t667 = t667_1
+		} else {
+			t667 = t667_0
+		}
+		var t676, t676_1, t676_0 uint64 = 0, v[612], t667
+		if v[668] != 0 {
 			t676 = t676_1
 		} else {
 			t676 = t676_0
 		}
-		var t684 uint64 = t676 & (v[678] - 1)
-		var t693 uint64 = t684 & (v[686] - 1)
-		var t702 uint64 = t693 & (v[695] - 1)
-		var t710 uint64 = t702 & (v[704] - 1)
-		var t720 uint64 = t710 & (v[713] - 1)
-		var t733 uint64 = t720 & (v[729] - 1)
-		var t740 uint64 = t733 & (v[613] - 1)
-		var t763 uint64 = (t740 >> 32) & 0xffffffff
-		var t764 uint64
-		if t763 != 0 {
-			t764 = 1
-		}
-		var t765 uint64 = v[545] >> 62 & 0x3
-		var t766 uint64 = v[545] >> 32 & 0x1fffffff
-		var t767 uint64 = t766 | t764<<29 | t765<<30
-		var t623, t623_1, t623_0 uint64 = 0, v[563], v[597]
-		if v[621] != 0 {
-			t623 = t623_1
-		} else {
-			t623 = t623_0
-		}
-		var t635, t635_1, t635_0 uint64 = 0, v[597], t623
-		if v[626] != 0 {
-			t635 = t635_1
-		} else {
-			t635 = t635_0
-		}
-		var t644, t644_1, t644_0 uint64 = 0, v[597], t635
-		if v[636] != 0 {
-			t644 = t644_1
-		} else {
-			t644 = t644_0
-		}
-		var t652, t652_1, t652_0 uint64 = 0, v[597], t644
-		if v[569] != 0 {
-			t652 = t652_1
-		} else {
-			t652 = t652_0
-		}
-		var t661, t661_1, t661_0 uint64 = 0, v[597], t652
-		if v[653] != 0 {
-			t661 = t661_1
-		} else {
-			t661 = t661_0
-		}
-		var t670, t670_1, t670_0 uint64 = 0, v[597], t661
-		if v[662] != 0 {
-			t670 = t670_1
-		} else {
-			t670 = t670_0
-		}
-		var t677, t677_1, t677_0 uint64 = 0, v[597], t670
-		if v[671] != 0 {
-			t677 = t677_1
-		} else {
-			t677 = t677_0
-		}
-		var t685, t685_1, t685_0 uint64 = 0, v[597], t677
-		if v[678] != 0 {
+		var t685, t685_1, t685_0 uint64 = 0, v[612], t676
+		if v[677] != 0 {
 			t685 = t685_1
 		} else {
 			t685 = t685_0
 		}
-		var t694, t694_1, t694_0 uint64 = 0, v[597], t685
+		var t692, t692_1, t692_0 uint64 = 0, v[612], t685
 		if v[686] != 0 {
-			t694 = t694_1
+			t692 = t692_1
 		} else {
-			t694 = t694_0
+			t692 = t692_0
 		}
-		var t703, t703_1, t703_0 uint64 = 0, v[597], t694
-		if v[695] != 0 {
-			t703 = t703_1
+		var t700, t700_1, t700_0 uint64 = 0, v[612], t692
+		if v[693] != 0 {
+			t700 = t700_1
 		} else {
-			t703 = t703_0
+			t700 = t700_0
 		}
-		var t711, t711_1, t711_0 uint64 = 0, v[597], t703
-		if v[704] != 0 {
-			t711 = t711_1
+		var t709, t709_1, t709_0 uint64 = 0, v[612], t700
+		if v[701] != 0 {
+			t709 = t709_1
 		} else {
-			t711 = t711_0
+			t709 = t709_0
 		}
-		var t721, t721_1, t721_0 uint64 = 0, v[597], t711
-		if v[713] != 0 {
-			t721 = t721_1
+		var t718, t718_1, t718_0 uint64 = 0, v[612], t709
+		if v[710] != 0 {
+			t718 = t718_1
 		} else {
-			t721 = t721_0
+			t718 = t718_0
 		}
-		var t734, t734_1, t734_0 uint64 = 0, v[597], t721
-		if v[729] != 0 {
-			t734 = t734_1
+		var t726, t726_1, t726_0 uint64 = 0, v[612], t718
+		if v[719] != 0 {
+			t726 = t726_1
 		} else {
-			t734 = t734_0
+			t726 = t726_0
 		}
-		var t741, t741_1, t741_0 uint64 = 0, v[597], t734
-		if v[613] != 0 {
-			t741 = t741_1
+		var t736, t736_1, t736_0 uint64 = 0, v[612], t726
+		if v[728] != 0 {
+			t736 = t736_1
 		} else {
-			t741 = t741_0
+			t736 = t736_0
 		}
-		var t768 uint64 = v[545] >> 0 & 0xffff
-		var t769 uint64 = t768 | t741<<16
-		v[772] = t767<<32 | t769
-		v[775] = t767<<32 | t769
-		var t1473 uint64 = (t740 >> 2) & 0x3fffffffffffffff
-		var t588 uint64 = v[545] >> 61 & 0x1
-		var t760 uint64 = v[544] >> 0 & 0x3
-		var t761 uint64 = v[544] >> 32 & 0x3
-		var t762, t762_1, t762_0 uint64 = 0, t760, t761
-		if t588 != 0 {
-			t762 = t762_1
+		var t749, t749_1, t749_0 uint64 = 0, v[612], t736
+		if v[744] != 0 {
+			t749 = t749_1
 		} else {
-			t762 = t762_0
+			t749 = t749_0
 		}
-		v[771] = t1473<<2 | t762
-		var t770 uint64 = (t740 >> 2) & 0x3fffffff
-		v[774] = t770<<34 | t762<<32
-		if t764 != 0 {
-			v[776] = v[771]
-			v[777] = v[772]
+		var t756, t756_1, t756_0 uint64 = 0, v[612], t749
+		if v[628] != 0 {
+			t756 = t756_1
 		} else {
-			v[776] = v[774]
-			v[777] = v[775]
+			t756 = t756_0
 		}
-		if v[612] != 0 {
-			v[905] = v[776]
-			v[906] = v[777]
+		var t783 uint64 = v[394] >> 0 & 0xffff
+		var t784 uint64 = t783 | t756<<16
+		v[787] = t782<<32 | t784
+		v[790] = t782<<32 | t784
+		var t1473 uint64 = (t755 >> 2) & 0x3fffffffffffffff
+		var t603 uint64 = v[394] >> 61 & 0x1
+		var t775 uint64 = v[393] >> 0 & 0x3
+		var t776 uint64 = v[393] >> 32 & 0x3
+		var t777, t777_1, t777_0 uint64 = 0, t775, t776
+		if t603 != 0 {
+			t777 = t777_1
 		} else {
-			v[905] = v[544]
-			v[906] = v[545]
+			t777 = t777_0
 		}
-		var t780 uint64 = (v[572] >> 32) & 0xffffffff
-		var t781 uint64
-		if t780 != 0 {
-			t781 = 1
-		}
-		var t782 uint64 = t766 | t781<<29 | t765<<30
-		v[785] = t782<<32 | t769
-		v[788] = t782<<32 | t769
-		var t1474 uint64 = (v[572] >> 2) & 0x3fffffffffffffff
-		v[784] = t1474<<2 | t762
-		var t783 uint64 = (v[572] >> 2) & 0x3fffffff
-		v[787] = t783<<34 | t762<<32
-		if t781 != 0 {
-			v[907] = v[784]
-			v[908] = v[785]
+		v[786] = t1473<<2 | t777
+		var t785 uint64 = (t755 >> 2) & 0x3fffffff
+		v[789] = t785<<34 | t777<<32
+		if t779 != 0 {
+			v[791] = v[786]
+			v[792] = v[787]
 		} else {
-			v[907] = v[787]
-			v[908] = v[788]
+			v[791] = v[789]
+			v[792] = v[790]
 		}
-		var t792 uint64 = (v[558] >> 6) & 0x1
-		var t869, t869_1, t869_0 uint64 = 0, 0xb, 0xa
-		if t792 != 0 {
-			t869 = t869_1
+		if v[627] != 0 {
+			v[905] = v[791]
+			v[906] = v[792]
 		} else {
-			t869 = t869_0
+			v[905] = v[393]
+			v[906] = v[394]
 		}
-		var t1475 uint64 = v[545] >> 50 & 0x3f
-		var t580 uint64 = v[545] >> 44 & 0x3
-		var t875 uint64 = t580<<12 | t1475<<18 | t869<<24
-		v[881] = t875
-		v[881] &= 0xffffffff
-		var t751, t751_1, t751_0 uint64 = 0, 0x1, 0x1
-		if v[737] == 0x5 {
-			t751 = t751_1
+		var t795 uint64 = (v[390] >> 32) & 0xffffffff
+		var t796 uint64
+		if t795 != 0 {
+			t796 = 1
+		}
+		var t797 uint64 = t781 | t796<<29 | t780<<30
+		v[800] = t797<<32 | t784
+		v[803] = t797<<32 | t784
+		var t1474 uint64 = (v[390] >> 2) & 0x3fffffffffffffff
+		v[799] = t1474<<2 | t777
+		var t798 uint64 = (v[390] >> 2) & 0x3fffffff
+		v[802] = t798<<34 | t777<<32
+		if t796 != 0 {
+			v[907] = v[799]
+			v[908] = v[800]
 		} else {
-			t751 = t751_0
+			v[907] = v[802]
+			v[908] = v[803]
 		}
-		var t791 uint64 = (v[558] >> 5) & 0x1
-		var t587 uint64 = v[545] >> 32 & 0x3ff
-		var t592 uint64 = v[545] >> 0 & 0xf
-		var t836 uint64 = managerSimR4[t592&0xf]
-		var t838 uint64 = t836 + 0x1
-		var t823 uint64 = managerSimR3[t592&0xf]
-		var t839 uint64 = t838 - t823
-		var t841, t841_1, t841_0 uint64 = 0, 0x1, t839
-		if t592 == 0x0 {
-			t841 = t841_1
+		var t807 uint64 = (v[407] >> 6) & 0x1
+		var t884, t884_1, t884_0 uint64 = 0, 0xb, 0xa
+		if t807 != 0 {
+			t884 = t884_1
 		} else {
-			t841 = t841_0
+			t884 = t884_0
 		}
-		var t843 uint64 = t587 << 2
-		var t844 uint64 = t843 - t823
-		var t591 uint64 = v[545] >> 4 & 0xf
-		var t857 uint64 = managerSimR5[t591&0xf]
-		var t858 uint64 = t844 - t857
-		var t859, t859_1, t859_0 uint64 = 0, t841, t858
-		if t587 == 0x1 {
-			t859 = t859_1
+		var t1475 uint64 = v[394] >> 50 & 0x3f
+		var t595 uint64 = v[394] >> 44 & 0x3
+		var t890 uint64 = t595<<12 | t1475<<18 | t884<<24
+		v[896] = t890
+		v[896] &= 0xffffffff
+		var t766, t766_1, t766_0 uint64 = 0, 0x1, 0x1
+		if v[752] == 0x5 {
+			t766 = t766_1
 		} else {
-			t859 = t859_0
+			t766 = t766_0
 		}
-		var t861, t861_1, t861_0 uint64 = 0, t859, 0x4
-		if t791 != 0 {
-			t861 = t861_1
+		var t806 uint64 = (v[407] >> 5) & 0x1
+		var t602 uint64 = v[394] >> 32 & 0x3ff
+		var t607 uint64 = v[394] >> 0 & 0xf
+		var t851 uint64 = managerSimR4[t607&0xf]
+		var t853 uint64 = t851 + 0x1
+		var t838 uint64 = managerSimR3[t607&0xf]
+		var t854 uint64 = t853 - t838
+		var t856, t856_1, t856_0 uint64 = 0, 0x1, t854
+		if t607 == 0x0 {
+			t856 = t856_1
 		} else {
-			t861 = t861_0
+			t856 = t856_0
 		}
-		t861 &= 0xfff
-		var t877 uint64 = t861 | t751<<13 | v[2]<<16
-		var t600 uint64 = v[544] >> 40 & 0xff
-		var t601 uint64 = v[545] >> 8 & 0xff
-		var t602, t602_1, t602_0 uint64 = 0, t600, t601
-		if v[595] != 0 {
-			t602 = t602_1
+		var t858 uint64 = t602 << 2
+		var t859 uint64 = t858 - t838
+		var t606 uint64 = v[394] >> 4 & 0xf
+		var t872 uint64 = managerSimR5[t606&0xf]
+		var t873 uint64 = t859 - t872
+		var t874, t874_1, t874_0 uint64 = 0, t856, t873
+		if t602 == 0x1 {
+			t874 = t874_1
 		} else {
-			t602 = t602_0
+			t874 = t874_0
 		}
-		var t1472 uint64 = v[544] >> 2 & 0x3fffffffffffffff
-		var t610 uint64 = t1472 << 2
-		var t604 uint64 = v[544] >> 34 & 0x3fffffff
-		var t606 uint64 = t604 << 2
-		var t611, t611_1, t611_0 uint64 = 0, t610, t606
-		if t588 != 0 {
-			t611 = t611_1
+		var t876, t876_1, t876_0 uint64 = 0, t874, 0x4
+		if t806 != 0 {
+			t876 = t876_1
 		} else {
-			t611 = t611_0
+			t876 = t876_0
 		}
-		var t862 uint64 = (t611 >> 2) & 0x1f
-		var t863 uint64 = (t823) & 0x3
-		var t864 uint64 = t863 | t862<<2
-		var t866 uint64 = t864 & -t791
-		var t879 uint64 = t866 | t602<<8 | v[597]<<16
-		v[880] = t877<<32 | t879
-		v[909] = v[880]
-		v[910] = v[881]
+		t876 &= 0xfff
+		var t892 uint64 = t876 | t766<<13 | v[2]<<16
+		var t615 uint64 = v[393] >> 40 & 0xff
+		var t616 uint64 = v[394] >> 8 & 0xff
+		var t617, t617_1, t617_0 uint64 = 0, t615, t616
+		if v[610] != 0 {
+			t617 = t617_1
+		} else {
+			t617 = t617_0
+		}
+		var t1472 uint64 = v[393] >> 2 & 0x3fffffffffffffff
+		var t625 uint64 = t1472 << 2
+		var t619 uint64 = v[393] >> 34 & 0x3fffffff
+		var t621 uint64 = t619 << 2
+		var t626, t626_1, t626_0 uint64 = 0, t625, t621
+		if t603 != 0 {
+			t626 = t626_1
+		} else {
+			t626 = t626_0
+		}
+		var t877 uint64 = (t626 >> 2) & 0x1f
+		var t878 uint64 = (t838) & 0x3
+		var t879 uint64 = t878 | t877<<2
+		var t881 uint64 = t879 & -t806
+		var t894 uint64 = t881 | t617<<8 | v[612]<<16
+		v[895] = t892<<32 | t894
+		v[909] = v[895]
+		v[910] = v[896]
 	}
 	if v[1292] != 0 {
 		d |= 0x800
-		v[345] = 0x0
-		*(*[3]uint64)(v[558:561]) = *(*[3]uint64)(v[424:427])
-		v[426] = v[342]
-		v[561] = v[427]
-		v[562] = v[429]
-		v[429] = v[346]
-		v[563] = v[430]
-		v[430] = v[347]
-		*(*[10]uint64)(v[564:574]) = *(*[10]uint64)(v[431:441])
-		v[575] = v[441]
-		v[441] = v[324]
-		v[885] = v[544]
-		v[886] = v[545]
-		v[544] = v[400]
-		v[545] = v[401]
-		v[887] = v[546]
-		v[546] = v[402]
-		v[402] = v[328]
-		*(*[8]uint64)(v[888:896]) = *(*[8]uint64)(v[547:555])
-		*(*[8]uint64)(v[547:555]) = *(*[8]uint64)(v[403:411])
-		*(*[8]uint64)(v[403:411]) = *(*[8]uint64)(v[329:337])
-		v[896] = v[555]
-		v[555] = v[411]
-		v[411] = v[337]
-		v[897] = v[556]
-		v[556] = v[412]
-		v[412] = v[338]
-		v[898] = v[557]
-		v[557] = v[413]
-		v[413] = v[339]
-		var t470 uint64 = v[401] >> 16 & 0xffff
-		v[400] = v[326]
-		v[401] = v[327]
-		var t508 uint64
-		if t470 < 0x2000 {
-			t508 = 1
+		v[427] = 0x0
+		*(*[14]uint64)(v[413:427]) = *(*[14]uint64)(v[393:407])
+		*(*[20]uint64)(v[393:413]) = *(*[20]uint64)(v[361:381])
+		var t517 uint64 = v[362] >> 16 & 0xffff
+		var t555 uint64
+		if t517 < 0x2000 {
+			t555 = 1
 		}
-		var t509 uint64 = ^t508
-		var t511 uint64
-		if 0x2007 < t470 {
-			t511 = 1
+		var t556 uint64 = ^t555
+		var t558 uint64
+		if 0x2007 < t517 {
+			t558 = 1
 		}
-		var t512 uint64 = ^t511
-		var t513 uint64 = (t509 & t512) & 0x1
-		var t477 uint64
-		if t470 < 0x0 {
-			t477 = 1
+		var t559 uint64 = ^t558
+		var t560 uint64 = (t556 & t559) & 0x1
+		var t524 uint64
+		if t517 < 0x0 {
+			t524 = 1
 		}
-		var t478 uint64 = ^t477
-		var t480 uint64
-		if 0x0 < t470 {
-			t480 = 1
+		var t525 uint64 = ^t524
+		var t527 uint64
+		if 0x0 < t517 {
+			t527 = 1
 		}
-		var t481 uint64 = ^t480
-		var t482 uint64 = (t478 & t481) & 0x1
-		var t501 uint64 = 0x1 & -t482
-		var t523, t523_1, t523_0 uint64 = 0, 0x1, t501
-		if t513 != 0 {
-			t523 = t523_1
+		var t528 uint64 = ^t527
+		var t529 uint64 = (t525 & t528) & 0x1
+		var t548 uint64 = 0x1 & -t529
+		var t570, t570_1, t570_0 uint64 = 0, 0x1, t548
+		if t560 != 0 {
+			t570 = t570_1
 		} else {
-			t523 = t523_0
+			t570 = t570_0
 		}
-		var t518 uint64 = 0x2 >> 0x0
-		var t519 uint64 = t518
-		var t487 uint64 = 0x1 >> 0x0
-		var t488 uint64 = t487
-		var t504 uint64 = t488 & -t482
-		var t526, t526_1, t526_0 uint64 = 0, t519, t504
-		if t513 != 0 {
-			t526 = t526_1
+		var t565 uint64 = 0x2 >> 0x0
+		var t566 uint64 = t565
+		var t534 uint64 = 0x1 >> 0x0
+		var t535 uint64 = t534
+		var t551 uint64 = t535 & -t529
+		var t573, t573_1, t573_0 uint64 = 0, t566, t551
+		if t560 != 0 {
+			t573 = t573_1
 		} else {
-			t526 = t526_0
+			t573 = t573_0
 		}
-		t526 &= 0x1
-		var t456, t456_1, t456_0 uint64 = 0, 0x0, 0x0
-		if v[433] == 0x1 {
-			t456 = t456_1
+		t573 &= 0x1
+		var t503, t503_1, t503_0 uint64 = 0, 0x0, 0x0
+		if v[352] == 0x1 {
+			t503 = t503_1
 		} else {
-			t456 = t456_0
+			t503 = t503_0
 		}
-		var t458, t458_1, t458_0 uint64 = 0, 0x1, 0x0
-		if v[433] == 0x2 {
-			t458 = t458_1
+		var t505, t505_1, t505_0 uint64 = 0, 0x1, 0x0
+		if v[352] == 0x2 {
+			t505 = t505_1
 		} else {
-			t458 = t458_0
+			t505 = t505_0
 		}
-		var t463 uint64 = t456 | t458
-		var t460, t460_1, t460_0 uint64 = 0, 0x2, 0x0
-		if v[433] == 0x4 {
-			t460 = t460_1
+		var t510 uint64 = t503 | t505
+		var t507, t507_1, t507_0 uint64 = 0, 0x2, 0x0
+		if v[352] == 0x4 {
+			t507 = t507_1
 		} else {
-			t460 = t460_0
+			t507 = t507_0
 		}
-		var t443 uint64 = v[434]
-		var t445 uint64 = t443 + 0x8
-		var t462, t462_1, t462_0 uint64 = 0, t445, 0x0
-		if v[433] == 0x3 {
-			t462 = t462_1
+		var t490 uint64 = v[353]
+		var t492 uint64 = t490 + 0x8
+		var t509, t509_1, t509_0 uint64 = 0, t492, 0x0
+		if v[352] == 0x3 {
+			t509 = t509_1
 		} else {
-			t462 = t462_0
+			t509 = t509_0
 		}
-		var t464 uint64 = t460 | t462
-		var t465 uint64 = t463 | t464
-		var t467, t467_1, t467_0 uint64 = 0, 0x2, t465
-		if v[427] != 0 {
-			t467 = t467_1
+		var t511 uint64 = t507 | t509
+		var t512 uint64 = t510 | t511
+		var t514, t514_1, t514_0 uint64 = 0, 0x2, t512
+		if v[378] != 0 {
+			t514 = t514_1
 		} else {
-			t467 = t467_0
+			t514 = t514_0
 		}
-		t467 &= 0x1f
-		var t515 uint64 = 0x8 >> (t467 & 63)
-		var t516 uint64 = t515
-		var t484 uint64 = 0x1 >> (t467 & 63)
-		var t485 uint64 = t484
-		var t505 uint64 = t485 & -t482
-		var t527, t527_1, t527_0 uint64 = 0, t516, t505
-		if t513 != 0 {
-			t527 = t527_1
+		t514 &= 0x1f
+		var t562 uint64 = 0x8 >> (t514 & 63)
+		var t563 uint64 = t562
+		var t531 uint64 = 0x1 >> (t514 & 63)
+		var t532 uint64 = t531
+		var t552 uint64 = t532 & -t529
+		var t574, t574_1, t574_0 uint64 = 0, t563, t552
+		if t560 != 0 {
+			t574 = t574_1
 		} else {
-			t527 = t527_0
+			t574 = t574_0
 		}
-		t527 &= 0x1
-		var t442, t442_1, t442_0 uint64 = 0, v[425], v[435]
-		if v[427] != 0 {
-			t442 = t442_1
+		t574 &= 0x1
+		var t489, t489_1, t489_0 uint64 = 0, v[376], v[354]
+		if v[378] != 0 {
+			t489 = t489_1
 		} else {
-			t442 = t442_0
+			t489 = t489_0
 		}
-		v[425] = v[341]
-		v[427] = v[343]
-		var t1469 uint64 = t442 - 0x100000000
-		var t494 uint64
+		var t1469 uint64 = t489 - 0x100000000
+		var t541 uint64
 		if t1469 < 0x40000000 {
-			t494 = 1
+			t541 = 1
 		}
-		var t496 uint64 = 0x140000000 - 0x1
-		var t497 uint64 = t496 - t442
-		var t474 uint64 = v[428] - 0x1
-		v[428] = v[344]
-		var t498 uint64
-		if t497 < t474 {
-			t498 = 1
+		var t543 uint64 = 0x140000000 - 0x1
+		var t544 uint64 = t543 - t489
+		var t521 uint64 = v[381] - 0x1
+		var t545 uint64
+		if t544 < t521 {
+			t545 = 1
 		}
-		var t499 uint64 = ^t498
-		var t500 uint64 = t494 & t499
-		var t506 uint64 = t500 & -t482
-		var t528, t528_1, t528_0 uint64 = 0, t500, t506
-		if t513 != 0 {
-			t528 = t528_1
+		var t546 uint64 = ^t545
+		var t547 uint64 = t541 & t546
+		var t553 uint64 = t547 & -t529
+		var t575, t575_1, t575_0 uint64 = 0, t547, t553
+		if t560 != 0 {
+			t575 = t575_1
 		} else {
-			t528 = t528_0
+			t575 = t575_0
 		}
-		var t468 uint64 = (v[424] >> 4) & 0x1
-		v[424] = v[340]
-		var t529 uint64 = t528
-		_ = t468
-		var t532, t532_1, t532_0 uint64 = 0, 0x4, 0x3
-		if t468 != 0 {
-			t532 = t532_1
+		var t515 uint64 = (v[375] >> 4) & 0x1
+		*(*[32]uint64)(v[361:393]) = *(*[32]uint64)(v[329:361])
+		v[360] = v[324]
+		var t576 uint64 = t575
+		_ = t515
+		var t579, t579_1, t579_0 uint64 = 0, 0x4, 0x3
+		if t515 != 0 {
+			t579 = t579_1
 		} else {
-			t532 = t532_0
+			t579 = t579_0
 		}
-		var t534 uint64 = t532 & (t529 - 1)
-		var t536, t536_1, t536_0 uint64 = 0, t534, 0x2
-		if t528 != 0 {
-			t536 = t536_1
+		var t581 uint64 = t579 & (t576 - 1)
+		var t583, t583_1, t583_0 uint64 = 0, t581, 0x2
+		if t575 != 0 {
+			t583 = t583_1
 		} else {
-			t536 = t536_0
+			t583 = t583_0
 		}
-		var t538, t538_1, t538_0 uint64 = 0, t536, 0x5
-		if t527 != 0 {
-			t538 = t538_1
+		var t585, t585_1, t585_0 uint64 = 0, t583, 0x5
+		if t574 != 0 {
+			t585 = t585_1
 		} else {
-			t538 = t538_0
+			t585 = t585_0
 		}
-		var t540, t540_1, t540_0 uint64 = 0, t538, 0x6
-		if t526 != 0 {
-			t540 = t540_1
+		var t587, t587_1, t587_0 uint64 = 0, t585, 0x6
+		if t573 != 0 {
+			t587 = t587_1
 		} else {
-			t540 = t540_0
+			t587 = t587_0
 		}
-		var t542, t542_1, t542_0 uint64 = 0, t540, 0x1
-		if t523 != 0 {
-			t542 = t542_1
+		var t589, t589_1, t589_0 uint64 = 0, t587, 0x1
+		if t570 != 0 {
+			t589 = t589_1
 		} else {
-			t542 = t542_0
+			t589 = t589_0
 		}
-		v[574] = t542
+		v[590] = t589
 		v[146] = v[110]>>21 | v[111]<<43
 		v[147] = v[111]>>21 | v[112]<<43
-		v[326] = v[146]
-		v[327] = v[147]
-		var t351 uint64
-		if v[328] == 0x2 {
-			t351 = 1
+		v[329] = v[146]
+		v[330] = v[147]
+		var t431 uint64
+		if v[331] == 0x2 {
+			t431 = 1
 		}
-		var t352 uint64 = (v[341] >> 30) & 0x3ffffffff
-		var t354 uint64
-		if t352 == 0x0 {
-			t354 = 1
+		var t432 uint64 = (v[344] >> 30) & 0x3ffffffff
+		var t434 uint64
+		if t432 == 0x0 {
+			t434 = 1
 		}
-		var t355 uint64 = t351 & t354
-		v[431] = t355
-		var t349 uint64 = v[28]
-		var t368 uint64 = (t349 & -t355) & 0x1
-		v[432] = t368
-		var t378 uint64 = 0x0 & -t355
-		var t384 uint64 = ^t378
-		var t385 uint64 = t378 & t384
-		var t372 uint64 = 0x1 & -t355
-		var t387 uint64
-		if t372 == 0x1 {
-			t387 = 1
+		var t435 uint64 = t431 & t434
+		v[350] = t435
+		var t429 uint64 = v[28]
+		var t448 uint64 = (t429 & -t435) & 0x1
+		v[351] = t448
+		var t458 uint64 = 0x0 & -t435
+		var t464 uint64 = ^t458
+		var t465 uint64 = t458 & t464
+		var t452 uint64 = 0x1 & -t435
+		var t467 uint64
+		if t452 == 0x1 {
+			t467 = 1
 		}
-		var t388 uint64 = v[3]
-		var t389 uint64 = t387 & t388
-		var t391 uint64
-		if t372 == 0x2 {
-			t391 = 1
+		var t468 uint64 = v[3]
+		var t469 uint64 = t467 & t468
+		var t471 uint64
+		if t452 == 0x2 {
+			t471 = 1
 		}
-		var t392 uint64 = v[3] >> 1
-		var t393 uint64 = t391 & t392
-		var t394 uint64 = t389 | t393
-		var t395 uint64 = t385 & t394
-		var t381 uint64 = 0x0 & -t355
-		v[438] = t381
-		var t396, t396_1, t396_0 uint64 = 0, t381, t372
-		if t395 != 0 {
-			t396 = t396_1
+		var t472 uint64 = v[3] >> 1
+		var t473 uint64 = t471 & t472
+		var t474 uint64 = t469 | t473
+		var t475 uint64 = t465 & t474
+		var t461 uint64 = 0x0 & -t435
+		v[357] = t461
+		var t476, t476_1, t476_0 uint64 = 0, t461, t452
+		if t475 != 0 {
+			t476 = t476_1
 		} else {
-			t396 = t396_0
+			t476 = t476_0
 		}
-		v[433] = t396
-		var t374 uint64 = 0x0 & -t355
-		v[434] = t374
-		var t360 uint64 = (v[341]) & 0x3fffffff
-		var t366 uint64 = t360
-		var t383 uint64 = t366 & -t355
-		v[439] = t383
-		var t361 uint64 = t360 | 0x100000000
-		var t376 uint64 = t361 & -t355
-		var t397, t397_1, t397_0 uint64 = 0, t383, t376
-		if t395 != 0 {
-			t397 = t397_1
+		v[352] = t476
+		var t454 uint64 = 0x0 & -t435
+		v[353] = t454
+		var t440 uint64 = (v[344]) & 0x3fffffff
+		var t446 uint64 = t440
+		var t463 uint64 = t446 & -t435
+		v[358] = t463
+		var t441 uint64 = t440 | 0x100000000
+		var t456 uint64 = t441 & -t435
+		var t477, t477_1, t477_0 uint64 = 0, t463, t456
+		if t475 != 0 {
+			t477 = t477_1
 		} else {
-			t397 = t397_0
+			t477 = t477_0
 		}
-		v[435] = t397
-		var t414 uint64
-		if t396 == 0x1 {
-			t414 = 1
+		v[354] = t477
+		var t479 uint64
+		if t476 == 0x1 {
+			t479 = 1
 		}
-		var t415 uint64 = t414 & t388
-		var t416 uint64
-		if t396 == 0x2 {
-			t416 = 1
+		var t480 uint64 = t479 & t468
+		var t481 uint64
+		if t476 == 0x2 {
+			t481 = 1
 		}
-		var t417 uint64 = t416 & t392
-		var t418 uint64 = t415 | t417
-		v[436] = t418
-		var t398 uint64 = t378
-		v[437] = t398
-		var t419 uint64
-		if t381 == 0x1 {
-			t419 = 1
+		var t482 uint64 = t481 & t472
+		var t483 uint64 = t480 | t482
+		v[355] = t483
+		var t478 uint64 = t458
+		v[356] = t478
+		var t484 uint64
+		if t461 == 0x1 {
+			t484 = 1
 		}
-		var t420 uint64 = t419 & t388
-		var t421 uint64
-		if t381 == 0x2 {
-			t421 = 1
+		var t485 uint64 = t484 & t468
+		var t486 uint64
+		if t461 == 0x2 {
+			t486 = 1
 		}
-		var t422 uint64 = t421 & t392
-		var t423 uint64 = t420 | t422
-		v[440] = t423
+		var t487 uint64 = t486 & t472
+		var t488 uint64 = t485 | t487
+		v[359] = t488
 		var t148 uint64 = v[110] >> 18 & 0x7
-		v[328] = t148
+		v[331] = t148
 		v[149] = v[102]>>18 | v[103]<<46
 		v[150] = v[103]>>18 | v[104]<<46
 		v[151] = v[104]>>18 | v[105]<<46
@@ -1960,16 +1929,16 @@ func (x *managerSim) Edge() bool {
 		v[154] = v[107]>>18 | v[108]<<46
 		v[155] = v[108]>>18 | v[109]<<46
 		v[156] = v[109]>>18 | v[110]<<46
-		*(*[8]uint64)(v[329:337]) = *(*[8]uint64)(v[149:157])
+		*(*[8]uint64)(v[332:340]) = *(*[8]uint64)(v[149:157])
 		var t157 uint64 = v[102] >> 2 & 0xffff
-		v[337] = t157
+		v[340] = t157
 		var t158 uint64 = v[102] >> 1 & 0x1
-		v[338] = t158
+		v[341] = t158
 		var t159 uint64 = v[102] >> 0 & 0x1
-		v[339] = t159
+		v[342] = t159
 		var t196 uint64 = v[112] >> 13 & 0xff
 		var t277 uint64 = managerSimR0[t196&0xff]
-		v[340] = t277
+		v[343] = t277
 		var t172 uint64 = v[112] >> 18 & 0x1
 		var t1468 uint64 = (v[110]>>23 | v[111]<<41) & 0x3fffffffffffffff
 		var t194 uint64 = t1468 << 2
@@ -1983,28 +1952,28 @@ func (x *managerSim) Edge() bool {
 		}
 		var t293 uint64 = managerSimR1[t148&0x7]
 		var t294 uint64 = t195 & t293
-		v[341] = t294
+		v[344] = t294
 		var t305 uint64 = managerSimR2[t148&0x7]
-		v[342] = t305
+		v[345] = t305
 		var t307 uint64
 		if t148 == 0x0 {
 			t307 = 1
 		}
-		v[343] = t307
+		v[346] = t307
 		var t171 uint64 = v[111] >> 53 & 0x3ff
 		var t309 uint64
 		if t171 == 0x0 {
 			t309 = 1
 		}
 		var t311 uint64 = t171<<2 | t309<<12
-		v[344] = t311
+		v[349] = t311
 		var t314 uint64
 		if v[181] == 0x0 {
 			t314 = 1
 		}
-		v[346] = t314
+		v[347] = t314
 		var t318 uint64 = 0x1000 & -t314
-		v[347] = t318
+		v[348] = t318
 	}
 	if x.Rst {
 		d |= 0x2
@@ -2236,38 +2205,38 @@ var managerSimIndex = map[string]int{
 	"remote_id":          302,
 	"remote_port":        303,
 	"remote_we":          298,
-	"m_port_a_tlp_hdr":   799,
-	"m_port_a_tlp_data":  809,
-	"m_port_a_tlp_keep":  810,
-	"m_port_a_tlp_sop":   811,
-	"m_port_a_tlp_eop":   812,
-	"m_port_a_tlp_valid": 802,
-	"m_port_a_tlp_ready": 813,
-	"m_port_b_tlp_hdr":   821,
-	"m_port_b_tlp_data":  822,
-	"m_port_b_tlp_keep":  823,
-	"m_port_b_tlp_sop":   824,
-	"m_port_b_tlp_eop":   825,
-	"m_port_b_tlp_valid": 820,
-	"m_port_b_tlp_ready": 826,
-	"m_kernel_slot":      838,
-	"m_kernel_tlp_hdr":   839,
-	"m_kernel_tlp_data":  840,
-	"m_kernel_tlp_keep":  841,
-	"m_kernel_tlp_sop":   842,
-	"m_kernel_tlp_eop":   843,
-	"m_kernel_tlp_valid": 837,
-	"m_kernel_tlp_ready": 844,
-	"m_local_tlp_hdr":    861,
-	"m_local_tlp_data":   862,
-	"m_local_tlp_keep":   863,
-	"m_local_tlp_sop":    864,
-	"m_local_tlp_eop":    865,
-	"m_local_tlp_valid":  860,
-	"m_local_tlp_ready":  866,
-	"m_cpl_tlp_hdr":      602,
-	"m_cpl_tlp_valid":    878,
-	"m_cpl_tlp_ready":    879,
+	"m_port_a_tlp_hdr":   814,
+	"m_port_a_tlp_data":  824,
+	"m_port_a_tlp_keep":  825,
+	"m_port_a_tlp_sop":   826,
+	"m_port_a_tlp_eop":   827,
+	"m_port_a_tlp_valid": 817,
+	"m_port_a_tlp_ready": 828,
+	"m_port_b_tlp_hdr":   836,
+	"m_port_b_tlp_data":  837,
+	"m_port_b_tlp_keep":  838,
+	"m_port_b_tlp_sop":   839,
+	"m_port_b_tlp_eop":   840,
+	"m_port_b_tlp_valid": 835,
+	"m_port_b_tlp_ready": 841,
+	"m_kernel_slot":      853,
+	"m_kernel_tlp_hdr":   854,
+	"m_kernel_tlp_data":  855,
+	"m_kernel_tlp_keep":  856,
+	"m_kernel_tlp_sop":   857,
+	"m_kernel_tlp_eop":   858,
+	"m_kernel_tlp_valid": 852,
+	"m_kernel_tlp_ready": 859,
+	"m_local_tlp_hdr":    876,
+	"m_local_tlp_data":   877,
+	"m_local_tlp_keep":   878,
+	"m_local_tlp_sop":    879,
+	"m_local_tlp_eop":    880,
+	"m_local_tlp_valid":  875,
+	"m_local_tlp_ready":  881,
+	"m_cpl_tlp_hdr":      617,
+	"m_cpl_tlp_valid":    893,
+	"m_cpl_tlp_ready":    894,
 	"s_axil_arready":     997,
 	"s_axil_rvalid":      73,
 	"s_axil_rdata":       74,
