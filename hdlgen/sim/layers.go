@@ -81,7 +81,6 @@ func layout(m *ir.Module, rep, from []int32, words func(int) int32) (order []int
 	// loading one that another loads too starts a chain of its own. A
 	// ring of copies has no head and is left out.
 	chains := map[chainKey][][]int{}
-	var keys []chainKey
 	family := map[int]chainKey{} // a node on a chain of two or more -> its condition
 	for i := 0; i < m.Len(); i++ {
 		if m.Node(i).Op != ir.OpReg || rep[i] != int32(i) || (pred[i] >= 0 && succ[pred[i]] == i) || succ[i] < 0 {
@@ -92,9 +91,6 @@ func layout(m *ir.Module, rep, from []int32, words func(int) int32) (order []int
 			c = append(c, j)
 		}
 		k := keyOf(i)
-		if _, ok := chains[k]; !ok {
-			keys = append(keys, k)
-		}
 		chains[k] = append(chains[k], c)
 		for _, j := range c {
 			family[j] = k
