@@ -24,48 +24,48 @@ func init() { sim.Register(func() sim.Model { return Newsimbf16_to_fp32() }) }
 // Newsimbf16_to_fp32 returns a simbf16_to_fp32 with registers at their reset values.
 func Newsimbf16_to_fp32() *simbf16_to_fp32 {
 	x := &simbf16_to_fp32{D: ^uint64(0)}
-	x.S[11] = 0x1
-	x.S[16] = 0x1
-	x.S[21] = 0x1
-	x.S[26] = 0x1
-	x.S[31] = 0x1
-	x.S[36] = 0x1
-	x.S[41] = 0x1
-	x.S[46] = 0x1
-	x.S[51] = 0x1
-	x.S[56] = 0x1
-	x.S[61] = 0x1
-	x.S[66] = 0x1
-	x.S[71] = 0x1
-	x.S[76] = 0x1
-	x.S[81] = 0x1
-	x.S[86] = 0x1
-	x.S[91] = 0x1
-	x.S[96] = 0x1
-	x.S[101] = 0x1
-	x.S[106] = 0x1
-	x.S[111] = 0x1
-	x.S[116] = 0x1
-	x.S[121] = 0x1
-	x.S[126] = 0x1
-	x.S[131] = 0x1
-	x.S[136] = 0x1
-	x.S[141] = 0x1
-	x.S[146] = 0x1
-	x.S[151] = 0x1
-	x.S[156] = 0x1
-	x.S[161] = 0x1
-	x.S[166] = 0x1
-	x.S[189] = 0x1
-	x.S[209] = 0x1
-	x.S[250] = 0x1
+	x.S[12] = 0x1
+	x.S[17] = 0x1
+	x.S[22] = 0x1
+	x.S[27] = 0x1
+	x.S[32] = 0x1
+	x.S[37] = 0x1
+	x.S[42] = 0x1
+	x.S[47] = 0x1
+	x.S[52] = 0x1
+	x.S[57] = 0x1
+	x.S[62] = 0x1
+	x.S[67] = 0x1
+	x.S[72] = 0x1
+	x.S[77] = 0x1
+	x.S[82] = 0x1
+	x.S[87] = 0x1
+	x.S[92] = 0x1
+	x.S[97] = 0x1
+	x.S[102] = 0x1
+	x.S[107] = 0x1
+	x.S[112] = 0x1
+	x.S[117] = 0x1
+	x.S[122] = 0x1
+	x.S[127] = 0x1
+	x.S[132] = 0x1
+	x.S[137] = 0x1
+	x.S[142] = 0x1
+	x.S[147] = 0x1
+	x.S[152] = 0x1
+	x.S[157] = 0x1
+	x.S[162] = 0x1
+	x.S[167] = 0x1
+	x.S[190] = 0x1
+	x.S[210] = 0x1
 	x.S[251] = 0x1
 	x.S[252] = 0x1
+	x.S[253] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simbf16_to_fp32 runs (Model).
-func (x *simbf16_to_fp32) Fingerprint() string { return "4756d637b52f38fa23cac43db88e9841" }
+func (x *simbf16_to_fp32) Fingerprint() string { return "e28f95c057b980d14182d3ebbf53dfcd" }
 
 // Words returns S (Model).
 func (x *simbf16_to_fp32) Words() []uint64 { return x.S[:] }
@@ -92,14 +92,14 @@ func (x *simbf16_to_fp32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t250 uint64 = (^v[230]) & 0x1
-		v[250] = t250
-		var t251 uint64 = (^v[210]) & 0x1
+		var t251 uint64 = (^v[231]) & 0x1
 		v[251] = t251
+		var t252 uint64 = (^v[211]) & 0x1
+		v[252] = t252
 	}
 	if d&0x2 != 0 {
-		var t279 uint64 = v[229] >> 0 & 0x1
-		v[279] = t279
+		var t280 uint64 = v[230] >> 0 & 0x1
+		v[280] = t280
 	}
 }
 
@@ -107,131 +107,131 @@ func (x *simbf16_to_fp32) EvalState() {
 func (x *simbf16_to_fp32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t12 uint64 = v[7] >> 48 & 0xffff
-	var t15 uint64 = t12 << 16
-	var t17 uint64 = v[7] >> 32 & 0xffff
-	var t20 uint64 = t17 << 16
-	v[186] = t15<<32 | t20
-	var t22 uint64 = v[7] >> 16 & 0xffff
-	var t25 uint64 = t22 << 16
-	var t27 uint64 = v[7] >> 0 & 0xffff
-	var t30 uint64 = t27 << 16
-	v[185] = t25<<32 | t30
-	var t32 uint64 = v[6] >> 48 & 0xffff
-	var t35 uint64 = t32 << 16
-	var t37 uint64 = v[6] >> 32 & 0xffff
-	var t40 uint64 = t37 << 16
-	v[184] = t35<<32 | t40
-	var t42 uint64 = v[6] >> 16 & 0xffff
-	var t45 uint64 = t42 << 16
-	var t47 uint64 = v[6] >> 0 & 0xffff
-	var t50 uint64 = t47 << 16
-	v[183] = t45<<32 | t50
-	var t52 uint64 = v[5] >> 48 & 0xffff
-	var t55 uint64 = t52 << 16
-	var t57 uint64 = v[5] >> 32 & 0xffff
-	var t60 uint64 = t57 << 16
-	v[182] = t55<<32 | t60
-	var t62 uint64 = v[5] >> 16 & 0xffff
-	var t65 uint64 = t62 << 16
-	var t67 uint64 = v[5] >> 0 & 0xffff
-	var t70 uint64 = t67 << 16
-	v[181] = t65<<32 | t70
-	var t72 uint64 = v[4] >> 48 & 0xffff
-	var t75 uint64 = t72 << 16
-	var t77 uint64 = v[4] >> 32 & 0xffff
-	var t80 uint64 = t77 << 16
-	v[180] = t75<<32 | t80
-	var t82 uint64 = v[4] >> 16 & 0xffff
-	var t85 uint64 = t82 << 16
-	var t87 uint64 = v[4] >> 0 & 0xffff
-	var t90 uint64 = t87 << 16
-	v[179] = t85<<32 | t90
-	var t92 uint64 = v[3] >> 48 & 0xffff
-	var t95 uint64 = t92 << 16
-	var t97 uint64 = v[3] >> 32 & 0xffff
-	var t100 uint64 = t97 << 16
-	v[178] = t95<<32 | t100
-	var t102 uint64 = v[3] >> 16 & 0xffff
-	var t105 uint64 = t102 << 16
-	var t107 uint64 = v[3] >> 0 & 0xffff
-	var t110 uint64 = t107 << 16
-	v[177] = t105<<32 | t110
-	var t112 uint64 = v[2] >> 48 & 0xffff
-	var t115 uint64 = t112 << 16
-	var t117 uint64 = v[2] >> 32 & 0xffff
-	var t120 uint64 = t117 << 16
-	v[176] = t115<<32 | t120
-	var t122 uint64 = v[2] >> 16 & 0xffff
-	var t125 uint64 = t122 << 16
-	var t127 uint64 = v[2] >> 0 & 0xffff
-	var t130 uint64 = t127 << 16
-	v[175] = t125<<32 | t130
-	var t132 uint64 = v[1] >> 48 & 0xffff
-	var t135 uint64 = t132 << 16
-	var t137 uint64 = v[1] >> 32 & 0xffff
-	var t140 uint64 = t137 << 16
-	v[174] = t135<<32 | t140
-	var t142 uint64 = v[1] >> 16 & 0xffff
-	var t145 uint64 = t142 << 16
-	var t147 uint64 = v[1] >> 0 & 0xffff
-	var t150 uint64 = t147 << 16
-	v[173] = t145<<32 | t150
-	var t152 uint64 = v[0] >> 48 & 0xffff
-	var t155 uint64 = t152 << 16
-	var t157 uint64 = v[0] >> 32 & 0xffff
-	var t160 uint64 = t157 << 16
-	v[172] = t155<<32 | t160
-	var t162 uint64 = v[0] >> 16 & 0xffff
-	var t165 uint64 = t162 << 16
-	var t167 uint64 = v[0] >> 0 & 0xffff
-	var t170 uint64 = t167 << 16
-	v[171] = t165<<32 | t170
-	*(*[16]uint64)(v[190:206]) = *(*[16]uint64)(v[171:187])
-	var t13 uint64 = (v[8] >> 62) & 0x1
-	var t18 uint64 = (v[8] >> 60) & 0x1
-	var t23 uint64 = (v[8] >> 58) & 0x1
-	var t28 uint64 = (v[8] >> 56) & 0x1
-	var t33 uint64 = (v[8] >> 54) & 0x1
-	var t38 uint64 = (v[8] >> 52) & 0x1
-	var t43 uint64 = (v[8] >> 50) & 0x1
-	var t48 uint64 = (v[8] >> 48) & 0x1
-	var t53 uint64 = (v[8] >> 46) & 0x1
-	var t58 uint64 = (v[8] >> 44) & 0x1
-	var t63 uint64 = (v[8] >> 42) & 0x1
-	var t68 uint64 = (v[8] >> 40) & 0x1
-	var t73 uint64 = (v[8] >> 38) & 0x1
-	var t78 uint64 = (v[8] >> 36) & 0x1
-	var t83 uint64 = (v[8] >> 34) & 0x1
-	var t88 uint64 = (v[8] >> 32) & 0x1
-	v[188] = t13*0xf<<60 | t18*0xf<<56 | t23*0xf<<52 | t28*0xf<<48 | t33*0xf<<44 | t38*0xf<<40 | t43*0xf<<36 | t48*0xf<<32 | t53*0xf<<28 | t58*0xf<<24 | t63*0xf<<20 | t68*0xf<<16 | t73*0xf<<12 | t78*0xf<<8 | t83*0xf<<4 | t88*0xf
-	var t93 uint64 = (v[8] >> 30) & 0x1
-	var t98 uint64 = (v[8] >> 28) & 0x1
-	var t103 uint64 = (v[8] >> 26) & 0x1
-	var t108 uint64 = (v[8] >> 24) & 0x1
-	var t113 uint64 = (v[8] >> 22) & 0x1
-	var t118 uint64 = (v[8] >> 20) & 0x1
-	var t123 uint64 = (v[8] >> 18) & 0x1
-	var t128 uint64 = (v[8] >> 16) & 0x1
-	var t133 uint64 = (v[8] >> 14) & 0x1
-	var t138 uint64 = (v[8] >> 12) & 0x1
-	var t143 uint64 = (v[8] >> 10) & 0x1
-	var t148 uint64 = (v[8] >> 8) & 0x1
-	var t153 uint64 = (v[8] >> 6) & 0x1
-	var t158 uint64 = (v[8] >> 4) & 0x1
-	var t163 uint64 = (v[8] >> 2) & 0x1
-	var t168 uint64 = (v[8]) & 0x1
-	v[187] = t93*0xf<<60 | t98*0xf<<56 | t103*0xf<<52 | t108*0xf<<48 | t113*0xf<<44 | t118*0xf<<40 | t123*0xf<<36 | t128*0xf<<32 | t133*0xf<<28 | t138*0xf<<24 | t143*0xf<<20 | t148*0xf<<16 | t153*0xf<<12 | t158*0xf<<8 | t163*0xf<<4 | t168*0xf
-	v[206] = v[187]
+	var t13 uint64 = v[7] >> 48 & 0xffff
+	var t16 uint64 = t13 << 16
+	var t18 uint64 = v[7] >> 32 & 0xffff
+	var t21 uint64 = t18 << 16
+	v[187] = t16<<32 | t21
+	var t23 uint64 = v[7] >> 16 & 0xffff
+	var t26 uint64 = t23 << 16
+	var t28 uint64 = v[7] >> 0 & 0xffff
+	var t31 uint64 = t28 << 16
+	v[186] = t26<<32 | t31
+	var t33 uint64 = v[6] >> 48 & 0xffff
+	var t36 uint64 = t33 << 16
+	var t38 uint64 = v[6] >> 32 & 0xffff
+	var t41 uint64 = t38 << 16
+	v[185] = t36<<32 | t41
+	var t43 uint64 = v[6] >> 16 & 0xffff
+	var t46 uint64 = t43 << 16
+	var t48 uint64 = v[6] >> 0 & 0xffff
+	var t51 uint64 = t48 << 16
+	v[184] = t46<<32 | t51
+	var t53 uint64 = v[5] >> 48 & 0xffff
+	var t56 uint64 = t53 << 16
+	var t58 uint64 = v[5] >> 32 & 0xffff
+	var t61 uint64 = t58 << 16
+	v[183] = t56<<32 | t61
+	var t63 uint64 = v[5] >> 16 & 0xffff
+	var t66 uint64 = t63 << 16
+	var t68 uint64 = v[5] >> 0 & 0xffff
+	var t71 uint64 = t68 << 16
+	v[182] = t66<<32 | t71
+	var t73 uint64 = v[4] >> 48 & 0xffff
+	var t76 uint64 = t73 << 16
+	var t78 uint64 = v[4] >> 32 & 0xffff
+	var t81 uint64 = t78 << 16
+	v[181] = t76<<32 | t81
+	var t83 uint64 = v[4] >> 16 & 0xffff
+	var t86 uint64 = t83 << 16
+	var t88 uint64 = v[4] >> 0 & 0xffff
+	var t91 uint64 = t88 << 16
+	v[180] = t86<<32 | t91
+	var t93 uint64 = v[3] >> 48 & 0xffff
+	var t96 uint64 = t93 << 16
+	var t98 uint64 = v[3] >> 32 & 0xffff
+	var t101 uint64 = t98 << 16
+	v[179] = t96<<32 | t101
+	var t103 uint64 = v[3] >> 16 & 0xffff
+	var t106 uint64 = t103 << 16
+	var t108 uint64 = v[3] >> 0 & 0xffff
+	var t111 uint64 = t108 << 16
+	v[178] = t106<<32 | t111
+	var t113 uint64 = v[2] >> 48 & 0xffff
+	var t116 uint64 = t113 << 16
+	var t118 uint64 = v[2] >> 32 & 0xffff
+	var t121 uint64 = t118 << 16
+	v[177] = t116<<32 | t121
+	var t123 uint64 = v[2] >> 16 & 0xffff
+	var t126 uint64 = t123 << 16
+	var t128 uint64 = v[2] >> 0 & 0xffff
+	var t131 uint64 = t128 << 16
+	v[176] = t126<<32 | t131
+	var t133 uint64 = v[1] >> 48 & 0xffff
+	var t136 uint64 = t133 << 16
+	var t138 uint64 = v[1] >> 32 & 0xffff
+	var t141 uint64 = t138 << 16
+	v[175] = t136<<32 | t141
+	var t143 uint64 = v[1] >> 16 & 0xffff
+	var t146 uint64 = t143 << 16
+	var t148 uint64 = v[1] >> 0 & 0xffff
+	var t151 uint64 = t148 << 16
+	v[174] = t146<<32 | t151
+	var t153 uint64 = v[0] >> 48 & 0xffff
+	var t156 uint64 = t153 << 16
+	var t158 uint64 = v[0] >> 32 & 0xffff
+	var t161 uint64 = t158 << 16
+	v[173] = t156<<32 | t161
+	var t163 uint64 = v[0] >> 16 & 0xffff
+	var t166 uint64 = t163 << 16
+	var t168 uint64 = v[0] >> 0 & 0xffff
+	var t171 uint64 = t168 << 16
+	v[172] = t166<<32 | t171
+	*(*[16]uint64)(v[191:207]) = *(*[16]uint64)(v[172:188])
+	var t14 uint64 = (v[8] >> 62) & 0x1
+	var t19 uint64 = (v[8] >> 60) & 0x1
+	var t24 uint64 = (v[8] >> 58) & 0x1
+	var t29 uint64 = (v[8] >> 56) & 0x1
+	var t34 uint64 = (v[8] >> 54) & 0x1
+	var t39 uint64 = (v[8] >> 52) & 0x1
+	var t44 uint64 = (v[8] >> 50) & 0x1
+	var t49 uint64 = (v[8] >> 48) & 0x1
+	var t54 uint64 = (v[8] >> 46) & 0x1
+	var t59 uint64 = (v[8] >> 44) & 0x1
+	var t64 uint64 = (v[8] >> 42) & 0x1
+	var t69 uint64 = (v[8] >> 40) & 0x1
+	var t74 uint64 = (v[8] >> 38) & 0x1
+	var t79 uint64 = (v[8] >> 36) & 0x1
+	var t84 uint64 = (v[8] >> 34) & 0x1
+	var t89 uint64 = (v[8] >> 32) & 0x1
+	v[189] = t14*0xf<<60 | t19*0xf<<56 | t24*0xf<<52 | t29*0xf<<48 | t34*0xf<<44 | t39*0xf<<40 | t44*0xf<<36 | t49*0xf<<32 | t54*0xf<<28 | t59*0xf<<24 | t64*0xf<<20 | t69*0xf<<16 | t74*0xf<<12 | t79*0xf<<8 | t84*0xf<<4 | t89*0xf
+	var t94 uint64 = (v[8] >> 30) & 0x1
+	var t99 uint64 = (v[8] >> 28) & 0x1
+	var t104 uint64 = (v[8] >> 26) & 0x1
+	var t109 uint64 = (v[8] >> 24) & 0x1
+	var t114 uint64 = (v[8] >> 22) & 0x1
+	var t119 uint64 = (v[8] >> 20) & 0x1
+	var t124 uint64 = (v[8] >> 18) & 0x1
+	var t129 uint64 = (v[8] >> 16) & 0x1
+	var t134 uint64 = (v[8] >> 14) & 0x1
+	var t139 uint64 = (v[8] >> 12) & 0x1
+	var t144 uint64 = (v[8] >> 10) & 0x1
+	var t149 uint64 = (v[8] >> 8) & 0x1
+	var t154 uint64 = (v[8] >> 6) & 0x1
+	var t159 uint64 = (v[8] >> 4) & 0x1
+	var t164 uint64 = (v[8] >> 2) & 0x1
+	var t169 uint64 = (v[8]) & 0x1
+	v[188] = t94*0xf<<60 | t99*0xf<<56 | t104*0xf<<52 | t109*0xf<<48 | t114*0xf<<44 | t119*0xf<<40 | t124*0xf<<36 | t129*0xf<<32 | t134*0xf<<28 | t139*0xf<<24 | t144*0xf<<20 | t149*0xf<<16 | t154*0xf<<12 | t159*0xf<<8 | t164*0xf<<4 | t169*0xf
 	v[207] = v[188]
-	v[208] = v[9]
-	v[208] &= 0x1
-	var t252 uint64 = v[280] | v[251]
-	v[252] = t252
-	var t276 uint64 = ^t252
-	var t277 uint64 = v[10] & v[250]
-	var t278 uint64 = t276 & t277
-	v[278] = t278
+	v[208] = v[189]
+	v[209] = v[9]
+	v[209] &= 0x1
+	var t253 uint64 = v[11] | v[252]
+	v[253] = t253
+	var t277 uint64 = ^t253
+	var t278 uint64 = v[10] & v[251]
+	var t279 uint64 = t277 & t278
+	v[279] = t279
 }
 
 // Step is one rising clock edge, then Eval.
@@ -242,34 +242,34 @@ func (x *simbf16_to_fp32) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[252] != 0 {
+	if v[253] != 0 {
 		d |= 0x2
-		if v[230] != 0 {
-			*(*[19]uint64)(v[211:230]) = *(*[19]uint64)(v[231:250])
+		if v[231] != 0 {
+			*(*[19]uint64)(v[212:231]) = *(*[19]uint64)(v[232:251])
 		} else {
-			*(*[19]uint64)(v[211:230]) = *(*[19]uint64)(v[190:209])
+			*(*[19]uint64)(v[212:231]) = *(*[19]uint64)(v[191:210])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[210] = 0x0
-		v[230] = 0x0
+		v[211] = 0x0
+		v[231] = 0x0
 	} else {
 		d |= 0x1
-		var t253 uint64 = v[230] | v[10]
-		var t254, t254_1, t254_0 uint64 = 0, t253, v[210]
-		if v[252] != 0 {
-			t254 = t254_1
+		var t254 uint64 = v[231] | v[10]
+		var t255, t255_1, t255_0 uint64 = 0, t254, v[211]
+		if v[253] != 0 {
+			t255 = t255_1
 		} else {
-			t254 = t254_0
+			t255 = t255_0
 		}
-		v[210] = t254
-		var t275 uint64 = t253 & (v[252] - 1)
-		v[230] = t275
+		v[211] = t255
+		var t276 uint64 = t254 & (v[253] - 1)
+		v[231] = t276
 	}
-	if v[278] != 0 {
+	if v[279] != 0 {
 		d |= 0x4
-		*(*[19]uint64)(v[231:250]) = *(*[19]uint64)(v[190:209])
+		*(*[19]uint64)(v[232:251]) = *(*[19]uint64)(v[191:210])
 	}
 	x.D |= d
 	return true
@@ -281,10 +281,10 @@ var simbf16_to_fp32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 250,
-	"m_tdata":   211,
-	"m_tkeep":   227,
-	"m_tlast":   279,
-	"m_tvalid":  210,
-	"m_tready":  280,
+	"s0_tready": 251,
+	"m_tdata":   212,
+	"m_tkeep":   228,
+	"m_tlast":   280,
+	"m_tvalid":  211,
+	"m_tready":  11,
 }

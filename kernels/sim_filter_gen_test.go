@@ -24,23 +24,23 @@ func init() { sim.Register(func() sim.Model { return Newsimfilter() }) }
 // Newsimfilter returns a simfilter with registers at their reset values.
 func Newsimfilter() *simfilter {
 	x := &simfilter{D: ^uint64(0)}
-	x.S[11] = 0x80000000
-	x.S[14] = 0x1
-	x.S[19] = 0x1
-	x.S[25] = 0x1
-	x.S[31] = 0x1
-	x.S[38] = 0x1
-	x.S[50] = 0x1
+	x.S[12] = 0x80000000
+	x.S[15] = 0x1
+	x.S[20] = 0x1
+	x.S[26] = 0x1
+	x.S[32] = 0x1
+	x.S[39] = 0x1
 	x.S[51] = 0x1
 	x.S[52] = 0x1
-	x.S[75] = 0x1
+	x.S[53] = 0x1
 	x.S[76] = 0x1
 	x.S[77] = 0x1
+	x.S[78] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simfilter runs (Model).
-func (x *simfilter) Fingerprint() string { return "02e901b9787059c76476cc535db2b9e7" }
+func (x *simfilter) Fingerprint() string { return "5f568518330588a796aa2669effa53b3" }
 
 // Words returns S (Model).
 func (x *simfilter) Words() []uint64 { return x.S[:] }
@@ -67,14 +67,14 @@ func (x *simfilter) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t75 uint64 = (^v[64]) & 0x1
-		v[75] = t75
-		var t76 uint64 = (^v[53]) & 0x1
+		var t76 uint64 = (^v[65]) & 0x1
 		v[76] = t76
+		var t77 uint64 = (^v[54]) & 0x1
+		v[77] = t77
 	}
 	if d&0x2 != 0 {
-		var t95 uint64 = v[63] >> 0 & 0x1
-		v[95] = t95
+		var t96 uint64 = v[64] >> 0 & 0x1
+		v[96] = t96
 	}
 }
 
@@ -82,58 +82,58 @@ func (x *simfilter) EvalState() {
 func (x *simfilter) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t13 uint64 = v[7] >> 0 & 0xffffffff
-	var t14 uint64
-	if t13 < 0x80000000 {
-		t14 = 1
+	var t14 uint64 = v[7] >> 0 & 0xffffffff
+	var t15 uint64
+	if t14 < 0x80000000 {
+		t15 = 1
 	}
-	var t15 uint64 = ^t14
-	var t16 uint64 = v[8] >> 63
-	var t17 uint64 = (t15 & t16) & 0x1
-	var t18 uint64 = v[5] >> 0 & 0xffffffff
-	var t19 uint64
-	if t18 < 0x80000000 {
-		t19 = 1
+	var t16 uint64 = ^t15
+	var t17 uint64 = v[8] >> 63
+	var t18 uint64 = (t16 & t17) & 0x1
+	var t19 uint64 = v[5] >> 0 & 0xffffffff
+	var t20 uint64
+	if t19 < 0x80000000 {
+		t20 = 1
 	}
-	var t20 uint64 = ^t19
-	var t21 uint64 = v[8] >> 47
-	var t22 uint64 = (t20 & t21) & 0x1
-	var t23 uint64 = t17 | t22
-	var t24 uint64 = v[3] >> 0 & 0xffffffff
-	var t25 uint64
-	if t24 < 0x80000000 {
-		t25 = 1
+	var t21 uint64 = ^t20
+	var t22 uint64 = v[8] >> 47
+	var t23 uint64 = (t21 & t22) & 0x1
+	var t24 uint64 = t18 | t23
+	var t25 uint64 = v[3] >> 0 & 0xffffffff
+	var t26 uint64
+	if t25 < 0x80000000 {
+		t26 = 1
 	}
-	var t26 uint64 = ^t25
-	var t27 uint64 = v[8] >> 31
-	var t28 uint64 = (t26 & t27) & 0x1
-	var t29 uint64 = t23 | t28
-	var t30 uint64 = v[1] >> 0 & 0xffffffff
-	var t31 uint64
-	if t30 < 0x80000000 {
-		t31 = 1
+	var t27 uint64 = ^t26
+	var t28 uint64 = v[8] >> 31
+	var t29 uint64 = (t27 & t28) & 0x1
+	var t30 uint64 = t24 | t29
+	var t31 uint64 = v[1] >> 0 & 0xffffffff
+	var t32 uint64
+	if t31 < 0x80000000 {
+		t32 = 1
 	}
-	var t32 uint64 = ^t31
-	var t33 uint64 = v[8] >> 15
-	var t34 uint64 = (t32 & t33) & 0x1
-	var t35 uint64 = t29 | t34
-	var t37 uint64 = t35 | v[9]
-	var t50 uint64 = ^t37
-	var t51 uint64 = (v[75] | t50) & 0x1
-	v[51] = t51
-	var t39 uint64 = v[10] & t37
-	v[39] = t39
-	var t36 uint64 = t34*0xffff | t28*0xffff<<16 | t22*0xffff<<32 | t17*0xffff<<48
-	v[48] = t36
-	*(*[8]uint64)(v[40:48]) = *(*[8]uint64)(v[0:8])
-	v[49] = v[9]
-	v[49] &= 0x1
-	var t77 uint64 = v[96] | v[76]
-	v[77] = t77
-	var t92 uint64 = ^t77
-	var t93 uint64 = t39 & v[75]
-	var t94 uint64 = t92 & t93
-	v[94] = t94
+	var t33 uint64 = ^t32
+	var t34 uint64 = v[8] >> 15
+	var t35 uint64 = (t33 & t34) & 0x1
+	var t36 uint64 = t30 | t35
+	var t38 uint64 = t36 | v[9]
+	var t51 uint64 = ^t38
+	var t52 uint64 = (v[76] | t51) & 0x1
+	v[52] = t52
+	var t40 uint64 = v[10] & t38
+	v[40] = t40
+	var t37 uint64 = t35*0xffff | t29*0xffff<<16 | t23*0xffff<<32 | t18*0xffff<<48
+	v[49] = t37
+	*(*[8]uint64)(v[41:49]) = *(*[8]uint64)(v[0:8])
+	v[50] = v[9]
+	v[50] &= 0x1
+	var t78 uint64 = v[11] | v[77]
+	v[78] = t78
+	var t93 uint64 = ^t78
+	var t94 uint64 = t40 & v[76]
+	var t95 uint64 = t93 & t94
+	v[95] = t95
 }
 
 // Step is one rising clock edge, then Eval.
@@ -144,34 +144,34 @@ func (x *simfilter) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[77] != 0 {
+	if v[78] != 0 {
 		d |= 0x2
-		if v[64] != 0 {
-			*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[65:75])
+		if v[65] != 0 {
+			*(*[10]uint64)(v[55:65]) = *(*[10]uint64)(v[66:76])
 		} else {
-			*(*[10]uint64)(v[54:64]) = *(*[10]uint64)(v[40:50])
+			*(*[10]uint64)(v[55:65]) = *(*[10]uint64)(v[41:51])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[53] = 0x0
-		v[64] = 0x0
+		v[54] = 0x0
+		v[65] = 0x0
 	} else {
 		d |= 0x1
-		var t78 uint64 = v[64] | v[39]
-		var t79, t79_1, t79_0 uint64 = 0, t78, v[53]
-		if v[77] != 0 {
-			t79 = t79_1
+		var t79 uint64 = v[65] | v[40]
+		var t80, t80_1, t80_0 uint64 = 0, t79, v[54]
+		if v[78] != 0 {
+			t80 = t80_1
 		} else {
-			t79 = t79_0
+			t80 = t80_0
 		}
-		v[53] = t79
-		var t91 uint64 = t78 & (v[77] - 1)
-		v[64] = t91
+		v[54] = t80
+		var t92 uint64 = t79 & (v[78] - 1)
+		v[65] = t92
 	}
-	if v[94] != 0 {
+	if v[95] != 0 {
 		d |= 0x4
-		*(*[10]uint64)(v[65:75]) = *(*[10]uint64)(v[40:50])
+		*(*[10]uint64)(v[66:76]) = *(*[10]uint64)(v[41:51])
 	}
 	x.D |= d
 	return true
@@ -183,10 +183,10 @@ var simfilterIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 51,
-	"m_tdata":   54,
-	"m_tkeep":   62,
-	"m_tlast":   95,
-	"m_tvalid":  53,
-	"m_tready":  96,
+	"s0_tready": 52,
+	"m_tdata":   55,
+	"m_tkeep":   63,
+	"m_tlast":   96,
+	"m_tvalid":  54,
+	"m_tready":  11,
 }

@@ -24,128 +24,128 @@ func init() { sim.Register(func() sim.Model { return Newsimfp32_to_bf16() }) }
 // Newsimfp32_to_bf16 returns a simfp32_to_bf16 with registers at their reset values.
 func Newsimfp32_to_bf16() *simfp32_to_bf16 {
 	x := &simfp32_to_bf16{D: ^uint64(0)}
-	x.S[11] = 0x1
-	x.S[16] = 0xff
-	x.S[21] = 0x7fff
-	x.S[23] = 0x7fff
+	x.S[12] = 0x1
+	x.S[17] = 0xff
+	x.S[22] = 0x7fff
 	x.S[24] = 0x7fff
-	x.S[27] = 0x40
+	x.S[25] = 0x7fff
 	x.S[28] = 0x40
-	x.S[30] = 0x1
-	x.S[35] = 0xff
-	x.S[40] = 0x7fff
-	x.S[42] = 0x7fff
+	x.S[29] = 0x40
+	x.S[31] = 0x1
+	x.S[36] = 0xff
+	x.S[41] = 0x7fff
 	x.S[43] = 0x7fff
-	x.S[46] = 0x40
+	x.S[44] = 0x7fff
 	x.S[47] = 0x40
-	x.S[49] = 0x1
-	x.S[54] = 0xff
-	x.S[59] = 0x7fff
-	x.S[61] = 0x7fff
+	x.S[48] = 0x40
+	x.S[50] = 0x1
+	x.S[55] = 0xff
+	x.S[60] = 0x7fff
 	x.S[62] = 0x7fff
-	x.S[65] = 0x40
+	x.S[63] = 0x7fff
 	x.S[66] = 0x40
-	x.S[68] = 0x1
-	x.S[73] = 0xff
-	x.S[78] = 0x7fff
-	x.S[80] = 0x7fff
+	x.S[67] = 0x40
+	x.S[69] = 0x1
+	x.S[74] = 0xff
+	x.S[79] = 0x7fff
 	x.S[81] = 0x7fff
-	x.S[84] = 0x40
+	x.S[82] = 0x7fff
 	x.S[85] = 0x40
-	x.S[87] = 0x1
-	x.S[92] = 0xff
-	x.S[97] = 0x7fff
-	x.S[99] = 0x7fff
+	x.S[86] = 0x40
+	x.S[88] = 0x1
+	x.S[93] = 0xff
+	x.S[98] = 0x7fff
 	x.S[100] = 0x7fff
-	x.S[103] = 0x40
+	x.S[101] = 0x7fff
 	x.S[104] = 0x40
-	x.S[106] = 0x1
-	x.S[111] = 0xff
-	x.S[116] = 0x7fff
-	x.S[118] = 0x7fff
+	x.S[105] = 0x40
+	x.S[107] = 0x1
+	x.S[112] = 0xff
+	x.S[117] = 0x7fff
 	x.S[119] = 0x7fff
-	x.S[122] = 0x40
+	x.S[120] = 0x7fff
 	x.S[123] = 0x40
-	x.S[125] = 0x1
-	x.S[130] = 0xff
-	x.S[135] = 0x7fff
-	x.S[137] = 0x7fff
+	x.S[124] = 0x40
+	x.S[126] = 0x1
+	x.S[131] = 0xff
+	x.S[136] = 0x7fff
 	x.S[138] = 0x7fff
-	x.S[141] = 0x40
+	x.S[139] = 0x7fff
 	x.S[142] = 0x40
-	x.S[144] = 0x1
-	x.S[149] = 0xff
-	x.S[154] = 0x7fff
-	x.S[156] = 0x7fff
+	x.S[143] = 0x40
+	x.S[145] = 0x1
+	x.S[150] = 0xff
+	x.S[155] = 0x7fff
 	x.S[157] = 0x7fff
-	x.S[160] = 0x40
+	x.S[158] = 0x7fff
 	x.S[161] = 0x40
-	x.S[163] = 0x1
-	x.S[168] = 0xff
-	x.S[173] = 0x7fff
-	x.S[175] = 0x7fff
+	x.S[162] = 0x40
+	x.S[164] = 0x1
+	x.S[169] = 0xff
+	x.S[174] = 0x7fff
 	x.S[176] = 0x7fff
-	x.S[179] = 0x40
+	x.S[177] = 0x7fff
 	x.S[180] = 0x40
-	x.S[182] = 0x1
-	x.S[187] = 0xff
-	x.S[192] = 0x7fff
-	x.S[194] = 0x7fff
+	x.S[181] = 0x40
+	x.S[183] = 0x1
+	x.S[188] = 0xff
+	x.S[193] = 0x7fff
 	x.S[195] = 0x7fff
-	x.S[198] = 0x40
+	x.S[196] = 0x7fff
 	x.S[199] = 0x40
-	x.S[201] = 0x1
-	x.S[206] = 0xff
-	x.S[211] = 0x7fff
-	x.S[213] = 0x7fff
+	x.S[200] = 0x40
+	x.S[202] = 0x1
+	x.S[207] = 0xff
+	x.S[212] = 0x7fff
 	x.S[214] = 0x7fff
-	x.S[217] = 0x40
+	x.S[215] = 0x7fff
 	x.S[218] = 0x40
-	x.S[220] = 0x1
-	x.S[225] = 0xff
-	x.S[230] = 0x7fff
-	x.S[232] = 0x7fff
+	x.S[219] = 0x40
+	x.S[221] = 0x1
+	x.S[226] = 0xff
+	x.S[231] = 0x7fff
 	x.S[233] = 0x7fff
-	x.S[236] = 0x40
+	x.S[234] = 0x7fff
 	x.S[237] = 0x40
-	x.S[239] = 0x1
-	x.S[244] = 0xff
-	x.S[249] = 0x7fff
-	x.S[251] = 0x7fff
+	x.S[238] = 0x40
+	x.S[240] = 0x1
+	x.S[245] = 0xff
+	x.S[250] = 0x7fff
 	x.S[252] = 0x7fff
-	x.S[255] = 0x40
+	x.S[253] = 0x7fff
 	x.S[256] = 0x40
-	x.S[258] = 0x1
-	x.S[263] = 0xff
-	x.S[268] = 0x7fff
-	x.S[270] = 0x7fff
+	x.S[257] = 0x40
+	x.S[259] = 0x1
+	x.S[264] = 0xff
+	x.S[269] = 0x7fff
 	x.S[271] = 0x7fff
-	x.S[274] = 0x40
+	x.S[272] = 0x7fff
 	x.S[275] = 0x40
-	x.S[277] = 0x1
-	x.S[282] = 0xff
-	x.S[287] = 0x7fff
-	x.S[289] = 0x7fff
+	x.S[276] = 0x40
+	x.S[278] = 0x1
+	x.S[283] = 0xff
+	x.S[288] = 0x7fff
 	x.S[290] = 0x7fff
-	x.S[293] = 0x40
+	x.S[291] = 0x7fff
 	x.S[294] = 0x40
-	x.S[296] = 0x1
-	x.S[301] = 0xff
-	x.S[306] = 0x7fff
-	x.S[308] = 0x7fff
+	x.S[295] = 0x40
+	x.S[297] = 0x1
+	x.S[302] = 0xff
+	x.S[307] = 0x7fff
 	x.S[309] = 0x7fff
-	x.S[312] = 0x40
+	x.S[310] = 0x7fff
 	x.S[313] = 0x40
-	x.S[320] = 0x1
-	x.S[326] = 0x1
-	x.S[339] = 0x1
+	x.S[314] = 0x40
+	x.S[321] = 0x1
+	x.S[327] = 0x1
 	x.S[340] = 0x1
 	x.S[341] = 0x1
+	x.S[342] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simfp32_to_bf16 runs (Model).
-func (x *simfp32_to_bf16) Fingerprint() string { return "43782b81296b569a34fbd4ad23cf9365" }
+func (x *simfp32_to_bf16) Fingerprint() string { return "cef3dec05ece4c4a1c6a57721d551392" }
 
 // Words returns S (Model).
 func (x *simfp32_to_bf16) Words() []uint64 { return x.S[:] }
@@ -172,16 +172,16 @@ func (x *simfp32_to_bf16) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t339 uint64 = (^v[333]) & 0x1
-		v[339] = t339
-		var t340 uint64 = (^v[327]) & 0x1
+		var t340 uint64 = (^v[334]) & 0x1
 		v[340] = t340
+		var t341 uint64 = (^v[328]) & 0x1
+		v[341] = t341
 	}
 	if d&0x2 != 0 {
-		var t354 uint64 = v[332] >> 0 & 0xffffffff
-		v[354] = t354
-		var t355 uint64 = v[332] >> 32 & 0x1
+		var t355 uint64 = v[333] >> 0 & 0xffffffff
 		v[355] = t355
+		var t356 uint64 = v[333] >> 32 & 0x1
+		v[356] = t356
 	}
 }
 
@@ -189,436 +189,436 @@ func (x *simfp32_to_bf16) EvalState() {
 func (x *simfp32_to_bf16) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t14 uint64 = v[7] >> 55 & 0xff
-	var t17 uint64
-	if t14 == 0xff {
-		t17 = 1
+	var t15 uint64 = v[7] >> 55 & 0xff
+	var t18 uint64
+	if t15 == 0xff {
+		t18 = 1
 	}
-	var t15 uint64 = v[7] >> 32 & 0x7fffff
-	var t19 uint64
-	if t15 != 0x0 {
-		t19 = 1
+	var t16 uint64 = v[7] >> 32 & 0x7fffff
+	var t20 uint64
+	if t16 != 0x0 {
+		t20 = 1
 	}
-	var t20 uint64 = t17 & t19
-	var t26 uint64 = v[7] >> 48 & 0xffff
-	var t28 uint64 = t26 | 0x40
-	var t12 uint64 = v[7] >> 32 & 0xffffffff
-	var t22 uint64 = v[7] >> 48 & 0x1
-	var t23 uint64 = 0x7fff + t22
-	var t24 uint64 = t12 + t23
-	var t25 uint64 = t24 >> 16
-	var t29, t29_1, t29_0 uint64 = 0, t28, t25
-	if t20 != 0 {
-		t29 = t29_1
+	var t21 uint64 = t18 & t20
+	var t27 uint64 = v[7] >> 48 & 0xffff
+	var t29 uint64 = t27 | 0x40
+	var t13 uint64 = v[7] >> 32 & 0xffffffff
+	var t23 uint64 = v[7] >> 48 & 0x1
+	var t24 uint64 = 0x7fff + t23
+	var t25 uint64 = t13 + t24
+	var t26 uint64 = t25 >> 16
+	var t30, t30_1, t30_0 uint64 = 0, t29, t26
+	if t21 != 0 {
+		t30 = t30_1
 	} else {
-		t29 = t29_0
+		t30 = t30_0
 	}
-	t29 &= 0xffff
-	var t33 uint64 = v[7] >> 23 & 0xff
-	var t36 uint64
-	if t33 == 0xff {
-		t36 = 1
+	t30 &= 0xffff
+	var t34 uint64 = v[7] >> 23 & 0xff
+	var t37 uint64
+	if t34 == 0xff {
+		t37 = 1
 	}
-	var t34 uint64 = v[7] >> 0 & 0x7fffff
-	var t38 uint64
-	if t34 != 0x0 {
-		t38 = 1
+	var t35 uint64 = v[7] >> 0 & 0x7fffff
+	var t39 uint64
+	if t35 != 0x0 {
+		t39 = 1
 	}
-	var t39 uint64 = t36 & t38
-	var t45 uint64 = v[7] >> 16 & 0xffff
-	var t47 uint64 = t45 | 0x40
-	var t31 uint64 = v[7] >> 0 & 0xffffffff
-	var t41 uint64 = v[7] >> 16 & 0x1
-	var t42 uint64 = 0x7fff + t41
-	var t43 uint64 = t31 + t42
-	var t44 uint64 = t43 >> 16
-	var t48, t48_1, t48_0 uint64 = 0, t47, t44
-	if t39 != 0 {
-		t48 = t48_1
+	var t40 uint64 = t37 & t39
+	var t46 uint64 = v[7] >> 16 & 0xffff
+	var t48 uint64 = t46 | 0x40
+	var t32 uint64 = v[7] >> 0 & 0xffffffff
+	var t42 uint64 = v[7] >> 16 & 0x1
+	var t43 uint64 = 0x7fff + t42
+	var t44 uint64 = t32 + t43
+	var t45 uint64 = t44 >> 16
+	var t49, t49_1, t49_0 uint64 = 0, t48, t45
+	if t40 != 0 {
+		t49 = t49_1
 	} else {
-		t48 = t48_0
+		t49 = t49_0
 	}
-	t48 &= 0xffff
-	var t52 uint64 = v[6] >> 55 & 0xff
-	var t55 uint64
-	if t52 == 0xff {
-		t55 = 1
+	t49 &= 0xffff
+	var t53 uint64 = v[6] >> 55 & 0xff
+	var t56 uint64
+	if t53 == 0xff {
+		t56 = 1
 	}
-	var t53 uint64 = v[6] >> 32 & 0x7fffff
-	var t57 uint64
-	if t53 != 0x0 {
-		t57 = 1
+	var t54 uint64 = v[6] >> 32 & 0x7fffff
+	var t58 uint64
+	if t54 != 0x0 {
+		t58 = 1
 	}
-	var t58 uint64 = t55 & t57
-	var t64 uint64 = v[6] >> 48 & 0xffff
-	var t66 uint64 = t64 | 0x40
-	var t50 uint64 = v[6] >> 32 & 0xffffffff
-	var t60 uint64 = v[6] >> 48 & 0x1
-	var t61 uint64 = 0x7fff + t60
-	var t62 uint64 = t50 + t61
-	var t63 uint64 = t62 >> 16
-	var t67, t67_1, t67_0 uint64 = 0, t66, t63
-	if t58 != 0 {
-		t67 = t67_1
+	var t59 uint64 = t56 & t58
+	var t65 uint64 = v[6] >> 48 & 0xffff
+	var t67 uint64 = t65 | 0x40
+	var t51 uint64 = v[6] >> 32 & 0xffffffff
+	var t61 uint64 = v[6] >> 48 & 0x1
+	var t62 uint64 = 0x7fff + t61
+	var t63 uint64 = t51 + t62
+	var t64 uint64 = t63 >> 16
+	var t68, t68_1, t68_0 uint64 = 0, t67, t64
+	if t59 != 0 {
+		t68 = t68_1
 	} else {
-		t67 = t67_0
+		t68 = t68_0
 	}
-	t67 &= 0xffff
-	var t71 uint64 = v[6] >> 23 & 0xff
-	var t74 uint64
-	if t71 == 0xff {
-		t74 = 1
+	t68 &= 0xffff
+	var t72 uint64 = v[6] >> 23 & 0xff
+	var t75 uint64
+	if t72 == 0xff {
+		t75 = 1
 	}
-	var t72 uint64 = v[6] >> 0 & 0x7fffff
-	var t76 uint64
-	if t72 != 0x0 {
-		t76 = 1
+	var t73 uint64 = v[6] >> 0 & 0x7fffff
+	var t77 uint64
+	if t73 != 0x0 {
+		t77 = 1
 	}
-	var t77 uint64 = t74 & t76
-	var t83 uint64 = v[6] >> 16 & 0xffff
-	var t85 uint64 = t83 | 0x40
-	var t69 uint64 = v[6] >> 0 & 0xffffffff
-	var t79 uint64 = v[6] >> 16 & 0x1
-	var t80 uint64 = 0x7fff + t79
-	var t81 uint64 = t69 + t80
-	var t82 uint64 = t81 >> 16
-	var t86, t86_1, t86_0 uint64 = 0, t85, t82
-	if t77 != 0 {
-		t86 = t86_1
+	var t78 uint64 = t75 & t77
+	var t84 uint64 = v[6] >> 16 & 0xffff
+	var t86 uint64 = t84 | 0x40
+	var t70 uint64 = v[6] >> 0 & 0xffffffff
+	var t80 uint64 = v[6] >> 16 & 0x1
+	var t81 uint64 = 0x7fff + t80
+	var t82 uint64 = t70 + t81
+	var t83 uint64 = t82 >> 16
+	var t87, t87_1, t87_0 uint64 = 0, t86, t83
+	if t78 != 0 {
+		t87 = t87_1
 	} else {
-		t86 = t86_0
+		t87 = t87_0
 	}
-	t86 &= 0xffff
-	v[318] = t29<<48 | t48<<32 | t67<<16 | t86
-	var t90 uint64 = v[5] >> 55 & 0xff
-	var t93 uint64
-	if t90 == 0xff {
-		t93 = 1
+	t87 &= 0xffff
+	v[319] = t30<<48 | t49<<32 | t68<<16 | t87
+	var t91 uint64 = v[5] >> 55 & 0xff
+	var t94 uint64
+	if t91 == 0xff {
+		t94 = 1
 	}
-	var t91 uint64 = v[5] >> 32 & 0x7fffff
-	var t95 uint64
-	if t91 != 0x0 {
-		t95 = 1
+	var t92 uint64 = v[5] >> 32 & 0x7fffff
+	var t96 uint64
+	if t92 != 0x0 {
+		t96 = 1
 	}
-	var t96 uint64 = t93 & t95
-	var t102 uint64 = v[5] >> 48 & 0xffff
-	var t104 uint64 = t102 | 0x40
-	var t88 uint64 = v[5] >> 32 & 0xffffffff
-	var t98 uint64 = v[5] >> 48 & 0x1
-	var t99 uint64 = 0x7fff + t98
-	var t100 uint64 = t88 + t99
-	var t101 uint64 = t100 >> 16
-	var t105, t105_1, t105_0 uint64 = 0, t104, t101
-	if t96 != 0 {
-		t105 = t105_1
+	var t97 uint64 = t94 & t96
+	var t103 uint64 = v[5] >> 48 & 0xffff
+	var t105 uint64 = t103 | 0x40
+	var t89 uint64 = v[5] >> 32 & 0xffffffff
+	var t99 uint64 = v[5] >> 48 & 0x1
+	var t100 uint64 = 0x7fff + t99
+	var t101 uint64 = t89 + t100
+	var t102 uint64 = t101 >> 16
+	var t106, t106_1, t106_0 uint64 = 0, t105, t102
+	if t97 != 0 {
+		t106 = t106_1
 	} else {
-		t105 = t105_0
+		t106 = t106_0
 	}
-	t105 &= 0xffff
-	var t109 uint64 = v[5] >> 23 & 0xff
-	var t112 uint64
-	if t109 == 0xff {
-		t112 = 1
+	t106 &= 0xffff
+	var t110 uint64 = v[5] >> 23 & 0xff
+	var t113 uint64
+	if t110 == 0xff {
+		t113 = 1
 	}
-	var t110 uint64 = v[5] >> 0 & 0x7fffff
-	var t114 uint64
-	if t110 != 0x0 {
-		t114 = 1
+	var t111 uint64 = v[5] >> 0 & 0x7fffff
+	var t115 uint64
+	if t111 != 0x0 {
+		t115 = 1
 	}
-	var t115 uint64 = t112 & t114
-	var t121 uint64 = v[5] >> 16 & 0xffff
-	var t123 uint64 = t121 | 0x40
-	var t107 uint64 = v[5] >> 0 & 0xffffffff
-	var t117 uint64 = v[5] >> 16 & 0x1
-	var t118 uint64 = 0x7fff + t117
-	var t119 uint64 = t107 + t118
-	var t120 uint64 = t119 >> 16
-	var t124, t124_1, t124_0 uint64 = 0, t123, t120
-	if t115 != 0 {
-		t124 = t124_1
+	var t116 uint64 = t113 & t115
+	var t122 uint64 = v[5] >> 16 & 0xffff
+	var t124 uint64 = t122 | 0x40
+	var t108 uint64 = v[5] >> 0 & 0xffffffff
+	var t118 uint64 = v[5] >> 16 & 0x1
+	var t119 uint64 = 0x7fff + t118
+	var t120 uint64 = t108 + t119
+	var t121 uint64 = t120 >> 16
+	var t125, t125_1, t125_0 uint64 = 0, t124, t121
+	if t116 != 0 {
+		t125 = t125_1
 	} else {
-		t124 = t124_0
+		t125 = t125_0
 	}
-	t124 &= 0xffff
-	var t128 uint64 = v[4] >> 55 & 0xff
-	var t131 uint64
-	if t128 == 0xff {
-		t131 = 1
+	t125 &= 0xffff
+	var t129 uint64 = v[4] >> 55 & 0xff
+	var t132 uint64
+	if t129 == 0xff {
+		t132 = 1
 	}
-	var t129 uint64 = v[4] >> 32 & 0x7fffff
-	var t133 uint64
-	if t129 != 0x0 {
-		t133 = 1
+	var t130 uint64 = v[4] >> 32 & 0x7fffff
+	var t134 uint64
+	if t130 != 0x0 {
+		t134 = 1
 	}
-	var t134 uint64 = t131 & t133
-	var t140 uint64 = v[4] >> 48 & 0xffff
-	var t142 uint64 = t140 | 0x40
-	var t126 uint64 = v[4] >> 32 & 0xffffffff
-	var t136 uint64 = v[4] >> 48 & 0x1
-	var t137 uint64 = 0x7fff + t136
-	var t138 uint64 = t126 + t137
-	var t139 uint64 = t138 >> 16
-	var t143, t143_1, t143_0 uint64 = 0, t142, t139
-	if t134 != 0 {
-		t143 = t143_1
+	var t135 uint64 = t132 & t134
+	var t141 uint64 = v[4] >> 48 & 0xffff
+	var t143 uint64 = t141 | 0x40
+	var t127 uint64 = v[4] >> 32 & 0xffffffff
+	var t137 uint64 = v[4] >> 48 & 0x1
+	var t138 uint64 = 0x7fff + t137
+	var t139 uint64 = t127 + t138
+	var t140 uint64 = t139 >> 16
+	var t144, t144_1, t144_0 uint64 = 0, t143, t140
+	if t135 != 0 {
+		t144 = t144_1
 	} else {
-		t143 = t143_0
+		t144 = t144_0
 	}
-	t143 &= 0xffff
-	var t147 uint64 = v[4] >> 23 & 0xff
-	var t150 uint64
-	if t147 == 0xff {
-		t150 = 1
+	t144 &= 0xffff
+	var t148 uint64 = v[4] >> 23 & 0xff
+	var t151 uint64
+	if t148 == 0xff {
+		t151 = 1
 	}
-	var t148 uint64 = v[4] >> 0 & 0x7fffff
-	var t152 uint64
-	if t148 != 0x0 {
-		t152 = 1
+	var t149 uint64 = v[4] >> 0 & 0x7fffff
+	var t153 uint64
+	if t149 != 0x0 {
+		t153 = 1
 	}
-	var t153 uint64 = t150 & t152
-	var t159 uint64 = v[4] >> 16 & 0xffff
-	var t161 uint64 = t159 | 0x40
-	var t145 uint64 = v[4] >> 0 & 0xffffffff
-	var t155 uint64 = v[4] >> 16 & 0x1
-	var t156 uint64 = 0x7fff + t155
-	var t157 uint64 = t145 + t156
-	var t158 uint64 = t157 >> 16
-	var t162, t162_1, t162_0 uint64 = 0, t161, t158
-	if t153 != 0 {
-		t162 = t162_1
+	var t154 uint64 = t151 & t153
+	var t160 uint64 = v[4] >> 16 & 0xffff
+	var t162 uint64 = t160 | 0x40
+	var t146 uint64 = v[4] >> 0 & 0xffffffff
+	var t156 uint64 = v[4] >> 16 & 0x1
+	var t157 uint64 = 0x7fff + t156
+	var t158 uint64 = t146 + t157
+	var t159 uint64 = t158 >> 16
+	var t163, t163_1, t163_0 uint64 = 0, t162, t159
+	if t154 != 0 {
+		t163 = t163_1
 	} else {
-		t162 = t162_0
+		t163 = t163_0
 	}
-	t162 &= 0xffff
-	v[317] = t105<<48 | t124<<32 | t143<<16 | t162
-	var t166 uint64 = v[3] >> 55 & 0xff
-	var t169 uint64
-	if t166 == 0xff {
-		t169 = 1
+	t163 &= 0xffff
+	v[318] = t106<<48 | t125<<32 | t144<<16 | t163
+	var t167 uint64 = v[3] >> 55 & 0xff
+	var t170 uint64
+	if t167 == 0xff {
+		t170 = 1
 	}
-	var t167 uint64 = v[3] >> 32 & 0x7fffff
-	var t171 uint64
-	if t167 != 0x0 {
-		t171 = 1
+	var t168 uint64 = v[3] >> 32 & 0x7fffff
+	var t172 uint64
+	if t168 != 0x0 {
+		t172 = 1
 	}
-	var t172 uint64 = t169 & t171
-	var t178 uint64 = v[3] >> 48 & 0xffff
-	var t180 uint64 = t178 | 0x40
-	var t164 uint64 = v[3] >> 32 & 0xffffffff
-	var t174 uint64 = v[3] >> 48 & 0x1
-	var t175 uint64 = 0x7fff + t174
-	var t176 uint64 = t164 + t175
-	var t177 uint64 = t176 >> 16
-	var t181, t181_1, t181_0 uint64 = 0, t180, t177
-	if t172 != 0 {
-		t181 = t181_1
+	var t173 uint64 = t170 & t172
+	var t179 uint64 = v[3] >> 48 & 0xffff
+	var t181 uint64 = t179 | 0x40
+	var t165 uint64 = v[3] >> 32 & 0xffffffff
+	var t175 uint64 = v[3] >> 48 & 0x1
+	var t176 uint64 = 0x7fff + t175
+	var t177 uint64 = t165 + t176
+	var t178 uint64 = t177 >> 16
+	var t182, t182_1, t182_0 uint64 = 0, t181, t178
+	if t173 != 0 {
+		t182 = t182_1
 	} else {
-		t181 = t181_0
+		t182 = t182_0
 	}
-	t181 &= 0xffff
-	var t185 uint64 = v[3] >> 23 & 0xff
-	var t188 uint64
-	if t185 == 0xff {
-		t188 = 1
+	t182 &= 0xffff
+	var t186 uint64 = v[3] >> 23 & 0xff
+	var t189 uint64
+	if t186 == 0xff {
+		t189 = 1
 	}
-	var t186 uint64 = v[3] >> 0 & 0x7fffff
-	var t190 uint64
-	if t186 != 0x0 {
-		t190 = 1
+	var t187 uint64 = v[3] >> 0 & 0x7fffff
+	var t191 uint64
+	if t187 != 0x0 {
+		t191 = 1
 	}
-	var t191 uint64 = t188 & t190
-	var t197 uint64 = v[3] >> 16 & 0xffff
-	var t199 uint64 = t197 | 0x40
-	var t183 uint64 = v[3] >> 0 & 0xffffffff
-	var t193 uint64 = v[3] >> 16 & 0x1
-	var t194 uint64 = 0x7fff + t193
-	var t195 uint64 = t183 + t194
-	var t196 uint64 = t195 >> 16
-	var t200, t200_1, t200_0 uint64 = 0, t199, t196
-	if t191 != 0 {
-		t200 = t200_1
+	var t192 uint64 = t189 & t191
+	var t198 uint64 = v[3] >> 16 & 0xffff
+	var t200 uint64 = t198 | 0x40
+	var t184 uint64 = v[3] >> 0 & 0xffffffff
+	var t194 uint64 = v[3] >> 16 & 0x1
+	var t195 uint64 = 0x7fff + t194
+	var t196 uint64 = t184 + t195
+	var t197 uint64 = t196 >> 16
+	var t201, t201_1, t201_0 uint64 = 0, t200, t197
+	if t192 != 0 {
+		t201 = t201_1
 	} else {
-		t200 = t200_0
+		t201 = t201_0
 	}
-	t200 &= 0xffff
-	var t204 uint64 = v[2] >> 55 & 0xff
-	var t207 uint64
-	if t204 == 0xff {
-		t207 = 1
+	t201 &= 0xffff
+	var t205 uint64 = v[2] >> 55 & 0xff
+	var t208 uint64
+	if t205 == 0xff {
+		t208 = 1
 	}
-	var t205 uint64 = v[2] >> 32 & 0x7fffff
-	var t209 uint64
-	if t205 != 0x0 {
-		t209 = 1
+	var t206 uint64 = v[2] >> 32 & 0x7fffff
+	var t210 uint64
+	if t206 != 0x0 {
+		t210 = 1
 	}
-	var t210 uint64 = t207 & t209
-	var t216 uint64 = v[2] >> 48 & 0xffff
-	var t218 uint64 = t216 | 0x40
-	var t202 uint64 = v[2] >> 32 & 0xffffffff
-	var t212 uint64 = v[2] >> 48 & 0x1
-	var t213 uint64 = 0x7fff + t212
-	var t214 uint64 = t202 + t213
-	var t215 uint64 = t214 >> 16
-	var t219, t219_1, t219_0 uint64 = 0, t218, t215
-	if t210 != 0 {
-		t219 = t219_1
+	var t211 uint64 = t208 & t210
+	var t217 uint64 = v[2] >> 48 & 0xffff
+	var t219 uint64 = t217 | 0x40
+	var t203 uint64 = v[2] >> 32 & 0xffffffff
+	var t213 uint64 = v[2] >> 48 & 0x1
+	var t214 uint64 = 0x7fff + t213
+	var t215 uint64 = t203 + t214
+	var t216 uint64 = t215 >> 16
+	var t220, t220_1, t220_0 uint64 = 0, t219, t216
+	if t211 != 0 {
+		t220 = t220_1
 	} else {
-		t219 = t219_0
+		t220 = t220_0
 	}
-	t219 &= 0xffff
-	var t223 uint64 = v[2] >> 23 & 0xff
-	var t226 uint64
-	if t223 == 0xff {
-		t226 = 1
+	t220 &= 0xffff
+	var t224 uint64 = v[2] >> 23 & 0xff
+	var t227 uint64
+	if t224 == 0xff {
+		t227 = 1
 	}
-	var t224 uint64 = v[2] >> 0 & 0x7fffff
-	var t228 uint64
-	if t224 != 0x0 {
-		t228 = 1
+	var t225 uint64 = v[2] >> 0 & 0x7fffff
+	var t229 uint64
+	if t225 != 0x0 {
+		t229 = 1
 	}
-	var t229 uint64 = t226 & t228
-	var t235 uint64 = v[2] >> 16 & 0xffff
-	var t237 uint64 = t235 | 0x40
-	var t221 uint64 = v[2] >> 0 & 0xffffffff
-	var t231 uint64 = v[2] >> 16 & 0x1
-	var t232 uint64 = 0x7fff + t231
-	var t233 uint64 = t221 + t232
-	var t234 uint64 = t233 >> 16
-	var t238, t238_1, t238_0 uint64 = 0, t237, t234
-	if t229 != 0 {
-		t238 = t238_1
+	var t230 uint64 = t227 & t229
+	var t236 uint64 = v[2] >> 16 & 0xffff
+	var t238 uint64 = t236 | 0x40
+	var t222 uint64 = v[2] >> 0 & 0xffffffff
+	var t232 uint64 = v[2] >> 16 & 0x1
+	var t233 uint64 = 0x7fff + t232
+	var t234 uint64 = t222 + t233
+	var t235 uint64 = t234 >> 16
+	var t239, t239_1, t239_0 uint64 = 0, t238, t235
+	if t230 != 0 {
+		t239 = t239_1
 	} else {
-		t238 = t238_0
+		t239 = t239_0
 	}
-	t238 &= 0xffff
-	v[316] = t181<<48 | t200<<32 | t219<<16 | t238
-	var t242 uint64 = v[1] >> 55 & 0xff
-	var t245 uint64
-	if t242 == 0xff {
-		t245 = 1
+	t239 &= 0xffff
+	v[317] = t182<<48 | t201<<32 | t220<<16 | t239
+	var t243 uint64 = v[1] >> 55 & 0xff
+	var t246 uint64
+	if t243 == 0xff {
+		t246 = 1
 	}
-	var t243 uint64 = v[1] >> 32 & 0x7fffff
-	var t247 uint64
-	if t243 != 0x0 {
-		t247 = 1
+	var t244 uint64 = v[1] >> 32 & 0x7fffff
+	var t248 uint64
+	if t244 != 0x0 {
+		t248 = 1
 	}
-	var t248 uint64 = t245 & t247
-	var t254 uint64 = v[1] >> 48 & 0xffff
-	var t256 uint64 = t254 | 0x40
-	var t240 uint64 = v[1] >> 32 & 0xffffffff
-	var t250 uint64 = v[1] >> 48 & 0x1
-	var t251 uint64 = 0x7fff + t250
-	var t252 uint64 = t240 + t251
-	var t253 uint64 = t252 >> 16
-	var t257, t257_1, t257_0 uint64 = 0, t256, t253
-	if t248 != 0 {
-		t257 = t257_1
+	var t249 uint64 = t246 & t248
+	var t255 uint64 = v[1] >> 48 & 0xffff
+	var t257 uint64 = t255 | 0x40
+	var t241 uint64 = v[1] >> 32 & 0xffffffff
+	var t251 uint64 = v[1] >> 48 & 0x1
+	var t252 uint64 = 0x7fff + t251
+	var t253 uint64 = t241 + t252
+	var t254 uint64 = t253 >> 16
+	var t258, t258_1, t258_0 uint64 = 0, t257, t254
+	if t249 != 0 {
+		t258 = t258_1
 	} else {
-		t257 = t257_0
+		t258 = t258_0
 	}
-	t257 &= 0xffff
-	var t261 uint64 = v[1] >> 23 & 0xff
-	var t264 uint64
-	if t261 == 0xff {
-		t264 = 1
+	t258 &= 0xffff
+	var t262 uint64 = v[1] >> 23 & 0xff
+	var t265 uint64
+	if t262 == 0xff {
+		t265 = 1
 	}
-	var t262 uint64 = v[1] >> 0 & 0x7fffff
-	var t266 uint64
-	if t262 != 0x0 {
-		t266 = 1
+	var t263 uint64 = v[1] >> 0 & 0x7fffff
+	var t267 uint64
+	if t263 != 0x0 {
+		t267 = 1
 	}
-	var t267 uint64 = t264 & t266
-	var t273 uint64 = v[1] >> 16 & 0xffff
-	var t275 uint64 = t273 | 0x40
-	var t259 uint64 = v[1] >> 0 & 0xffffffff
-	var t269 uint64 = v[1] >> 16 & 0x1
-	var t270 uint64 = 0x7fff + t269
-	var t271 uint64 = t259 + t270
-	var t272 uint64 = t271 >> 16
-	var t276, t276_1, t276_0 uint64 = 0, t275, t272
-	if t267 != 0 {
-		t276 = t276_1
+	var t268 uint64 = t265 & t267
+	var t274 uint64 = v[1] >> 16 & 0xffff
+	var t276 uint64 = t274 | 0x40
+	var t260 uint64 = v[1] >> 0 & 0xffffffff
+	var t270 uint64 = v[1] >> 16 & 0x1
+	var t271 uint64 = 0x7fff + t270
+	var t272 uint64 = t260 + t271
+	var t273 uint64 = t272 >> 16
+	var t277, t277_1, t277_0 uint64 = 0, t276, t273
+	if t268 != 0 {
+		t277 = t277_1
 	} else {
-		t276 = t276_0
+		t277 = t277_0
 	}
-	t276 &= 0xffff
-	var t280 uint64 = v[0] >> 55 & 0xff
-	var t283 uint64
-	if t280 == 0xff {
-		t283 = 1
+	t277 &= 0xffff
+	var t281 uint64 = v[0] >> 55 & 0xff
+	var t284 uint64
+	if t281 == 0xff {
+		t284 = 1
 	}
-	var t281 uint64 = v[0] >> 32 & 0x7fffff
-	var t285 uint64
-	if t281 != 0x0 {
-		t285 = 1
+	var t282 uint64 = v[0] >> 32 & 0x7fffff
+	var t286 uint64
+	if t282 != 0x0 {
+		t286 = 1
 	}
-	var t286 uint64 = t283 & t285
-	var t292 uint64 = v[0] >> 48 & 0xffff
-	var t294 uint64 = t292 | 0x40
-	var t278 uint64 = v[0] >> 32 & 0xffffffff
-	var t288 uint64 = v[0] >> 48 & 0x1
-	var t289 uint64 = 0x7fff + t288
-	var t290 uint64 = t278 + t289
-	var t291 uint64 = t290 >> 16
-	var t295, t295_1, t295_0 uint64 = 0, t294, t291
-	if t286 != 0 {
-		t295 = t295_1
+	var t287 uint64 = t284 & t286
+	var t293 uint64 = v[0] >> 48 & 0xffff
+	var t295 uint64 = t293 | 0x40
+	var t279 uint64 = v[0] >> 32 & 0xffffffff
+	var t289 uint64 = v[0] >> 48 & 0x1
+	var t290 uint64 = 0x7fff + t289
+	var t291 uint64 = t279 + t290
+	var t292 uint64 = t291 >> 16
+	var t296, t296_1, t296_0 uint64 = 0, t295, t292
+	if t287 != 0 {
+		t296 = t296_1
 	} else {
-		t295 = t295_0
+		t296 = t296_0
 	}
-	t295 &= 0xffff
-	var t299 uint64 = v[0] >> 23 & 0xff
-	var t302 uint64
-	if t299 == 0xff {
-		t302 = 1
+	t296 &= 0xffff
+	var t300 uint64 = v[0] >> 23 & 0xff
+	var t303 uint64
+	if t300 == 0xff {
+		t303 = 1
 	}
-	var t300 uint64 = v[0] >> 0 & 0x7fffff
-	var t304 uint64
-	if t300 != 0x0 {
-		t304 = 1
+	var t301 uint64 = v[0] >> 0 & 0x7fffff
+	var t305 uint64
+	if t301 != 0x0 {
+		t305 = 1
 	}
-	var t305 uint64 = t302 & t304
-	var t311 uint64 = v[0] >> 16 & 0xffff
-	var t313 uint64 = t311 | 0x40
-	var t297 uint64 = v[0] >> 0 & 0xffffffff
-	var t307 uint64 = v[0] >> 16 & 0x1
-	var t308 uint64 = 0x7fff + t307
-	var t309 uint64 = t297 + t308
-	var t310 uint64 = t309 >> 16
-	var t314, t314_1, t314_0 uint64 = 0, t313, t310
-	if t305 != 0 {
-		t314 = t314_1
+	var t306 uint64 = t303 & t305
+	var t312 uint64 = v[0] >> 16 & 0xffff
+	var t314 uint64 = t312 | 0x40
+	var t298 uint64 = v[0] >> 0 & 0xffffffff
+	var t308 uint64 = v[0] >> 16 & 0x1
+	var t309 uint64 = 0x7fff + t308
+	var t310 uint64 = t298 + t309
+	var t311 uint64 = t310 >> 16
+	var t315, t315_1, t315_0 uint64 = 0, t314, t311
+	if t306 != 0 {
+		t315 = t315_1
 	} else {
-		t314 = t314_0
+		t315 = t315_0
 	}
-	t314 &= 0xffff
-	v[315] = t257<<48 | t276<<32 | t295<<16 | t314
-	*(*[4]uint64)(v[321:325]) = *(*[4]uint64)(v[315:319])
-	var t13 uint64 = (v[8] >> 60) & 0x1
-	var t32 uint64 = (v[8] >> 56) & 0x1
-	var t51 uint64 = (v[8] >> 52) & 0x1
-	var t70 uint64 = (v[8] >> 48) & 0x1
-	var t89 uint64 = (v[8] >> 44) & 0x1
-	var t108 uint64 = (v[8] >> 40) & 0x1
-	var t127 uint64 = (v[8] >> 36) & 0x1
-	var t146 uint64 = (v[8] >> 32) & 0x1
-	var t165 uint64 = (v[8] >> 28) & 0x1
-	var t184 uint64 = (v[8] >> 24) & 0x1
-	var t203 uint64 = (v[8] >> 20) & 0x1
-	var t222 uint64 = (v[8] >> 16) & 0x1
-	var t241 uint64 = (v[8] >> 12) & 0x1
-	var t260 uint64 = (v[8] >> 8) & 0x1
-	var t279 uint64 = (v[8] >> 4) & 0x1
-	var t298 uint64 = (v[8]) & 0x1
-	var t319 uint64 = t298*0x3 | t279*0x3<<2 | t260*0x3<<4 | t241*0x3<<6 | t222*0x3<<8 | t203*0x3<<10 | t184*0x3<<12 | t165*0x3<<14 | t146*0x3<<16 | t127*0x3<<18 | t108*0x3<<20 | t89*0x3<<22 | t70*0x3<<24 | t51*0x3<<26 | t32*0x3<<28 | t13*0x3<<30
-	v[325] = v[9]<<32 | t319
-	v[325] &= 0x1ffffffff
-	var t341 uint64 = v[356] | v[340]
-	v[341] = t341
-	var t351 uint64 = ^t341
-	var t352 uint64 = v[10] & v[339]
-	var t353 uint64 = t351 & t352
-	v[353] = t353
+	t315 &= 0xffff
+	v[316] = t258<<48 | t277<<32 | t296<<16 | t315
+	*(*[4]uint64)(v[322:326]) = *(*[4]uint64)(v[316:320])
+	var t14 uint64 = (v[8] >> 60) & 0x1
+	var t33 uint64 = (v[8] >> 56) & 0x1
+	var t52 uint64 = (v[8] >> 52) & 0x1
+	var t71 uint64 = (v[8] >> 48) & 0x1
+	var t90 uint64 = (v[8] >> 44) & 0x1
+	var t109 uint64 = (v[8] >> 40) & 0x1
+	var t128 uint64 = (v[8] >> 36) & 0x1
+	var t147 uint64 = (v[8] >> 32) & 0x1
+	var t166 uint64 = (v[8] >> 28) & 0x1
+	var t185 uint64 = (v[8] >> 24) & 0x1
+	var t204 uint64 = (v[8] >> 20) & 0x1
+	var t223 uint64 = (v[8] >> 16) & 0x1
+	var t242 uint64 = (v[8] >> 12) & 0x1
+	var t261 uint64 = (v[8] >> 8) & 0x1
+	var t280 uint64 = (v[8] >> 4) & 0x1
+	var t299 uint64 = (v[8]) & 0x1
+	var t320 uint64 = t299*0x3 | t280*0x3<<2 | t261*0x3<<4 | t242*0x3<<6 | t223*0x3<<8 | t204*0x3<<10 | t185*0x3<<12 | t166*0x3<<14 | t147*0x3<<16 | t128*0x3<<18 | t109*0x3<<20 | t90*0x3<<22 | t71*0x3<<24 | t52*0x3<<26 | t33*0x3<<28 | t14*0x3<<30
+	v[326] = v[9]<<32 | t320
+	v[326] &= 0x1ffffffff
+	var t342 uint64 = v[11] | v[341]
+	v[342] = t342
+	var t352 uint64 = ^t342
+	var t353 uint64 = v[10] & v[340]
+	var t354 uint64 = t352 & t353
+	v[354] = t354
 }
 
 // Step is one rising clock edge, then Eval.
@@ -629,34 +629,34 @@ func (x *simfp32_to_bf16) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[341] != 0 {
+	if v[342] != 0 {
 		d |= 0x2
-		if v[333] != 0 {
-			*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[334:339])
+		if v[334] != 0 {
+			*(*[5]uint64)(v[329:334]) = *(*[5]uint64)(v[335:340])
 		} else {
-			*(*[5]uint64)(v[328:333]) = *(*[5]uint64)(v[321:326])
+			*(*[5]uint64)(v[329:334]) = *(*[5]uint64)(v[322:327])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[327] = 0x0
-		v[333] = 0x0
+		v[328] = 0x0
+		v[334] = 0x0
 	} else {
 		d |= 0x1
-		var t342 uint64 = v[333] | v[10]
-		var t343, t343_1, t343_0 uint64 = 0, t342, v[327]
-		if v[341] != 0 {
-			t343 = t343_1
+		var t343 uint64 = v[334] | v[10]
+		var t344, t344_1, t344_0 uint64 = 0, t343, v[328]
+		if v[342] != 0 {
+			t344 = t344_1
 		} else {
-			t343 = t343_0
+			t344 = t344_0
 		}
-		v[327] = t343
-		var t350 uint64 = t342 & (v[341] - 1)
-		v[333] = t350
+		v[328] = t344
+		var t351 uint64 = t343 & (v[342] - 1)
+		v[334] = t351
 	}
-	if v[353] != 0 {
+	if v[354] != 0 {
 		d |= 0x4
-		*(*[5]uint64)(v[334:339]) = *(*[5]uint64)(v[321:326])
+		*(*[5]uint64)(v[335:340]) = *(*[5]uint64)(v[322:327])
 	}
 	x.D |= d
 	return true
@@ -668,10 +668,10 @@ var simfp32_to_bf16Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 339,
-	"m_tdata":   328,
-	"m_tkeep":   354,
-	"m_tlast":   355,
-	"m_tvalid":  327,
-	"m_tready":  356,
+	"s0_tready": 340,
+	"m_tdata":   329,
+	"m_tkeep":   355,
+	"m_tlast":   356,
+	"m_tvalid":  328,
+	"m_tready":  11,
 }

@@ -28,57 +28,57 @@ func init() { sim.Register(func() sim.Model { return Newsimhistogram() }) }
 // Newsimhistogram returns a simhistogram with registers at their reset values.
 func Newsimhistogram() *simhistogram {
 	x := &simhistogram{D: ^uint64(0)}
-	x.S[19] = 0x1
-	x.S[21] = 0x1
-	x.S[22] = 0x1
-	x.S[30] = 0x1
-	x.S[32] = 0x1
+	x.S[23] = 0x1
+	x.S[25] = 0x1
+	x.S[26] = 0x1
+	x.S[31] = 0x1
 	x.S[33] = 0x1
-	x.S[39] = 0x1
-	x.S[45] = 0x1
-	x.S[47] = 0xff
-	x.S[49] = 0x1
+	x.S[34] = 0x1
+	x.S[40] = 0x1
+	x.S[46] = 0x1
+	x.S[48] = 0xff
 	x.S[50] = 0x1
 	x.S[51] = 0x1
-	x.S[53] = 0x1
+	x.S[52] = 0x1
 	x.S[54] = 0x1
 	x.S[55] = 0x1
 	x.S[56] = 0x1
-	x.S[58] = 0x1
-	x.S[70] = 0x1
-	x.S[83] = 0x1
-	x.S[86] = 0x1
+	x.S[57] = 0x1
+	x.S[59] = 0x1
+	x.S[71] = 0x1
+	x.S[84] = 0x1
 	x.S[87] = 0x1
-	x.S[93] = 0x1
-	x.S[104] = 0x1
-	x.S[109] = 0x1
-	x.S[112] = 0x1
+	x.S[88] = 0x1
+	x.S[94] = 0x1
+	x.S[105] = 0x1
+	x.S[110] = 0x1
 	x.S[113] = 0x1
-	x.S[118] = 0x1
-	x.S[128] = 0x1
-	x.S[133] = 0x1
-	x.S[136] = 0x1
+	x.S[114] = 0x1
+	x.S[119] = 0x1
+	x.S[129] = 0x1
+	x.S[134] = 0x1
 	x.S[137] = 0x1
-	x.S[142] = 0x1
-	x.S[152] = 0x1
-	x.S[157] = 0x1
-	x.S[160] = 0x1
+	x.S[138] = 0x1
+	x.S[143] = 0x1
+	x.S[153] = 0x1
+	x.S[158] = 0x1
 	x.S[161] = 0x1
-	x.S[166] = 0x1
-	x.S[175] = 0x1
-	x.S[177] = 0x2
-	x.S[179] = 0x3
-	x.S[181] = 0x100
-	x.S[192] = 0x1
-	x.S[205] = 0x1
-	x.S[229] = 0x1
+	x.S[162] = 0x1
+	x.S[167] = 0x1
+	x.S[176] = 0x1
+	x.S[178] = 0x2
+	x.S[180] = 0x3
+	x.S[182] = 0x100
+	x.S[193] = 0x1
+	x.S[206] = 0x1
 	x.S[230] = 0x1
 	x.S[231] = 0x1
+	x.S[232] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simhistogram runs (Model).
-func (x *simhistogram) Fingerprint() string { return "3fff29fcd2e284577567cd12b77c550f" }
+func (x *simhistogram) Fingerprint() string { return "3b0caa051d467b25b0c86043e0d598c7" }
 
 // Words returns S (Model).
 func (x *simhistogram) Words() []uint64 { return x.S[:] }
@@ -105,155 +105,155 @@ func (x *simhistogram) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t229 uint64 = (^v[218]) & 0x1
-		v[229] = t229
-		var t88 uint64 = (^v[45]) & 0x1
-		v[88] = t88
-		var t204 uint64 = t229 & t88
-		v[204] = t204
-		var t19 uint64 = (^v[17]) & 0x1
-		v[19] = t19
-		var t30 uint64 = (^v[29]) & 0x1
-		v[30] = t30
-		var t83 uint64
-		if v[76] == v[72] {
-			t83 = 1
-		}
-		var t84 uint64 = v[81] & t83
-		v[84] = t84
-		var t90, t90_1, t90_0 uint64 = 0, v[46], v[72]
-		if v[45] != 0 {
-			t90 = t90_1
-		} else {
-			t90 = t90_0
-		}
-		v[90] = t90
-		var t93 uint64 = v[45] | v[80]
-		v[93] = t93
-		var t109 uint64
-		if v[77] == v[73] {
-			t109 = 1
-		}
-		var t110 uint64 = v[107] & t109
-		v[110] = t110
-		var t115, t115_1, t115_0 uint64 = 0, v[46], v[73]
-		if v[45] != 0 {
-			t115 = t115_1
-		} else {
-			t115 = t115_0
-		}
-		v[115] = t115
-		var t118 uint64 = v[45] | v[106]
-		v[118] = t118
-		var t133 uint64
-		if v[78] == v[74] {
-			t133 = 1
-		}
-		var t134 uint64 = v[131] & t133
-		v[134] = t134
-		var t139, t139_1, t139_0 uint64 = 0, v[46], v[74]
-		if v[45] != 0 {
-			t139 = t139_1
-		} else {
-			t139 = t139_0
-		}
-		v[139] = t139
-		var t142 uint64 = v[45] | v[130]
-		v[142] = t142
-		var t157 uint64
-		if v[79] == v[75] {
-			t157 = 1
-		}
-		var t158 uint64 = v[155] & t157
-		v[158] = t158
-		var t163, t163_1, t163_0 uint64 = 0, v[46], v[75]
-		if v[45] != 0 {
-			t163 = t163_1
-		} else {
-			t163 = t163_0
-		}
-		v[163] = t163
-		var t166 uint64 = v[45] | v[154]
-		v[166] = t166
-		var t230 uint64 = (^v[207]) & 0x1
+		var t230 uint64 = (^v[219]) & 0x1
 		v[230] = t230
+		var t89 uint64 = (^v[46]) & 0x1
+		v[89] = t89
+		var t205 uint64 = t230 & t89
+		v[205] = t205
+		var t23 uint64 = (^v[21]) & 0x1
+		v[23] = t23
+		var t31 uint64 = (^v[30]) & 0x1
+		v[31] = t31
+		var t84 uint64
+		if v[77] == v[73] {
+			t84 = 1
+		}
+		var t85 uint64 = v[82] & t84
+		v[85] = t85
+		var t91, t91_1, t91_0 uint64 = 0, v[47], v[73]
+		if v[46] != 0 {
+			t91 = t91_1
+		} else {
+			t91 = t91_0
+		}
+		v[91] = t91
+		var t94 uint64 = v[46] | v[81]
+		v[94] = t94
+		var t110 uint64
+		if v[78] == v[74] {
+			t110 = 1
+		}
+		var t111 uint64 = v[108] & t110
+		v[111] = t111
+		var t116, t116_1, t116_0 uint64 = 0, v[47], v[74]
+		if v[46] != 0 {
+			t116 = t116_1
+		} else {
+			t116 = t116_0
+		}
+		v[116] = t116
+		var t119 uint64 = v[46] | v[107]
+		v[119] = t119
+		var t134 uint64
+		if v[79] == v[75] {
+			t134 = 1
+		}
+		var t135 uint64 = v[132] & t134
+		v[135] = t135
+		var t140, t140_1, t140_0 uint64 = 0, v[47], v[75]
+		if v[46] != 0 {
+			t140 = t140_1
+		} else {
+			t140 = t140_0
+		}
+		v[140] = t140
+		var t143 uint64 = v[46] | v[131]
+		v[143] = t143
+		var t158 uint64
+		if v[80] == v[76] {
+			t158 = 1
+		}
+		var t159 uint64 = v[156] & t158
+		v[159] = t159
+		var t164, t164_1, t164_0 uint64 = 0, v[47], v[76]
+		if v[46] != 0 {
+			t164 = t164_1
+		} else {
+			t164 = t164_0
+		}
+		v[164] = t164
+		var t167 uint64 = v[46] | v[155]
+		v[167] = t167
+		var t231 uint64 = (^v[208]) & 0x1
+		v[231] = t231
 	}
 	if d&0x4 != 0 {
-		var t249 uint64 = v[217] >> 0 & 0x1
-		v[249] = t249
+		var t250 uint64 = v[218] >> 0 & 0x1
+		v[250] = t250
 	}
 	if d&0x20 != 0 {
-		var t97 uint64 = (0x0 + v[96]) & 0xffffffff
-		v[97] = t97
+		var t98 uint64 = (0x0 + v[97]) & 0xffffffff
+		v[98] = t98
 	}
 	if d&0x11 != 0 {
-		var t85, t85_1, t85_0 uint64 = 0, v[82], v[71]
-		if v[84] != 0 {
-			t85 = t85_1
+		var t86, t86_1, t86_0 uint64 = 0, v[83], v[72]
+		if v[85] != 0 {
+			t86 = t86_1
 		} else {
-			t85 = t85_0
+			t86 = t86_0
 		}
-		var t87 uint64 = (t85 + 0x1) & 0xffffffff
-		v[87] = t87
-		var t92 uint64 = t87 & (v[45] - 1)
-		v[92] = t92
+		var t88 uint64 = (t86 + 0x1) & 0xffffffff
+		v[88] = t88
+		var t93 uint64 = t88 & (v[46] - 1)
+		v[93] = t93
 	}
 	if d&0x41 != 0 {
-		var t111, t111_1, t111_0 uint64 = 0, v[108], v[105]
-		if v[110] != 0 {
-			t111 = t111_1
+		var t112, t112_1, t112_0 uint64 = 0, v[109], v[106]
+		if v[111] != 0 {
+			t112 = t112_1
 		} else {
-			t111 = t111_0
+			t112 = t112_0
 		}
-		var t113 uint64 = (t111 + 0x1) & 0xffffffff
-		v[113] = t113
-		var t117 uint64 = t113 & (v[45] - 1)
-		v[117] = t117
+		var t114 uint64 = (t112 + 0x1) & 0xffffffff
+		v[114] = t114
+		var t118 uint64 = t114 & (v[46] - 1)
+		v[118] = t118
 	}
 	if d&0xa0 != 0 {
-		var t121 uint64 = (v[97] + v[120]) & 0xffffffff
-		v[121] = t121
+		var t122 uint64 = (v[98] + v[121]) & 0xffffffff
+		v[122] = t122
 	}
 	if d&0x101 != 0 {
-		var t135, t135_1, t135_0 uint64 = 0, v[132], v[129]
-		if v[134] != 0 {
-			t135 = t135_1
+		var t136, t136_1, t136_0 uint64 = 0, v[133], v[130]
+		if v[135] != 0 {
+			t136 = t136_1
 		} else {
-			t135 = t135_0
+			t136 = t136_0
 		}
-		var t137 uint64 = (t135 + 0x1) & 0xffffffff
-		v[137] = t137
-		var t141 uint64 = t137 & (v[45] - 1)
-		v[141] = t141
+		var t138 uint64 = (t136 + 0x1) & 0xffffffff
+		v[138] = t138
+		var t142 uint64 = t138 & (v[46] - 1)
+		v[142] = t142
 	}
 	if d&0x401 != 0 {
-		var t159, t159_1, t159_0 uint64 = 0, v[156], v[153]
-		if v[158] != 0 {
-			t159 = t159_1
+		var t160, t160_1, t160_0 uint64 = 0, v[157], v[154]
+		if v[159] != 0 {
+			t160 = t160_1
 		} else {
-			t159 = t159_0
+			t160 = t160_0
 		}
-		var t161 uint64 = (t159 + 0x1) & 0xffffffff
-		v[161] = t161
-		var t165 uint64 = t161 & (v[45] - 1)
-		v[165] = t165
+		var t162 uint64 = (t160 + 0x1) & 0xffffffff
+		v[162] = t162
+		var t166 uint64 = t162 & (v[46] - 1)
+		v[166] = t166
 	}
 	if d&0x2a0 != 0 {
-		var t145 uint64 = (v[121] + v[144]) & 0xffffffff
-		v[145] = t145
+		var t146 uint64 = (v[122] + v[145]) & 0xffffffff
+		v[146] = t146
 	}
 	if d&0xaa0 != 0 {
-		var t169 uint64 = (v[145] + v[168]) & 0xffffffff
-		v[169] = t169
+		var t170 uint64 = (v[146] + v[169]) & 0xffffffff
+		v[170] = t170
 	}
 	if d&0xaa2 != 0 {
-		var t191, t191_1, t191_0 uint64 = 0, v[169], v[190]
-		if v[173] != 0 {
-			t191 = t191_1
+		var t192, t192_1, t192_0 uint64 = 0, v[170], v[191]
+		if v[174] != 0 {
+			t192 = t192_1
 		} else {
-			t191 = t191_0
+			t192 = t192_0
 		}
-		v[191] = t191
+		v[192] = t192
 	}
 }
 
@@ -261,39 +261,39 @@ func (x *simhistogram) EvalState() {
 func (x *simhistogram) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t18 uint64 = v[12] & v[15]
-	var t20 uint64 = t18 & v[19]
-	v[20] = t20
-	var t31 uint64 = v[27] & v[30]
-	v[31] = t31
-	var t57 uint64 = (v[26] >> 10) & 0x3
-	var t59 uint64
-	if t57 == 0x1 {
-		t59 = 1
+	var t22 uint64 = v[12] & v[15]
+	var t24 uint64 = t22 & v[23]
+	v[24] = t24
+	var t32 uint64 = v[18] & v[31]
+	v[32] = t32
+	var t58 uint64 = (v[17] >> 10) & 0x3
+	var t60 uint64
+	if t58 == 0x1 {
+		t60 = 1
 	}
-	v[59] = t59
-	var t60 uint64 = (v[26] >> 2) & 0xff
 	v[60] = t60
-	var t65 uint64 = v[1] >> 8 & 0xff
-	v[65] = t65
-	var t193 uint64 = v[10] & v[88]
-	v[193] = t193
-	var t95 uint64 = t31 & t59
-	v[95] = t95
-	var t99 uint64 = v[3] >> 8 & 0xff
-	v[99] = t99
-	var t123 uint64 = v[5] >> 8 & 0xff
-	v[123] = t123
-	var t147 uint64 = v[7] >> 8 & 0xff
-	v[147] = t147
-	*(*[10]uint64)(v[194:204]) = *(*[10]uint64)(v[0:10])
-	v[203] &= 0x1
-	var t231 uint64 = v[250] | v[230]
-	v[231] = t231
-	var t246 uint64 = ^t231
-	var t247 uint64 = t193 & v[229]
-	var t248 uint64 = t246 & t247
-	v[248] = t248
+	var t61 uint64 = (v[17] >> 2) & 0xff
+	v[61] = t61
+	var t66 uint64 = v[1] >> 8 & 0xff
+	v[66] = t66
+	var t194 uint64 = v[10] & v[89]
+	v[194] = t194
+	var t96 uint64 = t32 & t60
+	v[96] = t96
+	var t100 uint64 = v[3] >> 8 & 0xff
+	v[100] = t100
+	var t124 uint64 = v[5] >> 8 & 0xff
+	v[124] = t124
+	var t148 uint64 = v[7] >> 8 & 0xff
+	v[148] = t148
+	*(*[10]uint64)(v[195:205]) = *(*[10]uint64)(v[0:10])
+	v[204] &= 0x1
+	var t232 uint64 = v[20] | v[231]
+	v[232] = t232
+	var t247 uint64 = ^t232
+	var t248 uint64 = t194 & v[230]
+	var t249 uint64 = t247 & t248
+	v[249] = t249
 }
 
 // Step is one rising clock edge, then Eval.
@@ -304,236 +304,236 @@ func (x *simhistogram) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	q0 := v[71]
-	if v[70] != 0 {
-		q0 = x.M0[int(v[65]&255)]
+	q0 := v[72]
+	if v[71] != 0 {
+		q0 = x.M0[int(v[66]&255)]
 		d |= 0x10
 	}
-	q1 := v[96]
-	if v[95] != 0 {
-		q1 = x.M0[int(v[60]&255)]
+	q1 := v[97]
+	if v[96] != 0 {
+		q1 = x.M0[int(v[61]&255)]
 		d |= 0x20
 	}
-	q2 := v[105]
-	if v[104] != 0 {
-		q2 = x.M1[int(v[99]&255)]
+	q2 := v[106]
+	if v[105] != 0 {
+		q2 = x.M1[int(v[100]&255)]
 		d |= 0x40
 	}
-	q3 := v[120]
-	if v[95] != 0 {
-		q3 = x.M1[int(v[60]&255)]
+	q3 := v[121]
+	if v[96] != 0 {
+		q3 = x.M1[int(v[61]&255)]
 		d |= 0x80
 	}
-	q4 := v[129]
-	if v[128] != 0 {
-		q4 = x.M2[int(v[123]&255)]
+	q4 := v[130]
+	if v[129] != 0 {
+		q4 = x.M2[int(v[124]&255)]
 		d |= 0x100
 	}
-	q5 := v[144]
-	if v[95] != 0 {
-		q5 = x.M2[int(v[60]&255)]
+	q5 := v[145]
+	if v[96] != 0 {
+		q5 = x.M2[int(v[61]&255)]
 		d |= 0x200
 	}
-	q6 := v[153]
-	if v[152] != 0 {
-		q6 = x.M3[int(v[147]&255)]
+	q6 := v[154]
+	if v[153] != 0 {
+		q6 = x.M3[int(v[148]&255)]
 		d |= 0x400
 	}
-	q7 := v[168]
-	if v[95] != 0 {
-		q7 = x.M3[int(v[60]&255)]
+	q7 := v[169]
+	if v[96] != 0 {
+		q7 = x.M3[int(v[61]&255)]
 		d |= 0x800
 	}
-	if v[93] != 0 {
-		a := int(v[90]&255) * 1
-		x.M0[a] = v[92]
+	if v[94] != 0 {
+		a := int(v[91]&255) * 1
+		x.M0[a] = v[93]
 	}
-	if v[118] != 0 {
-		a := int(v[115]&255) * 1
-		x.M1[a] = v[117]
+	if v[119] != 0 {
+		a := int(v[116]&255) * 1
+		x.M1[a] = v[118]
 	}
-	if v[142] != 0 {
-		a := int(v[139]&255) * 1
-		x.M2[a] = v[141]
+	if v[143] != 0 {
+		a := int(v[140]&255) * 1
+		x.M2[a] = v[142]
 	}
-	if v[166] != 0 {
-		a := int(v[163]&255) * 1
-		x.M3[a] = v[165]
+	if v[167] != 0 {
+		a := int(v[164]&255) * 1
+		x.M3[a] = v[166]
 	}
 	if x.Rst {
 		d |= 0x2
-		v[173] = 0x0
-		v[190] = 0x0
-	} else if v[31] != 0 {
+		v[174] = 0x0
+		v[191] = 0x0
+	} else if v[32] != 0 {
 		d |= 0x2
-		v[173] = v[59]
-		var t174 uint64 = (v[26] >> 2) & 0x3ff
-		var t183, t183_1, t183_0 uint64 = 0, v[45], 0x0
-		if t174 == 0x1 {
-			t183 = t183_1
+		v[174] = v[60]
+		var t175 uint64 = (v[17] >> 2) & 0x3ff
+		var t184, t184_1, t184_0 uint64 = 0, v[46], 0x0
+		if t175 == 0x1 {
+			t184 = t184_1
 		} else {
-			t183 = t183_0
+			t184 = t184_0
 		}
-		var t185, t185_1, t185_0 uint64 = 0, v[61], 0x0
-		if t174 == 0x2 {
-			t185 = t185_1
+		var t186, t186_1, t186_0 uint64 = 0, v[62], 0x0
+		if t175 == 0x2 {
+			t186 = t186_1
 		} else {
-			t185 = t185_0
+			t186 = t186_0
 		}
-		var t188 uint64 = t183 | t185
-		var t187, t187_1, t187_0 uint64 = 0, 0x100, 0x0
-		if t174 == 0x3 {
-			t187 = t187_1
+		var t189 uint64 = t184 | t186
+		var t188, t188_1, t188_0 uint64 = 0, 0x100, 0x0
+		if t175 == 0x3 {
+			t188 = t188_1
 		} else {
-			t187 = t187_0
+			t188 = t188_0
 		}
-		var t189 uint64 = t188 | t187
-		v[190] = t189
+		var t190 uint64 = t189 | t188
+		v[191] = t190
 	}
-	if v[231] != 0 {
+	if v[232] != 0 {
 		d |= 0x4
-		if v[218] != 0 {
-			*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[219:229])
+		if v[219] != 0 {
+			*(*[10]uint64)(v[209:219]) = *(*[10]uint64)(v[220:230])
 		} else {
-			*(*[10]uint64)(v[208:218]) = *(*[10]uint64)(v[194:204])
+			*(*[10]uint64)(v[209:219]) = *(*[10]uint64)(v[195:205])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[17] = 0x0
-		v[29] = 0x0
-		v[45] = 0x1
-		v[46] = 0x0
-		v[61] = 0x0
-		v[72] = 0x0
-		v[80] = 0x0
-		v[76] = 0x0
-		v[81] = 0x0
-		v[82] = 0x0
+		v[21] = 0x0
+		v[30] = 0x0
+		v[46] = 0x1
+		v[47] = 0x0
+		v[62] = 0x0
 		v[73] = 0x0
-		v[106] = 0x0
+		v[81] = 0x0
 		v[77] = 0x0
-		v[107] = 0x0
-		v[108] = 0x0
+		v[82] = 0x0
+		v[83] = 0x0
 		v[74] = 0x0
-		v[130] = 0x0
+		v[107] = 0x0
 		v[78] = 0x0
-		v[131] = 0x0
-		v[132] = 0x0
+		v[108] = 0x0
+		v[109] = 0x0
 		v[75] = 0x0
-		v[154] = 0x0
+		v[131] = 0x0
 		v[79] = 0x0
+		v[132] = 0x0
+		v[133] = 0x0
+		v[76] = 0x0
 		v[155] = 0x0
+		v[80] = 0x0
 		v[156] = 0x0
-		v[207] = 0x0
-		v[218] = 0x0
+		v[157] = 0x0
+		v[208] = 0x0
+		v[219] = 0x0
 	} else {
 		d |= 0x1
-		*(*[4]uint64)(v[76:80]) = *(*[4]uint64)(v[72:76])
-		v[72] = v[65]
-		v[73] = v[99]
-		v[74] = v[123]
-		v[75] = v[147]
-		v[82] = v[87]
-		v[108] = v[113]
-		v[132] = v[137]
-		v[156] = v[161]
-		var t22 uint64 = ^v[16]
-		var t23 uint64 = v[17] & t22
-		var t24, t24_1, t24_0 uint64 = 0, 0x1, t23
-		if v[20] != 0 {
-			t24 = t24_1
+		*(*[4]uint64)(v[77:81]) = *(*[4]uint64)(v[73:77])
+		v[73] = v[66]
+		v[74] = v[100]
+		v[75] = v[124]
+		v[76] = v[148]
+		v[83] = v[88]
+		v[109] = v[114]
+		v[133] = v[138]
+		v[157] = v[162]
+		var t26 uint64 = ^v[16]
+		var t27 uint64 = v[21] & t26
+		var t28, t28_1, t28_0 uint64 = 0, 0x1, t27
+		if v[24] != 0 {
+			t28 = t28_1
 		} else {
-			t24 = t24_0
+			t28 = t28_0
 		}
-		v[17] = t24
-		var t33 uint64 = ^v[28]
-		var t34 uint64 = v[29] & t33
-		var t35, t35_1, t35_0 uint64 = 0, 0x1, t34
-		if v[31] != 0 {
-			t35 = t35_1
+		v[21] = t28
+		var t34 uint64 = ^v[19]
+		var t35 uint64 = v[30] & t34
+		var t36, t36_1, t36_0 uint64 = 0, 0x1, t35
+		if v[32] != 0 {
+			t36 = t36_1
 		} else {
-			t35 = t35_0
+			t36 = t36_0
 		}
-		v[29] = t35
-		var t37 uint64 = (v[11] >> 2) & 0x3ff
-		var t39 uint64
-		if t37 == 0x0 {
-			t39 = 1
+		v[30] = t36
+		var t38 uint64 = (v[11] >> 2) & 0x3ff
+		var t40 uint64
+		if t38 == 0x0 {
+			t40 = 1
 		}
-		var t40 uint64 = v[20] & t39
-		var t41 uint64 = v[14]
-		var t42 uint64 = t40 & t41
-		var t43 uint64 = v[13]
-		var t44 uint64 = t42 & t43
-		var t54 uint64 = v[46] + 0x1
-		var t55, t55_1, t55_0 uint64 = 0, t54, v[46]
-		if v[45] != 0 {
-			t55 = t55_1
+		var t41 uint64 = v[24] & t40
+		var t42 uint64 = v[14]
+		var t43 uint64 = t41 & t42
+		var t44 uint64 = v[13]
+		var t45 uint64 = t43 & t44
+		var t55 uint64 = v[47] + 0x1
+		var t56, t56_1, t56_0 uint64 = 0, t55, v[47]
+		if v[46] != 0 {
+			t56 = t56_1
 		} else {
-			t55 = t55_0
+			t56 = t56_0
 		}
-		var t56 uint64 = (t55 & (t44 - 1)) & 0xff
-		var t206 uint64 = v[193] & v[204]
-		var t66 uint64 = v[8] >> 15
-		var t67 uint64 = t206 & t66
-		var t68 uint64 = 0x0 + t67
-		var t100 uint64 = v[8] >> 31
-		var t101 uint64 = t206 & t100
-		var t102 uint64 = t68 + t101
-		var t124 uint64 = v[8] >> 47
-		var t125 uint64 = t206 & t124
-		var t126 uint64 = t102 + t125
-		var t148 uint64 = v[8] >> 63
-		var t149 uint64 = t206 & t148
-		var t150 uint64 = t126 + t149
-		var t171 uint64 = v[61] + t150
-		var t172 uint64 = (t171 & (v[45] - 1)) & 0xffffffff
-		v[61] = t172
-		var t48 uint64
-		if v[46] == 0xff {
-			t48 = 1
+		var t57 uint64 = (t56 & (t45 - 1)) & 0xff
+		var t207 uint64 = v[194] & v[205]
+		var t67 uint64 = v[8] >> 15
+		var t68 uint64 = t207 & t67
+		var t69 uint64 = 0x0 + t68
+		var t101 uint64 = v[8] >> 31
+		var t102 uint64 = t207 & t101
+		var t103 uint64 = t69 + t102
+		var t125 uint64 = v[8] >> 47
+		var t126 uint64 = t207 & t125
+		var t127 uint64 = t103 + t126
+		var t149 uint64 = v[8] >> 63
+		var t150 uint64 = t207 & t149
+		var t151 uint64 = t127 + t150
+		var t172 uint64 = v[62] + t151
+		var t173 uint64 = (t172 & (v[46] - 1)) & 0xffffffff
+		v[62] = t173
+		var t49 uint64
+		if v[47] == 0xff {
+			t49 = 1
 		}
-		v[46] = t56
-		var t49 uint64 = ^t48
-		var t50 uint64 = v[45] & t49
-		var t51 uint64 = t44 | t50
-		v[45] = t51
-		var t89 uint64 = v[80] & v[88]
-		v[80] = t67
-		v[81] = t89
-		var t114 uint64 = v[106] & v[88]
-		v[106] = t101
-		v[107] = t114
-		var t138 uint64 = v[130] & v[88]
-		v[130] = t125
-		v[131] = t138
-		var t162 uint64 = v[154] & v[88]
-		v[154] = t149
-		v[155] = t162
-		var t232 uint64 = v[218] | v[193]
-		var t233, t233_1, t233_0 uint64 = 0, t232, v[207]
-		if v[231] != 0 {
-			t233 = t233_1
+		v[47] = t57
+		var t50 uint64 = ^t49
+		var t51 uint64 = v[46] & t50
+		var t52 uint64 = t45 | t51
+		v[46] = t52
+		var t90 uint64 = v[81] & v[89]
+		v[81] = t68
+		v[82] = t90
+		var t115 uint64 = v[107] & v[89]
+		v[107] = t102
+		v[108] = t115
+		var t139 uint64 = v[131] & v[89]
+		v[131] = t126
+		v[132] = t139
+		var t163 uint64 = v[155] & v[89]
+		v[155] = t150
+		v[156] = t163
+		var t233 uint64 = v[219] | v[194]
+		var t234, t234_1, t234_0 uint64 = 0, t233, v[208]
+		if v[232] != 0 {
+			t234 = t234_1
 		} else {
-			t233 = t233_0
+			t234 = t234_0
 		}
-		v[207] = t233
-		var t245 uint64 = t232 & (v[231] - 1)
-		v[218] = t245
+		v[208] = t234
+		var t246 uint64 = t233 & (v[232] - 1)
+		v[219] = t246
 	}
-	if v[248] != 0 {
+	if v[249] != 0 {
 		d |= 0x8
-		*(*[10]uint64)(v[219:229]) = *(*[10]uint64)(v[194:204])
+		*(*[10]uint64)(v[220:230]) = *(*[10]uint64)(v[195:205])
 	}
-	v[71] = q0
-	v[96] = q1
-	v[105] = q2
-	v[120] = q3
-	v[129] = q4
-	v[144] = q5
-	v[153] = q6
-	v[168] = q7
+	v[72] = q0
+	v[97] = q1
+	v[106] = q2
+	v[121] = q3
+	v[130] = q4
+	v[145] = q5
+	v[154] = q6
+	v[169] = q7
 	x.D |= d
 	return true
 }
@@ -544,27 +544,27 @@ var simhistogramIndex = map[string]int{
 	"s0_tkeep":       8,
 	"s0_tlast":       9,
 	"s0_tvalid":      10,
-	"s0_tready":      204,
+	"s0_tready":      205,
 	"s_axil_awaddr":  11,
 	"s_axil_awvalid": 12,
 	"s_axil_wdata":   13,
 	"s_axil_wstrb":   14,
 	"s_axil_wvalid":  15,
 	"s_axil_bready":  16,
-	"s_axil_awready": 20,
-	"s_axil_wready":  20,
-	"s_axil_bvalid":  17,
-	"s_axil_bresp":   25,
-	"s_axil_araddr":  26,
-	"s_axil_arvalid": 27,
-	"s_axil_rready":  28,
-	"s_axil_arready": 30,
-	"s_axil_rvalid":  29,
-	"s_axil_rresp":   36,
-	"s_axil_rdata":   191,
-	"m_tdata":        208,
-	"m_tkeep":        216,
-	"m_tlast":        249,
-	"m_tvalid":       207,
-	"m_tready":       250,
+	"s_axil_awready": 24,
+	"s_axil_wready":  24,
+	"s_axil_bvalid":  21,
+	"s_axil_bresp":   29,
+	"s_axil_araddr":  17,
+	"s_axil_arvalid": 18,
+	"s_axil_rready":  19,
+	"s_axil_arready": 31,
+	"s_axil_rvalid":  30,
+	"s_axil_rresp":   37,
+	"s_axil_rdata":   192,
+	"m_tdata":        209,
+	"m_tkeep":        217,
+	"m_tlast":        250,
+	"m_tvalid":       208,
+	"m_tready":       20,
 }

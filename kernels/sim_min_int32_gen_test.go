@@ -24,33 +24,33 @@ func init() { sim.Register(func() sim.Model { return Newsimmin_int32() }) }
 // Newsimmin_int32 returns a simmin_int32 with registers at their reset values.
 func Newsimmin_int32() *simmin_int32 {
 	x := &simmin_int32{D: ^uint64(0)}
-	x.S[22] = 0x1
-	x.S[30] = 0x1
-	x.S[38] = 0x1
-	x.S[46] = 0x1
-	x.S[54] = 0x1
-	x.S[62] = 0x1
-	x.S[70] = 0x1
-	x.S[78] = 0x1
-	x.S[86] = 0x1
-	x.S[94] = 0x1
-	x.S[102] = 0x1
-	x.S[110] = 0x1
-	x.S[118] = 0x1
-	x.S[126] = 0x1
-	x.S[134] = 0x1
-	x.S[142] = 0x1
-	x.S[159] = 0x1
-	x.S[171] = 0x1
-	x.S[173] = 0x1
-	x.S[197] = 0x1
+	x.S[23] = 0x1
+	x.S[31] = 0x1
+	x.S[39] = 0x1
+	x.S[47] = 0x1
+	x.S[55] = 0x1
+	x.S[63] = 0x1
+	x.S[71] = 0x1
+	x.S[79] = 0x1
+	x.S[87] = 0x1
+	x.S[95] = 0x1
+	x.S[103] = 0x1
+	x.S[111] = 0x1
+	x.S[119] = 0x1
+	x.S[127] = 0x1
+	x.S[135] = 0x1
+	x.S[143] = 0x1
+	x.S[160] = 0x1
+	x.S[172] = 0x1
+	x.S[174] = 0x1
 	x.S[198] = 0x1
 	x.S[199] = 0x1
+	x.S[200] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simmin_int32 runs (Model).
-func (x *simmin_int32) Fingerprint() string { return "588b651a8f0d088c76acde23872bb1e7" }
+func (x *simmin_int32) Fingerprint() string { return "c958f98fc94f25c29ec96e0d69c2b909" }
 
 // Words returns S (Model).
 func (x *simmin_int32) Words() []uint64 { return x.S[:] }
@@ -77,14 +77,14 @@ func (x *simmin_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t197 uint64 = (^v[186]) & 0x1
-		v[197] = t197
-		var t198 uint64 = (^v[175]) & 0x1
+		var t198 uint64 = (^v[187]) & 0x1
 		v[198] = t198
+		var t199 uint64 = (^v[176]) & 0x1
+		v[199] = t199
 	}
 	if d&0x2 != 0 {
-		var t217 uint64 = v[185] >> 0 & 0x1
-		v[217] = t217
+		var t218 uint64 = v[186] >> 0 & 0x1
+		v[218] = t218
 	}
 }
 
@@ -92,207 +92,207 @@ func (x *simmin_int32) EvalState() {
 func (x *simmin_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t172 uint64 = v[197] & v[21]
-	v[172] = t172
-	var t174 uint64 = v[197] & v[10]
-	v[174] = t174
-	var t23 uint64 = v[7] >> 32 & 0xffffffff
-	var t25 uint64 = v[18] >> 32 & 0xffffffff
-	var t29, t29_1, t29_0 uint64 = 0, t23, t25
-	if (int64(t23<<32) >> 32) < (int64(t25<<32) >> 32) {
-		t29 = t29_1
+	var t173 uint64 = v[198] & v[21]
+	v[173] = t173
+	var t175 uint64 = v[198] & v[10]
+	v[175] = t175
+	var t24 uint64 = v[7] >> 32 & 0xffffffff
+	var t26 uint64 = v[18] >> 32 & 0xffffffff
+	var t30, t30_1, t30_0 uint64 = 0, t24, t26
+	if (int64(t24<<32) >> 32) < (int64(t26<<32) >> 32) {
+		t30 = t30_1
 	} else {
-		t29 = t29_0
+		t30 = t30_0
 	}
-	var t31 uint64 = v[7] >> 0 & 0xffffffff
-	var t33 uint64 = v[18] >> 0 & 0xffffffff
-	var t37, t37_1, t37_0 uint64 = 0, t31, t33
-	if (int64(t31<<32) >> 32) < (int64(t33<<32) >> 32) {
-		t37 = t37_1
+	var t32 uint64 = v[7] >> 0 & 0xffffffff
+	var t34 uint64 = v[18] >> 0 & 0xffffffff
+	var t38, t38_1, t38_0 uint64 = 0, t32, t34
+	if (int64(t32<<32) >> 32) < (int64(t34<<32) >> 32) {
+		t38 = t38_1
 	} else {
-		t37 = t37_0
+		t38 = t38_0
 	}
-	v[157] = t29<<32 | t37
-	var t39 uint64 = v[6] >> 32 & 0xffffffff
-	var t41 uint64 = v[17] >> 32 & 0xffffffff
-	var t45, t45_1, t45_0 uint64 = 0, t39, t41
-	if (int64(t39<<32) >> 32) < (int64(t41<<32) >> 32) {
-		t45 = t45_1
+	v[158] = t30<<32 | t38
+	var t40 uint64 = v[6] >> 32 & 0xffffffff
+	var t42 uint64 = v[17] >> 32 & 0xffffffff
+	var t46, t46_1, t46_0 uint64 = 0, t40, t42
+	if (int64(t40<<32) >> 32) < (int64(t42<<32) >> 32) {
+		t46 = t46_1
 	} else {
-		t45 = t45_0
+		t46 = t46_0
 	}
-	var t47 uint64 = v[6] >> 0 & 0xffffffff
-	var t49 uint64 = v[17] >> 0 & 0xffffffff
-	var t53, t53_1, t53_0 uint64 = 0, t47, t49
-	if (int64(t47<<32) >> 32) < (int64(t49<<32) >> 32) {
-		t53 = t53_1
+	var t48 uint64 = v[6] >> 0 & 0xffffffff
+	var t50 uint64 = v[17] >> 0 & 0xffffffff
+	var t54, t54_1, t54_0 uint64 = 0, t48, t50
+	if (int64(t48<<32) >> 32) < (int64(t50<<32) >> 32) {
+		t54 = t54_1
 	} else {
-		t53 = t53_0
+		t54 = t54_0
 	}
-	v[156] = t45<<32 | t53
-	var t55 uint64 = v[5] >> 32 & 0xffffffff
-	var t57 uint64 = v[16] >> 32 & 0xffffffff
-	var t61, t61_1, t61_0 uint64 = 0, t55, t57
-	if (int64(t55<<32) >> 32) < (int64(t57<<32) >> 32) {
-		t61 = t61_1
+	v[157] = t46<<32 | t54
+	var t56 uint64 = v[5] >> 32 & 0xffffffff
+	var t58 uint64 = v[16] >> 32 & 0xffffffff
+	var t62, t62_1, t62_0 uint64 = 0, t56, t58
+	if (int64(t56<<32) >> 32) < (int64(t58<<32) >> 32) {
+		t62 = t62_1
 	} else {
-		t61 = t61_0
+		t62 = t62_0
 	}
-	var t63 uint64 = v[5] >> 0 & 0xffffffff
-	var t65 uint64 = v[16] >> 0 & 0xffffffff
-	var t69, t69_1, t69_0 uint64 = 0, t63, t65
-	if (int64(t63<<32) >> 32) < (int64(t65<<32) >> 32) {
-		t69 = t69_1
+	var t64 uint64 = v[5] >> 0 & 0xffffffff
+	var t66 uint64 = v[16] >> 0 & 0xffffffff
+	var t70, t70_1, t70_0 uint64 = 0, t64, t66
+	if (int64(t64<<32) >> 32) < (int64(t66<<32) >> 32) {
+		t70 = t70_1
 	} else {
-		t69 = t69_0
+		t70 = t70_0
 	}
-	v[155] = t61<<32 | t69
-	var t71 uint64 = v[4] >> 32 & 0xffffffff
-	var t73 uint64 = v[15] >> 32 & 0xffffffff
-	var t77, t77_1, t77_0 uint64 = 0, t71, t73
-	if (int64(t71<<32) >> 32) < (int64(t73<<32) >> 32) {
-		t77 = t77_1
+	v[156] = t62<<32 | t70
+	var t72 uint64 = v[4] >> 32 & 0xffffffff
+	var t74 uint64 = v[15] >> 32 & 0xffffffff
+	var t78, t78_1, t78_0 uint64 = 0, t72, t74
+	if (int64(t72<<32) >> 32) < (int64(t74<<32) >> 32) {
+		t78 = t78_1
 	} else {
-		t77 = t77_0
+		t78 = t78_0
 	}
-	var t79 uint64 = v[4] >> 0 & 0xffffffff
-	var t81 uint64 = v[15] >> 0 & 0xffffffff
-	var t85, t85_1, t85_0 uint64 = 0, t79, t81
-	if (int64(t79<<32) >> 32) < (int64(t81<<32) >> 32) {
-		t85 = t85_1
+	var t80 uint64 = v[4] >> 0 & 0xffffffff
+	var t82 uint64 = v[15] >> 0 & 0xffffffff
+	var t86, t86_1, t86_0 uint64 = 0, t80, t82
+	if (int64(t80<<32) >> 32) < (int64(t82<<32) >> 32) {
+		t86 = t86_1
 	} else {
-		t85 = t85_0
+		t86 = t86_0
 	}
-	v[154] = t77<<32 | t85
-	var t87 uint64 = v[3] >> 32 & 0xffffffff
-	var t89 uint64 = v[14] >> 32 & 0xffffffff
-	var t93, t93_1, t93_0 uint64 = 0, t87, t89
-	if (int64(t87<<32) >> 32) < (int64(t89<<32) >> 32) {
-		t93 = t93_1
+	v[155] = t78<<32 | t86
+	var t88 uint64 = v[3] >> 32 & 0xffffffff
+	var t90 uint64 = v[14] >> 32 & 0xffffffff
+	var t94, t94_1, t94_0 uint64 = 0, t88, t90
+	if (int64(t88<<32) >> 32) < (int64(t90<<32) >> 32) {
+		t94 = t94_1
 	} else {
-		t93 = t93_0
+		t94 = t94_0
 	}
-	var t95 uint64 = v[3] >> 0 & 0xffffffff
-	var t97 uint64 = v[14] >> 0 & 0xffffffff
-	var t101, t101_1, t101_0 uint64 = 0, t95, t97
-	if (int64(t95<<32) >> 32) < (int64(t97<<32) >> 32) {
-		t101 = t101_1
+	var t96 uint64 = v[3] >> 0 & 0xffffffff
+	var t98 uint64 = v[14] >> 0 & 0xffffffff
+	var t102, t102_1, t102_0 uint64 = 0, t96, t98
+	if (int64(t96<<32) >> 32) < (int64(t98<<32) >> 32) {
+		t102 = t102_1
 	} else {
-		t101 = t101_0
+		t102 = t102_0
 	}
-	v[153] = t93<<32 | t101
-	var t103 uint64 = v[2] >> 32 & 0xffffffff
-	var t105 uint64 = v[13] >> 32 & 0xffffffff
-	var t109, t109_1, t109_0 uint64 = 0, t103, t105
-	if (int64(t103<<32) >> 32) < (int64(t105<<32) >> 32) {
-		t109 = t109_1
+	v[154] = t94<<32 | t102
+	var t104 uint64 = v[2] >> 32 & 0xffffffff
+	var t106 uint64 = v[13] >> 32 & 0xffffffff
+	var t110, t110_1, t110_0 uint64 = 0, t104, t106
+	if (int64(t104<<32) >> 32) < (int64(t106<<32) >> 32) {
+		t110 = t110_1
 	} else {
-		t109 = t109_0
+		t110 = t110_0
 	}
-	var t111 uint64 = v[2] >> 0 & 0xffffffff
-	var t113 uint64 = v[13] >> 0 & 0xffffffff
-	var t117, t117_1, t117_0 uint64 = 0, t111, t113
-	if (int64(t111<<32) >> 32) < (int64(t113<<32) >> 32) {
-		t117 = t117_1
+	var t112 uint64 = v[2] >> 0 & 0xffffffff
+	var t114 uint64 = v[13] >> 0 & 0xffffffff
+	var t118, t118_1, t118_0 uint64 = 0, t112, t114
+	if (int64(t112<<32) >> 32) < (int64(t114<<32) >> 32) {
+		t118 = t118_1
 	} else {
-		t117 = t117_0
+		t118 = t118_0
 	}
-	v[152] = t109<<32 | t117
-	var t119 uint64 = v[1] >> 32 & 0xffffffff
-	var t121 uint64 = v[12] >> 32 & 0xffffffff
-	var t125, t125_1, t125_0 uint64 = 0, t119, t121
-	if (int64(t119<<32) >> 32) < (int64(t121<<32) >> 32) {
-		t125 = t125_1
+	v[153] = t110<<32 | t118
+	var t120 uint64 = v[1] >> 32 & 0xffffffff
+	var t122 uint64 = v[12] >> 32 & 0xffffffff
+	var t126, t126_1, t126_0 uint64 = 0, t120, t122
+	if (int64(t120<<32) >> 32) < (int64(t122<<32) >> 32) {
+		t126 = t126_1
 	} else {
-		t125 = t125_0
+		t126 = t126_0
 	}
-	var t127 uint64 = v[1] >> 0 & 0xffffffff
-	var t129 uint64 = v[12] >> 0 & 0xffffffff
-	var t133, t133_1, t133_0 uint64 = 0, t127, t129
-	if (int64(t127<<32) >> 32) < (int64(t129<<32) >> 32) {
-		t133 = t133_1
+	var t128 uint64 = v[1] >> 0 & 0xffffffff
+	var t130 uint64 = v[12] >> 0 & 0xffffffff
+	var t134, t134_1, t134_0 uint64 = 0, t128, t130
+	if (int64(t128<<32) >> 32) < (int64(t130<<32) >> 32) {
+		t134 = t134_1
 	} else {
-		t133 = t133_0
+		t134 = t134_0
 	}
-	v[151] = t125<<32 | t133
-	var t135 uint64 = v[0] >> 32 & 0xffffffff
-	var t137 uint64 = v[11] >> 32 & 0xffffffff
-	var t141, t141_1, t141_0 uint64 = 0, t135, t137
-	if (int64(t135<<32) >> 32) < (int64(t137<<32) >> 32) {
-		t141 = t141_1
+	v[152] = t126<<32 | t134
+	var t136 uint64 = v[0] >> 32 & 0xffffffff
+	var t138 uint64 = v[11] >> 32 & 0xffffffff
+	var t142, t142_1, t142_0 uint64 = 0, t136, t138
+	if (int64(t136<<32) >> 32) < (int64(t138<<32) >> 32) {
+		t142 = t142_1
 	} else {
-		t141 = t141_0
+		t142 = t142_0
 	}
-	var t143 uint64 = v[0] >> 0 & 0xffffffff
-	var t145 uint64 = v[11] >> 0 & 0xffffffff
-	var t149, t149_1, t149_0 uint64 = 0, t143, t145
-	if (int64(t143<<32) >> 32) < (int64(t145<<32) >> 32) {
-		t149 = t149_1
+	var t144 uint64 = v[0] >> 0 & 0xffffffff
+	var t146 uint64 = v[11] >> 0 & 0xffffffff
+	var t150, t150_1, t150_0 uint64 = 0, t144, t146
+	if (int64(t144<<32) >> 32) < (int64(t146<<32) >> 32) {
+		t150 = t150_1
 	} else {
-		t149 = t149_0
+		t150 = t150_0
 	}
-	v[150] = t141<<32 | t149
-	*(*[8]uint64)(v[161:169]) = *(*[8]uint64)(v[150:158])
-	var t160 uint64 = v[10] & v[21]
-	v[160] = t160
-	var t24 uint64 = v[8] >> 60
-	var t26 uint64 = v[19] >> 60
-	var t27 uint64 = (t24 & t26) & 0x1
-	var t32 uint64 = v[8] >> 56
-	var t34 uint64 = v[19] >> 56
-	var t35 uint64 = (t32 & t34) & 0x1
-	var t40 uint64 = v[8] >> 52
-	var t42 uint64 = v[19] >> 52
-	var t43 uint64 = (t40 & t42) & 0x1
-	var t48 uint64 = v[8] >> 48
-	var t50 uint64 = v[19] >> 48
-	var t51 uint64 = (t48 & t50) & 0x1
-	var t56 uint64 = v[8] >> 44
-	var t58 uint64 = v[19] >> 44
-	var t59 uint64 = (t56 & t58) & 0x1
-	var t64 uint64 = v[8] >> 40
-	var t66 uint64 = v[19] >> 40
-	var t67 uint64 = (t64 & t66) & 0x1
-	var t72 uint64 = v[8] >> 36
-	var t74 uint64 = v[19] >> 36
-	var t75 uint64 = (t72 & t74) & 0x1
-	var t80 uint64 = v[8] >> 32
-	var t82 uint64 = v[19] >> 32
-	var t83 uint64 = (t80 & t82) & 0x1
-	var t88 uint64 = v[8] >> 28
-	var t90 uint64 = v[19] >> 28
-	var t91 uint64 = (t88 & t90) & 0x1
-	var t96 uint64 = v[8] >> 24
-	var t98 uint64 = v[19] >> 24
-	var t99 uint64 = (t96 & t98) & 0x1
-	var t104 uint64 = v[8] >> 20
-	var t106 uint64 = v[19] >> 20
-	var t107 uint64 = (t104 & t106) & 0x1
-	var t112 uint64 = v[8] >> 16
-	var t114 uint64 = v[19] >> 16
-	var t115 uint64 = (t112 & t114) & 0x1
-	var t120 uint64 = v[8] >> 12
-	var t122 uint64 = v[19] >> 12
-	var t123 uint64 = (t120 & t122) & 0x1
-	var t128 uint64 = v[8] >> 8
-	var t130 uint64 = v[19] >> 8
-	var t131 uint64 = (t128 & t130) & 0x1
-	var t136 uint64 = v[8] >> 4
-	var t138 uint64 = v[19] >> 4
-	var t139 uint64 = (t136 & t138) & 0x1
-	var t144 uint64 = v[8]
-	var t146 uint64 = v[19]
-	var t147 uint64 = (t144 & t146) & 0x1
-	var t158 uint64 = t147*0xf | t139*0xf<<4 | t131*0xf<<8 | t123*0xf<<12 | t115*0xf<<16 | t107*0xf<<20 | t99*0xf<<24 | t91*0xf<<28 | t83*0xf<<32 | t75*0xf<<36 | t67*0xf<<40 | t59*0xf<<44 | t51*0xf<<48 | t43*0xf<<52 | t35*0xf<<56 | t27*0xf<<60
-	v[169] = t158
-	v[170] = v[9]
-	v[170] &= 0x1
-	var t199 uint64 = v[218] | v[198]
-	v[199] = t199
-	var t214 uint64 = ^t199
-	var t215 uint64 = t160 & v[197]
-	var t216 uint64 = t214 & t215
-	v[216] = t216
+	v[151] = t142<<32 | t150
+	*(*[8]uint64)(v[162:170]) = *(*[8]uint64)(v[151:159])
+	var t161 uint64 = v[10] & v[21]
+	v[161] = t161
+	var t25 uint64 = v[8] >> 60
+	var t27 uint64 = v[19] >> 60
+	var t28 uint64 = (t25 & t27) & 0x1
+	var t33 uint64 = v[8] >> 56
+	var t35 uint64 = v[19] >> 56
+	var t36 uint64 = (t33 & t35) & 0x1
+	var t41 uint64 = v[8] >> 52
+	var t43 uint64 = v[19] >> 52
+	var t44 uint64 = (t41 & t43) & 0x1
+	var t49 uint64 = v[8] >> 48
+	var t51 uint64 = v[19] >> 48
+	var t52 uint64 = (t49 & t51) & 0x1
+	var t57 uint64 = v[8] >> 44
+	var t59 uint64 = v[19] >> 44
+	var t60 uint64 = (t57 & t59) & 0x1
+	var t65 uint64 = v[8] >> 40
+	var t67 uint64 = v[19] >> 40
+	var t68 uint64 = (t65 & t67) & 0x1
+	var t73 uint64 = v[8] >> 36
+	var t75 uint64 = v[19] >> 36
+	var t76 uint64 = (t73 & t75) & 0x1
+	var t81 uint64 = v[8] >> 32
+	var t83 uint64 = v[19] >> 32
+	var t84 uint64 = (t81 & t83) & 0x1
+	var t89 uint64 = v[8] >> 28
+	var t91 uint64 = v[19] >> 28
+	var t92 uint64 = (t89 & t91) & 0x1
+	var t97 uint64 = v[8] >> 24
+	var t99 uint64 = v[19] >> 24
+	var t100 uint64 = (t97 & t99) & 0x1
+	var t105 uint64 = v[8] >> 20
+	var t107 uint64 = v[19] >> 20
+	var t108 uint64 = (t105 & t107) & 0x1
+	var t113 uint64 = v[8] >> 16
+	var t115 uint64 = v[19] >> 16
+	var t116 uint64 = (t113 & t115) & 0x1
+	var t121 uint64 = v[8] >> 12
+	var t123 uint64 = v[19] >> 12
+	var t124 uint64 = (t121 & t123) & 0x1
+	var t129 uint64 = v[8] >> 8
+	var t131 uint64 = v[19] >> 8
+	var t132 uint64 = (t129 & t131) & 0x1
+	var t137 uint64 = v[8] >> 4
+	var t139 uint64 = v[19] >> 4
+	var t140 uint64 = (t137 & t139) & 0x1
+	var t145 uint64 = v[8]
+	var t147 uint64 = v[19]
+	var t148 uint64 = (t145 & t147) & 0x1
+	var t159 uint64 = t148*0xf | t140*0xf<<4 | t132*0xf<<8 | t124*0xf<<12 | t116*0xf<<16 | t108*0xf<<20 | t100*0xf<<24 | t92*0xf<<28 | t84*0xf<<32 | t76*0xf<<36 | t68*0xf<<40 | t60*0xf<<44 | t52*0xf<<48 | t44*0xf<<52 | t36*0xf<<56 | t28*0xf<<60
+	v[170] = t159
+	v[171] = v[9]
+	v[171] &= 0x1
+	var t200 uint64 = v[22] | v[199]
+	v[200] = t200
+	var t215 uint64 = ^t200
+	var t216 uint64 = t161 & v[198]
+	var t217 uint64 = t215 & t216
+	v[217] = t217
 }
 
 // Step is one rising clock edge, then Eval.
@@ -303,34 +303,34 @@ func (x *simmin_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[199] != 0 {
+	if v[200] != 0 {
 		d |= 0x2
-		if v[186] != 0 {
-			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[187:197])
+		if v[187] != 0 {
+			*(*[10]uint64)(v[177:187]) = *(*[10]uint64)(v[188:198])
 		} else {
-			*(*[10]uint64)(v[176:186]) = *(*[10]uint64)(v[161:171])
+			*(*[10]uint64)(v[177:187]) = *(*[10]uint64)(v[162:172])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[175] = 0x0
-		v[186] = 0x0
+		v[176] = 0x0
+		v[187] = 0x0
 	} else {
 		d |= 0x1
-		var t200 uint64 = v[186] | v[160]
-		var t201, t201_1, t201_0 uint64 = 0, t200, v[175]
-		if v[199] != 0 {
-			t201 = t201_1
+		var t201 uint64 = v[187] | v[161]
+		var t202, t202_1, t202_0 uint64 = 0, t201, v[176]
+		if v[200] != 0 {
+			t202 = t202_1
 		} else {
-			t201 = t201_0
+			t202 = t202_0
 		}
-		v[175] = t201
-		var t213 uint64 = t200 & (v[199] - 1)
-		v[186] = t213
+		v[176] = t202
+		var t214 uint64 = t201 & (v[200] - 1)
+		v[187] = t214
 	}
-	if v[216] != 0 {
+	if v[217] != 0 {
 		d |= 0x4
-		*(*[10]uint64)(v[187:197]) = *(*[10]uint64)(v[161:171])
+		*(*[10]uint64)(v[188:198]) = *(*[10]uint64)(v[162:172])
 	}
 	x.D |= d
 	return true
@@ -342,15 +342,15 @@ var simmin_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 172,
+	"s0_tready": 173,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 174,
-	"m_tdata":   176,
-	"m_tkeep":   184,
-	"m_tlast":   217,
-	"m_tvalid":  175,
-	"m_tready":  218,
+	"s1_tready": 175,
+	"m_tdata":   177,
+	"m_tkeep":   185,
+	"m_tlast":   218,
+	"m_tvalid":  176,
+	"m_tready":  22,
 }

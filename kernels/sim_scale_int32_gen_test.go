@@ -24,263 +24,262 @@ func init() { sim.Register(func() sim.Model { return Newsimscale_int32() }) }
 // Newsimscale_int32 returns a simscale_int32 with registers at their reset values.
 func Newsimscale_int32() *simscale_int32 {
 	x := &simscale_int32{D: ^uint64(0)}
-	x.S[53] = 0x8000
-	x.S[58] = 0x1
-	x.S[61] = 0x10
-	x.S[64] = 0x8000
-	x.S[67] = 0x10
-	x.S[69] = 0x1
-	x.S[72] = 0x20
-	x.S[81] = 0x1800000000000
-	x.S[85] = 0x8000
+	x.S[54] = 0x8000
+	x.S[59] = 0x1
+	x.S[62] = 0x10
+	x.S[65] = 0x8000
+	x.S[68] = 0x10
+	x.S[70] = 0x1
+	x.S[73] = 0x20
+	x.S[82] = 0x1800000000000
 	x.S[86] = 0x8000
-	x.S[93] = 0x1
+	x.S[87] = 0x8000
 	x.S[94] = 0x1
-	x.S[100] = 0x80000000
-	x.S[101] = 0x7fffffff
+	x.S[95] = 0x1
+	x.S[101] = 0x80000000
 	x.S[102] = 0x7fffffff
 	x.S[103] = 0x7fffffff
-	x.S[106] = 0x8000
-	x.S[111] = 0x1
-	x.S[114] = 0x10
-	x.S[117] = 0x8000
-	x.S[120] = 0x10
-	x.S[122] = 0x1
-	x.S[125] = 0x20
-	x.S[134] = 0x1800000000000
-	x.S[138] = 0x8000
+	x.S[104] = 0x7fffffff
+	x.S[107] = 0x8000
+	x.S[112] = 0x1
+	x.S[115] = 0x10
+	x.S[118] = 0x8000
+	x.S[121] = 0x10
+	x.S[123] = 0x1
+	x.S[126] = 0x20
+	x.S[135] = 0x1800000000000
 	x.S[139] = 0x8000
-	x.S[146] = 0x1
+	x.S[140] = 0x8000
 	x.S[147] = 0x1
-	x.S[153] = 0x80000000
-	x.S[154] = 0x7fffffff
+	x.S[148] = 0x1
+	x.S[154] = 0x80000000
 	x.S[155] = 0x7fffffff
 	x.S[156] = 0x7fffffff
-	x.S[159] = 0x8000
-	x.S[164] = 0x1
-	x.S[167] = 0x10
-	x.S[170] = 0x8000
-	x.S[173] = 0x10
-	x.S[175] = 0x1
-	x.S[178] = 0x20
-	x.S[187] = 0x1800000000000
-	x.S[191] = 0x8000
+	x.S[157] = 0x7fffffff
+	x.S[160] = 0x8000
+	x.S[165] = 0x1
+	x.S[168] = 0x10
+	x.S[171] = 0x8000
+	x.S[174] = 0x10
+	x.S[176] = 0x1
+	x.S[179] = 0x20
+	x.S[188] = 0x1800000000000
 	x.S[192] = 0x8000
-	x.S[199] = 0x1
+	x.S[193] = 0x8000
 	x.S[200] = 0x1
-	x.S[206] = 0x80000000
-	x.S[207] = 0x7fffffff
+	x.S[201] = 0x1
+	x.S[207] = 0x80000000
 	x.S[208] = 0x7fffffff
 	x.S[209] = 0x7fffffff
-	x.S[212] = 0x8000
-	x.S[217] = 0x1
-	x.S[220] = 0x10
-	x.S[223] = 0x8000
-	x.S[226] = 0x10
-	x.S[228] = 0x1
-	x.S[231] = 0x20
-	x.S[240] = 0x1800000000000
-	x.S[244] = 0x8000
+	x.S[210] = 0x7fffffff
+	x.S[213] = 0x8000
+	x.S[218] = 0x1
+	x.S[221] = 0x10
+	x.S[224] = 0x8000
+	x.S[227] = 0x10
+	x.S[229] = 0x1
+	x.S[232] = 0x20
+	x.S[241] = 0x1800000000000
 	x.S[245] = 0x8000
-	x.S[252] = 0x1
+	x.S[246] = 0x8000
 	x.S[253] = 0x1
-	x.S[259] = 0x80000000
-	x.S[260] = 0x7fffffff
+	x.S[254] = 0x1
+	x.S[260] = 0x80000000
 	x.S[261] = 0x7fffffff
 	x.S[262] = 0x7fffffff
-	x.S[265] = 0x8000
-	x.S[270] = 0x1
-	x.S[273] = 0x10
-	x.S[276] = 0x8000
-	x.S[279] = 0x10
-	x.S[281] = 0x1
-	x.S[284] = 0x20
-	x.S[293] = 0x1800000000000
-	x.S[297] = 0x8000
+	x.S[263] = 0x7fffffff
+	x.S[266] = 0x8000
+	x.S[271] = 0x1
+	x.S[274] = 0x10
+	x.S[277] = 0x8000
+	x.S[280] = 0x10
+	x.S[282] = 0x1
+	x.S[285] = 0x20
+	x.S[294] = 0x1800000000000
 	x.S[298] = 0x8000
-	x.S[305] = 0x1
+	x.S[299] = 0x8000
 	x.S[306] = 0x1
-	x.S[312] = 0x80000000
-	x.S[313] = 0x7fffffff
+	x.S[307] = 0x1
+	x.S[313] = 0x80000000
 	x.S[314] = 0x7fffffff
 	x.S[315] = 0x7fffffff
-	x.S[318] = 0x8000
-	x.S[323] = 0x1
-	x.S[326] = 0x10
-	x.S[329] = 0x8000
-	x.S[332] = 0x10
-	x.S[334] = 0x1
-	x.S[337] = 0x20
-	x.S[346] = 0x1800000000000
-	x.S[350] = 0x8000
+	x.S[316] = 0x7fffffff
+	x.S[319] = 0x8000
+	x.S[324] = 0x1
+	x.S[327] = 0x10
+	x.S[330] = 0x8000
+	x.S[333] = 0x10
+	x.S[335] = 0x1
+	x.S[338] = 0x20
+	x.S[347] = 0x1800000000000
 	x.S[351] = 0x8000
-	x.S[358] = 0x1
+	x.S[352] = 0x8000
 	x.S[359] = 0x1
-	x.S[365] = 0x80000000
-	x.S[366] = 0x7fffffff
+	x.S[360] = 0x1
+	x.S[366] = 0x80000000
 	x.S[367] = 0x7fffffff
 	x.S[368] = 0x7fffffff
-	x.S[371] = 0x8000
-	x.S[376] = 0x1
-	x.S[379] = 0x10
-	x.S[382] = 0x8000
-	x.S[385] = 0x10
-	x.S[387] = 0x1
-	x.S[390] = 0x20
-	x.S[399] = 0x1800000000000
-	x.S[403] = 0x8000
+	x.S[369] = 0x7fffffff
+	x.S[372] = 0x8000
+	x.S[377] = 0x1
+	x.S[380] = 0x10
+	x.S[383] = 0x8000
+	x.S[386] = 0x10
+	x.S[388] = 0x1
+	x.S[391] = 0x20
+	x.S[400] = 0x1800000000000
 	x.S[404] = 0x8000
-	x.S[411] = 0x1
+	x.S[405] = 0x8000
 	x.S[412] = 0x1
-	x.S[418] = 0x80000000
-	x.S[419] = 0x7fffffff
+	x.S[413] = 0x1
+	x.S[419] = 0x80000000
 	x.S[420] = 0x7fffffff
 	x.S[421] = 0x7fffffff
-	x.S[424] = 0x8000
-	x.S[429] = 0x1
-	x.S[432] = 0x10
-	x.S[435] = 0x8000
-	x.S[438] = 0x10
-	x.S[440] = 0x1
-	x.S[443] = 0x20
-	x.S[452] = 0x1800000000000
-	x.S[456] = 0x8000
+	x.S[422] = 0x7fffffff
+	x.S[425] = 0x8000
+	x.S[430] = 0x1
+	x.S[433] = 0x10
+	x.S[436] = 0x8000
+	x.S[439] = 0x10
+	x.S[441] = 0x1
+	x.S[444] = 0x20
+	x.S[453] = 0x1800000000000
 	x.S[457] = 0x8000
-	x.S[464] = 0x1
+	x.S[458] = 0x8000
 	x.S[465] = 0x1
-	x.S[471] = 0x80000000
-	x.S[472] = 0x7fffffff
+	x.S[466] = 0x1
+	x.S[472] = 0x80000000
 	x.S[473] = 0x7fffffff
 	x.S[474] = 0x7fffffff
-	x.S[477] = 0x8000
-	x.S[482] = 0x1
-	x.S[485] = 0x10
-	x.S[488] = 0x8000
-	x.S[491] = 0x10
-	x.S[493] = 0x1
-	x.S[496] = 0x20
-	x.S[505] = 0x1800000000000
-	x.S[509] = 0x8000
+	x.S[475] = 0x7fffffff
+	x.S[478] = 0x8000
+	x.S[483] = 0x1
+	x.S[486] = 0x10
+	x.S[489] = 0x8000
+	x.S[492] = 0x10
+	x.S[494] = 0x1
+	x.S[497] = 0x20
+	x.S[506] = 0x1800000000000
 	x.S[510] = 0x8000
-	x.S[517] = 0x1
+	x.S[511] = 0x8000
 	x.S[518] = 0x1
-	x.S[524] = 0x80000000
-	x.S[525] = 0x7fffffff
+	x.S[519] = 0x1
+	x.S[525] = 0x80000000
 	x.S[526] = 0x7fffffff
 	x.S[527] = 0x7fffffff
-	x.S[530] = 0x8000
-	x.S[535] = 0x1
-	x.S[538] = 0x10
-	x.S[541] = 0x8000
-	x.S[544] = 0x10
-	x.S[546] = 0x1
-	x.S[549] = 0x20
-	x.S[558] = 0x1800000000000
-	x.S[562] = 0x8000
+	x.S[528] = 0x7fffffff
+	x.S[531] = 0x8000
+	x.S[536] = 0x1
+	x.S[539] = 0x10
+	x.S[542] = 0x8000
+	x.S[545] = 0x10
+	x.S[547] = 0x1
+	x.S[550] = 0x20
+	x.S[559] = 0x1800000000000
 	x.S[563] = 0x8000
-	x.S[570] = 0x1
+	x.S[564] = 0x8000
 	x.S[571] = 0x1
-	x.S[577] = 0x80000000
-	x.S[578] = 0x7fffffff
+	x.S[572] = 0x1
+	x.S[578] = 0x80000000
 	x.S[579] = 0x7fffffff
 	x.S[580] = 0x7fffffff
-	x.S[583] = 0x8000
-	x.S[588] = 0x1
-	x.S[591] = 0x10
-	x.S[594] = 0x8000
-	x.S[597] = 0x10
-	x.S[599] = 0x1
-	x.S[602] = 0x20
-	x.S[611] = 0x1800000000000
-	x.S[615] = 0x8000
+	x.S[581] = 0x7fffffff
+	x.S[584] = 0x8000
+	x.S[589] = 0x1
+	x.S[592] = 0x10
+	x.S[595] = 0x8000
+	x.S[598] = 0x10
+	x.S[600] = 0x1
+	x.S[603] = 0x20
+	x.S[612] = 0x1800000000000
 	x.S[616] = 0x8000
-	x.S[623] = 0x1
+	x.S[617] = 0x8000
 	x.S[624] = 0x1
-	x.S[630] = 0x80000000
-	x.S[631] = 0x7fffffff
+	x.S[625] = 0x1
+	x.S[631] = 0x80000000
 	x.S[632] = 0x7fffffff
 	x.S[633] = 0x7fffffff
-	x.S[636] = 0x8000
-	x.S[641] = 0x1
-	x.S[644] = 0x10
-	x.S[647] = 0x8000
-	x.S[650] = 0x10
-	x.S[652] = 0x1
-	x.S[655] = 0x20
-	x.S[664] = 0x1800000000000
-	x.S[668] = 0x8000
+	x.S[634] = 0x7fffffff
+	x.S[637] = 0x8000
+	x.S[642] = 0x1
+	x.S[645] = 0x10
+	x.S[648] = 0x8000
+	x.S[651] = 0x10
+	x.S[653] = 0x1
+	x.S[656] = 0x20
+	x.S[665] = 0x1800000000000
 	x.S[669] = 0x8000
-	x.S[676] = 0x1
+	x.S[670] = 0x8000
 	x.S[677] = 0x1
-	x.S[683] = 0x80000000
-	x.S[684] = 0x7fffffff
+	x.S[678] = 0x1
+	x.S[684] = 0x80000000
 	x.S[685] = 0x7fffffff
 	x.S[686] = 0x7fffffff
-	x.S[689] = 0x8000
-	x.S[694] = 0x1
-	x.S[697] = 0x10
-	x.S[700] = 0x8000
-	x.S[703] = 0x10
-	x.S[705] = 0x1
-	x.S[708] = 0x20
-	x.S[717] = 0x1800000000000
-	x.S[721] = 0x8000
+	x.S[687] = 0x7fffffff
+	x.S[690] = 0x8000
+	x.S[695] = 0x1
+	x.S[698] = 0x10
+	x.S[701] = 0x8000
+	x.S[704] = 0x10
+	x.S[706] = 0x1
+	x.S[709] = 0x20
+	x.S[718] = 0x1800000000000
 	x.S[722] = 0x8000
-	x.S[729] = 0x1
+	x.S[723] = 0x8000
 	x.S[730] = 0x1
-	x.S[736] = 0x80000000
-	x.S[737] = 0x7fffffff
+	x.S[731] = 0x1
+	x.S[737] = 0x80000000
 	x.S[738] = 0x7fffffff
 	x.S[739] = 0x7fffffff
-	x.S[742] = 0x8000
-	x.S[747] = 0x1
-	x.S[750] = 0x10
-	x.S[753] = 0x8000
-	x.S[756] = 0x10
-	x.S[758] = 0x1
-	x.S[761] = 0x20
-	x.S[770] = 0x1800000000000
-	x.S[774] = 0x8000
+	x.S[740] = 0x7fffffff
+	x.S[743] = 0x8000
+	x.S[748] = 0x1
+	x.S[751] = 0x10
+	x.S[754] = 0x8000
+	x.S[757] = 0x10
+	x.S[759] = 0x1
+	x.S[762] = 0x20
+	x.S[771] = 0x1800000000000
 	x.S[775] = 0x8000
-	x.S[782] = 0x1
+	x.S[776] = 0x8000
 	x.S[783] = 0x1
-	x.S[789] = 0x80000000
-	x.S[790] = 0x7fffffff
+	x.S[784] = 0x1
+	x.S[790] = 0x80000000
 	x.S[791] = 0x7fffffff
 	x.S[792] = 0x7fffffff
-	x.S[795] = 0x8000
-	x.S[800] = 0x1
-	x.S[803] = 0x10
-	x.S[806] = 0x8000
-	x.S[809] = 0x10
-	x.S[811] = 0x1
-	x.S[814] = 0x20
-	x.S[823] = 0x1800000000000
-	x.S[827] = 0x8000
+	x.S[793] = 0x7fffffff
+	x.S[796] = 0x8000
+	x.S[801] = 0x1
+	x.S[804] = 0x10
+	x.S[807] = 0x8000
+	x.S[810] = 0x10
+	x.S[812] = 0x1
+	x.S[815] = 0x20
+	x.S[824] = 0x1800000000000
 	x.S[828] = 0x8000
-	x.S[835] = 0x1
+	x.S[829] = 0x8000
 	x.S[836] = 0x1
-	x.S[842] = 0x80000000
-	x.S[843] = 0x7fffffff
+	x.S[837] = 0x1
+	x.S[843] = 0x80000000
 	x.S[844] = 0x7fffffff
 	x.S[845] = 0x7fffffff
-	x.S[848] = 0x8000
-	x.S[853] = 0x1
-	x.S[856] = 0x10
-	x.S[859] = 0x8000
-	x.S[862] = 0x10
-	x.S[864] = 0x1
-	x.S[867] = 0x20
-	x.S[876] = 0x1800000000000
-	x.S[880] = 0x8000
+	x.S[846] = 0x7fffffff
+	x.S[849] = 0x8000
+	x.S[854] = 0x1
+	x.S[857] = 0x10
+	x.S[860] = 0x8000
+	x.S[863] = 0x10
+	x.S[865] = 0x1
+	x.S[868] = 0x20
+	x.S[877] = 0x1800000000000
 	x.S[881] = 0x8000
-	x.S[888] = 0x1
+	x.S[882] = 0x8000
 	x.S[889] = 0x1
-	x.S[895] = 0x80000000
-	x.S[896] = 0x7fffffff
+	x.S[890] = 0x1
+	x.S[896] = 0x80000000
 	x.S[897] = 0x7fffffff
 	x.S[898] = 0x7fffffff
-	x.S[899] = 0x7fffffff7fffffff
+	x.S[899] = 0x7fffffff
 	x.S[900] = 0x7fffffff7fffffff
 	x.S[901] = 0x7fffffff7fffffff
 	x.S[902] = 0x7fffffff7fffffff
@@ -288,8 +287,8 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[904] = 0x7fffffff7fffffff
 	x.S[905] = 0x7fffffff7fffffff
 	x.S[906] = 0x7fffffff7fffffff
-	x.S[907] = 0x1
-	x.S[912] = 0x7fffffff7fffffff
+	x.S[907] = 0x7fffffff7fffffff
+	x.S[908] = 0x1
 	x.S[913] = 0x7fffffff7fffffff
 	x.S[914] = 0x7fffffff7fffffff
 	x.S[915] = 0x7fffffff7fffffff
@@ -297,13 +296,13 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[917] = 0x7fffffff7fffffff
 	x.S[918] = 0x7fffffff7fffffff
 	x.S[919] = 0x7fffffff7fffffff
-	x.S[922] = 0x1
+	x.S[920] = 0x7fffffff7fffffff
 	x.S[923] = 0x1
-	x.S[925] = 0x1
-	x.S[948] = 0x1
+	x.S[924] = 0x1
+	x.S[926] = 0x1
 	x.S[949] = 0x1
 	x.S[950] = 0x1
-	x.S[953] = 0x7fffffff7fffffff
+	x.S[951] = 0x1
 	x.S[954] = 0x7fffffff7fffffff
 	x.S[955] = 0x7fffffff7fffffff
 	x.S[956] = 0x7fffffff7fffffff
@@ -311,11 +310,12 @@ func Newsimscale_int32() *simscale_int32 {
 	x.S[958] = 0x7fffffff7fffffff
 	x.S[959] = 0x7fffffff7fffffff
 	x.S[960] = 0x7fffffff7fffffff
+	x.S[961] = 0x7fffffff7fffffff
 	return x
 }
 
 // Fingerprint identifies the program simscale_int32 runs (Model).
-func (x *simscale_int32) Fingerprint() string { return "bea487b410230b33c379b892b888e26a" }
+func (x *simscale_int32) Fingerprint() string { return "c8945ccbcb5e4d3b9031f1ad83c56ac1" }
 
 // Words returns S (Model).
 func (x *simscale_int32) Words() []uint64 { return x.S[:] }
@@ -342,230 +342,230 @@ func (x *simscale_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t102, t102_1, t102_0 uint64 = 0, 0x80000000, 0x7fffffff
+		var t103, t103_1, t103_0 uint64 = 0, 0x80000000, 0x7fffffff
 		if v[970] != 0 {
-			t102 = t102_1
-		} else {
-			t102 = t102_0
-		}
-		var t103, t103_1, t103_0 uint64 = 0, v[971], t102
-		if v[95] != 0 {
 			t103 = t103_1
 		} else {
 			t103 = t103_0
 		}
-		var t155, t155_1, t155_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[972] != 0 {
-			t155 = t155_1
+		var t104, t104_1, t104_0 uint64 = 0, v[971], t103
+		if v[96] != 0 {
+			t104 = t104_1
 		} else {
-			t155 = t155_0
+			t104 = t104_0
 		}
-		var t156, t156_1, t156_0 uint64 = 0, v[973], t155
-		if v[148] != 0 {
+		var t156, t156_1, t156_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[972] != 0 {
 			t156 = t156_1
 		} else {
 			t156 = t156_0
 		}
-		v[906] = t103<<32 | t156
-		var t208, t208_1, t208_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[974] != 0 {
-			t208 = t208_1
+		var t157, t157_1, t157_0 uint64 = 0, v[973], t156
+		if v[149] != 0 {
+			t157 = t157_1
 		} else {
-			t208 = t208_0
+			t157 = t157_0
 		}
-		var t209, t209_1, t209_0 uint64 = 0, v[975], t208
-		if v[201] != 0 {
+		v[907] = t104<<32 | t157
+		var t209, t209_1, t209_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[974] != 0 {
 			t209 = t209_1
 		} else {
 			t209 = t209_0
 		}
-		var t261, t261_1, t261_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[976] != 0 {
-			t261 = t261_1
+		var t210, t210_1, t210_0 uint64 = 0, v[975], t209
+		if v[202] != 0 {
+			t210 = t210_1
 		} else {
-			t261 = t261_0
+			t210 = t210_0
 		}
-		var t262, t262_1, t262_0 uint64 = 0, v[977], t261
-		if v[254] != 0 {
+		var t262, t262_1, t262_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[976] != 0 {
 			t262 = t262_1
 		} else {
 			t262 = t262_0
 		}
-		v[905] = t209<<32 | t262
-		var t314, t314_1, t314_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[978] != 0 {
-			t314 = t314_1
+		var t263, t263_1, t263_0 uint64 = 0, v[977], t262
+		if v[255] != 0 {
+			t263 = t263_1
 		} else {
-			t314 = t314_0
+			t263 = t263_0
 		}
-		var t315, t315_1, t315_0 uint64 = 0, v[979], t314
-		if v[307] != 0 {
+		v[906] = t210<<32 | t263
+		var t315, t315_1, t315_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[978] != 0 {
 			t315 = t315_1
 		} else {
 			t315 = t315_0
 		}
-		var t367, t367_1, t367_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[980] != 0 {
-			t367 = t367_1
+		var t316, t316_1, t316_0 uint64 = 0, v[979], t315
+		if v[308] != 0 {
+			t316 = t316_1
 		} else {
-			t367 = t367_0
+			t316 = t316_0
 		}
-		var t368, t368_1, t368_0 uint64 = 0, v[981], t367
-		if v[360] != 0 {
+		var t368, t368_1, t368_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[980] != 0 {
 			t368 = t368_1
 		} else {
 			t368 = t368_0
 		}
-		v[904] = t315<<32 | t368
-		var t420, t420_1, t420_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[982] != 0 {
-			t420 = t420_1
+		var t369, t369_1, t369_0 uint64 = 0, v[981], t368
+		if v[361] != 0 {
+			t369 = t369_1
 		} else {
-			t420 = t420_0
+			t369 = t369_0
 		}
-		var t421, t421_1, t421_0 uint64 = 0, v[983], t420
-		if v[413] != 0 {
+		v[905] = t316<<32 | t369
+		var t421, t421_1, t421_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[982] != 0 {
 			t421 = t421_1
 		} else {
 			t421 = t421_0
 		}
-		var t473, t473_1, t473_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[984] != 0 {
-			t473 = t473_1
+		var t422, t422_1, t422_0 uint64 = 0, v[983], t421
+		if v[414] != 0 {
+			t422 = t422_1
 		} else {
-			t473 = t473_0
+			t422 = t422_0
 		}
-		var t474, t474_1, t474_0 uint64 = 0, v[985], t473
-		if v[466] != 0 {
+		var t474, t474_1, t474_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[984] != 0 {
 			t474 = t474_1
 		} else {
 			t474 = t474_0
 		}
-		v[903] = t421<<32 | t474
-		var t526, t526_1, t526_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[986] != 0 {
-			t526 = t526_1
+		var t475, t475_1, t475_0 uint64 = 0, v[985], t474
+		if v[467] != 0 {
+			t475 = t475_1
 		} else {
-			t526 = t526_0
+			t475 = t475_0
 		}
-		var t527, t527_1, t527_0 uint64 = 0, v[987], t526
-		if v[519] != 0 {
+		v[904] = t422<<32 | t475
+		var t527, t527_1, t527_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[986] != 0 {
 			t527 = t527_1
 		} else {
 			t527 = t527_0
 		}
-		var t579, t579_1, t579_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[988] != 0 {
-			t579 = t579_1
+		var t528, t528_1, t528_0 uint64 = 0, v[987], t527
+		if v[520] != 0 {
+			t528 = t528_1
 		} else {
-			t579 = t579_0
+			t528 = t528_0
 		}
-		var t580, t580_1, t580_0 uint64 = 0, v[989], t579
-		if v[572] != 0 {
+		var t580, t580_1, t580_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[988] != 0 {
 			t580 = t580_1
 		} else {
 			t580 = t580_0
 		}
-		v[902] = t527<<32 | t580
-		var t632, t632_1, t632_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[990] != 0 {
-			t632 = t632_1
+		var t581, t581_1, t581_0 uint64 = 0, v[989], t580
+		if v[573] != 0 {
+			t581 = t581_1
 		} else {
-			t632 = t632_0
+			t581 = t581_0
 		}
-		var t633, t633_1, t633_0 uint64 = 0, v[991], t632
-		if v[625] != 0 {
+		v[903] = t528<<32 | t581
+		var t633, t633_1, t633_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[990] != 0 {
 			t633 = t633_1
 		} else {
 			t633 = t633_0
 		}
-		var t685, t685_1, t685_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[992] != 0 {
-			t685 = t685_1
+		var t634, t634_1, t634_0 uint64 = 0, v[991], t633
+		if v[626] != 0 {
+			t634 = t634_1
 		} else {
-			t685 = t685_0
+			t634 = t634_0
 		}
-		var t686, t686_1, t686_0 uint64 = 0, v[993], t685
-		if v[678] != 0 {
+		var t686, t686_1, t686_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[992] != 0 {
 			t686 = t686_1
 		} else {
 			t686 = t686_0
 		}
-		v[901] = t633<<32 | t686
-		var t738, t738_1, t738_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[994] != 0 {
-			t738 = t738_1
+		var t687, t687_1, t687_0 uint64 = 0, v[993], t686
+		if v[679] != 0 {
+			t687 = t687_1
 		} else {
-			t738 = t738_0
+			t687 = t687_0
 		}
-		var t739, t739_1, t739_0 uint64 = 0, v[995], t738
-		if v[731] != 0 {
+		v[902] = t634<<32 | t687
+		var t739, t739_1, t739_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[994] != 0 {
 			t739 = t739_1
 		} else {
 			t739 = t739_0
 		}
-		var t791, t791_1, t791_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[996] != 0 {
-			t791 = t791_1
+		var t740, t740_1, t740_0 uint64 = 0, v[995], t739
+		if v[732] != 0 {
+			t740 = t740_1
 		} else {
-			t791 = t791_0
+			t740 = t740_0
 		}
-		var t792, t792_1, t792_0 uint64 = 0, v[997], t791
-		if v[784] != 0 {
+		var t792, t792_1, t792_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[996] != 0 {
 			t792 = t792_1
 		} else {
 			t792 = t792_0
 		}
-		v[900] = t739<<32 | t792
-		var t844, t844_1, t844_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[998] != 0 {
-			t844 = t844_1
+		var t793, t793_1, t793_0 uint64 = 0, v[997], t792
+		if v[785] != 0 {
+			t793 = t793_1
 		} else {
-			t844 = t844_0
+			t793 = t793_0
 		}
-		var t845, t845_1, t845_0 uint64 = 0, v[999], t844
-		if v[837] != 0 {
+		v[901] = t740<<32 | t793
+		var t845, t845_1, t845_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[998] != 0 {
 			t845 = t845_1
 		} else {
 			t845 = t845_0
 		}
-		var t897, t897_1, t897_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if v[1000] != 0 {
-			t897 = t897_1
+		var t846, t846_1, t846_0 uint64 = 0, v[999], t845
+		if v[838] != 0 {
+			t846 = t846_1
 		} else {
-			t897 = t897_0
+			t846 = t846_0
 		}
-		var t898, t898_1, t898_0 uint64 = 0, v[1001], t897
-		if v[890] != 0 {
+		var t898, t898_1, t898_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if v[1000] != 0 {
 			t898 = t898_1
 		} else {
 			t898 = t898_0
 		}
-		v[899] = t845<<32 | t898
-		*(*[8]uint64)(v[912:920]) = *(*[8]uint64)(v[899:907])
-		v[920] = v[49]
+		var t899, t899_1, t899_0 uint64 = 0, v[1001], t898
+		if v[891] != 0 {
+			t899 = t899_1
+		} else {
+			t899 = t899_0
+		}
+		v[900] = t846<<32 | t899
+		*(*[8]uint64)(v[913:921]) = *(*[8]uint64)(v[900:908])
 		v[921] = v[50]
-		v[921] &= 0x1
+		v[922] = v[51]
+		v[922] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t922 uint64 = (^v[911]) & 0x1
-		v[922] = t922
+		var t923 uint64 = (^v[912]) & 0x1
+		v[923] = t923
 	}
 	if d&0x4 != 0 {
-		var t948 uint64 = (^v[937]) & 0x1
-		v[948] = t948
-		var t949 uint64 = (^v[926]) & 0x1
+		var t949 uint64 = (^v[938]) & 0x1
 		v[949] = t949
+		var t950 uint64 = (^v[927]) & 0x1
+		v[950] = t950
 	}
 	if d&0x8 != 0 {
-		var t968 uint64 = v[936] >> 0 & 0x1
-		v[968] = t968
+		var t969 uint64 = v[937] >> 0 & 0x1
+		v[969] = t969
 	}
 	if d&0x6 != 0 {
-		var t923 uint64 = v[948] | v[922]
-		v[923] = t923
-		var t966 uint64 = v[911] & v[948]
-		v[966] = t966
+		var t924 uint64 = v[949] | v[923]
+		v[924] = t924
+		var t967 uint64 = v[912] & v[949]
+		v[967] = t967
 	}
 }
 
@@ -573,11 +573,11 @@ func (x *simscale_int32) EvalState() {
 func (x *simscale_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t950 uint64 = v[969] | v[949]
-	v[950] = t950
-	var t965 uint64 = ^t950
-	var t967 uint64 = t965 & v[966]
-	v[967] = t967
+	var t951 uint64 = v[11] | v[950]
+	v[951] = t951
+	var t966 uint64 = ^t951
+	var t968 uint64 = t966 & v[967]
+	v[968] = t968
 }
 
 // Step is one rising clock edge, then Eval.
@@ -588,762 +588,762 @@ func (x *simscale_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[923] != 0 {
+	if v[924] != 0 {
 		d |= 0x1
-		v[49] = v[47]
 		v[50] = v[48]
-		v[47] = v[29]
+		v[51] = v[49]
 		v[48] = v[30]
-		var t90 uint64 = (v[89] >> 31) & 0x1ffffffff
-		var t91 uint64
-		if t90 == 0x1ffffffff {
-			t91 = 1
-		}
+		v[49] = v[31]
+		var t91 uint64 = (v[90] >> 31) & 0x1ffffffff
 		var t92 uint64
-		if t90 != 0 {
+		if t91 == 0x1ffffffff {
 			t92 = 1
 		}
-		var t93 uint64 = ^t92
-		var t94 uint64 = (t91 | t93) & 0x1
-		v[95] = t94
-		var t96 uint64 = (v[89] >> 63) & 0x1
-		v[970] = t96
-		var t97 uint64 = (v[89]) & 0xffffffff
-		v[971] = t97
-		var t80 uint64 = (v[31] >> 31) & 0x1
-		var t83 uint64 = 0x1800000000000 & -t80
-		var t84 uint64 = v[79] - t83
-		var t86 uint64 = t84 + 0x8000
-		var t87 uint64 = (t86 >> 16) & 0xffffffffffff
-		var t88 uint64 = uint64((int64(t87<<16) >> 16))
-		v[89] = t88
-		var t143 uint64 = (v[142] >> 31) & 0x1ffffffff
-		var t144 uint64
-		if t143 == 0x1ffffffff {
-			t144 = 1
+		var t93 uint64
+		if t91 != 0 {
+			t93 = 1
 		}
+		var t94 uint64 = ^t93
+		var t95 uint64 = (t92 | t94) & 0x1
+		v[96] = t95
+		var t97 uint64 = (v[90] >> 63) & 0x1
+		v[970] = t97
+		var t98 uint64 = (v[90]) & 0xffffffff
+		v[971] = t98
+		var t81 uint64 = (v[32] >> 31) & 0x1
+		var t84 uint64 = 0x1800000000000 & -t81
+		var t85 uint64 = v[80] - t84
+		var t87 uint64 = t85 + 0x8000
+		var t88 uint64 = (t87 >> 16) & 0xffffffffffff
+		var t89 uint64 = uint64((int64(t88<<16) >> 16))
+		v[90] = t89
+		var t144 uint64 = (v[143] >> 31) & 0x1ffffffff
 		var t145 uint64
-		if t143 != 0 {
+		if t144 == 0x1ffffffff {
 			t145 = 1
 		}
-		var t146 uint64 = ^t145
-		var t147 uint64 = (t144 | t146) & 0x1
-		v[148] = t147
-		var t149 uint64 = (v[142] >> 63) & 0x1
-		v[972] = t149
-		var t150 uint64 = (v[142]) & 0xffffffff
-		v[973] = t150
-		var t133 uint64 = (v[32] >> 31) & 0x1
-		var t136 uint64 = 0x1800000000000 & -t133
-		var t137 uint64 = v[132] - t136
-		var t139 uint64 = t137 + 0x8000
-		var t140 uint64 = (t139 >> 16) & 0xffffffffffff
-		var t141 uint64 = uint64((int64(t140<<16) >> 16))
-		v[142] = t141
-		var t196 uint64 = (v[195] >> 31) & 0x1ffffffff
-		var t197 uint64
-		if t196 == 0x1ffffffff {
-			t197 = 1
+		var t146 uint64
+		if t144 != 0 {
+			t146 = 1
 		}
+		var t147 uint64 = ^t146
+		var t148 uint64 = (t145 | t147) & 0x1
+		v[149] = t148
+		var t150 uint64 = (v[143] >> 63) & 0x1
+		v[972] = t150
+		var t151 uint64 = (v[143]) & 0xffffffff
+		v[973] = t151
+		var t134 uint64 = (v[33] >> 31) & 0x1
+		var t137 uint64 = 0x1800000000000 & -t134
+		var t138 uint64 = v[133] - t137
+		var t140 uint64 = t138 + 0x8000
+		var t141 uint64 = (t140 >> 16) & 0xffffffffffff
+		var t142 uint64 = uint64((int64(t141<<16) >> 16))
+		v[143] = t142
+		var t197 uint64 = (v[196] >> 31) & 0x1ffffffff
 		var t198 uint64
-		if t196 != 0 {
+		if t197 == 0x1ffffffff {
 			t198 = 1
 		}
-		var t199 uint64 = ^t198
-		var t200 uint64 = (t197 | t199) & 0x1
-		v[201] = t200
-		var t202 uint64 = (v[195] >> 63) & 0x1
-		v[974] = t202
-		var t203 uint64 = (v[195]) & 0xffffffff
-		v[975] = t203
-		var t186 uint64 = (v[33] >> 31) & 0x1
-		var t189 uint64 = 0x1800000000000 & -t186
-		var t190 uint64 = v[185] - t189
-		var t192 uint64 = t190 + 0x8000
-		var t193 uint64 = (t192 >> 16) & 0xffffffffffff
-		var t194 uint64 = uint64((int64(t193<<16) >> 16))
-		v[195] = t194
-		var t249 uint64 = (v[248] >> 31) & 0x1ffffffff
-		var t250 uint64
-		if t249 == 0x1ffffffff {
-			t250 = 1
+		var t199 uint64
+		if t197 != 0 {
+			t199 = 1
 		}
+		var t200 uint64 = ^t199
+		var t201 uint64 = (t198 | t200) & 0x1
+		v[202] = t201
+		var t203 uint64 = (v[196] >> 63) & 0x1
+		v[974] = t203
+		var t204 uint64 = (v[196]) & 0xffffffff
+		v[975] = t204
+		var t187 uint64 = (v[34] >> 31) & 0x1
+		var t190 uint64 = 0x1800000000000 & -t187
+		var t191 uint64 = v[186] - t190
+		var t193 uint64 = t191 + 0x8000
+		var t194 uint64 = (t193 >> 16) & 0xffffffffffff
+		var t195 uint64 = uint64((int64(t194<<16) >> 16))
+		v[196] = t195
+		var t250 uint64 = (v[249] >> 31) & 0x1ffffffff
 		var t251 uint64
-		if t249 != 0 {
+		if t250 == 0x1ffffffff {
 			t251 = 1
 		}
-		var t252 uint64 = ^t251
-		var t253 uint64 = (t250 | t252) & 0x1
-		v[254] = t253
-		var t255 uint64 = (v[248] >> 63) & 0x1
-		v[976] = t255
-		var t256 uint64 = (v[248]) & 0xffffffff
-		v[977] = t256
-		var t239 uint64 = (v[34] >> 31) & 0x1
-		var t242 uint64 = 0x1800000000000 & -t239
-		var t243 uint64 = v[238] - t242
-		var t245 uint64 = t243 + 0x8000
-		var t246 uint64 = (t245 >> 16) & 0xffffffffffff
-		var t247 uint64 = uint64((int64(t246<<16) >> 16))
-		v[248] = t247
-		var t302 uint64 = (v[301] >> 31) & 0x1ffffffff
-		var t303 uint64
-		if t302 == 0x1ffffffff {
-			t303 = 1
+		var t252 uint64
+		if t250 != 0 {
+			t252 = 1
 		}
+		var t253 uint64 = ^t252
+		var t254 uint64 = (t251 | t253) & 0x1
+		v[255] = t254
+		var t256 uint64 = (v[249] >> 63) & 0x1
+		v[976] = t256
+		var t257 uint64 = (v[249]) & 0xffffffff
+		v[977] = t257
+		var t240 uint64 = (v[35] >> 31) & 0x1
+		var t243 uint64 = 0x1800000000000 & -t240
+		var t244 uint64 = v[239] - t243
+		var t246 uint64 = t244 + 0x8000
+		var t247 uint64 = (t246 >> 16) & 0xffffffffffff
+		var t248 uint64 = uint64((int64(t247<<16) >> 16))
+		v[249] = t248
+		var t303 uint64 = (v[302] >> 31) & 0x1ffffffff
 		var t304 uint64
-		if t302 != 0 {
+		if t303 == 0x1ffffffff {
 			t304 = 1
 		}
-		var t305 uint64 = ^t304
-		var t306 uint64 = (t303 | t305) & 0x1
-		v[307] = t306
-		var t308 uint64 = (v[301] >> 63) & 0x1
-		v[978] = t308
-		var t309 uint64 = (v[301]) & 0xffffffff
-		v[979] = t309
-		var t292 uint64 = (v[35] >> 31) & 0x1
-		var t295 uint64 = 0x1800000000000 & -t292
-		var t296 uint64 = v[291] - t295
-		var t298 uint64 = t296 + 0x8000
-		var t299 uint64 = (t298 >> 16) & 0xffffffffffff
-		var t300 uint64 = uint64((int64(t299<<16) >> 16))
-		v[301] = t300
-		var t355 uint64 = (v[354] >> 31) & 0x1ffffffff
-		var t356 uint64
-		if t355 == 0x1ffffffff {
-			t356 = 1
+		var t305 uint64
+		if t303 != 0 {
+			t305 = 1
 		}
+		var t306 uint64 = ^t305
+		var t307 uint64 = (t304 | t306) & 0x1
+		v[308] = t307
+		var t309 uint64 = (v[302] >> 63) & 0x1
+		v[978] = t309
+		var t310 uint64 = (v[302]) & 0xffffffff
+		v[979] = t310
+		var t293 uint64 = (v[36] >> 31) & 0x1
+		var t296 uint64 = 0x1800000000000 & -t293
+		var t297 uint64 = v[292] - t296
+		var t299 uint64 = t297 + 0x8000
+		var t300 uint64 = (t299 >> 16) & 0xffffffffffff
+		var t301 uint64 = uint64((int64(t300<<16) >> 16))
+		v[302] = t301
+		var t356 uint64 = (v[355] >> 31) & 0x1ffffffff
 		var t357 uint64
-		if t355 != 0 {
+		if t356 == 0x1ffffffff {
 			t357 = 1
 		}
-		var t358 uint64 = ^t357
-		var t359 uint64 = (t356 | t358) & 0x1
-		v[360] = t359
-		var t361 uint64 = (v[354] >> 63) & 0x1
-		v[980] = t361
-		var t362 uint64 = (v[354]) & 0xffffffff
-		v[981] = t362
-		var t345 uint64 = (v[36] >> 31) & 0x1
-		var t348 uint64 = 0x1800000000000 & -t345
-		var t349 uint64 = v[344] - t348
-		var t351 uint64 = t349 + 0x8000
-		var t352 uint64 = (t351 >> 16) & 0xffffffffffff
-		var t353 uint64 = uint64((int64(t352<<16) >> 16))
-		v[354] = t353
-		var t408 uint64 = (v[407] >> 31) & 0x1ffffffff
-		var t409 uint64
-		if t408 == 0x1ffffffff {
-			t409 = 1
+		var t358 uint64
+		if t356 != 0 {
+			t358 = 1
 		}
+		var t359 uint64 = ^t358
+		var t360 uint64 = (t357 | t359) & 0x1
+		v[361] = t360
+		var t362 uint64 = (v[355] >> 63) & 0x1
+		v[980] = t362
+		var t363 uint64 = (v[355]) & 0xffffffff
+		v[981] = t363
+		var t346 uint64 = (v[37] >> 31) & 0x1
+		var t349 uint64 = 0x1800000000000 & -t346
+		var t350 uint64 = v[345] - t349
+		var t352 uint64 = t350 + 0x8000
+		var t353 uint64 = (t352 >> 16) & 0xffffffffffff
+		var t354 uint64 = uint64((int64(t353<<16) >> 16))
+		v[355] = t354
+		var t409 uint64 = (v[408] >> 31) & 0x1ffffffff
 		var t410 uint64
-		if t408 != 0 {
+		if t409 == 0x1ffffffff {
 			t410 = 1
 		}
-		var t411 uint64 = ^t410
-		var t412 uint64 = (t409 | t411) & 0x1
-		v[413] = t412
-		var t414 uint64 = (v[407] >> 63) & 0x1
-		v[982] = t414
-		var t415 uint64 = (v[407]) & 0xffffffff
-		v[983] = t415
-		var t398 uint64 = (v[37] >> 31) & 0x1
-		var t401 uint64 = 0x1800000000000 & -t398
-		var t402 uint64 = v[397] - t401
-		var t404 uint64 = t402 + 0x8000
-		var t405 uint64 = (t404 >> 16) & 0xffffffffffff
-		var t406 uint64 = uint64((int64(t405<<16) >> 16))
-		v[407] = t406
-		var t461 uint64 = (v[460] >> 31) & 0x1ffffffff
-		var t462 uint64
-		if t461 == 0x1ffffffff {
-			t462 = 1
+		var t411 uint64
+		if t409 != 0 {
+			t411 = 1
 		}
+		var t412 uint64 = ^t411
+		var t413 uint64 = (t410 | t412) & 0x1
+		v[414] = t413
+		var t415 uint64 = (v[408] >> 63) & 0x1
+		v[982] = t415
+		var t416 uint64 = (v[408]) & 0xffffffff
+		v[983] = t416
+		var t399 uint64 = (v[38] >> 31) & 0x1
+		var t402 uint64 = 0x1800000000000 & -t399
+		var t403 uint64 = v[398] - t402
+		var t405 uint64 = t403 + 0x8000
+		var t406 uint64 = (t405 >> 16) & 0xffffffffffff
+		var t407 uint64 = uint64((int64(t406<<16) >> 16))
+		v[408] = t407
+		var t462 uint64 = (v[461] >> 31) & 0x1ffffffff
 		var t463 uint64
-		if t461 != 0 {
+		if t462 == 0x1ffffffff {
 			t463 = 1
 		}
-		var t464 uint64 = ^t463
-		var t465 uint64 = (t462 | t464) & 0x1
-		v[466] = t465
-		var t467 uint64 = (v[460] >> 63) & 0x1
-		v[984] = t467
-		var t468 uint64 = (v[460]) & 0xffffffff
-		v[985] = t468
-		var t451 uint64 = (v[38] >> 31) & 0x1
-		var t454 uint64 = 0x1800000000000 & -t451
-		var t455 uint64 = v[450] - t454
-		var t457 uint64 = t455 + 0x8000
-		var t458 uint64 = (t457 >> 16) & 0xffffffffffff
-		var t459 uint64 = uint64((int64(t458<<16) >> 16))
-		v[460] = t459
-		var t514 uint64 = (v[513] >> 31) & 0x1ffffffff
-		var t515 uint64
-		if t514 == 0x1ffffffff {
-			t515 = 1
+		var t464 uint64
+		if t462 != 0 {
+			t464 = 1
 		}
+		var t465 uint64 = ^t464
+		var t466 uint64 = (t463 | t465) & 0x1
+		v[467] = t466
+		var t468 uint64 = (v[461] >> 63) & 0x1
+		v[984] = t468
+		var t469 uint64 = (v[461]) & 0xffffffff
+		v[985] = t469
+		var t452 uint64 = (v[39] >> 31) & 0x1
+		var t455 uint64 = 0x1800000000000 & -t452
+		var t456 uint64 = v[451] - t455
+		var t458 uint64 = t456 + 0x8000
+		var t459 uint64 = (t458 >> 16) & 0xffffffffffff
+		var t460 uint64 = uint64((int64(t459<<16) >> 16))
+		v[461] = t460
+		var t515 uint64 = (v[514] >> 31) & 0x1ffffffff
 		var t516 uint64
-		if t514 != 0 {
+		if t515 == 0x1ffffffff {
 			t516 = 1
 		}
-		var t517 uint64 = ^t516
-		var t518 uint64 = (t515 | t517) & 0x1
-		v[519] = t518
-		var t520 uint64 = (v[513] >> 63) & 0x1
-		v[986] = t520
-		var t521 uint64 = (v[513]) & 0xffffffff
-		v[987] = t521
-		var t504 uint64 = (v[39] >> 31) & 0x1
-		var t507 uint64 = 0x1800000000000 & -t504
-		var t508 uint64 = v[503] - t507
-		var t510 uint64 = t508 + 0x8000
-		var t511 uint64 = (t510 >> 16) & 0xffffffffffff
-		var t512 uint64 = uint64((int64(t511<<16) >> 16))
-		v[513] = t512
-		var t567 uint64 = (v[566] >> 31) & 0x1ffffffff
-		var t568 uint64
-		if t567 == 0x1ffffffff {
-			t568 = 1
+		var t517 uint64
+		if t515 != 0 {
+			t517 = 1
 		}
+		var t518 uint64 = ^t517
+		var t519 uint64 = (t516 | t518) & 0x1
+		v[520] = t519
+		var t521 uint64 = (v[514] >> 63) & 0x1
+		v[986] = t521
+		var t522 uint64 = (v[514]) & 0xffffffff
+		v[987] = t522
+		var t505 uint64 = (v[40] >> 31) & 0x1
+		var t508 uint64 = 0x1800000000000 & -t505
+		var t509 uint64 = v[504] - t508
+		var t511 uint64 = t509 + 0x8000
+		var t512 uint64 = (t511 >> 16) & 0xffffffffffff
+		var t513 uint64 = uint64((int64(t512<<16) >> 16))
+		v[514] = t513
+		var t568 uint64 = (v[567] >> 31) & 0x1ffffffff
 		var t569 uint64
-		if t567 != 0 {
+		if t568 == 0x1ffffffff {
 			t569 = 1
 		}
-		var t570 uint64 = ^t569
-		var t571 uint64 = (t568 | t570) & 0x1
-		v[572] = t571
-		var t573 uint64 = (v[566] >> 63) & 0x1
-		v[988] = t573
-		var t574 uint64 = (v[566]) & 0xffffffff
-		v[989] = t574
-		var t557 uint64 = (v[40] >> 31) & 0x1
-		var t560 uint64 = 0x1800000000000 & -t557
-		var t561 uint64 = v[556] - t560
-		var t563 uint64 = t561 + 0x8000
-		var t564 uint64 = (t563 >> 16) & 0xffffffffffff
-		var t565 uint64 = uint64((int64(t564<<16) >> 16))
-		v[566] = t565
-		var t620 uint64 = (v[619] >> 31) & 0x1ffffffff
-		var t621 uint64
-		if t620 == 0x1ffffffff {
-			t621 = 1
+		var t570 uint64
+		if t568 != 0 {
+			t570 = 1
 		}
+		var t571 uint64 = ^t570
+		var t572 uint64 = (t569 | t571) & 0x1
+		v[573] = t572
+		var t574 uint64 = (v[567] >> 63) & 0x1
+		v[988] = t574
+		var t575 uint64 = (v[567]) & 0xffffffff
+		v[989] = t575
+		var t558 uint64 = (v[41] >> 31) & 0x1
+		var t561 uint64 = 0x1800000000000 & -t558
+		var t562 uint64 = v[557] - t561
+		var t564 uint64 = t562 + 0x8000
+		var t565 uint64 = (t564 >> 16) & 0xffffffffffff
+		var t566 uint64 = uint64((int64(t565<<16) >> 16))
+		v[567] = t566
+		var t621 uint64 = (v[620] >> 31) & 0x1ffffffff
 		var t622 uint64
-		if t620 != 0 {
+		if t621 == 0x1ffffffff {
 			t622 = 1
 		}
-		var t623 uint64 = ^t622
-		var t624 uint64 = (t621 | t623) & 0x1
-		v[625] = t624
-		var t626 uint64 = (v[619] >> 63) & 0x1
-		v[990] = t626
-		var t627 uint64 = (v[619]) & 0xffffffff
-		v[991] = t627
-		var t610 uint64 = (v[41] >> 31) & 0x1
-		var t613 uint64 = 0x1800000000000 & -t610
-		var t614 uint64 = v[609] - t613
-		var t616 uint64 = t614 + 0x8000
-		var t617 uint64 = (t616 >> 16) & 0xffffffffffff
-		var t618 uint64 = uint64((int64(t617<<16) >> 16))
-		v[619] = t618
-		var t673 uint64 = (v[672] >> 31) & 0x1ffffffff
-		var t674 uint64
-		if t673 == 0x1ffffffff {
-			t674 = 1
+		var t623 uint64
+		if t621 != 0 {
+			t623 = 1
 		}
+		var t624 uint64 = ^t623
+		var t625 uint64 = (t622 | t624) & 0x1
+		v[626] = t625
+		var t627 uint64 = (v[620] >> 63) & 0x1
+		v[990] = t627
+		var t628 uint64 = (v[620]) & 0xffffffff
+		v[991] = t628
+		var t611 uint64 = (v[42] >> 31) & 0x1
+		var t614 uint64 = 0x1800000000000 & -t611
+		var t615 uint64 = v[610] - t614
+		var t617 uint64 = t615 + 0x8000
+		var t618 uint64 = (t617 >> 16) & 0xffffffffffff
+		var t619 uint64 = uint64((int64(t618<<16) >> 16))
+		v[620] = t619
+		var t674 uint64 = (v[673] >> 31) & 0x1ffffffff
 		var t675 uint64
-		if t673 != 0 {
+		if t674 == 0x1ffffffff {
 			t675 = 1
 		}
-		var t676 uint64 = ^t675
-		var t677 uint64 = (t674 | t676) & 0x1
-		v[678] = t677
-		var t679 uint64 = (v[672] >> 63) & 0x1
-		v[992] = t679
-		var t680 uint64 = (v[672]) & 0xffffffff
-		v[993] = t680
-		var t663 uint64 = (v[42] >> 31) & 0x1
-		var t666 uint64 = 0x1800000000000 & -t663
-		var t667 uint64 = v[662] - t666
-		var t669 uint64 = t667 + 0x8000
-		var t670 uint64 = (t669 >> 16) & 0xffffffffffff
-		var t671 uint64 = uint64((int64(t670<<16) >> 16))
-		v[672] = t671
-		var t726 uint64 = (v[725] >> 31) & 0x1ffffffff
-		var t727 uint64
-		if t726 == 0x1ffffffff {
-			t727 = 1
+		var t676 uint64
+		if t674 != 0 {
+			t676 = 1
 		}
+		var t677 uint64 = ^t676
+		var t678 uint64 = (t675 | t677) & 0x1
+		v[679] = t678
+		var t680 uint64 = (v[673] >> 63) & 0x1
+		v[992] = t680
+		var t681 uint64 = (v[673]) & 0xffffffff
+		v[993] = t681
+		var t664 uint64 = (v[43] >> 31) & 0x1
+		var t667 uint64 = 0x1800000000000 & -t664
+		var t668 uint64 = v[663] - t667
+		var t670 uint64 = t668 + 0x8000
+		var t671 uint64 = (t670 >> 16) & 0xffffffffffff
+		var t672 uint64 = uint64((int64(t671<<16) >> 16))
+		v[673] = t672
+		var t727 uint64 = (v[726] >> 31) & 0x1ffffffff
 		var t728 uint64
-		if t726 != 0 {
+		if t727 == 0x1ffffffff {
 			t728 = 1
 		}
-		var t729 uint64 = ^t728
-		var t730 uint64 = (t727 | t729) & 0x1
-		v[731] = t730
-		var t732 uint64 = (v[725] >> 63) & 0x1
-		v[994] = t732
-		var t733 uint64 = (v[725]) & 0xffffffff
-		v[995] = t733
-		var t716 uint64 = (v[43] >> 31) & 0x1
-		var t719 uint64 = 0x1800000000000 & -t716
-		var t720 uint64 = v[715] - t719
-		var t722 uint64 = t720 + 0x8000
-		var t723 uint64 = (t722 >> 16) & 0xffffffffffff
-		var t724 uint64 = uint64((int64(t723<<16) >> 16))
-		v[725] = t724
-		var t779 uint64 = (v[778] >> 31) & 0x1ffffffff
-		var t780 uint64
-		if t779 == 0x1ffffffff {
-			t780 = 1
+		var t729 uint64
+		if t727 != 0 {
+			t729 = 1
 		}
+		var t730 uint64 = ^t729
+		var t731 uint64 = (t728 | t730) & 0x1
+		v[732] = t731
+		var t733 uint64 = (v[726] >> 63) & 0x1
+		v[994] = t733
+		var t734 uint64 = (v[726]) & 0xffffffff
+		v[995] = t734
+		var t717 uint64 = (v[44] >> 31) & 0x1
+		var t720 uint64 = 0x1800000000000 & -t717
+		var t721 uint64 = v[716] - t720
+		var t723 uint64 = t721 + 0x8000
+		var t724 uint64 = (t723 >> 16) & 0xffffffffffff
+		var t725 uint64 = uint64((int64(t724<<16) >> 16))
+		v[726] = t725
+		var t780 uint64 = (v[779] >> 31) & 0x1ffffffff
 		var t781 uint64
-		if t779 != 0 {
+		if t780 == 0x1ffffffff {
 			t781 = 1
 		}
-		var t782 uint64 = ^t781
-		var t783 uint64 = (t780 | t782) & 0x1
-		v[784] = t783
-		var t785 uint64 = (v[778] >> 63) & 0x1
-		v[996] = t785
-		var t786 uint64 = (v[778]) & 0xffffffff
-		v[997] = t786
-		var t769 uint64 = (v[44] >> 31) & 0x1
-		var t772 uint64 = 0x1800000000000 & -t769
-		var t773 uint64 = v[768] - t772
-		var t775 uint64 = t773 + 0x8000
-		var t776 uint64 = (t775 >> 16) & 0xffffffffffff
-		var t777 uint64 = uint64((int64(t776<<16) >> 16))
-		v[778] = t777
-		var t832 uint64 = (v[831] >> 31) & 0x1ffffffff
-		var t833 uint64
-		if t832 == 0x1ffffffff {
-			t833 = 1
+		var t782 uint64
+		if t780 != 0 {
+			t782 = 1
 		}
+		var t783 uint64 = ^t782
+		var t784 uint64 = (t781 | t783) & 0x1
+		v[785] = t784
+		var t786 uint64 = (v[779] >> 63) & 0x1
+		v[996] = t786
+		var t787 uint64 = (v[779]) & 0xffffffff
+		v[997] = t787
+		var t770 uint64 = (v[45] >> 31) & 0x1
+		var t773 uint64 = 0x1800000000000 & -t770
+		var t774 uint64 = v[769] - t773
+		var t776 uint64 = t774 + 0x8000
+		var t777 uint64 = (t776 >> 16) & 0xffffffffffff
+		var t778 uint64 = uint64((int64(t777<<16) >> 16))
+		v[779] = t778
+		var t833 uint64 = (v[832] >> 31) & 0x1ffffffff
 		var t834 uint64
-		if t832 != 0 {
+		if t833 == 0x1ffffffff {
 			t834 = 1
 		}
-		var t835 uint64 = ^t834
-		var t836 uint64 = (t833 | t835) & 0x1
-		v[837] = t836
-		var t838 uint64 = (v[831] >> 63) & 0x1
-		v[998] = t838
-		var t839 uint64 = (v[831]) & 0xffffffff
-		v[999] = t839
-		var t822 uint64 = (v[45] >> 31) & 0x1
-		var t825 uint64 = 0x1800000000000 & -t822
-		var t826 uint64 = v[821] - t825
-		var t828 uint64 = t826 + 0x8000
-		var t829 uint64 = (t828 >> 16) & 0xffffffffffff
-		var t830 uint64 = uint64((int64(t829<<16) >> 16))
-		v[831] = t830
-		var t885 uint64 = (v[884] >> 31) & 0x1ffffffff
-		var t886 uint64
-		if t885 == 0x1ffffffff {
-			t886 = 1
+		var t835 uint64
+		if t833 != 0 {
+			t835 = 1
 		}
+		var t836 uint64 = ^t835
+		var t837 uint64 = (t834 | t836) & 0x1
+		v[838] = t837
+		var t839 uint64 = (v[832] >> 63) & 0x1
+		v[998] = t839
+		var t840 uint64 = (v[832]) & 0xffffffff
+		v[999] = t840
+		var t823 uint64 = (v[46] >> 31) & 0x1
+		var t826 uint64 = 0x1800000000000 & -t823
+		var t827 uint64 = v[822] - t826
+		var t829 uint64 = t827 + 0x8000
+		var t830 uint64 = (t829 >> 16) & 0xffffffffffff
+		var t831 uint64 = uint64((int64(t830<<16) >> 16))
+		v[832] = t831
+		var t886 uint64 = (v[885] >> 31) & 0x1ffffffff
 		var t887 uint64
-		if t885 != 0 {
+		if t886 == 0x1ffffffff {
 			t887 = 1
 		}
-		var t888 uint64 = ^t887
-		var t889 uint64 = (t886 | t888) & 0x1
-		v[890] = t889
-		var t891 uint64 = (v[884] >> 63) & 0x1
-		v[1000] = t891
-		var t892 uint64 = (v[884]) & 0xffffffff
-		v[1001] = t892
-		var t875 uint64 = (v[46] >> 31) & 0x1
-		*(*[18]uint64)(v[29:47]) = *(*[18]uint64)(v[11:29])
-		v[11] = v[8]
-		v[12] = v[9]
-		var t878 uint64 = 0x1800000000000 & -t875
-		var t879 uint64 = v[874] - t878
-		var t881 uint64 = t879 + 0x8000
-		var t882 uint64 = (t881 >> 16) & 0xffffffffffff
-		var t883 uint64 = uint64((int64(t882<<16) >> 16))
-		v[884] = t883
-		var t57 uint64 = v[55] << 0x0
-		var t75 uint64 = 0x0 + t57
-		var t62 uint64 = v[60] << 0x10
-		var t76 uint64 = t75 + t62
-		var t68 uint64 = v[66] << 0x10
-		var t77 uint64 = t76 + t68
-		var t73 uint64 = v[71] << 0x20
-		var t78 uint64 = t77 + t73
-		v[79] = t78
-		var t52 uint64 = v[7] >> 32 & 0xffff
-		var t54 uint64 = t52 * 0x8000
-		v[55] = t54
-		var t59 uint64 = t52 * 0x1
-		v[60] = t59
-		var t63 uint64 = v[7] >> 48 & 0xffff
-		var t65 uint64 = t63 * 0x8000
-		v[66] = t65
-		var t70 uint64 = t63 * 0x1
-		v[71] = t70
-		var t51 uint64 = v[7] >> 32 & 0xffffffff
-		v[13] = t51
-		var t110 uint64 = v[108] << 0x0
-		var t128 uint64 = 0x0 + t110
-		var t115 uint64 = v[113] << 0x10
-		var t129 uint64 = t128 + t115
-		var t121 uint64 = v[119] << 0x10
-		var t130 uint64 = t129 + t121
-		var t126 uint64 = v[124] << 0x20
-		var t131 uint64 = t130 + t126
-		v[132] = t131
-		var t105 uint64 = v[7] >> 0 & 0xffff
-		var t107 uint64 = t105 * 0x8000
-		v[108] = t107
-		var t112 uint64 = t105 * 0x1
-		v[113] = t112
-		var t116 uint64 = v[7] >> 16 & 0xffff
-		var t118 uint64 = t116 * 0x8000
-		v[119] = t118
-		var t123 uint64 = t116 * 0x1
-		v[124] = t123
-		var t104 uint64 = v[7] >> 0 & 0xffffffff
-		v[14] = t104
-		var t163 uint64 = v[161] << 0x0
-		var t181 uint64 = 0x0 + t163
-		var t168 uint64 = v[166] << 0x10
-		var t182 uint64 = t181 + t168
-		var t174 uint64 = v[172] << 0x10
-		var t183 uint64 = t182 + t174
-		var t179 uint64 = v[177] << 0x20
-		var t184 uint64 = t183 + t179
-		v[185] = t184
-		var t158 uint64 = v[6] >> 32 & 0xffff
-		var t160 uint64 = t158 * 0x8000
-		v[161] = t160
-		var t165 uint64 = t158 * 0x1
-		v[166] = t165
-		var t169 uint64 = v[6] >> 48 & 0xffff
-		var t171 uint64 = t169 * 0x8000
-		v[172] = t171
-		var t176 uint64 = t169 * 0x1
-		v[177] = t176
-		var t157 uint64 = v[6] >> 32 & 0xffffffff
-		v[15] = t157
-		var t216 uint64 = v[214] << 0x0
-		var t234 uint64 = 0x0 + t216
-		var t221 uint64 = v[219] << 0x10
-		var t235 uint64 = t234 + t221
-		var t227 uint64 = v[225] << 0x10
-		var t236 uint64 = t235 + t227
-		var t232 uint64 = v[230] << 0x20
-		var t237 uint64 = t236 + t232
-		v[238] = t237
-		var t211 uint64 = v[6] >> 0 & 0xffff
-		var t213 uint64 = t211 * 0x8000
-		v[214] = t213
-		var t218 uint64 = t211 * 0x1
-		v[219] = t218
-		var t222 uint64 = v[6] >> 16 & 0xffff
-		var t224 uint64 = t222 * 0x8000
-		v[225] = t224
-		var t229 uint64 = t222 * 0x1
-		v[230] = t229
-		var t210 uint64 = v[6] >> 0 & 0xffffffff
-		v[16] = t210
-		var t269 uint64 = v[267] << 0x0
-		var t287 uint64 = 0x0 + t269
-		var t274 uint64 = v[272] << 0x10
-		var t288 uint64 = t287 + t274
-		var t280 uint64 = v[278] << 0x10
-		var t289 uint64 = t288 + t280
-		var t285 uint64 = v[283] << 0x20
-		var t290 uint64 = t289 + t285
-		v[291] = t290
-		var t264 uint64 = v[5] >> 32 & 0xffff
-		var t266 uint64 = t264 * 0x8000
-		v[267] = t266
-		var t271 uint64 = t264 * 0x1
-		v[272] = t271
-		var t275 uint64 = v[5] >> 48 & 0xffff
-		var t277 uint64 = t275 * 0x8000
-		v[278] = t277
-		var t282 uint64 = t275 * 0x1
-		v[283] = t282
-		var t263 uint64 = v[5] >> 32 & 0xffffffff
-		v[17] = t263
-		var t322 uint64 = v[320] << 0x0
-		var t340 uint64 = 0x0 + t322
-		var t327 uint64 = v[325] << 0x10
-		var t341 uint64 = t340 + t327
-		var t333 uint64 = v[331] << 0x10
-		var t342 uint64 = t341 + t333
-		var t338 uint64 = v[336] << 0x20
-		var t343 uint64 = t342 + t338
-		v[344] = t343
-		var t317 uint64 = v[5] >> 0 & 0xffff
-		var t319 uint64 = t317 * 0x8000
-		v[320] = t319
-		var t324 uint64 = t317 * 0x1
-		v[325] = t324
-		var t328 uint64 = v[5] >> 16 & 0xffff
-		var t330 uint64 = t328 * 0x8000
-		v[331] = t330
-		var t335 uint64 = t328 * 0x1
-		v[336] = t335
-		var t316 uint64 = v[5] >> 0 & 0xffffffff
-		v[18] = t316
-		var t375 uint64 = v[373] << 0x0
-		var t393 uint64 = 0x0 + t375
-		var t380 uint64 = v[378] << 0x10
-		var t394 uint64 = t393 + t380
-		var t386 uint64 = v[384] << 0x10
-		var t395 uint64 = t394 + t386
-		var t391 uint64 = v[389] << 0x20
-		var t396 uint64 = t395 + t391
-		v[397] = t396
-		var t370 uint64 = v[4] >> 32 & 0xffff
-		var t372 uint64 = t370 * 0x8000
-		v[373] = t372
-		var t377 uint64 = t370 * 0x1
-		v[378] = t377
-		var t381 uint64 = v[4] >> 48 & 0xffff
-		var t383 uint64 = t381 * 0x8000
-		v[384] = t383
-		var t388 uint64 = t381 * 0x1
-		v[389] = t388
-		var t369 uint64 = v[4] >> 32 & 0xffffffff
-		v[19] = t369
-		var t428 uint64 = v[426] << 0x0
-		var t446 uint64 = 0x0 + t428
-		var t433 uint64 = v[431] << 0x10
-		var t447 uint64 = t446 + t433
-		var t439 uint64 = v[437] << 0x10
-		var t448 uint64 = t447 + t439
-		var t444 uint64 = v[442] << 0x20
-		var t449 uint64 = t448 + t444
-		v[450] = t449
-		var t423 uint64 = v[4] >> 0 & 0xffff
-		var t425 uint64 = t423 * 0x8000
-		v[426] = t425
-		var t430 uint64 = t423 * 0x1
-		v[431] = t430
-		var t434 uint64 = v[4] >> 16 & 0xffff
-		var t436 uint64 = t434 * 0x8000
-		v[437] = t436
-		var t441 uint64 = t434 * 0x1
-		v[442] = t441
-		var t422 uint64 = v[4] >> 0 & 0xffffffff
-		v[20] = t422
-		var t481 uint64 = v[479] << 0x0
-		var t499 uint64 = 0x0 + t481
-		var t486 uint64 = v[484] << 0x10
-		var t500 uint64 = t499 + t486
-		var t492 uint64 = v[490] << 0x10
-		var t501 uint64 = t500 + t492
-		var t497 uint64 = v[495] << 0x20
-		var t502 uint64 = t501 + t497
-		v[503] = t502
-		var t476 uint64 = v[3] >> 32 & 0xffff
-		var t478 uint64 = t476 * 0x8000
-		v[479] = t478
-		var t483 uint64 = t476 * 0x1
-		v[484] = t483
-		var t487 uint64 = v[3] >> 48 & 0xffff
-		var t489 uint64 = t487 * 0x8000
-		v[490] = t489
-		var t494 uint64 = t487 * 0x1
-		v[495] = t494
-		var t475 uint64 = v[3] >> 32 & 0xffffffff
-		v[21] = t475
-		var t534 uint64 = v[532] << 0x0
-		var t552 uint64 = 0x0 + t534
-		var t539 uint64 = v[537] << 0x10
-		var t553 uint64 = t552 + t539
-		var t545 uint64 = v[543] << 0x10
-		var t554 uint64 = t553 + t545
-		var t550 uint64 = v[548] << 0x20
-		var t555 uint64 = t554 + t550
-		v[556] = t555
-		var t529 uint64 = v[3] >> 0 & 0xffff
-		var t531 uint64 = t529 * 0x8000
-		v[532] = t531
-		var t536 uint64 = t529 * 0x1
-		v[537] = t536
-		var t540 uint64 = v[3] >> 16 & 0xffff
-		var t542 uint64 = t540 * 0x8000
-		v[543] = t542
-		var t547 uint64 = t540 * 0x1
-		v[548] = t547
-		var t528 uint64 = v[3] >> 0 & 0xffffffff
-		v[22] = t528
-		var t587 uint64 = v[585] << 0x0
-		var t605 uint64 = 0x0 + t587
-		var t592 uint64 = v[590] << 0x10
-		var t606 uint64 = t605 + t592
-		var t598 uint64 = v[596] << 0x10
-		var t607 uint64 = t606 + t598
-		var t603 uint64 = v[601] << 0x20
-		var t608 uint64 = t607 + t603
-		v[609] = t608
-		var t582 uint64 = v[2] >> 32 & 0xffff
-		var t584 uint64 = t582 * 0x8000
-		v[585] = t584
-		var t589 uint64 = t582 * 0x1
-		v[590] = t589
-		var t593 uint64 = v[2] >> 48 & 0xffff
-		var t595 uint64 = t593 * 0x8000
-		v[596] = t595
-		var t600 uint64 = t593 * 0x1
-		v[601] = t600
-		var t581 uint64 = v[2] >> 32 & 0xffffffff
-		v[23] = t581
-		var t640 uint64 = v[638] << 0x0
-		var t658 uint64 = 0x0 + t640
-		var t645 uint64 = v[643] << 0x10
-		var t659 uint64 = t658 + t645
-		var t651 uint64 = v[649] << 0x10
-		var t660 uint64 = t659 + t651
-		var t656 uint64 = v[654] << 0x20
-		var t661 uint64 = t660 + t656
-		v[662] = t661
-		var t635 uint64 = v[2] >> 0 & 0xffff
-		var t637 uint64 = t635 * 0x8000
-		v[638] = t637
-		var t642 uint64 = t635 * 0x1
-		v[643] = t642
-		var t646 uint64 = v[2] >> 16 & 0xffff
-		var t648 uint64 = t646 * 0x8000
-		v[649] = t648
-		var t653 uint64 = t646 * 0x1
-		v[654] = t653
-		var t634 uint64 = v[2] >> 0 & 0xffffffff
-		v[24] = t634
-		var t693 uint64 = v[691] << 0x0
-		var t711 uint64 = 0x0 + t693
-		var t698 uint64 = v[696] << 0x10
-		var t712 uint64 = t711 + t698
-		var t704 uint64 = v[702] << 0x10
-		var t713 uint64 = t712 + t704
-		var t709 uint64 = v[707] << 0x20
-		var t714 uint64 = t713 + t709
-		v[715] = t714
-		var t688 uint64 = v[1] >> 32 & 0xffff
-		var t690 uint64 = t688 * 0x8000
-		v[691] = t690
-		var t695 uint64 = t688 * 0x1
-		v[696] = t695
-		var t699 uint64 = v[1] >> 48 & 0xffff
-		var t701 uint64 = t699 * 0x8000
-		v[702] = t701
-		var t706 uint64 = t699 * 0x1
-		v[707] = t706
-		var t687 uint64 = v[1] >> 32 & 0xffffffff
-		v[25] = t687
-		var t746 uint64 = v[744] << 0x0
-		var t764 uint64 = 0x0 + t746
-		var t751 uint64 = v[749] << 0x10
-		var t765 uint64 = t764 + t751
-		var t757 uint64 = v[755] << 0x10
-		var t766 uint64 = t765 + t757
-		var t762 uint64 = v[760] << 0x20
-		var t767 uint64 = t766 + t762
-		v[768] = t767
-		var t741 uint64 = v[1] >> 0 & 0xffff
-		var t743 uint64 = t741 * 0x8000
-		v[744] = t743
-		var t748 uint64 = t741 * 0x1
-		v[749] = t748
-		var t752 uint64 = v[1] >> 16 & 0xffff
-		var t754 uint64 = t752 * 0x8000
-		v[755] = t754
-		var t759 uint64 = t752 * 0x1
-		v[760] = t759
-		var t740 uint64 = v[1] >> 0 & 0xffffffff
-		v[26] = t740
-		var t799 uint64 = v[797] << 0x0
-		var t817 uint64 = 0x0 + t799
-		var t804 uint64 = v[802] << 0x10
-		var t818 uint64 = t817 + t804
-		var t810 uint64 = v[808] << 0x10
-		var t819 uint64 = t818 + t810
-		var t815 uint64 = v[813] << 0x20
-		var t820 uint64 = t819 + t815
-		v[821] = t820
-		var t794 uint64 = v[0] >> 32 & 0xffff
-		var t796 uint64 = t794 * 0x8000
-		v[797] = t796
-		var t801 uint64 = t794 * 0x1
-		v[802] = t801
-		var t805 uint64 = v[0] >> 48 & 0xffff
-		var t807 uint64 = t805 * 0x8000
-		v[808] = t807
-		var t812 uint64 = t805 * 0x1
-		v[813] = t812
-		var t793 uint64 = v[0] >> 32 & 0xffffffff
-		v[27] = t793
-		var t852 uint64 = v[850] << 0x0
-		var t870 uint64 = 0x0 + t852
-		var t857 uint64 = v[855] << 0x10
-		var t871 uint64 = t870 + t857
-		var t863 uint64 = v[861] << 0x10
-		var t872 uint64 = t871 + t863
-		var t868 uint64 = v[866] << 0x20
-		var t873 uint64 = t872 + t868
-		v[874] = t873
-		var t847 uint64 = v[0] >> 0 & 0xffff
-		var t849 uint64 = t847 * 0x8000
-		v[850] = t849
-		var t854 uint64 = t847 * 0x1
-		v[855] = t854
-		var t858 uint64 = v[0] >> 16 & 0xffff
-		var t860 uint64 = t858 * 0x8000
-		v[861] = t860
-		var t865 uint64 = t858 * 0x1
-		v[866] = t865
-		var t846 uint64 = v[0] >> 0 & 0xffffffff
-		v[28] = t846
+		var t888 uint64
+		if t886 != 0 {
+			t888 = 1
+		}
+		var t889 uint64 = ^t888
+		var t890 uint64 = (t887 | t889) & 0x1
+		v[891] = t890
+		var t892 uint64 = (v[885] >> 63) & 0x1
+		v[1000] = t892
+		var t893 uint64 = (v[885]) & 0xffffffff
+		v[1001] = t893
+		var t876 uint64 = (v[47] >> 31) & 0x1
+		*(*[18]uint64)(v[30:48]) = *(*[18]uint64)(v[12:30])
+		v[12] = v[8]
+		v[13] = v[9]
+		var t879 uint64 = 0x1800000000000 & -t876
+		var t880 uint64 = v[875] - t879
+		var t882 uint64 = t880 + 0x8000
+		var t883 uint64 = (t882 >> 16) & 0xffffffffffff
+		var t884 uint64 = uint64((int64(t883<<16) >> 16))
+		v[885] = t884
+		var t58 uint64 = v[56] << 0x0
+		var t76 uint64 = 0x0 + t58
+		var t63 uint64 = v[61] << 0x10
+		var t77 uint64 = t76 + t63
+		var t69 uint64 = v[67] << 0x10
+		var t78 uint64 = t77 + t69
+		var t74 uint64 = v[72] << 0x20
+		var t79 uint64 = t78 + t74
+		v[80] = t79
+		var t53 uint64 = v[7] >> 32 & 0xffff
+		var t55 uint64 = t53 * 0x8000
+		v[56] = t55
+		var t60 uint64 = t53 * 0x1
+		v[61] = t60
+		var t64 uint64 = v[7] >> 48 & 0xffff
+		var t66 uint64 = t64 * 0x8000
+		v[67] = t66
+		var t71 uint64 = t64 * 0x1
+		v[72] = t71
+		var t52 uint64 = v[7] >> 32 & 0xffffffff
+		v[14] = t52
+		var t111 uint64 = v[109] << 0x0
+		var t129 uint64 = 0x0 + t111
+		var t116 uint64 = v[114] << 0x10
+		var t130 uint64 = t129 + t116
+		var t122 uint64 = v[120] << 0x10
+		var t131 uint64 = t130 + t122
+		var t127 uint64 = v[125] << 0x20
+		var t132 uint64 = t131 + t127
+		v[133] = t132
+		var t106 uint64 = v[7] >> 0 & 0xffff
+		var t108 uint64 = t106 * 0x8000
+		v[109] = t108
+		var t113 uint64 = t106 * 0x1
+		v[114] = t113
+		var t117 uint64 = v[7] >> 16 & 0xffff
+		var t119 uint64 = t117 * 0x8000
+		v[120] = t119
+		var t124 uint64 = t117 * 0x1
+		v[125] = t124
+		var t105 uint64 = v[7] >> 0 & 0xffffffff
+		v[15] = t105
+		var t164 uint64 = v[162] << 0x0
+		var t182 uint64 = 0x0 + t164
+		var t169 uint64 = v[167] << 0x10
+		var t183 uint64 = t182 + t169
+		var t175 uint64 = v[173] << 0x10
+		var t184 uint64 = t183 + t175
+		var t180 uint64 = v[178] << 0x20
+		var t185 uint64 = t184 + t180
+		v[186] = t185
+		var t159 uint64 = v[6] >> 32 & 0xffff
+		var t161 uint64 = t159 * 0x8000
+		v[162] = t161
+		var t166 uint64 = t159 * 0x1
+		v[167] = t166
+		var t170 uint64 = v[6] >> 48 & 0xffff
+		var t172 uint64 = t170 * 0x8000
+		v[173] = t172
+		var t177 uint64 = t170 * 0x1
+		v[178] = t177
+		var t158 uint64 = v[6] >> 32 & 0xffffffff
+		v[16] = t158
+		var t217 uint64 = v[215] << 0x0
+		var t235 uint64 = 0x0 + t217
+		var t222 uint64 = v[220] << 0x10
+		var t236 uint64 = t235 + t222
+		var t228 uint64 = v[226] << 0x10
+		var t237 uint64 = t236 + t228
+		var t233 uint64 = v[231] << 0x20
+		var t238 uint64 = t237 + t233
+		v[239] = t238
+		var t212 uint64 = v[6] >> 0 & 0xffff
+		var t214 uint64 = t212 * 0x8000
+		v[215] = t214
+		var t219 uint64 = t212 * 0x1
+		v[220] = t219
+		var t223 uint64 = v[6] >> 16 & 0xffff
+		var t225 uint64 = t223 * 0x8000
+		v[226] = t225
+		var t230 uint64 = t223 * 0x1
+		v[231] = t230
+		var t211 uint64 = v[6] >> 0 & 0xffffffff
+		v[17] = t211
+		var t270 uint64 = v[268] << 0x0
+		var t288 uint64 = 0x0 + t270
+		var t275 uint64 = v[273] << 0x10
+		var t289 uint64 = t288 + t275
+		var t281 uint64 = v[279] << 0x10
+		var t290 uint64 = t289 + t281
+		var t286 uint64 = v[284] << 0x20
+		var t291 uint64 = t290 + t286
+		v[292] = t291
+		var t265 uint64 = v[5] >> 32 & 0xffff
+		var t267 uint64 = t265 * 0x8000
+		v[268] = t267
+		var t272 uint64 = t265 * 0x1
+		v[273] = t272
+		var t276 uint64 = v[5] >> 48 & 0xffff
+		var t278 uint64 = t276 * 0x8000
+		v[279] = t278
+		var t283 uint64 = t276 * 0x1
+		v[284] = t283
+		var t264 uint64 = v[5] >> 32 & 0xffffffff
+		v[18] = t264
+		var t323 uint64 = v[321] << 0x0
+		var t341 uint64 = 0x0 + t323
+		var t328 uint64 = v[326] << 0x10
+		var t342 uint64 = t341 + t328
+		var t334 uint64 = v[332] << 0x10
+		var t343 uint64 = t342 + t334
+		var t339 uint64 = v[337] << 0x20
+		var t344 uint64 = t343 + t339
+		v[345] = t344
+		var t318 uint64 = v[5] >> 0 & 0xffff
+		var t320 uint64 = t318 * 0x8000
+		v[321] = t320
+		var t325 uint64 = t318 * 0x1
+		v[326] = t325
+		var t329 uint64 = v[5] >> 16 & 0xffff
+		var t331 uint64 = t329 * 0x8000
+		v[332] = t331
+		var t336 uint64 = t329 * 0x1
+		v[337] = t336
+		var t317 uint64 = v[5] >> 0 & 0xffffffff
+		v[19] = t317
+		var t376 uint64 = v[374] << 0x0
+		var t394 uint64 = 0x0 + t376
+		var t381 uint64 = v[379] << 0x10
+		var t395 uint64 = t394 + t381
+		var t387 uint64 = v[385] << 0x10
+		var t396 uint64 = t395 + t387
+		var t392 uint64 = v[390] << 0x20
+		var t397 uint64 = t396 + t392
+		v[398] = t397
+		var t371 uint64 = v[4] >> 32 & 0xffff
+		var t373 uint64 = t371 * 0x8000
+		v[374] = t373
+		var t378 uint64 = t371 * 0x1
+		v[379] = t378
+		var t382 uint64 = v[4] >> 48 & 0xffff
+		var t384 uint64 = t382 * 0x8000
+		v[385] = t384
+		var t389 uint64 = t382 * 0x1
+		v[390] = t389
+		var t370 uint64 = v[4] >> 32 & 0xffffffff
+		v[20] = t370
+		var t429 uint64 = v[427] << 0x0
+		var t447 uint64 = 0x0 + t429
+		var t434 uint64 = v[432] << 0x10
+		var t448 uint64 = t447 + t434
+		var t440 uint64 = v[438] << 0x10
+		var t449 uint64 = t448 + t440
+		var t445 uint64 = v[443] << 0x20
+		var t450 uint64 = t449 + t445
+		v[451] = t450
+		var t424 uint64 = v[4] >> 0 & 0xffff
+		var t426 uint64 = t424 * 0x8000
+		v[427] = t426
+		var t431 uint64 = t424 * 0x1
+		v[432] = t431
+		var t435 uint64 = v[4] >> 16 & 0xffff
+		var t437 uint64 = t435 * 0x8000
+		v[438] = t437
+		var t442 uint64 = t435 * 0x1
+		v[443] = t442
+		var t423 uint64 = v[4] >> 0 & 0xffffffff
+		v[21] = t423
+		var t482 uint64 = v[480] << 0x0
+		var t500 uint64 = 0x0 + t482
+		var t487 uint64 = v[485] << 0x10
+		var t501 uint64 = t500 + t487
+		var t493 uint64 = v[491] << 0x10
+		var t502 uint64 = t501 + t493
+		var t498 uint64 = v[496] << 0x20
+		var t503 uint64 = t502 + t498
+		v[504] = t503
+		var t477 uint64 = v[3] >> 32 & 0xffff
+		var t479 uint64 = t477 * 0x8000
+		v[480] = t479
+		var t484 uint64 = t477 * 0x1
+		v[485] = t484
+		var t488 uint64 = v[3] >> 48 & 0xffff
+		var t490 uint64 = t488 * 0x8000
+		v[491] = t490
+		var t495 uint64 = t488 * 0x1
+		v[496] = t495
+		var t476 uint64 = v[3] >> 32 & 0xffffffff
+		v[22] = t476
+		var t535 uint64 = v[533] << 0x0
+		var t553 uint64 = 0x0 + t535
+		var t540 uint64 = v[538] << 0x10
+		var t554 uint64 = t553 + t540
+		var t546 uint64 = v[544] << 0x10
+		var t555 uint64 = t554 + t546
+		var t551 uint64 = v[549] << 0x20
+		var t556 uint64 = t555 + t551
+		v[557] = t556
+		var t530 uint64 = v[3] >> 0 & 0xffff
+		var t532 uint64 = t530 * 0x8000
+		v[533] = t532
+		var t537 uint64 = t530 * 0x1
+		v[538] = t537
+		var t541 uint64 = v[3] >> 16 & 0xffff
+		var t543 uint64 = t541 * 0x8000
+		v[544] = t543
+		var t548 uint64 = t541 * 0x1
+		v[549] = t548
+		var t529 uint64 = v[3] >> 0 & 0xffffffff
+		v[23] = t529
+		var t588 uint64 = v[586] << 0x0
+		var t606 uint64 = 0x0 + t588
+		var t593 uint64 = v[591] << 0x10
+		var t607 uint64 = t606 + t593
+		var t599 uint64 = v[597] << 0x10
+		var t608 uint64 = t607 + t599
+		var t604 uint64 = v[602] << 0x20
+		var t609 uint64 = t608 + t604
+		v[610] = t609
+		var t583 uint64 = v[2] >> 32 & 0xffff
+		var t585 uint64 = t583 * 0x8000
+		v[586] = t585
+		var t590 uint64 = t583 * 0x1
+		v[591] = t590
+		var t594 uint64 = v[2] >> 48 & 0xffff
+		var t596 uint64 = t594 * 0x8000
+		v[597] = t596
+		var t601 uint64 = t594 * 0x1
+		v[602] = t601
+		var t582 uint64 = v[2] >> 32 & 0xffffffff
+		v[24] = t582
+		var t641 uint64 = v[639] << 0x0
+		var t659 uint64 = 0x0 + t641
+		var t646 uint64 = v[644] << 0x10
+		var t660 uint64 = t659 + t646
+		var t652 uint64 = v[650] << 0x10
+		var t661 uint64 = t660 + t652
+		var t657 uint64 = v[655] << 0x20
+		var t662 uint64 = t661 + t657
+		v[663] = t662
+		var t636 uint64 = v[2] >> 0 & 0xffff
+		var t638 uint64 = t636 * 0x8000
+		v[639] = t638
+		var t643 uint64 = t636 * 0x1
+		v[644] = t643
+		var t647 uint64 = v[2] >> 16 & 0xffff
+		var t649 uint64 = t647 * 0x8000
+		v[650] = t649
+		var t654 uint64 = t647 * 0x1
+		v[655] = t654
+		var t635 uint64 = v[2] >> 0 & 0xffffffff
+		v[25] = t635
+		var t694 uint64 = v[692] << 0x0
+		var t712 uint64 = 0x0 + t694
+		var t699 uint64 = v[697] << 0x10
+		var t713 uint64 = t712 + t699
+		var t705 uint64 = v[703] << 0x10
+		var t714 uint64 = t713 + t705
+		var t710 uint64 = v[708] << 0x20
+		var t715 uint64 = t714 + t710
+		v[716] = t715
+		var t689 uint64 = v[1] >> 32 & 0xffff
+		var t691 uint64 = t689 * 0x8000
+		v[692] = t691
+		var t696 uint64 = t689 * 0x1
+		v[697] = t696
+		var t700 uint64 = v[1] >> 48 & 0xffff
+		var t702 uint64 = t700 * 0x8000
+		v[703] = t702
+		var t707 uint64 = t700 * 0x1
+		v[708] = t707
+		var t688 uint64 = v[1] >> 32 & 0xffffffff
+		v[26] = t688
+		var t747 uint64 = v[745] << 0x0
+		var t765 uint64 = 0x0 + t747
+		var t752 uint64 = v[750] << 0x10
+		var t766 uint64 = t765 + t752
+		var t758 uint64 = v[756] << 0x10
+		var t767 uint64 = t766 + t758
+		var t763 uint64 = v[761] << 0x20
+		var t768 uint64 = t767 + t763
+		v[769] = t768
+		var t742 uint64 = v[1] >> 0 & 0xffff
+		var t744 uint64 = t742 * 0x8000
+		v[745] = t744
+		var t749 uint64 = t742 * 0x1
+		v[750] = t749
+		var t753 uint64 = v[1] >> 16 & 0xffff
+		var t755 uint64 = t753 * 0x8000
+		v[756] = t755
+		var t760 uint64 = t753 * 0x1
+		v[761] = t760
+		var t741 uint64 = v[1] >> 0 & 0xffffffff
+		v[27] = t741
+		var t800 uint64 = v[798] << 0x0
+		var t818 uint64 = 0x0 + t800
+		var t805 uint64 = v[803] << 0x10
+		var t819 uint64 = t818 + t805
+		var t811 uint64 = v[809] << 0x10
+		var t820 uint64 = t819 + t811
+		var t816 uint64 = v[814] << 0x20
+		var t821 uint64 = t820 + t816
+		v[822] = t821
+		var t795 uint64 = v[0] >> 32 & 0xffff
+		var t797 uint64 = t795 * 0x8000
+		v[798] = t797
+		var t802 uint64 = t795 * 0x1
+		v[803] = t802
+		var t806 uint64 = v[0] >> 48 & 0xffff
+		var t808 uint64 = t806 * 0x8000
+		v[809] = t808
+		var t813 uint64 = t806 * 0x1
+		v[814] = t813
+		var t794 uint64 = v[0] >> 32 & 0xffffffff
+		v[28] = t794
+		var t853 uint64 = v[851] << 0x0
+		var t871 uint64 = 0x0 + t853
+		var t858 uint64 = v[856] << 0x10
+		var t872 uint64 = t871 + t858
+		var t864 uint64 = v[862] << 0x10
+		var t873 uint64 = t872 + t864
+		var t869 uint64 = v[867] << 0x20
+		var t874 uint64 = t873 + t869
+		v[875] = t874
+		var t848 uint64 = v[0] >> 0 & 0xffff
+		var t850 uint64 = t848 * 0x8000
+		v[851] = t850
+		var t855 uint64 = t848 * 0x1
+		v[856] = t855
+		var t859 uint64 = v[0] >> 16 & 0xffff
+		var t861 uint64 = t859 * 0x8000
+		v[862] = t861
+		var t866 uint64 = t859 * 0x1
+		v[867] = t866
+		var t847 uint64 = v[0] >> 0 & 0xffffffff
+		v[29] = t847
 	}
-	if v[950] != 0 {
+	if v[951] != 0 {
 		d |= 0x8
-		if v[937] != 0 {
-			*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[938:948])
+		if v[938] != 0 {
+			*(*[10]uint64)(v[928:938]) = *(*[10]uint64)(v[939:949])
 		} else {
-			*(*[10]uint64)(v[927:937]) = *(*[10]uint64)(v[912:922])
+			*(*[10]uint64)(v[928:938]) = *(*[10]uint64)(v[913:923])
 		}
 	}
 	if x.Rst {
 		d |= 0x4
-		v[926] = 0x0
-		v[937] = 0x0
+		v[927] = 0x0
+		v[938] = 0x0
 	} else {
 		d |= 0x4
-		var t951 uint64 = v[937] | v[911]
-		var t952, t952_1, t952_0 uint64 = 0, t951, v[926]
-		if v[950] != 0 {
-			t952 = t952_1
+		var t952 uint64 = v[938] | v[912]
+		var t953, t953_1, t953_0 uint64 = 0, t952, v[927]
+		if v[951] != 0 {
+			t953 = t953_1
 		} else {
-			t952 = t952_0
+			t953 = t953_0
 		}
-		v[926] = t952
-		var t964 uint64 = t951 & (v[950] - 1)
-		v[937] = t964
+		v[927] = t953
+		var t965 uint64 = t952 & (v[951] - 1)
+		v[938] = t965
 	}
 	if x.Rst {
 		d |= 0x2
-		v[908] = 0x0
 		v[909] = 0x0
 		v[910] = 0x0
 		v[911] = 0x0
-	} else if v[923] != 0 {
+		v[912] = 0x0
+	} else if v[924] != 0 {
 		d |= 0x2
+		v[912] = v[911]
 		v[911] = v[910]
 		v[910] = v[909]
-		v[909] = v[908]
-		var t924 uint64 = v[10] & v[923]
-		v[908] = t924
+		var t925 uint64 = v[10] & v[924]
+		v[909] = t925
 	}
-	if v[967] != 0 {
+	if v[968] != 0 {
 		d |= 0x10
-		*(*[10]uint64)(v[938:948]) = *(*[10]uint64)(v[912:922])
+		*(*[10]uint64)(v[939:949]) = *(*[10]uint64)(v[913:923])
 	}
 	x.D |= d
 	return true
@@ -1355,10 +1355,10 @@ var simscale_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 923,
-	"m_tdata":   927,
-	"m_tkeep":   935,
-	"m_tlast":   968,
-	"m_tvalid":  926,
-	"m_tready":  969,
+	"s0_tready": 924,
+	"m_tdata":   928,
+	"m_tkeep":   936,
+	"m_tlast":   969,
+	"m_tvalid":  927,
+	"m_tready":  11,
 }

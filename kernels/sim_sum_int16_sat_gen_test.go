@@ -24,145 +24,145 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int16_sat() }) }
 // Newsimsum_int16_sat returns a simsum_int16_sat with registers at their reset values.
 func Newsimsum_int16_sat() *simsum_int16_sat {
 	x := &simsum_int16_sat{D: ^uint64(0)}
-	x.S[22] = 0x1
-	x.S[33] = 0x8000
-	x.S[34] = 0x7fff
+	x.S[23] = 0x1
+	x.S[34] = 0x8000
 	x.S[35] = 0x7fff
-	x.S[39] = 0x1
-	x.S[50] = 0x8000
-	x.S[51] = 0x7fff
+	x.S[36] = 0x7fff
+	x.S[40] = 0x1
+	x.S[51] = 0x8000
 	x.S[52] = 0x7fff
-	x.S[56] = 0x1
-	x.S[67] = 0x8000
-	x.S[68] = 0x7fff
+	x.S[53] = 0x7fff
+	x.S[57] = 0x1
+	x.S[68] = 0x8000
 	x.S[69] = 0x7fff
-	x.S[73] = 0x1
-	x.S[84] = 0x8000
-	x.S[85] = 0x7fff
+	x.S[70] = 0x7fff
+	x.S[74] = 0x1
+	x.S[85] = 0x8000
 	x.S[86] = 0x7fff
-	x.S[90] = 0x1
-	x.S[101] = 0x8000
-	x.S[102] = 0x7fff
+	x.S[87] = 0x7fff
+	x.S[91] = 0x1
+	x.S[102] = 0x8000
 	x.S[103] = 0x7fff
-	x.S[107] = 0x1
-	x.S[118] = 0x8000
-	x.S[119] = 0x7fff
+	x.S[104] = 0x7fff
+	x.S[108] = 0x1
+	x.S[119] = 0x8000
 	x.S[120] = 0x7fff
-	x.S[124] = 0x1
-	x.S[135] = 0x8000
-	x.S[136] = 0x7fff
+	x.S[121] = 0x7fff
+	x.S[125] = 0x1
+	x.S[136] = 0x8000
 	x.S[137] = 0x7fff
-	x.S[141] = 0x1
-	x.S[152] = 0x8000
-	x.S[153] = 0x7fff
+	x.S[138] = 0x7fff
+	x.S[142] = 0x1
+	x.S[153] = 0x8000
 	x.S[154] = 0x7fff
-	x.S[158] = 0x1
-	x.S[169] = 0x8000
-	x.S[170] = 0x7fff
+	x.S[155] = 0x7fff
+	x.S[159] = 0x1
+	x.S[170] = 0x8000
 	x.S[171] = 0x7fff
-	x.S[175] = 0x1
-	x.S[186] = 0x8000
-	x.S[187] = 0x7fff
+	x.S[172] = 0x7fff
+	x.S[176] = 0x1
+	x.S[187] = 0x8000
 	x.S[188] = 0x7fff
-	x.S[192] = 0x1
-	x.S[203] = 0x8000
-	x.S[204] = 0x7fff
+	x.S[189] = 0x7fff
+	x.S[193] = 0x1
+	x.S[204] = 0x8000
 	x.S[205] = 0x7fff
-	x.S[209] = 0x1
-	x.S[220] = 0x8000
-	x.S[221] = 0x7fff
+	x.S[206] = 0x7fff
+	x.S[210] = 0x1
+	x.S[221] = 0x8000
 	x.S[222] = 0x7fff
-	x.S[226] = 0x1
-	x.S[237] = 0x8000
-	x.S[238] = 0x7fff
+	x.S[223] = 0x7fff
+	x.S[227] = 0x1
+	x.S[238] = 0x8000
 	x.S[239] = 0x7fff
-	x.S[243] = 0x1
-	x.S[254] = 0x8000
-	x.S[255] = 0x7fff
+	x.S[240] = 0x7fff
+	x.S[244] = 0x1
+	x.S[255] = 0x8000
 	x.S[256] = 0x7fff
-	x.S[260] = 0x1
-	x.S[271] = 0x8000
-	x.S[272] = 0x7fff
+	x.S[257] = 0x7fff
+	x.S[261] = 0x1
+	x.S[272] = 0x8000
 	x.S[273] = 0x7fff
-	x.S[277] = 0x1
-	x.S[288] = 0x8000
-	x.S[289] = 0x7fff
+	x.S[274] = 0x7fff
+	x.S[278] = 0x1
+	x.S[289] = 0x8000
 	x.S[290] = 0x7fff
-	x.S[294] = 0x1
-	x.S[305] = 0x8000
-	x.S[306] = 0x7fff
+	x.S[291] = 0x7fff
+	x.S[295] = 0x1
+	x.S[306] = 0x8000
 	x.S[307] = 0x7fff
-	x.S[311] = 0x1
-	x.S[322] = 0x8000
-	x.S[323] = 0x7fff
+	x.S[308] = 0x7fff
+	x.S[312] = 0x1
+	x.S[323] = 0x8000
 	x.S[324] = 0x7fff
-	x.S[328] = 0x1
-	x.S[339] = 0x8000
-	x.S[340] = 0x7fff
+	x.S[325] = 0x7fff
+	x.S[329] = 0x1
+	x.S[340] = 0x8000
 	x.S[341] = 0x7fff
-	x.S[345] = 0x1
-	x.S[356] = 0x8000
-	x.S[357] = 0x7fff
+	x.S[342] = 0x7fff
+	x.S[346] = 0x1
+	x.S[357] = 0x8000
 	x.S[358] = 0x7fff
-	x.S[362] = 0x1
-	x.S[373] = 0x8000
-	x.S[374] = 0x7fff
+	x.S[359] = 0x7fff
+	x.S[363] = 0x1
+	x.S[374] = 0x8000
 	x.S[375] = 0x7fff
-	x.S[379] = 0x1
-	x.S[390] = 0x8000
-	x.S[391] = 0x7fff
+	x.S[376] = 0x7fff
+	x.S[380] = 0x1
+	x.S[391] = 0x8000
 	x.S[392] = 0x7fff
-	x.S[396] = 0x1
-	x.S[407] = 0x8000
-	x.S[408] = 0x7fff
+	x.S[393] = 0x7fff
+	x.S[397] = 0x1
+	x.S[408] = 0x8000
 	x.S[409] = 0x7fff
-	x.S[413] = 0x1
-	x.S[424] = 0x8000
-	x.S[425] = 0x7fff
+	x.S[410] = 0x7fff
+	x.S[414] = 0x1
+	x.S[425] = 0x8000
 	x.S[426] = 0x7fff
-	x.S[430] = 0x1
-	x.S[441] = 0x8000
-	x.S[442] = 0x7fff
+	x.S[427] = 0x7fff
+	x.S[431] = 0x1
+	x.S[442] = 0x8000
 	x.S[443] = 0x7fff
-	x.S[447] = 0x1
-	x.S[458] = 0x8000
-	x.S[459] = 0x7fff
+	x.S[444] = 0x7fff
+	x.S[448] = 0x1
+	x.S[459] = 0x8000
 	x.S[460] = 0x7fff
-	x.S[464] = 0x1
-	x.S[475] = 0x8000
-	x.S[476] = 0x7fff
+	x.S[461] = 0x7fff
+	x.S[465] = 0x1
+	x.S[476] = 0x8000
 	x.S[477] = 0x7fff
-	x.S[481] = 0x1
-	x.S[492] = 0x8000
-	x.S[493] = 0x7fff
+	x.S[478] = 0x7fff
+	x.S[482] = 0x1
+	x.S[493] = 0x8000
 	x.S[494] = 0x7fff
-	x.S[498] = 0x1
-	x.S[509] = 0x8000
-	x.S[510] = 0x7fff
+	x.S[495] = 0x7fff
+	x.S[499] = 0x1
+	x.S[510] = 0x8000
 	x.S[511] = 0x7fff
-	x.S[515] = 0x1
-	x.S[526] = 0x8000
-	x.S[527] = 0x7fff
+	x.S[512] = 0x7fff
+	x.S[516] = 0x1
+	x.S[527] = 0x8000
 	x.S[528] = 0x7fff
-	x.S[532] = 0x1
-	x.S[543] = 0x8000
-	x.S[544] = 0x7fff
+	x.S[529] = 0x7fff
+	x.S[533] = 0x1
+	x.S[544] = 0x8000
 	x.S[545] = 0x7fff
-	x.S[549] = 0x1
-	x.S[560] = 0x8000
-	x.S[561] = 0x7fff
+	x.S[546] = 0x7fff
+	x.S[550] = 0x1
+	x.S[561] = 0x8000
 	x.S[562] = 0x7fff
-	x.S[575] = 0x1
-	x.S[587] = 0x1
-	x.S[589] = 0x1
-	x.S[613] = 0x1
+	x.S[563] = 0x7fff
+	x.S[576] = 0x1
+	x.S[588] = 0x1
+	x.S[590] = 0x1
 	x.S[614] = 0x1
 	x.S[615] = 0x1
+	x.S[616] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int16_sat runs (Model).
-func (x *simsum_int16_sat) Fingerprint() string { return "78d5bb316afbcb2823b45a6a12fe7ecd" }
+func (x *simsum_int16_sat) Fingerprint() string { return "c42d3d2e40734cebcc746fb9674dfef0" }
 
 // Words returns S (Model).
 func (x *simsum_int16_sat) Words() []uint64 { return x.S[:] }
@@ -189,14 +189,14 @@ func (x *simsum_int16_sat) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t613 uint64 = (^v[602]) & 0x1
-		v[613] = t613
-		var t614 uint64 = (^v[591]) & 0x1
+		var t614 uint64 = (^v[603]) & 0x1
 		v[614] = t614
+		var t615 uint64 = (^v[592]) & 0x1
+		v[615] = t615
 	}
 	if d&0x2 != 0 {
-		var t633 uint64 = v[601] >> 0 & 0x1
-		v[633] = t633
+		var t634 uint64 = v[602] >> 0 & 0x1
+		v[634] = t634
 	}
 }
 
@@ -204,799 +204,799 @@ func (x *simsum_int16_sat) EvalState() {
 func (x *simsum_int16_sat) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t588 uint64 = v[613] & v[21]
-	v[588] = t588
-	var t590 uint64 = v[613] & v[10]
-	v[590] = t590
-	var t23 uint64 = v[7] >> 48 & 0xffff
-	var t28 uint64 = uint64((int64(t23<<48) >> 48))
-	var t25 uint64 = v[18] >> 48 & 0xffff
-	var t29 uint64 = uint64((int64(t25<<48) >> 48))
-	var t30 uint64 = t28 + t29
-	var t31 uint64 = (t30 >> 16) & 0x1
-	var t32 uint64 = (t30 >> 15) & 0x1
-	var t35, t35_1, t35_0 uint64 = 0, 0x8000, 0x7fff
-	if t31 != 0 {
-		t35 = t35_1
-	} else {
-		t35 = t35_0
-	}
-	var t37 uint64 = t30
-	var t38, t38_1, t38_0 uint64 = 0, t35, t37
-	if t31 != t32 {
-		t38 = t38_1
-	} else {
-		t38 = t38_0
-	}
-	t38 &= 0xffff
-	var t40 uint64 = v[7] >> 32 & 0xffff
-	var t45 uint64 = uint64((int64(t40<<48) >> 48))
-	var t42 uint64 = v[18] >> 32 & 0xffff
-	var t46 uint64 = uint64((int64(t42<<48) >> 48))
-	var t47 uint64 = t45 + t46
-	var t48 uint64 = (t47 >> 16) & 0x1
-	var t49 uint64 = (t47 >> 15) & 0x1
-	var t52, t52_1, t52_0 uint64 = 0, 0x8000, 0x7fff
-	if t48 != 0 {
-		t52 = t52_1
-	} else {
-		t52 = t52_0
-	}
-	var t54 uint64 = t47
-	var t55, t55_1, t55_0 uint64 = 0, t52, t54
-	if t48 != t49 {
-		t55 = t55_1
-	} else {
-		t55 = t55_0
-	}
-	t55 &= 0xffff
-	var t57 uint64 = v[7] >> 16 & 0xffff
-	var t62 uint64 = uint64((int64(t57<<48) >> 48))
-	var t59 uint64 = v[18] >> 16 & 0xffff
-	var t63 uint64 = uint64((int64(t59<<48) >> 48))
-	var t64 uint64 = t62 + t63
-	var t65 uint64 = (t64 >> 16) & 0x1
-	var t66 uint64 = (t64 >> 15) & 0x1
-	var t69, t69_1, t69_0 uint64 = 0, 0x8000, 0x7fff
-	if t65 != 0 {
-		t69 = t69_1
-	} else {
-		t69 = t69_0
-	}
-	var t71 uint64 = t64
-	var t72, t72_1, t72_0 uint64 = 0, t69, t71
-	if t65 != t66 {
-		t72 = t72_1
-	} else {
-		t72 = t72_0
-	}
-	t72 &= 0xffff
-	var t74 uint64 = v[7] >> 0 & 0xffff
-	var t79 uint64 = uint64((int64(t74<<48) >> 48))
-	var t76 uint64 = v[18] >> 0 & 0xffff
-	var t80 uint64 = uint64((int64(t76<<48) >> 48))
-	var t81 uint64 = t79 + t80
-	var t82 uint64 = (t81 >> 16) & 0x1
-	var t83 uint64 = (t81 >> 15) & 0x1
-	var t86, t86_1, t86_0 uint64 = 0, 0x8000, 0x7fff
-	if t82 != 0 {
-		t86 = t86_1
-	} else {
-		t86 = t86_0
-	}
-	var t88 uint64 = t81
-	var t89, t89_1, t89_0 uint64 = 0, t86, t88
-	if t82 != t83 {
-		t89 = t89_1
-	} else {
-		t89 = t89_0
-	}
-	t89 &= 0xffff
-	v[573] = t38<<48 | t55<<32 | t72<<16 | t89
-	var t91 uint64 = v[6] >> 48 & 0xffff
-	var t96 uint64 = uint64((int64(t91<<48) >> 48))
-	var t93 uint64 = v[17] >> 48 & 0xffff
-	var t97 uint64 = uint64((int64(t93<<48) >> 48))
-	var t98 uint64 = t96 + t97
-	var t99 uint64 = (t98 >> 16) & 0x1
-	var t100 uint64 = (t98 >> 15) & 0x1
-	var t103, t103_1, t103_0 uint64 = 0, 0x8000, 0x7fff
-	if t99 != 0 {
-		t103 = t103_1
-	} else {
-		t103 = t103_0
-	}
-	var t105 uint64 = t98
-	var t106, t106_1, t106_0 uint64 = 0, t103, t105
-	if t99 != t100 {
-		t106 = t106_1
-	} else {
-		t106 = t106_0
-	}
-	t106 &= 0xffff
-	var t108 uint64 = v[6] >> 32 & 0xffff
-	var t113 uint64 = uint64((int64(t108<<48) >> 48))
-	var t110 uint64 = v[17] >> 32 & 0xffff
-	var t114 uint64 = uint64((int64(t110<<48) >> 48))
-	var t115 uint64 = t113 + t114
-	var t116 uint64 = (t115 >> 16) & 0x1
-	var t117 uint64 = (t115 >> 15) & 0x1
-	var t120, t120_1, t120_0 uint64 = 0, 0x8000, 0x7fff
-	if t116 != 0 {
-		t120 = t120_1
-	} else {
-		t120 = t120_0
-	}
-	var t122 uint64 = t115
-	var t123, t123_1, t123_0 uint64 = 0, t120, t122
-	if t116 != t117 {
-		t123 = t123_1
-	} else {
-		t123 = t123_0
-	}
-	t123 &= 0xffff
-	var t125 uint64 = v[6] >> 16 & 0xffff
-	var t130 uint64 = uint64((int64(t125<<48) >> 48))
-	var t127 uint64 = v[17] >> 16 & 0xffff
-	var t131 uint64 = uint64((int64(t127<<48) >> 48))
-	var t132 uint64 = t130 + t131
-	var t133 uint64 = (t132 >> 16) & 0x1
-	var t134 uint64 = (t132 >> 15) & 0x1
-	var t137, t137_1, t137_0 uint64 = 0, 0x8000, 0x7fff
-	if t133 != 0 {
-		t137 = t137_1
-	} else {
-		t137 = t137_0
-	}
-	var t139 uint64 = t132
-	var t140, t140_1, t140_0 uint64 = 0, t137, t139
-	if t133 != t134 {
-		t140 = t140_1
-	} else {
-		t140 = t140_0
-	}
-	t140 &= 0xffff
-	var t142 uint64 = v[6] >> 0 & 0xffff
-	var t147 uint64 = uint64((int64(t142<<48) >> 48))
-	var t144 uint64 = v[17] >> 0 & 0xffff
-	var t148 uint64 = uint64((int64(t144<<48) >> 48))
-	var t149 uint64 = t147 + t148
-	var t150 uint64 = (t149 >> 16) & 0x1
-	var t151 uint64 = (t149 >> 15) & 0x1
-	var t154, t154_1, t154_0 uint64 = 0, 0x8000, 0x7fff
-	if t150 != 0 {
-		t154 = t154_1
-	} else {
-		t154 = t154_0
-	}
-	var t156 uint64 = t149
-	var t157, t157_1, t157_0 uint64 = 0, t154, t156
-	if t150 != t151 {
-		t157 = t157_1
-	} else {
-		t157 = t157_0
-	}
-	t157 &= 0xffff
-	v[572] = t106<<48 | t123<<32 | t140<<16 | t157
-	var t159 uint64 = v[5] >> 48 & 0xffff
-	var t164 uint64 = uint64((int64(t159<<48) >> 48))
-	var t161 uint64 = v[16] >> 48 & 0xffff
-	var t165 uint64 = uint64((int64(t161<<48) >> 48))
-	var t166 uint64 = t164 + t165
-	var t167 uint64 = (t166 >> 16) & 0x1
-	var t168 uint64 = (t166 >> 15) & 0x1
-	var t171, t171_1, t171_0 uint64 = 0, 0x8000, 0x7fff
-	if t167 != 0 {
-		t171 = t171_1
-	} else {
-		t171 = t171_0
-	}
-	var t173 uint64 = t166
-	var t174, t174_1, t174_0 uint64 = 0, t171, t173
-	if t167 != t168 {
-		t174 = t174_1
-	} else {
-		t174 = t174_0
-	}
-	t174 &= 0xffff
-	var t176 uint64 = v[5] >> 32 & 0xffff
-	var t181 uint64 = uint64((int64(t176<<48) >> 48))
-	var t178 uint64 = v[16] >> 32 & 0xffff
-	var t182 uint64 = uint64((int64(t178<<48) >> 48))
-	var t183 uint64 = t181 + t182
-	var t184 uint64 = (t183 >> 16) & 0x1
-	var t185 uint64 = (t183 >> 15) & 0x1
-	var t188, t188_1, t188_0 uint64 = 0, 0x8000, 0x7fff
-	if t184 != 0 {
-		t188 = t188_1
-	} else {
-		t188 = t188_0
-	}
-	var t190 uint64 = t183
-	var t191, t191_1, t191_0 uint64 = 0, t188, t190
-	if t184 != t185 {
-		t191 = t191_1
-	} else {
-		t191 = t191_0
-	}
-	t191 &= 0xffff
-	var t193 uint64 = v[5] >> 16 & 0xffff
-	var t198 uint64 = uint64((int64(t193<<48) >> 48))
-	var t195 uint64 = v[16] >> 16 & 0xffff
-	var t199 uint64 = uint64((int64(t195<<48) >> 48))
-	var t200 uint64 = t198 + t199
-	var t201 uint64 = (t200 >> 16) & 0x1
-	var t202 uint64 = (t200 >> 15) & 0x1
-	var t205, t205_1, t205_0 uint64 = 0, 0x8000, 0x7fff
-	if t201 != 0 {
-		t205 = t205_1
-	} else {
-		t205 = t205_0
-	}
-	var t207 uint64 = t200
-	var t208, t208_1, t208_0 uint64 = 0, t205, t207
-	if t201 != t202 {
-		t208 = t208_1
-	} else {
-		t208 = t208_0
-	}
-	t208 &= 0xffff
-	var t210 uint64 = v[5] >> 0 & 0xffff
-	var t215 uint64 = uint64((int64(t210<<48) >> 48))
-	var t212 uint64 = v[16] >> 0 & 0xffff
-	var t216 uint64 = uint64((int64(t212<<48) >> 48))
-	var t217 uint64 = t215 + t216
-	var t218 uint64 = (t217 >> 16) & 0x1
-	var t219 uint64 = (t217 >> 15) & 0x1
-	var t222, t222_1, t222_0 uint64 = 0, 0x8000, 0x7fff
-	if t218 != 0 {
-		t222 = t222_1
-	} else {
-		t222 = t222_0
-	}
-	var t224 uint64 = t217
-	var t225, t225_1, t225_0 uint64 = 0, t222, t224
-	if t218 != t219 {
-		t225 = t225_1
-	} else {
-		t225 = t225_0
-	}
-	t225 &= 0xffff
-	v[571] = t174<<48 | t191<<32 | t208<<16 | t225
-	var t227 uint64 = v[4] >> 48 & 0xffff
-	var t232 uint64 = uint64((int64(t227<<48) >> 48))
-	var t229 uint64 = v[15] >> 48 & 0xffff
-	var t233 uint64 = uint64((int64(t229<<48) >> 48))
-	var t234 uint64 = t232 + t233
-	var t235 uint64 = (t234 >> 16) & 0x1
-	var t236 uint64 = (t234 >> 15) & 0x1
-	var t239, t239_1, t239_0 uint64 = 0, 0x8000, 0x7fff
-	if t235 != 0 {
-		t239 = t239_1
-	} else {
-		t239 = t239_0
-	}
-	var t241 uint64 = t234
-	var t242, t242_1, t242_0 uint64 = 0, t239, t241
-	if t235 != t236 {
-		t242 = t242_1
-	} else {
-		t242 = t242_0
-	}
-	t242 &= 0xffff
-	var t244 uint64 = v[4] >> 32 & 0xffff
-	var t249 uint64 = uint64((int64(t244<<48) >> 48))
-	var t246 uint64 = v[15] >> 32 & 0xffff
-	var t250 uint64 = uint64((int64(t246<<48) >> 48))
-	var t251 uint64 = t249 + t250
-	var t252 uint64 = (t251 >> 16) & 0x1
-	var t253 uint64 = (t251 >> 15) & 0x1
-	var t256, t256_1, t256_0 uint64 = 0, 0x8000, 0x7fff
-	if t252 != 0 {
-		t256 = t256_1
-	} else {
-		t256 = t256_0
-	}
-	var t258 uint64 = t251
-	var t259, t259_1, t259_0 uint64 = 0, t256, t258
-	if t252 != t253 {
-		t259 = t259_1
-	} else {
-		t259 = t259_0
-	}
-	t259 &= 0xffff
-	var t261 uint64 = v[4] >> 16 & 0xffff
-	var t266 uint64 = uint64((int64(t261<<48) >> 48))
-	var t263 uint64 = v[15] >> 16 & 0xffff
-	var t267 uint64 = uint64((int64(t263<<48) >> 48))
-	var t268 uint64 = t266 + t267
-	var t269 uint64 = (t268 >> 16) & 0x1
-	var t270 uint64 = (t268 >> 15) & 0x1
-	var t273, t273_1, t273_0 uint64 = 0, 0x8000, 0x7fff
-	if t269 != 0 {
-		t273 = t273_1
-	} else {
-		t273 = t273_0
-	}
-	var t275 uint64 = t268
-	var t276, t276_1, t276_0 uint64 = 0, t273, t275
-	if t269 != t270 {
-		t276 = t276_1
-	} else {
-		t276 = t276_0
-	}
-	t276 &= 0xffff
-	var t278 uint64 = v[4] >> 0 & 0xffff
-	var t283 uint64 = uint64((int64(t278<<48) >> 48))
-	var t280 uint64 = v[15] >> 0 & 0xffff
-	var t284 uint64 = uint64((int64(t280<<48) >> 48))
-	var t285 uint64 = t283 + t284
-	var t286 uint64 = (t285 >> 16) & 0x1
-	var t287 uint64 = (t285 >> 15) & 0x1
-	var t290, t290_1, t290_0 uint64 = 0, 0x8000, 0x7fff
-	if t286 != 0 {
-		t290 = t290_1
-	} else {
-		t290 = t290_0
-	}
-	var t292 uint64 = t285
-	var t293, t293_1, t293_0 uint64 = 0, t290, t292
-	if t286 != t287 {
-		t293 = t293_1
-	} else {
-		t293 = t293_0
-	}
-	t293 &= 0xffff
-	v[570] = t242<<48 | t259<<32 | t276<<16 | t293
-	var t295 uint64 = v[3] >> 48 & 0xffff
-	var t300 uint64 = uint64((int64(t295<<48) >> 48))
-	var t297 uint64 = v[14] >> 48 & 0xffff
-	var t301 uint64 = uint64((int64(t297<<48) >> 48))
-	var t302 uint64 = t300 + t301
-	var t303 uint64 = (t302 >> 16) & 0x1
-	var t304 uint64 = (t302 >> 15) & 0x1
-	var t307, t307_1, t307_0 uint64 = 0, 0x8000, 0x7fff
-	if t303 != 0 {
-		t307 = t307_1
-	} else {
-		t307 = t307_0
-	}
-	var t309 uint64 = t302
-	var t310, t310_1, t310_0 uint64 = 0, t307, t309
-	if t303 != t304 {
-		t310 = t310_1
-	} else {
-		t310 = t310_0
-	}
-	t310 &= 0xffff
-	var t312 uint64 = v[3] >> 32 & 0xffff
-	var t317 uint64 = uint64((int64(t312<<48) >> 48))
-	var t314 uint64 = v[14] >> 32 & 0xffff
-	var t318 uint64 = uint64((int64(t314<<48) >> 48))
-	var t319 uint64 = t317 + t318
-	var t320 uint64 = (t319 >> 16) & 0x1
-	var t321 uint64 = (t319 >> 15) & 0x1
-	var t324, t324_1, t324_0 uint64 = 0, 0x8000, 0x7fff
-	if t320 != 0 {
-		t324 = t324_1
-	} else {
-		t324 = t324_0
-	}
-	var t326 uint64 = t319
-	var t327, t327_1, t327_0 uint64 = 0, t324, t326
-	if t320 != t321 {
-		t327 = t327_1
-	} else {
-		t327 = t327_0
-	}
-	t327 &= 0xffff
-	var t329 uint64 = v[3] >> 16 & 0xffff
-	var t334 uint64 = uint64((int64(t329<<48) >> 48))
-	var t331 uint64 = v[14] >> 16 & 0xffff
-	var t335 uint64 = uint64((int64(t331<<48) >> 48))
-	var t336 uint64 = t334 + t335
-	var t337 uint64 = (t336 >> 16) & 0x1
-	var t338 uint64 = (t336 >> 15) & 0x1
-	var t341, t341_1, t341_0 uint64 = 0, 0x8000, 0x7fff
-	if t337 != 0 {
-		t341 = t341_1
-	} else {
-		t341 = t341_0
-	}
-	var t343 uint64 = t336
-	var t344, t344_1, t344_0 uint64 = 0, t341, t343
-	if t337 != t338 {
-		t344 = t344_1
-	} else {
-		t344 = t344_0
-	}
-	t344 &= 0xffff
-	var t346 uint64 = v[3] >> 0 & 0xffff
-	var t351 uint64 = uint64((int64(t346<<48) >> 48))
-	var t348 uint64 = v[14] >> 0 & 0xffff
-	var t352 uint64 = uint64((int64(t348<<48) >> 48))
-	var t353 uint64 = t351 + t352
-	var t354 uint64 = (t353 >> 16) & 0x1
-	var t355 uint64 = (t353 >> 15) & 0x1
-	var t358, t358_1, t358_0 uint64 = 0, 0x8000, 0x7fff
-	if t354 != 0 {
-		t358 = t358_1
-	} else {
-		t358 = t358_0
-	}
-	var t360 uint64 = t353
-	var t361, t361_1, t361_0 uint64 = 0, t358, t360
-	if t354 != t355 {
-		t361 = t361_1
-	} else {
-		t361 = t361_0
-	}
-	t361 &= 0xffff
-	v[569] = t310<<48 | t327<<32 | t344<<16 | t361
-	var t363 uint64 = v[2] >> 48 & 0xffff
-	var t368 uint64 = uint64((int64(t363<<48) >> 48))
-	var t365 uint64 = v[13] >> 48 & 0xffff
-	var t369 uint64 = uint64((int64(t365<<48) >> 48))
-	var t370 uint64 = t368 + t369
-	var t371 uint64 = (t370 >> 16) & 0x1
-	var t372 uint64 = (t370 >> 15) & 0x1
-	var t375, t375_1, t375_0 uint64 = 0, 0x8000, 0x7fff
-	if t371 != 0 {
-		t375 = t375_1
-	} else {
-		t375 = t375_0
-	}
-	var t377 uint64 = t370
-	var t378, t378_1, t378_0 uint64 = 0, t375, t377
-	if t371 != t372 {
-		t378 = t378_1
-	} else {
-		t378 = t378_0
-	}
-	t378 &= 0xffff
-	var t380 uint64 = v[2] >> 32 & 0xffff
-	var t385 uint64 = uint64((int64(t380<<48) >> 48))
-	var t382 uint64 = v[13] >> 32 & 0xffff
-	var t386 uint64 = uint64((int64(t382<<48) >> 48))
-	var t387 uint64 = t385 + t386
-	var t388 uint64 = (t387 >> 16) & 0x1
-	var t389 uint64 = (t387 >> 15) & 0x1
-	var t392, t392_1, t392_0 uint64 = 0, 0x8000, 0x7fff
-	if t388 != 0 {
-		t392 = t392_1
-	} else {
-		t392 = t392_0
-	}
-	var t394 uint64 = t387
-	var t395, t395_1, t395_0 uint64 = 0, t392, t394
-	if t388 != t389 {
-		t395 = t395_1
-	} else {
-		t395 = t395_0
-	}
-	t395 &= 0xffff
-	var t397 uint64 = v[2] >> 16 & 0xffff
-	var t402 uint64 = uint64((int64(t397<<48) >> 48))
-	var t399 uint64 = v[13] >> 16 & 0xffff
-	var t403 uint64 = uint64((int64(t399<<48) >> 48))
-	var t404 uint64 = t402 + t403
-	var t405 uint64 = (t404 >> 16) & 0x1
-	var t406 uint64 = (t404 >> 15) & 0x1
-	var t409, t409_1, t409_0 uint64 = 0, 0x8000, 0x7fff
-	if t405 != 0 {
-		t409 = t409_1
-	} else {
-		t409 = t409_0
-	}
-	var t411 uint64 = t404
-	var t412, t412_1, t412_0 uint64 = 0, t409, t411
-	if t405 != t406 {
-		t412 = t412_1
-	} else {
-		t412 = t412_0
-	}
-	t412 &= 0xffff
-	var t414 uint64 = v[2] >> 0 & 0xffff
-	var t419 uint64 = uint64((int64(t414<<48) >> 48))
-	var t416 uint64 = v[13] >> 0 & 0xffff
-	var t420 uint64 = uint64((int64(t416<<48) >> 48))
-	var t421 uint64 = t419 + t420
-	var t422 uint64 = (t421 >> 16) & 0x1
-	var t423 uint64 = (t421 >> 15) & 0x1
-	var t426, t426_1, t426_0 uint64 = 0, 0x8000, 0x7fff
-	if t422 != 0 {
-		t426 = t426_1
-	} else {
-		t426 = t426_0
-	}
-	var t428 uint64 = t421
-	var t429, t429_1, t429_0 uint64 = 0, t426, t428
-	if t422 != t423 {
-		t429 = t429_1
-	} else {
-		t429 = t429_0
-	}
-	t429 &= 0xffff
-	v[568] = t378<<48 | t395<<32 | t412<<16 | t429
-	var t431 uint64 = v[1] >> 48 & 0xffff
-	var t436 uint64 = uint64((int64(t431<<48) >> 48))
-	var t433 uint64 = v[12] >> 48 & 0xffff
-	var t437 uint64 = uint64((int64(t433<<48) >> 48))
-	var t438 uint64 = t436 + t437
-	var t439 uint64 = (t438 >> 16) & 0x1
-	var t440 uint64 = (t438 >> 15) & 0x1
-	var t443, t443_1, t443_0 uint64 = 0, 0x8000, 0x7fff
-	if t439 != 0 {
-		t443 = t443_1
-	} else {
-		t443 = t443_0
-	}
-	var t445 uint64 = t438
-	var t446, t446_1, t446_0 uint64 = 0, t443, t445
-	if t439 != t440 {
-		t446 = t446_1
-	} else {
-		t446 = t446_0
-	}
-	t446 &= 0xffff
-	var t448 uint64 = v[1] >> 32 & 0xffff
-	var t453 uint64 = uint64((int64(t448<<48) >> 48))
-	var t450 uint64 = v[12] >> 32 & 0xffff
-	var t454 uint64 = uint64((int64(t450<<48) >> 48))
-	var t455 uint64 = t453 + t454
-	var t456 uint64 = (t455 >> 16) & 0x1
-	var t457 uint64 = (t455 >> 15) & 0x1
-	var t460, t460_1, t460_0 uint64 = 0, 0x8000, 0x7fff
-	if t456 != 0 {
-		t460 = t460_1
-	} else {
-		t460 = t460_0
-	}
-	var t462 uint64 = t455
-	var t463, t463_1, t463_0 uint64 = 0, t460, t462
-	if t456 != t457 {
-		t463 = t463_1
-	} else {
-		t463 = t463_0
-	}
-	t463 &= 0xffff
-	var t465 uint64 = v[1] >> 16 & 0xffff
-	var t470 uint64 = uint64((int64(t465<<48) >> 48))
-	var t467 uint64 = v[12] >> 16 & 0xffff
-	var t471 uint64 = uint64((int64(t467<<48) >> 48))
-	var t472 uint64 = t470 + t471
-	var t473 uint64 = (t472 >> 16) & 0x1
-	var t474 uint64 = (t472 >> 15) & 0x1
-	var t477, t477_1, t477_0 uint64 = 0, 0x8000, 0x7fff
-	if t473 != 0 {
-		t477 = t477_1
-	} else {
-		t477 = t477_0
-	}
-	var t479 uint64 = t472
-	var t480, t480_1, t480_0 uint64 = 0, t477, t479
-	if t473 != t474 {
-		t480 = t480_1
-	} else {
-		t480 = t480_0
-	}
-	t480 &= 0xffff
-	var t482 uint64 = v[1] >> 0 & 0xffff
-	var t487 uint64 = uint64((int64(t482<<48) >> 48))
-	var t484 uint64 = v[12] >> 0 & 0xffff
-	var t488 uint64 = uint64((int64(t484<<48) >> 48))
-	var t489 uint64 = t487 + t488
-	var t490 uint64 = (t489 >> 16) & 0x1
-	var t491 uint64 = (t489 >> 15) & 0x1
-	var t494, t494_1, t494_0 uint64 = 0, 0x8000, 0x7fff
-	if t490 != 0 {
-		t494 = t494_1
-	} else {
-		t494 = t494_0
-	}
-	var t496 uint64 = t489
-	var t497, t497_1, t497_0 uint64 = 0, t494, t496
-	if t490 != t491 {
-		t497 = t497_1
-	} else {
-		t497 = t497_0
-	}
-	t497 &= 0xffff
-	v[567] = t446<<48 | t463<<32 | t480<<16 | t497
-	var t499 uint64 = v[0] >> 48 & 0xffff
-	var t504 uint64 = uint64((int64(t499<<48) >> 48))
-	var t501 uint64 = v[11] >> 48 & 0xffff
-	var t505 uint64 = uint64((int64(t501<<48) >> 48))
-	var t506 uint64 = t504 + t505
-	var t507 uint64 = (t506 >> 16) & 0x1
-	var t508 uint64 = (t506 >> 15) & 0x1
-	var t511, t511_1, t511_0 uint64 = 0, 0x8000, 0x7fff
-	if t507 != 0 {
-		t511 = t511_1
-	} else {
-		t511 = t511_0
-	}
-	var t513 uint64 = t506
-	var t514, t514_1, t514_0 uint64 = 0, t511, t513
-	if t507 != t508 {
-		t514 = t514_1
-	} else {
-		t514 = t514_0
-	}
-	t514 &= 0xffff
-	var t516 uint64 = v[0] >> 32 & 0xffff
-	var t521 uint64 = uint64((int64(t516<<48) >> 48))
-	var t518 uint64 = v[11] >> 32 & 0xffff
-	var t522 uint64 = uint64((int64(t518<<48) >> 48))
-	var t523 uint64 = t521 + t522
-	var t524 uint64 = (t523 >> 16) & 0x1
-	var t525 uint64 = (t523 >> 15) & 0x1
-	var t528, t528_1, t528_0 uint64 = 0, 0x8000, 0x7fff
-	if t524 != 0 {
-		t528 = t528_1
-	} else {
-		t528 = t528_0
-	}
-	var t530 uint64 = t523
-	var t531, t531_1, t531_0 uint64 = 0, t528, t530
-	if t524 != t525 {
-		t531 = t531_1
-	} else {
-		t531 = t531_0
-	}
-	t531 &= 0xffff
-	var t533 uint64 = v[0] >> 16 & 0xffff
-	var t538 uint64 = uint64((int64(t533<<48) >> 48))
-	var t535 uint64 = v[11] >> 16 & 0xffff
-	var t539 uint64 = uint64((int64(t535<<48) >> 48))
-	var t540 uint64 = t538 + t539
-	var t541 uint64 = (t540 >> 16) & 0x1
-	var t542 uint64 = (t540 >> 15) & 0x1
-	var t545, t545_1, t545_0 uint64 = 0, 0x8000, 0x7fff
-	if t541 != 0 {
-		t545 = t545_1
-	} else {
-		t545 = t545_0
-	}
-	var t547 uint64 = t540
-	var t548, t548_1, t548_0 uint64 = 0, t545, t547
-	if t541 != t542 {
-		t548 = t548_1
-	} else {
-		t548 = t548_0
-	}
-	t548 &= 0xffff
-	var t550 uint64 = v[0] >> 0 & 0xffff
-	var t555 uint64 = uint64((int64(t550<<48) >> 48))
-	var t552 uint64 = v[11] >> 0 & 0xffff
-	var t556 uint64 = uint64((int64(t552<<48) >> 48))
-	var t557 uint64 = t555 + t556
-	var t558 uint64 = (t557 >> 16) & 0x1
-	var t559 uint64 = (t557 >> 15) & 0x1
-	var t562, t562_1, t562_0 uint64 = 0, 0x8000, 0x7fff
-	if t558 != 0 {
-		t562 = t562_1
-	} else {
-		t562 = t562_0
-	}
-	var t564 uint64 = t557
-	var t565, t565_1, t565_0 uint64 = 0, t562, t564
-	if t558 != t559 {
-		t565 = t565_1
-	} else {
-		t565 = t565_0
-	}
-	t565 &= 0xffff
-	v[566] = t514<<48 | t531<<32 | t548<<16 | t565
-	*(*[8]uint64)(v[577:585]) = *(*[8]uint64)(v[566:574])
-	var t576 uint64 = v[10] & v[21]
-	v[576] = t576
-	var t24 uint64 = v[8] >> 62
-	var t26 uint64 = v[19] >> 62
-	var t27 uint64 = (t24 & t26) & 0x1
-	var t41 uint64 = v[8] >> 60
-	var t43 uint64 = v[19] >> 60
-	var t44 uint64 = (t41 & t43) & 0x1
-	var t58 uint64 = v[8] >> 58
-	var t60 uint64 = v[19] >> 58
-	var t61 uint64 = (t58 & t60) & 0x1
-	var t75 uint64 = v[8] >> 56
-	var t77 uint64 = v[19] >> 56
-	var t78 uint64 = (t75 & t77) & 0x1
-	var t92 uint64 = v[8] >> 54
-	var t94 uint64 = v[19] >> 54
-	var t95 uint64 = (t92 & t94) & 0x1
-	var t109 uint64 = v[8] >> 52
-	var t111 uint64 = v[19] >> 52
-	var t112 uint64 = (t109 & t111) & 0x1
-	var t126 uint64 = v[8] >> 50
-	var t128 uint64 = v[19] >> 50
-	var t129 uint64 = (t126 & t128) & 0x1
-	var t143 uint64 = v[8] >> 48
-	var t145 uint64 = v[19] >> 48
-	var t146 uint64 = (t143 & t145) & 0x1
-	var t160 uint64 = v[8] >> 46
-	var t162 uint64 = v[19] >> 46
-	var t163 uint64 = (t160 & t162) & 0x1
-	var t177 uint64 = v[8] >> 44
-	var t179 uint64 = v[19] >> 44
-	var t180 uint64 = (t177 & t179) & 0x1
-	var t194 uint64 = v[8] >> 42
-	var t196 uint64 = v[19] >> 42
-	var t197 uint64 = (t194 & t196) & 0x1
-	var t211 uint64 = v[8] >> 40
-	var t213 uint64 = v[19] >> 40
-	var t214 uint64 = (t211 & t213) & 0x1
-	var t228 uint64 = v[8] >> 38
-	var t230 uint64 = v[19] >> 38
-	var t231 uint64 = (t228 & t230) & 0x1
-	var t245 uint64 = v[8] >> 36
-	var t247 uint64 = v[19] >> 36
-	var t248 uint64 = (t245 & t247) & 0x1
-	var t262 uint64 = v[8] >> 34
-	var t264 uint64 = v[19] >> 34
-	var t265 uint64 = (t262 & t264) & 0x1
-	var t279 uint64 = v[8] >> 32
-	var t281 uint64 = v[19] >> 32
-	var t282 uint64 = (t279 & t281) & 0x1
-	var t296 uint64 = v[8] >> 30
-	var t298 uint64 = v[19] >> 30
-	var t299 uint64 = (t296 & t298) & 0x1
-	var t313 uint64 = v[8] >> 28
-	var t315 uint64 = v[19] >> 28
-	var t316 uint64 = (t313 & t315) & 0x1
-	var t330 uint64 = v[8] >> 26
-	var t332 uint64 = v[19] >> 26
-	var t333 uint64 = (t330 & t332) & 0x1
-	var t347 uint64 = v[8] >> 24
-	var t349 uint64 = v[19] >> 24
-	var t350 uint64 = (t347 & t349) & 0x1
-	var t364 uint64 = v[8] >> 22
-	var t366 uint64 = v[19] >> 22
-	var t367 uint64 = (t364 & t366) & 0x1
-	var t381 uint64 = v[8] >> 20
-	var t383 uint64 = v[19] >> 20
-	var t384 uint64 = (t381 & t383) & 0x1
-	var t398 uint64 = v[8] >> 18
-	var t400 uint64 = v[19] >> 18
-	var t401 uint64 = (t398 & t400) & 0x1
-	var t415 uint64 = v[8] >> 16
-	var t417 uint64 = v[19] >> 16
-	var t418 uint64 = (t415 & t417) & 0x1
-	var t432 uint64 = v[8] >> 14
-	var t434 uint64 = v[19] >> 14
-	var t435 uint64 = (t432 & t434) & 0x1
-	var t449 uint64 = v[8] >> 12
-	var t451 uint64 = v[19] >> 12
-	var t452 uint64 = (t449 & t451) & 0x1
-	var t466 uint64 = v[8] >> 10
-	var t468 uint64 = v[19] >> 10
-	var t469 uint64 = (t466 & t468) & 0x1
-	var t483 uint64 = v[8] >> 8
-	var t485 uint64 = v[19] >> 8
-	var t486 uint64 = (t483 & t485) & 0x1
-	var t500 uint64 = v[8] >> 6
-	var t502 uint64 = v[19] >> 6
-	var t503 uint64 = (t500 & t502) & 0x1
-	var t517 uint64 = v[8] >> 4
-	var t519 uint64 = v[19] >> 4
-	var t520 uint64 = (t517 & t519) & 0x1
-	var t534 uint64 = v[8] >> 2
-	var t536 uint64 = v[19] >> 2
-	var t537 uint64 = (t534 & t536) & 0x1
-	var t551 uint64 = v[8]
-	var t553 uint64 = v[19]
-	var t554 uint64 = (t551 & t553) & 0x1
-	var t574 uint64 = t554*0x3 | t537*0x3<<2 | t520*0x3<<4 | t503*0x3<<6 | t486*0x3<<8 | t469*0x3<<10 | t452*0x3<<12 | t435*0x3<<14 | t418*0x3<<16 | t401*0x3<<18 | t384*0x3<<20 | t367*0x3<<22 | t350*0x3<<24 | t333*0x3<<26 | t316*0x3<<28 | t299*0x3<<30 | t282*0x3<<32 | t265*0x3<<34 | t248*0x3<<36 | t231*0x3<<38 | t214*0x3<<40 | t197*0x3<<42 | t180*0x3<<44 | t163*0x3<<46 | t146*0x3<<48 | t129*0x3<<50 | t112*0x3<<52 | t95*0x3<<54 | t78*0x3<<56 | t61*0x3<<58 | t44*0x3<<60 | t27*0x3<<62
-	v[585] = t574
-	v[586] = v[9]
-	v[586] &= 0x1
-	var t615 uint64 = v[634] | v[614]
-	v[615] = t615
-	var t630 uint64 = ^t615
-	var t631 uint64 = t576 & v[613]
-	var t632 uint64 = t630 & t631
-	v[632] = t632
+	var t589 uint64 = v[614] & v[21]
+	v[589] = t589
+	var t591 uint64 = v[614] & v[10]
+	v[591] = t591
+	var t24 uint64 = v[7] >> 48 & 0xffff
+	var t29 uint64 = uint64((int64(t24<<48) >> 48))
+	var t26 uint64 = v[18] >> 48 & 0xffff
+	var t30 uint64 = uint64((int64(t26<<48) >> 48))
+	var t31 uint64 = t29 + t30
+	var t32 uint64 = (t31 >> 16) & 0x1
+	var t33 uint64 = (t31 >> 15) & 0x1
+	var t36, t36_1, t36_0 uint64 = 0, 0x8000, 0x7fff
+	if t32 != 0 {
+		t36 = t36_1
+	} else {
+		t36 = t36_0
+	}
+	var t38 uint64 = t31
+	var t39, t39_1, t39_0 uint64 = 0, t36, t38
+	if t32 != t33 {
+		t39 = t39_1
+	} else {
+		t39 = t39_0
+	}
+	t39 &= 0xffff
+	var t41 uint64 = v[7] >> 32 & 0xffff
+	var t46 uint64 = uint64((int64(t41<<48) >> 48))
+	var t43 uint64 = v[18] >> 32 & 0xffff
+	var t47 uint64 = uint64((int64(t43<<48) >> 48))
+	var t48 uint64 = t46 + t47
+	var t49 uint64 = (t48 >> 16) & 0x1
+	var t50 uint64 = (t48 >> 15) & 0x1
+	var t53, t53_1, t53_0 uint64 = 0, 0x8000, 0x7fff
+	if t49 != 0 {
+		t53 = t53_1
+	} else {
+		t53 = t53_0
+	}
+	var t55 uint64 = t48
+	var t56, t56_1, t56_0 uint64 = 0, t53, t55
+	if t49 != t50 {
+		t56 = t56_1
+	} else {
+		t56 = t56_0
+	}
+	t56 &= 0xffff
+	var t58 uint64 = v[7] >> 16 & 0xffff
+	var t63 uint64 = uint64((int64(t58<<48) >> 48))
+	var t60 uint64 = v[18] >> 16 & 0xffff
+	var t64 uint64 = uint64((int64(t60<<48) >> 48))
+	var t65 uint64 = t63 + t64
+	var t66 uint64 = (t65 >> 16) & 0x1
+	var t67 uint64 = (t65 >> 15) & 0x1
+	var t70, t70_1, t70_0 uint64 = 0, 0x8000, 0x7fff
+	if t66 != 0 {
+		t70 = t70_1
+	} else {
+		t70 = t70_0
+	}
+	var t72 uint64 = t65
+	var t73, t73_1, t73_0 uint64 = 0, t70, t72
+	if t66 != t67 {
+		t73 = t73_1
+	} else {
+		t73 = t73_0
+	}
+	t73 &= 0xffff
+	var t75 uint64 = v[7] >> 0 & 0xffff
+	var t80 uint64 = uint64((int64(t75<<48) >> 48))
+	var t77 uint64 = v[18] >> 0 & 0xffff
+	var t81 uint64 = uint64((int64(t77<<48) >> 48))
+	var t82 uint64 = t80 + t81
+	var t83 uint64 = (t82 >> 16) & 0x1
+	var t84 uint64 = (t82 >> 15) & 0x1
+	var t87, t87_1, t87_0 uint64 = 0, 0x8000, 0x7fff
+	if t83 != 0 {
+		t87 = t87_1
+	} else {
+		t87 = t87_0
+	}
+	var t89 uint64 = t82
+	var t90, t90_1, t90_0 uint64 = 0, t87, t89
+	if t83 != t84 {
+		t90 = t90_1
+	} else {
+		t90 = t90_0
+	}
+	t90 &= 0xffff
+	v[574] = t39<<48 | t56<<32 | t73<<16 | t90
+	var t92 uint64 = v[6] >> 48 & 0xffff
+	var t97 uint64 = uint64((int64(t92<<48) >> 48))
+	var t94 uint64 = v[17] >> 48 & 0xffff
+	var t98 uint64 = uint64((int64(t94<<48) >> 48))
+	var t99 uint64 = t97 + t98
+	var t100 uint64 = (t99 >> 16) & 0x1
+	var t101 uint64 = (t99 >> 15) & 0x1
+	var t104, t104_1, t104_0 uint64 = 0, 0x8000, 0x7fff
+	if t100 != 0 {
+		t104 = t104_1
+	} else {
+		t104 = t104_0
+	}
+	var t106 uint64 = t99
+	var t107, t107_1, t107_0 uint64 = 0, t104, t106
+	if t100 != t101 {
+		t107 = t107_1
+	} else {
+		t107 = t107_0
+	}
+	t107 &= 0xffff
+	var t109 uint64 = v[6] >> 32 & 0xffff
+	var t114 uint64 = uint64((int64(t109<<48) >> 48))
+	var t111 uint64 = v[17] >> 32 & 0xffff
+	var t115 uint64 = uint64((int64(t111<<48) >> 48))
+	var t116 uint64 = t114 + t115
+	var t117 uint64 = (t116 >> 16) & 0x1
+	var t118 uint64 = (t116 >> 15) & 0x1
+	var t121, t121_1, t121_0 uint64 = 0, 0x8000, 0x7fff
+	if t117 != 0 {
+		t121 = t121_1
+	} else {
+		t121 = t121_0
+	}
+	var t123 uint64 = t116
+	var t124, t124_1, t124_0 uint64 = 0, t121, t123
+	if t117 != t118 {
+		t124 = t124_1
+	} else {
+		t124 = t124_0
+	}
+	t124 &= 0xffff
+	var t126 uint64 = v[6] >> 16 & 0xffff
+	var t131 uint64 = uint64((int64(t126<<48) >> 48))
+	var t128 uint64 = v[17] >> 16 & 0xffff
+	var t132 uint64 = uint64((int64(t128<<48) >> 48))
+	var t133 uint64 = t131 + t132
+	var t134 uint64 = (t133 >> 16) & 0x1
+	var t135 uint64 = (t133 >> 15) & 0x1
+	var t138, t138_1, t138_0 uint64 = 0, 0x8000, 0x7fff
+	if t134 != 0 {
+		t138 = t138_1
+	} else {
+		t138 = t138_0
+	}
+	var t140 uint64 = t133
+	var t141, t141_1, t141_0 uint64 = 0, t138, t140
+	if t134 != t135 {
+		t141 = t141_1
+	} else {
+		t141 = t141_0
+	}
+	t141 &= 0xffff
+	var t143 uint64 = v[6] >> 0 & 0xffff
+	var t148 uint64 = uint64((int64(t143<<48) >> 48))
+	var t145 uint64 = v[17] >> 0 & 0xffff
+	var t149 uint64 = uint64((int64(t145<<48) >> 48))
+	var t150 uint64 = t148 + t149
+	var t151 uint64 = (t150 >> 16) & 0x1
+	var t152 uint64 = (t150 >> 15) & 0x1
+	var t155, t155_1, t155_0 uint64 = 0, 0x8000, 0x7fff
+	if t151 != 0 {
+		t155 = t155_1
+	} else {
+		t155 = t155_0
+	}
+	var t157 uint64 = t150
+	var t158, t158_1, t158_0 uint64 = 0, t155, t157
+	if t151 != t152 {
+		t158 = t158_1
+	} else {
+		t158 = t158_0
+	}
+	t158 &= 0xffff
+	v[573] = t107<<48 | t124<<32 | t141<<16 | t158
+	var t160 uint64 = v[5] >> 48 & 0xffff
+	var t165 uint64 = uint64((int64(t160<<48) >> 48))
+	var t162 uint64 = v[16] >> 48 & 0xffff
+	var t166 uint64 = uint64((int64(t162<<48) >> 48))
+	var t167 uint64 = t165 + t166
+	var t168 uint64 = (t167 >> 16) & 0x1
+	var t169 uint64 = (t167 >> 15) & 0x1
+	var t172, t172_1, t172_0 uint64 = 0, 0x8000, 0x7fff
+	if t168 != 0 {
+		t172 = t172_1
+	} else {
+		t172 = t172_0
+	}
+	var t174 uint64 = t167
+	var t175, t175_1, t175_0 uint64 = 0, t172, t174
+	if t168 != t169 {
+		t175 = t175_1
+	} else {
+		t175 = t175_0
+	}
+	t175 &= 0xffff
+	var t177 uint64 = v[5] >> 32 & 0xffff
+	var t182 uint64 = uint64((int64(t177<<48) >> 48))
+	var t179 uint64 = v[16] >> 32 & 0xffff
+	var t183 uint64 = uint64((int64(t179<<48) >> 48))
+	var t184 uint64 = t182 + t183
+	var t185 uint64 = (t184 >> 16) & 0x1
+	var t186 uint64 = (t184 >> 15) & 0x1
+	var t189, t189_1, t189_0 uint64 = 0, 0x8000, 0x7fff
+	if t185 != 0 {
+		t189 = t189_1
+	} else {
+		t189 = t189_0
+	}
+	var t191 uint64 = t184
+	var t192, t192_1, t192_0 uint64 = 0, t189, t191
+	if t185 != t186 {
+		t192 = t192_1
+	} else {
+		t192 = t192_0
+	}
+	t192 &= 0xffff
+	var t194 uint64 = v[5] >> 16 & 0xffff
+	var t199 uint64 = uint64((int64(t194<<48) >> 48))
+	var t196 uint64 = v[16] >> 16 & 0xffff
+	var t200 uint64 = uint64((int64(t196<<48) >> 48))
+	var t201 uint64 = t199 + t200
+	var t202 uint64 = (t201 >> 16) & 0x1
+	var t203 uint64 = (t201 >> 15) & 0x1
+	var t206, t206_1, t206_0 uint64 = 0, 0x8000, 0x7fff
+	if t202 != 0 {
+		t206 = t206_1
+	} else {
+		t206 = t206_0
+	}
+	var t208 uint64 = t201
+	var t209, t209_1, t209_0 uint64 = 0, t206, t208
+	if t202 != t203 {
+		t209 = t209_1
+	} else {
+		t209 = t209_0
+	}
+	t209 &= 0xffff
+	var t211 uint64 = v[5] >> 0 & 0xffff
+	var t216 uint64 = uint64((int64(t211<<48) >> 48))
+	var t213 uint64 = v[16] >> 0 & 0xffff
+	var t217 uint64 = uint64((int64(t213<<48) >> 48))
+	var t218 uint64 = t216 + t217
+	var t219 uint64 = (t218 >> 16) & 0x1
+	var t220 uint64 = (t218 >> 15) & 0x1
+	var t223, t223_1, t223_0 uint64 = 0, 0x8000, 0x7fff
+	if t219 != 0 {
+		t223 = t223_1
+	} else {
+		t223 = t223_0
+	}
+	var t225 uint64 = t218
+	var t226, t226_1, t226_0 uint64 = 0, t223, t225
+	if t219 != t220 {
+		t226 = t226_1
+	} else {
+		t226 = t226_0
+	}
+	t226 &= 0xffff
+	v[572] = t175<<48 | t192<<32 | t209<<16 | t226
+	var t228 uint64 = v[4] >> 48 & 0xffff
+	var t233 uint64 = uint64((int64(t228<<48) >> 48))
+	var t230 uint64 = v[15] >> 48 & 0xffff
+	var t234 uint64 = uint64((int64(t230<<48) >> 48))
+	var t235 uint64 = t233 + t234
+	var t236 uint64 = (t235 >> 16) & 0x1
+	var t237 uint64 = (t235 >> 15) & 0x1
+	var t240, t240_1, t240_0 uint64 = 0, 0x8000, 0x7fff
+	if t236 != 0 {
+		t240 = t240_1
+	} else {
+		t240 = t240_0
+	}
+	var t242 uint64 = t235
+	var t243, t243_1, t243_0 uint64 = 0, t240, t242
+	if t236 != t237 {
+		t243 = t243_1
+	} else {
+		t243 = t243_0
+	}
+	t243 &= 0xffff
+	var t245 uint64 = v[4] >> 32 & 0xffff
+	var t250 uint64 = uint64((int64(t245<<48) >> 48))
+	var t247 uint64 = v[15] >> 32 & 0xffff
+	var t251 uint64 = uint64((int64(t247<<48) >> 48))
+	var t252 uint64 = t250 + t251
+	var t253 uint64 = (t252 >> 16) & 0x1
+	var t254 uint64 = (t252 >> 15) & 0x1
+	var t257, t257_1, t257_0 uint64 = 0, 0x8000, 0x7fff
+	if t253 != 0 {
+		t257 = t257_1
+	} else {
+		t257 = t257_0
+	}
+	var t259 uint64 = t252
+	var t260, t260_1, t260_0 uint64 = 0, t257, t259
+	if t253 != t254 {
+		t260 = t260_1
+	} else {
+		t260 = t260_0
+	}
+	t260 &= 0xffff
+	var t262 uint64 = v[4] >> 16 & 0xffff
+	var t267 uint64 = uint64((int64(t262<<48) >> 48))
+	var t264 uint64 = v[15] >> 16 & 0xffff
+	var t268 uint64 = uint64((int64(t264<<48) >> 48))
+	var t269 uint64 = t267 + t268
+	var t270 uint64 = (t269 >> 16) & 0x1
+	var t271 uint64 = (t269 >> 15) & 0x1
+	var t274, t274_1, t274_0 uint64 = 0, 0x8000, 0x7fff
+	if t270 != 0 {
+		t274 = t274_1
+	} else {
+		t274 = t274_0
+	}
+	var t276 uint64 = t269
+	var t277, t277_1, t277_0 uint64 = 0, t274, t276
+	if t270 != t271 {
+		t277 = t277_1
+	} else {
+		t277 = t277_0
+	}
+	t277 &= 0xffff
+	var t279 uint64 = v[4] >> 0 & 0xffff
+	var t284 uint64 = uint64((int64(t279<<48) >> 48))
+	var t281 uint64 = v[15] >> 0 & 0xffff
+	var t285 uint64 = uint64((int64(t281<<48) >> 48))
+	var t286 uint64 = t284 + t285
+	var t287 uint64 = (t286 >> 16) & 0x1
+	var t288 uint64 = (t286 >> 15) & 0x1
+	var t291, t291_1, t291_0 uint64 = 0, 0x8000, 0x7fff
+	if t287 != 0 {
+		t291 = t291_1
+	} else {
+		t291 = t291_0
+	}
+	var t293 uint64 = t286
+	var t294, t294_1, t294_0 uint64 = 0, t291, t293
+	if t287 != t288 {
+		t294 = t294_1
+	} else {
+		t294 = t294_0
+	}
+	t294 &= 0xffff
+	v[571] = t243<<48 | t260<<32 | t277<<16 | t294
+	var t296 uint64 = v[3] >> 48 & 0xffff
+	var t301 uint64 = uint64((int64(t296<<48) >> 48))
+	var t298 uint64 = v[14] >> 48 & 0xffff
+	var t302 uint64 = uint64((int64(t298<<48) >> 48))
+	var t303 uint64 = t301 + t302
+	var t304 uint64 = (t303 >> 16) & 0x1
+	var t305 uint64 = (t303 >> 15) & 0x1
+	var t308, t308_1, t308_0 uint64 = 0, 0x8000, 0x7fff
+	if t304 != 0 {
+		t308 = t308_1
+	} else {
+		t308 = t308_0
+	}
+	var t310 uint64 = t303
+	var t311, t311_1, t311_0 uint64 = 0, t308, t310
+	if t304 != t305 {
+		t311 = t311_1
+	} else {
+		t311 = t311_0
+	}
+	t311 &= 0xffff
+	var t313 uint64 = v[3] >> 32 & 0xffff
+	var t318 uint64 = uint64((int64(t313<<48) >> 48))
+	var t315 uint64 = v[14] >> 32 & 0xffff
+	var t319 uint64 = uint64((int64(t315<<48) >> 48))
+	var t320 uint64 = t318 + t319
+	var t321 uint64 = (t320 >> 16) & 0x1
+	var t322 uint64 = (t320 >> 15) & 0x1
+	var t325, t325_1, t325_0 uint64 = 0, 0x8000, 0x7fff
+	if t321 != 0 {
+		t325 = t325_1
+	} else {
+		t325 = t325_0
+	}
+	var t327 uint64 = t320
+	var t328, t328_1, t328_0 uint64 = 0, t325, t327
+	if t321 != t322 {
+		t328 = t328_1
+	} else {
+		t328 = t328_0
+	}
+	t328 &= 0xffff
+	var t330 uint64 = v[3] >> 16 & 0xffff
+	var t335 uint64 = uint64((int64(t330<<48) >> 48))
+	var t332 uint64 = v[14] >> 16 & 0xffff
+	var t336 uint64 = uint64((int64(t332<<48) >> 48))
+	var t337 uint64 = t335 + t336
+	var t338 uint64 = (t337 >> 16) & 0x1
+	var t339 uint64 = (t337 >> 15) & 0x1
+	var t342, t342_1, t342_0 uint64 = 0, 0x8000, 0x7fff
+	if t338 != 0 {
+		t342 = t342_1
+	} else {
+		t342 = t342_0
+	}
+	var t344 uint64 = t337
+	var t345, t345_1, t345_0 uint64 = 0, t342, t344
+	if t338 != t339 {
+		t345 = t345_1
+	} else {
+		t345 = t345_0
+	}
+	t345 &= 0xffff
+	var t347 uint64 = v[3] >> 0 & 0xffff
+	var t352 uint64 = uint64((int64(t347<<48) >> 48))
+	var t349 uint64 = v[14] >> 0 & 0xffff
+	var t353 uint64 = uint64((int64(t349<<48) >> 48))
+	var t354 uint64 = t352 + t353
+	var t355 uint64 = (t354 >> 16) & 0x1
+	var t356 uint64 = (t354 >> 15) & 0x1
+	var t359, t359_1, t359_0 uint64 = 0, 0x8000, 0x7fff
+	if t355 != 0 {
+		t359 = t359_1
+	} else {
+		t359 = t359_0
+	}
+	var t361 uint64 = t354
+	var t362, t362_1, t362_0 uint64 = 0, t359, t361
+	if t355 != t356 {
+		t362 = t362_1
+	} else {
+		t362 = t362_0
+	}
+	t362 &= 0xffff
+	v[570] = t311<<48 | t328<<32 | t345<<16 | t362
+	var t364 uint64 = v[2] >> 48 & 0xffff
+	var t369 uint64 = uint64((int64(t364<<48) >> 48))
+	var t366 uint64 = v[13] >> 48 & 0xffff
+	var t370 uint64 = uint64((int64(t366<<48) >> 48))
+	var t371 uint64 = t369 + t370
+	var t372 uint64 = (t371 >> 16) & 0x1
+	var t373 uint64 = (t371 >> 15) & 0x1
+	var t376, t376_1, t376_0 uint64 = 0, 0x8000, 0x7fff
+	if t372 != 0 {
+		t376 = t376_1
+	} else {
+		t376 = t376_0
+	}
+	var t378 uint64 = t371
+	var t379, t379_1, t379_0 uint64 = 0, t376, t378
+	if t372 != t373 {
+		t379 = t379_1
+	} else {
+		t379 = t379_0
+	}
+	t379 &= 0xffff
+	var t381 uint64 = v[2] >> 32 & 0xffff
+	var t386 uint64 = uint64((int64(t381<<48) >> 48))
+	var t383 uint64 = v[13] >> 32 & 0xffff
+	var t387 uint64 = uint64((int64(t383<<48) >> 48))
+	var t388 uint64 = t386 + t387
+	var t389 uint64 = (t388 >> 16) & 0x1
+	var t390 uint64 = (t388 >> 15) & 0x1
+	var t393, t393_1, t393_0 uint64 = 0, 0x8000, 0x7fff
+	if t389 != 0 {
+		t393 = t393_1
+	} else {
+		t393 = t393_0
+	}
+	var t395 uint64 = t388
+	var t396, t396_1, t396_0 uint64 = 0, t393, t395
+	if t389 != t390 {
+		t396 = t396_1
+	} else {
+		t396 = t396_0
+	}
+	t396 &= 0xffff
+	var t398 uint64 = v[2] >> 16 & 0xffff
+	var t403 uint64 = uint64((int64(t398<<48) >> 48))
+	var t400 uint64 = v[13] >> 16 & 0xffff
+	var t404 uint64 = uint64((int64(t400<<48) >> 48))
+	var t405 uint64 = t403 + t404
+	var t406 uint64 = (t405 >> 16) & 0x1
+	var t407 uint64 = (t405 >> 15) & 0x1
+	var t410, t410_1, t410_0 uint64 = 0, 0x8000, 0x7fff
+	if t406 != 0 {
+		t410 = t410_1
+	} else {
+		t410 = t410_0
+	}
+	var t412 uint64 = t405
+	var t413, t413_1, t413_0 uint64 = 0, t410, t412
+	if t406 != t407 {
+		t413 = t413_1
+	} else {
+		t413 = t413_0
+	}
+	t413 &= 0xffff
+	var t415 uint64 = v[2] >> 0 & 0xffff
+	var t420 uint64 = uint64((int64(t415<<48) >> 48))
+	var t417 uint64 = v[13] >> 0 & 0xffff
+	var t421 uint64 = uint64((int64(t417<<48) >> 48))
+	var t422 uint64 = t420 + t421
+	var t423 uint64 = (t422 >> 16) & 0x1
+	var t424 uint64 = (t422 >> 15) & 0x1
+	var t427, t427_1, t427_0 uint64 = 0, 0x8000, 0x7fff
+	if t423 != 0 {
+		t427 = t427_1
+	} else {
+		t427 = t427_0
+	}
+	var t429 uint64 = t422
+	var t430, t430_1, t430_0 uint64 = 0, t427, t429
+	if t423 != t424 {
+		t430 = t430_1
+	} else {
+		t430 = t430_0
+	}
+	t430 &= 0xffff
+	v[569] = t379<<48 | t396<<32 | t413<<16 | t430
+	var t432 uint64 = v[1] >> 48 & 0xffff
+	var t437 uint64 = uint64((int64(t432<<48) >> 48))
+	var t434 uint64 = v[12] >> 48 & 0xffff
+	var t438 uint64 = uint64((int64(t434<<48) >> 48))
+	var t439 uint64 = t437 + t438
+	var t440 uint64 = (t439 >> 16) & 0x1
+	var t441 uint64 = (t439 >> 15) & 0x1
+	var t444, t444_1, t444_0 uint64 = 0, 0x8000, 0x7fff
+	if t440 != 0 {
+		t444 = t444_1
+	} else {
+		t444 = t444_0
+	}
+	var t446 uint64 = t439
+	var t447, t447_1, t447_0 uint64 = 0, t444, t446
+	if t440 != t441 {
+		t447 = t447_1
+	} else {
+		t447 = t447_0
+	}
+	t447 &= 0xffff
+	var t449 uint64 = v[1] >> 32 & 0xffff
+	var t454 uint64 = uint64((int64(t449<<48) >> 48))
+	var t451 uint64 = v[12] >> 32 & 0xffff
+	var t455 uint64 = uint64((int64(t451<<48) >> 48))
+	var t456 uint64 = t454 + t455
+	var t457 uint64 = (t456 >> 16) & 0x1
+	var t458 uint64 = (t456 >> 15) & 0x1
+	var t461, t461_1, t461_0 uint64 = 0, 0x8000, 0x7fff
+	if t457 != 0 {
+		t461 = t461_1
+	} else {
+		t461 = t461_0
+	}
+	var t463 uint64 = t456
+	var t464, t464_1, t464_0 uint64 = 0, t461, t463
+	if t457 != t458 {
+		t464 = t464_1
+	} else {
+		t464 = t464_0
+	}
+	t464 &= 0xffff
+	var t466 uint64 = v[1] >> 16 & 0xffff
+	var t471 uint64 = uint64((int64(t466<<48) >> 48))
+	var t468 uint64 = v[12] >> 16 & 0xffff
+	var t472 uint64 = uint64((int64(t468<<48) >> 48))
+	var t473 uint64 = t471 + t472
+	var t474 uint64 = (t473 >> 16) & 0x1
+	var t475 uint64 = (t473 >> 15) & 0x1
+	var t478, t478_1, t478_0 uint64 = 0, 0x8000, 0x7fff
+	if t474 != 0 {
+		t478 = t478_1
+	} else {
+		t478 = t478_0
+	}
+	var t480 uint64 = t473
+	var t481, t481_1, t481_0 uint64 = 0, t478, t480
+	if t474 != t475 {
+		t481 = t481_1
+	} else {
+		t481 = t481_0
+	}
+	t481 &= 0xffff
+	var t483 uint64 = v[1] >> 0 & 0xffff
+	var t488 uint64 = uint64((int64(t483<<48) >> 48))
+	var t485 uint64 = v[12] >> 0 & 0xffff
+	var t489 uint64 = uint64((int64(t485<<48) >> 48))
+	var t490 uint64 = t488 + t489
+	var t491 uint64 = (t490 >> 16) & 0x1
+	var t492 uint64 = (t490 >> 15) & 0x1
+	var t495, t495_1, t495_0 uint64 = 0, 0x8000, 0x7fff
+	if t491 != 0 {
+		t495 = t495_1
+	} else {
+		t495 = t495_0
+	}
+	var t497 uint64 = t490
+	var t498, t498_1, t498_0 uint64 = 0, t495, t497
+	if t491 != t492 {
+		t498 = t498_1
+	} else {
+		t498 = t498_0
+	}
+	t498 &= 0xffff
+	v[568] = t447<<48 | t464<<32 | t481<<16 | t498
+	var t500 uint64 = v[0] >> 48 & 0xffff
+	var t505 uint64 = uint64((int64(t500<<48) >> 48))
+	var t502 uint64 = v[11] >> 48 & 0xffff
+	var t506 uint64 = uint64((int64(t502<<48) >> 48))
+	var t507 uint64 = t505 + t506
+	var t508 uint64 = (t507 >> 16) & 0x1
+	var t509 uint64 = (t507 >> 15) & 0x1
+	var t512, t512_1, t512_0 uint64 = 0, 0x8000, 0x7fff
+	if t508 != 0 {
+		t512 = t512_1
+	} else {
+		t512 = t512_0
+	}
+	var t514 uint64 = t507
+	var t515, t515_1, t515_0 uint64 = 0, t512, t514
+	if t508 != t509 {
+		t515 = t515_1
+	} else {
+		t515 = t515_0
+	}
+	t515 &= 0xffff
+	var t517 uint64 = v[0] >> 32 & 0xffff
+	var t522 uint64 = uint64((int64(t517<<48) >> 48))
+	var t519 uint64 = v[11] >> 32 & 0xffff
+	var t523 uint64 = uint64((int64(t519<<48) >> 48))
+	var t524 uint64 = t522 + t523
+	var t525 uint64 = (t524 >> 16) & 0x1
+	var t526 uint64 = (t524 >> 15) & 0x1
+	var t529, t529_1, t529_0 uint64 = 0, 0x8000, 0x7fff
+	if t525 != 0 {
+		t529 = t529_1
+	} else {
+		t529 = t529_0
+	}
+	var t531 uint64 = t524
+	var t532, t532_1, t532_0 uint64 = 0, t529, t531
+	if t525 != t526 {
+		t532 = t532_1
+	} else {
+		t532 = t532_0
+	}
+	t532 &= 0xffff
+	var t534 uint64 = v[0] >> 16 & 0xffff
+	var t539 uint64 = uint64((int64(t534<<48) >> 48))
+	var t536 uint64 = v[11] >> 16 & 0xffff
+	var t540 uint64 = uint64((int64(t536<<48) >> 48))
+	var t541 uint64 = t539 + t540
+	var t542 uint64 = (t541 >> 16) & 0x1
+	var t543 uint64 = (t541 >> 15) & 0x1
+	var t546, t546_1, t546_0 uint64 = 0, 0x8000, 0x7fff
+	if t542 != 0 {
+		t546 = t546_1
+	} else {
+		t546 = t546_0
+	}
+	var t548 uint64 = t541
+	var t549, t549_1, t549_0 uint64 = 0, t546, t548
+	if t542 != t543 {
+		t549 = t549_1
+	} else {
+		t549 = t549_0
+	}
+	t549 &= 0xffff
+	var t551 uint64 = v[0] >> 0 & 0xffff
+	var t556 uint64 = uint64((int64(t551<<48) >> 48))
+	var t553 uint64 = v[11] >> 0 & 0xffff
+	var t557 uint64 = uint64((int64(t553<<48) >> 48))
+	var t558 uint64 = t556 + t557
+	var t559 uint64 = (t558 >> 16) & 0x1
+	var t560 uint64 = (t558 >> 15) & 0x1
+	var t563, t563_1, t563_0 uint64 = 0, 0x8000, 0x7fff
+	if t559 != 0 {
+		t563 = t563_1
+	} else {
+		t563 = t563_0
+	}
+	var t565 uint64 = t558
+	var t566, t566_1, t566_0 uint64 = 0, t563, t565
+	if t559 != t560 {
+		t566 = t566_1
+	} else {
+		t566 = t566_0
+	}
+	t566 &= 0xffff
+	v[567] = t515<<48 | t532<<32 | t549<<16 | t566
+	*(*[8]uint64)(v[578:586]) = *(*[8]uint64)(v[567:575])
+	var t577 uint64 = v[10] & v[21]
+	v[577] = t577
+	var t25 uint64 = v[8] >> 62
+	var t27 uint64 = v[19] >> 62
+	var t28 uint64 = (t25 & t27) & 0x1
+	var t42 uint64 = v[8] >> 60
+	var t44 uint64 = v[19] >> 60
+	var t45 uint64 = (t42 & t44) & 0x1
+	var t59 uint64 = v[8] >> 58
+	var t61 uint64 = v[19] >> 58
+	var t62 uint64 = (t59 & t61) & 0x1
+	var t76 uint64 = v[8] >> 56
+	var t78 uint64 = v[19] >> 56
+	var t79 uint64 = (t76 & t78) & 0x1
+	var t93 uint64 = v[8] >> 54
+	var t95 uint64 = v[19] >> 54
+	var t96 uint64 = (t93 & t95) & 0x1
+	var t110 uint64 = v[8] >> 52
+	var t112 uint64 = v[19] >> 52
+	var t113 uint64 = (t110 & t112) & 0x1
+	var t127 uint64 = v[8] >> 50
+	var t129 uint64 = v[19] >> 50
+	var t130 uint64 = (t127 & t129) & 0x1
+	var t144 uint64 = v[8] >> 48
+	var t146 uint64 = v[19] >> 48
+	var t147 uint64 = (t144 & t146) & 0x1
+	var t161 uint64 = v[8] >> 46
+	var t163 uint64 = v[19] >> 46
+	var t164 uint64 = (t161 & t163) & 0x1
+	var t178 uint64 = v[8] >> 44
+	var t180 uint64 = v[19] >> 44
+	var t181 uint64 = (t178 & t180) & 0x1
+	var t195 uint64 = v[8] >> 42
+	var t197 uint64 = v[19] >> 42
+	var t198 uint64 = (t195 & t197) & 0x1
+	var t212 uint64 = v[8] >> 40
+	var t214 uint64 = v[19] >> 40
+	var t215 uint64 = (t212 & t214) & 0x1
+	var t229 uint64 = v[8] >> 38
+	var t231 uint64 = v[19] >> 38
+	var t232 uint64 = (t229 & t231) & 0x1
+	var t246 uint64 = v[8] >> 36
+	var t248 uint64 = v[19] >> 36
+	var t249 uint64 = (t246 & t248) & 0x1
+	var t263 uint64 = v[8] >> 34
+	var t265 uint64 = v[19] >> 34
+	var t266 uint64 = (t263 & t265) & 0x1
+	var t280 uint64 = v[8] >> 32
+	var t282 uint64 = v[19] >> 32
+	var t283 uint64 = (t280 & t282) & 0x1
+	var t297 uint64 = v[8] >> 30
+	var t299 uint64 = v[19] >> 30
+	var t300 uint64 = (t297 & t299) & 0x1
+	var t314 uint64 = v[8] >> 28
+	var t316 uint64 = v[19] >> 28
+	var t317 uint64 = (t314 & t316) & 0x1
+	var t331 uint64 = v[8] >> 26
+	var t333 uint64 = v[19] >> 26
+	var t334 uint64 = (t331 & t333) & 0x1
+	var t348 uint64 = v[8] >> 24
+	var t350 uint64 = v[19] >> 24
+	var t351 uint64 = (t348 & t350) & 0x1
+	var t365 uint64 = v[8] >> 22
+	var t367 uint64 = v[19] >> 22
+	var t368 uint64 = (t365 & t367) & 0x1
+	var t382 uint64 = v[8] >> 20
+	var t384 uint64 = v[19] >> 20
+	var t385 uint64 = (t382 & t384) & 0x1
+	var t399 uint64 = v[8] >> 18
+	var t401 uint64 = v[19] >> 18
+	var t402 uint64 = (t399 & t401) & 0x1
+	var t416 uint64 = v[8] >> 16
+	var t418 uint64 = v[19] >> 16
+	var t419 uint64 = (t416 & t418) & 0x1
+	var t433 uint64 = v[8] >> 14
+	var t435 uint64 = v[19] >> 14
+	var t436 uint64 = (t433 & t435) & 0x1
+	var t450 uint64 = v[8] >> 12
+	var t452 uint64 = v[19] >> 12
+	var t453 uint64 = (t450 & t452) & 0x1
+	var t467 uint64 = v[8] >> 10
+	var t469 uint64 = v[19] >> 10
+	var t470 uint64 = (t467 & t469) & 0x1
+	var t484 uint64 = v[8] >> 8
+	var t486 uint64 = v[19] >> 8
+	var t487 uint64 = (t484 & t486) & 0x1
+	var t501 uint64 = v[8] >> 6
+	var t503 uint64 = v[19] >> 6
+	var t504 uint64 = (t501 & t503) & 0x1
+	var t518 uint64 = v[8] >> 4
+	var t520 uint64 = v[19] >> 4
+	var t521 uint64 = (t518 & t520) & 0x1
+	var t535 uint64 = v[8] >> 2
+	var t537 uint64 = v[19] >> 2
+	var t538 uint64 = (t535 & t537) & 0x1
+	var t552 uint64 = v[8]
+	var t554 uint64 = v[19]
+	var t555 uint64 = (t552 & t554) & 0x1
+	var t575 uint64 = t555*0x3 | t538*0x3<<2 | t521*0x3<<4 | t504*0x3<<6 | t487*0x3<<8 | t470*0x3<<10 | t453*0x3<<12 | t436*0x3<<14 | t419*0x3<<16 | t402*0x3<<18 | t385*0x3<<20 | t368*0x3<<22 | t351*0x3<<24 | t334*0x3<<26 | t317*0x3<<28 | t300*0x3<<30 | t283*0x3<<32 | t266*0x3<<34 | t249*0x3<<36 | t232*0x3<<38 | t215*0x3<<40 | t198*0x3<<42 | t181*0x3<<44 | t164*0x3<<46 | t147*0x3<<48 | t130*0x3<<50 | t113*0x3<<52 | t96*0x3<<54 | t79*0x3<<56 | t62*0x3<<58 | t45*0x3<<60 | t28*0x3<<62
+	v[586] = t575
+	v[587] = v[9]
+	v[587] &= 0x1
+	var t616 uint64 = v[22] | v[615]
+	v[616] = t616
+	var t631 uint64 = ^t616
+	var t632 uint64 = t577 & v[614]
+	var t633 uint64 = t631 & t632
+	v[633] = t633
 }
 
 // Step is one rising clock edge, then Eval.
@@ -1007,34 +1007,34 @@ func (x *simsum_int16_sat) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[615] != 0 {
+	if v[616] != 0 {
 		d |= 0x2
-		if v[602] != 0 {
-			*(*[10]uint64)(v[592:602]) = *(*[10]uint64)(v[603:613])
+		if v[603] != 0 {
+			*(*[10]uint64)(v[593:603]) = *(*[10]uint64)(v[604:614])
 		} else {
-			*(*[10]uint64)(v[592:602]) = *(*[10]uint64)(v[577:587])
+			*(*[10]uint64)(v[593:603]) = *(*[10]uint64)(v[578:588])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[591] = 0x0
-		v[602] = 0x0
+		v[592] = 0x0
+		v[603] = 0x0
 	} else {
 		d |= 0x1
-		var t616 uint64 = v[602] | v[576]
-		var t617, t617_1, t617_0 uint64 = 0, t616, v[591]
-		if v[615] != 0 {
-			t617 = t617_1
+		var t617 uint64 = v[603] | v[577]
+		var t618, t618_1, t618_0 uint64 = 0, t617, v[592]
+		if v[616] != 0 {
+			t618 = t618_1
 		} else {
-			t617 = t617_0
+			t618 = t618_0
 		}
-		v[591] = t617
-		var t629 uint64 = t616 & (v[615] - 1)
-		v[602] = t629
+		v[592] = t618
+		var t630 uint64 = t617 & (v[616] - 1)
+		v[603] = t630
 	}
-	if v[632] != 0 {
+	if v[633] != 0 {
 		d |= 0x4
-		*(*[10]uint64)(v[603:613]) = *(*[10]uint64)(v[577:587])
+		*(*[10]uint64)(v[604:614]) = *(*[10]uint64)(v[578:588])
 	}
 	x.D |= d
 	return true
@@ -1046,15 +1046,15 @@ var simsum_int16_satIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 588,
+	"s0_tready": 589,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 590,
-	"m_tdata":   592,
-	"m_tkeep":   600,
-	"m_tlast":   633,
-	"m_tvalid":  591,
-	"m_tready":  634,
+	"s1_tready": 591,
+	"m_tdata":   593,
+	"m_tkeep":   601,
+	"m_tlast":   634,
+	"m_tvalid":  592,
+	"m_tready":  22,
 }

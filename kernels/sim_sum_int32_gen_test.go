@@ -24,33 +24,33 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int32() }) }
 // Newsimsum_int32 returns a simsum_int32 with registers at their reset values.
 func Newsimsum_int32() *simsum_int32 {
 	x := &simsum_int32{D: ^uint64(0)}
-	x.S[22] = 0x1
-	x.S[29] = 0x1
-	x.S[36] = 0x1
-	x.S[43] = 0x1
-	x.S[50] = 0x1
-	x.S[57] = 0x1
-	x.S[64] = 0x1
-	x.S[71] = 0x1
-	x.S[78] = 0x1
-	x.S[85] = 0x1
-	x.S[92] = 0x1
-	x.S[99] = 0x1
-	x.S[106] = 0x1
-	x.S[113] = 0x1
-	x.S[120] = 0x1
-	x.S[127] = 0x1
-	x.S[143] = 0x1
-	x.S[155] = 0x1
-	x.S[157] = 0x1
-	x.S[181] = 0x1
+	x.S[23] = 0x1
+	x.S[30] = 0x1
+	x.S[37] = 0x1
+	x.S[44] = 0x1
+	x.S[51] = 0x1
+	x.S[58] = 0x1
+	x.S[65] = 0x1
+	x.S[72] = 0x1
+	x.S[79] = 0x1
+	x.S[86] = 0x1
+	x.S[93] = 0x1
+	x.S[100] = 0x1
+	x.S[107] = 0x1
+	x.S[114] = 0x1
+	x.S[121] = 0x1
+	x.S[128] = 0x1
+	x.S[144] = 0x1
+	x.S[156] = 0x1
+	x.S[158] = 0x1
 	x.S[182] = 0x1
 	x.S[183] = 0x1
+	x.S[184] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int32 runs (Model).
-func (x *simsum_int32) Fingerprint() string { return "292d9c3071cc64fb7ebf7dc1c09b1322" }
+func (x *simsum_int32) Fingerprint() string { return "a511b0783f092298f5ffa573aa769f35" }
 
 // Words returns S (Model).
 func (x *simsum_int32) Words() []uint64 { return x.S[:] }
@@ -77,14 +77,14 @@ func (x *simsum_int32) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t181 uint64 = (^v[170]) & 0x1
-		v[181] = t181
-		var t182 uint64 = (^v[159]) & 0x1
+		var t182 uint64 = (^v[171]) & 0x1
 		v[182] = t182
+		var t183 uint64 = (^v[160]) & 0x1
+		v[183] = t183
 	}
 	if d&0x2 != 0 {
-		var t201 uint64 = v[169] >> 0 & 0x1
-		v[201] = t201
+		var t202 uint64 = v[170] >> 0 & 0x1
+		v[202] = t202
 	}
 }
 
@@ -92,127 +92,127 @@ func (x *simsum_int32) EvalState() {
 func (x *simsum_int32) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t156 uint64 = v[181] & v[21]
-	v[156] = t156
-	var t158 uint64 = v[181] & v[10]
-	v[158] = t158
-	var t23 uint64 = v[7] >> 32 & 0xffffffff
-	var t25 uint64 = v[18] >> 32 & 0xffffffff
-	var t28 uint64 = (t23 + t25) & 0xffffffff
-	var t30 uint64 = v[7] >> 0 & 0xffffffff
-	var t32 uint64 = v[18] >> 0 & 0xffffffff
-	var t35 uint64 = (t30 + t32) & 0xffffffff
-	v[141] = t28<<32 | t35
-	var t37 uint64 = v[6] >> 32 & 0xffffffff
-	var t39 uint64 = v[17] >> 32 & 0xffffffff
-	var t42 uint64 = (t37 + t39) & 0xffffffff
-	var t44 uint64 = v[6] >> 0 & 0xffffffff
-	var t46 uint64 = v[17] >> 0 & 0xffffffff
-	var t49 uint64 = (t44 + t46) & 0xffffffff
-	v[140] = t42<<32 | t49
-	var t51 uint64 = v[5] >> 32 & 0xffffffff
-	var t53 uint64 = v[16] >> 32 & 0xffffffff
-	var t56 uint64 = (t51 + t53) & 0xffffffff
-	var t58 uint64 = v[5] >> 0 & 0xffffffff
-	var t60 uint64 = v[16] >> 0 & 0xffffffff
-	var t63 uint64 = (t58 + t60) & 0xffffffff
-	v[139] = t56<<32 | t63
-	var t65 uint64 = v[4] >> 32 & 0xffffffff
-	var t67 uint64 = v[15] >> 32 & 0xffffffff
-	var t70 uint64 = (t65 + t67) & 0xffffffff
-	var t72 uint64 = v[4] >> 0 & 0xffffffff
-	var t74 uint64 = v[15] >> 0 & 0xffffffff
-	var t77 uint64 = (t72 + t74) & 0xffffffff
-	v[138] = t70<<32 | t77
-	var t79 uint64 = v[3] >> 32 & 0xffffffff
-	var t81 uint64 = v[14] >> 32 & 0xffffffff
-	var t84 uint64 = (t79 + t81) & 0xffffffff
-	var t86 uint64 = v[3] >> 0 & 0xffffffff
-	var t88 uint64 = v[14] >> 0 & 0xffffffff
-	var t91 uint64 = (t86 + t88) & 0xffffffff
-	v[137] = t84<<32 | t91
-	var t93 uint64 = v[2] >> 32 & 0xffffffff
-	var t95 uint64 = v[13] >> 32 & 0xffffffff
-	var t98 uint64 = (t93 + t95) & 0xffffffff
-	var t100 uint64 = v[2] >> 0 & 0xffffffff
-	var t102 uint64 = v[13] >> 0 & 0xffffffff
-	var t105 uint64 = (t100 + t102) & 0xffffffff
-	v[136] = t98<<32 | t105
-	var t107 uint64 = v[1] >> 32 & 0xffffffff
-	var t109 uint64 = v[12] >> 32 & 0xffffffff
-	var t112 uint64 = (t107 + t109) & 0xffffffff
-	var t114 uint64 = v[1] >> 0 & 0xffffffff
-	var t116 uint64 = v[12] >> 0 & 0xffffffff
-	var t119 uint64 = (t114 + t116) & 0xffffffff
-	v[135] = t112<<32 | t119
-	var t121 uint64 = v[0] >> 32 & 0xffffffff
-	var t123 uint64 = v[11] >> 32 & 0xffffffff
-	var t126 uint64 = (t121 + t123) & 0xffffffff
-	var t128 uint64 = v[0] >> 0 & 0xffffffff
-	var t130 uint64 = v[11] >> 0 & 0xffffffff
-	var t133 uint64 = (t128 + t130) & 0xffffffff
-	v[134] = t126<<32 | t133
-	*(*[8]uint64)(v[145:153]) = *(*[8]uint64)(v[134:142])
-	var t144 uint64 = v[10] & v[21]
-	v[144] = t144
-	var t24 uint64 = v[8] >> 60
-	var t26 uint64 = v[19] >> 60
-	var t27 uint64 = (t24 & t26) & 0x1
-	var t31 uint64 = v[8] >> 56
-	var t33 uint64 = v[19] >> 56
-	var t34 uint64 = (t31 & t33) & 0x1
-	var t38 uint64 = v[8] >> 52
-	var t40 uint64 = v[19] >> 52
-	var t41 uint64 = (t38 & t40) & 0x1
-	var t45 uint64 = v[8] >> 48
-	var t47 uint64 = v[19] >> 48
-	var t48 uint64 = (t45 & t47) & 0x1
-	var t52 uint64 = v[8] >> 44
-	var t54 uint64 = v[19] >> 44
-	var t55 uint64 = (t52 & t54) & 0x1
-	var t59 uint64 = v[8] >> 40
-	var t61 uint64 = v[19] >> 40
-	var t62 uint64 = (t59 & t61) & 0x1
-	var t66 uint64 = v[8] >> 36
-	var t68 uint64 = v[19] >> 36
-	var t69 uint64 = (t66 & t68) & 0x1
-	var t73 uint64 = v[8] >> 32
-	var t75 uint64 = v[19] >> 32
-	var t76 uint64 = (t73 & t75) & 0x1
-	var t80 uint64 = v[8] >> 28
-	var t82 uint64 = v[19] >> 28
-	var t83 uint64 = (t80 & t82) & 0x1
-	var t87 uint64 = v[8] >> 24
-	var t89 uint64 = v[19] >> 24
-	var t90 uint64 = (t87 & t89) & 0x1
-	var t94 uint64 = v[8] >> 20
-	var t96 uint64 = v[19] >> 20
-	var t97 uint64 = (t94 & t96) & 0x1
-	var t101 uint64 = v[8] >> 16
-	var t103 uint64 = v[19] >> 16
-	var t104 uint64 = (t101 & t103) & 0x1
-	var t108 uint64 = v[8] >> 12
-	var t110 uint64 = v[19] >> 12
-	var t111 uint64 = (t108 & t110) & 0x1
-	var t115 uint64 = v[8] >> 8
-	var t117 uint64 = v[19] >> 8
-	var t118 uint64 = (t115 & t117) & 0x1
-	var t122 uint64 = v[8] >> 4
-	var t124 uint64 = v[19] >> 4
-	var t125 uint64 = (t122 & t124) & 0x1
-	var t129 uint64 = v[8]
-	var t131 uint64 = v[19]
-	var t132 uint64 = (t129 & t131) & 0x1
-	var t142 uint64 = t132*0xf | t125*0xf<<4 | t118*0xf<<8 | t111*0xf<<12 | t104*0xf<<16 | t97*0xf<<20 | t90*0xf<<24 | t83*0xf<<28 | t76*0xf<<32 | t69*0xf<<36 | t62*0xf<<40 | t55*0xf<<44 | t48*0xf<<48 | t41*0xf<<52 | t34*0xf<<56 | t27*0xf<<60
-	v[153] = t142
-	v[154] = v[9]
-	v[154] &= 0x1
-	var t183 uint64 = v[202] | v[182]
-	v[183] = t183
-	var t198 uint64 = ^t183
-	var t199 uint64 = t144 & v[181]
-	var t200 uint64 = t198 & t199
-	v[200] = t200
+	var t157 uint64 = v[182] & v[21]
+	v[157] = t157
+	var t159 uint64 = v[182] & v[10]
+	v[159] = t159
+	var t24 uint64 = v[7] >> 32 & 0xffffffff
+	var t26 uint64 = v[18] >> 32 & 0xffffffff
+	var t29 uint64 = (t24 + t26) & 0xffffffff
+	var t31 uint64 = v[7] >> 0 & 0xffffffff
+	var t33 uint64 = v[18] >> 0 & 0xffffffff
+	var t36 uint64 = (t31 + t33) & 0xffffffff
+	v[142] = t29<<32 | t36
+	var t38 uint64 = v[6] >> 32 & 0xffffffff
+	var t40 uint64 = v[17] >> 32 & 0xffffffff
+	var t43 uint64 = (t38 + t40) & 0xffffffff
+	var t45 uint64 = v[6] >> 0 & 0xffffffff
+	var t47 uint64 = v[17] >> 0 & 0xffffffff
+	var t50 uint64 = (t45 + t47) & 0xffffffff
+	v[141] = t43<<32 | t50
+	var t52 uint64 = v[5] >> 32 & 0xffffffff
+	var t54 uint64 = v[16] >> 32 & 0xffffffff
+	var t57 uint64 = (t52 + t54) & 0xffffffff
+	var t59 uint64 = v[5] >> 0 & 0xffffffff
+	var t61 uint64 = v[16] >> 0 & 0xffffffff
+	var t64 uint64 = (t59 + t61) & 0xffffffff
+	v[140] = t57<<32 | t64
+	var t66 uint64 = v[4] >> 32 & 0xffffffff
+	var t68 uint64 = v[15] >> 32 & 0xffffffff
+	var t71 uint64 = (t66 + t68) & 0xffffffff
+	var t73 uint64 = v[4] >> 0 & 0xffffffff
+	var t75 uint64 = v[15] >> 0 & 0xffffffff
+	var t78 uint64 = (t73 + t75) & 0xffffffff
+	v[139] = t71<<32 | t78
+	var t80 uint64 = v[3] >> 32 & 0xffffffff
+	var t82 uint64 = v[14] >> 32 & 0xffffffff
+	var t85 uint64 = (t80 + t82) & 0xffffffff
+	var t87 uint64 = v[3] >> 0 & 0xffffffff
+	var t89 uint64 = v[14] >> 0 & 0xffffffff
+	var t92 uint64 = (t87 + t89) & 0xffffffff
+	v[138] = t85<<32 | t92
+	var t94 uint64 = v[2] >> 32 & 0xffffffff
+	var t96 uint64 = v[13] >> 32 & 0xffffffff
+	var t99 uint64 = (t94 + t96) & 0xffffffff
+	var t101 uint64 = v[2] >> 0 & 0xffffffff
+	var t103 uint64 = v[13] >> 0 & 0xffffffff
+	var t106 uint64 = (t101 + t103) & 0xffffffff
+	v[137] = t99<<32 | t106
+	var t108 uint64 = v[1] >> 32 & 0xffffffff
+	var t110 uint64 = v[12] >> 32 & 0xffffffff
+	var t113 uint64 = (t108 + t110) & 0xffffffff
+	var t115 uint64 = v[1] >> 0 & 0xffffffff
+	var t117 uint64 = v[12] >> 0 & 0xffffffff
+	var t120 uint64 = (t115 + t117) & 0xffffffff
+	v[136] = t113<<32 | t120
+	var t122 uint64 = v[0] >> 32 & 0xffffffff
+	var t124 uint64 = v[11] >> 32 & 0xffffffff
+	var t127 uint64 = (t122 + t124) & 0xffffffff
+	var t129 uint64 = v[0] >> 0 & 0xffffffff
+	var t131 uint64 = v[11] >> 0 & 0xffffffff
+	var t134 uint64 = (t129 + t131) & 0xffffffff
+	v[135] = t127<<32 | t134
+	*(*[8]uint64)(v[146:154]) = *(*[8]uint64)(v[135:143])
+	var t145 uint64 = v[10] & v[21]
+	v[145] = t145
+	var t25 uint64 = v[8] >> 60
+	var t27 uint64 = v[19] >> 60
+	var t28 uint64 = (t25 & t27) & 0x1
+	var t32 uint64 = v[8] >> 56
+	var t34 uint64 = v[19] >> 56
+	var t35 uint64 = (t32 & t34) & 0x1
+	var t39 uint64 = v[8] >> 52
+	var t41 uint64 = v[19] >> 52
+	var t42 uint64 = (t39 & t41) & 0x1
+	var t46 uint64 = v[8] >> 48
+	var t48 uint64 = v[19] >> 48
+	var t49 uint64 = (t46 & t48) & 0x1
+	var t53 uint64 = v[8] >> 44
+	var t55 uint64 = v[19] >> 44
+	var t56 uint64 = (t53 & t55) & 0x1
+	var t60 uint64 = v[8] >> 40
+	var t62 uint64 = v[19] >> 40
+	var t63 uint64 = (t60 & t62) & 0x1
+	var t67 uint64 = v[8] >> 36
+	var t69 uint64 = v[19] >> 36
+	var t70 uint64 = (t67 & t69) & 0x1
+	var t74 uint64 = v[8] >> 32
+	var t76 uint64 = v[19] >> 32
+	var t77 uint64 = (t74 & t76) & 0x1
+	var t81 uint64 = v[8] >> 28
+	var t83 uint64 = v[19] >> 28
+	var t84 uint64 = (t81 & t83) & 0x1
+	var t88 uint64 = v[8] >> 24
+	var t90 uint64 = v[19] >> 24
+	var t91 uint64 = (t88 & t90) & 0x1
+	var t95 uint64 = v[8] >> 20
+	var t97 uint64 = v[19] >> 20
+	var t98 uint64 = (t95 & t97) & 0x1
+	var t102 uint64 = v[8] >> 16
+	var t104 uint64 = v[19] >> 16
+	var t105 uint64 = (t102 & t104) & 0x1
+	var t109 uint64 = v[8] >> 12
+	var t111 uint64 = v[19] >> 12
+	var t112 uint64 = (t109 & t111) & 0x1
+	var t116 uint64 = v[8] >> 8
+	var t118 uint64 = v[19] >> 8
+	var t119 uint64 = (t116 & t118) & 0x1
+	var t123 uint64 = v[8] >> 4
+	var t125 uint64 = v[19] >> 4
+	var t126 uint64 = (t123 & t125) & 0x1
+	var t130 uint64 = v[8]
+	var t132 uint64 = v[19]
+	var t133 uint64 = (t130 & t132) & 0x1
+	var t143 uint64 = t133*0xf | t126*0xf<<4 | t119*0xf<<8 | t112*0xf<<12 | t105*0xf<<16 | t98*0xf<<20 | t91*0xf<<24 | t84*0xf<<28 | t77*0xf<<32 | t70*0xf<<36 | t63*0xf<<40 | t56*0xf<<44 | t49*0xf<<48 | t42*0xf<<52 | t35*0xf<<56 | t28*0xf<<60
+	v[154] = t143
+	v[155] = v[9]
+	v[155] &= 0x1
+	var t184 uint64 = v[22] | v[183]
+	v[184] = t184
+	var t199 uint64 = ^t184
+	var t200 uint64 = t145 & v[182]
+	var t201 uint64 = t199 & t200
+	v[201] = t201
 }
 
 // Step is one rising clock edge, then Eval.
@@ -223,34 +223,34 @@ func (x *simsum_int32) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[183] != 0 {
+	if v[184] != 0 {
 		d |= 0x2
-		if v[170] != 0 {
-			*(*[10]uint64)(v[160:170]) = *(*[10]uint64)(v[171:181])
+		if v[171] != 0 {
+			*(*[10]uint64)(v[161:171]) = *(*[10]uint64)(v[172:182])
 		} else {
-			*(*[10]uint64)(v[160:170]) = *(*[10]uint64)(v[145:155])
+			*(*[10]uint64)(v[161:171]) = *(*[10]uint64)(v[146:156])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[159] = 0x0
-		v[170] = 0x0
+		v[160] = 0x0
+		v[171] = 0x0
 	} else {
 		d |= 0x1
-		var t184 uint64 = v[170] | v[144]
-		var t185, t185_1, t185_0 uint64 = 0, t184, v[159]
-		if v[183] != 0 {
-			t185 = t185_1
+		var t185 uint64 = v[171] | v[145]
+		var t186, t186_1, t186_0 uint64 = 0, t185, v[160]
+		if v[184] != 0 {
+			t186 = t186_1
 		} else {
-			t185 = t185_0
+			t186 = t186_0
 		}
-		v[159] = t185
-		var t197 uint64 = t184 & (v[183] - 1)
-		v[170] = t197
+		v[160] = t186
+		var t198 uint64 = t185 & (v[184] - 1)
+		v[171] = t198
 	}
-	if v[200] != 0 {
+	if v[201] != 0 {
 		d |= 0x4
-		*(*[10]uint64)(v[171:181]) = *(*[10]uint64)(v[145:155])
+		*(*[10]uint64)(v[172:182]) = *(*[10]uint64)(v[146:156])
 	}
 	x.D |= d
 	return true
@@ -262,15 +262,15 @@ var simsum_int32Index = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 156,
+	"s0_tready": 157,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 158,
-	"m_tdata":   160,
-	"m_tkeep":   168,
-	"m_tlast":   201,
-	"m_tvalid":  159,
-	"m_tready":  202,
+	"s1_tready": 159,
+	"m_tdata":   161,
+	"m_tkeep":   169,
+	"m_tlast":   202,
+	"m_tvalid":  160,
+	"m_tready":  22,
 }

@@ -24,273 +24,273 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_int8_sat() }) }
 // Newsimsum_int8_sat returns a simsum_int8_sat with registers at their reset values.
 func Newsimsum_int8_sat() *simsum_int8_sat {
 	x := &simsum_int8_sat{D: ^uint64(0)}
-	x.S[22] = 0x1
-	x.S[33] = 0x80
-	x.S[34] = 0x7f
+	x.S[23] = 0x1
+	x.S[34] = 0x80
 	x.S[35] = 0x7f
-	x.S[39] = 0x1
-	x.S[50] = 0x80
-	x.S[51] = 0x7f
+	x.S[36] = 0x7f
+	x.S[40] = 0x1
+	x.S[51] = 0x80
 	x.S[52] = 0x7f
-	x.S[56] = 0x1
-	x.S[67] = 0x80
-	x.S[68] = 0x7f
+	x.S[53] = 0x7f
+	x.S[57] = 0x1
+	x.S[68] = 0x80
 	x.S[69] = 0x7f
-	x.S[73] = 0x1
-	x.S[84] = 0x80
-	x.S[85] = 0x7f
+	x.S[70] = 0x7f
+	x.S[74] = 0x1
+	x.S[85] = 0x80
 	x.S[86] = 0x7f
-	x.S[90] = 0x1
-	x.S[101] = 0x80
-	x.S[102] = 0x7f
+	x.S[87] = 0x7f
+	x.S[91] = 0x1
+	x.S[102] = 0x80
 	x.S[103] = 0x7f
-	x.S[107] = 0x1
-	x.S[118] = 0x80
-	x.S[119] = 0x7f
+	x.S[104] = 0x7f
+	x.S[108] = 0x1
+	x.S[119] = 0x80
 	x.S[120] = 0x7f
-	x.S[124] = 0x1
-	x.S[135] = 0x80
-	x.S[136] = 0x7f
+	x.S[121] = 0x7f
+	x.S[125] = 0x1
+	x.S[136] = 0x80
 	x.S[137] = 0x7f
-	x.S[141] = 0x1
-	x.S[152] = 0x80
-	x.S[153] = 0x7f
+	x.S[138] = 0x7f
+	x.S[142] = 0x1
+	x.S[153] = 0x80
 	x.S[154] = 0x7f
-	x.S[158] = 0x1
-	x.S[169] = 0x80
-	x.S[170] = 0x7f
+	x.S[155] = 0x7f
+	x.S[159] = 0x1
+	x.S[170] = 0x80
 	x.S[171] = 0x7f
-	x.S[175] = 0x1
-	x.S[186] = 0x80
-	x.S[187] = 0x7f
+	x.S[172] = 0x7f
+	x.S[176] = 0x1
+	x.S[187] = 0x80
 	x.S[188] = 0x7f
-	x.S[192] = 0x1
-	x.S[203] = 0x80
-	x.S[204] = 0x7f
+	x.S[189] = 0x7f
+	x.S[193] = 0x1
+	x.S[204] = 0x80
 	x.S[205] = 0x7f
-	x.S[209] = 0x1
-	x.S[220] = 0x80
-	x.S[221] = 0x7f
+	x.S[206] = 0x7f
+	x.S[210] = 0x1
+	x.S[221] = 0x80
 	x.S[222] = 0x7f
-	x.S[226] = 0x1
-	x.S[237] = 0x80
-	x.S[238] = 0x7f
+	x.S[223] = 0x7f
+	x.S[227] = 0x1
+	x.S[238] = 0x80
 	x.S[239] = 0x7f
-	x.S[243] = 0x1
-	x.S[254] = 0x80
-	x.S[255] = 0x7f
+	x.S[240] = 0x7f
+	x.S[244] = 0x1
+	x.S[255] = 0x80
 	x.S[256] = 0x7f
-	x.S[260] = 0x1
-	x.S[271] = 0x80
-	x.S[272] = 0x7f
+	x.S[257] = 0x7f
+	x.S[261] = 0x1
+	x.S[272] = 0x80
 	x.S[273] = 0x7f
-	x.S[277] = 0x1
-	x.S[288] = 0x80
-	x.S[289] = 0x7f
+	x.S[274] = 0x7f
+	x.S[278] = 0x1
+	x.S[289] = 0x80
 	x.S[290] = 0x7f
-	x.S[294] = 0x1
-	x.S[305] = 0x80
-	x.S[306] = 0x7f
+	x.S[291] = 0x7f
+	x.S[295] = 0x1
+	x.S[306] = 0x80
 	x.S[307] = 0x7f
-	x.S[311] = 0x1
-	x.S[322] = 0x80
-	x.S[323] = 0x7f
+	x.S[308] = 0x7f
+	x.S[312] = 0x1
+	x.S[323] = 0x80
 	x.S[324] = 0x7f
-	x.S[328] = 0x1
-	x.S[339] = 0x80
-	x.S[340] = 0x7f
+	x.S[325] = 0x7f
+	x.S[329] = 0x1
+	x.S[340] = 0x80
 	x.S[341] = 0x7f
-	x.S[345] = 0x1
-	x.S[356] = 0x80
-	x.S[357] = 0x7f
+	x.S[342] = 0x7f
+	x.S[346] = 0x1
+	x.S[357] = 0x80
 	x.S[358] = 0x7f
-	x.S[362] = 0x1
-	x.S[373] = 0x80
-	x.S[374] = 0x7f
+	x.S[359] = 0x7f
+	x.S[363] = 0x1
+	x.S[374] = 0x80
 	x.S[375] = 0x7f
-	x.S[379] = 0x1
-	x.S[390] = 0x80
-	x.S[391] = 0x7f
+	x.S[376] = 0x7f
+	x.S[380] = 0x1
+	x.S[391] = 0x80
 	x.S[392] = 0x7f
-	x.S[396] = 0x1
-	x.S[407] = 0x80
-	x.S[408] = 0x7f
+	x.S[393] = 0x7f
+	x.S[397] = 0x1
+	x.S[408] = 0x80
 	x.S[409] = 0x7f
-	x.S[413] = 0x1
-	x.S[424] = 0x80
-	x.S[425] = 0x7f
+	x.S[410] = 0x7f
+	x.S[414] = 0x1
+	x.S[425] = 0x80
 	x.S[426] = 0x7f
-	x.S[430] = 0x1
-	x.S[441] = 0x80
-	x.S[442] = 0x7f
+	x.S[427] = 0x7f
+	x.S[431] = 0x1
+	x.S[442] = 0x80
 	x.S[443] = 0x7f
-	x.S[447] = 0x1
-	x.S[458] = 0x80
-	x.S[459] = 0x7f
+	x.S[444] = 0x7f
+	x.S[448] = 0x1
+	x.S[459] = 0x80
 	x.S[460] = 0x7f
-	x.S[464] = 0x1
-	x.S[475] = 0x80
-	x.S[476] = 0x7f
+	x.S[461] = 0x7f
+	x.S[465] = 0x1
+	x.S[476] = 0x80
 	x.S[477] = 0x7f
-	x.S[481] = 0x1
-	x.S[492] = 0x80
-	x.S[493] = 0x7f
+	x.S[478] = 0x7f
+	x.S[482] = 0x1
+	x.S[493] = 0x80
 	x.S[494] = 0x7f
-	x.S[498] = 0x1
-	x.S[509] = 0x80
-	x.S[510] = 0x7f
+	x.S[495] = 0x7f
+	x.S[499] = 0x1
+	x.S[510] = 0x80
 	x.S[511] = 0x7f
-	x.S[515] = 0x1
-	x.S[526] = 0x80
-	x.S[527] = 0x7f
+	x.S[512] = 0x7f
+	x.S[516] = 0x1
+	x.S[527] = 0x80
 	x.S[528] = 0x7f
-	x.S[532] = 0x1
-	x.S[543] = 0x80
-	x.S[544] = 0x7f
+	x.S[529] = 0x7f
+	x.S[533] = 0x1
+	x.S[544] = 0x80
 	x.S[545] = 0x7f
-	x.S[549] = 0x1
-	x.S[560] = 0x80
-	x.S[561] = 0x7f
+	x.S[546] = 0x7f
+	x.S[550] = 0x1
+	x.S[561] = 0x80
 	x.S[562] = 0x7f
-	x.S[566] = 0x1
-	x.S[577] = 0x80
-	x.S[578] = 0x7f
+	x.S[563] = 0x7f
+	x.S[567] = 0x1
+	x.S[578] = 0x80
 	x.S[579] = 0x7f
-	x.S[583] = 0x1
-	x.S[594] = 0x80
-	x.S[595] = 0x7f
+	x.S[580] = 0x7f
+	x.S[584] = 0x1
+	x.S[595] = 0x80
 	x.S[596] = 0x7f
-	x.S[600] = 0x1
-	x.S[611] = 0x80
-	x.S[612] = 0x7f
+	x.S[597] = 0x7f
+	x.S[601] = 0x1
+	x.S[612] = 0x80
 	x.S[613] = 0x7f
-	x.S[617] = 0x1
-	x.S[628] = 0x80
-	x.S[629] = 0x7f
+	x.S[614] = 0x7f
+	x.S[618] = 0x1
+	x.S[629] = 0x80
 	x.S[630] = 0x7f
-	x.S[634] = 0x1
-	x.S[645] = 0x80
-	x.S[646] = 0x7f
+	x.S[631] = 0x7f
+	x.S[635] = 0x1
+	x.S[646] = 0x80
 	x.S[647] = 0x7f
-	x.S[651] = 0x1
-	x.S[662] = 0x80
-	x.S[663] = 0x7f
+	x.S[648] = 0x7f
+	x.S[652] = 0x1
+	x.S[663] = 0x80
 	x.S[664] = 0x7f
-	x.S[668] = 0x1
-	x.S[679] = 0x80
-	x.S[680] = 0x7f
+	x.S[665] = 0x7f
+	x.S[669] = 0x1
+	x.S[680] = 0x80
 	x.S[681] = 0x7f
-	x.S[685] = 0x1
-	x.S[696] = 0x80
-	x.S[697] = 0x7f
+	x.S[682] = 0x7f
+	x.S[686] = 0x1
+	x.S[697] = 0x80
 	x.S[698] = 0x7f
-	x.S[702] = 0x1
-	x.S[713] = 0x80
-	x.S[714] = 0x7f
+	x.S[699] = 0x7f
+	x.S[703] = 0x1
+	x.S[714] = 0x80
 	x.S[715] = 0x7f
-	x.S[719] = 0x1
-	x.S[730] = 0x80
-	x.S[731] = 0x7f
+	x.S[716] = 0x7f
+	x.S[720] = 0x1
+	x.S[731] = 0x80
 	x.S[732] = 0x7f
-	x.S[736] = 0x1
-	x.S[747] = 0x80
-	x.S[748] = 0x7f
+	x.S[733] = 0x7f
+	x.S[737] = 0x1
+	x.S[748] = 0x80
 	x.S[749] = 0x7f
-	x.S[753] = 0x1
-	x.S[764] = 0x80
-	x.S[765] = 0x7f
+	x.S[750] = 0x7f
+	x.S[754] = 0x1
+	x.S[765] = 0x80
 	x.S[766] = 0x7f
-	x.S[770] = 0x1
-	x.S[781] = 0x80
-	x.S[782] = 0x7f
+	x.S[767] = 0x7f
+	x.S[771] = 0x1
+	x.S[782] = 0x80
 	x.S[783] = 0x7f
-	x.S[787] = 0x1
-	x.S[798] = 0x80
-	x.S[799] = 0x7f
+	x.S[784] = 0x7f
+	x.S[788] = 0x1
+	x.S[799] = 0x80
 	x.S[800] = 0x7f
-	x.S[804] = 0x1
-	x.S[815] = 0x80
-	x.S[816] = 0x7f
+	x.S[801] = 0x7f
+	x.S[805] = 0x1
+	x.S[816] = 0x80
 	x.S[817] = 0x7f
-	x.S[821] = 0x1
-	x.S[832] = 0x80
-	x.S[833] = 0x7f
+	x.S[818] = 0x7f
+	x.S[822] = 0x1
+	x.S[833] = 0x80
 	x.S[834] = 0x7f
-	x.S[838] = 0x1
-	x.S[849] = 0x80
-	x.S[850] = 0x7f
+	x.S[835] = 0x7f
+	x.S[839] = 0x1
+	x.S[850] = 0x80
 	x.S[851] = 0x7f
-	x.S[855] = 0x1
-	x.S[866] = 0x80
-	x.S[867] = 0x7f
+	x.S[852] = 0x7f
+	x.S[856] = 0x1
+	x.S[867] = 0x80
 	x.S[868] = 0x7f
-	x.S[872] = 0x1
-	x.S[883] = 0x80
-	x.S[884] = 0x7f
+	x.S[869] = 0x7f
+	x.S[873] = 0x1
+	x.S[884] = 0x80
 	x.S[885] = 0x7f
-	x.S[889] = 0x1
-	x.S[900] = 0x80
-	x.S[901] = 0x7f
+	x.S[886] = 0x7f
+	x.S[890] = 0x1
+	x.S[901] = 0x80
 	x.S[902] = 0x7f
-	x.S[906] = 0x1
-	x.S[917] = 0x80
-	x.S[918] = 0x7f
+	x.S[903] = 0x7f
+	x.S[907] = 0x1
+	x.S[918] = 0x80
 	x.S[919] = 0x7f
-	x.S[923] = 0x1
-	x.S[934] = 0x80
-	x.S[935] = 0x7f
+	x.S[920] = 0x7f
+	x.S[924] = 0x1
+	x.S[935] = 0x80
 	x.S[936] = 0x7f
-	x.S[940] = 0x1
-	x.S[951] = 0x80
-	x.S[952] = 0x7f
+	x.S[937] = 0x7f
+	x.S[941] = 0x1
+	x.S[952] = 0x80
 	x.S[953] = 0x7f
-	x.S[957] = 0x1
-	x.S[968] = 0x80
-	x.S[969] = 0x7f
+	x.S[954] = 0x7f
+	x.S[958] = 0x1
+	x.S[969] = 0x80
 	x.S[970] = 0x7f
-	x.S[974] = 0x1
-	x.S[985] = 0x80
-	x.S[986] = 0x7f
+	x.S[971] = 0x7f
+	x.S[975] = 0x1
+	x.S[986] = 0x80
 	x.S[987] = 0x7f
-	x.S[991] = 0x1
-	x.S[1002] = 0x80
-	x.S[1003] = 0x7f
+	x.S[988] = 0x7f
+	x.S[992] = 0x1
+	x.S[1003] = 0x80
 	x.S[1004] = 0x7f
-	x.S[1008] = 0x1
-	x.S[1019] = 0x80
-	x.S[1020] = 0x7f
+	x.S[1005] = 0x7f
+	x.S[1009] = 0x1
+	x.S[1020] = 0x80
 	x.S[1021] = 0x7f
-	x.S[1025] = 0x1
-	x.S[1036] = 0x80
-	x.S[1037] = 0x7f
+	x.S[1022] = 0x7f
+	x.S[1026] = 0x1
+	x.S[1037] = 0x80
 	x.S[1038] = 0x7f
-	x.S[1042] = 0x1
-	x.S[1053] = 0x80
-	x.S[1054] = 0x7f
+	x.S[1039] = 0x7f
+	x.S[1043] = 0x1
+	x.S[1054] = 0x80
 	x.S[1055] = 0x7f
-	x.S[1059] = 0x1
-	x.S[1070] = 0x80
-	x.S[1071] = 0x7f
+	x.S[1056] = 0x7f
+	x.S[1060] = 0x1
+	x.S[1071] = 0x80
 	x.S[1072] = 0x7f
-	x.S[1076] = 0x1
-	x.S[1087] = 0x80
-	x.S[1088] = 0x7f
+	x.S[1073] = 0x7f
+	x.S[1077] = 0x1
+	x.S[1088] = 0x80
 	x.S[1089] = 0x7f
-	x.S[1093] = 0x1
-	x.S[1104] = 0x80
-	x.S[1105] = 0x7f
+	x.S[1090] = 0x7f
+	x.S[1094] = 0x1
+	x.S[1105] = 0x80
 	x.S[1106] = 0x7f
-	x.S[1119] = 0x1
-	x.S[1131] = 0x1
-	x.S[1133] = 0x1
-	x.S[1157] = 0x1
+	x.S[1107] = 0x7f
+	x.S[1120] = 0x1
+	x.S[1132] = 0x1
+	x.S[1134] = 0x1
 	x.S[1158] = 0x1
 	x.S[1159] = 0x1
+	x.S[1160] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_int8_sat runs (Model).
-func (x *simsum_int8_sat) Fingerprint() string { return "342334c03f9c44dc4d53ac2f1a36a0f9" }
+func (x *simsum_int8_sat) Fingerprint() string { return "aebf57a34e92ab6f13e7164f7fcfc645" }
 
 // Words returns S (Model).
 func (x *simsum_int8_sat) Words() []uint64 { return x.S[:] }
@@ -317,14 +317,14 @@ func (x *simsum_int8_sat) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t1157 uint64 = (^v[1146]) & 0x1
-		v[1157] = t1157
-		var t1158 uint64 = (^v[1135]) & 0x1
+		var t1158 uint64 = (^v[1147]) & 0x1
 		v[1158] = t1158
+		var t1159 uint64 = (^v[1136]) & 0x1
+		v[1159] = t1159
 	}
 	if d&0x2 != 0 {
-		var t1177 uint64 = v[1145] >> 0 & 0x1
-		v[1177] = t1177
+		var t1178 uint64 = v[1146] >> 0 & 0x1
+		v[1178] = t1178
 	}
 }
 
@@ -332,1567 +332,1567 @@ func (x *simsum_int8_sat) EvalState() {
 func (x *simsum_int8_sat) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t1132 uint64 = v[1157] & v[21]
-	v[1132] = t1132
-	var t1134 uint64 = v[1157] & v[10]
-	v[1134] = t1134
-	var t23 uint64 = v[7] >> 56 & 0xff
-	var t28 uint64 = uint64((int64(t23<<56) >> 56))
-	var t25 uint64 = v[18] >> 56 & 0xff
-	var t29 uint64 = uint64((int64(t25<<56) >> 56))
-	var t30 uint64 = t28 + t29
-	var t31 uint64 = (t30 >> 8) & 0x1
-	var t32 uint64 = (t30 >> 7) & 0x1
-	var t35, t35_1, t35_0 uint64 = 0, 0x80, 0x7f
-	if t31 != 0 {
-		t35 = t35_1
-	} else {
-		t35 = t35_0
-	}
-	var t37 uint64 = t30
-	var t38, t38_1, t38_0 uint64 = 0, t35, t37
-	if t31 != t32 {
-		t38 = t38_1
-	} else {
-		t38 = t38_0
-	}
-	t38 &= 0xff
-	var t40 uint64 = v[7] >> 48 & 0xff
-	var t45 uint64 = uint64((int64(t40<<56) >> 56))
-	var t42 uint64 = v[18] >> 48 & 0xff
-	var t46 uint64 = uint64((int64(t42<<56) >> 56))
-	var t47 uint64 = t45 + t46
-	var t48 uint64 = (t47 >> 8) & 0x1
-	var t49 uint64 = (t47 >> 7) & 0x1
-	var t52, t52_1, t52_0 uint64 = 0, 0x80, 0x7f
-	if t48 != 0 {
-		t52 = t52_1
-	} else {
-		t52 = t52_0
-	}
-	var t54 uint64 = t47
-	var t55, t55_1, t55_0 uint64 = 0, t52, t54
-	if t48 != t49 {
-		t55 = t55_1
-	} else {
-		t55 = t55_0
-	}
-	t55 &= 0xff
-	var t57 uint64 = v[7] >> 40 & 0xff
-	var t62 uint64 = uint64((int64(t57<<56) >> 56))
-	var t59 uint64 = v[18] >> 40 & 0xff
-	var t63 uint64 = uint64((int64(t59<<56) >> 56))
-	var t64 uint64 = t62 + t63
-	var t65 uint64 = (t64 >> 8) & 0x1
-	var t66 uint64 = (t64 >> 7) & 0x1
-	var t69, t69_1, t69_0 uint64 = 0, 0x80, 0x7f
-	if t65 != 0 {
-		t69 = t69_1
-	} else {
-		t69 = t69_0
-	}
-	var t71 uint64 = t64
-	var t72, t72_1, t72_0 uint64 = 0, t69, t71
-	if t65 != t66 {
-		t72 = t72_1
-	} else {
-		t72 = t72_0
-	}
-	t72 &= 0xff
-	var t74 uint64 = v[7] >> 32 & 0xff
-	var t79 uint64 = uint64((int64(t74<<56) >> 56))
-	var t76 uint64 = v[18] >> 32 & 0xff
-	var t80 uint64 = uint64((int64(t76<<56) >> 56))
-	var t81 uint64 = t79 + t80
-	var t82 uint64 = (t81 >> 8) & 0x1
-	var t83 uint64 = (t81 >> 7) & 0x1
-	var t86, t86_1, t86_0 uint64 = 0, 0x80, 0x7f
-	if t82 != 0 {
-		t86 = t86_1
-	} else {
-		t86 = t86_0
-	}
-	var t88 uint64 = t81
-	var t89, t89_1, t89_0 uint64 = 0, t86, t88
-	if t82 != t83 {
-		t89 = t89_1
-	} else {
-		t89 = t89_0
-	}
-	t89 &= 0xff
-	var t91 uint64 = v[7] >> 24 & 0xff
-	var t96 uint64 = uint64((int64(t91<<56) >> 56))
-	var t93 uint64 = v[18] >> 24 & 0xff
-	var t97 uint64 = uint64((int64(t93<<56) >> 56))
-	var t98 uint64 = t96 + t97
-	var t99 uint64 = (t98 >> 8) & 0x1
-	var t100 uint64 = (t98 >> 7) & 0x1
-	var t103, t103_1, t103_0 uint64 = 0, 0x80, 0x7f
-	if t99 != 0 {
-		t103 = t103_1
-	} else {
-		t103 = t103_0
-	}
-	var t105 uint64 = t98
-	var t106, t106_1, t106_0 uint64 = 0, t103, t105
-	if t99 != t100 {
-		t106 = t106_1
-	} else {
-		t106 = t106_0
-	}
-	t106 &= 0xff
-	var t108 uint64 = v[7] >> 16 & 0xff
-	var t113 uint64 = uint64((int64(t108<<56) >> 56))
-	var t110 uint64 = v[18] >> 16 & 0xff
-	var t114 uint64 = uint64((int64(t110<<56) >> 56))
-	var t115 uint64 = t113 + t114
-	var t116 uint64 = (t115 >> 8) & 0x1
-	var t117 uint64 = (t115 >> 7) & 0x1
-	var t120, t120_1, t120_0 uint64 = 0, 0x80, 0x7f
-	if t116 != 0 {
-		t120 = t120_1
-	} else {
-		t120 = t120_0
-	}
-	var t122 uint64 = t115
-	var t123, t123_1, t123_0 uint64 = 0, t120, t122
-	if t116 != t117 {
-		t123 = t123_1
-	} else {
-		t123 = t123_0
-	}
-	t123 &= 0xff
-	var t125 uint64 = v[7] >> 8 & 0xff
-	var t130 uint64 = uint64((int64(t125<<56) >> 56))
-	var t127 uint64 = v[18] >> 8 & 0xff
-	var t131 uint64 = uint64((int64(t127<<56) >> 56))
-	var t132 uint64 = t130 + t131
-	var t133 uint64 = (t132 >> 8) & 0x1
-	var t134 uint64 = (t132 >> 7) & 0x1
-	var t137, t137_1, t137_0 uint64 = 0, 0x80, 0x7f
-	if t133 != 0 {
-		t137 = t137_1
-	} else {
-		t137 = t137_0
-	}
-	var t139 uint64 = t132
-	var t140, t140_1, t140_0 uint64 = 0, t137, t139
-	if t133 != t134 {
-		t140 = t140_1
-	} else {
-		t140 = t140_0
-	}
-	t140 &= 0xff
-	var t142 uint64 = v[7] >> 0 & 0xff
-	var t147 uint64 = uint64((int64(t142<<56) >> 56))
-	var t144 uint64 = v[18] >> 0 & 0xff
-	var t148 uint64 = uint64((int64(t144<<56) >> 56))
-	var t149 uint64 = t147 + t148
-	var t150 uint64 = (t149 >> 8) & 0x1
-	var t151 uint64 = (t149 >> 7) & 0x1
-	var t154, t154_1, t154_0 uint64 = 0, 0x80, 0x7f
-	if t150 != 0 {
-		t154 = t154_1
-	} else {
-		t154 = t154_0
-	}
-	var t156 uint64 = t149
-	var t157, t157_1, t157_0 uint64 = 0, t154, t156
-	if t150 != t151 {
-		t157 = t157_1
-	} else {
-		t157 = t157_0
-	}
-	t157 &= 0xff
-	v[1117] = t38<<56 | t55<<48 | t72<<40 | t89<<32 | t106<<24 | t123<<16 | t140<<8 | t157
-	var t159 uint64 = v[6] >> 56 & 0xff
-	var t164 uint64 = uint64((int64(t159<<56) >> 56))
-	var t161 uint64 = v[17] >> 56 & 0xff
-	var t165 uint64 = uint64((int64(t161<<56) >> 56))
-	var t166 uint64 = t164 + t165
-	var t167 uint64 = (t166 >> 8) & 0x1
-	var t168 uint64 = (t166 >> 7) & 0x1
-	var t171, t171_1, t171_0 uint64 = 0, 0x80, 0x7f
-	if t167 != 0 {
-		t171 = t171_1
-	} else {
-		t171 = t171_0
-	}
-	var t173 uint64 = t166
-	var t174, t174_1, t174_0 uint64 = 0, t171, t173
-	if t167 != t168 {
-		t174 = t174_1
-	} else {
-		t174 = t174_0
-	}
-	t174 &= 0xff
-	var t176 uint64 = v[6] >> 48 & 0xff
-	var t181 uint64 = uint64((int64(t176<<56) >> 56))
-	var t178 uint64 = v[17] >> 48 & 0xff
-	var t182 uint64 = uint64((int64(t178<<56) >> 56))
-	var t183 uint64 = t181 + t182
-	var t184 uint64 = (t183 >> 8) & 0x1
-	var t185 uint64 = (t183 >> 7) & 0x1
-	var t188, t188_1, t188_0 uint64 = 0, 0x80, 0x7f
-	if t184 != 0 {
-		t188 = t188_1
-	} else {
-		t188 = t188_0
-	}
-	var t190 uint64 = t183
-	var t191, t191_1, t191_0 uint64 = 0, t188, t190
-	if t184 != t185 {
-		t191 = t191_1
-	} else {
-		t191 = t191_0
-	}
-	t191 &= 0xff
-	var t193 uint64 = v[6] >> 40 & 0xff
-	var t198 uint64 = uint64((int64(t193<<56) >> 56))
-	var t195 uint64 = v[17] >> 40 & 0xff
-	var t199 uint64 = uint64((int64(t195<<56) >> 56))
-	var t200 uint64 = t198 + t199
-	var t201 uint64 = (t200 >> 8) & 0x1
-	var t202 uint64 = (t200 >> 7) & 0x1
-	var t205, t205_1, t205_0 uint64 = 0, 0x80, 0x7f
-	if t201 != 0 {
-		t205 = t205_1
-	} else {
-		t205 = t205_0
-	}
-	var t207 uint64 = t200
-	var t208, t208_1, t208_0 uint64 = 0, t205, t207
-	if t201 != t202 {
-		t208 = t208_1
-	} else {
-		t208 = t208_0
-	}
-	t208 &= 0xff
-	var t210 uint64 = v[6] >> 32 & 0xff
-	var t215 uint64 = uint64((int64(t210<<56) >> 56))
-	var t212 uint64 = v[17] >> 32 & 0xff
-	var t216 uint64 = uint64((int64(t212<<56) >> 56))
-	var t217 uint64 = t215 + t216
-	var t218 uint64 = (t217 >> 8) & 0x1
-	var t219 uint64 = (t217 >> 7) & 0x1
-	var t222, t222_1, t222_0 uint64 = 0, 0x80, 0x7f
-	if t218 != 0 {
-		t222 = t222_1
-	} else {
-		t222 = t222_0
-	}
-	var t224 uint64 = t217
-	var t225, t225_1, t225_0 uint64 = 0, t222, t224
-	if t218 != t219 {
-		t225 = t225_1
-	} else {
-		t225 = t225_0
-	}
-	t225 &= 0xff
-	var t227 uint64 = v[6] >> 24 & 0xff
-	var t232 uint64 = uint64((int64(t227<<56) >> 56))
-	var t229 uint64 = v[17] >> 24 & 0xff
-	var t233 uint64 = uint64((int64(t229<<56) >> 56))
-	var t234 uint64 = t232 + t233
-	var t235 uint64 = (t234 >> 8) & 0x1
-	var t236 uint64 = (t234 >> 7) & 0x1
-	var t239, t239_1, t239_0 uint64 = 0, 0x80, 0x7f
-	if t235 != 0 {
-		t239 = t239_1
-	} else {
-		t239 = t239_0
-	}
-	var t241 uint64 = t234
-	var t242, t242_1, t242_0 uint64 = 0, t239, t241
-	if t235 != t236 {
-		t242 = t242_1
-	} else {
-		t242 = t242_0
-	}
-	t242 &= 0xff
-	var t244 uint64 = v[6] >> 16 & 0xff
-	var t249 uint64 = uint64((int64(t244<<56) >> 56))
-	var t246 uint64 = v[17] >> 16 & 0xff
-	var t250 uint64 = uint64((int64(t246<<56) >> 56))
-	var t251 uint64 = t249 + t250
-	var t252 uint64 = (t251 >> 8) & 0x1
-	var t253 uint64 = (t251 >> 7) & 0x1
-	var t256, t256_1, t256_0 uint64 = 0, 0x80, 0x7f
-	if t252 != 0 {
-		t256 = t256_1
-	} else {
-		t256 = t256_0
-	}
-	var t258 uint64 = t251
-	var t259, t259_1, t259_0 uint64 = 0, t256, t258
-	if t252 != t253 {
-		t259 = t259_1
-	} else {
-		t259 = t259_0
-	}
-	t259 &= 0xff
-	var t261 uint64 = v[6] >> 8 & 0xff
-	var t266 uint64 = uint64((int64(t261<<56) >> 56))
-	var t263 uint64 = v[17] >> 8 & 0xff
-	var t267 uint64 = uint64((int64(t263<<56) >> 56))
-	var t268 uint64 = t266 + t267
-	var t269 uint64 = (t268 >> 8) & 0x1
-	var t270 uint64 = (t268 >> 7) & 0x1
-	var t273, t273_1, t273_0 uint64 = 0, 0x80, 0x7f
-	if t269 != 0 {
-		t273 = t273_1
-	} else {
-		t273 = t273_0
-	}
-	var t275 uint64 = t268
-	var t276, t276_1, t276_0 uint64 = 0, t273, t275
-	if t269 != t270 {
-		t276 = t276_1
-	} else {
-		t276 = t276_0
-	}
-	t276 &= 0xff
-	var t278 uint64 = v[6] >> 0 & 0xff
-	var t283 uint64 = uint64((int64(t278<<56) >> 56))
-	var t280 uint64 = v[17] >> 0 & 0xff
-	var t284 uint64 = uint64((int64(t280<<56) >> 56))
-	var t285 uint64 = t283 + t284
-	var t286 uint64 = (t285 >> 8) & 0x1
-	var t287 uint64 = (t285 >> 7) & 0x1
-	var t290, t290_1, t290_0 uint64 = 0, 0x80, 0x7f
-	if t286 != 0 {
-		t290 = t290_1
-	} else {
-		t290 = t290_0
-	}
-	var t292 uint64 = t285
-	var t293, t293_1, t293_0 uint64 = 0, t290, t292
-	if t286 != t287 {
-		t293 = t293_1
-	} else {
-		t293 = t293_0
-	}
-	t293 &= 0xff
-	v[1116] = t174<<56 | t191<<48 | t208<<40 | t225<<32 | t242<<24 | t259<<16 | t276<<8 | t293
-	var t295 uint64 = v[5] >> 56 & 0xff
-	var t300 uint64 = uint64((int64(t295<<56) >> 56))
-	var t297 uint64 = v[16] >> 56 & 0xff
-	var t301 uint64 = uint64((int64(t297<<56) >> 56))
-	var t302 uint64 = t300 + t301
-	var t303 uint64 = (t302 >> 8) & 0x1
-	var t304 uint64 = (t302 >> 7) & 0x1
-	var t307, t307_1, t307_0 uint64 = 0, 0x80, 0x7f
-	if t303 != 0 {
-		t307 = t307_1
-	} else {
-		t307 = t307_0
-	}
-	var t309 uint64 = t302
-	var t310, t310_1, t310_0 uint64 = 0, t307, t309
-	if t303 != t304 {
-		t310 = t310_1
-	} else {
-		t310 = t310_0
-	}
-	t310 &= 0xff
-	var t312 uint64 = v[5] >> 48 & 0xff
-	var t317 uint64 = uint64((int64(t312<<56) >> 56))
-	var t314 uint64 = v[16] >> 48 & 0xff
-	var t318 uint64 = uint64((int64(t314<<56) >> 56))
-	var t319 uint64 = t317 + t318
-	var t320 uint64 = (t319 >> 8) & 0x1
-	var t321 uint64 = (t319 >> 7) & 0x1
-	var t324, t324_1, t324_0 uint64 = 0, 0x80, 0x7f
-	if t320 != 0 {
-		t324 = t324_1
-	} else {
-		t324 = t324_0
-	}
-	var t326 uint64 = t319
-	var t327, t327_1, t327_0 uint64 = 0, t324, t326
-	if t320 != t321 {
-		t327 = t327_1
-	} else {
-		t327 = t327_0
-	}
-	t327 &= 0xff
-	var t329 uint64 = v[5] >> 40 & 0xff
-	var t334 uint64 = uint64((int64(t329<<56) >> 56))
-	var t331 uint64 = v[16] >> 40 & 0xff
-	var t335 uint64 = uint64((int64(t331<<56) >> 56))
-	var t336 uint64 = t334 + t335
-	var t337 uint64 = (t336 >> 8) & 0x1
-	var t338 uint64 = (t336 >> 7) & 0x1
-	var t341, t341_1, t341_0 uint64 = 0, 0x80, 0x7f
-	if t337 != 0 {
-		t341 = t341_1
-	} else {
-		t341 = t341_0
-	}
-	var t343 uint64 = t336
-	var t344, t344_1, t344_0 uint64 = 0, t341, t343
-	if t337 != t338 {
-		t344 = t344_1
-	} else {
-		t344 = t344_0
-	}
-	t344 &= 0xff
-	var t346 uint64 = v[5] >> 32 & 0xff
-	var t351 uint64 = uint64((int64(t346<<56) >> 56))
-	var t348 uint64 = v[16] >> 32 & 0xff
-	var t352 uint64 = uint64((int64(t348<<56) >> 56))
-	var t353 uint64 = t351 + t352
-	var t354 uint64 = (t353 >> 8) & 0x1
-	var t355 uint64 = (t353 >> 7) & 0x1
-	var t358, t358_1, t358_0 uint64 = 0, 0x80, 0x7f
-	if t354 != 0 {
-		t358 = t358_1
-	} else {
-		t358 = t358_0
-	}
-	var t360 uint64 = t353
-	var t361, t361_1, t361_0 uint64 = 0, t358, t360
-	if t354 != t355 {
-		t361 = t361_1
-	} else {
-		t361 = t361_0
-	}
-	t361 &= 0xff
-	var t363 uint64 = v[5] >> 24 & 0xff
-	var t368 uint64 = uint64((int64(t363<<56) >> 56))
-	var t365 uint64 = v[16] >> 24 & 0xff
-	var t369 uint64 = uint64((int64(t365<<56) >> 56))
-	var t370 uint64 = t368 + t369
-	var t371 uint64 = (t370 >> 8) & 0x1
-	var t372 uint64 = (t370 >> 7) & 0x1
-	var t375, t375_1, t375_0 uint64 = 0, 0x80, 0x7f
-	if t371 != 0 {
-		t375 = t375_1
-	} else {
-		t375 = t375_0
-	}
-	var t377 uint64 = t370
-	var t378, t378_1, t378_0 uint64 = 0, t375, t377
-	if t371 != t372 {
-		t378 = t378_1
-	} else {
-		t378 = t378_0
-	}
-	t378 &= 0xff
-	var t380 uint64 = v[5] >> 16 & 0xff
-	var t385 uint64 = uint64((int64(t380<<56) >> 56))
-	var t382 uint64 = v[16] >> 16 & 0xff
-	var t386 uint64 = uint64((int64(t382<<56) >> 56))
-	var t387 uint64 = t385 + t386
-	var t388 uint64 = (t387 >> 8) & 0x1
-	var t389 uint64 = (t387 >> 7) & 0x1
-	var t392, t392_1, t392_0 uint64 = 0, 0x80, 0x7f
-	if t388 != 0 {
-		t392 = t392_1
-	} else {
-		t392 = t392_0
-	}
-	var t394 uint64 = t387
-	var t395, t395_1, t395_0 uint64 = 0, t392, t394
-	if t388 != t389 {
-		t395 = t395_1
-	} else {
-		t395 = t395_0
-	}
-	t395 &= 0xff
-	var t397 uint64 = v[5] >> 8 & 0xff
-	var t402 uint64 = uint64((int64(t397<<56) >> 56))
-	var t399 uint64 = v[16] >> 8 & 0xff
-	var t403 uint64 = uint64((int64(t399<<56) >> 56))
-	var t404 uint64 = t402 + t403
-	var t405 uint64 = (t404 >> 8) & 0x1
-	var t406 uint64 = (t404 >> 7) & 0x1
-	var t409, t409_1, t409_0 uint64 = 0, 0x80, 0x7f
-	if t405 != 0 {
-		t409 = t409_1
-	} else {
-		t409 = t409_0
-	}
-	var t411 uint64 = t404
-	var t412, t412_1, t412_0 uint64 = 0, t409, t411
-	if t405 != t406 {
-		t412 = t412_1
-	} else {
-		t412 = t412_0
-	}
-	t412 &= 0xff
-	var t414 uint64 = v[5] >> 0 & 0xff
-	var t419 uint64 = uint64((int64(t414<<56) >> 56))
-	var t416 uint64 = v[16] >> 0 & 0xff
-	var t420 uint64 = uint64((int64(t416<<56) >> 56))
-	var t421 uint64 = t419 + t420
-	var t422 uint64 = (t421 >> 8) & 0x1
-	var t423 uint64 = (t421 >> 7) & 0x1
-	var t426, t426_1, t426_0 uint64 = 0, 0x80, 0x7f
-	if t422 != 0 {
-		t426 = t426_1
-	} else {
-		t426 = t426_0
-	}
-	var t428 uint64 = t421
-	var t429, t429_1, t429_0 uint64 = 0, t426, t428
-	if t422 != t423 {
-		t429 = t429_1
-	} else {
-		t429 = t429_0
-	}
-	t429 &= 0xff
-	v[1115] = t310<<56 | t327<<48 | t344<<40 | t361<<32 | t378<<24 | t395<<16 | t412<<8 | t429
-	var t431 uint64 = v[4] >> 56 & 0xff
-	var t436 uint64 = uint64((int64(t431<<56) >> 56))
-	var t433 uint64 = v[15] >> 56 & 0xff
-	var t437 uint64 = uint64((int64(t433<<56) >> 56))
-	var t438 uint64 = t436 + t437
-	var t439 uint64 = (t438 >> 8) & 0x1
-	var t440 uint64 = (t438 >> 7) & 0x1
-	var t443, t443_1, t443_0 uint64 = 0, 0x80, 0x7f
-	if t439 != 0 {
-		t443 = t443_1
-	} else {
-		t443 = t443_0
-	}
-	var t445 uint64 = t438
-	var t446, t446_1, t446_0 uint64 = 0, t443, t445
-	if t439 != t440 {
-		t446 = t446_1
-	} else {
-		t446 = t446_0
-	}
-	t446 &= 0xff
-	var t448 uint64 = v[4] >> 48 & 0xff
-	var t453 uint64 = uint64((int64(t448<<56) >> 56))
-	var t450 uint64 = v[15] >> 48 & 0xff
-	var t454 uint64 = uint64((int64(t450<<56) >> 56))
-	var t455 uint64 = t453 + t454
-	var t456 uint64 = (t455 >> 8) & 0x1
-	var t457 uint64 = (t455 >> 7) & 0x1
-	var t460, t460_1, t460_0 uint64 = 0, 0x80, 0x7f
-	if t456 != 0 {
-		t460 = t460_1
-	} else {
-		t460 = t460_0
-	}
-	var t462 uint64 = t455
-	var t463, t463_1, t463_0 uint64 = 0, t460, t462
-	if t456 != t457 {
-		t463 = t463_1
-	} else {
-		t463 = t463_0
-	}
-	t463 &= 0xff
-	var t465 uint64 = v[4] >> 40 & 0xff
-	var t470 uint64 = uint64((int64(t465<<56) >> 56))
-	var t467 uint64 = v[15] >> 40 & 0xff
-	var t471 uint64 = uint64((int64(t467<<56) >> 56))
-	var t472 uint64 = t470 + t471
-	var t473 uint64 = (t472 >> 8) & 0x1
-	var t474 uint64 = (t472 >> 7) & 0x1
-	var t477, t477_1, t477_0 uint64 = 0, 0x80, 0x7f
-	if t473 != 0 {
-		t477 = t477_1
-	} else {
-		t477 = t477_0
-	}
-	var t479 uint64 = t472
-	var t480, t480_1, t480_0 uint64 = 0, t477, t479
-	if t473 != t474 {
-		t480 = t480_1
-	} else {
-		t480 = t480_0
-	}
-	t480 &= 0xff
-	var t482 uint64 = v[4] >> 32 & 0xff
-	var t487 uint64 = uint64((int64(t482<<56) >> 56))
-	var t484 uint64 = v[15] >> 32 & 0xff
-	var t488 uint64 = uint64((int64(t484<<56) >> 56))
-	var t489 uint64 = t487 + t488
-	var t490 uint64 = (t489 >> 8) & 0x1
-	var t491 uint64 = (t489 >> 7) & 0x1
-	var t494, t494_1, t494_0 uint64 = 0, 0x80, 0x7f
-	if t490 != 0 {
-		t494 = t494_1
-	} else {
-		t494 = t494_0
-	}
-	var t496 uint64 = t489
-	var t497, t497_1, t497_0 uint64 = 0, t494, t496
-	if t490 != t491 {
-		t497 = t497_1
-	} else {
-		t497 = t497_0
-	}
-	t497 &= 0xff
-	var t499 uint64 = v[4] >> 24 & 0xff
-	var t504 uint64 = uint64((int64(t499<<56) >> 56))
-	var t501 uint64 = v[15] >> 24 & 0xff
-	var t505 uint64 = uint64((int64(t501<<56) >> 56))
-	var t506 uint64 = t504 + t505
-	var t507 uint64 = (t506 >> 8) & 0x1
-	var t508 uint64 = (t506 >> 7) & 0x1
-	var t511, t511_1, t511_0 uint64 = 0, 0x80, 0x7f
-	if t507 != 0 {
-		t511 = t511_1
-	} else {
-		t511 = t511_0
-	}
-	var t513 uint64 = t506
-	var t514, t514_1, t514_0 uint64 = 0, t511, t513
-	if t507 != t508 {
-		t514 = t514_1
-	} else {
-		t514 = t514_0
-	}
-	t514 &= 0xff
-	var t516 uint64 = v[4] >> 16 & 0xff
-	var t521 uint64 = uint64((int64(t516<<56) >> 56))
-	var t518 uint64 = v[15] >> 16 & 0xff
-	var t522 uint64 = uint64((int64(t518<<56) >> 56))
-	var t523 uint64 = t521 + t522
-	var t524 uint64 = (t523 >> 8) & 0x1
-	var t525 uint64 = (t523 >> 7) & 0x1
-	var t528, t528_1, t528_0 uint64 = 0, 0x80, 0x7f
-	if t524 != 0 {
-		t528 = t528_1
-	} else {
-		t528 = t528_0
-	}
-	var t530 uint64 = t523
-	var t531, t531_1, t531_0 uint64 = 0, t528, t530
-	if t524 != t525 {
-		t531 = t531_1
-	} else {
-		t531 = t531_0
-	}
-	t531 &= 0xff
-	var t533 uint64 = v[4] >> 8 & 0xff
-	var t538 uint64 = uint64((int64(t533<<56) >> 56))
-	var t535 uint64 = v[15] >> 8 & 0xff
-	var t539 uint64 = uint64((int64(t535<<56) >> 56))
-	var t540 uint64 = t538 + t539
-	var t541 uint64 = (t540 >> 8) & 0x1
-	var t542 uint64 = (t540 >> 7) & 0x1
-	var t545, t545_1, t545_0 uint64 = 0, 0x80, 0x7f
-	if t541 != 0 {
-		t545 = t545_1
-	} else {
-		t545 = t545_0
-	}
-	var t547 uint64 = t540
-	var t548, t548_1, t548_0 uint64 = 0, t545, t547
-	if t541 != t542 {
-		t548 = t548_1
-	} else {
-		t548 = t548_0
-	}
-	t548 &= 0xff
-	var t550 uint64 = v[4] >> 0 & 0xff
-	var t555 uint64 = uint64((int64(t550<<56) >> 56))
-	var t552 uint64 = v[15] >> 0 & 0xff
-	var t556 uint64 = uint64((int64(t552<<56) >> 56))
-	var t557 uint64 = t555 + t556
-	var t558 uint64 = (t557 >> 8) & 0x1
-	var t559 uint64 = (t557 >> 7) & 0x1
-	var t562, t562_1, t562_0 uint64 = 0, 0x80, 0x7f
-	if t558 != 0 {
-		t562 = t562_1
-	} else {
-		t562 = t562_0
-	}
-	var t564 uint64 = t557
-	var t565, t565_1, t565_0 uint64 = 0, t562, t564
-	if t558 != t559 {
-		t565 = t565_1
-	} else {
-		t565 = t565_0
-	}
-	t565 &= 0xff
-	v[1114] = t446<<56 | t463<<48 | t480<<40 | t497<<32 | t514<<24 | t531<<16 | t548<<8 | t565
-	var t567 uint64 = v[3] >> 56 & 0xff
-	var t572 uint64 = uint64((int64(t567<<56) >> 56))
-	var t569 uint64 = v[14] >> 56 & 0xff
-	var t573 uint64 = uint64((int64(t569<<56) >> 56))
-	var t574 uint64 = t572 + t573
-	var t575 uint64 = (t574 >> 8) & 0x1
-	var t576 uint64 = (t574 >> 7) & 0x1
-	var t579, t579_1, t579_0 uint64 = 0, 0x80, 0x7f
-	if t575 != 0 {
-		t579 = t579_1
-	} else {
-		t579 = t579_0
-	}
-	var t581 uint64 = t574
-	var t582, t582_1, t582_0 uint64 = 0, t579, t581
-	if t575 != t576 {
-		t582 = t582_1
-	} else {
-		t582 = t582_0
-	}
-	t582 &= 0xff
-	var t584 uint64 = v[3] >> 48 & 0xff
-	var t589 uint64 = uint64((int64(t584<<56) >> 56))
-	var t586 uint64 = v[14] >> 48 & 0xff
-	var t590 uint64 = uint64((int64(t586<<56) >> 56))
-	var t591 uint64 = t589 + t590
-	var t592 uint64 = (t591 >> 8) & 0x1
-	var t593 uint64 = (t591 >> 7) & 0x1
-	var t596, t596_1, t596_0 uint64 = 0, 0x80, 0x7f
-	if t592 != 0 {
-		t596 = t596_1
-	} else {
-		t596 = t596_0
-	}
-	var t598 uint64 = t591
-	var t599, t599_1, t599_0 uint64 = 0, t596, t598
-	if t592 != t593 {
-		t599 = t599_1
-	} else {
-		t599 = t599_0
-	}
-	t599 &= 0xff
-	var t601 uint64 = v[3] >> 40 & 0xff
-	var t606 uint64 = uint64((int64(t601<<56) >> 56))
-	var t603 uint64 = v[14] >> 40 & 0xff
-	var t607 uint64 = uint64((int64(t603<<56) >> 56))
-	var t608 uint64 = t606 + t607
-	var t609 uint64 = (t608 >> 8) & 0x1
-	var t610 uint64 = (t608 >> 7) & 0x1
-	var t613, t613_1, t613_0 uint64 = 0, 0x80, 0x7f
-	if t609 != 0 {
-		t613 = t613_1
-	} else {
-		t613 = t613_0
-	}
-	var t615 uint64 = t608
-	var t616, t616_1, t616_0 uint64 = 0, t613, t615
-	if t609 != t610 {
-		t616 = t616_1
-	} else {
-		t616 = t616_0
-	}
-	t616 &= 0xff
-	var t618 uint64 = v[3] >> 32 & 0xff
-	var t623 uint64 = uint64((int64(t618<<56) >> 56))
-	var t620 uint64 = v[14] >> 32 & 0xff
-	var t624 uint64 = uint64((int64(t620<<56) >> 56))
-	var t625 uint64 = t623 + t624
-	var t626 uint64 = (t625 >> 8) & 0x1
-	var t627 uint64 = (t625 >> 7) & 0x1
-	var t630, t630_1, t630_0 uint64 = 0, 0x80, 0x7f
-	if t626 != 0 {
-		t630 = t630_1
-	} else {
-		t630 = t630_0
-	}
-	var t632 uint64 = t625
-	var t633, t633_1, t633_0 uint64 = 0, t630, t632
-	if t626 != t627 {
-		t633 = t633_1
-	} else {
-		t633 = t633_0
-	}
-	t633 &= 0xff
-	var t635 uint64 = v[3] >> 24 & 0xff
-	var t640 uint64 = uint64((int64(t635<<56) >> 56))
-	var t637 uint64 = v[14] >> 24 & 0xff
-	var t641 uint64 = uint64((int64(t637<<56) >> 56))
-	var t642 uint64 = t640 + t641
-	var t643 uint64 = (t642 >> 8) & 0x1
-	var t644 uint64 = (t642 >> 7) & 0x1
-	var t647, t647_1, t647_0 uint64 = 0, 0x80, 0x7f
-	if t643 != 0 {
-		t647 = t647_1
-	} else {
-		t647 = t647_0
-	}
-	var t649 uint64 = t642
-	var t650, t650_1, t650_0 uint64 = 0, t647, t649
-	if t643 != t644 {
-		t650 = t650_1
-	} else {
-		t650 = t650_0
-	}
-	t650 &= 0xff
-	var t652 uint64 = v[3] >> 16 & 0xff
-	var t657 uint64 = uint64((int64(t652<<56) >> 56))
-	var t654 uint64 = v[14] >> 16 & 0xff
-	var t658 uint64 = uint64((int64(t654<<56) >> 56))
-	var t659 uint64 = t657 + t658
-	var t660 uint64 = (t659 >> 8) & 0x1
-	var t661 uint64 = (t659 >> 7) & 0x1
-	var t664, t664_1, t664_0 uint64 = 0, 0x80, 0x7f
-	if t660 != 0 {
-		t664 = t664_1
-	} else {
-		t664 = t664_0
-	}
-	var t666 uint64 = t659
-	var t667, t667_1, t667_0 uint64 = 0, t664, t666
-	if t660 != t661 {
-		t667 = t667_1
-	} else {
-		t667 = t667_0
-	}
-	t667 &= 0xff
-	var t669 uint64 = v[3] >> 8 & 0xff
-	var t674 uint64 = uint64((int64(t669<<56) >> 56))
-	var t671 uint64 = v[14] >> 8 & 0xff
-	var t675 uint64 = uint64((int64(t671<<56) >> 56))
-	var t676 uint64 = t674 + t675
-	var t677 uint64 = (t676 >> 8) & 0x1
-	var t678 uint64 = (t676 >> 7) & 0x1
-	var t681, t681_1, t681_0 uint64 = 0, 0x80, 0x7f
-	if t677 != 0 {
-		t681 = t681_1
-	} else {
-		t681 = t681_0
-	}
-	var t683 uint64 = t676
-	var t684, t684_1, t684_0 uint64 = 0, t681, t683
-	if t677 != t678 {
-		t684 = t684_1
-	} else {
-		t684 = t684_0
-	}
-	t684 &= 0xff
-	var t686 uint64 = v[3] >> 0 & 0xff
-	var t691 uint64 = uint64((int64(t686<<56) >> 56))
-	var t688 uint64 = v[14] >> 0 & 0xff
-	var t692 uint64 = uint64((int64(t688<<56) >> 56))
-	var t693 uint64 = t691 + t692
-	var t694 uint64 = (t693 >> 8) & 0x1
-	var t695 uint64 = (t693 >> 7) & 0x1
-	var t698, t698_1, t698_0 uint64 = 0, 0x80, 0x7f
-	if t694 != 0 {
-		t698 = t698_1
-	} else {
-		t698 = t698_0
-	}
-	var t700 uint64 = t693
-	var t701, t701_1, t701_0 uint64 = 0, t698, t700
-	if t694 != t695 {
-		t701 = t701_1
-	} else {
-		t701 = t701_0
-	}
-	t701 &= 0xff
-	v[1113] = t582<<56 | t599<<48 | t616<<40 | t633<<32 | t650<<24 | t667<<16 | t684<<8 | t701
-	var t703 uint64 = v[2] >> 56 & 0xff
-	var t708 uint64 = uint64((int64(t703<<56) >> 56))
-	var t705 uint64 = v[13] >> 56 & 0xff
-	var t709 uint64 = uint64((int64(t705<<56) >> 56))
-	var t710 uint64 = t708 + t709
-	var t711 uint64 = (t710 >> 8) & 0x1
-	var t712 uint64 = (t710 >> 7) & 0x1
-	var t715, t715_1, t715_0 uint64 = 0, 0x80, 0x7f
-	if t711 != 0 {
-		t715 = t715_1
-	} else {
-		t715 = t715_0
-	}
-	var t717 uint64 = t710
-	var t718, t718_1, t718_0 uint64 = 0, t715, t717
-	if t711 != t712 {
-		t718 = t718_1
-	} else {
-		t718 = t718_0
-	}
-	t718 &= 0xff
-	var t720 uint64 = v[2] >> 48 & 0xff
-	var t725 uint64 = uint64((int64(t720<<56) >> 56))
-	var t722 uint64 = v[13] >> 48 & 0xff
-	var t726 uint64 = uint64((int64(t722<<56) >> 56))
-	var t727 uint64 = t725 + t726
-	var t728 uint64 = (t727 >> 8) & 0x1
-	var t729 uint64 = (t727 >> 7) & 0x1
-	var t732, t732_1, t732_0 uint64 = 0, 0x80, 0x7f
-	if t728 != 0 {
-		t732 = t732_1
-	} else {
-		t732 = t732_0
-	}
-	var t734 uint64 = t727
-	var t735, t735_1, t735_0 uint64 = 0, t732, t734
-	if t728 != t729 {
-		t735 = t735_1
-	} else {
-		t735 = t735_0
-	}
-	t735 &= 0xff
-	var t737 uint64 = v[2] >> 40 & 0xff
-	var t742 uint64 = uint64((int64(t737<<56) >> 56))
-	var t739 uint64 = v[13] >> 40 & 0xff
-	var t743 uint64 = uint64((int64(t739<<56) >> 56))
-	var t744 uint64 = t742 + t743
-	var t745 uint64 = (t744 >> 8) & 0x1
-	var t746 uint64 = (t744 >> 7) & 0x1
-	var t749, t749_1, t749_0 uint64 = 0, 0x80, 0x7f
-	if t745 != 0 {
-		t749 = t749_1
-	} else {
-		t749 = t749_0
-	}
-	var t751 uint64 = t744
-	var t752, t752_1, t752_0 uint64 = 0, t749, t751
-	if t745 != t746 {
-		t752 = t752_1
-	} else {
-		t752 = t752_0
-	}
-	t752 &= 0xff
-	var t754 uint64 = v[2] >> 32 & 0xff
-	var t759 uint64 = uint64((int64(t754<<56) >> 56))
-	var t756 uint64 = v[13] >> 32 & 0xff
-	var t760 uint64 = uint64((int64(t756<<56) >> 56))
-	var t761 uint64 = t759 + t760
-	var t762 uint64 = (t761 >> 8) & 0x1
-	var t763 uint64 = (t761 >> 7) & 0x1
-	var t766, t766_1, t766_0 uint64 = 0, 0x80, 0x7f
-	if t762 != 0 {
-		t766 = t766_1
-	} else {
-		t766 = t766_0
-	}
-	var t768 uint64 = t761
-	var t769, t769_1, t769_0 uint64 = 0, t766, t768
-	if t762 != t763 {
-		t769 = t769_1
-	} else {
-		t769 = t769_0
-	}
-	t769 &= 0xff
-	var t771 uint64 = v[2] >> 24 & 0xff
-	var t776 uint64 = uint64((int64(t771<<56) >> 56))
-	var t773 uint64 = v[13] >> 24 & 0xff
-	var t777 uint64 = uint64((int64(t773<<56) >> 56))
-	var t778 uint64 = t776 + t777
-	var t779 uint64 = (t778 >> 8) & 0x1
-	var t780 uint64 = (t778 >> 7) & 0x1
-	var t783, t783_1, t783_0 uint64 = 0, 0x80, 0x7f
-	if t779 != 0 {
-		t783 = t783_1
-	} else {
-		t783 = t783_0
-	}
-	var t785 uint64 = t778
-	var t786, t786_1, t786_0 uint64 = 0, t783, t785
-	if t779 != t780 {
-		t786 = t786_1
-	} else {
-		t786 = t786_0
-	}
-	t786 &= 0xff
-	var t788 uint64 = v[2] >> 16 & 0xff
-	var t793 uint64 = uint64((int64(t788<<56) >> 56))
-	var t790 uint64 = v[13] >> 16 & 0xff
-	var t794 uint64 = uint64((int64(t790<<56) >> 56))
-	var t795 uint64 = t793 + t794
-	var t796 uint64 = (t795 >> 8) & 0x1
-	var t797 uint64 = (t795 >> 7) & 0x1
-	var t800, t800_1, t800_0 uint64 = 0, 0x80, 0x7f
-	if t796 != 0 {
-		t800 = t800_1
-	} else {
-		t800 = t800_0
-	}
-	var t802 uint64 = t795
-	var t803, t803_1, t803_0 uint64 = 0, t800, t802
-	if t796 != t797 {
-		t803 = t803_1
-	} else {
-		t803 = t803_0
-	}
-	t803 &= 0xff
-	var t805 uint64 = v[2] >> 8 & 0xff
-	var t810 uint64 = uint64((int64(t805<<56) >> 56))
-	var t807 uint64 = v[13] >> 8 & 0xff
-	var t811 uint64 = uint64((int64(t807<<56) >> 56))
-	var t812 uint64 = t810 + t811
-	var t813 uint64 = (t812 >> 8) & 0x1
-	var t814 uint64 = (t812 >> 7) & 0x1
-	var t817, t817_1, t817_0 uint64 = 0, 0x80, 0x7f
-	if t813 != 0 {
-		t817 = t817_1
-	} else {
-		t817 = t817_0
-	}
-	var t819 uint64 = t812
-	var t820, t820_1, t820_0 uint64 = 0, t817, t819
-	if t813 != t814 {
-		t820 = t820_1
-	} else {
-		t820 = t820_0
-	}
-	t820 &= 0xff
-	var t822 uint64 = v[2] >> 0 & 0xff
-	var t827 uint64 = uint64((int64(t822<<56) >> 56))
-	var t824 uint64 = v[13] >> 0 & 0xff
-	var t828 uint64 = uint64((int64(t824<<56) >> 56))
-	var t829 uint64 = t827 + t828
-	var t830 uint64 = (t829 >> 8) & 0x1
-	var t831 uint64 = (t829 >> 7) & 0x1
-	var t834, t834_1, t834_0 uint64 = 0, 0x80, 0x7f
-	if t830 != 0 {
-		t834 = t834_1
-	} else {
-		t834 = t834_0
-	}
-	var t836 uint64 = t829
-	var t837, t837_1, t837_0 uint64 = 0, t834, t836
-	if t830 != t831 {
-		t837 = t837_1
-	} else {
-		t837 = t837_0
-	}
-	t837 &= 0xff
-	v[1112] = t718<<56 | t735<<48 | t752<<40 | t769<<32 | t786<<24 | t803<<16 | t820<<8 | t837
-	var t839 uint64 = v[1] >> 56 & 0xff
-	var t844 uint64 = uint64((int64(t839<<56) >> 56))
-	var t841 uint64 = v[12] >> 56 & 0xff
-	var t845 uint64 = uint64((int64(t841<<56) >> 56))
-	var t846 uint64 = t844 + t845
-	var t847 uint64 = (t846 >> 8) & 0x1
-	var t848 uint64 = (t846 >> 7) & 0x1
-	var t851, t851_1, t851_0 uint64 = 0, 0x80, 0x7f
-	if t847 != 0 {
-		t851 = t851_1
-	} else {
-		t851 = t851_0
-	}
-	var t853 uint64 = t846
-	var t854, t854_1, t854_0 uint64 = 0, t851, t853
-	if t847 != t848 {
-		t854 = t854_1
-	} else {
-		t854 = t854_0
-	}
-	t854 &= 0xff
-	var t856 uint64 = v[1] >> 48 & 0xff
-	var t861 uint64 = uint64((int64(t856<<56) >> 56))
-	var t858 uint64 = v[12] >> 48 & 0xff
-	var t862 uint64 = uint64((int64(t858<<56) >> 56))
-	var t863 uint64 = t861 + t862
-	var t864 uint64 = (t863 >> 8) & 0x1
-	var t865 uint64 = (t863 >> 7) & 0x1
-	var t868, t868_1, t868_0 uint64 = 0, 0x80, 0x7f
-	if t864 != 0 {
-		t868 = t868_1
-	} else {
-		t868 = t868_0
-	}
-	var t870 uint64 = t863
-	var t871, t871_1, t871_0 uint64 = 0, t868, t870
-	if t864 != t865 {
-		t871 = t871_1
-	} else {
-		t871 = t871_0
-	}
-	t871 &= 0xff
-	var t873 uint64 = v[1] >> 40 & 0xff
-	var t878 uint64 = uint64((int64(t873<<56) >> 56))
-	var t875 uint64 = v[12] >> 40 & 0xff
-	var t879 uint64 = uint64((int64(t875<<56) >> 56))
-	var t880 uint64 = t878 + t879
-	var t881 uint64 = (t880 >> 8) & 0x1
-	var t882 uint64 = (t880 >> 7) & 0x1
-	var t885, t885_1, t885_0 uint64 = 0, 0x80, 0x7f
-	if t881 != 0 {
-		t885 = t885_1
-	} else {
-		t885 = t885_0
-	}
-	var t887 uint64 = t880
-	var t888, t888_1, t888_0 uint64 = 0, t885, t887
-	if t881 != t882 {
-		t888 = t888_1
-	} else {
-		t888 = t888_0
-	}
-	t888 &= 0xff
-	var t890 uint64 = v[1] >> 32 & 0xff
-	var t895 uint64 = uint64((int64(t890<<56) >> 56))
-	var t892 uint64 = v[12] >> 32 & 0xff
-	var t896 uint64 = uint64((int64(t892<<56) >> 56))
-	var t897 uint64 = t895 + t896
-	var t898 uint64 = (t897 >> 8) & 0x1
-	var t899 uint64 = (t897 >> 7) & 0x1
-	var t902, t902_1, t902_0 uint64 = 0, 0x80, 0x7f
-	if t898 != 0 {
-		t902 = t902_1
-	} else {
-		t902 = t902_0
-	}
-	var t904 uint64 = t897
-	var t905, t905_1, t905_0 uint64 = 0, t902, t904
-	if t898 != t899 {
-		t905 = t905_1
-	} else {
-		t905 = t905_0
-	}
-	t905 &= 0xff
-	var t907 uint64 = v[1] >> 24 & 0xff
-	var t912 uint64 = uint64((int64(t907<<56) >> 56))
-	var t909 uint64 = v[12] >> 24 & 0xff
-	var t913 uint64 = uint64((int64(t909<<56) >> 56))
-	var t914 uint64 = t912 + t913
-	var t915 uint64 = (t914 >> 8) & 0x1
-	var t916 uint64 = (t914 >> 7) & 0x1
-	var t919, t919_1, t919_0 uint64 = 0, 0x80, 0x7f
-	if t915 != 0 {
-		t919 = t919_1
-	} else {
-		t919 = t919_0
-	}
-	var t921 uint64 = t914
-	var t922, t922_1, t922_0 uint64 = 0, t919, t921
-	if t915 != t916 {
-		t922 = t922_1
-	} else {
-		t922 = t922_0
-	}
-	t922 &= 0xff
-	var t924 uint64 = v[1] >> 16 & 0xff
-	var t929 uint64 = uint64((int64(t924<<56) >> 56))
-	var t926 uint64 = v[12] >> 16 & 0xff
-	var t930 uint64 = uint64((int64(t926<<56) >> 56))
-	var t931 uint64 = t929 + t930
-	var t932 uint64 = (t931 >> 8) & 0x1
-	var t933 uint64 = (t931 >> 7) & 0x1
-	var t936, t936_1, t936_0 uint64 = 0, 0x80, 0x7f
-	if t932 != 0 {
-		t936 = t936_1
-	} else {
-		t936 = t936_0
-	}
-	var t938 uint64 = t931
-	var t939, t939_1, t939_0 uint64 = 0, t936, t938
-	if t932 != t933 {
-		t939 = t939_1
-	} else {
-		t939 = t939_0
-	}
-	t939 &= 0xff
-	var t941 uint64 = v[1] >> 8 & 0xff
-	var t946 uint64 = uint64((int64(t941<<56) >> 56))
-	var t943 uint64 = v[12] >> 8 & 0xff
-	var t947 uint64 = uint64((int64(t943<<56) >> 56))
-	var t948 uint64 = t946 + t947
-	var t949 uint64 = (t948 >> 8) & 0x1
-	var t950 uint64 = (t948 >> 7) & 0x1
-	var t953, t953_1, t953_0 uint64 = 0, 0x80, 0x7f
-	if t949 != 0 {
-		t953 = t953_1
-	} else {
-		t953 = t953_0
-	}
-	var t955 uint64 = t948
-	var t956, t956_1, t956_0 uint64 = 0, t953, t955
-	if t949 != t950 {
-		t956 = t956_1
-	} else {
-		t956 = t956_0
-	}
-	t956 &= 0xff
-	var t958 uint64 = v[1] >> 0 & 0xff
-	var t963 uint64 = uint64((int64(t958<<56) >> 56))
-	var t960 uint64 = v[12] >> 0 & 0xff
-	var t964 uint64 = uint64((int64(t960<<56) >> 56))
-	var t965 uint64 = t963 + t964
-	var t966 uint64 = (t965 >> 8) & 0x1
-	var t967 uint64 = (t965 >> 7) & 0x1
-	var t970, t970_1, t970_0 uint64 = 0, 0x80, 0x7f
-	if t966 != 0 {
-		t970 = t970_1
-	} else {
-		t970 = t970_0
-	}
-	var t972 uint64 = t965
-	var t973, t973_1, t973_0 uint64 = 0, t970, t972
-	if t966 != t967 {
-		t973 = t973_1
-	} else {
-		t973 = t973_0
-	}
-	t973 &= 0xff
-	v[1111] = t854<<56 | t871<<48 | t888<<40 | t905<<32 | t922<<24 | t939<<16 | t956<<8 | t973
-	var t975 uint64 = v[0] >> 56 & 0xff
-	var t980 uint64 = uint64((int64(t975<<56) >> 56))
-	var t977 uint64 = v[11] >> 56 & 0xff
-	var t981 uint64 = uint64((int64(t977<<56) >> 56))
-	var t982 uint64 = t980 + t981
-	var t983 uint64 = (t982 >> 8) & 0x1
-	var t984 uint64 = (t982 >> 7) & 0x1
-	var t987, t987_1, t987_0 uint64 = 0, 0x80, 0x7f
-	if t983 != 0 {
-		t987 = t987_1
-	} else {
-		t987 = t987_0
-	}
-	var t989 uint64 = t982
-	var t990, t990_1, t990_0 uint64 = 0, t987, t989
-	if t983 != t984 {
-		t990 = t990_1
-	} else {
-		t990 = t990_0
-	}
-	t990 &= 0xff
-	var t992 uint64 = v[0] >> 48 & 0xff
-	var t997 uint64 = uint64((int64(t992<<56) >> 56))
-	var t994 uint64 = v[11] >> 48 & 0xff
-	var t998 uint64 = uint64((int64(t994<<56) >> 56))
-	var t999 uint64 = t997 + t998
-	var t1000 uint64 = (t999 >> 8) & 0x1
-	var t1001 uint64 = (t999 >> 7) & 0x1
-	var t1004, t1004_1, t1004_0 uint64 = 0, 0x80, 0x7f
-	if t1000 != 0 {
-		t1004 = t1004_1
-	} else {
-		t1004 = t1004_0
-	}
-	var t1006 uint64 = t999
-	var t1007, t1007_1, t1007_0 uint64 = 0, t1004, t1006
-	if t1000 != t1001 {
-		t1007 = t1007_1
-	} else {
-		t1007 = t1007_0
-	}
-	t1007 &= 0xff
-	var t1009 uint64 = v[0] >> 40 & 0xff
-	var t1014 uint64 = uint64((int64(t1009<<56) >> 56))
-	var t1011 uint64 = v[11] >> 40 & 0xff
-	var t1015 uint64 = uint64((int64(t1011<<56) >> 56))
-	var t1016 uint64 = t1014 + t1015
-	var t1017 uint64 = (t1016 >> 8) & 0x1
-	var t1018 uint64 = (t1016 >> 7) & 0x1
-	var t1021, t1021_1, t1021_0 uint64 = 0, 0x80, 0x7f
-	if t1017 != 0 {
-		t1021 = t1021_1
-	} else {
-		t1021 = t1021_0
-	}
-	var t1023 uint64 = t1016
-	var t1024, t1024_1, t1024_0 uint64 = 0, t1021, t1023
-	if t1017 != t1018 {
-		t1024 = t1024_1
-	} else {
-		t1024 = t1024_0
-	}
-	t1024 &= 0xff
-	var t1026 uint64 = v[0] >> 32 & 0xff
-	var t1031 uint64 = uint64((int64(t1026<<56) >> 56))
-	var t1028 uint64 = v[11] >> 32 & 0xff
-	var t1032 uint64 = uint64((int64(t1028<<56) >> 56))
-	var t1033 uint64 = t1031 + t1032
-	var t1034 uint64 = (t1033 >> 8) & 0x1
-	var t1035 uint64 = (t1033 >> 7) & 0x1
-	var t1038, t1038_1, t1038_0 uint64 = 0, 0x80, 0x7f
-	if t1034 != 0 {
-		t1038 = t1038_1
-	} else {
-		t1038 = t1038_0
-	}
-	var t1040 uint64 = t1033
-	var t1041, t1041_1, t1041_0 uint64 = 0, t1038, t1040
-	if t1034 != t1035 {
-		t1041 = t1041_1
-	} else {
-		t1041 = t1041_0
-	}
-	t1041 &= 0xff
-	var t1043 uint64 = v[0] >> 24 & 0xff
-	var t1048 uint64 = uint64((int64(t1043<<56) >> 56))
-	var t1045 uint64 = v[11] >> 24 & 0xff
-	var t1049 uint64 = uint64((int64(t1045<<56) >> 56))
-	var t1050 uint64 = t1048 + t1049
-	var t1051 uint64 = (t1050 >> 8) & 0x1
-	var t1052 uint64 = (t1050 >> 7) & 0x1
-	var t1055, t1055_1, t1055_0 uint64 = 0, 0x80, 0x7f
-	if t1051 != 0 {
-		t1055 = t1055_1
-	} else {
-		t1055 = t1055_0
-	}
-	var t1057 uint64 = t1050
-	var t1058, t1058_1, t1058_0 uint64 = 0, t1055, t1057
-	if t1051 != t1052 {
-		t1058 = t1058_1
-	} else {
-		t1058 = t1058_0
-	}
-	t1058 &= 0xff
-	var t1060 uint64 = v[0] >> 16 & 0xff
-	var t1065 uint64 = uint64((int64(t1060<<56) >> 56))
-	var t1062 uint64 = v[11] >> 16 & 0xff
-	var t1066 uint64 = uint64((int64(t1062<<56) >> 56))
-	var t1067 uint64 = t1065 + t1066
-	var t1068 uint64 = (t1067 >> 8) & 0x1
-	var t1069 uint64 = (t1067 >> 7) & 0x1
-	var t1072, t1072_1, t1072_0 uint64 = 0, 0x80, 0x7f
-	if t1068 != 0 {
-		t1072 = t1072_1
-	} else {
-		t1072 = t1072_0
-	}
-	var t1074 uint64 = t1067
-	var t1075, t1075_1, t1075_0 uint64 = 0, t1072, t1074
-	if t1068 != t1069 {
-		t1075 = t1075_1
-	} else {
-		t1075 = t1075_0
-	}
-	t1075 &= 0xff
-	var t1077 uint64 = v[0] >> 8 & 0xff
-	var t1082 uint64 = uint64((int64(t1077<<56) >> 56))
-	var t1079 uint64 = v[11] >> 8 & 0xff
-	var t1083 uint64 = uint64((int64(t1079<<56) >> 56))
-	var t1084 uint64 = t1082 + t1083
-	var t1085 uint64 = (t1084 >> 8) & 0x1
-	var t1086 uint64 = (t1084 >> 7) & 0x1
-	var t1089, t1089_1, t1089_0 uint64 = 0, 0x80, 0x7f
-	if t1085 != 0 {
-		t1089 = t1089_1
-	} else {
-		t1089 = t1089_0
-	}
-	var t1091 uint64 = t1084
-	var t1092, t1092_1, t1092_0 uint64 = 0, t1089, t1091
-	if t1085 != t1086 {
-		t1092 = t1092_1
-	} else {
-		t1092 = t1092_0
-	}
-	t1092 &= 0xff
-	var t1094 uint64 = v[0] >> 0 & 0xff
-	var t1099 uint64 = uint64((int64(t1094<<56) >> 56))
-	var t1096 uint64 = v[11] >> 0 & 0xff
-	var t1100 uint64 = uint64((int64(t1096<<56) >> 56))
-	var t1101 uint64 = t1099 + t1100
-	var t1102 uint64 = (t1101 >> 8) & 0x1
-	var t1103 uint64 = (t1101 >> 7) & 0x1
-	var t1106, t1106_1, t1106_0 uint64 = 0, 0x80, 0x7f
-	if t1102 != 0 {
-		t1106 = t1106_1
-	} else {
-		t1106 = t1106_0
-	}
-	var t1108 uint64 = t1101
-	var t1109, t1109_1, t1109_0 uint64 = 0, t1106, t1108
-	if t1102 != t1103 {
-		t1109 = t1109_1
-	} else {
-		t1109 = t1109_0
-	}
-	t1109 &= 0xff
-	v[1110] = t990<<56 | t1007<<48 | t1024<<40 | t1041<<32 | t1058<<24 | t1075<<16 | t1092<<8 | t1109
-	*(*[8]uint64)(v[1121:1129]) = *(*[8]uint64)(v[1110:1118])
-	var t1120 uint64 = v[10] & v[21]
-	v[1120] = t1120
-	var t24 uint64 = v[8] >> 63
-	var t26 uint64 = v[19] >> 63
-	var t27 uint64 = (t24 & t26) & 0x1
-	var t41 uint64 = v[8] >> 62
-	var t43 uint64 = v[19] >> 62
-	var t44 uint64 = (t41 & t43) & 0x1
-	var t58 uint64 = v[8] >> 61
-	var t60 uint64 = v[19] >> 61
-	var t61 uint64 = (t58 & t60) & 0x1
-	var t75 uint64 = v[8] >> 60
-	var t77 uint64 = v[19] >> 60
-	var t78 uint64 = (t75 & t77) & 0x1
-	var t92 uint64 = v[8] >> 59
-	var t94 uint64 = v[19] >> 59
-	var t95 uint64 = (t92 & t94) & 0x1
-	var t109 uint64 = v[8] >> 58
-	var t111 uint64 = v[19] >> 58
-	var t112 uint64 = (t109 & t111) & 0x1
-	var t126 uint64 = v[8] >> 57
-	var t128 uint64 = v[19] >> 57
-	var t129 uint64 = (t126 & t128) & 0x1
-	var t143 uint64 = v[8] >> 56
-	var t145 uint64 = v[19] >> 56
-	var t146 uint64 = (t143 & t145) & 0x1
-	var t160 uint64 = v[8] >> 55
-	var t162 uint64 = v[19] >> 55
-	var t163 uint64 = (t160 & t162) & 0x1
-	var t177 uint64 = v[8] >> 54
-	var t179 uint64 = v[19] >> 54
-	var t180 uint64 = (t177 & t179) & 0x1
-	var t194 uint64 = v[8] >> 53
-	var t196 uint64 = v[19] >> 53
-	var t197 uint64 = (t194 & t196) & 0x1
-	var t211 uint64 = v[8] >> 52
-	var t213 uint64 = v[19] >> 52
-	var t214 uint64 = (t211 & t213) & 0x1
-	var t228 uint64 = v[8] >> 51
-	var t230 uint64 = v[19] >> 51
-	var t231 uint64 = (t228 & t230) & 0x1
-	var t245 uint64 = v[8] >> 50
-	var t247 uint64 = v[19] >> 50
-	var t248 uint64 = (t245 & t247) & 0x1
-	var t262 uint64 = v[8] >> 49
-	var t264 uint64 = v[19] >> 49
-	var t265 uint64 = (t262 & t264) & 0x1
-	var t279 uint64 = v[8] >> 48
-	var t281 uint64 = v[19] >> 48
-	var t282 uint64 = (t279 & t281) & 0x1
-	var t296 uint64 = v[8] >> 47
-	var t298 uint64 = v[19] >> 47
-	var t299 uint64 = (t296 & t298) & 0x1
-	var t313 uint64 = v[8] >> 46
-	var t315 uint64 = v[19] >> 46
-	var t316 uint64 = (t313 & t315) & 0x1
-	var t330 uint64 = v[8] >> 45
-	var t332 uint64 = v[19] >> 45
-	var t333 uint64 = (t330 & t332) & 0x1
-	var t347 uint64 = v[8] >> 44
-	var t349 uint64 = v[19] >> 44
-	var t350 uint64 = (t347 & t349) & 0x1
-	var t364 uint64 = v[8] >> 43
-	var t366 uint64 = v[19] >> 43
-	var t367 uint64 = (t364 & t366) & 0x1
-	var t381 uint64 = v[8] >> 42
-	var t383 uint64 = v[19] >> 42
-	var t384 uint64 = (t381 & t383) & 0x1
-	var t398 uint64 = v[8] >> 41
-	var t400 uint64 = v[19] >> 41
-	var t401 uint64 = (t398 & t400) & 0x1
-	var t415 uint64 = v[8] >> 40
-	var t417 uint64 = v[19] >> 40
-	var t418 uint64 = (t415 & t417) & 0x1
-	var t432 uint64 = v[8] >> 39
-	var t434 uint64 = v[19] >> 39
-	var t435 uint64 = (t432 & t434) & 0x1
-	var t449 uint64 = v[8] >> 38
-	var t451 uint64 = v[19] >> 38
-	var t452 uint64 = (t449 & t451) & 0x1
-	var t466 uint64 = v[8] >> 37
-	var t468 uint64 = v[19] >> 37
-	var t469 uint64 = (t466 & t468) & 0x1
-	var t483 uint64 = v[8] >> 36
-	var t485 uint64 = v[19] >> 36
-	var t486 uint64 = (t483 & t485) & 0x1
-	var t500 uint64 = v[8] >> 35
-	var t502 uint64 = v[19] >> 35
-	var t503 uint64 = (t500 & t502) & 0x1
-	var t517 uint64 = v[8] >> 34
-	var t519 uint64 = v[19] >> 34
-	var t520 uint64 = (t517 & t519) & 0x1
-	var t534 uint64 = v[8] >> 33
-	var t536 uint64 = v[19] >> 33
-	var t537 uint64 = (t534 & t536) & 0x1
-	var t551 uint64 = v[8] >> 32
-	var t553 uint64 = v[19] >> 32
-	var t554 uint64 = (t551 & t553) & 0x1
-	var t568 uint64 = v[8] >> 31
-	var t570 uint64 = v[19] >> 31
-	var t571 uint64 = (t568 & t570) & 0x1
-	var t585 uint64 = v[8] >> 30
-	var t587 uint64 = v[19] >> 30
-	var t588 uint64 = (t585 & t587) & 0x1
-	var t602 uint64 = v[8] >> 29
-	var t604 uint64 = v[19] >> 29
-	var t605 uint64 = (t602 & t604) & 0x1
-	var t619 uint64 = v[8] >> 28
-	var t621 uint64 = v[19] >> 28
-	var t622 uint64 = (t619 & t621) & 0x1
-	var t636 uint64 = v[8] >> 27
-	var t638 uint64 = v[19] >> 27
-	var t639 uint64 = (t636 & t638) & 0x1
-	var t653 uint64 = v[8] >> 26
-	var t655 uint64 = v[19] >> 26
-	var t656 uint64 = (t653 & t655) & 0x1
-	var t670 uint64 = v[8] >> 25
-	var t672 uint64 = v[19] >> 25
-	var t673 uint64 = (t670 & t672) & 0x1
-	var t687 uint64 = v[8] >> 24
-	var t689 uint64 = v[19] >> 24
-	var t690 uint64 = (t687 & t689) & 0x1
-	var t704 uint64 = v[8] >> 23
-	var t706 uint64 = v[19] >> 23
-	var t707 uint64 = (t704 & t706) & 0x1
-	var t721 uint64 = v[8] >> 22
-	var t723 uint64 = v[19] >> 22
-	var t724 uint64 = (t721 & t723) & 0x1
-	var t738 uint64 = v[8] >> 21
-	var t740 uint64 = v[19] >> 21
-	var t741 uint64 = (t738 & t740) & 0x1
-	var t755 uint64 = v[8] >> 20
-	var t757 uint64 = v[19] >> 20
-	var t758 uint64 = (t755 & t757) & 0x1
-	var t772 uint64 = v[8] >> 19
-	var t774 uint64 = v[19] >> 19
-	var t775 uint64 = (t772 & t774) & 0x1
-	var t789 uint64 = v[8] >> 18
-	var t791 uint64 = v[19] >> 18
-	var t792 uint64 = (t789 & t791) & 0x1
-	var t806 uint64 = v[8] >> 17
-	var t808 uint64 = v[19] >> 17
-	var t809 uint64 = (t806 & t808) & 0x1
-	var t823 uint64 = v[8] >> 16
-	var t825 uint64 = v[19] >> 16
-	var t826 uint64 = (t823 & t825) & 0x1
-	var t840 uint64 = v[8] >> 15
-	var t842 uint64 = v[19] >> 15
-	var t843 uint64 = (t840 & t842) & 0x1
-	var t857 uint64 = v[8] >> 14
-	var t859 uint64 = v[19] >> 14
-	var t860 uint64 = (t857 & t859) & 0x1
-	var t874 uint64 = v[8] >> 13
-	var t876 uint64 = v[19] >> 13
-	var t877 uint64 = (t874 & t876) & 0x1
-	var t891 uint64 = v[8] >> 12
-	var t893 uint64 = v[19] >> 12
-	var t894 uint64 = (t891 & t893) & 0x1
-	var t908 uint64 = v[8] >> 11
-	var t910 uint64 = v[19] >> 11
-	var t911 uint64 = (t908 & t910) & 0x1
-	var t925 uint64 = v[8] >> 10
-	var t927 uint64 = v[19] >> 10
-	var t928 uint64 = (t925 & t927) & 0x1
-	var t942 uint64 = v[8] >> 9
-	var t944 uint64 = v[19] >> 9
-	var t945 uint64 = (t942 & t944) & 0x1
-	var t959 uint64 = v[8] >> 8
-	var t961 uint64 = v[19] >> 8
-	var t962 uint64 = (t959 & t961) & 0x1
-	var t976 uint64 = v[8] >> 7
-	var t978 uint64 = v[19] >> 7
-	var t979 uint64 = (t976 & t978) & 0x1
-	var t993 uint64 = v[8] >> 6
-	var t995 uint64 = v[19] >> 6
-	var t996 uint64 = (t993 & t995) & 0x1
-	var t1010 uint64 = v[8] >> 5
-	var t1012 uint64 = v[19] >> 5
-	var t1013 uint64 = (t1010 & t1012) & 0x1
-	var t1027 uint64 = v[8] >> 4
-	var t1029 uint64 = v[19] >> 4
-	var t1030 uint64 = (t1027 & t1029) & 0x1
-	var t1044 uint64 = v[8] >> 3
-	var t1046 uint64 = v[19] >> 3
-	var t1047 uint64 = (t1044 & t1046) & 0x1
-	var t1061 uint64 = v[8] >> 2
-	var t1063 uint64 = v[19] >> 2
-	var t1064 uint64 = (t1061 & t1063) & 0x1
-	var t1078 uint64 = v[8] >> 1
-	var t1080 uint64 = v[19] >> 1
-	var t1081 uint64 = (t1078 & t1080) & 0x1
-	var t1095 uint64 = v[8]
-	var t1097 uint64 = v[19]
-	var t1098 uint64 = (t1095 & t1097) & 0x1
-	var t1118 uint64 = t1098 | t1081<<1 | t1064<<2 | t1047<<3 | t1030<<4 | t1013<<5 | t996<<6 | t979<<7 | t962<<8 | t945<<9 | t928<<10 | t911<<11 | t894<<12 | t877<<13 | t860<<14 | t843<<15 | t826<<16 | t809<<17 | t792<<18 | t775<<19 | t758<<20 | t741<<21 | t724<<22 | t707<<23 | t690<<24 | t673<<25 | t656<<26 | t639<<27 | t622<<28 | t605<<29 | t588<<30 | t571<<31 | t554<<32 | t537<<33 | t520<<34 | t503<<35 | t486<<36 | t469<<37 | t452<<38 | t435<<39 | t418<<40 | t401<<41 | t384<<42 | t367<<43 | t350<<44 | t333<<45 | t316<<46 | t299<<47 | t282<<48 | t265<<49 | t248<<50 | t231<<51 | t214<<52 | t197<<53 | t180<<54 | t163<<55 | t146<<56 | t129<<57 | t112<<58 | t95<<59 | t78<<60 | t61<<61 | t44<<62 | t27<<63
-	v[1129] = t1118
-	v[1130] = v[9]
-	v[1130] &= 0x1
-	var t1159 uint64 = v[1178] | v[1158]
-	v[1159] = t1159
-	var t1174 uint64 = ^t1159
-	var t1175 uint64 = t1120 & v[1157]
-	var t1176 uint64 = t1174 & t1175
-	v[1176] = t1176
+	var t1133 uint64 = v[1158] & v[21]
+	v[1133] = t1133
+	var t1135 uint64 = v[1158] & v[10]
+	v[1135] = t1135
+	var t24 uint64 = v[7] >> 56 & 0xff
+	var t29 uint64 = uint64((int64(t24<<56) >> 56))
+	var t26 uint64 = v[18] >> 56 & 0xff
+	var t30 uint64 = uint64((int64(t26<<56) >> 56))
+	var t31 uint64 = t29 + t30
+	var t32 uint64 = (t31 >> 8) & 0x1
+	var t33 uint64 = (t31 >> 7) & 0x1
+	var t36, t36_1, t36_0 uint64 = 0, 0x80, 0x7f
+	if t32 != 0 {
+		t36 = t36_1
+	} else {
+		t36 = t36_0
+	}
+	var t38 uint64 = t31
+	var t39, t39_1, t39_0 uint64 = 0, t36, t38
+	if t32 != t33 {
+		t39 = t39_1
+	} else {
+		t39 = t39_0
+	}
+	t39 &= 0xff
+	var t41 uint64 = v[7] >> 48 & 0xff
+	var t46 uint64 = uint64((int64(t41<<56) >> 56))
+	var t43 uint64 = v[18] >> 48 & 0xff
+	var t47 uint64 = uint64((int64(t43<<56) >> 56))
+	var t48 uint64 = t46 + t47
+	var t49 uint64 = (t48 >> 8) & 0x1
+	var t50 uint64 = (t48 >> 7) & 0x1
+	var t53, t53_1, t53_0 uint64 = 0, 0x80, 0x7f
+	if t49 != 0 {
+		t53 = t53_1
+	} else {
+		t53 = t53_0
+	}
+	var t55 uint64 = t48
+	var t56, t56_1, t56_0 uint64 = 0, t53, t55
+	if t49 != t50 {
+		t56 = t56_1
+	} else {
+		t56 = t56_0
+	}
+	t56 &= 0xff
+	var t58 uint64 = v[7] >> 40 & 0xff
+	var t63 uint64 = uint64((int64(t58<<56) >> 56))
+	var t60 uint64 = v[18] >> 40 & 0xff
+	var t64 uint64 = uint64((int64(t60<<56) >> 56))
+	var t65 uint64 = t63 + t64
+	var t66 uint64 = (t65 >> 8) & 0x1
+	var t67 uint64 = (t65 >> 7) & 0x1
+	var t70, t70_1, t70_0 uint64 = 0, 0x80, 0x7f
+	if t66 != 0 {
+		t70 = t70_1
+	} else {
+		t70 = t70_0
+	}
+	var t72 uint64 = t65
+	var t73, t73_1, t73_0 uint64 = 0, t70, t72
+	if t66 != t67 {
+		t73 = t73_1
+	} else {
+		t73 = t73_0
+	}
+	t73 &= 0xff
+	var t75 uint64 = v[7] >> 32 & 0xff
+	var t80 uint64 = uint64((int64(t75<<56) >> 56))
+	var t77 uint64 = v[18] >> 32 & 0xff
+	var t81 uint64 = uint64((int64(t77<<56) >> 56))
+	var t82 uint64 = t80 + t81
+	var t83 uint64 = (t82 >> 8) & 0x1
+	var t84 uint64 = (t82 >> 7) & 0x1
+	var t87, t87_1, t87_0 uint64 = 0, 0x80, 0x7f
+	if t83 != 0 {
+		t87 = t87_1
+	} else {
+		t87 = t87_0
+	}
+	var t89 uint64 = t82
+	var t90, t90_1, t90_0 uint64 = 0, t87, t89
+	if t83 != t84 {
+		t90 = t90_1
+	} else {
+		t90 = t90_0
+	}
+	t90 &= 0xff
+	var t92 uint64 = v[7] >> 24 & 0xff
+	var t97 uint64 = uint64((int64(t92<<56) >> 56))
+	var t94 uint64 = v[18] >> 24 & 0xff
+	var t98 uint64 = uint64((int64(t94<<56) >> 56))
+	var t99 uint64 = t97 + t98
+	var t100 uint64 = (t99 >> 8) & 0x1
+	var t101 uint64 = (t99 >> 7) & 0x1
+	var t104, t104_1, t104_0 uint64 = 0, 0x80, 0x7f
+	if t100 != 0 {
+		t104 = t104_1
+	} else {
+		t104 = t104_0
+	}
+	var t106 uint64 = t99
+	var t107, t107_1, t107_0 uint64 = 0, t104, t106
+	if t100 != t101 {
+		t107 = t107_1
+	} else {
+		t107 = t107_0
+	}
+	t107 &= 0xff
+	var t109 uint64 = v[7] >> 16 & 0xff
+	var t114 uint64 = uint64((int64(t109<<56) >> 56))
+	var t111 uint64 = v[18] >> 16 & 0xff
+	var t115 uint64 = uint64((int64(t111<<56) >> 56))
+	var t116 uint64 = t114 + t115
+	var t117 uint64 = (t116 >> 8) & 0x1
+	var t118 uint64 = (t116 >> 7) & 0x1
+	var t121, t121_1, t121_0 uint64 = 0, 0x80, 0x7f
+	if t117 != 0 {
+		t121 = t121_1
+	} else {
+		t121 = t121_0
+	}
+	var t123 uint64 = t116
+	var t124, t124_1, t124_0 uint64 = 0, t121, t123
+	if t117 != t118 {
+		t124 = t124_1
+	} else {
+		t124 = t124_0
+	}
+	t124 &= 0xff
+	var t126 uint64 = v[7] >> 8 & 0xff
+	var t131 uint64 = uint64((int64(t126<<56) >> 56))
+	var t128 uint64 = v[18] >> 8 & 0xff
+	var t132 uint64 = uint64((int64(t128<<56) >> 56))
+	var t133 uint64 = t131 + t132
+	var t134 uint64 = (t133 >> 8) & 0x1
+	var t135 uint64 = (t133 >> 7) & 0x1
+	var t138, t138_1, t138_0 uint64 = 0, 0x80, 0x7f
+	if t134 != 0 {
+		t138 = t138_1
+	} else {
+		t138 = t138_0
+	}
+	var t140 uint64 = t133
+	var t141, t141_1, t141_0 uint64 = 0, t138, t140
+	if t134 != t135 {
+		t141 = t141_1
+	} else {
+		t141 = t141_0
+	}
+	t141 &= 0xff
+	var t143 uint64 = v[7] >> 0 & 0xff
+	var t148 uint64 = uint64((int64(t143<<56) >> 56))
+	var t145 uint64 = v[18] >> 0 & 0xff
+	var t149 uint64 = uint64((int64(t145<<56) >> 56))
+	var t150 uint64 = t148 + t149
+	var t151 uint64 = (t150 >> 8) & 0x1
+	var t152 uint64 = (t150 >> 7) & 0x1
+	var t155, t155_1, t155_0 uint64 = 0, 0x80, 0x7f
+	if t151 != 0 {
+		t155 = t155_1
+	} else {
+		t155 = t155_0
+	}
+	var t157 uint64 = t150
+	var t158, t158_1, t158_0 uint64 = 0, t155, t157
+	if t151 != t152 {
+		t158 = t158_1
+	} else {
+		t158 = t158_0
+	}
+	t158 &= 0xff
+	v[1118] = t39<<56 | t56<<48 | t73<<40 | t90<<32 | t107<<24 | t124<<16 | t141<<8 | t158
+	var t160 uint64 = v[6] >> 56 & 0xff
+	var t165 uint64 = uint64((int64(t160<<56) >> 56))
+	var t162 uint64 = v[17] >> 56 & 0xff
+	var t166 uint64 = uint64((int64(t162<<56) >> 56))
+	var t167 uint64 = t165 + t166
+	var t168 uint64 = (t167 >> 8) & 0x1
+	var t169 uint64 = (t167 >> 7) & 0x1
+	var t172, t172_1, t172_0 uint64 = 0, 0x80, 0x7f
+	if t168 != 0 {
+		t172 = t172_1
+	} else {
+		t172 = t172_0
+	}
+	var t174 uint64 = t167
+	var t175, t175_1, t175_0 uint64 = 0, t172, t174
+	if t168 != t169 {
+		t175 = t175_1
+	} else {
+		t175 = t175_0
+	}
+	t175 &= 0xff
+	var t177 uint64 = v[6] >> 48 & 0xff
+	var t182 uint64 = uint64((int64(t177<<56) >> 56))
+	var t179 uint64 = v[17] >> 48 & 0xff
+	var t183 uint64 = uint64((int64(t179<<56) >> 56))
+	var t184 uint64 = t182 + t183
+	var t185 uint64 = (t184 >> 8) & 0x1
+	var t186 uint64 = (t184 >> 7) & 0x1
+	var t189, t189_1, t189_0 uint64 = 0, 0x80, 0x7f
+	if t185 != 0 {
+		t189 = t189_1
+	} else {
+		t189 = t189_0
+	}
+	var t191 uint64 = t184
+	var t192, t192_1, t192_0 uint64 = 0, t189, t191
+	if t185 != t186 {
+		t192 = t192_1
+	} else {
+		t192 = t192_0
+	}
+	t192 &= 0xff
+	var t194 uint64 = v[6] >> 40 & 0xff
+	var t199 uint64 = uint64((int64(t194<<56) >> 56))
+	var t196 uint64 = v[17] >> 40 & 0xff
+	var t200 uint64 = uint64((int64(t196<<56) >> 56))
+	var t201 uint64 = t199 + t200
+	var t202 uint64 = (t201 >> 8) & 0x1
+	var t203 uint64 = (t201 >> 7) & 0x1
+	var t206, t206_1, t206_0 uint64 = 0, 0x80, 0x7f
+	if t202 != 0 {
+		t206 = t206_1
+	} else {
+		t206 = t206_0
+	}
+	var t208 uint64 = t201
+	var t209, t209_1, t209_0 uint64 = 0, t206, t208
+	if t202 != t203 {
+		t209 = t209_1
+	} else {
+		t209 = t209_0
+	}
+	t209 &= 0xff
+	var t211 uint64 = v[6] >> 32 & 0xff
+	var t216 uint64 = uint64((int64(t211<<56) >> 56))
+	var t213 uint64 = v[17] >> 32 & 0xff
+	var t217 uint64 = uint64((int64(t213<<56) >> 56))
+	var t218 uint64 = t216 + t217
+	var t219 uint64 = (t218 >> 8) & 0x1
+	var t220 uint64 = (t218 >> 7) & 0x1
+	var t223, t223_1, t223_0 uint64 = 0, 0x80, 0x7f
+	if t219 != 0 {
+		t223 = t223_1
+	} else {
+		t223 = t223_0
+	}
+	var t225 uint64 = t218
+	var t226, t226_1, t226_0 uint64 = 0, t223, t225
+	if t219 != t220 {
+		t226 = t226_1
+	} else {
+		t226 = t226_0
+	}
+	t226 &= 0xff
+	var t228 uint64 = v[6] >> 24 & 0xff
+	var t233 uint64 = uint64((int64(t228<<56) >> 56))
+	var t230 uint64 = v[17] >> 24 & 0xff
+	var t234 uint64 = uint64((int64(t230<<56) >> 56))
+	var t235 uint64 = t233 + t234
+	var t236 uint64 = (t235 >> 8) & 0x1
+	var t237 uint64 = (t235 >> 7) & 0x1
+	var t240, t240_1, t240_0 uint64 = 0, 0x80, 0x7f
+	if t236 != 0 {
+		t240 = t240_1
+	} else {
+		t240 = t240_0
+	}
+	var t242 uint64 = t235
+	var t243, t243_1, t243_0 uint64 = 0, t240, t242
+	if t236 != t237 {
+		t243 = t243_1
+	} else {
+		t243 = t243_0
+	}
+	t243 &= 0xff
+	var t245 uint64 = v[6] >> 16 & 0xff
+	var t250 uint64 = uint64((int64(t245<<56) >> 56))
+	var t247 uint64 = v[17] >> 16 & 0xff
+	var t251 uint64 = uint64((int64(t247<<56) >> 56))
+	var t252 uint64 = t250 + t251
+	var t253 uint64 = (t252 >> 8) & 0x1
+	var t254 uint64 = (t252 >> 7) & 0x1
+	var t257, t257_1, t257_0 uint64 = 0, 0x80, 0x7f
+	if t253 != 0 {
+		t257 = t257_1
+	} else {
+		t257 = t257_0
+	}
+	var t259 uint64 = t252
+	var t260, t260_1, t260_0 uint64 = 0, t257, t259
+	if t253 != t254 {
+		t260 = t260_1
+	} else {
+		t260 = t260_0
+	}
+	t260 &= 0xff
+	var t262 uint64 = v[6] >> 8 & 0xff
+	var t267 uint64 = uint64((int64(t262<<56) >> 56))
+	var t264 uint64 = v[17] >> 8 & 0xff
+	var t268 uint64 = uint64((int64(t264<<56) >> 56))
+	var t269 uint64 = t267 + t268
+	var t270 uint64 = (t269 >> 8) & 0x1
+	var t271 uint64 = (t269 >> 7) & 0x1
+	var t274, t274_1, t274_0 uint64 = 0, 0x80, 0x7f
+	if t270 != 0 {
+		t274 = t274_1
+	} else {
+		t274 = t274_0
+	}
+	var t276 uint64 = t269
+	var t277, t277_1, t277_0 uint64 = 0, t274, t276
+	if t270 != t271 {
+		t277 = t277_1
+	} else {
+		t277 = t277_0
+	}
+	t277 &= 0xff
+	var t279 uint64 = v[6] >> 0 & 0xff
+	var t284 uint64 = uint64((int64(t279<<56) >> 56))
+	var t281 uint64 = v[17] >> 0 & 0xff
+	var t285 uint64 = uint64((int64(t281<<56) >> 56))
+	var t286 uint64 = t284 + t285
+	var t287 uint64 = (t286 >> 8) & 0x1
+	var t288 uint64 = (t286 >> 7) & 0x1
+	var t291, t291_1, t291_0 uint64 = 0, 0x80, 0x7f
+	if t287 != 0 {
+		t291 = t291_1
+	} else {
+		t291 = t291_0
+	}
+	var t293 uint64 = t286
+	var t294, t294_1, t294_0 uint64 = 0, t291, t293
+	if t287 != t288 {
+		t294 = t294_1
+	} else {
+		t294 = t294_0
+	}
+	t294 &= 0xff
+	v[1117] = t175<<56 | t192<<48 | t209<<40 | t226<<32 | t243<<24 | t260<<16 | t277<<8 | t294
+	var t296 uint64 = v[5] >> 56 & 0xff
+	var t301 uint64 = uint64((int64(t296<<56) >> 56))
+	var t298 uint64 = v[16] >> 56 & 0xff
+	var t302 uint64 = uint64((int64(t298<<56) >> 56))
+	var t303 uint64 = t301 + t302
+	var t304 uint64 = (t303 >> 8) & 0x1
+	var t305 uint64 = (t303 >> 7) & 0x1
+	var t308, t308_1, t308_0 uint64 = 0, 0x80, 0x7f
+	if t304 != 0 {
+		t308 = t308_1
+	} else {
+		t308 = t308_0
+	}
+	var t310 uint64 = t303
+	var t311, t311_1, t311_0 uint64 = 0, t308, t310
+	if t304 != t305 {
+		t311 = t311_1
+	} else {
+		t311 = t311_0
+	}
+	t311 &= 0xff
+	var t313 uint64 = v[5] >> 48 & 0xff
+	var t318 uint64 = uint64((int64(t313<<56) >> 56))
+	var t315 uint64 = v[16] >> 48 & 0xff
+	var t319 uint64 = uint64((int64(t315<<56) >> 56))
+	var t320 uint64 = t318 + t319
+	var t321 uint64 = (t320 >> 8) & 0x1
+	var t322 uint64 = (t320 >> 7) & 0x1
+	var t325, t325_1, t325_0 uint64 = 0, 0x80, 0x7f
+	if t321 != 0 {
+		t325 = t325_1
+	} else {
+		t325 = t325_0
+	}
+	var t327 uint64 = t320
+	var t328, t328_1, t328_0 uint64 = 0, t325, t327
+	if t321 != t322 {
+		t328 = t328_1
+	} else {
+		t328 = t328_0
+	}
+	t328 &= 0xff
+	var t330 uint64 = v[5] >> 40 & 0xff
+	var t335 uint64 = uint64((int64(t330<<56) >> 56))
+	var t332 uint64 = v[16] >> 40 & 0xff
+	var t336 uint64 = uint64((int64(t332<<56) >> 56))
+	var t337 uint64 = t335 + t336
+	var t338 uint64 = (t337 >> 8) & 0x1
+	var t339 uint64 = (t337 >> 7) & 0x1
+	var t342, t342_1, t342_0 uint64 = 0, 0x80, 0x7f
+	if t338 != 0 {
+		t342 = t342_1
+	} else {
+		t342 = t342_0
+	}
+	var t344 uint64 = t337
+	var t345, t345_1, t345_0 uint64 = 0, t342, t344
+	if t338 != t339 {
+		t345 = t345_1
+	} else {
+		t345 = t345_0
+	}
+	t345 &= 0xff
+	var t347 uint64 = v[5] >> 32 & 0xff
+	var t352 uint64 = uint64((int64(t347<<56) >> 56))
+	var t349 uint64 = v[16] >> 32 & 0xff
+	var t353 uint64 = uint64((int64(t349<<56) >> 56))
+	var t354 uint64 = t352 + t353
+	var t355 uint64 = (t354 >> 8) & 0x1
+	var t356 uint64 = (t354 >> 7) & 0x1
+	var t359, t359_1, t359_0 uint64 = 0, 0x80, 0x7f
+	if t355 != 0 {
+		t359 = t359_1
+	} else {
+		t359 = t359_0
+	}
+	var t361 uint64 = t354
+	var t362, t362_1, t362_0 uint64 = 0, t359, t361
+	if t355 != t356 {
+		t362 = t362_1
+	} else {
+		t362 = t362_0
+	}
+	t362 &= 0xff
+	var t364 uint64 = v[5] >> 24 & 0xff
+	var t369 uint64 = uint64((int64(t364<<56) >> 56))
+	var t366 uint64 = v[16] >> 24 & 0xff
+	var t370 uint64 = uint64((int64(t366<<56) >> 56))
+	var t371 uint64 = t369 + t370
+	var t372 uint64 = (t371 >> 8) & 0x1
+	var t373 uint64 = (t371 >> 7) & 0x1
+	var t376, t376_1, t376_0 uint64 = 0, 0x80, 0x7f
+	if t372 != 0 {
+		t376 = t376_1
+	} else {
+		t376 = t376_0
+	}
+	var t378 uint64 = t371
+	var t379, t379_1, t379_0 uint64 = 0, t376, t378
+	if t372 != t373 {
+		t379 = t379_1
+	} else {
+		t379 = t379_0
+	}
+	t379 &= 0xff
+	var t381 uint64 = v[5] >> 16 & 0xff
+	var t386 uint64 = uint64((int64(t381<<56) >> 56))
+	var t383 uint64 = v[16] >> 16 & 0xff
+	var t387 uint64 = uint64((int64(t383<<56) >> 56))
+	var t388 uint64 = t386 + t387
+	var t389 uint64 = (t388 >> 8) & 0x1
+	var t390 uint64 = (t388 >> 7) & 0x1
+	var t393, t393_1, t393_0 uint64 = 0, 0x80, 0x7f
+	if t389 != 0 {
+		t393 = t393_1
+	} else {
+		t393 = t393_0
+	}
+	var t395 uint64 = t388
+	var t396, t396_1, t396_0 uint64 = 0, t393, t395
+	if t389 != t390 {
+		t396 = t396_1
+	} else {
+		t396 = t396_0
+	}
+	t396 &= 0xff
+	var t398 uint64 = v[5] >> 8 & 0xff
+	var t403 uint64 = uint64((int64(t398<<56) >> 56))
+	var t400 uint64 = v[16] >> 8 & 0xff
+	var t404 uint64 = uint64((int64(t400<<56) >> 56))
+	var t405 uint64 = t403 + t404
+	var t406 uint64 = (t405 >> 8) & 0x1
+	var t407 uint64 = (t405 >> 7) & 0x1
+	var t410, t410_1, t410_0 uint64 = 0, 0x80, 0x7f
+	if t406 != 0 {
+		t410 = t410_1
+	} else {
+		t410 = t410_0
+	}
+	var t412 uint64 = t405
+	var t413, t413_1, t413_0 uint64 = 0, t410, t412
+	if t406 != t407 {
+		t413 = t413_1
+	} else {
+		t413 = t413_0
+	}
+	t413 &= 0xff
+	var t415 uint64 = v[5] >> 0 & 0xff
+	var t420 uint64 = uint64((int64(t415<<56) >> 56))
+	var t417 uint64 = v[16] >> 0 & 0xff
+	var t421 uint64 = uint64((int64(t417<<56) >> 56))
+	var t422 uint64 = t420 + t421
+	var t423 uint64 = (t422 >> 8) & 0x1
+	var t424 uint64 = (t422 >> 7) & 0x1
+	var t427, t427_1, t427_0 uint64 = 0, 0x80, 0x7f
+	if t423 != 0 {
+		t427 = t427_1
+	} else {
+		t427 = t427_0
+	}
+	var t429 uint64 = t422
+	var t430, t430_1, t430_0 uint64 = 0, t427, t429
+	if t423 != t424 {
+		t430 = t430_1
+	} else {
+		t430 = t430_0
+	}
+	t430 &= 0xff
+	v[1116] = t311<<56 | t328<<48 | t345<<40 | t362<<32 | t379<<24 | t396<<16 | t413<<8 | t430
+	var t432 uint64 = v[4] >> 56 & 0xff
+	var t437 uint64 = uint64((int64(t432<<56) >> 56))
+	var t434 uint64 = v[15] >> 56 & 0xff
+	var t438 uint64 = uint64((int64(t434<<56) >> 56))
+	var t439 uint64 = t437 + t438
+	var t440 uint64 = (t439 >> 8) & 0x1
+	var t441 uint64 = (t439 >> 7) & 0x1
+	var t444, t444_1, t444_0 uint64 = 0, 0x80, 0x7f
+	if t440 != 0 {
+		t444 = t444_1
+	} else {
+		t444 = t444_0
+	}
+	var t446 uint64 = t439
+	var t447, t447_1, t447_0 uint64 = 0, t444, t446
+	if t440 != t441 {
+		t447 = t447_1
+	} else {
+		t447 = t447_0
+	}
+	t447 &= 0xff
+	var t449 uint64 = v[4] >> 48 & 0xff
+	var t454 uint64 = uint64((int64(t449<<56) >> 56))
+	var t451 uint64 = v[15] >> 48 & 0xff
+	var t455 uint64 = uint64((int64(t451<<56) >> 56))
+	var t456 uint64 = t454 + t455
+	var t457 uint64 = (t456 >> 8) & 0x1
+	var t458 uint64 = (t456 >> 7) & 0x1
+	var t461, t461_1, t461_0 uint64 = 0, 0x80, 0x7f
+	if t457 != 0 {
+		t461 = t461_1
+	} else {
+		t461 = t461_0
+	}
+	var t463 uint64 = t456
+	var t464, t464_1, t464_0 uint64 = 0, t461, t463
+	if t457 != t458 {
+		t464 = t464_1
+	} else {
+		t464 = t464_0
+	}
+	t464 &= 0xff
+	var t466 uint64 = v[4] >> 40 & 0xff
+	var t471 uint64 = uint64((int64(t466<<56) >> 56))
+	var t468 uint64 = v[15] >> 40 & 0xff
+	var t472 uint64 = uint64((int64(t468<<56) >> 56))
+	var t473 uint64 = t471 + t472
+	var t474 uint64 = (t473 >> 8) & 0x1
+	var t475 uint64 = (t473 >> 7) & 0x1
+	var t478, t478_1, t478_0 uint64 = 0, 0x80, 0x7f
+	if t474 != 0 {
+		t478 = t478_1
+	} else {
+		t478 = t478_0
+	}
+	var t480 uint64 = t473
+	var t481, t481_1, t481_0 uint64 = 0, t478, t480
+	if t474 != t475 {
+		t481 = t481_1
+	} else {
+		t481 = t481_0
+	}
+	t481 &= 0xff
+	var t483 uint64 = v[4] >> 32 & 0xff
+	var t488 uint64 = uint64((int64(t483<<56) >> 56))
+	var t485 uint64 = v[15] >> 32 & 0xff
+	var t489 uint64 = uint64((int64(t485<<56) >> 56))
+	var t490 uint64 = t488 + t489
+	var t491 uint64 = (t490 >> 8) & 0x1
+	var t492 uint64 = (t490 >> 7) & 0x1
+	var t495, t495_1, t495_0 uint64 = 0, 0x80, 0x7f
+	if t491 != 0 {
+		t495 = t495_1
+	} else {
+		t495 = t495_0
+	}
+	var t497 uint64 = t490
+	var t498, t498_1, t498_0 uint64 = 0, t495, t497
+	if t491 != t492 {
+		t498 = t498_1
+	} else {
+		t498 = t498_0
+	}
+	t498 &= 0xff
+	var t500 uint64 = v[4] >> 24 & 0xff
+	var t505 uint64 = uint64((int64(t500<<56) >> 56))
+	var t502 uint64 = v[15] >> 24 & 0xff
+	var t506 uint64 = uint64((int64(t502<<56) >> 56))
+	var t507 uint64 = t505 + t506
+	var t508 uint64 = (t507 >> 8) & 0x1
+	var t509 uint64 = (t507 >> 7) & 0x1
+	var t512, t512_1, t512_0 uint64 = 0, 0x80, 0x7f
+	if t508 != 0 {
+		t512 = t512_1
+	} else {
+		t512 = t512_0
+	}
+	var t514 uint64 = t507
+	var t515, t515_1, t515_0 uint64 = 0, t512, t514
+	if t508 != t509 {
+		t515 = t515_1
+	} else {
+		t515 = t515_0
+	}
+	t515 &= 0xff
+	var t517 uint64 = v[4] >> 16 & 0xff
+	var t522 uint64 = uint64((int64(t517<<56) >> 56))
+	var t519 uint64 = v[15] >> 16 & 0xff
+	var t523 uint64 = uint64((int64(t519<<56) >> 56))
+	var t524 uint64 = t522 + t523
+	var t525 uint64 = (t524 >> 8) & 0x1
+	var t526 uint64 = (t524 >> 7) & 0x1
+	var t529, t529_1, t529_0 uint64 = 0, 0x80, 0x7f
+	if t525 != 0 {
+		t529 = t529_1
+	} else {
+		t529 = t529_0
+	}
+	var t531 uint64 = t524
+	var t532, t532_1, t532_0 uint64 = 0, t529, t531
+	if t525 != t526 {
+		t532 = t532_1
+	} else {
+		t532 = t532_0
+	}
+	t532 &= 0xff
+	var t534 uint64 = v[4] >> 8 & 0xff
+	var t539 uint64 = uint64((int64(t534<<56) >> 56))
+	var t536 uint64 = v[15] >> 8 & 0xff
+	var t540 uint64 = uint64((int64(t536<<56) >> 56))
+	var t541 uint64 = t539 + t540
+	var t542 uint64 = (t541 >> 8) & 0x1
+	var t543 uint64 = (t541 >> 7) & 0x1
+	var t546, t546_1, t546_0 uint64 = 0, 0x80, 0x7f
+	if t542 != 0 {
+		t546 = t546_1
+	} else {
+		t546 = t546_0
+	}
+	var t548 uint64 = t541
+	var t549, t549_1, t549_0 uint64 = 0, t546, t548
+	if t542 != t543 {
+		t549 = t549_1
+	} else {
+		t549 = t549_0
+	}
+	t549 &= 0xff
+	var t551 uint64 = v[4] >> 0 & 0xff
+	var t556 uint64 = uint64((int64(t551<<56) >> 56))
+	var t553 uint64 = v[15] >> 0 & 0xff
+	var t557 uint64 = uint64((int64(t553<<56) >> 56))
+	var t558 uint64 = t556 + t557
+	var t559 uint64 = (t558 >> 8) & 0x1
+	var t560 uint64 = (t558 >> 7) & 0x1
+	var t563, t563_1, t563_0 uint64 = 0, 0x80, 0x7f
+	if t559 != 0 {
+		t563 = t563_1
+	} else {
+		t563 = t563_0
+	}
+	var t565 uint64 = t558
+	var t566, t566_1, t566_0 uint64 = 0, t563, t565
+	if t559 != t560 {
+		t566 = t566_1
+	} else {
+		t566 = t566_0
+	}
+	t566 &= 0xff
+	v[1115] = t447<<56 | t464<<48 | t481<<40 | t498<<32 | t515<<24 | t532<<16 | t549<<8 | t566
+	var t568 uint64 = v[3] >> 56 & 0xff
+	var t573 uint64 = uint64((int64(t568<<56) >> 56))
+	var t570 uint64 = v[14] >> 56 & 0xff
+	var t574 uint64 = uint64((int64(t570<<56) >> 56))
+	var t575 uint64 = t573 + t574
+	var t576 uint64 = (t575 >> 8) & 0x1
+	var t577 uint64 = (t575 >> 7) & 0x1
+	var t580, t580_1, t580_0 uint64 = 0, 0x80, 0x7f
+	if t576 != 0 {
+		t580 = t580_1
+	} else {
+		t580 = t580_0
+	}
+	var t582 uint64 = t575
+	var t583, t583_1, t583_0 uint64 = 0, t580, t582
+	if t576 != t577 {
+		t583 = t583_1
+	} else {
+		t583 = t583_0
+	}
+	t583 &= 0xff
+	var t585 uint64 = v[3] >> 48 & 0xff
+	var t590 uint64 = uint64((int64(t585<<56) >> 56))
+	var t587 uint64 = v[14] >> 48 & 0xff
+	var t591 uint64 = uint64((int64(t587<<56) >> 56))
+	var t592 uint64 = t590 + t591
+	var t593 uint64 = (t592 >> 8) & 0x1
+	var t594 uint64 = (t592 >> 7) & 0x1
+	var t597, t597_1, t597_0 uint64 = 0, 0x80, 0x7f
+	if t593 != 0 {
+		t597 = t597_1
+	} else {
+		t597 = t597_0
+	}
+	var t599 uint64 = t592
+	var t600, t600_1, t600_0 uint64 = 0, t597, t599
+	if t593 != t594 {
+		t600 = t600_1
+	} else {
+		t600 = t600_0
+	}
+	t600 &= 0xff
+	var t602 uint64 = v[3] >> 40 & 0xff
+	var t607 uint64 = uint64((int64(t602<<56) >> 56))
+	var t604 uint64 = v[14] >> 40 & 0xff
+	var t608 uint64 = uint64((int64(t604<<56) >> 56))
+	var t609 uint64 = t607 + t608
+	var t610 uint64 = (t609 >> 8) & 0x1
+	var t611 uint64 = (t609 >> 7) & 0x1
+	var t614, t614_1, t614_0 uint64 = 0, 0x80, 0x7f
+	if t610 != 0 {
+		t614 = t614_1
+	} else {
+		t614 = t614_0
+	}
+	var t616 uint64 = t609
+	var t617, t617_1, t617_0 uint64 = 0, t614, t616
+	if t610 != t611 {
+		t617 = t617_1
+	} else {
+		t617 = t617_0
+	}
+	t617 &= 0xff
+	var t619 uint64 = v[3] >> 32 & 0xff
+	var t624 uint64 = uint64((int64(t619<<56) >> 56))
+	var t621 uint64 = v[14] >> 32 & 0xff
+	var t625 uint64 = uint64((int64(t621<<56) >> 56))
+	var t626 uint64 = t624 + t625
+	var t627 uint64 = (t626 >> 8) & 0x1
+	var t628 uint64 = (t626 >> 7) & 0x1
+	var t631, t631_1, t631_0 uint64 = 0, 0x80, 0x7f
+	if t627 != 0 {
+		t631 = t631_1
+	} else {
+		t631 = t631_0
+	}
+	var t633 uint64 = t626
+	var t634, t634_1, t634_0 uint64 = 0, t631, t633
+	if t627 != t628 {
+		t634 = t634_1
+	} else {
+		t634 = t634_0
+	}
+	t634 &= 0xff
+	var t636 uint64 = v[3] >> 24 & 0xff
+	var t641 uint64 = uint64((int64(t636<<56) >> 56))
+	var t638 uint64 = v[14] >> 24 & 0xff
+	var t642 uint64 = uint64((int64(t638<<56) >> 56))
+	var t643 uint64 = t641 + t642
+	var t644 uint64 = (t643 >> 8) & 0x1
+	var t645 uint64 = (t643 >> 7) & 0x1
+	var t648, t648_1, t648_0 uint64 = 0, 0x80, 0x7f
+	if t644 != 0 {
+		t648 = t648_1
+	} else {
+		t648 = t648_0
+	}
+	var t650 uint64 = t643
+	var t651, t651_1, t651_0 uint64 = 0, t648, t650
+	if t644 != t645 {
+		t651 = t651_1
+	} else {
+		t651 = t651_0
+	}
+	t651 &= 0xff
+	var t653 uint64 = v[3] >> 16 & 0xff
+	var t658 uint64 = uint64((int64(t653<<56) >> 56))
+	var t655 uint64 = v[14] >> 16 & 0xff
+	var t659 uint64 = uint64((int64(t655<<56) >> 56))
+	var t660 uint64 = t658 + t659
+	var t661 uint64 = (t660 >> 8) & 0x1
+	var t662 uint64 = (t660 >> 7) & 0x1
+	var t665, t665_1, t665_0 uint64 = 0, 0x80, 0x7f
+	if t661 != 0 {
+		t665 = t665_1
+	} else {
+		t665 = t665_0
+	}
+	var t667 uint64 = t660
+	var t668, t668_1, t668_0 uint64 = 0, t665, t667
+	if t661 != t662 {
+		t668 = t668_1
+	} else {
+		t668 = t668_0
+	}
+	t668 &= 0xff
+	var t670 uint64 = v[3] >> 8 & 0xff
+	var t675 uint64 = uint64((int64(t670<<56) >> 56))
+	var t672 uint64 = v[14] >> 8 & 0xff
+	var t676 uint64 = uint64((int64(t672<<56) >> 56))
+	var t677 uint64 = t675 + t676
+	var t678 uint64 = (t677 >> 8) & 0x1
+	var t679 uint64 = (t677 >> 7) & 0x1
+	var t682, t682_1, t682_0 uint64 = 0, 0x80, 0x7f
+	if t678 != 0 {
+		t682 = t682_1
+	} else {
+		t682 = t682_0
+	}
+	var t684 uint64 = t677
+	var t685, t685_1, t685_0 uint64 = 0, t682, t684
+	if t678 != t679 {
+		t685 = t685_1
+	} else {
+		t685 = t685_0
+	}
+	t685 &= 0xff
+	var t687 uint64 = v[3] >> 0 & 0xff
+	var t692 uint64 = uint64((int64(t687<<56) >> 56))
+	var t689 uint64 = v[14] >> 0 & 0xff
+	var t693 uint64 = uint64((int64(t689<<56) >> 56))
+	var t694 uint64 = t692 + t693
+	var t695 uint64 = (t694 >> 8) & 0x1
+	var t696 uint64 = (t694 >> 7) & 0x1
+	var t699, t699_1, t699_0 uint64 = 0, 0x80, 0x7f
+	if t695 != 0 {
+		t699 = t699_1
+	} else {
+		t699 = t699_0
+	}
+	var t701 uint64 = t694
+	var t702, t702_1, t702_0 uint64 = 0, t699, t701
+	if t695 != t696 {
+		t702 = t702_1
+	} else {
+		t702 = t702_0
+	}
+	t702 &= 0xff
+	v[1114] = t583<<56 | t600<<48 | t617<<40 | t634<<32 | t651<<24 | t668<<16 | t685<<8 | t702
+	var t704 uint64 = v[2] >> 56 & 0xff
+	var t709 uint64 = uint64((int64(t704<<56) >> 56))
+	var t706 uint64 = v[13] >> 56 & 0xff
+	var t710 uint64 = uint64((int64(t706<<56) >> 56))
+	var t711 uint64 = t709 + t710
+	var t712 uint64 = (t711 >> 8) & 0x1
+	var t713 uint64 = (t711 >> 7) & 0x1
+	var t716, t716_1, t716_0 uint64 = 0, 0x80, 0x7f
+	if t712 != 0 {
+		t716 = t716_1
+	} else {
+		t716 = t716_0
+	}
+	var t718 uint64 = t711
+	var t719, t719_1, t719_0 uint64 = 0, t716, t718
+	if t712 != t713 {
+		t719 = t719_1
+	} else {
+		t719 = t719_0
+	}
+	t719 &= 0xff
+	var t721 uint64 = v[2] >> 48 & 0xff
+	var t726 uint64 = uint64((int64(t721<<56) >> 56))
+	var t723 uint64 = v[13] >> 48 & 0xff
+	var t727 uint64 = uint64((int64(t723<<56) >> 56))
+	var t728 uint64 = t726 + t727
+	var t729 uint64 = (t728 >> 8) & 0x1
+	var t730 uint64 = (t728 >> 7) & 0x1
+	var t733, t733_1, t733_0 uint64 = 0, 0x80, 0x7f
+	if t729 != 0 {
+		t733 = t733_1
+	} else {
+		t733 = t733_0
+	}
+	var t735 uint64 = t728
+	var t736, t736_1, t736_0 uint64 = 0, t733, t735
+	if t729 != t730 {
+		t736 = t736_1
+	} else {
+		t736 = t736_0
+	}
+	t736 &= 0xff
+	var t738 uint64 = v[2] >> 40 & 0xff
+	var t743 uint64 = uint64((int64(t738<<56) >> 56))
+	var t740 uint64 = v[13] >> 40 & 0xff
+	var t744 uint64 = uint64((int64(t740<<56) >> 56))
+	var t745 uint64 = t743 + t744
+	var t746 uint64 = (t745 >> 8) & 0x1
+	var t747 uint64 = (t745 >> 7) & 0x1
+	var t750, t750_1, t750_0 uint64 = 0, 0x80, 0x7f
+	if t746 != 0 {
+		t750 = t750_1
+	} else {
+		t750 = t750_0
+	}
+	var t752 uint64 = t745
+	var t753, t753_1, t753_0 uint64 = 0, t750, t752
+	if t746 != t747 {
+		t753 = t753_1
+	} else {
+		t753 = t753_0
+	}
+	t753 &= 0xff
+	var t755 uint64 = v[2] >> 32 & 0xff
+	var t760 uint64 = uint64((int64(t755<<56) >> 56))
+	var t757 uint64 = v[13] >> 32 & 0xff
+	var t761 uint64 = uint64((int64(t757<<56) >> 56))
+	var t762 uint64 = t760 + t761
+	var t763 uint64 = (t762 >> 8) & 0x1
+	var t764 uint64 = (t762 >> 7) & 0x1
+	var t767, t767_1, t767_0 uint64 = 0, 0x80, 0x7f
+	if t763 != 0 {
+		t767 = t767_1
+	} else {
+		t767 = t767_0
+	}
+	var t769 uint64 = t762
+	var t770, t770_1, t770_0 uint64 = 0, t767, t769
+	if t763 != t764 {
+		t770 = t770_1
+	} else {
+		t770 = t770_0
+	}
+	t770 &= 0xff
+	var t772 uint64 = v[2] >> 24 & 0xff
+	var t777 uint64 = uint64((int64(t772<<56) >> 56))
+	var t774 uint64 = v[13] >> 24 & 0xff
+	var t778 uint64 = uint64((int64(t774<<56) >> 56))
+	var t779 uint64 = t777 + t778
+	var t780 uint64 = (t779 >> 8) & 0x1
+	var t781 uint64 = (t779 >> 7) & 0x1
+	var t784, t784_1, t784_0 uint64 = 0, 0x80, 0x7f
+	if t780 != 0 {
+		t784 = t784_1
+	} else {
+		t784 = t784_0
+	}
+	var t786 uint64 = t779
+	var t787, t787_1, t787_0 uint64 = 0, t784, t786
+	if t780 != t781 {
+		t787 = t787_1
+	} else {
+		t787 = t787_0
+	}
+	t787 &= 0xff
+	var t789 uint64 = v[2] >> 16 & 0xff
+	var t794 uint64 = uint64((int64(t789<<56) >> 56))
+	var t791 uint64 = v[13] >> 16 & 0xff
+	var t795 uint64 = uint64((int64(t791<<56) >> 56))
+	var t796 uint64 = t794 + t795
+	var t797 uint64 = (t796 >> 8) & 0x1
+	var t798 uint64 = (t796 >> 7) & 0x1
+	var t801, t801_1, t801_0 uint64 = 0, 0x80, 0x7f
+	if t797 != 0 {
+		t801 = t801_1
+	} else {
+		t801 = t801_0
+	}
+	var t803 uint64 = t796
+	var t804, t804_1, t804_0 uint64 = 0, t801, t803
+	if t797 != t798 {
+		t804 = t804_1
+	} else {
+		t804 = t804_0
+	}
+	t804 &= 0xff
+	var t806 uint64 = v[2] >> 8 & 0xff
+	var t811 uint64 = uint64((int64(t806<<56) >> 56))
+	var t808 uint64 = v[13] >> 8 & 0xff
+	var t812 uint64 = uint64((int64(t808<<56) >> 56))
+	var t813 uint64 = t811 + t812
+	var t814 uint64 = (t813 >> 8) & 0x1
+	var t815 uint64 = (t813 >> 7) & 0x1
+	var t818, t818_1, t818_0 uint64 = 0, 0x80, 0x7f
+	if t814 != 0 {
+		t818 = t818_1
+	} else {
+		t818 = t818_0
+	}
+	var t820 uint64 = t813
+	var t821, t821_1, t821_0 uint64 = 0, t818, t820
+	if t814 != t815 {
+		t821 = t821_1
+	} else {
+		t821 = t821_0
+	}
+	t821 &= 0xff
+	var t823 uint64 = v[2] >> 0 & 0xff
+	var t828 uint64 = uint64((int64(t823<<56) >> 56))
+	var t825 uint64 = v[13] >> 0 & 0xff
+	var t829 uint64 = uint64((int64(t825<<56) >> 56))
+	var t830 uint64 = t828 + t829
+	var t831 uint64 = (t830 >> 8) & 0x1
+	var t832 uint64 = (t830 >> 7) & 0x1
+	var t835, t835_1, t835_0 uint64 = 0, 0x80, 0x7f
+	if t831 != 0 {
+		t835 = t835_1
+	} else {
+		t835 = t835_0
+	}
+	var t837 uint64 = t830
+	var t838, t838_1, t838_0 uint64 = 0, t835, t837
+	if t831 != t832 {
+		t838 = t838_1
+	} else {
+		t838 = t838_0
+	}
+	t838 &= 0xff
+	v[1113] = t719<<56 | t736<<48 | t753<<40 | t770<<32 | t787<<24 | t804<<16 | t821<<8 | t838
+	var t840 uint64 = v[1] >> 56 & 0xff
+	var t845 uint64 = uint64((int64(t840<<56) >> 56))
+	var t842 uint64 = v[12] >> 56 & 0xff
+	var t846 uint64 = uint64((int64(t842<<56) >> 56))
+	var t847 uint64 = t845 + t846
+	var t848 uint64 = (t847 >> 8) & 0x1
+	var t849 uint64 = (t847 >> 7) & 0x1
+	var t852, t852_1, t852_0 uint64 = 0, 0x80, 0x7f
+	if t848 != 0 {
+		t852 = t852_1
+	} else {
+		t852 = t852_0
+	}
+	var t854 uint64 = t847
+	var t855, t855_1, t855_0 uint64 = 0, t852, t854
+	if t848 != t849 {
+		t855 = t855_1
+	} else {
+		t855 = t855_0
+	}
+	t855 &= 0xff
+	var t857 uint64 = v[1] >> 48 & 0xff
+	var t862 uint64 = uint64((int64(t857<<56) >> 56))
+	var t859 uint64 = v[12] >> 48 & 0xff
+	var t863 uint64 = uint64((int64(t859<<56) >> 56))
+	var t864 uint64 = t862 + t863
+	var t865 uint64 = (t864 >> 8) & 0x1
+	var t866 uint64 = (t864 >> 7) & 0x1
+	var t869, t869_1, t869_0 uint64 = 0, 0x80, 0x7f
+	if t865 != 0 {
+		t869 = t869_1
+	} else {
+		t869 = t869_0
+	}
+	var t871 uint64 = t864
+	var t872, t872_1, t872_0 uint64 = 0, t869, t871
+	if t865 != t866 {
+		t872 = t872_1
+	} else {
+		t872 = t872_0
+	}
+	t872 &= 0xff
+	var t874 uint64 = v[1] >> 40 & 0xff
+	var t879 uint64 = uint64((int64(t874<<56) >> 56))
+	var t876 uint64 = v[12] >> 40 & 0xff
+	var t880 uint64 = uint64((int64(t876<<56) >> 56))
+	var t881 uint64 = t879 + t880
+	var t882 uint64 = (t881 >> 8) & 0x1
+	var t883 uint64 = (t881 >> 7) & 0x1
+	var t886, t886_1, t886_0 uint64 = 0, 0x80, 0x7f
+	if t882 != 0 {
+		t886 = t886_1
+	} else {
+		t886 = t886_0
+	}
+	var t888 uint64 = t881
+	var t889, t889_1, t889_0 uint64 = 0, t886, t888
+	if t882 != t883 {
+		t889 = t889_1
+	} else {
+		t889 = t889_0
+	}
+	t889 &= 0xff
+	var t891 uint64 = v[1] >> 32 & 0xff
+	var t896 uint64 = uint64((int64(t891<<56) >> 56))
+	var t893 uint64 = v[12] >> 32 & 0xff
+	var t897 uint64 = uint64((int64(t893<<56) >> 56))
+	var t898 uint64 = t896 + t897
+	var t899 uint64 = (t898 >> 8) & 0x1
+	var t900 uint64 = (t898 >> 7) & 0x1
+	var t903, t903_1, t903_0 uint64 = 0, 0x80, 0x7f
+	if t899 != 0 {
+		t903 = t903_1
+	} else {
+		t903 = t903_0
+	}
+	var t905 uint64 = t898
+	var t906, t906_1, t906_0 uint64 = 0, t903, t905
+	if t899 != t900 {
+		t906 = t906_1
+	} else {
+		t906 = t906_0
+	}
+	t906 &= 0xff
+	var t908 uint64 = v[1] >> 24 & 0xff
+	var t913 uint64 = uint64((int64(t908<<56) >> 56))
+	var t910 uint64 = v[12] >> 24 & 0xff
+	var t914 uint64 = uint64((int64(t910<<56) >> 56))
+	var t915 uint64 = t913 + t914
+	var t916 uint64 = (t915 >> 8) & 0x1
+	var t917 uint64 = (t915 >> 7) & 0x1
+	var t920, t920_1, t920_0 uint64 = 0, 0x80, 0x7f
+	if t916 != 0 {
+		t920 = t920_1
+	} else {
+		t920 = t920_0
+	}
+	var t922 uint64 = t915
+	var t923, t923_1, t923_0 uint64 = 0, t920, t922
+	if t916 != t917 {
+		t923 = t923_1
+	} else {
+		t923 = t923_0
+	}
+	t923 &= 0xff
+	var t925 uint64 = v[1] >> 16 & 0xff
+	var t930 uint64 = uint64((int64(t925<<56) >> 56))
+	var t927 uint64 = v[12] >> 16 & 0xff
+	var t931 uint64 = uint64((int64(t927<<56) >> 56))
+	var t932 uint64 = t930 + t931
+	var t933 uint64 = (t932 >> 8) & 0x1
+	var t934 uint64 = (t932 >> 7) & 0x1
+	var t937, t937_1, t937_0 uint64 = 0, 0x80, 0x7f
+	if t933 != 0 {
+		t937 = t937_1
+	} else {
+		t937 = t937_0
+	}
+	var t939 uint64 = t932
+	var t940, t940_1, t940_0 uint64 = 0, t937, t939
+	if t933 != t934 {
+		t940 = t940_1
+	} else {
+		t940 = t940_0
+	}
+	t940 &= 0xff
+	var t942 uint64 = v[1] >> 8 & 0xff
+	var t947 uint64 = uint64((int64(t942<<56) >> 56))
+	var t944 uint64 = v[12] >> 8 & 0xff
+	var t948 uint64 = uint64((int64(t944<<56) >> 56))
+	var t949 uint64 = t947 + t948
+	var t950 uint64 = (t949 >> 8) & 0x1
+	var t951 uint64 = (t949 >> 7) & 0x1
+	var t954, t954_1, t954_0 uint64 = 0, 0x80, 0x7f
+	if t950 != 0 {
+		t954 = t954_1
+	} else {
+		t954 = t954_0
+	}
+	var t956 uint64 = t949
+	var t957, t957_1, t957_0 uint64 = 0, t954, t956
+	if t950 != t951 {
+		t957 = t957_1
+	} else {
+		t957 = t957_0
+	}
+	t957 &= 0xff
+	var t959 uint64 = v[1] >> 0 & 0xff
+	var t964 uint64 = uint64((int64(t959<<56) >> 56))
+	var t961 uint64 = v[12] >> 0 & 0xff
+	var t965 uint64 = uint64((int64(t961<<56) >> 56))
+	var t966 uint64 = t964 + t965
+	var t967 uint64 = (t966 >> 8) & 0x1
+	var t968 uint64 = (t966 >> 7) & 0x1
+	var t971, t971_1, t971_0 uint64 = 0, 0x80, 0x7f
+	if t967 != 0 {
+		t971 = t971_1
+	} else {
+		t971 = t971_0
+	}
+	var t973 uint64 = t966
+	var t974, t974_1, t974_0 uint64 = 0, t971, t973
+	if t967 != t968 {
+		t974 = t974_1
+	} else {
+		t974 = t974_0
+	}
+	t974 &= 0xff
+	v[1112] = t855<<56 | t872<<48 | t889<<40 | t906<<32 | t923<<24 | t940<<16 | t957<<8 | t974
+	var t976 uint64 = v[0] >> 56 & 0xff
+	var t981 uint64 = uint64((int64(t976<<56) >> 56))
+	var t978 uint64 = v[11] >> 56 & 0xff
+	var t982 uint64 = uint64((int64(t978<<56) >> 56))
+	var t983 uint64 = t981 + t982
+	var t984 uint64 = (t983 >> 8) & 0x1
+	var t985 uint64 = (t983 >> 7) & 0x1
+	var t988, t988_1, t988_0 uint64 = 0, 0x80, 0x7f
+	if t984 != 0 {
+		t988 = t988_1
+	} else {
+		t988 = t988_0
+	}
+	var t990 uint64 = t983
+	var t991, t991_1, t991_0 uint64 = 0, t988, t990
+	if t984 != t985 {
+		t991 = t991_1
+	} else {
+		t991 = t991_0
+	}
+	t991 &= 0xff
+	var t993 uint64 = v[0] >> 48 & 0xff
+	var t998 uint64 = uint64((int64(t993<<56) >> 56))
+	var t995 uint64 = v[11] >> 48 & 0xff
+	var t999 uint64 = uint64((int64(t995<<56) >> 56))
+	var t1000 uint64 = t998 + t999
+	var t1001 uint64 = (t1000 >> 8) & 0x1
+	var t1002 uint64 = (t1000 >> 7) & 0x1
+	var t1005, t1005_1, t1005_0 uint64 = 0, 0x80, 0x7f
+	if t1001 != 0 {
+		t1005 = t1005_1
+	} else {
+		t1005 = t1005_0
+	}
+	var t1007 uint64 = t1000
+	var t1008, t1008_1, t1008_0 uint64 = 0, t1005, t1007
+	if t1001 != t1002 {
+		t1008 = t1008_1
+	} else {
+		t1008 = t1008_0
+	}
+	t1008 &= 0xff
+	var t1010 uint64 = v[0] >> 40 & 0xff
+	var t1015 uint64 = uint64((int64(t1010<<56) >> 56))
+	var t1012 uint64 = v[11] >> 40 & 0xff
+	var t1016 uint64 = uint64((int64(t1012<<56) >> 56))
+	var t1017 uint64 = t1015 + t1016
+	var t1018 uint64 = (t1017 >> 8) & 0x1
+	var t1019 uint64 = (t1017 >> 7) & 0x1
+	var t1022, t1022_1, t1022_0 uint64 = 0, 0x80, 0x7f
+	if t1018 != 0 {
+		t1022 = t1022_1
+	} else {
+		t1022 = t1022_0
+	}
+	var t1024 uint64 = t1017
+	var t1025, t1025_1, t1025_0 uint64 = 0, t1022, t1024
+	if t1018 != t1019 {
+		t1025 = t1025_1
+	} else {
+		t1025 = t1025_0
+	}
+	t1025 &= 0xff
+	var t1027 uint64 = v[0] >> 32 & 0xff
+	var t1032 uint64 = uint64((int64(t1027<<56) >> 56))
+	var t1029 uint64 = v[11] >> 32 & 0xff
+	var t1033 uint64 = uint64((int64(t1029<<56) >> 56))
+	var t1034 uint64 = t1032 + t1033
+	var t1035 uint64 = (t1034 >> 8) & 0x1
+	var t1036 uint64 = (t1034 >> 7) & 0x1
+	var t1039, t1039_1, t1039_0 uint64 = 0, 0x80, 0x7f
+	if t1035 != 0 {
+		t1039 = t1039_1
+	} else {
+		t1039 = t1039_0
+	}
+	var t1041 uint64 = t1034
+	var t1042, t1042_1, t1042_0 uint64 = 0, t1039, t1041
+	if t1035 != t1036 {
+		t1042 = t1042_1
+	} else {
+		t1042 = t1042_0
+	}
+	t1042 &= 0xff
+	var t1044 uint64 = v[0] >> 24 & 0xff
+	var t1049 uint64 = uint64((int64(t1044<<56) >> 56))
+	var t1046 uint64 = v[11] >> 24 & 0xff
+	var t1050 uint64 = uint64((int64(t1046<<56) >> 56))
+	var t1051 uint64 = t1049 + t1050
+	var t1052 uint64 = (t1051 >> 8) & 0x1
+	var t1053 uint64 = (t1051 >> 7) & 0x1
+	var t1056, t1056_1, t1056_0 uint64 = 0, 0x80, 0x7f
+	if t1052 != 0 {
+		t1056 = t1056_1
+	} else {
+		t1056 = t1056_0
+	}
+	var t1058 uint64 = t1051
+	var t1059, t1059_1, t1059_0 uint64 = 0, t1056, t1058
+	if t1052 != t1053 {
+		t1059 = t1059_1
+	} else {
+		t1059 = t1059_0
+	}
+	t1059 &= 0xff
+	var t1061 uint64 = v[0] >> 16 & 0xff
+	var t1066 uint64 = uint64((int64(t1061<<56) >> 56))
+	var t1063 uint64 = v[11] >> 16 & 0xff
+	var t1067 uint64 = uint64((int64(t1063<<56) >> 56))
+	var t1068 uint64 = t1066 + t1067
+	var t1069 uint64 = (t1068 >> 8) & 0x1
+	var t1070 uint64 = (t1068 >> 7) & 0x1
+	var t1073, t1073_1, t1073_0 uint64 = 0, 0x80, 0x7f
+	if t1069 != 0 {
+		t1073 = t1073_1
+	} else {
+		t1073 = t1073_0
+	}
+	var t1075 uint64 = t1068
+	var t1076, t1076_1, t1076_0 uint64 = 0, t1073, t1075
+	if t1069 != t1070 {
+		t1076 = t1076_1
+	} else {
+		t1076 = t1076_0
+	}
+	t1076 &= 0xff
+	var t1078 uint64 = v[0] >> 8 & 0xff
+	var t1083 uint64 = uint64((int64(t1078<<56) >> 56))
+	var t1080 uint64 = v[11] >> 8 & 0xff
+	var t1084 uint64 = uint64((int64(t1080<<56) >> 56))
+	var t1085 uint64 = t1083 + t1084
+	var t1086 uint64 = (t1085 >> 8) & 0x1
+	var t1087 uint64 = (t1085 >> 7) & 0x1
+	var t1090, t1090_1, t1090_0 uint64 = 0, 0x80, 0x7f
+	if t1086 != 0 {
+		t1090 = t1090_1
+	} else {
+		t1090 = t1090_0
+	}
+	var t1092 uint64 = t1085
+	var t1093, t1093_1, t1093_0 uint64 = 0, t1090, t1092
+	if t1086 != t1087 {
+		t1093 = t1093_1
+	} else {
+		t1093 = t1093_0
+	}
+	t1093 &= 0xff
+	var t1095 uint64 = v[0] >> 0 & 0xff
+	var t1100 uint64 = uint64((int64(t1095<<56) >> 56))
+	var t1097 uint64 = v[11] >> 0 & 0xff
+	var t1101 uint64 = uint64((int64(t1097<<56) >> 56))
+	var t1102 uint64 = t1100 + t1101
+	var t1103 uint64 = (t1102 >> 8) & 0x1
+	var t1104 uint64 = (t1102 >> 7) & 0x1
+	var t1107, t1107_1, t1107_0 uint64 = 0, 0x80, 0x7f
+	if t1103 != 0 {
+		t1107 = t1107_1
+	} else {
+		t1107 = t1107_0
+	}
+	var t1109 uint64 = t1102
+	var t1110, t1110_1, t1110_0 uint64 = 0, t1107, t1109
+	if t1103 != t1104 {
+		t1110 = t1110_1
+	} else {
+		t1110 = t1110_0
+	}
+	t1110 &= 0xff
+	v[1111] = t991<<56 | t1008<<48 | t1025<<40 | t1042<<32 | t1059<<24 | t1076<<16 | t1093<<8 | t1110
+	*(*[8]uint64)(v[1122:1130]) = *(*[8]uint64)(v[1111:1119])
+	var t1121 uint64 = v[10] & v[21]
+	v[1121] = t1121
+	var t25 uint64 = v[8] >> 63
+	var t27 uint64 = v[19] >> 63
+	var t28 uint64 = (t25 & t27) & 0x1
+	var t42 uint64 = v[8] >> 62
+	var t44 uint64 = v[19] >> 62
+	var t45 uint64 = (t42 & t44) & 0x1
+	var t59 uint64 = v[8] >> 61
+	var t61 uint64 = v[19] >> 61
+	var t62 uint64 = (t59 & t61) & 0x1
+	var t76 uint64 = v[8] >> 60
+	var t78 uint64 = v[19] >> 60
+	var t79 uint64 = (t76 & t78) & 0x1
+	var t93 uint64 = v[8] >> 59
+	var t95 uint64 = v[19] >> 59
+	var t96 uint64 = (t93 & t95) & 0x1
+	var t110 uint64 = v[8] >> 58
+	var t112 uint64 = v[19] >> 58
+	var t113 uint64 = (t110 & t112) & 0x1
+	var t127 uint64 = v[8] >> 57
+	var t129 uint64 = v[19] >> 57
+	var t130 uint64 = (t127 & t129) & 0x1
+	var t144 uint64 = v[8] >> 56
+	var t146 uint64 = v[19] >> 56
+	var t147 uint64 = (t144 & t146) & 0x1
+	var t161 uint64 = v[8] >> 55
+	var t163 uint64 = v[19] >> 55
+	var t164 uint64 = (t161 & t163) & 0x1
+	var t178 uint64 = v[8] >> 54
+	var t180 uint64 = v[19] >> 54
+	var t181 uint64 = (t178 & t180) & 0x1
+	var t195 uint64 = v[8] >> 53
+	var t197 uint64 = v[19] >> 53
+	var t198 uint64 = (t195 & t197) & 0x1
+	var t212 uint64 = v[8] >> 52
+	var t214 uint64 = v[19] >> 52
+	var t215 uint64 = (t212 & t214) & 0x1
+	var t229 uint64 = v[8] >> 51
+	var t231 uint64 = v[19] >> 51
+	var t232 uint64 = (t229 & t231) & 0x1
+	var t246 uint64 = v[8] >> 50
+	var t248 uint64 = v[19] >> 50
+	var t249 uint64 = (t246 & t248) & 0x1
+	var t263 uint64 = v[8] >> 49
+	var t265 uint64 = v[19] >> 49
+	var t266 uint64 = (t263 & t265) & 0x1
+	var t280 uint64 = v[8] >> 48
+	var t282 uint64 = v[19] >> 48
+	var t283 uint64 = (t280 & t282) & 0x1
+	var t297 uint64 = v[8] >> 47
+	var t299 uint64 = v[19] >> 47
+	var t300 uint64 = (t297 & t299) & 0x1
+	var t314 uint64 = v[8] >> 46
+	var t316 uint64 = v[19] >> 46
+	var t317 uint64 = (t314 & t316) & 0x1
+	var t331 uint64 = v[8] >> 45
+	var t333 uint64 = v[19] >> 45
+	var t334 uint64 = (t331 & t333) & 0x1
+	var t348 uint64 = v[8] >> 44
+	var t350 uint64 = v[19] >> 44
+	var t351 uint64 = (t348 & t350) & 0x1
+	var t365 uint64 = v[8] >> 43
+	var t367 uint64 = v[19] >> 43
+	var t368 uint64 = (t365 & t367) & 0x1
+	var t382 uint64 = v[8] >> 42
+	var t384 uint64 = v[19] >> 42
+	var t385 uint64 = (t382 & t384) & 0x1
+	var t399 uint64 = v[8] >> 41
+	var t401 uint64 = v[19] >> 41
+	var t402 uint64 = (t399 & t401) & 0x1
+	var t416 uint64 = v[8] >> 40
+	var t418 uint64 = v[19] >> 40
+	var t419 uint64 = (t416 & t418) & 0x1
+	var t433 uint64 = v[8] >> 39
+	var t435 uint64 = v[19] >> 39
+	var t436 uint64 = (t433 & t435) & 0x1
+	var t450 uint64 = v[8] >> 38
+	var t452 uint64 = v[19] >> 38
+	var t453 uint64 = (t450 & t452) & 0x1
+	var t467 uint64 = v[8] >> 37
+	var t469 uint64 = v[19] >> 37
+	var t470 uint64 = (t467 & t469) & 0x1
+	var t484 uint64 = v[8] >> 36
+	var t486 uint64 = v[19] >> 36
+	var t487 uint64 = (t484 & t486) & 0x1
+	var t501 uint64 = v[8] >> 35
+	var t503 uint64 = v[19] >> 35
+	var t504 uint64 = (t501 & t503) & 0x1
+	var t518 uint64 = v[8] >> 34
+	var t520 uint64 = v[19] >> 34
+	var t521 uint64 = (t518 & t520) & 0x1
+	var t535 uint64 = v[8] >> 33
+	var t537 uint64 = v[19] >> 33
+	var t538 uint64 = (t535 & t537) & 0x1
+	var t552 uint64 = v[8] >> 32
+	var t554 uint64 = v[19] >> 32
+	var t555 uint64 = (t552 & t554) & 0x1
+	var t569 uint64 = v[8] >> 31
+	var t571 uint64 = v[19] >> 31
+	var t572 uint64 = (t569 & t571) & 0x1
+	var t586 uint64 = v[8] >> 30
+	var t588 uint64 = v[19] >> 30
+	var t589 uint64 = (t586 & t588) & 0x1
+	var t603 uint64 = v[8] >> 29
+	var t605 uint64 = v[19] >> 29
+	var t606 uint64 = (t603 & t605) & 0x1
+	var t620 uint64 = v[8] >> 28
+	var t622 uint64 = v[19] >> 28
+	var t623 uint64 = (t620 & t622) & 0x1
+	var t637 uint64 = v[8] >> 27
+	var t639 uint64 = v[19] >> 27
+	var t640 uint64 = (t637 & t639) & 0x1
+	var t654 uint64 = v[8] >> 26
+	var t656 uint64 = v[19] >> 26
+	var t657 uint64 = (t654 & t656) & 0x1
+	var t671 uint64 = v[8] >> 25
+	var t673 uint64 = v[19] >> 25
+	var t674 uint64 = (t671 & t673) & 0x1
+	var t688 uint64 = v[8] >> 24
+	var t690 uint64 = v[19] >> 24
+	var t691 uint64 = (t688 & t690) & 0x1
+	var t705 uint64 = v[8] >> 23
+	var t707 uint64 = v[19] >> 23
+	var t708 uint64 = (t705 & t707) & 0x1
+	var t722 uint64 = v[8] >> 22
+	var t724 uint64 = v[19] >> 22
+	var t725 uint64 = (t722 & t724) & 0x1
+	var t739 uint64 = v[8] >> 21
+	var t741 uint64 = v[19] >> 21
+	var t742 uint64 = (t739 & t741) & 0x1
+	var t756 uint64 = v[8] >> 20
+	var t758 uint64 = v[19] >> 20
+	var t759 uint64 = (t756 & t758) & 0x1
+	var t773 uint64 = v[8] >> 19
+	var t775 uint64 = v[19] >> 19
+	var t776 uint64 = (t773 & t775) & 0x1
+	var t790 uint64 = v[8] >> 18
+	var t792 uint64 = v[19] >> 18
+	var t793 uint64 = (t790 & t792) & 0x1
+	var t807 uint64 = v[8] >> 17
+	var t809 uint64 = v[19] >> 17
+	var t810 uint64 = (t807 & t809) & 0x1
+	var t824 uint64 = v[8] >> 16
+	var t826 uint64 = v[19] >> 16
+	var t827 uint64 = (t824 & t826) & 0x1
+	var t841 uint64 = v[8] >> 15
+	var t843 uint64 = v[19] >> 15
+	var t844 uint64 = (t841 & t843) & 0x1
+	var t858 uint64 = v[8] >> 14
+	var t860 uint64 = v[19] >> 14
+	var t861 uint64 = (t858 & t860) & 0x1
+	var t875 uint64 = v[8] >> 13
+	var t877 uint64 = v[19] >> 13
+	var t878 uint64 = (t875 & t877) & 0x1
+	var t892 uint64 = v[8] >> 12
+	var t894 uint64 = v[19] >> 12
+	var t895 uint64 = (t892 & t894) & 0x1
+	var t909 uint64 = v[8] >> 11
+	var t911 uint64 = v[19] >> 11
+	var t912 uint64 = (t909 & t911) & 0x1
+	var t926 uint64 = v[8] >> 10
+	var t928 uint64 = v[19] >> 10
+	var t929 uint64 = (t926 & t928) & 0x1
+	var t943 uint64 = v[8] >> 9
+	var t945 uint64 = v[19] >> 9
+	var t946 uint64 = (t943 & t945) & 0x1
+	var t960 uint64 = v[8] >> 8
+	var t962 uint64 = v[19] >> 8
+	var t963 uint64 = (t960 & t962) & 0x1
+	var t977 uint64 = v[8] >> 7
+	var t979 uint64 = v[19] >> 7
+	var t980 uint64 = (t977 & t979) & 0x1
+	var t994 uint64 = v[8] >> 6
+	var t996 uint64 = v[19] >> 6
+	var t997 uint64 = (t994 & t996) & 0x1
+	var t1011 uint64 = v[8] >> 5
+	var t1013 uint64 = v[19] >> 5
+	var t1014 uint64 = (t1011 & t1013) & 0x1
+	var t1028 uint64 = v[8] >> 4
+	var t1030 uint64 = v[19] >> 4
+	var t1031 uint64 = (t1028 & t1030) & 0x1
+	var t1045 uint64 = v[8] >> 3
+	var t1047 uint64 = v[19] >> 3
+	var t1048 uint64 = (t1045 & t1047) & 0x1
+	var t1062 uint64 = v[8] >> 2
+	var t1064 uint64 = v[19] >> 2
+	var t1065 uint64 = (t1062 & t1064) & 0x1
+	var t1079 uint64 = v[8] >> 1
+	var t1081 uint64 = v[19] >> 1
+	var t1082 uint64 = (t1079 & t1081) & 0x1
+	var t1096 uint64 = v[8]
+	var t1098 uint64 = v[19]
+	var t1099 uint64 = (t1096 & t1098) & 0x1
+	var t1119 uint64 = t1099 | t1082<<1 | t1065<<2 | t1048<<3 | t1031<<4 | t1014<<5 | t997<<6 | t980<<7 | t963<<8 | t946<<9 | t929<<10 | t912<<11 | t895<<12 | t878<<13 | t861<<14 | t844<<15 | t827<<16 | t810<<17 | t793<<18 | t776<<19 | t759<<20 | t742<<21 | t725<<22 | t708<<23 | t691<<24 | t674<<25 | t657<<26 | t640<<27 | t623<<28 | t606<<29 | t589<<30 | t572<<31 | t555<<32 | t538<<33 | t521<<34 | t504<<35 | t487<<36 | t470<<37 | t453<<38 | t436<<39 | t419<<40 | t402<<41 | t385<<42 | t368<<43 | t351<<44 | t334<<45 | t317<<46 | t300<<47 | t283<<48 | t266<<49 | t249<<50 | t232<<51 | t215<<52 | t198<<53 | t181<<54 | t164<<55 | t147<<56 | t130<<57 | t113<<58 | t96<<59 | t79<<60 | t62<<61 | t45<<62 | t28<<63
+	v[1130] = t1119
+	v[1131] = v[9]
+	v[1131] &= 0x1
+	var t1160 uint64 = v[22] | v[1159]
+	v[1160] = t1160
+	var t1175 uint64 = ^t1160
+	var t1176 uint64 = t1121 & v[1158]
+	var t1177 uint64 = t1175 & t1176
+	v[1177] = t1177
 }
 
 // Step is one rising clock edge, then Eval.
@@ -1903,34 +1903,34 @@ func (x *simsum_int8_sat) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[1159] != 0 {
+	if v[1160] != 0 {
 		d |= 0x2
-		if v[1146] != 0 {
-			*(*[10]uint64)(v[1136:1146]) = *(*[10]uint64)(v[1147:1157])
+		if v[1147] != 0 {
+			*(*[10]uint64)(v[1137:1147]) = *(*[10]uint64)(v[1148:1158])
 		} else {
-			*(*[10]uint64)(v[1136:1146]) = *(*[10]uint64)(v[1121:1131])
+			*(*[10]uint64)(v[1137:1147]) = *(*[10]uint64)(v[1122:1132])
 		}
 	}
 	if x.Rst {
 		d |= 0x1
-		v[1135] = 0x0
-		v[1146] = 0x0
+		v[1136] = 0x0
+		v[1147] = 0x0
 	} else {
 		d |= 0x1
-		var t1160 uint64 = v[1146] | v[1120]
-		var t1161, t1161_1, t1161_0 uint64 = 0, t1160, v[1135]
-		if v[1159] != 0 {
-			t1161 = t1161_1
+		var t1161 uint64 = v[1147] | v[1121]
+		var t1162, t1162_1, t1162_0 uint64 = 0, t1161, v[1136]
+		if v[1160] != 0 {
+			t1162 = t1162_1
 		} else {
-			t1161 = t1161_0
+			t1162 = t1162_0
 		}
-		v[1135] = t1161
-		var t1173 uint64 = t1160 & (v[1159] - 1)
-		v[1146] = t1173
+		v[1136] = t1162
+		var t1174 uint64 = t1161 & (v[1160] - 1)
+		v[1147] = t1174
 	}
-	if v[1176] != 0 {
+	if v[1177] != 0 {
 		d |= 0x4
-		*(*[10]uint64)(v[1147:1157]) = *(*[10]uint64)(v[1121:1131])
+		*(*[10]uint64)(v[1148:1158]) = *(*[10]uint64)(v[1122:1132])
 	}
 	x.D |= d
 	return true
@@ -1942,15 +1942,15 @@ var simsum_int8_satIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 1132,
+	"s0_tready": 1133,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 1134,
-	"m_tdata":   1136,
-	"m_tkeep":   1144,
-	"m_tlast":   1177,
-	"m_tvalid":  1135,
-	"m_tready":  1178,
+	"s1_tready": 1135,
+	"m_tdata":   1137,
+	"m_tkeep":   1145,
+	"m_tlast":   1178,
+	"m_tvalid":  1136,
+	"m_tready":  22,
 }

@@ -24,68 +24,68 @@ func init() { sim.Register(func() sim.Model { return Newsimsum_q8_24_block() }) 
 // Newsimsum_q8_24_block returns a simsum_q8_24_block with registers at their reset values.
 func Newsimsum_q8_24_block() *simsum_q8_24_block {
 	x := &simsum_q8_24_block{D: ^uint64(0)}
-	x.S[25] = 0x1
-	x.S[31] = 0x1f
-	x.S[32] = 0x1
-	x.S[34] = 0x1f
-	x.S[70] = 0x80000000
-	x.S[71] = 0x7fffffff
+	x.S[26] = 0x1
+	x.S[32] = 0x1f
+	x.S[33] = 0x1
+	x.S[35] = 0x1f
+	x.S[71] = 0x80000000
 	x.S[72] = 0x7fffffff
-	x.S[86] = 0x80000000
-	x.S[87] = 0x7fffffff
+	x.S[73] = 0x7fffffff
+	x.S[87] = 0x80000000
 	x.S[88] = 0x7fffffff
-	x.S[102] = 0x80000000
-	x.S[103] = 0x7fffffff
+	x.S[89] = 0x7fffffff
+	x.S[103] = 0x80000000
 	x.S[104] = 0x7fffffff
-	x.S[118] = 0x80000000
-	x.S[119] = 0x7fffffff
+	x.S[105] = 0x7fffffff
+	x.S[119] = 0x80000000
 	x.S[120] = 0x7fffffff
-	x.S[134] = 0x80000000
-	x.S[135] = 0x7fffffff
+	x.S[121] = 0x7fffffff
+	x.S[135] = 0x80000000
 	x.S[136] = 0x7fffffff
-	x.S[150] = 0x80000000
-	x.S[151] = 0x7fffffff
+	x.S[137] = 0x7fffffff
+	x.S[151] = 0x80000000
 	x.S[152] = 0x7fffffff
-	x.S[166] = 0x80000000
-	x.S[167] = 0x7fffffff
+	x.S[153] = 0x7fffffff
+	x.S[167] = 0x80000000
 	x.S[168] = 0x7fffffff
-	x.S[182] = 0x80000000
-	x.S[183] = 0x7fffffff
+	x.S[169] = 0x7fffffff
+	x.S[183] = 0x80000000
 	x.S[184] = 0x7fffffff
-	x.S[198] = 0x80000000
-	x.S[199] = 0x7fffffff
+	x.S[185] = 0x7fffffff
+	x.S[199] = 0x80000000
 	x.S[200] = 0x7fffffff
-	x.S[214] = 0x80000000
-	x.S[215] = 0x7fffffff
+	x.S[201] = 0x7fffffff
+	x.S[215] = 0x80000000
 	x.S[216] = 0x7fffffff
-	x.S[230] = 0x80000000
-	x.S[231] = 0x7fffffff
+	x.S[217] = 0x7fffffff
+	x.S[231] = 0x80000000
 	x.S[232] = 0x7fffffff
-	x.S[246] = 0x80000000
-	x.S[247] = 0x7fffffff
+	x.S[233] = 0x7fffffff
+	x.S[247] = 0x80000000
 	x.S[248] = 0x7fffffff
-	x.S[262] = 0x80000000
-	x.S[263] = 0x7fffffff
+	x.S[249] = 0x7fffffff
+	x.S[263] = 0x80000000
 	x.S[264] = 0x7fffffff
-	x.S[278] = 0x80000000
-	x.S[279] = 0x7fffffff
+	x.S[265] = 0x7fffffff
+	x.S[279] = 0x80000000
 	x.S[280] = 0x7fffffff
-	x.S[294] = 0x80000000
-	x.S[295] = 0x7fffffff
+	x.S[281] = 0x7fffffff
+	x.S[295] = 0x80000000
 	x.S[296] = 0x7fffffff
-	x.S[312] = 0x1
-	x.S[325] = 0x1
+	x.S[297] = 0x7fffffff
+	x.S[313] = 0x1
 	x.S[326] = 0x1
-	x.S[328] = 0x1
-	x.S[330] = 0x1
-	x.S[354] = 0x1
+	x.S[327] = 0x1
+	x.S[329] = 0x1
+	x.S[331] = 0x1
 	x.S[355] = 0x1
 	x.S[356] = 0x1
+	x.S[357] = 0x1
 	return x
 }
 
 // Fingerprint identifies the program simsum_q8_24_block runs (Model).
-func (x *simsum_q8_24_block) Fingerprint() string { return "9740d293b6b5be8d2d0624ffb6a7dc70" }
+func (x *simsum_q8_24_block) Fingerprint() string { return "da15b7597e86d937c25dedcece443b1e" }
 
 // Words returns S (Model).
 func (x *simsum_q8_24_block) Words() []uint64 { return x.S[:] }
@@ -112,400 +112,400 @@ func (x *simsum_q8_24_block) EvalState() {
 	x.D = 0
 	_ = d
 	if d&0x1 != 0 {
-		var t61 uint64 = v[50] >> 32 & 0xffffffff
-		var t62 uint64 = (uint64((int64(t61<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t65 uint64 = uint64((int64(t62<<32) >> 32))
-		var t63 uint64 = v[58] >> 32 & 0xffffffff
-		var t64 uint64 = (uint64((int64(t63<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t66 uint64 = uint64((int64(t64<<32) >> 32))
-		var t67 uint64 = t65 + t66
-		var t68 uint64 = (t67 >> 32) & 0x1
-		var t69 uint64 = (t67 >> 31) & 0x1
-		var t72, t72_1, t72_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t68 != 0 {
-			t72 = t72_1
+		var t62 uint64 = v[51] >> 32 & 0xffffffff
+		var t63 uint64 = (uint64((int64(t62<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t66 uint64 = uint64((int64(t63<<32) >> 32))
+		var t64 uint64 = v[59] >> 32 & 0xffffffff
+		var t65 uint64 = (uint64((int64(t64<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t67 uint64 = uint64((int64(t65<<32) >> 32))
+		var t68 uint64 = t66 + t67
+		var t69 uint64 = (t68 >> 32) & 0x1
+		var t70 uint64 = (t68 >> 31) & 0x1
+		var t73, t73_1, t73_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t69 != 0 {
+			t73 = t73_1
 		} else {
-			t72 = t72_0
+			t73 = t73_0
 		}
-		var t74 uint64 = t67
-		var t75, t75_1, t75_0 uint64 = 0, t72, t74
-		if t68 != t69 {
-			t75 = t75_1
+		var t75 uint64 = t68
+		var t76, t76_1, t76_0 uint64 = 0, t73, t75
+		if t69 != t70 {
+			t76 = t76_1
 		} else {
-			t75 = t75_0
+			t76 = t76_0
 		}
-		t75 &= 0xffffffff
-		var t77 uint64 = v[50] >> 0 & 0xffffffff
-		var t78 uint64 = (uint64((int64(t77<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t81 uint64 = uint64((int64(t78<<32) >> 32))
-		var t79 uint64 = v[58] >> 0 & 0xffffffff
-		var t80 uint64 = (uint64((int64(t79<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t82 uint64 = uint64((int64(t80<<32) >> 32))
-		var t83 uint64 = t81 + t82
-		var t84 uint64 = (t83 >> 32) & 0x1
-		var t85 uint64 = (t83 >> 31) & 0x1
-		var t88, t88_1, t88_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t84 != 0 {
-			t88 = t88_1
+		t76 &= 0xffffffff
+		var t78 uint64 = v[51] >> 0 & 0xffffffff
+		var t79 uint64 = (uint64((int64(t78<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t82 uint64 = uint64((int64(t79<<32) >> 32))
+		var t80 uint64 = v[59] >> 0 & 0xffffffff
+		var t81 uint64 = (uint64((int64(t80<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t83 uint64 = uint64((int64(t81<<32) >> 32))
+		var t84 uint64 = t82 + t83
+		var t85 uint64 = (t84 >> 32) & 0x1
+		var t86 uint64 = (t84 >> 31) & 0x1
+		var t89, t89_1, t89_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t85 != 0 {
+			t89 = t89_1
 		} else {
-			t88 = t88_0
+			t89 = t89_0
 		}
-		var t90 uint64 = t83
-		var t91, t91_1, t91_0 uint64 = 0, t88, t90
-		if t84 != t85 {
-			t91 = t91_1
+		var t91 uint64 = t84
+		var t92, t92_1, t92_0 uint64 = 0, t89, t91
+		if t85 != t86 {
+			t92 = t92_1
 		} else {
-			t91 = t91_0
+			t92 = t92_0
 		}
-		t91 &= 0xffffffff
-		v[309] = t75<<32 | t91
-		var t93 uint64 = v[49] >> 32 & 0xffffffff
-		var t94 uint64 = (uint64((int64(t93<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t97 uint64 = uint64((int64(t94<<32) >> 32))
-		var t95 uint64 = v[57] >> 32 & 0xffffffff
-		var t96 uint64 = (uint64((int64(t95<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t98 uint64 = uint64((int64(t96<<32) >> 32))
-		var t99 uint64 = t97 + t98
-		var t100 uint64 = (t99 >> 32) & 0x1
-		var t101 uint64 = (t99 >> 31) & 0x1
-		var t104, t104_1, t104_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t100 != 0 {
-			t104 = t104_1
+		t92 &= 0xffffffff
+		v[310] = t76<<32 | t92
+		var t94 uint64 = v[50] >> 32 & 0xffffffff
+		var t95 uint64 = (uint64((int64(t94<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t98 uint64 = uint64((int64(t95<<32) >> 32))
+		var t96 uint64 = v[58] >> 32 & 0xffffffff
+		var t97 uint64 = (uint64((int64(t96<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t99 uint64 = uint64((int64(t97<<32) >> 32))
+		var t100 uint64 = t98 + t99
+		var t101 uint64 = (t100 >> 32) & 0x1
+		var t102 uint64 = (t100 >> 31) & 0x1
+		var t105, t105_1, t105_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t101 != 0 {
+			t105 = t105_1
 		} else {
-			t104 = t104_0
+			t105 = t105_0
 		}
-		var t106 uint64 = t99
-		var t107, t107_1, t107_0 uint64 = 0, t104, t106
-		if t100 != t101 {
-			t107 = t107_1
+		var t107 uint64 = t100
+		var t108, t108_1, t108_0 uint64 = 0, t105, t107
+		if t101 != t102 {
+			t108 = t108_1
 		} else {
-			t107 = t107_0
+			t108 = t108_0
 		}
-		t107 &= 0xffffffff
-		var t109 uint64 = v[49] >> 0 & 0xffffffff
-		var t110 uint64 = (uint64((int64(t109<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t113 uint64 = uint64((int64(t110<<32) >> 32))
-		var t111 uint64 = v[57] >> 0 & 0xffffffff
-		var t112 uint64 = (uint64((int64(t111<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t114 uint64 = uint64((int64(t112<<32) >> 32))
-		var t115 uint64 = t113 + t114
-		var t116 uint64 = (t115 >> 32) & 0x1
-		var t117 uint64 = (t115 >> 31) & 0x1
-		var t120, t120_1, t120_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t116 != 0 {
-			t120 = t120_1
+		t108 &= 0xffffffff
+		var t110 uint64 = v[50] >> 0 & 0xffffffff
+		var t111 uint64 = (uint64((int64(t110<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t114 uint64 = uint64((int64(t111<<32) >> 32))
+		var t112 uint64 = v[58] >> 0 & 0xffffffff
+		var t113 uint64 = (uint64((int64(t112<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t115 uint64 = uint64((int64(t113<<32) >> 32))
+		var t116 uint64 = t114 + t115
+		var t117 uint64 = (t116 >> 32) & 0x1
+		var t118 uint64 = (t116 >> 31) & 0x1
+		var t121, t121_1, t121_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t117 != 0 {
+			t121 = t121_1
 		} else {
-			t120 = t120_0
+			t121 = t121_0
 		}
-		var t122 uint64 = t115
-		var t123, t123_1, t123_0 uint64 = 0, t120, t122
-		if t116 != t117 {
-			t123 = t123_1
+		var t123 uint64 = t116
+		var t124, t124_1, t124_0 uint64 = 0, t121, t123
+		if t117 != t118 {
+			t124 = t124_1
 		} else {
-			t123 = t123_0
+			t124 = t124_0
 		}
-		t123 &= 0xffffffff
-		v[308] = t107<<32 | t123
-		var t125 uint64 = v[48] >> 32 & 0xffffffff
-		var t126 uint64 = (uint64((int64(t125<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t129 uint64 = uint64((int64(t126<<32) >> 32))
-		var t127 uint64 = v[56] >> 32 & 0xffffffff
-		var t128 uint64 = (uint64((int64(t127<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t130 uint64 = uint64((int64(t128<<32) >> 32))
-		var t131 uint64 = t129 + t130
-		var t132 uint64 = (t131 >> 32) & 0x1
-		var t133 uint64 = (t131 >> 31) & 0x1
-		var t136, t136_1, t136_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t132 != 0 {
-			t136 = t136_1
+		t124 &= 0xffffffff
+		v[309] = t108<<32 | t124
+		var t126 uint64 = v[49] >> 32 & 0xffffffff
+		var t127 uint64 = (uint64((int64(t126<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t130 uint64 = uint64((int64(t127<<32) >> 32))
+		var t128 uint64 = v[57] >> 32 & 0xffffffff
+		var t129 uint64 = (uint64((int64(t128<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t131 uint64 = uint64((int64(t129<<32) >> 32))
+		var t132 uint64 = t130 + t131
+		var t133 uint64 = (t132 >> 32) & 0x1
+		var t134 uint64 = (t132 >> 31) & 0x1
+		var t137, t137_1, t137_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t133 != 0 {
+			t137 = t137_1
 		} else {
-			t136 = t136_0
+			t137 = t137_0
 		}
-		var t138 uint64 = t131
-		var t139, t139_1, t139_0 uint64 = 0, t136, t138
-		if t132 != t133 {
-			t139 = t139_1
+		var t139 uint64 = t132
+		var t140, t140_1, t140_0 uint64 = 0, t137, t139
+		if t133 != t134 {
+			t140 = t140_1
 		} else {
-			t139 = t139_0
+			t140 = t140_0
 		}
-		t139 &= 0xffffffff
-		var t141 uint64 = v[48] >> 0 & 0xffffffff
-		var t142 uint64 = (uint64((int64(t141<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t145 uint64 = uint64((int64(t142<<32) >> 32))
-		var t143 uint64 = v[56] >> 0 & 0xffffffff
-		var t144 uint64 = (uint64((int64(t143<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t146 uint64 = uint64((int64(t144<<32) >> 32))
-		var t147 uint64 = t145 + t146
-		var t148 uint64 = (t147 >> 32) & 0x1
-		var t149 uint64 = (t147 >> 31) & 0x1
-		var t152, t152_1, t152_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t148 != 0 {
-			t152 = t152_1
+		t140 &= 0xffffffff
+		var t142 uint64 = v[49] >> 0 & 0xffffffff
+		var t143 uint64 = (uint64((int64(t142<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t146 uint64 = uint64((int64(t143<<32) >> 32))
+		var t144 uint64 = v[57] >> 0 & 0xffffffff
+		var t145 uint64 = (uint64((int64(t144<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t147 uint64 = uint64((int64(t145<<32) >> 32))
+		var t148 uint64 = t146 + t147
+		var t149 uint64 = (t148 >> 32) & 0x1
+		var t150 uint64 = (t148 >> 31) & 0x1
+		var t153, t153_1, t153_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t149 != 0 {
+			t153 = t153_1
 		} else {
-			t152 = t152_0
+			t153 = t153_0
 		}
-		var t154 uint64 = t147
-		var t155, t155_1, t155_0 uint64 = 0, t152, t154
-		if t148 != t149 {
-			t155 = t155_1
+		var t155 uint64 = t148
+		var t156, t156_1, t156_0 uint64 = 0, t153, t155
+		if t149 != t150 {
+			t156 = t156_1
 		} else {
-			t155 = t155_0
+			t156 = t156_0
 		}
-		t155 &= 0xffffffff
-		v[307] = t139<<32 | t155
-		var t157 uint64 = v[47] >> 32 & 0xffffffff
-		var t158 uint64 = (uint64((int64(t157<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t161 uint64 = uint64((int64(t158<<32) >> 32))
-		var t159 uint64 = v[55] >> 32 & 0xffffffff
-		var t160 uint64 = (uint64((int64(t159<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t162 uint64 = uint64((int64(t160<<32) >> 32))
-		var t163 uint64 = t161 + t162
-		var t164 uint64 = (t163 >> 32) & 0x1
-		var t165 uint64 = (t163 >> 31) & 0x1
-		var t168, t168_1, t168_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t164 != 0 {
-			t168 = t168_1
+		t156 &= 0xffffffff
+		v[308] = t140<<32 | t156
+		var t158 uint64 = v[48] >> 32 & 0xffffffff
+		var t159 uint64 = (uint64((int64(t158<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t162 uint64 = uint64((int64(t159<<32) >> 32))
+		var t160 uint64 = v[56] >> 32 & 0xffffffff
+		var t161 uint64 = (uint64((int64(t160<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t163 uint64 = uint64((int64(t161<<32) >> 32))
+		var t164 uint64 = t162 + t163
+		var t165 uint64 = (t164 >> 32) & 0x1
+		var t166 uint64 = (t164 >> 31) & 0x1
+		var t169, t169_1, t169_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t165 != 0 {
+			t169 = t169_1
 		} else {
-			t168 = t168_0
+			t169 = t169_0
 		}
-		var t170 uint64 = t163
-		var t171, t171_1, t171_0 uint64 = 0, t168, t170
-		if t164 != t165 {
-			t171 = t171_1
+		var t171 uint64 = t164
+		var t172, t172_1, t172_0 uint64 = 0, t169, t171
+		if t165 != t166 {
+			t172 = t172_1
 		} else {
-			t171 = t171_0
+			t172 = t172_0
 		}
-		t171 &= 0xffffffff
-		var t173 uint64 = v[47] >> 0 & 0xffffffff
-		var t174 uint64 = (uint64((int64(t173<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t177 uint64 = uint64((int64(t174<<32) >> 32))
-		var t175 uint64 = v[55] >> 0 & 0xffffffff
-		var t176 uint64 = (uint64((int64(t175<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t178 uint64 = uint64((int64(t176<<32) >> 32))
-		var t179 uint64 = t177 + t178
-		var t180 uint64 = (t179 >> 32) & 0x1
-		var t181 uint64 = (t179 >> 31) & 0x1
-		var t184, t184_1, t184_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t180 != 0 {
-			t184 = t184_1
+		t172 &= 0xffffffff
+		var t174 uint64 = v[48] >> 0 & 0xffffffff
+		var t175 uint64 = (uint64((int64(t174<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t178 uint64 = uint64((int64(t175<<32) >> 32))
+		var t176 uint64 = v[56] >> 0 & 0xffffffff
+		var t177 uint64 = (uint64((int64(t176<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t179 uint64 = uint64((int64(t177<<32) >> 32))
+		var t180 uint64 = t178 + t179
+		var t181 uint64 = (t180 >> 32) & 0x1
+		var t182 uint64 = (t180 >> 31) & 0x1
+		var t185, t185_1, t185_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t181 != 0 {
+			t185 = t185_1
 		} else {
-			t184 = t184_0
+			t185 = t185_0
 		}
-		var t186 uint64 = t179
-		var t187, t187_1, t187_0 uint64 = 0, t184, t186
-		if t180 != t181 {
-			t187 = t187_1
+		var t187 uint64 = t180
+		var t188, t188_1, t188_0 uint64 = 0, t185, t187
+		if t181 != t182 {
+			t188 = t188_1
 		} else {
-			t187 = t187_0
+			t188 = t188_0
 		}
-		t187 &= 0xffffffff
-		v[306] = t171<<32 | t187
-		var t189 uint64 = v[46] >> 32 & 0xffffffff
-		var t190 uint64 = (uint64((int64(t189<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t193 uint64 = uint64((int64(t190<<32) >> 32))
-		var t191 uint64 = v[54] >> 32 & 0xffffffff
-		var t192 uint64 = (uint64((int64(t191<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t194 uint64 = uint64((int64(t192<<32) >> 32))
-		var t195 uint64 = t193 + t194
-		var t196 uint64 = (t195 >> 32) & 0x1
-		var t197 uint64 = (t195 >> 31) & 0x1
-		var t200, t200_1, t200_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t196 != 0 {
-			t200 = t200_1
+		t188 &= 0xffffffff
+		v[307] = t172<<32 | t188
+		var t190 uint64 = v[47] >> 32 & 0xffffffff
+		var t191 uint64 = (uint64((int64(t190<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t194 uint64 = uint64((int64(t191<<32) >> 32))
+		var t192 uint64 = v[55] >> 32 & 0xffffffff
+		var t193 uint64 = (uint64((int64(t192<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t195 uint64 = uint64((int64(t193<<32) >> 32))
+		var t196 uint64 = t194 + t195
+		var t197 uint64 = (t196 >> 32) & 0x1
+		var t198 uint64 = (t196 >> 31) & 0x1
+		var t201, t201_1, t201_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t197 != 0 {
+			t201 = t201_1
 		} else {
-			t200 = t200_0
+			t201 = t201_0
 		}
-		var t202 uint64 = t195
-		var t203, t203_1, t203_0 uint64 = 0, t200, t202
-		if t196 != t197 {
-			t203 = t203_1
+		var t203 uint64 = t196
+		var t204, t204_1, t204_0 uint64 = 0, t201, t203
+		if t197 != t198 {
+			t204 = t204_1
 		} else {
-			t203 = t203_0
+			t204 = t204_0
 		}
-		t203 &= 0xffffffff
-		var t205 uint64 = v[46] >> 0 & 0xffffffff
-		var t206 uint64 = (uint64((int64(t205<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t209 uint64 = uint64((int64(t206<<32) >> 32))
-		var t207 uint64 = v[54] >> 0 & 0xffffffff
-		var t208 uint64 = (uint64((int64(t207<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t210 uint64 = uint64((int64(t208<<32) >> 32))
-		var t211 uint64 = t209 + t210
-		var t212 uint64 = (t211 >> 32) & 0x1
-		var t213 uint64 = (t211 >> 31) & 0x1
-		var t216, t216_1, t216_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t212 != 0 {
-			t216 = t216_1
+		t204 &= 0xffffffff
+		var t206 uint64 = v[47] >> 0 & 0xffffffff
+		var t207 uint64 = (uint64((int64(t206<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t210 uint64 = uint64((int64(t207<<32) >> 32))
+		var t208 uint64 = v[55] >> 0 & 0xffffffff
+		var t209 uint64 = (uint64((int64(t208<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t211 uint64 = uint64((int64(t209<<32) >> 32))
+		var t212 uint64 = t210 + t211
+		var t213 uint64 = (t212 >> 32) & 0x1
+		var t214 uint64 = (t212 >> 31) & 0x1
+		var t217, t217_1, t217_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t213 != 0 {
+			t217 = t217_1
 		} else {
-			t216 = t216_0
+			t217 = t217_0
 		}
-		var t218 uint64 = t211
-		var t219, t219_1, t219_0 uint64 = 0, t216, t218
-		if t212 != t213 {
-			t219 = t219_1
+		var t219 uint64 = t212
+		var t220, t220_1, t220_0 uint64 = 0, t217, t219
+		if t213 != t214 {
+			t220 = t220_1
 		} else {
-			t219 = t219_0
+			t220 = t220_0
 		}
-		t219 &= 0xffffffff
-		v[305] = t203<<32 | t219
-		var t221 uint64 = v[45] >> 32 & 0xffffffff
-		var t222 uint64 = (uint64((int64(t221<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t225 uint64 = uint64((int64(t222<<32) >> 32))
-		var t223 uint64 = v[53] >> 32 & 0xffffffff
-		var t224 uint64 = (uint64((int64(t223<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t226 uint64 = uint64((int64(t224<<32) >> 32))
-		var t227 uint64 = t225 + t226
-		var t228 uint64 = (t227 >> 32) & 0x1
-		var t229 uint64 = (t227 >> 31) & 0x1
-		var t232, t232_1, t232_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t228 != 0 {
-			t232 = t232_1
+		t220 &= 0xffffffff
+		v[306] = t204<<32 | t220
+		var t222 uint64 = v[46] >> 32 & 0xffffffff
+		var t223 uint64 = (uint64((int64(t222<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t226 uint64 = uint64((int64(t223<<32) >> 32))
+		var t224 uint64 = v[54] >> 32 & 0xffffffff
+		var t225 uint64 = (uint64((int64(t224<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t227 uint64 = uint64((int64(t225<<32) >> 32))
+		var t228 uint64 = t226 + t227
+		var t229 uint64 = (t228 >> 32) & 0x1
+		var t230 uint64 = (t228 >> 31) & 0x1
+		var t233, t233_1, t233_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t229 != 0 {
+			t233 = t233_1
 		} else {
-			t232 = t232_0
+			t233 = t233_0
 		}
-		var t234 uint64 = t227
-		var t235, t235_1, t235_0 uint64 = 0, t232, t234
-		if t228 != t229 {
-			t235 = t235_1
+		var t235 uint64 = t228
+		var t236, t236_1, t236_0 uint64 = 0, t233, t235
+		if t229 != t230 {
+			t236 = t236_1
 		} else {
-			t235 = t235_0
+			t236 = t236_0
 		}
-		t235 &= 0xffffffff
-		var t237 uint64 = v[45] >> 0 & 0xffffffff
-		var t238 uint64 = (uint64((int64(t237<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t241 uint64 = uint64((int64(t238<<32) >> 32))
-		var t239 uint64 = v[53] >> 0 & 0xffffffff
-		var t240 uint64 = (uint64((int64(t239<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t242 uint64 = uint64((int64(t240<<32) >> 32))
-		var t243 uint64 = t241 + t242
-		var t244 uint64 = (t243 >> 32) & 0x1
-		var t245 uint64 = (t243 >> 31) & 0x1
-		var t248, t248_1, t248_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t244 != 0 {
-			t248 = t248_1
+		t236 &= 0xffffffff
+		var t238 uint64 = v[46] >> 0 & 0xffffffff
+		var t239 uint64 = (uint64((int64(t238<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t242 uint64 = uint64((int64(t239<<32) >> 32))
+		var t240 uint64 = v[54] >> 0 & 0xffffffff
+		var t241 uint64 = (uint64((int64(t240<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t243 uint64 = uint64((int64(t241<<32) >> 32))
+		var t244 uint64 = t242 + t243
+		var t245 uint64 = (t244 >> 32) & 0x1
+		var t246 uint64 = (t244 >> 31) & 0x1
+		var t249, t249_1, t249_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t245 != 0 {
+			t249 = t249_1
 		} else {
-			t248 = t248_0
+			t249 = t249_0
 		}
-		var t250 uint64 = t243
-		var t251, t251_1, t251_0 uint64 = 0, t248, t250
-		if t244 != t245 {
-			t251 = t251_1
+		var t251 uint64 = t244
+		var t252, t252_1, t252_0 uint64 = 0, t249, t251
+		if t245 != t246 {
+			t252 = t252_1
 		} else {
-			t251 = t251_0
+			t252 = t252_0
 		}
-		t251 &= 0xffffffff
-		v[304] = t235<<32 | t251
-		var t253 uint64 = v[44] >> 32 & 0xffffffff
-		var t254 uint64 = (uint64((int64(t253<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t257 uint64 = uint64((int64(t254<<32) >> 32))
-		var t255 uint64 = v[52] >> 32 & 0xffffffff
-		var t256 uint64 = (uint64((int64(t255<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t258 uint64 = uint64((int64(t256<<32) >> 32))
-		var t259 uint64 = t257 + t258
-		var t260 uint64 = (t259 >> 32) & 0x1
-		var t261 uint64 = (t259 >> 31) & 0x1
-		var t264, t264_1, t264_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t260 != 0 {
-			t264 = t264_1
+		t252 &= 0xffffffff
+		v[305] = t236<<32 | t252
+		var t254 uint64 = v[45] >> 32 & 0xffffffff
+		var t255 uint64 = (uint64((int64(t254<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t258 uint64 = uint64((int64(t255<<32) >> 32))
+		var t256 uint64 = v[53] >> 32 & 0xffffffff
+		var t257 uint64 = (uint64((int64(t256<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t259 uint64 = uint64((int64(t257<<32) >> 32))
+		var t260 uint64 = t258 + t259
+		var t261 uint64 = (t260 >> 32) & 0x1
+		var t262 uint64 = (t260 >> 31) & 0x1
+		var t265, t265_1, t265_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t261 != 0 {
+			t265 = t265_1
 		} else {
-			t264 = t264_0
+			t265 = t265_0
 		}
-		var t266 uint64 = t259
-		var t267, t267_1, t267_0 uint64 = 0, t264, t266
-		if t260 != t261 {
-			t267 = t267_1
+		var t267 uint64 = t260
+		var t268, t268_1, t268_0 uint64 = 0, t265, t267
+		if t261 != t262 {
+			t268 = t268_1
 		} else {
-			t267 = t267_0
+			t268 = t268_0
 		}
-		t267 &= 0xffffffff
-		var t269 uint64 = v[44] >> 0 & 0xffffffff
-		var t270 uint64 = (uint64((int64(t269<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t273 uint64 = uint64((int64(t270<<32) >> 32))
-		var t271 uint64 = v[52] >> 0 & 0xffffffff
-		var t272 uint64 = (uint64((int64(t271<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t274 uint64 = uint64((int64(t272<<32) >> 32))
-		var t275 uint64 = t273 + t274
-		var t276 uint64 = (t275 >> 32) & 0x1
-		var t277 uint64 = (t275 >> 31) & 0x1
-		var t280, t280_1, t280_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t276 != 0 {
-			t280 = t280_1
+		t268 &= 0xffffffff
+		var t270 uint64 = v[45] >> 0 & 0xffffffff
+		var t271 uint64 = (uint64((int64(t270<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t274 uint64 = uint64((int64(t271<<32) >> 32))
+		var t272 uint64 = v[53] >> 0 & 0xffffffff
+		var t273 uint64 = (uint64((int64(t272<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t275 uint64 = uint64((int64(t273<<32) >> 32))
+		var t276 uint64 = t274 + t275
+		var t277 uint64 = (t276 >> 32) & 0x1
+		var t278 uint64 = (t276 >> 31) & 0x1
+		var t281, t281_1, t281_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t277 != 0 {
+			t281 = t281_1
 		} else {
-			t280 = t280_0
+			t281 = t281_0
 		}
-		var t282 uint64 = t275
-		var t283, t283_1, t283_0 uint64 = 0, t280, t282
-		if t276 != t277 {
-			t283 = t283_1
+		var t283 uint64 = t276
+		var t284, t284_1, t284_0 uint64 = 0, t281, t283
+		if t277 != t278 {
+			t284 = t284_1
 		} else {
-			t283 = t283_0
+			t284 = t284_0
 		}
-		t283 &= 0xffffffff
-		v[303] = t267<<32 | t283
-		var t285 uint64 = v[43] >> 32 & 0xffffffff
-		var t286 uint64 = (uint64((int64(t285<<32) >> 32) >> (v[38] & 63))) & 0xffffffff
-		var t289 uint64 = uint64((int64(t286<<32) >> 32))
-		var t287 uint64 = v[51] >> 32 & 0xffffffff
-		var t288 uint64 = (uint64((int64(t287<<32) >> 32) >> (v[40] & 63))) & 0xffffffff
-		var t290 uint64 = uint64((int64(t288<<32) >> 32))
-		var t291 uint64 = t289 + t290
-		var t292 uint64 = (t291 >> 32) & 0x1
-		var t293 uint64 = (t291 >> 31) & 0x1
-		var t296, t296_1, t296_0 uint64 = 0, 0x80000000, 0x7fffffff
-		if t292 != 0 {
-			t296 = t296_1
+		t284 &= 0xffffffff
+		v[304] = t268<<32 | t284
+		var t286 uint64 = v[44] >> 32 & 0xffffffff
+		var t287 uint64 = (uint64((int64(t286<<32) >> 32) >> (v[39] & 63))) & 0xffffffff
+		var t290 uint64 = uint64((int64(t287<<32) >> 32))
+		var t288 uint64 = v[52] >> 32 & 0xffffffff
+		var t289 uint64 = (uint64((int64(t288<<32) >> 32) >> (v[41] & 63))) & 0xffffffff
+		var t291 uint64 = uint64((int64(t289<<32) >> 32))
+		var t292 uint64 = t290 + t291
+		var t293 uint64 = (t292 >> 32) & 0x1
+		var t294 uint64 = (t292 >> 31) & 0x1
+		var t297, t297_1, t297_0 uint64 = 0, 0x80000000, 0x7fffffff
+		if t293 != 0 {
+			t297 = t297_1
 		} else {
-			t296 = t296_0
+			t297 = t297_0
 		}
-		var t298 uint64 = t291
-		var t299, t299_1, t299_0 uint64 = 0, t296, t298
-		if t292 != t293 {
-			t299 = t299_1
+		var t299 uint64 = t292
+		var t300, t300_1, t300_0 uint64 = 0, t297, t299
+		if t293 != t294 {
+			t300 = t300_1
 		} else {
-			t299 = t299_0
+			t300 = t300_0
 		}
-		t299 &= 0xffffffff
-		v[302] = t299<<32 | v[42]
-		*(*[8]uint64)(v[315:323]) = *(*[8]uint64)(v[302:310])
-		var t76 uint64 = (v[60] >> 60) & 0x1
-		var t92 uint64 = (v[60] >> 56) & 0x1
-		var t108 uint64 = (v[60] >> 52) & 0x1
-		var t124 uint64 = (v[60] >> 48) & 0x1
-		var t140 uint64 = (v[60] >> 44) & 0x1
-		var t156 uint64 = (v[60] >> 40) & 0x1
-		var t172 uint64 = (v[60] >> 36) & 0x1
-		var t188 uint64 = (v[60] >> 32) & 0x1
-		var t204 uint64 = (v[60] >> 28) & 0x1
-		var t220 uint64 = (v[60] >> 24) & 0x1
-		var t236 uint64 = (v[60] >> 20) & 0x1
-		var t252 uint64 = (v[60] >> 16) & 0x1
-		var t268 uint64 = (v[60] >> 12) & 0x1
-		var t284 uint64 = (v[60] >> 8) & 0x1
-		var t300 uint64 = (v[60] >> 4) & 0x1
-		var t301 uint64 = (v[60]) & 0x1
-		var t310 uint64 = t301*0xf | t300*0xf<<4 | t284*0xf<<8 | t268*0xf<<12 | t252*0xf<<16 | t236*0xf<<20 | t220*0xf<<24 | t204*0xf<<28 | t188*0xf<<32 | t172*0xf<<36 | t156*0xf<<40 | t140*0xf<<44 | t124*0xf<<48 | t108*0xf<<52 | t92*0xf<<56 | t76*0xf<<60
-		v[323] = t310
-		v[324] = v[311]
-		v[324] &= 0x1
+		t300 &= 0xffffffff
+		v[303] = t300<<32 | v[43]
+		*(*[8]uint64)(v[316:324]) = *(*[8]uint64)(v[303:311])
+		var t77 uint64 = (v[61] >> 60) & 0x1
+		var t93 uint64 = (v[61] >> 56) & 0x1
+		var t109 uint64 = (v[61] >> 52) & 0x1
+		var t125 uint64 = (v[61] >> 48) & 0x1
+		var t141 uint64 = (v[61] >> 44) & 0x1
+		var t157 uint64 = (v[61] >> 40) & 0x1
+		var t173 uint64 = (v[61] >> 36) & 0x1
+		var t189 uint64 = (v[61] >> 32) & 0x1
+		var t205 uint64 = (v[61] >> 28) & 0x1
+		var t221 uint64 = (v[61] >> 24) & 0x1
+		var t237 uint64 = (v[61] >> 20) & 0x1
+		var t253 uint64 = (v[61] >> 16) & 0x1
+		var t269 uint64 = (v[61] >> 12) & 0x1
+		var t285 uint64 = (v[61] >> 8) & 0x1
+		var t301 uint64 = (v[61] >> 4) & 0x1
+		var t302 uint64 = (v[61]) & 0x1
+		var t311 uint64 = t302*0xf | t301*0xf<<4 | t285*0xf<<8 | t269*0xf<<12 | t253*0xf<<16 | t237*0xf<<20 | t221*0xf<<24 | t205*0xf<<28 | t189*0xf<<32 | t173*0xf<<36 | t157*0xf<<40 | t141*0xf<<44 | t125*0xf<<48 | t109*0xf<<52 | t93*0xf<<56 | t77*0xf<<60
+		v[324] = t311
+		v[325] = v[312]
+		v[325] &= 0x1
 	}
 	if d&0x2 != 0 {
-		var t325 uint64 = (^v[314]) & 0x1
-		v[325] = t325
+		var t326 uint64 = (^v[315]) & 0x1
+		v[326] = t326
 	}
 	if d&0x4 != 0 {
-		var t354 uint64 = (^v[343]) & 0x1
-		v[354] = t354
-		var t355 uint64 = (^v[332]) & 0x1
+		var t355 uint64 = (^v[344]) & 0x1
 		v[355] = t355
+		var t356 uint64 = (^v[333]) & 0x1
+		v[356] = t356
 	}
 	if d&0x8 != 0 {
-		var t374 uint64 = v[342] >> 0 & 0x1
-		v[374] = t374
+		var t375 uint64 = v[343] >> 0 & 0x1
+		v[375] = t375
 	}
 	if d&0x6 != 0 {
-		var t326 uint64 = v[354] | v[325]
-		v[326] = t326
-		var t372 uint64 = v[314] & v[354]
-		v[372] = t372
+		var t327 uint64 = v[355] | v[326]
+		v[327] = t327
+		var t373 uint64 = v[315] & v[355]
+		v[373] = t373
 	}
 }
 
@@ -513,15 +513,15 @@ func (x *simsum_q8_24_block) EvalState() {
 func (x *simsum_q8_24_block) EvalInputs() {
 	v := &x.S
 	_ = v
-	var t329 uint64 = v[326] & v[21]
-	v[329] = t329
-	var t331 uint64 = v[326] & v[10]
-	v[331] = t331
-	var t356 uint64 = v[375] | v[355]
-	v[356] = t356
-	var t371 uint64 = ^t356
-	var t373 uint64 = t371 & v[372]
-	v[373] = t373
+	var t330 uint64 = v[327] & v[21]
+	v[330] = t330
+	var t332 uint64 = v[327] & v[10]
+	v[332] = t332
+	var t357 uint64 = v[22] | v[356]
+	v[357] = t357
+	var t372 uint64 = ^t357
+	var t374 uint64 = t372 & v[373]
+	v[374] = t374
 }
 
 // Step is one rising clock edge, then Eval.
@@ -532,87 +532,87 @@ func (x *simsum_q8_24_block) Edge() bool {
 	v := &x.S
 	_ = v
 	var d uint64
-	if v[326] != 0 {
+	if v[327] != 0 {
 		d |= 0x1
-		*(*[8]uint64)(v[43:51]) = *(*[8]uint64)(v[0:8])
-		*(*[8]uint64)(v[51:59]) = *(*[8]uint64)(v[11:19])
-		v[311] = v[9]
-		var t22 uint64 = v[0] >> 0 & 0xffffffff
-		var t23 uint64 = v[11] >> 0 & 0xffffffff
-		var t24 uint64
-		if (int64(t22<<32) >> 32) < (int64(t23<<32) >> 32) {
-			t24 = 1
+		*(*[8]uint64)(v[44:52]) = *(*[8]uint64)(v[0:8])
+		*(*[8]uint64)(v[52:60]) = *(*[8]uint64)(v[11:19])
+		v[312] = v[9]
+		var t23 uint64 = v[0] >> 0 & 0xffffffff
+		var t24 uint64 = v[11] >> 0 & 0xffffffff
+		var t25 uint64
+		if (int64(t23<<32) >> 32) < (int64(t24<<32) >> 32) {
+			t25 = 1
 		}
-		var t25 uint64 = (^t24) & 0x1
-		var t26 uint64 = uint64((int64(t22<<32) >> 32))
+		var t26 uint64 = (^t25) & 0x1
 		var t27 uint64 = uint64((int64(t23<<32) >> 32))
-		var t28 uint64 = t26 - t27
-		var t29 uint64 = t27 - t26
-		var t30, t30_1, t30_0 uint64 = 0, t28, t29
-		if t25 != 0 {
-			t30 = t30_1
+		var t28 uint64 = uint64((int64(t24<<32) >> 32))
+		var t29 uint64 = t27 - t28
+		var t30 uint64 = t28 - t27
+		var t31, t31_1, t31_0 uint64 = 0, t29, t30
+		if t26 != 0 {
+			t31 = t31_1
 		} else {
-			t30 = t30_0
+			t31 = t31_0
 		}
-		t30 &= 0x1ffffffff
-		var t33 uint64 = t30
-		var t35, t35_1, t35_0 uint64 = 0, t33, 0x1f
-		if t30 < 0x1f {
-			t35 = t35_1
+		t31 &= 0x1ffffffff
+		var t34 uint64 = t31
+		var t36, t36_1, t36_0 uint64 = 0, t34, 0x1f
+		if t31 < 0x1f {
+			t36 = t36_1
 		} else {
-			t35 = t35_0
+			t36 = t36_0
 		}
-		var t37 uint64 = (t35 & (t25 - 1)) & 0x1f
-		v[38] = t37
-		var t39 uint64 = (t35 & -t25) & 0x1f
-		v[40] = t39
-		var t41, t41_1, t41_0 uint64 = 0, t22, t23
-		if t25 != 0 {
-			t41 = t41_1
+		var t38 uint64 = (t36 & (t26 - 1)) & 0x1f
+		v[39] = t38
+		var t40 uint64 = (t36 & -t26) & 0x1f
+		v[41] = t40
+		var t42, t42_1, t42_0 uint64 = 0, t23, t24
+		if t26 != 0 {
+			t42 = t42_1
 		} else {
-			t41 = t41_0
+			t42 = t42_0
 		}
-		v[42] = t41
-		var t59 uint64 = v[8] & v[19]
-		v[60] = t59
+		v[43] = t42
+		var t60 uint64 = v[8] & v[19]
+		v[61] = t60
 	}
-	if v[356] != 0 {
+	if v[357] != 0 {
 		d |= 0x8
-		if v[343] != 0 {
-			*(*[10]uint64)(v[333:343]) = *(*[10]uint64)(v[344:354])
+		if v[344] != 0 {
+			*(*[10]uint64)(v[334:344]) = *(*[10]uint64)(v[345:355])
 		} else {
-			*(*[10]uint64)(v[333:343]) = *(*[10]uint64)(v[315:325])
+			*(*[10]uint64)(v[334:344]) = *(*[10]uint64)(v[316:326])
 		}
 	}
 	if x.Rst {
 		d |= 0x4
-		v[332] = 0x0
-		v[343] = 0x0
+		v[333] = 0x0
+		v[344] = 0x0
 	} else {
 		d |= 0x4
-		var t357 uint64 = v[343] | v[314]
-		var t358, t358_1, t358_0 uint64 = 0, t357, v[332]
-		if v[356] != 0 {
-			t358 = t358_1
+		var t358 uint64 = v[344] | v[315]
+		var t359, t359_1, t359_0 uint64 = 0, t358, v[333]
+		if v[357] != 0 {
+			t359 = t359_1
 		} else {
-			t358 = t358_0
+			t359 = t359_0
 		}
-		v[332] = t358
-		var t370 uint64 = t357 & (v[356] - 1)
-		v[343] = t370
+		v[333] = t359
+		var t371 uint64 = t358 & (v[357] - 1)
+		v[344] = t371
 	}
 	if x.Rst {
 		d |= 0x2
-		v[314] = 0x0
-	} else if v[326] != 0 {
+		v[315] = 0x0
+	} else if v[327] != 0 {
 		d |= 0x2
-		var t313 uint64 = v[10] & v[21]
-		var t327 uint64 = t313 & v[326]
-		v[314] = t327
+		var t314 uint64 = v[10] & v[21]
+		var t328 uint64 = t314 & v[327]
+		v[315] = t328
 	}
-	if v[373] != 0 {
+	if v[374] != 0 {
 		d |= 0x10
-		*(*[10]uint64)(v[344:354]) = *(*[10]uint64)(v[315:325])
+		*(*[10]uint64)(v[345:355]) = *(*[10]uint64)(v[316:326])
 	}
 	x.D |= d
 	return true
@@ -624,15 +624,15 @@ var simsum_q8_24_blockIndex = map[string]int{
 	"s0_tkeep":  8,
 	"s0_tlast":  9,
 	"s0_tvalid": 10,
-	"s0_tready": 329,
+	"s0_tready": 330,
 	"s1_tdata":  11,
 	"s1_tkeep":  19,
 	"s1_tlast":  20,
 	"s1_tvalid": 21,
-	"s1_tready": 331,
-	"m_tdata":   333,
-	"m_tkeep":   341,
-	"m_tlast":   374,
-	"m_tvalid":  332,
-	"m_tready":  375,
+	"s1_tready": 332,
+	"m_tdata":   334,
+	"m_tkeep":   342,
+	"m_tlast":   375,
+	"m_tvalid":  333,
+	"m_tready":  22,
 }

@@ -39,7 +39,8 @@ type chainKey struct {
 }
 
 // layout returns the order in which New gives the nodes that hold their
-// own words (rep[i] == i) their words: node order, except that the
+// own words (rep[i] == i) their words: the inputs in port order, then
+// node order, except that the
 // registers of each condition's delay lines of two or more registers are
 // placed together where the first of them is, by depth (layers: each
 // depth's nodes in word order, from the second depth on; the first depth
@@ -96,9 +97,18 @@ func layout(m *ir.Module, rep, from []int32, words func(int) int32) (order []int
 			family[j] = k
 		}
 	}
+	// The inputs come first, in port order: a testbench driving them all
+	// from one vector (Frame) then fills one run of words.
+	input := map[int]bool{}
+	for _, p := range m.Ports() {
+		if !p.Output && rep[p.Node] == int32(p.Node) && !input[p.Node] {
+			input[p.Node] = true
+			order = append(order, p.Node)
+		}
+	}
 	placed := map[chainKey]bool{}
 	for i := 0; i < m.Len(); i++ {
-		if rep[i] != int32(i) {
+		if rep[i] != int32(i) || input[i] {
 			continue
 		}
 		k, ok := family[i]

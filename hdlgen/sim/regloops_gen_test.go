@@ -45,7 +45,7 @@ func Newregloops() *regloops {
 }
 
 // Fingerprint identifies the program regloops runs (Model).
-func (x *regloops) Fingerprint() string { return "219fa3c3f7ec0be69a1f3f3d3ea84f00" }
+func (x *regloops) Fingerprint() string { return "690f30dcd98824bbaeaf2ffc8b8ce322" }
 
 // Words returns S (Model).
 func (x *regloops) Words() []uint64 { return x.S[:] }

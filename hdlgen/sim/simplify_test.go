@@ -92,7 +92,9 @@ func matchesReference(t *testing.T, m *ir.Module, s *Sim, cycles int, rng *rand.
 
 // TestFrame: driving several inputs from one vector of words gives each
 // the value DrivePort would (masked to its width, wide values word by
-// word), skips an output's words, and stops at a vector too short.
+// word), skips an output's words, and stops at a vector too short; a
+// frame of inputs lying in order in S (a, b, c) drives them as one copy
+// (Frame.run), with the same results.
 func TestFrame(t *testing.T) {
 	m := ir.NewModule("drive")
 	a, b, c := m.Input("a", 5), m.Input("b", 130), m.Input("c", 64)
@@ -103,37 +105,53 @@ func TestFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps []Port
-	for _, name := range []string{"a", "oa", "b", "c"} {
-		p, err := s.Port(name)
-		if err != nil {
-			t.Fatal(err)
+	frame := func(names ...string) *Frame {
+		var ps []Port
+		for _, name := range names {
+			p, err := s.Port(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
 		}
-		ps = append(ps, p)
+		return s.Frame(ps)
 	}
-	f := s.Frame(ps)
 	all := ^uint64(0)
-	for _, tc := range []struct {
-		name    string
-		v       []uint64
-		a, c    uint64
-		b       []uint64
-		partial bool
-	}{
-		{"whole", []uint64{0x3f, 7, all, all, all, 0x1234}, 0x1f, 0x1234, []uint64{all, all, 3}, false},
-		{"zero", []uint64{0, 0, 0, 0, 0, 0}, 0, 0, []uint64{0, 0, 0}, false},
-		{"short", []uint64{2, 0, 5, 6}, 2, 0, []uint64{0, 0, 0}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f.Drive(tc.v)
-			got := map[string][]uint64{}
-			for _, n := range []string{"a", "b", "c"} {
-				got[n], _ = s.GetWords("o" + n)
-			}
-			if got["a"][0] != tc.a || got["c"][0] != tc.c || (!tc.partial && fmt.Sprint(got["b"]) != fmt.Sprint(tc.b)) {
-				t.Errorf("a %x b %x c %x, want a %x b %x c %x", got["a"], got["b"], got["c"], tc.a, tc.b, tc.c)
-			}
-		})
+	for _, fr := range []struct {
+		name string
+		f    *Frame
+		out  bool // the vector has oa's word after a's
+	}{{"with an output", frame("a", "oa", "b", "c"), true}, {"one run", frame("a", "b", "c"), false}} {
+		if got := fr.f.run != nil; got == fr.out {
+			t.Errorf("%s: driven as one run %v", fr.name, got)
+		}
+		for _, tc := range []struct {
+			name    string
+			v       []uint64
+			a, c    uint64
+			b       []uint64
+			partial bool
+		}{
+			{"whole", []uint64{0x3f, 7, all, all, all, 0x1234}, 0x1f, 0x1234, []uint64{all, all, 3}, false},
+			{"zero", []uint64{0, 0, 0, 0, 0, 0}, 0, 0, []uint64{0, 0, 0}, false},
+			{"short", []uint64{2, 0, 5, 6}, 2, 0, []uint64{0, 0, 0}, true},
+		} {
+			t.Run(fr.name+"/"+tc.name, func(t *testing.T) {
+				v := tc.v
+				if !fr.out { // (no word for oa)
+					v = append(v[:1:1], v[2:]...)
+				}
+				s.Drive("c", []uint64{0})
+				fr.f.Drive(v)
+				got := map[string][]uint64{}
+				for _, n := range []string{"a", "b", "c"} {
+					got[n], _ = s.GetWords("o" + n)
+				}
+				if got["a"][0] != tc.a || got["c"][0] != tc.c || (!tc.partial && fmt.Sprint(got["b"]) != fmt.Sprint(tc.b)) {
+					t.Errorf("a %x b %x c %x, want a %x b %x c %x", got["a"], got["b"], got["c"], tc.a, tc.b, tc.c)
+				}
+			})
+		}
 	}
 }
 

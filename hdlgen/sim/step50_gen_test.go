@@ -32,7 +32,7 @@ func Newstep50() *step50 {
 }
 
 // Fingerprint identifies the program step50 runs (Model).
-func (x *step50) Fingerprint() string { return "64aedfb00fe64e00a4076414485af038" }
+func (x *step50) Fingerprint() string { return "391b14169cc0ada626e73fcd15c2fecd" }
 
 // Words returns S (Model).
 func (x *step50) Words() []uint64 { return x.S[:] }
