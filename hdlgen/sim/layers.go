@@ -18,8 +18,8 @@ import (
 // every chain's first register in one run of words, every second
 // register in the next run, in the same order, and so on. A stage of the
 // delay line is then one array copy (copyLayer), which GoSource prints as
-// one assignment and the compiler moves 16 bytes at a time from a loop
-// or a shared routine, in a few bytes of code.
+// one assignment: the compiler moves it 16 bytes at a time, or above a
+// kilobyte calls memmove, in a few bytes of code either way.
 
 // copyLayer is one depth of the delay lines of a condition: registers
 // (indices into Sim.regs, in word order) whose words v[dst:dst+n] each
@@ -40,14 +40,13 @@ type chainKey struct {
 
 // layout returns the order in which New gives the nodes that hold their
 // own words (rep[i] == i) their words: the inputs in port order, then
-// node order, except that the
-// registers of each condition's delay lines of two or more registers are
-// placed together where the first of them is, by depth (layers: each
-// depth's nodes in word order, from the second depth on; the first depth
-// is the chains' heads). Chains are ordered longest first, so that the
-// chains reaching each depth are a prefix of those reaching the one
-// before, and the layer is one run of words copied from the start of the
-// run before it.
+// node order, except that the registers of each condition's delay lines
+// of two or more registers are placed together where the first of them
+// is, by depth (layers: each depth's nodes in word order, from the second
+// depth on; the first depth is the chains' heads). Chains are ordered
+// longest first, so that the chains reaching each depth are a prefix of
+// those reaching the one before, and the layer is one run of words
+// copied from the start of the run before it.
 func layout(m *ir.Module, rep, from []int32, words func(int) int32) (order []int, layers [][]int) {
 	keyOf := func(i int) chainKey {
 		n := m.Node(i)
