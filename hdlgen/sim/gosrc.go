@@ -1086,10 +1086,7 @@ func (g *gen) set(block []int, gid int) error {
 	// mergeCopies makes one array copy), if they all may now.
 	var commit func(i, pos int)
 	commit = func(i, pos int) {
-		unit := []int{i}
-		if l := layerOf[i]; l >= 0 {
-			unit = members[l]
-		}
+		unit := layerUnit(i, layerOf, members)
 		for _, p := range unit {
 			if done[p] || temp[p] || blocked[p] > 0 || earliest[p] > pos {
 				return
@@ -1273,10 +1270,7 @@ func (g *gen) stageOrder(block, cone []int, at map[int32]int, layerOf []int, mem
 		if state[q] != 0 {
 			return
 		}
-		unit := []int{q} // (a layer's registers commit together: what reads any of them comes first)
-		if l := layerOf[q]; l >= 0 {
-			unit = members[l]
-		}
+		unit := layerUnit(q, layerOf, members) // (a layer's registers commit together: what reads any of them comes first)
 		for _, p := range unit {
 			state[p] = 1
 		}

@@ -205,17 +205,12 @@ func unlayer(layerOf []int, members [][]int, reads [][]int, temp []bool) {
 			layerOf[p] = -1
 		}
 	}
+layers:
 	for l, ms := range members {
 		for _, p := range ms {
-			if temp[p] {
+			if temp[p] || slices.ContainsFunc(reads[p], func(q int) bool { return layerOf[q] == l }) {
 				drop(l)
-				break
-			}
-			for _, q := range reads[p] {
-				if layerOf[q] == l {
-					drop(l)
-					break
-				}
+				continue layers
 			}
 		}
 	}
@@ -250,4 +245,13 @@ func unlayer(layerOf []int, members [][]int, reads [][]int, temp []bool) {
 			return
 		}
 	}
+}
+
+// layerUnit is what commits with register i of a block: its layer's
+// registers (blockLayers), or i alone.
+func layerUnit(i int, layerOf []int, members [][]int) []int {
+	if l := layerOf[i]; l >= 0 {
+		return members[l]
+	}
+	return []int{i}
 }

@@ -644,10 +644,10 @@ type Frame struct {
 	// run: the words of S the vector fills, when they are one run in the
 	// vector's order (a module's inputs in port order, as a kernel's
 	// stream driver gives them); a drive is then one copy, and only the
-	// words in part (the listed places, with their masks) are masked.
-	run      []uint64
-	part     []int
-	partMask []uint64
+	// words listed in part (places in the vector whose mask is not all
+	// ones) are masked.
+	run  []uint64
+	part []int
 }
 
 // Frame prepares driving ports ps together: a vector holds each port's
@@ -668,7 +668,7 @@ func (s *Sim) Frame(ps []Port) *Frame {
 			}
 			f.ptr, f.mask = append(f.ptr, d), append(f.mask, m)
 			if m != ^uint64(0) {
-				f.part, f.partMask = append(f.part, len(f.ptr)-1), append(f.partMask, m)
+				f.part = append(f.part, len(f.ptr)-1)
 			}
 		}
 	}
@@ -687,9 +687,9 @@ func (f *Frame) Drive(v []uint64) {
 		// through the pointers cost a small kernel's replay a quarter
 		// of its time)
 		copy(f.run, v)
-		run, mask := f.run, f.partMask[:len(f.part)]
-		for k, i := range f.part {
-			run[i] &= mask[k]
+		run, mask := f.run, f.mask[:len(f.run)]
+		for _, i := range f.part {
+			run[i] &= mask[i]
 		}
 		return
 	}
