@@ -978,7 +978,7 @@ func (e *emitter) print() []byte {
 	}
 	for _, i := range tables {
 		n := e.node(i)
-		fmt.Fprintf(&b, "    %s %s; // %s: a table\n", decl("reg ", n.W), e.name[i], n.Pos)
+		fmt.Fprintf(&b, "    %s %s; // %s: a table\n", decl("wire", n.W), e.name[i], n.Pos)
 	}
 	for _, i := range wires {
 		n := e.node(i)
@@ -1083,10 +1083,15 @@ func (e *emitter) print() []byte {
 	return b.Bytes()
 }
 
-// table prints table node i as a case statement: every word that differs
-// from the default, then the default — the most common word, or 0 when
-// the table is shorter than its index can reach (indexes past the end
-// read 0).
+// table prints table node i as a function holding a case statement —
+// every word that differs from the default, then the default: the most
+// common word, or 0 when the table is shorter than its index can reach
+// (indexes past the end read 0) — and a continuous assignment of the
+// function of the index. A continuous assignment has its value from time
+// 0 in every simulator; an always @(*) block is not run until its index
+// changes (IEEE 1364-2005 9.7.5), so a table whose index starts at its
+// register's initial value and stays there would read X in Icarus while
+// Verilator and the hardware read the word.
 func (e *emitter) table(b *bytes.Buffer, i int) {
 	n := e.node(i)
 	idx := n.Args[0]
@@ -1105,13 +1110,18 @@ func (e *emitter) table(b *bytes.Buffer, i int) {
 	if iw >= 64 || uint64(len(words)) < 1<<iw {
 		def = 0 // indexes past the end read 0: only the default can say so
 	}
-	fmt.Fprintf(b, "\n    always @(*) begin\n        case (%s)\n", e.top(idx))
+	// The function and its argument are named after the table, unique in
+	// the module (an argument that hid a module name would be VARHIDDEN).
+	fn, arg := e.nm.name(e.name[i]+"_lookup"), e.nm.name(e.name[i]+"_index")
+	fmt.Fprintf(b, "\n    %s;\n        %s;\n        begin\n            case (%s)\n",
+		strings.TrimSpace(decl("function", n.W))+" "+fn, strings.TrimSpace(decl("input", iw))+" "+arg, arg)
 	for k, w := range words {
 		if w != def {
-			fmt.Fprintf(b, "            %s: %s = %s;\n", literal(iw, []uint64{uint64(k)}), e.name[i], literal(n.W, []uint64{w}))
+			fmt.Fprintf(b, "                %s: %s = %s;\n", literal(iw, []uint64{uint64(k)}), fn, literal(n.W, []uint64{w}))
 		}
 	}
-	fmt.Fprintf(b, "            default: %s = %s;\n        endcase\n    end\n", e.name[i], literal(n.W, []uint64{def}))
+	fmt.Fprintf(b, "                default: %s = %s;\n            endcase\n        end\n    endfunction\n", fn, literal(n.W, []uint64{def}))
+	fmt.Fprintf(b, "    assign %s = %s(%s);\n", e.name[i], fn, e.top(idx))
 }
 
 // instance prints instance node i: its module's clock and resets, then

@@ -18,7 +18,17 @@ import (
 // Icarus compiles tb.v and srcs (paths relative to dir) with iverilog
 // (-g2005), runs the result with vvp, and returns out.log's lines.
 func Icarus(dir string, srcs []string, iverilog, vvp string) ([]string, error) {
-	if err := run(dir, iverilog, append([]string{"-g2005", "-o", "tb.vvp", "tb.v"}, srcs...)...); err != nil {
+	return IcarusGen(dir, srcs, iverilog, vvp, "2005")
+}
+
+// IcarusGen is Icarus for language generation gen ("2005", "2012"):
+// under 2009 and later Icarus gives a variable its declared initial
+// value before time 0, with no event (IEEE 1800 6.8), where under 2005
+// the initialisation is an event at time 0 that wakes always @(*)
+// blocks — designs must have their values from time 0 either way, and
+// users run both (cocotb passes -g2012).
+func IcarusGen(dir string, srcs []string, iverilog, vvp, gen string) ([]string, error) {
+	if err := run(dir, iverilog, append([]string{"-g" + gen, "-o", "tb.vvp", "tb.v"}, srcs...)...); err != nil {
 		return nil, err
 	}
 	if err := run(dir, vvp, "-n", "tb.vvp"); err != nil {

@@ -252,18 +252,32 @@ func b2u(b bool) uint64 {
 // whose outputs differ. With CI=true a missing tool is a failure.
 func Verify(t testing.TB, r *Recorder) {
 	t.Helper()
+	VerifyUnder(t, r, "icarus", "verilator")
+}
+
+// VerifyUnder is Verify under the simulators named: "icarus" (-g2005),
+// "icarus-2012" (Icarus with -g2012, where variables take their initial
+// values before time 0 without an event, so logic that only an event
+// would evaluate stays X) and "verilator".
+func VerifyUnder(t testing.TB, r *Recorder, sims ...string) {
+	t.Helper()
 	iverilog, vvp, verilator := tools.Require(t, "iverilog"), tools.Require(t, "vvp"), tools.Require(t, "verilator")
-	for _, tool := range []string{"icarus", "verilator"} {
+	for _, tool := range sims {
 		dir := t.TempDir()
 		srcs, err := r.Write(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var log []string
-		if tool == "icarus" {
+		switch tool {
+		case "icarus":
 			log, err = tbrun.Icarus(dir, srcs, iverilog, vvp)
-		} else {
+		case "icarus-2012":
+			log, err = tbrun.IcarusGen(dir, srcs, iverilog, vvp, "2012")
+		case "verilator":
 			log, err = tbrun.Verilator(dir, srcs, verilator, "-O1")
+		default:
+			t.Fatalf("replay: no simulator %q", tool)
 		}
 		if err != nil {
 			t.Fatal(err)

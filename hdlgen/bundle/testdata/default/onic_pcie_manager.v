@@ -190,12 +190,12 @@ module onic_pcie_manager (
     reg  [31:0] count_unsupported = 32'h0; // manager.go:963
     reg  [31:0] count_relay_denied = 32'h0; // manager.go:963
     reg  [31:0] count_msix_address = 32'h0; // manager.go:963
-    reg  [6:0] kind; // manager.go:570: a table
-    reg  [63:0] bar_mask; // manager.go:611: a table
-    reg  bar_ok; // manager.go:612: a table
-    reg  [2:0] cpl_lead_bytes; // manager.go:1026: a table
-    reg  [1:0] cpl_last_byte; // manager.go:1030: a table
-    reg  [2:0] cpl_trail_bytes; // manager.go:1032: a table
+    wire [6:0] kind; // manager.go:570: a table
+    wire [63:0] bar_mask; // manager.go:611: a table
+    wire bar_ok; // manager.go:612: a table
+    wire [2:0] cpl_lead_bytes; // manager.go:1026: a table
+    wire [1:0] cpl_last_byte; // manager.go:1030: a table
+    wire [2:0] cpl_trail_bytes; // manager.go:1032: a table
     wire write_accept; // manager.go:1094
     wire [31:0] write_mask; // manager.go:1105
     wire [31:0] _win_en_lo_not; // manager.go:1118
@@ -595,107 +595,131 @@ module onic_pcie_manager (
     assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | (_read_data_or_2 | ((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0));
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _window_enables_concat[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
-    always @(*) begin
-        case ({in_hdr[127:120]})
-            8'h0: kind = 7'h29;
-            8'h1: kind = 7'h69;
-            8'h2: kind = 7'h8;
-            8'h4: kind = 7'ha;
-            8'h5: kind = 7'ha;
-            8'ha: kind = 7'h4;
-            8'hb: kind = 7'h4;
-            8'h20: kind = 7'h29;
-            8'h21: kind = 7'h69;
-            8'h30: kind = 7'h2;
-            8'h31: kind = 7'h2;
-            8'h32: kind = 7'h2;
-            8'h33: kind = 7'h2;
-            8'h34: kind = 7'h2;
-            8'h35: kind = 7'h2;
-            8'h36: kind = 7'h2;
-            8'h37: kind = 7'h2;
-            8'h40: kind = 7'h11;
-            8'h42: kind = 7'h18;
-            8'h44: kind = 7'h1a;
-            8'h45: kind = 7'h1a;
-            8'h4a: kind = 7'h14;
-            8'h4b: kind = 7'h14;
-            8'h4c: kind = 7'h19;
-            8'h4d: kind = 7'h19;
-            8'h4e: kind = 7'h19;
-            8'h60: kind = 7'h11;
-            8'h6c: kind = 7'h19;
-            8'h6d: kind = 7'h19;
-            8'h6e: kind = 7'h19;
-            8'h70: kind = 7'h12;
-            8'h71: kind = 7'h12;
-            8'h72: kind = 7'h12;
-            8'h73: kind = 7'h12;
-            8'h74: kind = 7'h12;
-            8'h75: kind = 7'h12;
-            8'h76: kind = 7'h12;
-            8'h77: kind = 7'h12;
-            default: kind = 7'h0;
-        endcase
-    end
+    function [6:0] kind_lookup;
+        input [7:0] kind_index;
+        begin
+            case (kind_index)
+                8'h0: kind_lookup = 7'h29;
+                8'h1: kind_lookup = 7'h69;
+                8'h2: kind_lookup = 7'h8;
+                8'h4: kind_lookup = 7'ha;
+                8'h5: kind_lookup = 7'ha;
+                8'ha: kind_lookup = 7'h4;
+                8'hb: kind_lookup = 7'h4;
+                8'h20: kind_lookup = 7'h29;
+                8'h21: kind_lookup = 7'h69;
+                8'h30: kind_lookup = 7'h2;
+                8'h31: kind_lookup = 7'h2;
+                8'h32: kind_lookup = 7'h2;
+                8'h33: kind_lookup = 7'h2;
+                8'h34: kind_lookup = 7'h2;
+                8'h35: kind_lookup = 7'h2;
+                8'h36: kind_lookup = 7'h2;
+                8'h37: kind_lookup = 7'h2;
+                8'h40: kind_lookup = 7'h11;
+                8'h42: kind_lookup = 7'h18;
+                8'h44: kind_lookup = 7'h1a;
+                8'h45: kind_lookup = 7'h1a;
+                8'h4a: kind_lookup = 7'h14;
+                8'h4b: kind_lookup = 7'h14;
+                8'h4c: kind_lookup = 7'h19;
+                8'h4d: kind_lookup = 7'h19;
+                8'h4e: kind_lookup = 7'h19;
+                8'h60: kind_lookup = 7'h11;
+                8'h6c: kind_lookup = 7'h19;
+                8'h6d: kind_lookup = 7'h19;
+                8'h6e: kind_lookup = 7'h19;
+                8'h70: kind_lookup = 7'h12;
+                8'h71: kind_lookup = 7'h12;
+                8'h72: kind_lookup = 7'h12;
+                8'h73: kind_lookup = 7'h12;
+                8'h74: kind_lookup = 7'h12;
+                8'h75: kind_lookup = 7'h12;
+                8'h76: kind_lookup = 7'h12;
+                8'h77: kind_lookup = 7'h12;
+                default: kind_lookup = 7'h0;
+            endcase
+        end
+    endfunction
+    assign kind = kind_lookup({in_hdr[127:120]});
 
-    always @(*) begin
-        case (in_bar)
-            3'h0: bar_mask = 64'hffff;
-            3'h2: bar_mask = 64'h3ffffffff;
-            3'h4: bar_mask = 64'h1ffffff;
-            default: bar_mask = 64'h0;
-        endcase
-    end
+    function [63:0] bar_mask_lookup;
+        input [2:0] bar_mask_index;
+        begin
+            case (bar_mask_index)
+                3'h0: bar_mask_lookup = 64'hffff;
+                3'h2: bar_mask_lookup = 64'h3ffffffff;
+                3'h4: bar_mask_lookup = 64'h1ffffff;
+                default: bar_mask_lookup = 64'h0;
+            endcase
+        end
+    endfunction
+    assign bar_mask = bar_mask_lookup(in_bar);
 
-    always @(*) begin
-        case (in_bar)
-            3'h0: bar_ok = 1'h1;
-            3'h2: bar_ok = 1'h1;
-            3'h4: bar_ok = 1'h1;
-            default: bar_ok = 1'h0;
-        endcase
-    end
+    function bar_ok_lookup;
+        input [2:0] bar_ok_index;
+        begin
+            case (bar_ok_index)
+                3'h0: bar_ok_lookup = 1'h1;
+                3'h2: bar_ok_lookup = 1'h1;
+                3'h4: bar_ok_lookup = 1'h1;
+                default: bar_ok_lookup = 1'h0;
+            endcase
+        end
+    endfunction
+    assign bar_ok = bar_ok_lookup(in_bar);
 
-    always @(*) begin
-        case (s3_hdr[67:64])
-            4'h2: cpl_lead_bytes = 3'h1;
-            4'h4: cpl_lead_bytes = 3'h2;
-            4'h6: cpl_lead_bytes = 3'h1;
-            4'h8: cpl_lead_bytes = 3'h3;
-            4'ha: cpl_lead_bytes = 3'h1;
-            4'hc: cpl_lead_bytes = 3'h2;
-            4'he: cpl_lead_bytes = 3'h1;
-            default: cpl_lead_bytes = 3'h0;
-        endcase
-    end
+    function [2:0] cpl_lead_bytes_lookup;
+        input [3:0] cpl_lead_bytes_index;
+        begin
+            case (cpl_lead_bytes_index)
+                4'h2: cpl_lead_bytes_lookup = 3'h1;
+                4'h4: cpl_lead_bytes_lookup = 3'h2;
+                4'h6: cpl_lead_bytes_lookup = 3'h1;
+                4'h8: cpl_lead_bytes_lookup = 3'h3;
+                4'ha: cpl_lead_bytes_lookup = 3'h1;
+                4'hc: cpl_lead_bytes_lookup = 3'h2;
+                4'he: cpl_lead_bytes_lookup = 3'h1;
+                default: cpl_lead_bytes_lookup = 3'h0;
+            endcase
+        end
+    endfunction
+    assign cpl_lead_bytes = cpl_lead_bytes_lookup(s3_hdr[67:64]);
 
-    always @(*) begin
-        case (s3_hdr[67:64])
-            4'h1: cpl_last_byte = 2'h0;
-            4'h2: cpl_last_byte = 2'h1;
-            4'h3: cpl_last_byte = 2'h1;
-            4'h4: cpl_last_byte = 2'h2;
-            4'h5: cpl_last_byte = 2'h2;
-            4'h6: cpl_last_byte = 2'h2;
-            4'h7: cpl_last_byte = 2'h2;
-            default: cpl_last_byte = 2'h3;
-        endcase
-    end
+    function [1:0] cpl_last_byte_lookup;
+        input [3:0] cpl_last_byte_index;
+        begin
+            case (cpl_last_byte_index)
+                4'h1: cpl_last_byte_lookup = 2'h0;
+                4'h2: cpl_last_byte_lookup = 2'h1;
+                4'h3: cpl_last_byte_lookup = 2'h1;
+                4'h4: cpl_last_byte_lookup = 2'h2;
+                4'h5: cpl_last_byte_lookup = 2'h2;
+                4'h6: cpl_last_byte_lookup = 2'h2;
+                4'h7: cpl_last_byte_lookup = 2'h2;
+                default: cpl_last_byte_lookup = 2'h3;
+            endcase
+        end
+    endfunction
+    assign cpl_last_byte = cpl_last_byte_lookup(s3_hdr[67:64]);
 
-    always @(*) begin
-        case (s3_hdr[71:68])
-            4'h0: cpl_trail_bytes = 3'h4;
-            4'h1: cpl_trail_bytes = 3'h3;
-            4'h2: cpl_trail_bytes = 3'h2;
-            4'h3: cpl_trail_bytes = 3'h2;
-            4'h4: cpl_trail_bytes = 3'h1;
-            4'h5: cpl_trail_bytes = 3'h1;
-            4'h6: cpl_trail_bytes = 3'h1;
-            4'h7: cpl_trail_bytes = 3'h1;
-            default: cpl_trail_bytes = 3'h0;
-        endcase
-    end
+    function [2:0] cpl_trail_bytes_lookup;
+        input [3:0] cpl_trail_bytes_index;
+        begin
+            case (cpl_trail_bytes_index)
+                4'h0: cpl_trail_bytes_lookup = 3'h4;
+                4'h1: cpl_trail_bytes_lookup = 3'h3;
+                4'h2: cpl_trail_bytes_lookup = 3'h2;
+                4'h3: cpl_trail_bytes_lookup = 3'h2;
+                4'h4: cpl_trail_bytes_lookup = 3'h1;
+                4'h5: cpl_trail_bytes_lookup = 3'h1;
+                4'h6: cpl_trail_bytes_lookup = 3'h1;
+                4'h7: cpl_trail_bytes_lookup = 3'h1;
+                default: cpl_trail_bytes_lookup = 3'h0;
+            endcase
+        end
+    endfunction
+    assign cpl_trail_bytes = cpl_trail_bytes_lookup(s3_hdr[71:68]);
 
     onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:341
         .clk(clk),
