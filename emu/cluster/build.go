@@ -336,6 +336,7 @@ func buildHost(cl *Cluster, h *hostNode) error {
 		}
 		h.hiers = append(h.hiers, hier)
 		for _, o := range cpu {
+			o.seg = len(h.hiers) - 1
 			if err := buildONIC(cl, h, o, hier.Find(o.cfg.Name)); err != nil {
 				return err
 			}

@@ -72,9 +72,10 @@ func TestCapture(t *testing.T) {
 		}
 		switch rec.Tap.Tap {
 		case 0: // onicA.host: downstream, A's writes into its O-NIC's BAR2;
-			// upstream, B's writes into A's memory as B's proxy
+			// upstream, B's writes into A's memory, issued by A's O-NIC
+			// under its own ID (01:00.0)
 			down := rec.Tap.Direction == tlp.Downstream && p.RequesterID == tlp.NewID(0, 0, 0) && p.Address>>32 == 0x40
-			up := rec.Tap.Direction == tlp.Upstream && p.RequesterID == tlp.NewID(0x20, 0, 0) && p.Address>>30 == 4
+			up := rec.Tap.Direction == tlp.Upstream && p.RequesterID == tlp.NewID(0x01, 0, 0) && p.Address>>30 == 4
 			if p.Kind() != tlp.MWr || !down && !up {
 				t.Fatalf("onicA.host: %+v %v", rec.Tap, &p)
 			}

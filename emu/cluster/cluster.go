@@ -401,6 +401,9 @@ type hostNode struct {
 	// software driving it from outside, if any (software.go).
 	hiers []*pcie.Hierarchy
 	soft  *Software
+	// unexpected counts the completions its root complex could route to
+	// no root port (PCIe §2.3.2: an Unexpected Completion).
+	unexpected uint64
 }
 
 // msiBase is the x86 interrupt address range (0xFEE00000, 1 MiB): writes
@@ -414,6 +417,7 @@ type onicNode struct {
 	idx  int // in the configuration
 	host *hostNode
 	link *link.Link // to its host: end 0 at the host, end 1 here
+	seg  int        // its host's PCI segment (hierarchy) it is in
 	fn   *pcie.Function
 	mgr  *manager.Manager
 	// pl times the manager (pipeline.go).
@@ -438,6 +442,9 @@ type onicNode struct {
 	reflashTime sim.Time
 	slotTime    [maxKernelSlots]sim.Time
 	regs        regFile // register BAR state (regs.go)
+	// tagWait are requests from the ports for the host waiting for a
+	// requester tag (manager.Wait), oldest first.
+	tagWait []*msg
 }
 
 // port is one optical port: one end of an optical link through the MEMS
@@ -510,8 +517,21 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 	start := o.pl.take(m.from, payload, now)
 	wait = start - now
 	ready := max(start, o.stalled) + o.pl.latency
+	o.apply(m, ready)
+	return wait
+}
+
+// apply runs m through the manager and carries the outcome out once m is
+// decided, at ready.
+func (o *onicNode) apply(m *msg, ready sim.Time) {
+	c := o.c
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
+	if out.Freed && len(o.tagWait) > 0 {
+		// A tag is free again: the request that waited longest for one
+		// goes to the host after this completion.
+		defer o.retryTagWait(ready)
+	}
 	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() && out.Holdable {
 		// No failover took it: hold it at the port it was meant for (only
 		// if it would pass the access check: holding is no way round it).
@@ -525,8 +545,7 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 			cp := c.newMsg()
 			c.attach(cp, m.rec)
 			cp.t = m.t
-			cp.t.Address = out.SecondAddress
-			cp.t.RequesterID = out.Requester
+			out.ApplySecond(&cp.t)
 			if m.rec >= 0 {
 				c.recs[m.rec].copies++
 			}
@@ -534,14 +553,10 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 		}
 		switch out.Egress.Kind {
 		case ntb.EgressPortA, ntb.EgressPortB:
-			pt := o.ports[portOf(out.Egress)]
-			if m.t.Kind().Class() != tlp.ClassCompletion {
-				m.t.Address = out.Address
-			}
-			m.t.RequesterID = out.Requester
-			o.toPort(pt, m, ready)
+			out.Apply(&m.t)
+			o.toPort(o.ports[portOf(out.Egress)], m, ready)
 		case ntb.EgressHost:
-			m.t.RequesterID = out.Requester
+			out.Apply(&m.t)
 			sendAt(o.link, 1, m, ready)
 		case ntb.EgressKernel:
 			if r := o.slotFlash[out.Egress.Slot]; r != nil {
@@ -591,8 +606,19 @@ func (o *onicNode) decide(m *msg) (wait sim.Time) {
 		c.release(m)
 	case manager.Drop:
 		c.fail(m, out.Reason)
+	case manager.Wait:
+		// Every tag toward the host is outstanding: the request waits
+		// for one, and nothing behind it does.
+		o.tagWait = append(o.tagWait, m)
 	}
-	return wait
+}
+
+// retryTagWait offers the oldest request waiting for a tag to the
+// manager again.
+func (o *onicNode) retryTagWait(ready sim.Time) {
+	m := o.tagWait[0]
+	o.tagWait = o.tagWait[1:]
+	o.apply(m, ready)
 }
 
 // fail drops m for reason; the request it belongs to ends there.
@@ -702,9 +728,22 @@ func (h *hostNode) receive(m *msg) {
 }
 
 // answerRead sends the completions of a read whose memory access is done.
+// The root complex routes them by requester ID, as a root port does
+// (PCIe §2.2.9: completions are routed by the Requester ID's bus,
+// device and function): to the root port whose O-NIC has that ID. A read
+// from an ID behind no root port has nowhere to be answered: an
+// Unexpected Completion, counted at the host and named in the
+// accounting, never delivered.
 func (h *hostNode) answerRead(m *msg) {
 	c := h.c
 	rd := m.t
+	to := h.routeByID(m.at.seg, rd.RequesterID)
+	if to == nil {
+		h.unexpected++
+		c.settleWhy(m.rec, Dropped, "unexpected-completion")
+		c.release(m)
+		return
+	}
 	f, typ, _ := tlp.FmtType(tlp.CplD, false, 0)
 	for cp := range tlp.Completions(rd.Address, rd.Length, rd.FirstBE, rd.LastBE, h.cfg.RCB, h.cfg.MPS) {
 		cm := c.newMsg()
@@ -714,9 +753,26 @@ func (h *hostNode) answerRead(m *msg) {
 		if h.soft != nil {
 			cm.t.Data = h.soft.completionData(&rd, cp.ByteCount, cp.LengthDW)
 		}
-		send(m.at.link, 0, cm) // back over the link the read came in on
+		send(to.link, 0, cm)
 	}
 	c.release(m)
+}
+
+// routeByID is the O-NIC whose root port's bus range holds id in PCI
+// segment seg (each segment is a hierarchy of its own, with its own bus
+// numbers), or nil. Each O-NIC is alone below a root port of its own
+// (buildHost), so the range is its bus, and only its function 0 exists
+// there.
+func (h *hostNode) routeByID(seg int, id tlp.ID) *onicNode {
+	for _, o := range h.onics {
+		if o.seg == seg && o.self.Bus() == id.Bus() {
+			if id == o.self {
+				return o
+			}
+			return nil // an absent function on that bus
+		}
+	}
+	return nil
 }
 
 // portOf is the port index (0 A, 1 B) of an optical egress.

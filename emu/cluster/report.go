@@ -59,6 +59,11 @@ type HostReport struct {
 	// addresses no device claimed: the root complex answered them with
 	// all-ones, and no O-NIC's counter saw them.
 	MasterAborts uint64 `json:"master_aborts,omitempty"`
+	// UnexpectedCompletions are reads of its memory whose requester ID
+	// its root complex could route to no root port (PCIe §2.3.2): their
+	// completions went nowhere, and each such read is dropped in the
+	// accounting as unexpected-completion.
+	UnexpectedCompletions uint64 `json:"unexpected_completions,omitempty"`
 }
 
 // ONICReport is one O-NIC's counters: its manager's decisions by reason
@@ -278,7 +283,8 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	}
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
-			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts, MasterAborts: h.masterAborts})
+			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts, MasterAborts: h.masterAborts,
+			UnexpectedCompletions: h.unexpected})
 	}
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
@@ -366,6 +372,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f %10d\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps, h.Interrupts)
 	}
 	for _, h := range r.Hosts {
+		if h.UnexpectedCompletions > 0 {
+			fmt.Fprintf(w, "  host %s: %d reads from requester IDs its root complex routes nowhere (unexpected completions)\n", h.Name, h.UnexpectedCompletions)
+		}
 		if h.MasterAborts > 0 {
 			fmt.Fprintf(w, "  host %s's software: %d accesses to addresses no device claimed (master aborts: all-ones, no O-NIC counted them)\n", h.Name, h.MasterAborts)
 		}

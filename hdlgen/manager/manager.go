@@ -355,9 +355,6 @@ type tlpState struct {
 	found, enabled, egress, slot, addr, down, second, secondEg, secondAt, secondDown ir.Value
 	// Stage 3: the access check's rule.
 	rule ir.Value
-	// Stage 2: the remote table's port for the requester (1 A, 2 B, 0
-	// none), read in stage 1.
-	remote ir.Value
 	// Stage 1, with stand-ins: the request is for a stand-in's BAR, the
 	// device's BAR's address and the stand-in's port.
 	standIn, siBase, siEgress ir.Value
@@ -379,7 +376,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"in_lut", &t.inLUT}, {"proxy_ok", &t.proxyOK}, {"proxy", &t.proxy}, {"found", &t.found}, {"enabled", &t.enabled},
 		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
-		{"remote", &t.remote}, {"stand_in", &t.standIn}, {"stand_in_base", &t.siBase}, {"stand_in_egress", &t.siEgress},
+		{"stand_in", &t.standIn}, {"stand_in_base", &t.siBase}, {"stand_in_egress", &t.siEgress},
 		{"msix_bad", &t.msixBad}, {"msix_mask", &t.msixMask}, {"msix_dw0", &t.msixDW0}, {"msix_dw1", &t.msixDW1},
 	} {
 		if *f.v != (ir.Value{}) {
@@ -454,7 +451,6 @@ type pipe struct {
 	hasLUT             bool
 	lutSh, lutAB, lutW int // entry size bits, address bits, word width
 
-	remoteQ ir.Value // the remote table read in stage 1
 }
 
 // konst is the constant named name (a localparam in the Verilog), built
@@ -638,14 +634,6 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 		proxy0 = m.Pick(ridHits, ridIDs)
 	}
 
-	// The remote table: the port each remote requester's non-posted
-	// requests came in on (pcie/manager's remote map), written by the
-	// port-ingress pipeline (remote_we/remote_id/remote_port) and read
-	// for completions from the host, one entry per requester ID.
-	remote := m.Memory("remote_table", 1<<16, 2)
-	m.WritePort(remote, m.Input("remote_id", 16), m.Input("remote_port", 2), m.Input("remote_we", 1), ir.Value{})
-	p.remoteQ = m.ReadPort(remote, f0.Requester, p.adv)
-
 	s1 := p.stageReg("s1", b0, p.adv)
 	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
 		proxyOK: proxyOK0, proxy: proxy0, standIn: standIn0, siBase: siBase0, siEgress: siEgress0}, p.adv)
@@ -745,7 +733,6 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
 	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, secondEg, secondAt, p.downOf(secondEg)
 	t1.inLUT, t1.siBase, t1.siEgress = ir.Value{}, ir.Value{}, ir.Value{} // used up
-	t1.remote = m.Named("remote_port_of", p.remoteQ)
 	return s2, p.carry("s2", t1, p.adv), nil
 }
 
@@ -822,7 +809,6 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	}
 	fail := func(r pmgr.Reason) outcome { return outcome{r4(r), eg(0), m.Const(8, 0), m.Const(64, 0), req3} }
 	local := func(a ir.Value) outcome { return outcome{r4(pmgr.OK), eg(kindLocal), m.Const(8, 0), a, req3} }
-	selfHit := m.Named("cpl_for_self", m.Eq(req3, selfID))
 	if t3.msixBad != (ir.Value{}) {
 		choose("msix_address", t3.msixBad, fail(pmgr.MSIXAddress))
 	}
@@ -848,13 +834,17 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	choose("reg_denied", m.And(regHit3, m.Not(allowed)), fail(pmgr.Denied))
 	choose("not_for_us", m.Not(barOK3), fail(pmgr.NotForUs))
 	choose("unsupported", m.Not(memAtomic), fail(pmgr.Unsupported))
-	choose("cpl_local", m.And(isCpl, selfHit), local(m.Const(64, 0)))
-	choose("cpl_unexpected", m.And(isCpl, m.Not(selfHit)), fail(pmgr.UnexpectedCompletion))
-	// A completion for a remote requester goes back out of the port its
-	// request came in on.
-	remote3 := t3.remote
-	toRemote := outcome{r4(pmgr.OK), m.Mux(m.Eq(remote3, m.Const(2, 2)), eg(kindPortB), eg(kindPortA)), m.Const(8, 0), m.Const(64, 0), req3}
-	choose("cpl_remote", m.And(m.And(isCpl, m.Not(selfHit)), m.Ne(remote3, m.Const(2, 0))), toRemote)
+	// A completion from the host answers a request the O-NIC issued to
+	// it for a peer: the requester tag table in front of the manager
+	// (pcie/manager's tags; hdlgen/internal/pcie4's TagsModule) has put
+	// the peer's requester ID and tag back and says on the BAR sideband
+	// which port the request came in on (1 A, 2 B). It goes back out of
+	// that port; any other completion is unexpected (PCIe §2.3.2).
+	cplPort := m.Named("cpl_port", s3.bar)
+	toPortA, toPortB := m.Eq(cplPort, m.Const(3, 1)), m.Eq(cplPort, m.Const(3, 2))
+	toPeer := outcome{r4(pmgr.OK), m.Mux(toPortB, eg(kindPortB), eg(kindPortA)), m.Const(8, 0), m.Const(64, 0), req3}
+	choose("cpl_unexpected", isCpl, fail(pmgr.UnexpectedCompletion))
+	choose("cpl_to_peer", m.And(isCpl, m.Or(toPortA, toPortB)), toPeer)
 	choose("cfg_or_msg", cfgMsg, local(m.Const(64, 0)))
 
 	ok := m.Named("ok", m.Eq(o.reason, r4(pmgr.OK)))

@@ -51,9 +51,11 @@ type PortIn struct {
 // ones also by rule (deny_<rule>); a refused relay copy counts
 // relay-denied besides the original's reason.
 //
-// A non-posted request passed to the host notes its requester and port on
-// remote_we/remote_id/remote_port, for the manager's remote table (its
-// inputs of the same names), which routes the host's completion back.
+// A request passed to the host leaves the card under the card's own
+// requester ID; a non-posted one also with a tag of the card's, from the
+// requester tag table between this pipeline and the PCIe block
+// (pcie4.TagsModule), which notes the port it came from for its
+// completion.
 //
 // What it does not do yet: the ring of recent denials, and lent devices'
 // forwarded configuration.
@@ -247,13 +249,6 @@ func (p *portIn) build() {
 	urHdr := m.Concat(completion(m, s2.hdr, p.self, status, bit(kind2, kMRd), bit(kind2, kLock)), m.Const(32, 0))
 
 	takeDec := m.Named("pin_take", m.And(p.adv, m.And(s2.valid, s2.sop)))
-	// A non-posted request for the host notes its requester's port in the
-	// manager's remote table, so the host's completion finds its way back.
-	remoteWE := m.Reg("remote_we_r", 1, 0)
-	m.SetNext(remoteWE, m.And(takeDec, m.And(m.And(ok, toHostReq), nonPosted)))
-	m.Output("remote_we", remoteWE)
-	m.Output("remote_id", p.dataReg("remote_id_r", f2.Requester, takeDec))
-	m.Output("remote_port", p.dataReg("remote_port_r", m.Add(m.Zext(s2.bar, 2), m.Const(2, 1)), takeDec))
 	s3 := p.stageReg("p3", s2, p.adv)
 	d := struct{ ok, complete, egress, slot, relay, hdr, urHdr, reason, relayDenied, rule ir.Value }{
 		p.reg("p3_ok", ok, takeDec), p.reg("p3_complete", complete, takeDec), p.reg("p3_egress", egress, takeDec),

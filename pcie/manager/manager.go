@@ -17,7 +17,6 @@ import (
 
 	"onic/pcie"
 	"onic/pcie/acl"
-	"onic/pcie/internal/idmap"
 	"onic/pcie/ntb"
 	"onic/tlp"
 )
@@ -93,12 +92,19 @@ const (
 	Forward  Action = iota // sent on to Egress (and Second)
 	Complete               // answered with a completion of Status
 	Drop                   // discarded (posted requests, unexpected completions)
+	// Wait: a non-posted request from a port for the host, which passes
+	// every check, finds every requester tag outstanding (Tags). Nothing
+	// was counted and the TLP was not taken: offer it again once a
+	// completion has freed a tag (Outcome.Freed). Posted requests and
+	// completions never wait for tags (PCIe ordering: posted requests
+	// must be able to pass non-posted ones, PCIe Base §2.4.1).
+	Wait
 )
 
-var actionNames = [...]string{"forward", "complete", "drop"}
+var actionNames = [...]string{"forward", "complete", "drop", "wait"}
 
-// String returns "forward", "complete" or "drop".
-func (a Action) String() string { return actionNames[a%3] }
+// String returns "forward", "complete", "drop" or "wait".
+func (a Action) String() string { return actionNames[a%4] }
 
 // Reason says why a TLP got its outcome.
 type Reason uint8
@@ -153,10 +159,22 @@ type Outcome struct {
 	Egress    ntb.Egress
 	Address   uint64 // after translation
 	Requester tlp.ID // after requester-ID translation
+	// Tag is the tag the TLP leaves with: the O-NIC's own for a
+	// non-posted request it issues to its host for a peer, the peer's
+	// own put back on that request's completion, the TLP's otherwise.
+	Tag uint16
+	// Freed reports that this completion finished a request the O-NIC
+	// issued for a peer, so its tag is free again (a request that had to
+	// Wait may be offered again).
+	Freed bool
 	// Second is the multicast copy (Kind EgressNone when there is none).
 	Second        ntb.Egress
 	SecondAddress uint64
-	Status        tlp.Status // for Action Complete
+	// SecondRequester is the copy's requester ID: the proxy ID for a
+	// multicast window's copy, the original requester for a relay copy
+	// (which passes from port to port).
+	SecondRequester tlp.ID
+	Status          tlp.Status // for Action Complete
 	// Holdable is, for Reason PortDown, whether the TLP would have gone
 	// out of the port had it been up: it passes the access check and has
 	// a proxy requester ID. Only such a TLP may be held for the port and
@@ -200,10 +218,9 @@ type Manager struct {
 	nEvents  uint64
 	hit      ntb.Hit // scratch for lookups
 	standIns []standIn
-	// remote records, per requester ID, the port (1 A, 2 B) its
-	// non-posted requests came in on, so completions from the host find
-	// their way back.
-	remote   idmap.Map[uint8]
+	// tags holds the non-posted requests issued to the host for peers,
+	// so their completions find their way back (tags.go).
+	tags     tagTable
 	relays   []relay
 	kernelIn []kernelIn
 }
@@ -340,7 +357,7 @@ func (m *Manager) Events() []Event {
 // complete with status, completions are dropped.
 func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
 	m.counts[r]++
-	*o = Outcome{Action: Drop, Reason: r, Requester: t.RequesterID}
+	*o = Outcome{Action: Drop, Reason: r, Requester: t.RequesterID, Tag: t.Tag}
 	if t.Kind().IsNonPosted() {
 		o.Action, o.Status = Complete, status
 	}
@@ -359,7 +376,7 @@ func (m *Manager) forward(o *Outcome, e ntb.Egress, addr uint64, req tlp.ID) {
 	m.counts[OK]++
 	o.Action, o.Reason, o.Deny, o.Status, o.Holdable = Forward, OK, acl.Allowed, 0, false
 	o.Egress, o.Address, o.Requester = e, addr, req
-	o.Second, o.SecondAddress = ntb.Egress{}, 0
+	o.Second, o.SecondAddress, o.SecondRequester = ntb.Egress{}, 0, 0
 	o.Rewrite = DWRewrite{}
 }
 
@@ -379,6 +396,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 	k := t.Kind()
 	c := k.Class()
 	local := ntb.Egress{Kind: ntb.EgressLocal}
+	o.Tag, o.Freed = t.Tag, false
 	if in != FromHost {
 		m.fromPort(t, in, c, o)
 		return
@@ -388,20 +406,26 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		m.forward(o, local, 0, t.RequesterID)
 		return
 	case tlp.ClassCompletion:
-		switch {
-		case t.RequesterID == m.self:
-			m.forward(o, local, 0, t.RequesterID)
-		case m.remote.Get(t.RequesterID) != 0:
-			// A completion for a remote requester goes back to the port
-			// its request came in on.
-			port := ntb.Egress{Kind: ntb.EgressPortA}
-			if m.remote.Get(t.RequesterID) == 2 {
-				port.Kind = ntb.EgressPortB
+		// The host's root complex routed it here by requester ID: it
+		// answers a request the O-NIC issued for a peer, under its own ID
+		// and one of its tags, and goes back out of the port that request
+		// came in on with the peer's requester ID and tag. The O-NIC
+		// issues no non-posted requests of its own, so anything else is
+		// an Unexpected Completion (PCIe §2.3.2), dropped and counted.
+		if t.RequesterID == m.self {
+			if i, done, ok := m.tags.match(t); ok {
+				e := m.tags.e[i]
+				m.tags.settle(i, t, done)
+				port := ntb.Egress{Kind: ntb.EgressPortA}
+				if e.port == FromPortB {
+					port.Kind = ntb.EgressPortB
+				}
+				m.forward(o, port, 0, e.requester)
+				o.Tag, o.Freed = e.tag, done
+				return
 			}
-			m.forward(o, port, 0, t.RequesterID)
-		default:
-			m.fail(t, UnexpectedCompletion, 0, o)
 		}
+		m.fail(t, UnexpectedCompletion, 0, o)
 		return
 	case tlp.ClassMemory, tlp.ClassAtomic:
 	default:
@@ -469,7 +493,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 	}
 	m.forward(o, h.Egress, h.Translated, req)
 	if h.Second.Kind != ntb.EgressNone && write && !m.PortDown[portIdx(h.Second)] {
-		o.Second, o.SecondAddress = h.Second, h.SecondAddr
+		o.Second, o.SecondAddress, o.SecondRequester = h.Second, h.SecondAddr, req
 	}
 }
 
@@ -488,7 +512,7 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 			m.counts[RelayDenied]++
 			return
 		}
-		o.Second, o.SecondAddress = r.to, t.Address
+		o.Second, o.SecondAddress, o.SecondRequester = r.to, t.Address, t.RequesterID
 		return
 	}
 }
@@ -534,10 +558,18 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
 		}
+		// Into the host's hierarchy the request goes as the O-NIC's own
+		// (tags.go): a non-posted one with a tag of the O-NIC's.
+		tag := t.Tag
 		if t.Kind().IsNonPosted() {
-			m.remote.Set(t.RequesterID, uint8(in)) // FromPortA = 1, FromPortB = 2
+			var ok bool
+			if tag, ok = m.tags.alloc(t, in); !ok {
+				*o = Outcome{Action: Wait, Requester: t.RequesterID, Tag: t.Tag}
+				return
+			}
 		}
-		m.forward(o, host, t.Address, t.RequesterID)
+		m.forward(o, host, t.Address, m.self)
+		o.Tag = tag
 		if t.Kind() == tlp.MWr {
 			m.relay(t, in, o)
 		}

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,11 +142,11 @@ func TestOutcomes(t *testing.T) {
 		{"no proxy ID for the requester", req(tlp.MRd, bar2+0x1000, "00:02.0", 1), FromHost, [2]bool{}, "complete no-proxy-id UR", 0},
 		{"I/O request", &tlp.TLP{Fmt: tlp.Fmt3DW, Type: 2, Length: 1, FirstBE: 0xF, Address: 0x100}, FromHost, [2]bool{}, "complete unsupported UR", 0},
 		{"config request to the O-NIC", &tlp.TLP{Fmt: tlp.Fmt3DW, Type: 4, Length: 1, FirstBE: 0xF}, FromHost, [2]bool{}, "forward ok local 0x0 00:00.0", 0},
-		{"completion for the O-NIC itself", cplTo("03:00.0"), FromHost, [2]bool{}, "forward ok local 0x0 03:00.0", 0},
+		{"completion for the O-NIC with nothing outstanding", cplTo("03:00.0"), FromHost, [2]bool{}, "drop unexpected-completion", 0},
 		{"completion for nobody", cplTo("07:00.0"), FromHost, [2]bool{}, "drop unexpected-completion", 0},
 		{"completion from a port finds its requester", cplTo("10:00.1"), FromPortA, [2]bool{}, "forward ok host 0x0 05:00.0", 0},
 		{"completion from a port for an unknown proxy", cplTo("10:00.5"), FromPortB, [2]bool{}, "drop unexpected-completion", 0},
-		{"remote DMA into host memory", req(tlp.MWr, 0x1_0000_1000, "20:00.1", 16), FromPortB, [2]bool{}, "forward ok host 0x100001000 20:00.1", 0},
+		{"remote DMA into host memory, as the O-NIC's own", req(tlp.MWr, 0x1_0000_1000, "20:00.1", 16), FromPortB, [2]bool{}, "forward ok host 0x100001000 03:00.0", 0},
 		{"remote DMA outside its range", req(tlp.MWr, 0x2000, "20:00.1", 1), FromPortA, [2]bool{}, "drop denied", acl.NoRange},
 		{"remote read outside its range", req(tlp.MRd, 0x2000, "20:00.1", 1), FromPortA, [2]bool{}, "complete denied UR", acl.NoRange},
 	} {
@@ -316,25 +317,123 @@ func BenchmarkProcessLUTRead(b *testing.B) {
 	}
 }
 
-// TestCompletionsReturnToTheirPort: a remote read that came in on port B is
-// answered by the host; its completion goes back out of port B.
+// cplFor is the successful completion of read r that the host sends
+// the O-NIC (requester self, the O-NIC's tag), carrying n bytes of the
+// byteCount still owed, from lower address la.
+func cplFor(self tlp.ID, tag uint16, byteCount, n int, la uint8) *tlp.TLP {
+	c := &tlp.TLP{RequesterID: self, Tag: tag, ByteCount: uint16(byteCount & 0xFFF), LowerAddress: la}
+	c.Fmt, c.Type, _ = tlp.FmtType(tlp.CplD, false, 0)
+	c.Length = uint16((n + int(la&3) + 3) / 4)
+	c.Data = make([]byte, 4*int(c.Length))
+	return c
+}
+
+// TestCompletionsReturnToTheirPort: a peer's read from a port goes to the
+// host as the O-NIC's own request (its requester ID, a tag of its own);
+// the host's completion, routed to the O-NIC by that ID, goes back out of
+// the port the read came in on with the peer's requester ID and tag, and
+// frees the tag once the last of the read's bytes has come. Completions
+// that match no outstanding request — an unknown tag, a Byte Count other
+// than what is owed, a tag already answered, one addressed to the peer's
+// ID itself — are Unexpected Completions, dropped and counted.
 func TestCompletionsReturnToTheirPort(t *testing.T) {
+	self := tlp.NewID(3, 0, 0)
+	peer := tlp.NewID(0x20, 0, 3)
+	read := func(dw uint16, tag uint16) *tlp.TLP {
+		r := req(tlp.MRd, 0x1_0000_1000, "20:00.3", dw)
+		r.Tag = tag
+		return r
+	}
+	type step struct {
+		t    *tlp.TLP
+		in   Ingress
+		want string // action reason egress requester tag [freed]
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"a read and its one completion", []step{
+			{read(1, 0x37), FromPortB, "forward ok host 03:00.0 0"},
+			{cplFor(self, 0, 4, 4, 0), FromHost, "forward ok port-b 20:00.3 55 freed"},
+			{cplFor(self, 0, 4, 4, 0), FromHost, "drop unexpected-completion"},
+		}},
+		{"a 512-byte read completed in two parts", []step{
+			{read(128, 9), FromPortA, "forward ok host 03:00.0 0"},
+			{cplFor(self, 0, 512, 256, 0), FromHost, "forward ok port-a 20:00.3 9"},
+			{cplFor(self, 0, 512, 256, 0), FromHost, "drop unexpected-completion"}, // 256 are owed now
+			{cplFor(self, 0, 256, 256, 0), FromHost, "forward ok port-a 20:00.3 9 freed"},
+		}},
+		{"an error status ends the request", []step{
+			{read(4, 2), FromPortA, "forward ok host 03:00.0 0"},
+			{&tlp.TLP{Fmt: tlp.Fmt3DW, Type: 0xA, RequesterID: self, Status: tlp.StatusUR, ByteCount: 16}, FromHost, "forward ok port-a 20:00.3 2 freed"},
+		}},
+		{"tags are not reused while outstanding", []step{
+			{read(1, 1), FromPortA, "forward ok host 03:00.0 0"},
+			{read(1, 1), FromPortB, "forward ok host 03:00.0 1"},
+			{cplFor(self, 1, 4, 4, 0), FromHost, "forward ok port-b 20:00.3 1 freed"},
+			{cplFor(self, 0, 4, 4, 0), FromHost, "forward ok port-a 20:00.3 1 freed"},
+		}},
+		{"unknown tag, wrong byte count, the peer's own ID", []step{
+			{read(1, 5), FromPortA, "forward ok host 03:00.0 0"},
+			{cplFor(self, 7, 4, 4, 0), FromHost, "drop unexpected-completion"},
+			{cplFor(self, 0, 8, 8, 0), FromHost, "drop unexpected-completion"},
+			{cplFor(peer, 0, 4, 4, 0), FromHost, "drop unexpected-completion"},
+			{cplFor(self, 0, 4, 4, 0), FromHost, "forward ok port-a 20:00.3 5 freed"},
+		}},
+		{"a posted write teaches nothing", []step{
+			{req(tlp.MWr, 0x1_0000_1000, "20:00.4", 1), FromPortA, "forward ok host 03:00.0 1"},
+			{cplFor(self, 0, 4, 4, 0), FromHost, "drop unexpected-completion"},
+		}},
+	} {
+		m := testManager(t, nil)
+		for i, st := range tc.steps {
+			var o Outcome
+			m.Process(st.t, st.in, &o)
+			got := fmt.Sprintf("%s %s", o.Action, o.Reason)
+			if o.Action == Forward {
+				got += fmt.Sprintf(" %s %s %d", o.Egress, o.Requester, o.Tag)
+				if o.Freed {
+					got += " freed"
+				}
+			}
+			if got != st.want {
+				t.Fatalf("%s, step %d: got %q, want %q", tc.name, i, got, st.want)
+			}
+		}
+	}
+}
+
+// TestTagsRunOut: with every tag outstanding a peer's read waits
+// (nothing counted) while its posted writes still reach the host, and the
+// read gets the tag the first completion frees.
+func TestTagsRunOut(t *testing.T) {
 	m := testManager(t, nil)
+	self := tlp.NewID(3, 0, 0)
 	var o Outcome
-	m.Process(req(tlp.MRd, 0x1_0000_1000, "20:00.3", 1), FromPortB, &o)
+	rd := req(tlp.MRd, 0x1_0000_1000, "20:00.3", 1)
+	for i := range Tags {
+		m.Process(rd, FromPortA, &o)
+		if o.Action != Forward || o.Tag != uint16(i) {
+			t.Fatalf("read %d: %+v", i, o)
+		}
+	}
+	before := m.Count(OK)
+	m.Process(rd, FromPortA, &o)
+	if o.Action != Wait || m.Count(OK) != before || m.Outstanding() != Tags {
+		t.Fatalf("read with no tag free: %+v (outstanding %d)", o, m.Outstanding())
+	}
+	m.Process(req(tlp.MWr, 0x1_0000_1000, "20:00.3", 4), FromPortB, &o)
 	if o.Action != Forward || o.Egress.Kind != ntb.EgressHost {
-		t.Fatalf("remote read: %+v", o)
+		t.Fatalf("a posted write behind a read waiting for a tag: %+v", o)
 	}
-	m.Process(cplTo("20:00.3"), FromHost, &o)
-	if o.Action != Forward || o.Egress.Kind != ntb.EgressPortB || o.Requester != tlp.NewID(0x20, 0, 3) {
-		t.Fatalf("its completion: %+v", o)
+	m.Process(cplFor(self, 77, 4, 4, 0), FromHost, &o)
+	if !o.Freed {
+		t.Fatalf("completion: %+v", o)
 	}
-	// A posted remote write teaches nothing: completions to that ID are
-	// still unexpected.
-	m.Process(req(tlp.MWr, 0x1_0000_1000, "20:00.4", 1), FromPortA, &o)
-	m.Process(cplTo("20:00.4"), FromHost, &o)
-	if o.Action != Drop || o.Reason != UnexpectedCompletion {
-		t.Fatalf("completion for a write's requester: %+v", o)
+	m.Process(rd, FromPortA, &o)
+	if o.Action != Forward || o.Tag != 77 {
+		t.Fatalf("the waiting read, offered again: %+v", o)
 	}
 }
 

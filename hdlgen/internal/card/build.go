@@ -2,6 +2,7 @@ package card
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
 
 	"onic/hdlgen/axil"
@@ -209,13 +210,13 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 //
 //   - host ingress: CQ requests and RC completions, merged a packet at a
 //     time, into the manager;
-//   - optical ingress: each link's received TLPs into the port pipeline,
-//     which writes the manager's remote table;
-//   - toward the host: the port pipeline's requests to RQ, each
-//     non-posted one with a local tag from the tag table (client tags:
-//     peers' tags may collide), its completions merged with the
-//     manager's UR/CA completions to CC; RC completions get their own
-//     tags back from the table;
+//   - optical ingress: each link's received TLPs into the port pipeline;
+//   - toward the host: the port pipeline's requests to RQ as the card's
+//     own (its requester ID; a non-posted one with a local tag from the
+//     tag table, which notes the request's requester ID, tag and port),
+//     its completions merged with the manager's UR/CA completions to CC;
+//     RC completions get their requester ID and tag back from the table,
+//     and the manager the port to send them to on the BAR sideband;
 //   - toward the ports: the manager's and the port pipeline's TLPs for
 //     each port merged into its link; the links' states drive the
 //     manager's port_down;
@@ -270,14 +271,16 @@ func Build(name string, p Parts) *ir.Module {
 	fromCQ := fromOutputs(m, cqOut, "tlp_", "tlp_bar", "cq_merge_ready")
 	m.Assign(cqReady, fromCQ.ready)
 	// Requests for the host get local tags on their way to RQ (below);
-	// completions from RC get their own tags back here.
+	// completions from RC get their own requester IDs and tags back here.
 	tags := pcie4.TagsModule()
-	tagsIn := map[string]ir.Value{"rc_hdr": rcOut["tlp_hdr"], "rc_data": rcOut["tlp_data"], "rc_keep": rcOut["tlp_keep"],
+	tagsIn := map[string]ir.Value{"self_id": self, "rc_hdr": rcOut["tlp_hdr"], "rc_data": rcOut["tlp_data"], "rc_keep": rcOut["tlp_keep"],
 		"rc_sop": rcOut["tlp_sop"], "rc_eop": rcOut["tlp_eop"], "rc_done": rcOut["tlp_done"], "rc_valid": rcOut["tlp_valid"]}
 	cplReady := m.Wire("rc_merge_ready", 1)
 	tagsIn["cpl_ready"] = cplReady
 	reqToTags := wires(m, "req_tags_")
 	into(tagsIn, "req_", reqToTags)
+	reqPortToTags := m.Wire("req_tags_port", 2)
+	tagsIn["req_port"] = reqPortToTags
 	rqTagsReady := m.Wire("rq_tags_ready", 1)
 	tagsIn["rq_ready"] = rqTagsReady
 	tagsOut := m.Instance("tags", tags, tagsIn)
@@ -285,13 +288,15 @@ func Build(name string, p Parts) *ir.Module {
 	fromRC := tlps{hdr: m.Concat(tagsOut["cpl_hdr"], m.Const(32, 0)), // a completion's 3 DW header on the 128-bit bus
 		data: tagsOut["cpl_data"], keep: tagsOut["cpl_keep"], sop: tagsOut["cpl_sop"], eop: tagsOut["cpl_eop"],
 		valid: tagsOut["cpl_valid"], ready: cplReady}
-	fromRC.side = m.Const(3, 0)
+	// A completion's BAR sideband is the port its request came from
+	// (1 A, 2 B; 0 unexpected), which the manager sends it out of.
+	fromRC.side = m.Zext(tagsOut["cpl_port"], 3)
 	standIns := p.Manager.HasInput("s_host_tlp_func") // a manager with stand-ins
 	if standIns {
 		// The function the block matched, for the stand-ins of lent
 		// devices: above the BAR.
 		fromCQ.side = m.Concat(cqOut["tlp_func"], fromCQ.side)
-		fromRC.side = m.Const(5, 0)
+		fromRC.side = m.Zext(tagsOut["cpl_port"], 5)
 	}
 	host := merge(m, "host_in", fromCQ, fromRC)
 
@@ -346,22 +351,6 @@ func Build(name string, p Parts) *ir.Module {
 			m.Output("port_in_"+pt.Name, m.Add(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name]))
 		}
 	}
-	// Their writes to the manager's remote table, one a cycle: each
-	// pipeline's wait in a FIFO of its own, taken in turn.
-	var remoteQs []axis.Stream
-	for _, pt := range Ports {
-		o := piOut[pt.Prefix]
-		room := m.Wire(pt.Prefix+"_remote_room", 1)
-		q := axis.FIFO(m, pt.Prefix+"_remote", axis.Stream{Data: m.Concat(o["remote_id"], o["remote_port"]), Valid: o["remote_we"],
-			Ready: room}, RemoteWrites)
-		lost := m.Reg(pt.Prefix+"_remote_lost_count", 32, 0)
-		m.SetNext(lost, m.Add(lost, m.Const(32, 1)))
-		m.SetEnable(lost, m.And(o["remote_we"], m.Not(room)))
-		m.Output(pt.Prefix+"_remote_lost", lost)
-		remoteQs = append(remoteQs, q)
-	}
-	remote := axis.Mux(m, "remote_mux", remoteQs)
-	m.Assign(remote.Ready, m.Const(1, 1))
 
 	// The manager.
 	mgrIn := map[string]ir.Value{"self_id": self}
@@ -370,7 +359,6 @@ func Build(name string, p Parts) *ir.Module {
 	if standIns {
 		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = m.Slice(host.side, 0, 3), m.Slice(host.side, 3, 2)
 	}
-	mgrIn["remote_we"], mgrIn["remote_id"], mgrIn["remote_port"] = remote.Valid, m.Slice(remote.Data, 2, 16), m.Slice(remote.Data, 0, 2)
 	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(up("port_b")), m.Not(up("port_a"))))
 	mgrReady := map[string]ir.Value{}
 	for _, o := range []string{"m_port_a", "m_port_b", "m_kernel", "m_local", "m_cpl"} {
@@ -471,7 +459,14 @@ func Build(name string, p Parts) *ir.Module {
 	// and the manager's to CC.
 	// (Through a register slice after their merge: the tag table's
 	// logic follows.)
-	toHost := slice(m, "to_host_slice", merge(m, "to_host_merge", piStream("port_a", "m_host", ""), piStream("port_b", "m_host", "")))
+	// Each stream's sideband is the port it comes from (1 A, 2 B; 0 a
+	// kernel slot), for the tag table.
+	fromPort := func(port string, k uint64) tlps {
+		s := piStream(port, "m_host", "")
+		s.side = m.Const(2, k)
+		return s
+	}
+	toHost := slice(m, "to_host_slice", merge(m, "to_host_merge", fromPort("port_a", 1), fromPort("port_b", 2)))
 	isCpl := m.Named("to_host_is_cpl", tlphdr.Decode(m, "to_host_hdr", toHost.hdr).Completion)
 	split := axis.Demux(m, "to_host", axis.Stream{Data: m.Const(1, 0), Valid: toHost.valid, Ready: toHost.ready}, isCpl, 2)
 	reqs := toHost
@@ -482,9 +477,14 @@ func Build(name string, p Parts) *ir.Module {
 		// after the merge: the tag table's allocation follows, and a
 		// slot's valid through the merge's arbitration into it was the
 		// card's longest path.
-		reqs = slice(m, "rq_slice", merge(m, "rq_merge", reqs, slotOut[0]...))
+		fromSlots := slices.Clone(slotOut[0])
+		for i := range fromSlots {
+			fromSlots[i].side = m.Const(2, 0)
+		}
+		reqs = slice(m, "rq_slice", merge(m, "rq_merge", reqs, fromSlots...))
 	}
 	reqToTags.drive(m, reqs)
+	m.Assign(reqPortToTags, reqs.side)
 	m.Assign(reqs.ready, tagsOut["req_ready"])
 	rqIn := map[string]ir.Value{"s_axis_rq_tready": m.Input("s_axis_rq_tready", 1)}
 	into(rqIn, "tlp_", tlps{hdr: tagsOut["rq_hdr"], data: tagsOut["rq_data"], keep: tagsOut["rq_keep"], sop: tagsOut["rq_sop"],

@@ -10,7 +10,6 @@ import (
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
-	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
@@ -99,8 +98,10 @@ func TestTwoFullCards(t *testing.T) {
 	// The requests host A makes, and what the models say B's host sees.
 	var cqBeats []func(*dut)
 	var wantRQ []string
-	var wantReq []tlp.TLP         // the requests as B's host should get them, in order
-	reads := map[uint16]tlp.TLP{} // by tag: the read as B's host gets it
+	var wantReq []tlp.TLP           // the requests as B's host should get them (with A's tags), in order
+	var fromA []tlp.TLP             // the requests as they reach card B
+	reads := map[uint16]tlp.TLP{}   // by tag: the read as B's host gets it
+	modelTag := map[uint16]uint16{} // card B's local tag -> model B's for the same read
 	for i := range *requestsFlag {
 		k := []tlp.Kind{tlp.MWr, tlp.MRd}[i%2]
 		fm, typ, _ := tlp.FmtType(k, true, 0)
@@ -121,11 +122,18 @@ func TestTwoFullCards(t *testing.T) {
 			t.Fatalf("request %d: model A %+v", i, oa)
 		}
 		y := x
-		y.Address, y.RequesterID = oa.Address, oa.Requester
-		y.Fmt, y.Type, _ = tlp.FmtType(k, y.Address >= 1<<32, 0)
-		modelB.Process(&y, pmgr.FromPortA, &ob)
-		if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressHost {
-			t.Fatalf("request %d: model B %+v", i, ob)
+		oa.Apply(&y)
+		fromA = append(fromA, y)
+		if k == tlp.MWr {
+			// (Model B takes reads as card B sends them to its host,
+			// below: each holds a tag until its completion.)
+			modelB.Process(&y, pmgr.FromPortA, &ob)
+			if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressHost {
+				t.Fatalf("request %d: model B %+v", i, ob)
+			}
+			ob.Apply(&y)
+		} else {
+			y.RequesterID = selfB // as card B's own, under a tag of B's
 		}
 		wantRQ = append(wantRQ, y.String())
 		wantReq = append(wantReq, y)
@@ -222,6 +230,13 @@ func TestTwoFullCards(t *testing.T) {
 				orig := uint16(0)
 				if k := len(gotRQ); k < len(wantReq) && x.Kind() == tlp.MRd {
 					orig = wantReq[k].Tag
+					yb := fromA[k]
+					var ob pmgr.Outcome
+					modelB.Process(&yb, pmgr.FromPortA, &ob)
+					if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressHost || ob.Requester != selfB {
+						t.Fatalf("read %d: model B %+v", k, ob)
+					}
+					modelTag[x.Tag] = ob.Tag
 					if _, busy := localTags[x.Tag]; busy {
 						t.Fatalf("card B gave local tag %d to two outstanding reads", x.Tag)
 					}
@@ -238,7 +253,7 @@ func TestTwoFullCards(t *testing.T) {
 					for j := range data {
 						data[j] = byte(r.Uint32())
 					}
-					c := pcie.Completion(&x, tlp.NewID(0, 0, 0), tlp.StatusSC, data)
+					c := readCompletion(&x, tlp.NewID(0, 0, 0), data)
 					rcPkt, err := pg213.ToRC(&c, x.Address, true)
 					if err != nil {
 						t.Fatal(err)
@@ -257,16 +272,18 @@ func TestTwoFullCards(t *testing.T) {
 					// What host A should get: B's model sends the completion
 					// back out of port A, A's model gives it A's requester.
 					var ob, oa pmgr.Outcome
-					modelB.Process(&c, pmgr.FromHost, &ob)
-					if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressPortA {
+					back := c
+					back.Tag = modelTag[x.Tag]
+					modelB.Process(&back, pmgr.FromHost, &ob)
+					if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressPortA || !ob.Freed || ob.Tag != orig {
 						t.Fatalf("model B routes the completion %+v", ob)
 					}
-					modelA.Process(&c, pmgr.FromPortA, &oa)
+					ob.Apply(&back)
+					modelA.Process(&back, pmgr.FromPortA, &oa)
 					if oa.Action != pmgr.Forward || oa.Egress.Kind != ntb.EgressHost {
 						t.Fatalf("model A routes the completion %+v", oa)
 					}
-					back := c
-					back.RequesterID, back.Tag = oa.Requester, orig
+					oa.Apply(&back)
 					// The CC adapter leaves Completer ID Enable clear, so the
 					// block puts its own ID in: host A addressed card A's BAR,
 					// and card A completes. (The model keeps host B's ID;

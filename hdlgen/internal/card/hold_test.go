@@ -68,12 +68,12 @@ func TestHoldBuffer(t *testing.T) {
 				}
 				if i < tc.kept {
 					y := x
-					y.Address, y.RequesterID = oa.Address, oa.Requester
-					y.Fmt, y.Type, _ = tlp.FmtType(tlp.MWr, y.Address >= 1<<32, 0)
+					oa.Apply(&y)
 					modelB.Process(&y, pmgr.FromPortA, &ob)
 					if ob.Action != pmgr.Forward || ob.Egress.Kind != ntb.EgressHost {
 						t.Fatalf("write %d: model B %+v", i, ob)
 					}
+					ob.Apply(&y)
 					want = append(want, fmt.Sprintf("%s %x", y.String(), sha256.Sum256(y.Data)))
 				}
 				p.request(0, &x, w.BAR)

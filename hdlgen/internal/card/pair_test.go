@@ -87,7 +87,8 @@ func newPair(t testing.TB, top [2]*ir.Module) *pair {
 	return newNet(t, top[:], []fibre{{a: end{0, "port_a"}, b: end{1, "port_a"}}})
 }
 
-// newNet builds the cards from top (card k gets bus k+1 as its ID), joins
+// newNet builds the cards from top (each card gets 01:00.0 as its ID, the
+// first bus of its own host's hierarchy, as the emulator enumerates), joins
 // them by links (5 words of fibre each) and resets them.
 func newNet(t testing.TB, top []*ir.Module, links []fibre) *pair {
 	return newNetRecorded(t, top, links, 0)
@@ -102,7 +103,7 @@ func newNetRecorded(t testing.TB, top []*ir.Module, links []fibre, record int) *
 		cq: make([][]axisBeat, n), rc: make([][]axisBeat, n), rq: make([][]tlp.TLP, n), cc: make([][]tlp.TLP, n),
 		rqAt: make([][]byte, n), ccAt: make([][]byte, n), rqUser: make([]uint64, n), rqCycle: make([][]int, n)}
 	for k := range p.cards {
-		p.ids[k] = tlp.NewID(uint8(k+1), 0, 0)
+		p.ids[k] = tlp.NewID(1, 0, 0) // each host's O-NIC is bus 1 of its own hierarchy, as in the emulator
 		s := newDUT(t, top[k])
 		p.cards[k] = s
 		s.drive("cfg_bus_number", uint64(p.ids[k].Bus()))
@@ -160,9 +161,12 @@ func (p *pair) setDelay(d int) {
 }
 
 // complete queues host k's completion c (for a request to addr) on card
-// k's RC.
+// k's RC, the block saying whether it finishes its request: when its
+// data reaches the Byte Count (or its status is not SC).
 func (p *pair) complete(k int, c *tlp.TLP, addr uint64) {
-	rc, err := pg213.ToRC(c, addr, true)
+	n := 4*int(c.Length) - int(c.LowerAddress&3)
+	done := c.Status != tlp.StatusSC || n >= int(c.ByteCount) || c.ByteCount == 0 && n >= 4096
+	rc, err := pg213.ToRC(c, addr, done)
 	if err != nil {
 		p.t.Fatal(err)
 	}

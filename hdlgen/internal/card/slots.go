@@ -37,11 +37,6 @@ type Kernel struct {
 // module names them.
 var ingressNames = []string{"host", "port_a", "port_b"}
 
-// RemoteWrites is how many writes to the manager's remote table each
-// port pipeline's FIFO holds (one is written a cycle); a write that finds
-// it full is lost and counted in <port>_remote_lost.
-const RemoteWrites = 16
-
 // Slot is one kernel slot of the card: its static module and its
 // reconfigurable one (hdlgen/internal/slot).
 type Slot struct {

@@ -28,9 +28,12 @@ func rqTypes() []uint64 {
 // requests in the manager's stream format (tlp_hdr, 128 bits with DW0 on
 // top; tlp_data from byte 0; tlp_keep, tlp_sop, tlp_eop, tlp_valid/ready)
 // become RQ packets toward the block (s_axis_rq_*, named as the IP names
-// them): the 16-byte descriptor with Requester ID Enable set (the request
-// leaves under the requester ID its header carries, as a manager issuing
-// requests for a peer needs), then the payload, each beat the previous
+// them): the 16-byte descriptor with Requester ID Enable clear, so the
+// request leaves under the block's own ID (PG213: in endpoint mode the
+// block fills in its captured bus and device numbers and takes only the
+// function number from the descriptor's requester field, which the tag
+// table sets to the card's function 0; Requester ID Enable is for root
+// ports and for switches relaying others' requests), then the payload, each beat the previous
 // input beat's last 16 bytes and the next one's first 48; tuser carries
 // the byte enables, is_sop, is_eop and the last DW's index.
 func RQ(m *ir.Module) {
@@ -52,7 +55,7 @@ func RQ(m *ir.Module) {
 	rt := m.Named("rq_request_type", m.ROM(m.Concat(m.Slice(dw0, 30, 1), m.Slice(dw0, 24, 5)), 4, rqTypes()))
 	attr := m.Concat(m.Slice(dw0, 18, 1), m.Slice(dw0, 12, 2))
 	desc := m.Named("rq_desc", m.Concat(
-		m.Const(1, 0), attr, m.Slice(dw0, 20, 3), m.Const(1, 1), m.Const(16, 0), // force ECRC, attributes, TC, requester ID enable, completer ID
+		m.Const(1, 0), attr, m.Slice(dw0, 20, 3), m.Const(1, 0), m.Const(16, 0), // force ECRC, attributes, TC, requester ID enable, completer ID
 		m.Slice(dw1, 8, 8), m.Slice(dw1, 16, 16), m.Slice(dw0, 14, 1), rt, dwCount, // tag, requester ID, poisoned, request type, Dword count
 		addr, m.Slice(dw0, 10, 2))) // address 63:2, AT
 	firstBE, lastBE := m.Slice(dw1, 0, 4), m.Slice(dw1, 4, 4)

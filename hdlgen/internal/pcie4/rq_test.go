@@ -24,9 +24,11 @@ func rqModule(t testing.TB) *ir.Module {
 // TestRQAgainstModel: random memory, I/O and atomic requests offered in
 // the manager's stream format with random gaps and backpressure leave as
 // RQ packets that the pcie/pg213 model reads back (byte enables from
-// tuser) as the same requests, under their own requester IDs, with
-// is_sop, is_eop and the last DW's index on the right beats.
+// tuser) as the same requests, with is_sop, is_eop and the last DW's
+// index on the right beats — under the block's own requester ID: the
+// descriptor leaves Requester ID Enable clear, as an endpoint's must.
 func TestRQAgainstModel(t *testing.T) {
+	blockID := tlp.NewID(0x42, 0, 0) // the bus the block captured, device 0, function 0
 	r := rand.New(rand.NewPCG(5, 5))
 	kinds := []tlp.Kind{tlp.MRd, tlp.MWr, tlp.MRdLk, tlp.IORd, tlp.IOWr, tlp.FetchAdd, tlp.Swap, tlp.CAS}
 	var want []tlp.TLP
@@ -59,7 +61,9 @@ func TestRQAgainstModel(t *testing.T) {
 				x.Data[j] = byte(r.Uint32())
 			}
 		}
-		want = append(want, x)
+		w := x
+		w.RequesterID = blockID
+		want = append(want, w)
 		enc, err := x.AppendBinary(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +115,7 @@ func TestRQAgainstModel(t *testing.T) {
 				var q pg213.RQ
 				copy(q.Descriptor[:], pkt[:16])
 				q.FirstBE, q.LastBE, q.Payload = fbe, lbe, pkt[16:]
-				x, err := q.TLP(0)
+				x, err := q.TLP(blockID)
 				if err != nil {
 					t.Fatalf("request %d: %v", len(got), err)
 				}

@@ -10,22 +10,31 @@ import (
 // (256 outstanding non-posted requests; PG213's client tags).
 const TagBits = 8
 
-// TagsModule is the requester tag table (onic_pcie4_tags). The block
-// runs with client tags (axisten_if_enable_client_tag): the card must
-// never have two non-posted requests with one tag outstanding, yet the
-// requests it passes to the host on behalf of peers carry the peers'
-// tags, which may collide. So each non-posted request on req_* leaves on
-// rq_* with a free local tag in its header, and the table remembers the
-// request's own tag; a completion on rc_* (the RC adapter's stream) leaves
-// on cpl_* with that tag put back, and the local tag is free again once
-// the block says the request is complete (rc_done on the completion's
-// last beat). Posted requests pass with their tags untouched. A request
-// waits while no tag is free; a scan finds the next free one, one tag a
-// cycle.
+// TagsModule is the requester tag table (onic_pcie4_tags), as
+// pcie/manager's tag table describes it. Every request the card passes to
+// its host for a peer leaves as the card's own: the block is an
+// endpoint, whose requests carry its function's ID (PG213's requester
+// request descriptor: Requester ID Enable is for a root port, or an
+// upstream switch port relaying; an endpoint's bus number is the block's
+// own), so the host's root complex, routing completions by requester ID
+// (PCIe §2.2.9), sends the completion to the card. So each request on
+// req_* leaves on rq_* with self_id as its requester; a non-posted one
+// also with a free local tag (the block runs with client tags,
+// axisten_if_enable_client_tag: the card must never have two non-posted
+// requests with one tag outstanding, and peers' tags may collide), and
+// the table remembers the request's own requester ID, tag and the port
+// it came from (req_port: 1 A, 2 B). A completion on rc_* (the RC
+// adapter's stream) leaves on cpl_* with that requester ID and tag put
+// back and the port on cpl_port (0 for a tag nothing holds: unexpected),
+// and the local tag is free again once the block says the request is
+// complete (rc_done on the completion's last beat). A request waits
+// while no tag is free; a scan finds the next free one, one tag a cycle.
 func TagsModule() *ir.Module {
 	m := ir.NewModule("onic_pcie4_tags")
 	const n = 1 << TagBits
 	t9Lo, t8Lo, tagLo := tagPos(tlp.ClassMemory) // in a request header
+	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
+	self := m.Input("self_id", 16)
 
 	// Requests.
 	hdr := m.Input("req_hdr", hdrBits)
@@ -50,15 +59,19 @@ func TagsModule() *ir.Module {
 	out := m.Concat(m.Slice(hdr, tagLo+TagBits, hdrBits-tagLo-TagBits), tag, m.Slice(hdr, 0, tagLo))
 	out = m.Concat(m.Slice(out, t9Lo+1, hdrBits-t9Lo-1), m.Const(1, 0), m.Slice(out, 0, t9Lo))
 	out = m.Concat(m.Slice(out, t8Lo+1, hdrBits-t8Lo-1), m.Const(1, 0), m.Slice(out, 0, t8Lo))
-	m.Output("rq_hdr", m.Mux(posted, hdr, out))
+	asSelf := func(h ir.Value) ir.Value {
+		return m.Concat(m.Slice(h, reqLo+reqW, hdrBits-reqLo-reqW), self, m.Slice(h, 0, reqLo))
+	}
+	m.Output("rq_hdr", asSelf(m.Mux(posted, hdr, out)))
 	m.Output("rq_data", m.Input("req_data", dataBits))
 	m.Output("rq_keep", m.Input("req_keep", keepBits))
 	m.Output("rq_sop", sop)
 	m.Output("rq_eop", eop)
 	m.SetNext(held, tag)
 	m.SetEnable(held, alloc)
-	orig := m.Memory("tag_orig", n, 10)
-	m.WritePort(orig, cursor, f.Tag, alloc, ir.Value{})
+	// Each tag's request as it came: its port, requester ID and tag.
+	orig := m.Memory("tag_orig", n, 2+16+10)
+	m.WritePort(orig, cursor, m.Concat(m.Input("req_port", 2), f.Requester, f.Tag), alloc, ir.Value{})
 
 	// Completions: one register stage, in which the table's word for the
 	// completion's tag is read.
@@ -73,7 +86,8 @@ func TagsModule() *ir.Module {
 	ct9, ct8, cTagLo := tagPos(tlp.ClassCompletion)
 	ct9, ct8, cTagLo = ct9-32, ct8-32, cTagLo-32 // the completion's 3 DW header is the top 96 bits of the 128-bit bus
 	local := m.Slice(cHdr, cTagLo, TagBits)
-	origTag := m.ReadPort(orig, local, accept)
+	origWord := m.ReadPort(orig, local, accept)
+	origTag, origReq, origPort := m.Slice(origWord, 0, 10), m.Slice(origWord, 10, 16), m.Slice(origWord, 26, 2)
 	reg := func(name string, v ir.Value) ir.Value {
 		r := m.RegNoReset(name, v.Width())
 		m.SetNext(r, v)
@@ -81,11 +95,18 @@ func TagsModule() *ir.Module {
 		return r
 	}
 	rHdr := reg("cpl_hdr_r", cHdr)
+	// Whether the completion's tag was taken (busy) when it came: a tag
+	// nothing holds is an Unexpected Completion (port 0).
+	held2 := reg("cpl_tag_held_r", m.Slice(m.Shr(busy, local), 0, 1))
 	m.SetNext(outValid, m.Or(accept, m.And(outValid, m.Not(outReady))))
 	back := m.Concat(m.Slice(rHdr, cTagLo+TagBits, 96-cTagLo-TagBits), m.Slice(origTag, 0, TagBits), m.Slice(rHdr, 0, cTagLo))
 	back = m.Concat(m.Slice(back, ct9+1, 96-ct9-1), m.Slice(origTag, 9, 1), m.Slice(back, 0, ct9))
 	back = m.Concat(m.Slice(back, ct8+1, 96-ct8-1), m.Slice(origTag, 8, 1), m.Slice(back, 0, ct8))
-	m.Output("cpl_hdr", back)
+	cReqLo, cReqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassCompletion, tlp.Fmt3DW))
+	cReqLo -= 32
+	back = m.Concat(m.Slice(back, cReqLo+cReqW, 96-cReqLo-cReqW), origReq, m.Slice(back, 0, cReqLo))
+	m.Output("cpl_hdr", m.Mux(held2, back, rHdr))
+	m.Output("cpl_port", m.Mux(held2, origPort, m.Const(2, 0)))
 	m.Output("cpl_data", reg("cpl_data_r", m.Input("rc_data", dataBits)))
 	m.Output("cpl_keep", reg("cpl_keep_r", m.Input("rc_keep", keepBits)))
 	m.Output("cpl_sop", reg("cpl_sop_r", m.Input("rc_sop", 1)))

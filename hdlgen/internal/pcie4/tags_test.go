@@ -43,11 +43,14 @@ func fromWords(t testing.TB, w []uint64, n int) tlp.TLP {
 }
 
 // TestTags: requests with colliding tags (eight tags shared by four
-// requesters) leave with local tags no two of which are outstanding at
-// once; posted writes keep theirs; completions — split in up to three,
-// returned in any order, under backpressure — come back with their
-// request's own tag, and a request's local tag is free again once its
-// last completion says it is done; 600 requests go through 256 tags.
+// requesters, from either port) leave under the card's requester ID,
+// with local tags no two of which are outstanding at once; posted writes
+// keep their tags; completions — routed to the card by its ID, split in
+// up to three, returned in any order, under backpressure — come back
+// with their request's own requester ID and tag and the port it came
+// from, and a request's local tag is free again once its last completion
+// says it is done; a completion for a tag nothing holds comes out as it
+// went in, with port 0 (unexpected); 600 requests go through 256 tags.
 func TestTags(t *testing.T) {
 	s, err := sim.New(TagsModule())
 	if err != nil {
@@ -65,6 +68,8 @@ func TestTags(t *testing.T) {
 		}
 		return v
 	}
+	self := tlp.NewID(0x03, 0, 0)
+	set("self_id", uint64(self))
 	s.SetReset(true)
 	s.Step()
 	s.SetReset(false)
@@ -84,9 +89,17 @@ func TestTags(t *testing.T) {
 		reqs = append(reqs, x)
 	}
 	outstanding := map[uint8]tlp.TLP{} // local tag -> the request as it came
+	ports := map[uint8]uint64{}        // local tag -> the port it came from
 	queue := map[uint8][]tlp.TLP{}     // completions still to come, per local tag, in order
-	var expect []uint16                // original tags, in the order completions were taken
-	var cur = -1                       // the local tag whose completion is on offer
+	type cplOut struct {
+		req        tlp.ID
+		tag        uint16
+		port       uint64
+		unexpected bool
+	}
+	var expect []cplOut // the completions as they should leave, in the order taken
+	port := []uint64{1, 2}
+	var cur = -1 // the local tag whose completion is on offer
 	ri, got, maxOut := 0, 0, 0
 	for cyc := 0; cyc < 60000 && (ri < len(reqs) || len(queue) > 0 || got < len(expect)); cyc++ {
 		offer := ri < len(reqs) && r.IntN(3) != 0
@@ -96,6 +109,7 @@ func TestTags(t *testing.T) {
 			set("req_hdr", hdrWords(t, &x)...)
 			set("req_sop", 1)
 			set("req_eop", 1)
+			set("req_port", port[ri%2])
 		}
 		rqReady := r.IntN(4) != 0
 		set("rq_ready", b2u(rqReady))
@@ -106,6 +120,18 @@ func TestTags(t *testing.T) {
 			}
 			slices.Sort(keys)
 			cur = keys[r.IntN(len(keys))]
+		}
+		if cur < 0 && r.IntN(40) == 0 {
+			// A completion for a tag nothing holds.
+			for k := range 256 {
+				if _, busy := outstanding[uint8(k)]; !busy && len(queue[uint8(k)]) == 0 {
+					c := tlp.TLP{Tag: uint16(k), RequesterID: self, ByteCount: 4, Length: 1, Data: make([]byte, 4)}
+					c.Fmt, c.Type, _ = tlp.FmtType(tlp.CplD, false, 0)
+					queue[uint8(k)] = []tlp.TLP{c}
+					cur = k
+					break
+				}
+			}
 		}
 		if cur >= 0 {
 			c := queue[uint8(cur)][0]
@@ -122,7 +148,7 @@ func TestTags(t *testing.T) {
 		if offer && get("req_ready")[0] == 1 {
 			x := reqs[ri]
 			out := fromWords(t, get("rq_hdr"), x.HeaderLen())
-			if out.Address != x.Address || out.RequesterID != x.RequesterID {
+			if out.Address != x.Address || out.RequesterID != self {
 				t.Fatalf("request %d: %v left as %v", ri, x, out)
 			}
 			if x.Kind() == tlp.MWr {
@@ -138,10 +164,11 @@ func TestTags(t *testing.T) {
 					t.Fatalf("request %d: tag %d handed out while outstanding", ri, local)
 				}
 				outstanding[local] = x
+				ports[local] = port[ri%2]
 				maxOut = max(maxOut, len(outstanding))
 				n := 1 + r.IntN(3)
 				for j := range n {
-					c := tlp.TLP{Tag: uint16(local), RequesterID: x.RequesterID, CompleterID: tlp.NewID(0, 0, 0), ByteCount: uint16(4 * (n - j)),
+					c := tlp.TLP{Tag: uint16(local), RequesterID: self, CompleterID: tlp.NewID(0, 0, 0), ByteCount: uint16(4 * (n - j)),
 						Length: 1, Data: make([]byte, 4), Status: tlp.StatusSC}
 					c.Fmt, c.Type, _ = tlp.FmtType(tlp.CplD, false, 0)
 					queue[local] = append(queue[local], c)
@@ -151,7 +178,11 @@ func TestTags(t *testing.T) {
 		}
 		if cur >= 0 && get("rc_ready")[0] == 1 {
 			local := uint8(cur)
-			expect = append(expect, outstanding[local].Tag)
+			if x, busy := outstanding[local]; busy {
+				expect = append(expect, cplOut{req: x.RequesterID, tag: x.Tag, port: ports[local]})
+			} else {
+				expect = append(expect, cplOut{req: self, tag: uint16(local), unexpected: true})
+			}
 			queue[local] = queue[local][1:]
 			if len(queue[local]) == 0 {
 				delete(queue, local)
@@ -162,8 +193,11 @@ func TestTags(t *testing.T) {
 		if get("cpl_valid")[0] == 1 && cplReady {
 			h := get("cpl_hdr")
 			out := fromWords(t, []uint64{h[0] << 32, h[1]<<32 | h[0]>>32}, 12)
-			if got >= len(expect) || out.Tag != expect[got] {
-				t.Fatalf("completion %d: tag %d, want %v", got, out.Tag, expect[got:min(got+1, len(expect))])
+			if got >= len(expect) {
+				t.Fatalf("completion %d: more than were taken", got)
+			}
+			if e := expect[got]; out.Tag != e.tag || out.RequesterID != e.req || get("cpl_port")[0] != e.port {
+				t.Fatalf("completion %d: %s tag %d port %d, want %+v", got, out.RequesterID, out.Tag, get("cpl_port")[0], e)
 			}
 			got++
 		}
@@ -172,10 +206,19 @@ func TestTags(t *testing.T) {
 	if ri != len(reqs) || len(queue) != 0 || got != len(expect) {
 		t.Fatalf("%d of %d requests, %d completions pending, %d of %d out", ri, len(reqs), len(queue), got, len(expect))
 	}
+	unexpected := 0
+	for _, e := range expect {
+		if e.unexpected {
+			unexpected++
+		}
+	}
+	if unexpected == 0 {
+		t.Fatal("no completion for a free tag was sent: the test misses the unexpected case")
+	}
 	if maxOut < 20 {
 		t.Fatalf("at most %d requests were outstanding: the test does not load the table", maxOut)
 	}
-	t.Logf("%d requests, %d completions, up to %d outstanding", len(reqs), got, maxOut)
+	t.Logf("%d requests, %d completions (%d unexpected), up to %d outstanding", len(reqs), got, unexpected, maxOut)
 }
 
 func TestTagsLint(t *testing.T) { verilator.Lint(t, TagsModule()) }

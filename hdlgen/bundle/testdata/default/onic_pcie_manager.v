@@ -28,9 +28,6 @@ module onic_pcie_manager (
     input  wire s_host_tlp_sop,
     input  wire s_host_tlp_eop,
     output wire s_host_tlp_ready,
-    input  wire [15:0] remote_id,
-    input  wire [1:0] remote_port,
-    input  wire remote_we,
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -68,313 +65,305 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [1:0] remote_table [0:65535]; // manager.go:645
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:690
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:691
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:761
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:761
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:812
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:823
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:823
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:823
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:823
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:823
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:823
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:823
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:823
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:823
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:867
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:867
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:867
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:965
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:965
-    reg  axil_bvalid = 1'h0; // manager.go:1093
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:1118
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:1118
-    reg  [31:0] lut_index = 32'h0; // manager.go:1119
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1119
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1120
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1120
-    reg  axil_rvalid = 1'h0; // manager.go:1123
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1123
-    reg  [1:0] remote_port_of = 2'h0; // manager.go:647
-    reg  s1_valid = 1'h0; // manager.go:649
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:649
-    reg  [2:0] s1_bar = 3'h0; // manager.go:649
-    reg  [511:0] s1_data = 512'h0; // manager.go:649
-    reg  [15:0] s1_keep = 16'h0; // manager.go:649
-    reg  s1_sop = 1'h0; // manager.go:649
-    reg  s1_eop = 1'h0; // manager.go:649
-    reg  [6:0] s1_kind = 7'h0; // manager.go:650
-    reg  [63:0] s1_off = 64'h0; // manager.go:650
-    reg  s1_bar_ok = 1'h0; // manager.go:650
-    reg  s1_reg_hit = 1'h0; // manager.go:650
-    reg  [12:0] s1_size = 13'h0; // manager.go:650
-    reg  s1_proxy_ok = 1'h0; // manager.go:650
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:650
-    reg  s2_valid = 1'h0; // manager.go:744
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:744
-    reg  [511:0] s2_data = 512'h0; // manager.go:744
-    reg  [15:0] s2_keep = 16'h0; // manager.go:744
-    reg  s2_sop = 1'h0; // manager.go:744
-    reg  s2_eop = 1'h0; // manager.go:744
-    reg  [6:0] s2_kind = 7'h0; // manager.go:749
-    reg  [63:0] s2_off = 64'h0; // manager.go:749
-    reg  s2_bar_ok = 1'h0; // manager.go:749
-    reg  s2_reg_hit = 1'h0; // manager.go:749
-    reg  [12:0] s2_size = 13'h0; // manager.go:749
-    reg  s2_proxy_ok = 1'h0; // manager.go:749
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:749
-    reg  s2_found = 1'h0; // manager.go:749
-    reg  s2_enabled = 1'h0; // manager.go:749
-    reg  [2:0] s2_egress = 3'h0; // manager.go:749
-    reg  [7:0] s2_slot = 8'h0; // manager.go:749
-    reg  [63:0] s2_addr = 64'h0; // manager.go:749
-    reg  s2_down = 1'h0; // manager.go:749
-    reg  s2_second = 1'h0; // manager.go:749
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:749
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:749
-    reg  s2_second_down = 1'h0; // manager.go:749
-    reg  [1:0] s2_remote = 2'h0; // manager.go:749
-    reg  s3_valid = 1'h0; // manager.go:786
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:786
-    reg  [511:0] s3_data = 512'h0; // manager.go:786
-    reg  [15:0] s3_keep = 16'h0; // manager.go:786
-    reg  s3_sop = 1'h0; // manager.go:786
-    reg  s3_eop = 1'h0; // manager.go:786
-    reg  [6:0] s3_kind = 7'h0; // manager.go:788
-    reg  [63:0] s3_off = 64'h0; // manager.go:788
-    reg  s3_bar_ok = 1'h0; // manager.go:788
-    reg  s3_reg_hit = 1'h0; // manager.go:788
-    reg  s3_proxy_ok = 1'h0; // manager.go:788
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:788
-    reg  s3_found = 1'h0; // manager.go:788
-    reg  s3_enabled = 1'h0; // manager.go:788
-    reg  [2:0] s3_egress = 3'h0; // manager.go:788
-    reg  [7:0] s3_slot = 8'h0; // manager.go:788
-    reg  [63:0] s3_addr = 64'h0; // manager.go:788
-    reg  s3_down = 1'h0; // manager.go:788
-    reg  s3_second = 1'h0; // manager.go:788
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:788
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:788
-    reg  s3_second_down = 1'h0; // manager.go:788
-    reg  [2:0] s3_rule = 3'h0; // manager.go:788
-    reg  [1:0] s3_remote = 2'h0; // manager.go:788
-    reg  s4_valid = 1'h0; // manager.go:891
-    reg  [511:0] s4_data = 512'h0; // manager.go:891
-    reg  [15:0] s4_keep = 16'h0; // manager.go:891
-    reg  s4_sop = 1'h0; // manager.go:891
-    reg  s4_eop = 1'h0; // manager.go:891
-    reg  [1:0] s4_action = 2'h0; // manager.go:892
-    reg  [3:0] s4_reason = 4'h0; // manager.go:893
-    reg  [2:0] s4_egress = 3'h0; // manager.go:894
-    reg  [7:0] s4_slot = 8'h0; // manager.go:895
-    reg  s4_second = 1'h0; // manager.go:896
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:897
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:898
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:899
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:900
-    reg  m_port_a_sent = 1'h0; // manager.go:923
-    reg  m_port_b_sent = 1'h0; // manager.go:923
-    reg  m_kernel_sent = 1'h0; // manager.go:923
-    reg  m_local_sent = 1'h0; // manager.go:923
-    reg  m_cpl_sent = 1'h0; // manager.go:923
-    reg  [31:0] count_ok = 32'h0; // manager.go:963
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:963
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:963
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:963
-    reg  [31:0] count_port_down = 32'h0; // manager.go:963
-    reg  [31:0] count_denied = 32'h0; // manager.go:963
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:963
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:963
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:963
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:963
-    reg  [31:0] count_msix_address = 32'h0; // manager.go:963
-    wire [6:0] kind; // manager.go:570: a table
-    wire [63:0] bar_mask; // manager.go:611: a table
-    wire bar_ok; // manager.go:612: a table
-    wire [2:0] cpl_lead_bytes; // manager.go:1026: a table
-    wire [1:0] cpl_last_byte; // manager.go:1030: a table
-    wire [2:0] cpl_trail_bytes; // manager.go:1032: a table
-    wire write_accept; // manager.go:1094
-    wire [31:0] write_mask; // manager.go:1105
-    wire [31:0] _win_en_lo_not; // manager.go:1118
-    wire [31:0] _win_en_lo_and; // manager.go:1118
-    wire init_done; // manager.go:1121
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:678
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:679
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:748
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:748
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:799
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:810
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:810
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:810
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:810
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:810
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:810
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:810
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:810
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:810
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:857
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:857
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:857
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:955
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:955
+    reg  axil_bvalid = 1'h0; // manager.go:1083
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:1108
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:1108
+    reg  [31:0] lut_index = 32'h0; // manager.go:1109
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1109
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1110
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1110
+    reg  axil_rvalid = 1'h0; // manager.go:1113
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1113
+    reg  s1_valid = 1'h0; // manager.go:637
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:637
+    reg  [2:0] s1_bar = 3'h0; // manager.go:637
+    reg  [511:0] s1_data = 512'h0; // manager.go:637
+    reg  [15:0] s1_keep = 16'h0; // manager.go:637
+    reg  s1_sop = 1'h0; // manager.go:637
+    reg  s1_eop = 1'h0; // manager.go:637
+    reg  [6:0] s1_kind = 7'h0; // manager.go:638
+    reg  [63:0] s1_off = 64'h0; // manager.go:638
+    reg  s1_bar_ok = 1'h0; // manager.go:638
+    reg  s1_reg_hit = 1'h0; // manager.go:638
+    reg  [12:0] s1_size = 13'h0; // manager.go:638
+    reg  s1_proxy_ok = 1'h0; // manager.go:638
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:638
+    reg  s2_valid = 1'h0; // manager.go:732
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:732
+    reg  [2:0] s2_bar = 3'h0; // manager.go:732
+    reg  [511:0] s2_data = 512'h0; // manager.go:732
+    reg  [15:0] s2_keep = 16'h0; // manager.go:732
+    reg  s2_sop = 1'h0; // manager.go:732
+    reg  s2_eop = 1'h0; // manager.go:732
+    reg  [6:0] s2_kind = 7'h0; // manager.go:736
+    reg  [63:0] s2_off = 64'h0; // manager.go:736
+    reg  s2_bar_ok = 1'h0; // manager.go:736
+    reg  s2_reg_hit = 1'h0; // manager.go:736
+    reg  [12:0] s2_size = 13'h0; // manager.go:736
+    reg  s2_proxy_ok = 1'h0; // manager.go:736
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:736
+    reg  s2_found = 1'h0; // manager.go:736
+    reg  s2_enabled = 1'h0; // manager.go:736
+    reg  [2:0] s2_egress = 3'h0; // manager.go:736
+    reg  [7:0] s2_slot = 8'h0; // manager.go:736
+    reg  [63:0] s2_addr = 64'h0; // manager.go:736
+    reg  s2_down = 1'h0; // manager.go:736
+    reg  s2_second = 1'h0; // manager.go:736
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:736
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:736
+    reg  s2_second_down = 1'h0; // manager.go:736
+    reg  s3_valid = 1'h0; // manager.go:773
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:773
+    reg  [2:0] s3_bar = 3'h0; // manager.go:773
+    reg  [511:0] s3_data = 512'h0; // manager.go:773
+    reg  [15:0] s3_keep = 16'h0; // manager.go:773
+    reg  s3_sop = 1'h0; // manager.go:773
+    reg  s3_eop = 1'h0; // manager.go:773
+    reg  [6:0] s3_kind = 7'h0; // manager.go:775
+    reg  [63:0] s3_off = 64'h0; // manager.go:775
+    reg  s3_bar_ok = 1'h0; // manager.go:775
+    reg  s3_reg_hit = 1'h0; // manager.go:775
+    reg  s3_proxy_ok = 1'h0; // manager.go:775
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:775
+    reg  s3_found = 1'h0; // manager.go:775
+    reg  s3_enabled = 1'h0; // manager.go:775
+    reg  [2:0] s3_egress = 3'h0; // manager.go:775
+    reg  [7:0] s3_slot = 8'h0; // manager.go:775
+    reg  [63:0] s3_addr = 64'h0; // manager.go:775
+    reg  s3_down = 1'h0; // manager.go:775
+    reg  s3_second = 1'h0; // manager.go:775
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:775
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:775
+    reg  s3_second_down = 1'h0; // manager.go:775
+    reg  [2:0] s3_rule = 3'h0; // manager.go:775
+    reg  s4_valid = 1'h0; // manager.go:881
+    reg  [511:0] s4_data = 512'h0; // manager.go:881
+    reg  [15:0] s4_keep = 16'h0; // manager.go:881
+    reg  s4_sop = 1'h0; // manager.go:881
+    reg  s4_eop = 1'h0; // manager.go:881
+    reg  [1:0] s4_action = 2'h0; // manager.go:882
+    reg  [3:0] s4_reason = 4'h0; // manager.go:883
+    reg  [2:0] s4_egress = 3'h0; // manager.go:884
+    reg  [7:0] s4_slot = 8'h0; // manager.go:885
+    reg  s4_second = 1'h0; // manager.go:886
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:887
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:888
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:889
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:890
+    reg  m_port_a_sent = 1'h0; // manager.go:913
+    reg  m_port_b_sent = 1'h0; // manager.go:913
+    reg  m_kernel_sent = 1'h0; // manager.go:913
+    reg  m_local_sent = 1'h0; // manager.go:913
+    reg  m_cpl_sent = 1'h0; // manager.go:913
+    reg  [31:0] count_ok = 32'h0; // manager.go:953
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:953
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:953
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:953
+    reg  [31:0] count_port_down = 32'h0; // manager.go:953
+    reg  [31:0] count_denied = 32'h0; // manager.go:953
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:953
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:953
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:953
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:953
+    reg  [31:0] count_msix_address = 32'h0; // manager.go:953
+    wire [6:0] kind; // manager.go:566: a table
+    wire [63:0] bar_mask; // manager.go:607: a table
+    wire bar_ok; // manager.go:608: a table
+    wire [2:0] cpl_lead_bytes; // manager.go:1016: a table
+    wire [1:0] cpl_last_byte; // manager.go:1020: a table
+    wire [2:0] cpl_trail_bytes; // manager.go:1022: a table
+    wire write_accept; // manager.go:1084
+    wire [31:0] write_mask; // manager.go:1095
+    wire [31:0] _win_en_lo_not; // manager.go:1108
+    wire [31:0] _win_en_lo_and; // manager.go:1108
+    wire init_done; // manager.go:1111
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:549
-    wire [2:0] in_bar; // manager.go:549
-    wire adv; // manager.go:558
+    wire [127:0] in_hdr; // manager.go:545
+    wire [2:0] in_bar; // manager.go:545
+    wire adv; // manager.go:554
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:611
-    wire _s1_proxy_eq; // manager.go:633
-    wire [63:0] _window_enables_concat; // manager.go:702
-    wire window_enables; // manager.go:702
-    wire failover; // manager.go:711
-    wire [2:0] translated_egress; // manager.go:712
-    wire [63:0] translated_addr; // manager.go:713
-    wire multicast; // manager.go:714
-    wire [63:0] check_addr; // manager.go:757
-    wire [4:0] _check_egress_or; // manager.go:759
-    wire [4:0] check_egress; // manager.go:763
+    wire [63:0] bar_offset; // manager.go:607
+    wire _s1_proxy_eq; // manager.go:629
+    wire [63:0] _window_enables_concat; // manager.go:690
+    wire window_enables; // manager.go:690
+    wire failover; // manager.go:699
+    wire [2:0] translated_egress; // manager.go:700
+    wire [63:0] translated_addr; // manager.go:701
+    wire multicast; // manager.go:702
+    wire [63:0] check_addr; // manager.go:744
+    wire [4:0] _check_egress_or; // manager.go:746
+    wire [4:0] check_egress; // manager.go:750
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:800
-    wire allowed; // manager.go:803
-    wire to_port; // manager.go:804
-    wire cpl_for_self; // manager.go:825
-    wire no_proxy_id; // manager.go:829
-    wire [3:0] reason_no_proxy_id; // manager.go:829
-    wire [2:0] egress_no_proxy_id; // manager.go:829
-    wire [7:0] slot_no_proxy_id; // manager.go:829
-    wire [63:0] addr_no_proxy_id; // manager.go:829
-    wire [15:0] req_no_proxy_id; // manager.go:829
-    wire denied; // manager.go:830
-    wire [3:0] reason_denied; // manager.go:830
-    wire [2:0] egress_denied; // manager.go:830
-    wire [7:0] slot_denied; // manager.go:830
-    wire [63:0] addr_denied; // manager.go:830
-    wire [15:0] req_denied; // manager.go:830
-    wire [3:0] reason_port_down; // manager.go:843
-    wire [2:0] egress_port_down; // manager.go:843
-    wire [7:0] slot_port_down; // manager.go:843
-    wire [63:0] addr_port_down; // manager.go:843
-    wire [15:0] req_port_down; // manager.go:843
-    wire mapping_disabled; // manager.go:845
-    wire [3:0] reason_mapping_disabled; // manager.go:845
-    wire [2:0] egress_mapping_disabled; // manager.go:845
-    wire [7:0] slot_mapping_disabled; // manager.go:845
-    wire [63:0] addr_mapping_disabled; // manager.go:845
-    wire [15:0] req_mapping_disabled; // manager.go:845
-    wire window_miss; // manager.go:846
-    wire [3:0] reason_window_miss; // manager.go:846
-    wire [2:0] egress_window_miss; // manager.go:846
-    wire [7:0] slot_window_miss; // manager.go:846
-    wire [63:0] addr_window_miss; // manager.go:846
-    wire [15:0] req_window_miss; // manager.go:846
-    wire reg_allowed; // manager.go:847
-    wire [3:0] reason_reg_allowed; // manager.go:847
-    wire [2:0] egress_reg_allowed; // manager.go:847
-    wire [7:0] slot_reg_allowed; // manager.go:847
-    wire [63:0] addr_reg_allowed; // manager.go:847
-    wire [15:0] req_reg_allowed; // manager.go:847
-    wire reg_denied; // manager.go:848
-    wire [3:0] reason_reg_denied; // manager.go:848
-    wire [2:0] egress_reg_denied; // manager.go:848
-    wire [7:0] slot_reg_denied; // manager.go:848
-    wire [63:0] addr_reg_denied; // manager.go:848
-    wire [15:0] req_reg_denied; // manager.go:848
-    wire not_for_us; // manager.go:849
-    wire [3:0] reason_not_for_us; // manager.go:849
-    wire [2:0] egress_not_for_us; // manager.go:849
-    wire [7:0] slot_not_for_us; // manager.go:849
-    wire [63:0] addr_not_for_us; // manager.go:849
-    wire [15:0] req_not_for_us; // manager.go:849
-    wire unsupported; // manager.go:850
-    wire [3:0] reason_unsupported; // manager.go:850
-    wire [2:0] egress_unsupported; // manager.go:850
-    wire [7:0] slot_unsupported; // manager.go:850
-    wire [63:0] addr_unsupported; // manager.go:850
-    wire [15:0] req_unsupported; // manager.go:850
-    wire cpl_local; // manager.go:851
-    wire [3:0] reason_cpl_local; // manager.go:851
-    wire [2:0] egress_cpl_local; // manager.go:851
-    wire [7:0] slot_cpl_local; // manager.go:851
-    wire [63:0] addr_cpl_local; // manager.go:851
-    wire [15:0] req_cpl_local; // manager.go:851
-    wire cpl_unexpected; // manager.go:852
-    wire [3:0] reason_cpl_unexpected; // manager.go:852
-    wire [2:0] egress_cpl_unexpected; // manager.go:852
-    wire [7:0] slot_cpl_unexpected; // manager.go:852
-    wire [63:0] addr_cpl_unexpected; // manager.go:852
-    wire [15:0] req_cpl_unexpected; // manager.go:852
-    wire cpl_remote; // manager.go:857
-    wire [3:0] reason_cpl_remote; // manager.go:857
-    wire [2:0] egress_cpl_remote; // manager.go:857
-    wire [7:0] slot_cpl_remote; // manager.go:857
-    wire [63:0] addr_cpl_remote; // manager.go:857
-    wire [15:0] req_cpl_remote; // manager.go:857
-    wire [3:0] reason_cfg_or_msg; // manager.go:858
-    wire [2:0] egress_cfg_or_msg; // manager.go:858
-    wire [7:0] slot_cfg_or_msg; // manager.go:858
-    wire [63:0] addr_cfg_or_msg; // manager.go:858
-    wire [15:0] req_cfg_or_msg; // manager.go:858
-    wire ok; // manager.go:860
-    wire [1:0] action; // manager.go:867
-    wire [2:0] cpl_status; // manager.go:868
-    wire via_window; // manager.go:871
-    wire second_copy; // manager.go:872
-    wire [1:0] _hdr_primary_mux; // manager.go:875
-    wire rewrite_primary_4dw; // manager.go:875
-    wire [31:0] rewrite_primary_dw0; // manager.go:875
-    wire [31:0] rewrite_primary_dw1; // manager.go:875
-    wire [127:0] hdr_primary; // manager.go:875
-    wire rewrite_second_4dw; // manager.go:876
-    wire [31:0] rewrite_second_dw0; // manager.go:876
-    wire [31:0] rewrite_second_dw1; // manager.go:876
-    wire [127:0] hdr_second; // manager.go:876
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1029
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1031
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1032
-    wire [11:0] cpl_byte_count; // manager.go:1033
-    wire [6:0] cpl_lower_addr; // manager.go:1034
-    wire [95:0] cpl_hdr; // manager.go:1041
-    wire take_decision; // manager.go:881
-    wire forward; // manager.go:909
-    wire _to_port_a_eq; // manager.go:910
-    wire to_port_a; // manager.go:911
-    wire _to_port_b_eq; // manager.go:910
-    wire to_port_b; // manager.go:912
-    wire [529:0] beat_tail; // manager.go:915
-    wire m_kernel_for; // manager.go:919
-    wire m_local_for; // manager.go:920
-    wire m_cpl_for; // manager.go:921
-    wire m_port_a_offer; // manager.go:923
+    wire cfg_or_msg; // manager.go:787
+    wire cpl_unexpected; // manager.go:787
+    wire allowed; // manager.go:790
+    wire to_port; // manager.go:791
+    wire no_proxy_id; // manager.go:815
+    wire [3:0] reason_no_proxy_id; // manager.go:815
+    wire [2:0] egress_no_proxy_id; // manager.go:815
+    wire [7:0] slot_no_proxy_id; // manager.go:815
+    wire [63:0] addr_no_proxy_id; // manager.go:815
+    wire [15:0] req_no_proxy_id; // manager.go:815
+    wire denied; // manager.go:816
+    wire [3:0] reason_denied; // manager.go:816
+    wire [2:0] egress_denied; // manager.go:816
+    wire [7:0] slot_denied; // manager.go:816
+    wire [63:0] addr_denied; // manager.go:816
+    wire [15:0] req_denied; // manager.go:816
+    wire [3:0] reason_port_down; // manager.go:829
+    wire [2:0] egress_port_down; // manager.go:829
+    wire [7:0] slot_port_down; // manager.go:829
+    wire [63:0] addr_port_down; // manager.go:829
+    wire [15:0] req_port_down; // manager.go:829
+    wire mapping_disabled; // manager.go:831
+    wire [3:0] reason_mapping_disabled; // manager.go:831
+    wire [2:0] egress_mapping_disabled; // manager.go:831
+    wire [7:0] slot_mapping_disabled; // manager.go:831
+    wire [63:0] addr_mapping_disabled; // manager.go:831
+    wire [15:0] req_mapping_disabled; // manager.go:831
+    wire window_miss; // manager.go:832
+    wire [3:0] reason_window_miss; // manager.go:832
+    wire [2:0] egress_window_miss; // manager.go:832
+    wire [7:0] slot_window_miss; // manager.go:832
+    wire [63:0] addr_window_miss; // manager.go:832
+    wire [15:0] req_window_miss; // manager.go:832
+    wire reg_allowed; // manager.go:833
+    wire [3:0] reason_reg_allowed; // manager.go:833
+    wire [2:0] egress_reg_allowed; // manager.go:833
+    wire [7:0] slot_reg_allowed; // manager.go:833
+    wire [63:0] addr_reg_allowed; // manager.go:833
+    wire [15:0] req_reg_allowed; // manager.go:833
+    wire reg_denied; // manager.go:834
+    wire [3:0] reason_reg_denied; // manager.go:834
+    wire [2:0] egress_reg_denied; // manager.go:834
+    wire [7:0] slot_reg_denied; // manager.go:834
+    wire [63:0] addr_reg_denied; // manager.go:834
+    wire [15:0] req_reg_denied; // manager.go:834
+    wire not_for_us; // manager.go:835
+    wire [3:0] reason_not_for_us; // manager.go:835
+    wire [2:0] egress_not_for_us; // manager.go:835
+    wire [7:0] slot_not_for_us; // manager.go:835
+    wire [63:0] addr_not_for_us; // manager.go:835
+    wire [15:0] req_not_for_us; // manager.go:835
+    wire unsupported; // manager.go:836
+    wire [3:0] reason_unsupported; // manager.go:836
+    wire [2:0] egress_unsupported; // manager.go:836
+    wire [7:0] slot_unsupported; // manager.go:836
+    wire [63:0] addr_unsupported; // manager.go:836
+    wire [15:0] req_unsupported; // manager.go:836
+    wire _egress_cpl_to_peer_eq; // manager.go:844
+    wire [3:0] reason_cpl_unexpected; // manager.go:846
+    wire [2:0] egress_cpl_unexpected; // manager.go:846
+    wire [7:0] slot_cpl_unexpected; // manager.go:846
+    wire [63:0] addr_cpl_unexpected; // manager.go:846
+    wire [15:0] req_cpl_unexpected; // manager.go:846
+    wire cpl_to_peer; // manager.go:847
+    wire [3:0] reason_cpl_to_peer; // manager.go:847
+    wire [2:0] egress_cpl_to_peer; // manager.go:847
+    wire [7:0] slot_cpl_to_peer; // manager.go:847
+    wire [63:0] addr_cpl_to_peer; // manager.go:847
+    wire [15:0] req_cpl_to_peer; // manager.go:847
+    wire [3:0] reason_cfg_or_msg; // manager.go:848
+    wire [2:0] egress_cfg_or_msg; // manager.go:848
+    wire [7:0] slot_cfg_or_msg; // manager.go:848
+    wire [63:0] addr_cfg_or_msg; // manager.go:848
+    wire [15:0] req_cfg_or_msg; // manager.go:848
+    wire ok; // manager.go:850
+    wire [1:0] action; // manager.go:857
+    wire [2:0] cpl_status; // manager.go:858
+    wire via_window; // manager.go:861
+    wire second_copy; // manager.go:862
+    wire [1:0] _hdr_primary_mux; // manager.go:865
+    wire rewrite_primary_4dw; // manager.go:865
+    wire [31:0] rewrite_primary_dw0; // manager.go:865
+    wire [31:0] rewrite_primary_dw1; // manager.go:865
+    wire [127:0] hdr_primary; // manager.go:865
+    wire rewrite_second_4dw; // manager.go:866
+    wire [31:0] rewrite_second_dw0; // manager.go:866
+    wire [31:0] rewrite_second_dw1; // manager.go:866
+    wire [127:0] hdr_second; // manager.go:866
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1019
+    wire [11:0] cpl_bytes_one_dw; // manager.go:1021
+    wire [11:0] cpl_bytes_many_dw; // manager.go:1022
+    wire [11:0] cpl_byte_count; // manager.go:1023
+    wire [6:0] cpl_lower_addr; // manager.go:1024
+    wire [95:0] cpl_hdr; // manager.go:1031
+    wire take_decision; // manager.go:871
+    wire forward; // manager.go:899
+    wire _to_port_a_eq; // manager.go:900
+    wire to_port_a; // manager.go:901
+    wire _to_port_b_eq; // manager.go:900
+    wire to_port_b; // manager.go:902
+    wire [529:0] beat_tail; // manager.go:905
+    wire m_kernel_for; // manager.go:909
+    wire m_local_for; // manager.go:910
+    wire m_cpl_for; // manager.go:911
+    wire m_port_a_offer; // manager.go:913
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:923
-    wire m_port_a_has; // manager.go:923
-    wire m_port_a_done; // manager.go:923
+    wire m_port_a_took; // manager.go:913
+    wire m_port_a_has; // manager.go:913
+    wire m_port_a_done; // manager.go:913
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:923
+    wire m_port_b_offer; // manager.go:913
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:923
-    wire m_port_b_has; // manager.go:923
-    wire m_port_b_done; // manager.go:923
+    wire m_port_b_took; // manager.go:913
+    wire m_port_b_has; // manager.go:913
+    wire m_port_b_done; // manager.go:913
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:923
+    wire m_kernel_offer; // manager.go:913
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:923
-    wire m_kernel_has; // manager.go:923
-    wire m_kernel_done; // manager.go:923
+    wire m_kernel_took; // manager.go:913
+    wire m_kernel_has; // manager.go:913
+    wire m_kernel_done; // manager.go:913
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:923
+    wire m_local_offer; // manager.go:913
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:923
-    wire m_local_has; // manager.go:923
-    wire m_local_done; // manager.go:923
+    wire m_local_took; // manager.go:913
+    wire m_local_has; // manager.go:913
+    wire m_local_done; // manager.go:913
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:923
+    wire m_cpl_offer; // manager.go:913
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:923
-    wire m_cpl_has; // manager.go:923
-    wire m_cpl_done; // manager.go:923
+    wire m_cpl_took; // manager.go:913
+    wire m_cpl_has; // manager.go:913
+    wire m_cpl_done; // manager.go:913
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:960
-    wire _s_axil_arready_not; // manager.go:1142
-    wire read_accept; // manager.go:1142
-    wire [31:0] _read_data_or_6; // manager.go:1165
-    wire [31:0] _read_data_or_5; // manager.go:1165
-    wire [31:0] _read_data_or_4; // manager.go:1165
-    wire [31:0] _read_data_or_3; // manager.go:1165
-    wire [31:0] _read_data_or_2; // manager.go:1165
-    wire [31:0] _read_data_or; // manager.go:1165
-    wire [31:0] read_data; // manager.go:1165
+    wire count_fire; // manager.go:950
+    wire _s_axil_arready_not; // manager.go:1132
+    wire read_accept; // manager.go:1132
+    wire [31:0] _read_data_or_6; // manager.go:1155
+    wire [31:0] _read_data_or_5; // manager.go:1155
+    wire [31:0] _read_data_or_4; // manager.go:1155
+    wire [31:0] _read_data_or_3; // manager.go:1155
+    wire [31:0] _read_data_or_2; // manager.go:1155
+    wire [31:0] _read_data_or; // manager.go:1155
+    wire [31:0] read_data; // manager.go:1155
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
@@ -408,12 +397,6 @@ module onic_pcie_manager (
     wire m_cpl_slice_m_tvalid; // axis.go:341
     wire unused;
 
-`ifndef SYNTHESIS
-    integer mem_init_i;
-    initial begin
-        for (mem_init_i = 0; mem_init_i < 65536; mem_init_i = mem_init_i + 1) remote_table[mem_init_i] = 2'h0;
-    end
-`endif
     assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
     assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
     assign _win_en_lo_not = ~write_mask;
@@ -444,9 +427,9 @@ module onic_pcie_manager (
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
     assign s3_hdr_address = s3_hdr[125] ? {s3_hdr[63:2], 2'h0} : {32'h0, {s3_hdr[63:34], 2'h0}};
     assign cfg_or_msg = s3_kind[1];
+    assign cpl_unexpected = s3_kind[2];
     assign allowed = s3_rule == 3'h0;
     assign to_port = (s3_egress == EGRESS_PORT_A) | (s3_egress == EGRESS_PORT_B);
-    assign cpl_for_self = s3_hdr_requester == self_id;
     assign no_proxy_id = to_port & (~s3_proxy_ok);
     assign reason_no_proxy_id = no_proxy_id ? REASON_NO_PROXY_ID : REASON_OK;
     assign egress_no_proxy_id = no_proxy_id ? EGRESS_NONE : s3_egress;
@@ -500,29 +483,23 @@ module onic_pcie_manager (
     assign slot_unsupported = unsupported ? 8'h0 : slot_not_for_us;
     assign addr_unsupported = unsupported ? 64'h0 : addr_not_for_us;
     assign req_unsupported = unsupported ? s3_hdr_requester : req_not_for_us;
-    assign cpl_local = s3_kind[2] & cpl_for_self;
-    assign reason_cpl_local = cpl_local ? REASON_OK : reason_unsupported;
-    assign egress_cpl_local = cpl_local ? EGRESS_LOCAL : egress_unsupported;
-    assign slot_cpl_local = cpl_local ? 8'h0 : slot_unsupported;
-    assign addr_cpl_local = cpl_local ? 64'h0 : addr_unsupported;
-    assign req_cpl_local = cpl_local ? s3_hdr_requester : req_unsupported;
-    assign cpl_unexpected = s3_kind[2] & (~cpl_for_self);
-    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_cpl_local;
-    assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_cpl_local;
-    assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
-    assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
-    assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
-    assign cpl_remote = cpl_unexpected & (s3_remote != 2'h0);
-    assign reason_cpl_remote = cpl_remote ? REASON_OK : reason_cpl_unexpected;
-    assign egress_cpl_remote = cpl_remote ? ((s3_remote == 2'h2) ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
-    assign slot_cpl_remote = cpl_remote ? 8'h0 : slot_cpl_unexpected;
-    assign addr_cpl_remote = cpl_remote ? 64'h0 : addr_cpl_unexpected;
-    assign req_cpl_remote = cpl_remote ? s3_hdr_requester : req_cpl_unexpected;
-    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_remote;
-    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_remote;
-    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_remote;
-    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_remote;
-    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_remote;
+    assign _egress_cpl_to_peer_eq = s3_bar == 3'h2;
+    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_unsupported;
+    assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_unsupported;
+    assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_unsupported;
+    assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_unsupported;
+    assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_unsupported;
+    assign cpl_to_peer = cpl_unexpected & ((s3_bar == 3'h1) | _egress_cpl_to_peer_eq);
+    assign reason_cpl_to_peer = cpl_to_peer ? REASON_OK : reason_cpl_unexpected;
+    assign egress_cpl_to_peer = cpl_to_peer ? (_egress_cpl_to_peer_eq ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
+    assign slot_cpl_to_peer = cpl_to_peer ? 8'h0 : slot_cpl_unexpected;
+    assign addr_cpl_to_peer = cpl_to_peer ? 64'h0 : addr_cpl_unexpected;
+    assign req_cpl_to_peer = cpl_to_peer ? s3_hdr_requester : req_cpl_unexpected;
+    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_to_peer;
+    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_to_peer;
+    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_to_peer;
+    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_to_peer;
+    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_to_peer;
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
@@ -888,12 +865,6 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (adv) begin
-            remote_port_of <= remote_table[in_hdr_requester];
-        end
-    end
-
-    always @(posedge clk) begin
         if (rst) begin
             s1_valid <= 1'h0;
         end else if (adv) begin
@@ -990,6 +961,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s2_hdr <= s1_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s2_bar <= s1_bar;
         end
     end
 
@@ -1120,12 +1097,6 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (adv) begin
-            s2_remote <= remote_port_of;
-        end
-    end
-
-    always @(posedge clk) begin
         if (rst) begin
             s3_valid <= 1'h0;
         end else if (adv) begin
@@ -1136,6 +1107,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_hdr <= s2_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s3_bar <= s2_bar;
         end
     end
 
@@ -1262,12 +1239,6 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_rule <= access_rule;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (adv) begin
-            s3_remote <= s2_remote;
         end
     end
 
@@ -1492,12 +1463,6 @@ module onic_pcie_manager (
             count_msix_address <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
             count_msix_address <= count_msix_address + 32'h1;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (remote_we) begin
-            remote_table[remote_id] <= remote_port;
         end
     end
 

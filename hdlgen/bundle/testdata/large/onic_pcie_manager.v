@@ -28,9 +28,6 @@ module onic_pcie_manager (
     input  wire s_host_tlp_sop,
     input  wire s_host_tlp_eop,
     output wire s_host_tlp_ready,
-    input  wire [15:0] remote_id,
-    input  wire [1:0] remote_port,
-    input  wire remote_we,
     output wire [127:0] m_port_a_tlp_hdr,
     output wire [511:0] m_port_a_tlp_data,
     output wire [15:0] m_port_a_tlp_keep,
@@ -68,417 +65,409 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    reg  [1:0] remote_table [0:65535]; // manager.go:645
-    reg  [59:0] lut [0:511]; // manager.go:663
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:690
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:691
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:761
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:761
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:812
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:823
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:823
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:823
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:823
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:823
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:823
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:823
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:823
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:823
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:867
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:867
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:867
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:965
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:965
-    reg  axil_bvalid = 1'h0; // manager.go:1093
-    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:1118
-    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:1118
-    reg  [31:0] lut_index = 32'h0; // manager.go:1119
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1119
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1120
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1120
-    reg  axil_rvalid = 1'h0; // manager.go:1123
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1123
-    reg  lut_init_done = 1'h0; // manager.go:527
-    reg  [1:0] remote_port_of = 2'h0; // manager.go:647
-    reg  s1_valid = 1'h0; // manager.go:649
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:649
-    reg  [2:0] s1_bar = 3'h0; // manager.go:649
-    reg  [511:0] s1_data = 512'h0; // manager.go:649
-    reg  [15:0] s1_keep = 16'h0; // manager.go:649
-    reg  s1_sop = 1'h0; // manager.go:649
-    reg  s1_eop = 1'h0; // manager.go:649
-    reg  [6:0] s1_kind = 7'h0; // manager.go:650
-    reg  [63:0] s1_off = 64'h0; // manager.go:650
-    reg  s1_bar_ok = 1'h0; // manager.go:650
-    reg  s1_reg_hit = 1'h0; // manager.go:650
-    reg  [12:0] s1_size = 13'h0; // manager.go:650
-    reg  s1_in_lut = 1'h0; // manager.go:650
-    reg  s1_proxy_ok = 1'h0; // manager.go:650
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:650
-    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:664
-    reg  [8:0] lut_init_idx = 9'h0; // manager.go:671
-    reg  s2_valid = 1'h0; // manager.go:744
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:744
-    reg  [511:0] s2_data = 512'h0; // manager.go:744
-    reg  [15:0] s2_keep = 16'h0; // manager.go:744
-    reg  s2_sop = 1'h0; // manager.go:744
-    reg  s2_eop = 1'h0; // manager.go:744
-    reg  [6:0] s2_kind = 7'h0; // manager.go:749
-    reg  [63:0] s2_off = 64'h0; // manager.go:749
-    reg  s2_bar_ok = 1'h0; // manager.go:749
-    reg  s2_reg_hit = 1'h0; // manager.go:749
-    reg  [12:0] s2_size = 13'h0; // manager.go:749
-    reg  s2_proxy_ok = 1'h0; // manager.go:749
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:749
-    reg  s2_found = 1'h0; // manager.go:749
-    reg  s2_enabled = 1'h0; // manager.go:749
-    reg  [2:0] s2_egress = 3'h0; // manager.go:749
-    reg  [7:0] s2_slot = 8'h0; // manager.go:749
-    reg  [63:0] s2_addr = 64'h0; // manager.go:749
-    reg  s2_down = 1'h0; // manager.go:749
-    reg  s2_second = 1'h0; // manager.go:749
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:749
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:749
-    reg  s2_second_down = 1'h0; // manager.go:749
-    reg  [1:0] s2_remote = 2'h0; // manager.go:749
-    reg  s3_valid = 1'h0; // manager.go:786
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:786
-    reg  [511:0] s3_data = 512'h0; // manager.go:786
-    reg  [15:0] s3_keep = 16'h0; // manager.go:786
-    reg  s3_sop = 1'h0; // manager.go:786
-    reg  s3_eop = 1'h0; // manager.go:786
-    reg  [6:0] s3_kind = 7'h0; // manager.go:788
-    reg  [63:0] s3_off = 64'h0; // manager.go:788
-    reg  s3_bar_ok = 1'h0; // manager.go:788
-    reg  s3_reg_hit = 1'h0; // manager.go:788
-    reg  s3_proxy_ok = 1'h0; // manager.go:788
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:788
-    reg  s3_found = 1'h0; // manager.go:788
-    reg  s3_enabled = 1'h0; // manager.go:788
-    reg  [2:0] s3_egress = 3'h0; // manager.go:788
-    reg  [7:0] s3_slot = 8'h0; // manager.go:788
-    reg  [63:0] s3_addr = 64'h0; // manager.go:788
-    reg  s3_down = 1'h0; // manager.go:788
-    reg  s3_second = 1'h0; // manager.go:788
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:788
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:788
-    reg  s3_second_down = 1'h0; // manager.go:788
-    reg  [2:0] s3_rule = 3'h0; // manager.go:788
-    reg  [1:0] s3_remote = 2'h0; // manager.go:788
-    reg  s4_valid = 1'h0; // manager.go:891
-    reg  [511:0] s4_data = 512'h0; // manager.go:891
-    reg  [15:0] s4_keep = 16'h0; // manager.go:891
-    reg  s4_sop = 1'h0; // manager.go:891
-    reg  s4_eop = 1'h0; // manager.go:891
-    reg  [1:0] s4_action = 2'h0; // manager.go:892
-    reg  [3:0] s4_reason = 4'h0; // manager.go:893
-    reg  [2:0] s4_egress = 3'h0; // manager.go:894
-    reg  [7:0] s4_slot = 8'h0; // manager.go:895
-    reg  s4_second = 1'h0; // manager.go:896
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:897
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:898
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:899
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:900
-    reg  m_port_a_sent = 1'h0; // manager.go:923
-    reg  m_port_b_sent = 1'h0; // manager.go:923
-    reg  m_kernel_sent = 1'h0; // manager.go:923
-    reg  m_local_sent = 1'h0; // manager.go:923
-    reg  m_cpl_sent = 1'h0; // manager.go:923
-    reg  [31:0] count_ok = 32'h0; // manager.go:963
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:963
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:963
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:963
-    reg  [31:0] count_port_down = 32'h0; // manager.go:963
-    reg  [31:0] count_denied = 32'h0; // manager.go:963
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:963
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:963
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:963
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:963
-    reg  [31:0] count_msix_address = 32'h0; // manager.go:963
-    wire [6:0] kind; // manager.go:570: a table
-    wire [63:0] bar_mask; // manager.go:611: a table
-    wire bar_ok; // manager.go:612: a table
-    wire [59:0] _mux_2351_mux; // manager.go:679: a table
-    wire [2:0] cpl_lead_bytes; // manager.go:1026: a table
-    wire [1:0] cpl_last_byte; // manager.go:1030: a table
-    wire [2:0] cpl_trail_bytes; // manager.go:1032: a table
-    wire write_accept; // manager.go:1094
-    wire [31:0] write_mask; // manager.go:1105
-    wire [31:0] _win_en_lo_not; // manager.go:1118
-    wire [31:0] _win_en_lo_and; // manager.go:1118
-    wire init_done; // manager.go:1121
+    reg  [59:0] lut [0:511]; // manager.go:651
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:678
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:679
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:748
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:748
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:799
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:810
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:810
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:810
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:810
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:810
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:810
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:810
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:810
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:810
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:857
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:857
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:857
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:955
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:955
+    reg  axil_bvalid = 1'h0; // manager.go:1083
+    reg  [31:0] win_en_lo = 32'hffffffff; // manager.go:1108
+    reg  [31:0] win_en_hi = 32'hffffffff; // manager.go:1108
+    reg  [31:0] lut_index = 32'h0; // manager.go:1109
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1109
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1110
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1110
+    reg  axil_rvalid = 1'h0; // manager.go:1113
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1113
+    reg  lut_init_done = 1'h0; // manager.go:523
+    reg  s1_valid = 1'h0; // manager.go:637
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:637
+    reg  [2:0] s1_bar = 3'h0; // manager.go:637
+    reg  [511:0] s1_data = 512'h0; // manager.go:637
+    reg  [15:0] s1_keep = 16'h0; // manager.go:637
+    reg  s1_sop = 1'h0; // manager.go:637
+    reg  s1_eop = 1'h0; // manager.go:637
+    reg  [6:0] s1_kind = 7'h0; // manager.go:638
+    reg  [63:0] s1_off = 64'h0; // manager.go:638
+    reg  s1_bar_ok = 1'h0; // manager.go:638
+    reg  s1_reg_hit = 1'h0; // manager.go:638
+    reg  [12:0] s1_size = 13'h0; // manager.go:638
+    reg  s1_in_lut = 1'h0; // manager.go:638
+    reg  s1_proxy_ok = 1'h0; // manager.go:638
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:638
+    reg  [59:0] _translated_enabled_memread = 60'h0; // manager.go:652
+    reg  [8:0] lut_init_idx = 9'h0; // manager.go:659
+    reg  s2_valid = 1'h0; // manager.go:732
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:732
+    reg  [2:0] s2_bar = 3'h0; // manager.go:732
+    reg  [511:0] s2_data = 512'h0; // manager.go:732
+    reg  [15:0] s2_keep = 16'h0; // manager.go:732
+    reg  s2_sop = 1'h0; // manager.go:732
+    reg  s2_eop = 1'h0; // manager.go:732
+    reg  [6:0] s2_kind = 7'h0; // manager.go:736
+    reg  [63:0] s2_off = 64'h0; // manager.go:736
+    reg  s2_bar_ok = 1'h0; // manager.go:736
+    reg  s2_reg_hit = 1'h0; // manager.go:736
+    reg  [12:0] s2_size = 13'h0; // manager.go:736
+    reg  s2_proxy_ok = 1'h0; // manager.go:736
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:736
+    reg  s2_found = 1'h0; // manager.go:736
+    reg  s2_enabled = 1'h0; // manager.go:736
+    reg  [2:0] s2_egress = 3'h0; // manager.go:736
+    reg  [7:0] s2_slot = 8'h0; // manager.go:736
+    reg  [63:0] s2_addr = 64'h0; // manager.go:736
+    reg  s2_down = 1'h0; // manager.go:736
+    reg  s2_second = 1'h0; // manager.go:736
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:736
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:736
+    reg  s2_second_down = 1'h0; // manager.go:736
+    reg  s3_valid = 1'h0; // manager.go:773
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:773
+    reg  [2:0] s3_bar = 3'h0; // manager.go:773
+    reg  [511:0] s3_data = 512'h0; // manager.go:773
+    reg  [15:0] s3_keep = 16'h0; // manager.go:773
+    reg  s3_sop = 1'h0; // manager.go:773
+    reg  s3_eop = 1'h0; // manager.go:773
+    reg  [6:0] s3_kind = 7'h0; // manager.go:775
+    reg  [63:0] s3_off = 64'h0; // manager.go:775
+    reg  s3_bar_ok = 1'h0; // manager.go:775
+    reg  s3_reg_hit = 1'h0; // manager.go:775
+    reg  s3_proxy_ok = 1'h0; // manager.go:775
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:775
+    reg  s3_found = 1'h0; // manager.go:775
+    reg  s3_enabled = 1'h0; // manager.go:775
+    reg  [2:0] s3_egress = 3'h0; // manager.go:775
+    reg  [7:0] s3_slot = 8'h0; // manager.go:775
+    reg  [63:0] s3_addr = 64'h0; // manager.go:775
+    reg  s3_down = 1'h0; // manager.go:775
+    reg  s3_second = 1'h0; // manager.go:775
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:775
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:775
+    reg  s3_second_down = 1'h0; // manager.go:775
+    reg  [2:0] s3_rule = 3'h0; // manager.go:775
+    reg  s4_valid = 1'h0; // manager.go:881
+    reg  [511:0] s4_data = 512'h0; // manager.go:881
+    reg  [15:0] s4_keep = 16'h0; // manager.go:881
+    reg  s4_sop = 1'h0; // manager.go:881
+    reg  s4_eop = 1'h0; // manager.go:881
+    reg  [1:0] s4_action = 2'h0; // manager.go:882
+    reg  [3:0] s4_reason = 4'h0; // manager.go:883
+    reg  [2:0] s4_egress = 3'h0; // manager.go:884
+    reg  [7:0] s4_slot = 8'h0; // manager.go:885
+    reg  s4_second = 1'h0; // manager.go:886
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:887
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:888
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:889
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:890
+    reg  m_port_a_sent = 1'h0; // manager.go:913
+    reg  m_port_b_sent = 1'h0; // manager.go:913
+    reg  m_kernel_sent = 1'h0; // manager.go:913
+    reg  m_local_sent = 1'h0; // manager.go:913
+    reg  m_cpl_sent = 1'h0; // manager.go:913
+    reg  [31:0] count_ok = 32'h0; // manager.go:953
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:953
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:953
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:953
+    reg  [31:0] count_port_down = 32'h0; // manager.go:953
+    reg  [31:0] count_denied = 32'h0; // manager.go:953
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:953
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:953
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:953
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:953
+    reg  [31:0] count_msix_address = 32'h0; // manager.go:953
+    wire [6:0] kind; // manager.go:566: a table
+    wire [63:0] bar_mask; // manager.go:607: a table
+    wire bar_ok; // manager.go:608: a table
+    wire [59:0] _mux_2345_mux; // manager.go:667: a table
+    wire [2:0] cpl_lead_bytes; // manager.go:1016: a table
+    wire [1:0] cpl_last_byte; // manager.go:1020: a table
+    wire [2:0] cpl_trail_bytes; // manager.go:1022: a table
+    wire write_accept; // manager.go:1084
+    wire [31:0] write_mask; // manager.go:1095
+    wire [31:0] _win_en_lo_not; // manager.go:1108
+    wire [31:0] _win_en_lo_and; // manager.go:1108
+    wire init_done; // manager.go:1111
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:549
-    wire [2:0] in_bar; // manager.go:549
-    wire adv; // manager.go:558
+    wire [127:0] in_hdr; // manager.go:545
+    wire [2:0] in_bar; // manager.go:545
+    wire adv; // manager.go:554
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:611
-    wire [47:0] _s1_in_lut_sub; // manager.go:625
-    wire _s1_in_lut_ltu; // manager.go:627
-    wire _s1_proxy_ok_eq_64; // manager.go:633
-    wire _s1_proxy_ok_eq_63; // manager.go:633
-    wire _s1_proxy_ok_eq_62; // manager.go:633
-    wire _s1_proxy_ok_eq_61; // manager.go:633
-    wire _s1_proxy_ok_eq_60; // manager.go:633
-    wire _s1_proxy_ok_eq_59; // manager.go:633
-    wire _s1_proxy_ok_eq_58; // manager.go:633
-    wire _s1_proxy_ok_eq_57; // manager.go:633
-    wire _s1_proxy_ok_eq_56; // manager.go:633
-    wire _s1_proxy_ok_eq_55; // manager.go:633
-    wire _s1_proxy_ok_eq_54; // manager.go:633
-    wire _s1_proxy_ok_eq_53; // manager.go:633
-    wire _s1_proxy_ok_eq_52; // manager.go:633
-    wire _s1_proxy_ok_eq_51; // manager.go:633
-    wire _s1_proxy_ok_eq_50; // manager.go:633
-    wire _s1_proxy_ok_eq_49; // manager.go:633
-    wire _s1_proxy_ok_eq_48; // manager.go:633
-    wire _s1_proxy_ok_eq_47; // manager.go:633
-    wire _s1_proxy_ok_eq_46; // manager.go:633
-    wire _s1_proxy_ok_eq_45; // manager.go:633
-    wire _s1_proxy_ok_eq_44; // manager.go:633
-    wire _s1_proxy_ok_eq_43; // manager.go:633
-    wire _s1_proxy_ok_eq_42; // manager.go:633
-    wire _s1_proxy_ok_eq_41; // manager.go:633
-    wire _s1_proxy_ok_eq_40; // manager.go:633
-    wire _s1_proxy_ok_eq_39; // manager.go:633
-    wire _s1_proxy_ok_eq_38; // manager.go:633
-    wire _s1_proxy_ok_eq_37; // manager.go:633
-    wire _s1_proxy_ok_eq_36; // manager.go:633
-    wire _s1_proxy_ok_eq_35; // manager.go:633
-    wire _s1_proxy_ok_eq_34; // manager.go:633
-    wire _s1_proxy_ok_eq_33; // manager.go:633
-    wire _s1_proxy_ok_eq_32; // manager.go:633
-    wire _s1_proxy_ok_eq_31; // manager.go:633
-    wire _s1_proxy_ok_eq_30; // manager.go:633
-    wire _s1_proxy_ok_eq_29; // manager.go:633
-    wire _s1_proxy_ok_eq_28; // manager.go:633
-    wire _s1_proxy_ok_eq_27; // manager.go:633
-    wire _s1_proxy_ok_eq_26; // manager.go:633
-    wire _s1_proxy_ok_eq_25; // manager.go:633
-    wire _s1_proxy_ok_eq_24; // manager.go:633
-    wire _s1_proxy_ok_eq_23; // manager.go:633
-    wire _s1_proxy_ok_eq_22; // manager.go:633
-    wire _s1_proxy_ok_eq_21; // manager.go:633
-    wire _s1_proxy_ok_eq_20; // manager.go:633
-    wire _s1_proxy_ok_eq_19; // manager.go:633
-    wire _s1_proxy_ok_eq_18; // manager.go:633
-    wire _s1_proxy_ok_eq_17; // manager.go:633
-    wire _s1_proxy_ok_eq_16; // manager.go:633
-    wire _s1_proxy_ok_eq_15; // manager.go:633
-    wire _s1_proxy_ok_eq_14; // manager.go:633
-    wire _s1_proxy_ok_eq_13; // manager.go:633
-    wire _s1_proxy_ok_eq_12; // manager.go:633
-    wire _s1_proxy_ok_eq_11; // manager.go:633
-    wire _s1_proxy_ok_eq_10; // manager.go:633
-    wire _s1_proxy_ok_eq_9; // manager.go:633
-    wire _s1_proxy_ok_eq_8; // manager.go:633
-    wire _s1_proxy_ok_eq_7; // manager.go:633
-    wire _s1_proxy_ok_eq_6; // manager.go:633
-    wire _s1_proxy_ok_eq_5; // manager.go:633
-    wire _s1_proxy_ok_eq_4; // manager.go:633
-    wire _s1_proxy_ok_eq_3; // manager.go:633
-    wire _s1_proxy_ok_eq_2; // manager.go:633
-    wire _s1_proxy_ok_eq; // manager.go:633
-    wire _s1_proxy_ok_or_9; // manager.go:636
-    wire _s1_proxy_ok_or_8; // manager.go:636
-    wire _s1_proxy_ok_or_7; // manager.go:636
-    wire _s1_proxy_ok_or_6; // manager.go:636
-    wire _s1_proxy_ok_or_5; // manager.go:636
-    wire _s1_proxy_ok_or_4; // manager.go:636
-    wire _s1_proxy_ok_or_3; // manager.go:636
-    wire _s1_proxy_ok_or_2; // manager.go:636
-    wire _s1_proxy_ok_or; // manager.go:636
-    wire [15:0] _s1_proxy_or_18; // manager.go:638
-    wire [15:0] _s1_proxy_or_17; // manager.go:638
-    wire [15:0] _s1_proxy_or_16; // manager.go:638
-    wire [15:0] _s1_proxy_or_15; // manager.go:638
-    wire [15:0] _s1_proxy_or_14; // manager.go:638
-    wire [15:0] _s1_proxy_or_13; // manager.go:638
-    wire [15:0] _s1_proxy_or_12; // manager.go:638
-    wire [15:0] _s1_proxy_or_11; // manager.go:638
-    wire [15:0] _s1_proxy_or_10; // manager.go:638
-    wire [15:0] _s1_proxy_or_9; // manager.go:638
-    wire [15:0] _s1_proxy_or_8; // manager.go:638
-    wire [15:0] _s1_proxy_or_7; // manager.go:638
-    wire [15:0] _s1_proxy_or_6; // manager.go:638
-    wire [15:0] _s1_proxy_or_5; // manager.go:638
-    wire [15:0] _s1_proxy_or_4; // manager.go:638
-    wire [15:0] _s1_proxy_or_3; // manager.go:638
-    wire [15:0] _s1_proxy_or_2; // manager.go:638
-    wire [15:0] _s1_proxy_or; // manager.go:638
-    wire _lut_init_idx_not; // manager.go:674
-    wire [63:0] _mux_2351_concat; // manager.go:677
-    wire [59:0] mux_2351; // manager.go:679
-    wire or_2356; // manager.go:680
-    wire [63:0] window_enables; // manager.go:702
-    wire failover; // manager.go:711
-    wire translated_found; // manager.go:721
-    wire translated_enabled; // manager.go:722
-    wire [2:0] translated_egress; // manager.go:723
-    wire [7:0] translated_slot; // manager.go:724
-    wire [63:0] translated_addr; // manager.go:725
-    wire multicast; // manager.go:726
-    wire [63:0] check_addr; // manager.go:757
-    wire [4:0] _check_egress_or; // manager.go:759
-    wire [4:0] check_egress; // manager.go:763
+    wire [63:0] bar_offset; // manager.go:607
+    wire [47:0] _s1_in_lut_sub; // manager.go:621
+    wire _s1_in_lut_ltu; // manager.go:623
+    wire _s1_proxy_ok_eq_64; // manager.go:629
+    wire _s1_proxy_ok_eq_63; // manager.go:629
+    wire _s1_proxy_ok_eq_62; // manager.go:629
+    wire _s1_proxy_ok_eq_61; // manager.go:629
+    wire _s1_proxy_ok_eq_60; // manager.go:629
+    wire _s1_proxy_ok_eq_59; // manager.go:629
+    wire _s1_proxy_ok_eq_58; // manager.go:629
+    wire _s1_proxy_ok_eq_57; // manager.go:629
+    wire _s1_proxy_ok_eq_56; // manager.go:629
+    wire _s1_proxy_ok_eq_55; // manager.go:629
+    wire _s1_proxy_ok_eq_54; // manager.go:629
+    wire _s1_proxy_ok_eq_53; // manager.go:629
+    wire _s1_proxy_ok_eq_52; // manager.go:629
+    wire _s1_proxy_ok_eq_51; // manager.go:629
+    wire _s1_proxy_ok_eq_50; // manager.go:629
+    wire _s1_proxy_ok_eq_49; // manager.go:629
+    wire _s1_proxy_ok_eq_48; // manager.go:629
+    wire _s1_proxy_ok_eq_47; // manager.go:629
+    wire _s1_proxy_ok_eq_46; // manager.go:629
+    wire _s1_proxy_ok_eq_45; // manager.go:629
+    wire _s1_proxy_ok_eq_44; // manager.go:629
+    wire _s1_proxy_ok_eq_43; // manager.go:629
+    wire _s1_proxy_ok_eq_42; // manager.go:629
+    wire _s1_proxy_ok_eq_41; // manager.go:629
+    wire _s1_proxy_ok_eq_40; // manager.go:629
+    wire _s1_proxy_ok_eq_39; // manager.go:629
+    wire _s1_proxy_ok_eq_38; // manager.go:629
+    wire _s1_proxy_ok_eq_37; // manager.go:629
+    wire _s1_proxy_ok_eq_36; // manager.go:629
+    wire _s1_proxy_ok_eq_35; // manager.go:629
+    wire _s1_proxy_ok_eq_34; // manager.go:629
+    wire _s1_proxy_ok_eq_33; // manager.go:629
+    wire _s1_proxy_ok_eq_32; // manager.go:629
+    wire _s1_proxy_ok_eq_31; // manager.go:629
+    wire _s1_proxy_ok_eq_30; // manager.go:629
+    wire _s1_proxy_ok_eq_29; // manager.go:629
+    wire _s1_proxy_ok_eq_28; // manager.go:629
+    wire _s1_proxy_ok_eq_27; // manager.go:629
+    wire _s1_proxy_ok_eq_26; // manager.go:629
+    wire _s1_proxy_ok_eq_25; // manager.go:629
+    wire _s1_proxy_ok_eq_24; // manager.go:629
+    wire _s1_proxy_ok_eq_23; // manager.go:629
+    wire _s1_proxy_ok_eq_22; // manager.go:629
+    wire _s1_proxy_ok_eq_21; // manager.go:629
+    wire _s1_proxy_ok_eq_20; // manager.go:629
+    wire _s1_proxy_ok_eq_19; // manager.go:629
+    wire _s1_proxy_ok_eq_18; // manager.go:629
+    wire _s1_proxy_ok_eq_17; // manager.go:629
+    wire _s1_proxy_ok_eq_16; // manager.go:629
+    wire _s1_proxy_ok_eq_15; // manager.go:629
+    wire _s1_proxy_ok_eq_14; // manager.go:629
+    wire _s1_proxy_ok_eq_13; // manager.go:629
+    wire _s1_proxy_ok_eq_12; // manager.go:629
+    wire _s1_proxy_ok_eq_11; // manager.go:629
+    wire _s1_proxy_ok_eq_10; // manager.go:629
+    wire _s1_proxy_ok_eq_9; // manager.go:629
+    wire _s1_proxy_ok_eq_8; // manager.go:629
+    wire _s1_proxy_ok_eq_7; // manager.go:629
+    wire _s1_proxy_ok_eq_6; // manager.go:629
+    wire _s1_proxy_ok_eq_5; // manager.go:629
+    wire _s1_proxy_ok_eq_4; // manager.go:629
+    wire _s1_proxy_ok_eq_3; // manager.go:629
+    wire _s1_proxy_ok_eq_2; // manager.go:629
+    wire _s1_proxy_ok_eq; // manager.go:629
+    wire _s1_proxy_ok_or_9; // manager.go:632
+    wire _s1_proxy_ok_or_8; // manager.go:632
+    wire _s1_proxy_ok_or_7; // manager.go:632
+    wire _s1_proxy_ok_or_6; // manager.go:632
+    wire _s1_proxy_ok_or_5; // manager.go:632
+    wire _s1_proxy_ok_or_4; // manager.go:632
+    wire _s1_proxy_ok_or_3; // manager.go:632
+    wire _s1_proxy_ok_or_2; // manager.go:632
+    wire _s1_proxy_ok_or; // manager.go:632
+    wire [15:0] _s1_proxy_or_18; // manager.go:634
+    wire [15:0] _s1_proxy_or_17; // manager.go:634
+    wire [15:0] _s1_proxy_or_16; // manager.go:634
+    wire [15:0] _s1_proxy_or_15; // manager.go:634
+    wire [15:0] _s1_proxy_or_14; // manager.go:634
+    wire [15:0] _s1_proxy_or_13; // manager.go:634
+    wire [15:0] _s1_proxy_or_12; // manager.go:634
+    wire [15:0] _s1_proxy_or_11; // manager.go:634
+    wire [15:0] _s1_proxy_or_10; // manager.go:634
+    wire [15:0] _s1_proxy_or_9; // manager.go:634
+    wire [15:0] _s1_proxy_or_8; // manager.go:634
+    wire [15:0] _s1_proxy_or_7; // manager.go:634
+    wire [15:0] _s1_proxy_or_6; // manager.go:634
+    wire [15:0] _s1_proxy_or_5; // manager.go:634
+    wire [15:0] _s1_proxy_or_4; // manager.go:634
+    wire [15:0] _s1_proxy_or_3; // manager.go:634
+    wire [15:0] _s1_proxy_or_2; // manager.go:634
+    wire [15:0] _s1_proxy_or; // manager.go:634
+    wire _lut_init_idx_not; // manager.go:662
+    wire [63:0] _mux_2345_concat; // manager.go:665
+    wire [59:0] mux_2345; // manager.go:667
+    wire or_2350; // manager.go:668
+    wire [63:0] window_enables; // manager.go:690
+    wire failover; // manager.go:699
+    wire translated_found; // manager.go:709
+    wire translated_enabled; // manager.go:710
+    wire [2:0] translated_egress; // manager.go:711
+    wire [7:0] translated_slot; // manager.go:712
+    wire [63:0] translated_addr; // manager.go:713
+    wire multicast; // manager.go:714
+    wire [63:0] check_addr; // manager.go:744
+    wire [4:0] _check_egress_or; // manager.go:746
+    wire [4:0] check_egress; // manager.go:750
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:800
-    wire allowed; // manager.go:803
-    wire to_port; // manager.go:804
-    wire cpl_for_self; // manager.go:825
-    wire no_proxy_id; // manager.go:829
-    wire [3:0] reason_no_proxy_id; // manager.go:829
-    wire [2:0] egress_no_proxy_id; // manager.go:829
-    wire [7:0] slot_no_proxy_id; // manager.go:829
-    wire [63:0] addr_no_proxy_id; // manager.go:829
-    wire [15:0] req_no_proxy_id; // manager.go:829
-    wire denied; // manager.go:830
-    wire [3:0] reason_denied; // manager.go:830
-    wire [2:0] egress_denied; // manager.go:830
-    wire [7:0] slot_denied; // manager.go:830
-    wire [63:0] addr_denied; // manager.go:830
-    wire [15:0] req_denied; // manager.go:830
-    wire [3:0] reason_port_down; // manager.go:843
-    wire [2:0] egress_port_down; // manager.go:843
-    wire [7:0] slot_port_down; // manager.go:843
-    wire [63:0] addr_port_down; // manager.go:843
-    wire [15:0] req_port_down; // manager.go:843
-    wire mapping_disabled; // manager.go:845
-    wire [3:0] reason_mapping_disabled; // manager.go:845
-    wire [2:0] egress_mapping_disabled; // manager.go:845
-    wire [7:0] slot_mapping_disabled; // manager.go:845
-    wire [63:0] addr_mapping_disabled; // manager.go:845
-    wire [15:0] req_mapping_disabled; // manager.go:845
-    wire window_miss; // manager.go:846
-    wire [3:0] reason_window_miss; // manager.go:846
-    wire [2:0] egress_window_miss; // manager.go:846
-    wire [7:0] slot_window_miss; // manager.go:846
-    wire [63:0] addr_window_miss; // manager.go:846
-    wire [15:0] req_window_miss; // manager.go:846
-    wire reg_allowed; // manager.go:847
-    wire [3:0] reason_reg_allowed; // manager.go:847
-    wire [2:0] egress_reg_allowed; // manager.go:847
-    wire [7:0] slot_reg_allowed; // manager.go:847
-    wire [63:0] addr_reg_allowed; // manager.go:847
-    wire [15:0] req_reg_allowed; // manager.go:847
-    wire reg_denied; // manager.go:848
-    wire [3:0] reason_reg_denied; // manager.go:848
-    wire [2:0] egress_reg_denied; // manager.go:848
-    wire [7:0] slot_reg_denied; // manager.go:848
-    wire [63:0] addr_reg_denied; // manager.go:848
-    wire [15:0] req_reg_denied; // manager.go:848
-    wire not_for_us; // manager.go:849
-    wire [3:0] reason_not_for_us; // manager.go:849
-    wire [2:0] egress_not_for_us; // manager.go:849
-    wire [7:0] slot_not_for_us; // manager.go:849
-    wire [63:0] addr_not_for_us; // manager.go:849
-    wire [15:0] req_not_for_us; // manager.go:849
-    wire unsupported; // manager.go:850
-    wire [3:0] reason_unsupported; // manager.go:850
-    wire [2:0] egress_unsupported; // manager.go:850
-    wire [7:0] slot_unsupported; // manager.go:850
-    wire [63:0] addr_unsupported; // manager.go:850
-    wire [15:0] req_unsupported; // manager.go:850
-    wire cpl_local; // manager.go:851
-    wire [3:0] reason_cpl_local; // manager.go:851
-    wire [2:0] egress_cpl_local; // manager.go:851
-    wire [7:0] slot_cpl_local; // manager.go:851
-    wire [63:0] addr_cpl_local; // manager.go:851
-    wire [15:0] req_cpl_local; // manager.go:851
-    wire cpl_unexpected; // manager.go:852
-    wire [3:0] reason_cpl_unexpected; // manager.go:852
-    wire [2:0] egress_cpl_unexpected; // manager.go:852
-    wire [7:0] slot_cpl_unexpected; // manager.go:852
-    wire [63:0] addr_cpl_unexpected; // manager.go:852
-    wire [15:0] req_cpl_unexpected; // manager.go:852
-    wire cpl_remote; // manager.go:857
-    wire [3:0] reason_cpl_remote; // manager.go:857
-    wire [2:0] egress_cpl_remote; // manager.go:857
-    wire [7:0] slot_cpl_remote; // manager.go:857
-    wire [63:0] addr_cpl_remote; // manager.go:857
-    wire [15:0] req_cpl_remote; // manager.go:857
-    wire [3:0] reason_cfg_or_msg; // manager.go:858
-    wire [2:0] egress_cfg_or_msg; // manager.go:858
-    wire [7:0] slot_cfg_or_msg; // manager.go:858
-    wire [63:0] addr_cfg_or_msg; // manager.go:858
-    wire [15:0] req_cfg_or_msg; // manager.go:858
-    wire ok; // manager.go:860
-    wire [1:0] action; // manager.go:867
-    wire [2:0] cpl_status; // manager.go:868
-    wire via_window; // manager.go:871
-    wire second_copy; // manager.go:872
-    wire [1:0] _hdr_primary_mux; // manager.go:875
-    wire rewrite_primary_4dw; // manager.go:875
-    wire [31:0] rewrite_primary_dw0; // manager.go:875
-    wire [31:0] rewrite_primary_dw1; // manager.go:875
-    wire [127:0] hdr_primary; // manager.go:875
-    wire rewrite_second_4dw; // manager.go:876
-    wire [31:0] rewrite_second_dw0; // manager.go:876
-    wire [31:0] rewrite_second_dw1; // manager.go:876
-    wire [127:0] hdr_second; // manager.go:876
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1029
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1031
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1032
-    wire [11:0] cpl_byte_count; // manager.go:1033
-    wire [6:0] cpl_lower_addr; // manager.go:1034
-    wire [95:0] cpl_hdr; // manager.go:1041
-    wire take_decision; // manager.go:881
-    wire forward; // manager.go:909
-    wire _to_port_a_eq; // manager.go:910
-    wire to_port_a; // manager.go:911
-    wire _to_port_b_eq; // manager.go:910
-    wire to_port_b; // manager.go:912
-    wire [529:0] beat_tail; // manager.go:915
-    wire m_kernel_for; // manager.go:919
-    wire m_local_for; // manager.go:920
-    wire m_cpl_for; // manager.go:921
-    wire m_port_a_offer; // manager.go:923
+    wire cfg_or_msg; // manager.go:787
+    wire cpl_unexpected; // manager.go:787
+    wire allowed; // manager.go:790
+    wire to_port; // manager.go:791
+    wire no_proxy_id; // manager.go:815
+    wire [3:0] reason_no_proxy_id; // manager.go:815
+    wire [2:0] egress_no_proxy_id; // manager.go:815
+    wire [7:0] slot_no_proxy_id; // manager.go:815
+    wire [63:0] addr_no_proxy_id; // manager.go:815
+    wire [15:0] req_no_proxy_id; // manager.go:815
+    wire denied; // manager.go:816
+    wire [3:0] reason_denied; // manager.go:816
+    wire [2:0] egress_denied; // manager.go:816
+    wire [7:0] slot_denied; // manager.go:816
+    wire [63:0] addr_denied; // manager.go:816
+    wire [15:0] req_denied; // manager.go:816
+    wire [3:0] reason_port_down; // manager.go:829
+    wire [2:0] egress_port_down; // manager.go:829
+    wire [7:0] slot_port_down; // manager.go:829
+    wire [63:0] addr_port_down; // manager.go:829
+    wire [15:0] req_port_down; // manager.go:829
+    wire mapping_disabled; // manager.go:831
+    wire [3:0] reason_mapping_disabled; // manager.go:831
+    wire [2:0] egress_mapping_disabled; // manager.go:831
+    wire [7:0] slot_mapping_disabled; // manager.go:831
+    wire [63:0] addr_mapping_disabled; // manager.go:831
+    wire [15:0] req_mapping_disabled; // manager.go:831
+    wire window_miss; // manager.go:832
+    wire [3:0] reason_window_miss; // manager.go:832
+    wire [2:0] egress_window_miss; // manager.go:832
+    wire [7:0] slot_window_miss; // manager.go:832
+    wire [63:0] addr_window_miss; // manager.go:832
+    wire [15:0] req_window_miss; // manager.go:832
+    wire reg_allowed; // manager.go:833
+    wire [3:0] reason_reg_allowed; // manager.go:833
+    wire [2:0] egress_reg_allowed; // manager.go:833
+    wire [7:0] slot_reg_allowed; // manager.go:833
+    wire [63:0] addr_reg_allowed; // manager.go:833
+    wire [15:0] req_reg_allowed; // manager.go:833
+    wire reg_denied; // manager.go:834
+    wire [3:0] reason_reg_denied; // manager.go:834
+    wire [2:0] egress_reg_denied; // manager.go:834
+    wire [7:0] slot_reg_denied; // manager.go:834
+    wire [63:0] addr_reg_denied; // manager.go:834
+    wire [15:0] req_reg_denied; // manager.go:834
+    wire not_for_us; // manager.go:835
+    wire [3:0] reason_not_for_us; // manager.go:835
+    wire [2:0] egress_not_for_us; // manager.go:835
+    wire [7:0] slot_not_for_us; // manager.go:835
+    wire [63:0] addr_not_for_us; // manager.go:835
+    wire [15:0] req_not_for_us; // manager.go:835
+    wire unsupported; // manager.go:836
+    wire [3:0] reason_unsupported; // manager.go:836
+    wire [2:0] egress_unsupported; // manager.go:836
+    wire [7:0] slot_unsupported; // manager.go:836
+    wire [63:0] addr_unsupported; // manager.go:836
+    wire [15:0] req_unsupported; // manager.go:836
+    wire _egress_cpl_to_peer_eq; // manager.go:844
+    wire [3:0] reason_cpl_unexpected; // manager.go:846
+    wire [2:0] egress_cpl_unexpected; // manager.go:846
+    wire [7:0] slot_cpl_unexpected; // manager.go:846
+    wire [63:0] addr_cpl_unexpected; // manager.go:846
+    wire [15:0] req_cpl_unexpected; // manager.go:846
+    wire cpl_to_peer; // manager.go:847
+    wire [3:0] reason_cpl_to_peer; // manager.go:847
+    wire [2:0] egress_cpl_to_peer; // manager.go:847
+    wire [7:0] slot_cpl_to_peer; // manager.go:847
+    wire [63:0] addr_cpl_to_peer; // manager.go:847
+    wire [15:0] req_cpl_to_peer; // manager.go:847
+    wire [3:0] reason_cfg_or_msg; // manager.go:848
+    wire [2:0] egress_cfg_or_msg; // manager.go:848
+    wire [7:0] slot_cfg_or_msg; // manager.go:848
+    wire [63:0] addr_cfg_or_msg; // manager.go:848
+    wire [15:0] req_cfg_or_msg; // manager.go:848
+    wire ok; // manager.go:850
+    wire [1:0] action; // manager.go:857
+    wire [2:0] cpl_status; // manager.go:858
+    wire via_window; // manager.go:861
+    wire second_copy; // manager.go:862
+    wire [1:0] _hdr_primary_mux; // manager.go:865
+    wire rewrite_primary_4dw; // manager.go:865
+    wire [31:0] rewrite_primary_dw0; // manager.go:865
+    wire [31:0] rewrite_primary_dw1; // manager.go:865
+    wire [127:0] hdr_primary; // manager.go:865
+    wire rewrite_second_4dw; // manager.go:866
+    wire [31:0] rewrite_second_dw0; // manager.go:866
+    wire [31:0] rewrite_second_dw1; // manager.go:866
+    wire [127:0] hdr_second; // manager.go:866
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1019
+    wire [11:0] cpl_bytes_one_dw; // manager.go:1021
+    wire [11:0] cpl_bytes_many_dw; // manager.go:1022
+    wire [11:0] cpl_byte_count; // manager.go:1023
+    wire [6:0] cpl_lower_addr; // manager.go:1024
+    wire [95:0] cpl_hdr; // manager.go:1031
+    wire take_decision; // manager.go:871
+    wire forward; // manager.go:899
+    wire _to_port_a_eq; // manager.go:900
+    wire to_port_a; // manager.go:901
+    wire _to_port_b_eq; // manager.go:900
+    wire to_port_b; // manager.go:902
+    wire [529:0] beat_tail; // manager.go:905
+    wire m_kernel_for; // manager.go:909
+    wire m_local_for; // manager.go:910
+    wire m_cpl_for; // manager.go:911
+    wire m_port_a_offer; // manager.go:913
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:923
-    wire m_port_a_has; // manager.go:923
-    wire m_port_a_done; // manager.go:923
+    wire m_port_a_took; // manager.go:913
+    wire m_port_a_has; // manager.go:913
+    wire m_port_a_done; // manager.go:913
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:923
+    wire m_port_b_offer; // manager.go:913
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:923
-    wire m_port_b_has; // manager.go:923
-    wire m_port_b_done; // manager.go:923
+    wire m_port_b_took; // manager.go:913
+    wire m_port_b_has; // manager.go:913
+    wire m_port_b_done; // manager.go:913
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:923
+    wire m_kernel_offer; // manager.go:913
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:923
-    wire m_kernel_has; // manager.go:923
-    wire m_kernel_done; // manager.go:923
+    wire m_kernel_took; // manager.go:913
+    wire m_kernel_has; // manager.go:913
+    wire m_kernel_done; // manager.go:913
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:923
+    wire m_local_offer; // manager.go:913
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:923
-    wire m_local_has; // manager.go:923
-    wire m_local_done; // manager.go:923
+    wire m_local_took; // manager.go:913
+    wire m_local_has; // manager.go:913
+    wire m_local_done; // manager.go:913
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:923
+    wire m_cpl_offer; // manager.go:913
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:923
-    wire m_cpl_has; // manager.go:923
-    wire m_cpl_done; // manager.go:923
+    wire m_cpl_took; // manager.go:913
+    wire m_cpl_has; // manager.go:913
+    wire m_cpl_done; // manager.go:913
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:960
-    wire _s_axil_arready_not; // manager.go:1142
-    wire read_accept; // manager.go:1142
-    wire [31:0] _read_data_or_6; // manager.go:1165
-    wire [31:0] _read_data_or_5; // manager.go:1165
-    wire [31:0] _read_data_or_4; // manager.go:1165
-    wire [31:0] _read_data_or_3; // manager.go:1165
-    wire [31:0] _read_data_or_2; // manager.go:1165
-    wire [31:0] _read_data_or; // manager.go:1165
-    wire [31:0] read_data; // manager.go:1165
+    wire count_fire; // manager.go:950
+    wire _s_axil_arready_not; // manager.go:1132
+    wire read_accept; // manager.go:1132
+    wire [31:0] _read_data_or_6; // manager.go:1155
+    wire [31:0] _read_data_or_5; // manager.go:1155
+    wire [31:0] _read_data_or_4; // manager.go:1155
+    wire [31:0] _read_data_or_3; // manager.go:1155
+    wire [31:0] _read_data_or_2; // manager.go:1155
+    wire [31:0] _read_data_or; // manager.go:1155
+    wire [31:0] read_data; // manager.go:1155
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
@@ -515,7 +504,6 @@ module onic_pcie_manager (
 `ifndef SYNTHESIS
     integer mem_init_i;
     initial begin
-        for (mem_init_i = 0; mem_init_i < 65536; mem_init_i = mem_init_i + 1) remote_table[mem_init_i] = 2'h0;
         for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1) lut[mem_init_i] = 60'h0;
     end
 `endif
@@ -627,9 +615,9 @@ module onic_pcie_manager (
     assign _s1_proxy_or_2 = ((_s1_proxy_or_18 | _s1_proxy_or_17) | (_s1_proxy_or_16 | _s1_proxy_or_15)) | ((_s1_proxy_or_14 | _s1_proxy_or_13) | (_s1_proxy_or_12 | _s1_proxy_or_11));
     assign _s1_proxy_or = ((_s1_proxy_or_10 | _s1_proxy_or_9) | (_s1_proxy_or_8 | _s1_proxy_or_7)) | ((_s1_proxy_or_6 | _s1_proxy_or_5) | (_s1_proxy_or_4 | _s1_proxy_or_3));
     assign _lut_init_idx_not = ~lut_init_done;
-    assign _mux_2351_concat = {lut_addr_hi, lut_addr_lo};
-    assign mux_2351 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2351_concat[63:16]} : _mux_2351_mux;
-    assign or_2356 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
+    assign _mux_2345_concat = {lut_addr_hi, lut_addr_lo};
+    assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]} : _mux_2345_mux;
+    assign or_2350 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
     assign window_enables = {win_en_hi, win_en_lo};
     assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
     assign translated_found = windows_found | s1_in_lut;
@@ -647,9 +635,9 @@ module onic_pcie_manager (
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
     assign s3_hdr_address = s3_hdr[125] ? {s3_hdr[63:2], 2'h0} : {32'h0, {s3_hdr[63:34], 2'h0}};
     assign cfg_or_msg = s3_kind[1];
+    assign cpl_unexpected = s3_kind[2];
     assign allowed = s3_rule == 3'h0;
     assign to_port = (s3_egress == EGRESS_PORT_A) | (s3_egress == EGRESS_PORT_B);
-    assign cpl_for_self = s3_hdr_requester == self_id;
     assign no_proxy_id = to_port & (~s3_proxy_ok);
     assign reason_no_proxy_id = no_proxy_id ? REASON_NO_PROXY_ID : REASON_OK;
     assign egress_no_proxy_id = no_proxy_id ? EGRESS_NONE : s3_egress;
@@ -703,29 +691,23 @@ module onic_pcie_manager (
     assign slot_unsupported = unsupported ? 8'h0 : slot_not_for_us;
     assign addr_unsupported = unsupported ? 64'h0 : addr_not_for_us;
     assign req_unsupported = unsupported ? s3_hdr_requester : req_not_for_us;
-    assign cpl_local = s3_kind[2] & cpl_for_self;
-    assign reason_cpl_local = cpl_local ? REASON_OK : reason_unsupported;
-    assign egress_cpl_local = cpl_local ? EGRESS_LOCAL : egress_unsupported;
-    assign slot_cpl_local = cpl_local ? 8'h0 : slot_unsupported;
-    assign addr_cpl_local = cpl_local ? 64'h0 : addr_unsupported;
-    assign req_cpl_local = cpl_local ? s3_hdr_requester : req_unsupported;
-    assign cpl_unexpected = s3_kind[2] & (~cpl_for_self);
-    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_cpl_local;
-    assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_cpl_local;
-    assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_cpl_local;
-    assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_cpl_local;
-    assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_cpl_local;
-    assign cpl_remote = cpl_unexpected & (s3_remote != 2'h0);
-    assign reason_cpl_remote = cpl_remote ? REASON_OK : reason_cpl_unexpected;
-    assign egress_cpl_remote = cpl_remote ? ((s3_remote == 2'h2) ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
-    assign slot_cpl_remote = cpl_remote ? 8'h0 : slot_cpl_unexpected;
-    assign addr_cpl_remote = cpl_remote ? 64'h0 : addr_cpl_unexpected;
-    assign req_cpl_remote = cpl_remote ? s3_hdr_requester : req_cpl_unexpected;
-    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_remote;
-    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_remote;
-    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_remote;
-    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_remote;
-    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_remote;
+    assign _egress_cpl_to_peer_eq = s3_bar == 3'h2;
+    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_unsupported;
+    assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_unsupported;
+    assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_unsupported;
+    assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_unsupported;
+    assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_unsupported;
+    assign cpl_to_peer = cpl_unexpected & ((s3_bar == 3'h1) | _egress_cpl_to_peer_eq);
+    assign reason_cpl_to_peer = cpl_to_peer ? REASON_OK : reason_cpl_unexpected;
+    assign egress_cpl_to_peer = cpl_to_peer ? (_egress_cpl_to_peer_eq ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
+    assign slot_cpl_to_peer = cpl_to_peer ? 8'h0 : slot_cpl_unexpected;
+    assign addr_cpl_to_peer = cpl_to_peer ? 64'h0 : addr_cpl_unexpected;
+    assign req_cpl_to_peer = cpl_to_peer ? s3_hdr_requester : req_cpl_unexpected;
+    assign reason_cfg_or_msg = cfg_or_msg ? REASON_OK : reason_cpl_to_peer;
+    assign egress_cfg_or_msg = cfg_or_msg ? EGRESS_LOCAL : egress_cpl_to_peer;
+    assign slot_cfg_or_msg = cfg_or_msg ? 8'h0 : slot_cpl_to_peer;
+    assign addr_cfg_or_msg = cfg_or_msg ? 64'h0 : addr_cpl_to_peer;
+    assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_to_peer;
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
@@ -796,7 +778,7 @@ module onic_pcie_manager (
     assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
     assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10002 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
     assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | (_read_data_or_2 | ((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0));
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2351_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     function [6:0] kind_lookup;
         input [7:0] kind_index;
@@ -872,526 +854,526 @@ module onic_pcie_manager (
     endfunction
     assign bar_ok = bar_ok_lookup(in_bar);
 
-    function [59:0] _mux_2351_mux_lookup;
-        input [8:0] _mux_2351_mux_index;
+    function [59:0] _mux_2345_mux_lookup;
+        input [8:0] _mux_2345_mux_index;
         begin
-            case (_mux_2351_mux_index)
-                9'h1: _mux_2351_mux_lookup = 60'ha00000000000100;
-                9'h2: _mux_2351_mux_lookup = 60'hb00000000000200;
-                9'h3: _mux_2351_mux_lookup = 60'hb01000000000300;
-                9'h4: _mux_2351_mux_lookup = 60'hb02000000000400;
-                9'h5: _mux_2351_mux_lookup = 60'hb03000000000500;
-                9'h6: _mux_2351_mux_lookup = 60'hc00000000000600;
-                9'h7: _mux_2351_mux_lookup = 60'h900000000000700;
-                9'h8: _mux_2351_mux_lookup = 60'h900000000000800;
-                9'h9: _mux_2351_mux_lookup = 60'ha00000000000900;
-                9'ha: _mux_2351_mux_lookup = 60'hb00000000000a00;
-                9'hb: _mux_2351_mux_lookup = 60'hb01000000000b00;
-                9'hc: _mux_2351_mux_lookup = 60'hb02000000000c00;
-                9'hd: _mux_2351_mux_lookup = 60'hb03000000000d00;
-                9'he: _mux_2351_mux_lookup = 60'hc00000000000e00;
-                9'hf: _mux_2351_mux_lookup = 60'h900000000000f00;
-                9'h10: _mux_2351_mux_lookup = 60'h900000000001000;
-                9'h11: _mux_2351_mux_lookup = 60'ha00000000001100;
-                9'h12: _mux_2351_mux_lookup = 60'hb00000000001200;
-                9'h13: _mux_2351_mux_lookup = 60'hb01000000001300;
-                9'h14: _mux_2351_mux_lookup = 60'hb02000000001400;
-                9'h15: _mux_2351_mux_lookup = 60'hb03000000001500;
-                9'h16: _mux_2351_mux_lookup = 60'hc00000000001600;
-                9'h17: _mux_2351_mux_lookup = 60'h900000000001700;
-                9'h18: _mux_2351_mux_lookup = 60'h900000000001800;
-                9'h19: _mux_2351_mux_lookup = 60'ha00000000001900;
-                9'h1a: _mux_2351_mux_lookup = 60'hb00000000001a00;
-                9'h1b: _mux_2351_mux_lookup = 60'hb01000000001b00;
-                9'h1c: _mux_2351_mux_lookup = 60'hb02000000001c00;
-                9'h1d: _mux_2351_mux_lookup = 60'hb03000000001d00;
-                9'h1e: _mux_2351_mux_lookup = 60'hc00000000001e00;
-                9'h1f: _mux_2351_mux_lookup = 60'h900000000001f00;
-                9'h20: _mux_2351_mux_lookup = 60'h900000000002000;
-                9'h21: _mux_2351_mux_lookup = 60'ha00000000002100;
-                9'h22: _mux_2351_mux_lookup = 60'hb00000000002200;
-                9'h23: _mux_2351_mux_lookup = 60'hb01000000002300;
-                9'h24: _mux_2351_mux_lookup = 60'hb02000000002400;
-                9'h25: _mux_2351_mux_lookup = 60'hb03000000002500;
-                9'h26: _mux_2351_mux_lookup = 60'hc00000000002600;
-                9'h27: _mux_2351_mux_lookup = 60'h900000000002700;
-                9'h28: _mux_2351_mux_lookup = 60'h900000000002800;
-                9'h29: _mux_2351_mux_lookup = 60'ha00000000002900;
-                9'h2a: _mux_2351_mux_lookup = 60'hb00000000002a00;
-                9'h2b: _mux_2351_mux_lookup = 60'hb01000000002b00;
-                9'h2c: _mux_2351_mux_lookup = 60'hb02000000002c00;
-                9'h2d: _mux_2351_mux_lookup = 60'hb03000000002d00;
-                9'h2e: _mux_2351_mux_lookup = 60'hc00000000002e00;
-                9'h2f: _mux_2351_mux_lookup = 60'h900000000002f00;
-                9'h30: _mux_2351_mux_lookup = 60'h900000000003000;
-                9'h31: _mux_2351_mux_lookup = 60'ha00000000003100;
-                9'h32: _mux_2351_mux_lookup = 60'hb00000000003200;
-                9'h33: _mux_2351_mux_lookup = 60'hb01000000003300;
-                9'h34: _mux_2351_mux_lookup = 60'hb02000000003400;
-                9'h35: _mux_2351_mux_lookup = 60'hb03000000003500;
-                9'h36: _mux_2351_mux_lookup = 60'hc00000000003600;
-                9'h37: _mux_2351_mux_lookup = 60'h900000000003700;
-                9'h38: _mux_2351_mux_lookup = 60'h900000000003800;
-                9'h39: _mux_2351_mux_lookup = 60'ha00000000003900;
-                9'h3a: _mux_2351_mux_lookup = 60'hb00000000003a00;
-                9'h3b: _mux_2351_mux_lookup = 60'hb01000000003b00;
-                9'h3c: _mux_2351_mux_lookup = 60'hb02000000003c00;
-                9'h3d: _mux_2351_mux_lookup = 60'hb03000000003d00;
-                9'h3e: _mux_2351_mux_lookup = 60'hc00000000003e00;
-                9'h3f: _mux_2351_mux_lookup = 60'h900000000003f00;
-                9'h40: _mux_2351_mux_lookup = 60'h900000000004000;
-                9'h41: _mux_2351_mux_lookup = 60'ha00000000004100;
-                9'h42: _mux_2351_mux_lookup = 60'hb00000000004200;
-                9'h43: _mux_2351_mux_lookup = 60'hb01000000004300;
-                9'h44: _mux_2351_mux_lookup = 60'hb02000000004400;
-                9'h45: _mux_2351_mux_lookup = 60'hb03000000004500;
-                9'h46: _mux_2351_mux_lookup = 60'hc00000000004600;
-                9'h47: _mux_2351_mux_lookup = 60'h900000000004700;
-                9'h48: _mux_2351_mux_lookup = 60'h900000000004800;
-                9'h49: _mux_2351_mux_lookup = 60'ha00000000004900;
-                9'h4a: _mux_2351_mux_lookup = 60'hb00000000004a00;
-                9'h4b: _mux_2351_mux_lookup = 60'hb01000000004b00;
-                9'h4c: _mux_2351_mux_lookup = 60'hb02000000004c00;
-                9'h4d: _mux_2351_mux_lookup = 60'hb03000000004d00;
-                9'h4e: _mux_2351_mux_lookup = 60'hc00000000004e00;
-                9'h4f: _mux_2351_mux_lookup = 60'h900000000004f00;
-                9'h50: _mux_2351_mux_lookup = 60'h900000000005000;
-                9'h51: _mux_2351_mux_lookup = 60'ha00000000005100;
-                9'h52: _mux_2351_mux_lookup = 60'hb00000000005200;
-                9'h53: _mux_2351_mux_lookup = 60'hb01000000005300;
-                9'h54: _mux_2351_mux_lookup = 60'hb02000000005400;
-                9'h55: _mux_2351_mux_lookup = 60'hb03000000005500;
-                9'h56: _mux_2351_mux_lookup = 60'hc00000000005600;
-                9'h57: _mux_2351_mux_lookup = 60'h900000000005700;
-                9'h58: _mux_2351_mux_lookup = 60'h900000000005800;
-                9'h59: _mux_2351_mux_lookup = 60'ha00000000005900;
-                9'h5a: _mux_2351_mux_lookup = 60'hb00000000005a00;
-                9'h5b: _mux_2351_mux_lookup = 60'hb01000000005b00;
-                9'h5c: _mux_2351_mux_lookup = 60'hb02000000005c00;
-                9'h5d: _mux_2351_mux_lookup = 60'hb03000000005d00;
-                9'h5e: _mux_2351_mux_lookup = 60'hc00000000005e00;
-                9'h5f: _mux_2351_mux_lookup = 60'h900000000005f00;
-                9'h60: _mux_2351_mux_lookup = 60'h900000000006000;
-                9'h61: _mux_2351_mux_lookup = 60'ha00000000006100;
-                9'h62: _mux_2351_mux_lookup = 60'hb00000000006200;
-                9'h63: _mux_2351_mux_lookup = 60'hb01000000006300;
-                9'h64: _mux_2351_mux_lookup = 60'hb02000000006400;
-                9'h65: _mux_2351_mux_lookup = 60'hb03000000006500;
-                9'h66: _mux_2351_mux_lookup = 60'hc00000000006600;
-                9'h67: _mux_2351_mux_lookup = 60'h900000000006700;
-                9'h68: _mux_2351_mux_lookup = 60'h900000000006800;
-                9'h69: _mux_2351_mux_lookup = 60'ha00000000006900;
-                9'h6a: _mux_2351_mux_lookup = 60'hb00000000006a00;
-                9'h6b: _mux_2351_mux_lookup = 60'hb01000000006b00;
-                9'h6c: _mux_2351_mux_lookup = 60'hb02000000006c00;
-                9'h6d: _mux_2351_mux_lookup = 60'hb03000000006d00;
-                9'h6e: _mux_2351_mux_lookup = 60'hc00000000006e00;
-                9'h6f: _mux_2351_mux_lookup = 60'h900000000006f00;
-                9'h70: _mux_2351_mux_lookup = 60'h900000000007000;
-                9'h71: _mux_2351_mux_lookup = 60'ha00000000007100;
-                9'h72: _mux_2351_mux_lookup = 60'hb00000000007200;
-                9'h73: _mux_2351_mux_lookup = 60'hb01000000007300;
-                9'h74: _mux_2351_mux_lookup = 60'hb02000000007400;
-                9'h75: _mux_2351_mux_lookup = 60'hb03000000007500;
-                9'h76: _mux_2351_mux_lookup = 60'hc00000000007600;
-                9'h77: _mux_2351_mux_lookup = 60'h900000000007700;
-                9'h78: _mux_2351_mux_lookup = 60'h900000000007800;
-                9'h79: _mux_2351_mux_lookup = 60'ha00000000007900;
-                9'h7a: _mux_2351_mux_lookup = 60'hb00000000007a00;
-                9'h7b: _mux_2351_mux_lookup = 60'hb01000000007b00;
-                9'h7c: _mux_2351_mux_lookup = 60'hb02000000007c00;
-                9'h7d: _mux_2351_mux_lookup = 60'hb03000000007d00;
-                9'h7e: _mux_2351_mux_lookup = 60'hc00000000007e00;
-                9'h7f: _mux_2351_mux_lookup = 60'h900000000007f00;
-                9'h80: _mux_2351_mux_lookup = 60'h900000000008000;
-                9'h81: _mux_2351_mux_lookup = 60'ha00000000008100;
-                9'h82: _mux_2351_mux_lookup = 60'hb00000000008200;
-                9'h83: _mux_2351_mux_lookup = 60'hb01000000008300;
-                9'h84: _mux_2351_mux_lookup = 60'hb02000000008400;
-                9'h85: _mux_2351_mux_lookup = 60'hb03000000008500;
-                9'h86: _mux_2351_mux_lookup = 60'hc00000000008600;
-                9'h87: _mux_2351_mux_lookup = 60'h900000000008700;
-                9'h88: _mux_2351_mux_lookup = 60'h900000000008800;
-                9'h89: _mux_2351_mux_lookup = 60'ha00000000008900;
-                9'h8a: _mux_2351_mux_lookup = 60'hb00000000008a00;
-                9'h8b: _mux_2351_mux_lookup = 60'hb01000000008b00;
-                9'h8c: _mux_2351_mux_lookup = 60'hb02000000008c00;
-                9'h8d: _mux_2351_mux_lookup = 60'hb03000000008d00;
-                9'h8e: _mux_2351_mux_lookup = 60'hc00000000008e00;
-                9'h8f: _mux_2351_mux_lookup = 60'h900000000008f00;
-                9'h90: _mux_2351_mux_lookup = 60'h900000000009000;
-                9'h91: _mux_2351_mux_lookup = 60'ha00000000009100;
-                9'h92: _mux_2351_mux_lookup = 60'hb00000000009200;
-                9'h93: _mux_2351_mux_lookup = 60'hb01000000009300;
-                9'h94: _mux_2351_mux_lookup = 60'hb02000000009400;
-                9'h95: _mux_2351_mux_lookup = 60'hb03000000009500;
-                9'h96: _mux_2351_mux_lookup = 60'hc00000000009600;
-                9'h97: _mux_2351_mux_lookup = 60'h900000000009700;
-                9'h98: _mux_2351_mux_lookup = 60'h900000000009800;
-                9'h99: _mux_2351_mux_lookup = 60'ha00000000009900;
-                9'h9a: _mux_2351_mux_lookup = 60'hb00000000009a00;
-                9'h9b: _mux_2351_mux_lookup = 60'hb01000000009b00;
-                9'h9c: _mux_2351_mux_lookup = 60'hb02000000009c00;
-                9'h9d: _mux_2351_mux_lookup = 60'hb03000000009d00;
-                9'h9e: _mux_2351_mux_lookup = 60'hc00000000009e00;
-                9'h9f: _mux_2351_mux_lookup = 60'h900000000009f00;
-                9'ha0: _mux_2351_mux_lookup = 60'h90000000000a000;
-                9'ha1: _mux_2351_mux_lookup = 60'ha0000000000a100;
-                9'ha2: _mux_2351_mux_lookup = 60'hb0000000000a200;
-                9'ha3: _mux_2351_mux_lookup = 60'hb0100000000a300;
-                9'ha4: _mux_2351_mux_lookup = 60'hb0200000000a400;
-                9'ha5: _mux_2351_mux_lookup = 60'hb0300000000a500;
-                9'ha6: _mux_2351_mux_lookup = 60'hc0000000000a600;
-                9'ha7: _mux_2351_mux_lookup = 60'h90000000000a700;
-                9'ha8: _mux_2351_mux_lookup = 60'h90000000000a800;
-                9'ha9: _mux_2351_mux_lookup = 60'ha0000000000a900;
-                9'haa: _mux_2351_mux_lookup = 60'hb0000000000aa00;
-                9'hab: _mux_2351_mux_lookup = 60'hb0100000000ab00;
-                9'hac: _mux_2351_mux_lookup = 60'hb0200000000ac00;
-                9'had: _mux_2351_mux_lookup = 60'hb0300000000ad00;
-                9'hae: _mux_2351_mux_lookup = 60'hc0000000000ae00;
-                9'haf: _mux_2351_mux_lookup = 60'h90000000000af00;
-                9'hb0: _mux_2351_mux_lookup = 60'h90000000000b000;
-                9'hb1: _mux_2351_mux_lookup = 60'ha0000000000b100;
-                9'hb2: _mux_2351_mux_lookup = 60'hb0000000000b200;
-                9'hb3: _mux_2351_mux_lookup = 60'hb0100000000b300;
-                9'hb4: _mux_2351_mux_lookup = 60'hb0200000000b400;
-                9'hb5: _mux_2351_mux_lookup = 60'hb0300000000b500;
-                9'hb6: _mux_2351_mux_lookup = 60'hc0000000000b600;
-                9'hb7: _mux_2351_mux_lookup = 60'h90000000000b700;
-                9'hb8: _mux_2351_mux_lookup = 60'h90000000000b800;
-                9'hb9: _mux_2351_mux_lookup = 60'ha0000000000b900;
-                9'hba: _mux_2351_mux_lookup = 60'hb0000000000ba00;
-                9'hbb: _mux_2351_mux_lookup = 60'hb0100000000bb00;
-                9'hbc: _mux_2351_mux_lookup = 60'hb0200000000bc00;
-                9'hbd: _mux_2351_mux_lookup = 60'hb0300000000bd00;
-                9'hbe: _mux_2351_mux_lookup = 60'hc0000000000be00;
-                9'hbf: _mux_2351_mux_lookup = 60'h90000000000bf00;
-                9'hc0: _mux_2351_mux_lookup = 60'h90000000000c000;
-                9'hc1: _mux_2351_mux_lookup = 60'ha0000000000c100;
-                9'hc2: _mux_2351_mux_lookup = 60'hb0000000000c200;
-                9'hc3: _mux_2351_mux_lookup = 60'hb0100000000c300;
-                9'hc4: _mux_2351_mux_lookup = 60'hb0200000000c400;
-                9'hc5: _mux_2351_mux_lookup = 60'hb0300000000c500;
-                9'hc6: _mux_2351_mux_lookup = 60'hc0000000000c600;
-                9'hc7: _mux_2351_mux_lookup = 60'h90000000000c700;
-                9'hc8: _mux_2351_mux_lookup = 60'h90000000000c800;
-                9'hc9: _mux_2351_mux_lookup = 60'ha0000000000c900;
-                9'hca: _mux_2351_mux_lookup = 60'hb0000000000ca00;
-                9'hcb: _mux_2351_mux_lookup = 60'hb0100000000cb00;
-                9'hcc: _mux_2351_mux_lookup = 60'hb0200000000cc00;
-                9'hcd: _mux_2351_mux_lookup = 60'hb0300000000cd00;
-                9'hce: _mux_2351_mux_lookup = 60'hc0000000000ce00;
-                9'hcf: _mux_2351_mux_lookup = 60'h90000000000cf00;
-                9'hd0: _mux_2351_mux_lookup = 60'h90000000000d000;
-                9'hd1: _mux_2351_mux_lookup = 60'ha0000000000d100;
-                9'hd2: _mux_2351_mux_lookup = 60'hb0000000000d200;
-                9'hd3: _mux_2351_mux_lookup = 60'hb0100000000d300;
-                9'hd4: _mux_2351_mux_lookup = 60'hb0200000000d400;
-                9'hd5: _mux_2351_mux_lookup = 60'hb0300000000d500;
-                9'hd6: _mux_2351_mux_lookup = 60'hc0000000000d600;
-                9'hd7: _mux_2351_mux_lookup = 60'h90000000000d700;
-                9'hd8: _mux_2351_mux_lookup = 60'h90000000000d800;
-                9'hd9: _mux_2351_mux_lookup = 60'ha0000000000d900;
-                9'hda: _mux_2351_mux_lookup = 60'hb0000000000da00;
-                9'hdb: _mux_2351_mux_lookup = 60'hb0100000000db00;
-                9'hdc: _mux_2351_mux_lookup = 60'hb0200000000dc00;
-                9'hdd: _mux_2351_mux_lookup = 60'hb0300000000dd00;
-                9'hde: _mux_2351_mux_lookup = 60'hc0000000000de00;
-                9'hdf: _mux_2351_mux_lookup = 60'h90000000000df00;
-                9'he0: _mux_2351_mux_lookup = 60'h90000000000e000;
-                9'he1: _mux_2351_mux_lookup = 60'ha0000000000e100;
-                9'he2: _mux_2351_mux_lookup = 60'hb0000000000e200;
-                9'he3: _mux_2351_mux_lookup = 60'hb0100000000e300;
-                9'he4: _mux_2351_mux_lookup = 60'hb0200000000e400;
-                9'he5: _mux_2351_mux_lookup = 60'hb0300000000e500;
-                9'he6: _mux_2351_mux_lookup = 60'hc0000000000e600;
-                9'he7: _mux_2351_mux_lookup = 60'h90000000000e700;
-                9'he8: _mux_2351_mux_lookup = 60'h90000000000e800;
-                9'he9: _mux_2351_mux_lookup = 60'ha0000000000e900;
-                9'hea: _mux_2351_mux_lookup = 60'hb0000000000ea00;
-                9'heb: _mux_2351_mux_lookup = 60'hb0100000000eb00;
-                9'hec: _mux_2351_mux_lookup = 60'hb0200000000ec00;
-                9'hed: _mux_2351_mux_lookup = 60'hb0300000000ed00;
-                9'hee: _mux_2351_mux_lookup = 60'hc0000000000ee00;
-                9'hef: _mux_2351_mux_lookup = 60'h90000000000ef00;
-                9'hf0: _mux_2351_mux_lookup = 60'h90000000000f000;
-                9'hf1: _mux_2351_mux_lookup = 60'ha0000000000f100;
-                9'hf2: _mux_2351_mux_lookup = 60'hb0000000000f200;
-                9'hf3: _mux_2351_mux_lookup = 60'hb0100000000f300;
-                9'hf4: _mux_2351_mux_lookup = 60'hb0200000000f400;
-                9'hf5: _mux_2351_mux_lookup = 60'hb0300000000f500;
-                9'hf6: _mux_2351_mux_lookup = 60'hc0000000000f600;
-                9'hf7: _mux_2351_mux_lookup = 60'h90000000000f700;
-                9'hf8: _mux_2351_mux_lookup = 60'h90000000000f800;
-                9'hf9: _mux_2351_mux_lookup = 60'ha0000000000f900;
-                9'hfa: _mux_2351_mux_lookup = 60'hb0000000000fa00;
-                9'hfb: _mux_2351_mux_lookup = 60'hb0100000000fb00;
-                9'hfc: _mux_2351_mux_lookup = 60'hb0200000000fc00;
-                9'hfd: _mux_2351_mux_lookup = 60'hb0300000000fd00;
-                9'hfe: _mux_2351_mux_lookup = 60'hc0000000000fe00;
-                9'hff: _mux_2351_mux_lookup = 60'h90000000000ff00;
-                9'h100: _mux_2351_mux_lookup = 60'h900000000010000;
-                9'h101: _mux_2351_mux_lookup = 60'ha00000000010100;
-                9'h102: _mux_2351_mux_lookup = 60'hb00000000010200;
-                9'h103: _mux_2351_mux_lookup = 60'hb01000000010300;
-                9'h104: _mux_2351_mux_lookup = 60'hb02000000010400;
-                9'h105: _mux_2351_mux_lookup = 60'hb03000000010500;
-                9'h106: _mux_2351_mux_lookup = 60'hc00000000010600;
-                9'h107: _mux_2351_mux_lookup = 60'h900000000010700;
-                9'h108: _mux_2351_mux_lookup = 60'h900000000010800;
-                9'h109: _mux_2351_mux_lookup = 60'ha00000000010900;
-                9'h10a: _mux_2351_mux_lookup = 60'hb00000000010a00;
-                9'h10b: _mux_2351_mux_lookup = 60'hb01000000010b00;
-                9'h10c: _mux_2351_mux_lookup = 60'hb02000000010c00;
-                9'h10d: _mux_2351_mux_lookup = 60'hb03000000010d00;
-                9'h10e: _mux_2351_mux_lookup = 60'hc00000000010e00;
-                9'h10f: _mux_2351_mux_lookup = 60'h900000000010f00;
-                9'h110: _mux_2351_mux_lookup = 60'h900000000011000;
-                9'h111: _mux_2351_mux_lookup = 60'ha00000000011100;
-                9'h112: _mux_2351_mux_lookup = 60'hb00000000011200;
-                9'h113: _mux_2351_mux_lookup = 60'hb01000000011300;
-                9'h114: _mux_2351_mux_lookup = 60'hb02000000011400;
-                9'h115: _mux_2351_mux_lookup = 60'hb03000000011500;
-                9'h116: _mux_2351_mux_lookup = 60'hc00000000011600;
-                9'h117: _mux_2351_mux_lookup = 60'h900000000011700;
-                9'h118: _mux_2351_mux_lookup = 60'h900000000011800;
-                9'h119: _mux_2351_mux_lookup = 60'ha00000000011900;
-                9'h11a: _mux_2351_mux_lookup = 60'hb00000000011a00;
-                9'h11b: _mux_2351_mux_lookup = 60'hb01000000011b00;
-                9'h11c: _mux_2351_mux_lookup = 60'hb02000000011c00;
-                9'h11d: _mux_2351_mux_lookup = 60'hb03000000011d00;
-                9'h11e: _mux_2351_mux_lookup = 60'hc00000000011e00;
-                9'h11f: _mux_2351_mux_lookup = 60'h900000000011f00;
-                9'h120: _mux_2351_mux_lookup = 60'h900000000012000;
-                9'h121: _mux_2351_mux_lookup = 60'ha00000000012100;
-                9'h122: _mux_2351_mux_lookup = 60'hb00000000012200;
-                9'h123: _mux_2351_mux_lookup = 60'hb01000000012300;
-                9'h124: _mux_2351_mux_lookup = 60'hb02000000012400;
-                9'h125: _mux_2351_mux_lookup = 60'hb03000000012500;
-                9'h126: _mux_2351_mux_lookup = 60'hc00000000012600;
-                9'h127: _mux_2351_mux_lookup = 60'h900000000012700;
-                9'h128: _mux_2351_mux_lookup = 60'h900000000012800;
-                9'h129: _mux_2351_mux_lookup = 60'ha00000000012900;
-                9'h12a: _mux_2351_mux_lookup = 60'hb00000000012a00;
-                9'h12b: _mux_2351_mux_lookup = 60'hb01000000012b00;
-                9'h12c: _mux_2351_mux_lookup = 60'hb02000000012c00;
-                9'h12d: _mux_2351_mux_lookup = 60'hb03000000012d00;
-                9'h12e: _mux_2351_mux_lookup = 60'hc00000000012e00;
-                9'h12f: _mux_2351_mux_lookup = 60'h900000000012f00;
-                9'h130: _mux_2351_mux_lookup = 60'h900000000013000;
-                9'h131: _mux_2351_mux_lookup = 60'ha00000000013100;
-                9'h132: _mux_2351_mux_lookup = 60'hb00000000013200;
-                9'h133: _mux_2351_mux_lookup = 60'hb01000000013300;
-                9'h134: _mux_2351_mux_lookup = 60'hb02000000013400;
-                9'h135: _mux_2351_mux_lookup = 60'hb03000000013500;
-                9'h136: _mux_2351_mux_lookup = 60'hc00000000013600;
-                9'h137: _mux_2351_mux_lookup = 60'h900000000013700;
-                9'h138: _mux_2351_mux_lookup = 60'h900000000013800;
-                9'h139: _mux_2351_mux_lookup = 60'ha00000000013900;
-                9'h13a: _mux_2351_mux_lookup = 60'hb00000000013a00;
-                9'h13b: _mux_2351_mux_lookup = 60'hb01000000013b00;
-                9'h13c: _mux_2351_mux_lookup = 60'hb02000000013c00;
-                9'h13d: _mux_2351_mux_lookup = 60'hb03000000013d00;
-                9'h13e: _mux_2351_mux_lookup = 60'hc00000000013e00;
-                9'h13f: _mux_2351_mux_lookup = 60'h900000000013f00;
-                9'h140: _mux_2351_mux_lookup = 60'h900000000014000;
-                9'h141: _mux_2351_mux_lookup = 60'ha00000000014100;
-                9'h142: _mux_2351_mux_lookup = 60'hb00000000014200;
-                9'h143: _mux_2351_mux_lookup = 60'hb01000000014300;
-                9'h144: _mux_2351_mux_lookup = 60'hb02000000014400;
-                9'h145: _mux_2351_mux_lookup = 60'hb03000000014500;
-                9'h146: _mux_2351_mux_lookup = 60'hc00000000014600;
-                9'h147: _mux_2351_mux_lookup = 60'h900000000014700;
-                9'h148: _mux_2351_mux_lookup = 60'h900000000014800;
-                9'h149: _mux_2351_mux_lookup = 60'ha00000000014900;
-                9'h14a: _mux_2351_mux_lookup = 60'hb00000000014a00;
-                9'h14b: _mux_2351_mux_lookup = 60'hb01000000014b00;
-                9'h14c: _mux_2351_mux_lookup = 60'hb02000000014c00;
-                9'h14d: _mux_2351_mux_lookup = 60'hb03000000014d00;
-                9'h14e: _mux_2351_mux_lookup = 60'hc00000000014e00;
-                9'h14f: _mux_2351_mux_lookup = 60'h900000000014f00;
-                9'h150: _mux_2351_mux_lookup = 60'h900000000015000;
-                9'h151: _mux_2351_mux_lookup = 60'ha00000000015100;
-                9'h152: _mux_2351_mux_lookup = 60'hb00000000015200;
-                9'h153: _mux_2351_mux_lookup = 60'hb01000000015300;
-                9'h154: _mux_2351_mux_lookup = 60'hb02000000015400;
-                9'h155: _mux_2351_mux_lookup = 60'hb03000000015500;
-                9'h156: _mux_2351_mux_lookup = 60'hc00000000015600;
-                9'h157: _mux_2351_mux_lookup = 60'h900000000015700;
-                9'h158: _mux_2351_mux_lookup = 60'h900000000015800;
-                9'h159: _mux_2351_mux_lookup = 60'ha00000000015900;
-                9'h15a: _mux_2351_mux_lookup = 60'hb00000000015a00;
-                9'h15b: _mux_2351_mux_lookup = 60'hb01000000015b00;
-                9'h15c: _mux_2351_mux_lookup = 60'hb02000000015c00;
-                9'h15d: _mux_2351_mux_lookup = 60'hb03000000015d00;
-                9'h15e: _mux_2351_mux_lookup = 60'hc00000000015e00;
-                9'h15f: _mux_2351_mux_lookup = 60'h900000000015f00;
-                9'h160: _mux_2351_mux_lookup = 60'h900000000016000;
-                9'h161: _mux_2351_mux_lookup = 60'ha00000000016100;
-                9'h162: _mux_2351_mux_lookup = 60'hb00000000016200;
-                9'h163: _mux_2351_mux_lookup = 60'hb01000000016300;
-                9'h164: _mux_2351_mux_lookup = 60'hb02000000016400;
-                9'h165: _mux_2351_mux_lookup = 60'hb03000000016500;
-                9'h166: _mux_2351_mux_lookup = 60'hc00000000016600;
-                9'h167: _mux_2351_mux_lookup = 60'h900000000016700;
-                9'h168: _mux_2351_mux_lookup = 60'h900000000016800;
-                9'h169: _mux_2351_mux_lookup = 60'ha00000000016900;
-                9'h16a: _mux_2351_mux_lookup = 60'hb00000000016a00;
-                9'h16b: _mux_2351_mux_lookup = 60'hb01000000016b00;
-                9'h16c: _mux_2351_mux_lookup = 60'hb02000000016c00;
-                9'h16d: _mux_2351_mux_lookup = 60'hb03000000016d00;
-                9'h16e: _mux_2351_mux_lookup = 60'hc00000000016e00;
-                9'h16f: _mux_2351_mux_lookup = 60'h900000000016f00;
-                9'h170: _mux_2351_mux_lookup = 60'h900000000017000;
-                9'h171: _mux_2351_mux_lookup = 60'ha00000000017100;
-                9'h172: _mux_2351_mux_lookup = 60'hb00000000017200;
-                9'h173: _mux_2351_mux_lookup = 60'hb01000000017300;
-                9'h174: _mux_2351_mux_lookup = 60'hb02000000017400;
-                9'h175: _mux_2351_mux_lookup = 60'hb03000000017500;
-                9'h176: _mux_2351_mux_lookup = 60'hc00000000017600;
-                9'h177: _mux_2351_mux_lookup = 60'h900000000017700;
-                9'h178: _mux_2351_mux_lookup = 60'h900000000017800;
-                9'h179: _mux_2351_mux_lookup = 60'ha00000000017900;
-                9'h17a: _mux_2351_mux_lookup = 60'hb00000000017a00;
-                9'h17b: _mux_2351_mux_lookup = 60'hb01000000017b00;
-                9'h17c: _mux_2351_mux_lookup = 60'hb02000000017c00;
-                9'h17d: _mux_2351_mux_lookup = 60'hb03000000017d00;
-                9'h17e: _mux_2351_mux_lookup = 60'hc00000000017e00;
-                9'h17f: _mux_2351_mux_lookup = 60'h900000000017f00;
-                9'h180: _mux_2351_mux_lookup = 60'h900000000018000;
-                9'h181: _mux_2351_mux_lookup = 60'ha00000000018100;
-                9'h182: _mux_2351_mux_lookup = 60'hb00000000018200;
-                9'h183: _mux_2351_mux_lookup = 60'hb01000000018300;
-                9'h184: _mux_2351_mux_lookup = 60'hb02000000018400;
-                9'h185: _mux_2351_mux_lookup = 60'hb03000000018500;
-                9'h186: _mux_2351_mux_lookup = 60'hc00000000018600;
-                9'h187: _mux_2351_mux_lookup = 60'h900000000018700;
-                9'h188: _mux_2351_mux_lookup = 60'h900000000018800;
-                9'h189: _mux_2351_mux_lookup = 60'ha00000000018900;
-                9'h18a: _mux_2351_mux_lookup = 60'hb00000000018a00;
-                9'h18b: _mux_2351_mux_lookup = 60'hb01000000018b00;
-                9'h18c: _mux_2351_mux_lookup = 60'hb02000000018c00;
-                9'h18d: _mux_2351_mux_lookup = 60'hb03000000018d00;
-                9'h18e: _mux_2351_mux_lookup = 60'hc00000000018e00;
-                9'h18f: _mux_2351_mux_lookup = 60'h900000000018f00;
-                9'h190: _mux_2351_mux_lookup = 60'h900000000019000;
-                9'h191: _mux_2351_mux_lookup = 60'ha00000000019100;
-                9'h192: _mux_2351_mux_lookup = 60'hb00000000019200;
-                9'h193: _mux_2351_mux_lookup = 60'hb01000000019300;
-                9'h194: _mux_2351_mux_lookup = 60'hb02000000019400;
-                9'h195: _mux_2351_mux_lookup = 60'hb03000000019500;
-                9'h196: _mux_2351_mux_lookup = 60'hc00000000019600;
-                9'h197: _mux_2351_mux_lookup = 60'h900000000019700;
-                9'h198: _mux_2351_mux_lookup = 60'h900000000019800;
-                9'h199: _mux_2351_mux_lookup = 60'ha00000000019900;
-                9'h19a: _mux_2351_mux_lookup = 60'hb00000000019a00;
-                9'h19b: _mux_2351_mux_lookup = 60'hb01000000019b00;
-                9'h19c: _mux_2351_mux_lookup = 60'hb02000000019c00;
-                9'h19d: _mux_2351_mux_lookup = 60'hb03000000019d00;
-                9'h19e: _mux_2351_mux_lookup = 60'hc00000000019e00;
-                9'h19f: _mux_2351_mux_lookup = 60'h900000000019f00;
-                9'h1a0: _mux_2351_mux_lookup = 60'h90000000001a000;
-                9'h1a1: _mux_2351_mux_lookup = 60'ha0000000001a100;
-                9'h1a2: _mux_2351_mux_lookup = 60'hb0000000001a200;
-                9'h1a3: _mux_2351_mux_lookup = 60'hb0100000001a300;
-                9'h1a4: _mux_2351_mux_lookup = 60'hb0200000001a400;
-                9'h1a5: _mux_2351_mux_lookup = 60'hb0300000001a500;
-                9'h1a6: _mux_2351_mux_lookup = 60'hc0000000001a600;
-                9'h1a7: _mux_2351_mux_lookup = 60'h90000000001a700;
-                9'h1a8: _mux_2351_mux_lookup = 60'h90000000001a800;
-                9'h1a9: _mux_2351_mux_lookup = 60'ha0000000001a900;
-                9'h1aa: _mux_2351_mux_lookup = 60'hb0000000001aa00;
-                9'h1ab: _mux_2351_mux_lookup = 60'hb0100000001ab00;
-                9'h1ac: _mux_2351_mux_lookup = 60'hb0200000001ac00;
-                9'h1ad: _mux_2351_mux_lookup = 60'hb0300000001ad00;
-                9'h1ae: _mux_2351_mux_lookup = 60'hc0000000001ae00;
-                9'h1af: _mux_2351_mux_lookup = 60'h90000000001af00;
-                9'h1b0: _mux_2351_mux_lookup = 60'h90000000001b000;
-                9'h1b1: _mux_2351_mux_lookup = 60'ha0000000001b100;
-                9'h1b2: _mux_2351_mux_lookup = 60'hb0000000001b200;
-                9'h1b3: _mux_2351_mux_lookup = 60'hb0100000001b300;
-                9'h1b4: _mux_2351_mux_lookup = 60'hb0200000001b400;
-                9'h1b5: _mux_2351_mux_lookup = 60'hb0300000001b500;
-                9'h1b6: _mux_2351_mux_lookup = 60'hc0000000001b600;
-                9'h1b7: _mux_2351_mux_lookup = 60'h90000000001b700;
-                9'h1b8: _mux_2351_mux_lookup = 60'h90000000001b800;
-                9'h1b9: _mux_2351_mux_lookup = 60'ha0000000001b900;
-                9'h1ba: _mux_2351_mux_lookup = 60'hb0000000001ba00;
-                9'h1bb: _mux_2351_mux_lookup = 60'hb0100000001bb00;
-                9'h1bc: _mux_2351_mux_lookup = 60'hb0200000001bc00;
-                9'h1bd: _mux_2351_mux_lookup = 60'hb0300000001bd00;
-                9'h1be: _mux_2351_mux_lookup = 60'hc0000000001be00;
-                9'h1bf: _mux_2351_mux_lookup = 60'h90000000001bf00;
-                9'h1c0: _mux_2351_mux_lookup = 60'h90000000001c000;
-                9'h1c1: _mux_2351_mux_lookup = 60'ha0000000001c100;
-                9'h1c2: _mux_2351_mux_lookup = 60'hb0000000001c200;
-                9'h1c3: _mux_2351_mux_lookup = 60'hb0100000001c300;
-                9'h1c4: _mux_2351_mux_lookup = 60'hb0200000001c400;
-                9'h1c5: _mux_2351_mux_lookup = 60'hb0300000001c500;
-                9'h1c6: _mux_2351_mux_lookup = 60'hc0000000001c600;
-                9'h1c7: _mux_2351_mux_lookup = 60'h90000000001c700;
-                9'h1c8: _mux_2351_mux_lookup = 60'h90000000001c800;
-                9'h1c9: _mux_2351_mux_lookup = 60'ha0000000001c900;
-                9'h1ca: _mux_2351_mux_lookup = 60'hb0000000001ca00;
-                9'h1cb: _mux_2351_mux_lookup = 60'hb0100000001cb00;
-                9'h1cc: _mux_2351_mux_lookup = 60'hb0200000001cc00;
-                9'h1cd: _mux_2351_mux_lookup = 60'hb0300000001cd00;
-                9'h1ce: _mux_2351_mux_lookup = 60'hc0000000001ce00;
-                9'h1cf: _mux_2351_mux_lookup = 60'h90000000001cf00;
-                9'h1d0: _mux_2351_mux_lookup = 60'h90000000001d000;
-                9'h1d1: _mux_2351_mux_lookup = 60'ha0000000001d100;
-                9'h1d2: _mux_2351_mux_lookup = 60'hb0000000001d200;
-                9'h1d3: _mux_2351_mux_lookup = 60'hb0100000001d300;
-                9'h1d4: _mux_2351_mux_lookup = 60'hb0200000001d400;
-                9'h1d5: _mux_2351_mux_lookup = 60'hb0300000001d500;
-                9'h1d6: _mux_2351_mux_lookup = 60'hc0000000001d600;
-                9'h1d7: _mux_2351_mux_lookup = 60'h90000000001d700;
-                9'h1d8: _mux_2351_mux_lookup = 60'h90000000001d800;
-                9'h1d9: _mux_2351_mux_lookup = 60'ha0000000001d900;
-                9'h1da: _mux_2351_mux_lookup = 60'hb0000000001da00;
-                9'h1db: _mux_2351_mux_lookup = 60'hb0100000001db00;
-                9'h1dc: _mux_2351_mux_lookup = 60'hb0200000001dc00;
-                9'h1dd: _mux_2351_mux_lookup = 60'hb0300000001dd00;
-                9'h1de: _mux_2351_mux_lookup = 60'hc0000000001de00;
-                9'h1df: _mux_2351_mux_lookup = 60'h90000000001df00;
-                9'h1e0: _mux_2351_mux_lookup = 60'h90000000001e000;
-                9'h1e1: _mux_2351_mux_lookup = 60'ha0000000001e100;
-                9'h1e2: _mux_2351_mux_lookup = 60'hb0000000001e200;
-                9'h1e3: _mux_2351_mux_lookup = 60'hb0100000001e300;
-                9'h1e4: _mux_2351_mux_lookup = 60'hb0200000001e400;
-                9'h1e5: _mux_2351_mux_lookup = 60'hb0300000001e500;
-                9'h1e6: _mux_2351_mux_lookup = 60'hc0000000001e600;
-                9'h1e7: _mux_2351_mux_lookup = 60'h90000000001e700;
-                9'h1e8: _mux_2351_mux_lookup = 60'h90000000001e800;
-                9'h1e9: _mux_2351_mux_lookup = 60'ha0000000001e900;
-                9'h1ea: _mux_2351_mux_lookup = 60'hb0000000001ea00;
-                9'h1eb: _mux_2351_mux_lookup = 60'hb0100000001eb00;
-                9'h1ec: _mux_2351_mux_lookup = 60'hb0200000001ec00;
-                9'h1ed: _mux_2351_mux_lookup = 60'hb0300000001ed00;
-                9'h1ee: _mux_2351_mux_lookup = 60'hc0000000001ee00;
-                9'h1ef: _mux_2351_mux_lookup = 60'h90000000001ef00;
-                9'h1f0: _mux_2351_mux_lookup = 60'h90000000001f000;
-                9'h1f1: _mux_2351_mux_lookup = 60'ha0000000001f100;
-                9'h1f2: _mux_2351_mux_lookup = 60'hb0000000001f200;
-                9'h1f3: _mux_2351_mux_lookup = 60'hb0100000001f300;
-                9'h1f4: _mux_2351_mux_lookup = 60'hb0200000001f400;
-                9'h1f5: _mux_2351_mux_lookup = 60'hb0300000001f500;
-                9'h1f6: _mux_2351_mux_lookup = 60'hc0000000001f600;
-                9'h1f7: _mux_2351_mux_lookup = 60'h90000000001f700;
-                9'h1f8: _mux_2351_mux_lookup = 60'h90000000001f800;
-                9'h1f9: _mux_2351_mux_lookup = 60'ha0000000001f900;
-                9'h1fa: _mux_2351_mux_lookup = 60'hb0000000001fa00;
-                9'h1fb: _mux_2351_mux_lookup = 60'hb0100000001fb00;
-                9'h1fc: _mux_2351_mux_lookup = 60'hb0200000001fc00;
-                9'h1fd: _mux_2351_mux_lookup = 60'hb0300000001fd00;
-                9'h1fe: _mux_2351_mux_lookup = 60'hc0000000001fe00;
-                9'h1ff: _mux_2351_mux_lookup = 60'h90000000001ff00;
-                default: _mux_2351_mux_lookup = 60'h900000000000000;
+            case (_mux_2345_mux_index)
+                9'h1: _mux_2345_mux_lookup = 60'ha00000000000100;
+                9'h2: _mux_2345_mux_lookup = 60'hb00000000000200;
+                9'h3: _mux_2345_mux_lookup = 60'hb01000000000300;
+                9'h4: _mux_2345_mux_lookup = 60'hb02000000000400;
+                9'h5: _mux_2345_mux_lookup = 60'hb03000000000500;
+                9'h6: _mux_2345_mux_lookup = 60'hc00000000000600;
+                9'h7: _mux_2345_mux_lookup = 60'h900000000000700;
+                9'h8: _mux_2345_mux_lookup = 60'h900000000000800;
+                9'h9: _mux_2345_mux_lookup = 60'ha00000000000900;
+                9'ha: _mux_2345_mux_lookup = 60'hb00000000000a00;
+                9'hb: _mux_2345_mux_lookup = 60'hb01000000000b00;
+                9'hc: _mux_2345_mux_lookup = 60'hb02000000000c00;
+                9'hd: _mux_2345_mux_lookup = 60'hb03000000000d00;
+                9'he: _mux_2345_mux_lookup = 60'hc00000000000e00;
+                9'hf: _mux_2345_mux_lookup = 60'h900000000000f00;
+                9'h10: _mux_2345_mux_lookup = 60'h900000000001000;
+                9'h11: _mux_2345_mux_lookup = 60'ha00000000001100;
+                9'h12: _mux_2345_mux_lookup = 60'hb00000000001200;
+                9'h13: _mux_2345_mux_lookup = 60'hb01000000001300;
+                9'h14: _mux_2345_mux_lookup = 60'hb02000000001400;
+                9'h15: _mux_2345_mux_lookup = 60'hb03000000001500;
+                9'h16: _mux_2345_mux_lookup = 60'hc00000000001600;
+                9'h17: _mux_2345_mux_lookup = 60'h900000000001700;
+                9'h18: _mux_2345_mux_lookup = 60'h900000000001800;
+                9'h19: _mux_2345_mux_lookup = 60'ha00000000001900;
+                9'h1a: _mux_2345_mux_lookup = 60'hb00000000001a00;
+                9'h1b: _mux_2345_mux_lookup = 60'hb01000000001b00;
+                9'h1c: _mux_2345_mux_lookup = 60'hb02000000001c00;
+                9'h1d: _mux_2345_mux_lookup = 60'hb03000000001d00;
+                9'h1e: _mux_2345_mux_lookup = 60'hc00000000001e00;
+                9'h1f: _mux_2345_mux_lookup = 60'h900000000001f00;
+                9'h20: _mux_2345_mux_lookup = 60'h900000000002000;
+                9'h21: _mux_2345_mux_lookup = 60'ha00000000002100;
+                9'h22: _mux_2345_mux_lookup = 60'hb00000000002200;
+                9'h23: _mux_2345_mux_lookup = 60'hb01000000002300;
+                9'h24: _mux_2345_mux_lookup = 60'hb02000000002400;
+                9'h25: _mux_2345_mux_lookup = 60'hb03000000002500;
+                9'h26: _mux_2345_mux_lookup = 60'hc00000000002600;
+                9'h27: _mux_2345_mux_lookup = 60'h900000000002700;
+                9'h28: _mux_2345_mux_lookup = 60'h900000000002800;
+                9'h29: _mux_2345_mux_lookup = 60'ha00000000002900;
+                9'h2a: _mux_2345_mux_lookup = 60'hb00000000002a00;
+                9'h2b: _mux_2345_mux_lookup = 60'hb01000000002b00;
+                9'h2c: _mux_2345_mux_lookup = 60'hb02000000002c00;
+                9'h2d: _mux_2345_mux_lookup = 60'hb03000000002d00;
+                9'h2e: _mux_2345_mux_lookup = 60'hc00000000002e00;
+                9'h2f: _mux_2345_mux_lookup = 60'h900000000002f00;
+                9'h30: _mux_2345_mux_lookup = 60'h900000000003000;
+                9'h31: _mux_2345_mux_lookup = 60'ha00000000003100;
+                9'h32: _mux_2345_mux_lookup = 60'hb00000000003200;
+                9'h33: _mux_2345_mux_lookup = 60'hb01000000003300;
+                9'h34: _mux_2345_mux_lookup = 60'hb02000000003400;
+                9'h35: _mux_2345_mux_lookup = 60'hb03000000003500;
+                9'h36: _mux_2345_mux_lookup = 60'hc00000000003600;
+                9'h37: _mux_2345_mux_lookup = 60'h900000000003700;
+                9'h38: _mux_2345_mux_lookup = 60'h900000000003800;
+                9'h39: _mux_2345_mux_lookup = 60'ha00000000003900;
+                9'h3a: _mux_2345_mux_lookup = 60'hb00000000003a00;
+                9'h3b: _mux_2345_mux_lookup = 60'hb01000000003b00;
+                9'h3c: _mux_2345_mux_lookup = 60'hb02000000003c00;
+                9'h3d: _mux_2345_mux_lookup = 60'hb03000000003d00;
+                9'h3e: _mux_2345_mux_lookup = 60'hc00000000003e00;
+                9'h3f: _mux_2345_mux_lookup = 60'h900000000003f00;
+                9'h40: _mux_2345_mux_lookup = 60'h900000000004000;
+                9'h41: _mux_2345_mux_lookup = 60'ha00000000004100;
+                9'h42: _mux_2345_mux_lookup = 60'hb00000000004200;
+                9'h43: _mux_2345_mux_lookup = 60'hb01000000004300;
+                9'h44: _mux_2345_mux_lookup = 60'hb02000000004400;
+                9'h45: _mux_2345_mux_lookup = 60'hb03000000004500;
+                9'h46: _mux_2345_mux_lookup = 60'hc00000000004600;
+                9'h47: _mux_2345_mux_lookup = 60'h900000000004700;
+                9'h48: _mux_2345_mux_lookup = 60'h900000000004800;
+                9'h49: _mux_2345_mux_lookup = 60'ha00000000004900;
+                9'h4a: _mux_2345_mux_lookup = 60'hb00000000004a00;
+                9'h4b: _mux_2345_mux_lookup = 60'hb01000000004b00;
+                9'h4c: _mux_2345_mux_lookup = 60'hb02000000004c00;
+                9'h4d: _mux_2345_mux_lookup = 60'hb03000000004d00;
+                9'h4e: _mux_2345_mux_lookup = 60'hc00000000004e00;
+                9'h4f: _mux_2345_mux_lookup = 60'h900000000004f00;
+                9'h50: _mux_2345_mux_lookup = 60'h900000000005000;
+                9'h51: _mux_2345_mux_lookup = 60'ha00000000005100;
+                9'h52: _mux_2345_mux_lookup = 60'hb00000000005200;
+                9'h53: _mux_2345_mux_lookup = 60'hb01000000005300;
+                9'h54: _mux_2345_mux_lookup = 60'hb02000000005400;
+                9'h55: _mux_2345_mux_lookup = 60'hb03000000005500;
+                9'h56: _mux_2345_mux_lookup = 60'hc00000000005600;
+                9'h57: _mux_2345_mux_lookup = 60'h900000000005700;
+                9'h58: _mux_2345_mux_lookup = 60'h900000000005800;
+                9'h59: _mux_2345_mux_lookup = 60'ha00000000005900;
+                9'h5a: _mux_2345_mux_lookup = 60'hb00000000005a00;
+                9'h5b: _mux_2345_mux_lookup = 60'hb01000000005b00;
+                9'h5c: _mux_2345_mux_lookup = 60'hb02000000005c00;
+                9'h5d: _mux_2345_mux_lookup = 60'hb03000000005d00;
+                9'h5e: _mux_2345_mux_lookup = 60'hc00000000005e00;
+                9'h5f: _mux_2345_mux_lookup = 60'h900000000005f00;
+                9'h60: _mux_2345_mux_lookup = 60'h900000000006000;
+                9'h61: _mux_2345_mux_lookup = 60'ha00000000006100;
+                9'h62: _mux_2345_mux_lookup = 60'hb00000000006200;
+                9'h63: _mux_2345_mux_lookup = 60'hb01000000006300;
+                9'h64: _mux_2345_mux_lookup = 60'hb02000000006400;
+                9'h65: _mux_2345_mux_lookup = 60'hb03000000006500;
+                9'h66: _mux_2345_mux_lookup = 60'hc00000000006600;
+                9'h67: _mux_2345_mux_lookup = 60'h900000000006700;
+                9'h68: _mux_2345_mux_lookup = 60'h900000000006800;
+                9'h69: _mux_2345_mux_lookup = 60'ha00000000006900;
+                9'h6a: _mux_2345_mux_lookup = 60'hb00000000006a00;
+                9'h6b: _mux_2345_mux_lookup = 60'hb01000000006b00;
+                9'h6c: _mux_2345_mux_lookup = 60'hb02000000006c00;
+                9'h6d: _mux_2345_mux_lookup = 60'hb03000000006d00;
+                9'h6e: _mux_2345_mux_lookup = 60'hc00000000006e00;
+                9'h6f: _mux_2345_mux_lookup = 60'h900000000006f00;
+                9'h70: _mux_2345_mux_lookup = 60'h900000000007000;
+                9'h71: _mux_2345_mux_lookup = 60'ha00000000007100;
+                9'h72: _mux_2345_mux_lookup = 60'hb00000000007200;
+                9'h73: _mux_2345_mux_lookup = 60'hb01000000007300;
+                9'h74: _mux_2345_mux_lookup = 60'hb02000000007400;
+                9'h75: _mux_2345_mux_lookup = 60'hb03000000007500;
+                9'h76: _mux_2345_mux_lookup = 60'hc00000000007600;
+                9'h77: _mux_2345_mux_lookup = 60'h900000000007700;
+                9'h78: _mux_2345_mux_lookup = 60'h900000000007800;
+                9'h79: _mux_2345_mux_lookup = 60'ha00000000007900;
+                9'h7a: _mux_2345_mux_lookup = 60'hb00000000007a00;
+                9'h7b: _mux_2345_mux_lookup = 60'hb01000000007b00;
+                9'h7c: _mux_2345_mux_lookup = 60'hb02000000007c00;
+                9'h7d: _mux_2345_mux_lookup = 60'hb03000000007d00;
+                9'h7e: _mux_2345_mux_lookup = 60'hc00000000007e00;
+                9'h7f: _mux_2345_mux_lookup = 60'h900000000007f00;
+                9'h80: _mux_2345_mux_lookup = 60'h900000000008000;
+                9'h81: _mux_2345_mux_lookup = 60'ha00000000008100;
+                9'h82: _mux_2345_mux_lookup = 60'hb00000000008200;
+                9'h83: _mux_2345_mux_lookup = 60'hb01000000008300;
+                9'h84: _mux_2345_mux_lookup = 60'hb02000000008400;
+                9'h85: _mux_2345_mux_lookup = 60'hb03000000008500;
+                9'h86: _mux_2345_mux_lookup = 60'hc00000000008600;
+                9'h87: _mux_2345_mux_lookup = 60'h900000000008700;
+                9'h88: _mux_2345_mux_lookup = 60'h900000000008800;
+                9'h89: _mux_2345_mux_lookup = 60'ha00000000008900;
+                9'h8a: _mux_2345_mux_lookup = 60'hb00000000008a00;
+                9'h8b: _mux_2345_mux_lookup = 60'hb01000000008b00;
+                9'h8c: _mux_2345_mux_lookup = 60'hb02000000008c00;
+                9'h8d: _mux_2345_mux_lookup = 60'hb03000000008d00;
+                9'h8e: _mux_2345_mux_lookup = 60'hc00000000008e00;
+                9'h8f: _mux_2345_mux_lookup = 60'h900000000008f00;
+                9'h90: _mux_2345_mux_lookup = 60'h900000000009000;
+                9'h91: _mux_2345_mux_lookup = 60'ha00000000009100;
+                9'h92: _mux_2345_mux_lookup = 60'hb00000000009200;
+                9'h93: _mux_2345_mux_lookup = 60'hb01000000009300;
+                9'h94: _mux_2345_mux_lookup = 60'hb02000000009400;
+                9'h95: _mux_2345_mux_lookup = 60'hb03000000009500;
+                9'h96: _mux_2345_mux_lookup = 60'hc00000000009600;
+                9'h97: _mux_2345_mux_lookup = 60'h900000000009700;
+                9'h98: _mux_2345_mux_lookup = 60'h900000000009800;
+                9'h99: _mux_2345_mux_lookup = 60'ha00000000009900;
+                9'h9a: _mux_2345_mux_lookup = 60'hb00000000009a00;
+                9'h9b: _mux_2345_mux_lookup = 60'hb01000000009b00;
+                9'h9c: _mux_2345_mux_lookup = 60'hb02000000009c00;
+                9'h9d: _mux_2345_mux_lookup = 60'hb03000000009d00;
+                9'h9e: _mux_2345_mux_lookup = 60'hc00000000009e00;
+                9'h9f: _mux_2345_mux_lookup = 60'h900000000009f00;
+                9'ha0: _mux_2345_mux_lookup = 60'h90000000000a000;
+                9'ha1: _mux_2345_mux_lookup = 60'ha0000000000a100;
+                9'ha2: _mux_2345_mux_lookup = 60'hb0000000000a200;
+                9'ha3: _mux_2345_mux_lookup = 60'hb0100000000a300;
+                9'ha4: _mux_2345_mux_lookup = 60'hb0200000000a400;
+                9'ha5: _mux_2345_mux_lookup = 60'hb0300000000a500;
+                9'ha6: _mux_2345_mux_lookup = 60'hc0000000000a600;
+                9'ha7: _mux_2345_mux_lookup = 60'h90000000000a700;
+                9'ha8: _mux_2345_mux_lookup = 60'h90000000000a800;
+                9'ha9: _mux_2345_mux_lookup = 60'ha0000000000a900;
+                9'haa: _mux_2345_mux_lookup = 60'hb0000000000aa00;
+                9'hab: _mux_2345_mux_lookup = 60'hb0100000000ab00;
+                9'hac: _mux_2345_mux_lookup = 60'hb0200000000ac00;
+                9'had: _mux_2345_mux_lookup = 60'hb0300000000ad00;
+                9'hae: _mux_2345_mux_lookup = 60'hc0000000000ae00;
+                9'haf: _mux_2345_mux_lookup = 60'h90000000000af00;
+                9'hb0: _mux_2345_mux_lookup = 60'h90000000000b000;
+                9'hb1: _mux_2345_mux_lookup = 60'ha0000000000b100;
+                9'hb2: _mux_2345_mux_lookup = 60'hb0000000000b200;
+                9'hb3: _mux_2345_mux_lookup = 60'hb0100000000b300;
+                9'hb4: _mux_2345_mux_lookup = 60'hb0200000000b400;
+                9'hb5: _mux_2345_mux_lookup = 60'hb0300000000b500;
+                9'hb6: _mux_2345_mux_lookup = 60'hc0000000000b600;
+                9'hb7: _mux_2345_mux_lookup = 60'h90000000000b700;
+                9'hb8: _mux_2345_mux_lookup = 60'h90000000000b800;
+                9'hb9: _mux_2345_mux_lookup = 60'ha0000000000b900;
+                9'hba: _mux_2345_mux_lookup = 60'hb0000000000ba00;
+                9'hbb: _mux_2345_mux_lookup = 60'hb0100000000bb00;
+                9'hbc: _mux_2345_mux_lookup = 60'hb0200000000bc00;
+                9'hbd: _mux_2345_mux_lookup = 60'hb0300000000bd00;
+                9'hbe: _mux_2345_mux_lookup = 60'hc0000000000be00;
+                9'hbf: _mux_2345_mux_lookup = 60'h90000000000bf00;
+                9'hc0: _mux_2345_mux_lookup = 60'h90000000000c000;
+                9'hc1: _mux_2345_mux_lookup = 60'ha0000000000c100;
+                9'hc2: _mux_2345_mux_lookup = 60'hb0000000000c200;
+                9'hc3: _mux_2345_mux_lookup = 60'hb0100000000c300;
+                9'hc4: _mux_2345_mux_lookup = 60'hb0200000000c400;
+                9'hc5: _mux_2345_mux_lookup = 60'hb0300000000c500;
+                9'hc6: _mux_2345_mux_lookup = 60'hc0000000000c600;
+                9'hc7: _mux_2345_mux_lookup = 60'h90000000000c700;
+                9'hc8: _mux_2345_mux_lookup = 60'h90000000000c800;
+                9'hc9: _mux_2345_mux_lookup = 60'ha0000000000c900;
+                9'hca: _mux_2345_mux_lookup = 60'hb0000000000ca00;
+                9'hcb: _mux_2345_mux_lookup = 60'hb0100000000cb00;
+                9'hcc: _mux_2345_mux_lookup = 60'hb0200000000cc00;
+                9'hcd: _mux_2345_mux_lookup = 60'hb0300000000cd00;
+                9'hce: _mux_2345_mux_lookup = 60'hc0000000000ce00;
+                9'hcf: _mux_2345_mux_lookup = 60'h90000000000cf00;
+                9'hd0: _mux_2345_mux_lookup = 60'h90000000000d000;
+                9'hd1: _mux_2345_mux_lookup = 60'ha0000000000d100;
+                9'hd2: _mux_2345_mux_lookup = 60'hb0000000000d200;
+                9'hd3: _mux_2345_mux_lookup = 60'hb0100000000d300;
+                9'hd4: _mux_2345_mux_lookup = 60'hb0200000000d400;
+                9'hd5: _mux_2345_mux_lookup = 60'hb0300000000d500;
+                9'hd6: _mux_2345_mux_lookup = 60'hc0000000000d600;
+                9'hd7: _mux_2345_mux_lookup = 60'h90000000000d700;
+                9'hd8: _mux_2345_mux_lookup = 60'h90000000000d800;
+                9'hd9: _mux_2345_mux_lookup = 60'ha0000000000d900;
+                9'hda: _mux_2345_mux_lookup = 60'hb0000000000da00;
+                9'hdb: _mux_2345_mux_lookup = 60'hb0100000000db00;
+                9'hdc: _mux_2345_mux_lookup = 60'hb0200000000dc00;
+                9'hdd: _mux_2345_mux_lookup = 60'hb0300000000dd00;
+                9'hde: _mux_2345_mux_lookup = 60'hc0000000000de00;
+                9'hdf: _mux_2345_mux_lookup = 60'h90000000000df00;
+                9'he0: _mux_2345_mux_lookup = 60'h90000000000e000;
+                9'he1: _mux_2345_mux_lookup = 60'ha0000000000e100;
+                9'he2: _mux_2345_mux_lookup = 60'hb0000000000e200;
+                9'he3: _mux_2345_mux_lookup = 60'hb0100000000e300;
+                9'he4: _mux_2345_mux_lookup = 60'hb0200000000e400;
+                9'he5: _mux_2345_mux_lookup = 60'hb0300000000e500;
+                9'he6: _mux_2345_mux_lookup = 60'hc0000000000e600;
+                9'he7: _mux_2345_mux_lookup = 60'h90000000000e700;
+                9'he8: _mux_2345_mux_lookup = 60'h90000000000e800;
+                9'he9: _mux_2345_mux_lookup = 60'ha0000000000e900;
+                9'hea: _mux_2345_mux_lookup = 60'hb0000000000ea00;
+                9'heb: _mux_2345_mux_lookup = 60'hb0100000000eb00;
+                9'hec: _mux_2345_mux_lookup = 60'hb0200000000ec00;
+                9'hed: _mux_2345_mux_lookup = 60'hb0300000000ed00;
+                9'hee: _mux_2345_mux_lookup = 60'hc0000000000ee00;
+                9'hef: _mux_2345_mux_lookup = 60'h90000000000ef00;
+                9'hf0: _mux_2345_mux_lookup = 60'h90000000000f000;
+                9'hf1: _mux_2345_mux_lookup = 60'ha0000000000f100;
+                9'hf2: _mux_2345_mux_lookup = 60'hb0000000000f200;
+                9'hf3: _mux_2345_mux_lookup = 60'hb0100000000f300;
+                9'hf4: _mux_2345_mux_lookup = 60'hb0200000000f400;
+                9'hf5: _mux_2345_mux_lookup = 60'hb0300000000f500;
+                9'hf6: _mux_2345_mux_lookup = 60'hc0000000000f600;
+                9'hf7: _mux_2345_mux_lookup = 60'h90000000000f700;
+                9'hf8: _mux_2345_mux_lookup = 60'h90000000000f800;
+                9'hf9: _mux_2345_mux_lookup = 60'ha0000000000f900;
+                9'hfa: _mux_2345_mux_lookup = 60'hb0000000000fa00;
+                9'hfb: _mux_2345_mux_lookup = 60'hb0100000000fb00;
+                9'hfc: _mux_2345_mux_lookup = 60'hb0200000000fc00;
+                9'hfd: _mux_2345_mux_lookup = 60'hb0300000000fd00;
+                9'hfe: _mux_2345_mux_lookup = 60'hc0000000000fe00;
+                9'hff: _mux_2345_mux_lookup = 60'h90000000000ff00;
+                9'h100: _mux_2345_mux_lookup = 60'h900000000010000;
+                9'h101: _mux_2345_mux_lookup = 60'ha00000000010100;
+                9'h102: _mux_2345_mux_lookup = 60'hb00000000010200;
+                9'h103: _mux_2345_mux_lookup = 60'hb01000000010300;
+                9'h104: _mux_2345_mux_lookup = 60'hb02000000010400;
+                9'h105: _mux_2345_mux_lookup = 60'hb03000000010500;
+                9'h106: _mux_2345_mux_lookup = 60'hc00000000010600;
+                9'h107: _mux_2345_mux_lookup = 60'h900000000010700;
+                9'h108: _mux_2345_mux_lookup = 60'h900000000010800;
+                9'h109: _mux_2345_mux_lookup = 60'ha00000000010900;
+                9'h10a: _mux_2345_mux_lookup = 60'hb00000000010a00;
+                9'h10b: _mux_2345_mux_lookup = 60'hb01000000010b00;
+                9'h10c: _mux_2345_mux_lookup = 60'hb02000000010c00;
+                9'h10d: _mux_2345_mux_lookup = 60'hb03000000010d00;
+                9'h10e: _mux_2345_mux_lookup = 60'hc00000000010e00;
+                9'h10f: _mux_2345_mux_lookup = 60'h900000000010f00;
+                9'h110: _mux_2345_mux_lookup = 60'h900000000011000;
+                9'h111: _mux_2345_mux_lookup = 60'ha00000000011100;
+                9'h112: _mux_2345_mux_lookup = 60'hb00000000011200;
+                9'h113: _mux_2345_mux_lookup = 60'hb01000000011300;
+                9'h114: _mux_2345_mux_lookup = 60'hb02000000011400;
+                9'h115: _mux_2345_mux_lookup = 60'hb03000000011500;
+                9'h116: _mux_2345_mux_lookup = 60'hc00000000011600;
+                9'h117: _mux_2345_mux_lookup = 60'h900000000011700;
+                9'h118: _mux_2345_mux_lookup = 60'h900000000011800;
+                9'h119: _mux_2345_mux_lookup = 60'ha00000000011900;
+                9'h11a: _mux_2345_mux_lookup = 60'hb00000000011a00;
+                9'h11b: _mux_2345_mux_lookup = 60'hb01000000011b00;
+                9'h11c: _mux_2345_mux_lookup = 60'hb02000000011c00;
+                9'h11d: _mux_2345_mux_lookup = 60'hb03000000011d00;
+                9'h11e: _mux_2345_mux_lookup = 60'hc00000000011e00;
+                9'h11f: _mux_2345_mux_lookup = 60'h900000000011f00;
+                9'h120: _mux_2345_mux_lookup = 60'h900000000012000;
+                9'h121: _mux_2345_mux_lookup = 60'ha00000000012100;
+                9'h122: _mux_2345_mux_lookup = 60'hb00000000012200;
+                9'h123: _mux_2345_mux_lookup = 60'hb01000000012300;
+                9'h124: _mux_2345_mux_lookup = 60'hb02000000012400;
+                9'h125: _mux_2345_mux_lookup = 60'hb03000000012500;
+                9'h126: _mux_2345_mux_lookup = 60'hc00000000012600;
+                9'h127: _mux_2345_mux_lookup = 60'h900000000012700;
+                9'h128: _mux_2345_mux_lookup = 60'h900000000012800;
+                9'h129: _mux_2345_mux_lookup = 60'ha00000000012900;
+                9'h12a: _mux_2345_mux_lookup = 60'hb00000000012a00;
+                9'h12b: _mux_2345_mux_lookup = 60'hb01000000012b00;
+                9'h12c: _mux_2345_mux_lookup = 60'hb02000000012c00;
+                9'h12d: _mux_2345_mux_lookup = 60'hb03000000012d00;
+                9'h12e: _mux_2345_mux_lookup = 60'hc00000000012e00;
+                9'h12f: _mux_2345_mux_lookup = 60'h900000000012f00;
+                9'h130: _mux_2345_mux_lookup = 60'h900000000013000;
+                9'h131: _mux_2345_mux_lookup = 60'ha00000000013100;
+                9'h132: _mux_2345_mux_lookup = 60'hb00000000013200;
+                9'h133: _mux_2345_mux_lookup = 60'hb01000000013300;
+                9'h134: _mux_2345_mux_lookup = 60'hb02000000013400;
+                9'h135: _mux_2345_mux_lookup = 60'hb03000000013500;
+                9'h136: _mux_2345_mux_lookup = 60'hc00000000013600;
+                9'h137: _mux_2345_mux_lookup = 60'h900000000013700;
+                9'h138: _mux_2345_mux_lookup = 60'h900000000013800;
+                9'h139: _mux_2345_mux_lookup = 60'ha00000000013900;
+                9'h13a: _mux_2345_mux_lookup = 60'hb00000000013a00;
+                9'h13b: _mux_2345_mux_lookup = 60'hb01000000013b00;
+                9'h13c: _mux_2345_mux_lookup = 60'hb02000000013c00;
+                9'h13d: _mux_2345_mux_lookup = 60'hb03000000013d00;
+                9'h13e: _mux_2345_mux_lookup = 60'hc00000000013e00;
+                9'h13f: _mux_2345_mux_lookup = 60'h900000000013f00;
+                9'h140: _mux_2345_mux_lookup = 60'h900000000014000;
+                9'h141: _mux_2345_mux_lookup = 60'ha00000000014100;
+                9'h142: _mux_2345_mux_lookup = 60'hb00000000014200;
+                9'h143: _mux_2345_mux_lookup = 60'hb01000000014300;
+                9'h144: _mux_2345_mux_lookup = 60'hb02000000014400;
+                9'h145: _mux_2345_mux_lookup = 60'hb03000000014500;
+                9'h146: _mux_2345_mux_lookup = 60'hc00000000014600;
+                9'h147: _mux_2345_mux_lookup = 60'h900000000014700;
+                9'h148: _mux_2345_mux_lookup = 60'h900000000014800;
+                9'h149: _mux_2345_mux_lookup = 60'ha00000000014900;
+                9'h14a: _mux_2345_mux_lookup = 60'hb00000000014a00;
+                9'h14b: _mux_2345_mux_lookup = 60'hb01000000014b00;
+                9'h14c: _mux_2345_mux_lookup = 60'hb02000000014c00;
+                9'h14d: _mux_2345_mux_lookup = 60'hb03000000014d00;
+                9'h14e: _mux_2345_mux_lookup = 60'hc00000000014e00;
+                9'h14f: _mux_2345_mux_lookup = 60'h900000000014f00;
+                9'h150: _mux_2345_mux_lookup = 60'h900000000015000;
+                9'h151: _mux_2345_mux_lookup = 60'ha00000000015100;
+                9'h152: _mux_2345_mux_lookup = 60'hb00000000015200;
+                9'h153: _mux_2345_mux_lookup = 60'hb01000000015300;
+                9'h154: _mux_2345_mux_lookup = 60'hb02000000015400;
+                9'h155: _mux_2345_mux_lookup = 60'hb03000000015500;
+                9'h156: _mux_2345_mux_lookup = 60'hc00000000015600;
+                9'h157: _mux_2345_mux_lookup = 60'h900000000015700;
+                9'h158: _mux_2345_mux_lookup = 60'h900000000015800;
+                9'h159: _mux_2345_mux_lookup = 60'ha00000000015900;
+                9'h15a: _mux_2345_mux_lookup = 60'hb00000000015a00;
+                9'h15b: _mux_2345_mux_lookup = 60'hb01000000015b00;
+                9'h15c: _mux_2345_mux_lookup = 60'hb02000000015c00;
+                9'h15d: _mux_2345_mux_lookup = 60'hb03000000015d00;
+                9'h15e: _mux_2345_mux_lookup = 60'hc00000000015e00;
+                9'h15f: _mux_2345_mux_lookup = 60'h900000000015f00;
+                9'h160: _mux_2345_mux_lookup = 60'h900000000016000;
+                9'h161: _mux_2345_mux_lookup = 60'ha00000000016100;
+                9'h162: _mux_2345_mux_lookup = 60'hb00000000016200;
+                9'h163: _mux_2345_mux_lookup = 60'hb01000000016300;
+                9'h164: _mux_2345_mux_lookup = 60'hb02000000016400;
+                9'h165: _mux_2345_mux_lookup = 60'hb03000000016500;
+                9'h166: _mux_2345_mux_lookup = 60'hc00000000016600;
+                9'h167: _mux_2345_mux_lookup = 60'h900000000016700;
+                9'h168: _mux_2345_mux_lookup = 60'h900000000016800;
+                9'h169: _mux_2345_mux_lookup = 60'ha00000000016900;
+                9'h16a: _mux_2345_mux_lookup = 60'hb00000000016a00;
+                9'h16b: _mux_2345_mux_lookup = 60'hb01000000016b00;
+                9'h16c: _mux_2345_mux_lookup = 60'hb02000000016c00;
+                9'h16d: _mux_2345_mux_lookup = 60'hb03000000016d00;
+                9'h16e: _mux_2345_mux_lookup = 60'hc00000000016e00;
+                9'h16f: _mux_2345_mux_lookup = 60'h900000000016f00;
+                9'h170: _mux_2345_mux_lookup = 60'h900000000017000;
+                9'h171: _mux_2345_mux_lookup = 60'ha00000000017100;
+                9'h172: _mux_2345_mux_lookup = 60'hb00000000017200;
+                9'h173: _mux_2345_mux_lookup = 60'hb01000000017300;
+                9'h174: _mux_2345_mux_lookup = 60'hb02000000017400;
+                9'h175: _mux_2345_mux_lookup = 60'hb03000000017500;
+                9'h176: _mux_2345_mux_lookup = 60'hc00000000017600;
+                9'h177: _mux_2345_mux_lookup = 60'h900000000017700;
+                9'h178: _mux_2345_mux_lookup = 60'h900000000017800;
+                9'h179: _mux_2345_mux_lookup = 60'ha00000000017900;
+                9'h17a: _mux_2345_mux_lookup = 60'hb00000000017a00;
+                9'h17b: _mux_2345_mux_lookup = 60'hb01000000017b00;
+                9'h17c: _mux_2345_mux_lookup = 60'hb02000000017c00;
+                9'h17d: _mux_2345_mux_lookup = 60'hb03000000017d00;
+                9'h17e: _mux_2345_mux_lookup = 60'hc00000000017e00;
+                9'h17f: _mux_2345_mux_lookup = 60'h900000000017f00;
+                9'h180: _mux_2345_mux_lookup = 60'h900000000018000;
+                9'h181: _mux_2345_mux_lookup = 60'ha00000000018100;
+                9'h182: _mux_2345_mux_lookup = 60'hb00000000018200;
+                9'h183: _mux_2345_mux_lookup = 60'hb01000000018300;
+                9'h184: _mux_2345_mux_lookup = 60'hb02000000018400;
+                9'h185: _mux_2345_mux_lookup = 60'hb03000000018500;
+                9'h186: _mux_2345_mux_lookup = 60'hc00000000018600;
+                9'h187: _mux_2345_mux_lookup = 60'h900000000018700;
+                9'h188: _mux_2345_mux_lookup = 60'h900000000018800;
+                9'h189: _mux_2345_mux_lookup = 60'ha00000000018900;
+                9'h18a: _mux_2345_mux_lookup = 60'hb00000000018a00;
+                9'h18b: _mux_2345_mux_lookup = 60'hb01000000018b00;
+                9'h18c: _mux_2345_mux_lookup = 60'hb02000000018c00;
+                9'h18d: _mux_2345_mux_lookup = 60'hb03000000018d00;
+                9'h18e: _mux_2345_mux_lookup = 60'hc00000000018e00;
+                9'h18f: _mux_2345_mux_lookup = 60'h900000000018f00;
+                9'h190: _mux_2345_mux_lookup = 60'h900000000019000;
+                9'h191: _mux_2345_mux_lookup = 60'ha00000000019100;
+                9'h192: _mux_2345_mux_lookup = 60'hb00000000019200;
+                9'h193: _mux_2345_mux_lookup = 60'hb01000000019300;
+                9'h194: _mux_2345_mux_lookup = 60'hb02000000019400;
+                9'h195: _mux_2345_mux_lookup = 60'hb03000000019500;
+                9'h196: _mux_2345_mux_lookup = 60'hc00000000019600;
+                9'h197: _mux_2345_mux_lookup = 60'h900000000019700;
+                9'h198: _mux_2345_mux_lookup = 60'h900000000019800;
+                9'h199: _mux_2345_mux_lookup = 60'ha00000000019900;
+                9'h19a: _mux_2345_mux_lookup = 60'hb00000000019a00;
+                9'h19b: _mux_2345_mux_lookup = 60'hb01000000019b00;
+                9'h19c: _mux_2345_mux_lookup = 60'hb02000000019c00;
+                9'h19d: _mux_2345_mux_lookup = 60'hb03000000019d00;
+                9'h19e: _mux_2345_mux_lookup = 60'hc00000000019e00;
+                9'h19f: _mux_2345_mux_lookup = 60'h900000000019f00;
+                9'h1a0: _mux_2345_mux_lookup = 60'h90000000001a000;
+                9'h1a1: _mux_2345_mux_lookup = 60'ha0000000001a100;
+                9'h1a2: _mux_2345_mux_lookup = 60'hb0000000001a200;
+                9'h1a3: _mux_2345_mux_lookup = 60'hb0100000001a300;
+                9'h1a4: _mux_2345_mux_lookup = 60'hb0200000001a400;
+                9'h1a5: _mux_2345_mux_lookup = 60'hb0300000001a500;
+                9'h1a6: _mux_2345_mux_lookup = 60'hc0000000001a600;
+                9'h1a7: _mux_2345_mux_lookup = 60'h90000000001a700;
+                9'h1a8: _mux_2345_mux_lookup = 60'h90000000001a800;
+                9'h1a9: _mux_2345_mux_lookup = 60'ha0000000001a900;
+                9'h1aa: _mux_2345_mux_lookup = 60'hb0000000001aa00;
+                9'h1ab: _mux_2345_mux_lookup = 60'hb0100000001ab00;
+                9'h1ac: _mux_2345_mux_lookup = 60'hb0200000001ac00;
+                9'h1ad: _mux_2345_mux_lookup = 60'hb0300000001ad00;
+                9'h1ae: _mux_2345_mux_lookup = 60'hc0000000001ae00;
+                9'h1af: _mux_2345_mux_lookup = 60'h90000000001af00;
+                9'h1b0: _mux_2345_mux_lookup = 60'h90000000001b000;
+                9'h1b1: _mux_2345_mux_lookup = 60'ha0000000001b100;
+                9'h1b2: _mux_2345_mux_lookup = 60'hb0000000001b200;
+                9'h1b3: _mux_2345_mux_lookup = 60'hb0100000001b300;
+                9'h1b4: _mux_2345_mux_lookup = 60'hb0200000001b400;
+                9'h1b5: _mux_2345_mux_lookup = 60'hb0300000001b500;
+                9'h1b6: _mux_2345_mux_lookup = 60'hc0000000001b600;
+                9'h1b7: _mux_2345_mux_lookup = 60'h90000000001b700;
+                9'h1b8: _mux_2345_mux_lookup = 60'h90000000001b800;
+                9'h1b9: _mux_2345_mux_lookup = 60'ha0000000001b900;
+                9'h1ba: _mux_2345_mux_lookup = 60'hb0000000001ba00;
+                9'h1bb: _mux_2345_mux_lookup = 60'hb0100000001bb00;
+                9'h1bc: _mux_2345_mux_lookup = 60'hb0200000001bc00;
+                9'h1bd: _mux_2345_mux_lookup = 60'hb0300000001bd00;
+                9'h1be: _mux_2345_mux_lookup = 60'hc0000000001be00;
+                9'h1bf: _mux_2345_mux_lookup = 60'h90000000001bf00;
+                9'h1c0: _mux_2345_mux_lookup = 60'h90000000001c000;
+                9'h1c1: _mux_2345_mux_lookup = 60'ha0000000001c100;
+                9'h1c2: _mux_2345_mux_lookup = 60'hb0000000001c200;
+                9'h1c3: _mux_2345_mux_lookup = 60'hb0100000001c300;
+                9'h1c4: _mux_2345_mux_lookup = 60'hb0200000001c400;
+                9'h1c5: _mux_2345_mux_lookup = 60'hb0300000001c500;
+                9'h1c6: _mux_2345_mux_lookup = 60'hc0000000001c600;
+                9'h1c7: _mux_2345_mux_lookup = 60'h90000000001c700;
+                9'h1c8: _mux_2345_mux_lookup = 60'h90000000001c800;
+                9'h1c9: _mux_2345_mux_lookup = 60'ha0000000001c900;
+                9'h1ca: _mux_2345_mux_lookup = 60'hb0000000001ca00;
+                9'h1cb: _mux_2345_mux_lookup = 60'hb0100000001cb00;
+                9'h1cc: _mux_2345_mux_lookup = 60'hb0200000001cc00;
+                9'h1cd: _mux_2345_mux_lookup = 60'hb0300000001cd00;
+                9'h1ce: _mux_2345_mux_lookup = 60'hc0000000001ce00;
+                9'h1cf: _mux_2345_mux_lookup = 60'h90000000001cf00;
+                9'h1d0: _mux_2345_mux_lookup = 60'h90000000001d000;
+                9'h1d1: _mux_2345_mux_lookup = 60'ha0000000001d100;
+                9'h1d2: _mux_2345_mux_lookup = 60'hb0000000001d200;
+                9'h1d3: _mux_2345_mux_lookup = 60'hb0100000001d300;
+                9'h1d4: _mux_2345_mux_lookup = 60'hb0200000001d400;
+                9'h1d5: _mux_2345_mux_lookup = 60'hb0300000001d500;
+                9'h1d6: _mux_2345_mux_lookup = 60'hc0000000001d600;
+                9'h1d7: _mux_2345_mux_lookup = 60'h90000000001d700;
+                9'h1d8: _mux_2345_mux_lookup = 60'h90000000001d800;
+                9'h1d9: _mux_2345_mux_lookup = 60'ha0000000001d900;
+                9'h1da: _mux_2345_mux_lookup = 60'hb0000000001da00;
+                9'h1db: _mux_2345_mux_lookup = 60'hb0100000001db00;
+                9'h1dc: _mux_2345_mux_lookup = 60'hb0200000001dc00;
+                9'h1dd: _mux_2345_mux_lookup = 60'hb0300000001dd00;
+                9'h1de: _mux_2345_mux_lookup = 60'hc0000000001de00;
+                9'h1df: _mux_2345_mux_lookup = 60'h90000000001df00;
+                9'h1e0: _mux_2345_mux_lookup = 60'h90000000001e000;
+                9'h1e1: _mux_2345_mux_lookup = 60'ha0000000001e100;
+                9'h1e2: _mux_2345_mux_lookup = 60'hb0000000001e200;
+                9'h1e3: _mux_2345_mux_lookup = 60'hb0100000001e300;
+                9'h1e4: _mux_2345_mux_lookup = 60'hb0200000001e400;
+                9'h1e5: _mux_2345_mux_lookup = 60'hb0300000001e500;
+                9'h1e6: _mux_2345_mux_lookup = 60'hc0000000001e600;
+                9'h1e7: _mux_2345_mux_lookup = 60'h90000000001e700;
+                9'h1e8: _mux_2345_mux_lookup = 60'h90000000001e800;
+                9'h1e9: _mux_2345_mux_lookup = 60'ha0000000001e900;
+                9'h1ea: _mux_2345_mux_lookup = 60'hb0000000001ea00;
+                9'h1eb: _mux_2345_mux_lookup = 60'hb0100000001eb00;
+                9'h1ec: _mux_2345_mux_lookup = 60'hb0200000001ec00;
+                9'h1ed: _mux_2345_mux_lookup = 60'hb0300000001ed00;
+                9'h1ee: _mux_2345_mux_lookup = 60'hc0000000001ee00;
+                9'h1ef: _mux_2345_mux_lookup = 60'h90000000001ef00;
+                9'h1f0: _mux_2345_mux_lookup = 60'h90000000001f000;
+                9'h1f1: _mux_2345_mux_lookup = 60'ha0000000001f100;
+                9'h1f2: _mux_2345_mux_lookup = 60'hb0000000001f200;
+                9'h1f3: _mux_2345_mux_lookup = 60'hb0100000001f300;
+                9'h1f4: _mux_2345_mux_lookup = 60'hb0200000001f400;
+                9'h1f5: _mux_2345_mux_lookup = 60'hb0300000001f500;
+                9'h1f6: _mux_2345_mux_lookup = 60'hc0000000001f600;
+                9'h1f7: _mux_2345_mux_lookup = 60'h90000000001f700;
+                9'h1f8: _mux_2345_mux_lookup = 60'h90000000001f800;
+                9'h1f9: _mux_2345_mux_lookup = 60'ha0000000001f900;
+                9'h1fa: _mux_2345_mux_lookup = 60'hb0000000001fa00;
+                9'h1fb: _mux_2345_mux_lookup = 60'hb0100000001fb00;
+                9'h1fc: _mux_2345_mux_lookup = 60'hb0200000001fc00;
+                9'h1fd: _mux_2345_mux_lookup = 60'hb0300000001fd00;
+                9'h1fe: _mux_2345_mux_lookup = 60'hc0000000001fe00;
+                9'h1ff: _mux_2345_mux_lookup = 60'h90000000001ff00;
+                default: _mux_2345_mux_lookup = 60'h900000000000000;
             endcase
         end
     endfunction
-    assign _mux_2351_mux = _mux_2351_mux_lookup(lut_init_idx);
+    assign _mux_2345_mux = _mux_2345_mux_lookup(lut_init_idx);
 
     function [2:0] cpl_lead_bytes_lookup;
         input [3:0] cpl_lead_bytes_index;
@@ -1620,12 +1602,6 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (adv) begin
-            remote_port_of <= remote_table[in_hdr_requester];
-        end
-    end
-
-    always @(posedge clk) begin
         if (rst) begin
             s1_valid <= 1'h0;
         end else if (adv) begin
@@ -1742,6 +1718,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s2_hdr <= s1_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s2_bar <= s1_bar;
         end
     end
 
@@ -1872,12 +1854,6 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (adv) begin
-            s2_remote <= remote_port_of;
-        end
-    end
-
-    always @(posedge clk) begin
         if (rst) begin
             s3_valid <= 1'h0;
         end else if (adv) begin
@@ -1888,6 +1864,12 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_hdr <= s2_hdr;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (adv) begin
+            s3_bar <= s2_bar;
         end
     end
 
@@ -2014,12 +1996,6 @@ module onic_pcie_manager (
     always @(posedge clk) begin
         if (adv) begin
             s3_rule <= access_rule;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (adv) begin
-            s3_remote <= s2_remote;
         end
     end
 
@@ -2248,14 +2224,8 @@ module onic_pcie_manager (
     end
 
     always @(posedge clk) begin
-        if (remote_we) begin
-            remote_table[remote_id] <= remote_port;
-        end
-    end
-
-    always @(posedge clk) begin
-        if (or_2356) begin
-            lut[lut_init_done ? lut_index[8:0] : lut_init_idx] <= mux_2351;
+        if (or_2350) begin
+            lut[lut_init_done ? lut_index[8:0] : lut_init_idx] <= mux_2345;
         end
     end
 
