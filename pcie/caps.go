@@ -343,3 +343,67 @@ func (f *Function) MSIXTable() (bar int, off, end uint64) {
 	tbl := f.Space.Read32(c + 4)
 	return int(tbl & 7), uint64(tbl &^ 7), uint64(tbl&^7) + 16*n
 }
+
+// DeviceSizes are the sizes a function's PCI Express capability says it
+// uses (PCIe Base §7.5.3.4 Device Control; §7.5.3.7 Link Control):
+// the Max_Payload_Size its TLPs and completions stay within, the
+// Max_Read_Request_Size its reads stay within, and the Read Completion
+// Boundary its completions of a read may be split at.
+type DeviceSizes struct {
+	MPS, MRRS, RCB int
+}
+
+// Sizes returns what f's Device Control and Link Control registers say;
+// ok is false for a function without a PCI Express capability.
+func (f *Function) Sizes() (s DeviceSizes, ok bool) {
+	off := f.capOffset(CapPCIe, false)
+	if off == 0 {
+		return DeviceSizes{}, false
+	}
+	ctl := f.Space.Read16(off + 8)
+	s.MPS, s.MRRS = 128<<(ctl>>5&7), 128<<(ctl>>12&7)
+	s.RCB = 64
+	if f.Space.Read16(off+0x10)&0x8 != 0 {
+		s.RCB = 128
+	}
+	return s, true
+}
+
+// SetSizes programs f's Device Control MPS and MRRS and Link Control's
+// RCB bit through configuration writes, as system software does after
+// enumeration. MPS must be a power of two from 128 to what the function
+// supports (Device Capabilities), MRRS a power of two from 128 to 4096,
+// RCB 64 or 128.
+func (f *Function) SetSizes(s DeviceSizes) error {
+	off := f.capOffset(CapPCIe, false)
+	if off == 0 {
+		return fmt.Errorf("%s: no PCI Express capability", f.Name)
+	}
+	mps, ok := encodeSize(s.MPS)
+	if most := 128 << (f.Space.Read32(off+4) & 7); !ok || s.MPS > most {
+		return fmt.Errorf("%s: MPS %d: must be a power of two from 128 to %d, the most it supports (PCIe Base §7.5.3.3)", f.Name, s.MPS, most)
+	}
+	mrrs, ok := encodeSize(s.MRRS)
+	if !ok {
+		return fmt.Errorf("%s: MRRS %d: must be a power of two from 128 to 4096", f.Name, s.MRRS)
+	}
+	if s.RCB != 64 && s.RCB != 128 {
+		return fmt.Errorf("%s: RCB %d: must be 64 or 128", f.Name, s.RCB)
+	}
+	ctl := uint32(f.Space.Read16(off + 8))
+	f.Space.Write(off+8, 2, ctl&^0x70E0|uint32(mps)<<5|uint32(mrrs)<<12)
+	lc := f.Space.Read16(off + 0x10)
+	if s.RCB == 128 {
+		lc |= 0x8
+	} else {
+		lc &^= 0x8
+	}
+	if PortType(f.Space.Read16(off+2)>>4&0xF) == PortRootPort {
+		// A root port's RCB is read-only: the root complex's own, which
+		// is what is being set.
+		f.Space.Set16(off+0x10, lc)
+	} else {
+		f.Space.Write(off+0x10, 2, uint32(lc))
+	}
+	return nil
+}

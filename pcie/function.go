@@ -337,3 +337,34 @@ func (f *Function) StandIn(name string) *Function {
 // CapOffset returns the offset of the first capability with the given ID
 // (an extended capability ID when extended is set), or 0.
 func (f *Function) CapOffset(id uint16, extended bool) int { return f.capOffset(id, extended) }
+
+// ReadCompletions are the successful completions a completer that splits
+// at MPS-aligned addresses sends for memory read req with data (the
+// bytes of req's whole DWs, as Completion takes them): each carries at
+// most mps bytes, each but the last ends at an MPS-aligned address (a
+// Read Completion Boundary, PCIe §2.3.1.1), the first with the Byte
+// Count and Lower Address the byte enables give (§2.2.9) and each later
+// one with the bytes still owed and its first DW's address. The O-NIC's
+// register block answers reads this way.
+func ReadCompletions(req *tlp.TLP, completer tlp.ID, data []byte, mps int) []tlp.TLP {
+	bc, la := tlp.ReadByteCount(req.Address, req.Length, req.FirstBE, req.LastBE)
+	var out []tlp.TLP
+	addr := req.Address &^ 3
+	for off := 0; off < len(data); {
+		n := min(len(data)-off, mps-int((addr+uint64(off))%uint64(mps)))
+		c := Completion(req, completer, tlp.StatusSC, data[off:off+n])
+		c.ByteCount = uint16(bc & 0xFFF)
+		c.LowerAddress = la
+		if off > 0 {
+			c.LowerAddress = uint8((addr + uint64(off)) & 0x7F)
+		}
+		out = append(out, c)
+		carried := n
+		if off == 0 {
+			carried -= int(la & 3)
+		}
+		bc -= carried
+		off += n
+	}
+	return out
+}

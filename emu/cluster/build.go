@@ -337,7 +337,19 @@ func buildHost(cl *Cluster, h *hostNode) error {
 		h.hiers = append(h.hiers, hier)
 		for _, o := range cpu {
 			o.seg = len(h.hiers) - 1
-			if err := buildONIC(cl, h, o, hier.Find(o.cfg.Name)); err != nil {
+			n := hier.Find(o.cfg.Name)
+			// System software sets the sizes the host's configuration
+			// gives into the O-NIC's and its root port's Device Control
+			// and Link Control (PCIe Base §7.5.3.4, §7.5.3.7): what
+			// configuration space says is what the links and the root
+			// complex do.
+			sz := pcie.DeviceSizes{MPS: h.cfg.MPS, MRRS: h.cfg.MRRS, RCB: h.cfg.RCB}
+			for _, f := range []*pcie.Function{n.Parent.Funcs[0], n.Funcs[0]} {
+				if err := f.SetSizes(sz); err != nil {
+					return fmt.Errorf("hosts %q: %v", h.cfg.Name, err)
+				}
+			}
+			if err := buildONIC(cl, h, o, n); err != nil {
 				return err
 			}
 		}
@@ -359,7 +371,8 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 			return err
 		}
 	}
-	o.link, err = link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: h.cfg.MPS,
+	sz, _ := o.fn.Sizes() // (SetSizes found its PCI Express capability)
+	o.link, err = link.New(cl.s, link.Config{Gen: tlp.Gen(h.cfg.Gen), Lanes: h.cfg.Lanes, MPS: sz.MPS,
 		Propagation: hostLinkPropagation}, hostEnd{h, o}, onicEnd{o, manager.FromHost})
 	if err != nil {
 		return fmt.Errorf("hosts %q: %v", h.cfg.Name, err)

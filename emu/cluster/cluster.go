@@ -346,6 +346,7 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 				for _, end := range [2]*port{pt, pt.peer} {
 					end.l, end.peer, end.state = nil, nil, portDown
 					end.o.mgr.PortDown[end.idx] = true
+					end.o.mgr.PortLinkDown(end.idx) // its requests' completions are gone with the link
 				}
 				l.SetDown()
 			}
@@ -457,27 +458,61 @@ type port struct {
 	peer  *port
 	state portState
 	hold  []*msg // traffic held while the port is down
-	sent  uint64 // TLPs sent out of it
+	// tagWait are non-posted requests waiting for one of the port's
+	// requester tags (manager.Issue), in order; nothing else waits.
+	tagWait []*msg
+	sent    uint64 // TLPs sent out of it
 }
 
 // name is the port's name in configurations, "onicA.a".
 func (pt *port) name() string { return pt.o.cfg.Name + "." + string(rune('a'+pt.idx)) }
 
-// flush sends the traffic held while the port was down.
+// flush sends the traffic held while the port was down, and what waits
+// for a tag as far as tags allow.
 func (pt *port) flush() {
 	for _, m := range pt.hold {
-		send(pt.l, pt.side, m)
+		pt.issue(m, 0)
 	}
-	pt.sent += uint64(len(pt.hold))
 	pt.hold = pt.hold[:0]
+	pt.retryTags(0)
+}
+
+// issue sends m out of the port, which is up, at ready: a non-posted
+// request with a tag of the port's (manager.Issue), or, with none free,
+// after those that wait for one. Posted requests and completions never
+// wait behind them (PCIe §2.4.1: they must be able to pass non-posted
+// requests; a completion held behind a read that waits for a tag only
+// that completion's twin can free would deadlock both O-NICs).
+func (pt *port) issue(m *msg, ready sim.Time) {
+	np := m.t.Kind().IsNonPosted()
+	if np && len(pt.tagWait) > 0 || !pt.o.mgr.Issue(&m.t, pt.idx) {
+		pt.tagWait = append(pt.tagWait, m)
+		return
+	}
+	pt.sent++
+	sendAt(pt.l, pt.side, m, ready)
+}
+
+// retryTags sends, at ready, the requests that waited for tags, in order,
+// while the port has tags free.
+func (pt *port) retryTags(ready sim.Time) {
+	n := 0
+	for _, m := range pt.tagWait {
+		if pt.state != portUp || !pt.o.mgr.Issue(&m.t, pt.idx) {
+			break
+		}
+		pt.sent++
+		sendAt(pt.l, pt.side, m, ready)
+		n++
+	}
+	pt.tagWait = pt.tagWait[:copy(pt.tagWait, pt.tagWait[n:])]
 }
 
 // toPort sends m out of port pt at ready, holding or failing it if the
 // port is down.
 func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	if pt.state == portUp {
-		pt.sent++
-		sendAt(pt.l, pt.side, m, ready)
+		pt.issue(m, ready)
 		return
 	}
 	if o.cfg.DownPolicy == "hold" && len(pt.hold) < o.cfg.HoldTLPs {
@@ -527,10 +562,15 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 	c := o.c
 	var out manager.Outcome
 	o.mgr.Process(&m.t, m.from, &out)
-	if out.Freed && len(o.tagWait) > 0 {
-		// A tag is free again: the request that waited longest for one
-		// goes to the host after this completion.
-		defer o.retryTagWait(ready)
+	if out.Freed {
+		// A tag is free again: what waited longest for one goes after
+		// this completion.
+		if m.from == manager.FromHost && len(o.tagWait) > 0 {
+			defer o.retryTagWait(ready)
+		}
+		if pt := o.ports[(int(m.from)-1)&1]; m.from != manager.FromHost && len(pt.tagWait) > 0 && pt.state == portUp {
+			defer pt.retryTags(ready)
+		}
 	}
 	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() && out.Holdable {
 		// No failover took it: hold it at the port it was meant for (only
@@ -579,10 +619,12 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 				case tlp.MRd:
 					// Registers answer reads: the request is delivered
 					// when its completion reaches the host.
-					cpl := c.newMsg()
-					c.attach(cpl, m.rec)
-					cpl.t = o.regRead(out.Address, &m.t)
-					sendAt(o.link, 1, cpl, ready)
+					for _, t := range o.regRead(out.Address, &m.t) {
+						cpl := c.newMsg()
+						c.attach(cpl, m.rec)
+						cpl.t = t
+						sendAt(o.link, 1, cpl, ready)
+					}
 					c.release(m)
 					return
 				}

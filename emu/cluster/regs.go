@@ -37,19 +37,22 @@ type regFile struct {
 // driver wrote.
 func (o *onicNode) resetRegs() { o.regs.block = pmgr.NewRegs(o.mgr, o.pl.width) }
 
-// regRead answers a read t of the register BAR at offset off: a CplD
-// with the registers' bytes.
-func (o *onicNode) regRead(off uint64, t *tlp.TLP) tlp.TLP {
+// regRead answers a read t of the register BAR at offset off: CplDs
+// with the registers' bytes, none longer than MPS.
+func (o *onicNode) regRead(off uint64, t *tlp.TLP) []tlp.TLP {
 	n := int(t.Length) * 4
+	if t.Length == 0 {
+		n = 4096
+	}
 	data := make([]byte, n)
 	base := off &^ 3
 	for i := 0; i < n; i += 4 {
 		binary.LittleEndian.PutUint32(data[i:], o.barWord(base+uint64(i)))
 	}
-	cpl := pcie.Completion(t, o.self, tlp.StatusSC, data)
-	bc, la := tlp.ReadByteCount(t.Address, t.Length, t.FirstBE, t.LastBE)
-	cpl.ByteCount, cpl.LowerAddress = uint16(bc&0xFFF), la
-	return cpl
+	// Split at the MPS the O-NIC's Device Control says, as the card's
+	// register block splits at the block's cfg_max_payload.
+	sz, _ := o.fn.Sizes()
+	return pcie.ReadCompletions(t, o.self, data, sz.MPS)
 }
 
 // barWord is the 32-bit word at offset off of the register BAR.

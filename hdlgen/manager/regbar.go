@@ -38,8 +38,13 @@ const (
 //     last's Last DW BE, all four between), even when none is set, as the
 //     emulator's register file takes it.
 //   - A memory read (MRd) becomes one read per DW; the data comes back as
-//     one successful CplD on m_cpl_tlp_* (completer self_id, Byte Count
-//     and Lower Address from the byte enables, PCIe §2.2.9), beat by beat.
+//     successful CplDs on m_cpl_tlp_* (completer self_id), beat by beat,
+//     split so that none carries more than the Max_Payload_Size the PCIe
+//     block reports (max_payload: PG213's cfg_max_payload, 0 128 bytes to
+//     3 1024): each completion but the last ends at an MPS-aligned
+//     address, which is a Read Completion Boundary (PCIe §2.3.1.1), the
+//     first's Byte Count and Lower Address from the byte enables
+//     (§2.2.9), each later one's the bytes left and its first address.
 //   - Everything else the manager hands to local registers (configuration
 //     requests and messages, completions for the O-NIC itself, locked
 //     reads and AtomicOps into the register BAR) is taken and dropped: the
@@ -69,6 +74,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	keepIn := m.Input("s_tlp_keep", K)
 	sopIn, eopIn, validIn := m.Input("s_tlp_sop", 1), m.Input("s_tlp_eop", 1), m.Input("s_tlp_valid", 1)
 	cplReady := m.Input("m_cpl_tlp_ready", 1)
+	maxPayload := m.Input("max_payload", 2)
 
 	st := m.Reg("rb_state", 3, rbIdle)
 	in := func(s uint64) ir.Value { return m.Eq(st, m.Const(3, s)) }
@@ -89,7 +95,8 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// last is the index of the TLP's last DW (Length 0 means 1024),
 	// registered at the decision: everything after reads it.
 	last := m.Reg("rb_last_dw", 11, 0)
-	m.SetNext(last, m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1)))
+	lastIn := m.Sub(m.Concat(m.Eq(f.Length, m.Const(10, 0)), f.Length), m.Const(11, 1))
+	m.SetNext(last, lastIn)
 	m.SetEnable(last, decide)
 
 	// The DW the block is at: its index, its place in the beat, its DW
@@ -178,11 +185,20 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), m.Not(dwDone)))
 	}
 
+	// A read's completions: cpos is the DW's place in the completion it
+	// goes in; a completion ends with the DW before an MPS-aligned address
+	// (mpsMask: the DW address bits below MPS) or with the read's last.
+	cpos := m.Reg("rb_cpl_pos", 11, 0)
+	mpsMask := m.Named("rb_mps_mask", m.Sub(m.Shl(m.Const(9, 32), maxPayload), m.Const(9, 1)))
+	cplEnd := m.Named("rb_cpl_end", m.Or(atLast, m.Eq(m.And(m.Slice(dwAddr, 0, 9), mpsMask), mpsMask)))
+	jr := m.Slice(cpos, 0, jb)
+	readBeatEnd := m.Or(m.Eq(jr, m.Const(jb, uint64(K-1))), cplEnd)
+
 	// The read's data, a beat at a time.
 	rbuf := m.RegNoReset("rb_rbuf", W)
 	rkeep := m.Reg("rb_rkeep", K, 0)
 	first := m.Reg("rb_first_beat", 1, 1)
-	oneHot := m.Named("rb_dw_bit", m.Shl(m.Const(K, 1), j))
+	oneHot := m.Named("rb_dw_bit", m.Shl(m.Const(K, 1), jr))
 	var dws []ir.Value
 	for k := K - 1; k >= 0; k-- {
 		dws = append(dws, m.Mux(m.And(rDoneNow, m.Slice(oneHot, k, 1)), rdata, m.Slice(rbuf, 32*k, 32)))
@@ -190,12 +206,34 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.SetNext(rbuf, m.Concat(dws...))
 	sent := m.Named("rb_sent", m.And(sending, cplReady))
 	m.SetNext(rkeep, m.Mux(sent, m.Const(K, 0), m.Mux(rDoneNow, m.Or(rkeep, oneHot), rkeep)))
-	m.SetNext(first, m.Mux(decide, m.Const(1, 1), m.Mux(sent, m.Const(1, 0), first)))
+	// A beat with a completion's last DW ends it; the next beat starts
+	// the next.
+	m.SetNext(first, m.Mux(decide, m.Const(1, 1), m.Mux(sent, cplEnd, first)))
 
-	// The completion: CplD of Length DWs, the rest as the manager's
-	// completions are made (status SC).
+	// Each completion: CplD of its DWs, the rest as the manager's
+	// completions are made (status SC). As a completion's first DW comes
+	// up (at the decision, or as the one before it is sent) the block
+	// notes its length (to the read's end or the MPS boundary), its Byte
+	// Count (what the read still owes) and Lower Address (the first's
+	// from the byte enables, a later one's its first DW's address).
 	c0 := completion(m, hdr, self, m.Const(3, uint64(tlp.StatusSC)), m.Const(1, 1), m.Const(1, 0))
-	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), f.Length, m.Slice(c0, 0, 64)))
+	nextCpl := m.Named("rb_next_cpl", m.And(sent, m.And(cplEnd, m.Not(atLast))))
+	startAt := m.Mux(decide, m.Zext(m.Slice(f.Address, 2, 30), 31), m.Add(dwAddr, m.Const(31, 1)))
+	toBoundary := m.Sub(m.Zext(mpsMask, 11), m.Zext(m.And(m.Slice(startAt, 0, 9), mpsMask), 11))
+	toEnd := m.Mux(decide, lastIn, m.Sub(last, m.Add(i, m.Const(11, 1))))
+	cLen := m.Reg("rb_cpl_len", 11, 0) // DWs, less one
+	m.SetNext(cLen, m.Mux(m.LtU(toEnd, toBoundary), toEnd, toBoundary))
+	m.SetEnable(cLen, m.Or(decide, nextCpl))
+	bcLeft := m.Reg("rb_bc_left", 13, 0) // the bytes the read still owes
+	totalBC := m.Slice(c0, 32, 12)
+	cLA := m.Reg("rb_cpl_la", 7, 0)
+	m.SetNext(cLA, m.Mux(decide, m.Slice(c0, 0, 7), m.Concat(m.Slice(startAt, 0, 5), m.Const(2, 0))))
+	m.SetEnable(cLA, m.Or(decide, nextCpl))
+	carried := m.Sub(m.Concat(m.Add(m.Zext(cLen, 13), m.Const(13, 1)), m.Const(2, 0)), m.Zext(m.Slice(cLA, 0, 2), 15))
+	m.SetNext(bcLeft, m.Mux(decide, m.Concat(m.Eq(totalBC, m.Const(12, 0)), totalBC),
+		m.Mux(nextCpl, m.Sub(bcLeft, m.Slice(carried, 0, 13)), bcLeft)))
+	cplHdr := m.Named("rb_cpl_hdr", m.Concat(m.Const(3, 0b010), m.Slice(c0, 74, 19), m.Slice(m.Add(cLen, m.Const(11, 1)), 0, 10),
+		m.Slice(c0, 44, 20), m.Slice(bcLeft, 0, 12), m.Slice(c0, 7, 25), cLA))
 	// Registered: the header register it comes from is written only in
 	// idle, and a completion is sent two cycles later at the earliest
 	// (the decision, then at least one read), so the register always
@@ -207,7 +245,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	m.Output("m_cpl_tlp_data", rbuf)
 	m.Output("m_cpl_tlp_keep", rkeep)
 	m.Output("m_cpl_tlp_sop", first)
-	m.Output("m_cpl_tlp_eop", atLast)
+	m.Output("m_cpl_tlp_eop", cplEnd)
 	m.Output("m_cpl_tlp_valid", sending)
 
 	// The input: a write's beat is taken when its last DW is done (or it
@@ -220,8 +258,10 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	taken := m.And(validIn, ready)
 
 	// The next DW.
-	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, m.Not(atLast)), m.And(rDoneNow, m.Not(m.Or(atLast, atBeatEnd))), m.And(sent, m.Not(atLast))))
+	advance := m.Named("rb_advance", m.Any(m.And(wDoneNow, m.Not(atLast)), m.And(rDoneNow, m.Not(m.Or(atLast, readBeatEnd))), m.And(sent, m.Not(atLast))))
 	m.SetNext(i, m.Mux(decide, m.Const(11, 0), m.Mux(advance, m.Add(i, m.Const(11, 1)), i)))
+	m.SetNext(cpos, m.Mux(decide, m.Const(11, 0), m.Mux(m.And(advance, reading), m.Add(cpos, m.Const(11, 1)),
+		m.Mux(m.And(advance, sending), m.Mux(cplEnd, m.Const(11, 0), m.Add(cpos, m.Const(11, 1))), cpos))))
 	fromHdr, onward := m.Zext(m.Slice(f.Address, 2, 30), 31), m.Add(dwAddr, m.Const(31, 1))
 	m.SetNext(dwAddr, m.Mux(decide, fromHdr, m.Mux(advance, onward, dwAddr)))
 	hdrRegion, onRegion := regions(fromHdr), regions(onward)
@@ -240,7 +280,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 		{m.And(draining, m.And(taken, eopIn)), rbIdle},
 		{m.And(sent, m.Not(atLast)), rbRead},
 		{m.And(sent, atLast), rbIdle},
-		{m.And(rDoneNow, m.Or(atLast, atBeatEnd)), rbSend},
+		{m.And(rDoneNow, m.Or(atLast, readBeatEnd)), rbSend},
 		{writeEnds, rbDrain}, // the payload is longer than its Length: the rest is dropped
 		{m.And(writeEnds, eopIn), rbIdle},
 		{m.And(decide, m.Not(m.Or(isWrite, isRead))), rbDrain},

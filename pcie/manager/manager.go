@@ -220,7 +220,10 @@ type Manager struct {
 	standIns []standIn
 	// tags holds the non-posted requests issued to the host for peers,
 	// so their completions find their way back (tags.go).
-	tags     tagTable
+	tags tagTable
+	// out holds, per optical port, the non-posted requests sent out of it
+	// (Issue), so their completions are matched on their way back.
+	out      [2]tagTable
 	relays   []relay
 	kernelIn []kernelIn
 }
@@ -315,10 +318,15 @@ func (m *Manager) SyncBARs() {
 	}
 }
 
+// syncBARs reads f's memory BARs into bars. While the Command
+// register's Memory Space Enable is clear the function decodes none of
+// them (PCIe Base §7.5.1.1.1): a request for one is not for the O-NIC and
+// completes with UR.
 func syncBARs(f *pcie.Function, bars *[6]bar) {
+	mse := f.Space.Read16(0x04)&0x2 != 0
 	for i, b := range f.BARs {
 		bars[i] = bar{}
-		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
+		if mse && (b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64) {
 			bars[i] = bar{base: f.BARAddress(i), size: b.Size, present: true}
 		}
 	}
@@ -533,12 +541,20 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 	host := ntb.Egress{Kind: ntb.EgressHost}
 	switch c {
 	case tlp.ClassCompletion:
-		local, ok := m.tables.LocalID(t.RequesterID)
-		if !ok {
+		// It must answer a request sent out of this very port (by tag
+		// and proxy requester ID); it goes to the host with the local
+		// requester and the tag it asked with.
+		out := &m.out[int(in)-1]
+		i, done, ok := out.matchReturn(t)
+		local, mapped := m.tables.LocalID(t.RequesterID)
+		if !ok || !mapped {
 			m.fail(t, UnexpectedCompletion, 0, o)
 			return
 		}
+		tag := out.e[i].tag
+		out.settle(i, t, done)
 		m.forward(o, host, 0, local)
+		o.Tag, o.Freed = tag, done
 	case tlp.ClassMemory, tlp.ClassAtomic:
 		if t.Kind() == tlp.MWr {
 			for i := range m.kernelIn {

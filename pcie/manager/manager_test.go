@@ -144,7 +144,7 @@ func TestOutcomes(t *testing.T) {
 		{"config request to the O-NIC", &tlp.TLP{Fmt: tlp.Fmt3DW, Type: 4, Length: 1, FirstBE: 0xF}, FromHost, [2]bool{}, "forward ok local 0x0 00:00.0", 0},
 		{"completion for the O-NIC with nothing outstanding", cplTo("03:00.0"), FromHost, [2]bool{}, "drop unexpected-completion", 0},
 		{"completion for nobody", cplTo("07:00.0"), FromHost, [2]bool{}, "drop unexpected-completion", 0},
-		{"completion from a port finds its requester", cplTo("10:00.1"), FromPortA, [2]bool{}, "forward ok host 0x0 05:00.0", 0},
+		{"completion from a port for a request never sent there", cplTo("10:00.1"), FromPortA, [2]bool{}, "drop unexpected-completion", 0},
 		{"completion from a port for an unknown proxy", cplTo("10:00.5"), FromPortB, [2]bool{}, "drop unexpected-completion", 0},
 		{"remote DMA into host memory, as the O-NIC's own", req(tlp.MWr, 0x1_0000_1000, "20:00.1", 16), FromPortB, [2]bool{}, "forward ok host 0x100001000 03:00.0", 0},
 		{"remote DMA outside its range", req(tlp.MWr, 0x2000, "20:00.1", 1), FromPortA, [2]bool{}, "drop denied", acl.NoRange},
@@ -404,6 +404,73 @@ func TestCompletionsReturnToTheirPort(t *testing.T) {
 	}
 }
 
+// TestPortCompletionsMatchTheirRequest: a host's read leaves by a port
+// under its proxy ID and a tag of that port's table (Issue); only a
+// completion arriving on that port, for that tag and proxy ID, reaches
+// the host, with the local requester and the host's own tag — one on the
+// other port (a peer answering a request sent to another: forged), for a
+// free tag or another proxy ID is unexpected. A link that goes down
+// frees its port's tags.
+func TestPortCompletionsMatchTheirRequest(t *testing.T) {
+	m := testManager(t, nil)
+	proxy := tlp.NewID(0x10, 0, 1)
+	cpl := func(tag uint16, req tlp.ID) *tlp.TLP { return cplFor(req, tag, 4, 4, 0) }
+	// The GPU (05:00.0) reads through the DMA window, out of port B.
+	rd := req(tlp.MRd, bar2+4<<30+0x40, "05:00.0", 1)
+	rd.Tag = 0x2A5
+	var o Outcome
+	m.Process(rd, FromHost, &o)
+	if o.Action != Forward || o.Egress.Kind != ntb.EgressPortB || o.Requester != proxy {
+		t.Fatalf("the read: %+v", o)
+	}
+	out := *rd
+	o.Apply(&out)
+	if !m.Issue(&out, 1) || out.Tag != 0 {
+		t.Fatalf("Issue: tag %d", out.Tag)
+	}
+	for _, tc := range []struct {
+		name string
+		c    *tlp.TLP
+		in   Ingress
+		want string
+	}{
+		{"on the other port", cpl(0, proxy), FromPortA, "drop unexpected-completion"},
+		{"for a free tag", cpl(1, proxy), FromPortB, "drop unexpected-completion"},
+		{"for another proxy ID", cpl(0, tlp.NewID(0x10, 0, 0)), FromPortB, "drop unexpected-completion"},
+		{"the answer", cpl(0, proxy), FromPortB, "forward ok host 05:00.0 677 freed"},
+		{"the answer again", cpl(0, proxy), FromPortB, "drop unexpected-completion"},
+	} {
+		m.Process(tc.c, tc.in, &o)
+		got := fmt.Sprintf("%s %s", o.Action, o.Reason)
+		if o.Action == Forward {
+			got += fmt.Sprintf(" %s %s %d", o.Egress, o.Requester, o.Tag)
+			if o.Freed {
+				got += " freed"
+			}
+		}
+		if got != tc.want {
+			t.Fatalf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Every tag out, then the link drops: the tags are free again.
+	for i := range Tags {
+		x := out
+		if !m.Issue(&x, 1) {
+			t.Fatalf("Issue %d failed", i)
+		}
+	}
+	if x := out; m.Issue(&x, 1) {
+		t.Fatal("Issue with every tag outstanding succeeded")
+	}
+	if x := out; !m.Issue(&x, 0) {
+		t.Fatal("port A's tags are its own, but Issue failed there")
+	}
+	m.PortLinkDown(1)
+	if x := out; !m.Issue(&x, 1) {
+		t.Fatal("Issue after the link went down failed")
+	}
+}
+
 // TestTagsRunOut: with every tag outstanding a peer's read waits
 // (nothing counted) while its posted writes still reach the host, and the
 // read gets the tag the first completion frees.
@@ -568,5 +635,31 @@ func TestHoldable(t *testing.T) {
 	m.Process(req(tlp.MWr, bar2+0x100, "00:00.0", 1), FromHost, &o)
 	if o.Action != Forward || o.Holdable {
 		t.Errorf("forwarded: %+v", o)
+	}
+}
+
+// TestMemorySpaceEnable: with the Command register's Memory Space Enable
+// cleared the O-NIC decodes none of its BARs (PCIe Base §7.5.1.1.1): a
+// register read and a window write are not for it (UR for the read, the
+// write dropped); set again, they are.
+func TestMemorySpaceEnable(t *testing.T) {
+	m := testManager(t, nil)
+	cmd := m.fn.Space.Read16(0x04)
+	var o Outcome
+	for _, tc := range []struct {
+		cmd  uint16
+		want [2]string
+	}{
+		{cmd &^ 2, [2]string{"complete not-for-us", "drop not-for-us"}},
+		{cmd | 2, [2]string{"forward ok", "forward ok"}},
+	} {
+		m.fn.Space.Write(0x04, 2, uint32(tc.cmd))
+		m.SyncBARs()
+		for i, x := range []*tlp.TLP{req(tlp.MRd, bar0, "00:00.0", 1), req(tlp.MWr, bar2+0x40, "00:00.0", 1)} {
+			m.Process(x, FromHost, &o)
+			if got := fmt.Sprintf("%s %s", o.Action, o.Reason); got != tc.want[i] {
+				t.Errorf("command %#04x, %v: %s, want %s", tc.cmd, x, got, tc.want[i])
+			}
+		}
 	}
 }

@@ -125,3 +125,65 @@ func (tt *tagTable) settle(i uint16, c *tlp.TLP, done bool) {
 // Outstanding returns how many requests the O-NIC has issued to its host
 // for peers that are still waiting for completions.
 func (m *Manager) Outstanding() int { return m.tags.inUse }
+
+// matchReturn finds the request completion c, arriving back from the
+// port a table of requests sent out of a port keeps, answers: the tag
+// must be held and c must carry the proxy requester ID the request left
+// with. It reports whether c finishes the request by c's own fields (a
+// completion with an error status, or one whose data reaches its Byte
+// Count: what the RTL can tell from one header). A successful completion
+// without data answers no request the O-NIC sends out of a port.
+func (tt *tagTable) matchReturn(c *tlp.TLP) (i uint16, done, ok bool) {
+	if c.Tag >= Tags || !tt.e[c.Tag].busy || tt.e[c.Tag].requester != c.RequesterID {
+		return 0, false, false
+	}
+	if c.Status != tlp.StatusSC {
+		return c.Tag, true, true
+	}
+	if !c.Kind().HasData() {
+		return 0, false, false
+	}
+	bc := uint32(c.ByteCount)
+	if bc == 0 {
+		bc = 4096
+	}
+	n := uint32(c.Length)*4 - uint32(c.LowerAddress&3)
+	if c.Length == 0 {
+		n = 4096 - uint32(c.LowerAddress&3)
+	}
+	return c.Tag, n >= bc, true
+}
+
+// Issue gives t, a TLP about to leave by optical port (0 A, 1 B), a tag
+// of that port's requester tag table if it is a non-posted request, and
+// reports false (t unchanged) if every one of the port's tags is
+// outstanding: t must wait for a completion to free one (Outcome.Freed).
+// The table keeps the tag t had and its proxy requester ID; a completion
+// arriving on that port is matched by tag and requester ID and gets its
+// tag back, and one arriving on the other port finds nothing (a peer
+// cannot answer a request the O-NIC sent another peer). Posted requests
+// and completions pass unchanged.
+func (m *Manager) Issue(t *tlp.TLP, port int) bool {
+	c := t.Kind().Class()
+	if c == tlp.ClassCompletion || !t.Kind().IsNonPosted() {
+		return true
+	}
+	tag, ok := m.out[port&1].alloc(t, FromPortA+Ingress(port&1))
+	if !ok {
+		return false
+	}
+	t.Tag = tag
+	return true
+}
+
+// PortLinkDown forgets the requests outstanding on optical port (0 A,
+// 1 B): its link went down, taking their completions with it (the link
+// layer starts afresh when it comes back), so their tags are free. The
+// RTL clears the port's table while its link is not up.
+func (m *Manager) PortLinkDown(port int) {
+	m.out[port&1] = tagTable{cursor: m.out[port&1].cursor}
+}
+
+// OutstandingOn returns how many requests sent out of optical port (0 A,
+// 1 B) still wait for completions.
+func (m *Manager) OutstandingOn(port int) int { return m.out[port&1].inUse }

@@ -77,6 +77,7 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 			return nil, fmt.Errorf("cosim: BAR%d did not take address %#x", i, barBase[i])
 		}
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	b := &Bench{Config: c, Design: d, fn: f}
 	for i, si := range c.StandIns {
 		sf := si.Function
@@ -89,6 +90,7 @@ func NewBench(c manager.Config, f *pcie.Function) (*Bench, error) {
 				}
 			}
 		}
+		sf.Space.Write(0x04, 2, 0x0006)
 		b.standIns = append(b.standIns, sf)
 	}
 	mdl, err := b.newModel()

@@ -345,10 +345,35 @@ func Build(name string, p Parts) *ir.Module {
 		}
 		piOut[pt.Prefix] = m.Instance(pt.Prefix+"_in", p.PortIn, in)
 	}
-	// Their counters, added up: the port pipeline's counts.
+	// Each port's requester tag table (PortTagsModule): between the
+	// egress and the link, and between the link and the port pipeline.
+	portTags := PortTagsModule()
+	ptIn := map[string]map[string]ir.Value{}
+	ptOut := map[string]map[string]ir.Value{}
+	toLink := map[string]tlps{}
+	for _, pt := range Ports {
+		ptIn[pt.Prefix] = map[string]ir.Value{"up": up(pt.Prefix)}
+		toLink[pt.Prefix] = wires(m, pt.Prefix+"_to_tags_")
+		into(ptIn[pt.Prefix], "s_tlp_", toLink[pt.Prefix])
+		fromLink := wires(m, pt.Prefix+"_from_link_")
+		into(ptIn[pt.Prefix], "s_rx_", fromLink)
+		linkRx[pt.Prefix+"_link"] = fromLink
+		ptIn[pt.Prefix]["m_tlp_ready"] = m.Wire(pt.Prefix+"_link_s_ready", 1)
+		ptIn[pt.Prefix]["m_rx_ready"] = piOut[pt.Prefix]["s_"+pt.Prefix+"_tlp_ready"]
+		ptOut[pt.Prefix] = m.Instance(pt.Prefix+"_tags", portTags, ptIn[pt.Prefix])
+		linkRx[pt.Prefix].drive(m, tlps{hdr: ptOut[pt.Prefix]["m_rx_hdr"], data: ptOut[pt.Prefix]["m_rx_data"],
+			keep: ptOut[pt.Prefix]["m_rx_keep"], sop: ptOut[pt.Prefix]["m_rx_sop"], eop: ptOut[pt.Prefix]["m_rx_eop"],
+			valid: ptOut[pt.Prefix]["m_rx_valid"]})
+	}
+	// Their counters, added up: the port pipeline's counts, and the
+	// completions the tag tables found no request for.
 	for _, pt := range p.PortIn.Ports() {
 		if pt.Output && (strings.HasPrefix(pt.Name, "count_") || strings.HasPrefix(pt.Name, "deny_")) {
-			m.Output("port_in_"+pt.Name, m.Add(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name]))
+			sum := m.Add(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name])
+			if pt.Name == "count_unexpected_completion_total" {
+				sum = m.Add(sum, m.Add(ptOut["port_a"]["unexpected"], ptOut["port_b"]["unexpected"]))
+			}
+			m.Output("port_in_"+pt.Name, sum)
 		}
 	}
 
@@ -395,7 +420,9 @@ func Build(name string, p Parts) *ir.Module {
 	// pages and answers reads.
 	mgrLocal, aLocal, bLocal := mgrStream("m_local", ""), piStream("port_a", "m_local", ""), piStream("port_b", "m_local", "")
 	local := merge(m, "m_local_merge", mgrLocal, aLocal, bLocal)
-	regsIn := map[string]ir.Value{"self_id": self}
+	// Its completions stay within the MPS the block reports (PG213's
+	// configuration status: cfg_max_payload, as Device Control says).
+	regsIn := map[string]ir.Value{"self_id": self, "max_payload": m.Input("cfg_max_payload", 2)}
 	into(regsIn, "s_tlp_", local)
 	regsCplReady := m.Wire("regs_cpl_ready", 1)
 	regsIn["m_cpl_tlp_ready"] = regsCplReady
@@ -520,17 +547,22 @@ func Build(name string, p Parts) *ir.Module {
 		} else {
 			egress = downGate(m, pt.Prefix, egress, up(pt.Prefix))
 		}
+		// Through the port's tag table into the link.
+		toLink[pt.Prefix].drive(m, egress)
+		m.Assign(egress.ready, ptOut[pt.Prefix]["s_tlp_ready"])
+		tagged := tlps{hdr: ptOut[pt.Prefix]["m_tlp_hdr"], data: ptOut[pt.Prefix]["m_tlp_data"], keep: ptOut[pt.Prefix]["m_tlp_keep"],
+			sop: ptOut[pt.Prefix]["m_tlp_sop"], eop: ptOut[pt.Prefix]["m_tlp_eop"], valid: ptOut[pt.Prefix]["m_tlp_valid"]}
 		in := map[string]ir.Value{}
-		into(in, "s_tlp_", egress)
-		rx := linkRx[pt.Prefix]
+		into(in, "s_tlp_", tagged)
+		rx := linkRx[pt.Prefix+"_link"]
 		for _, lp := range p.Link.Ports() {
 			if !lp.Output && !strings.HasPrefix(lp.Name, "s_tlp_") && lp.Name != "m_tlp_ready" {
 				in[lp.Name] = m.Input(pt.Prefix+"_"+lp.Name, p.Link.Node(lp.Node).W)
 			}
 		}
-		in["m_tlp_ready"] = piOut[pt.Prefix]["s_"+pt.Prefix+"_tlp_ready"]
+		in["m_tlp_ready"] = ptOut[pt.Prefix]["s_rx_ready"]
 		out := m.Instance(pt.Prefix+"_link", p.Link, in)
-		m.Assign(egress.ready, out["s_tlp_ready"])
+		m.Assign(ptIn[pt.Prefix]["m_tlp_ready"], out["s_tlp_ready"])
 		m.Assign(states[pt.Prefix], out["state"])
 		rx.drive(m, tlps{hdr: out["m_tlp_hdr"], data: out["m_tlp_data"], keep: out["m_tlp_keep"], sop: out["m_tlp_sop"],
 			eop: out["m_tlp_eop"], valid: out["m_tlp_valid"]}) // the port pipeline's ready goes to the link directly

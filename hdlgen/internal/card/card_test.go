@@ -57,7 +57,11 @@ func newDUT(t testing.TB, m *ir.Module) *dut {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &dut{t, s}
+	d := &dut{t, s}
+	if m.HasInput("cfg_max_payload") {
+		d.drive("cfg_max_payload", 1) // MPS 256, as the scenarios' hosts set it
+	}
+	return d
 }
 
 func (d *dut) drive(name string, v ...uint64) {
@@ -109,6 +113,7 @@ func modelOf(t testing.TB, c manager.Config, self tlp.ID) (*pmgr.Manager, *pcie.
 			f.Space.Write(0x14+4*i, 4, uint32(bases[i]>>32))
 		}
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	mdl, err := pmgr.New(c.Manager, f, self)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/testbenches/replay"
@@ -24,11 +25,7 @@ import (
 func TestIdleBusFromTimeZero(t *testing.T) {
 	// onicA of the two-party scenario, its host's domain allowed its own
 	// O-NIC's registers, so that the reads return data.
-	cfg := config(t, 0)
-	host := &cfg.Manager.Access.Domains[0]
-	host.Egress = append(slices.Clone(host.Egress), "local")
-	host.Ranges = append(slices.Clone(host.Ranges), acl.RangeConfig{Base: 0, Size: 0x1000, Read: true, Write: true})
-	top := cardOf(t, "onic_card", cfg, testLink(t))
+	top := cardOf(t, "onic_card", withRegisters(config(t, 0)), testLink(t))
 	const idle, limit = 40, 400
 	p := newNetRecorded(t, []*ir.Module{top}, nil, idle+limit)
 	for range idle {
@@ -56,4 +53,14 @@ func TestIdleBusFromTimeZero(t *testing.T) {
 		p.cycle()
 	}
 	replay.VerifyUnder(t, p.rec, "icarus", "icarus-2012", "verilator")
+}
+
+// withRegisters is c with its host's domain (the first) also allowed the
+// O-NIC's own register BAR (64 KiB: the manager's registers, the slots'
+// pages, the MSI-X table and PBA), read and write.
+func withRegisters(c manager.Config) manager.Config {
+	host := &c.Manager.Access.Domains[0]
+	host.Egress = append(slices.Clone(host.Egress), "local")
+	host.Ranges = append(slices.Clone(host.Ranges), acl.RangeConfig{Base: 0, Size: 0x10000, Read: true, Write: true})
+	return c
 }

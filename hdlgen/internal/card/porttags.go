@@ -1,0 +1,154 @@
+package card
+
+import (
+	"onic/hdlgen/internal/tlphdr"
+	"onic/hdlgen/ir"
+	"onic/pcie/manager"
+	"onic/tlp"
+)
+
+// PortTagsModule is an optical port's requester tag table
+// (onic_port_tags), as pcie/manager's Issue and its completions from a
+// port describe it. It sits between the card's egress toward the port's
+// link and the link, and between the link's received TLPs and the port
+// pipeline:
+//
+//   - toward the link (s_tlp_* in, m_tlp_* out): a non-posted request
+//     (a memory read, an AtomicOp, an I/O or configuration request; each
+//     is one beat) leaves with a free tag of the port's 256 in its header
+//     (T9 and T8 clear), and the table keeps the tag it came with and its
+//     requester ID (the proxy ID); posted requests and completions pass
+//     untouched. A request waits while no tag is free; a scan moves to
+//     the next free one a cycle.
+//   - from the link (s_rx_* in, m_rx_* out, through one register stage
+//     in which the table is read): a completion must answer a request
+//     that left by this port — its tag held, its requester ID the one the
+//     request left with, and a successful one must carry data — or it is
+//     an Unexpected Completion (PCIe §2.3.2), dropped whole and counted in
+//     unexpected (32 bits); one that matches gets its request's own tag
+//     back, and frees the tag when it finishes the request by its own
+//     fields (an error status, or data reaching its Byte Count). Requests
+//     pass untouched.
+//   - while the link is not up (up low) every tag is free: the link took
+//     the outstanding requests' completions with it.
+func PortTagsModule() *ir.Module {
+	m := ir.NewModule("onic_port_tags")
+	const n = manager.Tags
+	const tb = manager.TagBits
+	up := m.Input("up", 1)
+	busy := m.Reg("tag_busy", n, 0)
+	cursor := m.Reg("tag_cursor", tb, 0)
+
+	// Toward the link.
+	hdr := m.Input("s_tlp_hdr", 128)
+	sop := m.Input("s_tlp_sop", 1)
+	valid := m.Input("s_tlp_valid", 1)
+	f := tlphdr.Decode(m, "egress_hdr", hdr)
+	typ := f.Type
+	mwr := m.And(f.HasData, m.Eq(typ, m.Const(5, 0)))
+	msg := m.Eq(m.Slice(typ, 3, 2), m.Const(2, 2))
+	np := m.Named("egress_needs_tag", m.And(m.Not(f.Completion), m.Not(m.Or(mwr, msg))))
+	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
+	first := m.And(sop, np)
+	canGo := m.Named("egress_can_go", m.Or(m.Not(first), free))
+	outReady := m.Input("m_tlp_ready", 1)
+	m.Output("s_tlp_ready", m.And(outReady, canGo))
+	m.Output("m_tlp_valid", m.And(valid, canGo))
+	alloc := m.Named("tag_alloc", m.And(m.And(m.And(valid, canGo), outReady), first))
+	t9, t8, tagLo := tagPos(tlp.ClassMemory)
+	out := m.Concat(m.Slice(hdr, tagLo+tb, 128-tagLo-tb), cursor, m.Slice(hdr, 0, tagLo))
+	out = m.Concat(m.Slice(out, t9+1, 128-t9-1), m.Const(1, 0), m.Slice(out, 0, t9))
+	out = m.Concat(m.Slice(out, t8+1, 128-t8-1), m.Const(1, 0), m.Slice(out, 0, t8))
+	m.Output("m_tlp_hdr", m.Mux(np, out, hdr))
+	for _, p := range []struct {
+		name string
+		w    int
+	}{{"data", 512}, {"keep", 16}, {"eop", 1}} {
+		m.Output("m_tlp_"+p.name, m.Input("s_tlp_"+p.name, p.w))
+	}
+	m.Output("m_tlp_sop", sop)
+	// Each tag's request as it left: its requester ID and own tag.
+	orig := m.Memory("tag_orig", n, 16+10)
+	m.WritePort(orig, cursor, m.Concat(f.Requester, f.Tag), alloc, ir.Value{})
+
+	// From the link: one register stage.
+	rHdrIn := m.Input("s_rx_hdr", 128)
+	rValid := m.Input("s_rx_valid", 1)
+	stValid := m.Reg("rx_valid_r", 1, 0)
+	rxOutReady := m.Input("m_rx_ready", 1)
+	// The stage moves on when its beat leaves or is dropped (below).
+	stFree := m.Wire("rx_stage_free", 1)
+	accept := m.Named("rx_accept", m.And(rValid, stFree))
+	m.Output("s_rx_ready", stFree)
+	cf := tlphdr.Decode(m, "rx_in_hdr", rHdrIn)
+	inTag := m.Slice(cf.Tag, 0, tb)
+	heldNow := m.And(m.Slice(m.Shr(busy, inTag), 0, 1), m.Eq(m.Slice(cf.Tag, tb, 10-tb), m.Const(10-tb, 0)))
+	entry := m.ReadPort(orig, inTag, accept)
+	reg := func(name string, v ir.Value) ir.Value {
+		r := m.RegNoReset(name, v.Width())
+		m.SetNext(r, v)
+		m.SetEnable(r, accept)
+		return r
+	}
+	sHdr := reg("rx_hdr_r", rHdrIn)
+	sData := reg("rx_data_r", m.Input("s_rx_data", 512))
+	sKeep := reg("rx_keep_r", m.Input("s_rx_keep", 16))
+	sSOP := reg("rx_sop_r", m.Input("s_rx_sop", 1))
+	sEOP := reg("rx_eop_r", m.Input("s_rx_eop", 1))
+	sHeld := reg("rx_held_r", heldNow)
+	sf := tlphdr.Decode(m, "rx_hdr", sHdr)
+	entryReq, entryTag := m.Slice(entry, 10, 16), m.Slice(entry, 0, 10)
+	field := func(name string) ir.Value {
+		lo, w := tlphdr.Pos(tlphdr.Layout(name, tlp.ClassCompletion, tlp.Fmt3DW))
+		return m.Slice(sHdr, lo, w)
+	}
+	sc := m.Named("rx_status_sc", m.Eq(field("status"), m.Const(3, uint64(tlp.StatusSC))))
+	match := m.Named("rx_cpl_matches", m.And(m.And(sHeld, m.Eq(sf.Requester, entryReq)), m.Or(m.Not(sc), sf.HasData)))
+	unexpected := m.Named("rx_unexpected", m.And(sf.Completion, m.Not(match)))
+	dropping := m.Reg("rx_dropping", 1, 0)
+	drop := m.Named("rx_drop", m.Mux(sSOP, unexpected, dropping))
+	leave := m.And(stValid, m.Not(drop))
+	m.Output("m_rx_valid", leave)
+	taken := m.Named("rx_taken", m.And(stValid, m.Or(drop, rxOutReady)))
+	m.Assign(stFree, m.Or(m.Not(stValid), m.Or(drop, rxOutReady)))
+	m.SetNext(stValid, m.Or(accept, m.And(stValid, m.Not(taken))))
+	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(sEOP)), dropping))
+	// A matching completion leaves with its request's own tag.
+	ct9, ct8, cTagLo := tagPos(tlp.ClassCompletion)
+	back := m.Concat(m.Slice(sHdr, cTagLo+tb, 128-cTagLo-tb), m.Slice(entryTag, 0, tb), m.Slice(sHdr, 0, cTagLo))
+	back = m.Concat(m.Slice(back, ct9+1, 128-ct9-1), m.Slice(entryTag, 9, 1), m.Slice(back, 0, ct9))
+	back = m.Concat(m.Slice(back, ct8+1, 128-ct8-1), m.Slice(entryTag, 8, 1), m.Slice(back, 0, ct8))
+	m.Output("m_rx_hdr", m.Mux(m.And(sf.Completion, match), back, sHdr))
+	m.Output("m_rx_data", sData)
+	m.Output("m_rx_keep", sKeep)
+	m.Output("m_rx_sop", sSOP)
+	m.Output("m_rx_eop", sEOP)
+	count := m.Reg("unexpected_count", 32, 0)
+	m.SetNext(count, m.Add(count, m.Const(32, 1)))
+	m.SetEnable(count, m.And(m.And(taken, sSOP), unexpected))
+	m.Output("unexpected", count)
+
+	// Whether a matching completion finishes its request: an error
+	// status, or its data reaching the Byte Count (0 meaning 4096), the
+	// payload starting at the Lower Address's byte in its first DW.
+	bc := field("byte_count")
+	bytes := m.Named("rx_cpl_bytes", m.Sub(m.Concat(tlphdr.DWs(m, sf.Length), m.Const(2, 0)), m.Zext(m.Slice(field("lower_address"), 0, 2), 13)))
+	owed := m.Concat(m.Eq(bc, m.Const(12, 0)), bc)
+	last := m.Named("rx_cpl_last", m.Or(m.Not(sc), m.Not(m.LtU(bytes, owed))))
+	release := m.Named("tag_release", m.And(m.And(taken, m.And(sEOP, m.Not(drop))), m.And(sf.Completion, last)))
+	one := m.ConstWords(n, []uint64{1})
+	setMask := m.Mux(alloc, m.Shl(one, cursor), m.Const(n, 0))
+	clrMask := m.Mux(release, m.Shl(one, m.Slice(sf.Tag, 0, tb)), m.Const(n, 0))
+	m.SetNext(busy, m.Mux(up, m.And(m.Or(busy, setMask), m.Not(clrMask)), m.Const(n, 0)))
+	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(tb, 1)), cursor))
+	return m
+}
+
+// tagPos is where a header of class c keeps the tag's T9, T8 and low 8
+// bits in the card's 128-bit header signal (the TLP field table's three
+// parts of "tag").
+func tagPos(c tlp.Class) (t9, t8, low int) {
+	ps := tlphdr.Layout("tag", c, tlp.Fmt3DW).Parts
+	at := func(b tlp.Bits) int { return tlphdr.Index(b.DW, b.Lo) }
+	return at(ps[0]), at(ps[1]), at(ps[2])
+}
