@@ -530,7 +530,13 @@ func Build(name string, p Parts) *ir.Module {
 	ccOut := m.Instance("cc", cc, ccIn)
 	m.Assign(toCC.ready, ccOut["tlp_ready"])
 	outputsOf(cc, "s_axis_cc_", ccOut)
-	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Const(2, 0b01)))
+	// Non-posted requests from the host only while both ports' tag tables
+	// have room to park them (PG213's selective flow control for
+	// non-posted requests: the block holds them and goes on delivering
+	// posted requests), so a read waiting for a port's tag never stops the
+	// host's writes, or the completions behind it, in the manager.
+	npRoom := m.Named("np_room", m.And(ptOut["port_a"]["np_room"], ptOut["port_b"]["np_room"]))
+	m.Output("pcie_cq_np_req", m.Named("np_credit", m.Mux(npRoom, m.Const(2, 0b01), m.Const(2, 0))))
 
 	// The user extended configuration space: the O-NIC's description.
 	ext := pcie4.CfgExtModule(p.ExtConfig)

@@ -1,10 +1,23 @@
 package card
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/pcie/manager"
 	"onic/tlp"
+)
+
+// ParkDepth is how many non-posted requests a port's tag table holds
+// waiting for a free tag while posted requests and completions pass them,
+// and ParkMargin how many of those places must stay free for its np_room
+// to be high: the requests that may still arrive once np_room stops the
+// host's non-posted requests (the PCIe block's banked credits,
+// pcie_cq_np_req saturating at 32, and what the manager's pipeline and
+// the merges before the port hold).
+const (
+	ParkDepth  = 64
+	ParkMargin = 48
 )
 
 // PortTagsModule is an optical port's requester tag table
@@ -18,8 +31,11 @@ import (
 //     is one beat) leaves with a free tag of the port's 256 in its header
 //     (T9 and T8 clear), and the table keeps the tag it came with and its
 //     requester ID (the proxy ID); posted requests and completions pass
-//     untouched. A request waits while no tag is free; a scan moves to
-//     the next free one a cycle.
+//     untouched. A request waits for a free tag in a park of ParkDepth
+//     while the posted requests and completions behind it pass it;
+//     np_room says the park has more than ParkMargin places free (the
+//     card stops taking non-posted requests from its host while either
+//     port's is low). A scan finds the next free tag, one a cycle.
 //   - from the link (s_rx_* in, m_rx_* out, through one register stage
 //     in which the table is read): a completion must answer a request
 //     that left by this port — its tag held, its requester ID the one the
@@ -39,37 +55,42 @@ func PortTagsModule() *ir.Module {
 	busy := m.Reg("tag_busy", n, 0)
 	cursor := m.Reg("tag_cursor", tb, 0)
 
-	// Toward the link.
+	// Toward the link: a non-posted request (one beat) waits for a free
+	// tag in a park (axis.Park) while posted requests and completions
+	// behind it pass it (PCIe §2.4.1: they must be able to; a completion
+	// held behind a read that waits for a tag only the far card's
+	// completions free would deadlock the two cards).
 	hdr := m.Input("s_tlp_hdr", 128)
-	sop := m.Input("s_tlp_sop", 1)
-	valid := m.Input("s_tlp_valid", 1)
 	f := tlphdr.Decode(m, "egress_hdr", hdr)
 	typ := f.Type
 	mwr := m.And(f.HasData, m.Eq(typ, m.Const(5, 0)))
 	msg := m.Eq(m.Slice(typ, 3, 2), m.Const(2, 2))
 	np := m.Named("egress_needs_tag", m.And(m.Not(f.Completion), m.Not(m.Or(mwr, msg))))
 	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
-	first := m.And(sop, np)
-	canGo := m.Named("egress_can_go", m.Or(m.Not(first), free))
-	outReady := m.Input("m_tlp_ready", 1)
-	m.Output("s_tlp_ready", m.And(outReady, canGo))
-	m.Output("m_tlp_valid", m.And(valid, canGo))
-	alloc := m.Named("tag_alloc", m.And(m.And(m.And(valid, canGo), outReady), first))
+	in := axis.Stream{Data: m.Concat(m.Input("s_tlp_eop", 1), hdr, m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16), m.Input("s_tlp_sop", 1)),
+		Valid: m.Input("s_tlp_valid", 1), Ready: m.Wire("egress_in_ready", 1)}
+	m.Output("s_tlp_ready", in.Ready)
+	out, parked, room := axis.Park(m, "egress", in, np, ParkDepth, ParkMargin, free)
+	m.Output("np_room", room)
+	at := out.Data.Width()
+	take := func(w int) ir.Value { at -= w; return m.Slice(out.Data, at, w) }
+	oEOP, oHdr, oData, oKeep, oSOP := take(1), take(128), take(512), take(16), take(1)
+	of := tlphdr.Decode(m, "egress_out_hdr", oHdr)
+	m.Assign(out.Ready, m.Input("m_tlp_ready", 1))
+	m.Output("m_tlp_valid", out.Valid)
+	alloc := m.Named("tag_alloc", m.And(m.And(out.Valid, out.Ready), parked))
 	t9, t8, tagLo := tagPos(tlp.ClassMemory)
-	out := m.Concat(m.Slice(hdr, tagLo+tb, 128-tagLo-tb), cursor, m.Slice(hdr, 0, tagLo))
-	out = m.Concat(m.Slice(out, t9+1, 128-t9-1), m.Const(1, 0), m.Slice(out, 0, t9))
-	out = m.Concat(m.Slice(out, t8+1, 128-t8-1), m.Const(1, 0), m.Slice(out, 0, t8))
-	m.Output("m_tlp_hdr", m.Mux(np, out, hdr))
-	for _, p := range []struct {
-		name string
-		w    int
-	}{{"data", 512}, {"keep", 16}, {"eop", 1}} {
-		m.Output("m_tlp_"+p.name, m.Input("s_tlp_"+p.name, p.w))
-	}
-	m.Output("m_tlp_sop", sop)
+	tagged := m.Concat(m.Slice(oHdr, tagLo+tb, 128-tagLo-tb), cursor, m.Slice(oHdr, 0, tagLo))
+	tagged = m.Concat(m.Slice(tagged, t9+1, 128-t9-1), m.Const(1, 0), m.Slice(tagged, 0, t9))
+	tagged = m.Concat(m.Slice(tagged, t8+1, 128-t8-1), m.Const(1, 0), m.Slice(tagged, 0, t8))
+	m.Output("m_tlp_hdr", m.Mux(parked, tagged, oHdr))
+	m.Output("m_tlp_data", oData)
+	m.Output("m_tlp_keep", oKeep)
+	m.Output("m_tlp_sop", oSOP)
+	m.Output("m_tlp_eop", oEOP)
 	// Each tag's request as it left: its requester ID and own tag.
 	orig := m.Memory("tag_orig", n, 16+10)
-	m.WritePort(orig, cursor, m.Concat(f.Requester, f.Tag), alloc, ir.Value{})
+	m.WritePort(orig, cursor, m.Concat(of.Requester, of.Tag), alloc, ir.Value{})
 
 	// From the link: one register stage.
 	rHdrIn := m.Input("s_rx_hdr", 128)

@@ -14,8 +14,9 @@ import (
 // the link and returns it as it left; receive offers one from the link
 // and returns it as it went on, or false if it was dropped.
 type portTagsDUT struct {
-	t *testing.T
-	d *dut
+	t      *testing.T
+	d      *dut
+	toLink tlpStream
 }
 
 func newPortTags(t *testing.T) *portTagsDUT {
@@ -26,44 +27,60 @@ func newPortTags(t *testing.T) *portTagsDUT {
 	d.SetReset(true)
 	d.Step()
 	d.SetReset(false)
-	return &portTagsDUT{t, d}
+	return &portTagsDUT{t: t, d: d}
 }
 
 func (p *portTagsDUT) beats(x *tlp.TLP) []tlpstim.Beat { return tlpBeatsOf(p.t, x) }
 
-// send offers x toward the link until it is taken (or limit cycles) and
-// returns the header it left with.
-func (p *portTagsDUT) send(x *tlp.TLP, limit int) (tlp.TLP, bool) {
+// send offers x toward the link and runs up to limit cycles, returning
+// what left toward the link meanwhile (with the rest of anything still
+// waiting); ok says x was taken.
+func (p *portTagsDUT) send(x *tlp.TLP, limit int) (out []tlp.TLP, ok bool) {
 	p.t.Helper()
-	var s tlpStream
-	for _, b := range p.beats(x) {
-		taken := false
-		for c := 0; c < limit && !taken; c++ {
-			p.d.drive("s_tlp_valid", 1)
+	bs := p.beats(x)
+	for c := 0; c < limit && (len(bs) > 0 || c < 4); c++ {
+		p.d.drive("s_rx_valid", 0)
+		p.d.drive("s_tlp_valid", b2u(len(bs) > 0))
+		if len(bs) > 0 {
+			b := bs[0]
 			p.d.drive("s_tlp_hdr", b.Hdr...)
 			p.d.drive("s_tlp_data", b.Data...)
 			p.d.drive("s_tlp_keep", b.Keep)
 			p.d.drive("s_tlp_sop", b2u(b.SOP))
 			p.d.drive("s_tlp_eop", b2u(b.EOP))
-			p.d.drive("s_rx_valid", 0)
-			p.d.Settle()
-			if p.d.bit("s_tlp_ready") {
-				taken = true
-				if out, ok := s.beat(p.t, p.d, "m_tlp_"); ok {
-					p.d.Step()
-					p.d.drive("s_tlp_valid", 0)
-					return out, true
-				}
-			}
-			p.d.Step()
 		}
-		if !taken {
-			p.d.drive("s_tlp_valid", 0)
-			return tlp.TLP{}, false
+		p.d.Settle()
+		if len(bs) > 0 && p.d.bit("s_tlp_ready") {
+			bs = bs[1:]
+		}
+		out = append(out, p.collect()...)
+		p.d.Step()
+	}
+	p.d.drive("s_tlp_valid", 0)
+	return out, len(bs) == 0
+}
+
+// collect takes what leaves toward the link this cycle.
+func (p *portTagsDUT) collect() []tlp.TLP {
+	if p.d.bit("m_tlp_valid") {
+		if x, ok := p.toLink.beat(p.t, p.d, "m_tlp_"); ok {
+			return []tlp.TLP{x}
 		}
 	}
-	p.t.Fatal("a TLP with no last beat")
-	return tlp.TLP{}, false
+	return nil
+}
+
+// idle runs n cycles with nothing offered, returning what left toward
+// the link.
+func (p *portTagsDUT) idle(n int) (out []tlp.TLP) {
+	for range n {
+		p.d.drive("s_rx_valid", 0)
+		p.d.drive("s_tlp_valid", 0)
+		p.d.Settle()
+		out = append(out, p.collect()...)
+		p.d.Step()
+	}
+	return out
 }
 
 // receive offers x from the link and returns what went on to the port
@@ -123,13 +140,19 @@ func TestPortTags(t *testing.T) {
 		return c
 	}
 	a, b := newPortTags(t), newPortTags(t)
-	out, ok := a.send(read(0x2C7), 4)
-	if !ok || out.Tag != 0 || out.RequesterID != proxy {
+	one := func(out []tlp.TLP, ok bool) tlp.TLP {
+		t.Helper()
+		if !ok || len(out) != 1 {
+			t.Fatalf("taken %v, %d TLPs left: want one", ok, len(out))
+		}
+		return out[0]
+	}
+	if out := one(a.send(read(0x2C7), 10)); out.Tag != 0 || out.RequesterID != proxy {
 		t.Fatalf("the read left as %v", &out)
 	}
 	w := &tlp.TLP{RequesterID: proxy, Tag: 0x155, Length: 1, FirstBE: 0xF, Address: 0x1000, Data: make([]byte, 4)}
 	w.Fmt, w.Type, _ = tlp.FmtType(tlp.MWr, false, 0)
-	if out, ok := a.send(w, 4); !ok || out.Tag != 0x155 {
+	if out := one(a.send(w, 10)); out.Tag != 0x155 {
 		t.Fatalf("a write left as %v", &out)
 	}
 	for _, tc := range []struct {
@@ -167,23 +190,40 @@ func TestPortTags(t *testing.T) {
 	if n := b.d.get("unexpected")[0]; n != 1 {
 		t.Fatalf("port B counted %d unexpected completions, want 1", n)
 	}
-	// Every tag out: the next read waits; completions and writes do not.
+	// Every tag out: the next reads park, and completions and writes
+	// pass them; np_room falls once 16 wait; a tag freed by an
+	// answer goes to the first parked read. A link that goes down frees
+	// every tag.
 	for i := range manager.Tags {
-		if _, ok := a.send(read(uint16(i)), 300); !ok {
-			t.Fatalf("read %d did not leave", i)
+		if out, ok := a.send(read(uint16(i)), 300); !ok || len(out) != 1 {
+			t.Fatalf("read %d: taken %v, %d out", i, ok, len(out))
 		}
 	}
-	if _, ok := a.send(read(7), 300); ok {
-		t.Fatal("a read left with every tag out")
+	for i := range 20 {
+		if out, ok := a.send(read(uint16(0x300+i)), 20); !ok || len(out) != 0 {
+			t.Fatalf("parked read %d: taken %v, %d out with every tag out", i, ok, len(out))
+		}
+		if room := a.d.bit("np_room"); room != (i+1 < 16) {
+			t.Fatalf("np_room %v with %d reads parked", room, i)
+		}
 	}
-	if out, ok := a.send(answer(3, tlp.NewID(0x20, 0, 0), 4, 1), 4); !ok || out.Tag != 3 {
-		t.Fatal("a completion waited behind the tags")
+	if out := one(a.send(answer(3, tlp.NewID(0x20, 0, 0), 4, 1), 20)); out.Tag != 3 {
+		t.Fatalf("a completion behind the parked reads left as %v", &out)
+	}
+	if out := one(a.send(w, 20)); out.Tag != 0x155 {
+		t.Fatalf("a write behind the parked reads left as %v", &out)
+	}
+	if _, ok := a.receive(answer(5, proxy, 16, 4)); !ok {
+		t.Fatal("the answer for tag 5 was dropped")
+	}
+	if out := a.idle(300); len(out) != 1 || out[0].Tag != 5 {
+		t.Fatalf("after tag 5 was freed: %v", out)
 	}
 	a.d.drive("up", 0)
 	a.d.Step()
 	a.d.drive("up", 1)
-	if _, ok := a.send(read(7), 300); !ok {
-		t.Fatal("a read could not leave after the link went down and up")
+	if out := a.idle(300); len(out) != 19 {
+		t.Fatalf("after the link went down and up, %d of the 19 parked reads left", len(out))
 	}
 }
 
