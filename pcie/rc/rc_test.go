@@ -163,6 +163,12 @@ func TestCompletionChecks(t *testing.T) {
 	if d := a.Done(); len(d) != 1 || d[0].Status != tlp.StatusUR {
 		t.Fatalf("a UR completion: %+v", d)
 	}
+	_, reqs, _ = a.Read(0, 0x100, 8)
+	q = reqs[0].TLP
+	a.Receive(0, cpl(func(c *tlp.TLP) { c.EP = true }))
+	if d := a.Done(); len(d) != 1 || d[0].Status == tlp.StatusSC || a.Poisoned != 1 {
+		t.Fatalf("a poisoned completion: %+v, poisoned %d", d, a.Poisoned)
+	}
 	a.Read(0, 0x100, 8)
 	for range 101 {
 		a.Tick()
