@@ -79,10 +79,7 @@ func PortTagsModule() *ir.Module {
 	m.Assign(out.Ready, m.Input("m_tlp_ready", 1))
 	m.Output("m_tlp_valid", out.Valid)
 	alloc := m.Named("tag_alloc", m.And(m.And(out.Valid, out.Ready), parked))
-	t9, t8, tagLo := tagPos(tlp.ClassMemory)
-	tagged := m.Concat(m.Slice(oHdr, tagLo+tb, 128-tagLo-tb), cursor, m.Slice(oHdr, 0, tagLo))
-	tagged = m.Concat(m.Slice(tagged, t9+1, 128-t9-1), m.Const(1, 0), m.Slice(tagged, 0, t9))
-	tagged = m.Concat(m.Slice(tagged, t8+1, 128-t8-1), m.Const(1, 0), m.Slice(tagged, 0, t8))
+	tagged := tlphdr.SetTag(m, oHdr, tlp.ClassMemory, m.Zext(cursor, 10))
 	m.Output("m_tlp_hdr", m.Mux(parked, tagged, oHdr))
 	m.Output("m_tlp_data", oData)
 	m.Output("m_tlp_keep", oKeep)
@@ -135,10 +132,7 @@ func PortTagsModule() *ir.Module {
 	m.SetNext(stValid, m.Or(accept, m.And(stValid, m.Not(taken))))
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(sEOP)), dropping))
 	// A matching completion leaves with its request's own tag.
-	ct9, ct8, cTagLo := tagPos(tlp.ClassCompletion)
-	back := m.Concat(m.Slice(sHdr, cTagLo+tb, 128-cTagLo-tb), m.Slice(entryTag, 0, tb), m.Slice(sHdr, 0, cTagLo))
-	back = m.Concat(m.Slice(back, ct9+1, 128-ct9-1), m.Slice(entryTag, 9, 1), m.Slice(back, 0, ct9))
-	back = m.Concat(m.Slice(back, ct8+1, 128-ct8-1), m.Slice(entryTag, 8, 1), m.Slice(back, 0, ct8))
+	back := tlphdr.SetTag(m, sHdr, tlp.ClassCompletion, entryTag)
 	m.Output("m_rx_hdr", m.Mux(m.And(sf.Completion, match), back, sHdr))
 	m.Output("m_rx_data", sData)
 	m.Output("m_rx_keep", sKeep)
@@ -163,13 +157,4 @@ func PortTagsModule() *ir.Module {
 	m.SetNext(busy, m.Mux(up, m.And(m.Or(busy, setMask), m.Not(clrMask)), m.Const(n, 0)))
 	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(tb, 1)), cursor))
 	return m
-}
-
-// tagPos is where a header of class c keeps the tag's T9, T8 and low 8
-// bits in the card's 128-bit header signal (the TLP field table's three
-// parts of "tag").
-func tagPos(c tlp.Class) (t9, t8, low int) {
-	ps := tlphdr.Layout("tag", c, tlp.Fmt3DW).Parts
-	at := func(b tlp.Bits) int { return tlphdr.Index(b.DW, b.Lo) }
-	return at(ps[0]), at(ps[1]), at(ps[2])
 }

@@ -32,7 +32,6 @@ const TagBits = 8
 func TagsModule() *ir.Module {
 	m := ir.NewModule("onic_pcie4_tags")
 	const n = 1 << TagBits
-	t9Lo, t8Lo, tagLo := tagPos(tlp.ClassMemory) // in a request header
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
 	self := m.Input("self_id", 16)
 
@@ -56,9 +55,7 @@ func TagsModule() *ir.Module {
 	alloc := m.Named("tag_alloc", m.And(moved, first))
 	tag := m.Mux(first, cursor, held)
 	// The 10-bit tag's T9 and T8 go to zero, its low 8 bits take the local tag.
-	out := m.Concat(m.Slice(hdr, tagLo+TagBits, hdrBits-tagLo-TagBits), tag, m.Slice(hdr, 0, tagLo))
-	out = m.Concat(m.Slice(out, t9Lo+1, hdrBits-t9Lo-1), m.Const(1, 0), m.Slice(out, 0, t9Lo))
-	out = m.Concat(m.Slice(out, t8Lo+1, hdrBits-t8Lo-1), m.Const(1, 0), m.Slice(out, 0, t8Lo))
+	out := tlphdr.SetTag(m, hdr, tlp.ClassMemory, m.Zext(tag, 10))
 	asSelf := func(h ir.Value) ir.Value {
 		return m.Concat(m.Slice(h, reqLo+reqW, hdrBits-reqLo-reqW), self, m.Slice(h, 0, reqLo))
 	}
@@ -83,9 +80,7 @@ func TagsModule() *ir.Module {
 	outReady := m.Input("cpl_ready", 1)
 	accept := m.Named("cpl_accept", m.And(cValid, m.Or(m.Not(outValid), outReady)))
 	m.Output("rc_ready", m.Or(m.Not(outValid), outReady))
-	ct9, ct8, cTagLo := tagPos(tlp.ClassCompletion)
-	ct9, ct8, cTagLo = ct9-32, ct8-32, cTagLo-32 // the completion's 3 DW header is the top 96 bits of the 128-bit bus
-	local := m.Slice(cHdr, cTagLo, TagBits)
+	local := m.Slice(tlphdr.Decode(m, "rc", m.Concat(cHdr, m.Const(32, 0))).Tag, 0, TagBits) // (the 3 DW header is the top of the 128-bit bus)
 	origWord := m.ReadPort(orig, local, accept)
 	origTag, origReq, origPort := m.Slice(origWord, 0, 10), m.Slice(origWord, 10, 16), m.Slice(origWord, 26, 2)
 	reg := func(name string, v ir.Value) ir.Value {
@@ -99,9 +94,7 @@ func TagsModule() *ir.Module {
 	// nothing holds is an Unexpected Completion (port 0).
 	held2 := reg("cpl_tag_held_r", m.Slice(m.Shr(busy, local), 0, 1))
 	m.SetNext(outValid, m.Or(accept, m.And(outValid, m.Not(outReady))))
-	back := m.Concat(m.Slice(rHdr, cTagLo+TagBits, 96-cTagLo-TagBits), m.Slice(origTag, 0, TagBits), m.Slice(rHdr, 0, cTagLo))
-	back = m.Concat(m.Slice(back, ct9+1, 96-ct9-1), m.Slice(origTag, 9, 1), m.Slice(back, 0, ct9))
-	back = m.Concat(m.Slice(back, ct8+1, 96-ct8-1), m.Slice(origTag, 8, 1), m.Slice(back, 0, ct8))
+	back := tlphdr.SetTag(m, rHdr, tlp.ClassCompletion, origTag)
 	cReqLo, cReqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassCompletion, tlp.Fmt3DW))
 	cReqLo -= 32
 	back = m.Concat(m.Slice(back, cReqLo+cReqW, 96-cReqLo-cReqW), origReq, m.Slice(back, 0, cReqLo))
@@ -120,12 +113,4 @@ func TagsModule() *ir.Module {
 	// The cursor moves on past a busy tag, and past the one just taken.
 	m.SetNext(cursor, m.Mux(m.Or(m.Not(free), alloc), m.Add(cursor, m.Const(TagBits, 1)), cursor))
 	return m
-}
-
-// tagPos is where a header of class c keeps the tag's T9, T8 and low 8
-// bits, in the 128-bit header bus (the TLP field table's three parts).
-func tagPos(c tlp.Class) (t9, t8, low int) {
-	ps := tlphdr.Layout("tag", c, tlp.Fmt3DW).Parts
-	at := func(b tlp.Bits) int { return tlphdr.Index(b.DW, b.Lo) }
-	return at(ps[0]), at(ps[1]), at(ps[2])
 }

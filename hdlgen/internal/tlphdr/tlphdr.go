@@ -180,3 +180,19 @@ func DWs(m *ir.Module, length ir.Value) ir.Value {
 	ir.Helper()
 	return m.Concat(m.Eq(length, m.Const(10, 0)), length)
 }
+
+// SetTag puts tag (10 bits: T9, T8, then the low 8) into header hdr of a
+// TLP of class c: a 128-bit header signal, or the top of one (a 96-bit
+// completion header), at the TLP field table's three places for "tag".
+func SetTag(m *ir.Module, hdr ir.Value, c tlp.Class, tag ir.Value) ir.Value {
+	ir.Helper()
+	w := hdr.Width()
+	ps := Layout("tag", c, tlp.Fmt3DW).Parts
+	// T9 and T8 are the first two parts, the low 8 bits the third.
+	for k, src := range [3][2]int{{9, 1}, {8, 1}, {0, 8}} {
+		lo := Index(ps[k].DW, ps[k].Lo) - (128 - w)
+		n := ps[k].Width()
+		hdr = m.Concat(m.Slice(hdr, lo+n, w-lo-n), m.Slice(tag, src[0], src[1]), m.Slice(hdr, 0, lo))
+	}
+	return hdr
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -250,5 +251,47 @@ func TestRewriteAgainstApply(t *testing.T) {
 	}
 	if forms[0] == 0 || forms[1] == 0 {
 		t.Fatalf("header forms %v: the test misses one", forms)
+	}
+}
+
+// TestSetTag: SetTag on a request's 128-bit header and on a completion's
+// 96-bit one gives the header the codec encodes with that tag.
+func TestSetTag(t *testing.T) {
+	m := ir.NewModule("tlp_set_tag")
+	tag := m.Input("tag", 10)
+	m.Output("req", SetTag(m, m.Input("req_hdr", 128), tlp.ClassMemory, tag))
+	m.Output("cpl", SetTag(m, m.Input("cpl_hdr", 96), tlp.ClassCompletion, tag))
+	s, err := sim.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 500 {
+		rd := tlp.TLP{RequesterID: tlp.ID(r.Uint32()), Tag: uint16(r.IntN(1024)), Length: 1, FirstBE: 0xF, Address: uint64(r.Uint32()) &^ 3}
+		rd.Fmt, rd.Type, _ = tlp.FmtType(tlp.MRd, false, 0)
+		c := tlp.TLP{RequesterID: tlp.ID(r.Uint32()), CompleterID: tlp.ID(r.Uint32()), Tag: uint16(r.IntN(1024)), ByteCount: 4}
+		c.Fmt, c.Type, _ = tlp.FmtType(tlp.Cpl, false, 0)
+		newTag := uint16(r.IntN(1024))
+		words := func(x *tlp.TLP) []uint64 {
+			b, err := x.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h [16]byte
+			copy(h[:], b)
+			return []uint64{be64(h[8:16]), be64(h[0:8])}
+		}
+		s.SetWords("req_hdr", words(&rd))
+		cw := words(&c)
+		s.SetWords("cpl_hdr", []uint64{cw[0]>>32 | cw[1]<<32, cw[1] >> 32})
+		s.SetWords("tag", []uint64{uint64(newTag)})
+		rd.Tag, c.Tag = newTag, newTag
+		if got, _ := s.GetWords("req"); fmt.Sprint(got) != fmt.Sprint(words(&rd)) {
+			t.Fatalf("request: %x, want %x", got, words(&rd))
+		}
+		cw = words(&c)
+		if got, _ := s.GetWords("cpl"); fmt.Sprint(got) != fmt.Sprint([]uint64{cw[0]>>32 | cw[1]<<32, cw[1] >> 32}) {
+			t.Fatalf("completion: %x, want %x", got, cw)
+		}
 	}
 }
