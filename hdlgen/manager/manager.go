@@ -167,6 +167,23 @@ const (
 	kindBits   = iota
 )
 
+// hasMulticast reports whether any of ws is a multicast window.
+func hasMulticast(ws []ntb.Window) bool {
+	for _, w := range ws {
+		if w.Multicast {
+			return true
+		}
+	}
+	return false
+}
+
+// accessOp is the acl.Op (2 bits) a memory request or AtomicOp with
+// these kind bits needs, as acl.OpOf: write when it carries a payload,
+// read when it carries none or is answered (an AtomicOp needs both).
+func accessOp(m *ir.Module, hasData, nonPosted ir.Value) ir.Value {
+	return m.Named("access_op", m.Concat(hasData, m.Or(m.Not(hasData), nonPosted)))
+}
+
 // KindTable is the generator's table of TLP kinds, indexed by Fmt<<5 |
 // Type, built from tlp.KindOf so the hardware classifies every header
 // exactly as the emulator does — reserved encodings included.
@@ -353,8 +370,9 @@ type tlpState struct {
 	kind, off, barOK, regHit, size, inLUT, proxyOK, proxy ir.Value
 	// Stage 2: the translation.
 	found, enabled, egress, slot, addr, down, second, secondEg, secondAt, secondDown ir.Value
-	// Stage 3: the access check's rule.
-	rule ir.Value
+	// Stage 3: the access check's rule, and with multicast windows the
+	// copy's own (for its address, out of its port).
+	rule, secondRule ir.Value
 	// Stage 1, with stand-ins: the request is for a stand-in's BAR, the
 	// device's BAR's address and the stand-in's port.
 	standIn, siBase, siEgress ir.Value
@@ -376,6 +394,7 @@ func (g *gen) carry(st string, t tlpState, adv ir.Value) tlpState {
 		{"in_lut", &t.inLUT}, {"proxy_ok", &t.proxyOK}, {"proxy", &t.proxy}, {"found", &t.found}, {"enabled", &t.enabled},
 		{"egress", &t.egress}, {"slot", &t.slot}, {"addr", &t.addr}, {"down", &t.down}, {"second", &t.second},
 		{"second_egress", &t.secondEg}, {"second_addr", &t.secondAt}, {"second_down", &t.secondDown}, {"rule", &t.rule},
+		{"second_rule", &t.secondRule},
 		{"stand_in", &t.standIn}, {"stand_in_base", &t.siBase}, {"stand_in_egress", &t.siEgress},
 		{"msix_bad", &t.msixBad}, {"msix_mask", &t.msixMask}, {"msix_dw0", &t.msixDW0}, {"msix_dw1", &t.msixDW1},
 	} {
@@ -497,10 +516,10 @@ func (p *pipe) action(a uint64) ir.Value {
 
 // decision is stage 4's registers: what happens to the TLP in it.
 type decision struct {
-	s4                            beat
-	act, reason, egress, slot     ir.Value
-	second, secondEg              ir.Value
-	hdrPrimary, hdrSecond, cplHdr ir.Value
+	s4                             beat
+	act, reason, egress, slot      ir.Value
+	second, secondEg, secondDenied ir.Value
+	hdrPrimary, hdrSecond, cplHdr  ir.Value
 }
 
 // ports declares the module's shared inputs and the AXI-Lite interface,
@@ -748,7 +767,8 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 		m.Eq(egress2, p.egress(kindLocal)), m.Eq(egress2, p.egress(kindKernel)),
 	}, []ir.Value{m.Const(5, 0), m.Const(5, 1), m.Const(5, 2), kernelBit})
 	egBit = m.Named("check_egress", m.Mux(regHit2, m.Const(5, 2), egBit))
-	write2 := m.Slice(kind2, 4, 1) // kData
+	bit2 := func(k int) ir.Value { return m.Slice(kind2, bits.TrailingZeros(uint(k)), 1) }
+	op2 := accessOp(m, bit2(kData), bit2(kNonPosted))
 	accMod, err := access.Module(c.Name+"_access", p.acl.Domains(), p.acl.RuleSlots())
 	if err != nil {
 		return beat{}, tlpState{}, fmt.Errorf("access check: %v", err)
@@ -768,7 +788,15 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 			m.Output(fmt.Sprintf("acl_slot%d_%s", i, f.name), f.v)
 		}
 	}
-	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, write2, egBit, slots)
+	v := access.Instance(m, "access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, chkAddr, size2, op2, egBit, slots)
+	if hasMulticast(p.d.Windows) {
+		// A multicast window's copy is a write of its own: it is checked
+		// for its own address and port (pcie/manager.Process).
+		secondBit := m.Named("second_check_egress", m.Mux(m.Eq(t2.secondEg, p.egress(kindPortB)), m.Const(5, 1), m.Const(5, 0)))
+		sv := access.Instance(m, "second_access", accMod, m.Slice(s2.hdr, reqLo, reqW), fromHost, t2.secondAt, size2,
+			m.Const(2, uint64(acl.OpWrite)), secondBit, slots)
+		t2.secondRule = sv.Rule
+	}
 	p.msix(s2, &t2)
 	s3 := p.stageReg("s3", s2, p.adv)
 	t2.rule, t2.size = v.Rule, ir.Value{}
@@ -856,10 +884,19 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	}
 	action := m.Named("action", m.Mux(forward, p.action(actForward), m.Mux(nonPosted, p.action(actComplete), p.action(actDrop))))
 	status := m.Named("cpl_status", m.Mux(m.Eq(o.reason, r4(pmgr.Denied)), m.Const(3, uint64(p.acl.DenyStatus)), m.Const(3, uint64(tlp.StatusUR))))
-	// The multicast copy: a write through a multicast window whose second
-	// port is up.
+	// The multicast copy: a posted write through a multicast window whose
+	// second port is up, and which the access check lets out of that
+	// port at its address; one it refuses is counted as relay-denied
+	// (the original went on).
 	viaWindow := m.Named("via_window", m.And(m.And(ok, memAtomic), m.And(barOK3, m.Not(regHit3))))
-	second := m.Named("second_copy", m.And(m.And(viaWindow, second3), m.And(hasData, m.Not(secondDown3))))
+	second := m.Named("second_wanted", m.And(m.And(viaWindow, second3), m.And(m.And(hasData, m.Not(nonPosted)), m.Not(secondDown3))))
+	var secondDenied ir.Value
+	if t3.secondRule != (ir.Value{}) {
+		secondOK := m.Named("second_allowed", m.Eq(t3.secondRule, m.Const(3, uint64(acl.Allowed))))
+		secondDenied = m.Named("second_denied", m.And(second, m.Not(secondOK)))
+		second = m.And(second, secondOK)
+	}
+	second = m.Named("second_copy", second)
 	// Memory requests leave with the translated address and requester;
 	// everything else as it came.
 	hdrP := m.Named("hdr_primary", m.Mux(memAtomic, tlphdr.Rewrite(m, "rewrite_primary", s3.hdr, o.addr, o.req), s3.hdr))
@@ -884,6 +921,9 @@ func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	d.egress = p.reg("s4_egress", o.egress, take)
 	d.slot = p.dataReg("s4_slot", o.slot, take)
 	d.second = p.reg("s4_second", second, take)
+	if secondDenied != (ir.Value{}) {
+		d.secondDenied = p.reg("s4_second_denied", secondDenied, take)
+	}
 	d.secondEg = p.reg("s4_second_egress", secondEg3, take)
 	d.hdrPrimary = p.dataReg("s4_hdr_primary", hdrP, take)
 	d.hdrSecond = p.dataReg("s4_hdr_second", hdrS, take)
@@ -952,7 +992,11 @@ func (p *pipe) counters(d decision) {
 	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
 		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
-		m.SetEnable(cnt, m.And(fire, m.Eq(d.reason, p.reason(r))))
+		hit := m.Eq(d.reason, p.reason(r))
+		if r == pmgr.RelayDenied && d.secondDenied != (ir.Value{}) {
+			hit = m.Or(hit, d.secondDenied) // a refused multicast copy
+		}
+		m.SetEnable(cnt, m.And(fire, hit))
 		counts = append(counts, cnt)
 	}
 	p.axiRead(p.ax, p.portDown, counts)

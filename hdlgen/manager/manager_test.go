@@ -178,7 +178,7 @@ func TestRegisterMap(t *testing.T) {
 			m.Write(w[0], w[1], 0xFFFF_FFFF)
 		}
 		portA := ntb.Egress{Kind: ntb.EgressPortA}
-		v := mgr.Access().Check(0, acl.FromHost, 0x2_0000_6FFC, 4, false, portA)
+		v := mgr.Access().Check(0, acl.FromHost, 0x2_0000_6FFC, 4, acl.OpRead, portA)
 		if want := map[bool]acl.Rule{false: acl.NoRange, true: acl.Allowed}[slots > 0]; v.Rule != want {
 			t.Errorf("%d slots: after the commit a read in the rule is %s, want %s", slots, v.Rule, want)
 		}

@@ -192,15 +192,15 @@ func (p *portIn) build() {
 	ingress := m.Add(m.Zext(s1.bar, 2), m.Const(2, 1)) // acl.FromPortA = 1, FromPortB = 2
 	kernelBit := m.Add(m.Slice(kiSlot1, 0, 5), m.Const(5, 8))
 	egBit := m.Mux(steer, kernelBit, m.Const(5, 3)) // 3: the host
-	write := m.Or(steer, hasData1)
+	op := accessOp(m, hasData1, nonPosted1)         // a steered write is an MWr: a write
 	accMod, err := access.Module(p.c.Name+"_port_access", p.acl.Domains(), p.acl.RuleSlots())
 	if err != nil {
 		panic(err) // the domains were checked by acl.Build
 	}
 	slots := p.ruleSlotInputs()
-	v := access.Instance(m, "access", accMod, f1.Requester, ingress, f1.Address, size1, write, egBit, slots)
+	v := access.Instance(m, "access", accMod, f1.Requester, ingress, f1.Address, size1, op, egBit, slots)
 	other := m.Zext(m.Not(s1.bar), 5) // the other port's egress bit: 0 A, 1 B
-	rv := access.Instance(m, "relay_access", accMod, f1.Requester, ingress, f1.Address, size1, m.Const(1, 1), other, slots)
+	rv := access.Instance(m, "relay_access", accMod, f1.Requester, ingress, f1.Address, size1, m.Const(2, uint64(acl.OpWrite)), other, slots)
 	s2 := p.stageReg("p2", s1, p.adv)
 	reg2 := func(name string, v ir.Value) ir.Value { ir.Helper(); return p.dataReg("p2_"+name, v, p.adv) }
 	kind2, proxyOK2, local2 := reg2("kind", kind1), reg2("proxy_ok", proxyOK1), reg2("local", local1)

@@ -288,6 +288,30 @@ func parseIDRange(s string) (tlp.ID, tlp.ID, error) {
 	return lo, hi, nil
 }
 
+// Op is the access a TLP makes, for the check: the rights it needs.
+type Op uint8
+
+// Ops. An AtomicOp reads and writes its target (PCIe Base §6.15), so it
+// needs both rights, as an IOMMU requires (VT-d checks an atomic against
+// read and write permission).
+const (
+	OpRead      Op = 1 << iota // a memory read
+	OpWrite                    // a memory write
+	OpReadWrite = OpRead | OpWrite
+)
+
+// OpOf returns the access a memory request or AtomicOp of kind k makes:
+// a read (MRd), a write (MWr) or both (FetchAdd, Swap, CAS).
+func OpOf(k tlp.Kind) Op {
+	switch {
+	case k.Class() == tlp.ClassAtomic:
+		return OpReadWrite
+	case k.HasData():
+		return OpWrite
+	}
+	return OpRead
+}
+
 // Verdict is the result of a check.
 type Verdict struct {
 	Rule   Rule // Allowed or why not
@@ -295,11 +319,13 @@ type Verdict struct {
 }
 
 // Check decides whether requester req, arriving from ingress in, may
-// access size bytes (at least 1) at addr, for writing or reading, through
-// egress e. The requester's domain must accept requests from in (else
-// SourceInvalid: a forged ID), and the whole access must lie in one
-// range. It does not allocate.
-func (a *ACL) Check(req tlp.ID, in Ingress, addr, size uint64, write bool, e ntb.Egress) Verdict {
+// access size bytes (at least 1) at addr, with the rights op needs,
+// through egress e. The requester's domain must accept requests from in
+// (else SourceInvalid: a forged ID), and the whole access must lie in one
+// range. A missing write right is WriteDenied before a missing read
+// right is ReadDenied; an op with no bits needs the read right. It does
+// not allocate.
+func (a *ACL) Check(req tlp.ID, in Ingress, addr, size uint64, op Op, e ntb.Egress) Verdict {
 	di := int(a.byReq.Get(req)) - 1
 	if di < 0 {
 		return Verdict{NoDomain, -1}
@@ -329,9 +355,9 @@ func (a *ACL) Check(req tlp.ID, in Ingress, addr, size uint64, write bool, e ntb
 	switch {
 	case !hit:
 		return Verdict{NoRange, di}
-	case write && !wr:
+	case op&OpWrite != 0 && !wr:
 		return Verdict{WriteDenied, di}
-	case !write && !rd:
+	case (op&OpRead != 0 || op == 0) && !rd:
 		return Verdict{ReadDenied, di}
 	}
 	return Verdict{Allowed, di}

@@ -65,7 +65,7 @@ func TestSourceValidation(t *testing.T) {
 		{"00:00.0", FromHost, 0, Allowed},
 		{"30:00.0", FromPortA, 0, NoDomain},
 	} {
-		if v := a.Check(id(tc.req), tc.in, tc.addr, 4, true, host); v.Rule != tc.rule {
+		if v := a.Check(id(tc.req), tc.in, tc.addr, 4, OpWrite, host); v.Rule != tc.rule {
 			t.Errorf("%s from %s: %s, want %s", tc.req, tc.in, v.Rule, tc.rule)
 		}
 	}
@@ -86,28 +86,32 @@ func TestSourceValidation(t *testing.T) {
 func TestCheck(t *testing.T) {
 	a := testACL(t)
 	for _, tc := range []struct {
-		name  string
-		req   string
-		addr  uint64
-		size  uint64
-		write bool
-		e     ntb.Egress
-		rule  Rule
+		name string
+		req  string
+		addr uint64
+		size uint64
+		op   Op
+		e    ntb.Egress
+		rule Rule
 	}{
-		{"in range", "00:00.0", 0x1000_0000, 4, true, portA, Allowed},
-		{"last byte of a range", "00:00.0", 0x1FFF_FFFF, 1, false, portA, Allowed},
-		{"one past the range", "00:00.0", 0x2000_0000, 4, false, portA, NoRange},
-		{"straddles the end", "00:00.0", 0x1FFF_FFFC, 8, true, portA, NoRange},
-		{"below every range", "00:00.0", 0x0FFF_FFFC, 4, false, portA, NoRange},
-		{"write to read-only", "00:00.0", 0x8000_0000, 4, true, portA, WriteDenied},
-		{"read of read-only", "00:00.0", 0x8000_0FFC, 4, false, portA, Allowed},
-		{"read of write-only", "00:00.0", 0x9000_1000, 4, false, portA, ReadDenied},
-		{"requester with no domain", "06:00.0", 0x1000_0000, 4, false, portA, NoDomain},
-		{"ID range, last function", "05:00.7", 0x1000_0000, 4, false, portB, Allowed},
-		{"egress not allowed", "05:00.0", 0x1000_0000, 4, false, portA, EgressDenied},
-		{"egress local not allowed", "05:00.1", 0x1000_0000, 4, false, local, EgressDenied},
+		{"in range", "00:00.0", 0x1000_0000, 4, OpWrite, portA, Allowed},
+		{"last byte of a range", "00:00.0", 0x1FFF_FFFF, 1, OpRead, portA, Allowed},
+		{"one past the range", "00:00.0", 0x2000_0000, 4, OpRead, portA, NoRange},
+		{"straddles the end", "00:00.0", 0x1FFF_FFFC, 8, OpWrite, portA, NoRange},
+		{"below every range", "00:00.0", 0x0FFF_FFFC, 4, OpRead, portA, NoRange},
+		{"write to read-only", "00:00.0", 0x8000_0000, 4, OpWrite, portA, WriteDenied},
+		{"read of read-only", "00:00.0", 0x8000_0FFC, 4, OpRead, portA, Allowed},
+		{"read of write-only", "00:00.0", 0x9000_1000, 4, OpRead, portA, ReadDenied},
+		{"atomic on read-write", "00:00.0", 0x1000_0000, 8, OpReadWrite, portA, Allowed},
+		{"atomic on read-only", "00:00.0", 0x8000_0000, 8, OpReadWrite, portA, WriteDenied},
+		{"atomic on write-only", "00:00.0", 0x9000_1000, 8, OpReadWrite, portA, ReadDenied},
+		{"no op needs read", "00:00.0", 0x9000_1000, 4, 0, portA, ReadDenied},
+		{"requester with no domain", "06:00.0", 0x1000_0000, 4, OpRead, portA, NoDomain},
+		{"ID range, last function", "05:00.7", 0x1000_0000, 4, OpRead, portB, Allowed},
+		{"egress not allowed", "05:00.0", 0x1000_0000, 4, OpRead, portA, EgressDenied},
+		{"egress local not allowed", "05:00.1", 0x1000_0000, 4, OpRead, local, EgressDenied},
 	} {
-		v := a.Check(id(tc.req), FromHost, tc.addr, tc.size, tc.write, tc.e)
+		v := a.Check(id(tc.req), FromHost, tc.addr, tc.size, tc.op, tc.e)
 		if v.Rule != tc.rule {
 			t.Errorf("%s: %s, want %s", tc.name, v.Rule, tc.rule)
 		}
@@ -159,11 +163,11 @@ func TestRuleSlots(t *testing.T) {
 	}
 	host, peer := id("00:00.0"), id("05:00.0")
 	type probe struct {
-		req   tlp.ID
-		addr  uint64
-		size  uint64
-		write bool
-		rule  Rule
+		req  tlp.ID
+		addr uint64
+		size uint64
+		op   Op
+		rule Rule
 	}
 	check := func(step string, ps []probe) {
 		t.Helper()
@@ -172,12 +176,12 @@ func TestRuleSlots(t *testing.T) {
 			if p.req == peer {
 				in = FromPortA // where the peer's domain may come from
 			}
-			if v := a.Check(p.req, in, p.addr, p.size, p.write, portA); v.Rule != p.rule {
-				t.Errorf("%s: %s %#x+%d write=%v: %s, want %s", step, p.req, p.addr, p.size, p.write, v.Rule, p.rule)
+			if v := a.Check(p.req, in, p.addr, p.size, p.op, portA); v.Rule != p.rule {
+				t.Errorf("%s: %s %#x+%d op=%d: %s, want %s", step, p.req, p.addr, p.size, p.op, v.Rule, p.rule)
 			}
 		}
 	}
-	check("no slot", []probe{{peer, 0x1_0000_0000, 4, true, NoRange}, {host, 0x8000_0000, 4, true, WriteDenied}})
+	check("no slot", []probe{{peer, 0x1_0000_0000, 4, OpWrite, NoRange}, {host, 0x8000_0000, 4, OpWrite, WriteDenied}})
 	set := func(i int, r RuleSlot) {
 		t.Helper()
 		if err := a.SetRuleSlot(i, r); err != nil {
@@ -186,21 +190,22 @@ func TestRuleSlots(t *testing.T) {
 	}
 	set(2, RuleSlot{Enabled: true, Write: true, Domain: 1, Base: 0x1_0000_0000, Pages: 2})
 	check("peer may write two pages", []probe{
-		{peer, 0x1_0000_0000, 4096, true, Allowed},
-		{peer, 0x1_0000_1FFC, 4, true, Allowed},
-		{peer, 0x1_0000_1FFC, 8, true, NoRange}, // runs past the slot
-		{peer, 0x1_0000_2000, 4, true, NoRange},
-		{peer, 0x0_FFFF_FFFC, 4, true, NoRange},
-		{peer, 0x1_0000_0000, 4, false, ReadDenied},
-		{host, 0x1_0000_0000, 4, true, NoRange}, // another domain's slot
+		{peer, 0x1_0000_0000, 4096, OpWrite, Allowed},
+		{peer, 0x1_0000_1FFC, 4, OpWrite, Allowed},
+		{peer, 0x1_0000_1FFC, 8, OpWrite, NoRange}, // runs past the slot
+		{peer, 0x1_0000_2000, 4, OpWrite, NoRange},
+		{peer, 0x0_FFFF_FFFC, 4, OpWrite, NoRange},
+		{peer, 0x1_0000_0000, 4, OpRead, ReadDenied},
+		{peer, 0x1_0000_0000, 8, OpReadWrite, ReadDenied}, // an atomic needs both rights
+		{host, 0x1_0000_0000, 4, OpWrite, NoRange},        // another domain's slot
 	})
 	set(0, RuleSlot{Enabled: true, Write: true, Domain: 0, Base: 0x8000_0000, Pages: 1})
-	check("host's read-only range made writable", []probe{{host, 0x8000_0000, 4, true, Allowed}, {host, 0x8000_0FFC, 4, false, Allowed}})
+	check("host's read-only range made writable", []probe{{host, 0x8000_0000, 4, OpWrite, Allowed}, {host, 0x8000_0FFC, 4, OpRead, Allowed}})
 	set(0, RuleSlot{Write: true, Domain: 0, Base: 0x8000_0000, Pages: 1})
 	set(2, RuleSlot{})
-	check("slots off", []probe{{peer, 0x1_0000_0000, 4, true, NoRange}, {host, 0x8000_0000, 4, true, WriteDenied}})
+	check("slots off", []probe{{peer, 0x1_0000_0000, 4, OpWrite, NoRange}, {host, 0x8000_0000, 4, OpWrite, WriteDenied}})
 	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_E000, Pages: 2})
-	check("slot at the top of the address space", []probe{{peer, 0xFFFF_FFFF_FFFF_FFFC, 4, false, Allowed}, {peer, 0, 4, false, NoRange}})
+	check("slot at the top of the address space", []probe{{peer, 0xFFFF_FFFF_FFFF_FFFC, 4, OpRead, Allowed}, {peer, 0, 4, OpRead, NoRange}})
 	if a.RuleSlots() != 4 || a.RuleSlot(3).Pages != 2 || a.RuleSlot(9) != (RuleSlot{}) {
 		t.Errorf("slots read back wrong: %d %+v", a.RuleSlots(), a.RuleSlot(3))
 	}
@@ -223,14 +228,14 @@ func TestRuleSlots(t *testing.T) {
 	}
 	// Up to 2^64 exactly is no wrap.
 	set(3, RuleSlot{Enabled: true, Read: true, Domain: 1, Base: 0xFFFF_FFFF_FFFF_F000, Pages: 1})
-	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, FromPortA, 0xFFFF_FFFF_FFFF_F000, 4, false, portA) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(peer, FromPortA, 0xFFFF_FFFF_FFFF_F000, 4, OpRead, portA) }); n != 0 {
 		t.Errorf("Check with slots made %.1f allocs", n)
 	}
 }
 
 func TestCheckAllocs(t *testing.T) {
 	a := testACL(t)
-	if n := testing.AllocsPerRun(100, func() { _ = a.Check(id("00:00.0"), FromHost, 0x1000_0000, 4, true, portA) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = a.Check(id("00:00.0"), FromHost, 0x1000_0000, 4, OpWrite, portA) }); n != 0 {
 		t.Errorf("Check made %.1f allocs", n)
 	}
 }
@@ -252,7 +257,7 @@ func BenchmarkCheck64Ranges(b *testing.B) {
 	b.ReportAllocs()
 	i, n := 0, 0
 	for b.Loop() {
-		if a.Check(tlp.ID(i&0xFF), FromHost, addrs[i&255], 64, false, portA).Rule == Allowed {
+		if a.Check(tlp.ID(i&0xFF), FromHost, addrs[i&255], 64, OpRead, portA).Rule == Allowed {
 			n++
 		}
 		i++

@@ -149,7 +149,7 @@ func (m *Manager) AddStandIn(s StandIn) error {
 
 // processStandIn handles an access to a stand-in's BAR, or fails it as
 // not for us.
-func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64, o *Outcome) {
+func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, op acl.Op, size uint64, o *Outcome) {
 	for si := range m.standIns {
 		sd := &m.standIns[si]
 		for i := range sd.bars {
@@ -162,7 +162,7 @@ func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, write bool, size uint64
 				return
 			}
 			addr := sd.remote[i] + (t.Address - b.base)
-			if v := m.access.Check(t.RequesterID, acl.Ingress(in), addr, size, write, sd.port); v.Rule != acl.Allowed {
+			if v := m.access.Check(t.RequesterID, acl.Ingress(in), addr, size, op, sd.port); v.Rule != acl.Allowed {
 				m.deny(t, in, addr, v.Rule, o)
 				return
 			}

@@ -120,7 +120,7 @@ const (
 	NoProxyID                   // the requester has no entry in the requester-ID table
 	UnexpectedCompletion        // a completion nobody is waiting for
 	Unsupported                 // a request the O-NIC does not implement (I/O)
-	RelayDenied                 // a relay copy was refused by the security check (the original went on)
+	RelayDenied                 // a relay or multicast copy was refused by the security check (the original went on)
 	// MSIXAddress: a write into a lent device's MSI-X table that the
 	// O-NIC cannot carry (StandIn.MSI): a message address outside the
 	// MSI window, an address DW written in part, or a write across
@@ -450,14 +450,14 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 			break
 		}
 	}
-	write := k.HasData()
+	op := acl.OpOf(k)
 	size := accessSize(t)
 	if bi < 0 {
-		m.processStandIn(t, in, write, size, o)
+		m.processStandIn(t, in, op, size, o)
 		return
 	}
 	if bi == m.regBAR {
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), off, size, write, local); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), off, size, op, local); v.Rule != acl.Allowed {
 			m.deny(t, in, off, v.Rule, o)
 			return
 		}
@@ -483,10 +483,10 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		if ok {
 			o.Requester = p
 		}
-		o.Holdable = ok && m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, write, h.Egress).Rule == acl.Allowed
+		o.Holdable = ok && m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, op, h.Egress).Rule == acl.Allowed
 		return
 	}
-	if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, write, h.Egress); v.Rule != acl.Allowed {
+	if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, op, h.Egress); v.Rule != acl.Allowed {
 		m.deny(t, in, h.Translated, v.Rule, o)
 		return
 	}
@@ -500,7 +500,14 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		req = p
 	}
 	m.forward(o, h.Egress, h.Translated, req)
-	if h.Second.Kind != ntb.EgressNone && write && !m.PortDown[portIdx(h.Second)] {
+	if h.Second.Kind != ntb.EgressNone && op == acl.OpWrite && !m.PortDown[portIdx(h.Second)] {
+		// The copy is a write of its own, to its own address out of its
+		// own port: it passes the check for both or is not made (the
+		// original went on), counted as a refused copy.
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.SecondAddr, size, acl.OpWrite, h.Second); v.Rule != acl.Allowed {
+			m.counts[RelayDenied]++
+			return
+		}
 		o.Second, o.SecondAddress, o.SecondRequester = h.Second, h.SecondAddr, req
 	}
 }
@@ -516,7 +523,7 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 		if r.from != in || t.Address < r.base || t.Address-r.base+size > r.size {
 			continue
 		}
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, size, true, r.to); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, size, acl.OpWrite, r.to); v.Rule != acl.Allowed {
 			m.counts[RelayDenied]++
 			return
 		}
@@ -562,7 +569,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				if ki.from != in || t.Address < ki.base || t.Address-ki.base >= ki.size {
 					continue
 				}
-				if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), true, ki.slot); v.Rule != acl.Allowed {
+				if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), acl.OpWrite, ki.slot); v.Rule != acl.Allowed {
 					m.deny(t, in, t.Address, v.Rule, o)
 					return
 				}
@@ -570,7 +577,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				return
 			}
 		}
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), t.Kind().HasData(), host); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), acl.OpOf(t.Kind()), host); v.Rule != acl.Allowed {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/testbenches/tools"
+	"onic/tlp"
 )
 
 var (
@@ -117,12 +118,13 @@ func TestCosim(t *testing.T) {
 	for _, name := range []string{"default", "rich", "rich-hold"} {
 		b := all[name]
 		forged, held := 0, 0
-		standIn := map[string]int{}
+		standIn, breach := map[string]int{}, map[string]int{}
 		for _, seed := range seeds(1000, *seedsFlag) {
 			st := b.Generate(seed, *tlpsFlag)
 			forged += sourceInvalid(b, st)
 			held += b.held(st)
 			b.standInOutcomes(st, standIn)
+			breachOutcomes(b, st, breach)
 			tr, err := b.Run(st, 1_000_000)
 			if err != nil {
 				t.Fatal(err)
@@ -136,6 +138,16 @@ func TestCosim(t *testing.T) {
 		}
 		if name == "rich" && forged == 0 {
 			t.Errorf("%s: no TLP carried a forged requester ID (source-invalid): the stimulus misses source validation", name)
+		}
+		if name == "rich" {
+			// AtomicOps need both rights, and each multicast copy is
+			// checked on its own (issue 42): the streams must reach both.
+			t.Logf("%s: atomics and multicast copies by the model's outcome: %v", name, breach)
+			for _, want := range []string{"atomic-allowed", "atomic-read-denied", "atomic-write-denied", "copy-made", "copy-refused"} {
+				if breach[want] == 0 {
+					t.Errorf("%s: no TLP had outcome %s: the stimulus misses it", name, want)
+				}
+			}
 		}
 		if name != "default" {
 			// The stand-ins' BARs: forwarded out of either port (MSI-X table
@@ -182,6 +194,42 @@ func (b *Bench) standInOutcomes(st *Stimulus, n map[string]int) {
 		}
 		return nil
 	})
+}
+
+// breachOutcomes tallies into n the model's outcomes for st's AtomicOps
+// (allowed, or denied for the read or the write right) and for its
+// multicast copies (made, or refused by the access check).
+func breachOutcomes(b *Bench, st *Stimulus, n map[string]int) {
+	mdl := b.model()
+	var o pmgr.Outcome
+	for i := range st.Ops {
+		op := &st.Ops[i]
+		if op.Kind == OpPortDown {
+			mdl.PortDown = [2]bool{op.Data&1 != 0, op.Data&2 != 0}
+		}
+		if op.Kind != OpTLP {
+			continue
+		}
+		refused := mdl.Count(pmgr.RelayDenied)
+		mdl.Process(op.TLP, pmgr.FromHost, &o)
+		switch {
+		case mdl.Count(pmgr.RelayDenied) > refused:
+			n["copy-refused"]++
+		case o.Action == pmgr.Forward && o.Second.Kind != ntb.EgressNone:
+			n["copy-made"]++
+		}
+		if op.TLP.Kind().Class() != tlp.ClassAtomic {
+			continue
+		}
+		switch {
+		case o.Action == pmgr.Forward:
+			n["atomic-allowed"]++
+		case o.Deny == acl.ReadDenied:
+			n["atomic-read-denied"]++
+		case o.Deny == acl.WriteDenied:
+			n["atomic-write-denied"]++
+		}
+	}
 }
 
 // sourceInvalid is how many of st's TLPs the model refuses as carrying a
@@ -249,7 +297,8 @@ func defaultBench(t testing.TB, width int) *Bench {
 // local registers, a disabled window, failover and multicast windows, a
 // LUT with entries of every egress and unmapped ones, a requester-ID
 // table, domains with partial, read-only and write-only ranges, egress
-// limits, CA for denials, and four access rule slots (the only grants a
+// limits, CA for denials, multicast copies the domain may make only
+// in part, and four access rule slots (the only grants a
 // tenant domain has).
 func richConfig() pmgr.Config {
 	return pmgr.Config{
@@ -284,6 +333,9 @@ func richConfig() pmgr.Config {
 					{Base: 0x2_0000_0000, Size: 16 << 20, Read: true, Write: true},
 					{Base: 0x9000_0000, Size: 16 << 20, Read: true, Write: true},
 					{Base: 0x3_0000_0000, Size: 1 << 20, Write: true},
+					// The multicast window's copies: only the first half's
+					// are made (pcie/manager checks each copy on its own).
+					{Base: 0xA000_0000, Size: 512 << 10, Write: true},
 					{Base: 0x4_0000_0000, Size: 64 << 10, Read: true, Write: true},
 					{Base: 0xB000_0000, Size: 64 << 10, Write: true},
 				}},

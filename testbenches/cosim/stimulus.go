@@ -423,6 +423,40 @@ func (g *gen) targeted() (tlp.ID, uint64, bool) {
 	return 0, 0, false
 }
 
+// multicastTarget picks a write through a multicast window anywhere in
+// it, by a requester of a domain with a range its first copy lands in:
+// whether the second copy may be made is the access check's to say
+// (each copy is checked on its own), and a domain rarely has the right
+// for all of them.
+func (g *gen) multicastTarget() (tlp.ID, uint64, bool) {
+	r := g.rng
+	var ws []ntb.Window
+	for _, w := range g.b.Design.Windows {
+		if w.Multicast {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return 0, 0, false
+	}
+	w := ws[r.IntN(len(ws))]
+	for _, d := range g.b.ds {
+		for _, sp := range d.Spans {
+			if sp.Write && len(d.Requesters) > 0 && sp.Base < w.Translated+w.Size && w.Translated < sp.End {
+				req := d.Requesters[r.IntN(len(d.Requesters))]
+				id := req[0]
+				for _, p := range g.b.rid { // one with a proxy ID, so it may leave
+					if p >= req[0] && p <= req[1] {
+						id = p
+					}
+				}
+				return id, barBase[w.BAR] + w.Offset + r.Uint64N(w.Size), true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 func (g *gen) anyAddress() uint64 {
 	d := g.b.Design
 	r := g.rng
@@ -517,6 +551,9 @@ func (g *gen) tlp() Op {
 	case tlp.ClassMemory, tlp.ClassAtomic, tlp.ClassIO:
 		t.Address = g.address()
 		if id, a, ok := g.targeted(); ok && r.IntN(2) == 0 {
+			t.RequesterID, t.Address = id, a&^3
+		}
+		if id, a, ok := g.multicastTarget(); ok && k == tlp.MWr && r.IntN(6) == 0 {
 			t.RequesterID, t.Address = id, a&^3
 		}
 		addr64 = t.Address >= 1<<32 || r.IntN(10) == 0 && k.Class() != tlp.ClassIO

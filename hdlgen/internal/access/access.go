@@ -2,7 +2,7 @@
 // same checked tables the emulator's manager uses (pcie/acl): which
 // domain a requester ID belongs to, whether that domain may use the
 // egress, and whether the whole access lies in one of its ranges with the
-// right to read or write it — in a configured range or in one of the
+// rights the access needs (read, write, or both for an AtomicOp) — in a configured range or in one of the
 // run-time rule slots software programs (acl.RuleSlot). The answer is an
 // acl.Rule, so the hardware and the emulator can be compared verdict for
 // verdict.
@@ -38,13 +38,14 @@ const (
 
 // Check builds the check of an access by req (16 bits), arriving from
 // ingress (2 bits, an acl.Ingress), of size bytes (13 bits, 1 to 4096) at
-// addr (64 bits), write (1 bit), through the egress whose acl.EgressBit
+// addr (64 bits), needing the rights op (2 bits, an acl.Op: bit 0 read,
+// bit 1 write; 0 needs read), through the egress whose acl.EgressBit
 // number is egressBit (5 bits), against ds (acl.ACL.Domains) and the rule
 // slots. Domain contents are constants of the design; slots are
 // registers software writes.
-func Check(m *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, ds []acl.Domain, slots []Slot) (Verdict, error) {
-	if req.Width() != 16 || ingress.Width() != 2 || addr.Width() != 64 || size.Width() != 13 || write.Width() != 1 || egressBit.Width() != 5 {
-		return Verdict{}, fmt.Errorf("access: want req 16, ingress 2, addr 64, size 13, write 1 and egress 5 bits")
+func Check(m *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, ds []acl.Domain, slots []Slot) (Verdict, error) {
+	if req.Width() != 16 || ingress.Width() != 2 || addr.Width() != 64 || size.Width() != 13 || op.Width() != 2 || egressBit.Width() != 5 {
+		return Verdict{}, fmt.Errorf("access: want req 16, ingress 2, addr 64, size 13, op 2 and egress 5 bits")
 	}
 	for i, s := range slots {
 		if s.Enabled.Width() != 1 || s.Read.Width() != 1 || s.Write.Width() != 1 || s.Domain.Width() != domainBits ||
@@ -104,9 +105,11 @@ func Check(m *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, ds
 		canWrite = m.Or(canWrite, m.And(holds, s.Write))
 	}
 	rule := func(r acl.Rule) ir.Value { return m.Const(3, uint64(r)) }
-	allowed := m.Mux(write, canWrite, canRead)
-	denied := m.Mux(write, rule(acl.WriteDenied), rule(acl.ReadDenied))
-	verdict := m.Mux(allowed, rule(acl.Allowed), denied)
+	// As acl.Check: a missing write right first, then a missing read right.
+	needWrite := m.Named("need_write", m.Slice(op, 1, 1))
+	needRead := m.Named("need_read", m.Or(m.Slice(op, 0, 1), m.Not(needWrite)))
+	verdict := m.Mux(m.And(needRead, m.Not(canRead)), rule(acl.ReadDenied), rule(acl.Allowed))
+	verdict = m.Mux(m.And(needWrite, m.Not(canWrite)), rule(acl.WriteDenied), verdict)
 	verdict = m.Mux(inRange, verdict, rule(acl.NoRange))
 	verdict = m.Mux(egressOK, verdict, rule(acl.EgressDenied))
 	verdict = m.Mux(sourceOK, verdict, rule(acl.SourceInvalid))
@@ -116,7 +119,7 @@ func Check(m *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, ds
 
 // Module is Check as a module of its own, named name, to be used through
 // Instance: inputs req (16 bits), ingress (2), addr (64), size (13),
-// write (1) and egress_bit (5), and with slots > 0 the slots packed, slot i in the i-th
+// op (2) and egress_bit (5), and with slots > 0 the slots packed, slot i in the i-th
 // field of rule_en, rule_read, rule_write (1 bit each), rule_domain (16),
 // rule_page (52) and rule_pages (32); outputs rule (3), found (1) and
 // domain (16).
@@ -131,7 +134,7 @@ func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 				Domain: m.Slice(dom, domainBits*i, domainBits), Page: m.Slice(page, pageBits*i, pageBits), Pages: m.Slice(pages, pagesBits*i, pagesBits)})
 		}
 	}
-	v, err := Check(m, m.Input("req", 16), m.Input("ingress", 2), m.Input("addr", 64), m.Input("size", 13), m.Input("write", 1), m.Input("egress_bit", 5), ds, ss)
+	v, err := Check(m, m.Input("req", 16), m.Input("ingress", 2), m.Input("addr", 64), m.Input("size", 13), m.Input("op", 2), m.Input("egress_bit", 5), ds, ss)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +146,8 @@ func Module(name string, ds []acl.Domain, slots int) (*ir.Module, error) {
 
 // Instance places sub, made by Module with len(slots) slots, in m as
 // instance name and returns its verdict.
-func Instance(m *ir.Module, name string, sub *ir.Module, req, ingress, addr, size, write, egressBit ir.Value, slots []Slot) Verdict {
-	in := map[string]ir.Value{"req": req, "ingress": ingress, "addr": addr, "size": size, "write": write, "egress_bit": egressBit}
+func Instance(m *ir.Module, name string, sub *ir.Module, req, ingress, addr, size, op, egressBit ir.Value, slots []Slot) Verdict {
+	in := map[string]ir.Value{"req": req, "ingress": ingress, "addr": addr, "size": size, "op": op, "egress_bit": egressBit}
 	if len(slots) > 0 {
 		var en, rd, wr, dom, page, pages []ir.Value
 		for i := len(slots) - 1; i >= 0; i-- { // Concat puts its first operand on top

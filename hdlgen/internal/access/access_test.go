@@ -88,15 +88,15 @@ func TestAgainstACL(t *testing.T) {
 			addr = sp.Base - 8 + rng.Uint64N(16)
 		}
 		size := 1 + rng.Uint64N(4096)
-		write := rng.IntN(2) == 0
+		op := acl.Op(rng.IntN(4))
 		e := egresses[rng.IntN(len(egresses))]
 		in := acl.Ingress(rng.IntN(3))
-		want := a.Check(req, in, addr, size, write, e)
+		want := a.Check(req, in, addr, size, op, e)
 		s.Set("req", uint64(req))
 		s.Set("ingress", uint64(in))
 		s.Set("addr", addr)
 		s.Set("size", size)
-		s.Set("write", b(write))
+		s.Set("op", uint64(op))
 		bit := uint64(0)
 		for acl.EgressBit(e)>>bit != 1 {
 			bit++
@@ -105,7 +105,7 @@ func TestAgainstACL(t *testing.T) {
 		rule, _ := s.Get("rule")
 		dom, _ := s.Get("domain")
 		if acl.Rule(rule) != want.Rule || want.Domain >= 0 && dom != uint64(want.Domain) {
-			t.Fatalf("%d: %s from %s %#x+%d write=%v %s (%d slots on): RTL %s (domain %d), acl %s (domain %d)", i, req, in, addr, size, write, e,
+			t.Fatalf("%d: %s from %s %#x+%d op=%d %s (%d slots on): RTL %s (domain %d), acl %s (domain %d)", i, req, in, addr, size, op, e,
 				enabled, acl.Rule(rule), dom, want.Rule, want.Domain)
 		}
 		seen[want.Rule]++

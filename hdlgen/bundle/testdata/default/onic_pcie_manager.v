@@ -65,305 +65,306 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:678
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:679
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:748
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:748
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:799
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:810
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:810
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:810
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:810
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:810
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:810
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:810
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:810
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:810
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:857
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:857
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:857
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:955
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:955
-    reg  axil_bvalid = 1'h0; // manager.go:1083
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:1108
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:1108
-    reg  [31:0] lut_index = 32'h0; // manager.go:1109
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1109
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1110
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1110
-    reg  axil_rvalid = 1'h0; // manager.go:1113
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1113
-    reg  s1_valid = 1'h0; // manager.go:637
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:637
-    reg  [2:0] s1_bar = 3'h0; // manager.go:637
-    reg  [511:0] s1_data = 512'h0; // manager.go:637
-    reg  [15:0] s1_keep = 16'h0; // manager.go:637
-    reg  s1_sop = 1'h0; // manager.go:637
-    reg  s1_eop = 1'h0; // manager.go:637
-    reg  [6:0] s1_kind = 7'h0; // manager.go:638
-    reg  [63:0] s1_off = 64'h0; // manager.go:638
-    reg  s1_bar_ok = 1'h0; // manager.go:638
-    reg  s1_reg_hit = 1'h0; // manager.go:638
-    reg  [12:0] s1_size = 13'h0; // manager.go:638
-    reg  s1_proxy_ok = 1'h0; // manager.go:638
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:638
-    reg  s2_valid = 1'h0; // manager.go:732
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:732
-    reg  [2:0] s2_bar = 3'h0; // manager.go:732
-    reg  [511:0] s2_data = 512'h0; // manager.go:732
-    reg  [15:0] s2_keep = 16'h0; // manager.go:732
-    reg  s2_sop = 1'h0; // manager.go:732
-    reg  s2_eop = 1'h0; // manager.go:732
-    reg  [6:0] s2_kind = 7'h0; // manager.go:736
-    reg  [63:0] s2_off = 64'h0; // manager.go:736
-    reg  s2_bar_ok = 1'h0; // manager.go:736
-    reg  s2_reg_hit = 1'h0; // manager.go:736
-    reg  [12:0] s2_size = 13'h0; // manager.go:736
-    reg  s2_proxy_ok = 1'h0; // manager.go:736
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:736
-    reg  s2_found = 1'h0; // manager.go:736
-    reg  s2_enabled = 1'h0; // manager.go:736
-    reg  [2:0] s2_egress = 3'h0; // manager.go:736
-    reg  [7:0] s2_slot = 8'h0; // manager.go:736
-    reg  [63:0] s2_addr = 64'h0; // manager.go:736
-    reg  s2_down = 1'h0; // manager.go:736
-    reg  s2_second = 1'h0; // manager.go:736
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:736
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:736
-    reg  s2_second_down = 1'h0; // manager.go:736
-    reg  s3_valid = 1'h0; // manager.go:773
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:773
-    reg  [2:0] s3_bar = 3'h0; // manager.go:773
-    reg  [511:0] s3_data = 512'h0; // manager.go:773
-    reg  [15:0] s3_keep = 16'h0; // manager.go:773
-    reg  s3_sop = 1'h0; // manager.go:773
-    reg  s3_eop = 1'h0; // manager.go:773
-    reg  [6:0] s3_kind = 7'h0; // manager.go:775
-    reg  [63:0] s3_off = 64'h0; // manager.go:775
-    reg  s3_bar_ok = 1'h0; // manager.go:775
-    reg  s3_reg_hit = 1'h0; // manager.go:775
-    reg  s3_proxy_ok = 1'h0; // manager.go:775
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:775
-    reg  s3_found = 1'h0; // manager.go:775
-    reg  s3_enabled = 1'h0; // manager.go:775
-    reg  [2:0] s3_egress = 3'h0; // manager.go:775
-    reg  [7:0] s3_slot = 8'h0; // manager.go:775
-    reg  [63:0] s3_addr = 64'h0; // manager.go:775
-    reg  s3_down = 1'h0; // manager.go:775
-    reg  s3_second = 1'h0; // manager.go:775
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:775
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:775
-    reg  s3_second_down = 1'h0; // manager.go:775
-    reg  [2:0] s3_rule = 3'h0; // manager.go:775
-    reg  s4_valid = 1'h0; // manager.go:881
-    reg  [511:0] s4_data = 512'h0; // manager.go:881
-    reg  [15:0] s4_keep = 16'h0; // manager.go:881
-    reg  s4_sop = 1'h0; // manager.go:881
-    reg  s4_eop = 1'h0; // manager.go:881
-    reg  [1:0] s4_action = 2'h0; // manager.go:882
-    reg  [3:0] s4_reason = 4'h0; // manager.go:883
-    reg  [2:0] s4_egress = 3'h0; // manager.go:884
-    reg  [7:0] s4_slot = 8'h0; // manager.go:885
-    reg  s4_second = 1'h0; // manager.go:886
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:887
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:888
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:889
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:890
-    reg  m_port_a_sent = 1'h0; // manager.go:913
-    reg  m_port_b_sent = 1'h0; // manager.go:913
-    reg  m_kernel_sent = 1'h0; // manager.go:913
-    reg  m_local_sent = 1'h0; // manager.go:913
-    reg  m_cpl_sent = 1'h0; // manager.go:913
-    reg  [31:0] count_ok = 32'h0; // manager.go:953
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:953
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:953
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:953
-    reg  [31:0] count_port_down = 32'h0; // manager.go:953
-    reg  [31:0] count_denied = 32'h0; // manager.go:953
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:953
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:953
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:953
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:953
-    reg  [31:0] count_msix_address = 32'h0; // manager.go:953
-    wire [6:0] kind; // manager.go:566: a table
-    wire [63:0] bar_mask; // manager.go:607: a table
-    wire bar_ok; // manager.go:608: a table
-    wire [2:0] cpl_lead_bytes; // manager.go:1016: a table
-    wire [1:0] cpl_last_byte; // manager.go:1020: a table
-    wire [2:0] cpl_trail_bytes; // manager.go:1022: a table
-    wire write_accept; // manager.go:1084
-    wire [31:0] write_mask; // manager.go:1095
-    wire [31:0] _win_en_lo_not; // manager.go:1108
-    wire [31:0] _win_en_lo_and; // manager.go:1108
-    wire init_done; // manager.go:1111
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:697
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:698
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:767
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:767
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:827
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:838
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:838
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:838
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:838
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:838
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:838
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:838
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:838
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:838
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:885
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:885
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:885
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:995
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:995
+    reg  axil_bvalid = 1'h0; // manager.go:1127
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:1152
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:1152
+    reg  [31:0] lut_index = 32'h0; // manager.go:1153
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1153
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1154
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1154
+    reg  axil_rvalid = 1'h0; // manager.go:1157
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1157
+    reg  s1_valid = 1'h0; // manager.go:656
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:656
+    reg  [2:0] s1_bar = 3'h0; // manager.go:656
+    reg  [511:0] s1_data = 512'h0; // manager.go:656
+    reg  [15:0] s1_keep = 16'h0; // manager.go:656
+    reg  s1_sop = 1'h0; // manager.go:656
+    reg  s1_eop = 1'h0; // manager.go:656
+    reg  [6:0] s1_kind = 7'h0; // manager.go:657
+    reg  [63:0] s1_off = 64'h0; // manager.go:657
+    reg  s1_bar_ok = 1'h0; // manager.go:657
+    reg  s1_reg_hit = 1'h0; // manager.go:657
+    reg  [12:0] s1_size = 13'h0; // manager.go:657
+    reg  s1_proxy_ok = 1'h0; // manager.go:657
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:657
+    reg  s2_valid = 1'h0; // manager.go:751
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:751
+    reg  [2:0] s2_bar = 3'h0; // manager.go:751
+    reg  [511:0] s2_data = 512'h0; // manager.go:751
+    reg  [15:0] s2_keep = 16'h0; // manager.go:751
+    reg  s2_sop = 1'h0; // manager.go:751
+    reg  s2_eop = 1'h0; // manager.go:751
+    reg  [6:0] s2_kind = 7'h0; // manager.go:755
+    reg  [63:0] s2_off = 64'h0; // manager.go:755
+    reg  s2_bar_ok = 1'h0; // manager.go:755
+    reg  s2_reg_hit = 1'h0; // manager.go:755
+    reg  [12:0] s2_size = 13'h0; // manager.go:755
+    reg  s2_proxy_ok = 1'h0; // manager.go:755
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:755
+    reg  s2_found = 1'h0; // manager.go:755
+    reg  s2_enabled = 1'h0; // manager.go:755
+    reg  [2:0] s2_egress = 3'h0; // manager.go:755
+    reg  [7:0] s2_slot = 8'h0; // manager.go:755
+    reg  [63:0] s2_addr = 64'h0; // manager.go:755
+    reg  s2_down = 1'h0; // manager.go:755
+    reg  s2_second = 1'h0; // manager.go:755
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:755
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:755
+    reg  s2_second_down = 1'h0; // manager.go:755
+    reg  s3_valid = 1'h0; // manager.go:801
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:801
+    reg  [2:0] s3_bar = 3'h0; // manager.go:801
+    reg  [511:0] s3_data = 512'h0; // manager.go:801
+    reg  [15:0] s3_keep = 16'h0; // manager.go:801
+    reg  s3_sop = 1'h0; // manager.go:801
+    reg  s3_eop = 1'h0; // manager.go:801
+    reg  [6:0] s3_kind = 7'h0; // manager.go:803
+    reg  [63:0] s3_off = 64'h0; // manager.go:803
+    reg  s3_bar_ok = 1'h0; // manager.go:803
+    reg  s3_reg_hit = 1'h0; // manager.go:803
+    reg  s3_proxy_ok = 1'h0; // manager.go:803
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:803
+    reg  s3_found = 1'h0; // manager.go:803
+    reg  s3_enabled = 1'h0; // manager.go:803
+    reg  [2:0] s3_egress = 3'h0; // manager.go:803
+    reg  [7:0] s3_slot = 8'h0; // manager.go:803
+    reg  [63:0] s3_addr = 64'h0; // manager.go:803
+    reg  s3_down = 1'h0; // manager.go:803
+    reg  s3_second = 1'h0; // manager.go:803
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:803
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:803
+    reg  s3_second_down = 1'h0; // manager.go:803
+    reg  [2:0] s3_rule = 3'h0; // manager.go:803
+    reg  s4_valid = 1'h0; // manager.go:918
+    reg  [511:0] s4_data = 512'h0; // manager.go:918
+    reg  [15:0] s4_keep = 16'h0; // manager.go:918
+    reg  s4_sop = 1'h0; // manager.go:918
+    reg  s4_eop = 1'h0; // manager.go:918
+    reg  [1:0] s4_action = 2'h0; // manager.go:919
+    reg  [3:0] s4_reason = 4'h0; // manager.go:920
+    reg  [2:0] s4_egress = 3'h0; // manager.go:921
+    reg  [7:0] s4_slot = 8'h0; // manager.go:922
+    reg  s4_second = 1'h0; // manager.go:923
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:927
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:928
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:929
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:930
+    reg  m_port_a_sent = 1'h0; // manager.go:953
+    reg  m_port_b_sent = 1'h0; // manager.go:953
+    reg  m_kernel_sent = 1'h0; // manager.go:953
+    reg  m_local_sent = 1'h0; // manager.go:953
+    reg  m_cpl_sent = 1'h0; // manager.go:953
+    reg  [31:0] count_ok = 32'h0; // manager.go:993
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:993
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:993
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:993
+    reg  [31:0] count_port_down = 32'h0; // manager.go:993
+    reg  [31:0] count_denied = 32'h0; // manager.go:993
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:993
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:993
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:993
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:993
+    reg  [31:0] count_msix_address = 32'h0; // manager.go:993
+    wire [6:0] kind; // manager.go:585: a table
+    wire [63:0] bar_mask; // manager.go:626: a table
+    wire bar_ok; // manager.go:627: a table
+    wire [2:0] cpl_lead_bytes; // manager.go:1060: a table
+    wire [1:0] cpl_last_byte; // manager.go:1064: a table
+    wire [2:0] cpl_trail_bytes; // manager.go:1066: a table
+    wire write_accept; // manager.go:1128
+    wire [31:0] write_mask; // manager.go:1139
+    wire [31:0] _win_en_lo_not; // manager.go:1152
+    wire [31:0] _win_en_lo_and; // manager.go:1152
+    wire init_done; // manager.go:1155
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:545
-    wire [2:0] in_bar; // manager.go:545
-    wire adv; // manager.go:554
+    wire [127:0] in_hdr; // manager.go:564
+    wire [2:0] in_bar; // manager.go:564
+    wire adv; // manager.go:573
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:607
-    wire _s1_proxy_eq; // manager.go:629
-    wire [63:0] _window_enables_concat; // manager.go:690
-    wire window_enables; // manager.go:690
-    wire failover; // manager.go:699
-    wire [2:0] translated_egress; // manager.go:700
-    wire [63:0] translated_addr; // manager.go:701
-    wire multicast; // manager.go:702
-    wire [63:0] check_addr; // manager.go:744
-    wire [4:0] _check_egress_or; // manager.go:746
-    wire [4:0] check_egress; // manager.go:750
+    wire [63:0] bar_offset; // manager.go:626
+    wire _s1_proxy_eq; // manager.go:648
+    wire [63:0] _window_enables_concat; // manager.go:709
+    wire window_enables; // manager.go:709
+    wire failover; // manager.go:718
+    wire [2:0] translated_egress; // manager.go:719
+    wire [63:0] translated_addr; // manager.go:720
+    wire multicast; // manager.go:721
+    wire [63:0] check_addr; // manager.go:763
+    wire [4:0] _check_egress_or; // manager.go:765
+    wire [4:0] check_egress; // manager.go:769
+    wire [1:0] access_op; // manager.go:184
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:787
-    wire cpl_unexpected; // manager.go:787
-    wire allowed; // manager.go:790
-    wire to_port; // manager.go:791
-    wire no_proxy_id; // manager.go:815
-    wire [3:0] reason_no_proxy_id; // manager.go:815
-    wire [2:0] egress_no_proxy_id; // manager.go:815
-    wire [7:0] slot_no_proxy_id; // manager.go:815
-    wire [63:0] addr_no_proxy_id; // manager.go:815
-    wire [15:0] req_no_proxy_id; // manager.go:815
-    wire denied; // manager.go:816
-    wire [3:0] reason_denied; // manager.go:816
-    wire [2:0] egress_denied; // manager.go:816
-    wire [7:0] slot_denied; // manager.go:816
-    wire [63:0] addr_denied; // manager.go:816
-    wire [15:0] req_denied; // manager.go:816
-    wire [3:0] reason_port_down; // manager.go:829
-    wire [2:0] egress_port_down; // manager.go:829
-    wire [7:0] slot_port_down; // manager.go:829
-    wire [63:0] addr_port_down; // manager.go:829
-    wire [15:0] req_port_down; // manager.go:829
-    wire mapping_disabled; // manager.go:831
-    wire [3:0] reason_mapping_disabled; // manager.go:831
-    wire [2:0] egress_mapping_disabled; // manager.go:831
-    wire [7:0] slot_mapping_disabled; // manager.go:831
-    wire [63:0] addr_mapping_disabled; // manager.go:831
-    wire [15:0] req_mapping_disabled; // manager.go:831
-    wire window_miss; // manager.go:832
-    wire [3:0] reason_window_miss; // manager.go:832
-    wire [2:0] egress_window_miss; // manager.go:832
-    wire [7:0] slot_window_miss; // manager.go:832
-    wire [63:0] addr_window_miss; // manager.go:832
-    wire [15:0] req_window_miss; // manager.go:832
-    wire reg_allowed; // manager.go:833
-    wire [3:0] reason_reg_allowed; // manager.go:833
-    wire [2:0] egress_reg_allowed; // manager.go:833
-    wire [7:0] slot_reg_allowed; // manager.go:833
-    wire [63:0] addr_reg_allowed; // manager.go:833
-    wire [15:0] req_reg_allowed; // manager.go:833
-    wire reg_denied; // manager.go:834
-    wire [3:0] reason_reg_denied; // manager.go:834
-    wire [2:0] egress_reg_denied; // manager.go:834
-    wire [7:0] slot_reg_denied; // manager.go:834
-    wire [63:0] addr_reg_denied; // manager.go:834
-    wire [15:0] req_reg_denied; // manager.go:834
-    wire not_for_us; // manager.go:835
-    wire [3:0] reason_not_for_us; // manager.go:835
-    wire [2:0] egress_not_for_us; // manager.go:835
-    wire [7:0] slot_not_for_us; // manager.go:835
-    wire [63:0] addr_not_for_us; // manager.go:835
-    wire [15:0] req_not_for_us; // manager.go:835
-    wire unsupported; // manager.go:836
-    wire [3:0] reason_unsupported; // manager.go:836
-    wire [2:0] egress_unsupported; // manager.go:836
-    wire [7:0] slot_unsupported; // manager.go:836
-    wire [63:0] addr_unsupported; // manager.go:836
-    wire [15:0] req_unsupported; // manager.go:836
-    wire _egress_cpl_to_peer_eq; // manager.go:844
-    wire [3:0] reason_cpl_unexpected; // manager.go:846
-    wire [2:0] egress_cpl_unexpected; // manager.go:846
-    wire [7:0] slot_cpl_unexpected; // manager.go:846
-    wire [63:0] addr_cpl_unexpected; // manager.go:846
-    wire [15:0] req_cpl_unexpected; // manager.go:846
-    wire cpl_to_peer; // manager.go:847
-    wire [3:0] reason_cpl_to_peer; // manager.go:847
-    wire [2:0] egress_cpl_to_peer; // manager.go:847
-    wire [7:0] slot_cpl_to_peer; // manager.go:847
-    wire [63:0] addr_cpl_to_peer; // manager.go:847
-    wire [15:0] req_cpl_to_peer; // manager.go:847
-    wire [3:0] reason_cfg_or_msg; // manager.go:848
-    wire [2:0] egress_cfg_or_msg; // manager.go:848
-    wire [7:0] slot_cfg_or_msg; // manager.go:848
-    wire [63:0] addr_cfg_or_msg; // manager.go:848
-    wire [15:0] req_cfg_or_msg; // manager.go:848
-    wire ok; // manager.go:850
-    wire [1:0] action; // manager.go:857
-    wire [2:0] cpl_status; // manager.go:858
-    wire via_window; // manager.go:861
-    wire second_copy; // manager.go:862
-    wire [1:0] _hdr_primary_mux; // manager.go:865
-    wire rewrite_primary_4dw; // manager.go:865
-    wire [31:0] rewrite_primary_dw0; // manager.go:865
-    wire [31:0] rewrite_primary_dw1; // manager.go:865
-    wire [127:0] hdr_primary; // manager.go:865
-    wire rewrite_second_4dw; // manager.go:866
-    wire [31:0] rewrite_second_dw0; // manager.go:866
-    wire [31:0] rewrite_second_dw1; // manager.go:866
-    wire [127:0] hdr_second; // manager.go:866
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1019
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1021
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1022
-    wire [11:0] cpl_byte_count; // manager.go:1023
-    wire [6:0] cpl_lower_addr; // manager.go:1024
-    wire [95:0] cpl_hdr; // manager.go:1031
-    wire take_decision; // manager.go:871
-    wire forward; // manager.go:899
-    wire _to_port_a_eq; // manager.go:900
-    wire to_port_a; // manager.go:901
-    wire _to_port_b_eq; // manager.go:900
-    wire to_port_b; // manager.go:902
-    wire [529:0] beat_tail; // manager.go:905
-    wire m_kernel_for; // manager.go:909
-    wire m_local_for; // manager.go:910
-    wire m_cpl_for; // manager.go:911
-    wire m_port_a_offer; // manager.go:913
+    wire cfg_or_msg; // manager.go:815
+    wire cpl_unexpected; // manager.go:815
+    wire allowed; // manager.go:818
+    wire to_port; // manager.go:819
+    wire no_proxy_id; // manager.go:843
+    wire [3:0] reason_no_proxy_id; // manager.go:843
+    wire [2:0] egress_no_proxy_id; // manager.go:843
+    wire [7:0] slot_no_proxy_id; // manager.go:843
+    wire [63:0] addr_no_proxy_id; // manager.go:843
+    wire [15:0] req_no_proxy_id; // manager.go:843
+    wire denied; // manager.go:844
+    wire [3:0] reason_denied; // manager.go:844
+    wire [2:0] egress_denied; // manager.go:844
+    wire [7:0] slot_denied; // manager.go:844
+    wire [63:0] addr_denied; // manager.go:844
+    wire [15:0] req_denied; // manager.go:844
+    wire [3:0] reason_port_down; // manager.go:857
+    wire [2:0] egress_port_down; // manager.go:857
+    wire [7:0] slot_port_down; // manager.go:857
+    wire [63:0] addr_port_down; // manager.go:857
+    wire [15:0] req_port_down; // manager.go:857
+    wire mapping_disabled; // manager.go:859
+    wire [3:0] reason_mapping_disabled; // manager.go:859
+    wire [2:0] egress_mapping_disabled; // manager.go:859
+    wire [7:0] slot_mapping_disabled; // manager.go:859
+    wire [63:0] addr_mapping_disabled; // manager.go:859
+    wire [15:0] req_mapping_disabled; // manager.go:859
+    wire window_miss; // manager.go:860
+    wire [3:0] reason_window_miss; // manager.go:860
+    wire [2:0] egress_window_miss; // manager.go:860
+    wire [7:0] slot_window_miss; // manager.go:860
+    wire [63:0] addr_window_miss; // manager.go:860
+    wire [15:0] req_window_miss; // manager.go:860
+    wire reg_allowed; // manager.go:861
+    wire [3:0] reason_reg_allowed; // manager.go:861
+    wire [2:0] egress_reg_allowed; // manager.go:861
+    wire [7:0] slot_reg_allowed; // manager.go:861
+    wire [63:0] addr_reg_allowed; // manager.go:861
+    wire [15:0] req_reg_allowed; // manager.go:861
+    wire reg_denied; // manager.go:862
+    wire [3:0] reason_reg_denied; // manager.go:862
+    wire [2:0] egress_reg_denied; // manager.go:862
+    wire [7:0] slot_reg_denied; // manager.go:862
+    wire [63:0] addr_reg_denied; // manager.go:862
+    wire [15:0] req_reg_denied; // manager.go:862
+    wire not_for_us; // manager.go:863
+    wire [3:0] reason_not_for_us; // manager.go:863
+    wire [2:0] egress_not_for_us; // manager.go:863
+    wire [7:0] slot_not_for_us; // manager.go:863
+    wire [63:0] addr_not_for_us; // manager.go:863
+    wire [15:0] req_not_for_us; // manager.go:863
+    wire unsupported; // manager.go:864
+    wire [3:0] reason_unsupported; // manager.go:864
+    wire [2:0] egress_unsupported; // manager.go:864
+    wire [7:0] slot_unsupported; // manager.go:864
+    wire [63:0] addr_unsupported; // manager.go:864
+    wire [15:0] req_unsupported; // manager.go:864
+    wire _egress_cpl_to_peer_eq; // manager.go:872
+    wire [3:0] reason_cpl_unexpected; // manager.go:874
+    wire [2:0] egress_cpl_unexpected; // manager.go:874
+    wire [7:0] slot_cpl_unexpected; // manager.go:874
+    wire [63:0] addr_cpl_unexpected; // manager.go:874
+    wire [15:0] req_cpl_unexpected; // manager.go:874
+    wire cpl_to_peer; // manager.go:875
+    wire [3:0] reason_cpl_to_peer; // manager.go:875
+    wire [2:0] egress_cpl_to_peer; // manager.go:875
+    wire [7:0] slot_cpl_to_peer; // manager.go:875
+    wire [63:0] addr_cpl_to_peer; // manager.go:875
+    wire [15:0] req_cpl_to_peer; // manager.go:875
+    wire [3:0] reason_cfg_or_msg; // manager.go:876
+    wire [2:0] egress_cfg_or_msg; // manager.go:876
+    wire [7:0] slot_cfg_or_msg; // manager.go:876
+    wire [63:0] addr_cfg_or_msg; // manager.go:876
+    wire [15:0] req_cfg_or_msg; // manager.go:876
+    wire ok; // manager.go:878
+    wire [1:0] action; // manager.go:885
+    wire [2:0] cpl_status; // manager.go:886
+    wire via_window; // manager.go:891
+    wire second_wanted; // manager.go:892
+    wire [1:0] _hdr_primary_mux; // manager.go:902
+    wire rewrite_primary_4dw; // manager.go:902
+    wire [31:0] rewrite_primary_dw0; // manager.go:902
+    wire [31:0] rewrite_primary_dw1; // manager.go:902
+    wire [127:0] hdr_primary; // manager.go:902
+    wire rewrite_second_4dw; // manager.go:903
+    wire [31:0] rewrite_second_dw0; // manager.go:903
+    wire [31:0] rewrite_second_dw1; // manager.go:903
+    wire [127:0] hdr_second; // manager.go:903
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1063
+    wire [11:0] cpl_bytes_one_dw; // manager.go:1065
+    wire [11:0] cpl_bytes_many_dw; // manager.go:1066
+    wire [11:0] cpl_byte_count; // manager.go:1067
+    wire [6:0] cpl_lower_addr; // manager.go:1068
+    wire [95:0] cpl_hdr; // manager.go:1075
+    wire take_decision; // manager.go:908
+    wire forward; // manager.go:939
+    wire _to_port_a_eq; // manager.go:940
+    wire to_port_a; // manager.go:941
+    wire _to_port_b_eq; // manager.go:940
+    wire to_port_b; // manager.go:942
+    wire [529:0] beat_tail; // manager.go:945
+    wire m_kernel_for; // manager.go:949
+    wire m_local_for; // manager.go:950
+    wire m_cpl_for; // manager.go:951
+    wire m_port_a_offer; // manager.go:953
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:913
-    wire m_port_a_has; // manager.go:913
-    wire m_port_a_done; // manager.go:913
+    wire m_port_a_took; // manager.go:953
+    wire m_port_a_has; // manager.go:953
+    wire m_port_a_done; // manager.go:953
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:913
+    wire m_port_b_offer; // manager.go:953
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:913
-    wire m_port_b_has; // manager.go:913
-    wire m_port_b_done; // manager.go:913
+    wire m_port_b_took; // manager.go:953
+    wire m_port_b_has; // manager.go:953
+    wire m_port_b_done; // manager.go:953
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:913
+    wire m_kernel_offer; // manager.go:953
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:913
-    wire m_kernel_has; // manager.go:913
-    wire m_kernel_done; // manager.go:913
+    wire m_kernel_took; // manager.go:953
+    wire m_kernel_has; // manager.go:953
+    wire m_kernel_done; // manager.go:953
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:913
+    wire m_local_offer; // manager.go:953
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:913
-    wire m_local_has; // manager.go:913
-    wire m_local_done; // manager.go:913
+    wire m_local_took; // manager.go:953
+    wire m_local_has; // manager.go:953
+    wire m_local_done; // manager.go:953
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:913
+    wire m_cpl_offer; // manager.go:953
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:913
-    wire m_cpl_has; // manager.go:913
-    wire m_cpl_done; // manager.go:913
+    wire m_cpl_took; // manager.go:953
+    wire m_cpl_has; // manager.go:953
+    wire m_cpl_done; // manager.go:953
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:950
-    wire _s_axil_arready_not; // manager.go:1132
-    wire read_accept; // manager.go:1132
-    wire [31:0] _read_data_or_6; // manager.go:1155
-    wire [31:0] _read_data_or_5; // manager.go:1155
-    wire [31:0] _read_data_or_4; // manager.go:1155
-    wire [31:0] _read_data_or_3; // manager.go:1155
-    wire [31:0] _read_data_or_2; // manager.go:1155
-    wire [31:0] _read_data_or; // manager.go:1155
-    wire [31:0] read_data; // manager.go:1155
+    wire count_fire; // manager.go:990
+    wire _s_axil_arready_not; // manager.go:1176
+    wire read_accept; // manager.go:1176
+    wire [31:0] _read_data_or_6; // manager.go:1199
+    wire [31:0] _read_data_or_5; // manager.go:1199
+    wire [31:0] _read_data_or_4; // manager.go:1199
+    wire [31:0] _read_data_or_3; // manager.go:1199
+    wire [31:0] _read_data_or_2; // manager.go:1199
+    wire [31:0] _read_data_or; // manager.go:1199
+    wire [31:0] read_data; // manager.go:1199
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
@@ -377,9 +378,9 @@ module onic_pcie_manager (
     wire windows_multicast; // translate.go:148
     wire [2:0] windows_second_egress; // translate.go:148
     wire [63:0] windows_second_translated; // translate.go:148
-    wire [2:0] access_rule; // access.go:158
-    wire access_found; // access.go:158
-    wire [15:0] access_domain; // access.go:158
+    wire [2:0] access_rule; // access.go:161
+    wire access_found; // access.go:161
+    wire [15:0] access_domain; // access.go:161
     wire m_port_a_slice_s_tready; // axis.go:341
     wire [657:0] m_port_a_slice_m_tdata; // axis.go:341
     wire m_port_a_slice_m_tvalid; // axis.go:341
@@ -421,6 +422,7 @@ module onic_pcie_manager (
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
     assign _check_egress_or = ((s2_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0) | (((s2_egress == EGRESS_LOCAL) ? 5'h2 : 5'h0) | ((s2_egress == EGRESS_KERNEL) ? (s2_slot[4:0] + 5'h8) : 5'h0));
     assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
+    assign access_op = {s2_kind[4], ((~s2_kind[4]) | s2_kind[3])};
     assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
@@ -504,7 +506,7 @@ module onic_pcie_manager (
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
     assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
-    assign second_copy = (via_window & s3_second) & (s3_kind[4] & (~s3_second_down));
+    assign second_wanted = (via_window & s3_second) & ((s3_kind[4] & (~s3_kind[3])) & (~s3_second_down));
     assign _hdr_primary_mux = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
     assign rewrite_primary_4dw = |addr_cfg_or_msg[63:32];
     assign rewrite_primary_dw0 = {s3_hdr[127:126], rewrite_primary_4dw, s3_hdr[124:96]};
@@ -725,12 +727,12 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // access.go:158
+    onic_pcie_manager_access access ( // access.go:161
         .req(s2_hdr[95:80]),
         .ingress(2'h0),
         .addr(check_addr),
         .size(s2_size),
-        .write(s2_kind[4]),
+        .op(access_op),
         .egress_bit(check_egress),
         .rule(access_rule),
         .found(access_found),
@@ -1308,7 +1310,7 @@ module onic_pcie_manager (
         if (rst) begin
             s4_second <= 1'h0;
         end else if (take_decision) begin
-            s4_second <= second_copy;
+            s4_second <= second_wanted;
         end
     end
 

@@ -7,23 +7,26 @@ module onic_pcie_manager_access (
     input  wire [1:0] ingress,
     input  wire [63:0] addr,
     input  wire [12:0] size,
-    input  wire write,
+    input  wire [1:0] op,
     input  wire [4:0] egress_bit,
     output wire [2:0] rule,
     output wire found,
     output wire [15:0] domain
 );
-    wire _found_ltu; // access.go:60
-    wire _found_and_2; // access.go:68
-    wire [31:0] _rule_shr_4; // access.go:72
-    wire [3:0] _rule_shr_3; // access.go:73
-    wire _rule_and; // access.go:78
-    wire _found_and; // access.go:68
-    wire [31:0] _rule_shr_2; // access.go:72
-    wire [3:0] _rule_shr; // access.go:73
-    wire _found_mux; // access.go:88
-    wire _rule_mux_2; // access.go:88
-    wire [2:0] _rule_mux; // access.go:112
+    wire _found_ltu; // access.go:61
+    wire _found_and_2; // access.go:69
+    wire [31:0] _rule_shr_4; // access.go:73
+    wire [3:0] _rule_shr_3; // access.go:74
+    wire _rule_and; // access.go:79
+    wire _found_and; // access.go:69
+    wire [31:0] _rule_shr_2; // access.go:73
+    wire [3:0] _rule_shr; // access.go:74
+    wire _found_mux; // access.go:89
+    wire _rule_mux_2; // access.go:89
+    wire need_write; // access.go:109
+    wire need_read; // access.go:110
+    wire _rule_not; // access.go:111
+    wire [2:0] _rule_mux; // access.go:114
     wire unused;
 
     assign _found_ltu = 1'h0;
@@ -36,10 +39,13 @@ module onic_pcie_manager_access (
     assign _rule_shr = 4'h2 >> ingress;
     assign _found_mux = _found_and ? 1'h1 : (_found_and_2 ? 1'h1 : 1'h0);
     assign _rule_mux_2 = _found_and ? _rule_and : (_found_and_2 ? _rule_and : 1'h0);
-    assign _rule_mux = (_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0)) ? ((_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0)) ? (_rule_mux_2 ? (_rule_mux_2 ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
+    assign need_write = op[1];
+    assign need_read = op[0] | (~need_write);
+    assign _rule_not = ~_rule_mux_2;
+    assign _rule_mux = (_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0)) ? (_rule_mux_2 ? ((need_write & _rule_not) ? 3'h4 : ((need_read & _rule_not) ? 3'h3 : 3'h0)) : 3'h2) : 3'h5;
     assign unused = &{1'b0, _rule_shr_4[31:1], _rule_shr_3[3:1], _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = _found_mux ? _rule_mux : 3'h1;
+    assign rule = _found_mux ? ((_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0)) ? _rule_mux : 3'h6) : 3'h1;
     assign found = _found_mux;
     assign domain = _found_and ? 16'h1 : 16'h0;
 endmodule

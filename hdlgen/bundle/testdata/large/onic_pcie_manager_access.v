@@ -7,118 +7,120 @@ module onic_pcie_manager_access (
     input  wire [1:0] ingress,
     input  wire [63:0] addr,
     input  wire [12:0] size,
-    input  wire write,
+    input  wire [1:0] op,
     input  wire [4:0] egress_bit,
     output wire [2:0] rule,
     output wire found,
     output wire [15:0] domain
 );
-    wire [63:0] _rule_sub; // access.go:61
-    wire _found_ltu; // access.go:60
-    wire _found_and_8; // access.go:68
-    wire [31:0] _rule_shr_2; // access.go:72
-    wire [3:0] _rule_shr; // access.go:73
-    wire _rule_and_64; // access.go:78
-    wire _rule_and_63; // access.go:78
-    wire _rule_or_8; // access.go:80
-    wire _rule_and_62; // access.go:78
-    wire _rule_and_61; // access.go:78
-    wire _rule_and_60; // access.go:78
-    wire _rule_and_59; // access.go:78
-    wire _rule_and_58; // access.go:78
-    wire _rule_and_57; // access.go:78
-    wire _rule_mux_19; // access.go:88
-    wire _found_and_7; // access.go:68
-    wire _rule_and_56; // access.go:78
-    wire _rule_and_55; // access.go:78
-    wire _rule_or_7; // access.go:80
-    wire _rule_and_54; // access.go:78
-    wire _rule_and_53; // access.go:78
-    wire _rule_and_52; // access.go:78
-    wire _rule_and_51; // access.go:78
-    wire _rule_and_50; // access.go:78
-    wire _rule_and_49; // access.go:78
-    wire _rule_mux_18; // access.go:88
-    wire _rule_mux_17; // access.go:88
-    wire _rule_mux_16; // access.go:88
-    wire _found_and_6; // access.go:68
-    wire _rule_and_48; // access.go:78
-    wire _rule_and_47; // access.go:78
-    wire _rule_or_6; // access.go:80
-    wire _rule_and_46; // access.go:78
-    wire _rule_and_45; // access.go:78
-    wire _rule_and_44; // access.go:78
-    wire _rule_and_43; // access.go:78
-    wire _rule_and_42; // access.go:78
-    wire _rule_and_41; // access.go:78
-    wire _rule_mux_15; // access.go:88
-    wire _found_and_5; // access.go:68
-    wire _rule_and_40; // access.go:78
-    wire _rule_and_39; // access.go:78
-    wire _rule_or_5; // access.go:80
-    wire _rule_and_38; // access.go:78
-    wire _rule_and_37; // access.go:78
-    wire _rule_and_36; // access.go:78
-    wire _rule_and_35; // access.go:78
-    wire _rule_and_34; // access.go:78
-    wire _rule_and_33; // access.go:78
-    wire _rule_mux_14; // access.go:88
-    wire _rule_mux_13; // access.go:88
-    wire _rule_mux_12; // access.go:88
-    wire _found_and_4; // access.go:68
-    wire _rule_and_32; // access.go:78
-    wire _rule_and_31; // access.go:78
-    wire _rule_or_4; // access.go:80
-    wire _rule_and_30; // access.go:78
-    wire _rule_and_29; // access.go:78
-    wire _rule_and_28; // access.go:78
-    wire _rule_and_27; // access.go:78
-    wire _rule_and_26; // access.go:78
-    wire _rule_and_25; // access.go:78
-    wire _rule_mux_11; // access.go:88
-    wire _found_and_3; // access.go:68
-    wire _rule_and_24; // access.go:78
-    wire _rule_and_23; // access.go:78
-    wire _rule_or_3; // access.go:80
-    wire _rule_and_22; // access.go:78
-    wire _rule_and_21; // access.go:78
-    wire _rule_and_20; // access.go:78
-    wire _rule_and_19; // access.go:78
-    wire _rule_and_18; // access.go:78
-    wire _rule_and_17; // access.go:78
-    wire _rule_mux_10; // access.go:88
-    wire _rule_mux_9; // access.go:88
-    wire _rule_mux_8; // access.go:88
-    wire _found_and_2; // access.go:68
-    wire _rule_and_16; // access.go:78
-    wire _rule_and_15; // access.go:78
-    wire _rule_or_2; // access.go:80
-    wire _rule_and_14; // access.go:78
-    wire _rule_and_13; // access.go:78
-    wire _rule_and_12; // access.go:78
-    wire _rule_and_11; // access.go:78
-    wire _rule_and_10; // access.go:78
-    wire _rule_and_9; // access.go:78
-    wire _found_mux_2; // access.go:88
-    wire _rule_mux_7; // access.go:88
-    wire _rule_mux_6; // access.go:88
-    wire _rule_mux_5; // access.go:88
-    wire _found_and; // access.go:68
-    wire _rule_and_8; // access.go:78
-    wire _rule_and_7; // access.go:78
-    wire _rule_or; // access.go:80
-    wire _rule_and_6; // access.go:78
-    wire _rule_and_5; // access.go:78
-    wire _rule_and_4; // access.go:78
-    wire _rule_and_3; // access.go:78
-    wire _rule_and_2; // access.go:78
-    wire _rule_and; // access.go:78
-    wire _found_mux; // access.go:88
-    wire [15:0] _domain_mux; // access.go:88
-    wire _rule_mux_4; // access.go:88
-    wire _rule_mux_3; // access.go:88
-    wire _rule_mux_2; // access.go:88
-    wire [2:0] _rule_mux; // access.go:112
+    wire [63:0] _rule_sub; // access.go:62
+    wire _found_ltu; // access.go:61
+    wire _found_and_8; // access.go:69
+    wire [31:0] _rule_shr_2; // access.go:73
+    wire [3:0] _rule_shr; // access.go:74
+    wire _rule_and_64; // access.go:79
+    wire _rule_and_63; // access.go:79
+    wire _rule_or_8; // access.go:81
+    wire _rule_and_62; // access.go:79
+    wire _rule_and_61; // access.go:79
+    wire _rule_and_60; // access.go:79
+    wire _rule_and_59; // access.go:79
+    wire _rule_and_58; // access.go:79
+    wire _rule_and_57; // access.go:79
+    wire _rule_mux_19; // access.go:89
+    wire _found_and_7; // access.go:69
+    wire _rule_and_56; // access.go:79
+    wire _rule_and_55; // access.go:79
+    wire _rule_or_7; // access.go:81
+    wire _rule_and_54; // access.go:79
+    wire _rule_and_53; // access.go:79
+    wire _rule_and_52; // access.go:79
+    wire _rule_and_51; // access.go:79
+    wire _rule_and_50; // access.go:79
+    wire _rule_and_49; // access.go:79
+    wire _rule_mux_18; // access.go:89
+    wire _rule_mux_17; // access.go:89
+    wire _rule_mux_16; // access.go:89
+    wire _found_and_6; // access.go:69
+    wire _rule_and_48; // access.go:79
+    wire _rule_and_47; // access.go:79
+    wire _rule_or_6; // access.go:81
+    wire _rule_and_46; // access.go:79
+    wire _rule_and_45; // access.go:79
+    wire _rule_and_44; // access.go:79
+    wire _rule_and_43; // access.go:79
+    wire _rule_and_42; // access.go:79
+    wire _rule_and_41; // access.go:79
+    wire _rule_mux_15; // access.go:89
+    wire _found_and_5; // access.go:69
+    wire _rule_and_40; // access.go:79
+    wire _rule_and_39; // access.go:79
+    wire _rule_or_5; // access.go:81
+    wire _rule_and_38; // access.go:79
+    wire _rule_and_37; // access.go:79
+    wire _rule_and_36; // access.go:79
+    wire _rule_and_35; // access.go:79
+    wire _rule_and_34; // access.go:79
+    wire _rule_and_33; // access.go:79
+    wire _rule_mux_14; // access.go:89
+    wire _rule_mux_13; // access.go:89
+    wire _rule_mux_12; // access.go:89
+    wire _found_and_4; // access.go:69
+    wire _rule_and_32; // access.go:79
+    wire _rule_and_31; // access.go:79
+    wire _rule_or_4; // access.go:81
+    wire _rule_and_30; // access.go:79
+    wire _rule_and_29; // access.go:79
+    wire _rule_and_28; // access.go:79
+    wire _rule_and_27; // access.go:79
+    wire _rule_and_26; // access.go:79
+    wire _rule_and_25; // access.go:79
+    wire _rule_mux_11; // access.go:89
+    wire _found_and_3; // access.go:69
+    wire _rule_and_24; // access.go:79
+    wire _rule_and_23; // access.go:79
+    wire _rule_or_3; // access.go:81
+    wire _rule_and_22; // access.go:79
+    wire _rule_and_21; // access.go:79
+    wire _rule_and_20; // access.go:79
+    wire _rule_and_19; // access.go:79
+    wire _rule_and_18; // access.go:79
+    wire _rule_and_17; // access.go:79
+    wire _rule_mux_10; // access.go:89
+    wire _rule_mux_9; // access.go:89
+    wire _rule_mux_8; // access.go:89
+    wire _found_and_2; // access.go:69
+    wire _rule_and_16; // access.go:79
+    wire _rule_and_15; // access.go:79
+    wire _rule_or_2; // access.go:81
+    wire _rule_and_14; // access.go:79
+    wire _rule_and_13; // access.go:79
+    wire _rule_and_12; // access.go:79
+    wire _rule_and_11; // access.go:79
+    wire _rule_and_10; // access.go:79
+    wire _rule_and_9; // access.go:79
+    wire _found_mux_2; // access.go:89
+    wire _rule_mux_7; // access.go:89
+    wire _rule_mux_6; // access.go:89
+    wire _rule_mux_5; // access.go:89
+    wire _found_and; // access.go:69
+    wire _rule_and_8; // access.go:79
+    wire _rule_and_7; // access.go:79
+    wire _rule_or; // access.go:81
+    wire _rule_and_6; // access.go:79
+    wire _rule_and_5; // access.go:79
+    wire _rule_and_4; // access.go:79
+    wire _rule_and_3; // access.go:79
+    wire _rule_and_2; // access.go:79
+    wire _rule_and; // access.go:79
+    wire _found_mux; // access.go:89
+    wire [15:0] _domain_mux; // access.go:89
+    wire _rule_mux_4; // access.go:89
+    wire _rule_mux_3; // access.go:89
+    wire _rule_mux_2; // access.go:89
+    wire need_write; // access.go:109
+    wire need_read; // access.go:110
+    wire [2:0] _rule_mux; // access.go:113
     wire unused;
 
     assign _rule_sub = {51'h0, size} - 64'h1;
@@ -226,10 +228,12 @@ module onic_pcie_manager_access (
     assign _rule_mux_4 = _found_and ? ((((((_rule_or | _rule_and_6) | _rule_and_5) | _rule_and_4) | _rule_and_3) | _rule_and_2) | _rule_and) : _rule_mux_5;
     assign _rule_mux_3 = _found_and ? ((((_rule_or | _rule_and_5) | _rule_and_4) | _rule_and_2) | _rule_and) : (_found_and_2 ? ((((_rule_or_2 | _rule_and_13) | _rule_and_12) | _rule_and_10) | _rule_and_9) : _rule_mux_9);
     assign _rule_mux_2 = _found_and ? ((((_rule_and_8 | _rule_and_6) | _rule_and_5) | _rule_and_3) | _rule_and_2) : (_found_and_2 ? ((((_rule_and_16 | _rule_and_14) | _rule_and_13) | _rule_and_11) | _rule_and_10) : _rule_mux_8);
-    assign _rule_mux = (_found_and ? _rule_shr[0] : _rule_mux_7) ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? (_rule_mux_4 ? ((write ? _rule_mux_2 : _rule_mux_3) ? 3'h0 : (write ? 3'h4 : 3'h3)) : 3'h2) : 3'h5) : 3'h6;
+    assign need_write = op[1];
+    assign need_read = op[0] | (~need_write);
+    assign _rule_mux = _rule_mux_4 ? ((need_write & (~_rule_mux_2)) ? 3'h4 : ((need_read & (~_rule_mux_3)) ? 3'h3 : 3'h0)) : 3'h2;
     assign unused = &{1'b0, _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = _found_mux ? _rule_mux : 3'h1;
+    assign rule = _found_mux ? ((_found_and ? _rule_shr[0] : _rule_mux_7) ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? _rule_mux : 3'h5) : 3'h6) : 3'h1;
     assign found = _found_mux;
     assign domain = _domain_mux;
 endmodule
