@@ -85,6 +85,12 @@ emulator ran (the only line that varies from run to run).`,
 			if err != nil {
 				return err
 			}
+			if v.GetBool("emu.run.allow-downgrade") {
+				if v.GetString("emu.run.trust") == "" {
+					return fmt.Errorf("--allow-downgrade: needs --deploy or --replay with --trust")
+				}
+				cl.AllowDowngrade(true)
+			}
 			if err := replayFlags(cl, v.GetString("emu.run.replay"), v.GetString("emu.run.replay-policy"), v.GetStringSlice("emu.run.replay-kernels"), trust); err != nil {
 				return err
 			}
@@ -136,6 +142,7 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
 	c.Flags().String("report", "", "write the run as one self-contained HTML page: throughput over time, latency distributions, link utilisation, the reconfiguration and reflash timeline, the accounting")
+	c.Flags().Bool("allow-downgrade", false, "let a --deploy or replayed load lower a region's security version (each one is listed in the report; never below the trust store's min_security_version)")
 	c.Flags().Bool("allow-refused", false, "exit 0 even if a --deploy was refused or the run ended before its reflash did")
 	c.Flags().String("replay", "", "replay a residency plan ('onic fw plan --json' output) from a simulated time: PLAN.json[@TIME]")
 	c.Flags().String("replay-policy", "", "the policy whose plan --replay takes, when the file holds several")
@@ -195,6 +202,13 @@ the same overheads is printed beside it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("linkbench takes no arguments (got %q)", args[0])
+			}
+			// linkbench.Config reads 0 as "the default"; every flag has a
+			// default of its own, so a 0 here was given and is refused.
+			for _, f := range []string{"gen", "lanes", "mps", "mrrs", "rcb", "size", "tags"} {
+				if v.GetInt("emu.linkbench."+f) <= 0 {
+					return fmt.Errorf("--%s %d: must be positive (leave it out for %s)", f, v.GetInt("emu.linkbench."+f), cmd.Flags().Lookup(f).DefValue)
+				}
 			}
 			c := linkbench.Config{
 				Gen:    tlp.Gen(v.GetInt("emu.linkbench.gen")),

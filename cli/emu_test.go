@@ -37,6 +37,9 @@ func TestLinkbenchCLI(t *testing.T) {
 		{[]string{"--memory-ns", "NaN"}, "--memory-ns NaN: must be 0 to 1e9"},
 		{[]string{"--memory-ns", "1e300"}, "--memory-ns 1e+300: must be 0 to 1e9"},
 		{[]string{"--rcb", "32"}, "rcb 32"},
+		{[]string{"--mrrs", "0"}, "--mrrs 0: must be positive (leave it out for 512)"},
+		{[]string{"--tags", "0"}, "--tags 0: must be positive"},
+		{[]string{"--lanes", "-4"}, "--lanes -4: must be positive"},
 	} {
 		code, _, errs := onic(t, "", append([]string{"emu", "linkbench"}, tc.args...)...)
 		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ Existing files are never overwritten.`,
 			name := v.GetString("fw.keygen.out")
 			if name == "" {
 				return errors.New("--out: name the key files")
+			}
+			if base := filepath.Base(name); strings.HasSuffix(name, "/") || base == "." || base == ".." || strings.HasPrefix(base, ".") {
+				return fmt.Errorf("--out %q: give a base name for the key files (ops writes ops.key and ops.pub), not a directory or a hidden name", name)
 			}
 			pub, priv, err := firmware.GenerateKey(rand.Reader)
 			if err != nil {
@@ -130,6 +134,9 @@ reconfiguration. The same spec gives the same bytes.`,
 		Example: "  onic fw build spec.yaml --key ops.key --out onic-a.onicfw\n  onic fw build spec.yaml --kernel-slot 1 --key alice.key --out filter.onicfw",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if n := v.GetInt("fw.build.kernel-slot"); cmd.Flags().Changed("kernel-slot") && n < 0 {
+				return fmt.Errorf("--kernel-slot %d: a slot number is 0 or more (leave it out for the whole image)", n)
+			}
 			s, err := firmware.LoadSpecFile(args[0])
 			if err != nil {
 				return err
@@ -236,9 +243,12 @@ empty: static/ holds the card (onic_top and everything the static region
 needs, files.f, the XDC, build.tcl, the register header), slot<N>/ each
 slot's reconfigurable module with its files.f, spec.json the spec the image
 was built from. build.tcl in static/ reads the slots from ../slot<N>/
-(docs/firmware.md). The image is parsed (hashes checked) first; signatures
-are not needed to look inside it.`,
-		Example: "  onic fw extract onic-a.onicfw --out onic-a\n  cd onic-a/static && vivado -mode batch -source build.tcl",
+(docs/firmware.md). The image is parsed (hashes checked) and its signatures
+verified first: build.tcl is code its author wrote, so say whose signature
+you accept — --trust FILE (a signer the loader's trust store lets load it)
+or --pub KEY (that key signed it). --no-verify looks inside an image
+without that; never run what it extracts.`,
+		Example: "  onic fw extract onic-a.onicfw --trust trust.yaml --out onic-a\n  cd onic-a/static && vivado -mode batch -source build.tcl",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := v.GetString("fw.extract.out")
@@ -247,6 +257,9 @@ are not needed to look inside it.`,
 			}
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
+				return err
+			}
+			if err := extractTrusted(cmd, im, args[0], v.GetString("fw.extract.trust"), v.GetString("fw.extract.pub"), v.GetBool("fw.extract.no-verify")); err != nil {
 				return err
 			}
 			paths, err := im.Extract(dir)
@@ -258,8 +271,58 @@ are not needed to look inside it.`,
 		},
 	}
 	c.Flags().String("out", "", "directory to write (new or empty)")
+	c.Flags().String("trust", "", "extract only if a signer this trust store (YAML) lets load the image signed it")
+	c.Flags().String("pub", "", "extract only if this public key signed the image")
+	c.Flags().Bool("no-verify", false, "extract without checking who signed the image (look, never build)")
 	bindFlags(v, c, "fw.extract")
 	return c
+}
+
+// extractTrusted checks, before fw extract writes anything, that the
+// image is signed by whom the user accepts (--trust, --pub), or that they
+// chose to look without (--no-verify, which says so on stderr).
+func extractTrusted(cmd *cobra.Command, im *firmware.Image, file, trustPath, pubPath string, noVerify bool) error {
+	if noVerify {
+		if trustPath != "" || pubPath != "" {
+			return errors.New("--no-verify: not with --trust or --pub")
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: signatures not verified (--no-verify): do not build or run what it holds\n", file)
+		return nil
+	}
+	if trustPath == "" && pubPath == "" {
+		return fmt.Errorf("%s: say whose signature you accept: --trust FILE or --pub KEY (or --no-verify to look without building)", file)
+	}
+	signers, err := im.Signers()
+	if err != nil {
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	if pubPath != "" {
+		pub, err := firmware.ReadPublicKey(pubPath)
+		if err != nil {
+			return fmt.Errorf("--pub: %v", err)
+		}
+		found := false
+		for _, s := range signers {
+			found = found || s.Equal(pub)
+		}
+		if !found {
+			return fmt.Errorf("--pub: key %s did not sign %s", firmware.KeyID(pub), file)
+		}
+	}
+	if trustPath != "" {
+		t, err := firmware.LoadTrustFile(trustPath)
+		if err != nil {
+			return fmt.Errorf("--trust: %v", err)
+		}
+		ok, lines, err := im.MayLoad(t)
+		if err != nil {
+			return fmt.Errorf("%s: %v", file, err)
+		}
+		if !ok {
+			return fmt.Errorf("%s: no signer that %s trusts may load it (%s)", file, trustPath, strings.Join(lines, "; "))
+		}
+	}
+	return nil
 }
 
 func newFWVerifyCmd(v *viper.Viper) *cobra.Command {
@@ -459,8 +522,8 @@ the flags.`,
 				to   *float64
 			}{{"icap-mbps", &b.ICAPMBps}, {"config-mbps", &b.ConfigMBps}} {
 				x := v.GetFloat64("fw.costs." + r.flag)
-				if x != 0 && !(x > 0 && x <= 1e6) {
-					return fmt.Errorf("--%s %g: must be above 0 and at most 1e6 MB/s", r.flag, x)
+				if cmd.Flags().Changed(r.flag) && !(x >= firmware.MinMBps && x <= firmware.MaxMBps) {
+					return fmt.Errorf("--%s %g: must be %g to %g MB/s", r.flag, x, float64(firmware.MinMBps), float64(firmware.MaxMBps))
 				}
 				if x != 0 {
 					*r.to = x

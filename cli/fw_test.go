@@ -38,6 +38,8 @@ func TestFirmwareCLI(t *testing.T) {
 	must("fw", "keygen", "--out", at("dev"))
 	must("fw", "keygen", "--out", at("ops"))
 	refuse("file exists", "fw", "keygen", "--out", at("ops"))
+	refuse("give a base name for the key files", "fw", "keygen", "--out", dir+"/")
+	refuse("not a directory or a hidden name", "fw", "keygen", "--out", at(".hidden"))
 	if st, err := os.Stat(at("ops.key")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("ops.key: %v %v", st.Mode(), err)
 	}
@@ -81,9 +83,19 @@ func TestFirmwareCLI(t *testing.T) {
 	// Extracted, the image is the card's static region and each slot's
 	// module; together they are the whole card, clean under Verilator
 	// -Wall and Icarus.
-	must("fw", "extract", at("a.onicfw"), "--out", at("x"))
-	refuse("not empty", "fw", "extract", at("a.onicfw"), "--out", at("x"))
+	// Only once someone vouches for it: build.tcl is its author's code.
+	refuse("say whose signature you accept: --trust FILE or --pub KEY", "fw", "extract", at("a.onicfw"), "--out", at("x"))
+	refuse("no signer that "+at("trust.yaml")+" trusts may load it", "fw", "extract", at("tenant.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"))
+	refuse("did not sign", "fw", "extract", at("b.onicfw"), "--pub", at("dev.pub"), "--out", at("x"))
+	if _, err := os.Stat(at("x")); !os.IsNotExist(err) {
+		t.Errorf("a refused extract wrote %s: %v", at("x"), err)
+	}
+	must("fw", "extract", at("a.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"))
+	refuse("not empty", "fw", "extract", at("a.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"))
 	refuse("--out: name the directory", "fw", "extract", at("a.onicfw"))
+	if code, _, errs := onic(t, "", "fw", "extract", at("b.onicfw"), "--no-verify", "--out", at("y")); code != 0 || !strings.Contains(errs, "signatures not verified") {
+		t.Errorf("extract --no-verify: exit %d, %q", code, errs)
+	}
 	card := at("card")
 	if err := os.Mkdir(card, 0o755); err != nil {
 		t.Fatal(err)
@@ -158,6 +170,9 @@ func TestFirmwareCLI(t *testing.T) {
 		t.Errorf("self diff: %q", d)
 	}
 	var costs firmware.CostTable
+	for _, bad := range []string{"1e-300", "0", "-5", "NaN", "1e30"} {
+		refuse(": must be 0.1 to 1e+07 MB/s", "fw", "costs", at("c.onicfw"), "--config-mbps", bad)
+	}
 	if err := json.Unmarshal([]byte(must("fw", "costs", at("c.onicfw"), "--json", "--icap-mbps", "100")), &costs); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +226,28 @@ func TestFirmwareCLI(t *testing.T) {
 	if !strings.Contains(runText, "a.onicfw at 50us: onic-a 1.0.0 signed by ops, full reflash of the whole O-NIC") {
 		t.Errorf("text report lacks the deploy:\n%s", runText)
 	}
+	// Rollback: a release that raises the security version, then the
+	// older one over it: refused, unless the operator allows it, and then
+	// the report says so.
+	newer := writeSpec(t, dir, strings.Replace(string(read(t, spec)), "version: 1.0.0\n", "version: 1.1.0\nsecurity_version: 2\n", 1))
+	must("fw", "build", newer, "--key", at("ops.key"), "--out", at("n.onicfw"))
+	code, _, errs = onic(t, "", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
+		"--deploy", "onicA="+at("n.onicfw")+"@20us", "--deploy", "onicA="+at("a.onicfw")+"@60us")
+	if code != 1 || !strings.Contains(errs, "refused: security version rollback: static region: onic-a 1.0.0 has security version 0, the running onic-a 1.1.0 has 2") {
+		t.Errorf("emu run rolling back: exit %d, %q", code, errs)
+	}
+	var down struct {
+		ONICs []struct{ Deploys []cluster.DeployReport }
+	}
+	runOut = must("emu", "run", "--scenario-file", at("scen.yaml"), "--json", "--trust", at("trust.yaml"), "--allow-downgrade",
+		"--deploy", "onicA="+at("n.onicfw")+"@20us", "--deploy", "onicA="+at("a.onicfw")+"@60us")
+	if err := json.Unmarshal([]byte(runOut), &down); err != nil {
+		t.Fatal(err)
+	}
+	if ds := down.ONICs[0].Deploys; len(ds) != 2 || ds[1].Outcome != "loaded" || len(ds[1].Downgrade) != 1 || !strings.HasPrefix(ds[1].Downgrade[0], "static region:") {
+		t.Errorf("allowed downgrade: %+v", ds)
+	}
+	refuse("--allow-downgrade: needs --deploy or --replay with --trust", "emu", "run", "--allow-downgrade")
 	// Costs -> plan -> replay: the board's kernel costs feed the planner,
 	// whose plan the emulator replays with kernel images from fw build.
 	must("fw", "build", spec, "--kernel-slot", "0", "--key", at("ops.key"), "--out", at("k0.onicfw"))

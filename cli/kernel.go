@@ -214,7 +214,7 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 				nw = max(nw, len(k.Name))
 			}
 			timing, clock := v.GetBool("kernel.test.timing"), v.GetFloat64("kernel.test.clock-mhz")
-			if clock < 1 || clock > 1000 {
+			if !(clock >= 1 && clock <= 1000) {
 				return fmt.Errorf("--clock-mhz %g: want 1 to 1000", clock)
 			}
 			if !asJSON {

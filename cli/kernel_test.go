@@ -56,6 +56,8 @@ func TestKernelCLI(t *testing.T) {
 		{[]string{"kernel", "test"}, "name a kernel"},
 		{[]string{"kernel", "test", "--all", "sum-int32"}, "not both"},
 		{[]string{"kernel", "test", "nope"}, `no kernel "nope"`},
+		{[]string{"kernel", "test", "sum-int32", "--clock-mhz", "NaN"}, "--clock-mhz NaN: want 1 to 1000"},
+		{[]string{"fw", "build", "spec.yaml", "--kernel-slot", "-5"}, "--kernel-slot -5: a slot number is 0 or more"},
 		{[]string{"kernel", "test", "sum-int32", "--rtl", "modelsim"}, `--rtl "modelsim"`},
 		{[]string{"kernel", "gen", "nope"}, `no kernel "nope"`},
 	} {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"golang.org/x/mod/module"
+
 	"bytes"
 	"fmt"
 	"go/format"
@@ -19,6 +21,11 @@ import (
 // kernelName is what a kernel may be called: lower-case words joined by
 // dashes.
 var kernelName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// maxKernelName bounds a new kernel's name: it becomes a package, file
+// and Verilog module name (onic_kernel_<name>), checked before anything
+// is written.
+const maxKernelName = 48
 
 // newKernelNewCmd is `onic kernel new`: a working elementwise kernel,
 // its reference and its test, either as a Go module of its own (--dir) or
@@ -45,8 +52,8 @@ through it).`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if !kernelName.MatchString(name) {
-				return fmt.Errorf("kernel name %q: use lower-case letters and digits, words joined by dashes (abs-diff)", name)
+			if !kernelName.MatchString(name) || len(name) > maxKernelName {
+				return fmt.Errorf("kernel name %.80q: use up to %d lower-case letters and digits, words joined by dashes (abs-diff)", name, maxKernelName)
 			}
 			if _, err := kernels.Lookup(name); err == nil {
 				return fmt.Errorf("kernel name %q: a built-in kernel has it", name)
@@ -82,8 +89,8 @@ through it).`,
 				if data.Module == "" {
 					data.Module = name
 				}
-				if !modulePath.MatchString(data.Module) {
-					return fmt.Errorf("--module %q: not a Go module path", data.Module)
+				if err := module.CheckPath(data.Module); err != nil {
+					return fmt.Errorf("--module %q: not a Go module path: %v", data.Module, err)
 				}
 				data.Onic, data.GoVersion, data.Requires, data.Prefix = root, mod.goVersion, mod.requires, ""
 				files = []scaffoldFile{{"go.mod", goModTmpl}, {"main.go", mainTmpl},
@@ -186,9 +193,6 @@ type scaffoldFile struct {
 	name string
 	tmpl *template.Template
 }
-
-// modulePath is a plausible Go module path.
-var modulePath = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._~-]*(/[A-Za-z0-9._~-]+)*$`)
 
 // onicMod is what a new module takes from onic's go.mod and go.sum.
 type onicMod struct {

@@ -66,7 +66,9 @@ func TestKernelNew(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"Abs_Diff"}, `kernel name "Abs_Diff": use lower-case letters`},
+		{[]string{"Abs_Diff"}, `kernel name "Abs_Diff": use up to 48 lower-case letters`},
+		{[]string{strings.Repeat("a", 250)}, `use up to 48 lower-case letters`},
+		{[]string{"x", "--dir", filepath.Join(t.TempDir(), "m"), "--module", "github.com/../../evil"}, `invalid path element ".."`},
 		{[]string{"sum-int32"}, `kernel name "sum-int32": a built-in kernel has it`},
 		{[]string{"x", "--inputs", "3"}, "--inputs 3"},
 	} {

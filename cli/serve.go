@@ -74,9 +74,12 @@ prints the cluster's report (--json for JSON).`,
 			}
 			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
 				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout"),
-				StallTimeout: v.GetDuration("emu.serve.stall-timeout")}
+				StallTimeout: v.GetDuration("emu.serve.stall-timeout"), MaxPosted: v.GetInt("emu.serve.max-posted")}
 			if opt.MaxClients < 1 || opt.MaxClients > 4096 {
 				return fmt.Errorf("--max-clients %d: want 1 to 4096", opt.MaxClients)
+			}
+			if opt.MaxPosted < 1 || opt.MaxPosted > 4096 {
+				return fmt.Errorf("--max-posted %d: want 1 to 4096", opt.MaxPosted)
 			}
 			if opt.StallTimeout < 10*time.Millisecond || opt.StallTimeout > time.Hour {
 				return fmt.Errorf("--stall-timeout %v: want 10ms to 1h", opt.StallTimeout)
@@ -99,6 +102,12 @@ prints the cluster's report (--json for JSON).`,
 					return fmt.Errorf("--trust: %v", err)
 				}
 				opt.Trust = &tr
+			}
+			if v.GetBool("emu.serve.allow-downgrade") {
+				if opt.Trust == nil {
+					return fmt.Errorf("--allow-downgrade: needs --trust")
+				}
+				cl.AllowDowngrade(true)
 			}
 			srv, err := hostif.New(cl, opt)
 			if err != nil {
@@ -150,6 +159,7 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
 	c.Flags().Bool("json", false, "print the report at the end as JSON")
+	c.Flags().Int("max-posted", hostif.DefaultMaxPosted, "a client's requests in the emulator at once (posted-write credits) and read but not yet answered")
 	c.Flags().Int("max-clients", 64, "most connections served at once; one more is told the server is full")
 	c.Flags().String("max-inflight", "64MiB", "most bytes of partly received frames held across all clients")
 	c.Flags().Duration("frame-timeout", 10*time.Second, "how long a frame's body may take to arrive after its length")
@@ -157,6 +167,7 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().String("max-image", "256MiB", "largest image file a client's load may name")
 	c.Flags().String("max-memory", "1GiB", "largest DMA memory file a client may share")
 	c.Flags().String("trust", "", "the loader's trust store (YAML, docs/firmware.md) for clients' load requests; without it loads are refused")
+	c.Flags().Bool("allow-downgrade", false, "let clients' loads lower a region's security version (each one is listed in the report; never below the trust store's min_security_version)")
 	bindFlags(v, c, "emu.serve")
 	return c
 }

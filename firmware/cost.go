@@ -1,6 +1,8 @@
 package firmware
 
 import (
+	"onic/internal/fpgapart"
+
 	"fmt"
 	"io"
 	"math"
@@ -47,6 +49,9 @@ const DefaultPart = "xcvu9p-flga2104-2L-e"
 
 // LookupPart finds the device of a full part name (xcvu9p-flga2104-2L-e).
 func LookupPart(part string) (Part, error) {
+	if err := fpgapart.Check(part); err != nil {
+		return Part{}, err
+	}
 	dev, _, _ := strings.Cut(strings.ToLower(part), "-")
 	for _, p := range Parts {
 		if p.Device == dev {
@@ -135,15 +140,32 @@ func (b Board) WithDefaults(p Part) Board {
 	return b
 }
 
+// Board limits: a rate 0 means the default; any other must lie in
+// [MinMBps, MaxMBps] (below it a reflash would take days; a JTAG cable
+// is some 4 MB/s), and a delay in [0, MaxBoardDelay].
+const (
+	MinMBps       = 0.1
+	MaxMBps       = 1e7 // far above any real port: a scenario may shorten reflashes
+	MaxBoardDelay = time.Hour
+)
+
 // Check names the first bad field.
 func (b Board) Check() error {
-	switch {
-	case b.ConfigMBps < 0:
-		return fmt.Errorf("config_mbps %g: must be positive", b.ConfigMBps)
-	case b.ICAPMBps < 0:
-		return fmt.Errorf("icap_mbps %g: must be positive", b.ICAPMBps)
-	case b.LinkDown < 0 || b.Rescan < 0 || b.OpticalBringUp < 0:
-		return fmt.Errorf("link_down, rescan and optical_bring_up must not be negative")
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"config_mbps", b.ConfigMBps}, {"icap_mbps", b.ICAPMBps}} {
+		if r.v != 0 && !(r.v >= MinMBps && r.v <= MaxMBps) {
+			return fmt.Errorf("%s %g: must be %g to %g MB/s (or left out for the default)", r.name, r.v, float64(MinMBps), float64(MaxMBps))
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"link_down", b.LinkDown}, {"rescan", b.Rescan}, {"optical_bring_up", b.OpticalBringUp}} {
+		if d.v < 0 || d.v > MaxBoardDelay {
+			return fmt.Errorf("%s %v: must be 0 to %v", d.name, d.v, MaxBoardDelay)
+		}
 	}
 	return nil
 }

@@ -16,13 +16,17 @@ func (im *Image) Describe(w io.Writer) {
 	fmt.Fprintf(w, "target     %s (%s)\n", m.Part, m.Family)
 	fmt.Fprintf(w, "static     %s\n", m.Static)
 	if m.Kind == KindImage {
+		fmt.Fprintf(w, "security   version %d (static region)\n", m.SecurityVersion)
+	}
+	if m.Kind == KindImage {
 		fmt.Fprintf(w, "manager    %d cycles at %g MHz, %d-bit data path\n", m.ManagerDepth, m.ClockMHz, m.DataWidth)
 		fmt.Fprintf(w, "full       %d bytes%s\n", m.FullBytes, estimated(m.FullEstimated))
 	}
 	for _, s := range m.Slots {
 		k := "empty"
 		if s.Kernel != "" {
-			k = fmt.Sprintf("%s %s (id %#08x), needs %s (%s)", s.Kernel, s.KernelVersion, s.KernelID, res(s.Need), s.NeedSource)
+			k = fmt.Sprintf("%s %s (id %#08x, security version %d), needs %s (%s)", s.Kernel, s.KernelVersion, s.KernelID,
+				s.SecurityVersion, res(s.Need), s.NeedSource)
 		}
 		fmt.Fprintf(w, "slot %d     %s\n", s.Slot, k)
 		fmt.Fprintf(w, "slot %d     region %s, partial bitstream %d bytes%s\n", s.Slot, res(s.Region), s.Bytes, estimated(s.Estimated))

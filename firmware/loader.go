@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"onic/internal/readfile"
@@ -22,6 +23,18 @@ const OperatorRole = "operator"
 // may load. It belongs to whoever runs the O-NICs, never to an image.
 type Trust struct {
 	Keys []TrustedKey `mapstructure:"keys"`
+	// MinSecurityVersion is the lowest static security version a whole
+	// image may carry (0 to MaxSecurityVersion, default 0): an image
+	// below it is refused whatever runs and whatever the operator allows
+	// at load time — raising it retires every older release for good.
+	MinSecurityVersion int `mapstructure:"min_security_version"`
+	// Revoked lists keys whose signatures no longer count: each a key's
+	// KeyID (16 hex digits, as onic fw inspect prints it), the name of
+	// one of Keys, a PEM public key file (relative to the trust file) or
+	// a raw key in base64. A revoked key is refused even where Keys
+	// still lists it.
+	Revoked []string        `mapstructure:"revoked"`
+	revoked map[string]bool // KeyIDs
 }
 
 // TrustedKey is one accepted key.
@@ -67,8 +80,51 @@ func LoadTrust(name string, r io.Reader, dir string) (Trust, error) {
 		}
 		k.pub = pub
 	}
+	if t.MinSecurityVersion < 0 || t.MinSecurityVersion > MaxSecurityVersion {
+		return Trust{}, fmt.Errorf("%s: min_security_version %d: must be 0 to %d", name, t.MinSecurityVersion, MaxSecurityVersion)
+	}
+	for i, r := range t.Revoked {
+		at := fmt.Sprintf("%s: revoked[%d]", name, i)
+		if j, ok := names[r]; ok {
+			t.Revoke(t.Keys[j].pub)
+			continue
+		}
+		if keyID.MatchString(r) {
+			t.revokeID(r)
+			continue
+		}
+		if raw, err := base64.StdEncoding.DecodeString(r); err == nil && len(raw) == ed25519.PublicKeySize {
+			t.Revoke(raw)
+			continue
+		}
+		p := r
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		pub, err := ReadPublicKey(p)
+		if err != nil {
+			return Trust{}, fmt.Errorf("%s: %q is no key name, key ID (16 hex digits), base64 key or key file: %v", at, r, err)
+		}
+		t.Revoke(pub)
+	}
 	return t, nil
 }
+
+// keyID is the form of a KeyID.
+var keyID = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// Revoke stops a key's signatures counting (Trust.Revoked).
+func (t *Trust) Revoke(pub ed25519.PublicKey) { t.revokeID(KeyID(pub)) }
+
+func (t *Trust) revokeID(id string) {
+	if t.revoked == nil {
+		t.revoked = map[string]bool{}
+	}
+	t.revoked[id] = true
+}
+
+// IsRevoked reports whether a key is revoked.
+func (t *Trust) IsRevoked(pub ed25519.PublicKey) bool { return t.revoked[KeyID(pub)] }
 
 // MaxTrustFile is the largest trust store file LoadTrustFile reads.
 const MaxTrustFile = 1 << 20
@@ -116,6 +172,10 @@ type Backend interface {
 	// Partial replaces the kernel in k's slot with k's (a kernel image):
 	// it costs c and takes only that slot out.
 	Partial(k *Image, c Cost) error
+	// Kernel is the kernel slot n runs now — the running image's, or the
+	// one a partial load put there since — for the anti-rollback check;
+	// false for an empty slot or none running.
+	Kernel(n int) (SlotManifest, bool)
 }
 
 // Refusal reasons: every error Load returns for an image it will not
@@ -126,12 +186,17 @@ var (
 	ErrUntrusted = errors.New("signer not trusted")
 	ErrTarget    = errors.New("wrong target")
 	ErrFit       = errors.New("kernel does not fit its region")
+	ErrRollback  = errors.New("security version rollback")
 )
 
 // Loader deploys images to one O-NIC after checking them.
 type Loader struct {
 	Trust   Trust
 	Backend Backend
+	// AllowDowngrade is the operator's explicit leave, for this load, to
+	// replace a region with a lower security version than it runs (never
+	// below Trust.MinSecurityVersion); the deployment lists each one.
+	AllowDowngrade bool
 }
 
 // Deployment is what a load did.
@@ -142,6 +207,9 @@ type Deployment struct {
 	Signer  string `json:"signer"` // the trusted key's name
 	Role    string `json:"role"`
 	Cost    Cost   `json:"cost"`
+	// Downgrade lists the regions this load put back to a lower security
+	// version, under Loader.AllowDowngrade.
+	Downgrade []string `json:"downgrade,omitempty"`
 }
 
 // Load checks an image file and deploys it. Everything is checked before
@@ -149,8 +217,10 @@ type Deployment struct {
 // it must parse and match its hashes; carry signatures that all verify,
 // one by a key the trust store gives the right (an operator for a whole
 // image; an operator or a tenant the running image lets load that slot
-// for a kernel image); be built for the board's part (and a kernel image
-// for the running static region); and every kernel must fit its region.
+// for a kernel image), no signer revoked; be built for the board's part
+// (and a kernel image for the running static region); roll no region back
+// to a lower security version (unless AllowDowngrade) nor below the trust
+// store's floor; and every kernel must fit its region.
 func (l *Loader) Load(b []byte) (Deployment, error) {
 	im, err := Parse(b)
 	if err != nil {
@@ -194,6 +264,10 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 	var signer TrustedKey
 	var why []string
 	for _, pub := range signers {
+		if l.Trust.IsRevoked(pub) {
+			why = append(why, "key "+KeyID(pub)+" is revoked")
+			continue
+		}
 		entries := l.Trust.Lookup(pub)
 		if len(entries) == 0 {
 			why = append(why, "key "+KeyID(pub)+" is not in the trust store")
@@ -228,6 +302,16 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 	part, _ := LookupPart(m.Part) // Parse checked it
 	board = board.WithDefaults(part)
 	d := Deployment{Kind: m.Kind, Name: m.Name, Version: m.Version, Signer: signer.Name, Role: signer.Role}
+	if m.Kind == KindImage && int64(m.SecurityVersion) < int64(l.Trust.MinSecurityVersion) {
+		return Deployment{}, fmt.Errorf("%w: %s %s has security version %d, below the trust store's min_security_version %d",
+			ErrRollback, m.Name, m.Version, m.SecurityVersion, l.Trust.MinSecurityVersion)
+	}
+	if back := l.rollbacks(m, running); len(back) > 0 {
+		if !l.AllowDowngrade {
+			return Deployment{}, fmt.Errorf("%w: %s (an operator may allow it: --allow-downgrade)", ErrRollback, strings.Join(back, "; "))
+		}
+		d.Downgrade = back
+	}
 	if m.Kind == KindKernel {
 		if err := fits(slot, region); err != nil {
 			return Deployment{}, err
@@ -244,6 +328,32 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 	}
 	d.Cost = board.FullCost(m.FullBytes, m.FullEstimated)
 	return d, l.Backend.Full(im, d.Cost)
+}
+
+// rollbacks lists each region loading m would put back to a lower
+// security version than it runs: the static region (a whole image
+// against the running one) and each slot whose kernel it replaces with
+// an older build of the same kernel (a different kernel has its own
+// numbering, so replacing one with another is no rollback).
+func (l *Loader) rollbacks(m *Manifest, running *Image) []string {
+	var out []string
+	if m.Kind == KindImage && running != nil && m.SecurityVersion < running.Manifest.SecurityVersion {
+		rm := &running.Manifest
+		out = append(out, fmt.Sprintf("static region: %s %s has security version %d, the running %s %s has %d",
+			m.Name, m.Version, m.SecurityVersion, rm.Name, rm.Version, rm.SecurityVersion))
+	}
+	if running == nil {
+		return out
+	}
+	for _, s := range m.Slots {
+		cur, ok := l.Backend.Kernel(s.Slot)
+		if s.Kernel == "" || !ok || cur.Kernel != s.Kernel || s.SecurityVersion >= cur.SecurityVersion {
+			continue
+		}
+		out = append(out, fmt.Sprintf("slot %d: kernel %s %s has security version %d, the running %s %s has %d",
+			s.Slot, s.Kernel, s.KernelVersion, s.SecurityVersion, cur.Kernel, cur.KernelVersion, cur.SecurityVersion))
+	}
+	return out
 }
 
 // CheckFit checks that each kernel of the image fits the region its
@@ -271,7 +381,15 @@ func (im *Image) MayLoad(t Trust) (ok bool, lines []string, err error) {
 		return false, nil, err
 	}
 	m := &im.Manifest
+	if m.Kind == KindImage && int64(m.SecurityVersion) < int64(t.MinSecurityVersion) {
+		return false, []string{fmt.Sprintf("security version %d is below the trust store's min_security_version %d",
+			m.SecurityVersion, t.MinSecurityVersion)}, nil
+	}
 	for _, pub := range signers {
+		if t.IsRevoked(pub) {
+			lines = append(lines, fmt.Sprintf("key %s: revoked", KeyID(pub)))
+			continue
+		}
 		entries := t.Lookup(pub)
 		if len(entries) == 0 {
 			lines = append(lines, fmt.Sprintf("key %s: not in the trust store", KeyID(pub)))

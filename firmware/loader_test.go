@@ -3,6 +3,7 @@ package firmware_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +19,7 @@ type memBackend struct {
 	part    string
 	running *firmware.Image
 	slots   map[int]string // kernel image loaded into each slot since
+	kernels map[int]firmware.SlotManifest
 	log     []string
 }
 
@@ -25,14 +27,26 @@ func (b *memBackend) Part() string             { return b.part }
 func (b *memBackend) Board() firmware.Board    { return firmware.Board{} }
 func (b *memBackend) Running() *firmware.Image { return b.running }
 func (b *memBackend) Full(im *firmware.Image, c firmware.Cost) error {
-	b.running, b.slots = im, map[int]string{}
+	b.running, b.slots, b.kernels = im, map[int]string{}, map[int]firmware.SlotManifest{}
 	b.log = append(b.log, fmt.Sprintf("full %s %v", im.Manifest.Name, c.Total))
 	return nil
 }
 func (b *memBackend) Partial(k *firmware.Image, c firmware.Cost) error {
 	b.slots[k.Manifest.Slots[0].Slot] = k.Manifest.Name
+	b.kernels[k.Manifest.Slots[0].Slot] = k.Manifest.Slots[0]
 	b.log = append(b.log, fmt.Sprintf("partial %d %s %v", c.Slot, k.Manifest.Name, c.Total))
 	return nil
+}
+
+func (b *memBackend) Kernel(n int) (firmware.SlotManifest, bool) {
+	if k, ok := b.kernels[n]; ok {
+		return k, true
+	}
+	if b.running == nil {
+		return firmware.SlotManifest{}, false
+	}
+	s, ok := b.running.Manifest.SlotEntry(n)
+	return s, ok && s.Kernel != ""
 }
 
 // state is everything a load could change.
@@ -234,5 +248,95 @@ func TestVersionBumpKeepsStatic(t *testing.T) {
 	k.Sign(ops)
 	if _, err := l.Load(marshal(t, k)); err != nil {
 		t.Errorf("a kernel built for 1.0.0 into 1.0.1: %v", err)
+	}
+}
+
+// TestLoaderRollback: a whole image or a kernel with a lower security
+// version than the region runs is refused, and the board is left as it
+// was, unless the operator allows the downgrade, which the deployment
+// lists; the trust store's floor holds even then; a revoked key's
+// signature counts for nothing, by name, key ID or key.
+func TestLoaderRollback(t *testing.T) {
+	opsPub, ops := key(2)
+	oldPub, old := key(5)
+	var trust firmware.Trust
+	trust.Add("ops", firmware.OperatorRole, opsPub)
+	trust.Add("old-ops", firmware.OperatorRole, oldPub)
+	b := &memBackend{part: "xcvu9p-flga2104-2L-e"}
+	l := &firmware.Loader{Trust: trust, Backend: b}
+	at := func(sv, ksv int) *firmware.Image {
+		im := variant(t, func(s *firmware.Spec) { s.SecurityVersion, s.Slots[0].SecurityVersion = sv, ksv })
+		im.Sign(ops)
+		return im
+	}
+	v3, v2, v3k1 := at(3, 2), at(2, 2), at(3, 1)
+	if _, err := l.Load(marshal(t, v3)); err != nil {
+		t.Fatal(err)
+	}
+	before := b.state(t)
+	for _, tc := range []struct {
+		name string
+		im   *firmware.Image
+		want string
+	}{
+		{"older static region", v2, "static region: onic-a 1.0.0 has security version 2, the running onic-a 1.0.0 has 3"},
+		{"older kernel in slot 0", v3k1, "slot 0: kernel scale-int32 1.0.0 has security version 1, the running scale-int32 1.0.0 has 2"},
+	} {
+		_, err := l.Load(marshal(t, tc.im))
+		if !errors.Is(err, firmware.ErrRollback) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--allow-downgrade") {
+			t.Errorf("%s: %v; want a rollback naming %q", tc.name, err, tc.want)
+		}
+		if b.state(t) != before {
+			t.Errorf("%s: a refused load changed the board", tc.name)
+		}
+	}
+	// A kernel image of the running kernel, older: refused alike.
+	k, err := v3k1.KernelImage(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Sign(ops)
+	if _, err := l.Load(marshal(t, k)); !errors.Is(err, firmware.ErrRollback) {
+		t.Errorf("older kernel image: %v, want a rollback", err)
+	}
+	// Equal or newer is no rollback.
+	if d, err := l.Load(marshal(t, at(3, 2))); err != nil || len(d.Downgrade) != 0 {
+		t.Errorf("same security versions: %+v, %v", d, err)
+	}
+	// The operator allows it: loaded, and said.
+	l.AllowDowngrade = true
+	d, err := l.Load(marshal(t, v2))
+	if err != nil || len(d.Downgrade) != 1 || !strings.HasPrefix(d.Downgrade[0], "static region:") {
+		t.Errorf("allowed downgrade: %+v, %v", d, err)
+	}
+	// Never below the floor, allowed or not.
+	l.Trust.MinSecurityVersion = 3
+	if _, err := l.Load(marshal(t, v2)); !errors.Is(err, firmware.ErrRollback) || !strings.Contains(err.Error(), "min_security_version 3") {
+		t.Errorf("below the floor: %v", err)
+	}
+	l.Trust.MinSecurityVersion, l.AllowDowngrade = 0, false
+	// Revocation, from a trust file: by name, by key ID and by key.
+	oldSigned := at(3, 2)
+	oldSigned.Signatures = nil
+	oldSigned.Sign(old)
+	for _, rev := range []string{"old-ops", firmware.KeyID(oldPub), base64.StdEncoding.EncodeToString(oldPub)} {
+		y := fmt.Sprintf("keys:\n  - {name: ops, role: operator, key: %s}\n  - {name: old-ops, role: operator, key: %s}\nrevoked: [%q]\n",
+			base64.StdEncoding.EncodeToString(opsPub), base64.StdEncoding.EncodeToString(oldPub), rev)
+		tr, err := firmware.LoadTrust("trust.yaml", strings.NewReader(y), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl := &firmware.Loader{Trust: tr, Backend: b}
+		if _, err := rl.Load(marshal(t, oldSigned)); !errors.Is(err, firmware.ErrUntrusted) || !strings.Contains(err.Error(), "is revoked") {
+			t.Errorf("revoked %q: %v", rev, err)
+		}
+		if _, err := rl.Load(marshal(t, v3)); err != nil {
+			t.Errorf("revoked %q: the other operator's image: %v", rev, err)
+		}
+	}
+	for _, bad := range []string{"revoked: [nobody]", "min_security_version: -1", "revoked: [0123456789abcdeX]"} {
+		if _, err := firmware.LoadTrust("trust.yaml", strings.NewReader(bad), t.TempDir()); err == nil {
+			t.Errorf("trust %q accepted", bad)
+		}
 	}
 }

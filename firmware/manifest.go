@@ -42,8 +42,12 @@ type Manifest struct {
 	Kind    string `msg:"kind" json:"kind"`
 	Name    string `msg:"name" json:"name"`
 	Version string `msg:"version" json:"version"`
-	Part    string `msg:"part" json:"part"`
-	Family  string `msg:"family" json:"family"`
+	// SecurityVersion is the static region's anti-rollback number
+	// (Spec.SecurityVersion; 0 in images made before it existed). A
+	// kernel image carries its kernel's in Slots[0].
+	SecurityVersion uint32 `msg:"security_version" json:"security_version,omitempty"`
+	Part            string `msg:"part" json:"part"`
+	Family          string `msg:"family" json:"family"`
 	// Static is the static region's identity: the hex SHA-256 of the
 	// target part and the PCIe manager's generated RTL. A kernel image
 	// names the static region it was built against and loads only onto
@@ -73,6 +77,9 @@ type SlotManifest struct {
 	Kernel        string `msg:"kernel" json:"kernel,omitempty"`
 	KernelVersion string `msg:"kernel_version" json:"kernel_version,omitempty"`
 	KernelID      uint32 `msg:"kernel_id" json:"kernel_id,omitempty"`
+	// SecurityVersion is the kernel's anti-rollback number
+	// (SlotSpec.SecurityVersion).
+	SecurityVersion uint32 `msg:"security_version" json:"security_version,omitempty"`
 	// Need is what the kernel in its task shell takes, as NeedSource
 	// measured it (Yosys synth_xilinx).
 	Need       Resources `msg:"need" json:"need"`

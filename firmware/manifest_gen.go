@@ -58,6 +58,12 @@ func (z *Manifest) DecodeMsg(dc *msgp.Reader) (err error) {
 				err = msgp.WrapError(err, "Version")
 				return
 			}
+		case "security_version":
+			z.SecurityVersion, err = dc.ReadUint32()
+			if err != nil {
+				err = msgp.WrapError(err, "SecurityVersion")
+				return
+			}
 		case "part":
 			z.Part, err = dc.ReadString()
 			if err != nil {
@@ -238,9 +244,9 @@ func (z *Manifest) DecodeMsg(dc *msgp.Reader) (err error) {
 
 // EncodeMsg implements msgp.Encodable
 func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
-	// map header, size 15
+	// map header, size 16
 	// write "format"
-	err = en.Append(0x8f, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
+	err = en.Append(0xde, 0x0, 0x10, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
 	if err != nil {
 		return
 	}
@@ -277,6 +283,16 @@ func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
 	err = en.WriteString(z.Version)
 	if err != nil {
 		err = msgp.WrapError(err, "Version")
+		return
+	}
+	// write "security_version"
+	err = en.Append(0xb0, 0x73, 0x65, 0x63, 0x75, 0x72, 0x69, 0x74, 0x79, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+	if err != nil {
+		return
+	}
+	err = en.WriteUint32(z.SecurityVersion)
+	if err != nil {
+		err = msgp.WrapError(err, "SecurityVersion")
 		return
 	}
 	// write "part"
@@ -439,9 +455,9 @@ func (z *Manifest) EncodeMsg(en *msgp.Writer) (err error) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Manifest) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 15
+	// map header, size 16
 	// string "format"
-	o = append(o, 0x8f, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
+	o = append(o, 0xde, 0x0, 0x10, 0xa6, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74)
 	o = msgp.AppendInt(o, z.Format)
 	// string "kind"
 	o = append(o, 0xa4, 0x6b, 0x69, 0x6e, 0x64)
@@ -452,6 +468,9 @@ func (z *Manifest) MarshalMsg(b []byte) (o []byte, err error) {
 	// string "version"
 	o = append(o, 0xa7, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
 	o = msgp.AppendString(o, z.Version)
+	// string "security_version"
+	o = append(o, 0xb0, 0x73, 0x65, 0x63, 0x75, 0x72, 0x69, 0x74, 0x79, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+	o = msgp.AppendUint32(o, z.SecurityVersion)
 	// string "part"
 	o = append(o, 0xa4, 0x70, 0x61, 0x72, 0x74)
 	o = msgp.AppendString(o, z.Part)
@@ -558,6 +577,12 @@ func (z *Manifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.Version, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Version")
+				return
+			}
+		case "security_version":
+			z.SecurityVersion, bts, err = msgp.ReadUint32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "SecurityVersion")
 				return
 			}
 		case "part":
@@ -741,7 +766,7 @@ func (z *Manifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Manifest) Msgsize() (s int) {
-	s = 1 + 7 + msgp.IntSize + 5 + msgp.StringPrefixSize + len(z.Kind) + 5 + msgp.StringPrefixSize + len(z.Name) + 8 + msgp.StringPrefixSize + len(z.Version) + 5 + msgp.StringPrefixSize + len(z.Part) + 7 + msgp.StringPrefixSize + len(z.Family) + 7 + msgp.StringPrefixSize + len(z.Static) + 11 + msgp.Int64Size + 15 + msgp.BoolSize + 14 + msgp.IntSize + 10 + msgp.Float64Size + 11 + msgp.IntSize + 6 + msgp.ArrayHeaderSize
+	s = 3 + 7 + msgp.IntSize + 5 + msgp.StringPrefixSize + len(z.Kind) + 5 + msgp.StringPrefixSize + len(z.Name) + 8 + msgp.StringPrefixSize + len(z.Version) + 17 + msgp.Uint32Size + 5 + msgp.StringPrefixSize + len(z.Part) + 7 + msgp.StringPrefixSize + len(z.Family) + 7 + msgp.StringPrefixSize + len(z.Static) + 11 + msgp.Int64Size + 15 + msgp.BoolSize + 14 + msgp.IntSize + 10 + msgp.Float64Size + 11 + msgp.IntSize + 6 + msgp.ArrayHeaderSize
 	for za0001 := range z.Slots {
 		s += z.Slots[za0001].Msgsize()
 	}
@@ -1398,6 +1423,12 @@ func (z *SlotManifest) DecodeMsg(dc *msgp.Reader) (err error) {
 				err = msgp.WrapError(err, "KernelID")
 				return
 			}
+		case "security_version":
+			z.SecurityVersion, err = dc.ReadUint32()
+			if err != nil {
+				err = msgp.WrapError(err, "SecurityVersion")
+				return
+			}
 		case "need":
 			err = z.Need.DecodeMsg(dc)
 			if err != nil {
@@ -1435,9 +1466,9 @@ func (z *SlotManifest) DecodeMsg(dc *msgp.Reader) (err error) {
 
 // EncodeMsg implements msgp.Encodable
 func (z *SlotManifest) EncodeMsg(en *msgp.Writer) (err error) {
-	// map header, size 9
+	// map header, size 10
 	// write "slot"
-	err = en.Append(0x89, 0xa4, 0x73, 0x6c, 0x6f, 0x74)
+	err = en.Append(0x8a, 0xa4, 0x73, 0x6c, 0x6f, 0x74)
 	if err != nil {
 		return
 	}
@@ -1486,6 +1517,16 @@ func (z *SlotManifest) EncodeMsg(en *msgp.Writer) (err error) {
 		err = msgp.WrapError(err, "KernelID")
 		return
 	}
+	// write "security_version"
+	err = en.Append(0xb0, 0x73, 0x65, 0x63, 0x75, 0x72, 0x69, 0x74, 0x79, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+	if err != nil {
+		return
+	}
+	err = en.WriteUint32(z.SecurityVersion)
+	if err != nil {
+		err = msgp.WrapError(err, "SecurityVersion")
+		return
+	}
 	// write "need"
 	err = en.Append(0xa4, 0x6e, 0x65, 0x65, 0x64)
 	if err != nil {
@@ -1532,9 +1573,9 @@ func (z *SlotManifest) EncodeMsg(en *msgp.Writer) (err error) {
 // MarshalMsg implements msgp.Marshaler
 func (z *SlotManifest) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 9
+	// map header, size 10
 	// string "slot"
-	o = append(o, 0x89, 0xa4, 0x73, 0x6c, 0x6f, 0x74)
+	o = append(o, 0x8a, 0xa4, 0x73, 0x6c, 0x6f, 0x74)
 	o = msgp.AppendInt(o, z.Slot)
 	// string "region"
 	o = append(o, 0xa6, 0x72, 0x65, 0x67, 0x69, 0x6f, 0x6e)
@@ -1552,6 +1593,9 @@ func (z *SlotManifest) MarshalMsg(b []byte) (o []byte, err error) {
 	// string "kernel_id"
 	o = append(o, 0xa9, 0x6b, 0x65, 0x72, 0x6e, 0x65, 0x6c, 0x5f, 0x69, 0x64)
 	o = msgp.AppendUint32(o, z.KernelID)
+	// string "security_version"
+	o = append(o, 0xb0, 0x73, 0x65, 0x63, 0x75, 0x72, 0x69, 0x74, 0x79, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+	o = msgp.AppendUint32(o, z.SecurityVersion)
 	// string "need"
 	o = append(o, 0xa4, 0x6e, 0x65, 0x65, 0x64)
 	o, err = z.Need.MarshalMsg(o)
@@ -1623,6 +1667,12 @@ func (z *SlotManifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "KernelID")
 				return
 			}
+		case "security_version":
+			z.SecurityVersion, bts, err = msgp.ReadUint32Bytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "SecurityVersion")
+				return
+			}
 		case "need":
 			bts, err = z.Need.UnmarshalMsg(bts)
 			if err != nil {
@@ -1661,7 +1711,7 @@ func (z *SlotManifest) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *SlotManifest) Msgsize() (s int) {
-	s = 1 + 5 + msgp.IntSize + 7 + z.Region.Msgsize() + 7 + msgp.StringPrefixSize + len(z.Kernel) + 15 + msgp.StringPrefixSize + len(z.KernelVersion) + 10 + msgp.Uint32Size + 5 + z.Need.Msgsize() + 12 + msgp.StringPrefixSize + len(z.NeedSource) + 6 + msgp.Int64Size + 10 + msgp.BoolSize
+	s = 1 + 5 + msgp.IntSize + 7 + z.Region.Msgsize() + 7 + msgp.StringPrefixSize + len(z.Kernel) + 15 + msgp.StringPrefixSize + len(z.KernelVersion) + 10 + msgp.Uint32Size + 17 + msgp.Uint32Size + 5 + z.Need.Msgsize() + 12 + msgp.StringPrefixSize + len(z.NeedSource) + 6 + msgp.Int64Size + 10 + msgp.BoolSize
 	return
 }
 

@@ -26,7 +26,13 @@ import (
 type Spec struct {
 	Name    string `mapstructure:"name" json:"name"`
 	Version string `mapstructure:"version" json:"version"` // semantic version, MAJOR.MINOR.PATCH
-	Target  Target `mapstructure:"target" json:"target"`
+	// SecurityVersion is the static region's anti-rollback number (0 to
+	// MaxSecurityVersion, default 0): raise it when a release fixes
+	// something an older image gets wrong (an access rule, a manager
+	// bug), and the loader refuses every image with a lower one unless
+	// the operator allows the downgrade.
+	SecurityVersion int    `mapstructure:"security_version" json:"security_version,omitempty"`
+	Target          Target `mapstructure:"target" json:"target"`
 	// ClockMHz and Width are the PCIe manager's clock and TLP data path
 	// (defaults 250 and 512).
 	ClockMHz float64        `mapstructure:"clock_mhz" json:"clock_mhz"`
@@ -78,6 +84,10 @@ type SlotSpec struct {
 	Translated    uint64   `mapstructure:"translated" json:"translated,omitempty"`
 	Sources       []string `mapstructure:"sources" json:"sources,omitempty"`
 	PairBufferKiB int      `mapstructure:"pair_buffer_kib" json:"pair_buffer_kib,omitempty"`
+	// SecurityVersion is the slot's kernel's anti-rollback number, as
+	// Spec.SecurityVersion is the static region's: a load that would
+	// replace this kernel with a lower one is refused.
+	SecurityVersion int `mapstructure:"security_version" json:"security_version,omitempty"`
 }
 
 // TenantSpec names a tenant and the slots its keys may load kernels
@@ -94,6 +104,8 @@ const (
 	DefaultWidth    = 512
 	DefaultHoldTLPs = 1024    // as emu/scenario's
 	MaxHoldTLPs     = 1 << 20 // as emu/scenario's
+	// MaxSecurityVersion bounds a security version.
+	MaxSecurityVersion = 1<<31 - 1
 )
 
 // LoadSpec reads a spec from YAML; name labels the errors. Unknown fields
@@ -147,6 +159,9 @@ func (s *Spec) check(registered bool) error {
 	if !semver.MatchString(s.Version) {
 		return fmt.Errorf("version %q: want a semantic version MAJOR.MINOR.PATCH", s.Version)
 	}
+	if s.SecurityVersion < 0 || s.SecurityVersion > MaxSecurityVersion {
+		return fmt.Errorf("security_version %d: must be 0 to %d", s.SecurityVersion, MaxSecurityVersion)
+	}
 	p, err := LookupPart(s.Target.Part)
 	if err != nil {
 		return fmt.Errorf("target.part: %v", err)
@@ -196,6 +211,9 @@ func (s *Spec) check(registered bool) error {
 		}
 		if seen[sl.Slot] {
 			return fmt.Errorf("%s.slot %d: given twice", at, sl.Slot)
+		}
+		if sl.SecurityVersion < 0 || sl.SecurityVersion > MaxSecurityVersion {
+			return fmt.Errorf("%s.security_version %d: must be 0 to %d", at, sl.SecurityVersion, MaxSecurityVersion)
 		}
 		seen[sl.Slot] = true
 		r := sl.Region

@@ -106,29 +106,32 @@ type phase struct {
 
 // Cluster is a running emulation.
 type Cluster struct {
-	s        *sim.Sim
-	cfg      scenario.Config
-	hosts    []*hostNode
-	onics    []*onicNode
-	flows    []*flowState
-	phases   []phase
-	dark     [][2]*port // circuits being lit, by evLit index
-	stall    sim.Time   // time circuits spent dark or training
-	reconf   int        // reconfigurations
-	recs     []record   // requests, reused once settled: see newRec
-	freeRecs []int32
-	injected uint64 // requests injected
-	msgs     []*msg
-	free     []int
-	counts   [numOutcomes]uint64
-	why      map[string]uint64 // failure reasons
-	tlps     uint64            // TLP arrivals at link ends
-	capture  *capture          // nil unless Capture was called
-	spans    []span            // circuits dark or training, for the trace
-	cmds     []nvmeCmd         // NVMe commands waiting for their media
-	freeCmds []int
-	deploys  []deployment // firmware loads, by evDeploy index
-	started  bool         // Start has run
+	s     *sim.Sim
+	cfg   scenario.Config
+	hosts []*hostNode
+	onics []*onicNode
+	flows []*flowState
+	// allowDowngrade is the operator's leave for loads to lower a security
+	// version (AllowDowngrade).
+	allowDowngrade bool
+	phases         []phase
+	dark           [][2]*port // circuits being lit, by evLit index
+	stall          sim.Time   // time circuits spent dark or training
+	reconf         int        // reconfigurations
+	recs           []record   // requests, reused once settled: see newRec
+	freeRecs       []int32
+	injected       uint64 // requests injected
+	msgs           []*msg
+	free           []int
+	counts         [numOutcomes]uint64
+	why            map[string]uint64 // failure reasons
+	tlps           uint64            // TLP arrivals at link ends
+	capture        *capture          // nil unless Capture was called
+	spans          []span            // circuits dark or training, for the trace
+	cmds           []nvmeCmd         // NVMe commands waiting for their media
+	freeCmds       []int
+	deploys        []deployment // firmware loads, by evDeploy index
+	started        bool         // Start has run
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -396,8 +399,9 @@ type hostNode struct {
 	dataIn     uint64
 	forwarders []*flowState
 	interrupts uint64 // MSIs received
-	// masterAborts are its software's accesses no device claimed.
-	masterAborts uint64
+	// masterAborts are its software's accesses no device claimed;
+	// outsideMemory devices' accesses outside its memory (Attach).
+	masterAborts, outsideMemory uint64
 	// hiers are its PCI segments' hierarchies (one per CPU), and soft the
 	// software driving it from outside, if any (software.go).
 	hiers []*pcie.Hierarchy
@@ -409,7 +413,10 @@ type hostNode struct {
 
 // msiBase is the x86 interrupt address range (0xFEE00000, 1 MiB): writes
 // there are MSIs, not memory writes.
-const msiBase = 0xFEE00000
+const (
+	msiBase = 0xFEE00000
+	msiSize = 1 << 20
+)
 
 // onicNode is an O-NIC: end 1 of its host link, the manager, two ports.
 type onicNode struct {
@@ -433,6 +440,7 @@ type onicNode struct {
 	// Firmware (deploy.go): the image it runs, reflashes under way, what
 	// was deployed, and what replaced managers and kernels did.
 	running     *firmware.Image
+	slotKernel  [maxKernelSlots]*firmware.SlotManifest // a partial load's kernel, since the last full one
 	full        *reflash
 	slotFlash   [maxKernelSlots]*reflash
 	deploys     []DeployReport
@@ -715,6 +723,20 @@ func (h *hostNode) receive(m *msg) {
 				if h.soft != nil {
 					h.soft.interrupt(&m.t)
 				}
+			} else if h.soft != nil && !h.soft.inMemory(m.t.Address, n) {
+				// Nothing claims it: a master abort at the root complex
+				// (PCIe §2.3.1, Unsupported Request); the write is lost.
+				h.outsideMemory++
+				if m.rec >= 0 && c.recs[m.rec].copies > 0 {
+					c.recs[m.rec].copies-- // the other copy settles it
+					c.release(m)
+					return
+				}
+				if m.rec >= 0 {
+					c.settleWhy(m.rec, Dropped, "master-abort")
+				}
+				c.release(m)
+				return
 			} else {
 				h.written += uint64(n)
 				if h.soft != nil {
@@ -783,6 +805,17 @@ func (h *hostNode) answerRead(m *msg) {
 	if to == nil {
 		h.unexpected++
 		c.settleWhy(m.rec, Dropped, "unexpected-completion")
+		c.release(m)
+		return
+	}
+	if h.soft != nil && !h.soft.inMemory(rd.Address, int(rd.Length)*4) {
+		// Outside the host's memory: the root complex completes it with
+		// UR (a master abort, PCIe §2.3.1).
+		h.outsideMemory++
+		cm := c.newMsg()
+		c.attach(cm, m.rec)
+		cm.t = pcie.Completion(&rd, h.id, tlp.StatusUR, nil)
+		send(to.link, 0, cm)
 		c.release(m)
 		return
 	}

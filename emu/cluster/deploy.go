@@ -63,6 +63,9 @@ type DeployReport struct {
 	Image   string  `json:"image,omitempty"` // name and version
 	Signer  string  `json:"signer,omitempty"`
 	Bytes   int64   `json:"bytes,omitempty"`
+	// Downgrade lists the regions the load put back to a lower security
+	// version, as the operator allowed (AllowDowngrade).
+	Downgrade []string `json:"downgrade,omitempty"`
 	// ReflashNs is the time the O-NIC (full) or the slot (partial) was
 	// out; Held and Failed are the TLPs that met it.
 	ReflashNs float64 `json:"reflash_ns,omitempty"`
@@ -87,6 +90,11 @@ func (c *Cluster) Deploy(onic string, at time.Duration, name string, image []byt
 	return fmt.Errorf("deploy %s: %q is not an O-NIC", name, onic)
 }
 
+// AllowDowngrade gives the operator's leave for the run's loads (--deploy,
+// replays and the host interface's load) to put a region back to a
+// lower security version; each one that does says so in its report.
+func (c *Cluster) AllowDowngrade(ok bool) { c.allowDowngrade = ok }
+
 // deploy runs the loader for deployment i.
 func (c *Cluster) deploy(i int) {
 	d := &c.deploys[i]
@@ -99,7 +107,7 @@ func (c *Cluster) deploy(i int) {
 	}
 	o.deploys = append(o.deploys, DeployReport{AtNs: ns(c.s.Now()), File: d.name, Slot: -1})
 	rep := &o.deploys[len(o.deploys)-1]
-	l := firmware.Loader{Trust: d.trust, Backend: o}
+	l := firmware.Loader{Trust: d.trust, Backend: o, AllowDowngrade: c.allowDowngrade}
 	dep, err := l.Load(d.image)
 	if err != nil {
 		rep.Outcome, rep.Error = "refused", err.Error()
@@ -110,6 +118,7 @@ func (c *Cluster) deploy(i int) {
 	}
 	rep.Outcome, rep.Kind, rep.Slot = "loaded", dep.Cost.Kind, dep.Cost.Slot
 	rep.Image, rep.Signer, rep.Bytes = dep.Name+" "+dep.Version, dep.Signer, dep.Cost.Bytes
+	rep.Downgrade = dep.Downgrade
 	rep.ReflashNs = ns(ps(dep.Cost.Total))
 	if d.step.replay > 0 {
 		o.replayed(d.step, rep)
@@ -125,6 +134,19 @@ func (o *onicNode) Board() firmware.Board { return o.cfg.Board }
 // Running is the image it runs (firmware.Backend): nil until one is
 // deployed; the scenario's own manager configuration is not an image.
 func (o *onicNode) Running() *firmware.Image { return o.running }
+
+// Kernel is the kernel slot n runs (firmware.Backend): a partial load's
+// since the last full one, else the running image's.
+func (o *onicNode) Kernel(n int) (firmware.SlotManifest, bool) {
+	if n < 0 || n >= maxKernelSlots || o.running == nil {
+		return firmware.SlotManifest{}, false
+	}
+	if k := o.slotKernel[n]; k != nil {
+		return *k, true
+	}
+	s, ok := o.running.Manifest.SlotEntry(n)
+	return s, ok && s.Kernel != ""
+}
 
 var errBusy = errors.New("the O-NIC is reflashing")
 
@@ -288,7 +310,7 @@ func (c *Cluster) reflashed(i uint64) {
 			}
 		}
 		o.kernels = r.ks
-		o.running = r.im
+		o.running, o.slotKernel = r.im, [maxKernelSlots]*firmware.SlotManifest{}
 		o.reflashTime += ps(r.cost.Total)
 		for _, h := range r.held {
 			o.decide(h.m)
@@ -303,6 +325,7 @@ func (c *Cluster) reflashed(i uint64) {
 	}
 	o.kernels[n] = r.ks[n]
 	o.slotTime[n] += ps(r.cost.Total)
+	o.slotKernel[n] = &r.im.Manifest.Slots[0]
 	for _, h := range r.held {
 		o.kernels[n].process(h.m, h.addr, c.s.Now())
 	}

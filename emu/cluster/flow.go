@@ -174,6 +174,9 @@ func (f *flowState) settled(xi int32, ok bool) {
 	}
 	if f.soft {
 		f.free = append(f.free, xi)
+		if sw := f.host.soft; sw != nil && sw.OnSettle != nil {
+			sw.OnSettle()
+		}
 	}
 	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<evShift)
 }

@@ -64,6 +64,10 @@ type HostReport struct {
 	// completions went nowhere, and each such read is dropped in the
 	// accounting as unexpected-completion.
 	UnexpectedCompletions uint64 `json:"unexpected_completions,omitempty"`
+	// OutsideMemory are devices' writes and reads outside the memory its
+	// software attached with: Unsupported Requests at its root complex
+	// (writes dropped, reads completed with UR).
+	OutsideMemory uint64 `json:"outside_memory,omitempty"`
 }
 
 // ONICReport is one O-NIC's counters: its manager's decisions by reason
@@ -284,7 +288,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
 			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts, MasterAborts: h.masterAborts,
-			UnexpectedCompletions: h.unexpected})
+			UnexpectedCompletions: h.unexpected, OutsideMemory: h.outsideMemory})
 	}
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
@@ -372,6 +376,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f %10d\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps, h.Interrupts)
 	}
 	for _, h := range r.Hosts {
+		if h.OutsideMemory > 0 {
+			fmt.Fprintf(w, "  host %s: %d device accesses outside its memory (unsupported requests: writes dropped, reads completed with UR)\n", h.Name, h.OutsideMemory)
+		}
 		if h.UnexpectedCompletions > 0 {
 			fmt.Fprintf(w, "  host %s: %d reads from requester IDs its root complex routes nowhere (unexpected completions)\n", h.Name, h.UnexpectedCompletions)
 		}
@@ -488,6 +495,9 @@ func (r *Report) writeONICs(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  deploy %s at %s: %s signed by %s, %s reflash of the %s, %d B, out %s; %d TLPs held, %d failed\n",
 				d.File, nsString(d.AtNs), d.Image, d.Signer, d.Kind, where, d.Bytes, nsString(d.ReflashNs), d.Held, d.Failed)
+			for _, g := range d.Downgrade {
+				fmt.Fprintf(w, "    downgrade allowed by the operator: %s\n", g)
+			}
 		}
 		for _, r := range o.Replays {
 			fmt.Fprintf(w, "  replayed %s plan (%d tasks) from %s: %d of %d loads taken, %d refused; reflash %s (planned %s); last load ready %s after the plan\n",

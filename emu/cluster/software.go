@@ -23,11 +23,14 @@ import (
 //
 // A Software and its cluster belong to one goroutine.
 type Software struct {
-	c    *Cluster
-	h    *hostNode
-	f    *flowState
-	mem  []byte // DMA memory at base (a shared mapping)
-	base uint64
+	c   *Cluster
+	h   *hostNode
+	f   *flowState
+	mem []byte // DMA memory at base (a shared mapping)
+	// memLen is mem's length as attached (mem is dropped on a fault; the
+	// host's memory map is not).
+	memLen uint64
+	base   uint64
 	// reads in flight, by the record of each of their requests.
 	reads map[int32]softReq
 	// OnRead hears each read finish; OnInterrupt each MSI/MSI-X message.
@@ -39,6 +42,10 @@ type Software struct {
 	// It runs inside the emulator's event loop, once. Faults are caught
 	// only on a goroutine that has called debug.SetPanicOnFault(true).
 	OnMemFault func(error)
+	// OnSettle hears each of the software's requests finish (InFlight
+	// has gone down by one), inside the event loop: a host interface
+	// holding a posted write for want of credits may issue it.
+	OnSettle func()
 	// Counters of what went wrong with the software's accesses.
 	MasterAborts uint64 // accesses no device claimed
 	gone         bool
@@ -82,9 +89,14 @@ type softRead struct {
 // Attach hands host name to software: from now on its accesses come from
 // the returned Software. mem is the host's DMA memory, at physical
 // address base; device writes there land in mem and device reads come
-// from it (elsewhere writes are counted and reads return zeros, as the
-// emulator carries no data for its own traffic). A host has one software
-// at a time.
+// from it. With memory given, it is all the memory devices may reach: a
+// device's write or read outside it is an Unsupported Request at the root
+// complex (a master abort: the write is dropped, the read completes with
+// UR), counted in the host's report. Without memory the host takes every
+// write and answers reads with zeros, as for the emulator's own traffic,
+// which carries no data. base and mem may not overlap the MSI window
+// (0xFEE00000, 1 MiB), where writes are interrupts. A host has one
+// software at a time.
 func (c *Cluster) Attach(name string, base uint64, mem []byte) (*Software, error) {
 	for _, h := range c.hosts {
 		if h.cfg.Name != name {
@@ -96,7 +108,11 @@ func (c *Cluster) Attach(name string, base uint64, mem []byte) (*Software, error
 		if base+uint64(len(mem)) < base {
 			return nil, fmt.Errorf("host %s: memory at %#x of %d bytes wraps", name, base, len(mem))
 		}
-		s := &Software{c: c, h: h, mem: mem, base: base, reads: map[int32]softReq{}}
+		if end := base + uint64(len(mem)); len(mem) > 0 && base < msiBase+msiSize && msiBase < end {
+			return nil, fmt.Errorf("host %s: memory at %#x-%#x overlaps the MSI window %#x-%#x, where writes are interrupts",
+				name, base, end-1, uint64(msiBase), uint64(msiBase+msiSize-1))
+		}
+		s := &Software{c: c, h: h, mem: mem, memLen: uint64(len(mem)), base: base, reads: map[int32]softReq{}}
 		s.f = c.softFlow(h)
 		h.soft = s
 		return s, nil
@@ -212,6 +228,10 @@ func (s *Software) Write(addr uint64, data []byte) error {
 	s.inject(s.xfer(), o, tlp.MWr, addr, len(data), s.h.cfg.MPS, payload(data))
 	return nil
 }
+
+// InFlight is how many of the software's requests (and its O-NIC's
+// writes into its memory on its behalf) are still in the emulator.
+func (s *Software) InFlight() int { return s.f.inflight }
 
 // Read issues a read of n bytes at addr now (at most 4096, not crossing
 // a 4 KB boundary); OnRead hears it finish with id. A master abort
@@ -332,6 +352,15 @@ func (s *Software) finish(rd *softRead) {
 	if s.OnRead != nil {
 		s.OnRead(ReadResult{ID: rd.id, Status: rd.status, Data: rd.data, Latency: time.Duration((s.c.s.Now() - rd.start) / sim.Nanosecond)})
 	}
+}
+
+// inMemory reports whether n bytes at addr lie in the host's memory: the
+// DMA memory given at Attach, or anywhere when none was given.
+func (s *Software) inMemory(addr uint64, n int) bool {
+	if s.memLen == 0 {
+		return true
+	}
+	return addr >= s.base && addr-s.base < s.memLen && uint64(n) <= s.memLen-(addr-s.base)
 }
 
 // memWrite puts a device's write into the DMA memory, if it falls there.

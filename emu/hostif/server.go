@@ -84,7 +84,19 @@ type Options struct {
 	// Trust is the loader's trust store for load requests; without one
 	// every load is refused.
 	Trust *firmware.Trust
+	// MaxPosted is how many of a client's requests may be in the
+	// emulator at once (default DefaultMaxPosted): posted writes hold
+	// credits as at a root port, so an mmio_write past it is answered only
+	// once simulated time has carried earlier ones on — a client that
+	// writes without end holds a bounded amount of memory, and in
+	// lock-step its wait lets time pass.
+	MaxPosted int
 }
+
+// DefaultMaxPosted is Options.MaxPosted's default: a root port's posted
+// header credits are of this order (PCIe advertises up to 127 in the
+// 8-bit field's normal scale).
+const DefaultMaxPosted = 64
 
 func (o *Options) defaults() error {
 	switch o.Mode {
@@ -117,6 +129,9 @@ func (o *Options) defaults() error {
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = 64
+	}
+	if o.MaxPosted <= 0 {
+		o.MaxPosted = DefaultMaxPosted
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 64 << 20
@@ -199,7 +214,16 @@ type client struct {
 	soft  *cluster.Software
 	mem   []byte // mapped DMA memory
 	// wait is the request the client is waiting on, if any.
-	wait     *Request
+	wait *Request
+	// held are requests that arrived behind a posted write waiting for
+	// credits, in order (PCIe ordering: nothing passes a posted write).
+	held []Request
+	// credit has a token for each request read whose reply is not yet
+	// written: the reader stops reading at MaxPosted of them, so a
+	// client that pipelines requests is held back by its socket, never
+	// dropped for a full reply queue.
+	credit   chan struct{}
+	closed   chan struct{} // closed when the client is released
 	deadline time.Duration // simulated; for advance and wait_irq
 	irqs     []IRQ
 	lost     uint64
@@ -249,7 +273,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				go s.refuse(conn)
 				continue
 			}
-			c := &client{conn: conn, out: make(chan []byte, 16)}
+			c := &client{conn: conn, out: make(chan []byte, s.opt.MaxPosted+16),
+				credit: make(chan struct{}, s.opt.MaxPosted), closed: make(chan struct{})}
 			go s.write(c)
 			go s.read(c)
 		}
@@ -306,6 +331,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if target > s.cl.Now() {
 				s.cl.AdvanceLimit(target, sliceEvents) // (saturates at the end of time)
 			}
+			s.post()
 			s.expire()
 			s.faults()
 		}
@@ -357,6 +383,15 @@ func (s *Server) read(c *client) {
 		c.conn.SetReadDeadline(time.Time{})
 		ev := event{c: c, charge: charge}
 		ev.req, ev.err = decodeRequest(b)
+		select { // one token per request until it is answered (reply)
+		case c.credit <- struct{}{}:
+		case <-c.closed:
+			s.inFlight.Add(-charge)
+			return
+		case <-s.done:
+			s.inFlight.Add(-charge)
+			return
+		}
 		if !s.send(ev) {
 			s.inFlight.Add(-charge)
 			return
@@ -396,6 +431,10 @@ func (s *Server) write(c *client) {
 			for range c.out { // drain until the loop releases c
 			}
 			return
+		}
+		select { // the request it answers is done with: read another
+		case <-c.credit:
+		default:
 		}
 	}
 	c.conn.Close()
@@ -481,18 +520,28 @@ func (s *Server) handle(e event) {
 	case !c.hello && req.Op != OpHello:
 		s.reply(c, errReply(req, "%s before hello: the first message says which host the client plays", req.Op))
 		return
+	case len(c.held) > 0:
+		c.held = append(c.held, req) // behind a write waiting for credits
+		return
 	}
+	s.dispatch(c, req)
+}
+
+// dispatch carries out one request of a client that may make it now.
+func (s *Server) dispatch(c *client, req Request) {
 	switch req.Op {
 	case OpHello:
 		s.hello(c, req)
 	case OpConfigRd, OpConfigWr:
 		s.config(c, req)
 	case OpMMIOWrite:
-		if err := c.soft.Write(req.Addr, req.Data); err != nil {
-			s.reply(c, errReply(req, "mmio_write: %v", err))
+		if c.soft.InFlight() >= s.opt.MaxPosted {
+			// Out of credits: the write, and whatever follows it, waits
+			// for time to carry earlier requests on (post).
+			c.held = append(c.held, req)
 			return
 		}
-		s.reply(c, Reply{Seq: req.Seq, Op: req.Op})
+		s.mmioWrite(c, req)
 	case OpMMIORead:
 		c.wait, c.waitSince = &req, time.Now()
 		if err := c.soft.Read(req.Seq, req.Addr, int(req.Len)); err != nil {
@@ -565,6 +614,11 @@ func (s *Server) hello(c *client, req Request) {
 	soft.OnMemFault = func(err error) {
 		c.fault = err
 		s.cl.Stop()
+	}
+	soft.OnSettle = func() {
+		if len(c.held) > 0 && soft.InFlight() < s.opt.MaxPosted {
+			s.cl.Stop() // a credit: the held write may go (post)
+		}
 	}
 	soft.OnInterrupt = func(i cluster.Interrupt) {
 		if len(c.irqs) == s.opt.IRQQueue {
@@ -716,7 +770,7 @@ func (s *Server) expire() {
 func (s *Server) stalls(now time.Time) {
 	var holder *client
 	for _, c := range s.clients {
-		if c.hello && !c.gone && c.wait == nil && now.Sub(c.lastSeen) >= s.opt.StallTimeout {
+		if c.hello && !c.gone && c.wait == nil && len(c.held) == 0 && now.Sub(c.lastSeen) >= s.opt.StallTimeout {
 			holder = c
 			break
 		}
@@ -741,7 +795,7 @@ func (s *Server) allWaiting() bool {
 	n := 0
 	for _, c := range s.clients {
 		if c.hello && !c.gone {
-			if c.wait == nil || c.reading {
+			if (c.wait == nil && len(c.held) == 0) || c.reading {
 				return false
 			}
 			n++
@@ -750,22 +804,48 @@ func (s *Server) allWaiting() bool {
 	return n > 0
 }
 
+// mmioWrite issues a client's write and answers it.
+func (s *Server) mmioWrite(c *client, req Request) {
+	if err := c.soft.Write(req.Addr, req.Data); err != nil {
+		s.reply(c, errReply(req, "mmio_write: %v", err))
+		return
+	}
+	s.reply(c, Reply{Seq: req.Seq, Op: req.Op})
+}
+
+// post issues the writes that waited for credits, now that time has
+// carried earlier requests on.
+func (s *Server) post() {
+	for _, c := range s.clients {
+		for len(c.held) > 0 && c.wait == nil && !c.gone {
+			r := c.held[0]
+			if r.Op == OpMMIOWrite && c.soft.InFlight() >= s.opt.MaxPosted {
+				break
+			}
+			c.held = c.held[1:]
+			s.dispatch(c, r)
+		}
+	}
+}
+
 // run lets simulated time pass in lock-step, up to the earliest deadline
 // of the waiting clients, or until an event answers one of them.
 func (s *Server) run() {
 	target := time.Duration(-1)
 	for _, c := range s.clients {
-		if c.hello && !c.gone && c.wait.Op != OpMMIORead && (target < 0 || c.deadline < target) {
+		if c.hello && !c.gone && c.wait != nil && c.wait.Op != OpMMIORead && (target < 0 || c.deadline < target) {
 			target = c.deadline
 		}
 	}
 	if target < 0 {
-		// Only reads are waiting: their completions are coming; give them
-		// at most MaxWait.
+		// Only reads and writes out of credits are waiting: their
+		// completions and credits are coming; give them at most MaxWait.
 		target = s.cl.Now() + s.opt.MaxWait // (saturates at the end of time)
 	}
 	before := s.cl.Now()
-	if !s.cl.AdvanceLimit(target, sliceEvents) {
+	more := !s.cl.AdvanceLimit(target, sliceEvents)
+	s.post()
+	if more {
 		return // more to run: the loop looks for a stop first
 	}
 	s.expire()
@@ -800,6 +880,7 @@ func (s *Server) release(c *client) {
 	delete(s.conns, c.conn)
 	s.mu.Unlock()
 	close(c.out)
+	close(c.closed)
 	s.swept = false
 }
 

@@ -118,7 +118,7 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
 	im := &firmware.Image{Manifest: firmware.Manifest{Format: firmware.FormatVersion, Kind: firmware.KindImage, Name: s.Name, Version: s.Version,
-		Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
+		SecurityVersion: uint32(s.SecurityVersion), Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
 		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
 	im.AddPayload("spec.json", firmware.PayloadSpec, -1, s.Canonical())
 	o := bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version, PCIe4: d.DataWidth == 512, Function: f}
@@ -163,7 +163,7 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 		fs := slotFiles[sl.Slot]
 		if sl.Kernel != "" {
 			k, _ := kernels.Lookup(sl.Kernel) // Check found it
-			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
+			sm.Kernel, sm.KernelVersion, sm.KernelID, sm.SecurityVersion = k.Name, k.Version, k.ID(), uint32(sl.SecurityVersion)
 			if measure != nil {
 				var vs []verilog.File
 				for _, fl := range fs {
@@ -231,7 +231,7 @@ func taskShells(im *firmware.Image, s firmware.Spec, d *hmgr.Design, o bundle.Op
 			if err != nil {
 				return nil, fmt.Errorf("slots[%d] %s: %v", i, k.Name, err)
 			}
-			sm.Kernel, sm.KernelVersion, sm.KernelID = k.Name, k.Version, k.ID()
+			sm.Kernel, sm.KernelVersion, sm.KernelID, sm.SecurityVersion = k.Name, k.Version, k.ID(), uint32(sl.SecurityVersion)
 			if measure != nil {
 				if err := measureSlot(&sm, fmt.Sprintf("slots[%d]", i), "in its task shell", m.Name(), files, measure); err != nil {
 					return nil, err

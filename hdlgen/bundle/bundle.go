@@ -20,6 +20,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
+	"onic/internal/fpgapart"
 	"onic/kernels"
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
@@ -114,6 +115,9 @@ func ImageFiles(d *manager.Design, o Options) (static []File, slots [][]File, er
 func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 	if o.Part == "" {
 		return nil, nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
+	}
+	if err := fpgapart.Check(o.Part); err != nil { // it is written into build.tcl
+		return nil, nil, fmt.Errorf("part: %v", err)
 	}
 	name := d.Module.Name()
 	top := d.Module
@@ -1092,8 +1096,8 @@ func pcie4IP(w func(string, ...any), f *pcie.Function, standIns []manager.StandI
 	w("")
 	w("# AMD's PCIE4 block (pcie4_uscale_plus, PG213), configured as the O-NIC's")
 	w("# description gives it. onic_top connects to its CQ, CC, RQ, RC,")
-	w("# pcie_cq_np_req, cfg_bus_number and cfg_ext_* ports by name in the")
-	w("# board's top (not generated).")
+	w("# pcie_cq_np_req, cfg_bus_number, cfg_function_status, cfg_max_payload and")
+	w("# cfg_ext_* ports by name in the board's top (not generated).")
 	w("set ipdir [file join $dir ip]")
 	w("file mkdir $ipdir")
 	w("create_ip -name pcie4_uscale_plus -vendor xilinx.com -library ip -module_name onic_pcie4 -dir $ipdir")

@@ -118,16 +118,41 @@ func orQuiet(progress Progress) Progress {
 	return progress
 }
 
+// MaxVerilogFile bounds each .v file the checks read.
+const MaxVerilogFile = 64 << 20
+
+// vFiles lists the .v files in dir, sorted: each must be a regular file
+// (not a FIFO, device or directory, which a tool would block on or fail
+// over) of at most MaxVerilogFile bytes.
+func vFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s: no .v files", dir)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		st, err := os.Stat(f)
+		switch {
+		case err != nil:
+			return nil, err
+		case !st.Mode().IsRegular():
+			return nil, fmt.Errorf("%s: not a regular file (%s)", f, st.Mode().Type())
+		case st.Size() > MaxVerilogFile:
+			return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB a Verilog file may have", f, st.Size(), MaxVerilogFile>>20)
+		}
+	}
+	return files, nil
+}
+
 // LintDir is the first half of DirProgress: Verilator -Wall and Icarus
 // over every .v file in dir, without the synthesis (the report has no
 // Modules). It takes seconds where synthesis takes minutes.
 func LintDir(dir string, progress Progress) (Report, error) {
 	progress = orQuiet(progress)
-	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
-	if err != nil || len(files) == 0 {
-		return Report{}, fmt.Errorf("%s: no .v files", dir)
+	files, err := vFiles(dir)
+	if err != nil {
+		return Report{}, err
 	}
-	sort.Strings(files)
 	r := Report{Files: files, Clean: true}
 	verilator, err := tool("verilator")
 	if err != nil {
@@ -218,11 +243,10 @@ func synthAll(r *Report, o Options, progress Progress) error {
 // over every .v file in dir: the resources a design takes, for a caller
 // that checked the Verilog already.
 func Synth(dir, top string) (Resources, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.v"))
-	if err != nil || len(files) == 0 {
-		return Resources{}, fmt.Errorf("%s: no .v files", dir)
+	files, err := vFiles(dir)
+	if err != nil {
+		return Resources{}, err
 	}
-	sort.Strings(files)
 	yosys, err := tool("yosys")
 	if err != nil {
 		return Resources{}, err

@@ -31,6 +31,7 @@ package manager
 import (
 	"fmt"
 	"math/bits"
+	"regexp"
 	"strings"
 
 	"onic/hdlgen/axis"
@@ -223,6 +224,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Name == "" {
 		c.Name = "onic_pcie_manager"
 	}
+	if !moduleName.MatchString(c.Name) {
+		// It names the module, its files and the C header: nothing that
+		// could leave the output directory or need escaping.
+		return c, fmt.Errorf("name %q: a module name is a letter, then up to 63 letters, digits and _", c.Name)
+	}
 	if c.DataWidth == 0 {
 		c.DataWidth = 512
 	}
@@ -231,6 +237,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// moduleName is the form of Config.Name.
+var moduleName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
 
 // Build generates the manager for c.
 func Build(c Config) (*Design, error) {

@@ -57,6 +57,9 @@ func Decode(name string, r io.Reader, out any, o Options) error {
 	if err := yaml.Unmarshal(b, &tree); err != nil {
 		return fmt.Errorf("%s: %s", name, OneLine(err))
 	}
+	if err := stringKeys(tree, ""); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
 	if err := explicitZeros(tree, "", o.Defaulted); err != nil {
 		return fmt.Errorf("%s: %v", name, err)
 	}
@@ -199,6 +202,78 @@ func strictValues(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return data, nil
+}
+
+// stringKeys checks that every mapping in the tree (a YAML document as
+// yaml.v3 decodes it) has only string keys, as every onic file's fields
+// are named: a key that is a number, a boolean or null (`{1: x}`,
+// `{true: x}`, `{&0}`) is an error naming where it is, never handed to
+// the struct decoder.
+func stringKeys(v any, path string) error {
+	at := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := stringKeys(v[k], at(k)); err != nil {
+				return err
+			}
+		}
+	case map[any]any:
+		for k := range v {
+			if _, ok := k.(string); !ok {
+				where := path
+				if where == "" {
+					where = "the top level"
+				}
+				what := keyKind(k)
+				if k != nil {
+					what += " (" + clipKey(k) + ")"
+				}
+				return fmt.Errorf("%s: a key that is %s: field names are words", where, what)
+			}
+		}
+		// All strings after all (yaml.v3 makes map[any]any only when one
+		// is not, but a caller's tree may): check below them.
+		for k, e := range v {
+			if err := stringKeys(e, at(k.(string))); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := stringKeys(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keyKind names what a non-string key is.
+func keyKind(k any) string {
+	switch k.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case int, int64, uint64, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("a %T", k)
+}
+
+// clipKey shows a bad key, short and on one line.
+func clipKey(k any) string {
+	s := strconv.Quote(fmt.Sprint(k))
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
 }
 
 // explicitZeros finds a defaulted field set to 0 in settings (viper's

@@ -32,6 +32,9 @@ func TestDecode(t *testing.T) {
 		{"items: [{rate: -.inf}]", "-Inf is not a finite number"},
 		{"items: [{lanes: 0}]", "f.yaml: items[0].lanes: 0 is not a value here"},
 		{"sise: 3", "invalid keys: sise"},
+		{"items: [{1: x}]", `f.yaml: items[0]: a key that is a number ("1"): field names are words`},
+		{"items: [{&0}]", "items[0]: a key that is null:"},
+		{"items: [{true: x}]", `items[0]: a key that is a boolean ("true")`},
 		{"size: [", "f.yaml: "},
 		{"#" + strings.Repeat(" ", 1<<10), "more than the 1 KiB allowed"},
 	} {

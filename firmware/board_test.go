@@ -1,0 +1,38 @@
+package firmware
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBoardCheck: a board's rates are 0 (the default) or in range, never
+// a value that makes a reflash negative, instant or endless.
+func TestBoardCheck(t *testing.T) {
+	for _, tc := range []struct {
+		b    Board
+		want string
+	}{
+		{Board{}, ""},
+		{Board{ConfigMBps: 500, ICAPMBps: 3822500, LinkDown: time.Microsecond}, ""},
+		{Board{ConfigMBps: 1e-300}, "config_mbps 1e-300: must be 0.1 to 1e+07 MB/s"},
+		{Board{ICAPMBps: 1e-300}, "icap_mbps 1e-300"},
+		{Board{ICAPMBps: math.NaN()}, "icap_mbps NaN"},
+		{Board{ConfigMBps: math.Inf(1)}, "config_mbps +Inf"},
+		{Board{ConfigMBps: -1}, "config_mbps -1"},
+		{Board{Rescan: -time.Second}, "rescan -1s: must be 0 to 1h0m0s"},
+		{Board{OpticalBringUp: 2 * time.Hour}, "optical_bring_up 2h0m0s"},
+	} {
+		err := tc.b.Check()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.b, err, tc.want)
+		}
+		if err == nil {
+			p, _ := LookupPart(DefaultPart)
+			if c := tc.b.WithDefaults(p).FullCost(1<<20, true); c.Total <= 0 {
+				t.Errorf("%+v: full reflash of %v", tc.b, c.Total)
+			}
+		}
+	}
+}
