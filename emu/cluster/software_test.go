@@ -315,3 +315,84 @@ func TestCaptureCarriesSoftwareBytes(t *testing.T) {
 		t.Errorf("writes captured: %v", seen)
 	}
 }
+
+// TestDMAOutsideMemory: with software attached with 1 MiB of memory, that
+// is all of the host a device can reach. A peer's write past its end,
+// though inside the peer's grant, is an Unsupported Request at the host's
+// root complex — dropped, counted, not "delivered" — and a read there
+// completes with UR (all ones), not zeros. Memory over the MSI window is refused at Attach.
+func TestDMAOutsideMemory(t *testing.T) {
+	r := newSoftRig(t)
+	barB2 := r.b.ONICFunction("onicB").BARAddress(2)
+	r.write(r.b, barB2+2<<20, []byte{1, 2, 3, 4})
+	r.write(r.b, barB2+3<<20, []byte{5, 6, 7, 8})
+	if rr := r.read(r.b, barB2+4<<20, 8); rr.Status != tlp.StatusUR || !bytes.Equal(rr.Data, bytes.Repeat([]byte{0xFF}, 8)) {
+		t.Errorf("read outside A's memory: %+v", rr)
+	}
+	if rr := r.read(r.b, barB2+0x100, 4); rr.Status != tlp.StatusSC {
+		t.Errorf("read inside A's memory after the aborts: %+v", rr)
+	}
+	rep, err := r.cl.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a HostReport
+	for _, h := range rep.Hosts {
+		if h.Name == "A" {
+			a = h
+		}
+	}
+	if a.OutsideMemory != 3 || a.ReceivedBytes != 0 {
+		t.Errorf("host A: %d outside its memory, %d bytes received; want 3 and 0", a.OutsideMemory, a.ReceivedBytes)
+	}
+	if rep.Accounting.Dropped < 2 {
+		t.Errorf("the two lost writes are not dropped in the accounting: %+v", rep.Accounting)
+	}
+	cl, err := Build(softConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Attach("A", 0xFEF0_0000-4096, make([]byte, 8192)); err == nil || !strings.Contains(err.Error(), "overlaps the MSI window") {
+		t.Errorf("memory over the MSI window: %v", err)
+	}
+}
+
+// TestBusMasterEnable: with Bus Master Enable clear in the O-NIC's
+// Command register the O-NIC issues nothing upstream: a peer's write into
+// the host is dropped (counted bus-master-disabled) and its read completes with
+// UR; set again, they go through.
+func TestBusMasterEnable(t *testing.T) {
+	r := newSoftRig(t)
+	var id tlp.ID
+	for _, o := range r.cl.onics {
+		if o.cfg.Name == "onicA" {
+			id = o.self
+		}
+	}
+	barB2 := r.b.ONICFunction("onicB").BARAddress(2)
+	setCmd := func(v uint32) {
+		if st, err := r.a.ConfigWrite(0, id, 0x04, 2, v); err != nil || st != tlp.StatusSC {
+			t.Fatalf("Command write %#x: %v %v", v, st, err)
+		}
+	}
+	setCmd(0x0002) // memory space only
+	r.write(r.b, barB2+0x40, []byte{1, 2, 3, 4})
+	if rr := r.read(r.b, barB2+0x40, 4); rr.Status != tlp.StatusUR {
+		t.Errorf("read with bus mastering off: %+v", rr)
+	}
+	if m := r.a.mem; !bytes.Equal(m[0x40:0x44], make([]byte, 4)) {
+		t.Errorf("the write landed with bus mastering off: % x", m[0x40:0x44])
+	}
+	setCmd(0x0006)
+	r.write(r.b, barB2+0x40, []byte{1, 2, 3, 4})
+	if m := r.a.mem; !bytes.Equal(m[0x40:0x44], []byte{1, 2, 3, 4}) {
+		t.Errorf("the write with bus mastering on: % x", m[0x40:0x44])
+	}
+	rep, err := r.cl.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rep.ONICs[0].Manager["bus-master-disabled"]; rep.ONICs[0].Name != "onicA" || n != 2 {
+		t.Errorf("%s counts %d bus-master-disabled, want 2", rep.ONICs[0].Name, n)
+	}
+}

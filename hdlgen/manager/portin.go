@@ -114,6 +114,9 @@ func portOf(from string) uint64 {
 func (p *portIn) build() {
 	m, W, K := p.m, p.W, p.K
 	p.self = m.Input("self_id", 16)
+	// The host's Bus Master Enable for the O-NIC (PG213
+	// cfg_function_status, PF0's bit 2): clear, no request goes upstream.
+	busMaster := m.Input("bus_master", 1)
 	// Input: the two ports' streams, merged a packet at a time, each
 	// word tagged with the port (0 A, 1 B).
 	var ins []axis.Stream
@@ -187,6 +190,12 @@ func (p *portIn) build() {
 	f1 := tlphdr.Decode(m, "p1_hdr", s1.hdr)
 	bit := func(v ir.Value, k int) ir.Value { return m.Slice(v, bits.TrailingZeros(uint(k)), 1) }
 	memAtomic1, hasData1, nonPosted1 := bit(kind1, kMemAtomic), bit(kind1, kData), bit(kind1, kNonPosted)
+	// A memory request or AtomicOp whose address and length cross 4 KiB
+	// is Malformed (PCIe Base §2.2.7): dropped, never answered.
+	cross := m.LtU(m.Const(13, 4096), m.Add(m.Zext(m.Slice(f1.Address, 0, 12), 13), size1))
+	malformed1 := m.Named("pin_malformed", m.And(memAtomic1, cross))
+	// A configuration request (Type 0010x; messages are 10xxx).
+	isMsg1 := m.Named("pin_msg", m.Slice(f1.Type, 4, 1))
 	isMWr1 := m.Named("pin_mwr", m.And(memAtomic1, m.And(hasData1, m.Not(nonPosted1))))
 	steer := m.Named("pin_steer", m.And(isMWr1, kiHit1))
 	ingress := m.Add(m.Zext(s1.bar, 2), m.Const(2, 1)) // acl.FromPortA = 1, FromPortB = 2
@@ -207,6 +216,7 @@ func (p *portIn) build() {
 	steer2, kiSlot2, kiOff2, relay2 := reg2("steer", steer), reg2("kernel_slot", kiSlot1), reg2("kernel_off", kiOff1), reg2("relay", relayHit1)
 	rule2, relayRule2 := reg2("rule", v.Rule), reg2("relay_rule", rv.Rule)
 	isMWr2 := reg2("mwr", isMWr1)
+	malformed2, isMsg2 := reg2("malformed", malformed1), reg2("msg", isMsg1)
 
 	// Stage 3: the decision.
 	f2 := tlphdr.Decode(m, "p2_hdr", s2.hdr)
@@ -229,13 +239,17 @@ func (p *portIn) build() {
 	}
 	choose(m.And(memAtomic, m.Not(allowed)), r4(pmgr.Denied), 0)
 	choose(m.And(memAtomic, allowed), r4(pmgr.OK), egHost)
+	choose(m.And(m.And(memAtomic, allowed), m.And(m.Not(steer2), m.Not(busMaster))), r4(pmgr.BusMasterDisabled), 0)
 	choose(m.And(m.And(memAtomic, steer2), allowed), r4(pmgr.OK), egKernel)
+	choose(m.And(memAtomic, malformed2), r4(pmgr.Malformed), 0)
 	choose(m.And(isCpl, m.Not(proxyOK2)), r4(pmgr.UnexpectedCompletion), 0)
 	choose(m.And(isCpl, proxyOK2), r4(pmgr.OK), egHost)
-	choose(cfgMsg, r4(pmgr.OK), egLocal)
+	// Messages go to the register block; configuration requests, which
+	// only this host's root complex may make, are unsupported (UR).
+	choose(m.And(cfgMsg, isMsg2), r4(pmgr.OK), egLocal)
 	reason, egress = m.Named("pin_reason", reason), m.Named("pin_egress", egress)
 	ok := m.Named("pin_ok", m.Eq(reason, r4(pmgr.OK)))
-	complete := m.Named("pin_complete", m.And(m.Not(ok), m.And(nonPosted, m.Not(isCpl))))
+	complete := m.Named("pin_complete", m.And(m.And(m.Not(ok), m.Not(m.Eq(reason, r4(pmgr.Malformed)))), m.And(nonPosted, m.Not(isCpl))))
 	toHostReq := m.And(memAtomic, m.Not(steer2))
 	relayCopy := m.Named("pin_relay_copy", m.And(m.And(ok, toHostReq), m.And(m.And(isMWr2, relay2), m.Eq(relayRule2, m.Const(3, uint64(acl.Allowed))))))
 	relayDenied := m.Named("pin_relay_denied", m.And(m.And(ok, toHostReq), m.And(m.And(isMWr2, relay2), m.Not(m.Eq(relayRule2, m.Const(3, uint64(acl.Allowed)))))))

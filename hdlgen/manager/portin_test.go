@@ -55,13 +55,21 @@ func raw(t testing.TB, x *tlp.TLP) []byte {
 // same TLPs on the same outputs with the same headers (local requester
 // back on completions, slot offsets on steered writes), relay copies out
 // of the other port, UR/CA completions back out of the ingress port, and
-// the same counts by reason and by denial rule.
+// the same counts by reason and by denial rule — with the host's Bus
+// Master Enable set, and clear (no request goes to the host).
 func TestPortInAgainstModel(t *testing.T) {
+	for _, bme := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bus-master-%v", bme), func(t *testing.T) { portInAgainstModel(t, bme) })
+	}
+}
+
+func portInAgainstModel(t *testing.T, busMaster bool) {
 	cfg := portConfig()
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, 16<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	pi, err := BuildPortIn(Config{Manager: cfg, BARs: BARSizes(f)})
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +79,7 @@ func TestPortInAgainstModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	model.BusMasterOff = !busMaster
 	r := rand.New(rand.NewPCG(21, 22))
 	const n = 600
 	type pending struct {
@@ -152,6 +161,7 @@ func TestPortInAgainstModel(t *testing.T) {
 		return v
 	}
 	drive("self_id", uint64(self))
+	drive("bus_master", b2u(busMaster))
 	s.SetReset(true)
 	s.Step()
 	s.SetReset(false)
@@ -279,9 +289,22 @@ func TestPortInAgainstModel(t *testing.T) {
 		}
 	}
 	t.Logf("%d TLPs out of %d in; counts: %s", total, n, strings.Join(counts, ", "))
-	for _, must := range []string{"m_host", "m_kernel1", "m_local", "m_port_a", "m_port_b"} {
+	musts := []string{"m_kernel1", "m_local", "m_port_a", "m_port_b"}
+	if busMaster {
+		musts = append(musts, "m_host")
+	}
+	for _, must := range musts {
 		if len(want[must]) == 0 {
 			t.Errorf("nothing went to %s: the stimulus misses a path", must)
+		}
+	}
+	reasons := []pmgr.Reason{pmgr.Malformed, pmgr.Unsupported}
+	if !busMaster {
+		reasons = append(reasons, pmgr.BusMasterDisabled)
+	}
+	for _, r := range reasons {
+		if model.Count(r) == 0 {
+			t.Errorf("no TLP was %s: the stimulus misses it", r)
 		}
 	}
 }
@@ -291,6 +314,7 @@ func TestPortInLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	pi, err := BuildPortIn(Config{Manager: portConfig(), BARs: BARSizes(f)})
 	if err != nil {
 		t.Fatal(err)
@@ -324,6 +348,7 @@ func TestRemoteCompletions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
 	if err != nil {
 		t.Fatal(err)
@@ -340,6 +365,7 @@ func TestRemoteCompletions(t *testing.T) {
 	if err := ms.Drive("self_id", []uint64{uint64(self)}); err != nil {
 		t.Fatal(err)
 	}
+
 	ms.SetReset(true)
 	ms.Step()
 	ms.SetReset(false)
@@ -475,6 +501,7 @@ func TestPortInRuleSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
 	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
 	if err != nil {
 		t.Fatal(err)
@@ -528,6 +555,7 @@ func TestPortInRuleSlots(t *testing.T) {
 		}
 		ps.Settle()
 	}
+	drive(ps, "bus_master", 1)
 	for _, s := range []*sim.Sim{ms, ps} {
 		drive(s, "self_id", uint64(self))
 		s.SetReset(true)

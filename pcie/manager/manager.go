@@ -126,11 +126,21 @@ const (
 	// MSI window, an address DW written in part, or a write across
 	// entries or into the table from outside it.
 	MSIXAddress
+	// Malformed: a request from a port that breaks a rule of the TLP
+	// format the link layer cannot see — one whose address and length
+	// cross a 4 KiB boundary (PCIe Base §2.2.7). Dropped, never
+	// answered, as a receiver treats a Malformed TLP (§2.3.1.1).
+	Malformed
+	// BusMasterDisabled: a peer's request for the host while the host
+	// has cleared the O-NIC's Bus Master Enable (Command bit 2): the
+	// O-NIC may issue no memory request upstream (PCIe Base §7.5.1.1.3),
+	// so a posted one is dropped and a non-posted one completed with UR.
+	BusMasterDisabled
 	numReasons
 )
 
 var reasonNames = [numReasons]string{"ok", "not-for-us", "window-miss", "mapping-disabled", "port-down", "denied",
-	"no-proxy-id", "unexpected-completion", "unsupported", "relay-denied", "msix-address"}
+	"no-proxy-id", "unexpected-completion", "unsupported", "relay-denied", "msix-address", "malformed", "bus-master-disabled"}
 
 // String returns a short name such as "window-miss".
 func (r Reason) String() string {
@@ -212,12 +222,15 @@ type Manager struct {
 	bars   [6]bar
 	// PortDown says, per port (0 A, 1 B), whether the optical link is down.
 	PortDown [2]bool
-	counts   [numReasons]uint64
-	denials  [acl.NumRules]uint64 // Denied TLPs by acl.Rule
-	events   [EventRing]Event
-	nEvents  uint64
-	hit      ntb.Hit // scratch for lookups
-	standIns []standIn
+	// BusMasterOff says the host has cleared Bus Master Enable in the
+	// O-NIC's Command register: peers' requests may not go upstream.
+	BusMasterOff bool
+	counts       [numReasons]uint64
+	denials      [acl.NumRules]uint64 // Denied TLPs by acl.Rule
+	events       [EventRing]Event
+	nEvents      uint64
+	hit          ntb.Hit // scratch for lookups
+	standIns     []standIn
 	// tags holds the non-posted requests issued to the host for peers,
 	// so their completions find their way back (tags.go).
 	tags tagTable
@@ -310,9 +323,11 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 }
 
 // SyncBARs re-reads where the BARs are from the function's configuration
-// space; call it after enumeration or whenever software moves them.
+// space, and the Command register's enables; call it after enumeration
+// or whenever software writes them.
 func (m *Manager) SyncBARs() {
 	syncBARs(m.fn, &m.bars)
+	m.BusMasterOff = m.fn.Space.Read16(0x04)&0x4 == 0
 	for i := range m.standIns {
 		syncBARs(m.standIns[i].fn, &m.standIns[i].bars)
 	}
@@ -563,6 +578,11 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 		m.forward(o, host, 0, local)
 		o.Tag, o.Freed = tag, done
 	case tlp.ClassMemory, tlp.ClassAtomic:
+		if crosses4K(t) {
+			m.counts[Malformed]++
+			*o = Outcome{Action: Drop, Reason: Malformed, Requester: t.RequesterID, Tag: t.Tag}
+			return
+		}
 		if t.Kind() == tlp.MWr {
 			for i := range m.kernelIn {
 				ki := &m.kernelIn[i]
@@ -581,6 +601,10 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
 		}
+		if m.BusMasterOff {
+			m.fail(t, BusMasterDisabled, tlp.StatusUR, o)
+			return
+		}
 		// Into the host's hierarchy the request goes as the O-NIC's own
 		// (tags.go): a non-posted one with a tag of the O-NIC's.
 		tag := t.Tag
@@ -596,9 +620,19 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 		if t.Kind() == tlp.MWr {
 			m.relay(t, in, o)
 		}
-	case tlp.ClassConfig, tlp.ClassMessage:
+	case tlp.ClassMessage:
 		m.forward(o, ntb.Egress{Kind: ntb.EgressLocal}, 0, t.RequesterID)
 	default:
+		// I/O, and configuration requests: nothing behind a port may
+		// configure this host's hierarchy (configuration requests are
+		// its root complex's alone): UR.
 		m.fail(t, Unsupported, tlp.StatusUR, o)
 	}
+}
+
+// crosses4K reports whether memory request or AtomicOp t's address and
+// length cross a 4 KiB boundary, which makes it a Malformed TLP (PCIe
+// Base §2.2.7).
+func crosses4K(t *tlp.TLP) bool {
+	return t.Address&0xFFF+accessSize(t) > 4096
 }

@@ -152,10 +152,14 @@ func TestOutcomes(t *testing.T) {
 		{"remote DMA into host memory, as the O-NIC's own", req(tlp.MWr, 0x1_0000_1000, "20:00.1", 16), FromPortB, [2]bool{}, "forward ok host 0x100001000 03:00.0", 0},
 		{"remote DMA outside its range", req(tlp.MWr, 0x2000, "20:00.1", 1), FromPortA, [2]bool{}, "drop denied", acl.NoRange},
 		{"remote read outside its range", req(tlp.MRd, 0x2000, "20:00.1", 1), FromPortA, [2]bool{}, "complete denied UR", acl.NoRange},
+		{"remote write across 4 KiB", req(tlp.MWr, 0x1_0000_0FFC, "20:00.1", 2), FromPortA, [2]bool{}, "drop malformed", 0},
+		{"remote read across 4 KiB", req(tlp.MRd, 0x1_0000_1F00, "20:00.1", 128), FromPortB, [2]bool{}, "drop malformed", 0},
+		{"configuration read from a port", &tlp.TLP{Fmt: tlp.Fmt3DW, Type: 0x04, Length: 1, FirstBE: 0xF, RequesterID: 0x2001, Tag: 3},
+			FromPortA, [2]bool{}, "complete unsupported UR", 0},
 	} {
 		m := testManager(t, nil)
 		m.PortDown = tc.down
-		if err := tc.t.Validate(); err != nil && !strings.Contains(tc.name, "I/O") {
+		if err := tc.t.Validate(); err != nil && !strings.Contains(tc.name, "I/O") && !strings.Contains(tc.name, "4 KiB") {
 			t.Fatalf("%s: test TLP is malformed: %v", tc.name, err)
 		}
 		var o Outcome
@@ -173,6 +177,34 @@ func TestOutcomes(t *testing.T) {
 		if got != tc.want || o.Deny != tc.wantDen {
 			t.Errorf("%s:\n got %s (deny %s)\nwant %s (deny %s)", tc.name, got, o.Deny, tc.want, tc.wantDen)
 		}
+	}
+}
+
+// TestBusMasterOff: with Bus Master Enable clear the O-NIC issues no
+// request upstream: a peer's write is dropped and its read completed
+// with UR, both counted; its completions still reach the host, and the
+// host's own requests still go out of the ports (the O-NIC completes
+// nothing for them upstream).
+func TestBusMasterOff(t *testing.T) {
+	m := testManager(t, nil)
+	m.BusMasterOff = true
+	var o Outcome
+	for _, tc := range []struct {
+		t    *tlp.TLP
+		in   Ingress
+		want string
+	}{
+		{req(tlp.MWr, 0x1_0000_0000, "20:00.1", 1), FromPortA, "drop bus-master-disabled"},
+		{req(tlp.MRd, 0x1_0000_0000, "20:00.1", 1), FromPortB, "complete bus-master-disabled"},
+		{req(tlp.MWr, bar2+0x40, "00:00.0", 1), FromHost, "forward ok"},
+	} {
+		m.Process(tc.t, tc.in, &o)
+		if got := o.Action.String() + " " + o.Reason.String(); got != tc.want {
+			t.Errorf("%s from %v: %s, want %s", tc.t.Kind(), tc.in, got, tc.want)
+		}
+	}
+	if m.Count(BusMasterDisabled) != 2 {
+		t.Errorf("bus-master-disabled counted %d times, want 2", m.Count(BusMasterDisabled))
 	}
 }
 
@@ -560,7 +592,7 @@ func TestRelay(t *testing.T) {
 	}{
 		{"write in range", relayed, req(tlp.MWr, 0x1_0000_1000, "20:00.1", 4), FromPortA, ntb.EgressPortB},
 		{"write from the other port", relayed, req(tlp.MWr, 0x1_0000_1000, "20:00.1", 4), FromPortB, ntb.EgressNone},
-		{"write past the range", relayed, req(tlp.MWr, 0x1_000F_FFFC, "20:00.1", 4), FromPortA, ntb.EgressNone},
+		{"write past the range", relayed, req(tlp.MWr, 0x1_0010_0000, "20:00.1", 4), FromPortA, ntb.EgressNone},
 		{"read in range", relayed, req(tlp.MRd, 0x1_0000_1000, "20:00.1", 4), FromPortA, ntb.EgressNone},
 		{"requester may not use port B", func(c *Config) {
 			relayed(c)

@@ -12,7 +12,7 @@ import (
 
 // largeSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type largeSim struct {
-	S         [7708]uint64
+	S         [7730]uint64
 	M0        [512]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
@@ -2274,300 +2274,308 @@ func NewlargeSim() *largeSim {
 	x.S[7326] = 0x1
 	x.S[7327] = 0x1
 	x.S[7328] = 0xa
-	x.S[7331] = 0x1
-	x.S[7334] = 0x4f4e4943
-	x.S[7335] = 0x10002
-	x.S[7336] = 0x10020040
+	x.S[7332] = 0x1
+	x.S[7333] = 0x1
+	x.S[7334] = 0xb
+	x.S[7338] = 0x1
 	x.S[7339] = 0x1
-	x.S[7340] = 0x1
-	x.S[7342] = 0x2
-	x.S[7344] = 0x3
-	x.S[7346] = 0x4
-	x.S[7348] = 0x5
-	x.S[7350] = 0x8
-	x.S[7352] = 0x9
-	x.S[7354] = 0xa
-	x.S[7356] = 0xb
-	x.S[7358] = 0x40
-	x.S[7360] = 0x41
-	x.S[7362] = 0x42
-	x.S[7364] = 0x43
-	x.S[7366] = 0x44
-	x.S[7368] = 0x45
-	x.S[7370] = 0x46
-	x.S[7372] = 0x47
-	x.S[7374] = 0x48
-	x.S[7376] = 0x49
-	x.S[7378] = 0x4a
-	x.S[7381] = 0x4f4e4943
-	x.S[7422] = 0x4f4e4943
-	x.S[7432] = 0x4f4e4943
-	x.S[7437] = 0x4f4e4943
-	x.S[7440] = 0x4f4e4943
-	x.S[7441] = 0x4f4e4943
-	x.S[7442] = 0x1
-	x.S[7443] = 0x1
-	x.S[7448] = 0xffffffff00000000
-	x.S[7449] = 0x10000000
-	x.S[7450] = 0xfffffffe00000000
-	x.S[7451] = 0x10000000
-	x.S[7452] = 0xfffffffd00000000
-	x.S[7453] = 0x10000000
-	x.S[7454] = 0xfffffffc00000000
-	x.S[7455] = 0x10000000
-	x.S[7456] = 0xfffffffb00000000
-	x.S[7457] = 0x10000000
-	x.S[7458] = 0xfffffffa00000000
-	x.S[7459] = 0x10000000
-	x.S[7460] = 0xfffffff900000000
-	x.S[7461] = 0x10000000
-	x.S[7462] = 0xfffffff800000000
-	x.S[7463] = 0x10000000
-	x.S[7464] = 0xfffffff700000000
-	x.S[7465] = 0x10000000
-	x.S[7466] = 0xfffffff600000000
-	x.S[7467] = 0x10000000
-	x.S[7468] = 0xfffffff500000000
-	x.S[7469] = 0x10000000
-	x.S[7470] = 0xfffffff400000000
+	x.S[7340] = 0xc
+	x.S[7343] = 0x1
+	x.S[7346] = 0x4f4e4943
+	x.S[7347] = 0x10003
+	x.S[7348] = 0x10020040
+	x.S[7351] = 0x1
+	x.S[7352] = 0x1
+	x.S[7354] = 0x2
+	x.S[7356] = 0x3
+	x.S[7358] = 0x4
+	x.S[7360] = 0x5
+	x.S[7362] = 0x8
+	x.S[7364] = 0x9
+	x.S[7366] = 0xa
+	x.S[7368] = 0xb
+	x.S[7370] = 0x40
+	x.S[7372] = 0x41
+	x.S[7374] = 0x42
+	x.S[7376] = 0x43
+	x.S[7378] = 0x44
+	x.S[7380] = 0x45
+	x.S[7382] = 0x46
+	x.S[7384] = 0x47
+	x.S[7386] = 0x48
+	x.S[7388] = 0x49
+	x.S[7390] = 0x4a
+	x.S[7392] = 0x4b
+	x.S[7394] = 0x4c
+	x.S[7397] = 0x4f4e4943
+	x.S[7442] = 0x4f4e4943
+	x.S[7453] = 0x4f4e4943
+	x.S[7459] = 0x4f4e4943
+	x.S[7462] = 0x4f4e4943
+	x.S[7463] = 0x4f4e4943
+	x.S[7464] = 0x1
+	x.S[7465] = 0x1
+	x.S[7470] = 0xffffffff00000000
 	x.S[7471] = 0x10000000
-	x.S[7472] = 0xfffffff300000000
+	x.S[7472] = 0xfffffffe00000000
 	x.S[7473] = 0x10000000
-	x.S[7474] = 0xfffffff200000000
+	x.S[7474] = 0xfffffffd00000000
 	x.S[7475] = 0x10000000
-	x.S[7476] = 0xfffffff100000000
+	x.S[7476] = 0xfffffffc00000000
 	x.S[7477] = 0x10000000
-	x.S[7478] = 0xfffffff000000000
+	x.S[7478] = 0xfffffffb00000000
 	x.S[7479] = 0x10000000
-	x.S[7480] = 0xffffffef00000000
+	x.S[7480] = 0xfffffffa00000000
 	x.S[7481] = 0x10000000
-	x.S[7482] = 0xffffffee00000000
+	x.S[7482] = 0xfffffff900000000
 	x.S[7483] = 0x10000000
-	x.S[7484] = 0xffffffed00000000
+	x.S[7484] = 0xfffffff800000000
 	x.S[7485] = 0x10000000
-	x.S[7486] = 0xffffffec00000000
+	x.S[7486] = 0xfffffff700000000
 	x.S[7487] = 0x10000000
-	x.S[7488] = 0xffffffeb00000000
+	x.S[7488] = 0xfffffff600000000
 	x.S[7489] = 0x10000000
-	x.S[7490] = 0xffffffea00000000
+	x.S[7490] = 0xfffffff500000000
 	x.S[7491] = 0x10000000
-	x.S[7492] = 0xffffffe900000000
+	x.S[7492] = 0xfffffff400000000
 	x.S[7493] = 0x10000000
-	x.S[7494] = 0xffffffe800000000
+	x.S[7494] = 0xfffffff300000000
 	x.S[7495] = 0x10000000
-	x.S[7496] = 0xffffffe700000000
+	x.S[7496] = 0xfffffff200000000
 	x.S[7497] = 0x10000000
-	x.S[7498] = 0xffffffe600000000
+	x.S[7498] = 0xfffffff100000000
 	x.S[7499] = 0x10000000
-	x.S[7500] = 0xffffffe500000000
+	x.S[7500] = 0xfffffff000000000
 	x.S[7501] = 0x10000000
-	x.S[7502] = 0xffffffe400000000
+	x.S[7502] = 0xffffffef00000000
 	x.S[7503] = 0x10000000
-	x.S[7504] = 0xffffffe300000000
+	x.S[7504] = 0xffffffee00000000
 	x.S[7505] = 0x10000000
-	x.S[7506] = 0xffffffe200000000
+	x.S[7506] = 0xffffffed00000000
 	x.S[7507] = 0x10000000
-	x.S[7508] = 0xffffffe100000000
+	x.S[7508] = 0xffffffec00000000
 	x.S[7509] = 0x10000000
-	x.S[7510] = 0xffffffe000000000
+	x.S[7510] = 0xffffffeb00000000
 	x.S[7511] = 0x10000000
-	x.S[7512] = 0xffffffdf00000000
+	x.S[7512] = 0xffffffea00000000
 	x.S[7513] = 0x10000000
-	x.S[7514] = 0xffffffde00000000
+	x.S[7514] = 0xffffffe900000000
 	x.S[7515] = 0x10000000
-	x.S[7516] = 0xffffffdd00000000
+	x.S[7516] = 0xffffffe800000000
 	x.S[7517] = 0x10000000
-	x.S[7518] = 0xffffffdc00000000
+	x.S[7518] = 0xffffffe700000000
 	x.S[7519] = 0x10000000
-	x.S[7520] = 0xffffffdb00000000
+	x.S[7520] = 0xffffffe600000000
 	x.S[7521] = 0x10000000
-	x.S[7522] = 0xffffffda00000000
+	x.S[7522] = 0xffffffe500000000
 	x.S[7523] = 0x10000000
-	x.S[7524] = 0xffffffd900000000
+	x.S[7524] = 0xffffffe400000000
 	x.S[7525] = 0x10000000
-	x.S[7526] = 0xffffffd800000000
+	x.S[7526] = 0xffffffe300000000
 	x.S[7527] = 0x10000000
-	x.S[7528] = 0xffffffd700000000
+	x.S[7528] = 0xffffffe200000000
 	x.S[7529] = 0x10000000
-	x.S[7530] = 0xffffffd600000000
+	x.S[7530] = 0xffffffe100000000
 	x.S[7531] = 0x10000000
-	x.S[7532] = 0xffffffd500000000
+	x.S[7532] = 0xffffffe000000000
 	x.S[7533] = 0x10000000
-	x.S[7534] = 0xffffffd400000000
+	x.S[7534] = 0xffffffdf00000000
 	x.S[7535] = 0x10000000
-	x.S[7536] = 0xffffffd300000000
+	x.S[7536] = 0xffffffde00000000
 	x.S[7537] = 0x10000000
-	x.S[7538] = 0xffffffd200000000
+	x.S[7538] = 0xffffffdd00000000
 	x.S[7539] = 0x10000000
-	x.S[7540] = 0xffffffd100000000
+	x.S[7540] = 0xffffffdc00000000
 	x.S[7541] = 0x10000000
-	x.S[7542] = 0xffffffd000000000
+	x.S[7542] = 0xffffffdb00000000
 	x.S[7543] = 0x10000000
-	x.S[7544] = 0xffffffcf00000000
+	x.S[7544] = 0xffffffda00000000
 	x.S[7545] = 0x10000000
-	x.S[7546] = 0xffffffce00000000
+	x.S[7546] = 0xffffffd900000000
 	x.S[7547] = 0x10000000
-	x.S[7548] = 0xffffffcd00000000
+	x.S[7548] = 0xffffffd800000000
 	x.S[7549] = 0x10000000
-	x.S[7550] = 0xffffffcc00000000
+	x.S[7550] = 0xffffffd700000000
 	x.S[7551] = 0x10000000
-	x.S[7552] = 0xffffffcb00000000
+	x.S[7552] = 0xffffffd600000000
 	x.S[7553] = 0x10000000
-	x.S[7554] = 0xffffffca00000000
+	x.S[7554] = 0xffffffd500000000
 	x.S[7555] = 0x10000000
-	x.S[7556] = 0xffffffc900000000
+	x.S[7556] = 0xffffffd400000000
 	x.S[7557] = 0x10000000
-	x.S[7558] = 0xffffffc800000000
+	x.S[7558] = 0xffffffd300000000
 	x.S[7559] = 0x10000000
-	x.S[7560] = 0xffffffc700000000
+	x.S[7560] = 0xffffffd200000000
 	x.S[7561] = 0x10000000
-	x.S[7562] = 0xffffffc600000000
+	x.S[7562] = 0xffffffd100000000
 	x.S[7563] = 0x10000000
-	x.S[7564] = 0xffffffc500000000
+	x.S[7564] = 0xffffffd000000000
 	x.S[7565] = 0x10000000
-	x.S[7566] = 0xffffffc400000000
+	x.S[7566] = 0xffffffcf00000000
 	x.S[7567] = 0x10000000
-	x.S[7568] = 0xffffffc300000000
+	x.S[7568] = 0xffffffce00000000
 	x.S[7569] = 0x10000000
-	x.S[7570] = 0xffffffc200000000
+	x.S[7570] = 0xffffffcd00000000
 	x.S[7571] = 0x10000000
-	x.S[7572] = 0xffffffc100000000
+	x.S[7572] = 0xffffffcc00000000
 	x.S[7573] = 0x10000000
-	x.S[7574] = 0xffffffc000000000
+	x.S[7574] = 0xffffffcb00000000
 	x.S[7575] = 0x10000000
-	x.S[7576] = 0xffffffff00000000
+	x.S[7576] = 0xffffffca00000000
 	x.S[7577] = 0x10000000
-	x.S[7578] = 0xfffffffe00000000
+	x.S[7578] = 0xffffffc900000000
 	x.S[7579] = 0x10000000
-	x.S[7580] = 0xfffffffd00000000
+	x.S[7580] = 0xffffffc800000000
 	x.S[7581] = 0x10000000
-	x.S[7582] = 0xfffffffc00000000
+	x.S[7582] = 0xffffffc700000000
 	x.S[7583] = 0x10000000
-	x.S[7584] = 0xfffffffb00000000
+	x.S[7584] = 0xffffffc600000000
 	x.S[7585] = 0x10000000
-	x.S[7586] = 0xfffffffa00000000
+	x.S[7586] = 0xffffffc500000000
 	x.S[7587] = 0x10000000
-	x.S[7588] = 0xfffffff900000000
+	x.S[7588] = 0xffffffc400000000
 	x.S[7589] = 0x10000000
-	x.S[7590] = 0xfffffff800000000
+	x.S[7590] = 0xffffffc300000000
 	x.S[7591] = 0x10000000
-	x.S[7592] = 0xfffffff700000000
+	x.S[7592] = 0xffffffc200000000
 	x.S[7593] = 0x10000000
-	x.S[7594] = 0xfffffff600000000
+	x.S[7594] = 0xffffffc100000000
 	x.S[7595] = 0x10000000
-	x.S[7596] = 0xfffffff500000000
+	x.S[7596] = 0xffffffc000000000
 	x.S[7597] = 0x10000000
-	x.S[7598] = 0xfffffff400000000
+	x.S[7598] = 0xffffffff00000000
 	x.S[7599] = 0x10000000
-	x.S[7600] = 0xfffffff300000000
+	x.S[7600] = 0xfffffffe00000000
 	x.S[7601] = 0x10000000
-	x.S[7602] = 0xfffffff200000000
+	x.S[7602] = 0xfffffffd00000000
 	x.S[7603] = 0x10000000
-	x.S[7604] = 0xfffffff100000000
+	x.S[7604] = 0xfffffffc00000000
 	x.S[7605] = 0x10000000
-	x.S[7606] = 0xfffffff000000000
+	x.S[7606] = 0xfffffffb00000000
 	x.S[7607] = 0x10000000
-	x.S[7608] = 0xffffffef00000000
+	x.S[7608] = 0xfffffffa00000000
 	x.S[7609] = 0x10000000
-	x.S[7610] = 0xffffffee00000000
+	x.S[7610] = 0xfffffff900000000
 	x.S[7611] = 0x10000000
-	x.S[7612] = 0xffffffed00000000
+	x.S[7612] = 0xfffffff800000000
 	x.S[7613] = 0x10000000
-	x.S[7614] = 0xffffffec00000000
+	x.S[7614] = 0xfffffff700000000
 	x.S[7615] = 0x10000000
-	x.S[7616] = 0xffffffeb00000000
+	x.S[7616] = 0xfffffff600000000
 	x.S[7617] = 0x10000000
-	x.S[7618] = 0xffffffea00000000
+	x.S[7618] = 0xfffffff500000000
 	x.S[7619] = 0x10000000
-	x.S[7620] = 0xffffffe900000000
+	x.S[7620] = 0xfffffff400000000
 	x.S[7621] = 0x10000000
-	x.S[7622] = 0xffffffe800000000
+	x.S[7622] = 0xfffffff300000000
 	x.S[7623] = 0x10000000
-	x.S[7624] = 0xffffffe700000000
+	x.S[7624] = 0xfffffff200000000
 	x.S[7625] = 0x10000000
-	x.S[7626] = 0xffffffe600000000
+	x.S[7626] = 0xfffffff100000000
 	x.S[7627] = 0x10000000
-	x.S[7628] = 0xffffffe500000000
+	x.S[7628] = 0xfffffff000000000
 	x.S[7629] = 0x10000000
-	x.S[7630] = 0xffffffe400000000
+	x.S[7630] = 0xffffffef00000000
 	x.S[7631] = 0x10000000
-	x.S[7632] = 0xffffffe300000000
+	x.S[7632] = 0xffffffee00000000
 	x.S[7633] = 0x10000000
-	x.S[7634] = 0xffffffe200000000
+	x.S[7634] = 0xffffffed00000000
 	x.S[7635] = 0x10000000
-	x.S[7636] = 0xffffffe100000000
+	x.S[7636] = 0xffffffec00000000
 	x.S[7637] = 0x10000000
-	x.S[7638] = 0xffffffe000000000
+	x.S[7638] = 0xffffffeb00000000
 	x.S[7639] = 0x10000000
-	x.S[7640] = 0xffffffdf00000000
+	x.S[7640] = 0xffffffea00000000
 	x.S[7641] = 0x10000000
-	x.S[7642] = 0xffffffde00000000
+	x.S[7642] = 0xffffffe900000000
 	x.S[7643] = 0x10000000
-	x.S[7644] = 0xffffffdd00000000
+	x.S[7644] = 0xffffffe800000000
 	x.S[7645] = 0x10000000
-	x.S[7646] = 0xffffffdc00000000
+	x.S[7646] = 0xffffffe700000000
 	x.S[7647] = 0x10000000
-	x.S[7648] = 0xffffffdb00000000
+	x.S[7648] = 0xffffffe600000000
 	x.S[7649] = 0x10000000
-	x.S[7650] = 0xffffffda00000000
+	x.S[7650] = 0xffffffe500000000
 	x.S[7651] = 0x10000000
-	x.S[7652] = 0xffffffd900000000
+	x.S[7652] = 0xffffffe400000000
 	x.S[7653] = 0x10000000
-	x.S[7654] = 0xffffffd800000000
+	x.S[7654] = 0xffffffe300000000
 	x.S[7655] = 0x10000000
-	x.S[7656] = 0xffffffd700000000
+	x.S[7656] = 0xffffffe200000000
 	x.S[7657] = 0x10000000
-	x.S[7658] = 0xffffffd600000000
+	x.S[7658] = 0xffffffe100000000
 	x.S[7659] = 0x10000000
-	x.S[7660] = 0xffffffd500000000
+	x.S[7660] = 0xffffffe000000000
 	x.S[7661] = 0x10000000
-	x.S[7662] = 0xffffffd400000000
+	x.S[7662] = 0xffffffdf00000000
 	x.S[7663] = 0x10000000
-	x.S[7664] = 0xffffffd300000000
+	x.S[7664] = 0xffffffde00000000
 	x.S[7665] = 0x10000000
-	x.S[7666] = 0xffffffd200000000
+	x.S[7666] = 0xffffffdd00000000
 	x.S[7667] = 0x10000000
-	x.S[7668] = 0xffffffd100000000
+	x.S[7668] = 0xffffffdc00000000
 	x.S[7669] = 0x10000000
-	x.S[7670] = 0xffffffd000000000
+	x.S[7670] = 0xffffffdb00000000
 	x.S[7671] = 0x10000000
-	x.S[7672] = 0xffffffcf00000000
+	x.S[7672] = 0xffffffda00000000
 	x.S[7673] = 0x10000000
-	x.S[7674] = 0xffffffce00000000
+	x.S[7674] = 0xffffffd900000000
 	x.S[7675] = 0x10000000
-	x.S[7676] = 0xffffffcd00000000
+	x.S[7676] = 0xffffffd800000000
 	x.S[7677] = 0x10000000
-	x.S[7678] = 0xffffffcc00000000
+	x.S[7678] = 0xffffffd700000000
 	x.S[7679] = 0x10000000
-	x.S[7680] = 0xffffffcb00000000
+	x.S[7680] = 0xffffffd600000000
 	x.S[7681] = 0x10000000
-	x.S[7682] = 0xffffffca00000000
+	x.S[7682] = 0xffffffd500000000
 	x.S[7683] = 0x10000000
-	x.S[7684] = 0xffffffc900000000
+	x.S[7684] = 0xffffffd400000000
 	x.S[7685] = 0x10000000
-	x.S[7686] = 0xffffffc800000000
+	x.S[7686] = 0xffffffd300000000
 	x.S[7687] = 0x10000000
-	x.S[7688] = 0xffffffc700000000
+	x.S[7688] = 0xffffffd200000000
 	x.S[7689] = 0x10000000
-	x.S[7690] = 0xffffffc600000000
+	x.S[7690] = 0xffffffd100000000
 	x.S[7691] = 0x10000000
-	x.S[7692] = 0xffffffc500000000
+	x.S[7692] = 0xffffffd000000000
 	x.S[7693] = 0x10000000
-	x.S[7694] = 0xffffffc400000000
+	x.S[7694] = 0xffffffcf00000000
 	x.S[7695] = 0x10000000
-	x.S[7696] = 0xffffffc300000000
+	x.S[7696] = 0xffffffce00000000
 	x.S[7697] = 0x10000000
-	x.S[7698] = 0xffffffc200000000
+	x.S[7698] = 0xffffffcd00000000
 	x.S[7699] = 0x10000000
-	x.S[7700] = 0xffffffc100000000
+	x.S[7700] = 0xffffffcc00000000
 	x.S[7701] = 0x10000000
-	x.S[7702] = 0xffffffc000000000
+	x.S[7702] = 0xffffffcb00000000
 	x.S[7703] = 0x10000000
+	x.S[7704] = 0xffffffca00000000
+	x.S[7705] = 0x10000000
+	x.S[7706] = 0xffffffc900000000
+	x.S[7707] = 0x10000000
+	x.S[7708] = 0xffffffc800000000
+	x.S[7709] = 0x10000000
+	x.S[7710] = 0xffffffc700000000
+	x.S[7711] = 0x10000000
+	x.S[7712] = 0xffffffc600000000
+	x.S[7713] = 0x10000000
+	x.S[7714] = 0xffffffc500000000
+	x.S[7715] = 0x10000000
+	x.S[7716] = 0xffffffc400000000
+	x.S[7717] = 0x10000000
+	x.S[7718] = 0xffffffc300000000
+	x.S[7719] = 0x10000000
+	x.S[7720] = 0xffffffc200000000
+	x.S[7721] = 0x10000000
+	x.S[7722] = 0xffffffc100000000
+	x.S[7723] = 0x10000000
+	x.S[7724] = 0xffffffc000000000
+	x.S[7725] = 0x10000000
 	return x
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "1e81d565d3fb4d5ad62822d037cdaccf" }
+func (x *largeSim) Fingerprint() string { return "d3bc7bdae1da0774d0b9a1b20126bd80" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2634,8 +2642,8 @@ func (x *largeSim) EvalState() {
 		v[7209] = t7209
 		var t7259 uint64 = (^v[7252]) & 0x1
 		v[7259] = t7259
-		var t7331 uint64 = (^v[93]) & 0x1
-		v[7331] = t7331
+		var t7343 uint64 = (^v[93]) & 0x1
+		v[7343] = t7343
 	}
 	if d&0x8 != 0 {
 		var t897 uint64 = (v[66]) & 0x1ff
@@ -2658,8 +2666,8 @@ func (x *largeSim) EvalState() {
 		var t156 uint64 = v[118] >> 18 & 0x7
 		v[156] = t156
 		var t180 uint64 = v[120] >> 18 & 0x1
-		var t7447 uint64 = (v[118]>>23 | v[119]<<41) & 0x3fffffffffffffff
-		var t202 uint64 = t7447 << 2
+		var t7469 uint64 = (v[118]>>23 | v[119]<<41) & 0x3fffffffffffffff
+		var t202 uint64 = t7469 << 2
 		var t196 uint64 = (v[118]>>55 | v[119]<<9) & 0x3fffffff
 		var t198 uint64 = t196 << 2
 		var t203, t203_1, t203_0 uint64 = 0, t202, t198
@@ -2912,6 +2920,16 @@ func (x *largeSim) EvalState() {
 			t7329 = 1
 		}
 		v[7329] = t7329
+		var t7335 uint64
+		if v[6882] == 0xb {
+			t7335 = 1
+		}
+		v[7335] = t7335
+		var t7341 uint64
+		if v[6882] == 0xc {
+			t7341 = 1
+		}
+		v[7341] = t7341
 	}
 	if d&0x8000 != 0 {
 		v[7023] = v[6988]>>18 | v[6989]<<46
@@ -3145,6 +3163,10 @@ func (x *largeSim) EvalState() {
 		v[7324] = t7324
 		var t7330 uint64 = t7272 & v[7329]
 		v[7330] = t7330
+		var t7336 uint64 = t7272 & v[7335]
+		v[7336] = t7336
+		var t7342 uint64 = t7272 & v[7341]
+		v[7342] = t7342
 	}
 	if d&0x1071 != 0 {
 		var t1931, t1931_1, t1931_0 uint64 = 0, v[896], v[1930]
@@ -3264,8 +3286,8 @@ func (x *largeSim) EvalInputs() {
 	var t7267 uint64 = ^t7260
 	var t7268 uint64 = t7267 & v[7245]
 	v[7268] = t7268
-	var t7332 uint64 = v[9] & v[7331]
-	v[7332] = t7332
+	var t7344 uint64 = v[9] & v[7343]
+	v[7344] = t7344
 }
 
 // Step is one rising clock edge, then Eval.
@@ -3279,7 +3301,7 @@ func (x *largeSim) Edge() bool {
 	q0 := v[883]
 	if v[7270] != 0 {
 		q0 = x.M0[int(v[333]&511)]
-		d |= 0x1000000000
+		d |= 0x4000000000
 	}
 	if v[1935] != 0 {
 		a := int(v[898]&511) * 1
@@ -3288,157 +3310,171 @@ func (x *largeSim) Edge() bool {
 	if x.Rst {
 		d |= 0x80
 		v[94] = 0x0
-	} else if v[7332] != 0 {
+	} else if v[7344] != 0 {
 		d |= 0x80
-		var t7333 uint64 = (v[8] >> 2) & 0x3ff
-		var t7381, t7381_1, t7381_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t7333 == 0x0 {
-			t7381 = t7381_1
-		} else {
-			t7381 = t7381_0
-		}
-		var t7383, t7383_1, t7383_0 uint64 = 0, 0x10002, 0x0
-		if t7333 == 0x1 {
-			t7383 = t7383_1
-		} else {
-			t7383 = t7383_0
-		}
-		var t7422 uint64 = t7381 | t7383
-		var t7385, t7385_1, t7385_0 uint64 = 0, 0x10020040, 0x0
-		if t7333 == 0x2 {
-			t7385 = t7385_1
-		} else {
-			t7385 = t7385_0
-		}
-		var t7337 uint64 = v[95] | v[1]<<1
-		var t7387, t7387_1, t7387_0 uint64 = 0, t7337, 0x0
-		if t7333 == 0x3 {
-			t7387 = t7387_1
-		} else {
-			t7387 = t7387_0
-		}
-		var t7423 uint64 = t7385 | t7387
-		var t7432 uint64 = t7422 | t7423
-		var t7389, t7389_1, t7389_0 uint64 = 0, v[51], 0x0
-		if t7333 == 0x4 {
-			t7389 = t7389_1
-		} else {
-			t7389 = t7389_0
-		}
-		var t7391, t7391_1, t7391_0 uint64 = 0, v[60], 0x0
-		if t7333 == 0x5 {
-			t7391 = t7391_1
-		} else {
-			t7391 = t7391_0
-		}
-		var t7424 uint64 = t7389 | t7391
-		var t7393, t7393_1, t7393_0 uint64 = 0, v[66], 0x0
-		if t7333 == 0x8 {
-			t7393 = t7393_1
-		} else {
-			t7393 = t7393_0
-		}
-		var t7395, t7395_1, t7395_0 uint64 = 0, v[72], 0x0
-		if t7333 == 0x9 {
-			t7395 = t7395_1
-		} else {
-			t7395 = t7395_0
-		}
-		var t7425 uint64 = t7393 | t7395
-		var t7433 uint64 = t7424 | t7425
-		var t7437 uint64 = t7432 | t7433
-		var t7397, t7397_1, t7397_0 uint64 = 0, v[78], 0x0
-		if t7333 == 0xa {
+		var t7345 uint64 = (v[8] >> 2) & 0x3ff
+		var t7397, t7397_1, t7397_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t7345 == 0x0 {
 			t7397 = t7397_1
 		} else {
 			t7397 = t7397_0
 		}
-		var t7399, t7399_1, t7399_0 uint64 = 0, v[84], 0x0
-		if t7333 == 0xb {
+		var t7399, t7399_1, t7399_0 uint64 = 0, 0x10003, 0x0
+		if t7345 == 0x1 {
 			t7399 = t7399_1
 		} else {
 			t7399 = t7399_0
 		}
-		var t7426 uint64 = t7397 | t7399
-		var t7401, t7401_1, t7401_0 uint64 = 0, v[7273], 0x0
-		if t7333 == 0x40 {
+		var t7442 uint64 = t7397 | t7399
+		var t7401, t7401_1, t7401_0 uint64 = 0, 0x10020040, 0x0
+		if t7345 == 0x2 {
 			t7401 = t7401_1
 		} else {
 			t7401 = t7401_0
 		}
-		var t7403, t7403_1, t7403_0 uint64 = 0, v[7278], 0x0
-		if t7333 == 0x41 {
+		var t7349 uint64 = v[95] | v[1]<<1
+		var t7403, t7403_1, t7403_0 uint64 = 0, t7349, 0x0
+		if t7345 == 0x3 {
 			t7403 = t7403_1
 		} else {
 			t7403 = t7403_0
 		}
-		var t7427 uint64 = t7401 | t7403
-		var t7434 uint64 = t7426 | t7427
-		var t7405, t7405_1, t7405_0 uint64 = 0, v[7283], 0x0
-		if t7333 == 0x42 {
+		var t7443 uint64 = t7401 | t7403
+		var t7453 uint64 = t7442 | t7443
+		var t7405, t7405_1, t7405_0 uint64 = 0, v[51], 0x0
+		if t7345 == 0x4 {
 			t7405 = t7405_1
 		} else {
 			t7405 = t7405_0
 		}
-		var t7407, t7407_1, t7407_0 uint64 = 0, v[7288], 0x0
-		if t7333 == 0x43 {
+		var t7407, t7407_1, t7407_0 uint64 = 0, v[60], 0x0
+		if t7345 == 0x5 {
 			t7407 = t7407_1
 		} else {
 			t7407 = t7407_0
 		}
-		var t7428 uint64 = t7405 | t7407
-		var t7409, t7409_1, t7409_0 uint64 = 0, v[7293], 0x0
-		if t7333 == 0x44 {
+		var t7444 uint64 = t7405 | t7407
+		var t7409, t7409_1, t7409_0 uint64 = 0, v[66], 0x0
+		if t7345 == 0x8 {
 			t7409 = t7409_1
 		} else {
 			t7409 = t7409_0
 		}
-		var t7411, t7411_1, t7411_0 uint64 = 0, v[7298], 0x0
-		if t7333 == 0x45 {
+		var t7411, t7411_1, t7411_0 uint64 = 0, v[72], 0x0
+		if t7345 == 0x9 {
 			t7411 = t7411_1
 		} else {
 			t7411 = t7411_0
 		}
-		var t7429 uint64 = t7409 | t7411
-		var t7435 uint64 = t7428 | t7429
-		var t7438 uint64 = t7434 | t7435
-		var t7440 uint64 = t7437 | t7438
-		var t7413, t7413_1, t7413_0 uint64 = 0, v[7303], 0x0
-		if t7333 == 0x46 {
+		var t7445 uint64 = t7409 | t7411
+		var t7454 uint64 = t7444 | t7445
+		var t7459 uint64 = t7453 | t7454
+		var t7413, t7413_1, t7413_0 uint64 = 0, v[78], 0x0
+		if t7345 == 0xa {
 			t7413 = t7413_1
 		} else {
 			t7413 = t7413_0
 		}
-		var t7415, t7415_1, t7415_0 uint64 = 0, v[7308], 0x0
-		if t7333 == 0x47 {
+		var t7415, t7415_1, t7415_0 uint64 = 0, v[84], 0x0
+		if t7345 == 0xb {
 			t7415 = t7415_1
 		} else {
 			t7415 = t7415_0
 		}
-		var t7430 uint64 = t7413 | t7415
-		var t7417, t7417_1, t7417_0 uint64 = 0, v[7313], 0x0
-		if t7333 == 0x48 {
+		var t7446 uint64 = t7413 | t7415
+		var t7417, t7417_1, t7417_0 uint64 = 0, v[7273], 0x0
+		if t7345 == 0x40 {
 			t7417 = t7417_1
 		} else {
 			t7417 = t7417_0
 		}
-		var t7419, t7419_1, t7419_0 uint64 = 0, v[7318], 0x0
-		if t7333 == 0x49 {
+		var t7419, t7419_1, t7419_0 uint64 = 0, v[7278], 0x0
+		if t7345 == 0x41 {
 			t7419 = t7419_1
 		} else {
 			t7419 = t7419_0
 		}
-		var t7431 uint64 = t7417 | t7419
-		var t7436 uint64 = t7430 | t7431
-		var t7421, t7421_1, t7421_0 uint64 = 0, v[7325], 0x0
-		if t7333 == 0x4a {
+		var t7447 uint64 = t7417 | t7419
+		var t7455 uint64 = t7446 | t7447
+		var t7421, t7421_1, t7421_0 uint64 = 0, v[7283], 0x0
+		if t7345 == 0x42 {
 			t7421 = t7421_1
 		} else {
 			t7421 = t7421_0
 		}
-		var t7439 uint64 = t7436 | t7421
-		var t7441 uint64 = t7440 | t7439
-		v[94] = t7441
+		var t7423, t7423_1, t7423_0 uint64 = 0, v[7288], 0x0
+		if t7345 == 0x43 {
+			t7423 = t7423_1
+		} else {
+			t7423 = t7423_0
+		}
+		var t7448 uint64 = t7421 | t7423
+		var t7425, t7425_1, t7425_0 uint64 = 0, v[7293], 0x0
+		if t7345 == 0x44 {
+			t7425 = t7425_1
+		} else {
+			t7425 = t7425_0
+		}
+		var t7427, t7427_1, t7427_0 uint64 = 0, v[7298], 0x0
+		if t7345 == 0x45 {
+			t7427 = t7427_1
+		} else {
+			t7427 = t7427_0
+		}
+		var t7449 uint64 = t7425 | t7427
+		var t7456 uint64 = t7448 | t7449
+		var t7460 uint64 = t7455 | t7456
+		var t7462 uint64 = t7459 | t7460
+		var t7429, t7429_1, t7429_0 uint64 = 0, v[7303], 0x0
+		if t7345 == 0x46 {
+			t7429 = t7429_1
+		} else {
+			t7429 = t7429_0
+		}
+		var t7431, t7431_1, t7431_0 uint64 = 0, v[7308], 0x0
+		if t7345 == 0x47 {
+			t7431 = t7431_1
+		} else {
+			t7431 = t7431_0
+		}
+		var t7450 uint64 = t7429 | t7431
+		var t7433, t7433_1, t7433_0 uint64 = 0, v[7313], 0x0
+		if t7345 == 0x48 {
+			t7433 = t7433_1
+		} else {
+			t7433 = t7433_0
+		}
+		var t7435, t7435_1, t7435_0 uint64 = 0, v[7318], 0x0
+		if t7345 == 0x49 {
+			t7435 = t7435_1
+		} else {
+			t7435 = t7435_0
+		}
+		var t7451 uint64 = t7433 | t7435
+		var t7457 uint64 = t7450 | t7451
+		var t7437, t7437_1, t7437_0 uint64 = 0, v[7325], 0x0
+		if t7345 == 0x4a {
+			t7437 = t7437_1
+		} else {
+			t7437 = t7437_0
+		}
+		var t7439, t7439_1, t7439_0 uint64 = 0, v[7331], 0x0
+		if t7345 == 0x4b {
+			t7439 = t7439_1
+		} else {
+			t7439 = t7439_0
+		}
+		var t7452 uint64 = t7437 | t7439
+		var t7441, t7441_1, t7441_0 uint64 = 0, v[7337], 0x0
+		if t7345 == 0x4c {
+			t7441 = t7441_1
+		} else {
+			t7441 = t7441_0
+		}
+		var t7458 uint64 = t7452 | t7441
+		var t7461 uint64 = t7457 | t7458
+		var t7463 uint64 = t7462 | t7461
+		v[94] = t7463
 	}
 	if x.Rst {
 		d |= 0x8
@@ -3687,6 +3723,22 @@ func (x *largeSim) Edge() bool {
 		v[7325] = t7327
 	}
 	if x.Rst {
+		d |= 0x1000000000
+		v[7331] = 0x0
+	} else if v[7336] != 0 {
+		d |= 0x1000000000
+		var t7333 uint64 = (v[7331] + 0x1) & 0xffffffff
+		v[7331] = t7333
+	}
+	if x.Rst {
+		d |= 0x2000000000
+		v[7337] = 0x0
+	} else if v[7342] != 0 {
+		d |= 0x2000000000
+		var t7339 uint64 = (v[7337] + 0x1) & 0xffffffff
+		v[7337] = t7339
+	}
+	if x.Rst {
 		d |= 0x400
 		v[784] = 0x0
 		v[783] = 0x0
@@ -3855,7 +3907,7 @@ func (x *largeSim) Edge() bool {
 		var t6766 uint64 = t6765 | t6731<<16
 		v[6769] = t6764<<32 | t6766
 		v[6772] = t6764<<32 | t6766
-		var t7705 uint64 = (t6730 >> 2) & 0x3fffffffffffffff
+		var t7727 uint64 = (t6730 >> 2) & 0x3fffffffffffffff
 		var t6588 uint64 = v[848] >> 61 & 0x1
 		var t6757 uint64 = v[847] >> 0 & 0x3
 		var t6758 uint64 = v[847] >> 32 & 0x3
@@ -3865,7 +3917,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6759 = t6759_0
 		}
-		v[6768] = t7705<<2 | t6759
+		v[6768] = t7727<<2 | t6759
 		var t6767 uint64 = (t6730 >> 2) & 0x3fffffff
 		v[6771] = t6767<<34 | t6759<<32
 		if t6761 != 0 {
@@ -3890,8 +3942,8 @@ func (x *largeSim) Edge() bool {
 		var t6779 uint64 = t6763 | t6778<<29 | t6762<<30
 		v[6782] = t6779<<32 | t6766
 		v[6785] = t6779<<32 | t6766
-		var t7706 uint64 = (v[845] >> 2) & 0x3fffffffffffffff
-		v[6781] = t7706<<2 | t6759
+		var t7728 uint64 = (v[845] >> 2) & 0x3fffffffffffffff
+		v[6781] = t7728<<2 | t6759
 		var t6780 uint64 = (v[845] >> 2) & 0x3fffffff
 		v[6784] = t6780<<34 | t6759<<32
 		if t6778 != 0 {
@@ -3908,9 +3960,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6866 = t6866_0
 		}
-		var t7707 uint64 = v[848] >> 50 & 0x3f
+		var t7729 uint64 = v[848] >> 50 & 0x3f
 		var t6580 uint64 = v[848] >> 44 & 0x3
-		var t6872 uint64 = t6580<<12 | t7707<<18 | t6866<<24
+		var t6872 uint64 = t6580<<12 | t7729<<18 | t6866<<24
 		v[6878] = t6872
 		v[6878] &= 0xffffffff
 		var t6741, t6741_1, t6741_0 uint64 = 0, 0x1, 0x1
@@ -3959,8 +4011,8 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6602 = t6602_0
 		}
-		var t7704 uint64 = v[847] >> 2 & 0x3fffffffffffffff
-		var t6610 uint64 = t7704 << 2
+		var t7726 uint64 = v[847] >> 2 & 0x3fffffffffffffff
+		var t6610 uint64 = t7726 << 2
 		var t6604 uint64 = v[847] >> 34 & 0x3fffffff
 		var t6606 uint64 = t6604 << 2
 		var t6611, t6611_1, t6611_0 uint64 = 0, t6610, t6606
@@ -4248,9 +4300,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t4562 = t4562_0
 		}
-		var t7560 uint64 = t4562 - 0x3900000000
+		var t7582 uint64 = t4562 - 0x3900000000
 		var t5514 uint64
-		if t7560 < 0x10000000 {
+		if t7582 < 0x10000000 {
 			t5514 = 1
 		}
 		var t5516 uint64 = 0x3910000000 - 0x1
@@ -4262,9 +4314,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5519 uint64 = ^t5518
 		var t5520 uint64 = t5514 & t5519
-		var t7562 uint64 = t4562 - 0x3a00000000
+		var t7584 uint64 = t4562 - 0x3a00000000
 		var t5526 uint64
-		if t7562 < 0x10000000 {
+		if t7584 < 0x10000000 {
 			t5526 = 1
 		}
 		var t5528 uint64 = 0x3a10000000 - 0x1
@@ -4276,9 +4328,9 @@ func (x *largeSim) Edge() bool {
 		var t5531 uint64 = ^t5530
 		var t5532 uint64 = t5526 & t5531
 		var t5533 uint64 = t5520 | t5532
-		var t7564 uint64 = t4562 - 0x3b00000000
+		var t7586 uint64 = t4562 - 0x3b00000000
 		var t5539 uint64
-		if t7564 < 0x10000000 {
+		if t7586 < 0x10000000 {
 			t5539 = 1
 		}
 		var t5541 uint64 = 0x3b10000000 - 0x1
@@ -4290,9 +4342,9 @@ func (x *largeSim) Edge() bool {
 		var t5544 uint64 = ^t5543
 		var t5545 uint64 = t5539 & t5544
 		var t5546 uint64 = t5533 | t5545
-		var t7566 uint64 = t4562 - 0x3c00000000
+		var t7588 uint64 = t4562 - 0x3c00000000
 		var t5553 uint64
-		if t7566 < 0x10000000 {
+		if t7588 < 0x10000000 {
 			t5553 = 1
 		}
 		var t5555 uint64 = 0x3c10000000 - 0x1
@@ -4304,9 +4356,9 @@ func (x *largeSim) Edge() bool {
 		var t5558 uint64 = ^t5557
 		var t5559 uint64 = t5553 & t5558
 		var t5560 uint64 = t5546 | t5559
-		var t7568 uint64 = t4562 - 0x3d00000000
+		var t7590 uint64 = t4562 - 0x3d00000000
 		var t5568 uint64
-		if t7568 < 0x10000000 {
+		if t7590 < 0x10000000 {
 			t5568 = 1
 		}
 		var t5570 uint64 = 0x3d10000000 - 0x1
@@ -4318,9 +4370,9 @@ func (x *largeSim) Edge() bool {
 		var t5573 uint64 = ^t5572
 		var t5574 uint64 = t5568 & t5573
 		var t5575 uint64 = t5560 | t5574
-		var t7570 uint64 = t4562 - 0x3e00000000
+		var t7592 uint64 = t4562 - 0x3e00000000
 		var t5582 uint64
-		if t7570 < 0x10000000 {
+		if t7592 < 0x10000000 {
 			t5582 = 1
 		}
 		var t5584 uint64 = 0x3e10000000 - 0x1
@@ -4332,9 +4384,9 @@ func (x *largeSim) Edge() bool {
 		var t5587 uint64 = ^t5586
 		var t5588 uint64 = t5582 & t5587
 		var t5589 uint64 = t5575 | t5588
-		var t7572 uint64 = t4562 - 0x3f00000000
+		var t7594 uint64 = t4562 - 0x3f00000000
 		var t5596 uint64
-		if t7572 < 0x10000000 {
+		if t7594 < 0x10000000 {
 			t5596 = 1
 		}
 		var t5598 uint64 = 0x3f10000000 - 0x1
@@ -4346,9 +4398,9 @@ func (x *largeSim) Edge() bool {
 		var t5601 uint64 = ^t5600
 		var t5602 uint64 = t5596 & t5601
 		var t5603 uint64 = t5589 | t5602
-		var t7574 uint64 = t4562 - 0x4000000000
+		var t7596 uint64 = t4562 - 0x4000000000
 		var t5611 uint64
-		if t7574 < 0x10000000 {
+		if t7596 < 0x10000000 {
 			t5611 = 1
 		}
 		var t5613 uint64 = 0x4010000000 - 0x1
@@ -4360,9 +4412,9 @@ func (x *largeSim) Edge() bool {
 		var t5616 uint64 = ^t5615
 		var t5617 uint64 = t5611 & t5616
 		var t5618 uint64 = t5603 | t5617
-		var t7544 uint64 = t4562 - 0x3100000000
+		var t7566 uint64 = t4562 - 0x3100000000
 		var t5386 uint64
-		if t7544 < 0x10000000 {
+		if t7566 < 0x10000000 {
 			t5386 = 1
 		}
 		var t5388 uint64 = 0x3110000000 - 0x1
@@ -4373,9 +4425,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5391 uint64 = ^t5390
 		var t5392 uint64 = t5386 & t5391
-		var t7546 uint64 = t4562 - 0x3200000000
+		var t7568 uint64 = t4562 - 0x3200000000
 		var t5398 uint64
-		if t7546 < 0x10000000 {
+		if t7568 < 0x10000000 {
 			t5398 = 1
 		}
 		var t5400 uint64 = 0x3210000000 - 0x1
@@ -4387,9 +4439,9 @@ func (x *largeSim) Edge() bool {
 		var t5403 uint64 = ^t5402
 		var t5404 uint64 = t5398 & t5403
 		var t5405 uint64 = t5392 | t5404
-		var t7548 uint64 = t4562 - 0x3300000000
+		var t7570 uint64 = t4562 - 0x3300000000
 		var t5411 uint64
-		if t7548 < 0x10000000 {
+		if t7570 < 0x10000000 {
 			t5411 = 1
 		}
 		var t5413 uint64 = 0x3310000000 - 0x1
@@ -4401,9 +4453,9 @@ func (x *largeSim) Edge() bool {
 		var t5416 uint64 = ^t5415
 		var t5417 uint64 = t5411 & t5416
 		var t5418 uint64 = t5405 | t5417
-		var t7550 uint64 = t4562 - 0x3400000000
+		var t7572 uint64 = t4562 - 0x3400000000
 		var t5425 uint64
-		if t7550 < 0x10000000 {
+		if t7572 < 0x10000000 {
 			t5425 = 1
 		}
 		var t5427 uint64 = 0x3410000000 - 0x1
@@ -4415,9 +4467,9 @@ func (x *largeSim) Edge() bool {
 		var t5430 uint64 = ^t5429
 		var t5431 uint64 = t5425 & t5430
 		var t5432 uint64 = t5418 | t5431
-		var t7552 uint64 = t4562 - 0x3500000000
+		var t7574 uint64 = t4562 - 0x3500000000
 		var t5440 uint64
-		if t7552 < 0x10000000 {
+		if t7574 < 0x10000000 {
 			t5440 = 1
 		}
 		var t5442 uint64 = 0x3510000000 - 0x1
@@ -4429,9 +4481,9 @@ func (x *largeSim) Edge() bool {
 		var t5445 uint64 = ^t5444
 		var t5446 uint64 = t5440 & t5445
 		var t5447 uint64 = t5432 | t5446
-		var t7554 uint64 = t4562 - 0x3600000000
+		var t7576 uint64 = t4562 - 0x3600000000
 		var t5454 uint64
-		if t7554 < 0x10000000 {
+		if t7576 < 0x10000000 {
 			t5454 = 1
 		}
 		var t5456 uint64 = 0x3610000000 - 0x1
@@ -4443,9 +4495,9 @@ func (x *largeSim) Edge() bool {
 		var t5459 uint64 = ^t5458
 		var t5460 uint64 = t5454 & t5459
 		var t5461 uint64 = t5447 | t5460
-		var t7556 uint64 = t4562 - 0x3700000000
+		var t7578 uint64 = t4562 - 0x3700000000
 		var t5468 uint64
-		if t7556 < 0x10000000 {
+		if t7578 < 0x10000000 {
 			t5468 = 1
 		}
 		var t5470 uint64 = 0x3710000000 - 0x1
@@ -4457,9 +4509,9 @@ func (x *largeSim) Edge() bool {
 		var t5473 uint64 = ^t5472
 		var t5474 uint64 = t5468 & t5473
 		var t5475 uint64 = t5461 | t5474
-		var t7558 uint64 = t4562 - 0x3800000000
+		var t7580 uint64 = t4562 - 0x3800000000
 		var t5483 uint64
-		if t7558 < 0x10000000 {
+		if t7580 < 0x10000000 {
 			t5483 = 1
 		}
 		var t5485 uint64 = 0x3810000000 - 0x1
@@ -4471,9 +4523,9 @@ func (x *largeSim) Edge() bool {
 		var t5488 uint64 = ^t5487
 		var t5489 uint64 = t5483 & t5488
 		var t5490 uint64 = t5475 | t5489
-		var t7528 uint64 = t4562 - 0x2900000000
+		var t7550 uint64 = t4562 - 0x2900000000
 		var t5258 uint64
-		if t7528 < 0x10000000 {
+		if t7550 < 0x10000000 {
 			t5258 = 1
 		}
 		var t5260 uint64 = 0x2910000000 - 0x1
@@ -4484,9 +4536,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5263 uint64 = ^t5262
 		var t5264 uint64 = t5258 & t5263
-		var t7530 uint64 = t4562 - 0x2a00000000
+		var t7552 uint64 = t4562 - 0x2a00000000
 		var t5270 uint64
-		if t7530 < 0x10000000 {
+		if t7552 < 0x10000000 {
 			t5270 = 1
 		}
 		var t5272 uint64 = 0x2a10000000 - 0x1
@@ -4498,9 +4550,9 @@ func (x *largeSim) Edge() bool {
 		var t5275 uint64 = ^t5274
 		var t5276 uint64 = t5270 & t5275
 		var t5277 uint64 = t5264 | t5276
-		var t7532 uint64 = t4562 - 0x2b00000000
+		var t7554 uint64 = t4562 - 0x2b00000000
 		var t5283 uint64
-		if t7532 < 0x10000000 {
+		if t7554 < 0x10000000 {
 			t5283 = 1
 		}
 		var t5285 uint64 = 0x2b10000000 - 0x1
@@ -4512,9 +4564,9 @@ func (x *largeSim) Edge() bool {
 		var t5288 uint64 = ^t5287
 		var t5289 uint64 = t5283 & t5288
 		var t5290 uint64 = t5277 | t5289
-		var t7534 uint64 = t4562 - 0x2c00000000
+		var t7556 uint64 = t4562 - 0x2c00000000
 		var t5297 uint64
-		if t7534 < 0x10000000 {
+		if t7556 < 0x10000000 {
 			t5297 = 1
 		}
 		var t5299 uint64 = 0x2c10000000 - 0x1
@@ -4526,9 +4578,9 @@ func (x *largeSim) Edge() bool {
 		var t5302 uint64 = ^t5301
 		var t5303 uint64 = t5297 & t5302
 		var t5304 uint64 = t5290 | t5303
-		var t7536 uint64 = t4562 - 0x2d00000000
+		var t7558 uint64 = t4562 - 0x2d00000000
 		var t5312 uint64
-		if t7536 < 0x10000000 {
+		if t7558 < 0x10000000 {
 			t5312 = 1
 		}
 		var t5314 uint64 = 0x2d10000000 - 0x1
@@ -4540,9 +4592,9 @@ func (x *largeSim) Edge() bool {
 		var t5317 uint64 = ^t5316
 		var t5318 uint64 = t5312 & t5317
 		var t5319 uint64 = t5304 | t5318
-		var t7538 uint64 = t4562 - 0x2e00000000
+		var t7560 uint64 = t4562 - 0x2e00000000
 		var t5326 uint64
-		if t7538 < 0x10000000 {
+		if t7560 < 0x10000000 {
 			t5326 = 1
 		}
 		var t5328 uint64 = 0x2e10000000 - 0x1
@@ -4554,9 +4606,9 @@ func (x *largeSim) Edge() bool {
 		var t5331 uint64 = ^t5330
 		var t5332 uint64 = t5326 & t5331
 		var t5333 uint64 = t5319 | t5332
-		var t7540 uint64 = t4562 - 0x2f00000000
+		var t7562 uint64 = t4562 - 0x2f00000000
 		var t5340 uint64
-		if t7540 < 0x10000000 {
+		if t7562 < 0x10000000 {
 			t5340 = 1
 		}
 		var t5342 uint64 = 0x2f10000000 - 0x1
@@ -4568,9 +4620,9 @@ func (x *largeSim) Edge() bool {
 		var t5345 uint64 = ^t5344
 		var t5346 uint64 = t5340 & t5345
 		var t5347 uint64 = t5333 | t5346
-		var t7542 uint64 = t4562 - 0x3000000000
+		var t7564 uint64 = t4562 - 0x3000000000
 		var t5355 uint64
-		if t7542 < 0x10000000 {
+		if t7564 < 0x10000000 {
 			t5355 = 1
 		}
 		var t5357 uint64 = 0x3010000000 - 0x1
@@ -4582,9 +4634,9 @@ func (x *largeSim) Edge() bool {
 		var t5360 uint64 = ^t5359
 		var t5361 uint64 = t5355 & t5360
 		var t5362 uint64 = t5347 | t5361
-		var t7512 uint64 = t4562 - 0x2100000000
+		var t7534 uint64 = t4562 - 0x2100000000
 		var t5130 uint64
-		if t7512 < 0x10000000 {
+		if t7534 < 0x10000000 {
 			t5130 = 1
 		}
 		var t5132 uint64 = 0x2110000000 - 0x1
@@ -4595,9 +4647,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5135 uint64 = ^t5134
 		var t5136 uint64 = t5130 & t5135
-		var t7514 uint64 = t4562 - 0x2200000000
+		var t7536 uint64 = t4562 - 0x2200000000
 		var t5142 uint64
-		if t7514 < 0x10000000 {
+		if t7536 < 0x10000000 {
 			t5142 = 1
 		}
 		var t5144 uint64 = 0x2210000000 - 0x1
@@ -4609,9 +4661,9 @@ func (x *largeSim) Edge() bool {
 		var t5147 uint64 = ^t5146
 		var t5148 uint64 = t5142 & t5147
 		var t5149 uint64 = t5136 | t5148
-		var t7516 uint64 = t4562 - 0x2300000000
+		var t7538 uint64 = t4562 - 0x2300000000
 		var t5155 uint64
-		if t7516 < 0x10000000 {
+		if t7538 < 0x10000000 {
 			t5155 = 1
 		}
 		var t5157 uint64 = 0x2310000000 - 0x1
@@ -4623,9 +4675,9 @@ func (x *largeSim) Edge() bool {
 		var t5160 uint64 = ^t5159
 		var t5161 uint64 = t5155 & t5160
 		var t5162 uint64 = t5149 | t5161
-		var t7518 uint64 = t4562 - 0x2400000000
+		var t7540 uint64 = t4562 - 0x2400000000
 		var t5169 uint64
-		if t7518 < 0x10000000 {
+		if t7540 < 0x10000000 {
 			t5169 = 1
 		}
 		var t5171 uint64 = 0x2410000000 - 0x1
@@ -4637,9 +4689,9 @@ func (x *largeSim) Edge() bool {
 		var t5174 uint64 = ^t5173
 		var t5175 uint64 = t5169 & t5174
 		var t5176 uint64 = t5162 | t5175
-		var t7520 uint64 = t4562 - 0x2500000000
+		var t7542 uint64 = t4562 - 0x2500000000
 		var t5184 uint64
-		if t7520 < 0x10000000 {
+		if t7542 < 0x10000000 {
 			t5184 = 1
 		}
 		var t5186 uint64 = 0x2510000000 - 0x1
@@ -4651,9 +4703,9 @@ func (x *largeSim) Edge() bool {
 		var t5189 uint64 = ^t5188
 		var t5190 uint64 = t5184 & t5189
 		var t5191 uint64 = t5176 | t5190
-		var t7522 uint64 = t4562 - 0x2600000000
+		var t7544 uint64 = t4562 - 0x2600000000
 		var t5198 uint64
-		if t7522 < 0x10000000 {
+		if t7544 < 0x10000000 {
 			t5198 = 1
 		}
 		var t5200 uint64 = 0x2610000000 - 0x1
@@ -4665,9 +4717,9 @@ func (x *largeSim) Edge() bool {
 		var t5203 uint64 = ^t5202
 		var t5204 uint64 = t5198 & t5203
 		var t5205 uint64 = t5191 | t5204
-		var t7524 uint64 = t4562 - 0x2700000000
+		var t7546 uint64 = t4562 - 0x2700000000
 		var t5212 uint64
-		if t7524 < 0x10000000 {
+		if t7546 < 0x10000000 {
 			t5212 = 1
 		}
 		var t5214 uint64 = 0x2710000000 - 0x1
@@ -4679,9 +4731,9 @@ func (x *largeSim) Edge() bool {
 		var t5217 uint64 = ^t5216
 		var t5218 uint64 = t5212 & t5217
 		var t5219 uint64 = t5205 | t5218
-		var t7526 uint64 = t4562 - 0x2800000000
+		var t7548 uint64 = t4562 - 0x2800000000
 		var t5227 uint64
-		if t7526 < 0x10000000 {
+		if t7548 < 0x10000000 {
 			t5227 = 1
 		}
 		var t5229 uint64 = 0x2810000000 - 0x1
@@ -4693,9 +4745,9 @@ func (x *largeSim) Edge() bool {
 		var t5232 uint64 = ^t5231
 		var t5233 uint64 = t5227 & t5232
 		var t5234 uint64 = t5219 | t5233
-		var t7496 uint64 = t4562 - 0x1900000000
+		var t7518 uint64 = t4562 - 0x1900000000
 		var t5002 uint64
-		if t7496 < 0x10000000 {
+		if t7518 < 0x10000000 {
 			t5002 = 1
 		}
 		var t5004 uint64 = 0x1910000000 - 0x1
@@ -4706,9 +4758,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5007 uint64 = ^t5006
 		var t5008 uint64 = t5002 & t5007
-		var t7498 uint64 = t4562 - 0x1a00000000
+		var t7520 uint64 = t4562 - 0x1a00000000
 		var t5014 uint64
-		if t7498 < 0x10000000 {
+		if t7520 < 0x10000000 {
 			t5014 = 1
 		}
 		var t5016 uint64 = 0x1a10000000 - 0x1
@@ -4720,9 +4772,9 @@ func (x *largeSim) Edge() bool {
 		var t5019 uint64 = ^t5018
 		var t5020 uint64 = t5014 & t5019
 		var t5021 uint64 = t5008 | t5020
-		var t7500 uint64 = t4562 - 0x1b00000000
+		var t7522 uint64 = t4562 - 0x1b00000000
 		var t5027 uint64
-		if t7500 < 0x10000000 {
+		if t7522 < 0x10000000 {
 			t5027 = 1
 		}
 		var t5029 uint64 = 0x1b10000000 - 0x1
@@ -4734,9 +4786,9 @@ func (x *largeSim) Edge() bool {
 		var t5032 uint64 = ^t5031
 		var t5033 uint64 = t5027 & t5032
 		var t5034 uint64 = t5021 | t5033
-		var t7502 uint64 = t4562 - 0x1c00000000
+		var t7524 uint64 = t4562 - 0x1c00000000
 		var t5041 uint64
-		if t7502 < 0x10000000 {
+		if t7524 < 0x10000000 {
 			t5041 = 1
 		}
 		var t5043 uint64 = 0x1c10000000 - 0x1
@@ -4748,9 +4800,9 @@ func (x *largeSim) Edge() bool {
 		var t5046 uint64 = ^t5045
 		var t5047 uint64 = t5041 & t5046
 		var t5048 uint64 = t5034 | t5047
-		var t7504 uint64 = t4562 - 0x1d00000000
+		var t7526 uint64 = t4562 - 0x1d00000000
 		var t5056 uint64
-		if t7504 < 0x10000000 {
+		if t7526 < 0x10000000 {
 			t5056 = 1
 		}
 		var t5058 uint64 = 0x1d10000000 - 0x1
@@ -4762,9 +4814,9 @@ func (x *largeSim) Edge() bool {
 		var t5061 uint64 = ^t5060
 		var t5062 uint64 = t5056 & t5061
 		var t5063 uint64 = t5048 | t5062
-		var t7506 uint64 = t4562 - 0x1e00000000
+		var t7528 uint64 = t4562 - 0x1e00000000
 		var t5070 uint64
-		if t7506 < 0x10000000 {
+		if t7528 < 0x10000000 {
 			t5070 = 1
 		}
 		var t5072 uint64 = 0x1e10000000 - 0x1
@@ -4776,9 +4828,9 @@ func (x *largeSim) Edge() bool {
 		var t5075 uint64 = ^t5074
 		var t5076 uint64 = t5070 & t5075
 		var t5077 uint64 = t5063 | t5076
-		var t7508 uint64 = t4562 - 0x1f00000000
+		var t7530 uint64 = t4562 - 0x1f00000000
 		var t5084 uint64
-		if t7508 < 0x10000000 {
+		if t7530 < 0x10000000 {
 			t5084 = 1
 		}
 		var t5086 uint64 = 0x1f10000000 - 0x1
@@ -4790,9 +4842,9 @@ func (x *largeSim) Edge() bool {
 		var t5089 uint64 = ^t5088
 		var t5090 uint64 = t5084 & t5089
 		var t5091 uint64 = t5077 | t5090
-		var t7510 uint64 = t4562 - 0x2000000000
+		var t7532 uint64 = t4562 - 0x2000000000
 		var t5099 uint64
-		if t7510 < 0x10000000 {
+		if t7532 < 0x10000000 {
 			t5099 = 1
 		}
 		var t5101 uint64 = 0x2010000000 - 0x1
@@ -4804,9 +4856,9 @@ func (x *largeSim) Edge() bool {
 		var t5104 uint64 = ^t5103
 		var t5105 uint64 = t5099 & t5104
 		var t5106 uint64 = t5091 | t5105
-		var t7480 uint64 = t4562 - 0x1100000000
+		var t7502 uint64 = t4562 - 0x1100000000
 		var t4874 uint64
-		if t7480 < 0x10000000 {
+		if t7502 < 0x10000000 {
 			t4874 = 1
 		}
 		var t4876 uint64 = 0x1110000000 - 0x1
@@ -4817,9 +4869,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4879 uint64 = ^t4878
 		var t4880 uint64 = t4874 & t4879
-		var t7482 uint64 = t4562 - 0x1200000000
+		var t7504 uint64 = t4562 - 0x1200000000
 		var t4886 uint64
-		if t7482 < 0x10000000 {
+		if t7504 < 0x10000000 {
 			t4886 = 1
 		}
 		var t4888 uint64 = 0x1210000000 - 0x1
@@ -4831,9 +4883,9 @@ func (x *largeSim) Edge() bool {
 		var t4891 uint64 = ^t4890
 		var t4892 uint64 = t4886 & t4891
 		var t4893 uint64 = t4880 | t4892
-		var t7484 uint64 = t4562 - 0x1300000000
+		var t7506 uint64 = t4562 - 0x1300000000
 		var t4899 uint64
-		if t7484 < 0x10000000 {
+		if t7506 < 0x10000000 {
 			t4899 = 1
 		}
 		var t4901 uint64 = 0x1310000000 - 0x1
@@ -4845,9 +4897,9 @@ func (x *largeSim) Edge() bool {
 		var t4904 uint64 = ^t4903
 		var t4905 uint64 = t4899 & t4904
 		var t4906 uint64 = t4893 | t4905
-		var t7486 uint64 = t4562 - 0x1400000000
+		var t7508 uint64 = t4562 - 0x1400000000
 		var t4913 uint64
-		if t7486 < 0x10000000 {
+		if t7508 < 0x10000000 {
 			t4913 = 1
 		}
 		var t4915 uint64 = 0x1410000000 - 0x1
@@ -4859,9 +4911,9 @@ func (x *largeSim) Edge() bool {
 		var t4918 uint64 = ^t4917
 		var t4919 uint64 = t4913 & t4918
 		var t4920 uint64 = t4906 | t4919
-		var t7488 uint64 = t4562 - 0x1500000000
+		var t7510 uint64 = t4562 - 0x1500000000
 		var t4928 uint64
-		if t7488 < 0x10000000 {
+		if t7510 < 0x10000000 {
 			t4928 = 1
 		}
 		var t4930 uint64 = 0x1510000000 - 0x1
@@ -4873,9 +4925,9 @@ func (x *largeSim) Edge() bool {
 		var t4933 uint64 = ^t4932
 		var t4934 uint64 = t4928 & t4933
 		var t4935 uint64 = t4920 | t4934
-		var t7490 uint64 = t4562 - 0x1600000000
+		var t7512 uint64 = t4562 - 0x1600000000
 		var t4942 uint64
-		if t7490 < 0x10000000 {
+		if t7512 < 0x10000000 {
 			t4942 = 1
 		}
 		var t4944 uint64 = 0x1610000000 - 0x1
@@ -4887,9 +4939,9 @@ func (x *largeSim) Edge() bool {
 		var t4947 uint64 = ^t4946
 		var t4948 uint64 = t4942 & t4947
 		var t4949 uint64 = t4935 | t4948
-		var t7492 uint64 = t4562 - 0x1700000000
+		var t7514 uint64 = t4562 - 0x1700000000
 		var t4956 uint64
-		if t7492 < 0x10000000 {
+		if t7514 < 0x10000000 {
 			t4956 = 1
 		}
 		var t4958 uint64 = 0x1710000000 - 0x1
@@ -4901,9 +4953,9 @@ func (x *largeSim) Edge() bool {
 		var t4961 uint64 = ^t4960
 		var t4962 uint64 = t4956 & t4961
 		var t4963 uint64 = t4949 | t4962
-		var t7494 uint64 = t4562 - 0x1800000000
+		var t7516 uint64 = t4562 - 0x1800000000
 		var t4971 uint64
-		if t7494 < 0x10000000 {
+		if t7516 < 0x10000000 {
 			t4971 = 1
 		}
 		var t4973 uint64 = 0x1810000000 - 0x1
@@ -4915,9 +4967,9 @@ func (x *largeSim) Edge() bool {
 		var t4976 uint64 = ^t4975
 		var t4977 uint64 = t4971 & t4976
 		var t4978 uint64 = t4963 | t4977
-		var t7464 uint64 = t4562 - 0x900000000
+		var t7486 uint64 = t4562 - 0x900000000
 		var t4746 uint64
-		if t7464 < 0x10000000 {
+		if t7486 < 0x10000000 {
 			t4746 = 1
 		}
 		var t4748 uint64 = 0x910000000 - 0x1
@@ -4928,9 +4980,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4751 uint64 = ^t4750
 		var t4752 uint64 = t4746 & t4751
-		var t7466 uint64 = t4562 - 0xa00000000
+		var t7488 uint64 = t4562 - 0xa00000000
 		var t4758 uint64
-		if t7466 < 0x10000000 {
+		if t7488 < 0x10000000 {
 			t4758 = 1
 		}
 		var t4760 uint64 = 0xa10000000 - 0x1
@@ -4942,9 +4994,9 @@ func (x *largeSim) Edge() bool {
 		var t4763 uint64 = ^t4762
 		var t4764 uint64 = t4758 & t4763
 		var t4765 uint64 = t4752 | t4764
-		var t7468 uint64 = t4562 - 0xb00000000
+		var t7490 uint64 = t4562 - 0xb00000000
 		var t4771 uint64
-		if t7468 < 0x10000000 {
+		if t7490 < 0x10000000 {
 			t4771 = 1
 		}
 		var t4773 uint64 = 0xb10000000 - 0x1
@@ -4956,9 +5008,9 @@ func (x *largeSim) Edge() bool {
 		var t4776 uint64 = ^t4775
 		var t4777 uint64 = t4771 & t4776
 		var t4778 uint64 = t4765 | t4777
-		var t7470 uint64 = t4562 - 0xc00000000
+		var t7492 uint64 = t4562 - 0xc00000000
 		var t4785 uint64
-		if t7470 < 0x10000000 {
+		if t7492 < 0x10000000 {
 			t4785 = 1
 		}
 		var t4787 uint64 = 0xc10000000 - 0x1
@@ -4970,9 +5022,9 @@ func (x *largeSim) Edge() bool {
 		var t4790 uint64 = ^t4789
 		var t4791 uint64 = t4785 & t4790
 		var t4792 uint64 = t4778 | t4791
-		var t7472 uint64 = t4562 - 0xd00000000
+		var t7494 uint64 = t4562 - 0xd00000000
 		var t4800 uint64
-		if t7472 < 0x10000000 {
+		if t7494 < 0x10000000 {
 			t4800 = 1
 		}
 		var t4802 uint64 = 0xd10000000 - 0x1
@@ -4984,9 +5036,9 @@ func (x *largeSim) Edge() bool {
 		var t4805 uint64 = ^t4804
 		var t4806 uint64 = t4800 & t4805
 		var t4807 uint64 = t4792 | t4806
-		var t7474 uint64 = t4562 - 0xe00000000
+		var t7496 uint64 = t4562 - 0xe00000000
 		var t4814 uint64
-		if t7474 < 0x10000000 {
+		if t7496 < 0x10000000 {
 			t4814 = 1
 		}
 		var t4816 uint64 = 0xe10000000 - 0x1
@@ -4998,9 +5050,9 @@ func (x *largeSim) Edge() bool {
 		var t4819 uint64 = ^t4818
 		var t4820 uint64 = t4814 & t4819
 		var t4821 uint64 = t4807 | t4820
-		var t7476 uint64 = t4562 - 0xf00000000
+		var t7498 uint64 = t4562 - 0xf00000000
 		var t4828 uint64
-		if t7476 < 0x10000000 {
+		if t7498 < 0x10000000 {
 			t4828 = 1
 		}
 		var t4830 uint64 = 0xf10000000 - 0x1
@@ -5012,9 +5064,9 @@ func (x *largeSim) Edge() bool {
 		var t4833 uint64 = ^t4832
 		var t4834 uint64 = t4828 & t4833
 		var t4835 uint64 = t4821 | t4834
-		var t7478 uint64 = t4562 - 0x1000000000
+		var t7500 uint64 = t4562 - 0x1000000000
 		var t4843 uint64
-		if t7478 < 0x10000000 {
+		if t7500 < 0x10000000 {
 			t4843 = 1
 		}
 		var t4845 uint64 = 0x1010000000 - 0x1
@@ -5026,9 +5078,9 @@ func (x *largeSim) Edge() bool {
 		var t4848 uint64 = ^t4847
 		var t4849 uint64 = t4843 & t4848
 		var t4850 uint64 = t4835 | t4849
-		var t7448 uint64 = t4562 - 0x100000000
+		var t7470 uint64 = t4562 - 0x100000000
 		var t4618 uint64
-		if t7448 < 0x10000000 {
+		if t7470 < 0x10000000 {
 			t4618 = 1
 		}
 		var t4620 uint64 = 0x110000000 - 0x1
@@ -5039,9 +5091,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4623 uint64 = ^t4622
 		var t4624 uint64 = t4618 & t4623
-		var t7450 uint64 = t4562 - 0x200000000
+		var t7472 uint64 = t4562 - 0x200000000
 		var t4630 uint64
-		if t7450 < 0x10000000 {
+		if t7472 < 0x10000000 {
 			t4630 = 1
 		}
 		var t4632 uint64 = 0x210000000 - 0x1
@@ -5053,9 +5105,9 @@ func (x *largeSim) Edge() bool {
 		var t4635 uint64 = ^t4634
 		var t4636 uint64 = t4630 & t4635
 		var t4637 uint64 = t4624 | t4636
-		var t7452 uint64 = t4562 - 0x300000000
+		var t7474 uint64 = t4562 - 0x300000000
 		var t4643 uint64
-		if t7452 < 0x10000000 {
+		if t7474 < 0x10000000 {
 			t4643 = 1
 		}
 		var t4645 uint64 = 0x310000000 - 0x1
@@ -5067,9 +5119,9 @@ func (x *largeSim) Edge() bool {
 		var t4648 uint64 = ^t4647
 		var t4649 uint64 = t4643 & t4648
 		var t4650 uint64 = t4637 | t4649
-		var t7454 uint64 = t4562 - 0x400000000
+		var t7476 uint64 = t4562 - 0x400000000
 		var t4657 uint64
-		if t7454 < 0x10000000 {
+		if t7476 < 0x10000000 {
 			t4657 = 1
 		}
 		var t4659 uint64 = 0x410000000 - 0x1
@@ -5081,9 +5133,9 @@ func (x *largeSim) Edge() bool {
 		var t4662 uint64 = ^t4661
 		var t4663 uint64 = t4657 & t4662
 		var t4664 uint64 = t4650 | t4663
-		var t7456 uint64 = t4562 - 0x500000000
+		var t7478 uint64 = t4562 - 0x500000000
 		var t4672 uint64
-		if t7456 < 0x10000000 {
+		if t7478 < 0x10000000 {
 			t4672 = 1
 		}
 		var t4674 uint64 = 0x510000000 - 0x1
@@ -5095,9 +5147,9 @@ func (x *largeSim) Edge() bool {
 		var t4677 uint64 = ^t4676
 		var t4678 uint64 = t4672 & t4677
 		var t4679 uint64 = t4664 | t4678
-		var t7458 uint64 = t4562 - 0x600000000
+		var t7480 uint64 = t4562 - 0x600000000
 		var t4686 uint64
-		if t7458 < 0x10000000 {
+		if t7480 < 0x10000000 {
 			t4686 = 1
 		}
 		var t4688 uint64 = 0x610000000 - 0x1
@@ -5109,9 +5161,9 @@ func (x *largeSim) Edge() bool {
 		var t4691 uint64 = ^t4690
 		var t4692 uint64 = t4686 & t4691
 		var t4693 uint64 = t4679 | t4692
-		var t7460 uint64 = t4562 - 0x700000000
+		var t7482 uint64 = t4562 - 0x700000000
 		var t4700 uint64
-		if t7460 < 0x10000000 {
+		if t7482 < 0x10000000 {
 			t4700 = 1
 		}
 		var t4702 uint64 = 0x710000000 - 0x1
@@ -5123,9 +5175,9 @@ func (x *largeSim) Edge() bool {
 		var t4705 uint64 = ^t4704
 		var t4706 uint64 = t4700 & t4705
 		var t4707 uint64 = t4693 | t4706
-		var t7462 uint64 = t4562 - 0x800000000
+		var t7484 uint64 = t4562 - 0x800000000
 		var t4715 uint64
-		if t7462 < 0x10000000 {
+		if t7484 < 0x10000000 {
 			t4715 = 1
 		}
 		var t4717 uint64 = 0x810000000 - 0x1
@@ -5424,9 +5476,9 @@ func (x *largeSim) Edge() bool {
 			t6549 = t6549_0
 		}
 		t6549 &= 0x1
-		var t7688 uint64 = v[814] - 0x3900000000
+		var t7710 uint64 = v[814] - 0x3900000000
 		var t6450 uint64
-		if t7688 < 0x10000000 {
+		if t7710 < 0x10000000 {
 			t6450 = 1
 		}
 		var t6452 uint64 = t5516 - v[814]
@@ -5436,9 +5488,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6454 uint64 = ^t6453
 		var t6455 uint64 = t6450 & t6454
-		var t7690 uint64 = v[814] - 0x3a00000000
+		var t7712 uint64 = v[814] - 0x3a00000000
 		var t6461 uint64
-		if t7690 < 0x10000000 {
+		if t7712 < 0x10000000 {
 			t6461 = 1
 		}
 		var t6463 uint64 = t5528 - v[814]
@@ -5449,9 +5501,9 @@ func (x *largeSim) Edge() bool {
 		var t6465 uint64 = ^t6464
 		var t6466 uint64 = t6461 & t6465
 		var t6467 uint64 = t6455 | t6466
-		var t7692 uint64 = v[814] - 0x3b00000000
+		var t7714 uint64 = v[814] - 0x3b00000000
 		var t6473 uint64
-		if t7692 < 0x10000000 {
+		if t7714 < 0x10000000 {
 			t6473 = 1
 		}
 		var t6475 uint64 = t5541 - v[814]
@@ -5462,9 +5514,9 @@ func (x *largeSim) Edge() bool {
 		var t6477 uint64 = ^t6476
 		var t6478 uint64 = t6473 & t6477
 		var t6479 uint64 = t6467 | t6478
-		var t7694 uint64 = v[814] - 0x3c00000000
+		var t7716 uint64 = v[814] - 0x3c00000000
 		var t6486 uint64
-		if t7694 < 0x10000000 {
+		if t7716 < 0x10000000 {
 			t6486 = 1
 		}
 		var t6488 uint64 = t5555 - v[814]
@@ -5475,9 +5527,9 @@ func (x *largeSim) Edge() bool {
 		var t6490 uint64 = ^t6489
 		var t6491 uint64 = t6486 & t6490
 		var t6492 uint64 = t6479 | t6491
-		var t7696 uint64 = v[814] - 0x3d00000000
+		var t7718 uint64 = v[814] - 0x3d00000000
 		var t6500 uint64
-		if t7696 < 0x10000000 {
+		if t7718 < 0x10000000 {
 			t6500 = 1
 		}
 		var t6502 uint64 = t5570 - v[814]
@@ -5488,9 +5540,9 @@ func (x *largeSim) Edge() bool {
 		var t6504 uint64 = ^t6503
 		var t6505 uint64 = t6500 & t6504
 		var t6506 uint64 = t6492 | t6505
-		var t7698 uint64 = v[814] - 0x3e00000000
+		var t7720 uint64 = v[814] - 0x3e00000000
 		var t6513 uint64
-		if t7698 < 0x10000000 {
+		if t7720 < 0x10000000 {
 			t6513 = 1
 		}
 		var t6515 uint64 = t5584 - v[814]
@@ -5501,9 +5553,9 @@ func (x *largeSim) Edge() bool {
 		var t6517 uint64 = ^t6516
 		var t6518 uint64 = t6513 & t6517
 		var t6519 uint64 = t6506 | t6518
-		var t7700 uint64 = v[814] - 0x3f00000000
+		var t7722 uint64 = v[814] - 0x3f00000000
 		var t6526 uint64
-		if t7700 < 0x10000000 {
+		if t7722 < 0x10000000 {
 			t6526 = 1
 		}
 		var t6528 uint64 = t5598 - v[814]
@@ -5514,9 +5566,9 @@ func (x *largeSim) Edge() bool {
 		var t6530 uint64 = ^t6529
 		var t6531 uint64 = t6526 & t6530
 		var t6532 uint64 = t6519 | t6531
-		var t7702 uint64 = v[814] - 0x4000000000
+		var t7724 uint64 = v[814] - 0x4000000000
 		var t6540 uint64
-		if t7702 < 0x10000000 {
+		if t7724 < 0x10000000 {
 			t6540 = 1
 		}
 		var t6542 uint64 = t5613 - v[814]
@@ -5527,9 +5579,9 @@ func (x *largeSim) Edge() bool {
 		var t6544 uint64 = ^t6543
 		var t6545 uint64 = t6540 & t6544
 		var t6546 uint64 = t6532 | t6545
-		var t7672 uint64 = v[814] - 0x3100000000
+		var t7694 uint64 = v[814] - 0x3100000000
 		var t6338 uint64
-		if t7672 < 0x10000000 {
+		if t7694 < 0x10000000 {
 			t6338 = 1
 		}
 		var t6340 uint64 = t5388 - v[814]
@@ -5539,9 +5591,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6342 uint64 = ^t6341
 		var t6343 uint64 = t6338 & t6342
-		var t7674 uint64 = v[814] - 0x3200000000
+		var t7696 uint64 = v[814] - 0x3200000000
 		var t6349 uint64
-		if t7674 < 0x10000000 {
+		if t7696 < 0x10000000 {
 			t6349 = 1
 		}
 		var t6351 uint64 = t5400 - v[814]
@@ -5552,9 +5604,9 @@ func (x *largeSim) Edge() bool {
 		var t6353 uint64 = ^t6352
 		var t6354 uint64 = t6349 & t6353
 		var t6355 uint64 = t6343 | t6354
-		var t7676 uint64 = v[814] - 0x3300000000
+		var t7698 uint64 = v[814] - 0x3300000000
 		var t6361 uint64
-		if t7676 < 0x10000000 {
+		if t7698 < 0x10000000 {
 			t6361 = 1
 		}
 		var t6363 uint64 = t5413 - v[814]
@@ -5565,9 +5617,9 @@ func (x *largeSim) Edge() bool {
 		var t6365 uint64 = ^t6364
 		var t6366 uint64 = t6361 & t6365
 		var t6367 uint64 = t6355 | t6366
-		var t7678 uint64 = v[814] - 0x3400000000
+		var t7700 uint64 = v[814] - 0x3400000000
 		var t6374 uint64
-		if t7678 < 0x10000000 {
+		if t7700 < 0x10000000 {
 			t6374 = 1
 		}
 		var t6376 uint64 = t5427 - v[814]
@@ -5578,9 +5630,9 @@ func (x *largeSim) Edge() bool {
 		var t6378 uint64 = ^t6377
 		var t6379 uint64 = t6374 & t6378
 		var t6380 uint64 = t6367 | t6379
-		var t7680 uint64 = v[814] - 0x3500000000
+		var t7702 uint64 = v[814] - 0x3500000000
 		var t6388 uint64
-		if t7680 < 0x10000000 {
+		if t7702 < 0x10000000 {
 			t6388 = 1
 		}
 		var t6390 uint64 = t5442 - v[814]
@@ -5591,9 +5643,9 @@ func (x *largeSim) Edge() bool {
 		var t6392 uint64 = ^t6391
 		var t6393 uint64 = t6388 & t6392
 		var t6394 uint64 = t6380 | t6393
-		var t7682 uint64 = v[814] - 0x3600000000
+		var t7704 uint64 = v[814] - 0x3600000000
 		var t6401 uint64
-		if t7682 < 0x10000000 {
+		if t7704 < 0x10000000 {
 			t6401 = 1
 		}
 		var t6403 uint64 = t5456 - v[814]
@@ -5604,9 +5656,9 @@ func (x *largeSim) Edge() bool {
 		var t6405 uint64 = ^t6404
 		var t6406 uint64 = t6401 & t6405
 		var t6407 uint64 = t6394 | t6406
-		var t7684 uint64 = v[814] - 0x3700000000
+		var t7706 uint64 = v[814] - 0x3700000000
 		var t6414 uint64
-		if t7684 < 0x10000000 {
+		if t7706 < 0x10000000 {
 			t6414 = 1
 		}
 		var t6416 uint64 = t5470 - v[814]
@@ -5617,9 +5669,9 @@ func (x *largeSim) Edge() bool {
 		var t6418 uint64 = ^t6417
 		var t6419 uint64 = t6414 & t6418
 		var t6420 uint64 = t6407 | t6419
-		var t7686 uint64 = v[814] - 0x3800000000
+		var t7708 uint64 = v[814] - 0x3800000000
 		var t6428 uint64
-		if t7686 < 0x10000000 {
+		if t7708 < 0x10000000 {
 			t6428 = 1
 		}
 		var t6430 uint64 = t5485 - v[814]
@@ -5630,9 +5682,9 @@ func (x *largeSim) Edge() bool {
 		var t6432 uint64 = ^t6431
 		var t6433 uint64 = t6428 & t6432
 		var t6434 uint64 = t6420 | t6433
-		var t7656 uint64 = v[814] - 0x2900000000
+		var t7678 uint64 = v[814] - 0x2900000000
 		var t6226 uint64
-		if t7656 < 0x10000000 {
+		if t7678 < 0x10000000 {
 			t6226 = 1
 		}
 		var t6228 uint64 = t5260 - v[814]
@@ -5642,9 +5694,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6230 uint64 = ^t6229
 		var t6231 uint64 = t6226 & t6230
-		var t7658 uint64 = v[814] - 0x2a00000000
+		var t7680 uint64 = v[814] - 0x2a00000000
 		var t6237 uint64
-		if t7658 < 0x10000000 {
+		if t7680 < 0x10000000 {
 			t6237 = 1
 		}
 		var t6239 uint64 = t5272 - v[814]
@@ -5655,9 +5707,9 @@ func (x *largeSim) Edge() bool {
 		var t6241 uint64 = ^t6240
 		var t6242 uint64 = t6237 & t6241
 		var t6243 uint64 = t6231 | t6242
-		var t7660 uint64 = v[814] - 0x2b00000000
+		var t7682 uint64 = v[814] - 0x2b00000000
 		var t6249 uint64
-		if t7660 < 0x10000000 {
+		if t7682 < 0x10000000 {
 			t6249 = 1
 		}
 		var t6251 uint64 = t5285 - v[814]
@@ -5668,9 +5720,9 @@ func (x *largeSim) Edge() bool {
 		var t6253 uint64 = ^t6252
 		var t6254 uint64 = t6249 & t6253
 		var t6255 uint64 = t6243 | t6254
-		var t7662 uint64 = v[814] - 0x2c00000000
+		var t7684 uint64 = v[814] - 0x2c00000000
 		var t6262 uint64
-		if t7662 < 0x10000000 {
+		if t7684 < 0x10000000 {
 			t6262 = 1
 		}
 		var t6264 uint64 = t5299 - v[814]
@@ -5681,9 +5733,9 @@ func (x *largeSim) Edge() bool {
 		var t6266 uint64 = ^t6265
 		var t6267 uint64 = t6262 & t6266
 		var t6268 uint64 = t6255 | t6267
-		var t7664 uint64 = v[814] - 0x2d00000000
+		var t7686 uint64 = v[814] - 0x2d00000000
 		var t6276 uint64
-		if t7664 < 0x10000000 {
+		if t7686 < 0x10000000 {
 			t6276 = 1
 		}
 		var t6278 uint64 = t5314 - v[814]
@@ -5694,9 +5746,9 @@ func (x *largeSim) Edge() bool {
 		var t6280 uint64 = ^t6279
 		var t6281 uint64 = t6276 & t6280
 		var t6282 uint64 = t6268 | t6281
-		var t7666 uint64 = v[814] - 0x2e00000000
+		var t7688 uint64 = v[814] - 0x2e00000000
 		var t6289 uint64
-		if t7666 < 0x10000000 {
+		if t7688 < 0x10000000 {
 			t6289 = 1
 		}
 		var t6291 uint64 = t5328 - v[814]
@@ -5707,9 +5759,9 @@ func (x *largeSim) Edge() bool {
 		var t6293 uint64 = ^t6292
 		var t6294 uint64 = t6289 & t6293
 		var t6295 uint64 = t6282 | t6294
-		var t7668 uint64 = v[814] - 0x2f00000000
+		var t7690 uint64 = v[814] - 0x2f00000000
 		var t6302 uint64
-		if t7668 < 0x10000000 {
+		if t7690 < 0x10000000 {
 			t6302 = 1
 		}
 		var t6304 uint64 = t5342 - v[814]
@@ -5720,9 +5772,9 @@ func (x *largeSim) Edge() bool {
 		var t6306 uint64 = ^t6305
 		var t6307 uint64 = t6302 & t6306
 		var t6308 uint64 = t6295 | t6307
-		var t7670 uint64 = v[814] - 0x3000000000
+		var t7692 uint64 = v[814] - 0x3000000000
 		var t6316 uint64
-		if t7670 < 0x10000000 {
+		if t7692 < 0x10000000 {
 			t6316 = 1
 		}
 		var t6318 uint64 = t5357 - v[814]
@@ -5733,9 +5785,9 @@ func (x *largeSim) Edge() bool {
 		var t6320 uint64 = ^t6319
 		var t6321 uint64 = t6316 & t6320
 		var t6322 uint64 = t6308 | t6321
-		var t7640 uint64 = v[814] - 0x2100000000
+		var t7662 uint64 = v[814] - 0x2100000000
 		var t6114 uint64
-		if t7640 < 0x10000000 {
+		if t7662 < 0x10000000 {
 			t6114 = 1
 		}
 		var t6116 uint64 = t5132 - v[814]
@@ -5745,9 +5797,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6118 uint64 = ^t6117
 		var t6119 uint64 = t6114 & t6118
-		var t7642 uint64 = v[814] - 0x2200000000
+		var t7664 uint64 = v[814] - 0x2200000000
 		var t6125 uint64
-		if t7642 < 0x10000000 {
+		if t7664 < 0x10000000 {
 			t6125 = 1
 		}
 		var t6127 uint64 = t5144 - v[814]
@@ -5758,9 +5810,9 @@ func (x *largeSim) Edge() bool {
 		var t6129 uint64 = ^t6128
 		var t6130 uint64 = t6125 & t6129
 		var t6131 uint64 = t6119 | t6130
-		var t7644 uint64 = v[814] - 0x2300000000
+		var t7666 uint64 = v[814] - 0x2300000000
 		var t6137 uint64
-		if t7644 < 0x10000000 {
+		if t7666 < 0x10000000 {
 			t6137 = 1
 		}
 		var t6139 uint64 = t5157 - v[814]
@@ -5771,9 +5823,9 @@ func (x *largeSim) Edge() bool {
 		var t6141 uint64 = ^t6140
 		var t6142 uint64 = t6137 & t6141
 		var t6143 uint64 = t6131 | t6142
-		var t7646 uint64 = v[814] - 0x2400000000
+		var t7668 uint64 = v[814] - 0x2400000000
 		var t6150 uint64
-		if t7646 < 0x10000000 {
+		if t7668 < 0x10000000 {
 			t6150 = 1
 		}
 		var t6152 uint64 = t5171 - v[814]
@@ -5784,9 +5836,9 @@ func (x *largeSim) Edge() bool {
 		var t6154 uint64 = ^t6153
 		var t6155 uint64 = t6150 & t6154
 		var t6156 uint64 = t6143 | t6155
-		var t7648 uint64 = v[814] - 0x2500000000
+		var t7670 uint64 = v[814] - 0x2500000000
 		var t6164 uint64
-		if t7648 < 0x10000000 {
+		if t7670 < 0x10000000 {
 			t6164 = 1
 		}
 		var t6166 uint64 = t5186 - v[814]
@@ -5797,9 +5849,9 @@ func (x *largeSim) Edge() bool {
 		var t6168 uint64 = ^t6167
 		var t6169 uint64 = t6164 & t6168
 		var t6170 uint64 = t6156 | t6169
-		var t7650 uint64 = v[814] - 0x2600000000
+		var t7672 uint64 = v[814] - 0x2600000000
 		var t6177 uint64
-		if t7650 < 0x10000000 {
+		if t7672 < 0x10000000 {
 			t6177 = 1
 		}
 		var t6179 uint64 = t5200 - v[814]
@@ -5810,9 +5862,9 @@ func (x *largeSim) Edge() bool {
 		var t6181 uint64 = ^t6180
 		var t6182 uint64 = t6177 & t6181
 		var t6183 uint64 = t6170 | t6182
-		var t7652 uint64 = v[814] - 0x2700000000
+		var t7674 uint64 = v[814] - 0x2700000000
 		var t6190 uint64
-		if t7652 < 0x10000000 {
+		if t7674 < 0x10000000 {
 			t6190 = 1
 		}
 		var t6192 uint64 = t5214 - v[814]
@@ -5823,9 +5875,9 @@ func (x *largeSim) Edge() bool {
 		var t6194 uint64 = ^t6193
 		var t6195 uint64 = t6190 & t6194
 		var t6196 uint64 = t6183 | t6195
-		var t7654 uint64 = v[814] - 0x2800000000
+		var t7676 uint64 = v[814] - 0x2800000000
 		var t6204 uint64
-		if t7654 < 0x10000000 {
+		if t7676 < 0x10000000 {
 			t6204 = 1
 		}
 		var t6206 uint64 = t5229 - v[814]
@@ -5836,9 +5888,9 @@ func (x *largeSim) Edge() bool {
 		var t6208 uint64 = ^t6207
 		var t6209 uint64 = t6204 & t6208
 		var t6210 uint64 = t6196 | t6209
-		var t7624 uint64 = v[814] - 0x1900000000
+		var t7646 uint64 = v[814] - 0x1900000000
 		var t6002 uint64
-		if t7624 < 0x10000000 {
+		if t7646 < 0x10000000 {
 			t6002 = 1
 		}
 		var t6004 uint64 = t5004 - v[814]
@@ -5848,9 +5900,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6006 uint64 = ^t6005
 		var t6007 uint64 = t6002 & t6006
-		var t7626 uint64 = v[814] - 0x1a00000000
+		var t7648 uint64 = v[814] - 0x1a00000000
 		var t6013 uint64
-		if t7626 < 0x10000000 {
+		if t7648 < 0x10000000 {
 			t6013 = 1
 		}
 		var t6015 uint64 = t5016 - v[814]
@@ -5861,9 +5913,9 @@ func (x *largeSim) Edge() bool {
 		var t6017 uint64 = ^t6016
 		var t6018 uint64 = t6013 & t6017
 		var t6019 uint64 = t6007 | t6018
-		var t7628 uint64 = v[814] - 0x1b00000000
+		var t7650 uint64 = v[814] - 0x1b00000000
 		var t6025 uint64
-		if t7628 < 0x10000000 {
+		if t7650 < 0x10000000 {
 			t6025 = 1
 		}
 		var t6027 uint64 = t5029 - v[814]
@@ -5874,9 +5926,9 @@ func (x *largeSim) Edge() bool {
 		var t6029 uint64 = ^t6028
 		var t6030 uint64 = t6025 & t6029
 		var t6031 uint64 = t6019 | t6030
-		var t7630 uint64 = v[814] - 0x1c00000000
+		var t7652 uint64 = v[814] - 0x1c00000000
 		var t6038 uint64
-		if t7630 < 0x10000000 {
+		if t7652 < 0x10000000 {
 			t6038 = 1
 		}
 		var t6040 uint64 = t5043 - v[814]
@@ -5887,9 +5939,9 @@ func (x *largeSim) Edge() bool {
 		var t6042 uint64 = ^t6041
 		var t6043 uint64 = t6038 & t6042
 		var t6044 uint64 = t6031 | t6043
-		var t7632 uint64 = v[814] - 0x1d00000000
+		var t7654 uint64 = v[814] - 0x1d00000000
 		var t6052 uint64
-		if t7632 < 0x10000000 {
+		if t7654 < 0x10000000 {
 			t6052 = 1
 		}
 		var t6054 uint64 = t5058 - v[814]
@@ -5900,9 +5952,9 @@ func (x *largeSim) Edge() bool {
 		var t6056 uint64 = ^t6055
 		var t6057 uint64 = t6052 & t6056
 		var t6058 uint64 = t6044 | t6057
-		var t7634 uint64 = v[814] - 0x1e00000000
+		var t7656 uint64 = v[814] - 0x1e00000000
 		var t6065 uint64
-		if t7634 < 0x10000000 {
+		if t7656 < 0x10000000 {
 			t6065 = 1
 		}
 		var t6067 uint64 = t5072 - v[814]
@@ -5913,9 +5965,9 @@ func (x *largeSim) Edge() bool {
 		var t6069 uint64 = ^t6068
 		var t6070 uint64 = t6065 & t6069
 		var t6071 uint64 = t6058 | t6070
-		var t7636 uint64 = v[814] - 0x1f00000000
+		var t7658 uint64 = v[814] - 0x1f00000000
 		var t6078 uint64
-		if t7636 < 0x10000000 {
+		if t7658 < 0x10000000 {
 			t6078 = 1
 		}
 		var t6080 uint64 = t5086 - v[814]
@@ -5926,9 +5978,9 @@ func (x *largeSim) Edge() bool {
 		var t6082 uint64 = ^t6081
 		var t6083 uint64 = t6078 & t6082
 		var t6084 uint64 = t6071 | t6083
-		var t7638 uint64 = v[814] - 0x2000000000
+		var t7660 uint64 = v[814] - 0x2000000000
 		var t6092 uint64
-		if t7638 < 0x10000000 {
+		if t7660 < 0x10000000 {
 			t6092 = 1
 		}
 		var t6094 uint64 = t5101 - v[814]
@@ -5939,9 +5991,9 @@ func (x *largeSim) Edge() bool {
 		var t6096 uint64 = ^t6095
 		var t6097 uint64 = t6092 & t6096
 		var t6098 uint64 = t6084 | t6097
-		var t7608 uint64 = v[814] - 0x1100000000
+		var t7630 uint64 = v[814] - 0x1100000000
 		var t5890 uint64
-		if t7608 < 0x10000000 {
+		if t7630 < 0x10000000 {
 			t5890 = 1
 		}
 		var t5892 uint64 = t4876 - v[814]
@@ -5951,9 +6003,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5894 uint64 = ^t5893
 		var t5895 uint64 = t5890 & t5894
-		var t7610 uint64 = v[814] - 0x1200000000
+		var t7632 uint64 = v[814] - 0x1200000000
 		var t5901 uint64
-		if t7610 < 0x10000000 {
+		if t7632 < 0x10000000 {
 			t5901 = 1
 		}
 		var t5903 uint64 = t4888 - v[814]
@@ -5964,9 +6016,9 @@ func (x *largeSim) Edge() bool {
 		var t5905 uint64 = ^t5904
 		var t5906 uint64 = t5901 & t5905
 		var t5907 uint64 = t5895 | t5906
-		var t7612 uint64 = v[814] - 0x1300000000
+		var t7634 uint64 = v[814] - 0x1300000000
 		var t5913 uint64
-		if t7612 < 0x10000000 {
+		if t7634 < 0x10000000 {
 			t5913 = 1
 		}
 		var t5915 uint64 = t4901 - v[814]
@@ -5977,9 +6029,9 @@ func (x *largeSim) Edge() bool {
 		var t5917 uint64 = ^t5916
 		var t5918 uint64 = t5913 & t5917
 		var t5919 uint64 = t5907 | t5918
-		var t7614 uint64 = v[814] - 0x1400000000
+		var t7636 uint64 = v[814] - 0x1400000000
 		var t5926 uint64
-		if t7614 < 0x10000000 {
+		if t7636 < 0x10000000 {
 			t5926 = 1
 		}
 		var t5928 uint64 = t4915 - v[814]
@@ -5990,9 +6042,9 @@ func (x *largeSim) Edge() bool {
 		var t5930 uint64 = ^t5929
 		var t5931 uint64 = t5926 & t5930
 		var t5932 uint64 = t5919 | t5931
-		var t7616 uint64 = v[814] - 0x1500000000
+		var t7638 uint64 = v[814] - 0x1500000000
 		var t5940 uint64
-		if t7616 < 0x10000000 {
+		if t7638 < 0x10000000 {
 			t5940 = 1
 		}
 		var t5942 uint64 = t4930 - v[814]
@@ -6003,9 +6055,9 @@ func (x *largeSim) Edge() bool {
 		var t5944 uint64 = ^t5943
 		var t5945 uint64 = t5940 & t5944
 		var t5946 uint64 = t5932 | t5945
-		var t7618 uint64 = v[814] - 0x1600000000
+		var t7640 uint64 = v[814] - 0x1600000000
 		var t5953 uint64
-		if t7618 < 0x10000000 {
+		if t7640 < 0x10000000 {
 			t5953 = 1
 		}
 		var t5955 uint64 = t4944 - v[814]
@@ -6016,9 +6068,9 @@ func (x *largeSim) Edge() bool {
 		var t5957 uint64 = ^t5956
 		var t5958 uint64 = t5953 & t5957
 		var t5959 uint64 = t5946 | t5958
-		var t7620 uint64 = v[814] - 0x1700000000
+		var t7642 uint64 = v[814] - 0x1700000000
 		var t5966 uint64
-		if t7620 < 0x10000000 {
+		if t7642 < 0x10000000 {
 			t5966 = 1
 		}
 		var t5968 uint64 = t4958 - v[814]
@@ -6029,9 +6081,9 @@ func (x *largeSim) Edge() bool {
 		var t5970 uint64 = ^t5969
 		var t5971 uint64 = t5966 & t5970
 		var t5972 uint64 = t5959 | t5971
-		var t7622 uint64 = v[814] - 0x1800000000
+		var t7644 uint64 = v[814] - 0x1800000000
 		var t5980 uint64
-		if t7622 < 0x10000000 {
+		if t7644 < 0x10000000 {
 			t5980 = 1
 		}
 		var t5982 uint64 = t4973 - v[814]
@@ -6042,9 +6094,9 @@ func (x *largeSim) Edge() bool {
 		var t5984 uint64 = ^t5983
 		var t5985 uint64 = t5980 & t5984
 		var t5986 uint64 = t5972 | t5985
-		var t7592 uint64 = v[814] - 0x900000000
+		var t7614 uint64 = v[814] - 0x900000000
 		var t5778 uint64
-		if t7592 < 0x10000000 {
+		if t7614 < 0x10000000 {
 			t5778 = 1
 		}
 		var t5780 uint64 = t4748 - v[814]
@@ -6054,9 +6106,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5782 uint64 = ^t5781
 		var t5783 uint64 = t5778 & t5782
-		var t7594 uint64 = v[814] - 0xa00000000
+		var t7616 uint64 = v[814] - 0xa00000000
 		var t5789 uint64
-		if t7594 < 0x10000000 {
+		if t7616 < 0x10000000 {
 			t5789 = 1
 		}
 		var t5791 uint64 = t4760 - v[814]
@@ -6067,9 +6119,9 @@ func (x *largeSim) Edge() bool {
 		var t5793 uint64 = ^t5792
 		var t5794 uint64 = t5789 & t5793
 		var t5795 uint64 = t5783 | t5794
-		var t7596 uint64 = v[814] - 0xb00000000
+		var t7618 uint64 = v[814] - 0xb00000000
 		var t5801 uint64
-		if t7596 < 0x10000000 {
+		if t7618 < 0x10000000 {
 			t5801 = 1
 		}
 		var t5803 uint64 = t4773 - v[814]
@@ -6080,9 +6132,9 @@ func (x *largeSim) Edge() bool {
 		var t5805 uint64 = ^t5804
 		var t5806 uint64 = t5801 & t5805
 		var t5807 uint64 = t5795 | t5806
-		var t7598 uint64 = v[814] - 0xc00000000
+		var t7620 uint64 = v[814] - 0xc00000000
 		var t5814 uint64
-		if t7598 < 0x10000000 {
+		if t7620 < 0x10000000 {
 			t5814 = 1
 		}
 		var t5816 uint64 = t4787 - v[814]
@@ -6093,9 +6145,9 @@ func (x *largeSim) Edge() bool {
 		var t5818 uint64 = ^t5817
 		var t5819 uint64 = t5814 & t5818
 		var t5820 uint64 = t5807 | t5819
-		var t7600 uint64 = v[814] - 0xd00000000
+		var t7622 uint64 = v[814] - 0xd00000000
 		var t5828 uint64
-		if t7600 < 0x10000000 {
+		if t7622 < 0x10000000 {
 			t5828 = 1
 		}
 		var t5830 uint64 = t4802 - v[814]
@@ -6106,9 +6158,9 @@ func (x *largeSim) Edge() bool {
 		var t5832 uint64 = ^t5831
 		var t5833 uint64 = t5828 & t5832
 		var t5834 uint64 = t5820 | t5833
-		var t7602 uint64 = v[814] - 0xe00000000
+		var t7624 uint64 = v[814] - 0xe00000000
 		var t5841 uint64
-		if t7602 < 0x10000000 {
+		if t7624 < 0x10000000 {
 			t5841 = 1
 		}
 		var t5843 uint64 = t4816 - v[814]
@@ -6119,9 +6171,9 @@ func (x *largeSim) Edge() bool {
 		var t5845 uint64 = ^t5844
 		var t5846 uint64 = t5841 & t5845
 		var t5847 uint64 = t5834 | t5846
-		var t7604 uint64 = v[814] - 0xf00000000
+		var t7626 uint64 = v[814] - 0xf00000000
 		var t5854 uint64
-		if t7604 < 0x10000000 {
+		if t7626 < 0x10000000 {
 			t5854 = 1
 		}
 		var t5856 uint64 = t4830 - v[814]
@@ -6132,9 +6184,9 @@ func (x *largeSim) Edge() bool {
 		var t5858 uint64 = ^t5857
 		var t5859 uint64 = t5854 & t5858
 		var t5860 uint64 = t5847 | t5859
-		var t7606 uint64 = v[814] - 0x1000000000
+		var t7628 uint64 = v[814] - 0x1000000000
 		var t5868 uint64
-		if t7606 < 0x10000000 {
+		if t7628 < 0x10000000 {
 			t5868 = 1
 		}
 		var t5870 uint64 = t4845 - v[814]
@@ -6145,9 +6197,9 @@ func (x *largeSim) Edge() bool {
 		var t5872 uint64 = ^t5871
 		var t5873 uint64 = t5868 & t5872
 		var t5874 uint64 = t5860 | t5873
-		var t7576 uint64 = v[814] - 0x100000000
+		var t7598 uint64 = v[814] - 0x100000000
 		var t5666 uint64
-		if t7576 < 0x10000000 {
+		if t7598 < 0x10000000 {
 			t5666 = 1
 		}
 		var t5668 uint64 = t4620 - v[814]
@@ -6157,9 +6209,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5670 uint64 = ^t5669
 		var t5671 uint64 = t5666 & t5670
-		var t7578 uint64 = v[814] - 0x200000000
+		var t7600 uint64 = v[814] - 0x200000000
 		var t5677 uint64
-		if t7578 < 0x10000000 {
+		if t7600 < 0x10000000 {
 			t5677 = 1
 		}
 		var t5679 uint64 = t4632 - v[814]
@@ -6170,9 +6222,9 @@ func (x *largeSim) Edge() bool {
 		var t5681 uint64 = ^t5680
 		var t5682 uint64 = t5677 & t5681
 		var t5683 uint64 = t5671 | t5682
-		var t7580 uint64 = v[814] - 0x300000000
+		var t7602 uint64 = v[814] - 0x300000000
 		var t5689 uint64
-		if t7580 < 0x10000000 {
+		if t7602 < 0x10000000 {
 			t5689 = 1
 		}
 		var t5691 uint64 = t4645 - v[814]
@@ -6183,9 +6235,9 @@ func (x *largeSim) Edge() bool {
 		var t5693 uint64 = ^t5692
 		var t5694 uint64 = t5689 & t5693
 		var t5695 uint64 = t5683 | t5694
-		var t7582 uint64 = v[814] - 0x400000000
+		var t7604 uint64 = v[814] - 0x400000000
 		var t5702 uint64
-		if t7582 < 0x10000000 {
+		if t7604 < 0x10000000 {
 			t5702 = 1
 		}
 		var t5704 uint64 = t4659 - v[814]
@@ -6196,9 +6248,9 @@ func (x *largeSim) Edge() bool {
 		var t5706 uint64 = ^t5705
 		var t5707 uint64 = t5702 & t5706
 		var t5708 uint64 = t5695 | t5707
-		var t7584 uint64 = v[814] - 0x500000000
+		var t7606 uint64 = v[814] - 0x500000000
 		var t5716 uint64
-		if t7584 < 0x10000000 {
+		if t7606 < 0x10000000 {
 			t5716 = 1
 		}
 		var t5718 uint64 = t4674 - v[814]
@@ -6209,9 +6261,9 @@ func (x *largeSim) Edge() bool {
 		var t5720 uint64 = ^t5719
 		var t5721 uint64 = t5716 & t5720
 		var t5722 uint64 = t5708 | t5721
-		var t7586 uint64 = v[814] - 0x600000000
+		var t7608 uint64 = v[814] - 0x600000000
 		var t5729 uint64
-		if t7586 < 0x10000000 {
+		if t7608 < 0x10000000 {
 			t5729 = 1
 		}
 		var t5731 uint64 = t4688 - v[814]
@@ -6222,9 +6274,9 @@ func (x *largeSim) Edge() bool {
 		var t5733 uint64 = ^t5732
 		var t5734 uint64 = t5729 & t5733
 		var t5735 uint64 = t5722 | t5734
-		var t7588 uint64 = v[814] - 0x700000000
+		var t7610 uint64 = v[814] - 0x700000000
 		var t5742 uint64
-		if t7588 < 0x10000000 {
+		if t7610 < 0x10000000 {
 			t5742 = 1
 		}
 		var t5744 uint64 = t4702 - v[814]
@@ -6235,9 +6287,9 @@ func (x *largeSim) Edge() bool {
 		var t5746 uint64 = ^t5745
 		var t5747 uint64 = t5742 & t5746
 		var t5748 uint64 = t5735 | t5747
-		var t7590 uint64 = v[814] - 0x800000000
+		var t7612 uint64 = v[814] - 0x800000000
 		var t5756 uint64
-		if t7590 < 0x10000000 {
+		if t7612 < 0x10000000 {
 			t5756 = 1
 		}
 		var t5758 uint64 = t4717 - v[814]
@@ -8587,15 +8639,15 @@ func (x *largeSim) Edge() bool {
 			t40 = t40_0
 		}
 		v[33] = t40
-		var t7443 uint64 = ^v[10]
-		var t7444 uint64 = v[93] & t7443
-		var t7445, t7445_1, t7445_0 uint64 = 0, 0x1, t7444
-		if v[7332] != 0 {
-			t7445 = t7445_1
+		var t7465 uint64 = ^v[10]
+		var t7466 uint64 = v[93] & t7465
+		var t7467, t7467_1, t7467_0 uint64 = 0, 0x1, t7466
+		if v[7344] != 0 {
+			t7467 = t7467_1
 		} else {
-			t7445 = t7445_0
+			t7467 = t7467_0
 		}
-		v[93] = t7445
+		v[93] = t7467
 		var t886 uint64
 		if v[884] == 0x1ff {
 			t886 = 1
@@ -8879,8 +8931,8 @@ var largeSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      2419,
 	"m_cpl_tlp_valid":    2420,
 	"m_cpl_tlp_ready":    2421,
-	"s_axil_arready":     1939,
+	"s_axil_arready":     2477,
 	"s_axil_rvalid":      93,
 	"s_axil_rdata":       94,
-	"s_axil_rresp":       2552,
+	"s_axil_rresp":       2568,
 }

@@ -12,7 +12,7 @@ import (
 
 // managerSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type managerSim struct {
-	S         [1467]uint64
+	S         [1489]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -281,48 +281,56 @@ func NewmanagerSim() *managerSim {
 	x.S[1338] = 0x1
 	x.S[1339] = 0x1
 	x.S[1340] = 0xa
-	x.S[1343] = 0x1
-	x.S[1346] = 0x4f4e4943
-	x.S[1347] = 0x10002
-	x.S[1348] = 0x10000001
-	x.S[1349] = 0x1
+	x.S[1344] = 0x1
+	x.S[1345] = 0x1
+	x.S[1346] = 0xb
+	x.S[1350] = 0x1
 	x.S[1351] = 0x1
-	x.S[1352] = 0x1
-	x.S[1354] = 0x2
-	x.S[1356] = 0x3
-	x.S[1358] = 0x4
-	x.S[1360] = 0x5
-	x.S[1362] = 0x8
-	x.S[1364] = 0x9
-	x.S[1366] = 0xa
-	x.S[1368] = 0xb
-	x.S[1370] = 0x40
-	x.S[1372] = 0x41
-	x.S[1374] = 0x42
-	x.S[1376] = 0x43
-	x.S[1378] = 0x44
-	x.S[1380] = 0x45
-	x.S[1382] = 0x46
-	x.S[1384] = 0x47
-	x.S[1386] = 0x48
-	x.S[1388] = 0x49
-	x.S[1390] = 0x4a
-	x.S[1393] = 0x4f4e4943
-	x.S[1434] = 0x4f4e4943
-	x.S[1444] = 0x4f4e4943
-	x.S[1449] = 0x4f4e4943
-	x.S[1452] = 0x4f4e4943
-	x.S[1453] = 0x4f4e4943
-	x.S[1454] = 0x1
-	x.S[1455] = 0x1
-	x.S[1460] = 0xffffffff00000000
-	x.S[1461] = 0x40000000
-	x.S[1462] = 0x40000000
+	x.S[1352] = 0xc
+	x.S[1355] = 0x1
+	x.S[1358] = 0x4f4e4943
+	x.S[1359] = 0x10003
+	x.S[1360] = 0x10000001
+	x.S[1361] = 0x1
+	x.S[1363] = 0x1
+	x.S[1364] = 0x1
+	x.S[1366] = 0x2
+	x.S[1368] = 0x3
+	x.S[1370] = 0x4
+	x.S[1372] = 0x5
+	x.S[1374] = 0x8
+	x.S[1376] = 0x9
+	x.S[1378] = 0xa
+	x.S[1380] = 0xb
+	x.S[1382] = 0x40
+	x.S[1384] = 0x41
+	x.S[1386] = 0x42
+	x.S[1388] = 0x43
+	x.S[1390] = 0x44
+	x.S[1392] = 0x45
+	x.S[1394] = 0x46
+	x.S[1396] = 0x47
+	x.S[1398] = 0x48
+	x.S[1400] = 0x49
+	x.S[1402] = 0x4a
+	x.S[1404] = 0x4b
+	x.S[1406] = 0x4c
+	x.S[1409] = 0x4f4e4943
+	x.S[1454] = 0x4f4e4943
+	x.S[1465] = 0x4f4e4943
+	x.S[1471] = 0x4f4e4943
+	x.S[1474] = 0x4f4e4943
+	x.S[1475] = 0x4f4e4943
+	x.S[1476] = 0x1
+	x.S[1477] = 0x1
+	x.S[1482] = 0xffffffff00000000
+	x.S[1483] = 0x40000000
+	x.S[1484] = 0x40000000
 	return x
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "c955f79fc1b0736014392b0a2596292c" }
+func (x *managerSim) Fingerprint() string { return "ce9267396dfcfc2d35dd94c9960f675a" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -385,8 +393,8 @@ func (x *managerSim) EvalState() {
 		v[1222] = t1222
 		var t1272 uint64 = (^v[1265]) & 0x1
 		v[1272] = t1272
-		var t1343 uint64 = (^v[93]) & 0x1
-		v[1343] = t1343
+		var t1355 uint64 = (^v[93]) & 0x1
+		v[1355] = t1355
 	}
 	if d&0x400 != 0 {
 		var t1282 uint64 = (^v[327]) & 0x1
@@ -617,6 +625,16 @@ func (x *managerSim) EvalState() {
 			t1341 = 1
 		}
 		v[1341] = t1341
+		var t1347 uint64
+		if v[896] == 0xb {
+			t1347 = 1
+		}
+		v[1347] = t1347
+		var t1353 uint64
+		if v[896] == 0xc {
+			t1353 = 1
+		}
+		v[1353] = t1353
 	}
 	if d&0x4000 != 0 {
 		v[1036] = v[1001]>>18 | v[1002]<<46
@@ -832,6 +850,10 @@ func (x *managerSim) EvalState() {
 		v[1336] = t1336
 		var t1342 uint64 = t1285 & v[1341]
 		v[1342] = t1342
+		var t1348 uint64 = t1285 & v[1347]
+		v[1348] = t1348
+		var t1354 uint64 = t1285 & v[1353]
+		v[1354] = t1354
 	}
 }
 
@@ -932,8 +954,8 @@ func (x *managerSim) EvalInputs() {
 	var t1280 uint64 = ^t1273
 	var t1281 uint64 = t1280 & v[1258]
 	v[1281] = t1281
-	var t1344 uint64 = v[9] & v[1343]
-	v[1344] = t1344
+	var t1356 uint64 = v[9] & v[1355]
+	v[1356] = t1356
 }
 
 // Step is one rising clock edge, then Eval.
@@ -947,157 +969,171 @@ func (x *managerSim) Edge() bool {
 	if x.Rst {
 		d |= 0x80
 		v[94] = 0x0
-	} else if v[1344] != 0 {
+	} else if v[1356] != 0 {
 		d |= 0x80
-		var t1345 uint64 = (v[8] >> 2) & 0x3ff
-		var t1393, t1393_1, t1393_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t1345 == 0x0 {
-			t1393 = t1393_1
-		} else {
-			t1393 = t1393_0
-		}
-		var t1395, t1395_1, t1395_0 uint64 = 0, 0x10002, 0x0
-		if t1345 == 0x1 {
-			t1395 = t1395_1
-		} else {
-			t1395 = t1395_0
-		}
-		var t1434 uint64 = t1393 | t1395
-		var t1397, t1397_1, t1397_0 uint64 = 0, 0x10000001, 0x0
-		if t1345 == 0x2 {
-			t1397 = t1397_1
-		} else {
-			t1397 = t1397_0
-		}
-		var t1349 uint64 = v[1]<<1 | 0x1
-		var t1399, t1399_1, t1399_0 uint64 = 0, t1349, 0x0
-		if t1345 == 0x3 {
-			t1399 = t1399_1
-		} else {
-			t1399 = t1399_0
-		}
-		var t1435 uint64 = t1397 | t1399
-		var t1444 uint64 = t1434 | t1435
-		var t1401, t1401_1, t1401_0 uint64 = 0, v[51], 0x0
-		if t1345 == 0x4 {
-			t1401 = t1401_1
-		} else {
-			t1401 = t1401_0
-		}
-		var t1403, t1403_1, t1403_0 uint64 = 0, v[60], 0x0
-		if t1345 == 0x5 {
-			t1403 = t1403_1
-		} else {
-			t1403 = t1403_0
-		}
-		var t1436 uint64 = t1401 | t1403
-		var t1405, t1405_1, t1405_0 uint64 = 0, v[66], 0x0
-		if t1345 == 0x8 {
-			t1405 = t1405_1
-		} else {
-			t1405 = t1405_0
-		}
-		var t1407, t1407_1, t1407_0 uint64 = 0, v[72], 0x0
-		if t1345 == 0x9 {
-			t1407 = t1407_1
-		} else {
-			t1407 = t1407_0
-		}
-		var t1437 uint64 = t1405 | t1407
-		var t1445 uint64 = t1436 | t1437
-		var t1449 uint64 = t1444 | t1445
-		var t1409, t1409_1, t1409_0 uint64 = 0, v[78], 0x0
-		if t1345 == 0xa {
+		var t1357 uint64 = (v[8] >> 2) & 0x3ff
+		var t1409, t1409_1, t1409_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t1357 == 0x0 {
 			t1409 = t1409_1
 		} else {
 			t1409 = t1409_0
 		}
-		var t1411, t1411_1, t1411_0 uint64 = 0, v[84], 0x0
-		if t1345 == 0xb {
+		var t1411, t1411_1, t1411_0 uint64 = 0, 0x10003, 0x0
+		if t1357 == 0x1 {
 			t1411 = t1411_1
 		} else {
 			t1411 = t1411_0
 		}
-		var t1438 uint64 = t1409 | t1411
-		var t1413, t1413_1, t1413_0 uint64 = 0, v[1286], 0x0
-		if t1345 == 0x40 {
+		var t1454 uint64 = t1409 | t1411
+		var t1413, t1413_1, t1413_0 uint64 = 0, 0x10000001, 0x0
+		if t1357 == 0x2 {
 			t1413 = t1413_1
 		} else {
 			t1413 = t1413_0
 		}
-		var t1415, t1415_1, t1415_0 uint64 = 0, v[1291], 0x0
-		if t1345 == 0x41 {
+		var t1361 uint64 = v[1]<<1 | 0x1
+		var t1415, t1415_1, t1415_0 uint64 = 0, t1361, 0x0
+		if t1357 == 0x3 {
 			t1415 = t1415_1
 		} else {
 			t1415 = t1415_0
 		}
-		var t1439 uint64 = t1413 | t1415
-		var t1446 uint64 = t1438 | t1439
-		var t1417, t1417_1, t1417_0 uint64 = 0, v[1296], 0x0
-		if t1345 == 0x42 {
+		var t1455 uint64 = t1413 | t1415
+		var t1465 uint64 = t1454 | t1455
+		var t1417, t1417_1, t1417_0 uint64 = 0, v[51], 0x0
+		if t1357 == 0x4 {
 			t1417 = t1417_1
 		} else {
 			t1417 = t1417_0
 		}
-		var t1419, t1419_1, t1419_0 uint64 = 0, v[1301], 0x0
-		if t1345 == 0x43 {
+		var t1419, t1419_1, t1419_0 uint64 = 0, v[60], 0x0
+		if t1357 == 0x5 {
 			t1419 = t1419_1
 		} else {
 			t1419 = t1419_0
 		}
-		var t1440 uint64 = t1417 | t1419
-		var t1421, t1421_1, t1421_0 uint64 = 0, v[1306], 0x0
-		if t1345 == 0x44 {
+		var t1456 uint64 = t1417 | t1419
+		var t1421, t1421_1, t1421_0 uint64 = 0, v[66], 0x0
+		if t1357 == 0x8 {
 			t1421 = t1421_1
 		} else {
 			t1421 = t1421_0
 		}
-		var t1423, t1423_1, t1423_0 uint64 = 0, v[1311], 0x0
-		if t1345 == 0x45 {
+		var t1423, t1423_1, t1423_0 uint64 = 0, v[72], 0x0
+		if t1357 == 0x9 {
 			t1423 = t1423_1
 		} else {
 			t1423 = t1423_0
 		}
-		var t1441 uint64 = t1421 | t1423
-		var t1447 uint64 = t1440 | t1441
-		var t1450 uint64 = t1446 | t1447
-		var t1452 uint64 = t1449 | t1450
-		var t1425, t1425_1, t1425_0 uint64 = 0, v[1316], 0x0
-		if t1345 == 0x46 {
+		var t1457 uint64 = t1421 | t1423
+		var t1466 uint64 = t1456 | t1457
+		var t1471 uint64 = t1465 | t1466
+		var t1425, t1425_1, t1425_0 uint64 = 0, v[78], 0x0
+		if t1357 == 0xa {
 			t1425 = t1425_1
 		} else {
 			t1425 = t1425_0
 		}
-		var t1427, t1427_1, t1427_0 uint64 = 0, v[1321], 0x0
-		if t1345 == 0x47 {
+		var t1427, t1427_1, t1427_0 uint64 = 0, v[84], 0x0
+		if t1357 == 0xb {
 			t1427 = t1427_1
 		} else {
 			t1427 = t1427_0
 		}
-		var t1442 uint64 = t1425 | t1427
-		var t1429, t1429_1, t1429_0 uint64 = 0, v[1326], 0x0
-		if t1345 == 0x48 {
+		var t1458 uint64 = t1425 | t1427
+		var t1429, t1429_1, t1429_0 uint64 = 0, v[1286], 0x0
+		if t1357 == 0x40 {
 			t1429 = t1429_1
 		} else {
 			t1429 = t1429_0
 		}
-		var t1431, t1431_1, t1431_0 uint64 = 0, v[1331], 0x0
-		if t1345 == 0x49 {
+		var t1431, t1431_1, t1431_0 uint64 = 0, v[1291], 0x0
+		if t1357 == 0x41 {
 			t1431 = t1431_1
 		} else {
 			t1431 = t1431_0
 		}
-		var t1443 uint64 = t1429 | t1431
-		var t1448 uint64 = t1442 | t1443
-		var t1433, t1433_1, t1433_0 uint64 = 0, v[1337], 0x0
-		if t1345 == 0x4a {
+		var t1459 uint64 = t1429 | t1431
+		var t1467 uint64 = t1458 | t1459
+		var t1433, t1433_1, t1433_0 uint64 = 0, v[1296], 0x0
+		if t1357 == 0x42 {
 			t1433 = t1433_1
 		} else {
 			t1433 = t1433_0
 		}
-		var t1451 uint64 = t1448 | t1433
-		var t1453 uint64 = t1452 | t1451
-		v[94] = t1453
+		var t1435, t1435_1, t1435_0 uint64 = 0, v[1301], 0x0
+		if t1357 == 0x43 {
+			t1435 = t1435_1
+		} else {
+			t1435 = t1435_0
+		}
+		var t1460 uint64 = t1433 | t1435
+		var t1437, t1437_1, t1437_0 uint64 = 0, v[1306], 0x0
+		if t1357 == 0x44 {
+			t1437 = t1437_1
+		} else {
+			t1437 = t1437_0
+		}
+		var t1439, t1439_1, t1439_0 uint64 = 0, v[1311], 0x0
+		if t1357 == 0x45 {
+			t1439 = t1439_1
+		} else {
+			t1439 = t1439_0
+		}
+		var t1461 uint64 = t1437 | t1439
+		var t1468 uint64 = t1460 | t1461
+		var t1472 uint64 = t1467 | t1468
+		var t1474 uint64 = t1471 | t1472
+		var t1441, t1441_1, t1441_0 uint64 = 0, v[1316], 0x0
+		if t1357 == 0x46 {
+			t1441 = t1441_1
+		} else {
+			t1441 = t1441_0
+		}
+		var t1443, t1443_1, t1443_0 uint64 = 0, v[1321], 0x0
+		if t1357 == 0x47 {
+			t1443 = t1443_1
+		} else {
+			t1443 = t1443_0
+		}
+		var t1462 uint64 = t1441 | t1443
+		var t1445, t1445_1, t1445_0 uint64 = 0, v[1326], 0x0
+		if t1357 == 0x48 {
+			t1445 = t1445_1
+		} else {
+			t1445 = t1445_0
+		}
+		var t1447, t1447_1, t1447_0 uint64 = 0, v[1331], 0x0
+		if t1357 == 0x49 {
+			t1447 = t1447_1
+		} else {
+			t1447 = t1447_0
+		}
+		var t1463 uint64 = t1445 | t1447
+		var t1469 uint64 = t1462 | t1463
+		var t1449, t1449_1, t1449_0 uint64 = 0, v[1337], 0x0
+		if t1357 == 0x4a {
+			t1449 = t1449_1
+		} else {
+			t1449 = t1449_0
+		}
+		var t1451, t1451_1, t1451_0 uint64 = 0, v[1343], 0x0
+		if t1357 == 0x4b {
+			t1451 = t1451_1
+		} else {
+			t1451 = t1451_0
+		}
+		var t1464 uint64 = t1449 | t1451
+		var t1453, t1453_1, t1453_0 uint64 = 0, v[1349], 0x0
+		if t1357 == 0x4c {
+			t1453 = t1453_1
+		} else {
+			t1453 = t1453_0
+		}
+		var t1470 uint64 = t1464 | t1453
+		var t1473 uint64 = t1469 | t1470
+		var t1475 uint64 = t1474 | t1473
+		v[94] = t1475
 	}
 	if x.Rst {
 		d |= 0x4
@@ -1346,6 +1382,22 @@ func (x *managerSim) Edge() bool {
 		v[1337] = t1339
 	}
 	if x.Rst {
+		d |= 0x800000000
+		v[1343] = 0x0
+	} else if v[1348] != 0 {
+		d |= 0x800000000
+		var t1345 uint64 = (v[1343] + 0x1) & 0xffffffff
+		v[1343] = t1345
+	}
+	if x.Rst {
+		d |= 0x1000000000
+		v[1349] = 0x0
+	} else if v[1354] != 0 {
+		d |= 0x1000000000
+		var t1351 uint64 = (v[1349] + 0x1) & 0xffffffff
+		v[1349] = t1351
+	}
+	if x.Rst {
 		d |= 0x400
 		v[327] = 0x0
 		v[326] = 0x0
@@ -1514,7 +1566,7 @@ func (x *managerSim) Edge() bool {
 		var t780 uint64 = t779 | t750<<16
 		v[783] = t778<<32 | t780
 		v[786] = t778<<32 | t780
-		var t1464 uint64 = (t749 >> 2) & 0x3fffffffffffffff
+		var t1486 uint64 = (t749 >> 2) & 0x3fffffffffffffff
 		var t607 uint64 = v[391] >> 61 & 0x1
 		var t771 uint64 = v[390] >> 0 & 0x3
 		var t772 uint64 = v[390] >> 32 & 0x3
@@ -1524,7 +1576,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t773 = t773_0
 		}
-		v[782] = t1464<<2 | t773
+		v[782] = t1486<<2 | t773
 		var t781 uint64 = (t749 >> 2) & 0x3fffffff
 		v[785] = t781<<34 | t773<<32
 		if t775 != 0 {
@@ -1549,8 +1601,8 @@ func (x *managerSim) Edge() bool {
 		var t793 uint64 = t777 | t792<<29 | t776<<30
 		v[796] = t793<<32 | t780
 		v[799] = t793<<32 | t780
-		var t1465 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
-		v[795] = t1465<<2 | t773
+		var t1487 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
+		v[795] = t1487<<2 | t773
 		var t794 uint64 = (v[388] >> 2) & 0x3fffffff
 		v[798] = t794<<34 | t773<<32
 		if t792 != 0 {
@@ -1567,9 +1619,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t880 = t880_0
 		}
-		var t1466 uint64 = v[391] >> 50 & 0x3f
+		var t1488 uint64 = v[391] >> 50 & 0x3f
 		var t599 uint64 = v[391] >> 44 & 0x3
-		var t886 uint64 = t599<<12 | t1466<<18 | t880<<24
+		var t886 uint64 = t599<<12 | t1488<<18 | t880<<24
 		v[892] = t886
 		v[892] &= 0xffffffff
 		var t760, t760_1, t760_0 uint64 = 0, 0x1, 0x1
@@ -1618,8 +1670,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t621 = t621_0
 		}
-		var t1463 uint64 = v[390] >> 2 & 0x3fffffffffffffff
-		var t629 uint64 = t1463 << 2
+		var t1485 uint64 = v[390] >> 2 & 0x3fffffffffffffff
+		var t629 uint64 = t1485 << 2
 		var t623 uint64 = v[390] >> 34 & 0x3fffffff
 		var t625 uint64 = t623 << 2
 		var t630, t630_1, t630_0 uint64 = 0, t629, t625
@@ -1738,9 +1790,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t486 = t486_0
 		}
-		var t1460 uint64 = t486 - 0x100000000
+		var t1482 uint64 = t486 - 0x100000000
 		var t542 uint64
-		if t1460 < 0x40000000 {
+		if t1482 < 0x40000000 {
 			t542 = 1
 		}
 		var t544 uint64 = 0x140000000 - 0x1
@@ -1907,8 +1959,8 @@ func (x *managerSim) Edge() bool {
 		var t282 uint64 = managerSimR0[t201&0xff]
 		v[342] = t282
 		var t177 uint64 = v[117] >> 18 & 0x1
-		var t1459 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
-		var t199 uint64 = t1459 << 2
+		var t1481 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
+		var t199 uint64 = t1481 << 2
 		var t193 uint64 = (v[115]>>55 | v[116]<<9) & 0x3fffffff
 		var t195 uint64 = t193 << 2
 		var t200, t200_1, t200_0 uint64 = 0, t199, t195
@@ -2000,15 +2052,15 @@ func (x *managerSim) Edge() bool {
 			t40 = t40_0
 		}
 		v[33] = t40
-		var t1455 uint64 = ^v[10]
-		var t1456 uint64 = v[93] & t1455
-		var t1457, t1457_1, t1457_0 uint64 = 0, 0x1, t1456
-		if v[1344] != 0 {
-			t1457 = t1457_1
+		var t1477 uint64 = ^v[10]
+		var t1478 uint64 = v[93] & t1477
+		var t1479, t1479_1, t1479_0 uint64 = 0, 0x1, t1478
+		if v[1356] != 0 {
+			t1479 = t1479_1
 		} else {
-			t1457 = t1457_0
+			t1479 = t1479_0
 		}
-		v[93] = t1457
+		v[93] = t1479
 		var t133 uint64 = v[118] | v[11]
 		var t134, t134_1, t134_0 uint64 = 0, t133, v[106]
 		if v[132] != 0 {
@@ -2209,8 +2261,8 @@ var managerSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      883,
 	"m_cpl_tlp_valid":    599,
 	"m_cpl_tlp_ready":    884,
-	"s_axil_arready":     990,
+	"s_axil_arready":     1017,
 	"s_axil_rvalid":      93,
 	"s_axil_rdata":       94,
-	"s_axil_rresp":       1185,
+	"s_axil_rresp":       29,
 }

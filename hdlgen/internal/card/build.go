@@ -325,8 +325,11 @@ func Build(name string, p Parts) *ir.Module {
 	}
 	piReady := map[string]map[string]ir.Value{}
 	piOut := map[string]map[string]ir.Value{}
+	// The host's Bus Master Enable for the O-NIC: PG213's
+	// cfg_function_status has 4 bits a physical function, PF0's bit 2.
+	busMaster := m.Named("bus_master", m.Slice(m.Input("cfg_function_status", 16), 2, 1))
 	for _, pt := range Ports {
-		in := map[string]ir.Value{"self_id": self}
+		in := map[string]ir.Value{"self_id": self, "bus_master": busMaster}
 		for _, other := range Ports {
 			if other.Prefix == pt.Prefix {
 				into(in, "s_"+other.Prefix+"_tlp_", linkRx[other.Prefix])

@@ -58,6 +58,9 @@ func newDUT(t testing.TB, m *ir.Module) *dut {
 		t.Fatal(err)
 	}
 	d := &dut{t, s}
+	if m.HasInput("cfg_function_status") {
+		d.drive("cfg_function_status", 0x6) // PF0: Memory Space and Bus Master Enable set
+	}
 	if m.HasInput("cfg_max_payload") {
 		d.drive("cfg_max_payload", 1) // MPS 256, as the scenarios' hosts set it
 	}

@@ -13,9 +13,13 @@ import (
 // (the wrapper takes a word each cycle tx_ready is high), and rx_data,
 // rx_ctl, rx_valid in, so that one card's tx_* joined to another's rx_*
 // makes a link; phy_up is the wrapper's "lanes locked and bonded". state
-// is StateDown, StateTraining or StateUp; replays, naks, crc_errors and
-// lost count frames sent again, Naks sent, damaged frames and control
-// words received, and frames dropped when the link went down.
+// is StateDown, StateTraining or StateUp; replays, naks, crc_errors,
+// lost, stalls and malformed count frames sent again, Naks sent, damaged
+// frames and control words received, frames dropped when the link went
+// down (and TLPs that reached it while down), the times a partner that
+// stopped making progress took the link down (Config.CreditCycles,
+// ReplayRollover), and good frames whose length is not the one their
+// TLP header says (taken and acknowledged, never handed on).
 //
 // A TLP is admitted only while the link is up and the replay buffer and
 // the far end's credits have room for its whole frame, so s_tlp_ready
@@ -68,18 +72,36 @@ type builder struct {
 	heard, peerUp ir.Value
 
 	sentCtl ir.Value // a control word went out this cycle
+
+	// stalled: the partner stopped making progress (credits never
+	// returned, or REPLAY_NUM rolled over): the link goes down.
+	stalled ir.Value
 }
 
-// counter is a 16-bit event count, wrapping. The event is registered
-// first, so the count is a cycle late and its adder starts at a
-// register.
+// CounterBits is the width of the link's event counters. They
+// saturate at all ones rather than wrap: a hostile partner can cause an
+// event a cycle (2^32 cycles are 17 s at 250 MHz), and a counter that
+// wraps says nothing is wrong.
+const CounterBits = 32
+
+// counter is a saturating event count. The event is registered first,
+// so the count is a cycle late and its adder starts at a register.
 func (l *builder) counter(name string, inc ir.Value) ir.Value {
 	ir.Helper()
 	m := l.m
 	ev := m.Reg(name+"_event", 1, 0)
 	m.SetNext(ev, inc)
-	r := m.Reg(name, 16, 0)
-	m.SetNext(r, m.Add(r, m.Zext(ev, 16)))
+	return l.saturating(name, m.Zext(ev, CounterBits))
+}
+
+// saturating is a CounterBits register named name that adds add
+// (CounterBits wide) each cycle and stays at all ones once there.
+func (l *builder) saturating(name string, add ir.Value) ir.Value {
+	ir.Helper()
+	m := l.m
+	r := m.Reg(name, CounterBits, 0)
+	sum := m.Add(m.Zext(r, CounterBits+1), m.Zext(add, CounterBits+1))
+	m.SetNext(r, m.Mux(m.Slice(sum, CounterBits, 1), m.Const(CounterBits, 1<<CounterBits-1), m.Slice(sum, 0, CounterBits)))
 	return r
 }
 
@@ -119,6 +141,7 @@ func (l *builder) state() {
 	l.heard = m.Reg("heard", 1, 0)
 	l.peerUp = m.Reg("peer_up", 1, 0)
 	l.rxLimit = m.Reg("rx_limit", 16, 0)
+	l.stalled = m.Wire("stalled", 1)
 }
 
 // transmit builds admission, the framer, the replay buffer and its
@@ -180,10 +203,15 @@ func (l *builder) transmit() {
 	inTLP := m.Reg("in_tlp", 1, 0)
 	gate := m.Named("admit_gate", m.Or(inTLP, m.And(l.peerUp, m.And(spaceOK, creditOK))))
 	framerReady := m.Wire("framer_ready", 1)
-	m.Assign(sk.Ready, m.And(framerReady, gate))
+	// While down the link takes what reaches its input and drops it
+	// (counted in lost), so nothing waits at a dark link: what the card
+	// holds for a port it holds before the link (docs/hdl.md).
+	discard := m.Named("tx_discard", m.And(l.down, m.Not(inTLP)))
+	m.Assign(sk.Ready, m.Or(m.And(framerReady, gate), discard))
 	take := m.Named("tx_take", m.And(m.And(valid, gate), framerReady))
 	admit := m.Named("admit", m.And(take, m.And(sop, m.Not(inTLP))))
 	m.SetNext(inTLP, m.Mux(take, m.Not(eop), inTLP))
+	discarded := m.Named("tx_discarded", m.And(m.And(valid, sop), discard))
 
 	// End of each frame in the replay buffer, by sequence number: an Ack
 	// of frame s frees the buffer up to endOf[s].
@@ -342,9 +370,25 @@ func (l *builder) transmit() {
 	rPlusTail := m.Reg("replay_r_plus_tail", P, uint64(R))
 	m.SetNext(rPlusTail, m.Add(m.Const(P, uint64(R)), m.Mux(l.down, m.Const(P, 0), m.Mux(behind, sendPtr, ackPtr))))
 	m.SetNext(room, m.Zext(m.Sub(rPlusTail, resvNext), 12))
-	lost := m.Reg("lost_count", 16, 0)
-	m.SetNext(lost, m.Add(lost, m.Mux(l.enterDown, m.Zext(outstanding, 16), m.Const(16, 0))))
-	m.Output("lost", lost)
+	m.Output("lost", l.saturating("lost_count", m.Add(m.Mux(l.enterDown, m.Zext(outstanding, CounterBits), m.Const(CounterBits, 0)),
+		m.Zext(discarded, CounterBits))))
+
+	// Progress watchdogs. A TLP waiting at admission for credits the far
+	// end never returns (no larger limit) for CreditCycles; or
+	// ReplayRollover replays in a row without Ack progress (a partner
+	// that never acknowledges, or Naks for ever): the link goes down,
+	// as PCIe retrains on REPLAY_NUM rollover, and trains again.
+	starved := m.Named("credit_starved", m.And(m.And(valid, sop), m.And(m.Not(inTLP), m.And(l.peerUp, m.Not(creditOK)))))
+	creditGrew := m.Ne(limit, txLimit)
+	waitCnt := m.Reg("credit_wait", 16, 0)
+	m.SetNext(waitCnt, m.Mux(m.Or(m.Not(m.And(starved, l.up)), creditGrew), m.Const(16, 0), m.Add(waitCnt, one(16))))
+	creditStall := m.Named("credit_stall", m.Eq(waitCnt, m.Const(16, uint64(cfg.CreditCycles))))
+	replayStart := m.And(m.And(sentCtl, jump), replayPend)
+	replayNum := m.Reg("replay_num", 3, 0)
+	m.SetNext(replayNum, m.Mux(m.Or(l.down, progress), m.Const(3, 0), m.Mux(replayStart, m.Add(replayNum, m.Const(3, 1)), replayNum)))
+	rollover := m.Named("replay_rollover", m.And(l.up, m.Eq(replayNum, m.Const(3, ReplayRollover))))
+	m.Assign(l.stalled, m.Or(creditStall, rollover))
+	m.Output("stalls", l.counter("stall_count", m.And(l.up, l.stalled)))
 }
 
 // receive builds the receiver: control words checked and read, frames
@@ -435,6 +479,14 @@ func (l *builder) receive() {
 	free := m.Reg("rx_free", 12, uint64(R-1))
 	spaceOK := m.Not(m.LtU(free, m.Zext(wordsFor(m, n, false), 12)))
 	store := m.Named("rx_storing", m.Mux(first, m.And(m.And(tokOK, m.Eq(seq, l.rxNext)), m.And(spaceOK, l.up)), rxStore))
+	// The token's length must be the one the TLP's header says (its
+	// Length with data, none without): the link takes a frame that
+	// breaks this — it is good as a frame, so a Nak would only bring it
+	// back — but hands nothing of it on, counting it in malformed, as a
+	// transaction layer drops a Malformed TLP (PCIe Base §2.2.2.1).
+	rxLenOK := m.Reg("rx_len_ok", 1, 0)
+	lenOK := m.Named("rx_len_ok_now", m.Mux(first, m.Eq(n, payloadDWs(m, m.Slice(w, 32, hdrBits))), rxLenOK))
+	m.SetNext(rxLenOK, lenOK)
 	dwsHere := m.Mux(first, m.Add(n, m.Const(11, FrontDWs)), rxDWs)
 	left := m.Mux(first, wordsFor(m, n, true), rxLeft)
 	lastWord := m.Eq(left, m.Const(7, 1))
@@ -443,13 +495,15 @@ func (l *builder) receive() {
 	hasDWs := m.Ne(dwsHere, m.Const(11, 0))
 	dataLast := m.And(hasDWs, m.Not(m.LtU(m.Const(11, WordDWs), dwsHere)))
 	active := m.Named("rx_active", m.Or(m.And(first, tokOK), inFrame))
-	wr := m.Named("rx_wr", m.And(active, m.And(store, hasDWs)))
+	wr := m.Named("rx_wr", m.And(active, m.And(m.And(store, lenOK), hasDWs)))
 	rxBuf := m.Memory("rx_buf", R, dataBits+keepBits+1)
 	m.WritePort(rxBuf, m.Slice(wptr, 0, A), m.Concat(dataLast, keep, w), wr, ir.Value{})
 
 	ends := m.Named("rx_frame_end", m.And(active, lastWord))
 	good := m.And(ends, check)
-	commitNow := m.Named("rx_commit_now", m.And(good, store))
+	commitNow := m.Named("rx_commit_now", m.And(good, m.And(store, lenOK)))
+	dropped := m.Named("rx_malformed", m.And(good, m.And(store, m.Not(lenOK)))) // acknowledged, not handed on
+	taken := m.Or(commitNow, dropped)
 	truncated := m.And(isCtl, rxIn)
 	bad := m.Named("rx_bad", m.Or(m.Or(m.And(first, m.Not(tokOK)), m.And(ends, m.Not(check))), truncated))
 	future := m.And(good, m.And(m.Not(seqOK), m.Not(dup)))
@@ -466,16 +520,17 @@ func (l *builder) receive() {
 	m.SetNext(rxStore, store)
 	m.SetNext(rxSeqOK, seqOK)
 	m.SetNext(rxDup, dup)
-	down(nakSent, m.Mux(commitNow, m.Const(1, 0), m.Or(nakSent, nakNow)), 0)
+	down(nakSent, m.Mux(taken, m.Const(1, 0), m.Or(nakSent, nakNow)), 0)
 	down(l.nakPend, m.Or(nakNow, m.And(l.nakPend, m.Not(dlSent))), 0)
-	down(l.ackPend, m.Or(m.Or(commitNow, m.And(good, dup)), m.And(l.ackPend, m.Not(dlSent))), 0)
-	down(l.rxNext, m.Mux(commitNow, m.Add(l.rxNext, one(SeqBits)), l.rxNext), 0)
+	down(l.ackPend, m.Or(m.Or(taken, m.And(good, dup)), m.And(l.ackPend, m.Not(dlSent))), 0)
+	down(l.rxNext, m.Mux(taken, m.Add(l.rxNext, one(SeqBits)), l.rxNext), 0)
 	wNext := m.Add(wptr, m.Zext(wr, P))
 	wptrNext := m.Mux(rewind, commit, wNext)
 	m.SetNext(wptr, wptrNext)
 	m.SetNext(commit, m.Mux(commitNow, wNext, commit))
 	m.Output("crc_errors", l.counter("crc_error_count", m.And(m.Not(l.down), m.Or(bad, m.And(isCtl, m.Not(check))))))
 	m.Output("naks", l.counter("nak_count", nakNow))
+	m.Output("malformed", l.counter("malformed_count", dropped))
 
 	// The reader hands whole frames to the deframer, reading the buffer
 	// one edge ahead; each word taken returns a credit.
@@ -533,7 +588,7 @@ func (l *builder) training() {
 	st := func(s uint64) ir.Value { return m.Const(2, s) }
 	fromDown := m.Mux(l.phyUp, st(StateTraining), st(StateDown))
 	fromTraining := m.Mux(m.Not(l.phyUp), st(StateDown), m.Mux(trained, st(StateUp), st(StateTraining)))
-	fromUp := m.Mux(m.Or(m.Not(l.phyUp), m.Or(fresh, quiet)), st(StateDown), st(StateUp))
+	fromUp := m.Mux(m.Or(m.Or(m.Not(l.phyUp), l.stalled), m.Or(fresh, quiet)), st(StateDown), st(StateUp))
 	next := m.Named("link_state_next", m.Mux(l.down, fromDown, m.Mux(training, fromTraining, fromUp)))
 	m.SetNext(l.st, next)
 	m.Assign(l.enterDown, m.And(m.Not(l.down), m.Eq(next, st(StateDown))))

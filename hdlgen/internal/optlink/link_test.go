@@ -253,10 +253,16 @@ type pair struct {
 	upAt    int // first cycle both were up
 	aLast   wire
 	bLast   wire
+	// lie, if set, rewrites what B sends before it enters the fibre: a
+	// partner that lies on the wire.
+	lie func(*wire)
 }
 
 func (p *pair) step() {
 	r := p.r
+	if p.lie != nil && p.bLast.valid {
+		p.lie(&p.bLast)
+	}
 	fromB := p.ba.pass(r, p.bLast)
 	fromA := p.ab.pass(r, p.aLast)
 	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
@@ -518,4 +524,195 @@ func TestHDLReplay(t *testing.T) {
 		t.Fatalf("the run to replay has %d replays and %d TLPs received", p.a.count("replays"), len(p.a.got))
 	}
 	replay.Verify(t, p.a.rec)
+}
+
+// TestCountersSaturate: the link's counters stop at all ones instead of
+// wrapping back to small numbers a hostile partner could hide behind.
+func TestCountersSaturate(t *testing.T) {
+	m := ir.NewModule("sat")
+	l := &builder{m: m}
+	add := m.Input("add", CounterBits)
+	m.Output("total", l.saturating("count", add))
+	s, err := sim.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetReset(true)
+	s.Step()
+	s.SetReset(false)
+	for i, c := range []struct{ add, want uint64 }{{0xFFFF_FFF0, 0xFFFF_FFF0}, {0x0F, 0xFFFF_FFFF}, {0x10, 0xFFFF_FFFF}, {0, 0xFFFF_FFFF}} {
+		if err := s.Drive("add", []uint64{c.add}); err != nil {
+			t.Fatal(err)
+		}
+		s.Step()
+		if got, _ := s.Get("total"); got != c.want {
+			t.Errorf("step %d: count %#x, want %#x", i, got, c.want)
+		}
+	}
+}
+
+// wordOf and wireOf convert between the harness's wire and the wire
+// format's Word.
+func wordOf(w wire) Word {
+	x := Word{Ctl: w.ctl}
+	for j, d := range w.data {
+		binary.LittleEndian.PutUint64(x.Bytes[8*j:], d)
+	}
+	return x
+}
+
+func wireOf(x Word, valid bool) wire {
+	w := wire{ctl: x.Ctl, valid: valid}
+	for j := range w.data {
+		w.data[j] = binary.LittleEndian.Uint64(x.Bytes[8*j:])
+	}
+	return w
+}
+
+// TestPartnerStopsProgress: a partner that stops making progress takes
+// the link down in bounded time — one that never acknowledges or Naks
+// for ever by REPLAY_NUM rolling over (ReplayRollover replays without
+// Ack progress), one that never returns credits after CreditCycles —
+// each counted in stalls, what was unconfirmed in lost. While down the
+// link takes and drops what reaches it, so nothing waits at its input.
+// When the partner behaves again the link trains and traffic flows.
+func TestPartnerStopsProgress(t *testing.T) {
+	cfg := testConfig
+	cfg.CreditCycles = 600
+	for _, tc := range []struct {
+		name string
+		lie  func(ack *int) func(*wire)
+		// drain: B's manager takes what arrives (else it takes nothing,
+		// so B's buffer fills and no credits come back)
+		drain bool
+	}{
+		{"never acknowledges", func(ack *int) func(*wire) {
+			return func(w *wire) {
+				if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
+					if *ack < 0 {
+						*ack = int(c.AckSeq)
+					}
+					c.AckSeq = uint16(*ack)
+					*w = wireOf(c.Word(), true)
+				}
+			}
+		}, true},
+		{"Naks for ever", func(ack *int) func(*wire) {
+			return func(w *wire) {
+				if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
+					if *ack < 0 {
+						*ack = int(c.AckSeq)
+					}
+					c.AckSeq, c.Nak = uint16(*ack), true
+					*w = wireOf(c.Word(), true)
+				}
+			}
+		}, true},
+		{"never returns credits", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t, cfg, 5, 0, 3)
+			sentA := p.a.queue(p.r, 200)
+			p.a.phyUp, p.b.phyUp = true, true
+			for p.upAt < 0 && p.cycles < 1000 {
+				p.step()
+			}
+			if p.upAt < 0 {
+				t.Fatal("the link never came up")
+			}
+			ack := -1
+			if tc.lie != nil {
+				p.lie = tc.lie(&ack)
+			}
+			if !tc.drain {
+				p.ready = 0
+			}
+			// Bounded: down within a few replay periods or the credit
+			// timeout.
+			bound := p.cycles + ReplayRollover*(cfg.ReplayCycles+200) + cfg.CreditCycles + 2000
+			for p.a.count("stalls") == 0 && p.cycles < bound {
+				p.step()
+			}
+			if p.a.count("stalls") == 0 {
+				t.Fatalf("A still %d after %d cycles of a partner that %s", p.a.state(), p.cycles-p.upAt, tc.name)
+			}
+			t.Logf("A went down %d cycles after up; %d replays, %d lost", p.cycles-p.upAt, p.a.count("replays"), p.a.count("lost"))
+			// The partner behaves: the link trains again and the rest of
+			// A's TLPs arrive.
+			p.lie, p.ready = nil, 0.8
+			lost := p.a.count("lost")
+			for p.cycles < bound+60000 && (p.a.sent < len(p.a.send) || len(p.b.got)+int(p.a.count("lost")) < len(sentA)) {
+				p.step()
+			}
+			if p.a.state() != StateUp || p.a.sent < len(p.a.send) {
+				t.Fatalf("after the partner behaves: A in state %d, %d of %d beats taken", p.a.state(), p.a.sent, len(p.a.send))
+			}
+			if got, want := len(p.b.got), len(sentA)-int(p.a.count("lost")); got < want {
+				t.Errorf("B got %d TLPs, want at least %d (%d sent, %d lost)", got, want, len(sentA), p.a.count("lost"))
+			}
+			if p.a.count("lost") < lost {
+				t.Errorf("lost went down")
+			}
+		})
+	}
+}
+
+// TestLengthLies: a frame whose LCRC is good but whose length is not the
+// one its TLP header says — a header of 1 DW with 64 DWs of payload, of 64
+// with 1, an MRd carrying data — is taken and acknowledged (a Nak would
+// only bring it back) but nothing of it is handed on; it is counted in
+// malformed, and the link stays up and carries traffic.
+func TestLengthLies(t *testing.T) {
+	hdr := func(dw0 uint32) (h [16]byte) {
+		binary.LittleEndian.PutUint32(h[12:], dw0)
+		return h
+	}
+	mwr := func(n int) uint32 { return 0b010<<29 | uint32(n&0x3ff) }
+	for _, tc := range []struct {
+		name string
+		dw0  uint32
+		n    int // payload DWs in the frame
+	}{
+		{"header 1 DW, 64 DWs of payload", mwr(1), 64},
+		{"header 64 DWs, 1 DW of payload", mwr(64), 1},
+		{"an MRd carrying data", 0b000<<29 | 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t, testConfig, 5, 0, 4)
+			p.a.phyUp, p.b.phyUp = true, true
+			for p.upAt < 0 && p.cycles < 1000 {
+				p.step()
+			}
+			for range 200 { // until A has heard B's data-link words
+				p.step()
+			}
+			f := Frame{Seq: uint16(p.a.get("rx_next")[0]), Header: hdr(tc.dw0), Payload: make([]byte, 4*tc.n)}
+			ws, err := f.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// B has nothing to send: the lie replaces control words.
+			p.lie = func(w *wire) {
+				if len(ws) > 0 {
+					*w, ws = wireOf(ws[0], true), ws[1:]
+				}
+			}
+			for range 300 {
+				p.step()
+			}
+			if len(p.a.got) != 0 || p.a.count("malformed") != 1 || p.a.state() != StateUp {
+				t.Errorf("A handed on %d TLPs, counted %d malformed, state %d", len(p.a.got), p.a.count("malformed"), p.a.state())
+			}
+			if n := p.a.count("naks"); n != 0 {
+				t.Errorf("A sent %d Naks for a good frame", n)
+			}
+			sent := p.a.queue(p.r, 20)
+			for p.cycles < 20000 && len(p.b.got) < len(sent) {
+				p.step()
+			}
+			if err := sameTLPs(sent, p.b.got); err != nil {
+				t.Errorf("A to B after the lie: %v", err)
+			}
+		})
+	}
 }

@@ -51,7 +51,19 @@ type Config struct {
 	// LostCycles is how long without a good control word before an up
 	// link is declared down (default 4096).
 	LostCycles int
+	// CreditCycles is how long a TLP may wait at admission for credits
+	// the far end does not return before the link is taken down
+	// (default 16384, 65.5 µs: far longer than a healthy receiver takes
+	// to drain its buffer at line rate). A partner that never
+	// acknowledges is taken down by REPLAY_NUM rolling over instead
+	// (ReplayRollover replays without Ack progress).
+	CreditCycles int
 }
+
+// ReplayRollover is how many replays in a row without Ack progress take
+// the link down to retrain, as PCIe's 2-bit REPLAY_NUM rolling over
+// does (PCIe Base §3.6.2.1).
+const ReplayRollover = 4
 
 // withDefaults fills in zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
@@ -66,6 +78,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ReplayCycles, 2048)
 	def(&c.TrainCycles, 1024)
 	def(&c.LostCycles, 4096)
+	def(&c.CreditCycles, 16384)
 	for _, b := range []struct {
 		name string
 		v    int
@@ -77,7 +90,7 @@ func (c Config) withDefaults() (Config, error) {
 	for _, t := range []struct {
 		name string
 		v    int
-	}{{"ack_cycles", c.AckCycles}, {"replay_cycles", c.ReplayCycles}, {"train_cycles", c.TrainCycles}, {"lost_cycles", c.LostCycles}} {
+	}{{"ack_cycles", c.AckCycles}, {"replay_cycles", c.ReplayCycles}, {"train_cycles", c.TrainCycles}, {"lost_cycles", c.LostCycles}, {"credit_cycles", c.CreditCycles}} {
 		if t.v < 1 || t.v > 0xffff {
 			return c, fmt.Errorf("optlink: %s %d must be 1 to 65535 cycles", t.name, t.v)
 		}

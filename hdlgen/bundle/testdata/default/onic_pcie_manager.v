@@ -65,306 +65,311 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:697
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:698
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:767
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:767
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:827
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:838
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:838
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:838
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:838
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:838
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:838
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:838
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:838
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:838
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:885
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:885
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:885
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:995
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:995
-    reg  axil_bvalid = 1'h0; // manager.go:1127
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:1152
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:1152
-    reg  [31:0] lut_index = 32'h0; // manager.go:1153
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1153
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1154
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1154
-    reg  axil_rvalid = 1'h0; // manager.go:1157
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1157
-    reg  s1_valid = 1'h0; // manager.go:656
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:656
-    reg  [2:0] s1_bar = 3'h0; // manager.go:656
-    reg  [511:0] s1_data = 512'h0; // manager.go:656
-    reg  [15:0] s1_keep = 16'h0; // manager.go:656
-    reg  s1_sop = 1'h0; // manager.go:656
-    reg  s1_eop = 1'h0; // manager.go:656
-    reg  [6:0] s1_kind = 7'h0; // manager.go:657
-    reg  [63:0] s1_off = 64'h0; // manager.go:657
-    reg  s1_bar_ok = 1'h0; // manager.go:657
-    reg  s1_reg_hit = 1'h0; // manager.go:657
-    reg  [12:0] s1_size = 13'h0; // manager.go:657
-    reg  s1_proxy_ok = 1'h0; // manager.go:657
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:657
-    reg  s2_valid = 1'h0; // manager.go:751
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:751
-    reg  [2:0] s2_bar = 3'h0; // manager.go:751
-    reg  [511:0] s2_data = 512'h0; // manager.go:751
-    reg  [15:0] s2_keep = 16'h0; // manager.go:751
-    reg  s2_sop = 1'h0; // manager.go:751
-    reg  s2_eop = 1'h0; // manager.go:751
-    reg  [6:0] s2_kind = 7'h0; // manager.go:755
-    reg  [63:0] s2_off = 64'h0; // manager.go:755
-    reg  s2_bar_ok = 1'h0; // manager.go:755
-    reg  s2_reg_hit = 1'h0; // manager.go:755
-    reg  [12:0] s2_size = 13'h0; // manager.go:755
-    reg  s2_proxy_ok = 1'h0; // manager.go:755
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:755
-    reg  s2_found = 1'h0; // manager.go:755
-    reg  s2_enabled = 1'h0; // manager.go:755
-    reg  [2:0] s2_egress = 3'h0; // manager.go:755
-    reg  [7:0] s2_slot = 8'h0; // manager.go:755
-    reg  [63:0] s2_addr = 64'h0; // manager.go:755
-    reg  s2_down = 1'h0; // manager.go:755
-    reg  s2_second = 1'h0; // manager.go:755
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:755
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:755
-    reg  s2_second_down = 1'h0; // manager.go:755
-    reg  s3_valid = 1'h0; // manager.go:801
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:801
-    reg  [2:0] s3_bar = 3'h0; // manager.go:801
-    reg  [511:0] s3_data = 512'h0; // manager.go:801
-    reg  [15:0] s3_keep = 16'h0; // manager.go:801
-    reg  s3_sop = 1'h0; // manager.go:801
-    reg  s3_eop = 1'h0; // manager.go:801
-    reg  [6:0] s3_kind = 7'h0; // manager.go:803
-    reg  [63:0] s3_off = 64'h0; // manager.go:803
-    reg  s3_bar_ok = 1'h0; // manager.go:803
-    reg  s3_reg_hit = 1'h0; // manager.go:803
-    reg  s3_proxy_ok = 1'h0; // manager.go:803
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:803
-    reg  s3_found = 1'h0; // manager.go:803
-    reg  s3_enabled = 1'h0; // manager.go:803
-    reg  [2:0] s3_egress = 3'h0; // manager.go:803
-    reg  [7:0] s3_slot = 8'h0; // manager.go:803
-    reg  [63:0] s3_addr = 64'h0; // manager.go:803
-    reg  s3_down = 1'h0; // manager.go:803
-    reg  s3_second = 1'h0; // manager.go:803
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:803
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:803
-    reg  s3_second_down = 1'h0; // manager.go:803
-    reg  [2:0] s3_rule = 3'h0; // manager.go:803
-    reg  s4_valid = 1'h0; // manager.go:918
-    reg  [511:0] s4_data = 512'h0; // manager.go:918
-    reg  [15:0] s4_keep = 16'h0; // manager.go:918
-    reg  s4_sop = 1'h0; // manager.go:918
-    reg  s4_eop = 1'h0; // manager.go:918
-    reg  [1:0] s4_action = 2'h0; // manager.go:919
-    reg  [3:0] s4_reason = 4'h0; // manager.go:920
-    reg  [2:0] s4_egress = 3'h0; // manager.go:921
-    reg  [7:0] s4_slot = 8'h0; // manager.go:922
-    reg  s4_second = 1'h0; // manager.go:923
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:927
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:928
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:929
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:930
-    reg  m_port_a_sent = 1'h0; // manager.go:953
-    reg  m_port_b_sent = 1'h0; // manager.go:953
-    reg  m_kernel_sent = 1'h0; // manager.go:953
-    reg  m_local_sent = 1'h0; // manager.go:953
-    reg  m_cpl_sent = 1'h0; // manager.go:953
-    reg  [31:0] count_ok = 32'h0; // manager.go:993
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:993
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:993
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:993
-    reg  [31:0] count_port_down = 32'h0; // manager.go:993
-    reg  [31:0] count_denied = 32'h0; // manager.go:993
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:993
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:993
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:993
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:993
-    reg  [31:0] count_msix_address = 32'h0; // manager.go:993
-    wire [6:0] kind; // manager.go:585: a table
-    wire [63:0] bar_mask; // manager.go:626: a table
-    wire bar_ok; // manager.go:627: a table
-    wire [2:0] cpl_lead_bytes; // manager.go:1060: a table
-    wire [1:0] cpl_last_byte; // manager.go:1064: a table
-    wire [2:0] cpl_trail_bytes; // manager.go:1066: a table
-    wire write_accept; // manager.go:1128
-    wire [31:0] write_mask; // manager.go:1139
-    wire [31:0] _win_en_lo_not; // manager.go:1152
-    wire [31:0] _win_en_lo_and; // manager.go:1152
-    wire init_done; // manager.go:1155
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:706
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:707
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:776
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:776
+    localparam [3:0] REASON_OK = 4'h0; // manager.go:836
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:847
+    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:847
+    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:847
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:847
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:847
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:847
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:847
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:847
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:847
+    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:894
+    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:894
+    localparam [1:0] ACT_DROP = 2'h2; // manager.go:894
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:1004
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:1004
+    localparam [3:0] REASON_MALFORMED = 4'hb; // manager.go:1004
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // manager.go:1004
+    reg  axil_bvalid = 1'h0; // manager.go:1136
+    reg  [31:0] win_en_lo = 32'h1; // manager.go:1161
+    reg  [31:0] win_en_hi = 32'h0; // manager.go:1161
+    reg  [31:0] lut_index = 32'h0; // manager.go:1162
+    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1162
+    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1163
+    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1163
+    reg  axil_rvalid = 1'h0; // manager.go:1166
+    reg  [31:0] axil_rdata = 32'h0; // manager.go:1166
+    reg  s1_valid = 1'h0; // manager.go:665
+    reg  [127:0] s1_hdr = 128'h0; // manager.go:665
+    reg  [2:0] s1_bar = 3'h0; // manager.go:665
+    reg  [511:0] s1_data = 512'h0; // manager.go:665
+    reg  [15:0] s1_keep = 16'h0; // manager.go:665
+    reg  s1_sop = 1'h0; // manager.go:665
+    reg  s1_eop = 1'h0; // manager.go:665
+    reg  [6:0] s1_kind = 7'h0; // manager.go:666
+    reg  [63:0] s1_off = 64'h0; // manager.go:666
+    reg  s1_bar_ok = 1'h0; // manager.go:666
+    reg  s1_reg_hit = 1'h0; // manager.go:666
+    reg  [12:0] s1_size = 13'h0; // manager.go:666
+    reg  s1_proxy_ok = 1'h0; // manager.go:666
+    reg  [15:0] s1_proxy = 16'h0; // manager.go:666
+    reg  s2_valid = 1'h0; // manager.go:760
+    reg  [127:0] s2_hdr = 128'h0; // manager.go:760
+    reg  [2:0] s2_bar = 3'h0; // manager.go:760
+    reg  [511:0] s2_data = 512'h0; // manager.go:760
+    reg  [15:0] s2_keep = 16'h0; // manager.go:760
+    reg  s2_sop = 1'h0; // manager.go:760
+    reg  s2_eop = 1'h0; // manager.go:760
+    reg  [6:0] s2_kind = 7'h0; // manager.go:764
+    reg  [63:0] s2_off = 64'h0; // manager.go:764
+    reg  s2_bar_ok = 1'h0; // manager.go:764
+    reg  s2_reg_hit = 1'h0; // manager.go:764
+    reg  [12:0] s2_size = 13'h0; // manager.go:764
+    reg  s2_proxy_ok = 1'h0; // manager.go:764
+    reg  [15:0] s2_proxy = 16'h0; // manager.go:764
+    reg  s2_found = 1'h0; // manager.go:764
+    reg  s2_enabled = 1'h0; // manager.go:764
+    reg  [2:0] s2_egress = 3'h0; // manager.go:764
+    reg  [7:0] s2_slot = 8'h0; // manager.go:764
+    reg  [63:0] s2_addr = 64'h0; // manager.go:764
+    reg  s2_down = 1'h0; // manager.go:764
+    reg  s2_second = 1'h0; // manager.go:764
+    reg  [2:0] s2_second_egress = 3'h0; // manager.go:764
+    reg  [63:0] s2_second_addr = 64'h0; // manager.go:764
+    reg  s2_second_down = 1'h0; // manager.go:764
+    reg  s3_valid = 1'h0; // manager.go:810
+    reg  [127:0] s3_hdr = 128'h0; // manager.go:810
+    reg  [2:0] s3_bar = 3'h0; // manager.go:810
+    reg  [511:0] s3_data = 512'h0; // manager.go:810
+    reg  [15:0] s3_keep = 16'h0; // manager.go:810
+    reg  s3_sop = 1'h0; // manager.go:810
+    reg  s3_eop = 1'h0; // manager.go:810
+    reg  [6:0] s3_kind = 7'h0; // manager.go:812
+    reg  [63:0] s3_off = 64'h0; // manager.go:812
+    reg  s3_bar_ok = 1'h0; // manager.go:812
+    reg  s3_reg_hit = 1'h0; // manager.go:812
+    reg  s3_proxy_ok = 1'h0; // manager.go:812
+    reg  [15:0] s3_proxy = 16'h0; // manager.go:812
+    reg  s3_found = 1'h0; // manager.go:812
+    reg  s3_enabled = 1'h0; // manager.go:812
+    reg  [2:0] s3_egress = 3'h0; // manager.go:812
+    reg  [7:0] s3_slot = 8'h0; // manager.go:812
+    reg  [63:0] s3_addr = 64'h0; // manager.go:812
+    reg  s3_down = 1'h0; // manager.go:812
+    reg  s3_second = 1'h0; // manager.go:812
+    reg  [2:0] s3_second_egress = 3'h0; // manager.go:812
+    reg  [63:0] s3_second_addr = 64'h0; // manager.go:812
+    reg  s3_second_down = 1'h0; // manager.go:812
+    reg  [2:0] s3_rule = 3'h0; // manager.go:812
+    reg  s4_valid = 1'h0; // manager.go:927
+    reg  [511:0] s4_data = 512'h0; // manager.go:927
+    reg  [15:0] s4_keep = 16'h0; // manager.go:927
+    reg  s4_sop = 1'h0; // manager.go:927
+    reg  s4_eop = 1'h0; // manager.go:927
+    reg  [1:0] s4_action = 2'h0; // manager.go:928
+    reg  [3:0] s4_reason = 4'h0; // manager.go:929
+    reg  [2:0] s4_egress = 3'h0; // manager.go:930
+    reg  [7:0] s4_slot = 8'h0; // manager.go:931
+    reg  s4_second = 1'h0; // manager.go:932
+    reg  [2:0] s4_second_egress = 3'h0; // manager.go:936
+    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:937
+    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:938
+    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:939
+    reg  m_port_a_sent = 1'h0; // manager.go:962
+    reg  m_port_b_sent = 1'h0; // manager.go:962
+    reg  m_kernel_sent = 1'h0; // manager.go:962
+    reg  m_local_sent = 1'h0; // manager.go:962
+    reg  m_cpl_sent = 1'h0; // manager.go:962
+    reg  [31:0] count_ok = 32'h0; // manager.go:1002
+    reg  [31:0] count_not_for_us = 32'h0; // manager.go:1002
+    reg  [31:0] count_window_miss = 32'h0; // manager.go:1002
+    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:1002
+    reg  [31:0] count_port_down = 32'h0; // manager.go:1002
+    reg  [31:0] count_denied = 32'h0; // manager.go:1002
+    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:1002
+    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:1002
+    reg  [31:0] count_unsupported = 32'h0; // manager.go:1002
+    reg  [31:0] count_relay_denied = 32'h0; // manager.go:1002
+    reg  [31:0] count_msix_address = 32'h0; // manager.go:1002
+    reg  [31:0] count_malformed = 32'h0; // manager.go:1002
+    reg  [31:0] count_bus_master_disabled = 32'h0; // manager.go:1002
+    wire [6:0] kind; // manager.go:594: a table
+    wire [63:0] bar_mask; // manager.go:635: a table
+    wire bar_ok; // manager.go:636: a table
+    wire [2:0] cpl_lead_bytes; // manager.go:1069: a table
+    wire [1:0] cpl_last_byte; // manager.go:1073: a table
+    wire [2:0] cpl_trail_bytes; // manager.go:1075: a table
+    wire write_accept; // manager.go:1137
+    wire [31:0] write_mask; // manager.go:1148
+    wire [31:0] _win_en_lo_not; // manager.go:1161
+    wire [31:0] _win_en_lo_and; // manager.go:1161
+    wire init_done; // manager.go:1164
     wire in_ready; // axis.go:23
     wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:564
-    wire [2:0] in_bar; // manager.go:564
-    wire adv; // manager.go:573
+    wire [127:0] in_hdr; // manager.go:573
+    wire [2:0] in_bar; // manager.go:573
+    wire adv; // manager.go:582
     wire in_hdr_completion; // tlphdr.go:135
     wire [15:0] in_hdr_requester; // tlphdr.go:106
     wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:626
-    wire _s1_proxy_eq; // manager.go:648
-    wire [63:0] _window_enables_concat; // manager.go:709
-    wire window_enables; // manager.go:709
-    wire failover; // manager.go:718
-    wire [2:0] translated_egress; // manager.go:719
-    wire [63:0] translated_addr; // manager.go:720
-    wire multicast; // manager.go:721
-    wire [63:0] check_addr; // manager.go:763
-    wire [4:0] _check_egress_or; // manager.go:765
-    wire [4:0] check_egress; // manager.go:769
-    wire [1:0] access_op; // manager.go:184
+    wire [63:0] bar_offset; // manager.go:635
+    wire _s1_proxy_eq; // manager.go:657
+    wire [63:0] _window_enables_concat; // manager.go:718
+    wire window_enables; // manager.go:718
+    wire failover; // manager.go:727
+    wire [2:0] translated_egress; // manager.go:728
+    wire [63:0] translated_addr; // manager.go:729
+    wire multicast; // manager.go:730
+    wire [63:0] check_addr; // manager.go:772
+    wire [4:0] _check_egress_or; // manager.go:774
+    wire [4:0] check_egress; // manager.go:778
+    wire [1:0] access_op; // manager.go:185
     wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
     wire s3_hdr_completion; // tlphdr.go:135
     wire [15:0] s3_hdr_requester; // tlphdr.go:106
     wire [9:0] s3_hdr_tag; // tlphdr.go:110
     wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:815
-    wire cpl_unexpected; // manager.go:815
-    wire allowed; // manager.go:818
-    wire to_port; // manager.go:819
-    wire no_proxy_id; // manager.go:843
-    wire [3:0] reason_no_proxy_id; // manager.go:843
-    wire [2:0] egress_no_proxy_id; // manager.go:843
-    wire [7:0] slot_no_proxy_id; // manager.go:843
-    wire [63:0] addr_no_proxy_id; // manager.go:843
-    wire [15:0] req_no_proxy_id; // manager.go:843
-    wire denied; // manager.go:844
-    wire [3:0] reason_denied; // manager.go:844
-    wire [2:0] egress_denied; // manager.go:844
-    wire [7:0] slot_denied; // manager.go:844
-    wire [63:0] addr_denied; // manager.go:844
-    wire [15:0] req_denied; // manager.go:844
-    wire [3:0] reason_port_down; // manager.go:857
-    wire [2:0] egress_port_down; // manager.go:857
-    wire [7:0] slot_port_down; // manager.go:857
-    wire [63:0] addr_port_down; // manager.go:857
-    wire [15:0] req_port_down; // manager.go:857
-    wire mapping_disabled; // manager.go:859
-    wire [3:0] reason_mapping_disabled; // manager.go:859
-    wire [2:0] egress_mapping_disabled; // manager.go:859
-    wire [7:0] slot_mapping_disabled; // manager.go:859
-    wire [63:0] addr_mapping_disabled; // manager.go:859
-    wire [15:0] req_mapping_disabled; // manager.go:859
-    wire window_miss; // manager.go:860
-    wire [3:0] reason_window_miss; // manager.go:860
-    wire [2:0] egress_window_miss; // manager.go:860
-    wire [7:0] slot_window_miss; // manager.go:860
-    wire [63:0] addr_window_miss; // manager.go:860
-    wire [15:0] req_window_miss; // manager.go:860
-    wire reg_allowed; // manager.go:861
-    wire [3:0] reason_reg_allowed; // manager.go:861
-    wire [2:0] egress_reg_allowed; // manager.go:861
-    wire [7:0] slot_reg_allowed; // manager.go:861
-    wire [63:0] addr_reg_allowed; // manager.go:861
-    wire [15:0] req_reg_allowed; // manager.go:861
-    wire reg_denied; // manager.go:862
-    wire [3:0] reason_reg_denied; // manager.go:862
-    wire [2:0] egress_reg_denied; // manager.go:862
-    wire [7:0] slot_reg_denied; // manager.go:862
-    wire [63:0] addr_reg_denied; // manager.go:862
-    wire [15:0] req_reg_denied; // manager.go:862
-    wire not_for_us; // manager.go:863
-    wire [3:0] reason_not_for_us; // manager.go:863
-    wire [2:0] egress_not_for_us; // manager.go:863
-    wire [7:0] slot_not_for_us; // manager.go:863
-    wire [63:0] addr_not_for_us; // manager.go:863
-    wire [15:0] req_not_for_us; // manager.go:863
-    wire unsupported; // manager.go:864
-    wire [3:0] reason_unsupported; // manager.go:864
-    wire [2:0] egress_unsupported; // manager.go:864
-    wire [7:0] slot_unsupported; // manager.go:864
-    wire [63:0] addr_unsupported; // manager.go:864
-    wire [15:0] req_unsupported; // manager.go:864
-    wire _egress_cpl_to_peer_eq; // manager.go:872
-    wire [3:0] reason_cpl_unexpected; // manager.go:874
-    wire [2:0] egress_cpl_unexpected; // manager.go:874
-    wire [7:0] slot_cpl_unexpected; // manager.go:874
-    wire [63:0] addr_cpl_unexpected; // manager.go:874
-    wire [15:0] req_cpl_unexpected; // manager.go:874
-    wire cpl_to_peer; // manager.go:875
-    wire [3:0] reason_cpl_to_peer; // manager.go:875
-    wire [2:0] egress_cpl_to_peer; // manager.go:875
-    wire [7:0] slot_cpl_to_peer; // manager.go:875
-    wire [63:0] addr_cpl_to_peer; // manager.go:875
-    wire [15:0] req_cpl_to_peer; // manager.go:875
-    wire [3:0] reason_cfg_or_msg; // manager.go:876
-    wire [2:0] egress_cfg_or_msg; // manager.go:876
-    wire [7:0] slot_cfg_or_msg; // manager.go:876
-    wire [63:0] addr_cfg_or_msg; // manager.go:876
-    wire [15:0] req_cfg_or_msg; // manager.go:876
-    wire ok; // manager.go:878
-    wire [1:0] action; // manager.go:885
-    wire [2:0] cpl_status; // manager.go:886
-    wire via_window; // manager.go:891
-    wire second_wanted; // manager.go:892
-    wire [1:0] _hdr_primary_mux; // manager.go:902
-    wire rewrite_primary_4dw; // manager.go:902
-    wire [31:0] rewrite_primary_dw0; // manager.go:902
-    wire [31:0] rewrite_primary_dw1; // manager.go:902
-    wire [127:0] hdr_primary; // manager.go:902
-    wire rewrite_second_4dw; // manager.go:903
-    wire [31:0] rewrite_second_dw0; // manager.go:903
-    wire [31:0] rewrite_second_dw1; // manager.go:903
-    wire [127:0] hdr_second; // manager.go:903
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1063
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1065
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1066
-    wire [11:0] cpl_byte_count; // manager.go:1067
-    wire [6:0] cpl_lower_addr; // manager.go:1068
-    wire [95:0] cpl_hdr; // manager.go:1075
-    wire take_decision; // manager.go:908
-    wire forward; // manager.go:939
-    wire _to_port_a_eq; // manager.go:940
-    wire to_port_a; // manager.go:941
-    wire _to_port_b_eq; // manager.go:940
-    wire to_port_b; // manager.go:942
-    wire [529:0] beat_tail; // manager.go:945
-    wire m_kernel_for; // manager.go:949
-    wire m_local_for; // manager.go:950
-    wire m_cpl_for; // manager.go:951
-    wire m_port_a_offer; // manager.go:953
+    wire cfg_or_msg; // manager.go:824
+    wire cpl_unexpected; // manager.go:824
+    wire allowed; // manager.go:827
+    wire to_port; // manager.go:828
+    wire no_proxy_id; // manager.go:852
+    wire [3:0] reason_no_proxy_id; // manager.go:852
+    wire [2:0] egress_no_proxy_id; // manager.go:852
+    wire [7:0] slot_no_proxy_id; // manager.go:852
+    wire [63:0] addr_no_proxy_id; // manager.go:852
+    wire [15:0] req_no_proxy_id; // manager.go:852
+    wire denied; // manager.go:853
+    wire [3:0] reason_denied; // manager.go:853
+    wire [2:0] egress_denied; // manager.go:853
+    wire [7:0] slot_denied; // manager.go:853
+    wire [63:0] addr_denied; // manager.go:853
+    wire [15:0] req_denied; // manager.go:853
+    wire [3:0] reason_port_down; // manager.go:866
+    wire [2:0] egress_port_down; // manager.go:866
+    wire [7:0] slot_port_down; // manager.go:866
+    wire [63:0] addr_port_down; // manager.go:866
+    wire [15:0] req_port_down; // manager.go:866
+    wire mapping_disabled; // manager.go:868
+    wire [3:0] reason_mapping_disabled; // manager.go:868
+    wire [2:0] egress_mapping_disabled; // manager.go:868
+    wire [7:0] slot_mapping_disabled; // manager.go:868
+    wire [63:0] addr_mapping_disabled; // manager.go:868
+    wire [15:0] req_mapping_disabled; // manager.go:868
+    wire window_miss; // manager.go:869
+    wire [3:0] reason_window_miss; // manager.go:869
+    wire [2:0] egress_window_miss; // manager.go:869
+    wire [7:0] slot_window_miss; // manager.go:869
+    wire [63:0] addr_window_miss; // manager.go:869
+    wire [15:0] req_window_miss; // manager.go:869
+    wire reg_allowed; // manager.go:870
+    wire [3:0] reason_reg_allowed; // manager.go:870
+    wire [2:0] egress_reg_allowed; // manager.go:870
+    wire [7:0] slot_reg_allowed; // manager.go:870
+    wire [63:0] addr_reg_allowed; // manager.go:870
+    wire [15:0] req_reg_allowed; // manager.go:870
+    wire reg_denied; // manager.go:871
+    wire [3:0] reason_reg_denied; // manager.go:871
+    wire [2:0] egress_reg_denied; // manager.go:871
+    wire [7:0] slot_reg_denied; // manager.go:871
+    wire [63:0] addr_reg_denied; // manager.go:871
+    wire [15:0] req_reg_denied; // manager.go:871
+    wire not_for_us; // manager.go:872
+    wire [3:0] reason_not_for_us; // manager.go:872
+    wire [2:0] egress_not_for_us; // manager.go:872
+    wire [7:0] slot_not_for_us; // manager.go:872
+    wire [63:0] addr_not_for_us; // manager.go:872
+    wire [15:0] req_not_for_us; // manager.go:872
+    wire unsupported; // manager.go:873
+    wire [3:0] reason_unsupported; // manager.go:873
+    wire [2:0] egress_unsupported; // manager.go:873
+    wire [7:0] slot_unsupported; // manager.go:873
+    wire [63:0] addr_unsupported; // manager.go:873
+    wire [15:0] req_unsupported; // manager.go:873
+    wire _egress_cpl_to_peer_eq; // manager.go:881
+    wire [3:0] reason_cpl_unexpected; // manager.go:883
+    wire [2:0] egress_cpl_unexpected; // manager.go:883
+    wire [7:0] slot_cpl_unexpected; // manager.go:883
+    wire [63:0] addr_cpl_unexpected; // manager.go:883
+    wire [15:0] req_cpl_unexpected; // manager.go:883
+    wire cpl_to_peer; // manager.go:884
+    wire [3:0] reason_cpl_to_peer; // manager.go:884
+    wire [2:0] egress_cpl_to_peer; // manager.go:884
+    wire [7:0] slot_cpl_to_peer; // manager.go:884
+    wire [63:0] addr_cpl_to_peer; // manager.go:884
+    wire [15:0] req_cpl_to_peer; // manager.go:884
+    wire [3:0] reason_cfg_or_msg; // manager.go:885
+    wire [2:0] egress_cfg_or_msg; // manager.go:885
+    wire [7:0] slot_cfg_or_msg; // manager.go:885
+    wire [63:0] addr_cfg_or_msg; // manager.go:885
+    wire [15:0] req_cfg_or_msg; // manager.go:885
+    wire ok; // manager.go:887
+    wire [1:0] action; // manager.go:894
+    wire [2:0] cpl_status; // manager.go:895
+    wire via_window; // manager.go:900
+    wire second_wanted; // manager.go:901
+    wire [1:0] _hdr_primary_mux; // manager.go:911
+    wire rewrite_primary_4dw; // manager.go:911
+    wire [31:0] rewrite_primary_dw0; // manager.go:911
+    wire [31:0] rewrite_primary_dw1; // manager.go:911
+    wire [127:0] hdr_primary; // manager.go:911
+    wire rewrite_second_4dw; // manager.go:912
+    wire [31:0] rewrite_second_dw0; // manager.go:912
+    wire [31:0] rewrite_second_dw1; // manager.go:912
+    wire [127:0] hdr_second; // manager.go:912
+    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1072
+    wire [11:0] cpl_bytes_one_dw; // manager.go:1074
+    wire [11:0] cpl_bytes_many_dw; // manager.go:1075
+    wire [11:0] cpl_byte_count; // manager.go:1076
+    wire [6:0] cpl_lower_addr; // manager.go:1077
+    wire [95:0] cpl_hdr; // manager.go:1084
+    wire take_decision; // manager.go:917
+    wire forward; // manager.go:948
+    wire _to_port_a_eq; // manager.go:949
+    wire to_port_a; // manager.go:950
+    wire _to_port_b_eq; // manager.go:949
+    wire to_port_b; // manager.go:951
+    wire [529:0] beat_tail; // manager.go:954
+    wire m_kernel_for; // manager.go:958
+    wire m_local_for; // manager.go:959
+    wire m_cpl_for; // manager.go:960
+    wire m_port_a_offer; // manager.go:962
     wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:953
-    wire m_port_a_has; // manager.go:953
-    wire m_port_a_done; // manager.go:953
+    wire m_port_a_took; // manager.go:962
+    wire m_port_a_has; // manager.go:962
+    wire m_port_a_done; // manager.go:962
     wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:953
+    wire m_port_b_offer; // manager.go:962
     wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:953
-    wire m_port_b_has; // manager.go:953
-    wire m_port_b_done; // manager.go:953
+    wire m_port_b_took; // manager.go:962
+    wire m_port_b_has; // manager.go:962
+    wire m_port_b_done; // manager.go:962
     wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:953
+    wire m_kernel_offer; // manager.go:962
     wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:953
-    wire m_kernel_has; // manager.go:953
-    wire m_kernel_done; // manager.go:953
+    wire m_kernel_took; // manager.go:962
+    wire m_kernel_has; // manager.go:962
+    wire m_kernel_done; // manager.go:962
     wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:953
+    wire m_local_offer; // manager.go:962
     wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:953
-    wire m_local_has; // manager.go:953
-    wire m_local_done; // manager.go:953
+    wire m_local_took; // manager.go:962
+    wire m_local_has; // manager.go:962
+    wire m_local_done; // manager.go:962
     wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:953
+    wire m_cpl_offer; // manager.go:962
     wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:953
-    wire m_cpl_has; // manager.go:953
-    wire m_cpl_done; // manager.go:953
+    wire m_cpl_took; // manager.go:962
+    wire m_cpl_has; // manager.go:962
+    wire m_cpl_done; // manager.go:962
     wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:990
-    wire _s_axil_arready_not; // manager.go:1176
-    wire read_accept; // manager.go:1176
-    wire [31:0] _read_data_or_6; // manager.go:1199
-    wire [31:0] _read_data_or_5; // manager.go:1199
-    wire [31:0] _read_data_or_4; // manager.go:1199
-    wire [31:0] _read_data_or_3; // manager.go:1199
-    wire [31:0] _read_data_or_2; // manager.go:1199
-    wire [31:0] _read_data_or; // manager.go:1199
-    wire [31:0] read_data; // manager.go:1199
+    wire count_fire; // manager.go:999
+    wire _s_axil_arready_not; // manager.go:1185
+    wire read_accept; // manager.go:1185
+    wire [31:0] _read_data_or_7; // manager.go:1208
+    wire [31:0] _read_data_or_6; // manager.go:1208
+    wire [31:0] _read_data_or_5; // manager.go:1208
+    wire [31:0] _read_data_or_4; // manager.go:1208
+    wire [31:0] _read_data_or_3; // manager.go:1208
+    wire [31:0] _read_data_or_2; // manager.go:1208
+    wire [31:0] _read_data_or; // manager.go:1208
+    wire [31:0] read_data; // manager.go:1208
     wire in_slice_s_tready; // axis.go:341
     wire [660:0] in_slice_m_tdata; // axis.go:341
     wire in_slice_m_tvalid; // axis.go:341
@@ -565,13 +570,14 @@ module onic_pcie_manager (
     assign count_fire = adv & (s4_valid & s4_sop);
     assign _s_axil_arready_not = ~axil_rvalid;
     assign read_accept = s_axil_arvalid & _s_axil_arready_not;
-    assign _read_data_or_6 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
-    assign _read_data_or_5 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
-    assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
-    assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
-    assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
-    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10002 : 32'h0)) | _read_data_or_6) | _read_data_or_5;
-    assign read_data = (_read_data_or | (_read_data_or_4 | _read_data_or_3)) | (_read_data_or_2 | ((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0));
+    assign _read_data_or_7 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
+    assign _read_data_or_6 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
+    assign _read_data_or_5 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
+    assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
+    assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
+    assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0) | ((s_axil_araddr[11:2] == 10'h4b) ? count_malformed : 32'h0)) | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled : 32'h0);
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10003 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
+    assign read_data = (_read_data_or | (_read_data_or_5 | _read_data_or_4)) | (_read_data_or_3 | _read_data_or_2);
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _window_enables_concat[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     function [6:0] kind_lookup;
@@ -1465,6 +1471,22 @@ module onic_pcie_manager (
             count_msix_address <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
             count_msix_address <= count_msix_address + 32'h1;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            count_malformed <= 32'h0;
+        end else if (count_fire & (s4_reason == REASON_MALFORMED)) begin
+            count_malformed <= count_malformed + 32'h1;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            count_bus_master_disabled <= 32'h0;
+        end else if (count_fire & (s4_reason == REASON_BUS_MASTER_DISABLED)) begin
+            count_bus_master_disabled <= count_bus_master_disabled + 32'h1;
         end
     end
 
