@@ -569,6 +569,23 @@ func wireOf(x Word, valid bool) wire {
 	return w
 }
 
+// frozenAck is a partner that acknowledges nothing after the first
+// data-link word it sends (*ack keeps that word's AckSeq), and with nak
+// Naks every time.
+func frozenAck(nak bool) func(ack *int) func(*wire) {
+	return func(ack *int) func(*wire) {
+		return func(w *wire) {
+			if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
+				if *ack < 0 {
+					*ack = int(c.AckSeq)
+				}
+				c.AckSeq, c.Nak = uint16(*ack), nak
+				*w = wireOf(c.Word(), true)
+			}
+		}
+	}
+}
+
 // TestPartnerStopsProgress: a partner that stops making progress takes
 // the link down in bounded time — one that never acknowledges or Naks
 // for ever by REPLAY_NUM rolling over (ReplayRollover replays without
@@ -586,28 +603,8 @@ func TestPartnerStopsProgress(t *testing.T) {
 		// so B's buffer fills and no credits come back)
 		drain bool
 	}{
-		{"never acknowledges", func(ack *int) func(*wire) {
-			return func(w *wire) {
-				if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
-					if *ack < 0 {
-						*ack = int(c.AckSeq)
-					}
-					c.AckSeq = uint16(*ack)
-					*w = wireOf(c.Word(), true)
-				}
-			}
-		}, true},
-		{"Naks for ever", func(ack *int) func(*wire) {
-			return func(w *wire) {
-				if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
-					if *ack < 0 {
-						*ack = int(c.AckSeq)
-					}
-					c.AckSeq, c.Nak = uint16(*ack), true
-					*w = wireOf(c.Word(), true)
-				}
-			}
-		}, true},
+		{"never acknowledges", frozenAck(false), true},
+		{"Naks for ever", frozenAck(true), true},
 		{"never returns credits", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
