@@ -85,6 +85,8 @@ SOAK_HDL   ?= 10
 ## the offload scenario's whole first task through a kernel slot, replayed.
 SOAK_CARD_REQUESTS ?= 2000
 SOAK_INGRESS_TLPS ?= 30000
+## And a link layer against a hostile partner (SOAK_HOSTILE fault sequences).
+SOAK_HOSTILE ?= 20000
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
@@ -98,6 +100,8 @@ soak: deps
 	  -cycles 100000 -accesses 1000000 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestGoSourceRandom' ./hdlgen/sim -v \
 	  -gosrc-modules 120 | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestHostilePartner' ./hdlgen/internal/optlink -v \
+	  -hostile-sequences $(SOAK_HOSTILE) | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

@@ -89,7 +89,7 @@ through it).`,
 				if data.Module == "" {
 					data.Module = name
 				}
-				if err := module.CheckPath(data.Module); err != nil {
+				if err := module.CheckImportPath(data.Module); err != nil {
 					return fmt.Errorf("--module %q: not a Go module path: %v", data.Module, err)
 				}
 				data.Onic, data.GoVersion, data.Requires, data.Prefix = root, mod.goVersion, mod.requires, ""

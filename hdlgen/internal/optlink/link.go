@@ -206,11 +206,17 @@ func (l *builder) transmit() {
 	// While down the link takes what reaches its input and drops it
 	// (counted in lost), so nothing waits at a dark link: what the card
 	// holds for a port it holds before the link (docs/hdl.md).
-	discard := m.Named("tx_discard", m.And(l.down, m.Not(inTLP)))
+	// A TLP whose first beat is dropped is dropped whole, even if the
+	// link leaves down before its last beat: the rest must never be
+	// framed as if it were a TLP of its own.
+	discarding := m.Reg("tx_discarding", 1, 0)
+	discard := m.Named("tx_discard", m.Or(discarding, m.And(l.down, m.Not(inTLP))))
+	gate = m.Named("admit_gate_kept", m.And(gate, m.Not(discard)))
 	m.Assign(sk.Ready, m.Or(m.And(framerReady, gate), discard))
 	take := m.Named("tx_take", m.And(m.And(valid, gate), framerReady))
 	admit := m.Named("admit", m.And(take, m.And(sop, m.Not(inTLP))))
 	m.SetNext(inTLP, m.Mux(take, m.Not(eop), inTLP))
+	m.SetNext(discarding, m.Mux(m.And(valid, discard), m.Not(eop), discarding))
 	discarded := m.Named("tx_discarded", m.And(m.And(valid, sop), discard))
 
 	// End of each frame in the replay buffer, by sequence number: an Ack
@@ -250,7 +256,9 @@ func (l *builder) transmit() {
 	m.Assign(framerOut, m.Not(pend))
 	wTake := m.Named("wr_take", m.And(wValid, m.Not(pend)))
 	stale := m.Or(l.down, m.Ne(m.Slice(word, 23, 1), l.epoch))
-	drop := m.Named("wr_dropping", m.Mux(wFirst, stale, wDrop))
+	// A frame the link went down in the middle of is dropped whole: its
+	// words after the down would land in the restarted buffer.
+	drop := m.Named("wr_dropping", m.Mux(wFirst, stale, m.Or(wDrop, l.down)))
 	crcCur := m.Mux(wFirst, m.Const(32, 0xffffffff), crcReg)
 	crcIn := m.Mux(pend, crcReg, crcCur)
 	low := m.Mux(pend, m.Const(dataBits-32, 0), m.Slice(word, 0, dataBits-32))
@@ -269,7 +277,7 @@ func (l *builder) transmit() {
 	m.SetEnable(crcReg, wTake)
 	m.SetNext(pend, m.And(wTake, m.And(last, m.Not(lcrcRoom))))
 	m.SetNext(wFirst, m.Mux(wTake, last, wFirst))
-	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, wDrop))
+	m.SetNext(wDrop, m.Mux(m.And(wTake, wFirst), drop, m.Or(wDrop, l.down)))
 
 	// Acks and Naks from the far end: an Ack of s frees frames up to s
 	// (ackPtr follows a cycle later, from the end table); a Nak also asks
@@ -328,7 +336,9 @@ func (l *builder) transmit() {
 	sendNext := m.Mux(l.down, m.Const(P, 0), m.Mux(sentData, m.Add(sendPtr, one(P)), m.Mux(m.And(sentCtl, jump), ackPtr, sendPtr)))
 	m.SetNext(sendPtr, sendNext)
 	rd := m.ReadPort(replayMem, m.Slice(sendNext, 0, A), one(1))
-	m.SetNext(mid, m.Mux(sentData, m.Not(m.Slice(rd, dataBits, 1)), mid))
+	// (A frame cut by the link going down is not finished after: the
+	// buffer restarts, and sending resumes at a frame's start.)
+	m.SetNext(mid, m.And(m.Not(l.down), m.Mux(sentData, m.Not(m.Slice(rd, dataBits, 1)), mid)))
 	m.SetNext(sinceCtl, m.Mux(sentCtl, m.Const(16, 0), m.Mux(m.LtU(sinceCtl, m.Const(16, 0xffff)), m.Add(sinceCtl, one(16)), sinceCtl)))
 	m.SetNext(replayPend, m.And(l.up, m.Or(m.Or(nakSeen, expired), m.And(replayPend, m.Not(m.And(sentCtl, jump))))))
 	m.Output("replays", l.counter("replay_count", m.And(m.And(sentCtl, jump), replayPend)))
@@ -588,7 +598,14 @@ func (l *builder) training() {
 	st := func(s uint64) ir.Value { return m.Const(2, s) }
 	fromDown := m.Mux(l.phyUp, st(StateTraining), st(StateDown))
 	fromTraining := m.Mux(m.Not(l.phyUp), st(StateDown), m.Mux(trained, st(StateUp), st(StateTraining)))
-	fromUp := m.Mux(m.Or(m.Or(m.Not(l.phyUp), l.stalled), m.Or(fresh, quiet)), st(StateDown), st(StateUp))
+	// An up end that hears no data-link word from the far end for
+	// LostCycles has a partner that is not up (it went back to training
+	// while this end finished, and only training words with Seen come):
+	// down, so that both train again.
+	unconfirmed := m.Reg("up_unconfirmed", 16, 0)
+	lonely := m.Named("up_alone", m.Eq(unconfirmed, m.Const(16, uint64(cfg.LostCycles))))
+	m.SetNext(unconfirmed, m.Mux(m.And(l.up, m.Not(l.peerUp)), m.Mux(lonely, unconfirmed, m.Add(unconfirmed, m.Const(16, 1))), m.Const(16, 0)))
+	fromUp := m.Mux(m.Or(m.Or(m.Not(l.phyUp), l.stalled), m.Or(m.Or(fresh, quiet), lonely)), st(StateDown), st(StateUp))
 	next := m.Named("link_state_next", m.Mux(l.down, fromDown, m.Mux(training, fromTraining, fromUp)))
 	m.SetNext(l.st, next)
 	m.Assign(l.enterDown, m.And(m.Not(l.down), m.Eq(next, st(StateDown))))

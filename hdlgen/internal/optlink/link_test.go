@@ -3,6 +3,7 @@ package optlink
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -254,8 +255,8 @@ type pair struct {
 	aLast   wire
 	bLast   wire
 	// lie, if set, rewrites what B sends before it enters the fibre: a
-	// partner that lies on the wire.
-	lie func(*wire)
+	// partner that lies on the wire; lieAB does the same to what A sends.
+	lie, lieAB func(*wire)
 }
 
 func (p *pair) step() {
@@ -264,6 +265,9 @@ func (p *pair) step() {
 		p.lie(&p.bLast)
 	}
 	fromB := p.ba.pass(r, p.bLast)
+	if p.lieAB != nil && p.aLast.valid {
+		p.lieAB(&p.aLast)
+	}
 	fromA := p.ab.pass(r, p.aLast)
 	p.aLast = p.a.cycle(r, fromB, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
 	p.bLast = p.b.cycle(r, fromA, r.Float64() < p.offer, r.Float64() < p.ready, r.Float64() < p.txReady)
@@ -710,6 +714,241 @@ func TestLengthLies(t *testing.T) {
 			if err := sameTLPs(sent, p.b.got); err != nil {
 				t.Errorf("A to B after the lie: %v", err)
 			}
+		})
+	}
+}
+
+// inOrder checks, as TLPs arrive, that they are sent ones in the order
+// sent, each at most once (inOrderSubset, a batch at a time).
+type inOrder struct{ i, n int }
+
+func (o *inOrder) check(sent, got []tlpIn) error {
+	for ; o.n < len(got); o.n++ {
+		g := got[o.n]
+		for o.i < len(sent) && (sent[o.i].hdr != g.hdr || !bytes.Equal(sent[o.i].payload, g.payload)) {
+			o.i++
+		}
+		if o.i == len(sent) {
+			return fmt.Errorf("TLP %d received (%v) was not sent, or not in this order", o.n, g)
+		}
+		o.i++
+	}
+	return nil
+}
+
+var dbgFlag = flag.Bool("hostile-debug", false, "say more when TestHostilePartner fails")
+
+var hostileSeqs = flag.Int("hostile-sequences", 1000, "fault sequences TestHostilePartner runs (make soak raises it)")
+
+// hostileFaults are what a link partner or its fibre may do, each for a
+// while: name, and how to start it on p (undone by calm).
+var hostileFaults = []struct {
+	name  string
+	start func(p *pair, r *rand.Rand)
+}{
+	{"bit errors", func(p *pair, r *rand.Rand) { p.ab.ber, p.ba.ber = 1.0/30, 1.0/30 }},
+	{"dropped words", func(p *pair, r *rand.Rand) {
+		drop := func(w *wire) {
+			if r.IntN(3) == 0 {
+				w.valid = false
+			}
+		}
+		p.lie, p.lieAB = drop, drop
+	}},
+	{"duplicated words", func(p *pair, r *rand.Rand) {
+		var last wire
+		p.lie = func(w *wire) {
+			if r.IntN(5) == 0 && last.valid {
+				*w = last
+			}
+			last = *w
+		}
+	}},
+	{"reordered words", func(p *pair, r *rand.Rand) {
+		var held *wire
+		p.lie = func(w *wire) {
+			switch {
+			case held != nil:
+				*w, *held = *held, *w
+				held = nil
+			case r.IntN(5) == 0:
+				h := *w
+				held = &h
+				w.valid = false
+			}
+		}
+	}},
+	{"credit starvation", func(p *pair, r *rand.Rand) { p.ready = 0 }},
+	{"missing Acks", func(p *pair, r *rand.Rand) { ack := -1; p.lie = frozenAck(false)(&ack) }},
+	{"Nak storm", func(p *pair, r *rand.Rand) { ack := -1; p.lie = frozenAck(true)(&ack) }},
+	{"credit overflow", func(p *pair, r *rand.Rand) {
+		p.lie = func(w *wire) {
+			if c, err := DecodeControl(wordOf(*w)); err == nil && c.Kind == KindDL {
+				c.Limit += 20000 // credits the partner does not have
+				*w = wireOf(c.Word(), true)
+			}
+		}
+	}},
+	{"silence", func(p *pair, r *rand.Rand) { p.lie = func(w *wire) { w.valid = false } }},
+	{"PHY down", func(p *pair, r *rand.Rand) { p.b.phyUp = false }},
+	{"A's PHY down", func(p *pair, r *rand.Rand) { p.a.phyUp = false }},
+}
+
+// calm ends every fault.
+func (p *pair) calm() {
+	p.ab.ber, p.ba.ber = 0, 0
+	p.lie, p.lieAB = nil, nil
+	p.ready = 0.8
+	p.a.phyUp, p.b.phyUp = true, true
+}
+
+// TestHostilePartner: random sequences of faults and lies from the link
+// partner and its fibre — bit errors, dropped, duplicated and reordered
+// words, credit starvation, missing Acks, Nak storms, credits it does not
+// have, silence, either PHY down — each for 30 to 600 cycles, while both
+// ends send. After each, a liveness check: within a bound the link is up
+// again and a TLP sent after the fault crosses each way. At the end
+// every TLP arrived at most once, undamaged and in order, and none is
+// missing that the sender did not count lost. -hostile-sequences sets
+// how many (make soak runs more).
+func TestHostilePartner(t *testing.T) {
+	cfg := Config{TrainCycles: 32, ReplayCycles: 300, LostCycles: 800, CreditCycles: 400}
+	const seeds = 4
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			p := newPair(t, cfg, 4, 0, uint64(100+seed))
+			r := rand.New(rand.NewPCG(uint64(seed), 99))
+			sentA, sentB := p.a.queue(p.r, 8), p.b.queue(p.r, 8)
+			p.calm()
+			seen := map[string]int{}
+			var ab, ba inOrder
+			var events []string
+			watchHdr := map[[2]uint64]int{}
+			prevCtl := true
+			watch := func(w *wire) {
+				if !*dbgFlag || !w.valid {
+					return
+				}
+				if !w.ctl && prevCtl {
+					x := wordOf(*w)
+					var h [2]uint64
+					h[0] = binary.LittleEndian.Uint64(x.Bytes[4:])
+					h[1] = binary.LittleEndian.Uint64(x.Bytes[12:])
+					tok := binary.LittleEndian.Uint32(x.Bytes[0:])
+					if k, ok := watchHdr[h]; ok {
+						events = append(events, fmt.Sprintf("c%d tx sent[%d] seq %d ep %d (A st %d)", p.cycles, k, tok&0xfff, tok>>23&1, p.a.state()))
+					}
+				}
+				prevCtl = w.ctl
+			}
+			bound := ReplayRollover*(cfg.ReplayCycles+100) + cfg.CreditCycles + cfg.LostCycles + 600
+			for i := range (*hostileSeqs + seeds - 1) / seeds {
+				f := hostileFaults[r.IntN(len(hostileFaults))]
+				seen[f.name]++
+				if *dbgFlag {
+					for k := max(0, len(sentA)-300); k < len(sentA); k++ {
+						watchHdr[sentA[k].hdr] = k
+					}
+					events = append(events, fmt.Sprintf("c%d %s", p.cycles, f.name))
+				}
+				f.start(p, r)
+				if lab := p.lieAB; *dbgFlag {
+					p.lieAB = func(w *wire) {
+						watch(w)
+						if lab != nil {
+							lab(w)
+						}
+					}
+				}
+				for range 30 + r.IntN(570) {
+					p.step()
+				}
+				_ = f
+				p.calm()
+				if *dbgFlag {
+					p.lieAB = watch
+					events = append(events, fmt.Sprintf("c%d calm", p.cycles))
+				}
+				// Liveness: with TLPs to send both ways, a new one must
+				// arrive each way.
+				topUp := func() {
+					for p.a.sent >= len(p.a.send)-64 {
+						sentA = append(sentA, p.a.queue(p.r, 4)...)
+					}
+					for p.b.sent >= len(p.b.send)-64 {
+						sentB = append(sentB, p.b.queue(p.r, 4)...)
+					}
+				}
+				gotA, gotB, start := len(p.a.got), len(p.b.got), p.cycles
+				for p.cycles-start < bound && (len(p.b.got) == gotB || len(p.a.got) == gotA || p.a.state() != StateUp) {
+					topUp()
+					p.step()
+				}
+				if len(p.b.got) == gotB || len(p.a.got) == gotA || p.a.state() != StateUp {
+					if *dbgFlag {
+						for _, c := range []*card{p.a, p.b} {
+							t.Logf("%s: state %d heard %d handshake %d quiet %d peer_up %d phy %v", c.name, c.state(), c.get("heard")[0], c.get("handshake")[0],
+								c.get("quiet_cycles")[0], c.get("peer_up")[0], c.phyUp)
+						}
+						for k := 0; k < 40; k++ {
+							p.step()
+							fa, fb := wordOf(p.aLast), wordOf(p.bLast)
+							ca, ea := DecodeControl(fa)
+							cb, eb := DecodeControl(fb)
+							t.Logf("A tx %v %+v %v | B tx %v %+v %v | A st %d B st %d", p.aLast.valid, ca, ea, p.bLast.valid, cb, eb, p.a.state(), p.b.state())
+						}
+					}
+					t.Fatalf("sequence %d, after %s: nothing crossed within %d cycles (A state %d, %d and %d received)",
+						i, f.name, bound, p.a.state(), len(p.b.got)-gotB, len(p.a.got)-gotA)
+				}
+				if err := ab.check(sentA, p.b.got); err != nil {
+					if *dbgFlag {
+						idx := func(x tlpIn) []int {
+							var ks []int
+							for k, y := range sentA {
+								if y.hdr == x.hdr && bytes.Equal(y.payload, x.payload) {
+									ks = append(ks, k)
+								}
+							}
+							return ks
+						}
+						for j := max(0, ab.n-6); j <= ab.n && j < len(p.b.got); j++ {
+							t.Logf("got %d = sent %v", j, idx(p.b.got[j]))
+						}
+						for _, e := range events[max(0, len(events)-60):] {
+							t.Log(e)
+						}
+					}
+					t.Fatalf("sequence %d, after %s: A to B: %v", i, f.name, err)
+				}
+				if err := ba.check(sentB, p.a.got); err != nil {
+					t.Fatalf("sequence %d, after %s: B to A: %v", i, f.name, err)
+				}
+			}
+			// Drain what is queued, then account for every TLP.
+			for start := p.cycles; p.cycles-start < 200000 && (p.a.sent < len(p.a.send) || p.b.sent < len(p.b.send)); {
+				p.step()
+			}
+			for range 4000 {
+				p.step()
+			}
+			for _, d := range []struct {
+				name      string
+				sent, got []tlpIn
+				lost      uint64
+				from      *card
+			}{{"A to B", sentA, p.b.got, p.a.count("lost"), p.a}, {"B to A", sentB, p.a.got, p.b.count("lost"), p.b}} {
+				missing, err := inOrderSubset(d.sent, d.got)
+				if err != nil {
+					t.Fatalf("%s: %v", d.name, err)
+				}
+				if uint64(missing) > d.lost {
+					t.Errorf("%s: %d TLPs missing, %d counted lost", d.name, missing, d.lost)
+				}
+			}
+			t.Logf("%d cycles; faults %v; A: %d replays, %d Naks, %d CRC errors, %d lost, %d stalls",
+				p.cycles, seen, p.a.count("replays"), p.a.count("naks"), p.a.count("crc_errors"), p.a.count("lost"), p.a.count("stalls"))
 		})
 	}
 }
