@@ -1,6 +1,7 @@
 package firmware
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -34,5 +35,24 @@ func TestBoardCheck(t *testing.T) {
 				t.Errorf("%+v: full reflash of %v", tc.b, c.Total)
 			}
 		}
+	}
+}
+
+// TestTooManyEntries: an image listing more entries than the decoders
+// allow is refused with a message a user can act on, not msgp's
+// "configured reader limit exceeded".
+func TestTooManyEntries(t *testing.T) {
+	im := &Image{Manifest: Manifest{Format: FormatVersion, Kind: KindImage, Name: "x", Version: "1.0.0", Part: DefaultPart}}
+	for i := range MaxListed + 1 {
+		im.AddPayload(fmt.Sprintf("p%d", i), PayloadRTL, -1, []byte{byte(i)})
+	}
+	im.Seal()
+	b, err := im.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(b)
+	if err == nil || !strings.Contains(err.Error(), "more than 4096 entries") || strings.Contains(err.Error(), "configured reader limit") {
+		t.Errorf("Parse of %d payloads: %v", MaxListed+1, err)
 	}
 }

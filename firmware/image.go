@@ -1,6 +1,8 @@
 package firmware
 
 import (
+	"github.com/tinylib/msgp/msgp"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -228,6 +230,20 @@ var ErrMalformed = errors.New("malformed image")
 // SHA-256 differs from the manifest's.
 var ErrCorrupt = errors.New("corrupted payload")
 
+// MaxListed is the most entries an image's lists may have (payloads,
+// signatures, slots, tenants): the msgp:limit the decoders enforce before
+// allocating.
+const MaxListed = 4096
+
+// limitSaid turns msgp's "configured reader limit exceeded" into what the
+// user can act on.
+func limitSaid(err error) error {
+	if errors.Is(err, msgp.ErrLimitExceeded) {
+		return fmt.Errorf("a list holds more than %d entries, the most an image may have (split it into several images)", MaxListed)
+	}
+	return err
+}
+
 // Parse reads an image file and checks everything that needs no key: the
 // envelope and manifest decode completely with nothing left over, the
 // format version is this one, the manifest is consistent, and every
@@ -237,7 +253,7 @@ func Parse(b []byte) (*Image, error) {
 	var e envelope
 	rest, err := e.UnmarshalMsg(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: envelope: %v", ErrMalformed, limitSaid(err))
 	}
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the envelope", ErrMalformed, len(rest))
@@ -248,7 +264,7 @@ func Parse(b []byte) (*Image, error) {
 	im := &Image{Signatures: e.Signatures, Payloads: e.Payloads, raw: e.Manifest}
 	rest, err = im.Manifest.UnmarshalMsg(e.Manifest)
 	if err != nil {
-		return nil, fmt.Errorf("%w: manifest: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: manifest: %v", ErrMalformed, limitSaid(err))
 	}
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the manifest", ErrMalformed, len(rest))
