@@ -42,7 +42,9 @@ func (e *envelope) MarshalMsg(b []byte) ([]byte, error) {
 }
 
 // UnmarshalMsg reads an envelope from b and returns what follows it.
-// Fields it does not know are skipped, for later format versions.
+// Fields it does not know are skipped, for later format versions. The
+// manifest's bytes and the payloads are slices of b, not copies: an image
+// costs its file's memory once, however large its bitstreams.
 func (e *envelope) UnmarshalMsg(b []byte) ([]byte, error) {
 	n, b, err := msgp.ReadMapHeaderBytes(b)
 	if err != nil {
@@ -63,7 +65,7 @@ func (e *envelope) UnmarshalMsg(b []byte) ([]byte, error) {
 		case "magic":
 			e.Magic, b, err = msgp.ReadStringBytes(b)
 		case "manifest":
-			e.Manifest, b, err = msgp.ReadBytesBytes(b, nil)
+			e.Manifest, b, err = msgp.ReadBytesZC(b)
 		case "signatures":
 			var c uint32
 			if c, b, err = msgp.ReadArrayHeaderBytes(b); err != nil {
@@ -88,7 +90,7 @@ func (e *envelope) UnmarshalMsg(b []byte) ([]byte, error) {
 			}
 			e.Payloads = make([][]byte, c)
 			for i := range e.Payloads {
-				if e.Payloads[i], b, err = msgp.ReadBytesBytes(b, nil); err != nil {
+				if e.Payloads[i], b, err = msgp.ReadBytesZC(b); err != nil {
 					return nil, fmt.Errorf("payloads[%d]: %v", i, err)
 				}
 			}

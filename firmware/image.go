@@ -248,7 +248,9 @@ func limitSaid(err error) error {
 // envelope and manifest decode completely with nothing left over, the
 // format version is this one, the manifest is consistent, and every
 // payload has the size and SHA-256 the manifest gives. Signatures are
-// checked by Signers and the loader.
+// checked by Signers and the loader. The image's payloads are slices of
+// b (it costs b's memory once): b must not change while the image is in
+// use.
 func Parse(b []byte) (*Image, error) {
 	var e envelope
 	rest, err := e.UnmarshalMsg(b)
