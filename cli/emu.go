@@ -58,16 +58,7 @@ emulator ran (the only line that varies from run to run).`,
 			if len(args) > 0 {
 				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
 			}
-			var cfg scenario.Config
-			var err error
-			if path := v.GetString("emu.run.scenario-file"); path != "" {
-				if cmd.Flags().Changed("scenario") {
-					return fmt.Errorf("--scenario-file and --scenario: give one or the other")
-				}
-				cfg, err = scenario.LoadFile(path)
-			} else {
-				cfg, err = scenario.Lookup(v.GetString("emu.run.scenario"))
-			}
+			cfg, _, err := scenarioFlags(cmd, v, "emu.run")
 			if err != nil {
 				return err
 			}
@@ -503,4 +494,20 @@ func replayFlags(cl *cluster.Cluster, arg, policy string, kernelFiles []string, 
 		}
 	}
 	return nil
+}
+
+// scenarioFlags is the scenario a command's --scenario NAME (a built-in)
+// or --scenario-file FILE names (viper keys <prefix>.scenario and
+// <prefix>.scenario-file), and a short name of where it came from.
+func scenarioFlags(cmd *cobra.Command, v *viper.Viper, prefix string) (scenario.Config, string, error) {
+	if path := v.GetString(prefix + ".scenario-file"); path != "" {
+		if cmd.Flags().Changed("scenario") {
+			return scenario.Config{}, "", fmt.Errorf("--scenario-file and --scenario: give one or the other")
+		}
+		cfg, err := scenario.LoadFile(path)
+		return cfg, filepath.Base(path), err
+	}
+	name := v.GetString(prefix + ".scenario")
+	cfg, err := scenario.Lookup(name)
+	return cfg, "the " + name + " scenario", err
 }

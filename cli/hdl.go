@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/bundle"
@@ -52,7 +51,7 @@ root --config flag is the CLI's own defaults file.)`,
 			if len(args) > 0 {
 				return fmt.Errorf("gen takes no arguments (got %q); choose the directory with --out", args[0])
 			}
-			cfg, source, fn, ks, err := genConfig(v)
+			cfg, source, fn, ks, err := genConfig(cmd, v)
 			if err != nil {
 				return err
 			}
@@ -99,7 +98,8 @@ root --config flag is the CLI's own defaults file.)`,
 		},
 	}
 	c.Flags().String("out", "rtl", "directory to write the files to")
-	c.Flags().String("scenario-file", "", "scenario YAML whose O-NIC to generate (format: docs/emu.md); default: the built-in default scenario")
+	c.Flags().String("scenario", "two-party", "built-in scenario whose O-NIC to generate ('onic emu scenarios')")
+	c.Flags().String("scenario-file", "", "scenario YAML whose O-NIC to generate instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().String("onic", "", "which O-NIC of the scenario (default: the first)")
 	c.Flags().String("preset", "", "generate a built-in configuration instead: 'large' (64 windows, 512 LUT entries, 64 access ranges)")
 	c.Flags().Int("width", 0, "TLP data path width in bits, 256 or 512 (default: the O-NIC's data_width, else 512)")
@@ -116,7 +116,7 @@ root --config flag is the CLI's own defaults file.)`,
 // genConfig is the generator's input as the flags choose it, a
 // description of where it came from, and the O-NIC's host-facing function
 // (its IDs and BARs, for the PCIe block's configuration).
-func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle.Kernel, error) {
+func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle.Kernel, error) {
 	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
 	if err != nil {
 		return manager.Config{}, "", f, nil, err
@@ -132,23 +132,17 @@ func genConfig(v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle
 	switch p := v.GetString("hdl.gen.preset"); p {
 	case "":
 	case "large":
-		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" {
-			return c, "", f, nil, fmt.Errorf("--preset: give either a preset or --scenario-file/--onic")
+		if v.GetString("hdl.gen.scenario-file") != "" || v.GetString("hdl.gen.onic") != "" || cmd.Flags().Changed("scenario") {
+			return c, "", f, nil, fmt.Errorf("--preset: give either a preset or --scenario/--scenario-file/--onic")
 		}
 		c.Manager = manager.Large()
 		return c, "the 'large' sizing preset (64 windows, 512 LUT entries, 64 access ranges)", f, nil, nil
 	default:
 		return c, "", f, nil, fmt.Errorf("--preset %q: the only preset is 'large'", p)
 	}
-	var cfg scenario.Config
-	source := "the default scenario"
-	if path := v.GetString("hdl.gen.scenario-file"); path != "" {
-		if cfg, err = scenario.LoadFile(path); err != nil {
-			return c, "", f, nil, err
-		}
-		source = filepath.Base(path)
-	} else {
-		cfg = scenario.TwoParty()
+	cfg, source, err := scenarioFlags(cmd, v, "hdl.gen")
+	if err != nil {
+		return c, "", f, nil, err
 	}
 	if len(cfg.ONICs) == 0 {
 		return c, "", f, nil, fmt.Errorf("%s: the scenario has no O-NICs", source)

@@ -145,6 +145,8 @@ func TestHDLGen(t *testing.T) {
 		{[]string{"--manager-only", "--pcie4"}, "give one"},
 		{[]string{"--part", "xcvu9p-flga2104-2L-e\nexec id"}, "not an FPGA part name"}, // written into build.tcl
 		{[]string{"--name", "../../x"}, `name "../../x": a module name is a letter`},
+		{[]string{"--scenario", "nope"}, `"nope"`},
+		{[]string{"--scenario", "host-interface", "--scenario-file", "x.yaml"}, "--scenario-file and --scenario: give one or the other"},
 	} {
 		code, _, errs := onic(t, "", append([]string{"hdl", "gen", "--out", t.TempDir()}, c.args...)...)
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

@@ -207,6 +207,21 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 				if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
 					return fmt.Errorf("config %s: %v", cfg, err)
 				}
+				// Every key must be a flag's: a misspelt one would
+				// otherwise be ignored without a word.
+				only := viper.New()
+				only.SetConfigType(kind)
+				if err := only.ReadConfig(bytes.NewReader(b)); err != nil {
+					return fmt.Errorf("config %s: %v", cfg, err)
+				}
+				for _, k := range only.AllKeys() {
+					if !boundKeys[k] {
+						if s := didYouMean(k, boundKeys); s != "" {
+							return fmt.Errorf("config %s: %s: no such setting; did you mean %s?", cfg, k, s)
+						}
+						return fmt.Errorf("config %s: %s: no such setting (settings are <area>.<command>.<flag>, as emu.run.scenario)", cfg, k)
+					}
+				}
 			}
 			return nil
 		},
@@ -227,7 +242,46 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 func bindFlags(v *viper.Viper, cmd *cobra.Command, prefix string) {
 	cmd.LocalFlags().VisitAll(func(f *pflagFlag) {
 		_ = v.BindPFlag(prefix+"."+f.Name, f)
+		boundKeys[strings.ToLower(prefix+"."+f.Name)] = true
 	})
+}
+
+// boundKeys are the settings a --config file may give: every command's
+// flags, as bindFlags names them.
+var boundKeys = map[string]bool{}
+
+// didYouMean is the known key nearest to k (at most a third of its
+// length away), or "".
+func didYouMean(k string, known map[string]bool) string {
+	best, bestD := "", len(k)/3+1
+	for c := range known {
+		if d := editDistance(k, c); d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		prev := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cur := row[j]
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			row[j] = min(row[j]+1, row[j-1]+1, prev+cost)
+			prev = cur
+		}
+	}
+	return row[len(b)]
 }
 
 // areaRunE is the RunE of an area command (such as `onic tlp`): with no

@@ -289,6 +289,19 @@ func TestConfigFile(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "MRd32 ") {
 		t.Fatalf("config file: exit %d, %q %s", code, out, errs)
 	}
+	// A key that is no setting is an error naming it, never ignored.
+	for _, c := range []struct{ src, want string }{
+		{"emu:\n  run:\n    scenaro: phased\n", "emu.run.scenaro: no such setting; did you mean emu.run.scenario?"},
+		{"nothing:\n  like:\n    this: 1\n", "nothing.like.this: no such setting (settings are <area>.<command>.<flag>"},
+	} {
+		if err := os.WriteFile(cfg, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := onic(t, "", "--config", cfg, "tlp", "decode", "00000001 0100050f 00001000")
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("config %q: exit %d, %q", c.src, code, errs)
+		}
+	}
 }
 
 func TestExplicitECRCIsKept(t *testing.T) {

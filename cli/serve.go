@@ -17,7 +17,6 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/hostif"
-	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/internal/readfile"
 )
@@ -34,9 +33,10 @@ emulated path, share a file of DMA memory with the devices, and wait for
 interrupts and simulated time. With --trust, clients may also hand the
 loader of their host's O-NIC firmware images (load), checked against it.
 
-The cluster is --config (a scenario YAML, docs/emu.md) or, by default, the
-host-interface scenario: hosts A and B with peered O-NICs and no traffic
-generators. In lock-step mode (the default) simulated time passes only while
+The cluster is a built-in scenario (--scenario NAME; 'onic emu scenarios'
+lists them) or one in YAML (--scenario-file FILE, docs/emu.md); by default
+the host-interface scenario: hosts A and B with peered O-NICs and no
+traffic generators. In lock-step mode (the default) simulated time passes only while
 every client waits, so a session is reproducible; --mode free lets it pass
 with the wall clock at --rate. On SIGINT or SIGTERM the server stops and
 prints the cluster's report (--json for JSON).`,
@@ -48,12 +48,9 @@ prints the cluster's report (--json for JSON).`,
 			if socket == "" {
 				return fmt.Errorf("--socket: required: the Unix socket path to serve on")
 			}
-			cfg := scenario.HostInterface()
-			if path := v.GetString("emu.serve.scenario-file"); path != "" {
-				var err error
-				if cfg, err = scenario.LoadFile(path); err != nil {
-					return err
-				}
+			cfg, _, err := scenarioFlags(cmd, v, "emu.serve")
+			if err != nil {
+				return err
 			}
 			cl, err := cluster.Build(cfg)
 			if err != nil {
@@ -155,7 +152,8 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file as the session goes (format: docs/pcap.md); the clients' writes carry their bytes")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host (default: all)")
-	c.Flags().String("scenario-file", "", "cluster and scenario YAML to serve (default: the host-interface scenario; the format of emu run --scenario-file)")
+	c.Flags().String("scenario", "host-interface", "built-in scenario to serve ('onic emu scenarios')")
+	c.Flags().String("scenario-file", "", "cluster and scenario YAML to serve instead of a built-in scenario (the format of emu run --scenario-file)")
 	c.Flags().String("mode", hostif.LockStep, "lockstep or free")
 	c.Flags().Float64("rate", 0.001, "free mode: simulated seconds per wall second")
 	c.Flags().Bool("json", false, "print the report at the end as JSON")
