@@ -114,24 +114,26 @@ type Cluster struct {
 	// allowDowngrade is the operator's leave for loads to lower a security
 	// version (AllowDowngrade).
 	allowDowngrade bool
-	phases         []phase
-	dark           [][2]*port // circuits being lit, by evLit index
-	stall          sim.Time   // time circuits spent dark or training
-	reconf         int        // reconfigurations
-	recs           []record   // requests, reused once settled: see newRec
-	freeRecs       []int32
-	injected       uint64 // requests injected
-	msgs           []*msg
-	free           []int
-	counts         [numOutcomes]uint64
-	why            map[string]uint64 // failure reasons
-	tlps           uint64            // TLP arrivals at link ends
-	capture        *capture          // nil unless Capture was called
-	spans          []span            // circuits dark or training, for the trace
-	cmds           []nvmeCmd         // NVMe commands waiting for their media
-	freeCmds       []int
-	deploys        []deployment // firmware loads, by evDeploy index
-	started        bool         // Start has run
+	// softOnly: hosts are their software (SoftwareOnly).
+	softOnly bool
+	phases   []phase
+	dark     [][2]*port // circuits being lit, by evLit index
+	stall    sim.Time   // time circuits spent dark or training
+	reconf   int        // reconfigurations
+	recs     []record   // requests, reused once settled: see newRec
+	freeRecs []int32
+	injected uint64 // requests injected
+	msgs     []*msg
+	free     []int
+	counts   [numOutcomes]uint64
+	why      map[string]uint64 // failure reasons
+	tlps     uint64            // TLP arrivals at link ends
+	capture  *capture          // nil unless Capture was called
+	spans    []span            // circuits dark or training, for the trace
+	cmds     []nvmeCmd         // NVMe commands waiting for their media
+	freeCmds []int
+	deploys  []deployment // firmware loads, by evDeploy index
+	started  bool         // Start has run
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -402,6 +404,9 @@ type hostNode struct {
 	// masterAborts are its software's accesses no device claimed;
 	// outsideMemory devices' accesses outside its memory (Attach).
 	masterAborts, outsideMemory uint64
+	// absent are devices' writes to it while no software was attached
+	// (SoftwareOnly).
+	absent uint64
 	// hiers are its PCI segments' hierarchies (one per CPU), and soft the
 	// software driving it from outside, if any (software.go).
 	hiers []*pcie.Hierarchy
@@ -723,6 +728,20 @@ func (h *hostNode) receive(m *msg) {
 				if h.soft != nil {
 					h.soft.interrupt(&m.t)
 				}
+			} else if h.soft == nil && c.softOnly {
+				// Served, the host is its client: with none attached,
+				// nothing is there to take the write.
+				h.absent++
+				if m.rec >= 0 && c.recs[m.rec].copies > 0 {
+					c.recs[m.rec].copies--
+					c.release(m)
+					return
+				}
+				if m.rec >= 0 {
+					c.settleWhy(m.rec, Dropped, "host-without-software")
+				}
+				c.release(m)
+				return
 			} else if h.soft != nil && !h.soft.inMemory(m.t.Address, n) {
 				// Nothing claims it: a master abort at the root complex
 				// (PCIe §2.3.1, Unsupported Request); the write is lost.
@@ -808,7 +827,7 @@ func (h *hostNode) answerRead(m *msg) {
 		c.release(m)
 		return
 	}
-	if h.soft != nil && !h.soft.inMemory(rd.Address, int(rd.Length)*4) {
+	if h.soft == nil && c.softOnly || h.soft != nil && !h.soft.inMemory(rd.Address, int(rd.Length)*4) {
 		// Outside the host's memory: the root complex completes it with
 		// UR (a master abort, PCIe §2.3.1).
 		h.outsideMemory++

@@ -68,6 +68,9 @@ type HostReport struct {
 	// software attached with: Unsupported Requests at its root complex
 	// (writes dropped, reads completed with UR).
 	OutsideMemory uint64 `json:"outside_memory,omitempty"`
+	// WritesWithoutSoftware are devices' writes to it while no software
+	// was attached, under SoftwareOnly (dropped).
+	WritesWithoutSoftware uint64 `json:"writes_without_software,omitempty"`
 }
 
 // ONICReport is one O-NIC's counters: its manager's decisions by reason
@@ -288,7 +291,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	for _, h := range cl.hosts {
 		rep.Hosts = append(rep.Hosts, HostReport{Name: h.cfg.Name, Kind: h.cfg.Kind, ReceivedBytes: h.written,
 			ReceivedGbps: float64(h.written) * 8 / dur / 1e9, Interrupts: h.interrupts, MasterAborts: h.masterAborts,
-			UnexpectedCompletions: h.unexpected, OutsideMemory: h.outsideMemory})
+			UnexpectedCompletions: h.unexpected, OutsideMemory: h.outsideMemory, WritesWithoutSoftware: h.absent})
 	}
 	for _, o := range cl.onics {
 		or := ONICReport{Name: o.cfg.Name, Manager: map[string]uint64{}, PortTLPs: [2]uint64{o.ports[0].sent, o.ports[1].sent}}
@@ -376,6 +379,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-12s %-6s %14d %10.2f %10d\n", h.Name, h.Kind, h.ReceivedBytes, h.ReceivedGbps, h.Interrupts)
 	}
 	for _, h := range r.Hosts {
+		if h.WritesWithoutSoftware > 0 {
+			fmt.Fprintf(w, "  host %s: %d device writes while no software was attached (dropped)\n", h.Name, h.WritesWithoutSoftware)
+		}
 		if h.OutsideMemory > 0 {
 			fmt.Fprintf(w, "  host %s: %d device accesses outside its memory (unsupported requests: writes dropped, reads completed with UR)\n", h.Name, h.OutsideMemory)
 		}

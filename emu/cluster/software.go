@@ -229,6 +229,13 @@ func (s *Software) Write(addr uint64, data []byte) error {
 	return nil
 }
 
+// SoftwareOnly makes every host its software, as a host-interface server
+// runs them: a device's write into a host with no software attached is
+// dropped, named host-without-software in the accounting and counted in
+// the host's report (WritesWithoutSoftware), and a read of its memory
+// completes with UR — never "delivered" to memory no one holds.
+func (c *Cluster) SoftwareOnly(on bool) { c.softOnly = on }
+
 // InFlight is how many of the software's requests (and its O-NIC's
 // writes into its memory on its behalf) are still in the emulator.
 func (s *Software) InFlight() int { return s.f.inflight }

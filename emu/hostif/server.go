@@ -241,6 +241,7 @@ func New(cl *cluster.Cluster, opt Options) (*Server, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
+	cl.SoftwareOnly(true) // each host is its client: none, nothing takes its writes
 	return &Server{cl: cl, opt: opt, in: make(chan event, 64), done: make(chan struct{}), conns: map[net.Conn]bool{}}, nil
 }
 

@@ -293,7 +293,9 @@ func TestRobustness(t *testing.T) {
 	}
 	b.Close()
 	rep := stop()
-	if rep.Accounting.InFlight != 0 || rep.Accounting.Delivered != rep.Accounting.Injected {
+	// B's write reached A while A had no client: dropped and named,
+	// never delivered into memory no one holds.
+	if a := rep.Accounting; a.InFlight != 0 || a.Delivered != a.Injected-1 || a.Dropped != 1 || a.Reasons["host-without-software"] != 1 {
 		t.Errorf("accounting after a client died mid-read: %+v", rep.Accounting)
 	}
 }
