@@ -233,8 +233,21 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s (see '%s --help')", flagError(err), c.CommandPath())
 	})
-	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v))
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v), newVersionCmd())
 	return root
+}
+
+// newVersionCmd is 'onic version': what --version prints.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print onic's version (as --version does)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "onic version %s\n", versionString())
+			return nil
+		},
+	}
 }
 
 // bindFlags makes each of cmd's local flags readable through v under
@@ -288,6 +301,12 @@ func editDistance(a, b string) int {
 // verb it prints help; an unknown verb is an error.
 func areaRunE(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2 // (cobra sets it only on its own path)
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return fmt.Errorf("unknown command %q for %q; did you mean %s?", args[0], cmd.CommandPath(), strings.Join(s, " or "))
+		}
 		return fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
 	}
 	return cmd.Help()

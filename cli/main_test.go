@@ -336,6 +336,12 @@ func TestHelpEverywhere(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "onic version ") {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
+	if code, v, _ := onic(t, "", "version"); code != 0 || v != out {
+		t.Errorf("onic version: exit %d, %q; --version said %q", code, v, out)
+	}
+	if code, _, errs := onic(t, "", "emu", "rnu"); code != 1 || !strings.Contains(errs, `unknown command "rnu" for "onic emu"; did you mean run?`) {
+		t.Errorf("a misspelt command: exit %d, %q", code, errs)
+	}
 	// From the build information: module version, revision, time, and
 	// whether the tree had changes.
 	bi := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
