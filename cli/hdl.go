@@ -75,13 +75,17 @@ root --config flag is the CLI's own defaults file.)`,
 			if err != nil {
 				return fmt.Errorf("%s: %v", source, err)
 			}
-			paths, err := bundle.WriteFiles(v.GetString("hdl.gen.out"), fs)
+			out := v.GetString("hdl.gen.out")
+			paths, err := bundle.WriteFiles(out, fs)
 			if err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
 			w := cmd.OutOrStdout()
 			for _, p := range paths {
 				fmt.Fprintln(w, p)
+			}
+			if err := staleVerilog(cmd, out, paths, v.GetBool("hdl.gen.clean")); err != nil {
+				return err
 			}
 			if o.PCIe4 {
 				n := 0
@@ -98,6 +102,7 @@ root --config flag is the CLI's own defaults file.)`,
 		},
 	}
 	c.Flags().String("out", "rtl", "directory to write the files to")
+	c.Flags().Bool("clean", false, "remove .v files in --out that this run did not write (left from an earlier design, hdl check would lint them)")
 	c.Flags().String("scenario", "two-party", "built-in scenario whose O-NIC to generate ('onic emu scenarios')")
 	c.Flags().String("scenario-file", "", "scenario YAML whose O-NIC to generate instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().String("onic", "", "which O-NIC of the scenario (default: the first)")
@@ -316,4 +321,40 @@ where the whole card's synthesis takes minutes.`,
 	c.Flags().Bool("uram", false, "synthesise for UltraScale+ (synth_xilinx -family xcup -uram), mapping large memories to UltraRAM")
 	bindFlags(v, c, "hdl.check")
 	return c
+}
+
+// staleVerilog finds the .v files directly in dir that this run did not
+// write (wrote lists what it did): left from an earlier design, they would
+// be linted and synthesised with it by hdl check. With clean it removes
+// them, saying so; without, it warns on one line.
+func staleVerilog(cmd *cobra.Command, dir string, wrote []string, clean bool) error {
+	written := map[string]bool{}
+	for _, p := range wrote {
+		written[filepath.Clean(p)] = true
+	}
+	all, err := filepath.Glob(filepath.Join(dir, "*.v"))
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, p := range all {
+		if !written[filepath.Clean(p)] {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	if !clean {
+		fmt.Fprintf(cmd.ErrOrStderr(), "onic hdl gen: %s: %d .v files this run did not write (%s): hdl check would take them too; --clean removes them\n",
+			dir, len(stale), strings.Join(stale[:min(3, len(stale))], ", ")+map[bool]string{true: ", ...", false: ""}[len(stale) > 3])
+		return nil
+	}
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("--clean: %v", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "removed %s\n", p)
+	}
+	return nil
 }

@@ -309,3 +309,25 @@ func TestProgressOnATerminal(t *testing.T) {
 		t.Errorf("a cold fw build on a terminal said nothing:\n%s", out)
 	}
 }
+
+// TestHDLGenStale: gen into a directory holding .v files it does not
+// write says so on one line (hdl check would take them too); --clean
+// removes them, one line each.
+func TestHDLGenStale(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := onic(t, "", "hdl", "gen", "--manager-only", "--out", dir); code != 0 || errs != "" {
+		t.Fatalf("gen: exit %d, %q", code, errs)
+	}
+	stale := filepath.Join(dir, "old_design.v")
+	if err := os.WriteFile(stale, []byte("module old_design; endmodule\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := onic(t, "", "hdl", "gen", "--manager-only", "--out", dir)
+	if code != 0 || !strings.Contains(errs, "1 .v files this run did not write ("+stale+")") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("gen over a stale file: exit %d, %q", code, errs)
+	}
+	code, _, errs = onic(t, "", "hdl", "gen", "--manager-only", "--out", dir, "--clean")
+	if _, err := os.Stat(stale); code != 0 || errs != "removed "+stale+"\n" || !os.IsNotExist(err) {
+		t.Errorf("gen --clean: exit %d, %q, %v", code, errs, err)
+	}
+}
