@@ -98,15 +98,22 @@ emulator ran (the only line that varies from run to run).`,
 			}
 			rep, err := cl.Run()
 			out := cmd.OutOrStdout()
+			// Each file written is said on standard error, one line each.
+			wrote := func(path, what string) { fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", path, what) }
 			if trace := v.GetString("emu.run.trace"); err == nil && trace != "" {
 				err = writeTrace(cl, trace, out)
 				if trace == "-" {
 					out = cmd.ErrOrStderr() // the trace has standard output; the report goes beside it
+				} else if err == nil {
+					wrote(trace, "trace-event JSON: ui.perfetto.dev")
 				}
 			}
 			if finish != nil {
 				if ferr := finish(); err == nil {
 					err = ferr
+					if err == nil {
+						wrote(v.GetString("emu.run.pcap"), "pcap: onic tlp decode --pcap, Wireshark")
+					}
 				}
 			}
 			if err != nil {
@@ -116,6 +123,7 @@ emulator ran (the only line that varies from run to run).`,
 				if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {
 					return err
 				}
+				wrote(path, "HTML report: open it in a browser")
 			}
 			if v.GetBool("emu.run.json") {
 				if err := json.NewEncoder(out).Encode(rep); err != nil {

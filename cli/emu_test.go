@@ -131,13 +131,13 @@ func TestEmuRunPcap(t *testing.T) {
 	}
 }
 
-// TestEmuRunTrace: --trace writes trace-event JSON; output to a buffer (not
-// a terminal) has no progress line.
+// TestEmuRunTrace: --trace writes trace-event JSON and says so on one
+// line; output to a buffer (not a terminal) has no progress line.
 func TestEmuRunTrace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.json")
 	code, _, errs := onic(t, "", "emu", "run", "--duration", "5us", "--trace", path)
-	if code != 0 || errs != "" {
-		t.Fatalf("exit %d, stderr %q", code, errs)
+	if code != 0 || errs != "wrote "+path+" (trace-event JSON: ui.perfetto.dev)\n" {
+		t.Fatalf("exit %d, stderr %q (want only the line naming the file written)", code, errs)
 	}
 	raw, err := os.ReadFile(path)
 	var tr struct{ TraceEvents []map[string]any }
