@@ -132,7 +132,7 @@ sizes are estimated from the part until 'onic fw pack' attaches real ones.
 image of slot N instead, for loading into a running image by partial
 reconfiguration. The same spec gives the same bytes.`,
 		Example: "  onic fw build spec.yaml --key ops.key --out onic-a.onicfw\n  onic fw build spec.yaml --kernel-slot 1 --key alice.key --out filter.onicfw",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := v.GetInt("fw.build.kernel-slot"); cmd.Flags().Changed("kernel-slot") && n < 0 {
 				return fmt.Errorf("--kernel-slot %d: a slot number is 0 or more (leave it out for the whole image)", n)
@@ -179,7 +179,7 @@ func newFWSignCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sign IMAGE",
 		Short: "Add signatures to an image (an operator countersigning a developer's image)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -212,7 +212,7 @@ func newFWInspectCmd(v *viper.Viper) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "inspect IMAGE",
 		Short: "Print an image's manifest, payloads and signatures (--json for the manifest as JSON)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -249,7 +249,7 @@ you accept — --trust FILE (a signer the loader's trust store lets load it)
 or --pub KEY (that key signed it). --no-verify looks inside an image
 without that; never run what it extracts.`,
 		Example: "  onic fw extract onic-a.onicfw --trust trust.yaml --out onic-a\n  cd onic-a/static && vivado -mode batch -source build.tcl",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := v.GetString("fw.extract.out")
 			if dir == "" {
@@ -336,7 +336,7 @@ the loader will let that key do with it (an operator: load it; a tenant: load
 a kernel image into a slot the running image grants, never a whole image);
 with --pub, that the key signed it. Exits 1 on any failure, including an
 image no trusted signer may load.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -420,7 +420,7 @@ func newFWDiffCmd() *cobra.Command {
 		Long: `Prints the manifest lines that differ, - for A and + for B. Exits 0 when the
 images are the same, 1 when they differ (as diff does), and 1 with an error
 line when one cannot be read.`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -450,7 +450,7 @@ attached before); the manifest's bitstream size becomes the file's, so reflash
 costs use it instead of the estimate. The manifest changes, so the old
 signatures are dropped: sign again with --key.`,
 		Example: "  onic fw pack onic-a.onicfw --bitstream slot0_filter_partial.bit --slot 0 --key ops.key --out onic-a-packed.onicfw",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -507,7 +507,7 @@ the configuration port, PCIe link down and retrain, rescan, optical bring-up)
 and each slot's partial reconfiguration over ICAP. Board figures default to
 docs/firmware.md's and are overridden with --config (fw.costs.board.*) or
 the flags.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im, err := firmware.ReadFile(args[0])
 			if err != nil {
@@ -558,7 +558,7 @@ time. Policies: optimal (offline minimum total reflash time, by min-cost flow),
 lru, cost-aware (Landlord, online); 'all' (default) compares the three.
 --costs takes the load times from 'onic fw costs --json' output instead.`,
 		Example: "  onic fw plan trace.yaml\n  onic fw plan trace.yaml --policy optimal --json",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := plan.LoadTraceFile(args[0])
 			if err != nil {

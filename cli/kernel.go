@@ -107,7 +107,7 @@ interface: identity, enable, doorbell with arguments, completion record and
 MSI-X request ports, per-task counters; docs/kernels.md), with the kernel
 itself, onic_kernel_<name>, as a submodule; --bare writes the kernel alone.`,
 		Example: "  onic kernel gen sum-int32 --out rtl-sum\n  onic hdl check rtl-sum",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			k, err := kernels.Lookup(args[0])
 			if err != nil {

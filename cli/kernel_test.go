@@ -58,6 +58,9 @@ func TestKernelCLI(t *testing.T) {
 		{[]string{"kernel", "test", "nope"}, `no kernel "nope"`},
 		{[]string{"kernel", "test", "sum-int32", "--clock-mhz", "NaN"}, "--clock-mhz NaN: want 1 to 1000"},
 		{[]string{"fw", "build", "spec.yaml", "--kernel-slot", "-5"}, "--kernel-slot -5: a slot number is 0 or more"},
+		{[]string{"fw", "costs"}, "fw costs: give IMAGE (see 'onic fw costs --help')"},
+		{[]string{"fw", "diff", "a.onicfw"}, "fw diff: give A and B"},
+		{[]string{"fw", "inspect", "a", "b"}, `fw inspect: takes IMAGE, and 1 more were given (["b"])`},
 		{[]string{"kernel", "test", "sum-int32", "--rtl", "modelsim"}, `--rtl "modelsim"`},
 		{[]string{"kernel", "gen", "nope"}, `no kernel "nope"`},
 	} {

@@ -49,7 +49,7 @@ package of the onic checkout you are in, for a kernel of the library.
 Change the body and the reference together (docs/kernel-guide.md walks
 through it).`,
 		Example: "  onic kernel new abs-diff --inputs 2 --dir ~/abs-diff\n  cd ~/abs-diff && go run . kernel test abs-diff",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if !kernelName.MatchString(name) || len(name) > maxKernelName {

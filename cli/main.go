@@ -311,3 +311,29 @@ func areaRunE(cmd *cobra.Command, args []string) error {
 	}
 	return cmd.Help()
 }
+
+// exactArgs is cobra.ExactArgs(n) with an error that names the arguments
+// the command's Use line gives ("onic fw costs: give IMAGE"), not only
+// how many.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		var want []string
+		words := strings.Fields(cmd.Use)[1:]
+		for i := 0; i < len(words); i++ {
+			switch w := words[i]; {
+			case strings.HasPrefix(w, "-"):
+				i++ // a flag's value, not an argument
+			case w == strings.ToUpper(w) && !strings.HasPrefix(w, "["):
+				want = append(want, w)
+			}
+		}
+		path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		if len(args) < n {
+			return fmt.Errorf("%s: give %s (see '%s --help')", path, strings.Join(want, " and "), cmd.CommandPath())
+		}
+		return fmt.Errorf("%s: takes %s, and %d more were given (%q)", path, strings.Join(want, " and "), len(args)-n, args[n:])
+	}
+}
