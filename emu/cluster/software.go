@@ -233,8 +233,10 @@ func (s *Software) Write(addr uint64, data []byte) error {
 // runs them: a device's write into a host with no software attached is
 // dropped, named host-without-software in the accounting and counted in
 // the host's report (WritesWithoutSoftware), and a read of its memory
-// completes with UR — never "delivered" to memory no one holds.
-func (c *Cluster) SoftwareOnly(on bool) { c.softOnly = on }
+// completes with UR — never "delivered" to memory no one holds. A
+// scenario with traffic generators (flows) keeps its hosts as they are:
+// their generators' traffic lands in hosts whatever software is attached.
+func (c *Cluster) SoftwareOnly(on bool) { c.softOnly = on && len(c.cfg.Flows) == 0 }
 
 // InFlight is how many of the software's requests (and its O-NIC's
 // writes into its memory on its behalf) are still in the emulator.
