@@ -76,13 +76,19 @@ Existing files are never overwritten.`,
 				if err != nil {
 					return fmt.Errorf("--out: %v", err)
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), f.path)
+				if !v.GetBool("fw.keygen.json") {
+					fmt.Fprintln(cmd.OutOrStdout(), f.path)
+				}
+			}
+			if v.GetBool("fw.keygen.json") {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"key": name + ".key", "pub": name + ".pub", "key_id": firmware.KeyID(pub)})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "key id %s\n", firmware.KeyID(pub))
 			return nil
 		},
 	}
 	c.Flags().String("out", "", "base name of the key files")
+	c.Flags().Bool("json", false, "print the files and the key ID as JSON")
 	bindFlags(v, c, "fw.keygen")
 	return c
 }
@@ -110,6 +116,20 @@ func writeImage(cmd *cobra.Command, im *firmware.Image, path string) error {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("--out: %v", err)
+	}
+	if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+		m := &im.Manifest
+		return printJSON(cmd.OutOrStdout(), struct {
+			File            string `json:"file"`
+			Kind            string `json:"kind"`
+			Name            string `json:"name"`
+			Version         string `json:"version"`
+			SecurityVersion uint32 `json:"security_version"`
+			Static          string `json:"static"`
+			Payloads        int    `json:"payloads"`
+			Bytes           int    `json:"bytes"`
+			Signatures      int    `json:"signatures"`
+		}{path, m.Kind, m.Name, m.Version, m.SecurityVersion, m.Static, len(im.Payloads), len(b), len(im.Signatures)})
 	}
 	sig := "unsigned (sign it with onic fw sign)"
 	if n := len(im.Signatures); n > 0 {
@@ -171,6 +191,7 @@ reconfiguration. The same spec gives the same bytes.`,
 	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
 	c.Flags().Int("kernel-slot", -1, "write the kernel image of this slot instead of the whole image")
 	c.Flags().Bool("no-cache", false, "synthesise every kernel again instead of using cached results")
+	c.Flags().Bool("json", false, "print what was written as JSON")
 	bindFlags(v, c, "fw.build")
 	return c
 }
@@ -204,6 +225,7 @@ func newFWSignCmd(v *viper.Viper) *cobra.Command {
 	}
 	c.Flags().String("out", "", "image file to write (default: IMAGE, in place)")
 	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
+	c.Flags().Bool("json", false, "print what was written as JSON")
 	bindFlags(v, c, "fw.sign")
 	return c
 }
@@ -494,6 +516,7 @@ signatures are dropped: sign again with --key.`,
 	c.Flags().String("slot", "", "slot number, or 'full' for the full bitstream")
 	c.Flags().StringSlice("key", nil, "private key file to sign with (repeatable)")
 	c.Flags().String("out", "", "image file to write (default: IMAGE, in place)")
+	c.Flags().Bool("json", false, "print what was written as JSON")
 	bindFlags(v, c, "fw.pack")
 	return c
 }

@@ -38,6 +38,14 @@ func TestFirmwareCLI(t *testing.T) {
 	must("fw", "keygen", "--out", at("dev"))
 	must("fw", "keygen", "--out", at("ops"))
 	refuse("file exists", "fw", "keygen", "--out", at("ops"))
+	var kg struct {
+		Key   string
+		Pub   string
+		KeyID string `json:"key_id"`
+	}
+	if err := json.Unmarshal([]byte(must("fw", "keygen", "--out", at("j"), "--json")), &kg); err != nil || kg.Key != at("j.key") || len(kg.KeyID) != 16 {
+		t.Errorf("keygen --json: %v %+v", err, kg)
+	}
 	refuse("give a base name for the key files", "fw", "keygen", "--out", dir+"/")
 	refuse("not a directory or a hidden name", "fw", "keygen", "--out", at(".hidden"))
 	if st, err := os.Stat(at("ops.key")); err != nil || st.Mode().Perm() != 0o600 {
@@ -230,7 +238,16 @@ func TestFirmwareCLI(t *testing.T) {
 	// older one over it: refused, unless the operator allows it, and then
 	// the report says so.
 	newer := writeSpec(t, dir, strings.Replace(string(read(t, spec)), "version: 1.0.0\n", "version: 1.1.0\nsecurity_version: 2\n", 1))
-	must("fw", "build", newer, "--key", at("ops.key"), "--out", at("n.onicfw"))
+	var built struct {
+		File            string
+		Name, Version   string
+		SecurityVersion uint32 `json:"security_version"`
+		Signatures      int
+	}
+	if err := json.Unmarshal([]byte(must("fw", "build", newer, "--key", at("ops.key"), "--out", at("n.onicfw"), "--json")), &built); err != nil ||
+		built.File != at("n.onicfw") || built.Version != "1.1.0" || built.SecurityVersion != 2 || built.Signatures != 1 {
+		t.Errorf("fw build --json: %v %+v", err, built)
+	}
 	code, _, errs = onic(t, "", "emu", "run", "--scenario-file", at("scen.yaml"), "--trust", at("trust.yaml"),
 		"--deploy", "onicA="+at("n.onicfw")+"@20us", "--deploy", "onicA="+at("a.onicfw")+"@60us")
 	if code != 1 || !strings.Contains(errs, "refused: security version rollback: static region: onic-a 1.0.0 has security version 0, the running onic-a 1.1.0 has 2") {

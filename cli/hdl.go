@@ -81,11 +81,23 @@ root --config flag is the CLI's own defaults file.)`,
 				return fmt.Errorf("--out: %v", err)
 			}
 			w := cmd.OutOrStdout()
-			for _, p := range paths {
-				fmt.Fprintln(w, p)
-			}
 			if err := staleVerilog(cmd, out, paths, v.GetBool("hdl.gen.clean")); err != nil {
 				return err
+			}
+			if v.GetBool("hdl.gen.json") {
+				return printJSON(w, struct {
+					Files         []string `json:"files"`
+					Module        string   `json:"module"`
+					Card          bool     `json:"card"`
+					DataWidth     int      `json:"data_width"`
+					ClockMHz      float64  `json:"clock_mhz"`
+					LatencyCycles int      `json:"latency_cycles"`
+					Windows       int      `json:"windows"`
+					LUTEntries    int      `json:"lut_entries"`
+				}{paths, d.Module.Name(), o.PCIe4, d.DataWidth, d.ClockMHz, d.Depth, len(d.Windows), len(d.LUT.Entries)})
+			}
+			for _, p := range paths {
+				fmt.Fprintln(w, p)
 			}
 			if o.PCIe4 {
 				n := 0
@@ -114,6 +126,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().Bool("manager-only", false, "generate the PCIe manager alone on its generic TLP streams, not the whole card (onic_top with the adapters to AMD's PCIE4 block, the manager both ways, the register block and both optical ports' link layers; docs/hdl.md, \"The card\")")
 	c.Flags().Bool("pcie4", false, "the whole card, now the default")
 	c.Flags().MarkDeprecated("pcie4", "the whole card is the default now; --manager-only gives the manager alone")
+	c.Flags().Bool("json", false, "print the files written and the design's figures as JSON")
 	bindFlags(v, c, "hdl.gen")
 	return c
 }

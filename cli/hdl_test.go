@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,6 +308,23 @@ func TestProgressOnATerminal(t *testing.T) {
 	out = onTTY("fw", "build", spec, "--no-cache", "--out", filepath.Join(dir, "a.onicfw"))
 	if !strings.Contains(out, "onic fw build: synthesising onic_slot0_kernel with Yosys, not in the cache") {
 		t.Errorf("a cold fw build on a terminal said nothing:\n%s", out)
+	}
+}
+
+// TestHDLGenJSON: --json gives the files written and the design's
+// figures, and nothing else on standard output.
+func TestHDLGenJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := onic(t, "", "hdl", "gen", "--manager-only", "--out", dir, "--json")
+	var r struct {
+		Files         []string
+		Module        string
+		DataWidth     int `json:"data_width"`
+		LatencyCycles int `json:"latency_cycles"`
+	}
+	if code != 0 || errs != "" || json.Unmarshal([]byte(out), &r) != nil || r.Module != "onic_pcie_manager" || r.DataWidth != 512 ||
+		r.LatencyCycles < 1 || !slices.Contains(r.Files, filepath.Join(dir, "onic_pcie_manager.v")) {
+		t.Errorf("hdl gen --json: exit %d, %q, %+v", code, errs, r)
 	}
 }
 
