@@ -676,6 +676,18 @@ func (o *onicNode) retryTagWait(ready sim.Time) {
 	o.apply(m, ready)
 }
 
+// lostWrite drops a write m that reached a host but no memory there,
+// for why: the request ends there, unless another copy of it is still on
+// its way (which settles it).
+func (c *Cluster) lostWrite(m *msg, why string) {
+	if m.rec >= 0 && c.recs[m.rec].copies > 0 {
+		c.recs[m.rec].copies--
+	} else if m.rec >= 0 {
+		c.settleWhy(m.rec, Dropped, why)
+	}
+	c.release(m)
+}
+
 // fail drops m for reason; the request it belongs to ends there.
 func (c *Cluster) fail(m *msg, r manager.Reason) {
 	if m.rec >= 0 {
@@ -732,29 +744,13 @@ func (h *hostNode) receive(m *msg) {
 				// Served, the host is its client: with none attached,
 				// nothing is there to take the write.
 				h.absent++
-				if m.rec >= 0 && c.recs[m.rec].copies > 0 {
-					c.recs[m.rec].copies--
-					c.release(m)
-					return
-				}
-				if m.rec >= 0 {
-					c.settleWhy(m.rec, Dropped, "host-without-software")
-				}
-				c.release(m)
+				c.lostWrite(m, "host-without-software")
 				return
 			} else if h.soft != nil && !h.soft.inMemory(m.t.Address, n) {
 				// Nothing claims it: a master abort at the root complex
 				// (PCIe §2.3.1, Unsupported Request); the write is lost.
 				h.outsideMemory++
-				if m.rec >= 0 && c.recs[m.rec].copies > 0 {
-					c.recs[m.rec].copies-- // the other copy settles it
-					c.release(m)
-					return
-				}
-				if m.rec >= 0 {
-					c.settleWhy(m.rec, Dropped, "master-abort")
-				}
-				c.release(m)
+				c.lostWrite(m, "master-abort")
 				return
 			} else {
 				h.written += uint64(n)
