@@ -16,13 +16,15 @@ import "onic/hdlgen/ir"
 // the word on out is a parked one (so a caller can act on it as it
 // leaves: give it its tag), and room while more than margin of the
 // FIFO's words are free (for flow control upstream, which may have
-// margin words on their way).
-func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release ir.Value) (out Stream, parked, room ir.Value) {
+// margin words on their way). release is given the FIFO's first word
+// (in in's layout), so that whether it may leave can depend on what it is.
+func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value) (out Stream, parked, room ir.Value) {
 	ir.Helper()
 	split := Demux(m, name+"_split", in, park, 2)
 	q := FIFO(m, name+"_park", split[1], depth)
-	gated := Stream{Data: m.Concat(q.Data, m.Const(1, 1)), Valid: m.And(q.Valid, release), Ready: m.Wire(name+"_released_ready", 1)}
-	m.Assign(q.Ready, m.And(gated.Ready, release))
+	rel := m.Named(name+"_release", release(q.Data))
+	gated := Stream{Data: m.Concat(q.Data, m.Const(1, 1)), Valid: m.And(q.Valid, rel), Ready: m.Wire(name+"_released_ready", 1)}
+	m.Assign(q.Ready, m.And(gated.Ready, rel))
 	pass := Stream{Data: m.Concat(split[0].Data, m.Const(1, 0)), Valid: split[0].Valid, Ready: split[0].Ready}
 	merged := PacketMux(m, name+"_merge", []Stream{pass, gated})
 	w := in.Data.Width()

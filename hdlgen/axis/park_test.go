@@ -14,7 +14,8 @@ import (
 func parkModule() *ir.Module {
 	mod := ir.NewModule("park")
 	in := Input(mod, "s", 16)
-	out, parked, room := Park(mod, "p", in, mod.Input("s_tpark", 1), 8, 3, mod.Input("release", 1))
+	release := mod.Input("release", 1)
+	out, parked, room := Park(mod, "p", in, mod.Input("s_tpark", 1), 8, 3, func(ir.Value) ir.Value { return release })
 	Output(mod, "m", out)
 	mod.Output("m_tparked", parked)
 	mod.Output("room", room)

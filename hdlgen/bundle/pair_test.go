@@ -172,6 +172,8 @@ func TestTopPairAcrossClocks(t *testing.T) {
 		}
 		p("        %s_cfg_bus_number = %d;", card, map[string]int{"a": 1, "b": 2}[card])
 		p("        %s_cfg_function_status = 16'h6; // PF0: memory space, bus master", card)
+		p("        %s_pcie_tfc_nph_av = 15; // non-posted credit: 15 or more", card)
+		p("        %s_pcie_tfc_npd_av = 15;", card)
 	}
 	p("        a_m_axis_cq_tdata = 512'h%s;", hexOf(beat))
 	p("        a_m_axis_cq_tkeep = 16'h%x;", 1<<((len(beat)+3)/4)-1)

@@ -283,6 +283,11 @@ func Build(name string, p Parts) *ir.Module {
 	tagsIn["req_port"] = reqPortToTags
 	rqTagsReady := m.Wire("rq_tags_ready", 1)
 	tagsIn["rq_ready"] = rqTagsReady
+	// The block's transmit credit for non-posted requests (PG213's
+	// pcie_tfc_nph_av and pcie_tfc_npd_av): a read waits in the tag table
+	// for it, rather than on RQ in front of the posted writes.
+	tagsIn["nph_av"] = m.Input("pcie_tfc_nph_av", 4)
+	tagsIn["npd_av"] = m.Input("pcie_tfc_npd_av", 4)
 	tagsOut := m.Instance("tags", tags, tagsIn)
 	m.Assign(rcReady, tagsOut["rc_ready"])
 	fromRC := tlps{hdr: m.Concat(tagsOut["cpl_hdr"], m.Const(32, 0)), // a completion's 3 DW header on the 128-bit bus

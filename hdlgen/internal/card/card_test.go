@@ -61,6 +61,10 @@ func newDUT(t testing.TB, m *ir.Module) *dut {
 	if m.HasInput("cfg_function_status") {
 		d.drive("cfg_function_status", 0x6) // PF0: Memory Space and Bus Master Enable set
 	}
+	if m.HasInput("pcie_tfc_nph_av") {
+		d.drive("pcie_tfc_nph_av", 15) // the block has credit: 15 or more
+		d.drive("pcie_tfc_npd_av", 15)
+	}
 	if m.HasInput("cfg_max_payload") {
 		d.drive("cfg_max_payload", 1) // MPS 256, as the scenarios' hosts set it
 	}

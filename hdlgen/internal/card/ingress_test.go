@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,17 +119,37 @@ func ingressHostTLP(r *rand.Rand, i int) (tlp.TLP, int) {
 }
 
 // origins are an egress's expected TLPs, one queue per ingress they came
-// from: the egress keeps each ingress's order, and interleaves them in an
-// order the test does not predict.
+// from: the egress keeps each ingress's order, except that a posted
+// request or a completion may pass the non-posted requests ahead of it
+// (PCIe §2.4.1, Table 2-39: a read waiting for a tag must not hold up
+// the writes behind it), and interleaves the ingresses in an order the
+// test does not predict.
 type origins map[string][]string
 
-// take removes got from the head of whichever ingress's queue it leads
-// and says which; "" if it leads none.
+// nonPosted says whether a TLP's description (str's: its kind first) is
+// a non-posted request.
+func nonPosted(what string) bool {
+	for _, k := range []string{"MRd", "FetchAdd", "Swap", "CAS", "CfgRd", "CfgWr", "IORd", "IOWr"} {
+		if strings.HasPrefix(what, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// take removes got from whichever ingress's queue it leads, or follows
+// only non-posted requests in when it may pass them, and says which; ""
+// if none.
 func (o origins) take(got string) string {
 	for in, q := range o {
-		if len(q) > 0 && q[0] == got {
-			o[in] = q[1:]
-			return in
+		for i, w := range q {
+			if w == got {
+				o[in] = slices.Delete(q, i, i+1)
+				return in
+			}
+			if !nonPosted(w) || nonPosted(got) {
+				break
+			}
 		}
 	}
 	return ""

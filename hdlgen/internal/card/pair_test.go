@@ -35,11 +35,15 @@ type pair struct {
 	// layers then replay it); flips counts the flipped words.
 	ber   float64
 	flips int
-	// flipData, if not 0, also flips a bit in every flipData-th frame
-	// word (dataWords counts them), so that frames are damaged however
-	// the random flips fall.
-	flipData, dataWords int
-	r                   *rand.Rand
+	// flipData, if not 0, also flips a bit in one frame word in about
+	// every flipData (dataWords counts them; nextFlip is the next one's
+	// number, drawn from flipData/2 to 3*flipData/2 words on), so that
+	// frames are damaged however the random flips fall. The spacing is
+	// random: a fixed one can match the length of what a link replays,
+	// so that every replay damages the same frame, which no real error
+	// process does.
+	flipData, dataWords, nextFlip int
+	r                             *rand.Rand
 	// rec records card 0's first recLimit cycles for a replay in the
 	// HDL simulators (newNetRecorded).
 	rec      *replay.Recorder
@@ -261,7 +265,11 @@ func (p *pair) cycle() {
 			if dataWord {
 				p.dataWords++
 			}
-			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber || dataWord && p.flipData > 0 && p.dataWords%p.flipData == 0 {
+			flipNow := dataWord && p.flipData > 0 && p.dataWords >= p.nextFlip
+			if flipNow {
+				p.nextFlip = p.dataWords + p.flipData/2 + p.r.IntN(p.flipData+1)
+			}
+			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber || flipNow {
 				wd.data[p.r.IntN(8)] ^= 1 << p.r.IntN(64)
 				p.flips++
 			}

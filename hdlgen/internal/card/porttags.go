@@ -70,7 +70,7 @@ func PortTagsModule() *ir.Module {
 	in := axis.Stream{Data: m.Concat(m.Input("s_tlp_eop", 1), hdr, m.Input("s_tlp_data", 512), m.Input("s_tlp_keep", 16), m.Input("s_tlp_sop", 1)),
 		Valid: m.Input("s_tlp_valid", 1), Ready: m.Wire("egress_in_ready", 1)}
 	m.Output("s_tlp_ready", in.Ready)
-	out, parked, room := axis.Park(m, "egress", in, np, ParkDepth, ParkMargin, free)
+	out, parked, room := axis.Park(m, "egress", in, np, ParkDepth, ParkMargin, func(ir.Value) ir.Value { return free })
 	m.Output("np_room", room)
 	at := out.Data.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(out.Data, at, w) }

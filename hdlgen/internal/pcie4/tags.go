@@ -1,6 +1,7 @@
 package pcie4
 
 import (
+	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/tlp"
@@ -9,6 +10,14 @@ import (
 // TagBits is the width of the tags the card gives its requests on RQ
 // (256 outstanding non-posted requests; PG213's client tags).
 const TagBits = 8
+
+// ParkDepth is how many non-posted requests wait in the tag table for a
+// tag or the block's credit while posted writes pass them: as many as the
+// ports' peers can have outstanding beyond the card's own tags (a peer
+// O-NIC's port tag table gives each port 256 tags, so with two ports at
+// most 512 reads are in flight toward the host, 256 of them holding
+// tags here).
+const ParkDepth = 256
 
 // TagsModule is the requester tag table (onic_pcie4_tags), as
 // pcie/manager's tag table describes it. Every request the card passes to
@@ -35,40 +44,72 @@ func TagsModule() *ir.Module {
 	reqLo, reqW := tlphdr.Pos(tlphdr.Layout("requester_id", tlp.ClassMemory, tlp.Fmt3DW))
 	self := m.Input("self_id", 16)
 
-	// Requests.
+	// Requests. A non-posted one (one beat: a read, an AtomicOp, an I/O or
+	// configuration request) waits for a free tag and the block's
+	// non-posted credits in a park (axis.Park) while the posted writes
+	// behind it pass it: PCIe's ordering rules let posted requests pass
+	// non-posted ones and require that they can (§2.4.1, Table 2-39), and
+	// PG213 warns that the block holds a non-posted request on RQ for want
+	// of credit, blocking everything behind it ("Avoiding Head-of-Line
+	// Blocking for Posted Requests"): the card sends one only while
+	// pcie_tfc_nph_av (and pcie_tfc_npd_av for one with data) says the
+	// block has credit for it, less what it sent in the two cycles those
+	// outputs lag by.
 	hdr := m.Input("req_hdr", hdrBits)
 	sop := m.Input("req_sop", 1)
-	eop := m.Input("req_eop", 1)
-	valid := m.Input("req_valid", 1)
-	rqReady := m.Input("rq_ready", 1)
 	f := tlphdr.Decode(m, "req_hdr", hdr)
-	posted := m.Named("req_posted", m.And(f.HasData, m.Eq(f.Type, m.Const(5, 0)))) // MWr
+	mwr := m.And(f.HasData, m.Eq(f.Type, m.Const(5, 0)))
+	msg := m.Eq(m.Slice(f.Type, 3, 2), m.Const(2, 2))
+	np := m.Named("req_needs_tag", m.And(sop, m.Not(m.Or(mwr, msg))))
 	busy := m.Reg("tag_busy", n, 0)
 	cursor := m.Reg("tag_cursor", TagBits, 0)
 	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
-	held := m.Reg("req_held_tag", TagBits, 0) // the tag of the request in progress
-	first := m.And(sop, m.Not(posted))
-	canGo := m.Named("req_can_go", m.Or(m.Not(first), free))
-	m.Output("req_ready", m.And(rqReady, canGo))
-	m.Output("rq_valid", m.And(valid, canGo))
-	moved := m.Named("req_moved", m.And(m.And(valid, canGo), rqReady))
-	alloc := m.Named("tag_alloc", m.And(moved, first))
-	tag := m.Mux(first, cursor, held)
+	// The stream's word is {last, ...}, as axis.PacketMux takes it.
+	in := axis.Stream{Data: m.Concat(m.Input("req_eop", 1), m.Input("req_port", 2), hdr, m.Input("req_data", dataBits),
+		m.Input("req_keep", keepBits), sop), Valid: m.Input("req_valid", 1), Ready: m.Wire("req_in_ready", 1)}
+	m.Output("req_ready", in.Ready)
+	// The credits a parked request needs, and what the last two cycles'
+	// requests took that the block's outputs may not show yet.
+	nph, npd := m.Input("nph_av", 4), m.Input("npd_av", 4)
+	sentH := [2]ir.Value{m.Reg("np_sent_1", 1, 0), m.Reg("np_sent_2", 1, 0)}
+	sentD := [2]ir.Value{m.Reg("npd_sent_1", 2, 0), m.Reg("npd_sent_2", 2, 0)}
+	var needD ir.Value
+	mayGo := func(head ir.Value) ir.Value {
+		hf := tlphdr.Decode(m, "park_head", m.Slice(head, dataBits+keepBits+1, hdrBits))
+		// Data credits of 16 bytes: an AtomicOp's 1 to 8 DWs take one or two.
+		needD = m.Named("park_head_npd", m.Mux(hf.HasData,
+			m.Mux(m.LtU(m.Slice(hf.Length, 0, 4), m.Const(4, 5)), m.Const(2, 1), m.Const(2, 2)), m.Const(2, 0)))
+		takenH := m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4))
+		takenD := m.Add(m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4)), m.Zext(needD, 4))
+		credit := m.Named("np_credit", m.And(m.LtU(takenH, nph), m.Not(m.LtU(npd, takenD))))
+		return m.And(free, credit)
+	}
+	out, parked, _ := axis.Park(m, "req", in, np, ParkDepth, 0, mayGo)
+	at := out.Data.Width()
+	take := func(w int) ir.Value { at -= w; return m.Slice(out.Data, at, w) }
+	oEOP, oPort, oHdr, oData, oKeep, oSOP := take(1), take(2), take(hdrBits), take(dataBits), take(keepBits), take(1)
+	m.Assign(out.Ready, m.Input("rq_ready", 1))
+	m.Output("rq_valid", out.Valid)
+	moved := m.Named("req_moved", m.And(out.Valid, out.Ready))
+	alloc := m.Named("tag_alloc", m.And(moved, parked))
+	m.SetNext(sentH[0], alloc)
+	m.SetNext(sentH[1], sentH[0])
+	m.SetNext(sentD[0], m.Mux(alloc, needD, m.Const(2, 0)))
+	m.SetNext(sentD[1], sentD[0])
+	of := tlphdr.Decode(m, "rq_out", oHdr)
 	// The 10-bit tag's T9 and T8 go to zero, its low 8 bits take the local tag.
-	out := tlphdr.SetTag(m, hdr, tlp.ClassMemory, m.Zext(tag, 10))
+	tagged := tlphdr.SetTag(m, oHdr, tlp.ClassMemory, m.Zext(cursor, 10))
 	asSelf := func(h ir.Value) ir.Value {
 		return m.Concat(m.Slice(h, reqLo+reqW, hdrBits-reqLo-reqW), self, m.Slice(h, 0, reqLo))
 	}
-	m.Output("rq_hdr", asSelf(m.Mux(posted, hdr, out)))
-	m.Output("rq_data", m.Input("req_data", dataBits))
-	m.Output("rq_keep", m.Input("req_keep", keepBits))
-	m.Output("rq_sop", sop)
-	m.Output("rq_eop", eop)
-	m.SetNext(held, tag)
-	m.SetEnable(held, alloc)
+	m.Output("rq_hdr", asSelf(m.Mux(parked, tagged, oHdr)))
+	m.Output("rq_data", oData)
+	m.Output("rq_keep", oKeep)
+	m.Output("rq_sop", oSOP)
+	m.Output("rq_eop", oEOP)
 	// Each tag's request as it came: its port, requester ID and tag.
 	orig := m.Memory("tag_orig", n, 2+16+10)
-	m.WritePort(orig, cursor, m.Concat(m.Input("req_port", 2), f.Requester, f.Tag), alloc, ir.Value{})
+	m.WritePort(orig, cursor, m.Concat(oPort, of.Requester, of.Tag), alloc, ir.Value{})
 
 	// Completions: one register stage, in which the table's word for the
 	// completion's tag is read.
