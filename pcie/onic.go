@@ -18,7 +18,7 @@ const (
 
 // Layout of the O-NIC's register BAR (BAR0, 64 KiB): the PCIe manager's
 // registers from 0, kernel task shells from 0x1000 (package kernels), the
-// MSI-X table and its pending-bit array.
+// MSI-X table and its pending-bit array, and the card's counters.
 const (
 	ONICRegBAR          = 0
 	ONICWindowBAR       = 2
@@ -26,6 +26,11 @@ const (
 	ONICMSIXTableOffset = 0x8000
 	ONICMSIXPBAOffset   = 0xC000
 	ONICMSIXVectors     = 64
+	// ONICCountersOffset is where the card's counters are, 4 bytes each,
+	// up to ONICCountersEnd (docs/hdl.md, "The card's counters in the
+	// register BAR").
+	ONICCountersOffset = 0xD000
+	ONICCountersEnd    = 0xE000
 )
 
 // ONICInfo is what an O-NIC tells software about itself through its

@@ -12,8 +12,9 @@ import (
 // AXI-Lite register block (hdlgen/manager: ID, VERSION, CAPS, STATUS,
 // window enables, LUT programming, access rule slots, outcome counters)
 // in its first 4 KB,
-// and the MSI-X table and PBA where the function's MSI-X capability puts
-// them. The generated RTL's register map (onic_pcie_manager_regs.h)
+// the MSI-X table and PBA where the function's MSI-X capability puts
+// them, and the first block of the card's counters (the port pipelines':
+// pmgr.PortInCounters) from pcie.ONICCountersOffset. The generated RTL's register map (onic_pcie_manager_regs.h)
 // gives the offsets; reads of anything else return 0 and writes to it are
 // ignored, as on the AXI-Lite bus.
 
@@ -62,6 +63,13 @@ func (o *onicNode) barWord(off uint64) uint32 {
 		return o.regs.block.Read(uint32(off))
 	case off >= msixTableOff && off < msixTableOff+uint64(len(o.regs.msix)):
 		return binary.LittleEndian.Uint32(o.regs.msix[off-msixTableOff:])
+	case off >= pcie.ONICCountersOffset && off < pcie.ONICCountersEnd:
+		// The card's counters: the port pipelines' counts, as the
+		// generated card has them first; the card's others (its links'
+		// bit-level counters, drops before a dark link, the slots') have
+		// no register here: the report counts what the emulator models
+		// of them.
+		return o.mgr.PortInCounter(int(off-pcie.ONICCountersOffset) / 4)
 	}
 	if k, reg := o.shellAt(off); k != nil {
 		return k.shellRead(reg)

@@ -237,8 +237,11 @@ func TestBounds(t *testing.T) {
 	}
 	defer h1.Close()
 	time.Sleep(50 * time.Millisecond) // h1's length is in before h2's
+	// The server may refuse h2 and close it before all of its bytes are
+	// written (a broken pipe here, under load): its reply is still there
+	// to read.
 	h2, err := half()
-	if err != nil {
+	if h2 == nil || err != nil && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatal(err)
 	}
 	defer h2.Close()

@@ -257,6 +257,23 @@ func TestPCIe4Bundle(t *testing.T) {
 	if filepath.Base(vs[0]) != "onic_top.v" {
 		t.Errorf("the first file is %s, not the top", vs[0])
 	}
+	// The card's counters are in the register map it documents.
+	h, err := os.ReadFile(filepath.Join(dir, "onic_pcie_manager_regs.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "registers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#define ONIC_PCIE_MANAGER_CARD_PORT_IN_COUNT_OK_TOTAL 0xD000u", "#define ONIC_PCIE_MANAGER_CARD_PORT_A_CRC_ERRORS 0xD"} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("the C header has no %q", want)
+		}
+	}
+	if !strings.Contains(string(md), "| 0xD000 | port_in_count_ok_total |") || !strings.Contains(string(md), "| port_b_naks |") {
+		t.Errorf("registers.md does not list the card's counters:\n%s", md)
+	}
 	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
 	if err != nil || !strings.Contains(string(tcl), "synth_design -top onic_top ") {
 		t.Errorf("build.tcl does not build the top: %v\n%s", err, tcl)

@@ -205,6 +205,17 @@ func (m *Module) Append(n Node) int { return m.add(n).id }
 // Ports returns the ports in declaration order.
 func (m *Module) Ports() []Port { return m.ports }
 
+// OutputValue returns the value that drives output name, and whether m
+// has that output.
+func (m *Module) OutputValue(name string) (Value, bool) {
+	for _, p := range m.ports {
+		if p.Output && p.Name == name {
+			return Value{m, p.Node}, true
+		}
+	}
+	return Value{}, false
+}
+
 // Error is a mistake in building a module, at the builder call that made it.
 type Error struct {
 	Pos Pos
@@ -533,6 +544,23 @@ func (m *Module) Add(a, b Value) Value { return m.binary(OpAdd, a, b, 0) }
 
 // Sub is a-b, wrapping.
 func (m *Module) Sub(a, b Value) Value { return m.binary(OpSub, a, b, 0) }
+
+// SatAddU is a+b as unsigned numbers of a's width (b no wider), or all
+// ones where the sum does not fit: a counter that saturates rather than
+// wrapping, so that a count that overflowed never reads small.
+func (m *Module) SatAddU(a, b Value) Value {
+	Helper()
+	w := a.Width()
+	if b.Width() > w {
+		panic(fmt.Sprintf("ir: SatAddU of %d bits to %d", b.Width(), w))
+	}
+	if b.Width() < w {
+		b = m.Zext(b, w)
+	}
+	// a+b overflows when b is more than what a lacks of all ones (^a):
+	// worked out beside the sum, so that no wider sum is needed twice.
+	return m.Mux(m.LtU(m.Not(a), b), m.Not(m.Const(w, 0)), m.Add(a, b))
+}
 
 // And is a&b.
 func (m *Module) And(a, b Value) Value { return m.binary(OpAnd, a, b, 0) }

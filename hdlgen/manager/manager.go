@@ -1000,7 +1000,7 @@ func (p *pipe) counters(d decision) {
 	var counts []ir.Value
 	for _, r := range p.d.Reasons {
 		cnt := m.Reg("count_"+strings.ReplaceAll(r.String(), "-", "_"), 32, 0)
-		m.SetNext(cnt, m.Add(cnt, m.Const(32, 1)))
+		m.SetNext(cnt, m.SatAddU(cnt, m.Const(32, 1))) // saturates: never reads small after overflowing
 		hit := m.Eq(d.reason, p.reason(r))
 		if r == pmgr.RelayDenied && d.secondDenied != (ir.Value{}) {
 			hit = m.Or(hit, d.secondDenied) // a refused multicast copy

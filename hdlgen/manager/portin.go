@@ -298,14 +298,14 @@ func (p *portIn) build() {
 		}
 		name := "count_" + strings.ReplaceAll(r.String(), "-", "_")
 		cnt := m.Reg(name, 32, 0)
-		m.SetNext(cnt, m.Add(cnt, m.Zext(inc, 32)))
+		m.SetNext(cnt, m.SatAddU(cnt, inc))
 		m.Output(name+"_total", cnt)
 	}
 	denied := m.And(fire, m.Eq(d.reason, r4(pmgr.Denied)))
 	for rule := acl.Rule(1); rule < acl.NumRules; rule++ {
 		name := "deny_" + strings.ReplaceAll(rule.String(), "-", "_")
 		cnt := m.Reg(name, 32, 0)
-		m.SetNext(cnt, m.Add(cnt, m.Zext(m.And(denied, m.Eq(d.rule, m.Const(3, uint64(rule)))), 32)))
+		m.SetNext(cnt, m.SatAddU(cnt, m.And(denied, m.Eq(d.rule, m.Const(3, uint64(rule))))))
 		m.Output(name+"_total", cnt)
 	}
 }

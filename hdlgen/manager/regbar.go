@@ -11,12 +11,17 @@ import (
 
 // The register BAR's map as the register block decodes it, by byte
 // offset: the manager's AXI-Lite registers, the kernel slots' pages (their
-// task shells and kernels, docs/kernels.md), the MSI-X table, and nothing
-// else (the PBA reads 0: no vector is ever pending, as the emulator says).
+// task shells and kernels, docs/kernels.md), the MSI-X table, the card's
+// counters, and nothing else (the PBA reads 0: no vector is ever pending,
+// as the emulator says).
 const (
-	RegBARManagerEnd = 0x1000                                             // [0, 0x1000): the manager's registers (m_axil_*)
-	RegBARSlotsEnd   = pcie.ONICMSIXTableOffset                           // [0x1000, 0x8000): the slots' pages (m_slot_axil_*)
-	RegBARMSIXEnd    = pcie.ONICMSIXTableOffset + 16*pcie.ONICMSIXVectors // the MSI-X table, 16 bytes a vector
+	RegBARManagerEnd  = 0x1000                                             // [0, 0x1000): the manager's registers (m_axil_*)
+	RegBARSlotsEnd    = pcie.ONICMSIXTableOffset                           // [0x1000, 0x8000): the slots' pages (m_slot_axil_*)
+	RegBARMSIXEnd     = pcie.ONICMSIXTableOffset + 16*pcie.ONICMSIXVectors // the MSI-X table, 16 bytes a vector
+	RegBARCounters    = pcie.ONICCountersOffset                            // the card's counters, 4 bytes each (ctr_*)
+	RegBARCountersEnd = pcie.ONICCountersEnd
+	// CounterSlots is how many counters the counter region has room for.
+	CounterSlots = (RegBARCountersEnd - RegBARCounters) / 4
 )
 
 // Register block states.
@@ -54,8 +59,10 @@ const (
 // (m_axil_*, 12-bit addresses); up to RegBARSlotsEnd the kernel slots'
 // pages (m_slot_axil_*, the BAR offset as a 16-bit address); then the
 // MSI-X table, kept here (the PCIE4 block's "MSI-X External" mode, PG213:
-// the table and PBA are the application's); every other offset reads 0
-// and ignores writes. Both AXI-Lite masters keep AWVALID and WVALID up
+// the table and PBA are the application's); from RegBARCounters the card's
+// counters, read only: the block puts the counter's index on ctr_index
+// and takes its value from ctr_rdata a cycle later (writes there are
+// ignored); every other offset reads 0 and ignores writes. Both AXI-Lite masters keep AWVALID and WVALID up
 // until each is taken and wait for the write response before the next
 // access; a read waits for RVALID. Accesses go one at a time: registers
 // are the slow path.
@@ -111,17 +118,18 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	// Which part of the BAR the DW is in is registered with the address
 	// (worked out for both its next values, the header's and one on), so
 	// no comparison is on the path to the block's decisions.
-	regions := func(a ir.Value) [3]ir.Value {
+	regions := func(a ir.Value) [4]ir.Value {
 		below := func(off uint64) ir.Value { return m.LtU(a, m.Const(31, off/4)) }
 		mgr := below(RegBARManagerEnd)
-		return [3]ir.Value{mgr, m.And(m.Not(mgr), below(RegBARSlotsEnd)), m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd))}
+		return [4]ir.Value{mgr, m.And(m.Not(mgr), below(RegBARSlotsEnd)), m.And(m.Not(below(RegBARSlotsEnd)), below(RegBARMSIXEnd)),
+			m.And(m.Not(below(RegBARCounters)), below(RegBARCountersEnd))}
 	}
-	var region [3]ir.Value
-	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix"} {
+	var region [4]ir.Value
+	for k, name := range []string{"rb_to_manager", "rb_to_slots", "rb_to_msix", "rb_to_counters"} {
 		region[k] = m.Reg(name, 1, 0)
 	}
-	toMgr, toSlot, toMSIX := region[0], region[1], region[2]
-	toNone := m.Not(m.Any(toMgr, toSlot, toMSIX))
+	toMgr, toSlot, toMSIX, toCtr := region[0], region[1], region[2], region[3]
+	toNone := m.Not(m.Any(toMgr, toSlot, toMSIX, toCtr))
 
 	// A write's DW: the held beat's DW j, present if kept, with its byte
 	// enables as strobes.
@@ -175,11 +183,23 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	msixRead := m.And(reading, m.And(toMSIX, m.Not(msixPend)))
 	msixData := m.ReadPort(msix, msixAddr, msixRead)
 
+	// The card's counters: the index out, the value back and registered
+	// (the card's choice of counter is a multiplexer from the index
+	// register), taken a cycle after the index.
+	m.Output("ctr_index", m.Slice(dwAddr, 0, ir.AddrBits(CounterSlots)))
+	ctrPend := m.Reg("rb_ctr_pending", 1, 0)
+	ctrRead := m.And(reading, m.And(toCtr, m.Not(ctrPend)))
+	ctrData := m.RegNoReset("rb_ctr_data", 32)
+	m.SetNext(ctrData, m.Input("ctr_rdata", 32))
+	m.SetEnable(ctrData, ctrRead)
+
 	// A DW is done when its access has been answered.
-	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toNone)))
-	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend), toNone)))
-	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX}, []ir.Value{mgr.rdata, slot.rdata, msixData}))
+	wDoneNow := m.Named("rb_write_done", m.And(wrDW, m.Any(m.And(toMgr, mgr.bDone), m.And(toSlot, slot.bDone), toMSIX, toCtr, toNone)))
+	rDoneNow := m.Named("rb_read_done", m.And(reading, m.Any(m.And(toMgr, mgr.rDone), m.And(toSlot, slot.rDone), m.And(toMSIX, msixPend),
+		m.And(toCtr, ctrPend), toNone)))
+	rdata := m.Named("rb_rdata", m.Pick([]ir.Value{toMgr, toSlot, toMSIX, toCtr}, []ir.Value{mgr.rdata, slot.rdata, msixData, ctrData}))
 	m.SetNext(msixPend, m.And(msixRead, m.Not(rDoneNow)))
+	m.SetNext(ctrPend, m.And(ctrRead, m.Not(rDoneNow)))
 	dwDone := m.Or(wDoneNow, rDoneNow)
 	for _, r := range []struct{ reg, a, b ir.Value }{{awDone, mgr.aw, slot.aw}, {wDone, mgr.w, slot.w}, {arDone, mgr.ar, slot.ar}} {
 		m.SetNext(r.reg, m.And(m.Any(r.reg, r.a, r.b), m.Not(dwDone)))

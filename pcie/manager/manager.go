@@ -29,6 +29,8 @@ const (
 	FromHost  = Ingress(acl.FromHost)  // the host-facing PCIe link
 	FromPortA = Ingress(acl.FromPortA) // optical port A
 	FromPortB = Ingress(acl.FromPortB) // optical port B
+
+	numIngress = 3
 )
 
 // Config is the manager's part of the firmware spec.
@@ -225,12 +227,16 @@ type Manager struct {
 	// BusMasterOff says the host has cleared Bus Master Enable in the
 	// O-NIC's Command register: peers' requests may not go upstream.
 	BusMasterOff bool
-	counts       [numReasons]uint64
-	denials      [acl.NumRules]uint64 // Denied TLPs by acl.Rule
-	events       [EventRing]Event
-	nEvents      uint64
-	hit          ntb.Hit // scratch for lookups
-	standIns     []standIn
+	// counts and denials are per ingress (in: the TLP being decided's),
+	// as the card counts them: the manager's COUNT_* registers the host's
+	// TLPs, the port pipelines' port_in_count_* the ports'.
+	counts   [numIngress][numReasons]uint64
+	denials  [numIngress][acl.NumRules]uint64 // Denied TLPs by acl.Rule
+	in       Ingress
+	events   [EventRing]Event
+	nEvents  uint64
+	hit      ntb.Hit // scratch for lookups
+	standIns []standIn
 	// tags holds the non-posted requests issued to the host for peers,
 	// so their completions find their way back (tags.go).
 	tags tagTable
@@ -354,16 +360,35 @@ func (m *Manager) Tables() *ntb.Tables { return m.tables }
 // slots software programs through the register map.
 func (m *Manager) Access() *acl.ACL { return m.access }
 
-// Count returns how many TLPs got reason r.
-func (m *Manager) Count(r Reason) uint64 { return m.counts[r] }
+// Count returns how many TLPs got reason r, from every ingress.
+func (m *Manager) Count(r Reason) uint64 {
+	return m.CountFrom(FromHost, r) + m.CountFrom(FromPortA, r) + m.CountFrom(FromPortB, r)
+}
 
-// Denials returns how many TLPs were Denied by access rule r (the
-// Denied count split by why: source-invalid, no-range, ...).
-func (m *Manager) Denials(r acl.Rule) uint64 {
-	if r >= acl.NumRules {
+// CountFrom returns how many TLPs from ingress in got reason r: what the
+// card's counters say, the manager's COUNT_* registers counting the
+// host's (FromHost) and its port pipelines the ports'.
+func (m *Manager) CountFrom(in Ingress, r Reason) uint64 {
+	if in >= numIngress || r >= numReasons {
 		return 0
 	}
-	return m.denials[r]
+	return m.counts[in][r]
+}
+
+// Denials returns how many TLPs were Denied by access rule r (the
+// Denied count split by why: source-invalid, no-range, ...), from every
+// ingress.
+func (m *Manager) Denials(r acl.Rule) uint64 {
+	return m.DenialsFrom(FromHost, r) + m.DenialsFrom(FromPortA, r) + m.DenialsFrom(FromPortB, r)
+}
+
+// DenialsFrom returns how many TLPs from ingress in were Denied by access
+// rule r.
+func (m *Manager) DenialsFrom(in Ingress, r acl.Rule) uint64 {
+	if in >= numIngress || r >= acl.NumRules {
+		return 0
+	}
+	return m.denials[in][r]
 }
 
 // Events returns the most recent denials, oldest first.
@@ -379,7 +404,7 @@ func (m *Manager) Events() []Event {
 // fail decides a refused TLP: posted requests are dropped, non-posted ones
 // complete with status, completions are dropped.
 func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
-	m.counts[r]++
+	m.counts[m.in][r]++
 	*o = Outcome{Action: Drop, Reason: r, Requester: t.RequesterID, Tag: t.Tag}
 	if t.Kind().IsNonPosted() {
 		o.Action, o.Status = Complete, status
@@ -387,7 +412,7 @@ func (m *Manager) fail(t *tlp.TLP, r Reason, status tlp.Status, o *Outcome) {
 }
 
 func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Outcome) {
-	m.denials[rule]++ // a rule Check returned: in range
+	m.denials[m.in][rule]++ // a rule Check returned: in range
 	m.events[m.nEvents%EventRing] = Event{Requester: t.RequesterID, Address: addr, Rule: rule, Ingress: in}
 	m.nEvents++
 	m.fail(t, Denied, m.access.DenyStatus, o)
@@ -396,7 +421,7 @@ func (m *Manager) deny(t *tlp.TLP, in Ingress, addr uint64, rule acl.Rule, o *Ou
 
 // forward records a TLP sent on to egress e at address addr.
 func (m *Manager) forward(o *Outcome, e ntb.Egress, addr uint64, req tlp.ID) {
-	m.counts[OK]++
+	m.counts[m.in][OK]++
 	o.Action, o.Reason, o.Deny, o.Status, o.Holdable = Forward, OK, acl.Allowed, 0, false
 	o.Egress, o.Address, o.Requester = e, addr, req
 	o.Second, o.SecondAddress, o.SecondRequester = ntb.Egress{}, 0, 0
@@ -420,6 +445,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 	c := k.Class()
 	local := ntb.Egress{Kind: ntb.EgressLocal}
 	o.Tag, o.Freed = t.Tag, false
+	m.in = in
 	if in != FromHost {
 		m.fromPort(t, in, c, o)
 		return
@@ -520,7 +546,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		// own port: it passes the check for both or is not made (the
 		// original went on), counted as a refused copy.
 		if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.SecondAddr, size, acl.OpWrite, h.Second); v.Rule != acl.Allowed {
-			m.counts[RelayDenied]++
+			m.counts[m.in][RelayDenied]++
 			return
 		}
 		o.Second, o.SecondAddress, o.SecondRequester = h.Second, h.SecondAddr, req
@@ -539,7 +565,7 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 			continue
 		}
 		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, size, acl.OpWrite, r.to); v.Rule != acl.Allowed {
-			m.counts[RelayDenied]++
+			m.counts[m.in][RelayDenied]++
 			return
 		}
 		o.Second, o.SecondAddress, o.SecondRequester = r.to, t.Address, t.RequesterID
@@ -579,7 +605,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 		o.Tag, o.Freed = tag, done
 	case tlp.ClassMemory, tlp.ClassAtomic:
 		if crosses4K(t) {
-			m.counts[Malformed]++
+			m.counts[m.in][Malformed]++
 			*o = Outcome{Action: Drop, Reason: Malformed, Requester: t.RequesterID, Tag: t.Tag}
 			return
 		}

@@ -734,3 +734,38 @@ func TestMemorySpaceEnable(t *testing.T) {
 		}
 	}
 }
+
+// TestCountsPerIngress: the manager counts each ingress's TLPs apart, as
+// the card does (its host pipeline's COUNT_* registers, its port
+// pipelines' port_in_count_*): the COUNT_* registers read the host's
+// only, Count adds every ingress, and a register whose count passed
+// 2^32-1 reads 0xFFFFFFFF, as the RTL's saturating counters do.
+func TestCountsPerIngress(t *testing.T) {
+	m := testManager(t, nil)
+	regs := NewRegs(m, 512)
+	var o Outcome
+	m.Process(req(tlp.MWr, 0x1_0000_1000, "20:00.3", 4), FromPortA, &o)
+	m.Process(req(tlp.MWr, 0x1_0000_2000, "20:00.3", 4), FromPortB, &o)
+	m.Process(req(tlp.MWr, 0x1_0000_3000, "20:00.3", 4), FromPortB, &o)
+	if o.Action != Forward {
+		t.Fatalf("a peer's write to the host: %+v", o)
+	}
+	okReg := RegCount0 + 4*uint32(OK)
+	if m.CountFrom(FromPortA, OK) != 1 || m.CountFrom(FromPortB, OK) != 2 || m.CountFrom(FromHost, OK) != 0 || m.Count(OK) != 3 {
+		t.Fatalf("counts: host %d, A %d, B %d, all %d", m.CountFrom(FromHost, OK), m.CountFrom(FromPortA, OK), m.CountFrom(FromPortB, OK), m.Count(OK))
+	}
+	if v := regs.Read(okReg); v != 0 {
+		t.Fatalf("COUNT_OK reads %d after three peers' writes and no host TLP", v)
+	}
+	m.Process(req(tlp.MWr, 0x40_0000_0000, "00:00.0", 4), FromHost, &o)
+	if v := regs.Read(okReg); v != 1 || o.Action != Forward {
+		t.Fatalf("COUNT_OK reads %d after one host write (%+v)", v, o)
+	}
+	m.counts[FromHost][OK] = 1<<32 + 5
+	if v := regs.Read(okReg); v != 0xFFFFFFFF {
+		t.Fatalf("COUNT_OK at 2^32+5 reads %#x", v)
+	}
+	if m.CountFrom(Ingress(7), OK) != 0 || m.DenialsFrom(Ingress(7), acl.NoRange) != 0 {
+		t.Fatal("an ingress that does not exist has counts")
+	}
+}

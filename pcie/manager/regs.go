@@ -49,7 +49,7 @@ const (
 	// IDValue is "ONIC" in ASCII.
 	IDValue = 0x4F4E4943
 	// VersionValue is the register map's version, major.minor in 16 bits each.
-	VersionValue = 0x0001_0003
+	VersionValue = 0x0001_0004
 )
 
 // Register is one 32-bit register of the AXI-Lite interface.
@@ -136,7 +136,9 @@ func (r *Regs) Read(off uint32) uint32 {
 	case off == RegACLCtrl && slots:
 		return r.aclCtrl
 	case off >= RegCount0 && off < RegCount0+4*uint32(len(Reasons())):
-		return uint32(r.mgr.Count(Reason((off - RegCount0) / 4)))
+		// The host's TLPs only, as the generated manager (its host
+		// pipeline) counts them; saturating, as its counters do.
+		return uint32(min(r.mgr.CountFrom(FromHost, Reason((off-RegCount0)/4)), 1<<32-1))
 	}
 	return 0
 }
@@ -225,7 +227,40 @@ func RegisterMap(windows []ntb.Window, lutEntries, ruleSlots, dataWidth int) []R
 	}
 	for i, r := range Reasons() {
 		regs = append(regs, Register{"COUNT_" + strings.ToUpper(strings.ReplaceAll(r.String(), "-", "_")), RegCount0 + 4*uint32(i), "RO", 0,
-			fmt.Sprintf("TLPs whose outcome had reason %q (wraps at 2^32)", r.String())})
+			fmt.Sprintf("TLPs from the host whose outcome had reason %q (saturates at 2^32-1)", r.String())})
 	}
 	return regs
+}
+
+// PortInCounters are the names of the first counters of the card's
+// counter region (pcie.ONICCountersOffset, 4 bytes each, in this order):
+// the port pipelines' TLPs from both optical ports by reason
+// (port_in_count_<reason>_total) and their denials by access rule
+// (port_in_deny_<rule>_total). The generated card's list
+// (hdlgen/internal/card.Counters) starts with them; the emulator's O-NIC
+// serves them from PortInCounter.
+func PortInCounters() []string {
+	var names []string
+	for _, r := range Reasons() {
+		names = append(names, "port_in_count_"+strings.ReplaceAll(r.String(), "-", "_")+"_total")
+	}
+	for _, r := range acl.Denials() {
+		names = append(names, "port_in_deny_"+strings.ReplaceAll(r.String(), "-", "_")+"_total")
+	}
+	return names
+}
+
+// PortInCounter is counter i of PortInCounters as the card reads it: the
+// TLPs from both ports, saturating at 2^32-1; 0 past the list.
+func (m *Manager) PortInCounter(i int) uint32 {
+	var n uint64
+	rs, ds := Reasons(), acl.Denials()
+	switch {
+	case i >= 0 && i < len(rs):
+		n = m.CountFrom(FromPortA, rs[i]) + m.CountFrom(FromPortB, rs[i])
+	case i >= len(rs) && i < len(rs)+len(ds):
+		r := ds[i-len(rs)]
+		n = m.DenialsFrom(FromPortA, r) + m.DenialsFrom(FromPortB, r)
+	}
+	return uint32(min(n, 1<<32-1))
 }

@@ -12,7 +12,7 @@ import (
 
 // managerSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type managerSim struct {
-	S         [1489]uint64
+	S         [1542]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -257,80 +257,107 @@ func NewmanagerSim() *managerSim {
 	x.S[1282] = 0x1
 	x.S[1283] = 0x1
 	x.S[1287] = 0x1
-	x.S[1288] = 0x1
-	x.S[1289] = 0x1
+	x.S[1288] = 0xffffffff
+	x.S[1291] = 0xffffffff
 	x.S[1292] = 0x1
 	x.S[1293] = 0x1
+	x.S[1294] = 0x1
 	x.S[1297] = 0x1
-	x.S[1298] = 0x1
+	x.S[1298] = 0xffffffff
+	x.S[1301] = 0x1
 	x.S[1302] = 0x1
-	x.S[1303] = 0x1
-	x.S[1307] = 0x1
-	x.S[1308] = 0x1
-	x.S[1312] = 0x1
-	x.S[1313] = 0x1
-	x.S[1317] = 0x1
-	x.S[1318] = 0x1
-	x.S[1322] = 0x1
-	x.S[1323] = 0x1
-	x.S[1327] = 0x1
+	x.S[1306] = 0x1
+	x.S[1307] = 0xffffffff
+	x.S[1310] = 0x1
+	x.S[1311] = 0x1
+	x.S[1315] = 0x1
+	x.S[1316] = 0xffffffff
+	x.S[1319] = 0x1
+	x.S[1320] = 0x1
+	x.S[1324] = 0x1
+	x.S[1325] = 0xffffffff
 	x.S[1328] = 0x1
-	x.S[1332] = 0x1
+	x.S[1329] = 0x1
 	x.S[1333] = 0x1
-	x.S[1334] = 0x9
+	x.S[1334] = 0xffffffff
+	x.S[1337] = 0x1
 	x.S[1338] = 0x1
-	x.S[1339] = 0x1
-	x.S[1340] = 0xa
-	x.S[1344] = 0x1
-	x.S[1345] = 0x1
-	x.S[1346] = 0xb
-	x.S[1350] = 0x1
+	x.S[1342] = 0x1
+	x.S[1343] = 0xffffffff
+	x.S[1346] = 0x1
+	x.S[1347] = 0x1
 	x.S[1351] = 0x1
-	x.S[1352] = 0xc
+	x.S[1352] = 0xffffffff
 	x.S[1355] = 0x1
-	x.S[1358] = 0x4f4e4943
-	x.S[1359] = 0x10003
-	x.S[1360] = 0x10000001
-	x.S[1361] = 0x1
-	x.S[1363] = 0x1
+	x.S[1356] = 0x1
+	x.S[1360] = 0x1
+	x.S[1361] = 0xffffffff
 	x.S[1364] = 0x1
-	x.S[1366] = 0x2
-	x.S[1368] = 0x3
-	x.S[1370] = 0x4
-	x.S[1372] = 0x5
-	x.S[1374] = 0x8
-	x.S[1376] = 0x9
-	x.S[1378] = 0xa
-	x.S[1380] = 0xb
-	x.S[1382] = 0x40
-	x.S[1384] = 0x41
-	x.S[1386] = 0x42
-	x.S[1388] = 0x43
-	x.S[1390] = 0x44
-	x.S[1392] = 0x45
-	x.S[1394] = 0x46
-	x.S[1396] = 0x47
-	x.S[1398] = 0x48
-	x.S[1400] = 0x49
-	x.S[1402] = 0x4a
-	x.S[1404] = 0x4b
-	x.S[1406] = 0x4c
-	x.S[1409] = 0x4f4e4943
-	x.S[1454] = 0x4f4e4943
-	x.S[1465] = 0x4f4e4943
-	x.S[1471] = 0x4f4e4943
-	x.S[1474] = 0x4f4e4943
-	x.S[1475] = 0x4f4e4943
-	x.S[1476] = 0x1
-	x.S[1477] = 0x1
-	x.S[1482] = 0xffffffff00000000
-	x.S[1483] = 0x40000000
-	x.S[1484] = 0x40000000
+	x.S[1365] = 0x1
+	x.S[1369] = 0x1
+	x.S[1370] = 0xffffffff
+	x.S[1373] = 0x1
+	x.S[1374] = 0x1
+	x.S[1375] = 0x9
+	x.S[1379] = 0x1
+	x.S[1380] = 0xffffffff
+	x.S[1383] = 0x1
+	x.S[1384] = 0x1
+	x.S[1385] = 0xa
+	x.S[1389] = 0x1
+	x.S[1390] = 0xffffffff
+	x.S[1393] = 0x1
+	x.S[1394] = 0x1
+	x.S[1395] = 0xb
+	x.S[1399] = 0x1
+	x.S[1400] = 0xffffffff
+	x.S[1403] = 0x1
+	x.S[1404] = 0x1
+	x.S[1405] = 0xc
+	x.S[1408] = 0x1
+	x.S[1411] = 0x4f4e4943
+	x.S[1412] = 0x10004
+	x.S[1413] = 0x10000001
+	x.S[1414] = 0x1
+	x.S[1416] = 0x1
+	x.S[1417] = 0x1
+	x.S[1419] = 0x2
+	x.S[1421] = 0x3
+	x.S[1423] = 0x4
+	x.S[1425] = 0x5
+	x.S[1427] = 0x8
+	x.S[1429] = 0x9
+	x.S[1431] = 0xa
+	x.S[1433] = 0xb
+	x.S[1435] = 0x40
+	x.S[1437] = 0x41
+	x.S[1439] = 0x42
+	x.S[1441] = 0x43
+	x.S[1443] = 0x44
+	x.S[1445] = 0x45
+	x.S[1447] = 0x46
+	x.S[1449] = 0x47
+	x.S[1451] = 0x48
+	x.S[1453] = 0x49
+	x.S[1455] = 0x4a
+	x.S[1457] = 0x4b
+	x.S[1459] = 0x4c
+	x.S[1462] = 0x4f4e4943
+	x.S[1507] = 0x4f4e4943
+	x.S[1518] = 0x4f4e4943
+	x.S[1524] = 0x4f4e4943
+	x.S[1527] = 0x4f4e4943
+	x.S[1528] = 0x4f4e4943
+	x.S[1529] = 0x1
+	x.S[1530] = 0x1
+	x.S[1535] = 0xffffffff00000000
+	x.S[1536] = 0x40000000
+	x.S[1537] = 0x40000000
 	return x
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "ce9267396dfcfc2d35dd94c9960f675a" }
+func (x *managerSim) Fingerprint() string { return "5bfb47274738c9cd038c59336a7ada8d" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -393,8 +420,8 @@ func (x *managerSim) EvalState() {
 		v[1222] = t1222
 		var t1272 uint64 = (^v[1265]) & 0x1
 		v[1272] = t1272
-		var t1355 uint64 = (^v[93]) & 0x1
-		v[1355] = t1355
+		var t1408 uint64 = (^v[93]) & 0x1
+		v[1408] = t1408
 	}
 	if d&0x400 != 0 {
 		var t1282 uint64 = (^v[327]) & 0x1
@@ -570,71 +597,71 @@ func (x *managerSim) EvalState() {
 			t979 = 1
 		}
 		v[979] = t979
-		var t1289 uint64
-		if v[896] == 0x0 {
-			t1289 = 1
-		}
-		v[1289] = t1289
 		var t1294 uint64
-		if v[896] == 0x1 {
+		if v[896] == 0x0 {
 			t1294 = 1
 		}
 		v[1294] = t1294
-		var t1299 uint64
+		var t1303 uint64
+		if v[896] == 0x1 {
+			t1303 = 1
+		}
+		v[1303] = t1303
+		var t1312 uint64
 		if v[896] == 0x2 {
-			t1299 = 1
+			t1312 = 1
 		}
-		v[1299] = t1299
-		var t1304 uint64
+		v[1312] = t1312
+		var t1321 uint64
 		if v[896] == 0x3 {
-			t1304 = 1
+			t1321 = 1
 		}
-		v[1304] = t1304
-		var t1309 uint64
+		v[1321] = t1321
+		var t1330 uint64
 		if v[896] == 0x4 {
-			t1309 = 1
+			t1330 = 1
 		}
-		v[1309] = t1309
-		var t1314 uint64
+		v[1330] = t1330
+		var t1339 uint64
 		if v[896] == 0x5 {
-			t1314 = 1
+			t1339 = 1
 		}
-		v[1314] = t1314
-		var t1319 uint64
+		v[1339] = t1339
+		var t1348 uint64
 		if v[896] == 0x6 {
-			t1319 = 1
+			t1348 = 1
 		}
-		v[1319] = t1319
-		var t1324 uint64
+		v[1348] = t1348
+		var t1357 uint64
 		if v[896] == 0x7 {
-			t1324 = 1
+			t1357 = 1
 		}
-		v[1324] = t1324
-		var t1329 uint64
+		v[1357] = t1357
+		var t1366 uint64
 		if v[896] == 0x8 {
-			t1329 = 1
+			t1366 = 1
 		}
-		v[1329] = t1329
-		var t1335 uint64
+		v[1366] = t1366
+		var t1376 uint64
 		if v[896] == 0x9 {
-			t1335 = 1
+			t1376 = 1
 		}
-		v[1335] = t1335
-		var t1341 uint64
+		v[1376] = t1376
+		var t1386 uint64
 		if v[896] == 0xa {
-			t1341 = 1
+			t1386 = 1
 		}
-		v[1341] = t1341
-		var t1347 uint64
+		v[1386] = t1386
+		var t1396 uint64
 		if v[896] == 0xb {
-			t1347 = 1
+			t1396 = 1
 		}
-		v[1347] = t1347
-		var t1353 uint64
+		v[1396] = t1396
+		var t1406 uint64
 		if v[896] == 0xc {
-			t1353 = 1
+			t1406 = 1
 		}
-		v[1353] = t1353
+		v[1406] = t1406
 	}
 	if d&0x4000 != 0 {
 		v[1036] = v[1001]>>18 | v[1002]<<46
@@ -828,32 +855,32 @@ func (x *managerSim) EvalState() {
 		var t894 uint64 = t1283 & v[893]
 		v[894] = t894
 		var t1285 uint64 = t1283 & v[1284]
-		var t1290 uint64 = t1285 & v[1289]
-		v[1290] = t1290
 		var t1295 uint64 = t1285 & v[1294]
 		v[1295] = t1295
-		var t1300 uint64 = t1285 & v[1299]
-		v[1300] = t1300
-		var t1305 uint64 = t1285 & v[1304]
-		v[1305] = t1305
-		var t1310 uint64 = t1285 & v[1309]
-		v[1310] = t1310
-		var t1315 uint64 = t1285 & v[1314]
-		v[1315] = t1315
-		var t1320 uint64 = t1285 & v[1319]
-		v[1320] = t1320
-		var t1325 uint64 = t1285 & v[1324]
-		v[1325] = t1325
-		var t1330 uint64 = t1285 & v[1329]
-		v[1330] = t1330
-		var t1336 uint64 = t1285 & v[1335]
-		v[1336] = t1336
-		var t1342 uint64 = t1285 & v[1341]
-		v[1342] = t1342
-		var t1348 uint64 = t1285 & v[1347]
-		v[1348] = t1348
-		var t1354 uint64 = t1285 & v[1353]
-		v[1354] = t1354
+		var t1304 uint64 = t1285 & v[1303]
+		v[1304] = t1304
+		var t1313 uint64 = t1285 & v[1312]
+		v[1313] = t1313
+		var t1322 uint64 = t1285 & v[1321]
+		v[1322] = t1322
+		var t1331 uint64 = t1285 & v[1330]
+		v[1331] = t1331
+		var t1340 uint64 = t1285 & v[1339]
+		v[1340] = t1340
+		var t1349 uint64 = t1285 & v[1348]
+		v[1349] = t1349
+		var t1358 uint64 = t1285 & v[1357]
+		v[1358] = t1358
+		var t1367 uint64 = t1285 & v[1366]
+		v[1367] = t1367
+		var t1377 uint64 = t1285 & v[1376]
+		v[1377] = t1377
+		var t1387 uint64 = t1285 & v[1386]
+		v[1387] = t1387
+		var t1397 uint64 = t1285 & v[1396]
+		v[1397] = t1397
+		var t1407 uint64 = t1285 & v[1406]
+		v[1407] = t1407
 	}
 }
 
@@ -954,8 +981,8 @@ func (x *managerSim) EvalInputs() {
 	var t1280 uint64 = ^t1273
 	var t1281 uint64 = t1280 & v[1258]
 	v[1281] = t1281
-	var t1356 uint64 = v[9] & v[1355]
-	v[1356] = t1356
+	var t1409 uint64 = v[9] & v[1408]
+	v[1409] = t1409
 }
 
 // Step is one rising clock edge, then Eval.
@@ -969,171 +996,171 @@ func (x *managerSim) Edge() bool {
 	if x.Rst {
 		d |= 0x80
 		v[94] = 0x0
-	} else if v[1356] != 0 {
+	} else if v[1409] != 0 {
 		d |= 0x80
-		var t1357 uint64 = (v[8] >> 2) & 0x3ff
-		var t1409, t1409_1, t1409_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t1357 == 0x0 {
-			t1409 = t1409_1
+		var t1410 uint64 = (v[8] >> 2) & 0x3ff
+		var t1462, t1462_1, t1462_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t1410 == 0x0 {
+			t1462 = t1462_1
 		} else {
-			t1409 = t1409_0
+			t1462 = t1462_0
 		}
-		var t1411, t1411_1, t1411_0 uint64 = 0, 0x10003, 0x0
-		if t1357 == 0x1 {
-			t1411 = t1411_1
+		var t1464, t1464_1, t1464_0 uint64 = 0, 0x10004, 0x0
+		if t1410 == 0x1 {
+			t1464 = t1464_1
 		} else {
-			t1411 = t1411_0
+			t1464 = t1464_0
 		}
-		var t1454 uint64 = t1409 | t1411
-		var t1413, t1413_1, t1413_0 uint64 = 0, 0x10000001, 0x0
-		if t1357 == 0x2 {
-			t1413 = t1413_1
+		var t1507 uint64 = t1462 | t1464
+		var t1466, t1466_1, t1466_0 uint64 = 0, 0x10000001, 0x0
+		if t1410 == 0x2 {
+			t1466 = t1466_1
 		} else {
-			t1413 = t1413_0
+			t1466 = t1466_0
 		}
-		var t1361 uint64 = v[1]<<1 | 0x1
-		var t1415, t1415_1, t1415_0 uint64 = 0, t1361, 0x0
-		if t1357 == 0x3 {
-			t1415 = t1415_1
+		var t1414 uint64 = v[1]<<1 | 0x1
+		var t1468, t1468_1, t1468_0 uint64 = 0, t1414, 0x0
+		if t1410 == 0x3 {
+			t1468 = t1468_1
 		} else {
-			t1415 = t1415_0
+			t1468 = t1468_0
 		}
-		var t1455 uint64 = t1413 | t1415
-		var t1465 uint64 = t1454 | t1455
-		var t1417, t1417_1, t1417_0 uint64 = 0, v[51], 0x0
-		if t1357 == 0x4 {
-			t1417 = t1417_1
+		var t1508 uint64 = t1466 | t1468
+		var t1518 uint64 = t1507 | t1508
+		var t1470, t1470_1, t1470_0 uint64 = 0, v[51], 0x0
+		if t1410 == 0x4 {
+			t1470 = t1470_1
 		} else {
-			t1417 = t1417_0
+			t1470 = t1470_0
 		}
-		var t1419, t1419_1, t1419_0 uint64 = 0, v[60], 0x0
-		if t1357 == 0x5 {
-			t1419 = t1419_1
+		var t1472, t1472_1, t1472_0 uint64 = 0, v[60], 0x0
+		if t1410 == 0x5 {
+			t1472 = t1472_1
 		} else {
-			t1419 = t1419_0
+			t1472 = t1472_0
 		}
-		var t1456 uint64 = t1417 | t1419
-		var t1421, t1421_1, t1421_0 uint64 = 0, v[66], 0x0
-		if t1357 == 0x8 {
-			t1421 = t1421_1
+		var t1509 uint64 = t1470 | t1472
+		var t1474, t1474_1, t1474_0 uint64 = 0, v[66], 0x0
+		if t1410 == 0x8 {
+			t1474 = t1474_1
 		} else {
-			t1421 = t1421_0
+			t1474 = t1474_0
 		}
-		var t1423, t1423_1, t1423_0 uint64 = 0, v[72], 0x0
-		if t1357 == 0x9 {
-			t1423 = t1423_1
+		var t1476, t1476_1, t1476_0 uint64 = 0, v[72], 0x0
+		if t1410 == 0x9 {
+			t1476 = t1476_1
 		} else {
-			t1423 = t1423_0
+			t1476 = t1476_0
 		}
-		var t1457 uint64 = t1421 | t1423
-		var t1466 uint64 = t1456 | t1457
-		var t1471 uint64 = t1465 | t1466
-		var t1425, t1425_1, t1425_0 uint64 = 0, v[78], 0x0
-		if t1357 == 0xa {
-			t1425 = t1425_1
+		var t1510 uint64 = t1474 | t1476
+		var t1519 uint64 = t1509 | t1510
+		var t1524 uint64 = t1518 | t1519
+		var t1478, t1478_1, t1478_0 uint64 = 0, v[78], 0x0
+		if t1410 == 0xa {
+			t1478 = t1478_1
 		} else {
-			t1425 = t1425_0
+			t1478 = t1478_0
 		}
-		var t1427, t1427_1, t1427_0 uint64 = 0, v[84], 0x0
-		if t1357 == 0xb {
-			t1427 = t1427_1
+		var t1480, t1480_1, t1480_0 uint64 = 0, v[84], 0x0
+		if t1410 == 0xb {
+			t1480 = t1480_1
 		} else {
-			t1427 = t1427_0
+			t1480 = t1480_0
 		}
-		var t1458 uint64 = t1425 | t1427
-		var t1429, t1429_1, t1429_0 uint64 = 0, v[1286], 0x0
-		if t1357 == 0x40 {
-			t1429 = t1429_1
+		var t1511 uint64 = t1478 | t1480
+		var t1482, t1482_1, t1482_0 uint64 = 0, v[1286], 0x0
+		if t1410 == 0x40 {
+			t1482 = t1482_1
 		} else {
-			t1429 = t1429_0
+			t1482 = t1482_0
 		}
-		var t1431, t1431_1, t1431_0 uint64 = 0, v[1291], 0x0
-		if t1357 == 0x41 {
-			t1431 = t1431_1
+		var t1484, t1484_1, t1484_0 uint64 = 0, v[1296], 0x0
+		if t1410 == 0x41 {
+			t1484 = t1484_1
 		} else {
-			t1431 = t1431_0
+			t1484 = t1484_0
 		}
-		var t1459 uint64 = t1429 | t1431
-		var t1467 uint64 = t1458 | t1459
-		var t1433, t1433_1, t1433_0 uint64 = 0, v[1296], 0x0
-		if t1357 == 0x42 {
-			t1433 = t1433_1
+		var t1512 uint64 = t1482 | t1484
+		var t1520 uint64 = t1511 | t1512
+		var t1486, t1486_1, t1486_0 uint64 = 0, v[1305], 0x0
+		if t1410 == 0x42 {
+			t1486 = t1486_1
 		} else {
-			t1433 = t1433_0
+			t1486 = t1486_0
 		}
-		var t1435, t1435_1, t1435_0 uint64 = 0, v[1301], 0x0
-		if t1357 == 0x43 {
-			t1435 = t1435_1
+		var t1488, t1488_1, t1488_0 uint64 = 0, v[1314], 0x0
+		if t1410 == 0x43 {
+			t1488 = t1488_1
 		} else {
-			t1435 = t1435_0
+			t1488 = t1488_0
 		}
-		var t1460 uint64 = t1433 | t1435
-		var t1437, t1437_1, t1437_0 uint64 = 0, v[1306], 0x0
-		if t1357 == 0x44 {
-			t1437 = t1437_1
+		var t1513 uint64 = t1486 | t1488
+		var t1490, t1490_1, t1490_0 uint64 = 0, v[1323], 0x0
+		if t1410 == 0x44 {
+			t1490 = t1490_1
 		} else {
-			t1437 = t1437_0
+			t1490 = t1490_0
 		}
-		var t1439, t1439_1, t1439_0 uint64 = 0, v[1311], 0x0
-		if t1357 == 0x45 {
-			t1439 = t1439_1
+		var t1492, t1492_1, t1492_0 uint64 = 0, v[1332], 0x0
+		if t1410 == 0x45 {
+			t1492 = t1492_1
 		} else {
-			t1439 = t1439_0
+			t1492 = t1492_0
 		}
-		var t1461 uint64 = t1437 | t1439
-		var t1468 uint64 = t1460 | t1461
-		var t1472 uint64 = t1467 | t1468
-		var t1474 uint64 = t1471 | t1472
-		var t1441, t1441_1, t1441_0 uint64 = 0, v[1316], 0x0
-		if t1357 == 0x46 {
-			t1441 = t1441_1
+		var t1514 uint64 = t1490 | t1492
+		var t1521 uint64 = t1513 | t1514
+		var t1525 uint64 = t1520 | t1521
+		var t1527 uint64 = t1524 | t1525
+		var t1494, t1494_1, t1494_0 uint64 = 0, v[1341], 0x0
+		if t1410 == 0x46 {
+			t1494 = t1494_1
 		} else {
-			t1441 = t1441_0
+			t1494 = t1494_0
 		}
-		var t1443, t1443_1, t1443_0 uint64 = 0, v[1321], 0x0
-		if t1357 == 0x47 {
-			t1443 = t1443_1
+		var t1496, t1496_1, t1496_0 uint64 = 0, v[1350], 0x0
+		if t1410 == 0x47 {
+			t1496 = t1496_1
 		} else {
-			t1443 = t1443_0
+			t1496 = t1496_0
 		}
-		var t1462 uint64 = t1441 | t1443
-		var t1445, t1445_1, t1445_0 uint64 = 0, v[1326], 0x0
-		if t1357 == 0x48 {
-			t1445 = t1445_1
+		var t1515 uint64 = t1494 | t1496
+		var t1498, t1498_1, t1498_0 uint64 = 0, v[1359], 0x0
+		if t1410 == 0x48 {
+			t1498 = t1498_1
 		} else {
-			t1445 = t1445_0
+			t1498 = t1498_0
 		}
-		var t1447, t1447_1, t1447_0 uint64 = 0, v[1331], 0x0
-		if t1357 == 0x49 {
-			t1447 = t1447_1
+		var t1500, t1500_1, t1500_0 uint64 = 0, v[1368], 0x0
+		if t1410 == 0x49 {
+			t1500 = t1500_1
 		} else {
-			t1447 = t1447_0
+			t1500 = t1500_0
 		}
-		var t1463 uint64 = t1445 | t1447
-		var t1469 uint64 = t1462 | t1463
-		var t1449, t1449_1, t1449_0 uint64 = 0, v[1337], 0x0
-		if t1357 == 0x4a {
-			t1449 = t1449_1
+		var t1516 uint64 = t1498 | t1500
+		var t1522 uint64 = t1515 | t1516
+		var t1502, t1502_1, t1502_0 uint64 = 0, v[1378], 0x0
+		if t1410 == 0x4a {
+			t1502 = t1502_1
 		} else {
-			t1449 = t1449_0
+			t1502 = t1502_0
 		}
-		var t1451, t1451_1, t1451_0 uint64 = 0, v[1343], 0x0
-		if t1357 == 0x4b {
-			t1451 = t1451_1
+		var t1504, t1504_1, t1504_0 uint64 = 0, v[1388], 0x0
+		if t1410 == 0x4b {
+			t1504 = t1504_1
 		} else {
-			t1451 = t1451_0
+			t1504 = t1504_0
 		}
-		var t1464 uint64 = t1449 | t1451
-		var t1453, t1453_1, t1453_0 uint64 = 0, v[1349], 0x0
-		if t1357 == 0x4c {
-			t1453 = t1453_1
+		var t1517 uint64 = t1502 | t1504
+		var t1506, t1506_1, t1506_0 uint64 = 0, v[1398], 0x0
+		if t1410 == 0x4c {
+			t1506 = t1506_1
 		} else {
-			t1453 = t1453_0
+			t1506 = t1506_0
 		}
-		var t1470 uint64 = t1464 | t1453
-		var t1473 uint64 = t1469 | t1470
-		var t1475 uint64 = t1474 | t1473
-		v[94] = t1475
+		var t1523 uint64 = t1517 | t1506
+		var t1526 uint64 = t1522 | t1523
+		var t1528 uint64 = t1527 | t1526
+		v[94] = t1528
 	}
 	if x.Rst {
 		d |= 0x4
@@ -1296,106 +1323,210 @@ func (x *managerSim) Edge() bool {
 	if x.Rst {
 		d |= 0x1000000
 		v[1286] = 0x0
-	} else if v[1290] != 0 {
-		d |= 0x1000000
-		var t1288 uint64 = (v[1286] + 0x1) & 0xffffffff
-		v[1286] = t1288
-	}
-	if x.Rst {
-		d |= 0x2000000
-		v[1291] = 0x0
 	} else if v[1295] != 0 {
+		d |= 0x1000000
+		var t1288 uint64 = (^v[1286]) & 0xffffffff
+		var t1292 uint64 = v[1286] + 0x1
+		var t1293, t1293_1, t1293_0 uint64 = 0, v[1291], t1292
+		if t1288 < 0x1 {
+			t1293 = t1293_1
+		} else {
+			t1293 = t1293_0
+		}
+		t1293 &= 0xffffffff
+		v[1286] = t1293
+	}
+	if x.Rst {
 		d |= 0x2000000
-		var t1293 uint64 = (v[1291] + 0x1) & 0xffffffff
-		v[1291] = t1293
-	}
-	if x.Rst {
-		d |= 0x4000000
 		v[1296] = 0x0
-	} else if v[1300] != 0 {
+	} else if v[1304] != 0 {
+		d |= 0x2000000
+		var t1298 uint64 = (^v[1296]) & 0xffffffff
+		var t1301 uint64 = v[1296] + 0x1
+		var t1302, t1302_1, t1302_0 uint64 = 0, v[1291], t1301
+		if t1298 < 0x1 {
+			t1302 = t1302_1
+		} else {
+			t1302 = t1302_0
+		}
+		t1302 &= 0xffffffff
+		v[1296] = t1302
+	}
+	if x.Rst {
 		d |= 0x4000000
-		var t1298 uint64 = (v[1296] + 0x1) & 0xffffffff
-		v[1296] = t1298
+		v[1305] = 0x0
+	} else if v[1313] != 0 {
+		d |= 0x4000000
+		var t1307 uint64 = (^v[1305]) & 0xffffffff
+		var t1310 uint64 = v[1305] + 0x1
+		var t1311, t1311_1, t1311_0 uint64 = 0, v[1291], t1310
+		if t1307 < 0x1 {
+			t1311 = t1311_1
+		} else {
+			t1311 = t1311_0
+		}
+		t1311 &= 0xffffffff
+		v[1305] = t1311
 	}
 	if x.Rst {
 		d |= 0x8000000
-		v[1301] = 0x0
-	} else if v[1305] != 0 {
+		v[1314] = 0x0
+	} else if v[1322] != 0 {
 		d |= 0x8000000
-		var t1303 uint64 = (v[1301] + 0x1) & 0xffffffff
-		v[1301] = t1303
+		var t1316 uint64 = (^v[1314]) & 0xffffffff
+		var t1319 uint64 = v[1314] + 0x1
+		var t1320, t1320_1, t1320_0 uint64 = 0, v[1291], t1319
+		if t1316 < 0x1 {
+			t1320 = t1320_1
+		} else {
+			t1320 = t1320_0
+		}
+		t1320 &= 0xffffffff
+		v[1314] = t1320
 	}
 	if x.Rst {
 		d |= 0x10000000
-		v[1306] = 0x0
-	} else if v[1310] != 0 {
+		v[1323] = 0x0
+	} else if v[1331] != 0 {
 		d |= 0x10000000
-		var t1308 uint64 = (v[1306] + 0x1) & 0xffffffff
-		v[1306] = t1308
+		var t1325 uint64 = (^v[1323]) & 0xffffffff
+		var t1328 uint64 = v[1323] + 0x1
+		var t1329, t1329_1, t1329_0 uint64 = 0, v[1291], t1328
+		if t1325 < 0x1 {
+			t1329 = t1329_1
+		} else {
+			t1329 = t1329_0
+		}
+		t1329 &= 0xffffffff
+		v[1323] = t1329
 	}
 	if x.Rst {
 		d |= 0x20000000
-		v[1311] = 0x0
-	} else if v[1315] != 0 {
+		v[1332] = 0x0
+	} else if v[1340] != 0 {
 		d |= 0x20000000
-		var t1313 uint64 = (v[1311] + 0x1) & 0xffffffff
-		v[1311] = t1313
+		var t1334 uint64 = (^v[1332]) & 0xffffffff
+		var t1337 uint64 = v[1332] + 0x1
+		var t1338, t1338_1, t1338_0 uint64 = 0, v[1291], t1337
+		if t1334 < 0x1 {
+			t1338 = t1338_1
+		} else {
+			t1338 = t1338_0
+		}
+		t1338 &= 0xffffffff
+		v[1332] = t1338
 	}
 	if x.Rst {
 		d |= 0x40000000
-		v[1316] = 0x0
-	} else if v[1320] != 0 {
+		v[1341] = 0x0
+	} else if v[1349] != 0 {
 		d |= 0x40000000
-		var t1318 uint64 = (v[1316] + 0x1) & 0xffffffff
-		v[1316] = t1318
+		var t1343 uint64 = (^v[1341]) & 0xffffffff
+		var t1346 uint64 = v[1341] + 0x1
+		var t1347, t1347_1, t1347_0 uint64 = 0, v[1291], t1346
+		if t1343 < 0x1 {
+			t1347 = t1347_1
+		} else {
+			t1347 = t1347_0
+		}
+		t1347 &= 0xffffffff
+		v[1341] = t1347
 	}
 	if x.Rst {
 		d |= 0x80000000
-		v[1321] = 0x0
-	} else if v[1325] != 0 {
+		v[1350] = 0x0
+	} else if v[1358] != 0 {
 		d |= 0x80000000
-		var t1323 uint64 = (v[1321] + 0x1) & 0xffffffff
-		v[1321] = t1323
+		var t1352 uint64 = (^v[1350]) & 0xffffffff
+		var t1355 uint64 = v[1350] + 0x1
+		var t1356, t1356_1, t1356_0 uint64 = 0, v[1291], t1355
+		if t1352 < 0x1 {
+			t1356 = t1356_1
+		} else {
+			t1356 = t1356_0
+		}
+		t1356 &= 0xffffffff
+		v[1350] = t1356
 	}
 	if x.Rst {
 		d |= 0x100000000
-		v[1326] = 0x0
-	} else if v[1330] != 0 {
+		v[1359] = 0x0
+	} else if v[1367] != 0 {
 		d |= 0x100000000
-		var t1328 uint64 = (v[1326] + 0x1) & 0xffffffff
-		v[1326] = t1328
+		var t1361 uint64 = (^v[1359]) & 0xffffffff
+		var t1364 uint64 = v[1359] + 0x1
+		var t1365, t1365_1, t1365_0 uint64 = 0, v[1291], t1364
+		if t1361 < 0x1 {
+			t1365 = t1365_1
+		} else {
+			t1365 = t1365_0
+		}
+		t1365 &= 0xffffffff
+		v[1359] = t1365
 	}
 	if x.Rst {
 		d |= 0x200000000
-		v[1331] = 0x0
-	} else if v[1336] != 0 {
+		v[1368] = 0x0
+	} else if v[1377] != 0 {
 		d |= 0x200000000
-		var t1333 uint64 = (v[1331] + 0x1) & 0xffffffff
-		v[1331] = t1333
+		var t1370 uint64 = (^v[1368]) & 0xffffffff
+		var t1373 uint64 = v[1368] + 0x1
+		var t1374, t1374_1, t1374_0 uint64 = 0, v[1291], t1373
+		if t1370 < 0x1 {
+			t1374 = t1374_1
+		} else {
+			t1374 = t1374_0
+		}
+		t1374 &= 0xffffffff
+		v[1368] = t1374
 	}
 	if x.Rst {
 		d |= 0x400000000
-		v[1337] = 0x0
-	} else if v[1342] != 0 {
+		v[1378] = 0x0
+	} else if v[1387] != 0 {
 		d |= 0x400000000
-		var t1339 uint64 = (v[1337] + 0x1) & 0xffffffff
-		v[1337] = t1339
+		var t1380 uint64 = (^v[1378]) & 0xffffffff
+		var t1383 uint64 = v[1378] + 0x1
+		var t1384, t1384_1, t1384_0 uint64 = 0, v[1291], t1383
+		if t1380 < 0x1 {
+			t1384 = t1384_1
+		} else {
+			t1384 = t1384_0
+		}
+		t1384 &= 0xffffffff
+		v[1378] = t1384
 	}
 	if x.Rst {
 		d |= 0x800000000
-		v[1343] = 0x0
-	} else if v[1348] != 0 {
+		v[1388] = 0x0
+	} else if v[1397] != 0 {
 		d |= 0x800000000
-		var t1345 uint64 = (v[1343] + 0x1) & 0xffffffff
-		v[1343] = t1345
+		var t1390 uint64 = (^v[1388]) & 0xffffffff
+		var t1393 uint64 = v[1388] + 0x1
+		var t1394, t1394_1, t1394_0 uint64 = 0, v[1291], t1393
+		if t1390 < 0x1 {
+			t1394 = t1394_1
+		} else {
+			t1394 = t1394_0
+		}
+		t1394 &= 0xffffffff
+		v[1388] = t1394
 	}
 	if x.Rst {
 		d |= 0x1000000000
-		v[1349] = 0x0
-	} else if v[1354] != 0 {
+		v[1398] = 0x0
+	} else if v[1407] != 0 {
 		d |= 0x1000000000
-		var t1351 uint64 = (v[1349] + 0x1) & 0xffffffff
-		v[1349] = t1351
+		var t1400 uint64 = (^v[1398]) & 0xffffffff
+		var t1403 uint64 = v[1398] + 0x1
+		var t1404, t1404_1, t1404_0 uint64 = 0, v[1291], t1403
+		if t1400 < 0x1 {
+			t1404 = t1404_1
+		} else {
+			t1404 = t1404_0
+		}
+		t1404 &= 0xffffffff
+		v[1398] = t1404
 	}
 	if x.Rst {
 		d |= 0x400
@@ -1566,7 +1697,7 @@ func (x *managerSim) Edge() bool {
 		var t780 uint64 = t779 | t750<<16
 		v[783] = t778<<32 | t780
 		v[786] = t778<<32 | t780
-		var t1486 uint64 = (t749 >> 2) & 0x3fffffffffffffff
+		var t1539 uint64 = (t749 >> 2) & 0x3fffffffffffffff
 		var t607 uint64 = v[391] >> 61 & 0x1
 		var t771 uint64 = v[390] >> 0 & 0x3
 		var t772 uint64 = v[390] >> 32 & 0x3
@@ -1576,7 +1707,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t773 = t773_0
 		}
-		v[782] = t1486<<2 | t773
+		v[782] = t1539<<2 | t773
 		var t781 uint64 = (t749 >> 2) & 0x3fffffff
 		v[785] = t781<<34 | t773<<32
 		if t775 != 0 {
@@ -1601,8 +1732,8 @@ func (x *managerSim) Edge() bool {
 		var t793 uint64 = t777 | t792<<29 | t776<<30
 		v[796] = t793<<32 | t780
 		v[799] = t793<<32 | t780
-		var t1487 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
-		v[795] = t1487<<2 | t773
+		var t1540 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
+		v[795] = t1540<<2 | t773
 		var t794 uint64 = (v[388] >> 2) & 0x3fffffff
 		v[798] = t794<<34 | t773<<32
 		if t792 != 0 {
@@ -1619,9 +1750,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t880 = t880_0
 		}
-		var t1488 uint64 = v[391] >> 50 & 0x3f
+		var t1541 uint64 = v[391] >> 50 & 0x3f
 		var t599 uint64 = v[391] >> 44 & 0x3
-		var t886 uint64 = t599<<12 | t1488<<18 | t880<<24
+		var t886 uint64 = t599<<12 | t1541<<18 | t880<<24
 		v[892] = t886
 		v[892] &= 0xffffffff
 		var t760, t760_1, t760_0 uint64 = 0, 0x1, 0x1
@@ -1670,8 +1801,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t621 = t621_0
 		}
-		var t1485 uint64 = v[390] >> 2 & 0x3fffffffffffffff
-		var t629 uint64 = t1485 << 2
+		var t1538 uint64 = v[390] >> 2 & 0x3fffffffffffffff
+		var t629 uint64 = t1538 << 2
 		var t623 uint64 = v[390] >> 34 & 0x3fffffff
 		var t625 uint64 = t623 << 2
 		var t630, t630_1, t630_0 uint64 = 0, t629, t625
@@ -1790,9 +1921,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t486 = t486_0
 		}
-		var t1482 uint64 = t486 - 0x100000000
+		var t1535 uint64 = t486 - 0x100000000
 		var t542 uint64
-		if t1482 < 0x40000000 {
+		if t1535 < 0x40000000 {
 			t542 = 1
 		}
 		var t544 uint64 = 0x140000000 - 0x1
@@ -1959,8 +2090,8 @@ func (x *managerSim) Edge() bool {
 		var t282 uint64 = managerSimR0[t201&0xff]
 		v[342] = t282
 		var t177 uint64 = v[117] >> 18 & 0x1
-		var t1481 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
-		var t199 uint64 = t1481 << 2
+		var t1534 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
+		var t199 uint64 = t1534 << 2
 		var t193 uint64 = (v[115]>>55 | v[116]<<9) & 0x3fffffff
 		var t195 uint64 = t193 << 2
 		var t200, t200_1, t200_0 uint64 = 0, t199, t195
@@ -2052,15 +2183,15 @@ func (x *managerSim) Edge() bool {
 			t40 = t40_0
 		}
 		v[33] = t40
-		var t1477 uint64 = ^v[10]
-		var t1478 uint64 = v[93] & t1477
-		var t1479, t1479_1, t1479_0 uint64 = 0, 0x1, t1478
-		if v[1356] != 0 {
-			t1479 = t1479_1
+		var t1530 uint64 = ^v[10]
+		var t1531 uint64 = v[93] & t1530
+		var t1532, t1532_1, t1532_0 uint64 = 0, 0x1, t1531
+		if v[1409] != 0 {
+			t1532 = t1532_1
 		} else {
-			t1479 = t1479_0
+			t1532 = t1532_0
 		}
-		v[93] = t1479
+		v[93] = t1532
 		var t133 uint64 = v[118] | v[11]
 		var t134, t134_1, t134_0 uint64 = 0, t133, v[106]
 		if v[132] != 0 {
@@ -2261,8 +2392,8 @@ var managerSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      883,
 	"m_cpl_tlp_valid":    599,
 	"m_cpl_tlp_ready":    884,
-	"s_axil_arready":     1017,
+	"s_axil_arready":     1120,
 	"s_axil_rvalid":      93,
 	"s_axil_rdata":       94,
-	"s_axil_rresp":       29,
+	"s_axil_rresp":       1288,
 }

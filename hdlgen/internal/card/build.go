@@ -1,6 +1,7 @@
 package card
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"onic/hdlgen/internal/pcie4"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
+	"onic/hdlgen/manager"
 	"onic/pcie/pg213"
 )
 
@@ -148,7 +150,7 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 	taken := m.And(in.valid, m.Or(drop, out.ready))
 	m.SetNext(dropping, m.Mux(taken, m.And(drop, m.Not(in.eop)), dropping))
 	drops := m.Reg(name+"_drop_count", 32, 0)
-	m.SetNext(drops, m.Add(drops, m.Const(32, 1)))
+	m.SetNext(drops, m.SatAddU(drops, m.Const(32, 1)))
 	m.SetEnable(drops, m.And(m.And(in.valid, in.sop), drop))
 	m.Output(name+"_drops", drops)
 	return out
@@ -377,9 +379,9 @@ func Build(name string, p Parts) *ir.Module {
 	// completions the tag tables found no request for.
 	for _, pt := range p.PortIn.Ports() {
 		if pt.Output && (strings.HasPrefix(pt.Name, "count_") || strings.HasPrefix(pt.Name, "deny_")) {
-			sum := m.Add(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name])
+			sum := m.SatAddU(piOut["port_a"][pt.Name], piOut["port_b"][pt.Name])
 			if pt.Name == "count_unexpected_completion_total" {
-				sum = m.Add(sum, m.Add(ptOut["port_a"]["unexpected"], ptOut["port_b"]["unexpected"]))
+				sum = m.SatAddU(sum, m.SatAddU(ptOut["port_a"]["unexpected"], ptOut["port_b"]["unexpected"]))
 			}
 			m.Output("port_in_"+pt.Name, sum)
 		}
@@ -434,6 +436,10 @@ func Build(name string, p Parts) *ir.Module {
 	into(regsIn, "s_tlp_", local)
 	regsCplReady := m.Wire("regs_cpl_ready", 1)
 	regsIn["m_cpl_tlp_ready"] = regsCplReady
+	// The counter the register block reads (known once every part is
+	// placed: below).
+	ctrData := m.Wire("ctr_rdata", 32)
+	regsIn["ctr_rdata"] = ctrData
 	slotAns := map[string]ir.Value{}
 	for _, pt := range p.Regs.Ports() {
 		switch {
@@ -586,5 +592,19 @@ func Build(name string, p Parts) *ir.Module {
 			}
 		}
 	}
+	// Every counter, readable in the register BAR by its place among
+	// the outputs (Counters).
+	names := Counters(m)
+	if len(names) > manager.CounterSlots {
+		panic(fmt.Sprintf("card: %d counters, room for %d", len(names), manager.CounterSlots))
+	}
+	idx := regsOut["ctr_index"]
+	var sels, vals []ir.Value
+	for i, n := range names {
+		v, _ := m.OutputValue(n)
+		sels = append(sels, m.Eq(idx, m.Const(idx.Width(), uint64(i))))
+		vals = append(vals, v)
+	}
+	m.Assign(ctrData, m.Pick(sels, vals))
 	return m
 }

@@ -139,7 +139,7 @@ func PortTagsModule() *ir.Module {
 	m.Output("m_rx_sop", sSOP)
 	m.Output("m_rx_eop", sEOP)
 	count := m.Reg("unexpected_count", 32, 0)
-	m.SetNext(count, m.Add(count, m.Const(32, 1)))
+	m.SetNext(count, m.SatAddU(count, m.Const(32, 1)))
 	m.SetEnable(count, m.And(m.And(taken, sSOP), unexpected))
 	m.Output("unexpected", count)
 

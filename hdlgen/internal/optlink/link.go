@@ -84,6 +84,10 @@ type builder struct {
 // wraps says nothing is wrong.
 const CounterBits = 32
 
+// Counters are the link's counter outputs, each CounterBits wide and
+// saturating.
+var Counters = []string{"crc_errors", "naks", "replays", "lost", "stalls", "malformed"}
+
 // counter is a saturating event count. The event is registered first,
 // so the count is a cycle late and its adder starts at a register.
 func (l *builder) counter(name string, inc ir.Value) ir.Value {
@@ -100,8 +104,7 @@ func (l *builder) saturating(name string, add ir.Value) ir.Value {
 	ir.Helper()
 	m := l.m
 	r := m.Reg(name, CounterBits, 0)
-	sum := m.Add(m.Zext(r, CounterBits+1), m.Zext(add, CounterBits+1))
-	m.SetNext(r, m.Mux(m.Slice(sum, CounterBits, 1), m.Const(CounterBits, 1<<CounterBits-1), m.Slice(sum, 0, CounterBits)))
+	m.SetNext(r, m.SatAddU(r, add))
 	return r
 }
 

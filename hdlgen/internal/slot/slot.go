@@ -390,7 +390,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 			now := m.Reg(name+"_now", w, 0)
 			m.SetNext(now, inc)
 			r := m.Reg(name+"_count", 32, 0)
-			m.SetNext(r, m.Add(r, m.Zext(now, 32)))
+			m.SetNext(r, m.SatAddU(r, now)) // saturates: never reads small after overflowing
 			m.Output(name, r)
 		}
 	}
@@ -425,7 +425,7 @@ func Build(c Config, rm *ir.Module) *ir.Module {
 	gap := m.Ne(m.And(outKeep, m.Add(outKeep, m.Const(64, 1))), m.Const(64, 0))
 	partial := m.And(m.Not(outLast), m.Not(m.RedAnd(outKeep)))
 	count2 := m.Reg("out_malformed_count", 32, 0)
-	m.SetNext(count2, m.Add(count2, m.Const(32, 1)))
+	m.SetNext(count2, m.SatAddU(count2, m.Const(32, 1)))
 	m.SetEnable(count2, m.And(in, m.Or(gap, partial)))
 	m.Output("out_malformed", count2)
 	bufQ := axis.FIFO(m, "buffer", buf, BufferBeats)

@@ -360,6 +360,7 @@ module onic_pcie_manager (
     wire m_cpl_done; // manager.go:962
     wire m_cpl_slice_m_ready; // axis.go:340
     wire count_fire; // manager.go:999
+    wire [31:0] _count_ok_not; // manager.go:1003
     wire _s_axil_arready_not; // manager.go:1185
     wire read_accept; // manager.go:1185
     wire [31:0] _read_data_or_7; // manager.go:1208
@@ -568,6 +569,7 @@ module onic_pcie_manager (
     assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
     assign count_fire = adv & (s4_valid & s4_sop);
+    assign _count_ok_not = ~32'h0;
     assign _s_axil_arready_not = ~axil_rvalid;
     assign read_accept = s_axil_arvalid & _s_axil_arready_not;
     assign _read_data_or_7 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
@@ -576,7 +578,7 @@ module onic_pcie_manager (
     assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
     assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
     assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0) | ((s_axil_araddr[11:2] == 10'h4b) ? count_malformed : 32'h0)) | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled : 32'h0);
-    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10003 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10004 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
     assign read_data = (_read_data_or | (_read_data_or_5 | _read_data_or_4)) | (_read_data_or_3 | _read_data_or_2);
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _window_enables_concat[63:1], windows_index, access_found, access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
@@ -1390,7 +1392,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_ok <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_OK)) begin
-            count_ok <= count_ok + 32'h1;
+            count_ok <= ((~count_ok) < 32'h1) ? _count_ok_not : (count_ok + 32'h1);
         end
     end
 
@@ -1398,7 +1400,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_not_for_us <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NOT_FOR_US)) begin
-            count_not_for_us <= count_not_for_us + 32'h1;
+            count_not_for_us <= ((~count_not_for_us) < 32'h1) ? _count_ok_not : (count_not_for_us + 32'h1);
         end
     end
 
@@ -1406,7 +1408,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_window_miss <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_WINDOW_MISS)) begin
-            count_window_miss <= count_window_miss + 32'h1;
+            count_window_miss <= ((~count_window_miss) < 32'h1) ? _count_ok_not : (count_window_miss + 32'h1);
         end
     end
 
@@ -1414,7 +1416,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_mapping_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MAPPING_DISABLED)) begin
-            count_mapping_disabled <= count_mapping_disabled + 32'h1;
+            count_mapping_disabled <= ((~count_mapping_disabled) < 32'h1) ? _count_ok_not : (count_mapping_disabled + 32'h1);
         end
     end
 
@@ -1422,7 +1424,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_port_down <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_PORT_DOWN)) begin
-            count_port_down <= count_port_down + 32'h1;
+            count_port_down <= ((~count_port_down) < 32'h1) ? _count_ok_not : (count_port_down + 32'h1);
         end
     end
 
@@ -1430,7 +1432,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_DENIED)) begin
-            count_denied <= count_denied + 32'h1;
+            count_denied <= ((~count_denied) < 32'h1) ? _count_ok_not : (count_denied + 32'h1);
         end
     end
 
@@ -1438,7 +1440,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_no_proxy_id <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NO_PROXY_ID)) begin
-            count_no_proxy_id <= count_no_proxy_id + 32'h1;
+            count_no_proxy_id <= ((~count_no_proxy_id) < 32'h1) ? _count_ok_not : (count_no_proxy_id + 32'h1);
         end
     end
 
@@ -1446,7 +1448,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_unexpected_completion <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNEXPECTED_COMPLETION)) begin
-            count_unexpected_completion <= count_unexpected_completion + 32'h1;
+            count_unexpected_completion <= ((~count_unexpected_completion) < 32'h1) ? _count_ok_not : (count_unexpected_completion + 32'h1);
         end
     end
 
@@ -1454,7 +1456,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_unsupported <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNSUPPORTED)) begin
-            count_unsupported <= count_unsupported + 32'h1;
+            count_unsupported <= ((~count_unsupported) < 32'h1) ? _count_ok_not : (count_unsupported + 32'h1);
         end
     end
 
@@ -1462,7 +1464,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_relay_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_RELAY_DENIED)) begin
-            count_relay_denied <= count_relay_denied + 32'h1;
+            count_relay_denied <= ((~count_relay_denied) < 32'h1) ? _count_ok_not : (count_relay_denied + 32'h1);
         end
     end
 
@@ -1470,7 +1472,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_msix_address <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
-            count_msix_address <= count_msix_address + 32'h1;
+            count_msix_address <= ((~count_msix_address) < 32'h1) ? _count_ok_not : (count_msix_address + 32'h1);
         end
     end
 
@@ -1478,7 +1480,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_malformed <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MALFORMED)) begin
-            count_malformed <= count_malformed + 32'h1;
+            count_malformed <= ((~count_malformed) < 32'h1) ? _count_ok_not : (count_malformed + 32'h1);
         end
     end
 
@@ -1486,7 +1488,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_bus_master_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_BUS_MASTER_DISABLED)) begin
-            count_bus_master_disabled <= count_bus_master_disabled + 32'h1;
+            count_bus_master_disabled <= ((~count_bus_master_disabled) < 32'h1) ? _count_ok_not : (count_bus_master_disabled + 32'h1);
         end
     end
 

@@ -25,35 +25,35 @@
 #define ONIC_PCIE_MANAGER_LUT_CTRL 0x02Cu
 /* LUT_COMMIT, WO: any write stores LUT_ADDR_HI/LO and LUT_CTRL into entry LUT_INDEX (an index past the table writes nothing); TLPs see it two cycles later */
 #define ONIC_PCIE_MANAGER_LUT_COMMIT 0x030u
-/* COUNT_OK, RO: TLPs whose outcome had reason "ok" (wraps at 2^32) */
+/* COUNT_OK, RO: TLPs from the host whose outcome had reason "ok" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_OK 0x100u
-/* COUNT_NOT_FOR_US, RO: TLPs whose outcome had reason "not-for-us" (wraps at 2^32) */
+/* COUNT_NOT_FOR_US, RO: TLPs from the host whose outcome had reason "not-for-us" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_NOT_FOR_US 0x104u
-/* COUNT_WINDOW_MISS, RO: TLPs whose outcome had reason "window-miss" (wraps at 2^32) */
+/* COUNT_WINDOW_MISS, RO: TLPs from the host whose outcome had reason "window-miss" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_WINDOW_MISS 0x108u
-/* COUNT_MAPPING_DISABLED, RO: TLPs whose outcome had reason "mapping-disabled" (wraps at 2^32) */
+/* COUNT_MAPPING_DISABLED, RO: TLPs from the host whose outcome had reason "mapping-disabled" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_MAPPING_DISABLED 0x10Cu
-/* COUNT_PORT_DOWN, RO: TLPs whose outcome had reason "port-down" (wraps at 2^32) */
+/* COUNT_PORT_DOWN, RO: TLPs from the host whose outcome had reason "port-down" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_PORT_DOWN 0x110u
-/* COUNT_DENIED, RO: TLPs whose outcome had reason "denied" (wraps at 2^32) */
+/* COUNT_DENIED, RO: TLPs from the host whose outcome had reason "denied" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_DENIED 0x114u
-/* COUNT_NO_PROXY_ID, RO: TLPs whose outcome had reason "no-proxy-id" (wraps at 2^32) */
+/* COUNT_NO_PROXY_ID, RO: TLPs from the host whose outcome had reason "no-proxy-id" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_NO_PROXY_ID 0x118u
-/* COUNT_UNEXPECTED_COMPLETION, RO: TLPs whose outcome had reason "unexpected-completion" (wraps at 2^32) */
+/* COUNT_UNEXPECTED_COMPLETION, RO: TLPs from the host whose outcome had reason "unexpected-completion" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_UNEXPECTED_COMPLETION 0x11Cu
-/* COUNT_UNSUPPORTED, RO: TLPs whose outcome had reason "unsupported" (wraps at 2^32) */
+/* COUNT_UNSUPPORTED, RO: TLPs from the host whose outcome had reason "unsupported" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_UNSUPPORTED 0x120u
-/* COUNT_RELAY_DENIED, RO: TLPs whose outcome had reason "relay-denied" (wraps at 2^32) */
+/* COUNT_RELAY_DENIED, RO: TLPs from the host whose outcome had reason "relay-denied" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_RELAY_DENIED 0x124u
-/* COUNT_MSIX_ADDRESS, RO: TLPs whose outcome had reason "msix-address" (wraps at 2^32) */
+/* COUNT_MSIX_ADDRESS, RO: TLPs from the host whose outcome had reason "msix-address" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_MSIX_ADDRESS 0x128u
-/* COUNT_MALFORMED, RO: TLPs whose outcome had reason "malformed" (wraps at 2^32) */
+/* COUNT_MALFORMED, RO: TLPs from the host whose outcome had reason "malformed" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_MALFORMED 0x12Cu
-/* COUNT_BUS_MASTER_DISABLED, RO: TLPs whose outcome had reason "bus-master-disabled" (wraps at 2^32) */
+/* COUNT_BUS_MASTER_DISABLED, RO: TLPs from the host whose outcome had reason "bus-master-disabled" (saturates at 2^32-1) */
 #define ONIC_PCIE_MANAGER_COUNT_BUS_MASTER_DISABLED 0x130u
 
 #define ONIC_PCIE_MANAGER_ID_VALUE 0x4F4E4943u
-#define ONIC_PCIE_MANAGER_VERSION_VALUE 0x00010003u
+#define ONIC_PCIE_MANAGER_VERSION_VALUE 0x00010004u
 #define ONIC_PCIE_MANAGER_COUNTERS 13u
 
 /* LUT_CTRL fields. */
