@@ -85,8 +85,10 @@ SOAK_HDL   ?= 10
 ## the offload scenario's whole first task through a kernel slot, replayed.
 SOAK_CARD_REQUESTS ?= 2000
 SOAK_INGRESS_TLPS ?= 30000
-## And a link layer against a hostile partner (SOAK_HOSTILE fault sequences).
+## And a link layer against a hostile partner (SOAK_HOSTILE fault sequences),
+## and two whole cards whose link and fibre misbehave (SOAK_HOSTILE_CARDS).
 SOAK_HOSTILE ?= 20000
+SOAK_HOSTILE_CARDS ?= 10000
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
@@ -102,6 +104,8 @@ soak: deps
 	  -gosrc-modules 120 | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestHostilePartner' ./hdlgen/internal/optlink -v \
 	  -hostile-sequences $(SOAK_HOSTILE) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestHostileCards' ./hdlgen/internal/card -v \
+	  -hostile-card-sequences $(SOAK_HOSTILE_CARDS) | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

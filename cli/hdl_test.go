@@ -349,3 +349,36 @@ func TestHDLGenStale(t *testing.T) {
 		t.Errorf("gen --clean: exit %d, %q, %v", code, errs, err)
 	}
 }
+
+// TestHDLGenLinkTimeouts: the optical links' timeouts are durations with
+// their unit, whole cycles of the 250 MHz user clock in the link's 16-bit
+// timers; what is given reaches the generated link layer, anything else
+// is refused with a one-line error.
+func TestHDLGenLinkTimeouts(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := onic(t, "", "hdl", "gen", "--out", dir, "--link-credit-timeout", "10us", "--link-lost-timeout", "2.048us"); code != 0 {
+		t.Fatalf("gen: exit %d %s", code, errs)
+	}
+	v, err := os.ReadFile(filepath.Join(dir, "onic_optlink.v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"credit_wait == 16'h9c4"} { // 2500 cycles
+		if !strings.Contains(string(v), want) {
+			t.Errorf("onic_optlink.v has no %q", want)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--link-credit-timeout 10", `--link-credit-timeout "10": give a duration with its unit`},
+		{"--link-credit-timeout 300us", "from 4ns to 262.14µs"},
+		{"--link-replay-timeout 10.001us", "whole number of 4ns cycles"},
+		{"--link-lost-timeout -1us", "--link-lost-timeout -1us: must be"},
+		{"--link-replay-timeout 8ns", "replay_cycles 2 must exceed ack_cycles"},
+		{"--manager-only --link-lost-timeout 1us", "has no optical links"},
+	} {
+		args := append([]string{"hdl", "gen", "--out", t.TempDir()}, strings.Fields(c.args)...)
+		if code, _, errs := onic(t, "", args...); code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%s: exit %d %q, want %q on one line", c.args, code, errs, c.want)
+		}
+	}
+}

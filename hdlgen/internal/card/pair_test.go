@@ -43,7 +43,11 @@ type pair struct {
 	// so that every replay damages the same frame, which no real error
 	// process does.
 	flipData, dataWords, nextFlip int
-	r                             *rand.Rand
+	// lie, if not nil, may change each word on the first fibre's way
+	// from its b end to its a end (card 1 to card 0 for newPair) after
+	// the flips: a link partner that lies (TestHostileCards).
+	lie func(w *word)
+	r   *rand.Rand
 	// rec records card 0's first recLimit cycles for a replay in the
 	// HDL simulators (newNetRecorded).
 	rec      *replay.Recorder
@@ -272,6 +276,9 @@ func (p *pair) cycle() {
 			if wd.valid && p.ber > 0 && p.r.Float64() < p.ber || flipNow {
 				wd.data[p.r.IntN(8)] ^= 1 << p.r.IntN(64)
 				p.flips++
+			}
+			if p.lie != nil && i == 0 && w == 1 {
+				p.lie(&wd)
 			}
 			l.wires[w] = append(l.wires[w][1:], wd)
 		}
