@@ -174,6 +174,51 @@ func (c *Client) ConfigWrite(seg int, id tlp.ID, reg, size int, v uint32) (tlp.S
 	return tlp.Status(r.Status), err
 }
 
+// BAR returns the address enumeration gave BAR n (0 to 5) of function
+// id in segment seg, from its configuration space as a driver finds it
+// (PCIe Base, Base Address Registers: a 64-bit memory BAR takes the next
+// register for its upper half). It fails for an absent function, an I/O
+// BAR, the upper half of a 64-bit BAR, or a BAR that was not assigned.
+func (c *Client) BAR(seg int, id tlp.ID, n int) (uint64, error) {
+	if n < 0 || n > 5 {
+		return 0, fmt.Errorf("BAR %d: a function has BARs 0 to 5", n)
+	}
+	reg := func(i int) (uint32, error) {
+		v, st, err := c.ConfigRead(seg, id, 0x10+4*i, 4)
+		if err == nil && st != tlp.StatusSC {
+			err = fmt.Errorf("%s: configuration read of BAR %d: %v (no such function)", id, i, st)
+		}
+		return v, err
+	}
+	lo, err := reg(n)
+	if err != nil {
+		return 0, err
+	}
+	if lo&1 != 0 {
+		return 0, fmt.Errorf("%s: BAR %d is an I/O BAR", id, n)
+	}
+	if n > 0 {
+		if prev, err := reg(n - 1); err == nil && prev&1 == 0 && prev>>1&3 == 2 {
+			return 0, fmt.Errorf("%s: BAR %d is the upper half of 64-bit BAR %d", id, n, n-1)
+		}
+	}
+	addr := uint64(lo &^ 0xF)
+	if lo>>1&3 == 2 { // 64-bit
+		if n == 5 {
+			return 0, fmt.Errorf("%s: BAR 5 says it is 64-bit, with no register after it", id)
+		}
+		hi, err := reg(n + 1)
+		if err != nil {
+			return 0, err
+		}
+		addr |= uint64(hi) << 32
+	}
+	if addr == 0 {
+		return 0, fmt.Errorf("%s: BAR %d is not assigned", id, n)
+	}
+	return addr, nil
+}
+
 // Read reads n bytes of device memory at addr and waits for them: the
 // data (all-ones unless the status is successful) and the status.
 func (c *Client) Read(addr uint64, n int) ([]byte, tlp.Status, error) {

@@ -105,9 +105,11 @@ func findONIC(t *testing.T, c *Client) (tlp.ID, uint64, uint64) {
 				continue
 			}
 			bar := func(i int) uint64 {
-				lo, _, _ := c.ConfigRead(0, id, 0x10+4*i, 4)
-				hi, _, _ := c.ConfigRead(0, id, 0x14+4*i, 4)
-				return uint64(hi)<<32 | uint64(lo&^0xF)
+				a, err := c.BAR(0, id, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a
 			}
 			return id, bar(0), bar(2)
 		}
@@ -394,5 +396,35 @@ func TestLockStepStall(t *testing.T) {
 	stop()
 	if st := srv.Stats(); st.Stalls != 1 {
 		t.Errorf("stats: %+v, want 1 stall", st)
+	}
+}
+
+// TestBAR: Client.BAR finds the O-NIC's 64-bit BARs where enumeration put
+// them, and refuses an upper half, a BAR past 5 and an absent function.
+func TestBAR(t *testing.T) {
+	socket, stop := serve(t, Options{})
+	defer stop()
+	c := dial(t, socket, "A", 1<<20)
+	defer c.Close()
+	id, bar0, bar2 := findONIC(t, c)
+	for _, n := range []int{0, 2, 4} {
+		lo, _, _ := c.ConfigRead(0, id, 0x10+4*n, 4)
+		hi, _, _ := c.ConfigRead(0, id, 0x14+4*n, 4)
+		want := uint64(hi)<<32 | uint64(lo&^0xF)
+		if got, err := c.BAR(0, id, n); err != nil || got != want || want == 0 {
+			t.Errorf("BAR %d: %#x %v, the registers say %#x", n, got, err, want)
+		}
+	}
+	if bar0 == bar2 {
+		t.Errorf("BAR 0 and BAR 2 both at %#x", bar0)
+	}
+	for _, c2 := range []struct {
+		id   tlp.ID
+		n    int
+		want string
+	}{{id, 1, "upper half of 64-bit BAR 0"}, {id, 6, "BARs 0 to 5"}, {tlp.NewID(0x42, 0, 0), 0, "no such function"}} {
+		if _, err := c.BAR(0, c2.id, c2.n); err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("BAR %d of %s: %v, want %q", c2.n, c2.id, err, c2.want)
+		}
 	}
 }
