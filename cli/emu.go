@@ -163,6 +163,24 @@ func newEmuScenariosCmd(v *viper.Viper) *cobra.Command {
 		Short: "List the built-in scenarios",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if name := v.GetString("emu.scenarios.yaml"); name != "" {
+				var desc string
+				for _, s := range scenario.Scenarios() {
+					if s.Name == name {
+						desc = s.Description
+					}
+				}
+				c, err := scenario.Lookup(name)
+				if err != nil {
+					return fmt.Errorf("--yaml: %v", err)
+				}
+				y, err := scenario.YAML(c)
+				if err != nil {
+					return fmt.Errorf("--yaml %s: %v", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "# The built-in scenario %s (onic emu scenarios --yaml %s), written out:\n# %s\n# Fields left out take their defaults (docs/emu.md).\n%s", name, name, desc, y)
+				return nil
+			}
 			if v.GetBool("emu.scenarios.json") {
 				type row struct {
 					Name        string `json:"name"`
@@ -181,6 +199,7 @@ func newEmuScenariosCmd(v *viper.Viper) *cobra.Command {
 		},
 	}
 	c.Flags().Bool("json", false, "print the scenarios as JSON")
+	c.Flags().String("yaml", "", "print the built-in scenario NAME as a scenario file to copy and edit (--scenario-file takes it)")
 	bindFlags(v, c, "emu.scenarios")
 	return c
 }

@@ -204,3 +204,38 @@ func TestLinkbenchSweep(t *testing.T) {
 		t.Errorf("--plot: %v %.200q", err, b)
 	}
 }
+
+// TestScenariosYAML: `emu scenarios --yaml NAME` writes a built-in
+// scenario as a file that `emu run --scenario-file` runs to the same
+// report as `--scenario NAME`; an unknown name is refused.
+func TestScenariosYAML(t *testing.T) {
+	for _, name := range []string{"phased", "pipeline", "allreduce"} {
+		code, y, errs := onic(t, "", "emu", "scenarios", "--yaml", name)
+		if code != 0 || !strings.HasPrefix(y, "# The built-in scenario "+name) {
+			t.Fatalf("--yaml %s: exit %d %s", name, code, errs)
+		}
+		file := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(file, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		report := func(args ...string) string {
+			code, out, errs := onic(t, "", append([]string{"emu", "run"}, args...)...)
+			if code != 0 {
+				t.Fatalf("emu run %v: exit %d %s", args, code, errs)
+			}
+			var keep []string
+			for _, l := range strings.Split(out, "\n") {
+				if !strings.HasPrefix(l, "speed:") {
+					keep = append(keep, l)
+				}
+			}
+			return strings.Join(keep, "\n")
+		}
+		if a, b := report("--scenario", name), report("--scenario-file", file); a != b {
+			t.Errorf("%s: the written file runs to another report:\n%s\n---\n%s", name, a, b)
+		}
+	}
+	if code, _, errs := onic(t, "", "emu", "scenarios", "--yaml", "nope"); code != 1 || !strings.Contains(errs, `no scenario "nope"`) {
+		t.Errorf("--yaml nope: exit %d %q", code, errs)
+	}
+}
