@@ -1,6 +1,11 @@
 package bundle_test
 
 import (
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -468,5 +473,61 @@ func lintTop(t *testing.T, dir string, vs []string) {
 	}
 	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", filepath.Join(dir, "a.out")}, vs...)...).CombinedOutput(); err != nil || len(out) != 0 {
 		t.Errorf("iverilog: %v\n%s", err, out)
+	}
+}
+
+// TestGoRegisters: the Go register map written beside the C header
+// type-checks as a package of its own, and its constants are the
+// register map's: the manager's offsets (pcie/manager.RegisterMap), the
+// ID and VERSION values, and, for the card, each counter's offset in the
+// register BAR in card order.
+func TestGoRegisters(t *testing.T) {
+	d := design(t, scenario.TwoParty().ONICs[0].Manager)
+	fs, err := bundle.Files(d, bundle.Options{Part: firmware.DefaultPart, PCIe4: true, Function: onicFunction(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src []byte
+	for _, f := range fs {
+		if f.Name == "onic_pcie_manager_regs.go" {
+			src = f.Data
+		}
+	}
+	if src == nil {
+		t.Fatal("no onic_pcie_manager_regs.go")
+	}
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "onic_pcie_manager_regs.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := (&types.Config{}).Check(bundle.RegsPackage, fset, []*ast.File{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := func(name string) int64 {
+		o, ok := pkg.Scope().Lookup(name).(*types.Const)
+		if !ok {
+			t.Fatalf("no constant %s", name)
+		}
+		v, _ := constant.Int64Val(o.Val())
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		want int64
+	}{
+		{"ID", pmgr.RegID}, {"Version", pmgr.RegVersion}, {"LUTCommit", pmgr.RegLUTCommit},
+		{"CountOK", pmgr.RegCount0 + 4*int64(pmgr.OK)}, {"CountBusMasterDisabled", pmgr.RegCount0 + 4*int64(pmgr.BusMasterDisabled)},
+		{"IDValue", pmgr.IDValue}, {"VersionValue", pmgr.VersionValue},
+		{"CardPortInCountOKTotal", pcie.ONICCountersOffset}, {"CardPortInCountDeniedTotal", pcie.ONICCountersOffset + 4*int64(pmgr.Denied)},
+		{"CardPortACRCErrors", -1}, {"CardCounters", 49}, // -1: somewhere in the counter region
+	} {
+		if got := val(c.name); c.want >= 0 && got != c.want || c.want < 0 && (got < pcie.ONICCountersOffset || got >= pcie.ONICCountersEnd) {
+			t.Errorf("%s = %#x, want %#x", c.name, got, c.want)
+		}
+	}
+	if n := len(pkg.Scope().Names()); n < 60 {
+		t.Errorf("only %d constants", n)
 	}
 }
