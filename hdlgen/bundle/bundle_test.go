@@ -279,6 +279,22 @@ func TestPCIe4Bundle(t *testing.T) {
 	if !strings.Contains(string(md), "| 0xD000 | port_in_count_ok_total |") || !strings.Contains(string(md), "| port_b_naks |") {
 		t.Errorf("registers.md does not list the card's counters:\n%s", md)
 	}
+	// The README and the XDC describe the card, not the manager alone.
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# onic_top\n", "`user_clk` (250 MHz", "`port_<x>_tx_clk`", "`pcie_tfc_nph_av`", "## In Vivado", "- `port_a_crc_errors`"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("the card's README has no %q", want)
+		}
+	}
+	if strings.Contains(string(readme), "one clock (clk)") {
+		t.Error("the card's README describes the manager's one clock")
+	}
+	if x, err := os.ReadFile(filepath.Join(dir, "onic_top.xdc")); err != nil || !strings.HasPrefix(string(x), "# Constraints template for onic_top,") {
+		t.Errorf("onic_top.xdc names another top: %v %.80s", err, x)
+	}
 	tcl, err := os.ReadFile(filepath.Join(dir, "build.tcl"))
 	if err != nil || !strings.Contains(string(tcl), "synth_design -top onic_top ") {
 		t.Errorf("build.tcl does not build the top: %v\n%s", err, tcl)
