@@ -13,7 +13,7 @@ TOOLS := iverilog:iverilog verilator:verilator yosys:yosys lspci:pciutils tshark
 # (emu/hostif/c) builds against.
 HEADERS := /usr/include/msgpack.h:libmsgpack-dev
 
-.PHONY: all run test bench fuzz soak lint deps deps-go deps-tools build clean
+.PHONY: all run test check bench fuzz soak lint deps deps-go deps-tools build clean
 
 all: build
 
@@ -51,6 +51,16 @@ run: build
 ## test: every test (unit, property, fuzz seeds, CLI, external tools) plus lint.
 test: deps lint
 	$(GO) test -count=1 -timeout 20m ./...
+
+## check: the quick loop while editing (about a minute on 2 cores): gofmt, go
+## vet, and every test with -short, which leaves the long ones (external-tool
+## runs, whole-card simulations, the docs' journeys; tools.Long) to make test.
+## make test runs everything; CI runs make test.
+check: deps-go
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -short -count=1 ./...
 
 ## bench: every benchmark, with allocation counts; the simulator's against
 ## Verilator (docs/hdl.md, "Speed against Verilator") need the tools.

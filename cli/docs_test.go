@@ -24,6 +24,7 @@ import (
 // listens, then gets SIGINT and must exit 0, unless it ends with & (the
 // block then stops it itself).
 func TestDocsCommands(t *testing.T) {
+	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
 	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys", "gcc", "tshark"} {
 		tools.Require(t, tool)

@@ -16,6 +16,7 @@ import (
 // TestFirmwareCLI: keygen, build, sign, verify, inspect, pack, diff and
 // costs from the command line, and the one-line refusals on bad files.
 func TestFirmwareCLI(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "yosys")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()

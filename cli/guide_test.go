@@ -20,6 +20,7 @@ import (
 // "// Lane builds" on, as the guide says; a ```yaml FILE block is saved
 // as FILE. Offline: GOPROXY=off.
 func TestKernelGuide(t *testing.T) {
+	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
 	for _, tool := range []string{"go", "bash", "iverilog", "verilator", "yosys"} {
 		tools.Require(t, tool)

@@ -18,6 +18,7 @@ import (
 // report puts the 512 x 64 FIFO in one block RAM; Verilog with a lint
 // warning makes check exit 1; a directory without Verilog is an error.
 func TestHDLDemoAndCheck(t *testing.T) {
+	tools.Long(t)
 	for _, name := range []string{"verilator", "iverilog", "yosys"} {
 		tools.Require(t, name)
 	}
@@ -58,6 +59,7 @@ func TestHDLDemoAndCheck(t *testing.T) {
 // 'onic hdl check' (Verilator, Icarus, Yosys) with a resource report; bad
 // flags are one-line errors.
 func TestHDLGen(t *testing.T) {
+	tools.Long(t)
 	for _, name := range []string{"verilator", "iverilog", "yosys"} {
 		tools.Require(t, name)
 	}
@@ -165,6 +167,7 @@ func TestHDLGen(t *testing.T) {
 // same files; a manager narrower than the adapters' 512-bit interface is
 // refused.
 func TestHDLGenCard(t *testing.T) {
+	tools.Long(t)
 	for _, name := range []string{"verilator", "iverilog"} {
 		tools.Require(t, name)
 	}
@@ -270,6 +273,7 @@ func TestHDLGenCard(t *testing.T) {
 // build whose kernel is not cached says it is synthesising; piped, both
 // stay quiet.
 func TestProgressOnATerminal(t *testing.T) {
+	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
 	script := tools.Require(t, "script")
 	tools.Require(t, "yosys")

@@ -17,6 +17,7 @@ import (
 // passes — all as written, unmodified. Bad names, a built-in's name and
 // existing files are refused.
 func TestKernelNew(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "go")
 	tools.Require(t, "iverilog")
 	root, err := filepath.Abs("..")
@@ -95,6 +96,7 @@ func TestKernelNew(t *testing.T) {
 // caught by both. Offline (GOPROXY=off): the module builds from what
 // onic's checkout already has.
 func TestKernelNewModule(t *testing.T) {
+	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
 	tools.Require(t, "go")
 	tools.Require(t, "iverilog")

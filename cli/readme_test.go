@@ -18,6 +18,7 @@ import (
 // the checkout (bin/onic, built as make does, and the emu/ and firmware/
 // files), and checks each journey printed what it says it does.
 func TestReadme(t *testing.T) {
+	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
 	for _, tool := range []string{"go", "bash", "lspci", "iverilog", "verilator", "yosys"} {
 		tools.Require(t, tool)

@@ -33,15 +33,13 @@ func TestGoDriverDoc(t *testing.T) {
 	if j := strings.Index(sec[1:], "\n## "); j >= 0 {
 		sec = sec[:j+1]
 	}
-	blocks := regexp.MustCompile("(?ms)^```(sh|go main.go|)\n(.*?)^```").FindAllStringSubmatch(sec, -1)
+	blocks := regexp.MustCompile("(?ms)^```(sh go-driver|go main.go|)\n(.*?)^```").FindAllStringSubmatch(sec, -1)
 	var sh []string
 	var mainGo, sample string
 	for _, b := range blocks {
 		switch b[1] {
-		case "sh":
-			if mainGo == "" || sample == "" { // the driver's, not the C section's after it
-				sh = append(sh, b[2])
-			}
+		case "sh go-driver":
+			sh = append(sh, b[2])
 		case "go main.go":
 			mainGo = b[2]
 		case "":

@@ -78,3 +78,13 @@ func RequireFile(t testing.TB, path, pkg string) {
 	}
 	t.Skip(msg)
 }
+
+// Long skips a test that takes more than a few seconds when the tests run
+// with -short: `make check`, the quick loop while editing. `make test`
+// (and CI) run without -short, so nothing is skipped there.
+func Long(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("takes long: make test runs it, make check (-short) does not")
+	}
+}
