@@ -58,9 +58,16 @@ func TestKernelNew(t *testing.T) {
 	if out := run("run", "./cmd/onic", "kernel", "new", "abs-diff", "--inputs", "2"); !strings.Contains(out, filepath.Join(cp, "kernels", "abs_diff.go")) {
 		t.Fatalf("new: %q", out)
 	}
-	cmd := exec.Command("go", "run", "./cmd/onic", "kernel", "new", "abs-diff")
-	cmd.Dir = cp
-	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), `kernel name "abs-diff": a built-in kernel has it`) {
+	// The onic with the new kernel in it, built once for what follows.
+	bin := filepath.Join(t.TempDir(), "onic")
+	run("build", "-o", bin, "./cmd/onic")
+	withKernel := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = cp
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if b, err := withKernel("kernel", "new", "abs-diff"); err == nil || !strings.Contains(b, `kernel name "abs-diff": a built-in kernel has it`) {
 		t.Errorf("new over an existing kernel: %v %s", err, b)
 	}
 	for _, c := range []struct {
@@ -77,12 +84,12 @@ func TestKernelNew(t *testing.T) {
 			t.Errorf("new %v: exit %d %q, want %q", c.args, code, errs, c.want)
 		}
 	}
-	if out := run("run", "./cmd/onic", "kernel", "list"); !strings.Contains(out, "abs-diff") {
-		t.Fatalf("list after new:\n%s", out)
+	if out, err := withKernel("kernel", "list"); err != nil || !strings.Contains(out, "abs-diff") {
+		t.Fatalf("list after new: %v\n%s", err, out)
 	}
-	out := run("run", "./cmd/onic", "kernel", "test", "abs-diff", "--rtl", "icarus")
-	if !strings.Contains(out, "abs-diff") || strings.Contains(out, "FAIL") {
-		t.Fatalf("kernel test:\n%s", out)
+	out, err := withKernel("kernel", "test", "abs-diff", "--rtl", "icarus")
+	if err != nil || !strings.Contains(out, "abs-diff") || strings.Contains(out, "FAIL") {
+		t.Fatalf("kernel test: %v\n%s", err, out)
 	}
 	run("test", "-count=1", "-run", "TestAbsDiff$", "./kernels")
 }

@@ -26,9 +26,12 @@ var (
 	buildErr  error
 )
 
-// testImage builds testdata/onic-a.yaml (once) and returns a copy.
+// testImage builds testdata/onic-a.yaml (once) and returns a copy. The
+// first build synthesises with Yosys (half a minute): a test that needs
+// it is a long one.
 func testImage(t testing.TB) *firmware.Image {
 	t.Helper()
+	tools.Long(t)
 	tools.Require(t, "yosys")
 	cacheOnce.Do(func() {
 		cacheDir, buildErr = os.MkdirTemp("", "onic-fw-cache")
@@ -114,6 +117,7 @@ func TestLoadSpecErrors(t *testing.T) {
 // TestBuild: the image is the same bytes every time, parses back to the
 // same manifest, spec and payloads, and its sizes follow the part.
 func TestBuild(t *testing.T) {
+	tools.Long(t)
 	im := testImage(t)
 	s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")
 	if err != nil {
@@ -229,6 +233,7 @@ func TestBuildRefuses(t *testing.T) {
 // TestParseRefuses: truncated, extended, corrupted and re-labelled images
 // are refused with the right error, never a panic.
 func TestParseRefuses(t *testing.T) {
+	tools.Long(t)
 	im := testImage(t)
 	b := marshal(t, im)
 	for n := 0; n < len(b); n += 1 + n/64 {

@@ -11,6 +11,7 @@ import (
 
 	"onic/firmware"
 	"onic/firmware/build"
+	"onic/testbenches/tools"
 )
 
 // memBackend is a board that remembers what was loaded: the state the
@@ -78,6 +79,7 @@ func variant(t *testing.T, edit func(*firmware.Spec)) *firmware.Image {
 // exactly as it was; the loads that should go through do, at the cost
 // model's price.
 func TestLoaderRefuses(t *testing.T) {
+	tools.Long(t)
 	opsPub, ops := key(2)
 	alicePub, alice := key(3)
 	_, mallory := key(4)
@@ -218,6 +220,7 @@ func TestLoaderRefuses(t *testing.T) {
 // loads into an O-NIC running 1.0.1. A change to the hardware (a window's
 // size) does change it.
 func TestVersionBumpKeepsStatic(t *testing.T) {
+	tools.Long(t)
 	opsPub, ops := key(2)
 	var trust firmware.Trust
 	trust.Add("ops", firmware.OperatorRole, opsPub)

@@ -38,6 +38,7 @@ func TestGoldenVerilog(t *testing.T) {
 // synth_xilinx. crc32c-append takes about 47 s there on its own, too long
 // for make test, and is not run here.
 func TestGoldenSynth(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "yosys")
 	for _, name := range []string{"sum-int16-sat", "histogram"} {
 		k, err := Lookup(name)

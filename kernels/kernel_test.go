@@ -250,6 +250,7 @@ func TestErrorsOnce(t *testing.T) {
 // shows the same ready, valid and output beats on every cycle; two
 // kernels (a two-input and a converting one) also go through Verilator.
 func TestRTLReplay(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "iverilog")
 	tools.Require(t, "vvp")
 	tools.Require(t, "verilator")

@@ -92,6 +92,7 @@ func TestTaskShell(t *testing.T) {
 // interrupts) for a two-input kernel, one that grows its packets and one
 // with registers of its own.
 func TestTaskShellRTL(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "verilator")
 	for _, name := range []string{"sum-int32", "crc32c-append", "histogram"} {
 		k := mustLookup(t, name)

@@ -62,6 +62,7 @@ func TestPage(t *testing.T) {
 // plotted lines, and the screenshot is not blank: it shows the chart
 // colours of both flows.
 func TestPageInBrowser(t *testing.T) {
+	tools.Long(t)
 	chromium := tools.Require(t, "chromium")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "run.html")

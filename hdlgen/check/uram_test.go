@@ -12,6 +12,7 @@ import (
 // 7-series mapping, which has no UltraRAM, and UltraRAM with
 // Options.UltraRAM (UltraScale+), as the O-NIC's part would hold it.
 func TestUltraRAM(t *testing.T) {
+	tools.Long(t)
 	tools.Require(t, "yosys")
 	dir := t.TempDir()
 	src := "`default_nettype none\n" +

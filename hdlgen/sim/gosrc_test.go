@@ -15,6 +15,7 @@ import (
 
 	"onic/hdlgen/ir"
 	"onic/testbenches/golden"
+	"onic/testbenches/tools"
 )
 
 //go:generate go test -tags onic_regen -run TestStep50Source|TestRegLoopsSource -update .
@@ -94,6 +95,7 @@ var gosrcModules = flag.Int("gosrc-modules", 30, "random modules TestGoSourceRan
 // builds it with the go command and requires every output of every cycle
 // to equal the interpreter's.
 func TestGoSourceRandom(t *testing.T) {
+	tools.Long(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to build generated code: %v", err)

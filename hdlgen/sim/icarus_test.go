@@ -21,6 +21,7 @@ import (
 // event simulator), random inputs, resets in the first cycle and arst at
 // random. This holds the emitter's meaning to the simulator's.
 func TestIcarusAgainstSim(t *testing.T) {
+	tools.Long(t)
 	iverilog := tools.Require(t, "iverilog")
 	vvp := tools.Require(t, "vvp")
 	dir := t.TempDir()

@@ -83,6 +83,7 @@ func printModule(seed uint64) *ir.Module {
 // Verilog that Icarus runs cycle for cycle as the simulator runs the IR,
 // with tables printed as case statements and named values declared.
 func TestIcarusPrinting(t *testing.T) {
+	tools.Long(t)
 	iverilog := tools.Require(t, "iverilog")
 	vvp := tools.Require(t, "vvp")
 	verilator := tools.Require(t, "verilator")

@@ -87,6 +87,7 @@ func TestDesignGolden(t *testing.T) {
 // TestDesignTools: Verilator -Wall, Icarus -Wall and Yosys synth_xilinx
 // take the hierarchy without a message, and Icarus counts as expected.
 func TestDesignTools(t *testing.T) {
+	tools.Long(t)
 	verilator := tools.Require(t, "verilator")
 	iverilog := tools.Require(t, "iverilog")
 	vvp := tools.Require(t, "vvp")

@@ -130,6 +130,7 @@ func TestVerilatorLint(t *testing.T) {
 
 // TestYosys: every module synthesises for Xilinx 7-series.
 func TestYosys(t *testing.T) {
+	tools.Long(t)
 	yosys := tools.Require(t, "yosys")
 	for _, p := range write(t, t.TempDir()) {
 		top := strings.TrimSuffix(filepath.Base(p), ".v")

@@ -249,6 +249,7 @@ func sourceInvalid(b *Bench, st *Stimulus) int {
 // Icarus and Verilator: both must log exactly the same transfers on the
 // same cycles, and their logs pass the same check against the model.
 func TestCosimHDL(t *testing.T) {
+	tools.Long(t)
 	iverilog, vvp := tools.Require(t, "iverilog"), tools.Require(t, "vvp")
 	verilator := tools.Require(t, "verilator")
 	all := benches(t)

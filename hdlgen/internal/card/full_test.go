@@ -14,6 +14,7 @@ import (
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
 	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 	"onic/tlp"
 )
@@ -68,6 +69,7 @@ type axisPacket struct {
 // pipeline hands it to CC with A's local requester back: the completion
 // host A receives is the one the models predict.
 func TestTwoFullCards(t *testing.T) {
+	tools.Long(t)
 	link := testLink(t)
 	topA := fullCard(t, "onic_card_a", 0, link)
 	a := newDUT(t, topA)

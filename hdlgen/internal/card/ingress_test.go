@@ -19,6 +19,7 @@ import (
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
 	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 	"onic/tlp"
 )
 
@@ -223,6 +224,7 @@ var ingressFlag = flag.Int("ingress-tlps", 2000, "TLPs each of the host and the 
 // The card's Verilog replays its first 1,500 cycles alike in Icarus and
 // Verilator.
 func TestEveryIngressAgainstModel(t *testing.T) {
+	tools.Long(t)
 	cfg := ingressConfig()
 	mc := manager.Config{Manager: cfg, BARs: manager.BARSizes(onicFunction(t))}
 	link := testLink(t)

@@ -15,6 +15,7 @@ import (
 	"onic/pcie/ntb"
 	"onic/pcie/pg213"
 	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 	"onic/tlp"
 )
 
@@ -147,6 +148,7 @@ func (s *axilSlave) edge(d *dut) {
 // per DW, the MSI-X table kept on the card); the slots' pages end up
 // holding what the model wrote.
 func TestRegisterBAR(t *testing.T) {
+	tools.Long(t)
 	// onicA of the two-party scenario, its host's domain also allowed its
 	// own O-NIC's registers (their offsets are the addresses checked) but
 	// for a read-only page of the slots' and a write-only one, which the

@@ -18,6 +18,7 @@ import (
 	"onic/hdlgen/manager"
 	"onic/kernels"
 	"onic/pcie"
+	"onic/testbenches/tools"
 	"onic/testbenches/verilator"
 	"onic/tlp"
 )
@@ -84,6 +85,7 @@ func TestSlotsLint(t *testing.T) {
 // bytes are the kernel's reference output for its input, and the record
 // reports the task.
 func TestOffloadAgainstEmulator(t *testing.T) {
+	tools.Long(t)
 	sent, got := emulatorRun(t, "offload")
 	o := offloadONIC(t)
 	top := slotCard(t, o, testLink(t))

@@ -10,6 +10,7 @@ import (
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 	"onic/tlp"
 )
 
@@ -23,6 +24,7 @@ import (
 // Icarus and Verilator from time 0 must give the same outputs every
 // cycle.
 func TestIdleBusFromTimeZero(t *testing.T) {
+	tools.Long(t)
 	// onicA of the two-party scenario, its host's domain allowed its own
 	// O-NIC's registers, so that the reads return data.
 	top := cardOf(t, "onic_card", withRegisters(config(t, 0)), testLink(t))

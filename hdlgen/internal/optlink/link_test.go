@@ -11,6 +11,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/sim"
 	"onic/testbenches/replay"
+	"onic/testbenches/tools"
 )
 
 // tlpIn is a TLP as the manager's stream carries it.
@@ -514,6 +515,7 @@ func (c Config) withDefaultsMust() Config {
 // in Icarus and in Verilator: one end of an errored back-to-back run
 // replayed with every input it saw.
 func TestHDLReplay(t *testing.T) {
+	tools.Long(t)
 	p := newPair(t, testConfig, 7, 1.0/100, 9)
 	p.a.queue(p.r, 40)
 	p.b.queue(p.r, 40)
@@ -843,7 +845,11 @@ func TestHostilePartner(t *testing.T) {
 				prevCtl = w.ctl
 			}
 			bound := ReplayRollover*(cfg.ReplayCycles+100) + cfg.CreditCycles + cfg.LostCycles + 600
-			for i := range (*hostileSeqs + seeds - 1) / seeds {
+			n := *hostileSeqs
+			if testing.Short() {
+				n = min(n, 100) // make check's quick loop
+			}
+			for i := range (n + seeds - 1) / seeds {
 				f := hostileFaults[r.IntN(len(hostileFaults))]
 				seen[f.name]++
 				if *dbgFlag {
