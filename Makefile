@@ -53,13 +53,14 @@ test: deps lint
 	$(GO) test -count=1 -timeout 20m ./...
 
 ## check: the quick loop while editing (about a minute on 2 cores): gofmt, go
-## vet, and every test with -short, which leaves the long ones (external-tool
+## vet, staticcheck, and every test with -short, which leaves the long ones (external-tool
 ## runs, whole-card simulations, the docs' journeys; tools.Long) to make test.
 ## make test runs everything; CI runs make test.
 check: deps-go
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -short -count=1 ./...
 
 ## bench: every benchmark, with allocation counts; the simulator's against

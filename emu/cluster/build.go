@@ -115,10 +115,11 @@ func Build(c scenario.Config) (*Cluster, error) {
 		return nil, fmt.Errorf("mems.ports: %d O-NIC ports need more than the switch's %d", n, c.MEMS.Ports)
 	}
 	cl.cfg.MEMS = c.MEMS
+	cl.bucket = max(ps(cl.cfg.Duration)/TraceBuckets, 1)
 	for _, o := range cl.onics {
 		for i := range o.ports {
 			// Dark until a circuit lights it: the manager knows.
-			o.ports[i] = &port{o: o, idx: i}
+			o.ports[i] = &port{o: o, idx: i, states: []portChange{{0, portDown, ""}}, wire: make([]uint64, TraceBuckets+1)}
 			o.mgr.PortDown[i] = true
 		}
 	}

@@ -130,6 +130,7 @@ type Cluster struct {
 	tlps     uint64            // TLP arrivals at link ends
 	capture  *capture          // nil unless Capture was called
 	spans    []span            // circuits dark or training, for the trace
+	bucket   sim.Time          // a TraceBuckets-th of the run: the trace's counters' interval
 	cmds     []nvmeCmd         // NVMe commands waiting for their media
 	freeCmds []int
 	deploys  []deployment // firmware loads, by evDeploy index
@@ -327,7 +328,8 @@ func (c *Cluster) light(pr [2]*port) {
 	}
 	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
 	for j, pt := range pr {
-		pt.l, pt.side, pt.peer, pt.state = l, j, pr[1-j], portUp
+		pt.l, pt.side, pt.peer = l, j, pr[1-j]
+		pt.setState(c.s.Now(), portUp)
 		pt.o.mgr.PortDown[pt.idx] = false
 	}
 	for _, pt := range pr {
@@ -349,7 +351,8 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 			if pt.l != nil && keep[pt] != pt.peer {
 				l := pt.l
 				for _, end := range [2]*port{pt, pt.peer} {
-					end.l, end.peer, end.state = nil, nil, portDown
+					end.l, end.peer = nil, nil
+					end.setState(c.s.Now(), portDown)
 					end.o.mgr.PortDown[end.idx] = true
 					end.o.mgr.PortLinkDown(end.idx) // its requests' completions are gone with the link
 				}
@@ -365,7 +368,7 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 		}
 		changed = true
 		for _, pt := range pr {
-			pt.state = portTraining
+			pt.setState(c.s.Now(), portTraining)
 		}
 		c.dark = append(c.dark, pr)
 		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
@@ -470,11 +473,44 @@ type port struct {
 	side  int
 	peer  *port
 	state portState
-	hold  []*msg // traffic held while the port is down
+	// states are the port's state changes, for the trace (rare: a
+	// reconfiguration makes at most three a port).
+	states []portChange
+	// wire is the bytes of TLPs the port sent, per TraceBuckets-th of the
+	// run, for the trace's utilisation counters (allocated at Build).
+	wire []uint64
+	hold []*msg // traffic held while the port is down
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
 	sent    uint64 // TLPs sent out of it
+}
+
+// portChange is a port's state from a time on, and its peer when up.
+type portChange struct {
+	at    sim.Time
+	state portState
+	peer  string
+}
+
+// setState moves the port to state st (with its peer's name when up),
+// recording the change for the trace.
+func (pt *port) setState(now sim.Time, st portState) {
+	pt.state = st
+	peer := ""
+	if st == portUp && pt.peer != nil {
+		peer = pt.peer.name()
+	}
+	pt.states = append(pt.states, portChange{now, st, peer})
+}
+
+// send puts m on the port's link at ready, counting its bytes in the
+// interval it leaves in (wire).
+func (pt *port) send(m *msg, ready sim.Time) {
+	sendAt(pt.l, pt.side, m, ready)
+	if b := int(max(ready, pt.o.c.s.Now()) / pt.o.c.bucket); b < len(pt.wire) {
+		pt.wire[b] += uint64(m.pkt.Bytes)
+	}
 }
 
 // name is the port's name in configurations, "onicA.a".
@@ -503,7 +539,7 @@ func (pt *port) issue(m *msg, ready sim.Time) {
 		return
 	}
 	pt.sent++
-	sendAt(pt.l, pt.side, m, ready)
+	pt.send(m, ready)
 }
 
 // retryTags sends, at ready, the requests that waited for tags, in order,
@@ -515,7 +551,7 @@ func (pt *port) retryTags(ready sim.Time) {
 			break
 		}
 		pt.sent++
-		sendAt(pt.l, pt.side, m, ready)
+		pt.send(m, ready)
 		n++
 	}
 	pt.tagWait = pt.tagWait[:copy(pt.tagWait, pt.tagWait[n:])]

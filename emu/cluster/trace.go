@@ -20,8 +20,11 @@ const TraceBuckets = 100
 // per host, each flow's transfers as async slices named after the flow
 // (from issue to its last request settling; unfinished ones run to the
 // end and say so; several in flight at once lie side by side), a counter per flow of the payload it delivered per interval
-// (Gb/s), and a MEMS process with each circuit's reconfiguration and
-// bring-up. Times are simulated; the same run writes the same bytes.
+// (Gb/s), a MEMS process with each circuit's reconfiguration and
+// bring-up, and a process per O-NIC with a track per optical port: its
+// state over time (down, training, up and to which port) and a counter of
+// the bytes of TLPs it sent per interval (Gb/s, headers and payload).
+// Times are simulated; the same run writes the same bytes.
 func (cl *Cluster) WriteTrace(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	first := true
@@ -48,7 +51,40 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 	}
 	mems := len(cl.hosts) + 1
 	ev(`{"ph":"M","name":"process_name","pid":%d,"args":{"name":"MEMS switch"}}`, mems)
-	bucket := max(end/TraceBuckets, 1)
+	bucket := cl.bucket
+	// Each O-NIC a process: a track per optical port with its state
+	// (down, training, up and to whom) and a counter of the bytes of TLPs
+	// it sent per interval against the link's rate.
+	for i, o := range cl.onics {
+		pid := mems + 1 + i
+		ev(`{"ph":"M","name":"process_name","pid":%d,"args":{"name":%s}}`, pid, q("O-NIC "+o.cfg.Name+" (host "+o.host.cfg.Name+")"))
+		for _, pt := range o.ports {
+			tid := pt.idx + 1
+			ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q("port "+string(rune('A'+pt.idx))))
+			for k, s := range pt.states {
+				stop := end
+				if k+1 < len(pt.states) {
+					stop = pt.states[k+1].at
+				}
+				if stop <= s.at {
+					continue // replaced at once
+				}
+				name := [...]string{"down", "training", "up"}[s.state]
+				if s.peer != "" {
+					name += ": " + s.peer
+				}
+				ev(`{"ph":"X","cat":"port","name":%s,"pid":%d,"tid":%d,"ts":%s,"dur":%s,"args":{"port":%s}}`,
+					q(name), pid, tid, us(s.at), us(stop-s.at), q(pt.name()))
+			}
+			for b, bytes := range pt.wire {
+				if sim.Time(b)*bucket >= end {
+					break
+				}
+				gbps := float64(bytes) * 8 / (float64(bucket) / float64(sim.Second)) / 1e9
+				ev(`{"ph":"C","name":%s,"pid":%d,"ts":%s,"args":{"Gbps":%.3f}}`, q(pt.name()+" sent Gb/s"), pid, us(sim.Time(b)*bucket), gbps)
+			}
+		}
+	}
 	for _, f := range cl.flows {
 		pid, tid := f.host.idx+1, f.idx+1
 		ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q(f.cfg.Name+" ("+f.cfg.Op+")"))

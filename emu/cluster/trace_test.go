@@ -3,7 +3,9 @@ package cluster
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +93,8 @@ func TestTrace(t *testing.T) {
 	slices, ok, gbit := map[string]int{}, map[string]int{}, map[string]float64{}
 	bucketUs := scenario.Phased().Duration.Seconds() * 1e6 / TraceBuckets
 	var mems []traceEvent
+	portStates := map[string][]string{} // port -> its state slices, in order
+	sent := map[string]float64{}        // port -> Gbit sent
 	begins := map[string]traceEvent{}
 	for _, e := range tr.TraceEvents {
 		switch {
@@ -109,8 +113,13 @@ func TestTrace(t *testing.T) {
 			b := begins[e.Cat+e.ID]
 			b.Dur = e.Ts - b.Ts
 			mems = append(mems, b)
+		case e.Ph == "C" && strings.HasSuffix(e.Name, " sent Gb/s"):
+			sent[strings.TrimSuffix(e.Name, " sent Gb/s")] += e.Args["Gbps"].(float64) * bucketUs * 1e-6
 		case e.Ph == "C":
 			gbit[e.Name] += e.Args["Gbps"].(float64) * bucketUs * 1e-6
+		case e.Ph == "X" && e.Cat == "port":
+			p := e.Args["port"].(string)
+			portStates[p] = append(portStates[p], fmt.Sprintf("%s@%g+%g", e.Name, e.Ts, e.Dur))
 		}
 	}
 	for _, f := range r.Flows {
@@ -124,6 +133,27 @@ func TestTrace(t *testing.T) {
 	}
 	if len(mems) != 1 || mems[0].Ts != 100 || mems[0].Dur != 11000 || mems[0].Name != "onicA.a <-> onicC.a" {
 		t.Errorf("MEMS slices %+v", mems)
+	}
+	// Each port's track: onicA's port A up to B, training for the 11 ms
+	// the MEMS takes, up to C; B's port A up, then down; port B never up.
+	for p, want := range map[string]string{
+		"onicA.a": "up: onicB.a@0+100 training@100+11000 up: onicC.a@11100+200",
+		"onicB.a": "up: onicA.a@0+100 down@100+11200",
+		"onicC.a": "down@0+100 training@100+11000 up: onicA.a@11100+200",
+		"onicA.b": "down@0+11300",
+	} {
+		if got := strings.Join(portStates[p], " "); got != want {
+			t.Errorf("%s's track: %s, want %s", p, got, want)
+		}
+	}
+	// What onicA's port A sent: the payload of A's finished transfers
+	// and more (headers, the unfinished ones), not wildly more.
+	payload := 0.0
+	for _, f := range r.Flows {
+		payload += float64(f.Transfers) * 64 * 1024 * 8 / 1e9
+	}
+	if got := sent["onicA.a"]; got < payload || got > 1.3*payload {
+		t.Errorf("onicA.a sent %.6f Gbit; the flows' finished payload is %.6f", got, payload)
 	}
 	if again, _ := write(); !bytes.Equal(raw, again) {
 		t.Error("two runs wrote different traces")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"flag"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -291,7 +290,7 @@ func TestHostileCards(t *testing.T) {
 			t.Errorf("host %d: %d of host %d's %d writes missing, %d counted lost, failed or dropped for a down port", k, missing, 1-k, sent[1-k], lost)
 		}
 	}
-	t.Log(fmt.Sprintf("%d sequences, %d cycles; faults %v; register reads answered within %d cycles of a fault's start (%s the longest); writes %d/%d and %d/%d arrived; card A: %d replays, %d Naks, %d CRC errors, %d lost, %d stalls",
+	t.Logf("%d sequences, %d cycles; faults %v; register reads answered within %d cycles of a fault's start (%s the longest); writes %d/%d and %d/%d arrived; card A: %d replays, %d Naks, %d CRC errors, %d lost, %d stalls",
 		seqs, p.cycles, seen, worst, worstAfter, len(got[1]), sent[0], len(got[0]), sent[1], p.cards[0].get("port_a_replays")[0],
-		p.cards[0].get("port_a_naks")[0], p.cards[0].get("port_a_crc_errors")[0], p.cards[0].get("port_a_lost")[0], p.cards[0].get("port_a_stalls")[0]))
+		p.cards[0].get("port_a_naks")[0], p.cards[0].get("port_a_crc_errors")[0], p.cards[0].get("port_a_lost")[0], p.cards[0].get("port_a_stalls")[0])
 }
