@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"onic/emu/htmlreport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,12 +15,14 @@ import (
 	"github.com/spf13/viper"
 
 	"onic/emu/cluster"
+	"onic/emu/htmlreport"
 	"onic/emu/linkbench"
 	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/firmware/plan"
 	"onic/internal/readfile"
+	"onic/internal/yamlcfg"
 	"onic/tlp"
 )
 
@@ -68,7 +69,7 @@ emulator ran (the only line that varies from run to run).`,
 				}
 				cfg.Duration = d
 			}
-			cl, err := cluster.Build(cfg)
+			cl, err := buildCluster(v, "emu.run", cfg)
 			if err != nil {
 				return err
 			}
@@ -521,6 +522,22 @@ func replayFlags(cl *cluster.Cluster, arg, policy string, kernelFiles []string, 
 		}
 	}
 	return nil
+}
+
+// buildCluster builds the cluster of cfg, the scenario a command's flags
+// under prefix named: a value a scenario file gives wrong is an error led
+// by the file and the line of the field (yamlcfg.Locate).
+func buildCluster(v *viper.Viper, prefix string, cfg scenario.Config) (*cluster.Cluster, error) {
+	cl, err := cluster.Build(cfg)
+	if err != nil {
+		if path := v.GetString(prefix + ".scenario-file"); path != "" {
+			if src, rerr := readfile.Read(path, scenario.MaxScenarioBytes); rerr == nil {
+				return nil, yamlcfg.Locate(path, src, err.Error())
+			}
+		}
+		return nil, err
+	}
+	return cl, nil
 }
 
 // scenarioFlags is the scenario a command's --scenario NAME (a built-in)

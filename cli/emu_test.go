@@ -239,3 +239,25 @@ func TestScenariosYAML(t *testing.T) {
 		t.Errorf("--yaml nope: exit %d %q", code, errs)
 	}
 }
+
+// TestScenarioFileLines: a mistake in a scenario file, whether reading it
+// or building its cluster finds it, is led by the file and the line of
+// the field it names.
+func TestScenarioFileLines(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ src, want string }{
+		{"name: x\nduration: 10us\nhosts:\n  - name: A\nonics:\n  - name: o\n    host: A\n    clock_mhz: -1\n", "x.yaml:8: onics[0].clock_mhz: -1 must be 1 to 1000 MHz"},
+		{"name: x\nduration: 10us\nhosts:\n  - name: A\n    mpss: 3\n", "x.yaml:5: hosts[0]: has invalid keys: mpss"},
+		{"name: x\nduration: 10us\nhosts:\n  - name: A\n\n    mps: 0\n", "x.yaml:6: hosts[0].mps: 0 is not a value here"},
+	} {
+		file := filepath.Join(dir, "x.yaml")
+		if err := os.WriteFile(file, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]string{{"emu", "run", "--scenario-file", file}, {"emu", "serve", "--scenario-file", file, "--socket", filepath.Join(dir, "s")}} {
+			if code, _, errs := onic(t, "", cmd...); code != 1 || !strings.Contains(errs, c.want) {
+				t.Errorf("%v: exit %d %q, want %q", cmd[:2], code, errs, c.want)
+			}
+		}
+	}
+}

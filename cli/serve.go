@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"onic/emu/cluster"
 	"onic/emu/hostif"
 	"onic/firmware"
 	"onic/internal/readfile"
@@ -52,7 +51,7 @@ prints the cluster's report (--json for JSON).`,
 			if err != nil {
 				return err
 			}
-			cl, err := cluster.Build(cfg)
+			cl, err := buildCluster(v, "emu.serve", cfg)
 			if err != nil {
 				return err
 			}

@@ -112,11 +112,15 @@ const (
 // are errors. The spec is checked (Check) and its defaults filled in.
 func LoadSpec(name string, r io.Reader) (Spec, error) {
 	var s Spec
-	if err := yamlcfg.Decode(name, r, &s, yamlcfg.Options{MaxBytes: MaxSpecFile, Defaulted: specDefaulted}); err != nil {
+	src, err := io.ReadAll(io.LimitReader(r, MaxSpecFile+1))
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", name, err)
+	}
+	if err := yamlcfg.Decode(name, bytes.NewReader(src), &s, yamlcfg.Options{MaxBytes: MaxSpecFile, Defaulted: specDefaulted}); err != nil {
 		return Spec{}, err
 	}
 	if err := s.Check(); err != nil {
-		return Spec{}, fmt.Errorf("%s: %v", name, err)
+		return Spec{}, yamlcfg.Locate(name, src, err.Error()) // led by the line of the field it names
 	}
 	return s, nil
 }

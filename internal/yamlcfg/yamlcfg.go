@@ -12,7 +12,9 @@
 //     out for the default), for the field names the caller lists;
 //   - the input is at most a size the caller documents.
 //
-// Errors are one line, led by the file's name and the field's path.
+// Errors are one line, led by the file's name, the line of the field in
+// it where there is one ("f.yaml:12: hosts[1].mps: ..."), and the field's
+// path.
 package yamlcfg
 
 import (
@@ -57,11 +59,16 @@ func Decode(name string, r io.Reader, out any, o Options) error {
 	if err := yaml.Unmarshal(b, &tree); err != nil {
 		return fmt.Errorf("%s: %s", name, OneLine(err))
 	}
+	// Where each field is, for the errors (the document parsed again as
+	// nodes: it parsed once, so it does again).
+	var root yaml.Node
+	_ = yaml.Unmarshal(b, &root)
+	at := Lines(&root)
 	if err := stringKeys(tree, ""); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return located(name, at, err.Error())
 	}
 	if err := explicitZeros(tree, "", o.Defaulted); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return located(name, at, err.Error())
 	}
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		DecodeHook:       mapstructure.ComposeDecodeHookFunc(strictValues, mapstructure.StringToSliceHookFunc(",")),
@@ -73,9 +80,90 @@ func Decode(name string, r io.Reader, out any, o Options) error {
 		return fmt.Errorf("%s: %v", name, err) // out is not a pointer: a bug in the caller
 	}
 	if err := d.Decode(tree); err != nil {
-		return fmt.Errorf("%s: %s", name, OneLine(err))
+		return located(name, at, OneLine(err))
 	}
 	return nil
+}
+
+// Lines maps each field path of a YAML document ("hosts[1].mps", in the
+// form errors name fields) to the line it starts on.
+func Lines(doc *yaml.Node) map[string]int {
+	at := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + k.Value
+				}
+				if _, seen := at[p]; !seen {
+					at[p] = k.Line
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				at[p] = c.Line
+				walk(c, p)
+			}
+		}
+	}
+	walk(doc, "")
+	return at
+}
+
+// leadingPath is a field path at the start of a message.
+var leadingPath = regexp.MustCompile(`^[A-Za-z0-9_]+(?:\[\d+\])*(?:\.[A-Za-z0-9_]+(?:\[\d+\])*)*`)
+
+// Locate is msg, a message about document src that starts with a field
+// path ("slots[1].slot 2: the manager has kernel slots 0-1", as a
+// checker's error says it), as an error led by name and the line of that
+// field, or of the nearest field above it that src has; just name when
+// src has none.
+func Locate(name string, src []byte, msg string) error {
+	var root yaml.Node
+	if yaml.Unmarshal(src, &root) == nil {
+		at := Lines(&root)
+		for p := leadingPath.FindString(msg); p != ""; {
+			if line, ok := at[p]; ok {
+				return fmt.Errorf("%s:%d: %s", name, line, msg)
+			}
+			i := strings.LastIndexAny(p, ".[")
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+		}
+	}
+	return fmt.Errorf("%s: %s", name, msg)
+}
+
+// invalidKeys is the decoder's message for unknown fields.
+var invalidKeys = regexp.MustCompile(`^(?:(.*): )?has invalid keys: ([^,; ]+)`)
+
+// located is msg ("path: message", perhaps several joined by "; ") as an
+// error led by the file's name and the line of the first field it names,
+// when the document has that field.
+func located(name string, at map[string]int, msg string) error {
+	path, _, _ := strings.Cut(msg, ": ")
+	if m := invalidKeys.FindStringSubmatch(msg); m != nil {
+		path = m[2] // the unknown field itself
+		if m[1] != "" {
+			path = m[1] + "." + m[2]
+		}
+	}
+	if line, ok := at[path]; ok {
+		return fmt.Errorf("%s:%d: %s", name, line, msg)
+	}
+	return fmt.Errorf("%s: %s", name, msg)
 }
 
 // DecodeFile is Decode from the file at path, a regular file of at most
