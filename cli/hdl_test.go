@@ -308,6 +308,13 @@ func TestProgressOnATerminal(t *testing.T) {
 	if out, err := exec.Command(bin, "hdl", "check", "--lint-only", demo).CombinedOutput(); err != nil || strings.Contains(string(out), "onic hdl check:") {
 		t.Errorf("hdl check piped: %v, progress lines:\n%s", err, out)
 	}
+	out = onTTY("kernel", "test", "sum-int32", "--rtl", "icarus", "--timing=false")
+	if !strings.Contains(out, "onic kernel test: sum-int32, 1 of 1: against its reference in the simulator, then under icarus (") {
+		t.Errorf("kernel test on a terminal said nothing before its row:\n%s", out)
+	}
+	if out, err := exec.Command(bin, "kernel", "test", "sum-int32", "--rtl", "icarus", "--timing=false").CombinedOutput(); err != nil || strings.Contains(string(out), "onic kernel test:") {
+		t.Errorf("kernel test piped: %v, progress lines:\n%s", err, out)
+	}
 	spec := filepath.Join(root, "firmware", "testdata", "onic-a.yaml")
 	out = onTTY("fw", "build", spec, "--no-cache", "--out", filepath.Join(dir, "a.onicfw"))
 	if !strings.Contains(out, "onic fw build: synthesising onic_slot0_kernel with Yosys, not in the cache") {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -220,10 +221,30 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 			if !asJSON {
 				fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s %8s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc", "est MHz")
 			}
-			for _, k := range ks {
+			// On a terminal, what is running: a kernel takes from seconds
+			// to a minute or more (its RTL runs, then Yosys for the clock
+			// estimate when that is not cached).
+			progress := func(string, ...any) {}
+			if e := cmd.ErrOrStderr(); isTerminal(e) {
+				start := time.Now()
+				progress = func(f string, a ...any) {
+					fmt.Fprintf(e, "onic kernel test: "+f+" (%v)\n", append(a, time.Since(start).Round(time.Second))...)
+				}
+			}
+			for i, k := range ks {
+				under := ""
+				if len(rtl) > 0 {
+					names := make([]string, len(rtl))
+					for j, r := range rtl {
+						names[j] = r.Name()
+					}
+					under = ", then under " + strings.Join(names, " and ")
+				}
+				progress("%s, %d of %d: against its reference in the simulator%s", k.Name, i+1, len(ks), under)
 				vd := kernelVerdict{Verdict: k.Verify(seed, rtl)}
 				est, note := "-", ""
 				if timing && vd.OK() {
+					progress("%s: synthesising for the clock estimate (Yosys; cached per Verilog)", k.Name)
 					r, err := kernelTiming(k, timingCacheDir())
 					switch {
 					case err != nil:
