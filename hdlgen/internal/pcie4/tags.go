@@ -64,8 +64,13 @@ func TagsModule() *ir.Module {
 	busy := m.Reg("tag_busy", n, 0)
 	cursor := m.Reg("tag_cursor", TagBits, 0)
 	free := m.Named("tag_free", m.Not(m.Slice(m.Shr(busy, cursor), 0, 1)))
+	// The data credits of 16 bytes a request needs (an AtomicOp's 1 to 8
+	// DWs take one or two), worked out as it comes and parked with it, so
+	// that no header decoding is between the park's head and its release.
+	needIn := m.Named("req_npd", m.Mux(f.HasData,
+		m.Mux(m.LtU(m.Slice(f.Length, 0, 4), m.Const(4, 5)), m.Const(2, 1), m.Const(2, 2)), m.Const(2, 0)))
 	// The stream's word is {last, ...}, as axis.PacketMux takes it.
-	in := axis.Stream{Data: m.Concat(m.Input("req_eop", 1), m.Input("req_port", 2), hdr, m.Input("req_data", dataBits),
+	in := axis.Stream{Data: m.Concat(m.Input("req_eop", 1), m.Input("req_port", 2), needIn, hdr, m.Input("req_data", dataBits),
 		m.Input("req_keep", keepBits), sop), Valid: m.Input("req_valid", 1), Ready: m.Wire("req_in_ready", 1)}
 	m.Output("req_ready", in.Ready)
 	// The credits a parked request needs, and what the last two cycles'
@@ -73,21 +78,24 @@ func TagsModule() *ir.Module {
 	nph, npd := m.Input("nph_av", 4), m.Input("npd_av", 4)
 	sentH := [2]ir.Value{m.Reg("np_sent_1", 1, 0), m.Reg("np_sent_2", 1, 0)}
 	sentD := [2]ir.Value{m.Reg("npd_sent_1", 2, 0), m.Reg("npd_sent_2", 2, 0)}
+	// Whether the block has the credit for a request needing 0, 1 or 2
+	// data credits, from registers and the block's outputs alone; the
+	// park's head only chooses among them (the release is on the path to
+	// the merge's grant).
+	takenH := m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4))
+	takenD := m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4))
+	hOK := m.Named("nph_ok", m.LtU(takenH, nph))
+	dOK := [3]ir.Value{m.Const(1, 1), m.Named("npd_ok_1", m.LtU(takenD, npd)), m.Named("npd_ok_2", m.LtU(m.Add(takenD, m.Const(4, 1)), npd))}
 	var needD ir.Value
 	mayGo := func(head ir.Value) ir.Value {
-		hf := tlphdr.Decode(m, "park_head", m.Slice(head, dataBits+keepBits+1, hdrBits))
-		// Data credits of 16 bytes: an AtomicOp's 1 to 8 DWs take one or two.
-		needD = m.Named("park_head_npd", m.Mux(hf.HasData,
-			m.Mux(m.LtU(m.Slice(hf.Length, 0, 4), m.Const(4, 5)), m.Const(2, 1), m.Const(2, 2)), m.Const(2, 0)))
-		takenH := m.Add(m.Zext(sentH[0], 4), m.Zext(sentH[1], 4))
-		takenD := m.Add(m.Add(m.Zext(sentD[0], 4), m.Zext(sentD[1], 4)), m.Zext(needD, 4))
-		credit := m.Named("np_credit", m.And(m.LtU(takenH, nph), m.Not(m.LtU(npd, takenD))))
+		needD = m.Named("park_head_npd", m.Slice(head, dataBits+keepBits+1+hdrBits, 2))
+		credit := m.Named("np_credit", m.And(hOK, m.Mux(m.Slice(needD, 1, 1), dOK[2], m.Mux(m.Slice(needD, 0, 1), dOK[1], dOK[0]))))
 		return m.And(free, credit)
 	}
 	out, parked, _ := axis.Park(m, "req", in, np, ParkDepth, 0, mayGo)
 	at := out.Data.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(out.Data, at, w) }
-	oEOP, oPort, oHdr, oData, oKeep, oSOP := take(1), take(2), take(hdrBits), take(dataBits), take(keepBits), take(1)
+	oEOP, oPort, _, oHdr, oData, oKeep, oSOP := take(1), take(2), take(2), take(hdrBits), take(dataBits), take(keepBits), take(1)
 	m.Assign(out.Ready, m.Input("rq_ready", 1))
 	m.Output("rq_valid", out.Valid)
 	moved := m.Named("req_moved", m.And(out.Valid, out.Ready))
