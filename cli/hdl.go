@@ -68,11 +68,11 @@ root --config flag is the CLI's own defaults file.)`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "onic hdl gen: --pcie4 is deprecated: the whole card is the default now; --manager-only gives the manager alone")
 			}
 			o := bundle.Options{Part: v.GetString("hdl.gen.part"), Source: source, PCIe4: !managerOnly, Function: fn, Kernels: ks}
-			if o.Link.ReplayCycles, o.Link.LostCycles, o.Link.CreditCycles, err = linkTimeouts(v); err != nil {
+			if o.Link.ReplayCycles, o.Link.LostCycles, o.Link.CreditCycles, o.EgressStallCycles, err = linkTimeouts(v); err != nil {
 				return err
 			}
-			if managerOnly && o.Link.ReplayCycles+o.Link.LostCycles+o.Link.CreditCycles > 0 {
-				return fmt.Errorf("--link-*-timeout: the manager alone (--manager-only) has no optical links")
+			if managerOnly && o.Link.ReplayCycles+o.Link.LostCycles+o.Link.CreditCycles+o.EgressStallCycles > 0 {
+				return fmt.Errorf("--link-*-timeout, --egress-stall-timeout: the manager alone (--manager-only) has no optical ports")
 			}
 			if o.PCIe4 && d.DataWidth != 512 {
 				return fmt.Errorf("the whole card takes AMD's PCIE4 512-bit interface (Gen3 x16 at 250 MHz), and this manager is %d bits wide: give --width 512 for the card, or --manager-only for the manager alone", d.DataWidth)
@@ -136,6 +136,7 @@ root --config flag is the CLI's own defaults file.)`,
 	c.Flags().String("link-replay-timeout", "", "the optical links' replay timer, a duration such as 8.2us (default 2048 cycles of the 250 MHz user clock, 8.192us)")
 	c.Flags().String("link-lost-timeout", "", "how long an up link may hear no good control word before it goes down (default 4096 cycles, 16.384us)")
 	c.Flags().String("link-credit-timeout", "", "how long a TLP may wait for credits its partner never returns before the link goes down (default 16384 cycles, 65.536us)")
+	c.Flags().String("egress-stall-timeout", "", "how long a TLP may wait at an up optical port that takes nothing before the card treats the port as down for admission (default 4096 cycles, 16.384us)")
 	bindFlags(v, c, "hdl.gen")
 	return c
 }
@@ -385,15 +386,16 @@ func staleVerilog(cmd *cobra.Command, dir string, wrote []string, clean bool) er
 // timers in: the PCIE4 block's user clock (Gen3 x16, 512 bits).
 const linkUserClockMHz = 250
 
-// linkTimeouts reads hdl gen's --link-*-timeout flags in cycles of the
-// user clock: durations with their unit, each a whole number of 1 to
-// 65535 cycles (the link layer's 16-bit timers); 0 for a flag not given,
-// which keeps the link layer's default (docs/hdl.md).
-func linkTimeouts(v *viper.Viper) (replay, lost, credit int, err error) {
+// linkTimeouts reads hdl gen's --link-*-timeout and
+// --egress-stall-timeout flags in cycles of the user clock: durations
+// with their unit, each a whole number of 1 to 65535 cycles (the link
+// layer's 16-bit timers); 0 for a flag not given, which keeps the
+// default (docs/hdl.md).
+func linkTimeouts(v *viper.Viper) (replay, lost, credit, stall int, err error) {
 	for _, f := range []struct {
 		flag string
 		to   *int
-	}{{"link-replay-timeout", &replay}, {"link-lost-timeout", &lost}, {"link-credit-timeout", &credit}} {
+	}{{"link-replay-timeout", &replay}, {"link-lost-timeout", &lost}, {"link-credit-timeout", &credit}, {"egress-stall-timeout", &stall}} {
 		s := v.GetString("hdl.gen." + f.flag)
 		if s == "" {
 			continue
@@ -402,12 +404,12 @@ func linkTimeouts(v *viper.Viper) (replay, lost, credit int, err error) {
 		max := 0xffff * cycle
 		d, perr := time.ParseDuration(s)
 		if perr != nil {
-			return 0, 0, 0, fmt.Errorf("--%s %q: give a duration with its unit, such as 10us (%v)", f.flag, s, perr)
+			return 0, 0, 0, 0, fmt.Errorf("--%s %q: give a duration with its unit, such as 10us (%v)", f.flag, s, perr)
 		}
 		if d < cycle || d > max || d%cycle != 0 {
-			return 0, 0, 0, fmt.Errorf("--%s %s: must be a whole number of %v cycles of the %d MHz user clock, from %v to %v", f.flag, s, cycle, linkUserClockMHz, cycle, max)
+			return 0, 0, 0, 0, fmt.Errorf("--%s %s: must be a whole number of %v cycles of the %d MHz user clock, from %v to %v", f.flag, s, cycle, linkUserClockMHz, cycle, max)
 		}
 		*f.to = int(d / cycle)
 	}
-	return replay, lost, credit, nil
+	return replay, lost, credit, stall, nil
 }

@@ -367,7 +367,8 @@ func TestHDLGenStale(t *testing.T) {
 // is refused with a one-line error.
 func TestHDLGenLinkTimeouts(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, errs := onic(t, "", "hdl", "gen", "--out", dir, "--link-credit-timeout", "10us", "--link-lost-timeout", "2.048us"); code != 0 {
+	if code, _, errs := onic(t, "", "hdl", "gen", "--out", dir, "--link-credit-timeout", "10us", "--link-lost-timeout", "2.048us",
+		"--egress-stall-timeout", "4us"); code != 0 {
 		t.Fatalf("gen: exit %d %s", code, errs)
 	}
 	v, err := os.ReadFile(filepath.Join(dir, "onic_optlink.v"))
@@ -379,13 +380,21 @@ func TestHDLGenLinkTimeouts(t *testing.T) {
 			t.Errorf("onic_optlink.v has no %q", want)
 		}
 	}
+	top, err := os.ReadFile(filepath.Join(dir, "onic_card.v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "port_a_egress_waited == 10'h3e7"; !strings.Contains(string(top), want) { // 1000 cycles
+		t.Errorf("onic_card.v has no %q", want)
+	}
 	for _, c := range []struct{ args, want string }{
 		{"--link-credit-timeout 10", `--link-credit-timeout "10": give a duration with its unit`},
 		{"--link-credit-timeout 300us", "from 4ns to 262.14µs"},
 		{"--link-replay-timeout 10.001us", "whole number of 4ns cycles"},
 		{"--link-lost-timeout -1us", "--link-lost-timeout -1us: must be"},
 		{"--link-replay-timeout 8ns", "replay_cycles 2 must exceed ack_cycles"},
-		{"--manager-only --link-lost-timeout 1us", "has no optical links"},
+		{"--manager-only --link-lost-timeout 1us", "has no optical ports"},
+		{"--egress-stall-timeout 1ms", "--egress-stall-timeout 1ms: must be"},
 	} {
 		args := append([]string{"hdl", "gen", "--out", t.TempDir()}, strings.Fields(c.args)...)
 		if code, _, errs := onic(t, "", args...); code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

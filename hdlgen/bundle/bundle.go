@@ -47,6 +47,10 @@ type Options struct {
 	// Link configures the optical link layers of the card (zero: the
 	// defaults of optlink.Config; tests train in tens of cycles).
 	Link optlink.Config
+	// EgressStallCycles is how long a TLP may wait at an up port that
+	// takes nothing before the card treats the port as down for
+	// admission (zero: card.DefaultEgressStallCycles).
+	EgressStallCycles int
 	// Kernels are the library kernels loaded in the card's slots (the
 	// scenario's); every other slot the tables number is generated empty.
 	// Each slot's kernel module is a reconfigurable partition of the
@@ -142,6 +146,7 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		parts.EgressStallCycles = o.EgressStallCycles
 		var ks []card.Kernel
 		for _, k := range o.Kernels {
 			ks = append(ks, card.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated,

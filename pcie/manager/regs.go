@@ -49,7 +49,7 @@ const (
 	// IDValue is "ONIC" in ASCII.
 	IDValue = 0x4F4E4943
 	// VersionValue is the register map's version, major.minor in 16 bits each.
-	VersionValue = 0x0001_0004
+	VersionValue = 0x0001_0005
 )
 
 // Register is one 32-bit register of the AXI-Lite interface.

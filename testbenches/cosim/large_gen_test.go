@@ -2309,7 +2309,7 @@ func NewlargeSim() *largeSim {
 	x.S[7393] = 0xc
 	x.S[7396] = 0x1
 	x.S[7399] = 0x4f4e4943
-	x.S[7400] = 0x10004
+	x.S[7400] = 0x10005
 	x.S[7401] = 0x10020040
 	x.S[7404] = 0x1
 	x.S[7405] = 0x1
@@ -2602,7 +2602,7 @@ func NewlargeSim() *largeSim {
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "d13cf3046ccab1d316f790c1d22ce692" }
+func (x *largeSim) Fingerprint() string { return "8e45a69e5eae20ce593cc729f75e9b7b" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -3346,7 +3346,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t7450 = t7450_0
 		}
-		var t7452, t7452_1, t7452_0 uint64 = 0, 0x10004, 0x0
+		var t7452, t7452_1, t7452_0 uint64 = 0, 0x10005, 0x0
 		if t7398 == 0x1 {
 			t7452 = t7452_1
 		} else {

@@ -316,7 +316,7 @@ func NewmanagerSim() *managerSim {
 	x.S[1405] = 0xc
 	x.S[1408] = 0x1
 	x.S[1411] = 0x4f4e4943
-	x.S[1412] = 0x10004
+	x.S[1412] = 0x10005
 	x.S[1413] = 0x10000001
 	x.S[1414] = 0x1
 	x.S[1416] = 0x1
@@ -357,7 +357,7 @@ func NewmanagerSim() *managerSim {
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "5bfb47274738c9cd038c59336a7ada8d" }
+func (x *managerSim) Fingerprint() string { return "63374fded9dfc446e97d884694d5a683" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -1005,7 +1005,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t1462 = t1462_0
 		}
-		var t1464, t1464_1, t1464_0 uint64 = 0, 0x10004, 0x0
+		var t1464, t1464_1, t1464_0 uint64 = 0, 0x10005, 0x0
 		if t1410 == 0x1 {
 			t1464 = t1464_1
 		} else {

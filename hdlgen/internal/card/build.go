@@ -42,6 +42,11 @@ type Parts struct {
 	// built with manager.Config.Hold), how many TLPs each port's hold
 	// buffer keeps while the port is not up; 0 for the fail policy.
 	HoldTLPs int
+	// EgressStallCycles is how long a TLP may wait at a port's egress
+	// while the port is up but takes nothing (a slow or stuck partner)
+	// before the card treats the port as down for admission
+	// (egressStall); 0 is DefaultEgressStallCycles.
+	EgressStallCycles int
 }
 
 // tlps is a TLP stream in the manager's format inside the card: a header
@@ -163,7 +168,12 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 // TLPs waiting and beats enough for all of it) and sent once the link is
 // up, in order; without room it is dropped whole and counted in
 // <port>_hold_drops, as the emulator drops it as hold-buffer-full.
-func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) tlps {
+//
+// admit says whether the port takes TLPs (up and not stalled) and up
+// whether the link does: a stalled port's buffer goes on sending while
+// TLPs that find it full are dropped. halfFree is 1 while at least half
+// the buffer's beats are free.
+func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs int) (out tlps, halfFree ir.Value) {
 	ab := ir.AddrBits(HoldBeats)
 	cb := max(ir.AddrBits(holdTLPs+1), ab+1)
 	// The beats a TLP takes (its payload's, a keep bit's DW each; one
@@ -185,7 +195,7 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 	free := m.Reg(port+"_hold_free", ab+1, HoldBeats)
 	queued := m.Reg(port+"_hold_tlps", cb, 0)
 	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
-	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(up), m.Not(room)))
+	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(admit), m.Not(room)))
 
 	// Nothing leaves while the link is not up (its own input slice would
 	// take a TLP or two more than hold_tlps), except the rest of a TLP
@@ -194,7 +204,7 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 	held := unpack(m, q, in)
 	midTLP := m.Reg(port+"_hold_mid", 1, 0)
 	open := m.Named(port+"_hold_open", m.Or(up, midTLP))
-	out := held
+	out = held
 	out.valid = m.And(held.valid, open)
 	out.ready = m.Wire(port+"_to_link_ready", 1)
 	m.Assign(held.ready, m.And(out.ready, open))
@@ -203,7 +213,42 @@ func holdBuffer(m *ir.Module, port string, in tlps, up ir.Value, holdTLPs int) t
 	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
 	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
 	m.SetNext(queued, m.Sub(m.Add(queued, m.Zext(m.And(push, in.sop), cb)), m.Zext(m.And(pop, out.eop), cb)))
-	return out
+	return out, m.Named(port+"_hold_half_free", m.Not(m.LtU(free, m.Const(ab+1, HoldBeats/2))))
+}
+
+// DefaultEgressStallCycles is how long, in user clock cycles, a TLP may
+// wait at an up port's egress that takes nothing before the port counts
+// as stalled (4,096: 16.384 us at 250 MHz, a quarter of the link's
+// credit timeout).
+const DefaultEgressStallCycles = 4096
+
+// egressStall watches a port's egress (the merge of everything bound for
+// the port, before its hold buffer or down gate): once a beat there has
+// waited cycles cycles in a row, the port is stalled — a partner that
+// is slow, returns no credits or does not acknowledge, with the link
+// still up — and the card treats it as down for admission until it
+// drains (released: in the hold policy, half the hold buffer free; in
+// fail, the link ready for 256 cycles in a row). So what waits for a
+// stuck port stops waiting: held while the buffer has room and dropped
+// when it has not (hold), or failed by the manager as port-down with
+// the rest dropped at the down gate (fail); and the host's other
+// traffic — register accesses, the other port, completions — flows
+// again after at most cycles cycles. Each time the port stalls counts
+// in <port>_egress_stalls.
+func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles int) ir.Value {
+	ir.Helper()
+	w := bits.Len(uint(cycles))
+	waiting := m.Named(port+"_egress_waiting", m.And(in.valid, m.Not(in.ready)))
+	waited := m.Reg(port+"_egress_waited", w, 0)
+	stalled := m.Reg(port+"_egress_stalled", 1, 0)
+	hit := m.Named(port+"_egress_stall", m.And(waiting, m.Eq(waited, m.Const(w, uint64(cycles-1)))))
+	m.SetNext(waited, m.Mux(m.And(waiting, m.Not(hit)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
+	m.SetNext(stalled, m.Mux(hit, m.Const(1, 1), m.Mux(released, m.Const(1, 0), stalled)))
+	stalls := m.Reg(port+"_egress_stall_count", 32, 0)
+	m.SetNext(stalls, m.SatAddU(stalls, m.Const(32, 1)))
+	m.SetEnable(stalls, m.And(hit, m.Not(stalled)))
+	m.Output(port+"_egress_stalls", stalls)
+	return stalled
 }
 
 // Build builds the card name from p: AMD's PCIE4 block's four interfaces
@@ -394,7 +439,14 @@ func Build(name string, p Parts) *ir.Module {
 	if standIns {
 		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = m.Slice(host.side, 0, 3), m.Slice(host.side, 3, 2)
 	}
-	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(up("port_b")), m.Not(up("port_a"))))
+	// A port takes TLPs while its link is up and its egress is not
+	// stalled (egressStall, below).
+	stalled := map[string]ir.Value{}
+	admit := func(port string) ir.Value { return m.And(up(port), m.Not(stalled[port])) }
+	for _, pt := range Ports {
+		stalled[pt.Prefix] = m.Wire(pt.Prefix+"_stalled", 1)
+	}
+	mgrIn["port_down"] = m.Named("port_down", m.Concat(m.Not(admit("port_b")), m.Not(admit("port_a"))))
 	mgrReady := map[string]ir.Value{}
 	for _, o := range []string{"m_port_a", "m_port_b", "m_kernel", "m_local", "m_cpl"} {
 		mgrReady[o] = m.Wire("manager_"+o+"_ready", 1)
@@ -562,11 +614,22 @@ func Build(name string, p Parts) *ir.Module {
 	for k, pt := range Ports {
 		egress := merge(m, pt.Prefix+"_egress", mgrStream("m_"+pt.Prefix, ""),
 			append([]tlps{piStream("port_a", "m_"+pt.Prefix, ""), piStream("port_b", "m_"+pt.Prefix, "")}, slotOut[1+k]...)...)
-		if p.HoldTLPs > 0 {
-			egress = holdBuffer(m, pt.Prefix, egress, up(pt.Prefix), p.HoldTLPs)
-		} else {
-			egress = downGate(m, pt.Prefix, egress, up(pt.Prefix))
+		stallCycles := p.EgressStallCycles
+		if stallCycles == 0 {
+			stallCycles = DefaultEgressStallCycles
 		}
+		merged := egress
+		var released ir.Value
+		if p.HoldTLPs > 0 {
+			egress, released = holdBuffer(m, pt.Prefix, egress, admit(pt.Prefix), up(pt.Prefix), p.HoldTLPs)
+		} else {
+			egress = downGate(m, pt.Prefix, egress, admit(pt.Prefix))
+			// Released once the link has been ready 256 cycles in a row.
+			run := m.Reg(pt.Prefix+"_ready_run", 8, 0)
+			m.SetNext(run, m.Mux(egress.ready, m.Add(run, m.Const(8, 1)), m.Const(8, 0)))
+			released = m.Named(pt.Prefix+"_ready_long", m.And(egress.ready, m.Eq(run, m.Const(8, 255))))
+		}
+		m.Assign(stalled[pt.Prefix], egressStall(m, pt.Prefix, merged, m.Or(released, m.Not(up(pt.Prefix))), stallCycles))
 		// Through the port's tag table into the link.
 		toLink[pt.Prefix].drive(m, egress)
 		m.Assign(egress.ready, ptOut[pt.Prefix]["s_tlp_ready"])

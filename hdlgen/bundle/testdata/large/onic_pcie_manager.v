@@ -799,7 +799,7 @@ module onic_pcie_manager (
     assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
     assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
     assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0) | ((s_axil_araddr[11:2] == 10'h4b) ? count_malformed : 32'h0)) | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled : 32'h0);
-    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10004 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
+    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10005 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
     assign read_data = (_read_data_or | (_read_data_or_5 | _read_data_or_4)) | (_read_data_or_3 | _read_data_or_2);
     assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0], windows_index, access_found, access_domain, second_access_found, second_access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
