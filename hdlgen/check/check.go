@@ -8,9 +8,13 @@
 package check
 
 import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,8 +272,101 @@ func verdict(msgs []string) string {
 
 var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)`)
 
-// synth runs synth_xilinx on top and reads its cell counts and depth.
+// source is this package's own code, part of every cached result's key:
+// the figures are read from Yosys's output here (the delay model of
+// timing.go included), so a change to the code is a change of result.
+//
+//go:embed check.go timing.go
+var source embed.FS
+
+// CacheEnv names the environment variable that turns the synthesis
+// cache off when set to "off".
+const CacheEnv = "ONIC_SYNTH_CACHE"
+
+// yosysVersion is `yosys -V`'s output, once per process.
+var yosysVersion = sync.OnceValues(func() ([]byte, error) {
+	y, err := tool("yosys")
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(y, "-V").Output()
+})
+
+// cachePath is where synth keeps the result for top over files with o:
+// onic/synth-results in the user's cache directory, under the SHA-256
+// of Yosys's version, this package's code, o, top and every file's name
+// and bytes (everything the result depends on; Yosys is deterministic).
+// "" when there is no cache: turned off, no cache directory, a file that
+// cannot be read.
+func cachePath(files []string, top string, o Options) string {
+	if os.Getenv(CacheEnv) == "off" {
+		return ""
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	v, err := yosysVersion()
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(v)
+	if fs.WalkDir(source, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := source.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		return err
+	}) != nil {
+		return ""
+	}
+	fmt.Fprintf(h, "top %s uram %v\n", top, o.UltraRAM)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return ""
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	return filepath.Join(dir, "onic", "synth-results", top+"-"+hex.EncodeToString(h.Sum(nil))[:40]+".json")
+}
+
+// synth runs synth_xilinx on top and reads its cell counts and depth,
+// or returns what it found for the same input before (cachePath): a
+// design's synthesis takes from seconds to minutes and the same one is
+// checked again and again.
 func synth(yosys, tmp string, files []string, top string, o Options) (Resources, error) {
+	key := cachePath(files, top, o)
+	if key != "" {
+		if b, err := os.ReadFile(key); err == nil {
+			var r Resources
+			if json.Unmarshal(b, &r) == nil && r.Module == top {
+				return r, nil
+			}
+		}
+	}
+	r, err := synthYosys(yosys, tmp, files, top, o)
+	if err == nil && key != "" && os.MkdirAll(filepath.Dir(key), 0o755) == nil {
+		b, _ := json.Marshal(r)
+		// Written whole and renamed, so a reader never sees half of it; a
+		// cache that cannot be written is only slower.
+		if f, err := os.CreateTemp(filepath.Dir(key), ".tmp-*"); err == nil {
+			_, werr := f.Write(b)
+			if f.Close() == nil && werr == nil {
+				_ = os.Rename(f.Name(), key)
+			}
+			os.Remove(f.Name())
+		}
+	}
+	return r, err
+}
+
+// synthYosys is synth without the cache.
+func synthYosys(yosys, tmp string, files []string, top string, o Options) (Resources, error) {
 	stat := filepath.Join(tmp, top+".json")
 	// -noiopad: the module is a core inside a design, not the FPGA top.
 	netlist := filepath.Join(tmp, top+".netlist.json")
