@@ -113,7 +113,7 @@ emulator ran (the only line that varies from run to run).`,
 				if ferr := finish(); err == nil {
 					err = ferr
 					if err == nil {
-						wrote(v.GetString("emu.run.pcap"), "pcap: onic tlp decode --pcap, Wireshark")
+						wrote(v.GetString("emu.run.pcap"), "pcapng: onic tlp decode --pcap, Wireshark")
 					}
 				}
 			}
@@ -151,9 +151,9 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")
 	c.Flags().Bool("json", false, "print the report as JSON")
-	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file (format: docs/pcap.md)")
+	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file, an interface per tap (format: docs/pcap.md)")
 	c.Flags().String("trace", "", "write a Chrome/Perfetto trace-event JSON file of the run (transfers, throughput, MEMS); - for standard output (the report then goes to standard error)")
-	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as A.link,onicB.port-a (default: all)")
+	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host,onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.run")
 	return c
 }

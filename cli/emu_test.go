@@ -112,7 +112,8 @@ func TestEmuRunConfig(t *testing.T) {
 }
 
 // TestEmuRunPcap: --pcap writes the chosen taps' TLPs, readable by onic
-// tlp decode; the report names the taps.
+// tlp decode, which names each record's tap from the pcapng capture; the
+// report names the taps.
 func TestEmuRunPcap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.pcap")
 	code, out, errs := onic(t, "", "emu", "run", "--duration", "3us", "--pcap", path, "--tap", "onicB.port-a", "--json")
@@ -122,7 +123,7 @@ func TestEmuRunPcap(t *testing.T) {
 	}
 	code, out, errs = onic(t, "", "tlp", "decode", "--pcap", path, "--text")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) < 10 || !strings.Contains(lines[0], "tap 4") || strings.Contains(out, "tap 0") {
+	if code != 0 || len(lines) < 10 || !strings.Contains(lines[0], "tap 4") || !strings.Contains(lines[0], "onicB.port-a") || strings.Contains(out, "tap 0") {
 		t.Fatalf("decode: exit %d %s\n%s", code, errs, out)
 	}
 	code, _, errs = onic(t, "", "emu", "run", "--duration", "3us", "--pcap", path, "--tap", "A.lnk")

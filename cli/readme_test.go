@@ -71,7 +71,7 @@ func TestReadme(t *testing.T) {
 			t.Errorf("the README's commands printed no %q", want)
 		}
 	}
-	for _, f := range []string{"phased.json", "phased.html", "run.pcap", "serve-report.json", "hostif-hdl/onic_pcie_manager_regs.h", "rtl/onic_top.v", "rtl-manager/onic_pcie_manager.v", "onic-a.onicfw", "onic-a/static/build.tcl", "onic-a/slot0/files.f"} {
+	for _, f := range []string{"phased.json", "phased.html", "run.pcapng", "serve-report.json", "hostif-hdl/onic_pcie_manager_regs.h", "rtl/onic_top.v", "rtl-manager/onic_pcie_manager.v", "onic-a.onicfw", "onic-a/static/build.tcl", "onic-a/slot0/files.f"} {
 		if _, err := os.Stat(filepath.Join(scratch, f)); err != nil {
 			t.Errorf("the README's commands made no %s: %v", f, err)
 		}

@@ -149,7 +149,7 @@ prints the cluster's report (--json for JSON).`,
 		},
 	}
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
-	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcap file as the session goes (format: docs/pcap.md); the clients' writes carry their bytes")
+	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file as the session goes, an interface per tap (format: docs/pcap.md); the clients' writes carry their bytes")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host (default: all)")
 	c.Flags().String("scenario", "host-interface", "built-in scenario to serve ('onic emu scenarios')")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML to serve instead of a built-in scenario (the format of emu run --scenario-file)")

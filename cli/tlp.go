@@ -201,6 +201,7 @@ type decodeOpts struct {
 	bad                  int
 	t                    tlp.TLP
 	buf                  []byte
+	names                *tlp.PcapReader // the capture's interface names (--pcap)
 }
 
 // fail reports a bad input: it stops the run, or with --keep-going prints
@@ -251,6 +252,12 @@ func (o *decodeOpts) emit(rec *tlp.Record) {
 	if o.text {
 		if rec != nil {
 			b = fmt.Appendf(b, "%12.3fus tap %-3d %-4s ", float64(rec.At)/1e3, rec.Tap.Tap, rec.Tap.Direction)
+			if o.names != nil {
+				// A pcapng capture names its taps (the emulator's do).
+				if n := o.names.Interface(rec.Interface); n != "" {
+					b = fmt.Appendf(b, "%-14s ", n)
+				}
+			}
 		}
 		b = o.t.AppendText(b)
 	} else {
@@ -276,6 +283,7 @@ func (o *decodeOpts) decodePcap(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
+	o.names = r
 	for {
 		rec, err := r.Next(&o.t)
 		if err == io.EOF {

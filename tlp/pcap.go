@@ -1,6 +1,8 @@
 package tlp
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"time"
@@ -14,11 +16,16 @@ import (
 // with its pseudo-header, so no TLP is ever cut.
 const PcapSnapLen = 8192
 
-// PcapWriter writes TLPs to a pcap file with nanosecond timestamps on link
-// type LinkTypeONIC. Timestamps are simulated time since the epoch, so the
-// same run gives a byte-identical file.
+// PcapWriter writes TLPs to a capture file with nanosecond timestamps on
+// link type LinkTypeONIC: classic pcap (NewPcapWriter) or pcapng with an
+// interface per tap (NewPcapNgWriter). Timestamps are simulated time
+// since the epoch, so the same run gives a byte-identical file.
 type PcapWriter struct {
-	w   *pcapgo.Writer
+	w interface {
+		WritePacket(gopacket.CaptureInfo, []byte) error
+	}
+	ng  *pcapgo.NgWriter // when pcapng
+	tap int              // the record's interface (pcapng)
 	buf []byte
 }
 
@@ -31,10 +38,42 @@ func NewPcapWriter(w io.Writer) (*PcapWriter, error) {
 	return &PcapWriter{w: pw, buf: make([]byte, 0, 512)}, nil
 }
 
+// NewPcapNgWriter writes a pcapng section header to w and an interface
+// per name in taps, each tap's number its interface's: Wireshark then
+// shows the capture point's name (frame.interface_name) beside the
+// pseudo-header's number. A record's tap must be one of them. Each
+// record is handed on to w as it is written.
+func NewPcapNgWriter(w io.Writer, taps []string) (*PcapWriter, error) {
+	if len(taps) == 0 {
+		return nil, fmt.Errorf("pcapng: no taps to name")
+	}
+	// No hardware or OS in the section: the same run gives the same file
+	// on any machine.
+	opts := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "onic"}}
+	intf := func(i int) pcapgo.NgInterface {
+		return pcapgo.NgInterface{Name: taps[i], Description: fmt.Sprintf("onic TLP tap %d", i), LinkType: LinkTypeONIC,
+			SnapLength: PcapSnapLen, TimestampResolution: 9}
+	}
+	ng, err := pcapgo.NewNgWriterInterface(w, intf(0), opts)
+	if err != nil {
+		return nil, fmt.Errorf("pcapng: writing the section header: %w", err)
+	}
+	for i := 1; i < len(taps); i++ {
+		if _, err := ng.AddInterface(intf(i)); err != nil {
+			return nil, fmt.Errorf("pcapng: interface %s: %w", taps[i], err)
+		}
+	}
+	if err := ng.Flush(); err != nil {
+		return nil, err
+	}
+	return &PcapWriter{w: ng, ng: ng, buf: make([]byte, 0, 512)}, nil
+}
+
 // WriteTLP writes one record: the pseudo-header h and t encoded, at time at
 // after the start of the capture. A Snapped TLP is written as
 // WriteSnapped writes it.
 func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
+	p.tap = int(h.Tap)
 	if t.Snapped {
 		return p.WriteSnapped(at, h, t)
 	}
@@ -54,6 +93,7 @@ func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
 // header says everything there is, and a capture of a long run stays small.
 // t.Data is ignored; Length gives the payload's size.
 func (p *PcapWriter) WriteSnapped(at time.Duration, h TapHeader, t *TLP) error {
+	p.tap = int(h.Tap)
 	b, err := t.AppendHeader(h.AppendTo(p.buf[:0]))
 	if err != nil {
 		return err
@@ -72,6 +112,7 @@ func (p *PcapWriter) WriteSnapped(at time.Duration, h TapHeader, t *TLP) error {
 // WriteRaw writes one record holding TLP bytes as they are, for recording
 // malformed TLPs seen on a link.
 func (p *PcapWriter) WriteRaw(at time.Duration, h TapHeader, raw []byte) error {
+	p.tap = int(h.Tap)
 	p.buf = append(h.AppendTo(p.buf[:0]), raw...)
 	return p.write(at, p.buf)
 }
@@ -86,7 +127,14 @@ func (p *PcapWriter) writeCut(at time.Duration, rec []byte, full int) error {
 		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", full, PcapSnapLen)
 	}
 	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0).UTC().Add(at), CaptureLength: len(rec), Length: full}
-	return p.w.WritePacket(ci, rec)
+	if p.ng == nil {
+		return p.w.WritePacket(ci, rec)
+	}
+	ci.InterfaceIndex = p.tap
+	if err := p.ng.WritePacket(ci, rec); err != nil {
+		return fmt.Errorf("pcapng: %w", err)
+	}
+	return p.ng.Flush()
 }
 
 // Record is one TLP read from a capture.
@@ -94,17 +142,40 @@ type Record struct {
 	At  time.Duration // time since the capture's epoch
 	Tap TapHeader
 	Raw []byte // the TLP bytes captured (only the header's, for a snapped TLP); valid until the next call to Next
+	// Interface is the pcapng interface the record was captured on
+	// (PcapReader.Interface names it; the emulator's are its taps); 0 in
+	// classic pcap.
+	Interface int
 }
 
-// PcapReader reads onic TLP captures.
+// PcapReader reads onic TLP captures, pcap or pcapng.
 type PcapReader struct {
-	r *pcapgo.Reader
-	n int
+	r interface {
+		ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+	}
+	ng *pcapgo.NgReader // when pcapng
+	n  int
 }
 
-// NewPcapReader reads the pcap file header from r and checks the link type.
+// ngMagic is a pcapng file's first four bytes (its section header
+// block's type, the same in either byte order).
+var ngMagic = []byte{0x0a, 0x0d, 0x0d, 0x0a}
+
+// NewPcapReader reads the file header from r — classic pcap or pcapng —
+// and checks the link type (of each interface, for pcapng).
 func NewPcapReader(r io.Reader) (*PcapReader, error) {
-	pr, err := pcapgo.NewReader(r)
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(4); bytes.Equal(head, ngMagic) {
+		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			return nil, fmt.Errorf("pcapng: %w", err)
+		}
+		if lt := ng.LinkType(); lt != LinkTypeONIC {
+			return nil, fmt.Errorf("pcapng: link type %d, onic TLP captures use %d (LINKTYPE_USER0)", lt, LinkTypeONIC)
+		}
+		return &PcapReader{r: ng, ng: ng}, nil
+	}
+	pr, err := pcapgo.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("pcap: %w", err)
 	}
@@ -112,6 +183,19 @@ func NewPcapReader(r io.Reader) (*PcapReader, error) {
 		return nil, fmt.Errorf("pcap: link type %d, onic TLP captures use %d (LINKTYPE_USER0)", lt, LinkTypeONIC)
 	}
 	return &PcapReader{r: pr}, nil
+}
+
+// Interface is the name pcapng gives interface i (a tap's name in the
+// emulator's captures), or "" (classic pcap, or no name).
+func (p *PcapReader) Interface(i int) string {
+	if p.ng == nil {
+		return ""
+	}
+	intf, err := p.ng.Interface(i)
+	if err != nil {
+		return ""
+	}
+	return intf.Name
 }
 
 // Next reads the next record and decodes its TLP into t. It returns io.EOF
@@ -130,7 +214,7 @@ func (p *PcapReader) Next(t *TLP) (Record, error) {
 		return Record{}, fmt.Errorf("pcap record %d: %w", p.n+1, err)
 	}
 	p.n++
-	rec := Record{At: ci.Timestamp.Sub(time.Unix(0, 0))}
+	rec := Record{At: ci.Timestamp.Sub(time.Unix(0, 0)), Interface: ci.InterfaceIndex}
 	h, err := ParseTapHeader(data)
 	if err != nil {
 		return rec, fmt.Errorf("pcap record %d: %w", p.n, err)

@@ -34,8 +34,9 @@ type capture struct {
 }
 
 // Capture makes Run write every TLP arriving at the named taps (all of
-// them if taps is empty) to w as a pcap file in onic's TLP format
-// (docs/pcap.md), time-stamped with simulated time. Payloads the
+// them if taps is empty) to w as a pcapng file in onic's TLP format
+// (docs/pcap.md), one interface per tap named after it (Taps),
+// time-stamped with simulated time. Payloads the
 // emulator has the bytes of (a host program's writes through emu serve)
 // are written as they are; the others are snapped to the header (the
 // record's length still the whole TLP's): traffic generators carry sizes,
@@ -59,7 +60,7 @@ func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 			on[i] = true
 		}
 	}
-	pw, err := tlp.NewPcapWriter(w)
+	pw, err := tlp.NewPcapNgWriter(w, all)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -65,6 +66,9 @@ func TestCapture(t *testing.T) {
 		}
 		last = rec.At
 		seen[rec.Tap.Tap]++
+		if rec.Interface != int(rec.Tap.Tap) || rd.Interface(rec.Interface) != r.Taps[rec.Tap.Tap] {
+			t.Fatalf("record %d: tap %d on pcapng interface %d %q", rd.Count(), rec.Tap.Tap, rec.Interface, rd.Interface(rec.Interface))
+		}
 		if p.Kind() == tlp.MWr && (!p.Snapped || p.Length == 0 || len(rec.Raw) != p.HeaderLen()) {
 			// A generator's write has no bytes: its header alone, which
 			// says how long it is.
@@ -91,9 +95,10 @@ func TestCapture(t *testing.T) {
 	if uint64(rd.Count()) != r.Speed.TLPs || seen[0] == 0 || seen[4] == 0 || seen[1] == 0 || seen[100] == 0 {
 		t.Fatalf("%d records for %d arrivals; per tap %v", rd.Count(), r.Speed.TLPs, seen)
 	}
-	// No payload bytes written: at most a record header, the tap and a 4 DW
-	// TLP header per record.
-	if max := 24 + rd.Count()*(16+tlp.TapHeaderLen+16); len(pc) > max {
+	// No payload bytes written: at most pcapng's block per record (32
+	// bytes), the tap and a 4 DW TLP header, after the section and one
+	// interface block per tap.
+	if max := 1024 + rd.Count()*(32+tlp.TapHeaderLen+16); len(pc) > max {
 		t.Errorf("capture of %d records is %d bytes, more than headers alone (%d)", rd.Count(), len(pc), max)
 	}
 	again, _ := captured(t, c)
@@ -111,7 +116,10 @@ func TestCapture(t *testing.T) {
 }
 
 // TestTsharkReadsEmulatorCapture: the real tshark, with onic's dissector,
-// reads an emulator capture: the same frames, taps and TLP kinds.
+// reads an emulator capture: the same frames, taps and TLP kinds, each
+// frame on the pcapng interface named after its tap, with Source and
+// Destination filled (a request's requester and address, a completion's
+// completer and requester) and an Info column that says what it is.
 func TestTsharkReadsEmulatorCapture(t *testing.T) {
 	tshark := tools.Require(t, "tshark")
 	c := scenario.TwoParty()
@@ -122,7 +130,8 @@ func TestTsharkReadsEmulatorCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(tshark, "-n", "-X", "lua_script:"+filepath.Join("..", "..", "tlp", "wireshark", "onic.lua"),
-		"-r", path, "-T", "fields", "-e", "onic.tap", "-e", "onic_tlp.kind").Output()
+		"-r", path, "-T", "fields", "-E", "separator=|", "-e", "onic.tap", "-e", "onic_tlp.kind", "-e", "frame.interface_name",
+		"-e", "_ws.col.Source", "-e", "_ws.col.Destination", "-e", "_ws.col.Info").Output()
 	if err != nil {
 		t.Fatalf("tshark: %v\n%s", err, out)
 	}
@@ -137,8 +146,14 @@ func TestTsharkReadsEmulatorCapture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Join([]string{strconv.Itoa(int(rec.Tap.Tap)), p.Kind().String()}, "\t")
-		if line != want {
+		src, dst := p.RequesterID.String(), fmt.Sprintf("0x%x", p.Address)
+		info := fmt.Sprintf("%s %d B %s", p.Kind(), 4*int(p.Length), dst)
+		if !p.Kind().IsRequest() {
+			src, dst = p.CompleterID.String(), p.RequesterID.String()
+			info = fmt.Sprintf("%s %s", p.Kind(), p.Status)
+		}
+		want := strings.Join([]string{strconv.Itoa(int(rec.Tap.Tap)), p.Kind().String(), r.Taps[rec.Tap.Tap], src, dst}, "|")
+		if got, _, _ := strings.Cut(line, "|"+info); !strings.HasPrefix(line[len(got):], "|"+info) || got != want {
 			t.Fatalf("frame %d: tshark %q, onic %q", i+1, line, want)
 		}
 	}

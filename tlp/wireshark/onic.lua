@@ -118,41 +118,68 @@ function tlp.dissector(buf, pinfo, tree)
   if len == 0 then len = 1024 end
   if k ~= "Msg" and k ~= "Cpl" and k ~= "CplLk" then t:add(tf.length, len) end
   local h = off
+  -- The Info column: kind, size, where, requester's tag; Source and
+  -- Destination: who sent the TLP and where it goes (a completion's
+  -- completer and requester, a request's requester and its address or
+  -- target function).
   local info = k
   if class == "cpl" then
-    t:add(tf.completer, id(buf(h + 4, 2):uint()))
+    local completer, requester = id(buf(h + 4, 2):uint()), id(buf(h + 8, 2):uint())
+    t:add(tf.completer, completer)
     local b6 = buf(h + 6, 1):uint()
-    t:add(tf.status, bit.rshift(b6, 5))
+    local status = bit.rshift(b6, 5)
+    t:add(tf.status, status)
     t:add(tf.bcm, bit.band(b6, 0x10) ~= 0)
     local bc = bit.bor(bit.lshift(bit.band(b6, 15), 8), buf(h + 7, 1):uint())
     if bc == 0 then bc = 4096 end
     t:add(tf.bytecount, bc)
-    t:add(tf.requester, id(buf(h + 8, 2):uint()))
-    t:add(tf.tag, bit.bor(tagHi, buf(h + 10, 1):uint()))
+    t:add(tf.requester, requester)
+    local tag = bit.bor(tagHi, buf(h + 10, 1):uint())
+    t:add(tf.tag, tag)
     t:add(tf.loweraddr, bit.band(buf(h + 11, 1):uint(), 0x7f))
+    local st = ({[0] = "SC", [1] = "UR", [2] = "CRS", [4] = "CA"})[status] or string.format("status %d", status)
+    info = string.format("%s %s", k, st)
+    if bit.band(fmt, 2) ~= 0 then info = info .. string.format(" %d B", len * 4) end
+    info = info .. string.format(" tag %d, %d B left", tag, bc)
+    pinfo.cols.src, pinfo.cols.dst = completer, requester
   else
-    t:add(tf.requester, id(buf(h + 4, 2):uint()))
-    t:add(tf.tag, bit.bor(tagHi, buf(h + 6, 1):uint()))
+    local requester = id(buf(h + 4, 2):uint())
+    t:add(tf.requester, requester)
+    local tag = bit.bor(tagHi, buf(h + 6, 1):uint())
+    t:add(tf.tag, tag)
+    pinfo.cols.src = requester
     local b7 = buf(h + 7, 1):uint()
     if class == "msg" then
       t:add(tf.msgcode, b7)
       t:add(tf.routing, bit.band(typ, 7))
       if bit.band(typ, 7) == 1 then t:add(tf.address, buf(h + 8, 8):uint64()) end
+      info = string.format("%s code 0x%02x", k, b7)
     else
       t:add(tf.first_be, bit.band(b7, 15))
       t:add(tf.last_be, bit.rshift(b7, 4))
+      info = string.format("%s %d B", k, len * 4)
       if class == "cfg" then
-        t:add(tf.completer, id(buf(h + 8, 2):uint()))
-        t:add(tf.register, bit.bor(bit.lshift(bit.band(buf(h + 10, 1):uint(), 15), 8), bit.band(buf(h + 11, 1):uint(), 0xfc)))
-      elseif hl == 16 then
-        local addr = buf(h + 8, 8):uint64():band(UInt64(0xfffffffc, 0xffffffff))
-        t:add(tf.address, addr)
-        info = info .. string.format(" 0x%s", addr:tohex())
+        local target = id(buf(h + 8, 2):uint())
+        local reg = bit.bor(bit.lshift(bit.band(buf(h + 10, 1):uint(), 15), 8), bit.band(buf(h + 11, 1):uint(), 0xfc))
+        t:add(tf.completer, target)
+        t:add(tf.register, reg)
+        info = info .. string.format(" reg 0x%03x", reg)
+        pinfo.cols.dst = target
       else
-        -- bit.band is signed 32-bit; clear the PH bits with arithmetic.
-        local lo = buf(h + 8, 4):uint()
-        t:add(tf.address, UInt64(lo - lo % 4))
+        local addr
+        if hl == 16 then
+          addr = buf(h + 8, 8):uint64():band(UInt64(0xfffffffc, 0xffffffff))
+        else
+          -- bit.band is signed 32-bit; clear the PH bits with arithmetic.
+          local lo = buf(h + 8, 4):uint()
+          addr = UInt64(lo - lo % 4)
+        end
+        t:add(tf.address, addr)
+        local hex = "0x" .. addr:tohex():gsub("^0+(%x)", "%1")
+        info = info .. " " .. hex
+        pinfo.cols.dst = hex
       end
+      if k ~= "MWr" then info = info .. string.format(" tag %d", tag) end
     end
   end
   local dlen = 0
