@@ -210,7 +210,7 @@ func Build(c scenario.Config) (*Cluster, error) {
 				return nil, err
 			}
 		}
-		fs := &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset}
+		fs := &flowState{c: cl, idx: i, cfg: fc, host: h, onic: o, base: o.fn.BARAddress(2) + fc.Offset, delivered: make([]uint64, TraceBuckets+1)}
 		if fc.Forward {
 			h.forwarders = append(h.forwarders, fs)
 		}

@@ -22,8 +22,8 @@ type Charts struct {
 // FlowSeries is one flow over the run.
 type FlowSeries struct {
 	Name string
-	// Gbps is the payload its finished transfers delivered per interval,
-	// in Gb/s (the trace's counters).
+	// Gbps is the payload it delivered per interval, in Gb/s, each TLP
+	// counted when it landed (the trace's counters).
 	Gbps []float64
 	// LatencyNs are its finished transfers' latencies, in issue order.
 	LatencyNs []float64
@@ -44,22 +44,24 @@ type TimeSpan struct {
 }
 
 // Charts returns the run's chart data, its throughput cut into buckets
-// intervals (TraceBuckets if 0). Call it after Run.
+// intervals (TraceBuckets if 0; at most TraceBuckets, and a divisor of
+// it, the intervals the run counted in). Call it after Run.
 func (cl *Cluster) Charts(buckets int) Charts {
-	if buckets <= 0 {
+	if buckets <= 0 || buckets > TraceBuckets || TraceBuckets%buckets != 0 {
 		buckets = TraceBuckets
 	}
 	end := ps(cl.cfg.Duration)
-	bucket := max(end/sim.Time(buckets), 1)
+	per := TraceBuckets / buckets // counted intervals to a chart's
+	bucket := cl.bucket * sim.Time(per)
 	c := Charts{DurationNs: ns(end), BucketNs: ns(bucket)}
 	for _, f := range cl.flows {
 		fs := FlowSeries{Name: f.cfg.Name, Gbps: make([]float64, buckets)}
+		for b, n := range f.delivered[:TraceBuckets] {
+			fs.Gbps[b/per] += float64(n) * 8 / (float64(bucket) / float64(sim.Second)) / 1e9
+		}
 		for _, x := range f.xfers {
 			if x.end == 0 || x.failed {
 				continue
-			}
-			if b := int(x.end / bucket); b < buckets {
-				fs.Gbps[b] += float64(f.cfg.Size) * 8 / (float64(bucket) / float64(sim.Second)) / 1e9
 			}
 			fs.LatencyNs = append(fs.LatencyNs, ns(x.end-x.start))
 		}

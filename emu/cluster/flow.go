@@ -26,6 +26,12 @@ type flowState struct {
 	xfers     []xfer
 	latencies []sim.Time
 	bytes     uint64 // payload delivered
+	// delivered is the payload delivered in each of the run's
+	// TraceBuckets intervals (Cluster.bucket), counted as each TLP lands:
+	// what the charts and the trace show as the flow's throughput, which
+	// the links' rates bound (a transfer's bytes counted when it finished
+	// made a 126 Gb/s link show 131 Gb/s and a phase a single spike).
+	delivered []uint64
 	ok, bad   int    // transfers finished whole / with a failed request
 	tag       uint16
 	// Pacing (RateGbps): the earliest time of the next transfer, the gap
@@ -181,7 +187,12 @@ func (f *flowState) settled(xi int32, ok bool) {
 	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<evShift)
 }
 
-func (f *flowState) bytesIn(n int) { f.bytes += uint64(n) }
+func (f *flowState) bytesIn(n int) {
+	f.bytes += uint64(n)
+	if b := int(f.c.s.Now() / f.c.bucket); b < len(f.delivered) {
+		f.delivered[b] += uint64(n)
+	}
+}
 
 // percentiles returns p50, p99, p999 and max of the transfer latencies.
 func (f *flowState) percentiles() [4]sim.Time {

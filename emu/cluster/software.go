@@ -127,7 +127,7 @@ func (c *Cluster) softFlow(h *hostNode) *flowState {
 			return f
 		}
 	}
-	f := &flowState{c: c, idx: len(c.flows), cfg: scenario.FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}}
+	f := &flowState{c: c, idx: len(c.flows), cfg: scenario.FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}, delivered: make([]uint64, TraceBuckets+1)}
 	c.flows = append(c.flows, f)
 	return f
 }

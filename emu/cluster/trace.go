@@ -88,7 +88,6 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 	for _, f := range cl.flows {
 		pid, tid := f.host.idx+1, f.idx+1
 		ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q(f.cfg.Name+" ("+f.cfg.Op+")"))
-		series := make([]uint64, (end+bucket-1)/bucket+1)
 		for n, x := range f.xfers {
 			stop, state := x.end, "ok"
 			switch {
@@ -96,8 +95,6 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 				stop, state = end, "unfinished"
 			case x.failed:
 				state = "failed"
-			default:
-				series[x.end/bucket] += uint64(f.cfg.Size)
 			}
 			// A transfer overlaps the flow's others (Depth in flight): an
 			// async slice of its own, which Perfetto lays out on as many
@@ -109,7 +106,7 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 			ev(`{"ph":"e","cat":"transfer","name":%s,"id":"0x%x","pid":%d,"tid":%d,"ts":%s}`,
 				q(f.cfg.Name), id, pid, tid, us(stop))
 		}
-		for b, bytes := range series {
+		for b, bytes := range f.delivered {
 			if sim.Time(b)*bucket >= end {
 				break
 			}

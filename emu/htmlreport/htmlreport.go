@@ -75,7 +75,7 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 	}
 	p.Add(plotter.NewGrid())
 	if err := add("throughput", "Throughput over time",
-		fmt.Sprintf("Payload each flow's finished transfers delivered per %s interval.%s", nsText(c.BucketNs), note), p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
+		fmt.Sprintf("Payload each flow delivered per %s interval, each TLP counted as it landed.%s", nsText(c.BucketNs), note), p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
 		return nil, err
 	}
 
