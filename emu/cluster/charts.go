@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"strconv"
+	"strings"
 
 	"onic/emu/link"
 	"onic/emu/sim"
@@ -32,7 +33,7 @@ type FlowSeries struct {
 // LinkUse is how busy one direction of a link was: the fraction of the
 // run its transmitter spent sending symbols (TLPs, DLLPs, SKPs).
 type LinkUse struct {
-	Name        string // "A -> onicA" (PCIe), "onicA.a -> onicB.a" (optical)
+	Name        string // "A -> onicA" (PCIe), "onicA.a -> onicB.a" (optical; "onicB.a, then onicC.a" when a reconfiguration moved it)
 	Utilisation float64
 }
 
@@ -77,7 +78,7 @@ func (cl *Cluster) Charts(buckets int) Charts {
 		use(o.cfg.Name+" -> "+host, o.link, 1)
 		for _, pt := range o.ports {
 			if pt.l != nil && pt.peer != nil {
-				use(pt.name()+" -> "+pt.peer.name(), pt.l, pt.side)
+				use(pt.name()+" -> "+pt.peers(), pt.l, pt.side)
 			}
 		}
 	}
@@ -97,4 +98,20 @@ func (cl *Cluster) Charts(buckets int) Charts {
 		}
 	}
 	return c
+}
+
+// peers names the ports this one was up to over the run, in order: one
+// name, or "onicB.a, then onicC.a" when a reconfiguration moved it (its
+// link's figures are the whole run's, every phase's).
+func (pt *port) peers() string {
+	var names []string
+	for _, ch := range pt.states {
+		if ch.state == portUp && ch.peer != "" && (len(names) == 0 || names[len(names)-1] != ch.peer) {
+			names = append(names, ch.peer)
+		}
+	}
+	if len(names) == 0 {
+		return pt.peer.name()
+	}
+	return strings.Join(names, ", then ")
 }

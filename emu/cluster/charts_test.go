@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -45,5 +46,24 @@ func TestChartsNeverAboveLinkRate(t *testing.T) {
 	}
 	if len(r.Flows) == 0 {
 		t.Fatal("no flows")
+	}
+}
+
+// TestChartsNamePortsPerPhase: a port the MEMS switch moved from one
+// peer to another is named with both, in order, not after the last.
+func TestChartsNamePortsPerPhase(t *testing.T) {
+	cl, err := Build(scenario.Phased())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range cl.Charts(0).Links {
+		names = append(names, l.Name)
+	}
+	if !slices.Contains(names, "onicA.a -> onicB.a, then onicC.a") {
+		t.Errorf("links %q: want onicA.a named with both its peers", names)
 	}
 }

@@ -3,17 +3,22 @@
 // transfer latency distributions, how busy each link direction was, the
 // MEMS reconfigurations and reflashes on a timeline, and the report's
 // tables, accounting included. The charts are SVG drawn by gonum/plot
-// and inlined, so the page needs no network and no script to be viewed;
-// the same run writes the same bytes. It also draws a link bandwidth
+// and inlined with their font, so the page needs no network; an inline
+// script (live.js) makes the throughput chart interactive, and without
+// it the static chart shows. The same run writes the same bytes. It also draws a link bandwidth
 // sweep (WriteSweep) for onic emu linkbench --plot.
 package htmlreport
 
 import (
 	"bytes"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -21,6 +26,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"onic/emu/cluster"
 )
@@ -33,18 +40,46 @@ const MaxSeries = 12
 type Chart struct {
 	ID, Title, Caption string
 	SVG                template.HTML
+	// Legend names the chart's series under it, in the page (a legend
+	// inside the plot sat on the data).
+	Legend []LegendItem
+}
+
+// LegendItem is one series of a chart: its name and colour (CSS).
+type LegendItem struct {
+	Name, Colour string
+}
+
+// legendOf is the legend of flows drawn in plotutil's colours, in order.
+func legendOf(flows []cluster.FlowSeries) []LegendItem {
+	var l []LegendItem
+	for i, f := range flows {
+		l = append(l, LegendItem{f.Name, cssColour(plotutil.Color(i))})
+	}
+	return l
+}
+
+// cssColour is c as #rrggbb.
+func cssColour(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 }
 
 // Charts draws the run's charts, in page order.
 func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 	var out []Chart
 	add := func(id, title, caption string, p *plot.Plot, w, h vg.Length) error {
-		wt, err := p.WriterTo(w, h, "svg")
-		if err != nil {
-			return fmt.Errorf("%s: %v", id, err)
-		}
+		// The font goes in with the drawing: gonum lays labels out by its
+		// own font's metrics, and a browser drawing them in another font
+		// made them overlap and run out of the chart.
+		// A margin of 4 points all round: gonum sets the outermost labels
+		// on the picture's very edge, where a browser's rounding clips
+		// them.
+		cv := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+		m := vg.Points(4)
+		p.Draw(draw.Crop(draw.New(cv), m, -m, m, -m))
 		var b bytes.Buffer
-		if _, err := wt.WriteTo(&b); err != nil {
+		if _, err := cv.WriteTo(&b); err != nil {
 			return fmt.Errorf("%s: %v", id, err)
 		}
 		svg := b.String()
@@ -60,10 +95,25 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		flows, note = flows[:MaxSeries], fmt.Sprintf(" The first %d of %d flows; the table has all.", MaxSeries, len(c.Flows))
 	}
 
-	// Throughput over time.
+	// Throughput over time, the MEMS switch's dark circuits and the
+	// reflashes shaded behind it.
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = "simulated time (µs)", "delivered (Gb/s)"
-	p.Legend.Top = true
+	peak := 1.0
+	for _, f := range flows {
+		for _, g := range f.Gbps {
+			peak = max(peak, g)
+		}
+	}
+	for _, s := range c.Spans {
+		x0, x1 := s.StartNs/1e3, math.Max(s.EndNs, s.StartNs+c.DurationNs/500)/1e3
+		shade, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: peak * 1.05}, {X: x0, Y: peak * 1.05}})
+		if err != nil {
+			return nil, err
+		}
+		shade.Color, shade.LineStyle.Width = spanColour(s.Kind), 0
+		p.Add(shade)
+	}
 	for i, f := range flows {
 		xy := make(plotter.XYs, len(f.Gbps))
 		for b, g := range f.Gbps {
@@ -74,16 +124,21 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		}
 	}
 	p.Add(plotter.NewGrid())
+	p.Y.Min = 0
+	p.Legend = plot.NewLegend() // under the chart, in the page
+	shaded := ""
+	if len(c.Spans) > 0 {
+		shaded = " Shaded: circuits of the MEMS switch dark (grey) and reflashes (yellow)."
+	}
 	if err := add("throughput", "Throughput over time",
-		fmt.Sprintf("Payload each flow delivered per %s interval, each TLP counted as it landed.%s", nsText(c.BucketNs), note), p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
+		fmt.Sprintf("Payload each flow delivered per %s interval, each TLP counted as it landed.%s%s", nsText(c.BucketNs), shaded, note), p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
 		return nil, err
 	}
+	out[len(out)-1].Legend = legendOf(flows)
 
 	// Latency distributions, as cumulative fractions.
 	p = plot.New()
-	p.X.Label.Text, p.Y.Label.Text = "transfer latency (µs, log scale)", "fraction of transfers at or below"
-	p.Legend.Top, p.Legend.Left = false, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Centimeter/2, vg.Centimeter/2
+	p.X.Label.Text, p.Y.Label.Text = "transfer latency (µs, log scale)", "fraction at or below"
 	drawn := 0
 	for i, f := range flows {
 		if len(f.LatencyNs) == 0 {
@@ -101,6 +156,7 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		drawn++
 	}
 	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Padding = vg.Points(8) // room for the top tick's label
 	if drawn > 0 {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	}
@@ -110,9 +166,11 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		caption = "No transfer finished in this run." + note
 		p.X.Min, p.X.Max = 0, 1
 	}
+	p.Legend = plot.NewLegend() // under the chart, in the page
 	if err := add("latency", "Transfer latency", caption, p, 18*vg.Centimeter, 9*vg.Centimeter); err != nil {
 		return nil, err
 	}
+	out[len(out)-1].Legend = legendOf(flows)
 
 	// Link utilisation, one bar per direction.
 	p = plot.New()
@@ -172,6 +230,15 @@ func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// spanColour is the translucent shade of a time span of kind ("mems" or
+// "reflash") behind a chart, the same as the interactive chart's.
+func spanColour(kind string) color.Color {
+	if kind == "reflash" {
+		return color.NRGBA{R: 244, G: 211, B: 94, A: 90}
+	}
+	return color.NRGBA{R: 128, G: 128, B: 128, A: 70}
 }
 
 // addLine draws series i of a chart, named in its legend, in the i-th
@@ -248,12 +315,85 @@ func nsText(ns float64) string {
 	return fmt.Sprintf("%g ns", ns)
 }
 
+// svgFontStyle is the style block gonum's SVG writer puts the embedded
+// font in.
+var svgFontStyle = regexp.MustCompile(`(?s)<defs>\s*<style>(.*?)</style>\s*</defs>`)
+
+// liveJS makes the throughput chart interactive (hover values, drag to
+// zoom) from the page's series data; the static SVG stays for readers
+// without scripts.
+//
+//go:embed live.js
+var liveJS string
+
+// series is the throughput chart's data as the page's script reads it.
+type series struct {
+	BucketNs   float64      `json:"bucket_ns"`
+	DurationNs float64      `json:"duration_ns"`
+	Flows      []seriesFlow `json:"flows"`
+	Spans      []seriesSpan `json:"spans"`
+	Colours    []string     `json:"colours"` // the static charts' colours, for the same flow in the same colour
+}
+
+type seriesFlow struct {
+	Name string    `json:"name"`
+	Gbps []float64 `json:"gbps"`
+}
+
+type seriesSpan struct {
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	StartNs float64 `json:"start_ns"`
+	EndNs   float64 `json:"end_ns"`
+}
+
+// seriesJSON is c's throughput data for the page's script (its first
+// MaxSeries flows, as the static chart), rates rounded to 1 Mb/s so the
+// page stays small.
+func seriesJSON(c cluster.Charts) (template.JS, error) {
+	s := series{BucketNs: c.BucketNs, DurationNs: c.DurationNs, Flows: []seriesFlow{}, Spans: []seriesSpan{}}
+	for i, f := range c.Flows {
+		if i == MaxSeries {
+			break
+		}
+		g := make([]float64, len(f.Gbps))
+		for k, v := range f.Gbps {
+			g[k] = math.Round(v*1000) / 1000
+		}
+		s.Flows = append(s.Flows, seriesFlow{f.Name, g})
+	}
+	for _, sp := range c.Spans {
+		s.Spans = append(s.Spans, seriesSpan{sp.Kind, sp.Name, sp.StartNs, sp.EndNs})
+	}
+	for i := range len(plotutil.DefaultColors) {
+		s.Colours = append(s.Colours, cssColour(plotutil.Color(i)))
+	}
+	b, err := json.Marshal(s) // escapes <, > and &: safe inside a script element
+	return template.JS(b), err
+}
+
 // Write writes the page of a finished run: r its report, c its chart
 // data (Cluster.Charts).
 func Write(w io.Writer, r cluster.Report, c cluster.Charts) error {
 	charts, err := Charts(r, c)
 	if err != nil {
 		return err
+	}
+	data, err := seriesJSON(c)
+	if err != nil {
+		return err
+	}
+	// Each chart embeds its font; the page keeps one copy, in its head
+	// (an inline SVG's style applies to the whole document).
+	var fonts template.CSS
+	for i := range charts {
+		svg := string(charts[i].SVG)
+		if m := svgFontStyle.FindStringSubmatchIndex(svg); m != nil {
+			if fonts == "" {
+				fonts = template.CSS(svg[m[2]:m[3]])
+			}
+			charts[i].SVG = template.HTML(svg[:m[0]] + svg[m[1]:])
+		}
 	}
 	// The emulator's speed is the one figure that varies from run to run:
 	// the page leaves it out, so the same run writes the same page.
@@ -267,7 +407,10 @@ func Write(w io.Writer, r cluster.Report, c cluster.Charts) error {
 		R      cluster.Report
 		Charts []Chart
 		Text   string
-	}{r, charts, report})
+		Series template.JS
+		Live   template.JS
+		Fonts  template.CSS
+	}{r, charts, report, data, template.JS(liveJS), fonts})
 }
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -280,6 +423,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 <meta charset="utf-8">
 <title>onic emu run: {{.R.Scenario}}</title>
 <style>
+{{.Fonts}}
 body { font-family: sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 0.9em; }
@@ -288,6 +432,20 @@ table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.8em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 pre { font-size: 0.8em; background: #f6f6f6; padding: 1em; overflow-x: auto; }
+figure.interactive > svg, figure.interactive > .legend.static { display: none; }
+.legend { font-size: 0.9em; margin: 0.3em 0; }
+.legend span { margin-right: 1.2em; white-space: nowrap; }
+.legend i { display: inline-block; width: 1.2em; height: 0.3em; margin-right: 0.4em; vertical-align: middle; }
+.live { position: relative; }
+.live svg { width: 100%; cursor: crosshair; user-select: none; }
+.live text { font-size: 12px; fill: #333; }
+.live .grid { stroke: #e3e3e3; } .live .frame { fill: none; stroke: #999; }
+.live .series { fill: none; stroke-width: 1.6; }
+.live .span.mems { fill: rgba(128,128,128,0.27); } .live .span.reflash { fill: rgba(244,211,94,0.35); }
+.live .cursor { stroke: #555; stroke-dasharray: 3 3; } .live .band { fill: rgba(90,155,212,0.2); }
+.live .tip { position: absolute; pointer-events: none; background: rgba(255,255,255,0.95); border: 1px solid #bbb;
+  padding: 0.3em 0.5em; font-size: 0.85em; white-space: pre; box-shadow: 0 1px 3px rgba(0,0,0,0.2); }
+.live .legend button { font-size: 0.9em; }
 </style>
 </head>
 <body>
@@ -297,9 +455,12 @@ pre { font-size: 0.8em; background: #f6f6f6; padding: 1em; overflow-x: auto; }
 <h2 id="{{.ID}}">{{.Title}}</h2>
 <figure class="chart" data-chart="{{.ID}}">
 {{.SVG}}
+{{with .Legend}}<div class="legend static">{{range .}}<span><i style="background: {{.Colour}}"></i>{{.Name}}</span> {{end}}</div>{{end}}
 <figcaption>{{.Caption}}</figcaption>
 </figure>
 {{end}}
+<script type="application/json" id="onic-series">{{.Series}}</script>
+<script>{{.Live}}</script>
 <h2 id="flows">Flows</h2>
 <table>
 <tr><th>flow</th><th>op</th><th>transfers</th><th>failed</th><th>Gb/s</th><th>p50 (µs)</th><th>p99 (µs)</th><th>max (µs)</th></tr>
