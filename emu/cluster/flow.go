@@ -32,7 +32,7 @@ type flowState struct {
 	// the links' rates bound (a transfer's bytes counted when it finished
 	// made a 126 Gb/s link show 131 Gb/s and a phase a single spike).
 	delivered []uint64
-	ok, bad   int    // transfers finished whole / with a failed request
+	ok, bad   int // transfers finished whole / with a failed request
 	tag       uint16
 	// Pacing (RateGbps): the earliest time of the next transfer, the gap
 	// between transfers, and whether a feed event is waiting for it.
