@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +40,7 @@ every TLP against the specification and prints it.`,
 				rcb:       v.GetInt("tlp.demo.rcb"),
 				writeSize: v.GetInt("tlp.demo.write-size"),
 				readSize:  v.GetInt("tlp.demo.read-size"),
+				json:      v.GetBool("tlp.demo.json"),
 			}
 			return runDemo(cmd.OutOrStdout(), cfg)
 		},
@@ -50,11 +53,13 @@ every TLP against the specification and prints it.`,
 	c.Flags().Int("rcb", 64, "Read Completion Boundary in bytes (64 or 128)")
 	c.Flags().Int("write-size", 1500, "bytes the device writes to host memory")
 	c.Flags().Int("read-size", 600, "bytes the device reads from host memory")
+	c.Flags().Bool("json", false, "print the TLPs read back (as tlp decode does) and the totals as one JSON object")
 	bindFlags(v, c, "tlp.demo")
 	return c
 }
 
 type demoConfig struct {
+	json                  bool
 	pcap                  string
 	gen                   tlp.Gen
 	lanes, mps, mrrs, rcb int
@@ -99,6 +104,10 @@ func wireTime(g tlp.Gen, lanes, n int) time.Duration {
 func runDemo(w io.Writer, c demoConfig) error {
 	if err := c.check(); err != nil {
 		return err
+	}
+	final := w
+	if c.json {
+		w = io.Discard // the text goes nowhere; the JSON says it all
 	}
 	dev, host := tlp.NewID(1, 0, 0), tlp.NewID(0, 0, 0)
 	const writeAddr, readAddr = 0x1_2345_6F00, 0x8000_0F80
@@ -213,12 +222,36 @@ func runDemo(w io.Writer, c demoConfig) error {
 	}
 	// Read the capture back with the decoder `onic tlp decode --pcap
 	// --text` uses: every TLP is decoded and checked against the rules.
+	var records bytes.Buffer
 	out := bufio.NewWriter(w)
-	dec := decodeOpts{text: true, out: out, errw: w}
+	if c.json {
+		out = bufio.NewWriter(&records)
+	}
+	dec := decodeOpts{text: !c.json, out: out, errw: w}
 	err = dec.decodePcap(path)
 	out.Flush()
 	if err != nil {
 		return fmt.Errorf("demo capture: %v", err)
+	}
+	if c.json {
+		res := struct {
+			Gen          int               `json:"gen"`
+			Lanes        int               `json:"lanes"`
+			MPS          int               `json:"mps"`
+			MRRS         int               `json:"mrrs"`
+			RCB          int               `json:"rcb"`
+			Pcap         string            `json:"pcap,omitempty"`
+			TLPs         int               `json:"tlps"`
+			PayloadBytes int               `json:"payload_bytes"`
+			WireBytes    int               `json:"wire_bytes"`
+			LineCode     string            `json:"line_code"`
+			Records      []json.RawMessage `json:"records"`
+		}{Gen: int(c.gen), Lanes: c.lanes, MPS: c.mps, MRRS: c.mrrs, RCB: c.rcb, Pcap: c.pcap, TLPs: n,
+			PayloadBytes: dataBytes, WireBytes: wireBytes, LineCode: lineCode(c.gen)}
+		for _, l := range bytes.Split(bytes.TrimSpace(records.Bytes()), []byte("\n")) {
+			res.Records = append(res.Records, json.RawMessage(l))
+		}
+		return printJSON(final, res)
 	}
 	fmt.Fprintf(w, "%d TLPs read back and checked: %d payload bytes in %d wire bytes (%.1f%% before %s line coding)\n",
 		n, dataBytes, wireBytes, 100*float64(dataBytes)/float64(max(wireBytes, 1)), lineCode(c.gen))

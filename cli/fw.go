@@ -36,7 +36,7 @@ all of it against a trust store before touching a running O-NIC.`,
 		RunE: areaRunE,
 	}
 	c.AddCommand(newFWKeygenCmd(v), newFWBuildCmd(v), newFWSignCmd(v), newFWInspectCmd(v), newFWVerifyCmd(v),
-		newFWDiffCmd(), newFWPackCmd(v), newFWCostsCmd(v), newFWPlanCmd(v), newFWExtractCmd(v))
+		newFWDiffCmd(v), newFWPackCmd(v), newFWCostsCmd(v), newFWPlanCmd(v), newFWExtractCmd(v))
 	return c
 }
 
@@ -288,6 +288,15 @@ without that; never run what it extracts.`,
 			if err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
+			if v.GetBool("fw.extract.json") {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Dir     string   `json:"dir"`
+					Kind    string   `json:"kind"`
+					Name    string   `json:"name"`
+					Version string   `json:"version"`
+					Files   []string `json:"files"`
+				}{dir, im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version, paths})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files from %s %s %s\n", dir, len(paths), im.Manifest.Kind, im.Manifest.Name, im.Manifest.Version)
 			return nil
 		},
@@ -296,6 +305,7 @@ without that; never run what it extracts.`,
 	c.Flags().String("trust", "", "extract only if a signer this trust store (YAML) lets load the image signed it")
 	c.Flags().String("pub", "", "extract only if this public key signed the image")
 	c.Flags().Bool("no-verify", false, "extract without checking who signed the image (look, never build)")
+	c.Flags().Bool("json", false, "print the files written as JSON")
 	bindFlags(v, c, "fw.extract")
 	return c
 }
@@ -435,8 +445,8 @@ image no trusted signer may load.`,
 	return c
 }
 
-func newFWDiffCmd() *cobra.Command {
-	return &cobra.Command{
+func newFWDiffCmd(v *viper.Viper) *cobra.Command {
+	c := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Show what changed between two images: manifest lines, - for A and + for B",
 		Long: `Prints the manifest lines that differ, - for A and + for B. Exits 0 when the
@@ -453,6 +463,29 @@ line when one cannot be read.`,
 				return err
 			}
 			d := firmware.Diff(a, b)
+			if v.GetBool("fw.diff.json") {
+				// The manifest lines only A has, and only B.
+				res := struct {
+					Same bool     `json:"same"`
+					A    []string `json:"only_a"`
+					B    []string `json:"only_b"`
+				}{Same: d == "", A: []string{}, B: []string{}}
+				for _, l := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+					switch {
+					case strings.HasPrefix(l, "-"):
+						res.A = append(res.A, strings.TrimSpace(l[1:]))
+					case strings.HasPrefix(l, "+"):
+						res.B = append(res.B, strings.TrimSpace(l[1:]))
+					}
+				}
+				if err := printJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+				if !res.Same {
+					return exitCode(1)
+				}
+				return nil
+			}
 			if d == "" {
 				fmt.Fprint(cmd.OutOrStdout(), "the images are the same\n")
 				return nil
@@ -461,6 +494,9 @@ line when one cannot be read.`,
 			return exitCode(1) // as diff(1): the images differ
 		},
 	}
+	c.Flags().Bool("json", false, "print the lines only A has and only B has as JSON (the exit code as without)")
+	bindFlags(v, c, "fw.diff")
+	return c
 }
 
 func newFWPackCmd(v *viper.Viper) *cobra.Command {

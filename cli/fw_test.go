@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,15 @@ func TestFirmwareCLI(t *testing.T) {
 	if _, err := os.Stat(at("x")); !os.IsNotExist(err) {
 		t.Errorf("a refused extract wrote %s: %v", at("x"), err)
 	}
-	must("fw", "extract", at("a.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"))
+	var xj struct {
+		Dir   string
+		Name  string
+		Files []string
+	}
+	if err := json.Unmarshal([]byte(must("fw", "extract", at("a.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"), "--json")), &xj); err != nil ||
+		xj.Dir != at("x") || xj.Name != "onic-a" || !slices.Contains(xj.Files, filepath.Join(at("x"), "static", "build.tcl")) {
+		t.Errorf("fw extract --json: %v %+v", err, xj)
+	}
 	refuse("not empty", "fw", "extract", at("a.onicfw"), "--trust", at("trust.yaml"), "--out", at("x"))
 	refuse("--out: name the directory", "fw", "extract", at("a.onicfw"))
 	if code, _, errs := onic(t, "", "fw", "extract", at("b.onicfw"), "--no-verify", "--out", at("y")); code != 0 || !strings.Contains(errs, "signatures not verified") {
@@ -177,6 +186,16 @@ func TestFirmwareCLI(t *testing.T) {
 	}
 	if d := must("fw", "diff", at("a.onicfw"), at("a.onicfw")); d != "the images are the same\n" {
 		t.Errorf("self diff: %q", d)
+	}
+	var dj struct {
+		Same  bool
+		OnlyA []string `json:"only_a"`
+		OnlyB []string `json:"only_b"`
+	}
+	code, diff, _ = onic(t, "", "fw", "diff", at("a.onicfw"), at("c.onicfw"), "--json")
+	if err := json.Unmarshal([]byte(diff), &dj); err != nil || code != 1 || dj.Same || len(dj.OnlyA) == 0 || len(dj.OnlyB) == 0 ||
+		!strings.HasPrefix(dj.OnlyB[len(dj.OnlyB)-1], "signature") && !slices.ContainsFunc(dj.OnlyB, func(l string) bool { return strings.HasPrefix(l, "payload    slot0.bit") }) {
+		t.Errorf("fw diff --json: exit %d %v %+v\n%s", code, err, dj, diff)
 	}
 	var costs firmware.CostTable
 	for _, bad := range []string{"1e-300", "0", "-5", "NaN", "1e30"} {

@@ -17,8 +17,9 @@ import (
 // (bin/onic) and ONIC naming the checkout (the guide's `export ONIC=`
 // line, which names the reader's checkout, is the one line not run). A
 // ```go FILE block replaces the functions at the end of FILE from
-// "// Lane builds" on, as the guide says; a ```yaml FILE block is saved
-// as FILE. Offline: GOPROXY=off.
+// "// Lane builds" on, or the whole file when it is one (it starts with
+// its package clause or the package's comment), as the guide says; a
+// ```yaml FILE block is saved as FILE. Offline: GOPROXY=off.
 func TestKernelGuide(t *testing.T) {
 	tools.Long(t)
 	t.Parallel() // subprocesses only: it runs beside the others
@@ -72,6 +73,13 @@ func TestKernelGuide(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the guide edits %s: %v", file, err)
 			}
+			if strings.HasPrefix(body, "// Package ") || strings.HasPrefix(body, "package ") {
+				// The whole file, as the guide says.
+				if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
 			i := strings.Index(string(src), "// Lane builds")
 			if i < 0 {
 				t.Fatalf("%s has no \"// Lane builds\" to replace from", file)
@@ -88,6 +96,8 @@ func TestKernelGuide(t *testing.T) {
 		"kernel my-abs in onicA slot 1 (timed by its cycle simulation)",
 		"onic_kernel_my_abs",
 		"slot 1     my-abs 0.1.0",
+		"ok  \tbeat-sum/beatsum",
+		"beat-sum       ", // kernel test's line
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the guide's commands printed no %q:\n%s", want, all)
@@ -98,13 +108,22 @@ func TestKernelGuide(t *testing.T) {
 	}
 	// The image names a kernel only the user's onic knows; onic itself
 	// still reads, inspects and verifies it (an image is data).
+	abs := filepath.Join(filepath.Dir(cwd), "my-abs") // the guide ends in beat-sum, beside it
 	inspect := exec.Command(filepath.Join(root, "bin", "onic"), "fw", "inspect", "my-fw.onicfw")
-	inspect.Dir = cwd
+	inspect.Dir = abs
 	if out, err := inspect.CombinedOutput(); err != nil || !strings.Contains(string(out), "slot 1     my-abs 0.1.0") {
 		t.Errorf("onic's own fw inspect of the user's image: %v\n%s", err, out)
 	}
 	// The edit took: the negation, not the absolute value, is what runs.
-	if src, err := os.ReadFile(filepath.Join(cwd, "myabs", "myabs.go")); err != nil || !strings.Contains(string(src), "Go's int32 negation") {
+	if src, err := os.ReadFile(filepath.Join(abs, "myabs", "myabs.go")); err != nil || !strings.Contains(string(src), "Go's int32 negation") {
 		t.Errorf("the guide's edit of myabs.go did not happen: %v", err)
+	}
+	// The reduction: a beat-level kernel, its staged sums named after
+	// what they hold, latency 2 (one stage).
+	if src, err := os.ReadFile(filepath.Join(cwd, "rtl", "onic_kernel_beat_sum.v")); err != nil || !strings.Contains(string(src), "stage1_quarter3") {
+		t.Errorf("the beat-sum kernel's Verilog has no register stage1_quarter3: %v", err)
+	}
+	if !regexp.MustCompile(`(?m)^beat-sum\s+\d+ ok\s+ok\s+ok\s+2\s`).MatchString(all) {
+		t.Errorf("kernel test beat-sum did not pass three ways with latency 2:\n%s", all)
 	}
 }

@@ -249,6 +249,7 @@ func newHDLDemoCmd(v *viper.Viper) *cobra.Command {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
+			var paths []string
 			for _, m := range demoModules() {
 				src, err := verilog.Emit(m)
 				if err != nil {
@@ -258,12 +259,21 @@ func newHDLDemoCmd(v *viper.Viper) *cobra.Command {
 				if err := os.WriteFile(p, src, 0o644); err != nil {
 					return fmt.Errorf("--out: %v", err)
 				}
+				paths = append(paths, p)
+			}
+			if v.GetBool("hdl.demo.json") {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Files []string `json:"files"`
+				}{paths})
+			}
+			for _, p := range paths {
 				fmt.Fprintln(cmd.OutOrStdout(), p)
 			}
 			return nil
 		},
 	}
 	c.Flags().String("out", "rtl", "directory to write the .v files to")
+	c.Flags().Bool("json", false, "print the files written as JSON")
 	bindFlags(v, c, "hdl.demo")
 	return c
 }

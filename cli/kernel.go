@@ -130,25 +130,35 @@ itself, onic_kernel_<name>, as a submodule; --bare writes the kernel alone.`,
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
-			var names []string
+			var names, paths []string
 			for _, f := range files {
 				p := filepath.Join(dir, f.Name)
 				if err := os.WriteFile(p, f.Source, 0o644); err != nil {
 					return fmt.Errorf("--out: %v", err)
 				}
-				names = append(names, f.Name)
-				fmt.Fprintln(cmd.OutOrStdout(), p)
+				names, paths = append(names, f.Name), append(paths, p)
 			}
 			list := filepath.Join(dir, "files.f")
 			if err := os.WriteFile(list, []byte(strings.Join(names, "\n")+"\n"), 0o644); err != nil {
 				return fmt.Errorf("--out: %v", err)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), list)
+			paths = append(paths, list)
+			if v.GetBool("kernel.gen.json") {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Kernel string   `json:"kernel"`
+					Top    string   `json:"top"`
+					Files  []string `json:"files"`
+				}{k.Name, m.Name(), paths})
+			}
+			for _, p := range paths {
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+			}
 			return nil
 		},
 	}
 	c.Flags().String("out", "rtl", "directory to write the Verilog to")
 	c.Flags().Bool("bare", false, "write the kernel without its task shell")
+	c.Flags().Bool("json", false, "print the top module and the files written as JSON")
 	bindFlags(v, c, "kernel.gen")
 	return c
 }

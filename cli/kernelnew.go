@@ -130,11 +130,19 @@ through it).`,
 			if v.GetString("kernel.new.dir") != "" {
 				next = fmt.Sprintf("cd %s && go test ./... && go run . kernel test %s", dir, name)
 			}
+			if v.GetBool("kernel.new.json") {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Kernel string   `json:"kernel"`
+					Files  []string `json:"files"`
+					Next   string   `json:"next"`
+				}{name, written, next})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\nnext: %s\n", strings.Join(written, ", "), next)
 			return nil
 		},
 	}
 	c.Flags().Int("inputs", 1, "input streams: 1, or 2 to combine the two optical ports")
+	c.Flags().Bool("json", false, "print the files written and the next step as JSON")
 	c.Flags().String("dir", "", "a new or empty directory for a Go module of your own (default: onic's kernels/ of the checkout you are in)")
 	c.Flags().String("module", "", "with --dir: the new module's path (default: NAME)")
 	c.Flags().String("onic", "", "with --dir: the onic checkout the module builds against (default: the one you are in, else the one this binary was built in)")

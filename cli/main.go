@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -239,15 +240,23 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 
 // newVersionCmd is 'onic version': what --version prints.
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print onic's version (as --version does)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if j, _ := cmd.Flags().GetBool("json"); j {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Version string `json:"version"`
+					Go      string `json:"go"`
+				}{versionString(), runtime.Version()})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "onic version %s\n", versionString())
 			return nil
 		},
 	}
+	c.Flags().Bool("json", false, "print the version and the Go release it was built with as JSON")
+	return c
 }
 
 // bindFlags makes each of cmd's local flags readable through v under

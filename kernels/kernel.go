@@ -154,6 +154,7 @@ const maxStages = 8
 // on, so it still takes a beat a cycle, and the kernel's latency grows by
 // one cycle per stage (measured, so the emulator's profile follows).
 func (s *Step) Stage(k int, v ir.Value) ir.Value {
+	ir.Helper() // the register is the body's line's
 	m := s.M
 	if k < 1 || k > maxStages {
 		m.Errorf(v, "stage %d: a body has stages 1 to %d", k, maxStages)
@@ -161,7 +162,15 @@ func (s *Step) Stage(k int, v ir.Value) ir.Value {
 	}
 	s.Advance()
 	s.stages = max(s.stages, k)
-	r := m.RegNoReset(fmt.Sprintf("stage%d_%d", k, m.Len()), v.Width())
+	// The register is named after the value it holds (stage2_sum for a
+	// value named sum), so the Verilog and the waveforms show what
+	// travels down the pipeline; an unnamed value's register is named by
+	// its place.
+	name := fmt.Sprintf("stage%d_%d", k, m.Len())
+	if n := m.Node(v.ID()).Name; n != "" {
+		name = m.FreeName(fmt.Sprintf("stage%d_%s", k, strings.TrimPrefix(n, fmt.Sprintf("stage%d_", k-1))))
+	}
+	r := m.RegNoReset(name, v.Width())
 	m.SetNext(r, v)
 	m.SetEnable(r, s.adv)
 	return r

@@ -424,3 +424,40 @@ func TestRTLFailureReport(t *testing.T) {
 		t.Errorf("waveform: %v", err)
 	}
 }
+
+// TestFailureReportBeat: a beat-level kernel that disagrees with its
+// reference (it adds 1 to each beat's first element, the reference passes
+// the packet on) fails with a report that shows the input beat the wrong
+// output came from, as 32-bit words, the same words the case's input
+// holds there.
+func TestFailureReportBeat(t *testing.T) {
+	k := &Kernel{Name: "off-by-one", Version: "0.1.0", In: Int32, Lanes: 16, Inputs: 1,
+		Body: func(s *Step) {
+			m := s.M
+			d := s.In[0].Data
+			s.Out = Beat{Data: m.Concat(m.Slice(d, 32, 480), m.Add(m.Slice(d, 0, 32), m.Const(32, 1))), Keep: s.In[0].Keep, Last: s.In[0].Last}
+		},
+		RefPacket: func(in [][]byte) ([]byte, error) { return bytes.Clone(in[0]), nil },
+	}
+	v := k.Verify(1, nil)
+	if v.OK() {
+		t.Fatal("a wrong kernel passed")
+	}
+	f := regexp.MustCompile(`^seed 1, case (\d+) \(input packets of (\d+) bytes\): output byte \d+, beat (\d+), lane 0, cycle \d+: ` +
+		`got 0x[0-9a-f]{8}, want 0x[0-9a-f]{8} \(input 0, beat (\d+), 32-bit words: ([0-9a-f ]+)\); waveform: (\S+)$`).FindStringSubmatch(v.Sim)
+	if f == nil {
+		t.Fatalf("report %q shows no input beat", v.Sim)
+	}
+	defer os.RemoveAll(filepath.Dir(f[6]))
+	if f[3] != f[4] {
+		t.Errorf("output beat %s, input beat %s", f[3], f[4])
+	}
+	words := strings.Fields(f[5])
+	if len(words) == 0 || len(words) > 16 {
+		t.Fatalf("%d words", len(words))
+	}
+	want := strings.TrimPrefix(regexp.MustCompile(`want (0x[0-9a-f]{8})`).FindStringSubmatch(v.Sim)[1], "0x")
+	if words[0] != want {
+		t.Errorf("the beat's first word %s, but the reference (which passes it on) wants %s", words[0], want)
+	}
+}

@@ -164,8 +164,8 @@ func (k *Kernel) Verify(seed uint64, tools []Tool) Verdict {
 // mismatch says where the simulator's output got first differs from the
 // reference's want, for case ci of Verify with seed: the output byte, its
 // beat and lane and the cycle that beat left, the element got and the one
-// wanted, and for an elementwise kernel the input elements it was made
-// from.
+// wanted, and the input it was made from: for an elementwise kernel its
+// input elements, for a beat-level one the input beat of the same number.
 func (k *Kernel) mismatch(seed uint64, ci int, in [][]byte, got, want []byte, st Stats) string {
 	off := firstDiff(got, want)
 	ob, eb := k.OutBits()/8, k.out().Bytes()
@@ -190,6 +190,23 @@ func (k *Kernel) mismatch(seed uint64, ci int, in [][]byte, got, want []byte, st
 			}
 		}
 		fmt.Fprintf(&b, " (input element %d: %s)", e, strings.Join(ins, ", "))
+		return b.String()
+	}
+	// A beat-level kernel: the input beat of the same number, which is
+	// the one it came from when the body sends a beat per beat it takes,
+	// as little-endian 32-bit words.
+	ib := k.InBits() / 8
+	for i, p := range in {
+		lo := beat * ib
+		if lo >= len(p) {
+			continue
+		}
+		chunk := p[lo:min(lo+ib, len(p))]
+		var words []string
+		for w := 0; w < len(chunk); w += 4 {
+			words = append(words, fmt.Sprintf("%0*x", 2*min(4, len(chunk)-w), le(chunk[w:min(w+4, len(chunk))])))
+		}
+		fmt.Fprintf(&b, " (input %d, beat %d, 32-bit words: %s)", i, beat, strings.Join(words, " "))
 	}
 	return b.String()
 }

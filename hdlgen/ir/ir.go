@@ -325,6 +325,20 @@ func (m *Module) own(p Pos, what string, vs ...Value) bool {
 }
 
 // claim reserves a user name.
+// FreeName is base if no port, wire or register of m has that name yet,
+// else base_2, base_3, ...: the first that is free. For a generator that
+// names what it builds after what it builds it from (stage1_sum) and may
+// build it more than once.
+func (m *Module) FreeName(base string) string {
+	name := base
+	for i := 2; ; i++ {
+		if _, taken := m.names[name]; !taken {
+			return name
+		}
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+}
+
 func (m *Module) claim(p Pos, name string) bool {
 	if name == "" {
 		m.errorf(p, "a port, wire or register needs a name")
