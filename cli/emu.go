@@ -216,18 +216,22 @@ utilisation. The bandwidth comes out of the simulated link — framing,
 headers, splitting under MPS/MRRS/RCB, Ack and UpdateFC DLLPs, SKP ordered
 sets, credits, tags and memory latency — and the analytical accounting of
 the same overheads is printed beside it.`,
-		Example: `  onic emu linkbench --gen 3 --lanes 16 --mps 256 --op read --size 65536
-  onic emu linkbench --gen 4 --lanes 16 --mps 512 --op write --size 4096 --json`,
+		Example: `  onic emu linkbench --gen 3 --lanes 16 --mps 256 --op read --size 64KiB
+  onic emu linkbench --gen 4 --lanes 16 --mps 512 --op write --size 4KiB --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("linkbench takes no arguments (got %q)", args[0])
 			}
 			// linkbench.Config reads 0 as "the default"; every flag has a
 			// default of its own, so a 0 here was given and is refused.
-			for _, f := range []string{"gen", "lanes", "mps", "mrrs", "rcb", "size", "tags"} {
+			for _, f := range []string{"gen", "lanes", "mps", "mrrs", "rcb", "tags"} {
 				if v.GetInt("emu.linkbench."+f) <= 0 {
 					return fmt.Errorf("--%s %d: must be positive (leave it out for %s)", f, v.GetInt("emu.linkbench."+f), cmd.Flags().Lookup(f).DefValue)
 				}
+			}
+			size, err := byteSize(v.GetString("emu.linkbench.size"), 1, 1<<30)
+			if err != nil {
+				return fmt.Errorf("--size %v", err)
 			}
 			c := linkbench.Config{
 				Gen:    tlp.Gen(v.GetInt("emu.linkbench.gen")),
@@ -236,7 +240,7 @@ the same overheads is printed beside it.`,
 				MRRS:   v.GetInt("emu.linkbench.mrrs"),
 				RCB:    v.GetInt("emu.linkbench.rcb"),
 				Op:     linkbench.Op(v.GetString("emu.linkbench.op")),
-				Size:   v.GetInt("emu.linkbench.size"),
+				Size:   int(size),
 				Tags:   v.GetInt("emu.linkbench.tags"),
 				Addr32: v.GetBool("emu.linkbench.addr32"),
 				ECRC:   v.GetBool("emu.linkbench.ecrc"),
@@ -292,7 +296,7 @@ the same overheads is printed beside it.`,
 	f.Int("mrrs", 512, "Max_Read_Request_Size in bytes")
 	f.Int("rcb", 64, "Read Completion Boundary in bytes (64 or 128)")
 	f.String("op", "write", "write, read or rdwr (from the device's point of view)")
-	f.Int("size", 4096, "bytes per DMA transfer")
+	f.String("size", "4KiB", "bytes per DMA transfer, with a unit (B, KiB, MiB)")
 	f.Int("tags", 256, "outstanding reads")
 	f.Float64("memory-ns", 300, "host memory read latency in ns")
 	f.Bool("addr32", false, "use 32-bit addresses (3 DW headers)")

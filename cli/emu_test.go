@@ -11,11 +11,11 @@ import (
 )
 
 func TestLinkbenchCLI(t *testing.T) {
-	code, out, errs := onic(t, "", "emu", "linkbench", "--gen", "3", "--lanes", "16", "--mps", "256", "--op", "read", "--size", "65536")
+	code, out, errs := onic(t, "", "emu", "linkbench", "--gen", "3", "--lanes", "16", "--mps", "256", "--op", "read", "--size", "64KiB")
 	if code != 0 || !strings.Contains(out, "effective payload") || !strings.Contains(out, "(13.8") {
 		t.Fatalf("exit %d %s\n%s", code, errs, out)
 	}
-	code, out, errs = onic(t, "", "emu", "linkbench", "--op", "write", "--size", "4096", "--json")
+	code, out, errs = onic(t, "", "emu", "linkbench", "--op", "write", "--size", "4096B", "--json")
 	var rep map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("--json: exit %d %s %q", code, errs, out)
@@ -32,7 +32,8 @@ func TestLinkbenchCLI(t *testing.T) {
 		{[]string{"--lanes", "12"}, "lanes 12"},
 		{[]string{"--op", "copy"}, `op "copy"`},
 		{[]string{"--mps", "300"}, "mps 300"},
-		{[]string{"--size", "0"}, "size 0"},
+		{[]string{"--size", "0B"}, `--size "0B": want a whole number of bytes from 1 bytes to 1 GiB`},
+		{[]string{"--size", "65536"}, `--size "65536": a size needs a unit`},
 		{[]string{"--memory-ns", "-1"}, "--memory-ns -1"},
 		{[]string{"--memory-ns", "NaN"}, "--memory-ns NaN: must be 0 to 1e9"},
 		{[]string{"--memory-ns", "1e300"}, "--memory-ns 1e+300: must be 0 to 1e9"},

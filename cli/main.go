@@ -19,17 +19,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"onic/internal/readfile"
+	"onic/internal/suggest"
 	"onic/kernels"
 )
 
@@ -112,6 +115,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// unknownFlag is pflag's message for a flag the command does not have.
+var unknownFlag = regexp.MustCompile(`^unknown flag: --([^\s=]+)`)
 
 // flagValueError is pflag's message for a value it could not parse.
 var flagValueError = regexp.MustCompile(`^invalid argument "(.*)" for "(.*?)" flag: (.*)$`)
@@ -232,6 +238,14 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetErr(stderr)
 	root.PersistentFlags().String("config", "", "YAML configuration file")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if m := unknownFlag.FindStringSubmatch(err.Error()); m != nil {
+			// A misspelt flag: the nearest of the command's.
+			known := map[string]bool{}
+			c.Flags().VisitAll(func(f *pflagFlag) { known[f.Name] = true })
+			if s := didYouMean(m[1], known); s != "" {
+				return fmt.Errorf("unknown flag: --%s; did you mean --%s? (see '%s --help')", m[1], s, c.CommandPath())
+			}
+		}
 		return fmt.Errorf("%s (see '%s --help')", flagError(err), c.CommandPath())
 	})
 	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v), newVersionCmd())
@@ -275,35 +289,7 @@ var boundKeys = map[string]bool{}
 // didYouMean is the known key nearest to k (at most a third of its
 // length away), or "".
 func didYouMean(k string, known map[string]bool) string {
-	best, bestD := "", len(k)/3+1
-	for c := range known {
-		if d := editDistance(k, c); d < bestD || d == bestD && c < best {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		prev := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			cur := row[j]
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			row[j] = min(row[j]+1, row[j-1]+1, prev+cost)
-			prev = cur
-		}
-	}
-	return row[len(b)]
+	return suggest.Nearest(k, slices.Collect(maps.Keys(known)))
 }
 
 // areaRunE is the RunE of an area command (such as `onic tlp`): with no

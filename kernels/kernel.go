@@ -23,6 +23,7 @@ import (
 
 	"onic/hdlgen/axis"
 	"onic/hdlgen/ir"
+	"onic/internal/suggest"
 )
 
 // Kernel describes an in-network kernel. Its body is either Lane (an
@@ -540,6 +541,9 @@ func Lookup(name string) (*Kernel, error) {
 	var names []string
 	for _, k := range lib {
 		names = append(names, k.Name)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return nil, fmt.Errorf("no kernel %q; did you mean %s? (registered: %v)", name, s, names)
 	}
 	return nil, fmt.Errorf("no kernel %q (registered: %v)", name, names)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"onic/internal/suggest"
 	"onic/pcie/acl"
 	"onic/pcie/manager"
 	"onic/pcie/ntb"
@@ -298,6 +299,9 @@ func Lookup(name string) (Config, error) {
 			return s.Config(), nil
 		}
 		names = append(names, s.Name)
+	}
+	if s := suggest.Nearest(name, names); s != "" {
+		return Config{}, fmt.Errorf("no scenario %q; did you mean %s? (built in: %s)", name, s, strings.Join(names, ", "))
 	}
 	return Config{}, fmt.Errorf("no scenario %q (built in: %s)", name, strings.Join(names, ", "))
 }

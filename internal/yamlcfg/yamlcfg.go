@@ -34,6 +34,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"onic/internal/readfile"
+	"onic/internal/suggest"
 )
 
 // Options say what a file may hold besides its type's fields.
@@ -80,7 +81,14 @@ func Decode(name string, r io.Reader, out any, o Options) error {
 		return fmt.Errorf("%s: %v", name, err) // out is not a pointer: a bug in the caller
 	}
 	if err := d.Decode(tree); err != nil {
-		return located(name, at, OneLine(err))
+		msg := OneLine(err)
+		if m := invalidKeys.FindStringSubmatch(msg); m != nil {
+			// A misspelt field: the nearest the struct there has.
+			if s := suggest.Nearest(m[2], fieldsAt(reflect.TypeOf(out), m[1])); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+		}
+		return located(name, at, msg)
 	}
 	return nil
 }
@@ -144,6 +152,65 @@ func Locate(name string, src []byte, msg string) error {
 		}
 	}
 	return fmt.Errorf("%s: %s", name, msg)
+}
+
+// fieldsAt is the YAML field names of the struct at path ("hosts[0].nvme",
+// as the decoder names fields; "" for the top) in a value of type t, or
+// nil when path leads to no struct.
+func fieldsAt(t reflect.Type, path string) []string {
+	deref := func(t reflect.Type) reflect.Type {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		return t
+	}
+	t = deref(t)
+	if path != "" {
+		for _, seg := range strings.Split(path, ".") {
+			seg, _, _ = strings.Cut(seg, "[")
+			if t == nil || t.Kind() != reflect.Struct {
+				return nil
+			}
+			f, ok := fieldNamed(t, seg)
+			if !ok {
+				return nil
+			}
+			t = deref(f.Type)
+		}
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if n := yamlName(f); n != "" && f.IsExported() && !f.Anonymous {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// fieldNamed is t's field that the YAML field name reads into.
+func fieldNamed(t reflect.Type, name string) (reflect.StructField, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		if f.IsExported() && strings.EqualFold(yamlName(f), name) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// yamlName is the name a field has in YAML: its mapstructure tag's, else
+// its Go name (matched without regard to case); "" for "-".
+func yamlName(f reflect.StructField) string {
+	n, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+	switch n {
+	case "-":
+		return ""
+	case "":
+		return strings.ToLower(f.Name)
+	}
+	return n
 }
 
 // invalidKeys is the decoder's message for unknown fields.

@@ -39,8 +39,9 @@ func TestDecode(t *testing.T) {
 		{"#" + strings.Repeat(" ", 1<<10), "more than the 1 KiB allowed"},
 		// The line of the field an error names, however deep.
 		{"size: 3\nitems:\n  - lanes: 4\n  - lanes: 2\n    rate: x\n", `f.yaml:5: items[1].rate: "x" is not a number`},
-		{"size: 3\nitems:\n  - lanes: 4\n  - lanz: 2\n", "f.yaml:4: items[1]: has invalid keys: lanz"},
-		{"\n\nsise: 3", "f.yaml:3: has invalid keys: sise"},
+		{"size: 3\nitems:\n  - lanes: 4\n  - lanz: 2\n", "f.yaml:4: items[1]: has invalid keys: lanz; did you mean lanes?"},
+		{"\n\nsise: 3", "f.yaml:3: has invalid keys: sise; did you mean size?"},
+		{"items: [{xyzzy: 2}]", "items[0]: has invalid keys: xyzzy"}, // nothing near: no suggestion
 		{"size: 3\nitems:\n\n  - {lanes: 0}", "f.yaml:4: items[0].lanes: 0 is not a value here"},
 	} {
 		var d doc

@@ -19,7 +19,7 @@ module onic_kernel_crc32c_append (
     reg  [31:0] crc = 32'hffffffff; // crc.go:106
     reg  crc_wait = 1'h0; // crc.go:107
     reg  tail = 1'h0; // crc.go:115
-    reg  in_packet = 1'h0; // kernel.go:199
+    reg  in_packet = 1'h0; // kernel.go:200
     reg  [31:0] stage1_crc = 32'h0; // crc.go:127
     reg  [511:0] stage1_s0_tdata = 512'h0; // crc.go:127
     reg  [63:0] stage1_s0_tkeep = 64'h0; // crc.go:127
@@ -60,17 +60,17 @@ module onic_kernel_crc32c_append (
     reg  [511:0] stage6_s0_tdata_2 = 512'h0; // crc.go:170
     reg  [63:0] stage6_s0_tkeep = 64'h0; // crc.go:170
     reg  stage6_s0_tlast = 1'h0; // crc.go:170
-    reg  stage1_valid = 1'h0; // kernel.go:318
-    reg  stage2_valid = 1'h0; // kernel.go:318
-    reg  stage3_valid = 1'h0; // kernel.go:318
-    reg  stage4_valid = 1'h0; // kernel.go:318
-    reg  stage5_valid = 1'h0; // kernel.go:318
-    reg  stage6_valid = 1'h0; // kernel.go:318
+    reg  stage1_valid = 1'h0; // kernel.go:319
+    reg  stage2_valid = 1'h0; // kernel.go:319
+    reg  stage3_valid = 1'h0; // kernel.go:319
+    reg  stage4_valid = 1'h0; // kernel.go:319
+    reg  stage5_valid = 1'h0; // kernel.go:319
+    reg  stage6_valid = 1'h0; // kernel.go:319
     reg  out_valid = 1'h0; // axis.go:49
     reg  [576:0] out_data = 577'h0; // axis.go:50
     reg  out_skid_valid = 1'h0; // axis.go:51
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:272
+    wire s0_ready; // kernel.go:273
     wire _stage1_58_not; // crc.go:110
     wire _stage1_58_and_2; // crc.go:110
     wire [63:0] _tail_mux_6; // crc.go:195
@@ -82,10 +82,10 @@ module onic_kernel_crc32c_append (
     wire [6:0] _tail_concat; // crc.go:200
     wire _tail_ltu; // crc.go:114
     wire _tail_not; // crc.go:116
-    wire step_go; // kernel.go:182
+    wire step_go; // kernel.go:183
     wire _stage1_58_and; // crc.go:118
-    wire step_next; // kernel.go:190
-    wire pipe_adv; // kernel.go:124
+    wire step_next; // kernel.go:191
+    wire pipe_adv; // kernel.go:125
     wire [543:0] _stage2_161_concat_2; // crc.go:68
     wire [31:0] _stage2_161_concat; // crc.go:74
     wire [287:0] _stage3_382_concat_4; // crc.go:68
@@ -109,19 +109,19 @@ module onic_kernel_crc32c_append (
     wire [63:0] _stage5_823_mux; // crc.go:143
     wire [39:0] _stage5_823_concat_2; // crc.go:68
     wire [31:0] _stage5_823_concat; // crc.go:74
-    wire stage6_live; // kernel.go:138
+    wire stage6_live; // kernel.go:139
     wire _crc_and; // crc.go:152
     wire [543:0] _crc_concat_2; // crc.go:68
     wire [31:0] _crc_concat; // crc.go:74
     wire [511:0] _out_skid_data_concat_2; // crc.go:84
     wire [543:0] _out_skid_data_or_2; // crc.go:172
     wire [67:0] _out_skid_data_or; // crc.go:173
-    wire _step_go_not; // kernel.go:298
-    wire _step_go_and_2; // kernel.go:298
-    wire [576:0] _out_skid_data_concat; // kernel.go:320
+    wire _step_go_not; // kernel.go:299
+    wire _step_go_and_2; // kernel.go:299
+    wire [576:0] _out_skid_data_concat; // kernel.go:321
     wire res_ready; // axis.go:23
-    wire _step_go_and; // kernel.go:323
-    wire _s0_ready_and; // kernel.go:345
+    wire _step_go_and; // kernel.go:324
+    wire _s0_ready_and; // kernel.go:346
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60

@@ -76,13 +76,13 @@ module onic_kernel_histogram (
     reg  [576:0] out_data = 577'h0; // axis.go:50
     reg  out_skid_valid = 1'h0; // axis.go:51
     reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:272
+    wire s0_ready; // kernel.go:273
     wire _s_axil_awready_and; // axil.go:36
     wire _s_axil_arready_not; // axil.go:46
     wire _axil_rvalid_and; // axil.go:46
     wire _clearing_and; // hist.go:102
     wire _s_axil_rdata_eq; // hist.go:113
-    wire step_next; // kernel.go:190
+    wire step_next; // kernel.go:191
     wire _records_and_4; // hist.go:123
     wire [31:0] _wrote_count0_add; // hist.go:137
     wire _wrote0_not; // hist.go:139
@@ -103,10 +103,10 @@ module onic_kernel_histogram (
     wire [31:0] mux_170; // hist.go:141
     wire or_171; // hist.go:141
     wire [31:0] _axil_reg_or; // hist.go:147
-    wire _step_next_and; // kernel.go:298
-    wire [576:0] _out_skid_data_concat; // kernel.go:310
+    wire _step_next_and; // kernel.go:299
+    wire [576:0] _out_skid_data_concat; // kernel.go:311
     wire res_ready; // axis.go:23
-    wire _s0_ready_and; // kernel.go:345
+    wire _s0_ready_and; // kernel.go:346
     wire out_out_ready; // axis.go:53
     wire out_skid_empty; // axis.go:57
     wire out_load; // axis.go:60
