@@ -70,7 +70,11 @@ func YosysTelling(cacheDir string, starting func(top string)) Measurer {
 				return firmware.Resources{}, "", err
 			}
 		}
-		cr, err := check.Synth(dir, top)
+		synth := check.Synth
+		if cacheDir == "" {
+			synth = check.SynthFresh // no cache asked for: none at all
+		}
+		cr, err := synth(dir, top)
 		if err != nil {
 			return firmware.Resources{}, "", err
 		}

@@ -246,7 +246,14 @@ func synthAll(r *Report, o Options, progress Progress) error {
 // Synth runs Yosys's synthesis alone (no lint, no compile) of module top
 // over every .v file in dir: the resources a design takes, for a caller
 // that checked the Verilog already.
-func Synth(dir, top string) (Resources, error) {
+func Synth(dir, top string) (Resources, error) { return synthDir(dir, top, synth) }
+
+// SynthFresh is Synth without the kept results: Yosys runs whatever it
+// found before (onic fw build --no-cache).
+func SynthFresh(dir, top string) (Resources, error) { return synthDir(dir, top, synthYosys) }
+
+// synthDir runs run on top over dir's .v files in a scratch directory.
+func synthDir(dir, top string, run func(yosys, tmp string, files []string, top string, o Options) (Resources, error)) (Resources, error) {
 	files, err := vFiles(dir)
 	if err != nil {
 		return Resources{}, err
@@ -260,7 +267,7 @@ func Synth(dir, top string) (Resources, error) {
 		return Resources{}, err
 	}
 	defer os.RemoveAll(tmp)
-	return synth(yosys, tmp, files, top, Options{})
+	return run(yosys, tmp, files, top, Options{})
 }
 
 func verdict(msgs []string) string {
