@@ -241,7 +241,20 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 					fmt.Fprintf(e, "onic kernel test: "+f+" (%v)\n", append(a, time.Since(start).Round(time.Second))...)
 				}
 			}
+			vcdDir := v.GetString("kernel.test.vcd")
+			if vcdDir != "" {
+				if err := os.MkdirAll(vcdDir, 0o755); err != nil {
+					return fmt.Errorf("--vcd: %v", err)
+				}
+			}
 			for i, k := range ks {
+				if vcdDir != "" {
+					path, err := k.WriteWaveform(vcdDir, seed)
+					if err != nil {
+						return fmt.Errorf("--vcd: %v", err)
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (VCD: GTKWave)\n", path)
+				}
 				under := ""
 				if len(rtl) > 0 {
 					names := make([]string, len(rtl))
@@ -310,6 +323,7 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 		},
 	}
 	c.Flags().Bool("all", false, "test every built-in kernel")
+	c.Flags().String("vcd", "", "write each kernel's waveform (a simulator run of a packet under backpressure) into this directory as <kernel>.vcd")
 	c.Flags().String("rtl", "icarus,verilator", "RTL simulators to replay into (comma-separated; empty for none)")
 	c.Flags().Uint64("seed", 1, "random seed (the same seed repeats the same test)")
 	c.Flags().Bool("json", false, "print the verdicts as JSON")

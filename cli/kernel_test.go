@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -133,5 +134,26 @@ func TestKernelTiming(t *testing.T) {
 	}
 	if code, _, errs := onic(t, "", "kernel", "test", "deep-chain", "--clock-mhz", "0"); code != 1 || !strings.Contains(errs, "--clock-mhz 0") {
 		t.Errorf("--clock-mhz 0: exit %d %q", code, errs)
+	}
+}
+
+// TestKernelTestVCD: --vcd writes each kernel's waveform, says so on one
+// line per file, and the file is a VCD of the kernel's ports over the
+// cycles of a run.
+func TestKernelTestVCD(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "waves")
+	code, _, errs := onic(t, "", "kernel", "test", "sum-int32", "max-int32", "--rtl", "", "--timing=false", "--vcd", dir)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	for _, k := range []string{"sum_int32", "max_int32"} {
+		path := filepath.Join(dir, k+".vcd")
+		if !strings.Contains(errs, "wrote "+path+" (VCD: GTKWave)\n") {
+			t.Errorf("stderr %q does not name %s", errs, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(b, []byte("$enddefinitions $end")) || !bytes.Contains(b, []byte(" m_tdata $end")) || bytes.Count(b, []byte("\n#")) < 10 {
+			t.Errorf("%s: %v, not a waveform of the run", path, err)
+		}
 	}
 }

@@ -221,6 +221,22 @@ func (k *Kernel) traceFailure(in [][]byte, t Traffic, file string) string {
 	return k.traceIn(dir, in, t, file)
 }
 
+// WriteWaveform writes a waveform (VCD, for GTKWave) of the cycle
+// simulator running the kernel as dir/<name>.vcd and returns its path:
+// one packet of five beats and a few elements more (random and edge
+// values from seed) under backpressure, every port and named value of
+// the kernel's module on every cycle (onic kernel test --vcd).
+func (k *Kernel) WriteWaveform(dir string, seed uint64) (string, error) {
+	if err := k.validate(); err != nil {
+		return "", err
+	}
+	in := k.sample(rand.New(rand.NewPCG(seed, 0x77)), 5*k.Lanes+3)
+	if msg := k.traceIn(dir, in, Traffic{Offer: 0.7, Ready: 0.6, Seed: seed}, ident(k.Name)+".vcd"); msg != "" {
+		return strings.TrimPrefix(msg, "; waveform: "), nil
+	}
+	return "", fmt.Errorf("kernel %s: the waveform could not be written in %s", k.Name, dir)
+}
+
 // traceIn writes the waveform (VCD, for GTKWave) of the simulator's run
 // of in under t as dir/file and says where.
 func (k *Kernel) traceIn(dir string, in [][]byte, t Traffic, file string) string {
