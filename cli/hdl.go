@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
+	"onic/internal/fpgapart"
+	"onic/internal/readfile"
 	"onic/pcie"
 )
 
@@ -311,6 +314,27 @@ where the whole card's synthesis takes minutes.`,
 				}
 			}
 			o := check.Options{UltraRAM: v.GetBool("hdl.check.uram")}
+			family := ""
+			if part := v.GetString("hdl.check.part"); part != "" {
+				if err := fpgapart.Check(part); err != nil {
+					return fmt.Errorf("--part %v", err)
+				}
+				switch family = fpgapart.Family(part); family {
+				case "xcup":
+					o.UltraRAM = true
+				case "xcu":
+					if o.UltraRAM {
+						return fmt.Errorf("--uram: %s is an UltraScale part, which has no UltraRAM", part)
+					}
+					o.UltraScale = true
+				case "xc7":
+					if o.UltraRAM {
+						return fmt.Errorf("--uram: %s is a 7-series part, which has no UltraRAM", part)
+					}
+				default:
+					return fmt.Errorf("--part %s: not a part whose family onic knows (UltraScale+, UltraScale or 7 series)", part)
+				}
+			}
 			run := func(dir string, p check.Progress) (check.Report, error) { return check.DirOptions(dir, o, p) }
 			lintOnly := v.GetBool("hdl.check.lint-only")
 			if lintOnly {
@@ -338,8 +362,16 @@ where the whole card's synthesis takes minutes.`,
 				for _, m := range r.Modules {
 					fmt.Fprintf(w, "%-*s %6d %6d %6d %6d %6d %6d %6d %6d %8.0f\n", nw, m.Module, m.LUT, m.FF, m.LUTRAM, m.BRAM, m.URAM, m.DSP, m.Carry, m.Depth, m.Timing.EstMHz)
 				}
-				if !o.UltraRAM {
-					fmt.Fprintf(w, "\n(7-series cells, which have no UltraRAM: --uram maps for UltraScale+)")
+				switch {
+				case o.UltraRAM:
+					fmt.Fprintf(w, "\n(UltraScale+ cells, UltraRAM included)")
+				case o.UltraScale:
+					fmt.Fprintf(w, "\n(UltraScale cells)")
+				default:
+					fmt.Fprintf(w, "\n(7-series cells, which have no UltraRAM: --part NAME maps for the part's family, --uram for UltraScale+)")
+					if p := tclPart(args[0]); family == "" && fpgapart.Family(p) == "xcup" {
+						fmt.Fprintf(w, "\n(build.tcl builds for %s, an UltraScale+ part: --part %s estimates for it)", p, p)
+					}
 				}
 				fmt.Fprintf(w, "\n(est MHz: the critical path by onic's delay model for UltraScale+ -2, docs/kernels.md, \"Resources and timing\"; Vivado's timing report is the authority)\n")
 			}
@@ -352,8 +384,22 @@ where the whole card's synthesis takes minutes.`,
 	c.Flags().Bool("json", false, "print the report as JSON")
 	c.Flags().Bool("lint-only", false, "run Verilator and Icarus only, not Yosys")
 	c.Flags().Bool("uram", false, "synthesise for UltraScale+ (synth_xilinx -family xcup -uram), mapping large memories to UltraRAM")
+	c.Flags().String("part", "", "synthesise for this FPGA part's family: UltraScale+ (as --uram), UltraScale or 7 series (the default)")
 	bindFlags(v, c, "hdl.check")
 	return c
+}
+
+// tclPart is the part a generated build.tcl in dir builds for ("" when
+// there is none).
+func tclPart(dir string) string {
+	b, err := readfile.Read(filepath.Join(dir, "build.tcl"), 1<<20)
+	if err != nil {
+		return ""
+	}
+	if m := regexp.MustCompile(`(?m)^set part (\S+)$`).FindSubmatch(b); m != nil {
+		return string(m[1])
+	}
+	return ""
 }
 
 // staleVerilog finds the .v files directly in dir that this run did not

@@ -402,3 +402,40 @@ func TestHDLGenLinkTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestHDLCheckPart: --part synthesises for the part's family (UltraScale+
+// cells for an UltraScale+ part), refuses a part whose family onic does
+// not know or --uram for a family without UltraRAM, and without it a
+// directory whose build.tcl names an UltraScale+ part gets a line saying
+// how to estimate for it.
+func TestHDLCheckPart(t *testing.T) {
+	tools.Long(t)
+	tools.Require(t, "yosys")
+	dir := t.TempDir()
+	for f, src := range map[string]string{
+		"acc.v":     "`default_nettype none\nmodule acc(input wire clk, input wire [7:0] d, output reg [7:0] q);\n  initial q = 8'h0;\n  always @(posedge clk) q <= q + d;\nendmodule\n`default_nettype wire\n",
+		"build.tcl": "set part xcvu9p-flga2104-2L-e\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := onic(t, "", "hdl", "check", dir)
+	if code != 0 || !strings.Contains(out, "(build.tcl builds for xcvu9p-flga2104-2L-e, an UltraScale+ part: --part xcvu9p-flga2104-2L-e estimates for it)") {
+		t.Errorf("check: exit %d %s\n%s", code, errs, out)
+	}
+	code, out, errs = onic(t, "", "hdl", "check", dir, "--part", "xcvu9p-flga2104-2L-e")
+	if code != 0 || !strings.Contains(out, "(UltraScale+ cells, UltraRAM included)") || strings.Contains(out, "build.tcl builds") {
+		t.Errorf("check --part: exit %d %s\n%s", code, errs, out)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--part lfe5u-85f", "--part lfe5u-85f: not a part whose family onic knows"},
+		{"--part xc7a35t-cpg236-1 --uram", "--uram: xc7a35t-cpg236-1 is a 7-series part, which has no UltraRAM"},
+		{"--part x;y", "--part \"x;y\": not an FPGA part name"},
+	} {
+		code, _, errs := onic(t, "", append([]string{"hdl", "check", dir}, strings.Fields(c.args)...)...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d %q, want %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -92,6 +92,9 @@ type Options struct {
 	// as Vivado would on the O-NIC's part. The default maps to 7-series
 	// cells, which have no UltraRAM (the figures docs/ quote).
 	UltraRAM bool
+	// UltraScale maps for UltraScale (synth_xilinx -family xcu), which
+	// has UltraScale block RAM and DSP cells and no UltraRAM.
+	UltraScale bool
 }
 
 // Progress hears a check advance: a step ("lint", "compile", "synthesis")
@@ -330,7 +333,7 @@ func cachePath(files []string, top string, o Options) string {
 	}) != nil {
 		return ""
 	}
-	fmt.Fprintf(h, "top %s uram %v\n", top, o.UltraRAM)
+	fmt.Fprintf(h, "top %s uram %v xcu %v\n", top, o.UltraRAM, o.UltraScale)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -378,8 +381,11 @@ func synthYosys(yosys, tmp string, files []string, top string, o Options) (Resou
 	// -noiopad: the module is a core inside a design, not the FPGA top.
 	netlist := filepath.Join(tmp, top+".netlist.json")
 	family := ""
-	if o.UltraRAM {
+	switch {
+	case o.UltraRAM:
 		family = "-family xcup -uram "
+	case o.UltraScale:
+		family = "-family xcu "
 	}
 	script := fmt.Sprintf("read_verilog %s; synth_xilinx %s-noiopad -flatten -top %s; tee -q -o %s stat -json; write_json %s",
 		strings.Join(files, " "), family, top, stat, netlist)
