@@ -140,7 +140,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *scenario.Config) {
 			c.ONICs[1].Kernels = []scenario.KernelConfig{{Slot: 1, Name: "sum-int23", Egress: "host"}}
 		},
-			`onics[1].kernels[0].name: no kernel "sum-int23" (registered: [`},
+			`onics[1].kernels[0].name: no kernel "sum-int23"; did you mean sum-int32? (registered: [`},
 		{func(c *scenario.Config) {
 			c.ONICs[1].Kernels = []scenario.KernelConfig{{Slot: 1, Name: "sum-int32", Opaque: true, Egress: "host"}}
 		}, `onics[1].kernels[0].opaque: "sum-int32" is a library kernel`},

@@ -30,3 +30,37 @@ func TestLint(t *testing.T) {
 		t.Errorf("an unused input: %q", msg)
 	}
 }
+
+// TestLintDirRoots: LintDir lints each module under the design it belongs
+// to — the modules no other file instantiates, each with the hierarchy
+// under it — so a warning in a submodule is still found, and a module no
+// one instantiates is linted on its own.
+func TestLintDirRoots(t *testing.T) {
+	tools.Require(t, "verilator")
+	tools.Require(t, "iverilog")
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"top.v":   "`default_nettype none\nmodule top(input wire [7:0] a, output wire [7:0] y);\n    sub u_sub (\n        .a(a),\n        .b(1'b0),\n        .y(y)\n    );\nendmodule\n`default_nettype wire\n",
+		"sub.v":   "`default_nettype none\nmodule sub(input wire [7:0] a, input wire b, output wire [7:0] y);\n    assign y = a;\nendmodule\n`default_nettype wire\n",
+		"alone.v": "`default_nettype none\nmodule alone(input wire [3:0] c, output wire [3:0] z);\n    assign z = c;\nendmodule\n`default_nettype wire\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := vFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tops, err := roots(files)
+	if err != nil || strings.Join(tops, ",") != "alone,top" {
+		t.Fatalf("roots %v %v, want alone and top", tops, err)
+	}
+	r, err := LintDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Clean || !strings.Contains(r.Verilator, "UNUSED") || !strings.Contains(r.Verilator, "sub.v") {
+		t.Errorf("sub's unused input b, under top: %q", r.Verilator)
+	}
+}
