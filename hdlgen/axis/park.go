@@ -20,8 +20,36 @@ import "onic/hdlgen/ir"
 // (in in's layout), so that whether it may leave can depend on what it is.
 func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value) (out Stream, parked, room ir.Value) {
 	ir.Helper()
+	out, parked, room, _ = parkImpl(m, name, in, park, depth, margin, release, false)
+	return out, parked, room
+}
+
+// ParkOrDrop is Park, except that a marked packet that finds the FIFO
+// full is taken and dropped instead of waiting at the input (where it
+// would hold up what may pass it); dropped is 1 in a cycle one is. For a
+// resource its senders cannot be made to wait for by flow control.
+func ParkOrDrop(m *ir.Module, name string, in Stream, park ir.Value, depth int, release func(head ir.Value) ir.Value) (out Stream, parked, dropped ir.Value) {
+	ir.Helper()
+	out, parked, _, dropped = parkImpl(m, name, in, park, depth, 0, release, true)
+	return out, parked, dropped
+}
+
+// parkImpl is Park, and with drop ParkOrDrop.
+func parkImpl(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int, release func(head ir.Value) ir.Value, drop bool) (out Stream, parked, room, dropped ir.Value) {
+	ir.Helper()
 	split := Demux(m, name+"_split", in, park, 2)
-	q := FIFO(m, name+"_park", split[1], depth)
+	toPark := split[1]
+	dropped = m.Const(1, 0)
+	if drop {
+		// The FIFO's own ready (not full) decides, on the park's side of
+		// the split alone: the passing side's logic is Park's.
+		qIn := Stream{Data: toPark.Data, Valid: m.Wire(name+"_park_in_valid", 1), Ready: m.Wire(name+"_park_in_ready", 1)}
+		dropped = m.Named(name+"_park_drop", m.And(toPark.Valid, m.Not(qIn.Ready)))
+		m.Assign(qIn.Valid, m.And(toPark.Valid, qIn.Ready))
+		m.Assign(toPark.Ready, m.Const(1, 1))
+		toPark = qIn
+	}
+	q := FIFO(m, name+"_park", toPark, depth)
 	rel := m.Named(name+"_release", release(q.Data))
 	gated := Stream{Data: m.Concat(q.Data, m.Const(1, 1)), Valid: m.And(q.Valid, rel), Ready: m.Wire(name+"_released_ready", 1)}
 	m.Assign(q.Ready, m.And(gated.Ready, rel))
@@ -34,9 +62,9 @@ func Park(m *ir.Module, name string, in Stream, park ir.Value, depth, margin int
 	// The FIFO's words, counted in and out.
 	cb := ir.AddrBits(depth) + 1
 	count := m.Reg(name+"_park_count", cb, 0)
-	push := m.And(split[1].Valid, split[1].Ready)
+	push := m.And(toPark.Valid, toPark.Ready)
 	pop := m.And(q.Valid, q.Ready)
 	m.SetNext(count, m.Sub(m.Add(count, m.Zext(push, cb)), m.Zext(pop, cb)))
 	room = m.Named(name+"_park_room", m.LtU(count, m.Const(cb, uint64(depth-margin))))
-	return out, parked, room
+	return out, parked, room, dropped
 }

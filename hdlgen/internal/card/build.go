@@ -431,6 +431,10 @@ func Build(name string, p Parts) *ir.Module {
 			m.Output("port_in_"+pt.Name, sum)
 		}
 	}
+	// Ports' non-posted requests toward the host dropped with the tag
+	// table's park full (after the port pipelines' block, which the
+	// emulator's O-NIC serves first in the same order).
+	m.Output("host_np_overflows", tagsOut["np_overflows"])
 
 	// The manager.
 	mgrIn := map[string]ir.Value{"self_id": self}

@@ -73,6 +73,13 @@ func TagsModule() *ir.Module {
 	in := axis.Stream{Data: m.Concat(m.Input("req_eop", 1), m.Input("req_port", 2), needIn, hdr, m.Input("req_data", dataBits),
 		m.Input("req_keep", keepBits), sop), Valid: m.Input("req_valid", 1), Ready: m.Wire("req_in_ready", 1)}
 	m.Output("req_ready", in.Ready)
+	// A non-posted request that finds the park full is dropped and
+	// counted (np_overflows), never left waiting at the input: there it
+	// would hold up the posted writes behind it. An O-NIC peer cannot get
+	// there (its port's 256 tags and this card's 256 plus the park's 256
+	// bound what two ports have outstanding), but the optical link has one
+	// credit type, so a peer that ignores tags can send reads without
+	// end; the requester sees a completion timeout (PCIe §2.8).
 	// The credits a parked request needs, and what the last two cycles'
 	// requests took that the block's outputs may not show yet.
 	nph, npd := m.Input("nph_av", 4), m.Input("npd_av", 4)
@@ -92,7 +99,11 @@ func TagsModule() *ir.Module {
 		credit := m.Named("np_credit", m.And(hOK, m.Mux(m.Slice(needD, 1, 1), dOK[2], m.Mux(m.Slice(needD, 0, 1), dOK[1], dOK[0]))))
 		return m.And(free, credit)
 	}
-	out, parked, _ := axis.Park(m, "req", in, np, ParkDepth, 0, mayGo)
+	out, parked, overflow := axis.ParkOrDrop(m, "req", in, np, ParkDepth, mayGo)
+	overflows := m.Reg("np_overflow_count", 32, 0)
+	m.SetNext(overflows, m.SatAddU(overflows, m.Const(32, 1)))
+	m.SetEnable(overflows, overflow)
+	m.Output("np_overflows", overflows)
 	at := out.Data.Width()
 	take := func(w int) ir.Value { at -= w; return m.Slice(out.Data, at, w) }
 	oEOP, oPort, _, oHdr, oData, oKeep, oSOP := take(1), take(2), take(2), take(hdrBits), take(dataBits), take(keepBits), take(1)

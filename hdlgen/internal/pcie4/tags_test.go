@@ -282,7 +282,18 @@ func TestTagsLint(t *testing.T) { verilator.Lint(t, TagsModule()) }
 // no non-posted header credit, or pcie_tfc_npd_av too little data credit
 // for an AtomicOp (PG213, "Avoiding Head-of-Line Blocking for Posted
 // Requests"), counting what the card sent in the two cycles those lag by.
-func TestPostedPassStarvedReads(t *testing.T) {
+func TestPostedPassStarvedReads(t *testing.T) { postedPassStarvedReads(t, false) }
+
+// TestParkOverflowDrops: with every tag out and the park of ParkDepth
+// full (a peer that ignores the tags it was given: the optical link has
+// one credit type), a read that arrives is dropped and counted in
+// np_overflows rather than left at the input, where it would hold up the
+// posted writes behind it, which still leave.
+func TestParkOverflowDrops(t *testing.T) { postedPassStarvedReads(t, true) }
+
+// postedPassStarvedReads runs the two tests: with overflow, the flood
+// past a full park and then no more.
+func postedPassStarvedReads(t *testing.T, overflow bool) {
 	s, set, getWords := tagsSim(t)
 	get := func(name string) uint64 { return getWords(name)[0] }
 	self := tlp.NewID(0x03, 0, 0)
@@ -380,6 +391,26 @@ func TestPostedPassStarvedReads(t *testing.T) {
 	out := send(reads, 8)
 	if count(out, tlp.MRd) != 256 {
 		t.Fatalf("%d of 256 reads left with tags free", len(out))
+	}
+	if overflow {
+		// A peer that ignores tags: the park fills (ParkDepth reads),
+		// the reads after it are dropped and counted, and the writes
+		// among them still leave.
+		var flood []tlp.TLP
+		for range ParkDepth {
+			flood = append(flood, mk(tlp.MRd, 1))
+		}
+		for range 10 {
+			flood = append(flood, mk(tlp.MRd, 1), mk(tlp.MWr, 2))
+		}
+		out = send(flood, 300)
+		if r, w := count(out, tlp.MRd), count(out, tlp.MWr); r != 0 || w != 10 {
+			t.Fatalf("a full park: %d reads and %d of 10 writes left", r, w)
+		}
+		if n := get("np_overflows"); n != 10 {
+			t.Fatalf("np_overflows %d, want the 10 reads that found the park full", n)
+		}
+		return
 	}
 	// Reads and writes, one after the other: the writes all leave.
 	var mixed []tlp.TLP
