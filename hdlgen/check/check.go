@@ -325,6 +325,21 @@ var ltpRE = regexp.MustCompile(`Longest topological path in \S+ \(length=(\d+)\)
 //go:embed check.go timing.go
 var source embed.FS
 
+// sourceSum is the SHA-256 of this package's source, once per process.
+var sourceSum = sync.OnceValue(func() []byte {
+	h := sha256.New()
+	_ = fs.WalkDir(source, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := source.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		return err
+	})
+	return h.Sum(nil)
+})
+
 // CacheEnv names the environment variable that turns the synthesis
 // cache off when set to "off".
 const CacheEnv = "ONIC_SYNTH_CACHE"
@@ -358,17 +373,7 @@ func cachePath(files []string, top string, o Options) string {
 	}
 	h := sha256.New()
 	h.Write(v)
-	if fs.WalkDir(source, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := source.ReadFile(p)
-		fmt.Fprintf(h, "%s %d\n", p, len(b))
-		h.Write(b)
-		return err
-	}) != nil {
-		return ""
-	}
+	h.Write(sourceSum())
 	fmt.Fprintf(h, "top %s uram %v xcu %v\n", top, o.UltraRAM, o.UltraScale)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
