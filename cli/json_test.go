@@ -50,3 +50,17 @@ func TestJSONEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionEverywhere: --version works on every command, before its
+// arguments are checked, and says what onic version says.
+func TestVersionEverywhere(t *testing.T) {
+	_, want, _ := onic(t, "", "version")
+	if !strings.HasPrefix(want, "onic version ") {
+		t.Fatalf("onic version: %q", want)
+	}
+	for _, args := range [][]string{{"--version"}, {"emu", "run", "--version"}, {"fw", "costs", "--version"}, {"hdl", "--version"}} {
+		if code, out, errs := onic(t, "", args...); code != 0 || out != want {
+			t.Errorf("onic %s: exit %d %q %q, want %q", strings.Join(args, " "), code, out, errs, want)
+		}
+	}
+}

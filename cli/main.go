@@ -97,6 +97,17 @@ func Main(ks ...*kernels.Kernel) int {
 // run executes the CLI with the given arguments and streams and returns the
 // process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// --version on any command, before its arguments are checked (onic fw
+	// costs --version has no IMAGE to give): what onic version prints.
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--version" {
+			fmt.Fprintf(stdout, "onic version %s\n", versionString())
+			return 0
+		}
+	}
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
@@ -237,6 +248,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().String("config", "", "YAML configuration file")
+	root.PersistentFlags().Bool("version", false, "print onic's version (any command; as onic version)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if m := unknownFlag.FindStringSubmatch(err.Error()); m != nil {
 			// A misspelt flag: the nearest of the command's.
