@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"onic/pcie"
 	"onic/tlp"
 )
 
@@ -217,6 +218,29 @@ func (c *Client) BAR(seg int, id tlp.ID, n int) (uint64, error) {
 		return 0, fmt.Errorf("%s: BAR %d is not assigned", id, n)
 	}
 	return addr, nil
+}
+
+// ONICs scans segment seg's configuration space as an operating system
+// does (function 0 of every device on every bus) and returns the
+// functions whose vendor and device IDs are the O-NIC's
+// (pcie.ONICVendorID, pcie.ONICDeviceID), in bus order: what a driver's
+// probe finds. Pass one to BAR for its register BAR (0), window BAR (2)
+// or LUT BAR (4).
+func (c *Client) ONICs(seg int) ([]tlp.ID, error) {
+	var ids []tlp.ID
+	for bus := range 256 {
+		for dev := range 32 {
+			id := tlp.NewID(uint8(bus), uint8(dev), 0)
+			v, st, err := c.ConfigRead(seg, id, 0, 4)
+			if err != nil {
+				return nil, err
+			}
+			if st == tlp.StatusSC && v == uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
 }
 
 // Read reads n bytes of device memory at addr and waits for them: the

@@ -94,28 +94,21 @@ func dial(t *testing.T, socket, host string, mem int) *Client {
 // BAR0 and BAR2 addresses.
 func findONIC(t *testing.T, c *Client) (tlp.ID, uint64, uint64) {
 	t.Helper()
-	for bus := range 256 {
-		for dev := range 32 {
-			id := tlp.NewID(uint8(bus), uint8(dev), 0)
-			v, _, err := c.ConfigRead(0, id, 0, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v != uint32(pcie.ONICDeviceID)<<16|uint32(pcie.ONICVendorID) {
-				continue
-			}
-			bar := func(i int) uint64 {
-				a, err := c.BAR(0, id, i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return a
-			}
-			return id, bar(0), bar(2)
-		}
+	ids, err := c.ONICs(0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no O-NIC on segment 0")
-	return 0, 0, 0
+	if len(ids) == 0 {
+		t.Fatal("no O-NIC on segment 0")
+	}
+	bar := func(i int) uint64 {
+		a, err := c.BAR(0, ids[0], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	return ids[0], bar(0), bar(2)
 }
 
 // exchange is a lock-step session of two clients, each a sequential

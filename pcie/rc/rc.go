@@ -53,6 +53,13 @@ type Config struct {
 	// Timeout is how many Tick calls a read may wait for its completions
 	// (the Completion Timeout, §2.8); 0 never times out.
 	Timeout int
+	// Fill chooses how it splits a read's completions, both ways
+	// §2.3.1.1 allows: false (the default) ends the first completion at
+	// the first RCB boundary when the read starts off one, as root
+	// complexes that return data a cache line at a time do; true makes
+	// every completion as long as MPS allows, each but the last ending on
+	// an RCB boundary (what the emulator's hosts do).
+	Fill bool
 }
 
 // Out is a TLP the root complex sends down root port Port.
@@ -405,9 +412,14 @@ func (r *RC) complete(t *tlp.TLP) []Out {
 	at, left := start, n
 	for left > 0 {
 		// This completion's data runs from at to the next RCB boundary
-		// (the first) or for whole RCBs, at most MPS, DW-aligned.
+		// (the first, unless Fill) or for whole RCBs, at most MPS,
+		// DW-aligned.
 		limit := at&^uint64(r.cfg.RCB-1) + uint64(r.cfg.MPS)
-		if at%uint64(r.cfg.RCB) != 0 {
+		switch {
+		case r.cfg.Fill:
+			// At most MPS from its first DW, to an RCB boundary.
+			limit = ((at &^ 3) + uint64(r.cfg.MPS)) &^ uint64(r.cfg.RCB-1)
+		case !r.cfg.Fill && at%uint64(r.cfg.RCB) != 0:
 			limit = min(limit, at&^uint64(r.cfg.RCB-1)+uint64(r.cfg.RCB))
 		}
 		if limit-at > uint64(left) {

@@ -30,16 +30,23 @@ func TestCompletionSplitting(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		mps, rcb int
+		fill     bool
 		addr     uint64
 		n        int
 		want     string // byte count/lower address/DWs of each completion
 	}{
-		{"one completion", 256, 64, 0x1_0000_1000, 64, "64/00/16"},
-		{"unaligned start ends at the RCB", 256, 64, 0x1_0000_1010, 600, "600/10/12 552/40/64 296/40/64 40/40/10"},
-		{"RCB 128", 128, 128, 0x1_0000_1004, 300, "300/04/31 176/00/32 48/00/12"},
-		{"byte enables inside a DW", 256, 64, 0x1_0000_1001, 2, "2/01/1"},
+		{"one completion", 256, 64, false, 0x1_0000_1000, 64, "64/00/16"},
+		{"unaligned start ends at the RCB", 256, 64, false, 0x1_0000_1010, 600, "600/10/12 552/40/64 296/40/64 40/40/10"},
+		{"RCB 128", 128, 128, false, 0x1_0000_1004, 300, "300/04/31 176/00/32 48/00/12"},
+		{"byte enables inside a DW", 256, 64, false, 0x1_0000_1001, 2, "2/01/1"},
+		// Fill: the first completion as long as MPS allows, to an RCB.
+		{"fill: unaligned start", 256, 64, true, 0x1_0000_1010, 600, "600/10/60 360/00/64 104/00/26"},
+		{"fill: RCB 128", 128, 128, true, 0x1_0000_1004, 300, "300/04/31 176/00/32 48/00/12"},
+		{"fill: start in a DW", 256, 64, true, 0x1_0000_1003, 300, "300/03/64 47/00/12"},
 	} {
-		r := newRC(t, base(tc.mps, 512, tc.rcb))
+		c := base(tc.mps, 512, tc.rcb)
+		c.Fill = tc.fill
+		r := newRC(t, c)
 		rd := r.memReq(tlp.MRd, tc.addr, tc.n, 7)
 		rd.RequesterID = tlp.NewID(2, 0, 0)
 		var got []string
