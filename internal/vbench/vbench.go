@@ -69,14 +69,57 @@ func Build(dir, verilator string, m *ir.Module, st *Stimulus) (string, error) {
 	if err := os.WriteFile(filepath.Join(dir, "inputs.bin"), inputs(st), 0o644); err != nil {
 		return "", err
 	}
-	args := []string{"--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
-		"-Wno-fatal", "-CFLAGS", "-O3", "--prefix", "Vdut", "--top-module", m.Name(), "-Mdir", "obj_dir", "-o", "replay", "main.cpp"}
-	cmd := exec.Command(verilator, append(args, srcs...)...)
+	cmd := exec.Command(verilator, append(Args(m.Name()), srcs...)...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		return "", fmt.Errorf("verilator: %v\n%s", err, tail(out))
 	}
+	if err := checkOptimised(out); err != nil {
+		return "", err
+	}
 	return filepath.Join(dir, "obj_dir", "replay"), nil
+}
+
+// Args are the verilator arguments Build uses for top module top, before
+// the source files: single-threaded, Verilator's own optimisations on
+// (-O3), X assignment and initialisation fast, assertions off, and the
+// C++ compiled at -O3 everywhere. verilated.mk compiles the model with
+// OPT_FAST, OPT_SLOW and OPT_GLOBAL, which default to -Os and come after
+// CFLAGS on g++'s command line, so "-CFLAGS -O3" has no effect; they are
+// set through make (Verilator's manual, "Benchmarking & Optimization":
+// OPT_FAST=-O3).
+func Args(top string) []string {
+	return []string{"--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+		"-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O3 OPT_SLOW=-O3 OPT_GLOBAL=-O3",
+		"--prefix", "Vdut", "--top-module", top, "-Mdir", "obj_dir", "-o", "replay", "main.cpp"}
+}
+
+// checkOptimised reads the build's output (make prints each compiler
+// command) and fails unless every compilation of the model or the
+// harness ran at -O3 with no later -O option undoing it.
+func checkOptimised(out []byte) error {
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !slices.Contains(f, "-c") || !(strings.HasSuffix(f[0], "g++") || strings.HasSuffix(f[0], "clang++") || strings.HasSuffix(f[0], "ccache")) {
+			continue
+		}
+		n++
+		last := ""
+		for _, a := range f {
+			if strings.HasPrefix(a, "-O") {
+				last = a
+			}
+		}
+		if last != "-O3" {
+			return fmt.Errorf("verilator: a compilation ran at %q, not -O3: %s", last, line)
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("verilator: the build printed no compiler command to check its optimisation level:\n%s", tail(out))
+	}
+	return nil
 }
 
 // Run runs the harness built by Build, replaying the stimulus reps times,
