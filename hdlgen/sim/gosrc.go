@@ -170,7 +170,13 @@ func GoSource(m *ir.Module, pkg, typ string) ([]byte, error) {
 	w("// %sIndex gives the first word of each port.", typ)
 	w("var %sIndex = map[string]int{", typ)
 	for _, p := range m.Ports() {
-		w("%q: %d,", p.Name, s.off[p.Node])
+		// (By name: s.off is indexed by the flattened module's nodes,
+		// which are not m's when m has instances.)
+		h, err := s.Port(p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("sim: GoSource: %v", err)
+		}
+		w("%q: %d,", p.Name, h.off)
 	}
 	w("}")
 	src, err := format.Source(mergeCopies(g.b.Bytes()))

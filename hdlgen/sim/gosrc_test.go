@@ -110,7 +110,7 @@ func TestGoSourceRandom(t *testing.T) {
 	var want strings.Builder
 	n, cycles := *gosrcModules, 300
 	blockCopies := 0 // (mergeCopies' array copies: the wide random modules have some)
-	for k := range n + 9 {
+	for k := range n + 11 {
 		maxW := 64
 		if k%2 == 1 {
 			maxW = 200
@@ -135,8 +135,12 @@ func TestGoSourceRandom(t *testing.T) {
 			m = picks()
 		case k == n+7:
 			m = delayLines()
-		default:
+		case k == n+8:
 			m, _ = roms()
+		default:
+			// Hierarchies: the generated Index must name the flattened
+			// copy's words, not the top module's node numbers.
+			m = randomHier(uint64(k), true, true)
 		}
 		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
 		if err != nil {
