@@ -131,7 +131,11 @@ func Build(c scenario.Config) (*Cluster, error) {
 		return nil, err
 	}
 	for _, pr := range initial {
+		pr[0].circuit, pr[1].circuit = pr[1], pr[0]
 		cl.light(pr)
+	}
+	if err := cl.faults(c.Faults, onics); err != nil {
+		return nil, err
 	}
 	last := time.Duration(0)
 	for i, ph := range c.Phases {

@@ -282,7 +282,13 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 		}
 	}
 	m.from, m.at = e.in, e.o
-	return e.o.decide(m)
+	wait := e.o.decide(m)
+	if e.in != manager.FromHost {
+		if pt := e.o.ports[(int(e.in)-1)&1]; len(pt.w.faults) > 0 {
+			wait = max(wait, pt.faultHold(c.s.Now()))
+		}
+	}
+	return wait
 }
 
 // Handle runs the cluster's events.
@@ -319,6 +325,9 @@ const (
 // light joins two ports with an optical link and brings them up.
 func (c *Cluster) light(pr [2]*port) {
 	a, b := pr[0], pr[1]
+	if a.l != nil || a.circuit != b || b.circuit != a {
+		return // lit already, or a later phase took the circuit away
+	}
 	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
 	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
 		Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))},
@@ -329,6 +338,7 @@ func (c *Cluster) light(pr [2]*port) {
 	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
 	for j, pt := range pr {
 		pt.l, pt.side, pt.peer = l, j, pr[1-j]
+		pt.w.armed, pt.w.stalled = false, false
 		pt.setState(c.s.Now(), portUp)
 		pt.o.mgr.PortDown[pt.idx] = false
 	}
@@ -348,10 +358,12 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 	}
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
+			pt.circuit = keep[pt]
 			if pt.l != nil && keep[pt] != pt.peer {
 				l := pt.l
 				for _, end := range [2]*port{pt, pt.peer} {
 					end.l, end.peer = nil, nil
+					end.w.stalled = false
 					end.setState(c.s.Now(), portDown)
 					end.o.mgr.PortDown[end.idx] = true
 					end.o.mgr.PortLinkDown(end.idx) // its requests' completions are gone with the link
@@ -479,7 +491,10 @@ type port struct {
 	// wire is the bytes of TLPs the port sent, per TraceBuckets-th of the
 	// run, for the trace's utilisation counters (allocated at Build).
 	wire []uint64
-	hold []*msg // traffic held while the port is down
+	hold []*msg // traffic held while the port is down (or stalled)
+	// circuit is the port the MEMS joins it to (nil: none), lit or not.
+	circuit *port
+	w       watch // its egress watchdog and faults (stall.go)
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
@@ -508,6 +523,9 @@ func (pt *port) setState(now sim.Time, st portState) {
 // interval it leaves in (wire).
 func (pt *port) send(m *msg, ready sim.Time) {
 	sendAt(pt.l, pt.side, m, ready)
+	if !pt.w.armed {
+		pt.watchFrom(pt.o.c.s.Now())
+	}
 	if b := int(max(ready, pt.o.c.s.Now()) / pt.o.c.bucket); b < len(pt.wire) {
 		pt.wire[b] += uint64(m.pkt.Bytes)
 	}
@@ -560,7 +578,7 @@ func (pt *port) retryTags(ready sim.Time) {
 // toPort sends m out of port pt at ready, holding or failing it if the
 // port is down.
 func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
-	if pt.state == portUp {
+	if pt.state == portUp && !pt.w.stalled {
 		pt.issue(m, ready)
 		return
 	}

@@ -92,6 +92,18 @@ type ONICReport struct {
 	// Pipeline is present when the manager's data path held TLPs back:
 	// it was the bottleneck somewhere in the run.
 	Pipeline *PipelineReport `json:"pipeline,omitempty"`
+	// Stalls is present when a port's link stopped making progress
+	// (stall.go): how often each port (A, B) counted as stalled, and how
+	// often its link went down for want of credits and retrained.
+	Stalls *StallReport `json:"stalls,omitempty"`
+}
+
+// StallReport is what an O-NIC's egress watchdogs did, per port (A, B):
+// the counts the card keeps as <port>_egress_stalls and its link's
+// stalls.
+type StallReport struct {
+	EgressStalls [2]uint64 `json:"egress_stalls"`
+	Retrains     [2]uint64 `json:"retrains"`
 }
 
 // PipelineReport is how busy an O-NIC's manager pipeline was: its data
@@ -321,6 +333,9 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 			}
 		}
 		or.Pipeline = o.pl.report(d)
+		if st := (StallReport{[2]uint64{o.ports[0].w.stalls, o.ports[1].w.stalls}, [2]uint64{o.ports[0].w.retrain, o.ports[1].w.retrain}}); st != (StallReport{}) {
+			or.Stalls = &st
+		}
 		rep.ONICs = append(rep.ONICs, or)
 	}
 	if cl.capture != nil {
@@ -464,6 +479,12 @@ func (r *Report) writeONICs(w io.Writer) {
 		if p := o.Pipeline; p != nil {
 			fmt.Fprintf(w, "  manager of %s (%d-bit data path at %g MHz) held %d TLPs back: mean wait %.1f ns, longest %.1f ns; busy %.1f%% from the host, %.1f%% from port A, %.1f%% from port B\n",
 				o.Name, p.DataWidth, p.ClockMHz, p.Waited, p.MeanWaitNs, p.MaxWaitNs, 100*p.Busy[0], 100*p.Busy[1], 100*p.Busy[2])
+		}
+	}
+	for _, o := range r.ONICs {
+		if st := o.Stalls; st != nil {
+			fmt.Fprintf(w, "  %s's ports stopped making progress: port A stalled %d, link retrained %d; port B stalled %d, link retrained %d\n",
+				o.Name, st.EgressStalls[0], st.Retrains[0], st.EgressStalls[1], st.Retrains[1])
 		}
 	}
 	for _, o := range r.ONICs {

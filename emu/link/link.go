@@ -337,6 +337,51 @@ func (l *Link) symbolAt(t sim.Time) int64 {
 // Queued returns how many TLPs wait at end side's transmitter.
 func (l *Link) Queued(side int, c Class) int { return l.dirs[side].queue[c].size }
 
+// DropQueued discards the TLPs waiting to be sent from end side but the
+// keep queued first (over all classes, in the order they were queued),
+// handing each discarded one to drop, and returns how many it discarded.
+// TLPs already sent — on the wire or waiting for an Ack — stay. The O-NIC
+// uses it when a port stalls: its egress buffer keeps what fits.
+func (l *Link) DropQueued(side, keep int, drop func(*Packet)) int {
+	d := &l.dirs[side]
+	total := 0
+	for c := range d.queue {
+		total += d.queue[c].size
+	}
+	if total <= keep {
+		return 0
+	}
+	// The first TLP to drop is the (keep+1)-th queued: each class's queue
+	// is in order, so merge their heads that far.
+	seqAt := func(c, i int) uint64 { q := &d.queue[c]; return q.buf[(q.head+i)&(len(q.buf)-1)].seq }
+	var at [numClasses]int
+	var limit uint64 // TLPs stamped below it stay
+	for range keep + 1 {
+		best := -1
+		for c := range d.queue {
+			if at[c] < d.queue[c].size && (best < 0 || seqAt(c, at[c]) < seqAt(best, at[best])) {
+				best = c
+			}
+		}
+		limit = seqAt(best, at[best])
+		at[best]++
+	}
+	n := 0
+	for c := range d.queue {
+		q := &d.queue[c]
+		k := 0
+		for k < q.size && q.buf[(q.head+k)&(len(q.buf)-1)].seq < limit {
+			k++
+		}
+		for i := k; i < q.size; i++ {
+			drop(q.buf[(q.head+i)&(len(q.buf)-1)].p)
+			n++
+		}
+		q.size = k
+	}
+	return n
+}
+
 // Send queues p for transmission from end side. TLPs of a class go in
 // order; classes are served round-robin as their credits allow.
 func (l *Link) Send(side int, p *Packet) { l.SendAt(side, p, 0) }

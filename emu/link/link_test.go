@@ -1,6 +1,7 @@
 package link
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -257,5 +258,48 @@ func TestReadsDoNotPassWrites(t *testing.T) {
 	}
 	if len(got) != 4 || got[0] != 10 || got[1] != 0 {
 		t.Fatalf("arrival order %v: the write did not pass the reads waiting for credits", got)
+	}
+}
+
+// TestDropQueued: with the receiver holding every TLP, what waits to be
+// sent is discarded but the first queued (across classes, in order), the
+// discarded are handed over in their classes' order, what was already
+// sent still arrives, and the kept ones go once credits return.
+func TestDropQueued(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 128, Propagation: 50 * sim.Nanosecond,
+		Credits: Credits{PH: 2, PD: 64, NPH: 2, NPD: 8}})
+	b.hold = 5 * sim.Microsecond
+	classes := []Class{Posted, NonPosted, Posted, Completion, NonPosted, Posted, Posted, NonPosted, Completion, Posted}
+	for i, c := range classes {
+		l.Send(0, &Packet{Class: c, Bytes: 16, Arg: uint64(i)})
+	}
+	// Posted 0 and 2, non-posted 1 and 4 take the credits; completion 3
+	// goes (infinite credits); 5, 6 and 9 wait for posted credits, and 7
+	// and 8 behind 5 (they may not pass a posted write queued first).
+	s.Run(sim.Microsecond)
+	queued := 0
+	for c := range numClasses {
+		queued += l.Queued(0, c)
+	}
+	if queued != 5 {
+		t.Fatalf("%d TLPs queued, want 5", queued)
+	}
+	var dropped []uint64
+	if n := l.DropQueued(0, 2, func(p *Packet) { dropped = append(dropped, p.Arg) }); n != 3 {
+		t.Fatalf("DropQueued discarded %d, want 3", n)
+	}
+	if fmt.Sprint(dropped) != "[9 7 8]" {
+		t.Fatalf("discarded %v, want 9, 7 and 8 (the last queued, by class)", dropped)
+	}
+	if n := l.DropQueued(0, 2, func(*Packet) { t.Fatal("discarded a TLP that fits") }); n != 0 {
+		t.Fatalf("a second DropQueued discarded %d", n)
+	}
+	s.Run(50 * sim.Microsecond)
+	var got []uint64
+	for _, p := range b.pkts {
+		got = append(got, p.Arg)
+	}
+	if fmt.Sprint(got) != "[0 1 2 3 4 5 6]" {
+		t.Fatalf("arrived %v, want 0 to 6", got)
 	}
 }

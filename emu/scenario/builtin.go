@@ -59,6 +59,12 @@ func Phased() Config {
 // (scenarios/two-party.yaml, embedded) as a model for writing scenarios.
 func TwoParty() Config { return embedded("two-party.yaml") }
 
+// SlowPeer is a link partner that stops returning credits for 130 µs:
+// the two-party cluster with both ports joined, host A writing to B out
+// of each, onicB's port A holding every TLP it receives
+// (scenarios/slow-peer.yaml).
+func SlowPeer() Config { return embedded("slow-peer.yaml") }
+
 // HostInterface is the cluster onic emu serve gives its clients by
 // default: the two-party cluster without traffic generators, each host's
 // software allowed to its O-NIC's registers, each O-NIC with a 16-entry
@@ -279,6 +285,7 @@ func Scenarios() []Scenario {
 		{"allreduce", "an allreduce step across an O-NIC's two ports: A's and B's int32 gradients meet in C's O-NIC, whose sum-int32 kernel writes their sum into C's memory", Allreduce},
 		{"offload", "a host drives its O-NIC's fp32-to-bf16 kernel as an accelerator: tasks launched by doorbell, data in and out over the host link, a completion record and an MSI-X interrupt per task", Offload},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
+		{"slow-peer", "a link partner that stops returning credits: onicA's port A stalls, retrains and resumes while the flow out of its port B goes on", SlowPeer},
 		{"host-interface", "the two-party cluster with no traffic generators, for onic emu serve: the hosts' software is its clients", HostInterface},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

@@ -26,6 +26,25 @@ type Config struct {
 	MEMS     MEMSConfig      `mapstructure:"mems"`
 	Phases   []PhaseConfig   `mapstructure:"phases"` // later circuit sets
 	Flows    []FlowConfig    `mapstructure:"flows"`
+	Faults   []FaultConfig   `mapstructure:"faults"` // link partners that misbehave for a while
+}
+
+// FaultConfig makes the receiving end of an optical port misbehave
+// between From and To: the faults of a slow or stalled link partner that
+// docs/hdl.md tests the card against, for the emulator's O-NICs.
+type FaultConfig struct {
+	// Port is the end that misbehaves as a receiver, "onic.a" or
+	// "onic.b": its partner (the other end of its circuit) is the sender
+	// that meets the fault.
+	Port string `mapstructure:"port"`
+	// Kind: "stall" returns no flow-control credits (every TLP that
+	// arrives keeps its receive buffer until To); "slow" returns them a
+	// trickle at a time (each TLP keeps its buffer Hold longer than the
+	// one before it, one after another).
+	Kind string        `mapstructure:"kind"`
+	From time.Duration `mapstructure:"from"`
+	To   time.Duration `mapstructure:"to"`
+	Hold time.Duration `mapstructure:"hold"` // slow: per TLP
 }
 
 // MEMSConfig is the optical circuit switch.
@@ -53,6 +72,11 @@ const (
 	DefaultReconfig  = 10 * time.Millisecond
 	DefaultBringUp   = time.Millisecond
 	DefaultHoldTLPs  = 1024
+	// DefaultEgressStallCycles and DefaultCreditTimeoutCycles are the
+	// card's (hdlgen/internal/card.DefaultEgressStallCycles, the optical
+	// link's CreditCycles), so model and card stall and retrain alike.
+	DefaultEgressStallCycles   = 4096
+	DefaultCreditTimeoutCycles = 16384
 )
 
 // Limits on configuration values whose cost grows with the value (memory
@@ -78,6 +102,9 @@ const (
 	MaxKernelCycles   = 1 << 20     // an opaque kernel's latency
 	MaxBufferBeats    = 1 << 20     // a kernel's input buffer
 	MaxPairBufferKiB  = 1 << 20     // a two-input kernel's pair buffer (1 GiB)
+	MinStallCycles    = 16          // a port's stall and credit timeouts
+	MaxStallCycles    = 1 << 24     //
+	MaxFaults         = 4096        // faults[] entries
 )
 
 // HostConfig is a server and the PCIe links to its O-NICs (one root port
@@ -128,6 +155,17 @@ type ONICConfig struct {
 	// completed with UR).
 	DownPolicy string `mapstructure:"down_policy"`
 	HoldTLPs   int    `mapstructure:"hold_tlps"`
+	// EgressStallCycles is how long, in manager clock cycles, an up
+	// port's link may send nothing while it has TLPs to send before the
+	// port counts as stalled: treated as down for admission (the down
+	// policy applies) until its queue drains (default 4096, 16.4 µs at
+	// 250 MHz: the card's default, onic hdl gen --egress-stall-timeout).
+	// CreditTimeoutCycles is how long before the link is taken down and
+	// retrains, as the card's link does when its partner returns no
+	// credits (default 16384, 65.5 µs). Both are watched a quarter of
+	// EgressStallCycles at a time (docs/emu.md).
+	EgressStallCycles   int `mapstructure:"egress_stall_cycles"`
+	CreditTimeoutCycles int `mapstructure:"credit_timeout_cycles"`
 	// Kernels are the in-network kernels loaded in its slots.
 	Kernels []KernelConfig `mapstructure:"kernels"`
 	// Part is its FPGA (default xcvu9p-flga2104-2L-e) and Board its
@@ -269,6 +307,13 @@ func (o *ONICConfig) Check(p string) error {
 	if o.HoldTLPs < 1 || o.HoldTLPs > MaxHoldTLPs {
 		return fmt.Errorf("%s.hold_tlps: %d must be 1 to %d", p, o.HoldTLPs, MaxHoldTLPs)
 	}
+	if o.EgressStallCycles < MinStallCycles || o.EgressStallCycles > MaxStallCycles {
+		return fmt.Errorf("%s.egress_stall_cycles: %d must be %d to %d", p, o.EgressStallCycles, MinStallCycles, MaxStallCycles)
+	}
+	if o.CreditTimeoutCycles <= o.EgressStallCycles || o.CreditTimeoutCycles > MaxStallCycles {
+		return fmt.Errorf("%s.credit_timeout_cycles: %d must be more than egress_stall_cycles (%d) and at most %d",
+			p, o.CreditTimeoutCycles, o.EgressStallCycles, MaxStallCycles)
+	}
 	if o.ReflashPolicy != "hold" && o.ReflashPolicy != "fail" {
 		return fmt.Errorf("%s.reflash_policy: %q must be hold or fail", p, o.ReflashPolicy)
 	}
@@ -297,6 +342,12 @@ func (o *ONICConfig) Defaults() {
 	}
 	if o.HoldTLPs == 0 {
 		o.HoldTLPs = DefaultHoldTLPs
+	}
+	if o.EgressStallCycles == 0 {
+		o.EgressStallCycles = DefaultEgressStallCycles
+	}
+	if o.CreditTimeoutCycles == 0 {
+		o.CreditTimeoutCycles = DefaultCreditTimeoutCycles
 	}
 	if o.ReflashPolicy == "" {
 		o.ReflashPolicy = "hold"

@@ -184,6 +184,22 @@ func (m *Manager) PortLinkDown(port int) {
 	m.out[port&1] = tagTable{cursor: m.out[port&1].cursor}
 }
 
+// Withdraw frees the tag Issue gave request t for optical port (0 A,
+// 1 B) when t is discarded before it left — as a stalled port's egress
+// buffer discards what does not fit — so that no completion is waited
+// for. Anything else (a posted request, a completion, a tag not in use)
+// is left alone.
+func (m *Manager) Withdraw(t *tlp.TLP, port int) {
+	if !t.Kind().IsNonPosted() || t.Tag >= Tags {
+		return
+	}
+	tt := &m.out[port&1]
+	if tt.e[t.Tag].busy {
+		tt.e[t.Tag] = pending{}
+		tt.inUse--
+	}
+}
+
 // OutstandingOn returns how many requests sent out of optical port (0 A,
 // 1 B) still wait for completions.
 func (m *Manager) OutstandingOn(port int) int { return m.out[port&1].inUse }

@@ -1,0 +1,215 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"onic/emu/link"
+	"onic/emu/scenario"
+	"onic/emu/sim"
+	"onic/pcie/manager"
+)
+
+// A link partner that stops taking TLPs must not stop the O-NIC (issue
+// 41). The card watches each port's egress: a beat that waits
+// EgressStallCycles makes the port count as stalled (treated as down for
+// admission, so the down policy applies and the host's other traffic
+// flows), and a link that gets no credits for CreditCycles goes down and
+// retrains. The emulator's O-NIC does the same on its own terms: each
+// port watches its link while it has TLPs queued, a quarter of the stall
+// time at a time, and takes the same two steps.
+//
+// Faults (scenario.FaultConfig) make a port's receiving end withhold
+// credits, so that the partner's port meets a stalled or slow peer.
+
+// RetrainCycles is how long, in the O-NIC's clock cycles, a link that
+// went down for want of credits takes to train again (the card's optical
+// link's TrainCycles default).
+const RetrainCycles = 1024
+
+// portFault is a scenario fault at a port's receiving end, in simulated
+// time.
+type portFault struct {
+	slow           bool // else stall
+	from, to, hold sim.Time
+}
+
+// watch is a port's egress watchdog state.
+type watch struct {
+	armed    bool     // a check is scheduled
+	stalled  bool     // treated as down for admission until its queue drains
+	sent     uint64   // the link's TLPs sent at the last check that saw progress
+	progress sim.Time // when that check was
+	// busy is when a slow fault's receiver returns its last credit.
+	busy    sim.Time
+	faults  []portFault
+	stalls  uint64 // times the port was stalled
+	retrain uint64 // times its link went down for want of credits and retrained
+}
+
+// cycles is n of the O-NIC's clock cycles as simulated time.
+func (o *onicNode) cycles(n int) sim.Time {
+	return sim.Time(float64(n) * 1e6 / o.cfg.ClockMHz)
+}
+
+// queued is how many TLPs wait at the port's end of its link.
+func (pt *port) queued() int {
+	n := 0
+	for c := range 3 {
+		n += pt.l.Queued(pt.side, link.Class(c))
+	}
+	return n
+}
+
+// watchFrom starts the watchdog, if it is not running, as the port
+// queues a TLP on its link: the stall clock starts now.
+func (pt *port) watchFrom(now sim.Time) {
+	if !pt.w.armed {
+		pt.w.sent, pt.w.progress = pt.l.Stats(pt.side).TLPs, now
+		pt.arm()
+	}
+}
+
+// arm schedules the watchdog's next check.
+func (pt *port) arm() {
+	pt.w.armed = true
+	o := pt.o
+	o.c.s.After(o.cycles(o.cfg.EgressStallCycles)/4, pt, 0)
+}
+
+// Handle is the port's watchdog check (the port is a sim.Handler of its
+// own): progress since the last check, the stall and credit timeouts,
+// and the end of a stall once the queue has drained.
+func (pt *port) Handle(s *sim.Sim, _ uint64) {
+	pt.w.armed = false
+	if pt.l == nil {
+		return // down: light resets the watch
+	}
+	now := s.Now()
+	if sent := pt.l.Stats(pt.side).TLPs; sent != pt.w.sent {
+		pt.w.sent, pt.w.progress = sent, now
+	}
+	if pt.queued() == 0 {
+		if pt.w.stalled {
+			pt.unstall()
+		}
+		return // (idle is not a stall; the next TLP queued starts the watch again)
+	}
+	o := pt.o
+	waited := now - pt.w.progress
+	switch {
+	case waited >= o.cycles(o.cfg.CreditTimeoutCycles):
+		pt.retrainLink()
+		return
+	case !pt.w.stalled && waited >= o.cycles(o.cfg.EgressStallCycles):
+		pt.stall()
+	}
+	pt.arm()
+}
+
+// stall makes the port count as down for admission. Like the card's
+// egress buffer, its link queue keeps what fits — under hold, as many
+// TLPs as the hold buffer has room for, the first queued; under fail,
+// none — and drops the rest, each accounted as the down policy names it.
+func (pt *port) stall() {
+	o, c := pt.o, pt.o.c
+	pt.w.stalled = true
+	pt.w.stalls++
+	o.mgr.PortDown[pt.idx] = true
+	keep, why := 0, "port-down"
+	if o.cfg.DownPolicy == "hold" {
+		keep, why = max(o.cfg.HoldTLPs-len(pt.hold), 0), "hold-buffer-full"
+	}
+	pt.l.DropQueued(pt.side, keep, func(p *link.Packet) {
+		m := c.msgs[p.Arg]
+		o.mgr.Withdraw(&m.t, pt.idx)
+		pt.sent-- // (counted as sent when queued)
+		if m.rec >= 0 {
+			c.recs[m.rec].reason = manager.PortDown
+			c.settleWhy(m.rec, Dropped, why)
+		}
+		c.release(m)
+	})
+}
+
+// unstall lets the port take TLPs again and sends what it held.
+func (pt *port) unstall() {
+	pt.w.stalled = false
+	pt.o.mgr.PortDown[pt.idx] = false
+	pt.flush()
+}
+
+// retrainLink takes the port's link down for want of credits — what is
+// queued on it is lost, as on any link that goes down — and lights it
+// again RetrainCycles later.
+func (pt *port) retrainLink() {
+	c := pt.o.c
+	pr := [2]*port{pt, pt.peer}
+	l := pt.l
+	for _, end := range pr {
+		end.l, end.peer = nil, nil
+		end.w.stalled = false
+		end.setState(c.s.Now(), portTraining)
+		end.o.mgr.PortDown[end.idx] = true
+		end.o.mgr.PortLinkDown(end.idx)
+	}
+	pt.w.retrain++
+	l.SetDown()
+	wait := pt.o.cycles(RetrainCycles)
+	c.dark = append(c.dark, pr)
+	c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name() + " (retrain)", start: c.s.Now(), end: c.s.Now() + wait})
+	c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<evShift)
+}
+
+// faultHold is how much longer than its own processing a TLP arriving
+// at the port now keeps its receive buffer, under the port's faults.
+func (pt *port) faultHold(now sim.Time) sim.Time {
+	var hold sim.Time
+	for _, f := range pt.w.faults {
+		if now < f.from || now >= f.to {
+			continue
+		}
+		if !f.slow {
+			hold = max(hold, f.to-now)
+			continue
+		}
+		pt.w.busy = max(pt.w.busy, now) + f.hold
+		hold = max(hold, pt.w.busy-now)
+	}
+	return hold
+}
+
+// faults reads the scenario's faults into their ports.
+func (cl *Cluster) faults(fs []scenario.FaultConfig, onics map[string]*onicNode) error {
+	if len(fs) > scenario.MaxFaults {
+		return fmt.Errorf("faults: %d entries; at most %d", len(fs), scenario.MaxFaults)
+	}
+	for i, f := range fs {
+		p := fmt.Sprintf("faults[%d]", i)
+		on, pn, ok := strings.Cut(f.Port, ".")
+		o := onics[on]
+		if !ok || o == nil || (pn != "a" && pn != "b") {
+			return fmt.Errorf("%s.port: %q is not an O-NIC port (want onic.a or onic.b)", p, f.Port)
+		}
+		pf := portFault{from: ps(f.From), to: ps(f.To), hold: ps(f.Hold)}
+		switch f.Kind {
+		case "stall":
+			if f.Hold != 0 {
+				return fmt.Errorf("%s.hold: %v: a stall holds every credit until to; hold is for kind slow", p, f.Hold)
+			}
+		case "slow":
+			pf.slow = true
+			if f.Hold <= 0 || f.Hold > scenario.MaxLatency {
+				return fmt.Errorf("%s.hold: %v must be more than 0 and at most %v (how long each TLP keeps its buffer)", p, f.Hold, scenario.MaxLatency)
+			}
+		default:
+			return fmt.Errorf("%s.kind: %q must be stall or slow", p, f.Kind)
+		}
+		if f.From < 0 || f.To <= f.From || f.To > scenario.MaxTime {
+			return fmt.Errorf("%s: from %v and to %v must have 0 <= from < to <= %v", p, f.From, f.To, scenario.MaxTime)
+		}
+		pt := o.ports[pn[0]-'a']
+		pt.w.faults = append(pt.w.faults, pf)
+	}
+	return nil
+}
