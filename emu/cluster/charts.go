@@ -60,7 +60,7 @@ func (cl *Cluster) Charts(buckets int) Charts {
 		for b, n := range f.delivered[:TraceBuckets] {
 			fs.Gbps[b/per] += float64(n) * 8 / (float64(bucket) / float64(sim.Second)) / 1e9
 		}
-		for _, x := range f.xfers {
+		for _, x := range f.transfers() {
 			if x.end == 0 || x.failed {
 				continue
 			}

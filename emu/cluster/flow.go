@@ -21,11 +21,19 @@ type flowState struct {
 	host      *hostNode
 	onic      *onicNode // the O-NIC it goes through
 	base      uint64    // host address of the flow's first transfer
-	issued    int
-	inflight  int
-	xfers     []xfer
-	latencies []sim.Time
-	bytes     uint64 // payload delivered
+	issued   int
+	inflight int
+	// xfers are the transfers in flight, by slot; a finished transfer's
+	// slot is reused (free), so a flow's state does not grow with the
+	// run. What outlives a transfer is bounded too: its latency goes into
+	// a histogram (hist) and, sampled, into the log traces and charts
+	// show (done).
+	xfers   []xfer
+	free    []int32
+	hist    latencyHist
+	done    transferLog
+	lastEnd sim.Time // when the last transfer finished
+	bytes   uint64   // payload delivered
 	// delivered is the payload delivered in each of the run's
 	// TraceBuckets intervals (Cluster.bucket), counted as each TLP lands:
 	// what the charts and the trace show as the flow's throughput, which
@@ -42,19 +50,80 @@ type flowState struct {
 	// starved says a forwarding flow is waiting for data to arrive.
 	starved bool
 	// soft: the requests of software outside the emulator (software.go),
-	// not a traffic generator. A software flow lasts as long as a server
-	// runs, so it keeps bounded state: finished transfers' slots are
-	// reused (free) and latencies go into a histogram (hist).
+	// not a traffic generator.
 	soft bool
-	free []int32
-	hist *latencyHist
 }
 
 type xfer struct {
 	start  sim.Time
 	end    sim.Time // when its last request settled (0 while in flight)
 	left   int      // requests not yet settled
+	n      int32    // the flow's transfer number, in issue order
 	failed bool
+}
+
+// begin starts the flow's next transfer in a free slot and returns the
+// slot.
+func (f *flowState) begin() int32 {
+	x := xfer{start: f.c.s.Now(), n: int32(f.issued)}
+	f.issued++
+	f.inflight++
+	if k := len(f.free); k > 0 {
+		xi := f.free[k-1]
+		f.free = f.free[:k-1]
+		f.xfers[xi] = x
+		return xi
+	}
+	f.xfers = append(f.xfers, x)
+	return int32(len(f.xfers) - 1)
+}
+
+// transferLog keeps finished transfers for traces and charts in bounded
+// memory: every one until it holds maxLogged, then every second one by
+// transfer number, then every fourth, and so on — a sample spread evenly
+// over the whole run, the same whatever the order transfers finish in.
+type transferLog struct {
+	xs     []xfer
+	stride int32 // transfers kept: those whose number is a multiple of it
+}
+
+// maxLogged is how many finished transfers a flow's log holds at most.
+const maxLogged = 4096
+
+func (l *transferLog) add(x xfer) {
+	if l.stride == 0 {
+		l.stride = 1
+	}
+	if x.n%l.stride != 0 {
+		return
+	}
+	if len(l.xs) == maxLogged {
+		l.stride *= 2
+		kept := l.xs[:0]
+		for _, y := range l.xs {
+			if y.n%l.stride == 0 {
+				kept = append(kept, y)
+			}
+		}
+		l.xs = kept
+		if x.n%l.stride != 0 {
+			return
+		}
+	}
+	l.xs = append(l.xs, x)
+}
+
+// transfers returns the logged finished transfers and those still in
+// flight, in transfer number order.
+func (f *flowState) transfers() []xfer {
+	xs := slices.Clone(f.done.xs)
+	for _, x := range f.xfers {
+		if x.end == 0 { // (a free slot's transfer has finished)
+			xs = append(xs, x)
+		}
+	}
+	slices.SortFunc(xs, func(a, b xfer) int { return int(a.n - b.n) })
+	return xs
 }
 
 // feed issues transfers while fewer than Depth are in flight, between the
@@ -88,10 +157,7 @@ func (f *flowState) feed() {
 		}
 		step := uint64((f.cfg.Size + 4095) &^ 4095)
 		addr := f.base + uint64(f.issued)*step%f.cfg.Span
-		xi := int32(len(f.xfers))
-		f.xfers = append(f.xfers, xfer{start: c.s.Now()})
-		f.issued++
-		f.inflight++
+		xi := f.begin()
 		switch f.cfg.Op {
 		case "write":
 			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
@@ -168,18 +234,16 @@ func (f *flowState) settled(xi int32, ok bool) {
 	}
 	f.inflight--
 	x.end = f.c.s.Now()
+	f.lastEnd = x.end
 	if x.failed {
 		f.bad++
 	} else {
 		f.ok++
-		if f.hist != nil {
-			f.hist.add(f.c.s.Now() - x.start)
-		} else {
-			f.latencies = append(f.latencies, f.c.s.Now()-x.start)
-		}
+		f.hist.add(x.end - x.start)
 	}
+	f.done.add(*x)
+	f.free = append(f.free, xi)
 	if f.soft {
-		f.free = append(f.free, xi)
 		if sw := f.host.soft; sw != nil && sw.OnSettle != nil {
 			sw.OnSettle()
 		}
@@ -195,12 +259,7 @@ func (f *flowState) bytesIn(n int) {
 }
 
 // percentiles returns p50, p99, p999 and max of the transfer latencies.
-func (f *flowState) percentiles() [4]sim.Time {
-	if f.hist != nil {
-		return f.hist.percentiles()
-	}
-	return percentiles(f.latencies)
-}
+func (f *flowState) percentiles() [4]sim.Time { return f.hist.percentiles() }
 
 // percentiles returns p50, p99, p999 and max of latencies.
 func percentiles(latencies []sim.Time) [4]sim.Time {
@@ -255,6 +314,28 @@ func (h *latencyHist) add(t sim.Time) {
 		h.exact = nil
 	}
 	h.counts[histKey(t)]++
+}
+
+// merge adds o's latencies to h (a group's flows reported together).
+func (h *latencyHist) merge(o *latencyHist) {
+	if o.counts == nil {
+		for _, t := range o.exact {
+			h.add(t)
+		}
+		return
+	}
+	if h.counts == nil {
+		h.counts = map[uint32]uint64{}
+		for _, e := range h.exact {
+			h.counts[histKey(e)]++
+		}
+		h.exact = nil
+	}
+	for k, n := range o.counts {
+		h.counts[k] += n
+	}
+	h.n += o.n
+	h.max = max(h.max, o.max)
 }
 
 // percentiles returns p50, p99, p999 and max, as percentiles does for

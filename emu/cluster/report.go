@@ -286,7 +286,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	}
 	for _, g := range groups {
 		gr := FlowReport{Name: g, Op: members[g][0].cfg.Op}
-		var lat []sim.Time
+		var lat latencyHist
 		for _, f := range members[g] {
 			if f.cfg.Op != gr.Op {
 				gr.Op = "mixed"
@@ -294,9 +294,9 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 			gr.Transfers += f.ok
 			gr.Failed += f.bad
 			gr.Gbps += rep.Flows[slices.Index(cl.flows, f)].Gbps
-			lat = append(lat, f.latencies...)
+			lat.merge(&f.hist)
 		}
-		p := percentiles(lat)
+		p := lat.percentiles()
 		gr.P50Ns, gr.P99Ns, gr.P999Ns, gr.MaxNs = ns(p[0]), ns(p[1]), ns(p[2]), ns(p[3])
 		rep.Groups = append(rep.Groups, gr)
 	}
@@ -442,12 +442,7 @@ func nsString(v float64) string {
 func (f *flowState) activeSeconds(d time.Duration) float64 {
 	end := d
 	if f.cfg.Stop != 0 && f.cfg.Stop < end {
-		end = f.cfg.Stop
-		for _, x := range f.xfers {
-			if t := time.Duration(x.end / sim.Nanosecond); t > end {
-				end = t
-			}
-		}
+		end = max(f.cfg.Stop, time.Duration(f.lastEnd/sim.Nanosecond))
 		end = min(end, d)
 	}
 	if end <= f.cfg.Start {

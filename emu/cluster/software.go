@@ -127,7 +127,7 @@ func (c *Cluster) softFlow(h *hostNode) *flowState {
 			return f
 		}
 	}
-	f := &flowState{c: c, idx: len(c.flows), cfg: scenario.FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, hist: &latencyHist{}, delivered: make([]uint64, TraceBuckets+1)}
+	f := &flowState{c: c, idx: len(c.flows), cfg: scenario.FlowConfig{Name: h.cfg.Name + ".software", Op: "software"}, host: h, soft: true, delivered: make([]uint64, TraceBuckets+1)}
 	c.flows = append(c.flows, f)
 	return f
 }
@@ -288,19 +288,7 @@ func (s *Software) route(addr uint64, n int) (*onicNode, error) {
 }
 
 // xfer starts a transfer of the software flow: one access.
-func (s *Software) xfer() int32 {
-	f := s.f
-	f.issued++
-	f.inflight++
-	if n := len(f.free); n > 0 {
-		xi := f.free[n-1]
-		f.free = f.free[:n-1]
-		f.xfers[xi] = xfer{start: s.c.s.Now()}
-		return xi
-	}
-	f.xfers = append(f.xfers, xfer{start: s.c.s.Now()})
-	return int32(len(f.xfers) - 1)
-}
+func (s *Software) xfer() int32 { return s.f.begin() }
 
 // inject sends the requests of an access over o's link, each with the
 // payload data gives it (told the request's record).

@@ -88,7 +88,8 @@ func (cl *Cluster) WriteTrace(w io.Writer) error {
 	for _, f := range cl.flows {
 		pid, tid := f.host.idx+1, f.idx+1
 		ev(`{"ph":"M","name":"thread_name","pid":%d,"tid":%d,"args":{"name":%s}}`, pid, tid, q(f.cfg.Name+" ("+f.cfg.Op+")"))
-		for n, x := range f.xfers {
+		for _, x := range f.transfers() {
+			n := x.n
 			stop, state := x.end, "ok"
 			switch {
 			case x.end == 0:
