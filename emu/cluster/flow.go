@@ -15,12 +15,12 @@ import (
 // flowState is a flow running: a host's DMA engine issuing transfers
 // through its O-NIC's direct windows.
 type flowState struct {
-	c         *Cluster
-	idx       int
-	cfg       scenario.FlowConfig
-	host      *hostNode
-	onic      *onicNode // the O-NIC it goes through
-	base      uint64    // host address of the flow's first transfer
+	c        *Cluster
+	idx      int
+	cfg      scenario.FlowConfig
+	host     *hostNode
+	onic     *onicNode // the O-NIC it goes through
+	base     uint64    // host address of the flow's first transfer
 	issued   int
 	inflight int
 	// xfers are the transfers in flight, by slot; a finished transfer's
