@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"onic/emu/sim"
+	"onic/pcie/dll"
 	"onic/tlp"
 )
 
@@ -304,7 +305,7 @@ func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
 		return nil, fmt.Errorf("link: data credits must hold at least one MPS-sized payload (%d credits)", c.MPS/16)
 	}
 	l := &Link{s: s, cfg: c, p64: symbolPeriod64(c.Gen), rx: [2]Receiver{rx0, rx1},
-		ackSym: AckLatency(c.Gen, c.Lanes, c.MPS), fcSym: UpdateFCLatency(c.Gen, c.Lanes, c.MPS)}
+		ackSym: dll.AckLatency(c.Gen, c.Lanes, c.MPS), fcSym: dll.UpdateFCLatency(c.Gen, c.Lanes, c.MPS)}
 	l.skpEvery, l.skpLen = skipParams(c.Gen)
 	l.bufH = [numClasses]int64{int64(cr.PH), int64(cr.NPH), int64(cr.CplH)}
 	l.bufD = [numClasses]int64{int64(cr.PD), int64(cr.NPD), int64(cr.CplD)}

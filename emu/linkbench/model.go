@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"onic/emu/link"
+	"onic/pcie/dll"
 	"onic/tlp"
 )
 
@@ -43,8 +44,8 @@ func Model(c Config) (Result, error) {
 		}
 	case Read:
 		dllp := float64(syms(link.DLLPBytes))
-		ack := float64(link.AckLatency(c.Gen, c.Lanes, c.MPS))
-		fc := float64(link.UpdateFCLatency(c.Gen, c.Lanes, c.MPS))
+		ack := float64(dll.AckLatency(c.Gen, c.Lanes, c.MPS))
+		fc := float64(dll.UpdateFCLatency(c.Gen, c.Lanes, c.MPS))
 		for ch := range tlp.Chunks(c.base(0), c.Size, c.MRRS) {
 			var req float64
 			for cp := range tlp.Completions(ch.Addr&^3, ch.LengthDW, ch.FirstBE, ch.LastBE, c.RCB, c.MPS) {

@@ -3,9 +3,9 @@ package optlink
 import (
 	"fmt"
 
-	"onic/emu/link"
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
+	"onic/pcie/dll"
 	"onic/tlp"
 )
 
@@ -36,7 +36,7 @@ type Config struct {
 	// advertise (a power of two, 128 to 1024; default 256).
 	RxWords int
 	// AckCycles is the longest a pending Ack or credit update waits while
-	// frames flow (default: emu/link.AckLatency for Gen3 x16 at MPS 256,
+	// frames flow (default: pcie/dll.AckLatency for Gen3 x16 at MPS 256,
 	// 168 symbol times, over 4 symbol times a cycle: 42). An idle link
 	// sends control words back to back.
 	AckCycles int
@@ -74,7 +74,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	def(&c.ReplayWords, 256)
 	def(&c.RxWords, 256)
-	def(&c.AckCycles, int(link.AckLatency(tlp.Gen3, 16, 256)/4))
+	def(&c.AckCycles, int(dll.AckLatency(tlp.Gen3, 16, 256)/4))
 	def(&c.ReplayCycles, 2048)
 	def(&c.TrainCycles, 1024)
 	def(&c.LostCycles, 4096)

@@ -1,0 +1,105 @@
+package archtest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "onic/"
+
+// layers reads the package list of docs/architecture.md's "Layers"
+// section: the first code block after its heading, one package a line
+// (its first field), blank lines between groups.
+func layers(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "## Layers")
+	if !ok {
+		t.Fatal("docs/architecture.md has no Layers section")
+	}
+	_, block, ok := strings.Cut(sec, "```\n")
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
+		t.Fatal("docs/architecture.md's Layers section has no code block")
+	}
+	var pkgs []string
+	for _, line := range strings.Split(block, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			pkgs = append(pkgs, f[0])
+		}
+	}
+	return pkgs
+}
+
+// pkg is what go list says of a package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// tree lists the module's packages and their imports within the module.
+func tree(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		pkgs[name] = nil
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				pkgs[name] = append(pkgs[name], strings.TrimPrefix(imp, module))
+			}
+		}
+	}
+	return pkgs
+}
+
+// TestLayers: docs/architecture.md lists every package of the module
+// once and nothing else, and every import points down the list.
+func TestLayers(t *testing.T) {
+	list, pkgs := layers(t), tree(t)
+	if len(pkgs) < 40 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	rank := map[string]int{}
+	for i, p := range list {
+		if _, dup := rank[p]; dup {
+			t.Errorf("docs/architecture.md lists %s twice", p)
+		}
+		rank[p] = i
+		if _, ok := pkgs[p]; !ok {
+			t.Errorf("docs/architecture.md lists %s, which is not a package of the module", p)
+		}
+	}
+	for p, imps := range pkgs {
+		r, ok := rank[p]
+		if !ok {
+			t.Errorf("package %s is missing from docs/architecture.md's Layers", p)
+			continue
+		}
+		for _, imp := range imps {
+			if ri, ok := rank[imp]; ok && ri <= r {
+				t.Errorf("%s imports %s, which docs/architecture.md lists above it: an import pointing up", p, imp)
+			}
+		}
+	}
+}
