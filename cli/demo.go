@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 func newTLPDemoCmd(v *viper.Viper) *cobra.Command {
@@ -158,7 +159,7 @@ func runDemo(w io.Writer, c demoConfig) error {
 		return err
 	}
 	bw := bufio.NewWriter(f)
-	pw, err := tlp.NewPcapWriter(bw)
+	pw, err := pcap.NewWriter(bw)
 	if err != nil {
 		f.Close()
 		return err
@@ -167,13 +168,13 @@ func runDemo(w io.Writer, c demoConfig) error {
 	// downstream traffic overlap).
 	type record struct {
 		at  time.Duration
-		dir tlp.Direction
+		dir pcap.Direction
 		t   *tlp.TLP
 	}
 	var recs []record
 	var up, down time.Duration
 	var wireBytes, dataBytes int
-	add := func(t *tlp.TLP, dir tlp.Direction, clock *time.Duration) error {
+	add := func(t *tlp.TLP, dir pcap.Direction, clock *time.Duration) error {
 		n, err := t.WireSize(c.gen)
 		if err != nil {
 			return err
@@ -185,25 +186,25 @@ func runDemo(w io.Writer, c demoConfig) error {
 		return nil
 	}
 	for i := range writes {
-		if err := add(&writes[i], tlp.Upstream, &up); err != nil {
+		if err := add(&writes[i], pcap.Upstream, &up); err != nil {
 			return err
 		}
 	}
 	ci := 0
 	for i := range reads {
-		if err := add(&reads[i], tlp.Upstream, &up); err != nil {
+		if err := add(&reads[i], pcap.Upstream, &up); err != nil {
 			return err
 		}
 		down = max(down, up)
 		for ; ci < len(cpls) && cpls[ci].Tag == reads[i].Tag; ci++ {
-			if err := add(&cpls[ci], tlp.Downstream, &down); err != nil {
+			if err := add(&cpls[ci], pcap.Downstream, &down); err != nil {
 				return err
 			}
 		}
 	}
 	slices.SortStableFunc(recs, func(a, b record) int { return cmp.Compare(a.at, b.at) })
 	for _, r := range recs {
-		if err := pw.WriteTLP(r.at, tlp.TapHeader{Direction: r.dir, Tap: 1}, r.t); err != nil {
+		if err := pw.WriteTLP(r.at, pcap.TapHeader{Direction: r.dir, Tap: 1}, r.t); err != nil {
 			return err
 		}
 	}

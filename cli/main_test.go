@@ -15,6 +15,7 @@ import (
 
 	"onic/pcie"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // onic runs the CLI in-process and returns its exit code, stdout and stderr.
@@ -145,11 +146,11 @@ func TestSnappedThroughCLI(t *testing.T) {
 	// records, in order (time, tap, direction, bytes, snapped or not).
 	a, _ := os.ReadFile(p1)
 	b, _ := os.ReadFile(p2)
-	ra, err := tlp.NewPcapReader(bytes.NewReader(a))
+	ra, err := pcap.NewReader(bytes.NewReader(a))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := tlp.NewPcapReader(bytes.NewReader(b))
+	rb, err := pcap.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"onic/internal/readfile"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 type pflagFlag = pflag.Flag
@@ -201,7 +202,7 @@ type decodeOpts struct {
 	bad                  int
 	t                    tlp.TLP
 	buf                  []byte
-	names                *tlp.PcapReader // the capture's interface names (--pcap)
+	names                *pcap.Reader // the capture's interface names (--pcap)
 }
 
 // fail reports a bad input: it stops the run, or with --keep-going prints
@@ -247,7 +248,7 @@ func (o *decodeOpts) decodeOne(src source, s string) error {
 	return nil
 }
 
-func (o *decodeOpts) emit(rec *tlp.Record) {
+func (o *decodeOpts) emit(rec *pcap.Record) {
 	b := o.buf[:0]
 	if o.text {
 		if rec != nil {
@@ -279,7 +280,7 @@ func (o *decodeOpts) decodePcap(path string) error {
 		return err
 	}
 	defer f.Close()
-	r, err := tlp.NewPcapReader(bufio.NewReader(f))
+	r, err := pcap.NewReader(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
@@ -356,7 +357,7 @@ type encodeOpts struct {
 func encodeStream(in io.Reader, stdout, stderr io.Writer, o encodeOpts) error {
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	var pw *tlp.PcapWriter
+	var pw *pcap.Writer
 	if o.pcap != "" {
 		f, err := os.Create(o.pcap)
 		if err != nil {
@@ -365,7 +366,7 @@ func encodeStream(in io.Reader, stdout, stderr io.Writer, o encodeOpts) error {
 		defer f.Close()
 		bw := bufio.NewWriter(f)
 		defer bw.Flush()
-		if pw, err = tlp.NewPcapWriter(bw); err != nil {
+		if pw, err = pcap.NewWriter(bw); err != nil {
 			return err
 		}
 	}
@@ -440,7 +441,7 @@ func encodeStream(in io.Reader, stdout, stderr io.Writer, o encodeOpts) error {
 // them.
 type captureFields struct {
 	at  time.Duration
-	hdr tlp.TapHeader
+	hdr pcap.TapHeader
 }
 
 func parseCaptureFields(line string) (captureFields, error) {
@@ -466,7 +467,7 @@ func parseCaptureFields(line string) (captureFields, error) {
 		switch *j.Direction {
 		case "down":
 		case "up":
-			c.hdr.Direction = tlp.Upstream
+			c.hdr.Direction = pcap.Upstream
 		default:
 			return c, fmt.Errorf("field direction: %q is not up or down", *j.Direction)
 		}

@@ -2,8 +2,6 @@ package tlp
 
 import (
 	"testing"
-
-	"github.com/google/gopacket"
 )
 
 // mwr64 is a 4 DW memory write with a 256-byte payload, the common DMA TLP.
@@ -130,20 +128,6 @@ func BenchmarkCompletions(b *testing.B) {
 		}
 	}
 	_ = n
-}
-
-// BenchmarkLayerMWr64 is the same TLP through gopacket's DecodingLayer
-// interface (Layer.DecodeFromBytes decodes and validates).
-func BenchmarkLayerMWr64(b *testing.B) {
-	enc := mwr64(b)
-	var l Layer
-	b.ReportAllocs()
-	b.SetBytes(16)
-	for b.Loop() {
-		if err := l.DecodeFromBytes(enc, gopacket.NilDecodeFeedback); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // BenchmarkDecodeCplD64 decodes a completion with 64 bytes of data, the

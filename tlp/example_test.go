@@ -1,13 +1,9 @@
 package tlp_test
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"time"
-
-	"github.com/google/gopacket"
 
 	"onic/tlp"
 )
@@ -97,32 +93,4 @@ func ExampleCompletions() {
 	// 56 DW, byte count 512, lower address 0x20
 	// 64 DW, byte count 288, lower address 0x0
 	// 8 DW, byte count 32, lower address 0x0
-}
-
-// Write a capture and read it back; timestamps are simulated time.
-func ExamplePcapWriter() {
-	var buf bytes.Buffer
-	w, _ := tlp.NewPcapWriter(&buf)
-	f, typ, _ := tlp.FmtType(tlp.MRd, false, 0)
-	t := tlp.TLP{Fmt: f, Type: typ, Length: 1, FirstBE: 0xF, Address: 0x40}
-	_ = w.WriteTLP(1500*time.Nanosecond, tlp.TapHeader{Direction: tlp.Upstream, Tap: 2}, &t)
-
-	r, _ := tlp.NewPcapReader(&buf)
-	var got tlp.TLP
-	rec, err := r.Next(&got)
-	fmt.Println(rec.At, rec.Tap.Tap, rec.Tap.Direction, got.Kind(), err)
-	// Output: 1.5µs 2 up MRd <nil>
-}
-
-// Decode captured TLPs with gopacket, allocation-free.
-func ExampleLayer() {
-	var tap tlp.Tap
-	var l tlp.Layer
-	var payload gopacket.Payload
-	parser := gopacket.NewDecodingLayerParser(tlp.LayerTypeTap, &tap, &l, &payload)
-	rec, _ := hex.DecodeString("01010003" + "4a0000010100000400000100deadbeef")
-	var layers []gopacket.LayerType
-	err := parser.DecodeLayers(rec, &layers)
-	fmt.Println(layers, tap.Direction, l.Kind(), err)
-	// Output: [ONICTap PCIeTLP Payload] up CplD <nil>
 }

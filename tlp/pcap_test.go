@@ -1,4 +1,4 @@
-package tlp
+package tlp_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"github.com/google/gopacket"
 
 	"onic/testbenches/tools"
+	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // writeVectors writes every valid vector to a capture, record i at i µs + 3 ns
@@ -22,16 +24,16 @@ import (
 func writeVectors(t *testing.T) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewPcapWriter(&buf)
+	w, err := pcap.NewWriter(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range vectors {
-		var d TLP
-		if err := d.Decode(mustHex(t, v.hex)); err != nil {
+	for i, v := range tlp.Vectors() {
+		var d tlp.TLP
+		if err := d.Decode(tlp.MustHex(t, v.Hex)); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.WriteTLP(time.Duration(i)*time.Microsecond+3, TapHeader{Direction: Direction(i & 1), Tap: uint16(100 + i)}, &d); err != nil {
+		if err := w.WriteTLP(time.Duration(i)*time.Microsecond+3, pcap.TapHeader{Direction: pcap.Direction(i & 1), Tap: uint16(100 + i)}, &d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,20 +45,20 @@ func TestPcapRoundTrip(t *testing.T) {
 	if again := writeVectors(t); !bytes.Equal(data, again) {
 		t.Fatal("the same TLPs gave two different captures")
 	}
-	r, err := NewPcapReader(bytes.NewReader(data))
+	r, err := pcap.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d TLP
-	for i, v := range vectors {
+	var d tlp.TLP
+	for i, v := range tlp.Vectors() {
 		rec, err := r.Next(&d)
 		if err != nil {
 			t.Fatalf("record %d: %v", i+1, err)
 		}
-		if rec.At != time.Duration(i)*time.Microsecond+3 || rec.Tap.Tap != uint16(100+i) || rec.Tap.Direction != Direction(i&1) {
+		if rec.At != time.Duration(i)*time.Microsecond+3 || rec.Tap.Tap != uint16(100+i) || rec.Tap.Direction != pcap.Direction(i&1) {
 			t.Fatalf("record %d: at %v tap %+v", i+1, rec.At, rec.Tap)
 		}
-		if !bytes.Equal(rec.Raw, mustHex(t, v.hex)) || !equalFields(&d, &v.want) {
+		if !bytes.Equal(rec.Raw, tlp.MustHex(t, v.Hex)) || !tlp.EqualFields(&d, &v.Want) {
 			t.Fatalf("record %d: got %x", i+1, rec.Raw)
 		}
 	}
@@ -67,20 +69,20 @@ func TestPcapRoundTrip(t *testing.T) {
 
 func TestPcapMalformedRecordsKeepReaderUsable(t *testing.T) {
 	var buf bytes.Buffer
-	w, _ := NewPcapWriter(&buf)
-	good := TLP{Fmt: Fmt3DW, Length: 1, FirstBE: 0xF, Address: 0x100}
-	_ = w.WriteTLP(0, TapHeader{}, &good)
-	_ = w.WriteRaw(1, TapHeader{}, []byte{0x40, 0, 0, 2, 0, 0, 0, 0xF}) // truncated
-	_ = w.WriteTLP(2, TapHeader{Tap: 9}, &good)
-	r, err := NewPcapReader(&buf)
+	w, _ := pcap.NewWriter(&buf)
+	good := tlp.TLP{Fmt: tlp.Fmt3DW, Length: 1, FirstBE: 0xF, Address: 0x100}
+	_ = w.WriteTLP(0, pcap.TapHeader{}, &good)
+	_ = w.WriteRaw(1, pcap.TapHeader{}, []byte{0x40, 0, 0, 2, 0, 0, 0, 0xF}) // truncated
+	_ = w.WriteTLP(2, pcap.TapHeader{Tap: 9}, &good)
+	r, err := pcap.NewReader(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d TLP
+	var d tlp.TLP
 	if _, err := r.Next(&d); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Next(&d); !errors.Is(err, ErrTruncatedHeader) || !strings.Contains(err.Error(), "pcap record 2") {
+	if _, err := r.Next(&d); !errors.Is(err, tlp.ErrTruncatedHeader) || !strings.Contains(err.Error(), "pcap record 2") {
 		t.Fatalf("bad record: %v", err)
 	}
 	if rec, err := r.Next(&d); err != nil || rec.Tap.Tap != 9 {
@@ -91,74 +93,74 @@ func TestPcapMalformedRecordsKeepReaderUsable(t *testing.T) {
 func TestPcapRejectsOtherLinkTypes(t *testing.T) {
 	data := writeVectors(t)
 	data[20] = 1 // LINKTYPE_ETHERNET in the little-endian file header
-	if _, err := NewPcapReader(bytes.NewReader(data)); err == nil || !strings.Contains(err.Error(), "link type 1") {
+	if _, err := pcap.NewReader(bytes.NewReader(data)); err == nil || !strings.Contains(err.Error(), "link type 1") {
 		t.Fatalf("Ethernet capture accepted: %v", err)
 	}
-	if _, err := NewPcapReader(bytes.NewReader([]byte("not a pcap"))); err == nil {
+	if _, err := pcap.NewReader(bytes.NewReader([]byte("not a pcap"))); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }
 
 func TestGopacketNewPacket(t *testing.T) {
-	for _, v := range vectors {
-		raw := TapHeader{Direction: Upstream, Tap: 7}.AppendTo(nil)
-		raw = append(raw, mustHex(t, v.hex)...)
-		p := gopacket.NewPacket(raw, LinkTypeONIC, gopacket.Default)
+	for _, v := range tlp.Vectors() {
+		raw := pcap.TapHeader{Direction: pcap.Upstream, Tap: 7}.AppendTo(nil)
+		raw = append(raw, tlp.MustHex(t, v.Hex)...)
+		p := gopacket.NewPacket(raw, pcap.LinkTypeONIC, gopacket.Default)
 		if el := p.ErrorLayer(); el != nil {
-			t.Fatalf("%s: %v", v.name, el.Error())
+			t.Fatalf("%s: %v", v.Name, el.Error())
 		}
-		tap, ok := p.Layer(LayerTypeTap).(*Tap)
-		if !ok || tap.Tap != 7 || tap.Direction != Upstream {
-			t.Fatalf("%s: tap layer %+v", v.name, p.Layer(LayerTypeTap))
+		tap, ok := p.Layer(pcap.LayerTypeTap).(*pcap.Tap)
+		if !ok || tap.Tap != 7 || tap.Direction != pcap.Upstream {
+			t.Fatalf("%s: tap layer %+v", v.Name, p.Layer(pcap.LayerTypeTap))
 		}
-		l, ok := p.Layer(LayerTypeTLP).(*Layer)
-		if !ok || !equalFields(&l.TLP, &v.want) {
-			t.Fatalf("%s: TLP layer %+v", v.name, p.Layer(LayerTypeTLP))
+		l, ok := p.Layer(pcap.LayerTypeTLP).(*pcap.Layer)
+		if !ok || !tlp.EqualFields(&l.TLP, &v.Want) {
+			t.Fatalf("%s: TLP layer %+v", v.Name, p.Layer(pcap.LayerTypeTLP))
 		}
-		if v.want.Kind().HasData() {
-			if app := p.ApplicationLayer(); app == nil || !bytes.Equal(app.Payload(), v.want.Data) {
-				t.Fatalf("%s: payload layer %v", v.name, app)
+		if v.Want.Kind().HasData() {
+			if app := p.ApplicationLayer(); app == nil || !bytes.Equal(app.Payload(), v.Want.Data) {
+				t.Fatalf("%s: payload layer %v", v.Name, app)
 			}
 		}
 	}
 	// A malformed TLP surfaces as gopacket's error layer naming the rule.
-	raw := append(TapHeader{}.AppendTo(nil), mustHex(t, "00000002 010005ff 00000ffc")...)
-	p := gopacket.NewPacket(raw, LinkTypeONIC, gopacket.Default)
-	if el := p.ErrorLayer(); el == nil || !errors.Is(el.Error(), ErrCross4K) {
+	raw := append(pcap.TapHeader{}.AppendTo(nil), tlp.MustHex(t, "00000002 010005ff 00000ffc")...)
+	p := gopacket.NewPacket(raw, pcap.LinkTypeONIC, gopacket.Default)
+	if el := p.ErrorLayer(); el == nil || !errors.Is(el.Error(), tlp.ErrCross4K) {
 		t.Fatalf("4 KB crossing not reported: %v", el)
 	}
 }
 
 func TestDecodingLayerParser(t *testing.T) {
-	var tap Tap
-	var l Layer
+	var tap pcap.Tap
+	var l pcap.Layer
 	var payload gopacket.Payload
-	parser := gopacket.NewDecodingLayerParser(LayerTypeTap, &tap, &l, &payload)
+	parser := gopacket.NewDecodingLayerParser(pcap.LayerTypeTap, &tap, &l, &payload)
 	decoded := make([]gopacket.LayerType, 0, 4)
-	for _, v := range vectors {
-		raw := append(TapHeader{Tap: 3}.AppendTo(nil), mustHex(t, v.hex)...)
+	for _, v := range tlp.Vectors() {
+		raw := append(pcap.TapHeader{Tap: 3}.AppendTo(nil), tlp.MustHex(t, v.Hex)...)
 		if err := parser.DecodeLayers(raw, &decoded); err != nil {
-			t.Fatalf("%s: %v", v.name, err)
+			t.Fatalf("%s: %v", v.Name, err)
 		}
-		if decoded[0] != LayerTypeTap || decoded[1] != LayerTypeTLP || !equalFields(&l.TLP, &v.want) {
-			t.Fatalf("%s: decoded %v %+v", v.name, decoded, l.TLP)
+		if decoded[0] != pcap.LayerTypeTap || decoded[1] != pcap.LayerTypeTLP || !tlp.EqualFields(&l.TLP, &v.Want) {
+			t.Fatalf("%s: decoded %v %+v", v.Name, decoded, l.TLP)
 		}
 		allocs := testing.AllocsPerRun(100, func() { _ = parser.DecodeLayers(raw, &decoded) })
 		if allocs != 0 {
-			t.Errorf("%s: DecodingLayerParser made %.1f allocs, want 0", v.name, allocs)
+			t.Errorf("%s: DecodingLayerParser made %.1f allocs, want 0", v.Name, allocs)
 		}
 	}
 }
 
 func TestSerializeLayer(t *testing.T) {
-	for _, v := range vectors {
-		l := Layer{TLP: v.want}
+	for _, v := range tlp.Vectors() {
+		l := pcap.Layer{TLP: v.Want}
 		buf := gopacket.NewSerializeBuffer()
 		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, &l); err != nil {
-			t.Fatalf("%s: %v", v.name, err)
+			t.Fatalf("%s: %v", v.Name, err)
 		}
-		if !bytes.Equal(buf.Bytes(), mustHex(t, v.hex)) {
-			t.Fatalf("%s: serialized %x", v.name, buf.Bytes())
+		if !bytes.Equal(buf.Bytes(), tlp.MustHex(t, v.Hex)) {
+			t.Fatalf("%s: serialized %x", v.Name, buf.Bytes())
 		}
 	}
 }
@@ -178,12 +180,12 @@ func TestTsharkReadsCapture(t *testing.T) {
 		t.Fatalf("tshark: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(vectors) {
-		t.Fatalf("tshark saw %d frames, want %d:\n%s", len(lines), len(vectors), out)
+	if len(lines) != len(tlp.Vectors()) {
+		t.Fatalf("tshark saw %d frames, want %d:\n%s", len(lines), len(tlp.Vectors()), out)
 	}
 	for i, line := range lines {
 		f := strings.Split(line, "\t")
-		wantLen := TapHeaderLen + len(mustHex(t, vectors[i].hex))
+		wantLen := pcap.TapHeaderLen + len(tlp.MustHex(t, tlp.Vectors()[i].Hex))
 		wantTime := fmt.Sprintf("0.%06d003", i)
 		if len(f) != 4 || f[0] != fmt.Sprint(i+1) || f[1] != fmt.Sprint(wantLen) || f[2] != wantTime || !strings.HasPrefix(f[3], "user_dlt") {
 			t.Errorf("frame %d: tshark says %q; want length %d, time %s, user_dlt encapsulation", i+1, line, wantLen, wantTime)
@@ -215,37 +217,37 @@ func TestTsharkDissector(t *testing.T) {
 		t.Fatalf("tshark: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(vectors) {
-		t.Fatalf("tshark decoded %d frames, want %d:\n%s", len(lines), len(vectors), out)
+	if len(lines) != len(tlp.Vectors()) {
+		t.Fatalf("tshark decoded %d frames, want %d:\n%s", len(lines), len(tlp.Vectors()), out)
 	}
-	for i, v := range vectors {
-		w := &v.want
+	for i, v := range tlp.Vectors() {
+		w := &v.Want
 		k, c := w.Kind(), w.Kind().Class()
 		want := []string{fmt.Sprint(100 + i), fmt.Sprint(i & 1), k.String(), fmt.Sprintf("0x%04x", w.Tag), "",
 			w.RequesterID.String(), "", "", "", "", "", "", "", "", "", fmt.Sprintf("%x", w.Data)}
-		if k.lengthDefined() {
+		if tlp.LengthDefined(k) {
 			want[4] = fmt.Sprint(w.Length)
 		}
-		if c == ClassCompletion || c == ClassConfig {
+		if c == tlp.ClassCompletion || c == tlp.ClassConfig {
 			want[6] = w.CompleterID.String()
 		}
-		if c == ClassMemory || c == ClassIO || c == ClassAtomic || c == ClassMessage && w.Routing() == RouteByAddress {
+		if c == tlp.ClassMemory || c == tlp.ClassIO || c == tlp.ClassAtomic || c == tlp.ClassMessage && w.Routing() == tlp.RouteByAddress {
 			want[7] = fmt.Sprintf("0x%016x", w.Address)
 		}
-		if c == ClassMemory || c == ClassIO || c == ClassAtomic || c == ClassConfig {
+		if c == tlp.ClassMemory || c == tlp.ClassIO || c == tlp.ClassAtomic || c == tlp.ClassConfig {
 			want[8], want[9] = fmt.Sprintf("0x%02x", w.FirstBE), fmt.Sprintf("0x%02x", w.LastBE)
 		}
-		if c == ClassCompletion {
+		if c == tlp.ClassCompletion {
 			want[10], want[11], want[12] = fmt.Sprint(w.ByteCount), fmt.Sprint(uint8(w.Status)), fmt.Sprintf("0x%02x", w.LowerAddress)
 		}
-		if c == ClassMessage {
+		if c == tlp.ClassMessage {
 			want[13] = fmt.Sprintf("0x%02x", w.MessageCode)
 		}
-		if c == ClassConfig {
+		if c == tlp.ClassConfig {
 			want[14] = fmt.Sprintf("0x%04x", w.Register)
 		}
 		if got, w := lines[i], strings.Join(want, "|"); got != w {
-			t.Errorf("%s: tshark and onic disagree\n tshark %s\n onic   %s", v.name, got, w)
+			t.Errorf("%s: tshark and onic disagree\n tshark %s\n onic   %s", v.Name, got, w)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package tlp
+package tlp_test
 
 import (
 	"bytes"
@@ -11,23 +11,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/gopacket"
+	"github.com/google/gopacket/pcapgo"
 
 	"onic/testbenches/tools"
+	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // snappable returns random TLPs of every kind that has something a capture
 // can leave out (a payload, or a digest), each with the bytes of its whole
 // encoding.
-func snappable(t *testing.T, n int) ([]TLP, [][]byte) {
+func snappable(t *testing.T, n int) ([]tlp.TLP, [][]byte) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 9))
-	var ts []TLP
+	var ts []tlp.TLP
 	var bs [][]byte
-	for _, k := range Kinds() {
+	for _, k := range tlp.Kinds() {
 		for range n {
-			x := randomTLP(r, k)
+			x := tlp.RandomTLP(r, k)
 			if !k.HasData() && !x.TD {
 				x.TD = true
 			}
@@ -48,22 +52,22 @@ func snappable(t *testing.T, n int) ([]TLP, [][]byte) {
 func TestSnapped(t *testing.T) {
 	ts, bs := snappable(t, 50)
 	var file bytes.Buffer
-	w, err := NewPcapWriter(&file)
+	w, err := pcap.NewWriter(&file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range ts {
-		if err := w.WriteSnapped(0, TapHeader{Tap: uint16(i)}, &ts[i]); err != nil {
+		if err := w.WriteSnapped(0, pcap.TapHeader{Tap: uint16(i)}, &ts[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, err := NewPcapReader(bytes.NewReader(file.Bytes()))
+	r, err := pcap.NewReader(bytes.NewReader(file.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	w2, _ := NewPcapWriter(&again)
-	var d TLP
+	w2, _ := pcap.NewWriter(&again)
+	var d tlp.TLP
 	for i, x := range ts {
 		rec, err := r.Next(&d)
 		if err != nil {
@@ -75,26 +79,26 @@ func TestSnapped(t *testing.T) {
 		}
 		want := x
 		want.Data, want.Digest, want.Snapped = nil, 0, true
-		if !equalFields(&d, &want) {
+		if !tlp.EqualFields(&d, &want) {
 			t.Fatalf("record %d: fields\n got %+v\nwant %+v", i+1, d, want)
 		}
-		if _, err := d.AppendBinary(nil); !errors.Is(err, ErrTruncatedPayload) {
+		if _, err := d.AppendBinary(nil); !errors.Is(err, tlp.ErrTruncatedPayload) {
 			t.Fatalf("record %d: a snapped TLP encoded whole: %v", i+1, err)
 		}
 		// JSON keeps it snapped: no data, no digest, the length.
 		j := d.AppendJSON(nil)
-		var u TLP
-		if err := u.UnmarshalJSON(j); err != nil || !u.Snapped || !equalFields(&u, &want) {
+		var u tlp.TLP
+		if err := u.UnmarshalJSON(j); err != nil || !u.Snapped || !tlp.EqualFields(&u, &want) {
 			t.Fatalf("record %d: JSON %s back: %v %+v", i+1, j, err, u)
 		}
 		if bytes.Contains(j, []byte(`"data"`)) || bytes.Contains(j, []byte(`"ecrc"`)) {
 			t.Fatalf("record %d: JSON of a snapped TLP: %s", i+1, j)
 		}
-		if err := w2.WriteTLP(0, TapHeader{Tap: uint16(i)}, &u); err != nil {
+		if err := w2.WriteTLP(0, pcap.TapHeader{Tap: uint16(i)}, &u); err != nil {
 			t.Fatal(err)
 		}
 		// DecodeSnapped of a whole TLP is Decode.
-		var whole TLP
+		var whole tlp.TLP
 		if err := whole.DecodeSnapped(bs[i]); err != nil || whole.Snapped || !bytes.Equal(whole.Data, x.Data) {
 			t.Fatalf("record %d: DecodeSnapped of the whole TLP: %v snapped %v", i+1, err, whole.Snapped)
 		}
@@ -106,19 +110,19 @@ func TestSnapped(t *testing.T) {
 	b := file.Bytes()[24:]
 	for i := range ts {
 		incl, orig := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-		if int(incl) != TapHeaderLen+len(ts[i].Prefixes)+ts[i].HeaderLen() || int(orig) != TapHeaderLen+len(bs[i]) {
+		if int(incl) != pcap.TapHeaderLen+len(ts[i].Prefixes)+ts[i].HeaderLen() || int(orig) != pcap.TapHeaderLen+len(bs[i]) {
 			t.Fatalf("record %d: lengths %d/%d, want header %d/whole %d", i+1, incl, orig,
-				TapHeaderLen+len(ts[i].Prefixes)+ts[i].HeaderLen(), TapHeaderLen+len(bs[i]))
+				pcap.TapHeaderLen+len(ts[i].Prefixes)+ts[i].HeaderLen(), pcap.TapHeaderLen+len(bs[i]))
 		}
 		b = b[16+incl:]
 	}
 	// gopacket marks the packet truncated and decodes the header.
 	for i := range ts[:40] {
-		raw := append(TapHeader{Tap: 1}.AppendTo(nil), bs[i][:len(ts[i].Prefixes)+ts[i].HeaderLen()]...)
-		p := gopacket.NewPacket(raw, LinkTypeONIC, gopacket.Default)
-		l, ok := p.Layer(LayerTypeTLP).(*Layer)
+		raw := append(pcap.TapHeader{Tap: 1}.AppendTo(nil), bs[i][:len(ts[i].Prefixes)+ts[i].HeaderLen()]...)
+		p := gopacket.NewPacket(raw, pcap.LinkTypeONIC, gopacket.Default)
+		l, ok := p.Layer(pcap.LayerTypeTLP).(*pcap.Layer)
 		if !ok || !l.Snapped || !p.Metadata().Truncated || l.Kind() != ts[i].Kind() || l.Tag != ts[i].Tag {
-			t.Fatalf("gopacket, record %d: layer %v truncated %v", i+1, p.Layer(LayerTypeTLP), p.Metadata().Truncated)
+			t.Fatalf("gopacket, record %d: layer %v truncated %v", i+1, p.Layer(pcap.LayerTypeTLP), p.Metadata().Truncated)
 		}
 	}
 }
@@ -127,12 +131,18 @@ func TestSnapped(t *testing.T) {
 // or declaring another length than its header's, is an error naming it;
 // the reader goes on. JSON refuses a snapped TLP with data.
 func TestSnappedRefusals(t *testing.T) {
-	x := TLP{Fmt: Fmt4DWData, Type: 0, Length: 4, RequesterID: 0x100, Address: 1 << 32, FirstBE: 15, LastBE: 15, Data: make([]byte, 16)}
+	x := tlp.TLP{Fmt: tlp.Fmt4DWData, Type: 0, Length: 4, RequesterID: 0x100, Address: 1 << 32, FirstBE: 15, LastBE: 15, Data: make([]byte, 16)}
 	whole, _ := x.AppendBinary(nil)
 	var file bytes.Buffer
-	w, _ := NewPcapWriter(&file)
+	w := pcapgo.NewWriterNanos(&file)
+	if err := w.WriteFileHeader(pcap.SnapLen, pcap.LinkTypeONIC); err != nil {
+		t.Fatal(err)
+	}
+	// cut writes a record of whole's first n bytes that says it had full.
 	cut := func(n, full int) {
-		if err := w.writeCut(0, append(TapHeader{}.AppendTo(nil), whole[:n]...), TapHeaderLen+full); err != nil {
+		rec := append(pcap.TapHeader{}.AppendTo(nil), whole[:n]...)
+		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0), CaptureLength: len(rec), Length: pcap.TapHeaderLen + full}
+		if err := w.WritePacket(ci, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,8 +150,8 @@ func TestSnappedRefusals(t *testing.T) {
 	cut(12, len(whole))   // into the header
 	cut(16, len(whole)+4) // the header, but not this TLP's length
 	cut(16, len(whole))   // good
-	r, _ := NewPcapReader(bytes.NewReader(file.Bytes()))
-	var d TLP
+	r, _ := pcap.NewReader(bytes.NewReader(file.Bytes()))
+	var d tlp.TLP
 	for i := 1; i <= 3; i++ {
 		if _, err := r.Next(&d); err == nil || !strings.Contains(err.Error(), "not at the end of a TLP header") {
 			t.Errorf("record %d: %v", i, err)
@@ -155,7 +165,7 @@ func TestSnappedRefusals(t *testing.T) {
 		`{"kind":"MWr","address":"0x100000000","first_be":15,"last_be":15,"requester_id":"01:00.0","snapped":true}`,
 		`{"kind":"MRd","address":"0x100000000","length":4,"first_be":15,"last_be":15,"requester_id":"01:00.0","snapped":true}`,
 	} {
-		var u TLP
+		var u tlp.TLP
 		if err := u.UnmarshalJSON([]byte(j)); err == nil {
 			t.Errorf("%s: accepted", j)
 		}
@@ -168,9 +178,9 @@ func TestTsharkSnapped(t *testing.T) {
 	tshark := tools.Require(t, "tshark")
 	ts, bs := snappable(t, 2)
 	var file bytes.Buffer
-	w, _ := NewPcapWriter(&file)
+	w, _ := pcap.NewWriter(&file)
 	for i := range ts {
-		if err := w.WriteSnapped(0, TapHeader{Tap: uint16(i)}, &ts[i]); err != nil {
+		if err := w.WriteSnapped(0, pcap.TapHeader{Tap: uint16(i)}, &ts[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -55,7 +55,7 @@ type TLP struct {
 	// captured (a pcap record snapped to the header), so Data is nil and
 	// Digest 0 while Length still gives the payload's size. Validate
 	// skips the checks that need the payload; AppendBinary refuses such a
-	// TLP, and PcapWriter.WriteTLP writes it snapped again.
+	// TLP, and pcap.Writer.WriteTLP (package onic/tlp/pcap) writes it snapped again.
 	Snapped bool
 
 	hdrLen     uint8    // 12 or 16 after Decode; 0 for a TLP built from fields
@@ -437,7 +437,7 @@ func (t *TLP) AppendBinary(b []byte) ([]byte, error) {
 
 // AppendHeader appends t's prefixes and header, without payload or digest,
 // and returns the extended slice: what a capture snapped to the header
-// keeps (PcapWriter.WriteSnapped). It checks the fields as AppendBinary
+// keeps (pcap.Writer.WriteSnapped). It checks the fields as AppendBinary
 // does, except that Data need not match Length, and works for a Snapped
 // TLP too.
 func (t *TLP) AppendHeader(b []byte) ([]byte, error) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"onic/emu/sim"
-	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // Taps names the capture points of the cluster, indexed by tap number:
@@ -28,7 +28,7 @@ func (o *onicNode) tap(where int) int { return 3*o.idx + where }
 
 // capture records TLPs as they arrive at the chosen taps.
 type capture struct {
-	w   *tlp.PcapWriter
+	w   *pcap.Writer
 	on  []bool // by tap number
 	err error
 }
@@ -60,7 +60,7 @@ func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 			on[i] = true
 		}
 	}
-	pw, err := tlp.NewPcapNgWriter(w, all)
+	pw, err := pcap.NewNgWriter(w, all)
 	if err != nil {
 		return err
 	}
@@ -81,12 +81,12 @@ func (cl *Cluster) record(tap int, up bool, m *msg) {
 		// data is kept.
 		t.Snapped, t.Data = true, nil
 	}
-	dir := tlp.Downstream
+	dir := pcap.Downstream
 	if up {
-		dir = tlp.Upstream
+		dir = pcap.Upstream
 	}
 	at := time.Duration(cl.s.Now() / sim.Nanosecond)
-	if err := cp.w.WriteTLP(at, tlp.TapHeader{Direction: dir, Tap: uint16(tap)}, &t); err != nil {
+	if err := cp.w.WriteTLP(at, pcap.TapHeader{Direction: dir, Tap: uint16(tap)}, &t); err != nil {
 		cp.err = fmt.Errorf("capture at tap %d, %v: %w", tap, at, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"onic/emu/scenario"
 	"onic/testbenches/tools"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // captured runs c capturing at taps and returns the pcap bytes and report.
@@ -46,7 +47,7 @@ func TestCapture(t *testing.T) {
 	if len(r.Taps) != 6 || r.Taps[0] != "onicA.host" || r.Taps[4] != "onicB.port-a" {
 		t.Fatalf("taps %v", r.Taps)
 	}
-	rd, err := tlp.NewPcapReader(bytes.NewReader(pc))
+	rd, err := pcap.NewReader(bytes.NewReader(pc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +79,8 @@ func TestCapture(t *testing.T) {
 		case 0: // onicA.host: downstream, A's writes into its O-NIC's BAR2;
 			// upstream, B's writes into A's memory, issued by A's O-NIC
 			// under its own ID (01:00.0)
-			down := rec.Tap.Direction == tlp.Downstream && p.RequesterID == tlp.NewID(0, 0, 0) && p.Address>>32 == 0x40
-			up := rec.Tap.Direction == tlp.Upstream && p.RequesterID == tlp.NewID(0x01, 0, 0) && p.Address>>30 == 4
+			down := rec.Tap.Direction == pcap.Downstream && p.RequesterID == tlp.NewID(0, 0, 0) && p.Address>>32 == 0x40
+			up := rec.Tap.Direction == pcap.Upstream && p.RequesterID == tlp.NewID(0x01, 0, 0) && p.Address>>30 == 4
 			if p.Kind() != tlp.MWr || !down && !up {
 				t.Fatalf("onicA.host: %+v %v", rec.Tap, &p)
 			}
@@ -98,7 +99,7 @@ func TestCapture(t *testing.T) {
 	// No payload bytes written: at most pcapng's block per record (32
 	// bytes), the tap and a 4 DW TLP header, after the section and one
 	// interface block per tap.
-	if max := 1024 + rd.Count()*(32+tlp.TapHeaderLen+16); len(pc) > max {
+	if max := 1024 + rd.Count()*(32+pcap.TapHeaderLen+16); len(pc) > max {
 		t.Errorf("capture of %d records is %d bytes, more than headers alone (%d)", rd.Count(), len(pc), max)
 	}
 	again, _ := captured(t, c)
@@ -139,7 +140,7 @@ func TestTsharkReadsEmulatorCapture(t *testing.T) {
 	if uint64(len(lines)) != r.Speed.TLPs {
 		t.Fatalf("tshark saw %d frames, the run %d arrivals", len(lines), r.Speed.TLPs)
 	}
-	rd, _ := tlp.NewPcapReader(bytes.NewReader(pc))
+	rd, _ := pcap.NewReader(bytes.NewReader(pc))
 	for i, line := range lines {
 		var p tlp.TLP
 		rec, err := rd.Next(&p)

@@ -15,6 +15,7 @@ import (
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // softConfig is the two-party cluster without traffic generators, each
@@ -292,7 +293,7 @@ func TestCaptureCarriesSoftwareBytes(t *testing.T) {
 	if _, err := r.cl.Report(0); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := tlp.NewPcapReader(&pc)
+	rd, err := pcap.NewReader(&pc)
 	if err != nil {
 		t.Fatal(err)
 	}

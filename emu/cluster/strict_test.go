@@ -9,6 +9,7 @@ import (
 
 	"onic/emu/scenario"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // TestEveryTLPIsLegal: every TLP the emulator emits passes onic's own
@@ -54,7 +55,7 @@ func TestEveryTLPIsLegal(t *testing.T) {
 		}
 		c.Duration = min(c.Duration, d)
 		pc, _ := captured(t, c)
-		rd, err := tlp.NewPcapReader(bytes.NewReader(pc))
+		rd, err := pcap.NewReader(bytes.NewReader(pc))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -103,3 +103,21 @@ func TestLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallClosures: the TLP codec imports nothing outside the standard
+// library (its gopacket and pcap glue is tlp/pcap), so a program that
+// only decodes TLPs pulls in no third-party code.
+func TestSmallClosures(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "onic/tlp")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(d, "/")
+		if strings.Contains(first, ".") {
+			t.Errorf("tlp depends on %s, outside the standard library", d)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"onic/pcie"
 	"onic/pcie/pg213"
 	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // captured is a TLP the emulator's capture saw, and when.
@@ -56,7 +57,7 @@ func emulatorRun(t *testing.T, name string) (sent, got [][]captured) {
 // per O-NIC, the TLPs its host sent it and the TLPs that reached that
 // host, with their payload bytes where the capture has them.
 func readCapture(t *testing.T, r io.Reader, n int) (sent, got [][]captured) {
-	rd, err := tlp.NewPcapReader(r)
+	rd, err := pcap.NewReader(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func readCapture(t *testing.T, r io.Reader, n int) (sent, got [][]captured) {
 		x.Data = slices.Clone(x.Data) // the reader's buffer is reused
 		k := int(rec.Tap.Tap / 3)     // each O-NIC's host link is tap 3k
 		c := captured{at: rec.At, t: x}
-		if rec.Tap.Direction == tlp.Upstream {
+		if rec.Tap.Direction == pcap.Upstream {
 			got[k] = append(got[k], c)
 		} else {
 			sent[k] = append(sent[k], c)

@@ -1,4 +1,4 @@
-package tlp
+package pcap
 
 import (
 	"bufio"
@@ -9,18 +9,20 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/pcapgo"
+
+	"onic/tlp"
 )
 
-// PcapSnapLen is the snapshot length onic's captures declare: large enough
+// SnapLen is the snapshot length onic's captures declare: large enough
 // for any TLP (4 prefixes, a 4 DW header, 4096 bytes of data and an ECRC)
 // with its pseudo-header, so no TLP is ever cut.
-const PcapSnapLen = 8192
+const SnapLen = 8192
 
-// PcapWriter writes TLPs to a capture file with nanosecond timestamps on
-// link type LinkTypeONIC: classic pcap (NewPcapWriter) or pcapng with an
-// interface per tap (NewPcapNgWriter). Timestamps are simulated time
+// Writer writes TLPs to a capture file with nanosecond timestamps on
+// link type LinkTypeONIC: classic pcap (NewWriter) or pcapng with an
+// interface per tap (NewNgWriter). Timestamps are simulated time
 // since the epoch, so the same run gives a byte-identical file.
-type PcapWriter struct {
+type Writer struct {
 	w interface {
 		WritePacket(gopacket.CaptureInfo, []byte) error
 	}
@@ -29,21 +31,21 @@ type PcapWriter struct {
 	buf []byte
 }
 
-// NewPcapWriter writes the pcap file header to w.
-func NewPcapWriter(w io.Writer) (*PcapWriter, error) {
+// NewWriter writes the pcap file header to w.
+func NewWriter(w io.Writer) (*Writer, error) {
 	pw := pcapgo.NewWriterNanos(w)
-	if err := pw.WriteFileHeader(PcapSnapLen, LinkTypeONIC); err != nil {
+	if err := pw.WriteFileHeader(SnapLen, LinkTypeONIC); err != nil {
 		return nil, fmt.Errorf("pcap: writing file header: %w", err)
 	}
-	return &PcapWriter{w: pw, buf: make([]byte, 0, 512)}, nil
+	return &Writer{w: pw, buf: make([]byte, 0, 512)}, nil
 }
 
-// NewPcapNgWriter writes a pcapng section header to w and an interface
+// NewNgWriter writes a pcapng section header to w and an interface
 // per name in taps, each tap's number its interface's: Wireshark then
 // shows the capture point's name (frame.interface_name) beside the
 // pseudo-header's number. A record's tap must be one of them. Each
 // record is handed on to w as it is written.
-func NewPcapNgWriter(w io.Writer, taps []string) (*PcapWriter, error) {
+func NewNgWriter(w io.Writer, taps []string) (*Writer, error) {
 	if len(taps) == 0 {
 		return nil, fmt.Errorf("pcapng: no taps to name")
 	}
@@ -52,7 +54,7 @@ func NewPcapNgWriter(w io.Writer, taps []string) (*PcapWriter, error) {
 	opts := pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "onic"}}
 	intf := func(i int) pcapgo.NgInterface {
 		return pcapgo.NgInterface{Name: taps[i], Description: fmt.Sprintf("onic TLP tap %d", i), LinkType: LinkTypeONIC,
-			SnapLength: PcapSnapLen, TimestampResolution: 9}
+			SnapLength: SnapLen, TimestampResolution: 9}
 	}
 	ng, err := pcapgo.NewNgWriterInterface(w, intf(0), opts)
 	if err != nil {
@@ -66,13 +68,13 @@ func NewPcapNgWriter(w io.Writer, taps []string) (*PcapWriter, error) {
 	if err := ng.Flush(); err != nil {
 		return nil, err
 	}
-	return &PcapWriter{w: ng, ng: ng, buf: make([]byte, 0, 512)}, nil
+	return &Writer{w: ng, ng: ng, buf: make([]byte, 0, 512)}, nil
 }
 
 // WriteTLP writes one record: the pseudo-header h and t encoded, at time at
 // after the start of the capture. A Snapped TLP is written as
 // WriteSnapped writes it.
-func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
+func (p *Writer) WriteTLP(at time.Duration, h TapHeader, t *tlp.TLP) error {
 	p.tap = int(h.Tap)
 	if t.Snapped {
 		return p.WriteSnapped(at, h, t)
@@ -92,7 +94,7 @@ func (p *PcapWriter) WriteTLP(at time.Duration, h TapHeader, t *TLP) error {
 // are not known, such as a traffic model's, which carries sizes alone: the
 // header says everything there is, and a capture of a long run stays small.
 // t.Data is ignored; Length gives the payload's size.
-func (p *PcapWriter) WriteSnapped(at time.Duration, h TapHeader, t *TLP) error {
+func (p *Writer) WriteSnapped(at time.Duration, h TapHeader, t *tlp.TLP) error {
 	p.tap = int(h.Tap)
 	b, err := t.AppendHeader(h.AppendTo(p.buf[:0]))
 	if err != nil {
@@ -111,20 +113,20 @@ func (p *PcapWriter) WriteSnapped(at time.Duration, h TapHeader, t *TLP) error {
 
 // WriteRaw writes one record holding TLP bytes as they are, for recording
 // malformed TLPs seen on a link.
-func (p *PcapWriter) WriteRaw(at time.Duration, h TapHeader, raw []byte) error {
+func (p *Writer) WriteRaw(at time.Duration, h TapHeader, raw []byte) error {
 	p.tap = int(h.Tap)
 	p.buf = append(h.AppendTo(p.buf[:0]), raw...)
 	return p.write(at, p.buf)
 }
 
-func (p *PcapWriter) write(at time.Duration, rec []byte) error {
+func (p *Writer) write(at time.Duration, rec []byte) error {
 	return p.writeCut(at, rec, len(rec))
 }
 
 // writeCut writes rec as a record whose original length is full.
-func (p *PcapWriter) writeCut(at time.Duration, rec []byte, full int) error {
-	if full > PcapSnapLen {
-		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", full, PcapSnapLen)
+func (p *Writer) writeCut(at time.Duration, rec []byte, full int) error {
+	if full > SnapLen {
+		return fmt.Errorf("pcap: record of %d bytes exceeds the snapshot length %d", full, SnapLen)
 	}
 	ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, 0).UTC().Add(at), CaptureLength: len(rec), Length: full}
 	if p.ng == nil {
@@ -143,13 +145,13 @@ type Record struct {
 	Tap TapHeader
 	Raw []byte // the TLP bytes captured (only the header's, for a snapped TLP); valid until the next call to Next
 	// Interface is the pcapng interface the record was captured on
-	// (PcapReader.Interface names it; the emulator's are its taps); 0 in
+	// (Reader.Interface names it; the emulator's are its taps); 0 in
 	// classic pcap.
 	Interface int
 }
 
-// PcapReader reads onic TLP captures, pcap or pcapng.
-type PcapReader struct {
+// Reader reads onic TLP captures, pcap or pcapng.
+type Reader struct {
 	r interface {
 		ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	}
@@ -161,9 +163,9 @@ type PcapReader struct {
 // block's type, the same in either byte order).
 var ngMagic = []byte{0x0a, 0x0d, 0x0d, 0x0a}
 
-// NewPcapReader reads the file header from r — classic pcap or pcapng —
+// NewReader reads the file header from r — classic pcap or pcapng —
 // and checks the link type (of each interface, for pcapng).
-func NewPcapReader(r io.Reader) (*PcapReader, error) {
+func NewReader(r io.Reader) (*Reader, error) {
 	br := bufio.NewReader(r)
 	if head, _ := br.Peek(4); bytes.Equal(head, ngMagic) {
 		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
@@ -173,7 +175,7 @@ func NewPcapReader(r io.Reader) (*PcapReader, error) {
 		if lt := ng.LinkType(); lt != LinkTypeONIC {
 			return nil, fmt.Errorf("pcapng: link type %d, onic TLP captures use %d (LINKTYPE_USER0)", lt, LinkTypeONIC)
 		}
-		return &PcapReader{r: ng, ng: ng}, nil
+		return &Reader{r: ng, ng: ng}, nil
 	}
 	pr, err := pcapgo.NewReader(br)
 	if err != nil {
@@ -182,12 +184,12 @@ func NewPcapReader(r io.Reader) (*PcapReader, error) {
 	if lt := pr.LinkType(); lt != LinkTypeONIC {
 		return nil, fmt.Errorf("pcap: link type %d, onic TLP captures use %d (LINKTYPE_USER0)", lt, LinkTypeONIC)
 	}
-	return &PcapReader{r: pr}, nil
+	return &Reader{r: pr}, nil
 }
 
 // Interface is the name pcapng gives interface i (a tap's name in the
 // emulator's captures), or "" (classic pcap, or no name).
-func (p *PcapReader) Interface(i int) string {
+func (p *Reader) Interface(i int) string {
 	if p.ng == nil {
 		return ""
 	}
@@ -205,7 +207,7 @@ func (p *PcapReader) Interface(i int) string {
 // or TLP is malformed, or that is cut anywhere but at the end of the
 // header, returns the record with a non-nil error that names the record
 // number; the reader stays usable for the next record.
-func (p *PcapReader) Next(t *TLP) (Record, error) {
+func (p *Reader) Next(t *tlp.TLP) (Record, error) {
 	data, ci, err := p.r.ZeroCopyReadPacketData()
 	if err != nil {
 		if err == io.EOF {
@@ -223,7 +225,7 @@ func (p *PcapReader) Next(t *TLP) (Record, error) {
 	if ci.CaptureLength < ci.Length {
 		// Snapped: the bytes kept must be the TLP's header, and the
 		// length the record gives must be the one the header gives.
-		if size, ok := headerOnly(rec.Raw); !ok || size != ci.Length-TapHeaderLen {
+		if size, ok := tlp.SnappedSize(rec.Raw); !ok || size != ci.Length-TapHeaderLen {
 			rec.Raw = nil
 			return rec, fmt.Errorf("pcap record %d: cut to %d of %d bytes, not at the end of a TLP header", p.n, ci.CaptureLength, ci.Length)
 		}
@@ -239,27 +241,4 @@ func (p *PcapReader) Next(t *TLP) (Record, error) {
 }
 
 // Count returns the number of records read so far.
-func (p *PcapReader) Count() int { return p.n }
-
-// headerOnly reports whether b is exactly the prefixes and header of a
-// TLP whose whole size, which it returns, is larger: a TLP snapped to its
-// header, as DecodeSnapped takes it.
-func headerOnly(b []byte) (size int, ok bool) {
-	size, err := Size(b)
-	if err != nil || size <= len(b) {
-		return size, false
-	}
-	off := 0
-	for Fmt(b[off]>>5) == FmtPrefix { // (Size found the header after them)
-		off += 4
-	}
-	h := Header(b[off:])
-	cut := 0
-	if h.Fmt().HasData() {
-		cut = int(h.Length()) * 4
-	}
-	if h.TD() {
-		cut += 4
-	}
-	return size, len(b) == size-cut
-}
+func (p *Reader) Count() int { return p.n }

@@ -1,4 +1,4 @@
-package tlp
+package pcap
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
+
+	"onic/tlp"
 )
 
 // Layer type numbers registered with gopacket (user range, below gopacket's
@@ -40,7 +42,7 @@ func init() {
 // digest; its payload is the TLP's data, which it hands on as
 // gopacket.LayerTypePayload.
 type Layer struct {
-	TLP
+	tlp.TLP
 	contents []byte
 }
 
@@ -71,30 +73,27 @@ func (l *Layer) NextLayerType() gopacket.LayerType {
 // its header (docs/pcap.md) decodes with Snapped set and the packet marked
 // truncated.
 func (l *Layer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	var done, valid bool // DecodeValidate, keeping the two errors apart
-	if mayBeMemory(data) && !generalOnly {
-		done, valid = l.decodeMemory(data, true)
-	}
-	if !done {
-		err := l.Decode(data)
-		if _, snapped := headerOnly(data); err != nil && snapped {
-			// The capture kept the header only (docs/pcap.md): decoded
-			// as that, and the packet marked truncated as gopacket does.
-			df.SetTruncated()
-			err = l.DecodeSnapped(data)
-		}
-		if err != nil {
-			if e, ok := err.(*Error); ok && (e.Rule == ErrTruncatedHeader || e.Rule == ErrTruncatedPayload) {
-				df.SetTruncated()
-			}
-			l.contents = data
-			return err
-		}
-	}
-	l.contents = data[:len(l.Prefixes)+l.HeaderLen()]
-	if valid {
+	if l.DecodeValidate(data) == nil { // (the fast path for a valid TLP)
+		l.contents = data[:len(l.Prefixes)+l.HeaderLen()]
 		return nil
 	}
+	// Keep the two errors apart: a TLP that decodes but breaks a rule is
+	// still a layer.
+	err := l.Decode(data)
+	if _, snapped := tlp.SnappedSize(data); err != nil && snapped {
+		// The capture kept the header only (docs/pcap.md): decoded as
+		// that, and the packet marked truncated as gopacket does.
+		df.SetTruncated()
+		err = l.DecodeSnapped(data)
+	}
+	if err != nil {
+		if e, ok := err.(*tlp.Error); ok && (e.Rule == tlp.ErrTruncatedHeader || e.Rule == tlp.ErrTruncatedPayload) {
+			df.SetTruncated()
+		}
+		l.contents = data
+		return err
+	}
+	l.contents = data[:len(l.Prefixes)+l.HeaderLen()]
 	return l.Validate()
 }
 
@@ -114,7 +113,7 @@ func (l *Layer) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 func decodeLayer(data []byte, p gopacket.PacketBuilder) error {
 	l := &Layer{}
 	err := l.DecodeFromBytes(data, p)
-	if l.Kind() == KindInvalid {
+	if l.Kind() == tlp.KindInvalid {
 		return err
 	}
 	p.AddLayer(l)
