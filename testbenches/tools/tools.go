@@ -29,6 +29,10 @@ var packages = map[string]string{
 	"chromium":  "chromium",
 	"tclsh":     "tcl",
 	"script":    "bsdutils",
+	"ip":        "iproute2",
+	"ping":      "iputils-ping",
+	"iperf3":    "iperf3",
+	"nc":        "netcat-openbsd",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.

@@ -1,0 +1,294 @@
+package ipnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"onic/emu/cluster"
+	"onic/emu/scenario"
+)
+
+// Options configure a network.
+type Options struct {
+	// Prefix names each host's network namespace: Prefix + host name
+	// (default "onic-").
+	Prefix string
+	// Interface is the name of each host's interface in its namespace
+	// (default "onic0").
+	Interface string
+	// MTU is the interfaces' IP MTU (default 1500; 68 to MaxMTU).
+	MTU int
+	// Rate is simulated seconds per wall second (default 1: the network
+	// runs in real time, as applications expect).
+	Rate float64
+}
+
+func (o *Options) defaults() error {
+	if o.Prefix == "" {
+		o.Prefix = "onic-"
+	}
+	if o.Interface == "" {
+		o.Interface = "onic0"
+	}
+	if o.MTU == 0 {
+		o.MTU = 1500
+	}
+	if o.Rate == 0 {
+		o.Rate = 1
+	}
+	switch {
+	case o.MTU < 68 || o.MTU > MaxMTU:
+		return fmt.Errorf("mtu %d: must be 68 to %d bytes (a ring slot carries %d)", o.MTU, MaxMTU, SlotBytes)
+	case !(o.Rate >= 1e-3 && o.Rate <= 1):
+		return fmt.Errorf("rate %g: must be 0.001 to 1 simulated seconds per wall second", o.Rate)
+	case len(o.Interface) > 15:
+		return fmt.Errorf("interface %q: longer than Linux's 15 characters", o.Interface)
+	}
+	return nil
+}
+
+// Endpoint is one host's interface: its namespace, name and addresses.
+type Endpoint struct {
+	Host      string   `json:"host"`
+	Namespace string   `json:"namespace"`
+	Interface string   `json:"interface"`
+	MAC       string   `json:"mac"`
+	IPv4      string   `json:"ipv4"` // with its prefix length
+	IPv6      string   `json:"ipv6"`
+	Peers     []string `json:"peers"` // hosts its O-NICs' windows reach
+}
+
+// Addresses are the documented defaults: host i (in scenario order) is
+// 10.77.0.(i+1)/24 and fd00:77::(i+1)/64.
+func addresses(i int) (v4, v6 string) {
+	return fmt.Sprintf("10.77.0.%d/24", i+1), fmt.Sprintf("fd00:77::%x/64", i+1)
+}
+
+// Net is IP over an emulated cluster: a network namespace and interface
+// per host, joined by the driver over the emulated fabric, with
+// simulated time paced to the wall clock.
+type Net struct {
+	cl   *cluster.Cluster
+	d    *Driver
+	opt  Options
+	eps  []Endpoint
+	taps []*os.File
+	made []string // namespaces it created
+	in   chan frameIn
+	// Lag: how far simulated time fell behind the wall clock (times
+	// Rate) after a step, at the most, and the wall time spent more than
+	// a millisecond behind.
+	maxLag, behind time.Duration
+	start          time.Time
+	tapDrops       []uint64
+}
+
+type frameIn struct {
+	host int
+	b    []byte
+}
+
+// Start builds the driver on cl (the cluster of cfg, with no traffic
+// generators of its own), then gives each host a namespace, a TAP
+// interface carrying its frames, and its addresses. On an error it
+// removes what it made.
+func Start(cl *cluster.Cluster, cfg scenario.Config, opt Options) (*Net, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Flows) > 0 {
+		return nil, fmt.Errorf("scenario %s has traffic generators (flows); emu net carries the hosts' own traffic: remove them", cfg.Name)
+	}
+	d, err := New(cl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &Net{cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
+	for _, h := range d.Hosts {
+		if ns := opt.Prefix + h.Name; namespaceExists(ns) {
+			return nil, fmt.Errorf("network namespace %s exists already: remove it (ip netns del %s) or choose another --netns-prefix", ns, ns)
+		}
+	}
+	for i, h := range d.Hosts {
+		if err := n.addHost(i, h); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// addHost makes host h's namespace and interface.
+func (n *Net) addHost(i int, h *Host) error {
+	ns := n.opt.Prefix + h.Name
+	if err := ip("netns", "add", ns); err != nil {
+		return err
+	}
+	n.made = append(n.made, ns)
+	tmp := fmt.Sprintf("onicnet%d", i)
+	f, err := openTAP(tmp)
+	if err != nil {
+		return err
+	}
+	n.taps = append(n.taps, f)
+	mac := fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", h.MAC[0], h.MAC[1], h.MAC[2], h.MAC[3], h.MAC[4], h.MAC[5])
+	v4, v6 := addresses(i)
+	for _, args := range [][]string{
+		{"link", "set", "dev", tmp, "netns", ns},
+		{"-n", ns, "link", "set", "dev", tmp, "name", n.opt.Interface},
+		{"-n", ns, "link", "set", "dev", n.opt.Interface, "address", mac, "mtu", fmt.Sprint(n.opt.MTU)},
+		{"-n", ns, "addr", "add", v4, "dev", n.opt.Interface},
+		{"-n", ns, "addr", "add", v6, "dev", n.opt.Interface, "nodad"},
+		{"-n", ns, "link", "set", "dev", n.opt.Interface, "up"},
+		{"-n", ns, "link", "set", "dev", "lo", "up"},
+	} {
+		if err := ip(args...); err != nil {
+			return err
+		}
+	}
+	n.eps = append(n.eps, Endpoint{Host: h.Name, Namespace: ns, Interface: n.opt.Interface, MAC: mac, IPv4: v4, IPv6: v6, Peers: n.d.Peers(i)})
+	return nil
+}
+
+// Endpoints are the hosts' interfaces.
+func (n *Net) Endpoints() []Endpoint { return n.eps }
+
+// Driver is the hosts' driver, for its statistics.
+func (n *Net) Driver() *Driver { return n.d }
+
+// Run carries frames until ctx is done: each host's frames from its
+// interface into the emulator, and frames that arrive in its rings out
+// of its interface, with simulated time following the wall clock.
+func (n *Net) Run(ctx context.Context) error {
+	for i, f := range n.taps {
+		go n.read(i, f)
+	}
+	n.start = time.Now()
+	base := n.cl.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil
+		}
+	intake:
+		for {
+			select {
+			case f := <-n.in:
+				n.d.Send(f.host, f.b)
+			default:
+				break intake
+			}
+		}
+		n.d.Pump()
+		target := base + time.Duration(float64(time.Since(n.start))*n.opt.Rate)
+		n.cl.Advance(target)
+		if lag := time.Duration(float64(time.Since(n.start))*n.opt.Rate) - (target - base); lag > 0 {
+			n.maxLag = max(n.maxLag, lag)
+			if lag > time.Millisecond {
+				n.behind += lag
+			}
+		}
+		for i, f := range n.taps {
+			n.d.Receive(i, func(b []byte) {
+				if _, err := f.Write(b); err != nil {
+					n.tapDrops[i]++
+				}
+			})
+		}
+		if err := n.d.Err(); err != nil {
+			return err
+		}
+		if n.cl.Idle() && !n.d.Pending() {
+			// Nothing under way: wait for a frame (simulated time then
+			// jumps to the wall clock's).
+			timer.Reset(5 * time.Millisecond)
+			select {
+			case f := <-n.in:
+				n.d.Send(f.host, f.b)
+			case <-ctx.Done():
+				return nil
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+// read hands host i's outgoing frames to the loop until the interface
+// is closed.
+func (n *Net) read(i int, f *os.File) {
+	buf := make([]byte, 1<<16)
+	for {
+		k, err := f.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) || errors.Is(err, io.EOF) {
+				return
+			}
+			continue
+		}
+		n.in <- frameIn{i, append([]byte(nil), buf[:k]...)}
+	}
+}
+
+// Close removes the interfaces and the namespaces Start made.
+func (n *Net) Close() error {
+	var first error
+	for _, f := range n.taps {
+		f.Close()
+	}
+	n.taps = nil
+	for _, ns := range n.made {
+		if err := ip("netns", "del", ns); err != nil && first == nil {
+			first = err
+		}
+	}
+	n.made = nil
+	return first
+}
+
+// Report is what the network carried.
+type Report struct {
+	Endpoints []Endpoint     `json:"endpoints"`
+	Hosts     []HostReport   `json:"hosts"`
+	WallS     float64        `json:"wall_seconds"`
+	MaxLagMs  float64        `json:"max_lag_ms"`     // simulated time behind the wall clock, at the most
+	BehindS   float64        `json:"behind_seconds"` // wall time spent more than 1 ms behind
+	Cluster   cluster.Report `json:"cluster"`
+}
+
+// HostReport is one host's driver counts.
+type HostReport struct {
+	Name string `json:"name"`
+	Stats
+	TapDrops uint64 `json:"tap_drops"` // frames its interface refused
+}
+
+// Report reports the run so far.
+func (n *Net) Report() (Report, error) {
+	wall := time.Since(n.start).Seconds()
+	cr, err := n.cl.Report(wall)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Endpoints: n.eps, WallS: wall, MaxLagMs: float64(n.maxLag) / 1e6, BehindS: n.behind.Seconds(), Cluster: cr}
+	for i, h := range n.d.Hosts {
+		r.Hosts = append(r.Hosts, HostReport{Name: h.Name, Stats: h.Stats, TapDrops: n.tapDrops[i]})
+	}
+	return r, nil
+}
+
+// WriteText prints the report: each host's frames, the lag, then the
+// cluster's report.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%-10s %12s %14s %12s %14s %8s %8s\n", "host", "frames out", "bytes out", "frames in", "bytes in", "queued", "dropped")
+	for _, h := range r.Hosts {
+		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes, h.Queued, h.Dropped+h.TapDrops)
+	}
+	fmt.Fprintf(w, "time: %.3f s of wall time; simulated time behind the wall clock by at most %.3f ms (%.3f s spent over 1 ms behind)\n\n",
+		r.WallS, r.MaxLagMs, r.BehindS)
+	r.Cluster.WriteText(w)
+}
