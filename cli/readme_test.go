@@ -44,6 +44,18 @@ func TestReadme(t *testing.T) {
 	}
 	var all strings.Builder
 	for _, b := range blocks {
+		if strings.Contains(b[1], "ip netns exec") {
+			for _, tool := range []string{"ip", "ping", "iperf3"} {
+				tools.Require(t, tool)
+			}
+			if os.Geteuid() != 0 {
+				if tools.InCI() {
+					t.Fatal("README's emu net block needs root (network namespaces); CI runs as root")
+				}
+				t.Log("skipping README's emu net block: it needs root")
+				continue
+			}
+		}
 		cmd := exec.Command("bash", "-e", "-c", b[1])
 		cmd.Dir = scratch
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir())
@@ -78,6 +90,17 @@ func TestReadme(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(scratch, "serve-report.json")); err != nil || !strings.Contains(string(b), `"scenario":"host-interface"`) {
 		t.Errorf("emu serve stopped with SIGINT wrote no report: %v %.200q", err, b)
+	}
+	if os.Geteuid() == 0 {
+		// emu net: the pings crossed, iperf3 finished, the report came.
+		for _, want := range []string{" 0% packet loss", "receiver"} {
+			if !strings.Contains(all.String(), want) {
+				t.Errorf("the README's emu net block printed no %q", want)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(scratch, "net.log")); err != nil || !strings.Contains(string(b), "frames out") {
+			t.Errorf("emu net stopped with SIGINT wrote no report: %v %.300q", err, b)
+		}
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", all.String())
