@@ -7,18 +7,27 @@
 // The ring format (docs/emu.md, "IP over the fabric"): each host's memory
 // at MemBase (where the peers' windows lead) holds, for each peer that
 // can reach it, a receive ring of Slots slots of SlotBytes each at
-// RingsOffset + peer*RingBytes. A slot is a 16-byte header — the frame's
-// length (4 bytes, little-endian), then the slot's sequence number (4
-// bytes: 1 for the ring's first frame, counting up, never 0) — and the
-// Ethernet frame. The sender writes the frame, then the header: posted
-// writes stay in order (PCIe Base §2.4.1), so a header with the expected
-// sequence number means the whole frame is there. The receiver takes
-// frames in sequence and returns credits: the count of frames it has
-// taken, an 8-byte word it writes through its own window into the
-// sender's memory at CreditsOffset + receiver*8. A sender never has more
-// than Slots frames outstanding, so a full ring holds the sender back
-// (its queue, QueueFrames deep, then drops and counts) instead of
-// overwriting frames.
+// RingsOffset + peer*RingBytes. A slot is a 16-byte header — the
+// frame's length, the slot's sequence number (1 for the ring's first
+// frame, counting up, never 0) and the frame's CRC-32C, 4 bytes each,
+// little-endian — and the Ethernet frame. The sender writes the frame,
+// then the header: posted writes stay in order (PCIe Base §2.4.1), so a
+// header with the expected sequence number means the whole frame was
+// sent before it. The receiver takes frames in sequence and returns
+// credits: the count of frames it has taken, an 8-byte word it writes
+// through its own window into the sender's memory at CreditsOffset +
+// receiver*8. A sender never has more than Slots frames outstanding, so a
+// full ring holds the sender back (its queue, QueueFrames deep, then
+// drops and counts) instead of overwriting frames.
+//
+// PCIe does not lose TLPs, but a circuit that goes dark does (the MEMS
+// switch reconfiguring, a cut fibre): what was queued on the link is gone,
+// while what the O-NIC holds for the dark port goes later. So the receiver
+// checks each frame's CRC (a header that arrived after its frame's data
+// was lost is dropped and counted, never delivered), takes a later
+// header's arrival as the loss of the frames before it whose headers never
+// came (headers arrive in order), and writes its credits again while a
+// sender may be waiting for a credit write that was lost.
 //
 // Frames go to peers by Ethernet destination: a host's MAC is
 // 02:6f:6e:00:00:NN (NN its index + 1); broadcast and multicast frames
@@ -29,6 +38,8 @@ package ipnet
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"time"
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
@@ -67,11 +78,13 @@ type peer struct {
 
 // ring is one receive ring in a host's memory: from sender host.
 type ring struct {
-	from    int
-	off     uint64 // in the host's memory
-	taken   uint32 // frames taken
-	credits uint32 // frames taken when the last credit write went out
-	back    uint64 // where the credit write goes: the host's window address to the sender's credit word
+	from     int
+	off      uint64        // in the host's memory
+	taken    uint32        // frames taken
+	credits  uint32        // frames taken when the last credit write went out
+	back     uint64        // where the credit write goes: the host's window address to the sender's credit word
+	creditAt time.Duration // when the last credit write went out
+	activeAt time.Duration // when the ring last took a frame
 }
 
 // Host is one host's driver.
@@ -93,6 +106,8 @@ type Stats struct {
 	ReceivedFrames, ReceivedBytes uint64 // frames taken from its rings
 	Queued                        uint64 // frames that waited for a full ring
 	Dropped                       uint64 // frames dropped: the queue for a full ring was full
+	Lost                          uint64 // frames a dark circuit lost (their header never came)
+	Corrupt                       uint64 // frames whose bytes were not all there (CRC), dropped
 	NoPeer                        uint64 // unicast frames for a MAC no window reaches
 	TooLong                       uint64 // frames longer than a slot carries
 }
@@ -258,9 +273,10 @@ func (d *Driver) write(h *Host, p *peer, frame []byte) {
 		}
 		at, rest = at+uint64(n), rest[n:]
 	}
-	var hdr [8]byte
+	var hdr [12]byte
 	binary.LittleEndian.PutUint32(hdr[0:], uint32(len(frame)))
 	binary.LittleEndian.PutUint32(hdr[4:], seq)
+	binary.LittleEndian.PutUint32(hdr[8:], crc32.Checksum(frame, castagnoli))
 	if err := h.sw.Write(base, hdr[:]); err != nil && d.err == nil {
 		d.err = err
 	}
@@ -290,29 +306,68 @@ func (d *Driver) Pump() {
 // The frame is valid only during the call.
 func (d *Driver) Receive(i int, deliver func(frame []byte)) {
 	h := d.Hosts[i]
+	now := d.cl.Now()
 	for _, r := range h.rings {
 		for {
-			slot := r.off + uint64(r.taken%Slots)*SlotBytes
-			n := binary.LittleEndian.Uint32(h.mem[slot:])
-			seq := binary.LittleEndian.Uint32(h.mem[slot+4:])
-			if seq != r.taken+1 || n > SlotBytes-slotHeader {
-				break
+			n, seq, sum := r.header(h.mem, r.taken)
+			if seq != r.taken+1 {
+				// Not there yet — or lost: if a later frame's header
+				// came, this one's never will.
+				later := uint32(0)
+				for k := uint32(1); k < Slots; k++ {
+					if _, s2, _ := r.header(h.mem, r.taken+k); s2 == r.taken+k+1 {
+						later = k
+						break
+					}
+				}
+				if later == 0 {
+					break
+				}
+				r.taken += later
+				h.Stats.Lost += uint64(later)
+				continue
+			}
+			r.taken++
+			r.activeAt = now
+			slot := r.off + uint64((seq-1)%Slots)*SlotBytes
+			if n > SlotBytes-slotHeader || crc32.Checksum(h.mem[slot+slotHeader:slot+slotHeader+uint64(n)], castagnoli) != sum {
+				h.Stats.Corrupt++
+				continue
 			}
 			deliver(h.mem[slot+slotHeader : slot+slotHeader+uint64(n)])
-			r.taken++
 			h.Stats.ReceivedFrames++
 			h.Stats.ReceivedBytes += uint64(n)
 		}
-		if r.taken != r.credits {
+		// Credits: when frames were taken, and again now and then while
+		// the ring has been in use lately (a credit write a dark circuit
+		// lost would otherwise leave its sender waiting for good).
+		if r.taken != r.credits || now-r.creditAt >= creditRefresh && now-r.activeAt <= creditActive && r.taken > 0 {
 			var b [8]byte
 			binary.LittleEndian.PutUint64(b[:], uint64(r.taken))
 			if err := h.sw.Write(r.back, b[:]); err != nil && d.err == nil {
 				d.err = err
 			}
-			r.credits = r.taken
+			r.credits, r.creditAt = r.taken, now
 		}
 	}
 }
+
+// header reads the header of the slot the ring's k-th frame (from 0)
+// goes in: its length, sequence number and CRC.
+func (r *ring) header(mem []byte, k uint32) (n, seq, sum uint32) {
+	slot := r.off + uint64(k%Slots)*SlotBytes
+	return binary.LittleEndian.Uint32(mem[slot:]), binary.LittleEndian.Uint32(mem[slot+4:]), binary.LittleEndian.Uint32(mem[slot+8:])
+}
+
+// castagnoli is CRC-32C's table.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// A receiver writes its credits again every creditRefresh while its ring
+// has taken a frame within creditActive.
+const (
+	creditRefresh = time.Millisecond
+	creditActive  = 100 * time.Millisecond
+)
 
 // Err is the first error an access gave (a driver bug or a scenario
 // whose windows do not lead where the driver assumes).

@@ -284,9 +284,10 @@ func (n *Net) Report() (Report, error) {
 // WriteText prints the report: each host's frames, the lag, then the
 // cluster's report.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %12s %14s %12s %14s %8s %8s\n", "host", "frames out", "bytes out", "frames in", "bytes in", "queued", "dropped")
+	fmt.Fprintf(w, "%-10s %12s %14s %12s %14s %8s %8s %8s %8s\n", "host", "frames out", "bytes out", "frames in", "bytes in", "queued", "dropped", "lost", "corrupt")
 	for _, h := range r.Hosts {
-		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes, h.Queued, h.Dropped+h.TapDrops)
+		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d %8d %8d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes,
+			h.Queued, h.Dropped+h.TapDrops, h.Lost, h.Corrupt)
 	}
 	fmt.Fprintf(w, "time: %.3f s of wall time; simulated time behind the wall clock by at most %.3f ms (%.3f s spent over 1 ms behind)\n\n",
 		r.WallS, r.MaxLagMs, r.BehindS)

@@ -164,3 +164,86 @@ func TestApplicationsAcrossONICs(t *testing.T) {
 	}
 	t.Logf("lag at most %.3f ms; %s", r.MaxLagMs, strconv.Quote(fmt.Sprint(acc)))
 }
+
+// outageAt1s is the two-party cluster whose MEMS switch takes the
+// circuit between A and B away 1 s into the run and gives it back 1 ms
+// later: dark for that millisecond and the switch's reconfiguration and
+// bring-up time (10 ms + 1 ms).
+func outageAt1s() (scenario.Config, time.Duration) {
+	cfg := scenario.TwoParty()
+	cfg.Flows = nil
+	ab := cfg.Circuits
+	cfg.Phases = []scenario.PhaseConfig{{At: time.Second}, {At: time.Second + time.Millisecond, Circuits: ab}}
+	return cfg, time.Millisecond + scenario.DefaultReconfig + scenario.DefaultBringUp
+}
+
+// TestReconfigurationStall: pings sent every millisecond through a
+// circuit that goes dark are held by the O-NIC while its port is down
+// (down_policy hold): every one comes back, and the longest round trip
+// is the outage, within 10%.
+func TestReconfigurationStall(t *testing.T) {
+	cfg, outage := outageAt1s()
+	n := startNet(t, cfg, Options{})
+	out := in(t, n, 0, "ping", "-c", "2000", "-i", "0.001", "-q", addr(n.Endpoints()[1]))
+	m := regexp.MustCompile(`(\d+) received.* = ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindStringSubmatch(strings.ReplaceAll(out, "\n", " "))
+	if m == nil {
+		t.Fatalf("ping:\n%s", out)
+	}
+	maxRTT, _ := strconv.ParseFloat(m[4], 64)
+	t.Logf("ping through the reconfiguration: %s of 2000 back, rtt avg %s ms, max %.2f ms; the outage %v", m[1], m[3], maxRTT, outage)
+	if m[1] != "2000" {
+		t.Errorf("%s of 2000 pings came back", m[1])
+	}
+	if got := time.Duration(maxRTT * float64(time.Millisecond)); got < outage*9/10 || got > outage*11/10 {
+		t.Errorf("longest round trip %v, want the outage %v within 10%%", got, outage)
+	}
+	r, err := n.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cluster.Reconfigurations != 1 {
+		t.Errorf("%d reconfigurations, want 1", r.Cluster.Reconfigurations)
+	}
+}
+
+// TestTCPAcrossReconfiguration: a 100 MB TCP stream through nc, started
+// at once, crosses the outage at 1 s: it stalls and resumes, its bytes
+// unchanged, and no frame arrives corrupted.
+func TestTCPAcrossReconfiguration(t *testing.T) {
+	cfg, outage := outageAt1s()
+	dir := t.TempDir()
+	data := make([]byte, 100e6)
+	rand.Read(data)
+	if err := os.WriteFile(filepath.Join(dir, "in"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := startNet(t, cfg, Options{})
+	recv := exec.Command("ip", "netns", "exec", n.Endpoints()[1].Namespace, "sh", "-c", "nc -l 5002 > "+filepath.Join(dir, "out"))
+	if err := recv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	from := time.Since(n.start)
+	in(t, n, 0, "sh", "-c", "nc -N "+addr(n.Endpoints()[1])+" 5002 < "+filepath.Join(dir, "in"))
+	if err := recv.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Since(n.start)
+	if got, err := os.ReadFile(filepath.Join(dir, "out")); err != nil || sha256.Sum256(got) != sha256.Sum256(data) {
+		t.Fatalf("nc across the reconfiguration: %d bytes arrived, not the same SHA-256 (%v)", len(got), err)
+	}
+	t.Logf("100 MB through nc from %v to %v of the run, across the outage at 1 s: same SHA-256", from.Round(time.Millisecond), to.Round(time.Millisecond))
+	if from > time.Second || to < time.Second+outage {
+		t.Errorf("the stream ran from %v to %v, not across the outage at 1 s", from, to)
+	}
+	r, err := n.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range r.Hosts {
+		if h.Corrupt != 0 {
+			t.Errorf("host %s: %d frames arrived corrupted", h.Name, h.Corrupt)
+		}
+	}
+	t.Logf("A's driver: %+v", r.Hosts[0].Stats)
+}
