@@ -18,6 +18,9 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
+	"onic/pcie/acl"
+	"onic/pcie/manager"
+	"onic/pcie/ntb"
 	"onic/testbenches/tools"
 )
 
@@ -246,4 +249,64 @@ func TestTCPAcrossReconfiguration(t *testing.T) {
 		}
 	}
 	t.Logf("A's driver: %+v", r.Hosts[0].Stats)
+}
+
+// threeHosts is host A with an O-NIC whose port A leads to B's O-NIC and
+// port B to C's, a window each way: A reaches B and C, which do not reach
+// each other.
+func threeHosts() scenario.Config {
+	win := func(port string) ntb.WindowConfig {
+		off := uint64(0)
+		if port == "port-b" {
+			off = 1 << 30
+		}
+		return ntb.WindowConfig{Name: "to-" + port, BAR: 2, Offset: off, Size: 1 << 30, Egress: port, Translated: 1 << 32}
+	}
+	mem := []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}
+	peer := func(name, host, proxy, remote string) scenario.ONICConfig {
+		return scenario.ONICConfig{Name: name, Host: host, FibreM: [2]float64{10, 10}, Manager: manager.Config{
+			Translation: ntb.Config{Windows: []ntb.WindowConfig{win("port-a")}, RID: ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}}},
+			Access: acl.Config{Domains: []acl.DomainConfig{
+				{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a"}, Ranges: mem},
+				{Name: "peer", Requesters: []string{remote}, Ingress: []string{"port-a"}, Egress: []string{"host"}, Ranges: mem},
+			}}}}
+	}
+	a := scenario.ONICConfig{Name: "onicA", Host: "A", FibreM: [2]float64{10, 10}, Manager: manager.Config{
+		Translation: ntb.Config{Windows: []ntb.WindowConfig{win("port-a"), win("port-b")}, RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0"}}},
+		Access: acl.Config{Domains: []acl.DomainConfig{
+			{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b"}, Ranges: mem},
+			{Name: "b", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-a"}, Egress: []string{"host"}, Ranges: mem},
+			{Name: "c", Requesters: []string{"30:00.0-30:00.7"}, Ingress: []string{"port-b"}, Egress: []string{"host"}, Ranges: mem},
+		}}}}
+	return scenario.Config{Name: "three-hosts", Duration: time.Second,
+		Hosts: []scenario.HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
+		ONICs: []scenario.ONICConfig{a, peer("onicB", "B", "20:00.0", "10:00.0-10:00.7"), peer("onicC", "C", "30:00.0", "10:00.0-10:00.7")},
+		Circuits: []scenario.CircuitConfig{{A: "onicA.a", B: "onicB.a"}, {A: "onicA.b", B: "onicC.a"}}}
+}
+
+// TestThreeHosts: host A reaches B through its O-NIC's port A and C
+// through port B, by ARP and IP like any network; B and C, with no
+// circuit between them, do not reach each other.
+func TestThreeHosts(t *testing.T) {
+	n := startNet(t, threeHosts(), Options{})
+	eps := n.Endpoints()
+	if fmt.Sprint(eps[0].Peers) != "[B C]" || fmt.Sprint(eps[1].Peers) != "[A]" || fmt.Sprint(eps[2].Peers) != "[A]" {
+		t.Fatalf("peers: A %v, B %v, C %v", eps[0].Peers, eps[1].Peers, eps[2].Peers)
+	}
+	for _, to := range []int{1, 2} {
+		if out := in(t, n, 0, "ping", "-c", "20", "-i", "0.01", "-q", addr(eps[to])); !strings.Contains(out, " 0% packet loss") {
+			t.Fatalf("ping A -> %s:\n%s", eps[to].Host, out)
+		}
+	}
+	out, err := exec.Command("ip", "netns", "exec", eps[1].Namespace, "ping", "-c", "2", "-W", "0.2", "-q", addr(eps[2])).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "100% packet loss") {
+		t.Fatalf("ping B -> C, which no circuit joins: %v\n%s", err, out)
+	}
+	r, err := n.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cluster.ONICs[0].PortTLPs[0] == 0 || r.Cluster.ONICs[0].PortTLPs[1] == 0 {
+		t.Errorf("onicA's ports sent %v TLPs: both should carry frames", r.Cluster.ONICs[0].PortTLPs)
+	}
 }
