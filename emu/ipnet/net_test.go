@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,10 +27,20 @@ import (
 )
 
 // startNet runs cfg's hosts as namespaces for a test, with real tools
-// in them; it needs root (as CI runs) and iproute2.
+// in them; it needs root (as CI runs) and iproute2. The network stops at
+// the test's end.
 func startNet(t *testing.T, cfg scenario.Config, opt Options) *Net {
 	t.Helper()
 	tools.Long(t)
+	n, stop := startNetTB(t, cfg, opt)
+	t.Cleanup(stop)
+	return n
+}
+
+// startNetTB starts the network and returns it with the function that
+// stops it and checks that nothing is left behind (once).
+func startNetTB(t testing.TB, cfg scenario.Config, opt Options) (*Net, func()) {
+	t.Helper()
 	for _, c := range []string{"ip", "ping", "iperf3", "nc"} {
 		tools.Require(t, c)
 	}
@@ -52,21 +64,23 @@ func startNet(t *testing.T, cfg scenario.Config, opt Options) *Net {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		if err := n.Close(); err != nil {
-			t.Error(err)
-		}
-		for _, ep := range n.Endpoints() {
-			if namespaceExists(ep.Namespace) {
-				t.Errorf("namespace %s is left behind", ep.Namespace)
+	var once sync.Once
+	return n, func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
 			}
-		}
-	})
-	return n
+			if err := n.Close(); err != nil {
+				t.Error(err)
+			}
+			for _, ep := range n.Endpoints() {
+				if namespaceExists(ep.Namespace) {
+					t.Errorf("namespace %s is left behind", ep.Namespace)
+				}
+			}
+		})
+	}
 }
 
 // in runs a command in host i's namespace and returns its output.
@@ -308,5 +322,50 @@ func TestThreeHosts(t *testing.T) {
 	}
 	if r.Cluster.ONICs[0].PortTLPs[0] == 0 || r.Cluster.ONICs[0].PortTLPs[1] == 0 {
 		t.Errorf("onicA's ports sent %v TLPs: both should carry frames", r.Cluster.ONICs[0].PortTLPs)
+	}
+}
+
+// BenchmarkTCP runs iperf3 TCP from A to B for 5 s across the two-party
+// cluster's emulated O-NICs at MTU 1500 and at the largest MTU the
+// driver's slots carry, and reports the goodput (Gb/s) and the CPU time
+// onic used per wall second (its share of the machine: the emulator, the
+// driver and the interfaces' I/O).
+func BenchmarkTCP(b *testing.B) {
+	for _, mtu := range []int{1500, MaxMTU} {
+		b.Run(fmt.Sprintf("mtu-%d", mtu), func(b *testing.B) {
+			cfg := scenario.TwoParty()
+			cfg.Flows = nil
+			for range b.N {
+				n, stop := startNetTB(b, cfg, Options{MTU: mtu})
+				eps := n.Endpoints()
+				srv := exec.Command("ip", "netns", "exec", eps[1].Namespace, "iperf3", "-s", "-1")
+				if err := srv.Start(); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond)
+				var before, after syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+				out, err := exec.Command("ip", "netns", "exec", eps[0].Namespace, "iperf3", "-c", addr(eps[1]), "-t", "5", "-J").Output()
+				syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+				srv.Wait()
+				if err != nil {
+					b.Fatalf("iperf3: %v\n%s", err, out)
+				}
+				var res struct {
+					End struct {
+						SumReceived struct {
+							BitsPerSecond float64 `json:"bits_per_second"`
+						} `json:"sum_received"`
+					} `json:"end"`
+				}
+				if err := json.Unmarshal(out, &res); err != nil {
+					b.Fatal(err)
+				}
+				cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
+				b.ReportMetric(res.End.SumReceived.BitsPerSecond/1e9, "Gb/s")
+				b.ReportMetric(cpu.Seconds()/5, "onic-cpu-s/s")
+				stop()
+			}
+		})
 	}
 }
