@@ -56,6 +56,19 @@ docs/emu.md, "IP over the fabric", describes the driver.`,
 			if err != nil {
 				return err
 			}
+			if path := v.GetString("emu.net.pcap"); path != "" {
+				finish, err := capture(cl, path, v.GetStringSlice("emu.net.tap"))
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if ferr := finish(); ferr != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+					}
+				}()
+			} else if len(v.GetStringSlice("emu.net.tap")) > 0 {
+				return fmt.Errorf("--tap: needs --pcap FILE to write to")
+			}
 			opt := ipnet.Options{Prefix: v.GetString("emu.net.netns-prefix"), MTU: v.GetInt("emu.net.mtu"), Rate: v.GetFloat64("emu.net.rate")}
 			if opt.Prefix == "" || strings.ContainsAny(opt.Prefix, "/ \t") {
 				return fmt.Errorf("--netns-prefix %q: want a non-empty name without / or spaces", opt.Prefix)
@@ -106,6 +119,8 @@ docs/emu.md, "IP over the fabric", describes the driver.`,
 	c.Flags().Int("mtu", 1500, fmt.Sprintf("the interfaces' MTU in bytes (68 to %d)", ipnet.MaxMTU))
 	c.Flags().Float64("rate", 1, "simulated seconds per wall second (1: real time, as applications expect)")
 	c.Flags().Bool("json", false, "print the ready line and the report as JSON")
+	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file as the network runs, the frames' bytes in them (format: docs/pcap.md)")
+	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.net")
 	return c
 }

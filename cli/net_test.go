@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"onic/testbenches/tools"
+	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // TestEmuNet: onic emu net as a user runs it — the ready line as JSON
@@ -28,9 +31,10 @@ func TestEmuNet(t *testing.T) {
 		t.Skip("needs root")
 	}
 	prefix := fmt.Sprintf("onicc%d-", os.Getpid())
+	pcapPath := filepath.Join(t.TempDir(), "net.pcapng")
 	done := make(chan string, 1)
 	go func() {
-		_, out, errs := onic(t, "", "emu", "net", "--json", "--netns-prefix", prefix)
+		_, out, errs := onic(t, "", "emu", "net", "--json", "--netns-prefix", prefix, "--pcap", pcapPath, "--tap", "onicB.port-a")
 		done <- out + "\n" + errs
 	}()
 	for i := 0; ; i++ {
@@ -78,6 +82,29 @@ func TestEmuNet(t *testing.T) {
 	}
 	if err := dec.Decode(&rep); err != nil || len(rep.Hosts) != 2 || rep.Hosts[0].SentFrames < 3 || rep.Hosts[1].ReceivedFrames < 3 {
 		t.Fatalf("report: %+v %v\n%s", rep, err, res)
+	}
+	// The pings' frames at onicB's optical port: writes carrying their bytes.
+	f, err := os.Open(pcapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcap.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x tlp.TLP
+	writes := 0
+	for {
+		if _, err := r.Next(&x); err != nil {
+			break
+		}
+		if x.Kind() == tlp.MWr && len(x.Data) > 0 {
+			writes++
+		}
+	}
+	if writes < 6 {
+		t.Errorf("the capture at onicB.port-a has %d writes with data; the pings' frames should be there", writes)
 	}
 	for _, h := range []string{"A", "B"} {
 		if _, err := os.Stat("/run/netns/" + prefix + h); err == nil {
