@@ -293,8 +293,8 @@ func threeHosts() scenario.Config {
 			{Name: "c", Requesters: []string{"30:00.0-30:00.7"}, Ingress: []string{"port-b"}, Egress: []string{"host"}, Ranges: mem},
 		}}}}
 	return scenario.Config{Name: "three-hosts", Duration: time.Second,
-		Hosts: []scenario.HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
-		ONICs: []scenario.ONICConfig{a, peer("onicB", "B", "20:00.0", "10:00.0-10:00.7"), peer("onicC", "C", "30:00.0", "10:00.0-10:00.7")},
+		Hosts:    []scenario.HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
+		ONICs:    []scenario.ONICConfig{a, peer("onicB", "B", "20:00.0", "10:00.0-10:00.7"), peer("onicC", "C", "30:00.0", "10:00.0-10:00.7")},
 		Circuits: []scenario.CircuitConfig{{A: "onicA.a", B: "onicB.a"}, {A: "onicA.b", B: "onicC.a"}}}
 }
 
