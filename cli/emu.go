@@ -36,7 +36,7 @@ model is described in docs/emu.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: areaRunE,
 	}
-	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd(v), newEmuServeCmd(v), newEmuNetCmd(v))
+	c.AddCommand(newLinkbenchCmd(v), newEmuRunCmd(v), newEmuScenariosCmd(v), newEmuServeCmd(v), newEmuNetCmd(v), newEmuSweepCmd(v))
 	return c
 }
 

@@ -477,3 +477,51 @@ figure.interactive > svg, figure.interactive > .legend.static { display: none; }
 </body>
 </html>
 `))
+
+// Series is one line of a grid chart: a value per x position.
+type Series struct {
+	Name string
+	Y    []float64
+}
+
+// WriteGrid draws a scenario sweep (onic emu sweep) as an SVG line
+// chart: the x axis the values of the swept field (xTicks, in order,
+// evenly spaced), a line per series.
+func WriteGrid(w io.Writer, title, xLabel, yLabel string, xTicks []string, series []Series) error {
+	if len(xTicks) == 0 || len(series) == 0 {
+		return fmt.Errorf("grid chart: no points")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	var ticks []plot.Tick
+	for i, t := range xTicks {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: t})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = -0.3, float64(len(xTicks)-1)+0.3
+	for i, s := range series {
+		xy := make(plotter.XYs, len(s.Y))
+		for j, y := range s.Y {
+			xy[j] = plotter.XY{X: float64(j), Y: y}
+		}
+		if _, err := addLine(p, i, s.Name, xy); err != nil {
+			return err
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		sc.Color = plotutil.Color(i)
+		p.Add(sc)
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	wt, err := p.WriterTo(18*vg.Centimeter, 10*vg.Centimeter, "svg")
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
