@@ -8,7 +8,7 @@ FUZZTIME    ?= 30s
 BIN         := bin/onic
 
 # command:package pairs for the external tools the tests drive.
-TOOLS := iverilog:iverilog verilator:verilator ccache:ccache yosys:yosys lspci:pciutils tshark:tshark gcc:gcc vcd2fst:gtkwave chromium:chromium tclsh:tcl ip:iproute2 ping:iputils-ping iperf3:iperf3 nc:netcat-openbsd
+TOOLS := iverilog:iverilog verilator:verilator ccache:ccache yosys:yosys lspci:pciutils tshark:tshark gcc:gcc vcd2fst:gtkwave chromium:chromium tclsh:tcl ip:iproute2 ping:iputils-ping iperf3:iperf3 nc:netcat-openbsd sbatch:slurm-wlm slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge
 # header:package pairs for the C libraries the C host-interface client
 # (emu/hostif/c) builds against.
 HEADERS := /usr/include/msgpack.h:libmsgpack-dev
@@ -38,7 +38,7 @@ deps-tools:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else \
-	  echo "external tools present: iverilog verilator ccache yosys lspci tshark gcc gtkwave (vcd2fst) chromium tclsh ip ping iperf3 nc msgpack-c"; \
+	  echo "external tools present: iverilog verilator ccache yosys lspci tshark gcc gtkwave (vcd2fst) chromium tclsh ip ping iperf3 nc slurm munge msgpack-c"; \
 	fi
 
 build: deps-go

@@ -33,6 +33,11 @@ var packages = map[string]string{
 	"ping":      "iputils-ping",
 	"iperf3":    "iperf3",
 	"nc":        "netcat-openbsd",
+	"sbatch":    "slurm-wlm",
+	"slurmctld": "slurm-wlm",
+	"slurmd":    "slurm-wlm",
+	"munged":    "munge",
+	"mungekey":  "munge",
 }
 
 // InCI reports whether the CI environment variable is set to a true value.
