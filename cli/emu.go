@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -94,10 +95,25 @@ emulator ran (the only line that varies from run to run).`,
 			} else if len(v.GetStringSlice("emu.run.tap")) > 0 {
 				return fmt.Errorf("--tap: needs --pcap FILE to write to")
 			}
-			if isTerminal(cmd.ErrOrStderr()) {
-				cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
+			threads := v.GetInt("emu.run.threads")
+			if threads < 1 || threads > 1024 {
+				return fmt.Errorf("--threads %d: want 1 to 1024", threads)
 			}
-			rep, err := cl.Run()
+			// Parts of the cluster that never exchange a TLP run on their
+			// own event queues, in parallel; the report is the same.
+			// Captures, traces, charts and firmware loads need the one
+			// cluster.
+			alone := v.GetString("emu.run.pcap") == "" && v.GetString("emu.run.trace") == "" && v.GetString("emu.run.report") == "" &&
+				len(v.GetStringSlice("emu.run.deploy")) == 0 && v.GetString("emu.run.replay") == "" && cluster.Parts(cfg) != nil
+			var rep cluster.Report
+			if alone && threads > 1 {
+				rep, err = cluster.RunParallel(cfg, threads)
+			} else {
+				if isTerminal(cmd.ErrOrStderr()) {
+					cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
+				}
+				rep, err = cl.Run()
+			}
 			out := cmd.OutOrStdout()
 			// Each file written is said on standard error, one line each.
 			wrote := func(path, what string) { fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", path, what) }
@@ -147,6 +163,7 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().String("replay", "", "replay a residency plan ('onic fw plan --json' output) from a simulated time: PLAN.json[@TIME]")
 	c.Flags().String("replay-policy", "", "the policy whose plan --replay takes, when the file holds several")
 	c.Flags().StringSlice("replay-kernels", nil, "kernel images (onic fw build --kernel-slot) the replayed plan loads, one per kernel and slot")
+	c.Flags().Int("threads", runtime.NumCPU(), "run the cluster's independent parts (hosts no circuit joins, at any time of the run) on this many cores; the report is the same for any number")
 	c.Flags().String("scenario", "two-party", "built-in scenario to run")
 	c.Flags().String("scenario-file", "", "cluster and scenario YAML file to run instead of a built-in scenario (format: docs/emu.md)")
 	c.Flags().Duration("duration", 0, "simulated time to run (default: the scenario's)")

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"onic/emu/scenario"
 )
 
 // sweepSpec is a small sweep: the two-party run's length and one flow's
@@ -97,5 +100,30 @@ func TestEmuSweep(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%q: exit %d, %q; want one line with %q", tc.spec, code, errs, tc.want)
 		}
+	}
+}
+
+// TestEmuRunThreads: a cluster of independent pairs gives the same
+// report (but for the speed line) on one thread and on two.
+func TestEmuRunThreads(t *testing.T) {
+	c := scenario.Pairs(4)
+	b, err := scenario.YAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "pairs.yaml")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, n := range []string{"1", "2"} {
+		code, out, errs := onic(t, "", "emu", "run", "--scenario-file", file, "--threads", n)
+		if code != 0 {
+			t.Fatalf("--threads %s: %s", n, errs)
+		}
+		outs = append(outs, regexp.MustCompile(`(?m)^speed:.*$`).ReplaceAllString(out, ""))
+	}
+	if outs[0] != outs[1] || !strings.Contains(outs[0], "P3b->P3a") {
+		t.Fatalf("--threads 1 and 2 differ:\n%s\n%s", outs[0], outs[1])
 	}
 }

@@ -100,8 +100,9 @@ const (
 
 // phase is a later MEMS circuit set.
 type phase struct {
-	at    sim.Time
-	pairs [][2]*port
+	at      sim.Time
+	pairs   [][2]*port
+	changed bool // it lit a circuit (a reconfiguration)
 }
 
 // Cluster is a running emulation.
@@ -303,7 +304,7 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 	case evNVMe:
 		c.pageRead(int(i))
 	case evPhase:
-		c.reconfigure(c.phases[i].pairs)
+		c.reconfigure(int(i), c.phases[i].pairs)
 	case evLit:
 		c.light(c.dark[i])
 	case evDeploy:
@@ -351,7 +352,7 @@ func (c *Cluster) light(pr [2]*port) {
 // stay up; circuits that go away go dark at once (their TLPs are lost);
 // new circuits light after the reconfiguration time and come up after
 // the bring-up time.
-func (c *Cluster) reconfigure(pairs [][2]*port) {
+func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 	keep := map[*port]*port{}
 	for _, pr := range pairs {
 		keep[pr[0]], keep[pr[1]] = pr[1], pr[0]
@@ -388,6 +389,7 @@ func (c *Cluster) reconfigure(pairs [][2]*port) {
 	}
 	if changed {
 		c.reconf++
+		c.phases[idx].changed = true
 		c.stall += wait
 	}
 }

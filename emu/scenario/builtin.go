@@ -99,6 +99,24 @@ func RingMulticast() Config {
 	}
 }
 
+// Pairs is n independent two-party exchanges at full load: hosts P<i>a
+// and P<i>b, each with an O-NIC, port A of each pair joined by a MEMS
+// circuit, both writing 64 KiB transfers, four in flight, into each
+// other's memory. Pairs(192) fills FLEET's 384-port switch; it is the
+// emulator's scaling workload (docs/emu.md), not a listed scenario.
+func Pairs(n int) Config {
+	c := Config{Name: fmt.Sprintf("pairs-%d", n), Duration: 100 * time.Microsecond}
+	for i := range n {
+		a, b := fmt.Sprintf("P%da", i), fmt.Sprintf("P%db", i)
+		c.Hosts = append(c.Hosts, HostConfig{Name: a}, HostConfig{Name: b})
+		c.ONICs = append(c.ONICs, peerONIC("onic"+a, a, "10:00.0", "20:00.0-20:00.7"), peerONIC("onic"+b, b, "20:00.0", "10:00.0-10:00.7"))
+		c.Circuits = append(c.Circuits, CircuitConfig{A: "onic" + a + ".a", B: "onic" + b + ".a"})
+		c.Flows = append(c.Flows, FlowConfig{Name: a + "->" + b, From: a, Op: "write", Size: 64 << 10},
+			FlowConfig{Name: b + "->" + a, From: b, Op: "write", Size: 64 << 10})
+	}
+	return c
+}
+
 // ThreeParty is FLEET's three-party exchange in units of one O-NIC
 // (126 Gb/s): server A exchanges data with B over units O-NIC pairs and
 // with C over unitsC pairs, each pair one MEMS circuit, both directions
