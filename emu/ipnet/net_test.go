@@ -211,12 +211,15 @@ func TestReconfigurationStall(t *testing.T) {
 	if m[1] != "2000" {
 		t.Errorf("%s of 2000 pings came back", m[1])
 	}
-	if got := time.Duration(maxRTT * float64(time.Millisecond)); got < outage*9/10 || got > outage*11/10 {
-		t.Errorf("longest round trip %v, want the outage %v within 10%%", got, outage)
-	}
 	r, err := n.Report()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Simulated time follows the wall clock only as closely as the
+	// machine lets it: a run that fell behind says by how much.
+	lag := time.Duration(r.MaxLagMs * float64(time.Millisecond))
+	if got := time.Duration(maxRTT * float64(time.Millisecond)); got < outage*9/10 || got > outage*11/10+lag {
+		t.Errorf("longest round trip %v, want the outage %v within 10%% (simulated time fell behind by up to %v)", got, outage, lag)
 	}
 	if r.Cluster.Reconfigurations != 1 {
 		t.Errorf("%d reconfigurations, want 1", r.Cluster.Reconfigurations)
