@@ -142,15 +142,6 @@ func RunParallel(c scenario.Config, threads int) (Report, error) {
 	if parts == nil || threads < 1 {
 		return Run(c)
 	}
-	// The whole is checked first, so that an error names the whole's
-	// fields (flows[12], not a part's flows[0]).
-	whole, err := Build(c)
-	if err != nil {
-		return Report{}, err
-	}
-	if err := whole.afterEnd(); err != nil {
-		return Report{}, err
-	}
 	start := time.Now()
 	reps := make([]Report, len(parts))
 	changed := make([][]bool, len(parts))
@@ -182,14 +173,30 @@ func RunParallel(c scenario.Config, threads int) (Report, error) {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
+			// Say it as the whole would, naming the whole's fields
+			// (flows[12], not a part's flows[0]).
+			whole, werr := Build(c)
+			if werr == nil {
+				werr = whole.afterEnd()
+			}
+			if werr != nil {
+				return Report{}, werr
+			}
 			return Report{}, fmt.Errorf("part %d of %s: %v", i, c.Name, err)
 		}
 	}
-	return merge(c, whole, reps, changed, time.Since(start).Seconds())
+	mems := c.MEMS
+	if mems.Reconfig == 0 {
+		mems.Reconfig = scenario.DefaultReconfig
+	}
+	if mems.BringUp == 0 {
+		mems.BringUp = scenario.DefaultBringUp
+	}
+	return merge(c, mems, reps, changed, time.Since(start).Seconds())
 }
 
 // merge is c's report from its parts' reports, in c's order.
-func merge(c scenario.Config, whole *Cluster, reps []Report, changed [][]bool, wall float64) (Report, error) {
+func merge(c scenario.Config, mems scenario.MEMSConfig, reps []Report, changed [][]bool, wall float64) (Report, error) {
 	rep := Report{Scenario: c.Name, SimulatedS: reps[0].SimulatedS}
 	flows := map[string]FlowReport{}
 	groups := map[string]FlowReport{}
@@ -248,7 +255,7 @@ func merge(c scenario.Config, whole *Cluster, reps []Report, changed [][]bool, w
 			}
 		}
 	}
-	stall := sim.Time(rep.Reconfigurations) * ps(whole.cfg.MEMS.Reconfig+whole.cfg.MEMS.BringUp) // as reconfigure adds it up
+	stall := sim.Time(rep.Reconfigurations) * ps(mems.Reconfig+mems.BringUp) // as reconfigure adds it up
 	rep.StallS = float64(stall) / float64(sim.Second)
 	rep.Speed.WallSeconds = wall
 	if wall > 0 {

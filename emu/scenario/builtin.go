@@ -102,10 +102,15 @@ func RingMulticast() Config {
 // Pairs is n independent two-party exchanges at full load: hosts P<i>a
 // and P<i>b, each with an O-NIC, port A of each pair joined by a MEMS
 // circuit, both writing 64 KiB transfers, four in flight, into each
-// other's memory. Pairs(192) fills FLEET's 384-port switch; it is the
-// emulator's scaling workload (docs/emu.md), not a listed scenario.
+// other's memory. Each O-NIC has two optical ports, so Pairs(96) fills
+// FLEET's 384-port switch; beyond it the switch is given the ports the
+// O-NICs need (Pairs(192): 384 O-NICs, 768 ports). It is the emulator's
+// scaling workload (docs/emu.md), not a listed scenario.
 func Pairs(n int) Config {
 	c := Config{Name: fmt.Sprintf("pairs-%d", n), Duration: 100 * time.Microsecond}
+	if 4*n > DefaultMEMSPorts {
+		c.MEMS.Ports = 4 * n
+	}
 	for i := range n {
 		a, b := fmt.Sprintf("P%da", i), fmt.Sprintf("P%db", i)
 		c.Hosts = append(c.Hosts, HostConfig{Name: a}, HostConfig{Name: b})
