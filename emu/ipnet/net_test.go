@@ -372,3 +372,38 @@ func BenchmarkTCP(b *testing.B) {
 		})
 	}
 }
+
+// TestDarkCircuitFail: with down_policy fail, what comes for the dark
+// port is dropped, as on a broken path: the pings sent during the outage
+// are lost (at most one per millisecond of it), the ones after it come back,
+// and nothing arrives corrupted.
+func TestDarkCircuitFail(t *testing.T) {
+	cfg, outage := outageAt1s()
+	for i := range cfg.ONICs {
+		cfg.ONICs[i].DownPolicy = "fail"
+	}
+	n := startNet(t, cfg, Options{})
+	out, _ := exec.Command("ip", "netns", "exec", n.Endpoints()[0].Namespace, "ping", "-c", "2000", "-i", "0.001", "-q", addr(n.Endpoints()[1])).CombinedOutput()
+	m := regexp.MustCompile(`(\d+) received`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("ping:\n%s", out)
+	}
+	got, _ := strconv.Atoi(m[1])
+	lost := 2000 - got
+	t.Logf("ping through a dark circuit under fail: %d of 2000 lost (the outage %v)", lost, outage)
+	if lost < 1 || lost > 60 {
+		t.Errorf("%d pings lost, want some, at most about %d (one per millisecond of the outage)", lost, outage/time.Millisecond)
+	}
+	r, err := n.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cluster.Accounting.Reasons["port-down"] == 0 {
+		t.Errorf("no TLP accounted port-down: %v", r.Cluster.Accounting.Reasons)
+	}
+	for _, h := range r.Hosts {
+		if h.Corrupt != 0 {
+			t.Errorf("host %s: %d frames arrived corrupted", h.Name, h.Corrupt)
+		}
+	}
+}
