@@ -98,8 +98,13 @@ func TestReadme(t *testing.T) {
 				t.Errorf("the README's emu net block printed no %q", want)
 			}
 		}
-		if b, err := os.ReadFile(filepath.Join(scratch, "net.log")); err != nil || !strings.Contains(string(b), "frames out") {
-			t.Errorf("emu net stopped with SIGINT wrote no report: %v %.300q", err, b)
+		for _, f := range []string{"net.log", "net-mems.log"} {
+			if b, err := os.ReadFile(filepath.Join(scratch, f)); err != nil || !strings.Contains(string(b), "frames out") {
+				t.Errorf("emu net stopped with SIGINT wrote no report in %s: %v %.300q", f, err, b)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(scratch, "net-mems.log")); !strings.Contains(string(b), "MEMS reconfiguration") {
+			t.Errorf("the README's emu net with a MEMS phase reported no reconfiguration: %.600q", b)
 		}
 	}
 	if t.Failed() {
