@@ -181,14 +181,21 @@ func (c *Cluster) unref(r int32) {
 // newRec starts accounting a new request, reusing a settled record's slot.
 func (c *Cluster) newRec(r record) int32 {
 	c.injected++
-	if n := len(c.freeRecs); n > 0 {
-		i := c.freeRecs[n-1]
-		c.freeRecs = c.freeRecs[:n-1]
-		c.recs[i] = r
+	return reuse(&c.recs, &c.freeRecs, r)
+}
+
+// reuse puts v into a freed slot of list (the last index in free) or,
+// with none free, at its end, and returns its index: pools whose entries
+// are named by index and reused, so that they stop growing.
+func reuse[T any](list *[]T, free *[]int32, v T) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		(*list)[i] = v
 		return i
 	}
-	c.recs = append(c.recs, r)
-	return int32(len(c.recs) - 1)
+	*list = append(*list, v)
+	return int32(len(*list) - 1)
 }
 
 // attach makes m part of request r.

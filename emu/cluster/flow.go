@@ -68,14 +68,7 @@ func (f *flowState) begin() int32 {
 	x := xfer{start: f.c.s.Now(), n: int32(f.issued)}
 	f.issued++
 	f.inflight++
-	if k := len(f.free); k > 0 {
-		xi := f.free[k-1]
-		f.free = f.free[:k-1]
-		f.xfers[xi] = x
-		return xi
-	}
-	f.xfers = append(f.xfers, x)
-	return int32(len(f.xfers) - 1)
+	return reuse(&f.xfers, &f.free, x)
 }
 
 // transferLog keeps finished transfers for traces and charts in bounded

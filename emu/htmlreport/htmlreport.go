@@ -293,15 +293,7 @@ func WriteSweep(w io.Writer, title string, pts []SweepPoint, rawGbps float64) er
 		return err
 	}
 	rate.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(18*vg.Centimeter, 10*vg.Centimeter, "svg")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writeLineChart(w, p)
 }
 
 // nsText is a duration in nanoseconds as a person reads it.
@@ -515,6 +507,12 @@ func WriteGrid(w io.Writer, title, xLabel, yLabel string, xTicks []string, serie
 		sc.Color = plotutil.Color(i)
 		p.Add(sc)
 	}
+	return writeLineChart(w, p)
+}
+
+// writeLineChart finishes a line chart (legend at the bottom right, y from
+// 0, a grid) and writes it to w as an 18 × 10 cm SVG.
+func writeLineChart(w io.Writer, p *plot.Plot) error {
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
