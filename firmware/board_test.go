@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"onic/firmware/board"
 )
 
 // TestBoardCheck: a board's rates are 0 (the default) or in range, never
@@ -32,7 +34,7 @@ func TestBoardCheck(t *testing.T) {
 		}
 		if err == nil {
 			p, _ := LookupPart(DefaultPart)
-			if c := tc.b.WithDefaults(p).FullCost(1<<20, true); c.Total <= 0 {
+			if c := FullCost(tc.b.WithDefaults(p.Dies), 1<<20, true); c.Total <= 0 {
 				t.Errorf("%+v: full reflash of %v", tc.b, c.Total)
 			}
 		}
@@ -83,5 +85,17 @@ func TestParseCopiesNothing(t *testing.T) {
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 		t.Errorf("parsing a %d MiB image allocated %d KiB", len(b)>>20, n>>10)
+	}
+}
+
+// TestDevicesAgree: firmware/board's device names (what a scenario may
+// name) are exactly the devices of Parts (what the cost model knows).
+func TestDevicesAgree(t *testing.T) {
+	var devs []string
+	for _, p := range Parts {
+		devs = append(devs, p.Device)
+	}
+	if fmt.Sprint(devs) != fmt.Sprint(board.Devices) {
+		t.Fatalf("firmware.Parts has %v, firmware/board.Devices %v", devs, board.Devices)
 	}
 }

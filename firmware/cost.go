@@ -1,7 +1,7 @@
 package firmware
 
 import (
-	"onic/internal/fpgapart"
+	"onic/firmware/board"
 
 	"fmt"
 	"io"
@@ -42,14 +42,12 @@ var Parts = []Part{
 	{Device: "xcau25p", Family: "artix-ultrascale+", Resources: Resources{LUT: 141000, FF: 282000, BRAM: 300, DSP: 1200}, FullBits: 117_700_000, Dies: 1},
 }
 
-// DefaultPart is the O-NIC's reference FPGA: an UltraScale+ part with
-// PCIe Gen3 x16 hard blocks, as on the VCU118 board. Scenarios, specs and
-// onic hdl gen use it when no part is named.
-const DefaultPart = "xcvu9p-flga2104-2L-e"
+// DefaultPart is the O-NIC's reference FPGA (board.DefaultPart).
+const DefaultPart = board.DefaultPart
 
 // LookupPart finds the device of a full part name (xcvu9p-flga2104-2L-e).
 func LookupPart(part string) (Part, error) {
-	if err := fpgapart.Check(part); err != nil {
+	if err := board.CheckPart(part); err != nil {
 		return Part{}, err
 	}
 	dev, _, _ := strings.Cut(strings.ToLower(part), "-")
@@ -82,93 +80,23 @@ func (p Part) RegionBytes(r Resources) int64 {
 	return int64(math.Ceil(share*float64(p.Frames()))) * FrameBytes
 }
 
-// Board is what a reflash costs on one board: its configuration ports
-// and the PCIe and optical times around a full reconfiguration. Zero
-// fields take the defaults of DefaultBoard for the part (docs/firmware.md
-// has the sources).
-type Board struct {
-	// ConfigMBps is the full-configuration port (SelectMAP from the
-	// board's flash: 500 MB/s).
-	ConfigMBps float64 `mapstructure:"config_mbps" json:"config_mbps"`
-	// ICAPMBps is the partial-reconfiguration port (ICAP/MCAP at 200 MHz
-	// x 32 bits = 800 MB/s; 500 on multi-die parts).
-	ICAPMBps float64 `mapstructure:"icap_mbps" json:"icap_mbps"`
-	// LinkDown is the host PCIe link down and retraining after a full
-	// reconfiguration (100 ms: the time PCIe allows a device to answer
-	// after reset).
-	LinkDown time.Duration `mapstructure:"link_down" json:"link_down"`
-	// Rescan is the host re-enumerating the O-NIC (1 s: how long Linux
-	// waits for a device after a reset).
-	Rescan time.Duration `mapstructure:"rescan" json:"rescan"`
-	// OpticalBringUp is the optical ports retraining after a full
-	// reconfiguration (1 ms, the emulator's MEMS bring-up default: an
-	// assumption, no public O-NIC figure exists).
-	OpticalBringUp time.Duration `mapstructure:"optical_bring_up" json:"optical_bring_up"`
-}
+// Board is what a reflash costs on one board (package firmware/board,
+// below the scenario schema, which names a board without importing the
+// firmware package).
+type Board = board.Board
 
-// Board defaults (REFERENCE: AMD UG909, PG213; PCIe and Linux reset
-// timing).
+// Board defaults and limits (firmware/board).
 const (
-	DefaultConfigMBps       = 500
-	DefaultICAPMBps         = 800
-	DefaultICAPMBpsMultiDie = 500
-	DefaultLinkDown         = 100 * time.Millisecond
-	DefaultRescan           = time.Second
-	DefaultOpticalBringUp   = time.Millisecond
+	DefaultConfigMBps       = board.DefaultConfigMBps
+	DefaultICAPMBps         = board.DefaultICAPMBps
+	DefaultICAPMBpsMultiDie = board.DefaultICAPMBpsMultiDie
+	DefaultLinkDown         = board.DefaultLinkDown
+	DefaultRescan           = board.DefaultRescan
+	DefaultOpticalBringUp   = board.DefaultOpticalBringUp
+	MinMBps                 = board.MinMBps
+	MaxMBps                 = board.MaxMBps
+	MaxBoardDelay           = board.MaxBoardDelay
 )
-
-// WithDefaults fills b's zero fields with the defaults for part p.
-func (b Board) WithDefaults(p Part) Board {
-	if b.ConfigMBps == 0 {
-		b.ConfigMBps = DefaultConfigMBps
-	}
-	if b.ICAPMBps == 0 {
-		b.ICAPMBps = DefaultICAPMBps
-		if p.Dies > 1 {
-			b.ICAPMBps = DefaultICAPMBpsMultiDie
-		}
-	}
-	if b.LinkDown == 0 {
-		b.LinkDown = DefaultLinkDown
-	}
-	if b.Rescan == 0 {
-		b.Rescan = DefaultRescan
-	}
-	if b.OpticalBringUp == 0 {
-		b.OpticalBringUp = DefaultOpticalBringUp
-	}
-	return b
-}
-
-// Board limits: a rate 0 means the default; any other must lie in
-// [MinMBps, MaxMBps] (below it a reflash would take days; a JTAG cable
-// is some 4 MB/s), and a delay in [0, MaxBoardDelay].
-const (
-	MinMBps       = 0.1
-	MaxMBps       = 1e7 // far above any real port: a scenario may shorten reflashes
-	MaxBoardDelay = time.Hour
-)
-
-// Check names the first bad field.
-func (b Board) Check() error {
-	for _, r := range []struct {
-		name string
-		v    float64
-	}{{"config_mbps", b.ConfigMBps}, {"icap_mbps", b.ICAPMBps}} {
-		if r.v != 0 && !(r.v >= MinMBps && r.v <= MaxMBps) {
-			return fmt.Errorf("%s %g: must be %g to %g MB/s (or left out for the default)", r.name, r.v, float64(MinMBps), float64(MaxMBps))
-		}
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"link_down", b.LinkDown}, {"rescan", b.Rescan}, {"optical_bring_up", b.OpticalBringUp}} {
-		if d.v < 0 || d.v > MaxBoardDelay {
-			return fmt.Errorf("%s %v: must be 0 to %v", d.name, d.v, MaxBoardDelay)
-		}
-	}
-	return nil
-}
 
 // Cost is what one reconfiguration costs.
 type Cost struct {
@@ -193,19 +121,19 @@ func transfer(n int64, mbps float64) time.Duration {
 	return time.Duration(math.Ceil(float64(n) / mbps * 1e3)) // bytes / (MB/s) = µs; *1e3 = ns
 }
 
-// FullCost is a full reconfiguration with a bitstream of n bytes: the
+// FullCost is a full reconfiguration on board b with a bitstream of n bytes: the
 // load over the configuration port, then the host link down and
 // retrained, the host's rescan, and the optical ports brought up.
-func (b Board) FullCost(n int64, estimated bool) Cost {
+func FullCost(b Board, n int64, estimated bool) Cost {
 	c := Cost{Kind: "full", Slot: -1, Bytes: n, Estimated: estimated, Load: transfer(n, b.ConfigMBps),
 		LinkDown: b.LinkDown, Rescan: b.Rescan, Optical: b.OpticalBringUp}
 	c.Total = c.Load + c.LinkDown + c.Rescan + c.Optical
 	return c
 }
 
-// PartialCost is a partial reconfiguration of a slot with n bytes over
-// ICAP: only the slot is out, for the load.
-func (b Board) PartialCost(slot int, n int64, estimated bool) Cost {
+// PartialCost is a partial reconfiguration on board b of a slot with n
+// bytes over ICAP: only the slot is out, for the load.
+func PartialCost(b Board, slot int, n int64, estimated bool) Cost {
 	c := Cost{Kind: "partial", Slot: slot, Bytes: n, Estimated: estimated, Load: transfer(n, b.ICAPMBps)}
 	c.Total = c.Load
 	return c
@@ -239,14 +167,14 @@ func CostTableOf(im *Image, b Board) (CostTable, error) {
 	if err != nil {
 		return CostTable{}, err
 	}
-	b = b.WithDefaults(p)
+	b = b.WithDefaults(p.Dies)
 	t := CostTable{Image: m.Name, Version: m.Version, Part: m.Part, Board: b}
 	if m.Kind == KindImage {
-		c := b.FullCost(m.FullBytes, m.FullEstimated)
+		c := FullCost(b, m.FullBytes, m.FullEstimated)
 		t.Full = &c
 	}
 	for _, s := range m.Slots {
-		t.Kernels = append(t.Kernels, KernelCost{Kernel: s.Kernel, Cost: b.PartialCost(s.Slot, s.Bytes, s.Estimated)})
+		t.Kernels = append(t.Kernels, KernelCost{Kernel: s.Kernel, Cost: PartialCost(b, s.Slot, s.Bytes, s.Estimated)})
 	}
 	return t, nil
 }

@@ -350,19 +350,19 @@ func TestSign(t *testing.T) {
 func TestCosts(t *testing.T) {
 	vu9p, _ := firmware.LookupPart("xcvu9p-flga2104-2L-e")
 	ku15p, _ := firmware.LookupPart("XCKU15P-ffve1517-2-e")
-	b := firmware.Board{}.WithDefaults(vu9p)
-	full := b.FullCost(vu9p.FullBytes(), true)
+	b := firmware.Board{}.WithDefaults(vu9p.Dies)
+	full := firmware.FullCost(b, vu9p.FullBytes(), true)
 	// 76.45 MB at 500 MB/s is 152.9 ms; then 100 ms + 1 s + 1 ms.
 	if full.Load != 152900*time.Microsecond || full.Total != full.Load+1101*time.Millisecond {
 		t.Errorf("full %+v", full)
 	}
-	if p := b.PartialCost(0, 2_500_000, true); p.Load != 5*time.Millisecond || p.Total != p.Load || p.LinkDown != 0 {
+	if p := firmware.PartialCost(b, 0, 2_500_000, true); p.Load != 5*time.Millisecond || p.Total != p.Load || p.LinkDown != 0 {
 		t.Errorf("partial on a 3-die part: %+v, want 2.5 MB at 500 MB/s = 5 ms", p)
 	}
-	if p := (firmware.Board{}).WithDefaults(ku15p).PartialCost(0, 2_500_000, true); p.Load != 3125*time.Microsecond {
+	if p := firmware.PartialCost((firmware.Board{}).WithDefaults(ku15p.Dies), 0, 2_500_000, true); p.Load != 3125*time.Microsecond {
 		t.Errorf("partial on one die: %v, want 2.5 MB at 800 MB/s", p.Load)
 	}
-	if p := (firmware.Board{ICAPMBps: 5}).WithDefaults(vu9p).PartialCost(0, 2_500_000, false); p.Load != 500*time.Millisecond {
+	if p := firmware.PartialCost((firmware.Board{ICAPMBps: 5}).WithDefaults(vu9p.Dies), 0, 2_500_000, false); p.Load != 500*time.Millisecond {
 		t.Errorf("MCAP at 5 MB/s: %v", p.Load)
 	}
 	if got := vu9p.RegionBytes(firmware.Resources{LUT: 1, BRAM: 2160}); got != vu9p.Frames()*firmware.FrameBytes {

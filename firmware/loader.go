@@ -300,7 +300,7 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 		return Deployment{}, fmt.Errorf("board: %v", err)
 	}
 	part, _ := LookupPart(m.Part) // Parse checked it
-	board = board.WithDefaults(part)
+	board = board.WithDefaults(part.Dies)
 	d := Deployment{Kind: m.Kind, Name: m.Name, Version: m.Version, Signer: signer.Name, Role: signer.Role}
 	if m.Kind == KindImage && int64(m.SecurityVersion) < int64(l.Trust.MinSecurityVersion) {
 		return Deployment{}, fmt.Errorf("%w: %s %s has security version %d, below the trust store's min_security_version %d",
@@ -316,7 +316,7 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 		if err := fits(slot, region); err != nil {
 			return Deployment{}, err
 		}
-		d.Cost = board.PartialCost(slot.Slot, slot.Bytes, slot.Estimated)
+		d.Cost = PartialCost(board, slot.Slot, slot.Bytes, slot.Estimated)
 		return d, l.Backend.Partial(im, d.Cost)
 	}
 	for _, s := range m.Slots {
@@ -326,7 +326,7 @@ func (l *Loader) LoadImage(im *Image) (Deployment, error) {
 			}
 		}
 	}
-	d.Cost = board.FullCost(m.FullBytes, m.FullEstimated)
+	d.Cost = FullCost(board, m.FullBytes, m.FullEstimated)
 	return d, l.Backend.Full(im, d.Cost)
 }
 

@@ -176,7 +176,7 @@ func TestDeployPartial(t *testing.T) {
 	if len(o.Deploys) != 2 || o.Deploys[1].Outcome != "loaded" || o.Deploys[1].Kind != "partial" || o.Deploys[1].Slot != 1 {
 		t.Fatalf("deploys: %+v", o.Deploys)
 	}
-	want := fastBoard.PartialCost(1, 2586936, true).Total
+	want := firmware.PartialCost(fastBoard, 1, 2586936, true).Total
 	if len(o.SlotReflashNs) != 2 || o.SlotReflashNs[1] != float64(want.Nanoseconds()) || o.ReflashNs != 23000 || want < 9*time.Microsecond || want > 11*time.Microsecond {
 		t.Errorf("reflash time: O-NIC %v, slots %v", o.ReflashNs, o.SlotReflashNs)
 	}

@@ -91,7 +91,7 @@ func replayRun(t *testing.T, p plan.ONICPlan, kernels []KernelFile, trust firmwa
 func TestReplay(t *testing.T) {
 	ops, _, mallory, trust := deployKeys()
 	kernels := replayKernels(t, ops, "scale-int32", "histogram", "fp32-to-bf16")
-	load := fastBoard.PartialCost(0, 2586936, true).Total // every slot's region is the same size
+	load := firmware.PartialCost(fastBoard, 0, 2586936, true).Total // every slot's region is the same size
 	loads := map[string]time.Duration{"scale-int32": load, "histogram": load, "fp32-to-bf16": load}
 	r, err := plan.Plan("optimal", 2, replayTrace(), loads)
 	if err != nil {

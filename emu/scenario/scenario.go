@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"onic/emu/sim"
-	"onic/firmware"
+	"onic/firmware/board"
 	"onic/pcie/manager"
 	"onic/tlp"
 )
@@ -173,9 +173,9 @@ type ONICConfig struct {
 	// for firmware deployed to it. ReflashPolicy is what happens to
 	// traffic that meets a reflash: "hold" it (default, up to HoldTLPs)
 	// until the O-NIC or slot is back, or "fail" it.
-	Part          string         `mapstructure:"part"`
-	Board         firmware.Board `mapstructure:"board"`
-	ReflashPolicy string         `mapstructure:"reflash_policy"`
+	Part          string      `mapstructure:"part"`
+	Board         board.Board `mapstructure:"board"`
+	ReflashPolicy string      `mapstructure:"reflash_policy"`
 }
 
 // CircuitConfig joins two O-NIC ports, "onic.a" or "onic.b".
@@ -317,7 +317,7 @@ func (o *ONICConfig) Check(p string) error {
 	if o.ReflashPolicy != "hold" && o.ReflashPolicy != "fail" {
 		return fmt.Errorf("%s.reflash_policy: %q must be hold or fail", p, o.ReflashPolicy)
 	}
-	if _, err := firmware.LookupPart(o.Part); err != nil {
+	if err := board.CheckPart(o.Part); err != nil {
 		return fmt.Errorf("%s.part: %v", p, err)
 	}
 	if err := o.Board.Check(); err != nil {
@@ -353,7 +353,7 @@ func (o *ONICConfig) Defaults() {
 		o.ReflashPolicy = "hold"
 	}
 	if o.Part == "" {
-		o.Part = firmware.DefaultPart
+		o.Part = board.DefaultPart
 	}
 }
 

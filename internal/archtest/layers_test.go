@@ -106,18 +106,28 @@ func TestLayers(t *testing.T) {
 
 // TestSmallClosures: the TLP codec imports nothing outside the standard
 // library (its gopacket and pcap glue is tlp/pcap), so a program that
-// only decodes TLPs pulls in no third-party code.
+// only decodes TLPs pulls in no third-party code; and the scenario schema
+// depends on no generator, simulator, kernel library or firmware package
+// (it names a part and a board through firmware/board).
 func TestSmallClosures(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "onic/tlp")
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	deps := func(pkg string) []string {
+		cmd := exec.Command("go", "list", "-deps", pkg)
+		cmd.Dir = filepath.Join("..", "..")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		return strings.Fields(string(out))
 	}
-	for _, d := range strings.Fields(string(out)) {
+	for _, d := range deps("onic/tlp") {
 		first, _, _ := strings.Cut(d, "/")
 		if strings.Contains(first, ".") {
 			t.Errorf("tlp depends on %s, outside the standard library", d)
+		}
+	}
+	for _, d := range deps("onic/emu/scenario") {
+		if strings.HasPrefix(d, "onic/hdlgen/") || strings.HasPrefix(d, "onic/kernels") || d == "onic/firmware" || strings.HasPrefix(d, "onic/emu/cluster") {
+			t.Errorf("emu/scenario depends on %s", d)
 		}
 	}
 }
