@@ -17,6 +17,7 @@ import (
 
 	"onic/emu/htmlreport"
 	"onic/emu/sweep"
+	"onic/internal/readfile"
 )
 
 func newEmuSweepCmd(v *viper.Viper) *cobra.Command {
@@ -67,7 +68,7 @@ every point. The collected results are the local run's, byte for byte.`,
 				dir := v.GetString("emu.sweep.collect")
 				var res []sweep.Result
 				for i := range spec.Points() {
-					b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("point-%d.json", i)))
+					b, err := readfile.Read(filepath.Join(dir, fmt.Sprintf("point-%d.json", i)), maxPointFile)
 					if err != nil {
 						return fmt.Errorf("--collect: point %d of %d: %v", i, spec.Points(), err)
 					}
@@ -116,6 +117,10 @@ every point. The collected results are the local run's, byte for byte.`,
 	bindFlags(v, c, "emu.sweep")
 	return c
 }
+
+// maxPointFile is the largest point result --collect reads (a point's
+// report is kilobytes; a cluster of thousands of O-NICs, megabytes).
+const maxPointFile = 256 << 20
 
 // sweepJSON is the JSON results of a sweep.
 type sweepJSON struct {
