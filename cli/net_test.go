@@ -24,12 +24,7 @@ func TestEmuNet(t *testing.T) {
 	tools.Long(t)
 	tools.Require(t, "ip")
 	tools.Require(t, "ping")
-	if os.Geteuid() != 0 {
-		if tools.InCI() {
-			t.Fatal("onic emu net needs root (network namespaces, TAP devices); CI runs as root")
-		}
-		t.Skip("needs root")
-	}
+	tools.RequireRoot(t, "onic emu net (network namespaces, TAP devices)")
 	prefix := fmt.Sprintf("onicc%d-", os.Getpid())
 	pcapPath := filepath.Join(t.TempDir(), "net.pcapng")
 	done := make(chan string, 1)

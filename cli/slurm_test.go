@@ -128,12 +128,7 @@ func TestEmuSweepOnSlurm(t *testing.T) {
 	for _, tool := range []string{"sbatch", "slurmctld", "slurmd", "munged", "mungekey"} {
 		tools.Require(t, tool)
 	}
-	if os.Geteuid() != 0 {
-		if tools.InCI() {
-			t.Fatal("the Slurm test starts slurmctld and slurmd, which needs root; CI runs as root")
-		}
-		t.Skip("needs root to start Slurm")
-	}
+	tools.RequireRoot(t, "starting slurmctld and slurmd")
 	root := checkoutOnic(t)
 	onicBin := filepath.Join(root, "bin", "onic")
 	dir := t.TempDir()

@@ -44,12 +44,7 @@ func startNetTB(t testing.TB, cfg scenario.Config, opt Options) (*Net, func()) {
 	for _, c := range []string{"ip", "ping", "iperf3", "nc"} {
 		tools.Require(t, c)
 	}
-	if os.Geteuid() != 0 {
-		if tools.InCI() {
-			t.Fatal("emu net's tests need root (network namespaces and TAP devices); CI runs as root")
-		}
-		t.Skip("needs root: network namespaces and TAP devices")
-	}
+	tools.RequireRoot(t, "emu net's tests (network namespaces, TAP devices)")
 	cl, err := cluster.Build(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,20 @@ func Have(name string) bool {
 	return err == nil
 }
 
+// RequireRoot is for a test that needs root (network namespaces, TAP
+// devices, system daemons): as another user it fails under CI=true (CI
+// runs as root) and is skipped otherwise; why says what needs it.
+func RequireRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if InCI() {
+		t.Fatal(why + " needs root; CI runs as root")
+	}
+	t.Skip(why + " needs root")
+}
+
 // Require returns the path of command name. If it is not installed the
 // test fails under CI=true and is skipped otherwise.
 func Require(t testing.TB, name string) string {
