@@ -21,21 +21,27 @@ func newEmuNetCmd(v *viper.Viper) *cobra.Command {
 		Short: "Give each emulated host a Linux network interface: run ping, iperf3, ssh across the O-NICs",
 		Long: `Runs FLEET's IP over PCIe on an emulated cluster: each host of the scenario gets a
 network namespace of its own (--netns-prefix + host name) with one interface
-(onic0), addresses 10.77.0.N/24 and fd00:77::N/64 (N the host's place in the
-scenario), and a model of the IP-over-PCIe driver behind it. Every frame is PCIe
-traffic: written by DMA through the host's O-NIC window into a receive ring in
-the peer host's memory — the host link, the manager's access check and
-translation, the optical ports and the MEMS switch — and the peer's driver
-hands it to its interface. Simulated time follows the wall clock; the report
-says how far it fell behind. Programs run in a host with 'ip netns exec'.
+(onic0), the addresses its scenario entry gives (ipv4, ipv6) or else
+10.77.0.N/24 and fd00:77::N/64 (N the host's place in the scenario), and a
+model of the IP-over-PCIe driver behind it. Every frame is PCIe traffic:
+written by DMA through the host's O-NIC window into a receive ring in the
+peer host's memory — the host link, the manager's access check and
+translation, the optical ports and the MEMS switch — announced by an MSI-X
+doorbell written through a window to the peer's interrupt range, and the
+peer's driver hands it to its interface. Broadcast frames (ARP, neighbour
+discovery) go once through a multicast window where the O-NIC has one.
+Simulated time follows the wall clock; the report says how far it fell
+behind. Programs run in a host with 'ip netns exec'.
 
 Needs root (or CAP_NET_ADMIN) and iproute2. Once every interface is up it
 prints one ready line (--json: one JSON object naming each host's namespace,
 interface and addresses), runs until SIGINT or SIGTERM, then removes the
 namespaces and prints its report. The scenario's traffic generators
-(flows) are left out: the hosts' traffic is the applications'. Its windows
-must lead to the peers' memory at 4 GiB with the peers allowed 3 MiB there
-(rings); the default two-party scenario's do.
+(flows) are left out: the hosts' traffic is the applications'. The default
+scenario, ip-over-pcie, joins host A to B (out of its O-NIC's port A) and C
+(port B); another scenario's windows must lead to the peers' memory at
+4 GiB with the peers allowed the rings there (7 MiB for three hosts), and
+to their MSI range at 0xFEE00000 for doorbells (without, a host polls).
 docs/emu.md, "IP over the fabric", describes the driver.`,
 		Example: `  onic emu net &
   ip netns exec onic-A ping -c 3 10.77.0.2
@@ -113,7 +119,7 @@ docs/emu.md, "IP over the fabric", describes the driver.`,
 			return nil
 		},
 	}
-	c.Flags().String("scenario", "two-party", "built-in scenario whose hosts to join ('onic emu scenarios')")
+	c.Flags().String("scenario", "ip-over-pcie", "built-in scenario whose hosts to join ('onic emu scenarios')")
 	c.Flags().String("scenario-file", "", "cluster YAML instead of a built-in scenario (the format of emu run --scenario-file)")
 	c.Flags().String("netns-prefix", "onic-", "network namespace names: this prefix and the host's name")
 	c.Flags().Int("mtu", 1500, fmt.Sprintf("the interfaces' MTU in bytes (68 to %d)", ipnet.MaxMTU))

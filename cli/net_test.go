@@ -64,7 +64,7 @@ func TestEmuNet(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(res))
 	var ready struct {
 		Ready     bool
-		Endpoints []struct{ Host, Namespace, IPv4 string }
+		Endpoints []struct{ Host, Namespace, IPv4, Doorbells string }
 	}
 	var rep struct {
 		Hosts []struct {
@@ -72,10 +72,11 @@ func TestEmuNet(t *testing.T) {
 			SentFrames, ReceivedFrames uint64
 		}
 	}
-	if err := dec.Decode(&ready); err != nil || !ready.Ready || len(ready.Endpoints) != 2 || ready.Endpoints[1].Namespace != prefix+"B" || ready.Endpoints[1].IPv4 != "10.77.0.2/24" {
+	if err := dec.Decode(&ready); err != nil || !ready.Ready || len(ready.Endpoints) != 3 || ready.Endpoints[1].Namespace != prefix+"B" ||
+		ready.Endpoints[1].IPv4 != "10.77.0.2/24" || ready.Endpoints[1].Doorbells != "msi-x" {
 		t.Fatalf("ready line: %+v %v\n%s", ready, err, res)
 	}
-	if err := dec.Decode(&rep); err != nil || len(rep.Hosts) != 2 || rep.Hosts[0].SentFrames < 3 || rep.Hosts[1].ReceivedFrames < 3 {
+	if err := dec.Decode(&rep); err != nil || len(rep.Hosts) != 3 || rep.Hosts[0].SentFrames < 3 || rep.Hosts[1].ReceivedFrames < 3 {
 		t.Fatalf("report: %+v %v\n%s", rep, err, res)
 	}
 	// The pings' frames at onicB's optical port: writes carrying their bytes.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -50,6 +51,7 @@ func Build(c scenario.Config) (*Cluster, error) {
 	}
 	cl := &Cluster{s: sim.New(4096), cfg: c, why: map[string]uint64{}}
 	hosts := map[string]*hostNode{}
+	addrs := map[netip.Addr]string{}
 	for i, hc := range c.Hosts {
 		p := fmt.Sprintf("hosts[%d]", i)
 		hc.Defaults()
@@ -61,6 +63,17 @@ func Build(c scenario.Config) (*Cluster, error) {
 		}
 		if err := hc.Check(p); err != nil {
 			return nil, err
+		}
+		as, _ := hc.Addresses()
+		for _, a := range as {
+			if o, dup := addrs[a.Addr()]; dup {
+				field := "ipv4"
+				if a.Addr().Is6() {
+					field = "ipv6"
+				}
+				return nil, fmt.Errorf("%s.%s: %s is host %s's address already", p, field, a.Addr(), o)
+			}
+			addrs[a.Addr()] = hc.Name
 		}
 		h := &hostNode{c: cl, cfg: hc, idx: i, id: tlp.NewID(0, 0, 0)}
 		hosts[hc.Name] = h

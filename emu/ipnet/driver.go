@@ -18,7 +18,11 @@
 // through its own window into the sender's memory at CreditsOffset +
 // receiver*8. A sender never has more than Slots frames outstanding, so a
 // full ring holds the sender back (its queue, QueueFrames deep, then
-// drops and counts) instead of overwriting frames.
+// drops and counts) instead of overwriting frames. After writing frames
+// the sender rings the receiver's doorbell — an MSI-X message written
+// through a window to the receiver's interrupt range — and the receiver
+// rings the sender's after returning credits; a host some peer cannot
+// ring polls.
 //
 // PCIe does not lose TLPs, but a circuit that goes dark does (the MEMS
 // switch reconfiguring, a cut fibre): what was queued on the link is gone,
@@ -32,7 +36,8 @@
 // Frames go to peers by Ethernet destination: a host's MAC is
 // 02:6f:6e:00:00:NN (NN its index + 1); broadcast and multicast frames
 // (ARP, IPv6 neighbour discovery) go to every peer the host's windows
-// reach.
+// reach: once through a multicast window, whose copies land in the
+// peers' broadcast rings, where the host's O-NIC has one.
 package ipnet
 
 import (
@@ -47,13 +52,14 @@ import (
 
 // The driver's memory layout in each host (offsets from MemBase).
 const (
-	MemBase       = 1 << 32  // where the scenarios' windows translate to
-	CreditsOffset = 0        // 8 bytes per peer: frames that peer has taken from our ring
-	RingsOffset   = 1 << 20  // the receive rings, one per peer
-	Slots         = 64       // frames a ring holds
-	SlotBytes     = 16 << 10 // a slot: 16-byte header and the frame
-	RingBytes     = Slots * SlotBytes
-	slotHeader    = 16
+	MemBase            = 1 << 32  // where the scenarios' windows translate to
+	CreditsOffset      = 0        // 8 bytes per peer: frames that peer has taken from our unicast ring
+	BcastCreditsOffset = 8 << 10  // 8 bytes per peer: frames that peer has taken from our broadcast ring
+	RingsOffset        = 1 << 20  // the receive rings: one per peer, then one per multicasting peer
+	Slots              = 64       // frames a ring holds
+	SlotBytes          = 16 << 10 // a slot: 16-byte header and the frame
+	RingBytes          = Slots * SlotBytes
+	slotHeader         = 16
 	// MaxMTU is the largest IP MTU the slots carry (an Ethernet frame of
 	// MTU + 14 bytes after the slot's header).
 	MaxMTU = SlotBytes - slotHeader - 14
@@ -62,18 +68,44 @@ const (
 	QueueFrames = 1024
 )
 
+// The doorbells: an MSI-X message is a 4-byte write of its data to its
+// address, which on x86 lies in 0xFEE00000-0xFEEFFFFF (Intel SDM vol. 3,
+// 11.11.1); a window of the O-NIC translated there carries a peer's
+// write to the host's interrupt controller (SmartIO's "MSI window" over
+// an NTB). Each host's driver has two vectors, programmed with the same
+// address and data in every host.
+const (
+	MSIWindow  = 0xFEE00000 // what a doorbell window translates to
+	MSIAddress = 0xFEE00000 // the vectors' message address (APIC 0)
+	RXVector   = 0x61       // message data: frames are in the host's rings
+	TXVector   = 0x62       // message data: a peer returned credits
+	// Watchdog is how often a driver with doorbells looks at its rings
+	// and credits without one: a doorbell a dark circuit lost is late by
+	// at most this much.
+	Watchdog = time.Millisecond
+)
+
+// bcastRings is where the broadcast rings start in a host's memory, for
+// a cluster of n hosts; memBytes is the memory a host's rings take.
+func bcastRings(n int) uint64 { return RingsOffset + uint64(n)*RingBytes }
+func memBytes(n int) uint64   { return bcastRings(n) + uint64(n)*RingBytes }
+
 // MAC is host i's Ethernet address.
 func MAC(i int) [6]byte { return [6]byte{0x02, 0x6f, 0x6e, 0, 0, byte(i + 1)} }
 
-// peer is one direction host -> peer: where the host writes the peer's
-// ring and where the peer's credits for it arrive.
+// peer is a host's way into one peer's ring — or, for a multicast window,
+// into the broadcast ring of every peer the window's copies reach: where
+// it writes, where the peers' credits for it arrive and how it rings
+// their doorbells.
 type peer struct {
-	host   int    // the peer's index
-	win    uint64 // the host's window address that leads to the peer's MemBase
-	slot   int    // this host's index in the peer's rings (its sender number)
-	sent   uint32 // frames written to the peer's ring
-	queue  [][]byte
-	credit uint64 // where in this host's memory the peer's credits arrive
+	to      []int    // the peers' indices
+	win     uint64   // the host's window address that leads to MemBase in each
+	ring    uint64   // the ring's offset from MemBase in each peer
+	credits []uint64 // where in this host's memory each peer's credits arrive
+	bells   []uint64 // each peer's doorbell: the host's window address to its MSIAddress (0: none)
+	sent    uint32   // frames written to the ring
+	queue   [][]byte
+	rang    bool // frames written since the last doorbell
 }
 
 // ring is one receive ring in a host's memory: from sender host.
@@ -83,6 +115,7 @@ type ring struct {
 	taken    uint32        // frames taken
 	credits  uint32        // frames taken when the last credit write went out
 	back     uint64        // where the credit write goes: the host's window address to the sender's credit word
+	bell     uint64        // the sender's doorbell (0: none)
 	creditAt time.Duration // when the last credit write went out
 	activeAt time.Duration // when the ring last took a frame
 }
@@ -94,10 +127,17 @@ type Host struct {
 	MAC   [6]byte
 	sw    *cluster.Software
 	mem   []byte
-	peers []*peer       // by destination
+	peers []*peer       // unicast, by destination
+	mcast *peer         // the multicast window, if the host's O-NIC has one
 	byMAC map[int]*peer // peer host index -> its direction
 	rings []*ring
-	Stats Stats
+	// Doorbells: whether every peer can interrupt the host (else it
+	// polls), the interrupts not yet serviced and when it last looked
+	// at its rings and credits.
+	bells     bool
+	rx, tx    bool
+	serviceAt time.Duration
+	Stats     Stats
 }
 
 // Stats count a host driver's frames.
@@ -110,6 +150,9 @@ type Stats struct {
 	Corrupt                       uint64 // frames whose bytes were not all there (CRC), dropped
 	NoPeer                        uint64 // unicast frames for a MAC no window reaches
 	TooLong                       uint64 // frames longer than a slot carries
+	Doorbells                     uint64 // MSI-X doorbells rung at peers
+	Interrupts                    uint64 // MSI-X doorbells its peers rang
+	Multicast                     uint64 // broadcast frames written once through the multicast window
 }
 
 // Driver is the IP-over-PCIe driver of every host of a cluster.
@@ -122,7 +165,9 @@ type Driver struct {
 // New attaches a driver to every server host of cfg, built as cl: each
 // gets memory for its rings at MemBase, and finds its peers by following
 // its O-NICs' windows (egress port-a or port-b) over the scenario's
-// circuits to the O-NIC and host at the other end.
+// circuits to the O-NIC and host at the other end: windows translated to
+// MemBase carry frames, windows translated to MSIWindow doorbells, and a
+// multicast window to MemBase out of both ports broadcast frames.
 func New(cl *cluster.Cluster, cfg scenario.Config) (*Driver, error) {
 	d := &Driver{cl: cl}
 	idx := map[string]int{}
@@ -132,14 +177,16 @@ func New(cl *cluster.Cluster, cfg scenario.Config) (*Driver, error) {
 	if len(cfg.Hosts) > 250 {
 		return nil, fmt.Errorf("ipnet: %d hosts; at most 250 (one MAC byte)", len(cfg.Hosts))
 	}
-	memBytes := RingsOffset + len(cfg.Hosts)*RingBytes
+	n := len(cfg.Hosts)
 	for i, hc := range cfg.Hosts {
-		mem := make([]byte, memBytes)
+		mem := make([]byte, memBytes(n))
 		sw, err := cl.Attach(hc.Name, MemBase, mem)
 		if err != nil {
 			return nil, fmt.Errorf("ipnet: %v", err)
 		}
-		d.Hosts = append(d.Hosts, &Host{Name: hc.Name, Index: i, MAC: MAC(i), sw: sw, mem: mem, byMAC: map[int]*peer{}})
+		h := &Host{Name: hc.Name, Index: i, MAC: MAC(i), sw: sw, mem: mem, byMAC: map[int]*peer{}}
+		sw.OnInterrupt = h.interrupt
+		d.Hosts = append(d.Hosts, h)
 	}
 	// Where each port's circuit leads.
 	far := map[string]string{}
@@ -150,30 +197,67 @@ func New(cl *cluster.Cluster, cfg scenario.Config) (*Driver, error) {
 	for _, o := range cfg.ONICs {
 		onicHost[o.Name] = idx[o.Host]
 	}
+	farHost := func(onic, egress string) (int, bool) {
+		if egress != "port-a" && egress != "port-b" {
+			return 0, false
+		}
+		other, ok := far[onic+"."+egress[len(egress)-1:]]
+		if !ok {
+			return 0, false
+		}
+		on, _, _ := cutDot(other)
+		ph, ok := onicHost[on]
+		return ph, ok
+	}
+	bells := map[[2]int]uint64{}
 	for _, o := range cfg.ONICs {
 		h := d.Hosts[idx[o.Host]]
 		fn := h.sw.ONICFunction(o.Name)
 		for _, w := range o.Manager.Translation.Windows {
-			if w.Disabled || (w.Egress != "port-a" && w.Egress != "port-b") || w.Translated != MemBase || w.Size < uint64(memBytes) {
+			ph, ok := farHost(o.Name, w.Egress)
+			if w.Disabled || !ok || ph == h.Index {
 				continue
 			}
-			other, ok := far[o.Name+"."+w.Egress[len(w.Egress)-1:]]
-			if !ok {
-				continue
+			addr := fn.BARAddress(w.BAR) + w.Offset
+			switch {
+			case w.Multicast:
+				ph2, ok := farHost(o.Name, w.FailoverEgress)
+				if h.mcast != nil || !ok || ph2 == h.Index || ph2 == ph || w.Translated != MemBase || w.FailoverTranslated != MemBase || w.Size < memBytes(n) {
+					continue
+				}
+				h.mcast = &peer{to: []int{ph, ph2}, win: addr, ring: bcastRings(n) + uint64(h.Index)*RingBytes,
+					credits: []uint64{MemBase + BcastCreditsOffset + 8*uint64(ph), MemBase + BcastCreditsOffset + 8*uint64(ph2)}}
+			case w.Translated == MSIWindow && w.Size >= 4<<10:
+				if bells[[2]int{h.Index, ph}] == 0 {
+					bells[[2]int{h.Index, ph}] = addr
+				}
+			case w.Translated == MemBase && w.Size >= memBytes(n) && h.byMAC[ph] == nil:
+				p := &peer{to: []int{ph}, win: addr, ring: RingsOffset + uint64(h.Index)*RingBytes, credits: []uint64{MemBase + CreditsOffset + 8*uint64(ph)}}
+				h.peers = append(h.peers, p)
+				h.byMAC[ph] = p
 			}
-			on, _, _ := cutDot(other)
-			ph, ok := onicHost[on]
-			if !ok || ph == h.Index || h.byMAC[ph] != nil {
-				continue
-			}
-			p := &peer{host: ph, win: fn.BARAddress(w.BAR) + w.Offset, slot: h.Index, credit: MemBase + CreditsOffset + 8*uint64(ph)}
-			h.peers = append(h.peers, p)
-			h.byMAC[ph] = p
 		}
 	}
-	// Each host's rings: one per sender that reaches it, with the way
-	// back for its credits.
 	for _, h := range d.Hosts {
+		for _, p := range append(h.peers[:len(h.peers):len(h.peers)], h.mcast) {
+			if p == nil {
+				continue
+			}
+			for _, to := range p.to {
+				p.bells = append(p.bells, bells[[2]int{h.Index, to}])
+			}
+		}
+		// The multicast window is for broadcast frames to peers the
+		// host also reaches one by one (their credits come back that way).
+		if m := h.mcast; m != nil && (h.byMAC[m.to[0]] == nil || h.byMAC[m.to[1]] == nil) {
+			h.mcast = nil
+		}
+	}
+	// Each host's rings: one per sender that reaches it, one more per
+	// sender whose multicast window reaches it, each with the way back
+	// for its credits and the sender's doorbell.
+	for _, h := range d.Hosts {
+		h.bells = true
 		for _, s := range d.Hosts {
 			p := s.byMAC[h.Index]
 			if p == nil {
@@ -183,11 +267,30 @@ func New(cl *cluster.Cluster, cfg scenario.Config) (*Driver, error) {
 			if back == nil {
 				return nil, fmt.Errorf("ipnet: host %s reaches %s, but %s has no window back for its credits", s.Name, h.Name, h.Name)
 			}
-			h.rings = append(h.rings, &ring{from: s.Index, off: RingsOffset + uint64(s.Index)*RingBytes,
-				back: back.win + CreditsOffset + 8*uint64(h.Index)})
+			h.bells = h.bells && p.bells[0] != 0
+			h.rings = append(h.rings, &ring{from: s.Index, off: p.ring, back: back.win + CreditsOffset + 8*uint64(h.Index), bell: back.bells[0]})
+			if m := s.mcast; m != nil && (m.to[0] == h.Index || m.to[1] == h.Index) {
+				h.rings = append(h.rings, &ring{from: s.Index, off: m.ring, back: back.win + BcastCreditsOffset + 8*uint64(h.Index), bell: back.bells[0]})
+			}
 		}
 	}
 	return d, nil
+}
+
+// interrupt takes an MSI-X message the host's root complex raised.
+func (h *Host) interrupt(in cluster.Interrupt) {
+	if in.Address != MSIAddress {
+		return
+	}
+	switch in.Data {
+	case RXVector:
+		h.rx = true
+	case TXVector:
+		h.tx = true
+	default:
+		return
+	}
+	h.Stats.Interrupts++
 }
 
 func cutDot(s string) (string, string, bool) {
@@ -203,14 +306,20 @@ func cutDot(s string) (string, string, bool) {
 func (d *Driver) Peers(i int) []string {
 	var names []string
 	for _, p := range d.Hosts[i].peers {
-		names = append(names, d.Hosts[p.host].Name)
+		names = append(names, d.Hosts[p.to[0]].Name)
 	}
 	return names
 }
 
+// Doorbells reports whether host i takes MSI-X doorbells from all its
+// peers (else its driver polls its rings and credits).
+func (d *Driver) Doorbells(i int) bool { return d.Hosts[i].bells }
+
 // Send hands an Ethernet frame to host i's driver: written at once into
 // the ring of each peer it is for when that ring has room, queued
-// otherwise (Pump writes it when credits come back).
+// otherwise (Pump writes it when credits come back). A broadcast or
+// multicast frame goes once through the multicast window if the host's
+// O-NIC has one, and one by one to the peers it does not reach.
 func (d *Driver) Send(i int, frame []byte) {
 	h := d.Hosts[i]
 	if len(frame) > SlotBytes-slotHeader {
@@ -221,8 +330,15 @@ func (d *Driver) Send(i int, frame []byte) {
 		return
 	}
 	if frame[0]&1 != 0 { // broadcast or multicast
+		m := h.mcast
+		if m != nil {
+			h.Stats.Multicast++
+			d.enqueue(h, m, frame)
+		}
 		for _, p := range h.peers {
-			d.enqueue(h, p, frame)
+			if m == nil || (p.to[0] != m.to[0] && p.to[0] != m.to[1]) {
+				d.enqueue(h, p, frame)
+			}
 		}
 		return
 	}
@@ -251,58 +367,124 @@ func (d *Driver) enqueue(h *Host, p *peer, frame []byte) {
 	p.queue = append(p.queue, append([]byte(nil), frame...))
 }
 
-// room reports whether the peer's ring has a free slot by the credits
-// it has returned.
+// room reports whether the ring has a free slot in every peer by the
+// credits they have returned.
 func (d *Driver) room(h *Host, p *peer) bool {
-	off := p.credit - MemBase
-	taken := uint32(binary.LittleEndian.Uint64(h.mem[off:]))
-	return p.sent-taken < Slots
+	for _, c := range p.credits {
+		taken := uint32(binary.LittleEndian.Uint64(h.mem[c-MemBase:]))
+		if p.sent-taken >= Slots {
+			return false
+		}
+	}
+	return true
 }
 
-// write puts frame into the peer's next slot: the frame's bytes (cut at
+// write puts frame into the ring's next slot: the frame's bytes (cut at
 // 4 KiB pages, as a CPU's or DMA engine's stores are), then the header.
 func (d *Driver) write(h *Host, p *peer, frame []byte) {
 	seq := p.sent + 1
 	slot := uint64(p.sent % Slots)
-	base := p.win + RingsOffset + uint64(p.slot)*RingBytes + slot*SlotBytes
+	base := p.win + p.ring + slot*SlotBytes
 	at, rest := base+slotHeader, frame
 	for len(rest) > 0 {
 		n := min(len(rest), int(at&^0xFFF+0x1000-at))
-		if err := h.sw.Write(at, rest[:n]); err != nil && d.err == nil {
-			d.err = err
-		}
+		d.store(h, at, rest[:n])
 		at, rest = at+uint64(n), rest[n:]
 	}
 	var hdr [12]byte
 	binary.LittleEndian.PutUint32(hdr[0:], uint32(len(frame)))
 	binary.LittleEndian.PutUint32(hdr[4:], seq)
 	binary.LittleEndian.PutUint32(hdr[8:], crc32.Checksum(frame, castagnoli))
-	if err := h.sw.Write(base, hdr[:]); err != nil && d.err == nil {
-		d.err = err
-	}
+	d.store(h, base, hdr[:])
 	p.sent = seq
+	p.rang = true
 	h.Stats.SentFrames++
 	h.Stats.SentBytes += uint64(len(frame))
 }
 
-// Pump writes queued frames into rings that have room again.
-func (d *Driver) Pump() {
+// store is a posted write of the host's; the first error is kept.
+func (d *Driver) store(h *Host, at uint64, b []byte) {
+	if err := h.sw.Write(at, b); err != nil && d.err == nil {
+		d.err = err
+	}
+}
+
+// ring writes an MSI-X doorbell (vector) through window address bell.
+// Posted writes stay in order (PCIe Base §2.4.1), so it reaches the
+// peer after the frames or credits it announces.
+func (d *Driver) ring(h *Host, bell uint64, vector uint32) {
+	if bell == 0 {
+		return
+	}
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], vector)
+	d.store(h, bell+MSIAddress-MSIWindow, b[:])
+	h.Stats.Doorbells++
+}
+
+// Ring rings, for every ring a host wrote frames into since, the
+// receivers' RX doorbells: one per peer however many frames went.
+func (d *Driver) Ring() {
 	for _, h := range d.Hosts {
-		for _, p := range h.peers {
-			n := 0
-			for n < len(p.queue) && d.room(h, p) {
-				d.write(h, p, p.queue[n])
-				n++
+		for _, p := range append(h.peers[:len(h.peers):len(h.peers)], h.mcast) {
+			if p == nil || !p.rang {
+				continue
 			}
-			if n > 0 {
-				p.queue = p.queue[:copy(p.queue, p.queue[n:])]
+			p.rang = false
+			for _, b := range p.bells {
+				d.ring(h, b, RXVector)
 			}
 		}
 	}
 }
 
+// Pump writes queued frames into rings that have room again.
+func (d *Driver) Pump() {
+	for _, h := range d.Hosts {
+		d.pump(h)
+	}
+}
+
+func (d *Driver) pump(h *Host) {
+	for _, p := range append(h.peers[:len(h.peers):len(h.peers)], h.mcast) {
+		if p == nil {
+			continue
+		}
+		n := 0
+		for n < len(p.queue) && d.room(h, p) {
+			d.write(h, p, p.queue[n])
+			n++
+		}
+		if n > 0 {
+			p.queue = p.queue[:copy(p.queue, p.queue[n:])]
+		}
+	}
+}
+
+// Service is what host i's driver does when it runs: with doorbells,
+// on an RX interrupt it takes the frames in its rings (calling deliver
+// for each), on a TX interrupt it writes what waited for credits, and
+// every Watchdog it does both whatever came; without, it does both every
+// time. Then it rings the doorbells of the peers it wrote to.
+func (d *Driver) Service(i int, deliver func(frame []byte)) {
+	h := d.Hosts[i]
+	now := d.cl.Now()
+	dog := now-h.serviceAt >= Watchdog
+	if dog {
+		h.serviceAt = now
+	}
+	if !h.bells || h.rx || dog {
+		h.rx = false
+		d.Receive(i, deliver)
+	}
+	if !h.bells || h.tx || dog {
+		h.tx = false
+		d.pump(h)
+	}
+}
+
 // Receive calls deliver for every whole frame that has arrived in host
-// i's rings, in order per sender, and returns credits to the senders.
+// i's rings, in order per ring, and returns credits to the senders.
 // The frame is valid only during the call.
 func (d *Driver) Receive(i int, deliver func(frame []byte)) {
 	h := d.Hosts[i]
@@ -344,9 +526,8 @@ func (d *Driver) Receive(i int, deliver func(frame []byte)) {
 		if r.taken != r.credits || now-r.creditAt >= creditRefresh && now-r.activeAt <= creditActive && r.taken > 0 {
 			var b [8]byte
 			binary.LittleEndian.PutUint64(b[:], uint64(r.taken))
-			if err := h.sw.Write(r.back, b[:]); err != nil && d.err == nil {
-				d.err = err
-			}
+			d.store(h, r.back, b[:])
+			d.ring(h, r.bell, TXVector)
 			r.credits, r.creditAt = r.taken, now
 		}
 	}
@@ -373,11 +554,15 @@ const (
 // whose windows do not lead where the driver assumes).
 func (d *Driver) Err() error { return d.err }
 
-// Pending reports whether any frame waits in a queue for ring space.
+// Pending reports whether any frame waits in a queue for ring space or
+// a doorbell waits to be serviced.
 func (d *Driver) Pending() bool {
 	for _, h := range d.Hosts {
-		for _, p := range h.peers {
-			if len(p.queue) > 0 {
+		if h.rx || h.tx {
+			return true
+		}
+		for _, p := range append(h.peers[:len(h.peers):len(h.peers)], h.mcast) {
+			if p != nil && len(p.queue) > 0 {
 				return true
 			}
 		}

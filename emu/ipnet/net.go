@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"time"
 
@@ -59,19 +60,49 @@ type Endpoint struct {
 	MAC       string   `json:"mac"`
 	IPv4      string   `json:"ipv4"` // with its prefix length
 	IPv6      string   `json:"ipv6"`
-	Peers     []string `json:"peers"` // hosts its O-NICs' windows reach
+	Peers     []string `json:"peers"`     // hosts its O-NICs' windows reach
+	Doorbells string   `json:"doorbells"` // "msi-x", or "polled" when a peer has no doorbell window to it
 }
 
-// Addresses are the documented defaults: host i (in scenario order) is
-// 10.77.0.(i+1)/24 and fd00:77::(i+1)/64.
-func addresses(i int) (v4, v6 string) {
-	return fmt.Sprintf("10.77.0.%d/24", i+1), fmt.Sprintf("fd00:77::%x/64", i+1)
+// addresses are host h's addresses: the scenario's, or the documented
+// defaults — host i (in scenario order) is 10.77.0.(i+1)/24 and
+// fd00:77::(i+1)/64.
+func addresses(i int, h scenario.HostConfig) (v4, v6 string) {
+	v4, v6 = h.IPv4, h.IPv6
+	if v4 == "" {
+		v4 = fmt.Sprintf("10.77.0.%d/24", i+1)
+	}
+	if v6 == "" {
+		v6 = fmt.Sprintf("fd00:77::%x/64", i+1)
+	}
+	return v4, v6
+}
+
+// checkAddresses refuses a scenario whose addresses (set or default)
+// repeat: a default one can meet one the scenario sets.
+func checkAddresses(hosts []scenario.HostConfig) error {
+	seen := map[netip.Addr]string{}
+	for i, h := range hosts {
+		v4, v6 := addresses(i, h)
+		for _, a := range []string{v4, v6} {
+			pf, err := netip.ParsePrefix(a)
+			if err != nil {
+				return fmt.Errorf("hosts[%d]: %v", i, err)
+			}
+			if o, dup := seen[pf.Addr()]; dup {
+				return fmt.Errorf("hosts[%d] (%s): address %s is host %s's already (set ipv4 and ipv6 for every host, or for none)", i, h.Name, pf.Addr(), o)
+			}
+			seen[pf.Addr()] = h.Name
+		}
+	}
+	return nil
 }
 
 // Net is IP over an emulated cluster: a network namespace and interface
 // per host, joined by the driver over the emulated fabric, with
 // simulated time paced to the wall clock.
 type Net struct {
+	cfg  scenario.Config
 	cl   *cluster.Cluster
 	d    *Driver
 	opt  Options
@@ -103,11 +134,14 @@ func Start(cl *cluster.Cluster, cfg scenario.Config, opt Options) (*Net, error) 
 	if len(cfg.Flows) > 0 {
 		return nil, fmt.Errorf("scenario %s has traffic generators (flows); emu net carries the hosts' own traffic: remove them", cfg.Name)
 	}
+	if err := checkAddresses(cfg.Hosts); err != nil {
+		return nil, err
+	}
 	d, err := New(cl, cfg)
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
+	n := &Net{cfg: cfg, cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
 	for _, h := range d.Hosts {
 		if ns := opt.Prefix + h.Name; namespaceExists(ns) {
 			return nil, fmt.Errorf("network namespace %s exists already: remove it (ip netns del %s) or choose another --netns-prefix", ns, ns)
@@ -136,7 +170,7 @@ func (n *Net) addHost(i int, h *Host) error {
 	}
 	n.taps = append(n.taps, f)
 	mac := fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", h.MAC[0], h.MAC[1], h.MAC[2], h.MAC[3], h.MAC[4], h.MAC[5])
-	v4, v6 := addresses(i)
+	v4, v6 := addresses(i, n.cfg.Hosts[i])
 	for _, args := range [][]string{
 		{"link", "set", "dev", tmp, "netns", ns},
 		{"-n", ns, "link", "set", "dev", tmp, "name", n.opt.Interface},
@@ -150,7 +184,11 @@ func (n *Net) addHost(i int, h *Host) error {
 			return err
 		}
 	}
-	n.eps = append(n.eps, Endpoint{Host: h.Name, Namespace: ns, Interface: n.opt.Interface, MAC: mac, IPv4: v4, IPv6: v6, Peers: n.d.Peers(i)})
+	bells := "polled"
+	if n.d.Doorbells(i) {
+		bells = "msi-x"
+	}
+	n.eps = append(n.eps, Endpoint{Host: h.Name, Namespace: ns, Interface: n.opt.Interface, MAC: mac, IPv4: v4, IPv6: v6, Peers: n.d.Peers(i), Doorbells: bells})
 	return nil
 }
 
@@ -184,7 +222,7 @@ func (n *Net) Run(ctx context.Context) error {
 				break intake
 			}
 		}
-		n.d.Pump()
+		n.d.Ring()
 		target := base + time.Duration(float64(time.Since(n.start))*n.opt.Rate)
 		n.cl.Advance(target)
 		if lag := time.Duration(float64(time.Since(n.start))*n.opt.Rate) - (target - base); lag > 0 {
@@ -194,12 +232,13 @@ func (n *Net) Run(ctx context.Context) error {
 			}
 		}
 		for i, f := range n.taps {
-			n.d.Receive(i, func(b []byte) {
+			n.d.Service(i, func(b []byte) {
 				if _, err := f.Write(b); err != nil {
 					n.tapDrops[i]++
 				}
 			})
 		}
+		n.d.Ring()
 		if err := n.d.Err(); err != nil {
 			return err
 		}
@@ -284,10 +323,11 @@ func (n *Net) Report() (Report, error) {
 // WriteText prints the report: each host's frames, the lag, then the
 // cluster's report.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %12s %14s %12s %14s %8s %8s %8s %8s\n", "host", "frames out", "bytes out", "frames in", "bytes in", "queued", "dropped", "lost", "corrupt")
+	fmt.Fprintf(w, "%-10s %12s %14s %12s %14s %8s %8s %8s %8s %10s %10s\n", "host", "frames out", "bytes out", "frames in", "bytes in",
+		"queued", "dropped", "lost", "corrupt", "doorbells", "interrupts")
 	for _, h := range r.Hosts {
-		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d %8d %8d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes,
-			h.Queued, h.Dropped+h.TapDrops, h.Lost, h.Corrupt)
+		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d %8d %8d %10d %10d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes,
+			h.Queued, h.Dropped+h.TapDrops, h.Lost, h.Corrupt, h.Doorbells, h.Interrupts)
 	}
 	fmt.Fprintf(w, "time: %.3f s of wall time; simulated time behind the wall clock by at most %.3f ms (%.3f s spent over 1 ms behind)\n\n",
 		r.WallS, r.MaxLagMs, r.BehindS)

@@ -20,9 +20,6 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
-	"onic/pcie/acl"
-	"onic/pcie/manager"
-	"onic/pcie/ntb"
 	"onic/testbenches/tools"
 )
 
@@ -263,51 +260,32 @@ func TestTCPAcrossReconfiguration(t *testing.T) {
 	t.Logf("A's driver: %+v", r.Hosts[0].Stats)
 }
 
-// threeHosts is host A with an O-NIC whose port A leads to B's O-NIC and
-// port B to C's, a window each way: A reaches B and C, which do not reach
-// each other.
-func threeHosts() scenario.Config {
-	win := func(port string) ntb.WindowConfig {
-		off := uint64(0)
-		if port == "port-b" {
-			off = 1 << 30
-		}
-		return ntb.WindowConfig{Name: "to-" + port, BAR: 2, Offset: off, Size: 1 << 30, Egress: port, Translated: 1 << 32}
-	}
-	mem := []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}
-	peer := func(name, host, proxy, remote string) scenario.ONICConfig {
-		return scenario.ONICConfig{Name: name, Host: host, FibreM: [2]float64{10, 10}, Manager: manager.Config{
-			Translation: ntb.Config{Windows: []ntb.WindowConfig{win("port-a")}, RID: ntb.RIDConfig{ProxyBase: proxy, Map: []string{"00:00.0"}}},
-			Access: acl.Config{Domains: []acl.DomainConfig{
-				{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a"}, Ranges: mem},
-				{Name: "peer", Requesters: []string{remote}, Ingress: []string{"port-a"}, Egress: []string{"host"}, Ranges: mem},
-			}}}}
-	}
-	a := scenario.ONICConfig{Name: "onicA", Host: "A", FibreM: [2]float64{10, 10}, Manager: manager.Config{
-		Translation: ntb.Config{Windows: []ntb.WindowConfig{win("port-a"), win("port-b")}, RID: ntb.RIDConfig{ProxyBase: "10:00.0", Map: []string{"00:00.0"}}},
-		Access: acl.Config{Domains: []acl.DomainConfig{
-			{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b"}, Ranges: mem},
-			{Name: "b", Requesters: []string{"20:00.0-20:00.7"}, Ingress: []string{"port-a"}, Egress: []string{"host"}, Ranges: mem},
-			{Name: "c", Requesters: []string{"30:00.0-30:00.7"}, Ingress: []string{"port-b"}, Egress: []string{"host"}, Ranges: mem},
-		}}}}
-	return scenario.Config{Name: "three-hosts", Duration: time.Second,
-		Hosts:    []scenario.HostConfig{{Name: "A"}, {Name: "B"}, {Name: "C"}},
-		ONICs:    []scenario.ONICConfig{a, peer("onicB", "B", "20:00.0", "10:00.0-10:00.7"), peer("onicC", "C", "30:00.0", "10:00.0-10:00.7")},
-		Circuits: []scenario.CircuitConfig{{A: "onicA.a", B: "onicB.a"}, {A: "onicA.b", B: "onicC.a"}}}
-}
-
-// TestThreeHosts: host A reaches B through its O-NIC's port A and C
-// through port B, by ARP and IP like any network; B and C, with no
-// circuit between them, do not reach each other.
+// TestThreeHosts: on the ip-over-pcie cluster, host A reaches B through
+// its O-NIC's port A and C through port B, by ARP and IP like any
+// network, with addresses from the scenario, taking MSI-X doorbells; B
+// and C, with no circuit between them, do not reach each other.
 func TestThreeHosts(t *testing.T) {
-	n := startNet(t, threeHosts(), Options{})
+	cfg := scenario.IPOverPCIe()
+	cfg.Hosts[2].IPv4, cfg.Hosts[2].IPv6 = "10.77.0.33/24", "fd00:77::33/64"
+	n := startNet(t, cfg, Options{})
 	eps := n.Endpoints()
 	if fmt.Sprint(eps[0].Peers) != "[B C]" || fmt.Sprint(eps[1].Peers) != "[A]" || fmt.Sprint(eps[2].Peers) != "[A]" {
 		t.Fatalf("peers: A %v, B %v, C %v", eps[0].Peers, eps[1].Peers, eps[2].Peers)
 	}
+	if eps[2].IPv4 != "10.77.0.33/24" || eps[2].IPv6 != "fd00:77::33/64" || eps[1].IPv4 != "10.77.0.2/24" {
+		t.Fatalf("addresses %+v: want the scenario's", eps)
+	}
+	for _, ep := range eps {
+		if ep.Doorbells != "msi-x" {
+			t.Fatalf("host %s: doorbells %q, want msi-x", ep.Host, ep.Doorbells)
+		}
+	}
 	for _, to := range []int{1, 2} {
 		if out := in(t, n, 0, "ping", "-c", "20", "-i", "0.01", "-q", addr(eps[to])); !strings.Contains(out, " 0% packet loss") {
 			t.Fatalf("ping A -> %s:\n%s", eps[to].Host, out)
+		}
+		if out := in(t, n, 0, "ping", "-6", "-c", "5", "-i", "0.01", "-q", strings.Split(eps[to].IPv6, "/")[0]); !strings.Contains(out, " 0% packet loss") {
+			t.Fatalf("ping -6 A -> %s:\n%s", eps[to].Host, out)
 		}
 	}
 	out, err := exec.Command("ip", "netns", "exec", eps[1].Namespace, "ping", "-c", "2", "-W", "0.2", "-q", addr(eps[2])).CombinedOutput()
@@ -320,6 +298,30 @@ func TestThreeHosts(t *testing.T) {
 	}
 	if r.Cluster.ONICs[0].PortTLPs[0] == 0 || r.Cluster.ONICs[0].PortTLPs[1] == 0 {
 		t.Errorf("onicA's ports sent %v TLPs: both should carry frames", r.Cluster.ONICs[0].PortTLPs)
+	}
+	a := r.Hosts[0]
+	if a.Multicast == 0 || a.Interrupts == 0 || r.Hosts[1].Interrupts == 0 || r.Hosts[2].Interrupts == 0 {
+		t.Errorf("A's driver %+v, B's interrupts %d, C's %d: want ARP and neighbour discovery through the multicast window, doorbells taken everywhere",
+			a.Stats, r.Hosts[1].Interrupts, r.Hosts[2].Interrupts)
+	}
+	for i, h := range r.Hosts {
+		if h.Interrupts != r.Cluster.Hosts[i].Interrupts {
+			t.Errorf("host %s: %d MSIs raised, %d taken by the driver", h.Name, r.Cluster.Hosts[i].Interrupts, h.Interrupts)
+		}
+	}
+}
+
+// TestAddressesRepeat: a scenario address equal to another host's
+// default address is refused before anything is made.
+func TestAddressesRepeat(t *testing.T) {
+	hosts := []scenario.HostConfig{{Name: "A"}, {Name: "B", IPv4: "10.77.0.1/24"}}
+	err := checkAddresses(hosts)
+	if err == nil || !strings.Contains(err.Error(), "10.77.0.1 is host A's already") {
+		t.Fatalf("got %v", err)
+	}
+	hosts[1].IPv4 = "10.77.0.9/24"
+	if err := checkAddresses(hosts); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -71,6 +71,14 @@ func SlowPeer() Config { return embedded("slow-peer.yaml") }
 // LUT (scenarios/host-interface.yaml).
 func HostInterface() Config { return embedded("host-interface.yaml") }
 
+// IPOverPCIe is the cluster onic emu net joins by default: host A's
+// O-NIC reaches B's out of port A and C's out of port B, each O-NIC with
+// windows to its peers' memory (the IP driver's rings), to their MSI
+// address range (its doorbells) and, A's, a multicast window out of both
+// ports (broadcast frames); the hosts' IP addresses are set
+// (scenarios/ip-over-pcie.yaml).
+func IPOverPCIe() Config { return embedded("ip-over-pcie.yaml") }
+
 // RingMulticast is FLEET's ring multicast to three receivers: sender S's
 // O-NIC sends out of port B to R1; R1's and R2's O-NICs keep a copy for
 // their host and relay each write out of their port B to the next; R3
@@ -309,6 +317,7 @@ func Scenarios() []Scenario {
 		{"offload", "a host drives its O-NIC's fp32-to-bf16 kernel as an accelerator: tasks launched by doorbell, data in and out over the host link, a completion record and an MSI-X interrupt per task", Offload},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"slow-peer", "a link partner that stops returning credits: onicA's port A stalls, retrains and resumes while the flow out of its port B goes on", SlowPeer},
+		{"ip-over-pcie", "the cluster onic emu net joins: A reaches B out of its O-NIC's port A and C out of port B, with windows for the IP driver's rings, MSI-X doorbells and broadcast", IPOverPCIe},
 		{"host-interface", "the two-party cluster with no traffic generators, for onic emu serve: the hosts' software is its clients", HostInterface},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
 			c := TwoParty()

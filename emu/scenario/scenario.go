@@ -8,6 +8,7 @@ package scenario
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"onic/emu/sim"
@@ -130,6 +131,12 @@ type HostConfig struct {
 	// 3: FLEET's servers have 8 CPUs with three O-NICs each); a host with
 	// more O-NICs has more root complexes, each in its own PCI segment.
 	ONICsPerCPU int `mapstructure:"onics_per_cpu"`
+	// IPv4 and IPv6 are the host's addresses with their prefix lengths
+	// (such as 10.77.0.1/24 and fd00:77::1/64) on the network interface
+	// onic emu net gives it; left out, 10.77.0.N/24 and fd00:77::N/64 (N
+	// the host's place in the scenario, from 1).
+	IPv4 string `mapstructure:"ipv4"`
+	IPv6 string `mapstructure:"ipv6"`
 }
 
 // ONICConfig is an O-NIC in a host.
@@ -282,7 +289,34 @@ func (h *HostConfig) Check(p string) error {
 	if err := tlp.CheckSize(p+".mrrs", h.MRRS); err != nil {
 		return err
 	}
+	if _, err := h.Addresses(); err != nil {
+		return fmt.Errorf("%s.%v", p, err)
+	}
 	return nil
+}
+
+// Addresses parses the host's IPv4 and IPv6 fields (those set): each an
+// address of its family with a prefix length, not its network's own
+// address; the error names the field.
+func (h *HostConfig) Addresses() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, a := range []struct {
+		field, v, family, eg string
+		six                  bool
+	}{{"ipv4", h.IPv4, "IPv4", "10.77.0.1/24", false}, {"ipv6", h.IPv6, "IPv6", "fd00:77::1/64", true}} {
+		if a.v == "" {
+			continue
+		}
+		pf, err := netip.ParsePrefix(a.v)
+		if err != nil || pf.Addr().Is6() != a.six || pf.Addr().Is4In6() || pf.Addr().Zone() != "" {
+			return nil, fmt.Errorf("%s: %q is not an %s address with its prefix length (such as %s)", a.field, a.v, a.family, a.eg)
+		}
+		if pf.Bits() < pf.Addr().BitLen() && pf.Addr() == pf.Masked().Addr() {
+			return nil, fmt.Errorf("%s: %s is the network's own address, not a host's", a.field, a.v)
+		}
+		out = append(out, pf)
+	}
+	return out, nil
 }
 
 // Check checks an O-NIC's own values (after defaults); p is its field path.
