@@ -75,7 +75,7 @@ docs/emu.md, "IP over the fabric", describes the driver.`,
 			} else if len(v.GetStringSlice("emu.net.tap")) > 0 {
 				return fmt.Errorf("--tap: needs --pcap FILE to write to")
 			}
-			opt := ipnet.Options{Prefix: v.GetString("emu.net.netns-prefix"), MTU: v.GetInt("emu.net.mtu"), Rate: v.GetFloat64("emu.net.rate")}
+			opt := ipnet.Options{Prefix: v.GetString("emu.net.netns-prefix"), MTU: v.GetInt("emu.net.mtu"), Rate: v.GetFloat64("emu.net.rate"), Live: cmd.ErrOrStderr()}
 			if opt.Prefix == "" || strings.ContainsAny(opt.Prefix, "/ \t") {
 				return fmt.Errorf("--netns-prefix %q: want a non-empty name without / or spaces", opt.Prefix)
 			}

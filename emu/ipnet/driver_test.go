@@ -3,6 +3,7 @@ package ipnet
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,4 +244,35 @@ func TestDoorbellsAndBroadcast(t *testing.T) {
 		t.Errorf("accounting %+v: every TLP should be delivered", ac)
 	}
 	t.Logf("A %+v; B %+v; C %+v", a, b, c)
+}
+
+// TestPace: the lag is followed at its worst and in wall time spent over
+// a millisecond behind, and said live once when it passes LiveLag, again
+// only a second later, and when it has caught up.
+func TestPace(t *testing.T) {
+	var live bytes.Buffer
+	p := pace{live: &live}
+	t0 := time.Unix(1000, 0)
+	ms := time.Millisecond
+	for _, st := range []struct {
+		at, lag time.Duration
+		says    string
+	}{
+		{0, 0, ""},
+		{10 * ms, 2 * ms, ""},
+		{20 * ms, 25 * ms, "25.0 ms behind"},
+		{30 * ms, 30 * ms, ""},
+		{1020 * ms, 40 * ms, "40.0 ms behind"},
+		{1030 * ms, 500 * time.Microsecond, "caught up"},
+		{1040 * ms, 0, ""},
+	} {
+		live.Reset()
+		p.step(t0.Add(st.at), st.lag)
+		if got := live.String(); (st.says == "") != (got == "") || !strings.Contains(got, st.says) {
+			t.Errorf("at %v, lag %v: said %q, want %q", st.at, st.lag, got, st.says)
+		}
+	}
+	if p.maxLag != 40*ms || p.behind != 1020*ms {
+		t.Errorf("max lag %v, behind %v; want 40ms and 1.02s", p.maxLag, p.behind)
+	}
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// Rate is simulated seconds per wall second (default 1: the network
 	// runs in real time, as applications expect).
 	Rate float64
+	// Live, if set, hears as it happens when simulated time falls
+	// LiveLag or more behind the wall clock and when it catches up.
+	Live io.Writer
 }
 
 func (o *Options) defaults() error {
@@ -102,20 +105,51 @@ func checkAddresses(hosts []scenario.HostConfig) error {
 // per host, joined by the driver over the emulated fabric, with
 // simulated time paced to the wall clock.
 type Net struct {
-	cfg  scenario.Config
-	cl   *cluster.Cluster
-	d    *Driver
-	opt  Options
-	eps  []Endpoint
-	taps []*os.File
-	made []string // namespaces it created
-	in   chan frameIn
-	// Lag: how far simulated time fell behind the wall clock (times
-	// Rate) after a step, at the most, and the wall time spent more than
-	// a millisecond behind.
+	cfg      scenario.Config
+	cl       *cluster.Cluster
+	d        *Driver
+	opt      Options
+	eps      []Endpoint
+	taps     []*os.File
+	made     []string // namespaces it created
+	in       chan frameIn
+	pace     pace
+	start    time.Time
+	tapDrops []uint64
+}
+
+// pace follows how far simulated time falls behind the wall clock (times
+// Rate): at the most, and the wall time spent more than a millisecond
+// behind; with a live writer it says so as it happens — when the lag
+// passes LiveLag (at most once a second) and when it has caught up.
+type pace struct {
 	maxLag, behind time.Duration
-	start          time.Time
-	tapDrops       []uint64
+	last, noted    time.Time
+	lagging        bool
+	live           io.Writer
+}
+
+// LiveLag is the lag at which a running network says it is behind.
+const LiveLag = 10 * time.Millisecond
+
+// step takes the lag after a step that ended at now.
+func (p *pace) step(now time.Time, lag time.Duration) {
+	p.maxLag = max(p.maxLag, lag)
+	if lag > time.Millisecond && !p.last.IsZero() {
+		p.behind += now.Sub(p.last)
+	}
+	p.last = now
+	if p.live == nil {
+		return
+	}
+	switch {
+	case lag >= LiveLag && (!p.lagging || now.Sub(p.noted) >= time.Second):
+		fmt.Fprintf(p.live, "onic emu net: simulated time is %.1f ms behind the wall clock: the emulator cannot keep up\n", float64(lag)/1e6)
+		p.noted, p.lagging = now, true
+	case lag < time.Millisecond && p.lagging:
+		fmt.Fprintf(p.live, "onic emu net: simulated time has caught up with the wall clock\n")
+		p.lagging = false
+	}
 }
 
 type frameIn struct {
@@ -141,7 +175,7 @@ func Start(cl *cluster.Cluster, cfg scenario.Config, opt Options) (*Net, error) 
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{cfg: cfg, cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
+	n := &Net{cfg: cfg, pace: pace{live: opt.Live}, cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
 	for _, h := range d.Hosts {
 		if ns := opt.Prefix + h.Name; namespaceExists(ns) {
 			return nil, fmt.Errorf("network namespace %s exists already: remove it (ip netns del %s) or choose another --netns-prefix", ns, ns)
@@ -225,12 +259,8 @@ func (n *Net) Run(ctx context.Context) error {
 		n.d.Ring()
 		target := base + time.Duration(float64(time.Since(n.start))*n.opt.Rate)
 		n.cl.Advance(target)
-		if lag := time.Duration(float64(time.Since(n.start))*n.opt.Rate) - (target - base); lag > 0 {
-			n.maxLag = max(n.maxLag, lag)
-			if lag > time.Millisecond {
-				n.behind += lag
-			}
-		}
+		now := time.Now()
+		n.pace.step(now, max(0, time.Duration(float64(now.Sub(n.start))*n.opt.Rate)-(target-base)))
 		for i, f := range n.taps {
 			n.d.Service(i, func(b []byte) {
 				if _, err := f.Write(b); err != nil {
@@ -313,7 +343,7 @@ func (n *Net) Report() (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Endpoints: n.eps, WallS: wall, MaxLagMs: float64(n.maxLag) / 1e6, BehindS: n.behind.Seconds(), Cluster: cr}
+	r := Report{Endpoints: n.eps, WallS: wall, MaxLagMs: float64(n.pace.maxLag) / 1e6, BehindS: n.pace.behind.Seconds(), Cluster: cr}
 	for i, h := range n.d.Hosts {
 		r.Hosts = append(r.Hosts, HostReport{Name: h.Name, Stats: h.Stats, TapDrops: n.tapDrops[i]})
 	}
