@@ -114,6 +114,7 @@ type Net struct {
 	made     []string // namespaces it created
 	in       chan frameIn
 	pace     pace
+	conns    *conns
 	start    time.Time
 	tapDrops []uint64
 }
@@ -175,7 +176,7 @@ func Start(cl *cluster.Cluster, cfg scenario.Config, opt Options) (*Net, error) 
 	if err != nil {
 		return nil, err
 	}
-	n := &Net{cfg: cfg, pace: pace{live: opt.Live}, cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
+	n := &Net{cfg: cfg, pace: pace{live: opt.Live}, conns: newConns(), cl: cl, d: d, opt: opt, in: make(chan frameIn, 4096), tapDrops: make([]uint64, len(d.Hosts))}
 	for _, h := range d.Hosts {
 		if ns := opt.Prefix + h.Name; namespaceExists(ns) {
 			return nil, fmt.Errorf("network namespace %s exists already: remove it (ip netns del %s) or choose another --netns-prefix", ns, ns)
@@ -265,7 +266,9 @@ func (n *Net) Run(ctx context.Context) error {
 			n.d.Service(i, func(b []byte) {
 				if _, err := f.Write(b); err != nil {
 					n.tapDrops[i]++
+					return
 				}
+				n.conns.add(b)
 			})
 		}
 		n.d.Ring()
@@ -321,12 +324,15 @@ func (n *Net) Close() error {
 
 // Report is what the network carried.
 type Report struct {
-	Endpoints []Endpoint     `json:"endpoints"`
-	Hosts     []HostReport   `json:"hosts"`
-	WallS     float64        `json:"wall_seconds"`
-	MaxLagMs  float64        `json:"max_lag_ms"`     // simulated time behind the wall clock, at the most
-	BehindS   float64        `json:"behind_seconds"` // wall time spent more than 1 ms behind
-	Cluster   cluster.Report `json:"cluster"`
+	Endpoints []Endpoint   `json:"endpoints"`
+	Hosts     []HostReport `json:"hosts"`
+	WallS     float64      `json:"wall_seconds"`
+	MaxLagMs  float64      `json:"max_lag_ms"`     // simulated time behind the wall clock, at the most
+	BehindS   float64      `json:"behind_seconds"` // wall time spent more than 1 ms behind
+	// Connections are what each TCP or UDP connection delivered to its
+	// receiver's interface (the MaxConns first seen), the most first.
+	Connections []Conn         `json:"connections"`
+	Cluster     cluster.Report `json:"cluster"`
 }
 
 // HostReport is one host's driver counts.
@@ -343,7 +349,7 @@ func (n *Net) Report() (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Endpoints: n.eps, WallS: wall, MaxLagMs: float64(n.pace.maxLag) / 1e6, BehindS: n.pace.behind.Seconds(), Cluster: cr}
+	r := Report{Endpoints: n.eps, WallS: wall, MaxLagMs: float64(n.pace.maxLag) / 1e6, BehindS: n.pace.behind.Seconds(), Connections: n.conns.list(), Cluster: cr}
 	for i, h := range n.d.Hosts {
 		r.Hosts = append(r.Hosts, HostReport{Name: h.Name, Stats: h.Stats, TapDrops: n.tapDrops[i]})
 	}
@@ -358,6 +364,17 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, h := range r.Hosts {
 		fmt.Fprintf(w, "%-10s %12d %14d %12d %14d %8d %8d %8d %8d %10d %10d\n", h.Name, h.SentFrames, h.SentBytes, h.ReceivedFrames, h.ReceivedBytes,
 			h.Queued, h.Dropped+h.TapDrops, h.Lost, h.Corrupt, h.Doorbells, h.Interrupts)
+	}
+	if len(r.Connections) > 0 {
+		fmt.Fprintf(w, "\n%-5s %-45s %-45s %10s %14s\n", "conn", "from", "to", "frames", "bytes")
+		for i, c := range r.Connections {
+			if i == 8 && len(r.Connections) > 9 {
+				fmt.Fprintf(w, "(%d more in the JSON report)\n", len(r.Connections)-8)
+				break
+			}
+			fmt.Fprintf(w, "%-5s %-45s %-45s %10d %14d\n", c.Proto, c.From, c.To, c.Frames, c.Bytes)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "time: %.3f s of wall time; simulated time behind the wall clock by at most %.3f ms (%.3f s spent over 1 ms behind)\n\n",
 		r.WallS, r.MaxLagMs, r.BehindS)
