@@ -368,16 +368,15 @@ func TestAddressesRepeat(t *testing.T) {
 	}
 }
 
-// BenchmarkTCP runs iperf3 TCP from A to B for 5 s across the two-party
-// cluster's emulated O-NICs at MTU 1500 and at the largest MTU the
+// BenchmarkTCP runs iperf3 TCP from A to B for 5 s across the
+// ip-over-pcie cluster's emulated O-NICs (emu net's default, doorbells) at MTU 1500 and at the largest MTU the
 // driver's slots carry, and reports the goodput (Gb/s) and the CPU time
 // onic used per wall second (its share of the machine: the emulator, the
 // driver and the interfaces' I/O).
 func BenchmarkTCP(b *testing.B) {
 	for _, mtu := range []int{1500, MaxMTU} {
 		b.Run(fmt.Sprintf("mtu-%d", mtu), func(b *testing.B) {
-			cfg := scenario.TwoParty()
-			cfg.Flows = nil
+			cfg := scenario.IPOverPCIe()
 			for range b.N {
 				n, stop := startNetTB(b, cfg, Options{MTU: mtu})
 				eps := n.Endpoints()
