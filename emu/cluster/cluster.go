@@ -499,8 +499,9 @@ type port struct {
 	states []portChange
 	// wire is the bytes of TLPs the port sent, per TraceBuckets-th of the
 	// run, for the trace's utilisation counters (allocated at Build).
-	wire []uint64
-	hold []*msg // traffic held while the port is down (or stalled)
+	wire      []uint64
+	hold      []*msg // traffic held while the port is down (or stalled)
+	holdBeats int    // the data beats they take (scenario.HoldBeats at most)
 	// circuit is the port the MEMS joins it to (nil: none), lit or not.
 	circuit *port
 	w       watch // its egress watchdog and faults (stall.go)
@@ -549,7 +550,7 @@ func (pt *port) flush() {
 	for _, m := range pt.hold {
 		pt.issue(m, 0)
 	}
-	pt.hold = pt.hold[:0]
+	pt.hold, pt.holdBeats = pt.hold[:0], 0
 	pt.retryTags(0)
 }
 
@@ -591,8 +592,9 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		pt.issue(m, ready)
 		return
 	}
-	if o.cfg.DownPolicy == "hold" && len(pt.hold) < o.cfg.HoldTLPs {
+	if b := o.beats(&m.t); o.cfg.DownPolicy == "hold" && len(pt.hold) < o.cfg.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
 		pt.hold = append(pt.hold, m)
+		pt.holdBeats += b
 		return
 	}
 	if m.rec >= 0 {
@@ -604,6 +606,21 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		o.c.settleWhy(m.rec, Dropped, why)
 	}
 	o.c.release(m)
+}
+
+// beats is the room t takes in a port's hold buffer: a data beat of the
+// O-NIC's width per part of its payload, one if it has none (the card's
+// hold buffer counts the same).
+func (o *onicNode) beats(t *tlp.TLP) int {
+	if !t.Kind().HasData() {
+		return 1
+	}
+	dws := int(t.Length)
+	if dws == 0 {
+		dws = 1024
+	}
+	per := o.cfg.DataWidth / 32
+	return (dws + per - 1) / per
 }
 
 // decide runs m through the manager as it arrives and hands the result on

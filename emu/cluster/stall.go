@@ -118,7 +118,18 @@ func (pt *port) stall() {
 	o.mgr.PortDown[pt.idx] = true
 	keep, why := 0, "port-down"
 	if o.cfg.DownPolicy == "hold" {
-		keep, why = max(o.cfg.HoldTLPs-len(pt.hold), 0), "hold-buffer-full"
+		// The first queued, as many as the hold buffer has room for (TLPs
+		// and beats).
+		why = "hold-buffer-full"
+		tlps, beats := o.cfg.HoldTLPs-len(pt.hold), scenario.HoldBeats-pt.holdBeats
+		pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
+			b := o.beats(&c.msgs[p.Arg].t)
+			if tlps < 1 || b > beats {
+				return false
+			}
+			keep, tlps, beats = keep+1, tlps-1, beats-b
+			return true
+		})
 	}
 	pt.l.DropQueued(pt.side, keep, func(p *link.Packet) {
 		m := c.msgs[p.Arg]

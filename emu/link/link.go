@@ -383,6 +383,32 @@ func (l *Link) DropQueued(side, keep int, drop func(*Packet)) int {
 	return n
 }
 
+// EachQueued calls f with the TLPs waiting at end side's transmitter, in
+// the order they were queued (over all classes), until f returns false.
+func (l *Link) EachQueued(side int, f func(*Packet) bool) {
+	d := &l.dirs[side]
+	var at [numClasses]int
+	seqAt := func(c int) uint64 { q := &d.queue[c]; return q.buf[(q.head+at[c])&(len(q.buf)-1)].seq }
+	for {
+		best := -1
+		for c := range d.queue {
+			q := &d.queue[c]
+			if at[c] < q.size && (best < 0 || q.buf[(q.head+at[c])&(len(q.buf)-1)].seq < seqAt(best)) {
+				best = c
+			}
+		}
+		if best < 0 {
+			return
+		}
+		q := &d.queue[best]
+		p := q.buf[(q.head+at[best])&(len(q.buf)-1)].p
+		at[best]++
+		if !f(p) {
+			return
+		}
+	}
+}
+
 // Send queues p for transmission from end side. TLPs of a class go in
 // order; classes are served round-robin as their credits allow.
 func (l *Link) Send(side int, p *Packet) { l.SendAt(side, p, 0) }

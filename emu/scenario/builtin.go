@@ -31,8 +31,8 @@ func peerONIC(name, host, proxy string, remote ...string) ONICConfig {
 
 // Phased is FLEET's phased exchange: host A writes to B, the software
 // quiesces the flow, the MEMS switches A's circuit from B to C, and A
-// writes to C — its first transfers held while the new circuit is dark
-// and training.
+// writes to C — its first transfer (64 KiB, as much as the O-NIC's hold
+// buffer keeps) held while the new circuit is dark and training.
 func Phased() Config {
 	return Config{
 		Name:     "phased",
@@ -47,7 +47,9 @@ func Phased() Config {
 		Phases:   []PhaseConfig{{At: 100 * time.Microsecond, Circuits: []CircuitConfig{{A: "onicA.a", B: "onicC.a"}}}},
 		Flows: []FlowConfig{
 			{Name: "A->B", From: "A", Op: "write", Size: 64 << 10, Stop: 80 * time.Microsecond},
-			{Name: "A->C", From: "A", Op: "write", Size: 64 << 10, Start: 100 * time.Microsecond},
+			// One transfer in flight: its 64 KiB is what the card's hold
+			// buffer keeps for a dark port (HoldBeats).
+			{Name: "A->C", From: "A", Op: "write", Size: 64 << 10, Depth: 1, Start: 100 * time.Microsecond},
 		},
 	}
 }

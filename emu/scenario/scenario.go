@@ -73,6 +73,12 @@ const (
 	DefaultReconfig  = 10 * time.Millisecond
 	DefaultBringUp   = time.Millisecond
 	DefaultHoldTLPs  = 1024
+	// HoldBeats is the room of a port's hold buffer in data beats of the
+	// O-NIC's data_width (64 KiB at 512 bits), the card's block RAM
+	// (hdlgen/internal/card.HoldBeats): a held TLP takes a beat per
+	// data_width of its payload, one without payload; a TLP is held only
+	// while both hold_tlps and the beats allow.
+	HoldBeats = 1024
 	// DefaultEgressStallCycles and DefaultCreditTimeoutCycles are the
 	// card's (hdlgen/internal/card.DefaultEgressStallCycles, the optical
 	// link's CreditCycles), so model and card stall and retrain alike.
@@ -157,8 +163,8 @@ type ONICConfig struct {
 	Manager manager.Config `mapstructure:"manager"`
 	// DownPolicy is what happens to traffic for a port that is down when
 	// its window has no failover (a window with failover_egress uses the
-	// other port): "hold" it (default, up to HoldTLPs per port, sent when
-	// the port is back) or "fail" it (posted writes dropped, reads
+	// other port): "hold" it (default, up to HoldTLPs per port and
+	// HoldBeats beats of them, sent when the port is back) or "fail" it (posted writes dropped, reads
 	// completed with UR).
 	DownPolicy string `mapstructure:"down_policy"`
 	HoldTLPs   int    `mapstructure:"hold_tlps"`
