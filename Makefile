@@ -100,9 +100,12 @@ SOAK_HDL   ?= 10
 SOAK_CARD_REQUESTS ?= 2000
 SOAK_INGRESS_TLPS ?= 30000
 ## And a link layer against a hostile partner (SOAK_HOSTILE fault sequences),
-## and two whole cards whose link and fibre misbehave (SOAK_HOSTILE_CARDS).
+## two whole cards whose link and fibre misbehave (SOAK_HOSTILE_CARDS), and
+## the emulator's O-NIC under the same kinds of faults (SOAK_HOSTILE_MODEL per
+## down policy).
 SOAK_HOSTILE ?= 20000
 SOAK_HOSTILE_CARDS ?= 10000
+SOAK_HOSTILE_MODEL ?= 20000
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
@@ -120,6 +123,8 @@ soak: deps
 	  -hostile-sequences $(SOAK_HOSTILE) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestHostileCards' ./hdlgen/internal/card -v \
 	  -hostile-card-sequences $(SOAK_HOSTILE_CARDS) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestHostileModel' ./emu/cluster -v \
+	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go
