@@ -102,6 +102,11 @@ func wireTime(g tlp.Gen, lanes, n int) time.Duration {
 	return time.Duration(ps / 1000)
 }
 
+// runDemo is onic tlp demo: a DMA write and read as TLPs, encoded,
+// decoded, captured and printed.
+//
+// Long: a command's steps in the order it runs and prints them, each a
+// few lines.
 func runDemo(w io.Writer, c demoConfig) error {
 	if err := c.check(); err != nil {
 		return err

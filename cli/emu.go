@@ -56,104 +56,7 @@ emulator ran (the only line that varies from run to run).`,
   onic emu run --scenario-file my-cluster.yaml
   onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml
   onic emu run --scenario host-interface --duration 1.4s --deploy onicA=onic-a.onicfw --trust trust.yaml --replay plan.json@1.3s --replay-kernels filter-0.onicfw`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
-			}
-			cfg, _, err := scenarioFlags(cmd, v, "emu.run")
-			if err != nil {
-				return err
-			}
-			if d := v.GetDuration("emu.run.duration"); d != 0 {
-				if d < 0 {
-					return fmt.Errorf("--duration %v: must be positive", d)
-				}
-				cfg.Duration = d
-			}
-			cl, err := buildCluster(v, "emu.run", cfg)
-			if err != nil {
-				return err
-			}
-			trust, err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust"), v.GetString("emu.run.replay") != "")
-			if err != nil {
-				return err
-			}
-			if v.GetBool("emu.run.allow-downgrade") {
-				if v.GetString("emu.run.trust") == "" {
-					return fmt.Errorf("--allow-downgrade: needs --deploy or --replay with --trust")
-				}
-				cl.AllowDowngrade(true)
-			}
-			if err := replayFlags(cl, v.GetString("emu.run.replay"), v.GetString("emu.run.replay-policy"), v.GetStringSlice("emu.run.replay-kernels"), trust); err != nil {
-				return err
-			}
-			var finish func() error
-			if path := v.GetString("emu.run.pcap"); path != "" {
-				if finish, err = capture(cl, path, v.GetStringSlice("emu.run.tap")); err != nil {
-					return err
-				}
-			} else if len(v.GetStringSlice("emu.run.tap")) > 0 {
-				return fmt.Errorf("--tap: needs --pcap FILE to write to")
-			}
-			threads := v.GetInt("emu.run.threads")
-			if threads < 1 || threads > 1024 {
-				return fmt.Errorf("--threads %d: want 1 to 1024", threads)
-			}
-			// Parts of the cluster that never exchange a TLP run on their
-			// own event queues, in parallel; the report is the same.
-			// Captures, traces, charts and firmware loads need the one
-			// cluster.
-			alone := v.GetString("emu.run.pcap") == "" && v.GetString("emu.run.trace") == "" && v.GetString("emu.run.report") == "" &&
-				len(v.GetStringSlice("emu.run.deploy")) == 0 && v.GetString("emu.run.replay") == "" && cluster.Parts(cfg) != nil
-			var rep cluster.Report
-			if alone && threads > 1 {
-				rep, err = cluster.RunParallel(cfg, threads)
-			} else {
-				if isTerminal(cmd.ErrOrStderr()) {
-					cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
-				}
-				rep, err = cl.Run()
-			}
-			out := cmd.OutOrStdout()
-			// Each file written is said on standard error, one line each.
-			wrote := func(path, what string) { fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", path, what) }
-			if trace := v.GetString("emu.run.trace"); err == nil && trace != "" {
-				err = writeTrace(cl, trace, out)
-				if trace == "-" {
-					out = cmd.ErrOrStderr() // the trace has standard output; the report goes beside it
-				} else if err == nil {
-					wrote(trace, "trace-event JSON: ui.perfetto.dev")
-				}
-			}
-			if finish != nil {
-				if ferr := finish(); err == nil {
-					err = ferr
-					if err == nil {
-						wrote(v.GetString("emu.run.pcap"), "pcapng: onic tlp decode --pcap, Wireshark")
-					}
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if path := v.GetString("emu.run.report"); path != "" {
-				if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {
-					return err
-				}
-				wrote(path, "HTML report: open it in a browser")
-			}
-			if v.GetBool("emu.run.json") {
-				if err := json.NewEncoder(out).Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				rep.WriteText(out)
-			}
-			if !v.GetBool("emu.run.allow-refused") {
-				return deployFailures(rep)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runEmuRun(cmd, v, args) },
 	}
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
@@ -173,6 +76,106 @@ emulator ran (the only line that varies from run to run).`,
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host,onicB.port-a (default: all)")
 	bindFlags(v, c, "emu.run")
 	return c
+}
+
+// runEmuRun is onic emu run: it builds the scenario's cluster, runs it and reports.
+func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
+	}
+	cfg, _, err := scenarioFlags(cmd, v, "emu.run")
+	if err != nil {
+		return err
+	}
+	if d := v.GetDuration("emu.run.duration"); d != 0 {
+		if d < 0 {
+			return fmt.Errorf("--duration %v: must be positive", d)
+		}
+		cfg.Duration = d
+	}
+	cl, err := buildCluster(v, "emu.run", cfg)
+	if err != nil {
+		return err
+	}
+	trust, err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust"), v.GetString("emu.run.replay") != "")
+	if err != nil {
+		return err
+	}
+	if v.GetBool("emu.run.allow-downgrade") {
+		if v.GetString("emu.run.trust") == "" {
+			return fmt.Errorf("--allow-downgrade: needs --deploy or --replay with --trust")
+		}
+		cl.AllowDowngrade(true)
+	}
+	if err := replayFlags(cl, v.GetString("emu.run.replay"), v.GetString("emu.run.replay-policy"), v.GetStringSlice("emu.run.replay-kernels"), trust); err != nil {
+		return err
+	}
+	var finish func() error
+	if path := v.GetString("emu.run.pcap"); path != "" {
+		if finish, err = capture(cl, path, v.GetStringSlice("emu.run.tap")); err != nil {
+			return err
+		}
+	} else if len(v.GetStringSlice("emu.run.tap")) > 0 {
+		return fmt.Errorf("--tap: needs --pcap FILE to write to")
+	}
+	threads := v.GetInt("emu.run.threads")
+	if threads < 1 || threads > 1024 {
+		return fmt.Errorf("--threads %d: want 1 to 1024", threads)
+	}
+	// Parts of the cluster that never exchange a TLP run on their
+	// own event queues, in parallel; the report is the same.
+	// Captures, traces, charts and firmware loads need the one
+	// cluster.
+	alone := v.GetString("emu.run.pcap") == "" && v.GetString("emu.run.trace") == "" && v.GetString("emu.run.report") == "" &&
+		len(v.GetStringSlice("emu.run.deploy")) == 0 && v.GetString("emu.run.replay") == "" && cluster.Parts(cfg) != nil
+	var rep cluster.Report
+	if alone && threads > 1 {
+		rep, err = cluster.RunParallel(cfg, threads)
+	} else {
+		if isTerminal(cmd.ErrOrStderr()) {
+			cl.OnProgress(progressPrinter(cmd.ErrOrStderr()))
+		}
+		rep, err = cl.Run()
+	}
+	out := cmd.OutOrStdout()
+	// Each file written is said on standard error, one line each.
+	wrote := func(path, what string) { fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", path, what) }
+	if trace := v.GetString("emu.run.trace"); err == nil && trace != "" {
+		err = writeTrace(cl, trace, out)
+		if trace == "-" {
+			out = cmd.ErrOrStderr() // the trace has standard output; the report goes beside it
+		} else if err == nil {
+			wrote(trace, "trace-event JSON: ui.perfetto.dev")
+		}
+	}
+	if finish != nil {
+		if ferr := finish(); err == nil {
+			err = ferr
+			if err == nil {
+				wrote(v.GetString("emu.run.pcap"), "pcapng: onic tlp decode --pcap, Wireshark")
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if path := v.GetString("emu.run.report"); path != "" {
+		if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {
+			return err
+		}
+		wrote(path, "HTML report: open it in a browser")
+	}
+	if v.GetBool("emu.run.json") {
+		if err := json.NewEncoder(out).Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		rep.WriteText(out)
+	}
+	if !v.GetBool("emu.run.allow-refused") {
+		return deployFailures(rep)
+	}
+	return nil
 }
 
 func newEmuScenariosCmd(v *viper.Viper) *cobra.Command {

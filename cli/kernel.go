@@ -186,141 +186,7 @@ model for UltraScale+ -2 (docs/kernels.md, "Resources and timing"; cached per Ve
 est MHz column, with a warning naming the path when it is below --clock-mhz.
 Exits 1 if any check fails; a clock warning alone does not fail.`,
 		Example: "  onic kernel test sum-int32\n  onic kernel test --all --rtl icarus --json",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			all := v.GetBool("kernel.test.all")
-			var ks []*kernels.Kernel
-			switch {
-			case all && len(args) > 0:
-				return fmt.Errorf("give kernel names or --all, not both")
-			case all:
-				ks = kernels.Library()
-			case len(args) == 0:
-				return fmt.Errorf("name a kernel (onic kernel list shows them) or give --all")
-			}
-			for _, a := range args {
-				k, err := kernels.Lookup(a)
-				if err != nil {
-					return err
-				}
-				ks = append(ks, k)
-			}
-			var rtl []kernels.Tool
-			for _, t := range strings.Split(v.GetString("kernel.test.rtl"), ",") {
-				if t = strings.TrimSpace(t); t == "" {
-					continue
-				}
-				tool, err := replay.ByName(t)
-				if err != nil {
-					return fmt.Errorf("--rtl %q: want icarus, verilator or both, comma-separated", t)
-				}
-				rtl = append(rtl, tool)
-			}
-			seed := v.GetUint64("kernel.test.seed")
-			var verdicts []kernelVerdict
-			failed := 0
-			w := cmd.OutOrStdout()
-			asJSON := v.GetBool("kernel.test.json")
-			nw := len("kernel") // rows are printed as each kernel finishes: size the name column first
-			for _, k := range ks {
-				nw = max(nw, len(k.Name))
-			}
-			timing, clock := v.GetBool("kernel.test.timing"), v.GetFloat64("kernel.test.clock-mhz")
-			if !(clock >= 1 && clock <= 1000) {
-				return fmt.Errorf("--clock-mhz %g: want 1 to 1000", clock)
-			}
-			if !asJSON {
-				fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s %8s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc", "est MHz")
-			}
-			// On a terminal, what is running: a kernel takes from seconds
-			// to a minute or more (its RTL runs, then Yosys for the clock
-			// estimate when that is not cached).
-			progress := func(string, ...any) {}
-			if e := cmd.ErrOrStderr(); isTerminal(e) {
-				start := time.Now()
-				progress = func(f string, a ...any) {
-					fmt.Fprintf(e, "onic kernel test: "+f+" (%v)\n", append(a, time.Since(start).Round(time.Second))...)
-				}
-			}
-			vcdDir := v.GetString("kernel.test.vcd")
-			if vcdDir != "" {
-				if err := os.MkdirAll(vcdDir, 0o755); err != nil {
-					return fmt.Errorf("--vcd: %v", err)
-				}
-			}
-			for i, k := range ks {
-				if vcdDir != "" {
-					path, err := k.WriteWaveform(vcdDir, seed)
-					if err != nil {
-						return fmt.Errorf("--vcd: %v", err)
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (VCD: GTKWave)\n", path)
-				}
-				under := ""
-				if len(rtl) > 0 {
-					names := make([]string, len(rtl))
-					for j, r := range rtl {
-						names[j] = r.Name()
-					}
-					under = ", then under " + strings.Join(names, " and ")
-				}
-				progress("%s, %d of %d: against its reference in the simulator%s", k.Name, i+1, len(ks), under)
-				vd := kernelVerdict{Verdict: k.Verify(seed, rtl)}
-				est, note := "-", ""
-				if timing && vd.OK() {
-					progress("%s: synthesising for the clock estimate (Yosys; cached per Verilog)", k.Name)
-					r, err := kernelTiming(k, timingCacheDir())
-					switch {
-					case err != nil:
-						note = "timing: no estimate: " + err.Error()
-					default:
-						vd.Resources = &r
-						est = fmt.Sprintf("%.0f", r.Timing.EstMHz)
-						if r.Timing.EstMHz < clock {
-							note = fmt.Sprintf("timing: WARNING: est %.0f MHz is below the %g MHz clock: %.2f ns from %s to %s (%d LUT levels, %d carry cells); split the logic with Step.Stage (docs/kernels.md, \"Resources and timing\")",
-								r.Timing.EstMHz, clock, r.Timing.PathNs, r.Timing.From, r.Timing.To, r.Timing.LUTLevels, r.Timing.Carries)
-						}
-					}
-				}
-				verdicts = append(verdicts, vd)
-				if !vd.OK() {
-					failed++
-				}
-				if asJSON {
-					continue
-				}
-				col := func(s string) string {
-					switch s {
-					case "":
-						return "-"
-					case "ok":
-						return "ok"
-					}
-					return "FAIL"
-				}
-				fmt.Fprintf(w, "%-*s %5d %-10s %-10s %-10s %7d %8.2f %10.1f %8s\n", nw, k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle, est)
-				if note != "" {
-					fmt.Fprintf(w, "  %s\n", note)
-				}
-				for _, t := range []string{"simulator", "icarus", "verilator"} {
-					msg := vd.Sim
-					if t != "simulator" {
-						msg = vd.RTL[t]
-					}
-					if msg != "" && msg != "ok" {
-						fmt.Fprintf(w, "  %s: %s\n", t, msg)
-					}
-				}
-			}
-			if asJSON {
-				if err := printJSON(w, verdicts); err != nil {
-					return err
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%d of %d kernels failed (seed %d)", failed, len(ks), seed)
-			}
-			return nil
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return runKernelTest(cmd, v, args) },
 	}
 	c.Flags().Bool("all", false, "test every built-in kernel")
 	c.Flags().String("vcd", "", "write each kernel's waveform (a simulator run of a packet under backpressure) into this directory as <kernel>.vcd")
@@ -331,4 +197,144 @@ Exits 1 if any check fails; a clock warning alone does not fail.`,
 	c.Flags().Float64("clock-mhz", 250, "the clock a kernel must reach: the O-NIC's (MHz)")
 	bindFlags(v, c, "kernel.test")
 	return c
+}
+
+// runKernelTest is onic kernel test: each kernel's three-way proof.
+//
+// Long: a command's steps in the order it runs and prints them, each a
+// few lines.
+func runKernelTest(cmd *cobra.Command, v *viper.Viper, args []string) error {
+	all := v.GetBool("kernel.test.all")
+	var ks []*kernels.Kernel
+	switch {
+	case all && len(args) > 0:
+		return fmt.Errorf("give kernel names or --all, not both")
+	case all:
+		ks = kernels.Library()
+	case len(args) == 0:
+		return fmt.Errorf("name a kernel (onic kernel list shows them) or give --all")
+	}
+	for _, a := range args {
+		k, err := kernels.Lookup(a)
+		if err != nil {
+			return err
+		}
+		ks = append(ks, k)
+	}
+	var rtl []kernels.Tool
+	for _, t := range strings.Split(v.GetString("kernel.test.rtl"), ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		tool, err := replay.ByName(t)
+		if err != nil {
+			return fmt.Errorf("--rtl %q: want icarus, verilator or both, comma-separated", t)
+		}
+		rtl = append(rtl, tool)
+	}
+	seed := v.GetUint64("kernel.test.seed")
+	var verdicts []kernelVerdict
+	failed := 0
+	w := cmd.OutOrStdout()
+	asJSON := v.GetBool("kernel.test.json")
+	nw := len("kernel") // rows are printed as each kernel finishes: size the name column first
+	for _, k := range ks {
+		nw = max(nw, len(k.Name))
+	}
+	timing, clock := v.GetBool("kernel.test.timing"), v.GetFloat64("kernel.test.clock-mhz")
+	if !(clock >= 1 && clock <= 1000) {
+		return fmt.Errorf("--clock-mhz %g: want 1 to 1000", clock)
+	}
+	if !asJSON {
+		fmt.Fprintf(w, "%-*s %5s %-10s %-10s %-10s %7s %8s %10s %8s\n", nw, "kernel", "cases", "simulator", "icarus", "verilator", "latency", "interval", "bytes/cyc", "est MHz")
+	}
+	// On a terminal, what is running: a kernel takes from seconds
+	// to a minute or more (its RTL runs, then Yosys for the clock
+	// estimate when that is not cached).
+	progress := func(string, ...any) {}
+	if e := cmd.ErrOrStderr(); isTerminal(e) {
+		start := time.Now()
+		progress = func(f string, a ...any) {
+			fmt.Fprintf(e, "onic kernel test: "+f+" (%v)\n", append(a, time.Since(start).Round(time.Second))...)
+		}
+	}
+	vcdDir := v.GetString("kernel.test.vcd")
+	if vcdDir != "" {
+		if err := os.MkdirAll(vcdDir, 0o755); err != nil {
+			return fmt.Errorf("--vcd: %v", err)
+		}
+	}
+	for i, k := range ks {
+		if vcdDir != "" {
+			path, err := k.WriteWaveform(vcdDir, seed)
+			if err != nil {
+				return fmt.Errorf("--vcd: %v", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (VCD: GTKWave)\n", path)
+		}
+		under := ""
+		if len(rtl) > 0 {
+			names := make([]string, len(rtl))
+			for j, r := range rtl {
+				names[j] = r.Name()
+			}
+			under = ", then under " + strings.Join(names, " and ")
+		}
+		progress("%s, %d of %d: against its reference in the simulator%s", k.Name, i+1, len(ks), under)
+		vd := kernelVerdict{Verdict: k.Verify(seed, rtl)}
+		est, note := "-", ""
+		if timing && vd.OK() {
+			progress("%s: synthesising for the clock estimate (Yosys; cached per Verilog)", k.Name)
+			r, err := kernelTiming(k, timingCacheDir())
+			switch {
+			case err != nil:
+				note = "timing: no estimate: " + err.Error()
+			default:
+				vd.Resources = &r
+				est = fmt.Sprintf("%.0f", r.Timing.EstMHz)
+				if r.Timing.EstMHz < clock {
+					note = fmt.Sprintf("timing: WARNING: est %.0f MHz is below the %g MHz clock: %.2f ns from %s to %s (%d LUT levels, %d carry cells); split the logic with Step.Stage (docs/kernels.md, \"Resources and timing\")",
+						r.Timing.EstMHz, clock, r.Timing.PathNs, r.Timing.From, r.Timing.To, r.Timing.LUTLevels, r.Timing.Carries)
+				}
+			}
+		}
+		verdicts = append(verdicts, vd)
+		if !vd.OK() {
+			failed++
+		}
+		if asJSON {
+			continue
+		}
+		col := func(s string) string {
+			switch s {
+			case "":
+				return "-"
+			case "ok":
+				return "ok"
+			}
+			return "FAIL"
+		}
+		fmt.Fprintf(w, "%-*s %5d %-10s %-10s %-10s %7d %8.2f %10.1f %8s\n", nw, k.Name, vd.Cases, col(vd.Sim), col(vd.RTL["icarus"]), col(vd.RTL["verilator"]), vd.Latency, vd.Interval, vd.BytesPerCycle, est)
+		if note != "" {
+			fmt.Fprintf(w, "  %s\n", note)
+		}
+		for _, t := range []string{"simulator", "icarus", "verilator"} {
+			msg := vd.Sim
+			if t != "simulator" {
+				msg = vd.RTL[t]
+			}
+			if msg != "" && msg != "ok" {
+				fmt.Fprintf(w, "  %s: %s\n", t, msg)
+			}
+		}
+	}
+	if asJSON {
+		if err := printJSON(w, verdicts); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d kernels failed (seed %d)", failed, len(ks), seed)
+	}
+	return nil
 }

@@ -42,111 +42,7 @@ prints the cluster's report (--json for JSON).`,
 		Example: `  onic emu serve --socket /tmp/onic.sock
   onic emu serve --scenario-file my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			socket := v.GetString("emu.serve.socket")
-			if socket == "" {
-				return fmt.Errorf("--socket: required: the Unix socket path to serve on")
-			}
-			cfg, _, err := scenarioFlags(cmd, v, "emu.serve")
-			if err != nil {
-				return err
-			}
-			cl, err := buildCluster(v, "emu.serve", cfg)
-			if err != nil {
-				return err
-			}
-			if path := v.GetString("emu.serve.pcap"); path != "" {
-				finish, err := capture(cl, path, v.GetStringSlice("emu.serve.tap"))
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if ferr := finish(); ferr != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
-					}
-				}()
-			} else if len(v.GetStringSlice("emu.serve.tap")) > 0 {
-				return fmt.Errorf("--tap: needs --pcap FILE to write to")
-			}
-			opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
-				MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout"),
-				StallTimeout: v.GetDuration("emu.serve.stall-timeout"), MaxPosted: v.GetInt("emu.serve.max-posted")}
-			if opt.MaxClients < 1 || opt.MaxClients > 4096 {
-				return fmt.Errorf("--max-clients %d: want 1 to 4096", opt.MaxClients)
-			}
-			if opt.MaxPosted < 1 || opt.MaxPosted > 4096 {
-				return fmt.Errorf("--max-posted %d: want 1 to 4096", opt.MaxPosted)
-			}
-			if opt.StallTimeout < 10*time.Millisecond || opt.StallTimeout > time.Hour {
-				return fmt.Errorf("--stall-timeout %v: want 10ms to 1h", opt.StallTimeout)
-			}
-			if opt.FrameTimeout < time.Millisecond || opt.FrameTimeout > time.Hour {
-				return fmt.Errorf("--frame-timeout %v: want 1ms to 1h", opt.FrameTimeout)
-			}
-			if opt.MaxInFlight, err = byteSize(v.GetString("emu.serve.max-inflight"), 1<<10, 1<<34); err != nil {
-				return fmt.Errorf("--max-inflight: %v", err)
-			}
-			if opt.MaxImage, err = byteSize(v.GetString("emu.serve.max-image"), 1<<10, 1<<34); err != nil {
-				return fmt.Errorf("--max-image: %v", err)
-			}
-			if opt.MaxMemory, err = byteSize(v.GetString("emu.serve.max-memory"), 4<<10, 1<<40); err != nil {
-				return fmt.Errorf("--max-memory: %v", err)
-			}
-			if path := v.GetString("emu.serve.trust"); path != "" {
-				tr, err := firmware.LoadTrustFile(path)
-				if err != nil {
-					return fmt.Errorf("--trust: %v", err)
-				}
-				opt.Trust = &tr
-			}
-			if v.GetBool("emu.serve.allow-downgrade") {
-				if opt.Trust == nil {
-					return fmt.Errorf("--allow-downgrade: needs --trust")
-				}
-				cl.AllowDowngrade(true)
-			}
-			srv, err := hostif.New(cl, opt)
-			if err != nil {
-				return fmt.Errorf("--%v", err)
-			}
-			if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
-				// A socket file is left by a server that is gone, or in use
-				// by one that is not: only the first may be replaced.
-				if conn, err := net.DialTimeout("unix", socket, time.Second); err == nil {
-					conn.Close()
-					return fmt.Errorf("--socket %s: a server is listening there already", socket)
-				}
-				os.Remove(socket)
-			}
-			ln, err := net.Listen("unix", socket)
-			if err != nil {
-				return fmt.Errorf("--socket: %v", err)
-			}
-			defer os.Remove(socket)
-			parent := cmd.Context()
-			if parent == nil {
-				parent = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %s on %s (%s mode)\n", cfg.Name, socket, v.GetString("emu.serve.mode"))
-			start := time.Now()
-			if err := srv.Serve(ctx, ln); err != nil {
-				return err
-			}
-			rep, err := cl.Report(time.Since(start).Seconds())
-			if err != nil {
-				return err
-			}
-			st := srv.Stats()
-			fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %d connections, %d requests (%d answered with an error), %d clients dropped\n",
-				st.Connections, st.Requests, st.Errors, st.Dropped)
-			if v.GetBool("emu.serve.json") {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
-			}
-			rep.WriteText(cmd.OutOrStdout())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runEmuServe(cmd, v, args) },
 	}
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file as the session goes, an interface per tap (format: docs/pcap.md); the clients' writes carry their bytes")
@@ -167,6 +63,113 @@ prints the cluster's report (--json for JSON).`,
 	c.Flags().Bool("allow-downgrade", false, "let clients' loads lower a region's security version (each one is listed in the report; never below the trust store's min_security_version)")
 	bindFlags(v, c, "emu.serve")
 	return c
+}
+
+// runEmuServe is onic emu serve: it serves the scenario's cluster to host programs until stopped.
+func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
+	socket := v.GetString("emu.serve.socket")
+	if socket == "" {
+		return fmt.Errorf("--socket: required: the Unix socket path to serve on")
+	}
+	cfg, _, err := scenarioFlags(cmd, v, "emu.serve")
+	if err != nil {
+		return err
+	}
+	cl, err := buildCluster(v, "emu.serve", cfg)
+	if err != nil {
+		return err
+	}
+	if path := v.GetString("emu.serve.pcap"); path != "" {
+		finish, err := capture(cl, path, v.GetStringSlice("emu.serve.tap"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if ferr := finish(); ferr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+			}
+		}()
+	} else if len(v.GetStringSlice("emu.serve.tap")) > 0 {
+		return fmt.Errorf("--tap: needs --pcap FILE to write to")
+	}
+	opt := hostif.Options{Mode: v.GetString("emu.serve.mode"), Rate: v.GetFloat64("emu.serve.rate"),
+		MaxClients: v.GetInt("emu.serve.max-clients"), FrameTimeout: v.GetDuration("emu.serve.frame-timeout"),
+		StallTimeout: v.GetDuration("emu.serve.stall-timeout"), MaxPosted: v.GetInt("emu.serve.max-posted")}
+	if opt.MaxClients < 1 || opt.MaxClients > 4096 {
+		return fmt.Errorf("--max-clients %d: want 1 to 4096", opt.MaxClients)
+	}
+	if opt.MaxPosted < 1 || opt.MaxPosted > 4096 {
+		return fmt.Errorf("--max-posted %d: want 1 to 4096", opt.MaxPosted)
+	}
+	if opt.StallTimeout < 10*time.Millisecond || opt.StallTimeout > time.Hour {
+		return fmt.Errorf("--stall-timeout %v: want 10ms to 1h", opt.StallTimeout)
+	}
+	if opt.FrameTimeout < time.Millisecond || opt.FrameTimeout > time.Hour {
+		return fmt.Errorf("--frame-timeout %v: want 1ms to 1h", opt.FrameTimeout)
+	}
+	if opt.MaxInFlight, err = byteSize(v.GetString("emu.serve.max-inflight"), 1<<10, 1<<34); err != nil {
+		return fmt.Errorf("--max-inflight: %v", err)
+	}
+	if opt.MaxImage, err = byteSize(v.GetString("emu.serve.max-image"), 1<<10, 1<<34); err != nil {
+		return fmt.Errorf("--max-image: %v", err)
+	}
+	if opt.MaxMemory, err = byteSize(v.GetString("emu.serve.max-memory"), 4<<10, 1<<40); err != nil {
+		return fmt.Errorf("--max-memory: %v", err)
+	}
+	if path := v.GetString("emu.serve.trust"); path != "" {
+		tr, err := firmware.LoadTrustFile(path)
+		if err != nil {
+			return fmt.Errorf("--trust: %v", err)
+		}
+		opt.Trust = &tr
+	}
+	if v.GetBool("emu.serve.allow-downgrade") {
+		if opt.Trust == nil {
+			return fmt.Errorf("--allow-downgrade: needs --trust")
+		}
+		cl.AllowDowngrade(true)
+	}
+	srv, err := hostif.New(cl, opt)
+	if err != nil {
+		return fmt.Errorf("--%v", err)
+	}
+	if st, err := os.Stat(socket); err == nil && st.Mode()&os.ModeSocket != 0 {
+		// A socket file is left by a server that is gone, or in use
+		// by one that is not: only the first may be replaced.
+		if conn, err := net.DialTimeout("unix", socket, time.Second); err == nil {
+			conn.Close()
+			return fmt.Errorf("--socket %s: a server is listening there already", socket)
+		}
+		os.Remove(socket)
+	}
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		return fmt.Errorf("--socket: %v", err)
+	}
+	defer os.Remove(socket)
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %s on %s (%s mode)\n", cfg.Name, socket, v.GetString("emu.serve.mode"))
+	start := time.Now()
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	rep, err := cl.Report(time.Since(start).Seconds())
+	if err != nil {
+		return err
+	}
+	st := srv.Stats()
+	fmt.Fprintf(cmd.ErrOrStderr(), "onic emu serve: %d connections, %d requests (%d answered with an error), %d clients dropped\n",
+		st.Connections, st.Requests, st.Errors, st.Dropped)
+	if v.GetBool("emu.serve.json") {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+	}
+	rep.WriteText(cmd.OutOrStdout())
+	return nil
 }
 
 // byteSize parses a byte count with a unit (B, KiB, MiB, GiB; KB, MB, GB

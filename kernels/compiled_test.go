@@ -17,6 +17,10 @@ import (
 
 //go:generate go test -tags onic_regen -run TestCompiledSources -update .
 
+// regenKernels is the command that regenerates the kernels' simulators,
+// named in their headers.
+const regenKernels = "go test -tags onic_regen -run TestCompiledSources -update ./kernels"
+
 // compiledName is the file of kernel name's generated simulator.
 func compiledName(name string) string {
 	return "sim_" + strings.NewReplacer("-", "_", ".", "_").Replace(name) + "_gen_test.go"
@@ -34,7 +38,7 @@ func TestCompiledSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		typ := "sim" + strings.NewReplacer("-", "_", ".", "_").Replace(k.Name)
-		src, err := sim.GoSource(m, "kernels", typ)
+		src, err := sim.GoSource(m, "kernels", typ, regenKernels)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,6 +107,9 @@ type Recorder func(cycle int, inputs []ir.Port, values [][]uint64)
 // run drives module m (the kernel's) as Run does, telling rec each
 // cycle's inputs and, if log is not nil, appending a line per cycle in
 // the format of the replay testbench (see RunRTL).
+//
+// Long: the cycle loop drives inputs, checks outputs and records in one
+// place, so each cycle's order is plain.
 func (k *Kernel) run(m *ir.Module, in [][]byte, t Traffic, rec Recorder, log *[]string, vcd io.Writer) ([]byte, Stats, error) {
 	if len(in) != k.Inputs {
 		return nil, Stats{}, fmt.Errorf("kernel %s: %d input packets for %d inputs", k.Name, len(in), k.Inputs)

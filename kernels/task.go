@@ -123,6 +123,10 @@ const (
 // 32 bytes of data, valid/ready) and then, if enabled, the MSI-X message
 // on m_irq_* — for the O-NIC's DMA write path to turn into posted writes
 // to the host, in that order.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func (k *Kernel) TaskModule() (*ir.Module, error) {
 	km, err := k.Module()
 	if err != nil {

@@ -116,6 +116,10 @@ func routeKind(t *tlp.TLP) (byID bool, id tlp.ID, implicit bool, r tlp.Routing) 
 // the host issues) to its target: up until an ancestor's bus holds a node
 // that claims it, then down, so peer-to-peer traffic turns at the lowest
 // common switch. Memory requests no port claims end in host memory.
+//
+// Long: the walk up and then down the hierarchy is one loop over the bus
+// levels, with each kind of claim (BAR, bus range, ID) checked where the
+// walk meets it.
 func (h *Hierarchy) Route(src *Node, t *tlp.TLP) (Route, error) {
 	if src == nil {
 		return Route{}, fmt.Errorf("route: no source node")

@@ -162,6 +162,9 @@ func (e *FieldError) Error() string { return "field " + e.Field + ": " + e.Reaso
 // it is derived from data. An explicit ecrc is kept in Digest and written
 // as is by AppendBinary (so a deliberately wrong digest can be crafted to
 // test a receiver); without it the digest is computed on encoding.
+//
+// Long: one short case per kind it handles, in one switch; split, the
+// cases would only move apart.
 func (t *TLP) UnmarshalJSON(b []byte) error {
 	var j jsonTLP
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -31,6 +31,10 @@ func ps(d time.Duration) sim.Time {
 }
 
 // Build checks c and wires the cluster. Errors name the field path.
+//
+// Long: it checks and wires a scenario's parts in the order they depend
+// on each other (hosts, O-NICs, circuits, flows, phases), each step a
+// few lines.
 func Build(c scenario.Config) (*Cluster, error) {
 	if c.Duration <= 0 {
 		return nil, fmt.Errorf("duration: %v must be positive", c.Duration)

@@ -66,6 +66,8 @@ func cssColour(c color.Color) string {
 }
 
 // Charts draws the run's charts, in page order.
+//
+// Long: it writes one file top to bottom, in the order the file reads.
 func Charts(r cluster.Report, c cluster.Charts) ([]Chart, error) {
 	var out []Chart
 	add := func(id, title, caption string, p *plot.Plot, w, h vg.Length) error {

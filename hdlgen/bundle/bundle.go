@@ -117,6 +117,8 @@ func ImageFiles(d *manager.Design, o Options) (static []File, slots [][]File, er
 }
 
 // files is Files, or with image ImageFiles.
+//
+// Long: it writes one file top to bottom, in the order the file reads.
 func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 	if o.Part == "" {
 		return nil, nil, fmt.Errorf("part: required (the FPGA part build.tcl builds for)")
@@ -630,6 +632,10 @@ func blackBox(src []byte) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// tcl is the bundle's build.tcl: the Vivado project, the IP it creates,
+// the sources, constraints and partitions, and the runs.
+//
+// Long: it writes one file top to bottom, in the order the file reads.
 func tcl(name string, o Options, sources []string, parts []partition, standIns []manager.StandIn) []byte {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, f+"\n", a...) }
@@ -998,6 +1004,10 @@ func markdown(d *manager.Design, counters []string) []byte {
 	return []byte(b.String())
 }
 
+// readme is the bundle's README.md: what the design is, its ports,
+// clocks, registers and files, and how to build it.
+//
+// Long: it writes one file top to bottom, in the order the file reads.
 func readme(d *manager.Design, o Options, sources []string, parts []partition, counters []string) []byte {
 	name := d.Module.Name()
 	var b strings.Builder

@@ -122,6 +122,9 @@ func cellKind(typ string, params map[string]string) (comb bool, delay, start, se
 
 // estimate computes the critical path of module top in a Yosys JSON
 // netlist (synth_xilinx output).
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
 func estimate(netlist []byte, top string) (Timing, error) {
 	var nl yosysNetlist
 	if err := json.Unmarshal(netlist, &nl); err != nil {

@@ -814,6 +814,10 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 
 // decide is stage 4: the decision, in the order pcie/manager.Process
 // takes it, and the headers the TLP leaves with.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func (p *pipe) decide(s3 beat, t3 tlpState) decision {
 	m, adv, selfID := p.m, p.adv, p.selfID
 	kind3, off3, barOK3, regHit3, proxyOK3, proxy3 := t3.kind, t3.off, t3.barOK, t3.regHit, t3.proxyOK, t3.proxy

@@ -111,6 +111,11 @@ func portOf(from string) uint64 {
 	return 0
 }
 
+// build builds the port pipeline's logic into p's module.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func (p *portIn) build() {
 	m, W, K := p.m, p.W, p.K
 	p.self = m.Input("self_id", 16)

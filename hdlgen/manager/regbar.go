@@ -66,6 +66,10 @@ const (
 // until each is taken and wait for the write response before the next
 // access; a read waits for RVALID. Accesses go one at a time: registers
 // are the slow path.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func BuildRegBlock(c Config) (*ir.Module, error) {
 	c, err := c.withDefaults()
 	if err != nil {

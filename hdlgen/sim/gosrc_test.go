@@ -20,10 +20,14 @@ import (
 
 //go:generate go test -tags onic_regen -run TestStep50Source|TestRegLoopsSource -update .
 
+// regenSim is the command that regenerates this package's generated
+// simulators, named in their headers.
+const regenSim = "go test -tags onic_regen -run 'TestStep50Source|TestRegLoopsSource' -update ./hdlgen/sim"
+
 // TestStep50Source: step50_gen_test.go is GoSource's output for the
 // benchmark module (go test -run TestStep50Source -update rewrites it).
 func TestStep50Source(t *testing.T) {
-	src, err := GoSource(random(7, 50), "sim", "step50")
+	src, err := GoSource(random(7, 50), "sim", "step50", regenSim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +37,7 @@ func TestStep50Source(t *testing.T) {
 // TestRegLoopsSource: regloops_gen_test.go is GoSource's output for
 // regLoops (go generate rewrites it; TestCompiledActivity runs it).
 func TestRegLoopsSource(t *testing.T) {
-	src, err := GoSource(regLoops(), "sim", "regloops")
+	src, err := GoSource(regLoops(), "sim", "regloops", regenSim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +146,7 @@ func TestGoSourceRandom(t *testing.T) {
 			// copy's words, not the top module's node numbers.
 			m = randomHier(uint64(k), true, true)
 		}
-		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k))
+		src, err := GoSource(m, "main", fmt.Sprintf("mod%d", k), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +306,7 @@ func parityMaps() *ir.Module {
 // computes the parity a port reads; ParityTable's entries are the
 // parities of each byte under the masks.
 func TestLinearMaps(t *testing.T) {
-	src, err := GoSource(parityMaps(), "main", "pm")
+	src, err := GoSource(parityMaps(), "main", "pm", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +441,7 @@ func skidStages() (m *ir.Module, direct []ir.Value) {
 // module against the interpreter.
 func TestDirectMuxes(t *testing.T) {
 	m, direct := skidStages()
-	src, err := GoSource(m, "main", "skid")
+	src, err := GoSource(m, "main", "skid", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +495,7 @@ func replicas() *ir.Module {
 // multiplication, in one-word and in wide concatenations (TestGoSourceRandom runs the module against the
 // interpreter).
 func TestReplicas(t *testing.T) {
-	src, err := GoSource(replicas(), "main", "replicas")
+	src, err := GoSource(replicas(), "main", "replicas", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +537,7 @@ func picks() *ir.Module {
 // masked with the select (negated, or less one when zero is the chosen
 // arm); TestGoSourceRandom runs the module against the interpreter.
 func TestPicks(t *testing.T) {
-	src, err := GoSource(picks(), "main", "picks")
+	src, err := GoSource(picks(), "main", "picks", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestDelayLines(t *testing.T) {
 	if got, want := fmt.Sprint(sizes), "[13 11 3 3 3]"; got != want {
 		t.Errorf("delay-line layers of %v words, want %v", got, want)
 	}
-	src, err := GoSource(m, "main", "delays")
+	src, err := GoSource(m, "main", "delays", "")
 	if err != nil {
 		t.Fatal(err) // (a loop of commits: "never committed")
 	}

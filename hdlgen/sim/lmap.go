@@ -60,6 +60,9 @@ func ParityTable[T uint32 | uint64](t [][256]T, rows []int, masks [][]uint64) {
 // its and read by nothing else, and marks them to be printed through a
 // table (lmap) when that costs fewer instructions; the parities and ands
 // are then fused (not printed).
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
 func (g *gen) linearMaps(partOf func(int) int, readers map[int32][]int, elsewhere map[int32]bool) {
 	s, m := g.s, g.s.m
 	g.lmaps = map[int32]*lmap{}

@@ -151,6 +151,9 @@ func (s *Sim) Compiled() bool { return s.model != nil }
 
 // NewInterpreter is New without generated code: the program is always
 // interpreted (for holding generated code to the interpreter).
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
 func NewInterpreter(m *ir.Module) (*Sim, error) {
 	if err := m.Check(); err != nil {
 		return nil, err

@@ -121,6 +121,9 @@ func (s *Sim) pinned() map[int32]bool {
 // what its logic and its registers' next values and enable read). Groups
 // on such a loop fall back to Eval, one register a unit, and the
 // remaining loops are staged as before.
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
 func (s *Sim) sink() *sinking {
 	ids := map[regKey]int{}
 	var keys []regKey

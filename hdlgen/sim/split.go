@@ -15,6 +15,9 @@ import "onic/hdlgen/ir"
 // per field to unpack. It reports whether it split any. A register an
 // output port reads, or read whole (other than by such a copy) or across
 // parts, stays as it is.
+//
+// Long: one compiler pass whose steps share its work lists and maps;
+// pieces would pass them all back and forth.
 func splitRegisters(m *ir.Module) bool {
 	n0 := m.Len()
 	readers := make([][]int, n0)

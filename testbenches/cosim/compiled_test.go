@@ -11,6 +11,10 @@ import (
 
 //go:generate go test -tags onic_regen -run TestManagerSource -update .
 
+// regenManagers is the command that regenerates the managers'
+// simulators, named in their headers.
+const regenManagers = "go test -tags onic_regen -run TestManagerSource -update ./testbenches/cosim"
+
 // TestManagerSource: manager_gen_test.go and large_gen_test.go are
 // GoSource's output for the default O-NIC's manager and the large preset
 // at 512 bits (go generate rewrites them). Linked into this package's
@@ -24,7 +28,7 @@ func TestManagerSource(t *testing.T) {
 		{"manager_gen_test.go", "managerSim", defaultBench(t, 512)},
 		{"large_gen_test.go", "largeSim", bench(t, manager.Large(), 512)},
 	} {
-		src, err := sim.GoSource(c.bn.Design.Module, "cosim", c.typ)
+		src, err := sim.GoSource(c.bn.Design.Module, "cosim", c.typ, regenManagers)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -512,6 +512,9 @@ var kinds = []tlp.Kind{tlp.MWr, tlp.MWr, tlp.MWr, tlp.MRd, tlp.MRd, tlp.MRd, tlp
 	tlp.IORd, tlp.IOWr, tlp.CfgRd0, tlp.CfgWr1, tlp.Msg, tlp.MsgD, tlp.Cpl, tlp.CplD, tlp.CplLk, tlp.CplDLk}
 
 // tlp draws one TLP from the host.
+//
+// Long: one short case per kind it handles, in one switch; split, the
+// cases would only move apart.
 func (g *gen) tlp() Op {
 	r := g.rng
 	if r.IntN(40) == 0 { // a reserved Fmt/Type: the core let it through

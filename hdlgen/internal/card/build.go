@@ -279,6 +279,10 @@ func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles i
 // Per port the top has the link's lane interface (<port>_tx_*,
 // <port>_rx_*, <port>_phy_up), state and counters; the port pipeline's
 // counts leave as port_in_count_* and port_in_deny_*.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func Build(name string, p Parts) *ir.Module {
 	m := ir.NewModule(name)
 	// The O-NIC is the block's physical function 0: its ID is the bus

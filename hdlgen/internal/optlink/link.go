@@ -149,6 +149,10 @@ func (l *builder) state() {
 
 // transmit builds admission, the framer, the replay buffer and its
 // writer, Ack processing and the replay timer, and the sender.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func (l *builder) transmit() {
 	m, cfg := l.m, l.cfg
 	R := cfg.ReplayWords
@@ -409,6 +413,10 @@ func (l *builder) transmit() {
 // when their LCRC and sequence number are right, else rewound), the Ack
 // and Nak they call for, and the reader that hands stored frames to the
 // deframer and returns their credits.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func (l *builder) receive() {
 	m, cfg := l.m, l.cfg
 	R := cfg.RxWords

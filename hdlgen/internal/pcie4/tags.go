@@ -38,6 +38,10 @@ const ParkDepth = 256
 // and the local tag is free again once the block says the request is
 // complete (rc_done on the completion's last beat). A request waits
 // while no tag is free; a scan finds the next free one, one tag a cycle.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func TagsModule() *ir.Module {
 	m := ir.NewModule("onic_pcie4_tags")
 	const n = 1 << TagBits

@@ -306,6 +306,10 @@ func RM(c Config) (*ir.Module, error) {
 // its last beat tells its length, then sent as one write, whole DWs with
 // byte enables for the last. The record and the message wait until no
 // output is buffered: they follow the data they report.
+//
+// Long: one netlist, written in the order its signals flow (as the
+// Verilog prints it); its stages share most of their wires, and pieces
+// would only hand them back and forth.
 func Build(c Config, rm *ir.Module) *ir.Module {
 	m := ir.NewModule(c.Name())
 	self := m.Input("self_id", 16)
