@@ -7,8 +7,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -172,23 +170,5 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	return nil
 }
 
-// byteSize parses a byte count with a unit (B, KiB, MiB, GiB; KB, MB, GB
-// as powers of ten) between lo and hi bytes.
-func byteSize(s string, lo, hi int64) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	for _, u := range units {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-		if err != nil || n < 0 || n > hi/u.mult || n*u.mult < lo {
-			return 0, fmt.Errorf("%q: want a whole number of bytes from %s to %s, with a unit (B, KiB, MiB, GiB)", s, readfile.Size(lo), readfile.Size(hi))
-		}
-		return n * u.mult, nil
-	}
-	return 0, fmt.Errorf("%q: a size needs a unit: B, KiB, MiB or GiB", s)
-}
+// byteSize parses a byte count with a unit between lo and hi bytes.
+func byteSize(s string, lo, hi int64) (int64, error) { return readfile.ParseSize(s, lo, hi) }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -98,4 +100,26 @@ func kind(m os.FileMode) string {
 		return "a block device"
 	}
 	return m.Type().String()
+}
+
+// ParseSize parses a byte count with its unit — B, KiB, MiB, GiB, TiB, or
+// KB, MB, GB, TB as powers of ten, a space before it allowed — that must
+// be from lo to hi bytes.
+func ParseSize(s string, lo, hi int64) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n < 0 || n > hi/u.mult || n*u.mult < lo {
+			return 0, fmt.Errorf("%q: want a whole number of bytes from %s to %s, with a unit (B, KiB, MiB, GiB)", s, Size(lo), Size(hi))
+		}
+		return n * u.mult, nil
+	}
+	return 0, fmt.Errorf("%q: a size needs a unit: B, KiB, MiB or GiB", s)
 }

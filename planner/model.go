@@ -1,0 +1,266 @@
+// Package planner is FLEET's planner for onic (`onic plan`): it maps a
+// job (package job) onto a cluster of hosts with O-NICs behind a MEMS
+// circuit switch — which host runs each task, which circuits each stage
+// has, where to reconfigure the switch between stages and where instead
+// to keep a topology and relay through O-NICs' second ports — minimising
+// the job's time, and writes the plan as a scenario the emulator runs
+// (docs/plan.md).
+//
+// The cost model is fluid: in each communication step every transfer
+// takes its bytes over its route, and the step lasts as long as its
+// busiest resource needs — a host's links to its O-NICs (each way, at
+// RateGbps each) or a circuit (each way, at PortGbps) — plus the route's
+// hops at HopLatency. A
+// transfer goes over a direct circuit when there is one, else over the
+// shortest path of circuits, relayed port to port by the O-NICs between
+// (FLEET's ring relay). A stage lasts its longest compute, then its
+// steps one after another. Changing any circuit between two stages costs
+// the switch's reconfiguration and bring-up time.
+package planner
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"onic/emu/scenario"
+	"onic/job"
+)
+
+// Defaults of the cost model, measured on the emulator: a Gen3 x16 host
+// link carries 110.4 Gb/s of 64 KiB DMA writes at MPS 256 (`onic emu
+// run`, two-party), and an O-NIC's optical port more than its host link.
+const (
+	DefaultRateGbps = 110.4
+	DefaultHop      = 2 * time.Microsecond
+)
+
+// Host is a place for tasks: a server or a GPU chassis slot with its
+// O-NICs' ports.
+type Host struct {
+	Name  string
+	Kind  string // gpu or cpu (a server)
+	ONICs []string
+	Ports int // optical ports, two an O-NIC
+}
+
+// Cluster is what the planner plans onto.
+type Cluster struct {
+	Name       string
+	Hosts      []Host
+	RateGbps   float64       // an O-NIC's host link's rate, each way (a host's are its O-NICs')
+	PortGbps   float64       // a circuit's rate, each way (0: RateGbps)
+	HopLatency time.Duration // per circuit a transfer crosses
+	Reconfig   time.Duration // the switch's dark time for a changed circuit
+	BringUp    time.Duration // then the optics' and link's training
+}
+
+// FromScenario takes the hosts and switch of a scenario (its flows,
+// circuits and phases are what the planner chooses): every host with at
+// least one O-NIC, a server counting as a cpu host, a gpu host as gpu.
+func FromScenario(c scenario.Config) (*Cluster, error) {
+	cl := &Cluster{Name: c.Name, RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
+		Reconfig: c.MEMS.Reconfig, BringUp: c.MEMS.BringUp}
+	if cl.Reconfig == 0 {
+		cl.Reconfig = scenario.DefaultReconfig
+	}
+	if cl.BringUp == 0 {
+		cl.BringUp = scenario.DefaultBringUp
+	}
+	onics := map[string][]string{}
+	for _, o := range c.ONICs {
+		onics[o.Host] = append(onics[o.Host], o.Name)
+	}
+	for _, h := range c.Hosts {
+		kind := "cpu"
+		switch h.Kind {
+		case "gpu":
+			kind = "gpu"
+		case "", "server":
+		default:
+			continue // sensors and drives run no tasks
+		}
+		if len(onics[h.Name]) == 0 {
+			continue
+		}
+		cl.Hosts = append(cl.Hosts, Host{Name: h.Name, Kind: kind, ONICs: onics[h.Name], Ports: 2 * len(onics[h.Name])})
+	}
+	if len(cl.Hosts) == 0 {
+		return nil, fmt.Errorf("cluster %s: no host with an O-NIC to run tasks", c.Name)
+	}
+	return cl, nil
+}
+
+// Topology is a set of circuits between hosts: Count[a][b] circuits join
+// host a and host b (a != b), at most each host's ports in all.
+type Topology struct {
+	Count [][]int8
+}
+
+func newTopology(n int) Topology {
+	t := Topology{Count: make([][]int8, n)}
+	for i := range t.Count {
+		t.Count[i] = make([]int8, n)
+	}
+	return t
+}
+
+func (t Topology) clone() Topology {
+	u := Topology{Count: make([][]int8, len(t.Count))}
+	for i := range t.Count {
+		u.Count[i] = slices.Clone(t.Count[i])
+	}
+	return u
+}
+
+func (t Topology) degree(a int) int {
+	d := 0
+	for _, c := range t.Count[a] {
+		d += int(c)
+	}
+	return d
+}
+
+func (t Topology) equal(u Topology) bool {
+	for i := range t.Count {
+		if !slices.Equal(t.Count[i], u.Count[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Circuits lists the topology's circuits as host index pairs, a < b, one
+// entry a circuit.
+func (t Topology) Circuits() [][2]int {
+	var out [][2]int
+	for a := range t.Count {
+		for b := a + 1; b < len(t.Count); b++ {
+			for range t.Count[a][b] {
+				out = append(out, [2]int{a, b})
+			}
+		}
+	}
+	return out
+}
+
+// model is a job on a cluster with the tasks placed: the costs the
+// search asks for.
+type model struct {
+	cl     *Cluster
+	j      *job.Job
+	stages []job.Stage
+	bps    float64 // a host link's bytes per second
+	port   float64 // a circuit's
+}
+
+func newModel(cl *Cluster, j *job.Job) *model {
+	port := cl.PortGbps
+	if port == 0 {
+		port = cl.RateGbps
+	}
+	return &model{cl: cl, j: j, stages: j.Expand(), bps: cl.RateGbps * 1e9 / 8, port: port * 1e9 / 8}
+}
+
+// compute is stage s's longest compute with task i on host place[i].
+func (m *model) compute(s int, place []int) time.Duration {
+	var worst time.Duration
+	for i, c := range m.stages[s].Compute {
+		if c == nil {
+			continue
+		}
+		d, ok := c[m.cl.Hosts[place[i]].Kind]
+		if !ok {
+			d = c[""]
+		}
+		worst = max(worst, d)
+	}
+	return worst
+}
+
+// paths finds, in topology t, the hop count and next hop from every host
+// to every other (breadth first; -1 when unreachable).
+func paths(t Topology) (dist, next [][]int) {
+	n := len(t.Count)
+	dist, next = make([][]int, n), make([][]int, n)
+	for a := range n {
+		dist[a], next[a] = make([]int, n), make([]int, n)
+		for b := range n {
+			dist[a][b], next[a][b] = -1, -1
+		}
+		dist[a][a] = 0
+		q := []int{a}
+		for len(q) > 0 {
+			x := q[0]
+			q = q[1:]
+			for y := range n {
+				if t.Count[x][y] > 0 && dist[a][y] < 0 {
+					dist[a][y] = dist[a][x] + 1
+					if x == a {
+						next[a][y] = y
+					} else {
+						next[a][y] = next[a][x]
+					}
+					q = append(q, y)
+				}
+			}
+		}
+	}
+	return dist, next
+}
+
+// comm is stage s's communication time in topology t with the tasks
+// placed, and whether any transfer needed a relay; +Inf when a transfer
+// has no route.
+func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
+	dist, next := paths(t)
+	n := len(t.Count)
+	for _, step := range m.stages[s].Steps {
+		out, in := make([]float64, n), make([]float64, n)
+		link := map[[2]int]float64{}
+		hops := 0
+		for _, tr := range step {
+			a, b := place[tr.From], place[tr.To]
+			if a == b {
+				continue // the same host: its memory
+			}
+			if dist[a][b] < 0 {
+				return math.Inf(1), relays
+			}
+			if dist[a][b] > 1 {
+				relays = true
+			}
+			by := float64(tr.Bytes)
+			out[a] += by
+			in[b] += by
+			for x := a; x != b; {
+				y := next[x][b]
+				link[[2]int{x, y}] += by / float64(t.Count[x][y])
+				x = y
+			}
+			hops = max(hops, dist[a][b])
+		}
+		worst := 0.0 // seconds
+		for i := range n {
+			links := float64(len(m.cl.Hosts[i].ONICs)) * m.bps
+			worst = max(worst, out[i]/links, in[i]/links)
+		}
+		for _, v := range link {
+			worst = max(worst, v/m.port)
+		}
+		if worst > 0 {
+			d += worst + float64(hops)*m.cl.HopLatency.Seconds()
+		}
+	}
+	return d, relays
+}
+
+// stageTime is stage s's time in seconds.
+func (m *model) stageTime(s int, place []int, t Topology) float64 {
+	c, _ := m.comm(s, place, t)
+	return m.compute(s, place).Seconds() + c
+}
+
+// switchTime is what changing the circuits costs, in seconds.
+func (m *model) switchTime() float64 { return (m.cl.Reconfig + m.cl.BringUp).Seconds() }

@@ -1,0 +1,403 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"onic/job"
+)
+
+// Options steer a plan.
+type Options struct {
+	// Static keeps one topology for the whole job (no reconfiguration).
+	Static bool
+	// TimeLimit bounds the heuristic's improvement (default 10 s).
+	TimeLimit time.Duration
+	// Seed seeds the heuristic's moves (the same seed, the same plan).
+	Seed uint64
+	// ExactHosts is the most hosts the exact method searches every
+	// placement and every topology of (default 4); above, the heuristic.
+	ExactHosts int
+}
+
+// Phase is consecutive stages that share one topology.
+type Phase struct {
+	Stages   []int       `json:"stages"`   // stage indices
+	Names    []string    `json:"names"`    // their names
+	Circuits [][2]string `json:"circuits"` // host pairs, a circuit each
+	Seconds  float64     `json:"seconds"`  // its stages' time, one iteration
+	Relays   bool        `json:"relays"`   // a transfer crosses an O-NIC relay
+	topo     Topology
+}
+
+// Plan is where each task runs and which circuits each stage has.
+type Plan struct {
+	Job       string            `json:"job"`
+	Cluster   string            `json:"cluster"`
+	Method    string            `json:"method"` // exact or heuristic
+	Objective string            `json:"objective"`
+	Placement map[string]string `json:"placement"` // task -> host
+	Phases    []Phase           `json:"phases"`
+	// Reconfigurations per iteration, counting the one back to the first
+	// phase's circuits between iterations.
+	Reconfigurations int     `json:"reconfigurations_per_iteration"`
+	IterationSeconds float64 `json:"iteration_seconds"` // an iteration, its reconfigurations included
+	TotalSeconds     float64 `json:"total_seconds"`     // every iteration; the first topology is set up before
+	Iterations       int     `json:"iterations"`
+	place            []int
+	topos            []Topology // per stage
+}
+
+// Make plans job j on cluster cl.
+func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
+	if o.TimeLimit == 0 {
+		o.TimeLimit = 10 * time.Second
+	}
+	if o.ExactHosts == 0 {
+		o.ExactHosts = 4
+	}
+	if len(j.Tasks) > len(cl.Hosts) {
+		return nil, fmt.Errorf("job %s has %d tasks and cluster %s %d hosts with O-NICs: one task a host", j.Name, len(j.Tasks), cl.Name, len(cl.Hosts))
+	}
+	for i, t := range j.Tasks {
+		if t.Kind == "" {
+			continue
+		}
+		n := 0
+		for _, h := range cl.Hosts {
+			if h.Kind == t.Kind {
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("tasks[%d] (%s) needs a %s host; cluster %s has none with an O-NIC", i, t.Name, t.Kind, cl.Name)
+		}
+	}
+	m := newModel(cl, j)
+	var best *candidate
+	method := "heuristic"
+	if len(cl.Hosts) <= o.ExactHosts {
+		method = "exact"
+		best = m.exact(o.Static)
+	} else {
+		best = m.heuristic(o)
+	}
+	if best == nil || math.IsInf(best.total, 1) {
+		return nil, fmt.Errorf("job %s: no placement and topology on cluster %s carries every transfer (too few ports, or tasks needing kinds of host it lacks)", j.Name, cl.Name)
+	}
+	return m.plan(best, method), nil
+}
+
+// candidate is a placement with a topology per stage and its cost.
+type candidate struct {
+	place []int
+	topos []Topology
+	total float64 // seconds, all iterations
+}
+
+// fits reports whether task i may run on host h.
+func (m *model) fits(i, h int) bool {
+	k := m.j.Tasks[i].Kind
+	return k == "" || k == m.cl.Hosts[h].Kind
+}
+
+// sequence chooses, for a placement, a topology per stage from topos
+// (dynamic programming over stages, exact for that set): the stages'
+// times plus a reconfiguration wherever consecutive stages differ,
+// every iteration, and between iterations from the last stage's back to
+// the first's. static allows one topology only.
+func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology, float64) {
+	S, T := len(m.stages), len(topos)
+	if T == 0 {
+		return nil, math.Inf(1)
+	}
+	cost := make([][]float64, S)
+	for s := range S {
+		cost[s] = make([]float64, T)
+		for t := range T {
+			cost[s][t] = m.stageTime(s, place, topos[t])
+		}
+	}
+	same := make([][]bool, T)
+	for a := range T {
+		same[a] = make([]bool, T)
+		for b := range T {
+			same[a][b] = topos[a].equal(topos[b])
+		}
+	}
+	iters := float64(m.j.Iterations)
+	sw := m.switchTime()
+	bestTotal, var0 := math.Inf(1), []int(nil)
+	for t0 := range T {
+		// f[s][t]: the cheapest stages 0..s with stage 0 on t0 and s on t.
+		f := make([][]float64, S)
+		from := make([][]int, S)
+		for s := range S {
+			f[s], from[s] = make([]float64, T), make([]int, T)
+			for t := range T {
+				f[s][t], from[s][t] = math.Inf(1), -1
+			}
+		}
+		f[0][t0] = cost[0][t0]
+		for s := 1; s < S; s++ {
+			for t := range T {
+				if static && t != t0 {
+					continue
+				}
+				for p := range T {
+					if math.IsInf(f[s-1][p], 1) {
+						continue
+					}
+					v := f[s-1][p] + cost[s][t]
+					if !same[p][t] {
+						v += sw
+					}
+					if v < f[s][t] {
+						f[s][t], from[s][t] = v, p
+					}
+				}
+			}
+		}
+		for t := range T {
+			if math.IsInf(f[S-1][t], 1) {
+				continue
+			}
+			total := iters * f[S-1][t]
+			if !same[t][t0] {
+				total += (iters - 1) * sw
+			}
+			if total < bestTotal {
+				bestTotal = total
+				seq := make([]int, S)
+				seq[S-1] = t
+				for s := S - 1; s > 0; s-- {
+					seq[s-1] = from[s][seq[s]]
+				}
+				var0 = seq
+			}
+		}
+	}
+	if var0 == nil {
+		return nil, math.Inf(1)
+	}
+	out := make([]Topology, S)
+	for s, t := range var0 {
+		out[s] = topos[t]
+	}
+	return out, bestTotal
+}
+
+// demand is the topology of stage s's transfers with the tasks placed:
+// a circuit for every pair of hosts that exchange bytes, and each host's
+// spare ports doubling its busiest pairs; ok false when some host has
+// more peers than ports.
+func (m *model) demand(s int, place []int) (Topology, bool) {
+	n := len(m.cl.Hosts)
+	t := newTopology(n)
+	bytes := map[[2]int]int64{}
+	for _, step := range m.stages[s].Steps {
+		for _, tr := range step {
+			a, b := place[tr.From], place[tr.To]
+			if a == b {
+				continue
+			}
+			if a > b {
+				a, b = b, a
+			}
+			bytes[[2]int{a, b}] += tr.Bytes
+			t.Count[a][b], t.Count[b][a] = 1, 1
+		}
+	}
+	for a := range n {
+		if t.degree(a) > m.cl.Hosts[a].Ports {
+			return t, false
+		}
+	}
+	// Spare ports: add a parallel circuit to the pair with the most bytes
+	// per circuit while both ends have a port free.
+	for {
+		best, pair := int64(0), [2]int{-1, -1}
+		for p, by := range bytes {
+			a, b := p[0], p[1]
+			if t.degree(a) >= m.cl.Hosts[a].Ports || t.degree(b) >= m.cl.Hosts[b].Ports {
+				continue
+			}
+			if per := by / int64(t.Count[a][b]); per > best || per == best && pair[0] >= 0 && (a < pair[0] || a == pair[0] && b < pair[1]) {
+				best, pair = per, p
+			}
+		}
+		if pair[0] < 0 {
+			return t, true
+		}
+		t.Count[pair[0]][pair[1]]++
+		t.Count[pair[1]][pair[0]]++
+	}
+}
+
+// union is the topology of every stage's transfers, if the ports allow.
+func (m *model) union(place []int) (Topology, bool) {
+	n := len(m.cl.Hosts)
+	t := newTopology(n)
+	for s := range m.stages {
+		d, _ := m.demand(s, place)
+		for a := range n {
+			for b := range n {
+				if d.Count[a][b] > 0 && t.Count[a][b] == 0 {
+					t.Count[a][b] = 1
+				}
+			}
+		}
+	}
+	for a := range n {
+		if t.degree(a) > m.cl.Hosts[a].Ports {
+			return t, false
+		}
+	}
+	return t, true
+}
+
+// ring is a ring through the hosts the tasks are on, in task order: with
+// relays it carries any transfer.
+func (m *model) ring(place []int) Topology {
+	n := len(m.cl.Hosts)
+	t := newTopology(n)
+	var used []int
+	seen := map[int]bool{}
+	for _, h := range place {
+		if !seen[h] {
+			seen[h] = true
+			used = append(used, h)
+		}
+	}
+	if len(used) < 2 {
+		return t
+	}
+	if len(used) == 2 {
+		k := int8(min(m.cl.Hosts[used[0]].Ports, m.cl.Hosts[used[1]].Ports))
+		t.Count[used[0]][used[1]], t.Count[used[1]][used[0]] = k, k
+		return t
+	}
+	for i, a := range used {
+		b := used[(i+1)%len(used)]
+		t.Count[a][b]++
+		t.Count[b][a]++
+	}
+	return t
+}
+
+// candidates are the topologies the heuristic chooses among for a
+// placement: each stage's demand topology, their union, and the ring.
+func (m *model) candidates(place []int) []Topology {
+	var out []Topology
+	add := func(t Topology) {
+		for _, u := range out {
+			if u.equal(t) {
+				return
+			}
+		}
+		out = append(out, t)
+	}
+	for s := range m.stages {
+		if t, ok := m.demand(s, place); ok {
+			add(t)
+		}
+	}
+	if t, ok := m.union(place); ok {
+		add(t)
+	}
+	add(m.ring(place))
+	return out
+}
+
+// heuristic places tasks in order on the hosts that fit (a ring
+// collective then runs round consecutive hosts), chooses topologies
+// among the candidates, and then swaps pairs of tasks' hosts, or moves a
+// task to a free host, keeping each move that lowers the time, until
+// TimeLimit or a round of moves finds nothing better.
+func (m *model) heuristic(o Options) *candidate {
+	n := len(m.cl.Hosts)
+	place := make([]int, len(m.j.Tasks))
+	used := make([]bool, n)
+	for i := range place {
+		place[i] = -1
+		for h := range n {
+			if !used[h] && m.fits(i, h) {
+				place[i], used[h] = h, true
+				break
+			}
+		}
+		if place[i] < 0 {
+			return nil
+		}
+	}
+	eval := func(p []int) *candidate {
+		topos, total := m.sequence(p, m.candidates(p), o.Static)
+		return &candidate{place: append([]int(nil), p...), topos: topos, total: total}
+	}
+	best := eval(place)
+	r := rand.New(rand.NewPCG(o.Seed, 0x6f6e6963))
+	deadline := time.Now().Add(o.TimeLimit)
+	for improved := true; improved && time.Now().Before(deadline); {
+		improved = false
+		moves := r.Perm(len(place) * n)
+		for _, mv := range moves {
+			if time.Now().After(deadline) {
+				break
+			}
+			i, h := mv/n, mv%n
+			if place[i] == h || !m.fits(i, h) {
+				continue
+			}
+			p := append([]int(nil), best.place...)
+			for k := range p { // swap with the task on h, if any
+				if p[k] == h {
+					if !m.fits(k, p[i]) {
+						goto next
+					}
+					p[k] = p[i]
+				}
+			}
+			p[i] = h
+			if c := eval(p); c.total < best.total-1e-12 {
+				best, place, improved = c, c.place, true
+			}
+		next:
+		}
+	}
+	return best
+}
+
+// plan writes candidate c as a Plan.
+func (m *model) plan(c *candidate, method string) *Plan {
+	p := &Plan{Job: m.j.Name, Cluster: m.cl.Name, Method: method, Objective: "iteration time",
+		Placement: map[string]string{}, Iterations: m.j.Iterations, place: c.place, topos: c.topos, TotalSeconds: c.total}
+	for i, t := range m.j.Tasks {
+		p.Placement[t.Name] = m.cl.Hosts[c.place[i]].Name
+	}
+	for s, t := range c.topos {
+		secs := m.stageTime(s, c.place, t)
+		_, relays := m.comm(s, c.place, t)
+		if k := len(p.Phases); k > 0 && p.Phases[k-1].topo.equal(t) {
+			ph := &p.Phases[k-1]
+			ph.Stages, ph.Names, ph.Seconds, ph.Relays = append(ph.Stages, s), append(ph.Names, m.stages[s].Name), ph.Seconds+secs, ph.Relays || relays
+			continue
+		}
+		ph := Phase{Stages: []int{s}, Names: []string{m.stages[s].Name}, Seconds: secs, Relays: relays, topo: t}
+		for _, e := range t.Circuits() {
+			ph.Circuits = append(ph.Circuits, [2]string{m.cl.Hosts[e[0]].Name, m.cl.Hosts[e[1]].Name})
+		}
+		p.Phases = append(p.Phases, ph)
+	}
+	p.Reconfigurations = len(p.Phases) - 1
+	if len(p.Phases) > 1 && !p.Phases[0].topo.equal(p.Phases[len(p.Phases)-1].topo) && p.Iterations > 1 {
+		p.Reconfigurations++
+	}
+	it := 0.0
+	for _, ph := range p.Phases {
+		it += ph.Seconds
+	}
+	p.IterationSeconds = it + float64(p.Reconfigurations)*m.switchTime()
+	return p
+}

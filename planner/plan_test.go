@@ -1,0 +1,281 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"onic/job"
+)
+
+// cluster is n hosts with one O-NIC each (two ports), FLEET's MEMS.
+func cluster(n int) *Cluster {
+	c := &Cluster{Name: fmt.Sprintf("%d-hosts", n), RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
+		Reconfig: 10 * time.Millisecond, BringUp: time.Millisecond}
+	for i := range n {
+		c.Hosts = append(c.Hosts, Host{Name: string(rune('A' + i)), Kind: "cpu", ONICs: []string{"onic" + string(rune('A'+i))}, Ports: 2})
+	}
+	return c
+}
+
+func tasks(n int) []job.Task {
+	var ts []job.Task
+	for i := range n {
+		ts = append(ts, job.Task{Name: fmt.Sprintf("w%d", i)})
+	}
+	return ts
+}
+
+func mustCheck(t *testing.T, j *job.Job) *job.Job {
+	t.Helper()
+	if err := j.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// ringJob is data-parallel training on n workers: compute, then a ring
+// all-reduce of bytes.
+func ringJob(t *testing.T, n int, bytes string) *job.Job {
+	var group []string
+	var compute []job.Compute
+	for i := range n {
+		group = append(group, fmt.Sprintf("w%d", i))
+		compute = append(compute, job.Compute{Task: group[i], Time: time.Millisecond})
+	}
+	return mustCheck(t, &job.Job{Name: "ring", Iterations: 3, Tasks: tasks(n), Stages: []job.StageSpec{
+		{Name: "compute", Compute: compute},
+		{Name: "all-reduce", Collectives: []job.Collective{{Op: "all-reduce", Group: group, Bytes: bytes}}},
+	}})
+}
+
+// TestRingAllReduce: ring all-reduce on N O-NICs plans one ring — every
+// host joined to the two hosts holding its ring neighbours — and no
+// reconfiguration, by the exact method on 4 hosts and the heuristic on 8.
+func TestRingAllReduce(t *testing.T) {
+	for _, n := range []int{4, 8} {
+		p, err := Make(cluster(n), ringJob(t, n, "256MiB"), Options{TimeLimit: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Reconfigurations != 0 || len(p.Phases) != 1 || p.Phases[0].Relays {
+			t.Fatalf("%d hosts (%s): %d reconfigurations, %d phases, relays %v; want one ring", n, p.Method, p.Reconfigurations, len(p.Phases), p.Phases[0].Relays)
+		}
+		joined := map[[2]string]int{}
+		for _, c := range p.Phases[0].Circuits {
+			joined[c]++
+			joined[[2]string{c[1], c[0]}]++
+		}
+		for i := range n {
+			a, b := p.Placement[fmt.Sprintf("w%d", i)], p.Placement[fmt.Sprintf("w%d", (i+1)%n)]
+			if joined[[2]string{a, b}] == 0 {
+				t.Errorf("%d hosts: w%d on %s and w%d on %s, ring neighbours, have no circuit: %v", n, i, a, (i+1)%n, b, p.Phases[0].Circuits)
+			}
+		}
+		// A ring all-reduce moves 2(N-1)/N of the bytes through each host
+		// link: the model's time is that at the rate, plus hops.
+		want := 1e-3 + float64(2*(n-1))*(float64(256<<20)/float64(n)/(DefaultRateGbps*1e9/8)+DefaultHop.Seconds())
+		if math.Abs(p.IterationSeconds-want) > 1e-9 {
+			t.Errorf("%d hosts: iteration %.6f s, want %.6f", n, p.IterationSeconds, want)
+		}
+		t.Logf("%d hosts (%s): one ring, iteration %.3f ms", n, p.Method, p.IterationSeconds*1e3)
+	}
+}
+
+// alternating is two phases over 4 workers, alternating every
+// iteration: a ring all-reduce round w0, w1, w2, w3, then an exchange
+// across the ring's diagonals (w0 with w2, w1 with w3, both ways). The
+// two need three peers a host in all, more than its two ports: on one
+// topology for both, the exchange is relayed round the ring, two
+// transfers sharing each circuit they cross.
+func alternating(t *testing.T, bytes string) *job.Job {
+	return mustCheck(t, &job.Job{Name: "alternating", Iterations: 4, Tasks: tasks(4), Stages: []job.StageSpec{
+		{Name: "ring", Collectives: []job.Collective{{Op: "all-reduce", Group: []string{"w0", "w1", "w2", "w3"}, Bytes: "64MiB"}}},
+		{Name: "diagonals", Sends: []job.Send{{From: "w0", To: "w2", Bytes: bytes}, {From: "w2", To: "w0", Bytes: bytes},
+			{From: "w1", To: "w3", Bytes: bytes}, {From: "w3", To: "w1", Bytes: bytes}}},
+	}})
+}
+
+// TestReconfigureWhenItPays: the two alternating phases reconfigure
+// exactly when the time saved — the exchange relayed over one static
+// topology against each phase on its own circuits — exceeds the switch's
+// dark and training time, twice an iteration: never for small
+// exchanges, always for big ones, and the plan's time is the better of
+// the two.
+func TestReconfigureWhenItPays(t *testing.T) {
+	cl := cluster(4)
+	// Circuits at half the host link's rate (a lane plan slower than the
+	// PCIe side): a relayed transfer then slows the circuits it shares,
+	// where at the full rate an O-NIC's two ports have room to relay
+	// beside its host's own traffic.
+	cl.PortGbps = cl.RateGbps / 2
+	sawStatic, sawSwitch := false, false
+	for _, bytes := range []string{"1MiB", "16MiB", "64MiB", "128MiB", "256MiB", "1GiB"} {
+		j := alternating(t, bytes)
+		p, err := Make(cl, j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Make(cl, j, Options{Static: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The best plan that reconfigures at every stage boundary.
+		m := newModel(cl, j)
+		place := []int{0, 1, 2, 3}
+		var direct []Topology
+		for s := range m.stages {
+			d, _ := m.demand(s, place)
+			direct = append(direct, d)
+		}
+		sw := 0.0
+		for s := range m.stages {
+			sw += m.stageTime(s, place, direct[s])
+		}
+		sw = float64(j.Iterations)*(sw+m.switchTime()) + float64(j.Iterations-1)*m.switchTime()
+		want := min(st.TotalSeconds, sw)
+		if math.Abs(p.TotalSeconds-want) > 1e-9 {
+			t.Errorf("%s: plan %.6f s; static %.6f, switching %.6f", bytes, p.TotalSeconds, st.TotalSeconds, sw)
+		}
+		if reconf := p.Reconfigurations > 0; reconf != (sw < st.TotalSeconds) {
+			t.Errorf("%s: %d reconfigurations; static %.6f s, switching %.6f s", bytes, p.Reconfigurations, st.TotalSeconds, sw)
+		}
+		sawStatic = sawStatic || p.Reconfigurations == 0
+		sawSwitch = sawSwitch || p.Reconfigurations > 0
+		t.Logf("%s: %d reconfigurations an iteration; static %.2f ms, switching %.2f ms", bytes, p.Reconfigurations, st.TotalSeconds*1e3, sw*1e3)
+	}
+	if !sawStatic || !sawSwitch {
+		t.Errorf("the sizes should span the break-even point: static seen %v, switching seen %v", sawStatic, sawSwitch)
+	}
+}
+
+// randomJob is a job of n tasks and s stages of random sends and
+// collectives.
+func randomJob(t *testing.T, r *rand.Rand, n, s int) *job.Job {
+	j := &job.Job{Name: "random", Iterations: 1 + r.IntN(3), Tasks: tasks(n)}
+	for k := range s {
+		st := job.StageSpec{Name: fmt.Sprintf("s%d", k)}
+		for i := range n {
+			st.Compute = append(st.Compute, job.Compute{Task: fmt.Sprintf("w%d", i), Time: time.Duration(r.IntN(2000)) * time.Microsecond})
+		}
+		for range 1 + r.IntN(3) {
+			a, b := r.IntN(n), r.IntN(n)
+			if a != b {
+				st.Sends = append(st.Sends, job.Send{From: fmt.Sprintf("w%d", a), To: fmt.Sprintf("w%d", b), Bytes: fmt.Sprintf("%dMiB", 1+r.IntN(512))})
+			}
+		}
+		if r.IntN(2) == 0 {
+			st.Collectives = append(st.Collectives, job.Collective{Op: []string{"all-reduce", "all-gather", "all-to-all"}[r.IntN(3)], Group: []string{"w0", "w1", "w2"}[:2+r.IntN(2)], Bytes: "64MiB"})
+		}
+		j.Stages = append(j.Stages, st)
+	}
+	return mustCheck(t, j)
+}
+
+// everyTopology lists the circuit multigraphs on the cluster's hosts the
+// slow way, apart from allTopologies: every vector of circuit counts per
+// host pair up to the most ports, kept when no host's ports overflow.
+func everyTopology(m *model) []Topology {
+	n := len(m.cl.Hosts)
+	var pairs [][2]int
+	most := 0
+	for a := range n {
+		most = max(most, m.cl.Hosts[a].Ports)
+		for b := a + 1; b < n; b++ {
+			pairs = append(pairs, [2]int{a, b})
+		}
+	}
+	var out []Topology
+	counts := make([]int, len(pairs))
+	for {
+		t := newTopology(n)
+		for k, p := range pairs {
+			t.Count[p[0]][p[1]], t.Count[p[1]][p[0]] = int8(counts[k]), int8(counts[k])
+		}
+		ok := true
+		for a := range n {
+			ok = ok && t.degree(a) <= m.cl.Hosts[a].Ports
+		}
+		if ok {
+			out = append(out, t)
+		}
+		k := 0
+		for k < len(counts) && counts[k] == most {
+			counts[k] = 0
+			k++
+		}
+		if k == len(counts) {
+			return out
+		}
+		counts[k]++
+	}
+}
+
+// bruteForce tries every placement and every topology for every stage.
+func bruteForce(m *model) float64 {
+	topos := everyTopology(m)
+	if len(topos) != len(m.allTopologies()) {
+		panic(fmt.Sprintf("%d topologies by brute force, %d by allTopologies", len(topos), len(m.allTopologies())))
+	}
+	best := math.Inf(1)
+	S := len(m.stages)
+	m.placements(func(place []int) {
+		seq := make([]int, S)
+		var walk func(s int)
+		walk = func(s int) {
+			if s == S {
+				total := 0.0
+				for k := range S {
+					total += m.stageTime(k, place, topos[seq[k]])
+					if k > 0 && !topos[seq[k]].equal(topos[seq[k-1]]) {
+						total += m.switchTime()
+					}
+				}
+				total *= float64(m.j.Iterations)
+				if !topos[seq[S-1]].equal(topos[seq[0]]) {
+					total += float64(m.j.Iterations-1) * m.switchTime()
+				}
+				best = min(best, total)
+				return
+			}
+			for t := range topos {
+				seq[s] = t
+				walk(s + 1)
+			}
+		}
+		walk(0)
+	})
+	return best
+}
+
+// TestExactIsBruteForce: on random small jobs (3 hosts, 3 stages), the
+// exact method's time equals brute force over every placement and every
+// sequence of topologies; the heuristic's is reported beside it, never
+// better.
+func TestExactIsBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 1))
+	worstGap := 0.0
+	for k := range 20 {
+		j := randomJob(t, r, 3, 3)
+		cl := cluster(3)
+		p, err := Make(cl, j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf := bruteForce(newModel(cl, j))
+		if p.Method != "exact" || math.Abs(p.TotalSeconds-bf) > 1e-9*bf {
+			t.Fatalf("job %d: %s plan %.9f s, brute force %.9f s", k, p.Method, p.TotalSeconds, bf)
+		}
+		h, err := Make(cl, j, Options{ExactHosts: 1, TimeLimit: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.TotalSeconds < bf-1e-9*bf {
+			t.Fatalf("job %d: the heuristic %.9f s beats brute force %.9f s", k, h.TotalSeconds, bf)
+		}
+		worstGap = max(worstGap, h.TotalSeconds/bf-1)
+	}
+	t.Logf("20 random jobs: exact = brute force; the heuristic's worst gap %.1f%%", 100*worstGap)
+}
