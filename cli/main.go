@@ -260,7 +260,7 @@ override flags' defaults (for example ONIC_TLP_DECODE_TEXT=true).`,
 		}
 		return fmt.Errorf("%s (see '%s --help')", flagError(err), c.CommandPath())
 	})
-	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v), newVersionCmd())
+	root.AddCommand(newTLPCmd(v), newPCIeCmd(v), newEmuCmd(v), newHDLCmd(v), newKernelCmd(v), newFWCmd(v), newPlanCmd(v), newVersionCmd())
 	return root
 }
 

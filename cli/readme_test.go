@@ -78,6 +78,7 @@ func TestReadme(t *testing.T) {
 		"fp32-to-bf16     7 ok",                // kernel test
 		"wrote my-abs/go.mod",                  // kernel new
 		"image onic-a 1.0.0",                   // fw inspect
+		"validated in the emulator",            // plan --validate
 	} {
 		if !strings.Contains(all.String(), want) {
 			t.Errorf("the README's commands printed no %q", want)

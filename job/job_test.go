@@ -119,3 +119,28 @@ func TestImportASTRA(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteYAMLRoundTrips: a generated job written out loads back the
+// same.
+func TestWriteYAMLRoundTrips(t *testing.T) {
+	j, err := Megatron(MegatronConfig{DP: 2, TP: 2, PP: 2, Layers: 4, Hidden: 256, Seq: 128, MicroBatch: 1, MicroBatches: 2, BytesPer: 2, LayerTime: 50 * time.Microsecond, Iterations: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Stages[0].Compute[0] = Compute{Task: j.Stages[0].Compute[0].Task, Cost: map[string]time.Duration{"gpu": time.Millisecond, "cpu": 9 * time.Millisecond}}
+	var b strings.Builder
+	if err := j.WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load("megatron.yaml", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	var b2 strings.Builder
+	if err := back.WriteYAML(&b2); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != b2.String() {
+		t.Errorf("written, read and written again differs:\n%s\n---\n%s", b.String(), b2.String())
+	}
+}

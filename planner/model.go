@@ -148,11 +148,12 @@ func (t Topology) Circuits() [][2]int {
 // model is a job on a cluster with the tasks placed: the costs the
 // search asks for.
 type model struct {
-	cl     *Cluster
-	j      *job.Job
-	stages []job.Stage
-	bps    float64 // a host link's bytes per second
-	port   float64 // a circuit's
+	cl      *Cluster
+	j       *job.Job
+	stages  []job.Stage
+	bps     float64 // a host link's bytes per second
+	port    float64 // a circuit's
+	noRelay bool    // a transfer needs a direct circuit
 }
 
 func newModel(cl *Cluster, j *job.Job) *model {
@@ -225,7 +226,7 @@ func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
 			if a == b {
 				continue // the same host: its memory
 			}
-			if dist[a][b] < 0 {
+			if dist[a][b] < 0 || m.noRelay && dist[a][b] > 1 {
 				return math.Inf(1), relays
 			}
 			if dist[a][b] > 1 {
@@ -264,3 +265,16 @@ func (m *model) stageTime(s int, place []int, t Topology) float64 {
 
 // switchTime is what changing the circuits costs, in seconds.
 func (m *model) switchTime() float64 { return (m.cl.Reconfig + m.cl.BringUp).Seconds() }
+
+// Uniform is a cluster of n hosts of kind with one O-NIC each (two
+// ports), behind FLEET's MEMS switch: FLEET's GPUs, each with its own
+// O-NIC in a device chassis, or single-O-NIC servers.
+func Uniform(n int, kind string) *Cluster {
+	c := &Cluster{Name: fmt.Sprintf("%d %s hosts", n, kind), RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
+		Reconfig: scenario.DefaultReconfig, BringUp: scenario.DefaultBringUp}
+	for i := range n {
+		name := fmt.Sprintf("%s%d", kind, i)
+		c.Hosts = append(c.Hosts, Host{Name: name, Kind: kind, ONICs: []string{"onic-" + name}, Ports: 2})
+	}
+	return c
+}

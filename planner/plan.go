@@ -20,6 +20,9 @@ type Options struct {
 	// ExactHosts is the most hosts the exact method searches every
 	// placement and every topology of (default 4); above, the heuristic.
 	ExactHosts int
+	// NoRelay forbids relaying through O-NICs: every transfer needs a
+	// direct circuit (O-NICs without relay windows).
+	NoRelay bool
 }
 
 // Phase is consecutive stages that share one topology.
@@ -48,6 +51,7 @@ type Plan struct {
 	Iterations       int     `json:"iterations"`
 	place            []int
 	topos            []Topology // per stage
+	m                *model
 }
 
 // Make plans job j on cluster cl.
@@ -76,6 +80,7 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 		}
 	}
 	m := newModel(cl, j)
+	m.noRelay = o.NoRelay
 	var best *candidate
 	method := "heuristic"
 	if len(cl.Hosts) <= o.ExactHosts {
@@ -372,7 +377,7 @@ func (m *model) heuristic(o Options) *candidate {
 // plan writes candidate c as a Plan.
 func (m *model) plan(c *candidate, method string) *Plan {
 	p := &Plan{Job: m.j.Name, Cluster: m.cl.Name, Method: method, Objective: "iteration time",
-		Placement: map[string]string{}, Iterations: m.j.Iterations, place: c.place, topos: c.topos, TotalSeconds: c.total}
+		Placement: map[string]string{}, Iterations: m.j.Iterations, place: c.place, topos: c.topos, TotalSeconds: c.total, m: m}
 	for i, t := range m.j.Tasks {
 		p.Placement[t.Name] = m.cl.Hosts[c.place[i]].Name
 	}

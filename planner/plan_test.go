@@ -10,8 +10,8 @@ import (
 	"onic/job"
 )
 
-// cluster is n hosts with one O-NIC each (two ports), FLEET's MEMS.
-func cluster(n int) *Cluster {
+// testCluster is n hosts with one O-NIC each (two ports), FLEET's MEMS.
+func testCluster(n int) *Cluster {
 	c := &Cluster{Name: fmt.Sprintf("%d-hosts", n), RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
 		Reconfig: 10 * time.Millisecond, BringUp: time.Millisecond}
 	for i := range n {
@@ -56,7 +56,7 @@ func ringJob(t *testing.T, n int, bytes string) *job.Job {
 // reconfiguration, by the exact method on 4 hosts and the heuristic on 8.
 func TestRingAllReduce(t *testing.T) {
 	for _, n := range []int{4, 8} {
-		p, err := Make(cluster(n), ringJob(t, n, "256MiB"), Options{TimeLimit: 2 * time.Second})
+		p, err := Make(testCluster(n), ringJob(t, n, "256MiB"), Options{TimeLimit: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func alternating(t *testing.T, bytes string) *job.Job {
 // exchanges, always for big ones, and the plan's time is the better of
 // the two.
 func TestReconfigureWhenItPays(t *testing.T) {
-	cl := cluster(4)
+	cl := testCluster(4)
 	// Circuits at half the host link's rate (a lane plan slower than the
 	// PCIe side): a relayed transfer then slows the circuits it shares,
 	// where at the full rate an O-NIC's two ports have room to relay
@@ -259,7 +259,7 @@ func TestExactIsBruteForce(t *testing.T) {
 	worstGap := 0.0
 	for k := range 20 {
 		j := randomJob(t, r, 3, 3)
-		cl := cluster(3)
+		cl := testCluster(3)
 		p, err := Make(cl, j, Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,122 @@
+package planner
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"onic/job"
+)
+
+// WriteText prints the plan: where each task runs, each phase's stages,
+// circuits and time, and the job's time.
+func (p *Plan) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "plan for job %s on cluster %s (%s search; objective: %s)\n", p.Job, p.Cluster, p.Method, p.Objective)
+	tasks := make([]string, 0, len(p.Placement))
+	for t := range p.Placement {
+		tasks = append(tasks, t)
+	}
+	slices.Sort(tasks)
+	var parts []string
+	for _, t := range tasks {
+		parts = append(parts, t+" on "+p.Placement[t])
+	}
+	fmt.Fprintf(w, "placement: %s\n", strings.Join(parts, ", "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "phase\tstages\tcircuits\ttime an iteration\trelays")
+	for i, ph := range p.Phases {
+		var cs []string
+		for _, c := range ph.Circuits {
+			cs = append(cs, c[0]+"-"+c[1])
+		}
+		relay := ""
+		if ph.Relays {
+			relay = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, strings.Join(ph.Names, ", "), strings.Join(cs, " "), secs(ph.Seconds), relay)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "reconfigurations an iteration: %d\niteration: %s; %d iterations: %s\n", p.Reconfigurations, secs(p.IterationSeconds), p.Iterations, secs(p.TotalSeconds))
+}
+
+func secs(s float64) string {
+	return time.Duration(s * 1e9).Round(time.Microsecond).String()
+}
+
+// Switch is a circuit switch's dark and bring-up time, for Compare.
+type Switch struct {
+	Name              string
+	Reconfig, BringUp time.Duration
+}
+
+// Switches are the switching times Compare weighs: FLEET's MEMS, a
+// faster optical circuit switch, and microsecond switching.
+var Switches = []Switch{
+	{"FLEET MEMS (10 ms + 1 ms bring-up)", 10 * time.Millisecond, time.Millisecond},
+	{"fast OCS (1 ms + 100 us)", time.Millisecond, 100 * time.Microsecond},
+	{"microsecond switching (10 us + 1 us)", 10 * time.Microsecond, time.Microsecond},
+}
+
+// Comparison is a job's time each way, for one switch.
+type Comparison struct {
+	Switch          string  `json:"switch"`
+	StaticSeconds   float64 `json:"static_seconds"`    // one topology, relays allowed
+	PerPhaseSeconds float64 `json:"per_phase_seconds"` // reconfigure, no relays
+	BestSeconds     float64 `json:"best_seconds"`      // reconfigure where it pays, relay elsewhere
+	Reconfigs       int     `json:"best_reconfigurations_per_iteration"`
+}
+
+// Compare plans j on cl three ways for each of the switches: one static
+// topology (relays allowed), reconfiguring with no relays, and the best
+// of both; a way no plan exists for is +Inf seconds.
+func Compare(cl *Cluster, j *job.Job, o Options, switches []Switch) ([]Comparison, error) {
+	var out []Comparison
+	for _, s := range switches {
+		c := *cl
+		c.Reconfig, c.BringUp = s.Reconfig, s.BringUp
+		row := Comparison{Switch: s.Name}
+		for k, opt := range []Options{{Static: true}, {NoRelay: true}, {}} {
+			opt.TimeLimit, opt.Seed, opt.ExactHosts = o.TimeLimit, o.Seed, o.ExactHosts
+			p, err := Make(&c, j, opt)
+			v := inf
+			if err == nil {
+				v = p.TotalSeconds
+			}
+			switch k {
+			case 0:
+				row.StaticSeconds = v
+			case 1:
+				row.PerPhaseSeconds = v
+			case 2:
+				if err != nil {
+					return nil, err
+				}
+				row.BestSeconds, row.Reconfigs = v, p.Reconfigurations
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+var inf = 1e308
+
+// WriteComparison prints a Compare table.
+func WriteComparison(w io.Writer, rows []Comparison) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "switch\tstatic topology\treconfigure, no relays\tbest\treconfigurations\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t\n", r.Switch, cmpSecs(r.StaticSeconds), cmpSecs(r.PerPhaseSeconds), cmpSecs(r.BestSeconds), r.Reconfigs)
+	}
+	tw.Flush()
+}
+
+func cmpSecs(s float64) string {
+	if s >= inf {
+		return "no plan"
+	}
+	return secs(s)
+}

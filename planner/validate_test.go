@@ -1,0 +1,68 @@
+package planner
+
+import (
+	"testing"
+	"time"
+)
+
+// validate plans j on cl and runs the plan in the emulator: every step
+// within 10% of its prediction, everything delivered.
+func validate(t *testing.T, cl *Cluster, p *Plan) *Validation {
+	t.Helper()
+	v, err := p.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Steps) == 0 {
+		t.Fatal("no steps")
+	}
+	for _, st := range v.Steps {
+		t.Logf("iteration %d %s at %v: predicted %v, emulated %v", st.Iteration, st.Stage, st.Start, st.Predicted, st.Emulated)
+	}
+	if v.WorstError > 0.10 {
+		t.Errorf("worst step %.1f%% from its prediction", 100*v.WorstError)
+	}
+	return v
+}
+
+// TestValidateRing: the ring all-reduce's plan, run in the emulator:
+// each of its steps takes what the plan predicts, within 10%.
+func TestValidateRing(t *testing.T) {
+	cl := testCluster(4)
+	p, err := Make(cl, ringJob(t, 4, "16MiB"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := validate(t, cl, p)
+	t.Logf("ring: worst step %.1f%% from the plan; %d TLPs delivered", 100*v.WorstError, v.Accounting.Delivered)
+}
+
+// TestValidateReconfiguration: the alternating phases without relays
+// reconfigure at each phase boundary; in the emulator the circuits are
+// dark and training exactly between the phases, no transfer meets a
+// dark circuit (nothing held or dropped) and each step takes what the
+// plan predicts.
+func TestValidateReconfiguration(t *testing.T) {
+	cl := testCluster(4)
+	j := alternating(t, "8MiB")
+	j.Iterations = 2
+	p, err := Make(cl, j, Options{NoRelay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Reconfigurations != 2 {
+		t.Fatalf("%d reconfigurations an iteration, want 2", p.Reconfigurations)
+	}
+	c, _, err := p.Scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Phases) != 3 || c.Phases[1].At-c.Phases[0].At < cl.Reconfig+cl.BringUp {
+		t.Fatalf("phases %+v", c.Phases)
+	}
+	v := validate(t, cl, p)
+	if v.Accounting.Reasons["port-down"]+v.Accounting.Reasons["hold-buffer-full"] != 0 {
+		t.Errorf("traffic met a dark circuit: %v", v.Accounting.Reasons)
+	}
+	_ = time.Second
+}
