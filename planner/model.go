@@ -180,33 +180,65 @@ func (m *model) compute(s int, place []int) time.Duration {
 	return worst
 }
 
+// router finds routes in a topology: breadth first from each source it
+// is asked about, once (a host has few circuits, so a source costs about
+// the number of hosts).
+type router struct {
+	adj        [][]int
+	dist, next map[int][]int
+}
+
+func newRouter(t Topology) *router {
+	r := &router{adj: make([][]int, len(t.Count)), dist: map[int][]int{}, next: map[int][]int{}}
+	for a, row := range t.Count {
+		for b, c := range row {
+			if c > 0 {
+				r.adj[a] = append(r.adj[a], b)
+			}
+		}
+	}
+	return r
+}
+
+// from returns hop counts and first hops from host a (-1: unreachable).
+func (r *router) from(a int) (dist, next []int) {
+	if d, ok := r.dist[a]; ok {
+		return d, r.next[a]
+	}
+	n := len(r.adj)
+	dist, next = make([]int, n), make([]int, n)
+	for i := range n {
+		dist[i], next[i] = -1, -1
+	}
+	dist[a] = 0
+	q := []int{a}
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		for _, y := range r.adj[x] {
+			if dist[y] < 0 {
+				dist[y] = dist[x] + 1
+				if x == a {
+					next[y] = y
+				} else {
+					next[y] = next[x]
+				}
+				q = append(q, y)
+			}
+		}
+	}
+	r.dist[a], r.next[a] = dist, next
+	return dist, next
+}
+
 // paths finds, in topology t, the hop count and next hop from every host
-// to every other (breadth first; -1 when unreachable).
+// to every other (-1 when unreachable).
 func paths(t Topology) (dist, next [][]int) {
+	r := newRouter(t)
 	n := len(t.Count)
 	dist, next = make([][]int, n), make([][]int, n)
 	for a := range n {
-		dist[a], next[a] = make([]int, n), make([]int, n)
-		for b := range n {
-			dist[a][b], next[a][b] = -1, -1
-		}
-		dist[a][a] = 0
-		q := []int{a}
-		for len(q) > 0 {
-			x := q[0]
-			q = q[1:]
-			for y := range n {
-				if t.Count[x][y] > 0 && dist[a][y] < 0 {
-					dist[a][y] = dist[a][x] + 1
-					if x == a {
-						next[a][y] = y
-					} else {
-						next[a][y] = next[a][x]
-					}
-					q = append(q, y)
-				}
-			}
-		}
+		dist[a], next[a] = r.from(a)
 	}
 	return dist, next
 }
@@ -215,7 +247,7 @@ func paths(t Topology) (dist, next [][]int) {
 // placed, and whether any transfer needed a relay; +Inf when a transfer
 // has no route.
 func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
-	dist, next := paths(t)
+	r := newRouter(t)
 	n := len(t.Count)
 	for _, step := range m.stages[s].Steps {
 		out, in := make([]float64, n), make([]float64, n)
@@ -226,21 +258,23 @@ func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
 			if a == b {
 				continue // the same host: its memory
 			}
-			if dist[a][b] < 0 || m.noRelay && dist[a][b] > 1 {
+			dist, _ := r.from(a)
+			if dist[b] < 0 || m.noRelay && dist[b] > 1 {
 				return math.Inf(1), relays
 			}
-			if dist[a][b] > 1 {
+			if dist[b] > 1 {
 				relays = true
 			}
 			by := float64(tr.Bytes)
 			out[a] += by
 			in[b] += by
 			for x := a; x != b; {
-				y := next[x][b]
+				_, next := r.from(x)
+				y := next[b]
 				link[[2]int{x, y}] += by / float64(t.Count[x][y])
 				x = y
 			}
-			hops = max(hops, dist[a][b])
+			hops = max(hops, dist[b])
 		}
 		worst := 0.0 // seconds
 		for i := range n {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -279,3 +280,25 @@ func TestExactIsBruteForce(t *testing.T) {
 	}
 	t.Logf("20 random jobs: exact = brute force; the heuristic's worst gap %.1f%%", 100*worstGap)
 }
+
+// BenchmarkPlanFLEET plans a Megatron job of 192 GPUs (dp 24, tp 4, pp
+// 2: the 384 ports of FLEET's switch, one O-NIC a GPU) with the
+// heuristic, its improvement bounded at 30 s: the wall time per plan and
+// the iteration time it reaches.
+func BenchmarkPlanFLEET(b *testing.B) {
+	j, err := job.Megatron(job.MegatronConfig{DP: 24, TP: 4, PP: 2, Layers: 48, Hidden: 8192, Seq: 2048, MicroBatch: 1, MicroBatches: 8, BytesPer: 2, LayerTime: 2 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl := Uniform(192, "gpu")
+	for b.Loop() {
+		p, err := Make(cl, j, Options{TimeLimit: *fleetLimit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(p.IterationSeconds*1e3, "ms/iteration")
+		b.ReportMetric(float64(p.Reconfigurations), "reconfigurations")
+	}
+}
+
+var fleetLimit = flag.Duration("fleet-limit", 30*time.Second, "BenchmarkPlanFLEET's time limit")
