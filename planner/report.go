@@ -28,9 +28,18 @@ func (p *Plan) WriteText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "phase\tstages\tcircuits\ttime an iteration\trelays")
 	for i, ph := range p.Phases {
-		var cs []string
-		for _, c := range ph.Circuits {
-			cs = append(cs, c[0]+"-"+c[1])
+		var cs []string // parallel circuits as one, ×n
+		for k := 0; k < len(ph.Circuits); {
+			n := 1
+			for k+n < len(ph.Circuits) && ph.Circuits[k+n] == ph.Circuits[k] {
+				n++
+			}
+			c := ph.Circuits[k][0] + "-" + ph.Circuits[k][1]
+			if n > 1 {
+				c += fmt.Sprintf("×%d", n)
+			}
+			cs = append(cs, c)
+			k += n
 		}
 		relay := ""
 		if ph.Relays {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -740,6 +741,8 @@ func TestDeliveredLanded(t *testing.T) {
 	for _, sc := range scenario.Scenarios() {
 		c := sc.Config()
 		c.Duration = min(c.Duration, 300*time.Microsecond)
+		// (Flows of a later phase than the shortened run reaches go.)
+		c.Flows = slices.DeleteFunc(slices.Clone(c.Flows), func(f scenario.FlowConfig) bool { return f.Start >= c.Duration })
 		cl, err := Build(c)
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,71 @@ func SlowPeer() Config { return embedded("slow-peer.yaml") }
 // software allowed to its O-NIC's registers, each O-NIC with a 16-entry
 // LUT (scenarios/host-interface.yaml).
 func HostInterface() Config { return embedded("host-interface.yaml") }
+
+// FLEETCluster is one FLEET cluster as the overview paper describes it:
+// four servers, each with eight CPUs of three O-NICs (24 O-NICs, one
+// root complex a CPU), and six device chassis of eight GPUs with an
+// O-NIC each (the paper's chassis hold GPUs or NVMe RAIDs; these hold
+// GPUs) — 144 O-NICs, 288 of the 384-port switch's ports, the other 96
+// left for inter-cluster fibres. Each O-NIC's port A has a 1 GiB window
+// to whatever host its circuit reaches, and admits every host of the
+// cluster. In the first phase servers exchange in pairs (S0 with S1, S2
+// with S3) over twelve O-NIC pairs each, and every GPU streams into a
+// server (GPU k into server k mod 4); at 100 us the switch moves the
+// servers' circuits to the other pairing (S0 with S2, S1 with S3) and
+// each GPU to the next server, and once the new circuits are lit (the
+// switch's 10 ms and 1 ms bring-up) the same traffic runs again.
+func FLEETCluster() Config {
+	c := Config{Name: "fleet-cluster", MEMS: MEMSConfig{Reconfig: DefaultReconfig, BringUp: DefaultBringUp}}
+	bus := func(h int) string { return fmt.Sprintf("%02x", 0x10+h) }
+	all := bus(0) + ":00.0-" + bus(3+48) + ":1f.7"
+	onic := func(name, host string, h int) ONICConfig { return peerONIC(name, host, bus(h)+":00.0", all) }
+	for s := range 4 {
+		host := fmt.Sprintf("S%d", s)
+		c.Hosts = append(c.Hosts, HostConfig{Name: host})
+		for k := range 24 {
+			c.ONICs = append(c.ONICs, onic(fmt.Sprintf("s%d-%d", s, k), host, s))
+		}
+	}
+	for g := range 48 {
+		host := fmt.Sprintf("gpu%d", g)
+		c.Hosts = append(c.Hosts, HostConfig{Name: host, Kind: "gpu"})
+		c.ONICs = append(c.ONICs, onic("g"+strconv.Itoa(g), host, 4+g))
+	}
+	lit := 100*time.Microsecond + DefaultReconfig + DefaultBringUp
+	phase := func(k int, pair [4]int, start, stop time.Duration) []CircuitConfig {
+		var cs []CircuitConfig
+		for s := range 4 {
+			if p := pair[s]; p > s {
+				for n := range 12 {
+					a, b := fmt.Sprintf("s%d-%d", s, n), fmt.Sprintf("s%d-%d", p, n)
+					cs = append(cs, CircuitConfig{A: a + ".a", B: b + ".a"})
+					c.Flows = append(c.Flows,
+						FlowConfig{Name: fmt.Sprintf("%s->%s#%d", a, b, k), Group: fmt.Sprintf("S%d<->S%d", s, p), From: fmt.Sprintf("S%d", s), Via: a, Op: "write", Size: 64 << 10, Start: start, Stop: stop},
+						FlowConfig{Name: fmt.Sprintf("%s->%s#%d", b, a, k), Group: fmt.Sprintf("S%d<->S%d", s, p), From: fmt.Sprintf("S%d", p), Via: b, Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+				}
+			}
+		}
+		for g := range 48 {
+			s := (g + k) % 4
+			port := fmt.Sprintf("s%d-%d", s, 12+g/4)
+			cs = append(cs, CircuitConfig{A: "g" + strconv.Itoa(g) + ".a", B: port + ".a"})
+			group := "GPUs->servers"
+			if k > 0 {
+				group = "GPUs->next servers"
+			}
+			c.Flows = append(c.Flows, FlowConfig{Name: fmt.Sprintf("gpu%d->S%d", g, s), Group: group, From: fmt.Sprintf("gpu%d", g), Op: "write", Size: 64 << 10, Start: start, Stop: stop})
+		}
+		return cs
+	}
+	// Each phase's flows stop 25 us before its circuits change or the run
+	// ends: a 64 KiB write takes about 20 us, so none is on a circuit
+	// that goes dark.
+	c.Circuits = phase(0, [4]int{1, 0, 3, 2}, 0, 75*time.Microsecond)
+	c.Phases = []PhaseConfig{{At: 100 * time.Microsecond, Circuits: phase(1, [4]int{2, 3, 0, 1}, lit, lit+75*time.Microsecond)}}
+	c.Duration = lit + 100*time.Microsecond
+	return c
+}
 
 // IPOverPCIe is the cluster onic emu net joins by default: host A's
 // O-NIC reaches B's out of port A and C's out of port B, each O-NIC with
@@ -319,6 +385,7 @@ func Scenarios() []Scenario {
 		{"offload", "a host drives its O-NIC's fp32-to-bf16 kernel as an accelerator: tasks launched by doorbell, data in and out over the host link, a completion record and an MSI-X interrupt per task", Offload},
 		{"ring-multicast", "FLEET's ring multicast: S writes 64 KiB transfers that O-NICs R1 and R2 keep and relay, so R1, R2 and R3 each receive every byte", RingMulticast},
 		{"slow-peer", "a link partner that stops returning credits: onicA's port A stalls, retrains and resumes while the flow out of its port B goes on", SlowPeer},
+		{"fleet-cluster", "one FLEET cluster: 4 servers of 24 O-NICs and 48 GPUs with an O-NIC each on the 384-port MEMS; servers exchange in pairs and GPUs stream to servers, then the switch re-pairs them all", FLEETCluster},
 		{"ip-over-pcie", "the cluster onic emu net joins: A reaches B out of its O-NIC's port A and C out of port B, with windows for the IP driver's rings, MSI-X doorbells and broadcast", IPOverPCIe},
 		{"host-interface", "the two-party cluster with no traffic generators, for onic emu serve: the hosts' software is its clients", HostInterface},
 		{"two-party-read", "the two-party exchange with DMA reads instead of writes", func() Config {
