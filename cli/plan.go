@@ -52,6 +52,7 @@ switching.`,
 	c.Flags().Bool("validate", false, "run the plan in the emulator and compare each step's time")
 	c.Flags().String("scenario-out", "", "write the plan as a scenario YAML the emulator runs")
 	c.Flags().Bool("compare", false, "compare static, per-phase and best plans across switching times")
+	c.Flags().String("chart", "", "draw the plan's circuit schedule over one iteration into this SVG file")
 	bindFlags(v, c, "plan")
 	c.AddCommand(newPlanMegatronCmd(v), newPlanASTRACmd(v))
 	return c
@@ -119,6 +120,20 @@ func runPlan(cmd *cobra.Command, v *viper.Viper, path string) error {
 			return err
 		}
 		if err := os.WriteFile(f, y, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", f)
+	}
+	if f := v.GetString("plan.chart"); f != "" {
+		fh, err := os.Create(f)
+		if err != nil {
+			return err
+		}
+		if err := p.WriteChart(fh); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", f)

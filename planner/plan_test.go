@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -302,3 +303,28 @@ func BenchmarkPlanFLEET(b *testing.B) {
 }
 
 var fleetLimit = flag.Duration("fleet-limit", 30*time.Second, "BenchmarkPlanFLEET's time limit")
+
+// TestChart: the circuit schedule of a plan that reconfigures draws a
+// row per host pair, the parallel circuits' count and the dark time (two
+// grey spans: into the second phase and back).
+func TestChart(t *testing.T) {
+	cl := testCluster(4)
+	cl.PortGbps = cl.RateGbps / 2 // (so a second circuit to a peer pays)
+	p, err := Make(cl, alternating(t, "1GiB"), Options{NoRelay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := p.WriteChart(&b); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{"<svg", "A-B", "A-C", "×2", "circuits in one iteration", "fill:#DCDCDC"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart has no %q", want)
+		}
+	}
+	if n := strings.Count(svg, "fill:#DCDCDC"); n != 2 {
+		t.Errorf("%d dark spans, want 2", n)
+	}
+}
