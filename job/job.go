@@ -51,11 +51,15 @@ type StageSpec struct {
 }
 
 // Compute is a task's compute in a stage: Time on whatever device it is
-// placed, or a time per device kind (Cost).
+// placed, or a time per device kind (Cost). With Kernel, the same work
+// may instead run as that library kernel over Bytes on the task's O-NIC
+// — if the planner keeps the kernel resident in one of its slots.
 type Compute struct {
-	Task string                   `mapstructure:"task"`
-	Time time.Duration            `mapstructure:"time"`
-	Cost map[string]time.Duration `mapstructure:"cost"` // by kind: gpu, cpu
+	Task   string                   `mapstructure:"task"`
+	Time   time.Duration            `mapstructure:"time"`
+	Cost   map[string]time.Duration `mapstructure:"cost"` // by kind: gpu, cpu
+	Kernel string                   `mapstructure:"kernel"`
+	Bytes  string                   `mapstructure:"bytes"` // the kernel's input
 }
 
 // Send is a point-to-point transfer (a pipeline send, a gradient to a
@@ -161,6 +165,14 @@ func (j *Job) Check() error {
 			if c.Time != 0 && len(c.Cost) > 0 {
 				return fmt.Errorf("%s: give time or cost, not both", q)
 			}
+			if (c.Kernel == "") != (c.Bytes == "") {
+				return fmt.Errorf("%s: kernel and bytes go together (the kernel's input)", q)
+			}
+			if c.Bytes != "" {
+				if _, err := readfile.ParseSize(c.Bytes, 1, MaxTransfer); err != nil {
+					return fmt.Errorf("%s.bytes: %v", q, err)
+				}
+			}
 		}
 		for k, snd := range s.Sends {
 			q := fmt.Sprintf("%s.sends[%d]", p, k)
@@ -216,11 +228,20 @@ type Transfer struct {
 type Step []Transfer
 
 // Stage is a stage expanded: each task's compute (by task index, per
-// device kind; "" for any) and the communication steps.
+// device kind; "" for any), the kernel that may do it instead (by task
+// index; Name "" for none), and the communication steps.
 type Stage struct {
 	Name    string
 	Compute []map[string]time.Duration
+	Kernels []KernelWork
 	Steps   []Step
+}
+
+// KernelWork is work an O-NIC kernel may do instead of the host: Bytes
+// through library kernel Name.
+type KernelWork struct {
+	Name  string
+	Bytes int64
 }
 
 // Expand expands the job's stages: each collective into its ring
@@ -238,7 +259,7 @@ func (j *Job) Expand() []Stage {
 	}
 	out := make([]Stage, len(j.Stages))
 	for i, s := range j.Stages {
-		st := Stage{Name: s.Name, Compute: make([]map[string]time.Duration, len(j.Tasks))}
+		st := Stage{Name: s.Name, Compute: make([]map[string]time.Duration, len(j.Tasks)), Kernels: make([]KernelWork, len(j.Tasks))}
 		if st.Name == "" {
 			st.Name = fmt.Sprintf("stage%d", i)
 		}
@@ -254,6 +275,10 @@ func (j *Job) Expand() []Stage {
 				}
 			} else {
 				m[""] += c.Time
+			}
+			if c.Kernel != "" {
+				b, _ := readfile.ParseSize(c.Bytes, 1, MaxTransfer)
+				st.Kernels[idx[c.Task]] = KernelWork{c.Kernel, b}
 			}
 		}
 		var steps []Step

@@ -26,6 +26,10 @@ func (j *Job) WriteYAML(w io.Writer) error {
 		if len(s.Compute) > 0 {
 			b.WriteString("    compute:\n")
 			for _, c := range s.Compute {
+				kernel := ""
+				if c.Kernel != "" {
+					kernel = fmt.Sprintf(", kernel: %s, bytes: %s", c.Kernel, c.Bytes)
+				}
 				if len(c.Cost) > 0 {
 					kinds := make([]string, 0, len(c.Cost))
 					for k := range c.Cost {
@@ -36,9 +40,9 @@ func (j *Job) WriteYAML(w io.Writer) error {
 					for _, k := range kinds {
 						parts = append(parts, k+": "+dur(c.Cost[k]))
 					}
-					fmt.Fprintf(&b, "      - {task: %s, cost: {%s}}\n", c.Task, strings.Join(parts, ", "))
+					fmt.Fprintf(&b, "      - {task: %s, cost: {%s}%s}\n", c.Task, strings.Join(parts, ", "), kernel)
 				} else {
-					fmt.Fprintf(&b, "      - {task: %s, time: %s}\n", c.Task, dur(c.Time))
+					fmt.Fprintf(&b, "      - {task: %s, time: %s%s}\n", c.Task, dur(c.Time), kernel)
 				}
 			}
 		}

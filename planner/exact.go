@@ -9,7 +9,9 @@ func (m *model) exact(static bool) *candidate {
 	topos := m.allTopologies()
 	var best *candidate
 	m.placements(func(place []int) {
+		m.res = m.residency(place)
 		seq, total := m.sequence(place, topos, static)
+		total += m.res.load
 		if best == nil || total < best.total {
 			best = &candidate{place: append([]int(nil), place...), topos: seq, total: total}
 		}

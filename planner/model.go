@@ -54,6 +54,9 @@ type Cluster struct {
 	HopLatency time.Duration // per circuit a transfer crosses
 	Reconfig   time.Duration // the switch's dark time for a changed circuit
 	BringUp    time.Duration // then the optics' and link's training
+	KernelGbps float64       // an O-NIC kernel's rate (0: DefaultKernelGbps)
+	KernelLoad time.Duration // loading a kernel into a slot (0: DefaultKernelLoad)
+	Slots      int           // kernel slots an O-NIC (0: DefaultSlots)
 }
 
 // FromScenario takes the hosts and switch of a scenario (its flows,
@@ -151,9 +154,10 @@ type model struct {
 	cl      *Cluster
 	j       *job.Job
 	stages  []job.Stage
-	bps     float64 // a host link's bytes per second
-	port    float64 // a circuit's
-	noRelay bool    // a transfer needs a direct circuit
+	bps     float64   // a host link's bytes per second
+	port    float64   // a circuit's
+	noRelay bool      // a transfer needs a direct circuit
+	res     residency // the kernels resident for the placement being costed
 }
 
 func newModel(cl *Cluster, j *job.Job) *model {
@@ -171,9 +175,9 @@ func (m *model) compute(s int, place []int) time.Duration {
 		if c == nil {
 			continue
 		}
-		d, ok := c[m.cl.Hosts[place[i]].Kind]
-		if !ok {
-			d = c[""]
+		d := m.hostTime(s, i, place[i])
+		if k := m.stages[s].Kernels[i]; k.Name != "" && m.res.on != nil && m.res.on[i][k.Name] {
+			d = min(d, m.kernelTime(k.Bytes))
 		}
 		worst = max(worst, d)
 	}

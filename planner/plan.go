@@ -45,10 +45,15 @@ type Plan struct {
 	Phases    []Phase           `json:"phases"`
 	// Reconfigurations per iteration, counting the one back to the first
 	// phase's circuits between iterations.
-	Reconfigurations int     `json:"reconfigurations_per_iteration"`
-	IterationSeconds float64 `json:"iteration_seconds"` // an iteration, its reconfigurations included
-	TotalSeconds     float64 `json:"total_seconds"`     // every iteration; the first topology is set up before
-	Iterations       int     `json:"iterations"`
+	Reconfigurations int `json:"reconfigurations_per_iteration"`
+	// Kernels are the O-NIC kernels the job may use: those kept in
+	// slots (loaded before it starts, LoadSeconds on the busiest O-NIC)
+	// and those left to the hosts.
+	Kernels          []KernelPlan `json:"kernels,omitempty"`
+	LoadSeconds      float64      `json:"kernel_load_seconds,omitempty"`
+	IterationSeconds float64      `json:"iteration_seconds"` // an iteration, its reconfigurations included
+	TotalSeconds     float64      `json:"total_seconds"`     // every iteration; the first topology is set up before
+	Iterations       int          `json:"iterations"`
 	place            []int
 	topos            []Topology // per stage
 	m                *model
@@ -81,6 +86,9 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 	}
 	m := newModel(cl, j)
 	m.noRelay = o.NoRelay
+	if err := checkKernels(m); err != nil {
+		return nil, err
+	}
 	var best *candidate
 	method := "heuristic"
 	if len(cl.Hosts) <= o.ExactHosts {
@@ -338,8 +346,9 @@ func (m *model) heuristic(o Options) *candidate {
 		}
 	}
 	eval := func(p []int) *candidate {
+		m.res = m.residency(p)
 		topos, total := m.sequence(p, m.candidates(p), o.Static)
-		return &candidate{place: append([]int(nil), p...), topos: topos, total: total}
+		return &candidate{place: append([]int(nil), p...), topos: topos, total: total + m.res.load}
 	}
 	best := eval(place)
 	r := rand.New(rand.NewPCG(o.Seed, 0x6f6e6963))
@@ -376,7 +385,8 @@ func (m *model) heuristic(o Options) *candidate {
 
 // plan writes candidate c as a Plan.
 func (m *model) plan(c *candidate, method string) *Plan {
-	p := &Plan{Job: m.j.Name, Cluster: m.cl.Name, Method: method, Objective: "iteration time",
+	m.res = m.residency(c.place)
+	p := &Plan{Kernels: m.res.plans, LoadSeconds: m.res.load, Job: m.j.Name, Cluster: m.cl.Name, Method: method, Objective: "iteration time",
 		Placement: map[string]string{}, Iterations: m.j.Iterations, place: c.place, topos: c.topos, TotalSeconds: c.total, m: m}
 	for i, t := range m.j.Tasks {
 		p.Placement[t.Name] = m.cl.Hosts[c.place[i]].Name

@@ -328,3 +328,60 @@ func TestChart(t *testing.T) {
 		t.Errorf("%d dark spans, want 2", n)
 	}
 }
+
+// TestKernelResidency: a kernel that saves more host compute over the
+// job than its load costs is kept in a slot (its load paid once, before
+// the job), and the job's time counts the kernel's compute; one used
+// once, or whose savings over every use stay under its load, is not
+// flashed: the host's compute is cheaper.
+func TestKernelResidency(t *testing.T) {
+	j := mustCheck(t, &job.Job{Name: "kernels", Iterations: 10, Tasks: tasks(2), Stages: []job.StageSpec{
+		{Name: "quantize", Compute: []job.Compute{{Task: "w0", Time: 5 * time.Millisecond, Kernel: "fp32-to-bf16", Bytes: "16MiB"}}},
+		{Name: "checksum", Compute: []job.Compute{{Task: "w1", Time: 1400 * time.Microsecond, Kernel: "crc32c-append", Bytes: "16MiB"}}},
+		{Name: "send", Sends: []job.Send{{From: "w0", To: "w1", Bytes: "1MiB"}}},
+	}})
+	cl := testCluster(2)
+	one := *j
+	one.Iterations = 1
+	kt := (16 << 20) * 8 / (DefaultKernelGbps * 1e9) // 1.05 ms
+	for _, tc := range []struct {
+		j        *job.Job
+		resident map[string]bool
+	}{
+		// Ten uses: 10 x 3.95 ms saved pays for a 5.17 ms load; 10 x
+		// 0.35 ms does not.
+		{j, map[string]bool{"fp32-to-bf16": true, "crc32c-append": false}},
+		// One use each: neither pays.
+		{&one, map[string]bool{"fp32-to-bf16": false, "crc32c-append": false}},
+	} {
+		p, err := Make(cl, tc.j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Kernels) != 2 {
+			t.Fatalf("kernels %+v", p.Kernels)
+		}
+		for _, k := range p.Kernels {
+			if (k.Slot >= 0) != tc.resident[k.Kernel] {
+				t.Errorf("%d iterations: %s slot %d (%s), want resident %v", tc.j.Iterations, k.Kernel, k.Slot, k.Reason, tc.resident[k.Kernel])
+			}
+		}
+		wantLoad, compute := 0.0, 5e-3+1.4e-3
+		if tc.j.Iterations == 10 {
+			wantLoad, compute = DefaultKernelLoad.Seconds(), kt+1.4e-3
+		}
+		comm := (p.TotalSeconds-wantLoad)/float64(tc.j.Iterations) - compute
+		if p.LoadSeconds != wantLoad || comm <= 0 || comm > 1e-4 {
+			t.Errorf("%d iterations: load %v s, total %v s (communication %v s an iteration)", tc.j.Iterations, p.LoadSeconds, p.TotalSeconds, comm)
+		}
+		var b strings.Builder
+		p.WriteText(&b)
+		t.Logf("%d iterations:\n%s", tc.j.Iterations, b.String())
+	}
+	bad := *j
+	bad.Stages = append([]job.StageSpec(nil), j.Stages...)
+	bad.Stages[0].Compute = []job.Compute{{Task: "w0", Time: time.Millisecond, Kernel: "no-such-kernel", Bytes: "1MiB"}}
+	if _, err := Make(cl, &bad, Options{}); err == nil || !strings.Contains(err.Error(), "no-such-kernel") {
+		t.Errorf("unknown kernel: %v", err)
+	}
+}

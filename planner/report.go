@@ -48,6 +48,16 @@ func (p *Plan) WriteText(w io.Writer) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, strings.Join(ph.Names, ", "), strings.Join(cs, " "), secs(ph.Seconds), relay)
 	}
 	tw.Flush()
+	for _, k := range p.Kernels {
+		if k.Slot >= 0 {
+			fmt.Fprintf(w, "kernel %s resident in slot %d of %s's O-NIC for %s: %d uses, saves %s\n", k.Kernel, k.Slot, k.Host, k.Task, k.Uses, secs(k.Saved))
+		} else {
+			fmt.Fprintf(w, "kernel %s not flashed for %s on %s: %s\n", k.Kernel, k.Task, k.Host, k.Reason)
+		}
+	}
+	if p.LoadSeconds > 0 {
+		fmt.Fprintf(w, "kernel loads before the job: %s\n", secs(p.LoadSeconds))
+	}
 	fmt.Fprintf(w, "reconfigurations an iteration: %d\niteration: %s; %d iterations: %s\n", p.Reconfigurations, secs(p.IterationSeconds), p.Iterations, secs(p.TotalSeconds))
 }
 
