@@ -170,7 +170,7 @@ func newPlanMegatronCmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeJob(cmd, j, v.GetString("plan.megatron.out"))
+			return writeJob(cmd, j, v.GetString("plan.megatron.out"), v.GetBool("plan.megatron.json"))
 		},
 	}
 	c.Flags().Int("dp", 2, "data-parallel degree")
@@ -185,6 +185,7 @@ func newPlanMegatronCmd(v *viper.Viper) *cobra.Command {
 	c.Flags().Duration("layer-time", 500*time.Microsecond, "one layer's forward pass of a micro-batch on one GPU")
 	c.Flags().Int("iterations", 1, "iterations")
 	c.Flags().String("out", "", "the job file to write (- or empty: standard output)")
+	c.Flags().Bool("json", false, "print what was written as JSON (needs --out)")
 	bindFlags(v, c, "plan.megatron")
 	return c
 }
@@ -207,19 +208,24 @@ func newPlanASTRACmd(v *viper.Viper) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeJob(cmd, j, v.GetString("plan.astra.out"))
+			return writeJob(cmd, j, v.GetString("plan.astra.out"), v.GetBool("plan.astra.json"))
 		},
 	}
 	c.Flags().Int("workers", 8, "data-parallel workers (NPUs)")
 	c.Flags().Duration("cycle", time.Nanosecond, "how long one of the workload's compute cycles lasts")
 	c.Flags().String("out", "", "the job file to write (- or empty: standard output)")
+	c.Flags().Bool("json", false, "print what was written as JSON (needs --out)")
 	bindFlags(v, c, "plan.astra")
 	return c
 }
 
-// writeJob writes j to path (standard output for "" or -).
-func writeJob(cmd *cobra.Command, j *job.Job, path string) error {
+// writeJob writes j to path (standard output for "" or -); asJSON
+// prints what it wrote as JSON.
+func writeJob(cmd *cobra.Command, j *job.Job, path string, asJSON bool) error {
 	if path == "" || path == "-" {
+		if asJSON {
+			return fmt.Errorf("--json: needs --out FILE (the job itself is YAML)")
+		}
 		return j.WriteYAML(cmd.OutOrStdout())
 	}
 	f, err := os.Create(path)
@@ -234,5 +240,8 @@ func writeJob(cmd *cobra.Command, j *job.Job, path string) error {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
+	if asJSON {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"wrote": path, "job": j.Name, "tasks": len(j.Tasks), "stages": len(j.Stages), "iterations": j.Iterations})
+	}
 	return nil
 }

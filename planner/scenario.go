@@ -83,53 +83,12 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 				Access: acl.Config{Domains: domains},
 			}})
 	}
-	// Ports per phase: a circuit that stays keeps its ports (so it stays
-	// lit); new ones take the free ports.
-	type circuit struct{ a, b int }
-	portsOf := func(t Topology, prev map[circuit][][2]int) (map[circuit][][2]int, []scenario.CircuitConfig) {
-		free := map[int][]int{}
-		for _, h := range used {
-			free[h] = []int{0, 1}
-		}
-		take := func(h, port int) { free[h] = slices.DeleteFunc(free[h], func(x int) bool { return x == port }) }
-		now := map[circuit][][2]int{}
-		need := map[circuit]int{}
-		for _, e := range t.Circuits() {
-			need[circuit{e[0], e[1]}]++
-		}
-		keys := make([]circuit, 0, len(need))
-		for k := range need {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(x, y circuit) int { return x.a*1000 + x.b - y.a*1000 - y.b })
-		for _, k := range keys {
-			for _, pp := range prev[k] {
-				if len(now[k]) < need[k] {
-					now[k] = append(now[k], pp)
-					take(k.a, pp[0])
-					take(k.b, pp[1])
-				}
-			}
-		}
-		for _, k := range keys {
-			for len(now[k]) < need[k] {
-				pa, pb := free[k.a][0], free[k.b][0]
-				take(k.a, pa)
-				take(k.b, pb)
-				now[k] = append(now[k], [2]int{pa, pb})
-			}
-		}
-		var out []scenario.CircuitConfig
-		for _, k := range keys {
-			for _, pp := range now[k] {
-				out = append(out, scenario.CircuitConfig{A: onic[k.a] + "." + "ab"[pp[0]:pp[0]+1], B: onic[k.b] + "." + "ab"[pp[1]:pp[1]+1]})
-			}
-		}
-		return now, out
-	}
 	// The timeline: every iteration's stages in order.
 	var steps []StepTime
 	var ports map[circuit][][2]int
+	portsOf := func(t Topology, prev map[circuit][][2]int) (map[circuit][][2]int, []scenario.CircuitConfig) {
+		return assignPorts(t, prev, used, onic)
+	}
 	at := time.Duration(0)
 	dark := cl.Reconfig + cl.BringUp
 	var last *Topology
@@ -186,6 +145,55 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	}
 	c.Duration = at + time.Millisecond
 	return c, steps, nil
+}
+
+// circuit is a pair of hosts (a < b) a circuit joins.
+type circuit struct{ a, b int }
+
+// assignPorts puts topology t's circuits on the hosts' ports (0 for A, 1
+// for B): a circuit that stays from prev keeps its ports (so it stays
+// lit), new ones take the free ports; it returns the assignment and the
+// circuits as the scenario names them.
+func assignPorts(t Topology, prev map[circuit][][2]int, used []int, onic map[int]string) (map[circuit][][2]int, []scenario.CircuitConfig) {
+	free := map[int][]int{}
+	for _, h := range used {
+		free[h] = []int{0, 1}
+	}
+	take := func(h, port int) { free[h] = slices.DeleteFunc(free[h], func(x int) bool { return x == port }) }
+	now := map[circuit][][2]int{}
+	need := map[circuit]int{}
+	for _, e := range t.Circuits() {
+		need[circuit{e[0], e[1]}]++
+	}
+	keys := make([]circuit, 0, len(need))
+	for k := range need {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y circuit) int { return x.a*1000 + x.b - y.a*1000 - y.b })
+	for _, k := range keys {
+		for _, pp := range prev[k] {
+			if len(now[k]) < need[k] {
+				now[k] = append(now[k], pp)
+				take(k.a, pp[0])
+				take(k.b, pp[1])
+			}
+		}
+	}
+	for _, k := range keys {
+		for len(now[k]) < need[k] {
+			pa, pb := free[k.a][0], free[k.b][0]
+			take(k.a, pa)
+			take(k.b, pb)
+			now[k] = append(now[k], [2]int{pa, pb})
+		}
+	}
+	var out []scenario.CircuitConfig
+	for _, k := range keys {
+		for _, pp := range now[k] {
+			out = append(out, scenario.CircuitConfig{A: onic[k.a] + "." + "ab"[pp[0]:pp[0]+1], B: onic[k.b] + "." + "ab"[pp[1]:pp[1]+1]})
+		}
+	}
+	return now, out
 }
 
 // stepComm is one step's communication time in topology t.
