@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -125,18 +126,9 @@ func runPlan(cmd *cobra.Command, v *viper.Viper, path string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", f)
 	}
 	if f := v.GetString("plan.chart"); f != "" {
-		fh, err := os.Create(f)
-		if err != nil {
+		if err := createFile(cmd, f, p.WriteChart); err != nil {
 			return err
 		}
-		if err := p.WriteChart(fh); err != nil {
-			fh.Close()
-			return err
-		}
-		if err := fh.Close(); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", f)
 	}
 	var val *planner.Validation
 	if v.GetBool("plan.validate") {
@@ -228,11 +220,22 @@ func writeJob(cmd *cobra.Command, j *job.Job, path string, asJSON bool) error {
 		}
 		return j.WriteYAML(cmd.OutOrStdout())
 	}
+	if err := createFile(cmd, path, j.WriteYAML); err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"wrote": path, "job": j.Name, "tasks": len(j.Tasks), "stages": len(j.Stages), "iterations": j.Iterations})
+	}
+	return nil
+}
+
+// createFile writes path through write and says so on standard error.
+func createFile(cmd *cobra.Command, path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := j.WriteYAML(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -240,8 +243,5 @@ func writeJob(cmd *cobra.Command, j *job.Job, path string, asJSON bool) error {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
-	if asJSON {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"wrote": path, "job": j.Name, "tasks": len(j.Tasks), "stages": len(j.Stages), "iterations": j.Iterations})
-	}
 	return nil
 }
