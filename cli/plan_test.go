@@ -53,7 +53,7 @@ func TestPlan(t *testing.T) {
 	if code, out, errs := onic(t, "", "plan", astra); code != 0 || !strings.Contains(out, "backward-fc1000") {
 		t.Fatalf("plan of the imported workload: %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := onic(t, "", "plan", astra, "--cluster", "ip-over-pcie"); code == 0 || !strings.Contains(errs, "4 tasks and cluster ip-over-pcie 3 hosts") {
+	if code, out, errs := onic(t, "", "plan", astra, "--cluster", "ip-over-pcie"); code == 0 || !strings.Contains(errs, "4 tasks and cluster ip-over-pcie room for 3 on its 3 hosts") {
 		t.Fatalf("4 tasks on 3 hosts: %d\n%s%s", code, out, errs)
 	}
 	bad := filepath.Join(dir, "bad.yaml")

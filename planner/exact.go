@@ -52,12 +52,12 @@ func (m *model) allTopologies() []Topology {
 	return out
 }
 
-// placements calls f with every placement of the tasks, one a host, on
-// hosts that fit them.
+// placements calls f with every placement of the tasks on hosts that fit
+// them, as many on a host as it has room for.
 func (m *model) placements(f func(place []int)) {
 	n := len(m.cl.Hosts)
 	place := make([]int, len(m.j.Tasks))
-	used := make([]bool, n)
+	used := make([]int, n)
 	var walk func(i int)
 	walk = func(i int) {
 		if i == len(place) {
@@ -65,10 +65,11 @@ func (m *model) placements(f func(place []int)) {
 			return
 		}
 		for h := range n {
-			if !used[h] && m.fits(i, h) {
-				used[h], place[i] = true, h
+			if used[h] < m.cl.capacity(h) && m.fits(i, h) {
+				used[h]++
+				place[i] = h
 				walk(i + 1)
-				used[h] = false
+				used[h]--
 			}
 		}
 	}

@@ -70,6 +70,12 @@ func (m *model) residency(place []int) residency {
 		slots = DefaultSlots
 	}
 	r := residency{on: make([]map[string]bool, len(place))}
+	free := map[int]int{}      // slots left on each host's O-NICs
+	loads := map[int]int{}     // kernels loaded on each host's O-NICs
+	loaded := map[[2]any]int{} // (host, kernel) -> its slot
+	for h := range m.cl.Hosts {
+		free[h] = slots * len(m.cl.Hosts[h].ONICs)
+	}
 	for i, h := range place {
 		type use struct {
 			name  string
@@ -104,25 +110,30 @@ func (m *model) residency(place []int) residency {
 			return 0
 		})
 		r.on[i] = map[string]bool{}
-		free := slots * len(m.cl.Hosts[h].ONICs)
-		loads := 0
 		for _, n := range names {
 			u := by[n]
 			kp := KernelPlan{Task: m.j.Tasks[i].Name, Host: m.cl.Hosts[h].Name, Kernel: n, Slot: -1, Uses: u.uses, Saved: (u.saved - load).Seconds()}
+			slot, shared := loaded[[2]any{h, n}]
 			switch {
+			case shared && u.saved > 0: // another task on the host loaded it
+				r.on[i][n] = true
+				kp.Slot, kp.Saved = slot, u.saved.Seconds()
 			case u.saved <= load:
 				kp.Reason = fmt.Sprintf("the host's compute is cheaper: the kernel would save %v in all, its load takes %v", u.saved.Round(time.Microsecond), load)
-			case free == 0:
+			case free[h] == 0:
 				kp.Reason = "no slot left"
 			default:
 				r.on[i][n] = true
-				kp.Slot = slots*len(m.cl.Hosts[h].ONICs) - free
-				free--
-				loads++
+				kp.Slot = slots*len(m.cl.Hosts[h].ONICs) - free[h]
+				loaded[[2]any{h, n}] = kp.Slot
+				free[h]--
+				loads[h]++
 			}
 			r.plans = append(r.plans, kp)
 		}
-		r.load = max(r.load, float64(loads)*load.Seconds())
+	}
+	for _, n := range loads {
+		r.load = max(r.load, float64(n)*load.Seconds())
 	}
 	return r
 }

@@ -43,7 +43,14 @@ type Host struct {
 	Kind  string // gpu or cpu (a server)
 	ONICs []string
 	Ports int // optical ports, two an O-NIC
+	// Tasks is how many tasks the host runs at once (a server's CPUs, a
+	// GPU host's one; 0 counts as 1). Tasks on one host share its links
+	// and its O-NICs' slots; what they send each other stays in memory.
+	Tasks int
 }
+
+// capacity is how many tasks host h runs.
+func (c *Cluster) capacity(h int) int { return max(1, c.Hosts[h].Tasks) }
 
 // Cluster is what the planner plans onto.
 type Cluster struct {
@@ -61,7 +68,8 @@ type Cluster struct {
 
 // FromScenario takes the hosts and switch of a scenario (its flows,
 // circuits and phases are what the planner chooses): every host with at
-// least one O-NIC, a server counting as a cpu host, a gpu host as gpu.
+// least one O-NIC, a server counting as a cpu host running a task per
+// CPU (its O-NICs over onics_per_cpu), a gpu host as gpu running one.
 func FromScenario(c scenario.Config) (*Cluster, error) {
 	cl := &Cluster{Name: c.Name, RateGbps: DefaultRateGbps, HopLatency: DefaultHop,
 		Reconfig: c.MEMS.Reconfig, BringUp: c.MEMS.BringUp}
@@ -87,7 +95,15 @@ func FromScenario(c scenario.Config) (*Cluster, error) {
 		if len(onics[h.Name]) == 0 {
 			continue
 		}
-		cl.Hosts = append(cl.Hosts, Host{Name: h.Name, Kind: kind, ONICs: onics[h.Name], Ports: 2 * len(onics[h.Name])})
+		tasks := 1
+		if kind == "cpu" { // a CPU a root complex of onics_per_cpu O-NICs
+			per := h.ONICsPerCPU
+			if per == 0 {
+				per = 3
+			}
+			tasks = (len(onics[h.Name]) + per - 1) / per
+		}
+		cl.Hosts = append(cl.Hosts, Host{Name: h.Name, Kind: kind, ONICs: onics[h.Name], Ports: 2 * len(onics[h.Name]), Tasks: tasks})
 	}
 	if len(cl.Hosts) == 0 {
 		return nil, fmt.Errorf("cluster %s: no host with an O-NIC to run tasks", c.Name)

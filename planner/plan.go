@@ -67,17 +67,21 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 	if o.ExactHosts == 0 {
 		o.ExactHosts = 4
 	}
-	if len(j.Tasks) > len(cl.Hosts) {
-		return nil, fmt.Errorf("job %s has %d tasks and cluster %s %d hosts with O-NICs: one task a host", j.Name, len(j.Tasks), cl.Name, len(cl.Hosts))
+	room := 0
+	for h := range cl.Hosts {
+		room += cl.capacity(h)
+	}
+	if len(j.Tasks) > room {
+		return nil, fmt.Errorf("job %s has %d tasks and cluster %s room for %d on its %d hosts with O-NICs", j.Name, len(j.Tasks), cl.Name, room, len(cl.Hosts))
 	}
 	for i, t := range j.Tasks {
 		if t.Kind == "" {
 			continue
 		}
 		n := 0
-		for _, h := range cl.Hosts {
-			if h.Kind == t.Kind {
-				n++
+		for h, host := range cl.Hosts {
+			if host.Kind == t.Kind {
+				n += cl.capacity(h)
 			}
 		}
 		if n == 0 {
@@ -101,6 +105,29 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("job %s: no placement and topology on cluster %s carries every transfer (too few ports, or tasks needing kinds of host it lacks)", j.Name, cl.Name)
 	}
 	return m.plan(best, method), nil
+}
+
+// move moves task i to host h in a copy of place: into room h has, or
+// swapping with h's first task that may run where i is.
+func (m *model) move(place []int, i, h int) ([]int, bool) {
+	p := append([]int(nil), place...)
+	on := 0
+	for _, x := range p {
+		if x == h {
+			on++
+		}
+	}
+	if on < m.cl.capacity(h) {
+		p[i] = h
+		return p, true
+	}
+	for k := range p {
+		if p[k] == h && m.fits(k, p[i]) {
+			p[k], p[i] = p[i], h
+			return p, true
+		}
+	}
+	return nil, false
 }
 
 // candidate is a placement with a topology per stage and its cost.
@@ -324,20 +351,22 @@ func (m *model) candidates(place []int) []Topology {
 	return out
 }
 
-// heuristic places tasks in order on the hosts that fit (a ring
-// collective then runs round consecutive hosts), chooses topologies
-// among the candidates, and then swaps pairs of tasks' hosts, or moves a
-// task to a free host, keeping each move that lowers the time, until
-// TimeLimit or a round of moves finds nothing better.
+// heuristic places tasks in order on the hosts that fit, filling each
+// host's room (a ring collective then runs round consecutive hosts),
+// chooses topologies among the candidates, and then moves a task to a
+// host with room, or swaps it with a task there, keeping each move that
+// lowers the time, until TimeLimit or a round of moves finds nothing
+// better.
 func (m *model) heuristic(o Options) *candidate {
 	n := len(m.cl.Hosts)
 	place := make([]int, len(m.j.Tasks))
-	used := make([]bool, n)
+	used := make([]int, n)
 	for i := range place {
 		place[i] = -1
 		for h := range n {
-			if !used[h] && m.fits(i, h) {
-				place[i], used[h] = h, true
+			if used[h] < m.cl.capacity(h) && m.fits(i, h) {
+				place[i] = h
+				used[h]++
 				break
 			}
 		}
@@ -364,20 +393,13 @@ func (m *model) heuristic(o Options) *candidate {
 			if place[i] == h || !m.fits(i, h) {
 				continue
 			}
-			p := append([]int(nil), best.place...)
-			for k := range p { // swap with the task on h, if any
-				if p[k] == h {
-					if !m.fits(k, p[i]) {
-						goto next
-					}
-					p[k] = p[i]
-				}
+			p, ok := m.move(best.place, i, h)
+			if !ok {
+				continue
 			}
-			p[i] = h
 			if c := eval(p); c.total < best.total-1e-12 {
 				best, place, improved = c, c.place, true
 			}
-		next:
 		}
 	}
 	return best

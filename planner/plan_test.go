@@ -385,3 +385,30 @@ func TestKernelResidency(t *testing.T) {
 		t.Errorf("unknown kernel: %v", err)
 	}
 }
+
+// TestSeveralTasksAHost: a server runs a task per CPU; tasks on one host
+// exchange through memory, so a job of 4 tasks that pair up on two
+// two-CPU servers needs no circuit for its busiest pairs, and more tasks
+// than the cluster has room for is an error naming the room.
+func TestSeveralTasksAHost(t *testing.T) {
+	cl := &Cluster{Name: "two servers", RateGbps: DefaultRateGbps, HopLatency: DefaultHop, Reconfig: 10 * time.Millisecond, BringUp: time.Millisecond,
+		Hosts: []Host{{Name: "S0", Kind: "cpu", ONICs: []string{"a", "b"}, Ports: 4, Tasks: 2}, {Name: "S1", Kind: "cpu", ONICs: []string{"c", "d"}, Ports: 4, Tasks: 2}}}
+	j := mustCheck(t, &job.Job{Name: "pairs", Iterations: 2, Tasks: tasks(4), Stages: []job.StageSpec{
+		{Name: "heavy", Sends: []job.Send{{From: "w0", To: "w2", Bytes: "1GiB"}, {From: "w1", To: "w3", Bytes: "1GiB"}}},
+		{Name: "light", Sends: []job.Send{{From: "w0", To: "w1", Bytes: "1MiB"}}},
+	}})
+	p, err := Make(cl, j, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Placement["w0"] != p.Placement["w2"] || p.Placement["w1"] != p.Placement["w3"] || p.Placement["w0"] == p.Placement["w1"] {
+		t.Errorf("placement %v: the heavy pairs should share hosts", p.Placement)
+	}
+	if p.TotalSeconds > 1e-3 {
+		t.Errorf("%.6f s: only the light send crosses a circuit", p.TotalSeconds)
+	}
+	j.Tasks = append(j.Tasks, job.Task{Name: "w4"})
+	if _, err := Make(cl, j, Options{}); err == nil || !strings.Contains(err.Error(), "room for 4") {
+		t.Errorf("5 tasks on room for 4: %v", err)
+	}
+}
