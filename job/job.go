@@ -44,7 +44,10 @@ type Task struct {
 
 // StageSpec is one stage: compute, then communication.
 type StageSpec struct {
-	Name        string       `mapstructure:"name"`
+	Name string `mapstructure:"name"`
+	// Once makes the stage set-up: it runs once, before the first
+	// iteration (loading weights, a warm-up). Set-up stages come first.
+	Once        bool         `mapstructure:"once"`
 	Compute     []Compute    `mapstructure:"compute"`
 	Sends       []Send       `mapstructure:"sends"`
 	Collectives []Collective `mapstructure:"collectives"`
@@ -146,6 +149,9 @@ func (j *Job) Check() error {
 	}
 	for i, s := range j.Stages {
 		p := fmt.Sprintf("stages[%d]", i)
+		if s.Once && i > 0 && !j.Stages[i-1].Once {
+			return fmt.Errorf("%s.once: set-up stages come first, before the stages every iteration runs", p)
+		}
 		for k, c := range s.Compute {
 			q := fmt.Sprintf("%s.compute[%d]", p, k)
 			if err := task(q+".task", c.Task); err != nil {

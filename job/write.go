@@ -23,6 +23,9 @@ func (j *Job) WriteYAML(w io.Writer) error {
 	b.WriteString("stages:\n")
 	for _, s := range j.Stages {
 		fmt.Fprintf(&b, "  - name: %s\n", s.Name)
+		if s.Once {
+			b.WriteString("    once: true\n")
+		}
 		if len(s.Compute) > 0 {
 			b.WriteString("    compute:\n")
 			for _, c := range s.Compute {

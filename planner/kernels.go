@@ -95,9 +95,13 @@ func (m *model) residency(place []int) residency {
 				by[k.Name] = u
 				names = append(names, k.Name)
 			}
-			u.uses += m.j.Iterations
+			runs := m.j.Iterations
+			if s < m.setup {
+				runs = 1 // set-up: once
+			}
+			u.uses += runs
 			if d := m.hostTime(s, i, h) - m.kernelTime(k.Bytes); d > 0 {
-				u.saved += d * time.Duration(m.j.Iterations)
+				u.saved += d * time.Duration(runs)
 			}
 		}
 		slices.SortStableFunc(names, func(a, b string) int {

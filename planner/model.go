@@ -174,6 +174,7 @@ type model struct {
 	port    float64   // a circuit's
 	noRelay bool      // a transfer needs a direct circuit
 	res     residency // the kernels resident for the placement being costed
+	setup   int       // the leading stages that run once, before the iterations
 }
 
 func newModel(cl *Cluster, j *job.Job) *model {
@@ -181,7 +182,11 @@ func newModel(cl *Cluster, j *job.Job) *model {
 	if port == 0 {
 		port = cl.RateGbps
 	}
-	return &model{cl: cl, j: j, stages: j.Expand(), bps: cl.RateGbps * 1e9 / 8, port: port * 1e9 / 8}
+	m := &model{cl: cl, j: j, stages: j.Expand(), bps: cl.RateGbps * 1e9 / 8, port: port * 1e9 / 8}
+	for m.setup < len(j.Stages) && j.Stages[m.setup].Once {
+		m.setup++
+	}
+	return m
 }
 
 // compute is stage s's longest compute with task i on host place[i].

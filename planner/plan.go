@@ -27,11 +27,12 @@ type Options struct {
 
 // Phase is consecutive stages that share one topology.
 type Phase struct {
-	Stages   []int       `json:"stages"`   // stage indices
-	Names    []string    `json:"names"`    // their names
-	Circuits [][2]string `json:"circuits"` // host pairs, a circuit each
-	Seconds  float64     `json:"seconds"`  // its stages' time, one iteration
-	Relays   bool        `json:"relays"`   // a transfer crosses an O-NIC relay
+	Stages   []int       `json:"stages"`         // stage indices
+	Names    []string    `json:"names"`          // their names
+	Circuits [][2]string `json:"circuits"`       // host pairs, a circuit each
+	Seconds  float64     `json:"seconds"`        // its stages' time, one iteration
+	Relays   bool        `json:"relays"`         // a transfer crosses an O-NIC relay
+	Once     bool        `json:"once,omitempty"` // set-up stages, before the first iteration
 	topo     Topology
 }
 
@@ -145,11 +146,12 @@ func (m *model) fits(i, h int) bool {
 
 // sequence chooses, for a placement, a topology per stage from topos
 // (dynamic programming over stages, exact for that set): the stages'
-// times plus a reconfiguration wherever consecutive stages differ,
-// every iteration, and between iterations from the last stage's back to
-// the first's. static allows one topology only.
+// times plus a reconfiguration wherever consecutive stages differ —
+// the set-up stages once, then every iteration's stages, and between
+// iterations from the last stage's circuits back to the first's. static
+// allows one topology only.
 func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology, float64) {
-	S, T := len(m.stages), len(topos)
+	S, T, P := len(m.stages), len(topos), m.setup
 	if T == 0 {
 		return nil, math.Inf(1)
 	}
@@ -167,66 +169,91 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 			same[a][b] = topos[a].equal(topos[b])
 		}
 	}
-	iters := float64(m.j.Iterations)
 	sw := m.switchTime()
-	bestTotal, var0 := math.Inf(1), []int(nil)
-	for t0 := range T {
-		// f[s][t]: the cheapest stages 0..s with stage 0 on t0 and s on t.
-		f := make([][]float64, S)
-		from := make([][]int, S)
-		for s := range S {
-			f[s], from[s] = make([]float64, T), make([]int, T)
-			for t := range T {
-				f[s][t], from[s][t] = math.Inf(1), -1
-			}
+	swap := func(a, b int) float64 {
+		if same[a][b] {
+			return 0
 		}
-		f[0][t0] = cost[0][t0]
-		for s := 1; s < S; s++ {
+		return sw
+	}
+	// chain is the cheapest way through stages lo..hi-1: f[s-lo][t] with
+	// stage s on t, stage lo on start if start >= 0, every stage on start
+	// when static; from holds the choices.
+	chain := func(lo, hi, start int) (f [][]float64, from [][]int) {
+		f, from = make([][]float64, hi-lo), make([][]int, hi-lo)
+		for k := range f {
+			f[k], from[k] = make([]float64, T), make([]int, T)
 			for t := range T {
-				if static && t != t0 {
-					continue
-				}
-				for p := range T {
-					if math.IsInf(f[s-1][p], 1) {
-						continue
-					}
-					v := f[s-1][p] + cost[s][t]
-					if !same[p][t] {
-						v += sw
-					}
-					if v < f[s][t] {
-						f[s][t], from[s][t] = v, p
-					}
-				}
+				f[k][t], from[k][t] = math.Inf(1), -1
 			}
 		}
 		for t := range T {
-			if math.IsInf(f[S-1][t], 1) {
+			if start < 0 || t == start {
+				f[0][t] = cost[lo][t]
+			}
+		}
+		for k := 1; k < hi-lo; k++ {
+			for t := range T {
+				if static && t != start {
+					continue
+				}
+				for p := range T {
+					if v := f[k-1][p] + cost[lo+k][t] + swap(p, t); v < f[k][t] {
+						f[k][t], from[k][t] = v, p
+					}
+				}
+			}
+		}
+		return f, from
+	}
+	back := func(f [][]float64, from [][]int, last int) []int {
+		seq := make([]int, len(f))
+		seq[len(f)-1] = last
+		for k := len(f) - 1; k > 0; k-- {
+			seq[k-1] = from[k][seq[k]]
+		}
+		return seq
+	}
+	iters := float64(m.j.Iterations)
+	best, bestSeq := math.Inf(1), []int(nil)
+	for t0 := range T {
+		var pre float64
+		var preSeq []int
+		if P > 0 {
+			start := -1
+			if static {
+				start = t0
+			}
+			fp, fromP := chain(0, P, start)
+			pre = math.Inf(1)
+			for p := range T {
+				if v := fp[P-1][p] + swap(p, t0); v < pre && (!static || p == t0) {
+					pre, preSeq = v, back(fp, fromP, p)
+				}
+			}
+			if P == S { // (set-up only: t0 is the circuits after it)
+				if pre-swap(preSeq[P-1], t0) < best {
+					best, bestSeq = pre-swap(preSeq[P-1], t0), preSeq
+				}
 				continue
 			}
-			total := iters * f[S-1][t]
-			if !same[t][t0] {
-				total += (iters - 1) * sw
-			}
-			if total < bestTotal {
-				bestTotal = total
-				seq := make([]int, S)
-				seq[S-1] = t
-				for s := S - 1; s > 0; s-- {
-					seq[s-1] = from[s][seq[s]]
-				}
-				var0 = seq
+		}
+		fl, fromL := chain(P, S, t0)
+		for t := range T {
+			total := pre + iters*fl[S-P-1][t] + (iters-1)*swap(t, t0)
+			if total < best {
+				best, bestSeq = total, append(append([]int(nil), preSeq...), back(fl, fromL, t)...)
 			}
 		}
 	}
-	if var0 == nil {
+	if bestSeq == nil || math.IsInf(best, 1) {
 		return nil, math.Inf(1)
 	}
 	out := make([]Topology, S)
-	for s, t := range var0 {
+	for s, t := range bestSeq {
 		out[s] = topos[t]
 	}
-	return out, bestTotal
+	return out, best
 }
 
 // demand is the topology of stage s's transfers with the tasks placed:
@@ -416,24 +443,35 @@ func (m *model) plan(c *candidate, method string) *Plan {
 	for s, t := range c.topos {
 		secs := m.stageTime(s, c.place, t)
 		_, relays := m.comm(s, c.place, t)
-		if k := len(p.Phases); k > 0 && p.Phases[k-1].topo.equal(t) {
+		once := s < m.setup
+		if k := len(p.Phases); k > 0 && p.Phases[k-1].topo.equal(t) && p.Phases[k-1].Once == once {
 			ph := &p.Phases[k-1]
 			ph.Stages, ph.Names, ph.Seconds, ph.Relays = append(ph.Stages, s), append(ph.Names, m.stages[s].Name), ph.Seconds+secs, ph.Relays || relays
 			continue
 		}
-		ph := Phase{Stages: []int{s}, Names: []string{m.stages[s].Name}, Seconds: secs, Relays: relays, topo: t}
+		ph := Phase{Stages: []int{s}, Names: []string{m.stages[s].Name}, Seconds: secs, Relays: relays, Once: once, topo: t}
 		for _, e := range t.Circuits() {
 			ph.Circuits = append(ph.Circuits, [2]string{m.cl.Hosts[e[0]].Name, m.cl.Hosts[e[1]].Name})
 		}
 		p.Phases = append(p.Phases, ph)
 	}
-	p.Reconfigurations = len(p.Phases) - 1
-	if len(p.Phases) > 1 && !p.Phases[0].topo.equal(p.Phases[len(p.Phases)-1].topo) && p.Iterations > 1 {
-		p.Reconfigurations++
+	// An iteration: its phases (after the set-up), a reconfiguration
+	// between two that differ, and back to the first between iterations.
+	var loop []Phase
+	for _, ph := range p.Phases {
+		if !ph.Once {
+			loop = append(loop, ph)
+		}
 	}
 	it := 0.0
-	for _, ph := range p.Phases {
+	for k, ph := range loop {
 		it += ph.Seconds
+		if k > 0 && !loop[k-1].topo.equal(ph.topo) {
+			p.Reconfigurations++
+		}
+	}
+	if len(loop) > 1 && !loop[0].topo.equal(loop[len(loop)-1].topo) && p.Iterations > 1 {
+		p.Reconfigurations++
 	}
 	p.IterationSeconds = it + float64(p.Reconfigurations)*m.switchTime()
 	return p

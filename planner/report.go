@@ -45,7 +45,11 @@ func (p *Plan) WriteText(w io.Writer) {
 		if ph.Relays {
 			relay = "yes"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, strings.Join(ph.Names, ", "), strings.Join(cs, " "), secs(ph.Seconds), relay)
+		when := secs(ph.Seconds)
+		if ph.Once {
+			when += " (set-up, once)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, strings.Join(ph.Names, ", "), strings.Join(cs, " "), when, relay)
 	}
 	tw.Flush()
 	for _, k := range p.Kernels {

@@ -95,6 +95,9 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	flowN := 0
 	for it := range p.Iterations {
 		for s, t := range p.topos {
+			if s < m.setup && it > 0 {
+				continue // set-up: once
+			}
 			if last == nil || !last.equal(t) {
 				var cs []scenario.CircuitConfig
 				ports, cs = portsOf(t, ports)

@@ -3,6 +3,8 @@ package planner
 import (
 	"testing"
 	"time"
+
+	"onic/job"
 )
 
 // validate plans j on cl and runs the plan in the emulator: every step
@@ -25,15 +27,28 @@ func validate(t *testing.T, cl *Cluster, p *Plan) *Validation {
 	return v
 }
 
-// TestValidateRing: the ring all-reduce's plan, run in the emulator:
-// each of its steps takes what the plan predicts, within 10%.
+// TestValidateRing: the ring all-reduce's plan, with a set-up stage
+// that sends weights to two of the workers once, run in the emulator:
+// each of its steps takes what the plan predicts, within 10%, and the
+// set-up runs once.
 func TestValidateRing(t *testing.T) {
 	cl := testCluster(4)
-	p, err := Make(cl, ringJob(t, 4, "16MiB"), Options{})
+	j := ringJob(t, 4, "16MiB")
+	j.Stages = append([]job.StageSpec{{Name: "weights", Once: true, Sends: []job.Send{{From: "w0", To: "w1", Bytes: "4MiB"}, {From: "w2", To: "w3", Bytes: "4MiB"}}}}, j.Stages...)
+	p, err := Make(cl, mustCheck(t, j), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := validate(t, cl, p)
+	n := 0
+	for _, st := range v.Steps {
+		if st.Stage == "weights" {
+			n++
+		}
+	}
+	if n != 1 || !p.Phases[0].Once {
+		t.Errorf("the set-up ran %d times; phases %+v", n, p.Phases)
+	}
 	t.Logf("ring: worst step %.1f%% from the plan; %d TLPs delivered", 100*v.WorstError, v.Accounting.Delivered)
 }
 
