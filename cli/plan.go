@@ -53,7 +53,7 @@ switching.`,
 	c.Flags().Bool("validate", false, "run the plan in the emulator and compare each step's time")
 	c.Flags().String("scenario-out", "", "write the plan as a scenario YAML the emulator runs")
 	c.Flags().Bool("compare", false, "compare static, per-phase and best plans across switching times")
-	c.Flags().String("chart", "", "draw the plan's circuit schedule over one iteration into this SVG file")
+	c.Flags().String("chart", "", "draw the plan's circuit schedule over one iteration (with --compare: the job's time by switch) into this SVG file")
 	bindFlags(v, c, "plan")
 	c.AddCommand(newPlanMegatronCmd(v), newPlanASTRACmd(v))
 	return c
@@ -100,6 +100,11 @@ func runPlan(cmd *cobra.Command, v *viper.Viper, path string) error {
 		rows, err := planner.Compare(cl, j, opt, planner.Switches)
 		if err != nil {
 			return err
+		}
+		if f := v.GetString("plan.chart"); f != "" {
+			if err := createFile(cmd, f, func(w io.Writer) error { return planner.WriteComparisonChart(w, j.Name, rows) }); err != nil {
+				return err
+			}
 		}
 		if asJSON {
 			return json.NewEncoder(out).Encode(rows)

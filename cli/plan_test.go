@@ -36,8 +36,12 @@ func TestPlan(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Plan.Placement) != 4 || len(res.Plan.Phases) != 1 || len(res.Plan.Phases[0].Circuits) != 4 || res.Validation.WorstError > 0.1 {
 		t.Fatalf("plan --json: %d %v\n%s%s", code, err, out, errs)
 	}
-	if code, out, errs := onic(t, "", "plan", jobPath, "--compare"); code != 0 || !strings.Contains(out, "FLEET MEMS") || !strings.Contains(out, "microsecond switching") {
+	chart := filepath.Join(dir, "compare.svg")
+	if code, out, errs := onic(t, "", "plan", jobPath, "--compare", "--chart", chart); code != 0 || !strings.Contains(out, "FLEET MEMS") || !strings.Contains(out, "microsecond switching") {
 		t.Fatalf("plan --compare: %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(chart); err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "reconfigure, no relays") {
+		t.Errorf("the comparison chart: %v %.200q", err, b)
 	}
 	scen := filepath.Join(dir, "plan.yaml")
 	if code, _, errs := onic(t, "", "plan", jobPath, "--scenario-out", scen); code != 0 {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"onic/emu/htmlreport"
 	"onic/job"
 )
 
@@ -142,4 +143,23 @@ func cmpSecs(s float64) string {
 		return "no plan"
 	}
 	return secs(s)
+}
+
+// WriteComparisonChart draws a Compare table as an SVG line chart: the
+// job's time (ms) for each way against the switch, a way with no plan
+// left out of its line's points (drawn at 0).
+func WriteComparisonChart(w io.Writer, job string, rows []Comparison) error {
+	var ticks []string
+	ways := []htmlreport.Series{{Name: "static topology"}, {Name: "reconfigure, no relays"}, {Name: "best"}}
+	for _, r := range rows {
+		name, _, _ := strings.Cut(r.Switch, " (")
+		ticks = append(ticks, name)
+		for k, v := range []float64{r.StaticSeconds, r.PerPhaseSeconds, r.BestSeconds} {
+			if v >= inf {
+				v = 0
+			}
+			ways[k].Y = append(ways[k].Y, v*1e3)
+		}
+	}
+	return htmlreport.WriteGrid(w, job+": the job's time by switch", "switch", "job time (ms)", ticks, ways)
 }
