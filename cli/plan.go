@@ -47,6 +47,7 @@ switching.`,
 	c.Flags().Bool("json", false, "print the plan (and the validation or comparison) as JSON")
 	c.Flags().Bool("static", false, "keep one topology for the whole job")
 	c.Flags().Bool("no-relay", false, "every transfer needs a direct circuit (no relays through O-NICs)")
+	c.Flags().String("objective", "time", "what to minimise: time (the job's), or deadlines (the weighted lateness of transfers with deadlines, CadentFlow's, then time)")
 	c.Flags().Duration("time-limit", 10*time.Second, "how long the heuristic may improve the plan")
 	c.Flags().Uint64("seed", 1, "the heuristic's seed")
 	c.Flags().Int("exact-hosts", 4, "search exactly on clusters of up to this many hosts (1 to 5)")
@@ -86,7 +87,7 @@ func runPlan(cmd *cobra.Command, v *viper.Viper, path string) error {
 	default:
 		cl = planner.Uniform(len(j.Tasks), "gpu")
 	}
-	opt := planner.Options{Static: v.GetBool("plan.static"), NoRelay: v.GetBool("plan.no-relay"), TimeLimit: v.GetDuration("plan.time-limit"),
+	opt := planner.Options{Static: v.GetBool("plan.static"), NoRelay: v.GetBool("plan.no-relay"), TimeLimit: v.GetDuration("plan.time-limit"), Objective: v.GetString("plan.objective"),
 		Seed: v.GetUint64("plan.seed"), ExactHosts: v.GetInt("plan.exact-hosts")}
 	if opt.TimeLimit <= 0 || opt.TimeLimit > time.Hour {
 		return fmt.Errorf("--time-limit %v: want above 0 and at most 1h", opt.TimeLimit)

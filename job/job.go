@@ -71,6 +71,11 @@ type Send struct {
 	From  string `mapstructure:"from"`
 	To    string `mapstructure:"to"`
 	Bytes string `mapstructure:"bytes"` // with a unit: 64MiB
+	// Deadline is when, counted from the start of its stage, the data
+	// is wanted (0: none); Weight how much its lateness counts (default
+	// 1): CadentFlow's per-flow metrics, for the deadlines objective.
+	Deadline time.Duration `mapstructure:"deadline"`
+	Weight   float64       `mapstructure:"weight"`
 }
 
 // Collective is a collective over a group of tasks, each holding Bytes
@@ -79,6 +84,9 @@ type Collective struct {
 	Op    string   `mapstructure:"op"` // all-reduce, reduce-scatter, all-gather, all-to-all
 	Group []string `mapstructure:"group"`
 	Bytes string   `mapstructure:"bytes"`
+	// Deadline and Weight as a Send's, for the collective's last step.
+	Deadline time.Duration `mapstructure:"deadline"`
+	Weight   float64       `mapstructure:"weight"`
 }
 
 // Limits.
@@ -194,6 +202,9 @@ func (j *Job) Check() error {
 			if _, err := readfile.ParseSize(snd.Bytes, 1, MaxTransfer); err != nil {
 				return fmt.Errorf("%s.bytes: %v", q, err)
 			}
+			if err := checkDeadline(q, snd.Deadline, snd.Weight); err != nil {
+				return err
+			}
 		}
 		for k, c := range s.Collectives {
 			q := fmt.Sprintf("%s.collectives[%d]", p, k)
@@ -218,15 +229,34 @@ func (j *Job) Check() error {
 			if _, err := readfile.ParseSize(c.Bytes, 1, MaxTransfer); err != nil {
 				return fmt.Errorf("%s.bytes: %v", q, err)
 			}
+			if err := checkDeadline(q, c.Deadline, c.Weight); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// Transfer is bytes from one task to another.
+// checkDeadline checks a transfer's deadline and weight (p its path).
+func checkDeadline(p string, d time.Duration, w float64) error {
+	switch {
+	case d < 0 || d > MaxCompute:
+		return fmt.Errorf("%s.deadline: %v must be 0 to %v", p, d, MaxCompute)
+	case !(w >= 0 && w <= 1e6):
+		return fmt.Errorf("%s.weight: %g must be 0 to 1e6", p, w)
+	case w != 0 && d == 0:
+		return fmt.Errorf("%s.weight: a weight counts only with a deadline", p)
+	}
+	return nil
+}
+
+// Transfer is bytes from one task to another; Deadline (from the start
+// of its stage; 0: none) and Weight are its lateness's.
 type Transfer struct {
 	From, To int // task indices
 	Bytes    int64
+	Deadline time.Duration
+	Weight   float64
 }
 
 // Step is transfers that go at once; a stage's steps go one after
@@ -294,9 +324,15 @@ func (j *Job) Expand() []Stage {
 			}
 			return &steps[k]
 		}
+		weight := func(d time.Duration, w float64) float64 {
+			if d > 0 && w == 0 {
+				return 1
+			}
+			return w
+		}
 		for _, snd := range s.Sends {
 			b, _ := readfile.ParseSize(snd.Bytes, 1, MaxTransfer)
-			*at(0) = append(*at(0), Transfer{idx[snd.From], idx[snd.To], b})
+			*at(0) = append(*at(0), Transfer{idx[snd.From], idx[snd.To], b, snd.Deadline, weight(snd.Deadline, snd.Weight)})
 		}
 		for _, c := range s.Collectives {
 			b, _ := readfile.ParseSize(c.Bytes, 1, MaxTransfer)
@@ -312,14 +348,18 @@ func (j *Job) Expand() []Stage {
 				for a := range n {
 					for z := range n {
 						if a != z {
-							*at(0) = append(*at(0), Transfer{idx[c.Group[a]], idx[c.Group[z]], share})
+							*at(0) = append(*at(0), Transfer{idx[c.Group[a]], idx[c.Group[z]], share, c.Deadline, weight(c.Deadline, c.Weight)})
 						}
 					}
 				}
 			}
 			for r := range rounds {
 				for m := range n {
-					*at(r) = append(*at(r), Transfer{idx[c.Group[m]], idx[c.Group[(m+1)%n]], share})
+					tr := Transfer{From: idx[c.Group[m]], To: idx[c.Group[(m+1)%n]], Bytes: share}
+					if r == rounds-1 { // the collective is done with its last step
+						tr.Deadline, tr.Weight = c.Deadline, weight(c.Deadline, c.Weight)
+					}
+					*at(r) = append(*at(r), tr)
 				}
 			}
 		}

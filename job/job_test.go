@@ -39,7 +39,7 @@ func TestLoadAndExpand(t *testing.T) {
 	if len(steps) != 4 || len(steps[0]) != 4 || len(steps[3]) != 3 {
 		t.Fatalf("steps: %+v", steps)
 	}
-	if steps[0][0] != (Transfer{0, 1, 64 << 20}) || steps[1][2] != (Transfer{2, 0, 1 << 20}) {
+	if steps[0][0] != (Transfer{From: 0, To: 1, Bytes: 64 << 20}) || steps[1][2] != (Transfer{From: 2, To: 0, Bytes: 1 << 20}) {
 		t.Errorf("steps: %+v", steps)
 	}
 }

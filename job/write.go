@@ -52,13 +52,13 @@ func (j *Job) WriteYAML(w io.Writer) error {
 		if len(s.Sends) > 0 {
 			b.WriteString("    sends:\n")
 			for _, x := range s.Sends {
-				fmt.Fprintf(&b, "      - {from: %s, to: %s, bytes: %s}\n", x.From, x.To, x.Bytes)
+				fmt.Fprintf(&b, "      - {from: %s, to: %s, bytes: %s%s}\n", x.From, x.To, x.Bytes, deadline(x.Deadline, x.Weight))
 			}
 		}
 		if len(s.Collectives) > 0 {
 			b.WriteString("    collectives:\n")
 			for _, c := range s.Collectives {
-				fmt.Fprintf(&b, "      - {op: %s, group: [%s], bytes: %s}\n", c.Op, strings.Join(c.Group, ", "), c.Bytes)
+				fmt.Fprintf(&b, "      - {op: %s, group: [%s], bytes: %s%s}\n", c.Op, strings.Join(c.Group, ", "), c.Bytes, deadline(c.Deadline, c.Weight))
 			}
 		}
 	}
@@ -68,3 +68,15 @@ func (j *Job) WriteYAML(w io.Writer) error {
 
 // dur writes a duration with its unit, in nanoseconds (exact).
 func dur(d time.Duration) string { return fmt.Sprintf("%dns", int64(d)) }
+
+// deadline writes a transfer's deadline and weight fields, if any.
+func deadline(d time.Duration, w float64) string {
+	out := ""
+	if d > 0 {
+		out += ", deadline: " + dur(d)
+	}
+	if w != 0 {
+		out += fmt.Sprintf(", weight: %g", w)
+	}
+	return out
+}

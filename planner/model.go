@@ -175,6 +175,9 @@ type model struct {
 	noRelay bool      // a transfer needs a direct circuit
 	res     residency // the kernels resident for the placement being costed
 	setup   int       // the leading stages that run once, before the iterations
+	// deadlines: minimise the transfers' weighted lateness (CadentFlow),
+	// then time.
+	deadlines bool
 }
 
 func newModel(cl *Cluster, j *job.Job) *model {
@@ -272,6 +275,16 @@ func paths(t Topology) (dist, next [][]int) {
 // placed, and whether any transfer needed a relay; +Inf when a transfer
 // has no route.
 func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
+	d, relays, _ = m.commLate(s, place, t, 0)
+	return d, relays
+}
+
+// commLate is comm, and the weighted lateness of the stage's transfers
+// that have deadlines when its communication starts at start seconds
+// into the stage: a transfer arrives when the busiest resource it uses
+// has carried its step's load (no transfer is favoured over another on a
+// resource), and is late by how far that is past its deadline.
+func (m *model) commLate(s int, place []int, t Topology, start float64) (d float64, relays bool, late float64) {
 	r := newRouter(t)
 	n := len(t.Count)
 	for _, step := range m.stages[s].Steps {
@@ -285,7 +298,7 @@ func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
 			}
 			dist, _ := r.from(a)
 			if dist[b] < 0 || m.noRelay && dist[b] > 1 {
-				return math.Inf(1), relays
+				return math.Inf(1), relays, math.Inf(1)
 			}
 			if dist[b] > 1 {
 				relays = true
@@ -301,19 +314,50 @@ func (m *model) comm(s int, place []int, t Topology) (d float64, relays bool) {
 			}
 			hops = max(hops, dist[b])
 		}
+		links := func(i int) float64 { return float64(len(m.cl.Hosts[i].ONICs)) * m.bps }
 		worst := 0.0 // seconds
 		for i := range n {
-			links := float64(len(m.cl.Hosts[i].ONICs)) * m.bps
-			worst = max(worst, out[i]/links, in[i]/links)
+			worst = max(worst, out[i]/links(i), in[i]/links(i))
 		}
 		for _, v := range link {
 			worst = max(worst, v/m.port)
+		}
+		for _, tr := range step {
+			if tr.Deadline <= 0 {
+				continue
+			}
+			a, b := place[tr.From], place[tr.To]
+			at := start + d // (a transfer within a host arrives at once)
+			if a != b {
+				dist, _ := r.from(a)
+				own := max(out[a]/links(a), in[b]/links(b))
+				for x := a; x != b; {
+					_, next := r.from(x)
+					y := next[b]
+					own = max(own, link[[2]int{x, y}]/m.port)
+					x = y
+				}
+				at += own + float64(dist[b])*m.cl.HopLatency.Seconds()
+			}
+			late += tr.Weight * max(0, at-tr.Deadline.Seconds())
 		}
 		if worst > 0 {
 			d += worst + float64(hops)*m.cl.HopLatency.Seconds()
 		}
 	}
-	return d, relays
+	return d, relays, late
+}
+
+// stageCost is what the search minimises for stage s: its time, and
+// under the deadlines objective first its weighted lateness (counted a
+// million times a second of time, so time only breaks ties).
+func (m *model) stageCost(s int, place []int, t Topology) float64 {
+	if !m.deadlines {
+		return m.stageTime(s, place, t)
+	}
+	c := m.compute(s, place).Seconds()
+	d, _, late := m.commLate(s, place, t, c)
+	return c + d + 1e6*late
 }
 
 // stageTime is stage s's time in seconds.

@@ -23,6 +23,10 @@ type Options struct {
 	// NoRelay forbids relaying through O-NICs: every transfer needs a
 	// direct circuit (O-NICs without relay windows).
 	NoRelay bool
+	// Objective is "time" (default: the job's time) or "deadlines": the
+	// sum over the transfers that have deadlines of weight × how late
+	// they arrive, as CadentFlow proposes, then the job's time.
+	Objective string
 }
 
 // Phase is consecutive stages that share one topology.
@@ -54,10 +58,13 @@ type Plan struct {
 	LoadSeconds      float64      `json:"kernel_load_seconds,omitempty"`
 	IterationSeconds float64      `json:"iteration_seconds"` // an iteration, its reconfigurations included
 	TotalSeconds     float64      `json:"total_seconds"`     // every iteration; the first topology is set up before
-	Iterations       int          `json:"iterations"`
-	place            []int
-	topos            []Topology // per stage
-	m                *model
+	// LateSeconds is the weighted lateness of the transfers that have
+	// deadlines, over the whole job (the deadlines objective's value).
+	LateSeconds float64 `json:"late_seconds"`
+	Iterations  int     `json:"iterations"`
+	place       []int
+	topos       []Topology // per stage
+	m           *model
 }
 
 // Make plans job j on cluster cl.
@@ -91,6 +98,13 @@ func Make(cl *Cluster, j *job.Job, o Options) (*Plan, error) {
 	}
 	m := newModel(cl, j)
 	m.noRelay = o.NoRelay
+	switch o.Objective {
+	case "", "time":
+	case "deadlines":
+		m.deadlines = true
+	default:
+		return nil, fmt.Errorf("objective %q: time or deadlines", o.Objective)
+	}
 	if err := checkKernels(m); err != nil {
 		return nil, err
 	}
@@ -159,7 +173,7 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 	for s := range S {
 		cost[s] = make([]float64, T)
 		for t := range T {
-			cost[s][t] = m.stageTime(s, place, topos[t])
+			cost[s][t] = m.stageCost(s, place, topos[t])
 		}
 	}
 	same := make([][]bool, T)
@@ -254,6 +268,33 @@ func (m *model) sequence(place []int, topos []Topology, static bool) ([]Topology
 		out[s] = topos[t]
 	}
 	return out, best
+}
+
+// totals are the job's time and its transfers' weighted lateness with
+// the tasks placed and a topology a stage: the set-up stages once, the
+// others every iteration, the reconfigurations between.
+func (m *model) totals(place []int, topos []Topology) (time, late float64) {
+	sw := m.switchTime()
+	var pre, loop, preLate, loopLate float64
+	for s, t := range topos {
+		c := m.compute(s, place).Seconds()
+		d, _, l := m.commLate(s, place, t, c)
+		st := c + d
+		if s > 0 && !topos[s-1].equal(t) {
+			st += sw
+		}
+		if s < m.setup {
+			pre, preLate = pre+st, preLate+l
+		} else {
+			loop, loopLate = loop+st, loopLate+l
+		}
+	}
+	iters := float64(m.j.Iterations)
+	time = pre + iters*loop
+	if P := m.setup; P < len(topos) && !topos[len(topos)-1].equal(topos[P]) {
+		time += (iters - 1) * sw
+	}
+	return time, preLate + iters*loopLate
 }
 
 // demand is the topology of stage s's transfers with the tasks placed:
@@ -437,6 +478,13 @@ func (m *model) plan(c *candidate, method string) *Plan {
 	m.res = m.residency(c.place)
 	p := &Plan{Kernels: m.res.plans, LoadSeconds: m.res.load, Job: m.j.Name, Cluster: m.cl.Name, Method: method, Objective: "iteration time",
 		Placement: map[string]string{}, Iterations: m.j.Iterations, place: c.place, topos: c.topos, TotalSeconds: c.total, m: m}
+	if m.deadlines {
+		p.Objective = "weighted lateness of transfers with deadlines (CadentFlow), then time"
+		p.TotalSeconds, p.LateSeconds = m.totals(c.place, c.topos)
+		p.TotalSeconds += m.res.load
+	} else {
+		_, p.LateSeconds = m.totals(c.place, c.topos)
+	}
 	for i, t := range m.j.Tasks {
 		p.Placement[t.Name] = m.cl.Hosts[c.place[i]].Name
 	}

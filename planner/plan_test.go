@@ -438,3 +438,40 @@ func TestSeveralTasksAHost(t *testing.T) {
 		t.Errorf("5 tasks on room for 4: %v", err)
 	}
 }
+
+// TestDeadlines: CadentFlow's objective. Five workers all-reduce round a
+// ring, then w1 sends w3 a GiB while w0 sends w2 a MiB that is due 1 ms
+// into the stage (weight 5). On the ring's circuits both are relayed
+// through w1's and w2's O-NICs, sharing the circuit between them, so the
+// small transfer arrives with the big one, 78 ms in. By time that costs
+// nothing (the big transfer takes as long either way, and reconfiguring
+// would cost the switch's 11 ms twice an iteration); by deadlines the
+// plan keeps the small transfer off the big one's circuits, nothing is
+// late, and the job takes no less time.
+func TestDeadlines(t *testing.T) {
+	j := mustCheck(t, &job.Job{Name: "deadlines", Iterations: 4, Tasks: tasks(5), Stages: []job.StageSpec{
+		{Name: "ring", Collectives: []job.Collective{{Op: "all-reduce", Group: []string{"w0", "w1", "w2", "w3", "w4"}, Bytes: "64MiB"}}},
+		{Name: "exchange", Sends: []job.Send{{From: "w0", To: "w2", Bytes: "1MiB", Deadline: time.Millisecond, Weight: 5}, {From: "w1", To: "w3", Bytes: "1GiB"}}},
+	}})
+	cl := testCluster(5)
+	byTime, err := Make(cl, j, Options{TimeLimit: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDeadlines, err := Make(cl, j, Options{Objective: "deadlines", TimeLimit: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byTime.LateSeconds < 4*5*0.07 {
+		t.Errorf("by time: %d reconfigurations, %.3f s late; want the small transfer late every iteration", byTime.Reconfigurations, byTime.LateSeconds)
+	}
+	if byDeadlines.LateSeconds != 0 || byDeadlines.TotalSeconds < byTime.TotalSeconds-1e-9 {
+		t.Errorf("by deadlines: %d reconfigurations, %.6f s late, %.3f s against %.3f; want nothing late, no faster",
+			byDeadlines.Reconfigurations, byDeadlines.LateSeconds, byDeadlines.TotalSeconds, byTime.TotalSeconds)
+	}
+	if _, err := Make(cl, j, Options{Objective: "fastest"}); err == nil || !strings.Contains(err.Error(), `objective "fastest"`) {
+		t.Errorf("unknown objective: %v", err)
+	}
+	t.Logf("by time: %.1f ms, %.1f ms late; by deadlines: %.1f ms, %d reconfigurations an iteration, nothing late",
+		byTime.TotalSeconds*1e3, byTime.LateSeconds*1e3, byDeadlines.TotalSeconds*1e3, byDeadlines.Reconfigurations)
+}

@@ -64,6 +64,9 @@ func (p *Plan) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "kernel loads before the job: %s\n", secs(p.LoadSeconds))
 	}
 	fmt.Fprintf(w, "reconfigurations an iteration: %d\niteration: %s; %d iterations: %s\n", p.Reconfigurations, secs(p.IterationSeconds), p.Iterations, secs(p.TotalSeconds))
+	if p.LateSeconds > 0 {
+		fmt.Fprintf(w, "transfers past their deadlines: %s of weighted lateness over the job\n", secs(p.LateSeconds))
+	}
 }
 
 func secs(s float64) string {
