@@ -127,7 +127,9 @@ func TestWriteYAMLRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.Stages[0].Compute[0] = Compute{Task: j.Stages[0].Compute[0].Task, Cost: map[string]time.Duration{"gpu": time.Millisecond, "cpu": 9 * time.Millisecond}}
+	j.Stages[0].Compute[0] = Compute{Task: j.Stages[0].Compute[0].Task, Cost: map[string]time.Duration{"gpu": time.Millisecond, "cpu": 9 * time.Millisecond}, Kernel: "sum-int32", Bytes: "1MiB"}
+	j.Stages[0].Sends[0].Deadline, j.Stages[0].Sends[0].Weight = 2*time.Millisecond, 2.5
+	j.Stages[0].Once = true
 	var b strings.Builder
 	if err := j.WriteYAML(&b); err != nil {
 		t.Fatal(err)
@@ -139,6 +141,9 @@ func TestWriteYAMLRoundTrips(t *testing.T) {
 	var b2 strings.Builder
 	if err := back.WriteYAML(&b2); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "deadline: 2000000ns, weight: 2.5") || !strings.Contains(b.String(), "once: true") {
+		t.Errorf("the deadline, weight or set-up were not written:\n%s", b.String())
 	}
 	if b.String() != b2.String() {
 		t.Errorf("written, read and written again differs:\n%s\n---\n%s", b.String(), b2.String())
