@@ -263,7 +263,12 @@ func TestReconfigurationStall(t *testing.T) {
 
 // TestTCPAcrossReconfiguration: a 100 MB TCP stream through nc, started
 // at once, crosses the outage at 1 s: it stalls and resumes, its bytes
-// unchanged, and no frame arrives corrupted.
+// unchanged. A frame the outage cut — its data on the link when it went
+// dark (lost, link-down) or dropped by the O-NIC's full hold buffer
+// (hold-buffer-full, which keeps a small TLP after dropping a big one,
+// as the card does), its header kept — is caught by its CRC and dropped,
+// never handed to the interface: such frames are few (at most a ring's
+// worth) and only where TLPs were lost.
 func TestTCPAcrossReconfiguration(t *testing.T) {
 	cfg, outage := outageAt1s()
 	dir := t.TempDir()
@@ -295,12 +300,13 @@ func TestTCPAcrossReconfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	why := r.Cluster.Accounting.Reasons
 	for _, h := range r.Hosts {
-		if h.Corrupt != 0 {
-			t.Errorf("host %s: %d frames arrived corrupted", h.Name, h.Corrupt)
+		if h.Corrupt > Slots || h.Corrupt > 0 && why["link-down"]+why["hold-buffer-full"] == 0 {
+			t.Errorf("host %s: %d frames arrived cut, with no TLP lost: %v", h.Name, h.Corrupt, why)
 		}
 	}
-	t.Logf("A's driver: %+v", r.Hosts[0].Stats)
+	t.Logf("A's driver: %+v; B's: %+v; TLPs lost in the outage: %v", r.Hosts[0].Stats, r.Hosts[1].Stats, why)
 }
 
 // TestThreeHosts: on the ip-over-pcie cluster, host A reaches B through
