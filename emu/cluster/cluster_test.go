@@ -665,6 +665,7 @@ func TestAllreduce(t *testing.T) {
 		{func(k *scenario.KernelConfig) { k.Sources = []string{"port-a", "port-c"} }, `kernels[0].sources[1]: "port-c" must be host, port-a or port-b`},
 		{func(k *scenario.KernelConfig) { k.Sources = []string{"port-a", "port-a"} }, "kernels[0].sources[1]: port-a feeds input 0 already"},
 		{func(k *scenario.KernelConfig) { k.PairBufferKiB = -1 }, "kernels[0].pair_buffer_kib: -1"},
+		{func(k *scenario.KernelConfig) { k.PairBufferKiB = 16<<10 + 1 }, "kernels[0].pair_buffer_kib: 16385 must be 1 to 16384"},
 		{func(k *scenario.KernelConfig) { k.Egress = "nowhere" }, `kernels[0].egress: "nowhere" must be port-a, port-b or host`},
 		{func(k *scenario.KernelConfig) {
 			*k = scenario.KernelConfig{Name: "fp32-to-bf16", Egress: "host", Sources: []string{"port-a"}}

@@ -108,7 +108,7 @@ const (
 	MaxMEMSTime       = time.Minute // reconfiguration and bring-up
 	MaxKernelCycles   = 1 << 20     // an opaque kernel's latency
 	MaxBufferBeats    = 1 << 20     // a kernel's input buffer
-	MaxPairBufferKiB  = 1 << 20     // a two-input kernel's pair buffer (1 GiB)
+	MaxPairBufferKiB  = 16 << 10    // a two-input kernel's pair buffer (16 MiB: the card's, hdlgen/internal/slot.MaxPairBytes)
 	MinStallCycles    = 16          // a port's stall and credit timeouts
 	MaxStallCycles    = 1 << 24     //
 	MaxFaults         = 4096        // faults[] entries

@@ -11,6 +11,7 @@ import (
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
+	"onic/hdlgen/internal/slot"
 
 	"onic/hdlgen/ir"
 	pmgr "onic/pcie/manager"
@@ -198,4 +199,16 @@ func emulatorHold(t *testing.T, holdTLPs int, writes []tlp.TLP) heldWrites {
 		t.Fatalf("the emulator's accounting %+v for %d writes", ac, len(writes))
 	}
 	return h
+}
+
+// TestLimitsAgree: the limits a scenario's O-NIC is checked against are
+// the card's, so the emulator accepts no O-NIC the generator refuses:
+// the hold buffer's beats and a two-input kernel's pair buffer.
+func TestLimitsAgree(t *testing.T) {
+	if scenario.HoldBeats != HoldBeats {
+		t.Errorf("scenario.HoldBeats %d, the card's %d", scenario.HoldBeats, HoldBeats)
+	}
+	if scenario.MaxPairBufferKiB<<10 != slot.MaxPairBytes {
+		t.Errorf("scenario.MaxPairBufferKiB %d KiB, the card's slot takes %d bytes", scenario.MaxPairBufferKiB, slot.MaxPairBytes)
+	}
 }
