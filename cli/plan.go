@@ -89,6 +89,9 @@ func runPlan(cmd *cobra.Command, v *viper.Viper, path string) error {
 	}
 	opt := planner.Options{Static: v.GetBool("plan.static"), NoRelay: v.GetBool("plan.no-relay"), TimeLimit: v.GetDuration("plan.time-limit"), Objective: v.GetString("plan.objective"),
 		Seed: v.GetUint64("plan.seed"), ExactHosts: v.GetInt("plan.exact-hosts")}
+	if opt.Objective != "time" && opt.Objective != "deadlines" {
+		return fmt.Errorf("--objective %q: time or deadlines", opt.Objective)
+	}
 	if opt.TimeLimit <= 0 || opt.TimeLimit > time.Hour {
 		return fmt.Errorf("--time-limit %v: want above 0 and at most 1h", opt.TimeLimit)
 	}

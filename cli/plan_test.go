@@ -68,6 +68,7 @@ func TestPlan(t *testing.T) {
 	}{
 		{[]string{"plan", bad}, `stages[0].sends[0].to: "b" is not a task`},
 		{[]string{"plan", jobPath, "--exact-hosts", "9"}, "--exact-hosts 9"},
+		{[]string{"plan", jobPath, "--objective", "fastest"}, `--objective "fastest": time or deadlines`},
 		{[]string{"plan", jobPath, "--cluster", "nope"}, "--cluster"},
 		{[]string{"plan", "megatron", "--pp", "3", "--layers", "8"}, "do not divide into 3 pipeline stages"},
 	} {

@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,14 +15,9 @@ import (
 // circuits and time, and the job's time.
 func (p *Plan) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "plan for job %s on cluster %s (%s search; objective: %s)\n", p.Job, p.Cluster, p.Method, p.Objective)
-	tasks := make([]string, 0, len(p.Placement))
-	for t := range p.Placement {
-		tasks = append(tasks, t)
-	}
-	slices.Sort(tasks)
-	var parts []string
-	for _, t := range tasks {
-		parts = append(parts, t+" on "+p.Placement[t])
+	var parts []string // in the job's order
+	for _, t := range p.m.j.Tasks {
+		parts = append(parts, t.Name+" on "+p.Placement[t.Name])
 	}
 	fmt.Fprintf(w, "placement: %s\n", strings.Join(parts, ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
