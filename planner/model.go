@@ -259,18 +259,6 @@ func (r *router) from(a int) (dist, next []int) {
 	return dist, next
 }
 
-// paths finds, in topology t, the hop count and next hop from every host
-// to every other (-1 when unreachable).
-func paths(t Topology) (dist, next [][]int) {
-	r := newRouter(t)
-	n := len(t.Count)
-	dist, next = make([][]int, n), make([][]int, n)
-	for a := range n {
-		dist[a], next[a] = r.from(a)
-	}
-	return dist, next
-}
-
 // comm is stage s's communication time in topology t with the tasks
 // placed, and whether any transfer needed a relay; +Inf when a transfer
 // has no route.

@@ -111,7 +111,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 				last = &tt
 			}
 			at += m.compute(s, p.place)
-			dist, _ := paths(t)
+			r := newRouter(t)
 			for _, step := range m.stages[s].Steps {
 				st := StepTime{Stage: m.stages[s].Name, Iteration: it, Start: at}
 				d, _ := m.stepComm(step, p.place, t)
@@ -124,7 +124,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 					if a == b {
 						continue
 					}
-					if dist[a][b] != 1 {
+					if dist, _ := r.from(a); dist[b] != 1 {
 						return scenario.Config{}, nil, fmt.Errorf("stage %s: %s sends to %s through an O-NIC relay; the scenario writer does not configure relays (plan with --no-relay)",
 							m.stages[s].Name, cl.Hosts[a].Name, cl.Hosts[b].Name)
 					}
