@@ -72,9 +72,11 @@ func TestDocsCommands(t *testing.T) {
 			}
 			cmd := exec.Command("bash", "-e", "-c", strings.Join(script, "\n"))
 			cmd.Dir, cmd.Env = scratch, env
+			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("%s block:\n%s\nfailed: %v\n%s", filepath.Base(page), body, err, out)
 			}
+			t.Logf("%s: a block of %d lines, %.1f s", filepath.Base(page), len(script), time.Since(start).Seconds())
 			ran++
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -190,26 +191,13 @@ func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pci
 			return c, "", f, nil, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
 		}
 	}
-	if c.ClockMHz == 0 {
-		c.ClockMHz = o.ClockMHz
+	sc, ks, err := bundle.ScenarioONIC(o, f, source)
+	if err != nil {
+		return c, "", f, nil, err
 	}
-	if c.DataWidth == 0 {
-		c.DataWidth = o.DataWidth // the emulator times the O-NIC at this width
-	}
-	c.Manager = o.Manager
-	// The O-NIC's down policy: under hold (the emulator's default) the
-	// manager forwards what the emulator holds, and the card keeps it in
-	// each port's hold buffer.
-	o.Defaults()
-	c.Hold, c.HoldTLPs = o.DownPolicy == "hold", o.HoldTLPs
-	// The O-NIC's kernels, into its slots.
-	var ks []bundle.Kernel
-	for i, k := range o.Kernels {
-		if k.Opaque {
-			return c, "", f, nil, fmt.Errorf("%s: onics[%s].kernels[%d]: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", source, o.Name, i, k.Name, k.Slot)
-		}
-		ks = append(ks, bundle.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
-	}
+	// --clock and --width override the O-NIC's own.
+	sc.Name, sc.ClockMHz, sc.DataWidth = c.Name, cmp.Or(c.ClockMHz, sc.ClockMHz), cmp.Or(c.DataWidth, sc.DataWidth)
+	c = sc
 	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, ks, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"onic/emu/scenario"
 	"onic/hdlgen/internal/card"
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
@@ -116,6 +117,66 @@ func ImageFiles(d *manager.Design, o Options) (static []File, slots [][]File, er
 	return files(d, o, true)
 }
 
+// Card builds the whole card's module for d, as Files writes it (before
+// onic_top's clock wrapper): the manager's host and port pipelines behind
+// the PCIE4 adapters, an optical link layer on each port, the kernel
+// slots. o.PCIe4 is implied; o.Part is not needed.
+func Card(d *manager.Design, o Options) (*ir.Module, error) {
+	m, _, err := buildCard(d, o)
+	return m, err
+}
+
+// buildCard is Card, with the card's kernel slots.
+func buildCard(d *manager.Design, o Options) (*ir.Module, []card.Slot, error) {
+	if d.DataWidth != 512 {
+		return nil, nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
+	}
+	if o.Function == nil {
+		return nil, nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
+	}
+	link, err := optlink.Module(o.Link)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts, err := card.PartsOf(d, link, o.Function)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts.EgressStallCycles = o.EgressStallCycles
+	var ks []card.Kernel
+	for _, k := range o.Kernels {
+		ks = append(ks, card.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated,
+			Sources: k.Sources, PairBufferKiB: k.PairBufferKiB, Where: k.Where})
+	}
+	if parts.Slots, err = card.SlotsOf(d, ks); err != nil {
+		return nil, nil, err
+	}
+	top := card.Build("onic_card", parts)
+	if err := top.Check(); err != nil {
+		return nil, nil, err
+	}
+	return top, parts.Slots, nil
+}
+
+// ScenarioONIC is the generator's input for a scenario's O-NIC o: the
+// manager's configuration (its tables, clock and width, and the down
+// policy: under hold, the emulator's default, the card keeps what waits
+// for a dark port in each port's hold buffer) and the kernels in its
+// slots. BARs are f's. where names the O-NIC in errors.
+func ScenarioONIC(o scenario.ONICConfig, f *pcie.Function, where string) (manager.Config, []Kernel, error) {
+	o.Defaults()
+	c := manager.Config{BARs: manager.BARSizes(f), ClockMHz: o.ClockMHz, DataWidth: o.DataWidth, Manager: o.Manager,
+		Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs}
+	var ks []Kernel
+	for i, k := range o.Kernels {
+		if k.Opaque {
+			return c, nil, fmt.Errorf("%s: onics[%s].kernels[%d]: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", where, o.Name, i, k.Name, k.Slot)
+		}
+		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
+	}
+	return c, ks, nil
+}
+
 // files is Files, or with image ImageFiles.
 //
 // Long: it writes one file top to bottom, in the order the file reads.
@@ -134,32 +195,8 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 		return nil, nil, fmt.Errorf("relay, kernel_in: they act on TLPs from the optical ports, which the manager alone does not take; generate the whole card (onic hdl gen without --manager-only), which has the port pipeline")
 	}
 	if o.PCIe4 {
-		if d.DataWidth != 512 {
-			return nil, nil, fmt.Errorf("pcie4: the PCIE4 adapters take the 512-bit interface; the manager is %d bits wide", d.DataWidth)
-		}
-		if o.Function == nil {
-			return nil, nil, fmt.Errorf("pcie4: the O-NIC's function is needed to configure the PCIE4 IP")
-		}
-		link, err := optlink.Module(o.Link)
-		if err != nil {
-			return nil, nil, err
-		}
-		parts, err := card.PartsOf(d, link, o.Function)
-		if err != nil {
-			return nil, nil, err
-		}
-		parts.EgressStallCycles = o.EgressStallCycles
-		var ks []card.Kernel
-		for _, k := range o.Kernels {
-			ks = append(ks, card.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated,
-				Sources: k.Sources, PairBufferKiB: k.PairBufferKiB, Where: k.Where})
-		}
-		if parts.Slots, err = card.SlotsOf(d, ks); err != nil {
-			return nil, nil, err
-		}
-		slots = parts.Slots
-		top = card.Build("onic_card", parts)
-		if err := top.Check(); err != nil {
+		var err error
+		if top, slots, err = buildCard(d, o); err != nil {
 			return nil, nil, err
 		}
 		counters = card.Counters(top)

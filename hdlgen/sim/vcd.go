@@ -26,8 +26,9 @@ type vcd struct {
 // TraceVCD starts writing a VCD of the simulation to w (for GTKWave and
 // the like): clk, rst and every port, wire and register, with a clock of
 // the given period in nanoseconds. Values are sampled after each rising
-// edge; the dump is buffered, and Flush writes it out. Call it before the
-// first Step.
+// edge; the dump is buffered, and Flush writes it out. Called after some
+// Steps, the dump starts at the current cycle's time (a window of a long
+// run; StopVCD ends it).
 func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 	if periodNs < 2 || periodNs%2 != 0 {
 		return fmt.Errorf("vcd: clock period %d ns must be even and at least 2", periodNs)
@@ -63,7 +64,7 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 			fmt.Fprintf(v.w, "$var wire %d %s %s $end\n", m.Node(int(i)).W, id, name)
 		}
 	}
-	v.w.WriteString("$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\n0!\n")
+	fmt.Fprintf(v.w, "$upscope $end\n$enddefinitions $end\n#%d\n$dumpvars\n0!\n", s.cycles*v.period)
 	fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
 	v.rst = s.rst
 	v.last = make([][]uint64, len(v.nodes))
@@ -133,6 +134,14 @@ func (s *Sim) traceEdge() {
 	if v.w.Buffered() > 64<<10 {
 		v.err = v.w.Flush()
 	}
+}
+
+// StopVCD ends the dump TraceVCD started: it writes out what is buffered
+// and records no more cycles.
+func (s *Sim) StopVCD() error {
+	err := s.Flush()
+	s.vcd = nil
+	return err
 }
 
 // Flush writes out what the VCD has buffered and reports any write error.
