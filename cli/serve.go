@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,9 +40,20 @@ with the wall clock at --rate. On SIGINT or SIGTERM the server stops and
 prints the cluster's report (--json for JSON).`,
 		Example: `  onic emu serve --socket /tmp/onic.sock
   onic emu serve --scenario-file my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// "--rtl onicA,onicB": the flag alone means every O-NIC, so
+			// the list after it arrives as an argument.
+			if len(args) == 1 && cmd.Flags().Changed("rtl") && strings.Join(v.GetStringSlice("emu.serve.rtl"), ",") == "all" {
+				return nil
+			}
+			return cobra.NoArgs(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runEmuServe(cmd, v, args) },
 	}
+	c.Flags().StringSlice("rtl", nil, "run these O-NICs (all with --rtl alone) as their generated cards, cycle-simulated, instead of the Go model (docs/hostif.md, \"The RTL backend\")")
+	c.Flags().Lookup("rtl").NoOptDefVal = "all"
+	c.Flags().String("vcd", "", "with --rtl: write an RTL O-NIC's waveform, ONIC or ONIC:FROM-TO in simulated time (onicA:0-20us)")
+	c.Flags().String("vcd-out", "", "the waveform's file (default ONIC.vcd)")
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file as the session goes, an interface per tap (format: docs/pcap.md); the clients' writes carry their bytes")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host (default: all)")
@@ -76,6 +88,23 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	cl, err := buildCluster(v, "emu.serve", cfg)
 	if err != nil {
 		return err
+	}
+	if cmd.Flags().Changed("rtl") {
+		names := rtlNames(v.GetStringSlice("emu.serve.rtl"))
+		if len(args) == 1 {
+			names = strings.Split(args[0], ",")
+		}
+		finish, err := useRTL(cl, cfg, names, v.GetString("emu.serve.vcd"), v.GetString("emu.serve.vcd-out"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if ferr := finish(); ferr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+			}
+		}()
+	} else if v.GetString("emu.serve.vcd") != "" || v.GetString("emu.serve.vcd-out") != "" {
+		return fmt.Errorf("--vcd: a waveform is of an RTL O-NIC: add --rtl")
 	}
 	if path := v.GetString("emu.serve.pcap"); path != "" {
 		finish, err := capture(cl, path, v.GetStringSlice("emu.serve.tap"))

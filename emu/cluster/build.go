@@ -100,7 +100,7 @@ func Build(c scenario.Config) (*Cluster, error) {
 		if err := oc.Check(p); err != nil {
 			return nil, err
 		}
-		o := &onicNode{c: cl, cfg: oc, host: h, idx: i}
+		o := &onicNode{c: cl, cfg: oc, host: h, idx: i, hw: -1}
 		onics[oc.Name] = o
 		cl.onics = append(cl.onics, o)
 		h.onics = append(h.onics, o)

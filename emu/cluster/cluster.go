@@ -95,6 +95,7 @@ const (
 	evNVMe             // an NVMe command's data is ready
 	evDeploy           // the loader runs for a deployment
 	evReflashed        // an O-NIC or slot has finished reflashing
+	evHardware         // the hardware O-NICs run a batch of cycles (rtl.go)
 	evShift     = 3
 )
 
@@ -136,6 +137,8 @@ type Cluster struct {
 	freeCmds []int
 	deploys  []deployment // firmware loads, by evDeploy index
 	started  bool         // Start has run
+	// hw runs the hardware O-NICs (UseHardware), if any.
+	hw *hw
 	// progress, if set, hears how far Run is.
 	progress func(done, total time.Duration)
 }
@@ -289,6 +292,9 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 			c.record(e.o.tap(int(e.in)), true, m)
 		}
 	}
+	if e.o.hw >= 0 {
+		return c.hwReceive(e.o, m) // (its host link: its ports carry lane words)
+	}
 	m.from, m.at = e.in, e.o
 	wait := e.o.decide(m)
 	if e.in != manager.FromHost {
@@ -318,6 +324,8 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		c.deploy(int(i))
 	case evReflashed:
 		c.reflashed(i)
+	case evHardware:
+		c.hwRun()
 	}
 }
 
@@ -333,8 +341,15 @@ const (
 // light joins two ports with an optical link and brings them up.
 func (c *Cluster) light(pr [2]*port) {
 	a, b := pr[0], pr[1]
-	if a.l != nil || a.circuit != b || b.circuit != a {
+	if a.l != nil || a.hwLit || a.circuit != b || b.circuit != a {
 		return // lit already, or a later phase took the circuit away
+	}
+	if a.o.hw >= 0 {
+		if err := c.hwLight(pr); err != nil && c.hw.err == nil {
+			c.hw.err = err
+			c.s.Stop()
+		}
+		return
 	}
 	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
 	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
@@ -367,6 +382,10 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
 			pt.circuit = keep[pt]
+			if pt.hwLit && keep[pt] != pt.peer {
+				c.hwDark(pt)
+				continue
+			}
 			if pt.l != nil && keep[pt] != pt.peer {
 				l := pt.l
 				for _, end := range [2]*port{pt, pt.peer} {
@@ -383,7 +402,7 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 	wait := ps(c.cfg.MEMS.Reconfig + c.cfg.MEMS.BringUp)
 	changed := false
 	for _, pr := range pairs {
-		if pr[0].l != nil && pr[0].peer == pr[1] {
+		if (pr[0].l != nil || pr[0].hwLit) && pr[0].peer == pr[1] {
 			continue // unchanged circuit
 		}
 		changed = true
@@ -480,6 +499,9 @@ type onicNode struct {
 	reflashTime sim.Time
 	slotTime    [maxKernelSlots]sim.Time
 	regs        regFile // register BAR state (regs.go)
+	// hw is its card in the cluster's Hardware (rtl.go), or -1: the Go
+	// model.
+	hw int
 	// tagWait are requests from the ports for the host waiting for a
 	// requester tag (manager.Wait), oldest first.
 	tagWait []*msg
@@ -504,7 +526,10 @@ type port struct {
 	holdBeats int    // the data beats they take (scenario.HoldBeats at most)
 	// circuit is the port the MEMS joins it to (nil: none), lit or not.
 	circuit *port
-	w       watch // its egress watchdog and faults (stall.go)
+	// hwLit: a hardware O-NIC's port with a lit circuit (its words cross
+	// in the Hardware; l stays nil).
+	hwLit bool
+	w     watch // its egress watchdog and faults (stall.go)
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"onic/emu/scenario"
@@ -33,6 +34,20 @@ type Report struct {
 	// Taps names the capture points by tap number, when TLPs were captured.
 	Taps  []string `json:"taps,omitempty"`
 	Speed Speed    `json:"speed"`
+	// RTL is the run's hardware O-NICs (UseHardware), if it had any.
+	RTL *RTLReport `json:"rtl,omitempty"`
+}
+
+// RTLReport is what the cards of the RTL backend did.
+type RTLReport struct {
+	ONICs  []string `json:"onics"`  // the O-NICs that ran as their generated cards
+	Cycles uint64   `json:"cycles"` // clock cycles the cards ran (the clock stops while they are quiet)
+	// UnseenWrites are host writes a card took whose bytes never landed
+	// in a host's memory: the cards dropped them (their counters, in
+	// BAR0, say why) or they are still on their way.
+	UnseenWrites int `json:"unseen_writes"`
+	// Error is the first error a card gave, which stopped the run.
+	Error string `json:"error,omitempty"`
 }
 
 // FlowReport is one flow's throughput and transfer latency.
@@ -268,6 +283,15 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	dur := float64(d) / float64(time.Second)
 	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
 		StallS: float64(cl.stall) / float64(sim.Second)}
+	if h := cl.hw; h != nil {
+		rep.RTL = &RTLReport{ONICs: h.x.ONICs(), Cycles: h.cycles}
+		for _, q := range h.posted {
+			rep.RTL.UnseenWrites += len(q)
+		}
+		if h.err != nil {
+			rep.RTL.Error = h.err.Error()
+		}
+	}
 	for _, f := range cl.flows {
 		p := f.percentiles()
 		rep.Flows = append(rep.Flows, FlowReport{Name: f.cfg.Name, Op: f.cfg.Op, Transfers: f.ok, Failed: f.bad,
@@ -426,6 +450,12 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, " %s %d", k, a.Reasons[k])
 		}
 		fmt.Fprintln(w)
+	}
+	if h := r.RTL; h != nil {
+		fmt.Fprintf(w, "\nrtl: %s as generated cards, %d cycles, %d host writes taken but not seen landing\n", strings.Join(h.ONICs, ", "), h.Cycles, h.UnseenWrites)
+		if h.Error != "" {
+			fmt.Fprintf(w, "rtl: stopped: %s\n", h.Error)
+		}
 	}
 	s := r.Speed
 	fmt.Fprintf(w, "\nspeed: %d TLPs and %d events in %.3f s wall: %.2f M TLPs/s, %.4g simulated s per wall s\n",

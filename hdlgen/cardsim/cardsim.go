@@ -461,3 +461,10 @@ func (f *Fibre) Cut() {
 	clear(f.wires[0])
 	clear(f.wires[1])
 }
+
+// SetID gives the card its requester ID (the block's cfg_bus_number:
+// its bus; device and function are 0).
+func (k *Card) SetID(id tlp.ID) error {
+	k.id = id
+	return k.s.Set("cfg_bus_number", uint64(id.Bus()))
+}

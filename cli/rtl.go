@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"onic/emu/cluster"
+	"onic/emu/scenario"
+	"onic/hdlgen/cardsim"
+)
+
+// rtlNames is --rtl's O-NICs: every O-NIC for "all" (the flag alone),
+// else the names given.
+func rtlNames(list []string) []string {
+	if len(list) == 1 && list[0] == "all" {
+		return nil
+	}
+	return list
+}
+
+// useRTL puts the generated cards of cfg's O-NICs named (all when names
+// is empty) in cl in place of the Go model, with a waveform window if
+// vcd names one ("onicA" or "onicA:FROM-TO", durations with units) into
+// vcdOut (default NAME.vcd). The function it returns ends the waveform.
+func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOut string) (func() error, error) {
+	set, err := cardsim.NewSet(cfg, names)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.UseHardware(set); err != nil {
+		return nil, err
+	}
+	done := func() error { return nil }
+	if vcd == "" {
+		if vcdOut != "" {
+			return nil, fmt.Errorf("--vcd-out: needs --vcd ONIC[:FROM-TO]")
+		}
+		return done, nil
+	}
+	name, window, _ := strings.Cut(vcd, ":")
+	card := -1
+	for i, n := range set.ONICs() {
+		if n == name {
+			card = i
+		}
+	}
+	if card < 0 {
+		return nil, fmt.Errorf("--vcd %s: %q is not one of the RTL O-NICs (%s)", vcd, name, strings.Join(set.ONICs(), ", "))
+	}
+	from, to := time.Duration(0), time.Duration(1<<62)
+	if window != "" {
+		a, b, ok := strings.Cut(window, "-")
+		if !ok {
+			return nil, fmt.Errorf("--vcd %s: the window must be FROM-TO, durations with units (0-20us)", vcd)
+		}
+		if from, err = duration(a); err == nil {
+			to, err = duration(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--vcd %s: %v", vcd, err)
+		}
+		if to <= from {
+			return nil, fmt.Errorf("--vcd %s: the window ends at %v, not after its start %v", vcd, to, from)
+		}
+	}
+	if vcdOut == "" {
+		vcdOut = name + ".vcd"
+	}
+	f, err := os.Create(vcdOut)
+	if err != nil {
+		return nil, fmt.Errorf("--vcd-out: %v", err)
+	}
+	p := set.Period()
+	if err := set.TraceWindow(card, uint64(from/p), uint64(min(to/p, 1<<62)), f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--vcd %s: %v", vcd, err)
+	}
+	return func() error {
+		err := set.Close()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--vcd-out %s: %v", vcdOut, err)
+		}
+		return nil
+	}, nil
+}
+
+// duration parses a duration that has a unit ("0" alone is allowed).
+func duration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q: want a duration with a unit (20us, 1ms)", s)
+	}
+	return d, nil
+}

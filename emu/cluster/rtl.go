@@ -1,0 +1,341 @@
+package cluster
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"onic/emu/sim"
+	"onic/tlp"
+)
+
+// Hardware is O-NICs of the cluster that run as hardware rather than as
+// the Go model: the generated card's RTL, cycle-simulated
+// (hdlgen/cardsim.Set implements it). The cluster drives them: it hands
+// each card its host's TLPs, lights and darkens their circuits as the
+// MEMS does, and runs their one clock in step with simulated time. Cards
+// are numbered in the order of ONICs.
+type Hardware interface {
+	ONICs() []string
+	Period() time.Duration
+	SetID(card int, id tlp.ID) error
+	Request(card int, t *tlp.TLP, bar int) error
+	Complete(card int, t *tlp.TLP) error
+	Queued(card int) int
+	Out(card int) []tlp.TLP
+	Light(a, pa, b, pb, delayCycles int) error
+	Dark(card, port int)
+	PortState(card, port int) int
+	Cycle() error
+	Quiet() uint64
+}
+
+// hwBatch is how many cycles one event of the hardware's clock runs: a
+// TLP that reaches a card waits at most this long for its next cycle.
+const hwBatch = 16
+
+// hwQuiet is how long every card must be quiet before the clock stops
+// until the next TLP or circuit change: longer than the link layer's
+// replay timer, so nothing is left unacknowledged (cardsim.QuietCycles).
+const hwQuiet = 4096
+
+// hwBacklog is how many beats may wait to go into a card before its host
+// link is held back (the block's CQ and RC take a beat a cycle).
+const hwBacklog = 64
+
+// hw is the cluster's side of its Hardware.
+type hw struct {
+	x       Hardware
+	period  sim.Time
+	running bool  // a batch is scheduled
+	err     error // the first error the hardware gave; the run stops
+	// reads are the host requests each card owes completions for, by
+	// requester and tag: the request's record and the bytes still owed.
+	reads []map[uint32]*hwRead
+	// posted are host writes handed to a card, not yet seen landing in a
+	// host's memory, by length and payload hash, oldest first.
+	posted map[uint64][]int32
+	cycles uint64
+}
+
+// hwRead is a host's read a card owes completions for.
+type hwRead struct {
+	rec  int32
+	left int
+}
+
+// UseHardware makes the O-NICs hardware runs hardware: the cards take
+// their hosts' TLPs and their circuits carry the cards' lane words. Call
+// it after Build, before anything runs. The cluster must have no
+// traffic generators (flows): their accounting follows each TLP through
+// the model, which a card does not report (served sessions, whose
+// software's reads are matched by tag and writes by their bytes, work).
+// Every circuit of a hardware O-NIC, in every phase, must join another
+// hardware O-NIC.
+func (c *Cluster) UseHardware(x Hardware) error {
+	if c.started {
+		return fmt.Errorf("hardware: the cluster has started")
+	}
+	if len(c.cfg.Flows) > 0 {
+		return fmt.Errorf("--rtl: the scenario has flows (%s first); the RTL backend runs served sessions (onic emu serve) for now, whose hosts are their clients", c.cfg.Flows[0].Name)
+	}
+	if len(c.cfg.Faults) > 0 {
+		return fmt.Errorf("--rtl: the scenario has faults, which the Go model's links act out; the cards' lanes have none yet")
+	}
+	h := &hw{x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
+	if h.period <= 0 {
+		return fmt.Errorf("hardware: clock period %v", x.Period())
+	}
+	byName := map[string]*onicNode{}
+	for _, o := range c.onics {
+		byName[o.cfg.Name] = o
+	}
+	for i, name := range x.ONICs() {
+		o := byName[name]
+		if o == nil {
+			return fmt.Errorf("--rtl %s: the scenario has no such O-NIC", name)
+		}
+		if o.hw >= 0 {
+			return fmt.Errorf("--rtl %s: named twice", name)
+		}
+		o.hw = i
+		if err := x.SetID(i, o.self); err != nil {
+			return err
+		}
+		h.reads = append(h.reads, map[uint32]*hwRead{})
+	}
+	check := func(pairs [][2]*port, where string) error {
+		for _, pr := range pairs {
+			if (pr[0].o.hw >= 0) != (pr[1].o.hw >= 0) {
+				return fmt.Errorf("--rtl: %s joins %s (RTL) and %s (the Go model); a mixed pair is not supported yet: give both O-NICs to --rtl", where, pr[0].name(), pr[1].name())
+			}
+		}
+		return nil
+	}
+	var first [][2]*port
+	for _, o := range c.onics {
+		for _, pt := range o.ports {
+			if pt.circuit != nil {
+				first = append(first, [2]*port{pt, pt.circuit})
+			}
+		}
+	}
+	if err := check(first, "a circuit"); err != nil {
+		return err
+	}
+	for i, ph := range c.phases {
+		if err := check(ph.pairs, fmt.Sprintf("phase %d", i+1)); err != nil {
+			return err
+		}
+	}
+	c.hw = h
+	// Circuits lit at the start are lit for the cards too.
+	for _, o := range c.onics {
+		for _, pt := range o.ports {
+			if pt.l != nil && pt.o.hw >= 0 && !pt.hwLit && pt.peer != nil {
+				pt.l.SetDown()
+				if err := c.hwLight([2]*port{pt, pt.peer}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hwLight lights a circuit between two hardware O-NICs' ports: a fibre of
+// the circuit's propagation delay in clock cycles.
+func (c *Cluster) hwLight(pr [2]*port) error {
+	a, b := pr[0], pr[1]
+	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
+	delay := int(sim.Time(fibre*FibreNsPerMetre*float64(sim.Nanosecond)) / c.hw.period)
+	if err := c.hw.x.Light(a.o.hw, a.idx, b.o.hw, b.idx, max(delay, 1)); err != nil {
+		return err
+	}
+	for j, pt := range pr {
+		pt.l, pt.hwLit, pt.peer = nil, true, pr[1-j]
+		pt.setState(c.s.Now(), portUp)
+	}
+	c.hwWake()
+	return nil
+}
+
+// hwDark ends a hardware circuit at pt (both ends).
+func (c *Cluster) hwDark(pt *port) {
+	c.hw.x.Dark(pt.o.hw, pt.idx)
+	for _, end := range [2]*port{pt, pt.peer} {
+		if end == nil {
+			continue
+		}
+		end.hwLit, end.peer = false, nil
+		end.setState(c.s.Now(), portDown)
+	}
+	c.hwWake()
+}
+
+// hwWake starts the cards' clock if it is stopped.
+func (c *Cluster) hwWake() {
+	if c.hw != nil && !c.hw.running && c.hw.err == nil {
+		c.hw.running = true
+		c.s.After(0, c, evHardware)
+	}
+}
+
+// hwReceive hands card o a TLP its host sent it; it returns how long the
+// host link must hold back (the card's backlog).
+func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
+	h := c.hw
+	why := ""
+	switch t := &m.t; {
+	case t.Kind().Class() == tlp.ClassCompletion:
+		if h.x.Complete(o.hw, t) != nil {
+			why = "rtl-unexpected-completion" // none of the card's reads has its tag (PCIe §2.3.2)
+		}
+	case t.Kind().Class() == tlp.ClassMemory:
+		bar := -1
+		for i, b := range o.fn.BARs {
+			if b.Size > 0 && t.Address >= o.fn.BARAddress(i) && t.Address-o.fn.BARAddress(i) < b.Size {
+				bar = i
+			}
+		}
+		if bar < 0 {
+			why = "rtl-no-bar"
+			break
+		}
+		if t.Kind() == tlp.MRd {
+			key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
+			if h.reads[o.hw][key] != nil {
+				why = "rtl-tag-in-use"
+				break
+			}
+			if h.x.Request(o.hw, t, bar) != nil {
+				why = "rtl-refused"
+				break
+			}
+			h.reads[o.hw][key] = &hwRead{rec: m.rec, left: readBytes(t)}
+			if m.rec >= 0 {
+				c.recs[m.rec].refs++
+			}
+			break
+		}
+		if h.x.Request(o.hw, t, bar) != nil {
+			why = "rtl-refused"
+		} else if t.Kind() == tlp.MWr && m.rec >= 0 {
+			// Settled when its bytes land (hwEmit); held until then.
+			k := writeKey(t)
+			h.posted[k] = append(h.posted[k], m.rec)
+			c.recs[m.rec].refs++
+		}
+	default:
+		why = "rtl-refused" // not a request the card's CQ takes here
+	}
+	if why != "" {
+		if m.rec >= 0 {
+			c.settleWhy(m.rec, Dropped, why)
+		} else {
+			c.why[why]++
+		}
+	}
+	c.release(m)
+	c.hwWake()
+	if q := h.x.Queued(o.hw); q > hwBacklog {
+		return sim.Time(q-hwBacklog) * h.period
+	}
+	return 0
+}
+
+// readBytes is how many bytes read request t asks for (its byte
+// enables trim the first and last DW).
+func readBytes(t *tlp.TLP) int {
+	n := int(t.Length) * 4
+	if t.Length == 0 {
+		n = 4096
+	}
+	last := t.LastBE
+	if t.Length == 1 {
+		last = t.FirstBE
+	}
+	hi := 0
+	for i := 3; i > 0; i-- {
+		if last>>i&1 == 1 {
+			hi = i
+			break
+		}
+	}
+	return n - firstByte(t.FirstBE) - (3 - hi)
+}
+
+// writeKey is a write's length and payload hash: how its landing is
+// matched to it (the card sends it under its own requester ID, with its
+// address translated, but with its bytes).
+func writeKey(t *tlp.TLP) uint64 {
+	f := fnv.New64a()
+	f.Write(t.Data)
+	return f.Sum64() ^ uint64(t.Length)<<48
+}
+
+// hwRun runs the cards a batch of cycles, sending what they emit at the
+// cycle it left, and schedules the next batch unless every card is
+// quiet.
+func (c *Cluster) hwRun() {
+	h := c.hw
+	now := c.s.Now()
+	onics := make([]*onicNode, len(h.reads))
+	for _, o := range c.onics {
+		if o.hw >= 0 {
+			onics[o.hw] = o
+		}
+	}
+	for i := range hwBatch {
+		if err := h.x.Cycle(); err != nil {
+			h.err, h.running = err, false
+			c.s.Stop()
+			return
+		}
+		h.cycles++
+		at := now + sim.Time(i+1)*h.period
+		for _, o := range onics {
+			for _, t := range h.x.Out(o.hw) {
+				c.hwEmit(o, t, at)
+			}
+		}
+	}
+	if h.x.Quiet() >= hwQuiet {
+		h.running = false
+		return
+	}
+	c.s.After(hwBatch*h.period, c, evHardware)
+}
+
+// hwEmit sends TLP t, which card o sent its host, over o's host link at
+// ready: a completion with the record of the host's read it answers, a
+// write with the record of the host write whose bytes it carries.
+func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
+	h := c.hw
+	m := c.newMsg()
+	m.t, m.at, m.from = t, o, 0
+	switch {
+	case t.Kind().Class() == tlp.ClassCompletion:
+		key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
+		if rd := h.reads[o.hw][key]; rd != nil {
+			c.attach(m, rd.rec)
+			n := int(t.Length)*4 - int(t.LowerAddress&3)
+			if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
+				delete(h.reads[o.hw], key)
+				c.unref(rd.rec)
+			}
+		}
+	case t.Kind() == tlp.MWr && t.Address&^0xFFFFF != msiBase:
+		k := writeKey(&t)
+		if q := h.posted[k]; len(q) > 0 {
+			c.attach(m, q[0])
+			c.unref(q[0])
+			if len(q) == 1 {
+				delete(h.posted, k)
+			} else {
+				h.posted[k] = q[1:]
+			}
+		}
+	}
+	sendAt(o.link, 1, m, ready)
+}

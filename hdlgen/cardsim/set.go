@@ -1,0 +1,200 @@
+package cardsim
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"onic/emu/scenario"
+	"onic/tlp"
+)
+
+// QuietCycles is how long a set of cards must be quiet (Set.Quiet) before
+// nothing is left in flight: longer than the link layer's replay timer
+// (2,048 cycles by default), so that a frame still unacknowledged would
+// have been sent again, and far longer than its Ack latency.
+const QuietCycles = 4096
+
+// Set is a scenario's O-NICs run as cards in one clock, with the fibres
+// of their lit circuits: what the emulator drives in place of its Go
+// model (it implements emu/cluster.Hardware).
+type Set struct {
+	names  []string
+	cards  []*Card
+	period time.Duration
+	fibres []*Fibre
+	// lit are the ports with a fibre, by card and port.
+	lit map[[2]int]*Fibre
+	// vcd is the waveform window, if one was asked for (TraceWindow).
+	vcd *window
+}
+
+// window is a card's waveform over cycles [from, to).
+type window struct {
+	card     int
+	from, to uint64
+	w        io.Writer
+	on, done bool
+}
+
+// NewSet builds the cards of cfg's O-NICs named in names (every O-NIC
+// when names is empty). They share one clock, so their clock_mhz must be
+// equal.
+func NewSet(cfg scenario.Config, names []string) (*Set, error) {
+	if len(names) == 0 {
+		for _, o := range cfg.ONICs {
+			names = append(names, o.Name)
+		}
+	}
+	s := &Set{lit: map[[2]int]*Fibre{}}
+	mhz := 0.0
+	for _, name := range names {
+		at := -1
+		for i, o := range cfg.ONICs {
+			if o.Name == name {
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil, fmt.Errorf("--rtl %s: the scenario has no such O-NIC", name)
+		}
+		o := cfg.ONICs[at]
+		o.Defaults()
+		if mhz != 0 && o.ClockMHz != mhz {
+			return nil, fmt.Errorf("onics[%s].clock_mhz: %g MHz, but the other cards run at %g: the cards share one clock", name, o.ClockMHz, mhz)
+		}
+		mhz = o.ClockMHz
+		c, err := New(Config{ONIC: o, ID: tlp.NewID(1, 0, 0), Where: fmt.Sprintf("onics[%s]", name)})
+		if err != nil {
+			return nil, err
+		}
+		s.names, s.cards = append(s.names, name), append(s.cards, c)
+	}
+	s.period = time.Duration(float64(time.Microsecond) / mhz)
+	return s, nil
+}
+
+// ONICs are the O-NICs the set runs, by scenario name; the other methods
+// number them in this order.
+func (s *Set) ONICs() []string { return s.names }
+
+// Card is the i'th card.
+func (s *Set) Card(i int) *Card { return s.cards[i] }
+
+// Period is the cards' clock period.
+func (s *Set) Period() time.Duration { return s.period }
+
+// SetID gives card i its requester ID.
+func (s *Set) SetID(i int, id tlp.ID) error { return s.cards[i].SetID(id) }
+
+// Request hands card i a request from its host for BAR bar.
+func (s *Set) Request(i int, t *tlp.TLP, bar int) error { return s.cards[i].Request(t, bar) }
+
+// Complete hands card i its host's completion for one of its reads.
+func (s *Set) Complete(i int, t *tlp.TLP) error { return s.cards[i].Complete(t) }
+
+// Queued is how many beats wait to go into card i.
+func (s *Set) Queued(i int) int { return s.cards[i].Queued() }
+
+// Out is what card i has sent its host since the last call.
+func (s *Set) Out(i int) []tlp.TLP { return s.cards[i].Out() }
+
+// Light joins port pa of card a and port pb of card b with a fibre of
+// delay cycles each way.
+func (s *Set) Light(a, pa, b, pb, delay int) error {
+	if s.lit[[2]int{a, pa}] != nil || s.lit[[2]int{b, pb}] != nil {
+		return fmt.Errorf("cardsim: %s port %d or %s port %d is lit already", s.names[a], pa, s.names[b], pb)
+	}
+	f := NewFibre(s.cards[a], pa, s.cards[b], pb, delay)
+	s.fibres = append(s.fibres, f)
+	s.lit[[2]int{a, pa}], s.lit[[2]int{b, pb}] = f, f
+	return nil
+}
+
+// Dark ends the circuit at port p of card i (both ends go dark).
+func (s *Set) Dark(i, p int) {
+	f := s.lit[[2]int{i, p}]
+	if f == nil {
+		return
+	}
+	f.Cut()
+	for k, x := range s.lit {
+		if x == f {
+			delete(s.lit, k)
+		}
+	}
+	for j, x := range s.fibres {
+		if x == f {
+			s.fibres = append(s.fibres[:j], s.fibres[j+1:]...)
+			break
+		}
+	}
+}
+
+// PortState is port p of card i's link state (0 down, 1 training, 2 up).
+func (s *Set) PortState(i, p int) int { return s.cards[i].PortState(p) }
+
+// Cycle runs every card one clock cycle, then carries the fibres' words.
+func (s *Set) Cycle() error {
+	if v := s.vcd; v != nil && !v.done {
+		c := s.cards[v.card]
+		switch now := c.Cycles(); {
+		case !v.on && now >= v.from:
+			if err := c.TraceVCD(v.w, uint64(2*((s.period+time.Nanosecond)/(2*time.Nanosecond)))); err != nil {
+				return err
+			}
+			v.on = true
+		case v.on && now >= v.to:
+			v.on, v.done = false, true
+			if err := c.StopVCD(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range s.cards {
+		if err := c.Cycle(); err != nil {
+			return err
+		}
+	}
+	for _, f := range s.fibres {
+		f.Carry()
+	}
+	return nil
+}
+
+// Quiet is how many cycles every card has been quiet (Card.Quiet), or 0
+// while a lit circuit is not up at both ends (training is not quiet).
+func (s *Set) Quiet() uint64 {
+	q := ^uint64(0)
+	for _, c := range s.cards {
+		q = min(q, c.Quiet())
+	}
+	for k, f := range s.lit {
+		if s.cards[k[0]].PortState(k[1]) != 2 || f == nil {
+			return 0
+		}
+	}
+	return q
+}
+
+// TraceWindow writes card i's waveform over its cycles [from, to) to w
+// as the set runs (Close ends it if the run stops inside the window).
+func (s *Set) TraceWindow(i int, from, to uint64, w io.Writer) error {
+	if i < 0 || i >= len(s.cards) {
+		return fmt.Errorf("cardsim: no card %d", i)
+	}
+	if to <= from {
+		return fmt.Errorf("cardsim: the waveform window's end, cycle %d, is not after its start, %d", to, from)
+	}
+	s.vcd = &window{card: i, from: from, to: to, w: w}
+	return nil
+}
+
+// Close ends a waveform window still open.
+func (s *Set) Close() error {
+	if v := s.vcd; v != nil && v.on {
+		v.on, v.done = false, true
+		return s.cards[v.card].StopVCD()
+	}
+	return nil
+}
