@@ -72,8 +72,7 @@ func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOu
 	if err != nil {
 		return nil, fmt.Errorf("--vcd-out: %v", err)
 	}
-	p := set.Period()
-	if err := set.TraceWindow(card, uint64(from/p), uint64(min(to/p, 1<<62)), f); err != nil {
+	if err := set.TraceWindow(card, from, to, f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("--vcd %s: %v", vcd, err)
 	}

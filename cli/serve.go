@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/emu/cluster"
 	"onic/emu/hostif"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/internal/readfile"
 )
@@ -89,23 +91,15 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cmd.Flags().Changed("rtl") {
-		names := rtlNames(v.GetStringSlice("emu.serve.rtl"))
-		if len(args) == 1 {
-			names = strings.Split(args[0], ",")
-		}
-		finish, err := useRTL(cl, cfg, names, v.GetString("emu.serve.vcd"), v.GetString("emu.serve.vcd-out"))
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if ferr := finish(); ferr != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
-			}
-		}()
-	} else if v.GetString("emu.serve.vcd") != "" || v.GetString("emu.serve.vcd-out") != "" {
-		return fmt.Errorf("--vcd: a waveform is of an RTL O-NIC: add --rtl")
+	finishRTL, err := serveRTL(cmd, v, args, cl, cfg)
+	if err != nil {
+		return err
 	}
+	defer func() {
+		if ferr := finishRTL(); ferr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+		}
+	}()
 	if path := v.GetString("emu.serve.pcap"); path != "" {
 		finish, err := capture(cl, path, v.GetStringSlice("emu.serve.tap"))
 		if err != nil {
@@ -197,6 +191,23 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	}
 	rep.WriteText(cmd.OutOrStdout())
 	return nil
+}
+
+// serveRTL puts the O-NICs --rtl names (args holds the list when it
+// follows the bare flag) as their generated cards into cl, with --vcd's
+// waveform; the function it returns ends the waveform.
+func serveRTL(cmd *cobra.Command, v *viper.Viper, args []string, cl *cluster.Cluster, cfg scenario.Config) (func() error, error) {
+	if !cmd.Flags().Changed("rtl") {
+		if v.GetString("emu.serve.vcd") != "" || v.GetString("emu.serve.vcd-out") != "" {
+			return nil, fmt.Errorf("--vcd: a waveform is of an RTL O-NIC: add --rtl")
+		}
+		return func() error { return nil }, nil
+	}
+	names := rtlNames(v.GetStringSlice("emu.serve.rtl"))
+	if len(args) == 1 {
+		names = strings.Split(args[0], ",")
+	}
+	return useRTL(cl, cfg, names, v.GetString("emu.serve.vcd"), v.GetString("emu.serve.vcd-out"))
 }
 
 // byteSize parses a byte count with a unit between lo and hi bytes.

@@ -132,3 +132,87 @@ func TestEmuServeSIGTERM(t *testing.T) {
 		t.Fatal("SIGTERM did not stop the server")
 	}
 }
+
+// TestEmuServeRTL: onic emu serve --rtl onicA,onicB serves the
+// host-interface cluster with both O-NICs as their generated cards: a
+// client reads its O-NIC's ID register from the card, the report has the
+// rtl line, and --vcd writes onicA's waveform for the window asked (its
+// clock's edges inside it, none after). Bad --rtl and --vcd values get
+// one-line errors.
+func TestEmuServeRTL(t *testing.T) {
+	dir := t.TempDir()
+	socket, wave := filepath.Join(dir, "s"), filepath.Join(dir, "a.vcd")
+	type result struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errs := onic(t, "", "emu", "serve", "--socket", socket, "--rtl", "onicA,onicB", "--vcd", "onicA:1us-2us", "--vcd-out", wave)
+		done <- result{code, out, errs}
+	}()
+	var c *hostif.Client
+	var err error
+	for i := 0; ; i++ {
+		if c, err = hostif.Dial(socket, hostif.ClientOptions{Host: "A"}); err == nil {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("no server on %s: %v", socket, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ids, err := c.ONICs(0)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("O-NICs: %v %v", ids, err)
+	}
+	regs, err := c.BAR(0, ids[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := c.Read32(regs); err != nil || id != 0x4F4E4943 {
+		t.Errorf("ID register of the card: %#x %v", id, err)
+	}
+	if _, err := c.Advance(3 * time.Microsecond); err != nil { // past the waveform's window
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.out, "rtl: onicA, onicB as generated cards") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errs)
+	}
+	vcd, err := os.ReadFile(wave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 ns cycles: the window is cycles 250 to 500, each a rising edge.
+	edges := regexp.MustCompile(`(?m)^#(\d+)\n1!$`).FindAllStringSubmatch(string(vcd), -1)
+	if len(edges) < 200 || edges[0][1] < "1000" || !strings.Contains(string(vcd), "port_a_state") {
+		t.Fatalf("the waveform: %d rising edges, the first at %v", len(edges), edges[:min(len(edges), 1)])
+	}
+	for _, e := range edges {
+		if len(e[1]) > 4 || e[1] > "2004" && len(e[1]) == 4 {
+			t.Fatalf("a rising edge at %s ns, after the window", e[1])
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "onicC"}, "--rtl onicC: the scenario has no such O-NIC"},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "onicA"}, "a mixed pair is not supported yet"},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--scenario", "two-party"}, "the scenario has flows"},
+		{[]string{"emu", "serve", "--socket", socket, "--vcd", "onicA"}, "--vcd: a waveform is of an RTL O-NIC: add --rtl"},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicC"}, `"onicC" is not one of the RTL O-NICs`},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicA:5-6us"}, `"5": want a duration with a unit`},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicA:6us-5us"}, "not after its start"},
+	} {
+		code, _, errs := onic(t, "", tc.args...)
+		if code != 1 || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("onic %s: exit %d, %q; want one line with %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+}

@@ -46,6 +46,10 @@ type RTLReport struct {
 	// in a host's memory: the cards dropped them (their counters, in
 	// BAR0, say why) or they are still on their way.
 	UnseenWrites int `json:"unseen_writes"`
+	// RegisterWrites are host writes to the cards' register BARs, which
+	// the accounting counts delivered when the block hands them to the
+	// card (one the card refuses is in its COUNT_DENIED).
+	RegisterWrites uint64 `json:"register_writes"`
 	// Error is the first error a card gave, which stopped the run.
 	Error string `json:"error,omitempty"`
 }
@@ -284,7 +288,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
 		StallS: float64(cl.stall) / float64(sim.Second)}
 	if h := cl.hw; h != nil {
-		rep.RTL = &RTLReport{ONICs: h.x.ONICs(), Cycles: h.cycles}
+		rep.RTL = &RTLReport{ONICs: h.x.ONICs(), Cycles: h.cycles, RegisterWrites: h.regWrites}
 		for _, q := range h.posted {
 			rep.RTL.UnseenWrites += len(q)
 		}
@@ -452,7 +456,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	if h := r.RTL; h != nil {
-		fmt.Fprintf(w, "\nrtl: %s as generated cards, %d cycles, %d host writes taken but not seen landing\n", strings.Join(h.ONICs, ", "), h.Cycles, h.UnseenWrites)
+		fmt.Fprintf(w, "\nrtl: %s as generated cards, %d cycles; %d register writes delivered to the cards (refusals are in their COUNT_* registers), %d other writes taken but not seen landing\n",
+			strings.Join(h.ONICs, ", "), h.Cycles, h.RegisterWrites, h.UnseenWrites)
 		if h.Error != "" {
 			fmt.Fprintf(w, "rtl: stopped: %s\n", h.Error)
 		}

@@ -26,7 +26,9 @@ type Hardware interface {
 	Light(a, pa, b, pb, delayCycles int) error
 	Dark(card, port int)
 	PortState(card, port int) int
-	Cycle() error
+	// Cycle runs every card one cycle, the one whose rising edge is at
+	// simulated time now (negative: before time 0).
+	Cycle(now time.Duration) error
 	Quiet() uint64
 }
 
@@ -56,6 +58,8 @@ type hw struct {
 	// host's memory, by length and payload hash, oldest first.
 	posted map[uint64][]int32
 	cycles uint64
+	// regWrites are host writes to the cards' register BARs.
+	regWrites uint64
 }
 
 // hwRead is a host's read a card owes completions for.
@@ -129,7 +133,9 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		}
 	}
 	c.hw = h
-	// Circuits lit at the start are lit for the cards too.
+	// Circuits lit at the start are lit for the cards too, and trained
+	// before time 0, as the scenario's circuits are (Config.Circuits).
+	var lit []*port
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
 			if pt.l != nil && pt.o.hw >= 0 && !pt.hwLit && pt.peer != nil {
@@ -138,10 +144,33 @@ func (c *Cluster) UseHardware(x Hardware) error {
 					return err
 				}
 			}
+			if pt.hwLit {
+				lit = append(lit, pt)
+			}
 		}
+	}
+	for cyc := 0; ; cyc++ {
+		up := true
+		for _, pt := range lit {
+			up = up && x.PortState(pt.o.hw, pt.idx) == 2
+		}
+		if up {
+			break
+		}
+		if cyc == hwTrainLimit {
+			return fmt.Errorf("--rtl: the cards' links did not come up in %d cycles", hwTrainLimit)
+		}
+		if err := x.Cycle(-1); err != nil {
+			return err
+		}
+		h.cycles++
 	}
 	return nil
 }
+
+// hwTrainLimit is how long the cards' links may take to train before
+// time 0 (their TrainCycles is 1,024 by default).
+const hwTrainLimit = 1 << 20
 
 // hwLight lights a circuit between two hardware O-NICs' ports: a fibre of
 // the circuit's propagation delay in clock cycles.
@@ -220,6 +249,12 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 		}
 		if h.x.Request(o.hw, t, bar) != nil {
 			why = "rtl-refused"
+		} else if t.Kind() == tlp.MWr && bar == o.cfg.Manager.RegisterBAR {
+			// A register write's effect is the card's: it is delivered
+			// when the block hands it over (one the card's access check
+			// refuses is counted in its COUNT_DENIED, not here).
+			h.regWrites++
+			c.settle(m.rec, Delivered)
 		} else if t.Kind() == tlp.MWr && m.rec >= 0 {
 			// Settled when its bytes land (hwEmit); held until then.
 			k := writeKey(t)
@@ -287,7 +322,7 @@ func (c *Cluster) hwRun() {
 		}
 	}
 	for i := range hwBatch {
-		if err := h.x.Cycle(); err != nil {
+		if err := h.x.Cycle(time.Duration((now + sim.Time(i)*h.period) / sim.Nanosecond)); err != nil {
 			h.err, h.running = err, false
 			c.s.Stop()
 			return
@@ -325,7 +360,7 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 				c.unref(rd.rec)
 			}
 		}
-	case t.Kind() == tlp.MWr && t.Address&^0xFFFFF != msiBase:
+	case t.Kind() == tlp.MWr:
 		k := writeKey(&t)
 		if q := h.posted[k]; len(q) > 0 {
 			c.attach(m, q[0])

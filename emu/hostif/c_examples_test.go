@@ -209,6 +209,33 @@ func TestDenied(t *testing.T) {
 	}
 }
 
+// TestExamplesOnRTL: the examples pass as written against the O-NICs'
+// generated cards (onic emu serve --rtl): the denied example's refusals
+// and counters, and peer_dma's DMA across the optical link and MSI-X
+// interrupt, with the same bytes and interrupt reaching host A as on the
+// model; of the writes the cards took, only the one the denied example
+// makes through a LUT entry outside its ranges (which the card refuses)
+// never lands.
+func TestExamplesOnRTL(t *testing.T) {
+	s := build(t, "denied", "peer_dma")
+	s.serve("--rtl")
+	if out := s.example("denied"); !strings.Contains(out, "denied: PASS") {
+		t.Fatalf("denied:\n%s", out)
+	}
+	if out := s.example("peer_dma"); !strings.Contains(out, "peer_dma: PASS") {
+		t.Fatalf("peer_dma:\n%s", out)
+	}
+	rep := s.report()
+	rtl, _ := rep["rtl"].(map[string]any)
+	if rtl == nil || rtl["cycles"] == 0.0 || rtl["error"] != nil || rtl["unseen_writes"] != 1.0 || rtl["register_writes"] == 0.0 {
+		t.Fatalf("the report's rtl section: %v", rep["rtl"])
+	}
+	hosts, _ := rep["hosts"].([]any)
+	if a, _ := hosts[0].(map[string]any); a["received_bytes"] != 4096.0 || a["interrupts"] != 1.0 {
+		t.Errorf("host A in the report: %v", a)
+	}
+}
+
 // TestExamplesShareAServer: the examples check what their own accesses
 // changed, so they pass one after another on one server: peer_dma after
 // denied has left denials in the O-NIC's counters.

@@ -92,3 +92,30 @@ func TestWriteAndReadAcross(t *testing.T) {
 		t.Fatal("a request for BAR 5, which the card does not have, was taken")
 	}
 }
+
+// BenchmarkTwoCardsCycle: the two-party scenario's two cards, trained and
+// idle but for their links' control words; an op is one clock cycle of
+// both (docs/hostif.md quotes it).
+func BenchmarkTwoCardsCycle(b *testing.B) {
+	set, err := NewSet(scenario.TwoParty(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := set.Light(0, 0, 1, 0, 25); err != nil {
+		b.Fatal(err)
+	}
+	for range 4000 {
+		if err := set.Cycle(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if set.PortState(0, 0) != 2 {
+		b.Fatal("the link did not come up")
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := set.Cycle(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

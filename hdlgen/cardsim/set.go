@@ -29,10 +29,10 @@ type Set struct {
 	vcd *window
 }
 
-// window is a card's waveform over cycles [from, to).
+// window is a card's waveform over simulated times [from, to).
 type window struct {
 	card     int
-	from, to uint64
+	from, to time.Duration
 	w        io.Writer
 	on, done bool
 }
@@ -134,12 +134,15 @@ func (s *Set) Dark(i, p int) {
 // PortState is port p of card i's link state (0 down, 1 training, 2 up).
 func (s *Set) PortState(i, p int) int { return s.cards[i].PortState(p) }
 
-// Cycle runs every card one clock cycle, then carries the fibres' words.
-func (s *Set) Cycle() error {
-	if v := s.vcd; v != nil && !v.done {
+// Cycle runs every card one clock cycle, the one whose rising edge is at
+// simulated time now (negative: before time 0, as when circuits lit at
+// the start train), then carries the fibres' words.
+func (s *Set) Cycle(now time.Duration) error {
+	if v := s.vcd; v != nil && !v.done && now >= 0 {
 		c := s.cards[v.card]
-		switch now := c.Cycles(); {
+		switch {
 		case !v.on && now >= v.from:
+			c.s.VCDTime(uint64(now / time.Nanosecond))
 			if err := c.TraceVCD(v.w, uint64(2*((s.period+time.Nanosecond)/(2*time.Nanosecond)))); err != nil {
 				return err
 			}
@@ -149,6 +152,9 @@ func (s *Set) Cycle() error {
 			if err := c.StopVCD(); err != nil {
 				return err
 			}
+		}
+		if v.on {
+			c.s.VCDTime(uint64(now / time.Nanosecond))
 		}
 	}
 	for _, c := range s.cards {
@@ -177,14 +183,15 @@ func (s *Set) Quiet() uint64 {
 	return q
 }
 
-// TraceWindow writes card i's waveform over its cycles [from, to) to w
-// as the set runs (Close ends it if the run stops inside the window).
-func (s *Set) TraceWindow(i int, from, to uint64, w io.Writer) error {
+// TraceWindow writes card i's waveform over simulated times [from, to)
+// to w as the set runs, each edge at its simulated time (Close ends it if
+// the run stops inside the window).
+func (s *Set) TraceWindow(i int, from, to time.Duration, w io.Writer) error {
 	if i < 0 || i >= len(s.cards) {
 		return fmt.Errorf("cardsim: no card %d", i)
 	}
 	if to <= from {
-		return fmt.Errorf("cardsim: the waveform window's end, cycle %d, is not after its start, %d", to, from)
+		return fmt.Errorf("cardsim: the waveform window's end, %v, is not after its start, %v", to, from)
 	}
 	s.vcd = &window{card: i, from: from, to: to, w: w}
 	return nil

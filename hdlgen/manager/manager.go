@@ -474,7 +474,10 @@ type pipe struct {
 	selfID, portDown ir.Value // inputs
 	ax               lite     // the AXI-Lite registers
 	adv              ir.Value // the pipeline advances (a wire, driven by the router)
-	initDone         ir.Value // the LUT has been filled (constant 1 without a LUT)
+	// held are the valid bits of the input slice and stages 1 to 4: a
+	// TLP is in the pipeline while one is set (host_busy).
+	held     []ir.Value
+	initDone ir.Value // the LUT has been filled (constant 1 without a LUT)
 
 	hasLUT             bool
 	lutSh, lutAB, lutW int // entry size bits, address bits, word width
@@ -575,6 +578,7 @@ func (p *pipe) input() beat {
 	if len(p.c.StandIns) > 0 {
 		fn = m.Named("in_func", take(2))
 	}
+	p.held = append(p.held, sk.Valid)
 	b0 := beat{valid: sk.Valid, hdr: m.Named("in_hdr", take(128)), bar: m.Named("in_bar", take(3)), data: take(W), keep: take(K), sop: take(1), eop: take(1), fn: fn}
 
 	// The pipeline advances as a whole when its last stage is empty or
@@ -663,6 +667,7 @@ func (p *pipe) classify(b0 beat) (beat, tlpState, ir.Value) {
 	}
 
 	s1 := p.stageReg("s1", b0, p.adv)
+	p.held = append(p.held, s1.valid)
 	t1 := p.carry("s1", tlpState{kind: kind0, off: off0, barOK: barOK0, regHit: regHit0, size: size0, inLUT: inLUT0,
 		proxyOK: proxyOK0, proxy: proxy0, standIn: standIn0, siBase: siBase0, siEgress: siEgress0}, p.adv)
 	return s1, t1, lutIdx0
@@ -758,6 +763,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 	egress, slot = m.Named("translated_egress", egress), m.Named("translated_slot", slot)
 	addr, multicast = m.Named("translated_addr", addr), m.Named("multicast", multicast)
 	s2 := p.stageReg("s2", s1, p.adv)
+	p.held = append(p.held, s2.valid)
 	t1.found, t1.enabled, t1.egress, t1.slot, t1.addr, t1.down = found, enabled, egress, slot, addr, p.downOf(egress)
 	t1.second, t1.secondEg, t1.secondAt, t1.secondDown = multicast, secondEg, secondAt, p.downOf(secondEg)
 	t1.inLUT, t1.siBase, t1.siEgress = ir.Value{}, ir.Value{}, ir.Value{} // used up
@@ -808,6 +814,7 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 	}
 	p.msix(s2, &t2)
 	s3 := p.stageReg("s3", s2, p.adv)
+	p.held = append(p.held, s3.valid)
 	t2.rule, t2.size = v.Rule, ir.Value{}
 	return s3, p.carry("s3", t2, p.adv), nil
 }
@@ -964,6 +971,10 @@ func (p *pipe) route(d decision) {
 		{"m_cpl", m.And(m.Eq(d.act, p.action(actComplete)), s4.sop), d.cplHdr},
 	}
 	p.router(s4.valid, adv, routes, p.W, p.K)
+	// host_busy: a host TLP is in the pipeline, before its output slices
+	// (the card holds the host's next TLP behind a register write until
+	// the write has left here and reached the registers).
+	m.Output("host_busy", m.Any(append(p.held, s4.valid)...))
 }
 
 // route is one output of a router: its name, whether the beat is for

@@ -83,13 +83,16 @@ type Sim struct {
 	rst     bool
 	arst    bool
 	cycles  uint64
-	vcd     *vcd       // nil unless TraceVCD was called
-	at      []int      // where each node of the module given to New went in the flattened one (nil: not flattened)
-	model   Model      // the compiled simulator running this program (nil: interpreted)
-	sent    [2]bool    // the rst and arst the model last had (SetResets; a new model has both low)
-	whole   bool       // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
-	dead    []inst     // the logic nothing observable reads (levelised), evaluated only when a value is asked for
-	roms    [][]uint64 // the ROMs looked up by opTable, padded to one word per index value
+	vcd     *vcd // nil unless TraceVCD was called
+	// vcdAt is the time VCDTime gave (vcdAtSet: it was called).
+	vcdAt    uint64
+	vcdAtSet bool
+	at       []int      // where each node of the module given to New went in the flattened one (nil: not flattened)
+	model    Model      // the compiled simulator running this program (nil: interpreted)
+	sent     [2]bool    // the rst and arst the model last had (SetResets; a new model has both low)
+	whole    bool       // v holds every signal's value, the dead ones' and (with a model) the ones generated code keeps in variables
+	dead     []inst     // the logic nothing observable reads (levelised), evaluated only when a value is asked for
+	roms     [][]uint64 // the ROMs looked up by opTable, padded to one word per index value
 }
 
 // Model is a simulator GoSource generated for one program: v and the

@@ -21,6 +21,10 @@ type vcd struct {
 	period uint64     // clock period in the timescale's units
 	rst    bool       // rst as last dumped
 	err    error
+	// at, when fixed, is the time of the next rising edge (VCDTime): a
+	// simulation whose clock runs in step with someone else's time.
+	at    uint64
+	fixed bool
 }
 
 // TraceVCD starts writing a VCD of the simulation to w (for GTKWave and
@@ -64,7 +68,11 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 			fmt.Fprintf(v.w, "$var wire %d %s %s $end\n", m.Node(int(i)).W, id, name)
 		}
 	}
-	fmt.Fprintf(v.w, "$upscope $end\n$enddefinitions $end\n#%d\n$dumpvars\n0!\n", s.cycles*v.period)
+	start := s.cycles * v.period
+	if s.vcdAtSet {
+		start, v.at, v.fixed = s.vcdAt, s.vcdAt, true
+	}
+	fmt.Fprintf(v.w, "$upscope $end\n$enddefinitions $end\n#%d\n$dumpvars\n0!\n", start)
 	fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
 	v.rst = s.rst
 	v.last = make([][]uint64, len(v.nodes))
@@ -119,6 +127,9 @@ func (s *Sim) traceEdge() {
 		return
 	}
 	t := s.cycles * v.period
+	if v.fixed {
+		t = v.at
+	}
 	fmt.Fprintf(v.w, "#%d\n1!\n", t)
 	if s.rst != v.rst {
 		v.rst = s.rst
@@ -133,6 +144,18 @@ func (s *Sim) traceEdge() {
 	fmt.Fprintf(v.w, "#%d\n0!\n", t+v.period/2)
 	if v.w.Buffered() > 64<<10 {
 		v.err = v.w.Flush()
+	}
+}
+
+// VCDTime sets the time, in the dump's nanoseconds, of the next rising
+// edge the dump records (and of its start, if called before TraceVCD):
+// for a simulation whose cycles run in step with another clock, which
+// may pause, so that the waveform's times are that clock's. Without it an
+// edge's time is its cycle number times the period.
+func (s *Sim) VCDTime(ns uint64) {
+	s.vcdAt, s.vcdAtSet = ns, true
+	if s.vcd != nil {
+		s.vcd.at, s.vcd.fixed = ns, true
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 // largeSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type largeSim struct {
-	S         [7783]uint64
+	S         [7787]uint64
 	M0        [512]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
@@ -2250,360 +2250,360 @@ func NewlargeSim() *largeSim {
 	x.S[7260] = 0x1
 	x.S[7269] = 0x1
 	x.S[7270] = 0x1
-	x.S[7274] = 0x1
-	x.S[7275] = 0xffffffff
-	x.S[7278] = 0xffffffff
-	x.S[7279] = 0x1
-	x.S[7280] = 0x1
-	x.S[7281] = 0x1
+	x.S[7278] = 0x1
+	x.S[7279] = 0xffffffff
+	x.S[7282] = 0xffffffff
+	x.S[7283] = 0x1
 	x.S[7284] = 0x1
-	x.S[7285] = 0xffffffff
+	x.S[7285] = 0x1
 	x.S[7288] = 0x1
-	x.S[7289] = 0x1
+	x.S[7289] = 0xffffffff
+	x.S[7292] = 0x1
 	x.S[7293] = 0x1
-	x.S[7294] = 0xffffffff
 	x.S[7297] = 0x1
-	x.S[7298] = 0x1
+	x.S[7298] = 0xffffffff
+	x.S[7301] = 0x1
 	x.S[7302] = 0x1
-	x.S[7303] = 0xffffffff
 	x.S[7306] = 0x1
-	x.S[7307] = 0x1
+	x.S[7307] = 0xffffffff
+	x.S[7310] = 0x1
 	x.S[7311] = 0x1
-	x.S[7312] = 0xffffffff
 	x.S[7315] = 0x1
-	x.S[7316] = 0x1
+	x.S[7316] = 0xffffffff
+	x.S[7319] = 0x1
 	x.S[7320] = 0x1
-	x.S[7321] = 0xffffffff
 	x.S[7324] = 0x1
-	x.S[7325] = 0x1
+	x.S[7325] = 0xffffffff
+	x.S[7328] = 0x1
 	x.S[7329] = 0x1
-	x.S[7330] = 0xffffffff
 	x.S[7333] = 0x1
-	x.S[7334] = 0x1
+	x.S[7334] = 0xffffffff
+	x.S[7337] = 0x1
 	x.S[7338] = 0x1
-	x.S[7339] = 0xffffffff
 	x.S[7342] = 0x1
-	x.S[7343] = 0x1
+	x.S[7343] = 0xffffffff
+	x.S[7346] = 0x1
 	x.S[7347] = 0x1
-	x.S[7348] = 0xffffffff
 	x.S[7351] = 0x1
-	x.S[7352] = 0x1
+	x.S[7352] = 0xffffffff
+	x.S[7355] = 0x1
 	x.S[7356] = 0x1
-	x.S[7357] = 0xffffffff
 	x.S[7360] = 0x1
-	x.S[7361] = 0x1
-	x.S[7362] = 0x9
-	x.S[7367] = 0x1
-	x.S[7368] = 0xffffffff
+	x.S[7361] = 0xffffffff
+	x.S[7364] = 0x1
+	x.S[7365] = 0x1
+	x.S[7366] = 0x9
 	x.S[7371] = 0x1
-	x.S[7372] = 0x1
-	x.S[7373] = 0xa
-	x.S[7377] = 0x1
-	x.S[7378] = 0xffffffff
+	x.S[7372] = 0xffffffff
+	x.S[7375] = 0x1
+	x.S[7376] = 0x1
+	x.S[7377] = 0xa
 	x.S[7381] = 0x1
-	x.S[7382] = 0x1
-	x.S[7383] = 0xb
-	x.S[7387] = 0x1
-	x.S[7388] = 0xffffffff
+	x.S[7382] = 0xffffffff
+	x.S[7385] = 0x1
+	x.S[7386] = 0x1
+	x.S[7387] = 0xb
 	x.S[7391] = 0x1
-	x.S[7392] = 0x1
-	x.S[7393] = 0xc
+	x.S[7392] = 0xffffffff
+	x.S[7395] = 0x1
 	x.S[7396] = 0x1
-	x.S[7399] = 0x4f4e4943
-	x.S[7400] = 0x10005
-	x.S[7401] = 0x10020040
-	x.S[7404] = 0x1
-	x.S[7405] = 0x1
-	x.S[7407] = 0x2
-	x.S[7409] = 0x3
-	x.S[7411] = 0x4
-	x.S[7413] = 0x5
-	x.S[7415] = 0x8
-	x.S[7417] = 0x9
-	x.S[7419] = 0xa
-	x.S[7421] = 0xb
-	x.S[7423] = 0x40
-	x.S[7425] = 0x41
-	x.S[7427] = 0x42
-	x.S[7429] = 0x43
-	x.S[7431] = 0x44
-	x.S[7433] = 0x45
-	x.S[7435] = 0x46
-	x.S[7437] = 0x47
-	x.S[7439] = 0x48
-	x.S[7441] = 0x49
-	x.S[7443] = 0x4a
-	x.S[7445] = 0x4b
-	x.S[7447] = 0x4c
-	x.S[7450] = 0x4f4e4943
-	x.S[7495] = 0x4f4e4943
-	x.S[7506] = 0x4f4e4943
-	x.S[7512] = 0x4f4e4943
-	x.S[7515] = 0x4f4e4943
+	x.S[7397] = 0xc
+	x.S[7400] = 0x1
+	x.S[7403] = 0x4f4e4943
+	x.S[7404] = 0x10005
+	x.S[7405] = 0x10020040
+	x.S[7408] = 0x1
+	x.S[7409] = 0x1
+	x.S[7411] = 0x2
+	x.S[7413] = 0x3
+	x.S[7415] = 0x4
+	x.S[7417] = 0x5
+	x.S[7419] = 0x8
+	x.S[7421] = 0x9
+	x.S[7423] = 0xa
+	x.S[7425] = 0xb
+	x.S[7427] = 0x40
+	x.S[7429] = 0x41
+	x.S[7431] = 0x42
+	x.S[7433] = 0x43
+	x.S[7435] = 0x44
+	x.S[7437] = 0x45
+	x.S[7439] = 0x46
+	x.S[7441] = 0x47
+	x.S[7443] = 0x48
+	x.S[7445] = 0x49
+	x.S[7447] = 0x4a
+	x.S[7449] = 0x4b
+	x.S[7451] = 0x4c
+	x.S[7454] = 0x4f4e4943
+	x.S[7499] = 0x4f4e4943
+	x.S[7510] = 0x4f4e4943
 	x.S[7516] = 0x4f4e4943
-	x.S[7517] = 0x1
-	x.S[7518] = 0x1
-	x.S[7523] = 0xffffffff00000000
-	x.S[7524] = 0x10000000
-	x.S[7525] = 0xfffffffe00000000
-	x.S[7526] = 0x10000000
-	x.S[7527] = 0xfffffffd00000000
+	x.S[7519] = 0x4f4e4943
+	x.S[7520] = 0x4f4e4943
+	x.S[7521] = 0x1
+	x.S[7522] = 0x1
+	x.S[7527] = 0xffffffff00000000
 	x.S[7528] = 0x10000000
-	x.S[7529] = 0xfffffffc00000000
+	x.S[7529] = 0xfffffffe00000000
 	x.S[7530] = 0x10000000
-	x.S[7531] = 0xfffffffb00000000
+	x.S[7531] = 0xfffffffd00000000
 	x.S[7532] = 0x10000000
-	x.S[7533] = 0xfffffffa00000000
+	x.S[7533] = 0xfffffffc00000000
 	x.S[7534] = 0x10000000
-	x.S[7535] = 0xfffffff900000000
+	x.S[7535] = 0xfffffffb00000000
 	x.S[7536] = 0x10000000
-	x.S[7537] = 0xfffffff800000000
+	x.S[7537] = 0xfffffffa00000000
 	x.S[7538] = 0x10000000
-	x.S[7539] = 0xfffffff700000000
+	x.S[7539] = 0xfffffff900000000
 	x.S[7540] = 0x10000000
-	x.S[7541] = 0xfffffff600000000
+	x.S[7541] = 0xfffffff800000000
 	x.S[7542] = 0x10000000
-	x.S[7543] = 0xfffffff500000000
+	x.S[7543] = 0xfffffff700000000
 	x.S[7544] = 0x10000000
-	x.S[7545] = 0xfffffff400000000
+	x.S[7545] = 0xfffffff600000000
 	x.S[7546] = 0x10000000
-	x.S[7547] = 0xfffffff300000000
+	x.S[7547] = 0xfffffff500000000
 	x.S[7548] = 0x10000000
-	x.S[7549] = 0xfffffff200000000
+	x.S[7549] = 0xfffffff400000000
 	x.S[7550] = 0x10000000
-	x.S[7551] = 0xfffffff100000000
+	x.S[7551] = 0xfffffff300000000
 	x.S[7552] = 0x10000000
-	x.S[7553] = 0xfffffff000000000
+	x.S[7553] = 0xfffffff200000000
 	x.S[7554] = 0x10000000
-	x.S[7555] = 0xffffffef00000000
+	x.S[7555] = 0xfffffff100000000
 	x.S[7556] = 0x10000000
-	x.S[7557] = 0xffffffee00000000
+	x.S[7557] = 0xfffffff000000000
 	x.S[7558] = 0x10000000
-	x.S[7559] = 0xffffffed00000000
+	x.S[7559] = 0xffffffef00000000
 	x.S[7560] = 0x10000000
-	x.S[7561] = 0xffffffec00000000
+	x.S[7561] = 0xffffffee00000000
 	x.S[7562] = 0x10000000
-	x.S[7563] = 0xffffffeb00000000
+	x.S[7563] = 0xffffffed00000000
 	x.S[7564] = 0x10000000
-	x.S[7565] = 0xffffffea00000000
+	x.S[7565] = 0xffffffec00000000
 	x.S[7566] = 0x10000000
-	x.S[7567] = 0xffffffe900000000
+	x.S[7567] = 0xffffffeb00000000
 	x.S[7568] = 0x10000000
-	x.S[7569] = 0xffffffe800000000
+	x.S[7569] = 0xffffffea00000000
 	x.S[7570] = 0x10000000
-	x.S[7571] = 0xffffffe700000000
+	x.S[7571] = 0xffffffe900000000
 	x.S[7572] = 0x10000000
-	x.S[7573] = 0xffffffe600000000
+	x.S[7573] = 0xffffffe800000000
 	x.S[7574] = 0x10000000
-	x.S[7575] = 0xffffffe500000000
+	x.S[7575] = 0xffffffe700000000
 	x.S[7576] = 0x10000000
-	x.S[7577] = 0xffffffe400000000
+	x.S[7577] = 0xffffffe600000000
 	x.S[7578] = 0x10000000
-	x.S[7579] = 0xffffffe300000000
+	x.S[7579] = 0xffffffe500000000
 	x.S[7580] = 0x10000000
-	x.S[7581] = 0xffffffe200000000
+	x.S[7581] = 0xffffffe400000000
 	x.S[7582] = 0x10000000
-	x.S[7583] = 0xffffffe100000000
+	x.S[7583] = 0xffffffe300000000
 	x.S[7584] = 0x10000000
-	x.S[7585] = 0xffffffe000000000
+	x.S[7585] = 0xffffffe200000000
 	x.S[7586] = 0x10000000
-	x.S[7587] = 0xffffffdf00000000
+	x.S[7587] = 0xffffffe100000000
 	x.S[7588] = 0x10000000
-	x.S[7589] = 0xffffffde00000000
+	x.S[7589] = 0xffffffe000000000
 	x.S[7590] = 0x10000000
-	x.S[7591] = 0xffffffdd00000000
+	x.S[7591] = 0xffffffdf00000000
 	x.S[7592] = 0x10000000
-	x.S[7593] = 0xffffffdc00000000
+	x.S[7593] = 0xffffffde00000000
 	x.S[7594] = 0x10000000
-	x.S[7595] = 0xffffffdb00000000
+	x.S[7595] = 0xffffffdd00000000
 	x.S[7596] = 0x10000000
-	x.S[7597] = 0xffffffda00000000
+	x.S[7597] = 0xffffffdc00000000
 	x.S[7598] = 0x10000000
-	x.S[7599] = 0xffffffd900000000
+	x.S[7599] = 0xffffffdb00000000
 	x.S[7600] = 0x10000000
-	x.S[7601] = 0xffffffd800000000
+	x.S[7601] = 0xffffffda00000000
 	x.S[7602] = 0x10000000
-	x.S[7603] = 0xffffffd700000000
+	x.S[7603] = 0xffffffd900000000
 	x.S[7604] = 0x10000000
-	x.S[7605] = 0xffffffd600000000
+	x.S[7605] = 0xffffffd800000000
 	x.S[7606] = 0x10000000
-	x.S[7607] = 0xffffffd500000000
+	x.S[7607] = 0xffffffd700000000
 	x.S[7608] = 0x10000000
-	x.S[7609] = 0xffffffd400000000
+	x.S[7609] = 0xffffffd600000000
 	x.S[7610] = 0x10000000
-	x.S[7611] = 0xffffffd300000000
+	x.S[7611] = 0xffffffd500000000
 	x.S[7612] = 0x10000000
-	x.S[7613] = 0xffffffd200000000
+	x.S[7613] = 0xffffffd400000000
 	x.S[7614] = 0x10000000
-	x.S[7615] = 0xffffffd100000000
+	x.S[7615] = 0xffffffd300000000
 	x.S[7616] = 0x10000000
-	x.S[7617] = 0xffffffd000000000
+	x.S[7617] = 0xffffffd200000000
 	x.S[7618] = 0x10000000
-	x.S[7619] = 0xffffffcf00000000
+	x.S[7619] = 0xffffffd100000000
 	x.S[7620] = 0x10000000
-	x.S[7621] = 0xffffffce00000000
+	x.S[7621] = 0xffffffd000000000
 	x.S[7622] = 0x10000000
-	x.S[7623] = 0xffffffcd00000000
+	x.S[7623] = 0xffffffcf00000000
 	x.S[7624] = 0x10000000
-	x.S[7625] = 0xffffffcc00000000
+	x.S[7625] = 0xffffffce00000000
 	x.S[7626] = 0x10000000
-	x.S[7627] = 0xffffffcb00000000
+	x.S[7627] = 0xffffffcd00000000
 	x.S[7628] = 0x10000000
-	x.S[7629] = 0xffffffca00000000
+	x.S[7629] = 0xffffffcc00000000
 	x.S[7630] = 0x10000000
-	x.S[7631] = 0xffffffc900000000
+	x.S[7631] = 0xffffffcb00000000
 	x.S[7632] = 0x10000000
-	x.S[7633] = 0xffffffc800000000
+	x.S[7633] = 0xffffffca00000000
 	x.S[7634] = 0x10000000
-	x.S[7635] = 0xffffffc700000000
+	x.S[7635] = 0xffffffc900000000
 	x.S[7636] = 0x10000000
-	x.S[7637] = 0xffffffc600000000
+	x.S[7637] = 0xffffffc800000000
 	x.S[7638] = 0x10000000
-	x.S[7639] = 0xffffffc500000000
+	x.S[7639] = 0xffffffc700000000
 	x.S[7640] = 0x10000000
-	x.S[7641] = 0xffffffc400000000
+	x.S[7641] = 0xffffffc600000000
 	x.S[7642] = 0x10000000
-	x.S[7643] = 0xffffffc300000000
+	x.S[7643] = 0xffffffc500000000
 	x.S[7644] = 0x10000000
-	x.S[7645] = 0xffffffc200000000
+	x.S[7645] = 0xffffffc400000000
 	x.S[7646] = 0x10000000
-	x.S[7647] = 0xffffffc100000000
+	x.S[7647] = 0xffffffc300000000
 	x.S[7648] = 0x10000000
-	x.S[7649] = 0xffffffc000000000
+	x.S[7649] = 0xffffffc200000000
 	x.S[7650] = 0x10000000
-	x.S[7651] = 0xffffffff00000000
+	x.S[7651] = 0xffffffc100000000
 	x.S[7652] = 0x10000000
-	x.S[7653] = 0xfffffffe00000000
+	x.S[7653] = 0xffffffc000000000
 	x.S[7654] = 0x10000000
-	x.S[7655] = 0xfffffffd00000000
+	x.S[7655] = 0xffffffff00000000
 	x.S[7656] = 0x10000000
-	x.S[7657] = 0xfffffffc00000000
+	x.S[7657] = 0xfffffffe00000000
 	x.S[7658] = 0x10000000
-	x.S[7659] = 0xfffffffb00000000
+	x.S[7659] = 0xfffffffd00000000
 	x.S[7660] = 0x10000000
-	x.S[7661] = 0xfffffffa00000000
+	x.S[7661] = 0xfffffffc00000000
 	x.S[7662] = 0x10000000
-	x.S[7663] = 0xfffffff900000000
+	x.S[7663] = 0xfffffffb00000000
 	x.S[7664] = 0x10000000
-	x.S[7665] = 0xfffffff800000000
+	x.S[7665] = 0xfffffffa00000000
 	x.S[7666] = 0x10000000
-	x.S[7667] = 0xfffffff700000000
+	x.S[7667] = 0xfffffff900000000
 	x.S[7668] = 0x10000000
-	x.S[7669] = 0xfffffff600000000
+	x.S[7669] = 0xfffffff800000000
 	x.S[7670] = 0x10000000
-	x.S[7671] = 0xfffffff500000000
+	x.S[7671] = 0xfffffff700000000
 	x.S[7672] = 0x10000000
-	x.S[7673] = 0xfffffff400000000
+	x.S[7673] = 0xfffffff600000000
 	x.S[7674] = 0x10000000
-	x.S[7675] = 0xfffffff300000000
+	x.S[7675] = 0xfffffff500000000
 	x.S[7676] = 0x10000000
-	x.S[7677] = 0xfffffff200000000
+	x.S[7677] = 0xfffffff400000000
 	x.S[7678] = 0x10000000
-	x.S[7679] = 0xfffffff100000000
+	x.S[7679] = 0xfffffff300000000
 	x.S[7680] = 0x10000000
-	x.S[7681] = 0xfffffff000000000
+	x.S[7681] = 0xfffffff200000000
 	x.S[7682] = 0x10000000
-	x.S[7683] = 0xffffffef00000000
+	x.S[7683] = 0xfffffff100000000
 	x.S[7684] = 0x10000000
-	x.S[7685] = 0xffffffee00000000
+	x.S[7685] = 0xfffffff000000000
 	x.S[7686] = 0x10000000
-	x.S[7687] = 0xffffffed00000000
+	x.S[7687] = 0xffffffef00000000
 	x.S[7688] = 0x10000000
-	x.S[7689] = 0xffffffec00000000
+	x.S[7689] = 0xffffffee00000000
 	x.S[7690] = 0x10000000
-	x.S[7691] = 0xffffffeb00000000
+	x.S[7691] = 0xffffffed00000000
 	x.S[7692] = 0x10000000
-	x.S[7693] = 0xffffffea00000000
+	x.S[7693] = 0xffffffec00000000
 	x.S[7694] = 0x10000000
-	x.S[7695] = 0xffffffe900000000
+	x.S[7695] = 0xffffffeb00000000
 	x.S[7696] = 0x10000000
-	x.S[7697] = 0xffffffe800000000
+	x.S[7697] = 0xffffffea00000000
 	x.S[7698] = 0x10000000
-	x.S[7699] = 0xffffffe700000000
+	x.S[7699] = 0xffffffe900000000
 	x.S[7700] = 0x10000000
-	x.S[7701] = 0xffffffe600000000
+	x.S[7701] = 0xffffffe800000000
 	x.S[7702] = 0x10000000
-	x.S[7703] = 0xffffffe500000000
+	x.S[7703] = 0xffffffe700000000
 	x.S[7704] = 0x10000000
-	x.S[7705] = 0xffffffe400000000
+	x.S[7705] = 0xffffffe600000000
 	x.S[7706] = 0x10000000
-	x.S[7707] = 0xffffffe300000000
+	x.S[7707] = 0xffffffe500000000
 	x.S[7708] = 0x10000000
-	x.S[7709] = 0xffffffe200000000
+	x.S[7709] = 0xffffffe400000000
 	x.S[7710] = 0x10000000
-	x.S[7711] = 0xffffffe100000000
+	x.S[7711] = 0xffffffe300000000
 	x.S[7712] = 0x10000000
-	x.S[7713] = 0xffffffe000000000
+	x.S[7713] = 0xffffffe200000000
 	x.S[7714] = 0x10000000
-	x.S[7715] = 0xffffffdf00000000
+	x.S[7715] = 0xffffffe100000000
 	x.S[7716] = 0x10000000
-	x.S[7717] = 0xffffffde00000000
+	x.S[7717] = 0xffffffe000000000
 	x.S[7718] = 0x10000000
-	x.S[7719] = 0xffffffdd00000000
+	x.S[7719] = 0xffffffdf00000000
 	x.S[7720] = 0x10000000
-	x.S[7721] = 0xffffffdc00000000
+	x.S[7721] = 0xffffffde00000000
 	x.S[7722] = 0x10000000
-	x.S[7723] = 0xffffffdb00000000
+	x.S[7723] = 0xffffffdd00000000
 	x.S[7724] = 0x10000000
-	x.S[7725] = 0xffffffda00000000
+	x.S[7725] = 0xffffffdc00000000
 	x.S[7726] = 0x10000000
-	x.S[7727] = 0xffffffd900000000
+	x.S[7727] = 0xffffffdb00000000
 	x.S[7728] = 0x10000000
-	x.S[7729] = 0xffffffd800000000
+	x.S[7729] = 0xffffffda00000000
 	x.S[7730] = 0x10000000
-	x.S[7731] = 0xffffffd700000000
+	x.S[7731] = 0xffffffd900000000
 	x.S[7732] = 0x10000000
-	x.S[7733] = 0xffffffd600000000
+	x.S[7733] = 0xffffffd800000000
 	x.S[7734] = 0x10000000
-	x.S[7735] = 0xffffffd500000000
+	x.S[7735] = 0xffffffd700000000
 	x.S[7736] = 0x10000000
-	x.S[7737] = 0xffffffd400000000
+	x.S[7737] = 0xffffffd600000000
 	x.S[7738] = 0x10000000
-	x.S[7739] = 0xffffffd300000000
+	x.S[7739] = 0xffffffd500000000
 	x.S[7740] = 0x10000000
-	x.S[7741] = 0xffffffd200000000
+	x.S[7741] = 0xffffffd400000000
 	x.S[7742] = 0x10000000
-	x.S[7743] = 0xffffffd100000000
+	x.S[7743] = 0xffffffd300000000
 	x.S[7744] = 0x10000000
-	x.S[7745] = 0xffffffd000000000
+	x.S[7745] = 0xffffffd200000000
 	x.S[7746] = 0x10000000
-	x.S[7747] = 0xffffffcf00000000
+	x.S[7747] = 0xffffffd100000000
 	x.S[7748] = 0x10000000
-	x.S[7749] = 0xffffffce00000000
+	x.S[7749] = 0xffffffd000000000
 	x.S[7750] = 0x10000000
-	x.S[7751] = 0xffffffcd00000000
+	x.S[7751] = 0xffffffcf00000000
 	x.S[7752] = 0x10000000
-	x.S[7753] = 0xffffffcc00000000
+	x.S[7753] = 0xffffffce00000000
 	x.S[7754] = 0x10000000
-	x.S[7755] = 0xffffffcb00000000
+	x.S[7755] = 0xffffffcd00000000
 	x.S[7756] = 0x10000000
-	x.S[7757] = 0xffffffca00000000
+	x.S[7757] = 0xffffffcc00000000
 	x.S[7758] = 0x10000000
-	x.S[7759] = 0xffffffc900000000
+	x.S[7759] = 0xffffffcb00000000
 	x.S[7760] = 0x10000000
-	x.S[7761] = 0xffffffc800000000
+	x.S[7761] = 0xffffffca00000000
 	x.S[7762] = 0x10000000
-	x.S[7763] = 0xffffffc700000000
+	x.S[7763] = 0xffffffc900000000
 	x.S[7764] = 0x10000000
-	x.S[7765] = 0xffffffc600000000
+	x.S[7765] = 0xffffffc800000000
 	x.S[7766] = 0x10000000
-	x.S[7767] = 0xffffffc500000000
+	x.S[7767] = 0xffffffc700000000
 	x.S[7768] = 0x10000000
-	x.S[7769] = 0xffffffc400000000
+	x.S[7769] = 0xffffffc600000000
 	x.S[7770] = 0x10000000
-	x.S[7771] = 0xffffffc300000000
+	x.S[7771] = 0xffffffc500000000
 	x.S[7772] = 0x10000000
-	x.S[7773] = 0xffffffc200000000
+	x.S[7773] = 0xffffffc400000000
 	x.S[7774] = 0x10000000
-	x.S[7775] = 0xffffffc100000000
+	x.S[7775] = 0xffffffc300000000
 	x.S[7776] = 0x10000000
-	x.S[7777] = 0xffffffc000000000
+	x.S[7777] = 0xffffffc200000000
 	x.S[7778] = 0x10000000
+	x.S[7779] = 0xffffffc100000000
+	x.S[7780] = 0x10000000
+	x.S[7781] = 0xffffffc000000000
+	x.S[7782] = 0x10000000
 	return x
 }
 
 // Fingerprint identifies the program largeSim runs (Model).
-func (x *largeSim) Fingerprint() string { return "8e45a69e5eae20ce593cc729f75e9b7b" }
+func (x *largeSim) Fingerprint() string { return "77d042a6cfa2b36dfdaf148734e93763" }
 
 // Words returns S (Model).
 func (x *largeSim) Words() []uint64 { return x.S[:] }
@@ -2670,8 +2670,8 @@ func (x *largeSim) EvalState() {
 		v[7209] = t7209
 		var t7259 uint64 = (^v[7252]) & 0x1
 		v[7259] = t7259
-		var t7396 uint64 = (^v[93]) & 0x1
-		v[7396] = t7396
+		var t7400 uint64 = (^v[93]) & 0x1
+		v[7400] = t7400
 	}
 	if d&0x8 != 0 {
 		var t897 uint64 = (v[66]) & 0x1ff
@@ -2694,8 +2694,8 @@ func (x *largeSim) EvalState() {
 		var t156 uint64 = v[118] >> 18 & 0x7
 		v[156] = t156
 		var t180 uint64 = v[120] >> 18 & 0x1
-		var t7522 uint64 = (v[118]>>23 | v[119]<<41) & 0x3fffffffffffffff
-		var t202 uint64 = t7522 << 2
+		var t7526 uint64 = (v[118]>>23 | v[119]<<41) & 0x3fffffffffffffff
+		var t202 uint64 = t7526 << 2
 		var t196 uint64 = (v[118]>>55 | v[119]<<9) & 0x3fffffff
 		var t198 uint64 = t196 << 2
 		var t203, t203_1, t203_0 uint64 = 0, t202, t198
@@ -2717,6 +2717,8 @@ func (x *largeSim) EvalState() {
 	if d&0x400 != 0 {
 		var t7269 uint64 = (^v[784]) & 0x1
 		v[7269] = t7269
+		var t7272 uint64 = v[782] | v[783]
+		v[7272] = t7272
 	}
 	if d&0x800 != 0 {
 		var t6612 uint64 = (v[861]) & 0x1
@@ -2892,72 +2894,72 @@ func (x *largeSim) EvalState() {
 			t6966 = 1
 		}
 		v[6966] = t6966
-		var t7281 uint64
+		var t7285 uint64
 		if v[6882] == 0x0 {
-			t7281 = 1
+			t7285 = 1
 		}
-		v[7281] = t7281
-		var t7290 uint64
+		v[7285] = t7285
+		var t7294 uint64
 		if v[6882] == 0x1 {
-			t7290 = 1
+			t7294 = 1
 		}
-		v[7290] = t7290
-		var t7299 uint64
+		v[7294] = t7294
+		var t7303 uint64
 		if v[6882] == 0x2 {
-			t7299 = 1
+			t7303 = 1
 		}
-		v[7299] = t7299
-		var t7308 uint64
+		v[7303] = t7303
+		var t7312 uint64
 		if v[6882] == 0x3 {
-			t7308 = 1
+			t7312 = 1
 		}
-		v[7308] = t7308
-		var t7317 uint64
+		v[7312] = t7312
+		var t7321 uint64
 		if v[6882] == 0x4 {
-			t7317 = 1
+			t7321 = 1
 		}
-		v[7317] = t7317
-		var t7326 uint64
+		v[7321] = t7321
+		var t7330 uint64
 		if v[6882] == 0x5 {
-			t7326 = 1
+			t7330 = 1
 		}
-		v[7326] = t7326
-		var t7335 uint64
+		v[7330] = t7330
+		var t7339 uint64
 		if v[6882] == 0x6 {
-			t7335 = 1
+			t7339 = 1
 		}
-		v[7335] = t7335
-		var t7344 uint64
+		v[7339] = t7339
+		var t7348 uint64
 		if v[6882] == 0x7 {
-			t7344 = 1
+			t7348 = 1
 		}
-		v[7344] = t7344
-		var t7353 uint64
+		v[7348] = t7348
+		var t7357 uint64
 		if v[6882] == 0x8 {
-			t7353 = 1
+			t7357 = 1
 		}
-		v[7353] = t7353
-		var t7363 uint64
+		v[7357] = t7357
+		var t7367 uint64
 		if v[6882] == 0x9 {
-			t7363 = 1
+			t7367 = 1
 		}
-		var t7364 uint64 = t7363 | v[6886]
-		v[7364] = t7364
-		var t7374 uint64
+		var t7368 uint64 = t7367 | v[6886]
+		v[7368] = t7368
+		var t7378 uint64
 		if v[6882] == 0xa {
-			t7374 = 1
+			t7378 = 1
 		}
-		v[7374] = t7374
-		var t7384 uint64
+		v[7378] = t7378
+		var t7388 uint64
 		if v[6882] == 0xb {
-			t7384 = 1
+			t7388 = 1
 		}
-		v[7384] = t7384
-		var t7394 uint64
+		v[7388] = t7388
+		var t7398 uint64
 		if v[6882] == 0xc {
-			t7394 = 1
+			t7398 = 1
 		}
-		v[7394] = t7394
+		v[7398] = t7398
 	}
 	if d&0x8000 != 0 {
 		v[7023] = v[6988]>>18 | v[6989]<<46
@@ -3038,11 +3040,17 @@ func (x *largeSim) EvalState() {
 		var t895 uint64 = (t894 >> 16) & 0xffffffffffff
 		v[895] = t895
 	}
+	if d&0x401 != 0 {
+		var t7271 uint64 = v[109] | v[781]
+		var t7273 uint64 = t7271 | v[7272]
+		var t7274 uint64 = t7273 | v[784]
+		v[7274] = t7274
+	}
 	if d&0xc00 != 0 {
 		var t6879 uint64 = v[783] & v[859]
 		v[6879] = t6879
-		var t7271 uint64 = v[784] & v[879]
-		v[7271] = t7271
+		var t7275 uint64 = v[784] & v[879]
+		v[7275] = t7275
 	}
 	if d&0x2400 != 0 {
 		var t6970 uint64 = v[784] & v[6899]
@@ -3168,33 +3176,33 @@ func (x *largeSim) EvalState() {
 		v[151] = t151
 		var t6880 uint64 = t7270 & v[6879]
 		v[6880] = t6880
-		var t7272 uint64 = t7270 & v[7271]
-		var t7282 uint64 = t7272 & v[7281]
-		v[7282] = t7282
-		var t7291 uint64 = t7272 & v[7290]
-		v[7291] = t7291
-		var t7300 uint64 = t7272 & v[7299]
-		v[7300] = t7300
-		var t7309 uint64 = t7272 & v[7308]
-		v[7309] = t7309
-		var t7318 uint64 = t7272 & v[7317]
-		v[7318] = t7318
-		var t7327 uint64 = t7272 & v[7326]
-		v[7327] = t7327
-		var t7336 uint64 = t7272 & v[7335]
-		v[7336] = t7336
-		var t7345 uint64 = t7272 & v[7344]
-		v[7345] = t7345
-		var t7354 uint64 = t7272 & v[7353]
-		v[7354] = t7354
-		var t7365 uint64 = t7272 & v[7364]
-		v[7365] = t7365
-		var t7375 uint64 = t7272 & v[7374]
-		v[7375] = t7375
-		var t7385 uint64 = t7272 & v[7384]
-		v[7385] = t7385
-		var t7395 uint64 = t7272 & v[7394]
-		v[7395] = t7395
+		var t7276 uint64 = t7270 & v[7275]
+		var t7286 uint64 = t7276 & v[7285]
+		v[7286] = t7286
+		var t7295 uint64 = t7276 & v[7294]
+		v[7295] = t7295
+		var t7304 uint64 = t7276 & v[7303]
+		v[7304] = t7304
+		var t7313 uint64 = t7276 & v[7312]
+		v[7313] = t7313
+		var t7322 uint64 = t7276 & v[7321]
+		v[7322] = t7322
+		var t7331 uint64 = t7276 & v[7330]
+		v[7331] = t7331
+		var t7340 uint64 = t7276 & v[7339]
+		v[7340] = t7340
+		var t7349 uint64 = t7276 & v[7348]
+		v[7349] = t7349
+		var t7358 uint64 = t7276 & v[7357]
+		v[7358] = t7358
+		var t7369 uint64 = t7276 & v[7368]
+		v[7369] = t7369
+		var t7379 uint64 = t7276 & v[7378]
+		v[7379] = t7379
+		var t7389 uint64 = t7276 & v[7388]
+		v[7389] = t7389
+		var t7399 uint64 = t7276 & v[7398]
+		v[7399] = t7399
 	}
 	if d&0x1071 != 0 {
 		var t1931, t1931_1, t1931_0 uint64 = 0, v[896], v[1930]
@@ -3314,8 +3322,8 @@ func (x *largeSim) EvalInputs() {
 	var t7267 uint64 = ^t7260
 	var t7268 uint64 = t7267 & v[7245]
 	v[7268] = t7268
-	var t7397 uint64 = v[9] & v[7396]
-	v[7397] = t7397
+	var t7401 uint64 = v[9] & v[7400]
+	v[7401] = t7401
 }
 
 // Step is one rising clock edge, then Eval.
@@ -3338,171 +3346,171 @@ func (x *largeSim) Edge() bool {
 	if x.Rst {
 		d |= 0x80
 		v[94] = 0x0
-	} else if v[7397] != 0 {
+	} else if v[7401] != 0 {
 		d |= 0x80
-		var t7398 uint64 = (v[8] >> 2) & 0x3ff
-		var t7450, t7450_1, t7450_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t7398 == 0x0 {
-			t7450 = t7450_1
-		} else {
-			t7450 = t7450_0
-		}
-		var t7452, t7452_1, t7452_0 uint64 = 0, 0x10005, 0x0
-		if t7398 == 0x1 {
-			t7452 = t7452_1
-		} else {
-			t7452 = t7452_0
-		}
-		var t7495 uint64 = t7450 | t7452
-		var t7454, t7454_1, t7454_0 uint64 = 0, 0x10020040, 0x0
-		if t7398 == 0x2 {
+		var t7402 uint64 = (v[8] >> 2) & 0x3ff
+		var t7454, t7454_1, t7454_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t7402 == 0x0 {
 			t7454 = t7454_1
 		} else {
 			t7454 = t7454_0
 		}
-		var t7402 uint64 = v[95] | v[1]<<1
-		var t7456, t7456_1, t7456_0 uint64 = 0, t7402, 0x0
-		if t7398 == 0x3 {
+		var t7456, t7456_1, t7456_0 uint64 = 0, 0x10005, 0x0
+		if t7402 == 0x1 {
 			t7456 = t7456_1
 		} else {
 			t7456 = t7456_0
 		}
-		var t7496 uint64 = t7454 | t7456
-		var t7506 uint64 = t7495 | t7496
-		var t7458, t7458_1, t7458_0 uint64 = 0, v[51], 0x0
-		if t7398 == 0x4 {
+		var t7499 uint64 = t7454 | t7456
+		var t7458, t7458_1, t7458_0 uint64 = 0, 0x10020040, 0x0
+		if t7402 == 0x2 {
 			t7458 = t7458_1
 		} else {
 			t7458 = t7458_0
 		}
-		var t7460, t7460_1, t7460_0 uint64 = 0, v[60], 0x0
-		if t7398 == 0x5 {
+		var t7406 uint64 = v[95] | v[1]<<1
+		var t7460, t7460_1, t7460_0 uint64 = 0, t7406, 0x0
+		if t7402 == 0x3 {
 			t7460 = t7460_1
 		} else {
 			t7460 = t7460_0
 		}
-		var t7497 uint64 = t7458 | t7460
-		var t7462, t7462_1, t7462_0 uint64 = 0, v[66], 0x0
-		if t7398 == 0x8 {
+		var t7500 uint64 = t7458 | t7460
+		var t7510 uint64 = t7499 | t7500
+		var t7462, t7462_1, t7462_0 uint64 = 0, v[51], 0x0
+		if t7402 == 0x4 {
 			t7462 = t7462_1
 		} else {
 			t7462 = t7462_0
 		}
-		var t7464, t7464_1, t7464_0 uint64 = 0, v[72], 0x0
-		if t7398 == 0x9 {
+		var t7464, t7464_1, t7464_0 uint64 = 0, v[60], 0x0
+		if t7402 == 0x5 {
 			t7464 = t7464_1
 		} else {
 			t7464 = t7464_0
 		}
-		var t7498 uint64 = t7462 | t7464
-		var t7507 uint64 = t7497 | t7498
-		var t7512 uint64 = t7506 | t7507
-		var t7466, t7466_1, t7466_0 uint64 = 0, v[78], 0x0
-		if t7398 == 0xa {
+		var t7501 uint64 = t7462 | t7464
+		var t7466, t7466_1, t7466_0 uint64 = 0, v[66], 0x0
+		if t7402 == 0x8 {
 			t7466 = t7466_1
 		} else {
 			t7466 = t7466_0
 		}
-		var t7468, t7468_1, t7468_0 uint64 = 0, v[84], 0x0
-		if t7398 == 0xb {
+		var t7468, t7468_1, t7468_0 uint64 = 0, v[72], 0x0
+		if t7402 == 0x9 {
 			t7468 = t7468_1
 		} else {
 			t7468 = t7468_0
 		}
-		var t7499 uint64 = t7466 | t7468
-		var t7470, t7470_1, t7470_0 uint64 = 0, v[7273], 0x0
-		if t7398 == 0x40 {
+		var t7502 uint64 = t7466 | t7468
+		var t7511 uint64 = t7501 | t7502
+		var t7516 uint64 = t7510 | t7511
+		var t7470, t7470_1, t7470_0 uint64 = 0, v[78], 0x0
+		if t7402 == 0xa {
 			t7470 = t7470_1
 		} else {
 			t7470 = t7470_0
 		}
-		var t7472, t7472_1, t7472_0 uint64 = 0, v[7283], 0x0
-		if t7398 == 0x41 {
+		var t7472, t7472_1, t7472_0 uint64 = 0, v[84], 0x0
+		if t7402 == 0xb {
 			t7472 = t7472_1
 		} else {
 			t7472 = t7472_0
 		}
-		var t7500 uint64 = t7470 | t7472
-		var t7508 uint64 = t7499 | t7500
-		var t7474, t7474_1, t7474_0 uint64 = 0, v[7292], 0x0
-		if t7398 == 0x42 {
+		var t7503 uint64 = t7470 | t7472
+		var t7474, t7474_1, t7474_0 uint64 = 0, v[7277], 0x0
+		if t7402 == 0x40 {
 			t7474 = t7474_1
 		} else {
 			t7474 = t7474_0
 		}
-		var t7476, t7476_1, t7476_0 uint64 = 0, v[7301], 0x0
-		if t7398 == 0x43 {
+		var t7476, t7476_1, t7476_0 uint64 = 0, v[7287], 0x0
+		if t7402 == 0x41 {
 			t7476 = t7476_1
 		} else {
 			t7476 = t7476_0
 		}
-		var t7501 uint64 = t7474 | t7476
-		var t7478, t7478_1, t7478_0 uint64 = 0, v[7310], 0x0
-		if t7398 == 0x44 {
+		var t7504 uint64 = t7474 | t7476
+		var t7512 uint64 = t7503 | t7504
+		var t7478, t7478_1, t7478_0 uint64 = 0, v[7296], 0x0
+		if t7402 == 0x42 {
 			t7478 = t7478_1
 		} else {
 			t7478 = t7478_0
 		}
-		var t7480, t7480_1, t7480_0 uint64 = 0, v[7319], 0x0
-		if t7398 == 0x45 {
+		var t7480, t7480_1, t7480_0 uint64 = 0, v[7305], 0x0
+		if t7402 == 0x43 {
 			t7480 = t7480_1
 		} else {
 			t7480 = t7480_0
 		}
-		var t7502 uint64 = t7478 | t7480
-		var t7509 uint64 = t7501 | t7502
-		var t7513 uint64 = t7508 | t7509
-		var t7515 uint64 = t7512 | t7513
-		var t7482, t7482_1, t7482_0 uint64 = 0, v[7328], 0x0
-		if t7398 == 0x46 {
+		var t7505 uint64 = t7478 | t7480
+		var t7482, t7482_1, t7482_0 uint64 = 0, v[7314], 0x0
+		if t7402 == 0x44 {
 			t7482 = t7482_1
 		} else {
 			t7482 = t7482_0
 		}
-		var t7484, t7484_1, t7484_0 uint64 = 0, v[7337], 0x0
-		if t7398 == 0x47 {
+		var t7484, t7484_1, t7484_0 uint64 = 0, v[7323], 0x0
+		if t7402 == 0x45 {
 			t7484 = t7484_1
 		} else {
 			t7484 = t7484_0
 		}
-		var t7503 uint64 = t7482 | t7484
-		var t7486, t7486_1, t7486_0 uint64 = 0, v[7346], 0x0
-		if t7398 == 0x48 {
+		var t7506 uint64 = t7482 | t7484
+		var t7513 uint64 = t7505 | t7506
+		var t7517 uint64 = t7512 | t7513
+		var t7519 uint64 = t7516 | t7517
+		var t7486, t7486_1, t7486_0 uint64 = 0, v[7332], 0x0
+		if t7402 == 0x46 {
 			t7486 = t7486_1
 		} else {
 			t7486 = t7486_0
 		}
-		var t7488, t7488_1, t7488_0 uint64 = 0, v[7355], 0x0
-		if t7398 == 0x49 {
+		var t7488, t7488_1, t7488_0 uint64 = 0, v[7341], 0x0
+		if t7402 == 0x47 {
 			t7488 = t7488_1
 		} else {
 			t7488 = t7488_0
 		}
-		var t7504 uint64 = t7486 | t7488
-		var t7510 uint64 = t7503 | t7504
-		var t7490, t7490_1, t7490_0 uint64 = 0, v[7366], 0x0
-		if t7398 == 0x4a {
+		var t7507 uint64 = t7486 | t7488
+		var t7490, t7490_1, t7490_0 uint64 = 0, v[7350], 0x0
+		if t7402 == 0x48 {
 			t7490 = t7490_1
 		} else {
 			t7490 = t7490_0
 		}
-		var t7492, t7492_1, t7492_0 uint64 = 0, v[7376], 0x0
-		if t7398 == 0x4b {
+		var t7492, t7492_1, t7492_0 uint64 = 0, v[7359], 0x0
+		if t7402 == 0x49 {
 			t7492 = t7492_1
 		} else {
 			t7492 = t7492_0
 		}
-		var t7505 uint64 = t7490 | t7492
-		var t7494, t7494_1, t7494_0 uint64 = 0, v[7386], 0x0
-		if t7398 == 0x4c {
+		var t7508 uint64 = t7490 | t7492
+		var t7514 uint64 = t7507 | t7508
+		var t7494, t7494_1, t7494_0 uint64 = 0, v[7370], 0x0
+		if t7402 == 0x4a {
 			t7494 = t7494_1
 		} else {
 			t7494 = t7494_0
 		}
-		var t7511 uint64 = t7505 | t7494
-		var t7514 uint64 = t7510 | t7511
-		var t7516 uint64 = t7515 | t7514
-		v[94] = t7516
+		var t7496, t7496_1, t7496_0 uint64 = 0, v[7380], 0x0
+		if t7402 == 0x4b {
+			t7496 = t7496_1
+		} else {
+			t7496 = t7496_0
+		}
+		var t7509 uint64 = t7494 | t7496
+		var t7498, t7498_1, t7498_0 uint64 = 0, v[7390], 0x0
+		if t7402 == 0x4c {
+			t7498 = t7498_1
+		} else {
+			t7498 = t7498_0
+		}
+		var t7515 uint64 = t7509 | t7498
+		var t7518 uint64 = t7514 | t7515
+		var t7520 uint64 = t7519 | t7518
+		v[94] = t7520
 	}
 	if x.Rst {
 		d |= 0x8
@@ -3664,211 +3672,211 @@ func (x *largeSim) Edge() bool {
 	}
 	if x.Rst {
 		d |= 0x2000000
-		v[7273] = 0x0
-	} else if v[7282] != 0 {
+		v[7277] = 0x0
+	} else if v[7286] != 0 {
 		d |= 0x2000000
-		var t7275 uint64 = (^v[7273]) & 0xffffffff
-		var t7279 uint64 = v[7273] + 0x1
-		var t7280, t7280_1, t7280_0 uint64 = 0, v[7278], t7279
-		if t7275 < 0x1 {
-			t7280 = t7280_1
+		var t7279 uint64 = (^v[7277]) & 0xffffffff
+		var t7283 uint64 = v[7277] + 0x1
+		var t7284, t7284_1, t7284_0 uint64 = 0, v[7282], t7283
+		if t7279 < 0x1 {
+			t7284 = t7284_1
 		} else {
-			t7280 = t7280_0
+			t7284 = t7284_0
 		}
-		t7280 &= 0xffffffff
-		v[7273] = t7280
+		t7284 &= 0xffffffff
+		v[7277] = t7284
 	}
 	if x.Rst {
 		d |= 0x4000000
-		v[7283] = 0x0
-	} else if v[7291] != 0 {
+		v[7287] = 0x0
+	} else if v[7295] != 0 {
 		d |= 0x4000000
-		var t7285 uint64 = (^v[7283]) & 0xffffffff
-		var t7288 uint64 = v[7283] + 0x1
-		var t7289, t7289_1, t7289_0 uint64 = 0, v[7278], t7288
-		if t7285 < 0x1 {
-			t7289 = t7289_1
+		var t7289 uint64 = (^v[7287]) & 0xffffffff
+		var t7292 uint64 = v[7287] + 0x1
+		var t7293, t7293_1, t7293_0 uint64 = 0, v[7282], t7292
+		if t7289 < 0x1 {
+			t7293 = t7293_1
 		} else {
-			t7289 = t7289_0
+			t7293 = t7293_0
 		}
-		t7289 &= 0xffffffff
-		v[7283] = t7289
+		t7293 &= 0xffffffff
+		v[7287] = t7293
 	}
 	if x.Rst {
 		d |= 0x8000000
-		v[7292] = 0x0
-	} else if v[7300] != 0 {
+		v[7296] = 0x0
+	} else if v[7304] != 0 {
 		d |= 0x8000000
-		var t7294 uint64 = (^v[7292]) & 0xffffffff
-		var t7297 uint64 = v[7292] + 0x1
-		var t7298, t7298_1, t7298_0 uint64 = 0, v[7278], t7297
-		if t7294 < 0x1 {
-			t7298 = t7298_1
+		var t7298 uint64 = (^v[7296]) & 0xffffffff
+		var t7301 uint64 = v[7296] + 0x1
+		var t7302, t7302_1, t7302_0 uint64 = 0, v[7282], t7301
+		if t7298 < 0x1 {
+			t7302 = t7302_1
 		} else {
-			t7298 = t7298_0
+			t7302 = t7302_0
 		}
-		t7298 &= 0xffffffff
-		v[7292] = t7298
+		t7302 &= 0xffffffff
+		v[7296] = t7302
 	}
 	if x.Rst {
 		d |= 0x10000000
-		v[7301] = 0x0
-	} else if v[7309] != 0 {
+		v[7305] = 0x0
+	} else if v[7313] != 0 {
 		d |= 0x10000000
-		var t7303 uint64 = (^v[7301]) & 0xffffffff
-		var t7306 uint64 = v[7301] + 0x1
-		var t7307, t7307_1, t7307_0 uint64 = 0, v[7278], t7306
-		if t7303 < 0x1 {
-			t7307 = t7307_1
+		var t7307 uint64 = (^v[7305]) & 0xffffffff
+		var t7310 uint64 = v[7305] + 0x1
+		var t7311, t7311_1, t7311_0 uint64 = 0, v[7282], t7310
+		if t7307 < 0x1 {
+			t7311 = t7311_1
 		} else {
-			t7307 = t7307_0
+			t7311 = t7311_0
 		}
-		t7307 &= 0xffffffff
-		v[7301] = t7307
+		t7311 &= 0xffffffff
+		v[7305] = t7311
 	}
 	if x.Rst {
 		d |= 0x20000000
-		v[7310] = 0x0
-	} else if v[7318] != 0 {
+		v[7314] = 0x0
+	} else if v[7322] != 0 {
 		d |= 0x20000000
-		var t7312 uint64 = (^v[7310]) & 0xffffffff
-		var t7315 uint64 = v[7310] + 0x1
-		var t7316, t7316_1, t7316_0 uint64 = 0, v[7278], t7315
-		if t7312 < 0x1 {
-			t7316 = t7316_1
+		var t7316 uint64 = (^v[7314]) & 0xffffffff
+		var t7319 uint64 = v[7314] + 0x1
+		var t7320, t7320_1, t7320_0 uint64 = 0, v[7282], t7319
+		if t7316 < 0x1 {
+			t7320 = t7320_1
 		} else {
-			t7316 = t7316_0
+			t7320 = t7320_0
 		}
-		t7316 &= 0xffffffff
-		v[7310] = t7316
+		t7320 &= 0xffffffff
+		v[7314] = t7320
 	}
 	if x.Rst {
 		d |= 0x40000000
-		v[7319] = 0x0
-	} else if v[7327] != 0 {
+		v[7323] = 0x0
+	} else if v[7331] != 0 {
 		d |= 0x40000000
-		var t7321 uint64 = (^v[7319]) & 0xffffffff
-		var t7324 uint64 = v[7319] + 0x1
-		var t7325, t7325_1, t7325_0 uint64 = 0, v[7278], t7324
-		if t7321 < 0x1 {
-			t7325 = t7325_1
+		var t7325 uint64 = (^v[7323]) & 0xffffffff
+		var t7328 uint64 = v[7323] + 0x1
+		var t7329, t7329_1, t7329_0 uint64 = 0, v[7282], t7328
+		if t7325 < 0x1 {
+			t7329 = t7329_1
 		} else {
-			t7325 = t7325_0
+			t7329 = t7329_0
 		}
-		t7325 &= 0xffffffff
-		v[7319] = t7325
+		t7329 &= 0xffffffff
+		v[7323] = t7329
 	}
 	if x.Rst {
 		d |= 0x80000000
-		v[7328] = 0x0
-	} else if v[7336] != 0 {
+		v[7332] = 0x0
+	} else if v[7340] != 0 {
 		d |= 0x80000000
-		var t7330 uint64 = (^v[7328]) & 0xffffffff
-		var t7333 uint64 = v[7328] + 0x1
-		var t7334, t7334_1, t7334_0 uint64 = 0, v[7278], t7333
-		if t7330 < 0x1 {
-			t7334 = t7334_1
+		var t7334 uint64 = (^v[7332]) & 0xffffffff
+		var t7337 uint64 = v[7332] + 0x1
+		var t7338, t7338_1, t7338_0 uint64 = 0, v[7282], t7337
+		if t7334 < 0x1 {
+			t7338 = t7338_1
 		} else {
-			t7334 = t7334_0
+			t7338 = t7338_0
 		}
-		t7334 &= 0xffffffff
-		v[7328] = t7334
+		t7338 &= 0xffffffff
+		v[7332] = t7338
 	}
 	if x.Rst {
 		d |= 0x100000000
-		v[7337] = 0x0
-	} else if v[7345] != 0 {
+		v[7341] = 0x0
+	} else if v[7349] != 0 {
 		d |= 0x100000000
-		var t7339 uint64 = (^v[7337]) & 0xffffffff
-		var t7342 uint64 = v[7337] + 0x1
-		var t7343, t7343_1, t7343_0 uint64 = 0, v[7278], t7342
-		if t7339 < 0x1 {
-			t7343 = t7343_1
+		var t7343 uint64 = (^v[7341]) & 0xffffffff
+		var t7346 uint64 = v[7341] + 0x1
+		var t7347, t7347_1, t7347_0 uint64 = 0, v[7282], t7346
+		if t7343 < 0x1 {
+			t7347 = t7347_1
 		} else {
-			t7343 = t7343_0
+			t7347 = t7347_0
 		}
-		t7343 &= 0xffffffff
-		v[7337] = t7343
+		t7347 &= 0xffffffff
+		v[7341] = t7347
 	}
 	if x.Rst {
 		d |= 0x200000000
-		v[7346] = 0x0
-	} else if v[7354] != 0 {
+		v[7350] = 0x0
+	} else if v[7358] != 0 {
 		d |= 0x200000000
-		var t7348 uint64 = (^v[7346]) & 0xffffffff
-		var t7351 uint64 = v[7346] + 0x1
-		var t7352, t7352_1, t7352_0 uint64 = 0, v[7278], t7351
-		if t7348 < 0x1 {
-			t7352 = t7352_1
+		var t7352 uint64 = (^v[7350]) & 0xffffffff
+		var t7355 uint64 = v[7350] + 0x1
+		var t7356, t7356_1, t7356_0 uint64 = 0, v[7282], t7355
+		if t7352 < 0x1 {
+			t7356 = t7356_1
 		} else {
-			t7352 = t7352_0
+			t7356 = t7356_0
 		}
-		t7352 &= 0xffffffff
-		v[7346] = t7352
+		t7356 &= 0xffffffff
+		v[7350] = t7356
 	}
 	if x.Rst {
 		d |= 0x400000000
-		v[7355] = 0x0
-	} else if v[7365] != 0 {
+		v[7359] = 0x0
+	} else if v[7369] != 0 {
 		d |= 0x400000000
-		var t7357 uint64 = (^v[7355]) & 0xffffffff
-		var t7360 uint64 = v[7355] + 0x1
-		var t7361, t7361_1, t7361_0 uint64 = 0, v[7278], t7360
-		if t7357 < 0x1 {
-			t7361 = t7361_1
+		var t7361 uint64 = (^v[7359]) & 0xffffffff
+		var t7364 uint64 = v[7359] + 0x1
+		var t7365, t7365_1, t7365_0 uint64 = 0, v[7282], t7364
+		if t7361 < 0x1 {
+			t7365 = t7365_1
 		} else {
-			t7361 = t7361_0
+			t7365 = t7365_0
 		}
-		t7361 &= 0xffffffff
-		v[7355] = t7361
+		t7365 &= 0xffffffff
+		v[7359] = t7365
 	}
 	if x.Rst {
 		d |= 0x800000000
-		v[7366] = 0x0
-	} else if v[7375] != 0 {
+		v[7370] = 0x0
+	} else if v[7379] != 0 {
 		d |= 0x800000000
-		var t7368 uint64 = (^v[7366]) & 0xffffffff
-		var t7371 uint64 = v[7366] + 0x1
-		var t7372, t7372_1, t7372_0 uint64 = 0, v[7278], t7371
-		if t7368 < 0x1 {
-			t7372 = t7372_1
+		var t7372 uint64 = (^v[7370]) & 0xffffffff
+		var t7375 uint64 = v[7370] + 0x1
+		var t7376, t7376_1, t7376_0 uint64 = 0, v[7282], t7375
+		if t7372 < 0x1 {
+			t7376 = t7376_1
 		} else {
-			t7372 = t7372_0
+			t7376 = t7376_0
 		}
-		t7372 &= 0xffffffff
-		v[7366] = t7372
+		t7376 &= 0xffffffff
+		v[7370] = t7376
 	}
 	if x.Rst {
 		d |= 0x1000000000
-		v[7376] = 0x0
-	} else if v[7385] != 0 {
+		v[7380] = 0x0
+	} else if v[7389] != 0 {
 		d |= 0x1000000000
-		var t7378 uint64 = (^v[7376]) & 0xffffffff
-		var t7381 uint64 = v[7376] + 0x1
-		var t7382, t7382_1, t7382_0 uint64 = 0, v[7278], t7381
-		if t7378 < 0x1 {
-			t7382 = t7382_1
+		var t7382 uint64 = (^v[7380]) & 0xffffffff
+		var t7385 uint64 = v[7380] + 0x1
+		var t7386, t7386_1, t7386_0 uint64 = 0, v[7282], t7385
+		if t7382 < 0x1 {
+			t7386 = t7386_1
 		} else {
-			t7382 = t7382_0
+			t7386 = t7386_0
 		}
-		t7382 &= 0xffffffff
-		v[7376] = t7382
+		t7386 &= 0xffffffff
+		v[7380] = t7386
 	}
 	if x.Rst {
 		d |= 0x2000000000
-		v[7386] = 0x0
-	} else if v[7395] != 0 {
+		v[7390] = 0x0
+	} else if v[7399] != 0 {
 		d |= 0x2000000000
-		var t7388 uint64 = (^v[7386]) & 0xffffffff
-		var t7391 uint64 = v[7386] + 0x1
-		var t7392, t7392_1, t7392_0 uint64 = 0, v[7278], t7391
-		if t7388 < 0x1 {
-			t7392 = t7392_1
+		var t7392 uint64 = (^v[7390]) & 0xffffffff
+		var t7395 uint64 = v[7390] + 0x1
+		var t7396, t7396_1, t7396_0 uint64 = 0, v[7282], t7395
+		if t7392 < 0x1 {
+			t7396 = t7396_1
 		} else {
-			t7392 = t7392_0
+			t7396 = t7396_0
 		}
-		t7392 &= 0xffffffff
-		v[7386] = t7392
+		t7396 &= 0xffffffff
+		v[7390] = t7396
 	}
 	if x.Rst {
 		d |= 0x400
@@ -4039,7 +4047,7 @@ func (x *largeSim) Edge() bool {
 		var t6766 uint64 = t6765 | t6731<<16
 		v[6769] = t6764<<32 | t6766
 		v[6772] = t6764<<32 | t6766
-		var t7780 uint64 = (t6730 >> 2) & 0x3fffffffffffffff
+		var t7784 uint64 = (t6730 >> 2) & 0x3fffffffffffffff
 		var t6588 uint64 = v[848] >> 61 & 0x1
 		var t6757 uint64 = v[847] >> 0 & 0x3
 		var t6758 uint64 = v[847] >> 32 & 0x3
@@ -4049,7 +4057,7 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6759 = t6759_0
 		}
-		v[6768] = t7780<<2 | t6759
+		v[6768] = t7784<<2 | t6759
 		var t6767 uint64 = (t6730 >> 2) & 0x3fffffff
 		v[6771] = t6767<<34 | t6759<<32
 		if t6761 != 0 {
@@ -4074,8 +4082,8 @@ func (x *largeSim) Edge() bool {
 		var t6779 uint64 = t6763 | t6778<<29 | t6762<<30
 		v[6782] = t6779<<32 | t6766
 		v[6785] = t6779<<32 | t6766
-		var t7781 uint64 = (v[845] >> 2) & 0x3fffffffffffffff
-		v[6781] = t7781<<2 | t6759
+		var t7785 uint64 = (v[845] >> 2) & 0x3fffffffffffffff
+		v[6781] = t7785<<2 | t6759
 		var t6780 uint64 = (v[845] >> 2) & 0x3fffffff
 		v[6784] = t6780<<34 | t6759<<32
 		if t6778 != 0 {
@@ -4092,9 +4100,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6866 = t6866_0
 		}
-		var t7782 uint64 = v[848] >> 50 & 0x3f
+		var t7786 uint64 = v[848] >> 50 & 0x3f
 		var t6580 uint64 = v[848] >> 44 & 0x3
-		var t6872 uint64 = t6580<<12 | t7782<<18 | t6866<<24
+		var t6872 uint64 = t6580<<12 | t7786<<18 | t6866<<24
 		v[6878] = t6872
 		v[6878] &= 0xffffffff
 		var t6741, t6741_1, t6741_0 uint64 = 0, 0x1, 0x1
@@ -4143,8 +4151,8 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t6602 = t6602_0
 		}
-		var t7779 uint64 = v[847] >> 2 & 0x3fffffffffffffff
-		var t6610 uint64 = t7779 << 2
+		var t7783 uint64 = v[847] >> 2 & 0x3fffffffffffffff
+		var t6610 uint64 = t7783 << 2
 		var t6604 uint64 = v[847] >> 34 & 0x3fffffff
 		var t6606 uint64 = t6604 << 2
 		var t6611, t6611_1, t6611_0 uint64 = 0, t6610, t6606
@@ -4432,9 +4440,9 @@ func (x *largeSim) Edge() bool {
 		} else {
 			t4562 = t4562_0
 		}
-		var t7635 uint64 = t4562 - 0x3900000000
+		var t7639 uint64 = t4562 - 0x3900000000
 		var t5514 uint64
-		if t7635 < 0x10000000 {
+		if t7639 < 0x10000000 {
 			t5514 = 1
 		}
 		var t5516 uint64 = 0x3910000000 - 0x1
@@ -4446,9 +4454,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5519 uint64 = ^t5518
 		var t5520 uint64 = t5514 & t5519
-		var t7637 uint64 = t4562 - 0x3a00000000
+		var t7641 uint64 = t4562 - 0x3a00000000
 		var t5526 uint64
-		if t7637 < 0x10000000 {
+		if t7641 < 0x10000000 {
 			t5526 = 1
 		}
 		var t5528 uint64 = 0x3a10000000 - 0x1
@@ -4460,9 +4468,9 @@ func (x *largeSim) Edge() bool {
 		var t5531 uint64 = ^t5530
 		var t5532 uint64 = t5526 & t5531
 		var t5533 uint64 = t5520 | t5532
-		var t7639 uint64 = t4562 - 0x3b00000000
+		var t7643 uint64 = t4562 - 0x3b00000000
 		var t5539 uint64
-		if t7639 < 0x10000000 {
+		if t7643 < 0x10000000 {
 			t5539 = 1
 		}
 		var t5541 uint64 = 0x3b10000000 - 0x1
@@ -4474,9 +4482,9 @@ func (x *largeSim) Edge() bool {
 		var t5544 uint64 = ^t5543
 		var t5545 uint64 = t5539 & t5544
 		var t5546 uint64 = t5533 | t5545
-		var t7641 uint64 = t4562 - 0x3c00000000
+		var t7645 uint64 = t4562 - 0x3c00000000
 		var t5553 uint64
-		if t7641 < 0x10000000 {
+		if t7645 < 0x10000000 {
 			t5553 = 1
 		}
 		var t5555 uint64 = 0x3c10000000 - 0x1
@@ -4488,9 +4496,9 @@ func (x *largeSim) Edge() bool {
 		var t5558 uint64 = ^t5557
 		var t5559 uint64 = t5553 & t5558
 		var t5560 uint64 = t5546 | t5559
-		var t7643 uint64 = t4562 - 0x3d00000000
+		var t7647 uint64 = t4562 - 0x3d00000000
 		var t5568 uint64
-		if t7643 < 0x10000000 {
+		if t7647 < 0x10000000 {
 			t5568 = 1
 		}
 		var t5570 uint64 = 0x3d10000000 - 0x1
@@ -4502,9 +4510,9 @@ func (x *largeSim) Edge() bool {
 		var t5573 uint64 = ^t5572
 		var t5574 uint64 = t5568 & t5573
 		var t5575 uint64 = t5560 | t5574
-		var t7645 uint64 = t4562 - 0x3e00000000
+		var t7649 uint64 = t4562 - 0x3e00000000
 		var t5582 uint64
-		if t7645 < 0x10000000 {
+		if t7649 < 0x10000000 {
 			t5582 = 1
 		}
 		var t5584 uint64 = 0x3e10000000 - 0x1
@@ -4516,9 +4524,9 @@ func (x *largeSim) Edge() bool {
 		var t5587 uint64 = ^t5586
 		var t5588 uint64 = t5582 & t5587
 		var t5589 uint64 = t5575 | t5588
-		var t7647 uint64 = t4562 - 0x3f00000000
+		var t7651 uint64 = t4562 - 0x3f00000000
 		var t5596 uint64
-		if t7647 < 0x10000000 {
+		if t7651 < 0x10000000 {
 			t5596 = 1
 		}
 		var t5598 uint64 = 0x3f10000000 - 0x1
@@ -4530,9 +4538,9 @@ func (x *largeSim) Edge() bool {
 		var t5601 uint64 = ^t5600
 		var t5602 uint64 = t5596 & t5601
 		var t5603 uint64 = t5589 | t5602
-		var t7649 uint64 = t4562 - 0x4000000000
+		var t7653 uint64 = t4562 - 0x4000000000
 		var t5611 uint64
-		if t7649 < 0x10000000 {
+		if t7653 < 0x10000000 {
 			t5611 = 1
 		}
 		var t5613 uint64 = 0x4010000000 - 0x1
@@ -4544,9 +4552,9 @@ func (x *largeSim) Edge() bool {
 		var t5616 uint64 = ^t5615
 		var t5617 uint64 = t5611 & t5616
 		var t5618 uint64 = t5603 | t5617
-		var t7619 uint64 = t4562 - 0x3100000000
+		var t7623 uint64 = t4562 - 0x3100000000
 		var t5386 uint64
-		if t7619 < 0x10000000 {
+		if t7623 < 0x10000000 {
 			t5386 = 1
 		}
 		var t5388 uint64 = 0x3110000000 - 0x1
@@ -4557,9 +4565,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5391 uint64 = ^t5390
 		var t5392 uint64 = t5386 & t5391
-		var t7621 uint64 = t4562 - 0x3200000000
+		var t7625 uint64 = t4562 - 0x3200000000
 		var t5398 uint64
-		if t7621 < 0x10000000 {
+		if t7625 < 0x10000000 {
 			t5398 = 1
 		}
 		var t5400 uint64 = 0x3210000000 - 0x1
@@ -4571,9 +4579,9 @@ func (x *largeSim) Edge() bool {
 		var t5403 uint64 = ^t5402
 		var t5404 uint64 = t5398 & t5403
 		var t5405 uint64 = t5392 | t5404
-		var t7623 uint64 = t4562 - 0x3300000000
+		var t7627 uint64 = t4562 - 0x3300000000
 		var t5411 uint64
-		if t7623 < 0x10000000 {
+		if t7627 < 0x10000000 {
 			t5411 = 1
 		}
 		var t5413 uint64 = 0x3310000000 - 0x1
@@ -4585,9 +4593,9 @@ func (x *largeSim) Edge() bool {
 		var t5416 uint64 = ^t5415
 		var t5417 uint64 = t5411 & t5416
 		var t5418 uint64 = t5405 | t5417
-		var t7625 uint64 = t4562 - 0x3400000000
+		var t7629 uint64 = t4562 - 0x3400000000
 		var t5425 uint64
-		if t7625 < 0x10000000 {
+		if t7629 < 0x10000000 {
 			t5425 = 1
 		}
 		var t5427 uint64 = 0x3410000000 - 0x1
@@ -4599,9 +4607,9 @@ func (x *largeSim) Edge() bool {
 		var t5430 uint64 = ^t5429
 		var t5431 uint64 = t5425 & t5430
 		var t5432 uint64 = t5418 | t5431
-		var t7627 uint64 = t4562 - 0x3500000000
+		var t7631 uint64 = t4562 - 0x3500000000
 		var t5440 uint64
-		if t7627 < 0x10000000 {
+		if t7631 < 0x10000000 {
 			t5440 = 1
 		}
 		var t5442 uint64 = 0x3510000000 - 0x1
@@ -4613,9 +4621,9 @@ func (x *largeSim) Edge() bool {
 		var t5445 uint64 = ^t5444
 		var t5446 uint64 = t5440 & t5445
 		var t5447 uint64 = t5432 | t5446
-		var t7629 uint64 = t4562 - 0x3600000000
+		var t7633 uint64 = t4562 - 0x3600000000
 		var t5454 uint64
-		if t7629 < 0x10000000 {
+		if t7633 < 0x10000000 {
 			t5454 = 1
 		}
 		var t5456 uint64 = 0x3610000000 - 0x1
@@ -4627,9 +4635,9 @@ func (x *largeSim) Edge() bool {
 		var t5459 uint64 = ^t5458
 		var t5460 uint64 = t5454 & t5459
 		var t5461 uint64 = t5447 | t5460
-		var t7631 uint64 = t4562 - 0x3700000000
+		var t7635 uint64 = t4562 - 0x3700000000
 		var t5468 uint64
-		if t7631 < 0x10000000 {
+		if t7635 < 0x10000000 {
 			t5468 = 1
 		}
 		var t5470 uint64 = 0x3710000000 - 0x1
@@ -4641,9 +4649,9 @@ func (x *largeSim) Edge() bool {
 		var t5473 uint64 = ^t5472
 		var t5474 uint64 = t5468 & t5473
 		var t5475 uint64 = t5461 | t5474
-		var t7633 uint64 = t4562 - 0x3800000000
+		var t7637 uint64 = t4562 - 0x3800000000
 		var t5483 uint64
-		if t7633 < 0x10000000 {
+		if t7637 < 0x10000000 {
 			t5483 = 1
 		}
 		var t5485 uint64 = 0x3810000000 - 0x1
@@ -4655,9 +4663,9 @@ func (x *largeSim) Edge() bool {
 		var t5488 uint64 = ^t5487
 		var t5489 uint64 = t5483 & t5488
 		var t5490 uint64 = t5475 | t5489
-		var t7603 uint64 = t4562 - 0x2900000000
+		var t7607 uint64 = t4562 - 0x2900000000
 		var t5258 uint64
-		if t7603 < 0x10000000 {
+		if t7607 < 0x10000000 {
 			t5258 = 1
 		}
 		var t5260 uint64 = 0x2910000000 - 0x1
@@ -4668,9 +4676,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5263 uint64 = ^t5262
 		var t5264 uint64 = t5258 & t5263
-		var t7605 uint64 = t4562 - 0x2a00000000
+		var t7609 uint64 = t4562 - 0x2a00000000
 		var t5270 uint64
-		if t7605 < 0x10000000 {
+		if t7609 < 0x10000000 {
 			t5270 = 1
 		}
 		var t5272 uint64 = 0x2a10000000 - 0x1
@@ -4682,9 +4690,9 @@ func (x *largeSim) Edge() bool {
 		var t5275 uint64 = ^t5274
 		var t5276 uint64 = t5270 & t5275
 		var t5277 uint64 = t5264 | t5276
-		var t7607 uint64 = t4562 - 0x2b00000000
+		var t7611 uint64 = t4562 - 0x2b00000000
 		var t5283 uint64
-		if t7607 < 0x10000000 {
+		if t7611 < 0x10000000 {
 			t5283 = 1
 		}
 		var t5285 uint64 = 0x2b10000000 - 0x1
@@ -4696,9 +4704,9 @@ func (x *largeSim) Edge() bool {
 		var t5288 uint64 = ^t5287
 		var t5289 uint64 = t5283 & t5288
 		var t5290 uint64 = t5277 | t5289
-		var t7609 uint64 = t4562 - 0x2c00000000
+		var t7613 uint64 = t4562 - 0x2c00000000
 		var t5297 uint64
-		if t7609 < 0x10000000 {
+		if t7613 < 0x10000000 {
 			t5297 = 1
 		}
 		var t5299 uint64 = 0x2c10000000 - 0x1
@@ -4710,9 +4718,9 @@ func (x *largeSim) Edge() bool {
 		var t5302 uint64 = ^t5301
 		var t5303 uint64 = t5297 & t5302
 		var t5304 uint64 = t5290 | t5303
-		var t7611 uint64 = t4562 - 0x2d00000000
+		var t7615 uint64 = t4562 - 0x2d00000000
 		var t5312 uint64
-		if t7611 < 0x10000000 {
+		if t7615 < 0x10000000 {
 			t5312 = 1
 		}
 		var t5314 uint64 = 0x2d10000000 - 0x1
@@ -4724,9 +4732,9 @@ func (x *largeSim) Edge() bool {
 		var t5317 uint64 = ^t5316
 		var t5318 uint64 = t5312 & t5317
 		var t5319 uint64 = t5304 | t5318
-		var t7613 uint64 = t4562 - 0x2e00000000
+		var t7617 uint64 = t4562 - 0x2e00000000
 		var t5326 uint64
-		if t7613 < 0x10000000 {
+		if t7617 < 0x10000000 {
 			t5326 = 1
 		}
 		var t5328 uint64 = 0x2e10000000 - 0x1
@@ -4738,9 +4746,9 @@ func (x *largeSim) Edge() bool {
 		var t5331 uint64 = ^t5330
 		var t5332 uint64 = t5326 & t5331
 		var t5333 uint64 = t5319 | t5332
-		var t7615 uint64 = t4562 - 0x2f00000000
+		var t7619 uint64 = t4562 - 0x2f00000000
 		var t5340 uint64
-		if t7615 < 0x10000000 {
+		if t7619 < 0x10000000 {
 			t5340 = 1
 		}
 		var t5342 uint64 = 0x2f10000000 - 0x1
@@ -4752,9 +4760,9 @@ func (x *largeSim) Edge() bool {
 		var t5345 uint64 = ^t5344
 		var t5346 uint64 = t5340 & t5345
 		var t5347 uint64 = t5333 | t5346
-		var t7617 uint64 = t4562 - 0x3000000000
+		var t7621 uint64 = t4562 - 0x3000000000
 		var t5355 uint64
-		if t7617 < 0x10000000 {
+		if t7621 < 0x10000000 {
 			t5355 = 1
 		}
 		var t5357 uint64 = 0x3010000000 - 0x1
@@ -4766,9 +4774,9 @@ func (x *largeSim) Edge() bool {
 		var t5360 uint64 = ^t5359
 		var t5361 uint64 = t5355 & t5360
 		var t5362 uint64 = t5347 | t5361
-		var t7587 uint64 = t4562 - 0x2100000000
+		var t7591 uint64 = t4562 - 0x2100000000
 		var t5130 uint64
-		if t7587 < 0x10000000 {
+		if t7591 < 0x10000000 {
 			t5130 = 1
 		}
 		var t5132 uint64 = 0x2110000000 - 0x1
@@ -4779,9 +4787,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5135 uint64 = ^t5134
 		var t5136 uint64 = t5130 & t5135
-		var t7589 uint64 = t4562 - 0x2200000000
+		var t7593 uint64 = t4562 - 0x2200000000
 		var t5142 uint64
-		if t7589 < 0x10000000 {
+		if t7593 < 0x10000000 {
 			t5142 = 1
 		}
 		var t5144 uint64 = 0x2210000000 - 0x1
@@ -4793,9 +4801,9 @@ func (x *largeSim) Edge() bool {
 		var t5147 uint64 = ^t5146
 		var t5148 uint64 = t5142 & t5147
 		var t5149 uint64 = t5136 | t5148
-		var t7591 uint64 = t4562 - 0x2300000000
+		var t7595 uint64 = t4562 - 0x2300000000
 		var t5155 uint64
-		if t7591 < 0x10000000 {
+		if t7595 < 0x10000000 {
 			t5155 = 1
 		}
 		var t5157 uint64 = 0x2310000000 - 0x1
@@ -4807,9 +4815,9 @@ func (x *largeSim) Edge() bool {
 		var t5160 uint64 = ^t5159
 		var t5161 uint64 = t5155 & t5160
 		var t5162 uint64 = t5149 | t5161
-		var t7593 uint64 = t4562 - 0x2400000000
+		var t7597 uint64 = t4562 - 0x2400000000
 		var t5169 uint64
-		if t7593 < 0x10000000 {
+		if t7597 < 0x10000000 {
 			t5169 = 1
 		}
 		var t5171 uint64 = 0x2410000000 - 0x1
@@ -4821,9 +4829,9 @@ func (x *largeSim) Edge() bool {
 		var t5174 uint64 = ^t5173
 		var t5175 uint64 = t5169 & t5174
 		var t5176 uint64 = t5162 | t5175
-		var t7595 uint64 = t4562 - 0x2500000000
+		var t7599 uint64 = t4562 - 0x2500000000
 		var t5184 uint64
-		if t7595 < 0x10000000 {
+		if t7599 < 0x10000000 {
 			t5184 = 1
 		}
 		var t5186 uint64 = 0x2510000000 - 0x1
@@ -4835,9 +4843,9 @@ func (x *largeSim) Edge() bool {
 		var t5189 uint64 = ^t5188
 		var t5190 uint64 = t5184 & t5189
 		var t5191 uint64 = t5176 | t5190
-		var t7597 uint64 = t4562 - 0x2600000000
+		var t7601 uint64 = t4562 - 0x2600000000
 		var t5198 uint64
-		if t7597 < 0x10000000 {
+		if t7601 < 0x10000000 {
 			t5198 = 1
 		}
 		var t5200 uint64 = 0x2610000000 - 0x1
@@ -4849,9 +4857,9 @@ func (x *largeSim) Edge() bool {
 		var t5203 uint64 = ^t5202
 		var t5204 uint64 = t5198 & t5203
 		var t5205 uint64 = t5191 | t5204
-		var t7599 uint64 = t4562 - 0x2700000000
+		var t7603 uint64 = t4562 - 0x2700000000
 		var t5212 uint64
-		if t7599 < 0x10000000 {
+		if t7603 < 0x10000000 {
 			t5212 = 1
 		}
 		var t5214 uint64 = 0x2710000000 - 0x1
@@ -4863,9 +4871,9 @@ func (x *largeSim) Edge() bool {
 		var t5217 uint64 = ^t5216
 		var t5218 uint64 = t5212 & t5217
 		var t5219 uint64 = t5205 | t5218
-		var t7601 uint64 = t4562 - 0x2800000000
+		var t7605 uint64 = t4562 - 0x2800000000
 		var t5227 uint64
-		if t7601 < 0x10000000 {
+		if t7605 < 0x10000000 {
 			t5227 = 1
 		}
 		var t5229 uint64 = 0x2810000000 - 0x1
@@ -4877,9 +4885,9 @@ func (x *largeSim) Edge() bool {
 		var t5232 uint64 = ^t5231
 		var t5233 uint64 = t5227 & t5232
 		var t5234 uint64 = t5219 | t5233
-		var t7571 uint64 = t4562 - 0x1900000000
+		var t7575 uint64 = t4562 - 0x1900000000
 		var t5002 uint64
-		if t7571 < 0x10000000 {
+		if t7575 < 0x10000000 {
 			t5002 = 1
 		}
 		var t5004 uint64 = 0x1910000000 - 0x1
@@ -4890,9 +4898,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5007 uint64 = ^t5006
 		var t5008 uint64 = t5002 & t5007
-		var t7573 uint64 = t4562 - 0x1a00000000
+		var t7577 uint64 = t4562 - 0x1a00000000
 		var t5014 uint64
-		if t7573 < 0x10000000 {
+		if t7577 < 0x10000000 {
 			t5014 = 1
 		}
 		var t5016 uint64 = 0x1a10000000 - 0x1
@@ -4904,9 +4912,9 @@ func (x *largeSim) Edge() bool {
 		var t5019 uint64 = ^t5018
 		var t5020 uint64 = t5014 & t5019
 		var t5021 uint64 = t5008 | t5020
-		var t7575 uint64 = t4562 - 0x1b00000000
+		var t7579 uint64 = t4562 - 0x1b00000000
 		var t5027 uint64
-		if t7575 < 0x10000000 {
+		if t7579 < 0x10000000 {
 			t5027 = 1
 		}
 		var t5029 uint64 = 0x1b10000000 - 0x1
@@ -4918,9 +4926,9 @@ func (x *largeSim) Edge() bool {
 		var t5032 uint64 = ^t5031
 		var t5033 uint64 = t5027 & t5032
 		var t5034 uint64 = t5021 | t5033
-		var t7577 uint64 = t4562 - 0x1c00000000
+		var t7581 uint64 = t4562 - 0x1c00000000
 		var t5041 uint64
-		if t7577 < 0x10000000 {
+		if t7581 < 0x10000000 {
 			t5041 = 1
 		}
 		var t5043 uint64 = 0x1c10000000 - 0x1
@@ -4932,9 +4940,9 @@ func (x *largeSim) Edge() bool {
 		var t5046 uint64 = ^t5045
 		var t5047 uint64 = t5041 & t5046
 		var t5048 uint64 = t5034 | t5047
-		var t7579 uint64 = t4562 - 0x1d00000000
+		var t7583 uint64 = t4562 - 0x1d00000000
 		var t5056 uint64
-		if t7579 < 0x10000000 {
+		if t7583 < 0x10000000 {
 			t5056 = 1
 		}
 		var t5058 uint64 = 0x1d10000000 - 0x1
@@ -4946,9 +4954,9 @@ func (x *largeSim) Edge() bool {
 		var t5061 uint64 = ^t5060
 		var t5062 uint64 = t5056 & t5061
 		var t5063 uint64 = t5048 | t5062
-		var t7581 uint64 = t4562 - 0x1e00000000
+		var t7585 uint64 = t4562 - 0x1e00000000
 		var t5070 uint64
-		if t7581 < 0x10000000 {
+		if t7585 < 0x10000000 {
 			t5070 = 1
 		}
 		var t5072 uint64 = 0x1e10000000 - 0x1
@@ -4960,9 +4968,9 @@ func (x *largeSim) Edge() bool {
 		var t5075 uint64 = ^t5074
 		var t5076 uint64 = t5070 & t5075
 		var t5077 uint64 = t5063 | t5076
-		var t7583 uint64 = t4562 - 0x1f00000000
+		var t7587 uint64 = t4562 - 0x1f00000000
 		var t5084 uint64
-		if t7583 < 0x10000000 {
+		if t7587 < 0x10000000 {
 			t5084 = 1
 		}
 		var t5086 uint64 = 0x1f10000000 - 0x1
@@ -4974,9 +4982,9 @@ func (x *largeSim) Edge() bool {
 		var t5089 uint64 = ^t5088
 		var t5090 uint64 = t5084 & t5089
 		var t5091 uint64 = t5077 | t5090
-		var t7585 uint64 = t4562 - 0x2000000000
+		var t7589 uint64 = t4562 - 0x2000000000
 		var t5099 uint64
-		if t7585 < 0x10000000 {
+		if t7589 < 0x10000000 {
 			t5099 = 1
 		}
 		var t5101 uint64 = 0x2010000000 - 0x1
@@ -4988,9 +4996,9 @@ func (x *largeSim) Edge() bool {
 		var t5104 uint64 = ^t5103
 		var t5105 uint64 = t5099 & t5104
 		var t5106 uint64 = t5091 | t5105
-		var t7555 uint64 = t4562 - 0x1100000000
+		var t7559 uint64 = t4562 - 0x1100000000
 		var t4874 uint64
-		if t7555 < 0x10000000 {
+		if t7559 < 0x10000000 {
 			t4874 = 1
 		}
 		var t4876 uint64 = 0x1110000000 - 0x1
@@ -5001,9 +5009,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4879 uint64 = ^t4878
 		var t4880 uint64 = t4874 & t4879
-		var t7557 uint64 = t4562 - 0x1200000000
+		var t7561 uint64 = t4562 - 0x1200000000
 		var t4886 uint64
-		if t7557 < 0x10000000 {
+		if t7561 < 0x10000000 {
 			t4886 = 1
 		}
 		var t4888 uint64 = 0x1210000000 - 0x1
@@ -5015,9 +5023,9 @@ func (x *largeSim) Edge() bool {
 		var t4891 uint64 = ^t4890
 		var t4892 uint64 = t4886 & t4891
 		var t4893 uint64 = t4880 | t4892
-		var t7559 uint64 = t4562 - 0x1300000000
+		var t7563 uint64 = t4562 - 0x1300000000
 		var t4899 uint64
-		if t7559 < 0x10000000 {
+		if t7563 < 0x10000000 {
 			t4899 = 1
 		}
 		var t4901 uint64 = 0x1310000000 - 0x1
@@ -5029,9 +5037,9 @@ func (x *largeSim) Edge() bool {
 		var t4904 uint64 = ^t4903
 		var t4905 uint64 = t4899 & t4904
 		var t4906 uint64 = t4893 | t4905
-		var t7561 uint64 = t4562 - 0x1400000000
+		var t7565 uint64 = t4562 - 0x1400000000
 		var t4913 uint64
-		if t7561 < 0x10000000 {
+		if t7565 < 0x10000000 {
 			t4913 = 1
 		}
 		var t4915 uint64 = 0x1410000000 - 0x1
@@ -5043,9 +5051,9 @@ func (x *largeSim) Edge() bool {
 		var t4918 uint64 = ^t4917
 		var t4919 uint64 = t4913 & t4918
 		var t4920 uint64 = t4906 | t4919
-		var t7563 uint64 = t4562 - 0x1500000000
+		var t7567 uint64 = t4562 - 0x1500000000
 		var t4928 uint64
-		if t7563 < 0x10000000 {
+		if t7567 < 0x10000000 {
 			t4928 = 1
 		}
 		var t4930 uint64 = 0x1510000000 - 0x1
@@ -5057,9 +5065,9 @@ func (x *largeSim) Edge() bool {
 		var t4933 uint64 = ^t4932
 		var t4934 uint64 = t4928 & t4933
 		var t4935 uint64 = t4920 | t4934
-		var t7565 uint64 = t4562 - 0x1600000000
+		var t7569 uint64 = t4562 - 0x1600000000
 		var t4942 uint64
-		if t7565 < 0x10000000 {
+		if t7569 < 0x10000000 {
 			t4942 = 1
 		}
 		var t4944 uint64 = 0x1610000000 - 0x1
@@ -5071,9 +5079,9 @@ func (x *largeSim) Edge() bool {
 		var t4947 uint64 = ^t4946
 		var t4948 uint64 = t4942 & t4947
 		var t4949 uint64 = t4935 | t4948
-		var t7567 uint64 = t4562 - 0x1700000000
+		var t7571 uint64 = t4562 - 0x1700000000
 		var t4956 uint64
-		if t7567 < 0x10000000 {
+		if t7571 < 0x10000000 {
 			t4956 = 1
 		}
 		var t4958 uint64 = 0x1710000000 - 0x1
@@ -5085,9 +5093,9 @@ func (x *largeSim) Edge() bool {
 		var t4961 uint64 = ^t4960
 		var t4962 uint64 = t4956 & t4961
 		var t4963 uint64 = t4949 | t4962
-		var t7569 uint64 = t4562 - 0x1800000000
+		var t7573 uint64 = t4562 - 0x1800000000
 		var t4971 uint64
-		if t7569 < 0x10000000 {
+		if t7573 < 0x10000000 {
 			t4971 = 1
 		}
 		var t4973 uint64 = 0x1810000000 - 0x1
@@ -5099,9 +5107,9 @@ func (x *largeSim) Edge() bool {
 		var t4976 uint64 = ^t4975
 		var t4977 uint64 = t4971 & t4976
 		var t4978 uint64 = t4963 | t4977
-		var t7539 uint64 = t4562 - 0x900000000
+		var t7543 uint64 = t4562 - 0x900000000
 		var t4746 uint64
-		if t7539 < 0x10000000 {
+		if t7543 < 0x10000000 {
 			t4746 = 1
 		}
 		var t4748 uint64 = 0x910000000 - 0x1
@@ -5112,9 +5120,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4751 uint64 = ^t4750
 		var t4752 uint64 = t4746 & t4751
-		var t7541 uint64 = t4562 - 0xa00000000
+		var t7545 uint64 = t4562 - 0xa00000000
 		var t4758 uint64
-		if t7541 < 0x10000000 {
+		if t7545 < 0x10000000 {
 			t4758 = 1
 		}
 		var t4760 uint64 = 0xa10000000 - 0x1
@@ -5126,9 +5134,9 @@ func (x *largeSim) Edge() bool {
 		var t4763 uint64 = ^t4762
 		var t4764 uint64 = t4758 & t4763
 		var t4765 uint64 = t4752 | t4764
-		var t7543 uint64 = t4562 - 0xb00000000
+		var t7547 uint64 = t4562 - 0xb00000000
 		var t4771 uint64
-		if t7543 < 0x10000000 {
+		if t7547 < 0x10000000 {
 			t4771 = 1
 		}
 		var t4773 uint64 = 0xb10000000 - 0x1
@@ -5140,9 +5148,9 @@ func (x *largeSim) Edge() bool {
 		var t4776 uint64 = ^t4775
 		var t4777 uint64 = t4771 & t4776
 		var t4778 uint64 = t4765 | t4777
-		var t7545 uint64 = t4562 - 0xc00000000
+		var t7549 uint64 = t4562 - 0xc00000000
 		var t4785 uint64
-		if t7545 < 0x10000000 {
+		if t7549 < 0x10000000 {
 			t4785 = 1
 		}
 		var t4787 uint64 = 0xc10000000 - 0x1
@@ -5154,9 +5162,9 @@ func (x *largeSim) Edge() bool {
 		var t4790 uint64 = ^t4789
 		var t4791 uint64 = t4785 & t4790
 		var t4792 uint64 = t4778 | t4791
-		var t7547 uint64 = t4562 - 0xd00000000
+		var t7551 uint64 = t4562 - 0xd00000000
 		var t4800 uint64
-		if t7547 < 0x10000000 {
+		if t7551 < 0x10000000 {
 			t4800 = 1
 		}
 		var t4802 uint64 = 0xd10000000 - 0x1
@@ -5168,9 +5176,9 @@ func (x *largeSim) Edge() bool {
 		var t4805 uint64 = ^t4804
 		var t4806 uint64 = t4800 & t4805
 		var t4807 uint64 = t4792 | t4806
-		var t7549 uint64 = t4562 - 0xe00000000
+		var t7553 uint64 = t4562 - 0xe00000000
 		var t4814 uint64
-		if t7549 < 0x10000000 {
+		if t7553 < 0x10000000 {
 			t4814 = 1
 		}
 		var t4816 uint64 = 0xe10000000 - 0x1
@@ -5182,9 +5190,9 @@ func (x *largeSim) Edge() bool {
 		var t4819 uint64 = ^t4818
 		var t4820 uint64 = t4814 & t4819
 		var t4821 uint64 = t4807 | t4820
-		var t7551 uint64 = t4562 - 0xf00000000
+		var t7555 uint64 = t4562 - 0xf00000000
 		var t4828 uint64
-		if t7551 < 0x10000000 {
+		if t7555 < 0x10000000 {
 			t4828 = 1
 		}
 		var t4830 uint64 = 0xf10000000 - 0x1
@@ -5196,9 +5204,9 @@ func (x *largeSim) Edge() bool {
 		var t4833 uint64 = ^t4832
 		var t4834 uint64 = t4828 & t4833
 		var t4835 uint64 = t4821 | t4834
-		var t7553 uint64 = t4562 - 0x1000000000
+		var t7557 uint64 = t4562 - 0x1000000000
 		var t4843 uint64
-		if t7553 < 0x10000000 {
+		if t7557 < 0x10000000 {
 			t4843 = 1
 		}
 		var t4845 uint64 = 0x1010000000 - 0x1
@@ -5210,9 +5218,9 @@ func (x *largeSim) Edge() bool {
 		var t4848 uint64 = ^t4847
 		var t4849 uint64 = t4843 & t4848
 		var t4850 uint64 = t4835 | t4849
-		var t7523 uint64 = t4562 - 0x100000000
+		var t7527 uint64 = t4562 - 0x100000000
 		var t4618 uint64
-		if t7523 < 0x10000000 {
+		if t7527 < 0x10000000 {
 			t4618 = 1
 		}
 		var t4620 uint64 = 0x110000000 - 0x1
@@ -5223,9 +5231,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t4623 uint64 = ^t4622
 		var t4624 uint64 = t4618 & t4623
-		var t7525 uint64 = t4562 - 0x200000000
+		var t7529 uint64 = t4562 - 0x200000000
 		var t4630 uint64
-		if t7525 < 0x10000000 {
+		if t7529 < 0x10000000 {
 			t4630 = 1
 		}
 		var t4632 uint64 = 0x210000000 - 0x1
@@ -5237,9 +5245,9 @@ func (x *largeSim) Edge() bool {
 		var t4635 uint64 = ^t4634
 		var t4636 uint64 = t4630 & t4635
 		var t4637 uint64 = t4624 | t4636
-		var t7527 uint64 = t4562 - 0x300000000
+		var t7531 uint64 = t4562 - 0x300000000
 		var t4643 uint64
-		if t7527 < 0x10000000 {
+		if t7531 < 0x10000000 {
 			t4643 = 1
 		}
 		var t4645 uint64 = 0x310000000 - 0x1
@@ -5251,9 +5259,9 @@ func (x *largeSim) Edge() bool {
 		var t4648 uint64 = ^t4647
 		var t4649 uint64 = t4643 & t4648
 		var t4650 uint64 = t4637 | t4649
-		var t7529 uint64 = t4562 - 0x400000000
+		var t7533 uint64 = t4562 - 0x400000000
 		var t4657 uint64
-		if t7529 < 0x10000000 {
+		if t7533 < 0x10000000 {
 			t4657 = 1
 		}
 		var t4659 uint64 = 0x410000000 - 0x1
@@ -5265,9 +5273,9 @@ func (x *largeSim) Edge() bool {
 		var t4662 uint64 = ^t4661
 		var t4663 uint64 = t4657 & t4662
 		var t4664 uint64 = t4650 | t4663
-		var t7531 uint64 = t4562 - 0x500000000
+		var t7535 uint64 = t4562 - 0x500000000
 		var t4672 uint64
-		if t7531 < 0x10000000 {
+		if t7535 < 0x10000000 {
 			t4672 = 1
 		}
 		var t4674 uint64 = 0x510000000 - 0x1
@@ -5279,9 +5287,9 @@ func (x *largeSim) Edge() bool {
 		var t4677 uint64 = ^t4676
 		var t4678 uint64 = t4672 & t4677
 		var t4679 uint64 = t4664 | t4678
-		var t7533 uint64 = t4562 - 0x600000000
+		var t7537 uint64 = t4562 - 0x600000000
 		var t4686 uint64
-		if t7533 < 0x10000000 {
+		if t7537 < 0x10000000 {
 			t4686 = 1
 		}
 		var t4688 uint64 = 0x610000000 - 0x1
@@ -5293,9 +5301,9 @@ func (x *largeSim) Edge() bool {
 		var t4691 uint64 = ^t4690
 		var t4692 uint64 = t4686 & t4691
 		var t4693 uint64 = t4679 | t4692
-		var t7535 uint64 = t4562 - 0x700000000
+		var t7539 uint64 = t4562 - 0x700000000
 		var t4700 uint64
-		if t7535 < 0x10000000 {
+		if t7539 < 0x10000000 {
 			t4700 = 1
 		}
 		var t4702 uint64 = 0x710000000 - 0x1
@@ -5307,9 +5315,9 @@ func (x *largeSim) Edge() bool {
 		var t4705 uint64 = ^t4704
 		var t4706 uint64 = t4700 & t4705
 		var t4707 uint64 = t4693 | t4706
-		var t7537 uint64 = t4562 - 0x800000000
+		var t7541 uint64 = t4562 - 0x800000000
 		var t4715 uint64
-		if t7537 < 0x10000000 {
+		if t7541 < 0x10000000 {
 			t4715 = 1
 		}
 		var t4717 uint64 = 0x810000000 - 0x1
@@ -5608,9 +5616,9 @@ func (x *largeSim) Edge() bool {
 			t6549 = t6549_0
 		}
 		t6549 &= 0x1
-		var t7763 uint64 = v[814] - 0x3900000000
+		var t7767 uint64 = v[814] - 0x3900000000
 		var t6450 uint64
-		if t7763 < 0x10000000 {
+		if t7767 < 0x10000000 {
 			t6450 = 1
 		}
 		var t6452 uint64 = t5516 - v[814]
@@ -5620,9 +5628,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6454 uint64 = ^t6453
 		var t6455 uint64 = t6450 & t6454
-		var t7765 uint64 = v[814] - 0x3a00000000
+		var t7769 uint64 = v[814] - 0x3a00000000
 		var t6461 uint64
-		if t7765 < 0x10000000 {
+		if t7769 < 0x10000000 {
 			t6461 = 1
 		}
 		var t6463 uint64 = t5528 - v[814]
@@ -5633,9 +5641,9 @@ func (x *largeSim) Edge() bool {
 		var t6465 uint64 = ^t6464
 		var t6466 uint64 = t6461 & t6465
 		var t6467 uint64 = t6455 | t6466
-		var t7767 uint64 = v[814] - 0x3b00000000
+		var t7771 uint64 = v[814] - 0x3b00000000
 		var t6473 uint64
-		if t7767 < 0x10000000 {
+		if t7771 < 0x10000000 {
 			t6473 = 1
 		}
 		var t6475 uint64 = t5541 - v[814]
@@ -5646,9 +5654,9 @@ func (x *largeSim) Edge() bool {
 		var t6477 uint64 = ^t6476
 		var t6478 uint64 = t6473 & t6477
 		var t6479 uint64 = t6467 | t6478
-		var t7769 uint64 = v[814] - 0x3c00000000
+		var t7773 uint64 = v[814] - 0x3c00000000
 		var t6486 uint64
-		if t7769 < 0x10000000 {
+		if t7773 < 0x10000000 {
 			t6486 = 1
 		}
 		var t6488 uint64 = t5555 - v[814]
@@ -5659,9 +5667,9 @@ func (x *largeSim) Edge() bool {
 		var t6490 uint64 = ^t6489
 		var t6491 uint64 = t6486 & t6490
 		var t6492 uint64 = t6479 | t6491
-		var t7771 uint64 = v[814] - 0x3d00000000
+		var t7775 uint64 = v[814] - 0x3d00000000
 		var t6500 uint64
-		if t7771 < 0x10000000 {
+		if t7775 < 0x10000000 {
 			t6500 = 1
 		}
 		var t6502 uint64 = t5570 - v[814]
@@ -5672,9 +5680,9 @@ func (x *largeSim) Edge() bool {
 		var t6504 uint64 = ^t6503
 		var t6505 uint64 = t6500 & t6504
 		var t6506 uint64 = t6492 | t6505
-		var t7773 uint64 = v[814] - 0x3e00000000
+		var t7777 uint64 = v[814] - 0x3e00000000
 		var t6513 uint64
-		if t7773 < 0x10000000 {
+		if t7777 < 0x10000000 {
 			t6513 = 1
 		}
 		var t6515 uint64 = t5584 - v[814]
@@ -5685,9 +5693,9 @@ func (x *largeSim) Edge() bool {
 		var t6517 uint64 = ^t6516
 		var t6518 uint64 = t6513 & t6517
 		var t6519 uint64 = t6506 | t6518
-		var t7775 uint64 = v[814] - 0x3f00000000
+		var t7779 uint64 = v[814] - 0x3f00000000
 		var t6526 uint64
-		if t7775 < 0x10000000 {
+		if t7779 < 0x10000000 {
 			t6526 = 1
 		}
 		var t6528 uint64 = t5598 - v[814]
@@ -5698,9 +5706,9 @@ func (x *largeSim) Edge() bool {
 		var t6530 uint64 = ^t6529
 		var t6531 uint64 = t6526 & t6530
 		var t6532 uint64 = t6519 | t6531
-		var t7777 uint64 = v[814] - 0x4000000000
+		var t7781 uint64 = v[814] - 0x4000000000
 		var t6540 uint64
-		if t7777 < 0x10000000 {
+		if t7781 < 0x10000000 {
 			t6540 = 1
 		}
 		var t6542 uint64 = t5613 - v[814]
@@ -5711,9 +5719,9 @@ func (x *largeSim) Edge() bool {
 		var t6544 uint64 = ^t6543
 		var t6545 uint64 = t6540 & t6544
 		var t6546 uint64 = t6532 | t6545
-		var t7747 uint64 = v[814] - 0x3100000000
+		var t7751 uint64 = v[814] - 0x3100000000
 		var t6338 uint64
-		if t7747 < 0x10000000 {
+		if t7751 < 0x10000000 {
 			t6338 = 1
 		}
 		var t6340 uint64 = t5388 - v[814]
@@ -5723,9 +5731,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6342 uint64 = ^t6341
 		var t6343 uint64 = t6338 & t6342
-		var t7749 uint64 = v[814] - 0x3200000000
+		var t7753 uint64 = v[814] - 0x3200000000
 		var t6349 uint64
-		if t7749 < 0x10000000 {
+		if t7753 < 0x10000000 {
 			t6349 = 1
 		}
 		var t6351 uint64 = t5400 - v[814]
@@ -5736,9 +5744,9 @@ func (x *largeSim) Edge() bool {
 		var t6353 uint64 = ^t6352
 		var t6354 uint64 = t6349 & t6353
 		var t6355 uint64 = t6343 | t6354
-		var t7751 uint64 = v[814] - 0x3300000000
+		var t7755 uint64 = v[814] - 0x3300000000
 		var t6361 uint64
-		if t7751 < 0x10000000 {
+		if t7755 < 0x10000000 {
 			t6361 = 1
 		}
 		var t6363 uint64 = t5413 - v[814]
@@ -5749,9 +5757,9 @@ func (x *largeSim) Edge() bool {
 		var t6365 uint64 = ^t6364
 		var t6366 uint64 = t6361 & t6365
 		var t6367 uint64 = t6355 | t6366
-		var t7753 uint64 = v[814] - 0x3400000000
+		var t7757 uint64 = v[814] - 0x3400000000
 		var t6374 uint64
-		if t7753 < 0x10000000 {
+		if t7757 < 0x10000000 {
 			t6374 = 1
 		}
 		var t6376 uint64 = t5427 - v[814]
@@ -5762,9 +5770,9 @@ func (x *largeSim) Edge() bool {
 		var t6378 uint64 = ^t6377
 		var t6379 uint64 = t6374 & t6378
 		var t6380 uint64 = t6367 | t6379
-		var t7755 uint64 = v[814] - 0x3500000000
+		var t7759 uint64 = v[814] - 0x3500000000
 		var t6388 uint64
-		if t7755 < 0x10000000 {
+		if t7759 < 0x10000000 {
 			t6388 = 1
 		}
 		var t6390 uint64 = t5442 - v[814]
@@ -5775,9 +5783,9 @@ func (x *largeSim) Edge() bool {
 		var t6392 uint64 = ^t6391
 		var t6393 uint64 = t6388 & t6392
 		var t6394 uint64 = t6380 | t6393
-		var t7757 uint64 = v[814] - 0x3600000000
+		var t7761 uint64 = v[814] - 0x3600000000
 		var t6401 uint64
-		if t7757 < 0x10000000 {
+		if t7761 < 0x10000000 {
 			t6401 = 1
 		}
 		var t6403 uint64 = t5456 - v[814]
@@ -5788,9 +5796,9 @@ func (x *largeSim) Edge() bool {
 		var t6405 uint64 = ^t6404
 		var t6406 uint64 = t6401 & t6405
 		var t6407 uint64 = t6394 | t6406
-		var t7759 uint64 = v[814] - 0x3700000000
+		var t7763 uint64 = v[814] - 0x3700000000
 		var t6414 uint64
-		if t7759 < 0x10000000 {
+		if t7763 < 0x10000000 {
 			t6414 = 1
 		}
 		var t6416 uint64 = t5470 - v[814]
@@ -5801,9 +5809,9 @@ func (x *largeSim) Edge() bool {
 		var t6418 uint64 = ^t6417
 		var t6419 uint64 = t6414 & t6418
 		var t6420 uint64 = t6407 | t6419
-		var t7761 uint64 = v[814] - 0x3800000000
+		var t7765 uint64 = v[814] - 0x3800000000
 		var t6428 uint64
-		if t7761 < 0x10000000 {
+		if t7765 < 0x10000000 {
 			t6428 = 1
 		}
 		var t6430 uint64 = t5485 - v[814]
@@ -5814,9 +5822,9 @@ func (x *largeSim) Edge() bool {
 		var t6432 uint64 = ^t6431
 		var t6433 uint64 = t6428 & t6432
 		var t6434 uint64 = t6420 | t6433
-		var t7731 uint64 = v[814] - 0x2900000000
+		var t7735 uint64 = v[814] - 0x2900000000
 		var t6226 uint64
-		if t7731 < 0x10000000 {
+		if t7735 < 0x10000000 {
 			t6226 = 1
 		}
 		var t6228 uint64 = t5260 - v[814]
@@ -5826,9 +5834,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6230 uint64 = ^t6229
 		var t6231 uint64 = t6226 & t6230
-		var t7733 uint64 = v[814] - 0x2a00000000
+		var t7737 uint64 = v[814] - 0x2a00000000
 		var t6237 uint64
-		if t7733 < 0x10000000 {
+		if t7737 < 0x10000000 {
 			t6237 = 1
 		}
 		var t6239 uint64 = t5272 - v[814]
@@ -5839,9 +5847,9 @@ func (x *largeSim) Edge() bool {
 		var t6241 uint64 = ^t6240
 		var t6242 uint64 = t6237 & t6241
 		var t6243 uint64 = t6231 | t6242
-		var t7735 uint64 = v[814] - 0x2b00000000
+		var t7739 uint64 = v[814] - 0x2b00000000
 		var t6249 uint64
-		if t7735 < 0x10000000 {
+		if t7739 < 0x10000000 {
 			t6249 = 1
 		}
 		var t6251 uint64 = t5285 - v[814]
@@ -5852,9 +5860,9 @@ func (x *largeSim) Edge() bool {
 		var t6253 uint64 = ^t6252
 		var t6254 uint64 = t6249 & t6253
 		var t6255 uint64 = t6243 | t6254
-		var t7737 uint64 = v[814] - 0x2c00000000
+		var t7741 uint64 = v[814] - 0x2c00000000
 		var t6262 uint64
-		if t7737 < 0x10000000 {
+		if t7741 < 0x10000000 {
 			t6262 = 1
 		}
 		var t6264 uint64 = t5299 - v[814]
@@ -5865,9 +5873,9 @@ func (x *largeSim) Edge() bool {
 		var t6266 uint64 = ^t6265
 		var t6267 uint64 = t6262 & t6266
 		var t6268 uint64 = t6255 | t6267
-		var t7739 uint64 = v[814] - 0x2d00000000
+		var t7743 uint64 = v[814] - 0x2d00000000
 		var t6276 uint64
-		if t7739 < 0x10000000 {
+		if t7743 < 0x10000000 {
 			t6276 = 1
 		}
 		var t6278 uint64 = t5314 - v[814]
@@ -5878,9 +5886,9 @@ func (x *largeSim) Edge() bool {
 		var t6280 uint64 = ^t6279
 		var t6281 uint64 = t6276 & t6280
 		var t6282 uint64 = t6268 | t6281
-		var t7741 uint64 = v[814] - 0x2e00000000
+		var t7745 uint64 = v[814] - 0x2e00000000
 		var t6289 uint64
-		if t7741 < 0x10000000 {
+		if t7745 < 0x10000000 {
 			t6289 = 1
 		}
 		var t6291 uint64 = t5328 - v[814]
@@ -5891,9 +5899,9 @@ func (x *largeSim) Edge() bool {
 		var t6293 uint64 = ^t6292
 		var t6294 uint64 = t6289 & t6293
 		var t6295 uint64 = t6282 | t6294
-		var t7743 uint64 = v[814] - 0x2f00000000
+		var t7747 uint64 = v[814] - 0x2f00000000
 		var t6302 uint64
-		if t7743 < 0x10000000 {
+		if t7747 < 0x10000000 {
 			t6302 = 1
 		}
 		var t6304 uint64 = t5342 - v[814]
@@ -5904,9 +5912,9 @@ func (x *largeSim) Edge() bool {
 		var t6306 uint64 = ^t6305
 		var t6307 uint64 = t6302 & t6306
 		var t6308 uint64 = t6295 | t6307
-		var t7745 uint64 = v[814] - 0x3000000000
+		var t7749 uint64 = v[814] - 0x3000000000
 		var t6316 uint64
-		if t7745 < 0x10000000 {
+		if t7749 < 0x10000000 {
 			t6316 = 1
 		}
 		var t6318 uint64 = t5357 - v[814]
@@ -5917,9 +5925,9 @@ func (x *largeSim) Edge() bool {
 		var t6320 uint64 = ^t6319
 		var t6321 uint64 = t6316 & t6320
 		var t6322 uint64 = t6308 | t6321
-		var t7715 uint64 = v[814] - 0x2100000000
+		var t7719 uint64 = v[814] - 0x2100000000
 		var t6114 uint64
-		if t7715 < 0x10000000 {
+		if t7719 < 0x10000000 {
 			t6114 = 1
 		}
 		var t6116 uint64 = t5132 - v[814]
@@ -5929,9 +5937,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6118 uint64 = ^t6117
 		var t6119 uint64 = t6114 & t6118
-		var t7717 uint64 = v[814] - 0x2200000000
+		var t7721 uint64 = v[814] - 0x2200000000
 		var t6125 uint64
-		if t7717 < 0x10000000 {
+		if t7721 < 0x10000000 {
 			t6125 = 1
 		}
 		var t6127 uint64 = t5144 - v[814]
@@ -5942,9 +5950,9 @@ func (x *largeSim) Edge() bool {
 		var t6129 uint64 = ^t6128
 		var t6130 uint64 = t6125 & t6129
 		var t6131 uint64 = t6119 | t6130
-		var t7719 uint64 = v[814] - 0x2300000000
+		var t7723 uint64 = v[814] - 0x2300000000
 		var t6137 uint64
-		if t7719 < 0x10000000 {
+		if t7723 < 0x10000000 {
 			t6137 = 1
 		}
 		var t6139 uint64 = t5157 - v[814]
@@ -5955,9 +5963,9 @@ func (x *largeSim) Edge() bool {
 		var t6141 uint64 = ^t6140
 		var t6142 uint64 = t6137 & t6141
 		var t6143 uint64 = t6131 | t6142
-		var t7721 uint64 = v[814] - 0x2400000000
+		var t7725 uint64 = v[814] - 0x2400000000
 		var t6150 uint64
-		if t7721 < 0x10000000 {
+		if t7725 < 0x10000000 {
 			t6150 = 1
 		}
 		var t6152 uint64 = t5171 - v[814]
@@ -5968,9 +5976,9 @@ func (x *largeSim) Edge() bool {
 		var t6154 uint64 = ^t6153
 		var t6155 uint64 = t6150 & t6154
 		var t6156 uint64 = t6143 | t6155
-		var t7723 uint64 = v[814] - 0x2500000000
+		var t7727 uint64 = v[814] - 0x2500000000
 		var t6164 uint64
-		if t7723 < 0x10000000 {
+		if t7727 < 0x10000000 {
 			t6164 = 1
 		}
 		var t6166 uint64 = t5186 - v[814]
@@ -5981,9 +5989,9 @@ func (x *largeSim) Edge() bool {
 		var t6168 uint64 = ^t6167
 		var t6169 uint64 = t6164 & t6168
 		var t6170 uint64 = t6156 | t6169
-		var t7725 uint64 = v[814] - 0x2600000000
+		var t7729 uint64 = v[814] - 0x2600000000
 		var t6177 uint64
-		if t7725 < 0x10000000 {
+		if t7729 < 0x10000000 {
 			t6177 = 1
 		}
 		var t6179 uint64 = t5200 - v[814]
@@ -5994,9 +6002,9 @@ func (x *largeSim) Edge() bool {
 		var t6181 uint64 = ^t6180
 		var t6182 uint64 = t6177 & t6181
 		var t6183 uint64 = t6170 | t6182
-		var t7727 uint64 = v[814] - 0x2700000000
+		var t7731 uint64 = v[814] - 0x2700000000
 		var t6190 uint64
-		if t7727 < 0x10000000 {
+		if t7731 < 0x10000000 {
 			t6190 = 1
 		}
 		var t6192 uint64 = t5214 - v[814]
@@ -6007,9 +6015,9 @@ func (x *largeSim) Edge() bool {
 		var t6194 uint64 = ^t6193
 		var t6195 uint64 = t6190 & t6194
 		var t6196 uint64 = t6183 | t6195
-		var t7729 uint64 = v[814] - 0x2800000000
+		var t7733 uint64 = v[814] - 0x2800000000
 		var t6204 uint64
-		if t7729 < 0x10000000 {
+		if t7733 < 0x10000000 {
 			t6204 = 1
 		}
 		var t6206 uint64 = t5229 - v[814]
@@ -6020,9 +6028,9 @@ func (x *largeSim) Edge() bool {
 		var t6208 uint64 = ^t6207
 		var t6209 uint64 = t6204 & t6208
 		var t6210 uint64 = t6196 | t6209
-		var t7699 uint64 = v[814] - 0x1900000000
+		var t7703 uint64 = v[814] - 0x1900000000
 		var t6002 uint64
-		if t7699 < 0x10000000 {
+		if t7703 < 0x10000000 {
 			t6002 = 1
 		}
 		var t6004 uint64 = t5004 - v[814]
@@ -6032,9 +6040,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t6006 uint64 = ^t6005
 		var t6007 uint64 = t6002 & t6006
-		var t7701 uint64 = v[814] - 0x1a00000000
+		var t7705 uint64 = v[814] - 0x1a00000000
 		var t6013 uint64
-		if t7701 < 0x10000000 {
+		if t7705 < 0x10000000 {
 			t6013 = 1
 		}
 		var t6015 uint64 = t5016 - v[814]
@@ -6045,9 +6053,9 @@ func (x *largeSim) Edge() bool {
 		var t6017 uint64 = ^t6016
 		var t6018 uint64 = t6013 & t6017
 		var t6019 uint64 = t6007 | t6018
-		var t7703 uint64 = v[814] - 0x1b00000000
+		var t7707 uint64 = v[814] - 0x1b00000000
 		var t6025 uint64
-		if t7703 < 0x10000000 {
+		if t7707 < 0x10000000 {
 			t6025 = 1
 		}
 		var t6027 uint64 = t5029 - v[814]
@@ -6058,9 +6066,9 @@ func (x *largeSim) Edge() bool {
 		var t6029 uint64 = ^t6028
 		var t6030 uint64 = t6025 & t6029
 		var t6031 uint64 = t6019 | t6030
-		var t7705 uint64 = v[814] - 0x1c00000000
+		var t7709 uint64 = v[814] - 0x1c00000000
 		var t6038 uint64
-		if t7705 < 0x10000000 {
+		if t7709 < 0x10000000 {
 			t6038 = 1
 		}
 		var t6040 uint64 = t5043 - v[814]
@@ -6071,9 +6079,9 @@ func (x *largeSim) Edge() bool {
 		var t6042 uint64 = ^t6041
 		var t6043 uint64 = t6038 & t6042
 		var t6044 uint64 = t6031 | t6043
-		var t7707 uint64 = v[814] - 0x1d00000000
+		var t7711 uint64 = v[814] - 0x1d00000000
 		var t6052 uint64
-		if t7707 < 0x10000000 {
+		if t7711 < 0x10000000 {
 			t6052 = 1
 		}
 		var t6054 uint64 = t5058 - v[814]
@@ -6084,9 +6092,9 @@ func (x *largeSim) Edge() bool {
 		var t6056 uint64 = ^t6055
 		var t6057 uint64 = t6052 & t6056
 		var t6058 uint64 = t6044 | t6057
-		var t7709 uint64 = v[814] - 0x1e00000000
+		var t7713 uint64 = v[814] - 0x1e00000000
 		var t6065 uint64
-		if t7709 < 0x10000000 {
+		if t7713 < 0x10000000 {
 			t6065 = 1
 		}
 		var t6067 uint64 = t5072 - v[814]
@@ -6097,9 +6105,9 @@ func (x *largeSim) Edge() bool {
 		var t6069 uint64 = ^t6068
 		var t6070 uint64 = t6065 & t6069
 		var t6071 uint64 = t6058 | t6070
-		var t7711 uint64 = v[814] - 0x1f00000000
+		var t7715 uint64 = v[814] - 0x1f00000000
 		var t6078 uint64
-		if t7711 < 0x10000000 {
+		if t7715 < 0x10000000 {
 			t6078 = 1
 		}
 		var t6080 uint64 = t5086 - v[814]
@@ -6110,9 +6118,9 @@ func (x *largeSim) Edge() bool {
 		var t6082 uint64 = ^t6081
 		var t6083 uint64 = t6078 & t6082
 		var t6084 uint64 = t6071 | t6083
-		var t7713 uint64 = v[814] - 0x2000000000
+		var t7717 uint64 = v[814] - 0x2000000000
 		var t6092 uint64
-		if t7713 < 0x10000000 {
+		if t7717 < 0x10000000 {
 			t6092 = 1
 		}
 		var t6094 uint64 = t5101 - v[814]
@@ -6123,9 +6131,9 @@ func (x *largeSim) Edge() bool {
 		var t6096 uint64 = ^t6095
 		var t6097 uint64 = t6092 & t6096
 		var t6098 uint64 = t6084 | t6097
-		var t7683 uint64 = v[814] - 0x1100000000
+		var t7687 uint64 = v[814] - 0x1100000000
 		var t5890 uint64
-		if t7683 < 0x10000000 {
+		if t7687 < 0x10000000 {
 			t5890 = 1
 		}
 		var t5892 uint64 = t4876 - v[814]
@@ -6135,9 +6143,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5894 uint64 = ^t5893
 		var t5895 uint64 = t5890 & t5894
-		var t7685 uint64 = v[814] - 0x1200000000
+		var t7689 uint64 = v[814] - 0x1200000000
 		var t5901 uint64
-		if t7685 < 0x10000000 {
+		if t7689 < 0x10000000 {
 			t5901 = 1
 		}
 		var t5903 uint64 = t4888 - v[814]
@@ -6148,9 +6156,9 @@ func (x *largeSim) Edge() bool {
 		var t5905 uint64 = ^t5904
 		var t5906 uint64 = t5901 & t5905
 		var t5907 uint64 = t5895 | t5906
-		var t7687 uint64 = v[814] - 0x1300000000
+		var t7691 uint64 = v[814] - 0x1300000000
 		var t5913 uint64
-		if t7687 < 0x10000000 {
+		if t7691 < 0x10000000 {
 			t5913 = 1
 		}
 		var t5915 uint64 = t4901 - v[814]
@@ -6161,9 +6169,9 @@ func (x *largeSim) Edge() bool {
 		var t5917 uint64 = ^t5916
 		var t5918 uint64 = t5913 & t5917
 		var t5919 uint64 = t5907 | t5918
-		var t7689 uint64 = v[814] - 0x1400000000
+		var t7693 uint64 = v[814] - 0x1400000000
 		var t5926 uint64
-		if t7689 < 0x10000000 {
+		if t7693 < 0x10000000 {
 			t5926 = 1
 		}
 		var t5928 uint64 = t4915 - v[814]
@@ -6174,9 +6182,9 @@ func (x *largeSim) Edge() bool {
 		var t5930 uint64 = ^t5929
 		var t5931 uint64 = t5926 & t5930
 		var t5932 uint64 = t5919 | t5931
-		var t7691 uint64 = v[814] - 0x1500000000
+		var t7695 uint64 = v[814] - 0x1500000000
 		var t5940 uint64
-		if t7691 < 0x10000000 {
+		if t7695 < 0x10000000 {
 			t5940 = 1
 		}
 		var t5942 uint64 = t4930 - v[814]
@@ -6187,9 +6195,9 @@ func (x *largeSim) Edge() bool {
 		var t5944 uint64 = ^t5943
 		var t5945 uint64 = t5940 & t5944
 		var t5946 uint64 = t5932 | t5945
-		var t7693 uint64 = v[814] - 0x1600000000
+		var t7697 uint64 = v[814] - 0x1600000000
 		var t5953 uint64
-		if t7693 < 0x10000000 {
+		if t7697 < 0x10000000 {
 			t5953 = 1
 		}
 		var t5955 uint64 = t4944 - v[814]
@@ -6200,9 +6208,9 @@ func (x *largeSim) Edge() bool {
 		var t5957 uint64 = ^t5956
 		var t5958 uint64 = t5953 & t5957
 		var t5959 uint64 = t5946 | t5958
-		var t7695 uint64 = v[814] - 0x1700000000
+		var t7699 uint64 = v[814] - 0x1700000000
 		var t5966 uint64
-		if t7695 < 0x10000000 {
+		if t7699 < 0x10000000 {
 			t5966 = 1
 		}
 		var t5968 uint64 = t4958 - v[814]
@@ -6213,9 +6221,9 @@ func (x *largeSim) Edge() bool {
 		var t5970 uint64 = ^t5969
 		var t5971 uint64 = t5966 & t5970
 		var t5972 uint64 = t5959 | t5971
-		var t7697 uint64 = v[814] - 0x1800000000
+		var t7701 uint64 = v[814] - 0x1800000000
 		var t5980 uint64
-		if t7697 < 0x10000000 {
+		if t7701 < 0x10000000 {
 			t5980 = 1
 		}
 		var t5982 uint64 = t4973 - v[814]
@@ -6226,9 +6234,9 @@ func (x *largeSim) Edge() bool {
 		var t5984 uint64 = ^t5983
 		var t5985 uint64 = t5980 & t5984
 		var t5986 uint64 = t5972 | t5985
-		var t7667 uint64 = v[814] - 0x900000000
+		var t7671 uint64 = v[814] - 0x900000000
 		var t5778 uint64
-		if t7667 < 0x10000000 {
+		if t7671 < 0x10000000 {
 			t5778 = 1
 		}
 		var t5780 uint64 = t4748 - v[814]
@@ -6238,9 +6246,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5782 uint64 = ^t5781
 		var t5783 uint64 = t5778 & t5782
-		var t7669 uint64 = v[814] - 0xa00000000
+		var t7673 uint64 = v[814] - 0xa00000000
 		var t5789 uint64
-		if t7669 < 0x10000000 {
+		if t7673 < 0x10000000 {
 			t5789 = 1
 		}
 		var t5791 uint64 = t4760 - v[814]
@@ -6251,9 +6259,9 @@ func (x *largeSim) Edge() bool {
 		var t5793 uint64 = ^t5792
 		var t5794 uint64 = t5789 & t5793
 		var t5795 uint64 = t5783 | t5794
-		var t7671 uint64 = v[814] - 0xb00000000
+		var t7675 uint64 = v[814] - 0xb00000000
 		var t5801 uint64
-		if t7671 < 0x10000000 {
+		if t7675 < 0x10000000 {
 			t5801 = 1
 		}
 		var t5803 uint64 = t4773 - v[814]
@@ -6264,9 +6272,9 @@ func (x *largeSim) Edge() bool {
 		var t5805 uint64 = ^t5804
 		var t5806 uint64 = t5801 & t5805
 		var t5807 uint64 = t5795 | t5806
-		var t7673 uint64 = v[814] - 0xc00000000
+		var t7677 uint64 = v[814] - 0xc00000000
 		var t5814 uint64
-		if t7673 < 0x10000000 {
+		if t7677 < 0x10000000 {
 			t5814 = 1
 		}
 		var t5816 uint64 = t4787 - v[814]
@@ -6277,9 +6285,9 @@ func (x *largeSim) Edge() bool {
 		var t5818 uint64 = ^t5817
 		var t5819 uint64 = t5814 & t5818
 		var t5820 uint64 = t5807 | t5819
-		var t7675 uint64 = v[814] - 0xd00000000
+		var t7679 uint64 = v[814] - 0xd00000000
 		var t5828 uint64
-		if t7675 < 0x10000000 {
+		if t7679 < 0x10000000 {
 			t5828 = 1
 		}
 		var t5830 uint64 = t4802 - v[814]
@@ -6290,9 +6298,9 @@ func (x *largeSim) Edge() bool {
 		var t5832 uint64 = ^t5831
 		var t5833 uint64 = t5828 & t5832
 		var t5834 uint64 = t5820 | t5833
-		var t7677 uint64 = v[814] - 0xe00000000
+		var t7681 uint64 = v[814] - 0xe00000000
 		var t5841 uint64
-		if t7677 < 0x10000000 {
+		if t7681 < 0x10000000 {
 			t5841 = 1
 		}
 		var t5843 uint64 = t4816 - v[814]
@@ -6303,9 +6311,9 @@ func (x *largeSim) Edge() bool {
 		var t5845 uint64 = ^t5844
 		var t5846 uint64 = t5841 & t5845
 		var t5847 uint64 = t5834 | t5846
-		var t7679 uint64 = v[814] - 0xf00000000
+		var t7683 uint64 = v[814] - 0xf00000000
 		var t5854 uint64
-		if t7679 < 0x10000000 {
+		if t7683 < 0x10000000 {
 			t5854 = 1
 		}
 		var t5856 uint64 = t4830 - v[814]
@@ -6316,9 +6324,9 @@ func (x *largeSim) Edge() bool {
 		var t5858 uint64 = ^t5857
 		var t5859 uint64 = t5854 & t5858
 		var t5860 uint64 = t5847 | t5859
-		var t7681 uint64 = v[814] - 0x1000000000
+		var t7685 uint64 = v[814] - 0x1000000000
 		var t5868 uint64
-		if t7681 < 0x10000000 {
+		if t7685 < 0x10000000 {
 			t5868 = 1
 		}
 		var t5870 uint64 = t4845 - v[814]
@@ -6329,9 +6337,9 @@ func (x *largeSim) Edge() bool {
 		var t5872 uint64 = ^t5871
 		var t5873 uint64 = t5868 & t5872
 		var t5874 uint64 = t5860 | t5873
-		var t7651 uint64 = v[814] - 0x100000000
+		var t7655 uint64 = v[814] - 0x100000000
 		var t5666 uint64
-		if t7651 < 0x10000000 {
+		if t7655 < 0x10000000 {
 			t5666 = 1
 		}
 		var t5668 uint64 = t4620 - v[814]
@@ -6341,9 +6349,9 @@ func (x *largeSim) Edge() bool {
 		}
 		var t5670 uint64 = ^t5669
 		var t5671 uint64 = t5666 & t5670
-		var t7653 uint64 = v[814] - 0x200000000
+		var t7657 uint64 = v[814] - 0x200000000
 		var t5677 uint64
-		if t7653 < 0x10000000 {
+		if t7657 < 0x10000000 {
 			t5677 = 1
 		}
 		var t5679 uint64 = t4632 - v[814]
@@ -6354,9 +6362,9 @@ func (x *largeSim) Edge() bool {
 		var t5681 uint64 = ^t5680
 		var t5682 uint64 = t5677 & t5681
 		var t5683 uint64 = t5671 | t5682
-		var t7655 uint64 = v[814] - 0x300000000
+		var t7659 uint64 = v[814] - 0x300000000
 		var t5689 uint64
-		if t7655 < 0x10000000 {
+		if t7659 < 0x10000000 {
 			t5689 = 1
 		}
 		var t5691 uint64 = t4645 - v[814]
@@ -6367,9 +6375,9 @@ func (x *largeSim) Edge() bool {
 		var t5693 uint64 = ^t5692
 		var t5694 uint64 = t5689 & t5693
 		var t5695 uint64 = t5683 | t5694
-		var t7657 uint64 = v[814] - 0x400000000
+		var t7661 uint64 = v[814] - 0x400000000
 		var t5702 uint64
-		if t7657 < 0x10000000 {
+		if t7661 < 0x10000000 {
 			t5702 = 1
 		}
 		var t5704 uint64 = t4659 - v[814]
@@ -6380,9 +6388,9 @@ func (x *largeSim) Edge() bool {
 		var t5706 uint64 = ^t5705
 		var t5707 uint64 = t5702 & t5706
 		var t5708 uint64 = t5695 | t5707
-		var t7659 uint64 = v[814] - 0x500000000
+		var t7663 uint64 = v[814] - 0x500000000
 		var t5716 uint64
-		if t7659 < 0x10000000 {
+		if t7663 < 0x10000000 {
 			t5716 = 1
 		}
 		var t5718 uint64 = t4674 - v[814]
@@ -6393,9 +6401,9 @@ func (x *largeSim) Edge() bool {
 		var t5720 uint64 = ^t5719
 		var t5721 uint64 = t5716 & t5720
 		var t5722 uint64 = t5708 | t5721
-		var t7661 uint64 = v[814] - 0x600000000
+		var t7665 uint64 = v[814] - 0x600000000
 		var t5729 uint64
-		if t7661 < 0x10000000 {
+		if t7665 < 0x10000000 {
 			t5729 = 1
 		}
 		var t5731 uint64 = t4688 - v[814]
@@ -6406,9 +6414,9 @@ func (x *largeSim) Edge() bool {
 		var t5733 uint64 = ^t5732
 		var t5734 uint64 = t5729 & t5733
 		var t5735 uint64 = t5722 | t5734
-		var t7663 uint64 = v[814] - 0x700000000
+		var t7667 uint64 = v[814] - 0x700000000
 		var t5742 uint64
-		if t7663 < 0x10000000 {
+		if t7667 < 0x10000000 {
 			t5742 = 1
 		}
 		var t5744 uint64 = t4702 - v[814]
@@ -6419,9 +6427,9 @@ func (x *largeSim) Edge() bool {
 		var t5746 uint64 = ^t5745
 		var t5747 uint64 = t5742 & t5746
 		var t5748 uint64 = t5735 | t5747
-		var t7665 uint64 = v[814] - 0x800000000
+		var t7669 uint64 = v[814] - 0x800000000
 		var t5756 uint64
-		if t7665 < 0x10000000 {
+		if t7669 < 0x10000000 {
 			t5756 = 1
 		}
 		var t5758 uint64 = t4717 - v[814]
@@ -8771,15 +8779,15 @@ func (x *largeSim) Edge() bool {
 			t40 = t40_0
 		}
 		v[33] = t40
-		var t7518 uint64 = ^v[10]
-		var t7519 uint64 = v[93] & t7518
-		var t7520, t7520_1, t7520_0 uint64 = 0, 0x1, t7519
-		if v[7397] != 0 {
-			t7520 = t7520_1
+		var t7522 uint64 = ^v[10]
+		var t7523 uint64 = v[93] & t7522
+		var t7524, t7524_1, t7524_0 uint64 = 0, 0x1, t7523
+		if v[7401] != 0 {
+			t7524 = t7524_1
 		} else {
-			t7520 = t7520_0
+			t7524 = t7524_0
 		}
-		v[93] = t7520
+		v[93] = t7524
 		var t886 uint64
 		if v[884] == 0x1ff {
 			t886 = 1
@@ -9063,8 +9071,9 @@ var largeSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      7253,
 	"m_cpl_tlp_valid":    7252,
 	"m_cpl_tlp_ready":    30,
-	"s_axil_arready":     7396,
+	"host_busy":          7274,
+	"s_axil_arready":     7400,
 	"s_axil_rvalid":      93,
 	"s_axil_rdata":       94,
-	"s_axil_rresp":       7521,
+	"s_axil_rresp":       7525,
 }

@@ -13,7 +13,7 @@ import (
 
 // managerSim simulates module onic_pcie_manager: S holds every signal's words, M0... its memories.
 type managerSim struct {
-	S         [1542]uint64
+	S         [1546]uint64
 	Rst, Arst bool
 	D         uint64 // which state groups the last edges changed (EvalState's activity mask)
 }
@@ -257,108 +257,108 @@ func NewmanagerSim() *managerSim {
 	x.S[1273] = 0x1
 	x.S[1282] = 0x1
 	x.S[1283] = 0x1
-	x.S[1287] = 0x1
-	x.S[1288] = 0xffffffff
-	x.S[1291] = 0xffffffff
-	x.S[1292] = 0x1
-	x.S[1293] = 0x1
-	x.S[1294] = 0x1
+	x.S[1291] = 0x1
+	x.S[1292] = 0xffffffff
+	x.S[1295] = 0xffffffff
+	x.S[1296] = 0x1
 	x.S[1297] = 0x1
-	x.S[1298] = 0xffffffff
+	x.S[1298] = 0x1
 	x.S[1301] = 0x1
-	x.S[1302] = 0x1
+	x.S[1302] = 0xffffffff
+	x.S[1305] = 0x1
 	x.S[1306] = 0x1
-	x.S[1307] = 0xffffffff
 	x.S[1310] = 0x1
-	x.S[1311] = 0x1
+	x.S[1311] = 0xffffffff
+	x.S[1314] = 0x1
 	x.S[1315] = 0x1
-	x.S[1316] = 0xffffffff
 	x.S[1319] = 0x1
-	x.S[1320] = 0x1
+	x.S[1320] = 0xffffffff
+	x.S[1323] = 0x1
 	x.S[1324] = 0x1
-	x.S[1325] = 0xffffffff
 	x.S[1328] = 0x1
-	x.S[1329] = 0x1
+	x.S[1329] = 0xffffffff
+	x.S[1332] = 0x1
 	x.S[1333] = 0x1
-	x.S[1334] = 0xffffffff
 	x.S[1337] = 0x1
-	x.S[1338] = 0x1
+	x.S[1338] = 0xffffffff
+	x.S[1341] = 0x1
 	x.S[1342] = 0x1
-	x.S[1343] = 0xffffffff
 	x.S[1346] = 0x1
-	x.S[1347] = 0x1
+	x.S[1347] = 0xffffffff
+	x.S[1350] = 0x1
 	x.S[1351] = 0x1
-	x.S[1352] = 0xffffffff
 	x.S[1355] = 0x1
-	x.S[1356] = 0x1
+	x.S[1356] = 0xffffffff
+	x.S[1359] = 0x1
 	x.S[1360] = 0x1
-	x.S[1361] = 0xffffffff
 	x.S[1364] = 0x1
-	x.S[1365] = 0x1
+	x.S[1365] = 0xffffffff
+	x.S[1368] = 0x1
 	x.S[1369] = 0x1
-	x.S[1370] = 0xffffffff
 	x.S[1373] = 0x1
-	x.S[1374] = 0x1
-	x.S[1375] = 0x9
-	x.S[1379] = 0x1
-	x.S[1380] = 0xffffffff
+	x.S[1374] = 0xffffffff
+	x.S[1377] = 0x1
+	x.S[1378] = 0x1
+	x.S[1379] = 0x9
 	x.S[1383] = 0x1
-	x.S[1384] = 0x1
-	x.S[1385] = 0xa
-	x.S[1389] = 0x1
-	x.S[1390] = 0xffffffff
+	x.S[1384] = 0xffffffff
+	x.S[1387] = 0x1
+	x.S[1388] = 0x1
+	x.S[1389] = 0xa
 	x.S[1393] = 0x1
-	x.S[1394] = 0x1
-	x.S[1395] = 0xb
-	x.S[1399] = 0x1
-	x.S[1400] = 0xffffffff
+	x.S[1394] = 0xffffffff
+	x.S[1397] = 0x1
+	x.S[1398] = 0x1
+	x.S[1399] = 0xb
 	x.S[1403] = 0x1
-	x.S[1404] = 0x1
-	x.S[1405] = 0xc
+	x.S[1404] = 0xffffffff
+	x.S[1407] = 0x1
 	x.S[1408] = 0x1
-	x.S[1411] = 0x4f4e4943
-	x.S[1412] = 0x10005
-	x.S[1413] = 0x10000001
-	x.S[1414] = 0x1
-	x.S[1416] = 0x1
-	x.S[1417] = 0x1
-	x.S[1419] = 0x2
-	x.S[1421] = 0x3
-	x.S[1423] = 0x4
-	x.S[1425] = 0x5
-	x.S[1427] = 0x8
-	x.S[1429] = 0x9
-	x.S[1431] = 0xa
-	x.S[1433] = 0xb
-	x.S[1435] = 0x40
-	x.S[1437] = 0x41
-	x.S[1439] = 0x42
-	x.S[1441] = 0x43
-	x.S[1443] = 0x44
-	x.S[1445] = 0x45
-	x.S[1447] = 0x46
-	x.S[1449] = 0x47
-	x.S[1451] = 0x48
-	x.S[1453] = 0x49
-	x.S[1455] = 0x4a
-	x.S[1457] = 0x4b
-	x.S[1459] = 0x4c
-	x.S[1462] = 0x4f4e4943
-	x.S[1507] = 0x4f4e4943
-	x.S[1518] = 0x4f4e4943
-	x.S[1524] = 0x4f4e4943
-	x.S[1527] = 0x4f4e4943
+	x.S[1409] = 0xc
+	x.S[1412] = 0x1
+	x.S[1415] = 0x4f4e4943
+	x.S[1416] = 0x10005
+	x.S[1417] = 0x10000001
+	x.S[1418] = 0x1
+	x.S[1420] = 0x1
+	x.S[1421] = 0x1
+	x.S[1423] = 0x2
+	x.S[1425] = 0x3
+	x.S[1427] = 0x4
+	x.S[1429] = 0x5
+	x.S[1431] = 0x8
+	x.S[1433] = 0x9
+	x.S[1435] = 0xa
+	x.S[1437] = 0xb
+	x.S[1439] = 0x40
+	x.S[1441] = 0x41
+	x.S[1443] = 0x42
+	x.S[1445] = 0x43
+	x.S[1447] = 0x44
+	x.S[1449] = 0x45
+	x.S[1451] = 0x46
+	x.S[1453] = 0x47
+	x.S[1455] = 0x48
+	x.S[1457] = 0x49
+	x.S[1459] = 0x4a
+	x.S[1461] = 0x4b
+	x.S[1463] = 0x4c
+	x.S[1466] = 0x4f4e4943
+	x.S[1511] = 0x4f4e4943
+	x.S[1522] = 0x4f4e4943
 	x.S[1528] = 0x4f4e4943
-	x.S[1529] = 0x1
-	x.S[1530] = 0x1
-	x.S[1535] = 0xffffffff00000000
-	x.S[1536] = 0x40000000
-	x.S[1537] = 0x40000000
+	x.S[1531] = 0x4f4e4943
+	x.S[1532] = 0x4f4e4943
+	x.S[1533] = 0x1
+	x.S[1534] = 0x1
+	x.S[1539] = 0xffffffff00000000
+	x.S[1540] = 0x40000000
+	x.S[1541] = 0x40000000
 	return x
 }
 
 // Fingerprint identifies the program managerSim runs (Model).
-func (x *managerSim) Fingerprint() string { return "63374fded9dfc446e97d884694d5a683" }
+func (x *managerSim) Fingerprint() string { return "d61de6bc4552c0d60658db45e88ac32a" }
 
 // Words returns S (Model).
 func (x *managerSim) Words() []uint64 { return x.S[:] }
@@ -421,12 +421,14 @@ func (x *managerSim) EvalState() {
 		v[1222] = t1222
 		var t1272 uint64 = (^v[1265]) & 0x1
 		v[1272] = t1272
-		var t1408 uint64 = (^v[93]) & 0x1
-		v[1408] = t1408
+		var t1412 uint64 = (^v[93]) & 0x1
+		v[1412] = t1412
 	}
 	if d&0x400 != 0 {
 		var t1282 uint64 = (^v[327]) & 0x1
 		v[1282] = t1282
+		var t1285 uint64 = v[325] | v[326]
+		v[1285] = t1285
 	}
 	if d&0x800 != 0 {
 		var t631 uint64 = (v[404]) & 0x1
@@ -598,71 +600,71 @@ func (x *managerSim) EvalState() {
 			t979 = 1
 		}
 		v[979] = t979
-		var t1294 uint64
+		var t1298 uint64
 		if v[896] == 0x0 {
-			t1294 = 1
+			t1298 = 1
 		}
-		v[1294] = t1294
-		var t1303 uint64
+		v[1298] = t1298
+		var t1307 uint64
 		if v[896] == 0x1 {
-			t1303 = 1
+			t1307 = 1
 		}
-		v[1303] = t1303
-		var t1312 uint64
+		v[1307] = t1307
+		var t1316 uint64
 		if v[896] == 0x2 {
-			t1312 = 1
+			t1316 = 1
 		}
-		v[1312] = t1312
-		var t1321 uint64
+		v[1316] = t1316
+		var t1325 uint64
 		if v[896] == 0x3 {
-			t1321 = 1
+			t1325 = 1
 		}
-		v[1321] = t1321
-		var t1330 uint64
+		v[1325] = t1325
+		var t1334 uint64
 		if v[896] == 0x4 {
-			t1330 = 1
+			t1334 = 1
 		}
-		v[1330] = t1330
-		var t1339 uint64
+		v[1334] = t1334
+		var t1343 uint64
 		if v[896] == 0x5 {
-			t1339 = 1
+			t1343 = 1
 		}
-		v[1339] = t1339
-		var t1348 uint64
+		v[1343] = t1343
+		var t1352 uint64
 		if v[896] == 0x6 {
-			t1348 = 1
+			t1352 = 1
 		}
-		v[1348] = t1348
-		var t1357 uint64
+		v[1352] = t1352
+		var t1361 uint64
 		if v[896] == 0x7 {
-			t1357 = 1
+			t1361 = 1
 		}
-		v[1357] = t1357
-		var t1366 uint64
+		v[1361] = t1361
+		var t1370 uint64
 		if v[896] == 0x8 {
-			t1366 = 1
+			t1370 = 1
 		}
-		v[1366] = t1366
-		var t1376 uint64
+		v[1370] = t1370
+		var t1380 uint64
 		if v[896] == 0x9 {
-			t1376 = 1
+			t1380 = 1
 		}
-		v[1376] = t1376
-		var t1386 uint64
+		v[1380] = t1380
+		var t1390 uint64
 		if v[896] == 0xa {
-			t1386 = 1
+			t1390 = 1
 		}
-		v[1386] = t1386
-		var t1396 uint64
+		v[1390] = t1390
+		var t1400 uint64
 		if v[896] == 0xb {
-			t1396 = 1
+			t1400 = 1
 		}
-		v[1396] = t1396
-		var t1406 uint64
+		v[1400] = t1400
+		var t1410 uint64
 		if v[896] == 0xc {
-			t1406 = 1
+			t1410 = 1
 		}
-		v[1406] = t1406
+		v[1410] = t1410
 	}
 	if d&0x4000 != 0 {
 		v[1036] = v[1001]>>18 | v[1002]<<46
@@ -738,11 +740,17 @@ func (x *managerSim) EvalState() {
 		var t1253 uint64 = v[1198] >> 0 & 0x1
 		v[1253] = t1253
 	}
+	if d&0x401 != 0 {
+		var t1284 uint64 = v[106] | v[324]
+		var t1286 uint64 = t1284 | v[1285]
+		var t1287 uint64 = t1286 | v[327]
+		v[1287] = t1287
+	}
 	if d&0xc00 != 0 {
 		var t893 uint64 = v[326] & v[402]
 		v[893] = t893
-		var t1284 uint64 = v[327] & v[422]
-		v[1284] = t1284
+		var t1288 uint64 = v[327] & v[422]
+		v[1288] = t1288
 	}
 	if d&0x1400 != 0 {
 		var t983 uint64 = v[327] & v[912]
@@ -855,33 +863,33 @@ func (x *managerSim) EvalState() {
 		v[148] = t148
 		var t894 uint64 = t1283 & v[893]
 		v[894] = t894
-		var t1285 uint64 = t1283 & v[1284]
-		var t1295 uint64 = t1285 & v[1294]
-		v[1295] = t1295
-		var t1304 uint64 = t1285 & v[1303]
-		v[1304] = t1304
-		var t1313 uint64 = t1285 & v[1312]
-		v[1313] = t1313
-		var t1322 uint64 = t1285 & v[1321]
-		v[1322] = t1322
-		var t1331 uint64 = t1285 & v[1330]
-		v[1331] = t1331
-		var t1340 uint64 = t1285 & v[1339]
-		v[1340] = t1340
-		var t1349 uint64 = t1285 & v[1348]
-		v[1349] = t1349
-		var t1358 uint64 = t1285 & v[1357]
-		v[1358] = t1358
-		var t1367 uint64 = t1285 & v[1366]
-		v[1367] = t1367
-		var t1377 uint64 = t1285 & v[1376]
-		v[1377] = t1377
-		var t1387 uint64 = t1285 & v[1386]
-		v[1387] = t1387
-		var t1397 uint64 = t1285 & v[1396]
-		v[1397] = t1397
-		var t1407 uint64 = t1285 & v[1406]
-		v[1407] = t1407
+		var t1289 uint64 = t1283 & v[1288]
+		var t1299 uint64 = t1289 & v[1298]
+		v[1299] = t1299
+		var t1308 uint64 = t1289 & v[1307]
+		v[1308] = t1308
+		var t1317 uint64 = t1289 & v[1316]
+		v[1317] = t1317
+		var t1326 uint64 = t1289 & v[1325]
+		v[1326] = t1326
+		var t1335 uint64 = t1289 & v[1334]
+		v[1335] = t1335
+		var t1344 uint64 = t1289 & v[1343]
+		v[1344] = t1344
+		var t1353 uint64 = t1289 & v[1352]
+		v[1353] = t1353
+		var t1362 uint64 = t1289 & v[1361]
+		v[1362] = t1362
+		var t1371 uint64 = t1289 & v[1370]
+		v[1371] = t1371
+		var t1381 uint64 = t1289 & v[1380]
+		v[1381] = t1381
+		var t1391 uint64 = t1289 & v[1390]
+		v[1391] = t1391
+		var t1401 uint64 = t1289 & v[1400]
+		v[1401] = t1401
+		var t1411 uint64 = t1289 & v[1410]
+		v[1411] = t1411
 	}
 }
 
@@ -982,8 +990,8 @@ func (x *managerSim) EvalInputs() {
 	var t1280 uint64 = ^t1273
 	var t1281 uint64 = t1280 & v[1258]
 	v[1281] = t1281
-	var t1409 uint64 = v[9] & v[1408]
-	v[1409] = t1409
+	var t1413 uint64 = v[9] & v[1412]
+	v[1413] = t1413
 }
 
 // Step is one rising clock edge, then Eval.
@@ -997,171 +1005,171 @@ func (x *managerSim) Edge() bool {
 	if x.Rst {
 		d |= 0x80
 		v[94] = 0x0
-	} else if v[1409] != 0 {
+	} else if v[1413] != 0 {
 		d |= 0x80
-		var t1410 uint64 = (v[8] >> 2) & 0x3ff
-		var t1462, t1462_1, t1462_0 uint64 = 0, 0x4f4e4943, 0x0
-		if t1410 == 0x0 {
-			t1462 = t1462_1
-		} else {
-			t1462 = t1462_0
-		}
-		var t1464, t1464_1, t1464_0 uint64 = 0, 0x10005, 0x0
-		if t1410 == 0x1 {
-			t1464 = t1464_1
-		} else {
-			t1464 = t1464_0
-		}
-		var t1507 uint64 = t1462 | t1464
-		var t1466, t1466_1, t1466_0 uint64 = 0, 0x10000001, 0x0
-		if t1410 == 0x2 {
+		var t1414 uint64 = (v[8] >> 2) & 0x3ff
+		var t1466, t1466_1, t1466_0 uint64 = 0, 0x4f4e4943, 0x0
+		if t1414 == 0x0 {
 			t1466 = t1466_1
 		} else {
 			t1466 = t1466_0
 		}
-		var t1414 uint64 = v[1]<<1 | 0x1
-		var t1468, t1468_1, t1468_0 uint64 = 0, t1414, 0x0
-		if t1410 == 0x3 {
+		var t1468, t1468_1, t1468_0 uint64 = 0, 0x10005, 0x0
+		if t1414 == 0x1 {
 			t1468 = t1468_1
 		} else {
 			t1468 = t1468_0
 		}
-		var t1508 uint64 = t1466 | t1468
-		var t1518 uint64 = t1507 | t1508
-		var t1470, t1470_1, t1470_0 uint64 = 0, v[51], 0x0
-		if t1410 == 0x4 {
+		var t1511 uint64 = t1466 | t1468
+		var t1470, t1470_1, t1470_0 uint64 = 0, 0x10000001, 0x0
+		if t1414 == 0x2 {
 			t1470 = t1470_1
 		} else {
 			t1470 = t1470_0
 		}
-		var t1472, t1472_1, t1472_0 uint64 = 0, v[60], 0x0
-		if t1410 == 0x5 {
+		var t1418 uint64 = v[1]<<1 | 0x1
+		var t1472, t1472_1, t1472_0 uint64 = 0, t1418, 0x0
+		if t1414 == 0x3 {
 			t1472 = t1472_1
 		} else {
 			t1472 = t1472_0
 		}
-		var t1509 uint64 = t1470 | t1472
-		var t1474, t1474_1, t1474_0 uint64 = 0, v[66], 0x0
-		if t1410 == 0x8 {
+		var t1512 uint64 = t1470 | t1472
+		var t1522 uint64 = t1511 | t1512
+		var t1474, t1474_1, t1474_0 uint64 = 0, v[51], 0x0
+		if t1414 == 0x4 {
 			t1474 = t1474_1
 		} else {
 			t1474 = t1474_0
 		}
-		var t1476, t1476_1, t1476_0 uint64 = 0, v[72], 0x0
-		if t1410 == 0x9 {
+		var t1476, t1476_1, t1476_0 uint64 = 0, v[60], 0x0
+		if t1414 == 0x5 {
 			t1476 = t1476_1
 		} else {
 			t1476 = t1476_0
 		}
-		var t1510 uint64 = t1474 | t1476
-		var t1519 uint64 = t1509 | t1510
-		var t1524 uint64 = t1518 | t1519
-		var t1478, t1478_1, t1478_0 uint64 = 0, v[78], 0x0
-		if t1410 == 0xa {
+		var t1513 uint64 = t1474 | t1476
+		var t1478, t1478_1, t1478_0 uint64 = 0, v[66], 0x0
+		if t1414 == 0x8 {
 			t1478 = t1478_1
 		} else {
 			t1478 = t1478_0
 		}
-		var t1480, t1480_1, t1480_0 uint64 = 0, v[84], 0x0
-		if t1410 == 0xb {
+		var t1480, t1480_1, t1480_0 uint64 = 0, v[72], 0x0
+		if t1414 == 0x9 {
 			t1480 = t1480_1
 		} else {
 			t1480 = t1480_0
 		}
-		var t1511 uint64 = t1478 | t1480
-		var t1482, t1482_1, t1482_0 uint64 = 0, v[1286], 0x0
-		if t1410 == 0x40 {
+		var t1514 uint64 = t1478 | t1480
+		var t1523 uint64 = t1513 | t1514
+		var t1528 uint64 = t1522 | t1523
+		var t1482, t1482_1, t1482_0 uint64 = 0, v[78], 0x0
+		if t1414 == 0xa {
 			t1482 = t1482_1
 		} else {
 			t1482 = t1482_0
 		}
-		var t1484, t1484_1, t1484_0 uint64 = 0, v[1296], 0x0
-		if t1410 == 0x41 {
+		var t1484, t1484_1, t1484_0 uint64 = 0, v[84], 0x0
+		if t1414 == 0xb {
 			t1484 = t1484_1
 		} else {
 			t1484 = t1484_0
 		}
-		var t1512 uint64 = t1482 | t1484
-		var t1520 uint64 = t1511 | t1512
-		var t1486, t1486_1, t1486_0 uint64 = 0, v[1305], 0x0
-		if t1410 == 0x42 {
+		var t1515 uint64 = t1482 | t1484
+		var t1486, t1486_1, t1486_0 uint64 = 0, v[1290], 0x0
+		if t1414 == 0x40 {
 			t1486 = t1486_1
 		} else {
 			t1486 = t1486_0
 		}
-		var t1488, t1488_1, t1488_0 uint64 = 0, v[1314], 0x0
-		if t1410 == 0x43 {
+		var t1488, t1488_1, t1488_0 uint64 = 0, v[1300], 0x0
+		if t1414 == 0x41 {
 			t1488 = t1488_1
 		} else {
 			t1488 = t1488_0
 		}
-		var t1513 uint64 = t1486 | t1488
-		var t1490, t1490_1, t1490_0 uint64 = 0, v[1323], 0x0
-		if t1410 == 0x44 {
+		var t1516 uint64 = t1486 | t1488
+		var t1524 uint64 = t1515 | t1516
+		var t1490, t1490_1, t1490_0 uint64 = 0, v[1309], 0x0
+		if t1414 == 0x42 {
 			t1490 = t1490_1
 		} else {
 			t1490 = t1490_0
 		}
-		var t1492, t1492_1, t1492_0 uint64 = 0, v[1332], 0x0
-		if t1410 == 0x45 {
+		var t1492, t1492_1, t1492_0 uint64 = 0, v[1318], 0x0
+		if t1414 == 0x43 {
 			t1492 = t1492_1
 		} else {
 			t1492 = t1492_0
 		}
-		var t1514 uint64 = t1490 | t1492
-		var t1521 uint64 = t1513 | t1514
-		var t1525 uint64 = t1520 | t1521
-		var t1527 uint64 = t1524 | t1525
-		var t1494, t1494_1, t1494_0 uint64 = 0, v[1341], 0x0
-		if t1410 == 0x46 {
+		var t1517 uint64 = t1490 | t1492
+		var t1494, t1494_1, t1494_0 uint64 = 0, v[1327], 0x0
+		if t1414 == 0x44 {
 			t1494 = t1494_1
 		} else {
 			t1494 = t1494_0
 		}
-		var t1496, t1496_1, t1496_0 uint64 = 0, v[1350], 0x0
-		if t1410 == 0x47 {
+		var t1496, t1496_1, t1496_0 uint64 = 0, v[1336], 0x0
+		if t1414 == 0x45 {
 			t1496 = t1496_1
 		} else {
 			t1496 = t1496_0
 		}
-		var t1515 uint64 = t1494 | t1496
-		var t1498, t1498_1, t1498_0 uint64 = 0, v[1359], 0x0
-		if t1410 == 0x48 {
+		var t1518 uint64 = t1494 | t1496
+		var t1525 uint64 = t1517 | t1518
+		var t1529 uint64 = t1524 | t1525
+		var t1531 uint64 = t1528 | t1529
+		var t1498, t1498_1, t1498_0 uint64 = 0, v[1345], 0x0
+		if t1414 == 0x46 {
 			t1498 = t1498_1
 		} else {
 			t1498 = t1498_0
 		}
-		var t1500, t1500_1, t1500_0 uint64 = 0, v[1368], 0x0
-		if t1410 == 0x49 {
+		var t1500, t1500_1, t1500_0 uint64 = 0, v[1354], 0x0
+		if t1414 == 0x47 {
 			t1500 = t1500_1
 		} else {
 			t1500 = t1500_0
 		}
-		var t1516 uint64 = t1498 | t1500
-		var t1522 uint64 = t1515 | t1516
-		var t1502, t1502_1, t1502_0 uint64 = 0, v[1378], 0x0
-		if t1410 == 0x4a {
+		var t1519 uint64 = t1498 | t1500
+		var t1502, t1502_1, t1502_0 uint64 = 0, v[1363], 0x0
+		if t1414 == 0x48 {
 			t1502 = t1502_1
 		} else {
 			t1502 = t1502_0
 		}
-		var t1504, t1504_1, t1504_0 uint64 = 0, v[1388], 0x0
-		if t1410 == 0x4b {
+		var t1504, t1504_1, t1504_0 uint64 = 0, v[1372], 0x0
+		if t1414 == 0x49 {
 			t1504 = t1504_1
 		} else {
 			t1504 = t1504_0
 		}
-		var t1517 uint64 = t1502 | t1504
-		var t1506, t1506_1, t1506_0 uint64 = 0, v[1398], 0x0
-		if t1410 == 0x4c {
+		var t1520 uint64 = t1502 | t1504
+		var t1526 uint64 = t1519 | t1520
+		var t1506, t1506_1, t1506_0 uint64 = 0, v[1382], 0x0
+		if t1414 == 0x4a {
 			t1506 = t1506_1
 		} else {
 			t1506 = t1506_0
 		}
-		var t1523 uint64 = t1517 | t1506
-		var t1526 uint64 = t1522 | t1523
-		var t1528 uint64 = t1527 | t1526
-		v[94] = t1528
+		var t1508, t1508_1, t1508_0 uint64 = 0, v[1392], 0x0
+		if t1414 == 0x4b {
+			t1508 = t1508_1
+		} else {
+			t1508 = t1508_0
+		}
+		var t1521 uint64 = t1506 | t1508
+		var t1510, t1510_1, t1510_0 uint64 = 0, v[1402], 0x0
+		if t1414 == 0x4c {
+			t1510 = t1510_1
+		} else {
+			t1510 = t1510_0
+		}
+		var t1527 uint64 = t1521 | t1510
+		var t1530 uint64 = t1526 | t1527
+		var t1532 uint64 = t1531 | t1530
+		v[94] = t1532
 	}
 	if x.Rst {
 		d |= 0x4
@@ -1323,211 +1331,211 @@ func (x *managerSim) Edge() bool {
 	}
 	if x.Rst {
 		d |= 0x1000000
-		v[1286] = 0x0
-	} else if v[1295] != 0 {
+		v[1290] = 0x0
+	} else if v[1299] != 0 {
 		d |= 0x1000000
-		var t1288 uint64 = (^v[1286]) & 0xffffffff
-		var t1292 uint64 = v[1286] + 0x1
-		var t1293, t1293_1, t1293_0 uint64 = 0, v[1291], t1292
-		if t1288 < 0x1 {
-			t1293 = t1293_1
+		var t1292 uint64 = (^v[1290]) & 0xffffffff
+		var t1296 uint64 = v[1290] + 0x1
+		var t1297, t1297_1, t1297_0 uint64 = 0, v[1295], t1296
+		if t1292 < 0x1 {
+			t1297 = t1297_1
 		} else {
-			t1293 = t1293_0
+			t1297 = t1297_0
 		}
-		t1293 &= 0xffffffff
-		v[1286] = t1293
+		t1297 &= 0xffffffff
+		v[1290] = t1297
 	}
 	if x.Rst {
 		d |= 0x2000000
-		v[1296] = 0x0
-	} else if v[1304] != 0 {
+		v[1300] = 0x0
+	} else if v[1308] != 0 {
 		d |= 0x2000000
-		var t1298 uint64 = (^v[1296]) & 0xffffffff
-		var t1301 uint64 = v[1296] + 0x1
-		var t1302, t1302_1, t1302_0 uint64 = 0, v[1291], t1301
-		if t1298 < 0x1 {
-			t1302 = t1302_1
+		var t1302 uint64 = (^v[1300]) & 0xffffffff
+		var t1305 uint64 = v[1300] + 0x1
+		var t1306, t1306_1, t1306_0 uint64 = 0, v[1295], t1305
+		if t1302 < 0x1 {
+			t1306 = t1306_1
 		} else {
-			t1302 = t1302_0
+			t1306 = t1306_0
 		}
-		t1302 &= 0xffffffff
-		v[1296] = t1302
+		t1306 &= 0xffffffff
+		v[1300] = t1306
 	}
 	if x.Rst {
 		d |= 0x4000000
-		v[1305] = 0x0
-	} else if v[1313] != 0 {
+		v[1309] = 0x0
+	} else if v[1317] != 0 {
 		d |= 0x4000000
-		var t1307 uint64 = (^v[1305]) & 0xffffffff
-		var t1310 uint64 = v[1305] + 0x1
-		var t1311, t1311_1, t1311_0 uint64 = 0, v[1291], t1310
-		if t1307 < 0x1 {
-			t1311 = t1311_1
+		var t1311 uint64 = (^v[1309]) & 0xffffffff
+		var t1314 uint64 = v[1309] + 0x1
+		var t1315, t1315_1, t1315_0 uint64 = 0, v[1295], t1314
+		if t1311 < 0x1 {
+			t1315 = t1315_1
 		} else {
-			t1311 = t1311_0
+			t1315 = t1315_0
 		}
-		t1311 &= 0xffffffff
-		v[1305] = t1311
+		t1315 &= 0xffffffff
+		v[1309] = t1315
 	}
 	if x.Rst {
 		d |= 0x8000000
-		v[1314] = 0x0
-	} else if v[1322] != 0 {
+		v[1318] = 0x0
+	} else if v[1326] != 0 {
 		d |= 0x8000000
-		var t1316 uint64 = (^v[1314]) & 0xffffffff
-		var t1319 uint64 = v[1314] + 0x1
-		var t1320, t1320_1, t1320_0 uint64 = 0, v[1291], t1319
-		if t1316 < 0x1 {
-			t1320 = t1320_1
+		var t1320 uint64 = (^v[1318]) & 0xffffffff
+		var t1323 uint64 = v[1318] + 0x1
+		var t1324, t1324_1, t1324_0 uint64 = 0, v[1295], t1323
+		if t1320 < 0x1 {
+			t1324 = t1324_1
 		} else {
-			t1320 = t1320_0
+			t1324 = t1324_0
 		}
-		t1320 &= 0xffffffff
-		v[1314] = t1320
+		t1324 &= 0xffffffff
+		v[1318] = t1324
 	}
 	if x.Rst {
 		d |= 0x10000000
-		v[1323] = 0x0
-	} else if v[1331] != 0 {
+		v[1327] = 0x0
+	} else if v[1335] != 0 {
 		d |= 0x10000000
-		var t1325 uint64 = (^v[1323]) & 0xffffffff
-		var t1328 uint64 = v[1323] + 0x1
-		var t1329, t1329_1, t1329_0 uint64 = 0, v[1291], t1328
-		if t1325 < 0x1 {
-			t1329 = t1329_1
+		var t1329 uint64 = (^v[1327]) & 0xffffffff
+		var t1332 uint64 = v[1327] + 0x1
+		var t1333, t1333_1, t1333_0 uint64 = 0, v[1295], t1332
+		if t1329 < 0x1 {
+			t1333 = t1333_1
 		} else {
-			t1329 = t1329_0
+			t1333 = t1333_0
 		}
-		t1329 &= 0xffffffff
-		v[1323] = t1329
+		t1333 &= 0xffffffff
+		v[1327] = t1333
 	}
 	if x.Rst {
 		d |= 0x20000000
-		v[1332] = 0x0
-	} else if v[1340] != 0 {
+		v[1336] = 0x0
+	} else if v[1344] != 0 {
 		d |= 0x20000000
-		var t1334 uint64 = (^v[1332]) & 0xffffffff
-		var t1337 uint64 = v[1332] + 0x1
-		var t1338, t1338_1, t1338_0 uint64 = 0, v[1291], t1337
-		if t1334 < 0x1 {
-			t1338 = t1338_1
+		var t1338 uint64 = (^v[1336]) & 0xffffffff
+		var t1341 uint64 = v[1336] + 0x1
+		var t1342, t1342_1, t1342_0 uint64 = 0, v[1295], t1341
+		if t1338 < 0x1 {
+			t1342 = t1342_1
 		} else {
-			t1338 = t1338_0
+			t1342 = t1342_0
 		}
-		t1338 &= 0xffffffff
-		v[1332] = t1338
+		t1342 &= 0xffffffff
+		v[1336] = t1342
 	}
 	if x.Rst {
 		d |= 0x40000000
-		v[1341] = 0x0
-	} else if v[1349] != 0 {
+		v[1345] = 0x0
+	} else if v[1353] != 0 {
 		d |= 0x40000000
-		var t1343 uint64 = (^v[1341]) & 0xffffffff
-		var t1346 uint64 = v[1341] + 0x1
-		var t1347, t1347_1, t1347_0 uint64 = 0, v[1291], t1346
-		if t1343 < 0x1 {
-			t1347 = t1347_1
+		var t1347 uint64 = (^v[1345]) & 0xffffffff
+		var t1350 uint64 = v[1345] + 0x1
+		var t1351, t1351_1, t1351_0 uint64 = 0, v[1295], t1350
+		if t1347 < 0x1 {
+			t1351 = t1351_1
 		} else {
-			t1347 = t1347_0
+			t1351 = t1351_0
 		}
-		t1347 &= 0xffffffff
-		v[1341] = t1347
+		t1351 &= 0xffffffff
+		v[1345] = t1351
 	}
 	if x.Rst {
 		d |= 0x80000000
-		v[1350] = 0x0
-	} else if v[1358] != 0 {
+		v[1354] = 0x0
+	} else if v[1362] != 0 {
 		d |= 0x80000000
-		var t1352 uint64 = (^v[1350]) & 0xffffffff
-		var t1355 uint64 = v[1350] + 0x1
-		var t1356, t1356_1, t1356_0 uint64 = 0, v[1291], t1355
-		if t1352 < 0x1 {
-			t1356 = t1356_1
+		var t1356 uint64 = (^v[1354]) & 0xffffffff
+		var t1359 uint64 = v[1354] + 0x1
+		var t1360, t1360_1, t1360_0 uint64 = 0, v[1295], t1359
+		if t1356 < 0x1 {
+			t1360 = t1360_1
 		} else {
-			t1356 = t1356_0
+			t1360 = t1360_0
 		}
-		t1356 &= 0xffffffff
-		v[1350] = t1356
+		t1360 &= 0xffffffff
+		v[1354] = t1360
 	}
 	if x.Rst {
 		d |= 0x100000000
-		v[1359] = 0x0
-	} else if v[1367] != 0 {
+		v[1363] = 0x0
+	} else if v[1371] != 0 {
 		d |= 0x100000000
-		var t1361 uint64 = (^v[1359]) & 0xffffffff
-		var t1364 uint64 = v[1359] + 0x1
-		var t1365, t1365_1, t1365_0 uint64 = 0, v[1291], t1364
-		if t1361 < 0x1 {
-			t1365 = t1365_1
+		var t1365 uint64 = (^v[1363]) & 0xffffffff
+		var t1368 uint64 = v[1363] + 0x1
+		var t1369, t1369_1, t1369_0 uint64 = 0, v[1295], t1368
+		if t1365 < 0x1 {
+			t1369 = t1369_1
 		} else {
-			t1365 = t1365_0
+			t1369 = t1369_0
 		}
-		t1365 &= 0xffffffff
-		v[1359] = t1365
+		t1369 &= 0xffffffff
+		v[1363] = t1369
 	}
 	if x.Rst {
 		d |= 0x200000000
-		v[1368] = 0x0
-	} else if v[1377] != 0 {
+		v[1372] = 0x0
+	} else if v[1381] != 0 {
 		d |= 0x200000000
-		var t1370 uint64 = (^v[1368]) & 0xffffffff
-		var t1373 uint64 = v[1368] + 0x1
-		var t1374, t1374_1, t1374_0 uint64 = 0, v[1291], t1373
-		if t1370 < 0x1 {
-			t1374 = t1374_1
+		var t1374 uint64 = (^v[1372]) & 0xffffffff
+		var t1377 uint64 = v[1372] + 0x1
+		var t1378, t1378_1, t1378_0 uint64 = 0, v[1295], t1377
+		if t1374 < 0x1 {
+			t1378 = t1378_1
 		} else {
-			t1374 = t1374_0
+			t1378 = t1378_0
 		}
-		t1374 &= 0xffffffff
-		v[1368] = t1374
+		t1378 &= 0xffffffff
+		v[1372] = t1378
 	}
 	if x.Rst {
 		d |= 0x400000000
-		v[1378] = 0x0
-	} else if v[1387] != 0 {
+		v[1382] = 0x0
+	} else if v[1391] != 0 {
 		d |= 0x400000000
-		var t1380 uint64 = (^v[1378]) & 0xffffffff
-		var t1383 uint64 = v[1378] + 0x1
-		var t1384, t1384_1, t1384_0 uint64 = 0, v[1291], t1383
-		if t1380 < 0x1 {
-			t1384 = t1384_1
+		var t1384 uint64 = (^v[1382]) & 0xffffffff
+		var t1387 uint64 = v[1382] + 0x1
+		var t1388, t1388_1, t1388_0 uint64 = 0, v[1295], t1387
+		if t1384 < 0x1 {
+			t1388 = t1388_1
 		} else {
-			t1384 = t1384_0
+			t1388 = t1388_0
 		}
-		t1384 &= 0xffffffff
-		v[1378] = t1384
+		t1388 &= 0xffffffff
+		v[1382] = t1388
 	}
 	if x.Rst {
 		d |= 0x800000000
-		v[1388] = 0x0
-	} else if v[1397] != 0 {
+		v[1392] = 0x0
+	} else if v[1401] != 0 {
 		d |= 0x800000000
-		var t1390 uint64 = (^v[1388]) & 0xffffffff
-		var t1393 uint64 = v[1388] + 0x1
-		var t1394, t1394_1, t1394_0 uint64 = 0, v[1291], t1393
-		if t1390 < 0x1 {
-			t1394 = t1394_1
+		var t1394 uint64 = (^v[1392]) & 0xffffffff
+		var t1397 uint64 = v[1392] + 0x1
+		var t1398, t1398_1, t1398_0 uint64 = 0, v[1295], t1397
+		if t1394 < 0x1 {
+			t1398 = t1398_1
 		} else {
-			t1394 = t1394_0
+			t1398 = t1398_0
 		}
-		t1394 &= 0xffffffff
-		v[1388] = t1394
+		t1398 &= 0xffffffff
+		v[1392] = t1398
 	}
 	if x.Rst {
 		d |= 0x1000000000
-		v[1398] = 0x0
-	} else if v[1407] != 0 {
+		v[1402] = 0x0
+	} else if v[1411] != 0 {
 		d |= 0x1000000000
-		var t1400 uint64 = (^v[1398]) & 0xffffffff
-		var t1403 uint64 = v[1398] + 0x1
-		var t1404, t1404_1, t1404_0 uint64 = 0, v[1291], t1403
-		if t1400 < 0x1 {
-			t1404 = t1404_1
+		var t1404 uint64 = (^v[1402]) & 0xffffffff
+		var t1407 uint64 = v[1402] + 0x1
+		var t1408, t1408_1, t1408_0 uint64 = 0, v[1295], t1407
+		if t1404 < 0x1 {
+			t1408 = t1408_1
 		} else {
-			t1404 = t1404_0
+			t1408 = t1408_0
 		}
-		t1404 &= 0xffffffff
-		v[1398] = t1404
+		t1408 &= 0xffffffff
+		v[1402] = t1408
 	}
 	if x.Rst {
 		d |= 0x400
@@ -1698,7 +1706,7 @@ func (x *managerSim) Edge() bool {
 		var t780 uint64 = t779 | t750<<16
 		v[783] = t778<<32 | t780
 		v[786] = t778<<32 | t780
-		var t1539 uint64 = (t749 >> 2) & 0x3fffffffffffffff
+		var t1543 uint64 = (t749 >> 2) & 0x3fffffffffffffff
 		var t607 uint64 = v[391] >> 61 & 0x1
 		var t771 uint64 = v[390] >> 0 & 0x3
 		var t772 uint64 = v[390] >> 32 & 0x3
@@ -1708,7 +1716,7 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t773 = t773_0
 		}
-		v[782] = t1539<<2 | t773
+		v[782] = t1543<<2 | t773
 		var t781 uint64 = (t749 >> 2) & 0x3fffffff
 		v[785] = t781<<34 | t773<<32
 		if t775 != 0 {
@@ -1733,8 +1741,8 @@ func (x *managerSim) Edge() bool {
 		var t793 uint64 = t777 | t792<<29 | t776<<30
 		v[796] = t793<<32 | t780
 		v[799] = t793<<32 | t780
-		var t1540 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
-		v[795] = t1540<<2 | t773
+		var t1544 uint64 = (v[388] >> 2) & 0x3fffffffffffffff
+		v[795] = t1544<<2 | t773
 		var t794 uint64 = (v[388] >> 2) & 0x3fffffff
 		v[798] = t794<<34 | t773<<32
 		if t792 != 0 {
@@ -1751,9 +1759,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t880 = t880_0
 		}
-		var t1541 uint64 = v[391] >> 50 & 0x3f
+		var t1545 uint64 = v[391] >> 50 & 0x3f
 		var t599 uint64 = v[391] >> 44 & 0x3
-		var t886 uint64 = t599<<12 | t1541<<18 | t880<<24
+		var t886 uint64 = t599<<12 | t1545<<18 | t880<<24
 		v[892] = t886
 		v[892] &= 0xffffffff
 		var t760, t760_1, t760_0 uint64 = 0, 0x1, 0x1
@@ -1802,8 +1810,8 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t621 = t621_0
 		}
-		var t1538 uint64 = v[390] >> 2 & 0x3fffffffffffffff
-		var t629 uint64 = t1538 << 2
+		var t1542 uint64 = v[390] >> 2 & 0x3fffffffffffffff
+		var t629 uint64 = t1542 << 2
 		var t623 uint64 = v[390] >> 34 & 0x3fffffff
 		var t625 uint64 = t623 << 2
 		var t630, t630_1, t630_0 uint64 = 0, t629, t625
@@ -1922,9 +1930,9 @@ func (x *managerSim) Edge() bool {
 		} else {
 			t486 = t486_0
 		}
-		var t1535 uint64 = t486 - 0x100000000
+		var t1539 uint64 = t486 - 0x100000000
 		var t542 uint64
-		if t1535 < 0x40000000 {
+		if t1539 < 0x40000000 {
 			t542 = 1
 		}
 		var t544 uint64 = 0x140000000 - 0x1
@@ -2091,8 +2099,8 @@ func (x *managerSim) Edge() bool {
 		var t282 uint64 = managerSimR0[t201&0xff]
 		v[342] = t282
 		var t177 uint64 = v[117] >> 18 & 0x1
-		var t1534 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
-		var t199 uint64 = t1534 << 2
+		var t1538 uint64 = (v[115]>>23 | v[116]<<41) & 0x3fffffffffffffff
+		var t199 uint64 = t1538 << 2
 		var t193 uint64 = (v[115]>>55 | v[116]<<9) & 0x3fffffff
 		var t195 uint64 = t193 << 2
 		var t200, t200_1, t200_0 uint64 = 0, t199, t195
@@ -2184,15 +2192,15 @@ func (x *managerSim) Edge() bool {
 			t40 = t40_0
 		}
 		v[33] = t40
-		var t1530 uint64 = ^v[10]
-		var t1531 uint64 = v[93] & t1530
-		var t1532, t1532_1, t1532_0 uint64 = 0, 0x1, t1531
-		if v[1409] != 0 {
-			t1532 = t1532_1
+		var t1534 uint64 = ^v[10]
+		var t1535 uint64 = v[93] & t1534
+		var t1536, t1536_1, t1536_0 uint64 = 0, 0x1, t1535
+		if v[1413] != 0 {
+			t1536 = t1536_1
 		} else {
-			t1532 = t1532_0
+			t1536 = t1536_0
 		}
-		v[93] = t1532
+		v[93] = t1536
 		var t133 uint64 = v[118] | v[11]
 		var t134, t134_1, t134_0 uint64 = 0, t133, v[106]
 		if v[132] != 0 {
@@ -2393,8 +2401,9 @@ var managerSimIndex = map[string]int{
 	"m_cpl_tlp_hdr":      1266,
 	"m_cpl_tlp_valid":    1265,
 	"m_cpl_tlp_ready":    30,
-	"s_axil_arready":     1408,
+	"host_busy":          1287,
+	"s_axil_arready":     1412,
 	"s_axil_rvalid":      93,
 	"s_axil_rdata":       94,
-	"s_axil_rresp":       1533,
+	"s_axil_rresp":       1537,
 }

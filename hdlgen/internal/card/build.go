@@ -47,6 +47,10 @@ type Parts struct {
 	// before the card treats the port as down for admission
 	// (egressStall); 0 is DefaultEgressStallCycles.
 	EgressStallCycles int
+	// RegisterBAR is the BAR of the O-NIC's registers (the manager's
+	// configuration's register_bar): a host write to it fences the host
+	// stream (Build).
+	RegisterBAR int
 }
 
 // tlps is a TLP stream in the manager's format inside the card: a header
@@ -440,13 +444,31 @@ func Build(name string, p Parts) *ir.Module {
 	// emulator's O-NIC serves first in the same order).
 	m.Output("host_np_overflows", tagsOut["np_overflows"])
 
-	// The manager.
+	// The manager, behind a fence: once a host write to the register BAR
+	// has gone in, the host's next TLP waits until the write has left the
+	// manager's pipeline and the register block has carried it out. A
+	// read after a write to the LUT, the access rules or a task shell
+	// then sees what the write did, as the emulator's O-NIC applies it:
+	// no read passes the posted write before it (PCIe §2.4.1), which the
+	// block's CQ delivers in order. The fence rises with the write's last
+	// beat; registers are the slow path, so holding the host's stream
+	// behind them costs nothing that matters.
+	fence := m.Reg("register_fence", 1, 0)
+	gated := host
+	gated.valid = m.Named("host_in_valid_fenced", m.And(host.valid, m.Not(fence)))
 	mgrIn := map[string]ir.Value{"self_id": self}
-	into(mgrIn, "s_host_tlp_", host)
+	into(mgrIn, "s_host_tlp_", gated)
+	bar := m.Slice(host.side, 0, 3)
 	mgrIn["s_host_tlp_bar"] = host.side
 	if standIns {
-		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = m.Slice(host.side, 0, 3), m.Slice(host.side, 3, 2)
+		mgrIn["s_host_tlp_bar"], mgrIn["s_host_tlp_func"] = bar, m.Slice(host.side, 3, 2)
 	}
+	fh := tlphdr.Decode(m, "fence_hdr", host.hdr)
+	regWrite := m.Named("host_register_write", m.And(m.And(m.Eq(fh.Type, m.Const(5, 0)), m.Eq(m.Slice(fh.Fmt, 1, 2), m.Const(2, 0b01))),
+		m.Eq(bar, m.Const(3, uint64(p.RegisterBAR)))))
+	// (hdr is the TLP's on each of its beats: the register-BAR write's
+	// last beat raises the fence.)
+	fenceUp := m.Named("register_fence_up", m.And(m.And(gated.valid, host.ready), m.And(host.eop, regWrite)))
 	// A port takes TLPs while its link is up and its egress is not
 	// stalled (egressStall, below).
 	stalled := map[string]ir.Value{}
@@ -472,7 +494,7 @@ func Build(name string, p Parts) *ir.Module {
 	for name, w := range ruleWires {
 		m.Assign(w, mgrOut[name])
 	}
-	m.Assign(host.ready, mgrOut["s_host_tlp_ready"])
+	m.Assign(host.ready, m.And(mgrOut["s_host_tlp_ready"], m.Not(fence)))
 	mgrStream := func(o, side string) tlps {
 		s := fromOutputs(m, mgrOut, o+"_tlp_", side, o+"_from_manager_ready")
 		m.Assign(mgrReady[o], s.ready)
@@ -520,6 +542,10 @@ func Build(name string, p Parts) *ir.Module {
 			m.Assign(w, regsOut["m_axil_"+strings.TrimPrefix(pt.Name, "s_axil_")])
 		}
 	}
+	busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, aLocal.valid, bLocal.valid))
+	// The fence falls once the manager holds no host TLP and nothing is
+	// on its way to or in the register block.
+	m.SetNext(fence, m.Or(fenceUp, m.And(fence, m.Or(mgrOut["host_busy"], busy))))
 	regsCpl := tlps{hdr: regsOut["m_cpl_tlp_hdr"], data: regsOut["m_cpl_tlp_data"], keep: regsOut["m_cpl_tlp_keep"],
 		sop: regsOut["m_cpl_tlp_sop"], eop: regsOut["m_cpl_tlp_eop"], valid: regsOut["m_cpl_tlp_valid"], ready: regsCplReady}
 
@@ -530,7 +556,6 @@ func Build(name string, p Parts) *ir.Module {
 		// Each ingress's TLPs for the slots: the manager's (the host's)
 		// and each port pipeline's.
 		ins := []tlps{mgrStream("m_kernel", "m_kernel_slot"), piStream("port_a", "m_kernel", "m_kernel_slot"), piStream("port_b", "m_kernel", "m_kernel_slot")}
-		busy := m.Named("local_busy", m.Any(regsOut["busy"], local.valid, mgrLocal.valid, aLocal.valid, bLocal.valid))
 		var ans axil.Answer
 		slotOut, ans = buildSlots(m, p.Slots, self, ins, axil.BusOf(regsOut, "m_slot_axil_"), busy)
 		got := map[string]ir.Value{}

@@ -47,7 +47,7 @@ func PartsOf(d *manager.Design, link *ir.Module, f *pcie.Function) (Parts, error
 	if err != nil {
 		return Parts{}, err
 	}
-	p := Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs, ExtConfig: ext}
+	p := Parts{Manager: d.Module, PortIn: pi.Module, Link: link, Regs: regs, ExtConfig: ext, RegisterBAR: d.Config.Manager.RegisterBAR}
 	if d.Config.Hold {
 		p.HoldTLPs = d.Config.HoldTLPs
 		if p.HoldTLPs == 0 {

@@ -9,6 +9,7 @@ create_clock -period 4.000 -name clk [get_ports clk]
 # manager sits between the PCIe core and the optical ports.
 # control
 set_input_delay -clock clk 2.000 [get_ports {rst self_id[*] port_down[*]}]
+set_output_delay -clock clk 2.000 [get_ports {host_busy}]
 # TLPs from the host's PCIe core
 set_input_delay -clock clk 2.000 [get_ports {s_host_tlp_valid s_host_tlp_hdr[*] s_host_tlp_bar[*] s_host_tlp_data[*] s_host_tlp_keep[*] s_host_tlp_sop s_host_tlp_eop}]
 set_output_delay -clock clk 2.000 [get_ports {s_host_tlp_ready}]
