@@ -106,6 +106,9 @@ SOAK_INGRESS_TLPS ?= 30000
 SOAK_HOSTILE ?= 20000
 SOAK_HOSTILE_CARDS ?= 10000
 SOAK_HOSTILE_MODEL ?= 20000
+## And random host-interface sessions served on the Go model and on the
+## generated cards (onic emu serve --rtl), compared result for result.
+SOAK_RTL_SESSIONS ?= 200
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
@@ -125,6 +128,8 @@ soak: deps
 	  -hostile-card-sequences $(SOAK_HOSTILE_CARDS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestHostileModel' ./emu/cluster -v \
 	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./hdlgen/cardsim -v \
+	  -session-seeds $(SOAK_RTL_SESSIONS) | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go
