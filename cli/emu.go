@@ -56,8 +56,10 @@ emulator ran (the only line that varies from run to run).`,
   onic emu run --scenario-file my-cluster.yaml
   onic emu run --deploy onicA=onic-a.onicfw@50us --trust trust.yaml
   onic emu run --scenario host-interface --duration 1.4s --deploy onicA=onic-a.onicfw --trust trust.yaml --replay plan.json@1.3s --replay-kernels filter-0.onicfw`,
+		Args: rtlArgs(v, "emu.run"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runEmuRun(cmd, v, args) },
 	}
+	rtlFlagSet(c)
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
 	c.Flags().String("report", "", "write the run as one self-contained HTML page: throughput over time, latency distributions, link utilisation, the reconfiguration and reflash timeline, the accounting")
@@ -80,9 +82,6 @@ emulator ran (the only line that varies from run to run).`,
 
 // runEmuRun is onic emu run: it builds the scenario's cluster, runs it and reports.
 func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("run takes no arguments (got %q); choose a scenario with --scenario", args[0])
-	}
 	cfg, _, err := scenarioFlags(cmd, v, "emu.run")
 	if err != nil {
 		return err
@@ -97,6 +96,19 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	if err != nil {
 		return err
 	}
+	rtl := cmd.Flags().Changed("rtl")
+	if rtl && (len(v.GetStringSlice("emu.run.deploy")) > 0 || v.GetString("emu.run.replay") != "") {
+		return fmt.Errorf("--rtl: --deploy and --replay load firmware, which the RTL cards (the images onic hdl gen writes) do not take")
+	}
+	finishRTL, err := rtlFlags(cmd, v, "emu.run", args, cl, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ferr := finishRTL(); ferr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "onic: %v\n", ferr)
+		}
+	}()
 	trust, err := deployFlags(cl, v.GetStringSlice("emu.run.deploy"), v.GetString("emu.run.trust"), v.GetString("emu.run.replay") != "")
 	if err != nil {
 		return err
@@ -127,7 +139,7 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	// Captures, traces, charts and firmware loads need the one
 	// cluster.
 	alone := v.GetString("emu.run.pcap") == "" && v.GetString("emu.run.trace") == "" && v.GetString("emu.run.report") == "" &&
-		len(v.GetStringSlice("emu.run.deploy")) == 0 && v.GetString("emu.run.replay") == "" && cluster.Parts(cfg) != nil
+		len(v.GetStringSlice("emu.run.deploy")) == 0 && v.GetString("emu.run.replay") == "" && !rtl && cluster.Parts(cfg) != nil
 	var rep cluster.Report
 	if alone && threads > 1 {
 		rep, err = cluster.RunParallel(cfg, threads)

@@ -42,20 +42,10 @@ with the wall clock at --rate. On SIGINT or SIGTERM the server stops and
 prints the cluster's report (--json for JSON).`,
 		Example: `  onic emu serve --socket /tmp/onic.sock
   onic emu serve --scenario-file my-cluster.yaml --socket /tmp/onic.sock --mode free --rate 0.01`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			// "--rtl onicA,onicB": the flag alone means every O-NIC, so
-			// the list after it arrives as an argument.
-			if len(args) == 1 && cmd.Flags().Changed("rtl") && strings.Join(v.GetStringSlice("emu.serve.rtl"), ",") == "all" {
-				return nil
-			}
-			return cobra.NoArgs(cmd, args)
-		},
+		Args: rtlArgs(v, "emu.serve"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runEmuServe(cmd, v, args) },
 	}
-	c.Flags().StringSlice("rtl", nil, "run these O-NICs (all with --rtl alone) as their generated cards, cycle-simulated, instead of the Go model (docs/hostif.md, \"The RTL backend\")")
-	c.Flags().Lookup("rtl").NoOptDefVal = "all"
-	c.Flags().String("vcd", "", "with --rtl: write an RTL O-NIC's waveform, ONIC or ONIC:FROM-TO in simulated time (onicA:0-20us)")
-	c.Flags().String("vcd-out", "", "the waveform's file (default ONIC.vcd)")
+	rtlFlagSet(c)
 	c.Flags().String("socket", "", "Unix socket to serve on (required)")
 	c.Flags().String("pcap", "", "write the TLPs seen at the taps to this pcapng file as the session goes, an interface per tap (format: docs/pcap.md); the clients' writes carry their bytes")
 	c.Flags().StringSlice("tap", nil, "capture points for --pcap, such as onicA.host (default: all)")
@@ -91,7 +81,7 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	if err != nil {
 		return err
 	}
-	finishRTL, err := serveRTL(cmd, v, args, cl, cfg)
+	finishRTL, err := rtlFlags(cmd, v, "emu.serve", args, cl, cfg)
 	if err != nil {
 		return err
 	}
@@ -193,21 +183,42 @@ func runEmuServe(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	return nil
 }
 
-// serveRTL puts the O-NICs --rtl names (args holds the list when it
-// follows the bare flag) as their generated cards into cl, with --vcd's
-// waveform; the function it returns ends the waveform.
-func serveRTL(cmd *cobra.Command, v *viper.Viper, args []string, cl *cluster.Cluster, cfg scenario.Config) (func() error, error) {
+// rtlFlags puts the O-NICs the --rtl flag of a command (viper keys under
+// prefix) names as their generated cards into cl, with --vcd's waveform
+// (args holds the list when it follows the bare flag); the function it
+// returns ends the waveform.
+func rtlFlags(cmd *cobra.Command, v *viper.Viper, prefix string, args []string, cl *cluster.Cluster, cfg scenario.Config) (func() error, error) {
 	if !cmd.Flags().Changed("rtl") {
-		if v.GetString("emu.serve.vcd") != "" || v.GetString("emu.serve.vcd-out") != "" {
+		if v.GetString(prefix+".vcd") != "" || v.GetString(prefix+".vcd-out") != "" {
 			return nil, fmt.Errorf("--vcd: a waveform is of an RTL O-NIC: add --rtl")
 		}
 		return func() error { return nil }, nil
 	}
-	names := rtlNames(v.GetStringSlice("emu.serve.rtl"))
+	names := rtlNames(v.GetStringSlice(prefix + ".rtl"))
 	if len(args) == 1 {
 		names = strings.Split(args[0], ",")
 	}
-	return useRTL(cl, cfg, names, v.GetString("emu.serve.vcd"), v.GetString("emu.serve.vcd-out"))
+	return useRTL(cl, cfg, names, v.GetString(prefix+".vcd"), v.GetString(prefix+".vcd-out"))
+}
+
+// rtlArgs is the Args of a command with --rtl: none, or the list of
+// O-NICs after a bare --rtl ("--rtl onicA,onicB": the flag alone means
+// every O-NIC, so the list arrives as an argument).
+func rtlArgs(v *viper.Viper, prefix string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 1 && cmd.Flags().Changed("rtl") && strings.Join(v.GetStringSlice(prefix+".rtl"), ",") == "all" {
+			return nil
+		}
+		return cobra.NoArgs(cmd, args)
+	}
+}
+
+// rtlFlagSet declares --rtl, --vcd and --vcd-out.
+func rtlFlagSet(c *cobra.Command) {
+	c.Flags().StringSlice("rtl", nil, "run these O-NICs (all with --rtl alone) as their generated cards, cycle-simulated, instead of the Go model (docs/hostif.md, \"The RTL backend\")")
+	c.Flags().Lookup("rtl").NoOptDefVal = "all"
+	c.Flags().String("vcd", "", "with --rtl: write an RTL O-NIC's waveform, ONIC or ONIC:FROM-TO in simulated time (onicA:0-20us)")
+	c.Flags().String("vcd-out", "", "the waveform's file (default ONIC.vcd)")
 }
 
 // byteSize parses a byte count with a unit between lo and hi bytes.

@@ -50,6 +50,9 @@ type RTLReport struct {
 	// the accounting counts delivered when the block hands them to the
 	// card (one the card refuses is in its COUNT_DENIED).
 	RegisterWrites uint64 `json:"register_writes"`
+	// Refused is why a card's interface refused the first TLP it
+	// refused (rtl-refused in the accounting).
+	Refused string `json:"refused,omitempty"`
 	// Error is the first error a card gave, which stopped the run.
 	Error string `json:"error,omitempty"`
 }
@@ -288,7 +291,7 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 	rep := Report{Scenario: cl.cfg.Name, SimulatedS: dur, Reconfigurations: cl.reconf,
 		StallS: float64(cl.stall) / float64(sim.Second)}
 	if h := cl.hw; h != nil {
-		rep.RTL = &RTLReport{ONICs: h.x.ONICs(), Cycles: h.cycles, RegisterWrites: h.regWrites}
+		rep.RTL = &RTLReport{ONICs: h.x.ONICs(), Cycles: h.cycles, RegisterWrites: h.regWrites, Refused: h.refused}
 		for _, q := range h.posted {
 			rep.RTL.UnseenWrites += len(q)
 		}
@@ -458,6 +461,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if h := r.RTL; h != nil {
 		fmt.Fprintf(w, "\nrtl: %s as generated cards, %d cycles; %d register writes delivered to the cards (refusals are in their COUNT_* registers), %d other writes taken but not seen landing\n",
 			strings.Join(h.ONICs, ", "), h.Cycles, h.RegisterWrites, h.UnseenWrites)
+		if h.Refused != "" {
+			fmt.Fprintf(w, "rtl: refused first: %s\n", h.Refused)
+		}
 		if h.Error != "" {
 			fmt.Fprintf(w, "rtl: stopped: %s\n", h.Error)
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -54,34 +55,61 @@ type hw struct {
 	// reads are the host requests each card owes completions for, by
 	// requester and tag: the request's record and the bytes still owed.
 	reads []map[uint32]*hwRead
+	tags  []hwTags
 	// posted are host writes handed to a card, not yet seen landing in a
 	// host's memory, by length and payload hash, oldest first.
 	posted map[uint64][]int32
 	cycles uint64
 	// regWrites are host writes to the cards' register BARs.
 	regWrites uint64
+	seq       uint64 // writes without bytes given bytes (hwReceive)
+	// refused is the first TLP a card's interface refused, and why.
+	refused string
 }
 
 // hwRead is a host's read a card owes completions for.
 type hwRead struct {
 	rec  int32
 	left int
+	tag  uint16 // the host's own tag for it
+}
+
+// hwTags are the 8-bit tags a card's host gives the reads it sends the
+// card. The block's CQ descriptor carries 8 bits of a tag (PG213), so a
+// root complex may use only those toward it: the host's own tags, up to
+// 10 bits, are mapped onto them, and a read waits while all 256 are out.
+type hwTags struct {
+	used [256]bool
+	next uint8
+	wait []hwWait // reads waiting for a tag, oldest first
+}
+
+// hwWait is a read waiting for a tag, with the BAR it hit.
+type hwWait struct {
+	m   *msg
+	bar int
 }
 
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
 // their hosts' TLPs and their circuits carry the cards' lane words. Call
 // it after Build, before anything runs. The cluster must have no
-// traffic generators (flows): their accounting follows each TLP through
-// the model, which a card does not report (served sessions, whose
-// software's reads are matched by tag and writes by their bytes, work).
+// traffic generators but write and read flows (a kernel's task or an
+// NVMe command is accounted through the model's decisions, which a card
+// does not report): reads are matched by tag, writes by their bytes where
+// they land (the emulator's own writes are given bytes that say which
+// they are).
 // Every circuit of a hardware O-NIC, in every phase, must join another
 // hardware O-NIC.
 func (c *Cluster) UseHardware(x Hardware) error {
 	if c.started {
 		return fmt.Errorf("hardware: the cluster has started")
 	}
-	if len(c.cfg.Flows) > 0 {
-		return fmt.Errorf("--rtl: the scenario has flows (%s first); the RTL backend runs served sessions (onic emu serve) for now, whose hosts are their clients", c.cfg.Flows[0].Name)
+	for _, f := range c.cfg.Flows {
+		switch f.Op {
+		case "write", "read":
+		default:
+			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write and read flows and served sessions for now", f.Name, f.Op)
+		}
 	}
 	if len(c.cfg.Faults) > 0 {
 		return fmt.Errorf("--rtl: the scenario has faults, which the Go model's links act out; the cards' lanes have none yet")
@@ -107,6 +135,7 @@ func (c *Cluster) UseHardware(x Hardware) error {
 			return err
 		}
 		h.reads = append(h.reads, map[uint32]*hwRead{})
+		h.tags = append(h.tags, hwTags{})
 	}
 	check := func(pairs [][2]*port, where string) error {
 		for _, pr := range pairs {
@@ -215,7 +244,26 @@ func (c *Cluster) hwWake() {
 func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 	h := c.hw
 	why := ""
-	switch t := &m.t; {
+	t := &m.t
+	if t.Kind().HasData() && t.Data == nil {
+		// The emulator's own traffic carries no bytes; a card needs them.
+		// A write's are its number in the run, in every 8 bytes, so that
+		// its landing is matched to it alone (writeKey); a completion's
+		// are zeros, as the host's memory reads.
+		t.Data = make([]byte, int(t.Length)*4)
+		if t.Kind() == tlp.MWr {
+			h.seq++
+			for i := 0; i+8 <= len(t.Data); i += 8 {
+				binary.LittleEndian.PutUint64(t.Data[i:], h.seq)
+			}
+		}
+	}
+	if t.Kind().IsPosted() {
+		// A posted request's tag is not used (PCIe §2.2.6.2), and the
+		// block's CQ descriptor carries 8 bits of it (PG213).
+		t.Tag &= 0xFF
+	}
+	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
 		if h.x.Complete(o.hw, t) != nil {
 			why = "rtl-unexpected-completion" // none of the card's reads has its tag (PCIe §2.3.2)
@@ -232,23 +280,17 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 			break
 		}
 		if t.Kind() == tlp.MRd {
-			key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
-			if h.reads[o.hw][key] != nil {
-				why = "rtl-tag-in-use"
-				break
-			}
-			if h.x.Request(o.hw, t, bar) != nil {
-				why = "rtl-refused"
-				break
-			}
-			h.reads[o.hw][key] = &hwRead{rec: m.rec, left: readBytes(t)}
-			if m.rec >= 0 {
-				c.recs[m.rec].refs++
+			if !c.hwIssueRead(o, m, bar) {
+				// No tag is free: it waits, in order, for a completion to
+				// free one (hwEmit).
+				h.tags[o.hw].wait = append(h.tags[o.hw].wait, hwWait{m, bar})
+				c.hwWake()
+				return h.period * sim.Time(len(h.tags[o.hw].wait))
 			}
 			break
 		}
-		if h.x.Request(o.hw, t, bar) != nil {
-			why = "rtl-refused"
+		if err := h.x.Request(o.hw, t, bar); err != nil {
+			why = h.refuse(err)
 		} else if t.Kind() == tlp.MWr && bar == o.cfg.Manager.RegisterBAR {
 			// A register write's effect is the card's: it is delivered
 			// when the block hands it over (one the card's access check
@@ -277,6 +319,61 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 		return sim.Time(q-hwBacklog) * h.period
 	}
 	return 0
+}
+
+// hwIssueRead hands card o read m (for BAR bar) under a free 8-bit tag,
+// reporting false if none is free. A refusal settles m's request.
+func (c *Cluster) hwIssueRead(o *onicNode, m *msg, bar int) bool {
+	h, tg, t := c.hw, &c.hw.tags[o.hw], &m.t
+	i := 0
+	for i < 256 && tg.used[uint8(int(tg.next)+i)] {
+		i++
+	}
+	if i == 256 {
+		return false
+	}
+	tag := uint8(int(tg.next) + i)
+	tg.next = tag + 1
+	orig := t.Tag
+	t.Tag = uint16(tag)
+	if err := h.x.Request(o.hw, t, bar); err != nil {
+		why := h.refuse(err)
+		if m.rec >= 0 {
+			c.settleWhy(m.rec, Dropped, why)
+		} else {
+			c.why[why]++
+		}
+		return true
+	}
+	tg.used[tag] = true
+	h.reads[o.hw][uint32(t.RequesterID)<<16|uint32(tag)] = &hwRead{rec: m.rec, left: readBytes(t), tag: orig}
+	if m.rec >= 0 {
+		c.recs[m.rec].refs++
+	}
+	return true
+}
+
+// hwRetryReads issues the reads waiting at card o for a tag, oldest
+// first, while tags are free.
+func (c *Cluster) hwRetryReads(o *onicNode) {
+	tg := &c.hw.tags[o.hw]
+	for len(tg.wait) > 0 {
+		w := tg.wait[0]
+		if !c.hwIssueRead(o, w.m, w.bar) {
+			return
+		}
+		tg.wait = tg.wait[1:]
+		c.release(w.m)
+	}
+}
+
+// refuse notes the first refusal of a card's interface and returns the
+// reason the accounting names.
+func (h *hw) refuse(err error) string {
+	if h.refused == "" {
+		h.refused = err.Error()
+	}
+	return "rtl-refused"
 }
 
 // readBytes is how many bytes read request t asks for (its byte
@@ -354,10 +451,13 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 		key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
 		if rd := h.reads[o.hw][key]; rd != nil {
 			c.attach(m, rd.rec)
+			m.t.Tag = rd.tag // the host's own
 			n := int(t.Length)*4 - int(t.LowerAddress&3)
 			if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
 				delete(h.reads[o.hw], key)
 				c.unref(rd.rec)
+				h.tags[o.hw].used[uint8(t.Tag)] = false
+				defer c.hwRetryReads(o)
 			}
 		}
 	case t.Kind() == tlp.MWr:
