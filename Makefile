@@ -107,7 +107,8 @@ SOAK_HOSTILE ?= 20000
 SOAK_HOSTILE_CARDS ?= 10000
 SOAK_HOSTILE_MODEL ?= 20000
 ## And random host-interface sessions served on the Go model and on the
-## generated cards (onic emu serve --rtl), compared result for result.
+## generated cards (onic emu serve --rtl), compared result for result, and
+## the cards compiled at run time against the interpreted ones.
 SOAK_RTL_SESSIONS ?= 200
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
@@ -130,6 +131,7 @@ soak: deps
 	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./hdlgen/cardsim -v \
 	  -session-seeds $(SOAK_RTL_SESSIONS) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestRTLCompiled' ./cli -v -rtl-compile | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.
 lint: deps-go

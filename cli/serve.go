@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"onic/emu/hostif"
 	"onic/emu/scenario"
 	"onic/firmware"
+	"onic/hdlgen/cardsim"
 	"onic/internal/readfile"
 )
 
@@ -198,7 +201,53 @@ func rtlFlags(cmd *cobra.Command, v *viper.Viper, prefix string, args []string, 
 	if len(args) == 1 {
 		names = strings.Split(args[0], ",")
 	}
+	if !v.GetBool(prefix + ".rtl-interpret") {
+		compiledRTL(cmd, cfg, names)
+	}
 	return useRTL(cl, cfg, names, v.GetString(prefix+".vcd"), v.GetString(prefix+".vcd-out"))
+}
+
+// compiledRTL runs this command again in an onic whose cards are
+// compiled (cardsim.CompiledONIC: built once into the user's cache), when
+// this one is onic's own command from a checkout and its cards are not;
+// it returns only when it does not (the cards then run interpreted, and
+// a line on standard error says why when something failed).
+func compiledRTL(cmd *cobra.Command, cfg scenario.Config, names []string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Path != "onic/cmd/onic" || os.Getenv("ONIC_RTL_COMPILED") != "" {
+		return // a test, a user's own onic (its kernels would be lost), or the compiled one
+	}
+	warn := func(err error) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "onic: --rtl: the cards run interpreted (slower): %v\n", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		warn(err)
+		return
+	}
+	from := filepath.Dir(self) // bin/onic of a checkout, as make builds it
+	if dir := os.Getenv("ONIC_CHECKOUT"); dir != "" {
+		from = dir
+	}
+	checkout, err := moduleRoot(from)
+	if err != nil {
+		warn(err)
+		return
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		warn(err)
+		return
+	}
+	bin, err := cardsim.CompiledONIC(cfg, names, checkout, filepath.Join(cache, "onic"), self, cmd.ErrOrStderr())
+	if err != nil {
+		warn(err)
+		return
+	}
+	if bin == "" {
+		return
+	}
+	warn(syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), append(os.Environ(), "ONIC_RTL_COMPILED=1")))
 }
 
 // rtlArgs is the Args of a command with --rtl: none, or the list of
@@ -219,6 +268,7 @@ func rtlFlagSet(c *cobra.Command) {
 	c.Flags().Lookup("rtl").NoOptDefVal = "all"
 	c.Flags().String("vcd", "", "with --rtl: write an RTL O-NIC's waveform, ONIC or ONIC:FROM-TO in simulated time (onicA:0-20us)")
 	c.Flags().String("vcd-out", "", "the waveform's file (default ONIC.vcd)")
+	c.Flags().Bool("rtl-interpret", false, "run the cards on the interpreter instead of compiling them (onic builds them once with go into its cache)")
 }
 
 // byteSize parses a byte count with a unit between lo and hi bytes.

@@ -468,3 +468,8 @@ func (k *Card) SetID(id tlp.ID) error {
 	k.id = id
 	return k.s.Set("cfg_bus_number", uint64(id.Bus()))
 }
+
+// Compiled reports whether the card runs on generated code (a compiled
+// model of its module was registered with hdlgen/sim) rather than on the
+// interpreter.
+func (k *Card) Compiled() bool { return k.s.Compiled() }

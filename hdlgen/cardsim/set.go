@@ -41,25 +41,14 @@ type window struct {
 // when names is empty). They share one clock, so their clock_mhz must be
 // equal.
 func NewSet(cfg scenario.Config, names []string) (*Set, error) {
-	if len(names) == 0 {
-		for _, o := range cfg.ONICs {
-			names = append(names, o.Name)
-		}
+	names, chosen, err := pick(cfg, names)
+	if err != nil {
+		return nil, err
 	}
 	s := &Set{lit: map[[2]int]*Fibre{}}
 	mhz := 0.0
-	for _, name := range names {
-		at := -1
-		for i, o := range cfg.ONICs {
-			if o.Name == name {
-				at = i
-			}
-		}
-		if at < 0 {
-			return nil, fmt.Errorf("--rtl %s: the scenario has no such O-NIC", name)
-		}
-		o := cfg.ONICs[at]
-		o.Defaults()
+	for i, o := range chosen {
+		name := names[i]
 		if mhz != 0 && o.ClockMHz != mhz {
 			return nil, fmt.Errorf("onics[%s].clock_mhz: %g MHz, but the other cards run at %g: the cards share one clock", name, o.ClockMHz, mhz)
 		}
@@ -72,6 +61,32 @@ func NewSet(cfg scenario.Config, names []string) (*Set, error) {
 	}
 	s.period = time.Duration(float64(time.Microsecond) / mhz)
 	return s, nil
+}
+
+// pick is the O-NICs of cfg named (all when names is empty), in that
+// order, with their defaults, and their names.
+func pick(cfg scenario.Config, names []string) ([]string, []scenario.ONICConfig, error) {
+	if len(names) == 0 {
+		for _, o := range cfg.ONICs {
+			names = append(names, o.Name)
+		}
+	}
+	var out []scenario.ONICConfig
+	for _, name := range names {
+		at := -1
+		for i, o := range cfg.ONICs {
+			if o.Name == name {
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil, nil, fmt.Errorf("--rtl %s: the scenario has no such O-NIC", name)
+		}
+		o := cfg.ONICs[at]
+		o.Defaults()
+		out = append(out, o)
+	}
+	return names, out, nil
 }
 
 // ONICs are the O-NICs the set runs, by scenario name; the other methods
