@@ -37,7 +37,7 @@ func TestDocsCommands(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "onic"), "onic/cmd/onic").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOPROXY=off", "TMPDIR="+t.TempDir())
+	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOPROXY=off", "TMPDIR="+t.TempDir(), "ONIC_EMU_SERVE_RTL_INTERPRET=true", "ONIC_EMU_RUN_RTL_INTERPRET=true")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,10 @@ func TestReadme(t *testing.T) {
 		}
 		cmd := exec.Command("bash", "-e", "-c", b[1])
 		cmd.Dir = scratch
-		cmd.Env = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir())
+		// (The --rtl journey runs interpreted here: compiling the cards
+		// costs minutes of CPU, and TestRTLCompiled in make soak covers
+		// it.)
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "TMPDIR="+t.TempDir(), "ONIC_EMU_SERVE_RTL_INTERPRET=true", "ONIC_EMU_RUN_RTL_INTERPRET=true")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("README block:\n%s\nfailed: %v\n%s", b[1], err, out)
