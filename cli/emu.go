@@ -60,6 +60,7 @@ emulator ran (the only line that varies from run to run).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runEmuRun(cmd, v, args) },
 	}
 	rtlFlagSet(c)
+	c.Flags().Bool("compare", false, "with --rtl: run the scenario on the model too and stop at the first write that lands differently (address, length, bytes) at a host")
 	c.Flags().StringSlice("deploy", nil, "load a firmware image into an O-NIC during the run: ONIC=IMAGE[@TIME] (default time 0; repeatable; docs/firmware.md)")
 	c.Flags().String("trust", "", "the loader's trust store for --deploy and --replay (YAML, docs/firmware.md)")
 	c.Flags().String("report", "", "write the run as one self-contained HTML page: throughput over time, latency distributions, link utilisation, the reconfiguration and reflash timeline, the accounting")
@@ -103,6 +104,20 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	finishRTL, err := rtlFlags(cmd, v, "emu.run", args, cl, cfg)
 	if err != nil {
 		return err
+	}
+	// --compare: the same scenario on the model, its landings held to
+	// the cards'.
+	var model *cluster.Cluster
+	modelLands, cardLands := landings{}, landings{}
+	if v.GetBool("emu.run.compare") {
+		if !rtl {
+			return fmt.Errorf("--compare: compares the cards with the model: add --rtl")
+		}
+		if model, err = buildCluster(v, "emu.run", cfg); err != nil {
+			return err
+		}
+		modelLands.record(model)
+		cardLands.record(cl)
 	}
 	defer func() {
 		if ferr := finishRTL(); ferr != nil {
@@ -170,6 +185,18 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if model != nil {
+		if _, err := model.Run(); err != nil {
+			return fmt.Errorf("--compare: the model's run: %v", err)
+		}
+		lines, err := compareLandings(modelLands, cardLands)
+		for _, l := range lines {
+			fmt.Fprintln(cmd.ErrOrStderr(), l)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if path := v.GetString("emu.run.report"); path != "" {
 		if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {

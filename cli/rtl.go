@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"os"
 	"strings"
 	"time"
@@ -98,4 +101,55 @@ func duration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q: want a duration with a unit (20us, 1ms)", s)
 	}
 	return d, nil
+}
+
+// landings are the writes one run landed, by host and the O-NIC that
+// brought them, in order.
+type landings map[[2]string][]cluster.Landing
+
+// record makes cl keep every write it lands in ls.
+func (ls landings) record(cl *cluster.Cluster) {
+	cl.OnLanded(func(l cluster.Landing) {
+		k := [2]string{l.Host, l.From}
+		if l.Data != nil {
+			l.Data = append([]byte(nil), l.Data...)
+		}
+		ls[k] = append(ls[k], l)
+	})
+}
+
+// compareLandings holds the cards' run to the model's: at each host,
+// the writes each O-NIC brought must be the same writes in the same
+// order (address and length; bytes too where both carry them) as far as
+// both runs got. It returns a line per host and O-NIC, and the first
+// divergence as an error.
+func compareLandings(model, cards landings) ([]string, error) {
+	keys := make([][2]string, 0, len(model)+len(cards))
+	seen := map[[2]string]bool{}
+	for _, ls := range []landings{model, cards} {
+		for k := range ls {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	var lines []string
+	for _, k := range keys {
+		m, c := model[k], cards[k]
+		for i := range min(len(m), len(c)) {
+			x, y := m[i], c[i]
+			if x.Address != y.Address || x.Bytes != y.Bytes || x.Data != nil && y.Data != nil && !bytes.Equal(x.Data, y.Data) {
+				return lines, fmt.Errorf("--compare: host %s, write %d from %s: the model landed %d bytes at %#x (at %v), the cards %d bytes at %#x (at %v)",
+					k[0], i+1, k[1], x.Bytes, x.Address, x.At, y.Bytes, y.Address, y.At)
+			}
+		}
+		if len(m) > 0 && len(c) == 0 || len(c) > 0 && len(m) == 0 {
+			return lines, fmt.Errorf("--compare: host %s: %d writes from %s landed on the model, %d on the cards", k[0], len(m), k[1], len(c))
+		}
+		lines = append(lines, fmt.Sprintf("compare: host %s from %s: %d writes landed on the model, %d on the cards; the first %d are the same",
+			k[0], k[1], len(m), len(c), min(len(m), len(c))))
+	}
+	return lines, nil
 }

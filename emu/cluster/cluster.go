@@ -137,6 +137,8 @@ type Cluster struct {
 	freeCmds []int
 	deploys  []deployment // firmware loads, by evDeploy index
 	started  bool         // Start has run
+	// landed hears of every write that reaches a host (OnLanded).
+	landed func(Landing)
 	// hw runs the hardware O-NICs (UseHardware), if any.
 	hw *hw
 	// progress, if set, hears how far Run is.
@@ -806,6 +808,7 @@ func (c *Cluster) fail(m *msg, r manager.Reason) {
 // and remote writes and reads of its memory.
 func (h *hostNode) receive(m *msg) {
 	c := h.c
+	h.land(m)
 	switch m.t.Kind().Class() {
 	case tlp.ClassCompletion:
 		r := &c.recs[m.rec]
