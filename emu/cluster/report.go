@@ -101,6 +101,9 @@ type ONICReport struct {
 	Name     string            `json:"name"`
 	Manager  map[string]uint64 `json:"manager"`
 	PortTLPs [2]uint64         `json:"port_tlps"` // sent out of port A, port B
+	// Card: the O-NIC ran as its generated card (UseHardware): Manager is
+	// empty, the card's decisions being in its COUNT_* registers.
+	Card bool `json:"card,omitempty"`
 	// Kernels is what each loaded kernel did, by slot: first those a
 	// reflash replaced, then those loaded at the end.
 	Kernels []KernelReport `json:"kernels,omitempty"`
@@ -367,6 +370,13 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 		if st := (StallReport{[2]uint64{o.ports[0].w.stalls, o.ports[1].w.stalls}, [2]uint64{o.ports[0].w.retrain, o.ports[1].w.retrain}}); st != (StallReport{}) {
 			or.Stalls = &st
 		}
+		if o.hw >= 0 {
+			// A card: its ports' TLPs from its lanes; its decisions are
+			// in its own COUNT_* registers, not the model's.
+			or.Card = true
+			or.Manager = nil
+			or.PortTLPs = [2]uint64{cl.hw.x.PortTLPs(o.hw, 0), cl.hw.x.PortTLPs(o.hw, 1)}
+		}
 		rep.ONICs = append(rep.ONICs, or)
 	}
 	if cl.capture != nil {
@@ -506,6 +516,9 @@ func (r *Report) writeONICs(w io.Writer) {
 		}
 		sort.Strings(ks)
 		fmt.Fprintf(w, "%-12s %10d %10d ", o.Name, o.PortTLPs[0], o.PortTLPs[1])
+		if o.Card {
+			fmt.Fprint(w, " (its generated card: decisions in its COUNT_* registers)")
+		}
 		for _, k := range ks {
 			fmt.Fprintf(w, " %s %d", k, o.Manager[k])
 		}

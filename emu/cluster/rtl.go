@@ -27,6 +27,7 @@ type Hardware interface {
 	Light(a, pa, b, pb, delayCycles int) error
 	Dark(card, port int)
 	PortState(card, port int) int
+	PortTLPs(card, port int) uint64
 	// Cycle runs every card one cycle, the one whose rising edge is at
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error

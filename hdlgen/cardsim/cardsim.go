@@ -20,6 +20,7 @@ import (
 
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
+	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
@@ -83,7 +84,47 @@ type Card struct {
 	// busy counts the cycles since anything but control words crossed a
 	// lane or the host interface (Quiet).
 	quiet uint64
+	// tx follows each port's frames as they leave, to count the TLPs sent
+	// (PortTLPs).
+	txFrames [Ports]txFrames
 }
+
+// txFrames follows the frames one port sends: the words left of the
+// frame under way, the last sequence number sent first time, and the
+// TLPs sent (a frame sent again, or one an up link's partner already
+// has, is not counted twice).
+type txFrames struct {
+	left int
+	seq  uint16
+	any  bool
+	tlps uint64
+}
+
+// track counts w, the word port i sent, toward its TLPs.
+func (f *txFrames) track(w *Word, up bool) {
+	if !up {
+		f.any = false // a retrained link numbers its frames afresh
+	}
+	if !w.Valid || w.Ctl {
+		return
+	}
+	if f.left == 0 {
+		tok := uint32(w.Data[0])
+		if tok>>24 != optlink.Marker {
+			return
+		}
+		f.left = optlink.Words(int(tok >> 12 & 0x7ff))
+		if seq := uint16(tok & optlink.SeqMask); !f.any || seq == (f.seq+1)&optlink.SeqMask {
+			f.seq, f.any = seq, true
+			f.tlps++
+		}
+	}
+	f.left--
+}
+
+// PortTLPs is how many TLPs port i has sent, each once however often
+// its link layer sent it again.
+func (k *Card) PortTLPs(i int) uint64 { return k.txFrames[i].tlps }
 
 // beat is a beat of an AXI4-Stream packet: up to 64 bytes.
 type beat struct {
@@ -351,6 +392,7 @@ func (k *Card) Cycle() error {
 		if w.Valid && !w.Ctl {
 			active = true
 		}
+		k.txFrames[i].track(w, s.Read(p.state[i])[0] == optlink.StateUp)
 	}
 	s.Step()
 	k.cycles++

@@ -49,6 +49,13 @@ func TestFlowsOnCards(t *testing.T) {
 			if a.Delivered == 0 || a.Dropped+a.Denied+a.Unsupported+a.ErrorStatus != 0 || rtl.RTL == nil || rtl.RTL.Error != "" || rtl.RTL.Refused != "" {
 				t.Fatalf("on the cards: %+v, %+v", a, rtl.RTL)
 			}
+			for k, o := range rtl.ONICs {
+				// Each TLP a card's port sent once, however often its link
+				// sent it again: no fewer than its peer's host received.
+				if !o.Card || o.PortTLPs[0] == 0 || o.PortTLPs[1] != 0 || o.PortTLPs[0] > model.ONICs[k].PortTLPs[0] {
+					t.Errorf("%s on the cards: %+v; on the model it sent %v", o.Name, o, model.ONICs[k].PortTLPs)
+				}
+			}
 			for i, f := range rtl.Flows {
 				m := model.Flows[i]
 				if f.Failed != 0 || f.Transfers == 0 || f.Gbps < 0.7*m.Gbps || f.Gbps > 1.05*m.Gbps {

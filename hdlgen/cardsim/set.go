@@ -146,6 +146,9 @@ func (s *Set) Dark(i, p int) {
 	}
 }
 
+// PortTLPs is how many TLPs port p of card i has sent.
+func (s *Set) PortTLPs(i, p int) uint64 { return s.cards[i].PortTLPs(p) }
+
 // PortState is port p of card i's link state (0 down, 1 training, 2 up).
 func (s *Set) PortState(i, p int) int { return s.cards[i].PortState(p) }
 
