@@ -3,6 +3,7 @@ package cardsim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"onic/emu/scenario"
@@ -25,6 +26,10 @@ type Set struct {
 	fibres []*Fibre
 	// lit are the ports with a fibre, by card and port.
 	lit map[[2]int]*Fibre
+	// partners are the ports whose circuit ends at a Partner (a Go-model
+	// O-NIC's port), by card and port.
+	partners map[[2]int]*partnerLink
+	plinks   []*partnerLink // the same, in the order they were lit
 	// vcd is the waveform window, if one was asked for (TraceWindow).
 	vcd *window
 }
@@ -45,7 +50,7 @@ func NewSet(cfg scenario.Config, names []string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{lit: map[[2]int]*Fibre{}}
+	s := &Set{lit: map[[2]int]*Fibre{}, partners: map[[2]int]*partnerLink{}}
 	mhz := 0.0
 	for i, o := range chosen {
 		name := names[i]
@@ -117,6 +122,12 @@ func (s *Set) Out(i int) []tlp.TLP { return s.cards[i].Out() }
 // Light joins port pa of card a and port pb of card b with a fibre of
 // delay cycles each way.
 func (s *Set) Light(a, pa, b, pb, delay int) error {
+	if a == b && pa == pb {
+		return fmt.Errorf("cardsim: %s port %d joined to itself", s.names[a], pa)
+	}
+	if s.partners[[2]int{a, pa}] != nil || s.partners[[2]int{b, pb}] != nil {
+		return fmt.Errorf("cardsim: %s port %d or %s port %d is lit already", s.names[a], pa, s.names[b], pb)
+	}
 	if s.lit[[2]int{a, pa}] != nil || s.lit[[2]int{b, pb}] != nil {
 		return fmt.Errorf("cardsim: %s port %d or %s port %d is lit already", s.names[a], pa, s.names[b], pb)
 	}
@@ -126,8 +137,76 @@ func (s *Set) Light(a, pa, b, pb, delay int) error {
 	return nil
 }
 
+// partnerLink is a card's port joined to a Partner by a fibre: rings of
+// words on their way each way.
+type partnerLink struct {
+	card, port int
+	p          *Partner
+	toCard     []Word
+	toPartner  []Word
+	at         int
+}
+
+// LightPartner lights a circuit between port p of card i and a Partner
+// (the far end a Go-model O-NIC's port is), delay cycles each way.
+func (s *Set) LightPartner(i, p, delay int) error {
+	k := [2]int{i, p}
+	if s.lit[k] != nil || s.partners[k] != nil {
+		return fmt.Errorf("cardsim: %s port %d is lit already", s.names[i], p)
+	}
+	delay = max(delay, 1)
+	l := &partnerLink{card: i, port: p, p: NewPartner(), toCard: make([]Word, delay), toPartner: make([]Word, delay)}
+	s.partners[k], s.plinks = l, append(s.plinks, l)
+	s.cards[i].SetPHY(p, true)
+	return nil
+}
+
+// PartnerSend queues t at the Partner of card i's port p, to go to the
+// card; it reports false when the port has none.
+func (s *Set) PartnerSend(i, p int, t tlp.TLP) bool {
+	l := s.partners[[2]int{i, p}]
+	if l == nil {
+		return false
+	}
+	l.p.Send(t)
+	return true
+}
+
+// PartnerQueued is how many TLPs wait at the Partner of card i's port p.
+func (s *Set) PartnerQueued(i, p int) int {
+	if l := s.partners[[2]int{i, p}]; l != nil {
+		return l.p.Queued()
+	}
+	return 0
+}
+
+// PartnerGot is what the Partner of card i's port p took from the card
+// since the last call.
+func (s *Set) PartnerGot(i, p int) []tlp.TLP {
+	if l := s.partners[[2]int{i, p}]; l != nil {
+		return l.p.Got()
+	}
+	return nil
+}
+
+// Partner is the Partner of card i's port p, or nil.
+func (s *Set) Partner(i, p int) *Partner {
+	if l := s.partners[[2]int{i, p}]; l != nil {
+		return l.p
+	}
+	return nil
+}
+
 // Dark ends the circuit at port p of card i (both ends go dark).
 func (s *Set) Dark(i, p int) {
+	if l := s.partners[[2]int{i, p}]; l != nil {
+		l.p.SetPHY(false)
+		s.cards[i].SetPHY(p, false)
+		s.cards[i].SetLane(p, Word{})
+		delete(s.partners, [2]int{i, p})
+		s.plinks = slices.DeleteFunc(s.plinks, func(x *partnerLink) bool { return x == l })
+		return
+	}
 	f := s.lit[[2]int{i, p}]
 	if f == nil {
 		return
@@ -183,6 +262,14 @@ func (s *Set) Cycle(now time.Duration) error {
 	for _, f := range s.fibres {
 		f.Carry()
 	}
+	for _, l := range s.plinks {
+		c := s.cards[l.card]
+		w := l.p.Cycle(l.toPartner[l.at])
+		l.toPartner[l.at] = c.Lane(l.port)
+		c.SetLane(l.port, l.toCard[l.at])
+		l.toCard[l.at] = w
+		l.at = (l.at + 1) % len(l.toCard)
+	}
 	return nil
 }
 
@@ -195,6 +282,11 @@ func (s *Set) Quiet() uint64 {
 	}
 	for k, f := range s.lit {
 		if s.cards[k[0]].PortState(k[1]) != 2 || f == nil {
+			return 0
+		}
+	}
+	for k, l := range s.partners {
+		if s.cards[k[0]].PortState(k[1]) != 2 || !l.p.Up() || l.p.Busy() {
 			return 0
 		}
 	}
