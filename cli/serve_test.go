@@ -203,8 +203,7 @@ func TestEmuServeRTL(t *testing.T) {
 		want string
 	}{
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "onicC"}, "--rtl onicC: the scenario has no such O-NIC"},
-		{[]string{"emu", "serve", "--socket", socket, "--rtl", "onicA"}, "a mixed pair is not supported yet"},
-		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--scenario", "two-party"}, "the scenario has flows"},
+		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--scenario", "offload"}, `op "task"; the RTL backend runs write and read flows`},
 		{[]string{"emu", "serve", "--socket", socket, "--vcd", "onicA"}, "--vcd: a waveform is of an RTL O-NIC: add --rtl"},
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicC"}, `"onicC" is not one of the RTL O-NICs`},
 		{[]string{"emu", "serve", "--socket", socket, "--rtl", "--vcd", "onicA:5-6us"}, `"5": want a duration with a unit`},

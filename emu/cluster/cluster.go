@@ -346,8 +346,12 @@ func (c *Cluster) light(pr [2]*port) {
 	if a.l != nil || a.hwLit || a.circuit != b || b.circuit != a {
 		return // lit already, or a later phase took the circuit away
 	}
-	if a.o.hw >= 0 {
-		if err := c.hwLight(pr); err != nil && c.hw.err == nil {
+	if a.o.hw >= 0 || b.o.hw >= 0 {
+		light := c.hwLight
+		if (a.o.hw >= 0) != (b.o.hw >= 0) {
+			light = c.hwLightMixed
+		}
+		if err := light(pr); err != nil && c.hw.err == nil {
 			c.hw.err = err
 			c.s.Stop()
 		}
@@ -384,6 +388,10 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
 			pt.circuit = keep[pt]
+			if pt.bridge != nil && keep[pt] != pt.peer {
+				c.hwDarkMixed(pt.bridge)
+				continue
+			}
 			if pt.hwLit && keep[pt] != pt.peer {
 				c.hwDark(pt)
 				continue
@@ -531,7 +539,10 @@ type port struct {
 	// hwLit: a hardware O-NIC's port with a lit circuit (its words cross
 	// in the Hardware; l stays nil).
 	hwLit bool
-	w     watch // its egress watchdog and faults (stall.go)
+	// bridge joins a card's port and a Go-model port in one circuit (a
+	// mixed pair, rtl.go): set on both ends while it is lit.
+	bridge *hwBridge
+	w      watch // its egress watchdog and faults (stall.go)
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg

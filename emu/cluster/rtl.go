@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
+	"onic/emu/link"
 	"onic/emu/sim"
 	"onic/tlp"
 )
@@ -28,6 +30,14 @@ type Hardware interface {
 	Dark(card, port int)
 	PortState(card, port int) int
 	PortTLPs(card, port int) uint64
+	// A circuit between a card's port and a Go-model O-NIC's: the card's
+	// port is joined to a link layer written in Go (LightPartner), which
+	// takes the model's TLPs (PartnerSend) and hands over the card's
+	// (PartnerGot).
+	LightPartner(card, port, delayCycles int) error
+	PartnerSend(card, port int, t tlp.TLP) bool
+	PartnerQueued(card, port int) int
+	PartnerGot(card, port int) []tlp.TLP
 	// Cycle runs every card one cycle, the one whose rising edge is at
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error
@@ -99,8 +109,9 @@ type hwWait struct {
 // does not report): reads are matched by tag, writes by their bytes where
 // they land (the emulator's own writes are given bytes that say which
 // they are).
-// Every circuit of a hardware O-NIC, in every phase, must join another
-// hardware O-NIC.
+// A circuit between a card and a Go-model O-NIC joins the card's port to
+// a link layer written in Go from the wire format (a Partner), whose TLPs
+// cross to the model's port over a link of the model's.
 func (c *Cluster) UseHardware(x Hardware) error {
 	if c.started {
 		return fmt.Errorf("hardware: the cluster has started")
@@ -138,39 +149,21 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		h.reads = append(h.reads, map[uint32]*hwRead{})
 		h.tags = append(h.tags, hwTags{})
 	}
-	check := func(pairs [][2]*port, where string) error {
-		for _, pr := range pairs {
-			if (pr[0].o.hw >= 0) != (pr[1].o.hw >= 0) {
-				return fmt.Errorf("--rtl: %s joins %s (RTL) and %s (the Go model); a mixed pair is not supported yet: give both O-NICs to --rtl", where, pr[0].name(), pr[1].name())
-			}
-		}
-		return nil
-	}
-	var first [][2]*port
-	for _, o := range c.onics {
-		for _, pt := range o.ports {
-			if pt.circuit != nil {
-				first = append(first, [2]*port{pt, pt.circuit})
-			}
-		}
-	}
-	if err := check(first, "a circuit"); err != nil {
-		return err
-	}
-	for i, ph := range c.phases {
-		if err := check(ph.pairs, fmt.Sprintf("phase %d", i+1)); err != nil {
-			return err
-		}
-	}
 	c.hw = h
 	// Circuits lit at the start are lit for the cards too, and trained
 	// before time 0, as the scenario's circuits are (Config.Circuits).
 	var lit []*port
 	for _, o := range c.onics {
 		for _, pt := range o.ports {
-			if pt.l != nil && pt.o.hw >= 0 && !pt.hwLit && pt.peer != nil {
-				pt.l.SetDown()
-				if err := c.hwLight([2]*port{pt, pt.peer}); err != nil {
+			if peer := pt.peer; pt.l != nil && peer != nil && pt.bridge == nil && (pt.o.hw >= 0 || peer.o.hw >= 0) {
+				l := pt.l
+				pt.l, peer.l = nil, nil
+				l.SetDown()
+				light := c.hwLight
+				if (pt.o.hw >= 0) != (peer.o.hw >= 0) {
+					light = c.hwLightMixed
+				}
+				if err := light([2]*port{pt, peer}); err != nil {
 					return err
 				}
 			}
@@ -232,6 +225,127 @@ func (c *Cluster) hwDark(pt *port) {
 	c.hwWake()
 }
 
+// hwBridge is a mixed circuit: card's port cport on one end, a Go-model
+// O-NIC's port on the other. The model's port has a link of the model's
+// (l) whose far end is the bridge; what arrives there goes to the card's
+// Partner, and what the Partner takes from the card goes back over l.
+type hwBridge struct {
+	c           *Cluster
+	card        *port // the card's port
+	model       *port // the model's port
+	l           *link.Link
+	reads       map[uint32]*hwRead // the model's reads toward the card, by requester and tag
+	cardN, port int
+}
+
+// hwLightMixed lights a circuit between a card's port and a Go-model
+// O-NIC's port.
+func (c *Cluster) hwLightMixed(pr [2]*port) error {
+	hp, mp := pr[0], pr[1]
+	if hp.o.hw < 0 {
+		hp, mp = mp, hp
+	}
+	fibre := hp.o.cfg.FibreM[hp.idx] + mp.o.cfg.FibreM[mp.idx]
+	delay := int(sim.Time(fibre*FibreNsPerMetre*float64(sim.Nanosecond)) / c.hw.period)
+	if err := c.hw.x.LightPartner(hp.o.hw, hp.idx, max(delay, 1)); err != nil {
+		return err
+	}
+	b := &hwBridge{c: c, card: hp, model: mp, reads: map[uint32]*hwRead{}, cardN: hp.o.hw, port: hp.idx}
+	// (The fibre's delay is in the lane words: the model's link has none.)
+	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256}, onicEnd{mp.o, ingress(mp.idx)}, b)
+	if err != nil {
+		return err
+	}
+	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
+	b.l = l
+	hp.hwLit, hp.peer, hp.bridge = true, mp, b
+	mp.l, mp.side, mp.peer, mp.bridge = l, 0, hp, b
+	mp.w.armed, mp.w.stalled = false, false
+	for _, pt := range pr {
+		pt.setState(c.s.Now(), portUp)
+	}
+	mp.o.mgr.PortDown[mp.idx] = false
+	mp.flush()
+	c.hwWake()
+	return nil
+}
+
+// hwDarkMixed ends a mixed circuit: the card's port and its Partner go
+// dark, the model's port goes down as for any circuit (its link's TLPs
+// are lost), and the model's reads the card owed are forgotten.
+func (c *Cluster) hwDarkMixed(b *hwBridge) {
+	c.hw.x.Dark(b.cardN, b.port)
+	hp, mp := b.card, b.model
+	hp.hwLit, hp.peer, hp.bridge = false, nil, nil
+	hp.setState(c.s.Now(), portDown)
+	mp.l, mp.peer, mp.bridge = nil, nil, nil
+	mp.w.stalled = false
+	mp.setState(c.s.Now(), portDown)
+	mp.o.mgr.PortDown[mp.idx] = true
+	mp.o.mgr.PortLinkDown(mp.idx)
+	b.l.SetDown()
+	for k, rd := range b.reads {
+		c.unref(rd.rec)
+		delete(b.reads, k)
+	}
+	c.hwWake()
+}
+
+// Receive takes a TLP the model's port sent toward the card: it goes to
+// the card's Partner. It returns how long the model's link must hold
+// back while the Partner has TLPs waiting for the card's credits.
+func (b *hwBridge) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
+	c, h := b.c, b.c.hw
+	c.tlps++
+	m := c.msgs[p.Arg]
+	t := &m.t
+	c.giveBytes(t)
+	switch {
+	case t.Kind() == tlp.MWr && m.rec >= 0:
+		k := writeKey(t)
+		h.posted[k] = append(h.posted[k], m.rec)
+		c.recs[m.rec].refs++
+	case t.Kind() == tlp.MRd && m.rec >= 0:
+		key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
+		if old := b.reads[key]; old != nil {
+			c.unref(old.rec) // (a tag reused: the read it had is over)
+		}
+		b.reads[key] = &hwRead{rec: m.rec, left: readBytes(t), tag: t.Tag}
+		c.recs[m.rec].refs++
+	}
+	h.x.PartnerSend(b.cardN, b.port, *t)
+	c.release(m)
+	c.hwWake()
+	return h.period * sim.Time(h.x.PartnerQueued(b.cardN, b.port))
+}
+
+// deliver sends the TLPs the card's Partner took from the card to the
+// model's port at ready, each with the record of the request it
+// belongs to: a completion the model's read's, a write the host write's
+// whose bytes it carries.
+func (b *hwBridge) deliver(ready sim.Time) {
+	c, h := b.c, b.c.hw
+	for _, t := range h.x.PartnerGot(b.cardN, b.port) {
+		m := c.newMsg()
+		m.t = t
+		switch {
+		case t.Kind().Class() == tlp.ClassCompletion:
+			key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
+			if rd := b.reads[key]; rd != nil {
+				c.attach(m, rd.rec)
+				n := int(t.Length)*4 - int(t.LowerAddress&3)
+				if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
+					delete(b.reads, key)
+					c.unref(rd.rec)
+				}
+			}
+		case t.Kind() == tlp.MWr:
+			c.matchWrite(m)
+		}
+		sendAt(b.l, 1, m, ready)
+	}
+}
+
 // hwWake starts the cards' clock if it is stopped.
 func (c *Cluster) hwWake() {
 	if c.hw != nil && !c.hw.running && c.hw.err == nil {
@@ -246,19 +360,7 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 	h := c.hw
 	why := ""
 	t := &m.t
-	if t.Kind().HasData() && t.Data == nil {
-		// The emulator's own traffic carries no bytes; a card needs them.
-		// A write's are its number in the run, in every 8 bytes, so that
-		// its landing is matched to it alone (writeKey); a completion's
-		// are zeros, as the host's memory reads.
-		t.Data = make([]byte, int(t.Length)*4)
-		if t.Kind() == tlp.MWr {
-			h.seq++
-			for i := 0; i+8 <= len(t.Data); i += 8 {
-				binary.LittleEndian.PutUint64(t.Data[i:], h.seq)
-			}
-		}
-	}
+	c.giveBytes(t)
 	if t.Kind().IsPosted() {
 		// A posted request's tag is not used (PCIe §2.2.6.2), and the
 		// block's CQ descriptor carries 8 bits of it (PG213).
@@ -368,6 +470,40 @@ func (c *Cluster) hwRetryReads(o *onicNode) {
 	}
 }
 
+// giveBytes gives TLP t bytes if it should carry some and does not: the
+// emulator's own traffic carries none, and a card needs them. A write's
+// are its number in the run, in every 8 bytes, so that its landing is
+// matched to it alone (writeKey); a completion's are zeros, as the
+// host's memory reads.
+func (c *Cluster) giveBytes(t *tlp.TLP) {
+	if !t.Kind().HasData() || t.Data != nil {
+		return
+	}
+	t.Data = make([]byte, int(t.Length)*4)
+	if t.Kind() == tlp.MWr {
+		c.hw.seq++
+		for i := 0; i+8 <= len(t.Data); i += 8 {
+			binary.LittleEndian.PutUint64(t.Data[i:], c.hw.seq)
+		}
+	}
+}
+
+// matchWrite gives write m, which a card sent on, the record of the
+// host write whose bytes it carries, if one is waiting (writeKey).
+func (c *Cluster) matchWrite(m *msg) {
+	h := c.hw
+	k := writeKey(&m.t)
+	if q := h.posted[k]; len(q) > 0 {
+		c.attach(m, q[0])
+		c.unref(q[0])
+		if len(q) == 1 {
+			delete(h.posted, k)
+		} else {
+			h.posted[k] = q[1:]
+		}
+	}
+}
+
 // refuse notes the first refusal of a card's interface and returns the
 // reason the accounting names.
 func (h *hw) refuse(err error) string {
@@ -431,13 +567,57 @@ func (c *Cluster) hwRun() {
 			for _, t := range h.x.Out(o.hw) {
 				c.hwEmit(o, t, at)
 			}
+			for _, pt := range o.ports {
+				if pt.bridge != nil {
+					pt.bridge.deliver(at)
+				}
+			}
 		}
 	}
 	if h.x.Quiet() >= hwQuiet {
 		h.running = false
+		c.hwSettleUnseen()
 		return
 	}
 	c.s.After(hwBatch*h.period, c, evHardware)
+}
+
+// hwSettleUnseen ends the host writes the cards took that never landed,
+// once nothing can still deliver them: the cards are quiet (nothing on a
+// lane or the host interface for hwQuiet cycles) and every port of a
+// card that has a circuit is up, so nothing waits in a hold buffer for
+// it. They were dropped — the cards' counters (hold drops, lost, COUNT_*)
+// say why — and are named rtl-not-delivered, so that the flows they
+// belong to go on, as the model's drops let them. (A write held for a
+// port that has no circuit, which a later phase would light, is ended
+// too: the model would call it in flight.)
+func (c *Cluster) hwSettleUnseen() {
+	h := c.hw
+	if len(h.posted) == 0 {
+		return
+	}
+	for _, o := range c.onics {
+		if o.hw < 0 {
+			continue
+		}
+		for _, pt := range o.ports {
+			if pt.circuit != nil && (!pt.hwLit || h.x.PortState(o.hw, pt.idx) != 2) {
+				return
+			}
+		}
+	}
+	keys := make([]uint64, 0, len(h.posted))
+	for k := range h.posted {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // (settling starts flows' next transfers: a fixed order)
+	for _, k := range keys {
+		for _, r := range h.posted[k] {
+			c.settleWhy(r, Dropped, "rtl-not-delivered")
+			c.unref(r)
+		}
+		delete(h.posted, k)
+	}
 }
 
 // hwEmit sends TLP t, which card o sent its host, over o's host link at
@@ -462,16 +642,7 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 			}
 		}
 	case t.Kind() == tlp.MWr:
-		k := writeKey(&t)
-		if q := h.posted[k]; len(q) > 0 {
-			c.attach(m, q[0])
-			c.unref(q[0])
-			if len(q) == 1 {
-				delete(h.posted, k)
-			} else {
-				h.posted[k] = q[1:]
-			}
-		}
+		c.matchWrite(m)
 	}
 	sendAt(o.link, 1, m, ready)
 }

@@ -129,7 +129,7 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 // runSession serves the host-interface scenario, with its O-NICs as their
 // generated cards when rtl is set, to two clients in lock-step, each
 // sharing its mailbox (filled from seed) and running hostProgram.
-func runSession(t *testing.T, rtl bool, seed uint64, ops int) session {
+func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) session {
 	t.Helper()
 	cfg := scenario.HostInterface()
 	cl, err := cluster.Build(cfg)
@@ -137,7 +137,7 @@ func runSession(t *testing.T, rtl bool, seed uint64, ops int) session {
 		t.Fatal(err)
 	}
 	if rtl {
-		set, err := NewSet(cfg, nil)
+		set, err := NewSet(cfg, cards)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,15 +231,23 @@ var sessionSeeds = flag.Int("session-seeds", 4, "random host-interface sessions 
 // fabric, reads the peer's O-NIC refuses, LUT entries pointed at the
 // mailbox, outside the ranges or disabled, register and counter reads)
 // served once with both O-NICs as the Go model and once as their
-// generated cards (onic emu serve --rtl). The first operation whose bytes
+// generated cards (onic emu serve --rtl), or with onicB a card and onicA
+// the model (a mixed pair). The first operation whose bytes
 // or status differ fails the test, naming it; both mailboxes must end the
 // same and the accounting agree.
 func TestSessionAgainstModel(t *testing.T) {
 	const ops = 40
 	for seed := range uint64(*sessionSeeds) {
-		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+		// Both O-NICs cards, and (every other seed) onicB a card and
+		// onicA the model: a mixed pair.
+		var cards []string
+		name := fmt.Sprintf("seed-%d", seed)
+		if seed%2 == 1 {
+			cards, name = []string{"onicB"}, name+"-mixed"
+		}
+		t.Run(name, func(t *testing.T) {
 			model := runSession(t, false, seed, ops)
-			rtl := runSession(t, true, seed, ops)
+			rtl := runSession(t, true, seed, ops, cards...)
 			refused := 0
 			for k, host := range []string{"A", "B"} {
 				m, x := model.results[k], rtl.results[k]
