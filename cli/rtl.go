@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"slices"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
