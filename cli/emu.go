@@ -105,19 +105,9 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	if err != nil {
 		return err
 	}
-	// --compare: the same scenario on the model, its landings held to
-	// the cards'.
-	var model *cluster.Cluster
-	modelLands, cardLands := landings{}, landings{}
-	if v.GetBool("emu.run.compare") {
-		if !rtl {
-			return fmt.Errorf("--compare: compares the cards with the model: add --rtl")
-		}
-		if model, err = buildCluster(v, "emu.run", cfg); err != nil {
-			return err
-		}
-		modelLands.record(model)
-		cardLands.record(cl)
+	cmpRun, err := startCompare(v, cfg, cl, rtl)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if ferr := finishRTL(); ferr != nil {
@@ -186,17 +176,8 @@ func runEmuRun(cmd *cobra.Command, v *viper.Viper, args []string) error {
 	if err != nil {
 		return err
 	}
-	if model != nil {
-		if _, err := model.Run(); err != nil {
-			return fmt.Errorf("--compare: the model's run: %v", err)
-		}
-		lines, err := compareLandings(modelLands, cardLands)
-		for _, l := range lines {
-			fmt.Fprintln(cmd.ErrOrStderr(), l)
-		}
-		if err != nil {
-			return err
-		}
+	if err := cmpRun.finish(cmd.ErrOrStderr()); err != nil {
+		return err
 	}
 	if path := v.GetString("emu.run.report"); path != "" {
 		if err := writeHTMLReport(path, rep, cl.Charts(0)); err != nil {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/viper"
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
@@ -152,4 +155,46 @@ func compareLandings(model, cards landings) ([]string, error) {
 			k[0], k[1], len(m), len(c), min(len(m), len(c))))
 	}
 	return lines, nil
+}
+
+// compareRun is --compare's second run: the scenario on the model, its
+// landings held to the cards'.
+type compareRun struct {
+	model        *cluster.Cluster
+	models, card landings
+}
+
+// startCompare sets up --compare (nil when it is not given): the model's
+// cluster of cfg, and both clusters recording their landings.
+func startCompare(v *viper.Viper, cfg scenario.Config, cl *cluster.Cluster, rtl bool) (*compareRun, error) {
+	if !v.GetBool("emu.run.compare") {
+		return nil, nil
+	}
+	if !rtl {
+		return nil, fmt.Errorf("--compare: compares the cards with the model: add --rtl")
+	}
+	model, err := buildCluster(v, "emu.run", cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &compareRun{model: model, models: landings{}, card: landings{}}
+	r.models.record(model)
+	r.card.record(cl)
+	return r, nil
+}
+
+// finish runs the model and compares, a line per host and O-NIC to w; the
+// first divergence is the error.
+func (r *compareRun) finish(w io.Writer) error {
+	if r == nil {
+		return nil
+	}
+	if _, err := r.model.Run(); err != nil {
+		return fmt.Errorf("--compare: the model's run: %v", err)
+	}
+	lines, err := compareLandings(r.models, r.card)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return err
 }
