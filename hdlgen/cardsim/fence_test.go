@@ -1,13 +1,9 @@
 package cardsim
 
 import (
-	"context"
-	"net"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"onic/emu/cluster"
 	"onic/emu/hostif"
 	"onic/emu/scenario"
 	pmgr "onic/pcie/manager"
@@ -25,32 +21,7 @@ import (
 func TestReadAfterRegisterWrite(t *testing.T) {
 	var counts [2][]uint32
 	for k, rtl := range []bool{false, true} {
-		cfg := scenario.HostInterface()
-		cl, err := cluster.Build(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rtl {
-			set, err := NewSet(cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.UseHardware(set); err != nil {
-				t.Fatal(err)
-			}
-		}
-		srv, err := hostif.New(cl, hostif.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		socket := filepath.Join(t.TempDir(), "s")
-		ln, err := net.Listen("unix", socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ctx, ln) }()
+		socket, stop := serve(t, buildOn(t, scenario.HostInterface(), rtl))
 		c, err := hostif.Dial(socket, hostif.ClientOptions{Host: "A"})
 		if err != nil {
 			t.Fatal(err)
@@ -79,10 +50,7 @@ func TestReadAfterRegisterWrite(t *testing.T) {
 			counts[k] = append(counts[k], v)
 		}
 		c.Close()
-		cancel()
-		if err := <-served; err != nil {
-			t.Fatal(err)
-		}
+		stop()
 	}
 	if counts[0][pmgr.Denied] != 1 || !slices.Equal(counts[0], counts[1]) {
 		t.Fatalf("COUNT_* by reason %v: the model %v, the card %v", pmgr.Reasons(), counts[0], counts[1])

@@ -34,19 +34,7 @@ func TestFlowsOnCards(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg.Duration = 40 * time.Microsecond
-				cl, err := cluster.Build(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rtl {
-					set, err := NewSet(cfg, tc.cards)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := cl.UseHardware(set); err != nil {
-						t.Fatal(err)
-					}
-				}
+				cl := buildOn(t, cfg, rtl, tc.cards...)
 				rep, err := cl.Run()
 				if err != nil {
 					t.Fatal(err)
@@ -95,17 +83,7 @@ func TestPhasedOnCards(t *testing.T) {
 	cfg.MEMS.Reconfig, cfg.MEMS.BringUp = 10*time.Microsecond, time.Microsecond
 	cfg.Flows[1].Start = 20 * time.Microsecond
 	cfg.Duration = 100 * time.Microsecond
-	cl, err := cluster.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.UseHardware(set); err != nil {
-		t.Fatal(err)
-	}
+	cl := buildOn(t, cfg, true)
 	rep, err := cl.Run()
 	if err != nil {
 		t.Fatal(err)

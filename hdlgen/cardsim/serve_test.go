@@ -2,12 +2,9 @@ package cardsim
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,32 +128,8 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 // sharing its mailbox (filled from seed) and running hostProgram.
 func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) session {
 	t.Helper()
-	cfg := scenario.HostInterface()
-	cl, err := cluster.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rtl {
-		set, err := NewSet(cfg, cards)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.UseHardware(set); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, err := hostif.New(cl, hostif.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	cl := buildOn(t, scenario.HostInterface(), rtl, cards...)
+	socket, stop := serve(t, cl)
 	var res session
 	var done [2]atomic.Bool
 	errs := make(chan error, 2)
@@ -212,10 +185,8 @@ func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) s
 			t.Fatal(err)
 		}
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	stop()
+	var err error
 	if res.rep, err = cl.Report(1); err != nil {
 		t.Fatal(err)
 	}
