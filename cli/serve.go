@@ -258,7 +258,10 @@ func rtlArgs(v *viper.Viper, prefix string) cobra.PositionalArgs {
 		if len(args) == 1 && cmd.Flags().Changed("rtl") && strings.Join(v.GetStringSlice(prefix+".rtl"), ",") == "all" {
 			return nil
 		}
-		return cobra.NoArgs(cmd, args)
+		if len(args) > 0 {
+			return fmt.Errorf("%s takes no arguments (got %q); the O-NICs --rtl runs as cards follow it (--rtl onicA,onicB)", cmd.Name(), args[0])
+		}
+		return nil
 	}
 }
 

@@ -215,7 +215,7 @@ func TestDenied(t *testing.T) {
 // interrupt, with the same bytes and interrupt reaching host A as on the
 // model; of the writes the cards took, only the one the denied example
 // makes through a LUT entry outside its ranges (which the card refuses)
-// never lands.
+// never lands, and the accounting names it rtl-not-delivered.
 func TestExamplesOnRTL(t *testing.T) {
 	s := build(t, "denied", "peer_dma")
 	s.serve("--rtl")
@@ -227,8 +227,14 @@ func TestExamplesOnRTL(t *testing.T) {
 	}
 	rep := s.report()
 	rtl, _ := rep["rtl"].(map[string]any)
-	if rtl == nil || rtl["cycles"] == 0.0 || rtl["error"] != nil || rtl["unseen_writes"] != 1.0 || rtl["register_writes"] == 0.0 {
+	if rtl == nil || rtl["cycles"] == 0.0 || rtl["error"] != nil || rtl["unseen_writes"] != 0.0 || rtl["register_writes"] == 0.0 {
 		t.Fatalf("the report's rtl section: %v", rep["rtl"])
+	}
+	// The write the card refused never lands: once the cards are quiet
+	// it is ended, named.
+	acc, _ := rep["accounting"].(map[string]any)
+	if reasons, _ := acc["reasons"].(map[string]any); reasons["rtl-not-delivered"] != 1.0 {
+		t.Errorf("the accounting: %v", acc)
 	}
 	hosts, _ := rep["hosts"].([]any)
 	if a, _ := hosts[0].(map[string]any); a["received_bytes"] != 4096.0 || a["interrupts"] != 1.0 {
