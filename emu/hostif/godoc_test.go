@@ -14,7 +14,9 @@ import (
 // in, and `go mod tidy` and `go run` (offline, GOPROXY=off) build it and
 // run it against `onic emu serve`, started here. The program finds the
 // O-NIC and its BARs, reads the register map's version and counters and
-// writes through the window; its output has the doc's lines.
+// writes through the window; its output has the doc's lines. Run again
+// against the O-NICs' generated cards (onic emu serve --rtl), it prints
+// the same.
 func TestGoDriverDoc(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -93,5 +95,20 @@ func TestGoDriverDoc(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the program printed no %q", want)
 		}
+	}
+	// The same program against the O-NICs' generated cards (onic emu
+	// serve --rtl, interpreted: compiling them is make soak's) prints
+	// the same.
+	s.report()
+	s.serve("--rtl", "--rtl-interpret")
+	var rtlLines []string
+	for _, l := range lines {
+		rtlLines = append(rtlLines, strings.ReplaceAll(l, "go mod tidy -e", "true"))
+	}
+	if rtl := bash(strings.Join(rtlLines, "\n"), mod); rtl != strings.TrimPrefix(out, out[:strings.Index(out, "O-NIC at")]) {
+		t.Errorf("against the cards the program printed\n%s\nagainst the model\n%s", rtl, out)
+	}
+	if rep := s.report(); rep["rtl"] == nil {
+		t.Errorf("the --rtl server's report has no rtl section")
 	}
 }
