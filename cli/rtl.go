@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +30,10 @@ func rtlNames(list []string) []string {
 // useRTL puts the generated cards of cfg's O-NICs named (all when names
 // is empty) in cl in place of the Go model, with a waveform window if
 // vcd names one ("onicA" or "onicA:FROM-TO", durations with units) into
-// vcdOut (default NAME.vcd). The function it returns ends the waveform.
-func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOut string) (func() error, error) {
+// vcdOut (default NAME.fst where GTKWave's vcd2fst is on PATH, else
+// NAME.vcd; a .fst name is written as VCD and converted at the end). The
+// function it returns ends the waveform and says on msgs what it wrote.
+func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOut string, msgs io.Writer) (func() error, error) {
 	set, err := cardsim.NewSet(cfg, names)
 	if err != nil {
 		return nil, err
@@ -71,10 +74,23 @@ func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOu
 			return nil, fmt.Errorf("--vcd %s: the window ends at %v, not after its start %v", vcd, to, from)
 		}
 	}
+	// FST (GTKWave's compressed format) where GTKWave's vcd2fst is on
+	// PATH, else VCD; --vcd-out's extension decides when given.
+	fst, _ := exec.LookPath("vcd2fst")
 	if vcdOut == "" {
 		vcdOut = name + ".vcd"
+		if fst != "" {
+			vcdOut = name + ".fst"
+		}
 	}
-	f, err := os.Create(vcdOut)
+	path := vcdOut
+	if strings.HasSuffix(vcdOut, ".fst") {
+		if fst == "" {
+			return nil, fmt.Errorf("--vcd-out %s: FST needs GTKWave's vcd2fst on PATH (or name a .vcd file)", vcdOut)
+		}
+		path = vcdOut + ".vcd.tmp" // converted at the end
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--vcd-out: %v", err)
 	}
@@ -87,9 +103,16 @@ func useRTL(cl *cluster.Cluster, cfg scenario.Config, names []string, vcd, vcdOu
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil && path != vcdOut {
+			if out, cerr := exec.Command(fst, path, vcdOut).CombinedOutput(); cerr != nil {
+				err = fmt.Errorf("vcd2fst: %v: %s", cerr, strings.TrimSpace(string(out)))
+			}
+			os.Remove(path)
+		}
 		if err != nil {
 			return fmt.Errorf("--vcd-out %s: %v", vcdOut, err)
 		}
+		fmt.Fprintf(msgs, "wrote %s (%s's waveform: GTKWave)\n", vcdOut, name)
 		return nil
 	}, nil
 }

@@ -204,7 +204,7 @@ func rtlFlags(cmd *cobra.Command, v *viper.Viper, prefix string, args []string, 
 	if !v.GetBool(prefix + ".rtl-interpret") {
 		compiledRTL(cmd, cfg, names)
 	}
-	return useRTL(cl, cfg, names, v.GetString(prefix+".vcd"), v.GetString(prefix+".vcd-out"))
+	return useRTL(cl, cfg, names, v.GetString(prefix+".vcd"), v.GetString(prefix+".vcd-out"), cmd.ErrOrStderr())
 }
 
 // compiledRTL runs this command again in an onic whose cards are
@@ -270,7 +270,7 @@ func rtlFlagSet(c *cobra.Command) {
 	c.Flags().StringSlice("rtl", nil, "run these O-NICs (all with --rtl alone) as their generated cards, cycle-simulated, instead of the Go model (docs/hostif.md, \"The RTL backend\")")
 	c.Flags().Lookup("rtl").NoOptDefVal = "all"
 	c.Flags().String("vcd", "", "with --rtl: write an RTL O-NIC's waveform, ONIC or ONIC:FROM-TO in simulated time (onicA:0-20us)")
-	c.Flags().String("vcd-out", "", "the waveform's file (default ONIC.vcd)")
+	c.Flags().String("vcd-out", "", "the waveform's file: .fst (GTKWave's vcd2fst converts it) or .vcd (default ONIC.fst where vcd2fst is on PATH, else ONIC.vcd)")
 	c.Flags().Bool("rtl-interpret", false, "run the cards on the interpreter instead of compiling them (onic builds them once with go into its cache)")
 }
 

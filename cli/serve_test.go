@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"onic/emu/hostif"
 	"onic/pcie"
+	"onic/testbenches/tools"
 	"onic/tlp"
 )
 
@@ -196,6 +198,25 @@ func TestEmuServeRTL(t *testing.T) {
 	for _, e := range edges {
 		if len(e[1]) > 4 || e[1] > "2004" && len(e[1]) == 4 {
 			t.Fatalf("a rising edge at %s ns, after the window", e[1])
+		}
+	}
+	if !strings.Contains(r.errs, "wrote "+wave+" (onicA's waveform: GTKWave)") {
+		t.Errorf("the waveform was not announced: %s", r.errs)
+	}
+	// FST through GTKWave's vcd2fst, back to VCD by fst2vcd: the same
+	// signals.
+	if _, err := exec.LookPath("vcd2fst"); err == nil || tools.InCI() {
+		fst := filepath.Join(dir, "a.fst")
+		code, _, errs := onic(t, "", "emu", "run", "--rtl", "--duration", "2us", "--vcd", "onicA:1us-2us", "--vcd-out", fst)
+		if code != 0 {
+			t.Fatalf("emu run --vcd-out %s: exit %d, %s", fst, code, errs)
+		}
+		back, err := exec.Command(tools.Require(t, "fst2vcd"), fst).Output()
+		if err != nil || !strings.Contains(string(back), "port_a_state") {
+			t.Errorf("fst2vcd %s: %v, %d bytes", fst, err, len(back))
+		}
+		if _, err := os.Stat(fst + ".vcd.tmp"); err == nil {
+			t.Error("the VCD the FST was made from is left")
 		}
 	}
 	for _, tc := range []struct {
