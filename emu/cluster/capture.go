@@ -65,11 +65,18 @@ func (cl *Cluster) Capture(w io.Writer, taps []string) error {
 		return err
 	}
 	cl.capture = &capture{w: pw, on: on}
+	if cl.hw != nil {
+		cl.hw.x.Capture(true) // the cards' ports' taps
+	}
 	return nil
 }
 
 // record writes m, arriving now at tap, if that tap is on.
-func (cl *Cluster) record(tap int, up bool, m *msg) {
+func (cl *Cluster) record(tap int, up bool, m *msg) { cl.recordAt(tap, up, m, cl.s.Now()) }
+
+// recordAt is record at simulated time now (a card's TLP arrives at the
+// cycle it did, inside a batch of cycles).
+func (cl *Cluster) recordAt(tap int, up bool, m *msg, now sim.Time) {
 	cp := cl.capture
 	if cp.err != nil || !cp.on[tap] {
 		return
@@ -85,7 +92,7 @@ func (cl *Cluster) record(tap int, up bool, m *msg) {
 	if up {
 		dir = pcap.Upstream
 	}
-	at := time.Duration(cl.s.Now() / sim.Nanosecond)
+	at := time.Duration(now / sim.Nanosecond)
 	if err := cp.w.WriteTLP(at, pcap.TapHeader{Direction: dir, Tap: uint16(tap)}, &t); err != nil {
 		cp.err = fmt.Errorf("capture at tap %d, %v: %w", tap, at, err)
 	}

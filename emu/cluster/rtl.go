@@ -30,6 +30,10 @@ type Hardware interface {
 	Dark(card, port int)
 	PortState(card, port int) int
 	PortTLPs(card, port int) uint64
+	// Capture makes the cards keep what their ports receive, for
+	// Received (the cluster's port taps).
+	Capture(on bool)
+	Received(card, port int) []tlp.TLP
 	// A circuit between a card's port and a Go-model O-NIC's: the card's
 	// port is joined to a link layer written in Go (LightPartner), which
 	// takes the model's TLPs (PartnerSend) and hands over the card's
@@ -150,6 +154,7 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		h.tags = append(h.tags, hwTags{})
 	}
 	c.hw = h
+	x.Capture(c.capture != nil)
 	// Circuits lit at the start are lit for the cards too, and trained
 	// before time 0, as the scenario's circuits are (Config.Circuits).
 	var lit []*port
@@ -570,6 +575,13 @@ func (c *Cluster) hwRun() {
 			for _, pt := range o.ports {
 				if pt.bridge != nil {
 					pt.bridge.deliver(at)
+				}
+				if c.capture != nil {
+					for _, t := range h.x.Received(o.hw, pt.idx) {
+						var m msg
+						m.t = t
+						c.recordAt(o.tap(1+pt.idx), true, &m, at)
+					}
 				}
 			}
 		}

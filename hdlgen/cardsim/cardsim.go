@@ -21,6 +21,7 @@ import (
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/internal/optlink"
+	"onic/hdlgen/internal/tlpstim"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
@@ -87,6 +88,10 @@ type Card struct {
 	// tx follows each port's frames as they leave, to count the TLPs sent
 	// (PortTLPs).
 	txFrames [Ports]txFrames
+	// rxFrames follows the frames each port receives, keeping their TLPs
+	// while Capture is on (Received).
+	rxFrames [Ports]txFrames
+	capture  bool
 }
 
 // txFrames follows the frames one port sends: the words left of the
@@ -98,6 +103,11 @@ type txFrames struct {
 	seq  uint16
 	any  bool
 	tlps uint64
+	// keep: decode each new frame's TLP into got (words gathers it).
+	keep  bool
+	words []optlink.Word
+	isNew bool
+	got   []tlp.TLP
 }
 
 // track counts w, the word port i sent, toward its TLPs.
@@ -114,12 +124,46 @@ func (f *txFrames) track(w *Word, up bool) {
 			return
 		}
 		f.left = optlink.Words(int(tok >> 12 & 0x7ff))
+		f.isNew = false
 		if seq := uint16(tok & optlink.SeqMask); !f.any || seq == (f.seq+1)&optlink.SeqMask {
-			f.seq, f.any = seq, true
+			f.seq, f.any, f.isNew = seq, true, true
 			f.tlps++
 		}
+		f.words = f.words[:0]
 	}
 	f.left--
+	if !f.keep || !f.isNew {
+		return
+	}
+	var ow optlink.Word
+	for i, d := range w.Data {
+		binary.LittleEndian.PutUint64(ow.Bytes[8*i:], d)
+	}
+	if f.words = append(f.words, ow); f.left > 0 {
+		return
+	}
+	if fr, _, err := optlink.DecodeFrame(f.words); err == nil {
+		hdr := []uint64{binary.LittleEndian.Uint64(fr.Header[:8]), binary.LittleEndian.Uint64(fr.Header[8:])}
+		if t, err := tlpstim.TLP(hdr, fr.Payload); err == nil {
+			f.got = append(f.got, t)
+		}
+	}
+}
+
+// Capture makes the card keep the TLPs each port receives, for Received.
+func (k *Card) Capture(on bool) {
+	k.capture = on
+	for i := range k.rxFrames {
+		k.rxFrames[i].keep = on
+	}
+}
+
+// Received returns the TLPs port i received since the last call, each
+// once however often the far end sent it (while Capture is on).
+func (k *Card) Received(i int) []tlp.TLP {
+	g := k.rxFrames[i].got
+	k.rxFrames[i].got = nil
+	return g
 }
 
 // PortTLPs is how many TLPs port i has sent, each once however often
@@ -392,7 +436,11 @@ func (k *Card) Cycle() error {
 		if w.Valid && !w.Ctl {
 			active = true
 		}
-		k.txFrames[i].track(w, s.Read(p.state[i])[0] == optlink.StateUp)
+		up := s.Read(p.state[i])[0] == optlink.StateUp
+		k.txFrames[i].track(w, up)
+		if k.capture {
+			k.rxFrames[i].track(&k.lanes[i], up && k.phy[i])
+		}
 	}
 	s.Step()
 	k.cycles++

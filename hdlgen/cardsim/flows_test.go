@@ -1,11 +1,15 @@
 package cardsim
 
 import (
+	"bytes"
+	"io"
 	"testing"
 	"time"
 
 	"onic/emu/cluster"
 	"onic/emu/scenario"
+	"onic/tlp"
+	"onic/tlp/pcap"
 )
 
 // TestFlowsOnCards: the two-party scenario's write flows and its read
@@ -98,4 +102,46 @@ func TestPhasedOnCards(t *testing.T) {
 		t.Fatalf("flows %+v, hosts %+v, accounting %+v", rep.Flows, rep.Hosts, a)
 	}
 	t.Logf("A->B %d transfers, A->C %d; %d writes not delivered", rep.Flows[0].Transfers, rep.Flows[1].Transfers, a.Reasons["rtl-not-delivered"])
+}
+
+// TestCaptureOnCards: a capture of the two-party scenario on cards has
+// each card's port taps (the TLPs its port received, decoded from the
+// frames on its lanes) beside its host taps: onicB's port A took every
+// write host A's card sent — as many as onicA's port A counted — each
+// one a write into B's memory with A's proxy requester ID and its bytes.
+func TestCaptureOnCards(t *testing.T) {
+	cfg := scenario.TwoParty()
+	cfg.Duration = 5 * time.Microsecond
+	cl := buildOn(t, cfg, true)
+	var buf bytes.Buffer
+	if err := cl.Capture(&buf, []string{"onicB.port-a"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcap.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		var x tlp.TLP
+		rec, err := r.Next(&x)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Interface(int(rec.Tap.Tap)) != "onicB.port-a" || x.Kind() != tlp.MWr || x.RequesterID.Bus() != 0x10 || x.Address>>32 != 1 || len(x.Data) != 256 {
+			t.Fatalf("record %d at %s: %v from %v at %#x, %d bytes", n, r.Interface(int(rec.Tap.Tap)), x.Kind(), x.RequesterID, x.Address, len(x.Data))
+		}
+		n++
+	}
+	if sent := rep.ONICs[0].PortTLPs[0]; n == 0 || uint64(n) > sent || sent-uint64(n) > 32 {
+		t.Fatalf("onicB's port A tap has %d TLPs; onicA's port A sent %d", n, sent)
+	}
+	t.Logf("%d writes at onicB.port-a; onicA's port A sent %d", n, rep.ONICs[0].PortTLPs[0])
 }

@@ -225,6 +225,16 @@ func (s *Set) Dark(i, p int) {
 	}
 }
 
+// Capture makes every card keep the TLPs its ports receive (Received).
+func (s *Set) Capture(on bool) {
+	for _, c := range s.cards {
+		c.Capture(on)
+	}
+}
+
+// Received is the TLPs port p of card i received since the last call.
+func (s *Set) Received(i, p int) []tlp.TLP { return s.cards[i].Received(p) }
+
 // PortTLPs is how many TLPs port p of card i has sent.
 func (s *Set) PortTLPs(i, p int) uint64 { return s.cards[i].PortTLPs(p) }
 
