@@ -311,7 +311,7 @@ func (b *hwBridge) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 		h.posted[k] = append(h.posted[k], m.rec)
 		c.recs[m.rec].refs++
 	case t.Kind() == tlp.MRd && m.rec >= 0:
-		key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
+		key := readKey(t)
 		if old := b.reads[key]; old != nil {
 			c.unref(old.rec) // (a tag reused: the read it had is over)
 		}
@@ -335,15 +335,7 @@ func (b *hwBridge) deliver(ready sim.Time) {
 		m.t = t
 		switch {
 		case t.Kind().Class() == tlp.ClassCompletion:
-			key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
-			if rd := b.reads[key]; rd != nil {
-				c.attach(m, rd.rec)
-				n := int(t.Length)*4 - int(t.LowerAddress&3)
-				if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
-					delete(b.reads, key)
-					c.unref(rd.rec)
-				}
-			}
+			c.completes(b.reads, m, &t)
 		case t.Kind() == tlp.MWr:
 			c.matchWrite(m)
 		}
@@ -454,7 +446,7 @@ func (c *Cluster) hwIssueRead(o *onicNode, m *msg, bar int) bool {
 		return true
 	}
 	tg.used[tag] = true
-	h.reads[o.hw][uint32(t.RequesterID)<<16|uint32(tag)] = &hwRead{rec: m.rec, left: readBytes(t), tag: orig}
+	h.reads[o.hw][readKey(t)] = &hwRead{rec: m.rec, left: readBytes(t), tag: orig}
 	if m.rec >= 0 {
 		c.recs[m.rec].refs++
 	}
@@ -518,25 +510,39 @@ func (h *hw) refuse(err error) string {
 	return "rtl-refused"
 }
 
-// readBytes is how many bytes read request t asks for (its byte
-// enables trim the first and last DW).
+// readBytes is how many bytes read request t asks for (§2.2.9; Length
+// 0 is 1024 DWs).
 func readBytes(t *tlp.TLP) int {
-	n := int(t.Length) * 4
-	if t.Length == 0 {
-		n = 4096
+	dws := t.Length
+	if dws == 0 {
+		dws = 1024
 	}
-	last := t.LastBE
-	if t.Length == 1 {
-		last = t.FirstBE
+	n, _ := tlp.ReadByteCount(t.Address, dws, t.FirstBE, t.LastBE)
+	return n
+}
+
+// readKey is a read's key among those awaiting completions: its
+// requester and tag, as completions carry them back.
+func readKey(t *tlp.TLP) uint32 { return uint32(t.RequesterID)<<16 | uint32(t.Tag) }
+
+// completes gives completion m (whose TLP is t) the record of the read
+// in reads it answers, if any, and reports that read when m ends it
+// (its bytes all back, or an error status): the read has left reads and
+// its hold on the record is dropped.
+func (c *Cluster) completes(reads map[uint32]*hwRead, m *msg, t *tlp.TLP) (*hwRead, bool) {
+	key := readKey(t)
+	rd := reads[key]
+	if rd == nil {
+		return nil, false
 	}
-	hi := 0
-	for i := 3; i > 0; i-- {
-		if last>>i&1 == 1 {
-			hi = i
-			break
-		}
+	c.attach(m, rd.rec)
+	n := int(t.Length)*4 - int(t.LowerAddress&3)
+	if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
+		delete(reads, key)
+		c.unref(rd.rec)
+		return rd, true
 	}
-	return n - firstByte(t.FirstBE) - (3 - hi)
+	return rd, false
 }
 
 // writeKey is a write's length and payload hash: how its landing is
@@ -641,17 +647,13 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 	m.t, m.at, m.from = t, o, 0
 	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
-		key := uint32(t.RequesterID)<<16 | uint32(t.Tag)
-		if rd := h.reads[o.hw][key]; rd != nil {
-			c.attach(m, rd.rec)
+		rd, done := c.completes(h.reads[o.hw], m, &t)
+		if rd != nil {
 			m.t.Tag = rd.tag // the host's own
-			n := int(t.Length)*4 - int(t.LowerAddress&3)
-			if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
-				delete(h.reads[o.hw], key)
-				c.unref(rd.rec)
-				h.tags[o.hw].used[uint8(t.Tag)] = false
-				defer c.hwRetryReads(o)
-			}
+		}
+		if done {
+			h.tags[o.hw].used[uint8(t.Tag)] = false
+			defer c.hwRetryReads(o)
 		}
 	case t.Kind() == tlp.MWr:
 		c.matchWrite(m)

@@ -21,7 +21,6 @@ import (
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/internal/optlink"
-	"onic/hdlgen/internal/tlpstim"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
@@ -135,16 +134,11 @@ func (f *txFrames) track(w *Word, up bool) {
 	if !f.keep || !f.isNew {
 		return
 	}
-	var ow optlink.Word
-	for i, d := range w.Data {
-		binary.LittleEndian.PutUint64(ow.Bytes[8*i:], d)
-	}
-	if f.words = append(f.words, ow); f.left > 0 {
+	if f.words = append(f.words, w.optlink()); f.left > 0 {
 		return
 	}
 	if fr, _, err := optlink.DecodeFrame(f.words); err == nil {
-		hdr := []uint64{binary.LittleEndian.Uint64(fr.Header[:8]), binary.LittleEndian.Uint64(fr.Header[8:])}
-		if t, err := tlpstim.TLP(hdr, fr.Payload); err == nil {
+		if t, err := frameTLP(fr); err == nil {
 			f.got = append(f.got, t)
 		}
 	}

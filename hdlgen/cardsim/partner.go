@@ -139,11 +139,7 @@ func (p *Partner) Cycle(rx Word) Word {
 
 // receive takes one word from the card.
 func (p *Partner) receive(rx Word) {
-	var w optlink.Word
-	w.Ctl = rx.Ctl
-	for i, d := range rx.Data {
-		binary.LittleEndian.PutUint64(w.Bytes[8*i:], d)
-	}
+	w := rx.optlink()
 	if w.Ctl {
 		if p.frame != nil { // a frame cut short: framing is lost
 			p.badFrame()
@@ -207,8 +203,7 @@ func (p *Partner) receive(rx Word) {
 		p.rxNext = (p.rxNext + 1) & optlink.SeqMask
 		p.ackPend, p.nakSent = true, false
 		p.rxLimit += uint16(optlink.DataWords(len(f.Payload) / 4)) // taken at once: its credits come back
-		hdr := []uint64{binary.LittleEndian.Uint64(f.Header[:8]), binary.LittleEndian.Uint64(f.Header[8:])}
-		if t, err := tlpstim.TLP(hdr, f.Payload); err == nil {
+		if t, err := frameTLP(f); err == nil {
 			p.got = append(p.got, t)
 		} else {
 			p.malformed++
@@ -373,6 +368,22 @@ func (p *Partner) control(c optlink.Control) Word {
 	}
 	p.sinceCtl = 0
 	return wordOf(c.Word())
+}
+
+// frameTLP is the TLP frame f carries: its 128-bit header bus (DW0 on
+// top) and its payload.
+func frameTLP(f *optlink.Frame) (tlp.TLP, error) {
+	hdr := []uint64{binary.LittleEndian.Uint64(f.Header[:8]), binary.LittleEndian.Uint64(f.Header[8:])}
+	return tlpstim.TLP(hdr, f.Payload)
+}
+
+// optlink is w as the wire format's word.
+func (w *Word) optlink() optlink.Word {
+	x := optlink.Word{Ctl: w.Ctl}
+	for i, d := range w.Data {
+		binary.LittleEndian.PutUint64(x.Bytes[8*i:], d)
+	}
+	return x
 }
 
 // wordOf is an optlink word on the lanes.

@@ -21,10 +21,6 @@ type vcd struct {
 	period uint64     // clock period in the timescale's units
 	rst    bool       // rst as last dumped
 	err    error
-	// at, when fixed, is the time of the next rising edge (VCDTime): a
-	// simulation whose clock runs in step with someone else's time.
-	at    uint64
-	fixed bool
 }
 
 // TraceVCD starts writing a VCD of the simulation to w (for GTKWave and
@@ -68,9 +64,9 @@ func (s *Sim) TraceVCD(w io.Writer, periodNs uint64) error {
 			fmt.Fprintf(v.w, "$var wire %d %s %s $end\n", m.Node(int(i)).W, id, name)
 		}
 	}
-	start := s.cycles * v.period
+	start := s.cycles * v.period // (s.vcd is not v yet: edgeTime's reading)
 	if s.vcdAtSet {
-		start, v.at, v.fixed = s.vcdAt, s.vcdAt, true
+		start = s.vcdAt
 	}
 	fmt.Fprintf(v.w, "$upscope $end\n$enddefinitions $end\n#%d\n$dumpvars\n0!\n", start)
 	fmt.Fprintf(v.w, "%d\"\n", b2u(s.rst))
@@ -126,10 +122,7 @@ func (s *Sim) traceEdge() {
 	if v.err != nil {
 		return
 	}
-	t := s.cycles * v.period
-	if v.fixed {
-		t = v.at
-	}
+	t := s.edgeTime()
 	fmt.Fprintf(v.w, "#%d\n1!\n", t)
 	if s.rst != v.rst {
 		v.rst = s.rst
@@ -152,11 +145,14 @@ func (s *Sim) traceEdge() {
 // for a simulation whose cycles run in step with another clock, which
 // may pause, so that the waveform's times are that clock's. Without it an
 // edge's time is its cycle number times the period.
-func (s *Sim) VCDTime(ns uint64) {
-	s.vcdAt, s.vcdAtSet = ns, true
-	if s.vcd != nil {
-		s.vcd.at, s.vcd.fixed = ns, true
+func (s *Sim) VCDTime(ns uint64) { s.vcdAt, s.vcdAtSet = ns, true }
+
+// edgeTime is the dump's time of the edge being recorded.
+func (s *Sim) edgeTime() uint64 {
+	if s.vcdAtSet {
+		return s.vcdAt
 	}
+	return s.cycles * s.vcd.period
 }
 
 // StopVCD ends the dump TraceVCD started: it writes out what is buffered
