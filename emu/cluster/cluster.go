@@ -421,7 +421,11 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 		}
 		c.dark = append(c.dark, pr)
 		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
-		c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<evShift)
+		lit := wait
+		if pr[0].o.hw >= 0 || pr[1].o.hw >= 0 {
+			lit -= c.hw.trainLead(ps(c.cfg.MEMS.BringUp)) // a card trains in the bring-up time
+		}
+		c.s.After(lit, c, evLit|uint64(len(c.dark)-1)<<evShift)
 	}
 	if changed {
 		c.reconf++

@@ -80,7 +80,22 @@ type hw struct {
 	seq       uint64 // writes without bytes given bytes (hwReceive)
 	// refused is the first TLP a card's interface refused, and why.
 	refused string
+	// train is how long the cards' links take to train once a circuit is
+	// lit: measured on the circuits lit at the start, hwTrainCycles when
+	// there are none (trainLead).
+	train sim.Time
 }
+
+// hwTrainCycles is about how long a card's link takes from light to up
+// when no circuit lit at the start measured it: the optical link's
+// TrainCycles (1,024 by default) and its handshake.
+const hwTrainCycles = 1280
+
+// trainLead is how much earlier than the model's circuit a card's circuit
+// is lit so that it is up when the model's would be: the MEMS bring-up
+// time includes the link's training, which a card does itself (at most
+// bring-up: a card whose training takes longer comes up later).
+func (h *hw) trainLead(bringUp sim.Time) sim.Time { return min(h.train, bringUp) }
 
 // hwRead is a host's read a card owes completions for.
 type hwRead struct {
@@ -177,12 +192,16 @@ func (c *Cluster) UseHardware(x Hardware) error {
 			}
 		}
 	}
+	h.train = hwTrainCycles * h.period
 	for cyc := 0; ; cyc++ {
 		up := true
 		for _, pt := range lit {
 			up = up && x.PortState(pt.o.hw, pt.idx) == 2
 		}
 		if up {
+			if len(lit) > 0 {
+				h.train = sim.Time(cyc) * h.period
+			}
 			break
 		}
 		if cyc == hwTrainLimit {

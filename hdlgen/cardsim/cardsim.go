@@ -81,9 +81,11 @@ type Card struct {
 	lanes  [Ports]Word
 	phy    [Ports]bool
 	tx     [Ports]Word
-	// busy counts the cycles since anything but control words crossed a
-	// lane or the host interface (Quiet).
+	// quiet counts the cycles since anything but control words crossed a
+	// lane or the host interface, or a port's link changed state (Quiet);
+	// state is each port's link state in the cycle before.
 	quiet uint64
+	state [Ports]uint64
 	// tx follows each port's frames as they leave, to count the TLPs sent
 	// (PortTLPs).
 	txFrames [Ports]txFrames
@@ -353,8 +355,10 @@ func (k *Card) Out() []tlp.TLP {
 }
 
 // Quiet is how many cycles have passed since anything but a control
-// word crossed a lane, or a beat the host interface: a card quiet for
-// longer than its link's Ack and replay timers has nothing in flight.
+// word crossed a lane, a beat the host interface, or a port's link
+// changed state: a card quiet for longer than its link's Ack and replay
+// timers has nothing in flight. (A link that has just come up counts as
+// activity: what its hold buffer kept for it leaves a few cycles later.)
 func (k *Card) Quiet() uint64 { return k.quiet }
 
 // Cycle runs the card one clock cycle.
@@ -430,7 +434,11 @@ func (k *Card) Cycle() error {
 		if w.Valid && !w.Ctl {
 			active = true
 		}
-		up := s.Read(p.state[i])[0] == optlink.StateUp
+		st := s.Read(p.state[i])[0]
+		if st != k.state[i] {
+			k.state[i], active = st, true
+		}
+		up := st == optlink.StateUp
 		k.txFrames[i].track(w, up)
 		if k.capture {
 			k.rxFrames[i].track(&k.lanes[i], up && k.phy[i])
