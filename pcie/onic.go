@@ -123,8 +123,14 @@ func NewONIC(name string, info ONICInfo, windowBytes uint64) (*Function, error) 
 			return f.AddMSIX(MSIXConfig{Vectors: ONICMSIXVectors, TableBAR: ONICRegBAR, TableOffset: ONICMSIXTableOffset, PBABAR: ONICRegBAR, PBAOffset: ONICMSIXPBAOffset})
 		},
 		func() (int, error) {
+			// No 10-bit tags (Device Capabilities 2 bits 16 and 17 clear):
+			// the card's PCIe block, AMD's UltraScale+ integrated block,
+			// carries 8-bit tags in its CQ and RQ descriptors (PG213,
+			// "Extended Tag Field": 256 tags), and a Gen3 function need
+			// not complete 10-bit tags (PCIe Base §2.2.6.2: only 16 GT/s
+			// and faster must), so its hosts give it 8-bit tags.
 			return f.AddPCIe(PCIeConfig{Type: PortEndpoint, MaxPayload: 1024, MaxSpeed: tlp.Gen3, MaxWidth: 16,
-				Speed: tlp.Gen3, Width: 16, ExtTag10: true, AtomicCompleter: true})
+				Speed: tlp.Gen3, Width: 16, AtomicCompleter: true})
 		},
 		func() (int, error) { return f.AddAER(false) },
 		func() (int, error) {

@@ -69,6 +69,10 @@ type record struct {
 	// a two-input kernel combined with this one, whose data reached its
 	// destination inside this one's.
 	join int32
+	// tagHost is 1 + the index of the host whose tag (hostTags) the
+	// request holds until it settles; 0: none.
+	tagHost int32
+	tag     uint8
 }
 
 // recFree marks a record slot that is free for reuse.
@@ -225,6 +229,7 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 	}
 	rec.outcome = o
 	c.counts[o]++
+	c.releaseTag(rec)
 	if o != Delivered {
 		if why == "" {
 			why = rec.reason.String()
@@ -471,6 +476,8 @@ type hostNode struct {
 	// unexpected counts the completions its root complex could route to
 	// no root port (PCIe §2.3.2: an Unexpected Completion).
 	unexpected uint64
+	// tags are its root complex's tags toward its O-NICs.
+	tags hostTags
 }
 
 // msiBase is the x86 interrupt address range (0xFEE00000, 1 MiB): writes

@@ -153,36 +153,38 @@ func (f *flowState) feed() {
 		xi := f.begin()
 		switch f.cfg.Op {
 		case "write":
-			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host)
 		case "read":
-			f.inject(xi, tlp.MRd, addr, f.cfg.Size, f.host.cfg.MRRS, stPlain, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MRd, addr, f.cfg.Size, f.host.cfg.MRRS, stPlain, f.onic.link, f.host)
 		case "task":
 			// ARG0 (the task's length) and the doorbell, then the data:
 			// posted writes in order on the host link, so the task shell
 			// has its task before the first byte.
 			page := f.onic.fn.BARAddress(0) + kernels.TaskPage(f.cfg.Task.Slot)
-			f.inject(xi, tlp.MWr, page+kernels.TaskArg0, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host.id)
-			f.inject(xi, tlp.MWr, page+kernels.TaskDoorbell, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host.id)
-			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MWr, page+kernels.TaskArg0, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host)
+			f.inject(xi, tlp.MWr, page+kernels.TaskDoorbell, 4, f.host.cfg.MPS, stTaskReg, f.onic.link, f.host)
+			f.inject(xi, tlp.MWr, addr, f.cfg.Size, f.host.cfg.MPS, stPlain, f.onic.link, f.host)
 		case "nvme-read":
 			// The driver has put the command in its submission queue (its
 			// own memory); ringing the doorbell is the one TLP it sends.
-			f.inject(xi, tlp.MWr, f.base, 4, f.host.cfg.MPS, stDoorbell, f.onic.link, f.host.id)
+			f.inject(xi, tlp.MWr, f.base, 4, f.host.cfg.MPS, stDoorbell, f.onic.link, f.host)
 		}
 	}
 }
 
 // inject sends the requests of size bytes at addr (split at max and 4 KB)
-// for transfer xi from requester id over l, recording each.
-func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, id tlp.ID) {
-	f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: st, l: l, id: id})
+// for transfer xi from host h's root complex over l, recording each.
+func (f *flowState) inject(xi int32, kind tlp.Kind, addr uint64, size, max int, st stage, l *link.Link, h *hostNode) {
+	f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: st, l: l, id: h.id, host: h})
 }
 
 // reqs describes the requests of one access of a flow: a kind of
 // request for size bytes at addr, split at max bytes (and at 4 KB), for
 // stage st, sent over link l from its end side (0: the host's, 1: the
 // O-NIC's) as requester id, not before ready; data, if not nil, gives
-// each request its payload (told the request's record).
+// each request its payload (told the request's record). A non-posted
+// request from host's root complex (host not nil) waits for one of its
+// tags (hostTags).
 type reqs struct {
 	kind      tlp.Kind
 	addr      uint64
@@ -191,6 +193,7 @@ type reqs struct {
 	l         *link.Link
 	side      int
 	id        tlp.ID
+	host      *hostNode
 	ready     sim.Time
 	data      func(r int32, ch tlp.Chunk) []byte
 }
@@ -205,12 +208,19 @@ func (f *flowState) send(xi int32, q reqs) {
 		m := c.newMsg()
 		c.attach(m, r)
 		fm, typ, _ := tlp.FmtType(q.kind, ch.Addr >= 1<<32, 0)
-		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: q.id, Tag: f.tag & 1023, Length: ch.LengthDW,
+		// (A posted request's tag means nothing to its completer; it
+		// counts on, in 8 bits: T9 and T8 are 00b from a requester that
+		// does not use 10-bit tags, §2.2.6.2.)
+		m.t = tlp.TLP{Fmt: fm, Type: typ, RequesterID: q.id, Tag: uint16(uint8(f.tag)), Length: ch.LengthDW,
 			FirstBE: ch.FirstBE, LastBE: ch.LastBE, Address: ch.Addr &^ 3}
 		if q.data != nil {
 			m.t.Data = q.data(r, ch)
 		}
 		f.tag++
+		if q.host != nil && q.kind.IsNonPosted() {
+			c.sendTagged(q.host, m, q.l, q.side, q.ready)
+			continue
+		}
 		sendAt(q.l, q.side, m, q.ready)
 	}
 }

@@ -43,7 +43,7 @@ type nvmeCmd struct {
 func (h *hostNode) doorbell(f *flowState, xi int32) {
 	o := h.onics[0]
 	slot := uint64(xi) % uint64(f.cfg.Depth)
-	f.inject(xi, tlp.MRd, o.fn.BARAddress(2)+f.cfg.NVMe.SQ+64*slot, 64, h.cfg.MRRS, stFetch, o.link, h.id)
+	f.inject(xi, tlp.MRd, o.fn.BARAddress(2)+f.cfg.NVMe.SQ+64*slot, 64, h.cfg.MRRS, stFetch, o.link, h)
 }
 
 // pageTime is how long the media takes to read one page.
@@ -83,15 +83,15 @@ func (c *Cluster) pageRead(i int) {
 	step := uint64((f.cfg.Size + 4095) &^ 4095)
 	off := cmd.page * nvmePage
 	n := min(nvmePage, f.cfg.Size-off)
-	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.Data+step*slot+uint64(off), n, h.cfg.MPS, stData, o.link, h.id)
+	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.Data+step*slot+uint64(off), n, h.cfg.MPS, stData, o.link, h)
 	cmd.page++
 	if off+n < f.cfg.Size {
 		c.s.At(cmd.start+sim.Time(cmd.page+1)*h.pageTime(), c, evNVMe|uint64(i)<<evShift)
 		return
 	}
-	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h.id)
+	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h)
 	if f.cfg.NVMe.MSI != 0 {
-		f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.MSI, 4, h.cfg.MPS, stMSI, o.link, h.id)
+		f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.MSI, 4, h.cfg.MPS, stMSI, o.link, h)
 	}
 	c.freeCmds = append(c.freeCmds, i)
 	f.settled(xi, true)

@@ -70,7 +70,6 @@ type hw struct {
 	// reads are the host requests each card owes completions for, by
 	// requester and tag: the request's record and the bytes still owed.
 	reads []map[uint32]*hwRead
-	tags  []hwTags
 	// posted are host writes handed to a card, not yet seen landing in a
 	// host's memory, by length and payload hash, oldest first.
 	posted map[uint64][]int32
@@ -101,23 +100,6 @@ func (h *hw) trainLead(bringUp sim.Time) sim.Time { return min(h.train, bringUp)
 type hwRead struct {
 	rec  int32
 	left int
-	tag  uint16 // the host's own tag for it
-}
-
-// hwTags are the 8-bit tags a card's host gives the reads it sends the
-// card. The block's CQ descriptor carries 8 bits of a tag (PG213), so a
-// root complex may use only those toward it: the host's own tags, up to
-// 10 bits, are mapped onto them, and a read waits while all 256 are out.
-type hwTags struct {
-	used [256]bool
-	next uint8
-	wait []hwWait // reads waiting for a tag, oldest first
-}
-
-// hwWait is a read waiting for a tag, with the BAR it hit.
-type hwWait struct {
-	m   *msg
-	bar int
 }
 
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
@@ -166,7 +148,6 @@ func (c *Cluster) UseHardware(x Hardware) error {
 			return err
 		}
 		h.reads = append(h.reads, map[uint32]*hwRead{})
-		h.tags = append(h.tags, hwTags{})
 	}
 	c.hw = h
 	x.Capture(c.capture != nil)
@@ -334,7 +315,7 @@ func (b *hwBridge) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 		if old := b.reads[key]; old != nil {
 			c.unref(old.rec) // (a tag reused: the read it had is over)
 		}
-		b.reads[key] = &hwRead{rec: m.rec, left: readBytes(t), tag: t.Tag}
+		b.reads[key] = &hwRead{rec: m.rec, left: readBytes(t)}
 		c.recs[m.rec].refs++
 	}
 	h.x.PartnerSend(b.cardN, b.port, *t)
@@ -377,11 +358,6 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 	why := ""
 	t := &m.t
 	c.giveBytes(t)
-	if t.Kind().IsPosted() {
-		// A posted request's tag is not used (PCIe §2.2.6.2), and the
-		// block's CQ descriptor carries 8 bits of it (PG213).
-		t.Tag &= 0xFF
-	}
 	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
 		if h.x.Complete(o.hw, t) != nil {
@@ -398,18 +374,16 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 			why = "rtl-no-bar"
 			break
 		}
-		if t.Kind() == tlp.MRd {
-			if !c.hwIssueRead(o, m, bar) {
-				// No tag is free: it waits, in order, for a completion to
-				// free one (hwEmit).
-				h.tags[o.hw].wait = append(h.tags[o.hw].wait, hwWait{m, bar})
-				c.hwWake()
-				return h.period * sim.Time(len(h.tags[o.hw].wait))
-			}
-			break
-		}
+		// (A read's tag is 8 bits, one no other read of its host holds:
+		// the O-NIC does not advertise 10-bit tags (hostTags), and the
+		// block's CQ descriptor, which refuses more, carries 8 (PG213).)
 		if err := h.x.Request(o.hw, t, bar); err != nil {
 			why = h.refuse(err)
+		} else if t.Kind() == tlp.MRd {
+			h.reads[o.hw][readKey(t)] = &hwRead{rec: m.rec, left: readBytes(t)}
+			if m.rec >= 0 {
+				c.recs[m.rec].refs++
+			}
 		} else if t.Kind() == tlp.MWr && bar == o.cfg.Manager.RegisterBAR {
 			// A register write's effect is the card's: it is delivered
 			// when the block hands it over (one the card's access check
@@ -438,52 +412,6 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 		return sim.Time(q-hwBacklog) * h.period
 	}
 	return 0
-}
-
-// hwIssueRead hands card o read m (for BAR bar) under a free 8-bit tag,
-// reporting false if none is free. A refusal settles m's request.
-func (c *Cluster) hwIssueRead(o *onicNode, m *msg, bar int) bool {
-	h, tg, t := c.hw, &c.hw.tags[o.hw], &m.t
-	i := 0
-	for i < 256 && tg.used[uint8(int(tg.next)+i)] {
-		i++
-	}
-	if i == 256 {
-		return false
-	}
-	tag := uint8(int(tg.next) + i)
-	tg.next = tag + 1
-	orig := t.Tag
-	t.Tag = uint16(tag)
-	if err := h.x.Request(o.hw, t, bar); err != nil {
-		why := h.refuse(err)
-		if m.rec >= 0 {
-			c.settleWhy(m.rec, Dropped, why)
-		} else {
-			c.why[why]++
-		}
-		return true
-	}
-	tg.used[tag] = true
-	h.reads[o.hw][readKey(t)] = &hwRead{rec: m.rec, left: readBytes(t), tag: orig}
-	if m.rec >= 0 {
-		c.recs[m.rec].refs++
-	}
-	return true
-}
-
-// hwRetryReads issues the reads waiting at card o for a tag, oldest
-// first, while tags are free.
-func (c *Cluster) hwRetryReads(o *onicNode) {
-	tg := &c.hw.tags[o.hw]
-	for len(tg.wait) > 0 {
-		w := tg.wait[0]
-		if !c.hwIssueRead(o, w.m, w.bar) {
-			return
-		}
-		tg.wait = tg.wait[1:]
-		c.release(w.m)
-	}
 }
 
 // giveBytes gives TLP t bytes if it should carry some and does not: the
@@ -545,23 +473,21 @@ func readBytes(t *tlp.TLP) int {
 func readKey(t *tlp.TLP) uint32 { return uint32(t.RequesterID)<<16 | uint32(t.Tag) }
 
 // completes gives completion m (whose TLP is t) the record of the read
-// in reads it answers, if any, and reports that read when m ends it
-// (its bytes all back, or an error status): the read has left reads and
-// its hold on the record is dropped.
-func (c *Cluster) completes(reads map[uint32]*hwRead, m *msg, t *tlp.TLP) (*hwRead, bool) {
+// in reads it answers, if any; when m ends that read (its bytes all
+// back, or an error status) the read leaves reads and its hold on the
+// record is dropped.
+func (c *Cluster) completes(reads map[uint32]*hwRead, m *msg, t *tlp.TLP) {
 	key := readKey(t)
 	rd := reads[key]
 	if rd == nil {
-		return nil, false
+		return
 	}
 	c.attach(m, rd.rec)
 	n := int(t.Length)*4 - int(t.LowerAddress&3)
 	if rd.left -= n; t.Status != tlp.StatusSC || rd.left <= 0 || t.Length == 0 {
 		delete(reads, key)
 		c.unref(rd.rec)
-		return rd, true
 	}
-	return rd, false
 }
 
 // writeKey is a write's length and payload hash: how its landing is
@@ -666,14 +592,7 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 	m.t, m.at, m.from = t, o, 0
 	switch {
 	case t.Kind().Class() == tlp.ClassCompletion:
-		rd, done := c.completes(h.reads[o.hw], m, &t)
-		if rd != nil {
-			m.t.Tag = rd.tag // the host's own
-		}
-		if done {
-			h.tags[o.hw].used[uint8(t.Tag)] = false
-			defer c.hwRetryReads(o)
-		}
+		c.completes(h.reads[o.hw], m, &t)
 	case t.Kind() == tlp.MWr:
 		c.matchWrite(m)
 	}

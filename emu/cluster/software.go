@@ -293,7 +293,7 @@ func (s *Software) xfer() int32 { return s.f.begin() }
 // inject sends the requests of an access over o's link, each with the
 // payload data gives it (told the request's record).
 func (s *Software) inject(xi int32, o *onicNode, kind tlp.Kind, addr uint64, size, max int, data func(int32, tlp.Chunk) []byte) {
-	s.f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: stPlain, l: o.link, id: s.h.id, data: data})
+	s.f.send(xi, reqs{kind: kind, addr: addr, size: size, max: max, st: stPlain, l: o.link, id: s.h.id, host: s.h, data: data})
 }
 
 // deviceWrite has O-NIC o write data to this host's memory at addr at

@@ -17,8 +17,8 @@ import (
 // emu run --rtl), and with one a card and the other the Go model (a mixed
 // pair: the card's port joined to a Partner, whose TLPs cross to the
 // model's port): every transfer that ends is delivered whole — nothing
-// refused, dropped or failed, the reads under 8-bit tags the cluster
-// maps the hosts' onto (PG213's CQ carries 8) — and each flow's
+// refused, dropped or failed, the reads under the hosts' 8-bit tags
+// (PG213's CQ carries 8) — and each flow's
 // throughput is within what the cards' links can carry of the model's:
 // the optical link layer's framing costs the cards about a tenth of the
 // model's rate for writes and a fifth for reads (docs/hostif.md).
