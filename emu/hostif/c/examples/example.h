@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onic_host.h"
 #include "onic_pcie_manager_regs.h"
@@ -169,6 +170,33 @@ static inline void lut_map(onic_host *h, uint64_t bar0, unsigned i, uint64_t add
 	wr32(h, bar0 + REG(LUT_ADDR_HI), (uint32_t)(addr >> 32));
 	wr32(h, bar0 + REG(LUT_CTRL), REG(LUT_CTRL_ENABLED) | egress << REG(LUT_CTRL_EGRESS_SHIFT));
 	wr32(h, bar0 + REG(LUT_COMMIT), 1);
+}
+
+/* xread reads n bytes from a pipe between the example's processes (the
+ * addresses one host hands the other, as NTB drivers use scratchpads). */
+static inline void xread(int fd, void *p, size_t n)
+{
+	if (read(fd, p, n) != (ssize_t)n)
+		die(NULL, "handover pipe closed");
+}
+
+/* msix_vector0 programs vector 0 of the MSI-X table in BAR0 (bar0) with
+ * message addr/data, unmasked, then sets the MSI-X capability's enable
+ * bit, found by walking d's capability list. */
+static inline void msix_vector0(onic_host *h, const onic_dev *d, uint64_t bar0, uint64_t addr, uint32_t data)
+{
+	uint64_t vec = bar0 + REG(MSIX_TABLE);
+	wr32(h, vec + 0, (uint32_t)addr);
+	wr32(h, vec + 4, (uint32_t)(addr >> 32));
+	wr32(h, vec + 8, data);
+	wr32(h, vec + 12, 0);
+	for (int off = cfg_rd(h, d->seg, d->bdf, 0x34, 1); off; off = cfg_rd(h, d->seg, d->bdf, off + 1, 1)) {
+		if (cfg_rd(h, d->seg, d->bdf, off, 1) == 0x11) {
+			cfg_wr(h, d->seg, d->bdf, off + 2, 2, cfg_rd(h, d->seg, d->bdf, off + 2, 2) | 0x8000);
+			return;
+		}
+	}
+	die(h, "the O-NIC has no MSI-X capability");
 }
 
 #ifdef ONIC_PCIE_MANAGER_ACL_COMMIT

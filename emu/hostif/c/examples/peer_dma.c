@@ -44,12 +44,6 @@ typedef struct {
 
 static unsigned char pattern(unsigned i) { return (unsigned char)(i * 7 + 3); }
 
-static void xread(int fd, void *p, size_t n)
-{
-	if (read(fd, p, n) != (ssize_t)n)
-		die(NULL, "handover pipe closed");
-}
-
 static int peer(const char *sock, int from_a, int to_a)
 {
 	example_name = "peer_dma (B)";
@@ -125,18 +119,7 @@ int main(int argc, char **argv)
 
 	/* MSI-X: vector 0's address and data in the table (BAR0), unmasked,
 	 * then the capability's enable bit. */
-	uint64_t vec = bar0 + REG(MSIX_TABLE);
-	wr32(h, vec + 0, (uint32_t)MSI_ADDR);
-	wr32(h, vec + 4, (uint32_t)(MSI_ADDR >> 32));
-	wr32(h, vec + 8, MSI_DATA);
-	wr32(h, vec + 12, 0);
-	for (int off = cfg_rd(h, d.seg, d.bdf, 0x34, 1); off; off = cfg_rd(h, d.seg, d.bdf, off + 1, 1)) {
-		if (cfg_rd(h, d.seg, d.bdf, off, 1) == 0x11) {
-			uint32_t ctl = cfg_rd(h, d.seg, d.bdf, off + 2, 2);
-			cfg_wr(h, d.seg, d.bdf, off + 2, 2, ctl | 0x8000);
-			break;
-		}
-	}
+	msix_vector0(h, &d, bar0, MSI_ADDR, MSI_DATA);
 	/* Access rules: the peer may write the buffer and the interrupt page. */
 	acl_rule(h, bar0, 0, REG(DOMAIN_PEER), BUF_BASE + BUF_OFF, BUF_LEN, REG(ACL_CTRL_WRITE));
 	acl_rule(h, bar0, 1, REG(DOMAIN_PEER), MSI_ADDR, 4, REG(ACL_CTRL_WRITE));
