@@ -137,6 +137,44 @@ func Run(bin string, reps int) (cycles uint64, seconds float64, err error) {
 	return cycles, seconds, nil
 }
 
+// Sink runs the harness built by Build over the stimulus once and returns
+// the sum of the outputs it reads (Stimulus.Reads) over the cycles: with
+// ReplaySink's, a check that both simulators did the same work.
+func Sink(bin string) (uint64, error) {
+	cmd := exec.Command(bin, "1")
+	cmd.Dir = filepath.Dir(filepath.Dir(bin))
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", bin, err)
+	}
+	var cycles, sink uint64
+	var seconds float64
+	if _, err := fmt.Sscan(string(out), &cycles, &seconds, &sink); err != nil {
+		return 0, fmt.Errorf("%s printed %q: %v", bin, out, err)
+	}
+	return sink, nil
+}
+
+// ReplaySink replays st into s, which must be fresh (as a harness run
+// starts), once as Replay does, and returns the sum of the outputs read
+// (their low 64 bits) over the cycles, as the Verilator harness sums
+// them (Sink).
+func ReplaySink(s *sim.Sim, st *Stimulus) uint64 {
+	st.layout(s)
+	var sink uint64
+	per := st.at[len(st.Inputs)]
+	for c := range st.Cycles {
+		vec := st.flat[c*per : (c+1)*per]
+		st.frame.Drive(vec[st.at[1]:])
+		s.SetReset(vec[0] != 0)
+		for _, p := range st.reads {
+			sink += s.Read(p)[0]
+		}
+		s.Step()
+	}
+	return sink
+}
+
 // words32 is how many 32-bit words Verilator gives a port of width w
 // (scalars of up to 64 bits are read from two).
 func words32(w int) int {
@@ -241,6 +279,24 @@ func tail(b []byte) string {
 // stimulus is laid out flat first (once, kept in st), as the Verilator
 // harness reads it, so neither side pays for the other's data layout.
 func Replay(s *sim.Sim, st *Stimulus) int {
+	st.layout(s)
+	frame, reads := st.frame, st.reads
+	per := st.at[len(st.Inputs)]
+	for c := range st.Cycles {
+		vec := st.flat[c*per : (c+1)*per]
+		frame.Drive(vec[st.at[1]:])
+		s.SetReset(vec[0] != 0)
+		for _, p := range reads {
+			s.Read(p)
+		}
+		s.Step()
+	}
+	return len(st.Cycles)
+}
+
+// layout lays the stimulus out flat (once) and finds s's ports (once
+// per simulation).
+func (st *Stimulus) layout(s *sim.Sim) {
 	if st.flat == nil {
 		st.at = make([]int, len(st.Inputs)+1)
 		for k, p := range st.Inputs {
@@ -265,47 +321,55 @@ func Replay(s *sim.Sim, st *Stimulus) int {
 		}
 		st.sim, st.frame = s, s.Frame(ins)
 	}
-	frame, reads := st.frame, st.reads
-	per := st.at[len(st.Inputs)]
-	for c := range st.Cycles {
-		vec := st.flat[c*per : (c+1)*per]
-		frame.Drive(vec[st.at[1]:])
-		s.SetReset(vec[0] != 0)
-		for _, p := range reads {
-			s.Read(p)
-		}
-		s.Step()
-	}
-	return len(st.Cycles)
 }
 
 // Compare times the harness bin (Build's) and onic's simulator of m
 // (sim.New: compiled where generated code is linked in) replaying st, for
 // as many cycles each (about two million), and reports both speeds and
+// onic's as a multiple of Verilator's ("ratio") (CompareWith).
+func Compare(b *testing.B, bin string, m *ir.Module, st *Stimulus) {
+	var s *sim.Sim
+	CompareWith(b, bin, st, func(reps int) (uint64, float64, error) {
+		if s == nil {
+			var err error
+			if s, err = sim.New(m); err != nil {
+				return 0, 0, err
+			}
+		}
+		start := time.Now()
+		n := 0
+		for range reps {
+			n += Replay(s, st)
+		}
+		return uint64(n), time.Since(start).Seconds(), nil
+	})
+}
+
+// Timer runs onic's side of a comparison: reps replays of the stimulus,
+// returning the cycles simulated and the seconds the replays alone took
+// (in this process, or in another whose start-up is not counted).
+type Timer func(reps int) (cycles uint64, seconds float64, err error)
+
+// CompareWith times the harness bin (Build's) and onic replaying st for
+// as many cycles each (about two million), and reports both speeds and
 // onic's as a multiple of Verilator's ("ratio"). The two take turns in
 // rounds (about 400,000 cycles each), and each figure is the median over
 // the rounds: on a shared machine the speed drifts by tens of per cent
 // over seconds, and back-to-back rounds see the same drift.
-func Compare(b *testing.B, bin string, m *ir.Module, st *Stimulus) {
+func CompareWith(b *testing.B, bin string, st *Stimulus, onic Timer) {
 	const rounds = 5
 	reps := max(1, 2_000_000/rounds/len(st.Cycles))
 	for b.Loop() {
-		s, err := sim.New(m)
-		if err != nil {
-			b.Fatal(err)
-		}
 		var vs, os, ratio []float64
 		for range rounds {
 			vc, vsec, err := Run(bin, reps)
 			if err != nil {
 				b.Fatal(err)
 			}
-			start := time.Now()
-			oc := 0
-			for range reps {
-				oc += Replay(s, st)
+			oc, osec, err := onic(reps)
+			if err != nil {
+				b.Fatal(err)
 			}
-			osec := time.Since(start).Seconds()
 			vs = append(vs, float64(vc)/vsec)
 			os = append(os, float64(oc)/osec)
 			ratio = append(ratio, os[len(os)-1]/vs[len(vs)-1])
