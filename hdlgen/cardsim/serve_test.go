@@ -2,6 +2,7 @@ package cardsim
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -12,13 +13,22 @@ import (
 	"onic/emu/cluster"
 	"onic/emu/hostif"
 	"onic/emu/scenario"
+	"onic/pcie"
 	pmgr "onic/pcie/manager"
 	"onic/tlp"
 )
 
 // mailbox is the part of each host's memory at 4 GiB the peer may reach
-// in the host-interface scenario.
-const mailbox = 64 << 10
+// in the host-interface scenario; sessionMSI is host A's MSI-X message
+// address in a session (host B's is 16 bytes on).
+const (
+	mailbox    = 64 << 10
+	sessionMSI = 0xFEE01000
+)
+
+// sessionDark is when a session's circuit goes dark, after the first half
+// of the hosts' programs.
+const sessionDark = 100 * time.Microsecond
 
 // session is what one run of the random session gave: each host's
 // results, an entry per operation (a read's bytes and status, a
@@ -26,6 +36,7 @@ const mailbox = 64 << 10
 type session struct {
 	results [2][]opResult
 	mem     [2][]byte
+	irqs    [2]int
 	rep     cluster.Report
 }
 
@@ -45,7 +56,7 @@ type opResult struct {
 // the two hosts' accesses interleave. (Its O-NIC's counters do — they
 // count the completions its host returns for the peer's reads — so
 // runSession reads them at the end.)
-func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
+func hostProgram(c *hostif.Client, k int, r *rand.Rand, ops int, barrier, half func() error) ([]opResult, error) {
 	var res []opResult
 	ids, err := c.ONICs(0)
 	if err != nil || len(ids) != 1 {
@@ -53,6 +64,58 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 	}
 	regs, err := c.BAR(0, ids[0], 0)
 	if err != nil {
+		return nil, err
+	}
+	config := func(reg, size int) error {
+		v, st, err := c.ConfigRead(0, ids[0], reg, size)
+		res = append(res, opResult{what: fmt.Sprintf("configuration read of %d bytes at %#x", size, reg), data: binary.LittleEndian.AppendUint32(nil, v), status: st})
+		return err
+	}
+	writes := func(ws [][2]uint64) error {
+		for _, w := range ws {
+			if err := c.Write32(regs+w[0], uint32(w[1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Interrupts: MSI-X vector 0 (its message msi(k)) and the capability's
+	// enable bit; a rule letting the peer write the interrupt page; LUT
+	// entry 15 onto the peer's interrupt page.
+	msi := func(k int) (uint64, uint32) { return sessionMSI + 0x10*uint64(k), 0x4040 + uint32(k) }
+	addr, data := msi(k)
+	if err := writes([][2]uint64{{pcie.ONICMSIXTableOffset, addr & 0xFFFFFFFF}, {pcie.ONICMSIXTableOffset + 4, addr >> 32},
+		{pcie.ONICMSIXTableOffset + 8, uint64(data)}, {pcie.ONICMSIXTableOffset + 12, 0},
+		{pmgr.RegACLIndex, 0}, {pmgr.RegACLBaseLo, addr &^ 0xFFF}, {pmgr.RegACLBaseHi, 0}, {pmgr.RegACLPages, 1},
+		{pmgr.RegACLCtrl, 1 | 1<<2 | 1<<16}, {pmgr.RegACLCommit, 1}, // enabled, write, domain 1 (peer)
+		{pmgr.RegLUTIndex, 15}, {pmgr.RegLUTAddrLo, sessionMSI &^ 0xFFFF}, {pmgr.RegLUTAddrHi, 0},
+		{pmgr.RegLUTCtrl, 1 | 1<<1}, {pmgr.RegLUTCommit, 1}}); err != nil {
+		return nil, err
+	}
+	capAt, _, err := c.ConfigRead(0, ids[0], 0x34, 1)
+	for n := 0; err == nil && capAt != 0 && n < 48; n++ {
+		id, _, err2 := c.ConfigRead(0, ids[0], int(capAt), 1)
+		if err = err2; err == nil && id == 0x11 {
+			ctl, _, err2 := c.ConfigRead(0, ids[0], int(capAt)+2, 2)
+			if err = err2; err == nil {
+				_, err = c.ConfigWrite(0, ids[0], int(capAt)+2, 2, ctl|0x8000)
+			}
+			break
+		}
+		if err == nil {
+			capAt, _, err = c.ConfigRead(0, ids[0], int(capAt)+1, 1)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The rule is in place once a read of its registers comes back (a
+	// read does not pass the writes before it, §2.4.1); the peer starts
+	// interrupting only when both hosts are set up.
+	if _, _, err := c.Read(regs+pmgr.RegACLPages, 4); err != nil {
+		return nil, err
+	}
+	if err := barrier(); err != nil {
 		return nil, err
 	}
 	win, err := c.BAR(0, ids[0], 2)
@@ -69,7 +132,12 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 		return err
 	}
 	const entry = 64 << 10 // the scenario's LUT entry size
-	for range ops {
+	for i := range ops {
+		if i == ops/2 {
+			if err := half(); err != nil {
+				return nil, err
+			}
+		}
 		n := 1 + r.IntN(64)
 		if r.IntN(3) == 0 {
 			n = 1 + r.IntN(4096)
@@ -77,7 +145,18 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 		off := uint64(r.IntN(mailbox - n))
 		off = min(off, off&^0xFFF+0x1000-uint64(n)) // one page: one CPU access
 		e := uint64(r.IntN(4))                      // LUT entries 0-3, each mapped to the mailbox or not
-		switch op := r.IntN(10); op {
+		switch op := r.IntN(12); op {
+		case 10:
+			// Configuration space: the header and the first capabilities.
+			reg := []int{0x00, 0x04, 0x08, 0x0C, 0x10, 0x18, 0x20, 0x2C, 0x34, 0x40, 0x44, 0x48, 0x50, 0x60, 0x70}[r.IntN(15)]
+			err = config(reg, 4)
+		case 11:
+			// Interrupt the peer: its vector 0's message through LUT
+			// entry 15, as Linux's ntb_msi does.
+			addr, data := msi(1 - k)
+			if err := c.Write(lut+15*entry+addr&0xFFFF, binary.LittleEndian.AppendUint32(nil, data)); err != nil {
+				return nil, err
+			}
 		case 0, 1:
 			data := make([]byte, n)
 			for i := range data {
@@ -128,10 +207,20 @@ func hostProgram(c *hostif.Client, r *rand.Rand, ops int) ([]opResult, error) {
 // sharing its mailbox (filled from seed) and running hostProgram.
 func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) session {
 	t.Helper()
-	cl := buildOn(t, scenario.HostInterface(), rtl, cards...)
+	// The circuit between the O-NICs goes dark at sessionDark and is back
+	// 1 + 3 + 6 µs later (MEMS reconfiguration and bring-up), while the
+	// hosts run the second half of their programs: what they send across
+	// it meanwhile waits in the hold buffers. (Both hosts wait for the
+	// dark before that half, with nothing in flight: a completion on the
+	// fibre as the circuit goes dark is lost, and whether one is depends
+	// on timing, which the model and the cards do not share.)
+	cfg := scenario.HostInterface()
+	cfg.MEMS.Reconfig, cfg.MEMS.BringUp = 3*time.Microsecond, 6*time.Microsecond
+	cfg.Phases = []scenario.PhaseConfig{{At: sessionDark}, {At: sessionDark + time.Microsecond, Circuits: cfg.Circuits}}
+	cl := buildOn(t, cfg, rtl, cards...)
 	socket, stop := serve(t, cl)
 	var res session
-	var done [2]atomic.Bool
+	var done, ready, half [2]atomic.Bool
 	errs := make(chan error, 2)
 	for k, host := range []string{"A", "B"} {
 		r := rand.New(rand.NewPCG(seed, uint64(k)))
@@ -148,7 +237,21 @@ func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) s
 				}
 				defer c.Close()
 				copy(c.Mem(), mem)
-				if res.results[k], err = hostProgram(c, r, ops); err != nil {
+				// barrier waits for the other host (and, at half time, for
+				// the circuit to have gone dark).
+				barrier := func(me, other *atomic.Bool, until time.Duration) func() error {
+					return func() error {
+						me.Store(true)
+						for now := time.Duration(0); !other.Load() || now < until; {
+							if now, err = c.Advance(100 * time.Nanosecond); err != nil {
+								return err
+							}
+						}
+						return nil
+					}
+				}
+				if res.results[k], err = hostProgram(c, k, r, ops, barrier(&ready[k], &ready[1-k], 0),
+					barrier(&half[k], &half[1-k], sessionDark+500*time.Nanosecond)); err != nil {
 					return fmt.Errorf("host %s: %v", host, err)
 				}
 				// Time passes until the other host is done too, and
@@ -163,6 +266,18 @@ func runSession(t *testing.T, rtl bool, seed uint64, ops int, cards ...string) s
 					return err
 				}
 				res.mem[k] = bytes.Clone(c.Mem())
+				// The interrupts the peer raised, in the order they came.
+				irqs, lost, err := c.WaitIRQ(time.Nanosecond)
+				if err != nil {
+					return err
+				}
+				var got []byte
+				for _, q := range irqs {
+					got = binary.LittleEndian.AppendUint64(got, q.Addr)
+					got = binary.LittleEndian.AppendUint32(got, q.Data)
+				}
+				res.results[k] = append(res.results[k], opResult{what: fmt.Sprintf("at the end, %d interrupts (%d lost)", len(irqs), lost), data: got})
+				res.irqs[k] = len(irqs)
 				// Its O-NIC's counters, once both hosts are done.
 				regs, err := c.BAR(0, tlp.NewID(1, 0, 0), 0)
 				if err != nil {
@@ -200,10 +315,13 @@ var sessionSeeds = flag.Int("session-seeds", 4, "random host-interface sessions 
 // TestSessionAgainstModel: random host-interface sessions (hostProgram
 // on both hosts at once: window and LUT writes and reads across the
 // fabric, reads the peer's O-NIC refuses, LUT entries pointed at the
-// mailbox, outside the ranges or disabled, register and counter reads)
-// served once with both O-NICs as the Go model and once as their
-// generated cards (onic emu serve --rtl), or with onicB a card and onicA
-// the model (a mixed pair). The first operation whose bytes
+// mailbox, outside the ranges or disabled, register, counter and
+// configuration reads, MSI-X interrupts raised in the peer through a LUT
+// entry and an access rule, and the second half of each program run
+// while the circuit between the O-NICs is dark and coming back) served
+// once with both O-NICs as the Go model and once as their generated
+// cards (onic emu serve --rtl), or with onicB a card and onicA the model
+// (a mixed pair). The first operation whose bytes
 // or status differ fails the test, naming it; both mailboxes must end the
 // same and the accounting agree.
 func TestSessionAgainstModel(t *testing.T) {
@@ -241,6 +359,12 @@ func TestSessionAgainstModel(t *testing.T) {
 			if refused == 0 {
 				t.Fatal("no operation was refused: the session does not test refusals")
 			}
+			if rtl.irqs[0]+rtl.irqs[1] == 0 {
+				t.Fatal("no interrupt was raised: the session does not test interrupts")
+			}
+			if rtl.rep.Reconfigurations != 1 || rtl.rep.StallS < 9e-6 { // (going dark is not counted; lighting again is)
+				t.Fatalf("the circuit went dark %d times (%g s): the session does not test a port down and up", rtl.rep.Reconfigurations, rtl.rep.StallS)
+			}
 			h := rtl.rep.RTL
 			if h == nil || h.Cycles == 0 || h.Error != "" {
 				t.Fatalf("the cards' report: %+v", h)
@@ -253,7 +377,7 @@ func TestSessionAgainstModel(t *testing.T) {
 			if m.Injected != x.Injected || m.Delivered != x.Delivered || failed(m) != failed(x)+uint64(h.UnseenWrites) {
 				t.Errorf("accounting: the model %+v, the cards %+v (%d writes unseen)", m, x, h.UnseenWrites)
 			}
-			t.Logf("%d results per host equal (%d refused); the cards ran %d cycles; %d requests, %d delivered", len(rtl.results[0]), refused, h.Cycles, x.Injected, x.Delivered)
+			t.Logf("%d results per host equal (%d refused, %v interrupts); the cards ran %d cycles in %v; %d requests, %d delivered", len(rtl.results[0]), refused, rtl.irqs, h.Cycles, time.Duration(rtl.rep.SimulatedS*1e9), x.Injected, x.Delivered)
 		})
 	}
 }
