@@ -100,7 +100,8 @@ const (
 	evDeploy           // the loader runs for a deployment
 	evReflashed        // an O-NIC or slot has finished reflashing
 	evHardware         // the hardware O-NICs run a batch of cycles (rtl.go)
-	evShift     = 3
+	evTimeout          // a host's root complex looks for reads past its completion timeout (tags.go)
+	evShift     = 4
 )
 
 // phase is a later MEMS circuit set.
@@ -229,7 +230,6 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 	}
 	rec.outcome = o
 	c.counts[o]++
-	c.releaseTag(rec)
 	if o != Delivered {
 		if why == "" {
 			why = rec.reason.String()
@@ -238,8 +238,11 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 	}
 	j, reason := rec.join-1, rec.reason
 	rec.join = 0
-	// (settled may start new requests, growing c.recs: rec is stale after.)
-	c.flows[rec.flow].settled(rec.transfer, o == Delivered)
+	// (settledTag may free the record, and settled start new requests,
+	// growing c.recs: rec is stale after.)
+	flow, transfer := rec.flow, rec.transfer
+	c.settledTag(r, o)
+	c.flows[flow].settled(transfer, o == Delivered)
 	if j >= 0 {
 		// The joined request ends the same way, for the same reason.
 		c.recs[j].reason = reason
@@ -333,6 +336,8 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		c.reflashed(i)
 	case evHardware:
 		c.hwRun()
+	case evTimeout:
+		c.sweepTags(c.hosts[i])
 	}
 }
 

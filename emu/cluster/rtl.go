@@ -380,6 +380,9 @@ func (c *Cluster) hwReceive(o *onicNode, m *msg) sim.Time {
 		if err := h.x.Request(o.hw, t, bar); err != nil {
 			why = h.refuse(err)
 		} else if t.Kind() == tlp.MRd {
+			if old := h.reads[o.hw][readKey(t)]; old != nil {
+				c.unref(old.rec) // (its host's completion timeout ended it: the tag is reused)
+			}
 			h.reads[o.hw][readKey(t)] = &hwRead{rec: m.rec, left: readBytes(t)}
 			if m.rec >= 0 {
 				c.recs[m.rec].refs++

@@ -339,6 +339,27 @@ func (s *Software) completion(m *msg, done bool) {
 	}
 }
 
+// StatusCompletionTimeout is the status a software read ends with when no
+// completion came within its host's completion timeout (PCIe Base §2.8):
+// its data is all-ones, as a CPU's load reads then. It is not a
+// completion status (those are 3 bits); hostif passes it on as it is.
+const StatusCompletionTimeout tlp.Status = 8
+
+// timedOut ends the read request r belongs to, if it is one of the
+// software's: its host's completion timeout passed (sweepTags). A
+// completion that comes later finds no read and is dropped.
+func (s *Software) timedOut(r int32) {
+	q, ok := s.reads[r]
+	if !ok {
+		return
+	}
+	delete(s.reads, r)
+	q.rd.status = StatusCompletionTimeout
+	if q.rd.left--; q.rd.left == 0 {
+		s.finish(q.rd)
+	}
+}
+
 // finish reports a read.
 func (s *Software) finish(rd *softRead) {
 	if rd.status != tlp.StatusSC {

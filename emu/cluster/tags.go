@@ -17,6 +17,11 @@ type hostTags struct {
 	used [256]bool
 	out  int
 	next uint8
+	// at and rec are each tag's read: when it was sent and its record;
+	// sweeping says an evTimeout is scheduled (sweepTags).
+	at       [256]sim.Time
+	rec      [256]int32
+	sweeping bool
 	// wait[head:] are the requests waiting for a tag, oldest first.
 	wait []tagWait
 	head int
@@ -41,12 +46,50 @@ func (c *Cluster) takeTag(h *hostNode, m *msg) bool {
 		p.next++
 	}
 	tag := p.next
-	p.used[tag], p.out = true, p.out+1
 	p.next++
+	c.holdTag(h, tag, m)
+	return true
+}
+
+// holdTag gives request m tag, which is free, from now until its record
+// settles or the host's completion timeout ends it.
+func (c *Cluster) holdTag(h *hostNode, tag uint8, m *msg) {
+	p := &h.tags
+	p.used[tag], p.out = true, p.out+1
+	p.at[tag], p.rec[tag] = c.s.Now(), m.rec
 	m.t.Tag = uint16(tag)
 	rec := &c.recs[m.rec]
 	rec.tagHost, rec.tag = int32(h.idx)+1, tag
-	return true
+	rec.refs++ // (the record is the tag's until freeTag)
+	if !p.sweeping {
+		p.sweeping = true
+		c.s.After(ps(h.cfg.CompletionTimeout)/4, c, evTimeout|uint64(h.idx)<<evShift)
+	}
+}
+
+// sweepTags ends host h's reads that have waited their completion
+// timeout (PCIe Base §2.8): each is settled as dropped,
+// completion-timeout (unless it was known dropped already), its tag is
+// free again, and software's load gets all-ones. It runs every quarter of the timeout while reads are out,
+// so a read ends between 1 and 1.25 timeouts after it was sent (real
+// root complexes' timers are as coarse: the spec gives ranges).
+func (c *Cluster) sweepTags(h *hostNode) {
+	p := &h.tags
+	now, limit := c.s.Now(), ps(h.cfg.CompletionTimeout)
+	for tag := range p.used {
+		if !p.used[tag] || now-p.at[tag] < limit {
+			continue
+		}
+		r := p.rec[tag]
+		if f := c.flows[c.recs[r].flow]; f.soft && h.soft != nil {
+			h.soft.timedOut(r)
+		}
+		c.settleWhy(r, Dropped, "completion-timeout") // (unless it was dropped already)
+		c.freeTag(h, uint8(tag))
+	}
+	if p.sweeping = p.out > 0; p.sweeping {
+		c.s.After(limit/4, c, evTimeout|uint64(h.idx)<<evShift)
+	}
 }
 
 // sendTagged sends non-posted request m of host h over l from side at
@@ -59,16 +102,27 @@ func (c *Cluster) sendTagged(h *hostNode, m *msg, l *link.Link, side int, ready 
 	h.tags.wait = append(h.tags.wait, tagWait{m: m, l: l, side: side, ready: ready})
 }
 
-// releaseTag frees the tag of settled request rec, if it has one, and
-// sends the oldest request waiting for one.
-func (c *Cluster) releaseTag(rec *record) {
-	if rec.tagHost == 0 {
+// settledTag is told that request r, which may hold a tag, has settled
+// with outcome o. A completion ended it (delivered, or an error status),
+// or nothing will come back (dropped: lost with a link, or dropped by an
+// O-NIC): then its host cannot know, and the tag stays taken until the
+// completion timeout ends the read (sweepTags).
+func (c *Cluster) settledTag(r int32, o Outcome) {
+	rec := &c.recs[r]
+	if rec.tagHost == 0 || o == Dropped {
 		return
 	}
-	h := c.hosts[rec.tagHost-1]
+	c.freeTag(c.hosts[rec.tagHost-1], rec.tag)
+}
+
+// freeTag frees host h's tag and gives it to the oldest request waiting
+// for one, if any.
+func (c *Cluster) freeTag(h *hostNode, tag uint8) {
 	p := &h.tags
-	p.used[rec.tag], p.out = false, p.out-1
-	rec.tagHost = 0 // (before the next request takes the record's tag)
+	r := p.rec[tag]
+	c.recs[r].tagHost = 0
+	p.used[tag], p.out = false, p.out-1
+	defer c.unref(r) // (the tag's hold on the record)
 	if p.head == len(p.wait) {
 		return
 	}
@@ -79,9 +133,6 @@ func (c *Cluster) releaseTag(rec *record) {
 	}
 	// The oldest waiting request takes the tag just freed: takeTag
 	// would refuse it while others still wait.
-	p.used[rec.tag], p.out = true, p.out+1
-	w.m.t.Tag = uint16(rec.tag)
-	r := &c.recs[w.m.rec]
-	r.tagHost, r.tag = int32(h.idx)+1, rec.tag
+	c.holdTag(h, tag, w.m)
 	sendAt(w.l, w.side, w.m, max(w.ready, c.s.Now()))
 }

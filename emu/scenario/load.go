@@ -49,7 +49,7 @@ func LoadFile(path string) (Config, error) {
 var loadOptions = yamlcfg.Options{MaxBytes: MaxScenarioBytes, Defaulted: map[string]bool{
 	"gen": true, "lanes": true, "mps": true, "mrrs": true, "rcb": true, "onics_per_cpu": true,
 	"clock_mhz": true, "pipeline_cycles": true, "data_width": true, "hold_tlps": true,
-	"egress_stall_cycles": true, "credit_timeout_cycles": true,
+	"egress_stall_cycles": true, "credit_timeout_cycles": true, "completion_timeout": true,
 	"ports": true, "depth": true, "span": true, "buffer_beats": true, "media_gbps": true,
 	"cycles": true, "gbps": true, "pair_buffer_kib": true,
 }}

@@ -73,6 +73,12 @@ const (
 	DefaultReconfig  = 10 * time.Millisecond
 	DefaultBringUp   = time.Millisecond
 	DefaultHoldTLPs  = 1024
+	// DefaultCompletionTimeout is a host's completion timeout; Min and
+	// Max bound it: PCIe Base §2.8 allows 50 µs to 64 s (Device
+	// Control 2's ranges A to D).
+	DefaultCompletionTimeout = 50 * time.Millisecond
+	MinCompletionTimeout     = 50 * time.Microsecond
+	MaxCompletionTimeout     = 64 * time.Second
 	// HoldBeats is the room of a port's hold buffer in data beats of the
 	// O-NIC's data_width (64 KiB at 512 bits), the card's block RAM
 	// (hdlgen/internal/card.HoldBeats): a held TLP takes a beat per
@@ -133,6 +139,12 @@ type HostConfig struct {
 	MRRS   int           `mapstructure:"mrrs"`  // default 512
 	RCB    int           `mapstructure:"rcb"`   // default 64
 	Memory time.Duration `mapstructure:"memory_latency"`
+	// CompletionTimeout is how long the host's root complex waits for the
+	// completions of a read before it gives up (PCIe Base §2.8,
+	// Completion Timeout): the read ends, its tag is free again, and the
+	// CPU's load gets all-ones (default 50 ms, the top of the spec's
+	// default range, 50 µs to 50 ms).
+	CompletionTimeout time.Duration `mapstructure:"completion_timeout"`
 	// ONICsPerCPU is how many O-NICs share one CPU's root complex (default
 	// 3: FLEET's servers have 8 CPUs with three O-NICs each); a host with
 	// more O-NICs has more root complexes, each in its own PCI segment.
@@ -246,6 +258,9 @@ func (h *HostConfig) Defaults() {
 	if h.RCB == 0 {
 		h.RCB = 64
 	}
+	if h.CompletionTimeout == 0 {
+		h.CompletionTimeout = DefaultCompletionTimeout
+	}
 	if h.Memory == 0 {
 		h.Memory = 300 * time.Nanosecond
 	}
@@ -267,6 +282,9 @@ func (h *HostConfig) Defaults() {
 func (h *HostConfig) Check(p string) error {
 	if h.Memory < 0 || h.Memory > MaxLatency {
 		return fmt.Errorf("%s.memory_latency: %v must be 0 to %v", p, h.Memory, MaxLatency)
+	}
+	if h.CompletionTimeout < MinCompletionTimeout || h.CompletionTimeout > MaxCompletionTimeout {
+		return fmt.Errorf("%s.completion_timeout: %v must be %v to %v (PCIe Base §2.8's ranges)", p, h.CompletionTimeout, MinCompletionTimeout, MaxCompletionTimeout)
 	}
 	if h.Gen < 1 || h.Gen > 5 {
 		return fmt.Errorf("%s.gen: %d is not a PCIe generation (1 to 5)", p, h.Gen)

@@ -33,7 +33,8 @@ enum {
 	ONIC_STATUS_SC = 0,  /* successful */
 	ONIC_STATUS_UR = 1,  /* unsupported request: the data is all-ones */
 	ONIC_STATUS_CRS = 2, /* configuration request retry */
-	ONIC_STATUS_CA = 4   /* completer abort: the data is all-ones */
+	ONIC_STATUS_CA = 4,  /* completer abort: the data is all-ones */
+	ONIC_STATUS_TIMEOUT = 8 /* no completion within the host's completion timeout (PCIe §2.8): all-ones */
 };
 
 /* onic_host is one connection; it plays one host. */
