@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"time"
 
 	"onic/emu/link"
@@ -42,6 +43,11 @@ type Hardware interface {
 	PartnerSend(card, port int, t tlp.TLP) bool
 	PartnerQueued(card, port int) int
 	PartnerGot(card, port int) []tlp.TLP
+	// Fault makes a card's port, as a receiver, withhold its flow-control
+	// credits from its partner from from to to: all of them (hold 0, a
+	// scenario fault of kind stall), or all but one TLP's more every hold
+	// (kind slow).
+	Fault(card, port int, from, to, hold time.Duration) error
 	// Cycle runs every card one cycle, the one whose rising edge is at
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error
@@ -124,9 +130,6 @@ func (c *Cluster) UseHardware(x Hardware) error {
 			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write and read flows and served sessions for now", f.Name, f.Op)
 		}
 	}
-	if len(c.cfg.Faults) > 0 {
-		return fmt.Errorf("--rtl: the scenario has faults, which the Go model's links act out; the cards' lanes have none yet")
-	}
 	h := &hw{x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
@@ -151,6 +154,19 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	}
 	c.hw = h
 	x.Capture(c.capture != nil)
+	// Faults: a card's port withholds its credits on the lanes; a Go-model
+	// O-NIC's port would withhold them from a card only through the Go
+	// link model, which a card's Partner does not answer to.
+	for i, f := range c.cfg.Faults {
+		on, pn, _ := strings.Cut(f.Port, ".")
+		o := byName[on]
+		if o.hw < 0 {
+			return fmt.Errorf("--rtl: faults[%d].port %s: a fault on a Go-model O-NIC's port is not acted out when the scenario has cards; make %s a card too", i, f.Port, on)
+		}
+		if err := x.Fault(o.hw, int(pn[0]-'a'), f.From, f.To, f.Hold); err != nil {
+			return err
+		}
+	}
 	// Circuits lit at the start are lit for the cards too, and trained
 	// before time 0, as the scenario's circuits are (Config.Circuits).
 	var lit []*port

@@ -164,3 +164,52 @@ func TestCaptureOnCards(t *testing.T) {
 	}
 	t.Logf("%d writes at onicB.port-a; onicA's port A sent %d", n, rep.ONICs[0].PortTLPs[0])
 }
+
+// TestSlowPeerOnCards: the slow-peer scenario (host A writing to B out of
+// both ports; onicB's port A returns no flow-control credits from 20 to
+// 150 µs) with both O-NICs as cards, the stall acted out on the lanes
+// (onicB's port A advertises the credit limit it had when the fault
+// began): card A's port A counts as stalled once a TLP has waited at it
+// for EgressStallCycles, drops what its full hold buffer cannot take,
+// and A's writes out of port B go on — no transfer of that flow takes
+// longer than the stall's 16 µs, the hold buffer's filling and a
+// transfer's own time (the model's take 40 µs at most). (A TLP used to
+// start into the full hold buffer while the port still admitted, and its
+// rest then waited for room only the link could make, holding the host
+// path — and port B's flow — until the link's credit timeout, 112 µs.)
+func TestSlowPeerOnCards(t *testing.T) {
+	cfg := scenario.SlowPeer()
+	model, err := buildOn(t, cfg, false).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := cluster.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.UseHardware(set); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaB, modelB := rep.Flows[1], model.Flows[1]
+	if viaB.Transfers < modelB.Transfers*3/4 || viaB.Failed != 0 || viaB.MaxNs > 70_000 {
+		t.Errorf("A->B via b on the cards: %+v; on the model %+v", viaB, modelB)
+	}
+	stalls, err := set.Card(0).Counter("port_a_egress_stalls")
+	if err != nil || stalls != 1 {
+		t.Errorf("card A's port A stalled %d times (%v), want once", stalls, err)
+	}
+	drops, err := set.Card(0).Counter("port_a_hold_drops")
+	if err != nil || drops == 0 {
+		t.Errorf("card A's port A dropped %d TLPs (%v): its hold buffer was never full", drops, err)
+	}
+	t.Logf("via b: %d transfers, max %.1f µs on the cards; %d, max %.1f µs on the model; card A's port A stalled once, dropped %d",
+		viaB.Transfers, viaB.MaxNs/1000, modelB.Transfers, modelB.MaxNs/1000, drops)
+}

@@ -32,6 +32,8 @@ type Set struct {
 	plinks   []*partnerLink // the same, in the order they were lit
 	// vcd is the waveform window, if one was asked for (TraceWindow).
 	vcd *window
+	// faults are the ports withholding credits (Fault).
+	faults []*creditFault
 }
 
 // window is a card's waveform over simulated times [from, to).
@@ -268,6 +270,9 @@ func (s *Set) Cycle(now time.Duration) error {
 		if err := c.Cycle(); err != nil {
 			return err
 		}
+	}
+	for _, f := range s.faults {
+		f.withhold(s.cards[f.card], now)
 	}
 	for _, f := range s.fibres {
 		f.Carry()

@@ -167,7 +167,8 @@ func dropWhole(m *ir.Module, name string, in tlps, dropAtSop ir.Value) tlps {
 
 // holdBuffer keeps the port's TLPs in a FIFO of HoldBeats beats in front
 // of its link (after a register slice): the emulator's hold policy.
-// While the link is up TLPs pass through it (and wait when it is full). A TLP that starts while the link
+// While the link is up TLPs pass through it (and wait, whole, until all
+// of the next fits). A TLP that starts while the link
 // is not up is kept if the buffer has room for it (fewer than holdTLPs
 // TLPs waiting and beats enough for all of it) and sent once the link is
 // up, in order; without room it is dropped whole and counted in
@@ -200,11 +201,23 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	queued := m.Reg(port+"_hold_tlps", cb, 0)
 	room := m.Named(port+"_hold_room", m.And(m.LtU(queued, m.Const(cb, uint64(holdTLPs))), m.Not(m.LtU(free, need))))
 	keep := dropWhole(m, port+"_hold", in, m.And(m.Not(admit), m.Not(room)))
+	// A TLP starts into the buffer only when all of it fits, also while
+	// the port admits: one half in would wait for room that only the link
+	// can make, and a port that stalls meanwhile could neither drop the
+	// rest nor take it — the whole host path behind it would wait until
+	// the link's credit timeout (a partner returning no credits did that).
+	// So what does not fit waits whole at the merge, where the egress
+	// stall sees it and, once the port counts as stalled, drops it.
+	fits := m.Named(port+"_hold_fits", m.Or(m.Not(keep.sop), room))
+	gated := keep
+	gated.valid = m.And(keep.valid, fits)
+	gated.ready = m.Wire(port+"_hold_in_ready", 1)
+	m.Assign(keep.ready, m.And(gated.ready, fits))
 
 	// Nothing leaves while the link is not up (its own input slice would
 	// take a TLP or two more than hold_tlps), except the rest of a TLP
 	// that started.
-	q := axis.FIFO(m, port+"_hold", keep.pack(m), HoldBeats)
+	q := axis.FIFO(m, port+"_hold", gated.pack(m), HoldBeats)
 	held := unpack(m, q, in)
 	midTLP := m.Reg(port+"_hold_mid", 1, 0)
 	open := m.Named(port+"_hold_open", m.Or(up, midTLP))
@@ -212,7 +225,7 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 	out.valid = m.And(held.valid, open)
 	out.ready = m.Wire(port+"_to_link_ready", 1)
 	m.Assign(held.ready, m.And(out.ready, open))
-	push := m.And(keep.valid, keep.ready)
+	push := m.And(gated.valid, gated.ready)
 	pop := m.And(out.valid, out.ready)
 	m.SetNext(midTLP, m.Mux(pop, m.Not(held.eop), midTLP))
 	m.SetNext(free, m.Add(m.Sub(free, m.Zext(push, ab+1)), m.Zext(pop, ab+1)))
