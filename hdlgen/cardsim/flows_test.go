@@ -183,17 +183,7 @@ func TestSlowPeerOnCards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := cluster.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.UseHardware(set); err != nil {
-		t.Fatal(err)
-	}
+	cl, set := buildSet(t, cfg)
 	rep, err := cl.Run()
 	if err != nil {
 		t.Fatal(err)
