@@ -110,6 +110,9 @@ SOAK_HOSTILE_MODEL ?= 20000
 ## generated cards (onic emu serve --rtl), compared result for result, and
 ## the cards compiled at run time against the interpreted ones.
 SOAK_RTL_SESSIONS ?= 200
+## And random link-partner fault sequences on the model and on the cards
+## (SOAK_RTL_FAULTS sequences in one run).
+SOAK_RTL_FAULTS ?= 300
 soak: deps
 	$(GO) test -count=1 -timeout 0 -run 'TestCosim' ./testbenches/cosim -v \
 	  -seeds $(SOAK_SEEDS) -tlps $(SOAK_TLPS) -hdl-seeds $(SOAK_HDL) | grep -v '^=== RUN'
@@ -131,6 +134,8 @@ soak: deps
 	  -hostile-model-sequences $(SOAK_HOSTILE_MODEL) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestSessionAgainstModel' ./hdlgen/cardsim -v \
 	  -session-seeds $(SOAK_RTL_SESSIONS) | grep -v '^=== RUN'
+	$(GO) test -count=1 -timeout 0 -run 'TestFaultsAgainstModel' ./hdlgen/cardsim -v \
+	  -fault-sequences $(SOAK_RTL_FAULTS) | grep -v '^=== RUN'
 	$(GO) test -count=1 -timeout 0 -run 'TestRTLCompiled' ./cli -v -rtl-compile | grep -v '^=== RUN'
 
 ## lint: gofmt, go vet and staticcheck.

@@ -1,0 +1,130 @@
+package cardsim
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"onic/emu/cluster"
+	"onic/emu/scenario"
+)
+
+// faultSeqs is how many random fault sequences TestFaultsAgainstModel
+// runs (make soak raises it).
+var faultSeqs = flag.Int("fault-sequences", 6, "random link-partner fault sequences TestFaultsAgainstModel runs on the model and the cards")
+
+// faultSlot is the simulated time each sequence has: host A writes to B
+// out of both ports for faultBusy, then the cards have time to go quiet
+// (so that what they dropped is ended, rtl-not-delivered).
+const (
+	faultSlot = 120 * time.Microsecond
+	faultBusy = 70 * time.Microsecond
+)
+
+// faultScenario is slow-peer without its fault, and per sequence i two
+// flows (A to B out of port A and out of port B, 16 KiB transfers, from
+// the slot's start for faultBusy) and one random fault toward onicA's
+// ports 10 µs in, for 5 to 50 µs: onicB's port A or B returning no
+// credits or a trickle of them, or the circuit at port A dark and lit
+// again, or nothing.
+func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
+	cfg := scenario.SlowPeer()
+	cfg.Faults, cfg.Flows = nil, nil
+	cfg.MEMS.Reconfig, cfg.MEMS.BringUp = 3*time.Microsecond, 6*time.Microsecond
+	cfg.Duration = time.Duration(seqs) * faultSlot
+	both := cfg.Circuits
+	var kinds []string
+	for i := range seqs {
+		at := time.Duration(i) * faultSlot
+		for p, off := range []uint64{0, 0x40000000} {
+			cfg.Flows = append(cfg.Flows, scenario.FlowConfig{Name: fmt.Sprintf("%d via %c", i, 'a'+p), From: "A", Op: "write",
+				Size: 16 << 10, Depth: 8, Offset: off, Start: at, Stop: at + faultBusy})
+		}
+		from, long := at+10*time.Microsecond, 5*time.Microsecond+time.Duration(r.Int64N(int64(55*time.Microsecond)))
+		kind := []string{"stall-a", "slow-a", "stall-b", "dark-a", "none"}[r.IntN(5)]
+		switch kind {
+		case "stall-a", "slow-a", "stall-b":
+			f := scenario.FaultConfig{Port: "onicB." + kind[len(kind)-1:], Kind: "stall", From: from, To: from + long}
+			if kind == "slow-a" {
+				f.Kind, f.Hold = "slow", 500*time.Nanosecond+time.Duration(r.Int64N(int64(2*time.Microsecond)))
+			}
+			cfg.Faults = append(cfg.Faults, f)
+		case "dark-a":
+			cfg.Phases = append(cfg.Phases, scenario.PhaseConfig{At: from, Circuits: both[1:]}, scenario.PhaseConfig{At: from + long, Circuits: both})
+		}
+		kinds = append(kinds, fmt.Sprintf("%s for %v", kind, long.Round(time.Microsecond)))
+	}
+	return cfg, kinds
+}
+
+// TestFaultsAgainstModel: random sequences of link-partner faults toward
+// onicA (faultScenario: credits withheld or a trickle of them by onicB's
+// port A or B, acted out on the cards' lanes; port A's circuit dark and
+// back) while host A writes to B out of both ports, run on the model
+// and on the cards. In every sequence, on both: the flow out of the port
+// the fault is not on never fails and finishes, within its slot, at
+// least half as many transfers as the model does without the fault
+// being there (isolation by egress); the flow toward the fault makes
+// progress again before the slot ends (liveness); everything the cards
+// took is accounted for once they are quiet; and the cards carry each
+// flow to within a factor of the model's transfers.
+//
+// One difference is known and left out of the isolation and agreement
+// checks: a partner that returns credits a trickle at a time (slow-a)
+// never trips the card's stall watch, which wants a TLP waiting
+// EgressStallCycles in a row, so port A's full hold buffer holds the
+// card's one pipeline and port B's flow runs at about the trickle's pace
+// (21 transfers where the model, whose port queue takes what the link
+// cannot, carries 45). PCIe keeps the host's posted writes in order on
+// its link, so the card cannot let B's writes pass A's without buffering
+// them; which side should change is open (issue 41).
+func TestFaultsAgainstModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 46))
+	cfg, kinds := faultScenario(*faultSeqs, r)
+	model, err := buildOn(t, cfg, false).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, set := buildSet(t, cfg)
+	rtl, err := cl.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rep := range map[string]cluster.Report{"model": model, "cards": rtl} {
+		for i, kind := range kinds {
+			a, b := rep.Flows[2*i], rep.Flows[2*i+1]
+			healthy, faulty := b, a
+			if kind[:7] == "stall-b" {
+				healthy, faulty = a, b
+			}
+			slow := kind[:6] == "slow-a"
+			if healthy.Failed != 0 || healthy.Transfers < 8 && !slow {
+				t.Errorf("%s, sequence %d (%s): the flow away from the fault: %+v", name, i, kind, healthy)
+			}
+			if faulty.Transfers == 0 {
+				t.Errorf("%s, sequence %d (%s): the flow toward the fault never finished a transfer: %+v", name, i, kind, faulty)
+			}
+			m := model.Flows[2*i : 2*i+2]
+			for j, f := range rep.Flows[2*i : 2*i+2] {
+				if slow && f == healthy {
+					continue // (the known difference: see above)
+				}
+				if f.Transfers*2 < m[j].Transfers || f.Transfers > m[j].Transfers*2 {
+					t.Errorf("%s, sequence %d (%s), flow %s: %d transfers; the model's %d", name, i, kind, f.Name, f.Transfers, m[j].Transfers)
+				}
+			}
+		}
+		if ac := rep.Accounting; ac.InFlight != 0 || ac.Denied+ac.Unsupported+ac.ErrorStatus != 0 {
+			t.Errorf("%s: accounting %+v", name, ac)
+		}
+	}
+	for i, kind := range kinds {
+		t.Logf("sequence %d (%s): via a %d/%d failed, via b %d/%d on the cards; the model %d/%d and %d/%d", i, kind,
+			rtl.Flows[2*i].Transfers, rtl.Flows[2*i].Failed, rtl.Flows[2*i+1].Transfers, rtl.Flows[2*i+1].Failed,
+			model.Flows[2*i].Transfers, model.Flows[2*i].Failed, model.Flows[2*i+1].Transfers, model.Flows[2*i+1].Failed)
+	}
+	stalls, _ := set.Card(0).Counter("port_a_egress_stalls")
+	t.Logf("the model: %v; the cards: %v; card A's port A stalled %d times", model.Accounting.Reasons, rtl.Accounting.Reasons, stalls)
+}
