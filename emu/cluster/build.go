@@ -80,6 +80,7 @@ func Build(c scenario.Config) (*Cluster, error) {
 			addrs[a.Addr()] = hc.Name
 		}
 		h := &hostNode{c: cl, cfg: hc, idx: i, id: tlp.NewID(0, 0, 0)}
+		h.tags.h = h
 		hosts[hc.Name] = h
 		cl.hosts = append(cl.hosts, h)
 	}

@@ -100,8 +100,7 @@ const (
 	evDeploy           // the loader runs for a deployment
 	evReflashed        // an O-NIC or slot has finished reflashing
 	evHardware         // the hardware O-NICs run a batch of cycles (rtl.go)
-	evTimeout          // a host's root complex looks for reads past its completion timeout (tags.go)
-	evShift     = 4
+	evShift     = 3
 )
 
 // phase is a later MEMS circuit set.
@@ -336,8 +335,6 @@ func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
 		c.reflashed(i)
 	case evHardware:
 		c.hwRun()
-	case evTimeout:
-		c.sweepTags(c.hosts[i])
 	}
 }
 

@@ -18,10 +18,11 @@ type hostTags struct {
 	out  int
 	next uint8
 	// at and rec are each tag's read: when it was sent and its record;
-	// sweeping says an evTimeout is scheduled (sweepTags).
+	// sweeping says a sweep is scheduled (sweepTags, Handle).
 	at       [256]sim.Time
 	rec      [256]int32
 	sweeping bool
+	h        *hostNode // whose they are
 	// wait[head:] are the requests waiting for a tag, oldest first.
 	wait []tagWait
 	head int
@@ -63,7 +64,7 @@ func (c *Cluster) holdTag(h *hostNode, tag uint8, m *msg) {
 	rec.refs++ // (the record is the tag's until freeTag)
 	if !p.sweeping {
 		p.sweeping = true
-		c.s.After(ps(h.cfg.CompletionTimeout)/4, c, evTimeout|uint64(h.idx)<<evShift)
+		c.s.After(ps(h.cfg.CompletionTimeout)/4, &h.tags, 0)
 	}
 }
 
@@ -88,9 +89,13 @@ func (c *Cluster) sweepTags(h *hostNode) {
 		c.freeTag(h, uint8(tag))
 	}
 	if p.sweeping = p.out > 0; p.sweeping {
-		c.s.After(limit/4, c, evTimeout|uint64(h.idx)<<evShift)
+		c.s.After(limit/4, p, 0)
 	}
 }
+
+// Handle is the completion timeout's sweep (the tags are a sim.Handler
+// of their own, so the cluster's dispatcher does not grow).
+func (p *hostTags) Handle(*sim.Sim, uint64) { p.h.c.sweepTags(p.h) }
 
 // sendTagged sends non-posted request m of host h over l from side at
 // ready once it has a tag.
