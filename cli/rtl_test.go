@@ -61,4 +61,14 @@ func TestEmuRunRTL(t *testing.T) {
 	if code, _, errs := onic(t, "", "emu", "run", "--compare"); code != 1 || !strings.Contains(errs, "--compare: compares the cards with the model: add --rtl") {
 		t.Errorf("--compare alone: exit %d, %q", code, errs)
 	}
+	// Traffic the RTL backend cannot follow yet is refused in one line,
+	// before any card is built.
+	for scen, want := range map[string]string{
+		"allreduce": "--rtl onicC: slot 0 holds kernel sum-int32",
+		"offload":   `--rtl: flows[A tasks]: op "task"`,
+	} {
+		if code, _, errs := onic(t, "", "emu", "run", "--scenario", scen, "--rtl"); code != 1 || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s --rtl: exit %d, %q", scen, code, errs)
+		}
+	}
 }

@@ -201,6 +201,9 @@ func rtlFlags(cmd *cobra.Command, v *viper.Viper, prefix string, args []string, 
 	if len(args) == 1 {
 		names = strings.Split(args[0], ",")
 	}
+	if err := cluster.CheckHardware(cfg, names); err != nil {
+		return nil, err // (before minutes of compiling)
+	}
 	if !v.GetBool(prefix + ".rtl-interpret") {
 		compiledRTL(cmd, cfg, names)
 	}

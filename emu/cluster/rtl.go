@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"onic/emu/link"
+	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/tlp"
 )
@@ -108,6 +109,31 @@ type hwRead struct {
 	left int
 }
 
+// CheckHardware says whether cfg can run with the O-NICs named (all when
+// none are) as hardware (UseHardware), before any is built: its traffic
+// generators must be write and read flows, and, when it has any, no card
+// may hold a kernel (a write is matched to its landing by its bytes,
+// which a kernel changes).
+func CheckHardware(cfg scenario.Config, names []string) error {
+	for _, f := range cfg.Flows {
+		switch f.Op {
+		case "write", "read":
+		default:
+			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write and read flows and served sessions for now", f.Name, f.Op)
+		}
+	}
+	if len(cfg.Flows) == 0 {
+		return nil
+	}
+	for _, o := range cfg.ONICs {
+		if len(o.Kernels) > 0 && (len(names) == 0 || slices.Contains(names, o.Name)) {
+			k := o.Kernels[0]
+			return fmt.Errorf("--rtl %s: slot %d holds kernel %s, and a write is matched to its landing by its bytes, which a kernel changes: the RTL backend does not run kernel flows yet", o.Name, k.Slot, k.Name)
+		}
+	}
+	return nil
+}
+
 // UseHardware makes the O-NICs hardware runs hardware: the cards take
 // their hosts' TLPs and their circuits carry the cards' lane words. Call
 // it after Build, before anything runs. The cluster must have no
@@ -123,12 +149,8 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	if c.started {
 		return fmt.Errorf("hardware: the cluster has started")
 	}
-	for _, f := range c.cfg.Flows {
-		switch f.Op {
-		case "write", "read":
-		default:
-			return fmt.Errorf("--rtl: flows[%s]: op %q; the RTL backend runs write and read flows and served sessions for now", f.Name, f.Op)
-		}
+	if err := CheckHardware(c.cfg, x.ONICs()); err != nil {
+		return err
 	}
 	h := &hw{x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
 	if h.period <= 0 {
