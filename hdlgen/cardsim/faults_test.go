@@ -68,8 +68,9 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 // least half as many transfers as the model does without the fault
 // being there (isolation by egress); the flow toward the fault makes
 // progress again before the slot ends (liveness); everything the cards
-// took is accounted for once they are quiet; and the cards carry each
-// flow to within a factor of the model's transfers.
+// took is accounted for once they are quiet; the cards carry each flow
+// to within a factor of the model's transfers; and onicA's ports stall
+// as often on both (within one, or a fifth).
 //
 // One difference is known and left out of the isolation and agreement
 // checks: a partner that returns credits a trickle at a time (slow-a)
@@ -79,7 +80,11 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 // (21 transfers where the model, whose port queue takes what the link
 // cannot, carries 45). PCIe keeps the host's posted writes in order on
 // its link, so the card cannot let B's writes pass A's without buffering
-// them; which side should change is open (issue 41).
+// them; which side should change is open (issue 41). The same
+// difference shows in the drops: the model's port queue holds what the
+// card's host link would not have let in, so a stall drops about twice
+// as many writes on the model (5,842 against the cards' 2,583 over 24
+// sequences).
 func TestFaultsAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 46))
 	cfg, kinds := faultScenario(*faultSeqs, r)
@@ -125,6 +130,18 @@ func TestFaultsAgainstModel(t *testing.T) {
 			rtl.Flows[2*i].Transfers, rtl.Flows[2*i].Failed, rtl.Flows[2*i+1].Transfers, rtl.Flows[2*i+1].Failed,
 			model.Flows[2*i].Transfers, model.Flows[2*i].Failed, model.Flows[2*i+1].Transfers, model.Flows[2*i+1].Failed)
 	}
-	stalls, _ := set.Card(0).Counter("port_a_egress_stalls")
-	t.Logf("the model: %v; the cards: %v; card A's port A stalled %d times", model.Accounting.Reasons, rtl.Accounting.Reasons, stalls)
+	var cardStalls [2]uint64
+	for p, name := range []string{"port_a_egress_stalls", "port_b_egress_stalls"} {
+		cardStalls[p], _ = set.Card(0).Counter(name)
+	}
+	var modelStalls [2]uint64
+	if st := model.ONICs[0].Stalls; st != nil {
+		modelStalls = st.EgressStalls
+	}
+	for p := range 2 {
+		if d := int64(modelStalls[p]) - int64(cardStalls[p]); d*d > int64(1+modelStalls[p]/5)*int64(1+modelStalls[p]/5) {
+			t.Errorf("onicA's port %c stalled %d times on the model, %d on the card", 'A'+p, modelStalls[p], cardStalls[p])
+		}
+	}
+	t.Logf("the model: %v, onicA's ports stalled %v times; the cards: %v, %v", model.Accounting.Reasons, modelStalls, rtl.Accounting.Reasons, cardStalls)
 }
