@@ -87,7 +87,11 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 // sequences).
 func TestFaultsAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 46))
-	cfg, kinds := faultScenario(*faultSeqs, r)
+	n := *faultSeqs
+	if testing.Short() {
+		n = min(n, 2) // make check's quick loop
+	}
+	cfg, kinds := faultScenario(n, r)
 	model, err := buildOn(t, cfg, false).Run()
 	if err != nil {
 		t.Fatal(err)
