@@ -332,10 +332,16 @@ func (s *Software) completion(m *msg, done bool) {
 		}
 	}
 	if done {
-		delete(s.reads, m.rec)
-		if rd.left--; rd.left == 0 {
-			s.finish(rd)
-		}
+		s.ended(m.rec, rd)
+	}
+}
+
+// ended notes that request r of read rd is over; the read finishes with
+// its last request.
+func (s *Software) ended(r int32, rd *softRead) {
+	delete(s.reads, r)
+	if rd.left--; rd.left == 0 {
+		s.finish(rd)
 	}
 }
 
@@ -353,11 +359,8 @@ func (s *Software) timedOut(r int32) {
 	if !ok {
 		return
 	}
-	delete(s.reads, r)
 	q.rd.status = StatusCompletionTimeout
-	if q.rd.left--; q.rd.left == 0 {
-		s.finish(q.rd)
-	}
+	s.ended(r, q.rd)
 }
 
 // finish reports a read.

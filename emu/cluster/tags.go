@@ -36,7 +36,7 @@ type tagWait struct {
 	ready sim.Time
 }
 
-// take gives m a free tag, recording it in its request's record, and
+// takeTag gives m a free tag, recording it in its request's record, and
 // reports whether there was one (none while others wait: they go first).
 func (c *Cluster) takeTag(h *hostNode, m *msg) bool {
 	p := &h.tags

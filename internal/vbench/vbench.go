@@ -161,18 +161,7 @@ func Sink(bin string) (uint64, error) {
 // them (Sink).
 func ReplaySink(s *sim.Sim, st *Stimulus) uint64 {
 	st.layout(s)
-	var sink uint64
-	per := st.at[len(st.Inputs)]
-	for c := range st.Cycles {
-		vec := st.flat[c*per : (c+1)*per]
-		st.frame.Drive(vec[st.at[1]:])
-		s.SetReset(vec[0] != 0)
-		for _, p := range st.reads {
-			sink += s.Read(p)[0]
-		}
-		s.Step()
-	}
-	return sink
+	return st.run(s)
 }
 
 // words32 is how many 32-bit words Verilator gives a port of width w
@@ -280,18 +269,26 @@ func tail(b []byte) string {
 // harness reads it, so neither side pays for the other's data layout.
 func Replay(s *sim.Sim, st *Stimulus) int {
 	st.layout(s)
+	st.run(s)
+	return len(st.Cycles)
+}
+
+// run drives the laid-out stimulus into s once and returns the sum of
+// the outputs read (their low 64 bits) over the cycles.
+func (st *Stimulus) run(s *sim.Sim) uint64 {
 	frame, reads := st.frame, st.reads
 	per := st.at[len(st.Inputs)]
+	var sink uint64
 	for c := range st.Cycles {
 		vec := st.flat[c*per : (c+1)*per]
 		frame.Drive(vec[st.at[1]:])
 		s.SetReset(vec[0] != 0)
 		for _, p := range reads {
-			s.Read(p)
+			sink += s.Read(p)[0]
 		}
 		s.Step()
 	}
-	return len(st.Cycles)
+	return sink
 }
 
 // layout lays the stimulus out flat (once) and finds s's ports (once
