@@ -12,12 +12,18 @@ import (
 
 // A link partner that stops taking TLPs must not stop the O-NIC (issue
 // 41). The card watches each port's egress: a beat that waits
-// EgressStallCycles makes the port count as stalled (treated as down for
-// admission, so the down policy applies and the host's other traffic
-// flows), and a link that gets no credits for CreditCycles goes down and
-// retrains. The emulator's O-NIC does the same on its own terms: each
-// port watches its link while it has TLPs queued, a quarter of the stall
-// time at a time, and takes the same two steps.
+// EgressStallCycles, or a window of EgressStallCycles in which the
+// egress waited half the time and fewer than SlowTLPs TLPs got past
+// (a partner returning credits a trickle at a time), makes the port
+// count as stalled (treated as down for admission, so the down policy
+// applies and the host's other traffic flows), and a link that gets no
+// credits for CreditCycles goes down and retrains. The emulator's O-NIC
+// does the same on its own terms: each port watches its link while it
+// has TLPs queued, a quarter of the stall time at a time, and takes the
+// same steps. Its egress "waits" at a check when its link queue holds
+// more than the card's hold buffer would (where the card's merge would
+// be refused); the slow rule wants that at two of the window's four
+// checks.
 //
 // Faults (scenario.FaultConfig) make a port's receiving end withhold
 // credits, so that the partner's port meets a stalled or slow peer.
@@ -41,8 +47,14 @@ type watch struct {
 	sent     uint64   // the link's TLPs sent at the last check that saw progress
 	progress sim.Time // when that check was
 	// busy is when a slow fault's receiver returns its last credit.
-	busy    sim.Time
-	faults  []portFault
+	busy   sim.Time
+	faults []portFault
+	// The slow rule's window: the checks since the watch started, and
+	// per check (modulo 4) the link's TLPs sent then and whether its
+	// queue was over the hold buffer's room.
+	checks  int
+	sentAt  [4]uint64
+	over    [4]bool
 	stalls  uint64 // times the port was stalled
 	retrain uint64 // times its link went down for want of credits and retrained
 }
@@ -66,8 +78,59 @@ func (pt *port) queued() int {
 func (pt *port) watchFrom(now sim.Time) {
 	if !pt.w.armed {
 		pt.w.sent, pt.w.progress = pt.l.Stats(pt.side).TLPs, now
+		pt.w.checks, pt.w.sentAt[0] = 0, pt.w.sent
 		pt.arm()
 	}
+}
+
+// SlowTLPs is how many TLPs a port must send in a window of
+// EgressStallCycles in which it waited at least half the time not to
+// count as stalled: one per 64 cycles, as the card's
+// (hdlgen/internal/card.SlowTLPs).
+func SlowTLPs(cycles int) int { return max(1, cycles/64) }
+
+// queuedRoom is the room the TLPs waiting at the port's end of its link
+// would take in the card's hold buffer, TLPs and beats.
+func (pt *port) queuedRoom() (tlps, beats int) {
+	c := pt.o.c
+	pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
+		tlps, beats = tlps+1, beats+pt.o.beats(&c.msgs[p.Arg].t)
+		return true
+	})
+	return tlps, beats
+}
+
+// slow takes the slow rule's sample at a check: it reports whether the
+// window of the last four checks had the port's queue over the hold
+// buffer's room at two of them or more, and fewer than SlowTLPs TLPs
+// sent.
+func (pt *port) slow(sent uint64) bool {
+	o := pt.o
+	tlps, beats := pt.queuedRoom()
+	pt.w.checks++
+	k := pt.w.checks % 4
+	pt.w.over[k] = tlps > o.cfg.HoldTLPs || beats > scenario.HoldBeats
+	then := pt.w.sentAt[k]
+	pt.w.sentAt[k] = sent
+	if pt.w.checks < 4 {
+		return false
+	}
+	n := 0
+	for _, v := range pt.w.over {
+		if v {
+			n++
+		}
+	}
+	return n >= 2 && sent-then < uint64(SlowTLPs(o.cfg.EgressStallCycles))
+}
+
+// drained says whether a stalled port may take traffic again: once its
+// link queue is empty, or under hold once at least half the hold buffer
+// is free (what its link queue and its held TLPs take), as the card's
+// is released.
+func (pt *port) drained() bool {
+	tlps, beats := pt.queuedRoom()
+	return tlps == 0 || pt.o.cfg.DownPolicy == "hold" && beats+pt.holdBeats <= scenario.HoldBeats/2
 }
 
 // arm schedules the watchdog's next check.
@@ -86,22 +149,27 @@ func (pt *port) Handle(s *sim.Sim, _ uint64) {
 		return // down: light resets the watch
 	}
 	now := s.Now()
-	if sent := pt.l.Stats(pt.side).TLPs; sent != pt.w.sent {
+	sent := pt.l.Stats(pt.side).TLPs
+	if sent != pt.w.sent {
 		pt.w.sent, pt.w.progress = sent, now
 	}
-	if pt.queued() == 0 {
-		if pt.w.stalled {
-			pt.unstall()
+	if pt.w.stalled && pt.drained() {
+		pt.unstall()
+		if pt.w.armed {
+			return // what it held, sent, started the watch again
 		}
+	}
+	if pt.queued() == 0 {
 		return // (idle is not a stall; the next TLP queued starts the watch again)
 	}
 	o := pt.o
 	waited := now - pt.w.progress
+	slow := pt.slow(sent)
 	switch {
 	case waited >= o.cycles(o.cfg.CreditTimeoutCycles):
 		pt.retrainLink()
 		return
-	case !pt.w.stalled && waited >= o.cycles(o.cfg.EgressStallCycles):
+	case !pt.w.stalled && (waited >= o.cycles(o.cfg.EgressStallCycles) || slow):
 		pt.stall()
 	}
 	pt.arm()
@@ -143,9 +211,11 @@ func (pt *port) stall() {
 	})
 }
 
-// unstall lets the port take TLPs again and sends what it held.
+// unstall lets the port take TLPs again and sends what it held; the slow
+// rule's window starts again.
 func (pt *port) unstall() {
 	pt.w.stalled = false
+	pt.w.checks, pt.w.sentAt[0] = 0, pt.l.Stats(pt.side).TLPs
 	pt.o.mgr.PortDown[pt.idx] = false
 	pt.flush()
 }

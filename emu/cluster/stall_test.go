@@ -35,7 +35,9 @@ func twoPorts(policy string, f scenario.FaultConfig) scenario.Config {
 
 // TestStalledPeer: a link partner that stops returning credits, or
 // returns them a trickle at a time, stalls the port that faces it —
-// after egress_stall_cycles without progress the port counts as stalled
+// after egress_stall_cycles without progress, or a window of them with
+// fewer than SlowTLPs sent while its queue was over the hold buffer's
+// room (a credit a microsecond), the port counts as stalled
 // and the down policy takes what comes for it (held while the hold
 // buffer has room, then dropped as hold-buffer-full; or failed as
 // port-down), and after credit_timeout_cycles its link goes down (what
@@ -69,6 +71,9 @@ func TestStalledPeer(t *testing.T) {
 		{"slow partner, a credit every 20 µs", "fail", 0,
 			scenario.FaultConfig{Port: "onicB.a", Kind: "slow", From: 20 * time.Microsecond, To: 120 * time.Microsecond, Hold: 20 * time.Microsecond},
 			true, false, []string{"port-down"}},
+		{"slow partner, a credit every µs: the slow rule", "hold", 0,
+			scenario.FaultConfig{Port: "onicB.a", Kind: "slow", From: 20 * time.Microsecond, To: 120 * time.Microsecond, Hold: time.Microsecond},
+			true, false, []string{"hold-buffer-full"}},
 		{"slow partner, a credit every 100 ns: slower, never stalled", "fail", 0,
 			scenario.FaultConfig{Port: "onicB.a", Kind: "slow", From: 20 * time.Microsecond, To: 120 * time.Microsecond, Hold: 100 * time.Nanosecond},
 			false, false, nil},

@@ -239,27 +239,55 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 // credit timeout).
 const DefaultEgressStallCycles = 4096
 
+// SlowTLPs is how many TLPs must get past a port's egress in a window of
+// EgressStallCycles cycles in which it waited at least half the time for
+// the port not to count as stalled: one per 64 cycles, at least one
+// (64 at the default window; with 256-byte writes at 250 MHz, about
+// 8 Gb/s). The emulator's O-NIC uses the same rule (emu/cluster).
+func SlowTLPs(cycles int) int { return max(1, cycles/64) }
+
 // egressStall watches a port's egress (the merge of everything bound for
-// the port, before its hold buffer or down gate): once a beat there has
-// waited cycles cycles in a row, the port is stalled — a partner that
-// is slow, returns no credits or does not acknowledge, with the link
-// still up — and the card treats it as down for admission until it
-// drains (released: in the hold policy, half the hold buffer free; in
-// fail, the link ready for 256 cycles in a row). So what waits for a
-// stuck port stops waiting: held while the buffer has room and dropped
-// when it has not (hold), or failed by the manager as port-down with
-// the rest dropped at the down gate (fail); and the host's other
-// traffic — register accesses, the other port, completions — flows
-// again after at most cycles cycles. Each time the port stalls counts
-// in <port>_egress_stalls.
+// the port, before its hold buffer or down gate). The port is stalled —
+// a partner that returns no credits, does not acknowledge, or is slow,
+// with the link still up — once a beat there has waited cycles cycles
+// in a row, or once a window of cycles cycles ends in which the merge
+// waited at least half the time and fewer than SlowTLPs(cycles) TLPs got
+// past it (a partner returning credits a trickle at a time makes some
+// progress, and would otherwise hold the card's one pipeline behind the
+// port's full buffer, at the trickle's pace). The card then treats the
+// port as down for admission until it drains (released: in the hold
+// policy, half the hold buffer free; in fail, the link ready for 256
+// cycles in a row). So what waits for a stuck port stops waiting: held
+// while the buffer has room and dropped when it has not (hold), or
+// failed by the manager as port-down with the rest dropped at the down
+// gate (fail); and the host's other traffic — register accesses, the
+// other port, completions — flows again after at most two windows. Each
+// time the port stalls counts in <port>_egress_stalls.
 func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles int) ir.Value {
 	ir.Helper()
 	w := bits.Len(uint(cycles))
 	waiting := m.Named(port+"_egress_waiting", m.And(in.valid, m.Not(in.ready)))
 	waited := m.Reg(port+"_egress_waited", w, 0)
 	stalled := m.Reg(port+"_egress_stalled", 1, 0)
-	hit := m.Named(port+"_egress_stall", m.And(waiting, m.Eq(waited, m.Const(w, uint64(cycles-1)))))
-	m.SetNext(waited, m.Mux(m.And(waiting, m.Not(hit)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
+	stuck := m.Named(port+"_egress_stuck", m.And(waiting, m.Eq(waited, m.Const(w, uint64(cycles-1)))))
+	m.SetNext(waited, m.Mux(m.And(waiting, m.Not(stuck)), m.Add(waited, m.Const(w, 1)), m.Const(w, 0)))
+
+	// The slow watch's window: its cycles, the cycles the merge waited in
+	// it, and the TLPs that got past (saturating).
+	window := m.Reg(port+"_slow_window", w, 0)
+	windowEnd := m.Named(port+"_slow_window_end", m.Eq(window, m.Const(w, uint64(cycles-1))))
+	m.SetNext(window, m.Mux(windowEnd, m.Const(w, 0), m.Add(window, m.Const(w, 1))))
+	blocked := m.Reg(port+"_slow_blocked", w, 0)
+	m.SetNext(blocked, m.Mux(windowEnd, m.Const(w, 0), m.Add(blocked, m.Zext(waiting, w))))
+	least := SlowTLPs(cycles)
+	mw := bits.Len(uint(least))
+	moved := m.Reg(port+"_slow_moved", mw, 0)
+	started := m.Named(port+"_egress_started", m.And(m.And(in.valid, in.ready), in.sop))
+	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, started)))
+	slow := m.Named(port+"_egress_slow", m.And(windowEnd, m.And(
+		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least))))))
+
+	hit := m.Named(port+"_egress_stall", m.Or(stuck, slow))
 	m.SetNext(stalled, m.Mux(hit, m.Const(1, 1), m.Mux(released, m.Const(1, 0), stalled)))
 	stalls := m.Reg(port+"_egress_stall_count", 32, 0)
 	m.SetNext(stalls, m.SatAddU(stalls, m.Const(32, 1)))

@@ -46,15 +46,22 @@ func stallCard(t testing.TB, name string, c manager.Config, link *ir.Module, cyc
 // partner behaves the writes that were kept arrive, in order, and with
 // those dropped account for all 600; a write sent afterwards arrives
 // too.
+//
+// A third partner returns 8 words every 150 cycles: a TLP never waits
+// EgressStallCycles in a row, but a window of them passes with fewer
+// than SlowTLPs TLPs sent while the egress waited, and the slow rule
+// stalls the port. Before it, the read waited behind the writes at the
+// trickle's pace (about 56,000 cycles).
 func TestSlowPartnerIsolated(t *testing.T) {
 	const (
 		writes = 600
 		stall  = 512
 	)
 	for _, tc := range []struct {
-		name string
-		hold bool
-	}{{"hold", true}, {"fail", false}} {
+		name   string
+		hold   bool
+		period int // cycles per 8 words of credit
+	}{{"hold", true, 2000}, {"fail", false, 2000}, {"trickle", true, 150}} {
 		t.Run(tc.name, func(t *testing.T) {
 			link, err := optlink.Module(optlink.Config{TrainCycles: 32, ReplayCycles: 400, LostCycles: 2000})
 			if err != nil {
@@ -72,13 +79,13 @@ func TestSlowPartnerIsolated(t *testing.T) {
 			winBase := bases[w.BAR] + w.Offset
 
 			// The slow partner: card B's credit limit toward card A moves
-			// on by 8 words every 2,000 cycles.
+			// on by 8 words every period cycles.
 			limit, from := -1, p.cycles
 			p.lie = rewriteDL(func(c *optlink.Control) {
 				if limit < 0 {
 					limit = int(c.Limit)
 				}
-				c.Limit = uint16(limit + 8*((p.cycles-from)/2000))
+				c.Limit = uint16(limit + 8*((p.cycles-from)/tc.period))
 			})
 			var sentData [][]byte
 			for i := range writes {
