@@ -148,12 +148,14 @@ func Build(c scenario.Config) (*Cluster, error) {
 	if err := cl.relayLoop(initial, "circuits"); err != nil {
 		return nil, err
 	}
+	// (The faults first: a circuit's link takes its ends' errors as it
+	// lights.)
+	if err := cl.faults(c.Faults, onics); err != nil {
+		return nil, err
+	}
 	for _, pr := range initial {
 		pr[0].circuit, pr[1].circuit = pr[1], pr[0]
 		cl.light(pr)
-	}
-	if err := cl.faults(c.Faults, onics); err != nil {
-		return nil, err
 	}
 	last := time.Duration(0)
 	for i, ph := range c.Phases {

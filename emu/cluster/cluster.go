@@ -366,14 +366,24 @@ func (c *Cluster) light(pr [2]*port) {
 	}
 	fibre := a.o.cfg.FibreM[a.idx] + b.o.cfg.FibreM[b.idx]
 	l, err := link.New(c.s, link.Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256,
-		Propagation: sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond))},
+		Propagation:   sim.Time(fibre * FibreNsPerMetre * float64(sim.Nanosecond)),
+		ReplayTimeout: max(a.o.cycles(ReplayCycles), b.o.cycles(ReplayCycles))},
 		onicEnd{a.o, ingress(a.idx)}, onicEnd{b.o, ingress(b.idx)})
 	if err != nil {
 		panic(err) // the configuration is fixed and was checked by Build
 	}
 	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
+	if a.hasErrors() || b.hasErrors() {
+		// A TLP sent from end side arrives at the other end's port.
+		l.OnDamage(func(side int, p *link.Packet) bool { return pr[1-side].damaged(p, c.s.Now()) })
+	}
+	// REPLAY_NUM rolled over: the link retrains (PCIe Base §3.6.2.1), as
+	// when its partner returns no credits.
+	l.OnRollover(func(side int) { pr[side].rollovers++; pr[side].retrainLink() })
 	for j, pt := range pr {
 		pt.l, pt.side, pt.peer = l, j, pr[1-j]
+		pt.linkErr.add(pt.last)
+		pt.last = portLink{l, j}
 		pt.w.armed, pt.w.stalled = false, false
 		pt.setState(c.s.Now(), portUp)
 		pt.o.mgr.PortDown[pt.idx] = false
@@ -560,6 +570,40 @@ type port struct {
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
 	sent    uint64 // TLPs sent out of it
+	// last is the link it had last (and its end of it), and linkErr the
+	// data link layer's counts on the links before it (linkErrors);
+	// rollovers counts the times REPLAY_NUM rolled over on them.
+	last      portLink
+	linkErr   LinkErrors
+	rollovers uint64
+}
+
+// portLink is a link a port had, and its end of it.
+type portLink struct {
+	l    *link.Link
+	side int
+}
+
+// add counts pl's data link layer's recovery into e, as seen from its
+// end: TLPs received damaged, Naks sent, TLPs sent again, replay timer
+// expiries.
+func (e *LinkErrors) add(pl portLink) {
+	if pl.l == nil {
+		return
+	}
+	in, out := pl.l.Stats(1-pl.side), pl.l.Stats(pl.side)
+	e.CRCErrors += in.Damaged
+	e.Naks += out.Naks
+	e.Replays += out.Replays
+	e.ReplayTimeouts += out.ReplayTimeouts
+}
+
+// linkErrors is the port's LinkErrors over every link it has had.
+func (pt *port) linkErrors() LinkErrors {
+	e := pt.linkErr
+	e.add(pt.last)
+	e.Rollovers = pt.rollovers
+	return e
 }
 
 // portChange is a port's state from a time on, and its peer when up.

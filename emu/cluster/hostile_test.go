@@ -21,10 +21,11 @@ var hostileModelSeqs = flag.Int("hostile-model-sequences", 500, "fault sequences
 // A hostile sequence: one fault toward onicA's ports, as its partner or
 // the MEMS switch does it.
 type hostileFault struct {
-	kind string // stall-a, slow-a, stall-b, dark-a, none
+	kind string // stall-a, slow-a, stall-b, dark-a, errors-a, none
 	from time.Duration
 	long time.Duration
 	hold time.Duration // slow: per TLP
+	ber  float64       // errors: the bit error rate into onicB's port A
 }
 
 // hostileSlot is the simulated time each sequence has: its fault (at
@@ -61,6 +62,8 @@ func hostileCluster(policy string, seqs []hostileFault) scenario.Config {
 				kind = "slow"
 			}
 			c.Faults = append(c.Faults, scenario.FaultConfig{Port: port, Kind: kind, From: f.from, To: f.from + f.long, Hold: f.hold})
+		case "errors-a":
+			c.Faults = append(c.Faults, scenario.FaultConfig{Port: "onicB.a", Kind: "errors", From: f.from, To: f.from + f.long, BER: f.ber})
 		case "dark-a":
 			c.Phases = append(c.Phases, scenario.PhaseConfig{At: f.from, Circuits: both[1:]},
 				scenario.PhaseConfig{At: f.from + f.long, Circuits: both})
@@ -72,8 +75,9 @@ func hostileCluster(policy string, seqs []hostileFault) scenario.Config {
 // TestHostileModel is the hostile-peer sequences of the card's tests
 // (TestHostileCards) run against the emulator's O-NIC at the level it
 // models: random faults toward onicA's ports — a partner that returns no
-// credits (port A or B), one that returns them a trickle at a time, a
-// circuit taken dark and lit again — each 1 to 100 µs, while host A
+// credits (port A or B), one that returns them a trickle at a time, bit
+// errors (1e-6 to 3e-5) on the fibre into onicB's port A, a circuit
+// taken dark and lit again — each 1 to 100 µs, while host A
 // writes toward B out of both ports (half the time flooding the faulty
 // port with 32 KiB first)
 // and reads its O-NIC's ID register as each fault begins. After each, a
@@ -90,7 +94,7 @@ func TestHostileModel(t *testing.T) {
 	for _, policy := range []string{"hold", "fail"} {
 		t.Run(policy, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(41, uint64(len(policy))))
-			kinds := []string{"stall-a", "slow-a", "stall-b", "dark-a", "none"}
+			kinds := []string{"stall-a", "slow-a", "stall-b", "dark-a", "errors-a", "none"}
 			// A cluster per 1,000 sequences (a scenario's phases and
 			// faults are bounded).
 			for first := 0; first < n; first += 1000 {
@@ -98,8 +102,11 @@ func TestHostileModel(t *testing.T) {
 				for i := range min(1000, n-first) {
 					f := hostileFault{kind: kinds[r.IntN(len(kinds))], from: time.Duration(i)*hostileSlot + 5*time.Microsecond,
 						long: time.Microsecond + time.Duration(r.Int64N(int64(hostileFaultMax-time.Microsecond)))}
-					if f.kind == "slow-a" {
+					switch f.kind {
+					case "slow-a":
 						f.hold = 500*time.Nanosecond + time.Duration(r.Int64N(int64(5*time.Microsecond)))
+					case "errors-a":
+						f.ber = 1e-6 + 29e-6*r.Float64()
 					}
 					seqs = append(seqs, f)
 				}

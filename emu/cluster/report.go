@@ -121,6 +121,40 @@ type ONICReport struct {
 	// (stall.go): how often each port (A, B) counted as stalled, and how
 	// often its link went down for want of credits and retrained.
 	Stalls *StallReport `json:"stalls,omitempty"`
+	// LinkErrors is present when a port's link received damaged TLPs
+	// (a fault of kind errors): per port (A, B), what its data link
+	// layer did about them, the counts the card keeps as <port>_crc_errors,
+	// <port>_naks and <port>_replays.
+	LinkErrors *[2]LinkErrors `json:"link_errors,omitempty"`
+}
+
+// errorReports is st and le as a report has them: nil where all zero.
+func errorReports(st StallReport, le [2]LinkErrors) (*StallReport, *[2]LinkErrors) {
+	var stp *StallReport
+	var lep *[2]LinkErrors
+	if st != (StallReport{}) {
+		stp = &st
+	}
+	if le != [2]LinkErrors{} {
+		lep = &le
+	}
+	return stp, lep
+}
+
+// LinkErrors is what one port's data link layer did about damaged TLPs
+// (PCIe Base §3.6): the TLPs it received damaged and discarded, the Naks
+// it sent, the replays of its replay buffer it started (for a Nak or its
+// replay timer), those its replay timer started and the times REPLAY_NUM
+// rolled over (its link then retrained). A card's receiver skips to the
+// next control word after a damaged frame, so its crc_errors leaves out
+// damaged frames behind the first; a card's link counts neither replay
+// timeouts nor rollovers apart (its <port>_stalls has the rollovers).
+type LinkErrors struct {
+	CRCErrors      uint64 `json:"crc_errors"`
+	Naks           uint64 `json:"naks"`
+	Replays        uint64 `json:"replays"`
+	ReplayTimeouts uint64 `json:"replay_timeouts"`
+	Rollovers      uint64 `json:"rollovers"`
 }
 
 // StallReport is what an O-NIC's egress watchdogs did, per port (A, B):
@@ -367,15 +401,15 @@ func (cl *Cluster) report(d time.Duration, wall float64) (Report, error) {
 			}
 		}
 		or.Pipeline = o.pl.report(d)
-		if st := (StallReport{[2]uint64{o.ports[0].w.stalls, o.ports[1].w.stalls}, [2]uint64{o.ports[0].w.retrain, o.ports[1].w.retrain}}); st != (StallReport{}) {
-			or.Stalls = &st
-		}
+		or.Stalls, or.LinkErrors = errorReports(StallReport{[2]uint64{o.ports[0].w.stalls, o.ports[1].w.stalls},
+			[2]uint64{o.ports[0].w.retrain, o.ports[1].w.retrain}}, [2]LinkErrors{o.ports[0].linkErrors(), o.ports[1].linkErrors()})
 		if o.hw >= 0 {
 			// A card: its ports' TLPs from its lanes; its decisions are
 			// in its own COUNT_* registers, not the model's.
 			or.Card = true
 			or.Manager = nil
 			or.PortTLPs = [2]uint64{cl.hw.x.PortTLPs(o.hw, 0), cl.hw.x.PortTLPs(o.hw, 1)}
+			or.Stalls, or.LinkErrors = cl.cardErrors(o.hw)
 		}
 		rep.ONICs = append(rep.ONICs, or)
 	}
@@ -534,6 +568,16 @@ func (r *Report) writeONICs(w io.Writer) {
 		if st := o.Stalls; st != nil {
 			fmt.Fprintf(w, "  %s's ports stopped making progress: port A stalled %d, link retrained %d; port B stalled %d, link retrained %d\n",
 				o.Name, st.EgressStalls[0], st.Retrains[0], st.EgressStalls[1], st.Retrains[1])
+		}
+	}
+	for _, o := range r.ONICs {
+		if le := o.LinkErrors; le != nil {
+			for p, e := range le {
+				if e != (LinkErrors{}) {
+					fmt.Fprintf(w, "  %s's port %c's data link layer: %d damaged TLPs received, %d Naks sent; %d replays, %d of them on timeouts, %d rollovers\n",
+						o.Name, 'A'+p, e.CRCErrors, e.Naks, e.Replays, e.ReplayTimeouts, e.Rollovers)
+				}
+			}
 		}
 	}
 	for _, o := range r.ONICs {

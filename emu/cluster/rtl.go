@@ -32,6 +32,9 @@ type Hardware interface {
 	Dark(card, port int)
 	PortState(card, port int) int
 	PortTLPs(card, port int) uint64
+	// Counter is one of a card's counters by its name in the register
+	// map (port_a_crc_errors, port_b_egress_stalls, ...).
+	Counter(card int, name string) (uint64, error)
 	// Capture makes the cards keep what their ports receive, for
 	// Received (the cluster's port taps).
 	Capture(on bool)
@@ -44,11 +47,11 @@ type Hardware interface {
 	PartnerSend(card, port int, t tlp.TLP) bool
 	PartnerQueued(card, port int) int
 	PartnerGot(card, port int) []tlp.TLP
-	// Fault makes a card's port, as a receiver, withhold its flow-control
-	// credits from its partner from from to to: all of them (hold 0, a
-	// scenario fault of kind stall), or all but one TLP's more every hold
-	// (kind slow).
-	Fault(card, port int, from, to, hold time.Duration) error
+	// Fault acts out scenario fault f (the i-th) on a card's port as a
+	// receiver: withholding its flow-control credits from its partner
+	// (kinds stall and slow), or damaging the frames that reach it (kind
+	// errors).
+	Fault(card, port, i int, f scenario.FaultConfig) error
 	// Cycle runs every card one cycle, the one whose rising edge is at
 	// simulated time now (negative: before time 0).
 	Cycle(now time.Duration) error
@@ -185,7 +188,7 @@ func (c *Cluster) UseHardware(x Hardware) error {
 		if o.hw < 0 {
 			return fmt.Errorf("--rtl: faults[%d].port %s: a fault on a Go-model O-NIC's port is not acted out when the scenario has cards; make %s a card too", i, f.Port, on)
 		}
-		if err := x.Fault(o.hw, int(pn[0]-'a'), f.From, f.To, f.Hold); err != nil {
+		if err := x.Fault(o.hw, int(pn[0]-'a'), i, f); err != nil {
 			return err
 		}
 	}
@@ -638,4 +641,23 @@ func (c *Cluster) hwEmit(o *onicNode, t tlp.TLP, ready sim.Time) {
 		c.matchWrite(m)
 	}
 	sendAt(o.link, 1, m, ready)
+}
+
+// cardErrors is what card's counters say of its ports' egress stalls,
+// links retrained (<port>_stalls: credit timeouts and REPLAY_NUM
+// rollovers) and data link layers, as the report has them for the
+// model's O-NICs (nil where all are 0).
+func (c *Cluster) cardErrors(card int) (*StallReport, *[2]LinkErrors) {
+	var st StallReport
+	var le [2]LinkErrors
+	for p, pre := range []string{"port_a_", "port_b_"} {
+		for _, v := range []struct {
+			name string
+			to   *uint64
+		}{{"egress_stalls", &st.EgressStalls[p]}, {"stalls", &st.Retrains[p]}, {"crc_errors", &le[p].CRCErrors},
+			{"naks", &le[p].Naks}, {"replays", &le[p].Replays}} {
+			*v.to, _ = c.hw.x.Counter(card, pre+v.name) // (every card has these)
+		}
+	}
+	return errorReports(st, le)
 }

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 
 	"onic/emu/link"
@@ -33,11 +35,21 @@ import (
 // link's TrainCycles default).
 const RetrainCycles = 1024
 
+// ReplayCycles is the replay timer of an O-NIC's optical link, in its
+// clock cycles (the card's optical link's ReplayCycles default): a
+// replay whose TLP arrives damaged again waits this long to be sent once
+// more.
+const ReplayCycles = 2048
+
 // portFault is a scenario fault at a port's receiving end, in simulated
 // time.
 type portFault struct {
-	slow           bool // else stall
+	slow           bool // else stall (or errors)
 	from, to, hold sim.Time
+	// errors: the bit error rate, and the draws of which TLPs it damages
+	// (seeded by the fault's place in the scenario, so a run repeats).
+	ber float64
+	rng *rand.Rand
 }
 
 // watch is a port's egress watchdog state.
@@ -101,9 +113,10 @@ func (pt *port) queuedRoom() (tlps, beats int) {
 }
 
 // slow takes the slow rule's sample at a check: it reports whether the
-// window of the last four checks had the port's queue over the hold
-// buffer's room at two of them or more, and fewer than SlowTLPs TLPs
-// sent.
+// port's queue was over the hold buffer's room at this check and the one
+// before (the card's egress waited half a window) with fewer than
+// SlowTLPs TLPs sent over the last four checks (a window), or since the
+// watch started if it has not run a window yet.
 func (pt *port) slow(sent uint64) bool {
 	o := pt.o
 	tlps, beats := pt.queuedRoom()
@@ -111,17 +124,11 @@ func (pt *port) slow(sent uint64) bool {
 	k := pt.w.checks % 4
 	pt.w.over[k] = tlps > o.cfg.HoldTLPs || beats > scenario.HoldBeats
 	then := pt.w.sentAt[k]
-	pt.w.sentAt[k] = sent
 	if pt.w.checks < 4 {
-		return false
+		then = pt.w.sentAt[0] // (when the watch started)
 	}
-	n := 0
-	for _, v := range pt.w.over {
-		if v {
-			n++
-		}
-	}
-	return n >= 2 && sent-then < uint64(SlowTLPs(o.cfg.EgressStallCycles))
+	pt.w.sentAt[k] = sent
+	return pt.w.checks >= 2 && pt.w.over[k] && pt.w.over[(k+3)%4] && sent-then < uint64(SlowTLPs(o.cfg.EgressStallCycles))
 }
 
 // drained says whether a stalled port may take traffic again: once its
@@ -250,6 +257,9 @@ func (pt *port) faultHold(now sim.Time) sim.Time {
 		if now < f.from || now >= f.to {
 			continue
 		}
+		if f.ber > 0 {
+			continue // (errors hold nothing)
+		}
 		if !f.slow {
 			hold = max(hold, f.to-now)
 			continue
@@ -258,6 +268,60 @@ func (pt *port) faultHold(now sim.Time) sim.Time {
 		hold = max(hold, pt.w.busy-now)
 	}
 	return hold
+}
+
+// checkFault checks fault f (faults[i], p) beyond its port and times:
+// its kind, and the hold or bit error rate that kind takes.
+func checkFault(p string, f scenario.FaultConfig) error {
+	switch f.Kind {
+	case "stall", "slow", "errors":
+	default:
+		return fmt.Errorf("%s.kind: %q must be stall, slow or errors", p, f.Kind)
+	}
+	switch {
+	case f.Kind == "slow" && (f.Hold <= 0 || f.Hold > scenario.MaxLatency):
+		return fmt.Errorf("%s.hold: %v must be more than 0 and at most %v (how long each TLP keeps its buffer)", p, f.Hold, scenario.MaxLatency)
+	case f.Kind != "slow" && f.Hold != 0:
+		return fmt.Errorf("%s.hold: %v: hold is for kind slow", p, f.Hold)
+	case f.Kind == "errors" && !(f.BER > 0 && f.BER <= scenario.MaxBER):
+		return fmt.Errorf("%s.ber: %g must be more than 0 and at most %g", p, f.BER, scenario.MaxBER)
+	case f.Kind != "errors" && f.BER != 0:
+		return fmt.Errorf("%s.ber: %g: ber is for kind errors", p, f.BER)
+	}
+	return nil
+}
+
+// damaged says whether TLP p, arriving at the port now, comes damaged
+// under the port's errors faults: each bit of its frame on the card's
+// optical link wrong with the fault's bit error rate. The frame is a
+// 1-DW token, the 4-DW header slot, the payload and the 1-DW LCRC in
+// 64-byte words (hdlgen/internal/optlink.Words), every bit of them under
+// the LCRC.
+func (pt *port) damaged(p *link.Packet, now sim.Time) bool {
+	bits := float64(512 * ((5 + (p.Payload+3)/4 + 1 + 15) / 16))
+	bad := false
+	for i := range pt.w.faults {
+		f := &pt.w.faults[i]
+		if f.ber == 0 || now < f.from || now >= f.to {
+			continue
+		}
+		// 1-(1-ber)^bits, the odds of at least one wrong bit; drawn for
+		// every active fault, so each keeps its own sequence.
+		if f.rng.Float64() < -math.Expm1(bits*math.Log1p(-f.ber)) {
+			bad = true
+		}
+	}
+	return bad
+}
+
+// hasErrors says whether the port has a fault of kind errors.
+func (pt *port) hasErrors() bool {
+	for _, f := range pt.w.faults {
+		if f.ber > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // faults reads the scenario's faults into their ports.
@@ -273,18 +337,14 @@ func (cl *Cluster) faults(fs []scenario.FaultConfig, onics map[string]*onicNode)
 			return fmt.Errorf("%s.port: %q is not an O-NIC port (want onic.a or onic.b)", p, f.Port)
 		}
 		pf := portFault{from: ps(f.From), to: ps(f.To), hold: ps(f.Hold)}
+		if err := checkFault(p, f); err != nil {
+			return err
+		}
 		switch f.Kind {
-		case "stall":
-			if f.Hold != 0 {
-				return fmt.Errorf("%s.hold: %v: a stall holds every credit until to; hold is for kind slow", p, f.Hold)
-			}
 		case "slow":
 			pf.slow = true
-			if f.Hold <= 0 || f.Hold > scenario.MaxLatency {
-				return fmt.Errorf("%s.hold: %v must be more than 0 and at most %v (how long each TLP keeps its buffer)", p, f.Hold, scenario.MaxLatency)
-			}
-		default:
-			return fmt.Errorf("%s.kind: %q must be stall or slow", p, f.Kind)
+		case "errors":
+			pf.ber, pf.rng = f.BER, rand.New(rand.NewPCG(uint64(i), 0x6f6e6963)) // ("onic")
 		}
 		if f.From < 0 || f.To <= f.From || f.To > scenario.MaxTime {
 			return fmt.Errorf("%s: from %v and to %v must have 0 <= from < to <= %v", p, f.From, f.To, scenario.MaxTime)

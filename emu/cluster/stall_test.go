@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,14 +131,79 @@ func TestFaultErrors(t *testing.T) {
 	}{
 		{scenario.FaultConfig{Port: "onicC.a", Kind: "stall", To: time.Microsecond}, `faults[0].port: "onicC.a" is not an O-NIC port`},
 		{scenario.FaultConfig{Port: "onicA.c", Kind: "stall", To: time.Microsecond}, `faults[0].port: "onicA.c" is not an O-NIC port`},
-		{scenario.FaultConfig{Port: "onicA.a", Kind: "lies", To: time.Microsecond}, `faults[0].kind: "lies" must be stall or slow`},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "lies", To: time.Microsecond}, `faults[0].kind: "lies" must be stall, slow or errors`},
 		{scenario.FaultConfig{Port: "onicA.a", Kind: "stall", From: time.Microsecond, To: time.Microsecond}, "faults[0]: from 1µs and to 1µs must have 0 <= from < to"},
-		{scenario.FaultConfig{Port: "onicA.a", Kind: "stall", To: time.Microsecond, Hold: time.Nanosecond}, "faults[0].hold: 1ns: a stall holds every credit"},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "stall", To: time.Microsecond, Hold: time.Nanosecond}, "faults[0].hold: 1ns: hold is for kind slow"},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "errors", To: time.Microsecond}, "faults[0].ber: 0 must be more than 0 and at most 0.0001"},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "errors", To: time.Microsecond, BER: 0.01}, "faults[0].ber: 0.01 must be more than 0"},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "stall", To: time.Microsecond, BER: 1e-6}, "faults[0].ber: 1e-06: ber is for kind errors"},
+		{scenario.FaultConfig{Port: "onicA.a", Kind: "errors", To: time.Microsecond, BER: 1e-6, Hold: time.Nanosecond}, "faults[0].hold: 1ns: hold is for kind slow"},
 		{scenario.FaultConfig{Port: "onicA.a", Kind: "slow", To: time.Microsecond}, "faults[0].hold: 0s must be more than 0"},
 	} {
 		c := twoPorts("hold", tc.f)
 		if _, err := Build(c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.f, err, tc.want)
 		}
+	}
+}
+
+// TestLinkErrors: bit errors on the fibre into onicB's port A (a fault of
+// kind errors) damage some of the TLPs onicA sends out of port A; onicB's
+// data link layer discards each, answers with a Nak, and onicA's replays
+// them (PCIe Base §3.6). Nothing is lost: every write is delivered, in
+// order, none dropped; the flow slows by the replays only; the report
+// says what each end's data link layer did, the counts agree with one
+// another (a Nak per damage found, no more Naks than damaged TLPs, a
+// replay per Nak), the rate matches the bit error rate and a run repeats
+// exactly. At a far higher rate REPLAY_NUM rolls over and the link
+// retrains.
+func TestLinkErrors(t *testing.T) {
+	healthy := run(t, twoPorts("hold", scenario.FaultConfig{}))
+	if healthy.ONICs[0].LinkErrors != nil || healthy.ONICs[1].LinkErrors != nil {
+		t.Fatalf("link errors with no fault: %+v", healthy.ONICs[1].LinkErrors)
+	}
+	f := scenario.FaultConfig{Port: "onicB.a", Kind: "errors", From: 10 * time.Microsecond, To: 290 * time.Microsecond, BER: 3e-6}
+	r := run(t, twoPorts("hold", f))
+	balanced(t, r.Accounting)
+	if r.Accounting.Dropped != 0 || r.Flows[0].Failed != 0 {
+		t.Fatalf("bit errors lost TLPs: %+v; flow %+v", r.Accounting, r.Flows[0])
+	}
+	le := r.ONICs[1].LinkErrors
+	if le == nil || r.ONICs[0].LinkErrors == nil {
+		t.Fatalf("no link errors reported: %+v, %+v", r.ONICs[0].LinkErrors, le)
+	}
+	rx, tx := le[0], r.ONICs[0].LinkErrors[0]
+	// A 256-byte write's frame is 5 words, 2,560 bits: 0.77% damaged at
+	// 3e-6. Port A carries about 32 64 KiB transfers' TLPs, 8,192, in the
+	// 300 µs run, nearly all of them in the fault's 280 µs.
+	if rx.CRCErrors < 10 || rx.Naks == 0 || rx.Naks > rx.CRCErrors || tx.Replays < rx.Naks || tx.CRCErrors != 0 || rx.Replays != 0 {
+		t.Errorf("onicB's port A %+v, onicA's %+v", rx, tx)
+	}
+	if r.Flows[0].Transfers*10 < healthy.Flows[0].Transfers*8 {
+		t.Errorf("the flow through the errors: %d transfers; %d without them", r.Flows[0].Transfers, healthy.Flows[0].Transfers)
+	}
+	var text strings.Builder
+	r.WriteText(&text)
+	if !strings.Contains(text.String(), fmt.Sprintf("onicB's port A's data link layer: %d damaged TLPs received, %d Naks sent", rx.CRCErrors, rx.Naks)) {
+		t.Errorf("the text report does not say what onicB's port A did:\n%s", text.String())
+	}
+	if again := run(t, twoPorts("hold", f)); *again.ONICs[1].LinkErrors != *le {
+		t.Errorf("a second run: %+v, the first %+v", *again.ONICs[1].LinkErrors, *le)
+	}
+	t.Logf("onicB's port A %+v, onicA's %+v; via a %d transfers (%d healthy)", rx, tx, r.Flows[0].Transfers, healthy.Flows[0].Transfers)
+
+	// At 1e-4 (a 256-byte write's frame damaged one time in four) a TLP
+	// is damaged in four replays running: REPLAY_NUM rolls over and the
+	// link retrains, losing what is queued on it (link-down); replays
+	// damaged twice stall the port too. Port B's flow goes on.
+	f.BER = 1e-4
+	r = run(t, twoPorts("hold", f))
+	balanced(t, r.Accounting)
+	tx = r.ONICs[0].LinkErrors[0]
+	if st := r.ONICs[0].Stalls; tx.Rollovers == 0 || st == nil || st.Retrains[0] < tx.Rollovers || r.Accounting.Reasons["link-down"] == 0 {
+		t.Errorf("at 1e-4: onicA's port A %+v, stalls %+v, reasons %v", tx, st, r.Accounting.Reasons)
+	}
+	if b := r.Flows[1]; b.Failed != 0 || b.Transfers < healthy.Flows[1].Transfers {
+		t.Errorf("at 1e-4, the flow out of port B: %+v; healthy %+v", b, healthy.Flows[1])
 	}
 }

@@ -3,7 +3,9 @@
 // time), per-TLP framing, SKP ordered sets, Ack and UpdateFC DLLPs at the
 // specification's recommended rates, credit-based flow control with finite
 // receive buffers that stall the sender, a replay buffer released by Acks,
-// and propagation delay. See docs/emu.md for what is and is not modelled.
+// damaged TLPs answered with a Nak and replayed (or replayed when the
+// replay timer expires), REPLAY_NUM rollover, and propagation delay. See
+// docs/emu.md for what is and is not modelled.
 //
 // It is part of onic's own machinery, not its stable Go API (see
 // docs/architecture.md, "What users may import").
@@ -77,6 +79,10 @@ type Config struct {
 	// ReplayBytes is each transmitter's replay buffer (default 16 KiB): a
 	// TLP waits while the unacknowledged bytes would exceed it.
 	ReplayBytes int
+	// ReplayTimeout is the replay timer's limit (0: PCIe's REPLAY_TIMER,
+	// about three Ack latency limits, Base §3.6.2.1, plus the round trip,
+	// which its tables leave out).
+	ReplayTimeout sim.Time
 	// RxDelay is how long a receiver holds a TLP before freeing its
 	// buffer credits.
 	RxDelay sim.Time
@@ -98,6 +104,14 @@ type Stats struct {
 	Acks, UpdateFCs, SKPs        uint64
 	BusySymbols                  int64
 	CreditStalls, ReplayStalls   uint64 // times the transmitter had TLPs but could not send
+	// The data link layer's recovery (PCIe Base §3.6): TLPs of this
+	// direction that arrived damaged (a bad LCRC: the receiver discards
+	// them), Naks this end's transmitter sent for TLPs it received
+	// damaged or out of sequence, the replays it started (for a Nak or
+	// its replay timer) and the TLPs they sent again, the replays its
+	// replay timer started, and REPLAY_NUM rollovers (a fourth replay of
+	// the same TLP).
+	Damaged, Naks, Replays, Resent, ReplayTimeouts, Rollovers uint64
 }
 
 type itemKind uint8
@@ -107,6 +121,7 @@ const (
 	itemAck
 	itemFC
 	itemSKP
+	itemNak
 )
 
 type item struct {
@@ -116,6 +131,8 @@ type item struct {
 	hdr, pd int32    // UpdateFC credits returned
 	kind    itemKind
 	class   Class
+	bad     bool // a TLP that arrives damaged
+	again   bool // a TLP sent again from the replay buffer
 }
 
 // ring is a FIFO that grows as needed and then stops allocating. Its size
@@ -141,6 +158,9 @@ func (r *ring[T]) push(v T) {
 
 func (r *ring[T]) front() *T { return &r.buf[r.head] }
 
+// at is the i-th element from the front.
+func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
+
 func (r *ring[T]) pop() T {
 	v := r.buf[r.head]
 	r.head = (r.head + 1) & (len(r.buf) - 1)
@@ -148,10 +168,12 @@ func (r *ring[T]) pop() T {
 	return v
 }
 
-// unacked is a TLP in a replay buffer: its sequence number and size.
+// unacked is a TLP in a replay buffer: its sequence number, size and
+// packet.
 type unacked struct {
 	seq   uint64
 	bytes int64
+	p     *Packet
 }
 
 // dir is one direction: the transmitter at end `from` and the receiver at
@@ -172,14 +194,23 @@ type dir struct {
 	queued   uint64        // TLPs queued so far: a queued item's order stamp
 	replay   ring[unacked] // unacknowledged TLPs
 	unacked  int64
-	ackOut   bool   // an Ack to send on this direction
-	ackSeq   uint64 // for TLPs received by this direction's transmitter end
-	fcOut    [numClasses]bool
-	fcH, fcD [numClasses]int64 // credits to return on this direction
-	flight   ring[item]        // items on the wire, in order
-	stalled  bool
+	resend   int // the replay buffer's last TLPs still to be sent again
+	// The replay timer: running, and when it last started again (a TLP
+	// sent into an empty replay buffer, an Ack that acknowledged some, a
+	// replay); replayNum counts replays since the last Ack that did.
+	timerArmed bool
+	progress   sim.Time
+	replayNum  int
+	ackOut     bool   // an Ack to send on this direction
+	nakOut     bool   // a Nak to send on this direction (with ackSeq)
+	ackSeq     uint64 // for TLPs received by this direction's transmitter end
+	fcOut      [numClasses]bool
+	fcH, fcD   [numClasses]int64 // credits to return on this direction
+	flight     ring[item]        // items on the wire, in order
+	stalled    bool
 	// receiver (the far end) for TLPs of this direction
 	rxSeq    uint64
+	nakSched bool // NAK_SCHEDULED: a Nak went out, no good TLP since
 	ackArmed bool
 	fcArmed  [numClasses]bool
 	rxUsedH  [numClasses]int64
@@ -203,7 +234,28 @@ type Link struct {
 	down     bool
 	epoch    uint64 // bumped when the link goes down: arrivals from before are lost
 	lost     LostFunc
+	damage   DamageFunc
+	rollover func(side int)
+	// replayTime is the replay timer's limit.
+	replayTime sim.Time
 }
+
+// DamageFunc says whether TLP p, put on the wire from end side (first
+// sent or sent again), arrives damaged: its LCRC does not check, so the
+// receiver discards it and asks for a replay with a Nak.
+type DamageFunc func(side int, p *Packet) bool
+
+// OnDamage sets what decides which TLPs arrive damaged (nil: none do).
+// The replay timer runs only while one is set: nothing is lost without
+// it.
+func (l *Link) OnDamage(f DamageFunc) { l.damage = f }
+
+// OnRollover sets what is told when REPLAY_NUM rolls over at end side's
+// transmitter: four replays of the same TLP with no Ack between them,
+// after which PCIe's data link layer has its physical layer retrain
+// (Base §3.6.2.1). f may take the link down; the link counts the
+// rollover and replays again if it does not.
+func (l *Link) OnRollover(f func(side int)) { l.rollover = f }
 
 // LostFunc is told about each TLP lost because the link went down while
 // it was on the wire or waiting to be sent from end side.
@@ -226,11 +278,15 @@ func (l *Link) SetDown() {
 	l.epoch++
 	for side := range l.dirs {
 		d := &l.dirs[side]
-		for d.flight.size > 0 {
-			if it := d.flight.pop(); it.kind == itemTLP && l.lost != nil {
-				l.lost(side, it.p)
+		// What the far end never received good: on the wire, or discarded
+		// damaged and waiting to be sent again (every TLP on the wire is
+		// in its sender's replay buffer until acknowledged).
+		for i := range d.replay.size {
+			if u := d.replay.at(i); u.seq > d.rxSeq && l.lost != nil {
+				l.lost(side, u.p)
 			}
 		}
+		d.flight.size, d.replay.size = 0, 0
 		for c := range d.queue {
 			for d.queue[c].size > 0 {
 				if it := d.queue[c].pop(); l.lost != nil {
@@ -267,6 +323,7 @@ const (
 	evAckTimer
 	evFCTimer
 	evFree
+	evReplayTimer
 )
 
 // New builds a link in s, delivering TLPs that arrive at end 0 to rx0 and
@@ -283,8 +340,8 @@ func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
 	if err := tlp.CheckSize("link: mps", c.MPS); err != nil {
 		return nil, err
 	}
-	if c.Propagation < 0 || c.RxDelay < 0 {
-		return nil, fmt.Errorf("link: propagation and rx_delay must not be negative")
+	if c.Propagation < 0 || c.RxDelay < 0 || c.ReplayTimeout < 0 {
+		return nil, fmt.Errorf("link: propagation, replay_timeout and rx_delay must not be negative")
 	}
 	if c.Credits == (Credits{}) {
 		c.Credits = DefaultCredits
@@ -307,6 +364,13 @@ func New(s *sim.Sim, c Config, rx0, rx1 Receiver) (*Link, error) {
 	l := &Link{s: s, cfg: c, p64: symbolPeriod64(c.Gen), rx: [2]Receiver{rx0, rx1},
 		ackSym: dll.AckLatency(c.Gen, c.Lanes, c.MPS), fcSym: dll.UpdateFCLatency(c.Gen, c.Lanes, c.MPS)}
 	l.skpEvery, l.skpLen = skipParams(c.Gen)
+	// PCIe's REPLAY_TIMER limits (Base §3.6.2.1) are about three Ack
+	// latency limits; an optical link's round trip, which they leave out,
+	// comes on top.
+	l.replayTime = l.SymbolTime(3*l.ackSym) + 2*c.Propagation
+	if c.ReplayTimeout > 0 {
+		l.replayTime = c.ReplayTimeout
+	}
 	l.bufH = [numClasses]int64{int64(cr.PH), int64(cr.NPH), int64(cr.CplH)}
 	l.bufD = [numClasses]int64{int64(cr.PD), int64(cr.NPD), int64(cr.CplD)}
 	for d := range l.dirs {
@@ -440,6 +504,12 @@ func dataCredits(payload int) int64 { return int64(payload+15) / 16 }
 // price of a DLLP due meanwhile waiting one TLP.
 func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 	d := &l.dirs[side]
+	if d.nakOut {
+		// A Nak acknowledges what came before the TLP it asks again for:
+		// it stands for a pending Ack too.
+		d.nakOut, d.ackOut = false, false
+		return item{kind: itemNak, seq: d.ackSeq}, 0, true
+	}
 	if d.ackOut {
 		d.ackOut = false
 		return item{kind: itemAck, seq: d.ackSeq}, 0, true
@@ -451,6 +521,13 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 			d.fcH[c], d.fcD[c] = 0, 0
 			return it, 0, true
 		}
+	}
+	if d.resend > 0 {
+		// A replay goes first, in order, before any new TLP (§3.6.2.1);
+		// its credits were taken when it was first sent.
+		u := d.replay.at(d.replay.size - d.resend)
+		d.resend--
+		return item{kind: itemTLP, p: u.p, seq: u.seq, again: true}, 0, true
 	}
 	waiting := false
 	best, bestReady := -1, sim.Time(0)
@@ -556,18 +633,39 @@ func (l *Link) kick(side int) {
 // transmit puts item it on the wire from symbol start and returns the
 // symbol after it, scheduling its arrival.
 func (l *Link) transmit(d *dir, it item, start int64) int64 {
+	side := 0
+	if d == &l.dirs[1] {
+		side = 1
+	}
 	var bytes int64
 	switch it.kind {
 	case itemTLP:
 		bytes = int64(it.p.Bytes + Framing)
-		d.Stats.TLPs++
-		d.Stats.TLPBytes += uint64(it.p.Bytes)
-		d.Stats.PayloadBytes += uint64(it.p.Payload)
-		d.replay.push(unacked{seq: it.seq, bytes: bytes})
-		d.unacked += bytes
+		if it.again {
+			d.Stats.Resent++
+		} else {
+			d.Stats.TLPs++
+			d.Stats.TLPBytes += uint64(it.p.Bytes)
+			d.Stats.PayloadBytes += uint64(it.p.Payload)
+			if d.replay.size == 0 {
+				d.progress = l.SymbolTime(start)
+			}
+			d.replay.push(unacked{seq: it.seq, bytes: bytes, p: it.p})
+			d.unacked += bytes
+		}
+		if l.damage != nil {
+			it.bad = l.damage(side, it.p)
+			if !d.timerArmed {
+				d.timerArmed = true
+				l.s.At(max(d.progress+l.replayTime, l.s.Now()), l, evReplayTimer|uint64(side)<<8|l.epoch<<16)
+			}
+		}
 	case itemAck:
 		bytes = DLLPBytes
 		d.Stats.Acks++
+	case itemNak:
+		bytes = DLLPBytes
+		d.Stats.Naks++
 	case itemFC:
 		bytes = DLLPBytes
 		d.Stats.UpdateFCs++
@@ -588,10 +686,6 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 		it.ready = l.SymbolTime(end) + l.cfg.Propagation
 		d.flight.push(it)
 		if d.flight.size == 1 {
-			side := 0
-			if d == &l.dirs[1] {
-				side = 1
-			}
 			l.s.At(it.ready, l, evArrive|uint64(side)<<8|l.epoch<<16)
 		}
 	}
@@ -602,7 +696,7 @@ func (l *Link) transmit(d *dir, it item, start int64) int64 {
 func (l *Link) Handle(s *sim.Sim, arg uint64) {
 	side := int(arg >> 8 & 1)
 	c := Class(arg >> 9 & 3)
-	if k := arg & 0xFF; (k == evTxDone || k == evArrive) && arg>>16 != l.epoch&(1<<48-1) {
+	if k := arg & 0xFF; (k == evTxDone || k == evArrive || k == evReplayTimer) && arg>>16 != l.epoch&(1<<48-1) {
 		return // scheduled before the link went down: what it concerned is gone
 	}
 	if l.down && arg&0xFF != evTxDone {
@@ -636,6 +730,62 @@ func (l *Link) Handle(s *sim.Sim, arg uint64) {
 		}
 	case evFree:
 		l.free(side, c, int64(arg>>16&0xFFFF))
+	case evReplayTimer:
+		d := &l.dirs[side]
+		d.timerArmed = false
+		if d.replay.size == 0 {
+			return // everything was acknowledged: the timer stops
+		}
+		if due := d.progress + l.replayTime; s.Now() < due {
+			d.timerArmed = true // it was restarted meanwhile
+			s.At(due, l, evReplayTimer|uint64(side)<<8|l.epoch<<16)
+			return
+		}
+		d.Stats.ReplayTimeouts++
+		if l.replayAll(side) {
+			d.timerArmed = true
+			s.At(d.progress+l.replayTime, l, evReplayTimer|uint64(side)<<8|l.epoch<<16)
+		}
+	}
+}
+
+// replayAll has the transmitter at end side send its whole replay buffer
+// again (after a Nak or its replay timer), counting REPLAY_NUM. It
+// reports false if the rollover handler took the link down.
+func (l *Link) replayAll(side int) bool {
+	d := &l.dirs[side]
+	if d.replay.size == 0 {
+		return true
+	}
+	d.progress = l.s.Now()
+	if d.replayNum++; d.replayNum > 3 {
+		d.replayNum = 0
+		d.Stats.Rollovers++
+		if l.rollover != nil {
+			l.rollover(side)
+			if l.down {
+				return false
+			}
+		}
+	}
+	d.resend = d.replay.size
+	d.Stats.Replays++
+	l.kick(side)
+	return true
+}
+
+// acknowledge releases the TLPs up to seq from the replay buffer of the
+// transmitter at end side; if any were, the replay timer and REPLAY_NUM
+// start again.
+func (l *Link) acknowledge(side int, seq uint64) {
+	tx := &l.dirs[side]
+	n := tx.replay.size
+	for tx.replay.size > 0 && tx.replay.front().seq <= seq {
+		tx.unacked -= tx.replay.pop().bytes
+	}
+	if tx.replay.size != n {
+		tx.progress, tx.replayNum = l.s.Now(), 0
+		tx.resend = min(tx.resend, tx.replay.size)
 	}
 }
 
@@ -647,7 +797,11 @@ func (l *Link) arrive(side int) {
 	switch it.kind {
 	case itemTLP:
 		p := it.p
-		d.rxSeq = it.seq
+		if it.bad || it.seq != d.rxSeq+1 {
+			l.reject(side, it)
+			return
+		}
+		d.rxSeq, d.nakSched = it.seq, false
 		if !d.ackArmed {
 			d.ackArmed = true
 			l.s.At(l.SymbolTime(l.symbolAt(l.s.Now())+l.ackSym), l, evAckTimer|uint64(far)<<8)
@@ -669,17 +823,46 @@ func (l *Link) arrive(side int) {
 	case itemAck:
 		// An Ack sent by end side acknowledges TLPs it received, which
 		// the transmitter at the far end holds for replay.
-		tx := &l.dirs[far]
-		for tx.replay.size > 0 && tx.replay.front().seq <= it.seq {
-			tx.unacked -= tx.replay.pop().bytes
-		}
+		l.acknowledge(far, it.seq)
 		l.kick(far)
+	case itemNak:
+		// A Nak acknowledges the TLPs before the one it names and has the
+		// far end send the rest again.
+		l.acknowledge(far, it.seq)
+		l.replayAll(far)
 	case itemFC:
 		tx := &l.dirs[far]
 		tx.limitH[it.class] += int64(it.hdr)
 		tx.limitD[it.class] += int64(it.pd)
 		l.kick(far)
 	}
+}
+
+// reject discards a TLP of direction side that arrived damaged or out of
+// sequence (PCIe Base §3.6.3.1): one already received (a replay of what
+// an Ack was still on its way for) is acknowledged again; otherwise a Nak
+// goes back unless one has gone since the last good TLP (NAK_SCHEDULED).
+// It takes no credits: the replay will.
+func (l *Link) reject(side int, it item) {
+	d := &l.dirs[side]
+	far := 1 - side
+	if it.bad {
+		d.Stats.Damaged++
+	}
+	if !it.bad && it.seq <= d.rxSeq {
+		if !d.ackArmed {
+			d.ackArmed = true
+			l.s.At(l.SymbolTime(l.symbolAt(l.s.Now())+l.ackSym), l, evAckTimer|uint64(far)<<8)
+		}
+		return
+	}
+	if d.nakSched {
+		return
+	}
+	d.nakSched = true
+	tx := &l.dirs[far]
+	tx.nakOut, tx.ackSeq = true, d.rxSeq
+	l.kick(far)
 }
 
 // free releases receive-buffer credits of a TLP that arrived on direction

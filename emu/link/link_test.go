@@ -303,3 +303,85 @@ func TestDropQueued(t *testing.T) {
 		t.Fatalf("arrived %v, want 0 to 6", got)
 	}
 }
+
+// TestDamagedTLPsReplayed: the data link layer's recovery (PCIe Base
+// §3.6). TLPs that arrive damaged are discarded, the receiver answers the
+// first with a Nak (and no other until a good TLP comes: NAK_SCHEDULED),
+// those behind it on the wire are discarded as out of sequence, and the
+// sender replays its buffer; a replay that is damaged too is sent again
+// when the replay timer expires; the fourth replay of one TLP with no Ack
+// between is a REPLAY_NUM rollover. Every TLP arrives once, in order, and
+// the link's counters say what happened.
+func TestDamagedTLPsReplayed(t *testing.T) {
+	const n = 400
+	for _, tc := range []struct {
+		name string
+		// bad says whether the k-th time TLP arg is put on the wire it
+		// arrives damaged (k from 0).
+		bad                                       func(arg uint64, k int) bool
+		damaged, naks, timeouts, rollovers, minRp uint64
+	}{
+		{"none", func(uint64, int) bool { return false }, 0, 0, 0, 0, 0},
+		{"every 100th once", func(a uint64, k int) bool { return a%100 == 7 && k == 0 }, 4, 4, 0, 0, 4},
+		// 30 is damaged on the wire behind 7, already discarded: no Nak.
+		{"one behind another", func(a uint64, k int) bool { return (a == 7 || a == 30) && k == 0 }, 2, 1, 0, 0, 2},
+		{"a replay damaged too", func(a uint64, k int) bool { return a == 100 && k < 2 }, 2, 1, 1, 0, 2},
+		{"five tries", func(a uint64, k int) bool { return a == 200 && k < 5 }, 5, 1, 4, 1, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Propagation: 500 * sim.Nanosecond})
+			tries := map[uint64]int{}
+			l.OnDamage(func(side int, p *Packet) bool {
+				k := tries[p.Arg]
+				tries[p.Arg]++
+				return side == 0 && tc.bad(p.Arg, k)
+			})
+			rolled := 0
+			l.OnRollover(func(side int) { rolled++ })
+			for i := range n {
+				l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256, Arg: uint64(i)})
+			}
+			s.Run(200 * sim.Microsecond)
+			if len(b.pkts) != n {
+				t.Fatalf("%d of %d TLPs arrived", len(b.pkts), n)
+			}
+			for i, p := range b.pkts {
+				if p.Arg != uint64(i) {
+					t.Fatalf("TLP %d arrived %d-th", p.Arg, i)
+				}
+			}
+			tx, rx := l.Stats(0), l.Stats(1)
+			if tx.Damaged != tc.damaged || rx.Naks != tc.naks || tx.ReplayTimeouts != tc.timeouts || tx.Rollovers != tc.rollovers ||
+				uint64(rolled) != tc.rollovers || tx.Resent < tc.minRp || tx.TLPs != n || tx.Replays != rx.Naks+tx.ReplayTimeouts {
+				t.Errorf("sent %d TLPs, %d damaged, %d Naks, %d replays (%d TLPs sent again), %d replay timeouts, %d rollovers (%d told)",
+					tx.TLPs, tx.Damaged, rx.Naks, tx.Replays, tx.Resent, tx.ReplayTimeouts, tx.Rollovers, rolled)
+			}
+			if d := &l.dirs[0]; d.replay.size != 0 || d.unacked != 0 || d.resend != 0 {
+				t.Errorf("the replay buffer holds %d TLPs (%d bytes, %d to resend) at the end", d.replay.size, d.unacked, d.resend)
+			}
+		})
+	}
+}
+
+// TestDamagedLostOnDown: a link taken down while a damaged TLP waits to
+// be sent again reports it lost, with those behind it, and nothing
+// twice.
+func TestDamagedLostOnDown(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Propagation: 2 * sim.Microsecond})
+	l.OnDamage(func(side int, p *Packet) bool { return p.Arg == 3 })
+	lost := map[uint64]int{}
+	l.OnLost(func(side int, p *Packet) { lost[p.Arg]++ })
+	for i := range 10 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 272, Payload: 256, Arg: uint64(i)})
+	}
+	s.Run(3 * sim.Microsecond) // all arrived, 3 on damaged, the Nak on its way back
+	l.SetDown()
+	if len(b.pkts) != 3 || len(lost) != 7 {
+		t.Fatalf("delivered %d, lost %v", len(b.pkts), lost)
+	}
+	for a, k := range lost {
+		if a < 3 || k != 1 {
+			t.Fatalf("lost %v", lost)
+		}
+	}
+}

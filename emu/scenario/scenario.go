@@ -41,12 +41,22 @@ type FaultConfig struct {
 	// Kind: "stall" returns no flow-control credits (every TLP that
 	// arrives keeps its receive buffer until To); "slow" returns them a
 	// trickle at a time (each TLP keeps its buffer Hold longer than the
-	// one before it, one after another).
+	// one before it, one after another); "errors" receives TLPs damaged
+	// by bit errors at BER, which the data link layer Naks and replays.
 	Kind string        `mapstructure:"kind"`
 	From time.Duration `mapstructure:"from"`
 	To   time.Duration `mapstructure:"to"`
 	Hold time.Duration `mapstructure:"hold"` // slow: per TLP
+	// BER (errors) is the bit error rate on the fibre into the port: a
+	// TLP's frame on the optical link (token, header, payload and LCRC in
+	// 64-byte words) arrives damaged with the odds that one of its bits
+	// is wrong. More than 0, at most MaxBER.
+	BER float64 `mapstructure:"ber"`
 }
+
+// MaxBER is the highest bit error rate a fault may give a fibre (about
+// one 256-byte write in five damaged).
+const MaxBER = 1e-4
 
 // MEMSConfig is the optical circuit switch.
 type MEMSConfig struct {

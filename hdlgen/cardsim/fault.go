@@ -2,7 +2,11 @@ package cardsim
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"time"
+
+	"onic/emu/scenario"
 
 	"onic/hdlgen/internal/optlink"
 )
@@ -28,15 +32,54 @@ type creditFault struct {
 // frame of 256 bytes of payload (the scenarios' MPS), in data words.
 var slowTLPWords = uint16(optlink.DataWords(256 / 4))
 
-// Fault makes port p of card i withhold its flow-control credits from its
-// partner from from to to: all of them (hold 0: kind stall), or all but
-// one TLP's more every hold (kind slow).
-func (s *Set) Fault(i, p int, from, to, hold time.Duration) error {
-	if i < 0 || i >= len(s.cards) || p < 0 || p >= Ports || from < 0 || to <= from || hold < 0 {
-		return fmt.Errorf("cardsim: fault on card %d port %d from %v to %v (hold %v)", i, p, from, to, hold)
+// Fault acts out scenario fault f, the scenario's faults[idx], on port p
+// of card i as a receiver, from f.From to f.To: it withholds the port's
+// flow-control credits from its partner — all of them (kind stall), or
+// all but one TLP's more every f.Hold (kind slow) — or damages the frame
+// words that reach it at the bit error rate f.BER (kind errors). The
+// emulator checked f (cluster.Build).
+func (s *Set) Fault(i, p, idx int, f scenario.FaultConfig) error {
+	if i < 0 || i >= len(s.cards) || p < 0 || p >= Ports || f.From < 0 || f.To <= f.From || f.Hold < 0 {
+		return fmt.Errorf("cardsim: fault %s on card %d port %d from %v to %v (hold %v)", f.Kind, i, p, f.From, f.To, f.Hold)
 	}
-	s.faults = append(s.faults, &creditFault{card: i, port: p, from: from, to: to, hold: hold})
+	switch f.Kind {
+	case "stall", "slow":
+		s.faults = append(s.faults, &creditFault{card: i, port: p, from: f.From, to: f.To, hold: f.Hold})
+	case "errors":
+		if !(f.BER > 0 && f.BER < 1) {
+			return fmt.Errorf("cardsim: fault on card %d port %d: ber %g", i, p, f.BER)
+		}
+		s.lines = append(s.lines, &lineFault{card: i, port: p, from: f.From, to: f.To,
+			word: -math.Expm1(512 * math.Log1p(-f.BER)), rng: rand.New(rand.NewPCG(uint64(idx), 0x63617264))}) // ("card")
+	default:
+		return fmt.Errorf("cardsim: fault on card %d port %d: kind %q", i, p, f.Kind)
+	}
 	return nil
+}
+
+// lineFault is a scenario fault of kind errors on a card's port: the
+// fibre into it flips a bit of a frame word at the odds of one wrong
+// bit of 512 at the fault's bit error rate (each draw from the fault's
+// own seeded source, so a run repeats). The LCRC covers every bit of a
+// frame, so the port's link finds each damaged frame it examines.
+// Control words are left alone, as the emulator's link damages only
+// TLPs.
+type lineFault struct {
+	card, port int
+	from, to   time.Duration
+	word       float64 // the odds that a word has a wrong bit
+	rng        *rand.Rand
+}
+
+// damage flips a bit of the data word port f.port of its card receives
+// next, if the fault is on at now and the draw says so.
+func (f *lineFault) damage(k *Card, now time.Duration) {
+	w := &k.lanes[f.port]
+	if now < f.from || now >= f.to || !w.Valid || w.Ctl || f.rng.Float64() >= f.word {
+		return
+	}
+	bit := f.rng.IntN(64 * LaneWords)
+	w.Data[bit/64] ^= 1 << (bit % 64)
 }
 
 // withhold rewrites the control word port f.port of its card sends at

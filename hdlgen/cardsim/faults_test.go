@@ -27,8 +27,12 @@ const (
 // flows (A to B out of port A and out of port B, 16 KiB transfers, from
 // the slot's start for faultBusy) and one random fault toward onicA's
 // ports 10 µs in, for 5 to 50 µs: onicB's port A or B returning no
-// credits or a trickle of them, or the circuit at port A dark and lit
-// again, or nothing.
+// credits or a trickle of them, bit errors (2e-6 to 2e-5) on the fibre
+// into onicB's port A, or the circuit at port A dark and lit again, or
+// nothing.
+// faultKinds are the faults faultScenario draws from.
+var faultKinds = []string{"stall-a", "slow-a", "stall-b", "dark-a", "none", "errors-a"}
+
 func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 	cfg := scenario.SlowPeer()
 	cfg.Faults, cfg.Flows = nil, nil
@@ -36,6 +40,7 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 	cfg.Duration = time.Duration(seqs) * faultSlot
 	both := cfg.Circuits
 	var kinds []string
+	var order []int
 	for i := range seqs {
 		at := time.Duration(i) * faultSlot
 		for p, off := range []uint64{0, 0x40000000} {
@@ -43,12 +48,18 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 				Size: 16 << 10, Depth: 8, Offset: off, Start: at, Stop: at + faultBusy})
 		}
 		from, long := at+10*time.Microsecond, 5*time.Microsecond+time.Duration(r.Int64N(int64(55*time.Microsecond)))
-		kind := []string{"stall-a", "slow-a", "stall-b", "dark-a", "none"}[r.IntN(5)]
+		if i%len(faultKinds) == 0 {
+			order = r.Perm(len(faultKinds)) // (every kind in each run of six)
+		}
+		kind := faultKinds[order[i%len(faultKinds)]]
 		switch kind {
-		case "stall-a", "slow-a", "stall-b":
+		case "stall-a", "slow-a", "stall-b", "errors-a":
 			f := scenario.FaultConfig{Port: "onicB." + kind[len(kind)-1:], Kind: "stall", From: from, To: from + long}
-			if kind == "slow-a" {
+			switch kind {
+			case "slow-a":
 				f.Kind, f.Hold = "slow", 500*time.Nanosecond+time.Duration(r.Int64N(int64(2*time.Microsecond)))
+			case "errors-a":
+				f.Kind, f.BER = "errors", 2e-6+r.Float64()*18e-6
 			}
 			cfg.Faults = append(cfg.Faults, f)
 		case "dark-a":
@@ -69,8 +80,11 @@ func faultScenario(seqs int, r *rand.Rand) (scenario.Config, []string) {
 // being there (isolation by egress); the flow toward the fault makes
 // progress again before the slot ends (liveness); everything the cards
 // took is accounted for once they are quiet; the cards carry each flow
-// to within a factor of the model's transfers; and onicA's ports stall
-// as often on both (within one, or a fifth).
+// to within a factor of the model's transfers; onicA's ports stall as
+// often on both (within one, or a fifth); and bit errors on the fibre
+// into onicB's port A (errors-a) are found, Naked and replayed on both,
+// with as many Naks per TLP sent (within a factor of two), never losing
+// a write.
 //
 // A partner that returns credits a trickle at a time (slow-a) is
 // caught by the stall watch's slow rule on both (a window of
@@ -103,6 +117,9 @@ func TestFaultsAgainstModel(t *testing.T) {
 			}
 			if healthy.Failed != 0 || healthy.Transfers < 8 {
 				t.Errorf("%s, sequence %d (%s): the flow away from the fault: %+v", name, i, kind, healthy)
+			}
+			if kind[:8] == "errors-a" && faulty.Failed != 0 {
+				t.Errorf("%s, sequence %d (%s): bit errors lost writes: %+v", name, i, kind, faulty)
 			}
 			if faulty.Transfers == 0 {
 				t.Errorf("%s, sequence %d (%s): the flow toward the fault never finished a transfer: %+v", name, i, kind, faulty)
@@ -137,4 +154,40 @@ func TestFaultsAgainstModel(t *testing.T) {
 		}
 	}
 	t.Logf("the model: %v, onicA's ports stalled %v times; the cards: %v, %v", model.Accounting.Reasons, modelStalls, rtl.Accounting.Reasons, cardStalls)
+
+	// Bit errors: onicB's port A finds damaged frames on both, Naks them,
+	// and onicA's port A replays; per TLP port A sent, about as many Naks
+	// on both (the same odds per frame, drawn apart; the model's port
+	// carries more TLPs, so its counts are larger).
+	var errs bool
+	for _, k := range kinds {
+		errs = errs || k[:8] == "errors-a"
+	}
+	var modelErr [2]cluster.LinkErrors
+	if le := model.ONICs[1].LinkErrors; le != nil {
+		modelErr[0] = le[0]
+	}
+	if le := model.ONICs[0].LinkErrors; le != nil {
+		modelErr[1] = le[0]
+	}
+	var cardErr [2]cluster.LinkErrors
+	if le := rtl.ONICs[1].LinkErrors; le != nil {
+		cardErr[0] = le[0]
+	}
+	if le := rtl.ONICs[0].LinkErrors; le != nil {
+		cardErr[1] = le[0]
+	}
+	for name, e := range map[string][2]cluster.LinkErrors{"model": modelErr, "cards": cardErr} {
+		rx, tx := e[0], e[1]
+		if errs != (rx.CRCErrors > 0) || rx.Naks > rx.CRCErrors || errs != (rx.Naks > 0) || tx.Replays < rx.Naks || tx.CRCErrors != 0 {
+			t.Errorf("%s: onicB's port A %+v, onicA's %+v (bit errors in the sequences: %v)", name, rx, tx, errs)
+		}
+	}
+	m := float64(modelErr[0].Naks+2) / float64(model.ONICs[0].PortTLPs[0])
+	c := float64(cardErr[0].Naks+2) / float64(rtl.ONICs[0].PortTLPs[0])
+	if errs && (m > 2*c || c > 2*m) {
+		t.Errorf("onicB's port A sent %d Naks for onicA's %d TLPs on the model, %d for %d on the cards", modelErr[0].Naks,
+			model.ONICs[0].PortTLPs[0], cardErr[0].Naks, rtl.ONICs[0].PortTLPs[0])
+	}
+	t.Logf("bit errors: the model's onicB port A %+v, onicA port A %+v; the cards' %+v, %+v", modelErr[0], modelErr[1], cardErr[0], cardErr[1])
 }

@@ -34,6 +34,9 @@ type Set struct {
 	vcd *window
 	// faults are the ports withholding credits (Fault).
 	faults []*creditFault
+	// lines are the fibres into ports that damage frames (Fault, kind
+	// errors).
+	lines []*lineFault
 }
 
 // window is a card's waveform over simulated times [from, to).
@@ -285,7 +288,18 @@ func (s *Set) Cycle(now time.Duration) error {
 		l.toCard[l.at] = w
 		l.at = (l.at + 1) % len(l.toCard)
 	}
+	for _, f := range s.lines {
+		f.damage(s.cards[f.card], now)
+	}
 	return nil
+}
+
+// Counter is card i's counter of that name (Card.Counter).
+func (s *Set) Counter(i int, name string) (uint64, error) {
+	if i < 0 || i >= len(s.cards) {
+		return 0, fmt.Errorf("cardsim: no card %d", i)
+	}
+	return s.cards[i].Counter(name)
 }
 
 // Quiet is how many cycles every card has been quiet (Card.Quiet), or 0

@@ -250,9 +250,9 @@ func SlowTLPs(cycles int) int { return max(1, cycles/64) }
 // the port, before its hold buffer or down gate). The port is stalled —
 // a partner that returns no credits, does not acknowledge, or is slow,
 // with the link still up — once a beat there has waited cycles cycles
-// in a row, or once a window of cycles cycles ends in which the merge
-// waited at least half the time and fewer than SlowTLPs(cycles) TLPs got
-// past it (a partner returning credits a trickle at a time makes some
+// in a row, or once the merge has waited cycles/2 cycles of a window of
+// cycles cycles while fewer than SlowTLPs(cycles) TLPs got past it in
+// the window (a partner returning credits a trickle at a time makes some
 // progress, and would otherwise hold the card's one pipeline behind the
 // port's full buffer, at the trickle's pace). The card then treats the
 // port as down for admission until it drains (released: in the hold
@@ -261,7 +261,8 @@ func SlowTLPs(cycles int) int { return max(1, cycles/64) }
 // while the buffer has room and dropped when it has not (hold), or
 // failed by the manager as port-down with the rest dropped at the down
 // gate (fail); and the host's other traffic — register accesses, the
-// other port, completions — flows again after at most two windows. Each
+// other port, completions — flows again after at most a window and a
+// half. Each
 // time the port stalls counts in <port>_egress_stalls.
 func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles int) ir.Value {
 	ir.Helper()
@@ -284,8 +285,8 @@ func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles i
 	moved := m.Reg(port+"_slow_moved", mw, 0)
 	started := m.Named(port+"_egress_started", m.And(m.And(in.valid, in.ready), in.sop))
 	m.SetNext(moved, m.Mux(windowEnd, m.Const(mw, 0), m.SatAddU(moved, started)))
-	slow := m.Named(port+"_egress_slow", m.And(windowEnd, m.And(
-		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least))))))
+	slow := m.Named(port+"_egress_slow", m.And(
+		m.Not(m.LtU(blocked, m.Const(w, uint64(cycles/2)))), m.LtU(moved, m.Const(mw, uint64(least)))))
 
 	hit := m.Named(port+"_egress_stall", m.Or(stuck, slow))
 	m.SetNext(stalled, m.Mux(hit, m.Const(1, 1), m.Mux(released, m.Const(1, 0), stalled)))

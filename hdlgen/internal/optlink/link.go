@@ -14,8 +14,11 @@ import (
 // rx_ctl, rx_valid in, so that one card's tx_* joined to another's rx_*
 // makes a link; phy_up is the wrapper's "lanes locked and bonded". state
 // is StateDown, StateTraining or StateUp; replays, naks, crc_errors,
-// lost, stalls and malformed count frames sent again, Naks sent, damaged
-// frames and control words received, frames dropped when the link went
+// lost, stalls and malformed count replays (the replay buffer sent again
+// from its oldest frame, for a Nak or the replay timer), Naks sent,
+// damaged frames and control words received (after a damaged frame the
+// receiver skips to the next control word, so it examines none of the
+// frames between), frames dropped when the link went
 // down (and TLPs that reached it while down), the times a partner that
 // stopped making progress took the link down (Config.CreditCycles,
 // ReplayRollover), and good frames whose length is not the one their
