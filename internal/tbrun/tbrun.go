@@ -39,12 +39,17 @@ func IcarusGen(dir string, srcs []string, iverilog, vvp, gen string) ([]string, 
 
 // Verilator builds tb.v and srcs with verilator --binary --timing (and
 // the extra flags, optimisation say), runs the binary, and returns
-// out.log's lines. With ccache on PATH the C++ compiles go through it
+// out.log's lines. The C++ is compiled at -O0 (verilated.mk's OPT_FAST
+// and OPT_GLOBAL, which would be -Os): a testbench runs a few thousand
+// cycles, so the compile is its cost, not the run (about a tenth less
+// CPU for the kernels' and the co-simulation's tests with no ccache;
+// speed is measured apart, internal/vbench, at -O3). With ccache on PATH
+// the C++ compiles go through it
 // (Verilator's OBJCACHE): Verilator's own runtime, the same for every
 // build, and any model built before compile once per machine, which
 // takes a kernel's build from about 5 s to under 1 s.
 func Verilator(dir string, srcs []string, verilator string, extra ...string) ([]string, error) {
-	args := append([]string{"--binary", "--timing", "-j", "2"}, objCache()...)
+	args := append([]string{"--binary", "--timing", "-j", "2", "-MAKEFLAGS", "OPT_FAST=-O0 OPT_GLOBAL=-O0"}, objCache()...)
 	args = append(args, extra...)
 	args = append(args, "--top-module", "tb", "-Mdir", "obj_dir", "-o", "tb", "tb.v")
 	if err := run(dir, verilator, append(args, srcs...)...); err != nil {
