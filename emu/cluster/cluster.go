@@ -372,7 +372,7 @@ func (c *Cluster) light(pr [2]*port) {
 	if err != nil {
 		panic(err) // the configuration is fixed and was checked by Build
 	}
-	l.OnLost(func(side int, p *link.Packet) { c.lose(c.msgs[p.Arg]) })
+	l.OnLost(func(side int, p *link.Packet) { pr[side].lost++; c.lose(c.msgs[p.Arg]) })
 	if a.hasErrors() || b.hasErrors() {
 		// A TLP sent from end side arrives at the other end's port.
 		l.OnDamage(func(side int, p *link.Packet) bool { return pr[1-side].damaged(p, c.s.Now()) })
@@ -515,6 +515,9 @@ type onicNode struct {
 	self  tlp.ID
 	// kernels by slot (nil: none loaded)
 	kernels [maxKernelSlots]*kernel
+	// closed counts, per slot, writes that found no kernel there (the
+	// card's slot<k>_drop_closed).
+	closed [maxKernelSlots]uint64
 	// stalled is when the manager can take TLPs again after a kernel's
 	// full input buffer stopped it.
 	stalled sim.Time
@@ -576,6 +579,19 @@ type port struct {
 	last      portLink
 	linkErr   LinkErrors
 	rollovers uint64
+	// holdDrops and downDrops count TLPs dropped for the port under hold
+	// and fail (the card's <port>_hold_drops and <port>_down_drops), and
+	// lost those its links lost going down (<port>_lost).
+	holdDrops, downDrops, lost uint64
+}
+
+// dropped counts a TLP dropped for the port by its down policy.
+func (pt *port) dropped() {
+	if pt.o.cfg.DownPolicy == "hold" {
+		pt.holdDrops++
+	} else {
+		pt.downDrops++
+	}
 }
 
 // portLink is a link a port had, and its end of it.
@@ -692,6 +708,7 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		pt.holdBeats += b
 		return
 	}
+	pt.dropped()
 	if m.rec >= 0 {
 		why := "hold-buffer-full"
 		if o.cfg.DownPolicy == "fail" {
@@ -796,6 +813,7 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 				return
 			}
 			// No kernel in the slot: nothing takes the data.
+			o.closed[out.Egress.Slot]++
 			c.settleWhy(m.rec, Dropped, "empty-slot")
 			c.release(m)
 		default: // local registers consume it

@@ -146,6 +146,7 @@ type kernel struct {
 	pairWait                sim.Time // summed over pairs: the first write's wait for the second
 	peak                    int      // most bytes waiting in a pair queue
 	dropped                 [numKernelDrops]uint64
+	noProxy                 uint64 // writes out of a port with no proxy ID (the card's drop_no_proxy)
 
 	// Task-driven (a task flow feeds it): data moves only within tasks.
 	tasked              bool
@@ -370,6 +371,7 @@ func (k *kernel) run(m *msg, addr uint64, ready sim.Time) {
 		if m.from == manager.FromHost {
 			p, ok := o.mgr.Tables().ProxyID(m.t.RequesterID)
 			if !ok {
+				k.noProxy++
 				o.c.fail(m, manager.NoProxyID)
 				return
 			}

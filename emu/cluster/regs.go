@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strings"
 
 	"onic/pcie"
 	pmgr "onic/pcie/manager"
@@ -64,12 +66,7 @@ func (o *onicNode) barWord(off uint64) uint32 {
 	case off >= msixTableOff && off < msixTableOff+uint64(len(o.regs.msix)):
 		return binary.LittleEndian.Uint32(o.regs.msix[off-msixTableOff:])
 	case off >= pcie.ONICCountersOffset && off < pcie.ONICCountersEnd:
-		// The card's counters: the port pipelines' counts, as the
-		// generated card has them first; the card's others (its links'
-		// bit-level counters, drops before a dark link, the slots') have
-		// no register here: the report counts what the emulator models
-		// of them.
-		return o.mgr.PortInCounter(int(off-pcie.ONICCountersOffset) / 4)
+		return o.cardCounter(int(off-pcie.ONICCountersOffset) / 4)
 	}
 	if k, reg := o.shellAt(off); k != nil {
 		return k.shellRead(reg)
@@ -88,4 +85,84 @@ func (o *onicNode) regWrite(off uint64, t *tlp.TLP) {
 			binary.LittleEndian.PutUint32(w, binary.LittleEndian.Uint32(w)&^mask|v&mask)
 		}
 	})
+}
+
+// cardCounter is counter i of the card's counter region
+// (pmgr.CardCounters for the O-NIC's slots and down policy), as the
+// emulator counts it, saturating at 2^32-1; 0 past the list. Counts of
+// what the emulator cannot see read 0: the host tag table never
+// overflows (a request waits for a tag), a kernel's output and a port's
+// frames are never malformed (its TLPs are structs).
+func (o *onicNode) cardCounter(i int) uint32 {
+	if i < len(pmgr.PortInCounters()) {
+		return o.mgr.PortInCounter(i)
+	}
+	slots := min(o.mgr.Tables().KernelSlots(), maxKernelSlots)
+	pair := make([]bool, slots)
+	for k := range pair {
+		pair[k] = o.kernels[k] != nil && o.kernels[k].inputs == 2
+	}
+	names := pmgr.CardCounters(pair, o.cfg.DownPolicy == "hold")
+	if i >= len(names) {
+		return 0
+	}
+	return uint32(min(o.counter(names[i]), 1<<32-1))
+}
+
+// counter is the count behind the card's counter name (one of
+// pmgr.CardCounters past the port pipelines' block).
+func (o *onicNode) counter(name string) uint64 {
+	if p, what, ok := strings.Cut(name, "_"); ok && p == "port" && len(what) > 2 && what[1] == '_' {
+		pt := o.ports[what[0]-'a']
+		e := pt.linkErrors()
+		switch what[2:] {
+		case "hold_drops":
+			return pt.holdDrops
+		case "down_drops":
+			return pt.downDrops
+		case "egress_stalls":
+			return pt.w.stalls
+		case "stalls":
+			return pt.w.retrain
+		case "lost":
+			return pt.lost
+		case "replays":
+			return e.Replays
+		case "crc_errors":
+			return e.CRCErrors
+		case "naks":
+			return e.Naks
+		}
+		return 0 // malformed
+	}
+	var k int
+	var what string
+	if n, _ := fmt.Sscanf(name, "slot%d_", &k); n != 1 || k < 0 || k >= maxKernelSlots {
+		return 0 // host_np_overflows
+	}
+	_, what, _ = strings.Cut(name, "_")
+	kn := o.kernels[k]
+	if what == "drop_closed" {
+		// Closed: no kernel, or a task-driven one with no task running.
+		if kn != nil {
+			return o.closed[k] + kn.dropped[dropNoTask]
+		}
+		return o.closed[k]
+	}
+	if kn == nil {
+		return 0
+	}
+	switch what {
+	case "drop_not_write":
+		return kn.dropped[dropNotWrite]
+	case "drop_no_proxy":
+		return kn.noProxy
+	case "drop_not_input":
+		return kn.dropped[dropNotInput]
+	case "drop_pair_full":
+		return kn.dropped[dropPairFull]
+	case "drop_pair_length":
+		return kn.dropped[dropPairLength]
+	}
+	return 0 // out_malformed
 }

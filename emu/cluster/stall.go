@@ -207,6 +207,7 @@ func (pt *port) stall() {
 		})
 	}
 	pt.l.DropQueued(pt.side, keep, func(p *link.Packet) {
+		pt.dropped()
 		m := c.msgs[p.Arg]
 		o.mgr.Withdraw(&m.t, pt.idx)
 		pt.sent-- // (counted as sent when queued)

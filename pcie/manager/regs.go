@@ -250,6 +250,39 @@ func PortInCounters() []string {
 	return names
 }
 
+// CardCounters are the names of all of the card's counters, in the order
+// of its counter region (pcie.ONICCountersOffset, 4 bytes each), for an
+// O-NIC whose kernel slots hold two-input kernels where pair says (one
+// entry per slot of its translation tables) and whose ports hold (true)
+// or fail (false) what comes for them while down: PortInCounters, the
+// host tag table's overflows, each slot's drops, then each port's
+// (hold_drops under hold, down_drops under fail; egress_stalls; its
+// optical link's replays, lost, stalls, crc_errors, naks, malformed).
+// The generated card's list (hdlgen/internal/card.Counters) is this one;
+// the emulator's O-NIC serves each by name.
+func CardCounters(pair []bool, hold bool) []string {
+	names := append(PortInCounters(), "host_np_overflows")
+	for k, two := range pair {
+		slot := []string{"drop_not_write", "drop_closed", "drop_no_proxy", "out_malformed"}
+		if two {
+			slot = []string{"drop_pair_length", "drop_not_write", "drop_closed", "drop_no_proxy", "drop_not_input", "drop_pair_full", "out_malformed"}
+		}
+		for _, n := range slot {
+			names = append(names, fmt.Sprintf("slot%d_%s", k, n))
+		}
+	}
+	drops := "down_drops"
+	if hold {
+		drops = "hold_drops"
+	}
+	for _, p := range []string{"port_a_", "port_b_"} {
+		for _, n := range []string{drops, "egress_stalls", "replays", "lost", "stalls", "crc_errors", "naks", "malformed"} {
+			names = append(names, p+n)
+		}
+	}
+	return names
+}
+
 // PortInCounter is counter i of PortInCounters as the card reads it: the
 // TLPs from both ports, saturating at 2^32-1; 0 past the list.
 func (m *Manager) PortInCounter(i int) uint32 {

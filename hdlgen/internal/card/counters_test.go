@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"onic/emu/scenario"
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
@@ -123,4 +124,43 @@ func TestCountersInRegisterBAR(t *testing.T) {
 		}
 	}
 	t.Logf("%d counters, %d of them not 0", len(names), nonzero)
+}
+
+// TestCardCountersContract: the card's counters are, name for name and
+// in order, pcie/manager.CardCounters for its slots and down policy —
+// the list the emulator's O-NIC serves its counter registers from — for
+// cards with empty slots, a one-input kernel, a two-input kernel, and
+// either down policy.
+func TestCardCountersContract(t *testing.T) {
+	for _, tc := range []struct{ scenario, policy string }{
+		{"two-party", "hold"}, {"two-party", "fail"}, {"offload", "hold"}, {"allreduce", "hold"},
+	} {
+		c, err := scenario.Lookup(tc.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range c.ONICs {
+			o.DownPolicy = tc.policy
+			d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(onicFunction(t)), Hold: tc.policy == "hold"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ks []Kernel
+			for _, k := range o.Kernels {
+				ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
+			}
+			slots, err := SlotsOf(d, ks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pair := make([]bool, len(slots))
+			for i, s := range slots {
+				pair[i] = s.Config.Inputs == 2
+			}
+			got, want := Counters(slotCard(t, o, testLink(t))), pmgr.CardCounters(pair, tc.policy == "hold")
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s (%s): the card's counters\n %v\npcie/manager.CardCounters\n %v", tc.scenario, o.Name, tc.policy, got, want)
+			}
+		}
+	}
 }
