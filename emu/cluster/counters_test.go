@@ -64,14 +64,7 @@ func TestRegisterBARPortCounters(t *testing.T) {
 	for _, policy := range []string{"hold", "fail"} {
 		c := twoPorts(policy, scenario.FaultConfig{Port: "onicB.a", Kind: "stall", From: 20 * time.Microsecond, To: 150 * time.Microsecond})
 		c.Faults = append(c.Faults, scenario.FaultConfig{Port: "onicB.a", Kind: "errors", From: 160 * time.Microsecond, To: 290 * time.Microsecond, BER: 3e-6})
-		cl, err := Build(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := cl.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl, r := runCluster(t, c)
 		read := func(o *onicNode, name string) uint64 {
 			i := slices.Index(pmgr.CardCounters(make([]bool, o.mgr.Tables().KernelSlots()), policy == "hold"), name)
 			if i < 0 {

@@ -14,9 +14,9 @@ import (
 
 // A link partner that stops taking TLPs must not stop the O-NIC (issue
 // 41). The card watches each port's egress: a beat that waits
-// EgressStallCycles, or a window of EgressStallCycles in which the
-// egress waited half the time and fewer than SlowTLPs TLPs got past
-// (a partner returning credits a trickle at a time), makes the port
+// EgressStallCycles, or half of a window of EgressStallCycles spent
+// waiting while fewer than manager.SlowTLPs TLPs got past in it (a
+// partner returning credits a trickle at a time), makes the port
 // count as stalled (treated as down for admission, so the down policy
 // applies and the host's other traffic flows), and a link that gets no
 // credits for CreditCycles goes down and retrains. The emulator's O-NIC
@@ -24,8 +24,7 @@ import (
 // has TLPs queued, a quarter of the stall time at a time, and takes the
 // same steps. Its egress "waits" at a check when its link queue holds
 // more than the card's hold buffer would (where the card's merge would
-// be refused); the slow rule wants that at two of the window's four
-// checks.
+// be refused); the slow rule wants that at two checks running.
 //
 // Faults (scenario.FaultConfig) make a port's receiving end withhold
 // credits, so that the partner's port meets a stalled or slow peer.
@@ -95,12 +94,6 @@ func (pt *port) watchFrom(now sim.Time) {
 	}
 }
 
-// SlowTLPs is how many TLPs a port must send in a window of
-// EgressStallCycles in which it waited at least half the time not to
-// count as stalled: one per 64 cycles, as the card's
-// (hdlgen/internal/card.SlowTLPs).
-func SlowTLPs(cycles int) int { return max(1, cycles/64) }
-
 // queuedRoom is the room the TLPs waiting at the port's end of its link
 // would take in the card's hold buffer, TLPs and beats.
 func (pt *port) queuedRoom() (tlps, beats int) {
@@ -128,7 +121,7 @@ func (pt *port) slow(sent uint64) bool {
 		then = pt.w.sentAt[0] // (when the watch started)
 	}
 	pt.w.sentAt[k] = sent
-	return pt.w.checks >= 2 && pt.w.over[k] && pt.w.over[(k+3)%4] && sent-then < uint64(SlowTLPs(o.cfg.EgressStallCycles))
+	return pt.w.checks >= 2 && pt.w.over[k] && pt.w.over[(k+3)%4] && sent-then < uint64(manager.SlowTLPs(o.cfg.EgressStallCycles))
 }
 
 // drained says whether a stalled port may take traffic again: once its

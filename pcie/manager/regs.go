@@ -250,6 +250,14 @@ func PortInCounters() []string {
 	return names
 }
 
+// SlowTLPs is the egress watch's slow rule, the card's and the
+// emulator's O-NIC's alike: a port whose egress waited half of a window
+// of cycles cycles (the egress stall timeout) while fewer than
+// SlowTLPs(cycles) TLPs got past it in the window counts as stalled. One
+// per 64 cycles, at least one: 64 at the default 4,096, about 8 Gb/s of
+// 256-byte writes at 250 MHz.
+func SlowTLPs(cycles int) int { return max(1, cycles/64) }
+
 // CardCounters are the names of all of the card's counters, in the order
 // of its counter region (pcie.ONICCountersOffset, 4 bytes each), for an
 // O-NIC whose kernel slots hold two-input kernels where pair says (one

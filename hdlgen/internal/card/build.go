@@ -12,6 +12,7 @@ import (
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
+	pmgr "onic/pcie/manager"
 	"onic/pcie/pg213"
 )
 
@@ -239,19 +240,12 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 // credit timeout).
 const DefaultEgressStallCycles = 4096
 
-// SlowTLPs is how many TLPs must get past a port's egress in a window of
-// EgressStallCycles cycles in which it waited at least half the time for
-// the port not to count as stalled: one per 64 cycles, at least one
-// (64 at the default window; with 256-byte writes at 250 MHz, about
-// 8 Gb/s). The emulator's O-NIC uses the same rule (emu/cluster).
-func SlowTLPs(cycles int) int { return max(1, cycles/64) }
-
 // egressStall watches a port's egress (the merge of everything bound for
 // the port, before its hold buffer or down gate). The port is stalled —
 // a partner that returns no credits, does not acknowledge, or is slow,
 // with the link still up — once a beat there has waited cycles cycles
 // in a row, or once the merge has waited cycles/2 cycles of a window of
-// cycles cycles while fewer than SlowTLPs(cycles) TLPs got past it in
+// cycles cycles while fewer than pmgr.SlowTLPs(cycles) TLPs got past it in
 // the window (a partner returning credits a trickle at a time makes some
 // progress, and would otherwise hold the card's one pipeline behind the
 // port's full buffer, at the trickle's pace). The card then treats the
@@ -262,8 +256,7 @@ func SlowTLPs(cycles int) int { return max(1, cycles/64) }
 // failed by the manager as port-down with the rest dropped at the down
 // gate (fail); and the host's other traffic — register accesses, the
 // other port, completions — flows again after at most a window and a
-// half. Each
-// time the port stalls counts in <port>_egress_stalls.
+// half. Each time the port stalls counts in <port>_egress_stalls.
 func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles int) ir.Value {
 	ir.Helper()
 	w := bits.Len(uint(cycles))
@@ -280,7 +273,7 @@ func egressStall(m *ir.Module, port string, in tlps, released ir.Value, cycles i
 	m.SetNext(window, m.Mux(windowEnd, m.Const(w, 0), m.Add(window, m.Const(w, 1))))
 	blocked := m.Reg(port+"_slow_blocked", w, 0)
 	m.SetNext(blocked, m.Mux(windowEnd, m.Const(w, 0), m.Add(blocked, m.Zext(waiting, w))))
-	least := SlowTLPs(cycles)
+	least := pmgr.SlowTLPs(cycles)
 	mw := bits.Len(uint(least))
 	moved := m.Reg(port+"_slow_moved", mw, 0)
 	started := m.Named(port+"_egress_started", m.And(m.And(in.valid, in.ready), in.sop))
