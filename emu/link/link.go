@@ -620,7 +620,7 @@ func (l *Link) kick(side int) {
 			}
 		}
 		d.stalled = false
-		sym = l.transmit(d, it, sym)
+		sym = l.transmit(side, it, sym)
 		d.inBurst++
 	}
 	d.nextSym = max(d.nextSym, sym)
@@ -630,13 +630,11 @@ func (l *Link) kick(side int) {
 	}
 }
 
-// transmit puts item it on the wire from symbol start and returns the
+// transmit puts item it on the wire of the transmitter at end side from
+// symbol start and returns the
 // symbol after it, scheduling its arrival.
-func (l *Link) transmit(d *dir, it item, start int64) int64 {
-	side := 0
-	if d == &l.dirs[1] {
-		side = 1
-	}
+func (l *Link) transmit(side int, it item, start int64) int64 {
+	d := &l.dirs[side]
 	var bytes int64
 	switch it.kind {
 	case itemTLP:
