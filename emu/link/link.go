@@ -631,8 +631,7 @@ func (l *Link) kick(side int) {
 }
 
 // transmit puts item it on the wire of the transmitter at end side from
-// symbol start and returns the
-// symbol after it, scheduling its arrival.
+// symbol start and returns the symbol after it, scheduling its arrival.
 func (l *Link) transmit(side int, it item, start int64) int64 {
 	d := &l.dirs[side]
 	var bytes int64
