@@ -305,13 +305,96 @@ func (e onicEnd) Receive(l *link.Link, side int, p *link.Packet) sim.Time {
 		return c.hwReceive(e.o, m) // (its host link: its ports carry lane words)
 	}
 	m.from, m.at = e.in, e.o
-	wait := e.o.decide(m)
-	if e.in != manager.FromHost {
-		if pt := e.o.ports[(int(e.in)-1)&1]; len(pt.w.faults) > 0 {
-			wait = max(wait, pt.faultHold(c.s.Now()))
+	if e.o.blocked[e.in] != nil {
+		// Its pipeline waits for a full egress buffer: m waits in the
+		// receive buffer, holding its credits.
+		e.o.waiting[e.in] = append(e.o.waiting[e.in], arrival{m, l, side, l.Epoch()})
+		return link.HoldOpen
+	}
+	return e.o.admit(m, e.in)
+}
+
+// arrival is a TLP that arrived while its ingress's pipeline waited: its
+// link, the link's end at the O-NIC and the link's epoch then (to
+// release its credits once it is taken).
+type arrival struct {
+	m     *msg
+	l     *link.Link
+	end   int
+	epoch uint64
+}
+
+// admit takes m, which arrived from in, into in's pipeline. It returns
+// how long m keeps its receive buffer.
+func (o *onicNode) admit(m *msg, in manager.Ingress) sim.Time {
+	o.taking = int(in) + 1
+	wait := o.decide(m)
+	o.taking = 0
+	if in != manager.FromHost {
+		if pt := o.ports[(int(in)-1)&1]; len(pt.w.faults) > 0 {
+			wait = max(wait, pt.faultHold(o.c.s.Now()))
 		}
 	}
 	return wait
+}
+
+// block stops ingress in's pipeline: m, bound for port pt at ready, met
+// the port's full egress buffer (the card's merge into it is not
+// ready), and nothing more from in is taken until the buffer has room
+// for m or the port stalls or goes down (unblock). The O-NIC's other
+// pipelines go on.
+func (o *onicNode) block(in int, pt *port, m *msg, ready sim.Time) {
+	now := o.c.s.Now()
+	if pt.blockers == 0 {
+		pt.blockedAt = now
+	}
+	pt.blockers++
+	o.blocked[in], o.stuck[in], o.stuckReady[in] = pt, m, ready
+	// Told when the smallest TLP waiting for the port fits.
+	room := int64(-1)
+	for k, b := range o.blocked {
+		if b == pt {
+			room = max(room, int64(scenario.HoldBeats-o.beats(&o.stuck[k].t)))
+		}
+	}
+	if pt.queued()+1 > o.cfg.HoldTLPs {
+		room = min(room, pt.l.QueuedRoom(pt.side)-1) // a TLP sent frees one
+	}
+	pt.l.NotifyRoom(pt.side, room, pt, evPortRoom)
+}
+
+// unblockAll runs again every pipeline that waits for port pt.
+func (o *onicNode) unblockAll(pt *port) {
+	for in, b := range o.blocked {
+		if b == pt {
+			o.unblock(in)
+		}
+	}
+}
+
+// unblock runs ingress in's pipeline again: the TLP that waited goes to
+// its port (sent, or held or dropped if the port stalled or went down
+// meanwhile), then what arrived meanwhile, in order, until one blocks it
+// again.
+func (o *onicNode) unblock(in int) {
+	pt, m, now := o.blocked[in], o.stuck[in], o.c.s.Now()
+	if pt.blockers--; pt.blockers == 0 {
+		pt.w.blocked += now - pt.blockedAt
+	}
+	o.blocked[in], o.stuck[in] = nil, nil
+	o.taking = in + 1
+	o.toPort(pt, m, max(o.stuckReady[in], now))
+	o.taking = 0
+	n := 0
+	o.pl.behindEgress = true
+	for n < len(o.waiting[in]) && o.blocked[in] == nil {
+		a := o.waiting[in][n]
+		n++
+		a.l.Release(a.end, a.epoch, o.admit(a.m, manager.Ingress(in)))
+	}
+	o.pl.behindEgress = false
+	q := o.waiting[in]
+	o.waiting[in] = q[:copy(q, q[n:])]
 }
 
 // Handle runs the cluster's events.
@@ -521,6 +604,19 @@ type onicNode struct {
 	// stalled is when the manager can take TLPs again after a kernel's
 	// full input buffer stopped it.
 	stalled sim.Time
+	// Per ingress (the card's manager pipeline for the host, a port
+	// pipeline for each port): blocked is the port whose full egress
+	// buffer stops its pipeline (nil: it flows), stuck the TLP that met
+	// it, to go at stuckReady, and waiting what arrived meanwhile, in
+	// order (block, unblock). taking is the ingress, plus one, whose
+	// pipeline takes a TLP that arrived: only those wait (a kernel's
+	// output, or a TLP held through a reflash, goes to its port's link
+	// whatever the queue).
+	blocked    [3]*port
+	stuck      [3]*msg
+	stuckReady [3]sim.Time
+	waiting    [3][]arrival
+	taking     int
 	// Firmware (deploy.go): the image it runs, reflashes under way, what
 	// was deployed, and what replaced managers and kernels did.
 	running     *firmware.Image
@@ -569,6 +665,10 @@ type port struct {
 	// mixed pair, rtl.go): set on both ends while it is lit.
 	bridge *hwBridge
 	w      watch // its egress watchdog and faults (stall.go)
+	// blockers is how many of the O-NIC's pipelines wait for room in
+	// its egress buffer, since blockedAt.
+	blockers  int
+	blockedAt sim.Time
 	// tagWait are non-posted requests waiting for one of the port's
 	// requester tags (manager.Issue), in order; nothing else waits.
 	tagWait []*msg
@@ -643,6 +743,7 @@ func (pt *port) setState(now sim.Time, st portState) {
 // send puts m on the port's link at ready, counting its bytes in the
 // interval it leaves in (wire).
 func (pt *port) send(m *msg, ready sim.Time) {
+	m.pkt.Room = pt.o.beats(&m.t)
 	sendAt(pt.l, pt.side, m, ready)
 	if !pt.w.armed {
 		pt.watchFrom(pt.o.c.s.Now())
@@ -700,6 +801,10 @@ func (pt *port) retryTags(ready sim.Time) {
 // port is down.
 func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	if pt.state == portUp && !pt.w.stalled {
+		if in := o.taking - 1; in >= 0 && o.blocked[in] == nil && pt.full(o.beats(&m.t)) {
+			o.block(in, pt, m, ready)
+			return
+		}
 		pt.issue(m, ready)
 		return
 	}

@@ -22,6 +22,11 @@ type pipeline struct {
 	// total and longest wait.
 	waited           uint64
 	waitSum, waitMax sim.Time
+	// behindEgress is set while the pipeline takes TLPs that waited for a
+	// full egress buffer: they come together once it has room, and their
+	// short wait for each other is the egress's doing, not a bottleneck
+	// of the manager's.
+	behindEgress bool
 }
 
 // set gives the pipeline its latency in cycles, clock and data path width
@@ -42,7 +47,7 @@ func (p *pipeline) take(in manager.Ingress, payload int, now sim.Time) (start si
 	occ := sim.Time(float64(beats)*p.cyclePS + 0.5)
 	p.free[in] = start + occ
 	p.busy[in] += occ
-	if wait := start - now; wait > 0 {
+	if wait := start - now; wait > 0 && !p.behindEgress {
 		p.waited++
 		p.waitSum += wait
 		p.waitMax = max(p.waitMax, wait)

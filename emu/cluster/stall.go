@@ -20,11 +20,14 @@ import (
 // count as stalled (treated as down for admission, so the down policy
 // applies and the host's other traffic flows), and a link that gets no
 // credits for CreditCycles goes down and retrains. The emulator's O-NIC
-// does the same on its own terms: each port watches its link while it
-// has TLPs queued, a quarter of the stall time at a time, and takes the
-// same steps. Its egress "waits" at a check when its link queue holds
-// more than the card's hold buffer would (where the card's merge would
-// be refused); the slow rule wants that at two checks running.
+// does the same on its own terms. A port's link queue is its egress
+// buffer, as big as the card's hold buffer (hold_tlps TLPs, HoldBeats
+// beats): a pipeline (the host's, or the other port's relaying) whose
+// next TLP does not fit waits, holding what arrives behind it in its
+// link's receive buffer (onicNode.block), until the queue has room or
+// the port stalls or goes down. Each port watches its link while it has
+// TLPs queued, a quarter of the stall time at a time, and takes the
+// same steps; the slow rule counts the time a pipeline waited for it.
 //
 // Faults (scenario.FaultConfig) make a port's receiving end withhold
 // credits, so that the partner's port meets a stalled or slow peer.
@@ -39,6 +42,11 @@ const RetrainCycles = 1024
 // replay whose TLP arrives damaged again waits this long to be sent once
 // more.
 const ReplayCycles = 2048
+
+// evPortRoom is a port's event (its Handle's argument; 0 is its
+// watchdog's check): its link queue has room for the TLP the O-NIC's
+// pipeline waits to send out of it (NotifyRoom).
+const evPortRoom = 1
 
 // portFault is a scenario fault at a port's receiving end, in simulated
 // time.
@@ -61,13 +69,15 @@ type watch struct {
 	busy   sim.Time
 	faults []portFault
 	// The slow rule's window: the checks since the watch started, and
-	// per check (modulo 4) the link's TLPs sent then and whether its
-	// queue was over the hold buffer's room.
-	checks  int
-	sentAt  [4]uint64
-	over    [4]bool
-	stalls  uint64 // times the port was stalled
-	retrain uint64 // times its link went down for want of credits and retrained
+	// per check (modulo 4) the link's TLPs sent then and how long the
+	// pipeline had waited for the port's full egress buffer by then
+	// (blocked, the total up to the last time it stopped waiting).
+	checks   int
+	sentAt   [4]uint64
+	waitedAt [4]sim.Time
+	blocked  sim.Time
+	stalls   uint64 // times the port was stalled
+	retrain  uint64 // times its link went down for want of credits and retrained
 }
 
 // cycles is n of the O-NIC's clock cycles as simulated time.
@@ -89,39 +99,43 @@ func (pt *port) queued() int {
 func (pt *port) watchFrom(now sim.Time) {
 	if !pt.w.armed {
 		pt.w.sent, pt.w.progress = pt.l.Stats(pt.side).TLPs, now
-		pt.w.checks, pt.w.sentAt[0] = 0, pt.w.sent
+		pt.w.checks, pt.w.sentAt[0], pt.w.waitedAt[0] = 0, pt.w.sent, pt.blockedFor(now)
 		pt.arm()
 	}
 }
 
-// queuedRoom is the room the TLPs waiting at the port's end of its link
-// would take in the card's hold buffer, TLPs and beats.
-func (pt *port) queuedRoom() (tlps, beats int) {
-	c := pt.o.c
-	pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
-		tlps, beats = tlps+1, beats+pt.o.beats(&c.msgs[p.Arg].t)
-		return true
-	})
-	return tlps, beats
+// blockedFor is how long in all the O-NIC's pipeline has waited for the
+// port's egress buffer (while it was full), up to now.
+func (pt *port) blockedFor(now sim.Time) sim.Time {
+	t := pt.w.blocked
+	if pt.blockers > 0 {
+		t += now - pt.blockedAt
+	}
+	return t
 }
 
-// slow takes the slow rule's sample at a check: it reports whether the
-// port's queue was over the hold buffer's room at this check and the one
-// before (the card's egress waited half a window) with fewer than
-// SlowTLPs TLPs sent over the last four checks (a window), or since the
-// watch started if it has not run a window yet.
-func (pt *port) slow(sent uint64) bool {
+// slow takes the slow rule's sample at a check: it reports whether, over
+// the last four checks (a window), or since the watch started if it has
+// not run a window yet, the pipeline waited for the port's full egress
+// buffer half a window or more while fewer than SlowTLPs TLPs were sent.
+func (pt *port) slow(now sim.Time, sent uint64) bool {
 	o := pt.o
-	tlps, beats := pt.queuedRoom()
+	waited := pt.blockedFor(now)
 	pt.w.checks++
 	k := pt.w.checks % 4
-	pt.w.over[k] = tlps > o.cfg.HoldTLPs || beats > scenario.HoldBeats
-	then := pt.w.sentAt[k]
+	then, waitedThen := pt.w.sentAt[k], pt.w.waitedAt[k]
 	if pt.w.checks < 4 {
-		then = pt.w.sentAt[0] // (when the watch started)
+		// (when the watch started)
+		then, waitedThen = pt.w.sentAt[0], pt.w.waitedAt[0]
 	}
-	pt.w.sentAt[k] = sent
-	return pt.w.checks >= 2 && pt.w.over[k] && pt.w.over[(k+3)%4] && sent-then < uint64(manager.SlowTLPs(o.cfg.EgressStallCycles))
+	pt.w.sentAt[k], pt.w.waitedAt[k] = sent, waited
+	return waited-waitedThen >= o.cycles(o.cfg.EgressStallCycles)/2 && sent-then < uint64(manager.SlowTLPs(o.cfg.EgressStallCycles))
+}
+
+// full says whether the port's egress buffer (its link queue, counted as
+// the card's hold buffer counts) lacks room for one more TLP of beats.
+func (pt *port) full(beats int) bool {
+	return pt.queued()+1 > pt.o.cfg.HoldTLPs || pt.l.QueuedRoom(pt.side)+int64(beats) > scenario.HoldBeats
 }
 
 // drained says whether a stalled port may take traffic again: once its
@@ -129,8 +143,7 @@ func (pt *port) slow(sent uint64) bool {
 // is free (what its link queue and its held TLPs take), as the card's
 // is released.
 func (pt *port) drained() bool {
-	tlps, beats := pt.queuedRoom()
-	return tlps == 0 || pt.o.cfg.DownPolicy == "hold" && beats+pt.holdBeats <= scenario.HoldBeats/2
+	return pt.queued() == 0 || pt.o.cfg.DownPolicy == "hold" && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2
 }
 
 // arm schedules the watchdog's next check.
@@ -143,7 +156,11 @@ func (pt *port) arm() {
 // Handle is the port's watchdog check (the port is a sim.Handler of its
 // own): progress since the last check, the stall and credit timeouts,
 // and the end of a stall once the queue has drained.
-func (pt *port) Handle(s *sim.Sim, _ uint64) {
+func (pt *port) Handle(s *sim.Sim, arg uint64) {
+	if arg == evPortRoom {
+		pt.o.unblockAll(pt)
+		return
+	}
 	pt.w.armed = false
 	if pt.l == nil {
 		return // down: light resets the watch
@@ -164,7 +181,7 @@ func (pt *port) Handle(s *sim.Sim, _ uint64) {
 	}
 	o := pt.o
 	waited := now - pt.w.progress
-	slow := pt.slow(sent)
+	slow := pt.slow(now, sent)
 	switch {
 	case waited >= o.cycles(o.cfg.CreditTimeoutCycles):
 		pt.retrainLink()
@@ -172,7 +189,9 @@ func (pt *port) Handle(s *sim.Sim, _ uint64) {
 	case !pt.w.stalled && (waited >= o.cycles(o.cfg.EgressStallCycles) || slow):
 		pt.stall()
 	}
-	pt.arm()
+	if !pt.w.armed {
+		pt.arm()
+	}
 }
 
 // stall makes the port count as down for admission. Like the card's
@@ -191,11 +210,10 @@ func (pt *port) stall() {
 		why = "hold-buffer-full"
 		tlps, beats := o.cfg.HoldTLPs-len(pt.hold), scenario.HoldBeats-pt.holdBeats
 		pt.l.EachQueued(pt.side, func(p *link.Packet) bool {
-			b := o.beats(&c.msgs[p.Arg].t)
-			if tlps < 1 || b > beats {
+			if tlps < 1 || p.Room > beats {
 				return false
 			}
-			keep, tlps, beats = keep+1, tlps-1, beats-b
+			keep, tlps, beats = keep+1, tlps-1, beats-p.Room
 			return true
 		})
 	}
@@ -210,6 +228,7 @@ func (pt *port) stall() {
 		}
 		c.release(m)
 	})
+	o.unblockAll(pt) // what waited for it is held or dropped now
 }
 
 // unstall lets the port take TLPs again and sends what it held; the slow
@@ -217,6 +236,7 @@ func (pt *port) stall() {
 func (pt *port) unstall() {
 	pt.w.stalled = false
 	pt.w.checks, pt.w.sentAt[0] = 0, pt.l.Stats(pt.side).TLPs
+	pt.w.waitedAt[0] = pt.blockedFor(pt.o.c.s.Now())
 	pt.o.mgr.PortDown[pt.idx] = false
 	pt.flush()
 }

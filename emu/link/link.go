@@ -53,6 +53,10 @@ type Packet struct {
 	Payload int    // data bytes, for data credits
 	Arg     uint64 // the sender's cookie, handed to the receiver
 	TLP     *tlp.TLP
+	// Room is what p takes in its sender's egress buffer while it waits
+	// to be sent, in the sender's own unit (the O-NIC counts data
+	// beats): the link sums it per end (QueuedRoom, NotifyRoom).
+	Room int
 }
 
 // Credits are receive-buffer sizes in flow-control credits: one header
@@ -94,9 +98,15 @@ type Receiver interface {
 	// returns how long p stays in the end's receive buffer beyond the
 	// link's RxDelay: 0 when the receiver takes it at once, longer when
 	// whatever drains the buffer is busy. The TLP's credits are freed
-	// after that, so a slow receiver holds its sender back.
+	// after that, so a slow receiver holds its sender back. HoldOpen
+	// keeps them until the receiver calls Release: it cannot tell yet
+	// when it will take p.
 	Receive(l *Link, side int, p *Packet) (hold sim.Time)
 }
+
+// HoldOpen is what Receive returns to keep a TLP's receive-buffer
+// credits for an unknown time, until the receiver calls Release.
+const HoldOpen sim.Time = -1 << 62
 
 // Stats counts what one direction carried.
 type Stats struct {
@@ -208,6 +218,12 @@ type dir struct {
 	fcH, fcD   [numClasses]int64 // credits to return on this direction
 	flight     ring[item]        // items on the wire, in order
 	stalled    bool
+	// room sums the Room of the TLPs queued; below, when it falls to
+	// roomAt, roomH is told (NotifyRoom).
+	room    int64
+	roomAt  int64
+	roomH   sim.Handler
+	roomArg uint64
 	// receiver (the far end) for TLPs of this direction
 	rxSeq    uint64
 	nakSched bool // NAK_SCHEDULED: a Nak went out, no good TLP since
@@ -215,7 +231,16 @@ type dir struct {
 	fcArmed  [numClasses]bool
 	rxUsedH  [numClasses]int64
 	rxUsedD  [numClasses]int64
-	Stats    Stats
+	// held are the credits of TLPs the receiver holds open (HoldOpen),
+	// oldest first.
+	held  ring[heldTLP]
+	Stats Stats
+}
+
+// heldTLP is the credits of a TLP held open by its receiver.
+type heldTLP struct {
+	class Class
+	dc    int64
 }
 
 // Link is a PCIe link between end 0 and end 1.
@@ -286,7 +311,7 @@ func (l *Link) SetDown() {
 				l.lost(side, u.p)
 			}
 		}
-		d.flight.size, d.replay.size = 0, 0
+		d.flight.size, d.replay.size, d.held.size = 0, 0, 0
 		for c := range d.queue {
 			for d.queue[c].size > 0 {
 				if it := d.queue[c].pop(); l.lost != nil {
@@ -294,6 +319,8 @@ func (l *Link) SetDown() {
 				}
 			}
 		}
+		d.room = 0
+		l.dequeued(d)
 	}
 }
 
@@ -439,11 +466,14 @@ func (l *Link) DropQueued(side, keep int, drop func(*Packet)) int {
 			k++
 		}
 		for i := k; i < q.size; i++ {
-			drop(q.buf[(q.head+i)&(len(q.buf)-1)].p)
+			p := q.buf[(q.head+i)&(len(q.buf)-1)].p
+			d.room -= int64(p.Room)
+			drop(p)
 			n++
 		}
 		q.size = k
 	}
+	l.dequeued(d)
 	return n
 }
 
@@ -490,6 +520,7 @@ func (l *Link) SendAt(side int, p *Packet, ready sim.Time) {
 	}
 	d := &l.dirs[side]
 	d.queued++
+	d.room += int64(p.Room)
 	d.queue[p.Class].push(item{kind: itemTLP, p: p, ready: ready, seq: d.queued})
 	l.kick(side)
 }
@@ -573,6 +604,10 @@ func (l *Link) next(side int, at sim.Time) (it item, start sim.Time, ok bool) {
 	}
 	c := Class(best)
 	p := d.queue[c].pop().p
+	if p.Room != 0 {
+		d.room -= int64(p.Room)
+		l.dequeued(d)
+	}
 	d.usedH[c]++
 	d.usedD[c] += dataCredits(p.Payload)
 	d.rr = (best + 1) % int(numClasses)
@@ -812,11 +847,11 @@ func (l *Link) arrive(side int) {
 		if l.rx[far] != nil {
 			hold = l.rx[far].Receive(l, far, p)
 		}
-		if hold = max(hold, 0) + l.cfg.RxDelay; hold == 0 {
-			l.free(side, class, dc)
-		} else {
-			l.s.After(hold, l, evFree|uint64(side)<<8|uint64(class)<<9|uint64(dc)<<16)
+		if hold == HoldOpen {
+			d.held.push(heldTLP{class, dc})
+			return
 		}
+		l.freeAfter(side, class, dc, max(hold, 0))
 	case itemAck:
 		// An Ack sent by end side acknowledges TLPs it received, which
 		// the transmitter at the far end holds for replay.
@@ -832,6 +867,56 @@ func (l *Link) arrive(side int) {
 		tx.limitH[it.class] += int64(it.hdr)
 		tx.limitD[it.class] += int64(it.pd)
 		l.kick(far)
+	}
+}
+
+// freeAfter frees a received TLP's credits after hold and the link's
+// RxDelay.
+func (l *Link) freeAfter(side int, class Class, dc int64, hold sim.Time) {
+	if hold += l.cfg.RxDelay; hold == 0 {
+		l.free(side, class, dc)
+	} else {
+		l.s.After(hold, l, evFree|uint64(side)<<8|uint64(class)<<9|uint64(dc)<<16)
+	}
+}
+
+// Epoch names the link's current up period: it changes each time the
+// link goes down. A receiver holding TLPs open passes it to Release.
+func (l *Link) Epoch() uint64 { return l.epoch }
+
+// Release frees, after hold, the credits of the oldest TLP that end side
+// holds open (its Receive returned HoldOpen); a receiver releases its
+// TLPs in the order they arrived. It does nothing if the link went down
+// since epoch (Epoch then): what was held went with it.
+func (l *Link) Release(side int, epoch uint64, hold sim.Time) {
+	d := &l.dirs[1-side]
+	if l.down || epoch != l.epoch || d.held.size == 0 {
+		return
+	}
+	h := d.held.pop()
+	l.freeAfter(1-side, h.class, h.dc, max(hold, 0))
+}
+
+// QueuedRoom is the Room of the TLPs waiting at end side's transmitter.
+func (l *Link) QueuedRoom(side int) int64 { return l.dirs[side].room }
+
+// NotifyRoom has the link tell h (with arg, at the time) once the Room
+// of the TLPs waiting at end side's transmitter is at most room: at once
+// if it is now. One notification is pending per end at a time; a new one
+// replaces it. Going down empties the queue, which tells h too.
+func (l *Link) NotifyRoom(side int, room int64, h sim.Handler, arg uint64) {
+	d := &l.dirs[side]
+	d.roomH, d.roomAt, d.roomArg = h, room, arg
+	l.dequeued(d)
+}
+
+// dequeued tells the handler waiting for room at d, if the room it wants
+// is there.
+func (l *Link) dequeued(d *dir) {
+	if d.roomH != nil && d.room <= d.roomAt {
+		h := d.roomH
+		d.roomH = nil
+		l.s.At(l.s.Now(), h, d.roomArg)
 	}
 }
 

@@ -121,6 +121,85 @@ func TestReceiverHoldThrottles(t *testing.T) {
 	}
 }
 
+// notice records when a link told it of room.
+type notice struct{ at []sim.Time }
+
+func (n *notice) Handle(s *sim.Sim, _ uint64) { n.at = append(n.at, s.Now()) }
+
+// TestHoldOpen: a receiver that holds its TLPs open (HoldOpen) stops its
+// sender once the buffer's header credits are taken, for as long as it
+// likes; Release frees them oldest first and the sender goes on; a
+// Release from before the link went down does nothing.
+func TestHoldOpen(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Credits: Credits{PH: 4, PD: 64, NPH: 8, NPD: 8}})
+	b.hold = HoldOpen
+	for range 10 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 16 + 256, Payload: 256})
+	}
+	s.Run(50 * sim.Microsecond)
+	if len(b.at) != 4 || l.Queued(0, Posted) != 6 {
+		t.Fatalf("held open: %d of 10 TLPs arrived in 50 us, %d still queued; want 4 and 6", len(b.at), l.Queued(0, Posted))
+	}
+	for range 2 {
+		l.Release(1, l.Epoch(), 0)
+	}
+	s.Run(100 * sim.Microsecond)
+	if len(b.at) != 6 || b.at[4] < 50*sim.Microsecond {
+		t.Fatalf("after two releases at 50 us: %d TLPs arrived (%v), want 6, the last two after 50 us", len(b.at), b.at)
+	}
+	epoch := l.Epoch()
+	l.SetDown()
+	l.SetUp()
+	l.Release(1, epoch, 0) // (from before: nothing)
+	s.Run(150 * sim.Microsecond)
+	if l.dirs[0].rxUsedH[Posted] != 0 {
+		t.Fatalf("a release from before the link went down freed credits: %d headers in use", l.dirs[0].rxUsedH[Posted])
+	}
+}
+
+// TestNotifyRoom: the link sums its queued TLPs' Room per end and tells
+// a handler once it falls to what the handler asked for — when TLPs are
+// sent, dropped, or lost as the link goes down — and at once if it is
+// there already.
+func TestNotifyRoom(t *testing.T) {
+	s, l, _, b := newLink(t, Config{Gen: tlp.Gen3, Lanes: 16, MPS: 256, Credits: Credits{PH: 2, PD: 64, NPH: 8, NPD: 8}})
+	b.hold = HoldOpen
+	for range 6 {
+		l.Send(0, &Packet{Class: Posted, Bytes: 16 + 256, Payload: 256, Room: 4})
+	}
+	s.Run(10 * sim.Microsecond) // two sent, four queued
+	if got := l.QueuedRoom(0); got != 16 {
+		t.Fatalf("queued room %d, want 16", got)
+	}
+	n := &notice{}
+	l.NotifyRoom(0, 12, n, 0)
+	s.Run(20 * sim.Microsecond)
+	if len(n.at) != 0 {
+		t.Fatalf("told of room at %v with none freed", n.at)
+	}
+	l.Release(1, l.Epoch(), 0)
+	s.Run(30 * sim.Microsecond)
+	if len(n.at) != 1 || n.at[0] < 20*sim.Microsecond || l.QueuedRoom(0) != 12 {
+		t.Fatalf("after a release at 20 us: told at %v, queued room %d", n.at, l.QueuedRoom(0))
+	}
+	l.NotifyRoom(0, 4, n, 0)
+	if l.DropQueued(0, 1, func(*Packet) {}) != 2 || l.QueuedRoom(0) != 4 {
+		t.Fatalf("after dropping all but one, queued room %d", l.QueuedRoom(0))
+	}
+	s.Run(31 * sim.Microsecond)
+	l.NotifyRoom(0, 0, n, 0)
+	l.SetDown()
+	s.Run(32 * sim.Microsecond)
+	if len(n.at) != 3 || l.QueuedRoom(0) != 0 {
+		t.Fatalf("told at %v (want three times: release, drop, down), queued room %d", n.at, l.QueuedRoom(0))
+	}
+	l.NotifyRoom(0, 0, n, 0)
+	s.Run(33 * sim.Microsecond)
+	if len(n.at) != 4 {
+		t.Fatalf("asked for room that is there: told at %v", n.at)
+	}
+}
+
 func TestOrderingAndClasses(t *testing.T) {
 	s, l, a, b := newLink(t, Config{Gen: tlp.Gen2, Lanes: 4, MPS: 256})
 	for i := range 5 {
