@@ -15,7 +15,7 @@ import (
 )
 
 // hostileCardSeqs is how many fault sequences TestHostileCards runs.
-var hostileCardSeqs = flag.Int("hostile-card-sequences", 200, "fault sequences TestHostileCards runs (make soak raises it)")
+var hostileCardSeqs = flag.Int("hostile-card-sequences", 1000, "fault sequences TestHostileCards runs (make soak raises it)")
 
 // Words on the card harness's fibres as optlink's wire format has them.
 func optWord(w word) optlink.Word {
