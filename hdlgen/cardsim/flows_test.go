@@ -177,8 +177,13 @@ func TestCaptureOnCards(t *testing.T) {
 // start into the full hold buffer while the port still admitted, and its
 // rest then waited for room only the link could make, holding the host
 // path — and port B's flow — until the link's credit timeout, 112 µs.)
+// make check's quick loop (-short) ends the run at 170 µs, after the
+// stall.
 func TestSlowPeerOnCards(t *testing.T) {
 	cfg := scenario.SlowPeer()
+	if testing.Short() {
+		cfg.Duration = 170 * time.Microsecond
+	}
 	model, err := buildOn(t, cfg, false).Run()
 	if err != nil {
 		t.Fatal(err)
