@@ -89,18 +89,21 @@ type msg struct {
 	host *hostNode
 }
 
-// Event kinds, in the low evShift bits of an event argument; the message
-// index (or flow, phase or circuit index) is above.
-const (
-	evMemory    = iota // a host's memory read finished
-	evFeed             // a flow may issue more transfers
-	evPhase            // the MEMS switches to the next phase's circuits
-	evLit              // a circuit has finished reconfiguring and training
-	evNVMe             // an NVMe command's data is ready
-	evDeploy           // the loader runs for a deployment
-	evReflashed        // an O-NIC or slot has finished reflashing
-	evHardware         // the hardware O-NICs run a batch of cycles (rtl.go)
-	evShift     = 3
+// The cluster's parts own their events: each is the sim.Handler of what
+// it schedules, with an argument only it reads — a host its memory's
+// reads (the message), a flow its feeding, an NVMe drive its media's
+// pages (the command), the MEMS switch its phases and circuits, an O-NIC
+// its firmware loads and reflashes, a port its watchdog, the hardware
+// backend its batches of cycles. A new kind of device is a new Handler,
+// not a case in a dispatcher.
+var (
+	_ sim.Handler = (*hostNode)(nil)
+	_ sim.Handler = (*flowState)(nil)
+	_ sim.Handler = (*nvmeDrive)(nil)
+	_ sim.Handler = (*memsSwitch)(nil)
+	_ sim.Handler = (*onicNode)(nil)
+	_ sim.Handler = (*port)(nil)
+	_ sim.Handler = (*hw)(nil)
 )
 
 // phase is a later MEMS circuit set.
@@ -123,7 +126,7 @@ type Cluster struct {
 	// softOnly: hosts are their software (SoftwareOnly).
 	softOnly bool
 	phases   []phase
-	dark     [][2]*port // circuits being lit, by evLit index
+	dark     [][2]*port // circuits being lit, by memsLit index
 	stall    sim.Time   // time circuits spent dark or training
 	reconf   int        // reconfigurations
 	recs     []record   // requests, reused once settled: see newRec
@@ -137,10 +140,8 @@ type Cluster struct {
 	capture  *capture          // nil unless Capture was called
 	spans    []span            // circuits dark or training, for the trace
 	bucket   sim.Time          // a TraceBuckets-th of the run: the trace's counters' interval
-	cmds     []nvmeCmd         // NVMe commands waiting for their media
-	freeCmds []int
-	deploys  []deployment // firmware loads, by evDeploy index
-	started  bool         // Start has run
+	deploys  []deployment      // firmware loads, by onicDeploy index
+	started  bool              // Start has run
 	// landed hears of every write that reaches a host (OnLanded).
 	landed func(Landing)
 	// hw runs the hardware O-NICs (UseHardware), if any.
@@ -397,28 +398,38 @@ func (o *onicNode) unblock(in int) {
 	o.waiting[in] = q[:copy(q, q[n:])]
 }
 
-// Handle runs the cluster's events.
-func (c *Cluster) Handle(s *sim.Sim, arg uint64) {
-	i := arg >> evShift
-	switch arg & (1<<evShift - 1) {
-	case evMemory:
-		m := c.msgs[i]
-		m.host.answerRead(m)
-	case evFeed:
-		c.flows[i].feed()
-	case evNVMe:
-		c.pageRead(int(i))
-	case evPhase:
+// Handle answers a read of the host's memory once its access time has
+// passed (arg: the message).
+func (h *hostNode) Handle(_ *sim.Sim, arg uint64) { h.answerRead(h.c.msgs[arg]) }
+
+// Handle lets the flow issue more transfers.
+func (f *flowState) Handle(*sim.Sim, uint64) { f.feed() }
+
+// memsSwitch is the MEMS optical circuit switch: it moves to each
+// phase's circuits, and lights a circuit once it has reconfigured and
+// trained.
+type memsSwitch struct{ c *Cluster }
+
+// Switch events: the phase or circuit index is above the kind.
+const (
+	memsPhase = iota // the switch moves to phase i's circuits
+	memsLit          // circuit i (in the cluster's dark list) is lit
+)
+
+// Handle runs a switch event.
+func (w memsSwitch) Handle(_ *sim.Sim, arg uint64) {
+	c, i := w.c, arg>>1
+	if arg&1 == memsPhase {
 		c.reconfigure(int(i), c.phases[i].pairs)
-	case evLit:
+	} else {
 		c.light(c.dark[i])
-	case evDeploy:
-		c.deploy(int(i))
-	case evReflashed:
-		c.reflashed(i)
-	case evHardware:
-		c.hwRun()
 	}
+}
+
+// lightAfter has the switch light circuit pr after d.
+func (c *Cluster) lightAfter(d sim.Time, pr [2]*port) {
+	c.dark = append(c.dark, pr)
+	c.s.After(d, memsSwitch{c}, memsLit|uint64(len(c.dark)-1)<<1)
 }
 
 // portState is an optical port's link state.
@@ -519,13 +530,12 @@ func (c *Cluster) reconfigure(idx int, pairs [][2]*port) {
 		for _, pt := range pr {
 			pt.setState(c.s.Now(), portTraining)
 		}
-		c.dark = append(c.dark, pr)
 		c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name(), start: c.s.Now(), end: c.s.Now() + wait})
 		lit := wait
 		if pr[0].o.hw >= 0 || pr[1].o.hw >= 0 {
 			lit -= c.hw.trainLead(ps(c.cfg.MEMS.BringUp)) // a card trains in the bring-up time
 		}
-		c.s.After(lit, c, evLit|uint64(len(c.dark)-1)<<evShift)
+		c.lightAfter(lit, pr)
 	}
 	if changed {
 		c.reconf++
@@ -550,8 +560,8 @@ type hostNode struct {
 	id      tlp.ID
 	onics   []*onicNode
 	written uint64
-	// mediaFree is when an NVMe device's media can start the next read.
-	mediaFree sim.Time
+	// nvme is an NVMe device's media (nil until its first command).
+	nvme *nvmeDrive
 	// dataIn is the payload written into its memory (not control writes
 	// such as doorbells and completion entries); forwarders are its flows
 	// that send on what arrives.
@@ -1099,7 +1109,7 @@ func (h *hostNode) receive(m *msg) {
 			return
 		}
 		m.host = h
-		c.s.After(ps(h.cfg.Memory), c, evMemory|m.pkt.Arg<<evShift)
+		c.s.After(ps(h.cfg.Memory), h, m.pkt.Arg)
 	default:
 		c.fail(m, manager.Unsupported)
 	}

@@ -101,7 +101,7 @@ func (c *Cluster) deploy(i int) {
 	o := d.o
 	if d.step.replay > 0 {
 		if until, ok := o.busy(); ok { // the plan reconfigures one slot at a time
-			c.s.At(until, c, evDeploy|uint64(i)<<evShift)
+			c.s.At(until, o, onicDeploy|uint64(i)<<2)
 			return
 		}
 	}
@@ -176,7 +176,7 @@ func (o *onicNode) Full(im *firmware.Image, cost firmware.Cost) error {
 		return err
 	}
 	o.full = &reflash{im: im, cost: cost, mgr: mgr, spec: spec, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
-	o.c.s.At(o.full.until, o.c, evReflashed|uint64(o.idx)*(maxKernelSlots+1)<<evShift)
+	o.c.s.At(o.full.until, o, onicReflashed)
 	return nil
 }
 
@@ -205,7 +205,7 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 		return fmt.Errorf("kernel image %s %s into slot %d of the running image %s %s: %v", k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, err)
 	}
 	o.slotFlash[n] = &reflash{im: k, cost: cost, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
-	o.c.s.At(o.slotFlash[n].until, o.c, evReflashed|(uint64(o.idx)*(maxKernelSlots+1)+uint64(n)+1)<<evShift)
+	o.c.s.At(o.slotFlash[n].until, o, onicReflashed|uint64(n+1)<<2)
 	return nil
 }
 
@@ -277,11 +277,24 @@ func (o *onicNode) hold(r *reflash, m *msg, addr uint64) {
 	o.c.release(m)
 }
 
-// reflashed ends a reflash: event argument i is the O-NIC's index times
-// (maxKernelSlots+1) plus 0 for a full reflash or 1 + the slot.
-func (c *Cluster) reflashed(i uint64) {
-	o := c.onics[i/(maxKernelSlots+1)]
-	n := int(i%(maxKernelSlots+1)) - 1
+// O-NIC events: the deployment or slot is above the kind.
+const (
+	onicDeploy    = iota // the loader runs for deployment i (the cluster's)
+	onicReflashed        // a reflash ends: 0 for a full one, or 1 + the slot
+)
+
+// Handle runs an O-NIC's event: a firmware load, or a reflash's end.
+func (o *onicNode) Handle(_ *sim.Sim, arg uint64) {
+	if arg&3 == onicDeploy {
+		o.c.deploy(int(arg >> 2))
+	} else {
+		o.reflashed(int(arg>>2) - 1)
+	}
+}
+
+// reflashed ends a reflash: the full one (n < 0) or slot n's.
+func (o *onicNode) reflashed(n int) {
+	c := o.c
 	if n < 0 {
 		r := o.full
 		o.full = nil

@@ -132,7 +132,7 @@ func (f *flowState) feed() {
 			if now < f.next {
 				if !f.waiting {
 					f.waiting = true
-					c.s.At(f.next, c, evFeed|uint64(f.idx)<<evShift)
+					c.s.At(f.next, f, 0)
 				}
 				return
 			}
@@ -251,7 +251,7 @@ func (f *flowState) settled(xi int32, ok bool) {
 			sw.OnSettle()
 		}
 	}
-	f.c.s.After(0, f.c, evFeed|uint64(f.idx)<<evShift)
+	f.c.s.After(0, f, 0)
 }
 
 func (f *flowState) bytesIn(n int) {

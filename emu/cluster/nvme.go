@@ -29,9 +29,18 @@ func (s stage) control() bool { return s != stPlain && s != stData }
 // the transfer overlaps the media time as in a real drive.
 const nvmePage = 4096
 
+// nvmeDrive is an NVMe device's media: the commands whose data it is
+// reading (by the index its events carry), and when it can start the
+// next read.
+type nvmeDrive struct {
+	h         *hostNode
+	cmds      []nvmeCmd
+	freeCmds  []int
+	mediaFree sim.Time
+}
+
 // nvmeCmd is a command whose data the media is reading.
 type nvmeCmd struct {
-	dev   *hostNode
 	flow  *flowState
 	xi    int32
 	start sim.Time // when the media began this command
@@ -56,27 +65,33 @@ func (h *hostNode) pageTime() sim.Time {
 // earlier commands, and yields a page every pageTime. The transfer stays
 // open (one more pending step) until the last page is out.
 func (h *hostNode) fetched(f *flowState, xi int32) {
-	c := h.c
+	c, d := h.c, h.nvme
+	if d == nil {
+		d = &nvmeDrive{h: h}
+		h.nvme = d
+	}
 	f.xfers[xi].left++
 	pages := (f.cfg.Size + nvmePage - 1) / nvmePage
-	start := max(c.s.Now()+ps(h.cfg.NVMe.MediaLatency), h.mediaFree)
-	h.mediaFree = start + sim.Time(pages)*h.pageTime()
-	i := len(c.cmds)
-	if n := len(c.freeCmds); n > 0 {
-		i, c.freeCmds = c.freeCmds[n-1], c.freeCmds[:n-1]
+	start := max(c.s.Now()+ps(h.cfg.NVMe.MediaLatency), d.mediaFree)
+	d.mediaFree = start + sim.Time(pages)*h.pageTime()
+	i := len(d.cmds)
+	if n := len(d.freeCmds); n > 0 {
+		i, d.freeCmds = d.freeCmds[n-1], d.freeCmds[:n-1]
 	} else {
-		c.cmds = append(c.cmds, nvmeCmd{})
+		d.cmds = append(d.cmds, nvmeCmd{})
 	}
-	c.cmds[i] = nvmeCmd{dev: h, flow: f, xi: xi, start: start}
-	c.s.At(start+h.pageTime(), c, evNVMe|uint64(i)<<evShift)
+	d.cmds[i] = nvmeCmd{flow: f, xi: xi, start: start}
+	c.s.At(start+h.pageTime(), d, uint64(i))
 }
 
-// pageRead writes out the page the media has just read; after the last
-// page it writes the completion entry (posted writes stay in order, so
-// the entry lands after the data) and closes the media step.
-func (c *Cluster) pageRead(i int) {
-	cmd := &c.cmds[i]
-	h, f, xi := cmd.dev, cmd.flow, cmd.xi
+// Handle writes out the page the media has just read for command arg;
+// after the last page it writes the completion entry (posted writes stay
+// in order, so the entry lands after the data) and closes the media
+// step.
+func (d *nvmeDrive) Handle(s *sim.Sim, arg uint64) {
+	i := int(arg)
+	cmd := &d.cmds[i]
+	h, f, xi := d.h, cmd.flow, cmd.xi
 	o := h.onics[0]
 	slot := uint64(xi) % uint64(f.cfg.Depth)
 	bar := o.fn.BARAddress(2)
@@ -86,13 +101,13 @@ func (c *Cluster) pageRead(i int) {
 	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.Data+step*slot+uint64(off), n, h.cfg.MPS, stData, o.link, h)
 	cmd.page++
 	if off+n < f.cfg.Size {
-		c.s.At(cmd.start+sim.Time(cmd.page+1)*h.pageTime(), c, evNVMe|uint64(i)<<evShift)
+		s.At(cmd.start+sim.Time(cmd.page+1)*h.pageTime(), d, arg)
 		return
 	}
 	f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.CQ+16*slot, 16, h.cfg.MPS, stCQE, o.link, h)
 	if f.cfg.NVMe.MSI != 0 {
 		f.inject(xi, tlp.MWr, bar+f.cfg.NVMe.MSI, 4, h.cfg.MPS, stMSI, o.link, h)
 	}
-	c.freeCmds = append(c.freeCmds, i)
+	d.freeCmds = append(d.freeCmds, i)
 	f.settled(xi, true)
 }

@@ -262,14 +262,14 @@ func (cl *Cluster) Start() {
 		if f.cfg.Start == 0 {
 			f.feed()
 		} else {
-			cl.s.At(ps(f.cfg.Start), cl, evFeed|uint64(f.idx)<<evShift)
+			cl.s.At(ps(f.cfg.Start), f, 0)
 		}
 	}
 	for i, ph := range cl.phases {
-		cl.s.At(ph.at, cl, evPhase|uint64(i)<<evShift)
+		cl.s.At(ph.at, memsSwitch{cl}, memsPhase|uint64(i)<<1)
 	}
 	for i, d := range cl.deploys {
-		cl.s.At(d.at, cl, evDeploy|uint64(i)<<evShift)
+		cl.s.At(d.at, d.o, onicDeploy|uint64(i)<<2)
 	}
 }
 

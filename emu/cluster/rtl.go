@@ -73,6 +73,7 @@ const hwBacklog = 64
 
 // hw is the cluster's side of its Hardware.
 type hw struct {
+	c       *Cluster
 	x       Hardware
 	period  sim.Time
 	running bool  // a batch is scheduled
@@ -155,7 +156,7 @@ func (c *Cluster) UseHardware(x Hardware) error {
 	if err := CheckHardware(c.cfg, x.ONICs()); err != nil {
 		return err
 	}
-	h := &hw{x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
+	h := &hw{c: c, x: x, period: ps(x.Period()), posted: map[uint64][]int32{}}
 	if h.period <= 0 {
 		return fmt.Errorf("hardware: clock period %v", x.Period())
 	}
@@ -388,7 +389,7 @@ func (b *hwBridge) deliver(ready sim.Time) {
 func (c *Cluster) hwWake() {
 	if c.hw != nil && !c.hw.running && c.hw.err == nil {
 		c.hw.running = true
-		c.s.After(0, c, evHardware)
+		c.s.After(0, c.hw, 0)
 	}
 }
 
@@ -543,11 +544,11 @@ func writeKey(t *tlp.TLP) uint64 {
 	return f.Sum64() ^ uint64(t.Length)<<48
 }
 
-// hwRun runs the cards a batch of cycles, sending what they emit at the
+// Handle runs the cards a batch of cycles, sending what they emit at the
 // cycle it left, and schedules the next batch unless every card is
 // quiet.
-func (c *Cluster) hwRun() {
-	h := c.hw
+func (h *hw) Handle(*sim.Sim, uint64) {
+	c := h.c
 	now := c.s.Now()
 	onics := make([]*onicNode, len(h.reads))
 	for _, o := range c.onics {
@@ -586,7 +587,7 @@ func (c *Cluster) hwRun() {
 		c.hwSettleUnseen()
 		return
 	}
-	c.s.After(hwBatch*h.period, c, evHardware)
+	c.s.After(hwBatch*h.period, h, 0)
 }
 
 // hwSettleUnseen ends the host writes the cards took that never landed,

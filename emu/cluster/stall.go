@@ -258,9 +258,8 @@ func (pt *port) retrainLink() {
 	pt.w.retrain++
 	l.SetDown()
 	wait := pt.o.cycles(RetrainCycles)
-	c.dark = append(c.dark, pr)
 	c.spans = append(c.spans, span{name: pr[0].name() + " <-> " + pr[1].name() + " (retrain)", start: c.s.Now(), end: c.s.Now() + wait})
-	c.s.After(wait, c, evLit|uint64(len(c.dark)-1)<<evShift)
+	c.lightAfter(wait, pr)
 }
 
 // faultHold is how much longer than its own processing a TLP arriving
