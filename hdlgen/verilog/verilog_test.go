@@ -1,6 +1,7 @@
 package verilog
 
 import (
+	"fmt"
 	"bytes"
 	"os"
 	"os/exec"
@@ -68,7 +69,32 @@ func pair() *ir.Module {
 	return m
 }
 
-var modules = []func() *ir.Module{counter, ops, ram, pair}
+var modules = []func() *ir.Module{counter, ops, ram, pair, long}
+
+// long has expressions too long for a line: a wide XOR of long-named
+// inputs with a mux and a comparison inside, a concatenation of them,
+// and a register fed by a long sum, which the layout wraps.
+func long() *ir.Module {
+	m := ir.NewModule("long")
+	var in []ir.Value
+	for i := range 12 {
+		in = append(in, m.Input(fmt.Sprintf("an_input_with_a_rather_long_name_%02d", i), 16))
+	}
+	x := in[0]
+	for _, v := range in[1:] {
+		x = m.Xor(x, v)
+	}
+	m.Output("all_of_them_xored_together", m.Mux(m.LtU(in[0], in[1]), x, m.And(in[2], m.Or(in[3], in[4]))))
+	m.Output("all_of_them_side_by_side", m.Concat(in...))
+	sum := m.Reg("running_sum_of_the_first_eight", 16, 0)
+	acc := in[0]
+	for _, v := range in[1:8] {
+		acc = m.Add(acc, v)
+	}
+	m.SetNext(sum, acc)
+	m.Output("sum", sum)
+	return m
+}
 
 // write emits every module into dir as <name>.v and returns the paths.
 func write(t *testing.T, dir string) []string {
@@ -210,4 +236,57 @@ func ram() *ir.Module {
 	m.WritePort(flags, m.Slice(waddr, 0, 1), m.Slice(data, 0, 8), we, m.Slice(be, 0, 1))
 	m.Output("flag", m.ReadPort(flags, m.Slice(raddr, 0, 1), m.Const(1, 1)))
 	return m
+}
+
+// TestLayout: the layout layer only moves whitespace — every module's
+// text is the same as its one-statement-a-line print once whitespace is
+// ignored — and leaves no wrappable statement longer than WrapWidth that
+// has somewhere to break; a statement with nowhere to break stays whole.
+func TestLayout(t *testing.T) {
+	wrapped := 0
+	for _, mk := range modules {
+		// (Printing names as it goes: each print from its own analysis.)
+		m := mk()
+		e, err := newDesign().analyse(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := newDesign().analyse(mk())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, laid := string(e.statements()), string(again.print())
+		if strings.Join(strings.Fields(raw), "") != strings.Join(strings.Fields(laid), "") {
+			t.Errorf("%s: the layout changed more than whitespace:\n%s", m.Name(), laid)
+		}
+		for i, l := range strings.Split(laid, "\n") {
+			if len(l) > WrapWidth && !strings.Contains(l, "mem_init_i") {
+				t.Errorf("%s:%d: %d columns: %s", m.Name(), i+1, len(l), l)
+			}
+		}
+		wrapped += strings.Count(laid, "\n") - strings.Count(raw, "\n")
+	}
+	if wrapped < 5 {
+		t.Errorf("only %d lines came from wrapping: the long module was not wrapped", wrapped)
+	}
+	for _, tc := range []struct{ prefix, expr, suffix string }{
+		{"    assign y = ", strings.Repeat("a_long_operand_name | ", 8) + "z", ";"},
+		{"    assign y = ", "{" + strings.Repeat("a_long_operand_name, ", 8) + "z}", "; // build.go:1"},
+		{"        q <= ", "c ? (" + strings.Repeat("a_long_operand_name + ", 6) + "z) : (d & e)", ";"},
+		{"    assign y = ", strings.Repeat("x", 120), ";"}, // nowhere to break
+	} {
+		lines := wrapExpr(tc.prefix, tc.expr, tc.suffix, continuation(tc.prefix))
+		got := strings.Join(lines, "\n")
+		if strings.Join(strings.Fields(got), "") != strings.Join(strings.Fields(tc.prefix+tc.expr+tc.suffix), "") {
+			t.Errorf("wrapExpr(%q) changed more than whitespace:\n%s", tc.expr, got)
+		}
+		for _, l := range lines {
+			if len(l) > WrapWidth && len(lines) > 1 {
+				t.Errorf("wrapExpr(%q): a line of %d columns:\n%s", tc.expr, len(l), got)
+			}
+		}
+		if !strings.HasPrefix(lines[0], tc.prefix) || !strings.HasSuffix(lines[len(lines)-1], tc.suffix) {
+			t.Errorf("wrapExpr(%q) moved the statement's ends:\n%s", tc.expr, got)
+		}
+	}
 }

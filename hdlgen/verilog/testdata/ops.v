@@ -21,27 +21,29 @@ module ops (
     output wire [7:0] r,
     output wire [3:0] held_q
 );
-    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:51
-    reg  [3:0] held = 4'h9; // verilog_test.go:54
-    wire [7:0] _n_2fast_add; // verilog_test.go:35
-    wire [7:0] _n_2fast_sub; // verilog_test.go:36
-    wire [7:0] n_2fast; // verilog_test.go:37
-    wire [7:0] _flags_concat; // verilog_test.go:40
-    wire [4:0] _wide_slice; // verilog_test.go:43
-    wire [7:0] _konst_concat; // verilog_test.go:45
-    wire _shifts_slice; // verilog_test.go:48
-    wire [47:0] _shifts_concat; // verilog_test.go:48
-    wire _never_ltu; // verilog_test.go:49
+    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:52
+    reg  [3:0] held = 4'h9; // verilog_test.go:55
+    wire [7:0] _n_2fast_add; // verilog_test.go:36
+    wire [7:0] _n_2fast_sub; // verilog_test.go:37
+    wire [7:0] n_2fast; // verilog_test.go:38
+    wire [7:0] _flags_concat; // verilog_test.go:41
+    wire [4:0] _wide_slice; // verilog_test.go:44
+    wire [7:0] _konst_concat; // verilog_test.go:46
+    wire _shifts_slice; // verilog_test.go:49
+    wire [47:0] _shifts_concat; // verilog_test.go:49
+    wire _never_ltu; // verilog_test.go:50
     wire unused;
 
     assign _n_2fast_add = a + b;
     assign _n_2fast_sub = a - b;
     assign n_2fast = (module_ ? _n_2fast_add : _n_2fast_sub);
-    assign _flags_concat = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b), (^_n_2fast_add), _n_2fast_sub[7]};
+    assign _flags_concat = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b),
+                           (^_n_2fast_add), _n_2fast_sub[7]};
     assign _wide_slice = a[6:2];
     assign _konst_concat = {4'ha, 4'h5};
     assign _shifts_slice = a[7];
-    assign _shifts_concat = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])), {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{_shifts_slice}}, _shifts_slice}};
+    assign _shifts_concat = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])),
+                            {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{_shifts_slice}}, _shifts_slice}};
     assign _never_ltu = 1'h0;
     assign unused = &{1'b0, spare, _konst_concat[1:0], _konst_concat[7:6]};
 

@@ -137,54 +137,471 @@ module onic_kernel_crc32c_append (
     assign _tail_mux_3 = _tail_mux_4[7] ? {8'h0, _tail_mux_4[63:8]} : _tail_mux_4;
     assign _tail_mux_2 = _tail_mux_3[3] ? {4'h0, _tail_mux_3[63:4]} : _tail_mux_3;
     assign _tail_mux = _tail_mux_2[1] ? {2'h0, _tail_mux_2[63:2]} : _tail_mux_2;
-    assign _tail_concat = {s0_tkeep[63], _tail_mux_6[31], _tail_mux_5[15], _tail_mux_4[7], _tail_mux_3[3], _tail_mux_2[1], _tail_mux[0]};
+    assign _tail_concat = {s0_tkeep[63], _tail_mux_6[31], _tail_mux_5[15], _tail_mux_4[7],
+                          _tail_mux_3[3], _tail_mux_2[1], _tail_mux[0]};
     assign _tail_ltu = 8'h3c < {1'h0, _tail_concat};
     assign _tail_not = ~tail;
     assign step_go = _step_go_and;
-    assign _stage1_58_and = s0_tlast & (_tail_ltu & _tail_not);
+    assign _stage1_58_and = s0_tlast & _tail_ltu & _tail_not;
     assign step_next = (_step_go_and_2 & _s0_ready_and);
     assign pipe_adv = (res_ready | (~stage6_valid));
     assign _stage2_161_concat_2 = {stage1_s0_tdata, stage1_crc};
-    assign _stage2_161_concat = {(^(_stage2_161_concat_2 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061ae)), (^(_stage2_161_concat_2 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d7)), (^(_stage2_161_concat_2 & 544'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186bb4cc186b)), (^(_stage2_161_concat_2 & 544'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35da660c35)), (^(_stage2_161_concat_2 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061a)), (^(_stage2_161_concat_2 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d)), (^(_stage2_161_concat_2 & 544'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc629957edf0fbf0c6a327b35a0ed587bf0c3ca8214c61dd955fa96989e687ca028687ca028)), (^(_stage2_161_concat_2 & 544'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e6314cabf6f87df8635193d9ad076ac3df861e5410a630eecaafd4b4c4f343e5014343e5014)), (^(_stage2_161_concat_2 & 544'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d509bdb7bfcadc7615191c4eecdd46cc413b53ce062d7ed6c60488a09492f49a4492f49a4)), (^(_stage2_161_concat_2 & 544'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a72b36971c114e7cb75c7ebf19068445a2a9d0215623b6d8f2ec9692a77a7c57c77a7c57c)), (^(_stage2_161_concat_2 & 544'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581e3a73074dfc8779e67ecfc7e3eb6501536091d6fe24d2dfe898998bbe8e38310e8e38310)), (^(_stage2_161_concat_2 & 544'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c2b2d1cf650a63fb4eef977b9e9d95a32b84312d2a2760dc65a29e0732741a0262741a026)), (^(_stage2_161_concat_2 & 544'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e15968e7b28531fda777cbbdcf4ecad195c218969513b06e32d14f03993a0d01393a0d013)), (^(_stage2_161_concat_2 & 544'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3d035c3f1ab6b8b96e6b154688cf424b48d5758d1fbcd1848886754321ae009a71ae009a7)), (^(_stage2_161_concat_2 & 544'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d32e46534eaf7c1b0ae57a3b2b0f8606265ec300daeb6171d5ade8637de40657dde40657d)), (^(_stage2_161_concat_2 & 544'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb69972329a757be0d8572bd1d9587c303132f61806d75b0b8ead6f431bef2032beef2032be)), (^(_stage2_161_concat_2 & 544'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb4cb9194d3abdf06c2b95e8ecac3e1818997b0c036bad85c756b7a18df790195ff790195f)), (^(_stage2_161_concat_2 & 544'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776da65c8ca69d5ef83615caf476561f0c0c4cbd8601b5d6c2e3ab5bd0c6fbc80caffbc80caf)), (^(_stage2_161_concat_2 & 544'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a09d0c29f71ed7860d7ea73bddd8df43e05195f6589bbfa48cb40c44daed467f9aed467f9)), (^(_stage2_161_concat_2 & 544'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39de16e58387b4b84bb6fa30581844882721cb33d7978d661d7b4d4e08045a5252045a5252)), (^(_stage2_161_concat_2 & 544'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a035f5f60dfc98585e067211aafaa0362bb3a2058e98962837a34b8b2ad11d4887d11d4887)), (^(_stage2_161_concat_2 & 544'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c501afafb06fe4c2c2f033908d57d501b15d9d102c74c4b141bd1a5c595688ea443688ea443)), (^(_stage2_161_concat_2 & 544'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894d783f94f4064126c5c938dec482a7fb2cfaf1d06f5751134f63fcee46777338f6777338f)), (^(_stage2_161_concat_2 & 544'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6b13f786b9f700d4df346cf70d2974de1449012e629ea13a365f2cb5ce08bf869e08bf869)), (^(_stage2_161_concat_2 & 544'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b589fbc35cfb806a6f9a367b8694ba6f0a248097314f509d1b2f965ae7045fc347045fc34)), (^(_stage2_161_concat_2 & 544'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0176b15ad6d89e0728a1deba5ac227a140726398dcd92a1fd1c7919ef9eb129fb4eb129fb4)), (^(_stage2_161_concat_2 & 544'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc61a629a7530d07ef8de054ab9791a2981a76500b3fc594d1fd25e35226b92e7426b92e74)), (^(_stage2_161_concat_2 & 544'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2ea2d901f96c4878c1bff23d33d4aa3742e7cb460ccb25151e07fdd87c06cf694c06cf694)), (^(_stage2_161_concat_2 & 544'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061ae433061ae4)), (^(_stage2_161_concat_2 & 544'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7299830d72)), (^(_stage2_161_concat_2 & 544'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186b94cc186b9)), (^(_stage2_161_concat_2 & 544'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35ca660c35c))};
+    assign _stage2_161_concat = {(^(_stage2_161_concat_2
+                                  & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061ae)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d7)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186bb4cc186b)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35da660c35)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061a)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc629957edf0fbf0c6a327b35a0ed587bf0c3ca8214c61dd955fa96989e687ca028687ca028)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e6314cabf6f87df8635193d9ad076ac3df861e5410a630eecaafd4b4c4f343e5014343e5014)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d509bdb7bfcadc7615191c4eecdd46cc413b53ce062d7ed6c60488a09492f49a4492f49a4)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a72b36971c114e7cb75c7ebf19068445a2a9d0215623b6d8f2ec9692a77a7c57c77a7c57c)),
+                                (^(_stage2_161_concat_2
+                                 & 544'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581e3a73074dfc8779e67ecfc7e3eb6501536091d6fe24d2dfe898998bbe8e38310e8e38310)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c2b2d1cf650a63fb4eef977b9e9d95a32b84312d2a2760dc65a29e0732741a0262741a026)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e15968e7b28531fda777cbbdcf4ecad195c218969513b06e32d14f03993a0d01393a0d013)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3d035c3f1ab6b8b96e6b154688cf424b48d5758d1fbcd1848886754321ae009a71ae009a7)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d32e46534eaf7c1b0ae57a3b2b0f8606265ec300daeb6171d5ade8637de40657dde40657d)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb69972329a757be0d8572bd1d9587c303132f61806d75b0b8ead6f431bef2032beef2032be)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb4cb9194d3abdf06c2b95e8ecac3e1818997b0c036bad85c756b7a18df790195ff790195f)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776da65c8ca69d5ef83615caf476561f0c0c4cbd8601b5d6c2e3ab5bd0c6fbc80caffbc80caf)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a09d0c29f71ed7860d7ea73bddd8df43e05195f6589bbfa48cb40c44daed467f9aed467f9)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39de16e58387b4b84bb6fa30581844882721cb33d7978d661d7b4d4e08045a5252045a5252)),
+                                (^(_stage2_161_concat_2
+                                 & 544'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a035f5f60dfc98585e067211aafaa0362bb3a2058e98962837a34b8b2ad11d4887d11d4887)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c501afafb06fe4c2c2f033908d57d501b15d9d102c74c4b141bd1a5c595688ea443688ea443)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894d783f94f4064126c5c938dec482a7fb2cfaf1d06f5751134f63fcee46777338f6777338f)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6b13f786b9f700d4df346cf70d2974de1449012e629ea13a365f2cb5ce08bf869e08bf869)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b589fbc35cfb806a6f9a367b8694ba6f0a248097314f509d1b2f965ae7045fc347045fc34)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0176b15ad6d89e0728a1deba5ac227a140726398dcd92a1fd1c7919ef9eb129fb4eb129fb4)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc61a629a7530d07ef8de054ab9791a2981a76500b3fc594d1fd25e35226b92e7426b92e74)),
+                                (^(_stage2_161_concat_2
+                                 & 544'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2ea2d901f96c4878c1bff23d33d4aa3742e7cb460ccb25151e07fdd87c06cf694c06cf694)),
+                                (^(_stage2_161_concat_2
+                                 & 544'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061ae433061ae4)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7299830d72)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186b94cc186b9)),
+                                (^(_stage2_161_concat_2
+                                 & 544'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35ca660c35c))};
     assign _stage3_382_concat_4 = {stage2_s0_tdata[255:0], stage2_161};
-    assign _stage3_382_concat_3 = {(^(_stage3_382_concat_4 & 288'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebc2fa89ebc)), (^(_stage3_382_concat_4 & 288'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e97d44f5e)), (^(_stage3_382_concat_4 & 288'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af4bea27af)), (^(_stage3_382_concat_4 & 288'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d7a5f513d7)), (^(_stage3_382_concat_4 & 288'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89eb52fa89eb)), (^(_stage3_382_concat_4 & 288'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5297d44f5)), (^(_stage3_382_concat_4 & 288'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc63b163cc6)), (^(_stage3_382_concat_4 & 288'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e639d8b1e63)), (^(_stage3_382_concat_4 & 288'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d616d118d)), (^(_stage3_382_concat_4 & 288'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a1f1e167a)), (^(_stage3_382_concat_4 & 288'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db182027958120279581)), (^(_stage3_382_concat_4 & 288'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c3fbb547c)), (^(_stage3_382_concat_4 & 288'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e9fddaa3e)), (^(_stage3_382_concat_4 & 288'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba360464ba3)), (^(_stage3_382_concat_4 & 288'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d9f8bbb6d)), (^(_stage3_382_concat_4 & 288'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb64fc5ddb6)), (^(_stage3_382_concat_4 & 288'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedba7e2eedb)), (^(_stage3_382_concat_4 & 288'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776dd3f1776d)), (^(_stage3_382_concat_4 & 288'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a4650250a)), (^(_stage3_382_concat_4 & 288'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c390c808c39)), (^(_stage3_382_concat_4 & 288'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a029e8d8a0)), (^(_stage3_382_concat_4 & 288'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c5094f46c50)), (^(_stage3_382_concat_4 & 288'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a89465d2a894)), (^(_stage3_382_concat_4 & 288'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf69d41caf6)), (^(_stage3_382_concat_4 & 288'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57bcea0e57b)), (^(_stage3_382_concat_4 & 288'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0148f8ec01)), (^(_stage3_382_concat_4 & 288'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc0bd4e8bc)), (^(_stage3_382_concat_4 & 288'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2aa42eae2)), (^(_stage3_382_concat_4 & 288'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdfa89ebcd)), (^(_stage3_382_concat_4 & 288'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e67d44f5e6)), (^(_stage3_382_concat_4 & 288'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af3bea27af3)), (^(_stage3_382_concat_4 & 288'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d795f513d79))};
+    assign _stage3_382_concat_3 = {(^(_stage3_382_concat_4
+                                    & 288'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebc2fa89ebc)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e97d44f5e)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af4bea27af)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d7a5f513d7)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89eb52fa89eb)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5297d44f5)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc63b163cc6)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e639d8b1e63)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d616d118d)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a1f1e167a)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db182027958120279581)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c3fbb547c)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e9fddaa3e)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba360464ba3)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d9f8bbb6d)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb64fc5ddb6)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedba7e2eedb)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776dd3f1776d)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a4650250a)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c390c808c39)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a029e8d8a0)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c5094f46c50)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a89465d2a894)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf69d41caf6)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57bcea0e57b)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0148f8ec01)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc0bd4e8bc)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2aa42eae2)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdfa89ebcd)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e67d44f5e6)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af3bea27af3)),
+                                  (^(_stage3_382_concat_4
+                                   & 288'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d795f513d79))};
     assign _stage3_382_mux_3 = stage2_163[31] ? _stage3_382_concat_3 : stage2_161;
-    assign _stage3_382_mux_2 = stage2_163[31] ? {256'h0, stage2_s0_tdata[511:256]} : stage2_s0_tdata;
+    assign _stage3_382_mux_2 = stage2_163[31] ? {256'h0, stage2_s0_tdata[511:256]}
+                               : stage2_s0_tdata;
     assign _stage3_382_mux = stage2_163[31] ? {32'h0, stage2_163[63:32]} : stage2_163;
     assign _stage3_382_concat_2 = {_stage3_382_mux_2[127:0], _stage3_382_mux_3};
-    assign _stage3_382_concat = {(^(_stage3_382_concat_2 & 160'h8fc8e57b1c379612ef13a98c0caa668f0caa668f)), (^(_stage3_382_concat_2 & 160'h47e472bd8e1bcb097789d4c60655334706553347)), (^(_stage3_382_concat_2 & 160'h23f2395ec70de584bbc4ea63032a99a3032a99a3)), (^(_stage3_382_concat_2 & 160'h11f91caf6386f2c25de2753181954cd181954cd1)), (^(_stage3_382_concat_2 & 160'h8fc8e57b1c379612ef13a98c0caa668c0caa668)), (^(_stage3_382_concat_2 & 160'h47e472bd8e1bcb097789d4c6065533460655334)), (^(_stage3_382_concat_2 & 160'h8df7c6eef047484aa4afe72a3c98cf153c98cf15)), (^(_stage3_382_concat_2 & 160'h46fbe3777823a4255257f3951e4c678a1e4c678a)), (^(_stage3_382_concat_2 & 160'hacb514c0a026440046385046838c554a838c554a)), (^(_stage3_382_concat_2 & 160'hd9926f1b4c24b412cc0f81af4d6c4c2a4d6c4c2a)), (^(_stage3_382_concat_2 & 160'he301d2f6ba25cc1b8914695baa1c409aaa1c409a)), (^(_stage3_382_concat_2 & 160'hfe480c004125701f2b999d21d9a446c2d9a446c2)), (^(_stage3_382_concat_2 & 160'h7f2406002092b80f95ccce90ecd22361ecd22361)), (^(_stage3_382_concat_2 & 160'hb05ae67b0c7eca1525f5cec47ac3773f7ac3773f)), (^(_stage3_382_concat_2 & 160'hd7e596469a08f3187de94eee31cbdd1031cbdd10)), (^(_stage3_382_concat_2 & 160'h6bf2cb234d04798c3ef4a77718e5ee8818e5ee88)), (^(_stage3_382_concat_2 & 160'h35f96591a6823cc61f7a53bb8c72f7448c72f744)), (^(_stage3_382_concat_2 & 160'h1afcb2c8d3411e630fbd29ddc6397ba2c6397ba2)), (^(_stage3_382_concat_2 & 160'h82b6bc1f7597192368cd3d62efb6db5eefb6db5e)), (^(_stage3_382_concat_2 & 160'hce93bb74a6fc1a835b75373d7b710b207b710b20)), (^(_stage3_382_concat_2 & 160'he88138c14f499b5342a93212b112e31fb112e31f)), (^(_stage3_382_concat_2 & 160'h74409c60a7a4cda9a15499095889718f5889718f)), (^(_stage3_382_concat_2 & 160'hb5e8ab4b4fe5f0c63fb9e508a0eede48a0eede48)), (^(_stage3_382_concat_2 & 160'hd53cb0debbc56e71f0cf5b085cdd09ab5cdd09ab)), (^(_stage3_382_concat_2 & 160'h6a9e586f5de2b738f867ad842e6e84d52e6e84d5)), (^(_stage3_382_concat_2 & 160'hba87c94cb2c6cd8e93207f4e1b9d24e51b9d24e5)), (^(_stage3_382_concat_2 & 160'hd28b01dd4554f0d5a683962b0164f4fd0164f4fd)), (^(_stage3_382_concat_2 & 160'he68d6595be9dee783c5262998c181cf18c181cf1)), (^(_stage3_382_concat_2 & 160'hfc8e57b1c379612ef13a98c0caa668f7caa668f7)), (^(_stage3_382_concat_2 & 160'h7e472bd8e1bcb097789d4c606553347b6553347b)), (^(_stage3_382_concat_2 & 160'h3f2395ec70de584bbc4ea63032a99a3d32a99a3d)), (^(_stage3_382_concat_2 & 160'h1f91caf6386f2c25de2753181954cd1e1954cd1e))};
+    assign _stage3_382_concat = {(^(_stage3_382_concat_2
+                                  & 160'h8fc8e57b1c379612ef13a98c0caa668f0caa668f)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h47e472bd8e1bcb097789d4c60655334706553347)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h23f2395ec70de584bbc4ea63032a99a3032a99a3)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h11f91caf6386f2c25de2753181954cd181954cd1)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h8fc8e57b1c379612ef13a98c0caa668c0caa668)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h47e472bd8e1bcb097789d4c6065533460655334)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h8df7c6eef047484aa4afe72a3c98cf153c98cf15)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h46fbe3777823a4255257f3951e4c678a1e4c678a)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hacb514c0a026440046385046838c554a838c554a)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hd9926f1b4c24b412cc0f81af4d6c4c2a4d6c4c2a)),
+                                (^(_stage3_382_concat_2
+                                 & 160'he301d2f6ba25cc1b8914695baa1c409aaa1c409a)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hfe480c004125701f2b999d21d9a446c2d9a446c2)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h7f2406002092b80f95ccce90ecd22361ecd22361)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hb05ae67b0c7eca1525f5cec47ac3773f7ac3773f)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hd7e596469a08f3187de94eee31cbdd1031cbdd10)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h6bf2cb234d04798c3ef4a77718e5ee8818e5ee88)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h35f96591a6823cc61f7a53bb8c72f7448c72f744)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h1afcb2c8d3411e630fbd29ddc6397ba2c6397ba2)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h82b6bc1f7597192368cd3d62efb6db5eefb6db5e)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hce93bb74a6fc1a835b75373d7b710b207b710b20)),
+                                (^(_stage3_382_concat_2
+                                 & 160'he88138c14f499b5342a93212b112e31fb112e31f)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h74409c60a7a4cda9a15499095889718f5889718f)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hb5e8ab4b4fe5f0c63fb9e508a0eede48a0eede48)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hd53cb0debbc56e71f0cf5b085cdd09ab5cdd09ab)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h6a9e586f5de2b738f867ad842e6e84d52e6e84d5)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hba87c94cb2c6cd8e93207f4e1b9d24e51b9d24e5)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hd28b01dd4554f0d5a683962b0164f4fd0164f4fd)),
+                                (^(_stage3_382_concat_2
+                                 & 160'he68d6595be9dee783c5262998c181cf18c181cf1)),
+                                (^(_stage3_382_concat_2
+                                 & 160'hfc8e57b1c379612ef13a98c0caa668f7caa668f7)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h7e472bd8e1bcb097789d4c606553347b6553347b)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h3f2395ec70de584bbc4ea63032a99a3d32a99a3d)),
+                                (^(_stage3_382_concat_2
+                                 & 160'h1f91caf6386f2c25de2753181954cd1e1954cd1e))};
     assign _stage4_603_concat_4 = {stage3_383[63:0], stage3_382};
-    assign _stage4_603_concat_3 = {(^(_stage4_603_concat_4 & 96'h8fc8e57b1c3796121c379612)), (^(_stage4_603_concat_4 & 96'h47e472bd8e1bcb098e1bcb09)), (^(_stage4_603_concat_4 & 96'h23f2395ec70de584c70de584)), (^(_stage4_603_concat_4 & 96'h11f91caf6386f2c26386f2c2)), (^(_stage4_603_concat_4 & 96'h8fc8e57b1c37961b1c37961)), (^(_stage4_603_concat_4 & 96'h47e472bd8e1bcb0d8e1bcb0)), (^(_stage4_603_concat_4 & 96'h8df7c6eef047484af047484a)), (^(_stage4_603_concat_4 & 96'h46fbe3777823a4257823a425)), (^(_stage4_603_concat_4 & 96'hacb514c0a0264400a0264400)), (^(_stage4_603_concat_4 & 96'hd9926f1b4c24b4124c24b412)), (^(_stage4_603_concat_4 & 96'he301d2f6ba25cc1bba25cc1b)), (^(_stage4_603_concat_4 & 96'hfe480c004125701f4125701f)), (^(_stage4_603_concat_4 & 96'h7f2406002092b80f2092b80f)), (^(_stage4_603_concat_4 & 96'hb05ae67b0c7eca150c7eca15)), (^(_stage4_603_concat_4 & 96'hd7e596469a08f3189a08f318)), (^(_stage4_603_concat_4 & 96'h6bf2cb234d04798c4d04798c)), (^(_stage4_603_concat_4 & 96'h35f96591a6823cc6a6823cc6)), (^(_stage4_603_concat_4 & 96'h1afcb2c8d3411e63d3411e63)), (^(_stage4_603_concat_4 & 96'h82b6bc1f7597192375971923)), (^(_stage4_603_concat_4 & 96'hce93bb74a6fc1a83a6fc1a83)), (^(_stage4_603_concat_4 & 96'he88138c14f499b534f499b53)), (^(_stage4_603_concat_4 & 96'h74409c60a7a4cda9a7a4cda9)), (^(_stage4_603_concat_4 & 96'hb5e8ab4b4fe5f0c64fe5f0c6)), (^(_stage4_603_concat_4 & 96'hd53cb0debbc56e71bbc56e71)), (^(_stage4_603_concat_4 & 96'h6a9e586f5de2b7385de2b738)), (^(_stage4_603_concat_4 & 96'hba87c94cb2c6cd8eb2c6cd8e)), (^(_stage4_603_concat_4 & 96'hd28b01dd4554f0d54554f0d5)), (^(_stage4_603_concat_4 & 96'he68d6595be9dee78be9dee78)), (^(_stage4_603_concat_4 & 96'hfc8e57b1c379612ec379612e)), (^(_stage4_603_concat_4 & 96'h7e472bd8e1bcb097e1bcb097)), (^(_stage4_603_concat_4 & 96'h3f2395ec70de584b70de584b)), (^(_stage4_603_concat_4 & 96'h1f91caf6386f2c25386f2c25))};
+    assign _stage4_603_concat_3 = {(^(_stage4_603_concat_4 & 96'h8fc8e57b1c3796121c379612)),
+                                  (^(_stage4_603_concat_4 & 96'h47e472bd8e1bcb098e1bcb09)),
+                                  (^(_stage4_603_concat_4 & 96'h23f2395ec70de584c70de584)),
+                                  (^(_stage4_603_concat_4 & 96'h11f91caf6386f2c26386f2c2)),
+                                  (^(_stage4_603_concat_4 & 96'h8fc8e57b1c37961b1c37961)),
+                                  (^(_stage4_603_concat_4 & 96'h47e472bd8e1bcb0d8e1bcb0)),
+                                  (^(_stage4_603_concat_4 & 96'h8df7c6eef047484af047484a)),
+                                  (^(_stage4_603_concat_4 & 96'h46fbe3777823a4257823a425)),
+                                  (^(_stage4_603_concat_4 & 96'hacb514c0a0264400a0264400)),
+                                  (^(_stage4_603_concat_4 & 96'hd9926f1b4c24b4124c24b412)),
+                                  (^(_stage4_603_concat_4 & 96'he301d2f6ba25cc1bba25cc1b)),
+                                  (^(_stage4_603_concat_4 & 96'hfe480c004125701f4125701f)),
+                                  (^(_stage4_603_concat_4 & 96'h7f2406002092b80f2092b80f)),
+                                  (^(_stage4_603_concat_4 & 96'hb05ae67b0c7eca150c7eca15)),
+                                  (^(_stage4_603_concat_4 & 96'hd7e596469a08f3189a08f318)),
+                                  (^(_stage4_603_concat_4 & 96'h6bf2cb234d04798c4d04798c)),
+                                  (^(_stage4_603_concat_4 & 96'h35f96591a6823cc6a6823cc6)),
+                                  (^(_stage4_603_concat_4 & 96'h1afcb2c8d3411e63d3411e63)),
+                                  (^(_stage4_603_concat_4 & 96'h82b6bc1f7597192375971923)),
+                                  (^(_stage4_603_concat_4 & 96'hce93bb74a6fc1a83a6fc1a83)),
+                                  (^(_stage4_603_concat_4 & 96'he88138c14f499b534f499b53)),
+                                  (^(_stage4_603_concat_4 & 96'h74409c60a7a4cda9a7a4cda9)),
+                                  (^(_stage4_603_concat_4 & 96'hb5e8ab4b4fe5f0c64fe5f0c6)),
+                                  (^(_stage4_603_concat_4 & 96'hd53cb0debbc56e71bbc56e71)),
+                                  (^(_stage4_603_concat_4 & 96'h6a9e586f5de2b7385de2b738)),
+                                  (^(_stage4_603_concat_4 & 96'hba87c94cb2c6cd8eb2c6cd8e)),
+                                  (^(_stage4_603_concat_4 & 96'hd28b01dd4554f0d54554f0d5)),
+                                  (^(_stage4_603_concat_4 & 96'he68d6595be9dee78be9dee78)),
+                                  (^(_stage4_603_concat_4 & 96'hfc8e57b1c379612ec379612e)),
+                                  (^(_stage4_603_concat_4 & 96'h7e472bd8e1bcb097e1bcb097)),
+                                  (^(_stage4_603_concat_4 & 96'h3f2395ec70de584b70de584b)),
+                                  (^(_stage4_603_concat_4 & 96'h1f91caf6386f2c25386f2c25))};
     assign _stage4_603_mux_3 = stage3_384[7] ? _stage4_603_concat_3 : stage3_382;
     assign _stage4_603_mux_2 = stage3_384[7] ? {64'h0, stage3_383[511:64]} : stage3_383;
     assign _stage4_603_mux = stage3_384[7] ? {8'h0, stage3_384[63:8]} : stage3_384;
     assign _stage4_603_concat_2 = {_stage4_603_mux_2[31:0], _stage4_603_mux_3};
-    assign _stage4_603_concat = {(^(_stage4_603_concat_2 & 64'h8fc8e57b8fc8e57b)), (^(_stage4_603_concat_2 & 64'h47e472bd47e472bd)), (^(_stage4_603_concat_2 & 64'h23f2395e23f2395e)), (^(_stage4_603_concat_2 & 64'h11f91caf11f91caf)), (^(_stage4_603_concat_2 & 64'h8fc8e5708fc8e57)), (^(_stage4_603_concat_2 & 64'h47e472b047e472b)), (^(_stage4_603_concat_2 & 64'h8df7c6ee8df7c6ee)), (^(_stage4_603_concat_2 & 64'h46fbe37746fbe377)), (^(_stage4_603_concat_2 & 64'hacb514c0acb514c0)), (^(_stage4_603_concat_2 & 64'hd9926f1bd9926f1b)), (^(_stage4_603_concat_2 & 64'he301d2f6e301d2f6)), (^(_stage4_603_concat_2 & 64'hfe480c00fe480c00)), (^(_stage4_603_concat_2 & 64'h7f2406007f240600)), (^(_stage4_603_concat_2 & 64'hb05ae67bb05ae67b)), (^(_stage4_603_concat_2 & 64'hd7e59646d7e59646)), (^(_stage4_603_concat_2 & 64'h6bf2cb236bf2cb23)), (^(_stage4_603_concat_2 & 64'h35f9659135f96591)), (^(_stage4_603_concat_2 & 64'h1afcb2c81afcb2c8)), (^(_stage4_603_concat_2 & 64'h82b6bc1f82b6bc1f)), (^(_stage4_603_concat_2 & 64'hce93bb74ce93bb74)), (^(_stage4_603_concat_2 & 64'he88138c1e88138c1)), (^(_stage4_603_concat_2 & 64'h74409c6074409c60)), (^(_stage4_603_concat_2 & 64'hb5e8ab4bb5e8ab4b)), (^(_stage4_603_concat_2 & 64'hd53cb0ded53cb0de)), (^(_stage4_603_concat_2 & 64'h6a9e586f6a9e586f)), (^(_stage4_603_concat_2 & 64'hba87c94cba87c94c)), (^(_stage4_603_concat_2 & 64'hd28b01ddd28b01dd)), (^(_stage4_603_concat_2 & 64'he68d6595e68d6595)), (^(_stage4_603_concat_2 & 64'hfc8e57b1fc8e57b1)), (^(_stage4_603_concat_2 & 64'h7e472bd87e472bd8)), (^(_stage4_603_concat_2 & 64'h3f2395ec3f2395ec)), (^(_stage4_603_concat_2 & 64'h1f91caf61f91caf6))};
+    assign _stage4_603_concat = {(^(_stage4_603_concat_2 & 64'h8fc8e57b8fc8e57b)),
+                                (^(_stage4_603_concat_2 & 64'h47e472bd47e472bd)),
+                                (^(_stage4_603_concat_2 & 64'h23f2395e23f2395e)),
+                                (^(_stage4_603_concat_2 & 64'h11f91caf11f91caf)),
+                                (^(_stage4_603_concat_2 & 64'h8fc8e5708fc8e57)),
+                                (^(_stage4_603_concat_2 & 64'h47e472b047e472b)),
+                                (^(_stage4_603_concat_2 & 64'h8df7c6ee8df7c6ee)),
+                                (^(_stage4_603_concat_2 & 64'h46fbe37746fbe377)),
+                                (^(_stage4_603_concat_2 & 64'hacb514c0acb514c0)),
+                                (^(_stage4_603_concat_2 & 64'hd9926f1bd9926f1b)),
+                                (^(_stage4_603_concat_2 & 64'he301d2f6e301d2f6)),
+                                (^(_stage4_603_concat_2 & 64'hfe480c00fe480c00)),
+                                (^(_stage4_603_concat_2 & 64'h7f2406007f240600)),
+                                (^(_stage4_603_concat_2 & 64'hb05ae67bb05ae67b)),
+                                (^(_stage4_603_concat_2 & 64'hd7e59646d7e59646)),
+                                (^(_stage4_603_concat_2 & 64'h6bf2cb236bf2cb23)),
+                                (^(_stage4_603_concat_2 & 64'h35f9659135f96591)),
+                                (^(_stage4_603_concat_2 & 64'h1afcb2c81afcb2c8)),
+                                (^(_stage4_603_concat_2 & 64'h82b6bc1f82b6bc1f)),
+                                (^(_stage4_603_concat_2 & 64'hce93bb74ce93bb74)),
+                                (^(_stage4_603_concat_2 & 64'he88138c1e88138c1)),
+                                (^(_stage4_603_concat_2 & 64'h74409c6074409c60)),
+                                (^(_stage4_603_concat_2 & 64'hb5e8ab4bb5e8ab4b)),
+                                (^(_stage4_603_concat_2 & 64'hd53cb0ded53cb0de)),
+                                (^(_stage4_603_concat_2 & 64'h6a9e586f6a9e586f)),
+                                (^(_stage4_603_concat_2 & 64'hba87c94cba87c94c)),
+                                (^(_stage4_603_concat_2 & 64'hd28b01ddd28b01dd)),
+                                (^(_stage4_603_concat_2 & 64'he68d6595e68d6595)),
+                                (^(_stage4_603_concat_2 & 64'hfc8e57b1fc8e57b1)),
+                                (^(_stage4_603_concat_2 & 64'h7e472bd87e472bd8)),
+                                (^(_stage4_603_concat_2 & 64'h3f2395ec3f2395ec)),
+                                (^(_stage4_603_concat_2 & 64'h1f91caf61f91caf6))};
     assign _stage5_823_concat_4 = {stage4_604[15:0], stage4_603};
-    assign _stage5_823_concat_3 = {(^(_stage5_823_concat_4 & 48'h8fc800008fc8)), (^(_stage5_823_concat_4 & 48'h47e4000047e4)), (^(_stage5_823_concat_4 & 48'h23f2000023f2)), (^(_stage5_823_concat_4 & 48'h11f9000011f9)), (^(_stage5_823_concat_4 & 48'h8fc000008fc)), (^(_stage5_823_concat_4 & 48'h47e0000047e)), (^(_stage5_823_concat_4 & 48'h8df700008df7)), (^(_stage5_823_concat_4 & 48'h46fb000046fb)), (^(_stage5_823_concat_4 & 48'hacb50000acb5)), (^(_stage5_823_concat_4 & 48'hd9920000d992)), (^(_stage5_823_concat_4 & 48'he3010000e301)), (^(_stage5_823_concat_4 & 48'hfe480000fe48)), (^(_stage5_823_concat_4 & 48'h7f2400007f24)), (^(_stage5_823_concat_4 & 48'hb05a0000b05a)), (^(_stage5_823_concat_4 & 48'hd7e50000d7e5)), (^(_stage5_823_concat_4 & 48'h6bf200006bf2)), (^(_stage5_823_concat_4 & 48'h35f9800035f9)), (^(_stage5_823_concat_4 & 48'h1afc40001afc)), (^(_stage5_823_concat_4 & 48'h82b6200082b6)), (^(_stage5_823_concat_4 & 48'hce931000ce93)), (^(_stage5_823_concat_4 & 48'he8810800e881)), (^(_stage5_823_concat_4 & 48'h744004007440)), (^(_stage5_823_concat_4 & 48'hb5e80200b5e8)), (^(_stage5_823_concat_4 & 48'hd53c0100d53c)), (^(_stage5_823_concat_4 & 48'h6a9e00806a9e)), (^(_stage5_823_concat_4 & 48'hba870040ba87)), (^(_stage5_823_concat_4 & 48'hd28b0020d28b)), (^(_stage5_823_concat_4 & 48'he68d0010e68d)), (^(_stage5_823_concat_4 & 48'hfc8e0008fc8e)), (^(_stage5_823_concat_4 & 48'h7e4700047e47)), (^(_stage5_823_concat_4 & 48'h3f2300023f23)), (^(_stage5_823_concat_4 & 48'h1f9100011f91))};
+    assign _stage5_823_concat_3 = {(^(_stage5_823_concat_4 & 48'h8fc800008fc8)),
+                                  (^(_stage5_823_concat_4 & 48'h47e4000047e4)),
+                                  (^(_stage5_823_concat_4 & 48'h23f2000023f2)),
+                                  (^(_stage5_823_concat_4 & 48'h11f9000011f9)),
+                                  (^(_stage5_823_concat_4 & 48'h8fc000008fc)),
+                                  (^(_stage5_823_concat_4 & 48'h47e0000047e)),
+                                  (^(_stage5_823_concat_4 & 48'h8df700008df7)),
+                                  (^(_stage5_823_concat_4 & 48'h46fb000046fb)),
+                                  (^(_stage5_823_concat_4 & 48'hacb50000acb5)),
+                                  (^(_stage5_823_concat_4 & 48'hd9920000d992)),
+                                  (^(_stage5_823_concat_4 & 48'he3010000e301)),
+                                  (^(_stage5_823_concat_4 & 48'hfe480000fe48)),
+                                  (^(_stage5_823_concat_4 & 48'h7f2400007f24)),
+                                  (^(_stage5_823_concat_4 & 48'hb05a0000b05a)),
+                                  (^(_stage5_823_concat_4 & 48'hd7e50000d7e5)),
+                                  (^(_stage5_823_concat_4 & 48'h6bf200006bf2)),
+                                  (^(_stage5_823_concat_4 & 48'h35f9800035f9)),
+                                  (^(_stage5_823_concat_4 & 48'h1afc40001afc)),
+                                  (^(_stage5_823_concat_4 & 48'h82b6200082b6)),
+                                  (^(_stage5_823_concat_4 & 48'hce931000ce93)),
+                                  (^(_stage5_823_concat_4 & 48'he8810800e881)),
+                                  (^(_stage5_823_concat_4 & 48'h744004007440)),
+                                  (^(_stage5_823_concat_4 & 48'hb5e80200b5e8)),
+                                  (^(_stage5_823_concat_4 & 48'hd53c0100d53c)),
+                                  (^(_stage5_823_concat_4 & 48'h6a9e00806a9e)),
+                                  (^(_stage5_823_concat_4 & 48'hba870040ba87)),
+                                  (^(_stage5_823_concat_4 & 48'hd28b0020d28b)),
+                                  (^(_stage5_823_concat_4 & 48'he68d0010e68d)),
+                                  (^(_stage5_823_concat_4 & 48'hfc8e0008fc8e)),
+                                  (^(_stage5_823_concat_4 & 48'h7e4700047e47)),
+                                  (^(_stage5_823_concat_4 & 48'h3f2300023f23)),
+                                  (^(_stage5_823_concat_4 & 48'h1f9100011f91))};
     assign _stage5_823_mux_3 = stage4_605[1] ? _stage5_823_concat_3 : stage4_603;
     assign _stage5_823_mux_2 = stage4_605[1] ? {16'h0, stage4_604[511:16]} : stage4_604;
     assign _stage5_823_mux = stage4_605[1] ? {2'h0, stage4_605[63:2]} : stage4_605;
     assign _stage5_823_concat_2 = {_stage5_823_mux_2[7:0], _stage5_823_mux_3};
-    assign _stage5_823_concat = {(^(_stage5_823_concat_2 & 40'h8f0000008f)), (^(_stage5_823_concat_2 & 40'h4700000047)), (^(_stage5_823_concat_2 & 40'h2300000023)), (^(_stage5_823_concat_2 & 40'h1100000011)), (^(_stage5_823_concat_2 & 40'h800000008)), (^(_stage5_823_concat_2 & 40'h400000004)), (^(_stage5_823_concat_2 & 40'h8d0000008d)), (^(_stage5_823_concat_2 & 40'h4600000046)), (^(_stage5_823_concat_2 & 40'hac800000ac)), (^(_stage5_823_concat_2 & 40'hd9400000d9)), (^(_stage5_823_concat_2 & 40'he3200000e3)), (^(_stage5_823_concat_2 & 40'hfe100000fe)), (^(_stage5_823_concat_2 & 40'h7f0800007f)), (^(_stage5_823_concat_2 & 40'hb0040000b0)), (^(_stage5_823_concat_2 & 40'hd7020000d7)), (^(_stage5_823_concat_2 & 40'h6b0100006b)), (^(_stage5_823_concat_2 & 40'h3500800035)), (^(_stage5_823_concat_2 & 40'h1a0040001a)), (^(_stage5_823_concat_2 & 40'h8200200082)), (^(_stage5_823_concat_2 & 40'hce001000ce)), (^(_stage5_823_concat_2 & 40'he8000800e8)), (^(_stage5_823_concat_2 & 40'h7400040074)), (^(_stage5_823_concat_2 & 40'hb5000200b5)), (^(_stage5_823_concat_2 & 40'hd5000100d5)), (^(_stage5_823_concat_2 & 40'h6a0000806a)), (^(_stage5_823_concat_2 & 40'hba000040ba)), (^(_stage5_823_concat_2 & 40'hd2000020d2)), (^(_stage5_823_concat_2 & 40'he6000010e6)), (^(_stage5_823_concat_2 & 40'hfc000008fc)), (^(_stage5_823_concat_2 & 40'h7e0000047e)), (^(_stage5_823_concat_2 & 40'h3f0000023f)), (^(_stage5_823_concat_2 & 40'h1f0000011f))};
+    assign _stage5_823_concat = {(^(_stage5_823_concat_2 & 40'h8f0000008f)),
+                                (^(_stage5_823_concat_2 & 40'h4700000047)),
+                                (^(_stage5_823_concat_2 & 40'h2300000023)),
+                                (^(_stage5_823_concat_2 & 40'h1100000011)),
+                                (^(_stage5_823_concat_2 & 40'h800000008)),
+                                (^(_stage5_823_concat_2 & 40'h400000004)),
+                                (^(_stage5_823_concat_2 & 40'h8d0000008d)),
+                                (^(_stage5_823_concat_2 & 40'h4600000046)),
+                                (^(_stage5_823_concat_2 & 40'hac800000ac)),
+                                (^(_stage5_823_concat_2 & 40'hd9400000d9)),
+                                (^(_stage5_823_concat_2 & 40'he3200000e3)),
+                                (^(_stage5_823_concat_2 & 40'hfe100000fe)),
+                                (^(_stage5_823_concat_2 & 40'h7f0800007f)),
+                                (^(_stage5_823_concat_2 & 40'hb0040000b0)),
+                                (^(_stage5_823_concat_2 & 40'hd7020000d7)),
+                                (^(_stage5_823_concat_2 & 40'h6b0100006b)),
+                                (^(_stage5_823_concat_2 & 40'h3500800035)),
+                                (^(_stage5_823_concat_2 & 40'h1a0040001a)),
+                                (^(_stage5_823_concat_2 & 40'h8200200082)),
+                                (^(_stage5_823_concat_2 & 40'hce001000ce)),
+                                (^(_stage5_823_concat_2 & 40'he8000800e8)),
+                                (^(_stage5_823_concat_2 & 40'h7400040074)),
+                                (^(_stage5_823_concat_2 & 40'hb5000200b5)),
+                                (^(_stage5_823_concat_2 & 40'hd5000100d5)),
+                                (^(_stage5_823_concat_2 & 40'h6a0000806a)),
+                                (^(_stage5_823_concat_2 & 40'hba000040ba)),
+                                (^(_stage5_823_concat_2 & 40'hd2000020d2)),
+                                (^(_stage5_823_concat_2 & 40'he6000010e6)),
+                                (^(_stage5_823_concat_2 & 40'hfc000008fc)),
+                                (^(_stage5_823_concat_2 & 40'h7e0000047e)),
+                                (^(_stage5_823_concat_2 & 40'h3f0000023f)),
+                                (^(_stage5_823_concat_2 & 40'h1f0000011f))};
     assign stage6_live = stage6_valid;
-    assign _crc_and = (stage6_live & pipe_adv) & stage6_58[10];
+    assign _crc_and = stage6_live & pipe_adv & stage6_58[10];
     assign _crc_concat_2 = {s0_tdata, crc};
-    assign _crc_concat = {(^(_crc_concat_2 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061ae)), (^(_crc_concat_2 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d7)), (^(_crc_concat_2 & 544'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186bb4cc186b)), (^(_crc_concat_2 & 544'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35da660c35)), (^(_crc_concat_2 & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061a)), (^(_crc_concat_2 & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d)), (^(_crc_concat_2 & 544'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc629957edf0fbf0c6a327b35a0ed587bf0c3ca8214c61dd955fa96989e687ca028687ca028)), (^(_crc_concat_2 & 544'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e6314cabf6f87df8635193d9ad076ac3df861e5410a630eecaafd4b4c4f343e5014343e5014)), (^(_crc_concat_2 & 544'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d509bdb7bfcadc7615191c4eecdd46cc413b53ce062d7ed6c60488a09492f49a4492f49a4)), (^(_crc_concat_2 & 544'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a72b36971c114e7cb75c7ebf19068445a2a9d0215623b6d8f2ec9692a77a7c57c77a7c57c)), (^(_crc_concat_2 & 544'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581e3a73074dfc8779e67ecfc7e3eb6501536091d6fe24d2dfe898998bbe8e38310e8e38310)), (^(_crc_concat_2 & 544'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c2b2d1cf650a63fb4eef977b9e9d95a32b84312d2a2760dc65a29e0732741a0262741a026)), (^(_crc_concat_2 & 544'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e15968e7b28531fda777cbbdcf4ecad195c218969513b06e32d14f03993a0d01393a0d013)), (^(_crc_concat_2 & 544'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3d035c3f1ab6b8b96e6b154688cf424b48d5758d1fbcd1848886754321ae009a71ae009a7)), (^(_crc_concat_2 & 544'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d32e46534eaf7c1b0ae57a3b2b0f8606265ec300daeb6171d5ade8637de40657dde40657d)), (^(_crc_concat_2 & 544'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb69972329a757be0d8572bd1d9587c303132f61806d75b0b8ead6f431bef2032beef2032be)), (^(_crc_concat_2 & 544'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb4cb9194d3abdf06c2b95e8ecac3e1818997b0c036bad85c756b7a18df790195ff790195f)), (^(_crc_concat_2 & 544'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776da65c8ca69d5ef83615caf476561f0c0c4cbd8601b5d6c2e3ab5bd0c6fbc80caffbc80caf)), (^(_crc_concat_2 & 544'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a09d0c29f71ed7860d7ea73bddd8df43e05195f6589bbfa48cb40c44daed467f9aed467f9)), (^(_crc_concat_2 & 544'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39de16e58387b4b84bb6fa30581844882721cb33d7978d661d7b4d4e08045a5252045a5252)), (^(_crc_concat_2 & 544'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a035f5f60dfc98585e067211aafaa0362bb3a2058e98962837a34b8b2ad11d4887d11d4887)), (^(_crc_concat_2 & 544'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c501afafb06fe4c2c2f033908d57d501b15d9d102c74c4b141bd1a5c595688ea443688ea443)), (^(_crc_concat_2 & 544'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894d783f94f4064126c5c938dec482a7fb2cfaf1d06f5751134f63fcee46777338f6777338f)), (^(_crc_concat_2 & 544'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6b13f786b9f700d4df346cf70d2974de1449012e629ea13a365f2cb5ce08bf869e08bf869)), (^(_crc_concat_2 & 544'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b589fbc35cfb806a6f9a367b8694ba6f0a248097314f509d1b2f965ae7045fc347045fc34)), (^(_crc_concat_2 & 544'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0176b15ad6d89e0728a1deba5ac227a140726398dcd92a1fd1c7919ef9eb129fb4eb129fb4)), (^(_crc_concat_2 & 544'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc61a629a7530d07ef8de054ab9791a2981a76500b3fc594d1fd25e35226b92e7426b92e74)), (^(_crc_concat_2 & 544'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2ea2d901f96c4878c1bff23d33d4aa3742e7cb460ccb25151e07fdd87c06cf694c06cf694)), (^(_crc_concat_2 & 544'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061ae433061ae4)), (^(_crc_concat_2 & 544'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7299830d72)), (^(_crc_concat_2 & 544'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186b94cc186b9)), (^(_crc_concat_2 & 544'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35ca660c35c))};
-    assign _out_skid_data_concat_2 = {{{8{stage6_s0_tkeep[63]}}}, {{8{stage6_s0_tkeep[62]}}}, {{8{stage6_s0_tkeep[61]}}}, {{8{stage6_s0_tkeep[60]}}}, {{8{stage6_s0_tkeep[59]}}}, {{8{stage6_s0_tkeep[58]}}}, {{8{stage6_s0_tkeep[57]}}}, {{8{stage6_s0_tkeep[56]}}}, {{8{stage6_s0_tkeep[55]}}}, {{8{stage6_s0_tkeep[54]}}}, {{8{stage6_s0_tkeep[53]}}}, {{8{stage6_s0_tkeep[52]}}}, {{8{stage6_s0_tkeep[51]}}}, {{8{stage6_s0_tkeep[50]}}}, {{8{stage6_s0_tkeep[49]}}}, {{8{stage6_s0_tkeep[48]}}}, {{8{stage6_s0_tkeep[47]}}}, {{8{stage6_s0_tkeep[46]}}}, {{8{stage6_s0_tkeep[45]}}}, {{8{stage6_s0_tkeep[44]}}}, {{8{stage6_s0_tkeep[43]}}}, {{8{stage6_s0_tkeep[42]}}}, {{8{stage6_s0_tkeep[41]}}}, {{8{stage6_s0_tkeep[40]}}}, {{8{stage6_s0_tkeep[39]}}}, {{8{stage6_s0_tkeep[38]}}}, {{8{stage6_s0_tkeep[37]}}}, {{8{stage6_s0_tkeep[36]}}}, {{8{stage6_s0_tkeep[35]}}}, {{8{stage6_s0_tkeep[34]}}}, {{8{stage6_s0_tkeep[33]}}}, {{8{stage6_s0_tkeep[32]}}}, {{8{stage6_s0_tkeep[31]}}}, {{8{stage6_s0_tkeep[30]}}}, {{8{stage6_s0_tkeep[29]}}}, {{8{stage6_s0_tkeep[28]}}}, {{8{stage6_s0_tkeep[27]}}}, {{8{stage6_s0_tkeep[26]}}}, {{8{stage6_s0_tkeep[25]}}}, {{8{stage6_s0_tkeep[24]}}}, {{8{stage6_s0_tkeep[23]}}}, {{8{stage6_s0_tkeep[22]}}}, {{8{stage6_s0_tkeep[21]}}}, {{8{stage6_s0_tkeep[20]}}}, {{8{stage6_s0_tkeep[19]}}}, {{8{stage6_s0_tkeep[18]}}}, {{8{stage6_s0_tkeep[17]}}}, {{8{stage6_s0_tkeep[16]}}}, {{8{stage6_s0_tkeep[15]}}}, {{8{stage6_s0_tkeep[14]}}}, {{8{stage6_s0_tkeep[13]}}}, {{8{stage6_s0_tkeep[12]}}}, {{8{stage6_s0_tkeep[11]}}}, {{8{stage6_s0_tkeep[10]}}}, {{8{stage6_s0_tkeep[9]}}}, {{8{stage6_s0_tkeep[8]}}}, {{8{stage6_s0_tkeep[7]}}}, {{8{stage6_s0_tkeep[6]}}}, {{8{stage6_s0_tkeep[5]}}}, {{8{stage6_s0_tkeep[4]}}}, {{8{stage6_s0_tkeep[3]}}}, {{8{stage6_s0_tkeep[2]}}}, {{8{stage6_s0_tkeep[1]}}}, {{8{stage6_s0_tkeep[0]}}}};
-    assign _out_skid_data_or_2 = {32'h0, (stage6_s0_tdata_2 & _out_skid_data_concat_2)} | ({512'h0, stage6_943} << {stage6_944, 3'h0});
+    assign _crc_concat = {(^(_crc_concat_2
+                           & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061ae)),
+                         (^(_crc_concat_2
+                          & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d7)),
+                         (^(_crc_concat_2
+                          & 544'h23f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186bb4cc186b)),
+                         (^(_crc_concat_2
+                          & 544'h11f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35da660c35)),
+                         (^(_crc_concat_2
+                          & 544'h8fc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061aed33061a)),
+                         (^(_crc_concat_2
+                          & 544'h47e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7699830d)),
+                         (^(_crc_concat_2
+                          & 544'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b0278c6a5016629ed3b163cc629957edf0fbf0c6a327b35a0ed587bf0c3ca8214c61dd955fa96989e687ca028687ca028)),
+                         (^(_crc_concat_2
+                          & 544'h46fbe3777823a4255257f3951e4c678aa38d8f4d813c635280b314f69d8b1e6314cabf6f87df8635193d9ad076ac3df861e5410a630eecaafd4b4c4f343e5014343e5014)),
+                         (^(_crc_concat_2
+                          & 544'hacb514c0a026440046385046838c554a2b361a4a70241fb434ed707e616d118d509bdb7bfcadc7615191c4eecdd46cc413b53ce062d7ed6c60488a09492f49a4492f49a4)),
+                         (^(_crc_concat_2
+                          & 544'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c988a821c76ec2423a1f1e167a72b36971c114e7cb75c7ebf19068445a2a9d0215623b6d8f2ec9692a77a7c57c77a7c57c)),
+                         (^(_crc_concat_2
+                          & 544'he301d2f6ba25cc1b8914695baa1c409a4d45358874ee3efec3d5db1820279581e3a73074dfc8779e67ecfc7e3eb6501536091d6fe24d2dfe898998bbe8e38310e8e38310)),
+                         (^(_crc_concat_2
+                          & 544'hfe480c004125701f2b999d21d9a446c25c5247288acd3162155e17893fbb547c2b2d1cf650a63fb4eef977b9e9d95a32b84312d2a2760dc65a29e0732741a0262741a026)),
+                         (^(_crc_concat_2
+                          & 544'h7f2406002092b80f95ccce90ecd223612e292394456698b10aaf0bc49fddaa3e15968e7b28531fda777cbbdcf4ecad195c218969513b06e32d14f03993a0d01393a0d013)),
+                         (^(_crc_concat_2
+                          & 544'hb05ae67b0c7eca1525f5cec47ac3773fede44c2692096245f1e37fe760464ba3d035c3f1ab6b8b96e6b154688cf424b48d5758d1fbcd1848886754321ae009a71ae009a7)),
+                         (^(_crc_concat_2
+                          & 544'hd7e596469a08f3187de94eee31cbdd108c02fbfff9be9f3f8c4545f69f8bbb6d32e46534eaf7c1b0ae57a3b2b0f8606265ec300daeb6171d5ade8637de40657dde40657d)),
+                         (^(_crc_concat_2
+                          & 544'h6bf2cb234d04798c3ef4a77718e5ee8846017dfffcdf4f9fc622a2fb4fc5ddb69972329a757be0d8572bd1d9587c303132f61806d75b0b8ead6f431bef2032beef2032be)),
+                         (^(_crc_concat_2
+                          & 544'h35f96591a6823cc61f7a53bb8c72f7442300befffe6fa7cfe311517da7e2eedb4cb9194d3abdf06c2b95e8ecac3e1818997b0c036bad85c756b7a18df790195ff790195f)),
+                         (^(_crc_concat_2
+                          & 544'h1afcb2c8d3411e630fbd29ddc6397ba211805f7fff37d3e7f188a8bed3f1776da65c8ca69d5ef83615caf476561f0c0c4cbd8601b5d6c2e3ab5bd0c6fbc80caffbc80caf)),
+                         (^(_crc_concat_2
+                          & 544'h82b6bc1f7597192368cd3d62efb6db5e7230f2534f21c7ee8c70ae5a4650250a09d0c29f71ed7860d7ea73bddd8df43e05195f6589bbfa48cb40c44daed467f9aed467f9)),
+                         (^(_crc_concat_2
+                          & 544'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5172acdea328cad280c808c39de16e58387b4b84bb6fa30581844882721cb33d7978d661d7b4d4e08045a5252045a5252)),
+                         (^(_crc_concat_2
+                          & 544'he88138c14f499b5342a93212b112e31f5b048f8e3b2f48e86df2ac9129e8d8a035f5f60dfc98585e067211aafaa0362bb3a2058e98962837a34b8b2ad11d4887d11d4887)),
+                         (^(_crc_concat_2
+                          & 544'h74409c60a7a4cda9a15499095889718fad8247c71d97a47436f9564894f46c501afafb06fe4c2c2f033908d57d501b15d9d102c74c4b141bd1a5c595688ea443688ea443)),
+                         (^(_crc_concat_2
+                          & 544'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f3e71fc276fc8512165d2a894d783f94f4064126c5c938dec482a7fb2cfaf1d06f5751134f63fcee46777338f6777338f)),
+                         (^(_crc_concat_2
+                          & 544'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb2f82d00ec350d2959d41caf6b13f786b9f700d4df346cf70d2974de1449012e629ea13a365f2cb5ce08bf869e08bf869)),
+                         (^(_crc_concat_2
+                          & 544'h6a9e586f5de2b738f867ad842e6e84d59674117597c1680761a8694acea0e57b589fbc35cfb806a6f9a367b8694ba6f0a248097314f509d1b2f965ae7045fc347045fc34)),
+                         (^(_crc_concat_2
+                          & 544'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad5567b5a9a1ec460cea048f8ec0176b15ad6d89e0728a1deba5ac227a140726398dcd92a1fd1c7919ef9eb129fb4eb129fb4)),
+                         (^(_crc_concat_2
+                          & 544'hd28b01dd4554f0d5a683962b0164f4fda215b7478d17631216849d550bd4e8bc61a629a7530d07ef8de054ab9791a2981a76500b3fc594d1fd25e35226b92e7426b92e74)),
+                         (^(_crc_concat_2
+                          & 544'he68d6595be9dee783c5262998c181cf1abfa064f76319f947ff6b4afaa42eae2ea2d901f96c4878c1bff23d33d4aa3742e7cb460ccb25151e07fdd87c06cf694c06cf694)),
+                         (^(_crc_concat_2
+                          & 544'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb0ba2e1d74b4fa052fa89ebcdafe84cc3f42047bdd0f0986f682723823479c6553509b391eed2c2ed33061ae433061ae4)),
+                         (^(_crc_concat_2
+                          & 544'h7e472bd8e1bcb097789d4c606553347bd786ef6585d170eba5a7d0297d44f5e6d7f42661fa1023dee8784c37b41391c11a3ce32a9a84d9c8f769617699830d7299830d72)),
+                         (^(_crc_concat_2
+                          & 544'h3f2395ec70de584bbc4ea63032a99a3debc377b2c2e8b875d2d3e814bea27af36bfa1330fd0811ef743c261bda09c8e08d1e71954d426ce47bb4b0bb4cc186b94cc186b9)),
+                         (^(_crc_concat_2
+                          & 544'h1f91caf6386f2c25de2753181954cd1ef5e1bbd961745c3ae969f40a5f513d79b5fd09987e8408f7ba1e130ded04e470468f38caa6a136723dda585da660c35ca660c35c))};
+    assign _out_skid_data_concat_2 = {{{8{stage6_s0_tkeep[63]}}}, {{8{stage6_s0_tkeep[62]}}},
+                                     {{8{stage6_s0_tkeep[61]}}}, {{8{stage6_s0_tkeep[60]}}},
+                                     {{8{stage6_s0_tkeep[59]}}}, {{8{stage6_s0_tkeep[58]}}},
+                                     {{8{stage6_s0_tkeep[57]}}}, {{8{stage6_s0_tkeep[56]}}},
+                                     {{8{stage6_s0_tkeep[55]}}}, {{8{stage6_s0_tkeep[54]}}},
+                                     {{8{stage6_s0_tkeep[53]}}}, {{8{stage6_s0_tkeep[52]}}},
+                                     {{8{stage6_s0_tkeep[51]}}}, {{8{stage6_s0_tkeep[50]}}},
+                                     {{8{stage6_s0_tkeep[49]}}}, {{8{stage6_s0_tkeep[48]}}},
+                                     {{8{stage6_s0_tkeep[47]}}}, {{8{stage6_s0_tkeep[46]}}},
+                                     {{8{stage6_s0_tkeep[45]}}}, {{8{stage6_s0_tkeep[44]}}},
+                                     {{8{stage6_s0_tkeep[43]}}}, {{8{stage6_s0_tkeep[42]}}},
+                                     {{8{stage6_s0_tkeep[41]}}}, {{8{stage6_s0_tkeep[40]}}},
+                                     {{8{stage6_s0_tkeep[39]}}}, {{8{stage6_s0_tkeep[38]}}},
+                                     {{8{stage6_s0_tkeep[37]}}}, {{8{stage6_s0_tkeep[36]}}},
+                                     {{8{stage6_s0_tkeep[35]}}}, {{8{stage6_s0_tkeep[34]}}},
+                                     {{8{stage6_s0_tkeep[33]}}}, {{8{stage6_s0_tkeep[32]}}},
+                                     {{8{stage6_s0_tkeep[31]}}}, {{8{stage6_s0_tkeep[30]}}},
+                                     {{8{stage6_s0_tkeep[29]}}}, {{8{stage6_s0_tkeep[28]}}},
+                                     {{8{stage6_s0_tkeep[27]}}}, {{8{stage6_s0_tkeep[26]}}},
+                                     {{8{stage6_s0_tkeep[25]}}}, {{8{stage6_s0_tkeep[24]}}},
+                                     {{8{stage6_s0_tkeep[23]}}}, {{8{stage6_s0_tkeep[22]}}},
+                                     {{8{stage6_s0_tkeep[21]}}}, {{8{stage6_s0_tkeep[20]}}},
+                                     {{8{stage6_s0_tkeep[19]}}}, {{8{stage6_s0_tkeep[18]}}},
+                                     {{8{stage6_s0_tkeep[17]}}}, {{8{stage6_s0_tkeep[16]}}},
+                                     {{8{stage6_s0_tkeep[15]}}}, {{8{stage6_s0_tkeep[14]}}},
+                                     {{8{stage6_s0_tkeep[13]}}}, {{8{stage6_s0_tkeep[12]}}},
+                                     {{8{stage6_s0_tkeep[11]}}}, {{8{stage6_s0_tkeep[10]}}},
+                                     {{8{stage6_s0_tkeep[9]}}}, {{8{stage6_s0_tkeep[8]}}},
+                                     {{8{stage6_s0_tkeep[7]}}}, {{8{stage6_s0_tkeep[6]}}},
+                                     {{8{stage6_s0_tkeep[5]}}}, {{8{stage6_s0_tkeep[4]}}},
+                                     {{8{stage6_s0_tkeep[3]}}}, {{8{stage6_s0_tkeep[2]}}},
+                                     {{8{stage6_s0_tkeep[1]}}}, {{8{stage6_s0_tkeep[0]}}}};
+    assign _out_skid_data_or_2 = {32'h0, (stage6_s0_tdata_2 & _out_skid_data_concat_2)}
+                                 | ({512'h0, stage6_943} << {stage6_944, 3'h0});
     assign _out_skid_data_or = {4'h0, stage6_s0_tkeep} | (68'hf << stage6_944);
     assign _step_go_not = ~crc_wait;
     assign _step_go_and_2 = s0_tvalid & _step_go_not;
-    assign _out_skid_data_concat = {(stage6_s0_tlast & (~stage6_946)), (stage6_945 ? {60'h0, _out_skid_data_or[67:64]} : (stage6_s0_tlast ? _out_skid_data_or[63:0] : stage6_s0_tkeep)), (stage6_945 ? {480'h0, _out_skid_data_or_2[543:512]} : (stage6_s0_tlast ? _out_skid_data_or_2[511:0] : stage6_s0_tdata_2))};
+    assign _out_skid_data_concat = {(stage6_s0_tlast & (~stage6_946)),
+                                   (stage6_945 ? {60'h0, _out_skid_data_or[67:64]}
+                                    : (stage6_s0_tlast ? _out_skid_data_or[63:0]
+                                       : stage6_s0_tkeep)),
+                                   (stage6_945 ? {480'h0, _out_skid_data_or_2[543:512]}
+                                    : (stage6_s0_tlast ? _out_skid_data_or_2[511:0]
+                                       : stage6_s0_tdata_2))};
     assign res_ready = out_skid_empty;
     assign _step_go_and = _step_go_and_2 & pipe_adv;
-    assign _s0_ready_and = (pipe_adv & (~_stage1_58_and)) & _step_go_not;
+    assign _s0_ready_and = pipe_adv & (~_stage1_58_and) & _step_go_not;
     assign out_out_ready = m_tready;
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
     assign out_pending = out_skid_valid | stage6_valid;
-    assign unused = &{1'b0, _tail_mux[63:1], _stage5_823_mux_2[511:8], _stage5_823_mux[63:1], stage6_58[9:0]};
+    assign unused = &{1'b0, _tail_mux[63:1], _stage5_823_mux_2[511:8], _stage5_823_mux[63:1],
+                    stage6_58[9:0]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -298,7 +715,8 @@ module onic_kernel_crc32c_append (
 
     always @(posedge clk) begin
         if (pipe_adv) begin
-            stage3_383 <= _stage3_382_mux[15] ? {128'h0, _stage3_382_mux_2[511:128]} : _stage3_382_mux_2;
+            stage3_383 <= _stage3_382_mux[15] ? {128'h0, _stage3_382_mux_2[511:128]}
+                          : _stage3_382_mux_2;
         end
     end
 
@@ -340,7 +758,8 @@ module onic_kernel_crc32c_append (
 
     always @(posedge clk) begin
         if (pipe_adv) begin
-            stage4_604 <= _stage4_603_mux[3] ? {32'h0, _stage4_603_mux_2[511:32]} : _stage4_603_mux_2;
+            stage4_604 <= _stage4_603_mux[3] ? {32'h0, _stage4_603_mux_2[511:32]}
+                          : _stage4_603_mux_2;
         end
     end
 
@@ -529,7 +948,7 @@ module onic_kernel_crc32c_append (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (stage6_valid & out_skid_empty)) begin
+        if ((~out_load) & stage6_valid & out_skid_empty) begin
             out_skid_data <= _out_skid_data_concat;
         end
     end

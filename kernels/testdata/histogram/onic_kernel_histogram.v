@@ -123,32 +123,44 @@ module onic_kernel_histogram (
     end
 `endif
     assign s0_ready = _s0_ready_and;
-    assign _s_axil_awready_and = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
+    assign _s_axil_awready_and = s_axil_awvalid & s_axil_wvalid & (~axil_bvalid);
     assign _s_axil_arready_not = ~axil_rvalid;
     assign _axil_rvalid_and = s_axil_arvalid & _s_axil_arready_not;
-    assign _clearing_and = ((_s_axil_awready_and & (s_axil_awaddr[11:2] == 10'h0)) & s_axil_wstrb[0]) & s_axil_wdata[0];
+    assign _clearing_and = _s_axil_awready_and & (s_axil_awaddr[11:2] == 10'h0) & s_axil_wstrb[0]
+                           & s_axil_wdata[0];
     assign _s_axil_rdata_eq = s_axil_araddr[11:10] == 2'h1;
     assign step_next = (_step_next_and & _s0_ready_and);
     assign _records_and_4 = step_next & s0_tkeep[15];
-    assign _wrote_count0_add = ((wrote0 & (wrote_bin0 == bin0)) ? wrote_count0 : _wrote_count0_memread) + 32'h1;
+    assign _wrote_count0_add = ((wrote0 & (wrote_bin0 == bin0)) ? wrote_count0
+                                 : _wrote_count0_memread)
+                               + 32'h1;
     assign _wrote0_not = ~clearing;
     assign mux_83 = clearing ? 32'h0 : _wrote_count0_add;
     assign or_84 = clearing | count0;
     assign _s_axil_rdata_and = _axil_rvalid_and & _s_axil_rdata_eq;
     assign _records_and_3 = step_next & s0_tkeep[31];
-    assign _wrote_count1_add = ((wrote1 & (wrote_bin1 == bin1)) ? wrote_count1 : _wrote_count1_memread) + 32'h1;
+    assign _wrote_count1_add = ((wrote1 & (wrote_bin1 == bin1)) ? wrote_count1
+                                 : _wrote_count1_memread)
+                               + 32'h1;
     assign mux_112 = clearing ? 32'h0 : _wrote_count1_add;
     assign or_113 = clearing | count1;
     assign _records_and_2 = step_next & s0_tkeep[47];
-    assign _wrote_count2_add = ((wrote2 & (wrote_bin2 == bin2)) ? wrote_count2 : _wrote_count2_memread) + 32'h1;
+    assign _wrote_count2_add = ((wrote2 & (wrote_bin2 == bin2)) ? wrote_count2
+                                 : _wrote_count2_memread)
+                               + 32'h1;
     assign mux_141 = clearing ? 32'h0 : _wrote_count2_add;
     assign or_142 = clearing | count2;
     assign _records_and = step_next & s0_tkeep[63];
-    assign _records_add = (((32'h0 + {31'h0, _records_and_4}) + {31'h0, _records_and_3}) + {31'h0, _records_and_2}) + {31'h0, _records_and};
-    assign _wrote_count3_add = ((wrote3 & (wrote_bin3 == bin3)) ? wrote_count3 : _wrote_count3_memread) + 32'h1;
+    assign _records_add = 32'h0 + {31'h0, _records_and_4} + {31'h0, _records_and_3}
+                          + {31'h0, _records_and_2} + {31'h0, _records_and};
+    assign _wrote_count3_add = ((wrote3 & (wrote_bin3 == bin3)) ? wrote_count3
+                                 : _wrote_count3_memread)
+                               + 32'h1;
     assign mux_170 = clearing ? 32'h0 : _wrote_count3_add;
     assign or_171 = clearing | count3;
-    assign _axil_reg_or = (((s_axil_araddr[11:2] == 10'h1) ? {31'h0, clearing} : 32'h0) | ((s_axil_araddr[11:2] == 10'h2) ? records : 32'h0)) | ((s_axil_araddr[11:2] == 10'h3) ? 32'h100 : 32'h0);
+    assign _axil_reg_or = ((s_axil_araddr[11:2] == 10'h1) ? {31'h0, clearing} : 32'h0)
+                          | ((s_axil_araddr[11:2] == 10'h2) ? records : 32'h0)
+                          | ((s_axil_araddr[11:2] == 10'h3) ? 32'h100 : 32'h0);
     assign _step_next_and = s0_tvalid & _wrote0_not;
     assign _out_skid_data_concat = {s0_tlast, s0_tkeep, s0_tdata};
     assign res_ready = out_skid_empty;
@@ -157,7 +169,8 @@ module onic_kernel_histogram (
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
     assign out_pending = out_skid_valid | _step_next_and;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_wdata[31:1], s_axil_wstrb[3:1], s_axil_araddr[1:0]};
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_wdata[31:1], s_axil_wstrb[3:1],
+                    s_axil_araddr[1:0]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -438,7 +451,7 @@ module onic_kernel_histogram (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (_step_next_and & out_skid_empty)) begin
+        if ((~out_load) & _step_next_and & out_skid_empty) begin
             out_skid_data <= _out_skid_data_concat;
         end
     end
@@ -475,7 +488,10 @@ module onic_kernel_histogram (
     assign s_axil_arready = _s_axil_arready_not;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rresp = 2'h0;
-    assign s_axil_rdata = axil_read_bin ? ((((32'h0 + _s_axil_rdata_memread_4) + _s_axil_rdata_memread_3) + _s_axil_rdata_memread_2) + _s_axil_rdata_memread) : axil_reg;
+    assign s_axil_rdata = axil_read_bin
+                          ? (32'h0 + _s_axil_rdata_memread_4 + _s_axil_rdata_memread_3
+                             + _s_axil_rdata_memread_2 + _s_axil_rdata_memread)
+                          : axil_reg;
     assign m_tdata = out_data[511:0];
     assign m_tkeep = out_data[575:512];
     assign m_tlast = out_data[576];

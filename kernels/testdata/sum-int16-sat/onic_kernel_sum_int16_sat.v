@@ -202,170 +202,232 @@ module onic_kernel_sum_int16_sat (
     assign s1_lane31 = s1_tdata[511:496];
     assign lane31_present = s0_tkeep[62] & s1_tkeep[62];
     assign _lane31_out_add = {{1{s0_lane31[15]}}, s0_lane31} + {{1{s1_lane31[15]}}, s1_lane31};
-    assign lane31_out = (_lane31_out_add[16] != _lane31_out_add[15]) ? (_lane31_out_add[16] ? 16'h8000 : 16'h7fff) : _lane31_out_add[15:0];
+    assign lane31_out = (_lane31_out_add[16] != _lane31_out_add[15])
+                        ? (_lane31_out_add[16] ? 16'h8000 : 16'h7fff) : _lane31_out_add[15:0];
     assign s0_lane30 = s0_tdata[495:480];
     assign s1_lane30 = s1_tdata[495:480];
     assign lane30_present = s0_tkeep[60] & s1_tkeep[60];
     assign _lane30_out_add = {{1{s0_lane30[15]}}, s0_lane30} + {{1{s1_lane30[15]}}, s1_lane30};
-    assign lane30_out = (_lane30_out_add[16] != _lane30_out_add[15]) ? (_lane30_out_add[16] ? 16'h8000 : 16'h7fff) : _lane30_out_add[15:0];
+    assign lane30_out = (_lane30_out_add[16] != _lane30_out_add[15])
+                        ? (_lane30_out_add[16] ? 16'h8000 : 16'h7fff) : _lane30_out_add[15:0];
     assign s0_lane29 = s0_tdata[479:464];
     assign s1_lane29 = s1_tdata[479:464];
     assign lane29_present = s0_tkeep[58] & s1_tkeep[58];
     assign _lane29_out_add = {{1{s0_lane29[15]}}, s0_lane29} + {{1{s1_lane29[15]}}, s1_lane29};
-    assign lane29_out = (_lane29_out_add[16] != _lane29_out_add[15]) ? (_lane29_out_add[16] ? 16'h8000 : 16'h7fff) : _lane29_out_add[15:0];
+    assign lane29_out = (_lane29_out_add[16] != _lane29_out_add[15])
+                        ? (_lane29_out_add[16] ? 16'h8000 : 16'h7fff) : _lane29_out_add[15:0];
     assign s0_lane28 = s0_tdata[463:448];
     assign s1_lane28 = s1_tdata[463:448];
     assign lane28_present = s0_tkeep[56] & s1_tkeep[56];
     assign _lane28_out_add = {{1{s0_lane28[15]}}, s0_lane28} + {{1{s1_lane28[15]}}, s1_lane28};
-    assign lane28_out = (_lane28_out_add[16] != _lane28_out_add[15]) ? (_lane28_out_add[16] ? 16'h8000 : 16'h7fff) : _lane28_out_add[15:0];
+    assign lane28_out = (_lane28_out_add[16] != _lane28_out_add[15])
+                        ? (_lane28_out_add[16] ? 16'h8000 : 16'h7fff) : _lane28_out_add[15:0];
     assign s0_lane27 = s0_tdata[447:432];
     assign s1_lane27 = s1_tdata[447:432];
     assign lane27_present = s0_tkeep[54] & s1_tkeep[54];
     assign _lane27_out_add = {{1{s0_lane27[15]}}, s0_lane27} + {{1{s1_lane27[15]}}, s1_lane27};
-    assign lane27_out = (_lane27_out_add[16] != _lane27_out_add[15]) ? (_lane27_out_add[16] ? 16'h8000 : 16'h7fff) : _lane27_out_add[15:0];
+    assign lane27_out = (_lane27_out_add[16] != _lane27_out_add[15])
+                        ? (_lane27_out_add[16] ? 16'h8000 : 16'h7fff) : _lane27_out_add[15:0];
     assign s0_lane26 = s0_tdata[431:416];
     assign s1_lane26 = s1_tdata[431:416];
     assign lane26_present = s0_tkeep[52] & s1_tkeep[52];
     assign _lane26_out_add = {{1{s0_lane26[15]}}, s0_lane26} + {{1{s1_lane26[15]}}, s1_lane26};
-    assign lane26_out = (_lane26_out_add[16] != _lane26_out_add[15]) ? (_lane26_out_add[16] ? 16'h8000 : 16'h7fff) : _lane26_out_add[15:0];
+    assign lane26_out = (_lane26_out_add[16] != _lane26_out_add[15])
+                        ? (_lane26_out_add[16] ? 16'h8000 : 16'h7fff) : _lane26_out_add[15:0];
     assign s0_lane25 = s0_tdata[415:400];
     assign s1_lane25 = s1_tdata[415:400];
     assign lane25_present = s0_tkeep[50] & s1_tkeep[50];
     assign _lane25_out_add = {{1{s0_lane25[15]}}, s0_lane25} + {{1{s1_lane25[15]}}, s1_lane25};
-    assign lane25_out = (_lane25_out_add[16] != _lane25_out_add[15]) ? (_lane25_out_add[16] ? 16'h8000 : 16'h7fff) : _lane25_out_add[15:0];
+    assign lane25_out = (_lane25_out_add[16] != _lane25_out_add[15])
+                        ? (_lane25_out_add[16] ? 16'h8000 : 16'h7fff) : _lane25_out_add[15:0];
     assign s0_lane24 = s0_tdata[399:384];
     assign s1_lane24 = s1_tdata[399:384];
     assign lane24_present = s0_tkeep[48] & s1_tkeep[48];
     assign _lane24_out_add = {{1{s0_lane24[15]}}, s0_lane24} + {{1{s1_lane24[15]}}, s1_lane24};
-    assign lane24_out = (_lane24_out_add[16] != _lane24_out_add[15]) ? (_lane24_out_add[16] ? 16'h8000 : 16'h7fff) : _lane24_out_add[15:0];
+    assign lane24_out = (_lane24_out_add[16] != _lane24_out_add[15])
+                        ? (_lane24_out_add[16] ? 16'h8000 : 16'h7fff) : _lane24_out_add[15:0];
     assign s0_lane23 = s0_tdata[383:368];
     assign s1_lane23 = s1_tdata[383:368];
     assign lane23_present = s0_tkeep[46] & s1_tkeep[46];
     assign _lane23_out_add = {{1{s0_lane23[15]}}, s0_lane23} + {{1{s1_lane23[15]}}, s1_lane23};
-    assign lane23_out = (_lane23_out_add[16] != _lane23_out_add[15]) ? (_lane23_out_add[16] ? 16'h8000 : 16'h7fff) : _lane23_out_add[15:0];
+    assign lane23_out = (_lane23_out_add[16] != _lane23_out_add[15])
+                        ? (_lane23_out_add[16] ? 16'h8000 : 16'h7fff) : _lane23_out_add[15:0];
     assign s0_lane22 = s0_tdata[367:352];
     assign s1_lane22 = s1_tdata[367:352];
     assign lane22_present = s0_tkeep[44] & s1_tkeep[44];
     assign _lane22_out_add = {{1{s0_lane22[15]}}, s0_lane22} + {{1{s1_lane22[15]}}, s1_lane22};
-    assign lane22_out = (_lane22_out_add[16] != _lane22_out_add[15]) ? (_lane22_out_add[16] ? 16'h8000 : 16'h7fff) : _lane22_out_add[15:0];
+    assign lane22_out = (_lane22_out_add[16] != _lane22_out_add[15])
+                        ? (_lane22_out_add[16] ? 16'h8000 : 16'h7fff) : _lane22_out_add[15:0];
     assign s0_lane21 = s0_tdata[351:336];
     assign s1_lane21 = s1_tdata[351:336];
     assign lane21_present = s0_tkeep[42] & s1_tkeep[42];
     assign _lane21_out_add = {{1{s0_lane21[15]}}, s0_lane21} + {{1{s1_lane21[15]}}, s1_lane21};
-    assign lane21_out = (_lane21_out_add[16] != _lane21_out_add[15]) ? (_lane21_out_add[16] ? 16'h8000 : 16'h7fff) : _lane21_out_add[15:0];
+    assign lane21_out = (_lane21_out_add[16] != _lane21_out_add[15])
+                        ? (_lane21_out_add[16] ? 16'h8000 : 16'h7fff) : _lane21_out_add[15:0];
     assign s0_lane20 = s0_tdata[335:320];
     assign s1_lane20 = s1_tdata[335:320];
     assign lane20_present = s0_tkeep[40] & s1_tkeep[40];
     assign _lane20_out_add = {{1{s0_lane20[15]}}, s0_lane20} + {{1{s1_lane20[15]}}, s1_lane20};
-    assign lane20_out = (_lane20_out_add[16] != _lane20_out_add[15]) ? (_lane20_out_add[16] ? 16'h8000 : 16'h7fff) : _lane20_out_add[15:0];
+    assign lane20_out = (_lane20_out_add[16] != _lane20_out_add[15])
+                        ? (_lane20_out_add[16] ? 16'h8000 : 16'h7fff) : _lane20_out_add[15:0];
     assign s0_lane19 = s0_tdata[319:304];
     assign s1_lane19 = s1_tdata[319:304];
     assign lane19_present = s0_tkeep[38] & s1_tkeep[38];
     assign _lane19_out_add = {{1{s0_lane19[15]}}, s0_lane19} + {{1{s1_lane19[15]}}, s1_lane19};
-    assign lane19_out = (_lane19_out_add[16] != _lane19_out_add[15]) ? (_lane19_out_add[16] ? 16'h8000 : 16'h7fff) : _lane19_out_add[15:0];
+    assign lane19_out = (_lane19_out_add[16] != _lane19_out_add[15])
+                        ? (_lane19_out_add[16] ? 16'h8000 : 16'h7fff) : _lane19_out_add[15:0];
     assign s0_lane18 = s0_tdata[303:288];
     assign s1_lane18 = s1_tdata[303:288];
     assign lane18_present = s0_tkeep[36] & s1_tkeep[36];
     assign _lane18_out_add = {{1{s0_lane18[15]}}, s0_lane18} + {{1{s1_lane18[15]}}, s1_lane18};
-    assign lane18_out = (_lane18_out_add[16] != _lane18_out_add[15]) ? (_lane18_out_add[16] ? 16'h8000 : 16'h7fff) : _lane18_out_add[15:0];
+    assign lane18_out = (_lane18_out_add[16] != _lane18_out_add[15])
+                        ? (_lane18_out_add[16] ? 16'h8000 : 16'h7fff) : _lane18_out_add[15:0];
     assign s0_lane17 = s0_tdata[287:272];
     assign s1_lane17 = s1_tdata[287:272];
     assign lane17_present = s0_tkeep[34] & s1_tkeep[34];
     assign _lane17_out_add = {{1{s0_lane17[15]}}, s0_lane17} + {{1{s1_lane17[15]}}, s1_lane17};
-    assign lane17_out = (_lane17_out_add[16] != _lane17_out_add[15]) ? (_lane17_out_add[16] ? 16'h8000 : 16'h7fff) : _lane17_out_add[15:0];
+    assign lane17_out = (_lane17_out_add[16] != _lane17_out_add[15])
+                        ? (_lane17_out_add[16] ? 16'h8000 : 16'h7fff) : _lane17_out_add[15:0];
     assign s0_lane16 = s0_tdata[271:256];
     assign s1_lane16 = s1_tdata[271:256];
     assign lane16_present = s0_tkeep[32] & s1_tkeep[32];
     assign _lane16_out_add = {{1{s0_lane16[15]}}, s0_lane16} + {{1{s1_lane16[15]}}, s1_lane16};
-    assign lane16_out = (_lane16_out_add[16] != _lane16_out_add[15]) ? (_lane16_out_add[16] ? 16'h8000 : 16'h7fff) : _lane16_out_add[15:0];
+    assign lane16_out = (_lane16_out_add[16] != _lane16_out_add[15])
+                        ? (_lane16_out_add[16] ? 16'h8000 : 16'h7fff) : _lane16_out_add[15:0];
     assign s0_lane15 = s0_tdata[255:240];
     assign s1_lane15 = s1_tdata[255:240];
     assign lane15_present = s0_tkeep[30] & s1_tkeep[30];
     assign _lane15_out_add = {{1{s0_lane15[15]}}, s0_lane15} + {{1{s1_lane15[15]}}, s1_lane15};
-    assign lane15_out = (_lane15_out_add[16] != _lane15_out_add[15]) ? (_lane15_out_add[16] ? 16'h8000 : 16'h7fff) : _lane15_out_add[15:0];
+    assign lane15_out = (_lane15_out_add[16] != _lane15_out_add[15])
+                        ? (_lane15_out_add[16] ? 16'h8000 : 16'h7fff) : _lane15_out_add[15:0];
     assign s0_lane14 = s0_tdata[239:224];
     assign s1_lane14 = s1_tdata[239:224];
     assign lane14_present = s0_tkeep[28] & s1_tkeep[28];
     assign _lane14_out_add = {{1{s0_lane14[15]}}, s0_lane14} + {{1{s1_lane14[15]}}, s1_lane14};
-    assign lane14_out = (_lane14_out_add[16] != _lane14_out_add[15]) ? (_lane14_out_add[16] ? 16'h8000 : 16'h7fff) : _lane14_out_add[15:0];
+    assign lane14_out = (_lane14_out_add[16] != _lane14_out_add[15])
+                        ? (_lane14_out_add[16] ? 16'h8000 : 16'h7fff) : _lane14_out_add[15:0];
     assign s0_lane13 = s0_tdata[223:208];
     assign s1_lane13 = s1_tdata[223:208];
     assign lane13_present = s0_tkeep[26] & s1_tkeep[26];
     assign _lane13_out_add = {{1{s0_lane13[15]}}, s0_lane13} + {{1{s1_lane13[15]}}, s1_lane13};
-    assign lane13_out = (_lane13_out_add[16] != _lane13_out_add[15]) ? (_lane13_out_add[16] ? 16'h8000 : 16'h7fff) : _lane13_out_add[15:0];
+    assign lane13_out = (_lane13_out_add[16] != _lane13_out_add[15])
+                        ? (_lane13_out_add[16] ? 16'h8000 : 16'h7fff) : _lane13_out_add[15:0];
     assign s0_lane12 = s0_tdata[207:192];
     assign s1_lane12 = s1_tdata[207:192];
     assign lane12_present = s0_tkeep[24] & s1_tkeep[24];
     assign _lane12_out_add = {{1{s0_lane12[15]}}, s0_lane12} + {{1{s1_lane12[15]}}, s1_lane12};
-    assign lane12_out = (_lane12_out_add[16] != _lane12_out_add[15]) ? (_lane12_out_add[16] ? 16'h8000 : 16'h7fff) : _lane12_out_add[15:0];
+    assign lane12_out = (_lane12_out_add[16] != _lane12_out_add[15])
+                        ? (_lane12_out_add[16] ? 16'h8000 : 16'h7fff) : _lane12_out_add[15:0];
     assign s0_lane11 = s0_tdata[191:176];
     assign s1_lane11 = s1_tdata[191:176];
     assign lane11_present = s0_tkeep[22] & s1_tkeep[22];
     assign _lane11_out_add = {{1{s0_lane11[15]}}, s0_lane11} + {{1{s1_lane11[15]}}, s1_lane11};
-    assign lane11_out = (_lane11_out_add[16] != _lane11_out_add[15]) ? (_lane11_out_add[16] ? 16'h8000 : 16'h7fff) : _lane11_out_add[15:0];
+    assign lane11_out = (_lane11_out_add[16] != _lane11_out_add[15])
+                        ? (_lane11_out_add[16] ? 16'h8000 : 16'h7fff) : _lane11_out_add[15:0];
     assign s0_lane10 = s0_tdata[175:160];
     assign s1_lane10 = s1_tdata[175:160];
     assign lane10_present = s0_tkeep[20] & s1_tkeep[20];
     assign _lane10_out_add = {{1{s0_lane10[15]}}, s0_lane10} + {{1{s1_lane10[15]}}, s1_lane10};
-    assign lane10_out = (_lane10_out_add[16] != _lane10_out_add[15]) ? (_lane10_out_add[16] ? 16'h8000 : 16'h7fff) : _lane10_out_add[15:0];
+    assign lane10_out = (_lane10_out_add[16] != _lane10_out_add[15])
+                        ? (_lane10_out_add[16] ? 16'h8000 : 16'h7fff) : _lane10_out_add[15:0];
     assign s0_lane9 = s0_tdata[159:144];
     assign s1_lane9 = s1_tdata[159:144];
     assign lane9_present = s0_tkeep[18] & s1_tkeep[18];
     assign _lane9_out_add = {{1{s0_lane9[15]}}, s0_lane9} + {{1{s1_lane9[15]}}, s1_lane9};
-    assign lane9_out = (_lane9_out_add[16] != _lane9_out_add[15]) ? (_lane9_out_add[16] ? 16'h8000 : 16'h7fff) : _lane9_out_add[15:0];
+    assign lane9_out = (_lane9_out_add[16] != _lane9_out_add[15])
+                       ? (_lane9_out_add[16] ? 16'h8000 : 16'h7fff) : _lane9_out_add[15:0];
     assign s0_lane8 = s0_tdata[143:128];
     assign s1_lane8 = s1_tdata[143:128];
     assign lane8_present = s0_tkeep[16] & s1_tkeep[16];
     assign _lane8_out_add = {{1{s0_lane8[15]}}, s0_lane8} + {{1{s1_lane8[15]}}, s1_lane8};
-    assign lane8_out = (_lane8_out_add[16] != _lane8_out_add[15]) ? (_lane8_out_add[16] ? 16'h8000 : 16'h7fff) : _lane8_out_add[15:0];
+    assign lane8_out = (_lane8_out_add[16] != _lane8_out_add[15])
+                       ? (_lane8_out_add[16] ? 16'h8000 : 16'h7fff) : _lane8_out_add[15:0];
     assign s0_lane7 = s0_tdata[127:112];
     assign s1_lane7 = s1_tdata[127:112];
     assign lane7_present = s0_tkeep[14] & s1_tkeep[14];
     assign _lane7_out_add = {{1{s0_lane7[15]}}, s0_lane7} + {{1{s1_lane7[15]}}, s1_lane7};
-    assign lane7_out = (_lane7_out_add[16] != _lane7_out_add[15]) ? (_lane7_out_add[16] ? 16'h8000 : 16'h7fff) : _lane7_out_add[15:0];
+    assign lane7_out = (_lane7_out_add[16] != _lane7_out_add[15])
+                       ? (_lane7_out_add[16] ? 16'h8000 : 16'h7fff) : _lane7_out_add[15:0];
     assign s0_lane6 = s0_tdata[111:96];
     assign s1_lane6 = s1_tdata[111:96];
     assign lane6_present = s0_tkeep[12] & s1_tkeep[12];
     assign _lane6_out_add = {{1{s0_lane6[15]}}, s0_lane6} + {{1{s1_lane6[15]}}, s1_lane6};
-    assign lane6_out = (_lane6_out_add[16] != _lane6_out_add[15]) ? (_lane6_out_add[16] ? 16'h8000 : 16'h7fff) : _lane6_out_add[15:0];
+    assign lane6_out = (_lane6_out_add[16] != _lane6_out_add[15])
+                       ? (_lane6_out_add[16] ? 16'h8000 : 16'h7fff) : _lane6_out_add[15:0];
     assign s0_lane5 = s0_tdata[95:80];
     assign s1_lane5 = s1_tdata[95:80];
     assign lane5_present = s0_tkeep[10] & s1_tkeep[10];
     assign _lane5_out_add = {{1{s0_lane5[15]}}, s0_lane5} + {{1{s1_lane5[15]}}, s1_lane5};
-    assign lane5_out = (_lane5_out_add[16] != _lane5_out_add[15]) ? (_lane5_out_add[16] ? 16'h8000 : 16'h7fff) : _lane5_out_add[15:0];
+    assign lane5_out = (_lane5_out_add[16] != _lane5_out_add[15])
+                       ? (_lane5_out_add[16] ? 16'h8000 : 16'h7fff) : _lane5_out_add[15:0];
     assign s0_lane4 = s0_tdata[79:64];
     assign s1_lane4 = s1_tdata[79:64];
     assign lane4_present = s0_tkeep[8] & s1_tkeep[8];
     assign _lane4_out_add = {{1{s0_lane4[15]}}, s0_lane4} + {{1{s1_lane4[15]}}, s1_lane4};
-    assign lane4_out = (_lane4_out_add[16] != _lane4_out_add[15]) ? (_lane4_out_add[16] ? 16'h8000 : 16'h7fff) : _lane4_out_add[15:0];
+    assign lane4_out = (_lane4_out_add[16] != _lane4_out_add[15])
+                       ? (_lane4_out_add[16] ? 16'h8000 : 16'h7fff) : _lane4_out_add[15:0];
     assign s0_lane3 = s0_tdata[63:48];
     assign s1_lane3 = s1_tdata[63:48];
     assign lane3_present = s0_tkeep[6] & s1_tkeep[6];
     assign _lane3_out_add = {{1{s0_lane3[15]}}, s0_lane3} + {{1{s1_lane3[15]}}, s1_lane3};
-    assign lane3_out = (_lane3_out_add[16] != _lane3_out_add[15]) ? (_lane3_out_add[16] ? 16'h8000 : 16'h7fff) : _lane3_out_add[15:0];
+    assign lane3_out = (_lane3_out_add[16] != _lane3_out_add[15])
+                       ? (_lane3_out_add[16] ? 16'h8000 : 16'h7fff) : _lane3_out_add[15:0];
     assign s0_lane2 = s0_tdata[47:32];
     assign s1_lane2 = s1_tdata[47:32];
     assign lane2_present = s0_tkeep[4] & s1_tkeep[4];
     assign _lane2_out_add = {{1{s0_lane2[15]}}, s0_lane2} + {{1{s1_lane2[15]}}, s1_lane2};
-    assign lane2_out = (_lane2_out_add[16] != _lane2_out_add[15]) ? (_lane2_out_add[16] ? 16'h8000 : 16'h7fff) : _lane2_out_add[15:0];
+    assign lane2_out = (_lane2_out_add[16] != _lane2_out_add[15])
+                       ? (_lane2_out_add[16] ? 16'h8000 : 16'h7fff) : _lane2_out_add[15:0];
     assign s0_lane1 = s0_tdata[31:16];
     assign s1_lane1 = s1_tdata[31:16];
     assign lane1_present = s0_tkeep[2] & s1_tkeep[2];
     assign _lane1_out_add = {{1{s0_lane1[15]}}, s0_lane1} + {{1{s1_lane1[15]}}, s1_lane1};
-    assign lane1_out = (_lane1_out_add[16] != _lane1_out_add[15]) ? (_lane1_out_add[16] ? 16'h8000 : 16'h7fff) : _lane1_out_add[15:0];
+    assign lane1_out = (_lane1_out_add[16] != _lane1_out_add[15])
+                       ? (_lane1_out_add[16] ? 16'h8000 : 16'h7fff) : _lane1_out_add[15:0];
     assign s0_lane0 = s0_tdata[15:0];
     assign s1_lane0 = s1_tdata[15:0];
     assign lane0_present = s0_tkeep[0] & s1_tkeep[0];
     assign _lane0_out_add = {{1{s0_lane0[15]}}, s0_lane0} + {{1{s1_lane0[15]}}, s1_lane0};
-    assign lane0_out = (_lane0_out_add[16] != _lane0_out_add[15]) ? (_lane0_out_add[16] ? 16'h8000 : 16'h7fff) : _lane0_out_add[15:0];
+    assign lane0_out = (_lane0_out_add[16] != _lane0_out_add[15])
+                       ? (_lane0_out_add[16] ? 16'h8000 : 16'h7fff) : _lane0_out_add[15:0];
     assign _out_pending_and = s0_tvalid & s1_tvalid;
-    assign _out_skid_data_concat = {s0_tlast, {{2{lane31_present}}, {2{lane30_present}}, {2{lane29_present}}, {2{lane28_present}}, {2{lane27_present}}, {2{lane26_present}}, {2{lane25_present}}, {2{lane24_present}}, {2{lane23_present}}, {2{lane22_present}}, {2{lane21_present}}, {2{lane20_present}}, {2{lane19_present}}, {2{lane18_present}}, {2{lane17_present}}, {2{lane16_present}}, {2{lane15_present}}, {2{lane14_present}}, {2{lane13_present}}, {2{lane12_present}}, {2{lane11_present}}, {2{lane10_present}}, {2{lane9_present}}, {2{lane8_present}}, {2{lane7_present}}, {2{lane6_present}}, {2{lane5_present}}, {2{lane4_present}}, {2{lane3_present}}, {2{lane2_present}}, {2{lane1_present}}, {2{lane0_present}}}, {lane31_out, lane30_out, lane29_out, lane28_out, lane27_out, lane26_out, lane25_out, lane24_out, lane23_out, lane22_out, lane21_out, lane20_out, lane19_out, lane18_out, lane17_out, lane16_out, lane15_out, lane14_out, lane13_out, lane12_out, lane11_out, lane10_out, lane9_out, lane8_out, lane7_out, lane6_out, lane5_out, lane4_out, lane3_out, lane2_out, lane1_out, lane0_out}};
+    assign _out_skid_data_concat = {s0_tlast,
+                                   {{2{lane31_present}}, {2{lane30_present}}, {2{lane29_present}},
+                                     {2{lane28_present}}, {2{lane27_present}}, {2{lane26_present}},
+                                     {2{lane25_present}}, {2{lane24_present}}, {2{lane23_present}},
+                                     {2{lane22_present}}, {2{lane21_present}}, {2{lane20_present}},
+                                     {2{lane19_present}}, {2{lane18_present}}, {2{lane17_present}},
+                                     {2{lane16_present}}, {2{lane15_present}}, {2{lane14_present}},
+                                     {2{lane13_present}}, {2{lane12_present}}, {2{lane11_present}},
+                                     {2{lane10_present}}, {2{lane9_present}}, {2{lane8_present}},
+                                     {2{lane7_present}}, {2{lane6_present}}, {2{lane5_present}},
+                                     {2{lane4_present}}, {2{lane3_present}}, {2{lane2_present}},
+                                     {2{lane1_present}}, {2{lane0_present}}},
+                                   {lane31_out, lane30_out, lane29_out, lane28_out, lane27_out,
+                                    lane26_out, lane25_out, lane24_out, lane23_out, lane22_out,
+                                    lane21_out, lane20_out, lane19_out, lane18_out, lane17_out,
+                                    lane16_out, lane15_out, lane14_out, lane13_out, lane12_out,
+                                    lane11_out, lane10_out, lane9_out, lane8_out, lane7_out,
+                                    lane6_out, lane5_out, lane4_out, lane3_out, lane2_out,
+                                    lane1_out, lane0_out}};
     assign res_ready = out_skid_empty;
     assign out_out_ready = m_tready;
     assign out_skid_empty = ~out_skid_valid;
     assign out_load = out_out_ready | (~out_valid);
     assign out_pending = out_skid_valid | _out_pending_and;
-    assign unused = &{1'b0, s0_tkeep[1], s0_tkeep[3], s0_tkeep[5], s0_tkeep[7], s0_tkeep[9], s0_tkeep[11], s0_tkeep[13], s0_tkeep[15], s0_tkeep[17], s0_tkeep[19], s0_tkeep[21], s0_tkeep[23], s0_tkeep[25], s0_tkeep[27], s0_tkeep[29], s0_tkeep[31], s0_tkeep[33], s0_tkeep[35], s0_tkeep[37], s0_tkeep[39], s0_tkeep[41], s0_tkeep[43], s0_tkeep[45], s0_tkeep[47], s0_tkeep[49], s0_tkeep[51], s0_tkeep[53], s0_tkeep[55], s0_tkeep[57], s0_tkeep[59], s0_tkeep[61], s0_tkeep[63], s1_tkeep[1], s1_tkeep[3], s1_tkeep[5], s1_tkeep[7], s1_tkeep[9], s1_tkeep[11], s1_tkeep[13], s1_tkeep[15], s1_tkeep[17], s1_tkeep[19], s1_tkeep[21], s1_tkeep[23], s1_tkeep[25], s1_tkeep[27], s1_tkeep[29], s1_tkeep[31], s1_tkeep[33], s1_tkeep[35], s1_tkeep[37], s1_tkeep[39], s1_tkeep[41], s1_tkeep[43], s1_tkeep[45], s1_tkeep[47], s1_tkeep[49], s1_tkeep[51], s1_tkeep[53], s1_tkeep[55], s1_tkeep[57], s1_tkeep[59], s1_tkeep[61], s1_tkeep[63], s1_tlast};
+    assign unused = &{1'b0, s0_tkeep[1], s0_tkeep[3], s0_tkeep[5], s0_tkeep[7], s0_tkeep[9],
+                    s0_tkeep[11], s0_tkeep[13], s0_tkeep[15], s0_tkeep[17], s0_tkeep[19],
+                    s0_tkeep[21], s0_tkeep[23], s0_tkeep[25], s0_tkeep[27], s0_tkeep[29],
+                    s0_tkeep[31], s0_tkeep[33], s0_tkeep[35], s0_tkeep[37], s0_tkeep[39],
+                    s0_tkeep[41], s0_tkeep[43], s0_tkeep[45], s0_tkeep[47], s0_tkeep[49],
+                    s0_tkeep[51], s0_tkeep[53], s0_tkeep[55], s0_tkeep[57], s0_tkeep[59],
+                    s0_tkeep[61], s0_tkeep[63], s1_tkeep[1], s1_tkeep[3], s1_tkeep[5], s1_tkeep[7],
+                    s1_tkeep[9], s1_tkeep[11], s1_tkeep[13], s1_tkeep[15], s1_tkeep[17],
+                    s1_tkeep[19], s1_tkeep[21], s1_tkeep[23], s1_tkeep[25], s1_tkeep[27],
+                    s1_tkeep[29], s1_tkeep[31], s1_tkeep[33], s1_tkeep[35], s1_tkeep[37],
+                    s1_tkeep[39], s1_tkeep[41], s1_tkeep[43], s1_tkeep[45], s1_tkeep[47],
+                    s1_tkeep[49], s1_tkeep[51], s1_tkeep[53], s1_tkeep[55], s1_tkeep[57],
+                    s1_tkeep[59], s1_tkeep[61], s1_tkeep[63], s1_tlast};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -390,7 +452,7 @@ module onic_kernel_sum_int16_sat (
     end
 
     always @(posedge clk) begin
-        if ((~out_load) & (_out_pending_and & out_skid_empty)) begin
+        if ((~out_load) & _out_pending_and & out_skid_empty) begin
             out_skid_data <= _out_skid_data_concat;
         end
     end

@@ -33,7 +33,8 @@ module onic_pcie_manager_access (
     assign _found_and_2 = (~_found_ltu) & (~(16'h0 < req));
     assign _rule_shr_4 = 32'h1 >> egress_bit;
     assign _rule_shr_3 = 4'h1 >> ingress;
-    assign _rule_and = ((~(addr < 64'h100000000)) & (addr < 64'h140000000)) & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
+    assign _rule_and = (~(addr < 64'h100000000)) & (addr < 64'h140000000)
+                       & (~(((64'h140000000 - 64'h1) - addr) < ({51'h0, size} - 64'h1)));
     assign _found_and = (~(req < 16'h2000)) & (~(16'h2007 < req));
     assign _rule_shr_2 = 32'h8 >> egress_bit;
     assign _rule_shr = 4'h2 >> ingress;
@@ -42,10 +43,18 @@ module onic_pcie_manager_access (
     assign need_write = op[1];
     assign need_read = op[0] | (~need_write);
     assign _rule_not = ~_rule_mux_2;
-    assign _rule_mux = (_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0)) ? (_rule_mux_2 ? ((need_write & _rule_not) ? 3'h4 : ((need_read & _rule_not) ? 3'h3 : 3'h0)) : 3'h2) : 3'h5;
+    assign _rule_mux = (_found_and ? _rule_shr_2[0] : (_found_and_2 ? _rule_shr_4[0] : 1'h0))
+                       ? (_rule_mux_2
+                          ? ((need_write & _rule_not) ? 3'h4
+                              : ((need_read & _rule_not) ? 3'h3 : 3'h0))
+                          : 3'h2)
+                       : 3'h5;
     assign unused = &{1'b0, _rule_shr_4[31:1], _rule_shr_3[3:1], _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = _found_mux ? ((_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0)) ? _rule_mux : 3'h6) : 3'h1;
+    assign rule = _found_mux
+                  ? ((_found_and ? _rule_shr[0] : (_found_and_2 ? _rule_shr_3[0] : 1'h0))
+                      ? _rule_mux : 3'h6)
+                  : 3'h1;
     assign found = _found_mux;
     assign domain = _found_and ? 16'h1 : 16'h0;
 endmodule

@@ -53,7 +53,7 @@ module onic_axis_skid #(
     end
 
     always @(posedge clk) begin
-        if ((~slice_load) & (s_tvalid & slice_skid_empty)) begin
+        if ((~slice_load) & s_tvalid & slice_skid_empty) begin
             slice_skid_data <= s_tdata;
         end
     end

@@ -524,8 +524,9 @@ module onic_pcie_manager (
         for (mem_init_i = 0; mem_init_i < 512; mem_init_i = mem_init_i + 1) lut[mem_init_i] = 60'h0;
     end
 `endif
-    assign write_accept = (s_axil_awvalid & s_axil_wvalid) & (~axil_bvalid);
-    assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}}, {{8{s_axil_wstrb[0]}}}};
+    assign write_accept = s_axil_awvalid & s_axil_wvalid & (~axil_bvalid);
+    assign write_mask = {{{8{s_axil_wstrb[3]}}}, {{8{s_axil_wstrb[2]}}}, {{8{s_axil_wstrb[1]}}},
+                        {{8{s_axil_wstrb[0]}}}};
     assign _win_en_lo_not = ~write_mask;
     assign _win_en_lo_and = s_axil_wdata & write_mask;
     assign init_done = lut_init_done;
@@ -604,54 +605,132 @@ module onic_pcie_manager (
     assign _s1_proxy_ok_eq_3 = in_hdr_requester == 16'h705;
     assign _s1_proxy_ok_eq_2 = in_hdr_requester == 16'h706;
     assign _s1_proxy_ok_eq = in_hdr_requester == 16'h707;
-    assign _s1_proxy_ok_or_9 = ((_s1_proxy_ok_eq_64 | _s1_proxy_ok_eq_63) | (_s1_proxy_ok_eq_62 | _s1_proxy_ok_eq_61)) | ((_s1_proxy_ok_eq_60 | _s1_proxy_ok_eq_59) | (_s1_proxy_ok_eq_58 | _s1_proxy_ok_eq_57));
-    assign _s1_proxy_ok_or_8 = ((_s1_proxy_ok_eq_56 | _s1_proxy_ok_eq_55) | (_s1_proxy_ok_eq_54 | _s1_proxy_ok_eq_53)) | ((_s1_proxy_ok_eq_52 | _s1_proxy_ok_eq_51) | (_s1_proxy_ok_eq_50 | _s1_proxy_ok_eq_49));
-    assign _s1_proxy_ok_or_7 = ((_s1_proxy_ok_eq_48 | _s1_proxy_ok_eq_47) | (_s1_proxy_ok_eq_46 | _s1_proxy_ok_eq_45)) | ((_s1_proxy_ok_eq_44 | _s1_proxy_ok_eq_43) | (_s1_proxy_ok_eq_42 | _s1_proxy_ok_eq_41));
-    assign _s1_proxy_ok_or_6 = ((_s1_proxy_ok_eq_40 | _s1_proxy_ok_eq_39) | (_s1_proxy_ok_eq_38 | _s1_proxy_ok_eq_37)) | ((_s1_proxy_ok_eq_36 | _s1_proxy_ok_eq_35) | (_s1_proxy_ok_eq_34 | _s1_proxy_ok_eq_33));
-    assign _s1_proxy_ok_or_5 = ((_s1_proxy_ok_eq_32 | _s1_proxy_ok_eq_31) | (_s1_proxy_ok_eq_30 | _s1_proxy_ok_eq_29)) | ((_s1_proxy_ok_eq_28 | _s1_proxy_ok_eq_27) | (_s1_proxy_ok_eq_26 | _s1_proxy_ok_eq_25));
-    assign _s1_proxy_ok_or_4 = ((_s1_proxy_ok_eq_24 | _s1_proxy_ok_eq_23) | (_s1_proxy_ok_eq_22 | _s1_proxy_ok_eq_21)) | ((_s1_proxy_ok_eq_20 | _s1_proxy_ok_eq_19) | (_s1_proxy_ok_eq_18 | _s1_proxy_ok_eq_17));
-    assign _s1_proxy_ok_or_3 = ((_s1_proxy_ok_eq_16 | _s1_proxy_ok_eq_15) | (_s1_proxy_ok_eq_14 | _s1_proxy_ok_eq_13)) | ((_s1_proxy_ok_eq_12 | _s1_proxy_ok_eq_11) | (_s1_proxy_ok_eq_10 | _s1_proxy_ok_eq_9));
-    assign _s1_proxy_ok_or_2 = ((_s1_proxy_ok_eq_8 | _s1_proxy_ok_eq_7) | (_s1_proxy_ok_eq_6 | _s1_proxy_ok_eq_5)) | ((_s1_proxy_ok_eq_4 | _s1_proxy_ok_eq_3) | (_s1_proxy_ok_eq_2 | _s1_proxy_ok_eq));
-    assign _s1_proxy_ok_or = ((_s1_proxy_ok_or_9 | _s1_proxy_ok_or_8) | (_s1_proxy_ok_or_7 | _s1_proxy_ok_or_6)) | ((_s1_proxy_ok_or_5 | _s1_proxy_ok_or_4) | (_s1_proxy_ok_or_3 | _s1_proxy_ok_or_2));
-    assign _s1_proxy_or_18 = ((_s1_proxy_ok_eq_64 ? 16'h8000 : 16'h0) | (_s1_proxy_ok_eq_63 ? 16'h8001 : 16'h0)) | ((_s1_proxy_ok_eq_62 ? 16'h8002 : 16'h0) | (_s1_proxy_ok_eq_61 ? 16'h8003 : 16'h0));
-    assign _s1_proxy_or_17 = ((_s1_proxy_ok_eq_60 ? 16'h8004 : 16'h0) | (_s1_proxy_ok_eq_59 ? 16'h8005 : 16'h0)) | ((_s1_proxy_ok_eq_58 ? 16'h8006 : 16'h0) | (_s1_proxy_ok_eq_57 ? 16'h8007 : 16'h0));
-    assign _s1_proxy_or_16 = ((_s1_proxy_ok_eq_56 ? 16'h8008 : 16'h0) | (_s1_proxy_ok_eq_55 ? 16'h8009 : 16'h0)) | ((_s1_proxy_ok_eq_54 ? 16'h800a : 16'h0) | (_s1_proxy_ok_eq_53 ? 16'h800b : 16'h0));
-    assign _s1_proxy_or_15 = ((_s1_proxy_ok_eq_52 ? 16'h800c : 16'h0) | (_s1_proxy_ok_eq_51 ? 16'h800d : 16'h0)) | ((_s1_proxy_ok_eq_50 ? 16'h800e : 16'h0) | (_s1_proxy_ok_eq_49 ? 16'h800f : 16'h0));
-    assign _s1_proxy_or_14 = ((_s1_proxy_ok_eq_48 ? 16'h8010 : 16'h0) | (_s1_proxy_ok_eq_47 ? 16'h8011 : 16'h0)) | ((_s1_proxy_ok_eq_46 ? 16'h8012 : 16'h0) | (_s1_proxy_ok_eq_45 ? 16'h8013 : 16'h0));
-    assign _s1_proxy_or_13 = ((_s1_proxy_ok_eq_44 ? 16'h8014 : 16'h0) | (_s1_proxy_ok_eq_43 ? 16'h8015 : 16'h0)) | ((_s1_proxy_ok_eq_42 ? 16'h8016 : 16'h0) | (_s1_proxy_ok_eq_41 ? 16'h8017 : 16'h0));
-    assign _s1_proxy_or_12 = ((_s1_proxy_ok_eq_40 ? 16'h8018 : 16'h0) | (_s1_proxy_ok_eq_39 ? 16'h8019 : 16'h0)) | ((_s1_proxy_ok_eq_38 ? 16'h801a : 16'h0) | (_s1_proxy_ok_eq_37 ? 16'h801b : 16'h0));
-    assign _s1_proxy_or_11 = ((_s1_proxy_ok_eq_36 ? 16'h801c : 16'h0) | (_s1_proxy_ok_eq_35 ? 16'h801d : 16'h0)) | ((_s1_proxy_ok_eq_34 ? 16'h801e : 16'h0) | (_s1_proxy_ok_eq_33 ? 16'h801f : 16'h0));
-    assign _s1_proxy_or_10 = ((_s1_proxy_ok_eq_32 ? 16'h8020 : 16'h0) | (_s1_proxy_ok_eq_31 ? 16'h8021 : 16'h0)) | ((_s1_proxy_ok_eq_30 ? 16'h8022 : 16'h0) | (_s1_proxy_ok_eq_29 ? 16'h8023 : 16'h0));
-    assign _s1_proxy_or_9 = ((_s1_proxy_ok_eq_28 ? 16'h8024 : 16'h0) | (_s1_proxy_ok_eq_27 ? 16'h8025 : 16'h0)) | ((_s1_proxy_ok_eq_26 ? 16'h8026 : 16'h0) | (_s1_proxy_ok_eq_25 ? 16'h8027 : 16'h0));
-    assign _s1_proxy_or_8 = ((_s1_proxy_ok_eq_24 ? 16'h8028 : 16'h0) | (_s1_proxy_ok_eq_23 ? 16'h8029 : 16'h0)) | ((_s1_proxy_ok_eq_22 ? 16'h802a : 16'h0) | (_s1_proxy_ok_eq_21 ? 16'h802b : 16'h0));
-    assign _s1_proxy_or_7 = ((_s1_proxy_ok_eq_20 ? 16'h802c : 16'h0) | (_s1_proxy_ok_eq_19 ? 16'h802d : 16'h0)) | ((_s1_proxy_ok_eq_18 ? 16'h802e : 16'h0) | (_s1_proxy_ok_eq_17 ? 16'h802f : 16'h0));
-    assign _s1_proxy_or_6 = ((_s1_proxy_ok_eq_16 ? 16'h8030 : 16'h0) | (_s1_proxy_ok_eq_15 ? 16'h8031 : 16'h0)) | ((_s1_proxy_ok_eq_14 ? 16'h8032 : 16'h0) | (_s1_proxy_ok_eq_13 ? 16'h8033 : 16'h0));
-    assign _s1_proxy_or_5 = ((_s1_proxy_ok_eq_12 ? 16'h8034 : 16'h0) | (_s1_proxy_ok_eq_11 ? 16'h8035 : 16'h0)) | ((_s1_proxy_ok_eq_10 ? 16'h8036 : 16'h0) | (_s1_proxy_ok_eq_9 ? 16'h8037 : 16'h0));
-    assign _s1_proxy_or_4 = ((_s1_proxy_ok_eq_8 ? 16'h8038 : 16'h0) | (_s1_proxy_ok_eq_7 ? 16'h8039 : 16'h0)) | ((_s1_proxy_ok_eq_6 ? 16'h803a : 16'h0) | (_s1_proxy_ok_eq_5 ? 16'h803b : 16'h0));
-    assign _s1_proxy_or_3 = ((_s1_proxy_ok_eq_4 ? 16'h803c : 16'h0) | (_s1_proxy_ok_eq_3 ? 16'h803d : 16'h0)) | ((_s1_proxy_ok_eq_2 ? 16'h803e : 16'h0) | (_s1_proxy_ok_eq ? 16'h803f : 16'h0));
-    assign _s1_proxy_or_2 = ((_s1_proxy_or_18 | _s1_proxy_or_17) | (_s1_proxy_or_16 | _s1_proxy_or_15)) | ((_s1_proxy_or_14 | _s1_proxy_or_13) | (_s1_proxy_or_12 | _s1_proxy_or_11));
-    assign _s1_proxy_or = ((_s1_proxy_or_10 | _s1_proxy_or_9) | (_s1_proxy_or_8 | _s1_proxy_or_7)) | ((_s1_proxy_or_6 | _s1_proxy_or_5) | (_s1_proxy_or_4 | _s1_proxy_or_3));
+    assign _s1_proxy_ok_or_9 = _s1_proxy_ok_eq_64 | _s1_proxy_ok_eq_63 | _s1_proxy_ok_eq_62
+                               | _s1_proxy_ok_eq_61 | _s1_proxy_ok_eq_60 | _s1_proxy_ok_eq_59
+                               | _s1_proxy_ok_eq_58 | _s1_proxy_ok_eq_57;
+    assign _s1_proxy_ok_or_8 = _s1_proxy_ok_eq_56 | _s1_proxy_ok_eq_55 | _s1_proxy_ok_eq_54
+                               | _s1_proxy_ok_eq_53 | _s1_proxy_ok_eq_52 | _s1_proxy_ok_eq_51
+                               | _s1_proxy_ok_eq_50 | _s1_proxy_ok_eq_49;
+    assign _s1_proxy_ok_or_7 = _s1_proxy_ok_eq_48 | _s1_proxy_ok_eq_47 | _s1_proxy_ok_eq_46
+                               | _s1_proxy_ok_eq_45 | _s1_proxy_ok_eq_44 | _s1_proxy_ok_eq_43
+                               | _s1_proxy_ok_eq_42 | _s1_proxy_ok_eq_41;
+    assign _s1_proxy_ok_or_6 = _s1_proxy_ok_eq_40 | _s1_proxy_ok_eq_39 | _s1_proxy_ok_eq_38
+                               | _s1_proxy_ok_eq_37 | _s1_proxy_ok_eq_36 | _s1_proxy_ok_eq_35
+                               | _s1_proxy_ok_eq_34 | _s1_proxy_ok_eq_33;
+    assign _s1_proxy_ok_or_5 = _s1_proxy_ok_eq_32 | _s1_proxy_ok_eq_31 | _s1_proxy_ok_eq_30
+                               | _s1_proxy_ok_eq_29 | _s1_proxy_ok_eq_28 | _s1_proxy_ok_eq_27
+                               | _s1_proxy_ok_eq_26 | _s1_proxy_ok_eq_25;
+    assign _s1_proxy_ok_or_4 = _s1_proxy_ok_eq_24 | _s1_proxy_ok_eq_23 | _s1_proxy_ok_eq_22
+                               | _s1_proxy_ok_eq_21 | _s1_proxy_ok_eq_20 | _s1_proxy_ok_eq_19
+                               | _s1_proxy_ok_eq_18 | _s1_proxy_ok_eq_17;
+    assign _s1_proxy_ok_or_3 = _s1_proxy_ok_eq_16 | _s1_proxy_ok_eq_15 | _s1_proxy_ok_eq_14
+                               | _s1_proxy_ok_eq_13 | _s1_proxy_ok_eq_12 | _s1_proxy_ok_eq_11
+                               | _s1_proxy_ok_eq_10 | _s1_proxy_ok_eq_9;
+    assign _s1_proxy_ok_or_2 = _s1_proxy_ok_eq_8 | _s1_proxy_ok_eq_7 | _s1_proxy_ok_eq_6
+                               | _s1_proxy_ok_eq_5 | _s1_proxy_ok_eq_4 | _s1_proxy_ok_eq_3
+                               | _s1_proxy_ok_eq_2 | _s1_proxy_ok_eq;
+    assign _s1_proxy_ok_or = _s1_proxy_ok_or_9 | _s1_proxy_ok_or_8 | _s1_proxy_ok_or_7
+                             | _s1_proxy_ok_or_6 | _s1_proxy_ok_or_5 | _s1_proxy_ok_or_4
+                             | _s1_proxy_ok_or_3 | _s1_proxy_ok_or_2;
+    assign _s1_proxy_or_18 = (_s1_proxy_ok_eq_64 ? 16'h8000 : 16'h0)
+                             | (_s1_proxy_ok_eq_63 ? 16'h8001 : 16'h0)
+                             | (_s1_proxy_ok_eq_62 ? 16'h8002 : 16'h0)
+                             | (_s1_proxy_ok_eq_61 ? 16'h8003 : 16'h0);
+    assign _s1_proxy_or_17 = (_s1_proxy_ok_eq_60 ? 16'h8004 : 16'h0)
+                             | (_s1_proxy_ok_eq_59 ? 16'h8005 : 16'h0)
+                             | (_s1_proxy_ok_eq_58 ? 16'h8006 : 16'h0)
+                             | (_s1_proxy_ok_eq_57 ? 16'h8007 : 16'h0);
+    assign _s1_proxy_or_16 = (_s1_proxy_ok_eq_56 ? 16'h8008 : 16'h0)
+                             | (_s1_proxy_ok_eq_55 ? 16'h8009 : 16'h0)
+                             | (_s1_proxy_ok_eq_54 ? 16'h800a : 16'h0)
+                             | (_s1_proxy_ok_eq_53 ? 16'h800b : 16'h0);
+    assign _s1_proxy_or_15 = (_s1_proxy_ok_eq_52 ? 16'h800c : 16'h0)
+                             | (_s1_proxy_ok_eq_51 ? 16'h800d : 16'h0)
+                             | (_s1_proxy_ok_eq_50 ? 16'h800e : 16'h0)
+                             | (_s1_proxy_ok_eq_49 ? 16'h800f : 16'h0);
+    assign _s1_proxy_or_14 = (_s1_proxy_ok_eq_48 ? 16'h8010 : 16'h0)
+                             | (_s1_proxy_ok_eq_47 ? 16'h8011 : 16'h0)
+                             | (_s1_proxy_ok_eq_46 ? 16'h8012 : 16'h0)
+                             | (_s1_proxy_ok_eq_45 ? 16'h8013 : 16'h0);
+    assign _s1_proxy_or_13 = (_s1_proxy_ok_eq_44 ? 16'h8014 : 16'h0)
+                             | (_s1_proxy_ok_eq_43 ? 16'h8015 : 16'h0)
+                             | (_s1_proxy_ok_eq_42 ? 16'h8016 : 16'h0)
+                             | (_s1_proxy_ok_eq_41 ? 16'h8017 : 16'h0);
+    assign _s1_proxy_or_12 = (_s1_proxy_ok_eq_40 ? 16'h8018 : 16'h0)
+                             | (_s1_proxy_ok_eq_39 ? 16'h8019 : 16'h0)
+                             | (_s1_proxy_ok_eq_38 ? 16'h801a : 16'h0)
+                             | (_s1_proxy_ok_eq_37 ? 16'h801b : 16'h0);
+    assign _s1_proxy_or_11 = (_s1_proxy_ok_eq_36 ? 16'h801c : 16'h0)
+                             | (_s1_proxy_ok_eq_35 ? 16'h801d : 16'h0)
+                             | (_s1_proxy_ok_eq_34 ? 16'h801e : 16'h0)
+                             | (_s1_proxy_ok_eq_33 ? 16'h801f : 16'h0);
+    assign _s1_proxy_or_10 = (_s1_proxy_ok_eq_32 ? 16'h8020 : 16'h0)
+                             | (_s1_proxy_ok_eq_31 ? 16'h8021 : 16'h0)
+                             | (_s1_proxy_ok_eq_30 ? 16'h8022 : 16'h0)
+                             | (_s1_proxy_ok_eq_29 ? 16'h8023 : 16'h0);
+    assign _s1_proxy_or_9 = (_s1_proxy_ok_eq_28 ? 16'h8024 : 16'h0)
+                            | (_s1_proxy_ok_eq_27 ? 16'h8025 : 16'h0)
+                            | (_s1_proxy_ok_eq_26 ? 16'h8026 : 16'h0)
+                            | (_s1_proxy_ok_eq_25 ? 16'h8027 : 16'h0);
+    assign _s1_proxy_or_8 = (_s1_proxy_ok_eq_24 ? 16'h8028 : 16'h0)
+                            | (_s1_proxy_ok_eq_23 ? 16'h8029 : 16'h0)
+                            | (_s1_proxy_ok_eq_22 ? 16'h802a : 16'h0)
+                            | (_s1_proxy_ok_eq_21 ? 16'h802b : 16'h0);
+    assign _s1_proxy_or_7 = (_s1_proxy_ok_eq_20 ? 16'h802c : 16'h0)
+                            | (_s1_proxy_ok_eq_19 ? 16'h802d : 16'h0)
+                            | (_s1_proxy_ok_eq_18 ? 16'h802e : 16'h0)
+                            | (_s1_proxy_ok_eq_17 ? 16'h802f : 16'h0);
+    assign _s1_proxy_or_6 = (_s1_proxy_ok_eq_16 ? 16'h8030 : 16'h0)
+                            | (_s1_proxy_ok_eq_15 ? 16'h8031 : 16'h0)
+                            | (_s1_proxy_ok_eq_14 ? 16'h8032 : 16'h0)
+                            | (_s1_proxy_ok_eq_13 ? 16'h8033 : 16'h0);
+    assign _s1_proxy_or_5 = (_s1_proxy_ok_eq_12 ? 16'h8034 : 16'h0)
+                            | (_s1_proxy_ok_eq_11 ? 16'h8035 : 16'h0)
+                            | (_s1_proxy_ok_eq_10 ? 16'h8036 : 16'h0)
+                            | (_s1_proxy_ok_eq_9 ? 16'h8037 : 16'h0);
+    assign _s1_proxy_or_4 = (_s1_proxy_ok_eq_8 ? 16'h8038 : 16'h0)
+                            | (_s1_proxy_ok_eq_7 ? 16'h8039 : 16'h0)
+                            | (_s1_proxy_ok_eq_6 ? 16'h803a : 16'h0)
+                            | (_s1_proxy_ok_eq_5 ? 16'h803b : 16'h0);
+    assign _s1_proxy_or_3 = (_s1_proxy_ok_eq_4 ? 16'h803c : 16'h0)
+                            | (_s1_proxy_ok_eq_3 ? 16'h803d : 16'h0)
+                            | (_s1_proxy_ok_eq_2 ? 16'h803e : 16'h0)
+                            | (_s1_proxy_ok_eq ? 16'h803f : 16'h0);
+    assign _s1_proxy_or_2 = _s1_proxy_or_18 | _s1_proxy_or_17 | _s1_proxy_or_16 | _s1_proxy_or_15
+                            | _s1_proxy_or_14 | _s1_proxy_or_13 | _s1_proxy_or_12 | _s1_proxy_or_11;
+    assign _s1_proxy_or = _s1_proxy_or_10 | _s1_proxy_or_9 | _s1_proxy_or_8 | _s1_proxy_or_7
+                          | _s1_proxy_or_6 | _s1_proxy_or_5 | _s1_proxy_or_4 | _s1_proxy_or_3;
     assign _lut_init_idx_not = ~lut_init_done;
     assign _mux_2345_concat = {lut_addr_hi, lut_addr_lo};
-    assign mux_2345 = lut_init_done ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]} : _mux_2345_mux;
-    assign or_2350 = _lut_init_idx_not | ((write_accept & (s_axil_awaddr[11:2] == 10'hc)) & (lut_index < 32'h200));
+    assign mux_2345 = lut_init_done
+                      ? {lut_ctrl[0], lut_ctrl[3:1], lut_ctrl[15:8], _mux_2345_concat[63:16]}
+                      : _mux_2345_mux;
+    assign or_2350 = _lut_init_idx_not
+                     | (write_accept & (s_axil_awaddr[11:2] == 10'hc) & (lut_index < 32'h200));
     assign window_enables = {win_en_hi, win_en_lo};
-    assign failover = (windows_has_second & (~windows_multicast)) & (((windows_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
+    assign failover = windows_has_second & (~windows_multicast)
+                      & (((windows_egress == EGRESS_PORT_A) & port_down[0])
+                           | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
     assign translated_found = windows_found | s1_in_lut;
     assign translated_enabled = s1_in_lut ? _translated_enabled_memread[59] : windows_enabled;
-    assign translated_egress = s1_in_lut ? _translated_enabled_memread[58:56] : (failover ? windows_second_egress : windows_egress);
+    assign translated_egress = s1_in_lut ? _translated_enabled_memread[58:56]
+                               : (failover ? windows_second_egress : windows_egress);
     assign translated_slot = s1_in_lut ? _translated_enabled_memread[55:48] : windows_slot;
-    assign translated_addr = s1_in_lut ? {_translated_enabled_memread[47:0], s1_off[15:0]} : (failover ? windows_second_translated : windows_translated);
-    assign multicast = (windows_has_second & windows_multicast) & (~s1_in_lut);
+    assign translated_addr = s1_in_lut ? {_translated_enabled_memread[47:0], s1_off[15:0]}
+                             : (failover ? windows_second_translated : windows_translated);
+    assign multicast = windows_has_second & windows_multicast & (~s1_in_lut);
     assign check_addr = s2_reg_hit ? s2_off : s2_addr;
-    assign _check_egress_or = ((s2_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0) | (((s2_egress == EGRESS_LOCAL) ? 5'h2 : 5'h0) | ((s2_egress == EGRESS_KERNEL) ? (s2_slot[4:0] + 5'h8) : 5'h0));
+    assign _check_egress_or = ((s2_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0)
+                              | ((s2_egress == EGRESS_LOCAL) ? 5'h2 : 5'h0)
+                              | ((s2_egress == EGRESS_KERNEL) ? (s2_slot[4:0] + 5'h8) : 5'h0);
     assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
     assign access_op = {s2_kind[4], ((~s2_kind[4]) | s2_kind[3])};
     assign second_check_egress = (s2_second_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0;
     assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
-    assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115], (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
+    assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115],
+                        (s3_hdr_completion ? s3_hdr[47:40] : s3_hdr[79:72])};
     assign s3_hdr_address = s3_hdr[125] ? {s3_hdr[63:2], 2'h0} : {32'h0, {s3_hdr[63:34], 2'h0}};
     assign cfg_or_msg = s3_kind[1];
     assign cpl_unexpected = s3_kind[2];
@@ -662,7 +741,8 @@ module onic_pcie_manager (
     assign egress_no_proxy_id = no_proxy_id ? EGRESS_NONE : s3_egress;
     assign slot_no_proxy_id = no_proxy_id ? 8'h0 : s3_slot;
     assign addr_no_proxy_id = no_proxy_id ? 64'h0 : s3_addr;
-    assign req_no_proxy_id = no_proxy_id ? s3_hdr_requester : (to_port ? s3_proxy : s3_hdr_requester);
+    assign req_no_proxy_id = no_proxy_id ? s3_hdr_requester
+                             : (to_port ? s3_proxy : s3_hdr_requester);
     assign denied = ~allowed;
     assign reason_denied = denied ? REASON_DENIED : reason_no_proxy_id;
     assign egress_denied = denied ? EGRESS_NONE : egress_no_proxy_id;
@@ -711,14 +791,17 @@ module onic_pcie_manager (
     assign addr_unsupported = unsupported ? 64'h0 : addr_not_for_us;
     assign req_unsupported = unsupported ? s3_hdr_requester : req_not_for_us;
     assign _egress_cpl_to_peer_eq = s3_bar == 3'h2;
-    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION : reason_unsupported;
+    assign reason_cpl_unexpected = cpl_unexpected ? REASON_UNEXPECTED_COMPLETION
+                                   : reason_unsupported;
     assign egress_cpl_unexpected = cpl_unexpected ? EGRESS_NONE : egress_unsupported;
     assign slot_cpl_unexpected = cpl_unexpected ? 8'h0 : slot_unsupported;
     assign addr_cpl_unexpected = cpl_unexpected ? 64'h0 : addr_unsupported;
     assign req_cpl_unexpected = cpl_unexpected ? s3_hdr_requester : req_unsupported;
     assign cpl_to_peer = cpl_unexpected & ((s3_bar == 3'h1) | _egress_cpl_to_peer_eq);
     assign reason_cpl_to_peer = cpl_to_peer ? REASON_OK : reason_cpl_unexpected;
-    assign egress_cpl_to_peer = cpl_to_peer ? (_egress_cpl_to_peer_eq ? EGRESS_PORT_B : EGRESS_PORT_A) : egress_cpl_unexpected;
+    assign egress_cpl_to_peer = cpl_to_peer
+                                ? (_egress_cpl_to_peer_eq ? EGRESS_PORT_B : EGRESS_PORT_A)
+                                : egress_cpl_unexpected;
     assign slot_cpl_to_peer = cpl_to_peer ? 8'h0 : slot_cpl_unexpected;
     assign addr_cpl_to_peer = cpl_to_peer ? 64'h0 : addr_cpl_unexpected;
     assign req_cpl_to_peer = cpl_to_peer ? s3_hdr_requester : req_cpl_unexpected;
@@ -730,8 +813,8 @@ module onic_pcie_manager (
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
     assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
-    assign via_window = (ok & s3_kind[0]) & (s3_bar_ok & (~s3_reg_hit));
-    assign second_wanted = (via_window & s3_second) & ((s3_kind[4] & (~s3_kind[3])) & (~s3_second_down));
+    assign via_window = ok & s3_kind[0] & s3_bar_ok & (~s3_reg_hit);
+    assign second_wanted = via_window & s3_second & s3_kind[4] & (~s3_kind[3]) & (~s3_second_down);
     assign second_allowed = s3_second_rule == 3'h0;
     assign second_denied = second_wanted & (~second_allowed);
     assign second_copy = second_wanted & second_allowed;
@@ -739,70 +822,114 @@ module onic_pcie_manager (
     assign rewrite_primary_4dw = |addr_cfg_or_msg[63:32];
     assign rewrite_primary_dw0 = {s3_hdr[127:126], rewrite_primary_4dw, s3_hdr[124:96]};
     assign rewrite_primary_dw1 = {req_cfg_or_msg, s3_hdr[79:64]};
-    assign hdr_primary = s3_kind[0] ? (rewrite_primary_4dw ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2], _hdr_primary_mux} : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2], _hdr_primary_mux, 32'h0}) : s3_hdr;
+    assign hdr_primary = s3_kind[0]
+                         ? (rewrite_primary_4dw
+                            ? {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[63:2],
+                               _hdr_primary_mux}
+                            : {rewrite_primary_dw0, rewrite_primary_dw1, addr_cfg_or_msg[31:2],
+                               _hdr_primary_mux, 32'h0})
+                         : s3_hdr;
     assign rewrite_second_4dw = |s3_second_addr[63:32];
     assign rewrite_second_dw0 = {s3_hdr[127:126], rewrite_second_4dw, s3_hdr[124:96]};
     assign rewrite_second_dw1 = rewrite_primary_dw1;
-    assign hdr_second = rewrite_second_4dw ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2], _hdr_primary_mux} : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2], _hdr_primary_mux, 32'h0};
+    assign hdr_second = rewrite_second_4dw
+                        ? {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[63:2],
+                           _hdr_primary_mux}
+                        : {rewrite_second_dw0, rewrite_second_dw1, s3_second_addr[31:2],
+                           _hdr_primary_mux, 32'h0};
     assign _cpl_bytes_one_dw_zext = {9'h0, cpl_lead_bytes};
-    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1 : (({10'h0, cpl_last_byte} + 12'h1) - _cpl_bytes_one_dw_zext);
-    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - _cpl_bytes_one_dw_zext) - {9'h0, cpl_trail_bytes};
-    assign cpl_byte_count = s3_kind[5] ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw) : 12'h4;
+    assign cpl_bytes_one_dw = (s3_hdr[67:64] == 4'h0) ? 12'h1
+                              : (({10'h0, cpl_last_byte} + 12'h1) - _cpl_bytes_one_dw_zext);
+    assign cpl_bytes_many_dw = ({s3_hdr[105:96], 2'h0} - _cpl_bytes_one_dw_zext)
+                               - {9'h0, cpl_trail_bytes};
+    assign cpl_byte_count = s3_kind[5]
+                            ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw)
+                            : 12'h4;
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
-    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116], s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0, 10'h0}, {self_id, cpl_status, 1'h0, cpl_byte_count}, {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
-    assign take_decision = adv & (s3_valid & s3_sop);
+    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116],
+                       s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0,
+                       10'h0},
+                     {self_id, cpl_status, 1'h0, cpl_byte_count},
+                     {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign take_decision = adv & s3_valid & s3_sop;
     assign forward = s4_action == ACT_FORWARD;
     assign _to_port_a_eq = s4_egress == EGRESS_PORT_A;
-    assign to_port_a = (forward & _to_port_a_eq) | (s4_second & (s4_second_egress == EGRESS_PORT_A));
+    assign to_port_a = (forward & _to_port_a_eq)
+                       | (s4_second & (s4_second_egress == EGRESS_PORT_A));
     assign _to_port_b_eq = s4_egress == EGRESS_PORT_B;
-    assign to_port_b = (forward & _to_port_b_eq) | (s4_second & (s4_second_egress == EGRESS_PORT_B));
+    assign to_port_b = (forward & _to_port_b_eq)
+                       | (s4_second & (s4_second_egress == EGRESS_PORT_B));
     assign beat_tail = {s4_data, s4_keep, s4_sop, s4_eop};
     assign m_kernel_for = forward & (s4_egress == EGRESS_KERNEL);
     assign m_local_for = forward & (s4_egress == EGRESS_LOCAL);
     assign m_cpl_for = (s4_action == ACT_COMPLETE) & s4_sop;
-    assign m_port_a_offer = (s4_valid & to_port_a) & (~m_port_a_sent);
+    assign m_port_a_offer = s4_valid & to_port_a & (~m_port_a_sent);
     assign m_port_a_in_ready = m_port_a_slice_s_tready;
     assign m_port_a_took = m_port_a_offer & m_port_a_in_ready;
     assign m_port_a_has = m_port_a_sent | m_port_a_took;
     assign m_port_a_done = 1'h1 & ((~to_port_a) | m_port_a_has);
     assign m_port_a_slice_m_ready = m_port_a_tlp_ready;
-    assign m_port_b_offer = (s4_valid & to_port_b) & (~m_port_b_sent);
+    assign m_port_b_offer = s4_valid & to_port_b & (~m_port_b_sent);
     assign m_port_b_in_ready = m_port_b_slice_s_tready;
     assign m_port_b_took = m_port_b_offer & m_port_b_in_ready;
     assign m_port_b_has = m_port_b_sent | m_port_b_took;
     assign m_port_b_done = m_port_a_done & ((~to_port_b) | m_port_b_has);
     assign m_port_b_slice_m_ready = m_port_b_tlp_ready;
-    assign m_kernel_offer = (s4_valid & m_kernel_for) & (~m_kernel_sent);
+    assign m_kernel_offer = s4_valid & m_kernel_for & (~m_kernel_sent);
     assign m_kernel_in_ready = m_kernel_slice_s_tready;
     assign m_kernel_took = m_kernel_offer & m_kernel_in_ready;
     assign m_kernel_has = m_kernel_sent | m_kernel_took;
     assign m_kernel_done = m_port_b_done & ((~m_kernel_for) | m_kernel_has);
     assign m_kernel_slice_m_ready = m_kernel_tlp_ready;
-    assign m_local_offer = (s4_valid & m_local_for) & (~m_local_sent);
+    assign m_local_offer = s4_valid & m_local_for & (~m_local_sent);
     assign m_local_in_ready = m_local_slice_s_tready;
     assign m_local_took = m_local_offer & m_local_in_ready;
     assign m_local_has = m_local_sent | m_local_took;
     assign m_local_done = m_kernel_done & ((~m_local_for) | m_local_has);
     assign m_local_slice_m_ready = m_local_tlp_ready;
-    assign m_cpl_offer = (s4_valid & m_cpl_for) & (~m_cpl_sent);
+    assign m_cpl_offer = s4_valid & m_cpl_for & (~m_cpl_sent);
     assign m_cpl_in_ready = m_cpl_slice_s_tready;
     assign m_cpl_took = m_cpl_offer & m_cpl_in_ready;
     assign m_cpl_has = m_cpl_sent | m_cpl_took;
     assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
-    assign count_fire = adv & (s4_valid & s4_sop);
+    assign count_fire = adv & s4_valid & s4_sop;
     assign _count_ok_not = ~32'h0;
     assign _s_axil_arready_not = ~axil_rvalid;
     assign read_accept = s_axil_arvalid & _s_axil_arready_not;
-    assign _read_data_or_7 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10020040 : 32'h0) | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}} : 32'h0);
-    assign _read_data_or_6 = (((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0) | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)) | (((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0) | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0));
-    assign _read_data_or_5 = (((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0) | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)) | (((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0) | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0));
-    assign _read_data_or_4 = (((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0) | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)) | (((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0) | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0));
-    assign _read_data_or_3 = (((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0) | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion : 32'h0)) | (((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0) | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0));
-    assign _read_data_or_2 = (((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0) | ((s_axil_araddr[11:2] == 10'h4b) ? count_malformed : 32'h0)) | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled : 32'h0);
-    assign _read_data_or = ((((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0) | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10005 : 32'h0)) | _read_data_or_7) | _read_data_or_6;
-    assign read_data = (_read_data_or | (_read_data_or_5 | _read_data_or_4)) | (_read_data_or_3 | _read_data_or_2);
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0], windows_index, access_found, access_domain, second_access_found, second_access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign _read_data_or_7 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10020040 : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h3) ? {29'h0, {port_down, init_done}}
+                                 : 32'h0);
+    assign _read_data_or_6 = ((s_axil_araddr[11:2] == 10'h4) ? win_en_lo : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h5) ? win_en_hi : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h8) ? lut_index : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h9) ? lut_addr_lo : 32'h0);
+    assign _read_data_or_5 = ((s_axil_araddr[11:2] == 10'ha) ? lut_addr_hi : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'hb) ? lut_ctrl : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h40) ? count_ok : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h41) ? count_not_for_us : 32'h0);
+    assign _read_data_or_4 = ((s_axil_araddr[11:2] == 10'h42) ? count_window_miss : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h43) ? count_mapping_disabled : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h44) ? count_port_down : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h45) ? count_denied : 32'h0);
+    assign _read_data_or_3 = ((s_axil_araddr[11:2] == 10'h46) ? count_no_proxy_id : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h47) ? count_unexpected_completion
+                                 : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h48) ? count_unsupported : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h49) ? count_relay_denied : 32'h0);
+    assign _read_data_or_2 = ((s_axil_araddr[11:2] == 10'h4a) ? count_msix_address : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h4b) ? count_malformed : 32'h0)
+                             | ((s_axil_araddr[11:2] == 10'h4c) ? count_bus_master_disabled
+                                 : 32'h0);
+    assign _read_data_or = ((s_axil_araddr[11:2] == 10'h0) ? 32'h4f4e4943 : 32'h0)
+                           | ((s_axil_araddr[11:2] == 10'h1) ? 32'h10005 : 32'h0) | _read_data_or_7
+                           | _read_data_or_6;
+    assign read_data = _read_data_or | _read_data_or_5 | _read_data_or_4 | _read_data_or_3
+                       | _read_data_or_2;
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _mux_2345_concat[15:0],
+                    windows_index, access_found, access_domain, second_access_found,
+                    second_access_domain, s3_second_addr[1:0], s3_hdr_address[1:0],
+                    s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
 
     function [6:0] kind_lookup;
         input [7:0] kind_index;
@@ -1454,7 +1581,8 @@ module onic_pcie_manager (
     onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:341
         .clk(clk),
         .rst(rst),
-        .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop, s_host_tlp_eop}),
+        .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop,
+                 s_host_tlp_eop}),
         .s_tvalid(s_host_tlp_valid & lut_init_done),
         .s_tready(in_slice_s_tready),
         .m_tdata(in_slice_m_tdata),
@@ -1713,7 +1841,7 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s1_in_lut <= (in_bar == 3'h4) & ((~_s1_in_lut_ltu) & (_s1_in_lut_sub < 48'h200));
+            s1_in_lut <= (in_bar == 3'h4) & (~_s1_in_lut_ltu) & (_s1_in_lut_sub < 48'h200);
         end
     end
 
@@ -1861,7 +1989,8 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s2_down <= ((translated_egress == EGRESS_PORT_A) & port_down[0]) | ((translated_egress == EGRESS_PORT_B) & port_down[1]);
+            s2_down <= ((translated_egress == EGRESS_PORT_A) & port_down[0])
+                       | ((translated_egress == EGRESS_PORT_B) & port_down[1]);
         end
     end
 
@@ -1885,7 +2014,8 @@ module onic_pcie_manager (
 
     always @(posedge clk) begin
         if (adv) begin
-            s2_second_down <= ((windows_second_egress == EGRESS_PORT_A) & port_down[0]) | ((windows_second_egress == EGRESS_PORT_B) & port_down[1]);
+            s2_second_down <= ((windows_second_egress == EGRESS_PORT_A) & port_down[0])
+                              | ((windows_second_egress == EGRESS_PORT_B) & port_down[1]);
         end
     end
 
@@ -2197,7 +2327,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_not_for_us <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NOT_FOR_US)) begin
-            count_not_for_us <= ((~count_not_for_us) < 32'h1) ? _count_ok_not : (count_not_for_us + 32'h1);
+            count_not_for_us <= ((~count_not_for_us) < 32'h1) ? _count_ok_not
+                                : (count_not_for_us + 32'h1);
         end
     end
 
@@ -2205,7 +2336,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_window_miss <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_WINDOW_MISS)) begin
-            count_window_miss <= ((~count_window_miss) < 32'h1) ? _count_ok_not : (count_window_miss + 32'h1);
+            count_window_miss <= ((~count_window_miss) < 32'h1) ? _count_ok_not
+                                 : (count_window_miss + 32'h1);
         end
     end
 
@@ -2213,7 +2345,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_mapping_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MAPPING_DISABLED)) begin
-            count_mapping_disabled <= ((~count_mapping_disabled) < 32'h1) ? _count_ok_not : (count_mapping_disabled + 32'h1);
+            count_mapping_disabled <= ((~count_mapping_disabled) < 32'h1) ? _count_ok_not
+                                      : (count_mapping_disabled + 32'h1);
         end
     end
 
@@ -2221,7 +2354,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_port_down <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_PORT_DOWN)) begin
-            count_port_down <= ((~count_port_down) < 32'h1) ? _count_ok_not : (count_port_down + 32'h1);
+            count_port_down <= ((~count_port_down) < 32'h1) ? _count_ok_not
+                               : (count_port_down + 32'h1);
         end
     end
 
@@ -2237,7 +2371,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_no_proxy_id <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NO_PROXY_ID)) begin
-            count_no_proxy_id <= ((~count_no_proxy_id) < 32'h1) ? _count_ok_not : (count_no_proxy_id + 32'h1);
+            count_no_proxy_id <= ((~count_no_proxy_id) < 32'h1) ? _count_ok_not
+                                 : (count_no_proxy_id + 32'h1);
         end
     end
 
@@ -2245,7 +2380,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_unexpected_completion <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNEXPECTED_COMPLETION)) begin
-            count_unexpected_completion <= ((~count_unexpected_completion) < 32'h1) ? _count_ok_not : (count_unexpected_completion + 32'h1);
+            count_unexpected_completion <= ((~count_unexpected_completion) < 32'h1) ? _count_ok_not
+                                           : (count_unexpected_completion + 32'h1);
         end
     end
 
@@ -2253,7 +2389,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_unsupported <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNSUPPORTED)) begin
-            count_unsupported <= ((~count_unsupported) < 32'h1) ? _count_ok_not : (count_unsupported + 32'h1);
+            count_unsupported <= ((~count_unsupported) < 32'h1) ? _count_ok_not
+                                 : (count_unsupported + 32'h1);
         end
     end
 
@@ -2261,7 +2398,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_relay_denied <= 32'h0;
         end else if (count_fire & ((s4_reason == REASON_RELAY_DENIED) | s4_second_denied)) begin
-            count_relay_denied <= ((~count_relay_denied) < 32'h1) ? _count_ok_not : (count_relay_denied + 32'h1);
+            count_relay_denied <= ((~count_relay_denied) < 32'h1) ? _count_ok_not
+                                  : (count_relay_denied + 32'h1);
         end
     end
 
@@ -2269,7 +2407,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_msix_address <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
-            count_msix_address <= ((~count_msix_address) < 32'h1) ? _count_ok_not : (count_msix_address + 32'h1);
+            count_msix_address <= ((~count_msix_address) < 32'h1) ? _count_ok_not
+                                  : (count_msix_address + 32'h1);
         end
     end
 
@@ -2277,7 +2416,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_malformed <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MALFORMED)) begin
-            count_malformed <= ((~count_malformed) < 32'h1) ? _count_ok_not : (count_malformed + 32'h1);
+            count_malformed <= ((~count_malformed) < 32'h1) ? _count_ok_not
+                               : (count_malformed + 32'h1);
         end
     end
 
@@ -2285,7 +2425,8 @@ module onic_pcie_manager (
         if (rst) begin
             count_bus_master_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_BUS_MASTER_DISABLED)) begin
-            count_bus_master_disabled <= ((~count_bus_master_disabled) < 32'h1) ? _count_ok_not : (count_bus_master_disabled + 32'h1);
+            count_bus_master_disabled <= ((~count_bus_master_disabled) < 32'h1) ? _count_ok_not
+                                         : (count_bus_master_disabled + 32'h1);
         end
     end
 
@@ -2327,7 +2468,7 @@ module onic_pcie_manager (
     assign m_local_tlp_valid = m_local_slice_m_tvalid;
     assign m_cpl_tlp_hdr = m_cpl_slice_m_tdata;
     assign m_cpl_tlp_valid = m_cpl_slice_m_tvalid;
-    assign host_busy = ((in_slice_m_tvalid | s1_valid) | (s2_valid | s3_valid)) | s4_valid;
+    assign host_busy = in_slice_m_tvalid | s1_valid | s2_valid | s3_valid | s4_valid;
     assign s_axil_arready = _s_axil_arready_not;
     assign s_axil_rvalid = axil_rvalid;
     assign s_axil_rdata = axil_rdata;

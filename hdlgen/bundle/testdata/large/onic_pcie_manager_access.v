@@ -128,112 +128,271 @@ module onic_pcie_manager_access (
     assign _found_and_8 = (~_found_ltu) & (~(16'hff < req));
     assign _rule_shr_2 = 32'h307 >> egress_bit;
     assign _rule_shr = 4'h1 >> ingress;
-    assign _rule_and_64 = ((~(addr < 64'h100000000)) & (addr < 64'h110000000)) & (~(((64'h110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_63 = ((~(addr < 64'h200000000)) & (addr < 64'h210000000)) & (~(((64'h210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_64 = (~(addr < 64'h100000000)) & (addr < 64'h110000000)
+                          & (~(((64'h110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_63 = (~(addr < 64'h200000000)) & (addr < 64'h210000000)
+                          & (~(((64'h210000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_8 = _rule_and_64 | _rule_and_63;
-    assign _rule_and_62 = ((~(addr < 64'h300000000)) & (addr < 64'h310000000)) & (~(((64'h310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_61 = ((~(addr < 64'h400000000)) & (addr < 64'h410000000)) & (~(((64'h410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_60 = ((~(addr < 64'h500000000)) & (addr < 64'h510000000)) & (~(((64'h510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_59 = ((~(addr < 64'h600000000)) & (addr < 64'h610000000)) & (~(((64'h610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_58 = ((~(addr < 64'h700000000)) & (addr < 64'h710000000)) & (~(((64'h710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_57 = ((~(addr < 64'h800000000)) & (addr < 64'h810000000)) & (~(((64'h810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_19 = _found_and_8 ? ((((((_rule_or_8 | _rule_and_62) | _rule_and_61) | _rule_and_60) | _rule_and_59) | _rule_and_58) | _rule_and_57) : 1'h0;
+    assign _rule_and_62 = (~(addr < 64'h300000000)) & (addr < 64'h310000000)
+                          & (~(((64'h310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_61 = (~(addr < 64'h400000000)) & (addr < 64'h410000000)
+                          & (~(((64'h410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_60 = (~(addr < 64'h500000000)) & (addr < 64'h510000000)
+                          & (~(((64'h510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_59 = (~(addr < 64'h600000000)) & (addr < 64'h610000000)
+                          & (~(((64'h610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_58 = (~(addr < 64'h700000000)) & (addr < 64'h710000000)
+                          & (~(((64'h710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_57 = (~(addr < 64'h800000000)) & (addr < 64'h810000000)
+                          & (~(((64'h810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_19 = _found_and_8
+                          ? (_rule_or_8 | _rule_and_62 | _rule_and_61 | _rule_and_60 | _rule_and_59
+                             | _rule_and_58 | _rule_and_57)
+                          : 1'h0;
     assign _found_and_7 = (~(req < 16'h100)) & (~(16'h1ff < req));
-    assign _rule_and_56 = ((~(addr < 64'h900000000)) & (addr < 64'h910000000)) & (~(((64'h910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_55 = ((~(addr < 64'ha00000000)) & (addr < 64'ha10000000)) & (~(((64'ha10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_56 = (~(addr < 64'h900000000)) & (addr < 64'h910000000)
+                          & (~(((64'h910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_55 = (~(addr < 64'ha00000000)) & (addr < 64'ha10000000)
+                          & (~(((64'ha10000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_7 = _rule_and_56 | _rule_and_55;
-    assign _rule_and_54 = ((~(addr < 64'hb00000000)) & (addr < 64'hb10000000)) & (~(((64'hb10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_53 = ((~(addr < 64'hc00000000)) & (addr < 64'hc10000000)) & (~(((64'hc10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_52 = ((~(addr < 64'hd00000000)) & (addr < 64'hd10000000)) & (~(((64'hd10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_51 = ((~(addr < 64'he00000000)) & (addr < 64'he10000000)) & (~(((64'he10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_50 = ((~(addr < 64'hf00000000)) & (addr < 64'hf10000000)) & (~(((64'hf10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_49 = ((~(addr < 64'h1000000000)) & (addr < 64'h1010000000)) & (~(((64'h1010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_18 = _found_and_7 ? ((((((_rule_or_7 | _rule_and_54) | _rule_and_53) | _rule_and_52) | _rule_and_51) | _rule_and_50) | _rule_and_49) : _rule_mux_19;
-    assign _rule_mux_17 = _found_and_7 ? ((((_rule_or_7 | _rule_and_53) | _rule_and_52) | _rule_and_50) | _rule_and_49) : (_found_and_8 ? ((((_rule_or_8 | _rule_and_61) | _rule_and_60) | _rule_and_58) | _rule_and_57) : 1'h0);
-    assign _rule_mux_16 = _found_and_7 ? ((((_rule_and_56 | _rule_and_54) | _rule_and_53) | _rule_and_51) | _rule_and_50) : (_found_and_8 ? ((((_rule_and_64 | _rule_and_62) | _rule_and_61) | _rule_and_59) | _rule_and_58) : 1'h0);
+    assign _rule_and_54 = (~(addr < 64'hb00000000)) & (addr < 64'hb10000000)
+                          & (~(((64'hb10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_53 = (~(addr < 64'hc00000000)) & (addr < 64'hc10000000)
+                          & (~(((64'hc10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_52 = (~(addr < 64'hd00000000)) & (addr < 64'hd10000000)
+                          & (~(((64'hd10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_51 = (~(addr < 64'he00000000)) & (addr < 64'he10000000)
+                          & (~(((64'he10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_50 = (~(addr < 64'hf00000000)) & (addr < 64'hf10000000)
+                          & (~(((64'hf10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_49 = (~(addr < 64'h1000000000)) & (addr < 64'h1010000000)
+                          & (~(((64'h1010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_18 = _found_and_7
+                          ? (_rule_or_7 | _rule_and_54 | _rule_and_53 | _rule_and_52 | _rule_and_51
+                             | _rule_and_50 | _rule_and_49)
+                          : _rule_mux_19;
+    assign _rule_mux_17 = _found_and_7
+                          ? (_rule_or_7 | _rule_and_53 | _rule_and_52 | _rule_and_50 | _rule_and_49)
+                          : (_found_and_8
+                             ? (_rule_or_8 | _rule_and_61 | _rule_and_60 | _rule_and_58
+                                | _rule_and_57)
+                             : 1'h0);
+    assign _rule_mux_16 = _found_and_7
+                          ? (_rule_and_56 | _rule_and_54 | _rule_and_53 | _rule_and_51
+                             | _rule_and_50)
+                          : (_found_and_8
+                             ? (_rule_and_64 | _rule_and_62 | _rule_and_61 | _rule_and_59
+                                | _rule_and_58)
+                             : 1'h0);
     assign _found_and_6 = (~(req < 16'h200)) & (~(16'h2ff < req));
-    assign _rule_and_48 = ((~(addr < 64'h1100000000)) & (addr < 64'h1110000000)) & (~(((64'h1110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_47 = ((~(addr < 64'h1200000000)) & (addr < 64'h1210000000)) & (~(((64'h1210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_48 = (~(addr < 64'h1100000000)) & (addr < 64'h1110000000)
+                          & (~(((64'h1110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_47 = (~(addr < 64'h1200000000)) & (addr < 64'h1210000000)
+                          & (~(((64'h1210000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_6 = _rule_and_48 | _rule_and_47;
-    assign _rule_and_46 = ((~(addr < 64'h1300000000)) & (addr < 64'h1310000000)) & (~(((64'h1310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_45 = ((~(addr < 64'h1400000000)) & (addr < 64'h1410000000)) & (~(((64'h1410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_44 = ((~(addr < 64'h1500000000)) & (addr < 64'h1510000000)) & (~(((64'h1510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_43 = ((~(addr < 64'h1600000000)) & (addr < 64'h1610000000)) & (~(((64'h1610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_42 = ((~(addr < 64'h1700000000)) & (addr < 64'h1710000000)) & (~(((64'h1710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_41 = ((~(addr < 64'h1800000000)) & (addr < 64'h1810000000)) & (~(((64'h1810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_15 = _found_and_6 ? ((((((_rule_or_6 | _rule_and_46) | _rule_and_45) | _rule_and_44) | _rule_and_43) | _rule_and_42) | _rule_and_41) : _rule_mux_18;
+    assign _rule_and_46 = (~(addr < 64'h1300000000)) & (addr < 64'h1310000000)
+                          & (~(((64'h1310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_45 = (~(addr < 64'h1400000000)) & (addr < 64'h1410000000)
+                          & (~(((64'h1410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_44 = (~(addr < 64'h1500000000)) & (addr < 64'h1510000000)
+                          & (~(((64'h1510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_43 = (~(addr < 64'h1600000000)) & (addr < 64'h1610000000)
+                          & (~(((64'h1610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_42 = (~(addr < 64'h1700000000)) & (addr < 64'h1710000000)
+                          & (~(((64'h1710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_41 = (~(addr < 64'h1800000000)) & (addr < 64'h1810000000)
+                          & (~(((64'h1810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_15 = _found_and_6
+                          ? (_rule_or_6 | _rule_and_46 | _rule_and_45 | _rule_and_44 | _rule_and_43
+                             | _rule_and_42 | _rule_and_41)
+                          : _rule_mux_18;
     assign _found_and_5 = (~(req < 16'h300)) & (~(16'h3ff < req));
-    assign _rule_and_40 = ((~(addr < 64'h1900000000)) & (addr < 64'h1910000000)) & (~(((64'h1910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_39 = ((~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)) & (~(((64'h1a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_40 = (~(addr < 64'h1900000000)) & (addr < 64'h1910000000)
+                          & (~(((64'h1910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_39 = (~(addr < 64'h1a00000000)) & (addr < 64'h1a10000000)
+                          & (~(((64'h1a10000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_5 = _rule_and_40 | _rule_and_39;
-    assign _rule_and_38 = ((~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)) & (~(((64'h1b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_37 = ((~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)) & (~(((64'h1c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_36 = ((~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)) & (~(((64'h1d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_35 = ((~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)) & (~(((64'h1e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_34 = ((~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)) & (~(((64'h1f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_33 = ((~(addr < 64'h2000000000)) & (addr < 64'h2010000000)) & (~(((64'h2010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_14 = _found_and_5 ? ((((((_rule_or_5 | _rule_and_38) | _rule_and_37) | _rule_and_36) | _rule_and_35) | _rule_and_34) | _rule_and_33) : _rule_mux_15;
-    assign _rule_mux_13 = _found_and_5 ? ((((_rule_or_5 | _rule_and_37) | _rule_and_36) | _rule_and_34) | _rule_and_33) : (_found_and_6 ? ((((_rule_or_6 | _rule_and_45) | _rule_and_44) | _rule_and_42) | _rule_and_41) : _rule_mux_17);
-    assign _rule_mux_12 = _found_and_5 ? ((((_rule_and_40 | _rule_and_38) | _rule_and_37) | _rule_and_35) | _rule_and_34) : (_found_and_6 ? ((((_rule_and_48 | _rule_and_46) | _rule_and_45) | _rule_and_43) | _rule_and_42) : _rule_mux_16);
+    assign _rule_and_38 = (~(addr < 64'h1b00000000)) & (addr < 64'h1b10000000)
+                          & (~(((64'h1b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_37 = (~(addr < 64'h1c00000000)) & (addr < 64'h1c10000000)
+                          & (~(((64'h1c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_36 = (~(addr < 64'h1d00000000)) & (addr < 64'h1d10000000)
+                          & (~(((64'h1d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_35 = (~(addr < 64'h1e00000000)) & (addr < 64'h1e10000000)
+                          & (~(((64'h1e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_34 = (~(addr < 64'h1f00000000)) & (addr < 64'h1f10000000)
+                          & (~(((64'h1f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_33 = (~(addr < 64'h2000000000)) & (addr < 64'h2010000000)
+                          & (~(((64'h2010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_14 = _found_and_5
+                          ? (_rule_or_5 | _rule_and_38 | _rule_and_37 | _rule_and_36 | _rule_and_35
+                             | _rule_and_34 | _rule_and_33)
+                          : _rule_mux_15;
+    assign _rule_mux_13 = _found_and_5
+                          ? (_rule_or_5 | _rule_and_37 | _rule_and_36 | _rule_and_34 | _rule_and_33)
+                          : (_found_and_6
+                             ? (_rule_or_6 | _rule_and_45 | _rule_and_44 | _rule_and_42
+                                | _rule_and_41)
+                             : _rule_mux_17);
+    assign _rule_mux_12 = _found_and_5
+                          ? (_rule_and_40 | _rule_and_38 | _rule_and_37 | _rule_and_35
+                             | _rule_and_34)
+                          : (_found_and_6
+                             ? (_rule_and_48 | _rule_and_46 | _rule_and_45 | _rule_and_43
+                                | _rule_and_42)
+                             : _rule_mux_16);
     assign _found_and_4 = (~(req < 16'h400)) & (~(16'h4ff < req));
-    assign _rule_and_32 = ((~(addr < 64'h2100000000)) & (addr < 64'h2110000000)) & (~(((64'h2110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_31 = ((~(addr < 64'h2200000000)) & (addr < 64'h2210000000)) & (~(((64'h2210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_32 = (~(addr < 64'h2100000000)) & (addr < 64'h2110000000)
+                          & (~(((64'h2110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_31 = (~(addr < 64'h2200000000)) & (addr < 64'h2210000000)
+                          & (~(((64'h2210000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_4 = _rule_and_32 | _rule_and_31;
-    assign _rule_and_30 = ((~(addr < 64'h2300000000)) & (addr < 64'h2310000000)) & (~(((64'h2310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_29 = ((~(addr < 64'h2400000000)) & (addr < 64'h2410000000)) & (~(((64'h2410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_28 = ((~(addr < 64'h2500000000)) & (addr < 64'h2510000000)) & (~(((64'h2510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_27 = ((~(addr < 64'h2600000000)) & (addr < 64'h2610000000)) & (~(((64'h2610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_26 = ((~(addr < 64'h2700000000)) & (addr < 64'h2710000000)) & (~(((64'h2710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_25 = ((~(addr < 64'h2800000000)) & (addr < 64'h2810000000)) & (~(((64'h2810000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_11 = _found_and_4 ? ((((((_rule_or_4 | _rule_and_30) | _rule_and_29) | _rule_and_28) | _rule_and_27) | _rule_and_26) | _rule_and_25) : _rule_mux_14;
+    assign _rule_and_30 = (~(addr < 64'h2300000000)) & (addr < 64'h2310000000)
+                          & (~(((64'h2310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_29 = (~(addr < 64'h2400000000)) & (addr < 64'h2410000000)
+                          & (~(((64'h2410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_28 = (~(addr < 64'h2500000000)) & (addr < 64'h2510000000)
+                          & (~(((64'h2510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_27 = (~(addr < 64'h2600000000)) & (addr < 64'h2610000000)
+                          & (~(((64'h2610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_26 = (~(addr < 64'h2700000000)) & (addr < 64'h2710000000)
+                          & (~(((64'h2710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_25 = (~(addr < 64'h2800000000)) & (addr < 64'h2810000000)
+                          & (~(((64'h2810000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_11 = _found_and_4
+                          ? (_rule_or_4 | _rule_and_30 | _rule_and_29 | _rule_and_28 | _rule_and_27
+                             | _rule_and_26 | _rule_and_25)
+                          : _rule_mux_14;
     assign _found_and_3 = (~(req < 16'h500)) & (~(16'h5ff < req));
-    assign _rule_and_24 = ((~(addr < 64'h2900000000)) & (addr < 64'h2910000000)) & (~(((64'h2910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_23 = ((~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)) & (~(((64'h2a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_24 = (~(addr < 64'h2900000000)) & (addr < 64'h2910000000)
+                          & (~(((64'h2910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_23 = (~(addr < 64'h2a00000000)) & (addr < 64'h2a10000000)
+                          & (~(((64'h2a10000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_3 = _rule_and_24 | _rule_and_23;
-    assign _rule_and_22 = ((~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)) & (~(((64'h2b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_21 = ((~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)) & (~(((64'h2c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_20 = ((~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)) & (~(((64'h2d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_19 = ((~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)) & (~(((64'h2e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_18 = ((~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)) & (~(((64'h2f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_17 = ((~(addr < 64'h3000000000)) & (addr < 64'h3010000000)) & (~(((64'h3010000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_mux_10 = _found_and_3 ? ((((((_rule_or_3 | _rule_and_22) | _rule_and_21) | _rule_and_20) | _rule_and_19) | _rule_and_18) | _rule_and_17) : _rule_mux_11;
-    assign _rule_mux_9 = _found_and_3 ? ((((_rule_or_3 | _rule_and_21) | _rule_and_20) | _rule_and_18) | _rule_and_17) : (_found_and_4 ? ((((_rule_or_4 | _rule_and_29) | _rule_and_28) | _rule_and_26) | _rule_and_25) : _rule_mux_13);
-    assign _rule_mux_8 = _found_and_3 ? ((((_rule_and_24 | _rule_and_22) | _rule_and_21) | _rule_and_19) | _rule_and_18) : (_found_and_4 ? ((((_rule_and_32 | _rule_and_30) | _rule_and_29) | _rule_and_27) | _rule_and_26) : _rule_mux_12);
+    assign _rule_and_22 = (~(addr < 64'h2b00000000)) & (addr < 64'h2b10000000)
+                          & (~(((64'h2b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_21 = (~(addr < 64'h2c00000000)) & (addr < 64'h2c10000000)
+                          & (~(((64'h2c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_20 = (~(addr < 64'h2d00000000)) & (addr < 64'h2d10000000)
+                          & (~(((64'h2d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_19 = (~(addr < 64'h2e00000000)) & (addr < 64'h2e10000000)
+                          & (~(((64'h2e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_18 = (~(addr < 64'h2f00000000)) & (addr < 64'h2f10000000)
+                          & (~(((64'h2f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_17 = (~(addr < 64'h3000000000)) & (addr < 64'h3010000000)
+                          & (~(((64'h3010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_mux_10 = _found_and_3
+                          ? (_rule_or_3 | _rule_and_22 | _rule_and_21 | _rule_and_20 | _rule_and_19
+                             | _rule_and_18 | _rule_and_17)
+                          : _rule_mux_11;
+    assign _rule_mux_9 = _found_and_3
+                         ? (_rule_or_3 | _rule_and_21 | _rule_and_20 | _rule_and_18 | _rule_and_17)
+                         : (_found_and_4
+                            ? (_rule_or_4 | _rule_and_29 | _rule_and_28 | _rule_and_26
+                               | _rule_and_25)
+                            : _rule_mux_13);
+    assign _rule_mux_8 = _found_and_3
+                         ? (_rule_and_24 | _rule_and_22 | _rule_and_21 | _rule_and_19
+                            | _rule_and_18)
+                         : (_found_and_4
+                            ? (_rule_and_32 | _rule_and_30 | _rule_and_29 | _rule_and_27
+                               | _rule_and_26)
+                            : _rule_mux_12);
     assign _found_and_2 = (~(req < 16'h600)) & (~(16'h6ff < req));
-    assign _rule_and_16 = ((~(addr < 64'h3100000000)) & (addr < 64'h3110000000)) & (~(((64'h3110000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_15 = ((~(addr < 64'h3200000000)) & (addr < 64'h3210000000)) & (~(((64'h3210000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_16 = (~(addr < 64'h3100000000)) & (addr < 64'h3110000000)
+                          & (~(((64'h3110000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_15 = (~(addr < 64'h3200000000)) & (addr < 64'h3210000000)
+                          & (~(((64'h3210000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or_2 = _rule_and_16 | _rule_and_15;
-    assign _rule_and_14 = ((~(addr < 64'h3300000000)) & (addr < 64'h3310000000)) & (~(((64'h3310000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_13 = ((~(addr < 64'h3400000000)) & (addr < 64'h3410000000)) & (~(((64'h3410000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_12 = ((~(addr < 64'h3500000000)) & (addr < 64'h3510000000)) & (~(((64'h3510000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_11 = ((~(addr < 64'h3600000000)) & (addr < 64'h3610000000)) & (~(((64'h3610000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_10 = ((~(addr < 64'h3700000000)) & (addr < 64'h3710000000)) & (~(((64'h3710000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_9 = ((~(addr < 64'h3800000000)) & (addr < 64'h3810000000)) & (~(((64'h3810000000 - 64'h1) - addr) < _rule_sub));
-    assign _found_mux_2 = _found_and_2 ? 1'h1 : (_found_and_3 ? 1'h1 : (_found_and_4 ? 1'h1 : (_found_and_5 ? 1'h1 : (_found_and_6 ? 1'h1 : (_found_and_7 ? 1'h1 : (_found_and_8 ? 1'h1 : 1'h0))))));
-    assign _rule_mux_7 = _found_and_2 ? _rule_shr[0] : (_found_and_3 ? _rule_shr[0] : (_found_and_4 ? _rule_shr[0] : (_found_and_5 ? _rule_shr[0] : (_found_and_6 ? _rule_shr[0] : (_found_and_7 ? _rule_shr[0] : (_found_and_8 ? _rule_shr[0] : 1'h0))))));
-    assign _rule_mux_6 = _found_and_2 ? _rule_shr_2[0] : (_found_and_3 ? _rule_shr_2[0] : (_found_and_4 ? _rule_shr_2[0] : (_found_and_5 ? _rule_shr_2[0] : (_found_and_6 ? _rule_shr_2[0] : (_found_and_7 ? _rule_shr_2[0] : (_found_and_8 ? _rule_shr_2[0] : 1'h0))))));
-    assign _rule_mux_5 = _found_and_2 ? ((((((_rule_or_2 | _rule_and_14) | _rule_and_13) | _rule_and_12) | _rule_and_11) | _rule_and_10) | _rule_and_9) : _rule_mux_10;
+    assign _rule_and_14 = (~(addr < 64'h3300000000)) & (addr < 64'h3310000000)
+                          & (~(((64'h3310000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_13 = (~(addr < 64'h3400000000)) & (addr < 64'h3410000000)
+                          & (~(((64'h3410000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_12 = (~(addr < 64'h3500000000)) & (addr < 64'h3510000000)
+                          & (~(((64'h3510000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_11 = (~(addr < 64'h3600000000)) & (addr < 64'h3610000000)
+                          & (~(((64'h3610000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_10 = (~(addr < 64'h3700000000)) & (addr < 64'h3710000000)
+                          & (~(((64'h3710000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_9 = (~(addr < 64'h3800000000)) & (addr < 64'h3810000000)
+                         & (~(((64'h3810000000 - 64'h1) - addr) < _rule_sub));
+    assign _found_mux_2 = _found_and_2 ? 1'h1
+                          : (_found_and_3 ? 1'h1
+                             : (_found_and_4 ? 1'h1
+                                : (_found_and_5 ? 1'h1
+                                   : (_found_and_6 ? 1'h1
+                                      : (_found_and_7 ? 1'h1 : (_found_and_8 ? 1'h1 : 1'h0))))));
+    assign _rule_mux_7 = _found_and_2 ? _rule_shr[0]
+                         : (_found_and_3 ? _rule_shr[0]
+                            : (_found_and_4 ? _rule_shr[0]
+                               : (_found_and_5 ? _rule_shr[0]
+                                  : (_found_and_6 ? _rule_shr[0]
+                                     : (_found_and_7 ? _rule_shr[0]
+                                        : (_found_and_8 ? _rule_shr[0] : 1'h0))))));
+    assign _rule_mux_6 = _found_and_2 ? _rule_shr_2[0]
+                         : (_found_and_3 ? _rule_shr_2[0]
+                            : (_found_and_4 ? _rule_shr_2[0]
+                               : (_found_and_5 ? _rule_shr_2[0]
+                                  : (_found_and_6 ? _rule_shr_2[0]
+                                     : (_found_and_7 ? _rule_shr_2[0]
+                                        : (_found_and_8 ? _rule_shr_2[0] : 1'h0))))));
+    assign _rule_mux_5 = _found_and_2
+                         ? (_rule_or_2 | _rule_and_14 | _rule_and_13 | _rule_and_12 | _rule_and_11
+                            | _rule_and_10 | _rule_and_9)
+                         : _rule_mux_10;
     assign _found_and = (~(req < 16'h700)) & (~(16'h7ff < req));
-    assign _rule_and_8 = ((~(addr < 64'h3900000000)) & (addr < 64'h3910000000)) & (~(((64'h3910000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_7 = ((~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)) & (~(((64'h3a10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_8 = (~(addr < 64'h3900000000)) & (addr < 64'h3910000000)
+                         & (~(((64'h3910000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_7 = (~(addr < 64'h3a00000000)) & (addr < 64'h3a10000000)
+                         & (~(((64'h3a10000000 - 64'h1) - addr) < _rule_sub));
     assign _rule_or = _rule_and_8 | _rule_and_7;
-    assign _rule_and_6 = ((~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)) & (~(((64'h3b10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_5 = ((~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)) & (~(((64'h3c10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_4 = ((~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)) & (~(((64'h3d10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_3 = ((~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)) & (~(((64'h3e10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and_2 = ((~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)) & (~(((64'h3f10000000 - 64'h1) - addr) < _rule_sub));
-    assign _rule_and = ((~(addr < 64'h4000000000)) & (addr < 64'h4010000000)) & (~(((64'h4010000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_6 = (~(addr < 64'h3b00000000)) & (addr < 64'h3b10000000)
+                         & (~(((64'h3b10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_5 = (~(addr < 64'h3c00000000)) & (addr < 64'h3c10000000)
+                         & (~(((64'h3c10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_4 = (~(addr < 64'h3d00000000)) & (addr < 64'h3d10000000)
+                         & (~(((64'h3d10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_3 = (~(addr < 64'h3e00000000)) & (addr < 64'h3e10000000)
+                         & (~(((64'h3e10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and_2 = (~(addr < 64'h3f00000000)) & (addr < 64'h3f10000000)
+                         & (~(((64'h3f10000000 - 64'h1) - addr) < _rule_sub));
+    assign _rule_and = (~(addr < 64'h4000000000)) & (addr < 64'h4010000000)
+                       & (~(((64'h4010000000 - 64'h1) - addr) < _rule_sub));
     assign _found_mux = _found_and ? 1'h1 : _found_mux_2;
-    assign _domain_mux = _found_and ? 16'h7 : (_found_and_2 ? 16'h6 : (_found_and_3 ? 16'h5 : (_found_and_4 ? 16'h4 : (_found_and_5 ? 16'h3 : (_found_and_6 ? 16'h2 : (_found_and_7 ? 16'h1 : 16'h0))))));
-    assign _rule_mux_4 = _found_and ? ((((((_rule_or | _rule_and_6) | _rule_and_5) | _rule_and_4) | _rule_and_3) | _rule_and_2) | _rule_and) : _rule_mux_5;
-    assign _rule_mux_3 = _found_and ? ((((_rule_or | _rule_and_5) | _rule_and_4) | _rule_and_2) | _rule_and) : (_found_and_2 ? ((((_rule_or_2 | _rule_and_13) | _rule_and_12) | _rule_and_10) | _rule_and_9) : _rule_mux_9);
-    assign _rule_mux_2 = _found_and ? ((((_rule_and_8 | _rule_and_6) | _rule_and_5) | _rule_and_3) | _rule_and_2) : (_found_and_2 ? ((((_rule_and_16 | _rule_and_14) | _rule_and_13) | _rule_and_11) | _rule_and_10) : _rule_mux_8);
+    assign _domain_mux = _found_and ? 16'h7
+                         : (_found_and_2 ? 16'h6
+                            : (_found_and_3 ? 16'h5
+                               : (_found_and_4 ? 16'h4
+                                  : (_found_and_5 ? 16'h3
+                                     : (_found_and_6 ? 16'h2 : (_found_and_7 ? 16'h1 : 16'h0))))));
+    assign _rule_mux_4 = _found_and
+                         ? (_rule_or | _rule_and_6 | _rule_and_5 | _rule_and_4 | _rule_and_3
+                            | _rule_and_2 | _rule_and)
+                         : _rule_mux_5;
+    assign _rule_mux_3 = _found_and
+                         ? (_rule_or | _rule_and_5 | _rule_and_4 | _rule_and_2 | _rule_and)
+                         : (_found_and_2
+                            ? (_rule_or_2 | _rule_and_13 | _rule_and_12 | _rule_and_10
+                               | _rule_and_9)
+                            : _rule_mux_9);
+    assign _rule_mux_2 = _found_and
+                         ? (_rule_and_8 | _rule_and_6 | _rule_and_5 | _rule_and_3 | _rule_and_2)
+                         : (_found_and_2
+                            ? (_rule_and_16 | _rule_and_14 | _rule_and_13 | _rule_and_11
+                               | _rule_and_10)
+                            : _rule_mux_8);
     assign need_write = op[1];
     assign need_read = op[0] | (~need_write);
-    assign _rule_mux = _rule_mux_4 ? ((need_write & (~_rule_mux_2)) ? 3'h4 : ((need_read & (~_rule_mux_3)) ? 3'h3 : 3'h0)) : 3'h2;
+    assign _rule_mux = _rule_mux_4
+                       ? ((need_write & (~_rule_mux_2)) ? 3'h4
+                           : ((need_read & (~_rule_mux_3)) ? 3'h3 : 3'h0))
+                       : 3'h2;
     assign unused = &{1'b0, _rule_shr_2[31:1], _rule_shr[3:1]};
 
-    assign rule = _found_mux ? ((_found_and ? _rule_shr[0] : _rule_mux_7) ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? _rule_mux : 3'h5) : 3'h6) : 3'h1;
+    assign rule = _found_mux
+                  ? ((_found_and ? _rule_shr[0] : _rule_mux_7)
+                      ? ((_found_and ? _rule_shr_2[0] : _rule_mux_6) ? _rule_mux : 3'h5) : 3'h6)
+                  : 3'h1;
     assign found = _found_mux;
     assign domain = _domain_mux;
 endmodule

@@ -259,124 +259,339 @@ module onic_pcie_manager_windows (
     assign _found_and_3 = _found_eq & (off[63:28] == 36'h3d);
     assign _found_and_2 = _found_eq & (off[63:28] == 36'h3e);
     assign _found_and = _found_eq & (off[63:28] == 36'h3f);
-    assign _found_or_9 = ((_found_and_64 | _found_and_63) | (_found_and_62 | _found_and_61)) | ((_found_and_60 | _found_and_59) | (_found_and_58 | _found_and_57));
-    assign _found_or_8 = ((_found_and_56 | _found_and_55) | (_found_and_54 | _found_and_53)) | ((_found_and_52 | _found_and_51) | (_found_and_50 | _found_and_49));
-    assign _found_or_7 = ((_found_and_48 | _found_and_47) | (_found_and_46 | _found_and_45)) | ((_found_and_44 | _found_and_43) | (_found_and_42 | _found_and_41));
-    assign _found_or_6 = ((_found_and_40 | _found_and_39) | (_found_and_38 | _found_and_37)) | ((_found_and_36 | _found_and_35) | (_found_and_34 | _found_and_33));
-    assign _found_or_5 = ((_found_and_32 | _found_and_31) | (_found_and_30 | _found_and_29)) | ((_found_and_28 | _found_and_27) | (_found_and_26 | _found_and_25));
-    assign _found_or_4 = ((_found_and_24 | _found_and_23) | (_found_and_22 | _found_and_21)) | ((_found_and_20 | _found_and_19) | (_found_and_18 | _found_and_17));
-    assign _found_or_3 = ((_found_and_16 | _found_and_15) | (_found_and_14 | _found_and_13)) | ((_found_and_12 | _found_and_11) | (_found_and_10 | _found_and_9));
-    assign _found_or_2 = ((_found_and_8 | _found_and_7) | (_found_and_6 | _found_and_5)) | ((_found_and_4 | _found_and_3) | (_found_and_2 | _found_and));
-    assign _found_or = ((_found_or_9 | _found_or_8) | (_found_or_7 | _found_or_6)) | ((_found_or_5 | _found_or_4) | (_found_or_3 | _found_or_2));
-    assign _enabled_or_18 = ((_found_and_64 ? window_en[0] : 1'h0) | (_found_and_63 ? window_en[1] : 1'h0)) | ((_found_and_62 ? window_en[2] : 1'h0) | (_found_and_61 ? window_en[3] : 1'h0));
-    assign _enabled_or_17 = ((_found_and_60 ? window_en[4] : 1'h0) | (_found_and_59 ? window_en[5] : 1'h0)) | ((_found_and_58 ? window_en[6] : 1'h0) | (_found_and_57 ? window_en[7] : 1'h0));
-    assign _enabled_or_16 = ((_found_and_56 ? window_en[8] : 1'h0) | (_found_and_55 ? window_en[9] : 1'h0)) | ((_found_and_54 ? window_en[10] : 1'h0) | (_found_and_53 ? window_en[11] : 1'h0));
-    assign _enabled_or_15 = ((_found_and_52 ? window_en[12] : 1'h0) | (_found_and_51 ? window_en[13] : 1'h0)) | ((_found_and_50 ? window_en[14] : 1'h0) | (_found_and_49 ? window_en[15] : 1'h0));
-    assign _enabled_or_14 = ((_found_and_48 ? window_en[16] : 1'h0) | (_found_and_47 ? window_en[17] : 1'h0)) | ((_found_and_46 ? window_en[18] : 1'h0) | (_found_and_45 ? window_en[19] : 1'h0));
-    assign _enabled_or_13 = ((_found_and_44 ? window_en[20] : 1'h0) | (_found_and_43 ? window_en[21] : 1'h0)) | ((_found_and_42 ? window_en[22] : 1'h0) | (_found_and_41 ? window_en[23] : 1'h0));
-    assign _enabled_or_12 = ((_found_and_40 ? window_en[24] : 1'h0) | (_found_and_39 ? window_en[25] : 1'h0)) | ((_found_and_38 ? window_en[26] : 1'h0) | (_found_and_37 ? window_en[27] : 1'h0));
-    assign _enabled_or_11 = ((_found_and_36 ? window_en[28] : 1'h0) | (_found_and_35 ? window_en[29] : 1'h0)) | ((_found_and_34 ? window_en[30] : 1'h0) | (_found_and_33 ? window_en[31] : 1'h0));
-    assign _enabled_or_10 = ((_found_and_32 ? window_en[32] : 1'h0) | (_found_and_31 ? window_en[33] : 1'h0)) | ((_found_and_30 ? window_en[34] : 1'h0) | (_found_and_29 ? window_en[35] : 1'h0));
-    assign _enabled_or_9 = ((_found_and_28 ? window_en[36] : 1'h0) | (_found_and_27 ? window_en[37] : 1'h0)) | ((_found_and_26 ? window_en[38] : 1'h0) | (_found_and_25 ? window_en[39] : 1'h0));
-    assign _enabled_or_8 = ((_found_and_24 ? window_en[40] : 1'h0) | (_found_and_23 ? window_en[41] : 1'h0)) | ((_found_and_22 ? window_en[42] : 1'h0) | (_found_and_21 ? window_en[43] : 1'h0));
-    assign _enabled_or_7 = ((_found_and_20 ? window_en[44] : 1'h0) | (_found_and_19 ? window_en[45] : 1'h0)) | ((_found_and_18 ? window_en[46] : 1'h0) | (_found_and_17 ? window_en[47] : 1'h0));
-    assign _enabled_or_6 = ((_found_and_16 ? window_en[48] : 1'h0) | (_found_and_15 ? window_en[49] : 1'h0)) | ((_found_and_14 ? window_en[50] : 1'h0) | (_found_and_13 ? window_en[51] : 1'h0));
-    assign _enabled_or_5 = ((_found_and_12 ? window_en[52] : 1'h0) | (_found_and_11 ? window_en[53] : 1'h0)) | ((_found_and_10 ? window_en[54] : 1'h0) | (_found_and_9 ? window_en[55] : 1'h0));
-    assign _enabled_or_4 = ((_found_and_8 ? window_en[56] : 1'h0) | (_found_and_7 ? window_en[57] : 1'h0)) | ((_found_and_6 ? window_en[58] : 1'h0) | (_found_and_5 ? window_en[59] : 1'h0));
-    assign _enabled_or_3 = ((_found_and_4 ? window_en[60] : 1'h0) | (_found_and_3 ? window_en[61] : 1'h0)) | ((_found_and_2 ? window_en[62] : 1'h0) | (_found_and ? window_en[63] : 1'h0));
-    assign _enabled_or_2 = ((_enabled_or_18 | _enabled_or_17) | (_enabled_or_16 | _enabled_or_15)) | ((_enabled_or_14 | _enabled_or_13) | (_enabled_or_12 | _enabled_or_11));
-    assign _enabled_or = ((_enabled_or_10 | _enabled_or_9) | (_enabled_or_8 | _enabled_or_7)) | ((_enabled_or_6 | _enabled_or_5) | (_enabled_or_4 | _enabled_or_3));
-    assign _index_or_17 = ((_found_and_60 ? 6'h4 : 6'h0) | (_found_and_59 ? 6'h5 : 6'h0)) | ((_found_and_58 ? 6'h6 : 6'h0) | (_found_and_57 ? 6'h7 : 6'h0));
-    assign _index_or_16 = ((_found_and_56 ? 6'h8 : 6'h0) | (_found_and_55 ? 6'h9 : 6'h0)) | ((_found_and_54 ? 6'ha : 6'h0) | (_found_and_53 ? 6'hb : 6'h0));
-    assign _index_or_15 = ((_found_and_52 ? 6'hc : 6'h0) | (_found_and_51 ? 6'hd : 6'h0)) | ((_found_and_50 ? 6'he : 6'h0) | (_found_and_49 ? 6'hf : 6'h0));
-    assign _index_or_14 = ((_found_and_48 ? 6'h10 : 6'h0) | (_found_and_47 ? 6'h11 : 6'h0)) | ((_found_and_46 ? 6'h12 : 6'h0) | (_found_and_45 ? 6'h13 : 6'h0));
-    assign _index_or_13 = ((_found_and_44 ? 6'h14 : 6'h0) | (_found_and_43 ? 6'h15 : 6'h0)) | ((_found_and_42 ? 6'h16 : 6'h0) | (_found_and_41 ? 6'h17 : 6'h0));
-    assign _index_or_12 = ((_found_and_40 ? 6'h18 : 6'h0) | (_found_and_39 ? 6'h19 : 6'h0)) | ((_found_and_38 ? 6'h1a : 6'h0) | (_found_and_37 ? 6'h1b : 6'h0));
-    assign _index_or_11 = ((_found_and_36 ? 6'h1c : 6'h0) | (_found_and_35 ? 6'h1d : 6'h0)) | ((_found_and_34 ? 6'h1e : 6'h0) | (_found_and_33 ? 6'h1f : 6'h0));
-    assign _index_or_10 = ((_found_and_32 ? 6'h20 : 6'h0) | (_found_and_31 ? 6'h21 : 6'h0)) | ((_found_and_30 ? 6'h22 : 6'h0) | (_found_and_29 ? 6'h23 : 6'h0));
-    assign _index_or_9 = ((_found_and_28 ? 6'h24 : 6'h0) | (_found_and_27 ? 6'h25 : 6'h0)) | ((_found_and_26 ? 6'h26 : 6'h0) | (_found_and_25 ? 6'h27 : 6'h0));
-    assign _index_or_8 = ((_found_and_24 ? 6'h28 : 6'h0) | (_found_and_23 ? 6'h29 : 6'h0)) | ((_found_and_22 ? 6'h2a : 6'h0) | (_found_and_21 ? 6'h2b : 6'h0));
-    assign _index_or_7 = ((_found_and_20 ? 6'h2c : 6'h0) | (_found_and_19 ? 6'h2d : 6'h0)) | ((_found_and_18 ? 6'h2e : 6'h0) | (_found_and_17 ? 6'h2f : 6'h0));
-    assign _index_or_6 = ((_found_and_16 ? 6'h30 : 6'h0) | (_found_and_15 ? 6'h31 : 6'h0)) | ((_found_and_14 ? 6'h32 : 6'h0) | (_found_and_13 ? 6'h33 : 6'h0));
-    assign _index_or_5 = ((_found_and_12 ? 6'h34 : 6'h0) | (_found_and_11 ? 6'h35 : 6'h0)) | ((_found_and_10 ? 6'h36 : 6'h0) | (_found_and_9 ? 6'h37 : 6'h0));
-    assign _index_or_4 = ((_found_and_8 ? 6'h38 : 6'h0) | (_found_and_7 ? 6'h39 : 6'h0)) | ((_found_and_6 ? 6'h3a : 6'h0) | (_found_and_5 ? 6'h3b : 6'h0));
-    assign _index_or_3 = ((_found_and_4 ? 6'h3c : 6'h0) | (_found_and_3 ? 6'h3d : 6'h0)) | ((_found_and_2 ? 6'h3e : 6'h0) | (_found_and ? 6'h3f : 6'h0));
-    assign _index_or_2 = (((_found_and_63 ? 6'h1 : 6'h0) | ((_found_and_62 ? 6'h2 : 6'h0) | (_found_and_61 ? 6'h3 : 6'h0))) | _index_or_17) | (_index_or_16 | _index_or_15);
-    assign _index_or = ((_index_or_10 | _index_or_9) | (_index_or_8 | _index_or_7)) | ((_index_or_6 | _index_or_5) | (_index_or_4 | _index_or_3));
-    assign _egress_or_18 = ((_found_and_64 ? 3'h1 : 3'h0) | (_found_and_63 ? 3'h2 : 3'h0)) | ((_found_and_62 ? 3'h3 : 3'h0) | (_found_and_61 ? 3'h3 : 3'h0));
-    assign _egress_or_17 = ((_found_and_60 ? 3'h3 : 3'h0) | (_found_and_59 ? 3'h3 : 3'h0)) | ((_found_and_58 ? 3'h4 : 3'h0) | (_found_and_57 ? 3'h1 : 3'h0));
-    assign _egress_or_16 = ((_found_and_56 ? 3'h1 : 3'h0) | (_found_and_55 ? 3'h2 : 3'h0)) | ((_found_and_54 ? 3'h3 : 3'h0) | (_found_and_53 ? 3'h3 : 3'h0));
-    assign _egress_or_15 = ((_found_and_52 ? 3'h3 : 3'h0) | (_found_and_51 ? 3'h3 : 3'h0)) | ((_found_and_50 ? 3'h4 : 3'h0) | (_found_and_49 ? 3'h1 : 3'h0));
-    assign _egress_or_14 = ((_found_and_48 ? 3'h1 : 3'h0) | (_found_and_47 ? 3'h2 : 3'h0)) | ((_found_and_46 ? 3'h3 : 3'h0) | (_found_and_45 ? 3'h3 : 3'h0));
-    assign _egress_or_13 = ((_found_and_44 ? 3'h3 : 3'h0) | (_found_and_43 ? 3'h3 : 3'h0)) | ((_found_and_42 ? 3'h4 : 3'h0) | (_found_and_41 ? 3'h1 : 3'h0));
-    assign _egress_or_12 = ((_found_and_40 ? 3'h1 : 3'h0) | (_found_and_39 ? 3'h2 : 3'h0)) | ((_found_and_38 ? 3'h3 : 3'h0) | (_found_and_37 ? 3'h3 : 3'h0));
-    assign _egress_or_11 = ((_found_and_36 ? 3'h3 : 3'h0) | (_found_and_35 ? 3'h3 : 3'h0)) | ((_found_and_34 ? 3'h4 : 3'h0) | (_found_and_33 ? 3'h1 : 3'h0));
-    assign _egress_or_10 = ((_found_and_32 ? 3'h1 : 3'h0) | (_found_and_31 ? 3'h2 : 3'h0)) | ((_found_and_30 ? 3'h3 : 3'h0) | (_found_and_29 ? 3'h3 : 3'h0));
-    assign _egress_or_9 = ((_found_and_28 ? 3'h3 : 3'h0) | (_found_and_27 ? 3'h3 : 3'h0)) | ((_found_and_26 ? 3'h4 : 3'h0) | (_found_and_25 ? 3'h1 : 3'h0));
-    assign _egress_or_8 = ((_found_and_24 ? 3'h1 : 3'h0) | (_found_and_23 ? 3'h2 : 3'h0)) | ((_found_and_22 ? 3'h3 : 3'h0) | (_found_and_21 ? 3'h3 : 3'h0));
-    assign _egress_or_7 = ((_found_and_20 ? 3'h3 : 3'h0) | (_found_and_19 ? 3'h3 : 3'h0)) | ((_found_and_18 ? 3'h4 : 3'h0) | (_found_and_17 ? 3'h1 : 3'h0));
-    assign _egress_or_6 = ((_found_and_16 ? 3'h1 : 3'h0) | (_found_and_15 ? 3'h2 : 3'h0)) | ((_found_and_14 ? 3'h3 : 3'h0) | (_found_and_13 ? 3'h3 : 3'h0));
-    assign _egress_or_5 = ((_found_and_12 ? 3'h3 : 3'h0) | (_found_and_11 ? 3'h3 : 3'h0)) | ((_found_and_10 ? 3'h4 : 3'h0) | (_found_and_9 ? 3'h1 : 3'h0));
-    assign _egress_or_4 = ((_found_and_8 ? 3'h1 : 3'h0) | (_found_and_7 ? 3'h2 : 3'h0)) | ((_found_and_6 ? 3'h3 : 3'h0) | (_found_and_5 ? 3'h3 : 3'h0));
-    assign _egress_or_3 = ((_found_and_4 ? 3'h3 : 3'h0) | (_found_and_3 ? 3'h3 : 3'h0)) | ((_found_and_2 ? 3'h4 : 3'h0) | (_found_and ? 3'h1 : 3'h0));
-    assign _egress_or_2 = ((_egress_or_18 | _egress_or_17) | (_egress_or_16 | _egress_or_15)) | ((_egress_or_14 | _egress_or_13) | (_egress_or_12 | _egress_or_11));
-    assign _egress_or = ((_egress_or_10 | _egress_or_9) | (_egress_or_8 | _egress_or_7)) | ((_egress_or_6 | _egress_or_5) | (_egress_or_4 | _egress_or_3));
-    assign _slot_or_4 = ((_found_and_61 ? 8'h1 : 8'h0) | ((_found_and_60 ? 8'h2 : 8'h0) | (_found_and_59 ? 8'h3 : 8'h0))) | ((_found_and_53 ? 8'h1 : 8'h0) | ((_found_and_52 ? 8'h2 : 8'h0) | (_found_and_51 ? 8'h3 : 8'h0)));
-    assign _slot_or_3 = ((_found_and_45 ? 8'h1 : 8'h0) | ((_found_and_44 ? 8'h2 : 8'h0) | (_found_and_43 ? 8'h3 : 8'h0))) | ((_found_and_37 ? 8'h1 : 8'h0) | ((_found_and_36 ? 8'h2 : 8'h0) | (_found_and_35 ? 8'h3 : 8'h0)));
-    assign _slot_or_2 = ((_found_and_29 ? 8'h1 : 8'h0) | ((_found_and_28 ? 8'h2 : 8'h0) | (_found_and_27 ? 8'h3 : 8'h0))) | ((_found_and_21 ? 8'h1 : 8'h0) | ((_found_and_20 ? 8'h2 : 8'h0) | (_found_and_19 ? 8'h3 : 8'h0)));
-    assign _slot_or = ((_found_and_13 ? 8'h1 : 8'h0) | ((_found_and_12 ? 8'h2 : 8'h0) | (_found_and_11 ? 8'h3 : 8'h0))) | ((_found_and_5 ? 8'h1 : 8'h0) | ((_found_and_4 ? 8'h2 : 8'h0) | (_found_and_3 ? 8'h3 : 8'h0)));
-    assign _translated_or_18 = ((_found_and_64 ? {36'h10, off[27:0]} : 64'h0) | (_found_and_63 ? {36'h20, off[27:0]} : 64'h0)) | ((_found_and_62 ? {36'h30, off[27:0]} : 64'h0) | (_found_and_61 ? {36'h40, off[27:0]} : 64'h0));
-    assign _translated_or_17 = ((_found_and_60 ? {36'h50, off[27:0]} : 64'h0) | (_found_and_59 ? {36'h60, off[27:0]} : 64'h0)) | ((_found_and_58 ? {36'h70, off[27:0]} : 64'h0) | (_found_and_57 ? {36'h80, off[27:0]} : 64'h0));
-    assign _translated_or_16 = ((_found_and_56 ? {36'h90, off[27:0]} : 64'h0) | (_found_and_55 ? {36'ha0, off[27:0]} : 64'h0)) | ((_found_and_54 ? {36'hb0, off[27:0]} : 64'h0) | (_found_and_53 ? {36'hc0, off[27:0]} : 64'h0));
-    assign _translated_or_15 = ((_found_and_52 ? {36'hd0, off[27:0]} : 64'h0) | (_found_and_51 ? {36'he0, off[27:0]} : 64'h0)) | ((_found_and_50 ? {36'hf0, off[27:0]} : 64'h0) | (_found_and_49 ? {36'h100, off[27:0]} : 64'h0));
-    assign _translated_or_14 = ((_found_and_48 ? {36'h110, off[27:0]} : 64'h0) | (_found_and_47 ? {36'h120, off[27:0]} : 64'h0)) | ((_found_and_46 ? {36'h130, off[27:0]} : 64'h0) | (_found_and_45 ? {36'h140, off[27:0]} : 64'h0));
-    assign _translated_or_13 = ((_found_and_44 ? {36'h150, off[27:0]} : 64'h0) | (_found_and_43 ? {36'h160, off[27:0]} : 64'h0)) | ((_found_and_42 ? {36'h170, off[27:0]} : 64'h0) | (_found_and_41 ? {36'h180, off[27:0]} : 64'h0));
-    assign _translated_or_12 = ((_found_and_40 ? {36'h190, off[27:0]} : 64'h0) | (_found_and_39 ? {36'h1a0, off[27:0]} : 64'h0)) | ((_found_and_38 ? {36'h1b0, off[27:0]} : 64'h0) | (_found_and_37 ? {36'h1c0, off[27:0]} : 64'h0));
-    assign _translated_or_11 = ((_found_and_36 ? {36'h1d0, off[27:0]} : 64'h0) | (_found_and_35 ? {36'h1e0, off[27:0]} : 64'h0)) | ((_found_and_34 ? {36'h1f0, off[27:0]} : 64'h0) | (_found_and_33 ? {36'h200, off[27:0]} : 64'h0));
-    assign _translated_or_10 = ((_found_and_32 ? {36'h210, off[27:0]} : 64'h0) | (_found_and_31 ? {36'h220, off[27:0]} : 64'h0)) | ((_found_and_30 ? {36'h230, off[27:0]} : 64'h0) | (_found_and_29 ? {36'h240, off[27:0]} : 64'h0));
-    assign _translated_or_9 = ((_found_and_28 ? {36'h250, off[27:0]} : 64'h0) | (_found_and_27 ? {36'h260, off[27:0]} : 64'h0)) | ((_found_and_26 ? {36'h270, off[27:0]} : 64'h0) | (_found_and_25 ? {36'h280, off[27:0]} : 64'h0));
-    assign _translated_or_8 = ((_found_and_24 ? {36'h290, off[27:0]} : 64'h0) | (_found_and_23 ? {36'h2a0, off[27:0]} : 64'h0)) | ((_found_and_22 ? {36'h2b0, off[27:0]} : 64'h0) | (_found_and_21 ? {36'h2c0, off[27:0]} : 64'h0));
-    assign _translated_or_7 = ((_found_and_20 ? {36'h2d0, off[27:0]} : 64'h0) | (_found_and_19 ? {36'h2e0, off[27:0]} : 64'h0)) | ((_found_and_18 ? {36'h2f0, off[27:0]} : 64'h0) | (_found_and_17 ? {36'h300, off[27:0]} : 64'h0));
-    assign _translated_or_6 = ((_found_and_16 ? {36'h310, off[27:0]} : 64'h0) | (_found_and_15 ? {36'h320, off[27:0]} : 64'h0)) | ((_found_and_14 ? {36'h330, off[27:0]} : 64'h0) | (_found_and_13 ? {36'h340, off[27:0]} : 64'h0));
-    assign _translated_or_5 = ((_found_and_12 ? {36'h350, off[27:0]} : 64'h0) | (_found_and_11 ? {36'h360, off[27:0]} : 64'h0)) | ((_found_and_10 ? {36'h370, off[27:0]} : 64'h0) | (_found_and_9 ? {36'h380, off[27:0]} : 64'h0));
-    assign _translated_or_4 = ((_found_and_8 ? {36'h390, off[27:0]} : 64'h0) | (_found_and_7 ? {36'h3a0, off[27:0]} : 64'h0)) | ((_found_and_6 ? {36'h3b0, off[27:0]} : 64'h0) | (_found_and_5 ? {36'h3c0, off[27:0]} : 64'h0));
-    assign _translated_or_3 = ((_found_and_4 ? {36'h3d0, off[27:0]} : 64'h0) | (_found_and_3 ? {36'h3e0, off[27:0]} : 64'h0)) | ((_found_and_2 ? {36'h3f0, off[27:0]} : 64'h0) | (_found_and ? {36'h400, off[27:0]} : 64'h0));
-    assign _translated_or_2 = ((_translated_or_18 | _translated_or_17) | (_translated_or_16 | _translated_or_15)) | ((_translated_or_14 | _translated_or_13) | (_translated_or_12 | _translated_or_11));
-    assign _translated_or = ((_translated_or_10 | _translated_or_9) | (_translated_or_8 | _translated_or_7)) | ((_translated_or_6 | _translated_or_5) | (_translated_or_4 | _translated_or_3));
+    assign _found_or_9 = _found_and_64 | _found_and_63 | _found_and_62 | _found_and_61
+                         | _found_and_60 | _found_and_59 | _found_and_58 | _found_and_57;
+    assign _found_or_8 = _found_and_56 | _found_and_55 | _found_and_54 | _found_and_53
+                         | _found_and_52 | _found_and_51 | _found_and_50 | _found_and_49;
+    assign _found_or_7 = _found_and_48 | _found_and_47 | _found_and_46 | _found_and_45
+                         | _found_and_44 | _found_and_43 | _found_and_42 | _found_and_41;
+    assign _found_or_6 = _found_and_40 | _found_and_39 | _found_and_38 | _found_and_37
+                         | _found_and_36 | _found_and_35 | _found_and_34 | _found_and_33;
+    assign _found_or_5 = _found_and_32 | _found_and_31 | _found_and_30 | _found_and_29
+                         | _found_and_28 | _found_and_27 | _found_and_26 | _found_and_25;
+    assign _found_or_4 = _found_and_24 | _found_and_23 | _found_and_22 | _found_and_21
+                         | _found_and_20 | _found_and_19 | _found_and_18 | _found_and_17;
+    assign _found_or_3 = _found_and_16 | _found_and_15 | _found_and_14 | _found_and_13
+                         | _found_and_12 | _found_and_11 | _found_and_10 | _found_and_9;
+    assign _found_or_2 = _found_and_8 | _found_and_7 | _found_and_6 | _found_and_5 | _found_and_4
+                         | _found_and_3 | _found_and_2 | _found_and;
+    assign _found_or = _found_or_9 | _found_or_8 | _found_or_7 | _found_or_6 | _found_or_5
+                       | _found_or_4 | _found_or_3 | _found_or_2;
+    assign _enabled_or_18 = (_found_and_64 ? window_en[0] : 1'h0)
+                            | (_found_and_63 ? window_en[1] : 1'h0)
+                            | (_found_and_62 ? window_en[2] : 1'h0)
+                            | (_found_and_61 ? window_en[3] : 1'h0);
+    assign _enabled_or_17 = (_found_and_60 ? window_en[4] : 1'h0)
+                            | (_found_and_59 ? window_en[5] : 1'h0)
+                            | (_found_and_58 ? window_en[6] : 1'h0)
+                            | (_found_and_57 ? window_en[7] : 1'h0);
+    assign _enabled_or_16 = (_found_and_56 ? window_en[8] : 1'h0)
+                            | (_found_and_55 ? window_en[9] : 1'h0)
+                            | (_found_and_54 ? window_en[10] : 1'h0)
+                            | (_found_and_53 ? window_en[11] : 1'h0);
+    assign _enabled_or_15 = (_found_and_52 ? window_en[12] : 1'h0)
+                            | (_found_and_51 ? window_en[13] : 1'h0)
+                            | (_found_and_50 ? window_en[14] : 1'h0)
+                            | (_found_and_49 ? window_en[15] : 1'h0);
+    assign _enabled_or_14 = (_found_and_48 ? window_en[16] : 1'h0)
+                            | (_found_and_47 ? window_en[17] : 1'h0)
+                            | (_found_and_46 ? window_en[18] : 1'h0)
+                            | (_found_and_45 ? window_en[19] : 1'h0);
+    assign _enabled_or_13 = (_found_and_44 ? window_en[20] : 1'h0)
+                            | (_found_and_43 ? window_en[21] : 1'h0)
+                            | (_found_and_42 ? window_en[22] : 1'h0)
+                            | (_found_and_41 ? window_en[23] : 1'h0);
+    assign _enabled_or_12 = (_found_and_40 ? window_en[24] : 1'h0)
+                            | (_found_and_39 ? window_en[25] : 1'h0)
+                            | (_found_and_38 ? window_en[26] : 1'h0)
+                            | (_found_and_37 ? window_en[27] : 1'h0);
+    assign _enabled_or_11 = (_found_and_36 ? window_en[28] : 1'h0)
+                            | (_found_and_35 ? window_en[29] : 1'h0)
+                            | (_found_and_34 ? window_en[30] : 1'h0)
+                            | (_found_and_33 ? window_en[31] : 1'h0);
+    assign _enabled_or_10 = (_found_and_32 ? window_en[32] : 1'h0)
+                            | (_found_and_31 ? window_en[33] : 1'h0)
+                            | (_found_and_30 ? window_en[34] : 1'h0)
+                            | (_found_and_29 ? window_en[35] : 1'h0);
+    assign _enabled_or_9 = (_found_and_28 ? window_en[36] : 1'h0)
+                           | (_found_and_27 ? window_en[37] : 1'h0)
+                           | (_found_and_26 ? window_en[38] : 1'h0)
+                           | (_found_and_25 ? window_en[39] : 1'h0);
+    assign _enabled_or_8 = (_found_and_24 ? window_en[40] : 1'h0)
+                           | (_found_and_23 ? window_en[41] : 1'h0)
+                           | (_found_and_22 ? window_en[42] : 1'h0)
+                           | (_found_and_21 ? window_en[43] : 1'h0);
+    assign _enabled_or_7 = (_found_and_20 ? window_en[44] : 1'h0)
+                           | (_found_and_19 ? window_en[45] : 1'h0)
+                           | (_found_and_18 ? window_en[46] : 1'h0)
+                           | (_found_and_17 ? window_en[47] : 1'h0);
+    assign _enabled_or_6 = (_found_and_16 ? window_en[48] : 1'h0)
+                           | (_found_and_15 ? window_en[49] : 1'h0)
+                           | (_found_and_14 ? window_en[50] : 1'h0)
+                           | (_found_and_13 ? window_en[51] : 1'h0);
+    assign _enabled_or_5 = (_found_and_12 ? window_en[52] : 1'h0)
+                           | (_found_and_11 ? window_en[53] : 1'h0)
+                           | (_found_and_10 ? window_en[54] : 1'h0)
+                           | (_found_and_9 ? window_en[55] : 1'h0);
+    assign _enabled_or_4 = (_found_and_8 ? window_en[56] : 1'h0)
+                           | (_found_and_7 ? window_en[57] : 1'h0)
+                           | (_found_and_6 ? window_en[58] : 1'h0)
+                           | (_found_and_5 ? window_en[59] : 1'h0);
+    assign _enabled_or_3 = (_found_and_4 ? window_en[60] : 1'h0)
+                           | (_found_and_3 ? window_en[61] : 1'h0)
+                           | (_found_and_2 ? window_en[62] : 1'h0)
+                           | (_found_and ? window_en[63] : 1'h0);
+    assign _enabled_or_2 = _enabled_or_18 | _enabled_or_17 | _enabled_or_16 | _enabled_or_15
+                           | _enabled_or_14 | _enabled_or_13 | _enabled_or_12 | _enabled_or_11;
+    assign _enabled_or = _enabled_or_10 | _enabled_or_9 | _enabled_or_8 | _enabled_or_7
+                         | _enabled_or_6 | _enabled_or_5 | _enabled_or_4 | _enabled_or_3;
+    assign _index_or_17 = (_found_and_60 ? 6'h4 : 6'h0) | (_found_and_59 ? 6'h5 : 6'h0)
+                          | (_found_and_58 ? 6'h6 : 6'h0) | (_found_and_57 ? 6'h7 : 6'h0);
+    assign _index_or_16 = (_found_and_56 ? 6'h8 : 6'h0) | (_found_and_55 ? 6'h9 : 6'h0)
+                          | (_found_and_54 ? 6'ha : 6'h0) | (_found_and_53 ? 6'hb : 6'h0);
+    assign _index_or_15 = (_found_and_52 ? 6'hc : 6'h0) | (_found_and_51 ? 6'hd : 6'h0)
+                          | (_found_and_50 ? 6'he : 6'h0) | (_found_and_49 ? 6'hf : 6'h0);
+    assign _index_or_14 = (_found_and_48 ? 6'h10 : 6'h0) | (_found_and_47 ? 6'h11 : 6'h0)
+                          | (_found_and_46 ? 6'h12 : 6'h0) | (_found_and_45 ? 6'h13 : 6'h0);
+    assign _index_or_13 = (_found_and_44 ? 6'h14 : 6'h0) | (_found_and_43 ? 6'h15 : 6'h0)
+                          | (_found_and_42 ? 6'h16 : 6'h0) | (_found_and_41 ? 6'h17 : 6'h0);
+    assign _index_or_12 = (_found_and_40 ? 6'h18 : 6'h0) | (_found_and_39 ? 6'h19 : 6'h0)
+                          | (_found_and_38 ? 6'h1a : 6'h0) | (_found_and_37 ? 6'h1b : 6'h0);
+    assign _index_or_11 = (_found_and_36 ? 6'h1c : 6'h0) | (_found_and_35 ? 6'h1d : 6'h0)
+                          | (_found_and_34 ? 6'h1e : 6'h0) | (_found_and_33 ? 6'h1f : 6'h0);
+    assign _index_or_10 = (_found_and_32 ? 6'h20 : 6'h0) | (_found_and_31 ? 6'h21 : 6'h0)
+                          | (_found_and_30 ? 6'h22 : 6'h0) | (_found_and_29 ? 6'h23 : 6'h0);
+    assign _index_or_9 = (_found_and_28 ? 6'h24 : 6'h0) | (_found_and_27 ? 6'h25 : 6'h0)
+                         | (_found_and_26 ? 6'h26 : 6'h0) | (_found_and_25 ? 6'h27 : 6'h0);
+    assign _index_or_8 = (_found_and_24 ? 6'h28 : 6'h0) | (_found_and_23 ? 6'h29 : 6'h0)
+                         | (_found_and_22 ? 6'h2a : 6'h0) | (_found_and_21 ? 6'h2b : 6'h0);
+    assign _index_or_7 = (_found_and_20 ? 6'h2c : 6'h0) | (_found_and_19 ? 6'h2d : 6'h0)
+                         | (_found_and_18 ? 6'h2e : 6'h0) | (_found_and_17 ? 6'h2f : 6'h0);
+    assign _index_or_6 = (_found_and_16 ? 6'h30 : 6'h0) | (_found_and_15 ? 6'h31 : 6'h0)
+                         | (_found_and_14 ? 6'h32 : 6'h0) | (_found_and_13 ? 6'h33 : 6'h0);
+    assign _index_or_5 = (_found_and_12 ? 6'h34 : 6'h0) | (_found_and_11 ? 6'h35 : 6'h0)
+                         | (_found_and_10 ? 6'h36 : 6'h0) | (_found_and_9 ? 6'h37 : 6'h0);
+    assign _index_or_4 = (_found_and_8 ? 6'h38 : 6'h0) | (_found_and_7 ? 6'h39 : 6'h0)
+                         | (_found_and_6 ? 6'h3a : 6'h0) | (_found_and_5 ? 6'h3b : 6'h0);
+    assign _index_or_3 = (_found_and_4 ? 6'h3c : 6'h0) | (_found_and_3 ? 6'h3d : 6'h0)
+                         | (_found_and_2 ? 6'h3e : 6'h0) | (_found_and ? 6'h3f : 6'h0);
+    assign _index_or_2 = (_found_and_63 ? 6'h1 : 6'h0) | (_found_and_62 ? 6'h2 : 6'h0)
+                         | (_found_and_61 ? 6'h3 : 6'h0) | _index_or_17 | _index_or_16
+                         | _index_or_15;
+    assign _index_or = _index_or_10 | _index_or_9 | _index_or_8 | _index_or_7 | _index_or_6
+                       | _index_or_5 | _index_or_4 | _index_or_3;
+    assign _egress_or_18 = (_found_and_64 ? 3'h1 : 3'h0) | (_found_and_63 ? 3'h2 : 3'h0)
+                           | (_found_and_62 ? 3'h3 : 3'h0) | (_found_and_61 ? 3'h3 : 3'h0);
+    assign _egress_or_17 = (_found_and_60 ? 3'h3 : 3'h0) | (_found_and_59 ? 3'h3 : 3'h0)
+                           | (_found_and_58 ? 3'h4 : 3'h0) | (_found_and_57 ? 3'h1 : 3'h0);
+    assign _egress_or_16 = (_found_and_56 ? 3'h1 : 3'h0) | (_found_and_55 ? 3'h2 : 3'h0)
+                           | (_found_and_54 ? 3'h3 : 3'h0) | (_found_and_53 ? 3'h3 : 3'h0);
+    assign _egress_or_15 = (_found_and_52 ? 3'h3 : 3'h0) | (_found_and_51 ? 3'h3 : 3'h0)
+                           | (_found_and_50 ? 3'h4 : 3'h0) | (_found_and_49 ? 3'h1 : 3'h0);
+    assign _egress_or_14 = (_found_and_48 ? 3'h1 : 3'h0) | (_found_and_47 ? 3'h2 : 3'h0)
+                           | (_found_and_46 ? 3'h3 : 3'h0) | (_found_and_45 ? 3'h3 : 3'h0);
+    assign _egress_or_13 = (_found_and_44 ? 3'h3 : 3'h0) | (_found_and_43 ? 3'h3 : 3'h0)
+                           | (_found_and_42 ? 3'h4 : 3'h0) | (_found_and_41 ? 3'h1 : 3'h0);
+    assign _egress_or_12 = (_found_and_40 ? 3'h1 : 3'h0) | (_found_and_39 ? 3'h2 : 3'h0)
+                           | (_found_and_38 ? 3'h3 : 3'h0) | (_found_and_37 ? 3'h3 : 3'h0);
+    assign _egress_or_11 = (_found_and_36 ? 3'h3 : 3'h0) | (_found_and_35 ? 3'h3 : 3'h0)
+                           | (_found_and_34 ? 3'h4 : 3'h0) | (_found_and_33 ? 3'h1 : 3'h0);
+    assign _egress_or_10 = (_found_and_32 ? 3'h1 : 3'h0) | (_found_and_31 ? 3'h2 : 3'h0)
+                           | (_found_and_30 ? 3'h3 : 3'h0) | (_found_and_29 ? 3'h3 : 3'h0);
+    assign _egress_or_9 = (_found_and_28 ? 3'h3 : 3'h0) | (_found_and_27 ? 3'h3 : 3'h0)
+                          | (_found_and_26 ? 3'h4 : 3'h0) | (_found_and_25 ? 3'h1 : 3'h0);
+    assign _egress_or_8 = (_found_and_24 ? 3'h1 : 3'h0) | (_found_and_23 ? 3'h2 : 3'h0)
+                          | (_found_and_22 ? 3'h3 : 3'h0) | (_found_and_21 ? 3'h3 : 3'h0);
+    assign _egress_or_7 = (_found_and_20 ? 3'h3 : 3'h0) | (_found_and_19 ? 3'h3 : 3'h0)
+                          | (_found_and_18 ? 3'h4 : 3'h0) | (_found_and_17 ? 3'h1 : 3'h0);
+    assign _egress_or_6 = (_found_and_16 ? 3'h1 : 3'h0) | (_found_and_15 ? 3'h2 : 3'h0)
+                          | (_found_and_14 ? 3'h3 : 3'h0) | (_found_and_13 ? 3'h3 : 3'h0);
+    assign _egress_or_5 = (_found_and_12 ? 3'h3 : 3'h0) | (_found_and_11 ? 3'h3 : 3'h0)
+                          | (_found_and_10 ? 3'h4 : 3'h0) | (_found_and_9 ? 3'h1 : 3'h0);
+    assign _egress_or_4 = (_found_and_8 ? 3'h1 : 3'h0) | (_found_and_7 ? 3'h2 : 3'h0)
+                          | (_found_and_6 ? 3'h3 : 3'h0) | (_found_and_5 ? 3'h3 : 3'h0);
+    assign _egress_or_3 = (_found_and_4 ? 3'h3 : 3'h0) | (_found_and_3 ? 3'h3 : 3'h0)
+                          | (_found_and_2 ? 3'h4 : 3'h0) | (_found_and ? 3'h1 : 3'h0);
+    assign _egress_or_2 = _egress_or_18 | _egress_or_17 | _egress_or_16 | _egress_or_15
+                          | _egress_or_14 | _egress_or_13 | _egress_or_12 | _egress_or_11;
+    assign _egress_or = _egress_or_10 | _egress_or_9 | _egress_or_8 | _egress_or_7 | _egress_or_6
+                        | _egress_or_5 | _egress_or_4 | _egress_or_3;
+    assign _slot_or_4 = (_found_and_61 ? 8'h1 : 8'h0) | (_found_and_60 ? 8'h2 : 8'h0)
+                        | (_found_and_59 ? 8'h3 : 8'h0) | (_found_and_53 ? 8'h1 : 8'h0)
+                        | (_found_and_52 ? 8'h2 : 8'h0) | (_found_and_51 ? 8'h3 : 8'h0);
+    assign _slot_or_3 = (_found_and_45 ? 8'h1 : 8'h0) | (_found_and_44 ? 8'h2 : 8'h0)
+                        | (_found_and_43 ? 8'h3 : 8'h0) | (_found_and_37 ? 8'h1 : 8'h0)
+                        | (_found_and_36 ? 8'h2 : 8'h0) | (_found_and_35 ? 8'h3 : 8'h0);
+    assign _slot_or_2 = (_found_and_29 ? 8'h1 : 8'h0) | (_found_and_28 ? 8'h2 : 8'h0)
+                        | (_found_and_27 ? 8'h3 : 8'h0) | (_found_and_21 ? 8'h1 : 8'h0)
+                        | (_found_and_20 ? 8'h2 : 8'h0) | (_found_and_19 ? 8'h3 : 8'h0);
+    assign _slot_or = (_found_and_13 ? 8'h1 : 8'h0) | (_found_and_12 ? 8'h2 : 8'h0)
+                      | (_found_and_11 ? 8'h3 : 8'h0) | (_found_and_5 ? 8'h1 : 8'h0)
+                      | (_found_and_4 ? 8'h2 : 8'h0) | (_found_and_3 ? 8'h3 : 8'h0);
+    assign _translated_or_18 = (_found_and_64 ? {36'h10, off[27:0]} : 64'h0)
+                               | (_found_and_63 ? {36'h20, off[27:0]} : 64'h0)
+                               | (_found_and_62 ? {36'h30, off[27:0]} : 64'h0)
+                               | (_found_and_61 ? {36'h40, off[27:0]} : 64'h0);
+    assign _translated_or_17 = (_found_and_60 ? {36'h50, off[27:0]} : 64'h0)
+                               | (_found_and_59 ? {36'h60, off[27:0]} : 64'h0)
+                               | (_found_and_58 ? {36'h70, off[27:0]} : 64'h0)
+                               | (_found_and_57 ? {36'h80, off[27:0]} : 64'h0);
+    assign _translated_or_16 = (_found_and_56 ? {36'h90, off[27:0]} : 64'h0)
+                               | (_found_and_55 ? {36'ha0, off[27:0]} : 64'h0)
+                               | (_found_and_54 ? {36'hb0, off[27:0]} : 64'h0)
+                               | (_found_and_53 ? {36'hc0, off[27:0]} : 64'h0);
+    assign _translated_or_15 = (_found_and_52 ? {36'hd0, off[27:0]} : 64'h0)
+                               | (_found_and_51 ? {36'he0, off[27:0]} : 64'h0)
+                               | (_found_and_50 ? {36'hf0, off[27:0]} : 64'h0)
+                               | (_found_and_49 ? {36'h100, off[27:0]} : 64'h0);
+    assign _translated_or_14 = (_found_and_48 ? {36'h110, off[27:0]} : 64'h0)
+                               | (_found_and_47 ? {36'h120, off[27:0]} : 64'h0)
+                               | (_found_and_46 ? {36'h130, off[27:0]} : 64'h0)
+                               | (_found_and_45 ? {36'h140, off[27:0]} : 64'h0);
+    assign _translated_or_13 = (_found_and_44 ? {36'h150, off[27:0]} : 64'h0)
+                               | (_found_and_43 ? {36'h160, off[27:0]} : 64'h0)
+                               | (_found_and_42 ? {36'h170, off[27:0]} : 64'h0)
+                               | (_found_and_41 ? {36'h180, off[27:0]} : 64'h0);
+    assign _translated_or_12 = (_found_and_40 ? {36'h190, off[27:0]} : 64'h0)
+                               | (_found_and_39 ? {36'h1a0, off[27:0]} : 64'h0)
+                               | (_found_and_38 ? {36'h1b0, off[27:0]} : 64'h0)
+                               | (_found_and_37 ? {36'h1c0, off[27:0]} : 64'h0);
+    assign _translated_or_11 = (_found_and_36 ? {36'h1d0, off[27:0]} : 64'h0)
+                               | (_found_and_35 ? {36'h1e0, off[27:0]} : 64'h0)
+                               | (_found_and_34 ? {36'h1f0, off[27:0]} : 64'h0)
+                               | (_found_and_33 ? {36'h200, off[27:0]} : 64'h0);
+    assign _translated_or_10 = (_found_and_32 ? {36'h210, off[27:0]} : 64'h0)
+                               | (_found_and_31 ? {36'h220, off[27:0]} : 64'h0)
+                               | (_found_and_30 ? {36'h230, off[27:0]} : 64'h0)
+                               | (_found_and_29 ? {36'h240, off[27:0]} : 64'h0);
+    assign _translated_or_9 = (_found_and_28 ? {36'h250, off[27:0]} : 64'h0)
+                              | (_found_and_27 ? {36'h260, off[27:0]} : 64'h0)
+                              | (_found_and_26 ? {36'h270, off[27:0]} : 64'h0)
+                              | (_found_and_25 ? {36'h280, off[27:0]} : 64'h0);
+    assign _translated_or_8 = (_found_and_24 ? {36'h290, off[27:0]} : 64'h0)
+                              | (_found_and_23 ? {36'h2a0, off[27:0]} : 64'h0)
+                              | (_found_and_22 ? {36'h2b0, off[27:0]} : 64'h0)
+                              | (_found_and_21 ? {36'h2c0, off[27:0]} : 64'h0);
+    assign _translated_or_7 = (_found_and_20 ? {36'h2d0, off[27:0]} : 64'h0)
+                              | (_found_and_19 ? {36'h2e0, off[27:0]} : 64'h0)
+                              | (_found_and_18 ? {36'h2f0, off[27:0]} : 64'h0)
+                              | (_found_and_17 ? {36'h300, off[27:0]} : 64'h0);
+    assign _translated_or_6 = (_found_and_16 ? {36'h310, off[27:0]} : 64'h0)
+                              | (_found_and_15 ? {36'h320, off[27:0]} : 64'h0)
+                              | (_found_and_14 ? {36'h330, off[27:0]} : 64'h0)
+                              | (_found_and_13 ? {36'h340, off[27:0]} : 64'h0);
+    assign _translated_or_5 = (_found_and_12 ? {36'h350, off[27:0]} : 64'h0)
+                              | (_found_and_11 ? {36'h360, off[27:0]} : 64'h0)
+                              | (_found_and_10 ? {36'h370, off[27:0]} : 64'h0)
+                              | (_found_and_9 ? {36'h380, off[27:0]} : 64'h0);
+    assign _translated_or_4 = (_found_and_8 ? {36'h390, off[27:0]} : 64'h0)
+                              | (_found_and_7 ? {36'h3a0, off[27:0]} : 64'h0)
+                              | (_found_and_6 ? {36'h3b0, off[27:0]} : 64'h0)
+                              | (_found_and_5 ? {36'h3c0, off[27:0]} : 64'h0);
+    assign _translated_or_3 = (_found_and_4 ? {36'h3d0, off[27:0]} : 64'h0)
+                              | (_found_and_3 ? {36'h3e0, off[27:0]} : 64'h0)
+                              | (_found_and_2 ? {36'h3f0, off[27:0]} : 64'h0)
+                              | (_found_and ? {36'h400, off[27:0]} : 64'h0);
+    assign _translated_or_2 = _translated_or_18 | _translated_or_17 | _translated_or_16
+                              | _translated_or_15 | _translated_or_14 | _translated_or_13
+                              | _translated_or_12 | _translated_or_11;
+    assign _translated_or = _translated_or_10 | _translated_or_9 | _translated_or_8
+                            | _translated_or_7 | _translated_or_6 | _translated_or_5
+                            | _translated_or_4 | _translated_or_3;
     assign _has_second_mux_4 = _found_and_55 ? 1'h1 : 1'h0;
     assign _has_second_mux_3 = _found_and_39 ? 1'h1 : 1'h0;
     assign _has_second_mux_2 = _found_and_23 ? 1'h1 : 1'h0;
     assign _has_second_mux = _found_and_7 ? 1'h1 : 1'h0;
-    assign _has_second_or = (((_found_and_64 ? 1'h1 : 1'h0) | _has_second_mux_4) | ((_found_and_48 ? 1'h1 : 1'h0) | _has_second_mux_3)) | (((_found_and_32 ? 1'h1 : 1'h0) | _has_second_mux_2) | ((_found_and_16 ? 1'h1 : 1'h0) | _has_second_mux));
-    assign _second_egress_or_2 = ((_found_and_64 ? 3'h2 : 3'h0) | (_found_and_55 ? 3'h1 : 3'h0)) | ((_found_and_48 ? 3'h2 : 3'h0) | (_found_and_39 ? 3'h1 : 3'h0));
-    assign _second_egress_or = ((_found_and_32 ? 3'h2 : 3'h0) | (_found_and_23 ? 3'h1 : 3'h0)) | ((_found_and_16 ? 3'h2 : 3'h0) | (_found_and_7 ? 3'h1 : 3'h0));
-    assign _second_translated_or_18 = ((_found_and_64 ? {36'h18, off[27:0]} : 64'h0) | (_found_and_63 ? _second_translated_concat : 64'h0)) | ((_found_and_62 ? _second_translated_concat : 64'h0) | (_found_and_61 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_17 = ((_found_and_60 ? _second_translated_concat : 64'h0) | (_found_and_59 ? _second_translated_concat : 64'h0)) | ((_found_and_58 ? _second_translated_concat : 64'h0) | (_found_and_57 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_16 = ((_found_and_56 ? _second_translated_concat : 64'h0) | (_found_and_55 ? {36'ha4, off[27:0]} : 64'h0)) | ((_found_and_54 ? _second_translated_concat : 64'h0) | (_found_and_53 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_15 = ((_found_and_52 ? _second_translated_concat : 64'h0) | (_found_and_51 ? _second_translated_concat : 64'h0)) | ((_found_and_50 ? _second_translated_concat : 64'h0) | (_found_and_49 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_14 = ((_found_and_48 ? {36'h118, off[27:0]} : 64'h0) | (_found_and_47 ? _second_translated_concat : 64'h0)) | ((_found_and_46 ? _second_translated_concat : 64'h0) | (_found_and_45 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_13 = ((_found_and_44 ? _second_translated_concat : 64'h0) | (_found_and_43 ? _second_translated_concat : 64'h0)) | ((_found_and_42 ? _second_translated_concat : 64'h0) | (_found_and_41 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_12 = ((_found_and_40 ? _second_translated_concat : 64'h0) | (_found_and_39 ? {36'h1a4, off[27:0]} : 64'h0)) | ((_found_and_38 ? _second_translated_concat : 64'h0) | (_found_and_37 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_11 = ((_found_and_36 ? _second_translated_concat : 64'h0) | (_found_and_35 ? _second_translated_concat : 64'h0)) | ((_found_and_34 ? _second_translated_concat : 64'h0) | (_found_and_33 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_10 = ((_found_and_32 ? {36'h218, off[27:0]} : 64'h0) | (_found_and_31 ? _second_translated_concat : 64'h0)) | ((_found_and_30 ? _second_translated_concat : 64'h0) | (_found_and_29 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_9 = ((_found_and_28 ? _second_translated_concat : 64'h0) | (_found_and_27 ? _second_translated_concat : 64'h0)) | ((_found_and_26 ? _second_translated_concat : 64'h0) | (_found_and_25 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_8 = ((_found_and_24 ? _second_translated_concat : 64'h0) | (_found_and_23 ? {36'h2a4, off[27:0]} : 64'h0)) | ((_found_and_22 ? _second_translated_concat : 64'h0) | (_found_and_21 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_7 = ((_found_and_20 ? _second_translated_concat : 64'h0) | (_found_and_19 ? _second_translated_concat : 64'h0)) | ((_found_and_18 ? _second_translated_concat : 64'h0) | (_found_and_17 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_6 = ((_found_and_16 ? {36'h318, off[27:0]} : 64'h0) | (_found_and_15 ? _second_translated_concat : 64'h0)) | ((_found_and_14 ? _second_translated_concat : 64'h0) | (_found_and_13 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_5 = ((_found_and_12 ? _second_translated_concat : 64'h0) | (_found_and_11 ? _second_translated_concat : 64'h0)) | ((_found_and_10 ? _second_translated_concat : 64'h0) | (_found_and_9 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_4 = ((_found_and_8 ? _second_translated_concat : 64'h0) | (_found_and_7 ? {36'h3a4, off[27:0]} : 64'h0)) | ((_found_and_6 ? _second_translated_concat : 64'h0) | (_found_and_5 ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_3 = ((_found_and_4 ? _second_translated_concat : 64'h0) | (_found_and_3 ? _second_translated_concat : 64'h0)) | ((_found_and_2 ? _second_translated_concat : 64'h0) | (_found_and ? _second_translated_concat : 64'h0));
-    assign _second_translated_or_2 = ((_second_translated_or_18 | _second_translated_or_17) | (_second_translated_or_16 | _second_translated_or_15)) | ((_second_translated_or_14 | _second_translated_or_13) | (_second_translated_or_12 | _second_translated_or_11));
-    assign _second_translated_or = ((_second_translated_or_10 | _second_translated_or_9) | (_second_translated_or_8 | _second_translated_or_7)) | ((_second_translated_or_6 | _second_translated_or_5) | (_second_translated_or_4 | _second_translated_or_3));
+    assign _has_second_or = (_found_and_64 ? 1'h1 : 1'h0) | _has_second_mux_4
+                            | (_found_and_48 ? 1'h1 : 1'h0) | _has_second_mux_3
+                            | (_found_and_32 ? 1'h1 : 1'h0) | _has_second_mux_2
+                            | (_found_and_16 ? 1'h1 : 1'h0) | _has_second_mux;
+    assign _second_egress_or_2 = (_found_and_64 ? 3'h2 : 3'h0) | (_found_and_55 ? 3'h1 : 3'h0)
+                                 | (_found_and_48 ? 3'h2 : 3'h0) | (_found_and_39 ? 3'h1 : 3'h0);
+    assign _second_egress_or = (_found_and_32 ? 3'h2 : 3'h0) | (_found_and_23 ? 3'h1 : 3'h0)
+                               | (_found_and_16 ? 3'h2 : 3'h0) | (_found_and_7 ? 3'h1 : 3'h0);
+    assign _second_translated_or_18 = (_found_and_64 ? {36'h18, off[27:0]} : 64'h0)
+                                      | (_found_and_63 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_62 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_61 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_17 = (_found_and_60 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_59 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_58 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_57 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_16 = (_found_and_56 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_55 ? {36'ha4, off[27:0]} : 64'h0)
+                                      | (_found_and_54 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_53 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_15 = (_found_and_52 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_51 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_50 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_49 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_14 = (_found_and_48 ? {36'h118, off[27:0]} : 64'h0)
+                                      | (_found_and_47 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_46 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_45 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_13 = (_found_and_44 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_43 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_42 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_41 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_12 = (_found_and_40 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_39 ? {36'h1a4, off[27:0]} : 64'h0)
+                                      | (_found_and_38 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_37 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_11 = (_found_and_36 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_35 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_34 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_33 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_10 = (_found_and_32 ? {36'h218, off[27:0]} : 64'h0)
+                                      | (_found_and_31 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_30 ? _second_translated_concat : 64'h0)
+                                      | (_found_and_29 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_9 = (_found_and_28 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_27 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_26 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_25 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_8 = (_found_and_24 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_23 ? {36'h2a4, off[27:0]} : 64'h0)
+                                     | (_found_and_22 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_21 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_7 = (_found_and_20 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_19 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_18 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_17 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_6 = (_found_and_16 ? {36'h318, off[27:0]} : 64'h0)
+                                     | (_found_and_15 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_14 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_13 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_5 = (_found_and_12 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_11 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_10 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_9 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_4 = (_found_and_8 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_7 ? {36'h3a4, off[27:0]} : 64'h0)
+                                     | (_found_and_6 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_5 ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_3 = (_found_and_4 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_3 ? _second_translated_concat : 64'h0)
+                                     | (_found_and_2 ? _second_translated_concat : 64'h0)
+                                     | (_found_and ? _second_translated_concat : 64'h0);
+    assign _second_translated_or_2 = _second_translated_or_18 | _second_translated_or_17
+                                     | _second_translated_or_16 | _second_translated_or_15
+                                     | _second_translated_or_14 | _second_translated_or_13
+                                     | _second_translated_or_12 | _second_translated_or_11;
+    assign _second_translated_or = _second_translated_or_10 | _second_translated_or_9
+                                   | _second_translated_or_8 | _second_translated_or_7
+                                   | _second_translated_or_6 | _second_translated_or_5
+                                   | _second_translated_or_4 | _second_translated_or_3;
 
     assign found = _found_or;
     assign enabled = _enabled_or_2 | _enabled_or;
-    assign index = (_index_or_2 | ((_index_or_14 | _index_or_13) | (_index_or_12 | _index_or_11))) | _index_or;
+    assign index = _index_or_2 | _index_or_14 | _index_or_13 | _index_or_12 | _index_or_11
+                   | _index_or;
     assign egress = _egress_or_2 | _egress_or;
-    assign slot = (_slot_or_4 | _slot_or_3) | (_slot_or_2 | _slot_or);
+    assign slot = _slot_or_4 | _slot_or_3 | _slot_or_2 | _slot_or;
     assign translated = _translated_or_2 | _translated_or;
     assign has_second = _has_second_or;
-    assign multicast = (_has_second_mux_4 | _has_second_mux_3) | (_has_second_mux_2 | _has_second_mux);
+    assign multicast = _has_second_mux_4 | _has_second_mux_3 | _has_second_mux_2 | _has_second_mux;
     assign second_egress = _second_egress_or_2 | _second_egress_or;
     assign second_translated = _second_translated_or_2 | _second_translated_or;
 endmodule

@@ -50,7 +50,7 @@ module nested (
         .q(hold_q)
     );
 
-    assign total = (module_sum + b_sum) + c_count;
+    assign total = module_sum + b_sum + c_count;
     assign held = hold_q;
 endmodule
 
