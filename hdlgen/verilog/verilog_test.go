@@ -1,8 +1,8 @@
 package verilog
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
