@@ -229,8 +229,10 @@ func TestExamplesOnRTL(t *testing.T) {
 	if out := s.example("peer_dma"); !strings.Contains(out, "peer_dma: PASS") {
 		t.Fatalf("peer_dma:\n%s", out)
 	}
-	if gbps := ringRate(t, s.example("ring", "1")); gbps < 60 {
-		t.Errorf("ring on the cards: %.1f Gb/s", gbps)
+	if !testing.Short() { // (make check's quick loop leaves the ring's 1 MiB to make test)
+		if gbps := ringRate(t, s.example("ring", "1")); gbps < 60 {
+			t.Errorf("ring on the cards: %.1f Gb/s", gbps)
+		}
 	}
 	rep := s.report()
 	rtl, _ := rep["rtl"].(map[string]any)
@@ -244,7 +246,11 @@ func TestExamplesOnRTL(t *testing.T) {
 		t.Errorf("the accounting: %v", acc)
 	}
 	hosts, _ := rep["hosts"].([]any)
-	if a, _ := hosts[0].(map[string]any); a["received_bytes"] != 4096.0+1<<20+4*(1<<20/4096/8) || a["interrupts"] != 1.0+1<<20/4096/8 {
+	bytes, irqs := 4096.0+1<<20+4*(1<<20/4096/8), 1.0+1<<20/4096/8
+	if testing.Short() {
+		bytes, irqs = 4096, 1 // (peer_dma's alone)
+	}
+	if a, _ := hosts[0].(map[string]any); a["received_bytes"] != bytes || a["interrupts"] != irqs {
 		t.Errorf("host A in the report: %v", a)
 	}
 }

@@ -76,12 +76,49 @@ type Pos struct {
 	Line int
 }
 
-// String returns "file.go:12" (the file's base name).
+// String returns "hdlgen/internal/card/build.go:12": the file's path
+// from the root of the Go module it is in (the nearest directory above it
+// with a go.mod), so that files of one name in different packages tell
+// apart and the text does not depend on where the module was checked
+// out; the path as the build recorded it when no go.mod is found (a
+// -trimpath build's "module/path/file.go").
 func (p Pos) String() string {
 	if p.File == "" {
 		return "?"
 	}
-	return fmt.Sprintf("%s:%d", filepath.Base(p.File), p.Line)
+	return fmt.Sprintf("%s:%d", relFile(p.File), p.Line)
+}
+
+// moduleRoots caches, by directory, the root of the Go module it is in
+// ("" for none).
+var moduleRoots sync.Map
+
+// relFile is file's path from its module's root, with forward slashes.
+func relFile(file string) string {
+	if !filepath.IsAbs(file) {
+		return filepath.ToSlash(file)
+	}
+	dir := filepath.Dir(file)
+	root, ok := moduleRoots.Load(dir)
+	if !ok {
+		r := ""
+		for d := dir; ; d = filepath.Dir(d) {
+			if st, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && st.Mode().IsRegular() {
+				r = d
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+		root, _ = moduleRoots.LoadOrStore(dir, r)
+	}
+	if r := root.(string); r != "" {
+		if rel, err := filepath.Rel(r, file); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(file)
 }
 
 // Node is one signal of a module. Nodes are read through Module.Node; the

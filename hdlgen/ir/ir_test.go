@@ -34,7 +34,7 @@ func TestCounterChecks(t *testing.T) {
 	if len(m.Ports()) != 2 || m.Ports()[1].Name != "count" || !m.Ports()[1].Output {
 		t.Fatalf("ports %+v", m.Ports())
 	}
-	if n := m.Node(m.Ports()[1].Node); n.Op != OpReg || n.W != 8 || n.Name != "cnt" || !strings.HasPrefix(n.Pos.String(), "ir_test.go:") {
+	if n := m.Node(m.Ports()[1].Node); n.Op != OpReg || n.W != 8 || n.Name != "cnt" || n.Pos.String() != "hdlgen/ir/ir_test.go:22" {
 		t.Fatalf("count is driven by %+v", n)
 	}
 }

@@ -8,7 +8,7 @@ module counter (
     input  wire en,
     output wire [7:0] count
 );
-    reg  [7:0] cnt = 8'h0; // verilog_test.go:22
+    reg  [7:0] cnt = 8'h0; // hdlgen/verilog/verilog_test.go:22
 
 
     always @(posedge clk) begin

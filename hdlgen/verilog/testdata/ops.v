@@ -21,17 +21,17 @@ module ops (
     output wire [7:0] r,
     output wire [3:0] held_q
 );
-    reg  [7:0] reg_ = 8'h5a; // verilog_test.go:52
-    reg  [3:0] held = 4'h9; // verilog_test.go:55
-    wire [7:0] _n_2fast_add; // verilog_test.go:36
-    wire [7:0] _n_2fast_sub; // verilog_test.go:37
-    wire [7:0] n_2fast; // verilog_test.go:38
-    wire [7:0] _flags_concat; // verilog_test.go:41
-    wire [4:0] _wide_slice; // verilog_test.go:44
-    wire [7:0] _konst_concat; // verilog_test.go:46
-    wire _shifts_slice; // verilog_test.go:49
-    wire [47:0] _shifts_concat; // verilog_test.go:49
-    wire _never_ltu; // verilog_test.go:50
+    reg  [7:0] reg_ = 8'h5a; // hdlgen/verilog/verilog_test.go:52
+    reg  [3:0] held = 4'h9; // hdlgen/verilog/verilog_test.go:55
+    wire [7:0] _n_2fast_add; // hdlgen/verilog/verilog_test.go:36
+    wire [7:0] _n_2fast_sub; // hdlgen/verilog/verilog_test.go:37
+    wire [7:0] n_2fast; // hdlgen/verilog/verilog_test.go:38
+    wire [7:0] _flags_concat; // hdlgen/verilog/verilog_test.go:41
+    wire [4:0] _wide_slice; // hdlgen/verilog/verilog_test.go:44
+    wire [7:0] _konst_concat; // hdlgen/verilog/verilog_test.go:46
+    wire _shifts_slice; // hdlgen/verilog/verilog_test.go:49
+    wire [47:0] _shifts_concat; // hdlgen/verilog/verilog_test.go:49
+    wire _never_ltu; // hdlgen/verilog/verilog_test.go:50
     wire unused;
 
     assign _n_2fast_add = a + b;

@@ -9,8 +9,8 @@ module pair (
     output wire [7:0] up,
     output wire [7:0] down
 );
-    reg  [7:0] up_cnt = 8'h0; // verilog_test.go:22
-    reg  [7:0] down_cnt = 8'h0; // verilog_test.go:22
+    reg  [7:0] up_cnt = 8'h0; // hdlgen/verilog/verilog_test.go:22
+    reg  [7:0] down_cnt = 8'h0; // hdlgen/verilog/verilog_test.go:22
 
 
     always @(posedge clk) begin

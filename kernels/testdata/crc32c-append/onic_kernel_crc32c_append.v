@@ -16,116 +16,116 @@ module onic_kernel_crc32c_append (
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  [31:0] crc = 32'hffffffff; // crc.go:106
-    reg  crc_wait = 1'h0; // crc.go:107
-    reg  tail = 1'h0; // crc.go:115
-    reg  in_packet = 1'h0; // kernel.go:200
-    reg  [31:0] stage1_crc = 32'h0; // crc.go:127
-    reg  [511:0] stage1_s0_tdata = 512'h0; // crc.go:127
-    reg  [63:0] stage1_s0_tkeep = 64'h0; // crc.go:127
-    reg  stage1_s0_tlast = 1'h0; // crc.go:127
-    reg  [10:0] stage1_58 = 11'h0; // crc.go:127
-    reg  [31:0] stage2_161 = 32'h0; // crc.go:134
-    reg  [511:0] stage2_s0_tdata = 512'h0; // crc.go:134
-    reg  [63:0] stage2_163 = 64'h0; // crc.go:134
-    reg  [511:0] stage2_s0_tdata_2 = 512'h0; // crc.go:135
-    reg  [63:0] stage2_s0_tkeep = 64'h0; // crc.go:135
-    reg  stage2_s0_tlast = 1'h0; // crc.go:135
-    reg  [10:0] stage2_58 = 11'h0; // crc.go:135
-    reg  [31:0] stage3_382 = 32'h0; // crc.go:134
-    reg  [511:0] stage3_383 = 512'h0; // crc.go:134
-    reg  [63:0] stage3_384 = 64'h0; // crc.go:134
-    reg  [511:0] stage3_s0_tdata_2 = 512'h0; // crc.go:135
-    reg  [63:0] stage3_s0_tkeep = 64'h0; // crc.go:135
-    reg  stage3_s0_tlast = 1'h0; // crc.go:135
-    reg  [10:0] stage3_58 = 11'h0; // crc.go:135
-    reg  [31:0] stage4_603 = 32'h0; // crc.go:134
-    reg  [511:0] stage4_604 = 512'h0; // crc.go:134
-    reg  [63:0] stage4_605 = 64'h0; // crc.go:134
-    reg  [511:0] stage4_s0_tdata_2 = 512'h0; // crc.go:135
-    reg  [63:0] stage4_s0_tkeep = 64'h0; // crc.go:135
-    reg  stage4_s0_tlast = 1'h0; // crc.go:135
-    reg  [10:0] stage4_58 = 11'h0; // crc.go:135
-    reg  [511:0] stage5_s0_tdata_2 = 512'h0; // crc.go:127
-    reg  [63:0] stage5_s0_tkeep = 64'h0; // crc.go:127
-    reg  stage5_s0_tlast = 1'h0; // crc.go:127
-    reg  [10:0] stage5_58 = 11'h0; // crc.go:127
-    reg  [31:0] stage5_823 = 32'h0; // crc.go:147
-    reg  [10:0] stage6_58 = 11'h0; // crc.go:152
-    reg  [31:0] stage6_823 = 32'h0; // crc.go:154
-    reg  [31:0] stage6_943 = 32'h0; // crc.go:169
-    reg  [6:0] stage6_944 = 7'h0; // crc.go:169
-    reg  stage6_945 = 1'h0; // crc.go:169
-    reg  stage6_946 = 1'h0; // crc.go:169
-    reg  [511:0] stage6_s0_tdata_2 = 512'h0; // crc.go:170
-    reg  [63:0] stage6_s0_tkeep = 64'h0; // crc.go:170
-    reg  stage6_s0_tlast = 1'h0; // crc.go:170
-    reg  stage1_valid = 1'h0; // kernel.go:319
-    reg  stage2_valid = 1'h0; // kernel.go:319
-    reg  stage3_valid = 1'h0; // kernel.go:319
-    reg  stage4_valid = 1'h0; // kernel.go:319
-    reg  stage5_valid = 1'h0; // kernel.go:319
-    reg  stage6_valid = 1'h0; // kernel.go:319
-    reg  out_valid = 1'h0; // axis.go:49
-    reg  [576:0] out_data = 577'h0; // axis.go:50
-    reg  out_skid_valid = 1'h0; // axis.go:51
-    reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:273
-    wire _stage1_58_not; // crc.go:110
-    wire _stage1_58_and_2; // crc.go:110
-    wire [63:0] _tail_mux_6; // crc.go:195
-    wire [63:0] _tail_mux_5; // crc.go:197
-    wire [63:0] _tail_mux_4; // crc.go:197
-    wire [63:0] _tail_mux_3; // crc.go:197
-    wire [63:0] _tail_mux_2; // crc.go:197
-    wire [63:0] _tail_mux; // crc.go:197
-    wire [6:0] _tail_concat; // crc.go:200
-    wire _tail_ltu; // crc.go:114
-    wire _tail_not; // crc.go:116
-    wire step_go; // kernel.go:183
-    wire _stage1_58_and; // crc.go:118
-    wire step_next; // kernel.go:191
-    wire pipe_adv; // kernel.go:125
-    wire [543:0] _stage2_161_concat_2; // crc.go:68
-    wire [31:0] _stage2_161_concat; // crc.go:74
-    wire [287:0] _stage3_382_concat_4; // crc.go:68
-    wire [31:0] _stage3_382_concat_3; // crc.go:74
-    wire [31:0] _stage3_382_mux_3; // crc.go:138
-    wire [511:0] _stage3_382_mux_2; // crc.go:142
-    wire [63:0] _stage3_382_mux; // crc.go:143
-    wire [159:0] _stage3_382_concat_2; // crc.go:68
-    wire [31:0] _stage3_382_concat; // crc.go:74
-    wire [95:0] _stage4_603_concat_4; // crc.go:68
-    wire [31:0] _stage4_603_concat_3; // crc.go:74
-    wire [31:0] _stage4_603_mux_3; // crc.go:138
-    wire [511:0] _stage4_603_mux_2; // crc.go:142
-    wire [63:0] _stage4_603_mux; // crc.go:143
-    wire [63:0] _stage4_603_concat_2; // crc.go:68
-    wire [31:0] _stage4_603_concat; // crc.go:74
-    wire [47:0] _stage5_823_concat_4; // crc.go:68
-    wire [31:0] _stage5_823_concat_3; // crc.go:74
-    wire [31:0] _stage5_823_mux_3; // crc.go:138
-    wire [511:0] _stage5_823_mux_2; // crc.go:142
-    wire [63:0] _stage5_823_mux; // crc.go:143
-    wire [39:0] _stage5_823_concat_2; // crc.go:68
-    wire [31:0] _stage5_823_concat; // crc.go:74
-    wire stage6_live; // kernel.go:139
-    wire _crc_and; // crc.go:152
-    wire [543:0] _crc_concat_2; // crc.go:68
-    wire [31:0] _crc_concat; // crc.go:74
-    wire [511:0] _out_skid_data_concat_2; // crc.go:84
-    wire [543:0] _out_skid_data_or_2; // crc.go:172
-    wire [67:0] _out_skid_data_or; // crc.go:173
-    wire _step_go_not; // kernel.go:299
-    wire _step_go_and_2; // kernel.go:299
-    wire [576:0] _out_skid_data_concat; // kernel.go:321
-    wire res_ready; // axis.go:23
-    wire _step_go_and; // kernel.go:324
-    wire _s0_ready_and; // kernel.go:346
-    wire out_out_ready; // axis.go:53
-    wire out_skid_empty; // axis.go:57
-    wire out_load; // axis.go:60
-    wire out_pending; // axis.go:61
+    reg  [31:0] crc = 32'hffffffff; // kernels/crc.go:106
+    reg  crc_wait = 1'h0; // kernels/crc.go:107
+    reg  tail = 1'h0; // kernels/crc.go:115
+    reg  in_packet = 1'h0; // kernels/kernel.go:200
+    reg  [31:0] stage1_crc = 32'h0; // kernels/crc.go:127
+    reg  [511:0] stage1_s0_tdata = 512'h0; // kernels/crc.go:127
+    reg  [63:0] stage1_s0_tkeep = 64'h0; // kernels/crc.go:127
+    reg  stage1_s0_tlast = 1'h0; // kernels/crc.go:127
+    reg  [10:0] stage1_58 = 11'h0; // kernels/crc.go:127
+    reg  [31:0] stage2_161 = 32'h0; // kernels/crc.go:134
+    reg  [511:0] stage2_s0_tdata = 512'h0; // kernels/crc.go:134
+    reg  [63:0] stage2_163 = 64'h0; // kernels/crc.go:134
+    reg  [511:0] stage2_s0_tdata_2 = 512'h0; // kernels/crc.go:135
+    reg  [63:0] stage2_s0_tkeep = 64'h0; // kernels/crc.go:135
+    reg  stage2_s0_tlast = 1'h0; // kernels/crc.go:135
+    reg  [10:0] stage2_58 = 11'h0; // kernels/crc.go:135
+    reg  [31:0] stage3_382 = 32'h0; // kernels/crc.go:134
+    reg  [511:0] stage3_383 = 512'h0; // kernels/crc.go:134
+    reg  [63:0] stage3_384 = 64'h0; // kernels/crc.go:134
+    reg  [511:0] stage3_s0_tdata_2 = 512'h0; // kernels/crc.go:135
+    reg  [63:0] stage3_s0_tkeep = 64'h0; // kernels/crc.go:135
+    reg  stage3_s0_tlast = 1'h0; // kernels/crc.go:135
+    reg  [10:0] stage3_58 = 11'h0; // kernels/crc.go:135
+    reg  [31:0] stage4_603 = 32'h0; // kernels/crc.go:134
+    reg  [511:0] stage4_604 = 512'h0; // kernels/crc.go:134
+    reg  [63:0] stage4_605 = 64'h0; // kernels/crc.go:134
+    reg  [511:0] stage4_s0_tdata_2 = 512'h0; // kernels/crc.go:135
+    reg  [63:0] stage4_s0_tkeep = 64'h0; // kernels/crc.go:135
+    reg  stage4_s0_tlast = 1'h0; // kernels/crc.go:135
+    reg  [10:0] stage4_58 = 11'h0; // kernels/crc.go:135
+    reg  [511:0] stage5_s0_tdata_2 = 512'h0; // kernels/crc.go:127
+    reg  [63:0] stage5_s0_tkeep = 64'h0; // kernels/crc.go:127
+    reg  stage5_s0_tlast = 1'h0; // kernels/crc.go:127
+    reg  [10:0] stage5_58 = 11'h0; // kernels/crc.go:127
+    reg  [31:0] stage5_823 = 32'h0; // kernels/crc.go:147
+    reg  [10:0] stage6_58 = 11'h0; // kernels/crc.go:152
+    reg  [31:0] stage6_823 = 32'h0; // kernels/crc.go:154
+    reg  [31:0] stage6_943 = 32'h0; // kernels/crc.go:169
+    reg  [6:0] stage6_944 = 7'h0; // kernels/crc.go:169
+    reg  stage6_945 = 1'h0; // kernels/crc.go:169
+    reg  stage6_946 = 1'h0; // kernels/crc.go:169
+    reg  [511:0] stage6_s0_tdata_2 = 512'h0; // kernels/crc.go:170
+    reg  [63:0] stage6_s0_tkeep = 64'h0; // kernels/crc.go:170
+    reg  stage6_s0_tlast = 1'h0; // kernels/crc.go:170
+    reg  stage1_valid = 1'h0; // kernels/kernel.go:319
+    reg  stage2_valid = 1'h0; // kernels/kernel.go:319
+    reg  stage3_valid = 1'h0; // kernels/kernel.go:319
+    reg  stage4_valid = 1'h0; // kernels/kernel.go:319
+    reg  stage5_valid = 1'h0; // kernels/kernel.go:319
+    reg  stage6_valid = 1'h0; // kernels/kernel.go:319
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:49
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:50
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:52
+    wire s0_ready; // kernels/kernel.go:273
+    wire _stage1_58_not; // kernels/crc.go:110
+    wire _stage1_58_and_2; // kernels/crc.go:110
+    wire [63:0] _tail_mux_6; // kernels/crc.go:195
+    wire [63:0] _tail_mux_5; // kernels/crc.go:197
+    wire [63:0] _tail_mux_4; // kernels/crc.go:197
+    wire [63:0] _tail_mux_3; // kernels/crc.go:197
+    wire [63:0] _tail_mux_2; // kernels/crc.go:197
+    wire [63:0] _tail_mux; // kernels/crc.go:197
+    wire [6:0] _tail_concat; // kernels/crc.go:200
+    wire _tail_ltu; // kernels/crc.go:114
+    wire _tail_not; // kernels/crc.go:116
+    wire step_go; // kernels/kernel.go:183
+    wire _stage1_58_and; // kernels/crc.go:118
+    wire step_next; // kernels/kernel.go:191
+    wire pipe_adv; // kernels/kernel.go:125
+    wire [543:0] _stage2_161_concat_2; // kernels/crc.go:68
+    wire [31:0] _stage2_161_concat; // kernels/crc.go:74
+    wire [287:0] _stage3_382_concat_4; // kernels/crc.go:68
+    wire [31:0] _stage3_382_concat_3; // kernels/crc.go:74
+    wire [31:0] _stage3_382_mux_3; // kernels/crc.go:138
+    wire [511:0] _stage3_382_mux_2; // kernels/crc.go:142
+    wire [63:0] _stage3_382_mux; // kernels/crc.go:143
+    wire [159:0] _stage3_382_concat_2; // kernels/crc.go:68
+    wire [31:0] _stage3_382_concat; // kernels/crc.go:74
+    wire [95:0] _stage4_603_concat_4; // kernels/crc.go:68
+    wire [31:0] _stage4_603_concat_3; // kernels/crc.go:74
+    wire [31:0] _stage4_603_mux_3; // kernels/crc.go:138
+    wire [511:0] _stage4_603_mux_2; // kernels/crc.go:142
+    wire [63:0] _stage4_603_mux; // kernels/crc.go:143
+    wire [63:0] _stage4_603_concat_2; // kernels/crc.go:68
+    wire [31:0] _stage4_603_concat; // kernels/crc.go:74
+    wire [47:0] _stage5_823_concat_4; // kernels/crc.go:68
+    wire [31:0] _stage5_823_concat_3; // kernels/crc.go:74
+    wire [31:0] _stage5_823_mux_3; // kernels/crc.go:138
+    wire [511:0] _stage5_823_mux_2; // kernels/crc.go:142
+    wire [63:0] _stage5_823_mux; // kernels/crc.go:143
+    wire [39:0] _stage5_823_concat_2; // kernels/crc.go:68
+    wire [31:0] _stage5_823_concat; // kernels/crc.go:74
+    wire stage6_live; // kernels/kernel.go:139
+    wire _crc_and; // kernels/crc.go:152
+    wire [543:0] _crc_concat_2; // kernels/crc.go:68
+    wire [31:0] _crc_concat; // kernels/crc.go:74
+    wire [511:0] _out_skid_data_concat_2; // kernels/crc.go:84
+    wire [543:0] _out_skid_data_or_2; // kernels/crc.go:172
+    wire [67:0] _out_skid_data_or; // kernels/crc.go:173
+    wire _step_go_not; // kernels/kernel.go:299
+    wire _step_go_and_2; // kernels/kernel.go:299
+    wire [576:0] _out_skid_data_concat; // kernels/kernel.go:321
+    wire res_ready; // hdlgen/axis/axis.go:23
+    wire _step_go_and; // kernels/kernel.go:324
+    wire _s0_ready_and; // kernels/kernel.go:346
+    wire out_out_ready; // hdlgen/axis/axis.go:53
+    wire out_skid_empty; // hdlgen/axis/axis.go:57
+    wire out_load; // hdlgen/axis/axis.go:60
+    wire out_pending; // hdlgen/axis/axis.go:61
     wire unused;
 
     assign s0_ready = _s0_ready_and;

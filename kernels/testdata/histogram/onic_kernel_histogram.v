@@ -33,84 +33,84 @@ module onic_kernel_histogram (
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  [31:0] bins0 [0:255]; // hist.go:125
-    reg  [31:0] bins1 [0:255]; // hist.go:125
-    reg  [31:0] bins2 [0:255]; // hist.go:125
-    reg  [31:0] bins3 [0:255]; // hist.go:125
-    reg  axil_bvalid = 1'h0; // axil.go:35
-    reg  axil_rvalid = 1'h0; // axil.go:45
-    reg  clearing = 1'h1; // hist.go:105
-    reg  [7:0] clear_index = 8'h0; // hist.go:106
-    reg  [31:0] records = 32'h0; // hist.go:116
-    reg  [31:0] _wrote_count0_memread = 32'h0; // hist.go:126
-    reg  [7:0] bin0 = 8'h0; // hist.go:127
-    reg  count0 = 1'h0; // hist.go:128
-    reg  [7:0] wrote_bin0 = 8'h0; // hist.go:133
-    reg  wrote0 = 1'h0; // hist.go:134
-    reg  [31:0] wrote_count0 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_4 = 32'h0; // hist.go:142
-    reg  [31:0] _wrote_count1_memread = 32'h0; // hist.go:126
-    reg  [7:0] bin1 = 8'h0; // hist.go:127
-    reg  count1 = 1'h0; // hist.go:128
-    reg  [7:0] wrote_bin1 = 8'h0; // hist.go:133
-    reg  wrote1 = 1'h0; // hist.go:134
-    reg  [31:0] wrote_count1 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_3 = 32'h0; // hist.go:142
-    reg  [31:0] _wrote_count2_memread = 32'h0; // hist.go:126
-    reg  [7:0] bin2 = 8'h0; // hist.go:127
-    reg  count2 = 1'h0; // hist.go:128
-    reg  [7:0] wrote_bin2 = 8'h0; // hist.go:133
-    reg  wrote2 = 1'h0; // hist.go:134
-    reg  [31:0] wrote_count2 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread_2 = 32'h0; // hist.go:142
-    reg  [31:0] _wrote_count3_memread = 32'h0; // hist.go:126
-    reg  [7:0] bin3 = 8'h0; // hist.go:127
-    reg  count3 = 1'h0; // hist.go:128
-    reg  [7:0] wrote_bin3 = 8'h0; // hist.go:133
-    reg  wrote3 = 1'h0; // hist.go:134
-    reg  [31:0] wrote_count3 = 32'h0; // hist.go:135
-    reg  [31:0] _s_axil_rdata_memread = 32'h0; // hist.go:142
-    reg  axil_read_bin = 1'h0; // axil.go:71
-    reg  [31:0] axil_reg = 32'h0; // axil.go:71
-    reg  out_valid = 1'h0; // axis.go:49
-    reg  [576:0] out_data = 577'h0; // axis.go:50
-    reg  out_skid_valid = 1'h0; // axis.go:51
-    reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:273
-    wire _s_axil_awready_and; // axil.go:36
-    wire _s_axil_arready_not; // axil.go:46
-    wire _axil_rvalid_and; // axil.go:46
-    wire _clearing_and; // hist.go:102
-    wire _s_axil_rdata_eq; // hist.go:113
-    wire step_next; // kernel.go:191
-    wire _records_and_4; // hist.go:123
-    wire [31:0] _wrote_count0_add; // hist.go:137
-    wire _wrote0_not; // hist.go:139
-    wire [31:0] mux_83; // hist.go:141
-    wire or_84; // hist.go:141
-    wire _s_axil_rdata_and; // hist.go:142
-    wire _records_and_3; // hist.go:123
-    wire [31:0] _wrote_count1_add; // hist.go:137
-    wire [31:0] mux_112; // hist.go:141
-    wire or_113; // hist.go:141
-    wire _records_and_2; // hist.go:123
-    wire [31:0] _wrote_count2_add; // hist.go:137
-    wire [31:0] mux_141; // hist.go:141
-    wire or_142; // hist.go:141
-    wire _records_and; // hist.go:123
-    wire [31:0] _records_add; // hist.go:124
-    wire [31:0] _wrote_count3_add; // hist.go:137
-    wire [31:0] mux_170; // hist.go:141
-    wire or_171; // hist.go:141
-    wire [31:0] _axil_reg_or; // hist.go:147
-    wire _step_next_and; // kernel.go:299
-    wire [576:0] _out_skid_data_concat; // kernel.go:311
-    wire res_ready; // axis.go:23
-    wire _s0_ready_and; // kernel.go:346
-    wire out_out_ready; // axis.go:53
-    wire out_skid_empty; // axis.go:57
-    wire out_load; // axis.go:60
-    wire out_pending; // axis.go:61
+    reg  [31:0] bins0 [0:255]; // kernels/hist.go:125
+    reg  [31:0] bins1 [0:255]; // kernels/hist.go:125
+    reg  [31:0] bins2 [0:255]; // kernels/hist.go:125
+    reg  [31:0] bins3 [0:255]; // kernels/hist.go:125
+    reg  axil_bvalid = 1'h0; // hdlgen/axil/axil.go:35
+    reg  axil_rvalid = 1'h0; // hdlgen/axil/axil.go:45
+    reg  clearing = 1'h1; // kernels/hist.go:105
+    reg  [7:0] clear_index = 8'h0; // kernels/hist.go:106
+    reg  [31:0] records = 32'h0; // kernels/hist.go:116
+    reg  [31:0] _wrote_count0_memread = 32'h0; // kernels/hist.go:126
+    reg  [7:0] bin0 = 8'h0; // kernels/hist.go:127
+    reg  count0 = 1'h0; // kernels/hist.go:128
+    reg  [7:0] wrote_bin0 = 8'h0; // kernels/hist.go:133
+    reg  wrote0 = 1'h0; // kernels/hist.go:134
+    reg  [31:0] wrote_count0 = 32'h0; // kernels/hist.go:135
+    reg  [31:0] _s_axil_rdata_memread_4 = 32'h0; // kernels/hist.go:142
+    reg  [31:0] _wrote_count1_memread = 32'h0; // kernels/hist.go:126
+    reg  [7:0] bin1 = 8'h0; // kernels/hist.go:127
+    reg  count1 = 1'h0; // kernels/hist.go:128
+    reg  [7:0] wrote_bin1 = 8'h0; // kernels/hist.go:133
+    reg  wrote1 = 1'h0; // kernels/hist.go:134
+    reg  [31:0] wrote_count1 = 32'h0; // kernels/hist.go:135
+    reg  [31:0] _s_axil_rdata_memread_3 = 32'h0; // kernels/hist.go:142
+    reg  [31:0] _wrote_count2_memread = 32'h0; // kernels/hist.go:126
+    reg  [7:0] bin2 = 8'h0; // kernels/hist.go:127
+    reg  count2 = 1'h0; // kernels/hist.go:128
+    reg  [7:0] wrote_bin2 = 8'h0; // kernels/hist.go:133
+    reg  wrote2 = 1'h0; // kernels/hist.go:134
+    reg  [31:0] wrote_count2 = 32'h0; // kernels/hist.go:135
+    reg  [31:0] _s_axil_rdata_memread_2 = 32'h0; // kernels/hist.go:142
+    reg  [31:0] _wrote_count3_memread = 32'h0; // kernels/hist.go:126
+    reg  [7:0] bin3 = 8'h0; // kernels/hist.go:127
+    reg  count3 = 1'h0; // kernels/hist.go:128
+    reg  [7:0] wrote_bin3 = 8'h0; // kernels/hist.go:133
+    reg  wrote3 = 1'h0; // kernels/hist.go:134
+    reg  [31:0] wrote_count3 = 32'h0; // kernels/hist.go:135
+    reg  [31:0] _s_axil_rdata_memread = 32'h0; // kernels/hist.go:142
+    reg  axil_read_bin = 1'h0; // hdlgen/axil/axil.go:71
+    reg  [31:0] axil_reg = 32'h0; // hdlgen/axil/axil.go:71
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:49
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:50
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:52
+    wire s0_ready; // kernels/kernel.go:273
+    wire _s_axil_awready_and; // hdlgen/axil/axil.go:36
+    wire _s_axil_arready_not; // hdlgen/axil/axil.go:46
+    wire _axil_rvalid_and; // hdlgen/axil/axil.go:46
+    wire _clearing_and; // kernels/hist.go:102
+    wire _s_axil_rdata_eq; // kernels/hist.go:113
+    wire step_next; // kernels/kernel.go:191
+    wire _records_and_4; // kernels/hist.go:123
+    wire [31:0] _wrote_count0_add; // kernels/hist.go:137
+    wire _wrote0_not; // kernels/hist.go:139
+    wire [31:0] mux_83; // kernels/hist.go:141
+    wire or_84; // kernels/hist.go:141
+    wire _s_axil_rdata_and; // kernels/hist.go:142
+    wire _records_and_3; // kernels/hist.go:123
+    wire [31:0] _wrote_count1_add; // kernels/hist.go:137
+    wire [31:0] mux_112; // kernels/hist.go:141
+    wire or_113; // kernels/hist.go:141
+    wire _records_and_2; // kernels/hist.go:123
+    wire [31:0] _wrote_count2_add; // kernels/hist.go:137
+    wire [31:0] mux_141; // kernels/hist.go:141
+    wire or_142; // kernels/hist.go:141
+    wire _records_and; // kernels/hist.go:123
+    wire [31:0] _records_add; // kernels/hist.go:124
+    wire [31:0] _wrote_count3_add; // kernels/hist.go:137
+    wire [31:0] mux_170; // kernels/hist.go:141
+    wire or_171; // kernels/hist.go:141
+    wire [31:0] _axil_reg_or; // kernels/hist.go:147
+    wire _step_next_and; // kernels/kernel.go:299
+    wire [576:0] _out_skid_data_concat; // kernels/kernel.go:311
+    wire res_ready; // hdlgen/axis/axis.go:23
+    wire _s0_ready_and; // kernels/kernel.go:346
+    wire out_out_ready; // hdlgen/axis/axis.go:53
+    wire out_skid_empty; // hdlgen/axis/axis.go:57
+    wire out_load; // hdlgen/axis/axis.go:60
+    wire out_pending; // hdlgen/axis/axis.go:61
     wire unused;
 
 `ifndef SYNTHESIS

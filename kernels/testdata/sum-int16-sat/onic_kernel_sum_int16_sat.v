@@ -21,179 +21,179 @@ module onic_kernel_sum_int16_sat (
     output wire m_tvalid,
     input  wire m_tready
 );
-    reg  out_valid = 1'h0; // axis.go:49
-    reg  [576:0] out_data = 577'h0; // axis.go:50
-    reg  out_skid_valid = 1'h0; // axis.go:51
-    reg  [576:0] out_skid_data = 577'h0; // axis.go:52
-    wire s0_ready; // kernel.go:273
-    wire s1_ready; // kernel.go:273
-    wire [15:0] s0_lane31; // kernel.go:385
-    wire [15:0] s1_lane31; // kernel.go:385
-    wire lane31_present; // kernel.go:386
-    wire [16:0] _lane31_out_add; // elem.go:58
-    wire [15:0] lane31_out; // elem.go:62
-    wire [15:0] s0_lane30; // kernel.go:385
-    wire [15:0] s1_lane30; // kernel.go:385
-    wire lane30_present; // kernel.go:386
-    wire [16:0] _lane30_out_add; // elem.go:58
-    wire [15:0] lane30_out; // elem.go:62
-    wire [15:0] s0_lane29; // kernel.go:385
-    wire [15:0] s1_lane29; // kernel.go:385
-    wire lane29_present; // kernel.go:386
-    wire [16:0] _lane29_out_add; // elem.go:58
-    wire [15:0] lane29_out; // elem.go:62
-    wire [15:0] s0_lane28; // kernel.go:385
-    wire [15:0] s1_lane28; // kernel.go:385
-    wire lane28_present; // kernel.go:386
-    wire [16:0] _lane28_out_add; // elem.go:58
-    wire [15:0] lane28_out; // elem.go:62
-    wire [15:0] s0_lane27; // kernel.go:385
-    wire [15:0] s1_lane27; // kernel.go:385
-    wire lane27_present; // kernel.go:386
-    wire [16:0] _lane27_out_add; // elem.go:58
-    wire [15:0] lane27_out; // elem.go:62
-    wire [15:0] s0_lane26; // kernel.go:385
-    wire [15:0] s1_lane26; // kernel.go:385
-    wire lane26_present; // kernel.go:386
-    wire [16:0] _lane26_out_add; // elem.go:58
-    wire [15:0] lane26_out; // elem.go:62
-    wire [15:0] s0_lane25; // kernel.go:385
-    wire [15:0] s1_lane25; // kernel.go:385
-    wire lane25_present; // kernel.go:386
-    wire [16:0] _lane25_out_add; // elem.go:58
-    wire [15:0] lane25_out; // elem.go:62
-    wire [15:0] s0_lane24; // kernel.go:385
-    wire [15:0] s1_lane24; // kernel.go:385
-    wire lane24_present; // kernel.go:386
-    wire [16:0] _lane24_out_add; // elem.go:58
-    wire [15:0] lane24_out; // elem.go:62
-    wire [15:0] s0_lane23; // kernel.go:385
-    wire [15:0] s1_lane23; // kernel.go:385
-    wire lane23_present; // kernel.go:386
-    wire [16:0] _lane23_out_add; // elem.go:58
-    wire [15:0] lane23_out; // elem.go:62
-    wire [15:0] s0_lane22; // kernel.go:385
-    wire [15:0] s1_lane22; // kernel.go:385
-    wire lane22_present; // kernel.go:386
-    wire [16:0] _lane22_out_add; // elem.go:58
-    wire [15:0] lane22_out; // elem.go:62
-    wire [15:0] s0_lane21; // kernel.go:385
-    wire [15:0] s1_lane21; // kernel.go:385
-    wire lane21_present; // kernel.go:386
-    wire [16:0] _lane21_out_add; // elem.go:58
-    wire [15:0] lane21_out; // elem.go:62
-    wire [15:0] s0_lane20; // kernel.go:385
-    wire [15:0] s1_lane20; // kernel.go:385
-    wire lane20_present; // kernel.go:386
-    wire [16:0] _lane20_out_add; // elem.go:58
-    wire [15:0] lane20_out; // elem.go:62
-    wire [15:0] s0_lane19; // kernel.go:385
-    wire [15:0] s1_lane19; // kernel.go:385
-    wire lane19_present; // kernel.go:386
-    wire [16:0] _lane19_out_add; // elem.go:58
-    wire [15:0] lane19_out; // elem.go:62
-    wire [15:0] s0_lane18; // kernel.go:385
-    wire [15:0] s1_lane18; // kernel.go:385
-    wire lane18_present; // kernel.go:386
-    wire [16:0] _lane18_out_add; // elem.go:58
-    wire [15:0] lane18_out; // elem.go:62
-    wire [15:0] s0_lane17; // kernel.go:385
-    wire [15:0] s1_lane17; // kernel.go:385
-    wire lane17_present; // kernel.go:386
-    wire [16:0] _lane17_out_add; // elem.go:58
-    wire [15:0] lane17_out; // elem.go:62
-    wire [15:0] s0_lane16; // kernel.go:385
-    wire [15:0] s1_lane16; // kernel.go:385
-    wire lane16_present; // kernel.go:386
-    wire [16:0] _lane16_out_add; // elem.go:58
-    wire [15:0] lane16_out; // elem.go:62
-    wire [15:0] s0_lane15; // kernel.go:385
-    wire [15:0] s1_lane15; // kernel.go:385
-    wire lane15_present; // kernel.go:386
-    wire [16:0] _lane15_out_add; // elem.go:58
-    wire [15:0] lane15_out; // elem.go:62
-    wire [15:0] s0_lane14; // kernel.go:385
-    wire [15:0] s1_lane14; // kernel.go:385
-    wire lane14_present; // kernel.go:386
-    wire [16:0] _lane14_out_add; // elem.go:58
-    wire [15:0] lane14_out; // elem.go:62
-    wire [15:0] s0_lane13; // kernel.go:385
-    wire [15:0] s1_lane13; // kernel.go:385
-    wire lane13_present; // kernel.go:386
-    wire [16:0] _lane13_out_add; // elem.go:58
-    wire [15:0] lane13_out; // elem.go:62
-    wire [15:0] s0_lane12; // kernel.go:385
-    wire [15:0] s1_lane12; // kernel.go:385
-    wire lane12_present; // kernel.go:386
-    wire [16:0] _lane12_out_add; // elem.go:58
-    wire [15:0] lane12_out; // elem.go:62
-    wire [15:0] s0_lane11; // kernel.go:385
-    wire [15:0] s1_lane11; // kernel.go:385
-    wire lane11_present; // kernel.go:386
-    wire [16:0] _lane11_out_add; // elem.go:58
-    wire [15:0] lane11_out; // elem.go:62
-    wire [15:0] s0_lane10; // kernel.go:385
-    wire [15:0] s1_lane10; // kernel.go:385
-    wire lane10_present; // kernel.go:386
-    wire [16:0] _lane10_out_add; // elem.go:58
-    wire [15:0] lane10_out; // elem.go:62
-    wire [15:0] s0_lane9; // kernel.go:385
-    wire [15:0] s1_lane9; // kernel.go:385
-    wire lane9_present; // kernel.go:386
-    wire [16:0] _lane9_out_add; // elem.go:58
-    wire [15:0] lane9_out; // elem.go:62
-    wire [15:0] s0_lane8; // kernel.go:385
-    wire [15:0] s1_lane8; // kernel.go:385
-    wire lane8_present; // kernel.go:386
-    wire [16:0] _lane8_out_add; // elem.go:58
-    wire [15:0] lane8_out; // elem.go:62
-    wire [15:0] s0_lane7; // kernel.go:385
-    wire [15:0] s1_lane7; // kernel.go:385
-    wire lane7_present; // kernel.go:386
-    wire [16:0] _lane7_out_add; // elem.go:58
-    wire [15:0] lane7_out; // elem.go:62
-    wire [15:0] s0_lane6; // kernel.go:385
-    wire [15:0] s1_lane6; // kernel.go:385
-    wire lane6_present; // kernel.go:386
-    wire [16:0] _lane6_out_add; // elem.go:58
-    wire [15:0] lane6_out; // elem.go:62
-    wire [15:0] s0_lane5; // kernel.go:385
-    wire [15:0] s1_lane5; // kernel.go:385
-    wire lane5_present; // kernel.go:386
-    wire [16:0] _lane5_out_add; // elem.go:58
-    wire [15:0] lane5_out; // elem.go:62
-    wire [15:0] s0_lane4; // kernel.go:385
-    wire [15:0] s1_lane4; // kernel.go:385
-    wire lane4_present; // kernel.go:386
-    wire [16:0] _lane4_out_add; // elem.go:58
-    wire [15:0] lane4_out; // elem.go:62
-    wire [15:0] s0_lane3; // kernel.go:385
-    wire [15:0] s1_lane3; // kernel.go:385
-    wire lane3_present; // kernel.go:386
-    wire [16:0] _lane3_out_add; // elem.go:58
-    wire [15:0] lane3_out; // elem.go:62
-    wire [15:0] s0_lane2; // kernel.go:385
-    wire [15:0] s1_lane2; // kernel.go:385
-    wire lane2_present; // kernel.go:386
-    wire [16:0] _lane2_out_add; // elem.go:58
-    wire [15:0] lane2_out; // elem.go:62
-    wire [15:0] s0_lane1; // kernel.go:385
-    wire [15:0] s1_lane1; // kernel.go:385
-    wire lane1_present; // kernel.go:386
-    wire [16:0] _lane1_out_add; // elem.go:58
-    wire [15:0] lane1_out; // elem.go:62
-    wire [15:0] s0_lane0; // kernel.go:385
-    wire [15:0] s1_lane0; // kernel.go:385
-    wire lane0_present; // kernel.go:386
-    wire [16:0] _lane0_out_add; // elem.go:58
-    wire [15:0] lane0_out; // elem.go:62
-    wire _out_pending_and; // kernel.go:296
-    wire [576:0] _out_skid_data_concat; // kernel.go:311
-    wire res_ready; // axis.go:23
-    wire out_out_ready; // axis.go:53
-    wire out_skid_empty; // axis.go:57
-    wire out_load; // axis.go:60
-    wire out_pending; // axis.go:61
+    reg  out_valid = 1'h0; // hdlgen/axis/axis.go:49
+    reg  [576:0] out_data = 577'h0; // hdlgen/axis/axis.go:50
+    reg  out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
+    reg  [576:0] out_skid_data = 577'h0; // hdlgen/axis/axis.go:52
+    wire s0_ready; // kernels/kernel.go:273
+    wire s1_ready; // kernels/kernel.go:273
+    wire [15:0] s0_lane31; // kernels/kernel.go:385
+    wire [15:0] s1_lane31; // kernels/kernel.go:385
+    wire lane31_present; // kernels/kernel.go:386
+    wire [16:0] _lane31_out_add; // kernels/elem.go:58
+    wire [15:0] lane31_out; // kernels/elem.go:62
+    wire [15:0] s0_lane30; // kernels/kernel.go:385
+    wire [15:0] s1_lane30; // kernels/kernel.go:385
+    wire lane30_present; // kernels/kernel.go:386
+    wire [16:0] _lane30_out_add; // kernels/elem.go:58
+    wire [15:0] lane30_out; // kernels/elem.go:62
+    wire [15:0] s0_lane29; // kernels/kernel.go:385
+    wire [15:0] s1_lane29; // kernels/kernel.go:385
+    wire lane29_present; // kernels/kernel.go:386
+    wire [16:0] _lane29_out_add; // kernels/elem.go:58
+    wire [15:0] lane29_out; // kernels/elem.go:62
+    wire [15:0] s0_lane28; // kernels/kernel.go:385
+    wire [15:0] s1_lane28; // kernels/kernel.go:385
+    wire lane28_present; // kernels/kernel.go:386
+    wire [16:0] _lane28_out_add; // kernels/elem.go:58
+    wire [15:0] lane28_out; // kernels/elem.go:62
+    wire [15:0] s0_lane27; // kernels/kernel.go:385
+    wire [15:0] s1_lane27; // kernels/kernel.go:385
+    wire lane27_present; // kernels/kernel.go:386
+    wire [16:0] _lane27_out_add; // kernels/elem.go:58
+    wire [15:0] lane27_out; // kernels/elem.go:62
+    wire [15:0] s0_lane26; // kernels/kernel.go:385
+    wire [15:0] s1_lane26; // kernels/kernel.go:385
+    wire lane26_present; // kernels/kernel.go:386
+    wire [16:0] _lane26_out_add; // kernels/elem.go:58
+    wire [15:0] lane26_out; // kernels/elem.go:62
+    wire [15:0] s0_lane25; // kernels/kernel.go:385
+    wire [15:0] s1_lane25; // kernels/kernel.go:385
+    wire lane25_present; // kernels/kernel.go:386
+    wire [16:0] _lane25_out_add; // kernels/elem.go:58
+    wire [15:0] lane25_out; // kernels/elem.go:62
+    wire [15:0] s0_lane24; // kernels/kernel.go:385
+    wire [15:0] s1_lane24; // kernels/kernel.go:385
+    wire lane24_present; // kernels/kernel.go:386
+    wire [16:0] _lane24_out_add; // kernels/elem.go:58
+    wire [15:0] lane24_out; // kernels/elem.go:62
+    wire [15:0] s0_lane23; // kernels/kernel.go:385
+    wire [15:0] s1_lane23; // kernels/kernel.go:385
+    wire lane23_present; // kernels/kernel.go:386
+    wire [16:0] _lane23_out_add; // kernels/elem.go:58
+    wire [15:0] lane23_out; // kernels/elem.go:62
+    wire [15:0] s0_lane22; // kernels/kernel.go:385
+    wire [15:0] s1_lane22; // kernels/kernel.go:385
+    wire lane22_present; // kernels/kernel.go:386
+    wire [16:0] _lane22_out_add; // kernels/elem.go:58
+    wire [15:0] lane22_out; // kernels/elem.go:62
+    wire [15:0] s0_lane21; // kernels/kernel.go:385
+    wire [15:0] s1_lane21; // kernels/kernel.go:385
+    wire lane21_present; // kernels/kernel.go:386
+    wire [16:0] _lane21_out_add; // kernels/elem.go:58
+    wire [15:0] lane21_out; // kernels/elem.go:62
+    wire [15:0] s0_lane20; // kernels/kernel.go:385
+    wire [15:0] s1_lane20; // kernels/kernel.go:385
+    wire lane20_present; // kernels/kernel.go:386
+    wire [16:0] _lane20_out_add; // kernels/elem.go:58
+    wire [15:0] lane20_out; // kernels/elem.go:62
+    wire [15:0] s0_lane19; // kernels/kernel.go:385
+    wire [15:0] s1_lane19; // kernels/kernel.go:385
+    wire lane19_present; // kernels/kernel.go:386
+    wire [16:0] _lane19_out_add; // kernels/elem.go:58
+    wire [15:0] lane19_out; // kernels/elem.go:62
+    wire [15:0] s0_lane18; // kernels/kernel.go:385
+    wire [15:0] s1_lane18; // kernels/kernel.go:385
+    wire lane18_present; // kernels/kernel.go:386
+    wire [16:0] _lane18_out_add; // kernels/elem.go:58
+    wire [15:0] lane18_out; // kernels/elem.go:62
+    wire [15:0] s0_lane17; // kernels/kernel.go:385
+    wire [15:0] s1_lane17; // kernels/kernel.go:385
+    wire lane17_present; // kernels/kernel.go:386
+    wire [16:0] _lane17_out_add; // kernels/elem.go:58
+    wire [15:0] lane17_out; // kernels/elem.go:62
+    wire [15:0] s0_lane16; // kernels/kernel.go:385
+    wire [15:0] s1_lane16; // kernels/kernel.go:385
+    wire lane16_present; // kernels/kernel.go:386
+    wire [16:0] _lane16_out_add; // kernels/elem.go:58
+    wire [15:0] lane16_out; // kernels/elem.go:62
+    wire [15:0] s0_lane15; // kernels/kernel.go:385
+    wire [15:0] s1_lane15; // kernels/kernel.go:385
+    wire lane15_present; // kernels/kernel.go:386
+    wire [16:0] _lane15_out_add; // kernels/elem.go:58
+    wire [15:0] lane15_out; // kernels/elem.go:62
+    wire [15:0] s0_lane14; // kernels/kernel.go:385
+    wire [15:0] s1_lane14; // kernels/kernel.go:385
+    wire lane14_present; // kernels/kernel.go:386
+    wire [16:0] _lane14_out_add; // kernels/elem.go:58
+    wire [15:0] lane14_out; // kernels/elem.go:62
+    wire [15:0] s0_lane13; // kernels/kernel.go:385
+    wire [15:0] s1_lane13; // kernels/kernel.go:385
+    wire lane13_present; // kernels/kernel.go:386
+    wire [16:0] _lane13_out_add; // kernels/elem.go:58
+    wire [15:0] lane13_out; // kernels/elem.go:62
+    wire [15:0] s0_lane12; // kernels/kernel.go:385
+    wire [15:0] s1_lane12; // kernels/kernel.go:385
+    wire lane12_present; // kernels/kernel.go:386
+    wire [16:0] _lane12_out_add; // kernels/elem.go:58
+    wire [15:0] lane12_out; // kernels/elem.go:62
+    wire [15:0] s0_lane11; // kernels/kernel.go:385
+    wire [15:0] s1_lane11; // kernels/kernel.go:385
+    wire lane11_present; // kernels/kernel.go:386
+    wire [16:0] _lane11_out_add; // kernels/elem.go:58
+    wire [15:0] lane11_out; // kernels/elem.go:62
+    wire [15:0] s0_lane10; // kernels/kernel.go:385
+    wire [15:0] s1_lane10; // kernels/kernel.go:385
+    wire lane10_present; // kernels/kernel.go:386
+    wire [16:0] _lane10_out_add; // kernels/elem.go:58
+    wire [15:0] lane10_out; // kernels/elem.go:62
+    wire [15:0] s0_lane9; // kernels/kernel.go:385
+    wire [15:0] s1_lane9; // kernels/kernel.go:385
+    wire lane9_present; // kernels/kernel.go:386
+    wire [16:0] _lane9_out_add; // kernels/elem.go:58
+    wire [15:0] lane9_out; // kernels/elem.go:62
+    wire [15:0] s0_lane8; // kernels/kernel.go:385
+    wire [15:0] s1_lane8; // kernels/kernel.go:385
+    wire lane8_present; // kernels/kernel.go:386
+    wire [16:0] _lane8_out_add; // kernels/elem.go:58
+    wire [15:0] lane8_out; // kernels/elem.go:62
+    wire [15:0] s0_lane7; // kernels/kernel.go:385
+    wire [15:0] s1_lane7; // kernels/kernel.go:385
+    wire lane7_present; // kernels/kernel.go:386
+    wire [16:0] _lane7_out_add; // kernels/elem.go:58
+    wire [15:0] lane7_out; // kernels/elem.go:62
+    wire [15:0] s0_lane6; // kernels/kernel.go:385
+    wire [15:0] s1_lane6; // kernels/kernel.go:385
+    wire lane6_present; // kernels/kernel.go:386
+    wire [16:0] _lane6_out_add; // kernels/elem.go:58
+    wire [15:0] lane6_out; // kernels/elem.go:62
+    wire [15:0] s0_lane5; // kernels/kernel.go:385
+    wire [15:0] s1_lane5; // kernels/kernel.go:385
+    wire lane5_present; // kernels/kernel.go:386
+    wire [16:0] _lane5_out_add; // kernels/elem.go:58
+    wire [15:0] lane5_out; // kernels/elem.go:62
+    wire [15:0] s0_lane4; // kernels/kernel.go:385
+    wire [15:0] s1_lane4; // kernels/kernel.go:385
+    wire lane4_present; // kernels/kernel.go:386
+    wire [16:0] _lane4_out_add; // kernels/elem.go:58
+    wire [15:0] lane4_out; // kernels/elem.go:62
+    wire [15:0] s0_lane3; // kernels/kernel.go:385
+    wire [15:0] s1_lane3; // kernels/kernel.go:385
+    wire lane3_present; // kernels/kernel.go:386
+    wire [16:0] _lane3_out_add; // kernels/elem.go:58
+    wire [15:0] lane3_out; // kernels/elem.go:62
+    wire [15:0] s0_lane2; // kernels/kernel.go:385
+    wire [15:0] s1_lane2; // kernels/kernel.go:385
+    wire lane2_present; // kernels/kernel.go:386
+    wire [16:0] _lane2_out_add; // kernels/elem.go:58
+    wire [15:0] lane2_out; // kernels/elem.go:62
+    wire [15:0] s0_lane1; // kernels/kernel.go:385
+    wire [15:0] s1_lane1; // kernels/kernel.go:385
+    wire lane1_present; // kernels/kernel.go:386
+    wire [16:0] _lane1_out_add; // kernels/elem.go:58
+    wire [15:0] lane1_out; // kernels/elem.go:62
+    wire [15:0] s0_lane0; // kernels/kernel.go:385
+    wire [15:0] s1_lane0; // kernels/kernel.go:385
+    wire lane0_present; // kernels/kernel.go:386
+    wire [16:0] _lane0_out_add; // kernels/elem.go:58
+    wire [15:0] lane0_out; // kernels/elem.go:62
+    wire _out_pending_and; // kernels/kernel.go:296
+    wire [576:0] _out_skid_data_concat; // kernels/kernel.go:311
+    wire res_ready; // hdlgen/axis/axis.go:23
+    wire out_out_ready; // hdlgen/axis/axis.go:53
+    wire out_skid_empty; // hdlgen/axis/axis.go:57
+    wire out_load; // hdlgen/axis/axis.go:60
+    wire out_pending; // hdlgen/axis/axis.go:61
     wire unused;
 
     assign s0_ready = (res_ready & s1_tvalid);

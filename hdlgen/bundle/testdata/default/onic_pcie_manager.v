@@ -66,343 +66,343 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // manager.go:711
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // manager.go:712
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // manager.go:782
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // manager.go:782
-    localparam [3:0] REASON_OK = 4'h0; // manager.go:847
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // manager.go:858
-    localparam [2:0] EGRESS_NONE = 3'h0; // manager.go:858
-    localparam [3:0] REASON_DENIED = 4'h5; // manager.go:858
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // manager.go:858
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // manager.go:858
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // manager.go:858
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // manager.go:858
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // manager.go:858
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // manager.go:858
-    localparam [1:0] ACT_FORWARD = 2'h0; // manager.go:905
-    localparam [1:0] ACT_COMPLETE = 2'h1; // manager.go:905
-    localparam [1:0] ACT_DROP = 2'h2; // manager.go:905
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // manager.go:1019
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // manager.go:1019
-    localparam [3:0] REASON_MALFORMED = 4'hb; // manager.go:1019
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // manager.go:1019
-    reg  axil_bvalid = 1'h0; // manager.go:1151
-    reg  [31:0] win_en_lo = 32'h1; // manager.go:1176
-    reg  [31:0] win_en_hi = 32'h0; // manager.go:1176
-    reg  [31:0] lut_index = 32'h0; // manager.go:1177
-    reg  [31:0] lut_addr_lo = 32'h0; // manager.go:1177
-    reg  [31:0] lut_addr_hi = 32'h0; // manager.go:1178
-    reg  [31:0] lut_ctrl = 32'h0; // manager.go:1178
-    reg  axil_rvalid = 1'h0; // manager.go:1181
-    reg  [31:0] axil_rdata = 32'h0; // manager.go:1181
-    reg  s1_valid = 1'h0; // manager.go:669
-    reg  [127:0] s1_hdr = 128'h0; // manager.go:669
-    reg  [2:0] s1_bar = 3'h0; // manager.go:669
-    reg  [511:0] s1_data = 512'h0; // manager.go:669
-    reg  [15:0] s1_keep = 16'h0; // manager.go:669
-    reg  s1_sop = 1'h0; // manager.go:669
-    reg  s1_eop = 1'h0; // manager.go:669
-    reg  [6:0] s1_kind = 7'h0; // manager.go:671
-    reg  [63:0] s1_off = 64'h0; // manager.go:671
-    reg  s1_bar_ok = 1'h0; // manager.go:671
-    reg  s1_reg_hit = 1'h0; // manager.go:671
-    reg  [12:0] s1_size = 13'h0; // manager.go:671
-    reg  s1_proxy_ok = 1'h0; // manager.go:671
-    reg  [15:0] s1_proxy = 16'h0; // manager.go:671
-    reg  s2_valid = 1'h0; // manager.go:765
-    reg  [127:0] s2_hdr = 128'h0; // manager.go:765
-    reg  [2:0] s2_bar = 3'h0; // manager.go:765
-    reg  [511:0] s2_data = 512'h0; // manager.go:765
-    reg  [15:0] s2_keep = 16'h0; // manager.go:765
-    reg  s2_sop = 1'h0; // manager.go:765
-    reg  s2_eop = 1'h0; // manager.go:765
-    reg  [6:0] s2_kind = 7'h0; // manager.go:770
-    reg  [63:0] s2_off = 64'h0; // manager.go:770
-    reg  s2_bar_ok = 1'h0; // manager.go:770
-    reg  s2_reg_hit = 1'h0; // manager.go:770
-    reg  [12:0] s2_size = 13'h0; // manager.go:770
-    reg  s2_proxy_ok = 1'h0; // manager.go:770
-    reg  [15:0] s2_proxy = 16'h0; // manager.go:770
-    reg  s2_found = 1'h0; // manager.go:770
-    reg  s2_enabled = 1'h0; // manager.go:770
-    reg  [2:0] s2_egress = 3'h0; // manager.go:770
-    reg  [7:0] s2_slot = 8'h0; // manager.go:770
-    reg  [63:0] s2_addr = 64'h0; // manager.go:770
-    reg  s2_down = 1'h0; // manager.go:770
-    reg  s2_second = 1'h0; // manager.go:770
-    reg  [2:0] s2_second_egress = 3'h0; // manager.go:770
-    reg  [63:0] s2_second_addr = 64'h0; // manager.go:770
-    reg  s2_second_down = 1'h0; // manager.go:770
-    reg  s3_valid = 1'h0; // manager.go:816
-    reg  [127:0] s3_hdr = 128'h0; // manager.go:816
-    reg  [2:0] s3_bar = 3'h0; // manager.go:816
-    reg  [511:0] s3_data = 512'h0; // manager.go:816
-    reg  [15:0] s3_keep = 16'h0; // manager.go:816
-    reg  s3_sop = 1'h0; // manager.go:816
-    reg  s3_eop = 1'h0; // manager.go:816
-    reg  [6:0] s3_kind = 7'h0; // manager.go:819
-    reg  [63:0] s3_off = 64'h0; // manager.go:819
-    reg  s3_bar_ok = 1'h0; // manager.go:819
-    reg  s3_reg_hit = 1'h0; // manager.go:819
-    reg  s3_proxy_ok = 1'h0; // manager.go:819
-    reg  [15:0] s3_proxy = 16'h0; // manager.go:819
-    reg  s3_found = 1'h0; // manager.go:819
-    reg  s3_enabled = 1'h0; // manager.go:819
-    reg  [2:0] s3_egress = 3'h0; // manager.go:819
-    reg  [7:0] s3_slot = 8'h0; // manager.go:819
-    reg  [63:0] s3_addr = 64'h0; // manager.go:819
-    reg  s3_down = 1'h0; // manager.go:819
-    reg  s3_second = 1'h0; // manager.go:819
-    reg  [2:0] s3_second_egress = 3'h0; // manager.go:819
-    reg  [63:0] s3_second_addr = 64'h0; // manager.go:819
-    reg  s3_second_down = 1'h0; // manager.go:819
-    reg  [2:0] s3_rule = 3'h0; // manager.go:819
-    reg  s4_valid = 1'h0; // manager.go:938
-    reg  [511:0] s4_data = 512'h0; // manager.go:938
-    reg  [15:0] s4_keep = 16'h0; // manager.go:938
-    reg  s4_sop = 1'h0; // manager.go:938
-    reg  s4_eop = 1'h0; // manager.go:938
-    reg  [1:0] s4_action = 2'h0; // manager.go:939
-    reg  [3:0] s4_reason = 4'h0; // manager.go:940
-    reg  [2:0] s4_egress = 3'h0; // manager.go:941
-    reg  [7:0] s4_slot = 8'h0; // manager.go:942
-    reg  s4_second = 1'h0; // manager.go:943
-    reg  [2:0] s4_second_egress = 3'h0; // manager.go:947
-    reg  [127:0] s4_hdr_primary = 128'h0; // manager.go:948
-    reg  [127:0] s4_hdr_second = 128'h0; // manager.go:949
-    reg  [95:0] s4_cpl_hdr = 96'h0; // manager.go:950
-    reg  m_port_a_sent = 1'h0; // manager.go:973
-    reg  m_port_b_sent = 1'h0; // manager.go:973
-    reg  m_kernel_sent = 1'h0; // manager.go:973
-    reg  m_local_sent = 1'h0; // manager.go:973
-    reg  m_cpl_sent = 1'h0; // manager.go:973
-    reg  [31:0] count_ok = 32'h0; // manager.go:1017
-    reg  [31:0] count_not_for_us = 32'h0; // manager.go:1017
-    reg  [31:0] count_window_miss = 32'h0; // manager.go:1017
-    reg  [31:0] count_mapping_disabled = 32'h0; // manager.go:1017
-    reg  [31:0] count_port_down = 32'h0; // manager.go:1017
-    reg  [31:0] count_denied = 32'h0; // manager.go:1017
-    reg  [31:0] count_no_proxy_id = 32'h0; // manager.go:1017
-    reg  [31:0] count_unexpected_completion = 32'h0; // manager.go:1017
-    reg  [31:0] count_unsupported = 32'h0; // manager.go:1017
-    reg  [31:0] count_relay_denied = 32'h0; // manager.go:1017
-    reg  [31:0] count_msix_address = 32'h0; // manager.go:1017
-    reg  [31:0] count_malformed = 32'h0; // manager.go:1017
-    reg  [31:0] count_bus_master_disabled = 32'h0; // manager.go:1017
-    wire [6:0] kind; // manager.go:598: a table
-    wire [63:0] bar_mask; // manager.go:639: a table
-    wire bar_ok; // manager.go:640: a table
-    wire [2:0] cpl_lead_bytes; // manager.go:1084: a table
-    wire [1:0] cpl_last_byte; // manager.go:1088: a table
-    wire [2:0] cpl_trail_bytes; // manager.go:1090: a table
-    wire write_accept; // manager.go:1152
-    wire [31:0] write_mask; // manager.go:1163
-    wire [31:0] _win_en_lo_not; // manager.go:1176
-    wire [31:0] _win_en_lo_and; // manager.go:1176
-    wire init_done; // manager.go:1179
-    wire in_ready; // axis.go:23
-    wire in_slice_m_ready; // axis.go:340
-    wire [127:0] in_hdr; // manager.go:576
-    wire [2:0] in_bar; // manager.go:576
-    wire adv; // manager.go:586
-    wire in_hdr_completion; // tlphdr.go:135
-    wire [15:0] in_hdr_requester; // tlphdr.go:106
-    wire [63:0] in_hdr_address; // tlphdr.go:142
-    wire [63:0] bar_offset; // manager.go:639
-    wire _s1_proxy_eq; // manager.go:661
-    wire [63:0] _window_enables_concat; // manager.go:723
-    wire window_enables; // manager.go:723
-    wire failover; // manager.go:732
-    wire [2:0] translated_egress; // manager.go:733
-    wire [63:0] translated_addr; // manager.go:734
-    wire multicast; // manager.go:735
-    wire [63:0] check_addr; // manager.go:778
-    wire [4:0] _check_egress_or; // manager.go:780
-    wire [4:0] check_egress; // manager.go:784
-    wire [1:0] access_op; // manager.go:185
-    wire [2:0] _cpl_hdr_concat; // tlphdr.go:87
-    wire s3_hdr_completion; // tlphdr.go:135
-    wire [15:0] s3_hdr_requester; // tlphdr.go:106
-    wire [9:0] s3_hdr_tag; // tlphdr.go:110
-    wire [63:0] s3_hdr_address; // tlphdr.go:142
-    wire cfg_or_msg; // manager.go:835
-    wire cpl_unexpected; // manager.go:835
-    wire allowed; // manager.go:838
-    wire to_port; // manager.go:839
-    wire no_proxy_id; // manager.go:863
-    wire [3:0] reason_no_proxy_id; // manager.go:863
-    wire [2:0] egress_no_proxy_id; // manager.go:863
-    wire [7:0] slot_no_proxy_id; // manager.go:863
-    wire [63:0] addr_no_proxy_id; // manager.go:863
-    wire [15:0] req_no_proxy_id; // manager.go:863
-    wire denied; // manager.go:864
-    wire [3:0] reason_denied; // manager.go:864
-    wire [2:0] egress_denied; // manager.go:864
-    wire [7:0] slot_denied; // manager.go:864
-    wire [63:0] addr_denied; // manager.go:864
-    wire [15:0] req_denied; // manager.go:864
-    wire [3:0] reason_port_down; // manager.go:877
-    wire [2:0] egress_port_down; // manager.go:877
-    wire [7:0] slot_port_down; // manager.go:877
-    wire [63:0] addr_port_down; // manager.go:877
-    wire [15:0] req_port_down; // manager.go:877
-    wire mapping_disabled; // manager.go:879
-    wire [3:0] reason_mapping_disabled; // manager.go:879
-    wire [2:0] egress_mapping_disabled; // manager.go:879
-    wire [7:0] slot_mapping_disabled; // manager.go:879
-    wire [63:0] addr_mapping_disabled; // manager.go:879
-    wire [15:0] req_mapping_disabled; // manager.go:879
-    wire window_miss; // manager.go:880
-    wire [3:0] reason_window_miss; // manager.go:880
-    wire [2:0] egress_window_miss; // manager.go:880
-    wire [7:0] slot_window_miss; // manager.go:880
-    wire [63:0] addr_window_miss; // manager.go:880
-    wire [15:0] req_window_miss; // manager.go:880
-    wire reg_allowed; // manager.go:881
-    wire [3:0] reason_reg_allowed; // manager.go:881
-    wire [2:0] egress_reg_allowed; // manager.go:881
-    wire [7:0] slot_reg_allowed; // manager.go:881
-    wire [63:0] addr_reg_allowed; // manager.go:881
-    wire [15:0] req_reg_allowed; // manager.go:881
-    wire reg_denied; // manager.go:882
-    wire [3:0] reason_reg_denied; // manager.go:882
-    wire [2:0] egress_reg_denied; // manager.go:882
-    wire [7:0] slot_reg_denied; // manager.go:882
-    wire [63:0] addr_reg_denied; // manager.go:882
-    wire [15:0] req_reg_denied; // manager.go:882
-    wire not_for_us; // manager.go:883
-    wire [3:0] reason_not_for_us; // manager.go:883
-    wire [2:0] egress_not_for_us; // manager.go:883
-    wire [7:0] slot_not_for_us; // manager.go:883
-    wire [63:0] addr_not_for_us; // manager.go:883
-    wire [15:0] req_not_for_us; // manager.go:883
-    wire unsupported; // manager.go:884
-    wire [3:0] reason_unsupported; // manager.go:884
-    wire [2:0] egress_unsupported; // manager.go:884
-    wire [7:0] slot_unsupported; // manager.go:884
-    wire [63:0] addr_unsupported; // manager.go:884
-    wire [15:0] req_unsupported; // manager.go:884
-    wire _egress_cpl_to_peer_eq; // manager.go:892
-    wire [3:0] reason_cpl_unexpected; // manager.go:894
-    wire [2:0] egress_cpl_unexpected; // manager.go:894
-    wire [7:0] slot_cpl_unexpected; // manager.go:894
-    wire [63:0] addr_cpl_unexpected; // manager.go:894
-    wire [15:0] req_cpl_unexpected; // manager.go:894
-    wire cpl_to_peer; // manager.go:895
-    wire [3:0] reason_cpl_to_peer; // manager.go:895
-    wire [2:0] egress_cpl_to_peer; // manager.go:895
-    wire [7:0] slot_cpl_to_peer; // manager.go:895
-    wire [63:0] addr_cpl_to_peer; // manager.go:895
-    wire [15:0] req_cpl_to_peer; // manager.go:895
-    wire [3:0] reason_cfg_or_msg; // manager.go:896
-    wire [2:0] egress_cfg_or_msg; // manager.go:896
-    wire [7:0] slot_cfg_or_msg; // manager.go:896
-    wire [63:0] addr_cfg_or_msg; // manager.go:896
-    wire [15:0] req_cfg_or_msg; // manager.go:896
-    wire ok; // manager.go:898
-    wire [1:0] action; // manager.go:905
-    wire [2:0] cpl_status; // manager.go:906
-    wire via_window; // manager.go:911
-    wire second_wanted; // manager.go:912
-    wire [1:0] _hdr_primary_mux; // manager.go:922
-    wire rewrite_primary_4dw; // manager.go:922
-    wire [31:0] rewrite_primary_dw0; // manager.go:922
-    wire [31:0] rewrite_primary_dw1; // manager.go:922
-    wire [127:0] hdr_primary; // manager.go:922
-    wire rewrite_second_4dw; // manager.go:923
-    wire [31:0] rewrite_second_dw0; // manager.go:923
-    wire [31:0] rewrite_second_dw1; // manager.go:923
-    wire [127:0] hdr_second; // manager.go:923
-    wire [11:0] _cpl_bytes_one_dw_zext; // manager.go:1087
-    wire [11:0] cpl_bytes_one_dw; // manager.go:1089
-    wire [11:0] cpl_bytes_many_dw; // manager.go:1090
-    wire [11:0] cpl_byte_count; // manager.go:1091
-    wire [6:0] cpl_lower_addr; // manager.go:1092
-    wire [95:0] cpl_hdr; // manager.go:1099
-    wire take_decision; // manager.go:928
-    wire forward; // manager.go:959
-    wire _to_port_a_eq; // manager.go:960
-    wire to_port_a; // manager.go:961
-    wire _to_port_b_eq; // manager.go:960
-    wire to_port_b; // manager.go:962
-    wire [529:0] beat_tail; // manager.go:965
-    wire m_kernel_for; // manager.go:969
-    wire m_local_for; // manager.go:970
-    wire m_cpl_for; // manager.go:971
-    wire m_port_a_offer; // manager.go:973
-    wire m_port_a_in_ready; // axis.go:23
-    wire m_port_a_took; // manager.go:973
-    wire m_port_a_has; // manager.go:973
-    wire m_port_a_done; // manager.go:973
-    wire m_port_a_slice_m_ready; // axis.go:340
-    wire m_port_b_offer; // manager.go:973
-    wire m_port_b_in_ready; // axis.go:23
-    wire m_port_b_took; // manager.go:973
-    wire m_port_b_has; // manager.go:973
-    wire m_port_b_done; // manager.go:973
-    wire m_port_b_slice_m_ready; // axis.go:340
-    wire m_kernel_offer; // manager.go:973
-    wire m_kernel_in_ready; // axis.go:23
-    wire m_kernel_took; // manager.go:973
-    wire m_kernel_has; // manager.go:973
-    wire m_kernel_done; // manager.go:973
-    wire m_kernel_slice_m_ready; // axis.go:340
-    wire m_local_offer; // manager.go:973
-    wire m_local_in_ready; // axis.go:23
-    wire m_local_took; // manager.go:973
-    wire m_local_has; // manager.go:973
-    wire m_local_done; // manager.go:973
-    wire m_local_slice_m_ready; // axis.go:340
-    wire m_cpl_offer; // manager.go:973
-    wire m_cpl_in_ready; // axis.go:23
-    wire m_cpl_took; // manager.go:973
-    wire m_cpl_has; // manager.go:973
-    wire m_cpl_done; // manager.go:973
-    wire m_cpl_slice_m_ready; // axis.go:340
-    wire count_fire; // manager.go:1014
-    wire [31:0] _count_ok_not; // manager.go:1018
-    wire _s_axil_arready_not; // manager.go:1200
-    wire read_accept; // manager.go:1200
-    wire [31:0] _read_data_or_7; // manager.go:1223
-    wire [31:0] _read_data_or_6; // manager.go:1223
-    wire [31:0] _read_data_or_5; // manager.go:1223
-    wire [31:0] _read_data_or_4; // manager.go:1223
-    wire [31:0] _read_data_or_3; // manager.go:1223
-    wire [31:0] _read_data_or_2; // manager.go:1223
-    wire [31:0] _read_data_or; // manager.go:1223
-    wire [31:0] read_data; // manager.go:1223
-    wire in_slice_s_tready; // axis.go:341
-    wire [660:0] in_slice_m_tdata; // axis.go:341
-    wire in_slice_m_tvalid; // axis.go:341
-    wire translated_found; // translate.go:148
-    wire translated_enabled; // translate.go:148
-    wire [5:0] windows_index; // translate.go:148
-    wire [2:0] windows_egress; // translate.go:148
-    wire [7:0] translated_slot; // translate.go:148
-    wire [63:0] windows_translated; // translate.go:148
-    wire windows_has_second; // translate.go:148
-    wire windows_multicast; // translate.go:148
-    wire [2:0] windows_second_egress; // translate.go:148
-    wire [63:0] windows_second_translated; // translate.go:148
-    wire [2:0] access_rule; // access.go:161
-    wire access_found; // access.go:161
-    wire [15:0] access_domain; // access.go:161
-    wire m_port_a_slice_s_tready; // axis.go:341
-    wire [657:0] m_port_a_slice_m_tdata; // axis.go:341
-    wire m_port_a_slice_m_tvalid; // axis.go:341
-    wire m_port_b_slice_s_tready; // axis.go:341
-    wire [657:0] m_port_b_slice_m_tdata; // axis.go:341
-    wire m_port_b_slice_m_tvalid; // axis.go:341
-    wire m_kernel_slice_s_tready; // axis.go:341
-    wire [665:0] m_kernel_slice_m_tdata; // axis.go:341
-    wire m_kernel_slice_m_tvalid; // axis.go:341
-    wire m_local_slice_s_tready; // axis.go:341
-    wire [657:0] m_local_slice_m_tdata; // axis.go:341
-    wire m_local_slice_m_tvalid; // axis.go:341
-    wire m_cpl_slice_s_tready; // axis.go:341
-    wire [95:0] m_cpl_slice_m_tdata; // axis.go:341
-    wire m_cpl_slice_m_tvalid; // axis.go:341
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:711
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:712
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:782
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:782
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:847
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:858
+    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:858
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:858
+    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:905
+    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:905
+    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:905
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1019
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1019
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1019
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1019
+    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1151
+    reg  [31:0] win_en_lo = 32'h1; // hdlgen/manager/manager.go:1176
+    reg  [31:0] win_en_hi = 32'h0; // hdlgen/manager/manager.go:1176
+    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1177
+    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1177
+    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1178
+    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1178
+    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1181
+    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1181
+    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:669
+    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:669
+    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:669
+    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:669
+    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:669
+    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:669
+    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:669
+    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:671
+    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:671
+    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:671
+    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:671
+    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:671
+    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:671
+    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:671
+    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:765
+    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:765
+    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:765
+    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:765
+    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:765
+    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:765
+    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:765
+    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:770
+    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:770
+    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:770
+    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:770
+    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:770
+    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:770
+    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:770
+    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:770
+    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:770
+    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:770
+    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:770
+    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:770
+    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:770
+    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:770
+    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:770
+    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:770
+    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:770
+    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:816
+    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:816
+    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:816
+    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:816
+    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:816
+    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:816
+    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:816
+    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:819
+    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:819
+    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:819
+    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:819
+    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:819
+    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:819
+    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:819
+    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:819
+    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:819
+    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:819
+    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:819
+    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:819
+    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:819
+    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:819
+    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:819
+    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:819
+    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:819
+    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:938
+    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:938
+    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:938
+    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:938
+    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:938
+    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:939
+    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:940
+    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:941
+    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:942
+    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:943
+    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:947
+    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:948
+    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:949
+    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:950
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:973
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:973
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:973
+    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:973
+    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:973
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1017
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1017
+    wire [6:0] kind; // hdlgen/manager/manager.go:598: a table
+    wire [63:0] bar_mask; // hdlgen/manager/manager.go:639: a table
+    wire bar_ok; // hdlgen/manager/manager.go:640: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1084: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1088: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1090: a table
+    wire write_accept; // hdlgen/manager/manager.go:1152
+    wire [31:0] write_mask; // hdlgen/manager/manager.go:1163
+    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1176
+    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1176
+    wire init_done; // hdlgen/manager/manager.go:1179
+    wire in_ready; // hdlgen/axis/axis.go:23
+    wire in_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire [127:0] in_hdr; // hdlgen/manager/manager.go:576
+    wire [2:0] in_bar; // hdlgen/manager/manager.go:576
+    wire adv; // hdlgen/manager/manager.go:586
+    wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
+    wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
+    wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire [63:0] bar_offset; // hdlgen/manager/manager.go:639
+    wire _s1_proxy_eq; // hdlgen/manager/manager.go:661
+    wire [63:0] _window_enables_concat; // hdlgen/manager/manager.go:723
+    wire window_enables; // hdlgen/manager/manager.go:723
+    wire failover; // hdlgen/manager/manager.go:732
+    wire [2:0] translated_egress; // hdlgen/manager/manager.go:733
+    wire [63:0] translated_addr; // hdlgen/manager/manager.go:734
+    wire multicast; // hdlgen/manager/manager.go:735
+    wire [63:0] check_addr; // hdlgen/manager/manager.go:778
+    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:780
+    wire [4:0] check_egress; // hdlgen/manager/manager.go:784
+    wire [1:0] access_op; // hdlgen/manager/manager.go:185
+    wire [2:0] _cpl_hdr_concat; // hdlgen/internal/tlphdr/tlphdr.go:87
+    wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
+    wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
+    wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
+    wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
+    wire cfg_or_msg; // hdlgen/manager/manager.go:835
+    wire cpl_unexpected; // hdlgen/manager/manager.go:835
+    wire allowed; // hdlgen/manager/manager.go:838
+    wire to_port; // hdlgen/manager/manager.go:839
+    wire no_proxy_id; // hdlgen/manager/manager.go:863
+    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:863
+    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:863
+    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:863
+    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:863
+    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:863
+    wire denied; // hdlgen/manager/manager.go:864
+    wire [3:0] reason_denied; // hdlgen/manager/manager.go:864
+    wire [2:0] egress_denied; // hdlgen/manager/manager.go:864
+    wire [7:0] slot_denied; // hdlgen/manager/manager.go:864
+    wire [63:0] addr_denied; // hdlgen/manager/manager.go:864
+    wire [15:0] req_denied; // hdlgen/manager/manager.go:864
+    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:877
+    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:877
+    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:877
+    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:877
+    wire [15:0] req_port_down; // hdlgen/manager/manager.go:877
+    wire mapping_disabled; // hdlgen/manager/manager.go:879
+    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:879
+    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:879
+    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:879
+    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:879
+    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:879
+    wire window_miss; // hdlgen/manager/manager.go:880
+    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:880
+    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:880
+    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:880
+    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:880
+    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:880
+    wire reg_allowed; // hdlgen/manager/manager.go:881
+    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:881
+    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:881
+    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:881
+    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:881
+    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:881
+    wire reg_denied; // hdlgen/manager/manager.go:882
+    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:882
+    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:882
+    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:882
+    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:882
+    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:882
+    wire not_for_us; // hdlgen/manager/manager.go:883
+    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:883
+    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:883
+    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:883
+    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:883
+    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:883
+    wire unsupported; // hdlgen/manager/manager.go:884
+    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:884
+    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:884
+    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:884
+    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:884
+    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:884
+    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:892
+    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:894
+    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:894
+    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:894
+    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:894
+    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:894
+    wire cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:895
+    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:896
+    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:896
+    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:896
+    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:896
+    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:896
+    wire ok; // hdlgen/manager/manager.go:898
+    wire [1:0] action; // hdlgen/manager/manager.go:905
+    wire [2:0] cpl_status; // hdlgen/manager/manager.go:906
+    wire via_window; // hdlgen/manager/manager.go:911
+    wire second_wanted; // hdlgen/manager/manager.go:912
+    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:922
+    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:922
+    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:922
+    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:922
+    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:922
+    wire rewrite_second_4dw; // hdlgen/manager/manager.go:923
+    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:923
+    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:923
+    wire [127:0] hdr_second; // hdlgen/manager/manager.go:923
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1087
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1089
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1090
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1091
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1092
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1099
+    wire take_decision; // hdlgen/manager/manager.go:928
+    wire forward; // hdlgen/manager/manager.go:959
+    wire _to_port_a_eq; // hdlgen/manager/manager.go:960
+    wire to_port_a; // hdlgen/manager/manager.go:961
+    wire _to_port_b_eq; // hdlgen/manager/manager.go:960
+    wire to_port_b; // hdlgen/manager/manager.go:962
+    wire [529:0] beat_tail; // hdlgen/manager/manager.go:965
+    wire m_kernel_for; // hdlgen/manager/manager.go:969
+    wire m_local_for; // hdlgen/manager/manager.go:970
+    wire m_cpl_for; // hdlgen/manager/manager.go:971
+    wire m_port_a_offer; // hdlgen/manager/manager.go:973
+    wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
+    wire m_port_a_took; // hdlgen/manager/manager.go:973
+    wire m_port_a_has; // hdlgen/manager/manager.go:973
+    wire m_port_a_done; // hdlgen/manager/manager.go:973
+    wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_port_b_offer; // hdlgen/manager/manager.go:973
+    wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
+    wire m_port_b_took; // hdlgen/manager/manager.go:973
+    wire m_port_b_has; // hdlgen/manager/manager.go:973
+    wire m_port_b_done; // hdlgen/manager/manager.go:973
+    wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_kernel_offer; // hdlgen/manager/manager.go:973
+    wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
+    wire m_kernel_took; // hdlgen/manager/manager.go:973
+    wire m_kernel_has; // hdlgen/manager/manager.go:973
+    wire m_kernel_done; // hdlgen/manager/manager.go:973
+    wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_local_offer; // hdlgen/manager/manager.go:973
+    wire m_local_in_ready; // hdlgen/axis/axis.go:23
+    wire m_local_took; // hdlgen/manager/manager.go:973
+    wire m_local_has; // hdlgen/manager/manager.go:973
+    wire m_local_done; // hdlgen/manager/manager.go:973
+    wire m_local_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire m_cpl_offer; // hdlgen/manager/manager.go:973
+    wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
+    wire m_cpl_took; // hdlgen/manager/manager.go:973
+    wire m_cpl_has; // hdlgen/manager/manager.go:973
+    wire m_cpl_done; // hdlgen/manager/manager.go:973
+    wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:340
+    wire count_fire; // hdlgen/manager/manager.go:1014
+    wire [31:0] _count_ok_not; // hdlgen/manager/manager.go:1018
+    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1200
+    wire read_accept; // hdlgen/manager/manager.go:1200
+    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1223
+    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1223
+    wire [31:0] read_data; // hdlgen/manager/manager.go:1223
+    wire in_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire in_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire translated_found; // hdlgen/internal/translate/translate.go:148
+    wire translated_enabled; // hdlgen/internal/translate/translate.go:148
+    wire [5:0] windows_index; // hdlgen/internal/translate/translate.go:148
+    wire [2:0] windows_egress; // hdlgen/internal/translate/translate.go:148
+    wire [7:0] translated_slot; // hdlgen/internal/translate/translate.go:148
+    wire [63:0] windows_translated; // hdlgen/internal/translate/translate.go:148
+    wire windows_has_second; // hdlgen/internal/translate/translate.go:148
+    wire windows_multicast; // hdlgen/internal/translate/translate.go:148
+    wire [2:0] windows_second_egress; // hdlgen/internal/translate/translate.go:148
+    wire [63:0] windows_second_translated; // hdlgen/internal/translate/translate.go:148
+    wire [2:0] access_rule; // hdlgen/internal/access/access.go:161
+    wire access_found; // hdlgen/internal/access/access.go:161
+    wire [15:0] access_domain; // hdlgen/internal/access/access.go:161
+    wire m_port_a_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [657:0] m_port_a_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire m_port_a_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire m_port_b_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [657:0] m_port_b_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire m_port_b_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire m_kernel_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [665:0] m_kernel_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire m_kernel_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire m_local_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [657:0] m_local_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire m_local_slice_m_tvalid; // hdlgen/axis/axis.go:341
+    wire m_cpl_slice_s_tready; // hdlgen/axis/axis.go:341
+    wire [95:0] m_cpl_slice_m_tdata; // hdlgen/axis/axis.go:341
+    wire m_cpl_slice_m_tvalid; // hdlgen/axis/axis.go:341
     wire unused;
 
     assign write_accept = s_axil_awvalid & s_axil_wvalid & (~axil_bvalid);
@@ -762,7 +762,7 @@ module onic_pcie_manager (
     endfunction
     assign cpl_trail_bytes = cpl_trail_bytes_lookup(s3_hdr[71:68]);
 
-    onic_axis_skid #(.WIDTH(661)) in_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(661)) in_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s_host_tlp_hdr, s_host_tlp_bar, s_host_tlp_data, s_host_tlp_keep, s_host_tlp_sop,
@@ -774,7 +774,7 @@ module onic_pcie_manager (
         .m_tready(in_slice_m_ready)
     );
 
-    onic_pcie_manager_windows windows ( // translate.go:148
+    onic_pcie_manager_windows windows ( // hdlgen/internal/translate/translate.go:148
         .bar(s1_bar),
         .off(s1_off),
         .window_en(window_enables),
@@ -790,7 +790,7 @@ module onic_pcie_manager (
         .second_translated(windows_second_translated)
     );
 
-    onic_pcie_manager_access access ( // access.go:161
+    onic_pcie_manager_access access ( // hdlgen/internal/access/access.go:161
         .req(s2_hdr[95:80]),
         .ingress(2'h0),
         .addr(check_addr),
@@ -802,7 +802,7 @@ module onic_pcie_manager (
         .domain(access_domain)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_port_a_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_a_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -813,7 +813,7 @@ module onic_pcie_manager (
         .m_tready(m_port_a_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_port_b_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({(_to_port_b_eq ? s4_hdr_primary : s4_hdr_second), beat_tail}),
@@ -824,7 +824,7 @@ module onic_pcie_manager (
         .m_tready(m_port_b_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(666)) m_kernel_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_slot, s4_hdr_primary, beat_tail}),
@@ -835,7 +835,7 @@ module onic_pcie_manager (
         .m_tready(m_kernel_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(658)) m_local_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata({s4_hdr_primary, beat_tail}),
@@ -846,7 +846,7 @@ module onic_pcie_manager (
         .m_tready(m_local_slice_m_ready)
     );
 
-    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // axis.go:341
+    onic_axis_skid #(.WIDTH(96)) m_cpl_slice ( // hdlgen/axis/axis.go:341
         .clk(clk),
         .rst(rst),
         .s_tdata(s4_cpl_hdr),

@@ -13,20 +13,20 @@ module onic_pcie_manager_access (
     output wire found,
     output wire [15:0] domain
 );
-    wire _found_ltu; // access.go:61
-    wire _found_and_2; // access.go:69
-    wire [31:0] _rule_shr_4; // access.go:73
-    wire [3:0] _rule_shr_3; // access.go:74
-    wire _rule_and; // access.go:79
-    wire _found_and; // access.go:69
-    wire [31:0] _rule_shr_2; // access.go:73
-    wire [3:0] _rule_shr; // access.go:74
-    wire _found_mux; // access.go:89
-    wire _rule_mux_2; // access.go:89
-    wire need_write; // access.go:109
-    wire need_read; // access.go:110
-    wire _rule_not; // access.go:111
-    wire [2:0] _rule_mux; // access.go:114
+    wire _found_ltu; // hdlgen/internal/access/access.go:61
+    wire _found_and_2; // hdlgen/internal/access/access.go:69
+    wire [31:0] _rule_shr_4; // hdlgen/internal/access/access.go:73
+    wire [3:0] _rule_shr_3; // hdlgen/internal/access/access.go:74
+    wire _rule_and; // hdlgen/internal/access/access.go:79
+    wire _found_and; // hdlgen/internal/access/access.go:69
+    wire [31:0] _rule_shr_2; // hdlgen/internal/access/access.go:73
+    wire [3:0] _rule_shr; // hdlgen/internal/access/access.go:74
+    wire _found_mux; // hdlgen/internal/access/access.go:89
+    wire _rule_mux_2; // hdlgen/internal/access/access.go:89
+    wire need_write; // hdlgen/internal/access/access.go:109
+    wire need_read; // hdlgen/internal/access/access.go:110
+    wire _rule_not; // hdlgen/internal/access/access.go:111
+    wire [2:0] _rule_mux; // hdlgen/internal/access/access.go:114
     wire unused;
 
     assign _found_ltu = 1'h0;

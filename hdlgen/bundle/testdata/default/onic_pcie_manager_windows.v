@@ -17,7 +17,7 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire _found_and; // translate.go:59
+    wire _found_and; // hdlgen/internal/translate/translate.go:59
 
     assign _found_and = (bar == 3'h2) & (off[63:30] == 34'h0);
 

@@ -17,181 +17,181 @@ module onic_pcie_manager_windows (
     output wire [2:0] second_egress,
     output wire [63:0] second_translated
 );
-    wire _found_eq; // translate.go:57
-    wire _found_and_64; // translate.go:59
-    wire _found_and_63; // translate.go:59
-    wire [63:0] _second_translated_concat; // translate.go:66
-    wire _found_and_62; // translate.go:59
-    wire _found_and_61; // translate.go:59
-    wire _found_and_60; // translate.go:59
-    wire _found_and_59; // translate.go:59
-    wire _found_and_58; // translate.go:59
-    wire _found_and_57; // translate.go:59
-    wire _found_and_56; // translate.go:59
-    wire _found_and_55; // translate.go:59
-    wire _found_and_54; // translate.go:59
-    wire _found_and_53; // translate.go:59
-    wire _found_and_52; // translate.go:59
-    wire _found_and_51; // translate.go:59
-    wire _found_and_50; // translate.go:59
-    wire _found_and_49; // translate.go:59
-    wire _found_and_48; // translate.go:59
-    wire _found_and_47; // translate.go:59
-    wire _found_and_46; // translate.go:59
-    wire _found_and_45; // translate.go:59
-    wire _found_and_44; // translate.go:59
-    wire _found_and_43; // translate.go:59
-    wire _found_and_42; // translate.go:59
-    wire _found_and_41; // translate.go:59
-    wire _found_and_40; // translate.go:59
-    wire _found_and_39; // translate.go:59
-    wire _found_and_38; // translate.go:59
-    wire _found_and_37; // translate.go:59
-    wire _found_and_36; // translate.go:59
-    wire _found_and_35; // translate.go:59
-    wire _found_and_34; // translate.go:59
-    wire _found_and_33; // translate.go:59
-    wire _found_and_32; // translate.go:59
-    wire _found_and_31; // translate.go:59
-    wire _found_and_30; // translate.go:59
-    wire _found_and_29; // translate.go:59
-    wire _found_and_28; // translate.go:59
-    wire _found_and_27; // translate.go:59
-    wire _found_and_26; // translate.go:59
-    wire _found_and_25; // translate.go:59
-    wire _found_and_24; // translate.go:59
-    wire _found_and_23; // translate.go:59
-    wire _found_and_22; // translate.go:59
-    wire _found_and_21; // translate.go:59
-    wire _found_and_20; // translate.go:59
-    wire _found_and_19; // translate.go:59
-    wire _found_and_18; // translate.go:59
-    wire _found_and_17; // translate.go:59
-    wire _found_and_16; // translate.go:59
-    wire _found_and_15; // translate.go:59
-    wire _found_and_14; // translate.go:59
-    wire _found_and_13; // translate.go:59
-    wire _found_and_12; // translate.go:59
-    wire _found_and_11; // translate.go:59
-    wire _found_and_10; // translate.go:59
-    wire _found_and_9; // translate.go:59
-    wire _found_and_8; // translate.go:59
-    wire _found_and_7; // translate.go:59
-    wire _found_and_6; // translate.go:59
-    wire _found_and_5; // translate.go:59
-    wire _found_and_4; // translate.go:59
-    wire _found_and_3; // translate.go:59
-    wire _found_and_2; // translate.go:59
-    wire _found_and; // translate.go:59
-    wire _found_or_9; // translate.go:82
-    wire _found_or_8; // translate.go:82
-    wire _found_or_7; // translate.go:82
-    wire _found_or_6; // translate.go:82
-    wire _found_or_5; // translate.go:82
-    wire _found_or_4; // translate.go:82
-    wire _found_or_3; // translate.go:82
-    wire _found_or_2; // translate.go:82
-    wire _found_or; // translate.go:82
-    wire _enabled_or_18; // translate.go:82
-    wire _enabled_or_17; // translate.go:82
-    wire _enabled_or_16; // translate.go:82
-    wire _enabled_or_15; // translate.go:82
-    wire _enabled_or_14; // translate.go:82
-    wire _enabled_or_13; // translate.go:82
-    wire _enabled_or_12; // translate.go:82
-    wire _enabled_or_11; // translate.go:82
-    wire _enabled_or_10; // translate.go:82
-    wire _enabled_or_9; // translate.go:82
-    wire _enabled_or_8; // translate.go:82
-    wire _enabled_or_7; // translate.go:82
-    wire _enabled_or_6; // translate.go:82
-    wire _enabled_or_5; // translate.go:82
-    wire _enabled_or_4; // translate.go:82
-    wire _enabled_or_3; // translate.go:82
-    wire _enabled_or_2; // translate.go:82
-    wire _enabled_or; // translate.go:82
-    wire [5:0] _index_or_17; // translate.go:82
-    wire [5:0] _index_or_16; // translate.go:82
-    wire [5:0] _index_or_15; // translate.go:82
-    wire [5:0] _index_or_14; // translate.go:82
-    wire [5:0] _index_or_13; // translate.go:82
-    wire [5:0] _index_or_12; // translate.go:82
-    wire [5:0] _index_or_11; // translate.go:82
-    wire [5:0] _index_or_10; // translate.go:82
-    wire [5:0] _index_or_9; // translate.go:82
-    wire [5:0] _index_or_8; // translate.go:82
-    wire [5:0] _index_or_7; // translate.go:82
-    wire [5:0] _index_or_6; // translate.go:82
-    wire [5:0] _index_or_5; // translate.go:82
-    wire [5:0] _index_or_4; // translate.go:82
-    wire [5:0] _index_or_3; // translate.go:82
-    wire [5:0] _index_or_2; // translate.go:82
-    wire [5:0] _index_or; // translate.go:82
-    wire [2:0] _egress_or_18; // translate.go:83
-    wire [2:0] _egress_or_17; // translate.go:83
-    wire [2:0] _egress_or_16; // translate.go:83
-    wire [2:0] _egress_or_15; // translate.go:83
-    wire [2:0] _egress_or_14; // translate.go:83
-    wire [2:0] _egress_or_13; // translate.go:83
-    wire [2:0] _egress_or_12; // translate.go:83
-    wire [2:0] _egress_or_11; // translate.go:83
-    wire [2:0] _egress_or_10; // translate.go:83
-    wire [2:0] _egress_or_9; // translate.go:83
-    wire [2:0] _egress_or_8; // translate.go:83
-    wire [2:0] _egress_or_7; // translate.go:83
-    wire [2:0] _egress_or_6; // translate.go:83
-    wire [2:0] _egress_or_5; // translate.go:83
-    wire [2:0] _egress_or_4; // translate.go:83
-    wire [2:0] _egress_or_3; // translate.go:83
-    wire [2:0] _egress_or_2; // translate.go:83
-    wire [2:0] _egress_or; // translate.go:83
-    wire [7:0] _slot_or_4; // translate.go:83
-    wire [7:0] _slot_or_3; // translate.go:83
-    wire [7:0] _slot_or_2; // translate.go:83
-    wire [7:0] _slot_or; // translate.go:83
-    wire [63:0] _translated_or_18; // translate.go:83
-    wire [63:0] _translated_or_17; // translate.go:83
-    wire [63:0] _translated_or_16; // translate.go:83
-    wire [63:0] _translated_or_15; // translate.go:83
-    wire [63:0] _translated_or_14; // translate.go:83
-    wire [63:0] _translated_or_13; // translate.go:83
-    wire [63:0] _translated_or_12; // translate.go:83
-    wire [63:0] _translated_or_11; // translate.go:83
-    wire [63:0] _translated_or_10; // translate.go:83
-    wire [63:0] _translated_or_9; // translate.go:83
-    wire [63:0] _translated_or_8; // translate.go:83
-    wire [63:0] _translated_or_7; // translate.go:83
-    wire [63:0] _translated_or_6; // translate.go:83
-    wire [63:0] _translated_or_5; // translate.go:83
-    wire [63:0] _translated_or_4; // translate.go:83
-    wire [63:0] _translated_or_3; // translate.go:83
-    wire [63:0] _translated_or_2; // translate.go:83
-    wire [63:0] _translated_or; // translate.go:83
-    wire _has_second_mux_4; // translate.go:84
-    wire _has_second_mux_3; // translate.go:84
-    wire _has_second_mux_2; // translate.go:84
-    wire _has_second_mux; // translate.go:84
-    wire _has_second_or; // translate.go:84
-    wire [2:0] _second_egress_or_2; // translate.go:85
-    wire [2:0] _second_egress_or; // translate.go:85
-    wire [63:0] _second_translated_or_18; // translate.go:85
-    wire [63:0] _second_translated_or_17; // translate.go:85
-    wire [63:0] _second_translated_or_16; // translate.go:85
-    wire [63:0] _second_translated_or_15; // translate.go:85
-    wire [63:0] _second_translated_or_14; // translate.go:85
-    wire [63:0] _second_translated_or_13; // translate.go:85
-    wire [63:0] _second_translated_or_12; // translate.go:85
-    wire [63:0] _second_translated_or_11; // translate.go:85
-    wire [63:0] _second_translated_or_10; // translate.go:85
-    wire [63:0] _second_translated_or_9; // translate.go:85
-    wire [63:0] _second_translated_or_8; // translate.go:85
-    wire [63:0] _second_translated_or_7; // translate.go:85
-    wire [63:0] _second_translated_or_6; // translate.go:85
-    wire [63:0] _second_translated_or_5; // translate.go:85
-    wire [63:0] _second_translated_or_4; // translate.go:85
-    wire [63:0] _second_translated_or_3; // translate.go:85
-    wire [63:0] _second_translated_or_2; // translate.go:85
-    wire [63:0] _second_translated_or; // translate.go:85
+    wire _found_eq; // hdlgen/internal/translate/translate.go:57
+    wire _found_and_64; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_63; // hdlgen/internal/translate/translate.go:59
+    wire [63:0] _second_translated_concat; // hdlgen/internal/translate/translate.go:66
+    wire _found_and_62; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_61; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_60; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_59; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_58; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_57; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_56; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_55; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_54; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_53; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_52; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_51; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_50; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_49; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_48; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_47; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_46; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_45; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_44; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_43; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_42; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_41; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_40; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_39; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_38; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_37; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_36; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_35; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_34; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_33; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_32; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_31; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_30; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_29; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_28; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_27; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_26; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_25; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_24; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_23; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_22; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_21; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_20; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_19; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_18; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_17; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_16; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_15; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_14; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_13; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_12; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_11; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_10; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_9; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_8; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_7; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_6; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_5; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_4; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_3; // hdlgen/internal/translate/translate.go:59
+    wire _found_and_2; // hdlgen/internal/translate/translate.go:59
+    wire _found_and; // hdlgen/internal/translate/translate.go:59
+    wire _found_or_9; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_8; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_7; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_6; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_5; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_4; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_3; // hdlgen/internal/translate/translate.go:82
+    wire _found_or_2; // hdlgen/internal/translate/translate.go:82
+    wire _found_or; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_18; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_17; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_16; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_15; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_14; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_13; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_12; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_11; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_10; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_9; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_8; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_7; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_6; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_5; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_4; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_3; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or_2; // hdlgen/internal/translate/translate.go:82
+    wire _enabled_or; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_17; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_16; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_15; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_14; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_13; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_12; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_11; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_10; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_9; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_8; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_7; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_6; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_5; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_4; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_3; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or_2; // hdlgen/internal/translate/translate.go:82
+    wire [5:0] _index_or; // hdlgen/internal/translate/translate.go:82
+    wire [2:0] _egress_or_18; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_17; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_16; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_15; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_14; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_13; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_12; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_11; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_10; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_9; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_8; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_7; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_6; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_5; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_4; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_3; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or_2; // hdlgen/internal/translate/translate.go:83
+    wire [2:0] _egress_or; // hdlgen/internal/translate/translate.go:83
+    wire [7:0] _slot_or_4; // hdlgen/internal/translate/translate.go:83
+    wire [7:0] _slot_or_3; // hdlgen/internal/translate/translate.go:83
+    wire [7:0] _slot_or_2; // hdlgen/internal/translate/translate.go:83
+    wire [7:0] _slot_or; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_18; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_17; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_16; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_15; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_14; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_13; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_12; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_11; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_10; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_9; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_8; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_7; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_6; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_5; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_4; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_3; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or_2; // hdlgen/internal/translate/translate.go:83
+    wire [63:0] _translated_or; // hdlgen/internal/translate/translate.go:83
+    wire _has_second_mux_4; // hdlgen/internal/translate/translate.go:84
+    wire _has_second_mux_3; // hdlgen/internal/translate/translate.go:84
+    wire _has_second_mux_2; // hdlgen/internal/translate/translate.go:84
+    wire _has_second_mux; // hdlgen/internal/translate/translate.go:84
+    wire _has_second_or; // hdlgen/internal/translate/translate.go:84
+    wire [2:0] _second_egress_or_2; // hdlgen/internal/translate/translate.go:85
+    wire [2:0] _second_egress_or; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_18; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_17; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_16; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_15; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_14; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_13; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_12; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_11; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_10; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_9; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_8; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_7; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_6; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_5; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_4; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_3; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or_2; // hdlgen/internal/translate/translate.go:85
+    wire [63:0] _second_translated_or; // hdlgen/internal/translate/translate.go:85
 
     assign _found_eq = bar == 3'h2;
     assign _found_and_64 = _found_eq & (off[63:28] == 36'h0);

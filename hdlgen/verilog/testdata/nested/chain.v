@@ -9,18 +9,18 @@ module chain (
     output wire [7:0] first_count,
     output wire [7:0] sum
 );
-    wire [7:0] first_count_2; // design_test.go:23
-    wire [7:0] second_count; // design_test.go:24
+    wire [7:0] first_count_2; // hdlgen/verilog/design_test.go:23
+    wire [7:0] second_count; // hdlgen/verilog/design_test.go:24
 
 
-    counter first ( // design_test.go:23
+    counter first ( // hdlgen/verilog/design_test.go:23
         .clk(clk),
         .rst(rst),
         .en(en),
         .count(first_count_2)
     );
 
-    counter second ( // design_test.go:24
+    counter second ( // hdlgen/verilog/design_test.go:24
         .clk(clk),
         .rst(rst),
         .en(first_count_2[0]),

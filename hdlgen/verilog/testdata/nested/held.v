@@ -8,7 +8,7 @@ module held (
     input  wire [3:0] d,
     output wire [3:0] q
 );
-    reg  [3:0] state = 4'h9; // design_test.go:30
+    reg  [3:0] state = 4'h9; // hdlgen/verilog/design_test.go:30
 
 
     always @(posedge clk or posedge arst) begin

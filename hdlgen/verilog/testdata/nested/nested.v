@@ -10,17 +10,17 @@ module nested (
     output wire [7:0] total,
     output wire [3:0] held
 );
-    wire [7:0] module_first_count; // design_test.go:36
-    wire [7:0] module_sum; // design_test.go:36
-    wire [7:0] b_first_count; // design_test.go:37
-    wire [7:0] b_sum; // design_test.go:37
-    wire [7:0] c_count; // design_test.go:38
-    wire [3:0] hold_q; // design_test.go:39
+    wire [7:0] module_first_count; // hdlgen/verilog/design_test.go:36
+    wire [7:0] module_sum; // hdlgen/verilog/design_test.go:36
+    wire [7:0] b_first_count; // hdlgen/verilog/design_test.go:37
+    wire [7:0] b_sum; // hdlgen/verilog/design_test.go:37
+    wire [7:0] c_count; // hdlgen/verilog/design_test.go:38
+    wire [3:0] hold_q; // hdlgen/verilog/design_test.go:39
     wire unused;
 
     assign unused = &{1'b0, module_first_count, b_first_count};
 
-    chain module_ ( // design_test.go:36
+    chain module_ ( // hdlgen/verilog/design_test.go:36
         .clk(clk),
         .rst(rst),
         .en(go),
@@ -28,7 +28,7 @@ module nested (
         .sum(module_sum)
     );
 
-    chain b ( // design_test.go:37
+    chain b ( // hdlgen/verilog/design_test.go:37
         .clk(clk),
         .rst(rst),
         .en(~go),
@@ -36,14 +36,14 @@ module nested (
         .sum(b_sum)
     );
 
-    counter c ( // design_test.go:38
+    counter c ( // hdlgen/verilog/design_test.go:38
         .clk(clk),
         .rst(rst),
         .en(1'h1),
         .count(c_count)
     );
 
-    held hold ( // design_test.go:39
+    held hold ( // hdlgen/verilog/design_test.go:39
         .clk(clk),
         .arst(arst),
         .d(c_count[5:2]),
