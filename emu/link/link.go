@@ -218,8 +218,8 @@ type dir struct {
 	fcH, fcD   [numClasses]int64 // credits to return on this direction
 	flight     ring[item]        // items on the wire, in order
 	stalled    bool
-	// room sums the Room of the TLPs queued; below, when it falls to
-	// roomAt, roomH is told (NotifyRoom).
+	// room sums the Room of the TLPs queued; roomH is told, with
+	// roomArg, once it falls to roomAt (NotifyRoom; nil: nobody asked).
 	room    int64
 	roomAt  int64
 	roomH   sim.Handler

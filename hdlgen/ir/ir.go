@@ -189,7 +189,20 @@ type Module struct {
 	names  map[string]Pos
 	errs   []error
 	family *Family
+	fsms   []FSM
 }
+
+// FSM is a register that holds a state machine's state, and its states'
+// names (States).
+type FSM struct {
+	Reg    int      // the register's node
+	States []string // state k's name
+	Consts []int    // state k's named constant's node
+}
+
+// FSMs returns the module's state machines, in the order States declared
+// them.
+func (m *Module) FSMs() []FSM { return m.fsms }
 
 // Family says that a module is one member of a family of modules built
 // by the same code for different values of one integer parameter (a
@@ -484,6 +497,57 @@ func (m *Module) Assign(w, v Value) {
 	default:
 		n.Args, n.Drive = []int{v.id}, p
 	}
+}
+
+// States declares that register r holds a state machine's state, state
+// k named names[k] (upper case, as IDLE): it returns the states as
+// constants of r's width named <R>_<NAME> (RB_STATE_IDLE for r rb_state),
+// which a printer declares as localparams, for r's reset, next-state
+// logic and comparisons. The Verilog printer also gives simulators (not
+// synthesis) a wire <r>_name with the state's name as text, so waveform
+// viewers show WRITE where they would show 3'h2.
+func (m *Module) States(r Value, names ...string) []Value {
+	p := caller()
+	if !m.own(p, "states", r) {
+		return nil
+	}
+	n := m.nodes[r.id]
+	if n.Op != OpReg || n.Name == "" {
+		m.errorf(p, "states: %s is not a named register", n.Op)
+		return nil
+	}
+	if len(names) < 2 || uint64(len(names)-1)>>min(n.W, 63) != 0 {
+		m.errorf(p, "states of %s: %d names for %d bits", n.Name, len(names), n.W)
+		return nil
+	}
+	f := FSM{Reg: r.id, States: names}
+	var vs []Value
+	for k, name := range names {
+		if !legalState(name) {
+			m.errorf(p, "states of %s: %q is not an upper-case identifier", n.Name, name)
+			return nil
+		}
+		v := make([]uint64, words(n.W))
+		v[0] = uint64(k)
+		c := m.add(Node{Op: OpConst, W: n.W, Const: v, Pos: p})
+		if cn := strings.ToUpper(n.Name) + "_" + name; m.claim(p, cn) {
+			m.nodes[c.id].Name = cn
+		}
+		f.Consts = append(f.Consts, c.id)
+		vs = append(vs, c)
+	}
+	m.fsms = append(m.fsms, f)
+	return vs
+}
+
+// legalState says whether s is an upper-case identifier.
+func legalState(s string) bool {
+	for i, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Reg declares a register of width w that takes reset on rst; drive it

@@ -85,6 +85,37 @@ func TestErrors(t *testing.T) {
 	requireErrors(t, err, want)
 }
 
+// TestStatesErrors: States wants a named register, names that fit its
+// width and upper-case identifiers; good states come back as named
+// constants, recorded with the register.
+func TestStatesErrors(t *testing.T) {
+	m := NewModule("fsm")
+	a := m.Input("a", 2)
+	st := m.Reg("st", 2, 0)
+	m.SetNext(st, a)
+	var want []string
+	m.States(a, "A", "B")
+	want = append(want, prev()+": states: input is not a named register")
+	m.States(st, "A", "B", "C", "D", "E")
+	want = append(want, prev()+": states of st: 5 names for 2 bits")
+	m.States(st, "A", "b")
+	want = append(want, prev()+`: states of st: "b" is not an upper-case identifier`)
+	err := m.Check()
+	if err == nil {
+		t.Fatal("no errors")
+	}
+	requireErrors(t, err, want)
+
+	g := NewModule("good")
+	r := g.Reg("phase", 2, 0)
+	s := g.States(r, "IDLE", "RUN", "DONE")
+	g.SetNext(r, g.Mux(g.Eq(r, s[0]), s[1], s[2]))
+	if len(s) != 3 || g.Node(s[2].id).Name != "PHASE_DONE" || g.Node(s[2].id).Const[0] != 2 ||
+		len(g.FSMs()) != 1 || g.FSMs()[0].Reg != r.id || g.FSMs()[0].States[1] != "RUN" {
+		t.Fatalf("states %v, FSMs %+v", s, g.FSMs())
+	}
+}
+
 // requireErrors fails t for each of want that begins no line of err.
 func requireErrors(t *testing.T, err error, want []string) {
 	t.Helper()

@@ -88,8 +88,10 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 	maxPayload := m.Input("max_payload", 2)
 
 	st := m.Reg("rb_state", 3, rbIdle)
-	in := func(s uint64) ir.Value { return m.Eq(st, m.Const(3, s)) }
-	idle, decide, writing, reading, sending, draining := in(rbIdle), in(rbDecide), in(rbWrite), in(rbRead), in(rbSend), in(rbDrain)
+	states := m.States(st, "IDLE", "DECIDE", "WRITE", "READ", "SEND", "DRAIN") // (by the constants' order)
+	in := func(s uint64, name string) ir.Value { return m.Named(name, m.Eq(st, states[s])) }
+	idle, decide, writing := in(rbIdle, "rb_idle"), in(rbDecide, "rb_deciding"), in(rbWrite, "rb_writing")
+	reading, sending, draining := in(rbRead, "rb_reading"), in(rbSend, "rb_sending"), in(rbDrain, "rb_draining")
 	// busy: a TLP is being worked on (the card's kernel slots wait for a
 	// register write to reach the task shells before they judge a write
 	// that follows it).
@@ -312,7 +314,7 @@ func BuildRegBlock(c Config) (*ir.Module, error) {
 		{m.And(decide, isWrite), rbWrite},
 		{m.And(idle, m.And(validIn, sopIn)), rbDecide},
 	} {
-		next = m.Mux(r.when, m.Const(3, r.to), next)
+		next = m.Mux(r.when, states[r.to], next)
 	}
 	m.SetNext(st, next)
 	if err := m.Check(); err != nil {

@@ -1031,6 +1031,7 @@ func (e *emitter) statements() []byte {
 	if unused != "" {
 		fmt.Fprintf(&b, "    assign %s = &{1'b0, %s};\n", unused, strings.Join(e.unused, ", "))
 	}
+	e.stateNames(&b)
 	for _, i := range tables {
 		e.table(&b, i)
 	}
@@ -1097,6 +1098,39 @@ func (e *emitter) statements() []byte {
 	}
 	b.WriteString("endmodule\n\n`default_nettype wire\n")
 	return b.Bytes()
+}
+
+// stateNames prints, for simulators only, each live state machine's
+// state as text (ir.States): a wire <reg>_name, as wide as the longest
+// name, that waveform viewers show as ASCII; a sink whose name says it
+// is unused keeps Verilator's lint quiet about nothing reading it.
+func (e *emitter) stateNames(b *bytes.Buffer) {
+	for _, f := range e.m.FSMs() {
+		if !e.alive[f.Reg] {
+			continue
+		}
+		reg := e.name[f.Reg]
+		chars := 1
+		for _, s := range f.States {
+			chars = max(chars, len(s))
+		}
+		text := func(s string) string { return strconv.Quote(s + strings.Repeat(" ", chars-len(s))) }
+		name, sink := e.nm.name(reg+"_name"), e.nm.name("unused_"+reg+"_name")
+		fmt.Fprintf(b, "`ifndef SYNTHESIS\n    // %s by name, for waveform viewers\n    wire [%d:0] %s;\n    wire %s;\n", reg, 8*chars-1, name, sink)
+		// A state a line: assign x_name = (x == A) ? "A"
+		//                                : (x == B) ? "B" ... : "?";
+		lead := fmt.Sprintf("    assign %s = ", name)
+		for k, s := range f.States {
+			st := literal(e.node(f.Reg).W, []uint64{uint64(k)})
+			if c := f.Consts[k]; e.alive[c] && e.name[c] != "" {
+				st = e.name[c]
+			}
+			fmt.Fprintf(b, "%s(%s == %s) ? %s\n", lead, reg, st, text(s))
+			lead = strings.Repeat(" ", len(lead)-2) + ": "
+		}
+		fmt.Fprintf(b, "%s%s;\n", lead, text("?"))
+		fmt.Fprintf(b, "    assign %s = &{1'b0, %s};\n`endif\n", sink, name)
+	}
 }
 
 // table prints table node i as a function holding a case statement —

@@ -69,7 +69,25 @@ func pair() *ir.Module {
 	return m
 }
 
-var modules = []func() *ir.Module{counter, ops, ram, pair, long}
+var modules = []func() *ir.Module{counter, ops, ram, pair, long, fsm}
+
+// fsm is a state machine with named states (ir.States): IDLE until go,
+// then RUN for four cycles, then DONE until go falls.
+func fsm() *ir.Module {
+	m := ir.NewModule("fsm")
+	start := m.Input("go", 1)
+	st := m.Reg("state", 2, 0)
+	s := m.States(st, "IDLE", "RUN", "DONE")
+	n := m.Reg("runs", 2, 0)
+	running := m.Named("running", m.Eq(st, s[1]))
+	m.SetNext(n, m.Mux(running, m.Add(n, m.Const(2, 1)), m.Const(2, 0)))
+	last := m.Eq(n, m.Const(2, 3))
+	m.SetNext(st, m.Mux(m.Eq(st, s[0]), m.Mux(start, s[1], s[0]),
+		m.Mux(running, m.Mux(last, s[2], s[1]), m.Mux(start, s[2], s[0]))))
+	m.Output("busy", running)
+	m.Output("done", m.Eq(st, s[2]))
+	return m
+}
 
 // long has expressions too long for a line: a wide XOR of long-named
 // inputs with a mux and a comparison inside, a concatenation of them,
@@ -200,6 +218,55 @@ endmodule
 	out, err := exec.Command(vvp, "-n", sim).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "count=5") {
 		t.Fatalf("vvp: %v\n%s", err, out)
+	}
+}
+
+// TestIcarusStateNames: the printer's state-name wire shows each state
+// of a machine declared with ir.States as its name, in Icarus from the
+// first cycle (a continuous assignment, not an always block).
+func TestIcarusStateNames(t *testing.T) {
+	iverilog := tools.Require(t, "iverilog")
+	vvp := tools.Require(t, "vvp")
+	dir := t.TempDir()
+	v, err := Emit(fsm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "fsm.v")
+	tb := filepath.Join(dir, "tb.v")
+	if err := os.WriteFile(src, v, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tb, []byte(`
+module tb;
+  reg clk = 0, rst = 1, go = 0;
+  wire busy, done;
+  fsm dut(.clk(clk), .rst(rst), .go(go), .busy(busy), .done(done));
+  always #5 clk = ~clk;
+  initial begin
+    #1 $display("at0=%s", dut.state_name);
+    @(negedge clk); rst = 0; go = 1;
+    @(negedge clk); $display("then=%s", dut.state_name);
+    repeat (4) @(negedge clk);
+    $display("last=%s", dut.state_name);
+    $finish;
+  end
+endmodule
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := filepath.Join(dir, "sim")
+	if out, err := exec.Command(iverilog, "-g2005", "-Wall", "-o", sim, tb, src).CombinedOutput(); err != nil {
+		t.Fatalf("iverilog: %v\n%s", err, out)
+	}
+	out, err := exec.Command(vvp, "-n", sim).CombinedOutput()
+	for _, want := range []string{"at0=IDLE", "then=RUN ", "last=DONE"} {
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Fatalf("vvp: %v: no %q in\n%s", err, want, out)
+		}
+	}
+	if !strings.Contains(string(v), "localparam [1:0] STATE_RUN = 2'h1;") || !strings.Contains(string(v), "`ifndef SYNTHESIS\n    // state by name") {
+		t.Errorf("the states are not named:\n%s", v)
 	}
 }
 

@@ -60,7 +60,8 @@ type builder struct {
 
 	phyUp, txReady, rxData, rxCtl, rxValid ir.Value // inputs
 
-	st, up, down, enterDown ir.Value // link state
+	st, up, down, enterDown ir.Value   // link state
+	states                  []ir.Value // the link state register's states, by StateDown, StateTraining, StateUp
 	epoch                   ir.Value
 
 	// Received control words.
@@ -125,8 +126,9 @@ func (l *builder) ports() {
 func (l *builder) state() {
 	m := l.m
 	l.st = m.Reg("link_state", 2, StateDown)
-	l.up = m.Named("link_up", m.Eq(l.st, m.Const(2, StateUp)))
-	l.down = m.Named("link_down", m.Eq(l.st, m.Const(2, StateDown)))
+	l.states = m.States(l.st, "DOWN", "TRAINING", "UP") // (StateDown, StateTraining, StateUp)
+	l.up = m.Named("link_up", m.Eq(l.st, l.states[StateUp]))
+	l.down = m.Named("link_down", m.Eq(l.st, l.states[StateDown]))
 	l.enterDown = m.Wire("enter_down", 1)
 	l.epoch = m.Reg("epoch", 1, 0)
 	m.SetNext(l.epoch, m.Xor(l.epoch, l.enterDown))
@@ -375,7 +377,7 @@ func (l *builder) transmit() {
 	m.SetNext(acked, m.Mux(l.down, m.Const(SeqBits, SeqMask), m.Mux(progress, l.ctlAck, acked)))
 	usedIfAdmit := m.Named("credit_used_admit", m.Add(creditUsed, m.Zext(dataWords, 16)))
 	m.SetNext(creditUsed, m.Mux(l.down, m.Const(16, 0), m.Mux(admit, usedIfAdmit, creditUsed)))
-	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, m.Const(2, StateTraining))))
+	learn := m.Or(m.And(l.goodDL, l.up), m.And(l.goodTS, m.Eq(l.st, l.states[StateTraining])))
 	limit := m.Mux(learn, l.ctlLimit, txLimit)
 	m.SetNext(txLimit, m.Mux(l.down, m.Const(16, 0), limit))
 	// The credits left after this cycle, both ways the admission can go
@@ -602,14 +604,14 @@ func (l *builder) training() {
 	quiet := m.Named("quiet", m.Eq(quietCnt, m.Const(16, uint64(cfg.LostCycles))))
 	m.SetNext(quietCnt, m.Mux(m.Or(goodCtl, l.down), m.Const(16, 0), m.Mux(quiet, quietCnt, m.Add(quietCnt, m.Const(16, 1)))))
 	m.SetNext(l.heard, m.And(m.Not(l.down), m.Mux(l.goodTS, m.Const(1, 1), m.And(l.heard, m.Not(quiet)))))
-	training := m.Eq(l.st, m.Const(2, StateTraining))
+	training := m.Eq(l.st, l.states[StateTraining])
 	fresh := m.Named("rx_fresh_ts", m.And(l.goodTS, m.Not(l.ctlSeen))) // the far end (re)starts training
 	hs := m.Reg("handshake", 1, 0)
 	trainCnt := m.Reg("train_count", 16, 0)
 	trained := m.Named("trained", m.And(hs, m.Eq(trainCnt, m.Const(16, uint64(cfg.TrainCycles)))))
 	m.SetNext(hs, m.And(training, m.And(m.Or(m.And(hs, m.Not(fresh)), m.And(l.goodTS, l.ctlSeen)), m.Not(quiet))))
 	m.SetNext(trainCnt, m.Mux(m.And(training, hs), m.Add(trainCnt, m.Const(16, 1)), m.Const(16, 0)))
-	st := func(s uint64) ir.Value { return m.Const(2, s) }
+	st := func(s uint64) ir.Value { return l.states[s] }
 	fromDown := m.Mux(l.phyUp, st(StateTraining), st(StateDown))
 	fromTraining := m.Mux(m.Not(l.phyUp), st(StateDown), m.Mux(trained, st(StateUp), st(StateTraining)))
 	// An up end that hears no data-link word from the far end for

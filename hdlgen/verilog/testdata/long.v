@@ -21,10 +21,10 @@ module long (
     output wire [191:0] all_of_them_side_by_side,
     output wire [15:0] sum
 );
-    reg  [15:0] running_sum_of_the_first_eight = 16'h0; // hdlgen/verilog/verilog_test.go:89
-    wire [15:0] _all_of_them_xored_together_xor; // hdlgen/verilog/verilog_test.go:85
-    wire [15:0] _all_of_them_xored_together_mux; // hdlgen/verilog/verilog_test.go:87
-    wire [15:0] _running_sum_of_the_first_eight_add; // hdlgen/verilog/verilog_test.go:92
+    reg  [15:0] running_sum_of_the_first_eight = 16'h0; // hdlgen/verilog/verilog_test.go:107
+    wire [15:0] _all_of_them_xored_together_xor; // hdlgen/verilog/verilog_test.go:103
+    wire [15:0] _all_of_them_xored_together_mux; // hdlgen/verilog/verilog_test.go:105
+    wire [15:0] _running_sum_of_the_first_eight_add; // hdlgen/verilog/verilog_test.go:110
 
     assign _all_of_them_xored_together_xor = an_input_with_a_rather_long_name_00
                                              ^ an_input_with_a_rather_long_name_01

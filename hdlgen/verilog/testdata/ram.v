@@ -13,12 +13,12 @@ module ram (
     output wire [31:0] rdata,
     output wire [7:0] flag
 );
-    reg  [31:0] words [0:15]; // hdlgen/verilog/verilog_test.go:232
-    reg  [7:0] flags [0:1]; // hdlgen/verilog/verilog_test.go:235
-    reg  [31:0] _rdata_memread = 32'h0; // hdlgen/verilog/verilog_test.go:234
-    reg  [7:0] _flag_memread = 8'h0; // hdlgen/verilog/verilog_test.go:237
-    wire [7:0] slice_11; // hdlgen/verilog/verilog_test.go:236
-    wire slice_12; // hdlgen/verilog/verilog_test.go:236
+    reg  [31:0] words [0:15]; // hdlgen/verilog/verilog_test.go:299
+    reg  [7:0] flags [0:1]; // hdlgen/verilog/verilog_test.go:302
+    reg  [31:0] _rdata_memread = 32'h0; // hdlgen/verilog/verilog_test.go:301
+    reg  [7:0] _flag_memread = 8'h0; // hdlgen/verilog/verilog_test.go:304
+    wire [7:0] slice_11; // hdlgen/verilog/verilog_test.go:303
+    wire slice_12; // hdlgen/verilog/verilog_test.go:303
 
 `ifndef SYNTHESIS
     integer mem_init_i;
