@@ -2,6 +2,7 @@ package optlink
 
 import (
 	"fmt"
+	"sync"
 
 	"onic/hdlgen/internal/realign"
 	"onic/hdlgen/ir"
@@ -107,18 +108,40 @@ const (
 	hdrBits  = 128
 )
 
-// crc builds the CRC-32 register after data (n bits, least significant
-// first) from register value reg, named name: each bit the parity of the
-// inputs crcMatrix names, from name_in ({data, reg}).
+// crc is the CRC-32 register after data (n bits, least significant
+// first) from register value reg, named name: the output of an instance
+// (name_unit) of CRCModule(n).
 func crc(m *ir.Module, name string, reg, data ir.Value) ir.Value {
 	ir.Helper()
-	mat := crcMatrix(data.Width())
-	in := m.Named(name+"_in", m.Concat(data, reg))
+	out := m.Instance(name+"_unit", CRCModule(data.Width()), map[string]ir.Value{"crc": reg, "data": data})
+	return m.Named(name, out["next"])
+}
+
+// crcModules caches CRCModule's modules by width: each is built once and
+// instanced wherever a CRC of that width is computed.
+var crcModules sync.Map
+
+// CRCModule is onic_optlink_crc<n>: the CRC-32 register's next value
+// (next) after n data bits (data, least significant first) from its
+// value (crc), each bit the parity of the inputs crcMatrix names from
+// crc_data ({data, crc}). The card computes the LCRC of a frame's data
+// words and of its control words with it, so each width's matrix is
+// printed once, in its own module, rather than inlined where it is used.
+func CRCModule(n int) *ir.Module {
+	if m, ok := crcModules.Load(n); ok {
+		return m.(*ir.Module)
+	}
+	m := ir.NewModule(fmt.Sprintf("onic_optlink_crc%d", n))
+	reg, data := m.Input("crc", 32), m.Input("data", n)
+	mat := crcMatrix(n)
+	in := m.Named("crc_data", m.Concat(data, reg))
 	bits := make([]ir.Value, 32)
 	for j := range bits {
 		bits[31-j] = m.RedXor(m.And(in, m.ConstWords(in.Width(), mat[j])))
 	}
-	return m.Named(name, m.Concat(bits...))
+	m.Output("next", m.Concat(bits...))
+	got, _ := crcModules.LoadOrStore(n, m)
+	return got.(*ir.Module)
 }
 
 // crcAhead is crc of n zero data bits from reg: the register's share of
