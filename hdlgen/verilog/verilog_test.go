@@ -188,12 +188,8 @@ func TestYosys(t *testing.T) {
 // TestIcarusCounter simulates the counter with Icarus: reset, five
 // enabled clocks, two disabled ones.
 func TestIcarusCounter(t *testing.T) {
-	iverilog := tools.Require(t, "iverilog")
-	vvp := tools.Require(t, "vvp")
 	dir := t.TempDir()
-	paths := write(t, dir)
-	tb := filepath.Join(dir, "tb.v")
-	if err := os.WriteFile(tb, []byte(`
+	out := icarus(t, dir, `
 module tb;
   reg clk = 0, rst = 1, en = 0;
   wire [7:0] count;
@@ -208,36 +204,47 @@ module tb;
     $finish;
   end
 endmodule
-`), 0o644); err != nil {
+`, write(t, dir)[0])
+	if !strings.Contains(out, "count=5") {
+		t.Fatalf("vvp:\n%s", out)
+	}
+}
+
+// icarus compiles testbench tb with srcs in dir (Verilog-2005, -Wall)
+// and returns what the simulation printed.
+func icarus(t *testing.T, dir, tb string, srcs ...string) string {
+	t.Helper()
+	iverilog := tools.Require(t, "iverilog")
+	vvp := tools.Require(t, "vvp")
+	tbPath := filepath.Join(dir, "tb.v")
+	if err := os.WriteFile(tbPath, []byte(tb), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sim := filepath.Join(dir, "sim")
-	if out, err := exec.Command(iverilog, "-g2005", "-o", sim, tb, paths[0]).CombinedOutput(); err != nil {
+	if out, err := exec.Command(iverilog, append([]string{"-g2005", "-Wall", "-o", sim, tbPath}, srcs...)...).CombinedOutput(); err != nil {
 		t.Fatalf("iverilog: %v\n%s", err, out)
 	}
 	out, err := exec.Command(vvp, "-n", sim).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "count=5") {
+	if err != nil {
 		t.Fatalf("vvp: %v\n%s", err, out)
 	}
+	return string(out)
 }
 
 // TestIcarusStateNames: the printer's state-name wire shows each state
 // of a machine declared with ir.States as its name, in Icarus from the
 // first cycle (a continuous assignment, not an always block).
 func TestIcarusStateNames(t *testing.T) {
-	iverilog := tools.Require(t, "iverilog")
-	vvp := tools.Require(t, "vvp")
 	dir := t.TempDir()
 	v, err := Emit(fsm())
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(dir, "fsm.v")
-	tb := filepath.Join(dir, "tb.v")
 	if err := os.WriteFile(src, v, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tb, []byte(`
+	out := icarus(t, dir, `
 module tb;
   reg clk = 0, rst = 1, go = 0;
   wire busy, done;
@@ -252,17 +259,10 @@ module tb;
     $finish;
   end
 endmodule
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sim := filepath.Join(dir, "sim")
-	if out, err := exec.Command(iverilog, "-g2005", "-Wall", "-o", sim, tb, src).CombinedOutput(); err != nil {
-		t.Fatalf("iverilog: %v\n%s", err, out)
-	}
-	out, err := exec.Command(vvp, "-n", sim).CombinedOutput()
+`, src)
 	for _, want := range []string{"at0=IDLE", "then=RUN ", "last=DONE"} {
-		if err != nil || !strings.Contains(string(out), want) {
-			t.Fatalf("vvp: %v: no %q in\n%s", err, want, out)
+		if !strings.Contains(out, want) {
+			t.Fatalf("vvp: no %q in\n%s", want, out)
 		}
 	}
 	if !strings.Contains(string(v), "localparam [1:0] STATE_RUN = 2'h1;") || !strings.Contains(string(v), "`ifndef SYNTHESIS\n    // state by name") {
