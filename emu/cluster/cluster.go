@@ -255,7 +255,11 @@ func (c *Cluster) settleWhy(r int32, o Outcome, why string) {
 func send(l *link.Link, side int, m *msg) { sendAt(l, side, m, 0) }
 
 // sendAt is send, not starting before ready.
-func sendAt(l *link.Link, side int, m *msg, ready sim.Time) {
+func sendAt(l *link.Link, side int, m *msg, ready sim.Time) { l.SendAt(side, m.packet(0), ready) }
+
+// packet sizes m's link packet from its header, taking room in its
+// sender's egress buffer (link.Packet.Room; 0 where nothing counts it).
+func (m *msg) packet(room int) *link.Packet {
 	m.pkt.Class = link.ClassOf(m.t.Kind())
 	m.pkt.Bytes = m.t.HeaderLen()
 	m.pkt.Payload = 0
@@ -263,7 +267,8 @@ func sendAt(l *link.Link, side int, m *msg, ready sim.Time) {
 		m.pkt.Payload = int(m.t.Length) * 4
 		m.pkt.Bytes += m.pkt.Payload
 	}
-	l.SendAt(side, &m.pkt, ready)
+	m.pkt.Room = room
+	return &m.pkt
 }
 
 // hostEnd is the host's end of the link to O-NIC o.
@@ -753,8 +758,7 @@ func (pt *port) setState(now sim.Time, st portState) {
 // send puts m on the port's link at ready, counting its bytes in the
 // interval it leaves in (wire).
 func (pt *port) send(m *msg, ready sim.Time) {
-	m.pkt.Room = pt.o.beats(&m.t)
-	sendAt(pt.l, pt.side, m, ready)
+	pt.l.SendAt(pt.side, m.packet(pt.o.beats(&m.t)), ready) // (its link queue is its egress buffer)
 	if !pt.w.armed {
 		pt.watchFrom(pt.o.c.s.Now())
 	}
