@@ -7,12 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"onic/desc"
+	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/bundle"
@@ -148,12 +151,12 @@ root --config flag is the CLI's own defaults file.)`,
 // genConfig is the generator's input as the flags choose it, a
 // description of where it came from, and the O-NIC's host-facing function
 // (its IDs and BARs, for the PCIe block's configuration).
-func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pcie.Function, []bundle.Kernel, error) {
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pcie.Function, []desc.Kernel, error) {
+	f, err := desc.Function()
 	if err != nil {
 		return manager.Config{}, "", f, nil, err
 	}
-	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: manager.BARSizes(f), DataWidth: v.GetInt("hdl.gen.width"),
+	c := manager.Config{Name: v.GetString("hdl.gen.name"), BARs: f.MemorySizes(), DataWidth: v.GetInt("hdl.gen.width"),
 		ClockMHz: v.GetFloat64("hdl.gen.clock")}
 	if c.DataWidth != 0 && c.DataWidth != 256 && c.DataWidth != 512 {
 		return c, "", f, nil, fmt.Errorf("--width %d: must be 256 or 512", c.DataWidth)
@@ -179,26 +182,22 @@ func genConfig(cmd *cobra.Command, v *viper.Viper) (manager.Config, string, *pci
 	if len(cfg.ONICs) == 0 {
 		return c, "", f, nil, fmt.Errorf("%s: the scenario has no O-NICs", source)
 	}
-	o := cfg.ONICs[0]
+	i := 0
 	if name := v.GetString("hdl.gen.onic"); name != "" {
-		found := false
-		for _, x := range cfg.ONICs {
-			if x.Name == name {
-				o, found = x, true
-			}
-		}
-		if !found {
+		i = slices.IndexFunc(cfg.ONICs, func(o scenario.ONICConfig) bool { return o.Name == name })
+		if i < 0 {
 			return c, "", f, nil, fmt.Errorf("--onic %q: %s has no such O-NIC", name, source)
 		}
 	}
-	sc, ks, err := bundle.ScenarioONIC(o, f, source)
+	o := cfg.ONICs[i]
+	d, err := desc.FromScenario(o, fmt.Sprintf("%s: onics[%d]", source, i))
 	if err != nil {
 		return c, "", f, nil, err
 	}
 	// --clock and --width override the O-NIC's own.
+	sc := bundle.ManagerConfig(d)
 	sc.Name, sc.ClockMHz, sc.DataWidth = c.Name, cmp.Or(c.ClockMHz, sc.ClockMHz), cmp.Or(c.DataWidth, sc.DataWidth)
-	c = sc
-	return c, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), f, ks, nil
+	return sc, fmt.Sprintf("%s (%s), O-NIC %s", source, cfg.Name, o.Name), d.Function, d.Kernels, nil
 }
 
 func newHDLCmd(v *viper.Viper) *cobra.Command {

@@ -222,7 +222,7 @@ func TestBuildRefuses(t *testing.T) {
 		{func(sl *firmware.SlotSpec) { sl.Kernel = "filter" }, "slots[0]: kernel filter leaves gaps in its output"},
 		{func(sl *firmware.SlotSpec) { sl.Kernel = "crc32c-append" }, "slots[0]: kernel crc32c-append sends"},
 		{func(sl *firmware.SlotSpec) { sl.Egress = "" }, `slots[0].egress: no egress: a kernel's output needs one (host, port-a or port-b)`},
-		{func(sl *firmware.SlotSpec) { sl.Egress = "port-c" }, `slots[0].egress: egress "port-c" must be`},
+		{func(sl *firmware.SlotSpec) { sl.Egress = "port-c" }, `slots[0].egress: "port-c" must be port-a, port-b or host`},
 		{func(sl *firmware.SlotSpec) { sl.PairBufferKiB = 64 }, "slots[0]: sources and pair_buffer_kib are for two-input kernels"},
 	} {
 		s, err := firmware.LoadSpecFile("testdata/onic-a.yaml")

@@ -202,10 +202,7 @@ func (s *Spec) check(registered bool) error {
 	if s.HoldTLPs < 1 || s.HoldTLPs > MaxHoldTLPs {
 		return fmt.Errorf("hold_tlps %d: must be 1 to %d", s.HoldTLPs, MaxHoldTLPs)
 	}
-	nslots := s.Manager.Translation.KernelSlots
-	if nslots == 0 {
-		nslots = 4 // ntb's default
-	}
+	nslots := s.Manager.Translation.Slots()
 	var total Resources
 	seen := map[int]bool{}
 	for i, sl := range s.Slots {

@@ -368,3 +368,15 @@ func ReadCompletions(req *tlp.TLP, completer tlp.ID, data []byte, mps int) []tlp
 	}
 	return out
 }
+
+// MemorySizes returns the sizes of f's memory BARs by index (0 where a
+// BAR is not a memory BAR): what the manager's tables are built against.
+func (f *Function) MemorySizes() [6]uint64 {
+	var s [6]uint64
+	for i, b := range f.BARs {
+		if b.Kind == BARMem32 || b.Kind == BARMem64 {
+			s[i] = b.Size
+		}
+	}
+	return s
+}

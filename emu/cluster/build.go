@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"net/netip"
+	"onic/desc"
 	"strings"
 	"time"
 
@@ -98,10 +99,11 @@ func Build(c scenario.Config) (*Cluster, error) {
 		if h == nil {
 			return nil, fmt.Errorf("%s.host: %q is not a host", p, oc.Host)
 		}
-		if err := oc.Check(p); err != nil {
+		d, err := desc.FromScenario(oc, p)
+		if err != nil {
 			return nil, err
 		}
-		o := &onicNode{c: cl, cfg: oc, host: h, idx: i, hw: -1}
+		o := &onicNode{c: cl, cfg: oc, d: d, host: h, idx: i, hw: -1}
 		onics[oc.Name] = o
 		cl.onics = append(cl.onics, o)
 		h.onics = append(h.onics, o)
@@ -391,8 +393,8 @@ func buildONIC(cl *Cluster, h *hostNode, o *onicNode, n *pcie.Node) error {
 	}
 	o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)
 	o.resetRegs()
-	for j, kc := range o.cfg.Kernels {
-		if err := o.loadKernel(kc, fmt.Sprintf("onics[%d].kernels[%d]", o.idx, j)); err != nil {
+	for _, k := range o.d.Kernels {
+		if err := o.loadKernel(k); err != nil {
 			return err
 		}
 	}

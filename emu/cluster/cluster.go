@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"onic/desc"
 	"time"
 
 	"onic/emu/link"
@@ -601,7 +602,8 @@ const (
 type onicNode struct {
 	c    *Cluster
 	cfg  scenario.ONICConfig
-	idx  int // in the configuration
+	d    *desc.ONIC // cfg resolved (an image's, once one is loaded)
+	idx  int        // in the configuration
 	host *hostNode
 	link *link.Link // to its host: end 0 at the host, end 1 here
 	seg  int        // its host's PCI segment (hierarchy) it is in
@@ -702,7 +704,7 @@ type port struct {
 
 // dropped counts a TLP dropped for the port by its down policy.
 func (pt *port) dropped() {
-	if pt.o.cfg.DownPolicy == "hold" {
+	if pt.o.d.Hold {
 		pt.holdDrops++
 	} else {
 		pt.downDrops++
@@ -822,7 +824,7 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 		pt.issue(m, ready)
 		return
 	}
-	if b := o.beats(&m.t); o.cfg.DownPolicy == "hold" && len(pt.hold) < o.cfg.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
+	if b := o.beats(&m.t); o.d.Hold && len(pt.hold) < o.cfg.HoldTLPs && pt.holdBeats+b <= scenario.HoldBeats {
 		pt.hold = append(pt.hold, m)
 		pt.holdBeats += b
 		return
@@ -830,7 +832,7 @@ func (o *onicNode) toPort(pt *port, m *msg, ready sim.Time) {
 	pt.dropped()
 	if m.rec >= 0 {
 		why := "hold-buffer-full"
-		if o.cfg.DownPolicy == "fail" {
+		if !o.d.Hold {
 			why = "port-down" // nothing is held under fail
 		}
 		o.c.recs[m.rec].reason = manager.PortDown
@@ -896,7 +898,7 @@ func (o *onicNode) apply(m *msg, ready sim.Time) {
 			defer pt.retryTags(ready)
 		}
 	}
-	if out.Reason == manager.PortDown && o.cfg.DownPolicy == "hold" && out.Egress.IsPort() && out.Holdable {
+	if out.Reason == manager.PortDown && o.d.Hold && out.Egress.IsPort() && out.Holdable {
 		// No failover took it: hold it at the port it was meant for (only
 		// if it would pass the access check: holding is no way round it).
 		out.Action = manager.Forward

@@ -3,9 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"onic/desc"
 	"time"
 
-	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/pcie/acl"
@@ -41,6 +41,7 @@ type reflash struct {
 	// full: the new manager and spec; partial: the slot's new kernel.
 	mgr  *manager.Manager
 	spec firmware.Spec
+	d    *desc.ONIC              // spec resolved
 	ks   [maxKernelSlots]*kernel // the kernels it loads, built and checked when it starts
 	held []heldMsg
 	rep  int // index in the O-NIC's Deploys
@@ -165,17 +166,15 @@ func (o *onicNode) Full(im *firmware.Image, cost firmware.Cost) error {
 	if err != nil {
 		return fmt.Errorf("manager: %v", err)
 	}
-	var kcs []scenario.KernelConfig
-	for _, sl := range spec.Slots {
-		if sl.Kernel != "" {
-			kcs = append(kcs, kernelConfig(sl))
-		}
-	}
-	ks, err := o.buildKernels(spec.Manager, im.Manifest.ClockMHz, kcs)
+	d, err := desc.FromSpec(spec)
 	if err != nil {
 		return err
 	}
-	o.full = &reflash{im: im, cost: cost, mgr: mgr, spec: spec, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
+	ks, err := o.buildKernels(spec.Manager, im.Manifest.ClockMHz, d.Kernels)
+	if err != nil {
+		return err
+	}
+	o.full = &reflash{im: im, cost: cost, mgr: mgr, spec: spec, d: d, ks: ks, start: o.c.s.Now(), until: o.c.s.Now() + ps(cost.Total), rep: len(o.deploys) - 1}
 	o.c.s.At(o.full.until, o, onicReflashed)
 	return nil
 }
@@ -191,8 +190,9 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 		return err
 	}
 	sl, _ := spec.Slot(n)
-	kc := kernelConfig(sl)
+	kc := desc.SlotConfig(sl)
 	kc.Name = k.Manifest.Slots[0].Kernel
+	kc.Empty = false
 	rm := &o.running.Manifest
 	if kc.Egress == "" {
 		// The operator's spec routes a slot's output; a slot left to
@@ -200,7 +200,11 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 		return fmt.Errorf("kernel image %s %s into slot %d: the running image %s %s gives slot %d no egress (set slots[%d].egress to port-a, port-b or host in its spec)",
 			k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, n, n)
 	}
-	ks, err := o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, []scenario.KernelConfig{kc})
+	rk, err := desc.Kernels([]desc.KernelConfig{kc}, o.cfg.Manager.Translation.Slots())
+	var ks [maxKernelSlots]*kernel
+	if err == nil {
+		ks, err = o.buildKernels(o.cfg.Manager, o.cfg.ClockMHz, rk)
+	}
 	if err != nil {
 		return fmt.Errorf("kernel image %s %s into slot %d of the running image %s %s: %v", k.Manifest.Name, k.Manifest.Version, n, rm.Name, rm.Version, err)
 	}
@@ -213,12 +217,15 @@ func (o *onicNode) Partial(k *firmware.Image, cost firmware.Cost) error {
 // configuration mc at clock clockMHz, without touching the O-NIC: a
 // configuration the emulator cannot run is refused before a reflash
 // starts.
-func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, kcs []scenario.KernelConfig) ([maxKernelSlots]*kernel, error) {
+func (o *onicNode) buildKernels(mc manager.Config, clockMHz float64, ks []desc.Kernel) ([maxKernelSlots]*kernel, error) {
 	scratch := *o
 	scratch.cfg.Manager, scratch.cfg.ClockMHz = mc, clockMHz
 	scratch.kernels = [maxKernelSlots]*kernel{}
-	for _, kc := range kcs {
-		if err := scratch.loadKernel(kc, fmt.Sprintf("slot %d", kc.Slot)); err != nil {
+	for _, k := range ks {
+		if k.Name == "" {
+			continue // an empty slot: nothing loads
+		}
+		if err := scratch.loadKernel(k); err != nil {
 			return scratch.kernels, err
 		}
 	}
@@ -237,12 +244,6 @@ func (o *onicNode) anySlotReflashing() bool {
 		}
 	}
 	return false
-}
-
-// kernelConfig is the emulator's kernel configuration of a spec's slot.
-func kernelConfig(s firmware.SlotSpec) scenario.KernelConfig {
-	return scenario.KernelConfig{Slot: s.Slot, Name: s.Kernel, Egress: s.Egress, Translated: s.Translated,
-		Sources: s.Sources, PairBufferKiB: s.PairBufferKiB}
 }
 
 // reflashing is the time the O-NIC (n < 0) or slot n has spent
@@ -265,7 +266,7 @@ func (o *onicNode) reflashing(n int) sim.Time {
 // hold keeps m (for slot offset addr) until reflash r ends, or fails it.
 func (o *onicNode) hold(r *reflash, m *msg, addr uint64) {
 	rep := &o.deploys[r.rep]
-	if o.cfg.ReflashPolicy == "hold" && len(r.held) < o.cfg.HoldTLPs {
+	if o.d.ReflashHold && len(r.held) < o.cfg.HoldTLPs {
 		r.held = append(r.held, heldMsg{m, addr})
 		rep.Held++
 		return
@@ -311,7 +312,9 @@ func (o *onicNode) reflashed(n int) {
 		o.mgr = r.mgr
 		o.cfg.Manager = r.spec.Manager
 		// The down policy is the image's, as its card's RTL has it.
+		// (The reflash policy stays the O-NIC's.)
 		o.cfg.DownPolicy, o.cfg.HoldTLPs = r.spec.DownPolicy, r.spec.HoldTLPs
+		r.d.ReflashHold, o.d = o.d.ReflashHold, r.d
 		mf := &r.im.Manifest
 		o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth = mf.ManagerDepth, mf.ClockMHz, mf.DataWidth
 		o.pl.set(o.cfg.PipelineCycles, o.cfg.ClockMHz, o.cfg.DataWidth)

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"math"
+	"onic/desc"
+	"onic/pcie/ntb"
 
 	"onic/emu/scenario"
 	"onic/emu/sim"
@@ -12,7 +14,7 @@ import (
 )
 
 // maxKernelSlots bounds the kernel slots an O-NIC can have.
-const maxKernelSlots = 16
+const maxKernelSlots = desc.MaxKernelSlots
 
 // task is the task a kernel's shell is running.
 type task struct {
@@ -123,7 +125,7 @@ type half struct {
 // kernel is a loaded kernel.
 type kernel struct {
 	o       *onicNode
-	cfg     scenario.KernelConfig
+	cfg     desc.Kernel
 	port    int // egress port, or -1 for the host
 	prof    kernels.Profile
 	library bool     // timed by its cycle simulation
@@ -169,112 +171,33 @@ const (
 
 var kernelDropNames = [numKernelDrops]string{"kernel-not-an-input", "kernel-pair-buffer-full", "kernel-pair-length", "kernel-not-a-write", "kernel-no-task"}
 
-func (o *onicNode) loadKernel(kc scenario.KernelConfig, p string) error {
-	slots := o.cfg.Manager.Translation.KernelSlots
-	if slots == 0 {
-		slots = 4 // the translation tables' default
-	}
-	if kc.Slot < 0 || kc.Slot >= min(slots, maxKernelSlots) {
-		return fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC", p, kc.Slot)
-	}
-	if o.kernels[kc.Slot] != nil {
-		return fmt.Errorf("%s.slot: slot %d already holds kernel %q", p, kc.Slot, o.kernels[kc.Slot].cfg.Name)
-	}
-	if kc.Cycles < 0 || kc.Cycles > scenario.MaxKernelCycles {
-		return fmt.Errorf("%s.cycles: %d must be 1 to %d", p, kc.Cycles, scenario.MaxKernelCycles)
-	}
-	if kc.Gbps != 0 && !(kc.Gbps >= scenario.MinRateGbps && kc.Gbps <= scenario.MaxRateGbps) {
-		return fmt.Errorf("%s.gbps: %g must be %g to %g", p, kc.Gbps, scenario.MinRateGbps, scenario.MaxRateGbps)
-	}
-	if kc.BufferBeats < 0 || kc.BufferBeats > scenario.MaxBufferBeats {
-		return fmt.Errorf("%s.buffer_beats: %d must be 1 to %d", p, kc.BufferBeats, scenario.MaxBufferBeats)
-	}
-	if kc.PairBufferKiB < 0 || kc.PairBufferKiB > scenario.MaxPairBufferKiB {
-		return fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", p, kc.PairBufferKiB, scenario.MaxPairBufferKiB)
-	}
-	if kc.BufferBeats == 0 {
-		kc.BufferBeats = 4
-	}
-	k := &kernel{o: o, cfg: kc, cycle: 1e6 / o.cfg.ClockMHz, first: -1}
-	lk, err := kernels.Lookup(kc.Name)
-	switch {
-	case kc.Opaque && kc.Name == "":
-		return fmt.Errorf("%s.name: an opaque kernel needs a name to label it", p)
-	case kc.Opaque && err == nil:
-		return fmt.Errorf("%s.opaque: %q is a library kernel, timed by its cycle simulation; drop opaque, or name the opaque kernel differently", p, kc.Name)
-	case !kc.Opaque && err != nil:
-		return fmt.Errorf("%s.name: %v; for a kernel with configured timing say opaque: true", p, err)
-	}
-	if !kc.Opaque {
-		if kc.Cycles != 0 || kc.Gbps != 0 {
-			return fmt.Errorf("%s: kernel %q is timed by its cycle simulation; cycles and gbps are for opaque kernels", p, kc.Name)
-		}
-		k.inputs = lk.Inputs
-		if k.prof, err = lk.Profile(); err != nil {
-			return fmt.Errorf("%s: %v", p, err)
+// loadKernel loads the resolved kernel kc into its slot: its timing is
+// its library kernel's cycle simulation, or an opaque kernel's figures.
+func (o *onicNode) loadKernel(kc desc.Kernel) error {
+	k := &kernel{o: o, cfg: kc, cycle: 1e6 / o.cfg.ClockMHz, first: -1, inputs: kc.Inputs, port: -1, limit: kc.PairBytes}
+	if kc.Library != nil {
+		var err error
+		if k.prof, err = kc.Library.Profile(); err != nil {
+			return fmt.Errorf("kernel %q: %v", kc.Name, err)
 		}
 		k.library = true
 	} else {
-		if kc.Cycles == 0 {
-			kc.Cycles = 64
-		}
-		if kc.Gbps == 0 {
-			kc.Gbps = 128
-		}
 		// An opaque kernel: a 64-byte beat every 512/Gbps ns.
 		k.prof = kernels.Profile{Latency: kc.Cycles, BeatBytes: 64, OutPerIn: 1,
 			CyclesPerBeat: 512 / kc.Gbps * 1e3 / k.cycle}
-		k.cfg = kc
 	}
 	k.delay = sim.Time(float64(k.prof.Latency) * k.cycle)
 	k.buffer = sim.Time(float64(kc.BufferBeats) * k.prof.CyclesPerBeat * k.cycle)
-	switch kc.Egress {
-	case "port-a":
-	case "port-b":
+	switch kc.Egress.Kind {
+	case ntb.EgressPortA:
+		k.port = 0
+	case ntb.EgressPortB:
 		k.port = 1
-	case "host":
-		k.port = -1
-	default:
-		return fmt.Errorf("%s.egress: %q must be port-a, port-b or host", p, kc.Egress)
 	}
 	k.side = [3]int8{-1, -1, -1}
 	if k.inputs == 2 {
-		src := kc.Sources
-		if src == nil {
-			src = []string{"port-a", "port-b"}
-		}
-		if len(src) != 2 {
-			return fmt.Errorf("%s.sources: kernel %q has two inputs; name two sources, not %d", p, kc.Name, len(src))
-		}
-		for i, s := range src {
-			var in manager.Ingress
-			switch s {
-			case "host":
-				in = manager.FromHost
-			case "port-a":
-				in = manager.FromPortA
-			case "port-b":
-				in = manager.FromPortB
-			default:
-				return fmt.Errorf("%s.sources[%d]: %q must be host, port-a or port-b", p, i, s)
-			}
-			if k.side[in] >= 0 {
-				return fmt.Errorf("%s.sources[%d]: %s feeds input %d already", p, i, s, k.side[in])
-			}
+		for i, in := range kc.Sources {
 			k.side[in] = int8(i)
-		}
-		if kc.PairBufferKiB < 0 {
-			return fmt.Errorf("%s.pair_buffer_kib: %d must be positive", p, kc.PairBufferKiB)
-		}
-		if kc.PairBufferKiB == 0 {
-			kc.PairBufferKiB = 1024
-		}
-		k.limit = kc.PairBufferKiB << 10
-		k.cfg = kc
-	} else {
-		k.inputs = 1
-		if kc.Sources != nil || kc.PairBufferKiB != 0 {
-			return fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %q has one input", p, kc.Name)
 		}
 	}
 	o.kernels[kc.Slot] = k

@@ -102,7 +102,7 @@ func (o *onicNode) cardCounter(i int) uint32 {
 	for k := range pair {
 		pair[k] = o.kernels[k] != nil && o.kernels[k].inputs == 2
 	}
-	names := pmgr.CardCounters(pair, o.cfg.DownPolicy == "hold")
+	names := pmgr.CardCounters(pair, o.d.Hold)
 	if i >= len(names) {
 		return 0
 	}

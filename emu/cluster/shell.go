@@ -91,8 +91,8 @@ func (k *kernel) shellRead(reg uint64) uint32 {
 	}
 	switch reg {
 	case kernels.TaskKernelID:
-		if lk, err := kernels.Lookup(k.cfg.Name); err == nil {
-			return lk.ID()
+		if k.cfg.Library != nil {
+			return k.cfg.Library.ID()
 		}
 		return 0
 	case kernels.TaskInfo:

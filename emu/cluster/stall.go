@@ -143,7 +143,7 @@ func (pt *port) full(beats int) bool {
 // is free (what its link queue and its held TLPs take), as the card's
 // is released.
 func (pt *port) drained() bool {
-	return pt.queued() == 0 || pt.o.cfg.DownPolicy == "hold" && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2
+	return pt.queued() == 0 || pt.o.d.Hold && pt.l.QueuedRoom(pt.side)+int64(pt.holdBeats) <= scenario.HoldBeats/2
 }
 
 // arm schedules the watchdog's next check.
@@ -204,7 +204,7 @@ func (pt *port) stall() {
 	pt.w.stalls++
 	o.mgr.PortDown[pt.idx] = true
 	keep, why := 0, "port-down"
-	if o.cfg.DownPolicy == "hold" {
+	if o.d.Hold {
 		// The first queued, as many as the hold buffer has room for (TLPs
 		// and beats).
 		why = "hold-buffer-full"

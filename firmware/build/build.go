@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"onic/desc"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,6 @@ import (
 	hmgr "onic/hdlgen/manager"
 	"onic/hdlgen/verilog"
 	"onic/kernels"
-	"onic/pcie"
 )
 
 // Measurer returns what a design takes: top is the module, files its
@@ -112,12 +112,11 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 		return nil, err
 	}
 	part, _ := firmware.LookupPart(s.Target.Part) // Check found it
-	f, err := pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes)
+	card, err := desc.FromSpec(s)
 	if err != nil {
 		return nil, err
 	}
-	d, err := hmgr.Build(hmgr.Config{BARs: hmgr.BARSizes(f), DataWidth: s.Width, ClockMHz: s.ClockMHz, Manager: s.Manager,
-		Hold: s.DownPolicy == "hold", HoldTLPs: s.HoldTLPs})
+	d, err := hmgr.Build(bundle.ManagerConfig(card))
 	if err != nil {
 		return nil, fmt.Errorf("manager: %v", err)
 	}
@@ -125,7 +124,7 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 		SecurityVersion: uint32(s.SecurityVersion), Part: s.Target.Part, Family: s.Target.Family, FullBytes: part.FullBytes(), FullEstimated: true,
 		ManagerDepth: d.Depth, ClockMHz: s.ClockMHz, DataWidth: d.DataWidth}}
 	im.AddPayload("spec.json", firmware.PayloadSpec, -1, s.Canonical())
-	o := bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version, PCIe4: d.DataWidth == 512, Function: f}
+	o := bundle.Options{Part: s.Target.Part, Source: "firmware spec " + s.Name + " " + s.Version, PCIe4: d.DataWidth == 512, Function: card.Function}
 	if !o.PCIe4 {
 		// A 256-bit manager has no PCIE4 adapters and no card: it ships
 		// alone, and each kernel in its task shell.
@@ -136,10 +135,9 @@ func Build(s firmware.Spec, measure Measurer) (*firmware.Image, error) {
 	// layer per port, the kernel slots' static logic); each slot of the
 	// spec is a reconfigurable partition whose payload is its module
 	// (onic_slot<N>_kernel: the kernel in its task shell, or nothing).
-	for i, sl := range s.Slots {
-		o.Kernels = append(o.Kernels, bundle.Kernel{Where: fmt.Sprintf("slots[%d]", i), Slot: sl.Slot, Name: sl.Kernel, Egress: sl.Egress,
-			Translated: sl.Translated, Sources: sl.Sources, PairBufferKiB: sl.PairBufferKiB,
-			Region: bundle.Region{LUT: sl.Region.LUT, FF: sl.Region.FF, BRAM: sl.Region.BRAM, DSP: sl.Region.DSP}})
+	o.Kernels, o.Regions = card.Kernels, map[int]bundle.Region{}
+	for _, sl := range s.Slots {
+		o.Regions[sl.Slot] = bundle.Region{LUT: sl.Region.LUT, FF: sl.Region.FF, BRAM: sl.Region.BRAM, DSP: sl.Region.DSP}
 	}
 	static, slotFiles, err := bundle.ImageFiles(d, o)
 	if err != nil {

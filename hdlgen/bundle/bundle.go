@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"onic/emu/scenario"
+	"onic/desc"
 	"onic/hdlgen/internal/card"
 	"onic/hdlgen/internal/optlink"
 	"onic/hdlgen/ir"
@@ -52,11 +52,15 @@ type Options struct {
 	// takes nothing before the card treats the port as down for
 	// admission (zero: card.DefaultEgressStallCycles).
 	EgressStallCycles int
-	// Kernels are the library kernels loaded in the card's slots (the
-	// scenario's); every other slot the tables number is generated empty.
-	// Each slot's kernel module is a reconfigurable partition of the
-	// card in build.tcl.
-	Kernels []Kernel
+	// Kernels are the kernels in the card's slots (desc.ONIC's: library
+	// kernels, or empty slots of a firmware spec's shapes); every other
+	// slot the tables number is generated empty. Each slot's kernel
+	// module is a reconfigurable partition of the card in build.tcl.
+	Kernels []desc.Kernel
+	// Regions are what each slot's pblock must hold, by slot (a firmware
+	// spec's slot regions); a slot with none gets a placeholder pblock
+	// in build.tcl.
+	Regions map[int]Region
 }
 
 // DFXDir is the directory, among the generated files, of the black boxes
@@ -64,27 +68,6 @@ type Options struct {
 // a simulator or linter reading every .v of a bundle leaves it out, as
 // each module's own file is there too.
 const DFXDir = "dfx"
-
-// Kernel is a library kernel in a kernel slot, as a scenario loads it:
-// its output goes to Egress (host, port-a or port-b) at Translated plus
-// the offset of the write it came from. With no Name it is an empty
-// slot's shape, as a firmware spec gives it (card.Kernel).
-type Kernel struct {
-	Slot       int
-	Name       string
-	Egress     string
-	Translated uint64
-	// Sources and PairBufferKiB are a two-input kernel's inputs (where
-	// writes for input 0 and 1 come in) and what each holds waiting.
-	Sources       []string
-	PairBufferKiB int
-	// Where names the entry in errors (default kernels[i]).
-	Where string
-	// Region is what the slot's pblock must hold (a firmware spec's
-	// slot region); zero: not given, and build.tcl's pblock for the slot
-	// is a placeholder.
-	Region Region
-}
 
 // Region is what a slot's pblock must hold.
 type Region struct{ LUT, FF, BRAM, DSP int }
@@ -143,12 +126,7 @@ func buildCard(d *manager.Design, o Options) (*ir.Module, []card.Slot, error) {
 		return nil, nil, err
 	}
 	parts.EgressStallCycles = o.EgressStallCycles
-	var ks []card.Kernel
-	for _, k := range o.Kernels {
-		ks = append(ks, card.Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated,
-			Sources: k.Sources, PairBufferKiB: k.PairBufferKiB, Where: k.Where})
-	}
-	if parts.Slots, err = card.SlotsOf(d, ks); err != nil {
+	if parts.Slots, err = card.SlotsOf(d, o.Kernels); err != nil {
 		return nil, nil, err
 	}
 	top := card.Build("onic_card", parts)
@@ -158,23 +136,13 @@ func buildCard(d *manager.Design, o Options) (*ir.Module, []card.Slot, error) {
 	return top, parts.Slots, nil
 }
 
-// ScenarioONIC is the generator's input for a scenario's O-NIC o: the
-// manager's configuration (its tables, clock and width, and the down
-// policy: under hold, the emulator's default, the card keeps what waits
-// for a dark port in each port's hold buffer) and the kernels in its
-// slots. BARs are f's. where names the O-NIC in errors.
-func ScenarioONIC(o scenario.ONICConfig, f *pcie.Function, where string) (manager.Config, []Kernel, error) {
-	o.Defaults()
-	c := manager.Config{BARs: manager.BARSizes(f), ClockMHz: o.ClockMHz, DataWidth: o.DataWidth, Manager: o.Manager,
-		Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs}
-	var ks []Kernel
-	for i, k := range o.Kernels {
-		if k.Opaque {
-			return c, nil, fmt.Errorf("%s: onics[%s].kernels[%d]: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", where, o.Name, i, k.Name, k.Slot)
-		}
-		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
-	}
-	return c, ks, nil
+// ManagerConfig is the manager generator's configuration for the
+// resolved O-NIC d: its tables, BARs, clock and width, and the down
+// policy (under hold, the emulator's default, the card keeps what waits
+// for a dark port in each port's hold buffer).
+func ManagerConfig(d *desc.ONIC) manager.Config {
+	return manager.Config{BARs: d.BARs, ClockMHz: d.ClockMHz, DataWidth: d.DataWidth, Manager: d.Manager,
+		Hold: d.Hold, HoldTLPs: d.HoldTLPs}
 }
 
 // files is Files, or with image ImageFiles.
@@ -249,11 +217,7 @@ func files(d *manager.Design, o Options, image bool) ([]File, [][]File, error) {
 			return nil, nil, err
 		}
 		pt := partition{slot: s.Config.Slot, cell: "card/slot" + fmt.Sprint(s.Config.Slot) + "/kernel", module: s.RM.Name(), kernel: "empty", image: image}
-		for _, k := range o.Kernels {
-			if k.Slot == s.Config.Slot {
-				pt.region = k.Region
-			}
-		}
+		pt.region = o.Regions[s.Config.Slot]
 		if s.Config.Kernel != nil {
 			pt.kernel = s.Config.Kernel.Name
 		}

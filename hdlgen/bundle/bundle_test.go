@@ -31,7 +31,7 @@ func design(t testing.TB, c pmgr.Config) *manager.Design {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(manager.Config{Manager: c, BARs: manager.BARSizes(f)})
+	d, err := manager.Build(manager.Config{Manager: c, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestStandIns(t *testing.T) {
 	f := onicFunction(t)
 	msi := &pmgr.MSIWindow{HostBase: 0xFEE0_0000, Size: 1 << 20, RemoteBase: 0x38_4000_0000}
 	si := manager.StandIn{Port: "port-b", Function: gpu.StandIn("gpu-stand-in"), Remote: [6]uint64{0: 0xE000_0000, 1: 0x38_0000_0000}, MSI: msi}
-	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: []manager.StandIn{si}})
+	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: f.MemorySizes(), StandIns: []manager.StandIn{si}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestStandIns(t *testing.T) {
 		{[]manager.StandIn{{Port: "port-a", Function: si.Function, Remote: si.Remote, MSI: &pmgr.MSIWindow{HostBase: 0xFFFF_0000, Size: 1 << 20, RemoteBase: 0}}},
 			"stand_ins[0].msi: MSI window: host region 0xffff0000+0x100000 crosses a 4 GiB boundary"},
 	} {
-		_, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f), StandIns: c.sis})
+		_, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: f.MemorySizes(), StandIns: c.sis})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"onic/desc"
 
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
@@ -24,7 +25,6 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/hdlgen/sim"
-	"onic/pcie"
 	"onic/pcie/pg213"
 	"onic/tlp"
 )
@@ -49,9 +49,6 @@ type Config struct {
 	// ONIC is the scenario's O-NIC: the card is the one `onic hdl gen`
 	// writes for it (its tables, down policy, kernels).
 	ONIC scenario.ONICConfig
-	// Function is the O-NIC's host-facing function: its BAR sizes
-	// (nil: pcie.NewONIC's defaults).
-	Function *pcie.Function
 	// ID is the card's own requester ID (the block's cfg_bus_number; the
 	// device and function are 0).
 	ID tlp.ID
@@ -186,28 +183,21 @@ type ports struct {
 
 // New builds and resets the card for c.
 func New(c Config) (*Card, error) {
-	f := c.Function
-	if f == nil {
-		var err error
-		if f, err = pcie.NewONIC("onic", pcie.DefaultONICInfo, pcie.DefaultONICWindowBytes); err != nil {
-			return nil, err
-		}
-	}
 	if c.Where == "" {
 		c.Where = "onics[" + c.ONIC.Name + "]"
 	}
-	mc, ks, err := bundle.ScenarioONIC(c.ONIC, f, c.Where)
+	o, err := desc.FromScenario(c.ONIC, c.Where)
 	if err != nil {
 		return nil, err
 	}
-	if mc.DataWidth != 512 {
-		return nil, fmt.Errorf("%s.data_width: %d bits; the card's PCIE4 adapters take 512", c.Where, mc.DataWidth)
+	if o.DataWidth != 512 {
+		return nil, fmt.Errorf("%s.data_width: %d bits; the card's PCIE4 adapters take 512", c.Where, o.DataWidth)
 	}
-	d, err := manager.Build(mc)
+	d, err := manager.Build(bundle.ManagerConfig(o))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
-	top, err := bundle.Card(d, bundle.Options{Function: f, Kernels: ks})
+	top, err := bundle.Card(d, bundle.Options{Function: o.Function, Kernels: o.Kernels})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Where, err)
 	}
@@ -216,9 +206,9 @@ func New(c Config) (*Card, error) {
 		return nil, err
 	}
 	k := &Card{s: s, top: top, id: c.ID, reads: map[uint16]uint64{}}
-	for i, b := range f.BARs {
-		if i < len(k.bars) && b.Size > 0 {
-			k.bars[i] = bits.Len64(b.Size) - 1
+	for i, size := range o.BARs {
+		if i < len(k.bars) && size > 0 {
+			k.bars[i] = bits.Len64(size) - 1
 		}
 	}
 	if err := k.resolve(); err != nil {

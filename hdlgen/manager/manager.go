@@ -106,7 +106,7 @@ type StandIn struct {
 }
 
 // BARs are the sizes of the stand-in's memory BARs (0: none).
-func (si StandIn) BARs() [6]uint64 { return BARSizes(si.Function) }
+func (si StandIn) BARs() [6]uint64 { return si.Function.MemorySizes() }
 
 // MaxStandIns is how many stand-ins a card presents: the PCIE4 block has
 // four physical functions, and the O-NIC is the first.

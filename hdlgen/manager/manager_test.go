@@ -17,7 +17,7 @@ func defaultBARs(t testing.TB) [6]uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return BARSizes(f)
+	return f.MemorySizes()
 }
 
 // oneWindow is a manager with one window to port A and a LUT, so the

@@ -70,7 +70,7 @@ func portInAgainstModel(t *testing.T, busMaster bool) {
 		t.Fatal(err)
 	}
 	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
-	pi, err := BuildPortIn(Config{Manager: cfg, BARs: BARSizes(f)})
+	pi, err := BuildPortIn(Config{Manager: cfg, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestPortInLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
-	pi, err := BuildPortIn(Config{Manager: portConfig(), BARs: BARSizes(f)})
+	pi, err := BuildPortIn(Config{Manager: portConfig(), BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestRemoteCompletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
-	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
+	d, err := Build(Config{Manager: cfg, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,11 +502,11 @@ func TestPortInRuleSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Space.Write(0x04, 2, 0x0006) // memory space and bus master enabled, as enumeration leaves them
-	d, err := Build(Config{Manager: cfg, BARs: BARSizes(f)})
+	d, err := Build(Config{Manager: cfg, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pi, err := BuildPortIn(Config{Manager: cfg, BARs: BARSizes(f)})
+	pi, err := BuildPortIn(Config{Manager: cfg, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}

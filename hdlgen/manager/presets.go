@@ -3,22 +3,10 @@ package manager
 import (
 	"fmt"
 
-	"onic/pcie"
 	"onic/pcie/acl"
 	pmgr "onic/pcie/manager"
 	"onic/pcie/ntb"
 )
-
-// BARSizes returns the sizes of f's memory BARs, as Config.BARs takes them.
-func BARSizes(f *pcie.Function) [6]uint64 {
-	var s [6]uint64
-	for i, b := range f.BARs {
-		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
-			s[i] = b.Size
-		}
-	}
-	return s
-}
 
 // Large is the sizing configuration of docs/hdl.md: every table at the
 // size of the Switchtec-class NTB the defaults follow (shared/REFERENCE.md)

@@ -80,8 +80,8 @@ type DomainConfig struct {
 	Ingress []string `mapstructure:"ingress"`
 }
 
-// Ingress is where a request entered the O-NIC (pcie/manager.Ingress
-// has the same numbering).
+// Ingress is where a request entered the O-NIC (pcie/manager.Ingress is
+// this type).
 type Ingress uint8
 
 // Ingresses.
@@ -93,6 +93,16 @@ const (
 )
 
 var ingressNames = [numIngresses]string{"host", "port-a", "port-b"}
+
+// ParseIngress reads an ingress's configuration name: "host", "port-a"
+// or "port-b".
+func ParseIngress(s string) (Ingress, error) {
+	in := slices.Index(ingressNames[:], s)
+	if in < 0 {
+		return 0, fmt.Errorf("%q must be host, port-a or port-b", s)
+	}
+	return Ingress(in), nil
+}
 
 // String returns the ingress's configuration name, "port-a".
 func (i Ingress) String() string {
@@ -249,9 +259,9 @@ func Build(c Config, kernelSlots int) (*ACL, error) {
 			return nil, fmt.Errorf("%s.ingress: say where this domain's requesters arrive from (host, port-a or port-b): an ID is only trusted on its own link", p)
 		}
 		for ii, s := range dc.Ingress {
-			in := slices.Index(ingressNames[:], s)
-			if in < 0 {
-				return nil, fmt.Errorf("%s.ingress[%d]: %q must be host, port-a or port-b", p, ii, s)
+			in, err := ParseIngress(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s.ingress[%d]: %v", p, ii, err)
 			}
 			d.ingress |= 1 << in
 		}

@@ -162,7 +162,7 @@ func (m *Manager) processStandIn(t *tlp.TLP, in Ingress, op acl.Op, size uint64,
 				return
 			}
 			addr := sd.remote[i] + (t.Address - b.base)
-			if v := m.access.Check(t.RequesterID, acl.Ingress(in), addr, size, op, sd.port); v.Rule != acl.Allowed {
+			if v := m.access.Check(t.RequesterID, in, addr, size, op, sd.port); v.Rule != acl.Allowed {
 				m.deny(t, in, addr, v.Rule, o)
 				return
 			}

@@ -21,14 +21,16 @@ import (
 	"onic/tlp"
 )
 
-// Ingress is where a TLP entered the O-NIC.
-type Ingress uint8
+// Ingress is where a TLP entered the O-NIC: the access check's own type,
+// so the model, the access tables and the RTL generators number and name
+// the host and the ports one way (acl.ParseIngress reads the names).
+type Ingress = acl.Ingress
 
 // Ingresses.
 const (
-	FromHost  = Ingress(acl.FromHost)  // the host-facing PCIe link
-	FromPortA = Ingress(acl.FromPortA) // optical port A
-	FromPortB = Ingress(acl.FromPortB) // optical port B
+	FromHost  = acl.FromHost  // the host-facing PCIe link
+	FromPortA = acl.FromPortA // optical port A
+	FromPortB = acl.FromPortB // optical port B
 
 	numIngress = 3
 )
@@ -285,12 +287,7 @@ func (c Config) CheckPortRanges(slots int) error {
 // New checks c against the O-NIC's host-facing function f (its BARs) and
 // builds the manager. self is f's routing ID after enumeration.
 func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
-	var sizes [6]uint64
-	for i, b := range f.BARs {
-		if b.Kind == pcie.BARMem32 || b.Kind == pcie.BARMem64 {
-			sizes[i] = b.Size
-		}
-	}
+	sizes := f.MemorySizes()
 	if c.RegisterBAR < 0 || c.RegisterBAR > 5 || sizes[c.RegisterBAR] == 0 {
 		return nil, fmt.Errorf("register_bar: %d is not a memory BAR of %s", c.RegisterBAR, f.Name)
 	}
@@ -298,10 +295,7 @@ func New(c Config, f *pcie.Function, self tlp.ID) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("translation.%v", err)
 	}
-	slots := c.Translation.KernelSlots
-	if slots == 0 {
-		slots = 4
-	}
+	slots := c.Translation.Slots()
 	a, err := acl.Build(c.Access, slots)
 	if err != nil {
 		return nil, fmt.Errorf("access.%v", err)
@@ -498,7 +492,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		return
 	}
 	if bi == m.regBAR {
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), off, size, op, local); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, in, off, size, op, local); v.Rule != acl.Allowed {
 			m.deny(t, in, off, v.Rule, o)
 			return
 		}
@@ -524,10 +518,10 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		if ok {
 			o.Requester = p
 		}
-		o.Holdable = ok && m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, op, h.Egress).Rule == acl.Allowed
+		o.Holdable = ok && m.access.Check(t.RequesterID, in, h.Translated, size, op, h.Egress).Rule == acl.Allowed
 		return
 	}
-	if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.Translated, size, op, h.Egress); v.Rule != acl.Allowed {
+	if v := m.access.Check(t.RequesterID, in, h.Translated, size, op, h.Egress); v.Rule != acl.Allowed {
 		m.deny(t, in, h.Translated, v.Rule, o)
 		return
 	}
@@ -545,7 +539,7 @@ func (m *Manager) Process(t *tlp.TLP, in Ingress, o *Outcome) {
 		// The copy is a write of its own, to its own address out of its
 		// own port: it passes the check for both or is not made (the
 		// original went on), counted as a refused copy.
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), h.SecondAddr, size, acl.OpWrite, h.Second); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, in, h.SecondAddr, size, acl.OpWrite, h.Second); v.Rule != acl.Allowed {
 			m.counts[m.in][RelayDenied]++
 			return
 		}
@@ -564,7 +558,7 @@ func (m *Manager) relay(t *tlp.TLP, in Ingress, o *Outcome) {
 		if r.from != in || t.Address < r.base || t.Address-r.base+size > r.size {
 			continue
 		}
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, size, acl.OpWrite, r.to); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, in, t.Address, size, acl.OpWrite, r.to); v.Rule != acl.Allowed {
 			m.counts[m.in][RelayDenied]++
 			return
 		}
@@ -615,7 +609,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				if ki.from != in || t.Address < ki.base || t.Address-ki.base >= ki.size {
 					continue
 				}
-				if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), acl.OpWrite, ki.slot); v.Rule != acl.Allowed {
+				if v := m.access.Check(t.RequesterID, in, t.Address, accessSize(t), acl.OpWrite, ki.slot); v.Rule != acl.Allowed {
 					m.deny(t, in, t.Address, v.Rule, o)
 					return
 				}
@@ -623,7 +617,7 @@ func (m *Manager) fromPort(t *tlp.TLP, in Ingress, c tlp.Class, o *Outcome) {
 				return
 			}
 		}
-		if v := m.access.Check(t.RequesterID, acl.Ingress(in), t.Address, accessSize(t), acl.OpOf(t.Kind()), host); v.Rule != acl.Allowed {
+		if v := m.access.Check(t.RequesterID, in, t.Address, accessSize(t), acl.OpOf(t.Kind()), host); v.Rule != acl.Allowed {
 			m.deny(t, in, t.Address, v.Rule, o)
 			return
 		}

@@ -10,6 +10,7 @@
 package ntb
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -184,15 +185,21 @@ type Tables struct {
 	slots   int
 }
 
+// DefaultKernelSlots is how many kernel slots an O-NIC has when its
+// configuration does not say.
+const DefaultKernelSlots = 4
+
+// Slots returns how many kernel slots c gives the O-NIC: KernelSlots, or
+// DefaultKernelSlots when it is 0.
+func (c Config) Slots() int { return cmp.Or(c.KernelSlots, DefaultKernelSlots) }
+
 // Build checks c and builds the tables. barSizes gives the O-NIC's BAR
 // sizes, so windows and the LUT can be checked against them.
 func Build(c Config, barSizes [6]uint64) (*Tables, error) {
 	if c.MaxWindows == 0 {
 		c.MaxWindows = DefaultMaxWindows
 	}
-	if c.KernelSlots == 0 {
-		c.KernelSlots = 4
-	}
+	c.KernelSlots = c.Slots()
 	if c.MaxWindows < 0 || c.MaxWindows > MaxWindowsLimit {
 		return nil, fmt.Errorf("max_windows: %d must be 1 to %d", c.MaxWindows, MaxWindowsLimit)
 	}

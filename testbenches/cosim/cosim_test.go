@@ -42,7 +42,7 @@ func richBench(t testing.TB) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manager.Config{Manager: richConfig(), DataWidth: 256, BARs: manager.BARSizes(f), StandIns: richStandIns(t)}
+	c := manager.Config{Manager: richConfig(), DataWidth: 256, BARs: f.MemorySizes(), StandIns: richStandIns(t)}
 	b, err := NewBench(c, f)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func bench(t testing.TB, mc pmgr.Config, width int) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := manager.Config{Manager: mc, DataWidth: width, BARs: manager.BARSizes(f)}
+	c := manager.Config{Manager: mc, DataWidth: width, BARs: f.MemorySizes()}
 	b, err := NewBench(c, f)
 	if err != nil {
 		t.Fatal(err)

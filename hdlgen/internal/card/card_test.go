@@ -25,7 +25,7 @@ func onicFunction(t testing.TB) *pcie.Function {
 
 // config is the generator's input for O-NIC i of the two-party scenario.
 func config(t testing.TB, i int) manager.Config {
-	return manager.Config{Manager: scenario.TwoParty().ONICs[i].Manager, BARs: manager.BARSizes(onicFunction(t))}
+	return manager.Config{Manager: scenario.TwoParty().ONICs[i].Manager, BARs: onicFunction(t).MemorySizes()}
 }
 
 // design builds O-NIC i of the two-party scenario's manager.

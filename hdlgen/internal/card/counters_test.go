@@ -141,15 +141,11 @@ func TestCardCountersContract(t *testing.T) {
 		}
 		for _, o := range c.ONICs {
 			o.DownPolicy = tc.policy
-			d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(onicFunction(t)), Hold: tc.policy == "hold"})
+			d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: onicFunction(t).MemorySizes(), Hold: tc.policy == "hold"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ks []Kernel
-			for _, k := range o.Kernels {
-				ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
-			}
-			slots, err := SlotsOf(d, ks)
+			slots, err := SlotsOf(d, kernelsOf(t, o))
 			if err != nil {
 				t.Fatal(err)
 			}

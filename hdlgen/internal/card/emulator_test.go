@@ -308,7 +308,7 @@ func scenarioCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Modu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cardOf(t, "onic_card_"+o.Name, manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs}, link)
+	return cardOf(t, "onic_card_"+o.Name, manager.Config{Manager: o.Manager, BARs: f.MemorySizes(), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs}, link)
 }
 
 // TestRingAgainstEmulator: FLEET's ring multicast (S writes 64 KiB

@@ -226,7 +226,7 @@ var ingressFlag = flag.Int("ingress-tlps", 2000, "TLPs each of the host and the 
 func TestEveryIngressAgainstModel(t *testing.T) {
 	tools.Long(t)
 	cfg := ingressConfig()
-	mc := manager.Config{Manager: cfg, BARs: manager.BARSizes(onicFunction(t))}
+	mc := manager.Config{Manager: cfg, BARs: onicFunction(t).MemorySizes()}
 	link := testLink(t)
 	top := cardOf(t, "onic_card", mc, link)
 	card := newDUT(t, top)

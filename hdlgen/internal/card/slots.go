@@ -2,9 +2,9 @@ package card
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"onic/desc"
 	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/slot"
@@ -13,25 +13,6 @@ import (
 	"onic/kernels"
 	"onic/pcie/ntb"
 )
-
-// Kernel is a library kernel loaded in a slot, as a scenario loads it
-// (emu/scenario.KernelConfig), or with no Name an empty slot's shape as a
-// firmware spec gives it: the egress, translated base and sources its
-// static logic is built for (no sources: one input), which any kernel of
-// that shape then fills by partial reconfiguration.
-type Kernel struct {
-	Slot       int
-	Name       string
-	Egress     string // host, port-a or port-b ("" in an empty slot: host)
-	Translated uint64
-	// Sources and PairBufferKiB are a two-input kernel's: where writes
-	// for input 0 and input 1 come in (default port-a, port-b), and how
-	// much each input holds waiting for partners (default 1024).
-	Sources       []string
-	PairBufferKiB int
-	// Where names the entry in errors (default kernels[i]).
-	Where string
-}
 
 // ingressNames name the slots' input streams, as hdlgen/internal/slot's
 // module names them.
@@ -45,8 +26,12 @@ type Slot struct {
 }
 
 // SlotsOf builds every kernel slot the manager d's tables have, with the
-// kernels ks in theirs and the others empty.
-func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
+// resolved kernels ks in theirs (a kernel with no name: an empty slot of
+// that shape, as a firmware spec gives it, which any kernel of the shape
+// then fills by partial reconfiguration) and the others empty. A slot
+// holds only library kernels it supports (slot.Supports): an opaque
+// kernel, which the emulator times from configured figures, has no RTL.
+func SlotsOf(d *manager.Design, ks []desc.Kernel) ([]Slot, error) {
 	tab, err := ntb.Build(d.Config.Manager.Translation, d.Config.BARs)
 	if err != nil {
 		return nil, err
@@ -59,68 +44,22 @@ func SlotsOf(d *manager.Design, ks []Kernel) ([]Slot, error) {
 			cs[i].Locals = append(cs[i].Locals, uint16(id))
 		}
 	}
-	given := make([]bool, len(cs))
-	for i, k := range ks {
-		where := k.Where
-		if where == "" {
-			where = fmt.Sprintf("kernels[%d]", i)
-		}
+	for _, k := range ks {
 		if k.Slot < 0 || k.Slot >= len(cs) {
-			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC (it has %d)", where, k.Slot, len(cs))
+			return nil, fmt.Errorf("%s.slot: %d is not a kernel slot of the O-NIC (it has %d)", k.Where, k.Slot, len(cs))
+		}
+		if k.Opaque {
+			return nil, fmt.Errorf("%s: %q is an opaque kernel, which the emulator times from cycles and gbps; it has no RTL to put in slot %d", k.Where, k.Name, k.Slot)
+		}
+		if k.Library != nil {
+			if err := slot.Supports(k.Library); err != nil {
+				return nil, fmt.Errorf("%s: %v", k.Where, err)
+			}
 		}
 		c := &cs[k.Slot]
-		if given[k.Slot] {
-			return nil, fmt.Errorf("%s.slot: slot %d is given twice", where, k.Slot)
-		}
-		given[k.Slot] = true
-		inputs := 1
-		var err error
-		if k.Name != "" {
-			lk, err := kernels.Lookup(k.Name)
-			if err != nil {
-				return nil, fmt.Errorf("%s.name: %v", where, err)
-			}
-			if err := slot.Supports(lk); err != nil {
-				return nil, fmt.Errorf("%s: %v", where, err)
-			}
-			c.Kernel, inputs = lk, lk.Inputs
-		} else if k.Sources != nil {
-			inputs = 2
-		}
-		c.Inputs = inputs
-		if k.Egress == "" && k.Name == "" {
-			k.Egress = "host"
-		}
-		if c.Egress, err = slot.ParseEgress(k.Egress); err != nil {
-			return nil, fmt.Errorf("%s.egress: %v", where, err)
-		}
-		c.Translated = k.Translated
-		what := "kernel " + strconv.Quote(k.Name)
-		if k.Name == "" {
-			what = "the empty slot"
-		}
-		if inputs == 2 {
-			src := k.Sources
-			if src == nil {
-				src = []string{"port-a", "port-b"}
-			}
-			if len(src) != 2 {
-				return nil, fmt.Errorf("%s.sources: %s has two inputs; name two sources, not %d", where, what, len(src))
-			}
-			for j, s := range src {
-				if c.Sources[j], err = slot.ParseIngress(s); err != nil {
-					return nil, fmt.Errorf("%s.sources[%d]: %v", where, j, err)
-				}
-			}
-			if c.Sources[0] == c.Sources[1] {
-				return nil, fmt.Errorf("%s.sources: both inputs are %s", where, src[0])
-			}
-			if k.PairBufferKiB < 0 || k.PairBufferKiB<<10 > slot.MaxPairBytes {
-				return nil, fmt.Errorf("%s.pair_buffer_kib: %d must be 1 to %d", where, k.PairBufferKiB, slot.MaxPairBytes>>10)
-			}
-			c.PairBytes = k.PairBufferKiB << 10
-		} else if k.Sources != nil || k.PairBufferKiB != 0 {
-			return nil, fmt.Errorf("%s: sources and pair_buffer_kib are for two-input kernels; %s has one input", where, what)
+		c.Kernel, c.Inputs, c.Egress, c.Translated = k.Library, k.Inputs, slot.EgressOf(k.Egress), k.Translated
+		if k.Inputs == 2 {
+			c.Sources, c.PairBytes = k.Sources, k.PairBytes
 		}
 	}
 	slots := make([]Slot, len(cs))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"onic/desc"
 	"onic/testbenches/replay"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: manager.BARSizes(f), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs})
+	d, err := manager.Build(manager.Config{Manager: o.Manager, BARs: f.MemorySizes(), Hold: o.DownPolicy == "hold", HoldTLPs: o.HoldTLPs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +40,7 @@ func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ks []Kernel
-	for _, k := range o.Kernels {
-		ks = append(ks, Kernel{Slot: k.Slot, Name: k.Name, Egress: k.Egress, Translated: k.Translated, Sources: k.Sources, PairBufferKiB: k.PairBufferKiB})
-	}
-	if parts.Slots, err = SlotsOf(d, ks); err != nil {
+	if parts.Slots, err = SlotsOf(d, kernelsOf(t, o)); err != nil {
 		t.Fatal(err)
 	}
 	top := Build("onic_card_"+o.Name, parts)
@@ -51,6 +48,16 @@ func slotCard(t testing.TB, o scenario.ONICConfig, link *ir.Module) *ir.Module {
 		t.Fatal(err)
 	}
 	return top
+}
+
+// kernelsOf is o's kernels, resolved.
+func kernelsOf(t testing.TB, o scenario.ONICConfig) []desc.Kernel {
+	t.Helper()
+	d, err := desc.FromScenario(o, "onics["+o.Name+"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Kernels
 }
 
 // offloadReplayFlag is how many cycles of TestOffloadAgainstEmulator

@@ -20,7 +20,7 @@ func defaultManager(t testing.TB) *manager.Design {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: manager.BARSizes(f)})
+	d, err := manager.Build(manager.Config{Manager: scenario.TwoParty().ONICs[0].Manager, BARs: f.MemorySizes()})
 	if err != nil {
 		t.Fatal(err)
 	}

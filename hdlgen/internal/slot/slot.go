@@ -13,11 +13,14 @@ import (
 	"fmt"
 	"math/bits"
 
+	"onic/desc"
 	"onic/hdlgen/axil"
 	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/kernels"
+	pmgr "onic/pcie/manager"
+	"onic/pcie/ntb"
 	"onic/tlp"
 )
 
@@ -31,21 +34,17 @@ const (
 	PortB               // port-b
 )
 
-// ParseEgress reads a scenario's kernel egress ("host", "port-a",
-// "port-b").
-func ParseEgress(s string) (Egress, error) {
-	if s == "" {
-		return 0, fmt.Errorf("no egress: a kernel's output needs one (host, port-a or port-b)")
+// EgressOf is the slot's egress for a resolved kernel's (desc.Kernel's
+// Egress: the host or a port).
+func EgressOf(e ntb.Egress) Egress {
+	switch e.Kind {
+	case ntb.EgressPortA:
+		return PortA
+	case ntb.EgressPortB:
+		return PortB
 	}
-	i, ok := places[s]
-	if !ok {
-		return 0, fmt.Errorf("egress %q must be host, port-a or port-b", s)
-	}
-	return Egress(i), nil
+	return Host
 }
-
-// places number the host and the ports as Egress and Ingress both do.
-var places = map[string]int{"host": 0, "port-a": 1, "port-b": 2}
 
 // Config is one kernel slot of a card.
 type Config struct {
@@ -92,33 +91,24 @@ func (c Config) inputs() int {
 }
 
 // Ingress is where a TLP came into the O-NIC, as the slot's
-// s_tlp_ingress says.
-type Ingress uint8
+// s_tlp_ingress says: the manager's numbering.
+type Ingress = pmgr.Ingress
 
 // The ingresses.
 const (
-	FromHost  Ingress = iota // the host
-	FromPortA                // optical port A
-	FromPortB                // optical port B
+	FromHost  = pmgr.FromHost  // the host
+	FromPortA = pmgr.FromPortA // optical port A
+	FromPortB = pmgr.FromPortB // optical port B
 )
-
-// ParseIngress reads a scenario's kernel source ("host", "port-a",
-// "port-b").
-func ParseIngress(s string) (Ingress, error) {
-	i, ok := places[s]
-	if !ok {
-		return 0, fmt.Errorf("source %q must be host, port-a or port-b", s)
-	}
-	return Ingress(i), nil
-}
 
 // PairTLPs is how many writes each input of a two-input kernel may hold
 // waiting; MaxPairBytes the most bytes a pair buffer may be given.
 const (
 	PairTLPs     = 64
 	MaxPairBytes = 16 << 20
-	// DefaultPairBytes is the emulator's pair_buffer_kib default, 1 MiB.
-	DefaultPairBytes = 1 << 20
+	// DefaultPairBytes is the pair buffer a two-input kernel has when
+	// its entry does not say.
+	DefaultPairBytes = desc.DefaultPairBytes
 )
 
 // Name is the slot's static module's name; RMName its reconfigurable

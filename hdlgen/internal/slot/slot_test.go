@@ -307,24 +307,6 @@ func TestSupports(t *testing.T) {
 	}
 }
 
-// TestParse: the scenario's names of the host and the ports, as egress
-// and as source, and a name that is neither.
-func TestParse(t *testing.T) {
-	for s, want := range map[string]int{"host": 0, "port-a": 1, "port-b": 2} {
-		e, err := ParseEgress(s)
-		i, err2 := ParseIngress(s)
-		if err != nil || err2 != nil || int(e) != want || int(i) != want {
-			t.Errorf("%q: egress %d %v, ingress %d %v; want %d", s, e, err, i, err2, want)
-		}
-	}
-	if _, err := ParseEgress("port-c"); err == nil {
-		t.Error("egress port-c: no error")
-	}
-	if _, err := ParseIngress("kernel"); err == nil {
-		t.Error("source kernel: no error")
-	}
-}
-
 // TestOneInterface: every kernel a slot takes, and the empty slot, give
 // the slot's reconfigurable module the same ports in the same order, and
 // kernels of the slot's shape the same static module: what lets one fill
