@@ -134,6 +134,8 @@ type Design struct {
 	// access rule slots (0: no ACL_* registers).
 	Domains   []string
 	RuleSlots int
+
+	access *ir.Module // the access check's module (Design.PortIn shares it)
 }
 
 // Pipeline stages between the input and output register slices: the
@@ -325,7 +327,7 @@ func Build(c Config) (*Design, error) {
 	if err := g.m.Check(); err != nil {
 		return nil, err
 	}
-	d.Module = g.m
+	d.Module, d.access = g.m, g.access
 	return d, nil
 }
 
@@ -341,6 +343,22 @@ type gen struct {
 	// the TLP came in on port B (the port pipeline's, for the kernel
 	// slots' two-input kernels), out as m_kernel_from_b.
 	kernelFromB bool
+	// access is the access check's module, built once (accessModule) and
+	// shared with the port pipeline of the same design (Design.PortIn).
+	access *ir.Module
+}
+
+// accessModule returns the design's access-check module, built on first
+// use.
+func (g *gen) accessModule() (*ir.Module, error) {
+	if g.access == nil {
+		m, err := access.Module(g.c.Name+"_access", g.acl.Domains(), g.acl.RuleSlots())
+		if err != nil {
+			return nil, err
+		}
+		g.access = m
+	}
+	return g.access, nil
 }
 
 // beat is one stage's copy of a TLP beat.
@@ -773,7 +791,7 @@ func (p *pipe) translate(s1 beat, t1 tlpState, lutQ ir.Value) (beat, tlpState, e
 // check is stage 3: the access check, on the BAR offset for the O-NIC's
 // own registers and on the translated address otherwise.
 func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
-	m, c := p.m, p.c
+	m := p.m
 	kind2, off2, regHit2, size2, egress2, slot2, addr2 := t2.kind, t2.off, t2.regHit, t2.size, t2.egress, t2.slot, t2.addr
 	chkAddr := m.Named("check_addr", m.Mux(regHit2, off2, addr2))
 	kernelBit := m.Add(m.Slice(slot2, 0, 5), m.Const(5, 8))
@@ -784,7 +802,7 @@ func (p *pipe) check(s2 beat, t2 tlpState) (beat, tlpState, error) {
 	egBit = m.Named("check_egress", m.Mux(regHit2, m.Const(5, 2), egBit))
 	bit2 := func(k int) ir.Value { return m.Slice(kind2, bits.TrailingZeros(uint(k)), 1) }
 	op2 := accessOp(m, bit2(kData), bit2(kNonPosted))
-	accMod, err := access.Module(c.Name+"_access", p.acl.Domains(), p.acl.RuleSlots())
+	accMod, err := p.accessModule()
 	if err != nil {
 		return beat{}, tlpState{}, fmt.Errorf("access check: %v", err)
 	}

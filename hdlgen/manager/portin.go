@@ -59,7 +59,16 @@ type PortIn struct {
 //
 // What it does not do yet: the ring of recent denials, and lent devices'
 // forwarded configuration.
-func BuildPortIn(c Config) (*PortIn, error) {
+func BuildPortIn(c Config) (*PortIn, error) { return buildPortIn(c, nil) }
+
+// PortIn is BuildPortIn for d's configuration, sharing d's access-check
+// module: the card's two pipelines then instance one module, not two
+// identical ones under two names.
+func (d *Design) PortIn() (*PortIn, error) { return buildPortIn(d.Config, d.access) }
+
+// buildPortIn is BuildPortIn, with the access-check module access if it
+// is not nil.
+func buildPortIn(c Config, access *ir.Module) (*PortIn, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
@@ -78,7 +87,7 @@ func BuildPortIn(c Config) (*PortIn, error) {
 	if err := c.Manager.CheckPortRanges(tab.KernelSlots()); err != nil {
 		return nil, err
 	}
-	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a, kernelFromB: true}
+	g := &gen{c: c, d: &Design{DataWidth: c.DataWidth}, m: ir.NewModule(c.Name + "_port_in"), tab: tab, acl: a, kernelFromB: true, access: access}
 	p := &portIn{gen: g, W: c.DataWidth, K: c.DataWidth / 32}
 	p.build()
 	if err := g.m.Check(); err != nil {
@@ -207,7 +216,7 @@ func (p *portIn) build() {
 	kernelBit := m.Add(m.Slice(kiSlot1, 0, 5), m.Const(5, 8))
 	egBit := m.Mux(steer, kernelBit, m.Const(5, 3)) // 3: the host
 	op := accessOp(m, hasData1, nonPosted1)         // a steered write is an MWr: a write
-	accMod, err := access.Module(p.c.Name+"_port_access", p.acl.Domains(), p.acl.RuleSlots())
+	accMod, err := p.accessModule()
 	if err != nil {
 		panic(err) // the domains were checked by acl.Build
 	}

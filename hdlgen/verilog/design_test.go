@@ -154,4 +154,28 @@ func TestDesignNameClash(t *testing.T) {
 	if err != nil || len(files) != 2 {
 		t.Fatalf("%d files, %v", len(files), err)
 	}
+	// One module (with bits nothing reads, so an unused sink) instanced
+	// by two parents: printed once, and printing it again prints the same
+	// (the sink's name was once taken anew at each print: unused, then
+	// unused_2, and the two prints clashed).
+	shared := ir.NewModule("shared")
+	shared.Output("lo", shared.Slice(shared.Input("x", 8), 0, 4))
+	parent := func(name string) *ir.Module {
+		p := ir.NewModule(name)
+		p.Output("y", p.Instance("u", shared, map[string]ir.Value{"x": p.Input("x", 8)})["lo"])
+		return p
+	}
+	top := ir.NewModule("top")
+	x := top.Input("x", 8)
+	top.Output("a", top.Instance("u_a", parent("pa"), map[string]ir.Value{"x": x})["y"])
+	top.Output("b", top.Instance("u_b", parent("pb"), map[string]ir.Value{"x": x})["y"])
+	files, err = EmitDesign(top)
+	if err != nil || len(files) != 4 {
+		t.Fatalf("shared module: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		if f.Module == "shared" && !strings.Contains(string(f.Source), "wire unused;") {
+			t.Errorf("shared module's sink:\n%s", f.Source)
+		}
+	}
 }

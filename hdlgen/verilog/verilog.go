@@ -182,17 +182,20 @@ type emitter struct {
 	outs      []int     // each port's node after it (index as m.Ports())
 	d         *design
 	nm        namer
-	alive     []bool       // node is needed by an output
-	inline    []bool       // node is printed inside its one user's expression, not as a wire
-	readWhole []bool       // something reads the node other than through a part-select
-	name      []string     // node's Verilog name ("" for constants and inlined nodes)
-	used      [][]uint64   // node's bits that something reads
-	clk       bool         // the module has live registers or memory ports
-	rst       bool         // the module has live registers with a synchronous reset
-	arst      bool         // the module has live registers with an asynchronous reset
-	ports     []string     // port names, in ir port order
-	unused    []string     // pieces nothing reads, gathered into one sink
-	subs      []*ir.Module // modules of live instances, each once, in node order
+	alive     []bool     // node is needed by an output
+	inline    []bool     // node is printed inside its one user's expression, not as a wire
+	readWhole []bool     // something reads the node other than through a part-select
+	name      []string   // node's Verilog name ("" for constants and inlined nodes)
+	used      [][]uint64 // node's bits that something reads
+	clk       bool       // the module has live registers or memory ports
+	rst       bool       // the module has live registers with a synchronous reset
+	arst      bool       // the module has live registers with an asynchronous reset
+	ports     []string   // port names, in ir port order
+	unused    []string   // pieces nothing reads, gathered into one sink
+	// unusedName is the sink's name, settled with the others so that
+	// printing twice prints the same.
+	unusedName string
+	subs       []*ir.Module // modules of live instances, each once, in node order
 }
 
 // node is node i after common-subexpression elimination.
@@ -207,9 +210,10 @@ func (e *emitter) cse() {
 	e.nodes = make([]ir.Node, m.Len())
 	rep := make([]int, m.Len())
 	seen := map[string]int{}
-	folded := map[int][2]int{} // slice node -> its folded Lo and operand
-	alias := map[int]int{}     // named node -> the named node that computes the same
-	named := map[int]int{}     // unnamed node -> the named node that computes the same
+	folded := map[int][2]int{}   // slice node -> its folded Lo and operand
+	alias := map[int]int{}       // named node -> the named node that computes the same
+	named := map[int]int{}       // unnamed node -> the named node that computes the same
+	consts := map[int][]uint64{} // unnamed node of constant operands -> its value
 	var key strings.Builder
 	for i := range m.Len() {
 		n := m.Node(i)
@@ -228,8 +232,18 @@ func (e *emitter) cse() {
 			}
 		}
 		if n.Name == "" && n.Table == nil {
-			if j := fold(m, n, rep); j >= 0 {
+			if j := fold(m, n, rep, consts); j >= 0 {
 				rep[i] = j // a constant condition or operand decides it
+				continue
+			}
+			if c, ok := evalConst(m, n, rep, consts); ok {
+				consts[i] = c // constant operands: printed as the value
+				n = &ir.Node{Op: ir.OpConst, W: n.W, Const: c, Pos: n.Pos}
+				lo, args = 0, nil
+			}
+		} else if n.Name != "" && n.Op == ir.OpMux && n.Table == nil {
+			if j := fold(m, n, rep, consts); j >= 0 {
+				alias[i] = j // a named choice a constant select decides: the chosen value, by its name
 				continue
 			}
 		}
@@ -284,6 +298,9 @@ func (e *emitter) cse() {
 		if f, ok := folded[i]; ok {
 			n.Lo, n.Args = f[0], []int{f[1]}
 		}
+		if c, ok := consts[i]; ok {
+			n = ir.Node{Op: ir.OpConst, W: n.W, Const: c, Pos: n.Pos}
+		}
 		if j, ok := alias[i]; ok {
 			n = ir.Node{Op: ir.OpWire, W: n.W, Args: []int{j}, Name: n.Name, Pos: n.Pos}
 		}
@@ -294,12 +311,18 @@ func (e *emitter) cse() {
 	}
 }
 
-// fold returns the node that unnamed operation n always equals because
+// fold returns the node that operation n always equals because
 // of a constant operand (a multiplexer with a constant select or equal
 // choices, x & 0, x & ~0, x | 0, x | ~0, x ^ 0, ~~x), or -1. Operands are
 // read through rep.
-func fold(m *ir.Module, n *ir.Node, rep []int) int {
-	arg := func(k int) (int, *ir.Node) { a := rep[n.Args[k]]; return a, m.Node(a) }
+func fold(m *ir.Module, n *ir.Node, rep []int, consts map[int][]uint64) int {
+	arg := func(k int) (int, *ir.Node) {
+		a := rep[n.Args[k]]
+		if c, ok := consts[a]; ok {
+			return a, &ir.Node{Op: ir.OpConst, W: m.Node(a).W, Const: c}
+		}
+		return a, m.Node(a)
+	}
 	switch n.Op {
 	case ir.OpMux:
 		_, sn := arg(0)
@@ -338,6 +361,87 @@ func fold(m *ir.Module, n *ir.Node, rep []int) int {
 		}
 	}
 	return -1
+}
+
+// evalConst computes unnamed operation n when its operands are constants
+// (the module's, or ones computed before: consts), for the operations a
+// reader would otherwise meet as ~32'h0 or a slice of a literal: bitwise
+// and bit-moving operations and comparisons for equality.
+func evalConst(m *ir.Module, n *ir.Node, rep []int, consts map[int][]uint64) ([]uint64, bool) {
+	var in [][]uint64
+	var ws []int
+	for _, a := range n.Args {
+		a = rep[a]
+		c, ok := consts[a]
+		if an := m.Node(a); !ok && an.Op == ir.OpConst {
+			c, ok = an.Const, true
+		}
+		if !ok {
+			return nil, false
+		}
+		in, ws = append(in, c), append(ws, m.Node(a).W)
+	}
+	if len(in) == 0 {
+		return nil, false
+	}
+	out := make([]uint64, (n.W+63)/64)
+	bit := func(c []uint64, b int) uint64 { return c[b/64] >> (b % 64) & 1 }
+	set := func(b int, v uint64) { out[b/64] |= v << (b % 64) }
+	switch n.Op {
+	case ir.OpNot, ir.OpAnd, ir.OpOr, ir.OpXor:
+		for b := range n.W {
+			v := bit(in[0], b)
+			switch n.Op {
+			case ir.OpNot:
+				v ^= 1
+			case ir.OpAnd:
+				v &= bit(in[1], b)
+			case ir.OpOr:
+				v |= bit(in[1], b)
+			case ir.OpXor:
+				v ^= bit(in[1], b)
+			}
+			set(b, v)
+		}
+	case ir.OpSlice:
+		for b := range n.W {
+			set(b, bit(in[0], n.Lo+b))
+		}
+	case ir.OpZext, ir.OpSext:
+		top := uint64(0)
+		if n.Op == ir.OpSext {
+			top = bit(in[0], ws[0]-1)
+		}
+		for b := range n.W {
+			v := top
+			if b < ws[0] {
+				v = bit(in[0], b)
+			}
+			set(b, v)
+		}
+	case ir.OpConcat:
+		b := n.W
+		for k, c := range in {
+			b -= ws[k]
+			for j := range ws[k] {
+				set(b+j, bit(c, j))
+			}
+		}
+	case ir.OpEq, ir.OpNe:
+		eq := uint64(1)
+		for b := range ws[0] {
+			if bit(in[0], b) != bit(in[1], b) {
+				eq = 0
+			}
+		}
+		if n.Op == ir.OpNe {
+			eq ^= 1
+		}
+		set(0, eq)
+	default:
+		return nil, false
+	}
+	return out, true
 }
 
 func zero(n *ir.Node) bool {
@@ -645,6 +749,9 @@ func (e *emitter) unusedBits() {
 			e.unused = append(e.unused, e.bitsRef(i, lo, hi))
 			lo = hi
 		}
+	}
+	if len(e.unused) > 0 {
+		e.unusedName = e.nm.name("unused")
 	}
 }
 
@@ -1004,11 +1111,10 @@ func (e *emitter) statements() []byte {
 		n := e.node(i)
 		fmt.Fprintf(&b, "    %s %s; // %s\n", decl("wire", n.W), e.name[i], n.Pos)
 	}
-	var unused string
+	unused := e.unusedName
 	if len(e.unused) > 0 {
 		// A 1-bit AND of the pieces nothing reads, itself read by
 		// nothing: the name tells lint it is meant.
-		unused = e.nm.name("unused")
 		fmt.Fprintf(&b, "    wire %s;\n", unused)
 	}
 	b.WriteString("\n")

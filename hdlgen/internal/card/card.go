@@ -39,7 +39,7 @@ func PartsOf(d *manager.Design, link *ir.Module, f *pcie.Function) (Parts, error
 	if err != nil {
 		return Parts{}, err
 	}
-	pi, err := manager.BuildPortIn(d.Config)
+	pi, err := d.PortIn()
 	if err != nil {
 		return Parts{}, err
 	}

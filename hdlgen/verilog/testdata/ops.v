@@ -28,7 +28,6 @@ module ops (
     wire [7:0] n_2fast; // hdlgen/verilog/verilog_test.go:38
     wire [7:0] _flags_concat; // hdlgen/verilog/verilog_test.go:41
     wire [4:0] _wide_slice; // hdlgen/verilog/verilog_test.go:44
-    wire [7:0] _konst_concat; // hdlgen/verilog/verilog_test.go:46
     wire _shifts_slice; // hdlgen/verilog/verilog_test.go:49
     wire [47:0] _shifts_concat; // hdlgen/verilog/verilog_test.go:49
     wire _never_ltu; // hdlgen/verilog/verilog_test.go:50
@@ -40,12 +39,11 @@ module ops (
     assign _flags_concat = {(a == b), (a != b), (a < b), ($signed(a) < $signed(b)), (|a), (&b),
                            (^_n_2fast_add), _n_2fast_sub[7]};
     assign _wide_slice = a[6:2];
-    assign _konst_concat = {4'ha, 4'h5};
     assign _shifts_slice = a[7];
     assign _shifts_concat = {(a << b[7:5]), (a >> b[7:5]), ($unsigned($signed(a) >>> b[7:5])),
                             {a[4:0], 3'h0}, {2'h0, a[7:2]}, {{7{_shifts_slice}}, _shifts_slice}};
     assign _never_ltu = 1'h0;
-    assign unused = &{1'b0, spare, _konst_concat[1:0], _konst_concat[7:6]};
+    assign unused = &{1'b0, spare};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -66,8 +64,8 @@ module ops (
     assign mixed = (n_2fast & (~a)) ^ (a | b);
     assign flags = _flags_concat;
     assign low = b[3:0];
-    assign wide = {{65{_wide_slice[4]}}, _wide_slice} + {5'h0, 65'h1};
-    assign konst = _konst_concat[5:2];
+    assign wide = {{65{_wide_slice[4]}}, _wide_slice} + 70'h1;
+    assign konst = 4'h9;
     assign prod = {5'h0, a} * {8'h0, b[4:0]};
     assign shifts = _shifts_concat;
     assign never = _never_ltu;

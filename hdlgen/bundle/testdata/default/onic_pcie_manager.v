@@ -66,312 +66,311 @@ module onic_pcie_manager (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp
 );
-    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:711
-    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:712
-    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:782
-    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:782
-    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:847
-    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:858
-    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:858
-    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:858
-    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:905
-    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:905
-    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:905
-    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1019
-    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1019
-    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1019
-    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1019
-    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1151
-    reg  [31:0] win_en_lo = 32'h1; // hdlgen/manager/manager.go:1176
-    reg  [31:0] win_en_hi = 32'h0; // hdlgen/manager/manager.go:1176
-    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1177
-    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1177
-    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1178
-    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1178
-    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1181
-    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1181
-    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:669
-    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:669
-    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:669
-    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:669
-    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:669
-    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:669
-    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:669
-    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:671
-    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:671
-    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:671
-    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:671
-    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:671
-    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:671
-    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:671
-    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:765
-    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:765
-    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:765
-    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:765
-    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:765
-    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:765
-    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:765
-    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:770
-    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:770
-    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:770
-    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:770
-    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:770
-    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:770
-    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:770
-    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:770
-    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:770
-    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:770
-    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:770
-    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:770
-    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:770
-    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:770
-    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:770
-    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:770
-    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:770
-    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:816
-    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:816
-    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:816
-    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:816
-    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:816
-    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:816
-    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:816
-    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:819
-    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:819
-    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:819
-    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:819
-    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:819
-    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:819
-    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:819
-    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:819
-    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:819
-    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:819
-    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:819
-    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:819
-    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:819
-    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:819
-    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:819
-    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:819
-    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:819
-    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:938
-    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:938
-    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:938
-    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:938
-    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:938
-    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:939
-    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:940
-    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:941
-    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:942
-    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:943
-    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:947
-    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:948
-    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:949
-    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:950
-    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:973
-    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:973
-    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:973
-    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:973
-    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:973
-    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1017
-    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1017
-    wire [6:0] kind; // hdlgen/manager/manager.go:598: a table
-    wire [63:0] bar_mask; // hdlgen/manager/manager.go:639: a table
-    wire bar_ok; // hdlgen/manager/manager.go:640: a table
-    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1084: a table
-    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1088: a table
-    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1090: a table
-    wire write_accept; // hdlgen/manager/manager.go:1152
-    wire [31:0] write_mask; // hdlgen/manager/manager.go:1163
-    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1176
-    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1176
-    wire init_done; // hdlgen/manager/manager.go:1179
+    localparam [2:0] EGRESS_PORT_A = 3'h1; // hdlgen/manager/manager.go:729
+    localparam [2:0] EGRESS_PORT_B = 3'h2; // hdlgen/manager/manager.go:730
+    localparam [2:0] EGRESS_LOCAL = 3'h4; // hdlgen/manager/manager.go:800
+    localparam [2:0] EGRESS_KERNEL = 3'h3; // hdlgen/manager/manager.go:800
+    localparam [3:0] REASON_OK = 4'h0; // hdlgen/manager/manager.go:865
+    localparam [3:0] REASON_NO_PROXY_ID = 4'h6; // hdlgen/manager/manager.go:876
+    localparam [2:0] EGRESS_NONE = 3'h0; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_DENIED = 4'h5; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_PORT_DOWN = 4'h4; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_MAPPING_DISABLED = 4'h3; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_WINDOW_MISS = 4'h2; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_NOT_FOR_US = 4'h1; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_UNSUPPORTED = 4'h8; // hdlgen/manager/manager.go:876
+    localparam [3:0] REASON_UNEXPECTED_COMPLETION = 4'h7; // hdlgen/manager/manager.go:876
+    localparam [1:0] ACT_FORWARD = 2'h0; // hdlgen/manager/manager.go:923
+    localparam [1:0] ACT_COMPLETE = 2'h1; // hdlgen/manager/manager.go:923
+    localparam [1:0] ACT_DROP = 2'h2; // hdlgen/manager/manager.go:923
+    localparam [3:0] REASON_RELAY_DENIED = 4'h9; // hdlgen/manager/manager.go:1037
+    localparam [3:0] REASON_MSIX_ADDRESS = 4'ha; // hdlgen/manager/manager.go:1037
+    localparam [3:0] REASON_MALFORMED = 4'hb; // hdlgen/manager/manager.go:1037
+    localparam [3:0] REASON_BUS_MASTER_DISABLED = 4'hc; // hdlgen/manager/manager.go:1037
+    reg  axil_bvalid = 1'h0; // hdlgen/manager/manager.go:1169
+    reg  [31:0] win_en_lo = 32'h1; // hdlgen/manager/manager.go:1194
+    reg  [31:0] win_en_hi = 32'h0; // hdlgen/manager/manager.go:1194
+    reg  [31:0] lut_index = 32'h0; // hdlgen/manager/manager.go:1195
+    reg  [31:0] lut_addr_lo = 32'h0; // hdlgen/manager/manager.go:1195
+    reg  [31:0] lut_addr_hi = 32'h0; // hdlgen/manager/manager.go:1196
+    reg  [31:0] lut_ctrl = 32'h0; // hdlgen/manager/manager.go:1196
+    reg  axil_rvalid = 1'h0; // hdlgen/manager/manager.go:1199
+    reg  [31:0] axil_rdata = 32'h0; // hdlgen/manager/manager.go:1199
+    reg  s1_valid = 1'h0; // hdlgen/manager/manager.go:687
+    reg  [127:0] s1_hdr = 128'h0; // hdlgen/manager/manager.go:687
+    reg  [2:0] s1_bar = 3'h0; // hdlgen/manager/manager.go:687
+    reg  [511:0] s1_data = 512'h0; // hdlgen/manager/manager.go:687
+    reg  [15:0] s1_keep = 16'h0; // hdlgen/manager/manager.go:687
+    reg  s1_sop = 1'h0; // hdlgen/manager/manager.go:687
+    reg  s1_eop = 1'h0; // hdlgen/manager/manager.go:687
+    reg  [6:0] s1_kind = 7'h0; // hdlgen/manager/manager.go:689
+    reg  [63:0] s1_off = 64'h0; // hdlgen/manager/manager.go:689
+    reg  s1_bar_ok = 1'h0; // hdlgen/manager/manager.go:689
+    reg  s1_reg_hit = 1'h0; // hdlgen/manager/manager.go:689
+    reg  [12:0] s1_size = 13'h0; // hdlgen/manager/manager.go:689
+    reg  s1_proxy_ok = 1'h0; // hdlgen/manager/manager.go:689
+    reg  [15:0] s1_proxy = 16'h0; // hdlgen/manager/manager.go:689
+    reg  s2_valid = 1'h0; // hdlgen/manager/manager.go:783
+    reg  [127:0] s2_hdr = 128'h0; // hdlgen/manager/manager.go:783
+    reg  [2:0] s2_bar = 3'h0; // hdlgen/manager/manager.go:783
+    reg  [511:0] s2_data = 512'h0; // hdlgen/manager/manager.go:783
+    reg  [15:0] s2_keep = 16'h0; // hdlgen/manager/manager.go:783
+    reg  s2_sop = 1'h0; // hdlgen/manager/manager.go:783
+    reg  s2_eop = 1'h0; // hdlgen/manager/manager.go:783
+    reg  [6:0] s2_kind = 7'h0; // hdlgen/manager/manager.go:788
+    reg  [63:0] s2_off = 64'h0; // hdlgen/manager/manager.go:788
+    reg  s2_bar_ok = 1'h0; // hdlgen/manager/manager.go:788
+    reg  s2_reg_hit = 1'h0; // hdlgen/manager/manager.go:788
+    reg  [12:0] s2_size = 13'h0; // hdlgen/manager/manager.go:788
+    reg  s2_proxy_ok = 1'h0; // hdlgen/manager/manager.go:788
+    reg  [15:0] s2_proxy = 16'h0; // hdlgen/manager/manager.go:788
+    reg  s2_found = 1'h0; // hdlgen/manager/manager.go:788
+    reg  s2_enabled = 1'h0; // hdlgen/manager/manager.go:788
+    reg  [2:0] s2_egress = 3'h0; // hdlgen/manager/manager.go:788
+    reg  [7:0] s2_slot = 8'h0; // hdlgen/manager/manager.go:788
+    reg  [63:0] s2_addr = 64'h0; // hdlgen/manager/manager.go:788
+    reg  s2_down = 1'h0; // hdlgen/manager/manager.go:788
+    reg  s2_second = 1'h0; // hdlgen/manager/manager.go:788
+    reg  [2:0] s2_second_egress = 3'h0; // hdlgen/manager/manager.go:788
+    reg  [63:0] s2_second_addr = 64'h0; // hdlgen/manager/manager.go:788
+    reg  s2_second_down = 1'h0; // hdlgen/manager/manager.go:788
+    reg  s3_valid = 1'h0; // hdlgen/manager/manager.go:834
+    reg  [127:0] s3_hdr = 128'h0; // hdlgen/manager/manager.go:834
+    reg  [2:0] s3_bar = 3'h0; // hdlgen/manager/manager.go:834
+    reg  [511:0] s3_data = 512'h0; // hdlgen/manager/manager.go:834
+    reg  [15:0] s3_keep = 16'h0; // hdlgen/manager/manager.go:834
+    reg  s3_sop = 1'h0; // hdlgen/manager/manager.go:834
+    reg  s3_eop = 1'h0; // hdlgen/manager/manager.go:834
+    reg  [6:0] s3_kind = 7'h0; // hdlgen/manager/manager.go:837
+    reg  [63:0] s3_off = 64'h0; // hdlgen/manager/manager.go:837
+    reg  s3_bar_ok = 1'h0; // hdlgen/manager/manager.go:837
+    reg  s3_reg_hit = 1'h0; // hdlgen/manager/manager.go:837
+    reg  s3_proxy_ok = 1'h0; // hdlgen/manager/manager.go:837
+    reg  [15:0] s3_proxy = 16'h0; // hdlgen/manager/manager.go:837
+    reg  s3_found = 1'h0; // hdlgen/manager/manager.go:837
+    reg  s3_enabled = 1'h0; // hdlgen/manager/manager.go:837
+    reg  [2:0] s3_egress = 3'h0; // hdlgen/manager/manager.go:837
+    reg  [7:0] s3_slot = 8'h0; // hdlgen/manager/manager.go:837
+    reg  [63:0] s3_addr = 64'h0; // hdlgen/manager/manager.go:837
+    reg  s3_down = 1'h0; // hdlgen/manager/manager.go:837
+    reg  s3_second = 1'h0; // hdlgen/manager/manager.go:837
+    reg  [2:0] s3_second_egress = 3'h0; // hdlgen/manager/manager.go:837
+    reg  [63:0] s3_second_addr = 64'h0; // hdlgen/manager/manager.go:837
+    reg  s3_second_down = 1'h0; // hdlgen/manager/manager.go:837
+    reg  [2:0] s3_rule = 3'h0; // hdlgen/manager/manager.go:837
+    reg  s4_valid = 1'h0; // hdlgen/manager/manager.go:956
+    reg  [511:0] s4_data = 512'h0; // hdlgen/manager/manager.go:956
+    reg  [15:0] s4_keep = 16'h0; // hdlgen/manager/manager.go:956
+    reg  s4_sop = 1'h0; // hdlgen/manager/manager.go:956
+    reg  s4_eop = 1'h0; // hdlgen/manager/manager.go:956
+    reg  [1:0] s4_action = 2'h0; // hdlgen/manager/manager.go:957
+    reg  [3:0] s4_reason = 4'h0; // hdlgen/manager/manager.go:958
+    reg  [2:0] s4_egress = 3'h0; // hdlgen/manager/manager.go:959
+    reg  [7:0] s4_slot = 8'h0; // hdlgen/manager/manager.go:960
+    reg  s4_second = 1'h0; // hdlgen/manager/manager.go:961
+    reg  [2:0] s4_second_egress = 3'h0; // hdlgen/manager/manager.go:965
+    reg  [127:0] s4_hdr_primary = 128'h0; // hdlgen/manager/manager.go:966
+    reg  [127:0] s4_hdr_second = 128'h0; // hdlgen/manager/manager.go:967
+    reg  [95:0] s4_cpl_hdr = 96'h0; // hdlgen/manager/manager.go:968
+    reg  m_port_a_sent = 1'h0; // hdlgen/manager/manager.go:991
+    reg  m_port_b_sent = 1'h0; // hdlgen/manager/manager.go:991
+    reg  m_kernel_sent = 1'h0; // hdlgen/manager/manager.go:991
+    reg  m_local_sent = 1'h0; // hdlgen/manager/manager.go:991
+    reg  m_cpl_sent = 1'h0; // hdlgen/manager/manager.go:991
+    reg  [31:0] count_ok = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_not_for_us = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_window_miss = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_mapping_disabled = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_port_down = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_denied = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_no_proxy_id = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_unexpected_completion = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_unsupported = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_relay_denied = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_msix_address = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_malformed = 32'h0; // hdlgen/manager/manager.go:1035
+    reg  [31:0] count_bus_master_disabled = 32'h0; // hdlgen/manager/manager.go:1035
+    wire [6:0] kind; // hdlgen/manager/manager.go:616: a table
+    wire [63:0] bar_mask; // hdlgen/manager/manager.go:657: a table
+    wire bar_ok; // hdlgen/manager/manager.go:658: a table
+    wire [2:0] cpl_lead_bytes; // hdlgen/manager/manager.go:1102: a table
+    wire [1:0] cpl_last_byte; // hdlgen/manager/manager.go:1106: a table
+    wire [2:0] cpl_trail_bytes; // hdlgen/manager/manager.go:1108: a table
+    wire write_accept; // hdlgen/manager/manager.go:1170
+    wire [31:0] write_mask; // hdlgen/manager/manager.go:1181
+    wire [31:0] _win_en_lo_not; // hdlgen/manager/manager.go:1194
+    wire [31:0] _win_en_lo_and; // hdlgen/manager/manager.go:1194
+    wire init_done; // hdlgen/manager/manager.go:1197
     wire in_ready; // hdlgen/axis/axis.go:23
     wire in_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire [127:0] in_hdr; // hdlgen/manager/manager.go:576
-    wire [2:0] in_bar; // hdlgen/manager/manager.go:576
-    wire adv; // hdlgen/manager/manager.go:586
+    wire [127:0] in_hdr; // hdlgen/manager/manager.go:594
+    wire [2:0] in_bar; // hdlgen/manager/manager.go:594
+    wire adv; // hdlgen/manager/manager.go:604
     wire in_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] in_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire [63:0] bar_offset; // hdlgen/manager/manager.go:639
-    wire _s1_proxy_eq; // hdlgen/manager/manager.go:661
-    wire [63:0] _window_enables_concat; // hdlgen/manager/manager.go:723
-    wire window_enables; // hdlgen/manager/manager.go:723
-    wire failover; // hdlgen/manager/manager.go:732
-    wire [2:0] translated_egress; // hdlgen/manager/manager.go:733
-    wire [63:0] translated_addr; // hdlgen/manager/manager.go:734
-    wire multicast; // hdlgen/manager/manager.go:735
-    wire [63:0] check_addr; // hdlgen/manager/manager.go:778
-    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:780
-    wire [4:0] check_egress; // hdlgen/manager/manager.go:784
-    wire [1:0] access_op; // hdlgen/manager/manager.go:185
+    wire [63:0] bar_offset; // hdlgen/manager/manager.go:657
+    wire _s1_proxy_eq; // hdlgen/manager/manager.go:679
+    wire [63:0] _window_enables_concat; // hdlgen/manager/manager.go:741
+    wire window_enables; // hdlgen/manager/manager.go:741
+    wire failover; // hdlgen/manager/manager.go:750
+    wire [2:0] translated_egress; // hdlgen/manager/manager.go:751
+    wire [63:0] translated_addr; // hdlgen/manager/manager.go:752
+    wire multicast; // hdlgen/manager/manager.go:753
+    wire [63:0] check_addr; // hdlgen/manager/manager.go:796
+    wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:798
+    wire [4:0] check_egress; // hdlgen/manager/manager.go:802
+    wire [1:0] access_op; // hdlgen/manager/manager.go:187
     wire [2:0] _cpl_hdr_concat; // hdlgen/internal/tlphdr/tlphdr.go:87
     wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire [63:0] s3_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
-    wire cfg_or_msg; // hdlgen/manager/manager.go:835
-    wire cpl_unexpected; // hdlgen/manager/manager.go:835
-    wire allowed; // hdlgen/manager/manager.go:838
-    wire to_port; // hdlgen/manager/manager.go:839
-    wire no_proxy_id; // hdlgen/manager/manager.go:863
-    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:863
-    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:863
-    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:863
-    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:863
-    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:863
-    wire denied; // hdlgen/manager/manager.go:864
-    wire [3:0] reason_denied; // hdlgen/manager/manager.go:864
-    wire [2:0] egress_denied; // hdlgen/manager/manager.go:864
-    wire [7:0] slot_denied; // hdlgen/manager/manager.go:864
-    wire [63:0] addr_denied; // hdlgen/manager/manager.go:864
-    wire [15:0] req_denied; // hdlgen/manager/manager.go:864
-    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:877
-    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:877
-    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:877
-    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:877
-    wire [15:0] req_port_down; // hdlgen/manager/manager.go:877
-    wire mapping_disabled; // hdlgen/manager/manager.go:879
-    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:879
-    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:879
-    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:879
-    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:879
-    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:879
-    wire window_miss; // hdlgen/manager/manager.go:880
-    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:880
-    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:880
-    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:880
-    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:880
-    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:880
-    wire reg_allowed; // hdlgen/manager/manager.go:881
-    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:881
-    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:881
-    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:881
-    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:881
-    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:881
-    wire reg_denied; // hdlgen/manager/manager.go:882
-    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:882
-    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:882
-    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:882
-    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:882
-    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:882
-    wire not_for_us; // hdlgen/manager/manager.go:883
-    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:883
-    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:883
-    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:883
-    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:883
-    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:883
-    wire unsupported; // hdlgen/manager/manager.go:884
-    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:884
-    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:884
-    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:884
-    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:884
-    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:884
-    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:892
-    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:894
-    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:894
-    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:894
-    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:894
-    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:894
-    wire cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:895
-    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:896
-    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:896
-    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:896
-    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:896
-    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:896
-    wire ok; // hdlgen/manager/manager.go:898
-    wire [1:0] action; // hdlgen/manager/manager.go:905
-    wire [2:0] cpl_status; // hdlgen/manager/manager.go:906
-    wire via_window; // hdlgen/manager/manager.go:911
-    wire second_wanted; // hdlgen/manager/manager.go:912
-    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:922
-    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:922
-    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:922
-    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:922
-    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:922
-    wire rewrite_second_4dw; // hdlgen/manager/manager.go:923
-    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:923
-    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:923
-    wire [127:0] hdr_second; // hdlgen/manager/manager.go:923
-    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1087
-    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1089
-    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1090
-    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1091
-    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1092
-    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1099
-    wire take_decision; // hdlgen/manager/manager.go:928
-    wire forward; // hdlgen/manager/manager.go:959
-    wire _to_port_a_eq; // hdlgen/manager/manager.go:960
-    wire to_port_a; // hdlgen/manager/manager.go:961
-    wire _to_port_b_eq; // hdlgen/manager/manager.go:960
-    wire to_port_b; // hdlgen/manager/manager.go:962
-    wire [529:0] beat_tail; // hdlgen/manager/manager.go:965
-    wire m_kernel_for; // hdlgen/manager/manager.go:969
-    wire m_local_for; // hdlgen/manager/manager.go:970
-    wire m_cpl_for; // hdlgen/manager/manager.go:971
-    wire m_port_a_offer; // hdlgen/manager/manager.go:973
+    wire cfg_or_msg; // hdlgen/manager/manager.go:853
+    wire cpl_unexpected; // hdlgen/manager/manager.go:853
+    wire allowed; // hdlgen/manager/manager.go:856
+    wire to_port; // hdlgen/manager/manager.go:857
+    wire no_proxy_id; // hdlgen/manager/manager.go:881
+    wire [3:0] reason_no_proxy_id; // hdlgen/manager/manager.go:881
+    wire [2:0] egress_no_proxy_id; // hdlgen/manager/manager.go:881
+    wire [7:0] slot_no_proxy_id; // hdlgen/manager/manager.go:881
+    wire [63:0] addr_no_proxy_id; // hdlgen/manager/manager.go:881
+    wire [15:0] req_no_proxy_id; // hdlgen/manager/manager.go:881
+    wire denied; // hdlgen/manager/manager.go:882
+    wire [3:0] reason_denied; // hdlgen/manager/manager.go:882
+    wire [2:0] egress_denied; // hdlgen/manager/manager.go:882
+    wire [7:0] slot_denied; // hdlgen/manager/manager.go:882
+    wire [63:0] addr_denied; // hdlgen/manager/manager.go:882
+    wire [15:0] req_denied; // hdlgen/manager/manager.go:882
+    wire [3:0] reason_port_down; // hdlgen/manager/manager.go:895
+    wire [2:0] egress_port_down; // hdlgen/manager/manager.go:895
+    wire [7:0] slot_port_down; // hdlgen/manager/manager.go:895
+    wire [63:0] addr_port_down; // hdlgen/manager/manager.go:895
+    wire [15:0] req_port_down; // hdlgen/manager/manager.go:895
+    wire mapping_disabled; // hdlgen/manager/manager.go:897
+    wire [3:0] reason_mapping_disabled; // hdlgen/manager/manager.go:897
+    wire [2:0] egress_mapping_disabled; // hdlgen/manager/manager.go:897
+    wire [7:0] slot_mapping_disabled; // hdlgen/manager/manager.go:897
+    wire [63:0] addr_mapping_disabled; // hdlgen/manager/manager.go:897
+    wire [15:0] req_mapping_disabled; // hdlgen/manager/manager.go:897
+    wire window_miss; // hdlgen/manager/manager.go:898
+    wire [3:0] reason_window_miss; // hdlgen/manager/manager.go:898
+    wire [2:0] egress_window_miss; // hdlgen/manager/manager.go:898
+    wire [7:0] slot_window_miss; // hdlgen/manager/manager.go:898
+    wire [63:0] addr_window_miss; // hdlgen/manager/manager.go:898
+    wire [15:0] req_window_miss; // hdlgen/manager/manager.go:898
+    wire reg_allowed; // hdlgen/manager/manager.go:899
+    wire [3:0] reason_reg_allowed; // hdlgen/manager/manager.go:899
+    wire [2:0] egress_reg_allowed; // hdlgen/manager/manager.go:899
+    wire [7:0] slot_reg_allowed; // hdlgen/manager/manager.go:899
+    wire [63:0] addr_reg_allowed; // hdlgen/manager/manager.go:899
+    wire [15:0] req_reg_allowed; // hdlgen/manager/manager.go:899
+    wire reg_denied; // hdlgen/manager/manager.go:900
+    wire [3:0] reason_reg_denied; // hdlgen/manager/manager.go:900
+    wire [2:0] egress_reg_denied; // hdlgen/manager/manager.go:900
+    wire [7:0] slot_reg_denied; // hdlgen/manager/manager.go:900
+    wire [63:0] addr_reg_denied; // hdlgen/manager/manager.go:900
+    wire [15:0] req_reg_denied; // hdlgen/manager/manager.go:900
+    wire not_for_us; // hdlgen/manager/manager.go:901
+    wire [3:0] reason_not_for_us; // hdlgen/manager/manager.go:901
+    wire [2:0] egress_not_for_us; // hdlgen/manager/manager.go:901
+    wire [7:0] slot_not_for_us; // hdlgen/manager/manager.go:901
+    wire [63:0] addr_not_for_us; // hdlgen/manager/manager.go:901
+    wire [15:0] req_not_for_us; // hdlgen/manager/manager.go:901
+    wire unsupported; // hdlgen/manager/manager.go:902
+    wire [3:0] reason_unsupported; // hdlgen/manager/manager.go:902
+    wire [2:0] egress_unsupported; // hdlgen/manager/manager.go:902
+    wire [7:0] slot_unsupported; // hdlgen/manager/manager.go:902
+    wire [63:0] addr_unsupported; // hdlgen/manager/manager.go:902
+    wire [15:0] req_unsupported; // hdlgen/manager/manager.go:902
+    wire _egress_cpl_to_peer_eq; // hdlgen/manager/manager.go:910
+    wire [3:0] reason_cpl_unexpected; // hdlgen/manager/manager.go:912
+    wire [2:0] egress_cpl_unexpected; // hdlgen/manager/manager.go:912
+    wire [7:0] slot_cpl_unexpected; // hdlgen/manager/manager.go:912
+    wire [63:0] addr_cpl_unexpected; // hdlgen/manager/manager.go:912
+    wire [15:0] req_cpl_unexpected; // hdlgen/manager/manager.go:912
+    wire cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [3:0] reason_cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [2:0] egress_cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [7:0] slot_cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [63:0] addr_cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [15:0] req_cpl_to_peer; // hdlgen/manager/manager.go:913
+    wire [3:0] reason_cfg_or_msg; // hdlgen/manager/manager.go:914
+    wire [2:0] egress_cfg_or_msg; // hdlgen/manager/manager.go:914
+    wire [7:0] slot_cfg_or_msg; // hdlgen/manager/manager.go:914
+    wire [63:0] addr_cfg_or_msg; // hdlgen/manager/manager.go:914
+    wire [15:0] req_cfg_or_msg; // hdlgen/manager/manager.go:914
+    wire ok; // hdlgen/manager/manager.go:916
+    wire [1:0] action; // hdlgen/manager/manager.go:923
+    wire [2:0] cpl_status; // hdlgen/manager/manager.go:924
+    wire via_window; // hdlgen/manager/manager.go:929
+    wire second_wanted; // hdlgen/manager/manager.go:930
+    wire [1:0] _hdr_primary_mux; // hdlgen/manager/manager.go:940
+    wire rewrite_primary_4dw; // hdlgen/manager/manager.go:940
+    wire [31:0] rewrite_primary_dw0; // hdlgen/manager/manager.go:940
+    wire [31:0] rewrite_primary_dw1; // hdlgen/manager/manager.go:940
+    wire [127:0] hdr_primary; // hdlgen/manager/manager.go:940
+    wire rewrite_second_4dw; // hdlgen/manager/manager.go:941
+    wire [31:0] rewrite_second_dw0; // hdlgen/manager/manager.go:941
+    wire [31:0] rewrite_second_dw1; // hdlgen/manager/manager.go:941
+    wire [127:0] hdr_second; // hdlgen/manager/manager.go:941
+    wire [11:0] _cpl_bytes_one_dw_zext; // hdlgen/manager/manager.go:1105
+    wire [11:0] cpl_bytes_one_dw; // hdlgen/manager/manager.go:1107
+    wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
+    wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
+    wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1117
+    wire take_decision; // hdlgen/manager/manager.go:946
+    wire forward; // hdlgen/manager/manager.go:977
+    wire _to_port_a_eq; // hdlgen/manager/manager.go:978
+    wire to_port_a; // hdlgen/manager/manager.go:979
+    wire _to_port_b_eq; // hdlgen/manager/manager.go:978
+    wire to_port_b; // hdlgen/manager/manager.go:980
+    wire [529:0] beat_tail; // hdlgen/manager/manager.go:983
+    wire m_kernel_for; // hdlgen/manager/manager.go:987
+    wire m_local_for; // hdlgen/manager/manager.go:988
+    wire m_cpl_for; // hdlgen/manager/manager.go:989
+    wire m_port_a_offer; // hdlgen/manager/manager.go:991
     wire m_port_a_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_a_took; // hdlgen/manager/manager.go:973
-    wire m_port_a_has; // hdlgen/manager/manager.go:973
-    wire m_port_a_done; // hdlgen/manager/manager.go:973
+    wire m_port_a_took; // hdlgen/manager/manager.go:991
+    wire m_port_a_has; // hdlgen/manager/manager.go:991
+    wire m_port_a_done; // hdlgen/manager/manager.go:991
     wire m_port_a_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire m_port_b_offer; // hdlgen/manager/manager.go:973
+    wire m_port_b_offer; // hdlgen/manager/manager.go:991
     wire m_port_b_in_ready; // hdlgen/axis/axis.go:23
-    wire m_port_b_took; // hdlgen/manager/manager.go:973
-    wire m_port_b_has; // hdlgen/manager/manager.go:973
-    wire m_port_b_done; // hdlgen/manager/manager.go:973
+    wire m_port_b_took; // hdlgen/manager/manager.go:991
+    wire m_port_b_has; // hdlgen/manager/manager.go:991
+    wire m_port_b_done; // hdlgen/manager/manager.go:991
     wire m_port_b_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire m_kernel_offer; // hdlgen/manager/manager.go:973
+    wire m_kernel_offer; // hdlgen/manager/manager.go:991
     wire m_kernel_in_ready; // hdlgen/axis/axis.go:23
-    wire m_kernel_took; // hdlgen/manager/manager.go:973
-    wire m_kernel_has; // hdlgen/manager/manager.go:973
-    wire m_kernel_done; // hdlgen/manager/manager.go:973
+    wire m_kernel_took; // hdlgen/manager/manager.go:991
+    wire m_kernel_has; // hdlgen/manager/manager.go:991
+    wire m_kernel_done; // hdlgen/manager/manager.go:991
     wire m_kernel_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire m_local_offer; // hdlgen/manager/manager.go:973
+    wire m_local_offer; // hdlgen/manager/manager.go:991
     wire m_local_in_ready; // hdlgen/axis/axis.go:23
-    wire m_local_took; // hdlgen/manager/manager.go:973
-    wire m_local_has; // hdlgen/manager/manager.go:973
-    wire m_local_done; // hdlgen/manager/manager.go:973
+    wire m_local_took; // hdlgen/manager/manager.go:991
+    wire m_local_has; // hdlgen/manager/manager.go:991
+    wire m_local_done; // hdlgen/manager/manager.go:991
     wire m_local_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire m_cpl_offer; // hdlgen/manager/manager.go:973
+    wire m_cpl_offer; // hdlgen/manager/manager.go:991
     wire m_cpl_in_ready; // hdlgen/axis/axis.go:23
-    wire m_cpl_took; // hdlgen/manager/manager.go:973
-    wire m_cpl_has; // hdlgen/manager/manager.go:973
-    wire m_cpl_done; // hdlgen/manager/manager.go:973
+    wire m_cpl_took; // hdlgen/manager/manager.go:991
+    wire m_cpl_has; // hdlgen/manager/manager.go:991
+    wire m_cpl_done; // hdlgen/manager/manager.go:991
     wire m_cpl_slice_m_ready; // hdlgen/axis/axis.go:340
-    wire count_fire; // hdlgen/manager/manager.go:1014
-    wire [31:0] _count_ok_not; // hdlgen/manager/manager.go:1018
-    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1200
-    wire read_accept; // hdlgen/manager/manager.go:1200
-    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1223
-    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1223
-    wire [31:0] read_data; // hdlgen/manager/manager.go:1223
+    wire count_fire; // hdlgen/manager/manager.go:1032
+    wire _s_axil_arready_not; // hdlgen/manager/manager.go:1218
+    wire read_accept; // hdlgen/manager/manager.go:1218
+    wire [31:0] _read_data_or_7; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or_6; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or_5; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or_4; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or_3; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or_2; // hdlgen/manager/manager.go:1241
+    wire [31:0] _read_data_or; // hdlgen/manager/manager.go:1241
+    wire [31:0] read_data; // hdlgen/manager/manager.go:1241
     wire in_slice_s_tready; // hdlgen/axis/axis.go:341
     wire [660:0] in_slice_m_tdata; // hdlgen/axis/axis.go:341
     wire in_slice_m_tvalid; // hdlgen/axis/axis.go:341
@@ -521,7 +520,7 @@ module onic_pcie_manager (
     assign req_cfg_or_msg = cfg_or_msg ? s3_hdr_requester : req_cpl_to_peer;
     assign ok = reason_cfg_or_msg == REASON_OK;
     assign action = ok ? ACT_FORWARD : (s3_kind[3] ? ACT_COMPLETE : ACT_DROP);
-    assign cpl_status = (reason_cfg_or_msg == REASON_DENIED) ? 3'h1 : 3'h1;
+    assign cpl_status = 3'h1;
     assign via_window = ok & s3_kind[0] & s3_bar_ok & (~s3_reg_hit);
     assign second_wanted = via_window & s3_second & s3_kind[4] & (~s3_kind[3]) & (~s3_second_down);
     assign _hdr_primary_mux = s3_hdr[125] ? s3_hdr[1:0] : s3_hdr[33:32];
@@ -600,7 +599,6 @@ module onic_pcie_manager (
     assign m_cpl_done = m_local_done & ((~m_cpl_for) | m_cpl_has);
     assign m_cpl_slice_m_ready = m_cpl_tlp_ready;
     assign count_fire = adv & s4_valid & s4_sop;
-    assign _count_ok_not = ~32'h0;
     assign _s_axil_arready_not = ~axil_rvalid;
     assign read_accept = s_axil_arvalid & _s_axil_arready_not;
     assign _read_data_or_7 = ((s_axil_araddr[11:2] == 10'h2) ? 32'h10000001 : 32'h0)
@@ -1449,7 +1447,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_ok <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_OK)) begin
-            count_ok <= ((~count_ok) < 32'h1) ? _count_ok_not : (count_ok + 32'h1);
+            count_ok <= ((~count_ok) < 32'h1) ? 32'hffffffff : (count_ok + 32'h1);
         end
     end
 
@@ -1457,7 +1455,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_not_for_us <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NOT_FOR_US)) begin
-            count_not_for_us <= ((~count_not_for_us) < 32'h1) ? _count_ok_not
+            count_not_for_us <= ((~count_not_for_us) < 32'h1) ? 32'hffffffff
                                 : (count_not_for_us + 32'h1);
         end
     end
@@ -1466,7 +1464,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_window_miss <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_WINDOW_MISS)) begin
-            count_window_miss <= ((~count_window_miss) < 32'h1) ? _count_ok_not
+            count_window_miss <= ((~count_window_miss) < 32'h1) ? 32'hffffffff
                                  : (count_window_miss + 32'h1);
         end
     end
@@ -1475,7 +1473,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_mapping_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MAPPING_DISABLED)) begin
-            count_mapping_disabled <= ((~count_mapping_disabled) < 32'h1) ? _count_ok_not
+            count_mapping_disabled <= ((~count_mapping_disabled) < 32'h1) ? 32'hffffffff
                                       : (count_mapping_disabled + 32'h1);
         end
     end
@@ -1484,7 +1482,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_port_down <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_PORT_DOWN)) begin
-            count_port_down <= ((~count_port_down) < 32'h1) ? _count_ok_not
+            count_port_down <= ((~count_port_down) < 32'h1) ? 32'hffffffff
                                : (count_port_down + 32'h1);
         end
     end
@@ -1493,7 +1491,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_DENIED)) begin
-            count_denied <= ((~count_denied) < 32'h1) ? _count_ok_not : (count_denied + 32'h1);
+            count_denied <= ((~count_denied) < 32'h1) ? 32'hffffffff : (count_denied + 32'h1);
         end
     end
 
@@ -1501,7 +1499,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_no_proxy_id <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_NO_PROXY_ID)) begin
-            count_no_proxy_id <= ((~count_no_proxy_id) < 32'h1) ? _count_ok_not
+            count_no_proxy_id <= ((~count_no_proxy_id) < 32'h1) ? 32'hffffffff
                                  : (count_no_proxy_id + 32'h1);
         end
     end
@@ -1510,7 +1508,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_unexpected_completion <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNEXPECTED_COMPLETION)) begin
-            count_unexpected_completion <= ((~count_unexpected_completion) < 32'h1) ? _count_ok_not
+            count_unexpected_completion <= ((~count_unexpected_completion) < 32'h1) ? 32'hffffffff
                                            : (count_unexpected_completion + 32'h1);
         end
     end
@@ -1519,7 +1517,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_unsupported <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_UNSUPPORTED)) begin
-            count_unsupported <= ((~count_unsupported) < 32'h1) ? _count_ok_not
+            count_unsupported <= ((~count_unsupported) < 32'h1) ? 32'hffffffff
                                  : (count_unsupported + 32'h1);
         end
     end
@@ -1528,7 +1526,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_relay_denied <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_RELAY_DENIED)) begin
-            count_relay_denied <= ((~count_relay_denied) < 32'h1) ? _count_ok_not
+            count_relay_denied <= ((~count_relay_denied) < 32'h1) ? 32'hffffffff
                                   : (count_relay_denied + 32'h1);
         end
     end
@@ -1537,7 +1535,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_msix_address <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MSIX_ADDRESS)) begin
-            count_msix_address <= ((~count_msix_address) < 32'h1) ? _count_ok_not
+            count_msix_address <= ((~count_msix_address) < 32'h1) ? 32'hffffffff
                                   : (count_msix_address + 32'h1);
         end
     end
@@ -1546,7 +1544,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_malformed <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_MALFORMED)) begin
-            count_malformed <= ((~count_malformed) < 32'h1) ? _count_ok_not
+            count_malformed <= ((~count_malformed) < 32'h1) ? 32'hffffffff
                                : (count_malformed + 32'h1);
         end
     end
@@ -1555,7 +1553,7 @@ module onic_pcie_manager (
         if (rst) begin
             count_bus_master_disabled <= 32'h0;
         end else if (count_fire & (s4_reason == REASON_BUS_MASTER_DISABLED)) begin
-            count_bus_master_disabled <= ((~count_bus_master_disabled) < 32'h1) ? _count_ok_not
+            count_bus_master_disabled <= ((~count_bus_master_disabled) < 32'h1) ? 32'hffffffff
                                          : (count_bus_master_disabled + 32'h1);
         end
     end
