@@ -1194,7 +1194,7 @@ func moduleDoc(top, mod string) string {
 	case mod == top+"_windows":
 		return "the direct-window lookup (one comparator per window, one-hot selection)"
 	case mod == top+"_access":
-		return "the security check (requester domains, egress rights, ranges)"
+		return "the security check (requester domains, egress rights, ranges), in the host and the port pipelines"
 	case mod == top:
 		return "the PCIe manager"
 	case mod == "onic_top":
@@ -1209,8 +1209,6 @@ func moduleDoc(top, mod string) string {
 		return "the link layer's receive deframer (the header from the slot, payload realigned to byte 0)"
 	case mod == top+"_port_in":
 		return "the manager's pipeline for TLPs from the optical ports (remote DMA, completions, relays, kernel_in)"
-	case mod == top+"_port_access":
-		return "the port pipeline's security check"
 	case mod == "onic_pcie4_rq":
 		return "requests for the host to AMD PCIE4 requester requests (RQ, PG213)"
 	case mod == "onic_pcie4_rc":
