@@ -1110,11 +1110,11 @@ func completion(m *ir.Module, hdr, self, status, mrd, lock ir.Value) ir.Value {
 	la := m.Named("cpl_lower_addr", m.Mux(mrd, m.Concat(m.Slice(f.Address, 2, 5), m.Slice(lead, 0, 2)), m.Const(7, 0)))
 	typ := m.Mux(lock, m.Const(5, 0b01011), m.Const(5, 0b01010))
 	tag := f.Tag
-	dw0 := m.Concat(m.Const(3, 0), typ, m.Slice(tag, 9, 1), f.TC, m.Slice(tag, 8, 1), m.Slice(f.Attr, 2, 1),
-		m.Const(2, 0), m.Const(2, 0), m.Slice(f.Attr, 0, 2), m.Const(2, 0), m.Const(10, 0))
-	dw1 := m.Concat(self, status, m.Const(1, 0), bc)
-	dw2 := m.Concat(f.Requester, m.Slice(tag, 0, 8), m.Const(1, 0), la)
-	return m.Concat(dw0, dw1, dw2)
+	// By the TLP field table: a Cpl (no data), Fmt 000, Length 0.
+	return tlphdr.Compose(m, 96, tlp.ClassCompletion, tlp.Fmt3DW,
+		tlphdr.Set{Name: "type", V: typ}, tlphdr.Set{Name: "tc", V: f.TC}, tlphdr.Set{Name: "attr", V: f.Attr},
+		tlphdr.Set{Name: "tag", V: tag}, tlphdr.Set{Name: "completer_id", V: self}, tlphdr.Set{Name: "status", V: status},
+		tlphdr.Set{Name: "byte_count", V: bc}, tlphdr.Set{Name: "requester_id", V: f.Requester}, tlphdr.Set{Name: "lower_address", V: la})
 }
 
 // output sends stream s of route name out of the module.

@@ -226,9 +226,21 @@ func (e *emitter) cse() {
 			args = []int{n.Table.Index} // printed as a table: the tree inside is not needed
 		}
 		if n.Op == ir.OpSlice {
-			// A slice of a slice is one slice of the first's operand.
-			if inner := m.Node(rep[args[0]]); inner.Op == ir.OpSlice && inner.Name == "" {
-				lo, args = lo+inner.Lo, inner.Args
+			// A slice of a slice is one slice of the first's operand; a
+			// slice within one part of a concatenation, or within a zero
+			// extension's operand, is a slice of that operand; and one of
+			// an extension's zeros is zeros.
+			var zeros bool
+			lo, args, zeros = sliceOf(m, rep, lo, n.W, args)
+			switch whole := lo == 0 && n.W == m.Node(rep[args[0]]).W; {
+			case n.Name != "":
+			case zeros:
+				consts[i] = make([]uint64, (n.W+63)/64)
+				n = &ir.Node{Op: ir.OpConst, W: n.W, Const: consts[i], Pos: n.Pos}
+				lo, args = 0, nil
+			case whole:
+				rep[i] = rep[args[0]] // the slice is all of its operand
+				continue
 			}
 		}
 		if n.Name == "" && n.Table == nil {
@@ -269,7 +281,7 @@ func (e *emitter) cse() {
 			alias[i] = j // two names for one value: the second is the first
 			continue
 		}
-		if lo != n.Lo {
+		if n.Op == ir.OpSlice && (lo != n.Lo || args[0] != n.Args[0]) {
 			folded[i] = [2]int{lo, rep[args[0]]}
 		}
 		if j, ok := seen[k]; ok && n.Name != "" {
@@ -308,6 +320,48 @@ func (e *emitter) cse() {
 	}
 	for _, p := range m.Ports() {
 		e.outs = append(e.outs, rep[p.Node])
+	}
+}
+
+// sliceOf follows a slice of w bits from lo of operand args[0] (read
+// through rep) down through unnamed slices, concatenations and zero
+// extensions to the operand it takes its bits from, and returns that
+// operand and the slice's low bit in it — or zeros, when the bits are an
+// extension's zeros.
+func sliceOf(m *ir.Module, rep []int, lo, w int, args []int) (int, []int, bool) {
+	for {
+		inner := m.Node(rep[args[0]])
+		if inner.Name != "" {
+			return lo, args, false
+		}
+		switch inner.Op {
+		case ir.OpSlice:
+			lo, args = lo+inner.Lo, inner.Args
+			continue
+		case ir.OpZext:
+			switch w0 := m.Node(rep[inner.Args[0]]).W; {
+			case lo+w <= w0:
+				args = inner.Args
+				continue
+			case lo >= w0:
+				return lo, args, true
+			}
+		case ir.OpConcat:
+			top, part := inner.W, -1
+			for _, a := range inner.Args {
+				pw := m.Node(rep[a]).W
+				top -= pw
+				if lo >= top && lo+w <= top+pw {
+					part = a
+					break
+				}
+			}
+			if part >= 0 {
+				lo, args = lo-top, []int{part}
+				continue
+			}
+		}
+		return lo, args, false
 	}
 }
 

@@ -25,40 +25,6 @@ import (
 	"onic/tlp"
 )
 
-// CQ descriptor field positions (PG213, completer request descriptor for
-// memory, I/O and atomic requests): low bit and width.
-const (
-	cqATLo, cqATW             = 0, 2
-	cqAddrLo, cqAddrW         = 2, 62 // address bits 63:2
-	cqDWCountLo, cqDWCountW   = 64, 11
-	cqReqTypeLo, cqReqTypeW   = 75, 4
-	cqReqIDLo, cqReqIDW       = 80, 16
-	cqTagLo, cqTagW           = 96, 8
-	cqTargetFnLo, cqTargetFnW = 104, 8
-	cqBARIDLo, cqBARIDW       = 112, 3
-	cqApertureLo, cqApertureW = 115, 6
-	cqTCLo, cqTCW             = 121, 3
-	cqAttrLo, cqAttrW         = 124, 3
-)
-
-// CC descriptor field positions (PG213, completer completion descriptor).
-const (
-	ccLowerAddrLo, ccLowerAddrW = 0, 7
-	ccATLo, ccATW               = 8, 2
-	ccByteCountLo, ccByteCountW = 16, 13
-	ccLockedLo                  = 29
-	ccDWCountLo, ccDWCountW     = 32, 11
-	ccStatusLo, ccStatusW       = 43, 3
-	ccPoisonLo                  = 46
-	ccReqIDLo, ccReqIDW         = 48, 16
-	ccTagLo, ccTagW             = 64, 8
-	ccCplIDLo, ccCplIDW         = 72, 16 // completer bus (87:80) over device/function (79:72)
-	ccCplIDEnLo                 = 88
-	ccTCLo, ccTCW               = 89, 3
-	ccAttrLo, ccAttrW           = 92, 3
-	ccForceECRCLo               = 95
-)
-
 // Request types of the CQ descriptor (PG213, "Transaction Types").
 const (
 	ReqMemRead    = 0b0000
@@ -80,6 +46,13 @@ var reqKinds = map[uint64]tlp.Kind{
 	ReqFetchAdd: tlp.FetchAdd, ReqSwap: tlp.Swap, ReqCAS: tlp.CAS, ReqLockedRead: tlp.MRdLk,
 }
 
+// RequestKind returns the TLP kind of request type code, and false for a
+// code this model does not convert.
+func RequestKind(code uint64) (tlp.Kind, bool) {
+	k, ok := reqKinds[code]
+	return k, ok
+}
+
 // reqCodes is reqKinds the other way round.
 var reqCodes = func() map[tlp.Kind]uint64 {
 	m := map[tlp.Kind]uint64{}
@@ -92,7 +65,8 @@ var reqCodes = func() map[tlp.Kind]uint64 {
 // bits is a little-endian bit vector of up to 128 bits.
 type bits [2]uint64
 
-func (b *bits) get(lo, w int) uint64 {
+func (b *bits) get(f Field) uint64 {
+	lo, w := f.Lo, f.W
 	var v uint64
 	for i := range w {
 		v |= (b[(lo+i)/64] >> ((lo + i) % 64) & 1) << i
@@ -100,7 +74,8 @@ func (b *bits) get(lo, w int) uint64 {
 	return v
 }
 
-func (b *bits) set(lo, w int, v uint64) {
+func (b *bits) set(f Field, v uint64) {
+	lo, w := f.Lo, f.W
 	for i := range w {
 		k := lo + i
 		b[k/64] = b[k/64]&^(1<<(k%64)) | (v>>i&1)<<(k%64)
@@ -133,13 +108,13 @@ type CQ struct {
 // matched the request's address against.
 func (c *CQ) BAR() (id, aperture int) {
 	b := fromBytes(c.Descriptor[:])
-	return int(b.get(cqBARIDLo, cqBARIDW)), int(b.get(cqApertureLo, cqApertureW))
+	return int(b.get(ReqBARID)), int(b.get(ReqBARAperture))
 }
 
 // TargetFunction returns the function the request targets.
 func (c *CQ) TargetFunction() uint8 {
 	b := fromBytes(c.Descriptor[:])
-	return uint8(b.get(cqTargetFnLo, cqTargetFnW))
+	return uint8(b.get(ReqTargetFn))
 }
 
 // TLP returns the request as a TLP. The block does not pass the 3 or 4 DW
@@ -163,9 +138,9 @@ func ToCQ(t *tlp.TLP, bar, aperture int, fn uint8) (CQ, error) {
 	if err != nil {
 		return CQ{}, err
 	}
-	b.set(cqTargetFnLo, cqTargetFnW, uint64(fn))
-	b.set(cqBARIDLo, cqBARIDW, uint64(bar))
-	b.set(cqApertureLo, cqApertureW, uint64(aperture))
+	b.set(ReqTargetFn, uint64(fn))
+	b.set(ReqBARID, uint64(bar))
+	b.set(ReqBARAperture, uint64(aperture))
 	var c CQ
 	copy(c.Descriptor[:], b.bytes(16))
 	c.FirstBE, c.LastBE, c.Payload = t.FirstBE, t.LastBE, t.Data
@@ -184,27 +159,27 @@ func encodeRequest(iface string, t *tlp.TLP) (bits, error) {
 		return bits{}, fmt.Errorf("pg213: tag %#x does not fit the %s descriptor's 8 bits", t.Tag, iface)
 	}
 	var b bits
-	b.set(cqATLo, cqATW, uint64(t.AT))
-	b.set(cqAddrLo, cqAddrW, t.Address>>2)
-	b.set(cqDWCountLo, cqDWCountW, uint64(t.Length))
-	b.set(cqReqTypeLo, cqReqTypeW, rt)
-	b.set(cqReqIDLo, cqReqIDW, uint64(t.RequesterID))
-	b.set(cqTagLo, cqTagW, uint64(t.Tag))
-	b.set(cqTCLo, cqTCW, uint64(t.TC))
-	b.set(cqAttrLo, cqAttrW, uint64(t.Attr))
+	b.set(ReqAT, uint64(t.AT))
+	b.set(ReqAddress, t.Address>>2)
+	b.set(ReqDWCount, uint64(t.Length))
+	b.set(ReqType, rt)
+	b.set(ReqRequesterID, uint64(t.RequesterID))
+	b.set(ReqTag, uint64(t.Tag))
+	b.set(ReqTC, uint64(t.TC))
+	b.set(ReqAttr, uint64(t.Attr))
 	return b, nil
 }
 
 // decodeRequest is the request the shared fields of a CQ or RQ
 // descriptor b describe, with payload; byte enables are the caller's.
 func decodeRequest(iface string, b bits, payload []byte) (tlp.TLP, error) {
-	rt := b.get(cqReqTypeLo, cqReqTypeW)
+	rt := b.get(ReqType)
 	k, ok := reqKinds[rt]
 	if !ok {
 		return tlp.TLP{}, fmt.Errorf("pg213: %s request type %04b is not a memory, I/O or atomic request", iface, rt)
 	}
-	addr := b.get(cqAddrLo, cqAddrW) << 2
-	dw := b.get(cqDWCountLo, cqDWCountW)
+	addr := b.get(ReqAddress) << 2
+	dw := b.get(ReqDWCount)
 	if dw < 1 || dw > 1024 {
 		return tlp.TLP{}, fmt.Errorf("pg213: %s Dword count %d is outside 1-1024", iface, dw)
 	}
@@ -216,9 +191,9 @@ func decodeRequest(iface string, b bits, payload []byte) (tlp.TLP, error) {
 	}
 	f, typ, _ := tlp.FmtType(k, addr > 0xFFFF_FFFF, 0)
 	t := tlp.TLP{
-		Fmt: f, Type: typ, TC: uint8(b.get(cqTCLo, cqTCW)), Attr: tlp.Attr(b.get(cqAttrLo, cqAttrW)),
-		AT: uint8(b.get(cqATLo, cqATW)), Length: uint16(dw), Tag: uint16(b.get(cqTagLo, cqTagW)),
-		RequesterID: tlp.ID(b.get(cqReqIDLo, cqReqIDW)), Address: addr,
+		Fmt: f, Type: typ, TC: uint8(b.get(ReqTC)), Attr: tlp.Attr(b.get(ReqAttr)),
+		AT: uint8(b.get(ReqAT)), Length: uint16(dw), Tag: uint16(b.get(ReqTag)),
+		RequesterID: tlp.ID(b.get(ReqRequesterID)), Address: addr,
 	}
 	if k.HasData() {
 		t.Data = payload
@@ -241,10 +216,10 @@ func ToCC(t *tlp.TLP, useID bool) (CC, error) {
 	if err != nil {
 		return CC{}, err
 	}
-	b.set(ccLowerAddrLo, ccLowerAddrW, uint64(t.LowerAddress))
-	b.set(ccATLo, ccATW, uint64(t.AT))
+	b.set(CplLowerAddress, uint64(t.LowerAddress))
+	b.set(CplAT, uint64(t.AT))
 	if useID {
-		b.set(ccCplIDEnLo, 1, 1)
+		b.set(CplIDEnable, 1)
 	}
 	var c CC
 	copy(c.Descriptor[:], b.bytes(12))
@@ -260,10 +235,10 @@ func (c *CC) TLP(self tlp.ID) (tlp.TLP, error) {
 	if err != nil {
 		return tlp.TLP{}, err
 	}
-	if b.get(ccCplIDEnLo, 1) == 0 {
+	if b.get(CplIDEnable) == 0 {
 		t.CompleterID = self
 	}
-	t.AT = uint8(b.get(ccATLo, ccATW))
+	t.AT = uint8(b.get(CplAT))
 	return t, nil
 }
 
@@ -278,22 +253,22 @@ func encodeCompletion(iface string, t *tlp.TLP) (bits, error) {
 		return bits{}, fmt.Errorf("pg213: tag %#x does not fit the %s descriptor's 8 bits", t.Tag, iface)
 	}
 	var b bits
-	b.set(ccByteCountLo, ccByteCountW, uint64(t.ByteCount)) // 13 bits: 4096 is written as is
+	b.set(CplByteCount, uint64(t.ByteCount)) // 13 bits: 4096 is written as is
 	if t.Kind() == tlp.CplLk || t.Kind() == tlp.CplDLk {
-		b.set(ccLockedLo, 1, 1)
+		b.set(CplLocked, 1)
 	}
 	if t.Kind().HasData() {
-		b.set(ccDWCountLo, ccDWCountW, uint64(t.Length))
+		b.set(CplDWCount, uint64(t.Length))
 	}
-	b.set(ccStatusLo, ccStatusW, uint64(t.Status))
+	b.set(CplStatus, uint64(t.Status))
 	if t.EP {
-		b.set(ccPoisonLo, 1, 1)
+		b.set(CplPoisoned, 1)
 	}
-	b.set(ccReqIDLo, ccReqIDW, uint64(t.RequesterID))
-	b.set(ccTagLo, ccTagW, uint64(t.Tag))
-	b.set(ccCplIDLo, ccCplIDW, uint64(t.CompleterID))
-	b.set(ccTCLo, ccTCW, uint64(t.TC))
-	b.set(ccAttrLo, ccAttrW, uint64(t.Attr))
+	b.set(CplRequesterID, uint64(t.RequesterID))
+	b.set(CplTag, uint64(t.Tag))
+	b.set(CplCompleterID, uint64(t.CompleterID))
+	b.set(CplTC, uint64(t.TC))
+	b.set(CplAttr, uint64(t.Attr))
 	return b, nil
 }
 
@@ -301,8 +276,8 @@ func encodeCompletion(iface string, t *tlp.TLP) (bits, error) {
 // descriptor b describe, with payload, its lower address the 7 bits the
 // TLP carries.
 func decodeCompletion(iface string, b bits, payload []byte) (tlp.TLP, error) {
-	dw := b.get(ccDWCountLo, ccDWCountW)
-	locked := b.get(ccLockedLo, 1) == 1
+	dw := b.get(CplDWCount)
+	locked := b.get(CplLocked) == 1
 	k := tlp.Cpl
 	switch {
 	case dw > 0 && locked:
@@ -315,16 +290,16 @@ func decodeCompletion(iface string, b bits, payload []byte) (tlp.TLP, error) {
 	if dw > 1024 || len(payload) != int(dw)*4 {
 		return tlp.TLP{}, fmt.Errorf("pg213: %s Dword count %d with %d payload bytes", iface, dw, len(payload))
 	}
-	bc := b.get(ccByteCountLo, ccByteCountW)
+	bc := b.get(CplByteCount)
 	if bc < 1 || bc > 4096 {
 		return tlp.TLP{}, fmt.Errorf("pg213: %s byte count %d is outside 1-4096", iface, bc)
 	}
 	f, typ, _ := tlp.FmtType(k, false, 0)
 	t := tlp.TLP{
-		Fmt: f, Type: typ, TC: uint8(b.get(ccTCLo, ccTCW)), Attr: tlp.Attr(b.get(ccAttrLo, ccAttrW)),
-		EP: b.get(ccPoisonLo, 1) == 1, Tag: uint16(b.get(ccTagLo, ccTagW)), RequesterID: tlp.ID(b.get(ccReqIDLo, ccReqIDW)),
-		CompleterID: tlp.ID(b.get(ccCplIDLo, ccCplIDW)), Status: tlp.Status(b.get(ccStatusLo, ccStatusW)),
-		ByteCount: uint16(bc), LowerAddress: uint8(b.get(ccLowerAddrLo, ccLowerAddrW)),
+		Fmt: f, Type: typ, TC: uint8(b.get(CplTC)), Attr: tlp.Attr(b.get(CplAttr)),
+		EP: b.get(CplPoisoned) == 1, Tag: uint16(b.get(CplTag)), RequesterID: tlp.ID(b.get(CplRequesterID)),
+		CompleterID: tlp.ID(b.get(CplCompleterID)), Status: tlp.Status(b.get(CplStatus)),
+		ByteCount: uint16(bc), LowerAddress: uint8(b.get(CplLowerAddress)),
 	}
 	if dw > 0 {
 		t.Length, t.Data = uint16(dw), payload

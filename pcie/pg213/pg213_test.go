@@ -184,3 +184,43 @@ func TestRefused(t *testing.T) {
 		t.Error("a request as a completion")
 	}
 }
+
+// TestFieldTable: on each interface its descriptor's fields fit the
+// descriptor and no two of them share a bit (the CQ's target function and
+// the RQ's completer ID share bits, as the CC's address type and the RC's
+// lower address do: each is one interface's).
+func TestFieldTable(t *testing.T) {
+	for _, d := range []struct {
+		iface  string
+		bits   int
+		fields []Field
+	}{
+		{"CQ", 128, []Field{ReqAT, ReqAddress, ReqDWCount, ReqType, ReqRequesterID, ReqTag, ReqTargetFn, ReqBARID, ReqBARAperture, ReqTC, ReqAttr}},
+		{"RQ", 128, []Field{ReqAT, ReqAddress, ReqDWCount, ReqType, ReqPoisoned, ReqRequesterID, ReqTag, ReqCompleterID, ReqIDEnable, ReqTC, ReqAttr, ReqForceECRC}},
+		{"CC", 96, []Field{CplLowerAddress, CplAT, CplByteCount, CplLocked, CplDWCount, CplStatus, CplPoisoned, CplRequesterID, CplTag, CplCompleterID, CplIDEnable, CplTC, CplAttr, CplForceECRC}},
+		{"RC", 96, []Field{CplRCLowerAddress, CplErrorCode, CplByteCount, CplLocked, CplRequestDone, CplDWCount, CplStatus, CplPoisoned, CplRequesterID, CplTag, CplCompleterID, CplTC, CplAttr}},
+	} {
+		owner := make([]string, d.bits)
+		for _, f := range d.fields {
+			if f.W < 1 || f.Lo < 0 || f.Lo+f.W > d.bits {
+				t.Errorf("%s: %s bits %d+%d outside the %d-bit descriptor", d.iface, f.Name, f.Lo, f.W, d.bits)
+				continue
+			}
+			for b := f.Lo; b < f.Lo+f.W; b++ {
+				if owner[b] != "" {
+					t.Errorf("%s: bit %d is %s's and %s's", d.iface, b, owner[b], f.Name)
+				}
+				owner[b] = f.Name
+			}
+		}
+	}
+	for _, fs := range [][]Field{RequestFields, CompletionFields} {
+		seen := map[string]bool{}
+		for _, f := range fs {
+			if seen[f.Name] {
+				t.Errorf("%s listed twice", f.Name)
+			}
+			seen[f.Name] = true
+		}
+	}
+}

@@ -2,21 +2,6 @@ package pg213
 
 import "onic/tlp"
 
-// Field positions of the RQ and RC descriptors (PG213, requester request
-// descriptor for memory, I/O and atomic requests; requester completion
-// descriptor) where they differ from the CQ and CC descriptors'.
-const (
-	// RQ: the request fields sit where the CQ descriptor has them; these
-	// are the RQ's own.
-	rqPoisonLo  = 79
-	rqReqIDEnLo = 120
-	// RC: the completion fields sit where the CC descriptor has them, but
-	// for the 12-bit lower address and these.
-	rcLowerAddrLo, rcLAW = 0, 12
-	rcErrorLo, rcErrorW  = 12, 4
-	rcRequestCompletedLo = 30
-)
-
 // RQ is a request as the user logic hands it to the block on the
 // requester request interface: the 16-byte descriptor, the byte enables
 // for s_axis_rq_tuser (first_be, last_be), and the payload.
@@ -36,10 +21,10 @@ func ToRQ(t *tlp.TLP, useID bool) (RQ, error) {
 		return RQ{}, err
 	}
 	if t.EP {
-		b.set(rqPoisonLo, 1, 1)
+		b.set(ReqPoisoned, 1)
 	}
 	if useID {
-		b.set(rqReqIDEnLo, 1, 1)
+		b.set(ReqIDEnable, 1)
 	}
 	var r RQ
 	copy(r.Descriptor[:], b.bytes(16))
@@ -55,10 +40,10 @@ func (r *RQ) TLP(self tlp.ID) (tlp.TLP, error) {
 	if err != nil {
 		return tlp.TLP{}, err
 	}
-	if b.get(rqReqIDEnLo, 1) == 0 {
+	if b.get(ReqIDEnable) == 0 {
 		t.RequesterID = self
 	}
-	t.EP = b.get(rqPoisonLo, 1) == 1
+	t.EP = b.get(ReqPoisoned) == 1
 	t.FirstBE, t.LastBE = r.FirstBE&15, r.LastBE&15
 	return t, nil
 }
@@ -79,9 +64,9 @@ func ToRC(t *tlp.TLP, address uint64, done bool) (RC, error) {
 	if err != nil {
 		return RC{}, err
 	}
-	b.set(rcLowerAddrLo, rcLAW, address&0xF80|uint64(t.LowerAddress))
+	b.set(CplRCLowerAddress, address&0xF80|uint64(t.LowerAddress))
 	if done {
-		b.set(rcRequestCompletedLo, 1, 1)
+		b.set(CplRequestDone, 1)
 	}
 	var r RC
 	copy(r.Descriptor[:], b.bytes(12))
@@ -97,5 +82,5 @@ func (r *RC) TLP() (t tlp.TLP, errCode uint8, done bool, err error) {
 	if err != nil {
 		return tlp.TLP{}, 0, false, err
 	}
-	return t, uint8(b.get(rcErrorLo, rcErrorW)), b.get(rcRequestCompletedLo, 1) == 1, nil
+	return t, uint8(b.get(CplErrorCode)), b.get(CplRequestDone) == 1, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/pcie/dll"
 	"onic/tlp"
@@ -172,9 +173,8 @@ func keepMask(m *ir.Module, keep ir.Value) ir.Value {
 // hdr: Length (0 meaning 1024) when Fmt says it carries data, else 0.
 func payloadDWs(m *ir.Module, hdr ir.Value) ir.Value {
 	ir.Helper()
-	hasData := m.Slice(hdr, 96+30, 1)
-	length := m.Slice(hdr, 96, 10)
-	n := m.Concat(m.Eq(length, m.Const(10, 0)), length)
+	hasData := m.Slice(tlphdr.Field(m, hdr, "fmt", tlp.ClassMemory, tlp.Fmt3DW), 1, 1) // Fmt bit 1
+	n := tlphdr.DWs(m, tlphdr.Field(m, hdr, "length", tlp.ClassMemory, tlp.Fmt3DW))
 	return m.Mux(hasData, n, m.Const(11, 0))
 }
 

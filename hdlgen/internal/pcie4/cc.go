@@ -3,7 +3,10 @@ package pcie4
 import (
 	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
+	"onic/tlp"
 )
 
 // CC descriptor fields (PG213, completer completion descriptor) and
@@ -34,22 +37,21 @@ func CC(m *ir.Module) {
 	inReady := m.Wire("cpl_ready", 1)
 	m.Output("tlp_ready", inReady)
 
-	// The descriptor, from the header's three DWs.
-	dw := func(i int) ir.Value { return m.Slice(hdr, 64-32*i, 32) }
-	dw0, dw1, dw2 := dw(0), dw(1), dw(2)
-	hasData := m.Slice(dw0, 30, 1) // Fmt bit 1
-	length := m.Slice(dw0, 0, 10)
+	// The descriptor, from the header's fields (tlp's field table) into
+	// the descriptor's (pg213's).
+	hf := func(name string) ir.Value { return tlphdr.Field(m, hdr, name, tlp.ClassCompletion, tlp.Fmt3DW) }
+	hasData := m.Slice(hf("fmt"), 1, 1)
+	length := hf("length")
 	lenDW := m.Concat(m.Eq(length, m.Const(10, 0)), length) // 0 encodes 1024
 	dwCount := m.Named("cc_dword_count", m.Mux(hasData, lenDW, m.Const(11, 0)))
-	bc12 := m.Slice(dw1, 0, 12)
+	bc12 := hf("byte_count")
 	byteCount := m.Named("cc_byte_count", m.Concat(m.Eq(bc12, m.Const(12, 0)), bc12)) // 0 encodes 4096
-	attr := m.Concat(m.Slice(dw0, 18, 1), m.Slice(dw0, 12, 2))
-	desc := m.Named("cc_desc", m.Concat(
-		m.Const(1, 0), attr, m.Slice(dw0, 20, 3), m.Const(1, 0), // force ECRC, attributes, TC, completer ID enable
-		m.Slice(dw1, 16, 16), m.Slice(dw2, 8, 8), // completer ID, tag
-		m.Slice(dw2, 16, 16), m.Const(1, 0), m.Slice(dw0, 14, 1), m.Slice(dw1, 13, 3), dwCount, // requester, poisoned, status, Dword count
-		m.Const(2, 0), m.Slice(dw0, 24, 1), byteCount, // locked read completion (Type bit 0), byte count
-		m.Const(6, 0), m.Slice(dw0, 10, 2), m.Const(1, 0), m.Slice(dw2, 0, 7))) // AT, lower address
+	desc := m.Named("cc_desc", pack(m, ccDescBits,
+		part{pg213.CplAttr, hf("attr")}, part{pg213.CplTC, hf("tc")}, part{pg213.CplCompleterID, hf("completer_id")},
+		part{pg213.CplTag, m.Slice(hf("tag"), 0, pg213.CplTag.W)}, part{pg213.CplRequesterID, hf("requester_id")},
+		part{pg213.CplPoisoned, hf("ep")}, part{pg213.CplStatus, hf("status")}, part{pg213.CplDWCount, dwCount},
+		part{pg213.CplLocked, m.Slice(hf("type"), 0, 1)}, // CplLk and CplDLk: Type bit 0
+		part{pg213.CplByteCount, byteCount}, part{pg213.CplAT, hf("at")}, part{pg213.CplLowerAddress, hf("lower_address")}))
 
 	// tuser: is_sop[0] on the first beat, is_eop[0] with the index of the
 	// last DW on the last; no straddling, no discontinue, parity unused.

@@ -13,51 +13,52 @@ package pcie4
 
 import (
 	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
 	"onic/pcie/pg213"
+	"onic/tlp"
 )
 
-// CQ descriptor fields (PG213, completer request descriptor for memory,
-// I/O and atomic requests) and m_axis_cq_tuser fields (512-bit
-// interface): low bit and width.
+// The descriptor's fields are pcie/pg213's table (pg213.ReqAT, ...);
+// these are the adapters' own sizes.
 const (
-	atLo, atW      = 0, 2
-	addrLo, addrW  = 2, 62
-	dwLo, dwW      = 64, 11
-	rtLo, rtW      = 75, 4
-	reqLo, reqW    = 80, 16
-	tagLo, tagW    = 96, 8
-	funcLo         = 104 // target function [111:104]; its low bits: the block's physical functions 0-3
-	funcW          = 2
-	barLo, barW    = 112, 3
-	tcLo, tcW      = 121, 3
-	attrLo, attrW  = 124, 3
-	firstBELo, beW = 0, 4 // tuser first_be[3:0]
-	lastBELo       = 8    // tuser last_be[3:0]
-	TUserBits      = 183  // m_axis_cq_tuser's width on the 512-bit interface
-	dataBits       = 512
-	descBits       = 128
-	keepBits       = dataBits / 32
-	descDWs        = descBits / 32
-	hdrBits        = 128
+	funcW     = 2   // the target function's low bits: the block's physical functions 0-3
+	TUserBits = 183 // m_axis_cq_tuser's width on the 512-bit interface
+	dataBits  = 512
+	descBits  = 128
+	keepBits  = dataBits / 32
+	descDWs   = descBits / 32
+	hdrBits   = 128
 )
 
 // requestTypes are the CQ and RQ request types the adapters convert
-// (PG213's request type encodings) with the TLP Type field of each and
-// whether it carries data (PCIe Base Specification Table 2-3).
-var requestTypes = []struct {
+// (pg213.RequestKinds: PG213's request type encodings) with the TLP Type
+// field of each and whether it carries data, from the tlp package's
+// Fmt/Type table (PCIe Base Specification Table 2-3), in code order.
+var requestTypes = func() []struct {
 	code, typ uint64
 	data      bool
-}{
-	{pg213.ReqMemRead, 0b00000, false},
-	{pg213.ReqMemWrite, 0b00000, true},
-	{pg213.ReqIORead, 0b00010, false},
-	{pg213.ReqIOWrite, 0b00010, true},
-	{pg213.ReqFetchAdd, 0b01100, true},
-	{pg213.ReqSwap, 0b01101, true},
-	{pg213.ReqCAS, 0b01110, true},
-	{pg213.ReqLockedRead, 0b00001, false},
-}
+} {
+	var rs []struct {
+		code, typ uint64
+		data      bool
+	}
+	for code := range uint64(1) << pg213.ReqType.W {
+		k, ok := pg213.RequestKind(code)
+		if !ok {
+			continue
+		}
+		_, typ, ok := tlp.FmtType(k, false, 0)
+		if !ok {
+			panic("pcie4: no Type for " + k.String()) // every request kind has one
+		}
+		rs = append(rs, struct {
+			code, typ uint64
+			data      bool
+		}{code, uint64(typ), k.HasData()})
+	}
+	return rs
+}()
 
 // CQ builds the completer request adapter into m: ports m_axis_cq_*
 // toward the block (with the block's own names, so it connects to the IP
@@ -78,27 +79,32 @@ func CQ(m *ir.Module) {
 
 	// The header of the packet whose descriptor is on the bus.
 	desc := m.Named("cq_desc", m.Slice(data, 0, descBits))
-	fieldOf := func(lo, w int) ir.Value { return m.Slice(desc, lo, w) }
-	rt := m.Named("cq_request_type", fieldOf(rtLo, rtW))
-	typTab, dataTab := make([]uint64, 1<<rtW), make([]uint64, 1<<rtW) // by request type
+	fieldOf := func(f pg213.Field) ir.Value { return field(m, desc, f) }
+	rt := m.Named("cq_request_type", fieldOf(pg213.ReqType))
+	typTab, dataTab := make([]uint64, 1<<pg213.ReqType.W), make([]uint64, 1<<pg213.ReqType.W) // by request type
 	for _, t := range requestTypes {
 		typTab[t.code], dataTab[t.code] = t.typ, b2u(t.data)
 	}
-	addr := m.Named("cq_addr", m.Concat(fieldOf(addrLo, addrW), m.Const(2, 0)))
+	addr := m.Named("cq_addr", m.Concat(fieldOf(pg213.ReqAddress), m.Const(2, 0)))
 	fourDW := m.Named("cq_4dw", m.RedOr(m.Slice(addr, 32, 32)))
 	hasData := m.Named("cq_has_data", m.ROM(rt, 1, dataTab))
-	attr := fieldOf(attrLo, attrW)
-	dw0 := m.Concat(m.Const(1, 0), hasData, fourDW, m.ROM(rt, 5, typTab), // Fmt, Type
-		m.Const(1, 0), fieldOf(tcLo, tcW), m.Const(1, 0), m.Slice(attr, 2, 1), // T9, TC, T8, Attr[2]
-		m.Const(4, 0), m.Slice(attr, 0, 2), fieldOf(atLo, atW), // LN TH TD EP, Attr[1:0], AT
-		m.Slice(fieldOf(dwLo, dwW), 0, 10)) // Length (1024 is 0)
-	dw1 := m.Concat(fieldOf(reqLo, reqW), fieldOf(tagLo, tagW), m.Slice(user, lastBELo, beW), m.Slice(user, firstBELo, beW))
-	long := m.Concat(dw0, dw1, m.Slice(addr, 32, 32), m.Slice(addr, 0, 32))
-	short := m.Concat(dw0, dw1, m.Slice(addr, 0, 32), m.Const(32, 0))
-	hdr := m.Named("cq_hdr", m.Mux(fourDW, long, short))
+	attr := fieldOf(pg213.ReqAttr)
+	// The request's header, by the TLP field table, in the 4-DW form for
+	// an address above 4 GiB and the 3-DW form below (§2.2.4.1). The two
+	// differ only in their last two DWs: the 3-DW form's DW2 is the
+	// address's low DW (its two low bits, the processing hint, zero) and
+	// its DW3 is not sent, so both are the 4-DW layout of one value.
+	lastDWs := m.Mux(fourDW, addr, m.Concat(m.Slice(addr, 0, 32), m.Const(32, 0)))
+	hdr := m.Named("cq_hdr", tlphdr.Compose(m, hdrBits, tlp.ClassMemory, tlp.Fmt4DW,
+		tlphdr.Set{Name: "fmt", V: m.Concat(m.Const(1, 0), hasData, fourDW)}, tlphdr.Set{Name: "type", V: m.ROM(rt, 5, typTab)},
+		tlphdr.Set{Name: "tc", V: fieldOf(pg213.ReqTC)}, tlphdr.Set{Name: "attr", V: attr}, tlphdr.Set{Name: "at", V: fieldOf(pg213.ReqAT)},
+		tlphdr.Set{Name: "length", V: m.Slice(fieldOf(pg213.ReqDWCount), 0, 10)}, // 1024 is 0
+		tlphdr.Set{Name: "requester_id", V: fieldOf(pg213.ReqRequesterID)}, tlphdr.Set{Name: "tag", V: m.Zext(fieldOf(pg213.ReqTag), 10)},
+		tlphdr.Set{Name: "last_be", V: field(m, user, pg213.UserLastBE)}, tlphdr.Set{Name: "first_be", V: field(m, user, pg213.UserFirstBE)},
+		tlphdr.Set{Name: "address", V: lastDWs}))
 
-	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, fieldOf(funcLo, funcW), fieldOf(barLo, barW)), descDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "func", Width: funcW}, {Name: "bar", Width: barW}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, m.Concat(hdr, m.Slice(fieldOf(pg213.ReqTargetFn), 0, funcW), fieldOf(pg213.ReqBARID)), descDWs)
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: hdrBits}, {Name: "func", Width: funcW}, {Name: "bar", Width: pg213.ReqBARID.W}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

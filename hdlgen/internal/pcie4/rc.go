@@ -2,7 +2,10 @@ package pcie4
 
 import (
 	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
+	"onic/tlp"
 )
 
 // RC descriptor fields (PG213, requester completion descriptor).
@@ -33,23 +36,26 @@ func RC(m *ir.Module) {
 	m.Output("m_axis_rc_tready", inReady)
 
 	desc := m.Named("rc_desc", m.Slice(data, 0, rcDescBits))
-	fieldOf := func(lo, w int) ir.Value { return m.Slice(desc, lo, w) }
-	dwCount := fieldOf(32, 11)
+	fieldOf := func(f pg213.Field) ir.Value { return field(m, desc, f) }
+	dwCount := fieldOf(pg213.CplDWCount)
 	hasData := m.Named("rc_has_data", m.Ne(dwCount, m.Const(11, 0)))
-	locked := fieldOf(29, 1)
-	attr := fieldOf(92, 3)
-	dw0 := m.Concat(m.Const(1, 0), hasData, m.Const(1, 0), m.Const(4, 0b0101), locked, // Fmt, Type (Cpl/CplD, Lk)
-		m.Const(1, 0), fieldOf(89, 3), m.Const(1, 0), m.Slice(attr, 2, 1), // T9, TC, T8, Attr[2]
-		m.Const(2, 0), m.Const(1, 0), fieldOf(46, 1), m.Slice(attr, 0, 2), m.Const(2, 0), // LN TH, TD, EP, Attr[1:0], AT
-		m.Mux(hasData, m.Slice(dwCount, 0, 10), m.Const(10, 0))) // Length
-	bc := fieldOf(16, 13)
-	dw1 := m.Concat(fieldOf(72, 16), fieldOf(43, 3), m.Const(1, 0), m.Slice(bc, 0, 12)) // completer, status, BCM, byte count (4096 is 0)
-	dw2 := m.Concat(fieldOf(48, 16), fieldOf(64, 8), m.Const(1, 0), fieldOf(0, 7))      // requester, tag, lower address
-	hdr := m.Named("rc_hdr", m.Concat(dw0, dw1, dw2))
+	locked := fieldOf(pg213.CplLocked)
+	attr := fieldOf(pg213.CplAttr)
+	bc := fieldOf(pg213.CplByteCount)
+	// The completion's header, by the TLP field table: Cpl or CplD, CplLk
+	// or CplDLk (Type 0101x), with the 7 low bits of the lower address.
+	hdr := m.Named("rc_hdr", tlphdr.Compose(m, rcDescBits, tlp.ClassCompletion, tlp.Fmt3DW,
+		tlphdr.Set{Name: "fmt", V: m.Concat(m.Const(1, 0), hasData, m.Const(1, 0))}, tlphdr.Set{Name: "type", V: m.Concat(m.Const(4, 0b0101), locked)},
+		tlphdr.Set{Name: "tc", V: fieldOf(pg213.CplTC)}, tlphdr.Set{Name: "attr", V: attr}, tlphdr.Set{Name: "ep", V: fieldOf(pg213.CplPoisoned)},
+		tlphdr.Set{Name: "length", V: m.Mux(hasData, m.Slice(dwCount, 0, 10), m.Const(10, 0))},
+		tlphdr.Set{Name: "completer_id", V: fieldOf(pg213.CplCompleterID)}, tlphdr.Set{Name: "status", V: fieldOf(pg213.CplStatus)},
+		tlphdr.Set{Name: "byte_count", V: m.Slice(bc, 0, 12)}, // 4096 is 0
+		tlphdr.Set{Name: "requester_id", V: fieldOf(pg213.CplRequesterID)}, tlphdr.Set{Name: "tag", V: m.Zext(fieldOf(pg213.CplTag), 10)},
+		tlphdr.Set{Name: "lower_address", V: m.Slice(fieldOf(pg213.CplRCLowerAddress), 0, 7)}))
 
-	meta := m.Concat(hdr, fieldOf(12, 4), fieldOf(30, 1)) // header, error code, request completed
+	meta := m.Concat(hdr, fieldOf(pg213.CplErrorCode), fieldOf(pg213.CplRequestDone)) // header, error code, request completed
 	out := realign.Strip(m, realign.Beats{Data: data, Keep: keep, Valid: valid, Ready: inReady}, last, meta, rcDescDWs)
-	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: rcDescBits}, {Name: "error", Width: 4}, {Name: "done", Width: 1}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
+	realign.Unpack(m, out, "tlp_", []realign.Field{{Name: "hdr", Width: rcDescBits}, {Name: "error", Width: pg213.CplErrorCode.W}, {Name: "done", Width: 1}, {Name: "data", Width: dataBits}, {Name: "keep", Width: keepBits}, {Name: "sop", Width: 1}, {Name: "eop", Width: 1}})
 	m.Output("tlp_valid", out.Valid)
 	m.Assign(out.Ready, m.Input("tlp_ready", 1))
 }

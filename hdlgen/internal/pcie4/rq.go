@@ -3,7 +3,10 @@ package pcie4
 import (
 	"onic/hdlgen/axis"
 	"onic/hdlgen/internal/realign"
+	"onic/hdlgen/internal/tlphdr"
 	"onic/hdlgen/ir"
+	"onic/pcie/pg213"
+	"onic/tlp"
 )
 
 // RQ descriptor and s_axis_rq_tuser fields (PG213, requester request
@@ -46,19 +49,21 @@ func RQ(m *ir.Module) {
 	inReady := m.Wire("req_ready", 1)
 	m.Output("tlp_ready", inReady)
 
-	dw := func(i int) ir.Value { return m.Slice(hdr, 96-32*i, 32) }
-	dw0, dw1, dw2, dw3 := dw(0), dw(1), dw(2), dw(3)
-	fourDW := m.Slice(dw0, 29, 1) // Fmt bit 0
-	length := m.Slice(dw0, 0, 10)
+	// The descriptor, from the header's fields (tlp's field table) into
+	// the descriptor's (pg213's).
+	hf := func(name string, f tlp.Fmt) ir.Value { return tlphdr.Field(m, hdr, name, tlp.ClassMemory, f) }
+	fmtBits := hf("fmt", tlp.Fmt3DW)
+	fourDW := m.Slice(fmtBits, 0, 1) // Fmt bit 0
+	length := hf("length", tlp.Fmt3DW)
 	dwCount := m.Concat(m.Eq(length, m.Const(10, 0)), length) // 0 encodes 1024
-	addr := m.Named("rq_addr", m.Mux(fourDW, m.Concat(dw2, m.Slice(dw3, 2, 30)), m.Concat(m.Const(32, 0), m.Slice(dw2, 2, 30))))
-	rt := m.Named("rq_request_type", m.ROM(m.Concat(m.Slice(dw0, 30, 1), m.Slice(dw0, 24, 5)), 4, rqTypes()))
-	attr := m.Concat(m.Slice(dw0, 18, 1), m.Slice(dw0, 12, 2))
-	desc := m.Named("rq_desc", m.Concat(
-		m.Const(1, 0), attr, m.Slice(dw0, 20, 3), m.Const(1, 0), m.Const(16, 0), // force ECRC, attributes, TC, requester ID enable, completer ID
-		m.Slice(dw1, 8, 8), m.Slice(dw1, 16, 16), m.Slice(dw0, 14, 1), rt, dwCount, // tag, requester ID, poisoned, request type, Dword count
-		addr, m.Slice(dw0, 10, 2))) // address 63:2, AT
-	firstBE, lastBE := m.Slice(dw1, 0, 4), m.Slice(dw1, 4, 4)
+	addr := m.Named("rq_addr", m.Slice(m.Mux(fourDW, hf("address", tlp.Fmt4DW), m.Zext(hf("address", tlp.Fmt3DW), 64)), 2, 62))
+	rt := m.Named("rq_request_type", m.ROM(m.Concat(m.Slice(fmtBits, 1, 1), hf("type", tlp.Fmt3DW)), pg213.ReqType.W, rqTypes()))
+	desc := m.Named("rq_desc", pack(m, descBits,
+		part{pg213.ReqAttr, hf("attr", tlp.Fmt3DW)}, part{pg213.ReqTC, hf("tc", tlp.Fmt3DW)},
+		part{pg213.ReqTag, m.Slice(hf("tag", tlp.Fmt3DW), 0, pg213.ReqTag.W)}, part{pg213.ReqRequesterID, hf("requester_id", tlp.Fmt3DW)},
+		part{pg213.ReqPoisoned, hf("ep", tlp.Fmt3DW)}, part{pg213.ReqType, rt}, part{pg213.ReqDWCount, dwCount},
+		part{pg213.ReqAddress, addr}, part{pg213.ReqAT, hf("at", tlp.Fmt3DW)}))
+	firstBE, lastBE := hf("first_be", tlp.Fmt3DW), hf("last_be", tlp.Fmt3DW)
 
 	// The packet's byte enables, for tuser on each of its beats.
 	be := m.Concat(lastBE, firstBE)

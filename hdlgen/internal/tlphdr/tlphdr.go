@@ -196,3 +196,82 @@ func SetTag(m *ir.Module, hdr ir.Value, c tlp.Class, tag ir.Value) ir.Value {
 	}
 	return hdr
 }
+
+// Field reads field name of a header of class c and format f out of hdr,
+// a 128-bit header signal or its top bits (a 96-bit completion header),
+// where the TLP field table puts it: its parts joined, the first the most
+// significant, and the zeros its layout shifts in below them.
+func Field(m *ir.Module, hdr ir.Value, name string, c tlp.Class, f tlp.Fmt) ir.Value {
+	ir.Helper()
+	l := Layout(name, c, f)
+	off := 128 - hdr.Width()
+	var ps []ir.Value
+	for _, p := range l.Parts {
+		ps = append(ps, m.Slice(hdr, Index(p.DW, p.Lo)-off, p.Width()))
+	}
+	if l.Shift > 0 {
+		ps = append(ps, m.Const(l.Shift, 0))
+	}
+	if len(ps) == 1 {
+		return ps[0]
+	}
+	return m.Concat(ps...)
+}
+
+// Set is a field's value for Compose: v is as wide as the field's layout
+// (tlp.Layout.Width, the bits its layout shifts in included).
+type Set struct {
+	Name string
+	V    ir.Value
+}
+
+// Compose builds a header of class c and format f, w bits wide (128, or
+// 96: a 3-DW header without its unused DW3), with each field of sets
+// where the TLP field table puts it — its layout's parts filled from the
+// value's top bit down, the bits the layout shifts in left out — and
+// zeros in every bit no field is given. A value of the wrong width, or
+// two fields in one bit, is a mistake in the generator: it panics.
+func Compose(m *ir.Module, w int, c tlp.Class, f tlp.Fmt, sets ...Set) ir.Value {
+	ir.Helper()
+	type src struct {
+		v   ir.Value
+		bit int
+		set bool
+	}
+	bits := make([]src, w)
+	off := 128 - w
+	for _, s := range sets {
+		l := Layout(s.Name, c, f)
+		if s.V.Width() != l.Width() {
+			panic(fmt.Sprintf("tlphdr: %s is %d bits in a %v header; the value is %d", s.Name, l.Width(), c, s.V.Width()))
+		}
+		b := s.V.Width() - 1
+		for _, p := range l.Parts {
+			for k := p.Hi; k >= p.Lo; k-- {
+				i := Index(p.DW, k) - off
+				if i < 0 || bits[i].set {
+					panic(fmt.Sprintf("tlphdr: %s: header bit %d is outside the %d bits or taken", s.Name, i+off, w))
+				}
+				bits[i] = src{s.V, b, true}
+				b--
+			}
+		}
+	}
+	var pieces []ir.Value
+	for hi := w - 1; hi >= 0; {
+		lo := hi
+		if !bits[hi].set {
+			for lo > 0 && !bits[lo-1].set {
+				lo--
+			}
+			pieces = append(pieces, m.Const(hi-lo+1, 0))
+		} else {
+			for lo > 0 && bits[lo-1].set && bits[lo-1].v == bits[hi].v && bits[lo-1].bit == bits[lo].bit-1 {
+				lo--
+			}
+			pieces = append(pieces, m.Slice(bits[hi].v, bits[lo].bit, hi-lo+1))
+		}
+		hi = lo - 1
+	}
+	return m.Concat(pieces...)
+}

@@ -43,27 +43,9 @@ func TestAgainstCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join("..", "..", "..", "tlp", "testdata", "vectors.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
 	n := 0
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, hx, _ := strings.Cut(line, "\t")
-		raw, err := hex.DecodeString(hx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p tlp.TLP
-		if err := p.Decode(raw); err != nil || len(p.Prefixes) != 0 {
-			continue // prefixed TLPs: the header bus carries the header only
-		}
+	for _, v := range vectors(t) {
+		name, raw, p := v.name, v.raw, v.p
 		// The 128-bit header: DW0 in the top bits, PCIe byte order.
 		var hdr [16]byte
 		copy(hdr[:], raw[:p.HeaderLen()])
@@ -107,6 +89,43 @@ func TestAgainstCodec(t *testing.T) {
 	if n < 25 {
 		t.Fatalf("only %d vectors checked", n)
 	}
+}
+
+// vector is one of onic's TLP vectors (tlp/testdata/vectors.txt).
+type vector struct {
+	name string
+	raw  []byte
+	p    tlp.TLP
+}
+
+// vectors are onic's TLP vectors without prefixes (the header bus
+// carries the header only).
+func vectors(t *testing.T) []vector {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "tlp", "testdata", "vectors.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var vs []vector
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, hx, _ := strings.Cut(line, "\t")
+		raw, err := hex.DecodeString(hx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p tlp.TLP
+		if err := p.Decode(raw); err != nil || len(p.Prefixes) != 0 {
+			continue
+		}
+		vs = append(vs, vector{name, raw, p})
+	}
+	return vs
 }
 
 func be64(b []byte) uint64 {
@@ -293,5 +312,67 @@ func TestSetTag(t *testing.T) {
 		if got, _ := s.GetWords("cpl"); fmt.Sprint(got) != fmt.Sprint([]uint64{cw[0]>>32 | cw[1]<<32, cw[1] >> 32}) {
 			t.Fatalf("completion: %x, want %x", got, cw)
 		}
+	}
+}
+
+// TestComposeAgainstCodec: for every one of onic's memory, I/O and
+// completion TLP vectors, a header composed from the fields the table
+// extracts out of its bytes is those bytes — 128 bits, and for a 3-DW
+// header also the 96-bit form.
+func TestComposeAgainstCodec(t *testing.T) {
+	n := 0
+	for _, v := range vectors(t) {
+		name, raw, p := v.name, v.raw, v.p
+		c := p.Kind().Class()
+		if c != tlp.ClassMemory && c != tlp.ClassIO && c != tlp.ClassCompletion {
+			continue
+		}
+		h := tlp.Header(raw[:p.HeaderLen()])
+		var hdr [16]byte
+		copy(hdr[:], h)
+		for _, w := range []int{128, 96} {
+			if w == 96 && p.HeaderLen() == 16 {
+				continue
+			}
+			m := ir.NewModule("compose")
+			var sets []Set
+			for i := range tlp.HeaderFields {
+				hf := &tlp.HeaderFields[i]
+				l, ok := hf.Layout(c, p.Fmt, false)
+				if !ok {
+					continue
+				}
+				sets = append(sets, Set{hf.Name, m.Input(hf.Name, l.Width())})
+			}
+			m.Output("hdr", Compose(m, w, c, p.Fmt, sets...))
+			s, err := sim.New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tlp.HeaderFields {
+				hf := &tlp.HeaderFields[i]
+				if _, ok := hf.Layout(c, p.Fmt, false); ok {
+					v, _ := hf.Extract(h)
+					if err := s.Set(hf.Name, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			got, err := s.GetWords("hdr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []uint64{be64(hdr[8:16]), be64(hdr[0:8])}
+			if w == 96 {
+				want = []uint64{be64(hdr[4:12]), be64(hdr[0:4])}
+			}
+			if got[0] != want[0] || len(got) > 1 && got[1] != want[1] {
+				t.Errorf("%s (%d bits): composed %x, the vector's header %x", name, w, got, want)
+			}
+		}
+		n++
+	}
+	if n < 12 {
+		t.Fatalf("only %d vectors composed", n)
 	}
 }

@@ -199,7 +199,6 @@ module onic_card (
     wire _host_in_busy_or; // hdlgen/axis/axis.go:306
     wire [660:0] _host_in_busy_mux; // hdlgen/axis/axis.go:308
     wire host_in_out_ready; // hdlgen/axis/axis.go:311
-    wire [127:0] _host_register_write_slice; // hdlgen/internal/card/build.go:80
     wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:402
     wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:402
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
@@ -492,7 +491,6 @@ module onic_card (
     wire port_a_hold_slice_load; // hdlgen/axis/axis.go:60
     wire port_a_hold_slice_pending; // hdlgen/axis/axis.go:61
     wire [10:0] port_a_hold_need; // hdlgen/internal/card/build.go:197
-    wire [657:0] _port_a_hold_dropping_slice; // hdlgen/internal/card/build.go:198
     wire port_a_hold_room; // hdlgen/internal/card/build.go:203
     wire port_a_hold_drop; // hdlgen/internal/card/build.go:204
     wire port_a_hold_kept_ready; // hdlgen/internal/card/build.go:204
@@ -547,7 +545,6 @@ module onic_card (
     wire port_b_hold_slice_load; // hdlgen/axis/axis.go:60
     wire port_b_hold_slice_pending; // hdlgen/axis/axis.go:61
     wire [10:0] port_b_hold_need; // hdlgen/internal/card/build.go:197
-    wire [657:0] _port_b_hold_dropping_slice; // hdlgen/internal/card/build.go:198
     wire port_b_hold_room; // hdlgen/internal/card/build.go:203
     wire port_b_hold_drop; // hdlgen/internal/card/build.go:204
     wire port_b_hold_kept_ready; // hdlgen/internal/card/build.go:204
@@ -995,7 +992,6 @@ module onic_card (
                                : {cq_tlp_eop, cq_tlp_hdr, cq_tlp_bar, cq_tlp_data, cq_tlp_keep,
                                   cq_tlp_sop};
     assign host_in_out_ready = (manager_s_host_tlp_ready & _host_in_valid_fenced_not);
-    assign _host_register_write_slice = _host_in_busy_mux[659:532];
     assign port_a_link_state = port_a_link_state_2;
     assign port_b_link_state = port_b_link_state_2;
     assign port_a_rx_tlp_hdr = port_a_tags_m_rx_hdr;
@@ -1140,7 +1136,7 @@ module onic_card (
     assign _host_in_valid_fenced_not = ~register_fence;
     assign host_in_valid_fenced = _host_in_busy_or & _host_in_valid_fenced_not;
     assign host_register_write = (_host_in_busy_mux[656:652] == 5'h0)
-                                 & (_host_register_write_slice[127:126] == 2'h1)
+                                 & (_host_in_busy_mux[659:658] == 2'h1)
                                  & (_host_in_busy_mux[531:529] == 3'h0);
     assign register_fence_up = host_in_valid_fenced & host_in_out_ready & _host_in_busy_mux[660]
                                & host_register_write;
@@ -1558,18 +1554,17 @@ module onic_card (
     assign port_a_hold_slice_load = port_a_hold_slice_out_ready | (~port_a_hold_slice_valid);
     assign port_a_hold_slice_pending = port_a_hold_slice_skid_valid | _port_a_egress_busy_or;
     assign port_a_hold_need = port_a_hold_slice_data[668:658];
-    assign _port_a_hold_dropping_slice = port_a_hold_slice_data[657:0];
     assign port_a_hold_room = (port_a_hold_tlps < 11'h400)
                               & (~(port_a_hold_free < port_a_hold_need));
-    assign port_a_hold_drop = _port_a_hold_dropping_slice[0]
-                              ? (_port_down_not & (~port_a_hold_room)) : port_a_hold_dropping;
+    assign port_a_hold_drop = port_a_hold_slice_data[0] ? (_port_down_not & (~port_a_hold_room))
+                              : port_a_hold_dropping;
     assign port_a_hold_kept_ready = (port_a_hold_in_ready & port_a_hold_fits);
     assign _port_a_hold_slice_out_ready_or = port_a_hold_drop | port_a_hold_kept_ready;
-    assign port_a_hold_fits = (~_port_a_hold_dropping_slice[0]) | port_a_hold_room;
+    assign port_a_hold_fits = (~port_a_hold_slice_data[0]) | port_a_hold_room;
     assign _port_a_hold_wptr_and_2 = port_a_hold_slice_valid & (~port_a_hold_drop)
                                      & port_a_hold_fits;
     assign port_a_hold_in_ready = _port_a_hold_in_ready_not;
-    assign _port_a_hold_bypass_data_concat = {_port_a_hold_dropping_slice};
+    assign _port_a_hold_bypass_data_concat = {port_a_hold_slice_data[657:0]};
     assign _port_a_hold_rptr_not = ~(port_a_hold_rptr == port_a_hold_wptr);
     assign port_a_hold_out_ready = (port_a_to_link_ready & port_a_hold_open);
     assign _port_a_hold_in_ready_not = ~((port_a_hold_rptr[10] != port_a_hold_wptr[10])
@@ -1653,18 +1648,17 @@ module onic_card (
     assign port_b_hold_slice_load = port_b_hold_slice_out_ready | (~port_b_hold_slice_valid);
     assign port_b_hold_slice_pending = port_b_hold_slice_skid_valid | _port_b_egress_busy_or;
     assign port_b_hold_need = port_b_hold_slice_data[668:658];
-    assign _port_b_hold_dropping_slice = port_b_hold_slice_data[657:0];
     assign port_b_hold_room = (port_b_hold_tlps < 11'h400)
                               & (~(port_b_hold_free < port_b_hold_need));
-    assign port_b_hold_drop = _port_b_hold_dropping_slice[0]
-                              ? (_port_down_not_2 & (~port_b_hold_room)) : port_b_hold_dropping;
+    assign port_b_hold_drop = port_b_hold_slice_data[0] ? (_port_down_not_2 & (~port_b_hold_room))
+                              : port_b_hold_dropping;
     assign port_b_hold_kept_ready = (port_b_hold_in_ready & port_b_hold_fits);
     assign _port_b_hold_slice_out_ready_or = port_b_hold_drop | port_b_hold_kept_ready;
-    assign port_b_hold_fits = (~_port_b_hold_dropping_slice[0]) | port_b_hold_room;
+    assign port_b_hold_fits = (~port_b_hold_slice_data[0]) | port_b_hold_room;
     assign _port_b_hold_wptr_and_2 = port_b_hold_slice_valid & (~port_b_hold_drop)
                                      & port_b_hold_fits;
     assign port_b_hold_in_ready = _port_b_hold_in_ready_not;
-    assign _port_b_hold_bypass_data_concat = {_port_b_hold_dropping_slice};
+    assign _port_b_hold_bypass_data_concat = {port_b_hold_slice_data[657:0]};
     assign _port_b_hold_rptr_not = ~(port_b_hold_rptr == port_b_hold_wptr);
     assign port_b_hold_out_ready = (port_b_to_link_ready & port_b_hold_open);
     assign _port_b_hold_in_ready_not = ~((port_b_hold_rptr[10] != port_b_hold_wptr[10])
@@ -2090,7 +2084,7 @@ module onic_card (
         .s_axil_arvalid(regs_axil_arvalid),
         .s_axil_rready(regs_axil_rready),
         .s_host_tlp_valid(host_in_valid_fenced),
-        .s_host_tlp_hdr(_host_register_write_slice),
+        .s_host_tlp_hdr(_host_in_busy_mux[659:532]),
         .s_host_tlp_bar(_host_in_busy_mux[531:529]),
         .s_host_tlp_data(_host_in_busy_mux[528:17]),
         .s_host_tlp_keep(_host_in_busy_mux[16:1]),
@@ -2780,8 +2774,7 @@ module onic_card (
             port_a_hold_tlps <= 11'h0;
         end else begin
             port_a_hold_tlps <= (port_a_hold_tlps
-                                 + {10'h0,
-                                    (_port_a_hold_free_and & _port_a_hold_dropping_slice[0])})
+                                 + {10'h0, (_port_a_hold_free_and & port_a_hold_slice_data[0])})
                                 - {10'h0, (_port_a_hold_mid_and & _port_a_to_tags_eop_mux[657])};
         end
     end
@@ -2791,7 +2784,7 @@ module onic_card (
             port_a_hold_dropping <= 1'h0;
         end else begin
             port_a_hold_dropping <= (port_a_hold_slice_valid & _port_a_hold_slice_out_ready_or)
-                                    ? (port_a_hold_drop & (~_port_a_hold_dropping_slice[657]))
+                                    ? (port_a_hold_drop & (~port_a_hold_slice_data[657]))
                                     : port_a_hold_dropping;
         end
     end
@@ -2799,8 +2792,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_a_hold_drop_count <= 32'h0;
-        end else if (port_a_hold_slice_valid & _port_a_hold_dropping_slice[0]
-                     & port_a_hold_drop) begin
+        end else if (port_a_hold_slice_valid & port_a_hold_slice_data[0] & port_a_hold_drop) begin
             port_a_hold_drop_count <= ((~port_a_hold_drop_count) < 32'h1) ? 32'hffffffff
                                       : (port_a_hold_drop_count + 32'h1);
         end
@@ -2978,8 +2970,7 @@ module onic_card (
             port_b_hold_tlps <= 11'h0;
         end else begin
             port_b_hold_tlps <= (port_b_hold_tlps
-                                 + {10'h0,
-                                    (_port_b_hold_free_and & _port_b_hold_dropping_slice[0])})
+                                 + {10'h0, (_port_b_hold_free_and & port_b_hold_slice_data[0])})
                                 - {10'h0, (_port_b_hold_mid_and & _port_b_to_tags_eop_mux[657])};
         end
     end
@@ -2989,7 +2980,7 @@ module onic_card (
             port_b_hold_dropping <= 1'h0;
         end else begin
             port_b_hold_dropping <= (port_b_hold_slice_valid & _port_b_hold_slice_out_ready_or)
-                                    ? (port_b_hold_drop & (~_port_b_hold_dropping_slice[657]))
+                                    ? (port_b_hold_drop & (~port_b_hold_slice_data[657]))
                                     : port_b_hold_dropping;
         end
     end
@@ -2997,8 +2988,7 @@ module onic_card (
     always @(posedge clk) begin
         if (rst) begin
             port_b_hold_drop_count <= 32'h0;
-        end else if (port_b_hold_slice_valid & _port_b_hold_dropping_slice[0]
-                     & port_b_hold_drop) begin
+        end else if (port_b_hold_slice_valid & port_b_hold_slice_data[0] & port_b_hold_drop) begin
             port_b_hold_drop_count <= ((~port_b_hold_drop_count) < 32'h1) ? 32'hffffffff
                                       : (port_b_hold_drop_count + 32'h1);
         end

@@ -188,7 +188,7 @@ module onic_optlink (
     wire lcrc_room; // hdlgen/internal/optlink/link.go:282
     wire wr_closes; // hdlgen/internal/optlink/link.go:283
     wire wr_en; // hdlgen/internal/optlink/link.go:285
-    wire [512:0] concat_202; // hdlgen/internal/optlink/link.go:287
+    wire [512:0] concat_203; // hdlgen/internal/optlink/link.go:287
     wire [11:0] _ack_progress_sub; // hdlgen/internal/optlink/link.go:297
     wire [11:0] outstanding; // hdlgen/internal/optlink/link.go:298
     wire [11:0] ackable; // hdlgen/internal/optlink/link.go:299
@@ -240,16 +240,16 @@ module onic_optlink (
     wire [11:0] _rx_storing_add; // hdlgen/internal/optlink/link.go:506
     wire rx_storing; // hdlgen/internal/optlink/link.go:507
     wire rx_len_ok_now; // hdlgen/internal/optlink/link.go:514
-    wire [10:0] _concat_677_mux; // hdlgen/internal/optlink/link.go:516
+    wire [10:0] _concat_679_mux; // hdlgen/internal/optlink/link.go:516
     wire [11:0] _rx_frame_end_add; // hdlgen/internal/optlink/link.go:517
     wire [6:0] _rx_frame_end_mux; // hdlgen/internal/optlink/link.go:517
     wire _rx_frame_end_eq; // hdlgen/internal/optlink/link.go:518
-    wire _concat_677_not; // hdlgen/internal/optlink/link.go:519
-    wire _concat_677_ne; // hdlgen/internal/optlink/link.go:521
+    wire _concat_679_not; // hdlgen/internal/optlink/link.go:519
+    wire _concat_679_ne; // hdlgen/internal/optlink/link.go:521
     wire rx_active; // hdlgen/internal/optlink/link.go:523
     wire _rx_wr_and; // hdlgen/internal/optlink/link.go:524
     wire rx_wr; // hdlgen/internal/optlink/link.go:524
-    wire [528:0] concat_677; // hdlgen/internal/optlink/link.go:526
+    wire [528:0] concat_679; // hdlgen/internal/optlink/link.go:526
     wire rx_frame_end; // hdlgen/internal/optlink/link.go:528
     wire _rx_commit_now_and; // hdlgen/internal/optlink/link.go:529
     wire rx_commit_now; // hdlgen/internal/optlink/link.go:530
@@ -386,7 +386,7 @@ module onic_optlink (
     assign lcrc_room = ~_wr_word_slice;
     assign wr_closes = lcrc_pending | (framer_frame_last & lcrc_room);
     assign wr_en = (wr_take | lcrc_pending) & (~(lcrc_pending ? wr_drop : wr_dropping));
-    assign concat_202 = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
+    assign concat_203 = {wr_closes, (wr_closes ? {wr_lcrc, _wr_crc_low_unit_mux} : wr_word)};
     assign _ack_progress_sub = rx_ctl_ack - acked_seq;
     assign outstanding = (next_seq - 12'h1) - acked_seq;
     assign ackable = (frame_end_seq - 12'h1) - acked_seq;
@@ -483,17 +483,17 @@ module onic_optlink (
                               == (rx_data_r[158]
                                   ? {(rx_data_r[137:128] == 10'h0), rx_data_r[137:128]} : 11'h0))
                            : rx_len_ok;
-    assign _concat_677_mux = rx_first ? (rx_data_r[22:12] + 11'h5) : rx_dws_left;
+    assign _concat_679_mux = rx_first ? (rx_data_r[22:12] + 11'h5) : rx_dws_left;
     assign _rx_frame_end_add = _rx_storing_zext + 12'h15;
     assign _rx_frame_end_mux = rx_first ? _rx_frame_end_add[10:4] : rx_words_left;
     assign _rx_frame_end_eq = _rx_frame_end_mux == 7'h1;
-    assign _concat_677_not = ~(_concat_677_mux < 11'h10);
-    assign _concat_677_ne = _concat_677_mux != 11'h0;
+    assign _concat_679_not = ~(_concat_679_mux < 11'h10);
+    assign _concat_679_ne = _concat_679_mux != 11'h0;
     assign rx_active = (rx_first & rx_token_ok) | rx_more;
     assign _rx_wr_and = rx_storing & rx_len_ok_now;
-    assign rx_wr = rx_active & _rx_wr_and & _concat_677_ne;
-    assign concat_677 = {(_concat_677_ne & (~(11'h10 < _concat_677_mux))),
-                        (_concat_677_not ? 16'hffff : (~(16'hffff << _concat_677_mux[3:0]))),
+    assign rx_wr = rx_active & _rx_wr_and & _concat_679_ne;
+    assign concat_679 = {(_concat_679_ne & (~(11'h10 < _concat_679_mux))),
+                        (_concat_679_not ? 16'hffff : (~(16'hffff << _concat_679_mux[3:0]))),
                         rx_data_r};
     assign rx_frame_end = rx_active & _rx_frame_end_eq;
     assign _rx_commit_now_and = rx_frame_end & rx_crc_ok;
@@ -1059,7 +1059,7 @@ module onic_optlink (
         if (rst) begin
             rx_dws_left <= 11'h0;
         end else begin
-            rx_dws_left <= rx_active ? (_concat_677_not ? (_concat_677_mux - 11'h10) : 11'h0)
+            rx_dws_left <= rx_active ? (_concat_679_not ? (_concat_679_mux - 11'h10) : 11'h0)
                            : rx_dws_left;
         end
     end
@@ -1281,13 +1281,13 @@ module onic_optlink (
 
     always @(posedge clk) begin
         if (wr_en) begin
-            replay_buf[wr_ptr[7:0]] <= concat_202;
+            replay_buf[wr_ptr[7:0]] <= concat_203;
         end
     end
 
     always @(posedge clk) begin
         if (rx_wr) begin
-            rx_buf[rx_wptr[7:0]] <= concat_677;
+            rx_buf[rx_wptr[7:0]] <= concat_679;
         end
     end
 

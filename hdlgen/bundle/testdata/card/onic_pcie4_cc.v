@@ -19,9 +19,9 @@ module onic_pcie4_cc (
     output wire s_axis_cc_tvalid,
     input  wire s_axis_cc_tready
 );
-    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:60
-    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:60
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:60
+    reg  [95:0] held_data = 96'h0; // hdlgen/internal/pcie4/cc.go:62
+    reg  [2:0] held_keep = 3'h0; // hdlgen/internal/pcie4/cc.go:62
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/cc.go:62
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [609:0] out_slice_data = 610'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -30,24 +30,23 @@ module onic_pcie4_cc (
     reg  [609:0] cc_out_data = 610'h0; // hdlgen/axis/axis.go:50
     reg  cc_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [609:0] cc_out_skid_data = 610'h0; // hdlgen/axis/axis.go:52
-    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:34
-    wire [31:0] _cc_desc_slice; // hdlgen/internal/pcie4/cc.go:38
-    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:43
-    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:45
-    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:47
-    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:60
-    wire _first_not; // hdlgen/internal/pcie4/cc.go:60
-    wire first; // hdlgen/internal/pcie4/cc.go:60
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:60
-    wire out_last; // hdlgen/internal/pcie4/cc.go:60
-    wire out_valid; // hdlgen/internal/pcie4/cc.go:60
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:57
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:57
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:57
-    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:60
+    wire cpl_ready; // hdlgen/internal/pcie4/cc.go:37
+    wire [10:0] cc_dword_count; // hdlgen/internal/pcie4/cc.go:46
+    wire [12:0] cc_byte_count; // hdlgen/internal/pcie4/cc.go:48
+    wire [95:0] cc_desc; // hdlgen/internal/pcie4/cc.go:49
+    wire _out_last_eq; // hdlgen/internal/pcie4/cc.go:62
+    wire _first_not; // hdlgen/internal/pcie4/cc.go:62
+    wire first; // hdlgen/internal/pcie4/cc.go:62
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/cc.go:62
+    wire out_last; // hdlgen/internal/pcie4/cc.go:62
+    wire out_valid; // hdlgen/internal/pcie4/cc.go:62
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/cc.go:59
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/cc.go:59
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/cc.go:59
+    wire [609:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cc.go:62
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:60
-    wire take; // hdlgen/internal/pcie4/cc.go:60
+    wire _cpl_ready_and; // hdlgen/internal/pcie4/cc.go:62
+    wire take; // hdlgen/internal/pcie4/cc.go:62
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
@@ -59,13 +58,12 @@ module onic_pcie4_cc (
     wire unused;
 
     assign cpl_ready = _cpl_ready_and;
-    assign _cc_desc_slice = tlp_hdr[31:0];
     assign cc_dword_count = tlp_hdr[94] ? {(tlp_hdr[73:64] == 10'h0), tlp_hdr[73:64]} : 11'h0;
     assign cc_byte_count = {(tlp_hdr[43:32] == 12'h0), tlp_hdr[43:32]};
     assign cc_desc = {1'h0, {tlp_hdr[82], tlp_hdr[77:76]}, tlp_hdr[86:84], 1'h0, tlp_hdr[63:48],
-                     _cc_desc_slice[15:8], _cc_desc_slice[31:16], 1'h0, tlp_hdr[78], tlp_hdr[47:45],
+                     tlp_hdr[15:8], tlp_hdr[31:16], 1'h0, tlp_hdr[78], tlp_hdr[47:45],
                      cc_dword_count, 2'h0, tlp_hdr[88], cc_byte_count, 6'h0, tlp_hdr[75:74], 1'h0,
-                     _cc_desc_slice[6:0]};
+                     tlp_hdr[6:0]};
     assign _out_last_eq = tlp_keep[15:13] == 3'h0;
     assign _first_not = ~flush;
     assign first = _first_not & tlp_sop;
@@ -102,8 +100,8 @@ module onic_pcie4_cc (
     assign cc_out_skid_empty = ~cc_out_skid_valid;
     assign cc_out_load = cc_out_out_ready | (~cc_out_valid);
     assign cc_out_pending = cc_out_skid_valid | out_slice_valid;
-    assign unused = &{1'b0, tlp_hdr[44], tlp_hdr[81:79], tlp_hdr[83], tlp_hdr[87], tlp_hdr[93:89],
-                    tlp_hdr[95], _cc_desc_slice[7]};
+    assign unused = &{1'b0, tlp_hdr[7], tlp_hdr[44], tlp_hdr[81:79], tlp_hdr[83], tlp_hdr[87],
+                    tlp_hdr[93:89], tlp_hdr[95]};
 
     always @(posedge clk) begin
         if (take) begin

@@ -21,40 +21,39 @@ module onic_pcie4_cq (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:100
-    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:100
-    reg  [132:0] held_meta = 133'h0; // hdlgen/internal/pcie4/cq.go:100
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:100
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:100
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:100
+    reg  [383:0] held_data = 384'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  [11:0] held_keep = 12'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  [132:0] held_meta = 133'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/cq.go:106
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/cq.go:106
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [662:0] out_slice_data = 663'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [662:0] out_slice_skid_data = 663'h0; // hdlgen/axis/axis.go:52
-    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:89: a table
-    wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:91: a table
-    wire cq_ready; // hdlgen/internal/pcie4/cq.go:76
-    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:80
-    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:81
-    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:87
-    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:88
-    wire [31:0] _cq_hdr_concat_2; // hdlgen/internal/pcie4/cq.go:91
-    wire [31:0] _cq_hdr_concat; // hdlgen/internal/pcie4/cq.go:95
+    wire cq_has_data; // hdlgen/internal/pcie4/cq.go:90: a table
+    wire [4:0] _cq_hdr_mux; // hdlgen/internal/pcie4/cq.go:99: a table
+    wire cq_ready; // hdlgen/internal/pcie4/cq.go:77
+    wire [127:0] cq_desc; // hdlgen/internal/pcie4/cq.go:81
+    wire [3:0] cq_request_type; // hdlgen/internal/pcie4/cq.go:82
+    wire [63:0] cq_addr; // hdlgen/internal/pcie4/cq.go:88
+    wire cq_4dw; // hdlgen/internal/pcie4/cq.go:89
+    wire [63:0] _cq_hdr_mux_2; // hdlgen/internal/pcie4/cq.go:97
     wire [127:0] cq_hdr; // hdlgen/internal/pcie4/cq.go:98
-    wire _combine_not; // hdlgen/internal/pcie4/cq.go:100
-    wire combine; // hdlgen/internal/pcie4/cq.go:100
-    wire flush; // hdlgen/internal/pcie4/cq.go:100
-    wire out_valid; // hdlgen/internal/pcie4/cq.go:100
-    wire rest_empty; // hdlgen/internal/pcie4/cq.go:100
-    wire out_eop; // hdlgen/internal/pcie4/cq.go:100
-    wire [662:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cq.go:100
+    wire _combine_not; // hdlgen/internal/pcie4/cq.go:106
+    wire combine; // hdlgen/internal/pcie4/cq.go:106
+    wire flush; // hdlgen/internal/pcie4/cq.go:106
+    wire out_valid; // hdlgen/internal/pcie4/cq.go:106
+    wire rest_empty; // hdlgen/internal/pcie4/cq.go:106
+    wire out_eop; // hdlgen/internal/pcie4/cq.go:106
+    wire [662:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/cq.go:106
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _cq_ready_not; // hdlgen/internal/pcie4/cq.go:100
-    wire _cq_ready_or; // hdlgen/internal/pcie4/cq.go:100
-    wire take; // hdlgen/internal/pcie4/cq.go:100
-    wire sent; // hdlgen/internal/pcie4/cq.go:100
-    wire start; // hdlgen/internal/pcie4/cq.go:100
-    wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:100
+    wire _cq_ready_not; // hdlgen/internal/pcie4/cq.go:106
+    wire _cq_ready_or; // hdlgen/internal/pcie4/cq.go:106
+    wire take; // hdlgen/internal/pcie4/cq.go:106
+    wire sent; // hdlgen/internal/pcie4/cq.go:106
+    wire start; // hdlgen/internal/pcie4/cq.go:106
+    wire _held_valid_mux; // hdlgen/internal/pcie4/cq.go:106
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
@@ -66,12 +65,11 @@ module onic_pcie4_cq (
     assign cq_request_type = cq_desc[78:75];
     assign cq_addr = {cq_desc[63:2], 2'h0};
     assign cq_4dw = |cq_addr[63:32];
-    assign _cq_hdr_concat_2 = {1'h0, cq_has_data, cq_4dw, _cq_hdr_mux, 1'h0, cq_desc[123:121], 1'h0,
-                              cq_desc[126], 4'h0, cq_desc[125:124], cq_desc[1:0], cq_desc[73:64]};
-    assign _cq_hdr_concat = {cq_desc[95:80], cq_desc[103:96], m_axis_cq_tuser[11:8],
-                            m_axis_cq_tuser[3:0]};
-    assign cq_hdr = cq_4dw ? {_cq_hdr_concat_2, _cq_hdr_concat, cq_addr}
-                    : {_cq_hdr_concat_2, _cq_hdr_concat, cq_addr[31:0], 32'h0};
+    assign _cq_hdr_mux_2 = cq_4dw ? cq_addr : {cq_addr[31:0], 32'h0};
+    assign cq_hdr = {{1'h0, cq_has_data, cq_4dw}, _cq_hdr_mux, 1'h0, cq_desc[123:121], 1'h0,
+                    cq_desc[126], 4'h0, cq_desc[125:124], cq_desc[1:0], cq_desc[73:64],
+                    cq_desc[95:80], cq_desc[103:96], m_axis_cq_tuser[11:8], m_axis_cq_tuser[3:0],
+                    _cq_hdr_mux_2[63:2], 2'h0};
     assign _combine_not = ~held_last;
     assign combine = held_valid & _combine_not & m_axis_cq_tvalid;
     assign flush = held_valid & held_last;
@@ -93,7 +91,7 @@ module onic_pcie4_cq (
     assign out_slice_skid_empty = ~out_slice_skid_valid;
     assign out_slice_load = out_slice_out_ready | (~out_slice_valid);
     assign out_slice_pending = out_slice_skid_valid | out_valid;
-    assign unused = &{1'b0, m_axis_cq_tuser[7:4], m_axis_cq_tuser[182:12]};
+    assign unused = &{1'b0, m_axis_cq_tuser[7:4], m_axis_cq_tuser[182:12], _cq_hdr_mux_2[1:0]};
 
     function cq_has_data_lookup;
         input [3:0] cq_has_data_index;

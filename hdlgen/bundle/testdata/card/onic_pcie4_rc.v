@@ -21,34 +21,34 @@ module onic_pcie4_rc (
     output wire tlp_valid,
     input  wire tlp_ready
 );
-    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:51
-    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:51
-    reg  [100:0] held_meta = 101'h0; // hdlgen/internal/pcie4/rc.go:51
-    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:51
-    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:51
-    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:51
+    reg  [415:0] held_data = 416'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  [12:0] held_keep = 13'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  [100:0] held_meta = 101'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  held_valid = 1'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  held_first = 1'h0; // hdlgen/internal/pcie4/rc.go:57
+    reg  held_last = 1'h0; // hdlgen/internal/pcie4/rc.go:57
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [630:0] out_slice_data = 631'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [630:0] out_slice_skid_data = 631'h0; // hdlgen/axis/axis.go:52
-    wire rc_ready; // hdlgen/internal/pcie4/rc.go:32
-    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:35
-    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:38
-    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:48
-    wire _combine_not; // hdlgen/internal/pcie4/rc.go:51
-    wire combine; // hdlgen/internal/pcie4/rc.go:51
-    wire flush; // hdlgen/internal/pcie4/rc.go:51
-    wire out_valid; // hdlgen/internal/pcie4/rc.go:51
-    wire rest_empty; // hdlgen/internal/pcie4/rc.go:51
-    wire out_eop; // hdlgen/internal/pcie4/rc.go:51
-    wire [630:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rc.go:51
+    wire rc_ready; // hdlgen/internal/pcie4/rc.go:35
+    wire [95:0] rc_desc; // hdlgen/internal/pcie4/rc.go:38
+    wire rc_has_data; // hdlgen/internal/pcie4/rc.go:41
+    wire [95:0] rc_hdr; // hdlgen/internal/pcie4/rc.go:47
+    wire _combine_not; // hdlgen/internal/pcie4/rc.go:57
+    wire combine; // hdlgen/internal/pcie4/rc.go:57
+    wire flush; // hdlgen/internal/pcie4/rc.go:57
+    wire out_valid; // hdlgen/internal/pcie4/rc.go:57
+    wire rest_empty; // hdlgen/internal/pcie4/rc.go:57
+    wire out_eop; // hdlgen/internal/pcie4/rc.go:57
+    wire [630:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rc.go:57
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _rc_ready_not; // hdlgen/internal/pcie4/rc.go:51
-    wire _rc_ready_or; // hdlgen/internal/pcie4/rc.go:51
-    wire take; // hdlgen/internal/pcie4/rc.go:51
-    wire sent; // hdlgen/internal/pcie4/rc.go:51
-    wire start; // hdlgen/internal/pcie4/rc.go:51
-    wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:51
+    wire _rc_ready_not; // hdlgen/internal/pcie4/rc.go:57
+    wire _rc_ready_or; // hdlgen/internal/pcie4/rc.go:57
+    wire take; // hdlgen/internal/pcie4/rc.go:57
+    wire sent; // hdlgen/internal/pcie4/rc.go:57
+    wire start; // hdlgen/internal/pcie4/rc.go:57
+    wire _held_valid_mux; // hdlgen/internal/pcie4/rc.go:57
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
@@ -58,11 +58,10 @@ module onic_pcie4_rc (
     assign rc_ready = _rc_ready_or;
     assign rc_desc = m_axis_rc_tdata[95:0];
     assign rc_has_data = rc_desc[42:32] != 11'h0;
-    assign rc_hdr = {{1'h0, rc_has_data, 1'h0, 4'h5, rc_desc[29], 1'h0, rc_desc[91:89], 1'h0,
-                      rc_desc[94], 2'h0, 1'h0, rc_desc[46], rc_desc[93:92], 2'h0,
-                      (rc_has_data ? rc_desc[41:32] : 10'h0)},
-                    {rc_desc[87:72], rc_desc[45:43], 1'h0, rc_desc[27:16]},
-                    {rc_desc[63:48], rc_desc[71:64], 1'h0, rc_desc[6:0]}};
+    assign rc_hdr = {{1'h0, rc_has_data, 1'h0}, {4'h5, rc_desc[29]}, 1'h0, rc_desc[91:89], 1'h0,
+                    rc_desc[94], 3'h0, rc_desc[46], rc_desc[93:92], 2'h0,
+                    (rc_has_data ? rc_desc[41:32] : 10'h0), rc_desc[87:72], rc_desc[45:43], 1'h0,
+                    rc_desc[27:16], rc_desc[63:48], rc_desc[71:64], 1'h0, rc_desc[6:0]};
     assign _combine_not = ~held_last;
     assign combine = held_valid & _combine_not & m_axis_rc_tvalid;
     assign flush = held_valid & held_last;

@@ -19,10 +19,10 @@ module onic_pcie4_rq (
     output wire s_axis_rq_tvalid,
     input  wire s_axis_rq_tready
 );
-    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:65
-    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:72
-    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:72
-    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:72
+    reg  [7:0] held_be = 8'h0; // hdlgen/internal/pcie4/rq.go:70
+    reg  [127:0] held_data = 128'h0; // hdlgen/internal/pcie4/rq.go:77
+    reg  [3:0] held_keep = 4'h0; // hdlgen/internal/pcie4/rq.go:77
+    reg  flush = 1'h0; // hdlgen/internal/pcie4/rq.go:77
     reg  out_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
     reg  [665:0] out_slice_data = 666'h0; // hdlgen/axis/axis.go:50
     reg  out_slice_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
@@ -31,26 +31,26 @@ module onic_pcie4_rq (
     reg  [665:0] rq_out_data = 666'h0; // hdlgen/axis/axis.go:50
     reg  rq_out_skid_valid = 1'h0; // hdlgen/axis/axis.go:51
     reg  [665:0] rq_out_skid_data = 666'h0; // hdlgen/axis/axis.go:52
-    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:55: a table
-    wire req_ready; // hdlgen/internal/pcie4/rq.go:46
-    wire [31:0] _rq_addr_slice; // hdlgen/internal/pcie4/rq.go:49
-    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:54
-    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:57
-    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:64
-    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:72
-    wire _first_not; // hdlgen/internal/pcie4/rq.go:72
-    wire first; // hdlgen/internal/pcie4/rq.go:72
-    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:72
-    wire out_last; // hdlgen/internal/pcie4/rq.go:72
-    wire out_valid; // hdlgen/internal/pcie4/rq.go:72
-    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:67
-    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:68
-    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:68
-    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:68
-    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:72
+    wire [3:0] rq_request_type; // hdlgen/internal/pcie4/rq.go:60: a table
+    wire req_ready; // hdlgen/internal/pcie4/rq.go:49
+    wire [63:0] _rq_addr_mux; // hdlgen/internal/pcie4/rq.go:59
+    wire [61:0] rq_addr; // hdlgen/internal/pcie4/rq.go:59
+    wire [127:0] rq_desc; // hdlgen/internal/pcie4/rq.go:61
+    wire [7:0] _held_be_concat; // hdlgen/internal/pcie4/rq.go:69
+    wire _out_last_eq; // hdlgen/internal/pcie4/rq.go:77
+    wire _first_not; // hdlgen/internal/pcie4/rq.go:77
+    wire first; // hdlgen/internal/pcie4/rq.go:77
+    wire [15:0] out_keep; // hdlgen/internal/pcie4/rq.go:77
+    wire out_last; // hdlgen/internal/pcie4/rq.go:77
+    wire out_valid; // hdlgen/internal/pcie4/rq.go:77
+    wire [7:0] _out_slice_skid_data_mux; // hdlgen/internal/pcie4/rq.go:72
+    wire [3:0] _eop_ptr_mux_2; // hdlgen/internal/pcie4/rq.go:73
+    wire [3:0] _eop_ptr_mux; // hdlgen/internal/pcie4/rq.go:73
+    wire [3:0] eop_ptr; // hdlgen/internal/pcie4/rq.go:73
+    wire [665:0] _out_slice_skid_data_concat; // hdlgen/internal/pcie4/rq.go:77
     wire out_ready; // hdlgen/axis/axis.go:23
-    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:72
-    wire take; // hdlgen/internal/pcie4/rq.go:72
+    wire _req_ready_and; // hdlgen/internal/pcie4/rq.go:77
+    wire take; // hdlgen/internal/pcie4/rq.go:77
     wire out_slice_out_ready; // hdlgen/axis/axis.go:53
     wire out_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire out_slice_load; // hdlgen/axis/axis.go:60
@@ -62,10 +62,9 @@ module onic_pcie4_rq (
     wire unused;
 
     assign req_ready = _req_ready_and;
-    assign _rq_addr_slice = tlp_hdr[31:0];
-    assign rq_addr = tlp_hdr[125] ? {tlp_hdr[63:32], _rq_addr_slice[31:2]}
-                     : {32'h0, tlp_hdr[63:34]};
-    assign rq_desc = {1'h0, {tlp_hdr[114], tlp_hdr[109:108]}, tlp_hdr[118:116], 1'h0, 16'h0,
+    assign _rq_addr_mux = tlp_hdr[125] ? {tlp_hdr[63:2], 2'h0} : {32'h0, {tlp_hdr[63:34], 2'h0}};
+    assign rq_addr = _rq_addr_mux[63:2];
+    assign rq_desc = {1'h0, {tlp_hdr[114], tlp_hdr[109:108]}, tlp_hdr[118:116], 17'h0,
                      tlp_hdr[79:72], tlp_hdr[95:80], tlp_hdr[110], rq_request_type,
                      {(tlp_hdr[105:96] == 10'h0), tlp_hdr[105:96]}, rq_addr, tlp_hdr[107:106]};
     assign _held_be_concat = {tlp_hdr[71:64]};
@@ -107,8 +106,8 @@ module onic_pcie4_rq (
     assign rq_out_skid_empty = ~rq_out_skid_valid;
     assign rq_out_load = rq_out_out_ready | (~rq_out_valid);
     assign rq_out_pending = rq_out_skid_valid | out_slice_valid;
-    assign unused = &{1'b0, tlp_hdr[113:111], tlp_hdr[115], tlp_hdr[119], tlp_hdr[127],
-                    _rq_addr_slice[1:0]};
+    assign unused = &{1'b0, tlp_hdr[1:0], tlp_hdr[113:111], tlp_hdr[115], tlp_hdr[119],
+                    tlp_hdr[127], _rq_addr_mux[1:0]};
 
     function [3:0] rq_request_type_lookup;
         input [5:0] rq_request_type_index;

@@ -104,7 +104,6 @@ module onic_pcie4_tags (
     wire _rq_valid_or; // hdlgen/axis/axis.go:306
     wire [662:0] _rq_eop_mux; // hdlgen/axis/axis.go:308
     wire req_merge_out_ready; // hdlgen/axis/axis.go:311
-    wire [661:0] _rq_out_requester_slice; // hdlgen/internal/pcie4/tags.go:106
     wire req_out_ready; // hdlgen/internal/pcie4/tags.go:106
     wire req_parked; // hdlgen/internal/pcie4/tags.go:106
     wire req_moved; // hdlgen/internal/pcie4/tags.go:116
@@ -112,17 +111,14 @@ module onic_pcie4_tags (
     wire rq_out_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rq_out_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rq_out_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [9:0] _rq_hdr_zext; // hdlgen/internal/pcie4/tags.go:124
     wire [127:0] _rq_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:124
     wire [127:0] _rq_hdr_concat; // hdlgen/internal/pcie4/tags.go:124
     wire [127:0] _rq_hdr_mux; // hdlgen/internal/pcie4/tags.go:128
     wire [27:0] concat_294; // hdlgen/internal/pcie4/tags.go:135
     wire _rc_ready_or; // hdlgen/internal/pcie4/tags.go:145
     wire cpl_accept; // hdlgen/internal/pcie4/tags.go:145
-    wire [127:0] _rc_completion_concat; // hdlgen/internal/pcie4/tags.go:147
     wire rc_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [9:0] rc_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [9:0] _cpl_hdr_slice; // hdlgen/internal/pcie4/tags.go:149
     wire [255:0] _cpl_tag_held_r_shr; // hdlgen/internal/pcie4/tags.go:159
     wire [95:0] _cpl_hdr_concat_3; // hdlgen/internal/pcie4/tags.go:161
     wire [95:0] _cpl_hdr_concat_2; // hdlgen/internal/pcie4/tags.go:161
@@ -187,48 +183,34 @@ module onic_pcie4_tags (
     assign _rq_eop_mux = _rq_valid_mux ? {_park_head_npd_mux, 1'h1}
                          : {_req_park_bypass_data_concat, 1'h0};
     assign req_merge_out_ready = req_out_ready;
-    assign _rq_out_requester_slice = _rq_eop_mux[662:1];
     assign req_out_ready = rq_ready;
     assign req_parked = _rq_eop_mux[0];
     assign req_moved = _rq_valid_or & req_out_ready;
     assign tag_alloc = req_moved & req_parked;
-    assign rq_out_completion = _rq_out_requester_slice[653:650] == 4'h5;
-    assign rq_out_requester = rq_out_completion ? _rq_out_requester_slice[592:577]
-                              : _rq_out_requester_slice[624:609];
-    assign rq_out_tag = {_rq_out_requester_slice[648], _rq_out_requester_slice[644],
-                        (rq_out_completion ? _rq_out_requester_slice[576:569]
-                         : _rq_out_requester_slice[608:601])};
-    assign _rq_hdr_zext = {2'h0, tag_cursor};
-    assign _rq_hdr_concat_2 = {_rq_out_requester_slice[656:649], _rq_hdr_zext[9],
-                              _rq_out_requester_slice[647:529]};
-    assign _rq_hdr_concat = {_rq_hdr_concat_2[127:116], _rq_hdr_zext[8], _rq_hdr_concat_2[114:0]};
-    assign _rq_hdr_mux = req_parked
-                         ? {_rq_hdr_concat[127:80], _rq_hdr_zext[7:0], _rq_hdr_concat[71:0]}
+    assign rq_out_completion = _rq_eop_mux[654:651] == 4'h5;
+    assign rq_out_requester = rq_out_completion ? _rq_eop_mux[593:578] : _rq_eop_mux[625:610];
+    assign rq_out_tag = {_rq_eop_mux[649], _rq_eop_mux[645],
+                        (rq_out_completion ? _rq_eop_mux[577:570] : _rq_eop_mux[609:602])};
+    assign _rq_hdr_concat_2 = {_rq_eop_mux[657:650], 1'h0, _rq_eop_mux[648:530]};
+    assign _rq_hdr_concat = {_rq_hdr_concat_2[127:116], 1'h0, _rq_eop_mux[644:530]};
+    assign _rq_hdr_mux = req_parked ? {_rq_hdr_concat[127:80], tag_cursor, _rq_eop_mux[601:530]}
                          : _rq_eop_mux[657:530];
     assign concat_294 = {_rq_eop_mux[661:660], rq_out_requester, rq_out_tag};
     assign _rc_ready_or = (~cpl_valid_r) | cpl_ready;
     assign cpl_accept = rc_valid & _rc_ready_or;
-    assign _rc_completion_concat = {rc_hdr, 32'h0};
-    assign rc_completion = _rc_completion_concat[124:121] == 4'h5;
-    assign rc_tag = {_rc_completion_concat[119], _rc_completion_concat[115],
-                    (rc_completion ? _rc_completion_concat[47:40] : _rc_completion_concat[79:72])};
-    assign _cpl_hdr_slice = _cpl_hdr_memread[9:0];
+    assign rc_completion = rc_hdr[92:89] == 4'h5;
+    assign rc_tag = {rc_hdr[87], rc_hdr[83], (rc_completion ? rc_hdr[15:8] : rc_hdr[47:40])};
     assign _cpl_tag_held_r_shr = tag_busy >> rc_tag[7:0];
-    assign _cpl_hdr_concat_3 = {cpl_hdr_r[95:88], _cpl_hdr_slice[9], cpl_hdr_r[86:0]};
-    assign _cpl_hdr_concat_2 = {_cpl_hdr_concat_3[95:84], _cpl_hdr_slice[8],
-                               _cpl_hdr_concat_3[82:0]};
-    assign _cpl_hdr_concat = {_cpl_hdr_concat_2[95:16], _cpl_hdr_slice[7:0],
-                             _cpl_hdr_concat_2[7:0]};
+    assign _cpl_hdr_concat_3 = {cpl_hdr_r[95:88], _cpl_hdr_memread[9], cpl_hdr_r[86:0]};
+    assign _cpl_hdr_concat_2 = {_cpl_hdr_concat_3[95:84], _cpl_hdr_memread[8], cpl_hdr_r[82:0]};
+    assign _cpl_hdr_concat = {_cpl_hdr_concat_2[95:16], _cpl_hdr_memread[7:0], cpl_hdr_r[7:0]};
     assign tag_release = cpl_accept & rc_eop & rc_done;
     assign _tag_busy_and = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
                            & (~(tag_release ? (256'h1 << rc_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, _tag_free_shr[255:1], _rq_out_requester_slice[528:0],
-                    _rq_out_requester_slice[661:657], _rq_hdr_concat_2[115], _rq_hdr_concat[79:72],
-                    _rq_hdr_mux[95:80], _rc_completion_concat[39:0], _rc_completion_concat[71:48],
-                    _rc_completion_concat[114:80], _rc_completion_concat[118:116],
-                    _rc_completion_concat[120], _rc_completion_concat[127:125], rc_tag[9:8],
-                    _cpl_tag_held_r_shr[255:1], _cpl_hdr_concat_3[83], _cpl_hdr_concat_2[15:8],
-                    _cpl_hdr_concat[31:16]};
+    assign unused = &{1'b0, _tag_free_shr[255:1], _rq_eop_mux[659:658], _rq_hdr_concat_2[115:0],
+                    _rq_hdr_concat[79:0], _rq_hdr_mux[95:80], rc_tag[9:8],
+                    _cpl_tag_held_r_shr[255:1], _cpl_hdr_concat_3[83:0], _cpl_hdr_concat_2[15:0],
+                    _cpl_hdr_concat[95:16]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -419,7 +401,7 @@ module onic_pcie4_tags (
     assign rq_eop = _rq_eop_mux[662];
     assign rc_ready = _rc_ready_or;
     assign cpl_hdr = cpl_tag_held_r
-                     ? {_cpl_hdr_concat[95:32], _cpl_hdr_memread[25:10], _cpl_hdr_concat[15:0]}
+                     ? {_cpl_hdr_concat_2[95:32], _cpl_hdr_memread[25:10], _cpl_hdr_concat[15:0]}
                      : cpl_hdr_r;
     assign cpl_port = cpl_tag_held_r ? _cpl_hdr_memread[27:26] : 2'h0;
     assign cpl_data = cpl_data_r;

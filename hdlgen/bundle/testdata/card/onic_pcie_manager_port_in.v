@@ -200,7 +200,6 @@ module onic_pcie_manager_port_in (
     wire pin_steer; // hdlgen/manager/portin.go:214
     wire [1:0] _access_add; // hdlgen/manager/portin.go:215
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire [2:0] _p3_ur_hdr_concat; // hdlgen/internal/tlphdr/tlphdr.go:87
     wire p2_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] p2_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] p2_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
@@ -357,7 +356,6 @@ module onic_pcie_manager_port_in (
     assign pin_steer = pin_mwr & p1_kernel_in;
     assign _access_add = {1'h0, p1_bar} + 2'h1;
     assign access_op = {p1_kind[4], ((~p1_kind[4]) | p1_kind[3])};
-    assign _p3_ur_hdr_concat = {p2_hdr[114], p2_hdr[109:108]};
     assign p2_hdr_completion = p2_hdr[124:121] == 4'h5;
     assign p2_hdr_requester = p2_hdr_completion ? p2_hdr[63:48] : p2_hdr[95:80];
     assign p2_hdr_tag = {p2_hdr[119], p2_hdr[115],
@@ -999,11 +997,10 @@ module onic_pcie_manager_port_in (
 
     always @(posedge clk) begin
         if (pin_take) begin
-            p3_ur_hdr <= {{{3'h0, (p2_kind[6] ? 5'hb : 5'ha), p2_hdr_tag[9], p2_hdr[118:116],
-                            p2_hdr_tag[8], _p3_ur_hdr_concat[2], {2{2'h0}}, _p3_ur_hdr_concat[1:0],
-                            2'h0, 10'h0},
-                            {self_id, 3'h1, 1'h0, cpl_byte_count},
-                            {p2_hdr_requester, p2_hdr_tag[7:0], 1'h0, cpl_lower_addr}},
+            p3_ur_hdr <= {{3'h0, (p2_kind[6] ? 5'hb : 5'ha), p2_hdr_tag[9], p2_hdr[118:116],
+                           p2_hdr_tag[8], p2_hdr[114], 4'h0, p2_hdr[109:108], 12'h0, self_id, 3'h1,
+                           1'h0, cpl_byte_count, p2_hdr_requester, p2_hdr_tag[7:0], 1'h0,
+                           cpl_lower_addr},
                          32'h0};
         end
     end

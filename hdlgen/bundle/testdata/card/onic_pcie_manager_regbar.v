@@ -100,7 +100,6 @@ module onic_pcie_manager_regbar (
     wire rb_sending; // hdlgen/manager/regbar.go:92
     wire rb_draining; // hdlgen/manager/regbar.go:92
     wire _rb_hdr_and; // hdlgen/manager/regbar.go:103
-    wire [2:0] _rb_bc_left_concat_2; // hdlgen/internal/tlphdr/tlphdr.go:87
     wire rb_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rb_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rb_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
@@ -157,7 +156,7 @@ module onic_pcie_manager_regbar (
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire [95:0] _rb_bc_left_concat; // hdlgen/manager/manager.go:1117
+    wire [95:0] _rb_cpl_hdr_concat; // hdlgen/manager/manager.go:1114
     wire _rb_next_cpl_not; // hdlgen/manager/regbar.go:246
     wire rb_next_cpl; // hdlgen/manager/regbar.go:246
     wire [30:0] _rb_cpl_len_zext; // hdlgen/manager/regbar.go:247
@@ -201,7 +200,6 @@ module onic_pcie_manager_regbar (
     assign rb_sending = rb_state == RB_STATE_SEND;
     assign rb_draining = rb_state == RB_STATE_DRAIN;
     assign _rb_hdr_and = rb_idle & s_tlp_valid & s_tlp_sop;
-    assign _rb_bc_left_concat_2 = {rb_hdr[114], rb_hdr[109:108]};
     assign rb_completion = rb_hdr[124:121] == 4'h5;
     assign rb_requester = rb_completion ? rb_hdr[63:48] : rb_hdr[95:80];
     assign rb_tag = {rb_hdr[119], rb_hdr[115], (rb_completion ? rb_hdr[47:40] : rb_hdr[79:72])};
@@ -282,11 +280,9 @@ module onic_pcie_manager_regbar (
                                - {9'h0, cpl_trail_bytes};
     assign cpl_byte_count = ((rb_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw);
     assign cpl_lower_addr = {rb_address[6:2], cpl_lead_bytes[1:0]};
-    assign _rb_bc_left_concat = {{3'h0, 5'ha, rb_tag[9], rb_hdr[118:116], rb_tag[8],
-                                  _rb_bc_left_concat_2[2], {2{2'h0}}, _rb_bc_left_concat_2[1:0],
-                                  2'h0, 10'h0},
-                                {self_id, 3'h0, 1'h0, cpl_byte_count},
-                                {rb_requester, rb_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign _rb_cpl_hdr_concat = {3'h0, 5'ha, rb_tag[9], rb_hdr[118:116], rb_tag[8], rb_hdr[114],
+                                4'h0, rb_hdr[109:108], 12'h0, self_id, 3'h0, 1'h0, cpl_byte_count,
+                                rb_requester, rb_tag[7:0], 1'h0, cpl_lower_addr};
     assign _rb_next_cpl_not = ~rb_at_last;
     assign rb_next_cpl = rb_sent & rb_cpl_end & _rb_next_cpl_not;
     assign _rb_cpl_len_zext = {1'h0, rb_address[31:2]};
@@ -298,8 +294,8 @@ module onic_pcie_manager_regbar (
     assign _rb_cpl_len_or = rb_deciding | rb_next_cpl;
     assign _rb_bc_left_sub = {({2'h0, rb_cpl_len} + 13'h1), 2'h0} - {13'h0, rb_cpl_la[1:0]};
     assign _rb_cpl_hdr_add = rb_cpl_len + 11'h1;
-    assign rb_cpl_hdr = {3'h2, _rb_bc_left_concat[92:74], _rb_cpl_hdr_add[9:0],
-                        _rb_bc_left_concat[63:44], rb_bc_left[11:0], _rb_bc_left_concat[31:7],
+    assign rb_cpl_hdr = {3'h2, _rb_cpl_hdr_concat[92:74], _rb_cpl_hdr_add[9:0],
+                        _rb_cpl_hdr_concat[63:44], rb_bc_left[11:0], _rb_cpl_hdr_concat[31:7],
                         rb_cpl_la};
     assign rb_no_more = rb_writing & s_tlp_valid & (~rb_have);
     assign _rb_ready_and = rb_deciding & rb_is_read;
@@ -336,9 +332,9 @@ module onic_pcie_manager_regbar (
                                       : _rb_state_mux_2)));
     assign unused = &{1'b0, rb_hdr[1:0], rb_hdr[107:106], rb_hdr[113:110], rb_address[1:0],
                     rb_address[63:32], _rb_wdata_shr[511:32], _rb_have_shr[15:1], m_axil_bresp,
-                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp, _rb_bc_left_concat[73:64],
-                    _rb_bc_left_concat[95:93], _rb_cpl_len_mux_2[30:9], _rb_bc_left_sub[14:13],
-                    _rb_cpl_hdr_add[10]};
+                    m_axil_rresp, m_slot_axil_bresp, m_slot_axil_rresp, _rb_cpl_hdr_concat[6:0],
+                    _rb_cpl_hdr_concat[43:32], _rb_cpl_hdr_concat[73:64], _rb_cpl_hdr_concat[95:93],
+                    _rb_cpl_len_mux_2[30:9], _rb_bc_left_sub[14:13], _rb_cpl_hdr_add[10]};
 `ifndef SYNTHESIS
     // rb_state by name, for waveform viewers
     wire [47:0] rb_state_name;
@@ -582,8 +578,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_bc_left <= 13'h0;
         end else begin
-            rb_bc_left <= rb_deciding
-                          ? {(_rb_bc_left_concat[43:32] == 12'h0), _rb_bc_left_concat[43:32]}
+            rb_bc_left <= rb_deciding ? {(cpl_byte_count == 12'h0), cpl_byte_count}
                           : (rb_next_cpl ? (rb_bc_left - _rb_bc_left_sub[12:0]) : rb_bc_left);
         end
     end
@@ -592,7 +587,7 @@ module onic_pcie_manager_regbar (
         if (rst) begin
             rb_cpl_la <= 7'h0;
         end else if (_rb_cpl_len_or) begin
-            rb_cpl_la <= rb_deciding ? _rb_bc_left_concat[6:0] : {_rb_cpl_len_mux_2[4:0], 2'h0};
+            rb_cpl_la <= rb_deciding ? cpl_lower_addr : {_rb_cpl_len_mux_2[4:0], 2'h0};
         end
     end
 

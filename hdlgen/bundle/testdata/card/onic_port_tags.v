@@ -87,7 +87,6 @@ module onic_port_tags (
     wire _m_tlp_valid_or; // hdlgen/axis/axis.go:306
     wire [658:0] _m_tlp_eop_mux; // hdlgen/axis/axis.go:308
     wire egress_merge_out_ready; // hdlgen/axis/axis.go:311
-    wire [657:0] _egress_out_hdr_requester_slice; // hdlgen/internal/card/porttags.go:73
     wire egress_out_ready; // hdlgen/internal/card/porttags.go:73
     wire egress_parked; // hdlgen/internal/card/porttags.go:73
     wire egress_park_room; // hdlgen/internal/card/porttags.go:73
@@ -95,7 +94,6 @@ module onic_port_tags (
     wire [15:0] egress_out_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] egress_out_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
     wire tag_alloc; // hdlgen/internal/card/porttags.go:81
-    wire [9:0] _m_tlp_hdr_zext; // hdlgen/internal/card/porttags.go:82
     wire [127:0] _m_tlp_hdr_concat_2; // hdlgen/internal/card/porttags.go:82
     wire [127:0] _m_tlp_hdr_concat; // hdlgen/internal/card/porttags.go:82
     wire [25:0] concat_240; // hdlgen/internal/card/porttags.go:90
@@ -107,7 +105,6 @@ module onic_port_tags (
     wire rx_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] rx_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] rx_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
-    wire [9:0] _m_rx_hdr_slice; // hdlgen/internal/card/porttags.go:118
     wire rx_status_sc; // hdlgen/internal/card/porttags.go:123
     wire _rx_cpl_matches_not; // hdlgen/internal/card/porttags.go:124
     wire rx_cpl_matches; // hdlgen/internal/card/porttags.go:124
@@ -170,25 +167,18 @@ module onic_port_tags (
                                 1'h1}
                             : {_egress_park_bypass_data_concat, 1'h0};
     assign egress_merge_out_ready = egress_out_ready;
-    assign _egress_out_hdr_requester_slice = _m_tlp_eop_mux[658:1];
     assign egress_out_ready = m_tlp_ready;
     assign egress_parked = _m_tlp_eop_mux[0];
     assign egress_park_room = egress_park_count < 7'h10;
-    assign egress_out_hdr_completion = _egress_out_hdr_requester_slice[653:650] == 4'h5;
-    assign egress_out_hdr_requester = egress_out_hdr_completion
-                                      ? _egress_out_hdr_requester_slice[592:577]
-                                      : _egress_out_hdr_requester_slice[624:609];
-    assign egress_out_hdr_tag = {_egress_out_hdr_requester_slice[648],
-                                _egress_out_hdr_requester_slice[644],
-                                (egress_out_hdr_completion
-                                 ? _egress_out_hdr_requester_slice[576:569]
-                                 : _egress_out_hdr_requester_slice[608:601])};
+    assign egress_out_hdr_completion = _m_tlp_eop_mux[654:651] == 4'h5;
+    assign egress_out_hdr_requester = egress_out_hdr_completion ? _m_tlp_eop_mux[593:578]
+                                      : _m_tlp_eop_mux[625:610];
+    assign egress_out_hdr_tag = {_m_tlp_eop_mux[649], _m_tlp_eop_mux[645],
+                                (egress_out_hdr_completion ? _m_tlp_eop_mux[577:570]
+                                 : _m_tlp_eop_mux[609:602])};
     assign tag_alloc = _m_tlp_valid_or & egress_out_ready & egress_parked;
-    assign _m_tlp_hdr_zext = {2'h0, tag_cursor};
-    assign _m_tlp_hdr_concat_2 = {_egress_out_hdr_requester_slice[656:649], _m_tlp_hdr_zext[9],
-                                 _egress_out_hdr_requester_slice[647:529]};
-    assign _m_tlp_hdr_concat = {_m_tlp_hdr_concat_2[127:116], _m_tlp_hdr_zext[8],
-                               _m_tlp_hdr_concat_2[114:0]};
+    assign _m_tlp_hdr_concat_2 = {_m_tlp_eop_mux[657:650], 1'h0, _m_tlp_eop_mux[648:530]};
+    assign _m_tlp_hdr_concat = {_m_tlp_hdr_concat_2[127:116], 1'h0, _m_tlp_eop_mux[644:530]};
     assign concat_240 = {egress_out_hdr_requester, egress_out_hdr_tag};
     assign rx_stage_free = ((~rx_valid_r) | _rx_taken_or);
     assign rx_accept = s_rx_valid & rx_stage_free;
@@ -200,7 +190,6 @@ module onic_port_tags (
     assign rx_hdr_requester = rx_hdr_completion ? rx_hdr_r[63:48] : rx_hdr_r[95:80];
     assign rx_hdr_tag = {rx_hdr_r[119], rx_hdr_r[115],
                         (rx_hdr_completion ? rx_hdr_r[47:40] : rx_hdr_r[79:72])};
-    assign _m_rx_hdr_slice = _rx_cpl_matches_memread[9:0];
     assign rx_status_sc = rx_hdr_r[79:77] == 3'h0;
     assign _rx_cpl_matches_not = ~rx_status_sc;
     assign rx_cpl_matches = rx_held_r & (rx_hdr_requester == _rx_cpl_matches_memread[25:10])
@@ -210,9 +199,9 @@ module onic_port_tags (
     assign _m_rx_valid_not = ~rx_drop;
     assign _rx_taken_or = rx_drop | m_rx_ready;
     assign rx_taken = rx_valid_r & _rx_taken_or;
-    assign _m_rx_hdr_concat_2 = {rx_hdr_r[127:120], _m_rx_hdr_slice[9], rx_hdr_r[118:0]};
-    assign _m_rx_hdr_concat = {_m_rx_hdr_concat_2[127:116], _m_rx_hdr_slice[8],
-                              _m_rx_hdr_concat_2[114:0]};
+    assign _m_rx_hdr_concat_2 = {rx_hdr_r[127:120], _rx_cpl_matches_memread[9], rx_hdr_r[118:0]};
+    assign _m_rx_hdr_concat = {_m_rx_hdr_concat_2[127:116], _rx_cpl_matches_memread[8],
+                              rx_hdr_r[114:0]};
     assign rx_cpl_bytes = {{(rx_hdr_r[105:96] == 10'h0), rx_hdr_r[105:96]}, 2'h0}
                           - {11'h0, rx_hdr_r[33:32]};
     assign rx_cpl_last = _rx_cpl_matches_not
@@ -220,10 +209,9 @@ module onic_port_tags (
     assign tag_release = rx_taken & rx_eop_r & _m_rx_valid_not & rx_hdr_completion & rx_cpl_last;
     assign _tag_busy_and = (tag_busy | (tag_alloc ? (256'h1 << tag_cursor) : 256'h0))
                            & (~(tag_release ? (256'h1 << rx_hdr_tag[7:0]) : 256'h0));
-    assign unused = &{1'b0, _tag_free_shr[255:1], _egress_out_hdr_requester_slice[528:0],
-                    _egress_out_hdr_requester_slice[657], _m_tlp_hdr_concat_2[115],
-                    _m_tlp_hdr_concat[79:72], _rx_held_r_shr[255:1], rx_hdr_tag[9:8],
-                    _m_rx_hdr_concat_2[115], _m_rx_hdr_concat[47:40]};
+    assign unused = &{1'b0, _tag_free_shr[255:1], _m_tlp_hdr_concat_2[115:0],
+                    _m_tlp_hdr_concat[79:0], _rx_held_r_shr[255:1], rx_hdr_tag[9:8],
+                    _m_rx_hdr_concat_2[115:0], _m_rx_hdr_concat[47:0]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -396,7 +384,7 @@ module onic_port_tags (
     assign np_room = egress_park_room;
     assign m_tlp_valid = _m_tlp_valid_or;
     assign m_tlp_hdr = egress_parked
-                       ? {_m_tlp_hdr_concat[127:80], _m_tlp_hdr_zext[7:0], _m_tlp_hdr_concat[71:0]}
+                       ? {_m_tlp_hdr_concat[127:80], tag_cursor, _m_tlp_eop_mux[601:530]}
                        : _m_tlp_eop_mux[657:530];
     assign m_tlp_data = _m_tlp_eop_mux[529:18];
     assign m_tlp_keep = _m_tlp_eop_mux[17:2];
@@ -405,7 +393,7 @@ module onic_port_tags (
     assign s_rx_ready = rx_stage_free;
     assign m_rx_valid = rx_valid_r & _m_rx_valid_not;
     assign m_rx_hdr = (rx_hdr_completion & rx_cpl_matches)
-                      ? {_m_rx_hdr_concat[127:48], _m_rx_hdr_slice[7:0], _m_rx_hdr_concat[39:0]}
+                      ? {_m_rx_hdr_concat[127:48], _rx_cpl_matches_memread[7:0], rx_hdr_r[39:0]}
                       : rx_hdr_r;
     assign m_rx_data = rx_data_r;
     assign m_rx_keep = rx_keep_r;

@@ -125,16 +125,13 @@ module onic_slot2 (
     wire _in_mux_busy_or; // hdlgen/axis/axis.go:306
     wire [659:0] _in_mux_busy_mux; // hdlgen/axis/axis.go:308
     wire in_mux_out_ready; // hdlgen/axis/axis.go:311
-    wire [127:0] _in_slice_skid_data_slice; // hdlgen/internal/slot/slot.go:516
     wire [12:0] _in_slice_skid_data_concat_2; // hdlgen/internal/slot/slot.go:517
     wire [12:0] _in_slice_skid_data_add; // hdlgen/internal/slot/slot.go:518
-    wire [12:0] _in_slice_skid_data_zext; // hdlgen/internal/slot/slot.go:518
     wire [679:0] _in_slice_skid_data_concat; // hdlgen/internal/slot/slot.go:519
     wire in_slice_out_ready; // hdlgen/axis/axis.go:53
     wire in_slice_skid_empty; // hdlgen/axis/axis.go:57
     wire in_slice_load; // hdlgen/axis/axis.go:60
     wire in_slice_pending; // hdlgen/axis/axis.go:61
-    wire [127:0] _in_is_write_slice; // hdlgen/internal/slot/slot.go:522
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
     wire in_is_write; // hdlgen/internal/slot/slot.go:543
     wire _drop_not_write_now_not; // hdlgen/internal/slot/slot.go:567
@@ -165,70 +162,24 @@ module onic_slot2 (
     wire [576:0] _buffer_bypass_data_concat; // hdlgen/internal/slot/slot.go:408
     wire buffer_room; // hdlgen/internal/slot/slot.go:408
     wire _out_bytes_and; // hdlgen/internal/slot/slot.go:410
-    wire [31:0] _out_bytes_total_slice_46; // hdlgen/internal/slot/slot.go:412
-    wire [15:0] _out_bytes_total_slice_45; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_44; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_43; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_42; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_21; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_41; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_40; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_20; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_39; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_38; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_37; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_19; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_36; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_35; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_18; // hdlgen/internal/slot/slot.go:412
     wire [4:0] _out_bytes_total_add_17; // hdlgen/internal/slot/slot.go:412
-    wire [15:0] _out_bytes_total_slice_34; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_33; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_32; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_31; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_16; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_30; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_29; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_15; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_28; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_27; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_26; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_14; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_25; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_24; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_13; // hdlgen/internal/slot/slot.go:412
     wire [4:0] _out_bytes_total_add_12; // hdlgen/internal/slot/slot.go:412
-    wire [31:0] _out_bytes_total_slice_23; // hdlgen/internal/slot/slot.go:412
-    wire [15:0] _out_bytes_total_slice_22; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_21; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_20; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_19; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_11; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_18; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_17; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_10; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_16; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_15; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_14; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_9; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_13; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_12; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_8; // hdlgen/internal/slot/slot.go:412
     wire [4:0] _out_bytes_total_add_7; // hdlgen/internal/slot/slot.go:412
-    wire [15:0] _out_bytes_total_slice_11; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_10; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_9; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_8; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_6; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_7; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_6; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_5; // hdlgen/internal/slot/slot.go:412
-    wire [7:0] _out_bytes_total_slice_5; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_4; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice_3; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_4; // hdlgen/internal/slot/slot.go:412
-    wire [3:0] _out_bytes_total_slice_2; // hdlgen/internal/slot/slot.go:412
-    wire [1:0] _out_bytes_total_slice; // hdlgen/internal/slot/slot.go:412
     wire [2:0] _out_bytes_total_add_3; // hdlgen/internal/slot/slot.go:412
     wire [4:0] _out_bytes_total_add_2; // hdlgen/internal/slot/slot.go:412
     wire [6:0] _out_bytes_total_add; // hdlgen/internal/slot/slot.go:412
@@ -253,7 +204,6 @@ module onic_slot2 (
     wire _out_valid_eq_2; // hdlgen/internal/slot/slot.go:435
     wire _out_valid_eq; // hdlgen/internal/slot/slot.go:435
     wire [12:0] _out_dws_add; // hdlgen/internal/slot/slot.go:438
-    wire [12:0] _out_dws_zext; // hdlgen/internal/slot/slot.go:438
     wire [10:0] out_dws; // hdlgen/internal/slot/slot.go:438
     wire [3:0] _out_slice_skid_data_or_3; // hdlgen/internal/slot/slot.go:440
     wire [3:0] _out_slice_skid_data_mux_3; // hdlgen/internal/slot/slot.go:442
@@ -354,34 +304,29 @@ module onic_slot2 (
                                  : {s_host_tlp_eop, 2'h0, s_host_tlp_sop, s_host_tlp_keep,
                                     s_host_tlp_data, s_host_tlp_hdr});
     assign in_mux_out_ready = in_slice_skid_empty;
-    assign _in_slice_skid_data_slice = _in_mux_busy_mux[127:0];
-    assign _in_slice_skid_data_concat_2 = {{(_in_slice_skid_data_slice[105:96] == 10'h0),
-                                             _in_slice_skid_data_slice[105:96]},
+    assign _in_slice_skid_data_concat_2 = {{(_in_mux_busy_mux[105:96] == 10'h0),
+                                             _in_mux_busy_mux[105:96]},
                                           2'h0};
     assign _in_slice_skid_data_add = _in_slice_skid_data_concat_2 + 13'h3f;
-    assign _in_slice_skid_data_zext = {6'h0, _in_slice_skid_data_add[12:6]};
-    assign _in_slice_skid_data_concat = {_in_slice_skid_data_zext[6:0],
+    assign _in_slice_skid_data_concat = {_in_slice_skid_data_add[12:6],
                                         _in_slice_skid_data_concat_2, _in_mux_busy_mux};
     assign in_slice_out_ready = in_ready;
     assign in_slice_skid_empty = ~in_slice_skid_valid;
     assign in_slice_load = in_slice_out_ready | (~in_slice_valid);
     assign in_slice_pending = in_slice_skid_valid | _in_mux_busy_or;
-    assign _in_is_write_slice = in_slice_data[127:0];
-    assign in_hdr_address = _in_is_write_slice[125] ? {_in_is_write_slice[63:2], 2'h0}
-                            : {32'h0, {_in_is_write_slice[63:34], 2'h0}};
-    assign in_is_write = _in_is_write_slice[126] & (_in_is_write_slice[124:120] == 5'h0);
+    assign in_hdr_address = in_slice_data[125] ? {in_slice_data[63:2], 2'h0}
+                            : {32'h0, {in_slice_data[63:34], 2'h0}};
+    assign in_is_write = in_slice_data[126] & (in_slice_data[124:120] == 5'h0);
     assign _drop_not_write_now_not = ~in_is_write;
     assign _drop_not_write_now_and = in_slice_valid & in_slice_data[656];
     assign _drop_closed_now_and = in_is_write & task_closed & (~local_busy);
     assign in_pass = in_is_write & (~task_closed) & 1'h1;
     assign in_out_address = in_hdr_address + 64'h0;
     assign in_drop = _drop_not_write_now_not | _drop_closed_now_and | 1'h0;
-    assign _jobs_bypass_data_mux_2 = _in_is_write_slice[125] ? _in_is_write_slice[1:0]
-                                     : _in_is_write_slice[33:32];
+    assign _jobs_bypass_data_mux_2 = in_slice_data[125] ? in_slice_data[1:0] : in_slice_data[33:32];
     assign in_out_rewrite_4dw = |in_out_address[63:32];
-    assign in_out_rewrite_dw0 = {_in_is_write_slice[127:126], in_out_rewrite_4dw,
-                                _in_is_write_slice[124:96]};
-    assign in_out_rewrite_dw1 = {self_id, _in_is_write_slice[79:64]};
+    assign in_out_rewrite_dw0 = {in_slice_data[127:126], in_out_rewrite_4dw, in_slice_data[124:96]};
+    assign in_out_rewrite_dw1 = {self_id, in_slice_data[79:64]};
     assign _jobs_bypass_data_mux = in_out_rewrite_4dw
                                    ? {in_out_rewrite_dw0, in_out_rewrite_dw1, in_out_address[63:2],
                                       _jobs_bypass_data_mux_2}
@@ -405,166 +350,85 @@ module onic_slot2 (
     assign _buffer_bypass_data_concat = {kernel_m_tlast, kernel_m_tkeep, kernel_m_tdata};
     assign buffer_room = _buffer_room_not;
     assign _out_bytes_and = kernel_m_tvalid & buffer_ready;
-    assign _out_bytes_total_slice_46 = kernel_m_tkeep[31:0];
-    assign _out_bytes_total_slice_45 = _out_bytes_total_slice_46[15:0];
-    assign _out_bytes_total_slice_44 = _out_bytes_total_slice_45[7:0];
-    assign _out_bytes_total_slice_43 = _out_bytes_total_slice_44[3:0];
-    assign _out_bytes_total_slice_42 = _out_bytes_total_slice_43[1:0];
-    assign _out_bytes_total_add_21 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_42[0]}
-                                        + {1'h0, _out_bytes_total_slice_42[1]})}
+    assign _out_bytes_total_add_21 = {1'h0, ({1'h0, kernel_m_tkeep[0]} + {1'h0, kernel_m_tkeep[1]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_43[2]}
-                                          + {1'h0, _out_bytes_total_slice_43[3]})};
-    assign _out_bytes_total_slice_41 = _out_bytes_total_slice_44[7:4];
-    assign _out_bytes_total_slice_40 = _out_bytes_total_slice_44[5:4];
-    assign _out_bytes_total_add_20 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_40[0]}
-                                        + {1'h0, _out_bytes_total_slice_40[1]})}
+                                        ({1'h0, kernel_m_tkeep[2]} + {1'h0, kernel_m_tkeep[3]})};
+    assign _out_bytes_total_add_20 = {1'h0, ({1'h0, kernel_m_tkeep[4]} + {1'h0, kernel_m_tkeep[5]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_41[2]}
-                                          + {1'h0, _out_bytes_total_slice_41[3]})};
-    assign _out_bytes_total_slice_39 = _out_bytes_total_slice_45[15:8];
-    assign _out_bytes_total_slice_38 = _out_bytes_total_slice_45[11:8];
-    assign _out_bytes_total_slice_37 = _out_bytes_total_slice_38[1:0];
-    assign _out_bytes_total_add_19 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_37[0]}
-                                        + {1'h0, _out_bytes_total_slice_37[1]})}
+                                        ({1'h0, kernel_m_tkeep[6]} + {1'h0, kernel_m_tkeep[7]})};
+    assign _out_bytes_total_add_19 = {1'h0, ({1'h0, kernel_m_tkeep[8]} + {1'h0, kernel_m_tkeep[9]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_38[2]}
-                                          + {1'h0, _out_bytes_total_slice_38[3]})};
-    assign _out_bytes_total_slice_36 = _out_bytes_total_slice_45[15:12];
-    assign _out_bytes_total_slice_35 = _out_bytes_total_slice_39[5:4];
+                                        ({1'h0, kernel_m_tkeep[10]} + {1'h0, kernel_m_tkeep[11]})};
     assign _out_bytes_total_add_18 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_35[0]}
-                                        + {1'h0, _out_bytes_total_slice_35[1]})}
+                                      ({1'h0, kernel_m_tkeep[12]} + {1'h0, kernel_m_tkeep[13]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_36[2]}
-                                          + {1'h0, _out_bytes_total_slice_36[3]})};
+                                        ({1'h0, kernel_m_tkeep[14]} + {1'h0, kernel_m_tkeep[15]})};
     assign _out_bytes_total_add_17 = {1'h0,
                                       ({1'h0, _out_bytes_total_add_21}
                                         + {1'h0, _out_bytes_total_add_20})}
                                      + {1'h0,
                                         ({1'h0, _out_bytes_total_add_19}
                                           + {1'h0, _out_bytes_total_add_18})};
-    assign _out_bytes_total_slice_34 = _out_bytes_total_slice_46[31:16];
-    assign _out_bytes_total_slice_33 = _out_bytes_total_slice_46[23:16];
-    assign _out_bytes_total_slice_32 = _out_bytes_total_slice_33[3:0];
-    assign _out_bytes_total_slice_31 = _out_bytes_total_slice_32[1:0];
     assign _out_bytes_total_add_16 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_31[0]}
-                                        + {1'h0, _out_bytes_total_slice_31[1]})}
+                                      ({1'h0, kernel_m_tkeep[16]} + {1'h0, kernel_m_tkeep[17]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_32[2]}
-                                          + {1'h0, _out_bytes_total_slice_32[3]})};
-    assign _out_bytes_total_slice_30 = _out_bytes_total_slice_33[7:4];
-    assign _out_bytes_total_slice_29 = _out_bytes_total_slice_33[5:4];
+                                        ({1'h0, kernel_m_tkeep[18]} + {1'h0, kernel_m_tkeep[19]})};
     assign _out_bytes_total_add_15 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_29[0]}
-                                        + {1'h0, _out_bytes_total_slice_29[1]})}
+                                      ({1'h0, kernel_m_tkeep[20]} + {1'h0, kernel_m_tkeep[21]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_30[2]}
-                                          + {1'h0, _out_bytes_total_slice_30[3]})};
-    assign _out_bytes_total_slice_28 = _out_bytes_total_slice_46[31:24];
-    assign _out_bytes_total_slice_27 = _out_bytes_total_slice_34[11:8];
-    assign _out_bytes_total_slice_26 = _out_bytes_total_slice_27[1:0];
+                                        ({1'h0, kernel_m_tkeep[22]} + {1'h0, kernel_m_tkeep[23]})};
     assign _out_bytes_total_add_14 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_26[0]}
-                                        + {1'h0, _out_bytes_total_slice_26[1]})}
+                                      ({1'h0, kernel_m_tkeep[24]} + {1'h0, kernel_m_tkeep[25]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_27[2]}
-                                          + {1'h0, _out_bytes_total_slice_27[3]})};
-    assign _out_bytes_total_slice_25 = _out_bytes_total_slice_34[15:12];
-    assign _out_bytes_total_slice_24 = _out_bytes_total_slice_28[5:4];
+                                        ({1'h0, kernel_m_tkeep[26]} + {1'h0, kernel_m_tkeep[27]})};
     assign _out_bytes_total_add_13 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_24[0]}
-                                        + {1'h0, _out_bytes_total_slice_24[1]})}
+                                      ({1'h0, kernel_m_tkeep[28]} + {1'h0, kernel_m_tkeep[29]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_25[2]}
-                                          + {1'h0, _out_bytes_total_slice_25[3]})};
+                                        ({1'h0, kernel_m_tkeep[30]} + {1'h0, kernel_m_tkeep[31]})};
     assign _out_bytes_total_add_12 = {1'h0,
                                       ({1'h0, _out_bytes_total_add_16}
                                         + {1'h0, _out_bytes_total_add_15})}
                                      + {1'h0,
                                         ({1'h0, _out_bytes_total_add_14}
                                           + {1'h0, _out_bytes_total_add_13})};
-    assign _out_bytes_total_slice_23 = kernel_m_tkeep[63:32];
-    assign _out_bytes_total_slice_22 = kernel_m_tkeep[47:32];
-    assign _out_bytes_total_slice_21 = _out_bytes_total_slice_22[7:0];
-    assign _out_bytes_total_slice_20 = _out_bytes_total_slice_21[3:0];
-    assign _out_bytes_total_slice_19 = _out_bytes_total_slice_20[1:0];
     assign _out_bytes_total_add_11 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_19[0]}
-                                        + {1'h0, _out_bytes_total_slice_19[1]})}
+                                      ({1'h0, kernel_m_tkeep[32]} + {1'h0, kernel_m_tkeep[33]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_20[2]}
-                                          + {1'h0, _out_bytes_total_slice_20[3]})};
-    assign _out_bytes_total_slice_18 = _out_bytes_total_slice_21[7:4];
-    assign _out_bytes_total_slice_17 = _out_bytes_total_slice_21[5:4];
+                                        ({1'h0, kernel_m_tkeep[34]} + {1'h0, kernel_m_tkeep[35]})};
     assign _out_bytes_total_add_10 = {1'h0,
-                                      ({1'h0, _out_bytes_total_slice_17[0]}
-                                        + {1'h0, _out_bytes_total_slice_17[1]})}
+                                      ({1'h0, kernel_m_tkeep[36]} + {1'h0, kernel_m_tkeep[37]})}
                                      + {1'h0,
-                                        ({1'h0, _out_bytes_total_slice_18[2]}
-                                          + {1'h0, _out_bytes_total_slice_18[3]})};
-    assign _out_bytes_total_slice_16 = _out_bytes_total_slice_22[15:8];
-    assign _out_bytes_total_slice_15 = _out_bytes_total_slice_22[11:8];
-    assign _out_bytes_total_slice_14 = _out_bytes_total_slice_15[1:0];
+                                        ({1'h0, kernel_m_tkeep[38]} + {1'h0, kernel_m_tkeep[39]})};
     assign _out_bytes_total_add_9 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice_14[0]}
-                                       + {1'h0, _out_bytes_total_slice_14[1]})}
+                                     ({1'h0, kernel_m_tkeep[40]} + {1'h0, kernel_m_tkeep[41]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_15[2]}
-                                         + {1'h0, _out_bytes_total_slice_15[3]})};
-    assign _out_bytes_total_slice_13 = _out_bytes_total_slice_22[15:12];
-    assign _out_bytes_total_slice_12 = _out_bytes_total_slice_16[5:4];
+                                       ({1'h0, kernel_m_tkeep[42]} + {1'h0, kernel_m_tkeep[43]})};
     assign _out_bytes_total_add_8 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice_12[0]}
-                                       + {1'h0, _out_bytes_total_slice_12[1]})}
+                                     ({1'h0, kernel_m_tkeep[44]} + {1'h0, kernel_m_tkeep[45]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_13[2]}
-                                         + {1'h0, _out_bytes_total_slice_13[3]})};
+                                       ({1'h0, kernel_m_tkeep[46]} + {1'h0, kernel_m_tkeep[47]})};
     assign _out_bytes_total_add_7 = {1'h0,
                                      ({1'h0, _out_bytes_total_add_11}
                                        + {1'h0, _out_bytes_total_add_10})}
                                     + {1'h0,
                                        ({1'h0, _out_bytes_total_add_9}
                                          + {1'h0, _out_bytes_total_add_8})};
-    assign _out_bytes_total_slice_11 = kernel_m_tkeep[63:48];
-    assign _out_bytes_total_slice_10 = _out_bytes_total_slice_23[23:16];
-    assign _out_bytes_total_slice_9 = _out_bytes_total_slice_10[3:0];
-    assign _out_bytes_total_slice_8 = _out_bytes_total_slice_9[1:0];
     assign _out_bytes_total_add_6 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice_8[0]}
-                                       + {1'h0, _out_bytes_total_slice_8[1]})}
+                                     ({1'h0, kernel_m_tkeep[48]} + {1'h0, kernel_m_tkeep[49]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_9[2]}
-                                         + {1'h0, _out_bytes_total_slice_9[3]})};
-    assign _out_bytes_total_slice_7 = _out_bytes_total_slice_10[7:4];
-    assign _out_bytes_total_slice_6 = _out_bytes_total_slice_10[5:4];
+                                       ({1'h0, kernel_m_tkeep[50]} + {1'h0, kernel_m_tkeep[51]})};
     assign _out_bytes_total_add_5 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice_6[0]}
-                                       + {1'h0, _out_bytes_total_slice_6[1]})}
+                                     ({1'h0, kernel_m_tkeep[52]} + {1'h0, kernel_m_tkeep[53]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_7[2]}
-                                         + {1'h0, _out_bytes_total_slice_7[3]})};
-    assign _out_bytes_total_slice_5 = _out_bytes_total_slice_23[31:24];
-    assign _out_bytes_total_slice_4 = _out_bytes_total_slice_11[11:8];
-    assign _out_bytes_total_slice_3 = _out_bytes_total_slice_4[1:0];
+                                       ({1'h0, kernel_m_tkeep[54]} + {1'h0, kernel_m_tkeep[55]})};
     assign _out_bytes_total_add_4 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice_3[0]}
-                                       + {1'h0, _out_bytes_total_slice_3[1]})}
+                                     ({1'h0, kernel_m_tkeep[56]} + {1'h0, kernel_m_tkeep[57]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_4[2]}
-                                         + {1'h0, _out_bytes_total_slice_4[3]})};
-    assign _out_bytes_total_slice_2 = _out_bytes_total_slice_11[15:12];
-    assign _out_bytes_total_slice = _out_bytes_total_slice_5[5:4];
+                                       ({1'h0, kernel_m_tkeep[58]} + {1'h0, kernel_m_tkeep[59]})};
     assign _out_bytes_total_add_3 = {1'h0,
-                                     ({1'h0, _out_bytes_total_slice[0]}
-                                       + {1'h0, _out_bytes_total_slice[1]})}
+                                     ({1'h0, kernel_m_tkeep[60]} + {1'h0, kernel_m_tkeep[61]})}
                                     + {1'h0,
-                                       ({1'h0, _out_bytes_total_slice_2[2]}
-                                         + {1'h0, _out_bytes_total_slice_2[3]})};
+                                       ({1'h0, kernel_m_tkeep[62]} + {1'h0, kernel_m_tkeep[63]})};
     assign _out_bytes_total_add_2 = {1'h0,
                                      ({1'h0, _out_bytes_total_add_6}
                                        + {1'h0, _out_bytes_total_add_5})}
@@ -603,8 +467,7 @@ module onic_slot2 (
     assign _out_valid_eq_2 = out_sel == 2'h2;
     assign _out_valid_eq = out_sel == 2'h3;
     assign _out_dws_add = _out_dws_mux + 13'h3;
-    assign _out_dws_zext = {2'h0, _out_dws_add[12:2]};
-    assign out_dws = _out_dws_zext[10:0];
+    assign out_dws = _out_dws_add[12:2];
     assign _out_slice_skid_data_or_3 = ((_out_dws_mux[1:0] == 2'h1) ? 4'h1 : 4'h0)
                                        | ((_out_dws_mux[1:0] == 2'h2) ? 4'h3 : 4'h0)
                                        | ((_out_dws_mux[1:0] == 2'h3) ? 4'h7 : 4'h0);
@@ -681,22 +544,11 @@ module onic_slot2 (
     assign _jobs_out_ready_and_2 = out_valid & out_slice_in_ready;
     assign _jobs_out_ready_and = _out_valid_eq_3 & _jobs_out_ready_and_2
                                  & _out_slice_skid_data_mux_2;
-    assign unused = &{1'b0, _in_slice_skid_data_slice[95:0], _in_slice_skid_data_slice[127:106],
-                    _in_slice_skid_data_add[5:0], _in_slice_skid_data_zext[12:7],
-                    in_slice_data[658:657], in_slice_data[679:660], _in_is_write_slice[95:80],
-                    in_out_address[1:0], _out_slice_skid_data_mux_5[71:64],
-                    _out_slice_skid_data_mux_5[105:96], kernel_s1_tready, kernel_m_cpl_addr[1:0],
-                    kernel_m_irq_addr[1:0], _out_bytes_total_slice_41[1:0],
-                    _out_bytes_total_slice_39[3:0], _out_bytes_total_slice_39[7:6],
-                    _out_bytes_total_slice_36[1:0], _out_bytes_total_slice_34[7:0],
-                    _out_bytes_total_slice_30[1:0], _out_bytes_total_slice_28[3:0],
-                    _out_bytes_total_slice_28[7:6], _out_bytes_total_slice_25[1:0],
-                    _out_bytes_total_slice_23[15:0], _out_bytes_total_slice_18[1:0],
-                    _out_bytes_total_slice_16[3:0], _out_bytes_total_slice_16[7:6],
-                    _out_bytes_total_slice_13[1:0], _out_bytes_total_slice_11[7:0],
-                    _out_bytes_total_slice_7[1:0], _out_bytes_total_slice_5[3:0],
-                    _out_bytes_total_slice_5[7:6], _out_bytes_total_slice_2[1:0], _out_dws_add[1:0],
-                    _out_dws_zext[12:11]};
+    assign unused = &{1'b0, _in_slice_skid_data_add[5:0], in_slice_data[95:80],
+                    in_slice_data[658:657], in_slice_data[679:660], in_out_address[1:0],
+                    _out_slice_skid_data_mux_5[71:64], _out_slice_skid_data_mux_5[105:96],
+                    kernel_s1_tready, kernel_m_cpl_addr[1:0], kernel_m_irq_addr[1:0],
+                    _out_dws_add[1:0]};
 
     onic_slot2_kernel kernel ( // hdlgen/internal/slot/slot.go:394
         .clk(clk),

@@ -211,7 +211,6 @@ module onic_pcie_manager (
     wire [63:0] in_hdr_address; // hdlgen/internal/tlphdr/tlphdr.go:142
     wire [63:0] bar_offset; // hdlgen/manager/manager.go:657
     wire _s1_proxy_eq; // hdlgen/manager/manager.go:679
-    wire [63:0] _window_enables_concat; // hdlgen/manager/manager.go:741
     wire window_enables; // hdlgen/manager/manager.go:741
     wire failover; // hdlgen/manager/manager.go:750
     wire [2:0] translated_egress; // hdlgen/manager/manager.go:751
@@ -221,7 +220,6 @@ module onic_pcie_manager (
     wire [4:0] _check_egress_or; // hdlgen/manager/manager.go:798
     wire [4:0] check_egress; // hdlgen/manager/manager.go:802
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
-    wire [2:0] _cpl_hdr_concat; // hdlgen/internal/tlphdr/tlphdr.go:87
     wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
@@ -319,7 +317,7 @@ module onic_pcie_manager (
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1117
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1114
     wire take_decision; // hdlgen/manager/manager.go:946
     wire forward; // hdlgen/manager/manager.go:977
     wire _to_port_a_eq; // hdlgen/manager/manager.go:978
@@ -420,8 +418,7 @@ module onic_pcie_manager (
     assign in_hdr_address = in_hdr[125] ? {in_hdr[63:2], 2'h0} : {32'h0, {in_hdr[63:34], 2'h0}};
     assign bar_offset = in_hdr_address & bar_mask;
     assign _s1_proxy_eq = in_hdr_requester == 16'h0;
-    assign _window_enables_concat = {win_en_hi, win_en_lo};
-    assign window_enables = _window_enables_concat[0];
+    assign window_enables = win_en_lo[0];
     assign failover = windows_has_second & (~windows_multicast)
                       & (((windows_egress == EGRESS_PORT_A) & port_down[0])
                            | ((windows_egress == EGRESS_PORT_B) & port_down[1]));
@@ -434,7 +431,6 @@ module onic_pcie_manager (
                               | ((s2_egress == EGRESS_KERNEL) ? (s2_slot[4:0] + 5'h8) : 5'h0);
     assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
     assign access_op = {s2_kind[4], ((~s2_kind[4]) | s2_kind[3])};
-    assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115],
@@ -551,11 +547,9 @@ module onic_pcie_manager (
                             ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw)
                             : 12'h4;
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
-    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116],
-                       s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0,
-                       10'h0},
-                     {self_id, cpl_status, 1'h0, cpl_byte_count},
-                     {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign cpl_hdr = {3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116],
+                     s3_hdr_tag[8], s3_hdr[114], 4'h0, s3_hdr[109:108], 12'h0, self_id, cpl_status,
+                     1'h0, cpl_byte_count, s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr};
     assign take_decision = adv & s3_valid & s3_sop;
     assign forward = s4_action == ACT_FORWARD;
     assign _to_port_a_eq = s4_egress == EGRESS_PORT_A;
@@ -630,9 +624,9 @@ module onic_pcie_manager (
                            | _read_data_or_6;
     assign read_data = _read_data_or | _read_data_or_5 | _read_data_or_4 | _read_data_or_3
                        | _read_data_or_2;
-    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], _window_enables_concat[63:1],
-                    windows_index, access_found, access_domain, s3_second_addr[1:0],
-                    s3_hdr_address[1:0], s3_hdr_address[63:7], addr_cfg_or_msg[1:0]};
+    assign unused = &{1'b0, s_axil_awaddr[1:0], s_axil_araddr[1:0], windows_index, access_found,
+                    access_domain, s3_second_addr[1:0], s3_hdr_address[1:0], s3_hdr_address[63:7],
+                    addr_cfg_or_msg[1:0]};
 
     function [6:0] kind_lookup;
         input [7:0] kind_index;

@@ -328,7 +328,6 @@ module onic_pcie_manager (
     wire [4:0] check_egress; // hdlgen/manager/manager.go:802
     wire [1:0] access_op; // hdlgen/manager/manager.go:187
     wire [4:0] second_check_egress; // hdlgen/manager/manager.go:828
-    wire [2:0] _cpl_hdr_concat; // hdlgen/internal/tlphdr/tlphdr.go:87
     wire s3_hdr_completion; // hdlgen/internal/tlphdr/tlphdr.go:135
     wire [15:0] s3_hdr_requester; // hdlgen/internal/tlphdr/tlphdr.go:106
     wire [9:0] s3_hdr_tag; // hdlgen/internal/tlphdr/tlphdr.go:110
@@ -429,7 +428,7 @@ module onic_pcie_manager (
     wire [11:0] cpl_bytes_many_dw; // hdlgen/manager/manager.go:1108
     wire [11:0] cpl_byte_count; // hdlgen/manager/manager.go:1109
     wire [6:0] cpl_lower_addr; // hdlgen/manager/manager.go:1110
-    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1117
+    wire [95:0] cpl_hdr; // hdlgen/manager/manager.go:1114
     wire take_decision; // hdlgen/manager/manager.go:946
     wire forward; // hdlgen/manager/manager.go:977
     wire _to_port_a_eq; // hdlgen/manager/manager.go:978
@@ -725,7 +724,6 @@ module onic_pcie_manager (
     assign check_egress = s2_reg_hit ? 5'h2 : _check_egress_or;
     assign access_op = {s2_kind[4], ((~s2_kind[4]) | s2_kind[3])};
     assign second_check_egress = (s2_second_egress == EGRESS_PORT_B) ? 5'h1 : 5'h0;
-    assign _cpl_hdr_concat = {s3_hdr[114], s3_hdr[109:108]};
     assign s3_hdr_completion = s3_hdr[124:121] == 4'h5;
     assign s3_hdr_requester = s3_hdr_completion ? s3_hdr[63:48] : s3_hdr[95:80];
     assign s3_hdr_tag = {s3_hdr[119], s3_hdr[115],
@@ -845,11 +843,9 @@ module onic_pcie_manager (
                             ? ((s3_hdr[105:96] == 10'h1) ? cpl_bytes_one_dw : cpl_bytes_many_dw)
                             : 12'h4;
     assign cpl_lower_addr = s3_kind[5] ? {s3_hdr_address[6:2], cpl_lead_bytes[1:0]} : 7'h0;
-    assign cpl_hdr = {{3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116],
-                       s3_hdr_tag[8], _cpl_hdr_concat[2], {2{2'h0}}, _cpl_hdr_concat[1:0], 2'h0,
-                       10'h0},
-                     {self_id, cpl_status, 1'h0, cpl_byte_count},
-                     {s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr}};
+    assign cpl_hdr = {3'h0, (s3_kind[6] ? 5'hb : 5'ha), s3_hdr_tag[9], s3_hdr[118:116],
+                     s3_hdr_tag[8], s3_hdr[114], 4'h0, s3_hdr[109:108], 12'h0, self_id, cpl_status,
+                     1'h0, cpl_byte_count, s3_hdr_requester, s3_hdr_tag[7:0], 1'h0, cpl_lower_addr};
     assign take_decision = adv & s3_valid & s3_sop;
     assign forward = s4_action == ACT_FORWARD;
     assign _to_port_a_eq = s4_egress == EGRESS_PORT_A;
