@@ -3,10 +3,10 @@ package cluster
 import (
 	"fmt"
 	"net/netip"
-	"onic/desc"
 	"strings"
 	"time"
 
+	"onic/desc"
 	"onic/emu/link"
 	"onic/emu/scenario"
 	"onic/emu/sim"

@@ -10,9 +10,9 @@
 package cluster
 
 import (
-	"onic/desc"
 	"time"
 
+	"onic/desc"
 	"onic/emu/link"
 	"onic/emu/scenario"
 	"onic/emu/sim"

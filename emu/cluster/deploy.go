@@ -3,9 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"onic/desc"
 	"time"
 
+	"onic/desc"
 	"onic/emu/sim"
 	"onic/firmware"
 	"onic/pcie/acl"

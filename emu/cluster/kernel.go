@@ -3,13 +3,13 @@ package cluster
 import (
 	"fmt"
 	"math"
-	"onic/desc"
-	"onic/pcie/ntb"
 
+	"onic/desc"
 	"onic/emu/scenario"
 	"onic/emu/sim"
 	"onic/kernels"
 	"onic/pcie/manager"
+	"onic/pcie/ntb"
 	"onic/tlp"
 )
 

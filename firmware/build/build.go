@@ -14,12 +14,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"onic/desc"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"onic/desc"
 	"onic/firmware"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/check"

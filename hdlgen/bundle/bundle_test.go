@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"onic/desc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"onic/desc"
 	"onic/emu/scenario"
 	"onic/firmware"
 	"onic/hdlgen/bundle"

@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"onic/desc"
 
+	"onic/desc"
 	"onic/emu/scenario"
 	"onic/hdlgen/bundle"
 	"onic/hdlgen/internal/optlink"
