@@ -196,8 +196,8 @@ func (o *onicNode) loadKernel(kc desc.Kernel) error {
 	}
 	k.side = [3]int8{-1, -1, -1}
 	if k.inputs == 2 {
-		for i, in := range kc.Sources {
-			k.side[in] = int8(i)
+		for in := range k.side {
+			k.side[in] = int8(kc.Input(manager.Ingress(in)))
 		}
 	}
 	o.kernels[kc.Slot] = k
