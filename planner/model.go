@@ -298,6 +298,12 @@ func (m *model) commLate(s int, place []int, t Topology, start float64) (d float
 				_, next := r.from(x)
 				y := next[b]
 				link[[2]int{x, y}] += by / float64(t.Count[x][y])
+				if y != b {
+					// An O-NIC relays as its relay ranges do, FLEET's ring
+					// multicast: it keeps a copy for its own host too, so
+					// its host link carries the transfer as well.
+					in[y] += by
+				}
 				x = y
 			}
 			hops = max(hops, dist[b])
@@ -322,7 +328,7 @@ func (m *model) commLate(s int, place []int, t Topology, start float64) (d float
 				for x := a; x != b; {
 					_, next := r.from(x)
 					y := next[b]
-					own = max(own, link[[2]int{x, y}]/m.port)
+					own = max(own, link[[2]int{x, y}]/m.port, in[y]/links(y))
 					x = y
 				}
 				at += own + float64(dist[b])*m.cl.HopLatency.Seconds()

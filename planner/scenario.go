@@ -36,8 +36,16 @@ type StepTime struct {
 // switch's dark and bring-up time before the next stage); and a flow per
 // transfer, started when the plan's timeline starts its step (compute is
 // not emulated: its time passes idle). It returns the scenario and the
-// timeline of steps. A plan whose transfers are relayed through O-NICs is
-// refused: the writer does not configure relay windows.
+// timeline of steps.
+//
+// A transfer the plan relays through O-NICs (FLEET's ring relay: in at
+// one port, out at the other) is written to an address of its own: each
+// destination host k has a relay region (relayBase + k*relaySpan), which
+// the sender reaches through a relay window on the port toward the first
+// hop, each O-NIC on the way relays from the port the transfer enters by
+// (a manager relay range), and the destination takes into its memory.
+// The access tables let the peers' writes be relayed within those
+// regions and nothing else.
 func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	m := p.m
 	cl := m.cl
@@ -51,12 +59,18 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	if len(used) > 250 {
 		return scenario.Config{}, nil, fmt.Errorf("plan uses %d hosts; the scenario writer numbers proxy IDs by bus, 250 at most", len(used))
 	}
+	relaying := slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Relays })
+	if relaying && len(used) > relayHosts {
+		return scenario.Config{}, nil, fmt.Errorf("plan relays among %d hosts; the scenario writer gives relay regions to %d at most (plan with --no-relay)", len(used), relayHosts)
+	}
 	c := scenario.Config{Name: "plan-" + p.Job, MEMS: scenario.MEMSConfig{Reconfig: cl.Reconfig, BringUp: cl.BringUp}}
 	onic := map[int]string{}
 	proxy := map[int]string{}
+	index := map[int]int{} // host -> its O-NIC's (and its relay region's) index
 	for k, h := range used {
 		onic[h] = "onic" + cl.Hosts[h].Name
 		proxy[h] = fmt.Sprintf("%02x:00.0", k+1)
+		index[h] = k
 	}
 	for _, h := range used {
 		var peers []string
@@ -66,19 +80,29 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 			}
 		}
 		mem := []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}
+		windows := []ntb.WindowConfig{
+			{Name: "port-a", BAR: 2, Offset: 0, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32},
+			{Name: "port-b", BAR: 2, Offset: 1 << 30, Size: 1 << 30, Egress: "port-b", Translated: 1 << 32},
+		}
+		peerEgress := []string{"host"}
+		if relaying {
+			mem = append(mem, acl.RangeConfig{Base: relayBase, Size: relayHosts * relaySpan, Read: true, Write: true})
+			for port, name := range []string{"port-a", "port-b"} {
+				windows = append(windows, ntb.WindowConfig{Name: name + "-relay", BAR: 2, Offset: relayWindow(port), Size: relayHosts * relaySpan,
+					Egress: name, Translated: relayBase})
+			}
+			peerEgress = append(peerEgress, "port-a", "port-b") // relayed on, within the relay regions
+		}
 		domains := []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b"}, Ranges: mem}}
 		if len(peers) > 0 {
-			domains = append(domains, acl.DomainConfig{Name: "peers", Requesters: peers, Ingress: []string{"port-a", "port-b"}, Egress: []string{"host"}, Ranges: mem})
+			domains = append(domains, acl.DomainConfig{Name: "peers", Requesters: peers, Ingress: []string{"port-a", "port-b"}, Egress: peerEgress, Ranges: mem})
 		}
 		c.Hosts = append(c.Hosts, scenario.HostConfig{Name: cl.Hosts[h].Name})
 		c.ONICs = append(c.ONICs, scenario.ONICConfig{Name: onic[h], Host: cl.Hosts[h].Name, FibreM: [2]float64{10, 10},
 			Manager: manager.Config{
 				Translation: ntb.Config{
-					Windows: []ntb.WindowConfig{
-						{Name: "port-a", BAR: 2, Offset: 0, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32},
-						{Name: "port-b", BAR: 2, Offset: 1 << 30, Size: 1 << 30, Egress: "port-b", Translated: 1 << 32},
-					},
-					RID: ntb.RIDConfig{ProxyBase: proxy[h], Map: []string{"00:00.0"}},
+					Windows: windows,
+					RID:     ntb.RIDConfig{ProxyBase: proxy[h], Map: []string{"00:00.0"}},
 				},
 				Access: acl.Config{Domains: domains},
 			}})
@@ -124,21 +148,29 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 					if a == b {
 						continue
 					}
-					if dist, _ := r.from(a); dist[b] != 1 {
-						return scenario.Config{}, nil, fmt.Errorf("stage %s: %s sends to %s through an O-NIC relay; the scenario writer does not configure relays (plan with --no-relay)",
-							m.stages[s].Name, cl.Hosts[a].Name, cl.Hosts[b].Name)
+					path, err := pathOf(r, ports, a, b)
+					if err != nil {
+						return scenario.Config{}, nil, fmt.Errorf("stage %s: %s to %s: %v", m.stages[s].Name, cl.Hosts[a].Name, cl.Hosts[b].Name, err)
 					}
-					pp := ports[circuit{min(a, b), max(a, b)}][0]
-					port := pp[0]
-					if a > b {
-						port = pp[1]
+					offset, span := uint64(path[0].out)<<30, uint64(0) // direct: the port's window, its default span
+					if len(path) > 1 {
+						// Relayed: into b's relay region, relayed on by each
+						// O-NIC on the way from the port it comes in by.
+						offset, span = relayWindow(path[0].out)+uint64(index[b])*relaySpan, relaySpan
+						for _, hop := range path[1:] {
+							rc := manager.RelayConfig{From: "port-" + "ab"[hop.in:hop.in+1], Base: relayBase + uint64(index[b])*relaySpan, Size: relaySpan}
+							o := &c.ONICs[index[hop.host]].Manager
+							if !slices.Contains(o.Relay, rc) {
+								o.Relay = append(o.Relay, rc)
+							}
+						}
 					}
 					n := (tr.Bytes + maxFlowBytes - 1) / maxFlowBytes
 					size := (tr.Bytes + n - 1) / n
 					name := fmt.Sprintf("f%d", flowN)
 					flowN++
 					c.Flows = append(c.Flows, scenario.FlowConfig{Name: name, Group: m.stages[s].Name, From: cl.Hosts[a].Name, Op: "write",
-						Size: int(size), Transfers: int(n), Depth: int(n), Offset: uint64(port) << 30, Start: at})
+						Size: int(size), Transfers: int(n), Depth: int(n), Offset: offset, Span: span, Start: at})
 					st.flows = append(st.flows, name)
 				}
 				steps = append(steps, st)
@@ -148,6 +180,57 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	}
 	c.Duration = at + time.Millisecond
 	return c, steps, nil
+}
+
+// Relay regions: a relayed transfer to the k-th host the plan uses lands
+// at relayBase + k*relaySpan (room for one transfer of maxFlowBytes,
+// rounded up to a whole page, twice over), which the sender reaches
+// through a relay window per port in BAR2 (relayWindow).
+const (
+	relayBase  = 8 << 30
+	relaySpan  = 2 * maxFlowBytes
+	relayHosts = 128
+)
+
+// relayWindow is where in BAR2 the relay window of port (0: A, 1: B)
+// starts: after the two direct windows, each relayHosts regions long.
+func relayWindow(port int) uint64 { return 4<<30 + uint64(port)*relayHosts*relaySpan }
+
+// hop is a host on a transfer's path: the port it is entered by (the
+// sender's: -1) and the port it sends on by (the receiver's: -1).
+type hop struct{ host, in, out int }
+
+// pathOf is the path of circuits from host a to host b in r's topology,
+// with the ports each host on it uses (ports, as assignPorts gives them):
+// one hop for a direct circuit, and through each relaying O-NIC in at one
+// port and out at the other, as FLEET's ring relay goes. An O-NIC that
+// would have to send a transfer back out of the port it came in by
+// cannot relay it: that is an error.
+func pathOf(r *router, ports map[circuit][][2]int, a, b int) ([]hop, error) {
+	portOn := func(x, y int) int { // x's port on its circuit with y
+		pp := ports[circuit{min(x, y), max(x, y)}][0]
+		if x < y {
+			return pp[0]
+		}
+		return pp[1]
+	}
+	if dist, _ := r.from(a); dist[b] < 1 {
+		return nil, fmt.Errorf("no route")
+	}
+	path := []hop{{host: a, in: -1}}
+	for x := a; x != b; {
+		_, next := r.from(x)
+		y := next[b]
+		path[len(path)-1].out = portOn(x, y)
+		path = append(path, hop{host: y, in: portOn(y, x), out: -1})
+		x = y
+	}
+	for _, h := range path[1 : len(path)-1] {
+		if h.in == h.out {
+			return nil, fmt.Errorf("the relay at host %d would send back out of the port it came in by", h.host)
+		}
+	}
+	return path[:len(path)-1], nil
 }
 
 // circuit is a pair of hosts (a < b) a circuit joins.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -80,4 +81,47 @@ func TestValidateReconfiguration(t *testing.T) {
 		t.Errorf("traffic met a dark circuit: %v", v.Accounting.Reasons)
 	}
 	_ = time.Second
+}
+
+// TestValidateRelay: a pipeline round a ring of four, then a transfer
+// that skips a stage (w0 to w2), on one static topology: the skip is
+// relayed by the O-NIC between (FLEET's ring relay, which keeps a copy
+// for its own host too, and the plan counts that copy on its host link).
+// The written scenario gives the relaying O-NIC the relay range of the
+// destination's region from the port the transfer comes in by, and in
+// the emulator every write arrives with each step within 10% of the plan.
+func TestValidateRelay(t *testing.T) {
+	cl := testCluster(4)
+	j := mustCheck(t, &job.Job{Name: "skip", Iterations: 2, Tasks: tasks(4), Stages: []job.StageSpec{
+		{Name: "pipeline", Sends: []job.Send{{From: "w0", To: "w1", Bytes: "16MiB"}, {From: "w1", To: "w2", Bytes: "16MiB"},
+			{From: "w2", To: "w3", Bytes: "16MiB"}, {From: "w3", To: "w0", Bytes: "16MiB"}}},
+		{Name: "skip", Sends: []job.Send{{From: "w0", To: "w2", Bytes: "8MiB"}}},
+	}})
+	p, err := Make(cl, j, Options{Static: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Phases, func(ph Phase) bool { return ph.Relays }) {
+		t.Fatalf("no phase relays: %+v", p.Phases)
+	}
+	c, _, err := p.Scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	relays := 0
+	for _, o := range c.ONICs {
+		for _, r := range o.Manager.Relay {
+			relays++
+			if r.Base < relayBase || r.Size != relaySpan {
+				t.Errorf("%s relays %+v", o.Name, r)
+			}
+		}
+	}
+	if relays != 1 {
+		t.Fatalf("%d relay ranges, want the one O-NIC between w0 and w2", relays)
+	}
+	v := validate(t, cl, p)
+	if v.Accounting.Dropped != 0 || v.Accounting.Delivered == 0 {
+		t.Errorf("accounting %+v", v.Accounting)
+	}
 }
