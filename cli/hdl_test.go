@@ -19,6 +19,7 @@ import (
 // warning makes check exit 1; a directory without Verilog is an error.
 func TestHDLDemoAndCheck(t *testing.T) {
 	tools.Long(t)
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	for _, name := range []string{"verilator", "iverilog", "yosys"} {
 		tools.Require(t, name)
 	}
@@ -60,6 +61,7 @@ func TestHDLDemoAndCheck(t *testing.T) {
 // flags are one-line errors.
 func TestHDLGen(t *testing.T) {
 	tools.Long(t)
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	for _, name := range []string{"verilator", "iverilog", "yosys"} {
 		tools.Require(t, name)
 	}
@@ -168,6 +170,7 @@ func TestHDLGen(t *testing.T) {
 // refused.
 func TestHDLGenCard(t *testing.T) {
 	tools.Long(t)
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	for _, name := range []string{"verilator", "iverilog"} {
 		tools.Require(t, name)
 	}
@@ -410,6 +413,7 @@ func TestHDLGenLinkTimeouts(t *testing.T) {
 // how to estimate for it.
 func TestHDLCheckPart(t *testing.T) {
 	tools.Long(t)
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	tools.Require(t, "yosys")
 	dir := t.TempDir()
 	for f, src := range map[string]string{

@@ -20,6 +20,7 @@ import (
 // simulator and Icarus and reports its timing as JSON; mistakes are
 // one-line errors with exit 1.
 func TestKernelCLI(t *testing.T) {
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	tools.Require(t, "iverilog")
 	code, out, errs := onic(t, "", "kernel", "list")
 	if code != 0 || !strings.Contains(out, "sum-int32") || !strings.Contains(out, "fp32->bf16") {

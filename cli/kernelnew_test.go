@@ -18,6 +18,7 @@ import (
 // existing files are refused.
 func TestKernelNew(t *testing.T) {
 	tools.Long(t)
+	t.Parallel() // its own temporary directories, the command run in-process with its own buffers
 	tools.Require(t, "go")
 	tools.Require(t, "iverilog")
 	root, err := filepath.Abs("..")

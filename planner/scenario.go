@@ -72,41 +72,7 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 		proxy[h] = fmt.Sprintf("%02x:00.0", k+1)
 		index[h] = k
 	}
-	for _, h := range used {
-		var peers []string
-		for _, g := range used {
-			if g != h {
-				peers = append(peers, proxy[g][:2]+":00.0-"+proxy[g][:2]+":00.7")
-			}
-		}
-		mem := []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}
-		windows := []ntb.WindowConfig{
-			{Name: "port-a", BAR: 2, Offset: 0, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32},
-			{Name: "port-b", BAR: 2, Offset: 1 << 30, Size: 1 << 30, Egress: "port-b", Translated: 1 << 32},
-		}
-		peerEgress := []string{"host"}
-		if relaying {
-			mem = append(mem, acl.RangeConfig{Base: relayBase, Size: relayHosts * relaySpan, Read: true, Write: true})
-			for port, name := range []string{"port-a", "port-b"} {
-				windows = append(windows, ntb.WindowConfig{Name: name + "-relay", BAR: 2, Offset: relayWindow(port), Size: relayHosts * relaySpan,
-					Egress: name, Translated: relayBase})
-			}
-			peerEgress = append(peerEgress, "port-a", "port-b") // relayed on, within the relay regions
-		}
-		domains := []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b"}, Ranges: mem}}
-		if len(peers) > 0 {
-			domains = append(domains, acl.DomainConfig{Name: "peers", Requesters: peers, Ingress: []string{"port-a", "port-b"}, Egress: peerEgress, Ranges: mem})
-		}
-		c.Hosts = append(c.Hosts, scenario.HostConfig{Name: cl.Hosts[h].Name})
-		c.ONICs = append(c.ONICs, scenario.ONICConfig{Name: onic[h], Host: cl.Hosts[h].Name, FibreM: [2]float64{10, 10},
-			Manager: manager.Config{
-				Translation: ntb.Config{
-					Windows: windows,
-					RID:     ntb.RIDConfig{ProxyBase: proxy[h], Map: []string{"00:00.0"}},
-				},
-				Access: acl.Config{Domains: domains},
-			}})
-	}
+	c.Hosts, c.ONICs = onicsOf(cl, used, onic, proxy, relaying)
 	// The timeline: every iteration's stages in order.
 	var steps []StepTime
 	var ports map[circuit][][2]int
@@ -180,6 +146,52 @@ func (p *Plan) Scenario() (scenario.Config, []StepTime, error) {
 	}
 	c.Duration = at + time.Millisecond
 	return c, steps, nil
+}
+
+// onicsOf is the hosts used and an O-NIC for each: a window out of each
+// port (and with relaying, a relay window out of each) into the peers'
+// memory at 4 GiB, and access tables that let the host write out of both
+// ports and its peers write into its memory (and relay within the relay
+// regions).
+func onicsOf(cl *Cluster, used []int, onic, proxy map[int]string, relaying bool) ([]scenario.HostConfig, []scenario.ONICConfig) {
+	var hosts []scenario.HostConfig
+	var onics []scenario.ONICConfig
+	for _, h := range used {
+		var peers []string
+		for _, g := range used {
+			if g != h {
+				peers = append(peers, proxy[g][:2]+":00.0-"+proxy[g][:2]+":00.7")
+			}
+		}
+		mem := []acl.RangeConfig{{Base: 1 << 32, Size: 1 << 30, Read: true, Write: true}}
+		windows := []ntb.WindowConfig{
+			{Name: "port-a", BAR: 2, Offset: 0, Size: 1 << 30, Egress: "port-a", Translated: 1 << 32},
+			{Name: "port-b", BAR: 2, Offset: 1 << 30, Size: 1 << 30, Egress: "port-b", Translated: 1 << 32},
+		}
+		peerEgress := []string{"host"}
+		if relaying {
+			mem = append(mem, acl.RangeConfig{Base: relayBase, Size: relayHosts * relaySpan, Read: true, Write: true})
+			for port, name := range []string{"port-a", "port-b"} {
+				windows = append(windows, ntb.WindowConfig{Name: name + "-relay", BAR: 2, Offset: relayWindow(port), Size: relayHosts * relaySpan,
+					Egress: name, Translated: relayBase})
+			}
+			peerEgress = append(peerEgress, "port-a", "port-b") // relayed on, within the relay regions
+		}
+		domains := []acl.DomainConfig{{Name: "host", Requesters: []string{"00:00.0"}, Ingress: []string{"host"}, Egress: []string{"port-a", "port-b"}, Ranges: mem}}
+		if len(peers) > 0 {
+			domains = append(domains, acl.DomainConfig{Name: "peers", Requesters: peers, Ingress: []string{"port-a", "port-b"}, Egress: peerEgress, Ranges: mem})
+		}
+		hosts = append(hosts, scenario.HostConfig{Name: cl.Hosts[h].Name})
+		onics = append(onics, scenario.ONICConfig{Name: onic[h], Host: cl.Hosts[h].Name, FibreM: [2]float64{10, 10},
+			Manager: manager.Config{
+				Translation: ntb.Config{
+					Windows: windows,
+					RID:     ntb.RIDConfig{ProxyBase: proxy[h], Map: []string{"00:00.0"}},
+				},
+				Access: acl.Config{Domains: domains},
+			}})
+	}
+	return hosts, onics
 }
 
 // Relay regions: a relayed transfer to the k-th host the plan uses lands
