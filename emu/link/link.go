@@ -790,7 +790,7 @@ func (l *Link) replayAll(side int) bool {
 		return true
 	}
 	d.progress = l.s.Now()
-	if d.replayNum++; d.replayNum > 3 {
+	if d.replayNum++; d.replayNum >= dll.ReplayRollover {
 		d.replayNum = 0
 		d.Stats.Rollovers++
 		if l.rollover != nil {

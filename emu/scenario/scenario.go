@@ -82,7 +82,7 @@ const (
 	DefaultMEMSPorts = 384
 	DefaultReconfig  = 10 * time.Millisecond
 	DefaultBringUp   = time.Millisecond
-	DefaultHoldTLPs  = 1024
+	DefaultHoldTLPs  = manager.DefaultHoldTLPs
 	// DefaultCompletionTimeout is a host's completion timeout; Min and
 	// Max bound it: PCIe Base §2.8 allows 50 µs to 64 s (Device
 	// Control 2's ranges A to D).
@@ -94,12 +94,12 @@ const (
 	// (hdlgen/internal/card.HoldBeats): a held TLP takes a beat per
 	// data_width of its payload, one without payload; a TLP is held only
 	// while both hold_tlps and the beats allow.
-	HoldBeats = 1024
+	HoldBeats = manager.HoldBeats
 	// DefaultEgressStallCycles and DefaultCreditTimeoutCycles are the
-	// card's (hdlgen/internal/card.DefaultEgressStallCycles, the optical
-	// link's CreditCycles), so model and card stall and retrain alike.
-	DefaultEgressStallCycles   = 4096
-	DefaultCreditTimeoutCycles = 16384
+	// card's (pcie/manager's, which the card and the optical link take
+	// too), so model and card stall and retrain alike.
+	DefaultEgressStallCycles   = manager.DefaultEgressStallCycles
+	DefaultCreditTimeoutCycles = manager.DefaultCreditTimeoutCycles
 )
 
 // Limits on configuration values whose cost grows with the value (memory

@@ -11,6 +11,19 @@ import "onic/tlp"
 // Base Specification 5.0 Tables 3-7 to 3-9 (Ack) and 2-46 to 2-48
 // (UpdateFC), as tabulated by pcie-bench (Neugebauer et al., SIGCOMM 2018).
 // The two tables hold the same values; Gen4 and Gen5 use Gen3's.
+// ReplayRollover is how many replays of the same TLPs without Ack
+// progress roll REPLAY_NUM over (a 2-bit count: the fourth replay), after
+// which the data link layer retrains the link (PCIe Base §3.6.2.1). The
+// emulator's link (emu/link) and the optical link RTL
+// (hdlgen/internal/optlink) both count to it.
+const ReplayRollover = 4
+
+// CreditTimeoutCycles is how long, in the link's 250 MHz user clock, a
+// TLP may wait at the optical link's admission for credits its partner
+// never returns before the link goes down and retrains (65.5 µs): the
+// card's link's default and the emulator's O-NIC's.
+const CreditTimeoutCycles = 16384
+
 var latencyTable = map[tlp.Gen]map[int]map[int]int64{
 	tlp.Gen1: {
 		1:  {128: 237, 256: 416, 512: 559, 1024: 1071, 2048: 2095, 4096: 4143},

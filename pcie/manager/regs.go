@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"onic/pcie/acl"
+	"onic/pcie/dll"
 	"onic/pcie/ntb"
 )
 
@@ -249,6 +250,24 @@ func PortInCounters() []string {
 	}
 	return names
 }
+
+// The card's egress buffers and watch, as the emulator's O-NIC models
+// them: what one model and the RTL must agree on, so written once here.
+const (
+	// DefaultHoldTLPs is how many TLPs a port's hold buffer keeps by
+	// default (a scenario's hold_tlps); HoldBeats is the data beats it has
+	// room for (64 KiB of block RAM a port at 512 bits): a TLP is held
+	// only while both allow.
+	DefaultHoldTLPs = 1024
+	HoldBeats       = 1024
+	// DefaultEgressStallCycles is how long, in the manager's clock, a TLP
+	// may wait at an up port's egress that takes nothing before the port
+	// counts as stalled (16.384 µs at 250 MHz); DefaultCreditTimeoutCycles
+	// how long the optical link waits for credits before it goes down and
+	// retrains (65.5 µs), four stall timeouts.
+	DefaultEgressStallCycles   = 4096
+	DefaultCreditTimeoutCycles = dll.CreditTimeoutCycles
+)
 
 // SlowTLPs is the egress watch's slow rule, the card's and the
 // emulator's O-NIC's alike: a port whose egress waited half of a window

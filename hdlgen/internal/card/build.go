@@ -236,9 +236,8 @@ func holdBuffer(m *ir.Module, port string, in tlps, admit, up ir.Value, holdTLPs
 
 // DefaultEgressStallCycles is how long, in user clock cycles, a TLP may
 // wait at an up port's egress that takes nothing before the port counts
-// as stalled (4,096: 16.384 us at 250 MHz, a quarter of the link's
-// credit timeout).
-const DefaultEgressStallCycles = 4096
+// as stalled (pcie/manager's, the emulator's too).
+const DefaultEgressStallCycles = pmgr.DefaultEgressStallCycles
 
 // egressStall watches a port's egress (the merge of everything bound for
 // the port, before its hold buffer or down gate). The port is stalled —

@@ -11,6 +11,7 @@ import (
 	"onic/hdlgen/ir"
 	"onic/hdlgen/manager"
 	"onic/pcie"
+	pmgr "onic/pcie/manager"
 	"onic/pcie/pg213"
 )
 
@@ -21,13 +22,11 @@ var Ports = []struct{ Prefix string }{
 	{"port_b"},
 }
 
-// DefaultHoldTLPs is the TLPs a port's hold buffer keeps by default (the
-// emulator's hold_tlps default); HoldBeats is the 64-byte beats it has
-// room for (64 KiB of block RAM a port), a limit the emulator does not
-// have.
+// DefaultHoldTLPs and HoldBeats are the hold buffer's, as the card and
+// the emulator share them (pcie/manager).
 const (
-	DefaultHoldTLPs = 1024
-	HoldBeats       = 1024
+	DefaultHoldTLPs = pmgr.DefaultHoldTLPs
+	HoldBeats       = pmgr.HoldBeats
 )
 
 // PartsOf builds the blocks of the card around the manager d: its port

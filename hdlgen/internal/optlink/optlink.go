@@ -65,7 +65,7 @@ type Config struct {
 // ReplayRollover is how many replays in a row without Ack progress take
 // the link down to retrain, as PCIe's 2-bit REPLAY_NUM rolling over
 // does (PCIe Base §3.6.2.1).
-const ReplayRollover = 4
+const ReplayRollover = dll.ReplayRollover
 
 // withDefaults fills in zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
@@ -80,7 +80,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ReplayCycles, 2048)
 	def(&c.TrainCycles, 1024)
 	def(&c.LostCycles, 4096)
-	def(&c.CreditCycles, 16384)
+	def(&c.CreditCycles, dll.CreditTimeoutCycles)
 	for _, b := range []struct {
 		name string
 		v    int

@@ -114,7 +114,7 @@ module onic_card (
     reg  [657:0] port_b_hold_mem [0:1023]; // hdlgen/axis/axis.go:84
     reg  host_in_last = 1'h1; // hdlgen/axis/axis.go:296
     reg  host_in_busy = 1'h0; // hdlgen/axis/axis.go:297
-    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:491
+    reg  register_fence = 1'h0; // hdlgen/internal/card/build.go:490
     reg  [1:0] m_local_merge_last = 2'h2; // hdlgen/axis/axis.go:296
     reg  m_local_merge_busy = 1'h0; // hdlgen/axis/axis.go:297
     reg  no_slot_axil_bvalid = 1'h0; // hdlgen/axil/bus.go:66
@@ -150,12 +150,12 @@ module onic_card (
     reg  [10:0] port_a_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
     reg  [657:0] _port_a_to_tags_eop_memread = 658'h0; // hdlgen/axis/axis.go:105
     reg  port_a_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
-    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:700
-    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:700
-    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:700
+    reg  [12:0] port_a_egress_waited = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  port_a_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:699
+    reg  [12:0] port_a_slow_window = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  [12:0] port_a_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  [6:0] port_a_slow_moved = 7'h0; // hdlgen/internal/card/build.go:699
+    reg  [31:0] port_a_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:699
     reg  [1:0] port_b_egress_last = 2'h2; // hdlgen/axis/axis.go:296
     reg  port_b_egress_busy = 1'h0; // hdlgen/axis/axis.go:297
     reg  port_b_hold_slice_valid = 1'h0; // hdlgen/axis/axis.go:49
@@ -173,25 +173,25 @@ module onic_card (
     reg  [10:0] port_b_hold_rptr_inc = 11'h1; // hdlgen/axis/axis.go:99
     reg  [657:0] _port_b_to_tags_eop_memread = 658'h0; // hdlgen/axis/axis.go:105
     reg  port_b_hold_mid = 1'h0; // hdlgen/internal/card/build.go:223
-    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:700
-    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:700
-    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:700
-    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:700
-    wire [15:0] self_id; // hdlgen/internal/card/build.go:331
-    wire cq_tlp_ready; // hdlgen/internal/card/build.go:351
-    wire rc_tlp_ready; // hdlgen/internal/card/build.go:357
+    reg  [12:0] port_b_egress_waited = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  port_b_egress_stalled = 1'h0; // hdlgen/internal/card/build.go:699
+    reg  [12:0] port_b_slow_window = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  [12:0] port_b_slow_blocked = 13'h0; // hdlgen/internal/card/build.go:699
+    reg  [6:0] port_b_slow_moved = 7'h0; // hdlgen/internal/card/build.go:699
+    reg  [31:0] port_b_egress_stall_count = 32'h0; // hdlgen/internal/card/build.go:699
+    wire [15:0] self_id; // hdlgen/internal/card/build.go:330
+    wire cq_tlp_ready; // hdlgen/internal/card/build.go:350
+    wire rc_tlp_ready; // hdlgen/internal/card/build.go:356
     wire cq_merge_ready; // hdlgen/internal/card/build.go:109
-    wire rc_merge_ready; // hdlgen/internal/card/build.go:368
+    wire rc_merge_ready; // hdlgen/internal/card/build.go:367
     wire [127:0] req_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] req_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] req_tags_keep; // hdlgen/internal/card/build.go:119
     wire req_tags_sop; // hdlgen/internal/card/build.go:120
     wire req_tags_eop; // hdlgen/internal/card/build.go:120
     wire req_tags_valid; // hdlgen/internal/card/build.go:120
-    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:372
-    wire rq_tags_ready; // hdlgen/internal/card/build.go:374
+    wire [1:0] req_tags_port; // hdlgen/internal/card/build.go:371
+    wire rq_tags_ready; // hdlgen/internal/card/build.go:373
     wire _host_in_busy_eq_2; // hdlgen/axis/axis.go:145
     wire _host_in_busy_eq; // hdlgen/axis/axis.go:145
     wire _host_in_busy_mux_3; // hdlgen/axis/axis.go:302
@@ -199,8 +199,8 @@ module onic_card (
     wire _host_in_busy_or; // hdlgen/axis/axis.go:306
     wire [660:0] _host_in_busy_mux; // hdlgen/axis/axis.go:308
     wire host_in_out_ready; // hdlgen/axis/axis.go:311
-    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:402
-    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:402
+    wire [1:0] port_a_link_state; // hdlgen/internal/card/build.go:401
+    wire [1:0] port_b_link_state; // hdlgen/internal/card/build.go:401
     wire [127:0] port_a_rx_tlp_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_a_rx_tlp_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_a_rx_tlp_keep; // hdlgen/internal/card/build.go:119
@@ -213,18 +213,18 @@ module onic_card (
     wire port_b_rx_tlp_sop; // hdlgen/internal/card/build.go:120
     wire port_b_rx_tlp_eop; // hdlgen/internal/card/build.go:120
     wire port_b_rx_tlp_valid; // hdlgen/internal/card/build.go:120
-    wire bus_master; // hdlgen/internal/card/build.go:425
-    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:441
-    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:441
-    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:441
-    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:441
-    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:441
-    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:441
-    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:441
-    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:441
-    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:441
-    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:441
-    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:404
+    wire bus_master; // hdlgen/internal/card/build.go:424
+    wire port_a_in_m_host_ready; // hdlgen/internal/card/build.go:440
+    wire port_a_in_m_kernel_ready; // hdlgen/internal/card/build.go:440
+    wire port_a_in_m_local_ready; // hdlgen/internal/card/build.go:440
+    wire port_a_in_m_port_a_ready; // hdlgen/internal/card/build.go:440
+    wire port_a_in_m_port_b_ready; // hdlgen/internal/card/build.go:440
+    wire port_b_in_m_host_ready; // hdlgen/internal/card/build.go:440
+    wire port_b_in_m_kernel_ready; // hdlgen/internal/card/build.go:440
+    wire port_b_in_m_local_ready; // hdlgen/internal/card/build.go:440
+    wire port_b_in_m_port_a_ready; // hdlgen/internal/card/build.go:440
+    wire port_b_in_m_port_b_ready; // hdlgen/internal/card/build.go:440
+    wire _port_a_tags_eq; // hdlgen/internal/card/build.go:403
     wire [127:0] port_a_to_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_a_to_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_a_to_tags_keep; // hdlgen/internal/card/build.go:119
@@ -237,8 +237,8 @@ module onic_card (
     wire port_a_from_link_sop; // hdlgen/internal/card/build.go:120
     wire port_a_from_link_eop; // hdlgen/internal/card/build.go:120
     wire port_a_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:459
-    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:404
+    wire port_a_link_s_ready; // hdlgen/internal/card/build.go:458
+    wire _port_b_tags_eq; // hdlgen/internal/card/build.go:403
     wire [127:0] port_b_to_tags_hdr; // hdlgen/internal/card/build.go:119
     wire [511:0] port_b_to_tags_data; // hdlgen/internal/card/build.go:119
     wire [15:0] port_b_to_tags_keep; // hdlgen/internal/card/build.go:119
@@ -251,51 +251,51 @@ module onic_card (
     wire port_b_from_link_sop; // hdlgen/internal/card/build.go:120
     wire port_b_from_link_eop; // hdlgen/internal/card/build.go:120
     wire port_b_from_link_valid; // hdlgen/internal/card/build.go:120
-    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:459
-    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:472
-    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:472
-    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:470
-    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:470
-    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:493
-    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:493
-    wire host_register_write; // hdlgen/internal/card/build.go:502
-    wire register_fence_up; // hdlgen/internal/card/build.go:506
-    wire port_a_stalled; // hdlgen/internal/card/build.go:512
-    wire port_b_stalled; // hdlgen/internal/card/build.go:512
-    wire _port_down_not_2; // hdlgen/internal/card/build.go:514
-    wire _port_down_not; // hdlgen/internal/card/build.go:514
-    wire [1:0] port_down; // hdlgen/internal/card/build.go:514
-    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:517
-    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:517
-    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:517
-    wire manager_m_local_ready; // hdlgen/internal/card/build.go:517
-    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:517
-    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:524
-    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:524
-    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:524
-    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:524
-    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:524
-    wire regs_axil_bready; // hdlgen/internal/card/build.go:524
-    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:524
-    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:524
-    wire regs_axil_rready; // hdlgen/internal/card/build.go:524
+    wire port_b_link_s_ready; // hdlgen/internal/card/build.go:458
+    wire [31:0] _port_in_count_ok_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_not_for_us_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_window_miss_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_mapping_disabled_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_port_down_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_denied_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_no_proxy_id_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_3; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_unexpected_completion_total_mux_2; // hdlgen/internal/card/build.go:471
+    wire [31:0] _port_in_count_unexpected_completion_total_mux; // hdlgen/internal/card/build.go:471
+    wire [31:0] _port_in_count_unsupported_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_relay_denied_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_msix_address_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_malformed_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_count_bus_master_disabled_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_no_domain_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_no_range_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_read_denied_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_write_denied_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_egress_denied_total_mux; // hdlgen/internal/card/build.go:469
+    wire [31:0] _port_in_deny_source_invalid_total_mux; // hdlgen/internal/card/build.go:469
+    wire _host_in_valid_fenced_not; // hdlgen/internal/card/build.go:492
+    wire host_in_valid_fenced; // hdlgen/internal/card/build.go:492
+    wire host_register_write; // hdlgen/internal/card/build.go:501
+    wire register_fence_up; // hdlgen/internal/card/build.go:505
+    wire port_a_stalled; // hdlgen/internal/card/build.go:511
+    wire port_b_stalled; // hdlgen/internal/card/build.go:511
+    wire _port_down_not_2; // hdlgen/internal/card/build.go:513
+    wire _port_down_not; // hdlgen/internal/card/build.go:513
+    wire [1:0] port_down; // hdlgen/internal/card/build.go:513
+    wire manager_m_port_a_ready; // hdlgen/internal/card/build.go:516
+    wire manager_m_port_b_ready; // hdlgen/internal/card/build.go:516
+    wire manager_m_kernel_ready; // hdlgen/internal/card/build.go:516
+    wire manager_m_local_ready; // hdlgen/internal/card/build.go:516
+    wire manager_m_cpl_ready; // hdlgen/internal/card/build.go:516
+    wire [11:0] regs_axil_awaddr; // hdlgen/internal/card/build.go:523
+    wire regs_axil_awvalid; // hdlgen/internal/card/build.go:523
+    wire [31:0] regs_axil_wdata; // hdlgen/internal/card/build.go:523
+    wire [3:0] regs_axil_wstrb; // hdlgen/internal/card/build.go:523
+    wire regs_axil_wvalid; // hdlgen/internal/card/build.go:523
+    wire regs_axil_bready; // hdlgen/internal/card/build.go:523
+    wire [11:0] regs_axil_araddr; // hdlgen/internal/card/build.go:523
+    wire regs_axil_arvalid; // hdlgen/internal/card/build.go:523
+    wire regs_axil_rready; // hdlgen/internal/card/build.go:523
     wire m_local_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_local_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -314,17 +314,17 @@ module onic_card (
     wire _m_local_merge_busy_or; // hdlgen/axis/axis.go:306
     wire [657:0] _m_local_merge_busy_mux; // hdlgen/axis/axis.go:308
     wire m_local_merge_out_ready; // hdlgen/axis/axis.go:311
-    wire regs_cpl_ready; // hdlgen/internal/card/build.go:554
-    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:558
-    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:567
-    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:567
-    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:567
-    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:567
-    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:567
-    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:567
-    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:567
-    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:567
-    wire local_busy; // hdlgen/internal/card/build.go:580
+    wire regs_cpl_ready; // hdlgen/internal/card/build.go:553
+    wire [31:0] ctr_rdata; // hdlgen/internal/card/build.go:557
+    wire regs_m_slot_axil_awready; // hdlgen/internal/card/build.go:566
+    wire regs_m_slot_axil_wready; // hdlgen/internal/card/build.go:566
+    wire regs_m_slot_axil_bvalid; // hdlgen/internal/card/build.go:566
+    wire [1:0] regs_m_slot_axil_bresp; // hdlgen/internal/card/build.go:566
+    wire regs_m_slot_axil_arready; // hdlgen/internal/card/build.go:566
+    wire regs_m_slot_axil_rvalid; // hdlgen/internal/card/build.go:566
+    wire [31:0] regs_m_slot_axil_rdata; // hdlgen/internal/card/build.go:566
+    wire [1:0] regs_m_slot_axil_rresp; // hdlgen/internal/card/build.go:566
+    wire local_busy; // hdlgen/internal/card/build.go:579
     wire m_kernel_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_kernel_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -463,8 +463,8 @@ module onic_card (
     wire _cc_merge_busy_or; // hdlgen/axis/axis.go:306
     wire [625:0] _cc_merge_busy_mux; // hdlgen/axis/axis.go:308
     wire cc_merge_out_ready; // hdlgen/axis/axis.go:311
-    wire np_room; // hdlgen/internal/card/build.go:672
-    wire [1:0] np_credit; // hdlgen/internal/card/build.go:673
+    wire np_room; // hdlgen/internal/card/build.go:671
+    wire [1:0] np_credit; // hdlgen/internal/card/build.go:672
     wire m_port_a_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_a_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -512,13 +512,13 @@ module onic_card (
     wire _port_a_hold_free_and; // hdlgen/internal/card/build.go:229
     wire _port_a_hold_mid_and; // hdlgen/internal/card/build.go:230
     wire port_a_hold_half_free; // hdlgen/internal/card/build.go:234
-    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:700
-    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:700
-    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:700
-    wire port_a_egress_started; // hdlgen/internal/card/build.go:700
-    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:700
-    wire port_a_egress_slow; // hdlgen/internal/card/build.go:700
-    wire port_a_egress_stall; // hdlgen/internal/card/build.go:700
+    wire port_a_egress_waiting; // hdlgen/internal/card/build.go:699
+    wire port_a_egress_stuck; // hdlgen/internal/card/build.go:699
+    wire port_a_slow_window_end; // hdlgen/internal/card/build.go:699
+    wire port_a_egress_started; // hdlgen/internal/card/build.go:699
+    wire [6:0] _port_a_slow_moved_zext; // hdlgen/internal/card/build.go:699
+    wire port_a_egress_slow; // hdlgen/internal/card/build.go:699
+    wire port_a_egress_stall; // hdlgen/internal/card/build.go:699
     wire m_port_b_from_manager_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_a_in_ready; // hdlgen/internal/card/build.go:109
     wire m_port_b_from_port_b_in_ready; // hdlgen/internal/card/build.go:109
@@ -566,263 +566,263 @@ module onic_card (
     wire _port_b_hold_free_and; // hdlgen/internal/card/build.go:229
     wire _port_b_hold_mid_and; // hdlgen/internal/card/build.go:230
     wire port_b_hold_half_free; // hdlgen/internal/card/build.go:234
-    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:700
-    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:700
-    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:700
-    wire port_b_egress_started; // hdlgen/internal/card/build.go:700
-    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:700
-    wire port_b_egress_slow; // hdlgen/internal/card/build.go:700
-    wire port_b_egress_stall; // hdlgen/internal/card/build.go:700
-    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:739
-    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:739
-    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:353
-    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:353
-    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:353
-    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:353
-    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:353
-    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:353
-    wire cq_tlp_sop; // hdlgen/internal/card/build.go:353
-    wire cq_tlp_eop; // hdlgen/internal/card/build.go:353
-    wire cq_tlp_valid; // hdlgen/internal/card/build.go:353
-    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:359
-    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:359
-    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:359
-    wire rc_tlp_done; // hdlgen/internal/card/build.go:359
-    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:359
-    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:359
-    wire rc_tlp_sop; // hdlgen/internal/card/build.go:359
-    wire rc_tlp_eop; // hdlgen/internal/card/build.go:359
-    wire rc_tlp_valid; // hdlgen/internal/card/build.go:359
-    wire tags_req_ready; // hdlgen/internal/card/build.go:381
-    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:381
-    wire tags_rq_valid; // hdlgen/internal/card/build.go:381
-    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:381
-    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:381
-    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:381
-    wire tags_rq_sop; // hdlgen/internal/card/build.go:381
-    wire tags_rq_eop; // hdlgen/internal/card/build.go:381
-    wire tags_rc_ready; // hdlgen/internal/card/build.go:381
-    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:381
-    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:381
-    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:381
-    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:381
-    wire tags_cpl_sop; // hdlgen/internal/card/build.go:381
-    wire tags_cpl_eop; // hdlgen/internal/card/build.go:381
-    wire tags_cpl_valid; // hdlgen/internal/card/build.go:381
-    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:444
-    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:444
-    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:444
-    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:444
-    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:444
-    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:444
-    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:444
-    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:444
-    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:444
-    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:444
-    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:461
-    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:461
-    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:461
-    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:461
-    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:461
-    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:461
-    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:461
-    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:528
-    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:528
-    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:528
-    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:528
-    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:528
-    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:528
-    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:528
-    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:528
-    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:528
-    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:528
-    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:528
-    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:528
-    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:528
-    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:528
-    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:528
-    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:528
-    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:528
-    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:528
-    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:528
-    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:528
-    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:528
-    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:528
-    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:528
-    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:528
-    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:528
-    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:528
-    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:528
-    wire manager_host_busy; // hdlgen/internal/card/build.go:528
-    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:528
-    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:528
-    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:528
-    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:528
-    wire regs_busy; // hdlgen/internal/card/build.go:573
-    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:573
-    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:573
-    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:573
-    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:573
-    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:573
-    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:573
-    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:573
-    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:573
-    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:573
-    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:573
-    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:573
-    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:573
-    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:573
-    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:573
-    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:573
-    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:573
-    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:573
-    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:573
-    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:573
-    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:573
-    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:573
-    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:573
-    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:573
-    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:573
-    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:573
-    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:573
+    wire port_b_egress_waiting; // hdlgen/internal/card/build.go:699
+    wire port_b_egress_stuck; // hdlgen/internal/card/build.go:699
+    wire port_b_slow_window_end; // hdlgen/internal/card/build.go:699
+    wire port_b_egress_started; // hdlgen/internal/card/build.go:699
+    wire [6:0] _port_b_slow_moved_zext; // hdlgen/internal/card/build.go:699
+    wire port_b_egress_slow; // hdlgen/internal/card/build.go:699
+    wire port_b_egress_stall; // hdlgen/internal/card/build.go:699
+    wire [31:0] _ctr_rdata_or_14; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_13; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_12; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_11; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_10; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_9; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_8; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_7; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_6; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_5; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_4; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_3; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or_2; // hdlgen/internal/card/build.go:738
+    wire [31:0] _ctr_rdata_or; // hdlgen/internal/card/build.go:738
+    wire cq_m_axis_cq_tready; // hdlgen/internal/card/build.go:352
+    wire [127:0] cq_tlp_hdr; // hdlgen/internal/card/build.go:352
+    wire [1:0] cq_tlp_func; // hdlgen/internal/card/build.go:352
+    wire [2:0] cq_tlp_bar; // hdlgen/internal/card/build.go:352
+    wire [511:0] cq_tlp_data; // hdlgen/internal/card/build.go:352
+    wire [15:0] cq_tlp_keep; // hdlgen/internal/card/build.go:352
+    wire cq_tlp_sop; // hdlgen/internal/card/build.go:352
+    wire cq_tlp_eop; // hdlgen/internal/card/build.go:352
+    wire cq_tlp_valid; // hdlgen/internal/card/build.go:352
+    wire rc_m_axis_rc_tready; // hdlgen/internal/card/build.go:358
+    wire [95:0] rc_tlp_hdr; // hdlgen/internal/card/build.go:358
+    wire [3:0] rc_tlp_error; // hdlgen/internal/card/build.go:358
+    wire rc_tlp_done; // hdlgen/internal/card/build.go:358
+    wire [511:0] rc_tlp_data; // hdlgen/internal/card/build.go:358
+    wire [15:0] rc_tlp_keep; // hdlgen/internal/card/build.go:358
+    wire rc_tlp_sop; // hdlgen/internal/card/build.go:358
+    wire rc_tlp_eop; // hdlgen/internal/card/build.go:358
+    wire rc_tlp_valid; // hdlgen/internal/card/build.go:358
+    wire tags_req_ready; // hdlgen/internal/card/build.go:380
+    wire [31:0] tags_np_overflows; // hdlgen/internal/card/build.go:380
+    wire tags_rq_valid; // hdlgen/internal/card/build.go:380
+    wire [127:0] tags_rq_hdr; // hdlgen/internal/card/build.go:380
+    wire [511:0] tags_rq_data; // hdlgen/internal/card/build.go:380
+    wire [15:0] tags_rq_keep; // hdlgen/internal/card/build.go:380
+    wire tags_rq_sop; // hdlgen/internal/card/build.go:380
+    wire tags_rq_eop; // hdlgen/internal/card/build.go:380
+    wire tags_rc_ready; // hdlgen/internal/card/build.go:380
+    wire [95:0] tags_cpl_hdr; // hdlgen/internal/card/build.go:380
+    wire [1:0] tags_cpl_port; // hdlgen/internal/card/build.go:380
+    wire [511:0] tags_cpl_data; // hdlgen/internal/card/build.go:380
+    wire [15:0] tags_cpl_keep; // hdlgen/internal/card/build.go:380
+    wire tags_cpl_sop; // hdlgen/internal/card/build.go:380
+    wire tags_cpl_eop; // hdlgen/internal/card/build.go:380
+    wire tags_cpl_valid; // hdlgen/internal/card/build.go:380
+    wire port_a_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:443
+    wire port_a_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_a_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_a_in_m_host_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_a_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_kernel_from_b; // hdlgen/internal/card/build.go:443
+    wire [7:0] port_a_in_m_kernel_slot; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_a_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_a_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_a_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_a_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_a_in_m_local_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_a_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_a_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_a_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_a_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_a_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_a_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_a_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_a_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_ok_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_not_for_us_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_window_miss_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_port_down_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_unsupported_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_relay_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_msix_address_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_malformed_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_no_domain_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_no_range_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_read_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_write_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_a_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:443
+    wire port_b_in_s_port_a_tlp_ready; // hdlgen/internal/card/build.go:443
+    wire port_b_in_s_port_b_tlp_ready; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_b_in_m_host_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_b_in_m_host_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_b_in_m_host_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_host_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_host_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_host_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_kernel_from_b; // hdlgen/internal/card/build.go:443
+    wire [7:0] port_b_in_m_kernel_slot; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_b_in_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_b_in_m_kernel_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_b_in_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_b_in_m_local_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_b_in_m_local_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_b_in_m_local_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_local_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_local_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_local_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_b_in_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_b_in_m_port_a_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_b_in_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [127:0] port_b_in_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:443
+    wire [511:0] port_b_in_m_port_b_tlp_data; // hdlgen/internal/card/build.go:443
+    wire [15:0] port_b_in_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:443
+    wire port_b_in_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_ok_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_not_for_us_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_window_miss_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_mapping_disabled_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_port_down_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_no_proxy_id_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_unexpected_completion_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_unsupported_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_relay_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_msix_address_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_malformed_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_count_bus_master_disabled_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_no_domain_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_no_range_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_read_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_write_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_egress_denied_total; // hdlgen/internal/card/build.go:443
+    wire [31:0] port_b_in_deny_source_invalid_total; // hdlgen/internal/card/build.go:443
+    wire port_a_tags_s_tlp_ready; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_np_room; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_tlp_valid; // hdlgen/internal/card/build.go:460
+    wire [127:0] port_a_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:460
+    wire [511:0] port_a_tags_m_tlp_data; // hdlgen/internal/card/build.go:460
+    wire [15:0] port_a_tags_m_tlp_keep; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_tlp_sop; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_tlp_eop; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_s_rx_ready; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_rx_valid; // hdlgen/internal/card/build.go:460
+    wire [127:0] port_a_tags_m_rx_hdr; // hdlgen/internal/card/build.go:460
+    wire [511:0] port_a_tags_m_rx_data; // hdlgen/internal/card/build.go:460
+    wire [15:0] port_a_tags_m_rx_keep; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_rx_sop; // hdlgen/internal/card/build.go:460
+    wire port_a_tags_m_rx_eop; // hdlgen/internal/card/build.go:460
+    wire [31:0] port_a_tags_unexpected; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_s_tlp_ready; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_np_room; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_tlp_valid; // hdlgen/internal/card/build.go:460
+    wire [127:0] port_b_tags_m_tlp_hdr; // hdlgen/internal/card/build.go:460
+    wire [511:0] port_b_tags_m_tlp_data; // hdlgen/internal/card/build.go:460
+    wire [15:0] port_b_tags_m_tlp_keep; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_tlp_sop; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_tlp_eop; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_s_rx_ready; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_rx_valid; // hdlgen/internal/card/build.go:460
+    wire [127:0] port_b_tags_m_rx_hdr; // hdlgen/internal/card/build.go:460
+    wire [511:0] port_b_tags_m_rx_data; // hdlgen/internal/card/build.go:460
+    wire [15:0] port_b_tags_m_rx_keep; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_rx_sop; // hdlgen/internal/card/build.go:460
+    wire port_b_tags_m_rx_eop; // hdlgen/internal/card/build.go:460
+    wire [31:0] port_b_tags_unexpected; // hdlgen/internal/card/build.go:460
+    wire manager_s_axil_awready; // hdlgen/internal/card/build.go:527
+    wire manager_s_axil_wready; // hdlgen/internal/card/build.go:527
+    wire manager_s_axil_bvalid; // hdlgen/internal/card/build.go:527
+    wire [1:0] manager_s_axil_bresp; // hdlgen/internal/card/build.go:527
+    wire manager_s_host_tlp_ready; // hdlgen/internal/card/build.go:527
+    wire [127:0] manager_m_port_a_tlp_hdr; // hdlgen/internal/card/build.go:527
+    wire [511:0] manager_m_port_a_tlp_data; // hdlgen/internal/card/build.go:527
+    wire [15:0] manager_m_port_a_tlp_keep; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_a_tlp_sop; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_a_tlp_eop; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_a_tlp_valid; // hdlgen/internal/card/build.go:527
+    wire [127:0] manager_m_port_b_tlp_hdr; // hdlgen/internal/card/build.go:527
+    wire [511:0] manager_m_port_b_tlp_data; // hdlgen/internal/card/build.go:527
+    wire [15:0] manager_m_port_b_tlp_keep; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_b_tlp_sop; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_b_tlp_eop; // hdlgen/internal/card/build.go:527
+    wire manager_m_port_b_tlp_valid; // hdlgen/internal/card/build.go:527
+    wire [7:0] manager_m_kernel_slot; // hdlgen/internal/card/build.go:527
+    wire [127:0] manager_m_kernel_tlp_hdr; // hdlgen/internal/card/build.go:527
+    wire [511:0] manager_m_kernel_tlp_data; // hdlgen/internal/card/build.go:527
+    wire [15:0] manager_m_kernel_tlp_keep; // hdlgen/internal/card/build.go:527
+    wire manager_m_kernel_tlp_sop; // hdlgen/internal/card/build.go:527
+    wire manager_m_kernel_tlp_eop; // hdlgen/internal/card/build.go:527
+    wire manager_m_kernel_tlp_valid; // hdlgen/internal/card/build.go:527
+    wire [127:0] manager_m_local_tlp_hdr; // hdlgen/internal/card/build.go:527
+    wire [511:0] manager_m_local_tlp_data; // hdlgen/internal/card/build.go:527
+    wire [15:0] manager_m_local_tlp_keep; // hdlgen/internal/card/build.go:527
+    wire manager_m_local_tlp_sop; // hdlgen/internal/card/build.go:527
+    wire manager_m_local_tlp_eop; // hdlgen/internal/card/build.go:527
+    wire manager_m_local_tlp_valid; // hdlgen/internal/card/build.go:527
+    wire [95:0] manager_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:527
+    wire manager_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:527
+    wire manager_host_busy; // hdlgen/internal/card/build.go:527
+    wire manager_s_axil_arready; // hdlgen/internal/card/build.go:527
+    wire manager_s_axil_rvalid; // hdlgen/internal/card/build.go:527
+    wire [31:0] manager_s_axil_rdata; // hdlgen/internal/card/build.go:527
+    wire [1:0] manager_s_axil_rresp; // hdlgen/internal/card/build.go:527
+    wire regs_busy; // hdlgen/internal/card/build.go:572
+    wire [11:0] regs_m_axil_awaddr; // hdlgen/internal/card/build.go:572
+    wire regs_m_axil_awvalid; // hdlgen/internal/card/build.go:572
+    wire [31:0] regs_m_axil_wdata; // hdlgen/internal/card/build.go:572
+    wire [3:0] regs_m_axil_wstrb; // hdlgen/internal/card/build.go:572
+    wire regs_m_axil_wvalid; // hdlgen/internal/card/build.go:572
+    wire regs_m_axil_bready; // hdlgen/internal/card/build.go:572
+    wire [11:0] regs_m_axil_araddr; // hdlgen/internal/card/build.go:572
+    wire regs_m_axil_arvalid; // hdlgen/internal/card/build.go:572
+    wire regs_m_axil_rready; // hdlgen/internal/card/build.go:572
+    wire [15:0] regs_m_slot_axil_awaddr; // hdlgen/internal/card/build.go:572
+    wire regs_m_slot_axil_awvalid; // hdlgen/internal/card/build.go:572
+    wire [31:0] regs_m_slot_axil_wdata; // hdlgen/internal/card/build.go:572
+    wire [3:0] regs_m_slot_axil_wstrb; // hdlgen/internal/card/build.go:572
+    wire regs_m_slot_axil_wvalid; // hdlgen/internal/card/build.go:572
+    wire regs_m_slot_axil_bready; // hdlgen/internal/card/build.go:572
+    wire [15:0] regs_m_slot_axil_araddr; // hdlgen/internal/card/build.go:572
+    wire regs_m_slot_axil_arvalid; // hdlgen/internal/card/build.go:572
+    wire regs_m_slot_axil_rready; // hdlgen/internal/card/build.go:572
+    wire [9:0] regs_ctr_index; // hdlgen/internal/card/build.go:572
+    wire [95:0] regs_m_cpl_tlp_hdr; // hdlgen/internal/card/build.go:572
+    wire [511:0] regs_m_cpl_tlp_data; // hdlgen/internal/card/build.go:572
+    wire [15:0] regs_m_cpl_tlp_keep; // hdlgen/internal/card/build.go:572
+    wire regs_m_cpl_tlp_sop; // hdlgen/internal/card/build.go:572
+    wire regs_m_cpl_tlp_eop; // hdlgen/internal/card/build.go:572
+    wire regs_m_cpl_tlp_valid; // hdlgen/internal/card/build.go:572
+    wire regs_s_tlp_ready; // hdlgen/internal/card/build.go:572
     wire slot0_s_host_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_a_tlp_ready; // hdlgen/internal/card/slots.go:117
     wire slot0_s_port_b_tlp_ready; // hdlgen/internal/card/slots.go:117
@@ -907,54 +907,54 @@ module onic_card (
     wire slot3_m_tlp_sop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_eop; // hdlgen/internal/card/slots.go:117
     wire slot3_m_tlp_valid; // hdlgen/internal/card/slots.go:117
-    wire rq_tlp_ready; // hdlgen/internal/card/build.go:653
-    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:653
-    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:653
-    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:653
-    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:653
-    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:653
-    wire cc_tlp_ready; // hdlgen/internal/card/build.go:664
-    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:664
-    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:664
-    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:664
-    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:664
-    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:664
-    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:679
-    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:679
-    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:715
-    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:715
-    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:715
-    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:715
-    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:715
-    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:715
-    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:715
-    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:715
-    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:715
-    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:715
-    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:715
-    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:715
-    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:715
-    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:715
-    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:715
-    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:715
-    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:715
-    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:715
-    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:715
-    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:715
-    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:715
-    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:715
-    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:715
+    wire rq_tlp_ready; // hdlgen/internal/card/build.go:652
+    wire [511:0] rq_s_axis_rq_tdata; // hdlgen/internal/card/build.go:652
+    wire [15:0] rq_s_axis_rq_tkeep; // hdlgen/internal/card/build.go:652
+    wire rq_s_axis_rq_tlast; // hdlgen/internal/card/build.go:652
+    wire [136:0] rq_s_axis_rq_tuser; // hdlgen/internal/card/build.go:652
+    wire rq_s_axis_rq_tvalid; // hdlgen/internal/card/build.go:652
+    wire cc_tlp_ready; // hdlgen/internal/card/build.go:663
+    wire [511:0] cc_s_axis_cc_tdata; // hdlgen/internal/card/build.go:663
+    wire [15:0] cc_s_axis_cc_tkeep; // hdlgen/internal/card/build.go:663
+    wire cc_s_axis_cc_tlast; // hdlgen/internal/card/build.go:663
+    wire [80:0] cc_s_axis_cc_tuser; // hdlgen/internal/card/build.go:663
+    wire cc_s_axis_cc_tvalid; // hdlgen/internal/card/build.go:663
+    wire [31:0] cfg_ext_cfg_ext_read_data; // hdlgen/internal/card/build.go:678
+    wire cfg_ext_cfg_ext_read_data_valid; // hdlgen/internal/card/build.go:678
+    wire [1:0] port_a_link_state_2; // hdlgen/internal/card/build.go:714
+    wire port_a_link_s_tlp_ready; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_replays; // hdlgen/internal/card/build.go:714
+    wire [511:0] port_a_link_tx_data; // hdlgen/internal/card/build.go:714
+    wire port_a_link_tx_ctl; // hdlgen/internal/card/build.go:714
+    wire port_a_link_tx_valid; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_lost; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_stalls; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_crc_errors; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_naks; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_a_link_malformed; // hdlgen/internal/card/build.go:714
+    wire [127:0] port_a_link_m_tlp_hdr; // hdlgen/internal/card/build.go:714
+    wire [511:0] port_a_link_m_tlp_data; // hdlgen/internal/card/build.go:714
+    wire [15:0] port_a_link_m_tlp_keep; // hdlgen/internal/card/build.go:714
+    wire port_a_link_m_tlp_sop; // hdlgen/internal/card/build.go:714
+    wire port_a_link_m_tlp_eop; // hdlgen/internal/card/build.go:714
+    wire port_a_link_m_tlp_valid; // hdlgen/internal/card/build.go:714
+    wire [1:0] port_b_link_state_2; // hdlgen/internal/card/build.go:714
+    wire port_b_link_s_tlp_ready; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_replays; // hdlgen/internal/card/build.go:714
+    wire [511:0] port_b_link_tx_data; // hdlgen/internal/card/build.go:714
+    wire port_b_link_tx_ctl; // hdlgen/internal/card/build.go:714
+    wire port_b_link_tx_valid; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_lost; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_stalls; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_crc_errors; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_naks; // hdlgen/internal/card/build.go:714
+    wire [31:0] port_b_link_malformed; // hdlgen/internal/card/build.go:714
+    wire [127:0] port_b_link_m_tlp_hdr; // hdlgen/internal/card/build.go:714
+    wire [511:0] port_b_link_m_tlp_data; // hdlgen/internal/card/build.go:714
+    wire [15:0] port_b_link_m_tlp_keep; // hdlgen/internal/card/build.go:714
+    wire port_b_link_m_tlp_sop; // hdlgen/internal/card/build.go:714
+    wire port_b_link_m_tlp_eop; // hdlgen/internal/card/build.go:714
+    wire port_b_link_m_tlp_valid; // hdlgen/internal/card/build.go:714
     wire unused;
 
 `ifndef SYNTHESIS
@@ -1759,7 +1759,7 @@ module onic_card (
                     port_b_in_m_kernel_from_b, _port_a_hold_slice_skid_data_sub[3:0],
                     _port_b_hold_slice_skid_data_sub[3:0]};
 
-    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:353
+    onic_pcie4_cq cq ( // hdlgen/internal/card/build.go:352
         .clk(clk),
         .rst(rst),
         .m_axis_cq_tdata(m_axis_cq_tdata),
@@ -1779,7 +1779,7 @@ module onic_card (
         .tlp_ready(cq_tlp_ready)
     );
 
-    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:359
+    onic_pcie4_rc rc ( // hdlgen/internal/card/build.go:358
         .clk(clk),
         .rst(rst),
         .m_axis_rc_tdata(m_axis_rc_tdata),
@@ -1799,7 +1799,7 @@ module onic_card (
         .tlp_ready(rc_tlp_ready)
     );
 
-    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:381
+    onic_pcie4_tags tags ( // hdlgen/internal/card/build.go:380
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1839,7 +1839,7 @@ module onic_card (
         .cpl_valid(tags_cpl_valid)
     );
 
-    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:444
+    onic_pcie_manager_port_in port_a_in ( // hdlgen/internal/card/build.go:443
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1916,7 +1916,7 @@ module onic_card (
         .deny_source_invalid_total(port_a_in_deny_source_invalid_total)
     );
 
-    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:444
+    onic_pcie_manager_port_in port_b_in ( // hdlgen/internal/card/build.go:443
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -1993,7 +1993,7 @@ module onic_card (
         .deny_source_invalid_total(port_b_in_deny_source_invalid_total)
     );
 
-    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:461
+    onic_port_tags port_a_tags ( // hdlgen/internal/card/build.go:460
         .clk(clk),
         .rst(rst),
         .up(_port_a_tags_eq),
@@ -2029,7 +2029,7 @@ module onic_card (
         .unexpected(port_a_tags_unexpected)
     );
 
-    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:461
+    onic_port_tags port_b_tags ( // hdlgen/internal/card/build.go:460
         .clk(clk),
         .rst(rst),
         .up(_port_b_tags_eq),
@@ -2065,7 +2065,7 @@ module onic_card (
         .unexpected(port_b_tags_unexpected)
     );
 
-    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:528
+    onic_pcie_manager manager ( // hdlgen/internal/card/build.go:527
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2130,7 +2130,7 @@ module onic_card (
         .s_axil_rresp(manager_s_axil_rresp)
     );
 
-    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:573
+    onic_pcie_manager_regbar regs ( // hdlgen/internal/card/build.go:572
         .clk(clk),
         .rst(rst),
         .self_id(self_id),
@@ -2412,7 +2412,7 @@ module onic_card (
         .m_tlp_valid(slot3_m_tlp_valid)
     );
 
-    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:653
+    onic_pcie4_rq rq ( // hdlgen/internal/card/build.go:652
         .clk(clk),
         .rst(rst),
         .tlp_hdr(tags_rq_hdr),
@@ -2430,7 +2430,7 @@ module onic_card (
         .s_axis_rq_tready(s_axis_rq_tready)
     );
 
-    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:664
+    onic_pcie4_cc cc ( // hdlgen/internal/card/build.go:663
         .clk(clk),
         .rst(rst),
         .tlp_hdr(_cc_merge_busy_mux[624:529]),
@@ -2448,7 +2448,7 @@ module onic_card (
         .s_axis_cc_tready(s_axis_cc_tready)
     );
 
-    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:679
+    onic_pcie4_cfg_ext cfg_ext ( // hdlgen/internal/card/build.go:678
         .clk(clk),
         .rst(rst),
         .cfg_ext_read_received(cfg_ext_read_received),
@@ -2457,7 +2457,7 @@ module onic_card (
         .cfg_ext_read_data_valid(cfg_ext_cfg_ext_read_data_valid)
     );
 
-    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:715
+    onic_optlink port_a_link ( // hdlgen/internal/card/build.go:714
         .clk(clk),
         .rst(rst),
         .phy_up(port_a_phy_up),
@@ -2491,7 +2491,7 @@ module onic_card (
         .m_tlp_valid(port_a_link_m_tlp_valid)
     );
 
-    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:715
+    onic_optlink port_b_link ( // hdlgen/internal/card/build.go:714
         .clk(clk),
         .rst(rst),
         .phy_up(port_b_phy_up),
